@@ -1,6 +1,8 @@
 package graphsage
 
 import (
+	"fmt"
+
 	"github.com/placer/placer/graph"
 )
 
@@ -33,30 +35,63 @@ func (nd *Nodes) OutDegree(v int) int { return int(nd.outDeg[v]) }
 // topological order of each node's first op.
 func NewNodes(g *graph.Graph, coarsen bool) *Nodes {
 	n := g.NumOps()
-	nd := &Nodes{NumOps: n, UnitOf: make([]int32, n)}
-	topo := g.Topo()
-	groupNode := make([]int32, g.NumColocationGroups())
-	for i := range groupNode {
-		groupNode[i] = -1
+	unit := make([]int32, n)
+	groupUnit := make([]int32, g.NumColocationGroups())
+	for i := range groupUnit {
+		groupUnit[i] = -1
 	}
-	count := []int32{}
-	for _, op := range topo {
+	next := int32(0)
+	for op := range n {
 		gid := -1
 		if coarsen {
-			gid = g.Colocation(int(op))
+			gid = g.Colocation(op)
 		}
-		if gid >= 0 && groupNode[gid] >= 0 {
-			u := groupNode[gid]
-			nd.UnitOf[op] = u
-			count[u]++
+		if gid >= 0 && groupUnit[gid] >= 0 {
+			unit[op] = groupUnit[gid]
 			continue
 		}
-		u := int32(len(count))
-		count = append(count, 1)
-		nd.UnitOf[op] = u
+		unit[op] = next
 		if gid >= 0 {
-			groupNode[gid] = u
+			groupUnit[gid] = next
 		}
+		next++
+	}
+	return build(g, unit)
+}
+
+// NewNodesFrom returns the nodes of g given by unit, the unit of each op
+// (any ids; ops sharing an id form one node). Node ids follow the
+// topological order of each node's first op. A node need not be convex:
+// edges may run both ways between two nodes.
+func NewNodesFrom(g *graph.Graph, unit []int32) (*Nodes, error) {
+	if len(unit) != g.NumOps() {
+		return nil, fmt.Errorf("graphsage: %d units for graph %q of %d ops", len(unit), g.Name(), g.NumOps())
+	}
+	for op, u := range unit {
+		if u < 0 {
+			return nil, fmt.Errorf("graphsage: op %q has negative unit %d", g.Op(op).Name, u)
+		}
+	}
+	return build(g, unit), nil
+}
+
+// build numbers the units of unit (op -> any non-negative id) in the
+// topological order of their first op and fills the node structure.
+func build(g *graph.Graph, unit []int32) *Nodes {
+	n := g.NumOps()
+	nd := &Nodes{NumOps: n, UnitOf: make([]int32, n)}
+	topo := g.Topo()
+	renum := map[int32]int32{}
+	count := []int32{}
+	for _, op := range topo {
+		u, ok := renum[unit[op]]
+		if !ok {
+			u = int32(len(count))
+			renum[unit[op]] = u
+			count = append(count, 0)
+		}
+		nd.UnitOf[op] = u
+		count[u]++
 	}
 	nd.N = len(count)
 	nd.memberStart = make([]int32, nd.N+1)

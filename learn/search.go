@@ -40,6 +40,23 @@ func Reward(r *evaluate.Result, ref float64) float64 {
 // nats per node after one update).
 var DefaultPPO = ppo.Settings{LearningRate: 3e-4, Epochs: 4, EntropyCoef: -1, ValueCoef: -1}
 
+// DefaultMoves is Search.Moves's default: about as many changes per
+// sample and task as the imitation's old stopping point (-0.005 nats
+// per node) gave on trxl2's 3,020 nodes.
+const DefaultMoves = 8
+
+// keepFor returns the anchor's keep probability for n nodes (see
+// Search.Moves); 0 = no bonus.
+func keepFor(moves float64, n int) float64 {
+	if moves == 0 {
+		moves = DefaultMoves
+	}
+	if moves < 0 || n <= 0 {
+		return 0
+	}
+	return max(1-moves/float64(n), 0)
+}
+
 // ImitationRate is the Adam step size of the warm-up: on trxl2, 1e-3
 // reached 98.8% agreement with gp-dfs in 100 steps; 3e-3 diverged.
 const ImitationRate = 1e-3
@@ -78,12 +95,14 @@ type Search struct {
 	// Warmup bounds the imitation steps on Reference before PPO starts
 	// (behaviour cloning of the heuristic, so that PPO refines a sensible
 	// decision instead of a random one); imitation stops early once the
-	// log-likelihood of Reference exceeds -0.005 per node and task. 0 = 200;
-	// negative = none.
+	// policy keeps Reference's actions about as often as Moves asks (99.5%
+	// per node and task with no Moves bonus). 0 = 200; negative = none.
 	Warmup int
 	// Refine is the number of refinement passes per step (GO eq. 2): each
 	// pass conditions on the decision sampled from the pass before it, and
-	// the rollout is drawn from the last. 0 = 2; 1 = no refinement.
+	// the rollout is drawn from the last. 0 = 1 = no refinement: the
+	// rollout is drawn from the pass anchored on the best decision, as in
+	// pre-training and zero-shot inference.
 	Refine int
 	// NoAnchor conditions every step's refinement on nothing instead of
 	// on the best decision so far. Anchoring (the default) lets the policy
@@ -91,6 +110,16 @@ type Search struct {
 	// graph searched from scratch it raised the share of seeds reaching
 	// the optimum within 100 steps from 0/10 to 5/10.
 	NoAnchor bool
+	// Moves is how far samples stray from the anchor: each node's anchor
+	// action gets a fixed logit bonus (policy.Input.WithKeep) such that,
+	// before the network has learned anything, a sample changes about
+	// Moves nodes per task (keep = 1 - Moves/nodes). The network learns
+	// which changes pay instead of first having to learn to copy the
+	// anchor. 0 = DefaultMoves; negative = no bonus.
+	Moves float64
+	// MaxUnits bounds the policy's decision units (see Units): 0 =
+	// MaxUnits; negative = one unit per co-location group.
+	MaxUnits int
 	// OnStep, if set, is called after every step.
 	OnStep func(Point)
 
@@ -165,16 +194,20 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	} else if c := pol.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
 		return nil, fmt.Errorf("go: the policy decides %s, the problem asks for %s", policyTasks(c), tasks)
 	}
-	in, err := pol.Prepare(p.Graph, p.Devices(), Hints(p))
-	if err != nil {
-		return nil, err
-	}
-	tr := optimize.NewTracker(s.Name(), p, &st, 0)
 	ref := s.Reference
 	if ref.Device == nil {
 		ref = p.Complete(decision.Decision{})
 	}
 	ref = p.Complete(ref)
+	units, err := Units(p, pol.Config(), ref, s.MaxUnits, st.Seed)
+	if err != nil {
+		return nil, err
+	}
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	if err != nil {
+		return nil, err
+	}
+	tr := optimize.NewTracker(s.Name(), p, &st, 0)
 	s.RefStep = s.RefTime
 	if s.RefStep <= 0 {
 		r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
@@ -204,26 +237,24 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	if ctx.Err() != nil {
 		return tr.Result(ctx, ref)
 	}
+	keep := keepFor(s.Moves, in.NumNodes())
 	warmIn := in
 	if !s.NoAnchor {
 		// Imitation sees the reference as its anchor too: copying the
 		// anchor is then an identity map from input to output.
 		tgt := policyTarget(pol.Config(), ref)
-		if warmIn, err = in.WithInitial(&tgt); err != nil {
+		if warmIn, err = anchored(in, &tgt, keep); err != nil {
 			return nil, err
 		}
 	}
-	if err := s.imitate(ctx, pol, warmIn, opt, ref, warm, tasks); err != nil {
+	if err := s.imitate(ctx, pol, warmIn, opt, ref, warm, keep); err != nil {
 		return nil, err
 	}
 	// PPO gets a fresh optimizer: after imitation converges the second
 	// moments are tiny, and PPO's first gradients would take huge steps.
 	opt = &ppo.Adam{}
 	results := make([]evaluate.Result, k)
-	refine := s.Refine
-	if refine == 0 {
-		refine = 2
-	}
+	refine := max(s.Refine, 1)
 	for !tr.Done(ctx) {
 		// Refinement starts from the best decision so far (GO eq. 2
 		// conditions each pass on the previous one's decision): the policy
@@ -236,7 +267,7 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 			if bd, br, ok := tr.Best(); ok && br.Valid() && br.StepTime < s.RefStep {
 				anchor = bd
 			}
-			if start, err = in.WithInitial(&anchor); err != nil {
+			if start, err = anchored(in, &anchor, keep); err != nil {
 				return nil, err
 			}
 		}
@@ -286,9 +317,20 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 			s.OnStep(pt)
 		}
 	}
-	// The policy's most likely decision is a candidate too.
+	// The policy's most likely decision, anchored like the rollouts, is a
+	// candidate too.
 	if ctx.Err() == nil {
-		if out, err := pol.Forward(in); err == nil {
+		final := in
+		if !s.NoAnchor {
+			anchor := policyTarget(pol.Config(), ref)
+			if bd, br, ok := tr.Best(); ok && br.Valid() && br.StepTime < s.RefStep {
+				anchor = bd
+			}
+			if final, err = anchored(in, &anchor, keep); err != nil {
+				return nil, err
+			}
+		}
+		if out, err := pol.Forward(final); err == nil {
 			d := p.Complete(out.Argmax())
 			out.Release()
 			if r, err := p.Evaluator.Evaluate(ctx, d); err == nil {
@@ -299,9 +341,20 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	return tr.Result(ctx, ref)
 }
 
+// anchored returns in conditioned on anchor, leaning towards it with
+// probability keep (0 = no lean).
+func anchored(in *policy.Input, anchor *decision.Decision, keep float64) (*policy.Input, error) {
+	a, err := in.WithInitial(anchor)
+	if err != nil || keep == 0 {
+		return a, err
+	}
+	return a.WithKeep(keep)
+}
+
 // imitate runs steps of behaviour cloning: gradient ascent on the
-// log-probability of ref, per node.
-func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Input, opt *ppo.Adam, ref decision.Decision, steps int, tasks optimize.Tasks) error {
+// log-probability of ref, per node. It stops once the policy copies ref
+// at least with probability keep per node and task (0 = 99.5%).
+func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Input, opt *ppo.Adam, ref decision.Decision, steps int, keep float64) error {
 	if steps <= 0 {
 		return nil
 	}
@@ -309,16 +362,19 @@ func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Inp
 	target := policyTarget(c, ref)
 	lr := ImitationRate
 	w := -1 / float64(in.NumNodes())
+	if keep == 0 {
+		keep = 0.995
+	}
+	stop := math.Log(keep)
 	for i := 0; i < steps && ctx.Err() == nil; i++ {
 		out, err := pol.Forward(in)
 		if err != nil {
 			return err
 		}
-		// Stop once the policy copies the reference with about 99.5% per
-		// node and task (log-likelihood -0.005): each sample then changes
-		// a few dozen choices of a 3,000-node graph, a local move around
-		// the anchor, and PPO learns which moves pay.
-		if lp, err := out.LogProb(target); err == nil && lp/float64(in.NumNodes()*numTasks(c)) > -0.005 {
+		// Stop once the policy copies the reference about as often as
+		// keep: each sample then changes a few choices, a local move
+		// around the anchor, and PPO learns which moves pay.
+		if lp, err := out.LogProb(target); err == nil && lp/float64(in.NumNodes()*numTasks(c)) > stop {
 			out.Release()
 			break
 		}

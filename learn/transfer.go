@@ -81,6 +81,9 @@ type Pretrain struct {
 	// Random picks each step's graph at random (seeded) instead of in
 	// turn.
 	Random bool
+	// MaxUnits bounds each graph's decision units (see Units): 0 =
+	// MaxUnits; negative = one unit per co-location group.
+	MaxUnits int
 	// Steps is the total number of steps, warm-up included, counted
 	// across resumed runs; Time bounds this run's wall time. Both zero =
 	// 200 steps.
@@ -249,15 +252,19 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 	for i := range pt.Graphs {
 		g := &pt.Graphs[i]
 		p := g.Problem
-		in, err := pol.Prepare(p.Graph, p.Devices(), Hints(p))
-		if err != nil {
-			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
-		}
 		ref := g.Reference
 		if ref.Device == nil {
 			ref = p.Base
 		}
 		ref = p.Complete(ref)
+		units, err := Units(p, cfg, ref, pt.MaxUnits, pt.Seed)
+		if err != nil {
+			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
+		}
+		in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+		if err != nil {
+			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
+		}
 		refT := g.RefTime
 		if refT <= 0 {
 			r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
@@ -440,6 +447,7 @@ type ZeroShot struct {
 	Samples   int  // 0 = 16; negative = the argmax only
 	Refine    int  // forward passes; 0 = 1
 	NoAnchor  bool // condition the first pass on nothing
+	MaxUnits  int  // bound on decision units (see Units): 0 = MaxUnits; negative = none
 }
 
 var _ optimize.Optimizer = (*ZeroShot)(nil)
@@ -463,16 +471,20 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 	if c := pol.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
 		return nil, fmt.Errorf("go-zero-shot: the policy decides %s, the problem asks for %s", policyTasks(c), tasks)
 	}
-	in, err := pol.Prepare(p.Graph, p.Devices(), Hints(p))
-	if err != nil {
-		return nil, err
-	}
-	tr := optimize.NewTracker(z.Name(), p, &st, 0)
 	ref := z.Reference
 	if ref.Device == nil {
 		ref = p.Base
 	}
 	ref = p.Complete(ref)
+	units, err := Units(p, pol.Config(), ref, z.MaxUnits, st.Seed)
+	if err != nil {
+		return nil, err
+	}
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	if err != nil {
+		return nil, err
+	}
+	tr := optimize.NewTracker(z.Name(), p, &st, 0)
 	if !z.NoAnchor {
 		target := policyTarget(pol.Config(), ref)
 		if in, err = in.WithInitial(&target); err != nil {

@@ -5,10 +5,11 @@ import "math/rand/v2"
 // coarsen contracts a heavy-edge matching of g: vertices are visited in
 // random order, and each unmatched vertex is matched with the unmatched
 // neighbour joined by the heaviest edge, unless the pair would weigh more
-// than maxVW or hold more memory than capacity (0 = no cap). It returns
+// than maxVW, hold more memory than capacity (0 = no cap), or join two
+// vertices of different labels (label nil = no labels). It returns
 // the map from g's vertices to the coarse graph's and the coarse graph,
 // whose vertex and edge weights are the sums of their constituents'.
-func coarsen(g *Graph, maxVW float64, capacity int64, rng *rand.Rand) ([]int32, *Graph) {
+func coarsen(g *Graph, maxVW float64, capacity int64, label []int32, rng *rand.Rand) ([]int32, *Graph) {
 	n := g.NumVertices()
 	match := make([]int32, n)
 	for i := range match {
@@ -30,6 +31,9 @@ func coarsen(g *Graph, maxVW float64, capacity int64, rng *rand.Rand) ([]int32, 
 				continue
 			}
 			if capacity > 0 && g.Memory != nil && g.Memory[v]+g.Memory[u] > capacity {
+				continue
+			}
+			if label != nil && label[u] != label[v] {
 				continue
 			}
 			best, bestW = u, g.EdgeWeight[e]

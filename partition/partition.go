@@ -169,7 +169,7 @@ func KWay(g *Graph, o Options) (*Result, error) {
 		if nv <= o.CoarsenTo {
 			break
 		}
-		cmap, coarse := coarsen(cur, maxVW, o.Capacity, rng)
+		cmap, coarse := coarsen(cur, maxVW, o.Capacity, nil, rng)
 		if coarse.NumVertices() > nv*95/100 {
 			break // matching no longer shrinks the graph
 		}

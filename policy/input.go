@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
@@ -22,6 +23,8 @@ type Input struct {
 	stats   []float64
 	nbrs    [][]int32
 	initial []float64 // N x sum(action sizes) one-hot previous actions; nil = none
+	anchor  [][]int32 // per task, each node's previous action (-1 = none); nil = none
+	keep    float64   // see WithKeep; 0 = no bias
 	sumA    int
 	adims   []int
 	tasks   []Task
@@ -45,14 +48,35 @@ func (in *Input) Nodes() *graphsage.Nodes { return in.nodes }
 // by op id (for example each op's roofline time on the target device);
 // nil means none.
 func (p *Policy) Prepare(g *graph.Graph, devices int, hints []float64) (*Input, error) {
-	cfg := &p.cfg
 	if g == nil || g.NumOps() == 0 {
 		return nil, fmt.Errorf("policy: empty graph")
 	}
+	return p.prepare(g, devices, hints, graphsage.NewNodes(g, p.cfg.Coarsen))
+}
+
+// PrepareUnits is Prepare with the decision units given: unit[op] names
+// op's unit (any non-negative ids; ops sharing one form one node and take
+// one decision). Units should respect co-location groups, which Config.
+// Coarsen would otherwise keep together; unit == nil is Prepare.
+func (p *Policy) PrepareUnits(g *graph.Graph, devices int, hints []float64, unit []int32) (*Input, error) {
+	if unit == nil {
+		return p.Prepare(g, devices, hints)
+	}
+	if g == nil || g.NumOps() == 0 {
+		return nil, fmt.Errorf("policy: empty graph")
+	}
+	nd, err := graphsage.NewNodesFrom(g, unit)
+	if err != nil {
+		return nil, err
+	}
+	return p.prepare(g, devices, hints, nd)
+}
+
+func (p *Policy) prepare(g *graph.Graph, devices int, hints []float64, nd *graphsage.Nodes) (*Input, error) {
+	cfg := &p.cfg
 	if devices < 1 || devices > cfg.MaxDevices {
 		return nil, fmt.Errorf("policy: %d devices; this policy serves 1 to %d", devices, cfg.MaxDevices)
 	}
-	nd := graphsage.NewNodes(g, cfg.Coarsen)
 	fc := graphsage.FeatureConfig{TypeBuckets: cfg.TypeBuckets, HintDim: cfg.HintDim}
 	x, stats, err := graphsage.Features(g, nd, hints, fc, cfg.Normalization)
 	if err != nil {
@@ -89,26 +113,62 @@ func (in *Input) WithInitial(d *decision.Decision) (*Input, error) {
 // uses the input.
 func (in *Input) SetInitial(d *decision.Decision) error {
 	if d == nil {
-		in.initial = nil
+		in.initial, in.anchor = nil, nil
 		return nil
 	}
 	init := make([]float64, in.nodes.N*in.sumA)
+	anchor := make([][]int32, len(in.tasks))
 	off := 0
 	for ti, t := range in.tasks {
 		a := in.adims[ti]
+		anchor[ti] = make([]int32, in.nodes.N)
 		for v := range in.nodes.N {
 			act, ok, err := in.action(d, t, v)
 			if err != nil {
 				return err
 			}
+			anchor[ti][v] = -1
 			if ok {
 				init[v*in.sumA+off+act] = 1
+				anchor[ti][v] = int32(act)
 			}
 		}
 		off += a
 	}
-	in.initial = init
+	in.initial, in.anchor = init, anchor
 	return nil
+}
+
+// WithKeep returns a copy of the input whose distributions lean towards
+// the initial decision (WithInitial): each node's initial action gets a
+// fixed logit bonus, the same for every node of a task, so large that
+// where the network's own logits are all equal the initial action has
+// probability keep. The network then learns changes to the initial
+// decision on top of copying it, instead of having to learn the copy: a
+// sample is the initial decision with about (1-keep) x nodes changes per
+// task. keep <= 1/actions (or 0) adds nothing; keep must be below 1. The
+// bonus is part of the distribution: log-probabilities, samples and
+// gradients of forward passes on the returned input all include it.
+func (in *Input) WithKeep(keep float64) (*Input, error) {
+	if math.IsNaN(keep) || keep < 0 || keep >= 1 {
+		return nil, fmt.Errorf("policy: keep probability %v is outside [0, 1)", keep)
+	}
+	c := *in
+	c.keep = keep
+	return &c, nil
+}
+
+// Keep is the probability set by WithKeep (0 = none).
+func (in *Input) Keep() float64 { return in.keep }
+
+// bonus returns the logit bonus of task ti's initial actions over
+// actions choices (see WithKeep), 0 when there is none.
+func (in *Input) bonus(ti, actions int) float64 {
+	if in.anchor == nil || in.anchor[ti] == nil || actions < 2 || in.keep*float64(actions) <= 1 {
+		return 0
+	}
+	// keep = e^b / (e^b + actions-1)  <=>  b = ln(keep/(1-keep) (actions-1)).
+	return math.Log(in.keep / (1 - in.keep) * float64(actions-1))
 }
 
 // action returns node v's action for task t in decision d (the action of

@@ -326,6 +326,14 @@ func (n *net[T]) taskForward(p *pass[T], ti int, tc *taskCache[T]) {
 	// The distributions outlive the stage.
 	tc.logits = p.ar.AllocRaw(N * a)
 	n.fc2[ti].Forward(tc.u, N, n.fc2[ti].Modulated(ar, p.mods[m+1]), tc.logits, false)
+	if b := p.in.bonus(ti, tc.cols); b > 0 {
+		// A constant: the backward pass is unchanged.
+		for v, act := range p.in.anchor[ti] {
+			if act >= 0 {
+				tc.logits[v*a+int(act)] += T(b)
+			}
+		}
+	}
 	tc.probs = p.ar.AllocRaw(N * a)
 	tc.lse = p.ar.AllocRaw(N)
 	cols := tc.cols

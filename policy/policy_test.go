@@ -86,7 +86,7 @@ func ppoBatch[T nn.Float](t testing.TB, p *pass[T], k int, seed uint64, ds []dec
 	return b
 }
 
-func checkPPOGradient(t *testing.T, cfg *Config, nOps, devices int, memoryGrad bool) {
+func checkPPOGradient(t *testing.T, cfg *Config, nOps, devices int, memoryGrad bool, keep float64) {
 	p, err := New(cfg, 3)
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +102,9 @@ func checkPPOGradient(t *testing.T, cfg *Config, nOps, devices int, memoryGrad b
 	// Condition on an initial decision, so the first iteration's action
 	// embedding is exercised too.
 	if err := in.SetInitial(&ds[0]); err != nil {
+		t.Fatal(err)
+	}
+	if in, err = in.WithKeep(keep); err != nil {
 		t.Fatal(err)
 	}
 	b := ppoBatch(t, n.forward(in, &ar), 4, 6, ds)
@@ -132,7 +135,13 @@ func checkPPOGradient(t *testing.T, cfg *Config, nOps, devices int, memoryGrad b
 // against finite differences, with the memory's gradient not stopped so
 // that the analytic gradient is the full derivative.
 func TestPPOGradient(t *testing.T) {
-	checkPPOGradient(t, smallConfig(), 30, 3, true)
+	checkPPOGradient(t, smallConfig(), 30, 3, true, 0)
+}
+
+// TestPPOGradientKeep is TestPPOGradient with the distributions leaning
+// towards the initial decision (Input.WithKeep).
+func TestPPOGradientKeep(t *testing.T) {
+	checkPPOGradient(t, smallConfig(), 30, 3, true, 0.9)
 }
 
 // TestPPOGradientCoarsened is the same on co-location groups with only the
@@ -141,7 +150,7 @@ func TestPPOGradientCoarsened(t *testing.T) {
 	cfg := smallConfig()
 	cfg.Coarsen = true
 	cfg.NoScheduling = true
-	checkPPOGradient(t, cfg, 40, 4, true)
+	checkPPOGradient(t, cfg, 40, 4, true, 0)
 }
 
 // TestPPOGradientStopped checks the default stop-gradient build on a graph
@@ -150,7 +159,7 @@ func TestPPOGradientStopped(t *testing.T) {
 	cfg := smallConfig()
 	cfg.SegmentLen = 64
 	cfg.RefineSteps = 1
-	checkPPOGradient(t, cfg, 30, 2, false)
+	checkPPOGradient(t, cfg, 30, 2, false, 0)
 }
 
 // TestFloat32MatchesFloat64 compares the fast float32 policy with its
@@ -396,6 +405,64 @@ func TestInitialDecisionConditions(t *testing.T) {
 		t.Fatal("a decision of the wrong length was accepted")
 	}
 	_ = cols
+}
+
+// TestKeep: WithKeep multiplies the odds of every node's initial action by
+// e^b, b = ln(keep/(1-keep) (actions-1)), and leaves the other actions'
+// ratios alone; keep at or below 1/actions changes nothing.
+func TestKeep(t *testing.T) {
+	cfg := smallConfig()
+	cfg.RefineSteps = 1 // a second iteration would read the changed first
+	p, _ := New(cfg, 2)
+	g := testGraph(t, 60, 1)
+	const devices = 3
+	in, _ := p.Prepare(g, devices, nil)
+	out, _ := p.Forward(in)
+	d := out.Sample(rand.New(rand.NewPCG(1, 1)), 1)[0]
+	out.Release()
+	if err := in.SetInitial(&d); err != nil {
+		t.Fatal(err)
+	}
+	probs := func(in *Input) []float32 {
+		out, err := p.Forward(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Release()
+		pr, _ := out.Probs(Placement)
+		return append([]float32(nil), pr...)
+	}
+	base := probs(in)
+	for _, tc := range []struct {
+		keep float64
+		odds float64 // factor on the initial action's odds
+	}{
+		{0, 1},
+		{1.0 / devices, 1},
+		{0.9, 0.9 / 0.1 * (devices - 1)},
+		{0.999, 0.999 / 0.001 * (devices - 1)},
+	} {
+		kin, err := in.WithKeep(tc.keep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := probs(kin)
+		cols := len(got) / g.NumOps()
+		for op, v := range in.Nodes().UnitOf {
+			a := d.Device[op]
+			v := int(v)
+			q := base[v*cols+a]
+			want := q * float32(tc.odds) / (q*float32(tc.odds) + 1 - q)
+			if diff := got[v*cols+a] - want; diff > 1e-4 || diff < -1e-4 {
+				t.Fatalf("keep %v, op %d: p(initial) %v, want %v", tc.keep, v, got[v*cols+a], want)
+			}
+		}
+	}
+	for _, bad := range []float64{-0.1, 1, math.NaN()} {
+		if _, err := in.WithKeep(bad); err == nil {
+			t.Errorf("keep %v accepted", bad)
+		}
+	}
 }
 
 func TestConfigValidation(t *testing.T) {
