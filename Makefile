@@ -79,3 +79,20 @@ default-model: deps
 		--gpus 2 --extra-gpus 4,8 --policy small --seed 1 --samples 16 --warmup 1980 --steps $(DM_STEPS) \
 		--checkpoint-every 500 --out $(DM_WORK)/default.policy -q
 	cp $(DM_WORK)/default.policy $(DEFAULT_MODEL)
+
+# The transfer experiment of GDP fig. 2 / GO fig. 5 (placer report
+# generalization, docs/transfer.md): each of the six families held out in
+# turn, pre-trained on the other five's smallest workloads; expert, best
+# baseline, GO-one, zero-shot and fine-tuned (50 steps) on its own. About
+# an hour on 2 CPU cores. Resumable: finished families stay in GEN_DIR, and
+# running it again after an interruption continues where it stopped. The
+# second command only reads the finished families back (as JSON).
+GEN_DIR   ?= out/generalization
+GEN_FLAGS ?= --gpus 2 --seed 1 --samples 16 --policy small --pretrain-steps 500 --search-steps 100 --finetune-steps 50
+
+.PHONY: generalization
+generalization: build
+	mkdir -p $(GEN_DIR)
+	$(BIN) report generalization $(GEN_FLAGS) --dir $(GEN_DIR) --plot $(GEN_DIR)/generalization.svg > $(GEN_DIR)/generalization.txt
+	$(BIN) report generalization $(GEN_FLAGS) --dir $(GEN_DIR) --json -q > $(GEN_DIR)/generalization.json
+	cat $(GEN_DIR)/generalization.txt

@@ -35,11 +35,8 @@ var palette = []color.Color{
 // WritePlot renders p to path; the extension picks the format (.png,
 // .svg, .pdf). The file is written atomically.
 func WritePlot(path string, p Plot) error {
-	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
-	switch ext {
-	case "png", "svg", "pdf":
-	default:
-		return fmt.Errorf("plot %s: unknown format %q (want .png, .svg or .pdf)", path, ext)
+	if _, err := plotFormat(path); err != nil {
+		return err
 	}
 	pl := plot.New()
 	pl.Title.Text = p.Title
@@ -70,6 +67,33 @@ func WritePlot(path string, p Plot) error {
 		pl.Add(l)
 		pl.Legend.Add(s.Name, l)
 	}
+	return save(path, pl)
+}
+
+// CheckPlotPath says whether path's extension names a plot format
+// WritePlot and WriteBarPlot write (.png, .svg, .pdf), so that a long run
+// can refuse a bad path before it starts.
+func CheckPlotPath(path string) error {
+	_, err := plotFormat(path)
+	return err
+}
+
+// plotFormat returns the format path's extension picks.
+func plotFormat(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	switch ext {
+	case "png", "svg", "pdf":
+		return ext, nil
+	}
+	return "", fmt.Errorf("plot %s: unknown format %q (want .png, .svg or .pdf)", path, ext)
+}
+
+// save renders pl to path atomically, in the format of its extension.
+func save(path string, pl *plot.Plot) error {
+	ext, err := plotFormat(path)
+	if err != nil {
+		return err
+	}
 	w, err := pl.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext)
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
@@ -78,4 +102,74 @@ func WritePlot(path string, p Plot) error {
 		_, err := w.WriteTo(f)
 		return err
 	})
+}
+
+// BarSeries is one kind of bar of a grouped bar chart: one value per
+// group (0 = no bar).
+type BarSeries struct {
+	Name   string
+	Values []float64
+}
+
+// BarPlot describes a grouped bar chart: one group of bars per name of
+// Groups, one bar per series in each, and a dashed reference line at Ref
+// (none when RefName is "").
+type BarPlot struct {
+	Title, YLabel string
+	Groups        []string
+	Series        []BarSeries
+	Ref           float64
+	RefName       string
+}
+
+// WriteBarPlot renders p to path as WritePlot does.
+func WriteBarPlot(path string, p BarPlot) error {
+	if _, err := plotFormat(path); err != nil {
+		return err
+	}
+	pl := plot.New()
+	pl.Title.Text = p.Title
+	pl.Y.Label.Text = p.YLabel
+	pl.Y.Min = 0
+	pl.Add(plotter.NewGrid())
+	pl.Legend.Top = true
+	pl.Legend.Left = true
+	n := len(p.Series)
+	// Bars fill three quarters of a group's share of about 520 points of
+	// plot width, at most 30 points each.
+	width := vg.Points(min(30, 0.75*520/float64(max(len(p.Groups), 1))/float64(max(n, 1))))
+	top := p.Ref
+	for _, s := range p.Series {
+		for _, v := range s.Values {
+			top = max(top, v)
+		}
+	}
+	// Headroom above the bars for the legend.
+	pl.Y.Max = 1.35 * top
+	for i, s := range p.Series {
+		if len(s.Values) != len(p.Groups) {
+			return fmt.Errorf("plot %s: series %q has %d values for %d groups", path, s.Name, len(s.Values), len(p.Groups))
+		}
+		b, err := plotter.NewBarChart(plotter.Values(s.Values), width)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		b.Color = palette[i%len(palette)]
+		b.LineStyle.Width = 0
+		b.Offset = width * vg.Length(2*i-n+1) / 2
+		pl.Add(b)
+		pl.Legend.Add(s.Name, b)
+	}
+	if p.RefName != "" && len(p.Groups) > 0 {
+		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: p.Ref}, {X: float64(len(p.Groups)) - 0.5, Y: p.Ref}})
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", path, err)
+		}
+		l.Width = vg.Points(1)
+		l.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		pl.Add(l)
+		pl.Legend.Add(p.RefName, l)
+	}
+	pl.NominalX(p.Groups...)
+	return save(path, pl)
 }

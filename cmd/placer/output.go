@@ -51,6 +51,45 @@ func searchStep(pt learn.Point, ref float64) string {
 	return fmt.Sprintf("%s reward %.3f %.1f eval/s", best, pt.MeanReward, rate)
 }
 
+// pretrainStep describes a pre-training step for a progress bar.
+func pretrainStep(pt learn.PretrainPoint) string {
+	if pt.Phase == "ppo" {
+		return fmt.Sprintf("%s reward %.3f (best %.3f, %.0f%% valid)", pt.Graph, pt.MeanReward, pt.BestReward, 100*pt.Valid)
+	}
+	return fmt.Sprintf("%s imitate log-lik %.3f", pt.Graph, pt.LogProb)
+}
+
+// phaseBars shows one progress bar per phase of a run of several phases;
+// a progress line written through it clears the current bar first.
+type phaseBars struct {
+	w   io.Writer
+	key string
+	bar *lazyBar
+}
+
+// Write implements io.Writer for progress lines.
+func (p *phaseBars) Write(b []byte) (int, error) {
+	p.finish()
+	return p.w.Write(b)
+}
+
+// step moves phase's bar (a new one when the phase changed).
+func (p *phaseBars) step(phase string, total, step int, desc string) {
+	if phase != p.key {
+		p.finish()
+		p.key, p.bar = phase, &lazyBar{w: p.w, what: phase}
+	}
+	p.bar.step(total, step, desc)
+}
+
+// finish clears the current bar.
+func (p *phaseBars) finish() {
+	if p.bar != nil {
+		p.bar.finish()
+		p.key, p.bar = "", nil
+	}
+}
+
 // emit prints a long run's report, as JSON or with write, and passes on
 // the run's error: a cancelled run (Ctrl-C) still prints what it has.
 func emit(s *streams, asJSON bool, rep any, write func() error, err error) error {

@@ -112,13 +112,7 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "pretrain"}
-				o.OnStep = func(pt learn.PretrainPoint, steps int) {
-					desc := fmt.Sprintf("%s imitate log-lik %.3f", pt.Graph, pt.LogProb)
-					if pt.Phase == "ppo" {
-						desc = fmt.Sprintf("%s reward %.3f (best %.3f, %.0f%% valid)", pt.Graph, pt.MeanReward, pt.BestReward, 100*pt.Valid)
-					}
-					bar.step(steps, pt.Step, desc)
-				}
+				o.OnStep = func(pt learn.PretrainPoint, steps int) { bar.step(steps, pt.Step, pretrainStep(pt)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)

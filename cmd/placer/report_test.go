@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReportGeneralizationCommand(t *testing.T) {
+	dir := t.TempDir()
+	train := filepath.Join(dir, "train")
+	os.MkdirAll(train, 0o755)
+	data, _ := os.ReadFile(example)
+	os.WriteFile(filepath.Join(train, "trxl-mlp.json"), data, 0o644)
+	tiny, _ := os.ReadFile("../../examples/tiny.json")
+	os.WriteFile(filepath.Join(train, "wavenet-tiny.json"), tiny, 0o644)
+	args := []string{"report", "generalization", "--families", "trxl,wavenet", "--train", "none", "--graphs", train,
+		"--test", "trxl=" + example + ",wavenet=../../examples/tiny.json", "--policy", "small", "--samples", "4",
+		"--pretrain-steps", "3", "--warmup", "1", "--search-steps", "2", "--finetune-steps", "2", "--dir", filepath.Join(dir, "out")}
+	code, out, errs := placer(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"held out", "GO-one (ms)", "geomean", "zero-shot beats the expert placement", "models and results in"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "[2/2] wavenet held out: pre-training on 1 graphs (trxl-mlp)") {
+		t.Errorf("progress: %s", errs)
+	}
+	// The rerun reads both families back, as JSON.
+	code, out, errs = placer(t, append(args, "--json", "-q")...)
+	if code != 0 || errs != "" {
+		t.Fatalf("rerun: exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Families []struct {
+			Family string `json:"family"`
+		} `json:"families"`
+		Resumed []string `json:"resumed"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Families) != 2 || len(rep.Resumed) != 2 {
+		t.Fatalf("rerun json %v: %s", err, out)
+	}
+}
+
+func TestReportGeneralizationUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"report", "generalization", "--families", "lstm"},
+		{"report", "generalization", "--test", "lstm=x.json"},
+		{"report", "generalization", "--gpus", "9"},
+		{"report", "generalization", "--finetune-steps", "0"},
+		{"report", "generalization", "--pretrain-steps", "-1"},
+		{"report", "generalization", "--search-steps", "0"},
+		{"report", "generalization", "--tasks", "speed"},
+		{"report", "generalization", "--plot", "g.gif"},
+		{"report", "generalization", "--policy", "/nonexistent"},
+		{"report", "generalization", "--pretrain-time", "soon"},
+		{"report", "generalization", "extra"},
+		{"report", "bogus"},
+	} {
+		code, _, errs := placer(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d (%q), want 2 and one line", args, code, errs)
+		}
+	}
+}
