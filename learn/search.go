@@ -255,34 +255,38 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	opt = &ppo.Adam{}
 	results := make([]evaluate.Result, k)
 	refine := max(s.Refine, 1)
+	tb := newTiebreak(ref, policyTarget(pol.Config(), ref), in.Nodes())
+	// The anchor is the reference until the search has found something
+	// better, then the best sample, in the policy's own action space.
+	anchor, anchorStep := policyTarget(pol.Config(), ref), s.RefStep
+	anchorInput := func() (*policy.Input, error) {
+		if s.NoAnchor {
+			return in, nil
+		}
+		return anchored(in, &anchor, keep)
+	}
 	for !tr.Done(ctx) {
 		// Refinement starts from the best decision so far (GO eq. 2
 		// conditions each pass on the previous one's decision): the policy
-		// learns which changes to the incumbent pay.
-		// The anchor is the reference until the search has found something
-		// better. Only the search's own samples count as its result.
-		start := in
-		if !s.NoAnchor {
-			anchor := policyTarget(pol.Config(), ref)
-			if bd, br, ok := tr.Best(); ok && br.Valid() && br.StepTime < s.RefStep {
-				anchor = bd
-			}
-			if start, err = anchored(in, &anchor, keep); err != nil {
-				return nil, err
-			}
+		// learns which changes to the incumbent pay. Only the search's
+		// own samples count as its result.
+		start, err := anchorInput()
+		if err != nil {
+			return nil, err
 		}
 		out, err := pol.Refine(start, rng, refine)
 		if err != nil {
 			return nil, err
 		}
-		ds := out.Sample(rng, k)
-		logps, nodeLogps, err := sampleLogProbs(out, ds)
+		raw := out.Sample(rng, k)
+		logps, nodeLogps, err := sampleLogProbs(out, raw)
 		if err != nil {
 			out.Release()
 			return nil, err
 		}
-		for i := range ds {
-			ds[i] = p.Complete(ds[i])
+		ds := make([]decision.Decision, len(raw))
+		for i := range raw {
+			ds[i] = p.Complete(tb.apply(raw[i]))
 		}
 		n, err := tr.EvaluateBatch(ctx, ds, results)
 		if errors.Is(err, optimize.ErrStopped) || n == 0 {
@@ -304,7 +308,12 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 				pt.Valid += 1 / float64(n)
 			}
 		}
-		ps, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: ds, OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
+		for i := 0; i < n; i++ {
+			if results[i].Valid() && results[i].StepTime < anchorStep {
+				anchor, anchorStep = raw[i], results[i].StepTime
+			}
+		}
+		ps, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw[:n], OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
 		if err != nil {
 			return nil, err
 		}
@@ -320,18 +329,12 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	// The policy's most likely decision, anchored like the rollouts, is a
 	// candidate too.
 	if ctx.Err() == nil {
-		final := in
-		if !s.NoAnchor {
-			anchor := policyTarget(pol.Config(), ref)
-			if bd, br, ok := tr.Best(); ok && br.Valid() && br.StepTime < s.RefStep {
-				anchor = bd
-			}
-			if final, err = anchored(in, &anchor, keep); err != nil {
-				return nil, err
-			}
+		final, err := anchorInput()
+		if err != nil {
+			return nil, err
 		}
 		if out, err := pol.Forward(final); err == nil {
-			d := p.Complete(out.Argmax())
+			d := p.Complete(tb.apply(out.Argmax()))
 			out.Release()
 			if r, err := p.Evaluator.Evaluate(ctx, d); err == nil {
 				tr.Offer(d, &r)

@@ -84,6 +84,9 @@ type Pretrain struct {
 	// MaxUnits bounds each graph's decision units (see Units): 0 =
 	// MaxUnits; negative = one unit per co-location group.
 	MaxUnits int
+	// Moves sizes the anchor bonus as in Search (0 = DefaultMoves;
+	// negative = none); ZeroShot and fine-tuning should use the same.
+	Moves float64
 	// Steps is the total number of steps, warm-up included, counted
 	// across resumed runs; Time bounds this run's wall time. Both zero =
 	// 200 steps.
@@ -199,6 +202,7 @@ type prepared struct {
 	target decision.Decision
 	ref    decision.Decision // completed
 	refT   float64
+	tb     *tiebreak // the reference's priority order
 }
 
 // Run pre-trains until Steps, Time or ctx stops it, then writes the last
@@ -277,10 +281,10 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 			return fmt.Errorf("pretrain: graph %s: reference step time is zero", g.Name)
 		}
 		target := policyTarget(cfg, ref)
-		if in, err = in.WithInitial(&target); err != nil {
+		if in, err = anchored(in, &target, keepFor(pt.Moves, in.NumNodes())); err != nil {
 			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
 		}
-		gs[i] = prepared{g: g, in: in, target: target, ref: ref, refT: refT}
+		gs[i] = prepared{g: g, in: in, target: target, ref: ref, refT: refT, tb: newTiebreak(ref, target, in.Nodes())}
 	}
 	steps := pt.Steps
 	if steps == 0 && pt.Time == 0 {
@@ -399,14 +403,15 @@ func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *ppo.Ad
 	if err != nil {
 		return pp, err
 	}
-	ds := out.Sample(rng, k)
-	logps, nodeLogps, err := sampleLogProbs(out, ds)
+	raw := out.Sample(rng, k)
+	logps, nodeLogps, err := sampleLogProbs(out, raw)
 	if err != nil {
 		out.Release()
 		return pp, err
 	}
-	for i := range ds {
-		ds[i] = p.Complete(ds[i])
+	ds := make([]decision.Decision, k)
+	for i := range raw {
+		ds[i] = p.Complete(g.tb.apply(raw[i]))
 	}
 	if err := p.Evaluator.EvaluateBatch(ctx, ds, results[:k]); err != nil {
 		out.Release()
@@ -424,7 +429,7 @@ func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *ppo.Ad
 			pp.Valid += 1 / float64(k)
 		}
 	}
-	st, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: ds, OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
+	st, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw, OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
 	if err != nil {
 		return pp, err
 	}
@@ -448,6 +453,9 @@ type ZeroShot struct {
 	Refine    int  // forward passes; 0 = 1
 	NoAnchor  bool // condition the first pass on nothing
 	MaxUnits  int  // bound on decision units (see Units): 0 = MaxUnits; negative = none
+	// Moves sizes the anchor bonus as in Search and Pretrain: 0 =
+	// DefaultMoves; negative = none.
+	Moves float64
 }
 
 var _ optimize.Optimizer = (*ZeroShot)(nil)
@@ -487,7 +495,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 	tr := optimize.NewTracker(z.Name(), p, &st, 0)
 	if !z.NoAnchor {
 		target := policyTarget(pol.Config(), ref)
-		if in, err = in.WithInitial(&target); err != nil {
+		if in, err = anchored(in, &target, keepFor(z.Moves, in.NumNodes())); err != nil {
 			return nil, err
 		}
 	}
@@ -517,8 +525,12 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 		ds = append(ds, out.Sample(rng, k)...)
 	}
 	out.Release()
+	tb := newTiebreak(ref, policyTarget(pol.Config(), ref), in.Nodes())
+	if z.NoAnchor {
+		tb = nil
+	}
 	for i := range ds {
-		ds[i] = p.Complete(ds[i])
+		ds[i] = p.Complete(tb.apply(ds[i]))
 	}
 	results := make([]evaluate.Result, len(ds))
 	if _, err := tr.EvaluateBatch(ctx, ds, results); err != nil && !errors.Is(err, optimize.ErrStopped) {
