@@ -37,12 +37,23 @@ type Simulator struct {
 	m   *Model
 	rec Recorder
 
-	ops   []opState   // per op
-	units []unitState // per fused kernel, indexed by its root op
+	ops []opState // per op
+	// Per fused kernel, in the order initUnit set them up (roughly the
+	// order they run in), rather than indexed by root op: the fused
+	// kernels are a minority of the ops, and kept dense they are written
+	// and read back in sequence instead of being spread over n slots
+	// that warm would have to load.
+	units []unitState
+	uslot []int32     // per op: the index in units of the fused kernel it roots
 	fs    []fuseState // per op: the fusion state of the group it roots
 	tref  []int32     // per tensor: pending local consumers and outbound sends of the local copy; notMat for a tensor that stays on chip
 	xbase []int32     // per tensor: its first transfer (a tensor's transfers are consecutive in xs)
 	xs    []xfer      // transfers of this run (task ids n+x)
+	// What each fused kernel does when it ends, written by initUnit (see
+	// there) and read by finishUnit: its external inputs, and its stored
+	// outputs and members with control successors. Arenas, filled from
+	// the start in each run.
+	planIn, planOut []int32
 
 	prio, fusion []int   // the decision's, in topological numbering
 	pbuf, fbuf   []int   // their buffers, for a graph not numbered topologically
@@ -63,6 +74,7 @@ type Simulator struct {
 	members []int32 // scratch for the recorder
 	res     evaluate.Result
 
+	nIn, nOut     int32 // used lengths of planIn and planOut
 	pfEnd, pfNext int32 // warm: ops below pfEnd are warmed; signalling pfNext or above warms more
 	sink          int64 // warm's loads end here, so that the compiler keeps them
 }
@@ -82,6 +94,8 @@ type unitState struct {
 	temp  int64   // temp bytes, freed at the end
 	prio  int32   // highest priority of its ops
 	topo  int32   // lowest topological index of its ops
+	pin   int32   // its external inputs: s.planIn[pin] of them from pin+1 on
+	pout  int32   // its outputs: s.planOut[pout] entries from pout+1 on
 }
 
 // fuseState is the state of a fused group, valid at its root.
@@ -118,8 +132,9 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 	r := d + m.Cluster.Channels
 	s := &Simulator{
 		m: m, rec: rec,
-		ops: make([]opState, n), units: make([]unitState, n), fs: make([]fuseState, n),
+		ops: make([]opState, n), units: make([]unitState, 0, n/2), uslot: make([]int32, n), fs: make([]fuseState, n),
 		tref: make([]int32, nt), xbase: make([]int32, nt),
+		planIn: make([]int32, n+len(m.in)+1), planOut: make([]int32, n+5*nt+len(m.cons)+2*n+1),
 		rs: make([]resource, r), hold: make([]int32, d), ev: make([]event, 0, r),
 		mem: make([]int64, d), peak: make([]int64, d), busy: make([]float64, d), lastRec: make([]int64, d),
 	}
@@ -191,7 +206,8 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 	for k := 0; k < d; k++ {
 		s.hold[k], s.mem[k], s.busy[k] = -1, 0, 0
 	}
-	s.dirty, s.ev, s.xs = s.dirty[:0], s.ev[:0], s.xs[:0]
+	s.dirty, s.ev, s.xs, s.units = s.dirty[:0], s.ev[:0], s.xs[:0], s.units[:0]
+	s.nIn, s.nOut = 0, 0
 	s.kernels, s.finished = 0, 0
 	s.pfEnd, s.pfNext = 0, 0
 	s.res.BytesMoved, s.res.Transfers = 0, 0
@@ -514,7 +530,7 @@ func (s *Simulator) queueSources() {
 // readyEntry is the queue entry of kernel u, ready at time now.
 func (s *Simulator) readyEntry(u int32, now float64) entry {
 	if s.ops[u].next != u {
-		us := &s.units[u]
+		us := &s.units[s.uslot[u]]
 		return entry{ready: now, prio: us.prio, topo: us.topo, task: u}
 	}
 	e := entry{ready: now, topo: u, task: u}
@@ -529,7 +545,7 @@ func (s *Simulator) readyEntry(u int32, now float64) entry {
 // (or its measured time) and allocates its temps and outputs.
 func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 	if s.ops[u].next != u {
-		us := &s.units[u]
+		us := &s.units[s.uslot[u]]
 		return us.dur, us.alloc
 	}
 	m := s.m
@@ -551,6 +567,20 @@ func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 // initUnit computes the state of fused kernel u: its dependencies,
 // duration and memory, and which of its tensors reach device memory.
 //
+// It also writes the kernel's plan, so that finishUnit need not walk the
+// members' edges a second time (and sort out again which are internal):
+//
+//	planIn[pin]:  the number k of external inputs, then k entries: the
+//	              tensor t, or ^t for a copy received from another device
+//	planOut[pout]: the length of what follows, a sequence of
+//	              v, t, mask lo, mask hi, j, then j kernels:
+//	                  member v's output t is stored; it goes to the
+//	                  devices of mask and wakes the j kernels listed
+//	                  (in consumer order) on this device
+//	              v, -1: member v signals its control successors
+//
+// in member order, which is the order finishUnit used to act in.
+//
 // A fused kernel has one launch, the summed compute time of its ops, and
 // only their external memory traffic: a tensor whose consumers are all in
 // its producer's group never reaches device memory (neither its write nor
@@ -560,7 +590,11 @@ func (s *Simulator) initUnit(u int32) {
 	m := s.m
 	ops, tref := s.ops, s.tref
 	inStart, in, outStart, consStart, cons, tBytes, flags := m.inStart, m.in, m.outStart, m.consStart, m.cons, m.tBytes, m.flags
+	planIn, planOut := s.planIn, s.planOut
+	dv := ops[u].dev
 	var us unitState
+	us.pin, us.pout = s.nIn, s.nOut
+	ki, ko := us.pin+1, us.pout+1 // past the counts
 	pending := int32(0)
 	comp, memT := 0.0, 0.0
 	us.topo = u
@@ -572,13 +606,22 @@ func (s *Simulator) initUnit(u int32) {
 		var internal int64 // bytes of v's traffic that stay on chip
 		for k := inStart[v]; k < inStart[v+1]; k++ {
 			e := in[k]
-			ext := b2i(ops[e.p].unit != u)
+			po := ops[e.p]
+			ext := b2i(po.unit != u)
 			pending += ext
 			b := tBytes[e.t]
 			if ext != 0 {
 				b = 0
 			}
 			internal += b
+			// Branch-free append: an internal input's entry is
+			// overwritten by the next one.
+			x := e.t
+			if po.dev != dv {
+				x = ^x
+			}
+			planIn[ki] = x
+			ki += ext
 		}
 		fl := flags[v]
 		if fl&ctrlIn != 0 {
@@ -589,13 +632,27 @@ func (s *Simulator) initUnit(u int32) {
 			}
 		}
 		for t := outStart[v]; t < outStart[v+1]; t++ {
+			// The entry of t: v, t, the devices it goes to (a mask in two
+			// halves), and the kernels it wakes on this device, counted
+			// and listed. The list is written branch-free and dropped if
+			// t stays on chip.
 			ext := b2i(consStart[t] == consStart[t+1])
+			var mask uint64
+			k := ko + 5
 			for _, c := range cons[consStart[t]:consStart[t+1]] {
-				ext |= b2i(ops[c].unit != u)
+				co := ops[c]
+				out := co.unit != u
+				ext |= b2i(out)
+				remote := co.dev != dv
+				mask |= uint64(b2i(remote)) << uint(co.dev)
+				planOut[k] = co.unit
+				k += b2i(out && !remote)
 			}
 			if ext != 0 {
 				tref[t] = 0
 				us.alloc += m.tMem[t]
+				planOut[ko], planOut[ko+1], planOut[ko+2], planOut[ko+3], planOut[ko+4] = v, t, int32(uint32(mask)), int32(uint32(mask>>32)), k-ko-5
+				ko = k
 			} else {
 				tref[t] = notMat
 				internal += tBytes[t]
@@ -609,6 +666,10 @@ func (s *Simulator) initUnit(u int32) {
 		if fl&hasTemp != 0 {
 			us.temp += m.temp[v]
 		}
+		if fl&ctrlOut != 0 {
+			planOut[ko], planOut[ko+1] = v, -1
+			ko += 2
+		}
 		us.topo = min(us.topo, v)
 		if s.prio != nil {
 			us.prio = max(us.prio, int32(s.prio[v]))
@@ -618,10 +679,13 @@ func (s *Simulator) initUnit(u int32) {
 			break
 		}
 	}
+	planIn[us.pin], planOut[us.pout] = ki-us.pin-1, ko-us.pout-1
+	s.nIn, s.nOut = ki, ko
 	us.alloc += us.temp
 	us.dur = m.launch + max(comp, memT)
 	ops[u].pending = pending
-	s.units[u] = us
+	s.uslot[u] = int32(len(s.units))
+	s.units = append(s.units, us) // never grows: a fused kernel has at least two ops
 }
 
 // ------------------------------------------------------------ queues
@@ -935,68 +999,54 @@ func (s *Simulator) signalControl(v, u int32, now float64) {
 	}
 }
 
-// finishUnit releases the inputs of fused kernel u, sends or hands over
-// its outputs, and wakes its successors. (finishOp is the same for an op
-// that runs alone.)
+// finishUnit releases the external inputs of fused kernel u, sends or
+// hands over its stored outputs, and wakes its successors, as listed by
+// initUnit. (finishOp is the same for an op that runs alone.)
 func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 	m := s.m
 	// Slices hoisted into locals: Go reloads a field through s on every
 	// access otherwise, and this is the simulator's hottest loop.
-	ops, tref := s.ops, s.tref
-	inStart, in, outStart, flags := m.inStart, m.in, m.outStart, m.flags
-	consStart, cons := m.consStart, m.cons
+	ops, tref, tMem := s.ops, s.tref, m.tMem
 	dv := ops[u].dev
 	s.finished++
-	freed := s.units[u].temp
-	v := u
-	for {
-		for _, e := range in[inStart[v]:inStart[v+1]] {
-			po := ops[e.p]
-			if po.dev != dv { // a copy received (never from inside the group: groups are on one device)
-				freed += s.releaseCopy(e.t, dv)
-				continue
-			}
-			// Branch-free: an input from inside the group (ext 0) leaves
-			// the tensor's count alone.
-			ext := b2i(po.unit != u)
-			r := tref[e.t] - ext
-			tref[e.t] = r
-			b := m.tMem[e.t]
-			if r|(ext^1) != 0 {
-				b = 0
-			}
-			freed += b
+	us := &s.units[s.uslot[u]]
+	freed := us.temp
+	pin, pout := us.pin, us.pout
+	for _, x := range s.planIn[pin+1 : pin+1+s.planIn[pin]] {
+		if x < 0 { // a copy received
+			freed += s.releaseCopy(^x, dv)
+			continue
 		}
-		for t := outStart[v]; t < outStart[v+1]; t++ {
-			if tref[t] == notMat { // set up by initUnit
-				continue
-			}
-			var mask uint64
-			local := int32(0)
-			for _, c := range cons[consStart[t]:consStart[t+1]] {
-				co := ops[c]
-				if co.dev != dv {
-					mask |= 1 << uint(co.dev)
-				} else if co.unit != u {
-					local++
-					s.signal(co.unit, now)
-				}
-			}
-			ref := local
-			if mask != 0 {
-				ref += s.send(t, v, dv, mask, now, transferPrio)
-			}
-			tref[t] = ref
-			if ref == 0 {
-				freed += m.tMem[t]
-			}
+		r := tref[x] - 1
+		tref[x] = r
+		b := tMem[x]
+		if r != 0 {
+			b = 0
 		}
-		if flags[v]&ctrlOut != 0 {
+		freed += b
+	}
+	outs := s.planOut[pout+1 : pout+1+s.planOut[pout]]
+	for k := 0; k+1 < len(outs); {
+		v, t := outs[k], outs[k+1]
+		if t < 0 {
 			s.signalControl(v, u, now)
+			k += 2
+			continue
 		}
-		v = ops[v].next
-		if v == u {
-			break
+		mask := uint64(uint32(outs[k+2])) | uint64(uint32(outs[k+3]))<<32
+		local := outs[k+4]
+		k += 5
+		for _, c := range outs[k : k+int(local)] {
+			s.signal(c, now)
+		}
+		k += int(local)
+		ref := local
+		if mask != 0 {
+			ref += s.send(t, v, dv, mask, now, transferPrio)
+		}
+		tref[t] = ref
+		if ref == 0 {
+			freed += tMem[t]
 		}
 	}
 	s.mem[dv] -= freed
@@ -1060,11 +1110,8 @@ func (s *Simulator) warm(u int32) {
 	for v := a; v < b; v += 4 {
 		x += int64(s.ops[v].pending) + m.fcost[v].bytes
 	}
-	for v := a; v < b; v += 2 {
-		x += s.units[v].alloc
-	}
 	for v := a; v < b; v += 16 {
-		x += int64(m.inStart[v]) + int64(m.outStart[v]) + int64(m.flags[v])
+		x += int64(m.inStart[v]) + int64(m.outStart[v]) + int64(m.flags[v]) + int64(s.uslot[v])
 	}
 	for k := m.inStart[a]; k < m.inStart[b]; k += 8 {
 		x += int64(m.in[k].t)
