@@ -84,11 +84,11 @@ default-model: deps
 # generalization, docs/transfer.md): each of the six families held out in
 # turn, pre-trained on the other five's smallest workloads; expert, best
 # baseline, GO-one, zero-shot and fine-tuned (50 steps) on its own. About
-# an hour on 2 CPU cores. Resumable: finished families stay in GEN_DIR, and
+# 22 minutes on 2 CPU cores (measured while other jobs ran). Resumable: finished families stay in GEN_DIR, and
 # running it again after an interruption continues where it stopped. The
 # second command only reads the finished families back (as JSON).
 GEN_DIR   ?= out/generalization
-GEN_FLAGS ?= --gpus 2 --seed 1 --samples 16 --policy small --pretrain-steps 500 --search-steps 100 --finetune-steps 50
+GEN_FLAGS ?= --gpus 2 --seed 1 --samples 16 --policy small --pretrain-steps 300 --search-steps 100 --finetune-steps 50
 
 .PHONY: generalization
 generalization: build

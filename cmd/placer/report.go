@@ -69,8 +69,8 @@ times aside.`,
   placer report generalization --families trxl,wavenet --train trxl2,wavenet2x18,rnnlm2 \
       --pretrain-steps 40 --search-steps 8 --finetune-steps 8 --samples 8 --dir gen-quick
 
-  # The full recipe (make generalization; about an hour on 2 cores):
-  placer report generalization --gpus 2 --seed 1 --pretrain-steps 500 --search-steps 100 \
+  # The full recipe (make generalization; about 22 minutes on 2 cores):
+  placer report generalization --gpus 2 --seed 1 --pretrain-steps 300 --search-steps 100 \
       --finetune-steps 50 --dir out/generalization --plot out/generalization/generalization.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -107,7 +107,7 @@ times aside.`,
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed of every phase: same seed, same table")
 	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K), and by zero-shot besides its most likely one")
 	f.StringVar(&o.policy, "policy", "small", "network of every policy: default, small, or a JSON `FILE` of policy.Config fields")
-	f.IntVar(&o.PretrainSteps, "pretrain-steps", 500, "pre-training steps per family, warm-up included (unlimited when only --pretrain-time is given)")
+	f.IntVar(&o.PretrainSteps, "pretrain-steps", 300, "pre-training steps per family, warm-up included (unlimited when only --pretrain-time is given)")
 	f.DurationVar(&o.PretrainTime, "pretrain-time", 0, "pre-training wall time per family (e.g. 5m)")
 	f.IntVar(&o.Warmup, "warmup", 0, "pre-training imitation steps (default 30 per training graph; -1 = none)")
 	f.IntVar(&o.SearchSteps, "search-steps", 100, "GO-one PPO steps (unlimited when only --search-time is given)")
