@@ -79,12 +79,12 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	}
 	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time}, Seed: o.Seed}
-	rows, results, err := runMethods(ctx, p, methods, s, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, methods, false, s, o.Progress)
 	b.Rows = rows
 	if err != nil {
 		return b, err
 	}
-	b.Reference, b.RefStep = reference(ctx, p, methods, results)
+	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	for i := range b.Rows {
 		if r := &b.Rows[i]; r.Error == "" && r.StepTime > 0 {
 			r.SpeedUp = b.RefStep / r.StepTime

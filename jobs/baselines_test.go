@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -93,5 +95,45 @@ func TestBaselinesBadInput(t *testing.T) {
 	cancel()
 	if _, err := Baselines(ctx, BaselinesOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestCompositeReferences: when placement and scheduling are searched
+// together, the reference candidates include every quick scheduler's
+// order on TensorFlow's default placement, named tf-default+NAME, with
+// that placement; with placement alone there are none.
+func TestCompositeReferences(t *testing.T) {
+	for _, tc := range []struct {
+		tasks string
+		extra []string
+	}{
+		{"placement,scheduling,fusion", []string{"tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf"}},
+		{"placement,scheduling", []string{"tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf"}},
+		{"placement", nil},
+		{"scheduling", nil},
+	} {
+		tasks, err := parseTasks(tc.tasks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, _, err := newComparison(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, tasks, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		setBase(p)
+		names, rows, results, err := runMethods(context.Background(), p, SearchReferenceMethods, true, &optimize.Settings{Seed: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := append(slices.Clone(SearchReferenceMethods), tc.extra...)
+		if !slices.Equal(names, want) || len(rows) != len(names) || len(results) != len(names) {
+			t.Fatalf("%s: methods %v, want %v", tc.tasks, names, want)
+		}
+		base := p.Complete(decision.Decision{}).Device
+		for i := len(SearchReferenceMethods); i < len(names); i++ {
+			if !slices.Equal(results[i].Decision.Device, base) || results[i].Decision.Priority == nil {
+				t.Errorf("%s: %s does not order ops on the default placement", tc.tasks, names[i])
+			}
+		}
 	}
 }

@@ -77,14 +77,14 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if len(methods) == 0 {
 		methods = SearchReferenceMethods
 	}
-	rows, results, err := runMethods(ctx, p, methods, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, methods, true, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
 	if err != nil {
 		return SearchReport{}, err
 	}
 	b.Rows = rows
-	b.Reference, b.RefStep = reference(ctx, p, methods, results)
+	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	// The reward's reference: the best valid baseline.
-	refName, ref := bestValid(methods, results)
+	refName, ref := bestValid(names, results)
 	s := &learn.Search{Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}
 	start := time.Now()
 	res, err := runSearch(ctx, s, p, ref, o.Steps, 100, o.Time, o.Seed, o.OnStep)

@@ -256,11 +256,11 @@ func HoldOutFamilies() []string {
 // quickReference runs the quick baselines and returns the best valid
 // one (nil when none is valid).
 func quickReference(ctx context.Context, p *optimize.Problem, seed uint64) (string, *optimize.Result, error) {
-	_, results, err := runMethods(ctx, p, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
+	names, _, results, err := runMethods(ctx, p, SearchReferenceMethods, true, &optimize.Settings{Seed: seed}, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	name, ref := bestValid(SearchReferenceMethods, results)
+	name, ref := bestValid(names, results)
 	return name, ref, nil
 }
 
@@ -331,14 +331,14 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return nil, nil, b, "", nil, fmt.Errorf("%s: %d GPUs; the model places on at most %d", verb, p.Devices(), md)
 	}
 	setBase(p)
-	rows, results, err := runMethods(ctx, p, SearchReferenceMethods, &optimize.Settings{Seed: o.Seed}, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, SearchReferenceMethods, true, &optimize.Settings{Seed: o.Seed}, o.Progress)
 	if err != nil {
 		return nil, nil, b, "", nil, err
 	}
 	b.Rows = rows
-	b.Reference, b.RefStep = reference(ctx, p, SearchReferenceMethods, results)
+	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	b.Seed = o.Seed
-	refName, ref := bestValid(SearchReferenceMethods, results)
+	refName, ref := bestValid(names, results)
 	return pol, p, b, refName, ref, nil
 }
 
