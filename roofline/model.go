@@ -55,7 +55,7 @@ type Model struct {
 	// Per op, in topological numbering.
 	orig     []int32   // op -> graph op
 	identity bool      // the graph's numbering is the topological one
-	fcost    []opFused // compute time and memory traffic: the op's cost alone, and what it adds to a fused kernel
+	fcost    []opFused // the op's cost alone, and what it adds to a fused kernel
 	param    []int64
 	temp     []int64     // read only for ops flagged hasTemp
 	flags    []uint8     // fuseCons, fuseProd, ctrlIn, ctrlOut, hasTemp; the class above
@@ -99,11 +99,15 @@ const (
 	measured   = 7               // the class of an op with a measured time
 )
 
-// opFused is an op's compute time (or measured time) and memory traffic
-// (bytes read + written).
+// opFused is what an op costs: what it adds to a fused kernel, its
+// compute time (or measured time) and memory traffic (bytes read +
+// written), and, precomputed for the simulator, what it costs when it
+// runs alone, all four in half a cache line.
 type opFused struct {
 	compute float64
 	bytes   int64
+	dur     float64 // duration alone: launch + max(compute, traffic / rate), or the measured time
+	alloc   int64   // bytes allocated when it starts alone: its temps and outputs
 }
 
 // inEdge is one input of an op: the tensor and its producer.
@@ -204,7 +208,11 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			fl |= hasTemp
 		}
 		m.flags[v] = fl
-		m.fcost[v] = opFused{compute: compute, bytes: bytes}
+		alloc := op.TempBytes
+		for t := m.outStart[v]; t < m.outStart[v+1]; t++ {
+			alloc += m.tMem[t]
+		}
+		m.fcost[v] = opFused{compute: compute, bytes: bytes, dur: dur, alloc: alloc}
 		m.param[v] = op.ParamBytes
 		m.temp[v] = op.TempBytes
 		m.indeg[v] = int32(len(g.Inputs(int(i))) + len(g.ControlPreds(int(i))))

@@ -135,7 +135,7 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 		ops: make([]opState, n), units: make([]unitState, 0, n/2), uslot: make([]int32, n), fs: make([]fuseState, n),
 		tref: make([]int32, nt), xbase: make([]int32, nt),
 		planIn: make([]int32, n+len(m.in)+1), planOut: make([]int32, n+5*nt+len(m.cons)+2*n+1),
-		rs: make([]resource, r), hold: make([]int32, d), ev: make([]event, 0, r),
+		rs: make([]resource, r), hold: make([]int32, d), dirty: make([]int32, 0, r), ev: make([]event, 0, r),
 		mem: make([]int64, d), peak: make([]int64, d), busy: make([]float64, d), lastRec: make([]int64, d),
 	}
 	return s
@@ -274,7 +274,11 @@ func (s *Simulator) fuse() {
 		if all && c >= next {
 			next = s.warmFuse(c)
 		}
-		if flags[c]&fuseCons == 0 || all && fusion[c] < 0 {
+		if all {
+			if fusion[c] < 0 { // m.fusers may all fuse: only the decision can veto
+				continue
+			}
+		} else if flags[c]&fuseCons == 0 {
 			continue
 		}
 		oc := &ops[c]
@@ -406,7 +410,8 @@ func (s *Simulator) edgesBetween(a, b int32) int32 {
 func (s *Simulator) fusionOrder() (order []int32, all bool) {
 	m := s.m
 	fusion := s.fusion
-	lo, hi := math.MaxInt, math.MinInt
+	// First only whether the priorities never increase, the usual case,
+	// in a loop lighter than the one below.
 	last, sorted := math.MaxInt, true
 	for _, f := range fusion {
 		if f < 0 {
@@ -414,12 +419,18 @@ func (s *Simulator) fusionOrder() (order []int32, all bool) {
 		}
 		if f > last {
 			sorted = false
+			break
 		}
 		last = f
-		lo, hi = min(lo, f), max(hi, f)
 	}
 	if sorted {
 		return nil, true
+	}
+	lo, hi := math.MaxInt, math.MinInt
+	for _, f := range fusion {
+		if f >= 0 {
+			lo, hi = min(lo, f), max(hi, f)
+		}
 	}
 	s.order = s.order[:0]
 	span := hi - lo + 1
@@ -529,39 +540,27 @@ func (s *Simulator) queueSources() {
 
 // readyEntry is the queue entry of kernel u, ready at time now.
 func (s *Simulator) readyEntry(u int32, now float64) entry {
+	prio, topo := int32(0), u
 	if s.ops[u].next != u {
 		us := &s.units[s.uslot[u]]
-		return entry{ready: now, prio: us.prio, topo: us.topo, task: u}
+		prio, topo = us.prio, us.topo
+	} else if s.prio != nil {
+		prio = int32(s.prio[u])
 	}
-	e := entry{ready: now, topo: u, task: u}
-	if s.prio != nil {
-		e.prio = int32(s.prio[u])
-	}
-	return e
+	return makeEntry(now, prio, topo, u)
 }
 
 // costOf is the duration of kernel u and the bytes it allocates when it
 // starts. An op alone costs launch + max(compute, memory traffic / rate)
-// (or its measured time) and allocates its temps and outputs.
+// (or its measured time) and allocates its temps and outputs, as the
+// Model precomputed.
 func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 	if s.ops[u].next != u {
 		us := &s.units[s.uslot[u]]
 		return us.dur, us.alloc
 	}
-	m := s.m
-	fl, fc := m.flags[u], &m.fcost[u]
-	if c := fl >> classShift; c == measured {
-		dur = fc.compute
-	} else {
-		dur = m.launch + max(fc.compute, float64(fc.bytes)*m.classRate[c])
-	}
-	for t := m.outStart[u]; t < m.outStart[u+1]; t++ {
-		alloc += m.tMem[t]
-	}
-	if fl&hasTemp != 0 {
-		alloc += m.temp[u]
-	}
-	return dur, alloc
+	fc := &s.m.fcost[u]
+	return fc.dur, fc.alloc
 }
 
 // initUnit computes the state of fused kernel u: its dependencies,
@@ -639,14 +638,14 @@ func (s *Simulator) initUnit(u int32) {
 			ext := b2i(consStart[t] == consStart[t+1])
 			var mask uint64
 			k := ko + 5
-			for _, c := range cons[consStart[t]:consStart[t+1]] {
-				co := ops[c]
-				out := co.unit != u
-				ext |= b2i(out)
-				remote := co.dev != dv
-				mask |= uint64(b2i(remote)) << uint(co.dev)
+			for j := consStart[t]; j < consStart[t+1]; j++ { // index loops: the lists are short, slicing costs more
+				co := ops[cons[j]]
+				out := b2i(co.unit != u)
+				remote := b2i(co.dev != dv)
+				ext |= out
+				mask |= uint64(remote) << (uint(co.dev) & 63)
 				planOut[k] = co.unit
-				k += b2i(out && !remote)
+				k += out &^ remote
 			}
 			if ext != 0 {
 				tref[t] = 0
@@ -694,10 +693,23 @@ func (s *Simulator) initUnit(u int32) {
 // comparisons touch only the heap's own memory.
 type entry struct {
 	ready float64 // ready time
-	prio  int32   // higher first
-	topo  int32   // lower first
-	task  int32   // unit root op, or n + transfer index
+	// key is the tie-break, lower first: the topological index in the
+	// high half, the task (unit root op, or n + transfer index) in the low
+	// half. Both are non-negative int32s, so comparing keys compares
+	// (topo, task) lexicographically in one instruction. (Kept apart, the
+	// two halves were also stored as two int32s and copied back as one
+	// 64-bit word, a load the CPU cannot forward from the stores.)
+	key  uint64
+	prio int32 // higher first
 }
+
+// makeEntry is the queue entry of task, ready at time ready.
+func makeEntry(ready float64, prio, topo, task int32) entry {
+	return entry{ready: ready, key: uint64(uint32(topo))<<32 | uint64(uint32(task)), prio: prio}
+}
+
+// task is the task of e.
+func (e *entry) task() int32 { return int32(uint32(e.key)) }
 
 func (a *entry) before(b *entry) bool {
 	if a.prio != b.prio {
@@ -706,10 +718,7 @@ func (a *entry) before(b *entry) bool {
 	if a.ready != b.ready {
 		return a.ready < b.ready
 	}
-	if a.topo != b.topo {
-		return a.topo < b.topo
-	}
-	return a.task < b.task
+	return a.key < b.key
 }
 
 // push queues e on resource res.
@@ -718,38 +727,43 @@ func (s *Simulator) push(res int32, e entry) {
 	if int(r.n) == len(r.q) {
 		r.grow()
 	}
+	if !r.fifo {
+		r.pushHeap(e)
+		s.markDirty(res)
+		return
+	}
+	// A FIFO ring: keys arrive in nondecreasing ready time, so an
+	// insertion from the tail keeps it sorted in O(1) amortized.
 	h := r.q
-	if r.fifo {
-		// Keys arrive in nondecreasing ready time: an insertion from the
-		// tail keeps the ring sorted in O(1) amortized.
-		mask := int32(len(h) - 1)
-		i := (r.head + r.n) & mask
-		for k := r.n; k > 0; k-- {
-			j := (i - 1) & mask
-			if !e.before(&h[j]) {
-				break
-			}
-			h[i] = h[j]
-			i = j
+	mask := int32(len(h) - 1)
+	i := (r.head + r.n) & mask
+	for k := r.n; k > 0; k-- {
+		j := (i - 1) & mask
+		if !e.before(&h[j]) {
+			break
 		}
-		h[i] = e
-	} else {
-		i := int(r.n)
-		for i > 0 {
-			p := (i - 1) / 2
-			if !e.before(&h[p]) {
-				break
-			}
-			h[i] = h[p]
-			i = p
-		}
-		h[i] = e
+		h[i] = h[j]
+		i = j
 	}
+	h[i] = e
 	r.n++
-	if !r.dirty {
-		r.dirty = true
-		s.dirty = append(s.dirty, res)
+	s.markDirty(res)
+}
+
+// pushHeap is push for a queue with priorities, with room for e.
+func (r *resource) pushHeap(e entry) {
+	h := r.q
+	i := int(r.n)
+	for i > 0 {
+		p := (i - 1) / 2
+		if !e.before(&h[p]) {
+			break
+		}
+		h[i] = h[p]
+		i = p
 	}
+	h[i] = e
+	r.n++
 }
 
 // grow doubles the queue's room (a ring is unrolled from its head).
@@ -768,7 +782,7 @@ func (s *Simulator) pop(res int32) int32 {
 		return r.popHeap()
 	}
 	r.n--
-	top := r.q[r.head].task
+	top := r.q[r.head].task()
 	r.head = (r.head + 1) & int32(len(r.q)-1)
 	return top
 }
@@ -777,7 +791,7 @@ func (s *Simulator) pop(res int32) int32 {
 func (r *resource) popHeap() int32 {
 	h := r.q
 	r.n--
-	top := h[0].task
+	top := h[0].task()
 	n := int(r.n)
 	e := h[n]
 	i := 0
@@ -804,7 +818,11 @@ func (r *resource) popHeap() int32 {
 func (s *Simulator) markDirty(res int32) {
 	if r := &s.rs[res]; !r.dirty {
 		r.dirty = true
-		s.dirty = append(s.dirty, res)
+		// A resource is listed at most once, and s.dirty has room for
+		// all of them: no append, whose growth path would cost a call.
+		k := len(s.dirty)
+		s.dirty = s.dirty[:k+1]
+		s.dirty[k] = res
 	}
 }
 
@@ -915,7 +933,9 @@ func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 	m := s.m
 	ops, tref := s.ops, s.tref
-	in, consStart, cons := m.in[m.inStart[v]:m.inStart[v+1]], m.consStart, m.cons
+	// An index loop over the inputs, not a range over a subslice: an op
+	// has one or two inputs, fewer than a slicing costs.
+	in, consStart, cons := m.in, m.consStart, m.cons
 	fl := m.flags[v]
 	dv := ops[v].dev
 	s.finished++
@@ -923,7 +943,8 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 	if fl&hasTemp != 0 {
 		freed = m.temp[v]
 	}
-	for _, e := range in {
+	for k := m.inStart[v]; k < m.inStart[v+1]; k++ {
+		e := in[k]
 		if ops[e.p].dev != dv {
 			freed += s.releaseCopy(e.t, dv)
 			continue
@@ -940,10 +961,10 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 		cs, ce := consStart[t], consStart[t+1]
 		var mask uint64
 		local := int32(0)
-		for _, c := range cons[cs:ce] {
-			co := ops[c]
+		for j := cs; j < ce; j++ {
+			co := ops[cons[j]]
 			if co.dev != dv {
-				mask |= 1 << uint(co.dev)
+				mask |= 1 << (uint(co.dev) & 63)
 			} else {
 				local++
 				s.signal(co.unit, now)
@@ -1012,7 +1033,9 @@ func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 	us := &s.units[s.uslot[u]]
 	freed := us.temp
 	pin, pout := us.pin, us.pout
-	for _, x := range s.planIn[pin+1 : pin+1+s.planIn[pin]] {
+	planIn := s.planIn
+	for k, end := pin+1, pin+1+planIn[pin]; k < end; k++ {
+		x := planIn[k]
 		if x < 0 { // a copy received
 			freed += s.releaseCopy(^x, dv)
 			continue
@@ -1036,10 +1059,9 @@ func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 		mask := uint64(uint32(outs[k+2])) | uint64(uint32(outs[k+3]))<<32
 		local := outs[k+4]
 		k += 5
-		for _, c := range outs[k : k+int(local)] {
-			s.signal(c, now)
+		for end := k + int(local); k < end; k++ { // an index loop: lists are short, slicing costs more
+			s.signal(outs[k], now)
 		}
-		k += int(local)
 		ref := local
 		if mask != 0 {
 			ref += s.send(t, v, dv, mask, now, transferPrio)
@@ -1107,8 +1129,11 @@ func (s *Simulator) warm(u int32) {
 		return
 	}
 	var x int64
+	for v := a; v < b; v += 2 {
+		x += m.fcost[v].bytes
+	}
 	for v := a; v < b; v += 4 {
-		x += int64(s.ops[v].pending) + m.fcost[v].bytes
+		x += int64(s.ops[v].pending)
 	}
 	for v := a; v < b; v += 16 {
 		x += int64(m.inStart[v]) + int64(m.outStart[v]) + int64(m.flags[v]) + int64(s.uslot[v])
@@ -1152,10 +1177,11 @@ func (s *Simulator) newTransfer(t, prod, src, dst int32, now float64, transferPr
 	m := s.m
 	x := int32(len(s.xs))
 	s.xs = append(s.xs, xfer{t: t, src: src, dst: dst})
-	e := entry{ready: now, topo: prod, task: int32(m.n) + x}
+	prio := int32(0)
 	if transferPrio != nil {
-		e.prio = int32(transferPrio[int(m.tOrig[t])*m.d+int(dst)])
+		prio = int32(transferPrio[int(m.tOrig[t])*m.d+int(dst)])
 	}
+	e := makeEntry(now, prio, prod, int32(m.n)+x)
 	if m.Opts.SyncTransfers {
 		s.push(src, e)
 	} else {
