@@ -84,7 +84,7 @@ default-model: deps
 # generalization, docs/transfer.md): each of the six families held out in
 # turn, pre-trained on the other five's smallest workloads; expert, best
 # baseline, GO-one, zero-shot and fine-tuned (50 steps) on its own. About
-# 22 minutes on 2 CPU cores (measured while other jobs ran). Resumable: finished families stay in GEN_DIR, and
+# 20 minutes on 2 CPU cores (measured while other jobs ran). Resumable: finished families stay in GEN_DIR, and
 # running it again after an interruption continues where it stopped. The
 # second command only reads the finished families back (as JSON).
 GEN_DIR   ?= out/generalization

@@ -69,7 +69,7 @@ times aside.`,
   placer report generalization --families trxl,wavenet --train trxl2,wavenet2x18,rnnlm2 \
       --pretrain-steps 40 --search-steps 8 --finetune-steps 8 --samples 8 --dir gen-quick
 
-  # The full recipe (make generalization; about 22 minutes on 2 cores):
+  # The full recipe (make generalization; about 20 minutes on 2 cores):
   placer report generalization --gpus 2 --seed 1 --pretrain-steps 300 --search-steps 100 \
       --finetune-steps 50 --dir out/generalization --plot out/generalization/generalization.svg`,
 		Args: cobra.NoArgs,
