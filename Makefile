@@ -17,11 +17,14 @@ deps:
 build: deps
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/placer
 
-# The whole suite, fuzz seed corpora included (they run as ordinary tests).
+# The whole suite, fuzz seed corpora included (they run as ordinary tests),
+# then the simulator's tests again with every raw index checked
+# (roofline/raw.go).
 test: deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
+	$(GO) test -count=1 -tags simcheck ./roofline
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

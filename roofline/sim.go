@@ -74,9 +74,22 @@ type Simulator struct {
 	members []int32 // scratch for the recorder
 	res     evaluate.Result
 
+	r simViews // raw views of the per-op and per-tensor buffers above
+
 	nIn, nOut     int32 // used lengths of planIn and planOut
 	pfEnd, pfNext int32 // warm: ops below pfEnd are warmed; signalling pfNext or above warms more
 	sink          int64 // warm's loads end here, so that the compiler keeps them
+}
+
+// simViews are raw views (raw.go) of the Simulator's fixed-size buffers,
+// set once by NewSimulator.
+type simViews struct {
+	ops             raw[opState]
+	units           raw[unitState]
+	fs              raw[fuseState]
+	uslot, tref     raw[int32]
+	xbase           raw[int32]
+	planIn, planOut raw[int32]
 }
 
 // opState is the per-op state the event loop touches for every op.
@@ -137,6 +150,10 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 		planIn: make([]int32, n+len(m.in)+1), planOut: make([]int32, n+5*nt+len(m.cons)+2*n+1),
 		rs: make([]resource, r), hold: make([]int32, d), dirty: make([]int32, 0, r), ev: make([]event, 0, r),
 		mem: make([]int64, d), peak: make([]int64, d), busy: make([]float64, d), lastRec: make([]int64, d),
+	}
+	s.r = simViews{
+		ops: rawOf(s.ops), units: rawOf(s.units[:cap(s.units)]), fs: rawOf(s.fs), uslot: rawOf(s.uslot),
+		tref: rawOf(s.tref), xbase: rawOf(s.xbase), planIn: rawOf(s.planIn), planOut: rawOf(s.planOut),
 	}
 	return s
 }
@@ -259,41 +276,49 @@ func (s *Simulator) place(device []int) {
 func (s *Simulator) fuse() {
 	m := s.m
 	n := m.n
-	ops, fs := s.ops[:n], s.fs[:n]
-	copy(fs, m.fuseInit)
+	mr := &m.r
+	// fs holds the state of the groups fused so far, at their roots; a
+	// lone op's is the Model's (fuseInit), so nothing is copied per run.
+	ops, fs, lone := s.r.ops, s.r.fs, mr.fuseInit
 	order, all := s.fusionOrder()
 	fusion := s.fusion
 	maxSize := m.Opts.maxFusion()
-	flags, inStart, in := m.flags, m.inStart, m.in
+	flags, inStart, in, predStart, preds := mr.flags, mr.inStart, mr.in, mr.predStart, mr.preds
 	unions := 0
 	if all {
 		order = m.fusers // the topological order, less the ops that cannot initiate a fusion
 	}
 	next := int32(0) // topological fusion: warmFuse when c reaches it
 	for _, c := range order {
-		if all && c >= next {
-			next = s.warmFuse(c)
-		}
 		if all {
+			if c >= next {
+				next = s.warmFuse(c)
+			}
 			if fusion[c] < 0 { // m.fusers may all fuse: only the decision can veto
 				continue
 			}
-		} else if flags[c]&fuseCons == 0 {
+		} else if *flags.at(c)&fuseCons == 0 {
 			continue
 		}
-		oc := &ops[c]
+		oc := ops.at(c)
 		dc := oc.dev
-		for j := inStart[c]; j < inStart[c+1]; j++ {
-			p := in[j].p
-			op := ops[p]
-			if op.dev != dc || flags[p]&fuseProd == 0 {
+		for j, end := *inStart.at(c), *inStart.at(c + 1); j < end; j++ {
+			p := in.at(j).p
+			op := *ops.at(p)
+			if op.dev != dc || *flags.at(p)&fuseProd == 0 {
 				continue
 			}
 			a, b := op.unit, oc.unit
 			if a == b {
 				continue
 			}
-			fa, fb := fs[a], fs[b]
+			fa, fb := *lone.at(a), *lone.at(b)
+			if ops.at(a).next != a {
+				fa = *fs.at(a)
+			}
+			if ops.at(b).next != b {
+				fb = *fs.at(b)
+			}
 			if fa.size+fb.size > maxSize {
 				continue
 			}
@@ -301,11 +326,11 @@ func (s *Simulator) fuse() {
 			if fa.extOut != 1 && fb.extIn != 1 {
 				if fb.size == 1 { // b is c alone: count its predecessors in a
 					cnt = 0
-					for _, u := range m.preds[m.predStart[c]:m.predStart[c+1]] {
-						cnt += b2i(ops[u].unit == a)
+					for k, kend := *predStart.at(c), *predStart.at(c + 1); k < kend; k++ {
+						cnt += b2i(ops.at(*preds.at(k)).unit == a)
 					}
 				} else {
-					cnt = s.edgesBetween(a, b)
+					cnt = s.edgesBetween(a, b, fa.size <= fb.size)
 				}
 				if cnt != fa.extOut && cnt != fb.extIn {
 					continue
@@ -317,14 +342,16 @@ func (s *Simulator) fuse() {
 				root, other = b, a
 			}
 			for v := other; ; {
-				ops[v].unit = root
-				if v = ops[v].next; v == other {
+				ov := ops.at(v)
+				ov.unit = root
+				if v = ov.next; v == other {
 					break
 				}
 			}
-			fs[root] = fuseState{size: fa.size + fb.size, extIn: fa.extIn + fb.extIn - cnt, extOut: fa.extOut + fb.extOut - cnt}
-			ops[a].next, ops[b].next = ops[b].next, ops[a].next // splice the circular member lists
-			ops[root].pending = notReady
+			*fs.at(root) = fuseState{size: fa.size + fb.size, extIn: fa.extIn + fb.extIn - cnt, extOut: fa.extOut + fb.extOut - cnt}
+			oa, ob := ops.at(a), ops.at(b)
+			oa.next, ob.next = ob.next, oa.next // splice the circular member lists
+			ops.at(root).pending = notReady
 			unions++
 		}
 	}
@@ -346,7 +373,7 @@ func (s *Simulator) warmFuse(c int32) int32 {
 		x += int64(s.ops[v].unit)
 	}
 	for v := a; v < b; v += 5 {
-		x += int64(s.fs[v].size)
+		x += int64(m.fuseInit[v].size)
 	}
 	for v := a; v < b; v += 16 {
 		x += int64(m.inStart[v]) + int64(m.predStart[v]) + int64(m.succStart[v]) + int64(m.flags[v])
@@ -366,11 +393,11 @@ func (s *Simulator) warmFuse(c int32) int32 {
 
 // edgesBetween counts the distinct op pairs (u in a, v in b) with an edge
 // u -> v, walking the smaller group.
-func (s *Simulator) edgesBetween(a, b int32) int32 {
+func (s *Simulator) edgesBetween(a, b int32, aSmaller bool) int32 {
 	m := s.m
 	ops := s.ops
 	cnt := int32(0)
-	if s.fs[a].size <= s.fs[b].size {
+	if aSmaller {
 		u := a
 		for {
 			for _, v := range m.succs[m.succStart[u]:m.succStart[u+1]] {
@@ -587,28 +614,29 @@ func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 // count.
 func (s *Simulator) initUnit(u int32) {
 	m := s.m
-	ops, tref := s.ops, s.tref
-	inStart, in, outStart, consStart, cons, tBytes, flags := m.inStart, m.in, m.outStart, m.consStart, m.cons, m.tBytes, m.flags
-	planIn, planOut := s.planIn, s.planOut
-	dv := ops[u].dev
+	mr, sr := &m.r, &s.r
+	ops, tref, planIn, planOut := sr.ops, sr.tref, sr.planIn, sr.planOut
+	inStart, in, outStart, consStart, cons, tBytes, flags := mr.inStart, mr.in, mr.outStart, mr.consStart, mr.cons, mr.tBytes, mr.flags
+	dv := ops.at(u).dev
 	var us unitState
 	us.pin, us.pout = s.nIn, s.nOut
 	ki, ko := us.pin+1, us.pout+1 // past the counts
 	pending := int32(0)
 	comp, memT := 0.0, 0.0
 	us.topo = u
-	if s.prio != nil {
-		us.prio = int32(s.prio[u])
+	prio := s.prio
+	if prio != nil {
+		us.prio = int32(prio[u])
 	}
 	v := u
 	for {
 		var internal int64 // bytes of v's traffic that stay on chip
-		for k := inStart[v]; k < inStart[v+1]; k++ {
-			e := in[k]
-			po := ops[e.p]
+		for k, end := *inStart.at(v), *inStart.at(v + 1); k < end; k++ {
+			e := *in.at(k)
+			po := *ops.at(e.p)
 			ext := b2i(po.unit != u)
 			pending += ext
-			b := tBytes[e.t]
+			b := *tBytes.at(e.t)
 			if ext != 0 {
 				b = 0
 			}
@@ -619,72 +647,81 @@ func (s *Simulator) initUnit(u int32) {
 			if po.dev != dv {
 				x = ^x
 			}
-			planIn[ki] = x
+			*planIn.at(ki) = x
 			ki += ext
 		}
-		fl := flags[v]
+		fl := *flags.at(v)
 		if fl&ctrlIn != 0 {
-			for _, p := range m.cin[m.cinStart[v]:m.cinStart[v+1]] {
-				if ops[p].unit != u {
+			for k, end := *mr.cinStart.at(v), *mr.cinStart.at(v + 1); k < end; k++ {
+				if ops.at(*mr.cin.at(k)).unit != u {
 					pending++
 				}
 			}
 		}
-		for t := outStart[v]; t < outStart[v+1]; t++ {
+		for t, tend := *outStart.at(v), *outStart.at(v + 1); t < tend; t++ {
 			// The entry of t: v, t, the devices it goes to (a mask in two
 			// halves), and the kernels it wakes on this device, counted
 			// and listed. The list is written branch-free and dropped if
 			// t stays on chip.
-			ext := b2i(consStart[t] == consStart[t+1])
+			cs, ce := *consStart.at(t), *consStart.at(t + 1)
+			ext := b2i(cs == ce)
 			var mask uint64
 			k := ko + 5
-			for j := consStart[t]; j < consStart[t+1]; j++ { // index loops: the lists are short, slicing costs more
-				co := ops[cons[j]]
+			for j := cs; j < ce; j++ {
+				co := *ops.at(*cons.at(j))
 				out := b2i(co.unit != u)
 				remote := b2i(co.dev != dv)
 				ext |= out
 				mask |= uint64(remote) << (uint(co.dev) & 63)
-				planOut[k] = co.unit
+				*planOut.at(k) = co.unit
 				k += out &^ remote
 			}
 			if ext != 0 {
-				tref[t] = 0
-				us.alloc += m.tMem[t]
-				planOut[ko], planOut[ko+1], planOut[ko+2], planOut[ko+3], planOut[ko+4] = v, t, int32(uint32(mask)), int32(uint32(mask>>32)), k-ko-5
+				*tref.at(t) = 0
+				us.alloc += *mr.tMem.at(t)
+				*planOut.at(ko) = v
+				*planOut.at(ko + 1) = t
+				*planOut.at(ko + 2) = int32(uint32(mask))
+				*planOut.at(ko + 3) = int32(uint32(mask >> 32))
+				*planOut.at(ko + 4) = k - ko - 5
 				ko = k
 			} else {
-				tref[t] = notMat
-				internal += tBytes[t]
+				*tref.at(t) = notMat
+				internal += *tBytes.at(t)
 			}
 		}
-		fc := &m.fcost[v]
+		fc := mr.fcost.at(v)
 		comp += fc.compute
 		if b := fc.bytes - internal; b > 0 {
 			memT += float64(b) * m.classRate[fl>>classShift]
 		}
 		if fl&hasTemp != 0 {
-			us.temp += m.temp[v]
+			us.temp += *mr.temp.at(v)
 		}
 		if fl&ctrlOut != 0 {
-			planOut[ko], planOut[ko+1] = v, -1
+			*planOut.at(ko) = v
+			*planOut.at(ko + 1) = -1
 			ko += 2
 		}
 		us.topo = min(us.topo, v)
-		if s.prio != nil {
-			us.prio = max(us.prio, int32(s.prio[v]))
+		if prio != nil {
+			us.prio = max(us.prio, int32(prio[v]))
 		}
-		v = ops[v].next
+		v = ops.at(v).next
 		if v == u {
 			break
 		}
 	}
-	planIn[us.pin], planOut[us.pout] = ki-us.pin-1, ko-us.pout-1
+	*planIn.at(us.pin) = ki - us.pin - 1
+	*planOut.at(us.pout) = ko - us.pout - 1
 	s.nIn, s.nOut = ki, ko
 	us.alloc += us.temp
 	us.dur = m.launch + max(comp, memT)
-	ops[u].pending = pending
-	s.uslot[u] = int32(len(s.units))
-	s.units = append(s.units, us) // never grows: a fused kernel has at least two ops
+	ops.at(u).pending = pending
+	slot := int32(len(s.units))
+	*s.r.uslot.at(u) = slot
+	s.units = s.units[:slot+1] // never grows past its capacity: a fused kernel has at least two ops
+	*s.r.units.at(slot) = us
 }
 
 // ------------------------------------------------------------ queues
@@ -921,7 +958,7 @@ func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 		s.arrive(x, now)
 		return
 	}
-	if s.ops[task].next == task {
+	if s.r.ops.at(task).next == task {
 		s.finishOp(task, now, transferPrio)
 		return
 	}
@@ -931,38 +968,36 @@ func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 // finishOp is finishUnit for an op that runs alone: no input or consumer
 // is inside its kernel, and all its outputs are materialized.
 func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
-	m := s.m
-	ops, tref := s.ops, s.tref
-	// An index loop over the inputs, not a range over a subslice: an op
-	// has one or two inputs, fewer than a slicing costs.
-	in, consStart, cons := m.in, m.consStart, m.cons
-	fl := m.flags[v]
-	dv := ops[v].dev
+	mr := &s.m.r
+	ops, tref := s.r.ops, s.r.tref
+	in, consStart, cons, tMem := mr.in, mr.consStart, mr.cons, mr.tMem
+	fl := *mr.flags.at(v)
+	dv := ops.at(v).dev
 	s.finished++
 	var freed int64
 	if fl&hasTemp != 0 {
-		freed = m.temp[v]
+		freed = *mr.temp.at(v)
 	}
-	for k := m.inStart[v]; k < m.inStart[v+1]; k++ {
-		e := in[k]
-		if ops[e.p].dev != dv {
+	for k, end := *mr.inStart.at(v), *mr.inStart.at(v + 1); k < end; k++ {
+		e := *in.at(k)
+		if ops.at(e.p).dev != dv {
 			freed += s.releaseCopy(e.t, dv)
 			continue
 		}
-		r := tref[e.t] - 1
-		tref[e.t] = r
-		b := m.tMem[e.t]
+		rt := tref.at(e.t)
+		r := *rt - 1
+		*rt = r
+		b := *tMem.at(e.t)
 		if r != 0 {
 			b = 0
 		}
 		freed += b
 	}
-	for t := m.outStart[v]; t < m.outStart[v+1]; t++ {
-		cs, ce := consStart[t], consStart[t+1]
+	for t, tend := *mr.outStart.at(v), *mr.outStart.at(v + 1); t < tend; t++ {
 		var mask uint64
 		local := int32(0)
-		for j := cs; j < ce; j++ {
-			co := ops[cons[j]]
+		for j, ce := *consStart.at(t), *consStart.at(t + 1); j < ce; j++ {
+			co := *ops.at(*cons.at(j))
 			if co.dev != dv {
 				mask |= 1 << (uint(co.dev) & 63)
 			} else {
@@ -974,9 +1009,9 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 		if mask != 0 {
 			ref += s.send(t, v, dv, mask, now, transferPrio)
 		}
-		tref[t] = ref
+		*tref.at(t) = ref
 		if ref == 0 {
-			freed += m.tMem[t]
+			freed += *tMem.at(t)
 		}
 	}
 	if fl&ctrlOut != 0 {
@@ -1024,51 +1059,47 @@ func (s *Simulator) signalControl(v, u int32, now float64) {
 // hands over its stored outputs, and wakes its successors, as listed by
 // initUnit. (finishOp is the same for an op that runs alone.)
 func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
-	m := s.m
-	// Slices hoisted into locals: Go reloads a field through s on every
-	// access otherwise, and this is the simulator's hottest loop.
-	ops, tref, tMem := s.ops, s.tref, m.tMem
-	dv := ops[u].dev
+	ops, tref, tMem, planIn, planOut := s.r.ops, s.r.tref, s.m.r.tMem, s.r.planIn, s.r.planOut
+	dv := ops.at(u).dev
 	s.finished++
-	us := &s.units[s.uslot[u]]
+	us := s.r.units.at(*s.r.uslot.at(u))
 	freed := us.temp
 	pin, pout := us.pin, us.pout
-	planIn := s.planIn
-	for k, end := pin+1, pin+1+planIn[pin]; k < end; k++ {
-		x := planIn[k]
+	for k, end := pin+1, pin+1+*planIn.at(pin); k < end; k++ {
+		x := *planIn.at(k)
 		if x < 0 { // a copy received
 			freed += s.releaseCopy(^x, dv)
 			continue
 		}
-		r := tref[x] - 1
-		tref[x] = r
-		b := tMem[x]
+		rt := tref.at(x)
+		r := *rt - 1
+		*rt = r
+		b := *tMem.at(x)
 		if r != 0 {
 			b = 0
 		}
 		freed += b
 	}
-	outs := s.planOut[pout+1 : pout+1+s.planOut[pout]]
-	for k := 0; k+1 < len(outs); {
-		v, t := outs[k], outs[k+1]
+	for k, end := pout+1, pout+1+*planOut.at(pout); k < end; {
+		v, t := *planOut.at(k), *planOut.at(k + 1)
 		if t < 0 {
 			s.signalControl(v, u, now)
 			k += 2
 			continue
 		}
-		mask := uint64(uint32(outs[k+2])) | uint64(uint32(outs[k+3]))<<32
-		local := outs[k+4]
+		mask := uint64(uint32(*planOut.at(k + 2))) | uint64(uint32(*planOut.at(k + 3)))<<32
+		local := *planOut.at(k + 4)
 		k += 5
-		for end := k + int(local); k < end; k++ { // an index loop: lists are short, slicing costs more
-			s.signal(outs[k], now)
+		for lend := k + local; k < lend; k++ {
+			s.signal(*planOut.at(k), now)
 		}
 		ref := local
 		if mask != 0 {
 			ref += s.send(t, v, dv, mask, now, transferPrio)
 		}
-		tref[t] = ref
+		*tref.at(t) = ref
 		if ref == 0 {
-			freed += tMem[t]
+			freed += *tMem.at(t)
 		}
 	}
 	s.mem[dv] -= freed
@@ -1089,7 +1120,7 @@ func (s *Simulator) signalSlow(u int32, now float64) {
 	if u >= s.pfNext {
 		s.warm(u)
 	}
-	o := &s.ops[u]
+	o := s.r.ops.at(u)
 	if o.pending == notReady {
 		s.initUnit(u)
 	}
