@@ -280,9 +280,11 @@ func (s *Simulator) fuse() {
 	m := s.m
 	n := m.n
 	mr := &m.r
-	// fs holds the state of the groups fused so far, at their roots; a
-	// lone op's is the Model's (fuseInit), so nothing is copied per run.
-	ops, fs, lone := s.r.ops, s.r.fs, mr.fuseInit
+	// fs holds each group's state at its root, a lone op's to begin with
+	// (copied: reading the Model's for lone ops instead costs a branch
+	// that mispredicts more than the copy costs).
+	ops, fs := s.r.ops, s.r.fs
+	copy(s.fs[:n], m.fuseInit)
 	order, all := s.fusionOrder()
 	fusion := s.fusion
 	maxSize := m.Opts.maxFusion()
@@ -315,13 +317,7 @@ func (s *Simulator) fuse() {
 			if a == b {
 				continue
 			}
-			fa, fb := *lone.at(a), *lone.at(b)
-			if ops.at(a).next != a {
-				fa = *fs.at(a)
-			}
-			if ops.at(b).next != b {
-				fb = *fs.at(b)
-			}
+			fa, fb := *fs.at(a), *fs.at(b)
 			if fa.size+fb.size > maxSize {
 				continue
 			}
@@ -376,7 +372,7 @@ func (s *Simulator) warmFuse(c int32) int32 {
 		x += int64(s.ops[v].unit)
 	}
 	for v := a; v < b; v += 5 {
-		x += int64(m.fuseInit[v].size)
+		x += int64(s.fs[v].size)
 	}
 	for v := a; v < b; v += 16 {
 		x += int64(m.inStart[v]) + int64(m.predStart[v]) + int64(m.succStart[v]) + int64(m.flags[v])
@@ -752,13 +748,11 @@ func makeEntry(ready float64, prio, topo, task int32) entry {
 func (e *entry) task() int32 { return int32(uint32(e.key)) }
 
 func (a *entry) before(b *entry) bool {
-	if a.prio != b.prio {
-		return a.prio > b.prio
-	}
-	if a.ready != b.ready {
-		return a.ready < b.ready
-	}
-	return a.key < b.key
+	// (prio desc, ready, key) in one expression without short cuts: the
+	// comparisons compile to flag moves, and only the caller branches.
+	pg, pe := b2i(a.prio > b.prio), b2i(a.prio == b.prio)
+	rl, re := b2i(a.ready < b.ready), b2i(a.ready == b.ready)
+	return pg|pe&(rl|re&b2i(a.key < b.key)) != 0
 }
 
 // push queues e on resource res.
@@ -874,7 +868,7 @@ type event struct {
 
 // before orders events by (time, resource).
 func (a event) before(b event) bool {
-	return a.t < b.t || a.t == b.t && a.r < b.r
+	return b2i(a.t < b.t)|b2i(a.t == b.t)&b2i(a.r < b.r) != 0 // no short cut: one branch, the caller's
 }
 
 // evPush adds the event that resource res finishes at t. The events are
