@@ -128,7 +128,7 @@ func runSearch(ctx context.Context, s *learn.Search, p *optimize.Problem, ref *o
 
 // learnedReport adds a learned method's row to the comparison, builds the
 // result file's content, and writes it to out ("" = none).
-func learnedReport(method string, p *optimize.Problem, b report.Baselines, res *optimize.Result, refName string, refStep float64, elapsed time.Duration, curve any, seed uint64, out string) (SearchReport, error) {
+func learnedReport(method string, p *optimize.Problem, b report.Baselines, res *optimize.Result, refName string, refStep float64, elapsed time.Duration, curve, training any, seed uint64, out string) (SearchReport, error) {
 	row := report.BaselinesRow{Method: method, SearchTime: elapsed.Seconds()}
 	fillRow(&row, res, p)
 	b.Rows = append(b.Rows, row)
@@ -146,7 +146,7 @@ func learnedReport(method string, p *optimize.Problem, b report.Baselines, res *
 		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
 		Reference: refName, RefStep: refStep, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
 		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
-		Decision: decision.NewFile(g, p.Devices(), res.Decision), Curve: curve,
+		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
 	}}
 	// Written even after Ctrl-C: the best result so far is kept.
 	if out != "" {

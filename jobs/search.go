@@ -91,7 +91,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport("go", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, o.Seed, o.Out)
+	rep, err := learnedReport("go", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, s.Settings(), o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}

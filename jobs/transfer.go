@@ -362,7 +362,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport(z.Name(), p, b, res, refName, refStep, time.Since(start), nil, o.Seed, o.Out)
+	rep, err := learnedReport(z.Name(), p, b, res, refName, refStep, time.Since(start), nil, nil, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}
@@ -389,7 +389,7 @@ func Finetune(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, fmt.Errorf("finetune: %w", err)
 	}
-	rep, err := learnedReport("go-finetune", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, o.Seed, o.Out)
+	rep, err := learnedReport("go-finetune", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, s.Settings(), o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}

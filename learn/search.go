@@ -131,6 +131,66 @@ type Search struct {
 
 var _ optimize.Optimizer = (*Search)(nil)
 
+// SearchSettings are the knobs a Search runs with, its defaults resolved;
+// the result files of placer search and finetune record them.
+type SearchSettings struct {
+	Samples  int            `json:"samples"`          // rollout size K
+	Warmup   int            `json:"warmup_max_steps"` // imitation steps at most; -1 = none
+	Moves    float64        `json:"anchor_moves"`     // changes per task a sample starts from; -1 = no anchor bonus
+	MaxUnits int            `json:"max_units"`        // decision units at most
+	Refine   int            `json:"refine_passes"`    // refinement passes per step
+	Anchored bool           `json:"anchored"`         // refinement conditioned on the incumbent
+	PPO      ppo.Settings   `json:"ppo"`              // with ppo's defaults filled in
+	Policy   *policy.Config `json:"policy,omitempty"` // the network (nil before Optimize made one)
+}
+
+// Settings returns the knobs s runs with, defaults resolved.
+func (s *Search) Settings() SearchSettings {
+	st := SearchSettings{Samples: s.samples(), Warmup: s.warmup(), Moves: s.Moves, MaxUnits: s.MaxUnits,
+		Refine: max(s.Refine, 1), Anchored: !s.NoAnchor, PPO: s.ppoSettings().Filled()}
+	if st.Moves == 0 {
+		st.Moves = DefaultMoves
+	}
+	if st.Moves < 0 {
+		st.Moves = -1
+	}
+	if st.MaxUnits <= 0 {
+		st.MaxUnits = MaxUnits
+	}
+	if s.Policy != nil {
+		c := s.Policy.Config()
+		st.Policy = &c
+	}
+	return st
+}
+
+// samples is the rollout size K.
+func (s *Search) samples() int {
+	if s.Samples <= 0 {
+		return 16
+	}
+	return s.Samples
+}
+
+// warmup is the most imitation steps, or -1 for none.
+func (s *Search) warmup() int {
+	switch {
+	case s.Warmup == 0:
+		return 200
+	case s.Warmup < 0:
+		return -1
+	}
+	return s.Warmup
+}
+
+// ppoSettings are the PPO settings (DefaultPPO when none are set).
+func (s *Search) ppoSettings() ppo.Settings {
+	if s.PPO == (ppo.Settings{}) {
+		return DefaultPPO
+	}
+	return s.PPO
+}
+
 func init() { optimize.MustRegister("go", func() optimize.Optimizer { return &Search{} }) }
 
 // Name implements optimize.Optimizer.
@@ -219,20 +279,11 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	if s.RefStep <= 0 {
 		return nil, errors.New("go: reference step time is zero")
 	}
-	k := s.Samples
-	if k <= 0 {
-		k = 16
-	}
+	k := s.samples()
 	rng := rand.New(rand.NewPCG(st.Seed, 0x9e3779b97f4a7c15))
 	opt := &ppo.Adam{}
-	settings := s.PPO
-	if settings == (ppo.Settings{}) {
-		settings = DefaultPPO
-	}
-	warm := s.Warmup
-	if warm == 0 {
-		warm = 200
-	}
+	settings := s.ppoSettings()
+	warm := s.warmup()
 	s.Curve = s.Curve[:0]
 	if ctx.Err() != nil {
 		return tr.Result(ctx, ref)

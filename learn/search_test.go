@@ -9,6 +9,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
+	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/roofline"
 )
 
@@ -145,5 +146,25 @@ func TestSearchDeterministicAndCancellable(t *testing.T) {
 	r := run(ctx)
 	if r.Stats.Status != optimize.Cancelled || len(r.Decision.Device) != g.NumOps() {
 		t.Fatalf("cancelled run: status %v, decision of %d ops", r.Stats.Status, len(r.Decision.Device))
+	}
+}
+
+// TestSearchSettings: the settings a result file records are the ones a
+// Search runs with, defaults resolved.
+func TestSearchSettings(t *testing.T) {
+	st := (&Search{}).Settings()
+	if st.Samples != 16 || st.Warmup != 200 || st.Moves != DefaultMoves || st.MaxUnits != MaxUnits || st.Refine != 1 || !st.Anchored || st.Policy != nil {
+		t.Errorf("defaults: %+v", st)
+	}
+	if st.PPO != DefaultPPO.Filled() || st.PPO.ClipEps != 0.2 || st.PPO.Epochs != 4 {
+		t.Errorf("default PPO: %+v", st.PPO)
+	}
+	s := &Search{Samples: 4, Warmup: -3, Moves: -2, Refine: 3, NoAnchor: true, MaxUnits: 100, PPO: ppo.Settings{Epochs: 2}}
+	st = s.Settings()
+	if st.Samples != 4 || st.Warmup != -1 || st.Moves != -1 || st.Refine != 3 || st.Anchored || st.MaxUnits != 100 {
+		t.Errorf("set: %+v", st)
+	}
+	if st.PPO.Epochs != 2 || st.PPO.LearningRate != 3e-3 { // ppo's own defaults fill the rest
+		t.Errorf("set PPO: %+v", st.PPO)
 	}
 }

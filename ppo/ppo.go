@@ -17,18 +17,22 @@ import (
 
 // Settings are PPO's knobs. The zero value of a field means its default.
 type Settings struct {
-	LearningRate float64 // Adam step size; 0 = 3e-3
-	Epochs       int     // passes over each rollout; 0 = 3 (GDP: 5)
-	Minibatches  int     // minibatches per epoch; 0 = 1 (the whole rollout)
-	ClipEps      float64 // ratio clip; 0 = 0.2 (GDP)
-	EntropyCoef  float64 // entropy bonus per node; 0 = 0.01 (GDP: 0.05); negative = none
-	ValueCoef    float64 // value-loss weight; 0 = 0.5; negative = no value head training
-	MaxGradNorm  float64 // global gradient norm clip; 0 = 1.0; negative = no clipping
+	LearningRate float64 `json:"learning_rate"` // Adam step size; 0 = 3e-3
+	Epochs       int     `json:"epochs"`        // passes over each rollout; 0 = 3 (GDP: 5)
+	Minibatches  int     `json:"minibatches"`   // minibatches per epoch; 0 = 1 (the whole rollout)
+	ClipEps      float64 `json:"clip_eps"`      // ratio clip; 0 = 0.2 (GDP)
+	EntropyCoef  float64 `json:"entropy_coef"`  // entropy bonus per node; 0 = 0.01 (GDP: 0.05); negative = none
+	ValueCoef    float64 `json:"value_coef"`    // value-loss weight; 0 = 0.5; negative = no value head training
+	MaxGradNorm  float64 `json:"max_grad_norm"` // global gradient norm clip; 0 = 1.0; negative = no clipping
 	// TargetKL stops the epochs of a rollout early when the approximate KL
 	// divergence from the sampling policy exceeds it; 0 = 0.05; negative =
 	// never.
-	TargetKL float64
+	TargetKL float64 `json:"target_kl"`
 }
+
+// Filled is s with every zero field replaced by its default: the settings
+// Update runs with.
+func (s Settings) Filled() Settings { return s.filled() }
 
 func (s Settings) filled() Settings {
 	def := func(p *float64, v float64) {

@@ -39,5 +39,9 @@ type Result struct {
 	SearchTime  float64       `json:"search_time_s"`
 	Status      string        `json:"status"`
 	Decision    decision.File `json:"decision"`
-	Curve       any           `json:"curve,omitempty"`
+	// Training holds the learned methods' knobs, defaults resolved (the
+	// rollout size, warm-up, PPO settings and network), so that a result
+	// says how it was made; with the seed they reproduce it.
+	Training any `json:"training,omitempty"`
+	Curve    any `json:"curve,omitempty"`
 }

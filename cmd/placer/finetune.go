@@ -39,6 +39,10 @@ default-model' trains it). The model must decide the tasks asked for.`,
 			if o.Steps == 0 && o.Time == 0 {
 				return usagef("--steps 0 needs --time")
 			}
+			var err error
+			if o.PPO, err = o.ppo.settings(); err != nil {
+				return err
+			}
 			bar := &lazyBar{w: s.Err, what: "finetune"}
 			o.progress(s, &bar)
 			rep, err := jobs.Finetune(cmd.Context(), o.TransferOptions)

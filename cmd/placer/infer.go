@@ -12,6 +12,7 @@ import (
 
 type transferOptions struct {
 	jobs.TransferOptions
+	ppo   ppoFlags // finetune's
 	JSON  bool
 	quiet bool
 }
@@ -115,6 +116,7 @@ func (o *transferOptions) flags(cmd *cobra.Command, finetune bool) {
 		f.IntVar(&o.Steps, "steps", 50, "PPO steps (unlimited when only --time is given)")
 		f.DurationVar(&o.Time, "time", 0, "stop fine-tuning after this wall time (e.g. 60s)")
 		f.IntVar(&o.Warmup, "warmup", 0, "imitation steps on the reference before PPO (default none)")
+		addPPOFlags(cmd, &o.ppo)
 	} else {
 		f.IntVar(&o.Samples, "samples", 16, "decisions sampled besides the most likely one")
 	}

@@ -20,6 +20,7 @@ type pretrainOptions struct {
 	workloads string
 	extraGPUs []int
 	policy    string
+	ppo       ppoFlags
 	JSON      bool
 	quiet     bool
 }
@@ -109,6 +110,9 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 				return usagef("%v", err)
 			}
 			o.Policy = cfg
+			if o.PPO, err = o.ppo.settings(); err != nil {
+				return err
+			}
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "pretrain"}
@@ -135,6 +139,7 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "imitation steps on the references before PPO (default 30 per graph; -1 = none)")
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
 	f.StringVar(&o.policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
+	addPPOFlags(cmd, &o.ppo)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")
 	f.StringVarP(&o.Out, "out", "o", "", "the model `FILE` to write")
