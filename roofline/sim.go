@@ -329,7 +329,7 @@ func (s *Simulator) fuse() {
 						cnt += b2i(ops.at(*preds.at(k)).unit == a)
 					}
 				} else {
-					cnt = s.edgesBetween(a, b, fa.size <= fb.size)
+					cnt = s.edgesBetween(a, b)
 				}
 				if cnt != fa.extOut && cnt != fb.extIn {
 					continue
@@ -392,11 +392,11 @@ func (s *Simulator) warmFuse(c int32) int32 {
 
 // edgesBetween counts the distinct op pairs (u in a, v in b) with an edge
 // u -> v, walking the smaller group.
-func (s *Simulator) edgesBetween(a, b int32, aSmaller bool) int32 {
+func (s *Simulator) edgesBetween(a, b int32) int32 {
 	m := s.m
 	ops := s.ops
 	cnt := int32(0)
-	if aSmaller {
+	if s.fs[a].size <= s.fs[b].size {
 		u := a
 		for {
 			for _, v := range m.succs[m.succStart[u]:m.succStart[u+1]] {
