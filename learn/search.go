@@ -137,7 +137,7 @@ type SearchSettings struct {
 	Samples  int            `json:"samples"`          // rollout size K
 	Warmup   int            `json:"warmup_max_steps"` // imitation steps at most; -1 = none
 	Moves    float64        `json:"anchor_moves"`     // changes per task a sample starts from; -1 = no anchor bonus
-	MaxUnits int            `json:"max_units"`        // decision units at most
+	MaxUnits int            `json:"max_units"`        // decision units at most; -1 = one per co-location group
 	Refine   int            `json:"refine_passes"`    // refinement passes per step
 	Anchored bool           `json:"anchored"`         // refinement conditioned on the incumbent
 	PPO      ppo.Settings   `json:"ppo"`              // with ppo's defaults filled in
@@ -154,8 +154,11 @@ func (s *Search) Settings() SearchSettings {
 	if st.Moves < 0 {
 		st.Moves = -1
 	}
-	if st.MaxUnits <= 0 {
+	switch {
+	case st.MaxUnits == 0:
 		st.MaxUnits = MaxUnits
+	case st.MaxUnits < 0:
+		st.MaxUnits = -1
 	}
 	if s.Policy != nil {
 		c := s.Policy.Config()
@@ -259,9 +262,12 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		ref = p.Complete(decision.Decision{})
 	}
 	ref = p.Complete(ref)
-	units, err := Units(p, pol.Config(), ref, s.MaxUnits, st.Seed)
-	if err != nil {
-		return nil, err
+	var units []int32 // nil: one unit per co-location group
+	if s.MaxUnits >= 0 {
+		var err error
+		if units, err = Units(p, pol.Config(), ref, s.MaxUnits, st.Seed); err != nil {
+			return nil, err
+		}
 	}
 	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
 	if err != nil {

@@ -164,6 +164,9 @@ func TestSearchSettings(t *testing.T) {
 	if st.Samples != 4 || st.Warmup != -1 || st.Moves != -1 || st.Refine != 3 || st.Anchored || st.MaxUnits != 100 {
 		t.Errorf("set: %+v", st)
 	}
+	if st := (&Search{MaxUnits: -5}).Settings(); st.MaxUnits != -1 {
+		t.Errorf("negative MaxUnits: %d, want -1 (no contraction)", st.MaxUnits)
+	}
 	if st.PPO.Epochs != 2 || st.PPO.LearningRate != 3e-3 { // ppo's own defaults fill the rest
 		t.Errorf("set PPO: %+v", st.PPO)
 	}
