@@ -93,17 +93,14 @@ type Model struct {
 // modelViews are raw views (raw.go) of the Model's per-op and per-tensor
 // arrays, set once by NewModel.
 type modelViews struct {
-	fcost                        raw[opFused]
-	flags                        raw[uint8]
-	param, temp, tBytes, tMem    raw[int64]
-	in                           raw[inEdge]
-	inStart, outStart            raw[int32]
-	consStart, cons              raw[int32]
-	predStart, preds             raw[int32]
-	succStart, succs             raw[int32]
-	cinStart, cin, coutStart, co raw[int32]
-	indeg                        raw[int32]
-	fuseInit                     raw[fuseState]
+	fcost              raw[opFused]
+	flags              raw[uint8]
+	temp, tBytes, tMem raw[int64]
+	in                 raw[inEdge]
+	inStart, outStart  raw[int32]
+	consStart, cons    raw[int32]
+	predStart, preds   raw[int32]
+	cinStart, cin      raw[int32]
 }
 
 // Op flags.
@@ -257,11 +254,9 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
-		fcost: rawOf(m.fcost), flags: rawOf(m.flags), param: rawOf(m.param), temp: rawOf(m.temp),
-		tBytes: rawOf(m.tBytes), tMem: rawOf(m.tMem), in: rawOf(m.in), inStart: rawOf(m.inStart), outStart: rawOf(m.outStart),
-		consStart: rawOf(m.consStart), cons: rawOf(m.cons), predStart: rawOf(m.predStart), preds: rawOf(m.preds),
-		succStart: rawOf(m.succStart), succs: rawOf(m.succs), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
-		coutStart: rawOf(m.coutStart), co: rawOf(m.cout), indeg: rawOf(m.indeg), fuseInit: rawOf(m.fuseInit),
+		fcost: rawOf(m.fcost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), tMem: rawOf(m.tMem),
+		in: rawOf(m.in), inStart: rawOf(m.inStart), outStart: rawOf(m.outStart), consStart: rawOf(m.consStart), cons: rawOf(m.cons),
+		predStart: rawOf(m.predStart), preds: rawOf(m.preds), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
 	}
 	return m, nil
 }

@@ -90,7 +90,6 @@ type simViews struct {
 	units           raw[unitState]
 	fs              raw[fuseState]
 	uslot, tref     raw[int32]
-	xbase           raw[int32]
 	planIn, planOut raw[int32]
 }
 
@@ -155,7 +154,7 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 	}
 	s.r = simViews{
 		ops: rawOf(s.ops), units: rawOf(s.units[:cap(s.units)]), fs: rawOf(s.fs), uslot: rawOf(s.uslot),
-		tref: rawOf(s.tref), xbase: rawOf(s.xbase), planIn: rawOf(s.planIn), planOut: rawOf(s.planOut),
+		tref: rawOf(s.tref), planIn: rawOf(s.planIn), planOut: rawOf(s.planOut),
 	}
 	return s
 }
@@ -718,9 +717,9 @@ func (s *Simulator) initUnit(u int32) {
 	us.dur = m.launch + max(comp, memT)
 	ops.at(u).pending = pending
 	slot := int32(len(s.units))
-	*s.r.uslot.at(u) = slot
+	*sr.uslot.at(u) = slot
 	s.units = s.units[:slot+1] // never grows past its capacity: a fused kernel has at least two ops
-	*s.r.units.at(slot) = us
+	*sr.units.at(slot) = us
 }
 
 // ------------------------------------------------------------ queues

@@ -2,9 +2,34 @@ package main
 
 import (
 	"github.com/placer/placer/learn"
+	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
 	"github.com/spf13/cobra"
 )
+
+// trainFlags are what a command that trains a new policy reads: its
+// network (--policy) and PPO's knobs.
+type trainFlags struct {
+	policy string
+	ppo    ppoFlags
+}
+
+// addTrainFlags binds t's flags to cmd.
+func addTrainFlags(cmd *cobra.Command, t *trainFlags) {
+	cmd.Flags().StringVar(&t.policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
+	addPPOFlags(cmd, &t.ppo)
+}
+
+// parse returns the network's configuration (nil = defaults) and the PPO
+// settings, or a usage error.
+func (t *trainFlags) parse() (*policy.Config, ppo.Settings, error) {
+	cfg, err := policyConfig(t.policy)
+	if err != nil {
+		return nil, ppo.Settings{}, usagef("%v", err)
+	}
+	set, err := t.ppo.settings()
+	return cfg, set, err
+}
 
 // ppoFlags are PPO's knobs (ppo.Settings) as flags, defaulting to the
 // settings learn uses (learn.DefaultPPO), where 0 means "none" for the

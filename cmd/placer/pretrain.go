@@ -19,8 +19,7 @@ type pretrainOptions struct {
 	jobs.PretrainOptions
 	workloads string
 	extraGPUs []int
-	policy    string
-	ppo       ppoFlags
+	train     trainFlags
 	JSON      bool
 	quiet     bool
 }
@@ -105,12 +104,8 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 					return usagef("--extra-gpus: %d; want counts of 1 to 8 other than --gpus", n)
 				}
 			}
-			cfg, err := policyConfig(o.policy)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			o.Policy = cfg
-			if o.PPO, err = o.ppo.settings(); err != nil {
+			var err error
+			if o.Policy, o.PPO, err = o.train.parse(); err != nil {
 				return err
 			}
 			if !o.quiet {
@@ -138,8 +133,7 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K)")
 	f.IntVar(&o.Warmup, "warmup", 0, "imitation steps on the references before PPO (default 30 per graph; -1 = none)")
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
-	f.StringVar(&o.policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
-	addPPOFlags(cmd, &o.ppo)
+	addTrainFlags(cmd, &o.train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")
 	f.StringVarP(&o.Out, "out", "o", "", "the model `FILE` to write")

@@ -14,8 +14,7 @@ import (
 type searchOptions struct {
 	jobs.SearchOptions
 	methods string
-	policy  string
-	ppo     ppoFlags
+	train   trainFlags
 	JSON    bool
 	quiet   bool
 }
@@ -54,12 +53,8 @@ search statistics, the seed and the learning curve; 'placer eval
 			if o.methods != "" {
 				o.Methods = strings.Split(o.methods, ",")
 			}
-			cfg, err := policyConfig(o.policy)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			o.Policy = cfg
-			if o.PPO, err = o.ppo.settings(); err != nil {
+			var err error
+			if o.Policy, o.PPO, err = o.train.parse(); err != nil {
 				return err
 			}
 			if !o.quiet {
@@ -83,9 +78,8 @@ search statistics, the seed and the learning curve; 'placer eval
 	f.StringVar(&o.methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	f.StringVar(&o.policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
 	f.IntVar(&o.Warmup, "warmup", 0, "most imitation steps on the reference before PPO (default 200; -1 = none)")
-	addPPOFlags(cmd, &o.ppo)
+	addTrainFlags(cmd, &o.train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
 	f.StringVar(&o.Plot, "plot", "", "plot the learning curve to `FILE` (.png, .svg or .pdf)")
