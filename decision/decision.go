@@ -66,18 +66,45 @@ func (e *Error) Error() string {
 // Co-location and memory are not checked here: a decision that breaks
 // them is valid input whose evaluation reports the violation.
 func (d Decision) Validate(g *graph.Graph, devices int) error {
-	n := g.NumOps()
-	if devices < 1 {
-		return &Error{Field: "device", Msg: fmt.Sprintf("cluster has %d devices", devices)}
-	}
-	if len(d.Device) != n {
-		return &Error{Field: "device", Msg: fmt.Sprintf("has %d entries, graph %q has %d ops", len(d.Device), g.Name(), n)}
+	if err := d.validateDevices(g, devices); err != nil {
+		return err
 	}
 	for i, dev := range d.Device {
 		if dev < 0 || dev >= devices {
 			return &Error{Field: "device", Op: g.Op(i).Name, Msg: fmt.Sprintf("device %d does not exist (cluster has devices 0..%d)", dev, devices-1)}
 		}
 	}
+	return d.validateLengths(g, devices)
+}
+
+// ValidateShape is Validate less the check that every op's device exists:
+// it checks the number of devices and the length of every field. It is
+// for a caller that reads every op's device anyway (a simulator placing
+// the ops), checks each against the number of devices there, and asks
+// Validate for the error when one is out of range. When ValidateShape
+// fails, Validate fails too, with the error Validate gives.
+func (d Decision) ValidateShape(g *graph.Graph, devices int) error {
+	if err := d.validateDevices(g, devices); err != nil {
+		return err
+	}
+	return d.validateLengths(g, devices)
+}
+
+// validateDevices checks the number of devices and of per-op devices.
+func (d Decision) validateDevices(g *graph.Graph, devices int) error {
+	if devices < 1 {
+		return &Error{Field: "device", Msg: fmt.Sprintf("cluster has %d devices", devices)}
+	}
+	if n := g.NumOps(); len(d.Device) != n {
+		return &Error{Field: "device", Msg: fmt.Sprintf("has %d entries, graph %q has %d ops", len(d.Device), g.Name(), n)}
+	}
+	return nil
+}
+
+// validateLengths checks the lengths of the priorities, fusion priorities
+// and transfer priorities.
+func (d Decision) validateLengths(g *graph.Graph, devices int) error {
+	n := g.NumOps()
 	if d.Priority != nil && len(d.Priority) != n {
 		return &Error{Field: "priority", Msg: fmt.Sprintf("has %d entries, graph %q has %d ops", len(d.Priority), g.Name(), n)}
 	}

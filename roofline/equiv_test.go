@@ -15,7 +15,8 @@ import (
 // (ops are numbered in a shuffled order), whose tensors are not numbered
 // by producer, with ops of zero, one or several outputs, tensors nobody
 // consumes, control edges (some duplicated), co-location groups, temp and
-// parameter bytes, and optionally measured op and transfer times.
+// parameter bytes, views (alias ops), and optionally measured op and
+// transfer times.
 func messyDAG(n int, rng *rand.Rand, measured bool) *graph.Graph {
 	b := graph.NewBuilder("messy")
 	perm := rng.Perm(n) // topological rank -> op index
@@ -31,6 +32,7 @@ func messyDAG(n int, rng *rand.Rand, measured bool) *graph.Graph {
 		if rng.IntN(9) == 0 {
 			op.Colocation = fmt.Sprintf("g%d", rng.IntN(4))
 		}
+		op.Alias = rng.IntN(8) == 0 // a view: its outputs hold no memory of their own on its device
 		b.AddOp(op)
 	}
 	type pending struct {

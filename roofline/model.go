@@ -53,9 +53,9 @@ type Model struct {
 	fusible   []bool
 
 	// Per op, in topological numbering.
-	orig     []int32   // op -> graph op
-	identity bool      // the graph's numbering is the topological one
-	fcost    []opFused // the op's cost alone, and what it adds to a fused kernel
+	orig     []int32  // op -> graph op
+	identity bool     // the graph's numbering is the topological one
+	cost     []opCost // the op's compute time and memory traffic
 	param    []int64
 	temp     []int64     // read only for ops flagged hasTemp
 	flags    []uint8     // fuseCons, fuseProd, ctrlIn, ctrlOut, hasTemp; the class above
@@ -65,18 +65,24 @@ type Model struct {
 	in       []inEdge    // input tensors of each op and their producers
 	outStart []int32     // op -> its outputs, the tensors outStart[op]..outStart[op+1]-1
 	sources  []int32     // ops without dependencies, in order
-	fusers   []int32     // ops that may fuse into a producer, in order
+	// The candidate fusions: for each op that may fuse into a producer
+	// (fuseCons), in order, each of its distinct producers that may absorb
+	// it (fuseProd), in input order; fpStart[op] is where the op's begin.
+	fpairs  []fusePair
+	fpStart []int32
 	// distinct predecessors and successors (tensor and control edges), and
 	// control edges alone
 	predStart, preds, succStart, succs []int32
 	cinStart, cin, coutStart, cout     []int32
 	colocOps                           []int32 // graph ops that belong to a co-location group
 
-	classRate [8]float64 // seconds per byte of memory traffic by class (1 / (bw * eff_mem))
+	classRate   [8]float64 // seconds per byte of memory traffic by class (1 / (bw * eff_mem)); 0 for measured ops
+	classLaunch [8]float64 // launch overhead by class; 0 for measured ops
 
 	// Per tensor, numbered by producer.
 	tBytes    []int64   // size: what a transfer moves and a received copy holds
-	tMem      []int64   // memory on the producer's device: 0 for the outputs of alias ops (views)
+	views     bool      // some tensor is a view
+	view      []uint64  // bit t: tensor t is the output of an alias op (a view), which holds no memory of its own on its producer's device
 	tXfer     []float64 // measured transfer time, or -1
 	anyXfer   bool      // some tensor has a measured transfer time
 	tOrig     []int32   // tensor -> graph tensor
@@ -93,14 +99,17 @@ type Model struct {
 // modelViews are raw views (raw.go) of the Model's per-op and per-tensor
 // arrays, set once by NewModel.
 type modelViews struct {
-	fcost              raw[opFused]
-	flags              raw[uint8]
-	temp, tBytes, tMem raw[int64]
-	in                 raw[inEdge]
-	inStart, outStart  raw[int32]
-	consStart, cons    raw[int32]
-	predStart, preds   raw[int32]
-	cinStart, cin      raw[int32]
+	cost              raw[opCost]
+	flags             raw[uint8]
+	temp, tBytes      raw[int64]
+	view              raw[uint64]
+	in                raw[inEdge]
+	inStart, outStart raw[int32]
+	fpairs            raw[fusePair]
+	fpStart           raw[int32]
+	consStart, cons   raw[int32]
+	predStart, preds  raw[int32]
+	cinStart, cin     raw[int32]
 }
 
 // Op flags.
@@ -114,16 +123,21 @@ const (
 	measured   = 7               // the class of an op with a measured time
 )
 
-// opFused is what an op costs: what it adds to a fused kernel, its
-// compute time (or measured time) and memory traffic (bytes read +
-// written), and, precomputed for the simulator, what it costs when it
-// runs alone, all four in half a cache line.
-type opFused struct {
+// opCost is what an op costs: its compute time (or measured time) and its
+// memory traffic (bytes read + written). A fused kernel adds its members'
+// compute and external traffic; an op alone takes aloneTime. (Its alone
+// duration and allocation are not stored beside them: recomputed where
+// an op starts alone, from this record and the outputs the op's end reads
+// anyway, they cost a few instructions, where storing them doubled the
+// array that the run streams through the caches.)
+type opCost struct {
 	compute float64
 	bytes   int64
-	dur     float64 // duration alone: launch + max(compute, traffic / rate), or the measured time
-	alloc   int64   // bytes allocated when it starts alone: its temps and outputs
 }
+
+// fusePair is a candidate fusion: consumer c may join producer p's kernel
+// when the decision puts them on the same device and fusion allows it.
+type fusePair struct{ c, p int32 }
 
 // inEdge is one input of an op: the tensor and its producer.
 type inEdge struct{ t, p int32 }
@@ -142,10 +156,10 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		G: g, Cluster: c, Opts: opts, n: n, nt: nt, d: c.Devices,
 		opTime: make([]float64, n), opCompute: make([]float64, n), fusible: make([]bool, n),
 		orig: g.Topo(), identity: true,
-		fcost: make([]opFused, n), param: make([]int64, n), temp: make([]int64, n),
+		cost: make([]opCost, n), param: make([]int64, n), temp: make([]int64, n),
 		flags: make([]uint8, n), indeg: make([]int32, n), fuseInit: make([]fuseState, n),
 		inStart: make([]int32, n+1), outStart: make([]int32, n+1),
-		tBytes: make([]int64, 0, nt), tXfer: make([]float64, 0, nt), tOrig: make([]int32, 0, nt),
+		tBytes: make([]int64, 0, nt), view: make([]uint64, (nt+63)/64), tXfer: make([]float64, 0, nt), tOrig: make([]int32, 0, nt),
 		consStart: make([]int32, 1, nt+1), cons: make([]int32, 0, g.NumEdges()),
 		launch: h.Launch,
 	}
@@ -154,6 +168,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 	}
 	for k := range h.MemEff {
 		m.classRate[k] = 1 / (h.MemBandwidth * h.MemEff[k])
+		m.classLaunch[k] = h.Launch
 	}
 	pos := make([]int32, n) // graph op -> op
 	for v, i := range m.orig {
@@ -170,9 +185,9 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			m.tOrig = append(m.tOrig, t)
 			m.tBytes = append(m.tBytes, ts.Bytes)
 			if g.Op(ts.Producer).Alias {
-				m.tMem = append(m.tMem, 0)
-			} else {
-				m.tMem = append(m.tMem, ts.Bytes)
+				k := len(m.tBytes) - 1
+				m.view[k>>6] |= 1 << (k & 63)
+				m.views = true
 			}
 			xfer := -1.0
 			if ts.HasTransferTime {
@@ -223,25 +238,31 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			fl |= hasTemp
 		}
 		m.flags[v] = fl
-		alloc := op.TempBytes
-		for t := m.outStart[v]; t < m.outStart[v+1]; t++ {
-			alloc += m.tMem[t]
-		}
-		m.fcost[v] = opFused{compute: compute, bytes: bytes, dur: dur, alloc: alloc}
+		m.cost[v] = opCost{compute: compute, bytes: bytes}
 		m.param[v] = op.ParamBytes
 		m.temp[v] = op.TempBytes
 		m.indeg[v] = int32(len(g.Inputs(int(i))) + len(g.ControlPreds(int(i))))
 		if m.indeg[v] == 0 {
 			m.sources = append(m.sources, int32(v))
 		}
-		if fl&fuseCons != 0 {
-			m.fusers = append(m.fusers, int32(v))
-		}
 		m.fuseInit[v] = fuseState{size: 1, extIn: int32(len(g.Preds(int(i)))), extOut: int32(len(g.Succs(int(i))))}
 		for _, t := range g.Inputs(int(i)) {
 			m.in = append(m.in, inEdge{t: tpos[t], p: pos[g.Tensor(int(t)).Producer]})
 		}
 		m.inStart[v+1] = int32(len(m.in))
+	}
+	m.fpStart = make([]int32, n+1)
+	seen := make([]int32, n) // seen[p] = v+1: p is already a candidate producer of v
+	for v := range int32(n) {
+		if m.flags[v]&fuseCons != 0 {
+			for _, e := range m.in[m.inStart[v]:m.inStart[v+1]] {
+				if m.flags[e.p]&fuseProd != 0 && seen[e.p] != v+1 {
+					seen[e.p] = v + 1
+					m.fpairs = append(m.fpairs, fusePair{v, e.p})
+				}
+			}
+		}
+		m.fpStart[v+1] = int32(len(m.fpairs))
 	}
 	m.predStart, m.preds = m.csr(g.Preds, pos)
 	m.succStart, m.succs = m.csr(g.Succs, pos)
@@ -254,11 +275,32 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
-		fcost: rawOf(m.fcost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), tMem: rawOf(m.tMem),
+		cost: rawOf(m.cost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), view: rawOf(m.view),
 		in: rawOf(m.in), inStart: rawOf(m.inStart), outStart: rawOf(m.outStart), consStart: rawOf(m.consStart), cons: rawOf(m.cons),
+		fpairs: rawOf(m.fpairs), fpStart: rawOf(m.fpStart),
 		predStart: rawOf(m.predStart), preds: rawOf(m.preds), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
 	}
 	return m, nil
+}
+
+// memOf is the memory tensor t holds on its producer's device: its size,
+// or nothing for a view (the output of an alias op). One bit per tensor
+// says which (10 KB for 80,000 tensors, always in cache), in place of a
+// second per-tensor size array.
+func (m *Model) memOf(t int32) int64 {
+	b := *m.r.tBytes.at(t)
+	if m.views { // the same answer all run long: predicted
+		b &^= -int64(*m.r.view.at(t >> 6) >> (uint(t) & 63) & 1)
+	}
+	return b
+}
+
+// aloneTime is the duration of op v run alone: launch + max(compute,
+// traffic / rate), or its measured time (whose class has no launch and no
+// traffic rate, so the same expression gives it exactly).
+func (m *Model) aloneTime(v int32) float64 {
+	c, cl := m.r.cost.at(v), *m.r.flags.at(v)>>classShift
+	return m.classLaunch[cl] + max(c.compute, float64(c.bytes)*m.classRate[cl])
 }
 
 // csr renumbers the per-op lists of list into CSR arrays over the

@@ -702,7 +702,7 @@ func (s *refSimulator) finishUnit(u int32, now float64, transferPrio []int) {
 	// access otherwise, and this is the simulator's hottest loop.
 	ops, refcnt, mat := s.ops, s.refcnt, s.mat
 	inStart, inT, inP, outStart, outT := m.inStart, m.inT, m.inP, m.outStart, m.outT
-	consStart, cons, tBytes := m.consStart, m.cons, m.tBytes
+	consStart, cons, tBytes, tMem := m.consStart, m.cons, m.tBytes, m.tMem
 	dv := ops[u].dev
 	s.finished++
 	var freed int64
@@ -717,7 +717,7 @@ func (s *refSimulator) finishUnit(u int32, now float64, transferPrio []int) {
 			if ops[p].dev == dv {
 				refcnt[t]--
 				if refcnt[t] == 0 {
-					freed += tBytes[t]
+					freed += tMem[t]
 				}
 			} else {
 				x := s.findXfer(t, dv)
@@ -748,7 +748,7 @@ func (s *refSimulator) finishUnit(u int32, now float64, transferPrio []int) {
 			remote := int32(bits.OnesCount64(mask))
 			refcnt[t] = local + remote
 			if refcnt[t] == 0 {
-				freed += tBytes[t]
+				freed += tMem[t]
 			}
 			if remote > 0 {
 				s.xferBase[t] = int32(len(s.xT))
@@ -821,7 +821,7 @@ func (s *refSimulator) arrive(x int32, now float64) {
 	t, src, dst := s.xT[x], s.xSrc[x], s.xDst[x]
 	s.refcnt[t]--
 	if s.refcnt[t] == 0 {
-		s.free(src, m.tBytes[t], now)
+		s.free(src, m.tMem[t], now)
 	}
 	ref := int32(0)
 	for _, c := range m.consumers(int32(t)) {
@@ -903,14 +903,14 @@ func (s *refSimulator) dispatchSync(now float64) {
 
 func (s *refSimulator) startUnit(dv int32, u int32, now float64) {
 	m := s.m
-	ops, mat, tBytes, outStart, outT := s.ops, s.mat, m.tBytes, m.outStart, m.outT
+	ops, mat, tMem, outStart, outT := s.ops, s.mat, m.tMem, m.outStart, m.outT
 	var bytes int64
 	v := u
 	for {
 		bytes += m.opTemp[v]
 		for _, t := range outT[outStart[v]:outStart[v+1]] {
 			if mat[t] {
-				bytes += tBytes[t]
+				bytes += tMem[t]
 			}
 		}
 		v = ops[v].next
@@ -1043,6 +1043,7 @@ type refModel struct {
 	opParam    []int64
 	opTemp     []int64
 	tBytes     []int64
+	tMem       []int64   // memory on the producer's device: 0 for a view (the output of an alias op)
 	tXfer      []float64 // measured transfer time, or -1
 	consStart  []int32   // tensor -> range in cons
 	cons       []int32   // consumers of each tensor
@@ -1073,7 +1074,7 @@ func newRefModel(g *graph.Graph, c *Cluster, opts Options) (*refModel, error) {
 		opTime: make([]float64, n), opCompute: make([]float64, n), opMemRate: make([]float64, n),
 		opBytes: make([]int64, n), fuseCons: make([]bool, n), fuseProd: make([]bool, n),
 		opParam: make([]int64, n), opTemp: make([]int64, n),
-		tBytes: make([]int64, nt), tXfer: make([]float64, nt), tProd: make([]int32, nt),
+		tBytes: make([]int64, nt), tMem: make([]int64, nt), tXfer: make([]float64, nt), tProd: make([]int32, nt),
 		topo: g.Topo(), topoPos: make([]int32, n), launch: h.Launch,
 	}
 	for i := 0; i < n; i++ {
@@ -1103,6 +1104,10 @@ func newRefModel(g *graph.Graph, c *Cluster, opts Options) (*refModel, error) {
 	for t := 0; t < nt; t++ {
 		ts := g.Tensor(t)
 		m.tBytes[t] = ts.Bytes
+		m.tMem[t] = ts.Bytes
+		if g.Op(ts.Producer).Alias {
+			m.tMem[t] = 0
+		}
 		m.consStart[t+1] = m.consStart[t] + int32(len(ts.Consumers))
 		for _, c := range ts.Consumers {
 			m.cons = append(m.cons, int32(c))

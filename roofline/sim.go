@@ -168,16 +168,14 @@ var ErrDeadlock = errors.New("roofline: simulation deadlocked")
 // them (Result.Clone) to keep them.
 func (s *Simulator) Run(dec decision.Decision) (*evaluate.Result, error) {
 	m := s.m
-	if err := dec.Validate(m.G, m.d); err != nil {
-		return nil, err
+	if dec.ValidateShape(m.G, m.d) != nil {
+		return nil, dec.Validate(m.G, m.d) // placeAndFuse checks the devices
 	}
 	s.reset(dec.Priority == nil && (!m.Opts.SyncTransfers || dec.Transfer == nil), dec.Transfer == nil)
 	s.prio, s.pbuf = s.renumber(dec.Priority, s.pbuf)
 	s.fusion, s.fbuf = s.renumber(dec.Fusion, s.fbuf)
-	s.place(dec.Device)
-	s.kernels = m.n
-	if s.fusion != nil {
-		s.fuse()
+	if !s.placeAndFuse(dec.Device) {
+		return nil, dec.Validate(m.G, m.d) // a device that does not exist
 	}
 	for k := 0; k < m.d; k++ {
 		s.peak[k] = s.mem[k]
@@ -237,307 +235,6 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 	clear(s.res.LinkBytes)
 }
 
-// place puts every op on its device as a kernel of its own (fuse merges
-// them) and loads the devices with their parameters.
-func (s *Simulator) place(device []int) {
-	m := s.m
-	ops := s.ops[:m.n]
-	param, indeg := m.param[:len(ops)], m.indeg[:len(ops)]
-	mem := s.mem
-	if m.identity {
-		device = device[:len(ops)]
-		for i := range ops {
-			dv := int32(device[i])
-			ops[i] = opState{unit: int32(i), dev: dv, pending: indeg[i], next: int32(i)}
-			mem[dv] += param[i]
-		}
-		return
-	}
-	orig := m.orig[:len(ops)]
-	for i := range ops {
-		dv := int32(device[orig[i]])
-		ops[i] = opState{unit: int32(i), dev: dv, pending: indeg[i], next: int32(i)}
-		mem[dv] += param[i]
-	}
-}
-
-// ---------------------------------------------------------------- fusion
-
-// fuse forms the fused groups: ops take turns in decreasing fusion
-// priority (ties by topological index); an op of a fusible class joins
-// the group of each producer on its device with which fusing is legal.
-// Legality keeps the graph of groups acyclic with a sufficient test:
-// merging A (producer side) into B is allowed when every edge leaving A
-// enters B, or every edge entering B leaves A; then no path A -> X -> B
-// through a third group can exist.
-//
-// Every op carries the root of its group (groups only ever merge, and the
-// smaller one is relabelled, so a lookup is one load), and the members of
-// a group form a circular list. A fused group's root is marked notReady:
-// initUnit sets it up when it is first needed.
-func (s *Simulator) fuse() {
-	m := s.m
-	n := m.n
-	mr := &m.r
-	// fs holds each group's state at its root, a lone op's to begin with
-	// (copied: reading the Model's for lone ops instead costs a branch
-	// that mispredicts more than the copy costs).
-	ops, fs := s.r.ops, s.r.fs
-	copy(s.fs[:n], m.fuseInit)
-	order, all := s.fusionOrder()
-	fusion := s.fusion
-	maxSize := m.Opts.maxFusion()
-	flags, inStart, in, predStart, preds := mr.flags, mr.inStart, mr.in, mr.predStart, mr.preds
-	unions := 0
-	if all {
-		order = m.fusers // the topological order, less the ops that cannot initiate a fusion
-	}
-	next := int32(0) // topological fusion: warmFuse when c reaches it
-	for _, c := range order {
-		if all {
-			if c >= next {
-				next = s.warmFuse(c)
-			}
-			if fusion[c] < 0 { // m.fusers may all fuse: only the decision can veto
-				continue
-			}
-		} else if *flags.at(c)&fuseCons == 0 {
-			continue
-		}
-		oc := ops.at(c)
-		dc := oc.dev
-		for j, end := *inStart.at(c), *inStart.at(c + 1); j < end; j++ {
-			p := in.at(j).p
-			op := *ops.at(p)
-			if op.dev != dc || *flags.at(p)&fuseProd == 0 {
-				continue
-			}
-			a, b := op.unit, oc.unit
-			if a == b {
-				continue
-			}
-			fa, fb := *fs.at(a), *fs.at(b)
-			if fa.size+fb.size > maxSize {
-				continue
-			}
-			cnt := int32(1) // the edge p -> c is the only one leaving a or entering b
-			if fa.extOut != 1 && fb.extIn != 1 {
-				if fb.size == 1 { // b is c alone: count its predecessors in a
-					cnt = 0
-					for k, kend := *predStart.at(c), *predStart.at(c + 1); k < kend; k++ {
-						cnt += b2i(ops.at(*preds.at(k)).unit == a)
-					}
-				} else {
-					cnt = s.edgesBetween(a, b)
-				}
-				if cnt != fa.extOut && cnt != fb.extIn {
-					continue
-				}
-			}
-			// union: the larger group's root stays root
-			root, other := a, b
-			if fb.size > fa.size {
-				root, other = b, a
-			}
-			for v := other; ; {
-				ov := ops.at(v)
-				ov.unit = root
-				if v = ov.next; v == other {
-					break
-				}
-			}
-			*fs.at(root) = fuseState{size: fa.size + fb.size, extIn: fa.extIn + fb.extIn - cnt, extOut: fa.extOut + fb.extOut - cnt}
-			oa, ob := ops.at(a), ops.at(b)
-			oa.next, ob.next = ob.next, oa.next // splice the circular member lists
-			ops.at(root).pending = notReady
-			unions++
-		}
-	}
-	s.kernels = n - unions
-}
-
-// warmFuse warms what fuse reads of the ops warmLead ahead of c, for the
-// topological fusion order (see warm), and returns the op at which to call
-// it again.
-func (s *Simulator) warmFuse(c int32) int32 {
-	m := s.m
-	n := int32(m.n)
-	a, b := min(n, c+warmLead), min(n, c+warmLead+warmBlock)
-	if a == n {
-		return math.MaxInt32
-	}
-	var x int64
-	for v := a; v < b; v += 4 {
-		x += int64(s.ops[v].unit)
-	}
-	for v := a; v < b; v += 5 {
-		x += int64(s.fs[v].size)
-	}
-	for v := a; v < b; v += 16 {
-		x += int64(m.inStart[v]) + int64(m.predStart[v]) + int64(m.succStart[v]) + int64(m.flags[v])
-	}
-	for k := m.inStart[a]; k < m.inStart[b]; k += 8 {
-		x += int64(m.in[k].t)
-	}
-	for k := m.predStart[a]; k < m.predStart[b]; k += 16 {
-		x += int64(m.preds[k])
-	}
-	for k := m.succStart[a]; k < m.succStart[b]; k += 16 {
-		x += int64(m.succs[k])
-	}
-	s.sink += x
-	return b - warmLead
-}
-
-// edgesBetween counts the distinct op pairs (u in a, v in b) with an edge
-// u -> v, walking the smaller group.
-func (s *Simulator) edgesBetween(a, b int32) int32 {
-	m := s.m
-	ops := s.ops
-	cnt := int32(0)
-	if s.fs[a].size <= s.fs[b].size {
-		u := a
-		for {
-			for _, v := range m.succs[m.succStart[u]:m.succStart[u+1]] {
-				if ops[v].unit == b {
-					cnt++
-				}
-			}
-			u = ops[u].next
-			if u == a {
-				break
-			}
-		}
-		return cnt
-	}
-	v := b
-	for {
-		for _, u := range m.preds[m.predStart[v]:m.predStart[v+1]] {
-			if ops[u].unit == a {
-				cnt++
-			}
-		}
-		v = ops[v].next
-		if v == b {
-			break
-		}
-	}
-	return cnt
-}
-
-// fusionOrder returns the ops in fusion order: decreasing fusion priority,
-// ties in topological order. When the priorities never increase along the
-// topological order (the default fusion), that is the topological order
-// itself: it returns nil, true, and the caller walks the ops in order and
-// skips those of negative priority. Otherwise s.order receives the ops of
-// non-negative priority, by a counting sort when the priorities span a
-// small range (the usual case), a comparison sort otherwise.
-func (s *Simulator) fusionOrder() (order []int32, all bool) {
-	m := s.m
-	fusion := s.fusion
-	// First only whether the priorities never increase, the usual case,
-	// in a loop lighter than the one below.
-	last, sorted := math.MaxInt, true
-	for _, f := range fusion {
-		if f < 0 {
-			continue
-		}
-		if f > last {
-			sorted = false
-			break
-		}
-		last = f
-	}
-	if sorted {
-		return nil, true
-	}
-	lo, hi := math.MaxInt, math.MinInt
-	for _, f := range fusion {
-		if f >= 0 {
-			lo, hi = min(lo, f), max(hi, f)
-		}
-	}
-	s.order = s.order[:0]
-	span := hi - lo + 1
-	if span <= 4*m.n+64 {
-		if cap(s.bucket) < span+1 {
-			s.bucket = make([]int32, span+1)
-		}
-		b := s.bucket[:span+1]
-		clear(b)
-		for _, f := range fusion {
-			if f >= 0 {
-				b[hi-f+1]++ // bucket 0 = highest priority
-			}
-		}
-		for k := 1; k <= span; k++ {
-			b[k] += b[k-1]
-		}
-		total := int(b[span])
-		if cap(s.order) < total {
-			s.order = make([]int32, total)
-		}
-		s.order = s.order[:total]
-		for v, f := range fusion {
-			if f < 0 {
-				continue
-			}
-			k := hi - f
-			s.order[b[k]] = int32(v)
-			b[k]++
-		}
-		return s.order, false
-	}
-	for v, f := range fusion {
-		if f >= 0 {
-			s.order = append(s.order, int32(v))
-		}
-	}
-	sortByPriority(s.order, fusion)
-	return s.order, false
-}
-
-// sortByPriority sorts ops by priority descending, then topological index,
-// with an allocation-free heapsort.
-func sortByPriority(ops []int32, prio []int) {
-	less := func(a, b int32) bool { // a after b in the final order
-		if prio[a] != prio[b] {
-			return prio[a] < prio[b]
-		}
-		return a > b
-	}
-	n := len(ops)
-	sift := func(i, n int) {
-		for {
-			l := 2*i + 1
-			if l >= n {
-				return
-			}
-			c := l
-			if r := l + 1; r < n && less(ops[c], ops[r]) {
-				c = r
-			}
-			if !less(ops[i], ops[c]) {
-				return
-			}
-			ops[i], ops[c] = ops[c], ops[i]
-			i = c
-		}
-	}
-	for i := n/2 - 1; i >= 0; i-- {
-		sift(i, n)
-	}
-	for end := n - 1; end > 0; end-- {
-		ops[0], ops[end] = ops[end], ops[0]
-		sift(0, end)
-	}
-	// heapsort with a max-heap of "less" leaves ascending order of less,
-	// i.e. lowest priority first; reverse it.
-	for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
-		ops[i], ops[j] = ops[j], ops[i]
-	}
-}
-
 // ------------------------------------------------------------ units
 
 // queueSources queues the kernels without dependencies, in the order of
@@ -577,15 +274,22 @@ func (s *Simulator) readyEntry(u int32, now float64) entry {
 
 // costOf is the duration of kernel u and the bytes it allocates when it
 // starts. An op alone costs launch + max(compute, memory traffic / rate)
-// (or its measured time) and allocates its temps and outputs, as the
-// Model precomputed.
+// (or its measured time, Model.aloneTime) and allocates its temps and
+// outputs.
 func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 	if s.ops[u].next != u {
 		us := &s.units[s.uslot[u]]
 		return us.dur, us.alloc
 	}
-	fc := &s.m.fcost[u]
-	return fc.dur, fc.alloc
+	m := s.m
+	mr := &m.r
+	if *mr.flags.at(u)&hasTemp != 0 {
+		alloc = *mr.temp.at(u)
+	}
+	for t, end := *mr.outStart.at(u), *mr.outStart.at(u + 1); t < end; t++ {
+		alloc += m.memOf(t)
+	}
+	return m.aloneTime(u), alloc
 }
 
 // initUnit computes the state of fused kernel u: its dependencies,
@@ -676,7 +380,7 @@ func (s *Simulator) initUnit(u int32) {
 			}
 			if ext != 0 {
 				*tref.at(t) = 0
-				us.alloc += *mr.tMem.at(t)
+				us.alloc += m.memOf(t)
 				*planOut.at(ko) = v
 				*planOut.at(ko + 1) = t
 				*planOut.at(ko + 2) = int32(uint32(mask))
@@ -688,7 +392,7 @@ func (s *Simulator) initUnit(u int32) {
 				internal += *tBytes.at(t)
 			}
 		}
-		fc := mr.fcost.at(v)
+		fc := mr.cost.at(v)
 		comp += fc.compute
 		if b := fc.bytes - internal; b > 0 {
 			memT += float64(b) * m.classRate[fl>>classShift]
@@ -813,13 +517,15 @@ func (r *resource) grow() {
 }
 
 // pop removes and returns the first task of resource res's queue.
-func (s *Simulator) pop(res int32) int32 {
-	r := &s.rs[res]
+func (s *Simulator) pop(res int32) int32 { return s.rs[res].pop() }
+
+// pop removes and returns the first task of the queue.
+func (r *resource) pop() int32 {
 	if !r.fifo {
 		return r.popHeap()
 	}
 	r.n--
-	top := r.q[r.head].task()
+	top := rawOf(r.q).at(r.head).task()
 	r.head = (r.head + 1) & int32(len(r.q)-1)
 	return top
 }
@@ -936,16 +642,11 @@ func (s *Simulator) recordMemory(dev int32, now float64) {
 // ------------------------------------------------------------ the loop
 
 func (s *Simulator) loop(transferPrio []int) error {
-	now := 0.0
-	for {
-		s.dispatch(now)
-		if s.evN == 0 {
-			break
-		}
-		now = s.evNext()
-		for s.evN > 0 && s.evNext() == now {
-			s.complete(s.evPop(), now, transferPrio)
-		}
+	var now float64
+	if s.m.Opts.SyncTransfers {
+		now = s.loopSync(transferPrio)
+	} else {
+		now = s.loopAsync(transferPrio)
 	}
 	if s.finished != s.kernels {
 		return fmt.Errorf("%w: %d of %d kernels ran", ErrDeadlock, s.finished, s.kernels)
@@ -954,7 +655,87 @@ func (s *Simulator) loop(transferPrio []int) error {
 	return nil
 }
 
-// complete handles the end of whatever resource res was running.
+// loopAsync is the event loop of the default model, transfers on the
+// channels: it starts work on every idle resource that has some, then
+// takes the next events, all those at the same time, and handles the end
+// of what their resources ran; until nothing runs. It is the loop of
+// every evaluation, so what happens once per event is written out here
+// rather than called (about half of its instructions went to calls and
+// to reloading the same fields in each). Starting work marks nothing
+// dirty, so the dirty list is read from its end (the order in which
+// dispatch takes it) and then emptied.
+func (s *Simulator) loopAsync(transferPrio []int) float64 {
+	m := s.m
+	n, d := int32(m.n), int32(m.d)
+	rs, ops, ev := rawOf(s.rs), s.r.ops, rawOf(s.ev)
+	evMask := int32(len(s.ev) - 1)
+	now := 0.0
+	for {
+		for k := len(s.dirty) - 1; k >= 0; k-- {
+			res := s.dirty[k]
+			r := rs.at(res)
+			r.dirty = false
+			if r.running >= 0 || r.n == 0 {
+				continue
+			}
+			if res < d {
+				s.startUnit(res, r.pop(), now)
+			} else {
+				s.startTransfer(res, r.pop()-n, now)
+			}
+		}
+		s.dirty = s.dirty[:0]
+		if s.evN == 0 {
+			return now
+		}
+		now = ev.at(s.evHead).t
+		for s.evN > 0 {
+			e := ev.at(s.evHead)
+			if e.t != now {
+				break
+			}
+			res := e.r
+			s.evHead = (s.evHead + 1) & evMask
+			s.evN--
+			r := rs.at(res)
+			task := r.running
+			r.running = -1
+			if !r.dirty {
+				r.dirty = true
+				k := len(s.dirty)
+				s.dirty = s.dirty[:k+1]
+				s.dirty[k] = res
+			}
+			switch {
+			case task >= n:
+				s.arrive(task-n, now)
+			case ops.at(task).next == task:
+				s.finishOp(task, now, transferPrio)
+			default:
+				s.finishUnit(task, now, transferPrio)
+			}
+		}
+	}
+}
+
+// loopSync is the event loop with REGAL's synchronous transfers: loop
+// with dispatchSync, which pairs each transfer's sender and receiver.
+func (s *Simulator) loopSync(transferPrio []int) float64 {
+	now := 0.0
+	for {
+		s.dispatchSync(now)
+		if s.evN == 0 {
+			return now
+		}
+		now = s.evNext()
+		for s.evN > 0 && s.evNext() == now {
+			s.complete(s.evPop(), now, transferPrio)
+		}
+	}
+}
+
+// complete handles the end of whatever resource res was running (in
+// synchronous mode; loopAsync does the same inline).
 func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 	m := s.m
 	n := int32(m.n)
@@ -983,7 +764,8 @@ func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 	mr := &s.m.r
 	ops, tref := s.r.ops, s.r.tref
-	in, consStart, cons, tMem := mr.in, mr.consStart, mr.cons, mr.tMem
+	m := s.m
+	in, consStart, cons := mr.in, mr.consStart, mr.cons
 	fl := *mr.flags.at(v)
 	dv := ops.at(v).dev
 	s.finished++
@@ -1000,7 +782,7 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 		rt := tref.at(e.t)
 		r := *rt - 1
 		*rt = r
-		b := *tMem.at(e.t)
+		b := m.memOf(e.t)
 		if r != 0 {
 			b = 0
 		}
@@ -1024,7 +806,7 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 		}
 		*tref.at(t) = ref
 		if ref == 0 {
-			freed += *tMem.at(t)
+			freed += m.memOf(t)
 		}
 	}
 	if fl&ctrlOut != 0 {
@@ -1072,7 +854,8 @@ func (s *Simulator) signalControl(v, u int32, now float64) {
 // hands over its stored outputs, and wakes its successors, as listed by
 // initUnit. (finishOp is the same for an op that runs alone.)
 func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
-	ops, tref, tMem, planIn, planOut := s.r.ops, s.r.tref, s.m.r.tMem, s.r.planIn, s.r.planOut
+	m := s.m
+	ops, tref, planIn, planOut := s.r.ops, s.r.tref, s.r.planIn, s.r.planOut
 	dv := ops.at(u).dev
 	s.finished++
 	us := s.r.units.at(*s.r.uslot.at(u))
@@ -1087,7 +870,7 @@ func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 		rt := tref.at(x)
 		r := *rt - 1
 		*rt = r
-		b := *tMem.at(x)
+		b := m.memOf(x)
 		if r != 0 {
 			b = 0
 		}
@@ -1112,7 +895,7 @@ func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 		}
 		*tref.at(t) = ref
 		if ref == 0 {
-			freed += *tMem.at(t)
+			freed += m.memOf(t)
 		}
 	}
 	s.mem[dv] -= freed
@@ -1173,8 +956,8 @@ func (s *Simulator) warm(u int32) {
 		return
 	}
 	var x int64
-	for v := a; v < b; v += 2 {
-		x += m.fcost[v].bytes
+	for v := a; v < b; v += 4 {
+		x += m.cost[v].bytes
 	}
 	for v := a; v < b; v += 4 {
 		x += int64(s.ops[v].pending)
@@ -1187,7 +970,7 @@ func (s *Simulator) warm(u int32) {
 	}
 	ta, tb := m.outStart[a], m.outStart[b]
 	for t := ta; t < tb; t += 8 {
-		x += m.tMem[t] + m.tBytes[t]
+		x += m.tBytes[t]
 	}
 	for t := ta; t < tb; t += 16 {
 		x += int64(m.consStart[t]) + int64(s.tref[t])
@@ -1240,7 +1023,7 @@ func (s *Simulator) arrive(x int32, now float64) {
 	t := xf.t
 	s.tref[t]--
 	if s.tref[t] == 0 {
-		s.mem[xf.src] -= m.tMem[t]
+		s.mem[xf.src] -= m.memOf(t)
 	}
 	ref := int32(0)
 	for _, c := range m.consumers(t) {
@@ -1251,31 +1034,6 @@ func (s *Simulator) arrive(x int32, now float64) {
 	}
 	s.xs[x].ref = ref
 	s.record(xf.src, now)
-}
-
-// dispatch starts work on every idle resource that has some.
-func (s *Simulator) dispatch(now float64) {
-	m := s.m
-	if m.Opts.SyncTransfers {
-		s.dispatchSync(now)
-		return
-	}
-	d := int32(m.d)
-	for len(s.dirty) > 0 {
-		res := s.dirty[len(s.dirty)-1]
-		s.dirty = s.dirty[:len(s.dirty)-1]
-		r := &s.rs[res]
-		r.dirty = false
-		if r.running >= 0 || r.n == 0 {
-			continue
-		}
-		task := s.pop(res)
-		if res < d {
-			s.startUnit(res, task, now)
-		} else {
-			s.startTransfer(res, task-int32(m.n), now)
-		}
-	}
 }
 
 // dispatchSync is dispatch for synchronous transfers: a device whose next
@@ -1323,25 +1081,50 @@ func (s *Simulator) clearDirty() {
 	}
 }
 
+// startUnit starts kernel u on device dv: it allocates the kernel's
+// memory and adds the event of its end (evPush, written out: this runs
+// once per kernel).
 func (s *Simulator) startUnit(dv int32, u int32, now float64) {
 	dur, alloc := s.costOf(u)
-	s.alloc(dv, alloc)
-	s.record(dv, now)
+	mem := s.mem[dv] + alloc
+	s.mem[dv] = mem
+	s.peak[dv] = max(s.peak[dv], mem)
 	s.busy[dv] += dur
 	s.rs[dv].running = u
-	s.evPush(dv, now+dur)
-	if s.rec != nil {
-		s.members = s.members[:0]
-		v := u
-		for {
-			s.members = append(s.members, s.m.orig[v])
-			v = s.ops[v].next
-			if v == u {
-				break
-			}
+	t := now + dur
+	h := rawOf(s.ev)
+	mask := int32(len(s.ev) - 1)
+	i := (s.evHead + s.evN) & mask
+	for k := s.evN; k > 0; k-- {
+		j := (i - 1) & mask
+		p := h.at(j)
+		if t > p.t || t == p.t && dv > p.r {
+			break
 		}
-		s.rec.Kernel(int(dv), s.members, now, now+dur)
+		*h.at(i) = *p
+		i = j
 	}
+	*h.at(i) = event{t, dv}
+	s.evN++
+	if s.rec != nil {
+		s.recordKernel(dv, u, now, t)
+	}
+}
+
+// recordKernel reports kernel u, run on device dv from start to end, and
+// the memory it allocated, to the recorder.
+func (s *Simulator) recordKernel(dv, u int32, start, end float64) {
+	s.recordMemory(dv, start)
+	s.members = s.members[:0]
+	v := u
+	for {
+		s.members = append(s.members, s.m.orig[v])
+		v = s.ops[v].next
+		if v == u {
+			break
+		}
+	}
+	s.rec.Kernel(int(dv), s.members, start, end)
 }
 
 // startTransfer starts transfer x on resource res (a channel, or in

@@ -1,0 +1,338 @@
+package roofline
+
+import "math"
+
+// Fusion: forming the fused kernels of a run.
+//
+// Ops take turns in decreasing fusion priority (ties by topological
+// index); an op of a fusible class joins the group of each producer on
+// its device with which fusing is legal. Legality keeps the graph of
+// groups acyclic with a sufficient test: merging A (producer side) into B
+// is allowed when every edge leaving A enters B, or every edge entering B
+// leaves A; then no path A -> X -> B through a third group can exist.
+//
+// Every op carries the root of its group (groups only ever merge, and the
+// smaller one is relabelled, so a lookup is one load), and the members of
+// a group form a circular list. A fused group's root is marked notReady:
+// initUnit sets it up when it is first needed. fs holds each group's
+// state at its root.
+//
+// The candidates are the Model's fusion pairs (consumer, distinct
+// producer that may absorb it), so the decision only decides the order,
+// the devices and the vetoes (a negative priority).
+
+// placeAndFuse places every op on its device, as a kernel of its own, and
+// forms the fused kernels. It reports whether every op's device exists
+// (Run then asks the decision for the error).
+func (s *Simulator) placeAndFuse(device []int) bool {
+	m := s.m
+	s.kernels = m.n
+	if s.fusion == nil {
+		return s.place(device, 0, int32(m.n))
+	}
+	if ok, sorted := s.fuseTopological(device); !ok || sorted {
+		return ok
+	}
+	// The priorities are not topological: start again, in their order.
+	clear(s.mem)
+	if !s.place(device, 0, int32(m.n)) {
+		return false
+	}
+	copy(s.fs[:m.n], m.fuseInit)
+	ops, flags := s.r.ops, m.r.flags
+	unions := 0
+	for _, c := range s.fusionOrder() {
+		if *flags.at(c)&fuseCons == 0 {
+			continue
+		}
+		oc := ops.at(c)
+		for k, end := *m.r.fpStart.at(c), *m.r.fpStart.at(c + 1); k < end; k++ {
+			op := ops.at(m.r.fpairs.at(k).p)
+			if op.dev == oc.dev && op.unit != oc.unit {
+				unions += int(s.union(op.unit, oc.unit, c))
+			}
+		}
+	}
+	s.kernels = m.n - unions
+	return true
+}
+
+// place puts ops lo..hi-1 on their devices, each a kernel of its own, and
+// loads the devices with their parameters. It reports whether every one
+// of their devices exists (one that does not is counted as device 0).
+func (s *Simulator) place(device []int, lo, hi int32) bool {
+	m := s.m
+	d := m.d
+	ops := s.ops[lo:hi]
+	param, indeg := m.param[lo:hi], m.indeg[lo:hi]
+	mem := s.mem[:d]
+	bad := false
+	if m.identity {
+		device = device[lo:hi]
+		for i := range ops {
+			dv := device[i]
+			if uint(dv) >= uint(d) {
+				bad, dv = true, 0
+			}
+			ops[i] = opState{unit: lo + int32(i), dev: int32(dv), pending: indeg[i], next: lo + int32(i)}
+			mem[dv] += param[i]
+		}
+		return !bad
+	}
+	orig := m.orig[lo:hi]
+	for i := range ops {
+		dv := device[orig[i]]
+		if uint(dv) >= uint(d) {
+			bad, dv = true, 0
+		}
+		ops[i] = opState{unit: lo + int32(i), dev: int32(dv), pending: indeg[i], next: lo + int32(i)}
+		mem[dv] += param[i]
+	}
+	return !bad
+}
+
+// fuseTopological forms the fused kernels when the fusion priorities of
+// the ops that may fuse never increase along the topological order (the
+// default fusion, decision.TopologicalFusion): the fusion order is then
+// the topological order, and one pass over the Model's candidate pairs,
+// in order, decides them all. The ops are placed a block at a time just
+// ahead of the pass, so that the states it reads were written moments
+// before, and what it will read of the next block is loaded meanwhile.
+//
+// It reports whether every op's device exists and whether the priorities
+// were topological; when they are not, it stops at the first that
+// increases, and the caller starts again.
+func (s *Simulator) fuseTopological(device []int) (ok, sorted bool) {
+	m := s.m
+	n := int32(m.n)
+	ops, fusion, pairs := s.r.ops, s.fusion, m.r.fpairs
+	ok = true
+	placed := int32(0) // ops below are placed
+	last := math.MaxInt
+	unions := int32(0)
+	for k, end := int32(0), int32(len(m.fpairs)); k < end; k++ {
+		fp := *pairs.at(k)
+		c := fp.c
+		if c >= placed-fuseAhead && placed < n {
+			placed, ok = s.placeAhead(device, placed, c, ok)
+		}
+		f := fusion[c]
+		if f < 0 {
+			continue
+		}
+		if f > last {
+			return ok, false
+		}
+		last = f
+		oc, op := ops.at(c), ops.at(fp.p)
+		if op.dev == oc.dev && op.unit != oc.unit {
+			unions += s.union(op.unit, oc.unit, c)
+		}
+	}
+	if placed < n {
+		ok = s.place(device, placed, n) && ok
+		copy(s.fs[placed:n], m.fuseInit[placed:n])
+	}
+	s.kernels = m.n - int(unions)
+	return ok, true
+}
+
+const fuseAhead = 256 // ops placed ahead of the fusion pass, a block at a time
+
+// placeAhead places the next block of ops, far enough to hold op c and
+// fuseAhead more, sets their lone fusion states, and warms what the
+// fusion pass reads of them that placing did not write (see warm). It
+// returns the new end of the placed ops and whether all their devices
+// exist so far.
+func (s *Simulator) placeAhead(device []int, placed, c int32, ok bool) (int32, bool) {
+	m := s.m
+	n := int32(m.n)
+	hi := min(n, max(placed, c+1)+fuseAhead)
+	ok = s.place(device, placed, hi) && ok
+	copy(s.fs[placed:hi], m.fuseInit[placed:hi])
+	var x int64
+	for v := placed; v < hi; v += 16 {
+		x += int64(m.predStart[v]) + int64(m.succStart[v]) + int64(m.fpStart[v])
+	}
+	for k := m.predStart[placed]; k < m.predStart[hi]; k += 16 {
+		x += int64(m.preds[k])
+	}
+	for k := m.succStart[placed]; k < m.succStart[hi]; k += 16 { // edgesBetween walks them
+		x += int64(m.succs[k])
+	}
+	s.sink += x
+	return hi, ok
+}
+
+// union merges group a (holding producer p) and group b (holding its
+// consumer c), both on one device, if the size cap and legality allow,
+// and returns 1 if it did, 0 if not.
+func (s *Simulator) union(a, b, c int32) int32 {
+	m := s.m
+	ops, fs := s.r.ops, s.r.fs
+	fa, fb := *fs.at(a), *fs.at(b)
+	if fa.size+fb.size > m.Opts.maxFusion() {
+		return 0
+	}
+	cnt := int32(1) // the edge p -> c is the only one leaving a or entering b
+	if fa.extOut != 1 && fb.extIn != 1 {
+		if fb.size == 1 { // b is c alone: count its predecessors in a
+			cnt = 0
+			for k, kend := *m.r.predStart.at(c), *m.r.predStart.at(c + 1); k < kend; k++ {
+				cnt += b2i(ops.at(*m.r.preds.at(k)).unit == a)
+			}
+		} else {
+			cnt = s.edgesBetween(a, b)
+		}
+		if cnt != fa.extOut && cnt != fb.extIn {
+			return 0
+		}
+	}
+	// The larger group's root stays root.
+	root, other := a, b
+	if fb.size > fa.size {
+		root, other = b, a
+	}
+	for v := other; ; {
+		ov := ops.at(v)
+		ov.unit = root
+		if v = ov.next; v == other {
+			break
+		}
+	}
+	*fs.at(root) = fuseState{size: fa.size + fb.size, extIn: fa.extIn + fb.extIn - cnt, extOut: fa.extOut + fb.extOut - cnt}
+	oa, ob := ops.at(a), ops.at(b)
+	oa.next, ob.next = ob.next, oa.next // splice the circular member lists
+	ops.at(root).pending = notReady
+	return 1
+}
+
+// edgesBetween counts the distinct op pairs (u in a, v in b) with an edge
+// u -> v, walking the smaller group.
+func (s *Simulator) edgesBetween(a, b int32) int32 {
+	m := s.m
+	ops := s.ops
+	cnt := int32(0)
+	if s.fs[a].size <= s.fs[b].size {
+		u := a
+		for {
+			for _, v := range m.succs[m.succStart[u]:m.succStart[u+1]] {
+				if ops[v].unit == b {
+					cnt++
+				}
+			}
+			u = ops[u].next
+			if u == a {
+				break
+			}
+		}
+		return cnt
+	}
+	v := b
+	for {
+		for _, u := range m.preds[m.predStart[v]:m.predStart[v+1]] {
+			if ops[u].unit == a {
+				cnt++
+			}
+		}
+		v = ops[v].next
+		if v == b {
+			break
+		}
+	}
+	return cnt
+}
+
+// fusionOrder returns the ops of non-negative fusion priority in fusion
+// order: decreasing priority, ties in topological order, in s.order. It
+// sorts by counting when the priorities span a small range (the usual
+// case), by comparison otherwise.
+func (s *Simulator) fusionOrder() []int32 {
+	m := s.m
+	fusion := s.fusion
+	lo, hi := math.MaxInt, math.MinInt
+	for _, f := range fusion {
+		if f >= 0 {
+			lo, hi = min(lo, f), max(hi, f)
+		}
+	}
+	s.order = s.order[:0]
+	span := hi - lo + 1
+	if span <= 4*m.n+64 {
+		if cap(s.bucket) < span+1 {
+			s.bucket = make([]int32, span+1)
+		}
+		b := s.bucket[:span+1]
+		clear(b)
+		for _, f := range fusion {
+			if f >= 0 {
+				b[hi-f+1]++ // bucket 0 = highest priority
+			}
+		}
+		for k := 1; k <= span; k++ {
+			b[k] += b[k-1]
+		}
+		total := int(b[span])
+		if cap(s.order) < total {
+			s.order = make([]int32, total)
+		}
+		s.order = s.order[:total]
+		for v, f := range fusion {
+			if f < 0 {
+				continue
+			}
+			k := hi - f
+			s.order[b[k]] = int32(v)
+			b[k]++
+		}
+		return s.order
+	}
+	for v, f := range fusion {
+		if f >= 0 {
+			s.order = append(s.order, int32(v))
+		}
+	}
+	sortByPriority(s.order, fusion)
+	return s.order
+}
+
+// sortByPriority sorts ops by priority descending, then topological index,
+// with an allocation-free heapsort.
+func sortByPriority(ops []int32, prio []int) {
+	less := func(a, b int32) bool { // a after b in the final order
+		if prio[a] != prio[b] {
+			return prio[a] < prio[b]
+		}
+		return a > b
+	}
+	n := len(ops)
+	sift := func(i, n int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			c := l
+			if r := l + 1; r < n && less(ops[c], ops[r]) {
+				c = r
+			}
+			if !less(ops[i], ops[c]) {
+				return
+			}
+			ops[i], ops[c] = ops[c], ops[i]
+			i = c
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		sift(i, n)
+	}
+	for end := n - 1; end > 0; end-- {
+		ops[0], ops[end] = ops[end], ops[0]
+		sift(0, end)
+	}
+	// heapsort with a max-heap of "less" leaves ascending order of less,
+	// i.e. lowest priority first; reverse it.
+	for i, j := 0, n-1; i < j; i, j = i+1, j-1 {
+		ops[i], ops[j] = ops[j], ops[i]
+	}
+}
