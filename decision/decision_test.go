@@ -76,6 +76,36 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// TestValidateShape: everything Validate checks but the devices' range;
+// where ValidateShape fails, Validate fails too.
+func TestValidateShape(t *testing.T) {
+	g := testGraph(t)
+	tests := []struct {
+		d    Decision
+		dev  int
+		want string // "" for no error
+	}{
+		{Decision{Device: []int{0, 0, 0}}, 2, "has 3 entries, graph \"g\" has 4 ops"},
+		{Decision{Device: []int{0, 0, 2, 0}}, 2, ""},
+		{Decision{Device: []int{0, 0, 0, -1}, Fusion: []int{1, 2, 3, 4}}, 2, ""},
+		{Decision{Device: []int{0, 0, 9, 0}, Priority: []int{1}}, 2, "priority: has 1 entries"},
+		{Decision{Device: []int{0, 0, 0, 0}, Fusion: []int{1}}, 2, "fusion: has 1 entries"},
+		{Decision{Device: []int{0, 0, 0, 0}, Transfer: []int{1}}, 2, "transfer: has 1 entries"},
+		{Decision{Device: []int{0, 0, 0, 0}}, 0, "cluster has 0 devices"},
+	}
+	for _, tc := range tests {
+		err := tc.d.ValidateShape(g, tc.dev)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%+v: err = %v, want none", tc.d, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%+v: err = %v, want %q", tc.d, err, tc.want)
+		case err != nil && tc.d.Validate(g, tc.dev) == nil:
+			t.Errorf("%+v: ValidateShape fails but Validate does not", tc.d)
+		}
+	}
+}
+
 func TestFileRoundTripAndChecks(t *testing.T) {
 	g := testGraph(t)
 	d := Decision{Device: []int{1, 0, 1, 0}, Priority: []int{1, 2, 3, 4}, Fusion: []int{4, 3, 2, 1}}

@@ -17,9 +17,9 @@ import "math"
 // initUnit sets it up when it is first needed. fs holds each group's
 // state at its root.
 //
-// The candidates are the Model's fusion pairs (consumer, distinct
-// producer that may absorb it), so the decision only decides the order,
-// the devices and the vetoes (a negative priority).
+// The candidates are the Model's fusion pairs (consumer, producer of one
+// of its inputs that may absorb it), so the decision only decides the
+// order, the devices and the vetoes (a negative priority).
 
 // placeAndFuse places every op on its device, as a kernel of its own, and
 // forms the fused kernels. It reports whether every op's device exists
@@ -41,15 +41,16 @@ func (s *Simulator) placeAndFuse(device []int) bool {
 	copy(s.fs[:m.n], m.fuseInit)
 	ops, flags := s.r.ops, m.r.flags
 	unions := 0
-	for _, c := range s.fusionOrder() {
+	for _, c32 := range s.fusionOrder() {
+		c := int(c32)
 		if *flags.at(c)&fuseCons == 0 {
 			continue
 		}
 		oc := ops.at(c)
-		for k, end := *m.r.fpStart.at(c), *m.r.fpStart.at(c + 1); k < end; k++ {
-			op := ops.at(m.r.fpairs.at(k).p)
+		for k, end := int(*m.r.fpStart.at(c)), int(*m.r.fpStart.at(c + 1)); k < end; k++ {
+			op := ops.at(int(m.r.fpairs.at(k).p))
 			if op.dev == oc.dev && op.unit != oc.unit {
-				unions += int(s.union(op.unit, oc.unit, c))
+				unions += s.union(int(op.unit), int(oc.unit), c)
 			}
 		}
 	}
@@ -109,13 +110,13 @@ func (s *Simulator) fuseTopological(device []int) (ok, sorted bool) {
 	ok = true
 	placed := int32(0) // ops below are placed
 	last := math.MaxInt
-	unions := int32(0)
-	for k, end := int32(0), int32(len(m.fpairs)); k < end; k++ {
+	unions := 0
+	for k, end := 0, len(m.fpairs); k < end; k++ {
 		fp := *pairs.at(k)
-		c := fp.c
-		if c >= placed-fuseAhead && placed < n {
-			placed, ok = s.placeAhead(device, placed, c, ok)
+		if fp.c >= placed-fuseAhead && placed < n {
+			placed, ok = s.placeAhead(device, placed, fp.c, ok)
 		}
+		c := int(fp.c)
 		f := fusion[c]
 		if f < 0 {
 			continue
@@ -124,16 +125,16 @@ func (s *Simulator) fuseTopological(device []int) (ok, sorted bool) {
 			return ok, false
 		}
 		last = f
-		oc, op := ops.at(c), ops.at(fp.p)
+		oc, op := ops.at(c), ops.at(int(fp.p))
 		if op.dev == oc.dev && op.unit != oc.unit {
-			unions += s.union(op.unit, oc.unit, c)
+			unions += s.union(int(op.unit), int(oc.unit), c)
 		}
 	}
 	if placed < n {
 		ok = s.place(device, placed, n) && ok
 		copy(s.fs[placed:n], m.fuseInit[placed:n])
 	}
-	s.kernels = m.n - int(unions)
+	s.kernels = m.n - unions
 	return ok, true
 }
 
@@ -167,7 +168,7 @@ func (s *Simulator) placeAhead(device []int, placed, c int32, ok bool) (int32, b
 // union merges group a (holding producer p) and group b (holding its
 // consumer c), both on one device, if the size cap and legality allow,
 // and returns 1 if it did, 0 if not.
-func (s *Simulator) union(a, b, c int32) int32 {
+func (s *Simulator) union(a, b, c int) int {
 	m := s.m
 	ops, fs := s.r.ops, s.r.fs
 	fa, fb := *fs.at(a), *fs.at(b)
@@ -178,11 +179,11 @@ func (s *Simulator) union(a, b, c int32) int32 {
 	if fa.extOut != 1 && fb.extIn != 1 {
 		if fb.size == 1 { // b is c alone: count its predecessors in a
 			cnt = 0
-			for k, kend := *m.r.predStart.at(c), *m.r.predStart.at(c + 1); k < kend; k++ {
-				cnt += b2i(ops.at(*m.r.preds.at(k)).unit == a)
+			for k, kend := int(*m.r.predStart.at(c)), int(*m.r.predStart.at(c + 1)); k < kend; k++ {
+				cnt += b2i(int(ops.at(int(*m.r.preds.at(k))).unit) == a)
 			}
 		} else {
-			cnt = s.edgesBetween(a, b)
+			cnt = s.edgesBetween(int32(a), int32(b))
 		}
 		if cnt != fa.extOut && cnt != fb.extIn {
 			return 0
@@ -195,8 +196,8 @@ func (s *Simulator) union(a, b, c int32) int32 {
 	}
 	for v := other; ; {
 		ov := ops.at(v)
-		ov.unit = root
-		if v = ov.next; v == other {
+		ov.unit = int32(root)
+		if v = int(ov.next); v == other {
 			break
 		}
 	}

@@ -66,8 +66,11 @@ type Model struct {
 	outStart []int32     // op -> its outputs, the tensors outStart[op]..outStart[op+1]-1
 	sources  []int32     // ops without dependencies, in order
 	// The candidate fusions: for each op that may fuse into a producer
-	// (fuseCons), in order, each of its distinct producers that may absorb
-	// it (fuseProd), in input order; fpStart[op] is where the op's begin.
+	// (fuseCons), in order, the producer of each of its inputs that may
+	// absorb it (fuseProd), in input order, as often as it feeds the op (a
+	// repeated try can succeed where the first failed, once the op's group
+	// has grown: TestFusionTriesEveryInput); fpStart[op] is where the op's
+	// begin.
 	fpairs  []fusePair
 	fpStart []int32
 	// distinct predecessors and successors (tensor and control edges), and
@@ -252,12 +255,10 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		m.inStart[v+1] = int32(len(m.in))
 	}
 	m.fpStart = make([]int32, n+1)
-	seen := make([]int32, n) // seen[p] = v+1: p is already a candidate producer of v
 	for v := range int32(n) {
 		if m.flags[v]&fuseCons != 0 {
 			for _, e := range m.in[m.inStart[v]:m.inStart[v+1]] {
-				if m.flags[e.p]&fuseProd != 0 && seen[e.p] != v+1 {
-					seen[e.p] = v + 1
+				if m.flags[e.p]&fuseProd != 0 {
 					m.fpairs = append(m.fpairs, fusePair{v, e.p})
 				}
 			}
@@ -287,7 +288,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 // or nothing for a view (the output of an alias op). One bit per tensor
 // says which (10 KB for 80,000 tensors, always in cache), in place of a
 // second per-tensor size array.
-func (m *Model) memOf(t int32) int64 {
+func (m *Model) memOf(t int) int64 {
 	b := *m.r.tBytes.at(t)
 	if m.views { // the same answer all run long: predicted
 		b &^= -int64(*m.r.view.at(t >> 6) >> (uint(t) & 63) & 1)
@@ -298,7 +299,7 @@ func (m *Model) memOf(t int32) int64 {
 // aloneTime is the duration of op v run alone: launch + max(compute,
 // traffic / rate), or its measured time (whose class has no launch and no
 // traffic rate, so the same expression gives it exactly).
-func (m *Model) aloneTime(v int32) float64 {
+func (m *Model) aloneTime(v int) float64 {
 	c, cl := m.r.cost.at(v), *m.r.flags.at(v)>>classShift
 	return m.classLaunch[cl] + max(c.compute, float64(c.bytes)*m.classRate[cl])
 }

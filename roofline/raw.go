@@ -21,7 +21,7 @@ type raw[T any] struct{ p *T }
 func rawOf[T any](s []T) raw[T] { return raw[T]{unsafe.SliceData(s)} }
 
 // at is the address of element i.
-func (r raw[T]) at(i int32) *T {
+func (r raw[T]) at(i int) *T {
 	var z T
 	return (*T)(unsafe.Add(unsafe.Pointer(r.p), uintptr(i)*unsafe.Sizeof(z)))
 }

@@ -12,7 +12,7 @@ type raw[T any] struct{ s []T }
 func rawOf[T any](s []T) raw[T] { return raw[T]{s} }
 
 // at is the address of element i; an index out of range panics.
-func (r raw[T]) at(i int32) *T {
+func (r raw[T]) at(i int) *T {
 	if i < 0 || int(i) >= len(r.s) {
 		panic(fmt.Sprintf("roofline: raw index %d out of range [0,%d)", i, len(r.s)))
 	}

@@ -11,7 +11,7 @@ func TestRawChecked(t *testing.T) {
 	if got := *r.at(2); got != 9 {
 		t.Fatalf("at(2) = %d, want 9", got)
 	}
-	for _, i := range []int32{-1, 3} {
+	for _, i := range []int{-1, 3} {
 		func() {
 			defer func() {
 				if recover() == nil {

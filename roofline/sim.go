@@ -67,8 +67,8 @@ type Simulator struct {
 	hold    []int32 // sync mode: transfer a device holds, waiting for its receiver
 	dirty   []int32 // resources that may have to start something
 	ev      []event // the busy resources' events: a ring, ev[evHead] first, sorted
-	evHead  int32
-	evN     int32 // events in the ring
+	evHead  int
+	evN     int // events in the ring
 	mem     []int64
 	peak    []int64
 	busy    []float64
@@ -129,7 +129,7 @@ type resource struct {
 	// The ready queue: with priorities a heap, q[:n]; FIFO a ring, q[head],
 	// q[head+1], ... (modulo len(q), a power of two), sorted.
 	q       []entry
-	head, n int32
+	head, n int
 	running int32 // task running, -1 idle
 	fifo    bool
 	dirty   bool
@@ -245,7 +245,7 @@ func (s *Simulator) queueSources() {
 	for _, v := range s.m.sources {
 		u := ops[v].unit
 		if ops[u].pending == notReady {
-			s.initUnit(u)
+			s.initUnit(int(u))
 		}
 		if ops[u].pending == 0 {
 			ops[u].pending = -1 // listed
@@ -276,9 +276,9 @@ func (s *Simulator) readyEntry(u int32, now float64) entry {
 // starts. An op alone costs launch + max(compute, memory traffic / rate)
 // (or its measured time, Model.aloneTime) and allocates its temps and
 // outputs.
-func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
-	if s.ops[u].next != u {
-		us := &s.units[s.uslot[u]]
+func (s *Simulator) costOf(u int) (dur float64, alloc int64) {
+	if int(s.r.ops.at(u).next) != u {
+		us := s.r.units.at(int(*s.r.uslot.at(u)))
 		return us.dur, us.alloc
 	}
 	m := s.m
@@ -286,7 +286,7 @@ func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 	if *mr.flags.at(u)&hasTemp != 0 {
 		alloc = *mr.temp.at(u)
 	}
-	for t, end := *mr.outStart.at(u), *mr.outStart.at(u + 1); t < end; t++ {
+	for t, end := int(*mr.outStart.at(u)), int(*mr.outStart.at(u + 1)); t < end; t++ {
 		alloc += m.memOf(t)
 	}
 	return m.aloneTime(u), alloc
@@ -314,18 +314,19 @@ func (s *Simulator) costOf(u int32) (dur float64, alloc int64) {
 // its producer's group never reaches device memory (neither its write nor
 // its reads count), and a read of a tensor from inside the group does not
 // count.
-func (s *Simulator) initUnit(u int32) {
+func (s *Simulator) initUnit(u int) {
 	m := s.m
 	mr, sr := &m.r, &s.r
 	ops, tref, planIn, planOut := sr.ops, sr.tref, sr.planIn, sr.planOut
 	inStart, in, outStart, consStart, cons, tBytes, flags := mr.inStart, mr.in, mr.outStart, mr.consStart, mr.cons, mr.tBytes, mr.flags
+	u32 := int32(u)
 	dv := ops.at(u).dev
 	var us unitState
 	us.pin, us.pout = s.nIn, s.nOut
-	ki, ko := us.pin+1, us.pout+1 // past the counts
+	ki, ko := int(us.pin)+1, int(us.pout)+1 // past the counts
 	pending := int32(0)
 	comp, memT := 0.0, 0.0
-	us.topo = u
+	us.topo = u32
 	prio := s.prio
 	if prio != nil {
 		us.prio = int32(prio[u])
@@ -333,12 +334,13 @@ func (s *Simulator) initUnit(u int32) {
 	v := u
 	for {
 		var internal int64 // bytes of v's traffic that stay on chip
-		for k, end := *inStart.at(v), *inStart.at(v + 1); k < end; k++ {
-			e := *in.at(k)
-			po := *ops.at(e.p)
-			ext := b2i(po.unit != u)
+		for k, end := int(*inStart.at(v)), int(*inStart.at(v + 1)); k < end; k++ {
+			e := in.at(k)
+			t := int(e.t)
+			po := ops.at(int(e.p))
+			ext := b2i(po.unit != u32)
 			pending += ext
-			b := *tBytes.at(e.t)
+			b := *tBytes.at(t)
 			if ext != 0 {
 				b = 0
 			}
@@ -350,42 +352,42 @@ func (s *Simulator) initUnit(u int32) {
 				x = ^x
 			}
 			*planIn.at(ki) = x
-			ki += ext
+			ki += int(ext)
 		}
 		fl := *flags.at(v)
 		if fl&ctrlIn != 0 {
-			for k, end := *mr.cinStart.at(v), *mr.cinStart.at(v + 1); k < end; k++ {
-				if ops.at(*mr.cin.at(k)).unit != u {
+			for k, end := int(*mr.cinStart.at(v)), int(*mr.cinStart.at(v + 1)); k < end; k++ {
+				if ops.at(int(*mr.cin.at(k))).unit != u32 {
 					pending++
 				}
 			}
 		}
-		for t, tend := *outStart.at(v), *outStart.at(v + 1); t < tend; t++ {
+		for t, tend := int(*outStart.at(v)), int(*outStart.at(v + 1)); t < tend; t++ {
 			// The entry of t: v, t, the devices it goes to (a mask in two
 			// halves), and the kernels it wakes on this device, counted
 			// and listed. The list is written branch-free and dropped if
 			// t stays on chip.
-			cs, ce := *consStart.at(t), *consStart.at(t + 1)
+			cs, ce := int(*consStart.at(t)), int(*consStart.at(t + 1))
 			ext := b2i(cs == ce)
 			var mask uint64
 			k := ko + 5
 			for j := cs; j < ce; j++ {
-				co := *ops.at(*cons.at(j))
-				out := b2i(co.unit != u)
+				co := ops.at(int(*cons.at(j)))
+				out := b2i(co.unit != u32)
 				remote := b2i(co.dev != dv)
 				ext |= out
 				mask |= uint64(remote) << (uint(co.dev) & 63)
 				*planOut.at(k) = co.unit
-				k += out &^ remote
+				k += int(out &^ remote)
 			}
 			if ext != 0 {
 				*tref.at(t) = 0
 				us.alloc += m.memOf(t)
-				*planOut.at(ko) = v
-				*planOut.at(ko + 1) = t
+				*planOut.at(ko) = int32(v)
+				*planOut.at(ko + 1) = int32(t)
 				*planOut.at(ko + 2) = int32(uint32(mask))
 				*planOut.at(ko + 3) = int32(uint32(mask >> 32))
-				*planOut.at(ko + 4) = k - ko - 5
+				*planOut.at(ko + 4) = int32(k - ko - 5)
 				ko = k
 			} else {
 				*tref.at(t) = notMat
@@ -401,27 +403,27 @@ func (s *Simulator) initUnit(u int32) {
 			us.temp += *mr.temp.at(v)
 		}
 		if fl&ctrlOut != 0 {
-			*planOut.at(ko) = v
+			*planOut.at(ko) = int32(v)
 			*planOut.at(ko + 1) = -1
 			ko += 2
 		}
-		us.topo = min(us.topo, v)
+		us.topo = min(us.topo, int32(v))
 		if prio != nil {
 			us.prio = max(us.prio, int32(prio[v]))
 		}
-		v = ops.at(v).next
+		v = int(ops.at(v).next)
 		if v == u {
 			break
 		}
 	}
-	*planIn.at(us.pin) = ki - us.pin - 1
-	*planOut.at(us.pout) = ko - us.pout - 1
-	s.nIn, s.nOut = ki, ko
+	*planIn.at(int(us.pin)) = int32(ki) - us.pin - 1
+	*planOut.at(int(us.pout)) = int32(ko) - us.pout - 1
+	s.nIn, s.nOut = int32(ki), int32(ko)
 	us.alloc += us.temp
 	us.dur = m.launch + max(comp, memT)
 	ops.at(u).pending = pending
-	slot := int32(len(s.units))
-	*sr.uslot.at(u) = slot
+	slot := len(s.units)
+	*sr.uslot.at(u) = int32(slot)
 	s.units = s.units[:slot+1] // never grows past its capacity: a fused kernel has at least two ops
 	*sr.units.at(slot) = us
 }
@@ -475,7 +477,7 @@ func (s *Simulator) push(res int32, e entry) {
 	// same time, after those of lower key (keys are unique). An insertion
 	// from the tail keeps the ring sorted in O(1) amortized.
 	h := rawOf(r.q)
-	mask := int32(len(r.q) - 1)
+	mask := len(r.q) - 1
 	i := (r.head + r.n) & mask
 	for k := r.n; k > 0; k-- {
 		j := (i - 1) & mask
@@ -510,8 +512,8 @@ func (r *resource) pushHeap(e entry) {
 // grow doubles the queue's room (a ring is unrolled from its head).
 func (r *resource) grow() {
 	q := make([]entry, max(16, 2*len(r.q)))
-	for k := int32(0); k < r.n; k++ {
-		q[k] = r.q[(r.head+k)&int32(len(r.q)-1)]
+	for k := range r.n {
+		q[k] = r.q[(r.head+k)&(len(r.q)-1)]
 	}
 	r.q, r.head = q, 0
 }
@@ -526,7 +528,7 @@ func (r *resource) pop() int32 {
 	}
 	r.n--
 	top := rawOf(r.q).at(r.head).task()
-	r.head = (r.head + 1) & int32(len(r.q)-1)
+	r.head = (r.head + 1) & (len(r.q) - 1)
 	return top
 }
 
@@ -586,7 +588,7 @@ type event struct {
 // event. So does an unordered array scanned for the earliest event.)
 func (s *Simulator) evPush(res int32, t float64) {
 	h := rawOf(s.ev)
-	mask := int32(len(s.ev) - 1)
+	mask := len(s.ev) - 1
 	i := (s.evHead + s.evN) & mask
 	for k := s.evN; k > 0; k-- {
 		j := (i - 1) & mask
@@ -607,7 +609,7 @@ func (s *Simulator) evNext() float64 { return s.ev[s.evHead].t }
 // evPop removes and returns the resource of the next event.
 func (s *Simulator) evPop() int32 {
 	r := s.ev[s.evHead].r
-	s.evHead = (s.evHead + 1) & int32(len(s.ev)-1)
+	s.evHead = (s.evHead + 1) & (len(s.ev) - 1)
 	s.evN--
 	return r
 }
@@ -668,12 +670,12 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 	m := s.m
 	n, d := int32(m.n), int32(m.d)
 	rs, ops, ev := rawOf(s.rs), s.r.ops, rawOf(s.ev)
-	evMask := int32(len(s.ev) - 1)
+	evMask := len(s.ev) - 1
 	now := 0.0
 	for {
 		for k := len(s.dirty) - 1; k >= 0; k-- {
 			res := s.dirty[k]
-			r := rs.at(res)
+			r := rs.at(int(res))
 			r.dirty = false
 			if r.running >= 0 || r.n == 0 {
 				continue
@@ -697,7 +699,7 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 			res := e.r
 			s.evHead = (s.evHead + 1) & evMask
 			s.evN--
-			r := rs.at(res)
+			r := rs.at(int(res))
 			task := r.running
 			r.running = -1
 			if !r.dirty {
@@ -706,13 +708,13 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 				s.dirty = s.dirty[:k+1]
 				s.dirty[k] = res
 			}
-			switch {
+			switch t := int(task); {
 			case task >= n:
 				s.arrive(task-n, now)
-			case ops.at(task).next == task:
-				s.finishOp(task, now, transferPrio)
+			case ops.at(t).next == task:
+				s.finishOp(t, now, transferPrio)
 			default:
-				s.finishUnit(task, now, transferPrio)
+				s.finishUnit(t, now, transferPrio)
 			}
 		}
 	}
@@ -752,16 +754,16 @@ func (s *Simulator) complete(res int32, now float64, transferPrio []int) {
 		s.arrive(x, now)
 		return
 	}
-	if s.r.ops.at(task).next == task {
-		s.finishOp(task, now, transferPrio)
+	if s.r.ops.at(int(task)).next == task {
+		s.finishOp(int(task), now, transferPrio)
 		return
 	}
-	s.finishUnit(task, now, transferPrio)
+	s.finishUnit(int(task), now, transferPrio)
 }
 
 // finishOp is finishUnit for an op that runs alone: no input or consumer
 // is inside its kernel, and all its outputs are materialized.
-func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
+func (s *Simulator) finishOp(v int, now float64, transferPrio []int) {
 	mr := &s.m.r
 	ops, tref := s.r.ops, s.r.tref
 	m := s.m
@@ -773,36 +775,37 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 	if fl&hasTemp != 0 {
 		freed = *mr.temp.at(v)
 	}
-	for k, end := *mr.inStart.at(v), *mr.inStart.at(v + 1); k < end; k++ {
-		e := *in.at(k)
-		if ops.at(e.p).dev != dv {
+	for k, end := int(*mr.inStart.at(v)), int(*mr.inStart.at(v + 1)); k < end; k++ {
+		e := in.at(k)
+		if ops.at(int(e.p)).dev != dv {
 			freed += s.releaseCopy(e.t, dv)
 			continue
 		}
-		rt := tref.at(e.t)
+		t := int(e.t)
+		rt := tref.at(t)
 		r := *rt - 1
 		*rt = r
-		b := m.memOf(e.t)
+		b := m.memOf(t)
 		if r != 0 {
 			b = 0
 		}
 		freed += b
 	}
-	for t, tend := *mr.outStart.at(v), *mr.outStart.at(v + 1); t < tend; t++ {
+	for t, tend := int(*mr.outStart.at(v)), int(*mr.outStart.at(v + 1)); t < tend; t++ {
 		var mask uint64
 		local := int32(0)
-		for j, ce := *consStart.at(t), *consStart.at(t + 1); j < ce; j++ {
-			co := *ops.at(*cons.at(j))
+		for j, ce := int(*consStart.at(t)), int(*consStart.at(t + 1)); j < ce; j++ {
+			co := ops.at(int(*cons.at(j)))
 			if co.dev != dv {
 				mask |= 1 << (uint(co.dev) & 63)
 			} else {
 				local++
-				s.signal(co.unit, now)
+				s.signal(int(co.unit), now)
 			}
 		}
 		ref := local
 		if mask != 0 {
-			ref += s.send(t, v, dv, mask, now, transferPrio)
+			ref += s.send(int32(t), int32(v), dv, mask, now, transferPrio)
 		}
 		*tref.at(t) = ref
 		if ref == 0 {
@@ -810,7 +813,7 @@ func (s *Simulator) finishOp(v int32, now float64, transferPrio []int) {
 		}
 	}
 	if fl&ctrlOut != 0 {
-		s.signalControl(v, v, now)
+		s.signalControl(int32(v), int32(v), now)
 	}
 	s.mem[dv] -= freed
 	s.record(dv, now)
@@ -845,7 +848,7 @@ func (s *Simulator) signalControl(v, u int32, now float64) {
 	m := s.m
 	for _, c := range m.cout[m.coutStart[v]:m.coutStart[v+1]] {
 		if cu := s.ops[c].unit; cu != u {
-			s.signal(cu, now)
+			s.signal(int(cu), now)
 		}
 	}
 }
@@ -853,49 +856,50 @@ func (s *Simulator) signalControl(v, u int32, now float64) {
 // finishUnit releases the external inputs of fused kernel u, sends or
 // hands over its stored outputs, and wakes its successors, as listed by
 // initUnit. (finishOp is the same for an op that runs alone.)
-func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
+func (s *Simulator) finishUnit(u int, now float64, transferPrio []int) {
 	m := s.m
 	ops, tref, planIn, planOut := s.r.ops, s.r.tref, s.r.planIn, s.r.planOut
 	dv := ops.at(u).dev
 	s.finished++
-	us := s.r.units.at(*s.r.uslot.at(u))
+	us := s.r.units.at(int(*s.r.uslot.at(u)))
 	freed := us.temp
-	pin, pout := us.pin, us.pout
-	for k, end := pin+1, pin+1+*planIn.at(pin); k < end; k++ {
+	pin, pout := int(us.pin), int(us.pout)
+	for k, end := pin+1, pin+1+int(*planIn.at(pin)); k < end; k++ {
 		x := *planIn.at(k)
 		if x < 0 { // a copy received
 			freed += s.releaseCopy(^x, dv)
 			continue
 		}
-		rt := tref.at(x)
+		t := int(x)
+		rt := tref.at(t)
 		r := *rt - 1
 		*rt = r
-		b := m.memOf(x)
+		b := m.memOf(t)
 		if r != 0 {
 			b = 0
 		}
 		freed += b
 	}
-	for k, end := pout+1, pout+1+*planOut.at(pout); k < end; {
+	for k, end := pout+1, pout+1+int(*planOut.at(pout)); k < end; {
 		v, t := *planOut.at(k), *planOut.at(k + 1)
 		if t < 0 {
-			s.signalControl(v, u, now)
+			s.signalControl(v, int32(u), now)
 			k += 2
 			continue
 		}
 		mask := uint64(uint32(*planOut.at(k + 2))) | uint64(uint32(*planOut.at(k + 3)))<<32
 		local := *planOut.at(k + 4)
 		k += 5
-		for lend := k + local; k < lend; k++ {
-			s.signal(*planOut.at(k), now)
+		for lend := k + int(local); k < lend; k++ {
+			s.signal(int(*planOut.at(k)), now)
 		}
 		ref := local
 		if mask != 0 {
 			ref += s.send(t, v, dv, mask, now, transferPrio)
 		}
-		*tref.at(t) = ref
+		*tref.at(int(t)) = ref
 		if ref == 0 {
-			freed += m.memOf(t)
+			freed += m.memOf(int(t))
 		}
 	}
 	s.mem[dv] -= freed
@@ -903,8 +907,8 @@ func (s *Simulator) finishUnit(u int32, now float64, transferPrio []int) {
 }
 
 // signal satisfies one dependency of kernel u; the last one queues it.
-func (s *Simulator) signal(u int32, now float64) {
-	if o := &s.ops[u]; o.pending > 1 {
+func (s *Simulator) signal(u int, now float64) {
+	if o := &s.ops[u]; o.pending > 1 { // (a raw view here would make signal too big to inline)
 		o.pending--
 		return
 	}
@@ -912,9 +916,9 @@ func (s *Simulator) signal(u int32, now float64) {
 }
 
 // signalSlow is signal for a kernel not set up yet or becoming ready.
-func (s *Simulator) signalSlow(u int32, now float64) {
-	if u >= s.pfNext {
-		s.warm(u)
+func (s *Simulator) signalSlow(u int, now float64) {
+	if int32(u) >= s.pfNext {
+		s.warm(int32(u))
 	}
 	o := s.r.ops.at(u)
 	if o.pending == notReady {
@@ -922,7 +926,7 @@ func (s *Simulator) signalSlow(u int32, now float64) {
 	}
 	o.pending--
 	if o.pending == 0 {
-		s.push(o.dev, s.readyEntry(u, now))
+		s.push(o.dev, s.readyEntry(int32(u), now))
 	}
 }
 
@@ -1023,13 +1027,13 @@ func (s *Simulator) arrive(x int32, now float64) {
 	t := xf.t
 	s.tref[t]--
 	if s.tref[t] == 0 {
-		s.mem[xf.src] -= m.memOf(t)
+		s.mem[xf.src] -= m.memOf(int(t))
 	}
 	ref := int32(0)
 	for _, c := range m.consumers(t) {
 		if o := s.ops[c]; o.dev == xf.dst {
 			ref++
-			s.signal(o.unit, now)
+			s.signal(int(o.unit), now)
 		}
 	}
 	s.xs[x].ref = ref
@@ -1085,7 +1089,7 @@ func (s *Simulator) clearDirty() {
 // memory and adds the event of its end (evPush, written out: this runs
 // once per kernel).
 func (s *Simulator) startUnit(dv int32, u int32, now float64) {
-	dur, alloc := s.costOf(u)
+	dur, alloc := s.costOf(int(u))
 	mem := s.mem[dv] + alloc
 	s.mem[dv] = mem
 	s.peak[dv] = max(s.peak[dv], mem)
@@ -1093,7 +1097,7 @@ func (s *Simulator) startUnit(dv int32, u int32, now float64) {
 	s.rs[dv].running = u
 	t := now + dur
 	h := rawOf(s.ev)
-	mask := int32(len(s.ev) - 1)
+	mask := len(s.ev) - 1
 	i := (s.evHead + s.evN) & mask
 	for k := s.evN; k > 0; k-- {
 		j := (i - 1) & mask
