@@ -281,6 +281,11 @@ func (s *Simulator) costOf(u int) (dur float64, alloc int64) {
 		us := s.r.units.at(int(*s.r.uslot.at(u)))
 		return us.dur, us.alloc
 	}
+	return s.costAlone(u)
+}
+
+// costAlone is costOf for an op that runs alone.
+func (s *Simulator) costAlone(u int) (dur float64, alloc int64) {
 	m := s.m
 	mr := &m.r
 	if *mr.flags.at(u)&hasTemp != 0 {
@@ -471,26 +476,31 @@ func (s *Simulator) push(res int32, e entry) {
 		s.markDirty(res)
 		return
 	}
-	// A FIFO ring, sorted by (ready, key): every entry has priority 0 and
-	// entries arrive in nondecreasing ready time, so e goes after every
-	// entry that became ready before it and, among those ready at the
-	// same time, after those of lower key (keys are unique). An insertion
-	// from the tail keeps the ring sorted in O(1) amortized.
-	h := rawOf(r.q)
-	mask := len(r.q) - 1
+	r.pushFIFO(e)
+	s.markDirty(res)
+}
+
+// pushFIFO queues e on a FIFO ring with room for it. The ring is sorted
+// by (ready, key): every entry has priority 0 and entries arrive in
+// nondecreasing ready time, so e goes after every entry that became ready
+// before it and, among those ready at the same time, after those of lower
+// key (keys are unique). An insertion from the tail keeps the ring sorted
+// in O(1) amortized. (Small enough to be inlined into signalSlow, where
+// it runs once per kernel.)
+func (r *resource) pushFIFO(e entry) {
+	q := r.q
+	mask := len(q) - 1
 	i := (r.head + r.n) & mask
-	for k := r.n; k > 0; k-- {
+	for i != r.head {
 		j := (i - 1) & mask
-		p := h.at(j)
-		if e.ready > p.ready || e.key > p.key {
+		if e.ready > q[j].ready || e.key > q[j].key {
 			break
 		}
-		*h.at(i) = *p
+		q[i] = q[j]
 		i = j
 	}
-	*h.at(i) = e
+	q[i] = e
 	r.n++
-	s.markDirty(res)
 }
 
 // pushHeap is push for a queue with priorities, with room for e.
@@ -526,6 +536,11 @@ func (r *resource) pop() int32 {
 	if !r.fifo {
 		return r.popHeap()
 	}
+	return r.popFIFO()
+}
+
+// popFIFO is pop for a FIFO ring (small enough to be inlined).
+func (r *resource) popFIFO() int32 {
 	r.n--
 	top := rawOf(r.q).at(r.head).task()
 	r.head = (r.head + 1) & (len(r.q) - 1)
@@ -560,8 +575,11 @@ func (r *resource) popHeap() int32 {
 }
 
 // markDirty notes that resource res may have to start something.
-func (s *Simulator) markDirty(res int32) {
-	if r := &s.rs[res]; !r.dirty {
+func (s *Simulator) markDirty(res int32) { s.listDirty(&s.rs[res], res) }
+
+// listDirty is markDirty for r, resource res.
+func (s *Simulator) listDirty(r *resource, res int32) {
+	if !r.dirty {
 		r.dirty = true
 		// A resource is listed at most once, and s.dirty has room for
 		// all of them: no append, whose growth path would cost a call.
@@ -681,7 +699,38 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 				continue
 			}
 			if res < d {
-				s.startUnit(res, r.pop(), now)
+				var u int32
+				if r.fifo {
+					u = r.popFIFO()
+				} else {
+					u = r.popHeap()
+				}
+				// startUnit, written out, with costOf's test and
+				// evPush: this runs once per kernel.
+				var dur float64
+				var alloc int64
+				if ops.at(int(u)).next != u {
+					us := s.r.units.at(int(*s.r.uslot.at(int(u))))
+					dur, alloc = us.dur, us.alloc
+				} else {
+					dur, alloc = s.costAlone(int(u))
+				}
+				t := s.charge(res, u, dur, alloc, now)
+				i := (s.evHead + s.evN) & evMask
+				for k := s.evN; k > 0; k-- {
+					j := (i - 1) & evMask
+					p := ev.at(j)
+					if t > p.t || t == p.t && res > p.r {
+						break
+					}
+					*ev.at(i) = *p
+					i = j
+				}
+				*ev.at(i) = event{t, res}
+				s.evN++
+				if s.rec != nil {
+					s.recordKernel(res, u, now, t)
+				}
 			} else {
 				s.startTransfer(res, r.pop()-n, now)
 			}
@@ -702,12 +751,7 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 			r := rs.at(int(res))
 			task := r.running
 			r.running = -1
-			if !r.dirty {
-				r.dirty = true
-				k := len(s.dirty)
-				s.dirty = s.dirty[:k+1]
-				s.dirty[k] = res
-			}
+			s.listDirty(r, res)
 			switch t := int(task); {
 			case task >= n:
 				s.arrive(task-n, now)
@@ -925,9 +969,17 @@ func (s *Simulator) signalSlow(u int, now float64) {
 		s.initUnit(u)
 	}
 	o.pending--
-	if o.pending == 0 {
-		s.push(o.dev, s.readyEntry(int32(u), now))
+	if o.pending != 0 {
+		return
 	}
+	e := s.readyEntry(int32(u), now)
+	r := &s.rs[o.dev]
+	if !r.fifo || int(r.n) == len(r.q) {
+		s.push(o.dev, e)
+		return
+	}
+	r.pushFIFO(e)
+	s.listDirty(r, o.dev)
 }
 
 // Cache warming. The simulation runs roughly in topological order, which
@@ -1086,33 +1138,26 @@ func (s *Simulator) clearDirty() {
 }
 
 // startUnit starts kernel u on device dv: it allocates the kernel's
-// memory and adds the event of its end (evPush, written out: this runs
-// once per kernel).
+// memory and adds the event of its end. (loopSync's; loopAsync, the loop
+// of every default evaluation, writes it out.)
 func (s *Simulator) startUnit(dv int32, u int32, now float64) {
 	dur, alloc := s.costOf(int(u))
+	t := s.charge(dv, u, dur, alloc, now)
+	s.evPush(dv, t)
+	if s.rec != nil {
+		s.recordKernel(dv, u, now, t)
+	}
+}
+
+// charge gives device dv kernel u from now on, lasting dur and
+// allocating alloc bytes, and returns when the kernel ends.
+func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) float64 {
 	mem := s.mem[dv] + alloc
 	s.mem[dv] = mem
 	s.peak[dv] = max(s.peak[dv], mem)
 	s.busy[dv] += dur
 	s.rs[dv].running = u
-	t := now + dur
-	h := rawOf(s.ev)
-	mask := len(s.ev) - 1
-	i := (s.evHead + s.evN) & mask
-	for k := s.evN; k > 0; k-- {
-		j := (i - 1) & mask
-		p := h.at(j)
-		if t > p.t || t == p.t && dv > p.r {
-			break
-		}
-		*h.at(i) = *p
-		i = j
-	}
-	*h.at(i) = event{t, dv}
-	s.evN++
-	if s.rec != nil {
-		s.recordKernel(dv, u, now, t)
-	}
+	return now + dur
 }
 
 // recordKernel reports kernel u, run on device dv from start to end, and
