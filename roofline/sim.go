@@ -997,8 +997,11 @@ func (s *Simulator) signalSlow(u int, now float64) {
 // warming forward by at most two leads, so that the cost stays bounded by
 // one pass over the arrays whatever the graph.
 const (
-	warmLead  = 1024 // ops warmed ahead of the front: about 150 KB here, well inside a core's L2
-	warmBlock = 256  // ops warmed at a time
+	warmLead = 1024 // ops warmed ahead of the front: about 150 KB here, well inside a core's L2
+	// Ops warmed at a time: the lead runs from warmLead-warmBlock to
+	// warmLead. Blocks of 512 or 768 ran 3% faster than 256 (fewer,
+	// longer bursts of misses in flight), 1024 and 64 no faster.
+	warmBlock = 512
 )
 
 // warm warms the data of the ops up to warmLead past op u, the highest
