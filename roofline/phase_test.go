@@ -13,14 +13,7 @@ import (
 func BenchmarkSimulateSizes(b *testing.B) {
 	for _, n := range []int{4000, 8000, 20000, 80000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			g := layeredDAGSpan(n, 200, 4, 42, false)
-			h, _ := Preset("v100")
-			c, _ := NewCluster(h, 8, "")
-			m, _ := NewModel(g, c, Options{})
-			d := decision.Decision{Device: make([]int, g.NumOps()), Fusion: decision.TopologicalFusion(g)}
-			for i := range d.Device {
-				d.Device[i] = (i % 200) / 25
-			}
+			m, d := benchSetupSized(b, n, 4)
 			s := NewSimulator(m, nil)
 			s.Run(d)
 			cpuLoop(b, func() { s.Run(d) })
@@ -52,14 +45,7 @@ func BenchmarkFloor(b *testing.B) {
 func BenchmarkPlaceAndFuse(b *testing.B) {
 	for _, n := range []int{4000, 80000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			g := layeredDAGSpan(n, 200, 4, 42, false)
-			h, _ := Preset("v100")
-			c, _ := NewCluster(h, 8, "")
-			m, _ := NewModel(g, c, Options{})
-			d := decision.Decision{Device: make([]int, g.NumOps()), Fusion: decision.TopologicalFusion(g)}
-			for i := range d.Device {
-				d.Device[i] = (i % 200) / 25
-			}
+			m, d := benchSetupSized(b, n, 4)
 			s := NewSimulator(m, nil)
 			if _, err := s.Run(d); err != nil {
 				b.Fatal(err)

@@ -203,7 +203,12 @@ func TestEvaluateBatchMatchesSequential(t *testing.T) {
 func benchSetup(b *testing.B) (*Model, decision.Decision) { return benchSetupSpan(b, 0) }
 
 func benchSetupSpan(b *testing.B, span int) (*Model, decision.Decision) {
-	g := layeredDAGSpan(80000, 200, span, 42, false)
+	return benchSetupSized(b, 80000, span)
+}
+
+// benchSetupSized is benchSetupSpan for a graph of about n ops.
+func benchSetupSized(b *testing.B, n, span int) (*Model, decision.Decision) {
+	g := layeredDAGSpan(n, 200, span, 42, false)
 	h, _ := Preset("v100")
 	c, err := NewCluster(h, 8, "")
 	if err != nil {
