@@ -212,36 +212,27 @@ func (s *Simulator) union(a, b, c int) int {
 // u -> v, walking the smaller group.
 func (s *Simulator) edgesBetween(a, b int32) int32 {
 	m := s.m
+	if s.fs[a].size <= s.fs[b].size {
+		return s.neighboursIn(a, b, m.succStart, m.succs)
+	}
+	return s.neighboursIn(b, a, m.predStart, m.preds)
+}
+
+// neighboursIn counts, over the members of group g, their neighbours in
+// the CSR lists (start, list) that belong to group other.
+func (s *Simulator) neighboursIn(g, other int32, start, list []int32) int32 {
 	ops := s.ops
 	cnt := int32(0)
-	if s.fs[a].size <= s.fs[b].size {
-		u := a
-		for {
-			for _, v := range m.succs[m.succStart[u]:m.succStart[u+1]] {
-				if ops[v].unit == b {
-					cnt++
-				}
-			}
-			u = ops[u].next
-			if u == a {
-				break
-			}
-		}
-		return cnt
-	}
-	v := b
-	for {
-		for _, u := range m.preds[m.predStart[v]:m.predStart[v+1]] {
-			if ops[u].unit == a {
+	for u := g; ; {
+		for _, v := range list[start[u]:start[u+1]] {
+			if ops[v].unit == other {
 				cnt++
 			}
 		}
-		v = ops[v].next
-		if v == b {
-			break
+		if u = ops[u].next; u == g {
+			return cnt
 		}
 	}
-	return cnt
 }
 
 // fusionOrder returns the ops of non-negative fusion priority in fusion
