@@ -123,3 +123,14 @@ func BenchmarkSimulateShuffledSizes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSimulate80kFusionOrder is BenchmarkSimulate80kLocal with the
+// fusion priorities in a random order (as a learned policy gives them),
+// so that the fusion pass sorts the ops and takes them in that order
+// instead of the topological one.
+func BenchmarkSimulate80kFusionOrder(b *testing.B) {
+	m, d := benchSetupSpan(b, 4)
+	rng := rand.New(rand.NewPCG(9, 9))
+	d.Fusion = rng.Perm(len(d.Device))
+	benchRun(b, m, d)
+}
