@@ -198,7 +198,14 @@ func (s *refSimulator) fuse(fusion []int) {
 		}
 	}
 	for i := 0; i < n; i++ {
-		s.find(int32(i))
+		// Deliberate change from the frozen code, which called s.find(i)
+		// and relied on it to leave every op's parent at its root: find
+		// halves paths, so an op three or more links below its root kept
+		// a parent that was not the root, and initUnits, which reads
+		// s.parent as the op's kernel, split a group (a fusion order that
+		// merged a long chain from its far end first deadlocked:
+		// TestKernelSlots).
+		s.parent[i] = s.find(int32(i))
 	}
 	// A tensor whose consumers all sit in its producer's group never
 	// reaches device memory.
