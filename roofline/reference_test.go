@@ -204,7 +204,7 @@ func (s *refSimulator) fuse(fusion []int) {
 		// a parent that was not the root, and initUnits, which reads
 		// s.parent as the op's kernel, split a group (a fusion order that
 		// merged a long chain from its far end first deadlocked:
-		// TestKernelSlots).
+		// TestBigKernels).
 		s.parent[i] = s.find(int32(i))
 	}
 	// A tensor whose consumers all sit in its producer's group never
