@@ -7,8 +7,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/placer/placer/policy/nn"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
 )
 
 // TestEncoderMatchesGorgonia builds two GraphSAGE layers in gorgonia: the

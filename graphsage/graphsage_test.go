@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/policy/nn"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
 )
 
 // diamond builds a -> {b, c} -> d with b, c co-located.

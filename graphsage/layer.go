@@ -3,7 +3,7 @@ package graphsage
 import (
 	"math/rand/v2"
 
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // Layer is one GraphSAGE layer with the max-pool aggregator:

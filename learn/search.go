@@ -10,6 +10,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
@@ -287,7 +288,7 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	}
 	k := s.samples()
 	rng := rand.New(rand.NewPCG(st.Seed, 0x9e3779b97f4a7c15))
-	opt := &ppo.Adam{}
+	opt := &nn.Adam{}
 	settings := s.ppoSettings()
 	warm := s.warmup()
 	s.Curve = s.Curve[:0]
@@ -309,7 +310,7 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	}
 	// PPO gets a fresh optimizer: after imitation converges the second
 	// moments are tiny, and PPO's first gradients would take huge steps.
-	opt = &ppo.Adam{}
+	opt = &nn.Adam{}
 	results := make([]evaluate.Result, k)
 	refine := max(s.Refine, 1)
 	tb := newTiebreak(ref, policyTarget(pol.Config(), ref), in.Nodes())
@@ -414,7 +415,7 @@ func anchored(in *policy.Input, anchor *decision.Decision, keep float64) (*polic
 // imitate runs steps of behaviour cloning: gradient ascent on the
 // log-probability of ref, per node. It stops once the policy copies ref
 // at least with probability keep per node and task (0 = 99.5%).
-func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Input, opt *ppo.Adam, ref decision.Decision, steps int, keep float64) error {
+func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Input, opt *nn.Adam, ref decision.Decision, steps int, keep float64) error {
 	if steps <= 0 {
 		return nil
 	}
@@ -444,7 +445,7 @@ func (s *Search) imitate(ctx context.Context, pol *policy.Policy, in *policy.Inp
 		}
 		out.Backward()
 		out.Release()
-		ppo.ClipGradNorm(pol.Params(), 1)
+		nn.ClipGradNorm(pol.Params(), 1)
 		opt.Step(pol.Params(), lr)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
@@ -307,7 +308,7 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 	}
 	pt.Curve = pt.Curve[:0]
 	start, base := time.Now(), pt.Elapsed
-	opt := &ppo.Adam{}
+	opt := &nn.Adam{}
 	results := make([]evaluate.Result, k)
 	pt.Status = optimize.BudgetReached
 	for {
@@ -332,7 +333,7 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 				pp, err = imitateStep(pol, opt, &gs[gi])
 				if i == warm-1 {
 					// PPO gets a fresh optimizer (see Search).
-					opt = &ppo.Adam{}
+					opt = &nn.Adam{}
 				}
 			} else {
 				pp, err = pt.ppoStep(ctx, pol, opt, &gs[gi], rng, k, refine, settings, results)
@@ -370,7 +371,7 @@ func first(s []string) string {
 }
 
 // imitateStep is one step of behaviour cloning of g's reference.
-func imitateStep(pol *policy.Policy, opt *ppo.Adam, g *prepared) (PretrainPoint, error) {
+func imitateStep(pol *policy.Policy, opt *nn.Adam, g *prepared) (PretrainPoint, error) {
 	pp := PretrainPoint{Phase: "imitate"}
 	out, err := pol.Forward(g.in)
 	if err != nil {
@@ -388,7 +389,7 @@ func imitateStep(pol *policy.Policy, opt *ppo.Adam, g *prepared) (PretrainPoint,
 	if err := out.Backward(); err != nil {
 		return pp, err
 	}
-	ppo.ClipGradNorm(pol.Params(), 1)
+	nn.ClipGradNorm(pol.Params(), 1)
 	opt.Step(pol.Params(), ImitationRate)
 	return pp, nil
 }
@@ -396,7 +397,7 @@ func imitateStep(pol *policy.Policy, opt *ppo.Adam, g *prepared) (PretrainPoint,
 // ppoStep is one rollout on g and its PPO update. It returns
 // optimize.ErrStopped when ctx was cancelled before the rollout was
 // evaluated (the policy is then unchanged).
-func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *ppo.Adam, g *prepared, rng *rand.Rand, k, refine int, settings ppo.Settings, results []evaluate.Result) (PretrainPoint, error) {
+func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *nn.Adam, g *prepared, rng *rand.Rand, k, refine int, settings ppo.Settings, results []evaluate.Result) (PretrainPoint, error) {
 	pp := PretrainPoint{Phase: "ppo", BestReward: math.Inf(-1)}
 	p := g.g.Problem
 	out, err := pol.Refine(g.in, rng, refine)

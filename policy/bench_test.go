@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn/nntest"
 )
 
 var benchGraphs sync.Map

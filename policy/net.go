@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/placer/placer/graphsage"
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 	"github.com/placer/placer/transformerxl"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // Output is the result of one forward pass: for every node and active

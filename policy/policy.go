@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"sync"
 
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // Param is one weight matrix of the policy and its accumulated gradient.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/policy/nn"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
 	"github.com/placer/placer/transformerxl"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // PPOBatch is a minibatch of decisions sampled for the graph of one

@@ -3,7 +3,7 @@ package transformerxl
 import (
 	"math/rand/v2"
 
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // FeedForward is the position-wise feed-forward layer

@@ -7,8 +7,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/placer/placer/policy/nn"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
 )
 
 // The tests in this file build the same layers in gorgonia (float64) and

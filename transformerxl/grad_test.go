@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/placer/placer/policy/nn"
-	"github.com/placer/placer/policy/nn/nntest"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
 )
 
 const (

@@ -3,7 +3,7 @@ package transformerxl
 import (
 	"math/rand/v2"
 
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // Layer is one Transformer-XL block with post-layer-norm residuals:

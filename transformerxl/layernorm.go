@@ -1,7 +1,7 @@
 package transformerxl
 
 import (
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // LayerNorm normalizes each row to zero mean and unit variance and applies

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/placer/placer/policy/nn"
+	"github.com/placer/placer/nn"
 )
 
 // Target is one input of a function whose gradient is checked: its values

@@ -1,10 +1,12 @@
-// Package nn holds the dense numeric kernels that the GO/GDP policy network
-// (graphsage, transformerxl, policy) is built of: a float32 matrix multiply
+// Package nn is the neural-network toolkit every learned method shares,
+// below graphsage, transformerxl, policy and ppo: the dense numeric kernels
+// the GO/GDP policy network is built of: a float32 matrix multiply
 // with an AVX2/FMA micro-kernel, a parallel-for with fixed chunking,
 // element-wise activations with a fast float32 exp, parameters with their
 // gradients, an arena for activations, and the dense layer with feature
 // modulation (parameter superposition) together with its hand-derived
-// backward pass.
+// backward pass; and the optimizer pieces of training: Adam and gradient
+// clipping by global norm.
 //
 // Everything is generic over the element type: float32 is the fast path the
 // policy runs on; float64 runs the identical code so that gradients can be
