@@ -3,7 +3,6 @@ package ppo
 import (
 	"math"
 	"testing"
-
 )
 
 func TestAdvantages(t *testing.T) {
