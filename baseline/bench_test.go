@@ -5,8 +5,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/roofline"
@@ -63,12 +63,10 @@ func gnmt8(b *testing.B) *optimize.Problem {
 			return
 		}
 		gnmtProb, gnmtErr = onV100s(g)
-	})
-	if baseline.ExpertFunc == nil {
-		baseline.ExpertFunc = func(g *graph.Graph, devices int) ([]int, error) {
-			return workloads.Expert("", g, devices)
+		if gnmtErr == nil {
+			gnmtProb.Expert, gnmtErr = workloads.Expert("", g, gnmtProb.Devices())
 		}
-	}
+	})
 	if gnmtErr != nil {
 		b.Skip("gnmt8:", gnmtErr)
 	}
@@ -100,7 +98,7 @@ func benchAll(b *testing.B, problem func(*testing.B) *optimize.Problem) {
 	for _, m := range benchMethods {
 		b.Run(m.name, func(b *testing.B) {
 			p := problem(b)
-			o, err := optimize.Lookup(m.name)
+			o, err := methods.New(m.name, methods.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -118,7 +116,7 @@ func benchAll(b *testing.B, problem func(*testing.B) *optimize.Problem) {
 				oom = 1
 			}
 			b.ReportMetric(res.Eval.StepTime*1e3, "step-ms")
-			b.ReportMetric(p.Model.LowerBound(res.Decision.Fusion != nil)/res.Eval.StepTime, "efficiency")
+			b.ReportMetric(p.Cost.LowerBound(res.Decision.Fusion != nil)/res.Eval.StepTime, "efficiency")
 			b.ReportMetric(oom, "oom")
 			b.ReportMetric(float64(res.Stats.Evaluations)/res.Stats.Elapsed.Seconds(), "evals/s")
 		})
@@ -126,9 +124,6 @@ func benchAll(b *testing.B, problem func(*testing.B) *optimize.Problem) {
 }
 
 func BenchmarkStandIn80k(b *testing.B) {
-	old := baseline.ExpertFunc
-	baseline.ExpertFunc = nil // the stand-in has no expert placement
-	defer func() { baseline.ExpertFunc = old }()
-	benchAll(b, standIn)
+	benchAll(b, standIn) // the stand-in has no expert placement
 }
 func BenchmarkGNMT8(b *testing.B) { benchAll(b, gnmt8) }

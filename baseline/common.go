@@ -8,7 +8,6 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/roofline"
 )
 
 // MemoryHeadroom is the fraction of each device's memory the
@@ -18,35 +17,6 @@ import (
 // somewhat higher.
 const MemoryHeadroom = 0.10
 
-// base is the decision a method starts from: the problem's Base, with a
-// single-device placement if it has none. Methods overwrite the parts
-// they decide and may change (see complete).
-func base(p *optimize.Problem) decision.Decision {
-	d := p.Base.Clone()
-	if d.Device == nil {
-		d.Device = decision.Single(p.Graph)
-	}
-	return d
-}
-
-// complete puts back the Base parts of d that the problem's tasks do not
-// let a method change: placement, scheduling (priorities and transfer
-// priorities) and fusion.
-func complete(p *optimize.Problem, d decision.Decision) decision.Decision {
-	t := p.EffectiveTasks()
-	b := base(p)
-	if !t.Placement || d.Device == nil {
-		d.Device = b.Device
-	}
-	if !t.Scheduling {
-		d.Priority, d.Transfer = b.Priority, b.Transfer
-	}
-	if !t.Fusion {
-		d.Fusion = b.Fusion
-	}
-	return d
-}
-
 // heuristic runs a one-shot method: build computes the decision (already
 // honouring the tasks through complete), which is evaluated once. When ctx
 // is cancelled before build finishes, the problem's Base is returned with
@@ -54,15 +24,15 @@ func complete(p *optimize.Problem, d decision.Decision) decision.Decision {
 func heuristic(ctx context.Context, name string, p *optimize.Problem, s *optimize.Settings, build func() (decision.Decision, error)) (*optimize.Result, error) {
 	tr := optimize.NewTracker(name, p, s, 0)
 	if ctx.Err() != nil {
-		return tr.Result(ctx, base(p))
+		return tr.Result(ctx, p.Start())
 	}
 	d, err := build()
 	if err != nil {
 		return nil, err
 	}
-	d = complete(p, d)
+	d = p.Complete(d)
 	if ctx.Err() != nil {
-		return tr.Result(ctx, base(p))
+		return tr.Result(ctx, p.Start())
 	}
 	if _, err := tr.Evaluate(ctx, d); err != nil && !errors.Is(err, optimize.ErrStopped) {
 		return nil, err
@@ -169,14 +139,14 @@ func orderPriority(order []int32) []int {
 // memoryEstimate estimates the bytes each op holds on its device while a
 // step runs: its parameters and scratch, plus a share of the activations
 // in proportion to the bytes it produces. The activation total is taken
-// from one simulation of the whole graph on one device (FIFO, no fusion)
-// with the roofline model: the peak minus the parameters. The heuristics
-// use it as their cost oracle; it is not counted as an evaluation.
-func memoryEstimate(m *roofline.Model) ([]int64, error) {
-	g := m.G
+// from one evaluation of the whole graph on one device (FIFO, no fusion)
+// by the problem's evaluator: the peak minus the parameters. The
+// heuristics use it as their cost oracle; it is not counted as an
+// evaluation of the method.
+func memoryEstimate(ctx context.Context, p *optimize.Problem) ([]int64, error) {
+	g := p.Graph
 	n := g.NumOps()
-	sim := roofline.NewSimulator(m, nil)
-	r, err := sim.Run(decision.Decision{Device: decision.Single(g)})
+	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), decision.Decision{Device: decision.Single(g)})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +173,7 @@ func memoryEstimate(m *roofline.Model) ([]int64, error) {
 // memoryLimit is the per-device budget the memory-aware heuristics plan
 // to (0 = no limit, when the model ignores memory).
 func memoryLimit(p *optimize.Problem) int64 {
-	if p.Model.Opts.IgnoreMemory {
+	if p.Cost.IgnoresMemory() {
 		return 0
 	}
 	return int64(float64(p.Capacity()) * (1 - MemoryHeadroom))

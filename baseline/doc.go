@@ -1,10 +1,10 @@
 // Package baseline holds the classical methods the seed papers measure
-// their optimizers against, each an optimize.Optimizer registered by name
-// in the optimize registry from this package's init functions:
+// their optimizers against, each an optimize.Optimizer (listed by name,
+// in table order, in package methods):
 //
 //   - single: every op on device 0;
-//   - expert: the human expert's placement (ExpertFunc, set by the
-//     workloads package);
+//   - expert: the human expert's placement (Problem.Expert, filled where
+//     the inputs are resolved);
 //   - round-robin: ops dealt to devices in topological order;
 //   - random: the best of k random placements (k = the evaluation budget);
 //   - metis: METIS-style multilevel k-way partitioning (package partition)
@@ -27,8 +27,3 @@
 // the result. docs/baselines.md gives each method's source, knobs and
 // defaults.
 package baseline
-
-// Names lists the methods of this package in the order a comparison
-// table shows them: the references first, then the heuristics, then the
-// searches, then TensorFlow's defaults.
-var Names = []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "tf-default"}

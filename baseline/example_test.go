@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
 )
@@ -15,11 +16,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	o, err := optimize.Lookup("m-etf")
-	if err != nil {
-		panic(err)
-	}
-	res, err := o.Optimize(context.Background(), p, &optimize.Settings{Seed: 1})
+	res, err := baseline.METF{}.Optimize(context.Background(), p, &optimize.Settings{Seed: 1})
 	if err != nil {
 		panic(err)
 	}

@@ -6,21 +6,14 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
 )
 
-// ExpertFunc returns the human expert's placement of g on devices devices
-// (one device per op), or an error when it has none for g (for example a
-// graph it does not recognise). The workloads package sets it; while it is
-// nil, the expert method reports ErrNoExpert.
-var ExpertFunc func(g *graph.Graph, devices int) ([]int, error)
+// ErrNoExpert is returned by the expert method when the problem has no
+// expert placement (Problem.Expert is nil: an imported or synthetic graph).
+var ErrNoExpert = errors.New("baseline: the problem has no expert placement")
 
-// ErrNoExpert is returned by the expert method when no expert placement
-// is available (ExpertFunc is unset).
-var ErrNoExpert = errors.New("baseline: no expert placement available (baseline.ExpertFunc is unset; the workloads package provides it)")
-
-// Expert is the human expert's placement (ExpertFunc), with the problem's
+// Expert is the human expert's placement (Problem.Expert), with the problem's
 // Base schedule and fusion. The papers' experts: one LSTM layer per
 // device for RNNLM and GNMT, attention and softmax with the top layer,
 // the embedding with the first (Wu et al. 2016; seeds/
@@ -31,8 +24,6 @@ var ErrNoExpert = errors.New("baseline: no expert placement available (baseline.
 type Expert struct{}
 
 var _ optimize.Optimizer = Expert{}
-
-func init() { optimize.MustRegister("expert", func() optimize.Optimizer { return Expert{} }) }
 
 // Name returns "expert".
 func (Expert) Name() string { return "expert" }
@@ -47,7 +38,7 @@ func (o Expert) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 		}
 	}
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		if dev != nil {
 			d.Device = dev
 		}
@@ -55,14 +46,11 @@ func (o Expert) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 	})
 }
 
-// expertPlacement calls ExpertFunc and checks and repairs its answer.
+// expertPlacement checks the problem's expert placement and repairs it.
 func expertPlacement(p *optimize.Problem) ([]int, error) {
-	if ExpertFunc == nil {
+	dev := p.Expert
+	if dev == nil {
 		return nil, ErrNoExpert
-	}
-	dev, err := ExpertFunc(p.Graph, p.Devices())
-	if err != nil {
-		return nil, fmt.Errorf("expert: %w", err)
 	}
 	if err := (decision.Decision{Device: dev}).Validate(p.Graph, p.Devices()); err != nil {
 		return nil, fmt.Errorf("expert: %w", err)

@@ -6,15 +6,11 @@ import (
 	"testing"
 
 	"github.com/placer/placer/baseline"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestExpertUnsetIsAClearError(t *testing.T) {
-	old := baseline.ExpertFunc
-	baseline.ExpertFunc = nil
-	defer func() { baseline.ExpertFunc = old }()
 	p, err := optimizetest.NewProblem(optimizetest.Chains(2, 3, 1e-3, 8), 2, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -26,20 +22,15 @@ func TestExpertUnsetIsAClearError(t *testing.T) {
 }
 
 func TestExpertRepairsColocation(t *testing.T) {
-	old := baseline.ExpertFunc
-	defer func() { baseline.ExpertFunc = old }()
 	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 200, Width: 10, Seed: 4})
 	p, err := optimizetest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// An expert that alternates devices by op index ignores co-location.
-	baseline.ExpertFunc = func(g *graph.Graph, devices int) ([]int, error) {
-		d := make([]int, g.NumOps())
-		for i := range d {
-			d[i] = i % devices
-		}
-		return d, nil
+	p.Expert = make([]int, g.NumOps())
+	for i := range p.Expert {
+		p.Expert[i] = i % p.Devices()
 	}
 	res, err := baseline.Expert{}.Optimize(context.Background(), p, nil)
 	if err != nil {
@@ -47,7 +38,7 @@ func TestExpertRepairsColocation(t *testing.T) {
 	}
 	optimizetest.Check(t, p, res, optimize.Budget{})
 	// An expert that answers for the wrong graph is an error.
-	baseline.ExpertFunc = func(g *graph.Graph, devices int) ([]int, error) { return []int{0}, nil }
+	p.Expert = []int{0}
 	if _, err := (baseline.Expert{}).Optimize(context.Background(), p, nil); err == nil {
 		t.Error("a placement of the wrong length was accepted")
 	}

@@ -21,7 +21,6 @@ type GPDFS struct {
 
 var _ optimize.Optimizer = GPDFS{}
 
-func init() { optimize.MustRegister("gp-dfs", func() optimize.Optimizer { return GPDFS{} }) }
 
 // Name returns "gp-dfs".
 func (GPDFS) Name() string { return "gp-dfs" }
@@ -29,10 +28,10 @@ func (GPDFS) Name() string { return "gp-dfs" }
 // Optimize partitions, orders and evaluates once.
 func (o GPDFS) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		t := p.EffectiveTasks()
 		if t.Placement {
-			dev, err := o.Partition.place(p, seedOf(s))
+			dev, err := o.Partition.place(ctx, p, seedOf(s))
 			if err != nil {
 				return d, err
 			}

@@ -39,9 +39,6 @@ type LocalSearch struct {
 
 var _ optimize.Optimizer = LocalSearch{}
 
-func init() {
-	optimize.MustRegister("local-search", func() optimize.Optimizer { return LocalSearch{} })
-}
 
 // Name returns "local-search".
 func (LocalSearch) Name() string { return "local-search" }

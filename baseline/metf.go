@@ -31,7 +31,6 @@ type METF struct{}
 
 var _ optimize.Optimizer = METF{}
 
-func init() { optimize.MustRegister("m-etf", func() optimize.Optimizer { return METF{} }) }
 
 // Name returns "m-etf".
 func (METF) Name() string { return "m-etf" }
@@ -39,7 +38,7 @@ func (METF) Name() string { return "m-etf" }
 // Optimize list-schedules the graph once and evaluates the result.
 func (o METF) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		t := p.EffectiveTasks()
 		var fixed []int
 		if !t.Placement {
@@ -136,13 +135,13 @@ func (h *etfHeap) pop() etfEntry {
 func etf(ctx context.Context, p *optimize.Problem, fixed []int) ([]int, []int32, error) {
 	g := p.Graph
 	n, nd := g.NumOps(), p.Devices()
-	c := p.Model.Cluster
-	times := p.Model.OpTimes()
+	c := p.Cost
+	times := p.Cost.OpTimes()
 	var mp *memPlan
 	var members [][]int32
 	if fixed == nil {
 		members = groups(g)
-		mem, err := memoryEstimate(p.Model)
+		mem, err := memoryEstimate(ctx, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -174,7 +173,7 @@ func etf(ctx context.Context, p *optimize.Problem, fixed []int) ([]int, []int32,
 	free := make([]float64, nd)
 	// Transfers: each channel of the cluster carries one transfer at a
 	// time (as in the evaluator), and a tensor goes to a device once.
-	chanFree := make([]float64, c.Channels)
+	chanFree := make([]float64, c.Channels())
 	sent := make([]float64, g.NumTensors()*nd) // arrival of tensor t on device k, or -1
 	for i := range sent {
 		sent[i] = -1
@@ -216,7 +215,7 @@ func etf(ctx context.Context, p *optimize.Problem, fixed []int) ([]int, []int32,
 			case sent[int(t)*nd+k] >= 0:
 				a = sent[int(t)*nd+k]
 			default:
-				a = max(a, chanFree[c.Channel[pd*nd+k]]) + xfer(ts, pd, k)
+				a = max(a, chanFree[c.Channel(pd, k)]) + xfer(ts, pd, k)
 			}
 			r = max(r, a)
 		}
@@ -238,7 +237,7 @@ func etf(ctx context.Context, p *optimize.Problem, fixed []int) ([]int, []int32,
 			case sent[int(t)*nd+k] >= 0:
 				a = sent[int(t)*nd+k]
 			default:
-				ch := c.Channel[pd*nd+k]
+				ch := c.Channel(pd, k)
 				a = max(a, chanFree[ch]) + xfer(ts, pd, k)
 				chanFree[ch] = a
 				sent[int(t)*nd+k] = a

@@ -28,7 +28,6 @@ type METIS struct {
 
 var _ optimize.Optimizer = METIS{}
 
-func init() { optimize.MustRegister("metis", func() optimize.Optimizer { return METIS{} }) }
 
 // Name returns "metis".
 func (METIS) Name() string { return "metis" }
@@ -36,11 +35,11 @@ func (METIS) Name() string { return "metis" }
 // Optimize partitions the graph once and evaluates the placement.
 func (o METIS) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		if !p.EffectiveTasks().Placement {
 			return d, nil
 		}
-		dev, err := o.place(p, seedOf(s))
+		dev, err := o.place(ctx, p, seedOf(s))
 		if err != nil {
 			return d, err
 		}
@@ -50,13 +49,13 @@ func (o METIS) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Se
 }
 
 // place computes the partition of p's ops into devices.
-func (o METIS) place(p *optimize.Problem, seed uint64) ([]int, error) {
+func (o METIS) place(ctx context.Context, p *optimize.Problem, seed uint64) ([]int, error) {
 	g := p.Graph
-	mem, err := memoryEstimate(p.Model)
+	mem, err := memoryEstimate(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	pg, vertexOf := partition.FromComputation(g, p.Model.OpTimes(), mem)
+	pg, vertexOf := partition.FromComputation(g, p.Cost.OpTimes(), mem)
 	r, err := partition.KWay(pg, partition.Options{
 		Parts: p.Devices(), Imbalance: o.Imbalance, Capacity: memoryLimit(p),
 		Seed: seed, CoarsenTo: o.CoarsenTo, Passes: o.Passes,

@@ -36,8 +36,8 @@ func TestMETISBalancesComputeAndCutsLittle(t *testing.T) {
 	load := make([]float64, 4)
 	total := 0.0
 	for i, d := range res.Decision.Device {
-		load[d] += p.Model.OpTime(i)
-		total += p.Model.OpTime(i)
+		load[d] += p.Cost.OpTime(i)
+		total += p.Cost.OpTime(i)
 	}
 	for d, l := range load {
 		if l > 1.03*total/4+1e-12 {

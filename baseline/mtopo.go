@@ -20,7 +20,6 @@ type MTopo struct{}
 
 var _ optimize.Optimizer = MTopo{}
 
-func init() { optimize.MustRegister("m-topo", func() optimize.Optimizer { return MTopo{} }) }
 
 // Name returns "m-topo".
 func (MTopo) Name() string { return "m-topo" }
@@ -28,10 +27,10 @@ func (MTopo) Name() string { return "m-topo" }
 // Optimize splits, orders and evaluates once.
 func (o MTopo) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		t := p.EffectiveTasks()
 		if t.Placement {
-			dev, err := mTopoPlace(p)
+			dev, err := mTopoPlace(ctx, p)
 			if err != nil {
 				return d, err
 			}
@@ -44,14 +43,14 @@ func (o MTopo) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Se
 	})
 }
 
-func mTopoPlace(p *optimize.Problem) ([]int, error) {
+func mTopoPlace(ctx context.Context, p *optimize.Problem) ([]int, error) {
 	g := p.Graph
 	nd := p.Devices()
-	mem, err := memoryEstimate(p.Model)
+	mem, err := memoryEstimate(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	times := p.Model.OpTimes()
+	times := p.Cost.OpTimes()
 	total := 0.0
 	for _, t := range times {
 		total += t

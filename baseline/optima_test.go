@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
 )
@@ -12,19 +13,27 @@ import (
 // with the conformance checks, and returns it.
 func solve(t *testing.T, name string, p *optimize.Problem, b optimize.Budget) *optimize.Result {
 	t.Helper()
-	o, err := optimize.Lookup(name)
+	o, err := methods.New(name, methods.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res *optimize.Result
-	withExpert(func() {
-		res, err = o.Optimize(context.Background(), p, &optimize.Settings{Budget: b, Seed: 1})
-	})
+	res, err := o.Optimize(context.Background(), withExpert(p), &optimize.Settings{Budget: b, Seed: 1})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	optimizetest.Check(t, p, res, b)
 	return res
+}
+
+// classical lists the registry's methods that are not learned.
+func classical() []string {
+	var n []string
+	for _, e := range methods.All() {
+		if e.Kind != methods.Learned {
+			n = append(n, e.Name)
+		}
+	}
+	return n
 }
 
 // splitters are the methods that can put independent work on different
@@ -61,7 +70,7 @@ func TestPureChainNoGain(t *testing.T) {
 		t.Fatal(err)
 	}
 	single := solve(t, "single", p, optimize.Budget{}).Eval.StepTime
-	for _, name := range optimize.Names() {
+	for _, name := range classical() {
 		t.Run(name, func(t *testing.T) {
 			res := solve(t, name, p, optimize.Budget{Evaluations: 300})
 			if res.Eval.StepTime < single*(1-1e-12) {

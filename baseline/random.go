@@ -23,7 +23,6 @@ type Random struct {
 
 var _ optimize.Optimizer = Random{}
 
-func init() { optimize.MustRegister("random", func() optimize.Optimizer { return Random{} }) }
 
 // Name returns "random".
 func (Random) Name() string { return "random" }
@@ -32,7 +31,7 @@ func (Random) Name() string { return "random" }
 // spent or ctx is cancelled.
 func (o Random) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	if !p.EffectiveTasks().Placement {
-		return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) { return base(p), nil })
+		return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) { return p.Start(), nil })
 	}
 	tr := optimize.NewTracker(o.Name(), p, s, optimize.DefaultEvaluations)
 	batch := o.Batch
@@ -41,7 +40,7 @@ func (o Random) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 	}
 	rng := newRand(tr.Seed(), o.Name())
 	u := newUnits(p.Graph)
-	b := complete(p, base(p))
+	b := p.Complete(p.Start())
 	ds := make([]decision.Decision, batch)
 	for i := range ds {
 		ds[i] = b

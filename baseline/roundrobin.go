@@ -14,9 +14,6 @@ type RoundRobin struct{}
 
 var _ optimize.Optimizer = RoundRobin{}
 
-func init() {
-	optimize.MustRegister("round-robin", func() optimize.Optimizer { return RoundRobin{} })
-}
 
 // Name returns "round-robin".
 func (RoundRobin) Name() string { return "round-robin" }
@@ -24,7 +21,7 @@ func (RoundRobin) Name() string { return "round-robin" }
 // Optimize evaluates the round-robin placement once.
 func (o RoundRobin) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		d.Device = decision.RoundRobin(p.Graph, p.Devices())
 		return d, nil
 	})

@@ -41,7 +41,6 @@ type Annealing struct {
 
 var _ optimize.Optimizer = Annealing{}
 
-func init() { optimize.MustRegister("sa", func() optimize.Optimizer { return Annealing{} }) }
 
 // Name returns "sa".
 func (Annealing) Name() string { return "sa" }

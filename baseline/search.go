@@ -74,10 +74,10 @@ func (s *searcher) startPlacement(ctx context.Context, start string) error {
 	case "", "random":
 		randomPlacement(s.u, s.nd, s.rng, s.dev)
 	case "base":
-		copy(s.dev, base(s.p).Device)
+		copy(s.dev, s.p.Start().Device)
 		colocate(g, s.dev)
 	case "m-topo":
-		dev, err := mTopoPlace(s.p)
+		dev, err := mTopoPlace(ctx, s.p)
 		if err != nil {
 			return err
 		}
@@ -90,7 +90,7 @@ func (s *searcher) startPlacement(ctx context.Context, start string) error {
 		copy(s.dev, dev)
 		s.startOrder = order
 	case "metis":
-		dev, err := (METIS{}).place(s.p, s.tr.Seed())
+		dev, err := (METIS{}).place(ctx, s.p, s.tr.Seed())
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func newSearcher(ctx context.Context, name string, p *optimize.Problem, s *optim
 	t := p.EffectiveTasks()
 	tr := optimize.NewTracker(name, p, s, optimize.DefaultEvaluations)
 	se := &searcher{p: p, tasks: t, tr: tr, rng: newRand(tr.Seed(), name), u: newUnits(g), n: n, nd: p.Devices(),
-		dev: make([]int, n), tmpl: complete(p, base(p))}
+		dev: make([]int, n), tmpl: p.Complete(p.Start())}
 	if t.Placement {
 		if err := se.startPlacement(ctx, start); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -175,9 +175,9 @@ func newSearcher(ctx context.Context, name string, p *optimize.Problem, s *optim
 	fusing := t.Fusion || se.tmpl.Fusion != nil
 	for k, ms := range se.u.members {
 		for _, v := range ms {
-			cons, prod := p.Model.Fusible(int(v))
+			cons, prod := p.Cost.Fusible(int(v))
 			if !fusing || (!cons && !prod) {
-				se.unitTime[k] += p.Model.OpTime(int(v))
+				se.unitTime[k] += p.Cost.OpTime(int(v))
 			}
 			se.unitParam[k] += g.Op(int(v)).ParamBytes
 		}
@@ -296,7 +296,7 @@ func (s *searcher) lowerBound(m move) (lb float64, oom bool) {
 	}
 	lb = s.load[m.to] + s.unitTime[m.unit]
 	c := s.p.Capacity()
-	oom = !s.p.Model.Opts.IgnoreMemory && s.params[m.to]+s.unitParam[m.unit] > c
+	oom = !s.p.Cost.IgnoresMemory() && s.params[m.to]+s.unitParam[m.unit] > c
 	return lb, oom
 }
 

@@ -13,7 +13,6 @@ type Single struct{}
 
 var _ optimize.Optimizer = Single{}
 
-func init() { optimize.MustRegister("single", func() optimize.Optimizer { return Single{} }) }
 
 // Name returns "single".
 func (Single) Name() string { return "single" }
@@ -21,7 +20,7 @@ func (Single) Name() string { return "single" }
 // Optimize evaluates the single-device placement once.
 func (o Single) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		d.Device = decision.Single(p.Graph)
 		return d, nil
 	})

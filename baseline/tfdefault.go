@@ -18,7 +18,6 @@ type TFDefault struct{}
 
 var _ optimize.Optimizer = TFDefault{}
 
-func init() { optimize.MustRegister("tf-default", func() optimize.Optimizer { return TFDefault{} }) }
 
 // Name returns "tf-default".
 func (TFDefault) Name() string { return "tf-default" }
@@ -26,7 +25,7 @@ func (TFDefault) Name() string { return "tf-default" }
 // Optimize evaluates TensorFlow's defaults once.
 func (o TFDefault) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := base(p)
+		d := p.Start()
 		if dev, err := expertPlacement(p); err == nil {
 			d.Device = dev
 		}

@@ -34,10 +34,7 @@ func TestTFDefault(t *testing.T) {
 	if res.Decision.Priority != nil || !reflect.DeepEqual(res.Decision.Fusion, decision.TopologicalFusion(g)) {
 		t.Error("not FIFO with the default fusion")
 	}
-	old := baseline.ExpertFunc
-	baseline.ExpertFunc = nil
-	defer func() { baseline.ExpertFunc = old }()
-	o := baseline.TFDefault{}
+	o := baseline.TFDefault{} // p has no expert placement
 	r2, err := o.Optimize(t.Context(), p, nil)
 	if err != nil {
 		t.Fatal(err)

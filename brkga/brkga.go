@@ -67,7 +67,6 @@ type BRKGA struct {
 
 var _ optimize.Optimizer = (*BRKGA)(nil)
 
-func init() { optimize.MustRegister("brkga", func() optimize.Optimizer { return &BRKGA{} }) }
 
 // Name returns "brkga".
 func (*BRKGA) Name() string { return "brkga" }

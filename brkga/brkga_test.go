@@ -30,7 +30,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Run(t, "brkga", cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
+	optimizetest.Run(t, "brkga", func() (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }, cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
 }
 
 func TestLayout(t *testing.T) {
@@ -138,7 +138,7 @@ func TestDeterministicAndChunkInvariant(t *testing.T) {
 
 // countingEvaluator records the sizes of the batches it is given.
 type countingEvaluator struct {
-	evaluate.BatchEvaluator
+	evaluate.Evaluator
 	mu      sync.Mutex
 	batches []int
 }
@@ -147,13 +147,13 @@ func (c *countingEvaluator) EvaluateBatch(ctx context.Context, ds []decision.Dec
 	c.mu.Lock()
 	c.batches = append(c.batches, len(ds))
 	c.mu.Unlock()
-	return c.BatchEvaluator.EvaluateBatch(ctx, ds, out)
+	return c.Evaluator.EvaluateBatch(ctx, ds, out)
 }
 
 func TestEvaluatesInBatches(t *testing.T) {
 	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 50, Width: 5, Seed: 4})
 	p := problem(t, g, 2)
-	ce := &countingEvaluator{BatchEvaluator: p.Evaluator}
+	ce := &countingEvaluator{Evaluator: p.Evaluator}
 	p.Evaluator = ce
 	res, err := (&brkga.BRKGA{Population: 20, Elites: 4, Children: 12}).Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 100}})
 	if err != nil {

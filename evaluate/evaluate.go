@@ -5,6 +5,7 @@ package evaluate
 
 import (
 	"context"
+	"io"
 
 	"github.com/placer/placer/decision"
 )
@@ -33,19 +34,37 @@ type Result struct {
 // co-location.
 func (r *Result) Valid() bool { return !r.OOM && r.ColocationViolations == 0 }
 
-// Evaluator turns a decision into a simulated or measured outcome. Every
-// evaluator accepts every decision that passes decision.Validate for its
-// graph and cluster; invalid-but-well-formed decisions (out of memory,
-// broken co-location) are reported in the Result, not as errors.
+// Evaluator turns decisions into simulated or measured outcomes: the one
+// seam between optimizers and what scores their decisions (the roofline
+// model, real GPUs, a test's fake). Every evaluator accepts every decision
+// that passes decision.Validate for its graph and cluster;
+// invalid-but-well-formed decisions (out of memory, broken co-location)
+// are reported in the Result, not as errors.
 type Evaluator interface {
+	// Evaluate scores one decision.
 	Evaluate(ctx context.Context, d decision.Decision) (Result, error)
+	// EvaluateBatch scores many decisions at once (in parallel where the
+	// evaluator can; a GPU evaluator may run them one by one). out must
+	// have len(ds) entries; out[i] receives the result of ds[i].
+	EvaluateBatch(ctx context.Context, ds []decision.Decision, out []Result) error
+	// Trace scores d once more and writes its timeline to w as Chrome
+	// trace-event JSON (Perfetto), so that a trace always comes from the
+	// evaluator that produced the result it shows.
+	Trace(ctx context.Context, d decision.Decision, w io.Writer) (Result, error)
 }
 
-// BatchEvaluator is an Evaluator that evaluates many decisions at once
-// (in parallel where it can). out must have len(ds) entries.
-type BatchEvaluator interface {
-	Evaluator
-	EvaluateBatch(ctx context.Context, ds []decision.Decision, out []Result) error
+// Serial is EvaluateBatch for evaluators that score one decision at a
+// time: it calls e.Evaluate for each of ds in order and stops at the
+// first error.
+func Serial(ctx context.Context, e Evaluator, ds []decision.Decision, out []Result) error {
+	for i := range ds {
+		r, err := e.Evaluate(ctx, ds[i])
+		if err != nil {
+			return err
+		}
+		out[i] = r
+	}
+	return nil
 }
 
 // Clone returns a deep copy of r (a Simulator's result is reused by its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"sync"
 
@@ -85,8 +86,10 @@ type ClassTime struct {
 	Measured  float64 // seconds
 }
 
+var _ evaluate.Evaluator = (*Evaluator)(nil)
+
 // Evaluator measures decisions on real GPUs: it implements
-// evaluate.Evaluator. Each evaluation plans the decision (NewPlan), runs
+// evaluate.Evaluator (a batch runs one decision after another). Each evaluation plans the decision (NewPlan), runs
 // the plan Repeats+1 times and once more with per-kernel timing, and
 // returns the roofline model's result with StepTime (median of the timed
 // runs) and DeviceBusy replaced by measurements. Peak memory, OOM,
@@ -185,6 +188,35 @@ func assemble(p *Plan, t RunTimes) (evaluate.Result, Report, error) {
 		}
 	}
 	return r, rep, nil
+}
+
+// EvaluateBatch measures ds one after another (a GPU runs one decision
+// at a time); out[i] receives the result of ds[i].
+func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, out []evaluate.Result) error {
+	return evaluate.Serial(ctx, e, ds, out)
+}
+
+// Trace measures d and writes a Chrome trace of it: the roofline model's
+// timeline of the plan, titled as predicted, and beside it a "measured"
+// track with each timed run's step (back to back from 0) and its median.
+func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer) (evaluate.Result, error) {
+	r, rep, err := e.Measure(ctx, d)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	_, tl, err := roofline.Simulate(e.m, d)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	var spans []roofline.Span
+	t := 0.0
+	for i, st := range rep.StepTimes {
+		spans = append(spans, roofline.Span{Track: "timed runs", Name: fmt.Sprintf("run %d", i+1), Start: t, End: t + st})
+		t += st
+	}
+	spans = append(spans, roofline.Span{Track: "median step", Name: "median", Start: 0, End: r.StepTime})
+	title := fmt.Sprintf("predicted by the roofline model: %s x%d (%s)", e.m.Cluster.Hardware.Name, e.m.Devices(), e.m.G.Name())
+	return r, roofline.WriteTraceWith(w, e.m, tl, title, spans)
 }
 
 // LastReport is the Report of the latest evaluation.

@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/roofline"
+	"github.com/placer/placer/workloads"
 )
 
 // GraphSpec names a graph: a file (with an optional format) or a workload.
@@ -76,20 +77,13 @@ func Formats() []string {
 	return f
 }
 
-// WorkloadFunc builds a named workload; set by the workloads package's
-// registration (see workloads.go in this package).
-var workloadFunc func(name string) (*graph.Graph, error)
-
 // Graph resolves a GraphSpec.
 func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	switch {
 	case spec.Path != "" && spec.Workload != "":
 		return nil, Meta{}, fmt.Errorf("give either a graph file or a workload, not both")
 	case spec.Workload != "":
-		if workloadFunc == nil {
-			return nil, Meta{}, fmt.Errorf("no built-in workloads in this build")
-		}
-		g, err := workloadFunc(spec.Workload)
+		g, err := workloads.Build(spec.Workload)
 		return g, Meta{}, err
 	case spec.Path == "":
 		return nil, Meta{}, fmt.Errorf("no graph: give --graph FILE or --workload NAME")
@@ -154,9 +148,16 @@ func Cluster(spec ClusterSpec, meta Meta) (*roofline.Cluster, error) {
 	return roofline.NewCluster(h, n, spec.Topology)
 }
 
-// ExpertFunc returns the human-expert placement of g on devices devices;
-// set by the workloads registration.
-var expertFunc func(g *graph.Graph, devices int) ([]int, error)
+// Expert returns the human expert's placement of g on devices devices,
+// or nil when there is none: a graph that is not one of the built-in
+// workload families (an imported or synthetic graph) has no expert
+// placement, which is not an error.
+func Expert(g *graph.Graph, devices int) ([]int, error) {
+	if _, ok := workloads.FamilyOf(g.Name()); !ok {
+		return nil, nil
+	}
+	return workloads.Expert("", g, devices)
+}
 
 // Placement resolves a placement: "single", "round-robin", "expert", or a
 // decision or result file whose device list is used.
@@ -167,10 +168,11 @@ func Placement(spec string, g *graph.Graph, devices int) ([]int, error) {
 	case "round-robin", "roundrobin", "rr":
 		return decision.RoundRobin(g, devices), nil
 	case "expert", "human":
-		if expertFunc == nil {
-			return nil, fmt.Errorf("placement expert: no expert placements in this build")
+		dev, err := Expert(g, devices)
+		if err == nil && dev == nil {
+			err = fmt.Errorf("placement expert: graph %q is not a built-in workload and has no expert placement", g.Name())
 		}
-		return expertFunc(g, devices)
+		return dev, err
 	}
 	f, err := readDecisionFile(spec, g, devices)
 	if err != nil {

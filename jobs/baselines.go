@@ -10,30 +10,16 @@ import (
 	"time"
 
 	"github.com/placer/placer/baseline"
-	_ "github.com/placer/placer/brkga" // registers "brkga"
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
-	"github.com/placer/placer/workloads"
 )
 
-// The expert method's placements are the workloads package's (the same
-// that --placement expert uses).
-func init() {
-	if baseline.ExpertFunc == nil {
-		baseline.ExpertFunc = func(g *graph.Graph, devices int) ([]int, error) {
-			return workloads.Expert("", g, devices)
-		}
-	}
-}
-
 // DefaultBaselines are the methods `placer baselines` compares when none
-// are named, in table order: the references, the heuristics, the
-// searches, then TensorFlow's defaults.
-var DefaultBaselines = []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "tf-default"}
+// are named, in table order (methods.Compared).
+var DefaultBaselines = methods.Compared()
 
 // BaselinesOptions are the inputs of a comparison of methods.
 type BaselinesOptions struct {
@@ -51,6 +37,8 @@ type BaselinesOptions struct {
 	// and fusion; see optimize.ParseTasks).
 	Tasks string
 	Sync  bool // REGAL's synchronous transfers
+	// Backend makes the cost model and the evaluator (nil = Roofline).
+	Backend Backend
 	// Progress, if set, receives one line per method as it finishes.
 	Progress io.Writer
 }
@@ -60,26 +48,26 @@ type BaselinesOptions struct {
 // placement for the graph) gets a row with its error. When ctx is
 // cancelled the rows finished so far are returned with ctx's error.
 func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error) {
-	methods := o.Methods
-	if len(methods) == 0 {
-		methods = DefaultBaselines
+	names := o.Methods
+	if len(names) == 0 {
+		names = DefaultBaselines
 	}
-	for _, m := range methods {
-		if _, err := optimize.Lookup(m); err != nil {
-			return report.Baselines{}, err
-		}
+	if err := methodsCheck(names); err != nil {
+		return report.Baselines{}, err
 	}
 	tasks, err := parseTasks(o.Tasks)
 	if err != nil {
 		return report.Baselines{}, err
 	}
-	p, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync)
+	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
 	if err != nil {
 		return b, err
 	}
+	defer pp.Close()
+	p := pp.Problem
 	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time}, Seed: o.Seed}
-	names, rows, results, err := runMethods(ctx, p, methods, false, s, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
 	b.Rows = rows
 	if err != nil {
 		return b, err
@@ -93,38 +81,11 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	return b, ctx.Err()
 }
 
-// newComparison resolves the graph and cluster and sets up the problem and
-// the report's header.
-func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool) (*optimize.Problem, report.Baselines, error) {
-	g, meta, err := inputs.Graph(gs)
-	if err != nil {
-		return nil, report.Baselines{}, err
-	}
-	c, err := inputs.Cluster(cs, meta)
-	if err != nil {
-		return nil, report.Baselines{}, err
-	}
-	p, err := optimize.NewProblem(g, c, roofline.Options{SyncTransfers: sync})
-	if err != nil {
-		return nil, report.Baselines{}, err
-	}
-	p.Tasks = tasks
-	b := report.Baselines{
-		Graph: g.Name(), Ops: g.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
-		Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
-		LowerBound: p.Model.LowerBound(false), LowerBoundFusion: p.Model.LowerBound(true),
-	}
-	if sync {
-		b.Transfers = "sync"
-	}
-	return p, b, nil
-}
-
 // runMethod runs one registered method. A method that cannot run on this
 // graph (no expert placement) gets a row with its error and a nil result;
 // the error returned is for a cancelled context or an unknown method.
 func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimize.Settings) (report.BaselinesRow, *optimize.Result, error) {
-	opt, err := optimize.Lookup(name)
+	opt, err := methods.New(name, methods.Options{})
 	if err != nil {
 		return report.BaselinesRow{}, nil, err
 	}
@@ -137,7 +98,7 @@ func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimiz
 		}
 		row.Error = strings.TrimPrefix(err.Error(), name+": ")
 		if errors.Is(err, baseline.ErrNoExpert) {
-			row.Error = "no expert placement available in this build"
+			row.Error = "no expert placement for this graph"
 		}
 		return row, nil, nil
 	}
@@ -151,7 +112,7 @@ func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem
 	row.StepTime = e.StepTime
 	row.Fused = res.Decision.Fusion != nil
 	if e.StepTime > 0 {
-		row.Efficiency = p.Model.LowerBound(row.Fused) / e.StepTime
+		row.Efficiency = p.Cost.LowerBound(row.Fused) / e.StepTime
 	}
 	for _, pk := range e.PeakMemory {
 		row.PeakMemory = max(row.PeakMemory, pk)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -84,7 +85,7 @@ func TestBaselinesExpertReference(t *testing.T) {
 
 func TestBaselinesBadInput(t *testing.T) {
 	_, err := Baselines(context.Background(), BaselinesOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Methods: []string{"magic"}})
-	if !errors.Is(err, optimize.ErrUnknownMethod) {
+	if !errors.Is(err, methods.ErrUnknown) {
 		t.Errorf("unknown method: %v", err)
 	}
 	_, err = Baselines(context.Background(), BaselinesOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Tasks: "speed"})
@@ -116,10 +117,11 @@ func TestCompositeReferences(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _, err := newComparison(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, tasks, false)
+		pp, _, err := newComparison(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, tasks, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		p := pp.Problem
 		setBase(p)
 		names, rows, results, err := runMethods(context.Background(), p, SearchReferenceMethods, true, &optimize.Settings{Seed: 1}, nil)
 		if err != nil {

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -31,16 +30,6 @@ func parseTasks(s string) (optimize.Tasks, error) {
 	return t, nil
 }
 
-// setBase gives the problem TensorFlow's defaults for the parts its tasks
-// leave alone: the expert placement (else one GPU), FIFO scheduling,
-// XLA-like default fusion.
-func setBase(p *optimize.Problem) {
-	p.Base = decision.Decision{Fusion: decision.TopologicalFusion(p.Graph)}
-	if exp, err := inputs.Placement("expert", p.Graph, p.Devices()); err == nil {
-		p.Base.Device = exp
-	}
-}
-
 // runMethods runs the named methods in order, returning their names,
 // rows and results (nil for a method that could not run), with one
 // progress line each on progressW (if not nil). On a cancelled context it
@@ -57,7 +46,7 @@ func setBase(p *optimize.Problem) {
 // reached 136.2 ms in 3 minutes, where one anchored on m-etf's order
 // reached 122.3 ms. These rows come after the named methods' rows, and
 // names holds them too.
-func runMethods(ctx context.Context, p *optimize.Problem, methods []string, composites bool, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
+func runMethods(ctx context.Context, p *optimize.Problem, list []string, composites bool, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
 	add := func(q *optimize.Problem, name, as string) (*optimize.Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -74,7 +63,7 @@ func runMethods(ctx context.Context, p *optimize.Problem, methods []string, comp
 		progress(progressW, row)
 		return res, nil
 	}
-	for _, name := range methods {
+	for _, name := range list {
 		if _, err := add(p, name, name); err != nil {
 			return names, rows, results, err
 		}
@@ -85,8 +74,8 @@ func runMethods(ctx context.Context, p *optimize.Problem, methods []string, comp
 	}
 	q := *p
 	q.Tasks = optimize.Tasks{Scheduling: true, Fusion: t.Fusion}
-	for _, name := range methods {
-		if name == "tf-default" || !slices.Contains(SearchReferenceMethods, name) {
+	for _, name := range list {
+		if name == "tf-default" || !slices.Contains(methods.Quick(), name) {
 			continue
 		}
 		if _, err := add(&q, name, "tf-default+"+name); err != nil {
@@ -99,37 +88,44 @@ func runMethods(ctx context.Context, p *optimize.Problem, methods []string, comp
 // bestValid returns the best valid result of methods and its name; when
 // none is valid, "tf-defaults" and nil (the learned methods then take the
 // problem's Base as reference).
-func bestValid(methods []string, results []*optimize.Result) (string, *optimize.Result) {
+func bestValid(names []string, results []*optimize.Result) (string, *optimize.Result) {
 	name, ref := "tf-defaults", (*optimize.Result)(nil)
 	for i, r := range results {
 		if r != nil && r.Eval.Valid() && (ref == nil || r.Eval.StepTime < ref.Eval.StepTime) {
-			name, ref = methods[i], r
+			name, ref = names[i], r
 		}
 	}
 	return name, ref
 }
 
-// runSearch runs s on p with ref as its reference (nil = the problem's
-// Base), for steps PPO steps (0 = defSteps unless limit is set) or the
-// wall-time limit; onStep, if set, sees each step with the reference step
-// time and the step budget.
-func runSearch(ctx context.Context, s *learn.Search, p *optimize.Problem, ref *optimize.Result, steps, defSteps int, limit time.Duration, seed uint64, onStep func(learn.Point, float64, int)) (*optimize.Result, error) {
-	if ref != nil {
-		s.Reference, s.RefTime = ref.Decision, ref.Eval.StepTime
+// runLearned runs the learned method called name, made with o, on p for
+// steps training steps (0 = defSteps unless limit is set) or the
+// wall-time limit.
+func runLearned(ctx context.Context, name string, o methods.Options, p *optimize.Problem, steps, defSteps int, limit time.Duration, seed uint64) (*optimize.Result, error) {
+	opt, err := methods.New(name, o)
+	if err != nil {
+		return nil, err
 	}
 	if steps == 0 && limit == 0 {
 		steps = defSteps
 	}
-	if onStep != nil {
-		s.OnStep = func(pt learn.Point) { onStep(pt, s.RefStep, steps) }
-	}
-	return s.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: steps, Time: limit}, Seed: seed})
+	return opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: steps, Time: limit}, Seed: seed})
+}
+
+// learned is a learned method's run, as the report needs it.
+type learned struct {
+	method  string // the row's name
+	res     *optimize.Result
+	refName string // the reference's name
+	refStep float64
+	elapsed time.Duration // wall time of the run
 }
 
 // learnedReport adds a learned method's row to the comparison, builds the
 // result file's content, and writes it to out ("" = none).
-func learnedReport(method string, p *optimize.Problem, b report.Baselines, res *optimize.Result, refName string, refStep float64, elapsed time.Duration, curve, training any, seed uint64, out string) (SearchReport, error) {
-	row := report.BaselinesRow{Method: method, SearchTime: elapsed.Seconds()}
+func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
+	res := l.res
+	row := report.BaselinesRow{Method: l.method, SearchTime: l.elapsed.Seconds()}
 	fillRow(&row, res, p)
 	b.Rows = append(b.Rows, row)
 	for i := range b.Rows {
@@ -138,13 +134,17 @@ func learnedReport(method string, p *optimize.Problem, b report.Baselines, res *
 		}
 	}
 	b.Seed = seed
+	var training, curve any // absent for methods that train nothing (zero-shot)
+	if l := res.Learning; l != nil && l.Settings != nil {
+		training, curve = l.Settings, l.Curve
+	}
 	g := p.Graph
 	rep := SearchReport{Comparison: b, Result: report.Result{
-		Format: report.ResultFormat, Version: report.ResultVersion, Method: method,
+		Format: report.ResultFormat, Version: report.ResultVersion, Method: l.method,
 		Graph: g.Name(), Ops: g.NumOps(), Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Transfers: b.Transfers,
-		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Model.LowerBound(res.Decision.Fusion != nil),
+		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Cost.LowerBound(res.Decision.Fusion != nil),
 		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
-		Reference: refName, RefStep: refStep, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
+		Reference: l.refName, RefStep: l.refStep, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
 		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
 		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
 	}}

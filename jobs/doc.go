@@ -1,5 +1,8 @@
 // Package jobs holds the end-to-end jobs the placer CLI runs (eval,
-// and later search, baselines, ...): each is a function from an options
-// struct to a report, composed from inputs -> decision -> evaluation ->
-// report, so that cmd/placer only binds flags and prints.
+// baselines, search, pretrain, infer, finetune, the generalization report,
+// workloads): each is a function from an options struct to a report,
+// composed from inputs -> problem (cost model and evaluator, from a
+// Backend: the roofline model by default, real GPUs with GPUs) -> methods
+// (from the methods registry) -> report, so that cmd/placer only binds
+// flags and prints. Traces come from the problem's evaluator.
 package jobs

@@ -7,10 +7,12 @@ import (
 	"slices"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/hw"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/roofline"
 )
@@ -28,30 +30,38 @@ type EvalOptions struct {
 	// with make cuda) and reports measured beside predicted.
 	Measure bool
 	Repeats int // timed runs when measuring (0 = 5)
+	// Backend makes the cost model and the evaluator of the prediction
+	// (nil = Roofline).
+	Backend Backend
 }
 
-// Eval evaluates one decision with the roofline model.
+// Eval evaluates one decision with the roofline model (through its
+// evaluator, which writes the trace too), and with --measure on the GPUs
+// as well.
 func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
-	g, meta, err := inputs.Graph(o.Graph)
+	p, err := newProblem(o.Graph, o.Cluster, optimize.AllTasks, o.Sync, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
-	c, err := inputs.Cluster(o.Cluster, meta)
-	if err != nil {
-		return report.Eval{}, err
-	}
+	defer p.Close()
+	g, c := p.Graph, p.cluster
 	d, err := inputs.Decision(o.Placement, o.Schedule, o.Fusion, g, c.Devices)
-	if err != nil {
-		return report.Eval{}, err
-	}
-	m, err := roofline.NewModel(g, c, roofline.Options{SyncTransfers: o.Sync})
 	if err != nil {
 		return report.Eval{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Eval{}, err
 	}
-	res, tl, err := roofline.Simulate(m, d)
+	var res evaluate.Result
+	if o.Trace != "" {
+		err = atomicfile.Write(o.Trace, func(w io.Writer) error {
+			var err error
+			res, err = p.Evaluator.Trace(ctx, d, w)
+			return err
+		})
+	} else {
+		res, err = p.Evaluator.Evaluate(ctx, d)
+	}
 	if err != nil {
 		return report.Eval{}, err
 	}
@@ -59,7 +69,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	for _, dv := range d.Device {
 		perDev[dv]++
 	}
-	e := report.NewEval(&res, m.LowerBound(d.Fusion != nil), perDev)
+	e := report.NewEval(&res, p.Cost.LowerBound(d.Fusion != nil), perDev)
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
@@ -73,9 +83,6 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		}
 	}
 	if o.Trace != "" {
-		if err := atomicfile.Write(o.Trace, func(w io.Writer) error { return roofline.WriteTrace(w, m, tl) }); err != nil {
-			return report.Eval{}, err
-		}
 		e.Trace = o.Trace
 	}
 	return e, nil

@@ -7,19 +7,18 @@ import (
 	"time"
 
 	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 )
 
 // SearchReferenceMethods are the baselines a search runs first when none
-// are named: the quick deterministic ones. The best valid one normalizes
-// the reward and is the policy's warm-up target.
-var SearchReferenceMethods = []string{"single", "expert", "metis", "gp-dfs", "m-topo", "m-etf", "tf-default"}
+// are named: the quick deterministic ones (methods.Quick). The best valid
+// one normalizes the reward and is the policy's warm-up target.
+var SearchReferenceMethods = methods.Quick()
 
 // SearchOptions are the inputs of `placer search`.
 type SearchOptions struct {
@@ -36,6 +35,8 @@ type SearchOptions struct {
 	Policy  *policy.Config // nil = defaults
 	PPO     ppo.Settings
 	Warmup  int // imitation steps (0 = learn's default; negative = none)
+	// Backend makes the cost model and the evaluator (nil = Roofline).
+	Backend Backend
 
 	Out   string // result file ("" = none)
 	Trace string // Chrome trace of the best decision ("" = none)
@@ -65,19 +66,24 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	p, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync)
+	if err := methodsCheck(o.Methods); err != nil {
+		return SearchReport{}, err
+	}
+	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
 	if err != nil {
 		return SearchReport{}, err
 	}
+	defer pp.Close()
+	p := pp.Problem
 	if p.Devices() > 8 {
 		return SearchReport{}, fmt.Errorf("search: %d GPUs; the policy places on at most 8", p.Devices())
 	}
 	setBase(p)
-	methods := o.Methods
-	if len(methods) == 0 {
-		methods = SearchReferenceMethods
+	refs := o.Methods
+	if len(refs) == 0 {
+		refs = SearchReferenceMethods
 	}
-	names, rows, results, err := runMethods(ctx, p, methods, true, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, refs, true, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
 	if err != nil {
 		return SearchReport{}, err
 	}
@@ -85,34 +91,41 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	// The reward's reference: the best valid baseline.
 	refName, ref := bestValid(names, results)
-	s := &learn.Search{Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}
+	mo := methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, Reference: ref}
+	steps := o.Steps
+	if steps == 0 && o.Time == 0 {
+		steps = 100
+	}
+	if o.OnStep != nil {
+		mo.OnStep = func(pt learn.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+	}
 	start := time.Now()
-	res, err := runSearch(ctx, s, p, ref, o.Steps, 100, o.Time, o.Seed, o.OnStep)
+	res, err := runLearned(ctx, "go", mo, p, o.Steps, 100, o.Time, o.Seed)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport("go", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, s.Settings(), o.Seed, o.Out)
+	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: res.Learning.RefStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}
-	g := p.Graph
 	if o.Trace != "" {
-		_, tl, err := roofline.Simulate(p.Model, res.Decision)
-		if err != nil {
-			return rep, err
-		}
-		if err := atomicfile.Write(o.Trace, func(w io.Writer) error { return roofline.WriteTrace(w, p.Model, tl) }); err != nil {
+		if err := writeTrace(ctx, p, res.Decision, o.Trace); err != nil {
 			return rep, err
 		}
 		rep.Trace = o.Trace
 	}
 	if o.Plot != "" {
-		if err := report.WritePlot(o.Plot, curvePlot(g.Name(), refName, s.Curve)); err != nil {
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, res.Learning.Curve)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
 	}
 	return rep, ctx.Err()
+}
+
+// methodsCheck checks that every name is a registered method.
+func methodsCheck(names []string) error {
+	return methods.Check(names)
 }
 
 // curvePlot draws the mean and best reward of each rollout against the

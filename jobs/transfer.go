@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
@@ -49,6 +50,9 @@ type PretrainOptions struct {
 	Random  bool // pick graphs at random instead of in turn
 	Policy  *policy.Config
 	PPO     ppo.Settings
+
+	// Backend makes each graph's cost model and evaluator (nil = Roofline).
+	Backend Backend
 
 	Out             string // the model file (required); checkpoints go here too
 	CheckpointEvery int    // steps between checkpoints (0 = 50)
@@ -128,10 +132,12 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			}
 			cs := o.Cluster
 			cs.GPUs = n
-			p, _, err := newComparison(s.spec, cs, tasks, o.Sync)
+			pp, _, err := newComparison(s.spec, cs, tasks, o.Sync, o.Backend)
 			if err != nil {
 				return rep, fmt.Errorf("pretrain: %s: %w", s.name, err)
 			}
+			defer pp.Close()
+			p := pp.Problem
 			setBase(p)
 			refName, ref, err := quickReference(ctx, p, o.Seed)
 			if err != nil {
@@ -159,10 +165,11 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 	if o.OnStep != nil {
 		pt.OnStep = func(p learn.PretrainPoint) { o.OnStep(p, steps) }
 	}
-	if err := pt.Run(ctx); err != nil {
+	r, err := pt.Run(ctx)
+	if err != nil {
 		return rep, err
 	}
-	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = pt.Seed, pt.Step, pt.Elapsed.Seconds(), pt.Status.String(), pt.Curve
+	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = r.Seed, r.Step, r.Elapsed.Seconds(), r.Status.String(), r.Curve
 	rep.Model, rep.State = o.Out, learn.CheckpointState(o.Out)
 	return rep, ctx.Err()
 }
@@ -285,6 +292,9 @@ type TransferOptions struct {
 
 	Out string // result file ("" = none)
 
+	// Backend makes the cost model and the evaluator (nil = Roofline).
+	Backend Backend
+
 	// Progress receives one line per finished baseline; OnStep each
 	// fine-tuning step (with the reference step time and step budget).
 	Progress io.Writer
@@ -307,7 +317,7 @@ func modelTasks(c policy.Config) optimize.Tasks {
 
 // transferSetup loads the model, builds the problem and runs the quick
 // baselines.
-func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *optimize.Problem, report.Baselines, string, *optimize.Result, error) {
+func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *problem, report.Baselines, string, *optimize.Result, error) {
 	var b report.Baselines
 	pol, err := LoadModel(o.Model)
 	if err != nil {
@@ -323,23 +333,28 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 			return nil, nil, b, "", nil, fmt.Errorf("%s: the model decides %s, --tasks asks for %s (pre-train a model for those tasks)", verb, tasks, t)
 		}
 	}
-	p, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync)
+	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
 	if err != nil {
 		return nil, nil, b, "", nil, err
 	}
+	p := pp.Problem
+	fail := func(err error) (*policy.Policy, *problem, report.Baselines, string, *optimize.Result, error) {
+		pp.Close()
+		return nil, nil, b, "", nil, err
+	}
 	if md := pol.Config().MaxDevices; p.Devices() > md {
-		return nil, nil, b, "", nil, fmt.Errorf("%s: %d GPUs; the model places on at most %d", verb, p.Devices(), md)
+		return fail(fmt.Errorf("%s: %d GPUs; the model places on at most %d", verb, p.Devices(), md))
 	}
 	setBase(p)
 	names, rows, results, err := runMethods(ctx, p, SearchReferenceMethods, true, &optimize.Settings{Seed: o.Seed}, o.Progress)
 	if err != nil {
-		return nil, nil, b, "", nil, err
+		return fail(err)
 	}
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	b.Seed = o.Seed
 	refName, ref := bestValid(names, results)
-	return pol, p, b, refName, ref, nil
+	return pol, pp, b, refName, ref, nil
 }
 
 // Infer places one graph zero-shot with a pre-trained model: one
@@ -348,21 +363,22 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 // most likely one (learn.ZeroShot). Its row "go-zero-shot" joins the
 // quick baselines' table.
 func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
-	pol, p, b, refName, ref, err := transferSetup(ctx, &o, "infer")
+	pol, pp, b, refName, ref, err := transferSetup(ctx, &o, "infer")
 	if err != nil {
 		return SearchReport{}, err
 	}
-	z := &learn.ZeroShot{Policy: pol, Samples: o.Samples}
+	defer pp.Close()
+	p := pp.Problem
 	refStep := 0.0
 	if ref != nil {
-		z.Reference, refStep = ref.Decision, ref.Eval.StepTime
+		refStep = ref.Eval.StepTime
 	}
 	start := time.Now()
-	res, err := z.Optimize(ctx, p, &optimize.Settings{Seed: o.Seed})
+	res, err := runLearned(ctx, "go-zero-shot", methods.Options{Trained: pol, Samples: o.Samples, Reference: ref}, p, 0, 0, 0, o.Seed)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport(z.Name(), p, b, res, refName, refStep, time.Since(start), nil, nil, o.Seed, o.Out)
+	rep, err := learnedReport(p, b, learned{method: res.Method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}
@@ -375,21 +391,30 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 // the quick baselines. When ctx is cancelled it still returns, and
 // writes, the best result so far.
 func Finetune(ctx context.Context, o TransferOptions) (SearchReport, error) {
-	pol, p, b, refName, ref, err := transferSetup(ctx, &o, "finetune")
+	pol, pp, b, refName, ref, err := transferSetup(ctx, &o, "finetune")
 	if err != nil {
 		return SearchReport{}, err
 	}
+	defer pp.Close()
+	p := pp.Problem
 	warm := o.Warmup
 	if warm == 0 {
 		warm = -1
 	}
-	s := &learn.Search{Policy: pol, PPO: o.PPO, Samples: o.Samples, Warmup: warm}
+	mo := methods.Options{Trained: pol, PPO: o.PPO, Samples: o.Samples, Warmup: warm, Reference: ref}
+	steps := o.Steps
+	if steps == 0 && o.Time == 0 {
+		steps = 50
+	}
+	if o.OnStep != nil {
+		mo.OnStep = func(pt learn.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+	}
 	start := time.Now()
-	res, err := runSearch(ctx, s, p, ref, o.Steps, 50, o.Time, o.Seed, o.OnStep)
+	res, err := runLearned(ctx, "go", mo, p, o.Steps, 50, o.Time, o.Seed)
 	if err != nil {
 		return SearchReport{}, fmt.Errorf("finetune: %w", err)
 	}
-	rep, err := learnedReport("go-finetune", p, b, res, refName, s.RefStep, time.Since(start), s.Curve, s.Settings(), o.Seed, o.Out)
+	rep, err := learnedReport(p, b, learned{method: "go-finetune", res: res, refName: refName, refStep: res.Learning.RefStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}

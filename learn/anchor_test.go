@@ -2,6 +2,7 @@ package learn
 
 import (
 	"context"
+	"github.com/placer/placer/baseline"
 	"testing"
 
 	_ "github.com/placer/placer/baseline"
@@ -49,11 +50,8 @@ func TestAnchorIsReference(t *testing.T) {
 		}
 		return r.StepTime
 	}
-	for _, method := range []string{"gp-dfs", "m-etf"} {
-		o, err := optimize.Lookup(method)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, o := range []optimize.Optimizer{baseline.GPDFS{}, baseline.METF{}} {
+		method := o.Name()
 		res, err := o.Optimize(context.Background(), p, &optimize.Settings{Seed: 1})
 		if err != nil {
 			t.Fatal(err)

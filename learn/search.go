@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -63,19 +62,7 @@ func keepFor(moves float64, n int) float64 {
 const ImitationRate = 1e-3
 
 // Point is one step of a search's learning curve.
-type Point struct {
-	Step        int     `json:"step"`
-	Elapsed     float64 `json:"elapsed_s"`
-	Evaluations int     `json:"evaluations"`
-	MeanReward  float64 `json:"mean_reward"`
-	BestReward  float64 `json:"best_reward"` // best of this rollout
-	BestStep    float64 `json:"best_step_s"` // best valid step time so far
-	Entropy     float64 `json:"entropy"`     // per node
-	Valid       float64 `json:"valid"`       // fraction of the rollout that was valid
-	Epochs      int     `json:"ppo_epochs"`  // PPO epochs run (TargetKL may stop them early)
-	ClipFrac    float64 `json:"clip_fraction"`
-	ApproxKL    float64 `json:"approx_kl"`
-}
+type Point = optimize.CurvePoint
 
 // Search is GO-one (GDP-one): the policy trained with PPO on a single
 // graph. It implements optimize.Optimizer under the name "go".
@@ -121,13 +108,9 @@ type Search struct {
 	// MaxUnits bounds the policy's decision units (see Units): 0 =
 	// MaxUnits; negative = one unit per co-location group.
 	MaxUnits int
-	// OnStep, if set, is called after every step.
-	OnStep func(Point)
-
-	// Curve is the learning curve of the last Optimize call.
-	Curve []Point
-	// RefStep is the reference step time the last run used.
-	RefStep float64
+	// OnStep, if set, is called after every step with the step's point
+	// and the reference step time the rewards are normalized by.
+	OnStep func(pt Point, refStep float64)
 }
 
 var _ optimize.Optimizer = (*Search)(nil)
@@ -145,7 +128,9 @@ type SearchSettings struct {
 	Policy   *policy.Config `json:"policy,omitempty"` // the network (nil before Optimize made one)
 }
 
-// Settings returns the knobs s runs with, defaults resolved.
+// Settings returns the knobs s runs with, defaults resolved (the policy's
+// configuration only when s has a Policy; a run's result records the one
+// it trained).
 func (s *Search) Settings() SearchSettings {
 	st := SearchSettings{Samples: s.samples(), Warmup: s.warmup(), Moves: s.Moves, MaxUnits: s.MaxUnits,
 		Refine: max(s.Refine, 1), Anchored: !s.NoAnchor, PPO: s.ppoSettings().Filled()}
@@ -195,10 +180,18 @@ func (s *Search) ppoSettings() ppo.Settings {
 	return s.PPO
 }
 
-func init() { optimize.MustRegister("go", func() optimize.Optimizer { return &Search{} }) }
 
 // Name implements optimize.Optimizer.
 func (s *Search) Name() string { return "go" }
+
+// NewPolicy returns a new, untrained policy for a problem's tasks: the
+// network of base (nil = defaults) with the heads for tasks, one decision
+// per co-location group, and the hints Hints gives. Search and Pretrain
+// make their policies so.
+func NewPolicy(base *policy.Config, t optimize.Tasks, seed uint64) (*policy.Policy, error) {
+	c := configFor(base, t)
+	return policy.New(&c, seed)
+}
 
 // configFor returns the policy configuration for the problem's tasks.
 func configFor(base *policy.Config, t optimize.Tasks) policy.Config {
@@ -225,7 +218,7 @@ const NumHints = 1
 // one device of the problem's cluster, in microseconds. (The policy's own
 // features add the op's position in the graph.)
 func Hints(p *optimize.Problem) []float64 {
-	h := p.Model.OpTimes()
+	h := p.Cost.OpTimes()
 	for i := range h {
 		h[i] *= 1e6
 	}
@@ -234,8 +227,59 @@ func Hints(p *optimize.Problem) []float64 {
 
 // Optimize implements optimize.Optimizer. Budget.Steps counts PPO steps
 // (rollouts); Budget.Evaluations and Budget.Time bound it too; with no
-// bound at all it runs 100 steps.
+// bound at all it runs 100 steps. The result's Learning holds the curve,
+// the reference step time, the settings and the trained policy; s itself
+// is not changed (a new policy is made for each run when s.Policy is nil).
+//
+// A run has four phases: prepare (the policy, the reference, the
+// decision units and the reference's step time), warmUp (imitation of the
+// reference), train (PPO steps until the budget is spent) and offerArgmax
+// (the policy's most likely decision as a last candidate).
 func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
+	r, err := s.prepare(ctx, p, set)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() == nil {
+		if err := r.warmUp(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.train(ctx); err != nil {
+			return nil, err
+		}
+		if err := r.offerArgmax(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return r.result(ctx)
+}
+
+// searchRun is the state of one Search.Optimize call.
+type searchRun struct {
+	s        *Search
+	p        *optimize.Problem
+	pol      *policy.Policy
+	ref      decision.Decision // the reference, completed
+	in       *policy.Input
+	tr       *optimize.Tracker
+	refStep  float64
+	seed     uint64
+	keep     float64 // the anchor's keep probability per node
+	settings SearchSettings
+	curve    []Point
+	tb       *tiebreak
+	// anchor is the decision refinement starts from, in the policy's
+	// action space: the reference until a valid sample beats it, then the
+	// best valid sample.
+	anchor     decision.Decision
+	anchorStep float64
+}
+
+// prepare makes the run's policy (or checks s.Policy against the
+// problem's tasks), completes the reference, builds the decision units
+// and the policy's input, starts the tracker and evaluates the reference
+// unless its step time is given.
+func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*searchRun, error) {
 	var st optimize.Settings
 	if set != nil {
 		st = *set
@@ -254,7 +298,6 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		if pol, err = policy.New(&cfg, st.Seed); err != nil {
 			return nil, err
 		}
-		s.Policy = pol
 	} else if c := pol.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
 		return nil, fmt.Errorf("go: the policy decides %s, the problem asks for %s", policyTasks(c), tasks)
 	}
@@ -274,77 +317,85 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	if err != nil {
 		return nil, err
 	}
-	tr := optimize.NewTracker(s.Name(), p, &st, 0)
-	s.RefStep = s.RefTime
-	if s.RefStep <= 0 {
-		r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
+	r := &searchRun{s: s, p: p, pol: pol, ref: ref, in: in, seed: st.Seed, refStep: s.RefTime}
+	r.tr = optimize.NewTracker(s.Name(), p, &st, 0)
+	if r.refStep <= 0 {
+		e, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
 		if err != nil {
 			return nil, fmt.Errorf("go: reference decision: %w", err)
 		}
-		s.RefStep = r.StepTime
+		r.refStep = e.StepTime
 	}
-	if s.RefStep <= 0 {
+	if r.refStep <= 0 {
 		return nil, errors.New("go: reference step time is zero")
 	}
-	k := s.samples()
-	rng := rand.New(rand.NewPCG(st.Seed, 0x9e3779b97f4a7c15))
-	opt := &nn.Adam{}
-	settings := s.ppoSettings()
-	warm := s.warmup()
-	s.Curve = s.Curve[:0]
-	if ctx.Err() != nil {
-		return tr.Result(ctx, ref)
-	}
-	keep := keepFor(s.Moves, in.NumNodes())
-	warmIn := in
-	if !s.NoAnchor {
-		// Imitation sees the reference as its anchor too: copying the
-		// anchor is then an identity map from input to output.
-		tgt := policyTarget(pol.Config(), ref)
-		if warmIn, err = anchored(in, &tgt, keep); err != nil {
-			return nil, err
+	r.settings = s.Settings()
+	c := pol.Config()
+	r.settings.Policy = &c
+	r.keep = keepFor(s.Moves, in.NumNodes())
+	r.tb = newTiebreak(ref, policyTarget(pol.Config(), ref), in.Nodes())
+	r.anchor, r.anchorStep = policyTarget(pol.Config(), ref), r.refStep
+	return r, nil
+}
+
+// warmUp imitates the reference (see Search.Warmup), conditioned on it as
+// its anchor unless NoAnchor: copying the anchor is then an identity map
+// from input to output.
+func (r *searchRun) warmUp(ctx context.Context) error {
+	warmIn := r.in
+	if !r.s.NoAnchor {
+		tgt := policyTarget(r.pol.Config(), r.ref)
+		var err error
+		if warmIn, err = anchored(r.in, &tgt, r.keep); err != nil {
+			return err
 		}
 	}
-	if err := s.imitate(ctx, pol, warmIn, opt, ref, warm, keep); err != nil {
-		return nil, err
+	return r.s.imitate(ctx, r.pol, warmIn, &nn.Adam{}, r.ref, r.s.warmup(), r.keep)
+}
+
+// anchorInput is the input a step's refinement starts from: the policy's
+// input conditioned on anchor (unless NoAnchor).
+func (r *searchRun) anchorInput(anchor *decision.Decision) (*policy.Input, error) {
+	if r.s.NoAnchor {
+		return r.in, nil
 	}
+	return anchored(r.in, anchor, r.keep)
+}
+
+// train runs PPO steps until the tracker says stop: each step refines from
+// the best decision so far (GO eq. 2 conditions each pass on the previous
+// one's decision, so the policy learns which changes to the incumbent
+// pay), samples a rollout from one forward pass, evaluates it as a batch,
+// and updates the policy. Only the search's own samples count as its
+// result.
+func (r *searchRun) train(ctx context.Context) error {
+	s, p, pol, tr := r.s, r.p, r.pol, r.tr
+	k := s.samples()
+	rng := rand.New(rand.NewPCG(r.seed, 0x9e3779b97f4a7c15))
 	// PPO gets a fresh optimizer: after imitation converges the second
 	// moments are tiny, and PPO's first gradients would take huge steps.
-	opt = &nn.Adam{}
+	opt := &nn.Adam{}
+	settings := s.ppoSettings()
 	results := make([]evaluate.Result, k)
 	refine := max(s.Refine, 1)
-	tb := newTiebreak(ref, policyTarget(pol.Config(), ref), in.Nodes())
-	// The anchor is the reference until the search has found something
-	// better, then the best sample, in the policy's own action space.
-	anchor, anchorStep := policyTarget(pol.Config(), ref), s.RefStep
-	anchorInput := func() (*policy.Input, error) {
-		if s.NoAnchor {
-			return in, nil
-		}
-		return anchored(in, &anchor, keep)
-	}
 	for !tr.Done(ctx) {
-		// Refinement starts from the best decision so far (GO eq. 2
-		// conditions each pass on the previous one's decision): the policy
-		// learns which changes to the incumbent pay. Only the search's
-		// own samples count as its result.
-		start, err := anchorInput()
+		start, err := r.anchorInput(&r.anchor)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		out, err := pol.Refine(start, rng, refine)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		raw := out.Sample(rng, k)
 		logps, nodeLogps, err := sampleLogProbs(out, raw)
 		if err != nil {
 			out.Release()
-			return nil, err
+			return err
 		}
 		ds := make([]decision.Decision, len(raw))
 		for i := range raw {
-			ds[i] = p.Complete(tb.apply(raw[i]))
+			ds[i] = p.Complete(r.tb.apply(raw[i]))
 		}
 		n, err := tr.EvaluateBatch(ctx, ds, results)
 		if errors.Is(err, optimize.ErrStopped) || n == 0 {
@@ -353,13 +404,13 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		}
 		if err != nil {
 			out.Release()
-			return nil, err
+			return err
 		}
-		ds, logps, nodeLogps = ds[:n], logps[:n], nodeLogps[:n]
+		logps, nodeLogps = logps[:n], nodeLogps[:n]
 		rewards := make([]float64, n)
 		pt := Point{BestReward: math.Inf(-1)}
 		for i := 0; i < n; i++ {
-			rewards[i] = Reward(&results[i], s.RefStep)
+			rewards[i] = Reward(&results[i], r.refStep)
 			pt.MeanReward += rewards[i] / float64(n)
 			pt.BestReward = max(pt.BestReward, rewards[i])
 			if results[i].Valid() {
@@ -367,39 +418,55 @@ func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 			}
 		}
 		for i := 0; i < n; i++ {
-			if results[i].Valid() && results[i].StepTime < anchorStep {
-				anchor, anchorStep = raw[i], results[i].StepTime
+			if results[i].Valid() && results[i].StepTime < r.anchorStep {
+				r.anchor, r.anchorStep = raw[i], results[i].StepTime
 			}
 		}
 		ps, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw[:n], OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		tr.Step()
 		stats := tr.Stats()
 		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, ps.Entropy
 		pt.Epochs, pt.ClipFrac, pt.ApproxKL = ps.Epochs, ps.ClipFrac, ps.ApproxKL
-		s.Curve = append(s.Curve, pt)
+		r.curve = append(r.curve, pt)
 		if s.OnStep != nil {
-			s.OnStep(pt)
+			s.OnStep(pt, r.refStep)
 		}
 	}
-	// The policy's most likely decision, anchored like the rollouts, is a
-	// candidate too.
-	if ctx.Err() == nil {
-		final, err := anchorInput()
-		if err != nil {
-			return nil, err
-		}
-		if out, err := pol.Forward(final); err == nil {
-			d := p.Complete(tb.apply(out.Argmax()))
-			out.Release()
-			if r, err := p.Evaluator.Evaluate(ctx, d); err == nil {
-				tr.Offer(d, &r)
-			}
+	return nil
+}
+
+// offerArgmax offers the policy's most likely decision, anchored like the
+// rollouts, as one more candidate (not
+// counted against the budget). A failure to evaluate it is not an error.
+func (r *searchRun) offerArgmax(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	final, err := r.anchorInput(&r.anchor)
+	if err != nil {
+		return err
+	}
+	if out, err := r.pol.Forward(final); err == nil {
+		d := r.p.Complete(r.tb.apply(out.Argmax()))
+		out.Release()
+		if e, err := r.p.Evaluator.Evaluate(ctx, d); err == nil {
+			r.tr.Offer(d, &e)
 		}
 	}
-	return tr.Result(ctx, ref)
+	return nil
+}
+
+// result assembles the run's answer with its Learning output.
+func (r *searchRun) result(ctx context.Context) (*optimize.Result, error) {
+	res, err := r.tr.Result(ctx, r.ref)
+	if err != nil {
+		return nil, err
+	}
+	res.Learning = &optimize.Learning{RefStep: r.refStep, Curve: r.curve, Settings: r.settings, Model: r.pol}
+	return res, nil
 }
 
 // anchored returns in conditioned on anchor, leaning towards it with
@@ -556,12 +623,4 @@ func numTasks(c policy.Config) int {
 
 func policyTasks(c policy.Config) optimize.Tasks {
 	return optimize.Tasks{Placement: true, Scheduling: !c.NoScheduling, Fusion: !c.NoFusion}
-}
-
-// Elapsed is a helper for reports: the curve's last elapsed time.
-func (s *Search) Elapsed() time.Duration {
-	if len(s.Curve) == 0 {
-		return 0
-	}
-	return time.Duration(s.Curve[len(s.Curve)-1].Elapsed * float64(time.Second))
 }

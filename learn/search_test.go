@@ -56,13 +56,14 @@ func TestSearchSplitsTwoBranches(t *testing.T) {
 			t.Fatal(err)
 		}
 		p.Tasks = optimize.Tasks{Placement: true}
-		optimum = 12e-3 + 2e-6 + 2*p.Model.Cluster.TransferTime(0, 1, 1024)
+		optimum = 12e-3 + 2e-6 + 2*p.Cost.TransferTime(0, 1, 1024)
 		s := &Search{Config: small, Samples: 16, Warmup: -1}
 		res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 100}, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
-		first, last := s.Curve[0], s.Curve[len(s.Curve)-1]
+		curve := res.Learning.Curve
+		first, last := curve[0], curve[len(curve)-1]
 		t.Logf("seed %d: best step %v, mean reward %.3f -> %.3f", seed, res.Eval.StepTime, first.MeanReward, last.MeanReward)
 		// Reached: within a few transfers' latency of the optimum (the
 		// source and sink may sit on either GPU), and learnt: the policy's

@@ -103,14 +103,22 @@ type Pretrain struct {
 	Resume string
 	// OnStep, if set, is called after every step.
 	OnStep func(PretrainPoint)
+}
 
-	// Step is the number of steps done (after Run: in total).
+// PretrainResult is what a pre-training run produced.
+type PretrainResult struct {
+	// Policy is the trained policy (also in the last checkpoint, when
+	// Pretrain.Checkpoint is set).
+	Policy *policy.Policy
+	// Seed is the run's seed (the checkpoint's, when resumed).
+	Seed uint64
+	// Step is the number of steps done in total, resumed runs included.
 	Step int
 	// Elapsed is the total training time, resumed runs included.
 	Elapsed time.Duration
 	// Curve holds this run's steps.
 	Curve []PretrainPoint
-	// Status says why the last Run stopped.
+	// Status says why the run stopped.
 	Status optimize.Status
 }
 
@@ -208,85 +216,124 @@ type prepared struct {
 
 // Run pre-trains until Steps, Time or ctx stops it, then writes the last
 // checkpoint (when Checkpoint is set). A cancelled ctx is not an error:
-// Status says Cancelled.
-func (pt *Pretrain) Run(ctx context.Context) error {
-	if len(pt.Graphs) == 0 {
-		return errors.New("pretrain: no graphs")
+// the result's Status says Cancelled. pt itself is not changed.
+//
+// A run has three phases: start (check the graphs, resume from a
+// checkpoint or make the policy), prepareGraph for each graph (reference,
+// decision units, the policy's input), then the training loop (imitation
+// steps, then PPO steps, with checkpoints).
+func (pt *Pretrain) Run(ctx context.Context) (*PretrainResult, error) {
+	r, names, warm, err := pt.start()
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, len(pt.Graphs))
+	gs := make([]prepared, len(pt.Graphs))
+	for i := range pt.Graphs {
+		if gs[i], err = pt.prepareGraph(ctx, r.Policy, &pt.Graphs[i], r.Seed); err != nil {
+			return nil, err
+		}
+	}
+	save := func() error {
+		if pt.Checkpoint == "" {
+			return nil
+		}
+		return SaveCheckpoint(pt.Checkpoint, r.Policy, Checkpoint{Step: r.Step, Seed: r.Seed, Graphs: names, Elapsed: r.Elapsed.Seconds(), Warmup: warm})
+	}
+	if err := pt.loop(ctx, r, gs, warm, save); err != nil {
+		return nil, err
+	}
+	return r, save()
+}
+
+// start checks that the graphs ask for the same tasks, resumes from
+// pt.Resume or makes the policy, and returns the run's result so far, the
+// graphs' names and the number of warm-up steps.
+func (pt *Pretrain) start() (r *PretrainResult, names []string, warm int, err error) {
+	if len(pt.Graphs) == 0 {
+		return nil, nil, 0, errors.New("pretrain: no graphs")
+	}
+	names = make([]string, len(pt.Graphs))
 	tasks := pt.Graphs[0].Problem.EffectiveTasks()
 	for i := range pt.Graphs {
 		g := &pt.Graphs[i]
 		names[i] = g.Name
 		if t := g.Problem.EffectiveTasks(); t != tasks {
-			return fmt.Errorf("pretrain: graph %s asks for %s, graph %s for %s; one policy needs the same tasks", g.Name, t, pt.Graphs[0].Name, tasks)
+			return nil, nil, 0, fmt.Errorf("pretrain: graph %s asks for %s, graph %s for %s; one policy needs the same tasks", g.Name, t, pt.Graphs[0].Name, tasks)
 		}
 		if g.Problem.Devices() < 2 && tasks == (optimize.Tasks{Placement: true}) {
-			return fmt.Errorf("pretrain: graph %s: one device leaves no placement to learn", g.Name)
+			return nil, nil, 0, fmt.Errorf("pretrain: graph %s: one device leaves no placement to learn", g.Name)
 		}
 	}
-	warm := pt.Warmup
+	warm = pt.Warmup
 	if warm == 0 {
 		warm = 30 * len(pt.Graphs)
 	}
 	warm = max(warm, 0)
-	pt.Step, pt.Elapsed = 0, 0
+	r = &PretrainResult{Policy: pt.Policy, Seed: pt.Seed}
 	if pt.Resume != "" {
 		pol, c, err := LoadCheckpoint(pt.Resume)
 		if err != nil {
-			return err
+			return nil, nil, 0, err
 		}
 		if !slices.Equal(c.Graphs, names) {
-			return fmt.Errorf("pretrain: checkpoint %s was trained on %d graphs (%s...), this run has %d (%s...); resume with the same graphs", pt.Resume, len(c.Graphs), first(c.Graphs), len(names), first(names))
+			return nil, nil, 0, fmt.Errorf("pretrain: checkpoint %s was trained on %d graphs (%s...), this run has %d (%s...); resume with the same graphs", pt.Resume, len(c.Graphs), first(c.Graphs), len(names), first(names))
 		}
-		pt.Policy, pt.Seed, pt.Step, pt.Elapsed, warm = pol, c.Seed, c.Step, time.Duration(c.Elapsed*float64(time.Second)), c.Warmup
+		r.Policy, r.Seed, r.Step, r.Elapsed, warm = pol, c.Seed, c.Step, time.Duration(c.Elapsed*float64(time.Second)), c.Warmup
 	}
-	pol := pt.Policy
-	if pol == nil {
+	if r.Policy == nil {
 		cfg := configFor(pt.Config, tasks)
-		var err error
-		if pol, err = policy.New(&cfg, pt.Seed); err != nil {
-			return err
+		if r.Policy, err = policy.New(&cfg, r.Seed); err != nil {
+			return nil, nil, 0, err
 		}
-		pt.Policy = pol
-	} else if c := pol.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
-		return fmt.Errorf("pretrain: the policy decides %s, the graphs ask for %s", policyTasks(c), tasks)
+	} else if c := r.Policy.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
+		return nil, nil, 0, fmt.Errorf("pretrain: the policy decides %s, the graphs ask for %s", policyTasks(c), tasks)
 	}
+	return r, names, warm, nil
+}
+
+// prepareGraph completes g's reference, builds its decision units and the
+// policy's input conditioned on the reference, and evaluates the
+// reference unless its step time is given.
+func (pt *Pretrain) prepareGraph(ctx context.Context, pol *policy.Policy, g *TrainGraph, seed uint64) (prepared, error) {
 	cfg := pol.Config()
-	gs := make([]prepared, len(pt.Graphs))
-	for i := range pt.Graphs {
-		g := &pt.Graphs[i]
-		p := g.Problem
-		ref := g.Reference
-		if ref.Device == nil {
-			ref = p.Base
-		}
-		ref = p.Complete(ref)
-		units, err := Units(p, cfg, ref, pt.MaxUnits, pt.Seed)
-		if err != nil {
-			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
-		}
-		in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
-		if err != nil {
-			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
-		}
-		refT := g.RefTime
-		if refT <= 0 {
-			r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
-			if err != nil {
-				return fmt.Errorf("pretrain: graph %s: reference decision: %w", g.Name, err)
-			}
-			refT = r.StepTime
-		}
-		if refT <= 0 || math.IsNaN(refT) {
-			return fmt.Errorf("pretrain: graph %s: reference step time is zero", g.Name)
-		}
-		target := policyTarget(cfg, ref)
-		if in, err = anchored(in, &target, keepFor(pt.Moves, in.NumNodes())); err != nil {
-			return fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
-		}
-		gs[i] = prepared{g: g, in: in, target: target, ref: ref, refT: refT, tb: newTiebreak(ref, target, in.Nodes())}
+	p := g.Problem
+	ref := g.Reference
+	if ref.Device == nil {
+		ref = p.Base
 	}
+	ref = p.Complete(ref)
+	units, err := Units(p, cfg, ref, pt.MaxUnits, seed)
+	if err != nil {
+		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
+	}
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	if err != nil {
+		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
+	}
+	refT := g.RefTime
+	if refT <= 0 {
+		r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
+		if err != nil {
+			return prepared{}, fmt.Errorf("pretrain: graph %s: reference decision: %w", g.Name, err)
+		}
+		refT = r.StepTime
+	}
+	if refT <= 0 || math.IsNaN(refT) {
+		return prepared{}, fmt.Errorf("pretrain: graph %s: reference step time is zero", g.Name)
+	}
+	target := policyTarget(cfg, ref)
+	if in, err = anchored(in, &target, keepFor(pt.Moves, in.NumNodes())); err != nil {
+		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
+	}
+	return prepared{g: g, in: in, target: target, ref: ref, refT: refT, tb: newTiebreak(ref, target, in.Nodes())}, nil
+}
+
+// loop trains until the step budget, the time limit or ctx stops it:
+// imitation steps first (warm of them, counted across resumed runs), then
+// PPO steps, one graph per step, with a checkpoint (save) every
+// CheckpointEvery steps. r's Step, Elapsed, Curve and Status follow.
+func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, warm int, save func() error) error {
+	pol := r.Policy
 	steps := pt.Steps
 	if steps == 0 && pt.Time == 0 {
 		steps = 200
@@ -300,31 +347,24 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 	if settings == (ppo.Settings{}) {
 		settings = DefaultPPO
 	}
-	save := func() error {
-		if pt.Checkpoint == "" {
-			return nil
-		}
-		return SaveCheckpoint(pt.Checkpoint, pol, Checkpoint{Step: pt.Step, Seed: pt.Seed, Graphs: names, Elapsed: pt.Elapsed.Seconds(), Warmup: warm})
-	}
-	pt.Curve = pt.Curve[:0]
-	start, base := time.Now(), pt.Elapsed
+	start, base := time.Now(), r.Elapsed
 	opt := &nn.Adam{}
 	results := make([]evaluate.Result, k)
-	pt.Status = optimize.BudgetReached
+	r.Status = optimize.BudgetReached
 	for {
-		pt.Elapsed = base + time.Since(start)
+		r.Elapsed = base + time.Since(start)
 		switch {
 		case ctx.Err() != nil:
-			pt.Status = optimize.Cancelled
-		case steps > 0 && pt.Step >= steps:
-			pt.Status = optimize.BudgetReached
+			r.Status = optimize.Cancelled
+		case steps > 0 && r.Step >= steps:
+			r.Status = optimize.BudgetReached
 		case pt.Time > 0 && time.Since(start) >= pt.Time:
-			pt.Status = optimize.TimeUp
+			r.Status = optimize.TimeUp
 		default:
 			var pp PretrainPoint
 			var err error
-			i := pt.Step
-			rng := rand.New(rand.NewPCG(pt.Seed, 0x5851f42d4c957f2d^uint64(i)))
+			i := r.Step
+			rng := rand.New(rand.NewPCG(r.Seed, 0x5851f42d4c957f2d^uint64(i)))
 			gi := i % len(gs)
 			if pt.Random {
 				gi = rng.IntN(len(gs))
@@ -344,23 +384,22 @@ func (pt *Pretrain) Run(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			pt.Step++
-			pt.Elapsed = base + time.Since(start)
-			pp.Step, pp.Graph, pp.Elapsed = pt.Step, gs[gi].g.Name, pt.Elapsed.Seconds()
-			pt.Curve = append(pt.Curve, pp)
+			r.Step++
+			r.Elapsed = base + time.Since(start)
+			pp.Step, pp.Graph, pp.Elapsed = r.Step, gs[gi].g.Name, r.Elapsed.Seconds()
+			r.Curve = append(r.Curve, pp)
 			if pt.OnStep != nil {
 				pt.OnStep(pp)
 			}
-			if pt.CheckpointEvery > 0 && pt.Step%pt.CheckpointEvery == 0 {
+			if pt.CheckpointEvery > 0 && r.Step%pt.CheckpointEvery == 0 {
 				if err := save(); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		break
+		return nil
 	}
-	return save()
 }
 
 func first(s []string) string {
@@ -538,5 +577,10 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 		return nil, err
 	}
 	tr.Step()
-	return tr.Result(ctx, ds[0])
+	res, err := tr.Result(ctx, ds[0])
+	if err != nil {
+		return nil, err
+	}
+	res.Learning = &optimize.Learning{Model: pol}
+	return res, nil
 }

@@ -83,6 +83,6 @@ func benchFinetune50(b *testing.B, workload string, gpus int) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(res.Eval.StepTime*1e3, "step-ms")
-		b.ReportMetric(res.Eval.StepTime/s.RefStep, "step/ref")
+		b.ReportMetric(res.Eval.StepTime/res.Learning.RefStep, "step/ref")
 	}
 }

@@ -61,14 +61,15 @@ func tinyGraphs(t *testing.T) []TrainGraph {
 	return out
 }
 
-func pretrain(t *testing.T, ckpt, resume string, steps int) *Pretrain {
+func pretrain(t *testing.T, ckpt, resume string, steps int) *PretrainResult {
 	t.Helper()
 	pt := &Pretrain{Graphs: tinyGraphs(t), Config: small, Seed: 3, Samples: 4, Warmup: 2, Steps: steps,
 		Checkpoint: ckpt, CheckpointEvery: 2, Resume: resume}
-	if err := pt.Run(context.Background()); err != nil {
+	r, err := pt.Run(context.Background())
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pt
+	return r
 }
 
 func TestPretrainCheckpointResume(t *testing.T) {
@@ -141,7 +142,7 @@ func TestPretrainBadCheckpoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pt := &Pretrain{Graphs: tinyGraphs(t), Steps: 3, Resume: tc.path}
-			err := pt.Run(context.Background())
+			_, err := pt.Run(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error %v, want one line with %q", err, tc.want)
 			}
@@ -149,7 +150,7 @@ func TestPretrainBadCheckpoints(t *testing.T) {
 	}
 	// Other graphs than the checkpoint's.
 	pt := &Pretrain{Graphs: tinyGraphs(t)[:1], Steps: 3, Resume: good}
-	if err := pt.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "same graphs") {
+	if _, err := pt.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "same graphs") {
 		t.Fatalf("resume on other graphs: %v", err)
 	}
 }
@@ -163,11 +164,12 @@ func TestPretrainCancelledCheckpoints(t *testing.T) {
 			cancel()
 		}
 	}
-	if err := pt.Run(ctx); err != nil {
+	r, err := pt.Run(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if pt.Status != optimize.Cancelled || pt.Step != 2 {
-		t.Fatalf("status %v at step %d", pt.Status, pt.Step)
+	if r.Status != optimize.Cancelled || r.Step != 2 {
+		t.Fatalf("status %v at step %d", r.Status, r.Step)
 	}
 	if _, st, err := LoadCheckpoint(path); err != nil || st.Step != 2 {
 		t.Fatalf("checkpoint after Ctrl-C: %+v, %v", st, err)

@@ -25,7 +25,7 @@ func Units(p *optimize.Problem, c policy.Config, target decision.Decision, max i
 	if max <= 0 {
 		max = MaxUnits
 	}
-	pg, vertexOf := partition.FromComputation(p.Graph, p.Model.OpTimes(), nil)
+	pg, vertexOf := partition.FromComputation(p.Graph, p.Cost.OpTimes(), nil)
 	if pg.NumVertices() <= max {
 		return nil, nil
 	}

@@ -1,17 +1,14 @@
 // Package optimize is the seam every optimizer sits behind, learned or
 // classical: an Optimizer takes a Problem (a graph, a cluster and an
 // evaluator), Settings (a budget, a seed, a progress hook) and returns the
-// best Decision it found with its statistics. A registry maps names to
-// constructors; the CLI's --methods flag looks names up in it.
+// best Decision it found with its statistics. The methods themselves, and
+// the one list of them, are in package methods.
 package optimize
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/placer/placer/decision"
@@ -69,57 +66,122 @@ func ParseTasks(s string) (Tasks, error) {
 	return t, nil
 }
 
-// Problem is one instance: a graph on a cluster, and the evaluator that
-// scores decisions. Model is the roofline model of the same graph and
-// cluster, which heuristics use as their cost oracle (op times, memory)
-// even when Evaluator measures real GPUs.
+// CostModel is what methods read of a graph's cost on the problem's
+// cluster: the estimates heuristics plan with and learned methods take as
+// hints, whichever Evaluator scores their decisions. The roofline model
+// (roofline.Model) implements it.
+type CostModel interface {
+	// Devices is the number of devices of the cluster.
+	Devices() int
+	// Capacity is the memory of one device, in bytes.
+	Capacity() int64
+	// IgnoresMemory reports whether decisions that exceed Capacity are
+	// still valid (the out-of-memory check is off).
+	IgnoresMemory() bool
+	// OpTime is op i's unfused duration on one device, in seconds.
+	OpTime(i int) float64
+	// OpTimes is every op's OpTime (a fresh slice).
+	OpTimes() []float64
+	// Fusible reports whether op i may join a fused kernel as its
+	// consumer or as its producer.
+	Fusible(i int) (consumer, producer bool)
+	// LowerBound is a step time no decision can beat (with or without
+	// fusion).
+	LowerBound(fusion bool) float64
+	// TransferTime is how long a transfer of bytes from device s to
+	// device d occupies its link channel.
+	TransferTime(s, d int, bytes int64) float64
+	// Channels is the number of link channels; Channel is the one a
+	// transfer from s to d occupies (one transfer at a time each).
+	Channels() int
+	Channel(s, d int) int
+}
+
+var _ CostModel = (*roofline.Model)(nil)
+
+// Problem is one instance: a graph on a cluster, the cost model methods
+// plan with, and the evaluator that scores decisions. Cost and Evaluator
+// are separate seams: a search on real GPUs plans with the roofline model
+// and is scored by measurements.
 type Problem struct {
 	Graph     *graph.Graph
-	Model     *roofline.Model
-	Evaluator evaluate.BatchEvaluator
+	Cost      CostModel
+	Evaluator evaluate.Evaluator
 	Tasks     Tasks // zero value = AllTasks
 
 	// Base is the decision whose parts an optimizer keeps for the tasks
 	// it may not change (nil Device = single device, nil Priority = FIFO,
 	// nil Fusion = no fusion).
 	Base decision.Decision
+
+	// Expert is the human expert's placement of the graph on the
+	// cluster's devices (op -> device), nil when there is none (imported
+	// graphs, synthetic ones). It is filled where the inputs are resolved.
+	Expert []int
 }
 
-// NewProblem builds a problem with the roofline model as evaluator.
+// NewProblem builds a problem with the roofline model as cost model and
+// evaluator.
 func NewProblem(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*Problem, error) {
 	m, err := roofline.NewModel(g, c, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Problem{Graph: g, Model: m, Evaluator: roofline.NewEvaluator(m), Tasks: AllTasks}, nil
+	return &Problem{Graph: g, Cost: m, Evaluator: roofline.NewEvaluator(m), Tasks: AllTasks}, nil
 }
 
 // Devices is the number of devices of the problem's cluster.
-func (p *Problem) Devices() int { return p.Model.Devices() }
+func (p *Problem) Devices() int { return p.Cost.Devices() }
 
 // Capacity is the memory capacity of one device in bytes.
-func (p *Problem) Capacity() int64 { return p.Model.Cluster.Hardware.Memory }
+func (p *Problem) Capacity() int64 { return p.Cost.Capacity() }
 
-// Complete fills the parts of d that the problem's tasks do not cover from
-// Base (and Device from a single device if Base has none).
-func (p *Problem) Complete(d decision.Decision) decision.Decision {
-	t := p.Tasks
-	if t == (Tasks{}) {
-		t = AllTasks
+// EffectiveTasks is p.Tasks, with the zero value read as AllTasks.
+func (p *Problem) EffectiveTasks() Tasks {
+	if p.Tasks == (Tasks{}) {
+		return AllTasks
 	}
+	return p.Tasks
+}
+
+// Complete fills the parts of d that the problem's tasks do not let a
+// method change from Base: the placement (and any missing one), the
+// scheduling (priorities and transfer priorities) and the fusion. A Base
+// without a placement means every op on device 0. The parts taken from Base
+// are copies, so that the result never aliases Base; the parts kept from d
+// are d's own slices, not copied.
+func (p *Problem) Complete(d decision.Decision) decision.Decision {
+	t := p.EffectiveTasks()
 	if !t.Placement || d.Device == nil {
-		d.Device = p.Base.Device
+		d.Device = clone(p.Base.Device)
 		if d.Device == nil {
 			d.Device = decision.Single(p.Graph)
 		}
 	}
 	if !t.Scheduling {
-		d.Priority = p.Base.Priority
+		d.Priority, d.Transfer = clone(p.Base.Priority), clone(p.Base.Transfer)
 	}
 	if !t.Fusion {
-		d.Fusion = p.Base.Fusion
+		d.Fusion = clone(p.Base.Fusion)
 	}
 	return d
+}
+
+// Start is the decision a method starts from: a copy of Base, with every
+// op on device 0 when Base has no placement.
+func (p *Problem) Start() decision.Decision {
+	d := p.Base.Clone()
+	if d.Device == nil {
+		d.Device = decision.Single(p.Graph)
+	}
+	return d
+}
+
+func clone(s []int) []int {
+	if s == nil {
+		return nil
+	}
+	return append([]int(nil), s...)
 }
 
 // Budget bounds a search. Zero fields are unlimited; an optimizer that
@@ -170,6 +232,41 @@ type Result struct {
 	Eval     evaluate.Result // the evaluator's result for Decision
 	Stats    Stats
 	Seed     uint64
+	// Learning is what a learned method produced besides its decision;
+	// nil for the classical methods.
+	Learning *Learning
+}
+
+// Learning is a learned method's output besides its decision: everything
+// a caller reports or keeps, so that nothing is read off the optimizer
+// after the call.
+type Learning struct {
+	// RefStep is the step time the method's rewards were normalized by
+	// (seconds; 0 = none).
+	RefStep float64
+	// Curve is the learning curve, one point per training step.
+	Curve []CurvePoint
+	// Settings are the knobs the method ran with, its defaults resolved,
+	// as result files record them (JSON-encodable; learn.SearchSettings
+	// for go).
+	Settings any
+	// Model is the trained model (learn: *policy.Policy); nil when none.
+	Model any
+}
+
+// CurvePoint is one training step of a learned method's curve.
+type CurvePoint struct {
+	Step        int     `json:"step"`
+	Elapsed     float64 `json:"elapsed_s"`
+	Evaluations int     `json:"evaluations"`
+	MeanReward  float64 `json:"mean_reward"`
+	BestReward  float64 `json:"best_reward"` // best of this step's samples
+	BestStep    float64 `json:"best_step_s"` // best valid step time so far
+	Entropy     float64 `json:"entropy"`     // per node
+	Valid       float64 `json:"valid"`       // fraction of the samples that were valid
+	Epochs      int     `json:"ppo_epochs"`  // PPO epochs run (a KL target may stop them early)
+	ClipFrac    float64 `json:"clip_fraction"`
+	ApproxKL    float64 `json:"approx_kl"`
 }
 
 // Optimizer is one method. Optimize must return the best decision found
@@ -178,60 +275,4 @@ type Result struct {
 type Optimizer interface {
 	Name() string
 	Optimize(ctx context.Context, p *Problem, s *Settings) (*Result, error)
-}
-
-// Factory makes an optimizer.
-type Factory func() Optimizer
-
-var (
-	regMu    sync.Mutex
-	registry = map[string]Factory{}
-)
-
-// Register adds a method; a duplicate name is an error.
-func Register(name string, f Factory) error {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[name]; dup {
-		return fmt.Errorf("optimize: method %q registered twice", name)
-	}
-	registry[name] = f
-	return nil
-}
-
-// MustRegister is Register for package init functions.
-func MustRegister(name string, f Factory) {
-	if err := Register(name, f); err != nil {
-		panic(err)
-	}
-}
-
-// ErrUnknownMethod is returned by Lookup for a name nobody registered.
-var ErrUnknownMethod = errors.New("unknown method")
-
-// Lookup returns a new optimizer by name.
-func Lookup(name string) (Optimizer, error) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownMethod, name, strings.Join(namesLocked(), ", "))
-	}
-	return f(), nil
-}
-
-// Names lists the registered methods, sorted.
-func Names() []string {
-	regMu.Lock()
-	defer regMu.Unlock()
-	return namesLocked()
-}
-
-func namesLocked() []string {
-	n := make([]string, 0, len(registry))
-	for k := range registry {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
 }

@@ -15,14 +15,6 @@ import (
 // model evaluations per graph (seeds/regal-iclr2020.txt §5.2).
 const DefaultEvaluations = 5000
 
-// EffectiveTasks is p.Tasks, with the zero value read as AllTasks.
-func (p *Problem) EffectiveTasks() Tasks {
-	if p.Tasks == (Tasks{}) {
-		return AllTasks
-	}
-	return p.Tasks
-}
-
 // Overflow is how far r's devices exceed their memory: the sum over
 // devices of max(0, peak/capacity - 1). Zero when everything fits.
 func Overflow(r *evaluate.Result) float64 {

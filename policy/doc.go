@@ -7,7 +7,7 @@
 //
 // A forward pass runs once per graph; all K sampled decisions of a PPO
 // rollout come from it (Output.Sample). LogProb, Entropy and Value of the
-// same pass have gradients with respect to every weight: Output.PPO
+// same pass have gradients with respect to every weight: PPOLoss
 // computes GDP's clipped-surrogate loss for a batch of decisions and adds
 // its gradient to Params(), ready for an optimizer such as Adam.
 //

@@ -2,6 +2,7 @@ package roofline
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"sync"
 
@@ -9,14 +10,14 @@ import (
 	"github.com/placer/placer/evaluate"
 )
 
-// Evaluator is the roofline model as an evaluate.BatchEvaluator: a Model
-// plus a pool of Simulators, safe for concurrent use.
+// Evaluator is the roofline model as an evaluate.Evaluator: a Model plus
+// a pool of Simulators, safe for concurrent use.
 type Evaluator struct {
 	Model *Model
 	pool  sync.Pool
 }
 
-var _ evaluate.BatchEvaluator = (*Evaluator)(nil)
+var _ evaluate.Evaluator = (*Evaluator)(nil)
 
 // NewEvaluator returns an evaluator for model m.
 func NewEvaluator(m *Model) *Evaluator {
@@ -94,4 +95,17 @@ func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, o
 	}
 	wg.Wait()
 	return first
+}
+
+// Trace simulates d with a recording simulator and writes its timeline to
+// w (WriteTrace).
+func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer) (evaluate.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return evaluate.Result{}, err
+	}
+	r, tl, err := Simulate(e.Model, d)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	return r, WriteTrace(w, e.Model, tl)
 }

@@ -329,6 +329,26 @@ func (m *Model) OpTimes() []float64 { return append([]float64(nil), m.opTime...)
 // Devices is the number of devices of the cluster.
 func (m *Model) Devices() int { return m.d }
 
+// Capacity is the memory capacity of one device of the cluster, bytes.
+func (m *Model) Capacity() int64 { return m.Cluster.Hardware.Memory }
+
+// IgnoresMemory reports whether the model skips the out-of-memory check
+// (Options.IgnoreMemory).
+func (m *Model) IgnoresMemory() bool { return m.Opts.IgnoreMemory }
+
+// TransferTime is the time a transfer of bytes from device s to device d
+// occupies its link channel (see Cluster.TransferTime).
+func (m *Model) TransferTime(s, d int, bytes int64) float64 {
+	return m.Cluster.TransferTime(s, d, bytes)
+}
+
+// Channels is the number of link channels of the cluster.
+func (m *Model) Channels() int { return m.Cluster.Channels }
+
+// Channel is the link channel a transfer from device s to device d
+// occupies (transfers on one channel run one at a time).
+func (m *Model) Channel(s, d int) int { return int(m.Cluster.Channel[s*m.d+d]) }
+
 // Fusible reports whether op i may take part in a fused kernel, as the
 // consumer (elementwise, reductions, data movement) or as the producer.
 func (m *Model) Fusible(i int) (consumer, producer bool) {

@@ -81,13 +81,31 @@ type traceEvent struct {
 // link channel with its transfers, and a memory counter per device.
 // Times are in microseconds.
 func WriteTrace(w io.Writer, m *Model, tl *Timeline) error {
-	const devPID, linkPID = 1, 2
+	return WriteTraceWith(w, m, tl, "", nil)
+}
+
+// Span is one extra span of a trace, on a named track of its own process
+// (for example a measured run beside the model's timeline). Times are in
+// seconds.
+type Span struct {
+	Track, Name string
+	Start, End  float64
+}
+
+// WriteTraceWith is WriteTrace with the devices' process named title
+// ("" = the cluster and graph) and extra spans in a third process, one
+// track per distinct Track in order of first appearance.
+func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []Span) error {
+	const devPID, linkPID, extraPID = 1, 2, 3
 	us := func(s float64) float64 { return s * 1e6 }
 	var ev []traceEvent
 	meta := func(pid, tid int, kind, name string) {
 		ev = append(ev, traceEvent{Name: kind, Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": name}})
 	}
-	meta(devPID, 0, "process_name", fmt.Sprintf("%s x%d (%s)", m.Cluster.Hardware.Name, m.d, m.G.Name()))
+	if title == "" {
+		title = fmt.Sprintf("%s x%d (%s)", m.Cluster.Hardware.Name, m.d, m.G.Name())
+	}
+	meta(devPID, 0, "process_name", title)
 	meta(linkPID, 0, "process_name", "links ("+m.Cluster.Topology+")")
 	for k := 0; k < m.d; k++ {
 		meta(devPID, k, "thread_name", fmt.Sprintf("GPU %d", k))
@@ -139,6 +157,20 @@ func WriteTrace(w io.Writer, m *Model, tl *Timeline) error {
 	for _, s := range tl.Mem {
 		ev = append(ev, traceEvent{Name: fmt.Sprintf("memory GPU %d", s.Device), Ph: "C", TS: us(s.T), PID: devPID, TID: s.Device,
 			Args: map[string]any{"MiB": float64(s.Bytes) / (1 << 20)}})
+	}
+	if len(extra) > 0 {
+		meta(extraPID, 0, "process_name", "measured")
+		tracks := map[string]int{}
+		for _, x := range extra {
+			tid, ok := tracks[x.Track]
+			if !ok {
+				tid = len(tracks)
+				tracks[x.Track] = tid
+				meta(extraPID, tid, "thread_name", x.Track)
+			}
+			dur := us(x.End - x.Start)
+			ev = append(ev, traceEvent{Name: x.Name, Cat: "measured", Ph: "X", TS: us(x.Start), Dur: &dur, PID: extraPID, TID: tid})
+		}
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(map[string]any{"traceEvents": ev, "displayTimeUnit": "ms"})

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -11,7 +12,9 @@ import (
 
 type baselinesOptions struct {
 	jobs.BaselinesOptions
-	JSON bool
+	JSON    bool
+	measure bool
+	repeats int
 }
 
 func init() { register(newBaselinesCmd) }
@@ -30,7 +33,7 @@ efficiency against the lower bound, peak memory, out-of-memory, search time and
 evaluations. Search methods stop at --budget evaluations (default 5,000 each,
 REGAL's) or --time. docs/baselines.md describes each method.
 
-Methods: ` + strings.Join(optimize.Names(), ", "),
+Methods: ` + strings.Join(methods.Names(), ", "),
 		Example: `  placer baselines --graph examples/mlp.json --gpus 2
   placer baselines --workload gnmt8 --gpus 8 --budget 1000 --methods metis,m-etf,brkga
   placer baselines --graph g.json --gpus 4 --tasks fusion --methods tf-default,sa --json`,
@@ -48,10 +51,11 @@ Methods: ` + strings.Join(optimize.Names(), ", "),
 			if o.Time < 0 {
 				return usagef("--time %v: must be positive", o.Time)
 			}
-			for _, m := range o.Methods {
-				if _, err := optimize.Lookup(m); err != nil {
-					return usagef("--methods: %v", err)
-				}
+			if err := methods.Check(o.Methods); err != nil {
+				return usagef("--methods: %v", err)
+			}
+			if o.measure {
+				o.Backend = jobs.GPUs(o.repeats)
 			}
 			if o.Tasks != "" {
 				if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
@@ -84,5 +88,7 @@ Methods: ` + strings.Join(optimize.Names(), ", "),
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
+	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
+	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -17,6 +18,8 @@ type searchOptions struct {
 	train   trainFlags
 	JSON    bool
 	quiet   bool
+	measure bool
+	repeats int
 }
 
 func init() { register(newSearchCmd) }
@@ -53,6 +56,12 @@ search statistics, the seed and the learning curve; 'placer eval
 			if o.methods != "" {
 				o.Methods = strings.Split(o.methods, ",")
 			}
+			if err := methods.Check(o.Methods); err != nil {
+				return usagef("--methods: %v", err)
+			}
+			if o.measure {
+				o.Backend = jobs.GPUs(o.repeats)
+			}
 			var err error
 			if o.Policy, o.PPO, err = o.train.parse(); err != nil {
 				return err
@@ -85,6 +94,8 @@ search statistics, the seed and the learning curve; 'placer eval
 	f.StringVar(&o.Plot, "plot", "", "plot the learning curve to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
+	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd
 }
 

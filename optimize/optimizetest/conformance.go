@@ -88,7 +88,7 @@ func Check(t testing.TB, p *optimize.Problem, res *optimize.Result, b optimize.B
 	if !Close(r.StepTime, res.Eval.StepTime) || r.OOM != res.Eval.OOM {
 		t.Errorf("reported step %g (OOM %v), evaluator says %g (OOM %v)", res.Eval.StepTime, res.Eval.OOM, r.StepTime, r.OOM)
 	}
-	if !r.OOM && !p.Model.Opts.IgnoreMemory {
+	if !r.OOM && !p.Cost.IgnoresMemory() {
 		for k, peak := range r.PeakMemory {
 			if peak > r.Capacity[k] {
 				t.Errorf("device %d peaks at %d bytes over its %d without OOM", k, peak, r.Capacity[k])
@@ -128,18 +128,23 @@ func Check(t testing.TB, p *optimize.Problem, res *optimize.Result, b optimize.B
 	}
 }
 
-// Run is the conformance suite of the method registered as name: on every
-// case it must return a checked result (Check), the same result twice for
-// the same seed, a checked result with status Cancelled when its context
-// is cancelled before it starts, and keep Base's placement when asked for
-// scheduling and fusion only. s gives the budget (its Seed is used as is).
-func Run(t *testing.T, name string, cases []Case, s optimize.Settings) {
+// Factory makes a fresh optimizer for each run of the suite.
+type Factory func() (optimize.Optimizer, error)
+
+// Run is the conformance suite of the method called name, made by newOpt:
+// on every case it must return a checked result (Check), the same result
+// twice for the same seed, a checked result with status Cancelled when its
+// context is cancelled before it starts, and keep Base's placement when
+// asked for scheduling and fusion only (and Base's schedule and fusion
+// when asked for placement only). s gives the budget (its Seed is used as
+// is).
+func Run(t *testing.T, name string, newOpt Factory, cases []Case, s optimize.Settings) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			p := c.Problem
-			res := optimizeOnce(t, name, p, s, context.Background())
+			res := optimizeOnce(t, name, newOpt, p, s, context.Background())
 			Check(t, p, res, s.Budget)
-			again := optimizeOnce(t, name, p, s, context.Background())
+			again := optimizeOnce(t, name, newOpt, p, s, context.Background())
 			if !reflect.DeepEqual(res.Decision, again.Decision) {
 				t.Errorf("same seed, different decisions (steps %g and %g)", res.Eval.StepTime, again.Eval.StepTime)
 			}
@@ -155,7 +160,7 @@ func Run(t *testing.T, name string, cases []Case, s optimize.Settings) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		res := optimizeOnce(t, name, p, s, ctx)
+		res := optimizeOnce(t, name, newOpt, p, s, ctx)
 		Check(t, p, res, s.Budget)
 		if res.Stats.Status != optimize.Cancelled {
 			t.Errorf("status %v, want cancelled", res.Stats.Status)
@@ -165,18 +170,18 @@ func Run(t *testing.T, name string, cases []Case, s optimize.Settings) {
 		q := *p
 		q.Tasks = optimize.Tasks{Scheduling: true, Fusion: true}
 		q.Base = decision.Decision{Device: decision.RoundRobin(p.Graph, p.Devices())}
-		res := optimizeOnce(t, name, &q, s, context.Background())
+		res := optimizeOnce(t, name, newOpt, &q, s, context.Background())
 		Check(t, &q, res, s.Budget)
 		q.Tasks = optimize.Tasks{Placement: true}
 		q.Base = decision.Decision{Priority: make([]int, p.Graph.NumOps()), Fusion: decision.TopologicalFusion(p.Graph)}
-		res = optimizeOnce(t, name, &q, s, context.Background())
+		res = optimizeOnce(t, name, newOpt, &q, s, context.Background())
 		Check(t, &q, res, s.Budget)
 	})
 }
 
-func optimizeOnce(t *testing.T, name string, p *optimize.Problem, s optimize.Settings, ctx context.Context) *optimize.Result {
+func optimizeOnce(t *testing.T, name string, newOpt Factory, p *optimize.Problem, s optimize.Settings, ctx context.Context) *optimize.Result {
 	t.Helper()
-	o, err := optimize.Lookup(name)
+	o, err := newOpt()
 	if err != nil {
 		t.Fatal(err)
 	}

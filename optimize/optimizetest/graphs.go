@@ -186,7 +186,7 @@ func NewProblem(g *graph.Graph, devices int, capacity int64) (*optimize.Problem,
 func TotalTime(p *optimize.Problem) float64 {
 	s := 0.0
 	for i := 0; i < p.Graph.NumOps(); i++ {
-		s += p.Model.OpTime(i)
+		s += p.Cost.OpTime(i)
 	}
 	return s
 }

@@ -1,0 +1,129 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/hw"
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+	"github.com/placer/placer/roofline"
+)
+
+// Backend makes the cost model and the evaluator of a graph on a cluster:
+// the one place where a job chooses what scores its decisions. nil means
+// Roofline. A Backend that returns a closer (non-nil) has it called when
+// the job ends.
+type Backend func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error)
+
+// Roofline is the default Backend: the roofline model as cost model and
+// evaluator.
+func Roofline(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error) {
+	m, err := roofline.NewModel(g, c, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return m, roofline.NewEvaluator(m), nil, nil
+}
+
+// GPUs is the Backend that measures every decision on this machine's GPUs
+// (hw.Evaluator: a binary built with `make cuda`), planning with the
+// roofline model. It fails with hw.ErrNoCUDA in a binary without CUDA.
+func GPUs(repeats int) Backend {
+	return func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error) {
+		m, err := roofline.NewModel(g, c, o)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ev, err := hw.NewEvaluator(g, c, hw.EvalOptions{Repeats: repeats})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("measure: %w", err)
+		}
+		return m, ev, ev.Close, nil
+	}
+}
+
+// problem is a resolved graph and cluster with its cost model and
+// evaluator.
+type problem struct {
+	*optimize.Problem
+	cluster *roofline.Cluster
+	close   func() error
+}
+
+// Close releases the evaluator (GPUs), if it holds any.
+func (p *problem) Close() error {
+	if p == nil || p.close == nil {
+		return nil
+	}
+	return p.close()
+}
+
+// newProblem resolves the graph and the cluster, makes the cost model and
+// the evaluator with backend (nil = Roofline), and fills the problem's
+// expert placement (nil for a graph that has none).
+func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, error) {
+	g, meta, err := inputs.Graph(gs)
+	if err != nil {
+		return nil, err
+	}
+	c, err := inputs.Cluster(cs, meta)
+	if err != nil {
+		return nil, err
+	}
+	if backend == nil {
+		backend = Roofline
+	}
+	cost, ev, closer, err := backend(g, c, roofline.Options{SyncTransfers: sync})
+	if err != nil {
+		return nil, err
+	}
+	// A graph without an expert placement (or one the expert cannot
+	// place) has none: the expert row says so, the base is one GPU.
+	exp, err := inputs.Expert(g, c.Devices)
+	if err != nil {
+		exp = nil
+	}
+	p := &optimize.Problem{Graph: g, Cost: cost, Evaluator: ev, Tasks: tasks, Expert: exp}
+	return &problem{Problem: p, cluster: c, close: closer}, nil
+}
+
+// newComparison sets up the problem and the report's header.
+func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, report.Baselines, error) {
+	p, err := newProblem(gs, cs, tasks, sync, backend)
+	if err != nil {
+		return nil, report.Baselines{}, err
+	}
+	c := p.cluster
+	b := report.Baselines{
+		Graph: p.Graph.Name(), Ops: p.Graph.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
+		Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
+		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),
+	}
+	if sync {
+		b.Transfers = "sync"
+	}
+	return p, b, nil
+}
+
+// setBase gives the problem TensorFlow's defaults for the parts its tasks
+// leave alone: the expert placement (else one GPU), FIFO scheduling,
+// XLA-like default fusion.
+func setBase(p *optimize.Problem) {
+	p.Base = decision.Decision{Fusion: decision.TopologicalFusion(p.Graph), Device: p.Expert}
+}
+
+// writeTrace writes the Chrome trace of d to path through the problem's
+// evaluator (atomically), so the trace shows the evaluator that scored it.
+func writeTrace(ctx context.Context, p *optimize.Problem, d decision.Decision, path string) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		_, err := p.Evaluator.Trace(context.WithoutCancel(ctx), d, w)
+		return err
+	})
+}

@@ -1,0 +1,185 @@
+package methods_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/optimize/optimizetest"
+	"github.com/placer/placer/policy"
+	"github.com/placer/placer/workloads/msrfiddle"
+)
+
+// testExpert is a stand-in expert placement: contiguous runs of the
+// topological order of equal op count, one per device.
+func testExpert(g *graph.Graph, devices int) []int {
+	dev := make([]int, g.NumOps())
+	for k, v := range g.Topo() {
+		dev[v] = k * devices / g.NumOps()
+	}
+	return dev
+}
+
+// msrDir holds the msr-fiddle graphs beside the checkout (shared/data).
+const msrDir = "../../shared/data/msr-fiddle"
+
+// cases are the conformance problems, each with the stand-in expert
+// placement: the suite's own, examples/mlp.json on 2 GPUs, and (unless
+// short) the msr-fiddle graphs when the data set is present.
+func cases(t *testing.T, msr bool) []optimizetest.Case {
+	t.Helper()
+	cs, err := optimizetest.StandardCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open("../examples/mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	g, err := graph.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := optimizetest.NewProblem(g, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs = append(cs, optimizetest.Case{Name: "mlp/2gpu", Problem: p})
+	if msr {
+		files, _ := filepath.Glob(filepath.Join(msrDir, "*.json"))
+		for _, file := range files {
+			g, meta, err := msrfiddle.ReadWithMeta(file)
+			if err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			devices := min(max(meta.Devices, 2), 8)
+			p, err := optimizetest.NewProblem(g, devices, meta.MaxBytesPerDevice)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, optimizetest.Case{Name: "msr-fiddle/" + g.Name(), Problem: p})
+		}
+		if len(files) == 0 {
+			t.Logf("no msr-fiddle graphs in %s: skipping them", msrDir)
+		}
+	}
+	for _, c := range cs {
+		c.Problem.Expert = testExpert(c.Problem.Graph, c.Problem.Devices())
+	}
+	return cs
+}
+
+// small is a policy small enough for the suite.
+var small = &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
+
+// TestConformance runs the suite for every method of the registry: the
+// classical ones on 40 evaluations, the learned ones with a small network
+// and 2 steps of 4 samples (go-zero-shot with an untrained network of the
+// same size, since the suite checks the seam, not the quality).
+func TestConformance(t *testing.T) {
+	full := cases(t, true)
+	quick := cases(t, false)
+	for _, e := range methods.All() {
+		t.Run(e.Name, func(t *testing.T) {
+			s := optimize.Settings{Budget: optimize.Budget{Evaluations: 40}, Seed: 3}
+			o := methods.Options{}
+			cs := full
+			if e.Kind == methods.Learned {
+				s.Budget = optimize.Budget{Steps: 2}
+				o = methods.Options{Policy: small, Samples: 4, Warmup: 2}
+				cs = quick
+			}
+			newOpt := func() (optimize.Optimizer, error) {
+				if e.Name == "go-zero-shot" {
+					// A fresh untrained network stands in for the
+					// embedded model, sized for each problem's tasks
+					// by the go method's own configuration.
+					return zeroShotUntrained(o)
+				}
+				return e.New(o)
+			}
+			optimizetest.Run(t, e.Name, newOpt, cs, s)
+		})
+	}
+}
+
+// TestNames pins the table order and the default lists.
+func TestNames(t *testing.T) {
+	want := []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "tf-default", "go", "go-zero-shot"}
+	if got := methods.Names(); !equal(got, want) {
+		t.Errorf("Names() = %v, want %v", got, want)
+	}
+	if got, want := methods.Quick(), []string{"single", "expert", "metis", "gp-dfs", "m-topo", "m-etf", "tf-default"}; !equal(got, want) {
+		t.Errorf("Quick() = %v, want %v", got, want)
+	}
+	seen := map[string]bool{}
+	for _, e := range methods.All() {
+		if seen[e.Name] {
+			t.Errorf("%s registered twice", e.Name)
+		}
+		seen[e.Name] = true
+		o, err := e.New(methods.Options{})
+		if e.Name == "go-zero-shot" && err != nil {
+			continue // no embedded model in this build
+		}
+		if err != nil {
+			t.Errorf("%s: %v", e.Name, err)
+			continue
+		}
+		if o.Name() != e.Name {
+			t.Errorf("registered as %q, calls itself %q", e.Name, o.Name())
+		}
+	}
+	if _, err := methods.New("nope", methods.Options{}); err == nil {
+		t.Error("an unknown method was made")
+	}
+	if err := methods.Check([]string{"single", "nope"}); err == nil {
+		t.Error("Check accepted an unknown method")
+	}
+	if _, err := methods.New("local-search", methods.Options{Start: "bogus"}); err == nil {
+		t.Error("local-search accepted an unknown start")
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroShotUntrained makes go-zero-shot through the registry with an
+// untrained network made for each problem's tasks (a trained model decides
+// fixed tasks; the suite changes them).
+func zeroShotUntrained(o methods.Options) (optimize.Optimizer, error) {
+	return zeroShotFor{o}, nil
+}
+
+type zeroShotFor struct{ o methods.Options }
+
+func (zeroShotFor) Name() string { return "go-zero-shot" }
+
+func (z zeroShotFor) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	pol, err := learn.NewPolicy(z.o.Policy, p.EffectiveTasks(), 1)
+	if err != nil {
+		return nil, err
+	}
+	o := z.o
+	o.Trained = pol
+	opt, err := methods.New("go-zero-shot", o)
+	if err != nil {
+		return nil, err
+	}
+	return opt.Optimize(ctx, p, s)
+}

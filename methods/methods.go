@@ -1,0 +1,213 @@
+// Package methods is the one list of placer's methods: every optimizer,
+// classical and learned, by name, in the order the comparison tables show
+// them, each with a factory that takes typed Options and returns the
+// optimizer or an error. The CLI's --methods flag, the tables' row order,
+// the quick references of the learned methods and the conformance suite
+// all read this list. Adding a method is one file (its package's) plus one
+// line in registry below.
+package methods
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/placer/placer/baseline"
+	"github.com/placer/placer/brkga"
+	"github.com/placer/placer/learn"
+	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/policy"
+	"github.com/placer/placer/ppo"
+)
+
+// Kind says what sort of method an entry is; tables show the kinds in
+// this order.
+type Kind int
+
+// The kinds.
+const (
+	Reference Kind = iota // a fixed placement to compare with (single, expert)
+	Heuristic             // one-shot constructions (metis, m-etf, ...)
+	Search                // classical searches under a budget (local search, SA, BRKGA)
+	Default               // TensorFlow's defaults
+	Learned               // the learned policies (go, go-zero-shot)
+)
+
+func (k Kind) String() string {
+	return [...]string{"reference", "heuristic", "search", "default", "learned"}[k]
+}
+
+// Options configure a method when it is made. The zero value means every
+// method's defaults; a method ignores the fields it has no use for.
+type Options struct {
+	// Learned methods.
+
+	// Policy is the network of a new policy (go); nil = defaults.
+	Policy *policy.Config
+	// Trained is a trained policy: go fine-tunes it instead of making a
+	// new one; go-zero-shot places with it (nil = the embedded default
+	// model).
+	Trained *policy.Policy
+	// PPO are go's PPO knobs (zero = learn.DefaultPPO).
+	PPO ppo.Settings
+	// Samples is the rollout size K (go) or the number of samples
+	// (go-zero-shot); 0 = 16.
+	Samples int
+	// Warmup bounds go's imitation steps (see learn.Search.Warmup).
+	Warmup int
+	// Reference is the decision and step time the learned methods are
+	// anchored on and normalize rewards by; nil = the problem's Base.
+	Reference *optimize.Result
+	// OnStep, if set, sees each training step of go with the reference
+	// step time.
+	OnStep func(pt learn.Point, refStep float64)
+
+	// Classical searches.
+
+	// Start is local-search's and sa's initial placement (see
+	// baseline.LocalSearch.Start); "" = each method's default.
+	Start string
+}
+
+// Entry is one method of the registry.
+type Entry struct {
+	Name    string
+	Kind    Kind
+	Summary string // one line for --help and docs
+	// Quick marks the fast deterministic methods that a learned search
+	// runs first as its references (the best valid one is its anchor).
+	Quick bool
+	// Compared marks the methods `placer baselines` runs when none are
+	// named.
+	Compared bool
+	New      func(Options) (optimize.Optimizer, error)
+}
+
+// registry is every method, in table order: references, heuristics,
+// searches, TensorFlow's defaults, learned methods.
+var registry = []Entry{
+	{"single", Reference, "every op on GPU 0", true, true, plain(baseline.Single{})},
+	{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, plain(baseline.Expert{})},
+	{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, plain(baseline.RoundRobin{})},
+	{"random", Heuristic, "the best of k random placements", false, true, plain(baseline.Random{})},
+	{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, plain(baseline.METIS{})},
+	{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, plain(baseline.GPDFS{})},
+	{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, plain(baseline.MTopo{})},
+	{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, plain(baseline.METF{})},
+	{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, newLocalSearch},
+	{"sa", Search, "simulated annealing over placement, order, fusion", false, true, newAnnealing},
+	{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
+	{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
+	{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
+	{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
+}
+
+// plain is the factory of a method without options.
+func plain(o optimize.Optimizer) func(Options) (optimize.Optimizer, error) {
+	return func(Options) (optimize.Optimizer, error) { return o, nil }
+}
+
+func newLocalSearch(o Options) (optimize.Optimizer, error) {
+	if err := checkStart(o.Start); err != nil {
+		return nil, err
+	}
+	return baseline.LocalSearch{Start: o.Start}, nil
+}
+
+func newAnnealing(o Options) (optimize.Optimizer, error) {
+	if err := checkStart(o.Start); err != nil {
+		return nil, err
+	}
+	return baseline.Annealing{Start: o.Start}, nil
+}
+
+func checkStart(s string) error {
+	switch s {
+	case "", "random", "base", "m-topo", "m-etf", "metis":
+		return nil
+	}
+	return fmt.Errorf("start %q: want random, base, m-topo, m-etf or metis", s)
+}
+
+func newSearch(o Options) (optimize.Optimizer, error) {
+	if o.Samples < 0 {
+		return nil, fmt.Errorf("go: samples %d: want at least 1", o.Samples)
+	}
+	s := &learn.Search{Policy: o.Trained, Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, OnStep: o.OnStep}
+	if o.Reference != nil {
+		s.Reference, s.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
+	}
+	return s, nil
+}
+
+func newZeroShot(o Options) (optimize.Optimizer, error) {
+	pol := o.Trained
+	if pol == nil {
+		var err error
+		if pol, err = defaultmodel.Load(); err != nil {
+			return nil, fmt.Errorf("go-zero-shot: %w", err)
+		}
+	}
+	z := &learn.ZeroShot{Policy: pol, Samples: o.Samples}
+	if o.Reference != nil {
+		z.Reference = o.Reference.Decision
+	}
+	return z, nil
+}
+
+// ErrUnknown is New's error for a name not in the registry.
+var ErrUnknown = errors.New("unknown method")
+
+// New makes the method called name with options o.
+func New(name string, o Options) (optimize.Optimizer, error) {
+	e, ok := Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknown, name, strings.Join(Names(), ", "))
+	}
+	return e.New(o)
+}
+
+// Lookup returns the registry's entry for name.
+func Lookup(name string) (Entry, bool) {
+	for _, e := range registry {
+		if e.Name == name {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// All returns every entry, in table order.
+func All() []Entry { return append([]Entry(nil), registry...) }
+
+// Names lists every method's name, in table order.
+func Names() []string { return names(func(Entry) bool { return true }) }
+
+// Compared lists the methods `placer baselines` runs by default, in
+// table order.
+func Compared() []string { return names(func(e Entry) bool { return e.Compared }) }
+
+// Quick lists the quick reference methods a learned search runs first,
+// in table order.
+func Quick() []string { return names(func(e Entry) bool { return e.Quick }) }
+
+func names(keep func(Entry) bool) []string {
+	var n []string
+	for _, e := range registry {
+		if keep(e) {
+			n = append(n, e.Name)
+		}
+	}
+	return n
+}
+
+// Check returns an error naming the first of names not in the registry.
+func Check(names []string) error {
+	for _, n := range names {
+		if _, ok := Lookup(n); !ok {
+			return fmt.Errorf("%w %q (known: %s)", ErrUnknown, n, strings.Join(Names(), ", "))
+		}
+	}
+	return nil
+}
