@@ -21,7 +21,6 @@ type GPDFS struct {
 
 var _ optimize.Optimizer = GPDFS{}
 
-
 // Name returns "gp-dfs".
 func (GPDFS) Name() string { return "gp-dfs" }
 

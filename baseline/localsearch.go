@@ -39,7 +39,6 @@ type LocalSearch struct {
 
 var _ optimize.Optimizer = LocalSearch{}
 
-
 // Name returns "local-search".
 func (LocalSearch) Name() string { return "local-search" }
 

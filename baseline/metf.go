@@ -31,7 +31,6 @@ type METF struct{}
 
 var _ optimize.Optimizer = METF{}
 
-
 // Name returns "m-etf".
 func (METF) Name() string { return "m-etf" }
 

@@ -28,7 +28,6 @@ type METIS struct {
 
 var _ optimize.Optimizer = METIS{}
 
-
 // Name returns "metis".
 func (METIS) Name() string { return "metis" }
 

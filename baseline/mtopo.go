@@ -20,7 +20,6 @@ type MTopo struct{}
 
 var _ optimize.Optimizer = MTopo{}
 
-
 // Name returns "m-topo".
 func (MTopo) Name() string { return "m-topo" }
 

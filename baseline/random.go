@@ -23,7 +23,6 @@ type Random struct {
 
 var _ optimize.Optimizer = Random{}
 
-
 // Name returns "random".
 func (Random) Name() string { return "random" }
 

@@ -14,7 +14,6 @@ type RoundRobin struct{}
 
 var _ optimize.Optimizer = RoundRobin{}
 
-
 // Name returns "round-robin".
 func (RoundRobin) Name() string { return "round-robin" }
 

@@ -41,7 +41,6 @@ type Annealing struct {
 
 var _ optimize.Optimizer = Annealing{}
 
-
 // Name returns "sa".
 func (Annealing) Name() string { return "sa" }
 

@@ -13,7 +13,6 @@ type Single struct{}
 
 var _ optimize.Optimizer = Single{}
 
-
 // Name returns "single".
 func (Single) Name() string { return "single" }
 

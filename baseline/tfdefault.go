@@ -18,7 +18,6 @@ type TFDefault struct{}
 
 var _ optimize.Optimizer = TFDefault{}
 
-
 // Name returns "tf-default".
 func (TFDefault) Name() string { return "tf-default" }
 

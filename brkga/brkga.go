@@ -67,7 +67,6 @@ type BRKGA struct {
 
 var _ optimize.Optimizer = (*BRKGA)(nil)
 
-
 // Name returns "brkga".
 func (*BRKGA) Name() string { return "brkga" }
 

@@ -180,7 +180,6 @@ func (s *Search) ppoSettings() ppo.Settings {
 	return s.PPO
 }
 
-
 // Name implements optimize.Optimizer.
 func (s *Search) Name() string { return "go" }
 

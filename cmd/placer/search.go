@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
 	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
