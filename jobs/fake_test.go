@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -224,4 +225,41 @@ func mustCluster(t *testing.T) *roofline.Cluster {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestFewerGPUReferences: a search on 4 GPUs also runs the quick methods
+// on 2 GPUs; the best of them joins the table as "NAME@2gpu", scored on
+// the 4 GPUs, and the search's result is never worse than it (nor than
+// its reference, which the search keeps as a candidate).
+func TestFewerGPUReferences(t *testing.T) {
+	small := &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
+	rep, err := Search(context.Background(), SearchOptions{
+		Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4},
+		Steps: 2, Samples: 4, Warmup: -1, Seed: 1, Policy: small,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at2 *report.BaselinesRow
+	for i, r := range rep.Comparison.Rows {
+		if strings.HasSuffix(r.Method, "@2gpu") {
+			at2 = &rep.Comparison.Rows[i]
+		}
+		if r.Method == "go" {
+			continue
+		}
+		if r.Error == "" && !r.OOM && rep.Result.StepTime > r.StepTime && r.Method == rep.Result.Reference {
+			t.Errorf("search %v worse than its reference %s %v", rep.Result.StepTime, r.Method, r.StepTime)
+		}
+	}
+	if at2 == nil {
+		t.Fatalf("no @2gpu row in %v", rep.Comparison.Rows)
+	}
+	if rep.Result.StepTime > at2.StepTime {
+		t.Errorf("search on 4 GPUs %v, worse than %s %v", rep.Result.StepTime, at2.Method, at2.StepTime)
+	}
+	g := mustGraph(t)
+	if at2.Evaluations < 1 || at2.StepTime <= 0 || g.NumOps() == 0 {
+		t.Errorf("row %+v", *at2)
+	}
 }

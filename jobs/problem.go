@@ -54,6 +54,8 @@ func GPUs(repeats int) Backend {
 type problem struct {
 	*optimize.Problem
 	cluster *roofline.Cluster
+	opts    roofline.Options
+	backend Backend
 	close   func() error
 }
 
@@ -77,10 +79,15 @@ func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 	if err != nil {
 		return nil, err
 	}
+	return newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, backend)
+}
+
+// newProblemOn is newProblem for a resolved graph and cluster.
+func newProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, error) {
 	if backend == nil {
 		backend = Roofline
 	}
-	cost, ev, closer, err := backend(g, c, roofline.Options{SyncTransfers: sync})
+	cost, ev, closer, err := backend(g, c, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +98,7 @@ func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 		exp = nil
 	}
 	p := &optimize.Problem{Graph: g, Cost: cost, Evaluator: ev, Tasks: tasks, Expert: exp}
-	return &problem{Problem: p, cluster: c, close: closer}, nil
+	return &problem{Problem: p, cluster: c, opts: opts, backend: backend, close: closer}, nil
 }
 
 // newComparison sets up the problem and the report's header.

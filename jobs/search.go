@@ -83,7 +83,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if len(refs) == 0 {
 		refs = SearchReferenceMethods
 	}
-	names, rows, results, err := runMethods(ctx, p, refs, true, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
+	names, rows, results, err := runReferences(ctx, pp, refs, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
 	if err != nil {
 		return SearchReport{}, err
 	}

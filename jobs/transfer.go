@@ -139,7 +139,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			defer pp.Close()
 			p := pp.Problem
 			setBase(p)
-			refName, ref, err := quickReference(ctx, p, o.Seed)
+			refName, ref, err := quickReference(ctx, pp, o.Seed)
 			if err != nil {
 				return rep, err
 			}
@@ -262,8 +262,8 @@ func HoldOutFamilies() []string {
 
 // quickReference runs the quick baselines and returns the best valid
 // one (nil when none is valid).
-func quickReference(ctx context.Context, p *optimize.Problem, seed uint64) (string, *optimize.Result, error) {
-	names, _, results, err := runMethods(ctx, p, SearchReferenceMethods, true, &optimize.Settings{Seed: seed}, nil)
+func quickReference(ctx context.Context, pp *problem, seed uint64) (string, *optimize.Result, error) {
+	names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -346,7 +346,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return fail(fmt.Errorf("%s: %d GPUs; the model places on at most %d", verb, p.Devices(), md))
 	}
 	setBase(p)
-	names, rows, results, err := runMethods(ctx, p, SearchReferenceMethods, true, &optimize.Settings{Seed: o.Seed}, o.Progress)
+	names, rows, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: o.Seed}, o.Progress)
 	if err != nil {
 		return fail(err)
 	}

@@ -318,11 +318,14 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 	}
 	r := &searchRun{s: s, p: p, pol: pol, ref: ref, in: in, seed: st.Seed, refStep: s.RefTime}
 	r.tr = optimize.NewTracker(s.Name(), p, &st, 0)
+	// The reference is the first candidate (one evaluation): the search
+	// never returns worse than its anchor.
+	e, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
+	if err != nil {
+		return nil, fmt.Errorf("go: reference decision: %w", err)
+	}
+	r.tr.Record(ref, &e)
 	if r.refStep <= 0 {
-		e, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
-		if err != nil {
-			return nil, fmt.Errorf("go: reference decision: %w", err)
-		}
 		r.refStep = e.StepTime
 	}
 	if r.refStep <= 0 {

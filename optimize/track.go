@@ -193,6 +193,14 @@ func (t *Tracker) Offer(d decision.Decision, r *evaluate.Result) bool {
 	return true
 }
 
+// Record counts an evaluation the optimizer made itself (of its starting
+// decision, say, ignoring a cancellation so that a result always exists)
+// and offers it like Offer.
+func (t *Tracker) Record(d decision.Decision, r *evaluate.Result) bool {
+	t.stats.Evaluations++
+	return t.Offer(d, r)
+}
+
 // Best returns the best decision and result so far; ok is false when
 // nothing has been evaluated yet. The returned values must not be
 // modified.
