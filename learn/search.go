@@ -98,6 +98,10 @@ type Search struct {
 	// graph searched from scratch it raised the share of seeds reaching
 	// the optimum within 100 steps from 0/10 to 5/10.
 	NoAnchor bool
+	// NoLearning is the ablation: the policy is never updated (no backward
+	// pass, no PPO); each step samples around the best decision so far
+	// from the unchanged network, with low-memory forward passes.
+	NoLearning bool
 	// Moves is how far samples stray from the anchor: each node's anchor
 	// action gets a fixed logit bonus (policy.Input.WithKeep) such that,
 	// before the network has learned anything, a sample changes about
@@ -124,6 +128,7 @@ type SearchSettings struct {
 	MaxUnits int            `json:"max_units"`        // decision units at most; -1 = one per co-location group
 	Refine   int            `json:"refine_passes"`    // refinement passes per step
 	Anchored bool           `json:"anchored"`         // refinement conditioned on the incumbent
+	Learning bool           `json:"learning"`         // false: the ablation, the network is never updated
 	PPO      ppo.Settings   `json:"ppo"`              // with ppo's defaults filled in
 	Policy   *policy.Config `json:"policy,omitempty"` // the network (nil before Optimize made one)
 }
@@ -133,7 +138,10 @@ type SearchSettings struct {
 // it trained).
 func (s *Search) Settings() SearchSettings {
 	st := SearchSettings{Samples: s.samples(), Warmup: s.warmup(), Moves: s.Moves, MaxUnits: s.MaxUnits,
-		Refine: max(s.Refine, 1), Anchored: !s.NoAnchor, PPO: s.ppoSettings().Filled()}
+		Refine: max(s.Refine, 1), Anchored: !s.NoAnchor, Learning: !s.NoLearning, PPO: s.ppoSettings().Filled()}
+	if s.NoLearning {
+		st.Warmup = -1
+	}
 	if st.Moves == 0 {
 		st.Moves = DefaultMoves
 	}
@@ -344,6 +352,9 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 // its anchor unless NoAnchor: copying the anchor is then an identity map
 // from input to output.
 func (r *searchRun) warmUp(ctx context.Context) error {
+	if r.s.NoLearning {
+		return nil
+	}
 	warmIn := r.in
 	if !r.s.NoAnchor {
 		tgt := policyTarget(r.pol.Config(), r.ref)
@@ -385,15 +396,23 @@ func (r *searchRun) train(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		out, err := pol.Refine(start, rng, refine)
+		var out *policy.Output
+		if s.NoLearning && refine == 1 {
+			out, err = pol.Infer(start)
+		} else {
+			out, err = pol.Refine(start, rng, refine)
+		}
 		if err != nil {
 			return err
 		}
 		raw := out.Sample(rng, k)
-		logps, nodeLogps, err := sampleLogProbs(out, raw)
-		if err != nil {
-			out.Release()
-			return err
+		var logps []float64
+		var nodeLogps [][]float32
+		if !s.NoLearning {
+			if logps, nodeLogps, err = sampleLogProbs(out, raw); err != nil {
+				out.Release()
+				return err
+			}
 		}
 		ds := make([]decision.Decision, len(raw))
 		for i := range raw {
@@ -408,7 +427,9 @@ func (r *searchRun) train(ctx context.Context) error {
 			out.Release()
 			return err
 		}
-		logps, nodeLogps = logps[:n], nodeLogps[:n]
+		if !s.NoLearning {
+			logps, nodeLogps = logps[:n], nodeLogps[:n]
+		}
 		rewards := make([]float64, n)
 		pt := Point{BestReward: math.Inf(-1)}
 		for i := 0; i < n; i++ {
@@ -424,8 +445,10 @@ func (r *searchRun) train(ctx context.Context) error {
 				r.anchor, r.anchorStep = raw[i], results[i].StepTime
 			}
 		}
-		ps, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw[:n], OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
-		if err != nil {
+		var ps ppo.Stats
+		if s.NoLearning {
+			out.Release()
+		} else if ps, err = ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw[:n], OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings); err != nil {
 			return err
 		}
 		tr.Step()

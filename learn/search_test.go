@@ -3,11 +3,13 @@ package learn
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/roofline"
@@ -170,5 +172,48 @@ func TestSearchSettings(t *testing.T) {
 	}
 	if st.PPO.Epochs != 2 || st.PPO.LearningRate != 3e-3 { // ppo's own defaults fill the rest
 		t.Errorf("set PPO: %+v", st.PPO)
+	}
+}
+
+// TestSearchNoLearning: the ablation leaves every weight as it was made,
+// still runs its steps, and, like the learning search, never returns
+// worse than its reference.
+func TestSearchNoLearning(t *testing.T) {
+	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80, Width: 6, Seed: 5})
+	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2)})
+	refRes, err := p.Evaluator.Evaluate(context.Background(), ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := NewPolicy(small, optimize.AllTasks, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewPolicy(small, optimize.AllTasks, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Search{Policy: pol, Samples: 8, Reference: ref, NoLearning: true}
+	res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 4}, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range pol.Params() {
+		if !slices.Equal(q.W, fresh.Params()[i].W) {
+			t.Fatalf("parameter %d changed without learning", i)
+		}
+	}
+	if res.Stats.Steps != 4 || res.Learning == nil || len(res.Learning.Curve) != 4 {
+		t.Fatalf("%d steps, learning %+v", res.Stats.Steps, res.Learning)
+	}
+	if st := res.Learning.Settings.(SearchSettings); st.Learning || st.Warmup != -1 {
+		t.Errorf("settings %+v: learning off, no warm-up", st)
+	}
+	if res.Eval.StepTime > refRes.StepTime {
+		t.Errorf("step %v, worse than the reference's %v", res.Eval.StepTime, refRes.StepTime)
 	}
 }

@@ -8,6 +8,7 @@
 package methods
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -100,6 +101,7 @@ var registry = []Entry{
 	{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
 	{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
 	{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
+	{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, newSearchNoLearning},
 	{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
 }
 
@@ -139,6 +141,32 @@ func newSearch(o Options) (optimize.Optimizer, error) {
 		s.Reference, s.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 	}
 	return s, nil
+}
+
+func newSearchNoLearning(o Options) (optimize.Optimizer, error) {
+	opt, err := newSearch(o)
+	if err != nil {
+		return nil, err
+	}
+	s := opt.(*learn.Search)
+	s.NoLearning = true
+	return namedAs{s, "go-no-learning"}, nil
+}
+
+// namedAs gives an optimizer the name of its registry entry.
+type namedAs struct {
+	optimize.Optimizer
+	name string
+}
+
+func (n namedAs) Name() string { return n.name }
+
+func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	r, err := n.Optimizer.Optimize(ctx, p, s)
+	if r != nil {
+		r.Method = n.name
+	}
+	return r, err
 }
 
 func newZeroShot(o Options) (optimize.Optimizer, error) {
