@@ -25,6 +25,7 @@ func newReportCmd(s *streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newReportGeneralizationCmd(s))
+	cmd.AddCommand(newReportEqualTimeCmd(s))
 	return cmd
 }
 

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
+)
+
+type equalTimeOptions struct {
+	jobs.EqualTimeOptions
+	graphs, methods, budgets string
+	plot                     string
+	JSON, quiet              bool
+}
+
+func newReportEqualTimeCmd(s *streams) *cobra.Command {
+	o := &equalTimeOptions{}
+	cmd := &cobra.Command{
+		Use:   "equal-time [--graphs LIST] [--methods LIST] [--budgets LIST] [--dir DIR]",
+		Short: "Every method at the same wall time on each graph, against the best quick baseline (the honest bar)",
+		Long: `The equal-budget comparison a skeptical reader asks for (DESIGN §9): on each
+graph (by default the 14 of GO's table 2, each on its table's GPU count), the
+quick baselines run first (with their orders on TensorFlow's default placement
+and their best decisions for N/2, N/4 ... GPUs, which are valid on N); the best
+valid one is the graph's reference and the anchor of the methods that take one.
+Then every method gets the same wall time per graph, for each budget: the
+classical searches, BRKGA, go (the GO policy with PPO) and go-no-learning (the
+ablation: the same sampling around the anchor with the network never updated;
+an untrained network is its control).
+
+One table per budget: a row per graph with each method's step time over the
+reference (lower is better), the geometric mean over the graphs where every
+method has a valid decision, the mean CPU seconds (all threads of this
+process), and the claims measured: on how many graphs go is ahead of each
+method and by how much, and whether learning beats no learning.
+
+A full run takes budgets x methods x graphs of wall time (hours): with --dir
+every finished cell is kept and a rerun with the same --dir and --seed skips
+it (Ctrl-C keeps what finished).`,
+		Example: `  # A few minutes: two graphs, one short budget.
+  placer report equal-time --graphs trxl2,rnnlm2 --budgets 20s --dir eq-quick
+
+  # The issue's full measurement (about 14 x 8 x 36 minutes):
+  placer report equal-time --budgets 1m,5m,30m --dir out/equal-time --plot out/equal-time/curves.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.graphs != "" {
+				o.Graphs = strings.Split(o.graphs, ",")
+			}
+			if o.methods != "" {
+				o.Methods = strings.Split(o.methods, ",")
+				if err := methods.Check(o.Methods); err != nil {
+					return usagef("--methods: %v", err)
+				}
+			}
+			for _, b := range strings.Split(o.budgets, ",") {
+				d, err := time.ParseDuration(strings.TrimSpace(b))
+				if err != nil || d <= 0 {
+					return usagef("--budgets %q: want positive durations, e.g. 1m,5m,30m", o.budgets)
+				}
+				o.Budgets = append(o.Budgets, d)
+			}
+			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
+				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
+			}
+			if o.plot != "" {
+				if err := report.CheckPlotPath(o.plot); err != nil {
+					return usagef("--plot: %v", err)
+				}
+			}
+			if !o.quiet {
+				o.Progress = s.Err
+			}
+			rep, err := jobs.EqualTime(cmd.Context(), o.EqualTimeOptions)
+			if err == nil && o.plot != "" {
+				if err = report.WritePlot(o.plot, report.EqualTimePlot(rep)); err == nil {
+					fmt.Fprintf(s.Err, "plot written to %s\n", o.plot)
+				}
+			}
+			return emit(s, o.JSON, rep, func() error { return report.WriteEqualTime(s.Out, rep) }, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.EqualTimeGraphs, ",")+")")
+	f.StringVar(&o.methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.EqualTimeMethods(), ",")+")")
+	f.StringVar(&o.budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
+	addClusterFlags(cmd, &o.Cluster)
+	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
+	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
+	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
+	f.StringVar(&o.plot, "plot", "", "plot each method's geometric mean against the budget to `FILE` (.png, .svg or .pdf)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}

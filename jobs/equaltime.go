@@ -1,0 +1,275 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+	"github.com/placer/placer/workloads"
+)
+
+// EqualTimeGraphs are the 14 graphs of GO's table 2, the report's default.
+var EqualTimeGraphs = []string{"rnnlm2", "rnnlm4", "rnnlm8", "gnmt2", "gnmt4", "gnmt8", "trxl2", "trxl4", "trxl8",
+	"inception_b32", "inception_b64", "amoebanet", "wavenet2x18", "wavenet4x36"}
+
+// EqualTimeBudgets are the report's default wall-time budgets.
+var EqualTimeBudgets = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute}
+
+// EqualTimeMethods are the methods the report compares by default: the
+// searches started from the random or heuristic starts they document, the
+// genetic algorithm, the learned search, its ablation (learning off), and
+// the dynamic program and anchored searches where the registry has them.
+func EqualTimeMethods() []string {
+	var ms []string
+	for _, m := range []string{"dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "go", "go-no-learning"} {
+		if _, ok := methods.Lookup(m); ok {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// EqualTimeOptions are the inputs of `placer report equal-time`.
+type EqualTimeOptions struct {
+	// Graphs are workload names or graph files (nil = EqualTimeGraphs);
+	// a workload runs on its table-2 GPU count unless Cluster.GPUs is set.
+	Graphs  []string
+	Methods []string        // nil = EqualTimeMethods()
+	Budgets []time.Duration // nil = EqualTimeBudgets
+	Cluster inputs.ClusterSpec
+	Seed    uint64
+	Sync    bool
+	// Dir keeps one file per finished cell (and per graph's reference); a
+	// rerun with the same Dir and settings skips them ("" = keep nothing).
+	Dir string
+	// Progress receives a line per cell.
+	Progress io.Writer
+}
+
+// equalTimeCellFile is a cell as kept in Dir.
+type equalTimeCellFile struct {
+	Seed uint64                 `json:"seed"`
+	Cell report.EqualTimeCell   `json:"cell"`
+	Ref  *report.EqualTimeGraph `json:"reference,omitempty"`
+}
+
+// EqualTime runs every method on every graph for each wall-time budget,
+// each anchored (where it takes an anchor) on the graph's best quick
+// baseline, and returns the table. When ctx is cancelled the cells
+// finished so far are returned (and kept in Dir) with ctx's error.
+func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
+	graphs, ms, budgets := o.Graphs, o.Methods, o.Budgets
+	if len(graphs) == 0 {
+		graphs = EqualTimeGraphs
+	}
+	if len(ms) == 0 {
+		ms = EqualTimeMethods()
+	}
+	if len(budgets) == 0 {
+		budgets = EqualTimeBudgets
+	}
+	if err := methods.Check(ms); err != nil {
+		return report.EqualTime{}, err
+	}
+	for _, b := range budgets {
+		if b <= 0 {
+			return report.EqualTime{}, fmt.Errorf("equal-time: budget %v: must be positive", b)
+		}
+	}
+	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms}
+	for _, b := range budgets {
+		rep.Budgets = append(rep.Budgets, b.Seconds())
+	}
+	for _, name := range graphs {
+		g, err := equalTimeGraph(ctx, o, name, ms, budgets)
+		rep.Graphs = append(rep.Graphs, g)
+		if err != nil {
+			rep.Summarize()
+			return rep, err
+		}
+	}
+	rep.Summarize()
+	return rep, nil
+}
+
+// equalTimeGraph runs one graph's reference and cells.
+func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration) (report.EqualTimeGraph, error) {
+	row := report.EqualTimeGraph{Graph: name}
+	spec := graphSpec(name)
+	cs := o.Cluster
+	if cs.GPUs == 0 && spec.Workload != "" {
+		if w, ok := workloads.Lookup(spec.Workload); ok {
+			cs.GPUs = w.Devices
+		}
+	}
+	pp, _, err := newComparison(spec, cs, optimize.AllTasks, o.Sync, nil)
+	if err != nil {
+		row.Error = err.Error()
+		return row, fmt.Errorf("equal-time: %s: %w", name, err)
+	}
+	defer pp.Close()
+	p := pp.Problem
+	setBase(p)
+	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
+	dir := ""
+	if o.Dir != "" {
+		dir = filepath.Join(o.Dir, fileSafe(row.Graph)+fmt.Sprintf("@%d", row.Devices))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return row, err
+		}
+	}
+	ref, err := equalTimeReference(ctx, pp, &row, dir, o.Seed)
+	if err != nil {
+		return row, err
+	}
+	for _, m := range ms {
+		for _, b := range budgets {
+			c, err := equalTimeCell(ctx, p, m, b, ref, row.RefStep, dir, o.Seed)
+			if err != nil {
+				row.Missing++
+				if ctx.Err() != nil {
+					return row, ctx.Err()
+				}
+				return row, err
+			}
+			row.Cells = append(row.Cells, c)
+			if o.Progress != nil {
+				fmt.Fprintf(o.Progress, "equal-time: %-14s %-22s %8s: %s\n", row.Graph, m, report.Seconds(b.Seconds()), cellLine(c))
+			}
+		}
+	}
+	return row, nil
+}
+
+func cellLine(c report.EqualTimeCell) string {
+	switch {
+	case c.Error != "":
+		return "failed: " + c.Error
+	case c.Ratio <= 0:
+		return "no valid decision"
+	}
+	return fmt.Sprintf("%.3f of the reference (%s), %d evaluations, %.0f CPU s", c.Ratio, report.Seconds(c.StepTime), c.Evaluations, c.CPU)
+}
+
+// equalTimeReference runs the quick baselines (with the composite and
+// fewer-GPU rows) once per graph, or reads them from dir.
+func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeGraph, dir string, seed uint64) (*optimize.Result, error) {
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, "reference.json")
+		var f struct {
+			Seed     uint64                `json:"seed"`
+			Ref      report.EqualTimeGraph `json:"reference"`
+			Decision json.RawMessage       `json:"decision"`
+		}
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed {
+			var res optimize.Result
+			if err := json.Unmarshal(f.Decision, &res.Decision); err == nil && res.Decision.Validate(pp.Graph, pp.Devices()) == nil {
+				e, err := pp.Evaluator.Evaluate(context.WithoutCancel(ctx), res.Decision)
+				if err != nil {
+					return nil, err
+				}
+				res.Eval = e
+				row.Reference, row.RefStep, row.RefTime = f.Ref.Reference, f.Ref.RefStep, f.Ref.RefTime
+				return &res, nil
+			}
+		}
+	}
+	start := time.Now()
+	names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
+	if err != nil {
+		return nil, err
+	}
+	name, ref := bestValid(names, results)
+	row.Reference, row.RefTime = name, time.Since(start).Seconds()
+	if ref == nil {
+		row.Note = "no quick baseline is valid: ratios are to the base decision"
+		d := pp.Complete(pp.Base)
+		e, err := pp.Evaluator.Evaluate(context.WithoutCancel(ctx), d)
+		if err != nil {
+			return nil, err
+		}
+		ref = &optimize.Result{Decision: d, Eval: e}
+	}
+	row.RefStep = ref.Eval.StepTime
+	if path != "" {
+		dec, _ := json.Marshal(ref.Decision)
+		f := map[string]any{"seed": seed, "reference": row, "decision": json.RawMessage(dec)}
+		if err := atomicfile.Write(path, func(w io.Writer) error { return report.JSON(w, f) }); err != nil {
+			return nil, err
+		}
+	}
+	return ref, nil
+}
+
+// equalTimeCell runs method m for budget b, anchored on ref, or reads the
+// cell from dir. A method that fails gives a cell with its error.
+func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, ref *optimize.Result, refStep float64, dir string, seed uint64) (report.EqualTimeCell, error) {
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, fmt.Sprintf("%s-%gs.json", m, b.Seconds()))
+		var f equalTimeCellFile
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m {
+			return f.Cell, nil
+		}
+	}
+	c := report.EqualTimeCell{Method: m, Budget: b.Seconds()}
+	opt, err := methods.New(m, methods.Options{Reference: ref})
+	if err != nil {
+		return c, err
+	}
+	cpu0, start := cpuSeconds(), time.Now()
+	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Time: b}, Seed: seed})
+	c.Wall, c.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
+	if ctx.Err() != nil {
+		// An interrupted cell is not kept: its budget was not spent.
+		return c, ctx.Err()
+	}
+	if err != nil {
+		c.Error = strings.TrimPrefix(err.Error(), m+": ")
+	} else {
+		c.StepTime, c.Valid = res.Eval.StepTime, res.Eval.Valid()
+		c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
+		if c.Valid && refStep > 0 {
+			c.Ratio = c.StepTime / refStep
+		}
+	}
+	if path != "" {
+		if err := atomicfile.Write(path, func(w io.Writer) error { return report.JSON(w, equalTimeCellFile{Seed: seed, Cell: c}) }); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// cpuSeconds is the CPU time this process has used, all threads, in
+// seconds.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// fileSafe turns a graph name into a file name.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ' ' || r == ':' {
+			return '_'
+		}
+		return r
+	}, s)
+}

@@ -1,0 +1,224 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// EqualTime is the equal-budget comparison of `placer report equal-time`: every method
+// given the same wall time on each graph, its step time as a ratio to the
+// graph's reference (the best quick baseline, fewer-GPU decisions
+// included).
+type EqualTime struct {
+	Hardware string            `json:"hardware"`
+	Seed     uint64            `json:"seed"`
+	Budgets  []float64         `json:"budgets_s"` // wall time per method and graph
+	Methods  []string          `json:"methods"`
+	Graphs   []EqualTimeGraph  `json:"graphs"`
+	Summary  []EqualTimeBudget `json:"summary"` // one per budget
+}
+
+// EqualTimeGraph is one graph's row: its reference and every cell.
+type EqualTimeGraph struct {
+	Graph     string          `json:"graph"`
+	Ops       int             `json:"ops"`
+	Devices   int             `json:"devices"`
+	Reference string          `json:"reference"`               // the best quick baseline
+	RefStep   float64         `json:"reference_step_s"`        // its step time
+	RefTime   float64         `json:"reference_wall_s"`        // wall time of the quick baselines
+	Cells     []EqualTimeCell `json:"cells"`                   // methods x budgets, method-major
+	Error     string          `json:"error,omitempty"`         // why the graph has no cells
+	Note      string          `json:"note,omitempty"`          // e.g. "no valid reference"
+	Missing   int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
+}
+
+// EqualTimeCell is one method on one graph at one budget.
+type EqualTimeCell struct {
+	Method      string  `json:"method"`
+	Budget      float64 `json:"budget_s"`
+	StepTime    float64 `json:"step_time_s"` // 0 = failed or not run
+	Valid       bool    `json:"valid"`
+	Ratio       float64 `json:"ratio"` // step / reference step; 0 = none
+	Wall        float64 `json:"wall_s"`
+	CPU         float64 `json:"cpu_s"` // process CPU time (all threads)
+	Evaluations int     `json:"evaluations"`
+	Steps       int     `json:"steps"`
+	Status      string  `json:"status,omitempty"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// EqualTimeBudget summarizes one budget: per method the geometric mean of the
+// ratios over the graphs where every method has a valid cell, and the
+// claims of the issue as measured.
+type EqualTimeBudget struct {
+	Budget  float64            `json:"budget_s"`
+	Graphs  int                `json:"graphs"` // graphs in the geometric means
+	GeoMean map[string]float64 `json:"geomean_ratio"`
+	CPU     map[string]float64 `json:"mean_cpu_s"`
+	// Ahead counts, per classical method, the graphs where go is strictly
+	// ahead of it; Margin is go's geometric-mean margin over it (0.03 =
+	// go's step 3% shorter).
+	Ahead  map[string]int     `json:"go_ahead_of"`
+	Margin map[string]float64 `json:"go_margin_over"`
+	// LearningWins counts the graphs where go beats go-no-learning.
+	LearningWins int `json:"learning_beats_no_learning"`
+}
+
+// Cell returns the cell of method at budget b, if any.
+func (g *EqualTimeGraph) Cell(method string, b float64) *EqualTimeCell {
+	for i := range g.Cells {
+		if c := &g.Cells[i]; c.Method == method && c.Budget == b {
+			return c
+		}
+	}
+	return nil
+}
+
+// Summarize fills b.Summary from the cells.
+func (b *EqualTime) Summarize() {
+	b.Summary = b.Summary[:0]
+	for _, budget := range b.Budgets {
+		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}}
+		logs := map[string]float64{}
+		cpu := map[string]float64{}
+		for gi := range b.Graphs {
+			g := &b.Graphs[gi]
+			complete := true
+			for _, m := range b.Methods {
+				if c := g.Cell(m, budget); c == nil || c.Ratio <= 0 {
+					complete = false
+				}
+			}
+			if !complete {
+				continue
+			}
+			s.Graphs++
+			for _, m := range b.Methods {
+				c := g.Cell(m, budget)
+				logs[m] += math.Log(c.Ratio)
+				cpu[m] += c.CPU
+			}
+			if gc := g.Cell("go", budget); gc != nil {
+				for _, m := range b.Methods {
+					if c := g.Cell(m, budget); m != "go" && c.Ratio > gc.Ratio {
+						s.Ahead[m]++
+					}
+				}
+				if nl := g.Cell("go-no-learning", budget); nl != nil && gc.Ratio < nl.Ratio {
+					s.LearningWins++
+				}
+			}
+		}
+		if s.Graphs > 0 {
+			n := float64(s.Graphs)
+			for _, m := range b.Methods {
+				s.GeoMean[m] = math.Exp(logs[m] / n)
+				s.CPU[m] = cpu[m] / n
+			}
+			if g, ok := s.GeoMean["go"]; ok {
+				for _, m := range b.Methods {
+					if m != "go" {
+						s.Margin[m] = 1 - g/s.GeoMean[m]
+					}
+				}
+			}
+		}
+		b.Summary = append(b.Summary, s)
+	}
+}
+
+// WriteEqualTime prints one table per budget: a row per graph with each
+// method's step time over the reference (lower is better; the best of
+// the row marked *), a geometric-mean row and a mean CPU-seconds row,
+// then the claims as measured.
+func WriteEqualTime(w io.Writer, b EqualTime) error {
+	for bi, budget := range b.Budgets {
+		fmt.Fprintf(w, "\nbudget %s per method and graph (%s, seed %d): step time / reference (the best quick baseline); lower is better, * = best of the row\n",
+			Seconds(budget), b.Hardware, b.Seed)
+		header := append([]string{"graph", "GPUs", "reference"}, b.Methods...)
+		var rows [][]string
+		for _, g := range b.Graphs {
+			row := []string{g.Graph, fmt.Sprint(g.Devices), g.Reference + " " + Seconds(g.RefStep)}
+			if g.Error != "" {
+				row[2] = "error: " + g.Error
+			}
+			best := math.Inf(1)
+			for _, m := range b.Methods {
+				if c := g.Cell(m, budget); c != nil && c.Ratio > 0 {
+					best = math.Min(best, c.Ratio)
+				}
+			}
+			for _, m := range b.Methods {
+				c := g.Cell(m, budget)
+				switch {
+				case c == nil:
+					row = append(row, "-")
+				case c.Error != "":
+					row = append(row, "failed")
+				case c.Ratio <= 0:
+					row = append(row, "invalid")
+				default:
+					mark := ""
+					if c.Ratio == best {
+						mark = "*"
+					}
+					row = append(row, fmt.Sprintf("%.3f%s", c.Ratio, mark))
+				}
+			}
+			rows = append(rows, row)
+		}
+		if bi < len(b.Summary) {
+			s := b.Summary[bi]
+			gm := []string{"geometric mean", "", fmt.Sprintf("%d graphs", s.Graphs)}
+			cpu := []string{"mean CPU s", "", ""}
+			for _, m := range b.Methods {
+				if v, ok := s.GeoMean[m]; ok {
+					gm = append(gm, fmt.Sprintf("%.3f", v))
+					cpu = append(cpu, fmt.Sprintf("%.0f", s.CPU[m]))
+				} else {
+					gm, cpu = append(gm, "-"), append(cpu, "-")
+				}
+			}
+			rows = append(rows, gm, cpu)
+		}
+		if err := Table(w, header, rows); err != nil {
+			return err
+		}
+		if bi < len(b.Summary) && b.Summary[bi].Graphs > 0 {
+			s := b.Summary[bi]
+			var parts []string
+			for _, m := range b.Methods {
+				if m == "go" {
+					continue
+				}
+				if _, ok := s.Margin[m]; ok {
+					parts = append(parts, fmt.Sprintf("%s %d/%d graphs, %+.1f%%", m, s.Ahead[m], s.Graphs, 100*s.Margin[m]))
+				}
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "go ahead of: %s (geometric-mean margin; negative = go behind)\n", strings.Join(parts, "; "))
+			}
+			if _, ok := s.GeoMean["go-no-learning"]; ok {
+				fmt.Fprintf(w, "learning on beats learning off on %d of %d graphs\n", s.LearningWins, s.Graphs)
+			}
+		}
+	}
+	return nil
+}
+
+// EqualTimePlot draws each method's geometric-mean ratio against the budget.
+func EqualTimePlot(b EqualTime) Plot {
+	p := Plot{Title: "equal wall time: step / best quick baseline (geometric mean)", XLabel: "budget per method and graph (s)", YLabel: "step / reference"}
+	for _, m := range b.Methods {
+		var x, y []float64
+		for _, s := range b.Summary {
+			if v, ok := s.GeoMean[m]; ok {
+				x, y = append(x, s.Budget), append(y, v)
+			}
+		}
+		p.Series = append(p.Series, Series{Name: m, X: x, Y: y})
+	}
+	return p
+}
