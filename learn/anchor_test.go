@@ -2,10 +2,9 @@ package learn
 
 import (
 	"context"
-	"github.com/placer/placer/baseline"
 	"testing"
 
-	_ "github.com/placer/placer/baseline"
+	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graphsage"
 	"github.com/placer/placer/inputs"
@@ -59,17 +58,28 @@ func TestAnchorIsReference(t *testing.T) {
 		ref := p.Complete(res.Decision)
 		tgt := policyTarget(pol.Config(), ref)
 		// What a policy that copies its anchor decides: every op its
-		// unit's (first op's) levels.
-		nd := graphsage.NewNodes(g, true)
-		copied := tgt.Clone()
-		for op, u := range nd.UnitOf {
-			first := nd.Members(int(u))[0]
-			copied.Priority[op], copied.Fusion[op] = tgt.Priority[first], tgt.Fusion[first]
+		// unit's (first op's) levels; units are co-location groups, or
+		// contracted to at most 256 (grouped by device only, so a unit's
+		// ops have levels of their own).
+		units, err := Units(p, pol.Config(), ref, 256, 1)
+		if err != nil || units == nil {
+			t.Fatalf("units: %v (%d)", err, len(units))
 		}
-		want, quantized, got := step(ref), step(copied), step(newTiebreak(ref, tgt, nd).apply(copied))
-		t.Logf("%s: reference %.3f ms, on 16 levels per unit %.3f ms, with the tie-break %.3f ms", method, want*1e3, quantized*1e3, got*1e3)
-		if got != want {
-			t.Errorf("%s: the anchor runs %v, the reference %v", method, got, want)
+		in, err := pol.PrepareUnits(g, 2, Hints(p), units)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nd := range []*graphsage.Nodes{graphsage.NewNodes(g, true), in.Nodes()} {
+			copied := tgt.Clone()
+			for op, u := range nd.UnitOf {
+				first := nd.Members(int(u))[0]
+				copied.Priority[op], copied.Fusion[op] = tgt.Priority[first], tgt.Fusion[first]
+			}
+			want, quantized, got := step(ref), step(copied), step(newTiebreak(ref, tgt, nd).apply(copied))
+			t.Logf("%s, %d units: reference %.3f ms, on 16 levels per unit %.3f ms, with the tie-break %.3f ms", method, nd.N, want*1e3, quantized*1e3, got*1e3)
+			if got != want {
+				t.Errorf("%s, %d units: the anchor runs %v, the reference %v", method, nd.N, got, want)
+			}
 		}
 	}
 }

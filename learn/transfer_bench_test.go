@@ -8,6 +8,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn/defaultmodel"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 )
@@ -84,5 +85,33 @@ func benchFinetune50(b *testing.B, workload string, gpus int) {
 		}
 		b.ReportMetric(res.Eval.StepTime*1e3, "step-ms")
 		b.ReportMetric(res.Eval.StepTime/res.Learning.RefStep, "step/ref")
+	}
+}
+
+// BenchmarkSearchStepGNMT8 is one step of `placer search --workload gnmt8
+// --gpus 8` with the default network: forward, sampling, evaluation of
+// the rollout and the PPO update, measured as the mean wall time of steps
+// 2 and 3 of a 3-step search (no warm-up; the set-up, contraction and
+// reference excluded). Issue target: <= 5 s per step on this machine.
+func BenchmarkSearchStepGNMT8(b *testing.B) { benchSearchStep(b, ppo.Settings{}) }
+
+// BenchmarkSearchStepGNMT8OneEpoch is the same with one PPO epoch.
+func BenchmarkSearchStepGNMT8OneEpoch(b *testing.B) {
+	benchSearchStep(b, ppo.Settings{LearningRate: DefaultPPO.LearningRate, Epochs: 1, EntropyCoef: -1, ValueCoef: -1})
+}
+
+func benchSearchStep(b *testing.B, set ppo.Settings) {
+	p, ref := benchProblem(b, "gnmt8", 8)
+	for b.Loop() {
+		s := &Search{Reference: ref, Warmup: -1, PPO: set}
+		res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 3}, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := res.Learning.Curve
+		if len(c) != 3 {
+			b.Fatalf("%d steps", len(c))
+		}
+		b.ReportMetric((c[2].Elapsed-c[0].Elapsed)/2, "s/step")
 	}
 }

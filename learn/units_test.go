@@ -39,8 +39,8 @@ func TestUnits(t *testing.T) {
 			first[u] = op
 			continue
 		}
-		if tgt.Device[op] != tgt.Device[f] || tgt.Priority[op] != tgt.Priority[f] || tgt.Fusion[op] != tgt.Fusion[f] {
-			t.Fatalf("unit %d joins ops %d and %d, which the reference decides differently", u, f, op)
+		if tgt.Device[op] != tgt.Device[f] {
+			t.Fatalf("unit %d joins ops %d and %d, which the reference places on different devices", u, f, op)
 		}
 	}
 	if len(first) > 64 {
