@@ -29,7 +29,7 @@ func solve(t *testing.T, name string, p *optimize.Problem, b optimize.Budget) *o
 
 // splitters are the methods that can put independent work on different
 // devices on their own (not the fixed placements).
-var splitters = []string{"random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "dp"}
+var splitters = []string{"random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "dp", "local-search-anchored", "sa-anchored"}
 
 // memoryAware are the methods that must avoid running out of memory when
 // a placement that fits exists.
