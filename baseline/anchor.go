@@ -10,6 +10,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/partition"
+	"github.com/placer/placer/roofline"
 )
 
 // AnchorMethods are the quick baselines an anchored search runs first;
@@ -86,31 +87,58 @@ type randSource interface {
 	Float64() float64
 }
 
-// runAnchors runs the anchor methods (in parallel, not counted as the
-// search's evaluations, their wall time counted) and returns their
-// results in AnchorMethods order, nil for a method that cannot run here
-// (no expert placement).
+// runAnchors runs the anchor methods (not counted as the search's
+// evaluations, their wall time counted) and returns their results, nil
+// for a method that cannot run here (no expert placement). As the learned
+// search's reference does (jobs' composites), when the problem decides
+// placement and scheduling each anchor method also runs with the
+// placement left at the problem's Base: "tf-default+m-etf" is m-etf's
+// order on TensorFlow's placement; those that order no ops add nothing.
+// With the roofline evaluator, which is safe for concurrent use, they run
+// in parallel; with any other (real GPUs) one at a time.
 func runAnchors(ctx context.Context, p *optimize.Problem, seed uint64) ([]*optimize.Result, error) {
-	out := make([]*optimize.Result, len(AnchorMethods))
-	errs := make([]error, len(AnchorMethods))
+	type job struct {
+		name string
+		p    *optimize.Problem
+	}
+	var jobs []job
+	for _, name := range AnchorMethods {
+		jobs = append(jobs, job{name, p})
+	}
+	if t := p.EffectiveTasks(); t.Placement && t.Scheduling {
+		q := *p
+		q.Tasks = optimize.Tasks{Scheduling: true, Fusion: t.Fusion}
+		for _, name := range AnchorMethods {
+			if name != "tf-default" {
+				jobs = append(jobs, job{name, &q})
+			}
+		}
+	}
+	out := make([]*optimize.Result, len(jobs))
+	errs := make([]error, len(jobs))
+	_, parallel := p.Evaluator.(*roofline.Evaluator)
 	var wg sync.WaitGroup
-	for i, name := range AnchorMethods {
-		o, err := optimize.Lookup(name)
+	for i, j := range jobs {
+		o, err := optimize.Lookup(j.name)
 		if err != nil {
 			return nil, err
 		}
-		wg.Go(func() {
-			out[i], errs[i] = o.Optimize(ctx, p, &optimize.Settings{Seed: seed})
-		})
+		run := func() { out[i], errs[i] = o.Optimize(ctx, j.p, &optimize.Settings{Seed: seed}) }
+		if parallel {
+			wg.Go(run)
+		} else {
+			run()
+		}
 	}
 	wg.Wait()
 	for i, err := range errs {
-		if err != nil {
-			if errors.Is(err, ErrNoExpert) || AnchorMethods[i] == "expert" { // no expert placement for this graph
-				out[i] = nil
-				continue
-			}
-			return nil, fmt.Errorf("anchor %s: %w", AnchorMethods[i], err)
+		switch {
+		case err != nil && (errors.Is(err, ErrNoExpert) || jobs[i].name == "expert"):
+			out[i] = nil // no expert placement for this graph
+		case err != nil:
+			return nil, fmt.Errorf("anchor %s: %w", jobs[i].name, err)
+		case jobs[i].p != p && out[i].Decision.Priority == nil:
+			out[i] = nil // orders no ops: the Base decision again
 		}
 	}
 	return out, nil
@@ -385,23 +413,32 @@ func (a *anchored) undo(m amove) {
 	}
 }
 
-// snapshot writes the current state into d (reusing its slices).
+// snapshot writes the current state into d (reusing its slices). The
+// parts the tasks do not allow are the anchor's, which are the Base's.
 func (a *anchored) snapshot(d *decision.Decision) {
+	t := a.p.EffectiveTasks()
 	dev, pr, fu := d.Device, d.Priority, d.Fusion
-	*d = decision.Decision{Transfer: a.tmpl.Transfer}
-	d.Device = append(dev[:0], a.dev...)
-	if !a.fifo {
-		d.Priority = append(pr[:0], a.prio...)
+	*d = decision.Decision{Device: a.tmpl.Device, Priority: a.tmpl.Priority, Fusion: a.tmpl.Fusion, Transfer: a.tmpl.Transfer}
+	if t.Placement {
+		d.Device = append(dev[:0], a.dev...)
 	}
-	if !a.nofus {
-		d.Fusion = append(fu[:0], a.fval...)
-		for v, off := range a.off {
-			if off {
-				d.Fusion[v] = -1
+	if t.Scheduling {
+		d.Priority = nil
+		if !a.fifo {
+			d.Priority = append(pr[:0], a.prio...)
+		}
+	}
+	if t.Fusion {
+		d.Fusion = nil
+		if !a.nofus {
+			d.Fusion = append(fu[:0], a.fval...)
+			for v, off := range a.off {
+				if off {
+					d.Fusion[v] = -1
+				}
 			}
 		}
 	}
-	*d = complete(a.p, *d)
 }
 
 // progress is the fraction of the budget used, for annealing schedules.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/placer/placer/decision"
@@ -40,13 +41,15 @@ import (
 //     far as memory forces; an O(N n) dynamic program with a sliding-window
 //     minimum over the cuts memory allows.
 //
-// Every candidate split (both objectives, each order: the graph's
-// topological order and a depth-first one) and the single block are
-// evaluated, as one parallel batch, and the best by the evaluator wins:
-// costed with the model, chosen by evaluation. When no split fits the
+// Every candidate split (both objectives on each order: the graph's
+// topological order and two depth-first ones, each also with gradient ops
+// moved to their forward ops, which makes a block a run of layers with
+// their backward passes, PipeDream's stages; see dpOrders) and the single
+// block are evaluated, as one parallel batch, and the best by the
+// evaluator wins: costed with the model, chosen by evaluation. When no split fits the
 // memory estimate, the splits are made without it and the evaluator
 // judges. DP decides placement only; scheduling and fusion are the
-// problem's Base. About 2(N+1) evaluations.
+// problem's Base. At most 6N + 1 evaluations.
 type DP struct{}
 
 var _ optimize.Optimizer = DP{}
@@ -109,7 +112,7 @@ func dpSplits(p *optimize.Problem) ([][]int, error) {
 		return false
 	}
 	// Each order's chain, then its splits, solved in parallel.
-	orders := [][]int32{g.Topo(), dfsOrder(g)}
+	orders := dpOrders(g)
 	times := p.Model.OpTimes()
 	limit := float64(memoryLimit(p))
 	if limit <= 0 {
@@ -145,6 +148,82 @@ func dpSplits(p *optimize.Problem) ([][]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// dpOrders are the orders DP splits: the graph's topological order, the
+// depth-first order of gp-dfs (the lowest-numbered ready successor
+// first) and the depth-first order that takes the highest-numbered
+// first; and, when the graph has gradient ops, each of these with every
+// gradient op moved to its forward op (gradientPaired).
+func dpOrders(g *graph.Graph) [][]int32 {
+	orders := [][]int32{g.Topo(), dfsOrder(g), dfsOrderHigh(g)}
+	for _, o := range orders[:3] {
+		if q, ok := gradientPaired(g, o); ok {
+			orders = append(orders, q)
+		}
+	}
+	return orders
+}
+
+// dfsOrderHigh is Kahn's algorithm with a stack, the highest-numbered
+// ready op taken first.
+func dfsOrderHigh(g *graph.Graph) []int32 {
+	n := g.NumOps()
+	indeg := make([]int32, n)
+	var stack []int32
+	for i := 0; i < n; i++ {
+		indeg[i] = int32(len(g.Preds(i)))
+		if indeg[i] == 0 {
+			stack = append(stack, int32(i))
+		}
+	}
+	order := make([]int32, 0, n)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		order = append(order, v)
+		for _, s := range g.Succs(int(v)) {
+			if indeg[s]--; indeg[s] == 0 {
+				stack = append(stack, s)
+			}
+		}
+	}
+	return order
+}
+
+// gradientPaired reorders order so that every gradient op follows its
+// forward op: an op named as TensorFlow names gradients
+// ("gradients/<forward>_grad/...", the convention of the built-in
+// workloads and of imported TensorFlow graphs) takes the place of its
+// forward op, the others keep theirs (a stable sort). A block of the
+// result holds layers with their backward passes, PipeDream's stages.
+// ok is false when no op is a gradient of an op of the graph.
+func gradientPaired(g *graph.Graph, order []int32) ([]int32, bool) {
+	n := g.NumOps()
+	pos := make([]int, n)
+	for k, v := range order {
+		pos[v] = k
+	}
+	key := make([]int, n)
+	found := false
+	for v := 0; v < n; v++ {
+		key[v] = pos[v]
+		rest, ok := strings.CutPrefix(g.Op(v).Name, "gradients/")
+		if !ok {
+			continue
+		}
+		if i := strings.Index(rest, "_grad/"); i > 0 {
+			if f, ok := g.Lookup(rest[:i]); ok {
+				key[v], found = pos[f], true
+			}
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	out := append([]int32(nil), order...)
+	slices.SortStableFunc(out, func(a, b int32) int { return key[a] - key[b] })
+	return out, true
 }
 
 // linkCosts are the mean latency and seconds per byte of the links

@@ -179,3 +179,32 @@ func TestDPMemoryForcesSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestDPGradientPaired: a -> b -> gradients/b_grad/x -> gradients/a_grad/y.
+// Paired, each gradient follows its forward op: a, a's gradient, b, b's
+// gradient; a graph without gradient ops has no paired order.
+func TestDPGradientPaired(t *testing.T) {
+	b := graph.NewBuilder("fwdbwd")
+	names := []string{"a", "b", "gradients/b_grad/x", "gradients/a_grad/y"}
+	for _, name := range names {
+		b.AddOp(graph.Op{Name: name, Type: "Op", HasTime: true, Time: 1e-3})
+	}
+	for i := 0; i+1 < len(names); i++ {
+		b.AddTensor(i, 8, i+1)
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := gradientPaired(g, g.Topo())
+	if want := []int32{0, 3, 1, 2}; !ok || !slices.Equal(got, want) {
+		t.Errorf("paired %v (%v), want %v", got, ok, want)
+	}
+	if len(dpOrders(g)) != 6 {
+		t.Errorf("%d orders, want 6", len(dpOrders(g)))
+	}
+	chain := optimizetest.Chains(1, 3, 1e-3, 8)
+	if _, ok := gradientPaired(chain, chain.Topo()); ok || len(dpOrders(chain)) != 3 {
+		t.Error("a graph without gradients has a paired order")
+	}
+}
