@@ -85,10 +85,13 @@ var benchMethods = []struct {
 	{"m-topo", optimize.Budget{}},
 	{"m-etf", optimize.Budget{}},
 	{"tf-default", optimize.Budget{}},
+	{"dp", optimize.Budget{}},
 	{"random", optimize.Budget{Evaluations: 32}},
 	{"local-search", optimize.Budget{Evaluations: 32}},
 	{"sa", optimize.Budget{Evaluations: 32}},
 	{"brkga", optimize.Budget{Evaluations: 32}},
+	{"local-search-anchored", optimize.Budget{Evaluations: 32}},
+	{"sa-anchored", optimize.Budget{Evaluations: 32}},
 }
 
 // benchAll runs every method on the problem, one sub-benchmark each, and

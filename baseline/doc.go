@@ -15,6 +15,13 @@
 //     earliest-task-first list scheduling;
 //   - local-search and sa: REGAL's local search and GO's simulated
 //     annealing over placement, priorities and fusion priorities;
+//   - dp: the contiguous split of a topological order into at most one
+//     block per device (PipeDream's dynamic program), costed with the
+//     model and chosen by evaluation;
+//   - local-search-anchored and sa-anchored: local search and annealing
+//     from the best of the quick baselines, with the learned policy's
+//     move set (device, priority-level and fusion-level moves on its
+//     decision units);
 //   - tf-default: TensorFlow's defaults (FIFO scheduling, XLA-like
 //     fusion in topological order) on the expert or single placement.
 //

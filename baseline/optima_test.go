@@ -38,7 +38,7 @@ func classical() []string {
 
 // splitters are the methods that can put independent work on different
 // devices on their own (not the fixed placements).
-var splitters = []string{"random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga"}
+var splitters = []string{"random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "dp", "local-search-anchored", "sa-anchored"}
 
 // memoryAware are the methods that must avoid running out of memory when
 // a placement that fits exists.

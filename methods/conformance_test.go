@@ -112,7 +112,7 @@ func TestConformance(t *testing.T) {
 // TestNames pins the table order of the papers' methods (a new method
 // may sit anywhere among them), the kinds in order, and the default lists.
 func TestNames(t *testing.T) {
-	want := []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "local-search", "sa", "brkga", "tf-default", "go", "go-no-learning", "go-zero-shot"}
+	want := []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "tf-default", "go", "go-no-learning", "go-zero-shot"}
 	if got := methods.Names(); !subsequence(want, got) {
 		t.Errorf("Names() = %v, want %v in this order", got, want)
 	}
@@ -122,7 +122,7 @@ func TestNames(t *testing.T) {
 			t.Errorf("%s (%s) after %s (%s): the table shows kinds in order", all[i].Name, all[i].Kind, all[i-1].Name, all[i-1].Kind)
 		}
 	}
-	if got, want := methods.Quick(), []string{"single", "expert", "metis", "gp-dfs", "m-topo", "m-etf", "tf-default"}; !equal(got, want) {
+	if got, want := methods.Quick(), []string{"single", "expert", "metis", "gp-dfs", "m-topo", "m-etf", "dp", "tf-default"}; !equal(got, want) {
 		t.Errorf("Quick() = %v, want %v", got, want)
 	}
 	seen := map[string]bool{}

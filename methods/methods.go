@@ -86,23 +86,32 @@ type Entry struct {
 }
 
 // registry is every method, in table order: references, heuristics,
-// searches, TensorFlow's defaults, learned methods.
-var registry = []Entry{
-	{"single", Reference, "every op on GPU 0", true, true, plain(baseline.Single{})},
-	{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, plain(baseline.Expert{})},
-	{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, plain(baseline.RoundRobin{})},
-	{"random", Heuristic, "the best of k random placements", false, true, plain(baseline.Random{})},
-	{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, plain(baseline.METIS{})},
-	{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, plain(baseline.GPDFS{})},
-	{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, plain(baseline.MTopo{})},
-	{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, plain(baseline.METF{})},
-	{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, newLocalSearch},
-	{"sa", Search, "simulated annealing over placement, order, fusion", false, true, newAnnealing},
-	{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
-	{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
-	{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
-	{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, newSearchNoLearning},
-	{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
+// searches, TensorFlow's defaults, learned methods. (It is filled in init
+// because the anchored searches' factories read it for the quick
+// methods.)
+var registry []Entry
+
+func init() {
+	registry = []Entry{
+		{"single", Reference, "every op on GPU 0", true, true, plain(baseline.Single{})},
+		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, plain(baseline.Expert{})},
+		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, plain(baseline.RoundRobin{})},
+		{"random", Heuristic, "the best of k random placements", false, true, plain(baseline.Random{})},
+		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, plain(baseline.METIS{})},
+		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, plain(baseline.GPDFS{})},
+		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, plain(baseline.MTopo{})},
+		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, plain(baseline.METF{})},
+		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, plain(baseline.DP{})},
+		{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, newLocalSearch},
+		{"sa", Search, "simulated annealing over placement, order, fusion", false, true, newAnnealing},
+		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, newAnchoredLocalSearch},
+		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, newAnchoredAnnealing},
+		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
+		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
+		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
+		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, newSearchNoLearning},
+		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
+	}
 }
 
 // plain is the factory of a method without options.
@@ -122,6 +131,35 @@ func newAnnealing(o Options) (optimize.Optimizer, error) {
 		return nil, err
 	}
 	return baseline.Annealing{Start: o.Start}, nil
+}
+
+func newAnchoredLocalSearch(o Options) (optimize.Optimizer, error) {
+	an, err := anchorOf(o)
+	return baseline.AnchoredLocalSearch{Anchor: an}, err
+}
+
+func newAnchoredAnnealing(o Options) (optimize.Optimizer, error) {
+	an, err := anchorOf(o)
+	return baseline.AnchoredAnnealing{Anchor: an}, err
+}
+
+// anchorOf is where an anchored search starts: the options' Reference,
+// else the best of the quick methods.
+func anchorOf(o Options) (baseline.Anchor, error) {
+	if o.Reference != nil {
+		return baseline.Anchor{From: o.Reference}, nil
+	}
+	var an baseline.Anchor
+	for _, e := range registry {
+		if e.Quick {
+			q, err := e.New(Options{})
+			if err != nil {
+				return an, err
+			}
+			an.Quick = append(an.Quick, q)
+		}
+	}
+	return an, nil
 }
 
 func checkStart(s string) error {
