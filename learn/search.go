@@ -38,7 +38,15 @@ func Reward(r *evaluate.Result, ref float64) float64 {
 // gradient dominates the clipped global norm and retrains the shared
 // trunk instead of the policy (measured on trxl2: a KL of hundreds of
 // nats per node after one update).
-var DefaultPPO = ppo.Settings{LearningRate: 3e-4, Epochs: 4, EntropyCoef: -1, ValueCoef: -1}
+//
+// One epoch per rollout (four before 2026-11-23): the clip never bound
+// (approximate KL 1e-4 to 1e-3 per node), while epochs 2-4 cost 22% of a
+// step in re-forward passes and three quarters of its backward time. A
+// gnmt8 step went from 8.2 to 3.5 s (BenchmarkSearchStepGNMT8OneEpoch),
+// and 60-second searches (seed 1, warm-up included) reached 0.929 of the
+// reference on trxl4 (0.943 with four epochs) and 0.9835 on rnnlm4
+// (0.9837).
+var DefaultPPO = ppo.Settings{LearningRate: 3e-4, Epochs: 1, EntropyCoef: -1, ValueCoef: -1}
 
 // DefaultMoves is Search.Moves's default: about as many changes per
 // sample and task as the imitation's old stopping point (-0.005 nats

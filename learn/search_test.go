@@ -159,7 +159,7 @@ func TestSearchSettings(t *testing.T) {
 	if st.Samples != 16 || st.Warmup != 200 || st.Moves != DefaultMoves || st.MaxUnits != MaxUnits || st.Refine != 1 || !st.Anchored || st.Policy != nil {
 		t.Errorf("defaults: %+v", st)
 	}
-	if st.PPO != DefaultPPO.Filled() || st.PPO.ClipEps != 0.2 || st.PPO.Epochs != 4 {
+	if st.PPO != DefaultPPO.Filled() || st.PPO.ClipEps != 0.2 || st.PPO.Epochs != 1 {
 		t.Errorf("default PPO: %+v", st.PPO)
 	}
 	s := &Search{Samples: 4, Warmup: -3, Moves: -2, Refine: 3, NoAnchor: true, MaxUnits: 100, PPO: ppo.Settings{Epochs: 2}}
