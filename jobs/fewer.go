@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/placer/placer/decision"
+
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/roofline"
@@ -15,7 +17,10 @@ import (
 // fewer GPUs of the same hardware and topology (N/2, N/4, ..., 2): the
 // best valid decision for k GPUs is valid on N, so it joins the rows as
 // "NAME@kgpu", scored by pp's evaluator. A reference chosen from these
-// rows is never worse than the best quick decision on fewer GPUs.
+// rows is never worse than the best quick decision on fewer GPUs. Last,
+// when the problem decides fusion, the best row so far is tried with the
+// default fusion order reversed and with no fusion ("NAME+reverse-fusion",
+// "NAME+no-fusion").
 func runReferences(ctx context.Context, pp *problem, list []string, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
 	names, rows, results, err = runMethods(ctx, pp.Problem, list, true, s, progressW)
 	if err != nil {
@@ -32,7 +37,45 @@ func runReferences(ctx context.Context, pp *problem, list []string, s *optimize.
 		names, rows, results = append(names, name), append(rows, row), append(results, res)
 		progress(progressW, row)
 	}
+	if !pp.EffectiveTasks().Fusion {
+		return names, rows, results, nil
+	}
+	// Fusion-order variants of the best so far: every quick method uses
+	// the default topological fusion order.
+	from, best := bestValid(names, results)
+	if best == nil || best.Decision.Fusion == nil {
+		return names, rows, results, nil
+	}
+	for _, v := range []struct {
+		name   string
+		fusion []int
+	}{{"reverse-fusion", decision.ReverseTopologicalFusion(pp.Graph)}, {"no-fusion", nil}} {
+		d := best.Decision.Clone()
+		d.Fusion = v.fusion
+		name := from + "+" + v.name
+		row, res, err := evaluateRow(ctx, pp.Problem, name, d, s)
+		if err != nil {
+			return names, rows, results, err
+		}
+		names, rows, results = append(names, name), append(rows, row), append(results, res)
+		progress(progressW, row)
+	}
 	return names, rows, results, nil
+}
+
+// evaluateRow scores one decision as a row called name.
+func evaluateRow(ctx context.Context, p *optimize.Problem, name string, d decision.Decision, s *optimize.Settings) (report.BaselinesRow, *optimize.Result, error) {
+	tr := optimize.NewTracker(name, p, &optimize.Settings{Seed: s.Seed}, 0)
+	if _, err := tr.Evaluate(context.WithoutCancel(ctx), d); err != nil {
+		return report.BaselinesRow{}, nil, err
+	}
+	res, err := tr.Result(ctx, d)
+	if err != nil {
+		return report.BaselinesRow{}, nil, err
+	}
+	row := report.BaselinesRow{Method: name, SearchTime: res.Stats.Elapsed.Seconds()}
+	fillRow(&row, res, p)
+	return row, res, nil
 }
 
 // fewerGPUs runs list (with composites) on k GPUs and returns the best
@@ -63,17 +106,11 @@ func fewerGPUs(ctx context.Context, pp *problem, k int, list []string, s *optimi
 	name = fmt.Sprintf("%s@%dgpu", from, k)
 	// The decision on N GPUs: the same placement, order and fusion; the
 	// problem's own evaluator scores it.
-	d := pp.Complete(best.Decision.Clone())
-	tr := optimize.NewTracker(name, pp.Problem, &optimize.Settings{Seed: s.Seed}, 0)
-	if _, err := tr.Evaluate(context.WithoutCancel(ctx), d); err != nil {
-		return name, report.BaselinesRow{}, nil, err
-	}
-	res, err := tr.Result(ctx, d)
+	row, res, err := evaluateRow(ctx, pp.Problem, name, pp.Complete(best.Decision.Clone()), s)
 	if err != nil {
-		return name, report.BaselinesRow{}, nil, err
+		return name, row, nil, err
 	}
 	res.Stats.Evaluations += best.Stats.Evaluations
-	row := report.BaselinesRow{Method: name, SearchTime: res.Stats.Elapsed.Seconds()}
-	fillRow(&row, res, pp.Problem)
+	row.Evaluations = res.Stats.Evaluations
 	return name, row, res, nil
 }

@@ -54,11 +54,15 @@ func checkResult(t *testing.T, rep SearchReport, method string) {
 	t.Helper()
 	rows := rep.Comparison.Rows
 	// The quick baselines, the schedulers on TensorFlow's default
-	// placement, then the method.
-	want := append(slices.Clone(SearchReferenceMethods), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", method)
+	// placement, the best one's fusion variants, then the method.
+	want := append(slices.Clone(SearchReferenceMethods), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", "BEST+reverse-fusion", "BEST+no-fusion", method)
 	var got []string
 	for _, r := range rows {
-		got = append(got, r.Method)
+		name := r.Method
+		if i := strings.LastIndex(name, "+"); i > 0 && slices.Contains(got, name[:i]) && (name[i+1:] == "reverse-fusion" || name[i+1:] == "no-fusion") {
+			name = "BEST+" + name[i+1:]
+		}
+		got = append(got, name)
 	}
 	if !slices.Equal(got, want) || rows[len(rows)-1].StepTime <= 0 {
 		t.Fatalf("comparison rows %v, want %v", got, want)
