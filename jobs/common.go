@@ -148,6 +148,9 @@ func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint
 		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
 		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
 	}}
+	if l := res.Learning; l != nil {
+		rep.Result.OnePass, rep.Result.OnePassValid = l.OnePass, l.OnePassValid
+	}
 	// Written even after Ctrl-C: the best result so far is kept.
 	if out != "" {
 		if err := atomicfile.Write(out, func(w io.Writer) error { return report.JSON(w, rep.Result) }); err != nil {

@@ -288,6 +288,9 @@ type searchRun struct {
 	// best valid sample.
 	anchor     decision.Decision
 	anchorStep float64
+	// onePass is the step time of the policy's most likely decision.
+	onePass      float64
+	onePassValid bool
 }
 
 // prepare makes the run's policy (or checks s.Policy against the
@@ -487,6 +490,7 @@ func (r *searchRun) offerArgmax(ctx context.Context) error {
 		out.Release()
 		if e, err := r.p.Evaluator.Evaluate(ctx, d); err == nil {
 			r.tr.Offer(d, &e)
+			r.onePass, r.onePassValid = e.StepTime, e.Valid()
 		}
 	}
 	return nil
@@ -498,7 +502,7 @@ func (r *searchRun) result(ctx context.Context) (*optimize.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res.Learning = &optimize.Learning{RefStep: r.refStep, Curve: r.curve, Settings: r.settings, Model: r.pol}
+	res.Learning = &optimize.Learning{RefStep: r.refStep, Curve: r.curve, Settings: r.settings, Model: r.pol, OnePass: r.onePass, OnePassValid: r.onePassValid}
 	return res, nil
 }
 

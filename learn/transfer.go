@@ -582,5 +582,9 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 		return nil, err
 	}
 	res.Learning = &optimize.Learning{Model: pol}
+	if len(results) > 0 && results[0].StepTime > 0 {
+		// ds[0] is the most likely decision, evaluated first.
+		res.Learning.OnePass, res.Learning.OnePassValid = results[0].StepTime, results[0].Valid()
+	}
 	return res, nil
 }

@@ -252,6 +252,13 @@ type Learning struct {
 	Settings any
 	// Model is the trained model (learn: *policy.Policy); nil when none.
 	Model any
+	// OnePass is the step time of the policy's own most likely decision
+	// (one forward pass, no sampling; 0 = not evaluated), beside the
+	// result's best, so a report can tell the policy from its samples.
+	OnePass float64
+	// OnePassValid says whether that decision fits in memory and honours
+	// co-location.
+	OnePassValid bool
 }
 
 // CurvePoint is one training step of a learned method's curve.

@@ -32,13 +32,17 @@ type Result struct {
 	OOM        bool    `json:"oom"`
 	BytesMoved int64   `json:"bytes_moved"`
 	// Reference is the baseline the reward was normalized by.
-	Reference   string        `json:"reference"`
-	RefStep     float64       `json:"reference_step_time_s"`
-	Steps       int           `json:"steps"`
-	Evaluations int           `json:"evaluations"`
-	SearchTime  float64       `json:"search_time_s"`
-	Status      string        `json:"status"`
-	Decision    decision.File `json:"decision"`
+	Reference string  `json:"reference"`
+	RefStep   float64 `json:"reference_step_time_s"`
+	// OnePass is the step time of the policy's own most likely decision
+	// (one forward pass, no sampling), beside StepTime, the best found.
+	OnePass      float64       `json:"one_pass_step_time_s,omitempty"`
+	OnePassValid bool          `json:"one_pass_valid,omitempty"`
+	Steps        int           `json:"steps"`
+	Evaluations  int           `json:"evaluations"`
+	SearchTime   float64       `json:"search_time_s"`
+	Status       string        `json:"status"`
+	Decision     decision.File `json:"decision"`
 	// Training holds the learned methods' knobs, defaults resolved (the
 	// rollout size, warm-up, PPO settings and network), so that a result
 	// says how it was made; with the seed they reproduce it.

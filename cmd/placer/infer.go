@@ -95,6 +95,10 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 		}
 		fmt.Fprintf(s.Out, "%s: %s, %d steps, %d evaluations in %s (%s); reference %s (%s)\n",
 			method, model, r.Steps, r.Evaluations, report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+		if r.OnePass > 0 {
+			fmt.Fprintf(s.Out, "%s: the policy's one-pass (most likely) decision %s%s; the best found %s\n",
+				method, report.Seconds(r.OnePass), map[bool]string{true: "", false: " (invalid)"}[r.OnePassValid], report.Seconds(r.StepTime))
+		}
 		if rep.Out != "" {
 			fmt.Fprintf(s.Out, "result written to %s\n", rep.Out)
 		}
