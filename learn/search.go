@@ -251,7 +251,7 @@ func Hints(p *optimize.Problem) []float64 {
 // reference), train (PPO steps until the budget is spent) and offerArgmax
 // (the policy's most likely decision as a last candidate).
 func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
-	r, err := s.prepare(ctx, p, set)
+	r, err := s.prepare(ctx, p, set, s.Name())
 	if err != nil {
 		return nil, err
 	}
@@ -297,7 +297,8 @@ type searchRun struct {
 // problem's tasks), completes the reference, builds the decision units
 // and the policy's input, starts the tracker and evaluates the reference
 // unless its step time is given.
-func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*searchRun, error) {
+// name is the method's name, for its result and its errors.
+func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize.Settings, name string) (*searchRun, error) {
 	var st optimize.Settings
 	if set != nil {
 		st = *set
@@ -307,7 +308,7 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 	}
 	tasks := p.EffectiveTasks()
 	if p.Devices() < 2 && tasks == (optimize.Tasks{Placement: true}) {
-		return nil, errors.New("go: one device leaves no placement to learn")
+		return nil, errors.New(name + ": one device leaves no placement to learn")
 	}
 	pol := s.Policy
 	if pol == nil {
@@ -317,7 +318,7 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 			return nil, err
 		}
 	} else if c := pol.Config(); c.NoScheduling == tasks.Scheduling || c.NoFusion == tasks.Fusion {
-		return nil, fmt.Errorf("go: the policy decides %s, the problem asks for %s", policyTasks(c), tasks)
+		return nil, fmt.Errorf("%s: the policy decides %s, the problem asks for %s", name, policyTasks(c), tasks)
 	}
 	ref := s.Reference
 	if ref.Device == nil {
@@ -336,19 +337,19 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 		return nil, err
 	}
 	r := &searchRun{s: s, p: p, pol: pol, ref: ref, in: in, seed: st.Seed, refStep: s.RefTime}
-	r.tr = optimize.NewTracker(s.Name(), p, &st, 0)
+	r.tr = optimize.NewTracker(name, p, &st, 0)
 	// The reference is the first candidate (one evaluation): the search
 	// never returns worse than its anchor.
 	e, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), ref)
 	if err != nil {
-		return nil, fmt.Errorf("go: reference decision: %w", err)
+		return nil, fmt.Errorf("%s: reference decision: %w", name, err)
 	}
 	r.tr.Record(ref, &e)
 	if r.refStep <= 0 {
 		r.refStep = e.StepTime
 	}
 	if r.refStep <= 0 {
-		return nil, errors.New("go: reference step time is zero")
+		return nil, errors.New(name + ": reference step time is zero")
 	}
 	r.settings = s.Settings()
 	c := pol.Config()

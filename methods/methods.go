@@ -110,6 +110,8 @@ func init() {
 		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
 		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
 		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, newSearchNoLearning},
+		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, newGuided(false)},
+		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, newGuided(true)},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
 	}
 }
@@ -205,6 +207,16 @@ func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.
 		r.Method = n.name
 	}
 	return r, err
+}
+
+func newGuided(noLearning bool) func(Options) (optimize.Optimizer, error) {
+	return func(o Options) (optimize.Optimizer, error) {
+		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate}
+		if o.Reference != nil {
+			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
+		}
+		return g, nil
+	}
 }
 
 func newZeroShot(o Options) (optimize.Optimizer, error) {

@@ -1,0 +1,337 @@
+package learn
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graphsage"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/policy"
+)
+
+// Guided is the GO policy as the proposal model of a local search, learning
+// from single-move evaluations (the learned optimizer of issue 17's
+// second design: "turn cheap evaluations into the learning signal").
+//
+// Each round runs one forward pass conditioned on the current decision
+// (GO eq. 2's refinement input) and draws Batch proposals, each changing
+// one unit's action in one task: the unit is drawn in proportion to how
+// much the policy wants to change it (1 - the probability of its current
+// action), the new action from the policy's distribution without the
+// current one. The proposals are evaluated as one parallel batch and the
+// best is taken if it is no worse than the current decision (sideways
+// moves cross plateaus), as local search does. The network then learns
+// from every proposal: a proposal differs from the current decision in one
+// unit and task, so the gradient of log p(proposal) - log p(current) is
+// that unit's alone, and REINFORCE with the proposals' normalized
+// improvements as advantages makes moves that paid likelier, in the
+// context of the decision they were made from. What is learned is per
+// unit, from the unit's features and its decision's context, so it can
+// carry to other graphs (pre-training, zero-shot).
+//
+// It starts from Reference (the best quick baseline), which is its first
+// candidate: it never returns worse. It implements optimize.Optimizer
+// under the name "go-guided"; with NoLearning ("go-guided-no-learning")
+// the network is never updated, the ablation.
+type Guided struct {
+	Policy    *policy.Policy // nil = a new one from Config and the seed
+	Config    *policy.Config
+	Reference decision.Decision // nil Device = the problem's Base
+	RefTime   float64           // 0 = Reference's, evaluated
+	// Batch is the number of proposals per round. 0 = 32.
+	Batch int
+	// LearningRate is Adam's step size. 0 = 1e-3.
+	LearningRate float64
+	// NoLearning is the ablation: proposals from the unchanged network.
+	NoLearning bool
+	// MaxUnits bounds the decision units (see Units). 0 = MaxUnits.
+	MaxUnits int
+	// OnStep, if set, is called after every round.
+	OnStep func(pt Point, refStep float64)
+}
+
+var _ optimize.Optimizer = (*Guided)(nil)
+
+// Name returns "go-guided", or "go-guided-no-learning" for the ablation.
+func (g *Guided) Name() string {
+	if g.NoLearning {
+		return "go-guided-no-learning"
+	}
+	return "go-guided"
+}
+
+// GuidedSettings are the knobs a Guided run records.
+type GuidedSettings struct {
+	Batch        int            `json:"batch"`
+	LearningRate float64        `json:"learning_rate"`
+	Learning     bool           `json:"learning"`
+	MaxUnits     int            `json:"max_units"`
+	Policy       *policy.Config `json:"policy,omitempty"`
+}
+
+// Optimize implements optimize.Optimizer. Budget.Steps counts rounds;
+// with no bound at all it runs 100 rounds.
+func (g *Guided) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
+	s := &Search{Policy: g.Policy, Config: g.Config, Reference: g.Reference, RefTime: g.RefTime, MaxUnits: g.MaxUnits, Warmup: -1, Moves: -1}
+	r, err := s.prepare(ctx, p, set, g.Name())
+	if err != nil {
+		return nil, err
+	}
+	batch, lr := g.Batch, g.LearningRate
+	if batch <= 0 {
+		batch = 32
+	}
+	if lr <= 0 {
+		lr = 1e-3
+	}
+	cfg := r.pol.Config()
+	st := GuidedSettings{Batch: batch, LearningRate: lr, Learning: !g.NoLearning, MaxUnits: r.settings.MaxUnits, Policy: &cfg}
+	if ctx.Err() == nil {
+		if err := g.rounds(ctx, r, batch, lr); err != nil {
+			return nil, err
+		}
+	}
+	res, err := r.tr.Result(ctx, r.ref)
+	if err != nil {
+		return nil, err
+	}
+	res.Learning = &optimize.Learning{RefStep: r.refStep, Curve: r.curve, Settings: st, Model: r.pol}
+	return res, nil
+}
+
+// rounds runs the proposal rounds until the tracker says stop.
+func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64) error {
+	p, pol, tr := r.p, r.pol, r.tr
+	nd := r.in.Nodes()
+	cfg := pol.Config()
+	tasks := activeTasks(cfg)
+	rng := rand.New(rand.NewPCG(r.seed, 0x2545f4914f6cdd1d))
+	opt := &nn.Adam{}
+	// The current decision in the policy's action space, one action per
+	// unit (its first op's), as samples are; the tie-break maps it back.
+	cur := unitForm(r.anchor, nd)
+	curRes, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(r.tb.apply(cur)))
+	if err != nil {
+		return err
+	}
+	cands := make([]decision.Decision, batch)
+	ds := make([]decision.Decision, batch)
+	results := make([]evaluate.Result, batch)
+	for !tr.Done(ctx) {
+		in, err := r.in.WithInitial(&cur)
+		if err != nil {
+			return err
+		}
+		var out *policy.Output
+		if g.NoLearning {
+			out, err = pol.Infer(in)
+		} else {
+			out, err = pol.Forward(in)
+		}
+		if err != nil {
+			return err
+		}
+		for i := range cands {
+			cands[i] = propose(out, rng, nd, tasks, cur, p.Devices())
+			ds[i] = p.Complete(r.tb.apply(cands[i]))
+		}
+		n, err := tr.EvaluateBatch(ctx, ds, results)
+		if errors.Is(err, optimize.ErrStopped) || n == 0 {
+			out.Release()
+			break
+		}
+		if err != nil {
+			out.Release()
+			return err
+		}
+		// Improvements over the current decision, relative to the
+		// reference step; an invalid proposal counts as twice as bad as
+		// the worst valid one.
+		gain := make([]float64, n)
+		worst := 0.0
+		for i := 0; i < n; i++ {
+			if results[i].Valid() {
+				gain[i] = (optimize.Cost(&curRes) - results[i].StepTime) / r.refStep
+				worst = math.Min(worst, gain[i])
+			}
+		}
+		for i := 0; i < n; i++ {
+			if !results[i].Valid() {
+				gain[i] = 2*worst - 0.01
+			}
+		}
+		pt := Point{BestReward: math.Inf(-1)}
+		best := -1
+		for i := 0; i < n; i++ {
+			pt.MeanReward += gain[i] / float64(n)
+			pt.BestReward = math.Max(pt.BestReward, gain[i])
+			if results[i].Valid() {
+				pt.Valid += 1 / float64(n)
+				if best < 0 || results[i].StepTime < results[best].StepTime {
+					best = i
+				}
+			}
+		}
+		if !g.NoLearning {
+			if err := learnFromProposals(out, cands[:n], cur, gain); err != nil {
+				out.Release()
+				return err
+			}
+			nn.ClipGradNorm(pol.Params(), 1)
+			opt.Step(pol.Params(), lr)
+		}
+		out.Release()
+		if best >= 0 && !optimize.Better(&curRes, &results[best]) {
+			cur = cands[best].Clone()
+			curRes = results[best].Clone()
+		}
+		tr.Step()
+		stats := tr.Stats()
+		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
+		r.curve = append(r.curve, pt)
+		if g.OnStep != nil {
+			g.OnStep(pt, r.refStep)
+		}
+	}
+	return nil
+}
+
+// learnFromProposals adds REINFORCE's gradient for one round to out and
+// propagates it: for each proposal, its normalized gain times the
+// gradient of log p(proposal) - log p(current), which is the changed
+// unit's alone.
+func learnFromProposals(out *policy.Output, cands []decision.Decision, cur decision.Decision, gain []float64) error {
+	n := float64(len(gain))
+	mean := 0.0
+	for _, x := range gain {
+		mean += x / n
+	}
+	sd := 0.0
+	for _, x := range gain {
+		sd += (x - mean) * (x - mean) / n
+	}
+	sd = math.Sqrt(sd)
+	if sd < 1e-12 {
+		return nil // nothing to tell apart
+	}
+	sum := 0.0
+	for i, x := range gain {
+		a := (x - mean) / sd
+		// The loss is -a log p(proposal): descending it raises the
+		// probability of proposals that gained more than the round's mean.
+		if err := out.AddLogProbGrad(cands[i], -a/n); err != nil {
+			return err
+		}
+		sum += a / n
+	}
+	if err := out.AddLogProbGrad(cur, sum); err != nil {
+		return err
+	}
+	return out.Backward()
+}
+
+// activeTasks lists the policy's tasks.
+func activeTasks(c policy.Config) []policy.Task {
+	ts := []policy.Task{policy.Placement}
+	if !c.NoScheduling {
+		ts = append(ts, policy.Scheduling)
+	}
+	if !c.NoFusion {
+		ts = append(ts, policy.Fusion)
+	}
+	return ts
+}
+
+// unitForm returns d with every op's actions its unit's (its unit's first
+// op's), the form samples have.
+func unitForm(d decision.Decision, nd *graphsage.Nodes) decision.Decision {
+	out := d.Clone()
+	for v := 0; v < nd.N; v++ {
+		ms := nd.Members(v)
+		first := ms[0]
+		for _, op := range ms[1:] {
+			for _, f := range [][]int{out.Device, out.Priority, out.Fusion} {
+				if f != nil {
+					f[op] = f[first]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// propose draws one proposal: cur with one unit's action changed in one
+// task, the unit drawn in proportion to 1 - p(its current action) (plus a
+// little, so every unit can be drawn), the action from the policy's
+// distribution without the current one.
+func propose(out *policy.Output, rng *rand.Rand, nd *graphsage.Nodes, tasks []policy.Task, cur decision.Decision, devices int) decision.Decision {
+	if devices < 2 && len(tasks) > 1 {
+		tasks = tasks[1:] // no placement to change on one device
+	}
+	t := tasks[rng.IntN(len(tasks))]
+	probs, stride := out.Probs(t)
+	field, shift, cols := cur.Device, 0, devices
+	switch t {
+	case policy.Scheduling:
+		field, cols = cur.Priority, stride
+	case policy.Fusion:
+		field, shift, cols = cur.Fusion, 1, stride
+	}
+	action := func(v int) int { return field[nd.Members(v)[0]] + shift }
+	total := 0.0
+	for v := 0; v < nd.N; v++ {
+		total += 1 - float64(probs[v*stride+action(v)]) + 1e-3
+	}
+	x, v := rng.Float64()*total, 0
+	for ; v < nd.N-1; v++ {
+		x -= 1 - float64(probs[v*stride+action(v)]) + 1e-3
+		if x < 0 {
+			break
+		}
+	}
+	a0 := action(v)
+	mass := 0.0
+	for a := 0; a < cols; a++ {
+		if a != a0 {
+			mass += float64(probs[v*stride+a])
+		}
+	}
+	a := a0
+	if mass < 1e-9 {
+		a = (a0 + 1 + rng.IntN(cols-1)) % cols
+	} else {
+		y := rng.Float64() * mass
+		for a = 0; a < cols; a++ {
+			if a == a0 {
+				continue
+			}
+			y -= float64(probs[v*stride+a])
+			if y < 0 {
+				break
+			}
+		}
+		if a >= cols {
+			a = cols - 1
+			if a == a0 {
+				a--
+			}
+		}
+	}
+	c := cur.Clone()
+	f := c.Device
+	switch t {
+	case policy.Scheduling:
+		f = c.Priority
+	case policy.Fusion:
+		f = c.Fusion
+	}
+	for _, op := range nd.Members(v) {
+		f[op] = a - shift
+	}
+	return c
+}
