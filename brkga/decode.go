@@ -3,6 +3,7 @@ package brkga
 import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/heap"
 )
 
 // decoder turns chromosomes into decisions (REGAL A.5). It owns scratch
@@ -120,55 +121,20 @@ func (dc *decoder) sort(prio []uint16) {
 		return g.TopoIndex(int(a)) < g.TopoIndex(int(b))
 	}
 	h := dc.heap[:0]
-	push := func(v int32) {
-		h = append(h, v)
-		i := len(h) - 1
-		for i > 0 {
-			p := (i - 1) / 2
-			if !before(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	pop := func() int32 {
-		top := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				break
-			}
-			m := l
-			if r := l + 1; r < len(h) && before(h[r], h[l]) {
-				m = r
-			}
-			if !before(h[m], h[i]) {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		return top
-	}
 	for v := 0; v < n; v++ {
 		dc.indeg[v] = int32(len(g.Preds(v)))
 		if dc.indeg[v] == 0 {
-			push(int32(v))
+			heap.Push(&h, int32(v), before)
 		}
 	}
 	dc.order = dc.order[:0]
 	for len(h) > 0 {
-		v := pop()
+		v := heap.Pop(&h, before)
 		dc.order = append(dc.order, v)
 		for _, s := range g.Succs(int(v)) {
 			dc.indeg[s]--
 			if dc.indeg[s] == 0 {
-				push(s)
+				heap.Push(&h, s, before)
 			}
 		}
 	}

@@ -1,0 +1,71 @@
+// Package heap is a binary min-heap kept in a plain slice and ordered by
+// a less function, for the priority queues outside the simulator's hot
+// path (Kahn's topological sort, list scheduling, Fiduccia-Mattheyses
+// gain buckets, BRKGA's decoder).
+//
+// The caller owns the slice: h[0] is the least element (Peek is h[0]),
+// len(h) the size, h[:0] empties it and keeps its storage. Push and Pop
+// keep the heap property: for every i > 0, less(h[i], h[(i-1)/2]) is
+// false.
+//
+// Ties. When less is not a strict total order on the elements pushed
+// (two elements neither less than the other), which of them Pop returns
+// first depends on the sift order. Push and Pop sift exactly as the
+// textbook array heap does (Williams 1964; the same order as
+// container/heap): Push moves the new element up while it is less than
+// its parent; Pop moves the last element to the root and down, to the
+// right child only when that one is less than the left, while the child
+// is less than it. Two heaps that do this pop equal elements in the same
+// order, so code can switch to this package without a change in results.
+// A caller that needs an order independent of the push sequence makes
+// less total, for example by breaking ties on an index.
+package heap
+
+// Push adds x to the heap h ordered by less.
+func Push[S ~[]E, E any](h *S, x E, less func(a, b E) bool) {
+	s := append(*h, x)
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if !less(x, s[p]) {
+			break
+		}
+		s[i] = s[p]
+		i = p
+	}
+	s[i] = x
+	*h = s
+}
+
+// Pop removes and returns the least element of the heap h ordered by
+// less. h must not be empty.
+func Pop[S ~[]E, E any](h *S, less func(a, b E) bool) E {
+	s := *h
+	top := s[0]
+	n := len(s) - 1
+	x := s[n]
+	var zero E
+	s[n] = zero // drop the reference the slice's tail would keep
+	s = s[:n]
+	*h = s
+	if n == 0 {
+		return top
+	}
+	i := 0
+	for {
+		c := 2*i + 1
+		if c >= n {
+			break
+		}
+		if r := c + 1; r < n && less(s[r], s[c]) {
+			c = r
+		}
+		if !less(s[c], x) {
+			break
+		}
+		s[i] = s[c]
+		i = c
+	}
+	s[i] = x
+	return top
+}
