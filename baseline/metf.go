@@ -94,9 +94,9 @@ func (h *etfHeap) less(a, b etfEntry) bool {
 	return a.v < b.v
 }
 
-func (h *etfHeap) push(x etfEntry) { heap.Push(&h.e, x, h.less) }
+func (h *etfHeap) push(x etfEntry) { heap.PushFunc(&h.e, x, h.less) }
 
-func (h *etfHeap) pop() etfEntry { return heap.Pop(&h.e, h.less) }
+func (h *etfHeap) pop() etfEntry { return heap.PopFunc(&h.e, h.less) }
 
 // etf runs m-ETF. fixed, when not nil, pins every op to its device (list
 // scheduling of a given placement; memory is then not checked). It

@@ -18,7 +18,7 @@ type decoder struct {
 
 	sums  []float64
 	indeg []int32
-	heap  []int32
+	heap  []uint64 // sort's ready ops, as keys
 	order []int32
 }
 
@@ -110,31 +110,32 @@ func grow(s []int, n int) []int {
 	return s[:n]
 }
 
-// sort fills dc.order with the priority-broken topological order.
+// sort fills dc.order with the priority-broken topological order. The
+// heap holds one key per ready op: the complement of its priority gene in
+// the high half and its topological index in the low half, so that the
+// least key is the op of highest priority, ties by topological index.
+// Keys are unique (so are the indices), so the order of pops does not
+// depend on the heap's sift order.
 func (dc *decoder) sort(prio []uint16) {
 	g := dc.g
 	n := dc.l.Ops
-	before := func(a, b int32) bool {
-		if prio[a] != prio[b] {
-			return prio[a] > prio[b]
-		}
-		return g.TopoIndex(int(a)) < g.TopoIndex(int(b))
-	}
+	topo := g.Topo()
+	key := func(v int32) uint64 { return uint64(^prio[v])<<32 | uint64(g.TopoIndex(int(v))) }
 	h := dc.heap[:0]
 	for v := 0; v < n; v++ {
 		dc.indeg[v] = int32(len(g.Preds(v)))
 		if dc.indeg[v] == 0 {
-			heap.Push(&h, int32(v), before)
+			heap.Push(&h, key(int32(v)))
 		}
 	}
 	dc.order = dc.order[:0]
 	for len(h) > 0 {
-		v := heap.Pop(&h, before)
+		v := topo[uint32(heap.Pop(&h))]
 		dc.order = append(dc.order, v)
 		for _, s := range g.Succs(int(v)) {
 			dc.indeg[s]--
 			if dc.indeg[s] == 0 {
-				heap.Push(&h, s, before)
+				heap.Push(&h, key(s))
 			}
 		}
 	}

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -382,17 +381,17 @@ func (g *Graph) buildTopo() error {
 	h := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
 		if indeg[i] == 0 {
-			heap.Push(&h, int32(i), cmp.Less[int32])
+			heap.Push(&h, int32(i))
 		}
 	}
 	g.topo = make([]int32, 0, n)
 	for len(h) > 0 {
-		v := heap.Pop(&h, cmp.Less[int32])
+		v := heap.Pop(&h)
 		g.topo = append(g.topo, v)
 		for _, s := range g.Succs(int(v)) {
 			indeg[s]--
 			if indeg[s] == 0 {
-				heap.Push(&h, s, cmp.Less[int32])
+				heap.Push(&h, s)
 			}
 		}
 	}

@@ -359,8 +359,8 @@ func gainAbove(a, b gainEntry) bool {
 	return a.v < b.v
 }
 
-func (h *gainHeap) push(x gainEntry) { heap.Push(&h.e, x, gainAbove) }
+func (h *gainHeap) push(x gainEntry) { heap.PushFunc(&h.e, x, gainAbove) }
 
 func (h *gainHeap) top() gainEntry { return h.e[0] }
 
-func (h *gainHeap) pop() gainEntry { return heap.Pop(&h.e, gainAbove) }
+func (h *gainHeap) pop() gainEntry { return heap.PopFunc(&h.e, gainAbove) }

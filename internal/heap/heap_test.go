@@ -10,6 +10,16 @@ import (
 
 func lessInt(a, b int) bool { return a < b }
 
+// flavours are the two ways to run an int heap: by < and by lessInt.
+var flavours = []struct {
+	name string
+	push func(h *[]int, x int)
+	pop  func(h *[]int) int
+}{
+	{"ordered", func(h *[]int, x int) { Push(h, x) }, func(h *[]int) int { return Pop(h) }},
+	{"func", func(h *[]int, x int) { PushFunc(h, x, lessInt) }, func(h *[]int) int { return PopFunc(h, lessInt) }},
+}
+
 // item is an element with a key and an identity, to see which of two
 // equal keys comes out first.
 type item struct{ key, id int }
@@ -36,7 +46,6 @@ func checkHeap[E any](t *testing.T, h []E, less func(a, b E) bool) {
 // TestLayout checks the array after each operation against values
 // worked out by hand from the sift rules in the package comment.
 func TestLayout(t *testing.T) {
-	var h []int
 	steps := []struct {
 		push int // -1: pop
 		pop  int // the element popped
@@ -55,14 +64,17 @@ func TestLayout(t *testing.T) {
 		{push: -1, pop: 8, want: []int{9}},
 		{push: -1, pop: 9, want: []int{}},
 	}
-	for k, st := range steps {
-		if st.push >= 0 {
-			Push(&h, st.push, lessInt)
-		} else if got := Pop(&h, lessInt); got != st.pop {
-			t.Fatalf("step %d: popped %d, want %d", k, got, st.pop)
-		}
-		if !slices.Equal(h, st.want) {
-			t.Fatalf("step %d: heap %v, want %v", k, h, st.want)
+	for _, f := range flavours {
+		var h []int
+		for k, st := range steps {
+			if st.push >= 0 {
+				f.push(&h, st.push)
+			} else if got := f.pop(&h); got != st.pop {
+				t.Fatalf("%s step %d: popped %d, want %d", f.name, k, got, st.pop)
+			}
+			if !slices.Equal(h, st.want) {
+				t.Fatalf("%s step %d: heap %v, want %v", f.name, k, h, st.want)
+			}
 		}
 	}
 }
@@ -73,11 +85,11 @@ func TestLayout(t *testing.T) {
 func TestTies(t *testing.T) {
 	var h []item
 	for id := range 3 {
-		Push(&h, item{key: 1, id: id}, byKey)
+		PushFunc(&h, item{key: 1, id: id}, byKey)
 	}
 	var got []int
 	for len(h) > 0 {
-		got = append(got, Pop(&h, byKey).id)
+		got = append(got, PopFunc(&h, byKey).id)
 	}
 	if want := []int{0, 2, 1}; !slices.Equal(got, want) {
 		t.Fatalf("pop order %v, want %v", got, want)
@@ -98,12 +110,12 @@ func TestSortProperty(t *testing.T) {
 		}
 		var h []item
 		for _, x := range in {
-			Push(&h, x, byKeyID)
+			PushFunc(&h, x, byKeyID)
 			checkHeap(t, h, byKeyID)
 		}
 		got := make([]item, 0, n)
 		for len(h) > 0 {
-			got = append(got, Pop(&h, byKeyID))
+			got = append(got, PopFunc(&h, byKeyID))
 			checkHeap(t, h, byKeyID)
 		}
 		want := slices.Clone(in)
@@ -123,26 +135,32 @@ func TestSortProperty(t *testing.T) {
 }
 
 // TestInterleavedProperty: random pushes and pops against a sorted slice
-// as the reference priority queue.
+// as the reference priority queue, for both flavours; they also leave the
+// same slice after every operation (Push and Pop sift as PushFunc and
+// PopFunc do).
 func TestInterleavedProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 200; trial++ {
-		var h, ref []int
+		var h, hf, ref []int
 		for op := 0; op < 400; op++ {
 			if len(h) > 0 && rng.IntN(3) == 0 {
-				got := Pop(&h, lessInt)
-				if got != ref[0] {
-					t.Fatalf("trial %d op %d: popped %d, want %d", trial, op, got, ref[0])
+				got, gotf := Pop(&h), PopFunc(&hf, lessInt)
+				if got != ref[0] || gotf != ref[0] {
+					t.Fatalf("trial %d op %d: popped %d and %d, want %d", trial, op, got, gotf, ref[0])
 				}
 				ref = ref[1:]
 			} else {
 				x := rng.IntN(40) - 20
-				Push(&h, x, lessInt)
+				Push(&h, x)
+				PushFunc(&hf, x, lessInt)
 				i, _ := slices.BinarySearch(ref, x)
 				ref = slices.Insert(ref, i, x)
 			}
 			if len(h) != len(ref) {
 				t.Fatalf("trial %d op %d: %d elements, want %d", trial, op, len(h), len(ref))
+			}
+			if !slices.Equal(h, hf) {
+				t.Fatalf("trial %d op %d: Push/Pop left %v, PushFunc/PopFunc %v", trial, op, h, hf)
 			}
 			checkHeap(t, h, lessInt)
 		}
@@ -195,7 +213,7 @@ func (h *swapHeap) pop() item {
 }
 
 // TestSameAsSwapHeap: with a less that is not total (keys only, many
-// equal), random pushes and pops leave Push and Pop's slice identical,
+// equal), random pushes and pops leave PushFunc and PopFunc's slice identical,
 // element for element, to the swap heap's, so equal keys come out in the
 // same order: replacing that heap changes no result.
 func TestSameAsSwapHeap(t *testing.T) {
@@ -206,13 +224,13 @@ func TestSameAsSwapHeap(t *testing.T) {
 		keys := 1 + rng.IntN(8)
 		for op := 0; op < 500; op++ {
 			if len(h) > 0 && rng.IntN(5) < 2 {
-				got, want := Pop(&h, byKey), ref.pop()
+				got, want := PopFunc(&h, byKey), ref.pop()
 				if got != want {
 					t.Fatalf("trial %d op %d: popped %v, want %v", trial, op, got, want)
 				}
 			} else {
 				x := item{key: rng.IntN(keys), id: op}
-				Push(&h, x, byKey)
+				PushFunc(&h, x, byKey)
 				ref.push(x)
 			}
 			if !slices.Equal(h, ref.e) {
@@ -222,15 +240,42 @@ func TestSameAsSwapHeap(t *testing.T) {
 	}
 }
 
-// TestNamedSlice: Push and Pop take a named slice type and keep it.
+// TestNamedSlice: the functions take a named slice type and keep it.
 func TestNamedSlice(t *testing.T) {
 	type ops []int32
 	h := make(ops, 0, 4)
 	for _, v := range []int32{4, 2, 7} {
-		Push(&h, v, func(a, b int32) bool { return a < b })
+		Push(&h, v)
 	}
-	if got := Pop(&h, func(a, b int32) bool { return a < b }); got != 2 || len(h) != 2 {
+	if got := Pop(&h); got != 2 || len(h) != 2 {
 		t.Fatalf("popped %d with %d left, want 2 with 2 left", got, len(h))
+	}
+	less := func(a, b int32) bool { return a > b }
+	hf := make(ops, 0, 4)
+	for _, v := range []int32{4, 2, 7} {
+		PushFunc(&hf, v, less)
+	}
+	if got := PopFunc(&hf, less); got != 7 || len(hf) != 2 {
+		t.Fatalf("max-heap popped %d with %d left, want 7 with 2 left", got, len(hf))
+	}
+}
+
+// TestStrings: Pop clears the slot it frees, so the heap's storage keeps
+// no string alive past its pop.
+func TestStrings(t *testing.T) {
+	var h []string
+	for _, w := range []string{"pear", "apple", "fig"} {
+		Push(&h, w)
+	}
+	var got []string
+	for len(h) > 0 {
+		got = append(got, Pop(&h))
+	}
+	if want := []string{"apple", "fig", "pear"}; !slices.Equal(got, want) {
+		t.Fatalf("popped %v, want %v", got, want)
+	}
+	if tail := h[:3]; !slices.Equal(tail, []string{"", "", ""}) {
+		t.Fatalf("storage after popping all: %q, want it cleared", tail)
 	}
 }
 
@@ -239,21 +284,41 @@ const benchN = 1024
 // BenchmarkPushPop pushes benchN random ints and pops them all, reusing
 // the slice (run with -benchmem: no allocation once it has grown).
 func BenchmarkPushPop(b *testing.B) {
+	in := benchInput()
+	h := make([]int, 0, benchN)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, x := range in {
+			Push(&h, x)
+		}
+		for len(h) > 0 {
+			Pop(&h)
+		}
+	}
+}
+
+// BenchmarkPushPopFunc is BenchmarkPushPop with PushFunc and PopFunc.
+func BenchmarkPushPopFunc(b *testing.B) {
+	in := benchInput()
+	h := make([]int, 0, benchN)
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, x := range in {
+			PushFunc(&h, x, lessInt)
+		}
+		for len(h) > 0 {
+			PopFunc(&h, lessInt)
+		}
+	}
+}
+
+func benchInput() []int {
 	rng := rand.New(rand.NewPCG(7, 8))
 	in := make([]int, benchN)
 	for i := range in {
 		in[i] = rng.IntN(1 << 20)
 	}
-	h := make([]int, 0, benchN)
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, x := range in {
-			Push(&h, x, lessInt)
-		}
-		for len(h) > 0 {
-			Pop(&h, lessInt)
-		}
-	}
+	return in
 }
 
 // intHeap is container/heap's interface over ints, for comparison.
@@ -272,11 +337,7 @@ func (h *intHeap) Pop() any {
 
 // BenchmarkContainerHeap is BenchmarkPushPop with container/heap.
 func BenchmarkContainerHeap(b *testing.B) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	in := make([]int, benchN)
-	for i := range in {
-		in[i] = rng.IntN(1 << 20)
-	}
+	in := benchInput()
 	h := make(intHeap, 0, benchN)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -291,14 +352,13 @@ func BenchmarkContainerHeap(b *testing.B) {
 
 // Ops by lowest index first, as Kahn's algorithm takes them.
 func Example() {
-	less := func(a, b int32) bool { return a < b }
 	var ready []int32
 	for _, v := range []int32{7, 3, 5} {
-		Push(&ready, v, less)
+		Push(&ready, v)
 	}
 	fmt.Println(ready[0], len(ready))
 	for len(ready) > 0 {
-		fmt.Print(Pop(&ready, less), " ")
+		fmt.Print(Pop(&ready), " ")
 	}
 	fmt.Println()
 	// Output:
