@@ -9,10 +9,13 @@
 // keep the heap property: for every i > 0, h[i] is not less than its
 // parent h[(i-1)/2].
 //
-// Prefer Push and Pop where the order can be put into one key of an
-// ordered type (a packed integer, say): they compare with < in place,
-// while PushFunc and PopFunc call less through a function value, at some
-// 25% more instructions per heap operation in the callers here.
+// Prefer Push and Pop where the order fits one key of an ordered type (a
+// packed integer, say): they compare with < in place, while PushFunc and
+// PopFunc call less through a function value, which the compiler does not
+// inline. Measured with callgrind, graph's topological sort and BRKGA's
+// decoder took about a quarter more instructions with PushFunc and
+// PopFunc than with their former hand-written heaps, and 14% and 30%
+// fewer with Push and Pop.
 //
 // Ties. When the order is not a strict total order on the elements
 // pushed (two elements neither less than the other), which of them Pop

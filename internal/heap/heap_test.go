@@ -365,3 +365,27 @@ func Example() {
 	// 3 3
 	// 3 5 7
 }
+
+// Highest gain first, ties by lower vertex, as a gain heap takes them.
+func ExamplePushFunc() {
+	type cand struct {
+		gain int64
+		v    int32
+	}
+	above := func(a, b cand) bool {
+		if a.gain != b.gain {
+			return a.gain > b.gain
+		}
+		return a.v < b.v
+	}
+	var h []cand
+	for _, c := range []cand{{3, 7}, {5, 2}, {3, 1}} {
+		PushFunc(&h, c, above)
+	}
+	for len(h) > 0 {
+		c := PopFunc(&h, above)
+		fmt.Print(c.gain, ":", c.v, " ")
+	}
+	fmt.Println()
+	// Output: 5:2 3:1 3:7
+}
