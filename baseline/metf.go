@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/heap"
 	"github.com/placer/placer/optimize"
 )
 
@@ -91,42 +92,9 @@ func (h *etfHeap) less(a, b etfEntry) bool {
 	return a.v < b.v
 }
 
-func (h *etfHeap) push(x etfEntry) {
-	h.e = append(h.e, x)
-	i := len(h.e) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(h.e[i], h.e[p]) {
-			break
-		}
-		h.e[i], h.e[p] = h.e[p], h.e[i]
-		i = p
-	}
-}
+func (h *etfHeap) push(x etfEntry) { heap.PushFunc(&h.e, x, h.less) }
 
-func (h *etfHeap) pop() etfEntry {
-	top := h.e[0]
-	last := len(h.e) - 1
-	h.e[0] = h.e[last]
-	h.e = h.e[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h.e) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(h.e) && h.less(h.e[r], h.e[l]) {
-			c = r
-		}
-		if !h.less(h.e[c], h.e[i]) {
-			break
-		}
-		h.e[i], h.e[c] = h.e[c], h.e[i]
-		i = c
-	}
-	return top
-}
+func (h *etfHeap) pop() etfEntry { return heap.PopFunc(&h.e, h.less) }
 
 // etf runs m-ETF. fixed, when not nil, pins every op to its device (list
 // scheduling of a given placement; memory is then not checked). It

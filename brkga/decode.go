@@ -3,6 +3,7 @@ package brkga
 import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/heap"
 )
 
 // decoder turns chromosomes into decisions (REGAL A.5). It owns scratch
@@ -17,7 +18,7 @@ type decoder struct {
 
 	sums  []float64
 	indeg []int32
-	heap  []int32
+	heap  []uint64 // sort's ready ops, as keys
 	order []int32
 }
 
@@ -109,66 +110,32 @@ func grow(s []int, n int) []int {
 	return s[:n]
 }
 
-// sort fills dc.order with the priority-broken topological order.
+// sort fills dc.order with the priority-broken topological order. The
+// heap holds one key per ready op: the complement of its priority gene in
+// the high half and its topological index in the low half, so that the
+// least key is the op of highest priority, ties by topological index.
+// Keys are unique (so are the indices), so the order of pops does not
+// depend on the heap's sift order.
 func (dc *decoder) sort(prio []uint16) {
 	g := dc.g
 	n := dc.l.Ops
-	before := func(a, b int32) bool {
-		if prio[a] != prio[b] {
-			return prio[a] > prio[b]
-		}
-		return g.TopoIndex(int(a)) < g.TopoIndex(int(b))
-	}
+	topo := g.Topo()
+	key := func(v int32) uint64 { return uint64(^prio[v])<<32 | uint64(g.TopoIndex(int(v))) }
 	h := dc.heap[:0]
-	push := func(v int32) {
-		h = append(h, v)
-		i := len(h) - 1
-		for i > 0 {
-			p := (i - 1) / 2
-			if !before(h[i], h[p]) {
-				break
-			}
-			h[i], h[p] = h[p], h[i]
-			i = p
-		}
-	}
-	pop := func() int32 {
-		top := h[0]
-		last := len(h) - 1
-		h[0] = h[last]
-		h = h[:last]
-		i := 0
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				break
-			}
-			m := l
-			if r := l + 1; r < len(h) && before(h[r], h[l]) {
-				m = r
-			}
-			if !before(h[m], h[i]) {
-				break
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-		return top
-	}
 	for v := 0; v < n; v++ {
 		dc.indeg[v] = int32(len(g.Preds(v)))
 		if dc.indeg[v] == 0 {
-			push(int32(v))
+			heap.Push(&h, key(int32(v)))
 		}
 	}
 	dc.order = dc.order[:0]
 	for len(h) > 0 {
-		v := pop()
+		v := topo[uint32(heap.Pop(&h))]
 		dc.order = append(dc.order, v)
 		for _, s := range g.Succs(int(v)) {
 			dc.indeg[s]--
 			if dc.indeg[s] == 0 {
-				push(s)
+				heap.Push(&h, key(s))
 			}
 		}
 	}

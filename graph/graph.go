@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/placer/placer/internal/heap"
 )
 
 // Graph is a validated, read-only computation graph. Build one with a
@@ -376,20 +378,20 @@ func (g *Graph) buildTopo() error {
 	for i := 0; i < n; i++ {
 		indeg[i] = int32(len(g.Preds(i)))
 	}
-	h := make(int32Heap, 0, n)
+	h := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
 		if indeg[i] == 0 {
-			h.push(int32(i))
+			heap.Push(&h, int32(i))
 		}
 	}
 	g.topo = make([]int32, 0, n)
 	for len(h) > 0 {
-		v := h.pop()
+		v := heap.Pop(&h)
 		g.topo = append(g.topo, v)
 		for _, s := range g.Succs(int(v)) {
 			indeg[s]--
 			if indeg[s] == 0 {
-				h.push(s)
+				heap.Push(&h, s)
 			}
 		}
 	}
@@ -468,49 +470,6 @@ func (g *Graph) buildColocation() {
 		}
 		g.coloc[i] = id
 	}
-}
-
-// int32Heap is a min-heap of op indices.
-type int32Heap []int32
-
-func (h *int32Heap) push(v int32) {
-	*h = append(*h, v)
-	s := *h
-	i := len(s) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if s[p] <= s[i] {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
-
-func (h *int32Heap) pop() int32 {
-	s := *h
-	v := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s = s[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(s) {
-			break
-		}
-		m := l
-		if r := l + 1; r < len(s) && s[r] < s[l] {
-			m = r
-		}
-		if s[i] <= s[m] {
-			break
-		}
-		s[i], s[m] = s[m], s[i]
-		i = m
-	}
-	*h = s
-	return v
 }
 
 // TensorProducer returns the producer of tensor t added so far (for builders that

@@ -2,6 +2,8 @@ package partition
 
 import (
 	"math/rand/v2"
+
+	"github.com/placer/placer/internal/heap"
 )
 
 // recursiveBisect assigns the vertices vs of g to parts first ..
@@ -349,48 +351,16 @@ type gainHeap struct{ e []gainEntry }
 
 func (h *gainHeap) len() int { return len(h.e) }
 
-func (h *gainHeap) less(i, j int) bool { // i above j
-	if h.e[i].gain != h.e[j].gain {
-		return h.e[i].gain > h.e[j].gain
+// gainAbove is the gain heap's order: a above b.
+func gainAbove(a, b gainEntry) bool {
+	if a.gain != b.gain {
+		return a.gain > b.gain
 	}
-	return h.e[i].v < h.e[j].v
+	return a.v < b.v
 }
 
-func (h *gainHeap) push(x gainEntry) {
-	h.e = append(h.e, x)
-	i := len(h.e) - 1
-	for i > 0 {
-		p := (i - 1) / 2
-		if !h.less(i, p) {
-			break
-		}
-		h.e[i], h.e[p] = h.e[p], h.e[i]
-		i = p
-	}
-}
+func (h *gainHeap) push(x gainEntry) { heap.PushFunc(&h.e, x, gainAbove) }
 
 func (h *gainHeap) top() gainEntry { return h.e[0] }
 
-func (h *gainHeap) pop() gainEntry {
-	top := h.e[0]
-	last := len(h.e) - 1
-	h.e[0] = h.e[last]
-	h.e = h.e[:last]
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= len(h.e) {
-			break
-		}
-		c := l
-		if r := l + 1; r < len(h.e) && h.less(r, l) {
-			c = r
-		}
-		if !h.less(c, i) {
-			break
-		}
-		h.e[i], h.e[c] = h.e[c], h.e[i]
-		i = c
-	}
-	return top
-}
+func (h *gainHeap) pop() gainEntry { return heap.PopFunc(&h.e, gainAbove) }

@@ -24,4 +24,17 @@
 // A Model is compiled once per graph and cluster; a Simulator evaluates
 // decisions against it without allocating; an Evaluator wraps a pool of
 // simulators for concurrent use.
+//
+// Where things are: hardware.go (presets and profiles), cluster.go
+// (topologies and channels), model.go (the compiled Model, op costs and
+// the lower bound), evaluator.go (the pool of simulators) and trace.go
+// (timelines and Chrome traces). The simulator is split by concern:
+// sim.go holds the Simulator's state, NewSimulator and Run; fuse.go
+// places the ops and forms the fused kernels; kernel.go sets up, starts
+// and ends kernels and signals their successors; queue.go holds the
+// resources' ready queues, events.go the ring of pending events, loop.go
+// the event loops, transfer.go the transfers, memory.go the memory
+// accounting, readahead.go the cache warming ahead of the loop, and
+// result.go the filling of the Result; raw.go (raw_check.go under the
+// simcheck tag) has the unchecked slice views of the hot loops.
 package roofline

@@ -1,0 +1,23 @@
+// Device memory: allocation, the peak, and reports to the Recorder.
+
+package roofline
+
+func (s *Simulator) alloc(dev int32, bytes int64) {
+	m := s.mem[dev] + bytes
+	s.mem[dev] = m
+	s.peak[dev] = max(s.peak[dev], m)
+}
+
+// record reports device dev's memory to the recorder when it changed.
+func (s *Simulator) record(dev int32, now float64) {
+	if s.rec != nil {
+		s.recordMemory(dev, now)
+	}
+}
+
+func (s *Simulator) recordMemory(dev int32, now float64) {
+	if s.mem[dev] != s.lastRec[dev] {
+		s.lastRec[dev] = s.mem[dev]
+		s.rec.Memory(int(dev), now, s.mem[dev])
+	}
+}
