@@ -27,12 +27,12 @@ var EqualTimeGraphs = []string{"rnnlm2", "rnnlm4", "rnnlm8", "gnmt2", "gnmt4", "
 var EqualTimeBudgets = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute}
 
 // EqualTimeMethods are the methods the report compares by default: the
-// searches started from the random or heuristic starts they document, the
-// genetic algorithm, the learned search, its ablation (learning off), and
-// the dynamic program and anchored searches where the registry has them.
+// dynamic program, the searches from the starts their papers use and
+// anchored on the reference, the genetic algorithm, and the two learned
+// searches with their ablations (learning off).
 func EqualTimeMethods() []string {
 	var ms []string
-	for _, m := range []string{"dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "go", "go-no-learning"} {
+	for _, m := range []string{"dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "go", "go-no-learning", "go-guided", "go-guided-no-learning"} {
 		if _, ok := methods.Lookup(m); ok {
 			ms = append(ms, m)
 		}
