@@ -62,8 +62,9 @@ type EqualTimeBudget struct {
 	// go's step 3% shorter).
 	Ahead  map[string]int     `json:"go_ahead_of"`
 	Margin map[string]float64 `json:"go_margin_over"`
-	// LearningWins counts the graphs where go beats go-no-learning.
-	LearningWins int `json:"learning_beats_no_learning"`
+	// LearningWins counts, per learned method M with an ablation
+	// "M-no-learning" in the table, the graphs where M beats it.
+	LearningWins map[string]int `json:"learning_beats_no_learning"`
 }
 
 // Cell returns the cell of method at budget b, if any.
@@ -80,7 +81,7 @@ func (g *EqualTimeGraph) Cell(method string, b float64) *EqualTimeCell {
 func (b *EqualTime) Summarize() {
 	b.Summary = b.Summary[:0]
 	for _, budget := range b.Budgets {
-		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}}
+		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}, LearningWins: map[string]int{}}
 		logs := map[string]float64{}
 		cpu := map[string]float64{}
 		for gi := range b.Graphs {
@@ -106,8 +107,14 @@ func (b *EqualTime) Summarize() {
 						s.Ahead[m]++
 					}
 				}
-				if nl := g.Cell("go-no-learning", budget); nl != nil && gc.Ratio < nl.Ratio {
-					s.LearningWins++
+			}
+			for _, m := range b.Methods {
+				c, nl := g.Cell(m, budget), g.Cell(m+"-no-learning", budget)
+				if c != nil && nl != nil {
+					s.LearningWins[m] = s.LearningWins[m] // the key says the pair ran
+					if c.Ratio < nl.Ratio {
+						s.LearningWins[m]++
+					}
 				}
 			}
 		}
@@ -200,8 +207,10 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 			if len(parts) > 0 {
 				fmt.Fprintf(w, "go ahead of: %s (geometric-mean margin; negative = go behind)\n", strings.Join(parts, "; "))
 			}
-			if _, ok := s.GeoMean["go-no-learning"]; ok {
-				fmt.Fprintf(w, "learning on beats learning off on %d of %d graphs\n", s.LearningWins, s.Graphs)
+			for _, m := range b.Methods {
+				if wins, ok := s.LearningWins[m]; ok {
+					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs\n", m, m, wins, s.Graphs)
+				}
 			}
 		}
 	}

@@ -1,0 +1,46 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestEqualTimeSummary: geometric means, go's lead and learning's wins by
+// hand on two graphs (the third, with a failed cell, is left out).
+func TestEqualTimeSummary(t *testing.T) {
+	cell := func(m string, r float64) EqualTimeCell { return EqualTimeCell{Method: m, Budget: 60, Ratio: r, CPU: 10} }
+	b := EqualTime{Budgets: []float64{60}, Methods: []string{"ls", "go", "go-no-learning"}, Graphs: []EqualTimeGraph{
+		{Graph: "a", Cells: []EqualTimeCell{cell("ls", 0.8), cell("go", 0.9), cell("go-no-learning", 1.0)}},
+		{Graph: "b", Cells: []EqualTimeCell{cell("ls", 0.5), cell("go", 0.4), cell("go-no-learning", 0.4)}},
+		{Graph: "c", Cells: []EqualTimeCell{cell("ls", 0.5), {Method: "go", Budget: 60, Error: "x"}, cell("go-no-learning", 0.4)}},
+	}}
+	b.Summarize()
+	s := b.Summary[0]
+	if s.Graphs != 2 {
+		t.Fatalf("%d graphs, want 2", s.Graphs)
+	}
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-12 }
+	if !near(s.GeoMean["ls"], math.Sqrt(0.8*0.5)) || !near(s.GeoMean["go"], math.Sqrt(0.9*0.4)) || !near(s.GeoMean["go-no-learning"], math.Sqrt(0.4)) {
+		t.Errorf("geometric means %v", s.GeoMean)
+	}
+	if s.Ahead["ls"] != 1 || s.Ahead["go-no-learning"] != 1 {
+		t.Errorf("go ahead %v, want ls 1 (graph b), go-no-learning 1 (graph a; b is a tie, not ahead)", s.Ahead)
+	}
+	if !near(s.Margin["ls"], 1-math.Sqrt(0.36)/math.Sqrt(0.4)) {
+		t.Errorf("margin %v", s.Margin["ls"])
+	}
+	if w, ok := s.LearningWins["go"]; !ok || w != 1 {
+		t.Errorf("learning wins %v, want go 1", s.LearningWins)
+	}
+	var out bytes.Buffer
+	if err := WriteEqualTime(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0.400*", "failed", "go: learning on beats learning off (go-no-learning) on 1 of 2 graphs", "ls 1/2 graphs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
