@@ -10,7 +10,9 @@ import (
 // TestEqualTimeSummary: geometric means, go's lead and learning's wins by
 // hand on two graphs (the third, with a failed cell, is left out).
 func TestEqualTimeSummary(t *testing.T) {
-	cell := func(m string, r float64) EqualTimeCell { return EqualTimeCell{Method: m, Budget: 60, Ratio: r, CPU: 10} }
+	cell := func(m string, r float64) EqualTimeCell {
+		return EqualTimeCell{Method: m, Budget: 60, Ratio: r, CPU: 10}
+	}
 	b := EqualTime{Budgets: []float64{60}, Methods: []string{"ls", "go", "go-no-learning"}, Graphs: []EqualTimeGraph{
 		{Graph: "a", Cells: []EqualTimeCell{cell("ls", 0.8), cell("go", 0.9), cell("go-no-learning", 1.0)}},
 		{Graph: "b", Cells: []EqualTimeCell{cell("ls", 0.5), cell("go", 0.4), cell("go-no-learning", 0.4)}},
