@@ -52,6 +52,16 @@ fuzz:
 	$(GO) test ./decision -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./workloads/msrfiddle -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./workloads/costgraph -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./workloads/onnx -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+
+# The Go code generated from the .proto declarations (committed; builds need
+# neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs
+# protoc (Debian: protobuf-compiler) and protoc-gen-go v1.36.12
+# (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12).
+.PHONY: proto
+proto:
+	cd workloads/costgraph && protoc --go_out=. --go_opt=module=github.com/placer/placer/workloads/costgraph costgraph.proto
+	cd workloads/onnx && protoc --go_out=. --go_opt=module=github.com/placer/placer/workloads/onnx onnx.proto
 
 # The README's quick start: the GO policy searched on trxl2 for two GPUs
 # (about a minute), and one decision evaluated with a timeline.
