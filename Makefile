@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # references them all. The warnings say nothing about placer.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build test bench bench-sim lint fuzz demo clean deps
+.PHONY: all build test bench bench-sim lint fuzz demo clean deps proto
 
 all: build
 
@@ -20,11 +20,47 @@ build: deps
 # The whole suite, fuzz seed corpora included (they run as ordinary tests),
 # then the simulator's tests again with every raw index checked
 # (roofline/raw.go).
-test: deps
+test: deps py-deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
 	$(GO) test -count=1 -tags simcheck ./roofline
+	$(MAKE) test-python
+
+# The PyTorch exporter (tools/torchexport) and its tests run on Debian's
+# torch, torchvision and onnx (docs/import.md), under Debian's python3 (not
+# a python3 earlier on PATH, such as pyenv's). py-deps installs them with
+# apt when they are missing (root, or sudo). On this project's machine the
+# install took 4 min 24 s with recommended packages (apt-get update
+# included); --no-install-recommends leaves out the GUI and audio libraries
+# they pull in.
+PYTHON  ?= /usr/bin/python3
+PY_DEBS := python3-torch python3-torchvision python3-onnx
+.PHONY: py-deps test-python zoo
+py-deps:
+	@if ! $(PYTHON) -c 'import torch, torchvision, onnx' 2>/dev/null; then \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing $(PY_DEBS) with apt"; \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PY_DEBS); \
+	fi
+
+# The exporter's invariants, the module-map round trip (placer search ->
+# placer export --to module-map -> placement.apply_module_map) and the ONNX
+# import, against the placer binary just built. About 10 s.
+test-python: build py-deps
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchexport -p 'test_*.py'
+
+# The model zoo: training steps with Adam, random weights, built from code
+# (tools/torchexport/zoo.py), written to $(ZOO_DIR) with their meta files.
+# Not committed; Go tests that read them skip when they are absent.
+ZOO_DIR    ?= out/zoo
+ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
+zoo: py-deps
+	mkdir -p $(ZOO_DIR)
+	for m in $(ZOO_MODELS); do \
+		$(PYTHON) tools/torchexport/torchexport.py --model $$m -o $(ZOO_DIR)/$$m.json || exit 1; \
+	done
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
