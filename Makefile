@@ -51,6 +51,14 @@ py-deps:
 test-python: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchexport -p 'test_*.py'
 
+# The exporter's speed target: ResNet-50's training step exported in at
+# most 60 s (whole process, median of 3), and every zoo graph imported in
+# under 1 s (BenchmarkZooImport; needs make zoo first).
+.PHONY: bench-export
+bench-export: py-deps
+	$(PYTHON) tools/torchexport/bench.py --model resnet50 --runs 3 --limit 60
+	$(GO) test ./export -run '^$$' -bench ZooImport -benchmem
+
 # The model zoo: training steps with Adam, random weights, built from code
 # (tools/torchexport/zoo.py), written to $(ZOO_DIR) with their meta files.
 # Not committed; Go tests that read them skip when they are absent.

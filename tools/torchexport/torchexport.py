@@ -571,6 +571,7 @@ def _write_json(path, obj):
         with os.fdopen(fd, "w") as f:
             json.dump(obj, f, separators=(",", ":"))
             f.write("\n")
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)

@@ -66,11 +66,12 @@ class Transformer(nn.Module):
         self.causal = causal
         self.tok = nn.Embedding(vocab, d_model)
         self.pos = nn.Embedding(max_len, d_model)
-        layer = nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.1, activation="gelu", batch_first=True,
-                                           norm_first=causal)
-        self.layers = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False) \
-            if "enable_nested_tensor" in nn.TransformerEncoder.__init__.__code__.co_varnames \
-            else nn.TransformerEncoder(layer, n_layers)
+        # Built one by one (nn.TransformerEncoder deep-copies one layer,
+        # which fake tensors do not survive).
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.1, activation="gelu", batch_first=True,
+                                       norm_first=causal)
+            for _ in range(n_layers))
         self.norm = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab)
 
@@ -81,7 +82,8 @@ class Transformer(nn.Module):
         mask = None
         if self.causal:
             mask = torch.triu(torch.full((seq, seq), float("-inf"), device=ids.device), diagonal=1)
-        h = self.layers(h, mask=mask)
+        for layer in self.layers:
+            h = layer(h, src_mask=mask)
         return self.head(self.norm(h))
 
 
