@@ -94,6 +94,12 @@ class ExporterTest(unittest.TestCase):
         # Views are aliases.
         views = [o for o in self.mlp["ops"] if o["type"] in ("t", "view")]
         self.assertTrue(views and all(o.get("alias") for o in views))
+        # A reader of a view reads its base too: fc2's forward matmul reads
+        # the weight through t(), and so consumes the Parameter op's value.
+        readers = {c for t in self.mlp["tensors"] if t["producer"] == "param:fc2.weight" for c in t["consumers"]}
+        self.assertIn("fc2/addmm", readers)
+        # In-place ops write a new value; they are not views.
+        self.assertTrue(all(not o.get("alias") for o in self.mlp["ops"] if o["type"].endswith("_")))
         # Every backward op of the MLP belongs to one of its modules.
         mods = {m["module"] for m in self.mlp_meta["ops"] if m["phase"] == "backward"}
         self.assertLessEqual(mods, {"", "fc1", "act", "fc2"})

@@ -6,8 +6,10 @@ placer's native JSON graph (docs/graph-format.md) with its output shape and
 dtype, FLOPs, bytes read and written, and the tensors that flow between
 ops. Parameters are ops of type "Parameter" that hold the parameter and its
 optimizer state as resident bytes; a module's parameters, buffers and
-their update ops share one co-location group ("module:<path>"). Views (view, t, transpose, expand, ...) and in-place ops
-are marked as aliases. A second file (the "meta" file) keeps what the graph
+their update ops share one co-location group ("module:<path>"). Views (view, t, transpose, expand, ...)
+are marked as aliases, and a reader of a view also reads its base, so that
+the base stays allocated while the view is in use; an in-place op (relu_,
+add_) writes a new value (counted twice while it runs). A second file (the "meta" file) keeps what the graph
 format has no field for: each op's module path (fully qualified name), phase
 and source ATen operator, and the parameter, gradient, optimizer-state and
 buffer bytes; `placer export --to module-map` reads it.
@@ -259,6 +261,7 @@ class Exporter:
         self.keep = []  # tensors kept alive so that ids stay unique
         self.tensors = []  # [producer op, [consumers], bytes]
         self.names = {}  # base name -> uses
+        self.base_of = {}  # view tensor index -> the tensor index whose memory it shares
         self.phase = "forward"
         self.module_stack = [""]
         self.node_module = {}
@@ -308,9 +311,15 @@ class Exporter:
         k = self.producer.get(id(t))
         if k is None:
             return False
-        cons = self.tensors[k][1]
-        if op not in cons and self.tensors[k][0] != op:
-            cons.append(op)
+        for j in (k, self.base_of.get(k)):
+            # A reader of a view reads its base's memory too: the base
+            # stays allocated until the view's readers are done (a view
+            # holds no memory of its own in placer's model).
+            if j is None:
+                continue
+            cons = self.tensors[j][1]
+            if op not in cons and self.tensors[j][0] != op:
+                cons.append(op)
         return True
 
     def record(self, func, ns, name, args, kwargs, out):
@@ -332,7 +341,6 @@ class Exporter:
         else:
             module = self.module_stack[-1]
         view = name in _VIEWS
-        inplace = name.endswith("_") and not name.startswith("_")
         first = outs[0] if outs else None
         dtype = _DTYPES.get(first.dtype, "f32") if first is not None else "f32"
         shape = list(first.shape) if first is not None else []
@@ -350,12 +358,15 @@ class Exporter:
             base = "%s/%s" % (module or "model", name)
         coloc = _group(module) if self.phase == "optimizer" else ""
         op = self.add_op(base, name, _class(name), dtype, shape, module, str(func), flops, read, written,
-                         coloc=coloc, alias=view or inplace,
+                         coloc=coloc, alias=view,
                          param=self.current_param if self.phase == "optimizer" else None)
         for t in ins:
             self.consume(t, op)
+        src = self.producer.get(id(ins[0])) if view and ins else None
         for t in outs:
             self.produce(op, t)
+            if src is not None:
+                self.base_of[len(self.tensors) - 1] = self.base_of.get(src, src)
         if self.phase == "backward":
             self.pending_bwd.append(op)
 
