@@ -15,10 +15,16 @@ import (
 // FuzzDecode checks that no input makes Decode panic, that every error is
 // one line, and that every graph it returns has non-negative finite costs
 // and passes graph's own checks again when written and read back in the
-// native format. The seed corpus is testdata/fuzz/FuzzDecode (valid-* and
-// bad-* models; TestFuzzSeeds checks they are what their names say).
+// native format. The seeds are the hand-made MLP, testdata/torch_cnn.onnx
+// (torch.onnx's output) and testdata/fuzz/FuzzDecode (valid-* and bad-*
+// models; TestFuzzSeeds checks they are what their names say).
 func FuzzDecode(f *testing.F) {
 	f.Add(encode(f, mlp()))
+	torch, err := os.ReadFile("testdata/torch_cnn.onnx")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(torch)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := Decode(data, "fuzz")
 		if err != nil {

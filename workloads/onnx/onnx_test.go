@@ -241,3 +241,40 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 }
+
+// TestTorchExported reads testdata/torch_cnn.onnx: tools/torchexport's
+// SmallCNN (eval mode, batch 2, 16x16) exported by torch 1.13's
+// torch.onnx.export (opset 13, batch norm folded into the first Conv)
+// with onnx 1.12's shape inference run. Expected values by hand.
+func TestTorchExported(t *testing.T) {
+	g, err := Read("testdata/torch_cnn.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{
+		"/features/features.0/Conv":              2*4096*27 + 4096, // Y [2,8,16,16], W [8,3,3,3], bias
+		"/features/features.2/Relu":              4096,
+		"/features/features.3/MaxPool":           1024 * 4,         // Y [2,8,8,8], 2x2 window
+		"/features/features.4/Conv":              2*2048*72 + 2048, // Y [2,16,8,8], W [16,8,3,3], bias
+		"/features/features.5/Relu":              2048,
+		"/features/features.6/GlobalAveragePool": 2048,
+		"/Flatten":                               0,
+		"/classifier/Gemm":                       2*2*10*16 + 20, // M 2, N 10, K 16, C
+	}
+	for name, flops := range want {
+		i, ok := g.Lookup(name)
+		if !ok {
+			t.Fatalf("no op %s", name)
+		}
+		if got := g.Op(i).FLOPs; got != flops {
+			t.Errorf("%s: %g FLOPs, want %g", name, got, flops)
+		}
+	}
+	// Weights: conv1 8·27 + 8, conv2 16·72 + 16, classifier 10·16 + 10, f32.
+	if got, want := g.Stats().ParamBytes, int64(4*(8*27+8+16*72+16+10*16+10)); got != want {
+		t.Errorf("param bytes %d, want %d", got, want)
+	}
+	if i, _ := g.Lookup("/Flatten"); !g.Op(i).Alias {
+		t.Error("Flatten is not a view")
+	}
+}
