@@ -70,6 +70,18 @@ zoo: py-deps
 		$(PYTHON) tools/torchexport/torchexport.py --model $$m -o $(ZOO_DIR)/$$m.json || exit 1; \
 	done
 
+# docs/import.md's closing note: placer baselines (30 s per search method)
+# and a 5-minute placer search on the transformers at 4 and 8 GPUs, into
+# out/closing. About 50 minutes on 2 cores; needs make zoo first.
+ZOO_PLACE_MODELS ?= bert_base gpt2_small
+.PHONY: zoo-place
+zoo-place: build
+	mkdir -p out/closing
+	for m in $(ZOO_PLACE_MODELS); do for n in 4 8; do \
+		$(BIN) baselines --graph $(ZOO_DIR)/$$m.json --gpus $$n --time 30s --seed 1 > out/closing/$$m-$$n-baselines.txt || exit 1; \
+		$(BIN) search --graph $(ZOO_DIR)/$$m.json --gpus $$n --time 5m --seed 1 -q --out out/closing/$$m-$$n-search.json > out/closing/$$m-$$n-search.txt || exit 1; \
+	done; done
+
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
