@@ -7,7 +7,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # references them all. The warnings say nothing about placer.
 export CGO_CFLAGS ?= -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build test bench bench-sim lint fuzz demo clean deps
+.PHONY: all build test bench bench-sim lint fuzz demo clean deps proto
 
 all: build
 
@@ -20,11 +20,67 @@ build: deps
 # The whole suite, fuzz seed corpora included (they run as ordinary tests),
 # then the simulator's tests again with every raw index checked
 # (roofline/raw.go).
-test: deps
+test: deps py-deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
 	$(GO) test -count=1 -tags simcheck ./roofline
+	$(MAKE) test-python
+
+# The PyTorch exporter (tools/torchexport) and its tests run on Debian's
+# torch, torchvision and onnx (docs/import.md), under Debian's python3 (not
+# a python3 earlier on PATH, such as pyenv's). py-deps installs them with
+# apt when they are missing (root, or sudo). On this project's machine the
+# install took 4 min 24 s with recommended packages (apt-get update
+# included); --no-install-recommends leaves out the GUI and audio libraries
+# they pull in.
+PYTHON  ?= /usr/bin/python3
+PY_DEBS := python3-torch python3-torchvision python3-onnx
+.PHONY: py-deps test-python zoo
+py-deps:
+	@if ! $(PYTHON) -c 'import torch, torchvision, onnx' 2>/dev/null; then \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		echo "installing $(PY_DEBS) with apt"; \
+		$$sudo apt-get update -qq && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PY_DEBS); \
+	fi
+
+# The exporter's invariants, the module-map round trip (placer search ->
+# placer export --to module-map -> placement.apply_module_map) and the ONNX
+# import, against the placer binary just built. About 10 s.
+test-python: build py-deps
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchexport -p 'test_*.py'
+
+# The exporter's speed target: ResNet-50's training step exported in at
+# most 60 s (whole process, median of 3), and every zoo graph imported in
+# under 1 s (BenchmarkZooImport; needs make zoo first).
+.PHONY: bench-export
+bench-export: py-deps
+	$(PYTHON) tools/torchexport/bench.py --model resnet50 --runs 3 --limit 60
+	$(GO) test ./export -run '^$$' -bench ZooImport -benchmem
+
+# The model zoo: training steps with Adam, random weights, built from code
+# (tools/torchexport/zoo.py), written to $(ZOO_DIR) with their meta files.
+# Not committed; Go tests that read them skip when they are absent.
+ZOO_DIR    ?= out/zoo
+ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
+zoo: py-deps
+	mkdir -p $(ZOO_DIR)
+	for m in $(ZOO_MODELS); do \
+		$(PYTHON) tools/torchexport/torchexport.py --model $$m -o $(ZOO_DIR)/$$m.json || exit 1; \
+	done
+
+# docs/import.md's closing note: placer baselines (30 s per search method)
+# and a 5-minute placer search on the transformers at 4 and 8 GPUs, into
+# out/closing. About 50 minutes on 2 cores; needs make zoo first.
+ZOO_PLACE_MODELS ?= bert_base gpt2_small
+.PHONY: zoo-place
+zoo-place: build
+	mkdir -p out/closing
+	for m in $(ZOO_PLACE_MODELS); do for n in 4 8; do \
+		$(BIN) baselines --graph $(ZOO_DIR)/$$m.json --gpus $$n --time 30s --seed 1 > out/closing/$$m-$$n-baselines.txt || exit 1; \
+		$(BIN) search --graph $(ZOO_DIR)/$$m.json --gpus $$n --time 5m --seed 1 -q --out out/closing/$$m-$$n-search.json > out/closing/$$m-$$n-search.txt || exit 1; \
+	done; done
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
@@ -52,6 +108,16 @@ fuzz:
 	$(GO) test ./decision -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./workloads/msrfiddle -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
 	$(GO) test ./workloads/costgraph -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+	$(GO) test ./workloads/onnx -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME)
+
+# The Go code generated from the .proto declarations (committed; builds need
+# neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs
+# protoc (Debian: protobuf-compiler) and protoc-gen-go v1.36.12
+# (go install google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12).
+.PHONY: proto
+proto:
+	cd workloads/costgraph && protoc --go_out=. --go_opt=module=github.com/placer/placer/workloads/costgraph costgraph.proto
+	cd workloads/onnx && protoc --go_out=. --go_opt=module=github.com/placer/placer/workloads/onnx onnx.proto
 
 # The README's quick start: the GO policy searched on trxl2 for two GPUs
 # (about a minute), and one decision evaluated with a timeline.

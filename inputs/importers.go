@@ -7,6 +7,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/msrfiddle"
+	"github.com/placer/placer/workloads/onnx"
 )
 
 func init() {
@@ -35,6 +36,16 @@ func init() {
 		},
 		Decode: func(data []byte, name string) (*graph.Graph, Meta, error) {
 			g, err := costgraph.Decode(data, name)
+			return g, Meta{}, err
+		},
+	})
+	RegisterImporter(Importer{
+		Name: "onnx",
+		Detect: func(data []byte, path string) bool {
+			return strings.HasSuffix(strings.ToLower(path), ".onnx") || onnx.Detect(data)
+		},
+		Decode: func(data []byte, name string) (*graph.Graph, Meta, error) {
+			g, err := onnx.Decode(data, name)
 			return g, Meta{}, err
 		},
 	})

@@ -106,7 +106,7 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{"unknown strategy", []string{"eval", "--graph", example, "--placement", "magic"}, 1, `"magic" is neither a known strategy nor a file`},
 		{"measure without CUDA", []string{"eval", "--graph", example, "--measure"}, 1, "built without CUDA"},
 		{"hw bench without CUDA", []string{"hw", "bench"}, 1, "without CUDA"},
-		{"unknown format", []string{"eval", "--graph", example, "--format", "onnx"}, 1, `unknown graph format "onnx"`},
+		{"unknown format", []string{"eval", "--graph", example, "--format", "tflite"}, 1, `unknown graph format "tflite"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,7 +11,12 @@
 // Each node becomes an op of class graph.ClassUnknown with a measured time
 // (Op.HasTime) in seconds; its size becomes the op's resident memory
 // (Op.ParamBytes), because the format counts every node's size against the
-// memory of the device it is placed on for the whole step; a colorClass
+// memory of the device it is placed on for the whole step. That size
+// already holds the node's outputs (the edges' sizes are the same bytes, a
+// debugging aid in the format), so every op is marked as an alias
+// (Op.Alias): its output tensors take no memory of their own on the
+// producer's device, and a copy sent to another device is held there at
+// its full size while its consumers run. A colorClass
 // shared by two or more nodes becomes the co-location group "color-<n>".
 // Edges from one source with the same size (and cost) become one tensor
 // with several consumers; its transfer time (Tensor.HasTransferTime) is the

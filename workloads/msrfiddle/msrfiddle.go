@@ -214,6 +214,13 @@ func DecodeWithMeta(data []byte, name string) (*graph.Graph, Meta, error) {
 			HasTime:    true,
 			Time:       n.ms / 1000,
 			Backward:   n.backward,
+			// The format's size is all the memory the node takes on
+			// its device, its outputs included; the edges' sizes are
+			// those same bytes again. Marking the op's outputs as
+			// views keeps them out of the producer's memory (they are
+			// in ParamBytes) while a copy sent to another device still
+			// moves and is held there at its full size.
+			Alias: true,
 		}
 		// A class of one node constrains nothing; only shared classes
 		// become co-location groups.

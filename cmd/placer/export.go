@@ -1,0 +1,59 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/placer/placer/jobs"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newExportCmd) }
+
+func newExportCmd(s *streams) *cobra.Command {
+	o := &jobs.ExportOptions{}
+	cmd := &cobra.Command{
+		Use:   "export (--graph FILE | --workload NAME) --placement FILE --to FORMAT",
+		Short: "Write a placement in a framework's format (TensorFlow, msr-fiddle, PyTorch module map)",
+		Long: `Convert a placement (a decision or result file, single, round-robin, or an
+msr-fiddle expert-placement file) into what a framework reads:
+
+  tf-device-map  {op name: "/device:GPU:k"} (JSON)
+  costgraph      TensorFlow CostGraphDef text with each node's device field
+  msr-fiddle     msr-fiddle's expert-placement JSON {"fpgas": [{"nodes": [ids]}], "cpus": [...]}
+  module-map     for graphs from tools/torchexport: {module path: device}, and the
+                 split points of torch.distributed.pipelining when the placement is
+                 a contiguous pipeline (reads the exporter's X.meta.json beside X.json)
+  decision       a placer decision file (to evaluate an msr-fiddle expert file)
+
+docs/import.md describes each format and tools/torchexport/placement.py applies
+a module map to an nn.Module.`,
+		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
+  placer export --graph g.json --placement result.json --to tf-device-map
+  placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Graph.Path == "" && o.Graph.Workload == "" {
+				return usagef("give --graph FILE or --workload NAME")
+			}
+			if o.To == "" {
+				return usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
+			}
+			out, err := jobs.Export(*o)
+			if err != nil {
+				return err
+			}
+			if o.Out == "" {
+				_, err = s.Out.Write(out)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	addGraphFlags(cmd, &o.Graph)
+	f.IntVar(&o.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
+	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
+	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
+	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map (default: the graph's X.meta.json)")
+	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
+	return cmd
+}

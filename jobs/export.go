@@ -1,0 +1,125 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/export"
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/workloads/costgraph"
+	"github.com/placer/placer/workloads/msrfiddle"
+)
+
+// ExportFormats lists the placement formats `placer export` writes.
+var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "decision"}
+
+// ExportOptions are the inputs of a placement export.
+type ExportOptions struct {
+	Graph inputs.GraphSpec
+	GPUs  int // devices (0 = the placement file's, else the graph file's, else 1)
+	// Placement is "single", "round-robin", a decision or result file, or
+	// an msr-fiddle expert-placement file ({"fpgas": ...}).
+	Placement string
+	To        string // one of ExportFormats
+	Meta      string // the exporter's meta file (module-map; "" = beside the graph: X.meta.json)
+	Out       string // "" = return the bytes only
+}
+
+// Export converts a placement of a graph into a framework's format and
+// returns what it wrote.
+func Export(o ExportOptions) ([]byte, error) {
+	g, meta, err := inputs.Graph(o.Graph)
+	if err != nil {
+		return nil, err
+	}
+	// msr-fiddle names nodes by id: read them when the graph is one.
+	var ids []int64
+	if o.Graph.Path != "" {
+		if data, err := os.ReadFile(o.Graph.Path); err == nil && (o.Graph.Format == "msr-fiddle" ||
+			(o.Graph.Format == "" && bytes.Contains(data[:min(len(data), 4096)], []byte(`"fpgaLatency"`)))) {
+			if _, _, ids, err = msrfiddle.DecodeWithIDs(data, g.Name()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	devices := o.GPUs
+	var dev []int
+	if data, err := os.ReadFile(o.Placement); err == nil && bytes.Contains(data, []byte(`"fpgas"`)) {
+		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Placement, err)
+		}
+	} else {
+		if devices == 0 {
+			if data, err := os.ReadFile(o.Placement); err == nil {
+				if f, err := decision.Decode(data); err == nil {
+					devices = f.Devices
+				}
+			}
+		}
+		if devices == 0 {
+			devices = max(meta.Devices, 1)
+		}
+		if dev, err = inputs.Placement(o.Placement, g, devices); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range dev {
+		devices = max(devices, k+1)
+	}
+	var out []byte
+	switch strings.ToLower(o.To) {
+	case "tf-device-map":
+		m, err := export.DeviceMap(g, dev)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = json.MarshalIndent(m, "", "  "); err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
+	case "costgraph":
+		if out, err = costgraph.EncodeWithDevices(g, dev); err != nil {
+			return nil, err
+		}
+	case "msr-fiddle":
+		if out, err = msrfiddle.WriteExpert(g, dev, devices, ids); err != nil {
+			return nil, err
+		}
+	case "module-map":
+		path := o.Meta
+		if path == "" {
+			path = strings.TrimSuffix(o.Graph.Path, ".json") + ".meta.json"
+		}
+		tm, err := export.ReadTorchMeta(path, g)
+		if err != nil {
+			return nil, err
+		}
+		mm, err := export.NewModuleMap(g, tm, dev, devices)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = json.MarshalIndent(mm, "", "  "); err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
+	case "decision":
+		var buf bytes.Buffer
+		if err := decision.Write(&buf, g, devices, decision.Decision{Device: dev}); err != nil {
+			return nil, err
+		}
+		out = buf.Bytes()
+	default:
+		return nil, fmt.Errorf("export: unknown format %q (want one of %s)", o.To, strings.Join(ExportFormats, ", "))
+	}
+	if o.Out != "" {
+		if err := atomicfile.WriteBytes(o.Out, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,220 @@
+"""Tests of the PyTorch exporter, the module-map helper and the ONNX route
+(make test-python; docs/import.md). They need torch (and onnx for the ONNX
+test) and the placer binary: PLACER (default bin/placer from the repository
+root), which `make test-python` builds first."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import placement  # noqa: E402
+import torchexport  # noqa: E402
+import zoo  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+DTYPES = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool"}
+
+
+def placer(*args, check=True):
+    r = subprocess.run([PLACER] + list(args), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise AssertionError("placer %s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r
+
+
+def export(model, tmp, batch=None):
+    spec = zoo.MODELS[model]
+    out = os.path.join(tmp, model + ".json")
+    b = batch or spec.batch
+    graph, meta = torchexport.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
+                                                   {"lr": 1e-3}, out, name=model)
+    return out, graph, meta
+
+
+class ExporterTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="torchexport-")
+        cls.mlp_path, cls.mlp, cls.mlp_meta = export("mlp", cls.tmp)
+        cls.cnn_path, cls.cnn, cls.cnn_meta = export("cnn", cls.tmp)
+
+    def ops_of(self, graph, meta, module, phase, cls=None):
+        return [o for o, m in zip(graph["ops"], meta["ops"])
+                if m["module"] == module and m["phase"] == phase and (cls is None or o["class"] == cls)]
+
+    def test_linear_flops(self):
+        b = zoo.MODELS["mlp"].batch  # 16; fc1 32 -> 64, fc2 64 -> 10
+        for module, d_in, d_out in (("fc1", 32, 64), ("fc2", 64, 10)):
+            fwd = sum(o.get("flops", 0) for o in self.ops_of(self.mlp, self.mlp_meta, module, "forward", "matmul"))
+            self.assertEqual(fwd, 2 * b * d_in * d_out, module)
+        # fc2's backward computes the input's and the weight's gradients:
+        # twice its forward. (fc1's input needs no gradient: once.)
+        bwd = sum(o.get("flops", 0) for o in self.ops_of(self.mlp, self.mlp_meta, "fc2", "backward", "matmul"))
+        self.assertEqual(bwd, 2 * (2 * b * 64 * 10))
+        bwd1 = sum(o.get("flops", 0) for o in self.ops_of(self.mlp, self.mlp_meta, "fc1", "backward", "matmul"))
+        self.assertEqual(bwd1, 2 * b * 32 * 64)
+
+    def test_param_and_state_bytes(self):
+        for name, meta in (("mlp", self.mlp_meta), ("cnn", self.cnn_meta)):
+            model = zoo.MODELS[name].build()
+            want = sum(p.numel() * p.element_size() for p in model.parameters())
+            self.assertEqual(meta["param_bytes"], want, name)
+            self.assertEqual(meta["grad_bytes"], want, name)
+            # Adam's two slots (exp_avg, exp_avg_sq) are twice the
+            # parameters; the state adds one scalar step per parameter.
+            self.assertEqual(meta["optimizer_slot_bytes"], 2 * want, name)
+            self.assertGreaterEqual(meta["optimizer_state_bytes"], 2 * want, name)
+            # Each Parameter op holds its parameter and its state.
+            held = sum(o.get("param_bytes", 0) for o in self.mlp["ops"] if o["type"] == "Parameter") \
+                if name == "mlp" else None
+            if held is not None:
+                self.assertEqual(held, want + meta["optimizer_state_bytes"])
+
+    def test_ops_complete(self):
+        for graph, meta in ((self.mlp, self.mlp_meta), (self.cnn, self.cnn_meta)):
+            self.assertEqual(len(graph["ops"]), len(meta["ops"]))
+            phases = set()
+            for o, m in zip(graph["ops"], meta["ops"]):
+                self.assertIsInstance(o["shape"], list, o["name"])
+                self.assertIn(o["dtype"], DTYPES, o["name"])
+                for k in ("flops", "bytes_read", "bytes_written", "param_bytes"):
+                    self.assertGreaterEqual(o.get(k, 0), 0, (o["name"], k))
+                self.assertEqual(m["name"], o["name"])
+                phases.add(m["phase"])
+            self.assertEqual(phases, {"input", "parameter", "forward", "backward", "optimizer"})
+        # Views are aliases.
+        views = [o for o in self.mlp["ops"] if o["type"] in ("t", "view")]
+        self.assertTrue(views and all(o.get("alias") for o in views))
+        # A reader of a view reads its base too: fc2's forward matmul reads
+        # the weight through t(), and so consumes the Parameter op's value.
+        readers = {c for t in self.mlp["tensors"] if t["producer"] == "param:fc2.weight" for c in t["consumers"]}
+        self.assertIn("fc2/addmm", readers)
+        # In-place ops write a new value; they are not views.
+        self.assertTrue(all(not o.get("alias") for o in self.mlp["ops"] if o["type"].endswith("_")))
+        # Every backward op of the MLP belongs to one of its modules.
+        mods = {m["module"] for m in self.mlp_meta["ops"] if m["phase"] == "backward"}
+        self.assertLessEqual(mods, {"", "fc1", "act", "fc2"})
+        self.assertIn("fc1", mods)
+
+    def test_deterministic(self):
+        # Two separate processes (tensor ids, hash seeds and allocation
+        # differ) write byte-identical files.
+        outs = []
+        for _ in range(2):
+            d = tempfile.mkdtemp(dir=self.tmp)
+            out = os.path.join(d, "cnn.json")
+            subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py"), "--model", "cnn", "-o", out],
+                           check=True, capture_output=True)
+            with open(out, "rb") as f, open(out[:-5] + ".meta.json", "rb") as m:
+                outs.append((f.read(), m.read()))
+        self.assertEqual(outs[0][0], outs[1][0])
+        self.assertEqual(outs[0][1], outs[1][1])
+
+    def test_placer_validates(self):
+        for path, graph in ((self.mlp_path, self.mlp), (self.cnn_path, self.cnn)):
+            r = placer("eval", "--graph", path, "--json")
+            rep = json.loads(r.stdout)
+            self.assertEqual(rep["ops"], len(graph["ops"]))
+            self.assertGreater(rep["step_time_s"], 0)
+
+    def round_trip(self, placement_args, devices):
+        res = os.path.join(self.tmp, "cnn-result.json")
+        if placement_args[0] == "search":
+            placer("search", "--graph", self.cnn_path, "--gpus", "2", "--steps", "3", "--samples", "4",
+                   "--warmup", "2", "--seed", "1", "--out", res, "-q")
+            pl = res
+        else:
+            pl = placement_args[0]
+        mm_path = os.path.join(self.tmp, "cnn.modules.json")
+        placer("export", "--graph", self.cnn_path, "--placement", pl, "--gpus", "2", "--to", "module-map",
+               "-o", mm_path)
+        with open(mm_path) as f:
+            mm = json.load(f)
+        self.assertEqual(mm["format"], "placer-module-map")
+        model = zoo.MODELS["cnn"].build()
+        # Every module that owns parameters is in the map.
+        owners = {n.rsplit(".", 1)[0] if "." in n else "" for n, _ in model.named_parameters()}
+        self.assertLessEqual(owners, set(mm["modules"]))
+        placement.apply_module_map(model, mm_path, device_of=devices)
+        self.assertEqual(placement.check_module_map(model, mm_path, device_of=devices), [])
+        # And placer's own answer, op by op: each module's Parameter ops
+        # sit on the device the map gives its module.
+        with open(pl) as f:
+            dec = json.load(f)
+        dev = dec.get("device") or dec.get("decision", {}).get("device")
+        for i, (o, m) in enumerate(zip(self.cnn["ops"], self.cnn_meta["ops"])):
+            if m["phase"] == "parameter":
+                self.assertEqual(mm["modules"][m["module"]], dev[i], o["name"])
+                name = m.get("param")
+                if name:
+                    p = dict(model.named_parameters())[name]
+                    self.assertEqual(str(p.device), devices[dev[i]], name)
+        return mm
+
+    def test_round_trip_search(self):
+        self.round_trip(["search"], {0: "cpu", 1: "meta"})
+
+    def test_round_trip_two_devices(self):
+        # A placement that surely uses both devices: parameters of the
+        # classifier on device 1, everything else on 0; a contiguous
+        # pipeline with one split point.
+        ops = self.cnn["ops"]
+        meta = self.cnn_meta["ops"]
+        dev = [1 if m["module"].startswith("classifier") else 0 for m in meta]
+        path = os.path.join(self.tmp, "cnn-split.json")
+        with open(path, "w") as f:
+            json.dump({"format": "placer-decision", "version": 1, "graph": "cnn", "ops": len(ops), "devices": 2,
+                       "device": dev}, f)
+        mm = self.round_trip([path], {0: "cpu", 1: "meta"})
+        self.assertEqual(mm["modules"]["classifier"], 1)
+        self.assertEqual(mm["modules"]["features.0"], 0)
+        self.assertEqual(mm["pipeline"]["split_points"], {"classifier": "BEGINNING"})
+        model = zoo.MODELS["cnn"].build()
+        placement.apply_module_map(model, mm["modules"], device_of={0: "cpu", 1: "meta"})
+        self.assertEqual(model.classifier.weight.device.type, "meta")
+        self.assertEqual(model.features[0].weight.device.type, "cpu")
+
+
+class OnnxTest(unittest.TestCase):
+    def test_onnx_import(self):
+        try:
+            import onnx
+        except ImportError:
+            self.fail("python3-onnx is not installed (make test-python installs it)")
+        with tempfile.TemporaryDirectory() as d:
+            model = zoo.SmallCNN().eval()
+            x = torch.randn(2, 3, 16, 16)
+            raw = os.path.join(d, "raw.onnx")
+            torch.onnx.export(model, (x,), raw, opset_version=13, input_names=["x"], output_names=["y"])
+            # Without shape inference the intermediate values have no shape.
+            r = placer("eval", "--graph", raw, check=False)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("run shape inference first", r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            path = os.path.join(d, "cnn.onnx")
+            onnx.save(onnx.shape_inference.infer_shapes(onnx.load(raw)), path)
+            r = placer("eval", "--graph", path, "--json")
+            rep = json.loads(r.stdout)
+            self.assertGreater(rep["ops"], 5)
+            # A truncated file: one line.
+            with open(path, "rb") as f:
+                data = f.read()
+            bad = os.path.join(d, "bad.onnx")
+            with open(bad, "wb") as f:
+                f.write(data[: len(data) // 2])
+            r = placer("eval", "--graph", bad, check=False)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

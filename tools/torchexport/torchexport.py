@@ -1,0 +1,623 @@
+"""Export one PyTorch training step as a placer graph (docs/import.md).
+
+The step is forward, loss, backward and one optimizer update, recorded at
+ATen granularity: every ATen operator PyTorch dispatches becomes one op of
+placer's native JSON graph (docs/graph-format.md) with its output shape and
+dtype, FLOPs, bytes read and written, and the tensors that flow between
+ops. Parameters are ops of type "Parameter" that hold the parameter and its
+optimizer state as resident bytes; a module's parameters, buffers and
+their update ops share one co-location group ("module:<path>"). Views (view, t, transpose, expand, ...)
+are marked as aliases, and a reader of a view also reads its base, so that
+the base stays allocated while the view is in use; an in-place op (relu_,
+add_) writes a new value (counted twice while it runs). A second file (the "meta" file) keeps what the graph
+format has no field for: each op's module path (fully qualified name), phase
+and source ATen operator, and the parameter, gradient, optimizer-state and
+buffer bytes; `placer export --to module-map` reads it.
+
+How: the step runs under a TorchDispatchMode that records each ATen call,
+normally on fake tensors (torch._subclasses.FakeTensorMode: shapes and
+dtypes without data or arithmetic, so a ResNet-50 step records in seconds);
+module forward hooks give each forward op its module, autograd node hooks
+give each backward op the module whose forward created the node, and the
+optimizer runs one parameter at a time so that each update op knows its
+parameter. The same code runs on torch 1.13 and on newer torch; where
+torch.utils.flop_counter exists its formulas count FLOPs, else this file's.
+
+Run on its own:
+    python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
+or from Python:
+    export_training_step(build_model, make_inputs, loss_fn, torch.optim.Adam, {"lr": 1e-3}, "out.json")
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+try:  # torch >= 1.13
+    from torch._subclasses.fake_tensor import FakeTensorMode
+except ImportError:  # pragma: no cover
+    FakeTensorMode = None
+
+try:  # newer torch: the reference FLOP formulas
+    from torch.utils import flop_counter as _flop_counter
+except ImportError:
+    _flop_counter = None
+
+FORMAT_NAME = "placer-graph"
+META_FORMAT = "placer-torch-meta"
+
+_DTYPES = {
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+    torch.int32: "i32", torch.int64: "i64", torch.int8: "i8", torch.uint8: "i8", torch.bool: "bool",
+}
+
+# ATen ops whose outputs are views of their first input.
+_VIEWS = {
+    "view", "_unsafe_view", "_reshape_alias", "reshape", "t", "transpose", "permute", "expand", "as_strided",
+    "unsqueeze", "squeeze", "slice", "select", "alias", "unfold", "narrow", "split", "split_with_sizes",
+    "chunk", "unbind", "view_as", "expand_as", "flatten", "diagonal", "numpy_T", "_unsafe_view",
+}
+# Autograd bookkeeping: not computation; the output stands for the input.
+_TRANSPARENT = {"detach", "lift_fresh", "lift_fresh_copy", "_local_scalar_dense"}
+_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot", "mv", "addmv"}
+_CONV = {"convolution", "convolution_backward", "_convolution", "conv2d", "cudnn_convolution"}
+_EMBEDDING = {"embedding", "embedding_dense_backward", "index_select", "gather", "scatter", "scatter_add",
+              "index_add", "index", "index_put", "_index_put_impl_", "embedding_backward"}
+_DATAMOVE = {"clone", "copy", "copy_", "cat", "stack", "contiguous", "zeros", "ones", "empty", "full", "zeros_like",
+             "ones_like", "empty_like", "full_like", "new_zeros", "new_ones", "new_empty", "new_full",
+             "scalar_tensor", "arange", "fill", "fill_", "zero_", "_to_copy", "constant_pad_nd", "repeat",
+             "empty_strided", "new_empty_strided", "masked_fill", "masked_fill_", "where", "_unsafe_index"}
+# Reductions and normalizations: FLOPs per element of their largest tensor.
+_REDUCTIONS = {
+    "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "var": 2, "std": 3, "var_mean": 3, "norm": 2,
+    "_softmax": 5, "_log_softmax": 5, "_softmax_backward_data": 3, "_log_softmax_backward_data": 3,
+    "native_layer_norm": 7, "native_layer_norm_backward": 10, "native_batch_norm": 7,
+    "native_batch_norm_backward": 10, "_native_batch_norm_legit": 7, "_native_batch_norm_legit_functional": 7,
+    "nll_loss_forward": 1, "nll_loss_backward": 1, "nll_loss2d_forward": 1, "nll_loss2d_backward": 1,
+    "max_pool2d_with_indices": 1, "max_pool2d_with_indices_backward": 1, "avg_pool2d": 1,
+    "avg_pool2d_backward": 1, "_adaptive_avg_pool2d": 1, "_adaptive_avg_pool2d_backward": 1,
+    "mse_loss": 3, "mse_loss_backward": 3, "logsumexp": 3, "cumsum": 1, "topk": 1, "sort": 1, "argmax": 1,
+}
+
+
+def _group(module):
+    """The co-location group of a module's parameters, buffers and their
+    update ops: a module's state lives on one device, so that a module map
+    ({module: device}) says exactly where placer put it."""
+    return "module:" + module
+
+
+def _op_name(func):
+    """'aten.addmm.default' -> ('aten', 'addmm', 'default')."""
+    s = str(func)
+    parts = s.split(".")
+    if len(parts) >= 3:
+        return parts[0], parts[1], parts[2]
+    if len(parts) == 2:
+        return parts[0], parts[1], "default"
+    return "", s, "default"
+
+
+def _tensors(x):
+    """The tensors in a (nested) argument, in order."""
+    if isinstance(x, torch.Tensor):
+        yield x
+    elif isinstance(x, (list, tuple)):
+        for y in x:
+            yield from _tensors(y)
+    elif isinstance(x, dict):
+        for y in x.values():
+            yield from _tensors(y)
+
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def _prod(xs):
+    n = 1
+    for d in xs:
+        n *= int(d)
+    return n
+
+
+def _flops_own(name, args, outs):
+    """FLOPs of one ATen call by this file's formulas (a multiply-add is 2)."""
+    ts = [t for t in _tensors(args)]
+    os_ = [t for t in _tensors(outs)]
+    if name in ("mm",):
+        a, b = ts[0], ts[1]
+        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    if name in ("addmm",):
+        a, b = ts[1], ts[2]
+        return 2 * a.shape[0] * a.shape[1] * b.shape[1]
+    if name in ("bmm",):
+        a, b = ts[0], ts[1]
+        return 2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    if name in ("baddbmm",):
+        a, b = ts[1], ts[2]
+        return 2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    if name == "convolution":
+        x, w = ts[0], ts[1]
+        transposed = bool(args[6]) if len(args) > 6 else False
+        if transposed:
+            return 2 * x.numel() * _prod(w.shape[1:])
+        return 2 * os_[0].numel() * _prod(w.shape[1:])
+    if name == "convolution_backward":
+        grad_out, x, w = ts[0], ts[1], ts[2]
+        transposed = bool(args[7])
+        mask = list(args[10])
+        fwd = 2 * (x.numel() if transposed else grad_out.numel()) * _prod(w.shape[1:])
+        f = 0
+        if mask[0]:
+            f += fwd
+        if mask[1]:
+            f += fwd
+        if mask[2]:
+            f += grad_out.numel()
+        return f
+    if name in _REDUCTIONS:
+        big = max([t.numel() for t in ts + os_] or [0])
+        return _REDUCTIONS[name] * big
+    if name in _DATAMOVE or name in _EMBEDDING or name in _VIEWS:
+        if name == "embedding_dense_backward":
+            return ts[0].numel()
+        return 0
+    # Elementwise: one per output element.
+    return os_[0].numel() if os_ else 0
+
+
+def _flops(func, name, args, kwargs, outs):
+    if _flop_counter is not None and hasattr(_flop_counter, "flop_registry"):
+        reg = _flop_counter.flop_registry
+        key = getattr(func, "overloadpacket", func)
+        if key in reg:
+            try:
+                return int(reg[key](*args, **(kwargs or {}), out_val=outs))
+            except Exception:  # a formula that wants other arguments: ours
+                pass
+    return int(_flops_own(name, args, outs))
+
+
+def _class(name):
+    if name in _MATMUL:
+        return "matmul"
+    if name in _CONV:
+        return "conv"
+    if name in _EMBEDDING:
+        return "embedding"
+    if name in _VIEWS or name in _DATAMOVE:
+        return "datamove"
+    if name in _REDUCTIONS:
+        return "reduction"
+    return "elementwise"
+
+
+class _Recorder(TorchDispatchMode):
+    """Records ATen calls: for each, its inputs' producers and its outputs."""
+
+    def __init__(self, exporter):
+        super().__init__()
+        self.x = exporter
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        ns, name, _ = _op_name(func)
+        if ns == "aten" and name == "convolution_backward" and self.x.fake:
+            # Fake tensors run this op's real kernel on zeros (no meta
+            # kernel in torch 1.13): make the outputs' shapes instead.
+            grad_out, x, w = args[0], args[1], args[2]
+            mask = list(args[10])
+            out = (x.new_empty(x.shape) if mask[0] else None,
+                   w.new_empty(w.shape) if mask[1] else None,
+                   grad_out.new_empty((w.shape[1] * args[9],) if args[7] else (w.shape[0],)) if mask[2] else None)
+        else:
+            out = func(*args, **kwargs)
+        if ns in ("prim", "profiler"):
+            return out
+        self.x.record(func, ns, name, args, kwargs, out)
+        return out
+
+
+class _ModuleGradFns(TorchFunctionMode):
+    """Maps each autograd node created in forward to the current module."""
+
+    def __init__(self, exporter):
+        super().__init__()
+        self.x = exporter
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in _tensors(out):
+            fn = t.grad_fn
+            if fn is not None and fn not in self.x.node_module:
+                self.x.node_module[fn] = self.x.module_stack[-1]
+        return out
+
+
+class Exporter:
+    """One training-step export. Use export_training_step."""
+
+    def __init__(self, fake):
+        self.fake = fake
+        self.ops = []  # dicts: name, type, class, dtype, shape, flops, bytes_read, bytes_written, ...
+        self.meta = []  # per op: module, phase, source, param
+        self.producer = {}  # id(tensor) -> tensor index
+        self.keep = []  # tensors kept alive so that ids stay unique
+        self.tensors = []  # [producer op, [consumers], bytes]
+        self.names = {}  # base name -> uses
+        self.base_of = {}  # view tensor index -> the tensor index whose memory it shares
+        self.phase = "forward"
+        self.module_stack = [""]
+        self.node_module = {}
+        self.pending_bwd = []
+        self.current_param = None
+
+    # --- naming
+
+    def _unique(self, base):
+        n = self.names.get(base, 0)
+        self.names[base] = n + 1
+        return base if n == 0 else "%s#%d" % (base, n)
+
+    # --- ops
+
+    def add_op(self, name, typ, cls, dtype, shape, module, source, flops=0, read=0, written=0, param_bytes=0,
+               coloc="", alias=False, param=None):
+        op = {"name": name, "type": typ, "class": cls, "dtype": dtype, "shape": list(shape)}
+        if flops:
+            op["flops"] = int(flops)
+        if read:
+            op["bytes_read"] = int(read)
+        if written:
+            op["bytes_written"] = int(written)
+        if param_bytes:
+            op["param_bytes"] = int(param_bytes)
+        if coloc:
+            op["colocation"] = coloc
+        if self.phase in ("backward", "optimizer"):
+            op["backward"] = True
+        if alias:
+            op["alias"] = True
+        self.ops.append(op)
+        m = {"module": module, "phase": self.phase, "source": source}
+        if param is not None:
+            m["param"] = param
+        self.meta.append(m)
+        return len(self.ops) - 1
+
+    def produce(self, op, t):
+        """Op produces tensor t (a new graph tensor)."""
+        self.tensors.append([op, [], _nbytes(t)])
+        self.producer[id(t)] = len(self.tensors) - 1
+        self.keep.append(t)
+
+    def consume(self, t, op):
+        k = self.producer.get(id(t))
+        if k is None:
+            return False
+        for j in (k, self.base_of.get(k)):
+            # A reader of a view reads its base's memory too: the base
+            # stays allocated until the view's readers are done (a view
+            # holds no memory of its own in placer's model).
+            if j is None:
+                continue
+            cons = self.tensors[j][1]
+            if op not in cons and self.tensors[j][0] != op:
+                cons.append(op)
+        return True
+
+    def record(self, func, ns, name, args, kwargs, out):
+        ins = [t for t in _tensors(args)] + [t for t in _tensors(kwargs)]
+        outs = [t for t in _tensors(out)]
+        if name in _TRANSPARENT:
+            # The output stands for the input: same producer.
+            if ins and outs:
+                k = self.producer.get(id(ins[0]))
+                if k is not None:
+                    for t in outs:
+                        self.producer[id(t)] = k
+                        self.keep.append(t)
+            return
+        if self.phase == "optimizer":
+            module = self.module_of_param[self.current_param]
+        elif self.phase == "backward":
+            module = ""  # set when the autograd node's hook fires
+        else:
+            module = self.module_stack[-1]
+        view = name in _VIEWS
+        first = outs[0] if outs else None
+        dtype = _DTYPES.get(first.dtype, "f32") if first is not None else "f32"
+        shape = list(first.shape) if first is not None else []
+        read = 0 if view else sum(_nbytes(t) for t in ins)
+        written = 0 if view else sum(_nbytes(t) for t in outs)
+        flops = 0 if view else _flops(func, name, args, kwargs, out)
+        if name in _EMBEDDING and name.startswith(("embedding", "index_select", "gather", "index")) and ins:
+            # A gather reads the rows it picks (and the indices), not the table.
+            read = written + sum(_nbytes(t) for t in ins[1:])
+        if self.phase == "optimizer":
+            base = "%s/%s:%s/%s" % (module or "model", self.opt_name, self.current_param.rsplit(".", 1)[-1], name)
+        elif self.phase == "backward":
+            base = "bwd/%s" % name  # the module is put in front in _assemble
+        else:
+            base = "%s/%s" % (module or "model", name)
+        coloc = _group(module) if self.phase == "optimizer" else ""
+        op = self.add_op(base, name, _class(name), dtype, shape, module, str(func), flops, read, written,
+                         coloc=coloc, alias=view,
+                         param=self.current_param if self.phase == "optimizer" else None)
+        for t in ins:
+            self.consume(t, op)
+        src = self.producer.get(id(ins[0])) if view and ins else None
+        for t in outs:
+            self.produce(op, t)
+            if src is not None:
+                self.base_of[len(self.tensors) - 1] = self.base_of.get(src, src)
+        if self.phase == "backward":
+            self.pending_bwd.append(op)
+
+    # --- autograd attribution
+
+    def _hook_graph(self, root, param_module):
+        # A node created below the modules' torch functions (the t() inside
+        # linear) takes the module of the node that reached it first.
+        seen = set()
+        stack = [(root, "")]
+        handles = []
+        while stack:
+            fn, parent = stack.pop()
+            if fn is None or fn in seen:
+                continue
+            seen.add(fn)
+            module = self.node_module.get(fn)
+            if module is None and hasattr(fn, "variable"):
+                module = param_module.get(id(fn.variable), parent)
+            if module is None:
+                module = parent
+
+            def hook(grad_inputs, grad_outputs, module=module):
+                self.assign_bwd(module)
+
+            handles.append(fn.register_hook(hook))
+            for nxt, _ in fn.next_functions:
+                stack.append((nxt, module))
+        return handles
+
+    def assign_bwd(self, module):
+        for op in self.pending_bwd:
+            self.meta[op]["module"] = module
+        self.pending_bwd = []
+
+
+def _module_hooks(exporter, model):
+    paths = {}
+    for name, mod in model.named_modules():
+        paths.setdefault(id(mod), name)
+
+    def pre(mod, inputs):
+        p = paths.get(id(mod))
+        exporter.module_stack.append(p if p is not None else exporter.module_stack[-1])
+
+    def post(mod, inputs, output):
+        exporter.module_stack.pop()
+
+    return [model.register_forward_pre_hook(pre)] + [m.register_forward_pre_hook(pre) for m in model.modules() if m is not model], \
+        [m.register_forward_hook(post) for m in model.modules()]
+
+
+def _optimizer_step(opt):
+    step = type(opt).step
+    # Skip the profiling wrapper (record_function) that fake tensors refuse.
+    getattr(step, "__wrapped__", step)(opt)
+
+
+def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
+                         out=None, meta_out=None, name="model", fake=True, seed=0):
+    """Records one training step and returns (graph, meta) as dicts.
+
+    build_model() returns the nn.Module (called under fake tensors when
+    fake is true, so that no weights are allocated); make_inputs() returns
+    (inputs, target): inputs a tensor or a tuple of tensors for the model,
+    target what loss_fn(output, target) takes. optimizer_cls is built once
+    per parameter with optimizer_kwargs (foreach=False where it accepts
+    it). When out is given, the graph is written there and the meta file to
+    meta_out (default: out with .json replaced by .meta.json).
+    """
+    torch.manual_seed(seed)
+    x = Exporter(fake and FakeTensorMode is not None)
+    fm = FakeTensorMode() if x.fake else None
+    if fm is not None:
+        fm.__enter__()
+    try:
+        model = build_model()
+        model.train()
+        inputs, target = make_inputs()
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        kwargs = dict(optimizer_kwargs or {})
+        import inspect
+        if "foreach" in inspect.signature(optimizer_cls.__init__).parameters:
+            kwargs.setdefault("foreach", False)
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        module_of = {n: n.rsplit(".", 1)[0] if "." in n else "" for n, _ in named}
+        opts = {}
+        for n, p in named:
+            opts[n] = optimizer_cls([p], **kwargs)
+            # One update on a zero gradient creates the optimizer state, so
+            # that the recorded step is a steady-state one.
+            p.grad = torch.zeros_like(p)
+            _optimizer_step(opts[n])
+            p.grad = None
+        x.opt_name = optimizer_cls.__name__.lower()
+        x.module_of_param = module_of
+
+        # Inputs, parameters and buffers.
+        x.phase = "input"
+        for i, t in enumerate(list(inputs) + list(_tensors(target))):
+            op = x.add_op("input%d" % i, "Input", "datamove", _DTYPES.get(t.dtype, "f32"), t.shape, "", "input")
+            x.produce(op, t)
+        x.phase = "parameter"
+        params = []
+        for n, p in named:
+            st = opts[n].state.get(p, {})
+            state_bytes = sum(_nbytes(v) for v in st.values() if isinstance(v, torch.Tensor))
+            slot_bytes = sum(_nbytes(v) for v in st.values() if isinstance(v, torch.Tensor) and v.shape == p.shape)
+            op = x.add_op("param:" + n, "Parameter", "datamove", _DTYPES.get(p.dtype, "f32"), p.shape, module_of[n],
+                          "parameter", param_bytes=_nbytes(p) + state_bytes, coloc=_group(module_of[n]), alias=True, param=n)
+            x.produce(op, p)
+            for v in st.values():
+                if isinstance(v, torch.Tensor):
+                    x.produce(op, v)
+                    x.tensors[-1][2] = 0  # held in param_bytes
+            params.append({"name": n, "module": module_of[n], "shape": list(p.shape), "dtype": _DTYPES.get(p.dtype, "f32"),
+                           "bytes": _nbytes(p), "grad_bytes": _nbytes(p), "state_bytes": state_bytes,
+                           "slot_bytes": slot_bytes, "op": x.ops[op]["name"]})
+        buffers = []
+        for n, b in model.named_buffers():
+            mod = n.rsplit(".", 1)[0] if "." in n else ""
+            op = x.add_op("buffer:" + n, "Buffer", "datamove", _DTYPES.get(b.dtype, "f32"), b.shape, mod, "buffer",
+                          param_bytes=_nbytes(b), coloc=_group(mod), alias=True)
+            x.produce(op, b)
+            buffers.append({"name": n, "module": mod, "bytes": _nbytes(b)})
+
+        # Forward and loss, with module attribution.
+        pre, post = _module_hooks(x, model)
+        param_module = {id(p): module_of[n] for n, p in named}
+        x.phase = "forward"
+        with _ModuleGradFns(x), _Recorder(x):
+            output = model(*inputs)
+            if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
+                output = output.logits
+            if isinstance(output, tuple):
+                output = output[0]
+            x.module_stack.append("")
+            loss = loss_fn(output, target)
+            x.module_stack.pop()
+        for h in pre + post:
+            h.remove()
+
+        # Backward, each op attributed to the module of its autograd node.
+        handles = x._hook_graph(loss.grad_fn, param_module)
+        x.phase = "backward"
+        with _Recorder(x):
+            loss.backward()
+        x.assign_bwd("")
+        for h in handles:
+            h.remove()
+
+        # The optimizer update, one parameter at a time.
+        x.phase = "optimizer"
+        with _Recorder(x):
+            for n, p in named:
+                x.current_param = n
+                _optimizer_step(opts[n])
+        x.current_param = None
+    finally:
+        if fm is not None:
+            fm.__exit__(None, None, None)
+
+    graph, meta = _assemble(x, name, params, buffers, model)
+    if out is not None:
+        _write_json(out, graph)
+        _write_json(meta_out or _meta_path(out), meta)
+    return graph, meta
+
+
+def _meta_path(out):
+    return out[:-5] + ".meta.json" if out.endswith(".json") else out + ".meta.json"
+
+
+def _assemble(x, name, params, buffers, model):
+    ops = x.ops
+    for op, m in zip(ops, x.meta):
+        if m["phase"] == "backward":
+            op["name"] = "%s/%s" % (m["module"] or "model", op["name"])
+        op["name"] = x._unique(op["name"])
+    tensors = []
+    for prod, cons, nbytes in x.tensors:
+        if not cons:
+            continue  # placer keeps only values someone reads
+        tensors.append({"producer": ops[prod]["name"], "consumers": [ops[c]["name"] for c in cons], "bytes": int(nbytes)})
+    graph = {"format": FORMAT_NAME, "version": 1, "name": name, "ops": ops, "tensors": tensors}
+    modules = []
+    seen = set()
+    for m in x.meta:
+        if m["module"] not in seen:
+            seen.add(m["module"])
+    classes = {n: type(mod).__name__ for n, mod in model.named_modules()}
+    for n in classes:
+        modules.append({"path": n, "class": classes[n]})
+    p_bytes = sum(p["bytes"] for p in params)
+    meta = {
+        "format": META_FORMAT, "version": 1, "graph": name, "torch": torch.__version__,
+        "optimizer": x.opt_name,
+        "param_bytes": p_bytes, "grad_bytes": sum(p["grad_bytes"] for p in params),
+        "optimizer_state_bytes": sum(p["state_bytes"] for p in params),
+        "optimizer_slot_bytes": sum(p["slot_bytes"] for p in params),
+        "buffer_bytes": sum(b["bytes"] for b in buffers),
+        "params": params, "buffers": buffers, "modules": modules,
+        "ops": [{"name": ops[i]["name"], **m} for i, m in enumerate(x.meta)],
+    }
+    return graph, meta
+
+
+def _write_json(path, obj):
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, separators=(",", ":"))
+            f.write("\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv=None):
+    import zoo
+    p = argparse.ArgumentParser(description="Export a model's training step (forward, backward, optimizer update) "
+                                "as a placer graph. Models: " + ", ".join(sorted(zoo.MODELS)))
+    p.add_argument("--model", required=True, help="a model of zoo.py (" + ", ".join(sorted(zoo.MODELS)) + ")")
+    p.add_argument("--batch", type=int, default=0, help="batch size (default: the model's)")
+    p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
+    a = p.parse_args(argv)
+    spec = zoo.MODELS[a.model]
+    batch = a.batch or spec.batch
+    opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
+    kw = {"lr": a.lr}
+    if a.optimizer == "sgd":
+        kw["momentum"] = 0.9
+    start = time.monotonic()
+    graph, meta = export_training_step(spec.build, lambda: spec.inputs(batch), spec.loss, opt, kw, a.out,
+                                       name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
+                                       seed=a.seed)
+    flops = sum(o.get("flops", 0) for o in graph["ops"])
+    print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, exported in %.1f s" % (
+        a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
+        time.monotonic() - start))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.exit(main())
