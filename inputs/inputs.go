@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
+	"github.com/placer/placer/workloads/msrfiddle"
 )
 
 // GraphSpec names a graph: a file (with an optional format) or a workload.
@@ -24,6 +25,10 @@ type GraphSpec struct {
 	Path     string // graph file
 	Format   string // "" = detect; see Formats
 	Workload string // a built-in workload name (instead of Path)
+	// Expert is an expert-placement file for the graph: msr-fiddle's
+	// ({"fpgas": [{"nodes": [ids]}]}) or a decision or result file. ""
+	// = the built-in workload's expert placement, if any.
+	Expert string
 }
 
 // Importer decodes one external graph format; name is used as the graph
@@ -146,6 +151,58 @@ func Cluster(spec ClusterSpec, meta Meta) (*roofline.Cluster, error) {
 		n = max(meta.Devices, 1)
 	}
 	return roofline.NewCluster(h, n, spec.Topology)
+}
+
+// ExpertFor returns the expert placement of the graph of spec (g, as
+// Graph resolved it) on devices devices: read from spec.Expert when set
+// (an msr-fiddle expert file, whose node ids are the graph file's, or a
+// decision file), else Expert's. An expert file that places on more
+// devices than the cluster has is an error.
+func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
+	if spec.Expert == "" {
+		return Expert(g, devices)
+	}
+	data, err := os.ReadFile(spec.Expert)
+	if err != nil {
+		return nil, fmt.Errorf("expert: %w", err)
+	}
+	var dev []int
+	if bytes.Contains(data, []byte(`"fpgas"`)) {
+		ids, err := msrFiddleIDs(spec, g)
+		if err != nil {
+			return nil, err
+		}
+		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.Expert, err)
+		}
+	} else {
+		f, err := readDecisionFile(spec.Expert, g, devices)
+		if err != nil {
+			return nil, fmt.Errorf("expert: %w", err)
+		}
+		dev = f.Device
+	}
+	if err := (decision.Decision{Device: dev}).Validate(g, devices); err != nil {
+		return nil, fmt.Errorf("expert %s: %w", spec.Expert, err)
+	}
+	return dev, nil
+}
+
+// msrFiddleIDs returns the node ids of the graph file of spec when it is
+// an msr-fiddle file (nil otherwise: op index = id).
+func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {
+	if spec.Path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Format == "msr-fiddle" || (spec.Format == "" && bytes.Contains(data[:min(len(data), 4096)], []byte(`"fpgaLatency"`))) {
+		_, _, ids, err := msrfiddle.DecodeWithIDs(data, g.Name())
+		return ids, err
+	}
+	return nil, nil
 }
 
 // Expert returns the human expert's placement of g on devices devices,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -45,9 +46,17 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	}
 	defer p.Close()
 	g, c := p.Graph, p.cluster
-	d, err := inputs.Decision(o.Placement, o.Schedule, o.Fusion, g, c.Devices)
+	placement := o.Placement
+	fromExpertFile := o.Graph.Expert != "" && strings.EqualFold(placement, "expert")
+	if fromExpertFile {
+		placement = "single" // replaced by the expert file's below
+	}
+	d, err := inputs.Decision(placement, o.Schedule, o.Fusion, g, c.Devices)
 	if err != nil {
 		return report.Eval{}, err
+	}
+	if fromExpertFile {
+		d.Device = p.Expert
 	}
 	if err := ctx.Err(); err != nil {
 		return report.Eval{}, err

@@ -263,3 +263,49 @@ func TestFewerGPUReferences(t *testing.T) {
 		t.Errorf("row %+v", *at2)
 	}
 }
+
+// TestExpertFromFile: --expert FILE gives any graph an expert row, from
+// msr-fiddle's expert JSON (node ids; here op indices) or a decision file;
+// a bad file is an error.
+func TestExpertFromFile(t *testing.T) {
+	g := mustGraph(t)
+	n := g.NumOps()
+	var first, second []string
+	for i := 0; i < n; i++ {
+		if i < n/2 {
+			first = append(first, fmt.Sprint(i))
+		} else {
+			second = append(second, fmt.Sprint(i))
+		}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "expert.json")
+	body := fmt.Sprintf(`{"fpgas":[{"nodes":[%s]},{"nodes":[%s]}]}`, strings.Join(first, ","), strings.Join(second, ","))
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := inputs.GraphSpec{Path: "../examples/mlp.json", Expert: file}
+	b, err := Baselines(context.Background(), BaselinesOptions{Graph: spec, Cluster: inputs.ClusterSpec{GPUs: 2}, Methods: []string{"single", "expert"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Reference != "expert" || b.Rows[1].Error != "" || b.Rows[1].StepTime <= 0 {
+		t.Fatalf("reference %q, expert row %+v", b.Reference, b.Rows[1])
+	}
+	e, err := Eval(context.Background(), EvalOptions{Graph: spec, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "expert"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (The table's expert row moves co-location groups together; eval
+	// takes the file as it is.)
+	if e.PerDevice[0].Ops != n/2 || e.PerDevice[1].Ops != n-n/2 {
+		t.Errorf("ops per device %+v, want %d and %d", e.PerDevice, n/2, n-n/2)
+	}
+	// A node placed twice is a one-line error naming the file.
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"fpgas":[{"nodes":[0]},{"nodes":[0]}]}`), 0o644)
+	_, err = Baselines(context.Background(), BaselinesOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json", Expert: bad}, Cluster: inputs.ClusterSpec{GPUs: 2}, Methods: []string{"expert"}})
+	if err == nil || !strings.Contains(err.Error(), "bad.json") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("bad expert file: %v", err)
+	}
+}

@@ -79,7 +79,18 @@ func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 	if err != nil {
 		return nil, err
 	}
-	return newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, backend)
+	// An expert file that does not fit the graph is the user's error.
+	var exp []int
+	if gs.Expert != "" {
+		if exp, err = inputs.ExpertFor(gs, g, c.Devices); err != nil {
+			return nil, err
+		}
+	}
+	p, err := newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, backend)
+	if err == nil && exp != nil {
+		p.Expert = exp
+	}
+	return p, err
 }
 
 // newProblemOn is newProblem for a resolved graph and cluster.

@@ -80,6 +80,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 	f.StringVar(&g.Path, "graph", "", "graph `FILE`")
 	f.StringVar(&g.Format, "format", "", fmt.Sprintf("graph file format: %s (default: detected)", strings.Join(inputs.Formats(), ", ")))
 	f.StringVar(&g.Workload, "workload", "", "a built-in workload `NAME` (placer workloads list)")
+	f.StringVar(&g.Expert, "expert", "", "the graph's expert placement, an msr-fiddle expert `FILE` ({\"fpgas\": ...}) or a decision file (default: the built-in workload's)")
 }
 
 // addClusterFlags binds --gpus, --hardware, --topology and --memory.
