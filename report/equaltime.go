@@ -231,3 +231,47 @@ func EqualTimePlot(b EqualTime) Plot {
 	}
 	return p
 }
+
+// EqualTimeBars draws the last budget's ratios as grouped bars: a group
+// per graph and one for the geometric mean, a bar per method, the
+// reference at 1.
+func EqualTimeBars(b EqualTime) BarPlot {
+	bi := len(b.Budgets) - 1
+	bp := BarPlot{YLabel: "step / reference (lower is better)", Ref: 1, RefName: "reference (best quick baseline)"}
+	if bi < 0 {
+		return bp
+	}
+	budget := b.Budgets[bi]
+	bp.Title = fmt.Sprintf("equal wall time, %s per method and graph", Seconds(budget))
+	for _, g := range b.Graphs {
+		bp.Groups = append(bp.Groups, g.Graph)
+	}
+	bp.Groups = append(bp.Groups, "geometric mean")
+	for _, m := range b.Methods {
+		se := BarSeries{Name: m}
+		for gi := range b.Graphs {
+			v := 0.0
+			if c := b.Graphs[gi].Cell(m, budget); c != nil && c.Ratio > 0 {
+				v = c.Ratio
+			}
+			se.Values = append(se.Values, v)
+		}
+		v := 0.0
+		if bi < len(b.Summary) {
+			v = b.Summary[bi].GeoMean[m]
+		}
+		se.Values = append(se.Values, v)
+		bp.Series = append(bp.Series, se)
+	}
+	return bp
+}
+
+// WriteEqualTimePlot plots b to path: each method's geometric mean
+// against the budget when there are several budgets (EqualTimePlot),
+// else grouped bars per graph (EqualTimeBars).
+func WriteEqualTimePlot(path string, b EqualTime) error {
+	if len(b.Budgets) > 1 {
+		return WritePlot(path, EqualTimePlot(b))
+	}
+	return WriteBarPlot(path, EqualTimeBars(b))
+}

@@ -78,7 +78,7 @@ it (Ctrl-C keeps what finished).`,
 			}
 			rep, err := jobs.EqualTime(cmd.Context(), o.EqualTimeOptions)
 			if err == nil && o.plot != "" {
-				if err = report.WritePlot(o.plot, report.EqualTimePlot(rep)); err == nil {
+				if err = report.WriteEqualTimePlot(o.plot, rep); err == nil {
 					fmt.Fprintf(s.Err, "plot written to %s\n", o.plot)
 				}
 			}
@@ -94,7 +94,7 @@ it (Ctrl-C keeps what finished).`,
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
-	f.StringVar(&o.plot, "plot", "", "plot each method's geometric mean against the budget to `FILE` (.png, .svg or .pdf)")
+	f.StringVar(&o.plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
