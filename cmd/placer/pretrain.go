@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/optimize"
@@ -42,13 +43,23 @@ func policyConfig(s string) (*policy.Config, error) {
 	}
 	data, err := os.ReadFile(s)
 	if err != nil {
-		return nil, fmt.Errorf("--policy: %q is neither default, small nor a readable file: %w", s, err)
+		if os.IsNotExist(err) && !strings.ContainsAny(s, "./") {
+			return nil, usagef("--policy %q: neither default, small nor a file", s)
+		}
+		return nil, fmt.Errorf("--policy: %w", err)
 	}
 	var c policy.Config
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("--policy: %s: %v", s, err)
+		return nil, fmt.Errorf("--policy: %w", graph.JSONError(s, data, err))
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("--policy: %s: unexpected data after the JSON object", s)
+	}
+	// The configuration is checked before any network is built.
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("--policy: %s: %w", s, err)
 	}
 	return &c, nil
 }

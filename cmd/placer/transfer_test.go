@@ -95,7 +95,7 @@ func TestTransferUsageErrors(t *testing.T) {
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--extra-gpus", "2", "--out", "m"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--extra-gpus", "four", "--out", "m"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--hold-out", "lstm"},
-		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--policy", "/nonexistent"},
+		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--policy", "nonexistent"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--tasks", "speed"},
 		{"infer", "--model", "m"},
 		{"infer", "--model", "m", "--graph", example, "--samples", "-2"},
