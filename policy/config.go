@@ -120,7 +120,7 @@ func (c *Config) approxParams() int64 {
 	attn := i(c.Layers) * (4*i(c.DModel)*i(c.Heads)*i(c.HeadDim) + 2*i(c.DModel)*i(c.Inner) + 4*i(c.DModel))
 	cond := 4 * i(c.CondDim) * (i(c.DModel) + i(c.SageDim) + 1)
 	levels := max(i(c.MaxDevices), i(c.PriorityLevels), i(c.FusionLevels))
-	heads := 3 * (i(c.DModel)+i(c.HeadHidden)+levels+1) * (i(c.HeadHidden) + levels)
+	heads := 3 * (i(c.DModel) + i(c.HeadHidden) + levels + 1) * (i(c.HeadHidden) + levels)
 	return 2 * (sage + attn + cond + heads + i(c.SageDim)*i(c.DModel)) // x2: headroom over terms left out, checked by TestConfigLimits
 }
 
