@@ -69,7 +69,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time}, Seed: o.Seed}
 	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
 	b.Rows = rows
-	if err != nil {
+	if err != nil && !interrupted(ctx, err) {
 		return b, err
 	}
 	b.Reference, b.RefStep = reference(ctx, p, names, results)

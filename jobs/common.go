@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -83,6 +84,12 @@ func runMethods(ctx context.Context, p *optimize.Problem, list []string, composi
 		}
 	}
 	return names, rows, results, nil
+}
+
+// interrupted reports whether err is ctx's cancellation (a signal), as
+// opposed to a failure.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // bestValid returns the best valid result of methods and its name; when

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/placer/placer/jobs"
@@ -13,6 +14,7 @@ import (
 type baselinesOptions struct {
 	jobs.BaselinesOptions
 	JSON    bool
+	quiet   bool
 	measure bool
 	repeats int
 }
@@ -62,8 +64,14 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 					return usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
 				}
 			}
-			o.Progress = s.Err
+			if !o.quiet {
+				o.Progress = s.Err
+			}
 			b, err := jobs.Baselines(cmd.Context(), o.BaselinesOptions)
+			s.kept = "no method finished yet, nothing printed"
+			if len(b.Rows) > 0 {
+				s.kept = fmt.Sprintf("the %d methods finished are in the table", len(b.Rows))
+			}
 			if len(b.Rows) > 0 {
 				var werr error
 				if o.JSON {
@@ -88,6 +96,7 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd

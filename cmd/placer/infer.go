@@ -84,6 +84,8 @@ func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 // write prints the report (table or JSON) and passes on a run's error;
 // a cancelled run still prints what it has.
 func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, method string) error {
+	have := rep.Result.Method != ""
+	s.kept = keptResult("best result", rep.Out, have)
 	return emit(s, o.JSON, rep, func() error {
 		if werr := report.WriteBaselines(s.Out, rep.Comparison); werr != nil {
 			return werr
@@ -99,7 +101,7 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 			fmt.Fprintf(s.Out, "result written to %s\n", rep.Out)
 		}
 		return nil
-	}, err)
+	}, err, !have)
 }
 
 // flags binds the flags infer and finetune share (and finetune's own).

@@ -126,7 +126,11 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 				defer bar.finish()
 			}
 			rep, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)
-			return emit(s, o.JSON, rep, func() error { return writePretrain(s, rep) }, err)
+			s.kept = "nothing trained yet, no model written"
+			if rep.Model != "" {
+				s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", rep.Model, rep.Model)
+			}
+			return emit(s, o.JSON, rep, func() error { return writePretrain(s, rep) }, err, rep.Model == "")
 		},
 	}
 	f := cmd.Flags()

@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/placer/placer/internal/earlysig"
 	"github.com/placer/placer/internal/fail"
 	"github.com/spf13/cobra"
 )
@@ -17,6 +16,10 @@ import (
 type streams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// kept says, for a run stopped by a signal, what it kept and where
+	// ("best result so far written to r.json", "nothing found yet, nothing
+	// written"); run adds it to the line saying the run was interrupted.
+	kept string
 }
 
 // commandFactories are the subcommands; each command file registers its
@@ -88,8 +91,7 @@ func markRunErrors(c *cobra.Command) {
 // cause, by the first SIGINT or SIGTERM; a second one exits at once.
 func signalContext(errw io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	ch := earlysig.C
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -106,7 +108,6 @@ func signalContext(errw io.Writer) (context.Context, func()) {
 		}
 	}()
 	return ctx, func() {
-		signal.Stop(ch)
 		close(done)
 		cancel(nil)
 	}
@@ -135,7 +136,11 @@ func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.W
 	interrupted := cause != nil && ctx.Err() != nil
 	switch {
 	case interrupted && (err == nil || isCanceled(err)):
-		fmt.Fprintf(errw, "placer: %s\n", fail.Line(cause))
+		msg := fail.Line(cause)
+		if s.kept != "" {
+			msg += "; " + s.kept
+		}
+		fmt.Fprintf(errw, "placer: %s\n", msg)
 	case err != nil:
 		fmt.Fprintf(errw, "placer: %s\n", fail.Line(err))
 	}

@@ -73,7 +73,9 @@ search statistics, the seed and the learning curve; 'placer eval
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
-			return emit(s, o.JSON, rep, func() error { return writeSearch(s, rep) }, err)
+			have := rep.Result.Method != ""
+			s.kept = keptResult("best result", rep.Out, have)
+			return emit(s, o.JSON, rep, func() error { return writeSearch(s, rep) }, err, !have)
 		},
 	}
 	f := cmd.Flags()
