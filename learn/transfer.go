@@ -16,6 +16,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
@@ -202,7 +203,7 @@ func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file: %v", sp, err)
+		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file: %v", sp, graph.JSONError("state", js, err))
 	}
 	if c.Format != CheckpointFormat {
 		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file (format %q)", sp, c.Format)
