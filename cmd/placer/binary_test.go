@@ -36,6 +36,12 @@ func placerBinary(t *testing.T) string {
 		t.Skip("builds and runs the binary")
 	}
 	binOnce.Do(func() {
+		// PLACER_TEST_BINARY runs the tests on another build (to measure
+		// an older one against them).
+		if p := os.Getenv("PLACER_TEST_BINARY"); p != "" {
+			binPath = p
+			return
+		}
 		binDir, binErr = os.MkdirTemp("", "placer-bin-")
 		if binErr != nil {
 			return

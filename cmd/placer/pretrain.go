@@ -54,8 +54,8 @@ func policyConfig(s string) (*policy.Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("--policy: %w", graph.JSONError(s, data, err))
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("--policy: %s: unexpected data after the JSON object", s)
+	if err := graph.CheckEnd(s, data, dec); err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
 	}
 	// The configuration is checked before any network is built.
 	if err := c.Check(); err != nil {
