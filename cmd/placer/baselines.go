@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
@@ -15,6 +17,7 @@ type baselinesOptions struct {
 	jobs.BaselinesOptions
 	JSON    bool
 	quiet   bool
+	out     string
 	measure bool
 	repeats int
 }
@@ -79,6 +82,9 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 				} else {
 					werr = report.WriteBaselines(s.Out, b)
 				}
+				if o.out != "" && werr == nil {
+					werr = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, b) })
+				}
 				if err == nil {
 					err = werr
 				}
@@ -97,6 +103,7 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
 	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd

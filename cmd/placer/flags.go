@@ -144,3 +144,12 @@ func fmtNum(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
+
+// addOut binds -o/--out, the main output file of every command, to p;
+// --output, its old spelling on some commands, is kept as a hidden alias.
+func addOut(cmd *cobra.Command, p *string, usage string) {
+	f := cmd.Flags()
+	f.StringVarP(p, "out", "o", "", usage)
+	f.StringVar(p, "output", "", usage)
+	_ = f.MarkHidden("output")
+}

@@ -90,7 +90,7 @@ built with 'make cuda' (bin/placer-cuda).`,
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.GPU, "gpu", 0, "CUDA ordinal of the GPU to measure")
-	f.StringVar(&o.Out, "out", "", "write the calibrated profile to `FILE` (default: stdout, with the fit table on stderr)")
+	f.StringVarP(&o.Out, "out", "o", "", "write the calibrated profile to `FILE` (default: stdout, with the fit table on stderr)")
 	f.StringVar(&o.Hardware, "hardware", "", "preset `NAME` or profile FILE to calibrate (default: the GPU's preset)")
 	f.BoolVar(&o.JSON, "json", false, "print the fits as JSON")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes and repeats")

@@ -95,8 +95,13 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 		if model == "" {
 			model = "the default model"
 		}
-		fmt.Fprintf(s.Out, "%s: %s, %d steps, %d evaluations in %s (%s); reference %s (%s)\n",
-			method, model, r.Steps, r.Evaluations, report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+		if method == "go-zero-shot" { // one forward pass: no steps, nothing converged
+			fmt.Fprintf(s.Out, "%s: %s, one forward pass, %s in %s; reference %s (%s)\n",
+				method, model, plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Reference, report.Seconds(r.RefStep))
+		} else {
+			fmt.Fprintf(s.Out, "%s: %s, %s, %s in %s (%s); reference %s (%s)\n",
+				method, model, plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+		}
 		if rep.Out != "" {
 			fmt.Fprintf(s.Out, "result written to %s\n", rep.Out)
 		}

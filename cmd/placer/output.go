@@ -36,6 +36,14 @@ func (l *lazyBar) finish() {
 	}
 }
 
+// plural is "1 step", "2 steps".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // keptResult is streams.kept for a run that writes a result file.
 func keptResult(what, out string, have bool) string {
 	switch {
