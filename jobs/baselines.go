@@ -125,6 +125,25 @@ func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem
 		row.EvalsPerSecond = float64(res.Stats.Evaluations) / sec
 	}
 	row.Status = res.Stats.Status.String()
+	row.Rest = restOf(res.Decision, p)
+}
+
+// restOf names a decision's non-placement parts for the table: fifo or
+// own scheduling, none, default (TensorFlow's XLA-like) or own fusion.
+func restOf(d decision.Decision, p *optimize.Problem) string {
+	sched := "fifo"
+	if d.Priority != nil {
+		sched = "own"
+	}
+	fusion := "none"
+	switch {
+	case d.Fusion == nil:
+	case slices.Equal(d.Fusion, decision.TopologicalFusion(p.Graph)):
+		fusion = "default"
+	default:
+		fusion = "own"
+	}
+	return sched + ", " + fusion
 }
 
 // reference picks the method speed-ups are measured against: expert when

@@ -65,7 +65,16 @@ func runMethods(ctx context.Context, p *optimize.Problem, list []string, composi
 		return res, nil
 	}
 	for _, name := range list {
-		if _, err := add(p, name, name); err != nil {
+		q := p
+		if name == "expert" && p.Base.Fusion == nil {
+			// The expert row means one thing everywhere (eval, baselines,
+			// search): the expert placement with TensorFlow's defaults for
+			// the rest, FIFO scheduling and XLA-like default fusion.
+			e := *p
+			setBase(&e)
+			q = &e
+		}
+		if _, err := add(q, name, name); err != nil {
 			return names, rows, results, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -45,6 +46,13 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	}
 	defer p.Close()
 	g, c := p.Graph, p.cluster
+	// "expert" means one thing in every command: the expert placement with
+	// TensorFlow's defaults for the rest (FIFO scheduling, XLA-like
+	// default fusion), the tables' expert row (baseline.Expert on the
+	// problem's Base). An explicit --fusion still wins.
+	if p := strings.ToLower(o.Placement); (p == "expert" || p == "human") && o.Fusion == "" {
+		o.Fusion = "default"
+	}
 	d, err := inputs.Decision(o.Placement, o.Schedule, o.Fusion, g, c.Devices)
 	if err != nil {
 		return report.Eval{}, err
