@@ -66,7 +66,13 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	defer pp.Close()
 	p := pp.Problem
 	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
-	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time}, Seed: o.Seed}
+	evals := o.Budget
+	if evals == 0 && o.Time > 0 {
+		// --time is a per-method limit on top of the evaluation budget,
+		// not instead of it: a 6 s limit took 4 minutes without this.
+		evals = optimize.DefaultEvaluations
+	}
+	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: evals, Time: o.Time}, Seed: o.Seed}
 	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
 	b.Rows = rows
 	if err != nil && !interrupted(ctx, err) {
