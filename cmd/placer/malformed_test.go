@@ -138,7 +138,7 @@ func malformedCases(t *testing.T, dir string) []malformedCase {
 	}), "64 PiB")
 	for name, f := range map[string]func(g map[string]any){
 		"newline in graph name": func(g map[string]any) { g["name"] = "a\nb" },
-		"tab in op name":        func(g map[string]any) { op(g, 0)["name"] = "x\ty" },
+		"tab in graph name":     func(g map[string]any) { g["name"] = "x\ty" },
 		"empty op name":         func(g map[string]any) { op(g, 0)["name"] = "" },
 		"long op name":          func(g map[string]any) { op(g, 0)["name"] = strings.Repeat("a", 5000) },
 		"duplicate op name":     func(g map[string]any) { op(g, 1)["name"] = "x" },
