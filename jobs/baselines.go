@@ -155,14 +155,21 @@ func restOf(d decision.Decision, p *optimize.Problem) string {
 // reference picks the method speed-ups are measured against: expert when
 // it ran, else single (evaluated here if it was not among the methods).
 func reference(ctx context.Context, p *optimize.Problem, methods []string, results []*optimize.Result) (string, float64) {
+	// A reference that runs out of memory measures nothing: skip it.
 	for _, want := range []string{"expert", "single"} {
-		if i := slices.Index(methods, want); i >= 0 && results[i] != nil {
+		if i := slices.Index(methods, want); i >= 0 && results[i] != nil && results[i].Eval.Valid() {
 			return want, results[i].Eval.StepTime
 		}
+	}
+	if name, best := bestValid(methods, results); best != nil {
+		return name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))
 	if err != nil {
 		return "single", 0
+	}
+	if !r.Valid() {
+		return "single (out of memory: no decision fits)", r.StepTime
 	}
 	return "single", r.StepTime
 }

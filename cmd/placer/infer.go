@@ -91,6 +91,7 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 			return werr
 		}
 		r := rep.Result
+		warnOOM(s, r.OOM)
 		model := o.Model
 		if model == "" {
 			model = "the default model"

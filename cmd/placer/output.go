@@ -36,6 +36,14 @@ func (l *lazyBar) finish() {
 	}
 }
 
+// warnOOM says plainly, before a result's summary, when the best decision
+// found does not fit in device memory.
+func warnOOM(s *streams, oom bool) {
+	if oom {
+		fmt.Fprintln(s.Out, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
+	}
+}
+
 // plural is "1 step", "2 steps".
 func plural(n int, what string) string {
 	if n == 1 {

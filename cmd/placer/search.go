@@ -106,6 +106,7 @@ func writeSearch(s *streams, rep jobs.SearchReport) error {
 		return err
 	}
 	r := rep.Result
+	warnOOM(s, r.OOM)
 	fmt.Fprintf(s.Out, "go: %s, %s in %s (%s); reward reference %s (%s)\n",
 		plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
 	for _, f := range []struct{ what, path string }{{"result", rep.Out}, {"trace", rep.Trace}, {"plot", rep.Plot}} {
