@@ -14,8 +14,8 @@ import (
 // .json profile), topologies, methods, graph formats and file kinds.
 func addCompletions(c *cobra.Command) {
 	fixed := func(vals ...string) cobra.CompletionFunc {
-		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return vals, cobra.ShellCompDirectiveNoFileComp
+		return func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return withPrefix(vals, typed), cobra.ShellCompDirectiveNoFileComp
 		}
 	}
 	files := func(ext ...string) cobra.CompletionFunc {
@@ -26,8 +26,8 @@ func addCompletions(c *cobra.Command) {
 			return ext, cobra.ShellCompDirectiveFilterFileExt
 		}
 	}
-	presetsOrFile := func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return roofline.Presets(), cobra.ShellCompDirectiveDefault // presets, then files
+	presetsOrFile := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return withPrefix(roofline.Presets(), typed), cobra.ShellCompDirectiveDefault // presets, then files
 	}
 	methodList := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		// Complete the last element of a comma-separated list.
@@ -39,7 +39,7 @@ func addCompletions(c *cobra.Command) {
 		for _, m := range methods.Names() {
 			out = append(out, prefix+m)
 		}
-		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		return withPrefix(out, typed), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 	byFlag := map[string]cobra.CompletionFunc{
 		"workload":  fixed(workloads.Names()...),
@@ -73,4 +73,15 @@ func addCompletions(c *cobra.Command) {
 		}
 	}
 	walk(c)
+}
+
+// withPrefix keeps the values that start with typed.
+func withPrefix(vals []string, typed string) []string {
+	var out []string
+	for _, v := range vals {
+		if strings.HasPrefix(v, typed) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
