@@ -44,6 +44,15 @@ func warnOOM(s *streams, oom bool) {
 	}
 }
 
+// progressTo is where a command's progress goes: stderr, or nowhere with
+// -q.
+func progressTo(s *streams, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return s.Err
+}
+
 // plural is "1 step", "2 steps".
 func plural(n int, what string) string {
 	if n == 1 {
