@@ -74,7 +74,36 @@ func (d Decision) Validate(g *graph.Graph, devices int) error {
 			return &Error{Field: "device", Op: g.Op(i).Name, Msg: fmt.Sprintf("device %d does not exist (cluster has devices 0..%d)", dev, devices-1)}
 		}
 	}
-	return d.validateLengths(g, devices)
+	if err := d.validateLengths(g, devices); err != nil {
+		return err
+	}
+	return d.validateRanges(g)
+}
+
+// MaxPriority bounds scheduling, fusion and transfer priorities (either
+// sign), so that the spans the simulator computes (hi - lo + 1) cannot
+// overflow. Validate checks it; the simulator's hot path does not.
+const MaxPriority = 1 << 40
+
+// validateRanges checks every priority against MaxPriority.
+func (d Decision) validateRanges(g *graph.Graph) error {
+	for _, f := range []struct {
+		name string
+		v    []int
+	}{{"priority", d.Priority}, {"fusion", d.Fusion}, {"transfer", d.Transfer}} {
+		for i, p := range f.v {
+			if p > MaxPriority || p < -MaxPriority {
+				e := &Error{Field: f.name, Msg: fmt.Sprintf("%d is outside [-2^40, 2^40]", p)}
+				if f.name != "transfer" {
+					e.Op = g.Op(i).Name
+				} else {
+					e.Msg = fmt.Sprintf("entry %d: %s", i, e.Msg)
+				}
+				return e
+			}
+		}
+	}
+	return nil
 }
 
 // ValidateShape is Validate less the check that every op's device exists:

@@ -19,21 +19,24 @@ const (
 // File is a decision as stored on disk, with the graph and cluster it was
 // made for, so that a mismatch is caught when it is read back.
 type File struct {
-	Format   string `json:"format"`
-	Version  int    `json:"version"`
-	Graph    string `json:"graph"`   // graph name
-	Ops      int    `json:"ops"`     // number of ops of that graph
-	Devices  int    `json:"devices"` // devices in the cluster
-	Device   []int  `json:"device"`
-	Priority []int  `json:"priority,omitempty"`
-	Fusion   []int  `json:"fusion,omitempty"`
-	Transfer []int  `json:"transfer,omitempty"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Graph   string `json:"graph"` // graph name
+	// GraphSHA256 is graph.Hash of the graph the decision was made for;
+	// files written before it was recorded have none.
+	GraphSHA256 string `json:"graph_sha256,omitempty"`
+	Ops         int    `json:"ops"`     // number of ops of that graph
+	Devices     int    `json:"devices"` // devices in the cluster
+	Device      []int  `json:"device"`
+	Priority    []int  `json:"priority,omitempty"`
+	Fusion      []int  `json:"fusion,omitempty"`
+	Transfer    []int  `json:"transfer,omitempty"`
 }
 
 // NewFile wraps d for writing.
 func NewFile(g *graph.Graph, devices int, d Decision) File {
 	return File{
-		Format: FormatName, Version: FormatVersion, Graph: g.Name(), Ops: g.NumOps(), Devices: devices,
+		Format: FormatName, Version: FormatVersion, Graph: g.Name(), GraphSHA256: graph.Hash(g), Ops: g.NumOps(), Devices: devices,
 		Device: d.Device, Priority: d.Priority, Fusion: d.Fusion, Transfer: d.Transfer,
 	}
 }
@@ -69,6 +72,9 @@ func Decode(data []byte) (File, error) {
 	if err := dec.Decode(&f); err != nil {
 		return File{}, graph.JSONError("decision", data, err)
 	}
+	if err := graph.CheckEnd("decision", data, dec); err != nil {
+		return File{}, err
+	}
 	if f.Format != FormatName {
 		return File{}, fmt.Errorf("decision: format is %q, want %q (is this a placer decision or result file?)", f.Format, FormatName)
 	}
@@ -83,6 +89,11 @@ func Decode(data []byte) (File, error) {
 func (f File) Check(g *graph.Graph, devices int) error {
 	if f.Ops != g.NumOps() {
 		return fmt.Errorf("decision: made for graph %q with %d ops, this graph %q has %d ops", f.Graph, f.Ops, g.Name(), g.NumOps())
+	}
+	if f.GraphSHA256 != "" {
+		if h := graph.Hash(g); h != f.GraphSHA256 {
+			return fmt.Errorf("decision: made for graph %q (sha256 %.12s), not this graph %q (sha256 %.12s)", f.Graph, f.GraphSHA256, g.Name(), h)
+		}
 	}
 	if f.Devices != devices {
 		return fmt.Errorf("decision: made for %d devices, the cluster has %d (use --gpus %d)", f.Devices, devices, f.Devices)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode"
 
 	"github.com/placer/placer/internal/heap"
 )
@@ -187,19 +188,17 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("graph: ")
+	parts := []string{"graph"}
 	switch {
 	case e.Op != "":
-		fmt.Fprintf(&b, "op %q", e.Op)
+		parts = append(parts, fmt.Sprintf("op %q", e.Op))
 	case e.Tensor >= 0:
-		fmt.Fprintf(&b, "tensor %d", e.Tensor)
+		parts = append(parts, fmt.Sprintf("tensor %d", e.Tensor))
 	}
 	if e.Field != "" {
-		fmt.Fprintf(&b, ": %s", e.Field)
+		parts = append(parts, e.Field)
 	}
-	fmt.Fprintf(&b, ": %s", e.Msg)
-	return b.String()
+	return strings.Join(append(parts, e.Msg), ": ")
 }
 
 // CycleError reports a dependency cycle; Ops names the ops on it in order.
@@ -236,15 +235,59 @@ func BadNumber(x float64) string {
 	return ""
 }
 
+// The ranges a graph's numbers must lie in (docs/inputs.md), so that no
+// sum or product downstream (peak memory, bytes moved over up to 64
+// devices, step times) can overflow int64 or reach Inf: every byte count
+// at most MaxBytes, all of a graph's byte counts together at most
+// MaxTotalBytes (x 64 devices < 2^63), op and transfer times at most
+// MaxTime, FLOPs at most MaxFLOPs, at most MaxOps ops and tensors.
+const (
+	MaxBytes      = int64(1) << 50 // 1 PiB
+	MaxTotalBytes = int64(1) << 56 // 64 PiB
+	MaxTime       = 1e10           // seconds (2^53 us, the most a CostGraphDef holds exactly, is 9.0e9 s)
+	MaxFLOPs      = 1e21
+	MaxOps        = 1 << 26
+	MaxNameLen    = 4096
+)
+
+// badName says what is wrong with a graph name ("" when nothing):
+// too long, or holding a control character (a newline would split a
+// report's lines).
+func badName(s string) string {
+	if len(s) > MaxNameLen {
+		return fmt.Sprintf("longer than %d bytes", MaxNameLen)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("holds the control character %q", r)
+		}
+	}
+	return ""
+}
+
 func (g *Graph) validate() error {
 	if len(g.ops) == 0 {
 		return ErrEmpty
 	}
+	if s := badName(g.name); s != "" {
+		return &Error{Tensor: -1, Field: "name", Msg: "graph name " + s}
+	}
+	if len(g.ops) > MaxOps || len(g.tensors) > MaxOps || len(g.control) > MaxOps {
+		return &Error{Tensor: -1, Msg: fmt.Sprintf("%d ops, %d tensors, %d control edges: at most %d of each", len(g.ops), len(g.tensors), len(g.control), MaxOps)}
+	}
 	n := len(g.ops)
+	var total int64 // all byte counts together; each <= MaxBytes, so no overflow before the check
+	addTotal := func(b int64) bool {
+		total += b
+		return total <= MaxTotalBytes
+	}
 	for i := range g.ops {
 		op := &g.ops[i]
 		if op.Name == "" {
 			return &Error{Op: fmt.Sprintf("#%d", i), Tensor: -1, Field: "name", Msg: "empty"}
+		}
+		if len(op.Name) > MaxNameLen {
+			return &Error{Op: fmt.Sprintf("#%d", i), Tensor: -1, Field: "name", Msg: fmt.Sprintf("longer than %d bytes", MaxNameLen)}
 		}
 		if int(op.Class) >= NumClasses {
 			return &Error{Op: op.Name, Tensor: -1, Field: "class", Msg: "out of range"}
@@ -263,6 +306,28 @@ func (g *Graph) validate() error {
 				return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: s}
 			}
 		}
+		if op.FLOPs > MaxFLOPs {
+			return &Error{Op: op.Name, Tensor: -1, Field: "flops", Msg: fmt.Sprintf("%g is above the largest allowed, %g", op.FLOPs, MaxFLOPs)}
+		}
+		if op.Time > MaxTime {
+			return &Error{Op: op.Name, Tensor: -1, Field: "time_s", Msg: fmt.Sprintf("%g s is above the largest allowed, %g s", op.Time, MaxTime)}
+		}
+		for _, f := range []struct {
+			name string
+			v    int64
+		}{{"bytes_read", op.BytesRead}, {"bytes_written", op.BytesWritten}, {"param_bytes", op.ParamBytes}, {"temp_bytes", op.TempBytes}} {
+			if f.v > MaxBytes {
+				return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: fmt.Sprintf("%d is above the largest allowed, %d (1 PiB)", f.v, MaxBytes)}
+			}
+			if !addTotal(f.v) {
+				return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: fmt.Sprintf("the graph's byte counts add up to more than %d (64 PiB)", MaxTotalBytes)}
+			}
+		}
+		for _, d := range op.Shape {
+			if d > 1<<40 {
+				return &Error{Op: op.Name, Tensor: -1, Field: "shape", Msg: fmt.Sprintf("dimension %d is above 2^40", d)}
+			}
+		}
 		for _, d := range op.Shape {
 			if d < 0 {
 				return &Error{Op: op.Name, Tensor: -1, Field: "shape", Msg: fmt.Sprintf("negative dimension %d", d)}
@@ -277,8 +342,17 @@ func (g *Graph) validate() error {
 		if ts.Bytes < 0 {
 			return &Error{Tensor: t, Field: "bytes", Msg: "is negative"}
 		}
+		if ts.Bytes > MaxBytes {
+			return &Error{Tensor: t, Field: "bytes", Msg: fmt.Sprintf("%d is above the largest allowed, %d (1 PiB)", ts.Bytes, MaxBytes)}
+		}
+		if !addTotal(ts.Bytes) {
+			return &Error{Tensor: t, Field: "bytes", Msg: fmt.Sprintf("the graph's byte counts add up to more than %d (64 PiB)", MaxTotalBytes)}
+		}
 		if s := BadNumber(ts.TransferTime); s != "" {
 			return &Error{Tensor: t, Field: "transfer_s", Msg: s}
+		}
+		if ts.TransferTime > MaxTime {
+			return &Error{Tensor: t, Field: "transfer_s", Msg: fmt.Sprintf("%g s is above the largest allowed, %g s", ts.TransferTime, MaxTime)}
 		}
 		for j, c := range ts.Consumers {
 			if c < 0 || c >= n {

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,6 +111,9 @@ func Decode(data []byte) (*Graph, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, JSONError("graph", data, err)
+	}
+	if err := CheckEnd("graph", data, dec); err != nil {
+		return nil, err
 	}
 	if f.Format != FormatName {
 		return nil, fmt.Errorf("graph: format is %q, want %q (is this a placer graph file?)", f.Format, FormatName)
@@ -231,4 +236,26 @@ func lineCol(data []byte, off int64) (line, col int) {
 		}
 	}
 	return line, col
+}
+
+// CheckEnd reports data left after the one JSON value dec has read from
+// data (trailing garbage, a second object): what names the file kind.
+func CheckEnd(what string, data []byte, dec *json.Decoder) error {
+	off := dec.InputOffset()
+	rest := bytes.TrimSpace(data[min(int(off), len(data)):])
+	if len(rest) == 0 {
+		return nil
+	}
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	return fmt.Errorf("%s: unexpected data after the JSON value at line %d (byte %d): %.20q", what, line, off, rest)
+}
+
+// Hash is the hex SHA-256 of g's native encoding (Write): what decision
+// and result files record to tell the graph they were made for.
+func Hash(g *Graph) string {
+	h := sha256.New()
+	if err := Write(h, g); err != nil {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -86,19 +88,25 @@ func Formats() []string {
 func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	switch {
 	case spec.Path != "" && spec.Workload != "":
-		return nil, Meta{}, fmt.Errorf("give either a graph file or a workload, not both")
+		return nil, Meta{}, fail.Usagef("give either --graph FILE or --workload NAME, not both")
 	case spec.Workload != "":
+		if _, ok := workloads.Lookup(spec.Workload); !ok {
+			return nil, Meta{}, fail.Usagef("--workload %q: unknown workload (placer workloads list)", spec.Workload)
+		}
 		g, err := workloads.Build(spec.Workload)
 		return g, Meta{}, err
 	case spec.Path == "":
-		return nil, Meta{}, fmt.Errorf("no graph: give --graph FILE or --workload NAME")
+		return nil, Meta{}, fail.Usagef("no graph: give --graph FILE or --workload NAME")
+	}
+	format := strings.ToLower(spec.Format)
+	if _, ok := importers[format]; format != "" && !ok {
+		return nil, Meta{}, fail.Usagef("--format %q: unknown graph format (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
 	}
 	data, err := os.ReadFile(spec.Path)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("graph: %w", err)
 	}
 	name := strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
-	format := strings.ToLower(spec.Format)
 	if format == "" {
 		for _, f := range detectOrder {
 			if importers[f].Detect(data, spec.Path) {
@@ -135,6 +143,18 @@ func Cluster(spec ClusterSpec, meta Meta) (*roofline.Cluster, error) {
 	hwName := spec.Hardware
 	if hwName == "" {
 		hwName = roofline.DefaultHardware
+	}
+	if spec.GPUs < 0 || spec.GPUs > MaxGPUs {
+		return nil, fail.Usagef("--gpus %d: out of range [1, %d]", spec.GPUs, MaxGPUs)
+	}
+	if spec.Memory < 0 || spec.Memory > MaxMemory {
+		return nil, fail.Usagef("--memory %d: out of range [1, %d]", spec.Memory, MaxMemory)
+	}
+	if t := strings.ToLower(spec.Topology); t != "" && !slices.Contains(roofline.Topologies, t) {
+		return nil, fail.Usagef("--topology %q: unknown topology (want one of %s)", spec.Topology, strings.Join(roofline.Topologies, ", "))
+	}
+	if _, err := roofline.Preset(hwName); err != nil && !isFileName(hwName) {
+		return nil, fail.Usagef("--hardware %q: not a preset (%s) nor a profile file", hwName, strings.Join(roofline.Presets(), ", "))
 	}
 	h, err := roofline.LoadHardware(hwName)
 	if err != nil {
@@ -203,6 +223,21 @@ func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {
 		return ids, err
 	}
 	return nil, nil
+}
+
+// MaxGPUs and MaxMemory are the largest --gpus and --memory (docs/inputs.md).
+const (
+	MaxGPUs   = 64
+	MaxMemory = int64(1) << 50
+)
+
+// isFileName reports whether s names a file: one that exists, or a path
+// ending in .json.
+func isFileName(s string) bool {
+	if _, err := os.Stat(s); err == nil {
+		return true
+	}
+	return strings.HasSuffix(strings.ToLower(s), ".json") || strings.ContainsRune(s, os.PathSeparator)
 }
 
 // Expert returns the human expert's placement of g on devices devices,
@@ -278,7 +313,7 @@ func readDecisionFile(path string, g *graph.Graph, devices int) (decision.File, 
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if os.IsNotExist(err) && !strings.ContainsAny(path, "./") {
-			return decision.File{}, fmt.Errorf("%q is neither a known strategy nor a file", path)
+			return decision.File{}, fail.Usagef("%q is neither a known strategy nor a file", path)
 		}
 		return decision.File{}, err
 	}

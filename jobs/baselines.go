@@ -17,6 +17,10 @@ import (
 	"github.com/placer/placer/report"
 )
 
+// noExpert is the expert row's note on a graph without an expert
+// placement (an imported or synthetic graph): not a failure.
+const noExpert = "no expert placement for this graph"
+
 // DefaultBaselines are the methods `placer baselines` compares when none
 // are named, in table order (methods.Compared).
 var DefaultBaselines = methods.Compared()
@@ -66,10 +70,16 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	defer pp.Close()
 	p := pp.Problem
 	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
-	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time}, Seed: o.Seed}
+	evals := o.Budget
+	if evals == 0 && o.Time > 0 {
+		// --time is a per-method limit on top of the evaluation budget,
+		// not instead of it: a 6 s limit took 4 minutes without this.
+		evals = optimize.DefaultEvaluations
+	}
+	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: evals, Time: o.Time}, Seed: o.Seed}
 	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
 	b.Rows = rows
-	if err != nil {
+	if err != nil && !interrupted(ctx, err) {
 		return b, err
 	}
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
@@ -98,7 +108,7 @@ func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimiz
 		}
 		row.Error = strings.TrimPrefix(err.Error(), name+": ")
 		if errors.Is(err, baseline.ErrNoExpert) {
-			row.Error = "no expert placement for this graph"
+			row.Error = noExpert
 		}
 		return row, nil, nil
 	}
@@ -125,19 +135,45 @@ func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem
 		row.EvalsPerSecond = float64(res.Stats.Evaluations) / sec
 	}
 	row.Status = res.Stats.Status.String()
+	row.Rest = restOf(res.Decision, p)
+}
+
+// restOf names a decision's non-placement parts for the table: fifo or
+// own scheduling, none, default (TensorFlow's XLA-like) or own fusion.
+func restOf(d decision.Decision, p *optimize.Problem) string {
+	sched := "fifo"
+	if d.Priority != nil {
+		sched = "own"
+	}
+	fusion := "none"
+	switch {
+	case d.Fusion == nil:
+	case slices.Equal(d.Fusion, decision.TopologicalFusion(p.Graph)):
+		fusion = "default"
+	default:
+		fusion = "own"
+	}
+	return sched + ", " + fusion
 }
 
 // reference picks the method speed-ups are measured against: expert when
 // it ran, else single (evaluated here if it was not among the methods).
 func reference(ctx context.Context, p *optimize.Problem, methods []string, results []*optimize.Result) (string, float64) {
+	// A reference that runs out of memory measures nothing: skip it.
 	for _, want := range []string{"expert", "single"} {
-		if i := slices.Index(methods, want); i >= 0 && results[i] != nil {
+		if i := slices.Index(methods, want); i >= 0 && results[i] != nil && results[i].Eval.Valid() {
 			return want, results[i].Eval.StepTime
 		}
+	}
+	if name, best := bestValid(methods, results); best != nil {
+		return name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))
 	if err != nil {
 		return "single", 0
+	}
+	if !r.Valid() {
+		return "single (out of memory: no decision fits)", r.StepTime
 	}
 	return "single", r.StepTime
 }
@@ -145,6 +181,10 @@ func reference(ctx context.Context, p *optimize.Problem, methods []string, resul
 // progress writes one line about a finished method.
 func progress(w io.Writer, r report.BaselinesRow) {
 	if w == nil {
+		return
+	}
+	if r.Error == noExpert { // an imported graph has none: not a failure
+		fmt.Fprintf(w, "baselines: %-12s none: %s\n", r.Method, r.Error)
 		return
 	}
 	if r.Error != "" {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -64,7 +65,16 @@ func runMethods(ctx context.Context, p *optimize.Problem, list []string, composi
 		return res, nil
 	}
 	for _, name := range list {
-		if _, err := add(p, name, name); err != nil {
+		q := p
+		if name == "expert" && p.Base.Fusion == nil {
+			// The expert row means one thing everywhere (eval, baselines,
+			// search): the expert placement with TensorFlow's defaults for
+			// the rest, FIFO scheduling and XLA-like default fusion.
+			e := *p
+			setBase(&e)
+			q = &e
+		}
+		if _, err := add(q, name, name); err != nil {
 			return names, rows, results, err
 		}
 	}
@@ -83,6 +93,12 @@ func runMethods(ctx context.Context, p *optimize.Problem, list []string, composi
 		}
 	}
 	return names, rows, results, nil
+}
+
+// interrupted reports whether err is ctx's cancellation (a signal), as
+// opposed to a failure.
+func interrupted(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 // bestValid returns the best valid result of methods and its name; when

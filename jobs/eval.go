@@ -46,6 +46,14 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	}
 	defer p.Close()
 	g, c := p.Graph, p.cluster
+	// "expert" means one thing in every command: the expert placement with
+	// TensorFlow's defaults for the rest (FIFO scheduling, XLA-like
+	// default fusion), the tables' expert row (baseline.Expert on the
+	// problem's Base). An explicit --fusion still wins. With --expert FILE
+	// the placement is the file's.
+	if p := strings.ToLower(o.Placement); (p == "expert" || p == "human") && o.Fusion == "" {
+		o.Fusion = "default"
+	}
 	placement := o.Placement
 	fromExpertFile := o.Graph.Expert != "" && strings.EqualFold(placement, "expert")
 	if fromExpertFile {

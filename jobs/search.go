@@ -84,9 +84,12 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		refs = SearchReferenceMethods
 	}
 	names, rows, results, err := runReferences(ctx, pp, refs, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
-	if err != nil {
+	if err != nil && !interrupted(ctx, err) {
 		return SearchReport{}, err
 	}
+	// Stopped while the baselines ran: the search below, on a cancelled
+	// context, still evaluates its reference (the best baseline finished,
+	// else TensorFlow's defaults) and returns it, so a result is written.
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	// The reward's reference: the best valid baseline.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
@@ -140,15 +141,29 @@ type Checkpoint struct {
 	Warmup  int      `json:"warmup"`
 	// PolicySHA256 is the hash of the policy file the state belongs to.
 	PolicySHA256 string `json:"policy_sha256"`
+	// Policy is the policy file itself (base64 in the JSON), so that the
+	// state file alone is the checkpoint: written in one rename, it can
+	// never name a policy that is not there. Absent in checkpoints written
+	// before it was added, which still load from the policy file.
+	Policy []byte `json:"policy,omitempty"`
 }
 
 // CheckpointState is the path of the state file of the checkpoint whose
 // policy file is path.
 func CheckpointState(path string) string { return path + ".state.json" }
 
-// SaveCheckpoint writes pol to path and c (with the policy's hash) to
-// CheckpointState(path), each atomically: the policy first, so that a
-// state file never names a policy that is not there.
+// checkpointPause, read from PLACER_TEST_CHECKPOINT_PAUSE (a duration),
+// holds SaveCheckpoint between its two files, where the crash-safety test
+// (cmd/placer TestPretrainSurvivesSIGKILL) kills pretraining.
+var checkpointPause, _ = time.ParseDuration(os.Getenv("PLACER_TEST_CHECKPOINT_PAUSE"))
+
+// SaveCheckpoint writes the checkpoint as one atomic unit: the state file
+// CheckpointState(path), holding c and the policy itself, in one rename;
+// then the policy alone to path (what infer and finetune read). A kill at
+// any moment leaves either the previous checkpoint or this one whole in
+// the state file (the policy file may then lag one checkpoint behind;
+// LoadCheckpoint reads the state's own copy). Temporary files a killed
+// writer left beside the two files are removed.
 func SaveCheckpoint(path string, pol *policy.Policy, c Checkpoint) error {
 	var buf bytes.Buffer
 	if _, err := pol.WriteTo(&buf); err != nil {
@@ -156,14 +171,23 @@ func SaveCheckpoint(path string, pol *policy.Policy, c Checkpoint) error {
 	}
 	sum := sha256.Sum256(buf.Bytes())
 	c.Format, c.Version, c.PolicySHA256 = CheckpointFormat, CheckpointVersion, hex.EncodeToString(sum[:])
-	if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(&c, "", "  ")
+	c.Policy = buf.Bytes()
+	js, err := json.Marshal(&c)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(CheckpointState(path), append(js, '\n'))
+	if err := atomicfile.WriteBytes(CheckpointState(path), append(js, '\n')); err != nil {
+		return err
+	}
+	if checkpointPause > 0 {
+		time.Sleep(checkpointPause)
+	}
+	if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
+		return err
+	}
+	atomicfile.RemoveStale(path)
+	atomicfile.RemoveStale(CheckpointState(path))
+	return nil
 }
 
 // LoadCheckpoint reads a checkpoint written by SaveCheckpoint. A missing,
@@ -171,10 +195,6 @@ func SaveCheckpoint(path string, pol *policy.Policy, c Checkpoint) error {
 // error.
 func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	var c Checkpoint
-	pol, err := policy.Load(path)
-	if err != nil {
-		return nil, c, err
-	}
 	sp := CheckpointState(path)
 	js, err := os.ReadFile(sp)
 	if err != nil {
@@ -183,7 +203,7 @@ func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	dec := json.NewDecoder(bytes.NewReader(js))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file: %v", sp, err)
+		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file: %v", sp, graph.JSONError("state", js, err))
 	}
 	if c.Format != CheckpointFormat {
 		return nil, c, fmt.Errorf("checkpoint: %s is not a checkpoint state file (format %q)", sp, c.Format)
@@ -191,16 +211,24 @@ func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 	if c.Version != CheckpointVersion {
 		return nil, c, fmt.Errorf("checkpoint: %s has version %d; this placer reads version %d", sp, c.Version, CheckpointVersion)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, c, fmt.Errorf("checkpoint: %w", err)
+	data, from := c.Policy, sp
+	if data == nil { // a checkpoint from before the state held the policy
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, c, fmt.Errorf("checkpoint: %w", err)
+		}
+		from = path
 	}
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != c.PolicySHA256 {
-		return nil, c, fmt.Errorf("checkpoint: %s does not belong to %s (policy hash mismatch)", sp, path)
+		return nil, c, fmt.Errorf("checkpoint: %s does not belong to %s (policy hash mismatch)", sp, from)
 	}
-	if c.Step < 0 || c.Elapsed < 0 {
-		return nil, c, fmt.Errorf("checkpoint: %s has a negative step or elapsed time", sp)
+	if c.Step < 0 || c.Elapsed < 0 || math.IsNaN(c.Elapsed) || math.IsInf(c.Elapsed, 0) {
+		return nil, c, fmt.Errorf("checkpoint: %s has a negative step or a bad elapsed time", sp)
 	}
+	pol, err := policy.Decode(data, from)
+	if err != nil {
+		return nil, c, err
+	}
+	c.Policy = nil
 	return pol, c, nil
 }
 

@@ -3,6 +3,9 @@ package learn
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,13 +134,34 @@ func TestPretrainBadCheckpoints(t *testing.T) {
 	other, _ := policy.New(small, 9)
 	var ob bytes.Buffer
 	other.WriteTo(&ob)
+	// withPolicy is the state file with its embedded policy replaced (nil:
+	// removed, as checkpoints written before it was embedded), keeping
+	// the hash.
+	withPolicy := func(pol []byte, rehash bool) []byte {
+		var m map[string]any
+		if err := json.Unmarshal(state, &m); err != nil {
+			t.Fatal(err)
+		}
+		if pol == nil {
+			delete(m, "policy")
+		} else {
+			m["policy"] = pol
+		}
+		if rehash {
+			sum := sha256.Sum256(pol)
+			m["policy_sha256"] = hex.EncodeToString(sum[:])
+		}
+		js, _ := json.Marshal(m)
+		return js
+	}
 	for _, tc := range []struct {
 		name, path, want string
 	}{
-		{"truncated", write("t.policy", data[:len(data)/2], state), "truncated"},
-		{"not a policy", write("n.policy", []byte("hello"), state), "not a placer policy file"},
+		{"truncated", write("t.policy", data, withPolicy(data[:len(data)/2], true)), "truncated"},
+		{"not a policy", write("n.policy", data, withPolicy([]byte("hello"), true)), "not a placer policy file"},
 		{"no state", write("s.policy", data, nil), "state file"},
-		{"foreign state", write("f.policy", ob.Bytes(), state), "policy hash mismatch"},
+		{"foreign state", write("f.policy", data, withPolicy(ob.Bytes(), false)), "policy hash mismatch"},
+		{"old format, foreign policy file", write("o.policy", ob.Bytes(), withPolicy(nil, false)), "policy hash mismatch"},
 		{"bad state", write("b.policy", data, []byte(`{"format":"x"`)), "not a checkpoint state file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -147,6 +171,13 @@ func TestPretrainBadCheckpoints(t *testing.T) {
 				t.Fatalf("error %v, want one line with %q", err, tc.want)
 			}
 		})
+	}
+	// A checkpoint from before the state held the policy still resumes;
+	// so does one whose policy file is damaged (the state has its own).
+	for _, p := range []string{write("old.policy", data, withPolicy(nil, false)), write("lag.policy", data[:10], state)} {
+		if _, _, err := LoadCheckpoint(p); err != nil {
+			t.Errorf("%s: %v", filepath.Base(p), err)
+		}
 	}
 	// Other graphs than the checkpoint's.
 	pt := &Pretrain{Graphs: tinyGraphs(t)[:1], Steps: 3, Resume: good}

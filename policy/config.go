@@ -76,27 +76,52 @@ func (c *Config) fill() {
 	}
 }
 
+// Check checks a configuration as New would (zero fields take their
+// defaults), before anything is allocated.
+func (c Config) Check() error {
+	c.fill()
+	return c.validate()
+}
+
 // validate checks a filled config.
 func (c *Config) validate() error {
 	for _, f := range []struct {
-		name  string
-		v, lo int
+		name      string
+		v, lo, hi int
 	}{
-		{"SageLayers", c.SageLayers, 1}, {"SageDim", c.SageDim, 1}, {"SageNeighbors", c.SageNeighbors, 1},
-		{"TypeBuckets", c.TypeBuckets, 1}, {"HintDim", c.HintDim, 1}, {"DModel", c.DModel, 1},
-		{"Layers", c.Layers, 1}, {"Heads", c.Heads, 1}, {"HeadDim", c.HeadDim, 1}, {"Inner", c.Inner, 1},
-		{"SegmentLen", c.SegmentLen, 1}, {"CondDim", c.CondDim, 1}, {"HeadHidden", c.HeadHidden, 1},
-		{"MaxDevices", c.MaxDevices, 2}, {"PriorityLevels", c.PriorityLevels, 2}, {"FusionLevels", c.FusionLevels, 2},
-		{"RefineSteps", c.RefineSteps, 1},
+		{"SageLayers", c.SageLayers, 1, 16}, {"SageDim", c.SageDim, 1, 4096}, {"SageNeighbors", c.SageNeighbors, 1, 255},
+		{"TypeBuckets", c.TypeBuckets, 1, 1 << 16}, {"HintDim", c.HintDim, 1, 64}, {"DModel", c.DModel, 1, 4096},
+		{"Layers", c.Layers, 1, 64}, {"Heads", c.Heads, 1, 64}, {"HeadDim", c.HeadDim, 1, 1024}, {"Inner", c.Inner, 1, 16384},
+		{"SegmentLen", c.SegmentLen, 1, 4096}, {"CondDim", c.CondDim, 1, 4096}, {"HeadHidden", c.HeadHidden, 1, 4096},
+		{"MaxDevices", c.MaxDevices, 2, 64}, {"PriorityLevels", c.PriorityLevels, 2, 1024}, {"FusionLevels", c.FusionLevels, 2, 1024},
+		{"RefineSteps", c.RefineSteps, 1, 64},
 	} {
-		if f.v < f.lo {
-			return fmt.Errorf("policy: config %s = %d, want at least %d", f.name, f.v, f.lo)
+		if f.v < f.lo || f.v > f.hi {
+			return fmt.Errorf("policy: config %s = %d, want %d to %d", f.name, f.v, f.lo, f.hi)
 		}
 	}
-	if c.SageNeighbors > 255 {
-		return fmt.Errorf("policy: config SageNeighbors = %d, want at most 255", c.SageNeighbors)
+	if n := c.approxParams(); n > MaxParams {
+		return fmt.Errorf("policy: config asks for about %d weights, more than the %d allowed", n, MaxParams)
 	}
 	return c.Normalization.Validate()
+}
+
+// MaxParams is the most weights a policy configuration may ask for (64 Mi
+// float32 weights, 256 MiB, with Adam's state 768 MiB more; the default
+// network has about 0.5 Mi), checked before anything is allocated.
+const MaxParams = 1 << 26
+
+// approxParams is an upper estimate of the network's weight count from
+// the (range-checked, so overflow-free) configuration: GraphSAGE layers,
+// the attention layers, the conditioner and the three task heads.
+func (c *Config) approxParams() int64 {
+	i := func(x int) int64 { return int64(x) }
+	sage := i(c.SageLayers)*(2*i(c.SageDim)*i(c.SageDim)+i(c.SageDim)) + (i(c.TypeBuckets)+i(c.HintDim)+64)*i(c.SageDim)
+	attn := i(c.Layers) * (4*i(c.DModel)*i(c.Heads)*i(c.HeadDim) + 2*i(c.DModel)*i(c.Inner) + 4*i(c.DModel))
+	cond := 4 * i(c.CondDim) * (i(c.DModel) + i(c.SageDim) + 1)
+	levels := max(i(c.MaxDevices), i(c.PriorityLevels), i(c.FusionLevels))
+	heads := 3 * (i(c.DModel) + i(c.HeadHidden) + levels + 1) * (i(c.HeadHidden) + levels)
+	return 2 * (sage + attn + cond + heads + i(c.SageDim)*i(c.DModel)) // x2: headroom over terms left out, checked by TestConfigLimits
 }
 
 // Task is one of the decisions the policy makes per node.

@@ -89,6 +89,9 @@ func Load(path string) (*Policy, error) {
 	return decode(data, path)
 }
 
+// Decode reads a policy file's bytes; name is used in errors.
+func Decode(data []byte, name string) (*Policy, error) { return decode(data, name) }
+
 // Read reads a policy file from r.
 func Read(r io.Reader) (*Policy, error) {
 	data, err := io.ReadAll(r)

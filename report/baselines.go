@@ -54,6 +54,11 @@ type BaselinesRow struct {
 	Evaluations          int     `json:"evaluations"`
 	EvalsPerSecond       float64 `json:"evaluations_per_s"`
 	Status               string  `json:"status"`
+	// Rest says what the row's non-placement parts are: its scheduling
+	// ("fifo", TensorFlow's default, or "own") and fusion ("none",
+	// "default" for TensorFlow's XLA-like fusion, or "own"), e.g.
+	// "fifo, default" for the expert row.
+	Rest string `json:"schedule_fusion,omitempty"`
 	// Error says why the method gave no decision (for example no expert
 	// placement for this graph); the other fields are then zero.
 	Error string `json:"error,omitempty"`
@@ -79,7 +84,7 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	var notes []string
 	for _, r := range b.Rows {
 		if r.Error != "" {
-			rows = append(rows, []string{r.Method, "n/a", "", "", "", "", Seconds(r.SearchTime), "", ""})
+			rows = append(rows, []string{r.Method, "", "n/a", "", "", "", "", Seconds(r.SearchTime), "", ""})
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Method, r.Error))
 			continue
 		}
@@ -96,16 +101,17 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 			rate = fmt.Sprintf("%.1f", r.EvalsPerSecond)
 		}
 		rows = append(rows, []string{
-			r.Method, Seconds(r.StepTime), fmt.Sprintf("%.3fx", r.SpeedUp), eff,
+			r.Method, r.Rest, Seconds(r.StepTime), fmt.Sprintf("%.3fx", r.SpeedUp), eff,
 			fmt.Sprintf("%s (%s)", Bytes(r.PeakMemory), Percent(r.PeakFraction)), oom,
 			Seconds(r.SearchTime), fmt.Sprint(r.Evaluations), rate,
 		})
 	}
-	header := []string{"method", "step time", "speed-up vs " + b.Reference, "efficiency", "max peak memory (of capacity)", "OOM", "search time", "evaluations", "evaluations/s"}
+	header := []string{"method", "schedule, fusion", "step time", "speed-up vs " + b.Reference, "efficiency", "max peak memory (of capacity)", "OOM", "search time", "evaluations", "evaluations/s"}
 	if err := Table(w, header, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "speed-up: %s step (%s) / step; efficiency: lower bound / step (f: fused, held to the fusion bound)\n", b.Reference, Seconds(b.RefStep))
+	fmt.Fprintln(w, "schedule, fusion: the row's non-placement parts; fifo and default are TensorFlow's (FIFO order, XLA-like fusion), own the method's")
 	for _, n := range notes {
 		fmt.Fprintln(w, n)
 	}

@@ -44,6 +44,7 @@ func WritePlot(path string, p Plot) error {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
+	pl.Y.Tick.Marker = readableTicks{}
 	pl.Add(plotter.NewGrid())
 	pl.Legend.Top = false // curves that improve end top-right
 	for i, s := range p.Series {

@@ -1,20 +1,46 @@
 package report
 
 import (
+	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
 )
 
-// Progress is a progress bar on a terminal stream (stderr): a step count
-// with a description that a long run updates as it goes.
+// Progress shows a long run's progress on a stream (stderr): a bar that
+// redraws itself on a terminal; on anything else (a log file, a pipe) one
+// plain line at the first step and then at most every PlainEvery, so that
+// no carriage-return frames end up in logs.
 type Progress struct {
 	bar *progressbar.ProgressBar
+
+	// plain mode
+	w           io.Writer
+	what        string
+	total       int
+	last        time.Time
+	step        int
+	desc        string
+	wroteLatest bool
+}
+
+// PlainEvery is how often a plain (non-terminal) progress writes a line.
+var PlainEvery = 10 * time.Second
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // NewProgress starts a bar of total steps (-1 = unknown) on w.
 func NewProgress(w io.Writer, total int, what string) *Progress {
+	if !isTerminal(w) {
+		return &Progress{w: w, what: what, total: total}
+	}
 	bar := progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetDescription(what),
@@ -29,9 +55,35 @@ func NewProgress(w io.Writer, total int, what string) *Progress {
 
 // Step advances the bar to step and shows desc beside it.
 func (p *Progress) Step(step int, desc string) {
+	if p.bar == nil {
+		p.step, p.desc, p.wroteLatest = step, desc, false
+		if now := time.Now(); p.last.IsZero() || now.Sub(p.last) >= PlainEvery {
+			p.line()
+			p.last = now
+		}
+		return
+	}
 	p.bar.Describe(desc)
 	p.bar.Set(step)
 }
 
-// Finish clears the bar.
-func (p *Progress) Finish() { p.bar.Finish() }
+func (p *Progress) line() {
+	of := ""
+	if p.total > 0 {
+		of = fmt.Sprintf("/%d", p.total)
+	}
+	fmt.Fprintf(p.w, "%s: step %d%s: %s\n", p.what, p.step, of, p.desc)
+	p.wroteLatest = true
+}
+
+// Finish clears the bar; in plain mode it writes the last step's line if
+// it was not written yet.
+func (p *Progress) Finish() {
+	if p.bar == nil {
+		if !p.wroteLatest && !p.last.IsZero() {
+			p.line()
+		}
+		return
+	}
+	p.bar.Finish()
+}

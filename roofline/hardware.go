@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -179,7 +178,11 @@ func LoadHardware(nameOrFile string) (Hardware, error) {
 	if err != nil {
 		return Hardware{}, fmt.Errorf("hardware: %w", err)
 	}
-	return DecodeHardware(data)
+	h, err := DecodeHardware(data)
+	if err != nil {
+		return Hardware{}, fmt.Errorf("%s: %w", nameOrFile, err)
+	}
+	return h, nil
 }
 
 // DecodeHardware reads a hardware profile. Fields left out keep the value
@@ -210,6 +213,9 @@ func DecodeHardware(data []byte) (Hardware, error) {
 	if err := dec.Decode(&wrapper); err != nil {
 		return Hardware{}, graph.JSONError("hardware profile", data, err)
 	}
+	if err := graph.CheckEnd("hardware profile", data, dec); err != nil {
+		return Hardware{}, err
+	}
 	return h, h.Validate()
 }
 
@@ -220,36 +226,74 @@ func WriteHardware(w io.Writer, h Hardware) error {
 	return enc.Encode(h)
 }
 
-// Validate checks that every figure is finite and non-negative and that
-// the essential ones are positive.
+// The ranges of a hardware profile's figures (docs/inputs.md): rates
+// between MinRate and MaxRate (a zero optional rate means "none"),
+// latencies and the launch overhead at most MaxLatency, efficiencies in
+// [MinEff, 1], memory at most MaxMemory, 1 to 64 NVLinks when NVLink is
+// present. Within them no time the model computes can reach Inf.
+const (
+	MinRate    = 1e3  // FLOP/s or bytes/s
+	MaxRate    = 1e18 // 1 EFLOP/s, 1 EB/s
+	MaxLatency = 1.0  // seconds
+	MinEff     = 1e-3
+	MaxMemory  = int64(1) << 50
+)
+
+// Validate checks every figure against its range (the constants above).
 func (h *Hardware) Validate() error {
-	check := func(field string, v float64, positive bool) error {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (positive && v == 0) {
-			return fmt.Errorf("hardware %q: %s = %v must be a positive finite number", h.Name, field, v)
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("hardware %q: %s = %v: want %s", h.Name, field, v, want)
+	}
+	rate := func(field string, v float64, required bool) error {
+		if !required && v == 0 {
+			return nil
+		}
+		if !(v >= MinRate && v <= MaxRate) {
+			return bad(field, v, fmt.Sprintf("a rate from %g to %g", MinRate, MaxRate))
 		}
 		return nil
 	}
 	for _, f := range []struct {
-		name string
-		v    float64
-		pos  bool
+		name     string
+		v        float64
+		required bool
 	}{
-		{"fp32_flops", h.FP32, true}, {"mem_bandwidth", h.MemBandwidth, true}, {"memory", float64(h.Memory), true},
-		{"launch_s", h.Launch, false}, {"fp64_flops", h.FP64, false}, {"tf32_tensor_flops", h.TF32, false},
-		{"fp16_tensor_flops", h.FP16Tensor, false}, {"fp16_flops", h.FP16, false}, {"int8_tensor_ops", h.INT8Tensor, false},
-		{"nvlink_bandwidth", h.NVLinkBandwidth, false}, {"nvlink_latency_s", h.NVLinkLatency, false},
-		{"pcie_bandwidth", h.PCIeBandwidth, true}, {"pcie_latency_s", h.PCIeLatency, false},
+		{"fp32_flops", h.FP32, true}, {"mem_bandwidth", h.MemBandwidth, true}, {"pcie_bandwidth", h.PCIeBandwidth, true},
+		{"fp64_flops", h.FP64, false}, {"tf32_tensor_flops", h.TF32, false}, {"fp16_tensor_flops", h.FP16Tensor, false},
+		{"fp16_flops", h.FP16, false}, {"int8_tensor_ops", h.INT8Tensor, false}, {"nvlink_bandwidth", h.NVLinkBandwidth, h.NVLinkGen > 0},
 	} {
-		if err := check(f.name, f.v, f.pos); err != nil {
+		if err := rate(f.name, f.v, f.required); err != nil {
 			return err
 		}
 	}
-	for c := 0; c < graph.NumClasses; c++ {
-		if err := check(fmt.Sprintf("compute_eff[%s]", graph.Class(c)), h.ComputeEff[c], true); err != nil {
-			return err
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"launch_s", h.Launch}, {"nvlink_latency_s", h.NVLinkLatency}, {"pcie_latency_s", h.PCIeLatency}} {
+		if !(f.v >= 0 && f.v <= MaxLatency) {
+			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}
-		if err := check(fmt.Sprintf("mem_eff[%s]", graph.Class(c)), h.MemEff[c], true); err != nil {
-			return err
+	}
+	if h.Memory < 1 || h.Memory > MaxMemory {
+		return bad("memory", h.Memory, fmt.Sprintf("1 to %d bytes", MaxMemory))
+	}
+	if h.NVLinkGen < 0 || h.NVLinkGen > 16 || h.PCIeGen < 0 || h.PCIeGen > 16 {
+		return bad("nvlink_gen/pcie_gen", fmt.Sprintf("%d/%d", h.NVLinkGen, h.PCIeGen), "generations from 0 to 16")
+	}
+	if h.NVLinkGen > 0 && (h.NVLinks < 1 || h.NVLinks > 64) {
+		return bad("nvlinks", h.NVLinks, "1 to 64 links per GPU (with nvlink_gen > 0)")
+	}
+	if h.NVLinks < 0 || h.NVLinks > 64 {
+		return bad("nvlinks", h.NVLinks, "0 to 64")
+	}
+	for c := 0; c < graph.NumClasses; c++ {
+		for _, f := range []struct {
+			name string
+			v    float64
+		}{{"compute_eff", h.ComputeEff[c]}, {"mem_eff", h.MemEff[c]}} {
+			if !(f.v >= MinEff && f.v <= 1) {
+				return bad(fmt.Sprintf("%s[%s]", f.name, graph.Class(c)), f.v, fmt.Sprintf("an efficiency from %g to 1", MinEff))
+			}
 		}
 	}
 	return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"sort"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -73,8 +75,15 @@ type traceEvent struct {
 	Dur  *float64       `json:"dur,omitempty"`
 	PID  int            `json:"pid"`
 	TID  int            `json:"tid"`
+	ID   int            `json:"id,omitempty"`
+	BP   string         `json:"bp,omitempty"`
 	Args map[string]any `json:"args,omitempty"`
 }
+
+// round3 rounds x to three decimals (nanoseconds for times in
+// microseconds, KiB for MiB), so that a trace carries no float noise
+// (5.000000000000001) and the same run gives the same bytes.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 // WriteTrace writes tl as Chrome trace-event JSON (opens in Perfetto and
 // chrome://tracing): one track per device with its kernels, one track per
@@ -97,8 +106,9 @@ type Span struct {
 // track per distinct Track in order of first appearance.
 func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []Span) error {
 	const devPID, linkPID, extraPID = 1, 2, 3
-	us := func(s float64) float64 { return s * 1e6 }
+	us := func(s float64) float64 { return round3(s * 1e6) }
 	var ev []traceEvent
+	flowID := 0
 	meta := func(pid, tid int, kind, name string) {
 		ev = append(ev, traceEvent{Name: kind, Ph: "M", PID: pid, TID: tid, Args: map[string]any{"name": name}})
 	}
@@ -126,10 +136,21 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 			}
 		}
 	}
-	for ch, name := range channelName {
-		meta(linkPID, ch, "thread_name", name)
+	chans := make([]int, 0, len(channelName))
+	for ch := range channelName {
+		chans = append(chans, ch)
+	}
+	sort.Ints(chans) // map order would make the same run give different bytes
+	for _, ch := range chans {
+		meta(linkPID, ch, "thread_name", channelName[ch])
 	}
 	g := m.G
+	kernelOf := make([]int32, g.NumOps()) // op -> index+1 of the kernel that ran it
+	for i, k := range tl.Kernels {
+		for _, o := range k.Ops {
+			kernelOf[o] = int32(i + 1)
+		}
+	}
 	for _, k := range tl.Kernels {
 		dur := us(k.End - k.Start)
 		name := g.Op(int(k.Ops[0])).Name
@@ -153,10 +174,46 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 		}
 		ev = append(ev, traceEvent{Name: name, Cat: "transfer", Ph: "X", TS: us(x.Start), Dur: &dur, PID: linkPID, TID: x.Channel,
 			Args: map[string]any{"bytes": x.Bytes, "from": x.Src, "to": x.Dst}})
+		// Flow arrows: the producer's kernel to the transfer, the transfer
+		// to each consumer's kernel on the receiving GPU.
+		flow := func(fromPID, fromTID int, fromTS float64, toPID, toTID int, toTS float64) {
+			flowID++
+			ev = append(ev,
+				traceEvent{Name: "tensor", Cat: "flow", Ph: "s", TS: fromTS, PID: fromPID, TID: fromTID, ID: flowID},
+				traceEvent{Name: "tensor", Cat: "flow", Ph: "f", BP: "e", TS: toTS, PID: toPID, TID: toTID, ID: flowID})
+		}
+		if k := kernelOf[t.Producer]; k > 0 {
+			pk := tl.Kernels[k-1]
+			flow(devPID, pk.Device, us(pk.Start), linkPID, x.Channel, us(x.Start))
+		}
+		for _, c := range t.Consumers {
+			if k := kernelOf[c]; k > 0 && tl.Kernels[k-1].Device == x.Dst {
+				ck := tl.Kernels[k-1]
+				flow(linkPID, x.Channel, us(x.Start), devPID, ck.Device, us(ck.Start))
+			}
+		}
 	}
-	for _, s := range tl.Mem {
+	// Memory counters: one sample per device and time (the last one the
+	// simulator recorded there), and none that repeats the value before.
+	type memKey struct {
+		dev int
+		t   float64
+	}
+	lastAt := map[memKey]int{}
+	for i, s := range tl.Mem {
+		lastAt[memKey{s.Device, us(s.T)}] = i
+	}
+	prev := map[int]int64{}
+	for i, s := range tl.Mem {
+		if lastAt[memKey{s.Device, us(s.T)}] != i {
+			continue
+		}
+		if b, ok := prev[s.Device]; ok && b == s.Bytes {
+			continue
+		}
+		prev[s.Device] = s.Bytes
 		ev = append(ev, traceEvent{Name: fmt.Sprintf("memory GPU %d", s.Device), Ph: "C", TS: us(s.T), PID: devPID, TID: s.Device,
-			Args: map[string]any{"MiB": float64(s.Bytes) / (1 << 20)}})
+			Args: map[string]any{"MiB": round3(float64(s.Bytes) / (1 << 20))}})
 	}
 	if len(extra) > 0 {
 		meta(extraPID, 0, "process_name", "measured")

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 
+	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
@@ -13,6 +16,8 @@ import (
 type baselinesOptions struct {
 	jobs.BaselinesOptions
 	JSON    bool
+	quiet   bool
+	out     string
 	measure bool
 	repeats int
 }
@@ -62,14 +67,23 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 					return usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
 				}
 			}
-			o.Progress = s.Err
+			if !o.quiet {
+				o.Progress = s.Err
+			}
 			b, err := jobs.Baselines(cmd.Context(), o.BaselinesOptions)
+			s.kept = "no method finished yet, nothing printed"
+			if len(b.Rows) > 0 {
+				s.kept = fmt.Sprintf("the %d methods finished are in the table", len(b.Rows))
+			}
 			if len(b.Rows) > 0 {
 				var werr error
 				if o.JSON {
 					werr = report.JSON(s.Out, b)
 				} else {
 					werr = report.WriteBaselines(s.Out, b)
+				}
+				if o.out != "" && werr == nil {
+					werr = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, b) })
 				}
 				if err == nil {
 					err = werr
@@ -88,6 +102,8 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
 	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd

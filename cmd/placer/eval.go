@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/roofline"
@@ -14,6 +16,7 @@ import (
 type evalOptions struct {
 	jobs.EvalOptions
 	JSON bool
+	out  string
 }
 
 func init() { register(newEvalCmd) }
@@ -54,6 +57,11 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 			if err != nil {
 				return err
 			}
+			if o.out != "" {
+				if err := atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, e) }); err != nil {
+					return err
+				}
+			}
 			if o.JSON {
 				return report.JSON(s.Out, e)
 			}
@@ -71,6 +79,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f.BoolVar(&o.Measure, "measure", false, "also run the decision on the GPUs present and print measured beside predicted (needs a binary built with make cuda)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed runs with --measure (after one discarded warm-up)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
+	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
 	return cmd
 }
 
@@ -87,7 +96,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
 	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the graph file's, else 1)")
-	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware preset (%s) or profile `FILE`", strings.Join(roofline.Presets(), ", ")))
+	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
 	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(roofline.Topologies, ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")
 }

@@ -39,6 +39,7 @@ See docs/hardware.md.`,
 
 func newHWBenchCmd(s *streams) *cobra.Command {
 	o := hw.BenchOptions{}
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure GEMM rates, memory, host and peer bandwidth, and launch overhead (CUDA build)",
@@ -55,7 +56,7 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
 			if o.GPU < 0 {
 				return usagef("--gpu %d: must be a GPU ordinal (0, 1, ...)", o.GPU)
 			}
-			return hw.Bench(cmd.Context(), s.Out, s.Err, o)
+			return hw.Bench(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()
@@ -63,12 +64,15 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
 	f.IntVar(&o.GPU, "gpu", 0, "CUDA ordinal of the GPU to measure")
 	f.BoolVar(&o.Quick, "quick", false, "small sizes and few repeats: a smoke test, not a profile")
 	f.StringVar(&o.Profile, "profile", "", "write the measured hardware profile to `FILE` ('-' = stdout)")
+	f.StringVarP(&o.Profile, "out", "o", "", "the same as --profile")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	f.StringVar(&o.Base, "base", "", "preset the profile starts from (default: the GPU's own, else "+roofline.DefaultHardware+")")
 	return cmd
 }
 
 func newCalibrateCmd(s *streams) *cobra.Command {
 	o := hw.CalibrateOptions{}
+	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Fit the per-class efficiencies of a hardware profile to this GPU (CUDA build)",
@@ -85,14 +89,15 @@ built with 'make cuda' (bin/placer-cuda).`,
 			if o.GPU < 0 {
 				return usagef("--gpu %d: must be a GPU ordinal (0, 1, ...)", o.GPU)
 			}
-			return hw.Calibrate(cmd.Context(), s.Out, s.Err, o)
+			return hw.Calibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.GPU, "gpu", 0, "CUDA ordinal of the GPU to measure")
-	f.StringVar(&o.Out, "out", "", "write the calibrated profile to `FILE` (default: stdout, with the fit table on stderr)")
+	f.StringVarP(&o.Out, "out", "o", "", "write the calibrated profile to `FILE` (default: stdout, with the fit table on stderr)")
 	f.StringVar(&o.Hardware, "hardware", "", "preset `NAME` or profile FILE to calibrate (default: the GPU's preset)")
 	f.BoolVar(&o.JSON, "json", false, "print the fits as JSON")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes and repeats")
+	f.BoolVarP(&quiet, "quiet", "q", false, "no progress (nor the fit table) on stderr")
 	return cmd
 }

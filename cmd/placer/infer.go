@@ -84,17 +84,25 @@ func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 // write prints the report (table or JSON) and passes on a run's error;
 // a cancelled run still prints what it has.
 func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, method string) error {
+	have := rep.Result.Method != ""
+	s.kept = keptResult("best result", rep.Out, have)
 	return emit(s, o.JSON, rep, func() error {
 		if werr := report.WriteBaselines(s.Out, rep.Comparison); werr != nil {
 			return werr
 		}
 		r := rep.Result
+		warnOOM(s, r.OOM)
 		model := o.Model
 		if model == "" {
 			model = "the default model"
 		}
-		fmt.Fprintf(s.Out, "%s: %s, %d steps, %d evaluations in %s (%s); reference %s (%s)\n",
-			method, model, r.Steps, r.Evaluations, report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+		if method == "go-zero-shot" { // one forward pass: no steps, nothing converged
+			fmt.Fprintf(s.Out, "%s: %s, one forward pass, %s in %s; reference %s (%s)\n",
+				method, model, plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Reference, report.Seconds(r.RefStep))
+		} else {
+			fmt.Fprintf(s.Out, "%s: %s, %s, %s in %s (%s); reference %s (%s)\n",
+				method, model, plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+		}
 		if r.OnePass > 0 {
 			fmt.Fprintf(s.Out, "%s: the policy's one-pass (most likely) decision %s%s; the best found %s\n",
 				method, report.Seconds(r.OnePass), map[bool]string{true: "", false: " (invalid)"}[r.OnePassValid], report.Seconds(r.StepTime))
@@ -103,7 +111,7 @@ func (o *transferOptions) write(s *streams, rep jobs.SearchReport, err error, me
 			fmt.Fprintf(s.Out, "result written to %s\n", rep.Out)
 		}
 		return nil
-	}, err)
+	}, err, !have)
 }
 
 // flags binds the flags infer and finetune share (and finetune's own).

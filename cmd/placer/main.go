@@ -2,6 +2,11 @@
 // of an ML training graph run on a cluster of GPUs. See README.md.
 package main
 
-import "os"
+import (
+	"os"
+
+	// Catches SIGINT and SIGTERM from the start (see signalContext).
+	_ "github.com/placer/placer/internal/earlysig"
+)
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

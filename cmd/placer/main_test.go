@@ -98,15 +98,15 @@ func TestExitCodesAndOneLineErrors(t *testing.T) {
 		{"cycle", []string{"eval", "--graph", cyc}, 1, "cycle: a -> b -> a"},
 		{"truncated", []string{"eval", "--graph", trunc}, 1, "truncated"},
 		{"negative", []string{"eval", "--graph", neg}, 1, `op "a": bytes_read: is negative`},
-		{"unknown hardware", []string{"eval", "--graph", example, "--hardware", "tpu9"}, 1, `unknown hardware "tpu9"`},
-		{"unknown topology", []string{"eval", "--graph", example, "--gpus", "2", "--topology", "ring"}, 1, `unknown topology "ring"`},
+		{"unknown hardware", []string{"eval", "--graph", example, "--hardware", "tpu9"}, 2, `--hardware "tpu9": not a preset`},
+		{"unknown topology", []string{"eval", "--graph", example, "--gpus", "2", "--topology", "ring"}, 2, `--topology "ring": unknown topology`},
 		{"decision of wrong length", []string{"eval", "--graph", example, "--gpus", "2", "--placement", badDec}, 1, "has 2 entries"},
 		{"device that does not exist", []string{"eval", "--graph", example, "--gpus", "2", "--placement", farDec}, 1, "device 9 does not exist"},
 		{"decision for other cluster", []string{"eval", "--graph", example, "--gpus", "4", "--placement", badDec}, 1, "made for 2 devices"},
-		{"unknown strategy", []string{"eval", "--graph", example, "--placement", "magic"}, 1, `"magic" is neither a known strategy nor a file`},
+		{"unknown strategy", []string{"eval", "--graph", example, "--placement", "magic"}, 2, `"magic" is neither a known strategy nor a file`},
 		{"measure without CUDA", []string{"eval", "--graph", example, "--measure"}, 1, "built without CUDA"},
 		{"hw bench without CUDA", []string{"hw", "bench"}, 1, "without CUDA"},
-		{"unknown format", []string{"eval", "--graph", example, "--format", "tflite"}, 1, `unknown graph format "tflite"`},
+		{"unknown format", []string{"eval", "--graph", example, "--format", "nosuch"}, 2, `--format "nosuch": unknown graph format`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

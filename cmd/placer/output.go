@@ -36,6 +36,42 @@ func (l *lazyBar) finish() {
 	}
 }
 
+// warnOOM says plainly, before a result's summary, when the best decision
+// found does not fit in device memory.
+func warnOOM(s *streams, oom bool) {
+	if oom {
+		fmt.Fprintln(s.Out, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
+	}
+}
+
+// progressTo is where a command's progress goes: stderr, or nowhere with
+// -q.
+func progressTo(s *streams, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return s.Err
+}
+
+// plural is "1 step", "2 steps".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// keptResult is streams.kept for a run that writes a result file.
+func keptResult(what, out string, have bool) string {
+	switch {
+	case !have:
+		return "nothing found yet, nothing written"
+	case out != "":
+		return what + " so far written to " + out
+	}
+	return what + " so far printed on standard output"
+}
+
 // searchStep describes a search step for a progress bar: the best step
 // time so far against the reference, the rollout's mean reward and the
 // evaluation rate.
@@ -91,9 +127,13 @@ func (p *phaseBars) finish() {
 }
 
 // emit prints a long run's report, as JSON or with write, and passes on
-// the run's error: a cancelled run (Ctrl-C) still prints what it has.
-func emit(s *streams, asJSON bool, rep any, write func() error, err error) error {
+// the run's error: a cancelled run (Ctrl-C, SIGTERM) still prints what it
+// has, unless it has nothing (empty).
+func emit(s *streams, asJSON bool, rep any, write func() error, err error, empty ...bool) error {
 	if err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	if err != nil && len(empty) > 0 && empty[0] {
 		return err
 	}
 	if asJSON {

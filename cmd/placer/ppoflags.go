@@ -25,7 +25,7 @@ func addTrainFlags(cmd *cobra.Command, t *trainFlags) {
 func (t *trainFlags) parse() (*policy.Config, ppo.Settings, error) {
 	cfg, err := policyConfig(t.policy)
 	if err != nil {
-		return nil, ppo.Settings{}, usagef("%v", err)
+		return nil, ppo.Settings{}, err
 	}
 	set, err := t.ppo.settings()
 	return cfg, set, err

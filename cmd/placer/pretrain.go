@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/optimize"
@@ -42,13 +43,23 @@ func policyConfig(s string) (*policy.Config, error) {
 	}
 	data, err := os.ReadFile(s)
 	if err != nil {
-		return nil, fmt.Errorf("--policy: %q is neither default, small nor a readable file: %w", s, err)
+		if os.IsNotExist(err) && !strings.ContainsAny(s, "./") {
+			return nil, usagef("--policy %q: neither default, small nor a file", s)
+		}
+		return nil, fmt.Errorf("--policy: %w", err)
 	}
 	var c policy.Config
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("--policy: %s: %v", s, err)
+		return nil, fmt.Errorf("--policy: %w", graph.JSONError(s, data, err))
+	}
+	if err := graph.CheckEnd(s, data, dec); err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	// The configuration is checked before any network is built.
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("--policy: %s: %w", s, err)
 	}
 	return &c, nil
 }
@@ -115,7 +126,11 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 				defer bar.finish()
 			}
 			rep, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)
-			return emit(s, o.JSON, rep, func() error { return writePretrain(s, rep) }, err)
+			s.kept = "nothing trained yet, no model written"
+			if rep.Model != "" {
+				s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", rep.Model, rep.Model)
+			}
+			return emit(s, o.JSON, rep, func() error { return writePretrain(s, rep) }, err, rep.Model == "")
 		},
 	}
 	f := cmd.Flags()

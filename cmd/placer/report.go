@@ -90,7 +90,14 @@ times aside.`,
 			}
 			rep, err := jobs.Generalization(cmd.Context(), o.GeneralizationOptions)
 			bars.finish() // before the table
-			return emit(s, o.JSON, rep, func() error { return writeGeneralization(s, rep) }, err)
+			s.kept = fmt.Sprintf("the %d families finished are in the table", len(rep.Rows))
+			if len(rep.Rows) == 0 {
+				s.kept = "no family finished yet, nothing printed"
+			}
+			if o.Dir != "" {
+				s.kept += "; a rerun with --dir " + o.Dir + " skips the families finished there"
+			}
+			return emit(s, o.JSON, rep, func() error { return writeGeneralization(s, rep) }, err, len(rep.Rows) == 0)
 		},
 	}
 	f := cmd.Flags()

@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"strings"
 
+	"github.com/placer/placer/internal/earlysig"
+	"github.com/placer/placer/internal/fail"
 	"github.com/spf13/cobra"
 )
 
@@ -17,6 +16,10 @@ import (
 type streams struct {
 	In       io.Reader
 	Out, Err io.Writer
+	// kept says, for a run stopped by a signal, what it kept and where
+	// ("best result so far written to r.json", "nothing found yet, nothing
+	// written"); run adds it to the line saying the run was interrupted.
+	kept string
 }
 
 // commandFactories are the subcommands; each command file registers its
@@ -25,14 +28,17 @@ var commandFactories []func(s *streams) *cobra.Command
 
 func register(f func(s *streams) *cobra.Command) { commandFactories = append(commandFactories, f) }
 
-// usageError marks a mistake in how the command was called (exit 2), as
-// opposed to bad input data or a failed run (exit 1).
-type usageError struct{ err error }
+// usagef makes a usage error (exit 2): a mistake in how the command was
+// called, as opposed to bad input data or a failed run (exit 1).
+func usagef(format string, a ...any) error { return fail.Usagef(format, a...) }
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
+// runError marks an error returned by a command's own RunE: any other
+// error out of cobra is cobra's own (unknown command, wrong argument
+// count, bad flag), a usage error.
+type runError struct{ err error }
 
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func (e runError) Error() string { return e.err.Error() }
+func (e runError) Unwrap() error { return e.err }
 
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
@@ -43,49 +49,100 @@ device runs each op, in what order each device runs its ready ops, and which
 ops are fused, so that a training step is as fast as it can be without any
 device running out of memory. Decisions are evaluated by a roofline
 performance model (no GPU needed).`,
+		Version:       versionString(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Flag values are checked against their documented ranges
+		// (flagRanges, docs/inputs.md) before any command runs.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) },
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
+		return fail.Usagef("%w (see '%s --help')", err, c.CommandPath())
 	})
 	for _, f := range commandFactories {
 		root.AddCommand(f(s))
 	}
+	markRunErrors(root)
+	addCompletions(root)
 	return root
 }
 
-// run executes the CLI and maps errors to exit codes, in this one place:
-// 0 success, 2 usage errors, 1 everything else (bad input, failed runs).
+// markRunErrors wraps every command's RunE so that its errors carry
+// runError.
+func markRunErrors(c *cobra.Command) {
+	if f := c.RunE; f != nil {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if err := f(cmd, args); err != nil {
+				return runError{err}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		markRunErrors(sub)
+	}
+}
+
+// signalContext is a context cancelled, with fail.Interrupted as its
+// cause, by the first SIGINT or SIGTERM; a second one exits at once.
+func signalContext(errw io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := earlysig.C
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(fail.Interrupted{Signal: sig})
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-ch:
+			fmt.Fprintf(errw, "placer: second %s: stopping without writing anything more\n", fail.SignalName(sig))
+			os.Exit(fail.Interrupt)
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		close(done)
+		cancel(nil)
+	}
+}
+
+// run executes the CLI and maps errors to exit codes, in this one place
+// (fail.Code): 0 success, 2 a wrong command line, 130 interrupted by
+// SIGINT or SIGTERM, 1 everything else (bad input, failed runs).
 func run(args []string, in io.Reader, out, errw io.Writer) int {
+	ctx, stop := signalContext(errw)
+	defer stop()
+	return runContext(ctx, args, in, out, errw)
+}
+
+// runContext is run under ctx (a test cancels it as a signal would).
+func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.Writer) int {
 	s := &streams{In: in, Out: out, Err: errw}
 	root := newRootCmd(s)
 	root.SetArgs(args)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	err := root.ExecuteContext(ctx)
-	if err == nil {
-		return 0
+	var re runError
+	if err != nil && !asRunError(err, &re) {
+		err = fail.AsUsage(err) // cobra's own: unknown command, argument count
 	}
-	msg := strings.TrimSpace(err.Error())
-	fmt.Fprintf(errw, "placer: %s\n", strings.SplitN(msg, "\n", 2)[0])
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(msg) {
-		return 2
-	}
-	return 1
-}
-
-// isCobraUsage recognises the errors cobra itself returns for a bad
-// command line (unknown command, wrong argument count).
-func isCobraUsage(msg string) bool {
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
+	cause := context.Cause(ctx)
+	interrupted := cause != nil && ctx.Err() != nil
+	switch {
+	case interrupted && (err == nil || isCanceled(err)):
+		msg := fail.Line(cause)
+		if s.kept != "" {
+			msg += "; " + s.kept
 		}
+		fmt.Fprintf(errw, "placer: %s\n", msg)
+	case err != nil:
+		fmt.Fprintf(errw, "placer: %s\n", fail.Line(err))
 	}
-	return false
+	return fail.Code(err, interrupted)
 }

@@ -73,7 +73,9 @@ search statistics, the seed and the learning curve; 'placer eval
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
-			return emit(s, o.JSON, rep, func() error { return writeSearch(s, rep) }, err)
+			have := rep.Result.Method != ""
+			s.kept = keptResult("best result", rep.Out, have)
+			return emit(s, o.JSON, rep, func() error { return writeSearch(s, rep) }, err, !have)
 		},
 	}
 	f := cmd.Flags()
@@ -104,8 +106,9 @@ func writeSearch(s *streams, rep jobs.SearchReport) error {
 		return err
 	}
 	r := rep.Result
-	fmt.Fprintf(s.Out, "go: %d steps, %d evaluations in %s (%s); reward reference %s (%s)\n",
-		r.Steps, r.Evaluations, report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+	warnOOM(s, r.OOM)
+	fmt.Fprintf(s.Out, "go: %s, %s in %s (%s); reward reference %s (%s)\n",
+		plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
 	for _, f := range []struct{ what, path string }{{"result", rep.Out}, {"trace", rep.Trace}, {"plot", rep.Plot}} {
 		if f.path != "" {
 			fmt.Fprintf(s.Out, "%s written to %s\n", f.what, f.path)

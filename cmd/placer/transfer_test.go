@@ -73,7 +73,9 @@ func TestPretrainInferFinetuneCommands(t *testing.T) {
 	trunc := filepath.Join(dir, "t.policy")
 	mdata, _ := os.ReadFile(model)
 	os.WriteFile(trunc, mdata[:100], 0o644)
-	os.WriteFile(learn.CheckpointState(trunc), []byte("{}"), 0o644)
+	// The checkpoint is its state file, which holds the policy too.
+	sdata, _ := os.ReadFile(learn.CheckpointState(model))
+	os.WriteFile(learn.CheckpointState(trunc), sdata[:len(sdata)/2], 0o644)
 	for _, args := range [][]string{
 		{"infer", "--model", trunc, "--graph", example, "--gpus", "2"},
 		{"pretrain", "--graphs", graphs, "--gpus", "2", "--resume", trunc, "--out", model},
@@ -95,7 +97,7 @@ func TestTransferUsageErrors(t *testing.T) {
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--extra-gpus", "2", "--out", "m"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--extra-gpus", "four", "--out", "m"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--hold-out", "lstm"},
-		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--policy", "/nonexistent"},
+		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--policy", "nonexistent"},
 		{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "m", "--tasks", "speed"},
 		{"infer", "--model", "m"},
 		{"infer", "--model", "m", "--graph", example, "--samples", "-2"},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
@@ -24,14 +23,26 @@ func newWorkloadsCmd(s *streams) *cobra.Command {
 }
 
 func newWorkloadsListCmd(s *streams) *cobra.Command {
-	var asJSON bool
+	var asJSON, quiet bool
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in workloads with their size, FLOPs and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rows, err := jobs.WorkloadsList(cmd.Context(), func(name string) { fmt.Fprintf(s.Err, "\rbuilding %-14s", name) })
-			fmt.Fprint(s.Err, "\r"+strings.Repeat(" ", 24)+"\r")
+			var bar *report.Progress
+			onBuild := func(name string) {
+				if quiet {
+					return
+				}
+				if bar == nil {
+					bar = report.NewProgress(s.Err, -1, "workloads")
+				}
+				bar.Step(0, "building "+name)
+			}
+			rows, err := jobs.WorkloadsList(cmd.Context(), onBuild)
+			if bar != nil {
+				bar.Finish()
+			}
 			if err != nil {
 				return err
 			}
@@ -42,6 +53,7 @@ func newWorkloadsListCmd(s *streams) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table as JSON")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
@@ -63,7 +75,7 @@ func newWorkloadsExportCmd(s *streams) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output `FILE` (default: standard output)")
+	addOut(cmd, &out, "write the graph to `FILE` (default: standard output)")
 	return cmd
 }
 
@@ -81,7 +93,7 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
-				return usagef("give the output folder with -o DIR")
+				return usagef("give the output folder with -o/--out DIR")
 			}
 			if count < 1 {
 				return usagef("--count %d: must be at least 1", count)
@@ -97,6 +109,6 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 	f.StringVar(&family, "family", "all", "er (Erdos-Renyi), ba (Barabasi-Albert), ws (Watts-Strogatz), sbm (stochastic block model) or all")
 	f.IntVar(&count, "count", 100, "number of graphs")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
-	f.StringVarP(&dir, "output", "o", "", "output `DIR`")
+	addOut(cmd, &dir, "write the graphs under `DIR`")
 	return cmd
 }

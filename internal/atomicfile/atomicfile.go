@@ -42,6 +42,26 @@ func Write(path string, fill func(w io.Writer) error) (err error) {
 	return nil
 }
 
+// RemoveStale removes the temporary files a writer of path killed before
+// its rename left behind (".NAME.tmp-*" beside path); best effort.
+func RemoveStale(path string) {
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+globEscape(filepath.Base(path))+".tmp-*"))
+	for _, m := range matches {
+		os.Remove(m)
+	}
+}
+
+func globEscape(s string) string {
+	var b bytes.Buffer
+	for _, r := range s {
+		if r == '*' || r == '?' || r == '[' || r == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // WriteBytes writes data to path atomically.
 func WriteBytes(path string, data []byte) error {
 	return Write(path, func(w io.Writer) error {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/placer/placer/learn"
+)
+
+// TestPretrainSurvivesSIGKILL kills pretraining with SIGKILL at random
+// moments, many of them inside a checkpoint's write (a checkpoint every
+// step, held 15 ms between its two files by PLACER_TEST_CHECKPOINT_PAUSE),
+// and resumes every time from what is on disk: the checkpoint always
+// loads, its step never goes back, and the last run finishes with no
+// temporary file left.
+func TestPretrainSurvivesSIGKILL(t *testing.T) {
+	bin := placerBinary(t)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "g"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "g", "mlp.json"), data, 0o644)
+	model := filepath.Join(dir, "m.policy")
+	args := func(steps int) []string {
+		a := []string{"pretrain", "--graphs", "g", "--gpus", "2", "--policy", "small", "--samples", "4", "--warmup", "2",
+			"--checkpoint-every", "1", "--steps", fmt.Sprint(steps), "--out", model, "-q", "--seed", "3"}
+		if _, err := os.Stat(learn.CheckpointState(model)); err == nil {
+			a = append(a, "--resume", model)
+		}
+		return a
+	}
+	rng := rand.New(rand.NewPCG(1, 18))
+	last, kills, resumed := -1, 0, 0
+	deadline := time.Now().Add(35 * time.Second)
+	for i := 0; i < 40 && time.Now().Before(deadline); i++ {
+		a := args(100000)
+		if len(a) > 0 && a[len(a)-2] == "--resume" {
+			resumed++
+		}
+		cmd := exec.Command(bin, a...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PLACER_TEST_CHECKPOINT_PAUSE=15ms")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(700)) * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		err := cmd.Wait()
+		if err == nil || cmd.ProcessState.ExitCode() != -1 {
+			t.Fatalf("run %d ended before the kill: %v %s", i, err, errb.String())
+		}
+		kills++
+		if _, err := os.Stat(learn.CheckpointState(model)); err != nil {
+			continue // killed before the first checkpoint
+		}
+		_, st, err := learn.LoadCheckpoint(model)
+		if err != nil {
+			t.Fatalf("kill %d: checkpoint does not load: %v", i, err)
+		}
+		if st.Step < last {
+			t.Fatalf("kill %d: checkpoint went back from step %d to %d", i, last, st.Step)
+		}
+		last = st.Step
+	}
+	if resumed < kills/2 {
+		t.Fatalf("only %d of %d runs resumed", resumed, kills)
+	}
+	// Finish: two more steps from the last checkpoint.
+	cmd := exec.Command(bin, append(args(last+2), "--json")...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("final resume: %v", err)
+	}
+	var rep struct {
+		Steps int `json:"steps"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil || rep.Steps != last+2 {
+		t.Fatalf("final resume: %v, steps %d, want %d", err, rep.Steps, last+2)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left", e.Name())
+		}
+	}
+	t.Logf("%d kills, %d resumed, last checkpoint step %d", kills, resumed, last)
+}
