@@ -227,10 +227,13 @@ func etf(ctx context.Context, p *optimize.Problem, fixed []int) ([]int, []int32,
 		}
 	}
 	// exclude records that v does not fit on k; when it fits nowhere it
-	// is forced onto the device with the most memory left.
+	// is forced onto the device with the most memory left. An op whose
+	// co-location group is already on a device can go nowhere else: it is
+	// forced there at once (waiting for the other devices to exclude it,
+	// which never consider it, stalled the schedule when nothing fit).
 	exclude := func(v, k int) {
 		excluded[v]++
-		if int(excluded[v]) >= nd && forced[v] < 0 {
+		if (int(excluded[v]) >= nd || mp.fixed(v) >= 0) && forced[v] < 0 {
 			f := mp.roomiest()
 			if fd := mp.fixed(v); fd >= 0 {
 				f = fd

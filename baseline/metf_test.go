@@ -60,3 +60,21 @@ func TestMETFSchedulesAGivenPlacement(t *testing.T) {
 	}
 	checkTopological(t, g, res.Decision.Priority)
 }
+
+// TestMETFNothingFits: when no placement fits in memory, m-ETF still
+// schedules every op (ops whose co-location group is already placed go
+// to its device) and returns an out-of-memory decision, and SA, which
+// starts from it, runs too; before, it stalled with "none ready".
+func TestMETFNothingFits(t *testing.T) {
+	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 160, Width: 8, Seed: 3})
+	p, err := optimizetest.NewProblem(g, 4, 1<<10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"m-etf", "sa"} {
+		res := solve(t, name, p, optimize.Budget{Evaluations: 20})
+		if !res.Eval.OOM {
+			t.Errorf("%s: a 1 KiB device fits the graph?", name)
+		}
+	}
+}
