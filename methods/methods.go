@@ -211,7 +211,7 @@ func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.
 
 func newGuided(noLearning bool) func(Options) (optimize.Optimizer, error) {
 	return func(o Options) (optimize.Optimizer, error) {
-		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate}
+		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
 		if o.Reference != nil {
 			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 		}
