@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
 )
@@ -50,6 +53,9 @@ type EqualTimeOptions struct {
 	Cluster inputs.ClusterSpec
 	Seed    uint64
 	Sync    bool
+	// Model is the pre-trained model of the methods that place with one
+	// (methods.Entry.Pretrained); "" = the embedded default model.
+	Model string
 	// Dir keeps one file per finished cell (and per graph's reference); a
 	// rerun with the same Dir and settings skips them ("" = keep nothing).
 	Dir string
@@ -59,9 +65,13 @@ type EqualTimeOptions struct {
 
 // equalTimeCellFile is a cell as kept in Dir.
 type equalTimeCellFile struct {
-	Seed uint64                 `json:"seed"`
-	Cell report.EqualTimeCell   `json:"cell"`
-	Ref  *report.EqualTimeGraph `json:"reference,omitempty"`
+	Seed uint64 `json:"seed"`
+	// Model is the sha256 of the pre-trained model a cell of a method
+	// that takes one ran with ("" otherwise): a rerun with another model
+	// runs the cell again.
+	Model string                 `json:"model,omitempty"`
+	Cell  report.EqualTimeCell   `json:"cell"`
+	Ref   *report.EqualTimeGraph `json:"reference,omitempty"`
 }
 
 // EqualTime runs every method on every graph for each wall-time budget,
@@ -88,11 +98,19 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 		}
 	}
 	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms}
+	var model modelRef
+	if o.Model != "" {
+		var err error
+		if model, err = loadModel(o.Model); err != nil {
+			return rep, err
+		}
+		rep.Model = fmt.Sprintf("%s (sha256 %s)", o.Model, model.sha[:12])
+	}
 	for _, b := range budgets {
 		rep.Budgets = append(rep.Budgets, b.Seconds())
 	}
 	for _, name := range graphs {
-		g, err := equalTimeGraph(ctx, o, name, ms, budgets)
+		g, err := equalTimeGraph(ctx, o, name, ms, budgets, model)
 		rep.Graphs = append(rep.Graphs, g)
 		if err != nil {
 			rep.Summarize()
@@ -104,7 +122,7 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 }
 
 // equalTimeGraph runs one graph's reference and cells.
-func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration) (report.EqualTimeGraph, error) {
+func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration, model modelRef) (report.EqualTimeGraph, error) {
 	row := report.EqualTimeGraph{Graph: name}
 	spec := graphSpec(name)
 	cs := o.Cluster
@@ -135,7 +153,7 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	}
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := equalTimeCell(ctx, p, m, b, ref, row.RefStep, dir, o.Seed)
+			c, err := equalTimeCell(ctx, p, m, b, ref, row.RefStep, dir, o.Seed, model)
 			if err != nil {
 				row.Missing++
 				if ctx.Err() != nil {
@@ -215,17 +233,25 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 
 // equalTimeCell runs method m for budget b, anchored on ref, or reads the
 // cell from dir. A method that fails gives a cell with its error.
-func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, ref *optimize.Result, refStep float64, dir string, seed uint64) (report.EqualTimeCell, error) {
+func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, ref *optimize.Result, refStep float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
+	mo := methods.Options{Reference: ref}
+	modelSHA := ""
+	if e, _ := methods.Lookup(m); e.Pretrained {
+		mo.Trained, modelSHA = model.pol, model.sha
+		if modelSHA == "" {
+			modelSHA = "default"
+		}
+	}
 	path := ""
 	if dir != "" {
 		path = filepath.Join(dir, fmt.Sprintf("%s-%gs.json", m, b.Seconds()))
 		var f equalTimeCellFile
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m {
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m && f.Model == modelSHA {
 			return f.Cell, nil
 		}
 	}
 	c := report.EqualTimeCell{Method: m, Budget: b.Seconds()}
-	opt, err := methods.New(m, methods.Options{Reference: ref})
+	opt, err := methods.New(m, mo)
 	if err != nil {
 		return c, err
 	}
@@ -246,11 +272,33 @@ func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Du
 		}
 	}
 	if path != "" {
-		if err := atomicfile.Write(path, func(w io.Writer) error { return report.JSON(w, equalTimeCellFile{Seed: seed, Cell: c}) }); err != nil {
+		if err := atomicfile.Write(path, func(w io.Writer) error {
+			return report.JSON(w, equalTimeCellFile{Seed: seed, Model: modelSHA, Cell: c})
+		}); err != nil {
 			return c, err
 		}
 	}
 	return c, nil
+}
+
+// modelRef is a pre-trained model and the sha256 of its file.
+type modelRef struct {
+	pol *policy.Policy
+	sha string
+}
+
+// loadModel reads a policy file.
+func loadModel(path string) (modelRef, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return modelRef{}, fmt.Errorf("model: %w", err)
+	}
+	pol, err := policy.Decode(data, path)
+	if err != nil {
+		return modelRef{}, err
+	}
+	sum := sha256.Sum256(data)
+	return modelRef{pol: pol, sha: hex.EncodeToString(sum[:])}, nil
 }
 
 // cpuSeconds is the CPU time this process has used, all threads, in

@@ -2,8 +2,16 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/placer/placer/learn"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/policy"
 )
 
 // TestEqualTime runs two methods on a small graph at one short budget,
@@ -58,5 +66,72 @@ func TestEqualTime(t *testing.T) {
 	}
 	if _, err := EqualTime(context.Background(), EqualTimeOptions{Methods: []string{"nope"}}); err == nil {
 		t.Error("an unknown method was accepted")
+	}
+}
+
+// TestEqualTimeModel: the methods that place with a pre-trained model get
+// --model's, the report names it, a kept cell records its sha256 and a
+// rerun with another model runs the cell again; a corrupt model is an
+// error before anything runs.
+func TestEqualTimeModel(t *testing.T) {
+	dir := t.TempDir()
+	small := &policy.Config{SageLayers: 1, SageDim: 16, DModel: 16, Heads: 1, HeadDim: 16, Inner: 16, CondDim: 16, HeadHidden: 16, SegmentLen: 16}
+	model := func(name string, seed uint64) string {
+		pol, err := learn.NewPolicy(small, optimize.AllTasks, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := pol.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a, b := model("a.policy", 1), model("b.policy", 2)
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-guided-pretrained-no-learning"},
+		Budgets: []time.Duration{200 * time.Millisecond}, Seed: 1, Dir: filepath.Join(dir, "cells"), Model: a}
+	o.Cluster.GPUs = 2
+	cellSHA := func() string {
+		t.Helper()
+		paths, _ := filepath.Glob(filepath.Join(o.Dir, "*", "go-guided-pretrained-no-learning-*.json"))
+		if len(paths) != 1 {
+			t.Fatalf("cell files %v", paths)
+		}
+		data, err := os.ReadFile(paths[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f equalTimeCellFile
+		if err := json.Unmarshal(data, &f); err != nil {
+			t.Fatal(err)
+		}
+		return f.Model
+	}
+	rep, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Graphs[0].Cell("go-guided-pretrained-no-learning", 0.2); c == nil || c.Error != "" || c.Ratio <= 0 || c.Ratio > 1 {
+		t.Fatalf("cell %+v", c)
+	}
+	if !strings.HasPrefix(rep.Model, a+" (sha256 ") {
+		t.Errorf("report's model %q", rep.Model)
+	}
+	shaA := cellSHA()
+	if len(shaA) != 64 {
+		t.Fatalf("kept cell's model %q, want a sha256", shaA)
+	}
+	o.Model = b
+	if _, err := EqualTime(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if shaB := cellSHA(); shaB == shaA || len(shaB) != 64 {
+		t.Errorf("after a rerun with another model the cell's model is %q (was %q)", shaB, shaA)
+	}
+	bad := filepath.Join(dir, "bad.policy")
+	os.WriteFile(bad, []byte("not a policy"), 0o644)
+	o.Model = bad
+	if _, err := EqualTime(context.Background(), o); err == nil || !strings.Contains(err.Error(), "bad.policy") {
+		t.Errorf("a corrupt model: %v", err)
 	}
 }

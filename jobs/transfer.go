@@ -48,8 +48,12 @@ type PretrainOptions struct {
 	Samples int  // rollout size K (0 = 16)
 	Warmup  int  // imitation steps (0 = 30 per graph; negative = none)
 	Random  bool // pick graphs at random instead of in turn
-	Policy  *policy.Config
-	PPO     ppo.Settings
+	// Guided trains go-guided's proposal model instead of PPO's policy
+	// (see learn.Pretrain.Guided); Samples 0 is then
+	// learn.DefaultGuidedBatch and PPO.LearningRate 0 is 1e-3.
+	Guided bool
+	Policy *policy.Config
+	PPO    ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
@@ -113,7 +117,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			return rep, err
 		}
 	}
-	pt := &learn.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random,
+	pt := &learn.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random, Guided: o.Guided,
 		Steps: o.Steps, Time: o.Time, Checkpoint: o.Out, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}
 	if pt.CheckpointEvery == 0 {
 		pt.CheckpointEvery = 50

@@ -96,11 +96,11 @@ func TestConformance(t *testing.T) {
 				cs = quick
 			}
 			newOpt := func() (optimize.Optimizer, error) {
-				if e.Name == "go-zero-shot" {
+				if e.Pretrained {
 					// A fresh untrained network stands in for the
 					// embedded model, sized for each problem's tasks
 					// by the go method's own configuration.
-					return zeroShotUntrained(o)
+					return untrainedFor{e.Name, o}, nil
 				}
 				return e.New(o)
 			}
@@ -112,7 +112,7 @@ func TestConformance(t *testing.T) {
 // TestNames pins the table order of the papers' methods (a new method
 // may sit anywhere among them), the kinds in order, and the default lists.
 func TestNames(t *testing.T) {
-	want := []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "tf-default", "go", "go-no-learning", "go-guided", "go-guided-no-learning", "go-zero-shot"}
+	want := []string{"single", "expert", "round-robin", "random", "metis", "gp-dfs", "m-topo", "m-etf", "dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "tf-default", "go", "go-no-learning", "go-guided", "go-guided-no-learning", "go-guided-pretrained", "go-guided-pretrained-no-learning", "go-zero-shot"}
 	if got := methods.Names(); !subsequence(want, got) {
 		t.Errorf("Names() = %v, want %v in this order", got, want)
 	}
@@ -132,7 +132,7 @@ func TestNames(t *testing.T) {
 		}
 		seen[e.Name] = true
 		o, err := e.New(methods.Options{})
-		if e.Name == "go-zero-shot" && err != nil {
+		if e.Pretrained && err != nil {
 			continue // no embedded model in this build
 		}
 		if err != nil {
@@ -177,25 +177,25 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// zeroShotUntrained makes go-zero-shot through the registry with an
-// untrained network made for each problem's tasks (a trained model decides
-// fixed tasks; the suite changes them).
-func zeroShotUntrained(o methods.Options) (optimize.Optimizer, error) {
-	return zeroShotFor{o}, nil
+// untrainedFor makes a method that places with a pre-trained model
+// through the registry, with an untrained network made for each problem's
+// tasks in the model's place (a trained model decides fixed tasks; the
+// suite changes them).
+type untrainedFor struct {
+	name string
+	o    methods.Options
 }
 
-type zeroShotFor struct{ o methods.Options }
+func (u untrainedFor) Name() string { return u.name }
 
-func (zeroShotFor) Name() string { return "go-zero-shot" }
-
-func (z zeroShotFor) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
-	pol, err := learn.NewPolicy(z.o.Policy, p.EffectiveTasks(), 1)
+func (u untrainedFor) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	pol, err := learn.NewPolicy(u.o.Policy, p.EffectiveTasks(), 1)
 	if err != nil {
 		return nil, err
 	}
-	o := z.o
+	o := u.o
 	o.Trained = pol
-	opt, err := methods.New("go-zero-shot", o)
+	opt, err := methods.New(u.name, o)
 	if err != nil {
 		return nil, err
 	}

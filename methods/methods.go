@@ -82,7 +82,12 @@ type Entry struct {
 	// Compared marks the methods `placer baselines` runs when none are
 	// named.
 	Compared bool
-	New      func(Options) (optimize.Optimizer, error)
+	// Pretrained marks the methods that place with a pre-trained model:
+	// Options.Trained, or the embedded default model when it is nil.
+	// (go also takes Options.Trained, as the network to fine-tune, but
+	// starts from a new one by default.)
+	Pretrained bool
+	New        func(Options) (optimize.Optimizer, error)
 }
 
 // registry is every method, in table order: references, heuristics,
@@ -93,26 +98,28 @@ var registry []Entry
 
 func init() {
 	registry = []Entry{
-		{"single", Reference, "every op on GPU 0", true, true, plain(baseline.Single{})},
-		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, plain(baseline.Expert{})},
-		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, plain(baseline.RoundRobin{})},
-		{"random", Heuristic, "the best of k random placements", false, true, plain(baseline.Random{})},
-		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, plain(baseline.METIS{})},
-		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, plain(baseline.GPDFS{})},
-		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, plain(baseline.MTopo{})},
-		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, plain(baseline.METF{})},
-		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, plain(baseline.DP{})},
-		{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, newLocalSearch},
-		{"sa", Search, "simulated annealing over placement, order, fusion", false, true, newAnnealing},
-		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, newAnchoredLocalSearch},
-		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, newAnchoredAnnealing},
-		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
-		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, plain(baseline.TFDefault{})},
-		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, newSearch},
-		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, newSearchNoLearning},
-		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, newGuided(false)},
-		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, newGuided(true)},
-		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, newZeroShot},
+		{"single", Reference, "every op on GPU 0", true, true, false, plain(baseline.Single{})},
+		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, false, plain(baseline.Expert{})},
+		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, false, plain(baseline.RoundRobin{})},
+		{"random", Heuristic, "the best of k random placements", false, true, false, plain(baseline.Random{})},
+		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, false, plain(baseline.METIS{})},
+		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, false, plain(baseline.GPDFS{})},
+		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, false, plain(baseline.MTopo{})},
+		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, false, plain(baseline.METF{})},
+		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, false, plain(baseline.DP{})},
+		{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, false, newLocalSearch},
+		{"sa", Search, "simulated annealing over placement, order, fusion", false, true, false, newAnnealing},
+		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, false, newAnchoredLocalSearch},
+		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, false, newAnchoredAnnealing},
+		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, false, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
+		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, false, plain(baseline.TFDefault{})},
+		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, false, newSearch},
+		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, false, newSearchNoLearning},
+		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, false, newGuided(false)},
+		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true)},
+		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
+		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
+		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 	}
 }
 
@@ -219,13 +226,43 @@ func newGuided(noLearning bool) func(Options) (optimize.Optimizer, error) {
 	}
 }
 
-func newZeroShot(o Options) (optimize.Optimizer, error) {
-	pol := o.Trained
-	if pol == nil {
-		var err error
-		if pol, err = defaultmodel.Load(); err != nil {
-			return nil, fmt.Errorf("go-zero-shot: %w", err)
+// newGuidedPretrained is go-guided on a pre-trained network: Options.Trained,
+// else the embedded default model.
+func newGuidedPretrained(noLearning bool) func(Options) (optimize.Optimizer, error) {
+	name := "go-guided-pretrained"
+	if noLearning {
+		name += "-no-learning"
+	}
+	return func(o Options) (optimize.Optimizer, error) {
+		pol, err := trained(o, name)
+		if err != nil {
+			return nil, err
 		}
+		o.Trained = pol
+		g, err := newGuided(noLearning)(o)
+		if err != nil {
+			return nil, err
+		}
+		return namedAs{g, name}, nil
+	}
+}
+
+// trained is o.Trained, else the embedded default model.
+func trained(o Options, name string) (*policy.Policy, error) {
+	if o.Trained != nil {
+		return o.Trained, nil
+	}
+	pol, err := defaultmodel.Load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return pol, nil
+}
+
+func newZeroShot(o Options) (optimize.Optimizer, error) {
+	pol, err := trained(o, "go-zero-shot")
+	if err != nil {
+		return nil, err
 	}
 	z := &learn.ZeroShot{Policy: pol, Samples: o.Samples}
 	if o.Reference != nil {

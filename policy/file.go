@@ -78,6 +78,17 @@ func (p *Policy) WriteTo(w io.Writer) (int64, error) {
 	return buf.WriteTo(w)
 }
 
+// Clone returns an independent copy of the policy (configuration, seed,
+// feature normalization and weights): training the copy leaves p as it
+// was.
+func (p *Policy) Clone() (*Policy, error) {
+	var buf bytes.Buffer
+	if _, err := p.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return decode(buf.Bytes(), "clone")
+}
+
 // Load reads a policy file written by Save. A file that is not a policy
 // file, has another format version, is truncated or is corrupt is a
 // one-line error naming path.

@@ -104,3 +104,28 @@ func TestLoadErrors(t *testing.T) {
 		t.Fatal("missing file loaded")
 	}
 }
+
+// TestClone: a clone writes the same file as its original, and changing
+// the clone's weights leaves the original's alone.
+func TestClone(t *testing.T) {
+	p, err := New(&Config{SageLayers: 1, SageDim: 8, DModel: 8, Heads: 1, HeadDim: 8, Inner: 8, CondDim: 8, HeadHidden: 8}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := p.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	p.WriteTo(&a)
+	c.WriteTo(&b)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("the clone writes another file")
+	}
+	c.Params()[0].W[0] += 1
+	var a2 bytes.Buffer
+	p.WriteTo(&a2)
+	if !bytes.Equal(a.Bytes(), a2.Bytes()) {
+		t.Error("changing the clone changed the original")
+	}
+}

@@ -12,12 +12,15 @@ import (
 // graph's reference (the best quick baseline, fewer-GPU decisions
 // included).
 type EqualTime struct {
-	Hardware string            `json:"hardware"`
-	Seed     uint64            `json:"seed"`
-	Budgets  []float64         `json:"budgets_s"` // wall time per method and graph
-	Methods  []string          `json:"methods"`
-	Graphs   []EqualTimeGraph  `json:"graphs"`
-	Summary  []EqualTimeBudget `json:"summary"` // one per budget
+	Hardware string    `json:"hardware"`
+	Seed     uint64    `json:"seed"`
+	Budgets  []float64 `json:"budgets_s"` // wall time per method and graph
+	Methods  []string  `json:"methods"`
+	// Model names the pre-trained model of the methods that take one
+	// (file and sha256 prefix); "" = the embedded default model or none.
+	Model   string            `json:"model,omitempty"`
+	Graphs  []EqualTimeGraph  `json:"graphs"`
+	Summary []EqualTimeBudget `json:"summary"` // one per budget
 }
 
 // EqualTimeGraph is one graph's row: its reference and every cell.
@@ -65,6 +68,19 @@ type EqualTimeBudget struct {
 	// LearningWins counts, per learned method M with an ablation
 	// "M-no-learning" in the table, the graphs where M beats it.
 	LearningWins map[string]int `json:"learning_beats_no_learning"`
+	// PretrainingWins counts, per method M-pretrained... with its
+	// untrained twin (M... without "-pretrained") in the table, the
+	// graphs where the pre-trained network beats the untrained one.
+	PretrainingWins map[string]int `json:"pretrained_beats_untrained"`
+}
+
+// untrainedTwin is the method a "-pretrained" method is compared with: the
+// same method from an untrained network ("" = none).
+func untrainedTwin(m string) string {
+	if !strings.Contains(m, "-pretrained") {
+		return ""
+	}
+	return strings.Replace(m, "-pretrained", "", 1)
 }
 
 // Cell returns the cell of method at budget b, if any.
@@ -81,7 +97,7 @@ func (g *EqualTimeGraph) Cell(method string, b float64) *EqualTimeCell {
 func (b *EqualTime) Summarize() {
 	b.Summary = b.Summary[:0]
 	for _, budget := range b.Budgets {
-		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}, LearningWins: map[string]int{}}
+		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}, LearningWins: map[string]int{}, PretrainingWins: map[string]int{}}
 		logs := map[string]float64{}
 		cpu := map[string]float64{}
 		for gi := range b.Graphs {
@@ -116,6 +132,14 @@ func (b *EqualTime) Summarize() {
 						s.LearningWins[m]++
 					}
 				}
+				if t := untrainedTwin(m); t != "" {
+					if c, u := g.Cell(m, budget), g.Cell(t, budget); c != nil && u != nil {
+						s.PretrainingWins[m] = s.PretrainingWins[m]
+						if c.Ratio < u.Ratio {
+							s.PretrainingWins[m]++
+						}
+					}
+				}
 			}
 		}
 		if s.Graphs > 0 {
@@ -144,6 +168,9 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 	for bi, budget := range b.Budgets {
 		fmt.Fprintf(w, "\nbudget %s per method and graph (%s, seed %d): step time / reference (the best quick baseline); lower is better, * = best of the row\n",
 			Seconds(budget), b.Hardware, b.Seed)
+		if b.Model != "" {
+			fmt.Fprintf(w, "pre-trained model: %s\n", b.Model)
+		}
 		header := append([]string{"graph", "GPUs", "reference"}, b.Methods...)
 		var rows [][]string
 		for _, g := range b.Graphs {
@@ -210,6 +237,11 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 			for _, m := range b.Methods {
 				if wins, ok := s.LearningWins[m]; ok {
 					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs\n", m, m, wins, s.Graphs)
+				}
+			}
+			for _, m := range b.Methods {
+				if wins, ok := s.PretrainingWins[m]; ok {
+					fmt.Fprintf(w, "%s: the pre-trained network beats the untrained one (%s) on %d of %d graphs\n", m, untrainedTwin(m), wins, s.Graphs)
 				}
 			}
 		}

@@ -46,3 +46,39 @@ func TestEqualTimeSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualTimePretrainingWins: a "-pretrained" method is compared with its
+// untrained twin, by hand on two graphs.
+func TestEqualTimePretrainingWins(t *testing.T) {
+	cell := func(m string, r float64) EqualTimeCell {
+		return EqualTimeCell{Method: m, Budget: 60, Ratio: r}
+	}
+	ms := []string{"g", "g-no-learning", "g-pretrained", "g-pretrained-no-learning"}
+	b := EqualTime{Budgets: []float64{60}, Methods: ms, Model: "m.policy (sha256 abc)", Graphs: []EqualTimeGraph{
+		{Graph: "a", Cells: []EqualTimeCell{cell("g", 0.9), cell("g-no-learning", 0.95), cell("g-pretrained", 0.85), cell("g-pretrained-no-learning", 0.96)}},
+		{Graph: "b", Cells: []EqualTimeCell{cell("g", 0.9), cell("g-no-learning", 0.8), cell("g-pretrained", 0.92), cell("g-pretrained-no-learning", 0.7)}},
+	}}
+	b.Summarize()
+	s := b.Summary[0]
+	if w, ok := s.PretrainingWins["g-pretrained"]; !ok || w != 1 {
+		t.Errorf("g-pretrained beats g on %d graphs (present %v), want 1 (a)", w, ok)
+	}
+	if w := s.PretrainingWins["g-pretrained-no-learning"]; w != 1 {
+		t.Errorf("g-pretrained-no-learning beats g-no-learning on %d graphs, want 1 (b)", w)
+	}
+	if _, ok := s.PretrainingWins["g"]; ok || len(s.PretrainingWins) != 2 {
+		t.Errorf("pretraining wins %v: only the two pre-trained methods have twins", s.PretrainingWins)
+	}
+	if s.LearningWins["g-pretrained"] != 1 || s.LearningWins["g"] != 1 {
+		t.Errorf("learning wins %v, want g-pretrained 1 (a), g 1 (a)", s.LearningWins)
+	}
+	var out bytes.Buffer
+	if err := WriteEqualTime(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"pre-trained model: m.policy (sha256 abc)", "g-pretrained: the pre-trained network beats the untrained one (g) on 1 of 2 graphs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -31,7 +31,9 @@ valid one is the graph's reference and the anchor of the methods that take one.
 Then every method gets the same wall time per graph, for each budget: the
 classical searches, BRKGA, go (the GO policy with PPO) and go-no-learning (the
 ablation: the same sampling around the anchor with the network never updated;
-an untrained network is its control).
+an untrained network is its control). go-guided-pretrained and its ablation
+search with a pre-trained network (--model, from 'placer pretrain --guided';
+default the embedded model), against go-guided's untrained one.
 
 One table per budget: a row per graph with each method's step time over the
 reference (lower is better), the geometric mean over the graphs where every
@@ -93,6 +95,7 @@ it (Ctrl-C keeps what finished).`,
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.StringVar(&o.plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
