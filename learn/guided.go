@@ -49,6 +49,10 @@ type Guided struct {
 	LearningRate float64
 	// NoLearning is the ablation: proposals from the unchanged network.
 	NoLearning bool
+	// LearnEvery is how often the network learns: every LearnEvery-th
+	// round pays for a backward pass and an update, the others run the
+	// cheaper forward pass of inference. 0 = DefaultLearnEvery.
+	LearnEvery int
 	// MaxUnits bounds the decision units (see Units). 0 = MaxUnits.
 	MaxUnits int
 	// OnStep, if set, is called after every round.
@@ -58,10 +62,19 @@ type Guided struct {
 var _ optimize.Optimizer = (*Guided)(nil)
 
 // DefaultGuidedBatch is the number of proposals per round of Guided and of
-// guided pre-training. One forward pass serves them all; at 60 s on trxl4,
-// gnmt4 and rnnlm4 (4 GPUs), 128 proposals per pass reached a geometric
-// mean of 0.897 of the reference against 0.919 (trxl4 and gnmt4) with 32.
+// guided pre-training. One forward pass serves them all: at 60 s on trxl4
+// and gnmt4 (4 GPUs, learning every round), 128 proposals per pass reached
+// 0.902 and 0.902 of the reference, 32 reached 0.912 and 0.926 (a busier
+// machine then; docs/search.md).
 const DefaultGuidedBatch = 128
+
+// DefaultLearnEvery is Guided's LearnEvery. A learning round costs about
+// 2.5 times an inference round (trxl4, 60 s: 16,641 evaluations learning
+// every round, 43,393 never). Learning every 4th round, at 60 s on trxl4,
+// gnmt4 and rnnlm4 (4 GPUs, seed 0), reached 0.881, 0.878 and 0.826 of
+// the reference, against 0.902, 0.902 and 0.882 learning every round and
+// 0.932, 0.853 and 0.849 never (docs/search.md).
+const DefaultLearnEvery = 4
 
 // Name returns "go-guided", or "go-guided-no-learning" for the ablation.
 func (g *Guided) Name() string {
@@ -76,6 +89,7 @@ type GuidedSettings struct {
 	Batch        int            `json:"batch"`
 	LearningRate float64        `json:"learning_rate"`
 	Learning     bool           `json:"learning"`
+	LearnEvery   int            `json:"learn_every,omitempty"` // rounds per update
 	MaxUnits     int            `json:"max_units"`
 	Policy       *policy.Config `json:"policy,omitempty"`
 }
@@ -105,9 +119,16 @@ func (g *Guided) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		lr = 1e-3
 	}
 	cfg := r.pol.Config()
+	every := g.LearnEvery
+	if every <= 0 {
+		every = DefaultLearnEvery
+	}
 	st := GuidedSettings{Batch: batch, LearningRate: lr, Learning: !g.NoLearning, MaxUnits: r.settings.MaxUnits, Policy: &cfg}
+	if !g.NoLearning {
+		st.LearnEvery = every
+	}
 	if ctx.Err() == nil {
-		if err := g.rounds(ctx, r, batch, lr); err != nil {
+		if err := g.rounds(ctx, r, batch, lr, every); err != nil {
 			return nil, err
 		}
 	}
@@ -120,7 +141,7 @@ func (g *Guided) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 }
 
 // rounds runs the proposal rounds until the tracker says stop.
-func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64) error {
+func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64, every int) error {
 	tr := r.tr
 	rng := rand.New(rand.NewPCG(r.seed, 0x2545f4914f6cdd1d))
 	var l *learner
@@ -134,8 +155,12 @@ func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64
 	eval := func(ctx context.Context, ds []decision.Decision, res []evaluate.Result) (int, error) {
 		return tr.EvaluateBatch(ctx, ds, res)
 	}
-	for !tr.Done(ctx) {
-		pt, err := w.round(ctx, r.pol, rng, l, eval)
+	for i := 0; !tr.Done(ctx); i++ {
+		li := l
+		if i%every != 0 {
+			li = nil
+		}
+		pt, err := w.round(ctx, r.pol, rng, li, eval)
 		if errors.Is(err, optimize.ErrStopped) {
 			break
 		}

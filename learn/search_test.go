@@ -281,3 +281,44 @@ func TestGuided(t *testing.T) {
 		t.Errorf("ablation %s: %v vs the reference's %v", abl.Method, abl.Eval.StepTime, refRes.StepTime)
 	}
 }
+
+// TestGuidedLearnEvery: with LearnEvery n the network learns at rounds 0,
+// n, 2n ...: a run of 3 rounds with n = 1000 learns once (its model
+// differs from the start), one with n = 1 three times (differs from the
+// once-learned), and the settings record n.
+func TestGuidedLearnEvery(t *testing.T) {
+	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 60, Width: 4, Seed: 3})
+	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := NewPolicy(small, optimize.AllTasks, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(every int) (*policy.Policy, GuidedSettings) {
+		gd := &Guided{Policy: pol, Batch: 8, LearnEvery: every}
+		res, err := gd.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 3}, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Learning.Model.(*policy.Policy), res.Learning.Settings.(GuidedSettings)
+	}
+	diff := func(a, b *policy.Policy) int {
+		n := 0
+		for i, q := range a.Params() {
+			if !slices.Equal(q.W, b.Params()[i].W) {
+				n++
+			}
+		}
+		return n
+	}
+	once, st := run(1000)
+	if st.LearnEvery != 1000 || diff(once, pol) == 0 {
+		t.Errorf("learn every 1000: settings %+v, %d parameters changed", st, diff(once, pol))
+	}
+	thrice, _ := run(1)
+	if diff(thrice, once) == 0 {
+		t.Error("learning every round gave the same network as learning once")
+	}
+}
