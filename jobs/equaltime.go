@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/placer/placer/inputs"
@@ -50,6 +49,11 @@ type EqualTimeOptions struct {
 	Graphs  []string
 	Methods []string        // nil = EqualTimeMethods()
 	Budgets []time.Duration // nil = EqualTimeBudgets
+	// CPU makes the budgets CPU time of this process (all threads;
+	// optimize.Budget.CPU) instead of wall time: on a machine shared with
+	// other work, each method then gets the same computing, whatever the
+	// load. Cells are kept apart from wall-time cells.
+	CPU     bool
 	Cluster inputs.ClusterSpec
 	Seed    uint64
 	Sync    bool
@@ -97,7 +101,7 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 			return report.EqualTime{}, fmt.Errorf("equal-time: budget %v: must be positive", b)
 		}
 	}
-	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms}
+	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, CPU: o.CPU}
 	var model modelRef
 	if o.Model != "" {
 		var err error
@@ -153,7 +157,7 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	}
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := equalTimeCell(ctx, p, m, b, ref, row.RefStep, dir, o.Seed, model)
+			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefStep, dir, o.Seed, model)
 			if err != nil {
 				row.Missing++
 				if ctx.Err() != nil {
@@ -231,9 +235,10 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 	return ref, nil
 }
 
-// equalTimeCell runs method m for budget b, anchored on ref, or reads the
-// cell from dir. A method that fails gives a cell with its error.
-func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, ref *optimize.Result, refStep float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
+// equalTimeCell runs method m for budget b (CPU time if cpu, else wall
+// time), anchored on ref, or reads the cell from dir. A method that fails
+// gives a cell with its error.
+func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refStep float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
 	mo := methods.Options{Reference: ref}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
@@ -244,7 +249,11 @@ func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Du
 	}
 	path := ""
 	if dir != "" {
-		path = filepath.Join(dir, fmt.Sprintf("%s-%gs.json", m, b.Seconds()))
+		kind := "s"
+		if cpu {
+			kind = "s-cpu"
+		}
+		path = filepath.Join(dir, fmt.Sprintf("%s-%g%s.json", m, b.Seconds(), kind))
 		var f equalTimeCellFile
 		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m && f.Model == modelSHA {
 			return f.Cell, nil
@@ -255,9 +264,13 @@ func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Du
 	if err != nil {
 		return c, err
 	}
-	cpu0, start := cpuSeconds(), time.Now()
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Time: b}, Seed: seed})
-	c.Wall, c.CPU = time.Since(start).Seconds(), cpuSeconds()-cpu0
+	cpu0, start := optimize.ProcessCPU().Seconds(), time.Now()
+	budget := optimize.Budget{Time: b}
+	if cpu {
+		budget = optimize.Budget{CPU: b}
+	}
+	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: seed})
+	c.Wall, c.CPU = time.Since(start).Seconds(), optimize.ProcessCPU().Seconds()-cpu0
 	if ctx.Err() != nil {
 		// An interrupted cell is not kept: its budget was not spent.
 		return c, ctx.Err()
@@ -299,17 +312,6 @@ func loadModel(path string) (modelRef, error) {
 	}
 	sum := sha256.Sum256(data)
 	return modelRef{pol: pol, sha: hex.EncodeToString(sum[:])}, nil
-}
-
-// cpuSeconds is the CPU time this process has used, all threads, in
-// seconds.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return tv(ru.Utime) + tv(ru.Stime)
 }
 
 // fileSafe turns a graph name into a file name.

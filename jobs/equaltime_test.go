@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
+	"github.com/placer/placer/report"
 )
 
 // TestEqualTime runs two methods on a small graph at one short budget,
@@ -133,5 +134,36 @@ func TestEqualTimeModel(t *testing.T) {
 	o.Model = bad
 	if _, err := EqualTime(context.Background(), o); err == nil || !strings.Contains(err.Error(), "bad.policy") {
 		t.Errorf("a corrupt model: %v", err)
+	}
+}
+
+// TestEqualTimeCPU: with CPU budgets every cell stops on its CPU time
+// (about the budget, whatever the wall time), the report says its budgets
+// are CPU time, and the cells are kept apart from wall-time cells.
+func TestEqualTimeCPU(t *testing.T) {
+	dir := t.TempDir()
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"local-search"},
+		Budgets: []time.Duration{300 * time.Millisecond}, Seed: 1, Dir: dir, CPU: true}
+	o.Cluster.GPUs = 2
+	rep, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.CPU {
+		t.Error("report does not say its budgets are CPU time")
+	}
+	c := rep.Graphs[0].Cells[0]
+	if c.Error != "" || c.Status != optimize.TimeUp.String() || c.CPU < 0.3 || c.CPU > 3 {
+		t.Errorf("cell %+v: want stopped on 0.3 CPU seconds", c)
+	}
+	if paths, _ := filepath.Glob(filepath.Join(dir, "*", "local-search-0.3s-cpu.json")); len(paths) != 1 {
+		t.Errorf("kept cells %v, want one local-search-0.3s-cpu.json", paths)
+	}
+	var b strings.Builder
+	if err := report.WriteEqualTime(&b, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "CPU time per method") {
+		t.Errorf("table does not name its budgets CPU time:\n%s", b.String())
 	}
 }

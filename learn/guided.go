@@ -37,7 +37,9 @@ import (
 // It starts from Reference (the best quick baseline), which is its first
 // candidate: it never returns worse. It implements optimize.Optimizer
 // under the name "go-guided"; with NoLearning ("go-guided-no-learning")
-// the network is never updated, the ablation.
+// the network is never updated, the ablation; with NoState
+// ("go-guided-no-state") the network does not see the current decision's
+// schedule.
 type Guided struct {
 	Policy    *policy.Policy // nil = a new one from Config and the seed
 	Config    *policy.Config
@@ -55,6 +57,13 @@ type Guided struct {
 	LearnEvery int
 	// MaxUnits bounds the decision units (see Units). 0 = MaxUnits.
 	MaxUnits int
+	// NoState leaves out the state hints: a new network then sees only
+	// the graph and the current decision's actions, not the current
+	// decision's schedule (slack, critical path, device idle time, memory
+	// headroom, bytes crossing devices; see NumStateHints). A given
+	// Policy reads the state hints if its HintDim is NumHints +
+	// NumStateHints, whatever NoState says.
+	NoState bool
 	// OnStep, if set, is called after every round.
 	OnStep func(pt Point, refStep float64)
 }
@@ -76,12 +85,17 @@ const DefaultGuidedBatch = 128
 // 0.932, 0.853 and 0.849 never (docs/search.md).
 const DefaultLearnEvery = 4
 
-// Name returns "go-guided", or "go-guided-no-learning" for the ablation.
+// Name returns "go-guided", with "-no-state" when NoState and
+// "-no-learning" for the ablation.
 func (g *Guided) Name() string {
-	if g.NoLearning {
-		return "go-guided-no-learning"
+	n := "go-guided"
+	if g.NoState {
+		n += "-no-state"
 	}
-	return "go-guided"
+	if g.NoLearning {
+		n += "-no-learning"
+	}
+	return n
 }
 
 // GuidedSettings are the knobs a Guided run records.
@@ -90,6 +104,7 @@ type GuidedSettings struct {
 	LearningRate float64        `json:"learning_rate"`
 	Learning     bool           `json:"learning"`
 	LearnEvery   int            `json:"learn_every,omitempty"` // rounds per update
+	State        bool           `json:"state_hints"`           // the network reads the current decision's schedule
 	MaxUnits     int            `json:"max_units"`
 	Policy       *policy.Config `json:"policy,omitempty"`
 }
@@ -106,7 +121,7 @@ func (g *Guided) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 			return nil, err
 		}
 	}
-	s := &Search{Policy: pol, Config: g.Config, Reference: g.Reference, RefTime: g.RefTime, MaxUnits: g.MaxUnits, Warmup: -1, Moves: -1}
+	s := &Search{Policy: pol, Config: g.Config, Reference: g.Reference, RefTime: g.RefTime, MaxUnits: g.MaxUnits, Warmup: -1, Moves: -1, stateHints: !g.NoState}
 	r, err := s.prepare(ctx, p, set, g.Name())
 	if err != nil {
 		return nil, err
@@ -123,7 +138,7 @@ func (g *Guided) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	if every <= 0 {
 		every = DefaultLearnEvery
 	}
-	st := GuidedSettings{Batch: batch, LearningRate: lr, Learning: !g.NoLearning, MaxUnits: r.settings.MaxUnits, Policy: &cfg}
+	st := GuidedSettings{Batch: batch, LearningRate: lr, Learning: !g.NoLearning, State: usesState(cfg.HintDim), MaxUnits: r.settings.MaxUnits, Policy: &cfg}
 	if !g.NoLearning {
 		st.LearnEvery = every
 	}
@@ -204,6 +219,12 @@ type walk struct {
 	ds      []decision.Decision
 	results []evaluate.Result
 	rounds  int // since the last (re)start
+
+	// With state hints (the policy's HintDim says so), curIn is in with
+	// the hints of cur's schedule, set whenever cur changes; else in.
+	state bool
+	hints []float64 // Hints(p) with room for the state hints
+	curIn *policy.Input
 }
 
 // newWalk starts a walk at start (in the policy's action space) with
@@ -211,8 +232,26 @@ type walk struct {
 func newWalk(ctx context.Context, p *optimize.Problem, cfg policy.Config, in *policy.Input, tb *tiebreak, refStep float64, start decision.Decision, batch int) (*walk, error) {
 	w := &walk{p: p, in: in, tb: tb, refStep: refStep, tasks: activeTasks(cfg),
 		start: unitForm(start, in.Nodes()),
-		cands: make([]decision.Decision, batch), ds: make([]decision.Decision, batch), results: make([]evaluate.Result, batch)}
+		cands: make([]decision.Decision, batch), ds: make([]decision.Decision, batch), results: make([]evaluate.Result, batch),
+		state: usesState(cfg.HintDim), curIn: in}
+	if w.state {
+		w.hints = hintsFor(p, cfg.HintDim)
+	}
 	return w, w.restart(ctx)
+}
+
+// moved updates what depends on the current decision after it changed:
+// the input's state hints, from the schedule of the decision evaluated.
+func (w *walk) moved(ctx context.Context) error {
+	if !w.state {
+		return nil
+	}
+	h, err := withStateHints(ctx, w.p, w.in.Nodes(), w.p.Complete(w.tb.apply(w.cur)), w.hints)
+	if err != nil {
+		return err
+	}
+	w.curIn, err = w.in.WithHints(h)
+	return err
 }
 
 // restart puts the walk back at its start.
@@ -220,7 +259,10 @@ func (w *walk) restart(ctx context.Context) error {
 	w.cur, w.rounds = w.start.Clone(), 0
 	var err error
 	w.curRes, err = w.p.Evaluator.Evaluate(context.WithoutCancel(ctx), w.p.Complete(w.tb.apply(w.cur)))
-	return err
+	if err != nil {
+		return err
+	}
+	return w.moved(ctx)
 }
 
 // round is one round of the walk: one forward pass conditioned on the
@@ -232,7 +274,7 @@ func (w *walk) restart(ctx context.Context) error {
 // nothing.
 func (w *walk) round(ctx context.Context, pol *policy.Policy, rng *rand.Rand, l *learner, eval batchEval) (Point, error) {
 	nd := w.in.Nodes()
-	in, err := w.in.WithInitial(&w.cur)
+	in, err := w.curIn.WithInitial(&w.cur)
 	if err != nil {
 		return Point{}, err
 	}
@@ -296,6 +338,9 @@ func (w *walk) round(ctx context.Context, pol *policy.Policy, rng *rand.Rand, l 
 	if best >= 0 && !optimize.Better(&w.curRes, &results[best]) {
 		w.cur = w.cands[best].Clone()
 		w.curRes = results[best].Clone()
+		if err := w.moved(ctx); err != nil {
+			return Point{}, err
+		}
 	}
 	w.rounds++
 	return pt, nil

@@ -123,6 +123,10 @@ type Search struct {
 	// OnStep, if set, is called after every step with the step's point
 	// and the reference step time the rewards are normalized by.
 	OnStep func(pt Point, refStep float64)
+
+	// stateHints makes a new policy read the state hints (Guided's
+	// walk fills them); Search's own steps do not.
+	stateHints bool
 }
 
 var _ optimize.Optimizer = (*Search)(nil)
@@ -313,6 +317,9 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 	pol := s.Policy
 	if pol == nil {
 		cfg := configFor(s.Config, tasks)
+		if s.stateHints {
+			cfg.HintDim = NumHints + NumStateHints
+		}
 		var err error
 		if pol, err = policy.New(&cfg, st.Seed); err != nil {
 			return nil, err
@@ -332,7 +339,7 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 			return nil, err
 		}
 	}
-	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), hintsFor(p, pol.Config().HintDim), units)
 	if err != nil {
 		return nil, err
 	}

@@ -112,7 +112,8 @@ type Pretrain struct {
 	// GuidedRestart of its rounds, so the network learns from decisions
 	// like those a search meets in its first minutes. There is no warm-up
 	// unless Warmup asks for one. Walks are not checkpointed: a resumed
-	// run starts them again from the references.
+	// run starts them again from the references. A new network reads the
+	// state hints (the walks' schedules), as go-guided's does.
 	Guided bool
 	// OnStep, if set, is called after every step.
 	OnStep func(PretrainPoint)
@@ -327,6 +328,10 @@ func (pt *Pretrain) start() (r *PretrainResult, names []string, warm int, err er
 	}
 	if r.Policy == nil {
 		cfg := configFor(pt.Config, tasks)
+		if pt.Guided {
+			// go-guided's network reads its walk's schedule (Guided.NoState).
+			cfg.HintDim = NumHints + NumStateHints
+		}
 		if r.Policy, err = policy.New(&cfg, r.Seed); err != nil {
 			return nil, nil, 0, err
 		}
@@ -351,7 +356,7 @@ func (pt *Pretrain) prepareGraph(ctx context.Context, pol *policy.Policy, g *Tra
 	if err != nil {
 		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
 	}
-	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), hintsFor(p, pol.Config().HintDim), units)
 	if err != nil {
 		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
 	}
@@ -623,7 +628,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 	if err != nil {
 		return nil, err
 	}
-	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
+	in, err := pol.PrepareUnits(p.Graph, p.Devices(), hintsFor(p, pol.Config().HintDim), units)
 	if err != nil {
 		return nil, err
 	}

@@ -190,6 +190,11 @@ type Budget struct {
 	Evaluations int           // decisions evaluated
 	Steps       int           // iterations of the optimizer's main loop
 	Time        time.Duration // wall time
+	// CPU is CPU time: this process's, all threads, from the run's start
+	// (ProcessCPU). It is the fair budget on a shared machine, where wall
+	// time depends on what else runs; it counts the whole process, so it
+	// means one method's time only when one method runs at a time.
+	CPU time.Duration
 }
 
 // Settings configure one run. A nil *Settings means defaults.

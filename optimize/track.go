@@ -79,6 +79,7 @@ type Tracker struct {
 	seed     uint64
 	progress func(Stats)
 	start    time.Time
+	cpu0     time.Duration // ProcessCPU at the start, when Budget.CPU is set
 
 	stats    Stats
 	found    bool
@@ -96,6 +97,9 @@ func NewTracker(method string, p *Problem, s *Settings, defaultEvals int) *Track
 	}
 	if t.budget == (Budget{}) {
 		t.budget.Evaluations = defaultEvals
+	}
+	if t.budget.CPU > 0 {
+		t.cpu0 = ProcessCPU()
 	}
 	t.stats.Status = Converged
 	return t
@@ -118,7 +122,7 @@ func (t *Tracker) Remaining() int {
 
 // Done reports whether the run must stop: the context is cancelled
 // (status Cancelled), the evaluations or steps are used up (BudgetReached)
-// or the wall time is (TimeUp).
+// or the wall time or CPU time is (TimeUp).
 func (t *Tracker) Done(ctx context.Context) bool {
 	switch {
 	case ctx.Err() != nil:
@@ -126,7 +130,8 @@ func (t *Tracker) Done(ctx context.Context) bool {
 	case t.budget.Evaluations > 0 && t.stats.Evaluations >= t.budget.Evaluations,
 		t.budget.Steps > 0 && t.stats.Steps >= t.budget.Steps:
 		t.stats.Status = BudgetReached
-	case t.budget.Time > 0 && time.Since(t.start) >= t.budget.Time:
+	case t.budget.Time > 0 && time.Since(t.start) >= t.budget.Time,
+		t.budget.CPU > 0 && ProcessCPU()-t.cpu0 >= t.budget.CPU:
 		t.stats.Status = TimeUp
 	default:
 		return false

@@ -78,3 +78,26 @@ func TestTrackerBudgetAndBest(t *testing.T) {
 		t.Errorf("cancelled result %+v, %v", res, err)
 	}
 }
+
+// TestTrackerCPUBudget: a CPU-time budget ends a run that burns CPU, and
+// not one that only waits.
+func TestTrackerCPUBudget(t *testing.T) {
+	idle := optimize.NewTracker("idle", nil, &optimize.Settings{Budget: optimize.Budget{CPU: time.Second}}, 0)
+	time.Sleep(150 * time.Millisecond)
+	if idle.Done(context.Background()) {
+		t.Errorf("done after 150 ms of sleep with a 1 s CPU budget")
+	}
+	busy := optimize.NewTracker("busy", nil, &optimize.Settings{Budget: optimize.Budget{CPU: 30 * time.Millisecond}}, 0)
+	x, deadline := 1.0, time.Now().Add(10*time.Second)
+	for !busy.Done(context.Background()) {
+		for range 100000 {
+			x = x*1.0000001 + 1e-9
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not done after 10 s of spinning with a 30 ms CPU budget (x = %v)", x)
+		}
+	}
+	if s := busy.Stats().Status; s != optimize.TimeUp {
+		t.Errorf("status %v, want %v", s, optimize.TimeUp)
+	}
+}

@@ -22,6 +22,8 @@ type Input struct {
 	feats   []float64 // N x NumFeatures
 	stats   []float64
 	nbrs    [][]int32
+	fc      graphsage.FeatureConfig
+	nz      graphsage.Normalization
 	initial []float64 // N x sum(action sizes) one-hot previous actions; nil = none
 	anchor  [][]int32 // per task, each node's previous action (-1 = none); nil = none
 	keep    float64   // see WithKeep; 0 = no bias
@@ -88,12 +90,27 @@ func (p *Policy) prepare(g *graph.Graph, devices int, hints []float64, nd *graph
 		sumA += a
 	}
 	return &Input{
-		g: g, devices: devices, nodes: nd, feats: x, stats: stats,
+		g: g, devices: devices, nodes: nd, feats: x, stats: stats, fc: fc, nz: cfg.Normalization,
 		nbrs:  graphsage.SampleNeighbors(nd, cfg.SageNeighbors, cfg.SageLayers, p.seed),
 		sumA:  sumA,
 		adims: adims,
 		tasks: tasks,
 	}, nil
+}
+
+// WithHints returns a copy of the input with new cost hints (Config.HintDim
+// per op, op-major, as Prepare takes them): the features and graph
+// statistics are recomputed, the decision units, neighbour samples and
+// the initial decision kept. A method whose hints describe its current
+// decision (its schedule) calls it when the decision changes.
+func (in *Input) WithHints(hints []float64) (*Input, error) {
+	x, stats, err := graphsage.Features(in.g, in.nodes, hints, in.fc, in.nz)
+	if err != nil {
+		return nil, err
+	}
+	c := *in
+	c.feats, c.stats = x, stats
+	return &c, nil
 }
 
 // WithInitial returns a copy of the input whose forward passes condition

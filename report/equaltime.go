@@ -8,14 +8,17 @@ import (
 )
 
 // EqualTime is the equal-budget comparison of `placer report equal-time`: every method
-// given the same wall time on each graph, its step time as a ratio to the
+// given the same wall time (or CPU time) on each graph, its step time as a ratio to the
 // graph's reference (the best quick baseline, fewer-GPU decisions
 // included).
 type EqualTime struct {
 	Hardware string    `json:"hardware"`
 	Seed     uint64    `json:"seed"`
-	Budgets  []float64 `json:"budgets_s"` // wall time per method and graph
-	Methods  []string  `json:"methods"`
+	Budgets  []float64 `json:"budgets_s"` // wall time (or CPU time, with CPU) per method and graph
+	// CPU says the budgets are CPU time of the process (all threads), not
+	// wall time.
+	CPU     bool     `json:"cpu_budgets,omitempty"`
+	Methods []string `json:"methods"`
 	// Model names the pre-trained model of the methods that take one
 	// (file and sha256 prefix); "" = the embedded default model or none.
 	Model   string            `json:"model,omitempty"`
@@ -166,8 +169,8 @@ func (b *EqualTime) Summarize() {
 // then the claims as measured.
 func WriteEqualTime(w io.Writer, b EqualTime) error {
 	for bi, budget := range b.Budgets {
-		fmt.Fprintf(w, "\nbudget %s per method and graph (%s, seed %d): step time / reference (the best quick baseline); lower is better, * = best of the row\n",
-			Seconds(budget), b.Hardware, b.Seed)
+		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, seed %d): step time / reference (the best quick baseline); lower is better, * = best of the row\n",
+			Seconds(budget), b.budgetKind(), b.Hardware, b.Seed)
 		if b.Model != "" {
 			fmt.Fprintf(w, "pre-trained model: %s\n", b.Model)
 		}
@@ -249,9 +252,17 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 	return nil
 }
 
+// budgetKind is what the budgets measure: "wall time" or "CPU time".
+func (b EqualTime) budgetKind() string {
+	if b.CPU {
+		return "CPU time"
+	}
+	return "wall time"
+}
+
 // EqualTimePlot draws each method's geometric-mean ratio against the budget.
 func EqualTimePlot(b EqualTime) Plot {
-	p := Plot{Title: "equal wall time: step / best quick baseline (geometric mean)", XLabel: "budget per method and graph (s)", YLabel: "step / reference"}
+	p := Plot{Title: "equal " + b.budgetKind() + ": step / best quick baseline (geometric mean)", XLabel: "budget per method and graph (s of " + b.budgetKind() + ")", YLabel: "step / reference"}
 	for _, m := range b.Methods {
 		var x, y []float64
 		for _, s := range b.Summary {
@@ -274,7 +285,7 @@ func EqualTimeBars(b EqualTime) BarPlot {
 		return bp
 	}
 	budget := b.Budgets[bi]
-	bp.Title = fmt.Sprintf("equal wall time, %s per method and graph", Seconds(budget))
+	bp.Title = fmt.Sprintf("equal %s, %s per method and graph", b.budgetKind(), Seconds(budget))
 	for _, g := range b.Graphs {
 		bp.Groups = append(bp.Groups, g.Graph)
 	}

@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -232,3 +233,40 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 	enc := json.NewEncoder(w)
 	return enc.Encode(map[string]any{"traceEvents": ev, "displayTimeUnit": "ms"})
 }
+
+// Schedule simulates d with a recording simulator and returns the result
+// with its timeline as an evaluate.Schedule: the roofline model as an
+// evaluate.Scheduler.
+func (m *Model) Schedule(ctx context.Context, d decision.Decision) (evaluate.Result, evaluate.Schedule, error) {
+	if err := ctx.Err(); err != nil {
+		return evaluate.Result{}, evaluate.Schedule{}, err
+	}
+	r, tl, err := Simulate(m, d)
+	if err != nil {
+		return evaluate.Result{}, evaluate.Schedule{}, err
+	}
+	return r, tl.Schedule(), nil
+}
+
+// Schedule implements evaluate.Scheduler with the evaluator's model.
+func (e *Evaluator) Schedule(ctx context.Context, d decision.Decision) (evaluate.Result, evaluate.Schedule, error) {
+	return e.Model.Schedule(ctx, d)
+}
+
+// Schedule returns the timeline's kernels and transfers as an
+// evaluate.Schedule (sharing the kernels' op slices).
+func (tl *Timeline) Schedule() evaluate.Schedule {
+	s := evaluate.Schedule{Kernels: make([]evaluate.Kernel, len(tl.Kernels)), Transfers: make([]evaluate.Transfer, len(tl.Transfers))}
+	for i, k := range tl.Kernels {
+		s.Kernels[i] = evaluate.Kernel{Device: k.Device, Ops: k.Ops, Start: k.Start, End: k.End}
+	}
+	for i, t := range tl.Transfers {
+		s.Transfers[i] = evaluate.Transfer{Tensor: t.Tensor, Src: t.Src, Dst: t.Dst, Bytes: t.Bytes, Start: t.Start, End: t.End}
+	}
+	return s
+}
+
+var (
+	_ evaluate.Scheduler = (*Model)(nil)
+	_ evaluate.Scheduler = (*Evaluator)(nil)
+)

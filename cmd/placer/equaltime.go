@@ -91,6 +91,7 @@ it (Ctrl-C keeps what finished).`,
 	f.StringVar(&o.graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.EqualTimeGraphs, ",")+")")
 	f.StringVar(&o.methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.EqualTimeMethods(), ",")+")")
 	f.StringVar(&o.budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
+	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
