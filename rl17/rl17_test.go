@@ -48,7 +48,7 @@ func TestRL17FindsBalancedSplit(t *testing.T) {
 	}
 	p.Tasks = optimize.Tasks{Placement: true}
 	const optimum = 24e-3
-	r := &RL17{Config: Config{Hidden: 32, TypeDim: 8, DeviceDim: 8}, Samples: 8}
+	r := &RL17{Config: Config{Hidden: 32, TypeDim: 8, DeviceDim: 8}, Samples: 8, LearningRate: 3e-3}
 	res, err := r.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 60}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
