@@ -20,6 +20,7 @@ import (
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
+	"github.com/placer/placer/rl17"
 )
 
 // Kind says what sort of method an entry is; tables show the kinds in
@@ -121,6 +122,7 @@ func init() {
 		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
+		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
 	}
 }
 
@@ -270,6 +272,15 @@ func newZeroShot(o Options) (optimize.Optimizer, error) {
 		z.Reference = o.Reference.Decision
 	}
 	return z, nil
+}
+
+// newRL17 is the 2017 RL placer with K = Options.Samples and Adam's step
+// size Options.PPO.LearningRate (0 = rl17's defaults).
+func newRL17(o Options) (optimize.Optimizer, error) {
+	if o.Samples < 0 {
+		return nil, fmt.Errorf("rl17: samples %d: want at least 1", o.Samples)
+	}
+	return &rl17.RL17{Samples: o.Samples, LearningRate: o.PPO.LearningRate, OnStep: o.OnStep}, nil
 }
 
 // ErrUnknown is New's error for a name not in the registry.

@@ -5,8 +5,9 @@
 // element-wise activations with a fast float32 exp, parameters with their
 // gradients, an arena for activations, and the dense layer with feature
 // modulation (parameter superposition) together with its hand-derived
-// backward pass; and the optimizer pieces of training: Adam and gradient
-// clipping by global norm.
+// backward pass; the LSTM (backpropagation through time) and content-based
+// attention of the 2017 placer's sequence-to-sequence controller; and the
+// optimizer pieces of training: Adam and gradient clipping by global norm.
 //
 // Everything is generic over the element type: float32 is the fast path the
 // policy runs on; float64 runs the identical code so that gradients can be
