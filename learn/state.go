@@ -15,8 +15,8 @@ import (
 
 // NumStateHints is the number of per-op hints that describe the current
 // decision's schedule (stateHints), added after Hints' when a policy
-// sees why its current decision is slow (Guided's default; issue 17:
-// "let the policy see why its anchor is slow").
+// sees why its current decision is slow (Guided.State; issue 17: "let
+// the policy see why its anchor is slow").
 const NumStateHints = 6
 
 // Columns of the state hints, per op. Every value is a non-negative

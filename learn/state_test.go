@@ -189,14 +189,14 @@ func TestWalkState(t *testing.T) {
 			t.Errorf("state hints %v: distributions on the walk's input and the graph's input the same: %v", state, same)
 		}
 
-		gd := &Guided{Config: small, NoState: !state, Batch: 8}
+		gd := &Guided{Config: small, State: state, Batch: 8}
 		res, err := gd.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: 3}, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		st := res.Learning.Settings.(GuidedSettings)
 		if st.State != state || usesState(st.Policy.HintDim) != state {
-			t.Errorf("NoState %v: settings say state %v, hint dim %d", !state, st.State, st.Policy.HintDim)
+			t.Errorf("State %v: settings say state %v, hint dim %d", state, st.State, st.Policy.HintDim)
 		}
 	}
 }

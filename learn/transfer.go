@@ -112,8 +112,8 @@ type Pretrain struct {
 	// GuidedRestart of its rounds, so the network learns from decisions
 	// like those a search meets in its first minutes. There is no warm-up
 	// unless Warmup asks for one. Walks are not checkpointed: a resumed
-	// run starts them again from the references. A new network reads the
-	// state hints (the walks' schedules), as go-guided's does.
+	// run starts them again from the references. A given Policy that
+	// reads the state hints (Guided.State) gets them from its walks.
 	Guided bool
 	// OnStep, if set, is called after every step.
 	OnStep func(PretrainPoint)
@@ -328,10 +328,6 @@ func (pt *Pretrain) start() (r *PretrainResult, names []string, warm int, err er
 	}
 	if r.Policy == nil {
 		cfg := configFor(pt.Config, tasks)
-		if pt.Guided {
-			// go-guided's network reads its walk's schedule (Guided.NoState).
-			cfg.HintDim = NumHints + NumStateHints
-		}
 		if r.Policy, err = policy.New(&cfg, r.Seed); err != nil {
 			return nil, nil, 0, err
 		}

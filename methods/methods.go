@@ -117,7 +117,7 @@ func init() {
 		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, false, newSearch},
 		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, false, newSearchNoLearning},
 		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, false, newGuided(false, false)},
-		{"go-guided-no-state", Learned, "go-guided whose network does not see the current decision's schedule (slack, critical path, idle time, memory headroom, bytes crossing devices)", false, false, false, newGuided(false, true)},
+		{"go-guided-state", Learned, "go-guided whose network also sees the current decision's schedule (float, critical path, idle time, memory headroom, bytes crossing devices)", false, false, false, newGuided(false, true)},
 		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true, false)},
 		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
@@ -219,9 +219,9 @@ func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.
 	return r, err
 }
 
-func newGuided(noLearning, noState bool) func(Options) (optimize.Optimizer, error) {
+func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error) {
 	return func(o Options) (optimize.Optimizer, error) {
-		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, NoState: noState, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
+		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, State: state, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
 		if o.Reference != nil {
 			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 		}
