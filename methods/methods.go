@@ -15,6 +15,7 @@ import (
 
 	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/brkga"
+	"github.com/placer/placer/hdp"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/learn/defaultmodel"
 	"github.com/placer/placer/optimize"
@@ -123,6 +124,7 @@ func init() {
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
+		{"hdp", Learned, "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", false, false, false, newHDP},
 	}
 }
 
@@ -281,6 +283,15 @@ func newRL17(o Options) (optimize.Optimizer, error) {
 		return nil, fmt.Errorf("rl17: samples %d: want at least 1", o.Samples)
 	}
 	return &rl17.RL17{Samples: o.Samples, LearningRate: o.PPO.LearningRate, OnStep: o.OnStep}, nil
+}
+
+// newHDP is the hierarchical placer with K = Options.Samples and Adam's
+// step size Options.PPO.LearningRate (0 = hdp's defaults).
+func newHDP(o Options) (optimize.Optimizer, error) {
+	if o.Samples < 0 {
+		return nil, fmt.Errorf("hdp: samples %d: want at least 1", o.Samples)
+	}
+	return &hdp.HDP{Samples: o.Samples, LearningRate: o.PPO.LearningRate, OnStep: o.OnStep}, nil
 }
 
 // ErrUnknown is New's error for a name not in the registry.

@@ -1,0 +1,48 @@
+package hdp
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/workloads"
+)
+
+// BenchmarkControllerGNMT4 is the controller's share of one hdp step on
+// gnmt4 (4 GPUs, 41,088 ops, 80 groups) with the defaults: sampling K = 16
+// groupings from the grouper, their group embeddings, K placements from
+// the placer one decoder step at a time, and the joint REINFORCE forward
+// and backward pass (no evaluations).
+func BenchmarkControllerGNMT4(b *testing.B) {
+	g, err := workloads.Build("gnmt4")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := newGraphData(g)
+	m := newModel[float32](d, 4, Config{}, 1)
+	n, k := m.cfg.Groups, DefaultSamples
+	rng := rand.New(rand.NewPCG(1, 2))
+	w := make([]float64, k)
+	for i := range w {
+		w[i] = rng.Float64() - 0.5
+	}
+	var ar nn.Arena[float32]
+	x := make([]float32, n*k*d.embedDim(n))
+	var groupings [][]int32
+	var devs [][]int
+	b.Run("sample", func(b *testing.B) {
+		for b.Loop() {
+			ar.Reset()
+			groupings, _, _ = m.group(&ar, rng, k)
+			embed(d, n, groupings, x)
+			devs, _, _ = m.sample(&ar, rng, x, k)
+		}
+	})
+	b.Run("reinforce", func(b *testing.B) {
+		for b.Loop() {
+			ar.Reset()
+			m.reinforce(&ar, x, groupings, devs, w)
+		}
+	})
+	m.params().ZeroGrad()
+}

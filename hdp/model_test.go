@@ -1,0 +1,221 @@
+package hdp
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/nntest"
+)
+
+// diamond is a → {b, c} (one tensor of 1,023 bytes), b → d (255 bytes),
+// c → d (15 bytes); a and c of type T0, b and d of type T1; b and c
+// co-located when coloc.
+func diamond(t *testing.T, coloc bool) *graph.Graph {
+	t.Helper()
+	b := graph.NewBuilder("diamond")
+	a := b.AddOp(graph.Op{Name: "a", Type: "T0", HasTime: true, Time: 1e-3})
+	x := b.AddOp(graph.Op{Name: "b", Type: "T1", HasTime: true, Time: 1e-3})
+	c := b.AddOp(graph.Op{Name: "c", Type: "T0", HasTime: true, Time: 1e-3})
+	d := b.AddOp(graph.Op{Name: "d", Type: "T1", HasTime: true, Time: 1e-3})
+	if coloc {
+		b.Op(x).Colocation = "g"
+		b.Op(c).Colocation = "g"
+	}
+	b.AddTensor(a, 1023, x, c)
+	b.AddTensor(x, 255, d)
+	b.AddTensor(c, 15, d)
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestGraphDataHand: the grouper's units and inputs on the diamond, by
+// hand. log-sizes are log2(1 + bytes) / 32: 10/32, 8/32, 4/32.
+func TestGraphDataHand(t *testing.T) {
+	l3 := math.Log2(3) / 8
+	for _, tc := range []struct {
+		name   string
+		coloc  bool
+		unitOf []int32
+		types  []int32
+		feats  [][]float64 // sizes (4), position, log preds, log succs, preds' and succs' mean positions
+	}{
+		{"free", false, []int32{0, 1, 2, 3}, []int32{0, 1, 0, 1}, [][]float64{
+			{10. / 32, 0, 0, 0, 0, 0, l3, 0, 0.5},
+			{8. / 32, 0, 0, 0, 1. / 3, 1. / 8, 1. / 8, 0, 1},
+			{4. / 32, 0, 0, 0, 2. / 3, 1. / 8, 1. / 8, 0, 1},
+			{0, 0, 0, 0, 1, l3, 0, 0.5, 1},
+		}},
+		// b and c are one unit, described by b (its first op).
+		{"colocated", true, []int32{0, 1, 1, 2}, []int32{0, 1, 1}, [][]float64{
+			{10. / 32, 0, 0, 0, 0, 0, l3, 0, 0.5},
+			{8. / 32, 0, 0, 0, 1. / 3, 1. / 8, 1. / 8, 0, 1},
+			{0, 0, 0, 0, 1, l3, 0, 0.5, 1},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newGraphData(diamond(t, tc.coloc))
+			if d.types != 2 || !slices.Equal(d.unitOf, tc.unitOf) || !slices.Equal(d.unitType, tc.types) {
+				t.Fatalf("types %d, units %v of types %v; want 2, %v, %v", d.types, d.unitOf, d.unitType, tc.unitOf, tc.types)
+			}
+			for u, want := range tc.feats {
+				got := d.unitFeats[u*NumOpFeatures : (u+1)*NumOpFeatures]
+				for j := range want {
+					if math.Abs(got[j]-want[j]) > 1e-12 {
+						t.Errorf("unit %d: features %v, want %v", u, got, want)
+						break
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestEmbedHand: the group embeddings of two groupings of the diamond
+// (b and c co-located) into two groups, by hand. Per group: type counts
+// (T0, T1), summed log-sizes (4), edges to groups 0 and 1, edges from
+// groups 0 and 1; divided by the row's largest entry plus one.
+func TestEmbedHand(t *testing.T) {
+	d := newGraphData(diamond(t, true))
+	// Sample 0: {a} and {b, c, d}; sample 1: everything in group 1.
+	groupings := [][]int32{{0, 1, 1}, {1, 1, 1}}
+	want := [][]float64{
+		// group 0, sample 0: a; edges a→b, a→c to group 1.
+		{1. / 3, 0, 10. / 32 / 3, 0, 0, 0, 0, 2. / 3, 0, 0},
+		// group 0, sample 1: empty.
+		{0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+		// group 1, sample 0: b, c, d; b→d, c→d inside, a→b, a→c from 0.
+		{1. / 3, 2. / 3, 12. / 32 / 3, 0, 0, 0, 0, 2. / 3, 2. / 3, 2. / 3},
+		// group 1, sample 1: all four ops and all four edges.
+		{2. / 5, 2. / 5, 22. / 32 / 5, 0, 0, 0, 0, 4. / 5, 0, 4. / 5},
+	}
+	e := d.embedDim(2)
+	if e != 10 {
+		t.Fatalf("embedding of %d, want 10", e)
+	}
+	x := make([]float64, 4*e)
+	for i := range x {
+		x[i] = 7 // embed overwrites
+	}
+	embed(d, 2, groupings, x)
+	for r, w := range want {
+		got := x[r*e : (r+1)*e]
+		for j := range w {
+			if math.Abs(got[j]-w[j]) > 1e-12 {
+				t.Errorf("row %d: %v, want %v", r, got, w)
+				break
+			}
+		}
+	}
+}
+
+// gradProblem is a small model in float64 with random parameters, k
+// random groupings and placements, and weights.
+func gradProblem(t *testing.T) (m *model[float64], x []float64, groupings [][]int32, devs [][]int, w []float64) {
+	t.Helper()
+	g, err := nntest.RandomDAG("grad", 40, 0.3, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newGraphData(g)
+	if d.units() >= g.NumOps() || d.units() < 10 {
+		t.Fatalf("%d units of %d ops: the test wants some co-location", d.units(), g.NumOps())
+	}
+	const groups, devices, k = 4, 3, 3
+	m = newModel[float64](d, devices, Config{Groups: groups, GroupHidden: 4, Hidden: 5, DeviceDim: 2}, 7)
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, p := range m.params() {
+		for i := range p.W {
+			p.W[i] += 0.2 * (2*r.Float64() - 1)
+		}
+	}
+	groupings = make([][]int32, k)
+	devs = make([][]int, k)
+	w = make([]float64, k)
+	for s := range k {
+		groupings[s] = make([]int32, d.units())
+		for i := range groupings[s] {
+			groupings[s][i] = int32(r.IntN(groups))
+		}
+		devs[s] = make([]int, groups)
+		for i := range devs[s] {
+			devs[s][i] = r.IntN(devices)
+		}
+		w[s] = 2*r.Float64() - 1
+	}
+	x = make([]float64, groups*k*d.embedDim(groups))
+	embed(d, groups, groupings, x)
+	return m, x, groupings, devs, w
+}
+
+// TestModelGradient checks the joint REINFORCE gradient (the grouper's
+// type embedding and layers, the placer's encoder, attention per sample,
+// teacher-forced decoder and embeddings) against central finite
+// differences of its loss, in float64.
+func TestModelGradient(t *testing.T) {
+	m, x, groupings, devs, w := gradProblem(t)
+	ps := m.params()
+	loss := func() float64 {
+		saved := make([][]float64, len(ps))
+		for i, p := range ps {
+			saved[i] = slices.Clone(p.G)
+		}
+		var ar nn.Arena[float64]
+		l := m.reinforce(&ar, x, groupings, devs, w)
+		for i, p := range ps {
+			copy(p.G, saved[i])
+		}
+		return l
+	}
+	ps.ZeroGrad()
+	var ar nn.Arena[float64]
+	m.reinforce(&ar, x, groupings, devs, w)
+	grouper := 0.0
+	for _, p := range ps[:5] {
+		for _, v := range p.G {
+			grouper += v * v
+		}
+	}
+	if grouper == 0 {
+		t.Fatal("no gradient reached the grouper")
+	}
+	// The loss sums about 40 log-probabilities per sample: a step of
+	// 1e-5 keeps the differences' rounding (1e-16 x 50 / h) under 1e-9.
+	if c := nntest.Check(t, loss, nntest.ParamTargets(ps), 25, 1e-5, 1e-5, 1e-8); c < 150 {
+		t.Fatalf("only %d entries compared", c)
+	}
+}
+
+// TestSampleLogProb: the log-probabilities of the groupings and
+// placements as sampled equal the teacher-forced ones of reinforce (whose
+// loss with w = -1 for one sample, 0 for the others, is that sample's
+// joint log-probability).
+func TestSampleLogProb(t *testing.T) {
+	m, _, _, _, _ := gradProblem(t)
+	var ar nn.Arena[float64]
+	rng := rand.New(rand.NewPCG(5, 6))
+	const k = 3
+	groupings, glogp, gent := m.group(&ar, rng, k)
+	n := m.cfg.Groups
+	x := make([]float64, n*k*m.d.embedDim(n))
+	embed(m.d, n, groupings, x)
+	devs, plogp, pent := m.sample(&ar, rng, x, k)
+	if gent <= 0 || gent > math.Log(float64(n))+1e-9 || pent <= 0 || pent > math.Log(3)+1e-9 {
+		t.Errorf("entropies %v and %v out of range", gent, pent)
+	}
+	for s := range k {
+		w := make([]float64, k)
+		w[s] = -1
+		got := m.reinforce(&ar, x, groupings, devs, w)
+		if want := glogp[s] + plogp[s]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+			t.Errorf("sample %d: teacher-forced log-probability %v, sampled %v + %v", s, got, glogp[s], plogp[s])
+		}
+	}
+	m.params().ZeroGrad()
+}
