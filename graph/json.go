@@ -95,8 +95,22 @@ func Write(w io.Writer, g *Graph) error {
 }
 
 // Read decodes a graph in the native JSON format and validates it. Errors
-// name the line (syntax) or the op, tensor and field (content).
+// name the line (syntax) or the op, tensor and field (content). From an
+// io.ReadSeeker (a file) it reads the input once, in small pieces (see
+// fastDecode), unless the input is malformed or unusual: then it seeks
+// back and decodes the whole input as Decode does.
 func Read(r io.Reader) (*Graph, error) {
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if start, err := rs.Seek(0, io.SeekCurrent); err == nil {
+			g, err := fastDecode(rs, nil)
+			if err != errSlow {
+				return g, err
+			}
+			if _, err := rs.Seek(start, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("graph: read: %w", err)
+			}
+		}
+	}
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("graph: read: %w", err)
@@ -106,6 +120,16 @@ func Read(r io.Reader) (*Graph, error) {
 
 // Decode is Read on a byte slice.
 func Decode(data []byte) (*Graph, error) {
+	g, err := fastDecode(nil, data)
+	if err != errSlow {
+		return g, err
+	}
+	return decodeRef(data)
+}
+
+// decodeRef is the reference decoder: encoding/json into fileGraph, then
+// the Builder. Every error message of the format is its own.
+func decodeRef(data []byte) (*Graph, error) {
 	var f fileGraph
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -155,7 +179,7 @@ func Decode(data []byte) (*Graph, error) {
 		return nil, b.errs[0]
 	}
 	lookup := func(t int, field, name string) (int, error) {
-		i, ok := b.g.index[name]
+		i, ok := b.Lookup(name)
 		if !ok {
 			return 0, &Error{Tensor: t, Field: field, Msg: fmt.Sprintf("op %q does not exist", name)}
 		}
@@ -179,8 +203,8 @@ func Decode(data []byte) (*Graph, error) {
 		b.AddTensorFull(ts)
 	}
 	for k, e := range f.Control {
-		from, ok1 := b.g.index[e.From]
-		to, ok2 := b.g.index[e.To]
+		from, ok1 := b.Lookup(e.From)
+		to, ok2 := b.Lookup(e.To)
 		if !ok1 || !ok2 {
 			missing := e.From
 			if ok1 {

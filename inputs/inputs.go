@@ -8,6 +8,7 @@ package inputs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,6 +103,19 @@ func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	if _, ok := importers[format]; format != "" && !ok {
 		return nil, Meta{}, fail.Usagef("--format %q: unknown graph format (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
 	}
+	// A native graph file is read as a stream (graph.Read), never whole:
+	// a 2,000,000-op chain is 500 MB. The head decides the format.
+	head, err := readHead(spec.Path, 4096)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("graph: %w", err)
+	}
+	if format == "native" || format == "" && importers["native"].Detect(head, spec.Path) {
+		g, err := readNative(spec.Path)
+		if err != nil {
+			return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
+		}
+		return g, Meta{}, nil
+	}
 	data, err := os.ReadFile(spec.Path)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("graph: %w", err)
@@ -127,6 +141,32 @@ func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
 		return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
 	}
 	return g, meta, nil
+}
+
+// readHead returns the first n bytes of the file at path (all of it when
+// shorter).
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return head[:k], err
+}
+
+// readNative reads a native graph file with graph.Read.
+func readNative(path string) (*graph.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return graph.Read(f)
 }
 
 // ClusterSpec names a cluster.
