@@ -287,8 +287,8 @@ func WriteLearned(w io.Writer, l Learned) error {
 			fmt.Fprintf(w, "beat the expert (graphs with a valid expert placement): %s\n", strings.Join(parts, ", "))
 		}
 		if s.Pairs > 0 {
-			fmt.Fprintf(w, "go ahead of hdp on %d of %d graphs; go's step time over hdp's, geometric mean %.3f (go %+.1f%% faster; GDP reports 9.2%%, GO 18%%)\n",
-				s.GoAhead, s.Pairs, s.GoOverHDP, 100*(1/s.GoOverHDP-1))
+			fmt.Fprintf(w, "go ahead of hdp on %d of %d graphs; go's step time over hdp's, geometric mean %.3f: go's %.1f%% shorter, hdp's %.3fx go's (GDP reports 9.2%% faster placements than HDP, GO 18%%)\n",
+				s.GoAhead, s.Pairs, s.GoOverHDP, 100*(1-s.GoOverHDP), 1/s.GoOverHDP)
 			fmt.Fprintf(w, "go reaching hdp's final step time in a fifteenth of the budget (%s %s): holds on %d of %d graphs\n",
 				Seconds(budget/15), kind, s.Holds, s.Pairs)
 			for _, r := range s.Reach {
@@ -322,7 +322,7 @@ func noteSuffix(note string) string {
 func LearnedPlot(l Learned, g LearnedGraph, b float64) Plot {
 	kind := l.budgetKind()
 	p := Plot{Title: fmt.Sprintf("%s on %d GPUs, %s of %s per method: best step so far", g.Graph, g.Devices, Seconds(b), kind),
-		XLabel: "s of " + kind + " since the method's start", YLabel: "best step time (ms)"}
+		XLabel: "s of " + kind + " since the method's start", YLabel: "best step time (ms)", LegendTop: true}
 	end := b
 	for _, m := range l.Methods {
 		c := g.Cell(m, b)
