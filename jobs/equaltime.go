@@ -128,28 +128,17 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 // equalTimeGraph runs one graph's reference and cells.
 func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration, model modelRef) (report.EqualTimeGraph, error) {
 	row := report.EqualTimeGraph{Graph: name}
-	spec := graphSpec(name)
-	cs := o.Cluster
-	if cs.GPUs == 0 && spec.Workload != "" {
-		if w, ok := workloads.Lookup(spec.Workload); ok {
-			cs.GPUs = w.Devices
-		}
-	}
-	pp, _, err := newComparison(spec, cs, optimize.AllTasks, o.Sync, nil)
+	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
 		row.Error = err.Error()
 		return row, fmt.Errorf("equal-time: %s: %w", name, err)
 	}
 	defer pp.Close()
 	p := pp.Problem
-	setBase(p)
 	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
-	dir := ""
-	if o.Dir != "" {
-		dir = filepath.Join(o.Dir, fileSafe(row.Graph)+fmt.Sprintf("@%d", row.Devices))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return row, err
-		}
+	dir, err := graphDir(o.Dir, row.Graph, row.Devices)
+	if err != nil {
+		return row, err
 	}
 	ref, err := equalTimeReference(ctx, pp, &row, dir, o.Seed)
 	if err != nil {
@@ -182,6 +171,34 @@ func cellLine(c report.EqualTimeCell) string {
 		return "no valid decision"
 	}
 	return fmt.Sprintf("%.3f of the reference (%s), %d evaluations, %.0f CPU s", c.Ratio, report.Seconds(c.StepTime), c.Evaluations, c.CPU)
+}
+
+// table2Problem opens graph name (a workload or a graph file) for the
+// equal-budget reports: a workload on its GO table-2 GPU count unless
+// cs.GPUs is set, every task, TensorFlow's defaults as its base.
+func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*problem, error) {
+	spec := graphSpec(name)
+	if cs.GPUs == 0 && spec.Workload != "" {
+		if w, ok := workloads.Lookup(spec.Workload); ok {
+			cs.GPUs = w.Devices
+		}
+	}
+	pp, _, err := newComparison(spec, cs, optimize.AllTasks, sync, nil)
+	if err != nil {
+		return nil, err
+	}
+	setBase(pp.Problem)
+	return pp, nil
+}
+
+// graphDir makes and returns the folder of a graph's kept cells in root,
+// DIR/<graph>@<devices> ("" when root is "": nothing is kept).
+func graphDir(root, graph string, devices int) (string, error) {
+	if root == "" {
+		return "", nil
+	}
+	dir := filepath.Join(root, fileSafe(graph)+fmt.Sprintf("@%d", devices))
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 // equalTimeReference runs the quick baselines (with the composite and

@@ -24,6 +24,9 @@ type Series struct {
 type Plot struct {
 	Title, XLabel, YLabel string
 	Series                []Series
+	// LegendTop puts the legend top right, out of the way of curves that
+	// fall (bottom right by default, for curves that rise).
+	LegendTop bool
 }
 
 var palette = []color.Color{
@@ -46,7 +49,7 @@ func WritePlot(path string, p Plot) error {
 	pl.Y.Label.Text = p.YLabel
 	pl.Y.Tick.Marker = readableTicks{}
 	pl.Add(plotter.NewGrid())
-	pl.Legend.Top = false // curves that improve end top-right
+	pl.Legend.Top = p.LegendTop // curves that improve end top-right, by default
 	for i, s := range p.Series {
 		if len(s.X) != len(s.Y) {
 			return fmt.Errorf("plot %s: series %q has %d x and %d y values", path, s.Name, len(s.X), len(s.Y))

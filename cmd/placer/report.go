@@ -26,6 +26,7 @@ func newReportCmd(s *streams) *cobra.Command {
 	}
 	cmd.AddCommand(newReportGeneralizationCmd(s))
 	cmd.AddCommand(newReportEqualTimeCmd(s))
+	cmd.AddCommand(newReportLearnedCmd(s))
 	return cmd
 }
 

@@ -68,3 +68,60 @@ func TestReportGeneralizationUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLearnedCommand runs the report on a small graph with two
+// methods, the plots and the JSON twin (read back from --dir).
+func TestReportLearnedCommand(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"report", "learned", "--graphs", example, "--gpus", "2", "--methods", "hdp,go", "--budgets", "200ms",
+		"--dir", filepath.Join(dir, "cells"), "--plot-dir", filepath.Join(dir, "plots"), "--plot-format", "png"}
+	code, out, errs := placer(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"to beat expert", "no expert placement", "go ahead of hdp on", "in a fifteenth of the budget"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "learned: mlp") || !strings.Contains(errs, "1 plots written to") {
+		t.Errorf("progress: %s", errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "plots", "mlp@2-0.2s.png")); err != nil {
+		t.Error(err)
+	}
+	code, out, errs = placer(t, append(args, "--json", "-q")...)
+	if code != 0 || errs != "" {
+		t.Fatalf("rerun: exit %d: %s", code, errs)
+	}
+	var rep struct {
+		Graphs []struct {
+			Cells []struct {
+				Method string            `json:"method"`
+				Curve  []json.RawMessage `json:"curve"`
+			} `json:"cells"`
+		} `json:"graphs"`
+		Summary []struct {
+			Pairs int `json:"go_hdp_graphs"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Graphs) != 1 || len(rep.Graphs[0].Cells) != 2 || len(rep.Graphs[0].Cells[1].Curve) == 0 || rep.Summary[0].Pairs != 1 {
+		t.Fatalf("json %v: %s", err, out)
+	}
+}
+
+func TestReportLearnedUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"report", "learned", "--methods", "nope"},
+		{"report", "learned", "--budgets", "0s"},
+		{"report", "learned", "--budgets", "soon"},
+		{"report", "learned", "--gpus", "9"},
+		{"report", "learned", "--plot-format", "gif"},
+		{"report", "learned", "extra"},
+	} {
+		code, _, errs := placer(t, args...)
+		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d (%q), want 2 and one line", args, code, errs)
+		}
+	}
+}
