@@ -3,7 +3,6 @@ package hdp
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 
 	"github.com/placer/placer/decision"
@@ -100,64 +99,38 @@ func (r *HDP) Settings(devices int) Settings {
 // steps. With one device, or when the problem's tasks leave out
 // placement, there is nothing to learn: it returns the problem's Start.
 func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
-	var st optimize.Settings
-	if set != nil {
-		st = *set
-	}
-	if st.Budget == (optimize.Budget{}) {
-		st.Budget.Steps = DefaultSteps
-	}
 	settings := r.Settings(p.Devices())
-	tr := optimize.NewTracker(r.Name(), p, &st, 0)
-	start := p.Start()
-	if p.EffectiveTasks().Fusion && start.Fusion == nil {
-		start.Fusion = decision.TopologicalFusion(p.Graph)
+	e, res, done, err := rl17.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	if done {
+		return res, err
 	}
-	fallback := p.Complete(start.Clone())
-	learning := &optimize.Learning{Settings: settings}
-	if !p.EffectiveTasks().Placement || p.Devices() < 2 {
-		if _, err := tr.Evaluate(ctx, fallback); err != nil && !errors.Is(err, optimize.ErrStopped) {
-			return nil, err
-		}
-		res, err := tr.Result(ctx, fallback)
-		if err != nil {
-			return nil, err
-		}
-		res.Learning = learning
-		return res, nil
-	}
+	seed := e.Tracker.Seed()
 	gd := newGraphData(p.Graph)
 	settings.Units = gd.units()
-	learning.Settings = settings
-	ref := p.Cost.LowerBound(start.Fusion != nil)
-	if ref <= 0 {
-		ref = 1e-6
-	}
-	learning.RefStep = ref
-	m := newModel[float32](gd, p.Devices(), settings.Config, st.Seed)
+	e.Learning.Settings = settings
+	m := newModel[float32](gd, p.Devices(), settings.Config, seed)
 	groups := m.cfg.Groups
-	rng := rand.New(rand.NewPCG(st.Seed, 0x5eed18))
+	rng := rand.New(rand.NewPCG(seed, 0x5eed18))
 	var ar nn.Arena[float32]
 	opt := &nn.Adam{}
 	k := settings.Samples
 	ds := make([]decision.Decision, k)
 	results := make([]evaluate.Result, k)
-	baseline, haveBaseline := 0.0, false
-	for !tr.Done(ctx) {
+	for !e.Tracker.Done(ctx) {
 		ar.Reset()
 		groupings, _, gEntropy := m.group(&ar, rng, k)
 		x := ar.AllocRaw(groups * k * gd.embedDim(groups))
 		embed(gd, groups, groupings, x)
 		devs, _, pEntropy := m.sample(&ar, rng, x, k)
 		for s := range k {
-			d := start.Clone()
+			d := e.Start.Clone()
 			d.Device = make([]int, p.Graph.NumOps())
 			for op, u := range gd.unitOf {
 				d.Device[op] = devs[s][groupings[s][u]]
 			}
 			ds[s] = p.Complete(d)
 		}
-		n, err := tr.EvaluateBatch(ctx, ds, results)
+		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
 		if errors.Is(err, optimize.ErrStopped) || n == 0 {
 			break
 		}
@@ -167,25 +140,10 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 		// Entropy per decision, over the grouper's units and the
 		// placer's groups.
 		u := float64(gd.units())
-		pt := optimize.CurvePoint{BestReward: math.Inf(-1), Entropy: (u*gEntropy + float64(groups)*pEntropy) / (u + float64(groups))}
-		rewards := make([]float64, n)
-		for i := range n {
-			rewards[i] = rl17.Reward(&results[i], ref, settings.FailReward)
-			pt.MeanReward += rewards[i] / float64(n)
-			pt.BestReward = max(pt.BestReward, rewards[i])
-			if results[i].Valid() {
-				pt.Valid += 1 / float64(n)
-			}
-		}
+		pt := optimize.CurvePoint{Entropy: (u*gEntropy + float64(groups)*pEntropy) / (u + float64(groups))}
 		// The baseline starts at the first step's mean reward, as
 		// rl17's (HDP starts it at the failing signal).
-		if !haveBaseline {
-			baseline, haveBaseline = pt.MeanReward, true
-		}
-		w := make([]float64, n)
-		for i := range n {
-			w[i] = (rewards[i] - baseline) / float64(n)
-		}
+		w := e.Advantages(results[:n], &pt)
 		if n < k {
 			// The budget cut the batch: the embeddings of the samples
 			// evaluated, in the batch-n layout.
@@ -195,19 +153,7 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 		m.reinforce(&ar, x, groupings[:n], devs[:n], w)
 		nn.ClipGradNorm(m.params(), clipNorm)
 		opt.Step(m.params(), settings.LearningRate)
-		baseline = settings.Decay*baseline + (1-settings.Decay)*pt.MeanReward
-		tr.Step()
-		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
-		learning.Curve = append(learning.Curve, pt)
-		if r.OnStep != nil {
-			r.OnStep(pt, ref)
-		}
+		e.Record(pt)
 	}
-	res, err := tr.Result(ctx, fallback)
-	if err != nil {
-		return nil, err
-	}
-	res.Learning = learning
-	return res, nil
+	return e.Finish(ctx)
 }

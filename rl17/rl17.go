@@ -118,112 +118,53 @@ func Reward(r *evaluate.Result, ref, fail float64) float64 {
 // or when the problem's tasks leave out placement, there is nothing to
 // learn: it returns the problem's Start.
 func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
-	var st optimize.Settings
-	if set != nil {
-		st = *set
-	}
-	if st.Budget == (optimize.Budget{}) {
-		st.Budget.Steps = DefaultSteps
-	}
 	settings := r.Settings()
-	tr := optimize.NewTracker(r.Name(), p, &st, 0)
-	start := p.Start()
-	if p.EffectiveTasks().Fusion && start.Fusion == nil {
-		// rl17 places; where the problem leaves it the fusion and its
-		// Base has none, it fuses as TensorFlow's defaults do (as the
-		// expert row), so that the placements are compared alone.
-		start.Fusion = decision.TopologicalFusion(p.Graph)
+	e, res, done, err := Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	if done {
+		return res, err
 	}
-	fallback := p.Complete(start.Clone())
-	learning := &optimize.Learning{Settings: settings}
-	if !p.EffectiveTasks().Placement || p.Devices() < 2 {
-		if _, err := tr.Evaluate(ctx, fallback); err != nil && !errors.Is(err, optimize.ErrStopped) {
-			return nil, err
-		}
-		res, err := tr.Result(ctx, fallback)
-		if err != nil {
-			return nil, err
-		}
-		res.Learning = learning
-		return res, nil
-	}
+	seed := e.Tracker.Seed()
 	maxGroups := settings.MaxGroups
 	if maxGroups < 0 {
 		maxGroups = 0
 	}
-	gr, err := Group(p.Graph, p.Cost.OpTimes(), maxGroups, st.Seed)
+	gr, err := Group(p.Graph, p.Cost.OpTimes(), maxGroups, seed)
 	if err != nil {
 		return nil, err
 	}
 	settings.Groups, settings.Merged = gr.N(), gr.Merged
-	learning.Settings = settings
-	ref := p.Cost.LowerBound(start.Fusion != nil)
-	if ref <= 0 {
-		ref = 1e-6
-	}
-	learning.RefStep = ref
-	m := newModel[float32](newFeatures(p.Graph, gr), p.Devices(), settings.Config, st.Seed)
-	rng := rand.New(rand.NewPCG(st.Seed, 0x5eed17))
+	e.Learning.Settings = settings
+	m := newModel[float32](newFeatures(p.Graph, gr), p.Devices(), settings.Config, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed17))
 	var ar nn.Arena[float32]
 	opt := &nn.Adam{}
 	k := settings.Samples
 	ds := make([]decision.Decision, k)
 	results := make([]evaluate.Result, k)
-	baseline, haveBaseline := 0.0, false
-	for !tr.Done(ctx) {
+	for !e.Tracker.Done(ctx) {
 		ar.Reset()
 		devs, _, entropy := m.sample(&ar, rng, k)
 		for s := range k {
-			d := start.Clone()
+			d := e.Start.Clone()
 			d.Device = make([]int, p.Graph.NumOps())
 			for op, c := range gr.Of {
 				d.Device[op] = devs[s][c]
 			}
 			ds[s] = p.Complete(d)
 		}
-		n, err := tr.EvaluateBatch(ctx, ds, results)
+		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
 		if errors.Is(err, optimize.ErrStopped) || n == 0 {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		pt := optimize.CurvePoint{BestReward: math.Inf(-1), Entropy: entropy}
-		rewards := make([]float64, n)
-		for i := range n {
-			rewards[i] = Reward(&results[i], ref, settings.FailReward)
-			pt.MeanReward += rewards[i] / float64(n)
-			pt.BestReward = max(pt.BestReward, rewards[i])
-			if results[i].Valid() {
-				pt.Valid += 1 / float64(n)
-			}
-		}
-		// The baseline starts at the first step's mean reward (the
-		// paper starts it at the failing signal for more exploration;
-		// with K samples per step the mean is a lower-variance start).
-		if !haveBaseline {
-			baseline, haveBaseline = pt.MeanReward, true
-		}
-		w := make([]float64, n)
-		for i := range n {
-			w[i] = (rewards[i] - baseline) / float64(n)
-		}
+		pt := optimize.CurvePoint{Entropy: entropy}
+		w := e.Advantages(results[:n], &pt)
 		m.reinforce(&ar, devs[:n], w)
 		nn.ClipGradNorm(m.params(), clipNorm)
 		opt.Step(m.params(), settings.LearningRate)
-		baseline = settings.Decay*baseline + (1-settings.Decay)*pt.MeanReward
-		tr.Step()
-		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
-		learning.Curve = append(learning.Curve, pt)
-		if r.OnStep != nil {
-			r.OnStep(pt, ref)
-		}
+		e.Record(pt)
 	}
-	res, err := tr.Result(ctx, fallback)
-	if err != nil {
-		return nil, err
-	}
-	res.Learning = learning
-	return res, nil
+	return e.Finish(ctx)
 }
