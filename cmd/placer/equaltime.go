@@ -51,21 +51,9 @@ it (Ctrl-C keeps what finished).`,
   placer report equal-time --budgets 1m,5m,30m --dir out/equal-time --plot out/equal-time/curves.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.graphs != "" {
-				o.Graphs = strings.Split(o.graphs, ",")
-			}
-			if o.methods != "" {
-				o.Methods = strings.Split(o.methods, ",")
-				if err := methods.Check(o.Methods); err != nil {
-					return usagef("--methods: %v", err)
-				}
-			}
-			for _, b := range strings.Split(o.budgets, ",") {
-				d, err := time.ParseDuration(strings.TrimSpace(b))
-				if err != nil || d <= 0 {
-					return usagef("--budgets %q: want positive durations, e.g. 1m,5m,30m", o.budgets)
-				}
-				o.Budgets = append(o.Budgets, d)
+			var err error
+			if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(o.graphs, o.methods, o.budgets, "1m,5m,30m"); err != nil {
+				return err
 			}
 			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
 				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
@@ -102,4 +90,27 @@ it (Ctrl-C keeps what finished).`,
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
+}
+
+// comparisonLists parses the list flags that equal-time and learned share:
+// --graphs, --methods (checked against the registry) and --budgets
+// (positive durations; example shows the form in the error).
+func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, bs []time.Duration, err error) {
+	if graphs != "" {
+		gs = strings.Split(graphs, ",")
+	}
+	if ms != "" {
+		mlist = strings.Split(ms, ",")
+		if err := methods.Check(mlist); err != nil {
+			return nil, nil, nil, usagef("--methods: %v", err)
+		}
+	}
+	for _, b := range strings.Split(budgets, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(b))
+		if err != nil || d <= 0 {
+			return nil, nil, nil, usagef("--budgets %q: want positive durations, e.g. %s", budgets, example)
+		}
+		bs = append(bs, d)
+	}
+	return gs, mlist, bs, nil
 }

@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -53,21 +51,9 @@ finished cell (curve included) is kept and a rerun with the same --dir and
   placer report learned --budgets 5m,15m,30m --dir out/learned --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.graphs != "" {
-				o.Graphs = strings.Split(o.graphs, ",")
-			}
-			if o.methods != "" {
-				o.Methods = strings.Split(o.methods, ",")
-				if err := methods.Check(o.Methods); err != nil {
-					return usagef("--methods: %v", err)
-				}
-			}
-			for _, b := range strings.Split(o.budgets, ",") {
-				d, err := time.ParseDuration(strings.TrimSpace(b))
-				if err != nil || d <= 0 {
-					return usagef("--budgets %q: want positive durations, e.g. 5m,15m,30m", o.budgets)
-				}
-				o.Budgets = append(o.Budgets, d)
+			var err error
+			if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(o.graphs, o.methods, o.budgets, "5m,15m,30m"); err != nil {
+				return err
 			}
 			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
 				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
