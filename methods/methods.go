@@ -122,6 +122,8 @@ func init() {
 		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true, false)},
 		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
+		{"go-scored", Learned, "anchored local search whose moves a learned head over the GO network's outputs picks, learning from every evaluated move", false, false, false, newScored(false)},
+		{"go-scored-no-learning", Learned, "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", false, false, false, newScored(true)},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
 		{"hdp", Learned, "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", false, false, false, newHDP},
@@ -228,6 +230,18 @@ func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error)
 			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 		}
 		return g, nil
+	}
+}
+
+// newScored is go-scored (the ablation when noLearning), anchored as the
+// anchored searches are.
+func newScored(noLearning bool) func(Options) (optimize.Optimizer, error) {
+	return func(o Options) (optimize.Optimizer, error) {
+		an, err := anchorOf(o)
+		if err != nil {
+			return nil, err
+		}
+		return &learn.Scored{Policy: o.Trained, Config: o.Policy, Anchor: an, NoLearning: noLearning, LearningRate: o.PPO.LearningRate}, nil
 	}
 }
 
