@@ -3,9 +3,9 @@ package learn
 import (
 	"context"
 	"fmt"
-	"os"
 	"math"
 	"math/rand/v2"
+	"os"
 	"sort"
 	"time"
 
@@ -60,6 +60,8 @@ type Scored struct {
 	Label string
 	// OnStep, if set, is called every 16 rounds.
 	OnStep func(pt Point, refStep float64)
+
+	head *MoveHead // ScoredPretrain's head, trained in place
 }
 
 var _ optimize.Optimizer = (*Scored)(nil)
@@ -109,9 +111,13 @@ func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	if lr <= 0 {
 		lr = 3e-3
 	}
-	head := NewMoveHead(seed)
-	if s.Head != nil {
+	head := s.head
+	switch {
+	case head != nil: // pre-training: the head learns in place
+	case s.Head != nil:
 		head = s.Head.Clone()
+	default:
+		head = NewMoveHead(seed)
 	}
 	sc := &scorer{s: s, head: head, seed: seed, lr: lr, learn: !s.NoLearning, start: time.Now()}
 	ls := baseline.AnchoredLocalSearch{Batch: batch, Pool: pool, MaxUnits: s.MaxUnits, Anchor: s.Anchor, Guide: sc, Method: s.Name()}
@@ -235,6 +241,13 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 		sc.refStep = 1
 	}
 	sc.best = v.Current().StepTime
+	nu := len(v.Members())
+	sc.last = make([]float32, 3*nu)
+	sc.lastAt = make([]int32, 3*nu)
+	sc.tried = make([]bool, 3*nu)
+	if sc.uniform() {
+		return nil // the features are never read
+	}
 	pol := sc.s.Policy
 	tasks := p.EffectiveTasks()
 	if pol == nil {
@@ -265,7 +278,6 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 	}
 	defer out.Release()
 	members := v.Members()
-	nu := len(members)
 	nodeOf := in.Nodes().UnitOf
 	sc.pf = make([][]float32, nu)
 	sc.place = make([][]float32, nu)
@@ -325,9 +337,6 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 		sc.logTime[u] = float32(math.Log((v.UnitTime(u) + 1e-9) / (mean + 1e-9)))
 	}
 	sc.buildNeighbours(v)
-	sc.last = make([]float32, 3*nu)
-	sc.lastAt = make([]int32, 3*nu)
-	sc.tried = make([]bool, 3*nu)
 	sc.bufX = make([]float32, replayCap*MoveFeatures)
 	sc.bufY = make([]float32, replayCap)
 	return sc.refreshState(ctx, v)
@@ -568,6 +577,16 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 		sc.maxLoad = max(sc.maxLoad, l)
 	}
 	n := len(cands)
+	if sc.uniform() {
+		// An untrained head that never learns scores every move alike:
+		// pick uniformly without computing features (the ablation costs
+		// what anchored local search costs).
+		for _, i := range sc.rng.Perm(n)[:k] {
+			pick = append(pick, i)
+		}
+		sc.picked = append(sc.picked[:0], pick...)
+		return pick, nil
+	}
 	sc.pass.resize(n)
 	for i, m := range cands {
 		sc.features(v, m, sc.pass.x[i*MoveFeatures:(i+1)*MoveFeatures])
@@ -604,6 +623,10 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 	}
 	return pick, nil
 }
+
+// uniform reports whether the head scores every move alike for the whole
+// run: untrained, and never updated.
+func (sc *scorer) uniform() bool { return !sc.learn && sc.head.Updates == 0 }
 
 // Observe turns the round's evaluated moves into examples and trains the
 // head on a minibatch of recent ones.
@@ -692,7 +715,7 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 	if sc.learn && sc.bufN >= 16 {
 		sc.trainStep()
 	}
-	if taken >= 0 && res[taken].StepTime < before.StepTime && sc.rounds-sc.stateAt >= stateEvery {
+	if !sc.uniform() && taken >= 0 && res[taken].StepTime < before.StepTime && sc.rounds-sc.stateAt >= stateEvery {
 		if err := sc.refreshState(ctx, v); err != nil {
 			return err
 		}
