@@ -59,7 +59,7 @@ type PretrainOptions struct {
 	Scored   bool
 	PerVisit optimize.Budget
 	Policy   *policy.Config
-	PPO    ppo.Settings
+	PPO      ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
