@@ -2,10 +2,8 @@ package learn
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 	"time"
 
@@ -152,8 +150,6 @@ const (
 	fState   = fProgess + 1
 )
 
-var debugScored = os.Getenv("PLACER_DEBUG_SCORED") != ""
-
 // scorer is go-scored's baseline.Guide.
 type scorer struct {
 	s     *Scored
@@ -199,15 +195,13 @@ type scorer struct {
 	crit, slack, startAt, idle []float32
 	stateAt                    int
 
-	bufX  []float32
-	bufY  []float32
-	bufN  int
-	bufAt int
-	train headPass
-	scale float64 // running mean |gain| of valid moves that changed the step
-
-	dbgN, dbgPos        [2]float64
-	dbgKind, dbgKindPos [6][2]float64
+	bufX      []float32
+	bufY      []float32
+	bufN      int
+	bufAt     int
+	train     headPass
+	scale     float64 // running mean |gain| of valid moves that changed the step
+	positives int     // examples that paid, seen so far
 
 	rounds int
 	evals  int
@@ -224,6 +218,10 @@ const (
 	// decision's schedule (each costs about one evaluation and the float
 	// computation); it is read again only after the step improved.
 	stateEvery = 4
+
+	// rampPositives is how many moves that paid a new head must have
+	// learned from before it picks all the moves it picks when trained.
+	rampPositives = 32
 
 	replayCap   = 1024
 	replayBatch = 64
@@ -592,7 +590,13 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 		sc.features(v, m, sc.pass.x[i*MoveFeatures:(i+1)*MoveFeatures])
 	}
 	sc.head.forward(&sc.pass)
+	// Until the head has seen rampPositives moves that paid it knows
+	// little: most picks stay uniform, and the head's share grows with
+	// what it has seen, to all but a quarter (at least one).
 	explore := max(1, k/4)
+	if sc.learn && sc.positives < rampPositives {
+		explore = max(explore, k-(k-explore)*sc.positives/rampPositives)
+	}
 	chosen := make([]bool, n)
 	for len(pick) < explore {
 		i := sc.rng.IntN(n)
@@ -675,6 +679,9 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 			at := sc.bufAt % replayCap
 			copy(sc.bufX[at*MoveFeatures:(at+1)*MoveFeatures], sc.keep[i*MoveFeatures:(i+1)*MoveFeatures])
 			sc.bufY[at] = float32(y)
+			if y > 0 {
+				sc.positives++
+			}
 			sc.bufAt++
 			sc.bufN = min(sc.bufN+1, replayCap)
 		}
@@ -686,31 +693,6 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 	}
 	if taken >= 0 && res[taken].Valid() {
 		sc.best = math.Min(sc.best, res[taken].StepTime)
-	}
-	if debugScored {
-		explore := max(1, len(moves)/4)
-		for i := range res {
-			b := 0
-			if i >= explore {
-				b = 1
-			}
-			sc.dbgN[b]++
-			if gains[i] > 0 {
-				sc.dbgPos[b]++
-			}
-			sc.dbgKind[int(moves[i].Kind)][b]++
-			if gains[i] > 0 {
-				sc.dbgKindPos[int(moves[i].Kind)][b]++
-			}
-		}
-		if sc.rounds%500 == 0 {
-			fmt.Fprintf(os.Stderr, "round %d step %.3f: explore %.4f (%d) exploit %.4f (%d) kinds", sc.rounds, v.Current().StepTime/sc.refStep, sc.dbgPos[0]/sc.dbgN[0], int(sc.dbgN[0]), sc.dbgPos[1]/sc.dbgN[1], int(sc.dbgN[1]))
-			for k := range sc.dbgKind {
-				fmt.Fprintf(os.Stderr, " [%d: %.0f/%.0f %.0f/%.0f]", k, sc.dbgKindPos[k][0], sc.dbgKind[k][0], sc.dbgKindPos[k][1], sc.dbgKind[k][1])
-			}
-			fmt.Fprintln(os.Stderr)
-			sc.dbgN, sc.dbgPos, sc.dbgKind, sc.dbgKindPos = [2]float64{}, [2]float64{}, [6][2]float64{}, [6][2]float64{}
-		}
 	}
 	if sc.learn && sc.bufN >= 16 {
 		sc.trainStep()

@@ -4,10 +4,12 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn/defaultmodel"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
@@ -113,5 +115,34 @@ func benchSearchStep(b *testing.B, set ppo.Settings) {
 			b.Fatalf("%d steps", len(c))
 		}
 		b.ReportMetric((c[2].Elapsed-c[0].Elapsed)/2, "s/step")
+	}
+}
+
+// BenchmarkScoredGNMT4 is go-scored's cost beside its ablation's on gnmt4
+// (4 GPUs, from the expert placement): 400 evaluations, learning on
+// (features, picks, schedule reads, head updates) and off (uniform picks,
+// which cost what anchored local search costs). evals/s is the figure.
+func BenchmarkScoredGNMT4(b *testing.B) {
+	p, ref := benchProblem(b, "gnmt4", 4)
+	e, err := p.Evaluator.Evaluate(context.Background(), ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, noLearning := range []bool{false, true} {
+		name := "learning"
+		if noLearning {
+			name = "no-learning"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				s := &Scored{Config: &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}, NoLearning: noLearning,
+					Anchor: baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: e}}}
+				res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 400}, Seed: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(res.Stats.Evaluations)/res.Stats.Elapsed.Seconds(), "evals/s")
+			}
+		})
 	}
 }
