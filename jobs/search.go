@@ -32,7 +32,10 @@ type SearchOptions struct {
 	Methods []string // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
 	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool
-	Policy  *policy.Config // nil = defaults
+	// Objective is what the search and the baselines minimise (zero =
+	// step time); the reward reads it (optimize.Objective.Of).
+	Objective optimize.Objective
+	Policy    *policy.Config // nil = defaults
 	PPO     ppo.Settings
 	Warmup  int // imitation steps (0 = learn's default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
@@ -75,6 +78,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	}
 	defer pp.Close()
 	p := pp.Problem
+	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	if p.Devices() > 8 {
 		return SearchReport{}, fmt.Errorf("search: %d GPUs; the policy places on at most 8", p.Devices())
 	}
@@ -93,7 +97,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	// The reward's reference: the best valid baseline.
-	refName, ref := bestValid(names, results)
+	refName, ref := bestValid(p.Objective, names, results)
 	mo := methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, Reference: ref}
 	steps := o.Steps
 	if steps == 0 && o.Time == 0 {
