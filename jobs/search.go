@@ -36,8 +36,8 @@ type SearchOptions struct {
 	// step time); the reward reads it (optimize.Objective.Of).
 	Objective optimize.Objective
 	Policy    *policy.Config // nil = defaults
-	PPO     ppo.Settings
-	Warmup  int // imitation steps (0 = learn's default; negative = none)
+	PPO       ppo.Settings
+	Warmup    int // imitation steps (0 = learn's default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend
 

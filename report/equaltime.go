@@ -31,19 +31,19 @@ type EqualTime struct {
 
 // EqualTimeGraph is one graph's row: its reference and every cell.
 type EqualTimeGraph struct {
-	Graph     string          `json:"graph"`
-	Ops       int             `json:"ops"`
-	Devices   int             `json:"devices"`
-	Reference string          `json:"reference"`               // the best quick baseline
-	RefStep   float64         `json:"reference_step_s"`        // its step time
+	Graph     string  `json:"graph"`
+	Ops       int     `json:"ops"`
+	Devices   int     `json:"devices"`
+	Reference string  `json:"reference"`        // the best quick baseline
+	RefStep   float64 `json:"reference_step_s"` // its step time
 	// RefObjective is its objective value (seconds or bytes): the
 	// ratios' denominator.
-	RefObjective float64 `json:"reference_objective"`
-	RefTime   float64         `json:"reference_wall_s"`        // wall time of the quick baselines
-	Cells     []EqualTimeCell `json:"cells"`                   // methods x budgets, method-major
-	Error     string          `json:"error,omitempty"`         // why the graph has no cells
-	Note      string          `json:"note,omitempty"`          // e.g. "no valid reference"
-	Missing   int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
+	RefObjective float64         `json:"reference_objective"`
+	RefTime      float64         `json:"reference_wall_s"`        // wall time of the quick baselines
+	Cells        []EqualTimeCell `json:"cells"`                   // methods x budgets, method-major
+	Error        string          `json:"error,omitempty"`         // why the graph has no cells
+	Note         string          `json:"note,omitempty"`          // e.g. "no valid reference"
+	Missing      int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
 }
 
 // EqualTimeCell is one method on one graph at one budget.

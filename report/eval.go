@@ -10,28 +10,28 @@ import (
 // Eval is the report of one evaluated decision: what `placer eval`
 // prints as a table, and as JSON with --json.
 type Eval struct {
-	Graph      string  `json:"graph"`
-	Ops        int     `json:"ops"`
-	Hardware   string  `json:"hardware"`
-	Devices    int     `json:"devices"`
-	Topology   string  `json:"topology"`
-	Placement  string  `json:"placement"`
-	Schedule   string  `json:"schedule"`
-	Fusion     string  `json:"fusion"`
-	Transfers  string  `json:"transfers"` // "async" or "sync"
+	Graph     string `json:"graph"`
+	Ops       int    `json:"ops"`
+	Hardware  string `json:"hardware"`
+	Devices   int    `json:"devices"`
+	Topology  string `json:"topology"`
+	Placement string `json:"placement"`
+	Schedule  string `json:"schedule"`
+	Fusion    string `json:"fusion"`
+	Transfers string `json:"transfers"` // "async" or "sync"
 	// Objective ("step-time" or "peak-memory") and the decision's value
 	// of it (seconds or bytes); Feasible says whether the decision is
 	// valid under it.
 	Objective      string  `json:"objective"`
 	ObjectiveValue float64 `json:"objective_value"`
 	Feasible       bool    `json:"feasible"`
-	StepTime   float64 `json:"step_time_s"`
-	LowerBound float64 `json:"lower_bound_s"`
-	Efficiency float64 `json:"efficiency"` // lower bound / step time
-	Kernels    int     `json:"kernels"`
-	BytesMoved int64   `json:"bytes_moved"`
-	NumXfers   int     `json:"transfer_count"`
-	OOM        bool    `json:"oom"`
+	StepTime       float64 `json:"step_time_s"`
+	LowerBound     float64 `json:"lower_bound_s"`
+	Efficiency     float64 `json:"efficiency"` // lower bound / step time
+	Kernels        int     `json:"kernels"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	NumXfers       int     `json:"transfer_count"`
+	OOM            bool    `json:"oom"`
 	// ColocationViolations counts ops away from their co-location group.
 	ColocationViolations int           `json:"colocation_violations"`
 	PerDevice            []DeviceStats `json:"devices_detail"`
