@@ -95,10 +95,10 @@ func (q Params) BRKGA(p *optimize.Problem) *brkga.BRKGA {
 
 // Grid is the hyperparameter grid Tune searches: every combination.
 type Grid struct {
-	Population []int       `json:"population"`
-	Elites     []float64   `json:"elite_fraction"`
-	Mutants    []float64   `json:"mutant_fraction"`
-	EliteBias  []float64   `json:"elite_bias"`
+	Population []int        `json:"population"`
+	Elites     []float64    `json:"elite_fraction"`
+	Mutants    []float64    `json:"mutant_fraction"`
+	EliteBias  []float64    `json:"elite_bias"`
 	Beta       [][2]float64 `json:"beta"` // (alpha, beta) pairs
 }
 

@@ -16,7 +16,7 @@ func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
 	jobs.BRKGATuneOptions
-	objectives string
+	objectives  string
 	JSON, quiet bool
 }
 
