@@ -29,10 +29,11 @@ const (
 // BRKGATuneOptions are the inputs of `placer tune-brkga` (make brkga-tune).
 type BRKGATuneOptions struct {
 	Grid tuned.Grid // zero = tuned.DefaultGrid
-	// Graphs is the number of training graphs (0 = 8), drawn with
+	// Graphs is the number of training graphs (0 = 4), drawn with
 	// RegalTrainSeed from every family in turn.
 	Graphs int
-	// Evaluations per BRKGA run (0 = 2,000).
+	// Evaluations per BRKGA run (0 = 5,000, the budget the tuned method
+	// is compared at).
 	Evaluations int
 	// Objectives to tune for (nil = both).
 	Objectives []optimize.Objective
@@ -56,10 +57,10 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 		o.Grid = tuned.DefaultGrid
 	}
 	if o.Graphs == 0 {
-		o.Graphs = 8
+		o.Graphs = 4
 	}
 	if o.Evaluations == 0 {
-		o.Evaluations = 2000
+		o.Evaluations = optimize.DefaultEvaluations
 	}
 	if len(o.Objectives) == 0 {
 		o.Objectives = optimize.Objectives

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/brkga/tuned"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
@@ -311,6 +312,7 @@ func regalCell(ctx context.Context, p *optimize.Problem, obj optimize.Objective,
 	if dir != "" {
 		path = filepath.Join(dir, fmt.Sprintf("%s-%d.json", m, b))
 		var f regalCellFile
+		setting += methodFingerprint(m, obj)
 		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Setting == setting && f.Cell.Method == m && f.Cell.Budget == b {
 			return f.Cell, nil
 		}
@@ -341,3 +343,21 @@ func regalCell(ctx context.Context, p *optimize.Problem, obj optimize.Objective,
 
 // roofOpts are the roofline options of the REGAL jobs.
 func roofOpts(sync bool) roofline.Options { return roofline.Options{SyncTransfers: sync} }
+
+// methodFingerprint is what, besides its name, decides a method's result
+// and must match for a kept cell to count: brkga-tuned's setting for the
+// objective (a retuned params file reruns its cells); "" for the others.
+func methodFingerprint(m string, obj optimize.Objective) string {
+	if m != "brkga-tuned" {
+		return ""
+	}
+	f, err := tuned.Load()
+	if err != nil {
+		return ""
+	}
+	q, err := f.For(obj)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("; brkga-tuned %+v", q)
+}

@@ -35,7 +35,7 @@ the mean over the graphs of its objective over default BRKGA's; the lowest
 wins, the default on ties. --out writes the file the brkga-tuned method embeds
 (` + tuned.Path + `; make brkga-tune, then rebuild).`,
 		Example: `  # The committed file (make brkga-tune):
-  placer tune-brkga --graphs 8 --evaluations 2000 --sync-transfers --out brkga/tuned/params.json`,
+  placer tune-brkga --graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range strings.Split(o.objectives, ",") {
@@ -75,8 +75,8 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Graphs, "graphs", 8, "number of synthetic training graphs")
-	f.IntVar(&o.Evaluations, "evaluations", 2000, "evaluations per BRKGA run")
+	f.IntVar(&o.Graphs, "graphs", 4, "number of synthetic training graphs")
+	f.IntVar(&o.Evaluations, "evaluations", 5000, "evaluations per BRKGA run (the budget the tuned method is compared at)")
 	f.StringVar(&o.objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").DefValue = "2"
