@@ -77,8 +77,11 @@ func TestCounts(t *testing.T) {
 			t.Errorf("%+v: %d elites %d children, want %d and %d", tc.q, e, c, tc.elites, tc.children)
 		}
 	}
-	if n := len(tuned.DefaultGrid.Settings()); n != 162 {
-		t.Errorf("default grid: %d settings, want 162", n)
+	if n := len(tuned.DefaultGrid.Settings()); n != 81 {
+		t.Errorf("default grid: %d settings, want 81", n)
+	}
+	if n := len(tuned.BetaGrid.Settings()); n != 162 {
+		t.Errorf("Beta grid: %d settings, want 162", n)
 	}
 }
 

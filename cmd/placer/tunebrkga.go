@@ -17,25 +17,26 @@ func init() { register(newTuneBRKGACmd) }
 type tuneBRKGAOptions struct {
 	jobs.BRKGATuneOptions
 	objectives  string
+	beta        bool
 	JSON, quiet bool
 }
 
 func newTuneBRKGACmd(s *streams) *cobra.Command {
 	o := &tuneBRKGAOptions{}
 	cmd := &cobra.Command{
-		Use:   "tune-brkga [--graphs N] [--evaluations N] [--out FILE]",
+		Use:   "tune-brkga [--train-graphs N] [--evaluations N] [--out FILE]",
 		Short: "Grid-search BRKGA's hyperparameters on REGAL's synthetic training set (the brkga-tuned method's settings)",
 		Long: `REGAL's tuned-BRKGA baseline (ICLR'20 §5.2, A.10): every setting of the grid
 (population size, elite and mutant fractions, crossover elite bias, the Beta
-distribution of mutant genes) runs BRKGA once on each of --graphs synthetic
-training graphs (placer workloads synth's generator, every family in turn,
+distribution of mutant genes) runs BRKGA once on each of the synthetic
+training graphs (--train-graphs; placer workloads synth's generator, every family in turn,
 seed ` + fmt.Sprint(jobs.RegalTrainSeed) + `; the held-out test set of 'placer report regal' takes seed
 ` + fmt.Sprint(jobs.RegalTestSeed) + `) at --evaluations evaluations, for each objective. A setting scores
 the mean over the graphs of its objective over default BRKGA's; the lowest
 wins, the default on ties. --out writes the file the brkga-tuned method embeds
 (` + tuned.Path + `; make brkga-tune, then rebuild).`,
 		Example: `  # The committed file (make brkga-tune):
-  placer tune-brkga --graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out brkga/tuned/params.json`,
+  placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range strings.Split(o.objectives, ",") {
@@ -46,7 +47,10 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 				o.Objectives = append(o.Objectives, obj)
 			}
 			if o.Graphs < 1 || o.Evaluations < 1 {
-				return usagef("--graphs %d, --evaluations %d: want at least 1", o.Graphs, o.Evaluations)
+				return usagef("--train-graphs %d, --evaluations %d: want at least 1", o.Graphs, o.Evaluations)
+			}
+			if o.beta {
+				o.Grid = tuned.BetaGrid
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")
 			if !o.quiet {
@@ -75,9 +79,10 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.Graphs, "graphs", 4, "number of synthetic training graphs")
+	f.IntVar(&o.Graphs, "train-graphs", 4, "number of synthetic training graphs")
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "evaluations per BRKGA run (the budget the tuned method is compared at)")
 	f.StringVar(&o.objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
+	f.BoolVar(&o.beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").DefValue = "2"
 	o.Cluster.GPUs = 2
