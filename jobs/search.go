@@ -122,7 +122,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		rep.Trace = o.Trace
 	}
 	if o.Plot != "" {
-		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, res.Learning.Curve)); err != nil {
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, p.Objective, res.Learning.Curve)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
@@ -137,7 +137,7 @@ func methodsCheck(names []string) error {
 
 // curvePlot draws the mean and best reward of each rollout against the
 // reference's reward (-1).
-func curvePlot(graphName, refName string, curve []learn.Point) report.Plot {
+func curvePlot(graphName, refName string, obj optimize.Objective, curve []learn.Point) report.Plot {
 	var x, mean, best []float64
 	for _, pt := range curve {
 		x = append(x, float64(pt.Step))
@@ -149,7 +149,7 @@ func curvePlot(graphName, refName string, curve []learn.Point) report.Plot {
 		refX = []float64{x[0], x[len(x)-1]}
 	}
 	return report.Plot{
-		Title: fmt.Sprintf("GO search on %s: reward = -sqrt(step / %s step)", graphName, refName), XLabel: "PPO step", YLabel: "reward",
+		Title: fmt.Sprintf("GO search on %s: reward = -sqrt(%s / %s's)", graphName, obj.Title(), refName), XLabel: "PPO step", YLabel: "reward",
 		Series: []report.Series{
 			{Name: "mean of rollout", X: x, Y: mean},
 			{Name: "best of rollout", X: x, Y: best},

@@ -160,3 +160,23 @@ func TestObjectivesDisagree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkObjectiveBetter is the comparison BRKGA's sort and every
+// tracker make per pair of results, on two GPUs.
+func BenchmarkObjectiveBetter(b *testing.B) {
+	caps := []int64{100, 100}
+	x := evaluate.Result{StepTime: 1, PeakMemory: []int64{90, 10}, Capacity: caps}
+	y := evaluate.Result{StepTime: 2, PeakMemory: []int64{40, 50}, Capacity: caps}
+	for _, o := range optimize.Objectives {
+		b.Run(o.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for i := 0; i < b.N; i++ {
+				if o.Better(&x, &y) {
+					n++
+				}
+			}
+			_ = n
+		})
+	}
+}
