@@ -111,7 +111,16 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: res.Learning.RefStep, elapsed: time.Since(start)}, o.Seed, o.Out)
+	refStep := res.Learning.RefStep
+	if p.Objective != optimize.StepTime {
+		// The reward's reference is then a value of the objective, not
+		// a step time: the result file records the reference's step.
+		refStep = 0
+		if ref != nil {
+			refStep = ref.Eval.StepTime
+		}
+	}
+	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}

@@ -186,7 +186,7 @@ func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64
 		}
 		tr.Step()
 		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
+		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best
 		r.curve = append(r.curve, pt)
 		if g.OnStep != nil {
 			g.OnStep(pt, r.refStep)

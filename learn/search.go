@@ -476,7 +476,7 @@ func (r *searchRun) train(ctx context.Context) error {
 		}
 		tr.Step()
 		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, ps.Entropy
+		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best, ps.Entropy
 		pt.Epochs, pt.ClipFrac, pt.ApproxKL = ps.Epochs, ps.ClipFrac, ps.ApproxKL
 		r.curve = append(r.curve, pt)
 		if s.OnStep != nil {

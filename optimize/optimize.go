@@ -281,12 +281,14 @@ type CurvePoint struct {
 	Evaluations int     `json:"evaluations"`
 	MeanReward  float64 `json:"mean_reward"`
 	BestReward  float64 `json:"best_reward"` // best of this step's samples
-	BestStep    float64 `json:"best_step_s"` // best valid step time so far
-	Entropy     float64 `json:"entropy"`     // per node
-	Valid       float64 `json:"valid"`       // fraction of the samples that were valid
-	Epochs      int     `json:"ppo_epochs"`  // PPO epochs run (a KL target may stop them early)
-	ClipFrac    float64 `json:"clip_fraction"`
-	ApproxKL    float64 `json:"approx_kl"`
+	BestStep    float64 `json:"best_step_s"` // step time of the best valid decision so far
+	// Best is the best valid decision's objective value so far (Stats.Best).
+	Best     float64 `json:"best_value,omitempty"`
+	Entropy  float64 `json:"entropy"`    // per node
+	Valid    float64 `json:"valid"`      // fraction of the samples that were valid
+	Epochs   int     `json:"ppo_epochs"` // PPO epochs run (a KL target may stop them early)
+	ClipFrac float64 `json:"clip_fraction"`
+	ApproxKL float64 `json:"approx_kl"`
 }
 
 // Optimizer is one method. Optimize must return the best decision found

@@ -106,7 +106,7 @@ func (e *Episode) Record(pt optimize.CurvePoint) {
 	e.baseline = e.decay*e.baseline + (1-e.decay)*pt.MeanReward
 	e.Tracker.Step()
 	stats := e.Tracker.Stats()
-	pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
+	pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best
 	e.Learning.Curve = append(e.Learning.Curve, pt)
 	if e.onStep != nil {
 		e.onStep(pt, e.Ref)
