@@ -38,8 +38,11 @@ type BRKGATuneOptions struct {
 	// Objectives to tune for (nil = both).
 	Objectives []optimize.Objective
 	Cluster    inputs.ClusterSpec // GPUs 0 = 2
-	Sync       bool               // REGAL's synchronous transfers
-	Seed       uint64             // every run's seed
+	// Tasks is what BRKGA decides ("" = placement,scheduling, as in
+	// placer report regal: the chromosome must be the one compared).
+	Tasks string
+	Sync  bool   // REGAL's synchronous transfers
+	Seed  uint64 // every run's seed
 	// Command is recorded in the file.
 	Command string
 	// Out is where the file is written ("" = nowhere).
@@ -71,6 +74,17 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 	if o.Graphs < 1 || o.Evaluations < 1 {
 		return nil, fmt.Errorf("tune-brkga: graphs %d and evaluations %d must be positive", o.Graphs, o.Evaluations)
 	}
+	if o.Tasks == "" {
+		o.Tasks = "placement,scheduling"
+	}
+	tasks, err := parseTasks(o.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	c, err := inputs.Cluster(o.Cluster, inputs.Meta{})
+	if err != nil {
+		return nil, err
+	}
 	settings := o.Grid.Settings()
 	if len(settings) == 0 {
 		return nil, fmt.Errorf("tune-brkga: the grid has no valid setting")
@@ -80,13 +94,16 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 		return nil, err
 	}
 	f := &tuned.File{Format: tuned.Format, Version: tuned.Version, Command: o.Command, Grid: o.Grid,
-		Family: "all", Graphs: o.Graphs, Seed: RegalTrainSeed, Devices: o.Cluster.GPUs, Evaluations: o.Evaluations,
+		Family: "all", Graphs: o.Graphs, Seed: RegalTrainSeed, Devices: o.Cluster.GPUs, Memory: c.Hardware.Memory, Tasks: tasks.String(), Transfers: "async", Evaluations: o.Evaluations,
 		RunSeed: o.Seed, Objectives: map[string]tuned.Tuning{}}
+	if o.Sync {
+		f.Transfers = "sync"
+	}
 	start, cpu0 := time.Now(), optimize.ProcessCPU()
 	for _, obj := range o.Objectives {
 		ps := make([]*optimize.Problem, len(gs))
 		for i, g := range gs {
-			pp, err := regalProblem(g, o.Cluster, o.Sync, obj)
+			pp, err := regalProblem(g, o.Cluster, tasks, o.Sync, obj)
 			if err != nil {
 				return nil, err
 			}
@@ -139,15 +156,15 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 	return f, nil
 }
 
-// regalProblem is graph g on the cluster cs with objective obj, every
-// task, FIFO order and no fusion as its base (a synthetic graph has no
+// regalProblem is graph g on the cluster cs with objective obj, deciding
+// tasks, FIFO order and no fusion as its base (a synthetic graph has no
 // expert placement: the base places every op on GPU 0).
-func regalProblem(g *graph.Graph, cs inputs.ClusterSpec, sync bool, obj optimize.Objective) (*optimize.Problem, error) {
+func regalProblem(g *graph.Graph, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, obj optimize.Objective) (*optimize.Problem, error) {
 	c, err := inputs.Cluster(cs, inputs.Meta{})
 	if err != nil {
 		return nil, err
 	}
-	pp, err := newProblemOn(g, c, optimize.AllTasks, roofline.Options{SyncTransfers: sync}, nil)
+	pp, err := newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
 	if err != nil {
 		return nil, err
 	}

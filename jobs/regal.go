@@ -64,7 +64,9 @@ func RegalCurveMethods() []string {
 // RegalOptions are the inputs of `placer report regal`.
 type RegalOptions struct {
 	// Graphs are the test graphs: workload names, graph files,
-	// "synthetic:N" (N held-out synthetic graphs, seed RegalTestSeed) and
+	// "synthetic:N" (N held-out synthetic graphs, seed RegalTestSeed),
+	// "synthetic-train:N" (the first N graphs of brkga-tuned's training
+	// set, seed RegalTrainSeed: training-set results, REGAL A.3) and
 	// "msr-fiddle:DIR" (every graph file in DIR, skipped when DIR does
 	// not exist). nil = RegalGraphs.
 	Graphs []string
@@ -186,17 +188,22 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		switch {
-		case strings.HasPrefix(s, "synthetic:"):
-			n, err := strconv.Atoi(strings.TrimPrefix(s, "synthetic:"))
+		case strings.HasPrefix(s, "synthetic:"), strings.HasPrefix(s, "synthetic-train:"):
+			tag, count, _ := strings.Cut(s, ":")
+			n, err := strconv.Atoi(count)
 			if err != nil || n < 1 || n > 1_000_000 {
-				return nil, fmt.Errorf("report regal: graphs: %q: want synthetic:N with N from 1 to 1000000", s)
+				return nil, fmt.Errorf("report regal: graphs: %q: want %s:N with N from 1 to 1000000", s, tag)
 			}
-			gs, err := workloads.SyntheticSet("all", n, RegalTestSeed)
+			seed, set := RegalTestSeed, "synthetic test"
+			if tag == "synthetic-train" {
+				seed, set = RegalTrainSeed, "synthetic train"
+			}
+			gs, err := workloads.SyntheticSet("all", n, seed)
 			if err != nil {
 				return nil, err
 			}
 			for _, g := range gs {
-				out = append(out, regalGraph{name: g.Name(), set: "synthetic test", g: g})
+				out = append(out, regalGraph{name: g.Name(), set: set, g: g})
 			}
 		case strings.HasPrefix(s, "msr-fiddle:"):
 			dir := strings.TrimPrefix(s, "msr-fiddle:")
@@ -226,7 +233,7 @@ func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj op
 		if err != nil {
 			return nil, err
 		}
-		pp, err := newProblemOn(rg.g, c, tasks, roofOpts(o.Sync), nil)
+		pp, err := newProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -340,9 +347,6 @@ func regalCell(ctx context.Context, p *optimize.Problem, obj optimize.Objective,
 	}
 	return c, nil
 }
-
-// roofOpts are the roofline options of the REGAL jobs.
-func roofOpts(sync bool) roofline.Options { return roofline.Options{SyncTransfers: sync} }
 
 // methodFingerprint is what, besides its name, decides a method's result
 // and must match for a kept cell to count: brkga-tuned's setting for the

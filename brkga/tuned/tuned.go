@@ -165,12 +165,16 @@ type File struct {
 	Command string `json:"command"`
 	Grid    Grid   `json:"grid"`
 	// The training set: Graphs synthetic graphs of Family with Seed
-	// (workloads.SyntheticSet) on Devices GPUs, each run with
+	// (workloads.SyntheticSet) on Devices GPUs of Memory bytes, deciding
+	// Tasks, with Transfers ("sync" or "async"), each run with
 	// Evaluations evaluations and seed RunSeed.
 	Family      string  `json:"family"`
 	Graphs      int     `json:"graphs"`
 	Seed        uint64  `json:"seed"`
 	Devices     int     `json:"devices"`
+	Memory      int64   `json:"memory_per_device"`
+	Tasks       string  `json:"tasks"`
+	Transfers   string  `json:"transfers"`
 	Evaluations int     `json:"evaluations"`
 	RunSeed     uint64  `json:"run_seed"`
 	WallSeconds float64 `json:"wall_s"`

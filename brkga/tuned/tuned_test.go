@@ -13,7 +13,7 @@ import (
 )
 
 const good = `{"format":"placer-brkga-tuned","version":1,"command":"test","grid":{"population":[10],"elite_fraction":[0.2],"mutant_fraction":[0.2],"elite_bias":[0.7],"beta":[[1,1]]},
-"family":"all","graphs":1,"seed":1,"devices":2,"evaluations":10,"run_seed":0,"wall_s":1,"cpu_s":1,
+"family":"all","graphs":1,"seed":1,"devices":2,"memory_per_device":17179869184,"tasks":"placement,scheduling","transfers":"sync","evaluations":10,"run_seed":0,"wall_s":1,"cpu_s":1,
 "objectives":{"step-time":{"params":{"population":10,"elite_fraction":0.2,"mutant_fraction":0.2,"elite_bias":0.7,"beta_alpha":1,"beta_beta":1},"mean_ratio_to_default":0.9,"default_mean_ratio":1,"settings_tried":1},
 "peak-memory":{"params":{"population":12,"elite_fraction":0.25,"mutant_fraction":0.25,"elite_bias":0.6,"beta_alpha":0.5,"beta_beta":0.5},"mean_ratio_to_default":0.8,"default_mean_ratio":1,"settings_tried":1}}}`
 

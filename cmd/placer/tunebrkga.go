@@ -84,8 +84,10 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 	f.StringVar(&o.objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
 	f.BoolVar(&o.beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
 	addClusterFlags(cmd, &o.Cluster)
-	f.Lookup("gpus").DefValue = "2"
-	o.Cluster.GPUs = 2
+	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
+	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30
+	f.Lookup("memory").Usage = "device memory capacity in bytes (REGAL's 16 GiB, as placer report regal)"
+	f.StringVar(&o.Tasks, "tasks", "placement,scheduling", "what BRKGA decides (as placer report regal: REGAL's placement and scheduling)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.Uint64Var(&o.Seed, "seed", 0, "seed of every BRKGA run")
 	addOut(cmd, &o.Out, "write the tuned-parameters file to `FILE`")
