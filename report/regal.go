@@ -207,7 +207,7 @@ func WriteRegal(w io.Writer, r Regal) error {
 		r.Devices, r.Hardware, Bytes(r.Memory), r.Transfers, r.Tasks, r.Evaluations, r.Seed)
 	fmt.Fprintf(w, "best known = the best valid solution of any method here, including %s at %d evaluations\n", r.Reference, r.BestBudget)
 	for _, s := range r.Summary {
-		fmt.Fprintf(w, "\n%s: mean over %d test graphs (graphs where every method has a valid result)\n", ObjectiveTitle(s.Objective), s.Graphs)
+		fmt.Fprintf(w, "\n%s: mean over %d graphs (those where every method has a valid result)\n", ObjectiveTitle(s.Objective), s.Graphs)
 		var rows [][]string
 		for _, m := range r.Methods {
 			name := m

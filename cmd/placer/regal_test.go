@@ -16,7 +16,7 @@ func TestReportRegalCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"peak memory: mean over 2 test graphs", "step time: mean over 2 test graphs", "% gap from best known", "brkga 100", "including brkga at 300 evaluations", "brkga: 100 +0.00%, 200"} {
+	for _, want := range []string{"peak memory: mean over 2 graphs", "step time: mean over 2 graphs", "% gap from best known", "brkga 100", "including brkga at 300 evaluations", "brkga: 100 +0.00%, 200"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
