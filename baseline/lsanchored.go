@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/optimize"
 )
 
@@ -37,12 +38,26 @@ type AnchoredLocalSearch struct {
 	// Anchor is where the search starts (required: a given decision or
 	// the quick methods to run first).
 	Anchor Anchor
+	// Guide, if set, picks each round's Batch moves out of Pool candidates
+	// drawn as without it, and sees what they gave (the learned guide of
+	// go-scored); nil = the Batch candidates drawn are evaluated.
+	Guide Guide
+	// Pool is the number of candidates a Guide picks from. 0 = 8 x Batch.
+	Pool int
+	// Method is the name the search runs and reports under. "" =
+	// "local-search-anchored".
+	Method string
 }
 
 var _ optimize.Optimizer = AnchoredLocalSearch{}
 
-// Name returns "local-search-anchored".
-func (AnchoredLocalSearch) Name() string { return "local-search-anchored" }
+// Name returns Method, "local-search-anchored" by default.
+func (o AnchoredLocalSearch) Name() string {
+	if o.Method != "" {
+		return o.Method
+	}
+	return "local-search-anchored"
+}
 
 // Optimize runs the anchors, then local search from the best, until the
 // budget is spent or ctx is cancelled.
@@ -56,7 +71,20 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 		return nil, err
 	}
 	tr := a.tr
-	b := newABatch(bs)
+	pool := bs
+	if o.Guide != nil {
+		if pool = o.Pool; pool <= 0 {
+			pool = 8 * bs
+		}
+		if err := o.Guide.Begin(ctx, SearchView{a}); err != nil {
+			return nil, err
+		}
+	}
+	b := newABatch(pool)
+	var g *guided
+	if o.Guide != nil {
+		g = &guided{guide: o.Guide, view: SearchView{a}, k: bs}
+	}
 	keep := func(m amove) (bool, float64) {
 		if m.kind == aPlace && a.cur.Valid() {
 			if lb, oom := a.lowerBound(m); oom || lb > a.cur.StepTime {
@@ -67,7 +95,13 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 	}
 	empty := 0
 	for len(a.kinds) > 0 && !tr.Done(ctx) {
-		k, err := a.anchoredRound(ctx, b, bs, keep)
+		var k int
+		var err error
+		if g != nil {
+			k, err = g.round(ctx, a, b, pool, keep)
+		} else {
+			k, err = a.anchoredRound(ctx, b, bs, keep)
+		}
 		if err != nil {
 			if errors.Is(err, optimize.ErrStopped) {
 				break
@@ -87,9 +121,20 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 				best = i
 			}
 		}
+		var before evaluate.Result
+		if g != nil {
+			before = a.cur.Clone()
+		}
+		taken := -1
 		if best >= 0 && !p.Objective.Better(&a.cur, &b.out[best]) {
 			a.apply(b.moves[best])
 			a.cur = b.out[best].Clone()
+			taken = best
+		}
+		if g != nil {
+			if err := g.observe(ctx, b, k, &before, taken); err != nil {
+				return nil, err
+			}
 		}
 		tr.Step()
 	}

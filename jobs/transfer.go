@@ -52,8 +52,14 @@ type PretrainOptions struct {
 	// (see learn.Pretrain.Guided); Samples 0 is then
 	// learn.DefaultGuidedBatch and PPO.LearningRate 0 is 1e-3.
 	Guided bool
-	Policy *policy.Config
-	PPO    ppo.Settings
+	// Scored trains go-scored's move head instead (see
+	// learn.ScoredPretrain): Steps counts visits (each a go-scored run of
+	// PerVisit on one graph from its reference), the features read the
+	// embedded default model, and Out is the head's file.
+	Scored   bool
+	PerVisit optimize.Budget
+	Policy   *policy.Config
+	PPO      ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
@@ -90,6 +96,8 @@ type PretrainReport struct {
 	Model   string                `json:"model"`
 	State   string                `json:"state"`
 	Curve   []learn.PretrainPoint `json:"curve"`
+	// Visits are a go-scored head's pre-training visits (--scored).
+	Visits []learn.ScoredVisit `json:"visits,omitempty"`
 }
 
 // Pretrain pre-trains one policy over several graphs and writes it to
@@ -111,9 +119,14 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		return rep, err
 	}
 	rep.HeldOut = held
-	if o.Resume != "" {
+	if o.Resume != "" && !o.Scored {
 		// A bad checkpoint fails before the baselines run.
 		if _, _, err := learn.LoadCheckpoint(o.Resume); err != nil {
+			return rep, err
+		}
+	}
+	if o.Resume != "" && o.Scored {
+		if _, err := learn.LoadMoveHead(o.Resume); err != nil {
 			return rep, err
 		}
 	}
@@ -169,12 +182,40 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 	if o.OnStep != nil {
 		pt.OnStep = func(p learn.PretrainPoint) { o.OnStep(p, steps) }
 	}
+	if o.Scored {
+		return pretrainScored(ctx, o, pt.Graphs, rep)
+	}
 	r, err := pt.Run(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = r.Seed, r.Step, r.Elapsed.Seconds(), r.Status.String(), r.Curve
 	rep.Model, rep.State = o.Out, learn.CheckpointState(o.Out)
+	return rep, ctx.Err()
+}
+
+// pretrainScored trains go-scored's move head over the graphs (o.Scored).
+func pretrainScored(ctx context.Context, o PretrainOptions, graphs []learn.TrainGraph, rep PretrainReport) (PretrainReport, error) {
+	pol, err := defaultmodel.Load()
+	if err != nil {
+		return rep, fmt.Errorf("pretrain --scored: %w", err)
+	}
+	sp := &learn.ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: o.PerVisit, Seed: o.Seed, Visits: o.Steps, Time: o.Time,
+		Checkpoint: o.Out, Resume: o.Resume, LearningRate: o.PPO.LearningRate}
+	if o.Steps == 0 && o.Time == 0 {
+		sp.Visits = 3 * len(graphs)
+	}
+	if o.OnStep != nil {
+		sp.OnVisit = func(v learn.ScoredVisit) {
+			o.OnStep(learn.PretrainPoint{Step: v.Visit, Graph: v.Graph, Phase: "scored", Elapsed: v.Elapsed, BestReward: 1 - v.Ratio}, sp.Visits)
+		}
+	}
+	r, err := sp.Run(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Visits = o.Seed, r.Visits, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	rep.Model, rep.State = o.Out, o.Out+".state.json"
 	return rep, ctx.Err()
 }
 

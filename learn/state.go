@@ -86,7 +86,8 @@ func withStateHints(ctx context.Context, p *optimize.Problem, nd *graphsage.Node
 }
 
 // stateHints returns NumStateHints values per op (op-major) describing
-// schedule sc of a decision placing op o on device[o], with result res.
+// schedule sc of a decision placing op o on device[o], with result res,
+// each divided by the op count of its node of nd (nil nd: not divided).
 //
 // Slack is the critical-path method's total float on the realized
 // schedule: a DAG of the kernels whose edges are the data and control
@@ -225,12 +226,14 @@ func stateHints(g *graph.Graph, nd *graphsage.Nodes, device []int, res *evaluate
 			}
 		}
 	}
-	for v := range nd.N {
-		ms := nd.Members(v)
-		inv := 1 / float64(len(ms))
-		for _, o := range ms {
-			for j := range NumStateHints {
-				out[int(o)*NumStateHints+j] *= inv
+	if nd != nil {
+		for v := range nd.N {
+			ms := nd.Members(v)
+			inv := 1 / float64(len(ms))
+			for _, o := range ms {
+				for j := range NumStateHints {
+					out[int(o)*NumStateHints+j] *= inv
+				}
 			}
 		}
 	}

@@ -63,6 +63,9 @@ type Options struct {
 	// Reference is the decision and step time the learned methods are
 	// anchored on and normalize rewards by; nil = the problem's Base.
 	Reference *optimize.Result
+	// Head is go-scored's pre-trained move head (go-scored-pretrained,
+	// go-scored-zero-shot); nil = the embedded default head.
+	Head *learn.MoveHead
 	// OnStep, if set, sees each training step of go with the reference
 	// step time.
 	OnStep func(pt learn.Point, refStep float64)
@@ -124,6 +127,11 @@ func init() {
 		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true, false)},
 		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
+		{"go-scored", Learned, "anchored local search whose moves a learned head over the GO network's outputs picks, learning from every evaluated move", false, false, false, newScored("go-scored")},
+		{"go-scored-no-learning", Learned, "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", false, false, false, newScored("go-scored-no-learning")},
+		{"go-scored-untrained", Learned, "the control: go-scored whose features read an untrained GO network instead of the pre-trained one", false, false, false, newScored("go-scored-untrained")},
+		{"go-scored-pretrained", Learned, "go-scored from a pre-trained move head (placer pretrain --scored), learning on", false, false, true, newScored("go-scored-pretrained")},
+		{"go-scored-zero-shot", Learned, "go-scored's pre-trained move head, never updated: zero-shot picks", false, false, true, newScored("go-scored-zero-shot")},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
 		{"hdp", Learned, "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", false, false, false, newHDP},
@@ -230,6 +238,46 @@ func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error)
 			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 		}
 		return g, nil
+	}
+}
+
+// newScored makes the go-scored variant called name, anchored as the
+// anchored searches are. Every variant's features read the pre-trained GO
+// network (Options.Trained, else the embedded default model; a build with
+// none gets a new network), except the control's, which reads an
+// untrained one. The pretrained and zero-shot variants start from a
+// pre-trained head (Options.Head, else the embedded default head).
+func newScored(name string) func(Options) (optimize.Optimizer, error) {
+	return func(o Options) (optimize.Optimizer, error) {
+		an, err := anchorOf(o)
+		if err != nil {
+			return nil, err
+		}
+		s := &learn.Scored{Config: o.Policy, Anchor: an, LearningRate: o.PPO.LearningRate, Label: name}
+		if name != "go-scored-untrained" {
+			s.Policy = o.Trained
+			if s.Policy == nil && defaultmodel.Available() {
+				if s.Policy, err = defaultmodel.Load(); err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+		}
+		switch name {
+		case "go-scored-no-learning", "go-scored-zero-shot":
+			s.NoLearning = true
+		}
+		if name == "go-scored-pretrained" || name == "go-scored-zero-shot" {
+			if s.Head = o.Head; s.Head == nil {
+				b, err := defaultmodel.Head()
+				if err == nil {
+					s.Head, err = learn.DecodeMoveHead(b)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+			}
+		}
+		return s, nil
 	}
 }
 

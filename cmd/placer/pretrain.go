@@ -18,11 +18,12 @@ import (
 
 type pretrainOptions struct {
 	jobs.PretrainOptions
-	workloads string
-	extraGPUs []int
-	train     trainFlags
-	JSON      bool
-	quiet     bool
+	workloads  string
+	extraGPUs  []int
+	visitEvals int
+	train      trainFlags
+	JSON       bool
+	quiet      bool
 }
 
 func init() { register(newPretrainCmd) }
@@ -128,6 +129,16 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 			if o.Policy, o.PPO, err = o.train.parse(); err != nil {
 				return err
 			}
+			if o.Scored && o.Guided {
+				return usagef("--scored and --guided train different models: give one")
+			}
+			if o.visitEvals < 1 {
+				return usagef("--visit-evals %d: want at least 1", o.visitEvals)
+			}
+			o.PerVisit = optimize.Budget{Evaluations: o.visitEvals}
+			if o.Scored && !cmd.Flags().Changed("lr") {
+				o.PPO.LearningRate = 0 // go-scored's own
+			}
 			if o.Guided {
 				// go-guided's own defaults unless the flags were given.
 				if !cmd.Flags().Changed("samples") {
@@ -166,6 +177,8 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K)")
 	f.IntVar(&o.Warmup, "warmup", 0, "imitation steps on the references before PPO (default 30 per graph; -1 = none)")
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
+	f.BoolVar(&o.Scored, "scored", false, "train go-scored's move head: each step one visit, a go-scored run of --visit-evals evaluations on one graph from its reference, in turn; --out is the head's file")
+	f.IntVar(&o.visitEvals, "visit-evals", 2000, "with --scored: evaluations per visit")
 	f.BoolVar(&o.Guided, "guided", false, "train go-guided's proposal model: each step one round of single-unit proposals on a graph (default 128 proposals, Adam at 1e-3, no warm-up)")
 	addTrainFlags(cmd, &o.train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")

@@ -1,7 +1,10 @@
 // Package defaultmodel embeds the default pre-trained policy that
-// `placer infer` and `placer finetune` use when no model is named. The
-// file is data/default.policy, written by `make default-model`; a build
-// without it has no default model and Load says how to get one.
+// `placer infer` and `placer finetune` use when no model is named, and the
+// default pre-trained move head of go-scored-pretrained and
+// go-scored-zero-shot. The files are data/default.policy, written by
+// `make default-model`, and data/default.head, written by `make
+// default-head`; a build without one has no such default and Load or
+// LoadHead says how to get one.
 package defaultmodel
 
 import (
@@ -36,4 +39,27 @@ func Load() (*policy.Policy, error) {
 	}
 	defer f.Close()
 	return policy.Read(f)
+}
+
+// HeadPath is where `make default-head` writes go-scored's move head,
+// relative to the module root.
+const HeadPath = "learn/defaultmodel/data/default.head"
+
+// ErrNoHead is LoadHead's error when this build embeds no move head.
+var ErrNoHead = errors.New("no default move head in this build: pass --head FILE (placer pretrain --scored --out FILE) or build one with 'make default-head' and rebuild")
+
+// HeadAvailable reports whether this build embeds a default move head.
+func HeadAvailable() bool {
+	_, err := fs.Stat(files, "data/default.head")
+	return err == nil
+}
+
+// Head returns the embedded default move head's file (learn.DecodeMoveHead
+// reads it), or ErrNoHead.
+func Head() ([]byte, error) {
+	b, err := files.ReadFile("data/default.head")
+	if err != nil {
+		return nil, ErrNoHead
+	}
+	return b, nil
 }
