@@ -55,7 +55,7 @@ type RegalGraph struct {
 type RegalBest struct {
 	Value  float64 `json:"value"`
 	Method string  `json:"method"`
-	Budget int     `json:"budget"`
+	Budget int     `json:"budget"` // the run's evaluation limit; 0 for a one-shot heuristic
 }
 
 // RegalCell is one method on one graph for one objective at one
@@ -123,7 +123,11 @@ func (g *RegalGraph) SetBest(objectives []string) {
 			}
 		}
 		if b != nil {
-			g.Best[o] = RegalBest{Value: b.Value, Method: b.Method, Budget: b.Budget}
+			bb := RegalBest{Value: b.Value, Method: b.Method, Budget: b.Budget}
+			if b.Evaluations <= 1 {
+				bb.Budget = 0 // a one-shot heuristic: no limit to name
+			}
+			g.Best[o] = bb
 		}
 	}
 }
@@ -256,7 +260,11 @@ func WriteRegal(w io.Writer, r Regal) error {
 			}
 			b, ok := g.Best[o]
 			if ok {
-				row[3] = fmt.Sprintf("%s (%s %s)", ObjectiveValue(o, b.Value), b.Method, EvalsLabel(b.Budget))
+				if b.Budget > 0 {
+					row[3] = fmt.Sprintf("%s (%s %s)", ObjectiveValue(o, b.Value), b.Method, EvalsLabel(b.Budget))
+				} else {
+					row[3] = fmt.Sprintf("%s (%s)", ObjectiveValue(o, b.Value), b.Method)
+				}
 			}
 			for _, m := range r.Methods {
 				c := g.Cell(o, m, r.Evaluations)

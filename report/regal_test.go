@@ -11,7 +11,7 @@ import (
 // graphs by hand.
 func TestRegalSummarize(t *testing.T) {
 	cell := func(m string, b int, v float64) RegalCell {
-		return RegalCell{Objective: "peak-memory", Method: m, Budget: b, Value: v, Valid: v > 0}
+		return RegalCell{Objective: "peak-memory", Method: m, Budget: b, Value: v, Valid: v > 0, Evaluations: b}
 	}
 	r := Regal{Evaluations: 100, BestBudget: 1000, Budgets: []int{100, 1000}, Methods: []string{"a", "brkga"}, CurveMethods: []string{"brkga"},
 		Objectives: []string{"peak-memory"}, Reference: "brkga",
