@@ -142,12 +142,12 @@ func runAnchors(ctx context.Context, p *optimize.Problem, an Anchor, seed uint64
 	return out, nil
 }
 
-// bestAnchor is the best of the anchors' results (optimize.Better: the
+// bestAnchor is the best of the anchors' results by objective o (the
 // best valid one, else the least invalid), the first on ties.
-func bestAnchor(rs []*optimize.Result) *optimize.Result {
+func bestAnchor(o optimize.Objective, rs []*optimize.Result) *optimize.Result {
 	var best *optimize.Result
 	for _, r := range rs {
-		if r != nil && (best == nil || optimize.Better(&r.Eval, &best.Eval)) {
+		if r != nil && (best == nil || o.Better(&r.Eval, &best.Eval)) {
 			best = r
 		}
 	}
@@ -161,7 +161,7 @@ func newAnchored(ctx context.Context, name string, p *optimize.Problem, s *optim
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	best := bestAnchor(anchors)
+	best := bestAnchor(p.Objective, anchors)
 	if best == nil {
 		return nil, fmt.Errorf("%s: no anchor method could run", name)
 	}
@@ -340,8 +340,8 @@ func (a *anchored) propose() amove {
 // lower bound on the step time after it, and whether it certainly runs
 // out of memory.
 func (a *anchored) lowerBound(m amove) (lb float64, oom bool) {
-	if m.kind != aPlace {
-		return 0, false
+	if m.kind != aPlace || a.p.Objective != optimize.StepTime {
+		return 0, false // the bound is on the step time: no filter for another objective
 	}
 	lb = a.load[m.to] + a.unitTime[m.unit]
 	oom = !a.p.Cost.IgnoresMemory() && a.params[m.to]+a.unitParam[m.unit] > a.p.Capacity()

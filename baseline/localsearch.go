@@ -68,7 +68,7 @@ func (o LocalSearch) Optimize(ctx context.Context, p *optimize.Problem, s *optim
 				continue
 			}
 			if se.cur.Valid() {
-				if lb, oom := se.lowerBound(m); oom || lb > se.cur.StepTime {
+				if lb, oom := se.lowerBound(m); oom || lb > se.cur.StepTime { // (no filter under PeakMemory: lowerBound is 0, false)
 					continue
 				}
 			}
@@ -93,13 +93,13 @@ func (o LocalSearch) Optimize(ctx context.Context, p *optimize.Problem, s *optim
 		}
 		best := -1
 		for i := 0; i < k; i++ {
-			if best < 0 || optimize.Better(&b.out[i], &b.out[best]) {
+			if best < 0 || p.Objective.Better(&b.out[i], &b.out[best]) {
 				best = i
 			}
 		}
 		improved := false
-		if best >= 0 && !optimize.Better(&se.cur, &b.out[best]) {
-			improved = optimize.Better(&b.out[best], &se.cur)
+		if best >= 0 && !p.Objective.Better(&se.cur, &b.out[best]) {
+			improved = p.Objective.Better(&b.out[best], &se.cur)
 			se.apply(b.moves[best])
 			se.cur = b.out[best].Clone()
 		}

@@ -117,7 +117,7 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 		empty = 0
 		best := -1
 		for i := 0; i < k; i++ {
-			if best < 0 || optimize.Better(&b.out[i], &b.out[best]) {
+			if best < 0 || p.Objective.Better(&b.out[i], &b.out[best]) {
 				best = i
 			}
 		}
@@ -126,7 +126,7 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 			before = a.cur.Clone()
 		}
 		taken := -1
-		if best >= 0 && !optimize.Better(&a.cur, &b.out[best]) {
+		if best >= 0 && !p.Objective.Better(&a.cur, &b.out[best]) {
 			a.apply(b.moves[best])
 			a.cur = b.out[best].Clone()
 			taken = best

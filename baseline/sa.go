@@ -68,7 +68,7 @@ func (o Annealing) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 	empty := 0
 	for len(se.kinds) > 0 && !tr.Done(ctx) {
 		temp := t0 * math.Pow(t1/t0, se.progress())
-		c := cost(&se.cur)
+		c := cost(p.Objective, &se.cur)
 		b.moves, b.aux = b.moves[:0], b.aux[:0]
 		for tries := 0; len(b.moves) < bs && tries < 4*bs; tries++ {
 			m := se.propose()
@@ -104,7 +104,7 @@ func (o Annealing) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 			return nil, err
 		}
 		for i := 0; i < k; i++ {
-			if cost(&b.out[i]) <= b.aux[i] {
+			if cost(p.Objective, &b.out[i]) <= b.aux[i] {
 				se.apply(b.moves[i])
 				se.cur = b.out[i].Clone()
 				break

@@ -67,7 +67,7 @@ func (o AnchoredAnnealing) Optimize(ctx context.Context, p *optimize.Problem, s 
 	empty := 0
 	for len(a.kinds) > 0 && !tr.Done(ctx) {
 		temp = t0 * math.Pow(t1/t0, a.progress())
-		c = cost(&a.cur)
+		c = cost(p.Objective, &a.cur)
 		k, err := a.anchoredRound(ctx, b, bs, keep)
 		if err != nil {
 			if errors.Is(err, optimize.ErrStopped) {
@@ -83,7 +83,7 @@ func (o AnchoredAnnealing) Optimize(ctx context.Context, p *optimize.Problem, s 
 		}
 		empty = 0
 		for i := 0; i < k; i++ {
-			if cost(&b.out[i]) <= b.aux[i] {
+			if cost(p.Objective, &b.out[i]) <= b.aux[i] {
 				a.apply(b.moves[i])
 				a.cur = b.out[i].Clone()
 				break

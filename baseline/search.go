@@ -291,8 +291,8 @@ func (s *searcher) usable(m move) bool {
 // that puts more parameters on a device than it holds is certain to run
 // out of memory; that is reported as oom.
 func (s *searcher) lowerBound(m move) (lb float64, oom bool) {
-	if m.kind != movePlace {
-		return 0, false
+	if m.kind != movePlace || s.p.Objective != optimize.StepTime {
+		return 0, false // the bound is on the step time: no filter for another objective
 	}
 	lb = s.load[m.to] + s.unitTime[m.unit]
 	c := s.p.Capacity()
@@ -412,9 +412,10 @@ func newBatch(size int) *batch {
 	return &batch{moves: make([]move, 0, size), ds: make([]decision.Decision, size), out: make([]evaluate.Result, size), aux: make([]float64, 0, size)}
 }
 
-// cost is optimize.Cost as a guard against a zero step (empty graphs).
-func cost(r *evaluate.Result) float64 {
-	c := optimize.Cost(r)
+// cost is the objective's Cost as a guard against a zero value (empty
+// graphs).
+func cost(o optimize.Objective, r *evaluate.Result) float64 {
+	c := o.Cost(r)
 	if c <= 0 || math.IsNaN(c) {
 		return math.SmallestNonzeroFloat64
 	}

@@ -27,8 +27,9 @@ import (
 
 // BRKGA is the genetic algorithm. The zero value uses the defaults.
 //
-// One generation: the population is sorted by fitness (optimize.Better: a
-// valid decision beats an invalid one, then the shorter step); the Elites
+// One generation: the population is sorted by fitness (the problem's
+// Objective.Better: for step time a valid decision beats an invalid one,
+// then the shorter step); the Elites
 // best are kept unchanged; Children new chromosomes are each the crossover
 // of an elite and a non-elite drawn uniformly, taking each gene from the
 // elite with probability EliteBias; the remaining Population - Elites -
@@ -166,7 +167,7 @@ func (o *BRKGA) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 			groups[c] = append(groups[c], int32(i))
 		}
 	}
-	e := &evolver{o: o, q: q, l: l, L: L, tr: tr, rng: rng,
+	e := &evolver{o: o, q: q, l: l, L: L, tr: tr, rng: rng, obj: p.Objective,
 		cur: make([]uint16, q.pop*L),
 		fit: make([]evaluate.Result, q.pop), done: make([]bool, q.pop), nfit: make([]evaluate.Result, q.pop), ndone: make([]bool, q.pop),
 		ds: make([]decision.Decision, q.chunk), out: make([]evaluate.Result, q.chunk)}
@@ -187,6 +188,7 @@ type evolver struct {
 	l     Layout
 	L     int
 	tr    *optimize.Tracker
+	obj   optimize.Objective // the problem's: the fitness order
 	rng   *rand.Rand
 	dec   []*decoder
 	ds    []decision.Decision
@@ -288,9 +290,9 @@ func (e *evolver) sortPopulation() {
 			return 1
 		case !e.done[a]:
 			return 0
-		case optimize.Better(&e.fit[a], &e.fit[b]):
+		case e.obj.Better(&e.fit[a], &e.fit[b]):
 			return -1
-		case optimize.Better(&e.fit[b], &e.fit[a]):
+		case e.obj.Better(&e.fit[b], &e.fit[a]):
 			return 1
 		}
 		return 0

@@ -41,6 +41,8 @@ type BaselinesOptions struct {
 	// and fusion; see optimize.ParseTasks).
 	Tasks string
 	Sync  bool // REGAL's synchronous transfers
+	// Objective is what the methods minimise (zero = step time).
+	Objective optimize.Objective
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend
 	// Progress, if set, receives one line per method as it finishes.
@@ -69,6 +71,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	}
 	defer pp.Close()
 	p := pp.Problem
+	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
 	evals := o.Budget
 	if evals == 0 && o.Time > 0 {
@@ -120,6 +123,7 @@ func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimiz
 func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem) {
 	e := &res.Eval
 	row.StepTime = e.StepTime
+	row.Objective, row.Feasible = p.Objective.Of(e), p.Objective.Valid(e)
 	row.Fused = res.Decision.Fusion != nil
 	if e.StepTime > 0 {
 		row.Efficiency = p.Cost.LowerBound(row.Fused) / e.StepTime
@@ -165,7 +169,7 @@ func reference(ctx context.Context, p *optimize.Problem, methods []string, resul
 			return want, results[i].Eval.StepTime
 		}
 	}
-	if name, best := bestValid(methods, results); best != nil {
+	if name, best := bestValid(p.Objective, methods, results); best != nil {
 		return name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))

@@ -101,13 +101,13 @@ func interrupted(ctx context.Context, err error) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
-// bestValid returns the best valid result of methods and its name; when
-// none is valid, "tf-defaults" and nil (the learned methods then take the
-// problem's Base as reference).
-func bestValid(names []string, results []*optimize.Result) (string, *optimize.Result) {
+// bestValid returns the best valid result of methods under objective o
+// and its name; when none is valid, "tf-defaults" and nil (the learned
+// methods then take the problem's Base as reference).
+func bestValid(o optimize.Objective, names []string, results []*optimize.Result) (string, *optimize.Result) {
 	name, ref := "tf-defaults", (*optimize.Result)(nil)
 	for i, r := range results {
-		if r != nil && r.Eval.Valid() && (ref == nil || r.Eval.StepTime < ref.Eval.StepTime) {
+		if r != nil && o.Valid(&r.Eval) && (ref == nil || o.Of(&r.Eval) < o.Of(&ref.Eval)) {
 			name, ref = names[i], r
 		}
 	}

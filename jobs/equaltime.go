@@ -57,6 +57,9 @@ type EqualTimeOptions struct {
 	Cluster inputs.ClusterSpec
 	Seed    uint64
 	Sync    bool
+	// Objective is what every method minimises and the ratios compare
+	// (zero = step time); cells of another objective are kept apart.
+	Objective optimize.Objective
 	// Model is the pre-trained model of the methods that place with one
 	// (methods.Entry.Pretrained); "" = the embedded default model.
 	Model string
@@ -101,7 +104,7 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 			return report.EqualTime{}, fmt.Errorf("equal-time: budget %v: must be positive", b)
 		}
 	}
-	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, CPU: o.CPU}
+	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef
 	if o.Model != "" {
 		var err error
@@ -135,8 +138,9 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	}
 	defer pp.Close()
 	p := pp.Problem
+	p.Objective = o.Objective
 	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
-	dir, err := graphDir(o.Dir, row.Graph, row.Devices)
+	dir, err := graphDir(o.Dir, objectiveDir(row.Graph, o.Objective), row.Devices)
 	if err != nil {
 		return row, err
 	}
@@ -146,7 +150,7 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	}
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefStep, dir, o.Seed, model)
+			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefObjective, dir, o.Seed, model)
 			if err != nil {
 				row.Missing++
 				if ctx.Err() != nil {
@@ -170,7 +174,17 @@ func cellLine(c report.EqualTimeCell) string {
 	case c.Ratio <= 0:
 		return "no valid decision"
 	}
-	return fmt.Sprintf("%.3f of the reference (%s), %d evaluations, %.0f CPU s", c.Ratio, report.Seconds(c.StepTime), c.Evaluations, c.CPU)
+	return fmt.Sprintf("%.3f of the reference (step %s), %d evaluations, %.0f CPU s", c.Ratio, report.Seconds(c.StepTime), c.Evaluations, c.CPU)
+}
+
+// objectiveDir is the name of a graph's folder of kept cells: the graph's
+// for step time, with the objective appended for another (their cells
+// differ).
+func objectiveDir(graph string, o optimize.Objective) string {
+	if o == optimize.StepTime {
+		return graph
+	}
+	return graph + "-" + o.String()
 }
 
 // table2Problem opens graph name (a workload or a graph file) for the
@@ -221,6 +235,7 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 				}
 				res.Eval = e
 				row.Reference, row.RefStep, row.RefTime = f.Ref.Reference, f.Ref.RefStep, f.Ref.RefTime
+				row.RefObjective = pp.Objective.Of(&e)
 				return &res, nil
 			}
 		}
@@ -230,7 +245,7 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 	if err != nil {
 		return nil, err
 	}
-	name, ref := bestValid(names, results)
+	name, ref := bestValid(pp.Objective, names, results)
 	row.Reference, row.RefTime = name, time.Since(start).Seconds()
 	if ref == nil {
 		row.Note = "no quick baseline is valid: ratios are to the base decision"
@@ -241,7 +256,7 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 		}
 		ref = &optimize.Result{Decision: d, Eval: e}
 	}
-	row.RefStep = ref.Eval.StepTime
+	row.RefStep, row.RefObjective = ref.Eval.StepTime, pp.Objective.Of(&ref.Eval)
 	if path != "" {
 		dec, _ := json.Marshal(ref.Decision)
 		f := map[string]any{"seed": seed, "reference": row, "decision": json.RawMessage(dec)}
@@ -254,8 +269,9 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 
 // equalTimeCell runs method m for budget b (CPU time if cpu, else wall
 // time), anchored on ref, or reads the cell from dir. A method that fails
-// gives a cell with its error.
-func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refStep float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
+// gives a cell with its error. refValue is ref's objective value, the
+// ratio's denominator.
+func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refValue float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
 	mo := methods.Options{Reference: ref}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
@@ -295,10 +311,11 @@ func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Du
 	if err != nil {
 		c.Error = strings.TrimPrefix(err.Error(), m+": ")
 	} else {
-		c.StepTime, c.Valid = res.Eval.StepTime, res.Eval.Valid()
+		c.StepTime, c.Valid = res.Eval.StepTime, p.Objective.Valid(&res.Eval)
+		c.Objective = p.Objective.Of(&res.Eval)
 		c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
-		if c.Valid && refStep > 0 {
-			c.Ratio = c.StepTime / refStep
+		if c.Valid && refValue > 0 {
+			c.Ratio = c.Objective / refValue
 		}
 	}
 	if path != "" {

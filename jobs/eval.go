@@ -26,6 +26,9 @@ type EvalOptions struct {
 	Schedule  string // "fifo" or a decision file; "" = the placement file's, else fifo
 	Fusion    string // "none", "default" or a decision file; "" = the placement file's, else none
 	Sync      bool   // REGAL's synchronous transfers
+	// Objective is the objective whose value the report shows beside the
+	// rest (zero = step time).
+	Objective optimize.Objective
 	Trace     string // write a Chrome trace here ("" = none)
 	// Measure also runs the decision on the GPUs present (a binary built
 	// with make cuda) and reports measured beside predicted.
@@ -90,6 +93,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
+	e.Objective, e.ObjectiveValue, e.Feasible = o.Objective.String(), o.Objective.Of(&res), o.Objective.Valid(&res)
 	e.Transfers = "async"
 	if o.Sync {
 		e.Transfers = "sync"

@@ -42,7 +42,7 @@ func runReferences(ctx context.Context, pp *problem, list []string, s *optimize.
 	}
 	// Fusion-order variants of the best so far: every quick method uses
 	// the default topological fusion order.
-	from, best := bestValid(names, results)
+	from, best := bestValid(pp.Objective, names, results)
 	if best == nil || best.Decision.Fusion == nil {
 		return names, rows, results, nil
 	}
@@ -93,13 +93,14 @@ func fewerGPUs(ctx context.Context, pp *problem, k int, list []string, s *optimi
 		return name, report.BaselinesRow{}, nil, err
 	}
 	defer q.Close()
+	q.Objective = pp.Objective
 	// TensorFlow's defaults on k GPUs (the expert's placement for k).
 	setBase(q.Problem)
 	qnames, _, qres, err := runMethods(ctx, q.Problem, list, true, s, nil)
 	if err != nil {
 		return name, report.BaselinesRow{}, nil, err
 	}
-	from, best := bestValid(qnames, qres)
+	from, best := bestValid(pp.Objective, qnames, qres)
 	if best == nil {
 		return name, report.BaselinesRow{}, nil, nil
 	}

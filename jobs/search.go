@@ -32,9 +32,12 @@ type SearchOptions struct {
 	Methods []string // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
 	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool
-	Policy  *policy.Config // nil = defaults
-	PPO     ppo.Settings
-	Warmup  int // imitation steps (0 = learn's default; negative = none)
+	// Objective is what the search and the baselines minimise (zero =
+	// step time); the reward reads it (optimize.Objective.Of).
+	Objective optimize.Objective
+	Policy    *policy.Config // nil = defaults
+	PPO       ppo.Settings
+	Warmup    int // imitation steps (0 = learn's default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend
 
@@ -75,6 +78,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	}
 	defer pp.Close()
 	p := pp.Problem
+	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	if p.Devices() > 8 {
 		return SearchReport{}, fmt.Errorf("search: %d GPUs; the policy places on at most 8", p.Devices())
 	}
@@ -93,7 +97,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	// The reward's reference: the best valid baseline.
-	refName, ref := bestValid(names, results)
+	refName, ref := bestValid(p.Objective, names, results)
 	mo := methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, Reference: ref}
 	steps := o.Steps
 	if steps == 0 && o.Time == 0 {
@@ -107,7 +111,16 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: res.Learning.RefStep, elapsed: time.Since(start)}, o.Seed, o.Out)
+	refStep := res.Learning.RefStep
+	if p.Objective != optimize.StepTime {
+		// The reward's reference is then a value of the objective, not
+		// a step time: the result file records the reference's step.
+		refStep = 0
+		if ref != nil {
+			refStep = ref.Eval.StepTime
+		}
+	}
+	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}
@@ -118,7 +131,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		rep.Trace = o.Trace
 	}
 	if o.Plot != "" {
-		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, res.Learning.Curve)); err != nil {
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, p.Objective, res.Learning.Curve)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
@@ -133,7 +146,7 @@ func methodsCheck(names []string) error {
 
 // curvePlot draws the mean and best reward of each rollout against the
 // reference's reward (-1).
-func curvePlot(graphName, refName string, curve []learn.Point) report.Plot {
+func curvePlot(graphName, refName string, obj optimize.Objective, curve []learn.Point) report.Plot {
 	var x, mean, best []float64
 	for _, pt := range curve {
 		x = append(x, float64(pt.Step))
@@ -145,7 +158,7 @@ func curvePlot(graphName, refName string, curve []learn.Point) report.Plot {
 		refX = []float64{x[0], x[len(x)-1]}
 	}
 	return report.Plot{
-		Title: fmt.Sprintf("GO search on %s: reward = -sqrt(step / %s step)", graphName, refName), XLabel: "PPO step", YLabel: "reward",
+		Title: fmt.Sprintf("GO search on %s: reward = -sqrt(%s / %s's)", graphName, obj.Title(), refName), XLabel: "PPO step", YLabel: "reward",
 		Series: []report.Series{
 			{Name: "mean of rollout", X: x, Y: mean},
 			{Name: "best of rollout", X: x, Y: best},

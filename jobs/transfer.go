@@ -312,7 +312,7 @@ func quickReference(ctx context.Context, pp *problem, seed uint64) (string, *opt
 	if err != nil {
 		return "", nil, err
 	}
-	name, ref := bestValid(names, results)
+	name, ref := bestValid(pp.Objective, names, results)
 	return name, ref, nil
 }
 
@@ -398,7 +398,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
 	b.Seed = o.Seed
-	refName, ref := bestValid(names, results)
+	refName, ref := bestValid(p.Objective, names, results)
 	return pol, pp, b, refName, ref, nil
 }
 

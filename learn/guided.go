@@ -186,7 +186,7 @@ func (g *Guided) rounds(ctx context.Context, r *searchRun, batch int, lr float64
 		}
 		tr.Step()
 		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
+		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best
 		r.curve = append(r.curve, pt)
 		if g.OnStep != nil {
 			g.OnStep(pt, r.refStep)
@@ -305,16 +305,17 @@ func (w *walk) round(ctx context.Context, pol *policy.Policy, rng *rand.Rand, l 
 	// Improvements over the current decision, relative to the reference
 	// step; an invalid proposal counts as twice as bad as the worst valid
 	// one.
+	obj := w.p.Objective
 	gain := make([]float64, n)
 	worst := 0.0
 	for i := range results {
-		if results[i].Valid() {
-			gain[i] = (optimize.Cost(&w.curRes) - results[i].StepTime) / w.refStep
+		if obj.Valid(&results[i]) {
+			gain[i] = (obj.Cost(&w.curRes) - obj.Of(&results[i])) / w.refStep
 			worst = math.Min(worst, gain[i])
 		}
 	}
 	for i := range results {
-		if !results[i].Valid() {
+		if !obj.Valid(&results[i]) {
 			gain[i] = 2*worst - 0.01
 		}
 	}
@@ -323,9 +324,9 @@ func (w *walk) round(ctx context.Context, pol *policy.Policy, rng *rand.Rand, l 
 	for i := range results {
 		pt.MeanReward += gain[i] / float64(n)
 		pt.BestReward = math.Max(pt.BestReward, gain[i])
-		if results[i].Valid() {
+		if obj.Valid(&results[i]) {
 			pt.Valid += 1 / float64(n)
-			if best < 0 || results[i].StepTime < results[best].StepTime {
+			if best < 0 || obj.Of(&results[i]) < obj.Of(&results[best]) {
 				best = i
 			}
 		}
@@ -337,7 +338,7 @@ func (w *walk) round(ctx context.Context, pol *policy.Policy, rng *rand.Rand, l 
 		nn.ClipGradNorm(pol.Params(), 1)
 		l.opt.Step(pol.Params(), l.lr)
 	}
-	if best >= 0 && !optimize.Better(&w.curRes, &results[best]) {
+	if best >= 0 && !obj.Better(&w.curRes, &results[best]) {
 		w.cur = w.cands[best].Clone()
 		w.curRes = results[best].Clone()
 		if err := w.moved(ctx); err != nil {

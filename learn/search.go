@@ -19,13 +19,15 @@ import (
 // breaks co-location (GDP §3).
 const InvalidReward = -10
 
-// Reward is GDP's reward for a result: -sqrt(step / ref), or
-// InvalidReward when the decision is invalid.
-func Reward(r *evaluate.Result, ref float64) float64 {
-	if !r.Valid() || r.StepTime <= 0 || math.IsNaN(r.StepTime) {
+// Reward is GDP's reward for a result under objective o: -sqrt(v / ref)
+// with v = o.Of(r) (the step time, or the largest per-device peak
+// memory), or InvalidReward when the decision is invalid under o.
+func Reward(o optimize.Objective, r *evaluate.Result, ref float64) float64 {
+	v := o.Of(r)
+	if !o.Valid(r) || v <= 0 || math.IsNaN(v) {
 		return InvalidReward
 	}
-	return -math.Sqrt(r.StepTime / ref)
+	return -math.Sqrt(v / ref)
 }
 
 // DefaultPPO are the PPO settings a Search uses when its PPO field is
@@ -352,8 +354,10 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 		return nil, fmt.Errorf("%s: reference decision: %w", name, err)
 	}
 	r.tr.Record(ref, &e)
-	if r.refStep <= 0 {
-		r.refStep = e.StepTime
+	if r.refStep <= 0 || p.Objective != optimize.StepTime {
+		// RefTime is a step time; another objective normalizes by the
+		// reference's own value.
+		r.refStep = p.Objective.Of(&e)
 	}
 	if r.refStep <= 0 {
 		return nil, errors.New(name + ": reference step time is zero")
@@ -452,16 +456,16 @@ func (r *searchRun) train(ctx context.Context) error {
 		rewards := make([]float64, n)
 		pt := Point{BestReward: math.Inf(-1)}
 		for i := 0; i < n; i++ {
-			rewards[i] = Reward(&results[i], r.refStep)
+			rewards[i] = Reward(r.p.Objective, &results[i], r.refStep)
 			pt.MeanReward += rewards[i] / float64(n)
 			pt.BestReward = max(pt.BestReward, rewards[i])
-			if results[i].Valid() {
+			if r.p.Objective.Valid(&results[i]) {
 				pt.Valid += 1 / float64(n)
 			}
 		}
 		for i := 0; i < n; i++ {
-			if results[i].Valid() && results[i].StepTime < r.anchorStep {
-				r.anchor, r.anchorStep = raw[i], results[i].StepTime
+			if v := r.p.Objective.Of(&results[i]); r.p.Objective.Valid(&results[i]) && v < r.anchorStep {
+				r.anchor, r.anchorStep = raw[i], v
 			}
 		}
 		var ps ppo.Stats
@@ -472,7 +476,7 @@ func (r *searchRun) train(ctx context.Context) error {
 		}
 		tr.Step()
 		stats := tr.Stats()
-		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, ps.Entropy
+		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best, ps.Entropy
 		pt.Epochs, pt.ClipFrac, pt.ApproxKL = ps.Epochs, ps.ClipFrac, ps.ApproxKL
 		r.curve = append(r.curve, pt)
 		if s.OnStep != nil {

@@ -558,7 +558,7 @@ func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *nn.Ada
 	}
 	rewards := make([]float64, k)
 	for i := range rewards {
-		rewards[i] = Reward(&results[i], g.refT)
+		rewards[i] = Reward(optimize.StepTime, &results[i], g.refT) // pre-training learns step time
 		pp.MeanReward += rewards[i] / float64(k)
 		pp.BestReward = max(pp.BestReward, rewards[i])
 		if results[i].Valid() {

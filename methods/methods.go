@@ -15,6 +15,7 @@ import (
 
 	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/brkga"
+	"github.com/placer/placer/brkga/tuned"
 	"github.com/placer/placer/hdp"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/learn/defaultmodel"
@@ -117,6 +118,7 @@ func init() {
 		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, false, newAnchoredLocalSearch},
 		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, false, newAnchoredAnnealing},
 		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, false, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
+		{"brkga-tuned", Search, "BRKGA with hyperparameters grid-searched on REGAL's synthetic training set, per objective (make brkga-tune)", false, false, false, func(Options) (optimize.Optimizer, error) { return &tuned.Optimizer{}, nil }},
 		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, false, plain(baseline.TFDefault{})},
 		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, false, newSearch},
 		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, false, newSearchNoLearning},

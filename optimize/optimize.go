@@ -118,6 +118,11 @@ type Problem struct {
 	// cluster's devices (op -> device), nil when there is none (imported
 	// graphs, synthetic ones). It is filled where the inputs are resolved.
 	Expert []int
+
+	// Objective is what methods minimise (zero value: StepTime). The
+	// Tracker keeps the best decision by it, and Objective.Of is the
+	// value rewards and tables read.
+	Objective Objective
 }
 
 // NewProblem builds a problem with the roofline model as cost model and
@@ -226,8 +231,11 @@ type Stats struct {
 	Evaluations int
 	Steps       int
 	Elapsed     time.Duration
-	BestStep    float64 // best valid step time so far (seconds); 0 if none
-	Status      Status
+	BestStep    float64 // step time of the best valid decision so far (seconds); 0 if none
+	// Best is the best valid decision's objective value so far
+	// (Problem.Objective.Of: seconds or bytes); 0 if none.
+	Best   float64
+	Status Status
 }
 
 // Result is an optimizer's answer.
@@ -273,12 +281,14 @@ type CurvePoint struct {
 	Evaluations int     `json:"evaluations"`
 	MeanReward  float64 `json:"mean_reward"`
 	BestReward  float64 `json:"best_reward"` // best of this step's samples
-	BestStep    float64 `json:"best_step_s"` // best valid step time so far
-	Entropy     float64 `json:"entropy"`     // per node
-	Valid       float64 `json:"valid"`       // fraction of the samples that were valid
-	Epochs      int     `json:"ppo_epochs"`  // PPO epochs run (a KL target may stop them early)
-	ClipFrac    float64 `json:"clip_fraction"`
-	ApproxKL    float64 `json:"approx_kl"`
+	BestStep    float64 `json:"best_step_s"` // step time of the best valid decision so far
+	// Best is the best valid decision's objective value so far (Stats.Best).
+	Best     float64 `json:"best_value,omitempty"`
+	Entropy  float64 `json:"entropy"`    // per node
+	Valid    float64 `json:"valid"`      // fraction of the samples that were valid
+	Epochs   int     `json:"ppo_epochs"` // PPO epochs run (a KL target may stop them early)
+	ClipFrac float64 `json:"clip_fraction"`
+	ApproxKL float64 `json:"approx_kl"`
 }
 
 // Optimizer is one method. Optimize must return the best decision found

@@ -27,40 +27,15 @@ func Overflow(r *evaluate.Result) float64 {
 	return o
 }
 
-// Better reports whether result a is strictly better than result b. A
-// valid result (fits in memory, co-location honoured) beats an invalid
-// one, as REGAL ranks every memory-feasible schedule above every
-// infeasible one; between valid results the shorter step wins; between
-// invalid ones, fewer co-location violations, then less memory overflow,
-// then the shorter step.
-func Better(a, b *evaluate.Result) bool {
-	va, vb := a.Valid(), b.Valid()
-	if va != vb {
-		return va
-	}
-	if !va {
-		if a.ColocationViolations != b.ColocationViolations {
-			return a.ColocationViolations < b.ColocationViolations
-		}
-		oa, ob := Overflow(a), Overflow(b)
-		if oa != ob {
-			return oa < ob
-		}
-	}
-	return a.StepTime < b.StepTime
-}
+// Better is StepTime.Better: whether result a is strictly better than b
+// under the default objective. Code that has a Problem compares with
+// p.Objective.Better (the Tracker does), so that the chosen objective
+// rules.
+func Better(a, b *evaluate.Result) bool { return StepTime.Better(a, b) }
 
-// Cost is the scalar that search methods minimise where they need a
-// number rather than an order (simulated annealing's acceptance test): the
-// step time of a valid result; an invalid one pays a factor of
-// 2 + 10 x Overflow + its co-location violations, so that it costs at least
-// twice its step time and more the further it is from being valid.
-func Cost(r *evaluate.Result) float64 {
-	if r.Valid() {
-		return r.StepTime
-	}
-	return r.StepTime * (2 + 10*Overflow(r) + float64(r.ColocationViolations))
-}
+// Cost is StepTime.Cost (see Objective.Cost); code that has a Problem uses
+// p.Objective.Cost.
+func Cost(r *evaluate.Result) float64 { return StepTime.Cost(r) }
 
 // ErrStopped is returned by a Tracker's Evaluate and EvaluateBatch when
 // the run must stop: the context was cancelled or the budget is spent.
@@ -186,14 +161,15 @@ func (t *Tracker) EvaluateBatch(ctx context.Context, ds []decision.Decision, out
 // evaluation) and keeps a copy if it is the best so far. It reports
 // whether it was kept.
 func (t *Tracker) Offer(d decision.Decision, r *evaluate.Result) bool {
-	if t.found && !Better(r, &t.bestEval) {
+	if t.found && !t.p.Objective.Better(r, &t.bestEval) {
 		return false
 	}
 	t.found = true
 	t.best = d.Clone()
 	t.bestEval = r.Clone()
-	if r.Valid() {
+	if t.p.Objective.Valid(r) {
 		t.stats.BestStep = r.StepTime
+		t.stats.Best = t.p.Objective.Of(r)
 	}
 	return true
 }

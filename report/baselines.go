@@ -16,6 +16,10 @@ type Baselines struct {
 	Capacity  int64  `json:"capacity"`  // memory per device, bytes
 	Transfers string `json:"transfers"` // "async" or "sync"
 	Tasks     string `json:"tasks"`     // what the methods may change
+	// Objective is what the methods minimised: "step-time" (under the
+	// memory limit) or "peak-memory" (the largest per-device peak);
+	// "" reads as step-time.
+	Objective string `json:"objective"`
 	// Budget is the evaluation budget each search method got (0 = each
 	// method's default); TimeLimit its wall-time limit in seconds (0 =
 	// none).
@@ -38,6 +42,12 @@ type Baselines struct {
 type BaselinesRow struct {
 	Method   string  `json:"method"`
 	StepTime float64 `json:"step_time_s"`
+	// Objective is the row's value of the comparison's objective (step
+	// time in seconds, or the largest per-device peak in bytes).
+	Objective float64 `json:"objective"`
+	// Feasible says the decision is valid under the objective (for
+	// peak-memory, a decision over capacity still is).
+	Feasible bool `json:"feasible"`
 	// SpeedUp is the reference's step time over this one's (above 1 is
 	// faster than the reference).
 	SpeedUp float64 `json:"speedup"`
@@ -78,13 +88,19 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	case b.TimeLimit > 0:
 		budget = fmt.Sprintf("%s per method", Seconds(b.TimeLimit))
 	}
-	fmt.Fprintf(w, "tasks %s; search budget %s; seed %d; lower bound %s (%s with fusion)\n",
-		b.Tasks, budget, b.Seed, Seconds(b.LowerBound), Seconds(b.LowerBoundFusion))
+	fmt.Fprintf(w, "objective %s; tasks %s; search budget %s; seed %d; lower bound %s (%s with fusion)\n",
+		ObjectiveTitle(b.Objective), b.Tasks, budget, b.Seed, Seconds(b.LowerBound), Seconds(b.LowerBoundFusion))
+	bestObj := -1.0
+	for _, r := range b.Rows {
+		if r.Error == "" && r.Feasible && (bestObj < 0 || r.Objective < bestObj) {
+			bestObj = r.Objective
+		}
+	}
 	var rows [][]string
 	var notes []string
 	for _, r := range b.Rows {
 		if r.Error != "" {
-			rows = append(rows, []string{r.Method, "", "n/a", "", "", "", "", Seconds(r.SearchTime), "", ""})
+			rows = append(rows, []string{r.Method, "", "", "n/a", "", "", "", "", Seconds(r.SearchTime), "", ""})
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Method, r.Error))
 			continue
 		}
@@ -100,17 +116,24 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 		if r.Evaluations > 1 && r.EvalsPerSecond > 0 {
 			rate = fmt.Sprintf("%.1f", r.EvalsPerSecond)
 		}
+		obj := ObjectiveValue(b.Objective, r.Objective)
+		if !r.Feasible {
+			obj += " (invalid)"
+		} else if r.Objective == bestObj {
+			obj += " *"
+		}
 		rows = append(rows, []string{
-			r.Method, r.Rest, Seconds(r.StepTime), fmt.Sprintf("%.3fx", r.SpeedUp), eff,
+			r.Method, r.Rest, obj, Seconds(r.StepTime), fmt.Sprintf("%.3fx", r.SpeedUp), eff,
 			fmt.Sprintf("%s (%s)", Bytes(r.PeakMemory), Percent(r.PeakFraction)), oom,
 			Seconds(r.SearchTime), fmt.Sprint(r.Evaluations), rate,
 		})
 	}
-	header := []string{"method", "schedule, fusion", "step time", "speed-up vs " + b.Reference, "efficiency", "max peak memory (of capacity)", "OOM", "search time", "evaluations", "evaluations/s"}
+	header := []string{"method", "schedule, fusion", "objective: " + ObjectiveTitle(b.Objective), "step time", "speed-up vs " + b.Reference, "efficiency", "max peak memory (of capacity)", "OOM", "search time", "evaluations", "evaluations/s"}
 	if err := Table(w, header, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "speed-up: %s step (%s) / step; efficiency: lower bound / step (f: fused, held to the fusion bound)\n", b.Reference, Seconds(b.RefStep))
+	fmt.Fprintln(w, "objective: each row's value, * = the best; invalid = out of memory (step time) or co-location broken")
 	fmt.Fprintln(w, "schedule, fusion: the row's non-placement parts; fifo and default are TensorFlow's (FIFO order, XLA-like fusion), own the method's")
 	for _, n := range notes {
 		fmt.Fprintln(w, n)

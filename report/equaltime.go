@@ -19,6 +19,9 @@ type EqualTime struct {
 	// wall time.
 	CPU     bool     `json:"cpu_budgets,omitempty"`
 	Methods []string `json:"methods"`
+	// Objective is what the methods minimised and the ratios compare:
+	// "step-time" or "peak-memory" ("" reads as step-time).
+	Objective string `json:"objective"`
 	// Model names the pre-trained model of the methods that take one
 	// (file and sha256 prefix); "" = the embedded default model or none.
 	Model   string            `json:"model,omitempty"`
@@ -28,16 +31,19 @@ type EqualTime struct {
 
 // EqualTimeGraph is one graph's row: its reference and every cell.
 type EqualTimeGraph struct {
-	Graph     string          `json:"graph"`
-	Ops       int             `json:"ops"`
-	Devices   int             `json:"devices"`
-	Reference string          `json:"reference"`               // the best quick baseline
-	RefStep   float64         `json:"reference_step_s"`        // its step time
-	RefTime   float64         `json:"reference_wall_s"`        // wall time of the quick baselines
-	Cells     []EqualTimeCell `json:"cells"`                   // methods x budgets, method-major
-	Error     string          `json:"error,omitempty"`         // why the graph has no cells
-	Note      string          `json:"note,omitempty"`          // e.g. "no valid reference"
-	Missing   int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
+	Graph     string  `json:"graph"`
+	Ops       int     `json:"ops"`
+	Devices   int     `json:"devices"`
+	Reference string  `json:"reference"`        // the best quick baseline
+	RefStep   float64 `json:"reference_step_s"` // its step time
+	// RefObjective is its objective value (seconds or bytes): the
+	// ratios' denominator.
+	RefObjective float64         `json:"reference_objective"`
+	RefTime      float64         `json:"reference_wall_s"`        // wall time of the quick baselines
+	Cells        []EqualTimeCell `json:"cells"`                   // methods x budgets, method-major
+	Error        string          `json:"error,omitempty"`         // why the graph has no cells
+	Note         string          `json:"note,omitempty"`          // e.g. "no valid reference"
+	Missing      int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
 }
 
 // EqualTimeCell is one method on one graph at one budget.
@@ -45,8 +51,9 @@ type EqualTimeCell struct {
 	Method      string  `json:"method"`
 	Budget      float64 `json:"budget_s"`
 	StepTime    float64 `json:"step_time_s"` // 0 = failed or not run
-	Valid       bool    `json:"valid"`
-	Ratio       float64 `json:"ratio"` // step / reference step; 0 = none
+	Objective   float64 `json:"objective"`   // the objective's value (seconds or bytes)
+	Valid       bool    `json:"valid"`       // under the objective
+	Ratio       float64 `json:"ratio"`       // objective / the reference's; 0 = none
 	Wall        float64 `json:"wall_s"`
 	CPU         float64 `json:"cpu_s"` // process CPU time (all threads)
 	Evaluations int     `json:"evaluations"`
@@ -169,15 +176,19 @@ func (b *EqualTime) Summarize() {
 // then the claims as measured.
 func WriteEqualTime(w io.Writer, b EqualTime) error {
 	for bi, budget := range b.Budgets {
-		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, seed %d): step time / reference (the best quick baseline); lower is better, * = best of the row\n",
-			Seconds(budget), b.budgetKind(), b.Hardware, b.Seed)
+		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, seed %d): %s / reference (the best quick baseline); lower is better, * = best of the row\n",
+			Seconds(budget), b.budgetKind(), b.Hardware, b.Seed, ObjectiveTitle(b.Objective))
 		if b.Model != "" {
 			fmt.Fprintf(w, "pre-trained model: %s\n", b.Model)
 		}
 		header := append([]string{"graph", "GPUs", "reference"}, b.Methods...)
 		var rows [][]string
 		for _, g := range b.Graphs {
-			row := []string{g.Graph, fmt.Sprint(g.Devices), g.Reference + " " + Seconds(g.RefStep)}
+			refV := g.RefObjective
+			if refV == 0 && (b.Objective == "" || b.Objective == "step-time") {
+				refV = g.RefStep // cells kept before the objective was recorded
+			}
+			row := []string{g.Graph, fmt.Sprint(g.Devices), g.Reference + " " + ObjectiveValue(b.Objective, refV)}
 			if g.Error != "" {
 				row[2] = "error: " + g.Error
 			}

@@ -10,22 +10,28 @@ import (
 // Eval is the report of one evaluated decision: what `placer eval`
 // prints as a table, and as JSON with --json.
 type Eval struct {
-	Graph      string  `json:"graph"`
-	Ops        int     `json:"ops"`
-	Hardware   string  `json:"hardware"`
-	Devices    int     `json:"devices"`
-	Topology   string  `json:"topology"`
-	Placement  string  `json:"placement"`
-	Schedule   string  `json:"schedule"`
-	Fusion     string  `json:"fusion"`
-	Transfers  string  `json:"transfers"` // "async" or "sync"
-	StepTime   float64 `json:"step_time_s"`
-	LowerBound float64 `json:"lower_bound_s"`
-	Efficiency float64 `json:"efficiency"` // lower bound / step time
-	Kernels    int     `json:"kernels"`
-	BytesMoved int64   `json:"bytes_moved"`
-	NumXfers   int     `json:"transfer_count"`
-	OOM        bool    `json:"oom"`
+	Graph     string `json:"graph"`
+	Ops       int    `json:"ops"`
+	Hardware  string `json:"hardware"`
+	Devices   int    `json:"devices"`
+	Topology  string `json:"topology"`
+	Placement string `json:"placement"`
+	Schedule  string `json:"schedule"`
+	Fusion    string `json:"fusion"`
+	Transfers string `json:"transfers"` // "async" or "sync"
+	// Objective ("step-time" or "peak-memory") and the decision's value
+	// of it (seconds or bytes); Feasible says whether the decision is
+	// valid under it.
+	Objective      string  `json:"objective"`
+	ObjectiveValue float64 `json:"objective_value"`
+	Feasible       bool    `json:"feasible"`
+	StepTime       float64 `json:"step_time_s"`
+	LowerBound     float64 `json:"lower_bound_s"`
+	Efficiency     float64 `json:"efficiency"` // lower bound / step time
+	Kernels        int     `json:"kernels"`
+	BytesMoved     int64   `json:"bytes_moved"`
+	NumXfers       int     `json:"transfer_count"`
+	OOM            bool    `json:"oom"`
 	// ColocationViolations counts ops away from their co-location group.
 	ColocationViolations int           `json:"colocation_violations"`
 	PerDevice            []DeviceStats `json:"devices_detail"`
@@ -105,7 +111,12 @@ func yesNo(b bool) string {
 func WriteEval(w io.Writer, e Eval) error {
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s)\n", e.Graph, e.Ops, e.Devices, e.Hardware, e.Topology)
 	fmt.Fprintf(w, "placement %s, schedule %s, fusion %s, %s transfers\n", e.Placement, e.Schedule, e.Fusion, e.Transfers)
+	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)
+	if !e.Feasible {
+		obj += " (invalid)"
+	}
 	rows := [][2]string{
+		{"objective: " + ObjectiveTitle(e.Objective), obj},
 		{"step time", Seconds(e.StepTime)},
 		{"lower bound", Seconds(e.LowerBound)},
 		{"efficiency (lower bound / step)", Percent(e.Efficiency)},

@@ -20,9 +20,10 @@ type Episode struct {
 	Tracker  *optimize.Tracker
 	Start    decision.Decision // the problem's Start, fused as TensorFlow's defaults where fusion is left to the placer
 	Fallback decision.Decision // Start completed: the result when nothing better is found
-	Ref      float64           // the reward's reference step: the cost model's lower bound
+	Ref      float64           // the reward's reference: the cost model's lower bound on the step, or one device's capacity for PeakMemory
 	Learning *optimize.Learning
 
+	obj         optimize.Objective // the problem's
 	decay, fail float64
 	baseline    float64
 	started     bool
@@ -42,7 +43,7 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 		st.Budget.Steps = defaultSteps
 	}
 	e = &Episode{Tracker: optimize.NewTracker(name, p, &st, 0), Start: p.Start(), Learning: &optimize.Learning{Settings: settings},
-		decay: decay, fail: fail, onStep: onStep}
+		decay: decay, fail: fail, onStep: onStep, obj: p.Objective}
 	if p.EffectiveTasks().Fusion && e.Start.Fusion == nil {
 		// The placer places; where the problem leaves it the fusion and
 		// its Base has none, it fuses as TensorFlow's defaults do (as
@@ -58,6 +59,11 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 		return nil, res, true, err
 	}
 	e.Ref = p.Cost.LowerBound(e.Start.Fusion != nil)
+	if p.Objective == optimize.PeakMemory {
+		// No memory bound in the cost model: one device's capacity
+		// sets the scale (REINFORCE's moving baseline absorbs it).
+		e.Ref = float64(p.Capacity())
+	}
 	if e.Ref <= 0 {
 		e.Ref = 1e-6
 	}
@@ -76,10 +82,10 @@ func (e *Episode) Advantages(results []evaluate.Result, pt *optimize.CurvePoint)
 	pt.BestReward = math.Inf(-1)
 	rewards := make([]float64, n)
 	for i := range n {
-		rewards[i] = Reward(&results[i], e.Ref, e.fail)
+		rewards[i] = Reward(e.obj, &results[i], e.Ref, e.fail)
 		pt.MeanReward += rewards[i] / float64(n)
 		pt.BestReward = max(pt.BestReward, rewards[i])
-		if results[i].Valid() {
+		if e.obj.Valid(&results[i]) {
 			pt.Valid += 1 / float64(n)
 		}
 	}
@@ -100,7 +106,7 @@ func (e *Episode) Record(pt optimize.CurvePoint) {
 	e.baseline = e.decay*e.baseline + (1-e.decay)*pt.MeanReward
 	e.Tracker.Step()
 	stats := e.Tracker.Stats()
-	pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep
+	pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best
 	e.Learning.Curve = append(e.Learning.Curve, pt)
 	if e.onStep != nil {
 		e.onStep(pt, e.Ref)

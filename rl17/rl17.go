@@ -103,13 +103,15 @@ func (r *RL17) Settings() Settings {
 	return s
 }
 
-// Reward is the reward of a result: -sqrt(step / ref), or fail when the
-// placement is invalid.
-func Reward(r *evaluate.Result, ref, fail float64) float64 {
-	if !r.Valid() || r.StepTime <= 0 || math.IsNaN(r.StepTime) {
+// Reward is the reward of a result under objective o: -sqrt(v / ref) with
+// v = o.Of(r) (the step time, or the largest per-device peak memory), or
+// fail when the placement is invalid under o.
+func Reward(o optimize.Objective, r *evaluate.Result, ref, fail float64) float64 {
+	v := o.Of(r)
+	if !o.Valid(r) || v <= 0 || math.IsNaN(v) {
 		return fail
 	}
-	return -math.Sqrt(r.StepTime / ref)
+	return -math.Sqrt(v / ref)
 }
 
 // Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE

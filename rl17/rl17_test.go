@@ -88,7 +88,7 @@ func TestReward(t *testing.T) {
 		{"co-location-broken", evaluate.Result{StepTime: 1e-3, ColocationViolations: 1}, -7},
 		{"zero-step", evaluate.Result{}, -7},
 	} {
-		if got := Reward(&tc.r, 1e-3, -7); got != tc.want {
+		if got := Reward(optimize.StepTime, &tc.r, 1e-3, -7); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}

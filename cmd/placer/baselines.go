@@ -101,6 +101,7 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	addObjectiveFlag(cmd, &o.Objective)
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/optimize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -40,6 +41,9 @@ var flagRanges = map[string]flagRange{
 	"warmup":           {-1, 1_000_000, "-1 = none, 0 = the default"},
 	"samples":          {0, 4096, "0 = the command's default"},
 	"budget":           {0, maxCount, "0 = each method's default"},
+	"evaluations":      {1, maxCount, ""},
+	"best-budget":      {0, maxCount, "0 = the larger of 50000 and --budgets"},
+	"train-graphs":     {1, 1_000_000, ""},
 	"repeats":          {1, 10_000, ""},
 	"count":            {1, 1_000_000, ""},
 	"epochs":           {1, 1000, ""},
@@ -152,4 +156,28 @@ func addOut(cmd *cobra.Command, p *string, usage string) {
 	f.StringVarP(p, "out", "o", "", usage)
 	f.StringVar(p, "output", "", usage)
 	_ = f.MarkHidden("output")
+}
+
+// objectiveFlag is --objective's pflag.Value.
+type objectiveFlag struct{ p *optimize.Objective }
+
+func (f objectiveFlag) String() string {
+	if f.p == nil {
+		return optimize.StepTime.String()
+	}
+	return f.p.String()
+}
+func (f objectiveFlag) Set(s string) error {
+	o, err := optimize.ParseObjective(s)
+	if err != nil {
+		return err
+	}
+	*f.p = o
+	return nil
+}
+func (objectiveFlag) Type() string { return "objective" }
+
+// addObjectiveFlag binds --objective: what the methods minimise.
+func addObjectiveFlag(cmd *cobra.Command, p *optimize.Objective) {
+	cmd.Flags().Var(objectiveFlag{p}, "objective", "what the methods minimise: step-time (under each GPU's memory; an out-of-memory decision is invalid) or peak-memory (the largest per-GPU peak, REGAL's task; over capacity is not invalid)")
 }

@@ -78,7 +78,13 @@ func keptResult(what, out string, have bool) string {
 func searchStep(pt learn.Point, ref float64) string {
 	best := "best -"
 	if pt.BestStep > 0 {
-		best = fmt.Sprintf("best %s (%.2fx ref)", report.Seconds(pt.BestStep), ref/pt.BestStep)
+		// ref is in the objective's units, as pt.Best (pt.BestStep for
+		// curves without it).
+		v := pt.Best
+		if v <= 0 {
+			v = pt.BestStep
+		}
+		best = fmt.Sprintf("best %s (%.2fx ref)", report.Seconds(pt.BestStep), ref/v)
 	}
 	rate := 0.0
 	if pt.Elapsed > 0 {

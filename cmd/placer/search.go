@@ -89,6 +89,7 @@ search statistics, the seed and the learning curve; 'placer eval
 	f.StringVar(&o.methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	addObjectiveFlag(cmd, &o.Objective)
 	f.IntVar(&o.Warmup, "warmup", 0, "most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")

@@ -195,3 +195,26 @@ func TotalTime(p *optimize.Problem) float64 {
 func Close(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))
 }
+
+// TwoWeights is the graph where the objectives disagree: ops a, c, b, d
+// of 1 ms each; a and b hold 256 MiB of parameters each; a's 64 MiB
+// output feeds c, b and d; c's 1 KiB output feeds b; b writes 1 KiB out;
+// d writes nothing. (a feeds two groups, {c, b} and {d}, so that grouping
+// as rl17's "a group feeding exactly one other joins it" keeps a apart
+// from b.) One GPU gives the shortest step (any split moves a's 64 MiB),
+// a and b apart the smaller peak.
+func TwoWeights() *graph.Graph {
+	b := graph.NewBuilder("two-weights")
+	x := b.AddOp(graph.Op{Name: "a", Type: "MatMul", HasTime: true, Time: 1e-3, ParamBytes: 1 << 28, BytesWritten: 1 << 26})
+	z := b.AddOp(graph.Op{Name: "c", Type: "MatMul", HasTime: true, Time: 1e-3, BytesWritten: 1 << 10})
+	y := b.AddOp(graph.Op{Name: "b", Type: "MatMul", HasTime: true, Time: 1e-3, ParamBytes: 1 << 28, BytesWritten: 1 << 10})
+	w := b.AddOp(graph.Op{Name: "d", Type: "MatMul", HasTime: true, Time: 1e-3})
+	b.AddTensor(x, 1<<26, z, y, w)
+	b.AddTensor(z, 1<<10, y)
+	b.AddTensor(y, 1<<10)
+	g, err := b.Build()
+	if err != nil {
+		panic(err)
+	}
+	return g
+}
