@@ -30,19 +30,29 @@ func BenchmarkControllerGNMT4(b *testing.B) {
 	x := make([]float32, n*k*d.embedDim(n))
 	var groupings [][]int32
 	var devs [][]int
-	b.Run("sample", func(b *testing.B) {
-		for b.Loop() {
-			ar.Reset()
-			groupings, _, _ = m.group(&ar, rng, k)
-			embed(d, n, groupings, x)
-			devs, _, _ = m.sample(&ar, rng, x, k)
+	for _, noisy := range []bool{true, false} {
+		suffix := ""
+		if !noisy {
+			suffix = "-nonoise"
 		}
-	})
-	b.Run("reinforce", func(b *testing.B) {
-		for b.Loop() {
-			ar.Reset()
-			m.reinforce(&ar, x, groupings, devs, w)
+		var nz *noise
+		if noisy {
+			nz = &noise{on: true, seed: 3}
 		}
-	})
+		b.Run("sample"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				ar.Reset()
+				groupings, _, _ = m.group(&ar, rng, k, nz)
+				embed(d, n, groupings, x)
+				devs, _, _ = m.sample(&ar, rng, x, k, nz)
+			}
+		})
+		b.Run("reinforce"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				ar.Reset()
+				m.reinforce(&ar, x, groupings, devs, w, nz)
+			}
+		})
+	}
 	m.params().ZeroGrad()
 }
