@@ -19,6 +19,9 @@ func BenchmarkControllerGNMT4(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := newGraphData(g)
+	if err := d.clusterBy(g, nil, Config{}.filled(4).Groups, 1); err != nil {
+		b.Fatal(err)
+	}
 	m := newModel[float32](d, 4, Config{}, 1)
 	n, k := m.cfg.Groups, DefaultSamples
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -34,6 +34,18 @@ type graphData struct {
 	cluster []int32
 }
 
+// clusterBy sets each unit's cluster for Config.Locality: its rl17
+// co-location group (rl17.Group, op times opTime, nil = every op weighs
+// 1) contracted to about groups clusters.
+func (d *graphData) clusterBy(g *graph.Graph, opTime []float64, groups int, seed uint64) error {
+	gr, err := rl17.Group(g, opTime, groups, seed)
+	if err != nil {
+		return err
+	}
+	d.setClusters(gr.Of, gr.N(), groups)
+	return nil
+}
+
 // setClusters sets each unit's cluster from a grouping of the ops (op ->
 // cluster in [0, n), n >= 1) in which co-located ops share a cluster,
 // folded into g clusters: clusters numbered in the topological order of

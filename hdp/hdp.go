@@ -114,11 +114,9 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 	seed := e.Tracker.Seed()
 	gd := newGraphData(p.Graph)
 	if c := settings.Config; c.Locality > 0 {
-		gr, err := rl17.Group(p.Graph, p.Cost.OpTimes(), c.Groups, seed)
-		if err != nil {
+		if err := gd.clusterBy(p.Graph, p.Cost.OpTimes(), c.Groups, seed); err != nil {
 			return nil, err
 		}
-		gd.setClusters(gr.Of, gr.N(), c.Groups)
 	}
 	settings.Units = gd.units()
 	e.Learning.Settings = settings

@@ -28,10 +28,11 @@ type Config struct {
 	TanhConstant float64 `json:"tanh_constant"`
 	// NoiseStd is TensorFlow's logits_std_noise: for the first NoiseSteps
 	// steps, Gaussian noise of NoiseStd times the logits' root mean
-	// square is added to the grouper's logits (one scale per step over
-	// all its logits) and to the placer's (one scale per sample and
-	// decoder step), and the samples and their log-probabilities are
-	// those of the noisy logits. 0 = 0.5 (TensorFlow's); negative = none.
+	// square is added to the grouper's logits (one scale and one draw per
+	// step, shared by its K samples) and to the placer's (one scale and
+	// draw per sample and decoder step), and the samples and their
+	// log-probabilities are those of the noisy logits. 0 = 0.5
+	// (TensorFlow's); negative = none.
 	NoiseStd float64 `json:"logits_std_noise"`
 	// NoiseSteps is the number of steps with logit noise (TensorFlow's
 	// stop_noise_step); 0 = 750.
@@ -255,48 +256,39 @@ func softmaxRows[T nn.Float](x []T, g int) {
 	})
 }
 
+// addGroupNoise adds the step's noise to the grouper's logits (units x
+// g): one draw per logit, shared by the step's K samples, from one stream
+// per unit, so that sampling and the update see the same noise.
+func addGroupNoise[T nn.Float](logits []T, g int, nz *noise) {
+	u := len(logits) / g
+	nn.ParallelFor(u, nn.Grain(u, 16*g), func(lo, hi int) {
+		var src rand.PCG
+		r := rand.New(&src)
+		for i := lo; i < hi; i++ {
+			addNoise(logits[i*g:(i+1)*g], nz.group, &src, r, nz.seed, uint64(i))
+		}
+	})
+}
+
 // group draws k groupings (groupings[s][unit]) from the grouper and
 // returns them with each one's log-probability and the grouper's mean
-// entropy per unit. With nz on, it draws from the noisy logits and sets
-// nz.group.
+// entropy per unit. With nz on, it draws from the noisy logits (one
+// noise for the step's k samples) and sets nz.group.
 func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int, nz *noise) (groupings [][]int32, logp []float64, entropy float64) {
 	mk := ar.Mark()
 	defer ar.Release(mk)
 	u, g := m.d.units(), m.cfg.Groups
 	_, prob := m.grouperForward(ar)
-	groupings = make([][]int32, k)
-	logp = make([]float64, k)
 	if nz != nil && nz.on {
 		nz.group = m.cfg.NoiseStd * rms(prob)
-		perUnit := make([]float64, 2*u) // log-probability and entropy per unit
-		for s := range k {
-			gs := make([]int32, u)
-			nn.ParallelFor(u, nn.Grain(u, 16*g), func(lo, hi int) {
-				var src rand.PCG
-				r := rand.New(&src)
-				row := make([]T, g)
-				for i := lo; i < hi; i++ {
-					copy(row, prob[i*g:(i+1)*g])
-					addNoise(row, nz.group, &src, r, nz.seed, uint64(s*u+i))
-					nn.SoftmaxRow(row, 1)
-					a := draw(row, r.Float64())
-					gs[i] = int32(a)
-					perUnit[2*i] = math.Log(math.Max(float64(row[a]), 1e-30))
-					perUnit[2*i+1] = rowEntropy(row)
-				}
-			})
-			for i := range u {
-				logp[s] += perUnit[2*i]
-				entropy += perUnit[2*i+1] / float64(u*k)
-			}
-			groupings[s] = gs
-		}
-		return groupings, logp, entropy
+		addGroupNoise(prob, g, nz)
 	}
 	softmaxRows(prob, g)
 	for i := range u {
 		entropy += rowEntropy(prob[i*g:(i+1)*g]) / float64(u)
 	}
+	groupings = make([][]int32, k)
+	logp = make([]float64, k)
 	for s := range k {
 		gs := make([]int32, u)
 		for i := range u {
@@ -482,52 +474,24 @@ func (m *model[T]) reinforce(ar *nn.Arena[T], x []T, groupings [][]int32, devs [
 func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []float64, nz *noise) float64 {
 	u, g, gh := m.d.units(), m.cfg.Groups, m.cfg.GroupHidden
 	hid, prob := m.grouperForward(ar)
-	loss := 0.0
 	if nz != nil && nz.on {
-		// dL/dlogits = Σ_s w[s] (softmax(noisy_s) - onehot(groupings[s])).
-		logits := ar.AllocRaw(u * g)
-		copy(logits, prob)
-		clear(prob)
-		perUnit := make([]float64, u)
-		for s, gs := range groupings {
-			nn.ParallelFor(u, nn.Grain(u, 16*g), func(lo, hi int) {
-				var src rand.PCG
-				r := rand.New(&src)
-				row := make([]T, g)
-				for i := lo; i < hi; i++ {
-					copy(row, logits[i*g:(i+1)*g])
-					addNoise(row, nz.group, &src, r, nz.seed, uint64(s*u+i))
-					nn.SoftmaxRow(row, 1)
-					a := int(gs[i])
-					perUnit[i] = -w[s] * math.Log(math.Max(float64(row[a]), 1e-300))
-					row[a]--
-					d := prob[i*g : (i+1)*g]
-					for j, v := range row {
-						d[j] += T(w[s]) * v
-					}
-				}
-			})
-			for _, l := range perUnit {
-				loss += l
-			}
+		addGroupNoise(prob, g, nz)
+	}
+	softmaxRows(prob, g)
+	loss, wsum := 0.0, 0.0
+	for s, gs := range groupings {
+		wsum += w[s]
+		for i, a := range gs {
+			loss -= w[s] * math.Log(math.Max(float64(prob[i*g+int(a)]), 1e-300))
 		}
-	} else {
-		softmaxRows(prob, g)
-		wsum := 0.0
-		for s, gs := range groupings {
-			wsum += w[s]
-			for i, a := range gs {
-				loss -= w[s] * math.Log(math.Max(float64(prob[i*g+int(a)]), 1e-300))
-			}
-		}
-		// dL/dlogits = Σ_s w[s] (softmax - onehot(groupings[s])), in place.
-		for i := range prob {
-			prob[i] *= T(wsum)
-		}
-		for s, gs := range groupings {
-			for i, a := range gs {
-				prob[i*g+int(a)] -= T(w[s])
-			}
+	}
+	// dL/dlogits = Σ_s w[s] (softmax - onehot(groupings[s])), in place.
+	for i := range prob {
+		prob[i] *= T(wsum)
+	}
+	for s, gs := range groupings {
+		for i, a := range gs {
+			prob[i*g+int(a)] -= T(w[s])
 		}
 	}
 	if m.gLoc != nil {
