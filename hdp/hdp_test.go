@@ -70,9 +70,9 @@ func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
 // TestHDPFindsBalancedSplit: on the chains (30 ops, each its own unit, in
 // 40 groups), HDP with Adam's step 1e-2 finds the even split and learns:
 // its mean reward over the last ten steps beats the first ten's by 0.02
-// (measured: -1.120 to -1.084). With a step too small to move the
+// (measured: -1.137 to -1.059). With a step too small to move the
 // networks (1e-9) the same test's mean reward does not rise (measured:
-// -1.132 to -1.126), so the learning check can fail.
+// -1.144 to -1.143), so the learning check can fail.
 func TestHDPFindsBalancedSplit(t *testing.T) {
 	const optimum = 24e-3
 	best, first, last := balancedSplit(t, 1e-2)
@@ -231,7 +231,7 @@ func twoChains(t *testing.T, n int) *graph.Graph {
 // it is easy to see: two independent chains of 40 ops on 2 GPUs, 64 MiB
 // between consecutive ops. Random groups cut the chains everywhere:
 // without the locality seed (Locality -1) HDP's best after 40 steps is
-// 94.7 ms with TensorFlow's tanh bound and noise and 109.1 ms without
+// 95.7 ms with TensorFlow's tanh bound and noise and 109.1 ms without
 // them (measured), both worse than one GPU's 80 ms, and the test fails.
 // With the defaults it ends with one chain per GPU, the 40 ms optimum,
 // both GPUs used.
