@@ -19,6 +19,9 @@ func BenchmarkControllerGNMT4(b *testing.B) {
 		b.Fatal(err)
 	}
 	d := newGraphData(g)
+	if err := d.clusterBy(g, nil, Config{}.filled(4).Groups, 1); err != nil {
+		b.Fatal(err)
+	}
 	m := newModel[float32](d, 4, Config{}, 1)
 	n, k := m.cfg.Groups, DefaultSamples
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -30,19 +33,29 @@ func BenchmarkControllerGNMT4(b *testing.B) {
 	x := make([]float32, n*k*d.embedDim(n))
 	var groupings [][]int32
 	var devs [][]int
-	b.Run("sample", func(b *testing.B) {
-		for b.Loop() {
-			ar.Reset()
-			groupings, _, _ = m.group(&ar, rng, k)
-			embed(d, n, groupings, x)
-			devs, _, _ = m.sample(&ar, rng, x, k)
+	for _, noisy := range []bool{true, false} {
+		suffix := ""
+		if !noisy {
+			suffix = "-nonoise"
 		}
-	})
-	b.Run("reinforce", func(b *testing.B) {
-		for b.Loop() {
-			ar.Reset()
-			m.reinforce(&ar, x, groupings, devs, w)
+		var nz *noise
+		if noisy {
+			nz = &noise{on: true, seed: 3}
 		}
-	})
+		b.Run("sample"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				ar.Reset()
+				groupings, _, _ = m.group(&ar, rng, k, nz)
+				embed(d, n, groupings, x)
+				devs, _, _ = m.sample(&ar, rng, x, k, nz)
+			}
+		})
+		b.Run("reinforce"+suffix, func(b *testing.B) {
+			for b.Loop() {
+				ar.Reset()
+				m.reinforce(&ar, x, groupings, devs, w, nz)
+			}
+		})
+	}
 	m.params().ZeroGrad()
 }

@@ -29,6 +29,43 @@ type graphData struct {
 	unitOf    []int32   // op -> unit
 	unitType  []int32   // unit -> the type of its first op
 	unitFeats []float64 // unit -> NumOpFeatures numeric features of its first op
+	// cluster is each unit's cluster in [0, groups) for Config.Locality
+	// (nil until SetClusters).
+	cluster []int32
+}
+
+// clusterBy sets each unit's cluster for Config.Locality: its rl17
+// co-location group (rl17.Group, op times opTime, nil = every op weighs
+// 1) contracted to about groups clusters.
+func (d *graphData) clusterBy(g *graph.Graph, opTime []float64, groups int, seed uint64) error {
+	gr, err := rl17.Group(g, opTime, groups, seed)
+	if err != nil {
+		return err
+	}
+	d.setClusters(gr.Of, gr.N(), groups)
+	return nil
+}
+
+// setClusters sets each unit's cluster from a grouping of the ops (op ->
+// cluster in [0, n), n >= 1) in which co-located ops share a cluster,
+// folded into g clusters: clusters numbered in the topological order of
+// their first ops, cluster c to c*g/n, so that neighbouring clusters fold
+// together when there are more than g.
+func (d *graphData) setClusters(of []int32, n, g int) {
+	d.cluster = make([]int32, d.units())
+	seen := make(map[int32]bool)
+	for op, u := range d.unitOf {
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		d.cluster[u] = of[op]
+	}
+	if n > g {
+		for u, c := range d.cluster {
+			d.cluster[u] = int32(int(c) * g / n)
+		}
+	}
 }
 
 // units is the number of the grouper's decisions.

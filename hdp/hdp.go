@@ -49,6 +49,9 @@ type HDP struct {
 	Samples int
 	// LearningRate is Adam's step size; 0 = DefaultLearningRate.
 	LearningRate float64
+	// GroupLearningRate is Adam's step size for the grouper's parameters;
+	// 0 = LearningRate (TensorFlow trains both networks at one rate).
+	GroupLearningRate float64
 	// Decay is the baseline's decay per step; 0 = DefaultDecay.
 	Decay float64
 	// FailReward is the reward of an invalid placement; 0 =
@@ -66,23 +69,27 @@ func (r *HDP) Name() string { return "hdp" }
 
 // Settings are the knobs an HDP run records, defaults resolved.
 type Settings struct {
-	Samples      int     `json:"samples"`
-	LearningRate float64 `json:"learning_rate"`
-	Units        int     `json:"units"` // the grouper's decisions: co-location groups and free ops
-	Decay        float64 `json:"baseline_decay"`
-	FailReward   float64 `json:"fail_reward"`
-	Config       Config  `json:"controller"` // Groups resolved for a run's devices
+	Samples           int     `json:"samples"`
+	LearningRate      float64 `json:"learning_rate"`
+	GroupLearningRate float64 `json:"group_learning_rate"`
+	Units             int     `json:"units"` // the grouper's decisions: co-location groups and free ops
+	Decay             float64 `json:"baseline_decay"`
+	FailReward        float64 `json:"fail_reward"`
+	Config            Config  `json:"controller"` // Groups resolved for a run's devices
 }
 
 // Settings returns the knobs r runs with, defaults resolved for a problem
 // with devices devices (Units is a run's).
 func (r *HDP) Settings(devices int) Settings {
-	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled(devices)}
+	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, GroupLearningRate: r.GroupLearningRate, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled(devices)}
 	if s.Samples <= 0 {
 		s.Samples = DefaultSamples
 	}
 	if s.LearningRate <= 0 {
 		s.LearningRate = DefaultLearningRate
+	}
+	if s.GroupLearningRate <= 0 {
+		s.GroupLearningRate = s.LearningRate
 	}
 	if s.Decay <= 0 || s.Decay >= 1 {
 		s.Decay = DefaultDecay
@@ -106,22 +113,32 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 	}
 	seed := e.Tracker.Seed()
 	gd := newGraphData(p.Graph)
+	if c := settings.Config; c.Locality > 0 {
+		if err := gd.clusterBy(p.Graph, p.Cost.OpTimes(), c.Groups, seed); err != nil {
+			return nil, err
+		}
+	}
 	settings.Units = gd.units()
 	e.Learning.Settings = settings
 	m := newModel[float32](gd, p.Devices(), settings.Config, seed)
 	groups := m.cfg.Groups
 	rng := rand.New(rand.NewPCG(seed, 0x5eed18))
 	var ar nn.Arena[float32]
-	opt := &nn.Adam{}
+	gOpt, pOpt := &nn.Adam{}, &nn.Adam{}
+	gParams, pParams := m.grouperParams(), m.placerParams()
 	k := settings.Samples
 	ds := make([]decision.Decision, k)
 	results := make([]evaluate.Result, k)
-	for !e.Tracker.Done(ctx) {
+	for step := 0; !e.Tracker.Done(ctx); step++ {
 		ar.Reset()
-		groupings, _, gEntropy := m.group(&ar, rng, k)
+		var nz *noise
+		if m.cfg.NoiseStd > 0 && step < m.cfg.NoiseSteps {
+			nz = &noise{on: true, seed: rng.Uint64()}
+		}
+		groupings, _, gEntropy := m.group(&ar, rng, k, nz)
 		x := ar.AllocRaw(groups * k * gd.embedDim(groups))
 		embed(gd, groups, groupings, x)
-		devs, _, pEntropy := m.sample(&ar, rng, x, k)
+		devs, _, pEntropy := m.sample(&ar, rng, x, k, nz)
 		for s := range k {
 			d := e.Start.Clone()
 			d.Device = make([]int, p.Graph.NumOps())
@@ -150,9 +167,10 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 			x = ar.AllocRaw(groups * n * gd.embedDim(groups))
 			embed(gd, groups, groupings[:n], x)
 		}
-		m.reinforce(&ar, x, groupings[:n], devs[:n], w)
+		m.reinforce(&ar, x, groupings[:n], devs[:n], w, nz)
 		nn.ClipGradNorm(m.params(), clipNorm)
-		opt.Step(m.params(), settings.LearningRate)
+		gOpt.Step(gParams, settings.GroupLearningRate)
+		pOpt.Step(pParams, settings.LearningRate)
 		e.Record(pt)
 	}
 	return e.Finish(ctx)

@@ -17,7 +17,46 @@ type Config struct {
 	GroupHidden int `json:"group_hidden"` // the grouper's hidden units; 0 = 64 (HDP's)
 	Hidden      int `json:"hidden"`       // LSTM units of the placer's encoder and decoder; 0 = 128
 	DeviceDim   int `json:"device_dim"`   // device embedding fed to the next decoder step; 0 = 16
+	// Temperature divides the placer's logits; 0 = 1 (TensorFlow's
+	// hierarchical controller's temperature).
+	Temperature float64 `json:"temperature"`
+	// TanhConstant C bounds the placer's logits to C tanh(logits /
+	// Temperature), as TensorFlow's tanh_constant: with C = 1 and two
+	// devices no group goes to one device with probability above 0.88,
+	// so the placer cannot collapse onto one placement. 0 = 1
+	// (TensorFlow's default); negative = no bound.
+	TanhConstant float64 `json:"tanh_constant"`
+	// NoiseStd is TensorFlow's logits_std_noise: for the first NoiseSteps
+	// steps, Gaussian noise of NoiseStd times the logits' root mean
+	// square is added to the grouper's logits (one scale and one draw per
+	// step, shared by its K samples) and to the placer's (one scale and
+	// draw per sample and decoder step), and the samples and their
+	// log-probabilities are those of the noisy logits. 0 = 0.5
+	// (TensorFlow's); negative = none.
+	NoiseStd float64 `json:"logits_std_noise"`
+	// NoiseSteps is the number of steps with logit noise (TensorFlow's
+	// stop_noise_step); 0 = 750.
+	NoiseSteps int `json:"stop_noise_step"`
+	// GroupScale multiplies the grouper's output layer at initialization
+	// (0 = 1): larger values start it from sharper, less uniform
+	// groupings of similar ops, as TensorFlow's grouper on raw
+	// (unnormalized) features does.
+	GroupScale float64 `json:"group_init_scale"`
+	// Locality, when positive, seeds the grouper toward low-cut groups:
+	// each unit's cluster (its rl17 co-location group contracted by
+	// heavy-edge matching to about Groups clusters, see SetClusters) is
+	// a one-hot input wired straight to the group logits by a trainable
+	// Groups x Groups matrix, initialized to Locality times the identity,
+	// so that a unit starts in its cluster's group with a margin of
+	// Locality logits. 0 = DefaultLocality; negative = none (HDP's
+	// grouper as published).
+	Locality float64 `json:"locality"`
 }
+
+// DefaultLocality is Config.Locality's default: a unit starts in its
+// cluster's group with probability e^10 / (e^10 + 39) = 0.998 of 40
+// groups.
+const DefaultLocality = 10
 
 // filled returns c with its defaults for a problem with devices devices.
 func (c Config) filled(devices int) Config {
@@ -32,6 +71,33 @@ func (c Config) filled(devices int) Config {
 	}
 	if c.DeviceDim <= 0 {
 		c.DeviceDim = 16
+	}
+	if c.Temperature <= 0 {
+		c.Temperature = 1
+	}
+	if c.TanhConstant == 0 {
+		c.TanhConstant = 1
+	}
+	if c.TanhConstant < 0 {
+		c.TanhConstant = -1
+	}
+	if c.NoiseStd == 0 {
+		c.NoiseStd = 0.5
+	}
+	if c.NoiseStd < 0 {
+		c.NoiseStd = -1
+	}
+	if c.NoiseSteps <= 0 {
+		c.NoiseSteps = 750
+	}
+	if c.GroupScale <= 0 {
+		c.GroupScale = 1
+	}
+	if c.Locality == 0 {
+		c.Locality = DefaultLocality
+	}
+	if c.Locality < 0 {
+		c.Locality = -1
 	}
 	return c
 }
@@ -58,6 +124,7 @@ type model[T nn.Float] struct {
 	gType *nn.Param[T]  // types x GroupHidden
 	gIn   *nn.Linear[T] // NumOpFeatures -> GroupHidden
 	gOut  *nn.Linear[T] // GroupHidden -> Groups
+	gLoc  *nn.Param[T]  // Groups x Groups: cluster -> group logits (nil without Locality)
 	feats []T
 	// placer
 	enc    *nn.LSTM[T]  // embedDim -> Hidden
@@ -83,13 +150,43 @@ func newModel[T nn.Float](d *graphData, devices int, cfg Config, seed uint64) *m
 		out:    nn.NewLinear[T]("hdp.out", 2*h, devices, true, r)}
 	m.gType.InitGlorot(r, d.types, gh, 1)
 	m.devEmb.InitGlorot(r, devices+1, cfg.DeviceDim, 1)
+	if cfg.Locality > 0 {
+		if len(d.cluster) != d.units() {
+			panic("hdp: Locality without the units' clusters")
+		}
+		m.gLoc = nn.NewParam[T]("hdp.group.locality", cfg.Groups, cfg.Groups)
+		for i := range cfg.Groups {
+			m.gLoc.W[i*cfg.Groups+i] = T(cfg.Locality)
+		}
+	}
+	if cfg.GroupScale != 1 {
+		for _, p := range m.gOut.Params() {
+			for i := range p.W {
+				p.W[i] *= T(cfg.GroupScale)
+			}
+		}
+	}
 	return m
 }
 
 func (m *model[T]) params() nn.Params[T] {
+	return append(m.grouperParams(), m.placerParams()...)
+}
+
+// grouperParams are the grouper's parameters (the first of params).
+func (m *model[T]) grouperParams() nn.Params[T] {
 	ps := nn.Params[T]{m.gType}
 	ps = append(ps, m.gIn.Params()...)
 	ps = append(ps, m.gOut.Params()...)
+	if m.gLoc != nil {
+		ps = append(ps, m.gLoc)
+	}
+	return ps
+}
+
+// placerParams are the placer's parameters (the rest of params).
+func (m *model[T]) placerParams() nn.Params[T] {
+	ps := nn.Params[T]{}
 	ps = append(ps, m.enc.Params()...)
 	ps = append(ps, m.dec.Params()...)
 	ps = append(ps, m.devEmb)
@@ -97,9 +194,41 @@ func (m *model[T]) params() nn.Params[T] {
 	return append(ps, m.out.Params()...)
 }
 
+// noise is one step's logit noise (Config.NoiseStd): the seed its
+// Gaussian draws derive from, and the scales that sampling computed from
+// the logits and that reinforce reuses, so that the noise is a constant
+// of the step, as the samples are. The zero value, or nil, is no noise.
+type noise struct {
+	on    bool
+	seed  uint64
+	group float64   // the grouper's scale: NoiseStd x the root mean square of its logits
+	place []float64 // the placer's, per sample s and decoder step t (s*Groups + t)
+}
+
+// placeSalt keeps the placer's noise streams apart from the grouper's.
+const placeSalt = 0x706c616365
+
+// rms is the root mean square of x.
+func rms[T nn.Float](x []T) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return math.Sqrt(s / float64(max(len(x), 1)))
+}
+
+// addNoise adds scale times standard normal draws of stream (seed,
+// stream) to row, reseeding src, which r draws from.
+func addNoise[T nn.Float](row []T, scale float64, src *rand.PCG, r *rand.Rand, seed, stream uint64) {
+	src.Seed(seed, stream)
+	for j := range row {
+		row[j] += T(scale * r.NormFloat64())
+	}
+}
+
 // grouperForward returns the grouper's hidden layer (units x GroupHidden)
-// and its group probabilities (units x Groups), from ar.
-func (m *model[T]) grouperForward(ar *nn.Arena[T]) (hid, prob []T) {
+// and its logits (units x Groups), from ar.
+func (m *model[T]) grouperForward(ar *nn.Arena[T]) (hid, logits []T) {
 	u, gh, g := m.d.units(), m.cfg.GroupHidden, m.cfg.Groups
 	hid = ar.AllocRaw(u * gh)
 	m.gIn.Forward(m.feats, u, m.gIn.W.W, hid, false)
@@ -107,30 +236,56 @@ func (m *model[T]) grouperForward(ar *nn.Arena[T]) (hid, prob []T) {
 		addTo(hid[i*gh:(i+1)*gh], m.gType.W[int(ty)*gh:(int(ty)+1)*gh])
 	}
 	nn.ReLU(hid)
-	prob = ar.AllocRaw(u * g)
-	m.gOut.Forward(hid, u, m.gOut.W.W, prob, false)
+	logits = ar.AllocRaw(u * g)
+	m.gOut.Forward(hid, u, m.gOut.W.W, logits, false)
+	if m.gLoc != nil {
+		for i, c := range m.d.cluster {
+			addTo(logits[i*g:(i+1)*g], m.gLoc.W[int(c)*g:(int(c)+1)*g])
+		}
+	}
+	return hid, logits
+}
+
+// softmaxRows replaces each row of g scores of x by its softmax.
+func softmaxRows[T nn.Float](x []T, g int) {
+	u := len(x) / g
 	nn.ParallelFor(u, nn.Grain(u, 8*g), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			nn.SoftmaxRow(prob[i*g:(i+1)*g], 1)
+			nn.SoftmaxRow(x[i*g:(i+1)*g], 1)
 		}
 	})
-	return hid, prob
+}
+
+// addGroupNoise adds the step's noise to the grouper's logits (units x
+// g): one draw per logit, shared by the step's K samples, from one stream
+// per unit, so that sampling and the update see the same noise.
+func addGroupNoise[T nn.Float](logits []T, g int, nz *noise) {
+	u := len(logits) / g
+	nn.ParallelFor(u, nn.Grain(u, 16*g), func(lo, hi int) {
+		var src rand.PCG
+		r := rand.New(&src)
+		for i := lo; i < hi; i++ {
+			addNoise(logits[i*g:(i+1)*g], nz.group, &src, r, nz.seed, uint64(i))
+		}
+	})
 }
 
 // group draws k groupings (groupings[s][unit]) from the grouper and
 // returns them with each one's log-probability and the grouper's mean
-// entropy per unit.
-func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int) (groupings [][]int32, logp []float64, entropy float64) {
+// entropy per unit. With nz on, it draws from the noisy logits (one
+// noise for the step's k samples) and sets nz.group.
+func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int, nz *noise) (groupings [][]int32, logp []float64, entropy float64) {
 	mk := ar.Mark()
 	defer ar.Release(mk)
 	u, g := m.d.units(), m.cfg.Groups
 	_, prob := m.grouperForward(ar)
+	if nz != nil && nz.on {
+		nz.group = m.cfg.NoiseStd * rms(prob)
+		addGroupNoise(prob, g, nz)
+	}
+	softmaxRows(prob, g)
 	for i := range u {
-		for _, p := range prob[i*g : (i+1)*g] {
-			if p > 0 {
-				entropy -= float64(p) * math.Log(float64(p)) / float64(u)
-			}
-		}
+		entropy += rowEntropy(prob[i*g:(i+1)*g]) / float64(u)
 	}
 	groupings = make([][]int32, k)
 	logp = make([]float64, k)
@@ -138,21 +293,69 @@ func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int) (groupings [][]
 		gs := make([]int32, u)
 		for i := range u {
 			row := prob[i*g : (i+1)*g]
-			x := rng.Float64()
-			a := g - 1
-			for j, p := range row {
-				x -= float64(p)
-				if x < 0 {
-					a = j
-					break
-				}
-			}
+			a := draw(row, rng.Float64())
 			gs[i] = int32(a)
 			logp[s] += math.Log(math.Max(float64(row[a]), 1e-30))
 		}
 		groupings[s] = gs
 	}
 	return groupings, logp, entropy
+}
+
+// draw returns the index that the uniform x in [0, 1) picks from the
+// probabilities row (its last index when rounding leaves x over).
+func draw[T nn.Float](row []T, x float64) int {
+	for j, p := range row {
+		x -= float64(p)
+		if x < 0 {
+			return j
+		}
+	}
+	return len(row) - 1
+}
+
+// rowEntropy is the entropy of the probabilities row, in nats.
+func rowEntropy[T nn.Float](row []T) float64 {
+	e := 0.0
+	for _, p := range row {
+		if p > 0 {
+			e -= float64(p) * math.Log(float64(p))
+		}
+	}
+	return e
+}
+
+// placerLogits turns the output layer's scores z (one row of devices) into
+// the placer's logits: Temperature, then the tanh bound (TanhConstant),
+// then, with nz on, the noise of sample s's decoder step t, whose scale is
+// computed and kept in nz.place when set is true and read from it
+// otherwise. It returns the derivative of the logits by z (before the
+// noise, which is a constant) in dz when dz is not nil.
+func (m *model[T]) placerLogits(z []T, nz *noise, s, t int, set bool, src *rand.PCG, r *rand.Rand, dz []T) {
+	temp, c := m.cfg.Temperature, m.cfg.TanhConstant
+	for j, v := range z {
+		x := float64(v) / temp
+		if c > 0 {
+			th := math.Tanh(x)
+			z[j] = T(c * th)
+			if dz != nil {
+				dz[j] = T(c / temp * (1 - th*th))
+			}
+		} else {
+			z[j] = T(x)
+			if dz != nil {
+				dz[j] = T(1 / temp)
+			}
+		}
+	}
+	if nz == nil || !nz.on {
+		return
+	}
+	i := s*m.cfg.Groups + t
+	if set {
+		nz.place[i] = m.cfg.NoiseStd * rms(z)
+	}
+	addNoise(z, nz.place[i], src, r, nz.seed^placeSalt, uint64(i))
 }
 
 // encoded is the encoder's forward pass over k samples' group embeddings.
@@ -196,8 +399,9 @@ func (m *model[T]) decoderInput(x []T, e *encoded[T], t int, prev []int) {
 // sample draws one placement of the groups (devs[s][group]) for each of
 // the k samples whose group embeddings are x (embed's layout), one decoder
 // step at a time; it returns them with each sample's log-probability and
-// the mean entropy per group.
-func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int) (devs [][]int, logp []float64, entropy float64) {
+// the mean entropy per group. With nz on, it draws from the noisy logits
+// and sets nz.place.
+func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int, nz *noise) (devs [][]int, logp []float64, entropy float64) {
 	mk := ar.Mark()
 	defer ar.Release(mk)
 	n, h, d := m.cfg.Groups, m.cfg.Hidden, m.devices
@@ -221,6 +425,11 @@ func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int) (devs [
 		devs[s] = make([]int, n)
 	}
 	logp = make([]float64, k)
+	if nz != nil && nz.on {
+		nz.place = make([]float64, k*n)
+	}
+	var src rand.PCG
+	nr := rand.New(&src)
 	for t := range n {
 		m.decoderInput(xd, e, t, prev)
 		m.dec.Step(xd, k, hs, cs, scratch)
@@ -234,21 +443,10 @@ func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int) (devs [
 		m.out.Forward(o, k, m.out.W.W, logits, false)
 		for s := range k {
 			row := logits[s*d : (s+1)*d]
+			m.placerLogits(row, nz, s, t, true, &src, nr, nil)
 			nn.SoftmaxRow(row, 1)
-			u := rng.Float64()
-			a := d - 1
-			for j, p := range row {
-				u -= float64(p)
-				if u < 0 {
-					a = j
-					break
-				}
-			}
-			for _, p := range row {
-				if p > 0 {
-					entropy -= float64(p) * math.Log(float64(p)) / float64(n*k)
-				}
-			}
+			a := draw(row, rng.Float64())
+			entropy += rowEntropy(row) / float64(n*k)
 			devs[s][t] = a
 			logp[s] += math.Log(math.Max(float64(row[a]), 1e-30))
 			prev[s] = a
@@ -265,16 +463,21 @@ func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int) (devs [
 // x holds the samples' group embeddings (embed of groupings); they are
 // constants of the grouping, as in HDP, so the grouper learns through its
 // log-probability only. The decoder is teacher-forced on the sampled
-// devices.
-func (m *model[T]) reinforce(ar *nn.Arena[T], x []T, groupings [][]int32, devs [][]int, w []float64) float64 {
+// devices. nz is the step's noise as sampling left it (nil: none): the
+// log-probabilities are those of the noisy logits, the noise a constant.
+func (m *model[T]) reinforce(ar *nn.Arena[T], x []T, groupings [][]int32, devs [][]int, w []float64, nz *noise) float64 {
 	mk := ar.Mark()
 	defer ar.Release(mk)
-	return m.reinforceGrouper(ar, groupings, w) + m.reinforcePlacer(ar, x, devs, w)
+	return m.reinforceGrouper(ar, groupings, w, nz) + m.reinforcePlacer(ar, x, devs, w, nz)
 }
 
-func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []float64) float64 {
+func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []float64, nz *noise) float64 {
 	u, g, gh := m.d.units(), m.cfg.Groups, m.cfg.GroupHidden
 	hid, prob := m.grouperForward(ar)
+	if nz != nil && nz.on {
+		addGroupNoise(prob, g, nz)
+	}
+	softmaxRows(prob, g)
 	loss, wsum := 0.0, 0.0
 	for s, gs := range groupings {
 		wsum += w[s]
@@ -291,6 +494,11 @@ func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []fl
 			prob[i*g+int(a)] -= T(w[s])
 		}
 	}
+	if m.gLoc != nil {
+		for i, c := range m.d.cluster {
+			addTo(m.gLoc.G[int(c)*g:(int(c)+1)*g], prob[i*g:(i+1)*g])
+		}
+	}
 	dhid := ar.Alloc(u * gh)
 	m.gOut.Backward(ar, hid, u, nil, m.gOut.W.W, prob, dhid, nil)
 	nn.ReLUBackward(dhid, hid)
@@ -301,7 +509,7 @@ func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []fl
 	return loss
 }
 
-func (m *model[T]) reinforcePlacer(ar *nn.Arena[T], x []T, devs [][]int, w []float64) float64 {
+func (m *model[T]) reinforcePlacer(ar *nn.Arena[T], x []T, devs [][]int, w []float64, nz *noise) float64 {
 	n, h, d, dd := m.cfg.Groups, m.cfg.Hidden, m.devices, m.cfg.DeviceDim
 	k := len(devs)
 	in := dd + h
@@ -344,16 +552,20 @@ func (m *model[T]) reinforcePlacer(ar *nn.Arena[T], x []T, devs [][]int, w []flo
 	logits := ar.AllocRaw(rows * d)
 	m.out.Forward(o, rows, m.out.W.W, logits, false)
 	loss := 0.0
+	var src rand.PCG
+	nr := rand.New(&src)
+	dz := make([]T, d)
 	for t := range n {
 		for s := range k {
 			row := logits[(t*k+s)*d : (t*k+s+1)*d]
+			m.placerLogits(row, nz, s, t, false, &src, nr, dz)
 			nn.SoftmaxRow(row, 1)
 			a := devs[s][t]
 			loss -= w[s] * math.Log(math.Max(float64(row[a]), 1e-300))
+			row[a]--
 			for j := range row {
-				row[j] *= T(w[s])
+				row[j] *= T(w[s]) * dz[j]
 			}
-			row[a] -= T(w[s])
 		}
 	}
 	do := ar.Alloc(rows * 2 * h)

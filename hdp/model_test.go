@@ -117,7 +117,7 @@ func TestEmbedHand(t *testing.T) {
 
 // gradProblem is a small model in float64 with random parameters, k
 // random groupings and placements, and weights.
-func gradProblem(t *testing.T) (m *model[float64], x []float64, groupings [][]int32, devs [][]int, w []float64) {
+func gradProblem(t *testing.T, extra Config) (m *model[float64], x []float64, groupings [][]int32, devs [][]int, w []float64) {
 	t.Helper()
 	g, err := nntest.RandomDAG("grad", 40, 0.3, 9)
 	if err != nil {
@@ -128,7 +128,15 @@ func gradProblem(t *testing.T) (m *model[float64], x []float64, groupings [][]in
 		t.Fatalf("%d units of %d ops: the test wants some co-location", d.units(), g.NumOps())
 	}
 	const groups, devices, k = 4, 3, 3
-	m = newModel[float64](d, devices, Config{Groups: groups, GroupHidden: 4, Hidden: 5, DeviceDim: 2}, 7)
+	// Clusters for the locality seed: five, folded into the four groups.
+	of := make([]int32, g.NumOps())
+	for op, u := range d.unitOf {
+		of[op] = u % 5
+	}
+	d.setClusters(of, 5, 4)
+	cfg := extra
+	cfg.Groups, cfg.GroupHidden, cfg.Hidden, cfg.DeviceDim = groups, 4, 5, 2
+	m = newModel[float64](d, devices, cfg, 7)
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, p := range m.params() {
 		for i := range p.W {
@@ -154,41 +162,113 @@ func gradProblem(t *testing.T) (m *model[float64], x []float64, groupings [][]in
 	return m, x, groupings, devs, w
 }
 
+// gradVariants are the controller's variants the gradient checks cover:
+// the defaults (TensorFlow's tanh constant 1 and temperature 1, the
+// locality seed), the grouper without the seed, no tanh bound
+// with a temperature, and the tanh bound with a temperature and the logit
+// noise of the first steps (its scales as sampling would have set them).
+var gradVariants = []struct {
+	name  string
+	cfg   Config
+	noise bool
+}{
+	{"tanh-locality", Config{}, false},
+	{"published-grouper", Config{Locality: -1}, false},
+	{"plain-temperature", Config{TanhConstant: -1, Temperature: 2}, false},
+	{"tanh2-temperature-noise", Config{TanhConstant: 2, Temperature: 0.7}, true},
+}
+
+// variantNoise is the noise of a gradient check's variant: fixed scales
+// (sampling would compute them from the logits) and seed.
+func variantNoise(m *model[float64], k int, on bool) *noise {
+	if !on {
+		return nil
+	}
+	nz := &noise{on: true, seed: 11, group: 0.3, place: make([]float64, k*m.cfg.Groups)}
+	for i := range nz.place {
+		nz.place[i] = 0.1 + 0.05*float64(i%3)
+	}
+	return nz
+}
+
 // TestModelGradient checks the joint REINFORCE gradient (the grouper's
-// type embedding and layers, the placer's encoder, attention per sample,
-// teacher-forced decoder and embeddings) against central finite
-// differences of its loss, in float64.
+// type embedding and layers and its locality matrix, the placer's encoder, attention per sample,
+// teacher-forced decoder with its tanh-bounded, tempered and noisy
+// logits, and embeddings) against central finite differences of its
+// loss, in float64.
 func TestModelGradient(t *testing.T) {
-	m, x, groupings, devs, w := gradProblem(t)
-	ps := m.params()
-	loss := func() float64 {
-		saved := make([][]float64, len(ps))
-		for i, p := range ps {
-			saved[i] = slices.Clone(p.G)
-		}
-		var ar nn.Arena[float64]
-		l := m.reinforce(&ar, x, groupings, devs, w)
-		for i, p := range ps {
-			copy(p.G, saved[i])
-		}
-		return l
+	for _, v := range gradVariants {
+		t.Run(v.name, func(t *testing.T) {
+			m, x, groupings, devs, w := gradProblem(t, v.cfg)
+			nz := variantNoise(m, len(w), v.noise)
+			ps := m.params()
+			loss := func() float64 {
+				saved := make([][]float64, len(ps))
+				for i, p := range ps {
+					saved[i] = slices.Clone(p.G)
+				}
+				var ar nn.Arena[float64]
+				l := m.reinforce(&ar, x, groupings, devs, w, nz)
+				for i, p := range ps {
+					copy(p.G, saved[i])
+				}
+				return l
+			}
+			ps.ZeroGrad()
+			var ar nn.Arena[float64]
+			m.reinforce(&ar, x, groupings, devs, w, nz)
+			grouper := 0.0
+			for _, p := range m.grouperParams() {
+				for _, v := range p.G {
+					grouper += v * v
+				}
+			}
+			if grouper == 0 {
+				t.Fatal("no gradient reached the grouper")
+			}
+			// The loss sums about 40 log-probabilities per sample: a step of
+			// 1e-5 keeps the differences' rounding (1e-16 x 50 / h) under 1e-9.
+			if c := nntest.Check(t, loss, nntest.ParamTargets(ps), 25, 1e-5, 1e-5, 1e-8); c < 150 {
+				t.Fatalf("only %d entries compared", c)
+			}
+		})
 	}
-	ps.ZeroGrad()
+}
+
+// TestNoiseChangesLogProb: the noise is part of the distribution the
+// samples are drawn from and scored by (a check that fails if reinforce
+// ignored it): the same samples score differently with and without it.
+func TestNoiseChangesLogProb(t *testing.T) {
+	m, x, groupings, devs, w := gradProblem(t, Config{})
 	var ar nn.Arena[float64]
-	m.reinforce(&ar, x, groupings, devs, w)
-	grouper := 0.0
-	for _, p := range ps[:5] {
-		for _, v := range p.G {
-			grouper += v * v
+	plain := m.reinforce(&ar, x, groupings, devs, w, nil)
+	noisy := m.reinforce(&ar, x, groupings, devs, w, variantNoise(m, len(w), true))
+	m.params().ZeroGrad()
+	if math.Abs(plain-noisy) < 1e-6*math.Abs(plain) {
+		t.Errorf("loss %v with noise, %v without", noisy, plain)
+	}
+}
+
+// TestTanhBound: with TensorFlow's tanh constant 1 the placer's logits lie
+// in [-1, 1], so on three devices no device gets a probability above
+// e / (e + 2/e) = 0.787 (hand-computed), whatever the weights.
+func TestTanhBound(t *testing.T) {
+	m, x, _, _, _ := gradProblem(t, Config{})
+	for _, p := range m.params() {
+		for i := range p.W {
+			p.W[i] *= 50 // saturate every logit
 		}
 	}
-	if grouper == 0 {
-		t.Fatal("no gradient reached the grouper")
-	}
-	// The loss sums about 40 log-probabilities per sample: a step of
-	// 1e-5 keeps the differences' rounding (1e-16 x 50 / h) under 1e-9.
-	if c := nntest.Check(t, loss, nntest.ParamTargets(ps), 25, 1e-5, 1e-5, 1e-8); c < 150 {
-		t.Fatalf("only %d entries compared", c)
+	var ar nn.Arena[float64]
+	rng := rand.New(rand.NewPCG(1, 2))
+	k := 3
+	devs, logp, _ := m.sample(&ar, rng, x, k, nil)
+	bound := math.E / (math.E + 2/math.E)
+	for s := range k {
+		// Every decision's probability is at most the bound.
+		if max := float64(len(devs[s])) * math.Log(bound); logp[s] > max+1e-9 {
+			t.Errorf("sample %d: log-probability %v above the bound's %v", s, logp[s], max)
+		}
 	}
 }
 
@@ -197,25 +277,50 @@ func TestModelGradient(t *testing.T) {
 // loss with w = -1 for one sample, 0 for the others, is that sample's
 // joint log-probability).
 func TestSampleLogProb(t *testing.T) {
-	m, _, _, _, _ := gradProblem(t)
-	var ar nn.Arena[float64]
-	rng := rand.New(rand.NewPCG(5, 6))
-	const k = 3
-	groupings, glogp, gent := m.group(&ar, rng, k)
-	n := m.cfg.Groups
-	x := make([]float64, n*k*m.d.embedDim(n))
-	embed(m.d, n, groupings, x)
-	devs, plogp, pent := m.sample(&ar, rng, x, k)
-	if gent <= 0 || gent > math.Log(float64(n))+1e-9 || pent <= 0 || pent > math.Log(3)+1e-9 {
-		t.Errorf("entropies %v and %v out of range", gent, pent)
+	for _, v := range gradVariants {
+		t.Run(v.name, func(t *testing.T) {
+			m, _, _, _, _ := gradProblem(t, v.cfg)
+			var ar nn.Arena[float64]
+			rng := rand.New(rand.NewPCG(5, 6))
+			const k = 3
+			var nz *noise
+			if v.noise {
+				nz = &noise{on: true, seed: 9}
+			}
+			groupings, glogp, gent := m.group(&ar, rng, k, nz)
+			n := m.cfg.Groups
+			x := make([]float64, n*k*m.d.embedDim(n))
+			embed(m.d, n, groupings, x)
+			devs, plogp, pent := m.sample(&ar, rng, x, k, nz)
+			if gent <= 0 || gent > math.Log(float64(n))+1e-9 || pent <= 0 || pent > math.Log(3)+1e-9 {
+				t.Errorf("entropies %v and %v out of range", gent, pent)
+			}
+			if v.noise && (nz.group <= 0 || nz.place[0] <= 0) {
+				t.Errorf("noise scales %v and %v, want positive", nz.group, nz.place[0])
+			}
+			for s := range k {
+				w := make([]float64, k)
+				w[s] = -1
+				got := m.reinforce(&ar, x, groupings, devs, w, nz)
+				if want := glogp[s] + plogp[s]; math.Abs(got-want) > 1e-9*math.Abs(want) {
+					t.Errorf("sample %d: teacher-forced log-probability %v, sampled %v + %v", s, got, glogp[s], plogp[s])
+				}
+			}
+			m.params().ZeroGrad()
+		})
 	}
-	for s := range k {
-		w := make([]float64, k)
-		w[s] = -1
-		got := m.reinforce(&ar, x, groupings, devs, w)
-		if want := glogp[s] + plogp[s]; math.Abs(got-want) > 1e-9*math.Abs(want) {
-			t.Errorf("sample %d: teacher-forced log-probability %v, sampled %v + %v", s, got, glogp[s], plogp[s])
-		}
+}
+
+// TestSetClusters: units take their ops' clusters, folded c*g/n into g
+// groups when there are more than g (hand-computed).
+func TestSetClusters(t *testing.T) {
+	d := &graphData{unitOf: []int32{0, 0, 1, 2, 3}, unitType: make([]int32, 4)}
+	d.setClusters([]int32{0, 0, 1, 2, 4}, 5, 40)
+	if want := []int32{0, 1, 2, 4}; !slices.Equal(d.cluster, want) {
+		t.Errorf("clusters %v, want %v", d.cluster, want)
 	}
-	m.params().ZeroGrad()
+	d.setClusters([]int32{0, 0, 1, 2, 4}, 5, 2) // 0,1,2,4 -> 0,0,0,1
+	if want := []int32{0, 0, 0, 1}; !slices.Equal(d.cluster, want) {
+		t.Errorf("folded clusters %v, want %v", d.cluster, want)
+	}
 }

@@ -57,9 +57,20 @@ type LearnedOptions struct {
 	// graph's reference); a rerun with the same Dir and seed skips them
 	// ("" = keep nothing).
 	Dir string
+	// NoRun runs no cell: the report is what Dir keeps (which must be
+	// set), cells not kept there are counted as missing, and a graph
+	// whose reference is not kept gets none (no quick baselines are
+	// run). Only the expert placement is evaluated, once per graph. It
+	// is the summary of a measurement whose cells were run by several
+	// processes, one per graph, sharing Dir.
+	NoRun bool
 	// Progress receives a line per cell.
 	Progress io.Writer
 }
+
+// errNotKept is learnedCell's answer with NoRun for a cell Dir does not
+// keep.
+var errNotKept = errors.New("cell not kept")
 
 // learnedCellKind marks the cell files of this report, so that a cell of
 // equal-time in the same Dir is never read as one.
@@ -91,6 +102,9 @@ func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
 	}
 	if err := methods.Check(ms); err != nil {
 		return report.Learned{}, err
+	}
+	if o.NoRun && o.Dir == "" {
+		return report.Learned{}, errors.New("learned: no-run reads the kept cells: it needs a dir")
 	}
 	for _, b := range budgets {
 		if b <= 0 {
@@ -132,14 +146,25 @@ func learnedGraph(ctx context.Context, o LearnedOptions, name string, ms []strin
 		return row, err
 	}
 	var eq report.EqualTimeGraph
-	ref, err := equalTimeReference(ctx, pp, &eq, dir, o.Seed)
-	if err != nil {
-		return row, err
+	var ref *optimize.Result
+	if _, serr := os.Stat(filepath.Join(dir, "reference.json")); !o.NoRun || serr == nil {
+		if ref, err = equalTimeReference(ctx, pp, &eq, dir, o.Seed); err != nil {
+			return row, err
+		}
+	} else {
+		eq.Note = "reference not kept"
 	}
 	row.Reference, row.RefStep, row.RefTime, row.Note = eq.Reference, eq.RefStep, eq.RefTime, eq.Note
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := learnedCell(ctx, p, m, b, o.CPU, ref, dir, o.Seed)
+			c, err := learnedCell(ctx, p, m, b, o.CPU, ref, dir, o.Seed, o.NoRun)
+			if errors.Is(err, errNotKept) {
+				row.Missing++
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "learned: %-14s %-8s %8s: not kept in %s\n", row.Graph, m, report.Seconds(b.Seconds()), dir)
+				}
+				continue
+			}
 			if err != nil {
 				row.Missing++
 				if ctx.Err() != nil {
@@ -189,8 +214,9 @@ func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.Learned
 // learnedCell runs method m for budget b (CPU time if cpu, else wall
 // time) with ref as its Reference, recording the curve of its best step
 // time, or reads the cell from dir. A method that fails gives a cell
-// with its error.
-func learnedCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, dir string, seed uint64) (report.LearnedCell, error) {
+// with its error. With noRun it only reads: errNotKept if dir does not
+// keep the cell.
+func learnedCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, dir string, seed uint64, noRun bool) (report.LearnedCell, error) {
 	path := ""
 	if dir != "" {
 		kind := "s"
@@ -204,6 +230,9 @@ func learnedCell(ctx context.Context, p *optimize.Problem, m string, b time.Dura
 		}
 	}
 	c := report.LearnedCell{Method: m, Budget: b.Seconds()}
+	if noRun {
+		return c, errNotKept
+	}
 	opt, err := methods.New(m, methods.Options{Reference: ref})
 	if err != nil {
 		return c, err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -148,5 +149,70 @@ func TestLearnedExpert(t *testing.T) {
 		if (g.ExpertStep > 0) != tc.step || !strings.HasPrefix(g.ExpertNote, tc.note) || (tc.note == "") != (g.ExpertNote == "") {
 			t.Errorf("%s: expert %v %q", tc.name, g.ExpertStep, g.ExpertNote)
 		}
+	}
+}
+
+// TestLearnedSharedDir: two runs at once (as two processes, one per
+// graph) keep their cells in one dir without touching each other's; a
+// NoRun run over both graphs then reads every cell back as kept, runs
+// none, and counts the cells of a budget nobody ran as missing.
+func TestLearnedSharedDir(t *testing.T) {
+	dir := t.TempDir()
+	graphs := []string{"../examples/mlp.json", "../examples/tiny.json"}
+	budget := []time.Duration{200 * time.Millisecond}
+	runs := make([]report.Learned, len(graphs))
+	errs := make([]error, len(graphs))
+	var wg sync.WaitGroup
+	for i, g := range graphs {
+		wg.Go(func() {
+			o := LearnedOptions{Graphs: []string{g}, Methods: []string{"hdp", "go"}, Budgets: budget, Seed: 2, Dir: dir}
+			o.Cluster.GPUs = 2
+			runs[i], errs[i] = Learned(context.Background(), o)
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("%s: %v", graphs[i], err)
+		}
+	}
+	o := LearnedOptions{Graphs: graphs, Methods: []string{"hdp", "go"}, Budgets: append(budget, time.Hour), Seed: 2, Dir: dir, NoRun: true}
+	o.Cluster.GPUs = 2
+	start := time.Now()
+	sum, err := Learned(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("the summary took %v: it ran something", took)
+	}
+	if len(sum.Graphs) != 2 || len(sum.Summary) != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for i, g := range sum.Graphs {
+		// The hour-long budget's cells were never run: missing.
+		if g.Missing != 2 || len(g.Cells) != 2 {
+			t.Errorf("%s: %d cells, %d missing; want 2 and 2", g.Graph, len(g.Cells), g.Missing)
+		}
+		want := runs[i].Graphs[0]
+		if !reflect.DeepEqual(g.Cells, want.Cells) || g.Reference != want.Reference || g.RefStep != want.RefStep {
+			t.Errorf("%s: the summary's cells differ from the run's", g.Graph)
+		}
+	}
+	if sum.Summary[0].Pairs != 2 || sum.Summary[1].Pairs != 0 {
+		t.Errorf("go-hdp pairs %d and %d, want 2 (the run budget) and 0", sum.Summary[0].Pairs, sum.Summary[1].Pairs)
+	}
+	// NoRun on an empty dir: every cell missing, no reference run.
+	o.Dir = t.TempDir()
+	empty, err := Learned(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := empty.Graphs[0]; g.Missing != 4 || len(g.Cells) != 0 || g.Reference != "" || g.Note != "reference not kept" {
+		t.Errorf("empty dir: %+v", g)
+	}
+	o.Dir = ""
+	if _, err := Learned(context.Background(), o); err == nil {
+		t.Error("NoRun without a dir accepted")
 	}
 }

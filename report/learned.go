@@ -42,7 +42,7 @@ type LearnedGraph struct {
 	Cells     []LearnedCell `json:"cells"`                   // methods x budgets, method-major
 	Error     string        `json:"error,omitempty"`         // why the graph has no cells
 	Note      string        `json:"note,omitempty"`          // e.g. "no valid reference"
-	Missing   int           `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
+	Missing   int           `json:"missing_cells,omitempty"` // cells not run yet (interrupted, or not kept with --no-run)
 }
 
 // LearnedCell is one method on one graph at one budget.
@@ -273,6 +273,11 @@ func WriteLearned(w io.Writer, l Learned) error {
 			if g.Reference != "" {
 				fmt.Fprintf(w, "%s: reference (go's anchor) %s %s, from the quick baselines in %s of wall time outside the budget%s\n",
 					g.Graph, g.Reference, Seconds(g.RefStep), Seconds(g.RefTime), noteSuffix(g.Note))
+			} else if g.Note != "" {
+				fmt.Fprintf(w, "%s: %s\n", g.Graph, g.Note)
+			}
+			if g.Missing > 0 {
+				fmt.Fprintf(w, "%s: %d of %d cells missing (not run yet, or not kept)\n", g.Graph, g.Missing, len(l.Methods)*len(l.Budgets))
 			}
 		}
 		if bi >= len(l.Summary) {

@@ -43,12 +43,22 @@ every method against time, the expert and the reference as dashed lines.
 
 A full run takes budgets x methods x graphs of time: with --dir every
 finished cell (curve included) is kept and a rerun with the same --dir and
---seed skips it (Ctrl-C keeps what finished); the plots are redrawn from them.`,
+--seed skips it (Ctrl-C keeps what finished); the plots are redrawn from them.
+Several processes may share one --dir, each with its own --graphs (each
+graph's cells are files of their own): a last run with --no-run over all
+the graphs then reads every kept cell, runs none, and prints the whole
+table, the claims and the plots.`,
 		Example: `  # A few minutes: one graph, one short CPU-time budget.
   placer report learned --graphs rnnlm2 --budgets 30s --cpu --dir learned-quick --plot-dir learned-quick/plots
 
   # The issue's measurement (7 graphs x 3 methods x 50 minutes):
-  placer report learned --budgets 5m,15m,30m --dir out/learned --plot-dir out/learned/plots`,
+  placer report learned --budgets 5m,15m,30m --dir out/learned --plot-dir out/learned/plots
+
+  # The same, one process per graph at once, then the summary of them all:
+  for g in rnnlm2 rnnlm4 gnmt2 gnmt4 trxl2 inception_b32 amoebanet; do
+    GOMAXPROCS=2 placer report learned --graphs $g --budgets 5m,15m,30m --cpu --dir out/learned -q > out/learned-$g.txt &
+  done; wait
+  placer report learned --budgets 5m,15m,30m --cpu --dir out/learned --no-run --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -57,6 +67,9 @@ finished cell (curve included) is kept and a rerun with the same --dir and
 			}
 			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
 				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
+			}
+			if o.NoRun && o.Dir == "" {
+				return usagef("--no-run reports the cells kept in --dir: give --dir")
 			}
 			if err := report.CheckPlotPath("plot." + o.plotFormat); err != nil {
 				return usagef("--plot-format: %v", err)
@@ -87,6 +100,7 @@ finished cell (curve included) is kept and a rerun with the same --dir and
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (time budgets make step counts vary)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
+	f.BoolVar(&o.NoRun, "no-run", false, "run no cell: report the cells kept in --dir (missing ones are counted), e.g. after one process per graph")
 	f.StringVar(&o.plotDir, "plot-dir", "", "write one learning-curve plot per graph and budget to `DIR` (<graph>@<GPUs>-<budget>s.<format>)")
 	f.StringVar(&o.plotFormat, "plot-format", "svg", "format of the plots: png, svg or pdf")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (cells with their curves)")

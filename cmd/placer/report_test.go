@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -108,6 +109,16 @@ func TestReportLearnedCommand(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Graphs) != 1 || len(rep.Graphs[0].Cells) != 2 || len(rep.Graphs[0].Cells[1].Curve) == 0 || rep.Summary[0].Pairs != 1 {
 		t.Fatalf("json %v: %s", err, out)
 	}
+	// --no-run with a budget never run: the kept cells, the others
+	// counted as missing.
+	noRun := append(slices.Clone(args[:len(args)-4]), "--budgets", "200ms,1h", "--no-run")
+	code, out, errs = placer(t, noRun...)
+	if code != 0 {
+		t.Fatalf("--no-run: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "mlp: 2 of 4 cells missing") || !strings.Contains(errs, "not kept in") || !strings.Contains(out, "go ahead of hdp on 1 of 1") {
+		t.Errorf("--no-run: %s\n%s", out, errs)
+	}
 }
 
 func TestReportLearnedUsageErrors(t *testing.T) {
@@ -118,6 +129,7 @@ func TestReportLearnedUsageErrors(t *testing.T) {
 		{"report", "learned", "--gpus", "9"},
 		{"report", "learned", "--plot-format", "gif"},
 		{"report", "learned", "extra"},
+		{"report", "learned", "--no-run"},
 	} {
 		code, _, errs := placer(t, args...)
 		if code != 2 || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
