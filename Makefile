@@ -168,6 +168,26 @@ default-model: deps
 		--checkpoint-every 500 --out $(DM_WORK)/default.policy -q
 	cp $(DM_WORK)/default.policy $(DEFAULT_MODEL)
 
+# The default REGAL model embedded in placer (regal/defaultmodel), which the
+# methods regal and regal-zero-shot use: REGAL's policy trained for step
+# time on 2 V100s with REGAL's synchronous transfers, over the 100 training
+# graphs of 120 REGAL synthetic graphs (all four families, seed 1) and 2
+# augmented copies of wavenet2x18, from a fixed seed and step count, so the
+# same placer gives the same file. About 7 minutes on 2 shared CPU cores
+# (docs/regal.md). Rebuild placer afterwards to embed it.
+REGAL_MODEL := regal/defaultmodel/data/default.regal
+RM_WORK     := out/regal-model
+RM_STEPS    ?= 600
+
+.PHONY: regal-model
+regal-model: deps
+	rm -rf $(RM_WORK) && mkdir -p $(RM_WORK)
+	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(RM_WORK)/synth
+	$(GO) run ./cmd/placer regal train --graphs $(RM_WORK)/synth/train --workloads wavenet2x18 --copies 2 \
+		--gpus 2 --sync-transfers --seed 1 --steps $(RM_STEPS) --out $(RM_WORK)/default.regal -q > $(RM_WORK)/train.txt
+	cat $(RM_WORK)/train.txt
+	cp $(RM_WORK)/default.regal $(REGAL_MODEL)
+
 # The transfer experiment of GDP fig. 2 / GO fig. 5 (placer report
 # generalization, docs/transfer.md): each of the six families held out in
 # turn, pre-trained on the other five's smallest workloads; expert, best

@@ -43,7 +43,8 @@ type Point struct {
 // Reward(objective, uniform BRKGA's objective at the same budget) (the
 // reference is computed once per graph). The baseline of a sample is the
 // mean reward of the graph's other samples (leave-one-out; REGAL learns a
-// baseline network instead). One Adam step (gradients clipped to norm 10,
+// baseline network instead); advantages are divided by the step's
+// root-mean-square advantage. One Adam step (gradients clipped to norm 10,
 // as REGAL A.14) follows each step.
 //
 // Runs are deterministic: step i's randomness depends only on Seed and i,
@@ -354,18 +355,36 @@ func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], o
 	pt.BestReward = math.Inf(-1)
 	uniM, uniV, hasUni := uniformBuckets(cfg)
 	groups := 0
+	// Advantages: each reward less the mean of its graph's other samples,
+	// divided by the step's root-mean-square advantage (so that the step
+	// size, and the weight of the entropy bonus, do not depend on how far
+	// rewards spread on these graphs).
+	advs := make([]float64, len(runs))
+	ms := 0.0
 	for b := range batch {
 		rs := runs[b*samples : (b+1)*samples]
 		sum := 0.0
 		for _, ru := range rs {
 			sum += ru.reward
 		}
+		for i, ru := range rs {
+			a := ru.reward - (sum-ru.reward)/float64(samples-1)
+			advs[b*samples+i] = a
+			ms += a * a / float64(len(runs))
+		}
+	}
+	if rms := math.Sqrt(ms); rms > 1e-9 {
+		for i := range advs {
+			advs[i] /= rms
+		}
+	}
+	for b := range batch {
+		rs := runs[b*samples : (b+1)*samples]
 		in := inputs[rs[0].gi]
 		dl := make([]float32, len(fw[b].logits))
 		tmp := make([]float32, len(fw[b].logits))
-		for _, ru := range rs {
-			base := (sum - ru.reward) / float64(samples-1)
-			adv := (ru.reward - base) / float64(batch*samples)
+		for i, ru := range rs {
+			adv := advs[b*samples+i] / float64(batch*samples)
 			_, ent := Grad(cfg, fw[b].logits, in.N, ru.a, adv, entCoef/float64(batch*samples), tmp)
 			for j, v := range tmp {
 				dl[j] += v

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/placer/placer/optimize"
@@ -92,6 +93,14 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 				return usagef("%v", err)
 			}
 			o.Train.Checkpoint = o.out
+			// The flag conventions: --entropy 0 is none, --checkpoint-every
+			// 0 only on stop and at the end.
+			if o.Train.Entropy == 0 {
+				o.Train.Entropy = -1
+			}
+			if o.Train.CheckpointEvery == 0 {
+				o.Train.CheckpointEvery = math.MaxInt
+			}
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "regal train"}
@@ -130,7 +139,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 	f.IntVar(&o.Train.Batch, "batch", 2, "graphs per step")
 	f.IntVar(&o.Train.Evaluations, "evaluations", 1000, "BRKGA's evaluation budget during training (REGAL trains at 1,000)")
 	f.Float64Var(&o.Train.LearningRate, "lr", 3e-3, "Adam's step size")
-	f.Float64Var(&o.Train.Entropy, "entropy", 0.01, "entropy bonus per gene group (negative = none)")
+	f.Float64Var(&o.Train.Entropy, "entropy", 0.01, "entropy bonus per gene group (0 = none)")
 	f.IntVar(&o.Train.Config.Layers, "layers", 2, "GraphSAGE layers (message-passing rounds)")
 	f.IntVar(&o.Train.Config.Dim, "dim", 32, "node embedding width")
 	f.IntVar(&o.Train.Config.MeanBuckets, "mean-buckets", 5, "quantization levels of the Beta means")
