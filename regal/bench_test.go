@@ -9,6 +9,19 @@ import (
 	"github.com/placer/placer/optimize/optimizetest"
 )
 
+// benchModel is the embedded default model's file when it is there (the
+// Beta shapes it picks set the sampling cost), else an untrained one.
+func benchModel(b *testing.B) *Model {
+	if m, err := Load("defaultmodel/data/default.regal"); err == nil {
+		return m
+	}
+	m, err := NewModel(Config{}, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
 func bench1000(b *testing.B) *optimize.Problem {
 	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 1000, Width: 8, Seed: 1})
 	p, err := optimizetest.NewProblem(g, 2, 0)
@@ -24,10 +37,7 @@ func bench1000(b *testing.B) *optimize.Problem {
 // its per-gene Betas (Mutants).
 func BenchmarkInfer1000(b *testing.B) {
 	p := bench1000(b)
-	m, err := NewModel(Config{}, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	b.Run("logits", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
@@ -51,10 +61,7 @@ func BenchmarkInfer1000(b *testing.B) {
 // with uniform mutants at the same budget.
 func BenchmarkREGAL5000(b *testing.B) {
 	p := bench1000(b)
-	m, err := NewModel(Config{}, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m := benchModel(b)
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: 5000}, Seed: 1}
 	for _, c := range []struct {
 		name string
