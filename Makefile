@@ -116,6 +116,7 @@ fuzz:
 	$(GO) test ./workloads/msrfiddle $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/costgraph $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/onnx $(FUZZFLAGS) -fuzz FuzzDecode
+	$(GO) test ./regal $(FUZZFLAGS) -fuzz FuzzRead
 
 # The Go code generated from the .proto declarations (committed; builds need
 # neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs

@@ -78,11 +78,11 @@ func (m *Model) file(st *trainState) *file {
 
 // WriteTo writes the model file to w.
 func (m *Model) WriteTo(w io.Writer) (int64, error) {
-	js, err := json.Marshal(m.file(nil))
+	js, err := encode(m.file(nil))
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(append(js, '\n'))
+	n, err := w.Write(js)
 	return int64(n), err
 }
 
@@ -149,10 +149,11 @@ func readFile(r io.Reader, name string) (*Model, *trainState, error) {
 	return m, f.Train, nil
 }
 
-func mustJSON(f *file) []byte {
+// encode is the model file's bytes (an error for non-finite weights).
+func encode(f *file) ([]byte, error) {
 	js, err := json.Marshal(f)
-	if err != nil { // unreachable: the file holds finite numbers and strings
-		panic(err)
+	if err != nil {
+		return nil, fmt.Errorf("regal: model file: %w", err)
 	}
-	return append(js, '\n')
+	return append(js, '\n'), nil
 }

@@ -224,7 +224,11 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		am, av, at := opt.State()
 		st := &trainState{Seed: r.Seed, Step: r.Step, Elapsed: r.Elapsed.Seconds(), Graphs: names, Objective: t.Objective.String(),
 			AdamM: am, AdamV: av, AdamT: at, Curve: r.Curve}
-		return atomicfile.WriteBytes(t.Checkpoint, mustJSON(m.file(st)))
+		js, err := encode(m.file(st))
+		if err != nil {
+			return err
+		}
+		return atomicfile.WriteBytes(t.Checkpoint, js)
 	}
 
 	// The inputs (neighbour samples fixed per graph) and uniform BRKGA's
