@@ -116,6 +116,7 @@ fuzz:
 	$(GO) test ./workloads/msrfiddle $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/costgraph $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/onnx $(FUZZFLAGS) -fuzz FuzzDecode
+	$(GO) test ./regal $(FUZZFLAGS) -fuzz FuzzRead
 
 # The Go code generated from the .proto declarations (committed; builds need
 # neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs
@@ -188,6 +189,26 @@ default-head: deps
 	$(GO) run ./cmd/placer pretrain --scored --workloads rnnlm2,wavenet2x18,inception_b32 --graphs $(DH_WORK)/synth/train \
 		--gpus 2 --extra-gpus 4 --seed 1 --steps $(DH_VISITS) --visit-evals 2000 --out $(DH_WORK)/default.head -q
 	cp $(DH_WORK)/default.head $(DEFAULT_HEAD)
+
+# The default REGAL model embedded in placer (regal/defaultmodel), which the
+# methods regal and regal-zero-shot use: REGAL's policy trained for step
+# time on 2 V100s with REGAL's synchronous transfers, over the 100 training
+# graphs of 120 REGAL synthetic graphs (all four families, seed 1) and 2
+# augmented copies of wavenet2x18, from a fixed seed and step count, so the
+# same placer gives the same file. About 7 minutes on 2 shared CPU cores
+# (docs/regal.md). Rebuild placer afterwards to embed it.
+REGAL_MODEL := regal/defaultmodel/data/default.regal
+RM_WORK     := out/regal-model
+RM_STEPS    ?= 600
+
+.PHONY: regal-model
+regal-model: deps
+	rm -rf $(RM_WORK) && mkdir -p $(RM_WORK)
+	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(RM_WORK)/synth
+	$(GO) run ./cmd/placer regal train --graphs $(RM_WORK)/synth/train --workloads wavenet2x18 --copies 2 \
+		--gpus 2 --sync-transfers --seed 1 --steps $(RM_STEPS) --out $(RM_WORK)/default.regal -q > $(RM_WORK)/train.txt
+	cat $(RM_WORK)/train.txt
+	cp $(RM_WORK)/default.regal $(REGAL_MODEL)
 
 # The transfer experiment of GDP fig. 2 / GO fig. 5 (placer report
 # generalization, docs/transfer.md): each of the six families held out in

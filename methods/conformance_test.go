@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/policy"
+	"github.com/placer/placer/regal"
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
@@ -195,6 +196,9 @@ func (u untrainedFor) Optimize(ctx context.Context, p *optimize.Problem, s *opti
 	}
 	o := u.o
 	o.Trained = pol
+	if o.Regal, err = regal.NewModel(regal.Config{Dim: 8, Hidden: 8}, 1); err != nil {
+		return nil, err
+	}
 	opt, err := methods.New(u.name, o)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,8 @@ import (
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/ppo"
+	"github.com/placer/placer/regal"
+	regaldefault "github.com/placer/placer/regal/defaultmodel"
 	"github.com/placer/placer/rl17"
 )
 
@@ -70,6 +72,10 @@ type Options struct {
 	// step time.
 	OnStep func(pt learn.Point, refStep float64)
 
+	// Regal is the REGAL model regal and regal-zero-shot place with; nil
+	// = the embedded default model.
+	Regal *regal.Model
+
 	// Classical searches.
 
 	// Start is local-search's and sa's initial placement (see
@@ -89,7 +95,8 @@ type Entry struct {
 	// named.
 	Compared bool
 	// Pretrained marks the methods that place with a pre-trained model:
-	// Options.Trained, or the embedded default model when it is nil.
+	// Options.Trained (Options.Regal for regal and regal-zero-shot), or
+	// the embedded default model when it is nil.
 	// (go also takes Options.Trained, as the network to fine-tune, but
 	// starts from a new one by default.)
 	Pretrained bool
@@ -134,6 +141,8 @@ func init() {
 		{"go-scored-zero-shot", Learned, "go-scored's pre-trained move head, never updated: zero-shot picks", false, false, true, newScored("go-scored-zero-shot")},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
+		{"regal", Learned, "REGAL: a pre-trained graph network picks each gene's Beta distribution for BRKGA's mutants", false, false, true, newRegal},
+		{"regal-zero-shot", Learned, "REGAL's network without genetic search: its Beta means decoded, best of a few samples", false, false, true, newRegalZeroShot},
 		{"hdp", Learned, "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", false, false, false, newHDP},
 	}
 }
@@ -324,6 +333,38 @@ func newZeroShot(o Options) (optimize.Optimizer, error) {
 		z.Reference = o.Reference.Decision
 	}
 	return z, nil
+}
+
+// regalModel is o.Regal, else the embedded default REGAL model.
+func regalModel(o Options, name string) (*regal.Model, error) {
+	if o.Regal != nil {
+		return o.Regal, nil
+	}
+	m, err := regaldefault.Load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return m, nil
+}
+
+func newRegal(o Options) (optimize.Optimizer, error) {
+	m, err := regalModel(o, "regal")
+	if err != nil {
+		return nil, err
+	}
+	return &regal.REGAL{Model: m}, nil
+}
+
+// newRegalZeroShot takes Options.Samples decisions (0 = 16).
+func newRegalZeroShot(o Options) (optimize.Optimizer, error) {
+	if o.Samples < 0 {
+		return nil, fmt.Errorf("regal-zero-shot: samples %d: want at least 1", o.Samples)
+	}
+	m, err := regalModel(o, "regal-zero-shot")
+	if err != nil {
+		return nil, err
+	}
+	return &regal.ZeroShot{Model: m, Samples: o.Samples}, nil
 }
 
 // newRL17 is the 2017 RL placer with K = Options.Samples and Adam's step

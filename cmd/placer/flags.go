@@ -57,6 +57,12 @@ var flagRanges = map[string]flagRange{
 	"time":             {0, year.Seconds(), "a duration (90s, 30m); 0 = none"},
 	"pretrain-time":    {0, year.Seconds(), "a duration; 0 = none"},
 	"search-time":      {0, year.Seconds(), "a duration; 0 = none"},
+	"batch":            {0, 4096, "0 = the command's default"},
+	"copies":           {1, 1000, "augmented copies per workload"},
+	"layers":           {1, 8, "graph network layers"},
+	"dim":              {1, 512, "node embedding width"},
+	"mean-buckets":     {2, 64, "quantization levels"},
+	"var-buckets":      {1, 64, "quantization levels"},
 }
 
 // checkFlags checks every flag given on cmd's command line against

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/regal"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(newRegalCmd) }
+
+// newRegalCmd is the parent of REGAL's commands.
+func newRegalCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "regal",
+		Short: "REGAL: train the graph network that steers BRKGA's mutants (docs/regal.md)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newRegalTrainCmd(s))
+	return cmd
+}
+
+type regalTrainOptions struct {
+	regal.TrainJob
+	workloads string
+	tasks     string
+	objective string
+	out       string
+	JSON      bool
+	quiet     bool
+}
+
+// regalTrainReport is what `placer regal train` prints.
+type regalTrainReport struct {
+	Model     string             `json:"model"`
+	Objective string             `json:"objective"`
+	Seed      uint64             `json:"seed"`
+	Steps     int                `json:"steps"`
+	Elapsed   float64            `json:"elapsed_s"`
+	Status    string             `json:"status"`
+	Uniform   map[string]float64 `json:"uniform_brkga_objective"`
+	Curve     []regal.Point      `json:"curve"`
+}
+
+func newRegalTrainCmd(s *streams) *cobra.Command {
+	o := &regalTrainOptions{}
+	cmd := &cobra.Command{
+		Use:   "train (--graphs DIR | --workloads LIST) --out MODEL",
+		Short: "Train REGAL's policy as a contextual bandit with REINFORCE",
+		Long: `Train REGAL's graph network (docs/regal.md): per step, --batch graphs in
+turn; for each, --samples draws of the per-node Beta buckets, BRKGA run
+with each draw's mutant distributions for --evaluations evaluations, and the
+reward -(objective / uniform BRKGA's objective at the same budget). The
+training set is every native JSON graph under --graphs (REGAL's synthetic
+graphs: placer workloads synth) and --copies augmented copies of each
+built-in workload of --workloads (each tensor size and op time times
+U(0.5, 1.5)).
+
+The model file (--out) is written atomically every --checkpoint-every steps,
+on Ctrl-C and at the end, with the training state (weights, Adam, curve);
+--resume MODEL continues exactly where it stopped. 'placer baselines
+--methods regal,regal-zero-shot --regal-model MODEL' uses it.`,
+		Example: `  placer workloads synth --family all --count 120 --seed 1 -o synth/
+  placer regal train --graphs synth/train --gpus 2 --sync-transfers --steps 300 --out regal.model
+  placer regal train --graphs synth/train --workloads wavenet2x18 --copies 2 --gpus 2 --sync-transfers --time 10m --out regal.model`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.workloads != "" {
+				o.Workloads = strings.Split(o.workloads, ",")
+			}
+			if o.GraphsDir == "" && len(o.Workloads) == 0 {
+				return usagef("give --graphs DIR or --workloads LIST")
+			}
+			if o.out == "" {
+				return usagef("give --out MODEL (the model file to write)")
+			}
+			var err error
+			if o.Tasks, err = optimize.ParseTasks(o.tasks); err != nil {
+				return usagef("--tasks: %v", err)
+			}
+			if o.Train.Objective, err = regal.ParseObjective(o.objective); err != nil {
+				return usagef("--objective: %v", err)
+			}
+			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Copies < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 {
+				return usagef("--steps, --time, --copies, --samples, --batch and --evaluations must not be negative")
+			}
+			if err := o.Train.Config.Check(); err != nil {
+				return usagef("%v", err)
+			}
+			o.Train.Checkpoint = o.out
+			// The flag conventions: --entropy 0 is none, --checkpoint-every
+			// 0 only on stop and at the end.
+			if o.Train.Entropy == 0 {
+				o.Train.Entropy = -1
+			}
+			if o.Train.CheckpointEvery == 0 {
+				o.Train.CheckpointEvery = math.MaxInt
+			}
+			if !o.quiet {
+				o.Progress = s.Err
+				bar := &lazyBar{w: s.Err, what: "regal train"}
+				o.Train.OnStep = func(pt regal.Point) {
+					bar.step(o.Train.Steps, pt.Step, fmt.Sprintf("reward %.4f (best %.4f), entropy %.3f", pt.MeanReward, pt.BestReward, pt.Entropy))
+				}
+				defer bar.finish()
+			}
+			r, err := o.Run(cmd.Context())
+			s.kept = "nothing trained yet, no model written"
+			if r == nil {
+				return err
+			}
+			s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", o.out, o.out)
+			rep := regalTrainReport{Model: o.out, Objective: o.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(),
+				Status: r.Status.String(), Uniform: r.Uniform, Curve: r.Curve}
+			if err == nil {
+				err = cmd.Context().Err()
+			}
+			return emit(s, o.JSON, rep, func() error { return writeRegalTrain(s, rep) }, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
+	f.StringVar(&o.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
+	f.IntVar(&o.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
+	addClusterFlags(cmd, &o.Cluster)
+	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's)"
+	f.BoolVar(&o.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	f.StringVar(&o.tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
+	f.StringVar(&o.objective, "objective", "step-time", "what the reward measures: step-time or peak-memory")
+	f.IntVar(&o.Train.Steps, "steps", 0, "total steps across --resume (default 100, or unlimited with --time)")
+	f.DurationVar(&o.Train.Time, "time", 0, "stop after this wall time (e.g. 5m)")
+	f.Uint64Var(&o.Train.Seed, "seed", 0, "random seed: same seed, same model (ignored with --resume: the checkpoint's)")
+	f.IntVar(&o.Train.Samples, "samples", 4, "actions drawn per graph and step (at least 2)")
+	f.IntVar(&o.Train.Batch, "batch", 2, "graphs per step")
+	f.IntVar(&o.Train.Evaluations, "evaluations", 1000, "BRKGA's evaluation budget during training (REGAL trains at 1,000)")
+	f.Float64Var(&o.Train.LearningRate, "lr", 3e-3, "Adam's step size")
+	f.Float64Var(&o.Train.Entropy, "entropy", 0.01, "entropy bonus per gene group (0 = none)")
+	f.IntVar(&o.Train.Config.Layers, "layers", 2, "GraphSAGE layers (message-passing rounds)")
+	f.IntVar(&o.Train.Config.Dim, "dim", 32, "node embedding width")
+	f.IntVar(&o.Train.Config.MeanBuckets, "mean-buckets", 5, "quantization levels of the Beta means")
+	f.IntVar(&o.Train.Config.VarBuckets, "var-buckets", 5, "quantization levels of the Beta variances")
+	f.IntVar(&o.Train.CheckpointEvery, "checkpoint-every", 20, "write the model every `N` steps (and on Ctrl-C and at the end)")
+	f.StringVar(&o.Train.Resume, "resume", "", "continue from a checkpoint `FILE`")
+	f.StringVarP(&o.out, "out", "o", "", "the model `FILE` to write")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}
+
+func writeRegalTrain(s *streams, rep regalTrainReport) error {
+	// The curve in up to 20 rows, each the mean over its stretch of steps.
+	var rows [][]string
+	n := len(rep.Curve)
+	parts := min(n, 20)
+	for i := 0; i < parts; i++ {
+		lo, hi := i*n/parts, (i+1)*n/parts
+		var mean, best, ent, uni float64
+		for _, p := range rep.Curve[lo:hi] {
+			k := float64(hi - lo)
+			mean += p.MeanReward / k
+			best += p.BestReward / k
+			ent += p.Entropy / k
+			uni += p.Uniform / k
+		}
+		rows = append(rows, []string{fmt.Sprintf("%d-%d", rep.Curve[lo].Step, rep.Curve[hi-1].Step), fmt.Sprintf("%.4f", mean), fmt.Sprintf("%.4f", best),
+			fmt.Sprintf("%.3f", ent), fmt.Sprintf("%.1f%%", 100*uni)})
+	}
+	if len(rows) > 0 {
+		if err := report.Table(s.Out, []string{"steps", "mean reward", "best reward", "entropy", "uniform buckets"}, rows); err != nil {
+			return err
+		}
+		fmt.Fprintln(s.Out, "reward: -(objective / uniform BRKGA's objective at the same budget); above -1 beats uniform BRKGA")
+	}
+	fmt.Fprintf(s.Out, "regal train: %d graphs, %s, %d steps in %s, seed %d (%s)\n", len(rep.Uniform), rep.Objective, rep.Steps, report.Seconds(rep.Elapsed), rep.Seed, rep.Status)
+	fmt.Fprintf(s.Out, "model written to %s\n", rep.Model)
+	return nil
+}

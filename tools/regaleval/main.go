@@ -1,0 +1,107 @@
+// Command regaleval compares REGAL with BRKGA at the same evaluation
+// budget and seeds (1, 2, 3) on graph files or built-in workloads, on 2
+// V100s with REGAL's synchronous transfers, placement and scheduling:
+// regal with sampled buckets, with the most likely buckets (greedy), and
+// regal-zero-shot, each as the mean % improvement over BRKGA (positive =
+// better), beside the single-GPU step time. -untrained uses a fresh
+// network (the control); -model a model file. docs/regal.md records its
+// runs.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/placer/placer/baseline"
+	"github.com/placer/placer/brkga"
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/regal"
+	"github.com/placer/placer/roofline"
+)
+
+func main() {
+	model := flag.String("model", "regal/defaultmodel/data/default.regal", "REGAL model file")
+	glob := flag.String("graphs", "", "graph files (a glob)")
+	evals := flag.Int("evals", 5000, "evaluation budget")
+	untrained := flag.Bool("untrained", false, "an untrained network (the control)")
+	wl := flag.String("workloads", "", "built-in workloads, comma-separated, instead of -graphs")
+	flag.Parse()
+	if err := run(*model, *glob, *wl, *evals, *untrained); err != nil {
+		fmt.Fprintln(os.Stderr, "regaleval:", err)
+		os.Exit(1)
+	}
+}
+
+func run(model, glob, wl string, evals int, untrained bool) error {
+	var m *regal.Model
+	var err error
+	if untrained {
+		m, err = regal.NewModel(regal.Config{}, 1)
+	} else {
+		m, err = regal.Load(model)
+	}
+	if err != nil {
+		return err
+	}
+	files, err := filepath.Glob(glob)
+	if err != nil {
+		return err
+	}
+	if wl != "" {
+		files = strings.Split(wl, ",")
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no graphs: give -graphs GLOB or -workloads LIST")
+	}
+	ctx := context.Background()
+	var sumS, sumG, sumZ float64
+	for _, f := range files {
+		spec := inputs.GraphSpec{Path: f, Format: "native"}
+		if wl != "" {
+			spec = inputs.GraphSpec{Workload: f}
+		}
+		g, meta, err := inputs.Graph(spec)
+		if err != nil {
+			return err
+		}
+		c, err := inputs.Cluster(inputs.ClusterSpec{GPUs: 2}, meta)
+		if err != nil {
+			return err
+		}
+		p, err := optimize.NewProblem(g, c, roofline.Options{SyncTransfers: true})
+		if err != nil {
+			return err
+		}
+		p.Tasks = optimize.Tasks{Placement: true, Scheduling: true}
+		single, err := (baseline.Single{}).Optimize(ctx, p, nil)
+		if err != nil {
+			return err
+		}
+		var is, ig, iz float64
+		for s := uint64(1); s <= 3; s++ {
+			set := &optimize.Settings{Budget: optimize.Budget{Evaluations: evals}, Seed: s}
+			var rs [4]*optimize.Result
+			for i, o := range []optimize.Optimizer{&brkga.BRKGA{}, &regal.REGAL{Model: m}, &regal.REGAL{Model: m, Greedy: true}, &regal.ZeroShot{Model: m}} {
+				if rs[i], err = o.Optimize(ctx, p, set); err != nil {
+					return err
+				}
+			}
+			b := rs[0].Eval.StepTime
+			gain := func(r *optimize.Result) float64 { return (b - r.Eval.StepTime) / b * 100 / 3 }
+			is, ig, iz = is+gain(rs[1]), ig+gain(rs[2]), iz+gain(rs[3])
+			if s == 1 {
+				fmt.Printf("  seed 1: brkga %.3f regal %.3f greedy %.3f zero-shot %.3f single %.3f ms\n", b*1e3, rs[1].Eval.StepTime*1e3, rs[2].Eval.StepTime*1e3, rs[3].Eval.StepTime*1e3, single.Eval.StepTime*1e3)
+			}
+		}
+		n := float64(len(files))
+		sumS, sumG, sumZ = sumS+is/n, sumG+ig/n, sumZ+iz/n
+		fmt.Printf("%-20s sampled %+6.2f%% greedy %+6.2f%% zero-shot %+6.2f%%\n", strings.TrimSuffix(filepath.Base(f), ".json"), is, ig, iz)
+	}
+	fmt.Printf("mean: sampled %+.2f%% greedy %+.2f%% zero-shot %+.2f%%\n", sumS, sumG, sumZ)
+	return nil
+}
