@@ -117,6 +117,7 @@ fuzz:
 	$(GO) test ./workloads/costgraph $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/onnx $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./regal $(FUZZFLAGS) -fuzz FuzzRead
+	$(GO) test ./learn $(FUZZFLAGS) -fuzz FuzzDecodeMoveHead
 
 # The Go code generated from the .proto declarations (committed; builds need
 # neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs

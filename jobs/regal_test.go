@@ -16,7 +16,7 @@ import (
 // and the mlp example at small budgets, then again from the kept cells.
 func TestRegal(t *testing.T) {
 	dir := t.TempDir()
-	o := RegalOptions{Graphs: []string{"synthetic:2", "../examples/mlp.json", "msr-fiddle:" + t.TempDir()}, Methods: []string{"gp-dfs", "local-search", "brkga"},
+	o := RegalOptions{Graphs: []string{"synthetic:2", "../examples/mlp.json", "msr-fiddle:" + t.TempDir()}, Methods: []string{"gp-dfs", "local-search", "brkga"}, CurveMethods: []string{"brkga"},
 		Evaluations: 100, Budgets: []int{200, 100}, BestBudget: 400, Seed: 1, Dir: dir, Sync: true}
 	rep, err := Regal(context.Background(), o)
 	if err != nil {
