@@ -329,6 +329,12 @@ type TransferOptions struct {
 	Seed    uint64
 	Samples int // infer: decisions sampled besides the argmax (0 = 16); finetune: rollout size (0 = 16)
 
+	// Infer only: Refine is the learned part's whole wall time. What the
+	// zero-shot pass leaves of it, go-scored refines the better of the
+	// reference and the zero-shot decision (row go-zero-shot+refined);
+	// 0 = no refinement.
+	Refine time.Duration
+
 	// Finetune only.
 	Steps  int           // PPO steps (0 = 50 unless Time is set)
 	Time   time.Duration // wall-time limit (0 = none)
@@ -423,7 +429,35 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rep, err := learnedReport(p, b, learned{method: res.Method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
+	zeroShot := learned{method: res.Method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}
+	left := o.Refine - time.Since(start)
+	if o.Refine <= 0 || left <= 0 || ctx.Err() != nil {
+		rep, err := learnedReport(p, b, zeroShot, o.Seed, o.Out)
+		if err != nil {
+			return rep, err
+		}
+		return rep, ctx.Err()
+	}
+	// The zero-shot row joins the table; the refined one is the result.
+	zrow := report.BaselinesRow{Method: zeroShot.method, SearchTime: zeroShot.elapsed.Seconds()}
+	fillRow(&zrow, res, p)
+	b.Rows = append(b.Rows, zrow)
+	from := res
+	if ref != nil && !optimize.Better(&res.Eval, &ref.Eval) {
+		from = ref
+	}
+	opt, err := methods.New("go-scored", methods.Options{Reference: from})
+	if err != nil {
+		return SearchReport{}, err
+	}
+	rres, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Time: left}, Seed: o.Seed})
+	if err != nil {
+		return SearchReport{}, fmt.Errorf("infer: refining: %w", err)
+	}
+	if rres.Learning != nil && res.Learning != nil {
+		rres.Learning.OnePass, rres.Learning.OnePassValid = res.Learning.OnePass, res.Learning.OnePassValid
+	}
+	rep, err := learnedReport(p, b, learned{method: "go-zero-shot+refined", res: rres, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}

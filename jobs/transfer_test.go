@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn"
@@ -50,12 +51,13 @@ func pretrained(t *testing.T) string {
 	return model
 }
 
-func checkResult(t *testing.T, rep SearchReport, method string) {
+func checkResult(t *testing.T, rep SearchReport, method string, before ...string) {
 	t.Helper()
 	rows := rep.Comparison.Rows
 	// The quick baselines, the schedulers on TensorFlow's default
 	// placement, the best one's fusion variants, then the method.
-	want := append(slices.Clone(SearchReferenceMethods), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", "BEST+reverse-fusion", "BEST+no-fusion", method)
+	want := append(slices.Clone(SearchReferenceMethods), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", "BEST+reverse-fusion", "BEST+no-fusion")
+	want = append(append(want, before...), method)
 	var got []string
 	for _, r := range rows {
 		name := r.Method
@@ -96,6 +98,20 @@ func TestPretrainInferFinetune(t *testing.T) {
 	if rep.Result.Evaluations != 5 {
 		t.Fatalf("zero-shot evaluated %d decisions, want 4 samples + argmax", rep.Result.Evaluations)
 	}
+	// With --refine, go-scored refines from the better of the reference and
+	// the zero-shot decision: the zero-shot row stays in the table, the
+	// refined result is no worse, and it keeps the one-pass step time.
+	zs := rep.Result
+	o.Refine, o.Out = time.Second, filepath.Join(dir, "refined.json")
+	rrep, err := Infer(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkResult(t, rrep, "go-zero-shot+refined", "go-zero-shot")
+	if rrep.Result.StepTime > zs.StepTime || rrep.Result.OnePass != zs.OnePass || rrep.Result.Evaluations <= 5 {
+		t.Errorf("refined step %v (zero-shot %v), one pass %v (%v), %d evaluations", rrep.Result.StepTime, zs.StepTime, rrep.Result.OnePass, zs.OnePass, rrep.Result.Evaluations)
+	}
+	o.Refine = 0
 	o.Out, o.Steps = filepath.Join(dir, "finetune.json"), 3
 	steps := 0
 	o.OnStep = func(learn.Point, float64, int) { steps++ }

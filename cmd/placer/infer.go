@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/learn/defaultmodel"
@@ -29,8 +30,12 @@ zero-shot inference). The quick baselines run first; the best valid one is
 the reference. One low-memory forward pass of the model, conditioned on the
 reference decision (GO's refinement input), gives every node's action
 distributions; the most likely decision and --samples decisions drawn from
-them are evaluated and the best is kept. The comparison table gets the
-go-zero-shot row, and --out writes a result file as 'placer search' does.
+them are evaluated and the best is kept (row go-zero-shot, with the
+one-pass decision's step time). Then, for what is left of --refine (3 s in
+all by default), go-scored refines the better of the reference and that
+decision: anchored local search whose moves a learned head picks,
+learning as it goes (row go-zero-shot+refined, the result). --out writes
+a result file as 'placer search' does.
 
 Without --model the default model built into placer is used ('make
 default-model' trains it).`,
@@ -41,12 +46,20 @@ default-model' trains it).`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			if o.Refine < 0 {
+				return usagef("--refine %v: want a duration of at least 0", o.Refine)
+			}
 			o.progress(s, nil)
 			rep, err := jobs.Infer(cmd.Context(), o.TransferOptions)
-			return o.write(s, rep, err, "go-zero-shot")
+			method := "go-zero-shot"
+			if rep.Result.Method != "" && rep.Result.Method != method {
+				method = "go-zero-shot+refined"
+			}
+			return o.write(s, rep, err, method)
 		},
 	}
 	o.flags(cmd, false)
+	cmd.Flags().DurationVar(&o.Refine, "refine", 3*time.Second, "the learned part's whole wall time: what the zero-shot pass leaves, go-scored spends refining the better of the reference and the zero-shot decision (row go-zero-shot+refined); 0 = no refinement")
 	return cmd
 }
 
