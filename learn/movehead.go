@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 
+	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/nn"
 )
 
@@ -126,7 +127,7 @@ func (h *MoveHead) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b)
+	return atomicfile.WriteBytes(path, b)
 }
 
 // DecodeMoveHead reads a head saved by Save; a malformed one is an error

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/placer/placer/baseline"
+	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 )
@@ -137,7 +137,7 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 		if err != nil {
 			return err
 		}
-		return writeFileAtomic(sp.Checkpoint+".state.json", b)
+		return atomicfile.WriteBytes(sp.Checkpoint+".state.json", b)
 	}
 	r.Status = optimize.BudgetReached
 	for visits == 0 || r.Visits < visits {
@@ -183,28 +183,4 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	}
 	r.Elapsed = time.Duration((prior + time.Since(start).Seconds()) * float64(time.Second))
 	return r, save()
-}
-
-// writeFileAtomic writes b to path through a temporary file renamed over
-// it.
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
