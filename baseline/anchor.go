@@ -472,22 +472,42 @@ func (a *anchored) result(ctx context.Context) (*optimize.Result, error) {
 	return a.tr.Result(ctx, a.tmpl)
 }
 
-// anchoredRound draws up to bs moves that pass keep, evaluates them as one
-// batch, and returns the moves and how many were evaluated; err is
-// optimize.ErrStopped when the run must stop.
-func (a *anchored) anchoredRound(ctx context.Context, b *abatch, bs int, keep func(m amove) (bool, float64)) (int, error) {
-	b.moves, b.aux = b.moves[:0], b.aux[:0]
-	for tries := 0; len(b.moves) < bs && tries < 4*bs; tries++ {
+// anchoredRound draws up to pool moves that pass keep, lets pick choose
+// which of them to evaluate (nil = all), evaluates those as one batch,
+// and returns how many were evaluated, leaving the moves in b.moves; err
+// is optimize.ErrStopped when the run must stop.
+func (a *anchored) anchoredRound(ctx context.Context, b *abatch, pool int, keep func(m amove) (bool, float64), pick func(drawn []amove) ([]int, error)) (int, error) {
+	b.drawn, b.drawnAux = b.drawn[:0], b.drawnAux[:0]
+	for tries := 0; len(b.drawn) < pool && tries < 4*pool; tries++ {
 		m := a.propose()
 		ok, aux := keep(m)
 		if !ok {
 			continue
 		}
-		m = a.apply(m)
+		b.drawn = append(b.drawn, m)
+		b.drawnAux = append(b.drawnAux, aux)
+	}
+	b.moves, b.aux = b.moves[:0], b.aux[:0]
+	if len(b.drawn) == 0 {
+		return 0, nil
+	}
+	b.picked = b.picked[:0]
+	if pick == nil {
+		for i := range b.drawn {
+			b.picked = append(b.picked, i)
+		}
+	} else {
+		var err error
+		if b.picked, err = pick(b.drawn); err != nil {
+			return 0, err
+		}
+	}
+	for _, i := range b.picked {
+		m := a.apply(b.drawn[i])
 		a.snapshot(&b.ds[len(b.moves)])
 		a.undo(m)
 		b.moves = append(b.moves, m)
-		b.aux = append(b.aux, aux)
+		b.aux = append(b.aux, b.drawnAux[i])
 	}
 	if len(b.moves) == 0 {
 		return 0, nil
@@ -495,14 +515,21 @@ func (a *anchored) anchoredRound(ctx context.Context, b *abatch, bs int, keep fu
 	return a.tr.EvaluateBatch(ctx, b.ds[:len(b.moves)], b.out)
 }
 
-// abatch holds one round's candidates.
+// abatch holds one round's candidates: those drawn (with keep's values)
+// and, of them, those evaluated.
 type abatch struct {
-	moves []amove
-	ds    []decision.Decision
-	out   []evaluate.Result
-	aux   []float64
+	drawn    []amove
+	drawnAux []float64
+	picked   []int
+	moves    []amove
+	ds       []decision.Decision
+	out      []evaluate.Result
+	aux      []float64
 }
 
-func newABatch(size int) *abatch {
-	return &abatch{moves: make([]amove, 0, size), ds: make([]decision.Decision, size), out: make([]evaluate.Result, size), aux: make([]float64, 0, size)}
+// newABatch holds rounds that draw up to pool moves and evaluate up to
+// size of them.
+func newABatch(pool, size int) *abatch {
+	return &abatch{drawn: make([]amove, 0, pool), drawnAux: make([]float64, 0, pool), picked: make([]int, 0, pool),
+		moves: make([]amove, 0, size), ds: make([]decision.Decision, size), out: make([]evaluate.Result, size), aux: make([]float64, 0, size)}
 }

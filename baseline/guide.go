@@ -89,7 +89,7 @@ type Guide interface {
 	// Begin is called once, at the anchor, before the first round.
 	Begin(ctx context.Context, v SearchView) error
 	// Pick appends to pick the indices of the k candidates to evaluate
-	// (k < len(cands)), and returns it.
+	// (k <= len(cands)), and returns it. It is called every round.
 	Pick(ctx context.Context, v SearchView, cands []Move, k int, pick []int) ([]int, error)
 	// Observe sees the round's evaluated moves and their results, after
 	// the search moved: taken is the index of the move it made, -1 for
@@ -97,56 +97,23 @@ type Guide interface {
 	Observe(ctx context.Context, v SearchView, moves []Move, res []evaluate.Result, before *evaluate.Result, taken int) error
 }
 
-// guided is an anchored local search's round with a Guide: draw the
-// pool, let the guide pick, evaluate the picked.
+// guided is an anchored local search's Guide and what it reads.
 type guided struct {
 	guide Guide
 	view  SearchView
 	k     int
 	cands []Move
-	drawn []amove
-	pick  []int
 	moves []Move
 }
 
-// round draws up to pool candidates that pass keep, has the guide pick k
-// of them (all when there are at most k), and evaluates those as one
-// batch, leaving them in b.moves.
-func (g *guided) round(ctx context.Context, a *anchored, b *abatch, pool int, keep func(m amove) (bool, float64)) (int, error) {
-	g.drawn, g.cands = g.drawn[:0], g.cands[:0]
-	for tries := 0; len(g.drawn) < pool && tries < 4*pool; tries++ {
-		m := a.propose()
-		if ok, _ := keep(m); !ok {
-			continue
-		}
-		g.drawn = append(g.drawn, m)
+// pick has the guide choose the round's moves among those drawn: k of
+// them, or all when fewer were drawn.
+func (g *guided) pick(ctx context.Context, drawn []amove) ([]int, error) {
+	g.cands = g.cands[:0]
+	for _, m := range drawn {
 		g.cands = append(g.cands, m.public())
 	}
-	b.moves, b.aux = b.moves[:0], b.aux[:0]
-	if len(g.drawn) == 0 {
-		return 0, nil
-	}
-	g.pick = g.pick[:0]
-	if len(g.drawn) <= g.k {
-		for i := range g.drawn {
-			g.pick = append(g.pick, i)
-		}
-	} else {
-		var err error
-		if g.pick, err = g.guide.Pick(ctx, g.view, g.cands, g.k, g.pick); err != nil {
-			return 0, err
-		}
-	}
-	for _, i := range g.pick {
-		m := a.apply(g.drawn[i])
-		a.snapshot(&b.ds[len(b.moves)])
-		a.undo(m)
-		b.moves = append(b.moves, m)
-	}
-	if len(b.moves) == 0 {
-		return 0, nil
-	}
-	return a.tr.EvaluateBatch(ctx, b.ds[:len(b.moves)], b.out)
+	return g.guide.Pick(ctx, g.view, g.cands, min(g.k, len(drawn)), nil)
 }
 
 // observe passes the round's k evaluated moves to the guide.

@@ -80,10 +80,12 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 			return nil, err
 		}
 	}
-	b := newABatch(pool)
+	b := newABatch(pool, bs)
 	var g *guided
+	var pick func([]amove) ([]int, error)
 	if o.Guide != nil {
 		g = &guided{guide: o.Guide, view: SearchView{a}, k: bs}
+		pick = func(drawn []amove) ([]int, error) { return g.pick(ctx, drawn) }
 	}
 	keep := func(m amove) (bool, float64) {
 		if m.kind == aPlace && a.cur.Valid() {
@@ -95,13 +97,7 @@ func (o AnchoredLocalSearch) Optimize(ctx context.Context, p *optimize.Problem, 
 	}
 	empty := 0
 	for len(a.kinds) > 0 && !tr.Done(ctx) {
-		var k int
-		var err error
-		if g != nil {
-			k, err = g.round(ctx, a, b, pool, keep)
-		} else {
-			k, err = a.anchoredRound(ctx, b, bs, keep)
-		}
+		k, err := a.anchoredRound(ctx, b, pool, keep, pick)
 		if err != nil {
 			if errors.Is(err, optimize.ErrStopped) {
 				break

@@ -54,7 +54,7 @@ func (o AnchoredAnnealing) Optimize(ctx context.Context, p *optimize.Problem, s 
 		return nil, err
 	}
 	tr := a.tr
-	b := newABatch(bs)
+	b := newABatch(bs, bs)
 	var c, temp float64
 	keep := func(m amove) (bool, float64) {
 		threshold := c * (1 - temp*math.Log(1-a.rng.Float64()))
@@ -68,7 +68,7 @@ func (o AnchoredAnnealing) Optimize(ctx context.Context, p *optimize.Problem, s 
 	for len(a.kinds) > 0 && !tr.Done(ctx) {
 		temp = t0 * math.Pow(t1/t0, a.progress())
 		c = cost(p.Objective, &a.cur)
-		k, err := a.anchoredRound(ctx, b, bs, keep)
+		k, err := a.anchoredRound(ctx, b, bs, keep, nil)
 		if err != nil {
 			if errors.Is(err, optimize.ErrStopped) {
 				break

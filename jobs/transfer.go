@@ -214,7 +214,7 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []learn.Train
 	if err != nil {
 		return rep, err
 	}
-	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Visits = o.Seed, r.Visits, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Visits = r.Seed, r.Visits, r.Elapsed.Seconds(), r.Status.String(), r.Curve
 	rep.Model, rep.State = o.Out, o.Out+".state.json"
 	return rep, ctx.Err()
 }

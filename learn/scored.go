@@ -416,8 +416,8 @@ func (sc *scorer) buildNeighbours(v baseline.SearchView) {
 	}
 }
 
-// group is a move kind's group: placement, priority or fusion.
-func group(k baseline.MoveKind) int {
+// moveGroup is a move kind's group: placement, priority or fusion.
+func moveGroup(k baseline.MoveKind) int {
 	switch k {
 	case baseline.MovePlace:
 		return 0
@@ -480,7 +480,7 @@ func (sc *scorer) features(v baseline.SearchView, m baseline.Move, x []float32) 
 		}
 	}
 	x[fUnit] = sc.logTime[u] / 4
-	gi := 3*u + group(m.Kind)
+	gi := 3*u + moveGroup(m.Kind)
 	if sc.tried[gi] {
 		age := float64(sc.accepts - int(sc.lastAt[gi]))
 		x[fUnit+1] = sc.last[gi] * float32(math.Exp(-age/16))
@@ -673,7 +673,7 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 		if !res[i].Valid() {
 			y = 0
 		}
-		gi := 3*moves[i].Unit + group(moves[i].Kind)
+		gi := 3*moves[i].Unit + moveGroup(moves[i].Kind)
 		sc.last[gi], sc.lastAt[gi], sc.tried[gi] = float32(y), int32(sc.accepts), true
 		if i < len(sc.picked) && sc.learn {
 			at := sc.bufAt % replayCap

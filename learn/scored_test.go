@@ -11,6 +11,7 @@ import (
 
 	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
@@ -199,20 +200,33 @@ func FuzzDecodeMoveHead(f *testing.F) {
 	})
 }
 
-// TestScored: go-scored from a round-robin anchor on a layered graph
-// beats the anchor; the same seed gives the same result; the ablation
-// never updates its head, and learning does.
-func TestScored(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 120, Width: 6, Seed: 7})
+// roundRobinStart is a layered graph on two GPUs, its round-robin
+// placement (with topological fusion if fused) completed, and that
+// placement's evaluation: the start of the guided searches' tests.
+func roundRobinStart(t *testing.T, l optimizetest.Layered, fused bool) (*optimize.Problem, decision.Decision, evaluate.Result) {
+	t.Helper()
+	g := optimizetest.LayeredDAG(l)
 	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref := p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2), Fusion: decision.TopologicalFusion(g)})
+	d := decision.Decision{Device: decision.RoundRobin(g, 2)}
+	if fused {
+		d.Fusion = decision.TopologicalFusion(g)
+	}
+	ref := p.Complete(d)
 	refRes, err := p.Evaluator.Evaluate(context.Background(), ref)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return p, ref, refRes
+}
+
+// TestScored: go-scored from a round-robin anchor on a layered graph
+// beats the anchor; the same seed gives the same result; the ablation
+// never updates its head, and learning does.
+func TestScored(t *testing.T) {
+	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
 	anchor := baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}
 	run := func(noLearning bool) *optimize.Result {
 		s := &Scored{Config: small, Anchor: anchor, NoLearning: noLearning}
@@ -249,16 +263,7 @@ func TestScored(t *testing.T) {
 
 // TestScoredPretrainedHeadUnchanged: a given head is trained as a copy.
 func TestScoredPretrainedHeadUnchanged(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 60, Width: 4, Seed: 3})
-	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2)})
-	refRes, err := p.Evaluator.Evaluate(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
 	h := NewMoveHead(2)
 	before := h.Clone()
 	s := &Scored{Config: small, Head: h, Anchor: baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}}

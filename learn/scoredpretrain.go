@@ -66,7 +66,8 @@ type ScoredVisit struct {
 // ScoredPretrainResult is what a run produced.
 type ScoredPretrainResult struct {
 	Head    *MoveHead
-	Visits  int // in all, resumed runs included
+	Seed    uint64 // the run's seed (the checkpoint's, when resumed)
+	Visits  int    // in all, resumed runs included
 	Elapsed time.Duration
 	Curve   []ScoredVisit
 	Status  optimize.Status
@@ -123,7 +124,7 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	if budget == (optimize.Budget{}) {
 		budget.Evaluations = 2000
 	}
-	r := &ScoredPretrainResult{Head: head, Visits: done}
+	r := &ScoredPretrainResult{Head: head, Seed: seed, Visits: done}
 	start := time.Now()
 	save := func() error {
 		if sp.Checkpoint == "" {

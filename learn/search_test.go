@@ -222,16 +222,7 @@ func TestSearchNoLearning(t *testing.T) {
 // better decisions than it on a random graph, learns (its weights change;
 // the ablation's do not), and repeats itself for a seed.
 func TestGuided(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 120, Width: 6, Seed: 7})
-	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2), Fusion: decision.TopologicalFusion(g)})
-	refRes, err := p.Evaluator.Evaluate(context.Background(), ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
 	run := func(noLearning bool) (*optimize.Result, [][]float32) {
 		pol, err := NewPolicy(small, optimize.AllTasks, 4)
 		if err != nil {
