@@ -443,7 +443,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	fillRow(&zrow, res, p)
 	b.Rows = append(b.Rows, zrow)
 	from := res
-	if ref != nil && !optimize.Better(&res.Eval, &ref.Eval) {
+	if ref != nil && !p.Objective.Better(&res.Eval, &ref.Eval) {
 		from = ref
 	}
 	opt, err := methods.New("go-scored", methods.Options{Reference: from})

@@ -57,8 +57,9 @@ type Train struct {
 	Model  *Model
 	Config Config
 	Seed   uint64
-	// Objective is what the reward measures.
-	Objective Objective
+	// Objective is what the reward measures and the BRKGA runs rank by
+	// (it is set on every training graph's problem).
+	Objective optimize.Objective
 	// Samples is the number of actions per graph and step; 0 = 4.
 	Samples int
 	// Batch is the number of graphs per step; 0 = 2.
@@ -186,6 +187,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 	names := make([]string, len(t.Graphs))
 	for i, g := range t.Graphs {
 		names[i] = g.Name
+		g.Problem.Objective = t.Objective
 	}
 	r := &TrainResult{Model: t.Model, Seed: t.Seed, Uniform: map[string]float64{}}
 	opt := &nn.Adam{}
@@ -246,7 +248,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		if err != nil {
 			return fmt.Errorf("regal: train: %s: uniform BRKGA: %w", g.Name, err)
 		}
-		uniform[i] = t.Objective.Of(&res.Eval)
+		uniform[i] = t.Objective.Cost(&res.Eval)
 		return nil
 	})
 	if err != nil {
@@ -350,7 +352,7 @@ func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], o
 		if err != nil {
 			return fmt.Errorf("regal: train: %s: %w", g.Name, err)
 		}
-		ru.reward = Reward(t.Objective.Of(&res.Eval), uniform[ru.gi])
+		ru.reward = Reward(t.Objective.Cost(&res.Eval), uniform[ru.gi])
 		return nil
 	})
 	if err != nil {

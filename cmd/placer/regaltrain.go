@@ -83,7 +83,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 			if o.Tasks, err = optimize.ParseTasks(o.tasks); err != nil {
 				return usagef("--tasks: %v", err)
 			}
-			if o.Train.Objective, err = regal.ParseObjective(o.objective); err != nil {
+			if o.Train.Objective, err = optimize.ParseObjective(o.objective); err != nil {
 				return usagef("--objective: %v", err)
 			}
 			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Copies < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 {
