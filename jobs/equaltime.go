@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,13 +30,14 @@ var EqualTimeGraphs = []string{"rnnlm2", "rnnlm4", "rnnlm8", "gnmt2", "gnmt4", "
 // EqualTimeBudgets are the report's default wall-time budgets.
 var EqualTimeBudgets = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute}
 
-// EqualTimeMethods are the methods the report compares by default: the
-// dynamic program, the searches from the starts their papers use and
-// anchored on the reference, the genetic algorithm, and the two learned
-// searches with their ablations (learning off).
+// EqualTimeMethods are the methods the report compares by default, issue
+// 17's set: the dynamic program, local search and simulated annealing
+// anchored on the reference, the genetic algorithm, and the learned
+// optimizer (go-scored) with its ablation (learning off) and its control
+// (an untrained network). The quick baselines are the reference column.
 func EqualTimeMethods() []string {
 	var ms []string
-	for _, m := range []string{"dp", "local-search", "sa", "local-search-anchored", "sa-anchored", "brkga", "go", "go-no-learning", "go-guided", "go-guided-no-learning"} {
+	for _, m := range []string{"dp", "local-search-anchored", "sa-anchored", "brkga", "go-scored", "go-scored-no-learning", "go-scored-untrained"} {
 		if _, ok := methods.Lookup(m); ok {
 			ms = append(ms, m)
 		}
@@ -49,6 +52,15 @@ type EqualTimeOptions struct {
 	Graphs  []string
 	Methods []string        // nil = EqualTimeMethods()
 	Budgets []time.Duration // nil = EqualTimeBudgets
+	// Lead is the method the claims are about (ahead of each other
+	// method, its geometric-mean margin); "" = go-scored when it is in
+	// Methods, else go.
+	Lead string
+	// NoRun runs no cell and no reference: the report is what Dir keeps
+	// (which must be set), cells not kept there are counted as missing.
+	// It is the summary of a measurement whose cells were run by several
+	// processes or machines, their Dirs merged into one.
+	NoRun bool
 	// CPU makes the budgets CPU time of this process (all threads;
 	// optimize.Budget.CPU) instead of wall time: on a machine shared with
 	// other work, each method then gets the same computing, whatever the
@@ -99,12 +111,24 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 	if err := methods.Check(ms); err != nil {
 		return report.EqualTime{}, err
 	}
+	if o.NoRun && o.Dir == "" {
+		return report.EqualTime{}, errors.New("equal-time: --no-run reads the kept cells: it needs --dir")
+	}
 	for _, b := range budgets {
 		if b <= 0 {
 			return report.EqualTime{}, fmt.Errorf("equal-time: budget %v: must be positive", b)
 		}
 	}
-	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, CPU: o.CPU, Objective: o.Objective.String()}
+	lead := o.Lead
+	if lead == "" {
+		lead = "go"
+		if slices.Contains(ms, "go-scored") {
+			lead = "go-scored"
+		}
+	} else if !slices.Contains(ms, lead) {
+		return report.EqualTime{}, fmt.Errorf("equal-time: lead %q is not one of the methods", lead)
+	}
+	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef
 	if o.Model != "" {
 		var err error
@@ -144,13 +168,25 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	if err != nil {
 		return row, err
 	}
+	if _, serr := os.Stat(filepath.Join(dir, "reference.json")); o.NoRun && serr != nil {
+		row.Missing = len(ms) * len(budgets)
+		row.Note = "reference not kept"
+		return row, nil
+	}
 	ref, err := equalTimeReference(ctx, pp, &row, dir, o.Seed)
 	if err != nil {
 		return row, err
 	}
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefObjective, dir, o.Seed, model)
+			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefObjective, dir, o.Seed, model, o.NoRun)
+			if errors.Is(err, errNotKept) {
+				row.Missing++
+				if o.Progress != nil {
+					fmt.Fprintf(o.Progress, "equal-time: %-14s %-22s %8s: not kept in %s\n", row.Graph, m, report.Seconds(b.Seconds()), dir)
+				}
+				continue
+			}
 			if err != nil {
 				row.Missing++
 				if ctx.Err() != nil {
@@ -271,7 +307,8 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 // time), anchored on ref, or reads the cell from dir. A method that fails
 // gives a cell with its error. refValue is ref's objective value, the
 // ratio's denominator.
-func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refValue float64, dir string, seed uint64, model modelRef) (report.EqualTimeCell, error) {
+// With noRun a cell dir does not keep is errNotKept.
+func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refValue float64, dir string, seed uint64, model modelRef, noRun bool) (report.EqualTimeCell, error) {
 	mo := methods.Options{Reference: ref}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
@@ -291,6 +328,9 @@ func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Du
 		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m && f.Model == modelSHA {
 			return f.Cell, nil
 		}
+	}
+	if noRun {
+		return report.EqualTimeCell{}, errNotKept
 	}
 	c := report.EqualTimeCell{Method: m, Budget: b.Seconds()}
 	opt, err := methods.New(m, mo)

@@ -61,6 +61,44 @@ func TestEqualTime(t *testing.T) {
 	if again.Graphs[0].Reference != g.Reference || again.Graphs[0].RefStep != g.RefStep {
 		t.Errorf("reference read back as %s %v, was %s %v", again.Graphs[0].Reference, again.Graphs[0].RefStep, g.Reference, g.RefStep)
 	}
+	// No-run reads what the dir keeps and runs nothing: a method not
+	// kept there is a missing cell, not a run one.
+	nr := o
+	nr.NoRun, nr.Methods = true, []string{"local-search", "sa", "go-no-learning"}
+	start := time.Now()
+	kept, err := EqualTime(context.Background(), nr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kg := kept.Graphs[0]; len(kg.Cells) != 2 || kg.Missing != 1 || kg.Cell("sa", 0.3) != nil || kg.RefStep != g.RefStep {
+		t.Errorf("no-run row %+v: want the 2 kept cells, sa missing", kg)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("no-run took %v: it ran something", el)
+	}
+	// No-run on a dir that keeps nothing: no reference, every cell missing.
+	nr.Dir = t.TempDir()
+	empty, err := EqualTime(context.Background(), nr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eg := empty.Graphs[0]; len(eg.Cells) != 0 || eg.Missing != 3 || eg.Note != "reference not kept" || eg.Reference != "" {
+		t.Errorf("no-run on an empty dir: %+v", eg)
+	}
+	nr.Dir = ""
+	if _, err := EqualTime(context.Background(), nr); err == nil {
+		t.Error("no-run without a dir accepted")
+	}
+	// The claims' lead must be one of the methods; by default it is go
+	// (not run here: no claims).
+	if rep.Lead != "go" {
+		t.Errorf("lead %q, want go", rep.Lead)
+	}
+	bad := o
+	bad.Lead = "sa"
+	if _, err := EqualTime(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "lead") {
+		t.Errorf("a lead not among the methods: %v", err)
+	}
 	// A bad graph or method is an error, not a row.
 	if _, err := EqualTime(context.Background(), EqualTimeOptions{Graphs: []string{"no-such.json"}, Budgets: o.Budgets}); err == nil {
 		t.Error("a missing graph was accepted")

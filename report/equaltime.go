@@ -19,6 +19,10 @@ type EqualTime struct {
 	// wall time.
 	CPU     bool     `json:"cpu_budgets,omitempty"`
 	Methods []string `json:"methods"`
+	// Lead is the method the claims are about: the graphs where it is
+	// ahead of each other method and its geometric-mean margin ("" reads
+	// as go, the reports kept before it was recorded).
+	Lead string `json:"lead,omitempty"`
 	// Objective is what the methods minimised and the ratios compare:
 	// "step-time" or "peak-memory" ("" reads as step-time).
 	Objective string `json:"objective"`
@@ -70,11 +74,11 @@ type EqualTimeBudget struct {
 	Graphs  int                `json:"graphs"` // graphs in the geometric means
 	GeoMean map[string]float64 `json:"geomean_ratio"`
 	CPU     map[string]float64 `json:"mean_cpu_s"`
-	// Ahead counts, per classical method, the graphs where go is strictly
-	// ahead of it; Margin is go's geometric-mean margin over it (0.03 =
-	// go's step 3% shorter).
-	Ahead  map[string]int     `json:"go_ahead_of"`
-	Margin map[string]float64 `json:"go_margin_over"`
+	// Ahead counts, per other method, the graphs where the lead method
+	// (EqualTime.Lead) is strictly ahead of it; Margin is the lead's
+	// geometric-mean margin over it (0.03 = the lead's step 3% shorter).
+	Ahead  map[string]int     `json:"lead_ahead_of"`
+	Margin map[string]float64 `json:"lead_margin_over"`
 	// LearningWins counts, per learned method M with an ablation
 	// "M-no-learning" in the table, the graphs where M beats it.
 	LearningWins map[string]int `json:"learning_beats_no_learning"`
@@ -93,6 +97,15 @@ func untrainedTwin(m string) string {
 	return strings.Replace(m, "-pretrained", "", 1)
 }
 
+// LeadMethod is the method the claims are about: Lead, or go when it is
+// not recorded.
+func (b *EqualTime) LeadMethod() string {
+	if b.Lead == "" {
+		return "go"
+	}
+	return b.Lead
+}
+
 // Cell returns the cell of method at budget b, if any.
 func (g *EqualTimeGraph) Cell(method string, b float64) *EqualTimeCell {
 	for i := range g.Cells {
@@ -106,6 +119,7 @@ func (g *EqualTimeGraph) Cell(method string, b float64) *EqualTimeCell {
 // Summarize fills b.Summary from the cells.
 func (b *EqualTime) Summarize() {
 	b.Summary = b.Summary[:0]
+	lead := b.LeadMethod()
 	for _, budget := range b.Budgets {
 		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}, LearningWins: map[string]int{}, PretrainingWins: map[string]int{}}
 		logs := map[string]float64{}
@@ -127,9 +141,9 @@ func (b *EqualTime) Summarize() {
 				logs[m] += math.Log(c.Ratio)
 				cpu[m] += c.CPU
 			}
-			if gc := g.Cell("go", budget); gc != nil {
+			if gc := g.Cell(lead, budget); gc != nil {
 				for _, m := range b.Methods {
-					if c := g.Cell(m, budget); m != "go" && c.Ratio > gc.Ratio {
+					if c := g.Cell(m, budget); m != lead && c.Ratio > gc.Ratio {
 						s.Ahead[m]++
 					}
 				}
@@ -158,9 +172,9 @@ func (b *EqualTime) Summarize() {
 				s.GeoMean[m] = math.Exp(logs[m] / n)
 				s.CPU[m] = cpu[m] / n
 			}
-			if g, ok := s.GeoMean["go"]; ok {
+			if g, ok := s.GeoMean[lead]; ok {
 				for _, m := range b.Methods {
-					if m != "go" {
+					if m != lead {
 						s.Margin[m] = 1 - g/s.GeoMean[m]
 					}
 				}
@@ -189,8 +203,11 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				refV = g.RefStep // cells kept before the objective was recorded
 			}
 			row := []string{g.Graph, fmt.Sprint(g.Devices), g.Reference + " " + ObjectiveValue(b.Objective, refV)}
-			if g.Error != "" {
+			switch {
+			case g.Error != "":
 				row[2] = "error: " + g.Error
+			case g.Reference == "" && g.Note != "":
+				row[2] = g.Note
 			}
 			best := math.Inf(1)
 			for _, m := range b.Methods {
@@ -237,8 +254,9 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 		if bi < len(b.Summary) && b.Summary[bi].Graphs > 0 {
 			s := b.Summary[bi]
 			var parts []string
+			lead := b.LeadMethod()
 			for _, m := range b.Methods {
-				if m == "go" {
+				if m == lead {
 					continue
 				}
 				if _, ok := s.Margin[m]; ok {
@@ -246,7 +264,7 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				}
 			}
 			if len(parts) > 0 {
-				fmt.Fprintf(w, "go ahead of: %s (geometric-mean margin; negative = go behind)\n", strings.Join(parts, "; "))
+				fmt.Fprintf(w, "%s ahead of: %s (geometric-mean margin; negative = %s behind)\n", lead, strings.Join(parts, "; "), lead)
 			}
 			for _, m := range b.Methods {
 				if wins, ok := s.LearningWins[m]; ok {

@@ -40,10 +40,29 @@ func TestEqualTimeSummary(t *testing.T) {
 	if err := WriteEqualTime(&out, b); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"0.400*", "failed", "go: learning on beats learning off (go-no-learning) on 1 of 2 graphs", "ls 1/2 graphs"} {
+	for _, want := range []string{"0.400*", "failed", "go: learning on beats learning off (go-no-learning) on 1 of 2 graphs", "go ahead of: ls 1/2 graphs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
+	}
+
+	// The claims are about the lead method: with ls as the lead, ls is
+	// ahead of go on graph a and of go-no-learning on a.
+	b.Lead = "ls"
+	b.Summarize()
+	s = b.Summary[0]
+	if s.Ahead["go"] != 1 || s.Ahead["go-no-learning"] != 1 || len(s.Ahead) != 2 {
+		t.Errorf("ls ahead %v, want go 1, go-no-learning 1", s.Ahead)
+	}
+	if !near(s.Margin["go"], 1-math.Sqrt(0.4)/math.Sqrt(0.36)) {
+		t.Errorf("ls margin over go %v", s.Margin["go"])
+	}
+	out.Reset()
+	if err := WriteEqualTime(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	if want := "ls ahead of: go 1/2 graphs, -5.4%"; !strings.Contains(out.String(), want) {
+		t.Errorf("table lacks %q:\n%s", want, out.String())
 	}
 }
 

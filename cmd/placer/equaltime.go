@@ -38,8 +38,9 @@ default the embedded model), against go-guided's untrained one.
 One table per budget: a row per graph with each method's step time over the
 reference (lower is better), the geometric mean over the graphs where every
 method has a valid decision, the mean CPU seconds (all threads of this
-process), and the claims measured: on how many graphs go is ahead of each
-method and by how much, and whether learning beats no learning.
+process), and the claims measured: on how many graphs the lead method
+(--lead, go-scored by default) is ahead of each method and by how much,
+and whether learning beats no learning.
 
 A full run takes budgets x methods x graphs of wall time (hours): with --dir
 every finished cell is kept and a rerun with the same --dir and --seed skips
@@ -47,8 +48,12 @@ it (Ctrl-C keeps what finished).`,
 		Example: `  # A few minutes: two graphs, one short budget.
   placer report equal-time --graphs trxl2,rnnlm2 --budgets 20s --dir eq-quick
 
-  # The issue's full measurement (about 14 x 8 x 36 minutes):
-  placer report equal-time --budgets 1m,5m,30m --dir out/equal-time --plot out/equal-time/curves.svg`,
+  # The issue's full measurement (about 14 x 7 x 36 minutes):
+  placer report equal-time --budgets 1m,5m,30m --dir out/equal-time --plot out/equal-time/curves.svg
+
+  # One process per graph and method (CPU-time budgets), then the table of them all:
+  placer report equal-time --cpu --graphs gnmt4 --methods go-scored --budgets 5m --dir cells/gnmt4.go-scored
+  placer report equal-time --cpu --budgets 5m --dir merged --no-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -87,6 +92,8 @@ it (Ctrl-C keeps what finished).`,
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
+	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")
+	f.StringVar(&o.Lead, "lead", "", "the `METHOD` the claims are about (ahead of each other method, its margin; default go-scored when listed, else go)")
 	f.StringVar(&o.plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
