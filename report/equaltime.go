@@ -86,6 +86,43 @@ type EqualTimeBudget struct {
 	// untrained twin (M... without "-pretrained") in the table, the
 	// graphs where the pre-trained network beats the untrained one.
 	PretrainingWins map[string]int `json:"pretrained_beats_untrained"`
+	// MoreGPUs is issue 17's "never worse with more GPUs", per method:
+	// over the pairs of rows that are one graph on N and N/2 GPUs
+	// (GPUPairs), where the N-GPU result is worse.
+	MoreGPUs map[string]MoreGPUsCheck `json:"more_gpus"`
+}
+
+// MoreGPUsCheck is one method's "never worse with more GPUs" check.
+type MoreGPUsCheck struct {
+	Pairs int      `json:"pairs"` // pairs where both cells have a valid result
+	Worse []string `json:"worse,omitempty"`
+}
+
+// GPUPairs returns the pairs of rows (indices into gs) that are one graph
+// on N and N/2 GPUs: the same name but for a trailing GPU count (rnnlm2,
+// rnnlm4), the same number of ops, twice the devices. The first of a
+// pair is the N/2-GPU row.
+func GPUPairs(gs []EqualTimeGraph) [][2]int {
+	stem := func(n string) string { return strings.TrimRight(n, "0123456789") }
+	var out [][2]int
+	for i := range gs {
+		for j := range gs {
+			a, b := &gs[i], &gs[j]
+			if a.Devices > 0 && b.Devices == 2*a.Devices && a.Ops == b.Ops && a.Ops > 0 && stem(a.Graph) == stem(b.Graph) && stem(a.Graph) != "" {
+				out = append(out, [2]int{i, j})
+			}
+		}
+	}
+	return out
+}
+
+// value is a cell's objective value (its step time for cells kept
+// before the objective was recorded).
+func (c *EqualTimeCell) value() float64 {
+	if c.Objective > 0 {
+		return c.Objective
+	}
+	return c.StepTime
 }
 
 // untrainedTwin is the method a "-pretrained" method is compared with: the
@@ -164,6 +201,22 @@ func (b *EqualTime) Summarize() {
 						}
 					}
 				}
+			}
+		}
+		s.MoreGPUs = map[string]MoreGPUsCheck{}
+		for _, pr := range GPUPairs(b.Graphs) {
+			lo, hi := &b.Graphs[pr[0]], &b.Graphs[pr[1]]
+			for _, m := range b.Methods {
+				cl, ch := lo.Cell(m, budget), hi.Cell(m, budget)
+				if cl == nil || ch == nil || cl.Ratio <= 0 || ch.Ratio <= 0 {
+					continue
+				}
+				chk := s.MoreGPUs[m]
+				chk.Pairs++
+				if ch.value() > cl.value() {
+					chk.Worse = append(chk.Worse, fmt.Sprintf("%s %s > %s %s", hi.Graph, ObjectiveValue(b.Objective, ch.value()), lo.Graph, ObjectiveValue(b.Objective, cl.value())))
+				}
+				s.MoreGPUs[m] = chk
 			}
 		}
 		if s.Graphs > 0 {
@@ -269,6 +322,15 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 			for _, m := range b.Methods {
 				if wins, ok := s.LearningWins[m]; ok {
 					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs\n", m, m, wins, s.Graphs)
+				}
+			}
+			for _, m := range b.Methods {
+				if chk, ok := s.MoreGPUs[m]; ok {
+					line := fmt.Sprintf("%s: more GPUs never worse on %d of %d pairs (N against N/2 GPUs)", m, chk.Pairs-len(chk.Worse), chk.Pairs)
+					if len(chk.Worse) > 0 {
+						line += "; worse: " + strings.Join(chk.Worse, ", ")
+					}
+					fmt.Fprintln(w, line)
 				}
 			}
 			for _, m := range b.Methods {

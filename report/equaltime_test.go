@@ -101,3 +101,41 @@ func TestEqualTimePretrainingWins(t *testing.T) {
 		}
 	}
 }
+
+// TestEqualTimeMoreGPUs: rows that are one graph on N and N/2 GPUs are
+// paired (rnnlm2 with rnnlm4, rnnlm4 with rnnlm8; not a graph of another
+// size, not x2 with x8), and a method whose N-GPU step is longer is named.
+func TestEqualTimeMoreGPUs(t *testing.T) {
+	cell := func(m string, step float64) EqualTimeCell {
+		return EqualTimeCell{Method: m, Budget: 60, Ratio: step / 0.1, StepTime: step, Objective: step}
+	}
+	b := EqualTime{Budgets: []float64{60}, Methods: []string{"ls", "go"}, Lead: "go", Graphs: []EqualTimeGraph{
+		{Graph: "rnnlm2", Ops: 10, Devices: 2, Cells: []EqualTimeCell{cell("ls", 0.090), cell("go", 0.080)}},
+		{Graph: "rnnlm4", Ops: 10, Devices: 4, Cells: []EqualTimeCell{cell("ls", 0.095), cell("go", 0.080)}},
+		{Graph: "rnnlm8", Ops: 10, Devices: 8, Cells: []EqualTimeCell{cell("ls", 0.085), {Method: "go", Budget: 60}}},
+		{Graph: "inception_b32", Ops: 20, Devices: 2, Cells: []EqualTimeCell{cell("ls", 0.1), cell("go", 0.1)}},
+		{Graph: "inception_b64", Ops: 30, Devices: 4, Cells: []EqualTimeCell{cell("ls", 0.2), cell("go", 0.2)}},
+	}}
+	if got := GPUPairs(b.Graphs); len(got) != 2 || got[0] != [2]int{0, 1} || got[1] != [2]int{1, 2} {
+		t.Fatalf("pairs %v, want [0 1] [1 2]", got)
+	}
+	b.Summarize()
+	m := b.Summary[0].MoreGPUs
+	// ls: rnnlm4 (95 ms) worse than rnnlm2 (90 ms); rnnlm8 (85) fine.
+	if c := m["ls"]; c.Pairs != 2 || len(c.Worse) != 1 || c.Worse[0] != "rnnlm4 95.000 ms > rnnlm2 90.000 ms" {
+		t.Errorf("ls %+v", c)
+	}
+	// go: equal on 2 and 4 is not worse; rnnlm8 has no valid cell.
+	if c := m["go"]; c.Pairs != 1 || len(c.Worse) != 0 {
+		t.Errorf("go %+v", c)
+	}
+	var out bytes.Buffer
+	if err := WriteEqualTime(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ls: more GPUs never worse on 1 of 2 pairs (N against N/2 GPUs); worse: rnnlm4 95.000 ms > rnnlm2 90.000 ms", "go: more GPUs never worse on 1 of 1 pairs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
