@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +49,8 @@ func EqualTimeMethods() []string {
 // EqualTimeOptions are the inputs of `placer report equal-time`.
 type EqualTimeOptions struct {
 	// Graphs are workload names or graph files (nil = EqualTimeGraphs);
-	// a workload runs on its table-2 GPU count unless Cluster.GPUs is set.
+	// a workload runs on its table-2 GPU count unless Cluster.GPUs is set;
+	// NAME@N runs NAME on N GPUs.
 	Graphs  []string
 	Methods []string        // nil = EqualTimeMethods()
 	Budgets []time.Duration // nil = EqualTimeBudgets
@@ -225,8 +227,18 @@ func objectiveDir(graph string, o optimize.Objective) string {
 
 // table2Problem opens graph name (a workload or a graph file) for the
 // equal-budget reports: a workload on its GO table-2 GPU count unless
-// cs.GPUs is set, every task, TensorFlow's defaults as its base.
+// cs.GPUs is set, every task, TensorFlow's defaults as its base. A name
+// NAME@N is graph NAME on N GPUs whatever cs.GPUs says (gnmt4@2: gnmt4 on
+// 2 GPUs, the pair a "never worse with more GPUs" check compares).
 func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*problem, error) {
+	if at := strings.LastIndex(name, "@"); at > 0 {
+		if n, err := strconv.Atoi(name[at+1:]); err == nil {
+			if n < 1 || n > 8 {
+				return nil, fmt.Errorf("%q: the GPU count after @ must be 1 to 8", name)
+			}
+			name, cs.GPUs = name[:at], n
+		}
+	}
 	spec := graphSpec(name)
 	if cs.GPUs == 0 && spec.Workload != "" {
 		if w, ok := workloads.Lookup(spec.Workload); ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
@@ -203,5 +204,38 @@ func TestEqualTimeCPU(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "CPU time per method") {
 		t.Errorf("table does not name its budgets CPU time:\n%s", b.String())
+	}
+}
+
+// TestTable2ProblemAt: NAME@N opens NAME on N GPUs whatever the cluster
+// says; a count out of range is an error naming the entry.
+func TestTable2ProblemAt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		gpus    int
+		devices int
+		err     string
+	}{
+		{"../examples/mlp.json", 2, 2, ""},
+		{"../examples/mlp.json@4", 2, 4, ""},
+		{"../examples/mlp.json@1", 0, 1, ""},
+		{"../examples/mlp.json@9", 2, 0, "1 to 8"},
+		{"../examples/mlp.json@0", 2, 0, "1 to 8"},
+	} {
+		pp, err := table2Problem(tc.name, inputs.ClusterSpec{GPUs: tc.gpus}, false)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), tc.name) {
+				t.Errorf("%s: error %v, want one naming it and %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.name, err)
+			continue
+		}
+		if d := pp.Problem.Devices(); d != tc.devices {
+			t.Errorf("%s: %d devices, want %d", tc.name, d, tc.devices)
+		}
+		pp.Close()
 	}
 }
