@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/methods"
@@ -63,6 +64,16 @@ type EqualTimeOptions struct {
 	// It is the summary of a measurement whose cells were run by several
 	// processes or machines, their Dirs merged into one.
 	NoRun bool
+	// Cascade makes every row of a graph that the report also runs on
+	// fewer GPUs (listed before it, e.g. gnmt4@2,gnmt4) start each method
+	// from that method's result there, at the same budget: the fewer-GPU
+	// decision is valid on more GPUs, is the anchored methods' anchor
+	// when better than the row's reference, and is the cell's result when
+	// the method finds nothing better. So no method is worse with more
+	// GPUs than with fewer (issue 17). The fewer-GPU run's budget is not
+	// counted in the row's. Cells keep their decision (a .decision.json
+	// beside the cell) and are kept apart from cells without it.
+	Cascade bool
 	// CPU makes the budgets CPU time of this process (all threads;
 	// optimize.Budget.CPU) instead of wall time: on a machine shared with
 	// other work, each method then gets the same computing, whatever the
@@ -142,8 +153,9 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 	for _, b := range budgets {
 		rep.Budgets = append(rep.Budgets, b.Seconds())
 	}
+	cas := cascade{}
 	for _, name := range graphs {
-		g, err := equalTimeGraph(ctx, o, name, ms, budgets, model)
+		g, err := equalTimeGraph(ctx, o, name, ms, budgets, model, cas)
 		rep.Graphs = append(rep.Graphs, g)
 		if err != nil {
 			rep.Summarize()
@@ -154,8 +166,40 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 	return rep, nil
 }
 
+// cascade holds, with EqualTimeOptions.Cascade, each row's final
+// decisions: graph name -> GPUs -> method and budget -> decision.
+type cascade map[string]map[int]map[cascadeKey]decision.Decision
+
+type cascadeKey struct {
+	method string
+	budget time.Duration
+}
+
+// from returns the row on the most GPUs fewer than devices of graph that
+// ran before (its GPU count, 0 = none).
+func (c cascade) from(graph string, devices int) int {
+	best := 0
+	for d := range c[graph] {
+		if d < devices && d > best {
+			best = d
+		}
+	}
+	return best
+}
+
+// keep records a cell's decision.
+func (c cascade) keep(graph string, devices int, k cascadeKey, d decision.Decision) {
+	if c[graph] == nil {
+		c[graph] = map[int]map[cascadeKey]decision.Decision{}
+	}
+	if c[graph][devices] == nil {
+		c[graph][devices] = map[cascadeKey]decision.Decision{}
+	}
+	c[graph][devices][k] = d
+}
+
 // equalTimeGraph runs one graph's reference and cells.
-func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration, model modelRef) (report.EqualTimeGraph, error) {
+func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration, model modelRef, cas cascade) (report.EqualTimeGraph, error) {
 	row := report.EqualTimeGraph{Graph: name}
 	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
@@ -179,9 +223,24 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	if err != nil {
 		return row, err
 	}
+	fewer := 0
+	if o.Cascade {
+		if fewer = cas.from(row.Graph, row.Devices); fewer > 0 {
+			row.CascadeFrom = fmt.Sprintf("%s@%d", row.Graph, fewer)
+		}
+	}
 	for _, m := range ms {
 		for _, b := range budgets {
-			c, err := equalTimeCell(ctx, p, m, b, o.CPU, ref, row.RefObjective, dir, o.Seed, model, o.NoRun)
+			cr := cellRun{p: p, m: m, b: b, cpu: o.CPU, ref: ref, refValue: row.RefObjective, dir: dir, seed: o.Seed, model: model, noRun: o.NoRun, keep: o.Cascade}
+			if fewer > 0 {
+				if d, ok := cas[row.Graph][fewer][cascadeKey{m, b}]; ok {
+					if cr.from, err = evaluateOn(ctx, p, d); err != nil {
+						return row, fmt.Errorf("equal-time: %s: %s's decision on %s: %w", row.Graph, m, row.CascadeFrom, err)
+					}
+					cr.fromName = row.CascadeFrom
+				}
+			}
+			c, d, err := equalTimeCell(ctx, cr)
 			if errors.Is(err, errNotKept) {
 				row.Missing++
 				if o.Progress != nil {
@@ -197,6 +256,9 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 				return row, err
 			}
 			row.Cells = append(row.Cells, c)
+			if o.Cascade && d.Device != nil {
+				cas.keep(row.Graph, row.Devices, cascadeKey{m, b}, d)
+			}
 			if o.Progress != nil {
 				fmt.Fprintf(o.Progress, "equal-time: %-14s %-22s %8s: %s\n", row.Graph, m, report.Seconds(b.Seconds()), cellLine(c))
 			}
@@ -315,69 +377,134 @@ func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeG
 	return ref, nil
 }
 
-// equalTimeCell runs method m for budget b (CPU time if cpu, else wall
-// time), anchored on ref, or reads the cell from dir. A method that fails
-// gives a cell with its error. refValue is ref's objective value, the
-// ratio's denominator.
-// With noRun a cell dir does not keep is errNotKept.
-func equalTimeCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, refValue float64, dir string, seed uint64, model modelRef, noRun bool) (report.EqualTimeCell, error) {
-	mo := methods.Options{Reference: ref}
+// cellRun is one cell to run or read back: method m for budget b (CPU
+// time if cpu, else wall time), anchored on ref (refValue is its
+// objective value, the ratio's denominator), kept in dir.
+type cellRun struct {
+	p        *optimize.Problem
+	m        string
+	b        time.Duration
+	cpu      bool
+	ref      *optimize.Result
+	refValue float64
+	dir      string
+	seed     uint64
+	model    modelRef
+	noRun    bool // a cell dir does not keep is errNotKept
+	keep     bool // keep the cell's decision (cascade)
+	// from is the method's decision on fewer GPUs (cascade; nil = none),
+	// evaluated here, and fromName its row.
+	from     *optimize.Result
+	fromName string
+}
+
+// equalTimeCell runs a cell, or reads it from its dir, and returns it with
+// its decision (read back only when r.keep). A method that fails gives a
+// cell with its error.
+func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decision.Decision, error) {
+	p, m, b := r.p, r.m, r.b
+	mo := methods.Options{Reference: r.ref}
+	if r.from != nil && p.Objective.Better(&r.from.Eval, &r.ref.Eval) {
+		mo.Reference = r.from
+	}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
-		mo.Trained, modelSHA = model.pol, model.sha
+		mo.Trained, modelSHA = r.model.pol, r.model.sha
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
 	}
 	path := ""
-	if dir != "" {
+	if r.dir != "" {
 		kind := "s"
-		if cpu {
+		if r.cpu {
 			kind = "s-cpu"
 		}
-		path = filepath.Join(dir, fmt.Sprintf("%s-%g%s.json", m, b.Seconds(), kind))
+		if r.from != nil {
+			kind += "-from-" + fileSafe(r.fromName)
+		}
+		path = filepath.Join(r.dir, fmt.Sprintf("%s-%g%s.json", m, b.Seconds(), kind))
 		var f equalTimeCellFile
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed && f.Cell.Method == m && f.Model == modelSHA {
-			return f.Cell, nil
+		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == r.seed && f.Cell.Method == m && f.Model == modelSHA {
+			var d decision.Decision
+			if r.keep {
+				if data, err := os.ReadFile(decisionPath(path)); err == nil {
+					_ = json.Unmarshal(data, &d)
+				}
+				if d.Validate(p.Graph, p.Devices()) != nil {
+					d = decision.Decision{}
+				}
+			}
+			return f.Cell, d, nil
 		}
 	}
-	if noRun {
-		return report.EqualTimeCell{}, errNotKept
+	if r.noRun {
+		return report.EqualTimeCell{}, decision.Decision{}, errNotKept
 	}
-	c := report.EqualTimeCell{Method: m, Budget: b.Seconds()}
+	c := report.EqualTimeCell{Method: m, Budget: b.Seconds(), From: r.fromName}
 	opt, err := methods.New(m, mo)
 	if err != nil {
-		return c, err
+		return c, decision.Decision{}, err
 	}
 	cpu0, start := optimize.ProcessCPU().Seconds(), time.Now()
 	budget := optimize.Budget{Time: b}
-	if cpu {
+	if r.cpu {
 		budget = optimize.Budget{CPU: b}
 	}
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: seed})
+	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: r.seed})
 	c.Wall, c.CPU = time.Since(start).Seconds(), optimize.ProcessCPU().Seconds()-cpu0
 	if ctx.Err() != nil {
 		// An interrupted cell is not kept: its budget was not spent.
-		return c, ctx.Err()
+		return c, decision.Decision{}, ctx.Err()
 	}
+	var d decision.Decision
 	if err != nil {
 		c.Error = strings.TrimPrefix(err.Error(), m+": ")
 	} else {
+		if r.from != nil && p.Objective.Better(&r.from.Eval, &res.Eval) {
+			// The fewer-GPU decision is a candidate of every method.
+			res.Decision, res.Eval = r.from.Decision, r.from.Eval
+			c.FromKept = true
+		}
+		d = res.Decision
 		c.StepTime, c.Valid = res.Eval.StepTime, p.Objective.Valid(&res.Eval)
 		c.Objective = p.Objective.Of(&res.Eval)
 		c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
-		if c.Valid && refValue > 0 {
-			c.Ratio = c.Objective / refValue
+		if c.Valid && r.refValue > 0 {
+			c.Ratio = c.Objective / r.refValue
 		}
 	}
 	if path != "" {
+		if r.keep && d.Device != nil {
+			if err := atomicfile.Write(decisionPath(path), func(w io.Writer) error { return json.NewEncoder(w).Encode(d) }); err != nil {
+				return c, d, err
+			}
+		}
 		if err := atomicfile.Write(path, func(w io.Writer) error {
-			return report.JSON(w, equalTimeCellFile{Seed: seed, Model: modelSHA, Cell: c})
+			return report.JSON(w, equalTimeCellFile{Seed: r.seed, Model: modelSHA, Cell: c})
 		}); err != nil {
-			return c, err
+			return c, d, err
 		}
 	}
-	return c, nil
+	return c, d, nil
+}
+
+// decisionPath is where a cell kept at path keeps its decision.
+func decisionPath(path string) string {
+	return strings.TrimSuffix(path, ".json") + ".decision.json"
+}
+
+// evaluateOn evaluates d (a decision for the same graph on fewer GPUs) on
+// p.
+func evaluateOn(ctx context.Context, p *optimize.Problem, d decision.Decision) (*optimize.Result, error) {
+	if err := d.Validate(p.Graph, p.Devices()); err != nil {
+		return nil, err
+	}
+	e, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), d)
+	if err != nil {
+		return nil, err
+	}
+	return &optimize.Result{Decision: d, Eval: e}, nil
 }
 
 // modelRef is a pre-trained model and the sha256 of its file.

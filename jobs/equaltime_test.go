@@ -239,3 +239,57 @@ func TestTable2ProblemAt(t *testing.T) {
 		pp.Close()
 	}
 }
+
+// TestEqualTimeCascade: with cascade, a graph on 4 GPUs listed after the
+// same graph on 2 starts every method from that method's 2-GPU result, so
+// no method is worse with more GPUs; the cells keep their decisions and
+// read back, decisions included, on a rerun.
+func TestEqualTimeCascade(t *testing.T) {
+	dir := t.TempDir()
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json@2", "../examples/mlp.json@4"},
+		Methods: []string{"dp", "local-search-anchored"}, Budgets: []time.Duration{200 * time.Millisecond}, Seed: 3, Dir: dir, Cascade: true}
+	rep, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo, hi := rep.Graphs[0], rep.Graphs[1]
+	if lo.Devices != 2 || hi.Devices != 4 || lo.CascadeFrom != "" || hi.CascadeFrom != lo.Graph+"@2" {
+		t.Fatalf("rows %s@%d from %q, %s@%d from %q", lo.Graph, lo.Devices, lo.CascadeFrom, hi.Graph, hi.Devices, hi.CascadeFrom)
+	}
+	for _, m := range o.Methods {
+		cl, ch := lo.Cell(m, 0.2), hi.Cell(m, 0.2)
+		if cl == nil || ch == nil || !cl.Valid || !ch.Valid {
+			t.Fatalf("%s: cells %+v %+v", m, cl, ch)
+		}
+		if ch.Objective > cl.Objective {
+			t.Errorf("%s: %v on 4 GPUs, worse than %v on 2", m, ch.Objective, cl.Objective)
+		}
+		if ch.From != lo.Graph+"@2" || cl.From != "" {
+			t.Errorf("%s: cascade from %q and %q", m, cl.From, ch.From)
+		}
+	}
+	if s := rep.Summary[0].MoreGPUs; s["dp"].Pairs != 1 || len(s["dp"].Worse) != 0 {
+		t.Errorf("more-GPUs check %+v", s)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*@4", "*-from-*.decision.json"))
+	if len(files) != 2 {
+		t.Errorf("kept decisions on 4 GPUs: %v", files)
+	}
+	// The rerun reads both rows back, the 2-GPU decisions with them, so
+	// the 4-GPU cells are found under the same cascade name.
+	start := time.Now()
+	again, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range rep.Graphs {
+		for j, c := range again.Graphs[i].Cells {
+			if c != rep.Graphs[i].Cells[j] {
+				t.Errorf("row %d cell %d read back as %+v, was %+v", i, j, c, rep.Graphs[i].Cells[j])
+			}
+		}
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("rerun took %v: cells ran again", el)
+	}
+}

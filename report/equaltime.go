@@ -48,6 +48,9 @@ type EqualTimeGraph struct {
 	Error        string          `json:"error,omitempty"`         // why the graph has no cells
 	Note         string          `json:"note,omitempty"`          // e.g. "no valid reference"
 	Missing      int             `json:"missing_cells,omitempty"` // cells not run yet (interrupted)
+	// CascadeFrom is the row on fewer GPUs whose results the methods
+	// started from (equal-time --cascade; "" = none).
+	CascadeFrom string `json:"cascade_from,omitempty"`
 }
 
 // EqualTimeCell is one method on one graph at one budget.
@@ -64,6 +67,11 @@ type EqualTimeCell struct {
 	Steps       int     `json:"steps"`
 	Status      string  `json:"status,omitempty"`
 	Error       string  `json:"error,omitempty"`
+	// From is the row on fewer GPUs whose decision of the same method
+	// was this cell's start candidate (equal-time --cascade); FromKept
+	// says the method found nothing better, so the cell's result is it.
+	From     string `json:"cascade_from,omitempty"`
+	FromKept bool   `json:"cascade_kept,omitempty"`
 }
 
 // EqualTimeBudget summarizes one budget: per method the geometric mean of the
@@ -261,6 +269,8 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				row[2] = "error: " + g.Error
 			case g.Reference == "" && g.Note != "":
 				row[2] = g.Note
+			case g.CascadeFrom != "":
+				row[2] += " (+ " + g.CascadeFrom + "'s results)"
 			}
 			best := math.Inf(1)
 			for _, m := range b.Methods {

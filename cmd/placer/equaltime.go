@@ -93,6 +93,7 @@ it (Ctrl-C keeps what finished).`,
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")
+	f.BoolVar(&o.Cascade, "cascade", false, "a graph also listed on fewer GPUs before it (gnmt4@2,gnmt4) starts each method from that method's result there: never worse with more GPUs (the fewer-GPU run's budget is not counted)")
 	f.StringVar(&o.Lead, "lead", "", "the `METHOD` the claims are about (ahead of each other method, its margin; default go-scored when listed, else go)")
 	f.StringVar(&o.plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
