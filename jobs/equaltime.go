@@ -435,7 +435,11 @@ func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decisi
 					d = decision.Decision{}
 				}
 			}
-			return f.Cell, d, nil
+			// A cell kept without its decision (a run without the
+			// cascade) runs again when the cascade needs the decision.
+			if !r.keep || d.Device != nil || r.noRun || f.Cell.Error != "" {
+				return f.Cell, d, nil
+			}
 		}
 	}
 	if r.noRun {

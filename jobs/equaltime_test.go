@@ -292,4 +292,21 @@ func TestEqualTimeCascade(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("rerun took %v: cells ran again", el)
 	}
+	// A dir whose 2-GPU cells were kept without the cascade (no
+	// decisions) runs them again with it, so the 4-GPU row still starts
+	// from them.
+	dir2 := t.TempDir()
+	plain := o
+	plain.Dir, plain.Cascade = dir2, false
+	if _, err := EqualTime(context.Background(), plain); err != nil {
+		t.Fatal(err)
+	}
+	o.Dir = dir2
+	third, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := third.Graphs[1]; h.CascadeFrom == "" || h.Cell("dp", 0.2) == nil || h.Cell("dp", 0.2).From == "" {
+		t.Errorf("after a plain run the cascade row is %+v", h)
+	}
 }
