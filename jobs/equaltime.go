@@ -35,11 +35,12 @@ var EqualTimeBudgets = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.M
 // EqualTimeMethods are the methods the report compares by default, issue
 // 17's set: the dynamic program, local search and simulated annealing
 // anchored on the reference, the genetic algorithm, and the learned
-// optimizer (go-scored) with its ablation (learning off) and its control
-// (an untrained network). The quick baselines are the reference column.
+// optimizer (go-scored, over an untrained network) with its ablation
+// (learning off), its control (no network features) and its twin over the
+// pre-trained network. The quick baselines are the reference column.
 func EqualTimeMethods() []string {
 	var ms []string
-	for _, m := range []string{"dp", "local-search-anchored", "sa-anchored", "brkga", "go-scored", "go-scored-no-learning", "go-scored-untrained"} {
+	for _, m := range []string{"dp", "local-search-anchored", "sa-anchored", "brkga", "go-scored", "go-scored-no-learning", "go-scored-no-network", "go-scored-pretrained-network"} {
 		if _, ok := methods.Lookup(m); ok {
 			ms = append(ms, m)
 		}

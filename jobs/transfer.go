@@ -196,11 +196,10 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 
 // pretrainScored trains go-scored's move head over the graphs (o.Scored).
 func pretrainScored(ctx context.Context, o PretrainOptions, graphs []learn.TrainGraph, rep PretrainReport) (PretrainReport, error) {
-	pol, err := defaultmodel.Load()
-	if err != nil {
-		return rep, fmt.Errorf("pretrain --scored: %w", err)
-	}
-	sp := &learn.ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: o.PerVisit, Seed: o.Seed, Visits: o.Steps, Time: o.Time,
+	// The head reads go-scored's features: its fixed untrained network
+	// (learn.ScoredNetworkSeed), as every go-scored variant with a
+	// pre-trained head does.
+	sp := &learn.ScoredPretrain{Graphs: graphs, PerVisit: o.PerVisit, Seed: o.Seed, Visits: o.Steps, Time: o.Time,
 		Checkpoint: o.Out, Resume: o.Resume, LearningRate: o.PPO.LearningRate}
 	if o.Steps == 0 && o.Time == 0 {
 		sp.Visits = 3 * len(graphs)

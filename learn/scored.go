@@ -37,9 +37,17 @@ import (
 // "-no-learning" for the ablation).
 type Scored struct {
 	// Policy is the GO network whose outputs for the anchor are the units'
-	// features; nil = a new one from Config and the run's seed.
+	// features; nil = GO's network from Config, untrained: a fixed random
+	// network (ScoredNetworkSeed), the same for every run and graph, so
+	// that a pre-trained head reads the network it was trained with.
+	// Measured, its outputs are better features than the pre-trained
+	// default model's (docs/search.md).
 	Policy *policy.Policy
-	Config *policy.Config
+	// NoNetwork leaves the network out: the features it gives are zero
+	// and no forward pass is run (the control that says what the
+	// network's features add).
+	NoNetwork bool
+	Config    *policy.Config
 	// Head is a pre-trained move head (not changed: a run trains a copy);
 	// nil = a new one.
 	Head *MoveHead
@@ -63,6 +71,10 @@ type Scored struct {
 }
 
 var _ optimize.Optimizer = (*Scored)(nil)
+
+// ScoredNetworkSeed seeds go-scored's untrained feature network
+// (Scored.Policy nil).
+const ScoredNetworkSeed = 0
 
 // DefaultScoredBatch is the moves go-scored evaluates per round, anchored
 // local search's batch.
@@ -251,7 +263,7 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 	if pol == nil {
 		cfg := configFor(sc.s.Config, tasks)
 		var err error
-		if pol, err = policy.New(&cfg, sc.seed); err != nil {
+		if pol, err = policy.New(&cfg, ScoredNetworkSeed); err != nil {
 			return err
 		}
 	}
@@ -260,6 +272,16 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 	units, err := Units(p, cfg, anchor, sc.s.MaxUnits, sc.seed)
 	if err != nil {
 		return err
+	}
+	if sc.s.NoNetwork {
+		sc.pf = make([][]float32, nu)
+		sc.place = make([][]float32, nu)
+		sc.placeEnt = make([]float32, nu)
+		for u := range nu {
+			sc.pf[u] = make([]float32, policyFeatures)
+			sc.place[u] = make([]float32, sc.nd)
+		}
+		return sc.unitFeatures(ctx, v)
 	}
 	in, err := pol.PrepareUnits(p.Graph, p.Devices(), hintsFor(p, cfg.HintDim), units)
 	if err != nil {
@@ -325,7 +347,14 @@ func (sc *scorer) Begin(ctx context.Context, v baseline.SearchView) error {
 		sc.placeEnt[u] = float32(ent)
 	}
 	standardize(sc.pf, 0, 32)
-	// Unit times, neighbours and the bytes between.
+	return sc.unitFeatures(ctx, v)
+}
+
+// unitFeatures computes the features that do not come from the network:
+// unit times, neighbours and the bytes between; then reads the schedule.
+func (sc *scorer) unitFeatures(ctx context.Context, v baseline.SearchView) error {
+	members := v.Members()
+	nu := len(members)
 	sc.logTime = make([]float32, nu)
 	mean := 0.0
 	for u := range members {

@@ -327,3 +327,47 @@ func TestScoredPretrain(t *testing.T) {
 		t.Error("a missing checkpoint: no error")
 	}
 }
+
+// TestScoredNetwork: go-scored's untrained feature network is the same
+// whatever the run's seed (so a pre-trained head reads the network it
+// was trained with), and the control without a network runs no forward
+// pass, reads zero network features, still learns and beats its anchor.
+func TestScoredNetwork(t *testing.T) {
+	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
+	anchor := baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}
+	begin := func(seed uint64, noNetwork bool) *scorer {
+		s := &Scored{Config: small, Anchor: anchor, NoNetwork: noNetwork}
+		sc := &scorer{s: s, head: NewMoveHead(seed), seed: seed, lr: 3e-3, learn: true}
+		ls := baseline.AnchoredLocalSearch{Anchor: anchor, Guide: sc, Pool: 64}
+		if _, err := ls.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 16}, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+		return sc
+	}
+	a, b := begin(1, false), begin(2, false)
+	pa, pb := a.pol.Params(), b.pol.Params()
+	if len(pa) == 0 || len(pa) != len(pb) {
+		t.Fatalf("%d and %d parameter tensors", len(pa), len(pb))
+	}
+	for i := range pa {
+		if !slices.Equal(pa[i].W, pb[i].W) {
+			t.Fatalf("seeds 1 and 2 read different networks (tensor %d)", i)
+		}
+	}
+	c := begin(1, true)
+	for u := range c.pf {
+		for _, x := range c.pf[u] {
+			if x != 0 {
+				t.Fatalf("no-network unit %d has network features %v", u, c.pf[u])
+			}
+		}
+	}
+	s := &Scored{Config: small, Anchor: anchor, NoNetwork: true}
+	res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 800}, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Learning.Settings.(ScoredSettings); st.Updates == 0 || !res.Eval.Valid() || res.Eval.StepTime >= refRes.StepTime {
+		t.Errorf("no-network: step %v against the anchor's %v, %d updates", res.Eval.StepTime, refRes.StepTime, st.Updates)
+	}
+}

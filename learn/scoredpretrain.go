@@ -23,8 +23,8 @@ import (
 // reference, so the head learns the moves that pay in a search's first
 // minutes, where a short or zero-shot search spends its time.
 //
-// The features read the GO network Policy (the embedded default model,
-// which a user of the head also reads). Runs are deterministic: visit i's
+// The features read the GO network Policy (nil = go-scored's fixed
+// untrained network, which the methods with a pre-trained head read). Runs are deterministic: visit i's
 // seed depends only on Seed and i. The head is checkpointed after every
 // visit (with its visit count, so that a resumed run goes on with the next
 // visit) and at the end.
@@ -90,9 +90,6 @@ const scoredStateFormat = "placer-move-head-state"
 func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error) {
 	if len(sp.Graphs) == 0 {
 		return nil, errors.New("pretrain: no graphs")
-	}
-	if sp.Policy == nil {
-		return nil, errors.New("pretrain: go-scored's head needs the network its features read (the default model)")
 	}
 	head, done, seed, prior := sp.Head, 0, sp.Seed, 0.0
 	if sp.Resume != "" {

@@ -134,9 +134,10 @@ func init() {
 		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true, false)},
 		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
 		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
-		{"go-scored", Learned, "anchored local search whose moves a learned head over the GO network's outputs picks, learning from every evaluated move", false, false, false, newScored("go-scored")},
+		{"go-scored", Learned, "anchored local search whose moves a learned head picks, over an untrained GO network's outputs and the schedule, learning from every evaluated move", false, false, false, newScored("go-scored")},
 		{"go-scored-no-learning", Learned, "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", false, false, false, newScored("go-scored-no-learning")},
-		{"go-scored-untrained", Learned, "the control: go-scored whose features read an untrained GO network instead of the pre-trained one", false, false, false, newScored("go-scored-untrained")},
+		{"go-scored-pretrained-network", Learned, "go-scored whose features read the pre-trained GO network (the default model) instead of an untrained one", false, false, true, newScored("go-scored-pretrained-network")},
+		{"go-scored-no-network", Learned, "the control: go-scored with no GO network features (the head reads the move and the schedule only)", false, false, false, newScored("go-scored-no-network")},
 		{"go-scored-pretrained", Learned, "go-scored from a pre-trained move head (placer pretrain --scored), learning on", false, false, true, newScored("go-scored-pretrained")},
 		{"go-scored-zero-shot", Learned, "go-scored's pre-trained move head, never updated: zero-shot picks", false, false, true, newScored("go-scored-zero-shot")},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
@@ -251,19 +252,21 @@ func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error)
 }
 
 // newScored makes the go-scored variant called name, anchored as the
-// anchored searches are. Every variant's features read the pre-trained GO
-// network (Options.Trained, else the embedded default model; a build with
-// none gets a new network), except the control's, which reads an
-// untrained one. The pretrained and zero-shot variants start from a
-// pre-trained head (Options.Head, else the embedded default head).
+// anchored searches are. Every variant's features read go-scored's fixed
+// untrained GO network (learn.ScoredNetworkSeed), except
+// go-scored-pretrained-network's, which reads the pre-trained one
+// (Options.Trained, else the embedded default model), and the control's
+// (go-scored-no-network), which reads none. The pretrained and zero-shot
+// variants start from a pre-trained head (Options.Head, else the embedded
+// default head).
 func newScored(name string) func(Options) (optimize.Optimizer, error) {
 	return func(o Options) (optimize.Optimizer, error) {
 		an, err := anchorOf(o)
 		if err != nil {
 			return nil, err
 		}
-		s := &learn.Scored{Config: o.Policy, Anchor: an, LearningRate: o.PPO.LearningRate, Label: name}
-		if name != "go-scored-untrained" {
+		s := &learn.Scored{Config: o.Policy, Anchor: an, LearningRate: o.PPO.LearningRate, Label: name, NoNetwork: name == "go-scored-no-network"}
+		if name == "go-scored-pretrained-network" {
 			s.Policy = o.Trained
 			if s.Policy == nil && defaultmodel.Available() {
 				if s.Policy, err = defaultmodel.Load(); err != nil {
