@@ -91,9 +91,9 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 		Use:   "synth --family er|ba|ws|sbm|all --count N --seed S [--nodes MIN-MAX] -o DIR",
 		Short: "Write REGAL's synthetic graphs (train/valid/test) to a folder",
 		Example: `  placer workloads synth --family ba --count 120 --seed 1 -o synth/
-  # Graphs up to twice the largest of REGAL's (100-400 nodes), another seed:
-  placer workloads synth --family all --count 8 --seed 2000001 --nodes 100-400 -o synth-2x/`,
-		Args:    cobra.NoArgs,
+  # Graphs twice the largest of REGAL's (400 nodes; 50-200 by default), another seed:
+  placer workloads synth --family all --count 8 --seed 2000001 --nodes 400 -o synth-2x/`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return usagef("give the output folder with -o/--out DIR")
