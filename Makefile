@@ -211,6 +211,27 @@ regal-model: deps
 	cat $(RM_WORK)/train.txt
 	cp $(RM_WORK)/default.regal $(REGAL_MODEL)
 
+# The default REGAL model for peak memory (regal/defaultmodel/data/
+# peak-memory.regal), which regal and regal-zero-shot use on a problem
+# whose objective is peak memory: the recipe of regal-model with the
+# reward on the largest per-GPU peak (--objective peak-memory). About 5
+# minutes on 2 shared CPU cores (docs/regal.md). Rebuild placer afterwards
+# to embed it.
+REGAL_MODEL_MEMORY := regal/defaultmodel/data/peak-memory.regal
+RMM_WORK           := out/regal-model-peak
+RMM_STEPS          ?= 600
+RMM_EVALS          ?= 1000
+
+.PHONY: regal-model-memory
+regal-model-memory: deps
+	rm -rf $(RMM_WORK) && mkdir -p $(RMM_WORK)
+	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(RMM_WORK)/synth
+	$(GO) run ./cmd/placer regal train --graphs $(RMM_WORK)/synth/train --workloads wavenet2x18 --copies 2 \
+		--gpus 2 --sync-transfers --seed 1 --steps $(RMM_STEPS) --evaluations $(RMM_EVALS) --objective peak-memory \
+		--out $(RMM_WORK)/peak-memory.regal -q > $(RMM_WORK)/train.txt
+	cat $(RMM_WORK)/train.txt
+	cp $(RMM_WORK)/peak-memory.regal $(REGAL_MODEL_MEMORY)
+
 # The transfer experiment of GDP fig. 2 / GO fig. 5 (placer report
 # generalization, docs/transfer.md): each of the six families held out in
 # turn, pre-trained on the other five's smallest workloads; expert, best

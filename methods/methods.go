@@ -72,8 +72,10 @@ type Options struct {
 	// step time.
 	OnStep func(pt learn.Point, refStep float64)
 
-	// Regal is the REGAL model regal and regal-zero-shot place with; nil
-	// = the embedded default model.
+	// Regal is the REGAL model regal and regal-zero-shot place with; it
+	// must have been trained for the problem's objective (else they
+	// return an error). nil = the embedded default model for the
+	// problem's objective (regal/defaultmodel.LoadFor).
 	Regal *regal.Model
 
 	// Classical searches.
@@ -338,36 +340,26 @@ func newZeroShot(o Options) (optimize.Optimizer, error) {
 	return z, nil
 }
 
-// regalModel is o.Regal, else the embedded default REGAL model.
-func regalModel(o Options, name string) (*regal.Model, error) {
-	if o.Regal != nil {
-		return o.Regal, nil
-	}
-	m, err := regaldefault.Load()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return m, nil
-}
-
+// newRegal places with Options.Regal, else with the embedded default
+// model for the problem's objective (picked when it runs). A model trained
+// for another objective than the problem's is an error when it runs.
 func newRegal(o Options) (optimize.Optimizer, error) {
-	m, err := regalModel(o, "regal")
-	if err != nil {
-		return nil, err
+	if o.Regal == nil && !regaldefault.AvailableFor(optimize.StepTime) && !regaldefault.AvailableFor(optimize.PeakMemory) {
+		return nil, fmt.Errorf("regal: %w: build them with 'make regal-model regal-model-memory' and rebuild", regaldefault.ErrMissing)
 	}
-	return &regal.REGAL{Model: m}, nil
+	return &regal.REGAL{Model: o.Regal, ModelFor: regaldefault.LoadFor}, nil
 }
 
-// newRegalZeroShot takes Options.Samples decisions (0 = 16).
+// newRegalZeroShot takes Options.Samples decisions (0 = 16), with the
+// model newRegal would.
 func newRegalZeroShot(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("regal-zero-shot: samples %d: want at least 1", o.Samples)
 	}
-	m, err := regalModel(o, "regal-zero-shot")
-	if err != nil {
-		return nil, err
+	if o.Regal == nil && !regaldefault.AvailableFor(optimize.StepTime) && !regaldefault.AvailableFor(optimize.PeakMemory) {
+		return nil, fmt.Errorf("regal-zero-shot: %w: build them with 'make regal-model regal-model-memory' and rebuild", regaldefault.ErrMissing)
 	}
-	return &regal.ZeroShot{Model: m, Samples: o.Samples}, nil
+	return &regal.ZeroShot{Model: o.Regal, ModelFor: regaldefault.LoadFor, Samples: o.Samples}, nil
 }
 
 // newRL17 is the 2017 RL placer with K = Options.Samples and Adam's step

@@ -16,8 +16,18 @@ import (
 // budget is BRKGA's (default optimize.DefaultEvaluations, REGAL's 5,000);
 // every evaluation goes to BRKGA (REGAL's 400 evaluations of BRKGA
 // features are not spent: the network reads the graph only).
+//
+// The model must have been trained for the problem's objective
+// (Model.Objective == Problem.Objective): a model trained for step time
+// has learnt nothing about peak memory and the other way round, so REGAL
+// returns an error rather than run with it. With no Model, ModelFor picks
+// one by the problem's objective.
 type REGAL struct {
 	Model *Model
+	// ModelFor, used when Model is nil, returns the model for an
+	// objective (the methods regal and regal-zero-shot: the embedded
+	// default model for it).
+	ModelFor func(optimize.Objective) (*Model, error)
 	// GA holds BRKGA's knobs (population, elites, children, bias); its
 	// Mutants are replaced by the network's. Zero = BRKGA's defaults.
 	GA brkga.BRKGA
@@ -35,7 +45,9 @@ func (*REGAL) Name() string { return "regal" }
 type Settings struct {
 	Config Config `json:"config"`
 	Seed   uint64 `json:"model_seed"`
-	Greedy bool   `json:"greedy"`
+	// Objective is what the model was trained for (the problem's).
+	Objective optimize.Objective `json:"model_objective"`
+	Greedy    bool               `json:"greedy"`
 	// Uniform is the fraction of genes whose Beta is the uniform one.
 	Uniform float64 `json:"uniform_fraction"`
 }
@@ -50,6 +62,25 @@ func (m *Model) Mutants(p *optimize.Problem, seed uint64, greedy bool) ([]brkga.
 	rng := rand.New(rand.NewPCG(seed, 0x616374696f6e))
 	a := Sample(m.Net.Cfg, logits, in.N, rng, greedy)
 	return Betas(m.Net.Cfg, a, in.UnitOf, brkga.NewLayout(p)), a, nil
+}
+
+// modelFor is m, else the model pick returns for p's objective, checked to
+// have been trained for it.
+func modelFor(m *Model, pick func(optimize.Objective) (*Model, error), p *optimize.Problem) (*Model, error) {
+	if m == nil {
+		if pick == nil {
+			return nil, fmt.Errorf("no model")
+		}
+		var err error
+		if m, err = pick(p.Objective); err != nil {
+			return nil, err
+		}
+	}
+	if m.Objective != p.Objective {
+		return nil, fmt.Errorf("the model was trained for %s, the problem's objective is %s: give a model trained for %s (placer regal train --objective %s)",
+			m.Objective, p.Objective, p.Objective, p.Objective)
+	}
+	return m, nil
 }
 
 func uniformFraction(bs []brkga.Beta) float64 {
@@ -67,14 +98,15 @@ func uniformFraction(bs []brkga.Beta) float64 {
 
 // Optimize runs BRKGA with the model's mutant distributions.
 func (r *REGAL) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
-	if r.Model == nil {
-		return nil, fmt.Errorf("regal: no model")
+	m, err := modelFor(r.Model, r.ModelFor, p)
+	if err != nil {
+		return nil, fmt.Errorf("regal: %w", err)
 	}
 	var seed uint64
 	if s != nil {
 		seed = s.Seed
 	}
-	bs, _, err := r.Model.Mutants(p, seed, r.Greedy)
+	bs, _, err := m.Mutants(p, seed, r.Greedy)
 	if err != nil {
 		return nil, fmt.Errorf("regal: %w", err)
 	}
@@ -85,8 +117,8 @@ func (r *REGAL) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 		return nil, err
 	}
 	res.Method = r.Name()
-	res.Learning = &optimize.Learning{Model: r.Model,
-		Settings: Settings{Config: r.Model.Config(), Seed: r.Model.Seed, Greedy: r.Greedy, Uniform: uniformFraction(bs)}}
+	res.Learning = &optimize.Learning{Model: m,
+		Settings: Settings{Config: m.Config(), Seed: m.Seed, Objective: m.Objective, Greedy: r.Greedy, Uniform: uniformFraction(bs)}}
 	return res, nil
 }
 
@@ -96,8 +128,12 @@ func (r *REGAL) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.S
 // (uniform genes at 1/2), draws Samples-1 more chromosomes from the same
 // Betas, and returns the best of the Samples decisions; Samples
 // evaluations in all, whatever the settings' budget.
+// Like REGAL, it needs a model trained for the problem's objective.
 type ZeroShot struct {
 	Model *Model
+	// ModelFor, used when Model is nil, returns the model for an
+	// objective.
+	ModelFor func(optimize.Objective) (*Model, error)
 	// Samples is the number of decisions evaluated, the means' chromosome
 	// included. 0 = 16.
 	Samples int
@@ -110,8 +146,9 @@ func (*ZeroShot) Name() string { return "regal-zero-shot" }
 
 // Optimize places p with the model's distributions.
 func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
-	if z.Model == nil {
-		return nil, fmt.Errorf("regal-zero-shot: no model")
+	m, err := modelFor(z.Model, z.ModelFor, p)
+	if err != nil {
+		return nil, fmt.Errorf("regal-zero-shot: %w", err)
 	}
 	k := z.Samples
 	if k == 0 {
@@ -124,7 +161,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 	if s != nil {
 		set.Seed, set.Progress = s.Seed, s.Progress
 	}
-	bs, _, err := z.Model.Mutants(p, set.Seed, true)
+	bs, _, err := m.Mutants(p, set.Seed, true)
 	if err != nil {
 		return nil, fmt.Errorf("regal-zero-shot: %w", err)
 	}
@@ -142,7 +179,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 		return nil, err
 	}
 	res.Method = z.Name()
-	res.Learning = &optimize.Learning{Model: z.Model,
-		Settings: Settings{Config: z.Model.Config(), Seed: z.Model.Seed, Greedy: true, Uniform: uniformFraction(bs)}}
+	res.Learning = &optimize.Learning{Model: m,
+		Settings: Settings{Config: m.Config(), Seed: m.Seed, Objective: m.Objective, Greedy: true, Uniform: uniformFraction(bs)}}
 	return res, nil
 }

@@ -19,9 +19,15 @@ import (
 type Model struct {
 	Seed uint64 // the seed its weights were initialized from
 	Net  *Net[float32]
+	// Objective is what the model was trained for (what Train's reward
+	// measured); REGAL and ZeroShot refuse a problem with another
+	// objective. Zero = step time, also what a file written before the
+	// field existed reads as.
+	Objective optimize.Objective
 }
 
-// NewModel returns an untrained model.
+// NewModel returns an untrained model (for step time; set Objective for
+// another).
 func NewModel(cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, err
@@ -45,8 +51,11 @@ func (m *Model) Logits(p *optimize.Problem, seed uint64) (*Input, []float32, err
 }
 
 // The model file is JSON: a format tag and version, the configuration,
-// the seed, and every parameter by name and shape with its weights; a
-// training checkpoint adds its state (see Checkpoint).
+// the seed, the objective it was trained for, and every parameter by name
+// and shape with its weights; a training checkpoint adds its state (see
+// Train.Checkpoint). A file without "objective" (written before the field
+// existed) reads as the checkpoint state's objective if it has one, else
+// step time.
 const (
 	FileFormat  = "placer-regal-model"
 	FileVersion = 1
@@ -60,16 +69,18 @@ type fileParam struct {
 }
 
 type file struct {
-	Format  string      `json:"format"`
-	Version int         `json:"version"`
-	Config  Config      `json:"config"`
-	Seed    uint64      `json:"seed"`
-	Params  []fileParam `json:"params"`
-	Train   *trainState `json:"train,omitempty"`
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	Config  Config `json:"config"`
+	Seed    uint64 `json:"seed"`
+	// Objective is "step-time" or "peak-memory"; "" = not recorded.
+	Objective string      `json:"objective,omitempty"`
+	Params    []fileParam `json:"params"`
+	Train     *trainState `json:"train,omitempty"`
 }
 
 func (m *Model) file(st *trainState) *file {
-	f := &file{Format: FileFormat, Version: FileVersion, Config: m.Net.Cfg, Seed: m.Seed, Train: st}
+	f := &file{Format: FileFormat, Version: FileVersion, Config: m.Net.Cfg, Seed: m.Seed, Objective: m.Objective.String(), Train: st}
 	for _, p := range m.Net.Params() {
 		f.Params = append(f.Params, fileParam{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: p.W})
 	}
@@ -95,6 +106,12 @@ func (m *Model) Save(path string) error {
 // ignores).
 func Read(r io.Reader) (*Model, error) {
 	m, _, err := readFile(r, "model")
+	return m, err
+}
+
+// ReadNamed reads a model file like Read, naming it name in its errors.
+func ReadNamed(r io.Reader, name string) (*Model, error) {
+	m, _, err := readFile(r, name)
 	return m, err
 }
 
@@ -129,7 +146,11 @@ func readFile(r io.Reader, name string) (*Model, *trainState, error) {
 	if err := f.Config.Check(); err != nil {
 		return nil, nil, fmt.Errorf("regal: %s: %w", name, err)
 	}
-	m := &Model{Seed: f.Seed, Net: NewNet[float32](f.Config, f.Seed)}
+	obj, err := fileObjective(&f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("regal: %s: %w", name, err)
+	}
+	m := &Model{Seed: f.Seed, Net: NewNet[float32](f.Config, f.Seed), Objective: obj}
 	ps := m.Net.Params()
 	if len(ps) != len(f.Params) {
 		return nil, nil, fmt.Errorf("regal: %s has %d parameters, its configuration makes %d", name, len(f.Params), len(ps))
@@ -147,6 +168,28 @@ func readFile(r io.Reader, name string) (*Model, *trainState, error) {
 		}
 	}
 	return m, f.Train, nil
+}
+
+// fileObjective is the objective a model file records: its "objective",
+// else its training state's, else step time; an unknown name, or a
+// training state that disagrees, is an error.
+func fileObjective(f *file) (optimize.Objective, error) {
+	name := f.Objective
+	if f.Train != nil && f.Train.Objective != "" {
+		if name != "" && name != f.Train.Objective {
+			return 0, fmt.Errorf("objective %q, but its training state says %q", name, f.Train.Objective)
+		}
+		name = f.Train.Objective
+	}
+	if name == "" {
+		return optimize.StepTime, nil
+	}
+	for _, o := range optimize.Objectives {
+		if name == o.String() {
+			return o, nil
+		}
+	}
+	return 0, fmt.Errorf("objective %q: want step-time or peak-memory", name)
 }
 
 // encode is the model file's bytes (an error for non-finite weights).

@@ -58,7 +58,8 @@ type Train struct {
 	Config Config
 	Seed   uint64
 	// Objective is what the reward measures and the BRKGA runs rank by
-	// (it is set on every training graph's problem).
+	// (it is set on every training graph's problem, and recorded in the
+	// model: Model.Objective).
 	Objective optimize.Objective
 	// Samples is the number of actions per graph and step; 0 = 4.
 	Samples int
@@ -217,6 +218,9 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		r.Model = m
 	}
 	m := r.Model
+	// The model is now trained for t.Objective (a given Model trained for
+	// another is retrained for this one).
+	m.Objective = t.Objective
 	cfg := m.Net.Cfg
 	params := m.Net.Params()
 	save := func() error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
@@ -50,12 +51,54 @@ func SyntheticFamilies() []string { return []string{"er", "ba", "ws", "sbm"} }
 // its input and output sizes times (1 + r), r ~ N(0, 0.1), and 0 for the
 // source and sink.
 func Synthetic(family string, seed uint64) (*graph.Graph, error) {
-	return synthetic(family, seed, "synthetic-"+family+"-"+strconv.FormatUint(seed, 10))
+	return synthetic(family, seed, "synthetic-"+family+"-"+strconv.FormatUint(seed, 10), SynthNodes)
 }
 
-func synthetic(family string, seed uint64, name string) (*graph.Graph, error) {
+// NodeRange is the number of random-graph nodes a synthetic graph draws
+// from, uniformly, Min to Max inclusive (source and sink not counted).
+type NodeRange struct{ Min, Max int }
+
+// SynthNodes is REGAL's range, 50-200 nodes: the training and held-out
+// test graphs'.
+var SynthNodes = NodeRange{SynthMinNodes, SynthMaxNodes}
+
+// Scale returns the range with both ends times k (Scale(2) of 50-200 is
+// 100-400: graphs up to twice the largest training graph).
+func (r NodeRange) Scale(k int) NodeRange { return NodeRange{r.Min * k, r.Max * k} }
+
+// String is "MIN-MAX".
+func (r NodeRange) String() string { return fmt.Sprintf("%d-%d", r.Min, r.Max) }
+
+// Check reports whether the range is usable: 5 <= Min <= Max <= 100,000
+// (Watts-Strogatz joins each node to 4 neighbours).
+func (r NodeRange) Check() error {
+	if r.Min < 5 || r.Max < r.Min || r.Max > 100_000 {
+		return fmt.Errorf("workloads: synthetic nodes %s: want MIN-MAX with 5 <= MIN <= MAX <= 100000", r)
+	}
+	return nil
+}
+
+// ParseNodeRange reads "MIN-MAX" (or "N" for MIN = MAX = N).
+func ParseNodeRange(s string) (NodeRange, error) {
+	lo, hi, ok := strings.Cut(strings.TrimSpace(s), "-")
+	if !ok {
+		hi = lo
+	}
+	a, err1 := strconv.Atoi(lo)
+	b, err2 := strconv.Atoi(hi)
+	if err1 != nil || err2 != nil {
+		return NodeRange{}, fmt.Errorf("workloads: synthetic nodes %q: want MIN-MAX (e.g. 100-400) or N", s)
+	}
+	r := NodeRange{a, b}
+	return r, r.Check()
+}
+
+func synthetic(family string, seed uint64, name string, nodes NodeRange) (*graph.Graph, error) {
+	if err := nodes.Check(); err != nil {
+		return nil, err
+	}
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	nn := SynthMinNodes + r.IntN(SynthMaxNodes-SynthMinNodes+1)
+	nn := nodes.Min + r.IntN(nodes.Max-nodes.Min+1)
 	adj := make([]bool, nn*nn)
 	set := func(i, j int, v bool) { adj[i*nn+j], adj[j*nn+i] = v, v }
 	switch family {
@@ -277,13 +320,23 @@ func splitmix64(x uint64) uint64 {
 // "<family>-<split>-<i>"; files are written atomically. The same arguments
 // give the same files.
 func WriteSynthetic(dir, family string, count int, seed uint64) error {
+	return WriteSyntheticNodes(dir, family, count, seed, SynthNodes)
+}
+
+// WriteSyntheticNodes is WriteSynthetic with graphs of nodes random-graph
+// nodes instead of REGAL's 50-200 (SynthNodes, with which it writes the
+// same files).
+func WriteSyntheticNodes(dir, family string, count int, seed uint64, nodes NodeRange) error {
+	if err := nodes.Check(); err != nil {
+		return err
+	}
 	if count < 1 {
 		return fmt.Errorf("workloads: synthetic count %d, want at least 1", count)
 	}
 	fams := []string{family}
 	if family == "all" {
 		fams = SyntheticFamilies()
-	} else if _, err := synthetic(family, 0, "check"); err != nil {
+	} else if _, err := synthetic(family, 0, "check", nodes); err != nil {
 		return err
 	}
 	valid := (count + 6) / 12
@@ -307,7 +360,7 @@ func WriteSynthetic(dir, family string, count int, seed uint64) error {
 		}
 		f := fams[i%len(fams)]
 		name := fmt.Sprintf("%s-%s-%05d", f, split, i)
-		g, err := synthetic(f, splitmix64(seed+uint64(i)), name)
+		g, err := synthetic(f, splitmix64(seed+uint64(i)), name, nodes)
 		if err != nil {
 			return err
 		}

@@ -85,12 +85,15 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 		count  int
 		seed   uint64
 		dir    string
+		nodes  string
 	)
 	cmd := &cobra.Command{
-		Use:     "synth --family er|ba|ws|sbm|all --count N --seed S -o DIR",
-		Short:   "Write REGAL's synthetic graphs (train/valid/test) to a folder",
-		Example: "  placer workloads synth --family ba --count 120 --seed 1 -o synth/",
-		Args:    cobra.NoArgs,
+		Use:   "synth --family er|ba|ws|sbm|all --count N --seed S [--nodes MIN-MAX] -o DIR",
+		Short: "Write REGAL's synthetic graphs (train/valid/test) to a folder",
+		Example: `  placer workloads synth --family ba --count 120 --seed 1 -o synth/
+  # Graphs twice the largest of REGAL's (400 nodes; 50-200 by default), another seed:
+  placer workloads synth --family all --count 8 --seed 2000001 --nodes 400 -o synth-2x/`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return usagef("give the output folder with -o/--out DIR")
@@ -98,7 +101,16 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 			if count < 1 {
 				return usagef("--count %d: must be at least 1", count)
 			}
-			if err := jobs.WorkloadSynth(dir, family, count, seed); err != nil {
+			nr, err := workloads.ParseNodeRange(nodes)
+			if err != nil {
+				return usagef("--nodes: %v", err)
+			}
+			if nr == workloads.SynthNodes {
+				err = jobs.WorkloadSynth(dir, family, count, seed)
+			} else {
+				err = workloads.WriteSyntheticNodes(dir, family, count, seed, nr)
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(s.Out, "wrote %d %s graphs to %s (train/valid/test)\n", count, family, dir)
@@ -109,6 +121,7 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 	f.StringVar(&family, "family", "all", "er (Erdos-Renyi), ba (Barabasi-Albert), ws (Watts-Strogatz), sbm (stochastic block model) or all")
 	f.IntVar(&count, "count", 100, "number of graphs")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
+	f.StringVar(&nodes, "nodes", workloads.SynthNodes.String(), "random-graph nodes per graph, drawn uniformly from `MIN-MAX` (REGAL's 50-200; 100-400 is twice as large)")
 	addOut(cmd, &dir, "write the graphs under `DIR`")
 	return cmd
 }

@@ -4,8 +4,9 @@
 // regal with sampled buckets, with the most likely buckets (greedy), and
 // regal-zero-shot, each as the mean % improvement over BRKGA (positive =
 // better), beside the single-GPU step time. -untrained uses a fresh
-// network (the control); -model a model file. docs/regal.md records its
-// runs.
+// network (the control); -model a model file; -objective peak-memory
+// compares the largest per-GPU peak instead of the step time (the model
+// must have been trained for it). docs/regal.md records its runs.
 package main
 
 import (
@@ -30,18 +31,26 @@ func main() {
 	evals := flag.Int("evals", 5000, "evaluation budget")
 	untrained := flag.Bool("untrained", false, "an untrained network (the control)")
 	wl := flag.String("workloads", "", "built-in workloads, comma-separated, instead of -graphs")
+	objective := flag.String("objective", "step-time", "step-time or peak-memory")
 	flag.Parse()
-	if err := run(*model, *glob, *wl, *evals, *untrained); err != nil {
+	obj, err := optimize.ParseObjective(*objective)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "regaleval:", err)
+		os.Exit(2)
+	}
+	if err := run(*model, *glob, *wl, *evals, *untrained, obj); err != nil {
 		fmt.Fprintln(os.Stderr, "regaleval:", err)
 		os.Exit(1)
 	}
 }
 
-func run(model, glob, wl string, evals int, untrained bool) error {
+func run(model, glob, wl string, evals int, untrained bool, obj optimize.Objective) error {
 	var m *regal.Model
 	var err error
 	if untrained {
-		m, err = regal.NewModel(regal.Config{}, 1)
+		if m, err = regal.NewModel(regal.Config{}, 1); err == nil {
+			m.Objective = obj
+		}
 	} else {
 		m, err = regal.Load(model)
 	}
@@ -78,6 +87,7 @@ func run(model, glob, wl string, evals int, untrained bool) error {
 			return err
 		}
 		p.Tasks = optimize.Tasks{Placement: true, Scheduling: true}
+		p.Objective = obj
 		single, err := (baseline.Single{}).Optimize(ctx, p, nil)
 		if err != nil {
 			return err
@@ -91,11 +101,12 @@ func run(model, glob, wl string, evals int, untrained bool) error {
 					return err
 				}
 			}
-			b := rs[0].Eval.StepTime
-			gain := func(r *optimize.Result) float64 { return (b - r.Eval.StepTime) / b * 100 / 3 }
+			b := obj.Of(&rs[0].Eval)
+			gain := func(r *optimize.Result) float64 { return (b - obj.Of(&r.Eval)) / b * 100 / 3 }
 			is, ig, iz = is+gain(rs[1]), ig+gain(rs[2]), iz+gain(rs[3])
 			if s == 1 {
-				fmt.Printf("  seed 1: brkga %.3f regal %.3f greedy %.3f zero-shot %.3f single %.3f ms\n", b*1e3, rs[1].Eval.StepTime*1e3, rs[2].Eval.StepTime*1e3, rs[3].Eval.StepTime*1e3, single.Eval.StepTime*1e3)
+				fmt.Printf("  seed 1: brkga %s regal %s greedy %s zero-shot %s single %s\n", obj.Format(b), obj.Format(obj.Of(&rs[1].Eval)),
+					obj.Format(obj.Of(&rs[2].Eval)), obj.Format(obj.Of(&rs[3].Eval)), obj.Format(obj.Of(&single.Eval)))
 			}
 		}
 		n := float64(len(files))
