@@ -24,6 +24,9 @@ import (
 const (
 	RegalTrainSeed uint64 = 1
 	RegalTestSeed  uint64 = 1_000_001
+	// RegalTest2xSeed seeds the held-out graphs twice the size of the
+	// training graphs (report regal's synthetic-2x:N).
+	RegalTest2xSeed uint64 = 2_000_001
 )
 
 // BRKGATuneOptions are the inputs of `placer tune-brkga` (make brkga-tune).

@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
+	regaldefault "github.com/placer/placer/regal/defaultmodel"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
@@ -66,7 +67,9 @@ type RegalOptions struct {
 	// Graphs are the test graphs: workload names, graph files,
 	// "synthetic:N" (N held-out synthetic graphs, seed RegalTestSeed),
 	// "synthetic-train:N" (the first N graphs of brkga-tuned's training
-	// set, seed RegalTrainSeed: training-set results, REGAL A.3) and
+	// set, seed RegalTrainSeed: training-set results, REGAL A.3),
+	// "synthetic-2x:N" (N held-out graphs of twice the training graphs'
+	// nodes, 100-400, seed RegalTest2xSeed) and
 	// "msr-fiddle:DIR" (every graph file in DIR, skipped when DIR does
 	// not exist). nil = RegalGraphs.
 	Graphs []string
@@ -188,17 +191,20 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 	for _, s := range list {
 		s = strings.TrimSpace(s)
 		switch {
-		case strings.HasPrefix(s, "synthetic:"), strings.HasPrefix(s, "synthetic-train:"):
+		case strings.HasPrefix(s, "synthetic:"), strings.HasPrefix(s, "synthetic-train:"), strings.HasPrefix(s, "synthetic-2x:"):
 			tag, count, _ := strings.Cut(s, ":")
 			n, err := strconv.Atoi(count)
 			if err != nil || n < 1 || n > 1_000_000 {
 				return nil, fmt.Errorf("report regal: graphs: %q: want %s:N with N from 1 to 1000000", s, tag)
 			}
-			seed, set := RegalTestSeed, "synthetic test"
-			if tag == "synthetic-train" {
+			seed, set, nodes := RegalTestSeed, "synthetic test", workloads.SynthNodes
+			switch tag {
+			case "synthetic-train":
 				seed, set = RegalTrainSeed, "synthetic train"
+			case "synthetic-2x":
+				seed, set, nodes = RegalTest2xSeed, "synthetic test, 2x nodes", workloads.SynthNodes.Scale(2)
 			}
-			gs, err := workloads.SyntheticSet("all", n, seed)
+			gs, err := workloads.SyntheticSetNodes("all", n, seed, nodes)
 			if err != nil {
 				return nil, err
 			}
@@ -352,6 +358,13 @@ func regalCell(ctx context.Context, p *optimize.Problem, obj optimize.Objective,
 // and must match for a kept cell to count: brkga-tuned's setting for the
 // objective (a retuned params file reruns its cells); "" for the others.
 func methodFingerprint(m string, obj optimize.Objective) string {
+	if m == "regal" || m == "regal-zero-shot" {
+		// The embedded model it ran with: a rebuilt model runs it again.
+		if sum := regaldefault.SHA256For(obj); sum != "" {
+			return "; model sha256 " + sum[:16]
+		}
+		return ""
+	}
 	if m != "brkga-tuned" {
 		return ""
 	}

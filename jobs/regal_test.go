@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/brkga/tuned"
@@ -126,5 +127,35 @@ func TestBRKGATune(t *testing.T) {
 	}
 	if back.Graphs != 1 || back.Evaluations != 60 || back.Seed != RegalTrainSeed || back.WallSeconds <= 0 {
 		t.Errorf("recipe %+v", back)
+	}
+}
+
+// TestRegalGraphs2x: synthetic-2x:N is N held-out graphs of 100-400 nodes
+// (twice the training range), seeded apart from the test set, and the
+// kept cells of regal name the model they ran with.
+func TestRegalGraphs2x(t *testing.T) {
+	gs, err := regalGraphs([]string{"synthetic-2x:4", "synthetic:4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 8 {
+		t.Fatalf("%d graphs, want 8", len(gs))
+	}
+	for i, g := range gs[:4] {
+		// Each synthetic graph has a source and a sink besides its nodes.
+		if n := g.g.NumOps() - 2; n < 100 || n > 400 || g.set != "synthetic test, 2x nodes" {
+			t.Errorf("2x graph %d: %d nodes, set %q", i, n, g.set)
+		}
+		if g.name == gs[4+i].name {
+			t.Errorf("2x graph %d has the test graph's name %s", i, g.name)
+		}
+	}
+	for _, s := range []string{"synthetic-2x:0", "synthetic-2x:x"} {
+		if _, err := regalGraphs([]string{s}); err == nil {
+			t.Errorf("%s: no error", s)
+		}
+	}
+	if f := methodFingerprint("regal", optimize.PeakMemory); !strings.Contains(f, "model sha256") || f == methodFingerprint("regal", optimize.StepTime) {
+		t.Errorf("regal fingerprints %q and %q: want each objective's model named", f, methodFingerprint("regal", optimize.StepTime))
 	}
 }

@@ -105,7 +105,7 @@ and a rerun with the same --dir and settings skips it.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), msr-fiddle:DIR (default: "+strings.Join(jobs.RegalGraphs, ",")+")")
+	f.StringVar(&o.graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), synthetic-2x:N (N held-out graphs of 100-400 nodes, twice the training graphs), msr-fiddle:DIR (default: "+strings.Join(jobs.RegalGraphs, ",")+")")
 	f.StringVar(&o.methods, "methods", "", "`LIST` of the table's methods (default: "+strings.Join(jobs.RegalMethods(), ",")+"; brkga always runs)")
 	f.StringVar(&o.curve, "curve-methods", "", "`LIST` of the methods run at every --budgets limit (default: "+strings.Join(jobs.RegalCurveMethods(), ",")+")")
 	f.StringVar(&o.objectives, "objectives", "peak-memory,step-time", "objectives, comma-separated")

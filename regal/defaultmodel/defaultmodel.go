@@ -8,7 +8,9 @@ package defaultmodel
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -105,4 +107,20 @@ func LoadFor(o optimize.Objective) (*regal.Model, error) {
 		return nil, fmt.Errorf("regal: no default model for %s", o)
 	}
 	return l()
+}
+
+// SHA256For is the hex sha256 of the embedded default model file for o
+// ("" when there is none): what a kept result names as the model it ran
+// with, so that a rebuilt model runs the result again.
+func SHA256For(o optimize.Objective) string {
+	f := fileFor(o)
+	if f == "" {
+		return ""
+	}
+	data, err := files.ReadFile(path.Join("data", f))
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
