@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/learn"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
@@ -75,6 +76,10 @@ type EqualTimeOptions struct {
 	// counted in the row's. Cells keep their decision (a .decision.json
 	// beside the cell) and are kept apart from cells without it.
 	Cascade bool
+	// Head is go-scored's pre-trained move head file, for
+	// go-scored-pretrained and go-scored-zero-shot ("" = the embedded
+	// default head). Their kept cells name it.
+	Head string
 	// CPU makes the budgets CPU time of this process (all threads;
 	// optimize.Budget.CPU) instead of wall time: on a machine shared with
 	// other work, each method then gets the same computing, whatever the
@@ -150,6 +155,21 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 			return rep, err
 		}
 		rep.Model = fmt.Sprintf("%s (sha256 %s)", o.Model, model.sha[:12])
+	}
+	if o.Head != "" {
+		data, err := os.ReadFile(o.Head)
+		if err != nil {
+			return rep, fmt.Errorf("equal-time: head: %w", err)
+		}
+		if model.head, err = learn.DecodeMoveHead(data); err != nil {
+			return rep, fmt.Errorf("equal-time: head %s: %w", o.Head, err)
+		}
+		sum := sha256.Sum256(data)
+		model.headSHA = hex.EncodeToString(sum[:])
+		if rep.Model != "" {
+			rep.Model += "; "
+		}
+		rep.Model += fmt.Sprintf("head %s (sha256 %s)", o.Head, model.headSHA[:12])
 	}
 	for _, b := range budgets {
 		rep.Budgets = append(rep.Budgets, b.Seconds())
@@ -414,6 +434,10 @@ func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decisi
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
+		if r.model.head != nil && (m == "go-scored-pretrained" || m == "go-scored-zero-shot") {
+			mo.Head = r.model.head
+			modelSHA += "; head " + r.model.headSHA
+		}
 	}
 	path := ""
 	if r.dir != "" {
@@ -516,6 +540,10 @@ func evaluateOn(ctx context.Context, p *optimize.Problem, d decision.Decision) (
 type modelRef struct {
 	pol *policy.Policy
 	sha string
+	// head is go-scored's pre-trained move head (--head; nil = the
+	// embedded one) and headSHA its file's sha256.
+	head    *learn.MoveHead
+	headSHA string
 }
 
 // loadModel reads a policy file.

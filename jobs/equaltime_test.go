@@ -310,3 +310,51 @@ func TestEqualTimeCascade(t *testing.T) {
 		t.Errorf("after a plain run the cascade row is %+v", h)
 	}
 }
+
+// TestEqualTimeHead: --head gives go-scored-zero-shot that head, the
+// report names it, a kept cell records it (another head runs the cell
+// again), and a corrupt head file is an error naming it.
+func TestEqualTimeHead(t *testing.T) {
+	dir := t.TempDir()
+	h1, h2 := filepath.Join(dir, "a.head"), filepath.Join(dir, "b.head")
+	if err := learn.NewMoveHead(1).Save(h1); err != nil {
+		t.Fatal(err)
+	}
+	if err := learn.NewMoveHead(2).Save(h2); err != nil {
+		t.Fatal(err)
+	}
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-scored-zero-shot"},
+		Budgets: []time.Duration{100 * time.Millisecond}, Seed: 1, Dir: filepath.Join(dir, "cells"), Head: h1}
+	o.Cluster.GPUs = 2
+	rep, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Model, "head "+h1) {
+		t.Errorf("report names %q, want the head", rep.Model)
+	}
+	file := filepath.Join(dir, "cells", rep.Graphs[0].Graph+"@2", "go-scored-zero-shot-0.1s.json")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f equalTimeCellFile
+	if err := json.Unmarshal(data, &f); err != nil || !strings.Contains(f.Model, "head ") {
+		t.Errorf("kept cell's model %q (%v): want the head's sha256", f.Model, err)
+	}
+	o.Head = h2
+	if _, err := EqualTime(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	data2, _ := os.ReadFile(file)
+	var f2 equalTimeCellFile
+	if json.Unmarshal(data2, &f2) != nil || f2.Model == f.Model {
+		t.Errorf("another head read the kept cell back: %q", f2.Model)
+	}
+	bad := filepath.Join(dir, "bad.head")
+	os.WriteFile(bad, []byte("{not a head"), 0o644)
+	o.Head = bad
+	if _, err := EqualTime(context.Background(), o); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("a corrupt head: %v", err)
+	}
+}

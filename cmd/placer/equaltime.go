@@ -91,6 +91,7 @@ it (Ctrl-C keeps what finished).`,
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
+	f.StringVar(&o.Head, "head", "", "go-scored's pre-trained move head `FILE` (placer pretrain --scored) for go-scored-pretrained and go-scored-zero-shot (default: the embedded default head)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")
 	f.BoolVar(&o.Cascade, "cascade", false, "a graph also listed on fewer GPUs before it (gnmt4@2,gnmt4) starts each method from that method's result there: never worse with more GPUs (the fewer-GPU run's budget is not counted)")
