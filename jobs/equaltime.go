@@ -19,6 +19,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/learn"
+	"github.com/placer/placer/learn/defaultmodel"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
@@ -434,9 +435,15 @@ func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decisi
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
-		if r.model.head != nil && (m == "go-scored-pretrained" || m == "go-scored-zero-shot") {
-			mo.Head = r.model.head
-			modelSHA += "; head " + r.model.headSHA
+		if m == "go-scored-pretrained" || m == "go-scored-zero-shot" {
+			if r.model.head != nil {
+				mo.Head = r.model.head
+				modelSHA += "; head " + r.model.headSHA
+			} else if b, err := defaultmodel.Head(); err == nil {
+				// The embedded head: a rebuilt one runs the cell again.
+				sum := sha256.Sum256(b)
+				modelSHA += "; head " + hex.EncodeToString(sum[:])
+			}
 		}
 	}
 	path := ""
