@@ -165,12 +165,15 @@ func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error
 		if model.head, err = learn.DecodeMoveHead(data); err != nil {
 			return rep, fmt.Errorf("equal-time: head %s: %w", o.Head, err)
 		}
-		sum := sha256.Sum256(data)
-		model.headSHA = hex.EncodeToString(sum[:])
+		model.headSHA = sha256Hex(data)
 		if rep.Model != "" {
 			rep.Model += "; "
 		}
 		rep.Model += fmt.Sprintf("head %s (sha256 %s)", o.Head, model.headSHA[:12])
+	} else if data, err := defaultmodel.Head(); err == nil {
+		// The embedded head: named in the kept cells too, so that a
+		// rebuilt one runs them again.
+		model.headSHA = sha256Hex(data)
 	}
 	for _, b := range budgets {
 		rep.Budgets = append(rep.Budgets, b.Seconds())
@@ -435,15 +438,9 @@ func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decisi
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
-		if m == "go-scored-pretrained" || m == "go-scored-zero-shot" {
-			if r.model.head != nil {
-				mo.Head = r.model.head
-				modelSHA += "; head " + r.model.headSHA
-			} else if b, err := defaultmodel.Head(); err == nil {
-				// The embedded head: a rebuilt one runs the cell again.
-				sum := sha256.Sum256(b)
-				modelSHA += "; head " + hex.EncodeToString(sum[:])
-			}
+		if (m == "go-scored-pretrained" || m == "go-scored-zero-shot") && r.model.headSHA != "" {
+			mo.Head = r.model.head // nil = the embedded head
+			modelSHA += "; head " + r.model.headSHA
 		}
 	}
 	path := ""
@@ -548,7 +545,7 @@ type modelRef struct {
 	pol *policy.Policy
 	sha string
 	// head is go-scored's pre-trained move head (--head; nil = the
-	// embedded one) and headSHA its file's sha256.
+	// embedded one) and headSHA its file's sha256 ("" = none at all).
 	head    *learn.MoveHead
 	headSHA string
 }
@@ -563,8 +560,13 @@ func loadModel(path string) (modelRef, error) {
 	if err != nil {
 		return modelRef{}, err
 	}
+	return modelRef{pol: pol, sha: sha256Hex(data)}, nil
+}
+
+// sha256Hex is data's sha256 in hex: what kept cells name a file by.
+func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
-	return modelRef{pol: pol, sha: hex.EncodeToString(sum[:])}, nil
+	return hex.EncodeToString(sum[:])
 }
 
 // fileSafe turns a graph name into a file name.
