@@ -88,7 +88,12 @@ type EqualTimeOptions struct {
 	CPU     bool
 	Cluster inputs.ClusterSpec
 	Seed    uint64
-	Sync    bool
+	// Seeds, when it holds two or more, runs the whole report once per
+	// seed (Seed is then unused), each kept in Dir/seed-N, and returns
+	// them combined (report.CombineSeeds): every cell the geometric mean
+	// of its seeds, and the claims counted per graph and per run.
+	Seeds []uint64
+	Sync  bool
 	// Objective is what every method minimises and the ratios compare
 	// (zero = step time); cells of another objective are kept apart.
 	Objective optimize.Objective
@@ -118,6 +123,35 @@ type equalTimeCellFile struct {
 // baseline, and returns the table. When ctx is cancelled the cells
 // finished so far are returned (and kept in Dir) with ctx's error.
 func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
+	if len(o.Seeds) < 2 {
+		if len(o.Seeds) == 1 {
+			o.Seed = o.Seeds[0]
+		}
+		return equalTimeSeed(ctx, o)
+	}
+	seen := map[uint64]bool{}
+	var reps []report.EqualTime
+	for _, seed := range o.Seeds {
+		if seen[seed] {
+			return report.EqualTime{}, fmt.Errorf("equal-time: seed %d is listed twice", seed)
+		}
+		seen[seed] = true
+		so := o
+		so.Seed, so.Seeds = seed, nil
+		if o.Dir != "" {
+			so.Dir = filepath.Join(o.Dir, fmt.Sprintf("seed-%d", seed))
+		}
+		rep, err := equalTimeSeed(ctx, so)
+		reps = append(reps, rep)
+		if err != nil {
+			return report.CombineSeeds(reps), err
+		}
+	}
+	return report.CombineSeeds(reps), nil
+}
+
+// equalTimeSeed is EqualTime for one seed, o.Seed.
+func equalTimeSeed(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
 	graphs, ms, budgets := o.Graphs, o.Methods, o.Budgets
 	if len(graphs) == 0 {
 		graphs = EqualTimeGraphs

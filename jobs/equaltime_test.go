@@ -3,8 +3,10 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +57,7 @@ func TestEqualTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, c := range again.Graphs[0].Cells {
-		if c != g.Cells[i] {
+		if !reflect.DeepEqual(c, g.Cells[i]) {
 			t.Errorf("cell %d read back as %+v, was %+v", i, c, g.Cells[i])
 		}
 	}
@@ -284,7 +286,7 @@ func TestEqualTimeCascade(t *testing.T) {
 	}
 	for i := range rep.Graphs {
 		for j, c := range again.Graphs[i].Cells {
-			if c != rep.Graphs[i].Cells[j] {
+			if !reflect.DeepEqual(c, rep.Graphs[i].Cells[j]) {
 				t.Errorf("row %d cell %d read back as %+v, was %+v", i, j, c, rep.Graphs[i].Cells[j])
 			}
 		}
@@ -356,5 +358,54 @@ func TestEqualTimeHead(t *testing.T) {
 	o.Head = bad
 	if _, err := EqualTime(context.Background(), o); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("a corrupt head: %v", err)
+	}
+}
+
+// TestEqualTimeSeeds: --seeds runs the report once per seed, each kept in
+// DIR/seed-N, and combines them: every cell's ratio is the geometric mean
+// of the seeds' runs, which a rerun of one seed alone reproduces.
+func TestEqualTimeSeeds(t *testing.T) {
+	dir := t.TempDir()
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"local-search", "sa"},
+		Budgets: []time.Duration{100 * time.Millisecond}, Seeds: []uint64{1, 2}, Dir: dir, Lead: "local-search"}
+	o.Cluster.GPUs = 2
+	rep, err := EqualTime(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Seeds) != 2 || len(rep.Graphs) != 1 || len(rep.Graphs[0].Cells) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, seed := range []uint64{1, 2} {
+		one := o
+		one.Seeds, one.Seed, one.Dir, one.NoRun = nil, seed, filepath.Join(dir, "seed-"+string(rune('0'+seed))), true
+		r, err := EqualTime(context.Background(), one)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.Graphs[0].Cells {
+			got := rep.Graphs[0].Cell(c.Method, c.Budget)
+			if got == nil || got.SeedRatios[seed-1] != c.Ratio {
+				t.Errorf("seed %d %s: combined %+v, kept ratio %v", seed, c.Method, got, c.Ratio)
+			}
+		}
+	}
+	for _, c := range rep.Graphs[0].Cells {
+		if want := math.Sqrt(c.SeedRatios[0] * c.SeedRatios[1]); math.Abs(c.Ratio-want) > 1e-12 {
+			t.Errorf("%s: ratio %v, want the geometric mean %v", c.Method, c.Ratio, want)
+		}
+	}
+	ls, sa := rep.Graphs[0].Cell("local-search", 0.1), rep.Graphs[0].Cell("sa", 0.1)
+	ahead := 0
+	for i := range 2 {
+		if sa.SeedRatios[i] > ls.SeedRatios[i] {
+			ahead++
+		}
+	}
+	if s := rep.Summary[0]; s.Runs != 2 || s.AheadRuns["sa"] != ahead {
+		t.Errorf("summary %+v: want 2 runs, local search ahead of sa on %d", s, ahead)
+	}
+	if _, err := EqualTime(context.Background(), EqualTimeOptions{Graphs: o.Graphs, Methods: o.Methods, Budgets: o.Budgets, Seeds: []uint64{3, 3}}); err == nil {
+		t.Error("a seed listed twice: no error")
 	}
 }

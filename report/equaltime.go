@@ -12,9 +12,12 @@ import (
 // graph's reference (the best quick baseline, fewer-GPU decisions
 // included).
 type EqualTime struct {
-	Hardware string    `json:"hardware"`
-	Seed     uint64    `json:"seed"`
-	Budgets  []float64 `json:"budgets_s"` // wall time (or CPU time, with CPU) per method and graph
+	Hardware string `json:"hardware"`
+	Seed     uint64 `json:"seed"`
+	// Seeds are the seeds of a report combined from several (equal-time
+	// --seeds, CombineSeeds): its cells are their geometric means.
+	Seeds   []uint64  `json:"seeds,omitempty"`
+	Budgets []float64 `json:"budgets_s"` // wall time (or CPU time, with CPU) per method and graph
 	// CPU says the budgets are CPU time of the process (all threads), not
 	// wall time.
 	CPU     bool     `json:"cpu_budgets,omitempty"`
@@ -72,6 +75,10 @@ type EqualTimeCell struct {
 	// says the method found nothing better, so the cell's result is it.
 	From     string `json:"cascade_from,omitempty"`
 	FromKept bool   `json:"cascade_kept,omitempty"`
+	// SeedRatios are the ratio of each seed, in EqualTime.Seeds' order,
+	// in a report combined from several seeds (Ratio is their geometric
+	// mean).
+	SeedRatios []float64 `json:"seed_ratios,omitempty"`
 }
 
 // EqualTimeBudget summarizes one budget: per method the geometric mean of the
@@ -98,6 +105,17 @@ type EqualTimeBudget struct {
 	// over the pairs of rows that are one graph on N and N/2 GPUs
 	// (GPUPairs), where the N-GPU result is worse.
 	MoreGPUs map[string]MoreGPUsCheck `json:"more_gpus"`
+	// With several seeds (EqualTime.Seeds): Runs is the graphs in the
+	// geometric means times the seeds; AheadRuns counts, per other
+	// method, the runs (a graph and a seed) where the lead is strictly
+	// ahead of it on the same seed; LearningRuns likewise for learning
+	// against its ablation; Spread is each method's median over the
+	// graphs of its seed-to-seed spread (largest ratio over smallest,
+	// minus 1): the noise one draw carries.
+	Runs         int                `json:"runs,omitempty"`
+	AheadRuns    map[string]int     `json:"lead_ahead_runs,omitempty"`
+	LearningRuns map[string]int     `json:"learning_beats_no_learning_runs,omitempty"`
+	Spread       map[string]float64 `json:"median_seed_spread,omitempty"`
 }
 
 // MoreGPUsCheck is one method's "never worse with more GPUs" check.
@@ -169,6 +187,11 @@ func (b *EqualTime) Summarize() {
 		s := EqualTimeBudget{Budget: budget, GeoMean: map[string]float64{}, CPU: map[string]float64{}, Ahead: map[string]int{}, Margin: map[string]float64{}, LearningWins: map[string]int{}, PretrainingWins: map[string]int{}}
 		logs := map[string]float64{}
 		cpu := map[string]float64{}
+		seeds := len(b.Seeds)
+		spreads := map[string][]float64{}
+		if seeds > 1 {
+			s.AheadRuns, s.LearningRuns, s.Spread = map[string]int{}, map[string]int{}, map[string]float64{}
+		}
 		for gi := range b.Graphs {
 			g := &b.Graphs[gi]
 			complete := true
@@ -185,6 +208,13 @@ func (b *EqualTime) Summarize() {
 				c := g.Cell(m, budget)
 				logs[m] += math.Log(c.Ratio)
 				cpu[m] += c.CPU
+				if seeds > 1 {
+					spreads[m] = append(spreads[m], c.spread())
+				}
+			}
+			if seeds > 1 {
+				s.Runs += seeds
+				s.countRuns(g, lead, b.Methods, budget, seeds)
 			}
 			if gc := g.Cell(lead, budget); gc != nil {
 				for _, m := range b.Methods {
@@ -227,6 +257,9 @@ func (b *EqualTime) Summarize() {
 				s.MoreGPUs[m] = chk
 			}
 		}
+		for m, sp := range spreads {
+			s.Spread[m] = median(sp)
+		}
 		if s.Graphs > 0 {
 			n := float64(s.Graphs)
 			for _, m := range b.Methods {
@@ -251,8 +284,8 @@ func (b *EqualTime) Summarize() {
 // then the claims as measured.
 func WriteEqualTime(w io.Writer, b EqualTime) error {
 	for bi, budget := range b.Budgets {
-		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, seed %d): %s / reference (the best quick baseline); lower is better, * = best of the row\n",
-			Seconds(budget), b.budgetKind(), b.Hardware, b.Seed, ObjectiveTitle(b.Objective))
+		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, %s): %s / reference (the best quick baseline); lower is better, * = best of the row\n",
+			Seconds(budget), b.budgetKind(), b.Hardware, b.seedText(), ObjectiveTitle(b.Objective))
 		if b.Model != "" {
 			fmt.Fprintf(w, "pre-trained model: %s\n", b.Model)
 		}
@@ -310,6 +343,17 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				}
 			}
 			rows = append(rows, gm, cpu)
+			if len(s.Spread) > 0 {
+				sp := []string{"median seed spread", "", ""}
+				for _, m := range b.Methods {
+					if v, ok := s.Spread[m]; ok {
+						sp = append(sp, fmt.Sprintf("%.1f%%", 100*v))
+					} else {
+						sp = append(sp, "-")
+					}
+				}
+				rows = append(rows, sp)
+			}
 		}
 		if err := Table(w, header, rows); err != nil {
 			return err
@@ -323,7 +367,11 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 					continue
 				}
 				if _, ok := s.Margin[m]; ok {
-					parts = append(parts, fmt.Sprintf("%s %d/%d graphs, %+.1f%%", m, s.Ahead[m], s.Graphs, 100*s.Margin[m]))
+					runs := ""
+					if s.Runs > 0 {
+						runs = fmt.Sprintf(" (%d/%d runs)", s.AheadRuns[m], s.Runs)
+					}
+					parts = append(parts, fmt.Sprintf("%s %d/%d graphs%s, %+.1f%%", m, s.Ahead[m], s.Graphs, runs, 100*s.Margin[m]))
 				}
 			}
 			if len(parts) > 0 {
@@ -331,7 +379,11 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 			}
 			for _, m := range b.Methods {
 				if wins, ok := s.LearningWins[m]; ok {
-					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs\n", m, m, wins, s.Graphs)
+					runs := ""
+					if r, ok := s.LearningRuns[m]; ok && s.Runs > 0 {
+						runs = fmt.Sprintf(" (%d of %d runs)", r, s.Runs)
+					}
+					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs%s\n", m, m, wins, s.Graphs, runs)
 				}
 			}
 			for _, m := range b.Methods {
@@ -351,6 +403,18 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 		}
 	}
 	return nil
+}
+
+// seedText names the seed, or the seeds a combined report averages.
+func (b EqualTime) seedText() string {
+	if len(b.Seeds) < 2 {
+		return fmt.Sprintf("seed %d", b.Seed)
+	}
+	ss := make([]string, len(b.Seeds))
+	for i, s := range b.Seeds {
+		ss[i] = fmt.Sprint(s)
+	}
+	return "seeds " + strings.Join(ss, ",") + ": each cell the geometric mean of its seeds"
 }
 
 // budgetKind is what the budgets measure: "wall time" or "CPU time".

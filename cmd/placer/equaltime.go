@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 type equalTimeOptions struct {
 	jobs.EqualTimeOptions
 	graphs, methods, budgets string
+	seeds                    string
 	plot                     string
 	JSON, quiet              bool
 }
@@ -60,6 +63,14 @@ it (Ctrl-C keeps what finished).`,
 			if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(o.graphs, o.methods, o.budgets, "1m,5m,30m"); err != nil {
 				return err
 			}
+			if o.seeds != "" {
+				if cmd.Flags().Changed("seed") {
+					return usagef("--seed and --seeds: give one")
+				}
+				if o.Seeds, err = parseSeeds(o.seeds); err != nil {
+					return err
+				}
+			}
 			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
 				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
 			}
@@ -88,6 +99,7 @@ it (Ctrl-C keeps what finished).`,
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
+	f.StringVar(&o.seeds, "seeds", "", "`LIST` of seeds, comma-separated: the whole report once per seed (kept in DIR/seed-N), each cell the geometric mean of its seeds, the claims counted per graph and per run")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
@@ -100,6 +112,25 @@ it (Ctrl-C keeps what finished).`,
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
+}
+
+// parseSeeds parses --seeds: two or more distinct seeds, comma-separated.
+func parseSeeds(list string) ([]uint64, error) {
+	var out []uint64
+	for _, f := range strings.Split(list, ",") {
+		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+		if err != nil {
+			return nil, usagef("--seeds %q: want seeds (non-negative integers), comma-separated, e.g. 0,1,2", list)
+		}
+		if slices.Contains(out, v) {
+			return nil, usagef("--seeds %q: seed %d is listed twice", list, v)
+		}
+		out = append(out, v)
+	}
+	if len(out) < 2 {
+		return nil, usagef("--seeds %q: want two or more seeds (one seed is --seed)", list)
+	}
+	return out, nil
 }
 
 // comparisonLists parses the list flags that equal-time and learned share:
