@@ -472,7 +472,7 @@ func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decisi
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
-		if (m == "go-scored-pretrained" || m == "go-scored-zero-shot") && r.model.headSHA != "" {
+		if methods.UsesHead(m) && r.model.headSHA != "" {
 			mo.Head = r.model.head // nil = the embedded head
 			modelSHA += "; head " + r.model.headSHA
 		}

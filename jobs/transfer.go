@@ -333,6 +333,9 @@ type TransferOptions struct {
 	// reference and the zero-shot decision (row go-zero-shot+refined);
 	// 0 = no refinement.
 	Refine time.Duration
+	// Head is the pre-trained move head the refinement reads as its
+	// prior (placer pretrain --scored; "" = the embedded default head).
+	Head string
 
 	// Finetune only.
 	Steps  int           // PPO steps (0 = 50 unless Time is set)
@@ -411,7 +414,10 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 // low-memory forward pass (policy.Infer) conditioned on the best quick
 // baseline's decision, the best of o.Samples sampled decisions and the
 // most likely one (learn.ZeroShot). Its row "go-zero-shot" joins the
-// quick baselines' table.
+// quick baselines' table. What is left of o.Refine, go-scored-prior
+// refines the better of the reference and that decision: go-scored with
+// the pre-trained move head as its prior, a new head learning online what
+// the prior gets wrong on this graph (row "go-zero-shot+refined").
 func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	pol, pp, b, refName, ref, err := transferSetup(ctx, &o, "infer")
 	if err != nil {
@@ -445,7 +451,13 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if ref != nil && !p.Objective.Better(&res.Eval, &ref.Eval) {
 		from = ref
 	}
-	opt, err := methods.New("go-scored", methods.Options{Reference: from})
+	mo := methods.Options{Reference: from}
+	if o.Head != "" {
+		if mo.Head, err = learn.LoadMoveHead(o.Head); err != nil {
+			return SearchReport{}, fmt.Errorf("infer: head: %w", err)
+		}
+	}
+	opt, err := methods.New("go-scored-prior", mo)
 	if err != nil {
 		return SearchReport{}, err
 	}

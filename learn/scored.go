@@ -55,6 +55,11 @@ type Scored struct {
 	Anchor baseline.Anchor
 	// NoLearning is the ablation: the head is never updated.
 	NoLearning bool
+	// Prior keeps Head frozen, as a prior: a new head learns online what
+	// the prior gets wrong on this graph (the gain less the prior's
+	// prediction), and a move's score is the two heads' sum. Without it
+	// a run fine-tunes a copy of Head.
+	Prior bool
 	// Batch is the moves evaluated per round (0 = DefaultScoredBatch);
 	// Pool the candidates they are picked from (0 = 8 x Batch).
 	Batch, Pool int
@@ -93,13 +98,15 @@ func (s *Scored) Name() string {
 
 // ScoredSettings are the knobs a Scored run records.
 type ScoredSettings struct {
-	Batch        int            `json:"batch"`
-	Pool         int            `json:"pool"`
-	LearningRate float64        `json:"learning_rate"`
-	Learning     bool           `json:"learning"`
-	Pretrained   bool           `json:"pretrained_head"`
-	Updates      int            `json:"head_updates"`
-	Policy       *policy.Config `json:"policy,omitempty"`
+	Batch        int     `json:"batch"`
+	Pool         int     `json:"pool"`
+	LearningRate float64 `json:"learning_rate"`
+	Learning     bool    `json:"learning"`
+	Pretrained   bool    `json:"pretrained_head"`
+	Prior        bool    `json:"prior_head,omitempty"` // the pre-trained head is a frozen prior
+
+	Updates int            `json:"head_updates"`
+	Policy  *policy.Config `json:"policy,omitempty"`
 }
 
 // Optimize implements optimize.Optimizer: the anchors, then the scored
@@ -122,20 +129,23 @@ func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		lr = 3e-3
 	}
 	head := s.head
+	var prior *MoveHead
 	switch {
 	case head != nil: // pre-training: the head learns in place
+	case s.Head != nil && s.Prior && !s.NoLearning:
+		prior, head = s.Head, NewMoveHead(seed)
 	case s.Head != nil:
 		head = s.Head.Clone()
 	default:
 		head = NewMoveHead(seed)
 	}
-	sc := &scorer{s: s, head: head, seed: seed, lr: lr, learn: !s.NoLearning, start: time.Now()}
+	sc := &scorer{s: s, head: head, prior: prior, seed: seed, lr: lr, learn: !s.NoLearning, start: time.Now()}
 	ls := baseline.AnchoredLocalSearch{Batch: batch, Pool: pool, MaxUnits: s.MaxUnits, Anchor: s.Anchor, Guide: sc, Method: s.Name()}
 	res, err := ls.Optimize(ctx, p, set)
 	if err != nil {
 		return nil, err
 	}
-	st := ScoredSettings{Batch: batch, Pool: pool, LearningRate: lr, Learning: sc.learn, Pretrained: s.Head != nil, Updates: head.Updates}
+	st := ScoredSettings{Batch: batch, Pool: pool, LearningRate: lr, Learning: sc.learn, Pretrained: s.Head != nil, Prior: prior != nil, Updates: head.Updates}
 	if sc.pol != nil {
 		c := sc.pol.Config()
 		st.Policy = &c
@@ -164,16 +174,23 @@ const (
 
 // scorer is go-scored's baseline.Guide.
 type scorer struct {
-	s     *Scored
-	head  *MoveHead
-	pol   *policy.Policy
-	seed  uint64
-	lr    float64
-	learn bool
-	rng   *rand.Rand
-	opt   nn.Adam
-	ar    nn.Arena[float32]
-	start time.Time
+	s    *Scored
+	head *MoveHead
+	// prior is Scored.Head with Scored.Prior: frozen, its scores added to
+	// head's, which learns the residual (nil = none).
+	prior *MoveHead
+	// priorPass is prior's pass over the pool; priorKeep its outputs
+	// for the picked moves.
+	priorPass headPass
+	priorKeep []float32
+	pol       *policy.Policy
+	seed      uint64
+	lr        float64
+	learn     bool
+	rng       *rand.Rand
+	opt       nn.Adam
+	ar        nn.Arena[float32]
+	start     time.Time
 
 	refStep float64
 	nd      int
@@ -619,11 +636,19 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 		sc.features(v, m, sc.pass.x[i*MoveFeatures:(i+1)*MoveFeatures])
 	}
 	sc.head.forward(&sc.pass)
+	if sc.prior != nil {
+		sc.priorPass.resize(n)
+		copy(sc.priorPass.x, sc.pass.x)
+		sc.prior.forward(&sc.priorPass)
+		for i := range n {
+			sc.pass.out[i] += sc.priorPass.out[i]
+		}
+	}
 	// Until the head has seen rampPositives moves that paid it knows
 	// little: most picks stay uniform, and the head's share grows with
 	// what it has seen, to all but a quarter (at least one).
 	explore := max(1, k/4)
-	if sc.learn && sc.positives < rampPositives {
+	if sc.learn && sc.prior == nil && sc.positives < rampPositives {
 		explore = max(explore, k-(k-explore)*sc.positives/rampPositives)
 	}
 	chosen := make([]bool, n)
@@ -651,8 +676,12 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 	}
 	sc.picked = append(sc.picked[:0], pick...)
 	sc.keep = grow(sc.keep, len(pick)*MoveFeatures)
+	sc.priorKeep = grow(sc.priorKeep, len(pick))
 	for j, i := range pick {
 		copy(sc.keep[j*MoveFeatures:(j+1)*MoveFeatures], sc.pass.x[i*MoveFeatures:(i+1)*MoveFeatures])
+		if sc.prior != nil {
+			sc.priorKeep[j] = sc.priorPass.out[i]
+		}
 	}
 	return pick, nil
 }
@@ -708,6 +737,9 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 			at := sc.bufAt % replayCap
 			copy(sc.bufX[at*MoveFeatures:(at+1)*MoveFeatures], sc.keep[i*MoveFeatures:(i+1)*MoveFeatures])
 			sc.bufY[at] = float32(y)
+			if sc.prior != nil {
+				sc.bufY[at] -= sc.priorKeep[i] // the residual
+			}
 			if y > 0 {
 				sc.positives++
 			}

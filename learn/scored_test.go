@@ -371,3 +371,46 @@ func TestScoredNetwork(t *testing.T) {
 		t.Errorf("no-network: step %v against the anchor's %v, %d updates", res.Eval.StepTime, refRes.StepTime, st.Updates)
 	}
 }
+
+// TestScoredPrior: with Prior, the given head stays as it is (a frozen
+// prior) and a new head learns the residual: the run's model is a head
+// other than the prior, trained, and the run is reproducible and never
+// worse than its anchor.
+func TestScoredPrior(t *testing.T) {
+	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
+	prior := NewMoveHead(2)
+	r := rand.New(rand.NewPCG(4, 5))
+	for i := range prior.L2.W.W {
+		prior.L2.W.W[i] = float32(r.NormFloat64()) // a prior that ranks the moves
+	}
+	prior.Updates = 10
+	before := prior.Clone()
+	run := func() *optimize.Result {
+		s := &Scored{Config: small, Head: prior, Prior: true, Anchor: baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}}
+		res, err := s.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 300}, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	res := run()
+	for i, q := range prior.Params() {
+		if !slices.Equal(q.W, before.Params()[i].W) {
+			t.Errorf("the prior's %s changed", q.Name)
+		}
+	}
+	st := res.Learning.Settings.(ScoredSettings)
+	resid := res.Learning.Model.(*MoveHead)
+	if !st.Prior || !st.Pretrained || resid == prior || resid.Updates == 0 || resid.Updates != st.Updates {
+		t.Errorf("settings %+v, residual head updates %d", st, resid.Updates)
+	}
+	if slices.Equal(resid.L2.W.W, prior.L2.W.W) {
+		t.Error("the residual head is the prior")
+	}
+	if !res.Eval.Valid() || res.Eval.StepTime > refRes.StepTime {
+		t.Errorf("step %v, the anchor's %v", res.Eval.StepTime, refRes.StepTime)
+	}
+	if again := run(); again.Eval.StepTime != res.Eval.StepTime || !slices.Equal(again.Decision.Device, res.Decision.Device) {
+		t.Errorf("same seed, different results: %v vs %v", again.Eval.StepTime, res.Eval.StepTime)
+	}
+}

@@ -141,6 +141,7 @@ func init() {
 		{"go-scored-pretrained-network", Learned, "go-scored whose features read the pre-trained GO network (the default model) instead of an untrained one", false, false, true, newScored("go-scored-pretrained-network")},
 		{"go-scored-no-network", Learned, "the control: go-scored with no GO network features (the head reads the move and the schedule only)", false, false, false, newScored("go-scored-no-network")},
 		{"go-scored-pretrained", Learned, "go-scored from a pre-trained move head (placer pretrain --scored), learning on", false, false, true, newScored("go-scored-pretrained")},
+		{"go-scored-prior", Learned, "go-scored with a pre-trained move head as a frozen prior: a new head learns online what the prior gets wrong here", false, false, true, newScored("go-scored-prior")},
 		{"go-scored-zero-shot", Learned, "go-scored's pre-trained move head, never updated: zero-shot picks", false, false, true, newScored("go-scored-zero-shot")},
 		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
 		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
@@ -253,6 +254,16 @@ func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error)
 	}
 }
 
+// UsesHead reports whether method name starts from go-scored's
+// pre-trained move head (Options.Head, else the embedded default head).
+func UsesHead(name string) bool {
+	switch name {
+	case "go-scored-pretrained", "go-scored-zero-shot", "go-scored-prior":
+		return true
+	}
+	return false
+}
+
 // newScored makes the go-scored variant called name, anchored as the
 // anchored searches are. Every variant's features read go-scored's fixed
 // untrained GO network (learn.ScoredNetworkSeed), except
@@ -280,7 +291,8 @@ func newScored(name string) func(Options) (optimize.Optimizer, error) {
 		case "go-scored-no-learning", "go-scored-zero-shot":
 			s.NoLearning = true
 		}
-		if name == "go-scored-pretrained" || name == "go-scored-zero-shot" {
+		s.Prior = name == "go-scored-prior"
+		if UsesHead(name) {
 			if s.Head = o.Head; s.Head == nil {
 				b, err := defaultmodel.Head()
 				if err == nil {

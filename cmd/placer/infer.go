@@ -32,9 +32,11 @@ reference decision (GO's refinement input), gives every node's action
 distributions; the most likely decision and --samples decisions drawn from
 them are evaluated and the best is kept (row go-zero-shot, with the
 one-pass decision's step time). Then, for what is left of --refine (3 s in
-all by default), go-scored refines the better of the reference and that
-decision: anchored local search whose moves a learned head picks,
-learning as it goes (row go-zero-shot+refined, the result). --out writes
+all by default), go-scored-prior refines the better of the reference and
+that decision: anchored local search whose moves the pre-trained move head
+(--head, default the built-in one) picks as a prior, with a new head
+learning as it goes what the prior gets wrong on this graph (row
+go-zero-shot+refined, the result). --out writes
 a result file as 'placer search' does.
 
 Without --model the default model built into placer is used ('make
@@ -59,7 +61,8 @@ default-model' trains it).`,
 		},
 	}
 	o.flags(cmd, false)
-	cmd.Flags().DurationVar(&o.Refine, "refine", 3*time.Second, "the learned part's whole wall time: what the zero-shot pass leaves, go-scored spends refining the better of the reference and the zero-shot decision (row go-zero-shot+refined); 0 = no refinement")
+	cmd.Flags().DurationVar(&o.Refine, "refine", 3*time.Second, "the learned part's whole wall time: what the zero-shot pass leaves, go-scored-prior spends refining the better of the reference and the zero-shot decision (row go-zero-shot+refined); 0 = no refinement")
+	cmd.Flags().StringVar(&o.Head, "head", "", "the pre-trained move head `FILE` the refinement reads as its prior (placer pretrain --scored; default: the built-in head)")
 	return cmd
 }
 
