@@ -171,30 +171,36 @@ default-model: deps
 	cp $(DM_WORK)/default.policy $(DEFAULT_MODEL)
 
 # go-scored's default move head (learn/defaultmodel/data/default.head), which
-# go-scored-pretrained and go-scored-zero-shot start from: pre-trained
-# (placer pretrain --scored) over the 100 training graphs of 120 REGAL
-# synthetic graphs and every built-in workload of the rnnlm, inception and
-# wavenet families, each on 2, 4 and 8 GPUs (327 graphs), 6,400 visits of
-# 2,000 evaluations each (about 20 per graph), from a fixed seed; its
-# features read go-scored's fixed untrained network. About 40 CPU minutes
-# (30 minutes on 2 cores). The families gnmt, trxl and amoebanet are never
-# seen: they are the held-out families of the zero-shot measurement
-# (docs/search.md). Resumable: DH_RESUME=1 continues from the head in
-# $(DH_WORK). Rebuild placer afterwards to embed it.
+# go-scored-pretrained, go-scored-prior, go-scored-zero-shot and placer
+# infer's refinement start from: pre-trained (placer pretrain --scored) over
+# the 100 training graphs of 120 REGAL synthetic graphs, every built-in
+# workload of the rnnlm, inception and wavenet families, and the msr-fiddle
+# graphs beside the checkout (../shared/data, when there: inceptionv3 and
+# resnet50; its gnmt graphs are held out), each on 2, 4 and 8 GPUs (334
+# graphs; a graph no quick baseline fits is skipped), 6,400 visits of 2,000
+# evaluations each (about 20 per graph), from a fixed seed; its features
+# read go-scored's fixed untrained network. About 40 CPU minutes (30 minutes
+# on 2 cores). The families gnmt, trxl and amoebanet are never seen: they
+# are the held-out families of the zero-shot measurement (docs/search.md).
+# Resumable: DH_RESUME=1 continues from the head in $(DH_WORK). Rebuild
+# placer afterwards to embed it.
 DEFAULT_HEAD := learn/defaultmodel/data/default.head
 DH_WORK      := out/default-head
 DH_VISITS    ?= 6400
 DH_WORKLOADS := rnnlm2,rnnlm4,rnnlm8,inception_b32,inception_b64,wavenet2x18,wavenet4x36,wavenet5,wavenet10
+DH_FIDDLE    := $(wildcard ../shared/data/msr-fiddle)
+comma        := ,
+DH_GRAPHS    := $(DH_WORK)/synth/train$(if $(DH_FIDDLE),$(comma)$(DH_FIDDLE) --hold-out gnmt)
 
 .PHONY: default-head
 default-head: deps
 ifeq ($(DH_RESUME),)
 	rm -rf $(DH_WORK) && mkdir -p $(DH_WORK)
 	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(DH_WORK)/synth
-	$(GO) run ./cmd/placer pretrain --scored --workloads $(DH_WORKLOADS) --graphs $(DH_WORK)/synth/train \
+	$(GO) run ./cmd/placer pretrain --scored --workloads $(DH_WORKLOADS) --graphs $(DH_GRAPHS) \
 		--gpus 2 --extra-gpus 4,8 --seed 1 --steps $(DH_VISITS) --visit-evals 2000 --out $(DH_WORK)/default.head -q
 else
-	$(GO) run ./cmd/placer pretrain --scored --workloads $(DH_WORKLOADS) --graphs $(DH_WORK)/synth/train \
+	$(GO) run ./cmd/placer pretrain --scored --workloads $(DH_WORKLOADS) --graphs $(DH_GRAPHS) \
 		--gpus 2 --extra-gpus 4,8 --seed 1 --steps $(DH_VISITS) --visit-evals 2000 --resume $(DH_WORK)/default.head --out $(DH_WORK)/default.head -q
 endif
 	cp $(DH_WORK)/default.head $(DEFAULT_HEAD)

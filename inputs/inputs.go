@@ -143,6 +143,23 @@ func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	return g, meta, nil
 }
 
+// DetectFormat names the graph format of the file at path as Graph would
+// detect it from the file's first 4,096 bytes and its name: "native" or
+// an importer's name, "" when none recognizes it (a result or decision
+// file, say).
+func DetectFormat(path string) (string, error) {
+	head, err := readHead(path, 4096)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range detectOrder {
+		if importers[f].Detect(head, path) {
+			return f, nil
+		}
+	}
+	return "", nil
+}
+
 // readHead returns the first n bytes of the file at path (all of it when
 // shorter).
 func readHead(path string, n int) ([]byte, error) {

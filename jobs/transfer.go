@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/learn/defaultmodel"
@@ -27,12 +25,15 @@ import (
 // PretrainOptions are the inputs of `placer pretrain`.
 type PretrainOptions struct {
 	// Workloads are built-in workload names ("all" = every one); GraphsDir
-	// a folder whose native JSON graphs (searched recursively) join them.
+	// a comma-separated list of folders (searched recursively) and files
+	// whose graphs join them: native JSON graphs and any format an
+	// importer recognizes (msr-fiddle's, say).
 	Workloads []string
 	GraphsDir string
 	// HoldOut drops every graph of a family: workloads of that
-	// workloads.Family, and graphs of the folder named "<family>-..." (as
-	// `placer workloads synth` names REGAL's families er, ba, ws, sbm).
+	// workloads.Family, native graph files named "<family>-..." (as
+	// `placer workloads synth` names REGAL's families er, ba, ws, sbm),
+	// and imported files whose model is of the family (fileFamily).
 	HoldOut string
 	Cluster inputs.ClusterSpec
 	// ExtraGPUs are more device counts every graph is also trained on
@@ -82,6 +83,10 @@ type PretrainGraph struct {
 	Devices   int     `json:"devices"`
 	Reference string  `json:"reference"`
 	RefStep   float64 `json:"reference_step_time_s"`
+	// Skipped says why the graph is not trained on ("" = it is): with
+	// Scored, a graph none of whose quick baselines is valid (out of
+	// memory on its GPUs, say) gives the head no anchor to learn from.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // PretrainReport is what `placer pretrain` prints.
@@ -167,11 +172,22 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			g := PretrainGraph{Name: tg.Name, Family: s.family, Ops: p.Graph.NumOps(), Devices: n, Reference: refName}
 			if ref != nil {
 				tg.Reference, tg.RefTime, g.RefStep = ref.Decision, ref.Eval.StepTime, ref.Eval.StepTime
+			} else {
+				g.Reference = ""
+				if o.Scored {
+					g.Skipped = fmt.Sprintf("no quick baseline is valid on %d GPUs", n)
+				}
 			}
 			rep.Graphs = append(rep.Graphs, g)
-			pt.Graphs = append(pt.Graphs, tg)
+			if g.Skipped == "" {
+				pt.Graphs = append(pt.Graphs, tg)
+			}
 			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "pretrain: %-28s %6d ops, %d GPUs, reference %s %s\n", g.Name, g.Ops, n, refName, report.Seconds(g.RefStep))
+				line := fmt.Sprintf("reference %s %s", refName, report.Seconds(g.RefStep))
+				if g.Skipped != "" {
+					line = "skipped: " + g.Skipped
+				}
+				fmt.Fprintf(o.Progress, "pretrain: %-28s %6d ops, %d GPUs, %s\n", g.Name, g.Ops, n, line)
 			}
 		}
 	}
@@ -183,6 +199,9 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		pt.OnStep = func(p learn.PretrainPoint) { o.OnStep(p, steps) }
 	}
 	if o.Scored {
+		if len(pt.Graphs) == 0 {
+			return rep, fmt.Errorf("pretrain: no graph has a valid quick baseline to start from on %v GPUs", counts)
+		}
 		return pretrainScored(ctx, o, pt.Graphs, rep)
 	}
 	r, err := pt.Run(ctx)
@@ -251,39 +270,25 @@ func trainingGraphs(names []string, dir, holdOut string) ([]trainSpec, []string,
 		}
 		out = append(out, trainSpec{name: s.Name, family: string(s.Family), spec: inputs.GraphSpec{Workload: s.Name}})
 	}
-	if dir != "" {
-		var files []string
-		err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".json") {
-				files = append(files, path)
-			}
-			return nil
-		})
+	files, err := graphFiles(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pretrain: %w", err)
+	}
+	for _, f := range files {
+		format, err := inputs.DetectFormat(f)
 		if err != nil {
 			return nil, nil, fmt.Errorf("pretrain: %w", err)
 		}
-		for _, f := range files {
-			head := make([]byte, 256)
-			fh, err := os.Open(f)
-			if err != nil {
-				return nil, nil, fmt.Errorf("pretrain: %w", err)
-			}
-			n, _ := io.ReadFull(fh, head)
-			fh.Close()
-			if !bytes.Contains(head[:n], []byte(`"`+graph.FormatName+`"`)) {
-				continue // not a native graph (a result, a decision...)
-			}
-			base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
-			fam, _, _ := strings.Cut(base, "-")
-			if fam == holdOut {
-				held = append(held, base)
-				continue
-			}
-			out = append(out, trainSpec{name: base, family: fam, spec: inputs.GraphSpec{Path: f, Format: "native"}})
+		if format == "" {
+			continue // not a graph (a result, a decision...)
 		}
+		base := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
+		fam := fileFamily(base, format)
+		if fam == holdOut {
+			held = append(held, base)
+			continue
+		}
+		out = append(out, trainSpec{name: base, family: fam, spec: inputs.GraphSpec{Path: f, Format: format}})
 	}
 	if len(out) == 0 {
 		if len(held) > 0 {
@@ -292,6 +297,63 @@ func trainingGraphs(names []string, dir, holdOut string) ([]trainSpec, []string,
 		return nil, nil, fmt.Errorf("pretrain: no graphs: give --workloads or a --graphs folder with native JSON graphs")
 	}
 	return out, held, nil
+}
+
+// graphFiles lists the files of list (comma-separated folders, searched
+// recursively, and files): a folder's .json, .pbtxt and .onnx files,
+// sorted; a file as named.
+func graphFiles(list string) ([]string, error) {
+	var files []string
+	for _, root := range strings.Split(list, ",") {
+		if root = strings.TrimSpace(root); root == "" {
+			continue
+		}
+		st, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			files = append(files, root)
+			continue
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			switch strings.ToLower(filepath.Ext(path)) {
+			case ".json", ".pbtxt", ".onnx":
+				if !d.IsDir() {
+					files = append(files, path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// fileFamily is the family of a graph file named base (no extension) in
+// format: a native file's name up to its first "-" (er-0001: er); an
+// imported file's model, its name's last "-" part up to "_", read as the
+// family it starts with when it starts with one
+// (throughput-LayerGraphs-inceptionv3_training: inception).
+func fileFamily(base, format string) string {
+	if format == "native" {
+		fam, _, _ := strings.Cut(base, "-")
+		return fam
+	}
+	model := base[strings.LastIndex(base, "-")+1:]
+	model, _, _ = strings.Cut(model, "_")
+	model = strings.ToLower(model)
+	for _, f := range HoldOutFamilies() {
+		if strings.HasPrefix(model, f) {
+			return f
+		}
+	}
+	return model
 }
 
 // HoldOutFamilies are the families --hold-out accepts: the workload

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/learn"
 	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 )
@@ -164,5 +166,100 @@ func TestPretrainGraphSelection(t *testing.T) {
 	specs, held, err := trainingGraphs([]string{"trxl2", "wavenet2x18", "rnnlm2"}, "", "wavenet")
 	if err != nil || len(specs) != 2 || len(held) != 1 || held[0] != "wavenet2x18" {
 		t.Fatalf("hold-out wavenet: %v %v %v", specs, held, err)
+	}
+}
+
+// TestFileFamily: the family a held-out family drops, by hand.
+func TestFileFamily(t *testing.T) {
+	for _, c := range []struct{ base, format, want string }{
+		{"er-0001", "native", "er"},
+		{"sbm-0042", "native", "sbm"},
+		{"gnmt8", "native", "gnmt8"},
+		{"throughput-LayerGraphs-gnmt_training", "msr-fiddle", "gnmt"},
+		{"latency-LayerGraphs-gnmt_inference", "msr-fiddle", "gnmt"},
+		{"throughput-LayerGraphs-inceptionv3_training", "msr-fiddle", "inception"},
+		{"throughput-OperatorGraphs-resnet50_training", "msr-fiddle", "resnet50"},
+		{"Model", "onnx", "model"},
+	} {
+		if got := fileFamily(c.base, c.format); got != c.want {
+			t.Errorf("fileFamily(%q, %s) = %q, want %q", c.base, c.format, got, c.want)
+		}
+	}
+}
+
+// TestTrainingGraphsImported: --graphs takes folders and files; a
+// folder's native graphs and imported graphs (msr-fiddle's) join, files
+// that are no graph are passed over, and a held-out family's imported
+// graphs are dropped.
+func TestTrainingGraphsImported(t *testing.T) {
+	fiddle, _ := filepath.Glob("../../shared/data/msr-fiddle/*.json")
+	if len(fiddle) == 0 {
+		t.Skip("no ../shared/data/msr-fiddle")
+	}
+	dir := t.TempDir()
+	synth := filepath.Join(dir, "synth")
+	if err := os.MkdirAll(synth, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	native, err := os.ReadFile("../examples/mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"ws-0001.json": native, "result.json": []byte(`{"method":"m-etf"}`)} {
+		if err := os.WriteFile(filepath.Join(synth, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	specs, held, err := trainingGraphs(nil, synth+","+filepath.Dir(fiddle[0]), "gnmt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range specs {
+		got[s.name] = s.family + " " + s.spec.Format
+	}
+	want := map[string]string{"ws-0001": "ws native"}
+	for _, f := range fiddle {
+		base := strings.TrimSuffix(filepath.Base(f), ".json")
+		if !strings.Contains(base, "gnmt") {
+			want[base] = fileFamily(base, "msr-fiddle") + " msr-fiddle"
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("training graphs %v, want %v", got, want)
+	}
+	if len(held) != len(fiddle)+1-len(want) {
+		t.Errorf("held out %v", held)
+	}
+	// A file named alone is read as named.
+	one, _, err := trainingGraphs(nil, fiddle[0], "")
+	if err != nil || len(one) != 1 || one[0].spec.Path != fiddle[0] {
+		t.Errorf("one file: %+v, %v", one, err)
+	}
+	if _, _, err := trainingGraphs(nil, filepath.Join(dir, "absent"), ""); err == nil {
+		t.Error("a folder that does not exist: no error")
+	}
+}
+
+// TestPretrainScoredSkipsInvalid: a graph none of whose quick baselines
+// fits its GPUs (msr-fiddle's resnet50 layer graph on 2) is listed as
+// skipped, not trained on; on 4 GPUs it is trained on.
+func TestPretrainScoredSkipsInvalid(t *testing.T) {
+	f := "../../shared/data/msr-fiddle/throughput-LayerGraphs-resnet50_training.json"
+	if _, err := os.Stat(f); err != nil {
+		t.Skip("no ../shared/data/msr-fiddle")
+	}
+	o := PretrainOptions{GraphsDir: f, Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{4}, Scored: true, Steps: 1,
+		PerVisit: optimize.Budget{Evaluations: 20}, Out: filepath.Join(t.TempDir(), "h.head")}
+	rep, err := Pretrain(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Graphs) != 2 || rep.Graphs[0].Skipped == "" || rep.Graphs[1].Skipped != "" || rep.Graphs[1].RefStep <= 0 {
+		t.Fatalf("graphs %+v: want the 2-GPU row skipped, the 4-GPU one trained on", rep.Graphs)
+	}
+	o.ExtraGPUs = nil
+	if _, err := Pretrain(context.Background(), o); err == nil || !strings.Contains(err.Error(), "no graph has a valid quick baseline") {
+		t.Errorf("nothing to train on: %v", err)
 	}
 }

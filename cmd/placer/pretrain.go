@@ -164,7 +164,7 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.workloads, "workloads", "", "built-in workloads to train on, comma-separated ('all' = every one; placer workloads list)")
-	f.StringVar(&o.GraphsDir, "graphs", "", "also train on every native JSON graph under `DIR` (e.g. from placer workloads synth)")
+	f.StringVar(&o.GraphsDir, "graphs", "", "also train on the graphs of `LIST`, comma-separated folders (searched recursively; e.g. from placer workloads synth) and files: native JSON graphs and imported formats (msr-fiddle's, say)")
 	f.StringVar(&o.HoldOut, "hold-out", "", "leave out every graph of this `FAMILY` (a workload family, or er, ba, ws, sbm)")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (required, 1 to 8)"
@@ -201,7 +201,14 @@ func contains(list []string, s string) bool {
 func writePretrain(s *streams, rep jobs.PretrainReport) error {
 	var rows [][]string
 	for _, g := range rep.Graphs {
-		rows = append(rows, []string{g.Name, g.Family, fmt.Sprint(g.Ops), fmt.Sprint(g.Devices), g.Reference, report.Seconds(g.RefStep)})
+		ref, step := g.Reference, report.Seconds(g.RefStep)
+		switch {
+		case g.Skipped != "":
+			ref, step = "skipped: "+g.Skipped, "-"
+		case ref == "":
+			ref, step = "none valid", "-"
+		}
+		rows = append(rows, []string{g.Name, g.Family, fmt.Sprint(g.Ops), fmt.Sprint(g.Devices), ref, step})
 	}
 	if err := report.Table(s.Out, []string{"graph", "family", "ops", "GPUs", "reference", "reference step"}, rows); err != nil {
 		return err
