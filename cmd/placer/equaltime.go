@@ -54,6 +54,10 @@ it (Ctrl-C keeps what finished).`,
   # The issue's full measurement (about 14 x 7 x 36 minutes):
   placer report equal-time --budgets 1m,5m,30m --dir out/equal-time --plot out/equal-time/curves.svg
 
+  # Three draws of every cell (seeds 0, 1, 2): each cell their geometric mean, the
+  # claims counted per graph and per run, and each method's seed-to-seed spread:
+  placer report equal-time --cpu --graphs trxl4,gnmt4 --budgets 30s --seeds 0,1,2 --dir eq-seeds
+
   # One process per graph and method (CPU-time budgets), then the table of them all:
   placer report equal-time --cpu --graphs gnmt4 --methods go-scored --budgets 5m --dir cells/gnmt4.go-scored
   placer report equal-time --cpu --budgets 5m --dir merged --no-run`,
