@@ -3,6 +3,7 @@ package regal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -260,13 +261,21 @@ func TestConformance(t *testing.T) {
 // TestTrainResume trains 4 steps in one run and 2 + 2 in two, and wants
 // the same weights and curve.
 func TestTrainResume(t *testing.T) {
+	for _, sil := range []float64{0, 1} {
+		t.Run(fmt.Sprintf("self-imitation %g", sil), func(t *testing.T) { testTrainResume(t, sil) })
+	}
+}
+
+// testTrainResume: with self-imitation the checkpoint also keeps each
+// graph's best action, so a resumed run replays the same ones.
+func testTrainResume(t *testing.T, sil float64) {
 	var gs []TrainGraph
 	for i, f := range []string{"er", "sbm"} {
 		gs = append(gs, TrainGraph{Name: f, Problem: synthProblem(t, f, uint64(10+i), 2)})
 	}
 	dir := t.TempDir()
 	mk := func(steps int, ck, resume string) *TrainResult {
-		tr := &Train{Graphs: gs, Config: tiny, Seed: 3, Samples: 2, Batch: 2, Evaluations: 60, Steps: steps, Checkpoint: ck, Resume: resume}
+		tr := &Train{Graphs: gs, Config: tiny, Seed: 3, Samples: 2, Batch: 2, Evaluations: 60, Steps: steps, Checkpoint: ck, Resume: resume, SelfImitation: sil}
 		r, err := tr.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -290,5 +299,12 @@ func TestTrainResume(t *testing.T) {
 	m, err := Load(filepath.Join(dir, "b"))
 	if err != nil || !reflect.DeepEqual(m.Net.Params()[0].W, b.Model.Net.Params()[0].W) {
 		t.Fatalf("checkpoint is not the final model: %v", err)
+	}
+	_, st, err := LoadCheckpoint(filepath.Join(dir, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept := len(st.Best) == len(gs) && len(st.Best[0].M) > 0; kept != (sil > 0) {
+		t.Errorf("self-imitation %g: the checkpoint keeps best actions %v", sil, kept)
 	}
 }

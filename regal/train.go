@@ -85,6 +85,15 @@ type Train struct {
 	// Resume continues from a checkpoint: its weights, Adam state, step,
 	// seed, elapsed time and curve.
 	Resume string
+	// SelfImitation, when positive, adds self-imitation learning (Oh et
+	// al., 2018) to REINFORCE: each graph's best action so far (by
+	// reward) is replayed as one more sample whenever it beats the mean
+	// of the step's samples of that graph, with advantage SelfImitation
+	// times that margin (normalized as the others). REINFORCE's one
+	// scalar per few hundred categorical choices is a sparse signal; the
+	// replay keeps pulling the network towards the buckets that did
+	// best. 0 = off (REGAL's training).
+	SelfImitation float64
 	// Workers is the number of BRKGA runs in flight; 0 = 2.
 	Workers int
 	// OnStep, if set, sees every step.
@@ -116,6 +125,16 @@ type trainState struct {
 	AdamV     [][]float32 `json:"adam_v"`
 	AdamT     int         `json:"adam_t"`
 	Curve     []Point     `json:"curve"`
+	// Best is each graph's best action so far and its reward
+	// (SelfImitation; absent = none yet).
+	Best []bestAction `json:"best,omitempty"`
+}
+
+// bestAction is a graph's best sampled action so far (self-imitation).
+type bestAction struct {
+	M      []uint8 `json:"m"`
+	V      []uint8 `json:"v"`
+	Reward float64 `json:"reward"`
 }
 
 // LoadCheckpoint reads a checkpoint written by Train.
@@ -193,6 +212,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 	r := &TrainResult{Model: t.Model, Seed: t.Seed, Uniform: map[string]float64{}}
 	opt := &nn.Adam{}
 	var elapsed0 time.Duration
+	var best []bestAction
 	if t.Resume != "" {
 		m, st, err := LoadCheckpoint(t.Resume)
 		if err != nil {
@@ -205,6 +225,9 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 			return nil, fmt.Errorf("regal: train: checkpoint %s was trained for %s, this run asks for %s", t.Resume, st.Objective, t.Objective)
 		}
 		r.Model, r.Seed, r.Step, r.Curve = m, st.Seed, st.Step, st.Curve
+		if len(st.Best) == len(names) {
+			best = st.Best
+		}
 		elapsed0 = time.Duration(st.Elapsed * float64(time.Second))
 		if st.AdamT > 0 {
 			opt.SetState(st.AdamM, st.AdamV, st.AdamT)
@@ -229,7 +252,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		}
 		am, av, at := opt.State()
 		st := &trainState{Seed: r.Seed, Step: r.Step, Elapsed: r.Elapsed.Seconds(), Graphs: names, Objective: t.Objective.String(),
-			AdamM: am, AdamV: av, AdamT: at, Curve: r.Curve}
+			AdamM: am, AdamV: av, AdamT: at, Curve: r.Curve, Best: best}
 		js, err := encode(m.file(st))
 		if err != nil {
 			return err
@@ -269,6 +292,12 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		}
 	}
 
+	if t.SelfImitation > 0 && best == nil {
+		best = make([]bestAction, len(t.Graphs))
+		for i := range best {
+			best[i].Reward = math.Inf(-1)
+		}
+	}
 	steps := t.Steps
 	if steps == 0 && t.Time == 0 {
 		steps = 100
@@ -285,7 +314,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 			r.Status = optimize.TimeUp
 			break
 		}
-		pt, err := t.step(ctx, m, params, opt, inputs, uniform, r.Seed, r.Step, samples, batch, evals, workers, lr, entCoef)
+		pt, err := t.step(ctx, m, params, opt, inputs, uniform, best, r.Seed, r.Step, samples, batch, evals, workers, lr, entCoef)
 		if err != nil {
 			if ctx.Err() != nil {
 				r.Status = optimize.Cancelled
@@ -315,7 +344,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 }
 
 // step is one REINFORCE step over batch graphs.
-func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], opt *nn.Adam, inputs []*Input, uniform []float64,
+func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], opt *nn.Adam, inputs []*Input, uniform []float64, best []bestAction,
 	seed uint64, step, samples, batch, evals, workers int, lr, entCoef float64) (Point, error) {
 	cfg := m.Net.Cfg
 	type run struct {
@@ -383,9 +412,29 @@ func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], o
 			ms += a * a / float64(len(runs))
 		}
 	}
-	if rms := math.Sqrt(ms); rms > 1e-9 {
+	rms := math.Sqrt(ms)
+	if rms > 1e-9 {
 		for i := range advs {
 			advs[i] /= rms
+		}
+	}
+	// Self-imitation: each graph's best action so far, replayed with the
+	// margin by which it beats this step's samples of the graph.
+	silAdv := make([]float64, batch)
+	if best != nil {
+		for b := range batch {
+			rs := runs[b*samples : (b+1)*samples]
+			bb := &best[rs[0].gi]
+			mean := 0.0
+			for _, ru := range rs {
+				mean += ru.reward / float64(samples)
+				if ru.reward > bb.Reward {
+					bb.M, bb.V, bb.Reward = slices.Clone(ru.a.M), slices.Clone(ru.a.V), ru.reward
+				}
+			}
+			if margin := bb.Reward - mean; margin > 0 && rms > 1e-9 {
+				silAdv[b] = t.SelfImitation * margin / rms
+			}
 		}
 	}
 	for b := range batch {
@@ -410,6 +459,13 @@ func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], o
 				}
 			}
 			groups += len(ru.a.M)
+		}
+		if silAdv[b] > 0 {
+			bb := &best[rs[0].gi]
+			Grad(cfg, fw[b].logits, in.N, Action{M: bb.M, V: bb.V}, silAdv[b]/float64(batch*samples), 0, tmp)
+			for j, v := range tmp {
+				dl[j] += v
+			}
 		}
 		m.Net.Backward(fw[b].ar, fw[b].cache, dl)
 	}

@@ -86,8 +86,8 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 			if o.Train.Objective, err = optimize.ParseObjective(o.objective); err != nil {
 				return usagef("--objective: %v", err)
 			}
-			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Copies < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 {
-				return usagef("--steps, --time, --copies, --samples, --batch and --evaluations must not be negative")
+			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Copies < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 || o.Train.SelfImitation < 0 {
+				return usagef("--steps, --time, --copies, --samples, --batch, --evaluations and --self-imitation must not be negative")
 			}
 			if err := o.Train.Config.Check(); err != nil {
 				return usagef("%v", err)
@@ -140,6 +140,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 	f.IntVar(&o.Train.Evaluations, "evaluations", 1000, "BRKGA's evaluation budget during training (REGAL trains at 1,000)")
 	f.Float64Var(&o.Train.LearningRate, "lr", 3e-3, "Adam's step size")
 	f.Float64Var(&o.Train.Entropy, "entropy", 0.01, "entropy bonus per gene group (0 = none)")
+	f.Float64Var(&o.Train.SelfImitation, "self-imitation", 0, "self-imitation weight: each graph's best action so far is replayed when it beats the step's samples, with this times its margin as advantage (0 = off, REGAL's training)")
 	f.IntVar(&o.Train.Config.Layers, "layers", 2, "GraphSAGE layers (message-passing rounds)")
 	f.IntVar(&o.Train.Config.Dim, "dim", 32, "node embedding width")
 	f.IntVar(&o.Train.Config.MeanBuckets, "mean-buckets", 5, "quantization levels of the Beta means")
