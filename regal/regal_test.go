@@ -270,12 +270,14 @@ func TestTrainResume(t *testing.T) {
 // graph's best action, so a resumed run replays the same ones.
 func testTrainResume(t *testing.T, sil float64) {
 	var gs []TrainGraph
-	for i, f := range []string{"er", "sbm"} {
+	for i, f := range []string{"er", "sbm", "ws"} {
 		gs = append(gs, TrainGraph{Name: f, Problem: synthProblem(t, f, uint64(10+i), 2)})
 	}
 	dir := t.TempDir()
 	mk := func(steps int, ck, resume string) *TrainResult {
-		tr := &Train{Graphs: gs, Config: tiny, Seed: 3, Samples: 2, Batch: 2, Evaluations: 60, Steps: steps, Checkpoint: ck, Resume: resume, SelfImitation: sil}
+		// Batch 1 of 3 graphs: a checkpoint after 2 steps has a graph
+		// not yet visited.
+		tr := &Train{Graphs: gs, Config: tiny, Seed: 3, Samples: 2, Batch: 1, Evaluations: 60, Steps: steps, Checkpoint: ck, Resume: resume, SelfImitation: sil}
 		r, err := tr.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)

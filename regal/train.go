@@ -293,10 +293,7 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 	}
 
 	if t.SelfImitation > 0 && best == nil {
-		best = make([]bestAction, len(t.Graphs))
-		for i := range best {
-			best[i].Reward = math.Inf(-1)
-		}
+		best = make([]bestAction, len(t.Graphs)) // no M: none yet
 	}
 	steps := t.Steps
 	if steps == 0 && t.Time == 0 {
@@ -428,11 +425,11 @@ func (t *Train) step(ctx context.Context, m *Model, params nn.Params[float32], o
 			mean := 0.0
 			for _, ru := range rs {
 				mean += ru.reward / float64(samples)
-				if ru.reward > bb.Reward {
+				if len(bb.M) == 0 || ru.reward > bb.Reward {
 					bb.M, bb.V, bb.Reward = slices.Clone(ru.a.M), slices.Clone(ru.a.V), ru.reward
 				}
 			}
-			if margin := bb.Reward - mean; margin > 0 && rms > 1e-9 {
+			if margin := bb.Reward - mean; len(bb.M) > 0 && margin > 0 && rms > 1e-9 {
 				silAdv[b] = t.SelfImitation * margin / rms
 			}
 		}
