@@ -54,6 +54,11 @@ type EqualTimeGraph struct {
 	// CascadeFrom is the row on fewer GPUs whose results the methods
 	// started from (equal-time --cascade; "" = none).
 	CascadeFrom string `json:"cascade_from,omitempty"`
+	// RefBySeed is each seed's reference objective in a report combined
+	// from several seeds, when they differ (the quick baselines that draw
+	// with the seed can give another best): each seed's ratios are to its
+	// own reference, Reference and RefObjective are the first seed's.
+	RefBySeed []float64 `json:"reference_objective_by_seed,omitempty"`
 }
 
 // EqualTimeCell is one method on one graph at one budget.
@@ -304,6 +309,9 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				row[2] = g.Note
 			case g.CascadeFrom != "":
 				row[2] += " (+ " + g.CascadeFrom + "'s results)"
+			}
+			if len(g.RefBySeed) > 0 {
+				row[2] += " (first seed's; differs by seed)"
 			}
 			best := math.Inf(1)
 			for _, m := range b.Methods {

@@ -33,6 +33,15 @@ func CombineSeeds(reps []EqualTime) EqualTime {
 		ng := g
 		ng.Cells = nil
 		ng.Missing = 0
+		ng.RefBySeed = nil
+		for _, r := range reps {
+			if gi < len(r.Graphs) && r.Graphs[gi].RefObjective != g.RefObjective {
+				for _, r := range reps {
+					ng.RefBySeed = append(ng.RefBySeed, r.Graphs[min(gi, len(r.Graphs)-1)].RefObjective)
+				}
+				break
+			}
+		}
 		for _, c := range g.Cells {
 			var runs []*EqualTimeCell
 			for _, r := range reps {

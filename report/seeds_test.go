@@ -24,7 +24,11 @@ func TestCombineSeeds(t *testing.T) {
 	r0 := run(0, [3]float64{0.8, 0.9, 1.0}, [3]float64{0.5, 0.4, 0.5})
 	r1 := run(7, [3]float64{0.8, 0.4, 0.5}, [3]float64{0.5, 0.6, 0.4})
 	r1.Graphs[1].Cells[1].CPU = 40
+	r1.Graphs[1].RefObjective = 2
 	c := CombineSeeds([]EqualTime{r0, r1})
+	if c.Graphs[0].RefBySeed != nil || len(c.Graphs[1].RefBySeed) != 2 || c.Graphs[1].RefBySeed[1] != 2 {
+		t.Errorf("references by seed: a %v, b %v; want none on a, b's two", c.Graphs[0].RefBySeed, c.Graphs[1].RefBySeed)
+	}
 	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-12 }
 	if len(c.Seeds) != 2 || c.Seeds[1] != 7 {
 		t.Fatalf("seeds %v", c.Seeds)
@@ -61,7 +65,7 @@ func TestCombineSeeds(t *testing.T) {
 	if err := WriteEqualTime(&out, c); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"seeds 0,7", "median seed spread", "87.5%", "ls 2/2 graphs (2/4 runs)", "on 1 of 2 graphs (3 of 4 runs)"} {
+	for _, want := range []string{"seeds 0,7", "median seed spread", "differs by seed", "87.5%", "ls 2/2 graphs (2/4 runs)", "on 1 of 2 graphs (3 of 4 runs)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
