@@ -98,15 +98,14 @@ func (s *Scored) Name() string {
 
 // ScoredSettings are the knobs a Scored run records.
 type ScoredSettings struct {
-	Batch        int     `json:"batch"`
-	Pool         int     `json:"pool"`
-	LearningRate float64 `json:"learning_rate"`
-	Learning     bool    `json:"learning"`
-	Pretrained   bool    `json:"pretrained_head"`
-	Prior        bool    `json:"prior_head,omitempty"` // the pre-trained head is a frozen prior
-
-	Updates int            `json:"head_updates"`
-	Policy  *policy.Config `json:"policy,omitempty"`
+	Batch        int            `json:"batch"`
+	Pool         int            `json:"pool"`
+	LearningRate float64        `json:"learning_rate"`
+	Learning     bool           `json:"learning"`
+	Pretrained   bool           `json:"pretrained_head"`
+	Prior        bool           `json:"prior_head,omitempty"` // the pre-trained head is a frozen prior
+	Updates      int            `json:"head_updates"`
+	Policy       *policy.Config `json:"policy,omitempty"`
 }
 
 // Optimize implements optimize.Optimizer: the anchors, then the scored
@@ -637,8 +636,10 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 	}
 	sc.head.forward(&sc.pass)
 	if sc.prior != nil {
-		sc.priorPass.resize(n)
-		copy(sc.priorPass.x, sc.pass.x)
+		// The prior reads the same rows: its pass shares pass's features.
+		sc.priorPass.rows, sc.priorPass.x = n, sc.pass.x
+		sc.priorPass.hid = grow(sc.priorPass.hid, n*moveHidden)
+		sc.priorPass.out = grow(sc.priorPass.out, n)
 		sc.prior.forward(&sc.priorPass)
 		for i := range n {
 			sc.pass.out[i] += sc.priorPass.out[i]

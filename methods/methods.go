@@ -352,12 +352,21 @@ func newZeroShot(o Options) (optimize.Optimizer, error) {
 	return z, nil
 }
 
+// regalModelAvailable is the error of method name when it has no model:
+// no Options.Regal and no embedded default model for any objective.
+func regalModelAvailable(o Options, name string) error {
+	if o.Regal == nil && !regaldefault.AvailableFor(optimize.StepTime) && !regaldefault.AvailableFor(optimize.PeakMemory) {
+		return fmt.Errorf("%s: %w: build them with 'make regal-model regal-model-memory' and rebuild", name, regaldefault.ErrMissing)
+	}
+	return nil
+}
+
 // newRegal places with Options.Regal, else with the embedded default
 // model for the problem's objective (picked when it runs). A model trained
 // for another objective than the problem's is an error when it runs.
 func newRegal(o Options) (optimize.Optimizer, error) {
-	if o.Regal == nil && !regaldefault.AvailableFor(optimize.StepTime) && !regaldefault.AvailableFor(optimize.PeakMemory) {
-		return nil, fmt.Errorf("regal: %w: build them with 'make regal-model regal-model-memory' and rebuild", regaldefault.ErrMissing)
+	if err := regalModelAvailable(o, "regal"); err != nil {
+		return nil, err
 	}
 	return &regal.REGAL{Model: o.Regal, ModelFor: regaldefault.LoadFor}, nil
 }
@@ -368,8 +377,8 @@ func newRegalZeroShot(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("regal-zero-shot: samples %d: want at least 1", o.Samples)
 	}
-	if o.Regal == nil && !regaldefault.AvailableFor(optimize.StepTime) && !regaldefault.AvailableFor(optimize.PeakMemory) {
-		return nil, fmt.Errorf("regal-zero-shot: %w: build them with 'make regal-model regal-model-memory' and rebuild", regaldefault.ErrMissing)
+	if err := regalModelAvailable(o, "regal-zero-shot"); err != nil {
+		return nil, err
 	}
 	return &regal.ZeroShot{Model: o.Regal, ModelFor: regaldefault.LoadFor, Samples: o.Samples}, nil
 }

@@ -70,21 +70,23 @@ func CombineSeeds(reps []EqualTime) EqualTime {
 
 // combineCells is one cell over its seeds' runs.
 func combineCells(runs []*EqualTimeCell) EqualTimeCell {
+	ratios := make([]float64, len(runs))
+	for i, r := range runs {
+		ratios[i] = r.Ratio
+	}
+	for _, r := range runs {
+		if r.Error != "" || r.Ratio <= 0 {
+			// One seed failed or found nothing valid: so does the cell.
+			c := *r
+			c.SeedRatios = ratios
+			return c
+		}
+	}
 	c := *runs[0]
-	c.SeedRatios = nil
+	c.SeedRatios = ratios
 	var logR, logO, logS, wall, cpu float64
 	var evals, steps int
 	for _, r := range runs {
-		c.SeedRatios = append(c.SeedRatios, r.Ratio)
-		if r.Error != "" || r.Ratio <= 0 {
-			// One seed failed or found nothing valid: so does the cell.
-			c = *r
-			c.SeedRatios = nil
-			for _, r := range runs {
-				c.SeedRatios = append(c.SeedRatios, r.Ratio)
-			}
-			return c
-		}
 		logR += math.Log(r.Ratio)
 		logO += math.Log(r.value())
 		logS += math.Log(r.StepTime)
