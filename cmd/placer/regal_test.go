@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,6 +63,53 @@ func TestBaselinesPeakMemory(t *testing.T) {
 	for _, want := range []string{"objective peak memory", "objective: peak memory", " *"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestRegalImitateCommand fits a model to the teachers of two small
+// synthetic graphs, reads the teachers back on a second run, and
+// continues the model with REINFORCE (--init).
+func TestRegalImitateCommand(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errs := placer(t, "workloads", "synth", "--family", "er", "--count", "2", "--nodes", "12-20", "--seed", "3", "-o", dir+"/synth"); code != 0 {
+		t.Fatalf("synth: exit %d: %s", code, errs)
+	}
+	args := []string{"regal", "imitate", "--graphs", dir + "/synth", "--gpus", "2", "--sync-transfers", "--objective", "peak-memory",
+		"--teachers", "2", "--teacher-evaluations", "200", "--epochs", "4", "--dim", "8", "--seed", "1",
+		"--teacher-file", dir + "/teachers.json", "--out", dir + "/im.regal", "-q"}
+	code, out, errs := placer(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"agreement", "2 graphs, peak-memory, 2 teachers x 200 evaluations", "on the same device", "model written to"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	first, err := os.ReadFile(dir + "/im.regal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := placer(t, args...); code != 0 {
+		t.Fatalf("second run: exit %d: %s", code, errs)
+	}
+	if second, _ := os.ReadFile(dir + "/im.regal"); string(second) != string(first) {
+		t.Error("the run from the teacher file wrote another model")
+	}
+	code, out, errs = placer(t, "regal", "train", "--graphs", dir+"/synth", "--gpus", "2", "--sync-transfers", "--objective", "peak-memory",
+		"--init", dir+"/im.regal", "--steps", "1", "--evaluations", "50", "--dim", "8", "--out", dir+"/rl.regal", "-q")
+	if code != 0 || !strings.Contains(out, "1 steps") {
+		t.Fatalf("train --init: exit %d: %s%s", code, out, errs)
+	}
+	for _, bad := range [][]string{
+		{"regal", "imitate", "--graphs", dir + "/synth", "--genes", "fusion", "--out", dir + "/x"},
+		{"regal", "imitate", "--graphs", dir + "/synth", "--epochs", "0", "--out", dir + "/x"},
+		{"regal", "imitate", "--graphs", dir + "/synth"},
+		{"regal", "train", "--graphs", dir + "/synth", "--init", dir + "/im.regal", "--resume", dir + "/rl.regal", "--out", dir + "/x"},
+	} {
+		if code, _, errs := placer(t, bad...); code != 2 || errs == "" {
+			t.Errorf("%v: exit %d (%s), want a usage error", bad, code, errs)
 		}
 	}
 }

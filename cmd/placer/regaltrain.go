@@ -21,7 +21,7 @@ func newRegalCmd(s *streams) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newRegalTrainCmd(s))
+	cmd.AddCommand(newRegalTrainCmd(s), newRegalImitateCmd(s))
 	return cmd
 }
 
@@ -30,6 +30,7 @@ type regalTrainOptions struct {
 	workloads string
 	tasks     string
 	objective string
+	init      string
 	out       string
 	JSON      bool
 	quiet     bool
@@ -92,6 +93,14 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 			if err := o.Train.Config.Check(); err != nil {
 				return usagef("%v", err)
 			}
+			if o.init != "" {
+				if o.Train.Resume != "" {
+					return usagef("give --init or --resume, not both")
+				}
+				if o.Train.Model, err = regal.Load(o.init); err != nil {
+					return err
+				}
+			}
 			o.Train.Checkpoint = o.out
 			// The flag conventions: --entropy 0 is none, --checkpoint-every
 			// 0 only on stop and at the end.
@@ -147,6 +156,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 	f.IntVar(&o.Train.Config.VarBuckets, "var-buckets", 5, "quantization levels of the Beta variances")
 	f.IntVar(&o.Train.CheckpointEvery, "checkpoint-every", 20, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Train.Resume, "resume", "", "continue from a checkpoint `FILE`")
+	f.StringVar(&o.init, "init", "", "start from the weights of model `FILE` (e.g. one of 'placer regal imitate') instead of a new network")
 	f.StringVarP(&o.out, "out", "o", "", "the model `FILE` to write")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
