@@ -105,23 +105,7 @@ type ImitationResult struct {
 }
 
 func (im *Imitation) defaults() (teachers, evals, epochs, workers int, lr float64) {
-	teachers, evals, epochs, workers, lr = im.Teachers, im.TeacherEvaluations, im.Epochs, im.Workers, im.LearningRate
-	if teachers == 0 {
-		teachers = 2
-	}
-	if evals == 0 {
-		evals = 50000
-	}
-	if epochs == 0 {
-		epochs = 60
-	}
-	if workers == 0 {
-		workers = 2
-	}
-	if lr == 0 {
-		lr = 3e-3
-	}
-	return
+	return cmp.Or(im.Teachers, 2), cmp.Or(im.TeacherEvaluations, 50000), cmp.Or(im.Epochs, 60), cmp.Or(im.Workers, 2), cmp.Or(im.LearningRate, 3e-3)
 }
 
 // TargetOptions shape the targets.

@@ -1,6 +1,7 @@
 package regal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -155,29 +156,8 @@ func LoadCheckpoint(path string) (*Model, *trainState, error) {
 }
 
 func (t *Train) defaults() (samples, batch, evals, every, workers int, lr, ent float64) {
-	samples, batch, evals, every, workers, lr, ent = t.Samples, t.Batch, t.Evaluations, t.CheckpointEvery, t.Workers, t.LearningRate, t.Entropy
-	if samples == 0 {
-		samples = 4
-	}
-	if batch == 0 {
-		batch = 2
-	}
-	if evals == 0 {
-		evals = 1000
-	}
-	if every == 0 {
-		every = 20
-	}
-	if workers == 0 {
-		workers = 2
-	}
-	if lr == 0 {
-		lr = 3e-3
-	}
-	if ent == 0 {
-		ent = 0.01
-	}
-	return samples, batch, evals, every, workers, lr, max(ent, 0)
+	return cmp.Or(t.Samples, 4), cmp.Or(t.Batch, 2), cmp.Or(t.Evaluations, 1000), cmp.Or(t.CheckpointEvery, 20), cmp.Or(t.Workers, 2),
+		cmp.Or(t.LearningRate, 3e-3), max(cmp.Or(t.Entropy, 0.01), 0)
 }
 
 // mix derives a seed from a seed and indices.
