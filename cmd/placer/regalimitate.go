@@ -115,6 +115,9 @@ it with REINFORCE.`,
 			if r == nil {
 				return err
 			}
+			if len(r.Curve) == 0 { // stopped during the teachers: nothing fitted
+				return cmd.Context().Err()
+			}
 			if err := r.Model.Save(o.out); err != nil {
 				return err
 			}
