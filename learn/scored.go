@@ -213,10 +213,13 @@ type scorer struct {
 	tried   []bool
 	accepts int
 
-	// Pick's rows for the pool, and the picked rows kept for Observe.
-	pass   headPass
-	picked []int
-	keep   []float32 // picked rows' features
+	// Pick's rows for the pool, and the picked rows kept for Observe;
+	// the first explored picks were drawn uniformly, the others by the
+	// head.
+	pass     headPass
+	picked   []int
+	explored int
+	keep     []float32 // picked rows' features
 	// A replay of recent examples.
 	// The current decision's schedule, per unit and device (refreshState);
 	// nil when the cost model reports no schedule.
@@ -237,6 +240,8 @@ type scorer struct {
 	curve  []Point
 	ptSum  Point
 	ptN    int
+	// This point's picks by kind (uniform, head) and those that improved.
+	ptPicks, ptHits [2]int
 }
 
 // replay is the number of examples the head trains on each round, drawn
@@ -628,6 +633,7 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 			pick = append(pick, i)
 		}
 		sc.picked = append(sc.picked[:0], pick...)
+		sc.explored = k
 		return pick, nil
 	}
 	sc.pass.resize(n)
@@ -652,6 +658,7 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 	if sc.learn && sc.prior == nil && sc.positives < rampPositives {
 		explore = max(explore, k-(k-explore)*sc.positives/rampPositives)
 	}
+	sc.explored = explore
 	chosen := make([]bool, n)
 	for len(pick) < explore {
 		i := sc.rng.IntN(n)
@@ -756,6 +763,16 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 	if taken >= 0 && res[taken].Valid() {
 		sc.best = math.Min(sc.best, res[taken].StepTime)
 	}
+	for i := range res {
+		kind := 1 // the head's
+		if i < sc.explored {
+			kind = 0
+		}
+		sc.ptPicks[kind]++
+		if gains[i] > 0 {
+			sc.ptHits[kind]++
+		}
+	}
 	if sc.learn && sc.bufN >= 16 {
 		sc.trainStep()
 	}
@@ -768,6 +785,13 @@ func (sc *scorer) Observe(ctx context.Context, v baseline.SearchView, moves []ba
 	if sc.rounds%16 == 0 {
 		pt := Point{Step: sc.rounds, Elapsed: time.Since(sc.start).Seconds(), Evaluations: sc.evals, BestStep: sc.best,
 			MeanReward: sc.ptSum.MeanReward / float64(sc.ptN), BestReward: sc.ptSum.BestReward, Valid: sc.ptSum.Valid / float64(sc.ptN)}
+		if sc.ptPicks[0] > 0 {
+			pt.ExploreHit = float64(sc.ptHits[0]) / float64(sc.ptPicks[0])
+		}
+		if sc.ptPicks[1] > 0 {
+			pt.HeadHit = float64(sc.ptHits[1]) / float64(sc.ptPicks[1])
+		}
+		sc.ptPicks, sc.ptHits = [2]int{}, [2]int{}
 		sc.curve = append(sc.curve, pt)
 		if sc.s.OnStep != nil {
 			sc.s.OnStep(pt, sc.refStep)

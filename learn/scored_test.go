@@ -259,6 +259,29 @@ func TestScored(t *testing.T) {
 	if len(res.Learning.Curve) == 0 {
 		t.Error("no learning curve")
 	}
+	// Hit rates: with learning both kinds of picks are made (a quarter
+	// uniform), and some of each improve early on; the ablation's picks
+	// are all uniform.
+	var head, explore float64
+	for _, pt := range res.Learning.Curve {
+		if pt.HeadHit < 0 || pt.HeadHit > 1 || pt.ExploreHit < 0 || pt.ExploreHit > 1 {
+			t.Fatalf("hit rates out of [0, 1]: %+v", pt)
+		}
+		head, explore = head+pt.HeadHit, explore+pt.ExploreHit
+	}
+	if head == 0 || explore == 0 {
+		t.Errorf("learning: head hits %g, uniform hits %g over the curve, want both positive", head, explore)
+	}
+	explore = 0
+	for _, pt := range abl.Learning.Curve {
+		if pt.HeadHit != 0 {
+			t.Fatalf("ablation: a head hit rate %g, but every pick is uniform", pt.HeadHit)
+		}
+		explore += pt.ExploreHit
+	}
+	if explore == 0 {
+		t.Error("ablation: no uniform pick ever improved")
+	}
 }
 
 // TestScoredPretrainedHeadUnchanged: a given head is trained as a copy.

@@ -289,6 +289,13 @@ type CurvePoint struct {
 	Epochs   int     `json:"ppo_epochs"` // PPO epochs run (a KL target may stop them early)
 	ClipFrac float64 `json:"clip_fraction"`
 	ApproxKL float64 `json:"approx_kl"`
+	// HeadHit and ExploreHit are, for a method that evaluates moves some
+	// picked by a learned scorer and some drawn uniformly (go-scored), the
+	// share of each kind that improved on the current decision in this
+	// point's rounds: the scorer helps while HeadHit is above ExploreHit.
+	// Zero when the point has no moves of the kind.
+	HeadHit    float64 `json:"head_hit,omitempty"`
+	ExploreHit float64 `json:"explore_hit,omitempty"`
 }
 
 // Optimizer is one method. Optimize must return the best decision found
