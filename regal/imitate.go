@@ -362,6 +362,7 @@ func (im *Imitation) Run(ctx context.Context) (*ImitationResult, error) {
 	}
 	r.Agreement = teacherAgreement(im.Graphs, decs)
 	targets := make([]*Targets, len(im.Graphs))
+	xs := make([][]float32, len(im.Graphs)) // the features, converted once
 	groups := 0
 	for gi, g := range im.Graphs {
 		t, err := NewTargets(cfg, g.Problem, inputs[gi], decs[gi], im.Targets)
@@ -369,6 +370,7 @@ func (im *Imitation) Run(ctx context.Context) (*ImitationResult, error) {
 			return nil, fmt.Errorf("regal: imitation: %s: %w", g.Name, err)
 		}
 		targets[gi] = t
+		xs[gi] = nn.Convert[float32](inputs[gi].X)
 		groups += t.N * cfg.Groups()
 		r.Teacher[g.Name] = slices.Min(costs[gi])
 		if im.OnTeacher != nil {
@@ -397,7 +399,7 @@ func (im *Imitation) Run(ctx context.Context) (*ImitationResult, error) {
 		for _, gi := range order {
 			in, t := inputs[gi], targets[gi]
 			ar := &nn.Arena[float32]{}
-			logits, c := m.Net.Forward(ar, nn.Convert[float32](in.X), in.N, in.Nbrs)
+			logits, c := m.Net.Forward(ar, xs[gi], in.N, in.Nbrs)
 			dl := make([]float32, len(logits))
 			loss, a := ImitationGrad(cfg, logits, t, dl)
 			pt.Loss += loss / float64(2*len(order))

@@ -4,22 +4,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type regalImitateOptions struct {
-	job       regal.TrainJob // the training set (its Train is unused but for the seed)
-	im        regal.Imitation
-	workloads string
-	tasks     string
-	objective string
-	genes     string
-	out       string
-	JSON      bool
-	quiet     bool
+	job   regal.TrainJob // the training set (its Train is unused but for the seed)
+	im    regal.Imitation
+	set   regalSet
+	genes string
+	out   string
+	JSON  bool
+	quiet bool
 }
 
 // regalImitateReport is what `placer regal imitate` prints.
@@ -60,24 +57,15 @@ it with REINFORCE.`,
       --objective peak-memory --seed 1 --out peak-memory.regal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.workloads != "" {
-				o.job.Workloads = strings.Split(o.workloads, ",")
-			}
-			if o.job.GraphsDir == "" && len(o.job.Workloads) == 0 {
-				return usagef("give --graphs DIR or --workloads LIST")
+			var err error
+			if o.im.Objective, err = o.set.resolve(&o.job); err != nil {
+				return err
 			}
 			if o.out == "" {
 				return usagef("give --out MODEL (the model file to write)")
 			}
-			var err error
-			if o.job.Tasks, err = optimize.ParseTasks(o.tasks); err != nil {
-				return usagef("--tasks: %v", err)
-			}
-			if o.im.Objective, err = optimize.ParseObjective(o.objective); err != nil {
-				return usagef("--objective: %v", err)
-			}
-			if o.im.Teachers < 1 || o.im.TeacherEvaluations < 1 || o.im.Epochs < 1 || o.job.Copies < 0 || o.im.Targets.Spread < 0 || !(o.im.LearningRate > 0) {
-				return usagef("--teachers, --teacher-evaluations, --epochs and --lr must be positive, --copies and --spread not negative")
+			if o.im.Teachers < 1 || o.im.TeacherEvaluations < 1 || o.im.Epochs < 1 || o.im.Targets.Spread < 0 || !(o.im.LearningRate > 0) {
+				return usagef("--teachers, --teacher-evaluations, --epochs and --lr must be positive, --spread not negative")
 			}
 			o.im.Targets.SkipPlacement, o.im.Targets.SkipPriority = true, true
 			for _, g := range strings.Split(o.genes, ",") {
@@ -132,14 +120,7 @@ it with REINFORCE.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
-	f.StringVar(&o.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
-	f.IntVar(&o.job.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
-	addClusterFlags(cmd, &o.job.Cluster)
-	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's; the network's device groups)"
-	f.BoolVar(&o.job.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	f.StringVar(&o.tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
-	f.StringVar(&o.objective, "objective", "step-time", "what the teachers optimize: step-time or peak-memory")
+	o.set.bind(cmd, &o.job, "what the teachers optimize")
 	f.Uint64Var(&o.im.Seed, "seed", 0, "random seed: same seed, same model")
 	f.IntVar(&o.im.Teachers, "teachers", 2, "BRKGA runs per graph whose best decisions are the targets")
 	f.IntVar(&o.im.TeacherEvaluations, "teacher-evaluations", 50000, "each teacher's evaluation budget")

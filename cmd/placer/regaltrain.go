@@ -25,15 +25,56 @@ func newRegalCmd(s *streams) *cobra.Command {
 	return cmd
 }
 
+// regalSet is the training-set flags of regal train and regal imitate:
+// the graphs, the cluster they are placed on, the tasks and the objective.
+type regalSet struct {
+	workloads, tasks, objective string
+}
+
+// bind adds the flags, bound to job; objective says what the objective
+// drives.
+func (r *regalSet) bind(cmd *cobra.Command, job *regal.TrainJob, objective string) {
+	f := cmd.Flags()
+	f.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
+	f.StringVar(&r.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
+	f.IntVar(&job.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
+	addClusterFlags(cmd, &job.Cluster)
+	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's; the network's device groups)"
+	f.BoolVar(&job.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	f.StringVar(&r.tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
+	f.StringVar(&r.objective, "objective", "step-time", objective+": step-time or peak-memory")
+}
+
+// resolve checks the flags, fills job's workloads and tasks, and returns
+// the objective.
+func (r *regalSet) resolve(job *regal.TrainJob) (optimize.Objective, error) {
+	if r.workloads != "" {
+		job.Workloads = strings.Split(r.workloads, ",")
+	}
+	if job.GraphsDir == "" && len(job.Workloads) == 0 {
+		return 0, usagef("give --graphs DIR or --workloads LIST")
+	}
+	if job.Copies < 0 {
+		return 0, usagef("--copies must not be negative")
+	}
+	var err error
+	if job.Tasks, err = optimize.ParseTasks(r.tasks); err != nil {
+		return 0, usagef("--tasks: %v", err)
+	}
+	obj, err := optimize.ParseObjective(r.objective)
+	if err != nil {
+		return 0, usagef("--objective: %v", err)
+	}
+	return obj, nil
+}
+
 type regalTrainOptions struct {
 	regal.TrainJob
-	workloads string
-	tasks     string
-	objective string
-	init      string
-	out       string
-	JSON      bool
-	quiet     bool
+	set   regalSet
+	init  string
+	out   string
+	JSON  bool
+	quiet bool
 }
 
 // regalTrainReport is what `placer regal train` prints.
@@ -71,24 +112,15 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
   placer regal train --graphs synth/train --workloads wavenet2x18 --copies 2 --gpus 2 --sync-transfers --time 10m --out regal.model`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.workloads != "" {
-				o.Workloads = strings.Split(o.workloads, ",")
-			}
-			if o.GraphsDir == "" && len(o.Workloads) == 0 {
-				return usagef("give --graphs DIR or --workloads LIST")
+			var err error
+			if o.Train.Objective, err = o.set.resolve(&o.TrainJob); err != nil {
+				return err
 			}
 			if o.out == "" {
 				return usagef("give --out MODEL (the model file to write)")
 			}
-			var err error
-			if o.Tasks, err = optimize.ParseTasks(o.tasks); err != nil {
-				return usagef("--tasks: %v", err)
-			}
-			if o.Train.Objective, err = optimize.ParseObjective(o.objective); err != nil {
-				return usagef("--objective: %v", err)
-			}
-			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Copies < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 || o.Train.SelfImitation < 0 {
-				return usagef("--steps, --time, --copies, --samples, --batch, --evaluations and --self-imitation must not be negative")
+			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 || o.Train.SelfImitation < 0 {
+				return usagef("--steps, --time, --samples, --batch, --evaluations and --self-imitation must not be negative")
 			}
 			if err := o.Train.Config.Check(); err != nil {
 				return usagef("%v", err)
@@ -133,14 +165,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
-	f.StringVar(&o.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
-	f.IntVar(&o.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
-	addClusterFlags(cmd, &o.Cluster)
-	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's)"
-	f.BoolVar(&o.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	f.StringVar(&o.tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
-	f.StringVar(&o.objective, "objective", "step-time", "what the reward measures: step-time or peak-memory")
+	o.set.bind(cmd, &o.TrainJob, "what the reward measures")
 	f.IntVar(&o.Train.Steps, "steps", 0, "total steps across --resume (default 100, or unlimited with --time)")
 	f.DurationVar(&o.Train.Time, "time", 0, "stop after this wall time (e.g. 5m)")
 	f.Uint64Var(&o.Train.Seed, "seed", 0, "random seed: same seed, same model (ignored with --resume: the checkpoint's)")
