@@ -241,7 +241,7 @@ func TestScored(t *testing.T) {
 		t.Fatalf("%s: step %v, the anchor's %v", res.Method, res.Eval.StepTime, refRes.StepTime)
 	}
 	st := res.Learning.Settings.(ScoredSettings)
-	if !st.Learning || st.Updates == 0 || st.Batch != DefaultScoredBatch || st.Pool != 8*DefaultScoredBatch {
+	if !st.Learning || st.Updates == 0 || st.Batch != DefaultScoredBatch || st.Pool != ScoredPoolFactor*DefaultScoredBatch {
 		t.Errorf("settings %+v", st)
 	}
 	again := run(false)
