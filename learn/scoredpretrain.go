@@ -160,7 +160,7 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 		if refTime <= 0 {
 			refTime = eval.StepTime
 		}
-		s := &Scored{Policy: sp.Policy, LearningRate: sp.LearningRate, Anchor: baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: eval}}}
+		s := &Scored{Policy: sp.Policy, LearningRate: sp.LearningRate, Pool: pretrainPool, Anchor: baseline.Anchor{From: &optimize.Result{Decision: ref, Eval: eval}}}
 		s.head = head // train this head in place, across graphs
 		res, err := s.Optimize(context.WithoutCancel(ctx), p, &optimize.Settings{Budget: budget, Seed: seed + uint64(r.Visits)*0x9e3779b9})
 		if err != nil {
@@ -182,3 +182,10 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	r.Elapsed = time.Duration((prior + time.Since(start).Seconds()) * float64(time.Second))
 	return r, save()
 }
+
+// pretrainPool is the pool of a pre-training visit: the pool go-scored had
+// when the embedded default head was trained (before ScoredPoolFactor
+// grew it), so that make default-head still rebuilds that head. What the
+// head learns, a move's gain from its features, does not depend on the
+// pool; only which moves it sees does.
+const pretrainPool = 8 * DefaultScoredBatch
