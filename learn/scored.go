@@ -229,6 +229,8 @@ type scorer struct {
 	picked   []int
 	explored int
 	keep     []float32 // picked rows' features
+	chosen   []bool    // Pick's: the pool's candidates drawn uniformly
+	ranked   []scoredMove
 	// A replay of recent examples.
 	// The current decision's schedule, per unit and device (refreshState);
 	// nil when the cost model reports no schedule.
@@ -668,7 +670,9 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 		explore = max(explore, k-(k-explore)*sc.positives/rampPositives)
 	}
 	sc.explored = explore
-	chosen := make([]bool, n)
+	// The pool's buffers are kept across rounds (256 candidates a round).
+	sc.chosen = append(sc.chosen[:0], make([]bool, n)...)
+	chosen := sc.chosen
 	for len(pick) < explore {
 		i := sc.rng.IntN(n)
 		if !chosen[i] {
@@ -676,18 +680,15 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 			pick = append(pick, i)
 		}
 	}
-	type scored struct {
-		i int
-		s float64
-	}
-	ss := make([]scored, 0, n)
+	ss := sc.ranked[:0]
 	for i := 0; i < n; i++ {
 		if !chosen[i] {
 			g := -math.Log(-math.Log(sc.rng.Float64()*(1-1e-12) + 1e-12))
-			ss = append(ss, scored{i, float64(sc.pass.out[i]) + 1e-6*g})
+			ss = append(ss, scoredMove{i, float64(sc.pass.out[i]) + 1e-6*g})
 		}
 	}
 	sort.Slice(ss, func(a, b int) bool { return ss[a].s > ss[b].s })
+	sc.ranked = ss
 	for _, x := range ss[:k-explore] {
 		pick = append(pick, x.i)
 	}
@@ -701,6 +702,13 @@ func (sc *scorer) Pick(ctx context.Context, v baseline.SearchView, cands []basel
 		}
 	}
 	return pick, nil
+}
+
+// scoredMove is a pool candidate (its index) and its score, for Pick's
+// ranking.
+type scoredMove struct {
+	i int
+	s float64
 }
 
 // uniform reports whether the head scores every move alike for the whole
