@@ -177,16 +177,18 @@ default-model: deps
 # workload of the rnnlm, inception and wavenet families, and the msr-fiddle
 # graphs beside the checkout (../shared/data, when there: inceptionv3 and
 # resnet50; its gnmt graphs are held out), each on 2, 4 and 8 GPUs (334
-# graphs; a graph no quick baseline fits is skipped), 6,400 visits of 2,000
-# evaluations each (about 20 per graph), from a fixed seed; its features
-# read go-scored's fixed untrained network. About 40 CPU minutes (30 minutes
-# on 2 cores). The families gnmt, trxl and amoebanet are never seen: they
+# graphs; a graph no quick baseline fits is skipped), 12,800 visits of
+# 2,000 evaluations each (about 38 per graph), from a fixed seed; its
+# features read go-scored's fixed untrained network. About 80 CPU minutes,
+# 1 h 41 min of training (the embedded head: 6,400 visits, then resumed to
+# 12,800 with DH_RESUME=1, which gives the same head as one run: visit i's
+# seed depends only on the seed and i). The families gnmt, trxl and amoebanet are never seen: they
 # are the held-out families of the zero-shot measurement (docs/search.md).
 # Resumable: DH_RESUME=1 continues from the head in $(DH_WORK). Rebuild
 # placer afterwards to embed it.
 DEFAULT_HEAD := learn/defaultmodel/data/default.head
 DH_WORK      := out/default-head
-DH_VISITS    ?= 6400
+DH_VISITS    ?= 12800
 DH_WORKLOADS := rnnlm2,rnnlm4,rnnlm8,inception_b32,inception_b64,wavenet2x18,wavenet4x36,wavenet5,wavenet10
 DH_FIDDLE    := $(wildcard ../shared/data/msr-fiddle)
 comma        := ,

@@ -304,6 +304,49 @@ func TestScoredPretrainedHeadUnchanged(t *testing.T) {
 	}
 }
 
+// TestScoredPretrainResumeIsOneRun: three visits in one run give the
+// same head, to the bit, as two visits and a resumed third (what lets
+// make default-head grow its recipe by resuming a checkpoint).
+func TestScoredPretrainResumeIsOneRun(t *testing.T) {
+	var graphs []TrainGraph
+	for i, seed := range []uint64{5, 6} {
+		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 40 + 10*i, Width: 4, Seed: seed})
+		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		graphs = append(graphs, TrainGraph{Name: g.Name(), Problem: p, Reference: p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2)})})
+	}
+	pol, err := NewPolicy(small, optimize.AllTasks, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	budget := optimize.Budget{Evaluations: 150}
+	one, err := (&ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: budget, Seed: 7, Visits: 3}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "head.json")
+	if _, err := (&ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: budget, Seed: 7, Visits: 2, Checkpoint: path}).Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	two, err := (&ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: budget, Visits: 3, Checkpoint: path, Resume: path}).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(two.Curve) != 1 || two.Curve[0].Visit != 3 {
+		t.Fatalf("the resumed run made visits %+v, want the third only", two.Curve)
+	}
+	if one.Head.Updates != two.Head.Updates {
+		t.Errorf("updates: one run %d, resumed %d", one.Head.Updates, two.Head.Updates)
+	}
+	for i, q := range one.Head.Params() {
+		if !slices.Equal(q.W, two.Head.Params()[i].W) {
+			t.Errorf("%s differs between one run and a resumed one", q.Name)
+		}
+	}
+}
+
 // TestScoredPretrain: a head pre-trained over two graphs learns (its
 // updates grow), writes a checkpoint, and a resumed run goes on from the
 // checkpoint's visit count to the total asked for; a corrupt state is an
