@@ -15,6 +15,7 @@ import (
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
+	"github.com/placer/placer/policy"
 	"github.com/placer/placer/roofline"
 )
 
@@ -304,13 +305,14 @@ func TestScoredPretrainedHeadUnchanged(t *testing.T) {
 	}
 }
 
-// TestScoredPretrainResumeIsOneRun: three visits in one run give the
-// same head, to the bit, as two visits and a resumed third (what lets
-// make default-head grow its recipe by resuming a checkpoint).
-func TestScoredPretrainResumeIsOneRun(t *testing.T) {
+// pretrainGraphs is a pre-training set on 2 GPUs, one layered graph per
+// seed (the i-th of ops+10i ops, its reference the round-robin
+// placement), and a small policy for the features.
+func pretrainGraphs(t *testing.T, ops int, seeds ...uint64) ([]TrainGraph, *policy.Policy) {
+	t.Helper()
 	var graphs []TrainGraph
-	for i, seed := range []uint64{5, 6} {
-		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 40 + 10*i, Width: 4, Seed: seed})
+	for i, seed := range seeds {
+		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: ops + 10*i, Width: 4, Seed: seed})
 		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -321,6 +323,14 @@ func TestScoredPretrainResumeIsOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return graphs, pol
+}
+
+// TestScoredPretrainResumeIsOneRun: three visits in one run give the
+// same head, to the bit, as two visits and a resumed third (what lets
+// make default-head grow its recipe by resuming a checkpoint).
+func TestScoredPretrainResumeIsOneRun(t *testing.T) {
+	graphs, pol := pretrainGraphs(t, 40, 5, 6)
 	budget := optimize.Budget{Evaluations: 150}
 	one, err := (&ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: budget, Seed: 7, Visits: 3}).Run(context.Background())
 	if err != nil {
@@ -352,19 +362,7 @@ func TestScoredPretrainResumeIsOneRun(t *testing.T) {
 // checkpoint's visit count to the total asked for; a corrupt state is an
 // error.
 func TestScoredPretrain(t *testing.T) {
-	var graphs []TrainGraph
-	for i, seed := range []uint64{3, 4} {
-		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 50 + 10*i, Width: 4, Seed: seed})
-		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		graphs = append(graphs, TrainGraph{Name: g.Name(), Problem: p, Reference: p.Complete(decision.Decision{Device: decision.RoundRobin(g, 2)})})
-	}
-	pol, err := NewPolicy(small, optimize.AllTasks, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	graphs, pol := pretrainGraphs(t, 50, 3, 4)
 	path := filepath.Join(t.TempDir(), "head.json")
 	sp := &ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: optimize.Budget{Evaluations: 200}, Seed: 1, Visits: 2, Checkpoint: path}
 	r, err := sp.Run(context.Background())
