@@ -121,6 +121,13 @@ type EqualTimeBudget struct {
 	AheadRuns    map[string]int     `json:"lead_ahead_runs,omitempty"`
 	LearningRuns map[string]int     `json:"learning_beats_no_learning_runs,omitempty"`
 	Spread       map[string]float64 `json:"median_seed_spread,omitempty"`
+	// With several seeds, LeadPaired (per other method) and
+	// LearningPaired (per learned method against its ablation) are those
+	// comparisons per graph, paired by seed, with a 95% confidence
+	// interval: the graphs where the difference is beyond the seeds'
+	// noise, either way, and those where it is within it.
+	LeadPaired     map[string]*PairedTally `json:"lead_paired,omitempty"`
+	LearningPaired map[string]*PairedTally `json:"learning_paired,omitempty"`
 }
 
 // MoreGPUsCheck is one method's "never worse with more GPUs" check.
@@ -196,6 +203,7 @@ func (b *EqualTime) Summarize() {
 		spreads := map[string][]float64{}
 		if seeds > 1 {
 			s.AheadRuns, s.LearningRuns, s.Spread = map[string]int{}, map[string]int{}, map[string]float64{}
+			s.LeadPaired, s.LearningPaired = map[string]*PairedTally{}, map[string]*PairedTally{}
 		}
 		for gi := range b.Graphs {
 			g := &b.Graphs[gi]
@@ -386,12 +394,20 @@ func WriteEqualTime(w io.Writer, b EqualTime) error {
 				fmt.Fprintf(w, "%s ahead of: %s (geometric-mean margin; negative = %s behind)\n", lead, strings.Join(parts, "; "), lead)
 			}
 			for _, m := range b.Methods {
+				if t := s.LeadPaired[m]; t != nil && m != lead+"-no-learning" { // learning's line says it
+					fmt.Fprintf(w, "%s against %s, paired by seed: %s\n", lead, m, t.text(lead+"/"+m))
+				}
+			}
+			for _, m := range b.Methods {
 				if wins, ok := s.LearningWins[m]; ok {
 					runs := ""
 					if r, ok := s.LearningRuns[m]; ok && s.Runs > 0 {
 						runs = fmt.Sprintf(" (%d of %d runs)", r, s.Runs)
 					}
 					fmt.Fprintf(w, "%s: learning on beats learning off (%s-no-learning) on %d of %d graphs%s\n", m, m, wins, s.Graphs, runs)
+				}
+				if t := s.LearningPaired[m]; t != nil {
+					fmt.Fprintf(w, "%s against %s-no-learning, paired by seed: %s\n", m, m, t.text(m+"/no-learning"))
 				}
 			}
 			for _, m := range b.Methods {

@@ -90,3 +90,107 @@ func TestCombineSeeds(t *testing.T) {
 		t.Errorf("one seed: %+v", one)
 	}
 }
+
+// TestPairedGap: the paired ratio and its 95% interval, worked by hand
+// (t quantiles 12.7062 for one degree of freedom, 4.30265 for two).
+func TestPairedGap(t *testing.T) {
+	cell := func(r ...float64) *EqualTimeCell { return &EqualTimeCell{SeedRatios: r} }
+	tests := []struct {
+		name        string
+		a, b        *EqualTimeCell
+		seeds       int
+		ok          bool
+		ratio       float64
+		lo, hi      float64
+		verdict     int
+		description string
+	}{
+		// logs -0.105361, -0.223144: mean -0.164252, sd 0.083286; half
+		// 12.7062 x 0.083286 / sqrt 2 = 0.748292.
+		{name: "two seeds, wide", a: cell(0.9, 0.8), b: cell(1, 1), seeds: 2, ok: true,
+			ratio: math.Sqrt(0.72), lo: math.Exp(-0.164252 - 0.748292), hi: math.Exp(-0.164252 + 0.748292), verdict: 0},
+		// No spread: the interval is the point.
+		{name: "alike seeds, ahead", a: cell(0.45, 0.9, 0.72), b: cell(0.5, 1, 0.8), seeds: 3, ok: true,
+			ratio: 0.9, lo: 0.9, hi: 0.9, verdict: -1},
+		// logs 0.095310, 0.182322, 0.139762: mean 0.139131, sd 0.043508;
+		// half 4.30265 x 0.043508 / sqrt 3 = 0.108079.
+		{name: "three seeds, behind", a: cell(1.1, 1.2, 1.15), b: cell(1, 1, 1), seeds: 3, ok: true,
+			ratio: math.Exp(0.139131), lo: math.Exp(0.139131 - 0.108079), hi: math.Exp(0.139131 + 0.108079), verdict: 1},
+		{name: "a seed missing", a: cell(1.1, 1.2), b: cell(1, 1, 1), seeds: 3},
+		{name: "a failed seed", a: cell(1.1, 0, 1), b: cell(1, 1, 1), seeds: 3},
+		{name: "one seed", a: cell(0.5), b: cell(1), seeds: 1},
+		{name: "no cell", a: nil, b: cell(1, 1), seeds: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, _, ok := pairedGap("g", tc.a, tc.b, tc.seeds)
+			if ok != tc.ok {
+				t.Fatalf("ok %v, want %v", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			near := func(x, y float64) bool { return math.Abs(x-y) < 2e-5 }
+			if !near(p.Ratio, tc.ratio) || !near(p.Lo, tc.lo) || !near(p.Hi, tc.hi) || p.Verdict() != tc.verdict {
+				t.Errorf("got %v verdict %d, want %.5f [%.5f, %.5f] verdict %d", p, p.Verdict(), tc.ratio, tc.lo, tc.hi, tc.verdict)
+			}
+		})
+	}
+}
+
+// TestPairedTallies: three seeds of two graphs, learning ahead beyond the
+// noise on one and within it on the other, and the lines that say so.
+func TestPairedTallies(t *testing.T) {
+	cell := func(m string, r float64) EqualTimeCell {
+		return EqualTimeCell{Method: m, Budget: 60, Ratio: r, StepTime: r, Objective: r, Valid: true}
+	}
+	run := func(seed uint64, a, b [3]float64) EqualTime {
+		return EqualTime{Seed: seed, Budgets: []float64{60}, Methods: []string{"ls", "go", "go-no-learning"}, Lead: "go", Graphs: []EqualTimeGraph{
+			{Graph: "a", Cells: []EqualTimeCell{cell("ls", a[0]), cell("go", a[1]), cell("go-no-learning", a[2])}},
+			{Graph: "b", Cells: []EqualTimeCell{cell("ls", b[0]), cell("go", b[1]), cell("go-no-learning", b[2])}},
+		}}
+	}
+	// a: go/no-learning 0.8 every seed (ahead, no spread); b: 0.5, 2, 1
+	// (within); go/ls on a: 0.8/0.9 every seed (ahead); on b 1.1 every
+	// seed (behind).
+	c := CombineSeeds([]EqualTime{
+		run(1, [3]float64{0.9, 0.8, 1}, [3]float64{0.5, 0.55, 1.1}),
+		run(2, [3]float64{0.45, 0.4, 0.5}, [3]float64{1, 1.1, 0.55}),
+		run(3, [3]float64{0.9, 0.8, 1}, [3]float64{0.8, 0.88, 0.88}),
+	})
+	s := c.Summary[0]
+	l, ls := s.LearningPaired["go"], s.LeadPaired["ls"]
+	if l == nil || l.Ahead != 1 || l.Behind != 0 || l.Within != 1 || len(l.Gaps) != 2 {
+		t.Fatalf("learning paired %+v, want ahead on a, within on b", l)
+	}
+	if ls == nil || ls.Ahead != 1 || ls.Behind != 1 || ls.Within != 0 {
+		t.Fatalf("lead paired against ls %+v, want ahead on a, behind on b", ls)
+	}
+	// Pooled over the six runs: log 0.8 three times, then log 0.5,
+	// log 2, 0: mean log 0.8 / 2 = -0.111572; deviations -0.111572 x3,
+	// -0.581575, 0.804719, 0.111572, squares summing to 1.035595, sd
+	// sqrt(1.035595 / 5) = 0.455103; half = 2.570582 x 0.455103 / sqrt 6
+	// = 0.477601.
+	if p := l.Pooled; p.Seeds != 6 || math.Abs(p.Ratio-math.Sqrt(0.8)) > 1e-9 ||
+		math.Abs(p.Lo-math.Exp(-0.111572-0.477601)) > 2e-5 || math.Abs(p.Hi-math.Exp(-0.111572+0.477601)) > 2e-5 {
+		t.Errorf("pooled %+v, want 6 runs, sqrt 0.8 [exp -0.589173, exp 0.366029]", p)
+	}
+	if _, ok := s.LeadPaired["go"]; ok {
+		t.Error("the lead is paired against itself")
+	}
+	var out bytes.Buffer
+	if err := WriteEqualTime(&out, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out.String(), "go against go-no-learning"); n != 1 {
+		t.Errorf("learning against its ablation said %d times, want once:\n%s", n, out.String())
+	}
+	for _, want := range []string{
+		"go against ls, paired by seed: over all 6 runs go/ls 0.989 [0.875, 1.118]; ahead beyond the seeds' noise (95% interval of go/ls below 1) on 1 graphs, behind beyond it on 1, within it on 0; behind: b 1.100 [1.100, 1.100]",
+		"go against go-no-learning, paired by seed: over all 6 runs go/no-learning 0.894 [0.555, 1.442]; ahead beyond the seeds' noise (95% interval of go/no-learning below 1) on 1 graphs, behind beyond it on 0, within it on 1; within: b 1.000",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
