@@ -19,12 +19,12 @@ build: deps
 
 # The whole suite, fuzz seed corpora included (they run as ordinary tests),
 # then the simulator's tests again with every raw index checked
-# (roofline/raw.go).
+# (evaluate/roofline/raw.go).
 test: deps py-deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
-	$(GO) test -count=1 -tags simcheck ./roofline
+	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
 
 # The PyTorch exporter (tools/torchexport) and its tests run on Debian's
@@ -57,7 +57,7 @@ test-python: build py-deps
 .PHONY: bench-export
 bench-export: py-deps
 	$(PYTHON) tools/torchexport/bench.py --model resnet50 --runs 3 --limit 60
-	$(GO) test ./export -run '^$$' -bench ZooImport -benchmem
+	$(GO) test ./workloads/export -run '^$$' -bench ZooImport -benchmem
 
 # The model zoo: training steps with Adam, random weights, built from code
 # (tools/torchexport/zoo.py), written to $(ZOO_DIR) with their meta files.
@@ -93,7 +93,7 @@ bench: deps
 # ticks: over a run of about 100 evaluations that is 0.04 ms.)
 SIM_COUNT ?= 10
 bench-sim: deps
-	$(GO) test ./roofline -run '^$$' -bench 'Simulate80kLocal$$' -benchmem -cpu 1 -count $(SIM_COUNT) | tee /tmp/placer-bench-sim.txt
+	$(GO) test ./evaluate/roofline -run '^$$' -bench 'Simulate80kLocal$$' -benchmem -cpu 1 -count $(SIM_COUNT) | tee /tmp/placer-bench-sim.txt
 	@for col in 3:wall 5:cpu; do awk -v c=$${col%%:*} '/^BenchmarkSimulate80kLocal/ {print $$c/1e6}' /tmp/placer-bench-sim.txt | sort -n | \
 		awk -v w=$${col#*:} '{v[NR]=$$1} END {if (NR) printf "Simulate80kLocal %s ms/op over %d runs: min %.2f, median %.2f\n", w, NR, v[1], v[int((NR+1)/2)]}'; done
 
@@ -116,8 +116,8 @@ fuzz:
 	$(GO) test ./workloads/msrfiddle $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/costgraph $(FUZZFLAGS) -fuzz FuzzDecode
 	$(GO) test ./workloads/onnx $(FUZZFLAGS) -fuzz FuzzDecode
-	$(GO) test ./regal $(FUZZFLAGS) -fuzz FuzzRead
-	$(GO) test ./learn $(FUZZFLAGS) -fuzz FuzzDecodeMoveHead
+	$(GO) test ./methods/regal $(FUZZFLAGS) -fuzz FuzzRead
+	$(GO) test ./methods/gdp $(FUZZFLAGS) -fuzz FuzzDecodeMoveHead
 
 # The Go code generated from the .proto declarations (committed; builds need
 # neither tool): costgraph's CostGraphDef and ONNX's ModelProto. Needs
@@ -140,7 +140,7 @@ clean:
 # The CUDA binary bin/placer-cuda: `placer hw bench`, `placer calibrate` and
 # the measuring evaluator (hw.NewEvaluator), through gorgonia.org/cu and
 # cuBLAS behind the `cuda` build tag. It needs cuda.h, cublas_v2.h, libcuda
-# and libcublas; when cuda.h is missing, hw/scripts/install-cuda-dev.sh
+# and libcublas; when cuda.h is missing, evaluate/hw/scripts/install-cuda-dev.sh
 # installs Debian's nvidia-cuda-dev (enabling non-free; needs root or sudo).
 # The default build, the tests and CI never need CUDA. The binary runs only
 # where a GPU and its driver are (docs/hardware.md).
@@ -148,16 +148,16 @@ CUDA_BIN := bin/placer-cuda
 
 .PHONY: cuda
 cuda: deps
-	sh hw/scripts/install-cuda-dev.sh
+	sh evaluate/hw/scripts/install-cuda-dev.sh
 	$(GO) build -tags cuda -ldflags "-X main.version=$(VERSION)" -o $(CUDA_BIN) ./cmd/placer
 
-# The default model embedded in placer (learn/defaultmodel), which `placer
+# The default model embedded in placer (methods/gdp/defaultmodel), which `placer
 # infer` and `placer finetune` use without --model: the small policy
 # pre-trained on 2, 4 and 8 GPUs over trxl2, wavenet2x18 and the 20
 # training graphs of 24 REGAL synthetic graphs (all four families), from a
 # fixed seed and a fixed step count, so the same placer gives the same file.
 # A few minutes on 2 CPU cores. Rebuild placer afterwards to embed it.
-DEFAULT_MODEL  := learn/defaultmodel/data/default.policy
+DEFAULT_MODEL  := methods/gdp/defaultmodel/data/default.policy
 DM_WORK        := out/default-model
 DM_STEPS       ?= 5000
 
@@ -170,7 +170,7 @@ default-model: deps
 		--checkpoint-every 500 --out $(DM_WORK)/default.policy -q
 	cp $(DM_WORK)/default.policy $(DEFAULT_MODEL)
 
-# go-scored's default move head (learn/defaultmodel/data/default.head), which
+# go-scored's default move head (methods/gdp/defaultmodel/data/default.head), which
 # go-scored-pretrained, go-scored-prior, go-scored-zero-shot and placer
 # infer's refinement start from: pre-trained (placer pretrain --scored) over
 # the 100 training graphs of 120 REGAL synthetic graphs, every built-in
@@ -186,7 +186,7 @@ default-model: deps
 # are the held-out families of the zero-shot measurement (docs/search.md).
 # Resumable: DH_RESUME=1 continues from the head in $(DH_WORK). Rebuild
 # placer afterwards to embed it.
-DEFAULT_HEAD := learn/defaultmodel/data/default.head
+DEFAULT_HEAD := methods/gdp/defaultmodel/data/default.head
 DH_WORK      := out/default-head
 DH_VISITS    ?= 12800
 DH_WORKLOADS := rnnlm2,rnnlm4,rnnlm8,inception_b32,inception_b64,wavenet2x18,wavenet4x36,wavenet5,wavenet10
@@ -207,14 +207,14 @@ else
 endif
 	cp $(DH_WORK)/default.head $(DEFAULT_HEAD)
 
-# The default REGAL model embedded in placer (regal/defaultmodel), which the
+# The default REGAL model embedded in placer (methods/regal/defaultmodel), which the
 # methods regal and regal-zero-shot use: REGAL's policy trained for step
 # time on 2 V100s with REGAL's synchronous transfers, over the 100 training
 # graphs of 120 REGAL synthetic graphs (all four families, seed 1) and 2
 # augmented copies of wavenet2x18, from a fixed seed and step count, so the
 # same placer gives the same file. About 7 minutes on 2 shared CPU cores
 # (docs/regal.md). Rebuild placer afterwards to embed it.
-REGAL_MODEL := regal/defaultmodel/data/default.regal
+REGAL_MODEL := methods/regal/defaultmodel/data/default.regal
 RM_WORK     := out/regal-model
 RM_STEPS    ?= 600
 
@@ -227,13 +227,13 @@ regal-model: deps
 	cat $(RM_WORK)/train.txt
 	cp $(RM_WORK)/default.regal $(REGAL_MODEL)
 
-# The default REGAL model for peak memory (regal/defaultmodel/data/
+# The default REGAL model for peak memory (methods/regal/defaultmodel/data/
 # peak-memory.regal), which regal and regal-zero-shot use on a problem
 # whose objective is peak memory: the recipe of regal-model with the
 # reward on the largest per-GPU peak (--objective peak-memory). About 5
 # minutes on 2 shared CPU cores (docs/regal.md). Rebuild placer afterwards
 # to embed it.
-REGAL_MODEL_MEMORY := regal/defaultmodel/data/peak-memory.regal
+REGAL_MODEL_MEMORY := methods/regal/defaultmodel/data/peak-memory.regal
 RMM_WORK           := out/regal-model-peak
 RMM_STEPS          ?= 600
 RMM_EVALS          ?= 1000
@@ -266,13 +266,13 @@ generalization: build
 	cat $(GEN_DIR)/generalization.txt
 
 # brkga-tuned's settings (REGAL's tuned-BRKGA baseline): the grid of
-# brkga/tuned.DefaultGrid (81 settings) on 4 synthetic training graphs at
+# methods/brkga/tuned.DefaultGrid (81 settings) on 4 synthetic training graphs at
 # 5,000 evaluations per run (the budget the method is compared at; tuned at
 # 1,000 it chose settings that lose to default BRKGA at 5,000, docs/regal.md),
 # both objectives, REGAL's synchronous transfers, written to
-# brkga/tuned/params.json (embedded: rebuild after). About 4 CPU minutes
+# methods/brkga/tuned/params.json (embedded: rebuild after). About 4 CPU minutes
 # (docs/regal.md has the measured wall time).
 .PHONY: brkga-tune
 brkga-tune:
 	$(GO) build -o bin/placer-tune ./cmd/placer
-	nice -n 10 bin/placer-tune tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out brkga/tuned/params.json
+	nice -n 10 bin/placer-tune tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json

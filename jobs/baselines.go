@@ -9,10 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/baseline"
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -110,7 +110,7 @@ func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimiz
 			return row, nil, ctx.Err()
 		}
 		row.Error = strings.TrimPrefix(err.Error(), name+": ")
-		if errors.Is(err, baseline.ErrNoExpert) {
+		if errors.Is(err, classical.ErrNoExpert) {
 			row.Error = noExpert
 		}
 		return row, nil, nil

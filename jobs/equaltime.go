@@ -16,13 +16,13 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
 )
@@ -196,7 +196,7 @@ func equalTimeSeed(ctx context.Context, o EqualTimeOptions) (report.EqualTime, e
 		if err != nil {
 			return rep, fmt.Errorf("equal-time: head: %w", err)
 		}
-		if model.head, err = learn.DecodeMoveHead(data); err != nil {
+		if model.head, err = gdp.DecodeMoveHead(data); err != nil {
 			return rep, fmt.Errorf("equal-time: head %s: %w", o.Head, err)
 		}
 		model.headSHA = sha256Hex(data)
@@ -580,7 +580,7 @@ type modelRef struct {
 	sha string
 	// head is go-scored's pre-trained move head (--head; nil = the
 	// embedded one) and headSHA its file's sha256 ("" = none at all).
-	head    *learn.MoveHead
+	head    *gdp.MoveHead
 	headSHA string
 }
 

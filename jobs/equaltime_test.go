@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 )
 
@@ -119,7 +119,7 @@ func TestEqualTimeModel(t *testing.T) {
 	dir := t.TempDir()
 	small := &policy.Config{SageLayers: 1, SageDim: 16, DModel: 16, Heads: 1, HeadDim: 16, Inner: 16, CondDim: 16, HeadHidden: 16, SegmentLen: 16}
 	model := func(name string, seed uint64) string {
-		pol, err := learn.NewPolicy(small, optimize.AllTasks, seed)
+		pol, err := gdp.NewPolicy(small, optimize.AllTasks, seed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -319,10 +319,10 @@ func TestEqualTimeCascade(t *testing.T) {
 func TestEqualTimeHead(t *testing.T) {
 	dir := t.TempDir()
 	h1, h2 := filepath.Join(dir, "a.head"), filepath.Join(dir, "b.head")
-	if err := learn.NewMoveHead(1).Save(h1); err != nil {
+	if err := gdp.NewMoveHead(1).Save(h1); err != nil {
 		t.Fatal(err)
 	}
-	if err := learn.NewMoveHead(2).Save(h2); err != nil {
+	if err := gdp.NewMoveHead(2).Save(h2); err != nil {
 		t.Fatal(err)
 	}
 	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-scored-zero-shot"},

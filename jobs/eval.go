@@ -9,13 +9,13 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/hw"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 )
 
 // EvalOptions are the inputs of an evaluation.
@@ -51,7 +51,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	g, c := p.Graph, p.cluster
 	// "expert" means one thing in every command: the expert placement with
 	// TensorFlow's defaults for the rest (FIFO scheduling, XLA-like
-	// default fusion), the tables' expert row (baseline.Expert on the
+	// default fusion), the tables' expert row (classical.Expert on the
 	// problem's Base). An explicit --fusion still wins. With --expert FILE
 	// the placement is the file's.
 	if p := strings.ToLower(o.Placement); (p == "expert" || p == "human") && o.Fusion == "" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/jobs/inputs"
 )
 
 // TestExportExpertRoundTrip writes a round-robin placement of an

@@ -14,12 +14,12 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 )
 
 // fakeCost is a cost model that is not the roofline model: op i takes

@@ -7,9 +7,9 @@ import (
 
 	"github.com/placer/placer/decision"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 )
 
 // runReferences runs the quick reference methods of a learned method on

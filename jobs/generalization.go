@@ -15,10 +15,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/policy"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
 )
@@ -109,8 +109,8 @@ type GeneralizationOptions struct {
 	// OnSearchStep each GO-one ("go-one") and fine-tuning ("fine-tune")
 	// step.
 	Progress       io.Writer
-	OnPretrainStep func(family string, pt learn.PretrainPoint, steps int)
-	OnSearchStep   func(family, phase string, pt learn.Point, refStep float64, steps int)
+	OnPretrainStep func(family string, pt gdp.PretrainPoint, steps int)
+	OnSearchStep   func(family, phase string, pt gdp.Point, refStep float64, steps int)
 }
 
 // GeneralizationReport is what `placer report generalization` prints.
@@ -404,7 +404,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 		Out: model, Progress: o.Progress,
 	}
 	if _, err := os.Stat(model); err == nil {
-		_, st, err := learn.LoadCheckpoint(model)
+		_, st, err := gdp.LoadCheckpoint(model)
 		if err != nil {
 			return row, fmt.Errorf("generalization: %s: %w", fam, err)
 		}
@@ -421,7 +421,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 		pf("%s held out: pre-training on %d graphs (%s) for %s", tag, len(set.Train), strings.Join(set.Train, ", "), report.StepsOrTime(set.PretrainSteps, set.PretrainTime))
 	}
 	if o.OnPretrainStep != nil {
-		po.OnStep = func(pt learn.PretrainPoint, steps int) { o.OnPretrainStep(fam, pt, steps) }
+		po.OnStep = func(pt gdp.PretrainPoint, steps int) { o.OnPretrainStep(fam, pt, steps) }
 	}
 	pr, err := Pretrain(ctx, po)
 	if err != nil {
@@ -429,11 +429,11 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 	}
 	row.PretrainSteps, row.PretrainTime, row.PretrainStatus = pr.Steps, pr.Elapsed, pr.Status
 
-	onStep := func(phase string) func(learn.Point, float64, int) {
+	onStep := func(phase string) func(gdp.Point, float64, int) {
 		if o.OnSearchStep == nil {
 			return nil
 		}
-		return func(pt learn.Point, ref float64, steps int) { o.OnSearchStep(fam, phase, pt, ref, steps) }
+		return func(pt gdp.Point, ref float64, steps int) { o.OnSearchStep(fam, phase, pt, ref, steps) }
 	}
 	// GO-one: the baselines and a policy trained from scratch.
 	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, report.StepsOrTime(set.SearchSteps, set.SearchTime))

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 )
 
@@ -65,7 +65,7 @@ func TestGeneralization(t *testing.T) {
 	defer cancel()
 	var progress bytes.Buffer
 	o.Progress = &progress
-	o.OnSearchStep = func(fam, phase string, _ learn.Point, _ float64, _ int) {
+	o.OnSearchStep = func(fam, phase string, _ gdp.Point, _ float64, _ int) {
 		if fam == "wavenet" && phase == "fine-tune" {
 			cancel()
 		}
@@ -161,7 +161,7 @@ func TestGeneralizationResumesPretraining(t *testing.T) {
 	o.Dir, o.PretrainSteps = t.TempDir(), 6
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	o.OnPretrainStep = func(_ string, pt learn.PretrainPoint, _ int) {
+	o.OnPretrainStep = func(_ string, pt gdp.PretrainPoint, _ int) {
 		if pt.Step == 2 {
 			cancel()
 		}

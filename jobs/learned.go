@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/baseline"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -197,9 +197,9 @@ func learnedLine(c report.LearnedCell, expert float64) string {
 // learnedExpert scores the expert placement as `placer baselines` does
 // (the expert method) and fills row's expert, or says why there is none.
 func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.LearnedGraph) error {
-	res, err := (baseline.Expert{}).Optimize(context.WithoutCancel(ctx), p, nil)
+	res, err := (classical.Expert{}).Optimize(context.WithoutCancel(ctx), p, nil)
 	switch {
-	case errors.Is(err, baseline.ErrNoExpert):
+	case errors.Is(err, classical.ErrNoExpert):
 		row.ExpertNote = "no expert placement"
 	case err != nil:
 		row.ExpertNote = "expert failed: " + err.Error()

@@ -7,13 +7,13 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/hw"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 )
 
 // Backend makes the cost model and the evaluator of a graph on a cluster:

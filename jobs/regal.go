@@ -12,15 +12,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/brkga/tuned"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/brkga/tuned"
+	regaldefault "github.com/placer/placer/methods/regal/defaultmodel"
 	"github.com/placer/placer/optimize"
-	regaldefault "github.com/placer/placer/regal/defaultmodel"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 )
 

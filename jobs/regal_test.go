@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/brkga/tuned"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/optimize"
 )
 

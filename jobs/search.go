@@ -6,12 +6,12 @@ import (
 	"io"
 	"time"
 
-	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
-	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/report"
 )
 
@@ -48,7 +48,7 @@ type SearchOptions struct {
 	// Progress receives one line per finished baseline; OnStep each
 	// search step (with the reference step time).
 	Progress io.Writer
-	OnStep   func(pt learn.Point, refStep float64, steps int)
+	OnStep   func(pt gdp.Point, refStep float64, steps int)
 }
 
 // SearchReport is what `placer search` prints: the comparison with the GO
@@ -104,7 +104,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		steps = 100
 	}
 	if o.OnStep != nil {
-		mo.OnStep = func(pt learn.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+		mo.OnStep = func(pt gdp.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
 	}
 	start := time.Now()
 	res, err := runLearned(ctx, "go", mo, p, o.Steps, 100, o.Time, o.Seed)
@@ -146,7 +146,7 @@ func methodsCheck(names []string) error {
 
 // curvePlot draws the mean and best reward of each rollout against the
 // reference's reward (-1).
-func curvePlot(graphName, refName string, obj optimize.Objective, curve []learn.Point) report.Plot {
+func curvePlot(graphName, refName string, obj optimize.Objective, curve []gdp.Point) report.Plot {
 	var x, mean, best []float64
 	for _, pt := range curve {
 		x = append(x, float64(pt.Step))

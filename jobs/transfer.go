@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
+	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
-	"github.com/placer/placer/ppo"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
 )
@@ -50,11 +50,11 @@ type PretrainOptions struct {
 	Warmup  int  // imitation steps (0 = 30 per graph; negative = none)
 	Random  bool // pick graphs at random instead of in turn
 	// Guided trains go-guided's proposal model instead of PPO's policy
-	// (see learn.Pretrain.Guided); Samples 0 is then
-	// learn.DefaultGuidedBatch and PPO.LearningRate 0 is 1e-3.
+	// (see gdp.Pretrain.Guided); Samples 0 is then
+	// gdp.DefaultGuidedBatch and PPO.LearningRate 0 is 1e-3.
 	Guided bool
 	// Scored trains go-scored's move head instead (see
-	// learn.ScoredPretrain): Steps counts visits (each a go-scored run of
+	// gdp.ScoredPretrain): Steps counts visits (each a go-scored run of
 	// PerVisit on one graph from its reference), the features read the
 	// embedded default model, and Out is the head's file.
 	Scored   bool
@@ -72,7 +72,7 @@ type PretrainOptions struct {
 	// Progress receives one line per graph as it is set up; OnStep each
 	// training step (with the step budget, 0 = time-bound).
 	Progress io.Writer
-	OnStep   func(pt learn.PretrainPoint, steps int)
+	OnStep   func(pt gdp.PretrainPoint, steps int)
 }
 
 // PretrainGraph describes one graph of a pre-training set.
@@ -91,18 +91,18 @@ type PretrainGraph struct {
 
 // PretrainReport is what `placer pretrain` prints.
 type PretrainReport struct {
-	Graphs  []PretrainGraph       `json:"graphs"`
-	HeldOut []string              `json:"held_out,omitempty"`
-	Devices int                   `json:"devices"` // --gpus (graphs name their own count)
-	Seed    uint64                `json:"seed"`
-	Steps   int                   `json:"steps"`
-	Elapsed float64               `json:"elapsed_s"`
-	Status  string                `json:"status"`
-	Model   string                `json:"model"`
-	State   string                `json:"state"`
-	Curve   []learn.PretrainPoint `json:"curve"`
+	Graphs  []PretrainGraph     `json:"graphs"`
+	HeldOut []string            `json:"held_out,omitempty"`
+	Devices int                 `json:"devices"` // --gpus (graphs name their own count)
+	Seed    uint64              `json:"seed"`
+	Steps   int                 `json:"steps"`
+	Elapsed float64             `json:"elapsed_s"`
+	Status  string              `json:"status"`
+	Model   string              `json:"model"`
+	State   string              `json:"state"`
+	Curve   []gdp.PretrainPoint `json:"curve"`
 	// Visits are a go-scored head's pre-training visits (--scored).
-	Visits []learn.ScoredVisit `json:"visits,omitempty"`
+	Visits []gdp.ScoredVisit `json:"visits,omitempty"`
 }
 
 // Pretrain pre-trains one policy over several graphs and writes it to
@@ -126,16 +126,16 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 	rep.HeldOut = held
 	if o.Resume != "" && !o.Scored {
 		// A bad checkpoint fails before the baselines run.
-		if _, _, err := learn.LoadCheckpoint(o.Resume); err != nil {
+		if _, _, err := gdp.LoadCheckpoint(o.Resume); err != nil {
 			return rep, err
 		}
 	}
 	if o.Resume != "" && o.Scored {
-		if _, err := learn.LoadMoveHead(o.Resume); err != nil {
+		if _, err := gdp.LoadMoveHead(o.Resume); err != nil {
 			return rep, err
 		}
 	}
-	pt := &learn.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random, Guided: o.Guided,
+	pt := &gdp.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random, Guided: o.Guided,
 		Steps: o.Steps, Time: o.Time, Checkpoint: o.Out, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}
 	if pt.CheckpointEvery == 0 {
 		pt.CheckpointEvery = 50
@@ -165,7 +165,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			if err != nil {
 				return rep, err
 			}
-			tg := learn.TrainGraph{Name: p.Graph.Name(), Problem: p}
+			tg := gdp.TrainGraph{Name: p.Graph.Name(), Problem: p}
 			if ci > 0 {
 				tg.Name = fmt.Sprintf("%s@%d", tg.Name, n)
 			}
@@ -196,7 +196,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		steps = 200
 	}
 	if o.OnStep != nil {
-		pt.OnStep = func(p learn.PretrainPoint) { o.OnStep(p, steps) }
+		pt.OnStep = func(p gdp.PretrainPoint) { o.OnStep(p, steps) }
 	}
 	if o.Scored {
 		if len(pt.Graphs) == 0 {
@@ -209,23 +209,23 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = r.Seed, r.Step, r.Elapsed.Seconds(), r.Status.String(), r.Curve
-	rep.Model, rep.State = o.Out, learn.CheckpointState(o.Out)
+	rep.Model, rep.State = o.Out, gdp.CheckpointState(o.Out)
 	return rep, ctx.Err()
 }
 
 // pretrainScored trains go-scored's move head over the graphs (o.Scored).
-func pretrainScored(ctx context.Context, o PretrainOptions, graphs []learn.TrainGraph, rep PretrainReport) (PretrainReport, error) {
+func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGraph, rep PretrainReport) (PretrainReport, error) {
 	// The head reads go-scored's features: its fixed untrained network
-	// (learn.ScoredNetworkSeed), as every go-scored variant with a
+	// (gdp.ScoredNetworkSeed), as every go-scored variant with a
 	// pre-trained head does.
-	sp := &learn.ScoredPretrain{Graphs: graphs, PerVisit: o.PerVisit, Seed: o.Seed, Visits: o.Steps, Time: o.Time,
+	sp := &gdp.ScoredPretrain{Graphs: graphs, PerVisit: o.PerVisit, Seed: o.Seed, Visits: o.Steps, Time: o.Time,
 		Checkpoint: o.Out, Resume: o.Resume, LearningRate: o.PPO.LearningRate}
 	if o.Steps == 0 && o.Time == 0 {
 		sp.Visits = 3 * len(graphs)
 	}
 	if o.OnStep != nil {
-		sp.OnVisit = func(v learn.ScoredVisit) {
-			o.OnStep(learn.PretrainPoint{Step: v.Visit, Graph: v.Graph, Phase: "scored", Elapsed: v.Elapsed, BestReward: 1 - v.Ratio}, sp.Visits)
+		sp.OnVisit = func(v gdp.ScoredVisit) {
+			o.OnStep(gdp.PretrainPoint{Step: v.Visit, Graph: v.Graph, Phase: "scored", Elapsed: v.Elapsed, BestReward: 1 - v.Ratio}, sp.Visits)
 		}
 	}
 	r, err := sp.Run(ctx)
@@ -402,7 +402,7 @@ type TransferOptions struct {
 	// Finetune only.
 	Steps  int           // PPO steps (0 = 50 unless Time is set)
 	Time   time.Duration // wall-time limit (0 = none)
-	Warmup int           // imitation steps before PPO (0 = none; see learn.Search.Warmup)
+	Warmup int           // imitation steps before PPO (0 = none; see gdp.Search.Warmup)
 	PPO    ppo.Settings
 
 	Out string // result file ("" = none)
@@ -413,7 +413,7 @@ type TransferOptions struct {
 	// Progress receives one line per finished baseline; OnStep each
 	// fine-tuning step (with the reference step time and step budget).
 	Progress io.Writer
-	OnStep   func(pt learn.Point, refStep float64, steps int)
+	OnStep   func(pt gdp.Point, refStep float64, steps int)
 }
 
 // LoadModel loads a policy file, or the embedded default model when path
@@ -475,7 +475,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 // Infer places one graph zero-shot with a pre-trained model: one
 // low-memory forward pass (policy.Infer) conditioned on the best quick
 // baseline's decision, the best of o.Samples sampled decisions and the
-// most likely one (learn.ZeroShot). Its row "go-zero-shot" joins the
+// most likely one (gdp.ZeroShot). Its row "go-zero-shot" joins the
 // quick baselines' table. What is left of o.Refine, go-scored-prior
 // refines the better of the reference and that decision: go-scored with
 // the pre-trained move head as its prior, a new head learning online what
@@ -515,7 +515,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	}
 	mo := methods.Options{Reference: from}
 	if o.Head != "" {
-		if mo.Head, err = learn.LoadMoveHead(o.Head); err != nil {
+		if mo.Head, err = gdp.LoadMoveHead(o.Head); err != nil {
 			return SearchReport{}, fmt.Errorf("infer: head: %w", err)
 		}
 	}
@@ -538,7 +538,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 }
 
 // Finetune trains a pre-trained model further on one graph with PPO
-// (learn.Search starting from the model; GDP §4.3 fine-tunes for fewer
+// (gdp.Search starting from the model; GDP §4.3 fine-tunes for fewer
 // than 50 steps) and compares its best decision, row "go-finetune", with
 // the quick baselines. When ctx is cancelled it still returns, and
 // writes, the best result so far.
@@ -559,7 +559,7 @@ func Finetune(ctx context.Context, o TransferOptions) (SearchReport, error) {
 		steps = 50
 	}
 	if o.OnStep != nil {
-		mo.OnStep = func(pt learn.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+		mo.OnStep = func(pt gdp.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
 	}
 	start := time.Now()
 	res, err := runLearned(ctx, "go", mo, p, o.Steps, 50, o.Time, o.Seed)

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 )
 
@@ -47,7 +47,7 @@ func pretrained(t *testing.T) string {
 			t.Fatalf("graph %+v has no reference", g)
 		}
 	}
-	if _, st, err := learn.LoadCheckpoint(model); err != nil || st.Step != 5 {
+	if _, st, err := gdp.LoadCheckpoint(model); err != nil || st.Step != 5 {
 		t.Fatalf("checkpoint: %+v %v", st, err)
 	}
 	return model
@@ -116,7 +116,7 @@ func TestPretrainInferFinetune(t *testing.T) {
 	o.Refine = 0
 	o.Out, o.Steps = filepath.Join(dir, "finetune.json"), 3
 	steps := 0
-	o.OnStep = func(learn.Point, float64, int) { steps++ }
+	o.OnStep = func(gdp.Point, float64, int) { steps++ }
 	rep, err = Finetune(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"io"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 )
 

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/learn"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/optimize/optimizetest"
-	"github.com/placer/placer/policy"
-	"github.com/placer/placer/regal"
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
@@ -190,7 +190,7 @@ type untrainedFor struct {
 func (u untrainedFor) Name() string { return u.name }
 
 func (u untrainedFor) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
-	pol, err := learn.NewPolicy(u.o.Policy, p.EffectiveTasks(), 1)
+	pol, err := gdp.NewPolicy(u.o.Policy, p.EffectiveTasks(), 1)
 	if err != nil {
 		return nil, err
 	}

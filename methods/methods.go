@@ -13,18 +13,18 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/baseline"
-	"github.com/placer/placer/brkga"
-	"github.com/placer/placer/brkga/tuned"
-	"github.com/placer/placer/hdp"
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/brkga/tuned"
+	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
+	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/hdp"
+	"github.com/placer/placer/methods/regal"
+	regaldefault "github.com/placer/placer/methods/regal/defaultmodel"
+	"github.com/placer/placer/methods/rl17"
+	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
-	"github.com/placer/placer/ppo"
-	"github.com/placer/placer/regal"
-	regaldefault "github.com/placer/placer/regal/defaultmodel"
-	"github.com/placer/placer/rl17"
 )
 
 // Kind says what sort of method an entry is; tables show the kinds in
@@ -55,33 +55,33 @@ type Options struct {
 	// new one; go-zero-shot places with it (nil = the embedded default
 	// model).
 	Trained *policy.Policy
-	// PPO are go's PPO knobs (zero = learn.DefaultPPO).
+	// PPO are go's PPO knobs (zero = gdp.DefaultPPO).
 	PPO ppo.Settings
 	// Samples is the rollout size K (go) or the number of samples
 	// (go-zero-shot); 0 = 16.
 	Samples int
-	// Warmup bounds go's imitation steps (see learn.Search.Warmup).
+	// Warmup bounds go's imitation steps (see gdp.Search.Warmup).
 	Warmup int
 	// Reference is the decision and step time the learned methods are
 	// anchored on and normalize rewards by; nil = the problem's Base.
 	Reference *optimize.Result
 	// Head is go-scored's pre-trained move head (go-scored-pretrained,
 	// go-scored-zero-shot); nil = the embedded default head.
-	Head *learn.MoveHead
+	Head *gdp.MoveHead
 	// OnStep, if set, sees each training step of go with the reference
 	// step time.
-	OnStep func(pt learn.Point, refStep float64)
+	OnStep func(pt gdp.Point, refStep float64)
 
 	// Regal is the REGAL model regal and regal-zero-shot place with; it
 	// must have been trained for the problem's objective (else they
 	// return an error). nil = the embedded default model for the
-	// problem's objective (regal/defaultmodel.LoadFor).
+	// problem's objective (methods/regal/defaultmodel.LoadFor).
 	Regal *regal.Model
 
 	// Classical searches.
 
 	// Start is local-search's and sa's initial placement (see
-	// baseline.LocalSearch.Start); "" = each method's default.
+	// classical.LocalSearch.Start); "" = each method's default.
 	Start string
 }
 
@@ -113,22 +113,22 @@ var registry []Entry
 
 func init() {
 	registry = []Entry{
-		{"single", Reference, "every op on GPU 0", true, true, false, plain(baseline.Single{})},
-		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, false, plain(baseline.Expert{})},
-		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, false, plain(baseline.RoundRobin{})},
-		{"random", Heuristic, "the best of k random placements", false, true, false, plain(baseline.Random{})},
-		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, false, plain(baseline.METIS{})},
-		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, false, plain(baseline.GPDFS{})},
-		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, false, plain(baseline.MTopo{})},
-		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, false, plain(baseline.METF{})},
-		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, false, plain(baseline.DP{})},
+		{"single", Reference, "every op on GPU 0", true, true, false, plain(classical.Single{})},
+		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, false, plain(classical.Expert{})},
+		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, false, plain(classical.RoundRobin{})},
+		{"random", Heuristic, "the best of k random placements", false, true, false, plain(classical.Random{})},
+		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, false, plain(classical.METIS{})},
+		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, false, plain(classical.GPDFS{})},
+		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, false, plain(classical.MTopo{})},
+		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, false, plain(classical.METF{})},
+		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, false, plain(classical.DP{})},
 		{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, false, newLocalSearch},
 		{"sa", Search, "simulated annealing over placement, order, fusion", false, true, false, newAnnealing},
 		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, false, newAnchoredLocalSearch},
 		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, false, newAnchoredAnnealing},
 		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, false, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
 		{"brkga-tuned", Search, "BRKGA with hyperparameters grid-searched on REGAL's synthetic training set, per objective (make brkga-tune)", false, false, false, func(Options) (optimize.Optimizer, error) { return &tuned.Optimizer{}, nil }},
-		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, false, plain(baseline.TFDefault{})},
+		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, false, plain(classical.TFDefault{})},
 		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, false, newSearch},
 		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, false, newSearchNoLearning},
 		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, false, newGuided(false, false)},
@@ -160,33 +160,33 @@ func newLocalSearch(o Options) (optimize.Optimizer, error) {
 	if err := checkStart(o.Start); err != nil {
 		return nil, err
 	}
-	return baseline.LocalSearch{Start: o.Start}, nil
+	return classical.LocalSearch{Start: o.Start}, nil
 }
 
 func newAnnealing(o Options) (optimize.Optimizer, error) {
 	if err := checkStart(o.Start); err != nil {
 		return nil, err
 	}
-	return baseline.Annealing{Start: o.Start}, nil
+	return classical.Annealing{Start: o.Start}, nil
 }
 
 func newAnchoredLocalSearch(o Options) (optimize.Optimizer, error) {
 	an, err := anchorOf(o)
-	return baseline.AnchoredLocalSearch{Anchor: an}, err
+	return classical.AnchoredLocalSearch{Anchor: an}, err
 }
 
 func newAnchoredAnnealing(o Options) (optimize.Optimizer, error) {
 	an, err := anchorOf(o)
-	return baseline.AnchoredAnnealing{Anchor: an}, err
+	return classical.AnchoredAnnealing{Anchor: an}, err
 }
 
 // anchorOf is where an anchored search starts: the options' Reference,
 // else the best of the quick methods.
-func anchorOf(o Options) (baseline.Anchor, error) {
+func anchorOf(o Options) (classical.Anchor, error) {
 	if o.Reference != nil {
-		return baseline.Anchor{From: o.Reference}, nil
+		return classical.Anchor{From: o.Reference}, nil
 	}
-	var an baseline.Anchor
+	var an classical.Anchor
 	for _, e := range registry {
 		if e.Quick {
 			q, err := e.New(Options{})
@@ -211,7 +211,7 @@ func newSearch(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("go: samples %d: want at least 1", o.Samples)
 	}
-	s := &learn.Search{Policy: o.Trained, Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, OnStep: o.OnStep}
+	s := &gdp.Search{Policy: o.Trained, Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, OnStep: o.OnStep}
 	if o.Reference != nil {
 		s.Reference, s.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 	}
@@ -223,7 +223,7 @@ func newSearchNoLearning(o Options) (optimize.Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := opt.(*learn.Search)
+	s := opt.(*gdp.Search)
 	s.NoLearning = true
 	return namedAs{s, "go-no-learning"}, nil
 }
@@ -246,7 +246,7 @@ func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.
 
 func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error) {
 	return func(o Options) (optimize.Optimizer, error) {
-		g := &learn.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, State: state, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
+		g := &gdp.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, State: state, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
 		if o.Reference != nil {
 			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 		}
@@ -266,7 +266,7 @@ func UsesHead(name string) bool {
 
 // newScored makes the go-scored variant called name, anchored as the
 // anchored searches are. Every variant's features read go-scored's fixed
-// untrained GO network (learn.ScoredNetworkSeed), except
+// untrained GO network (gdp.ScoredNetworkSeed), except
 // go-scored-pretrained-network's, which reads the pre-trained one
 // (Options.Trained, else the embedded default model), and the control's
 // (go-scored-no-network), which reads none. The pretrained and zero-shot
@@ -278,7 +278,7 @@ func newScored(name string) func(Options) (optimize.Optimizer, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := &learn.Scored{Config: o.Policy, Anchor: an, LearningRate: o.PPO.LearningRate, Label: name, NoNetwork: name == "go-scored-no-network"}
+		s := &gdp.Scored{Config: o.Policy, Anchor: an, LearningRate: o.PPO.LearningRate, Label: name, NoNetwork: name == "go-scored-no-network"}
 		if name == "go-scored-pretrained-network" {
 			s.Policy = o.Trained
 			if s.Policy == nil && defaultmodel.Available() {
@@ -296,7 +296,7 @@ func newScored(name string) func(Options) (optimize.Optimizer, error) {
 			if s.Head = o.Head; s.Head == nil {
 				b, err := defaultmodel.Head()
 				if err == nil {
-					s.Head, err = learn.DecodeMoveHead(b)
+					s.Head, err = gdp.DecodeMoveHead(b)
 				}
 				if err != nil {
 					return nil, fmt.Errorf("%s: %w", name, err)
@@ -345,7 +345,7 @@ func newZeroShot(o Options) (optimize.Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	z := &learn.ZeroShot{Policy: pol, Samples: o.Samples}
+	z := &gdp.ZeroShot{Policy: pol, Samples: o.Samples}
 	if o.Reference != nil {
 		z.Reference = o.Reference.Decision
 	}

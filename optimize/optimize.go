@@ -13,8 +13,8 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/roofline"
 )
 
 // Tasks says which parts of a decision an optimizer may change; the rest
@@ -260,7 +260,7 @@ type Learning struct {
 	// Curve is the learning curve, one point per training step.
 	Curve []CurvePoint
 	// Settings are the knobs the method ran with, its defaults resolved,
-	// as result files record them (JSON-encodable; learn.SearchSettings
+	// as result files record them (JSON-encodable; gdp.SearchSettings
 	// for go).
 	Settings any
 	// Model is the trained model (learn: *policy.Policy); nil when none.

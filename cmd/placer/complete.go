@@ -3,8 +3,8 @@ package main
 import (
 	"strings"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 	"github.com/spf13/cobra"
 )

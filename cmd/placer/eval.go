@@ -5,11 +5,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 	"github.com/spf13/cobra"
 )
 

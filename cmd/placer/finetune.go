@@ -2,12 +2,12 @@ package main
 
 import (
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/spf13/cobra"
 )
 
 // learnPoint is a fine-tuning step.
-type learnPoint = learn.Point
+type learnPoint = gdp.Point
 
 func init() { register(newFinetuneCmd) }
 

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/placer/placer/hw"
-	"github.com/placer/placer/roofline"
+	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/roofline"
 )
 
 func init() {

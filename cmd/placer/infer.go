@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"

@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/policy"
-	"github.com/placer/placer/ppo"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/nn/ppo"
 	"github.com/spf13/cobra"
 )
 
@@ -32,7 +32,7 @@ func (t *trainFlags) parse() (*policy.Config, ppo.Settings, error) {
 }
 
 // ppoFlags are PPO's knobs (ppo.Settings) as flags, defaulting to the
-// settings learn uses (learn.DefaultPPO), where 0 means "none" for the
+// settings learn uses (gdp.DefaultPPO), where 0 means "none" for the
 // optional terms instead of ppo's own defaults.
 type ppoFlags struct {
 	lr, clip, entropy, value, gradNorm, kl float64
@@ -41,7 +41,7 @@ type ppoFlags struct {
 
 // addPPOFlags binds p's flags to cmd.
 func addPPOFlags(cmd *cobra.Command, p *ppoFlags) {
-	d := learn.DefaultPPO
+	d := gdp.DefaultPPO
 	none := func(x float64) float64 { return max(x, 0) }
 	f := cmd.Flags()
 	f.Float64Var(&p.lr, "lr", d.LearningRate, "PPO: Adam learning rate")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/spf13/cobra"
 )
 
@@ -22,8 +22,8 @@ func TestPPOFlagsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := learn.DefaultPPO.Filled(); got.Filled() != want {
-		t.Fatalf("flag defaults give %+v, want learn.DefaultPPO %+v", got.Filled(), want)
+	if want := gdp.DefaultPPO.Filled(); got.Filled() != want {
+		t.Fatalf("flag defaults give %+v, want gdp.DefaultPPO %+v", got.Filled(), want)
 	}
 }
 

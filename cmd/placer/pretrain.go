@@ -9,9 +9,9 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/policy"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -151,7 +151,7 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "pretrain"}
-				o.OnStep = func(pt learn.PretrainPoint, steps int) { bar.step(steps, pt.Step, pretrainStep(pt)) }
+				o.OnStep = func(pt gdp.PretrainPoint, steps int) { bar.step(steps, pt.Step, pretrainStep(pt)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/regal"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )

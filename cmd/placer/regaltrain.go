@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/learn"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -83,10 +83,10 @@ times aside.`,
 			bars := &phaseBars{w: s.Err}
 			if !o.quiet {
 				o.Progress = bars
-				o.OnPretrainStep = func(fam string, pt learn.PretrainPoint, steps int) {
+				o.OnPretrainStep = func(fam string, pt gdp.PretrainPoint, steps int) {
 					bars.step(fam+" pretrain", steps, pt.Step, pretrainStep(pt))
 				}
-				o.OnSearchStep = func(fam, phase string, pt learn.Point, ref float64, steps int) {
+				o.OnSearchStep = func(fam, phase string, pt gdp.Point, ref float64, steps int) {
 					bars.step(fam+" "+phase, steps, pt.Step, searchStep(pt, ref))
 				}
 			}

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/learn"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -69,7 +69,7 @@ search statistics, the seed and the learning curve; 'placer eval
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt learn.Point, ref float64, steps int) { bar.step(steps, pt.Step, searchStep(pt, ref)) }
+				o.OnStep = func(pt gdp.Point, ref float64, steps int) { bar.step(steps, pt.Step, searchStep(pt, ref)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)

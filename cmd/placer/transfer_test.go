@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/learn"
-	"github.com/placer/placer/learn/defaultmodel"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
 )
 
 func TestPretrainInferFinetuneCommands(t *testing.T) {
@@ -44,7 +44,7 @@ func TestPretrainInferFinetuneCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &pr); err != nil || pr.Steps != 6 || len(pr.Curve) != 2 || pr.Curve[0].Step != 5 {
 		t.Fatalf("resumed report %v: %s", err, out)
 	}
-	if _, st, err := learn.LoadCheckpoint(model); err != nil || st.Step != 6 {
+	if _, st, err := gdp.LoadCheckpoint(model); err != nil || st.Step != 6 {
 		t.Fatalf("checkpoint %+v %v", st, err)
 	}
 	res := filepath.Join(dir, "infer.json")
@@ -74,8 +74,8 @@ func TestPretrainInferFinetuneCommands(t *testing.T) {
 	mdata, _ := os.ReadFile(model)
 	os.WriteFile(trunc, mdata[:100], 0o644)
 	// The checkpoint is its state file, which holds the policy too.
-	sdata, _ := os.ReadFile(learn.CheckpointState(model))
-	os.WriteFile(learn.CheckpointState(trunc), sdata[:len(sdata)/2], 0o644)
+	sdata, _ := os.ReadFile(gdp.CheckpointState(model))
+	os.WriteFile(gdp.CheckpointState(trunc), sdata[:len(sdata)/2], 0o644)
 	for _, args := range [][]string{
 		{"infer", "--model", trunc, "--graph", example, "--gpus", "2"},
 		{"pretrain", "--graphs", graphs, "--gpus", "2", "--resume", trunc, "--out", model},

@@ -5,8 +5,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/placer/placer/brkga/tuned"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -36,7 +36,7 @@ the mean over the graphs of its objective over default BRKGA's; the lowest
 wins, the default on ties. --out writes the file the brkga-tuned method embeds
 (` + tuned.Path + `; make brkga-tune, then rebuild).`,
 		Example: `  # The committed file (make brkga-tune):
-  placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out brkga/tuned/params.json`,
+  placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, v := range strings.Split(o.objectives, ",") {

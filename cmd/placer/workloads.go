@@ -3,9 +3,9 @@ package main
 import (
 	"fmt"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/roofline"
 	"github.com/placer/placer/workloads"
 	"github.com/spf13/cobra"
 )

@@ -10,9 +10,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/roofline"
 )
 
 // Layered describes a random layered DAG: Ops ops in layers of Width;

@@ -17,16 +17,16 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/placer/placer/baseline"
-	"github.com/placer/placer/brkga"
-	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/regal"
-	"github.com/placer/placer/roofline"
 )
 
 func main() {
-	model := flag.String("model", "regal/defaultmodel/data/default.regal", "REGAL model file")
+	model := flag.String("model", "methods/regal/defaultmodel/data/default.regal", "REGAL model file")
 	glob := flag.String("graphs", "", "graph files (a glob)")
 	evals := flag.Int("evals", 5000, "evaluation budget")
 	untrained := flag.Bool("untrained", false, "an untrained network (the control)")
@@ -88,7 +88,7 @@ func run(model, glob, wl string, evals int, untrained bool, obj optimize.Objecti
 		}
 		p.Tasks = optimize.Tasks{Placement: true, Scheduling: true}
 		p.Objective = obj
-		single, err := (baseline.Single{}).Optimize(ctx, p, nil)
+		single, err := (classical.Single{}).Optimize(ctx, p, nil)
 		if err != nil {
 			return err
 		}

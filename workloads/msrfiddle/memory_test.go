@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/roofline"
+	"github.com/placer/placer/evaluate/roofline"
 )
 
 // TestMemoryCountedOnce checks the memory model of docs/importers.md

@@ -1,5 +1,0 @@
-package baseline_test
-
-import "testing"
-
-func TestAnchoredAnnealing(t *testing.T) { testAnchored(t, "sa-anchored") }

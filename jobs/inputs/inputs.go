@@ -1,0 +1,422 @@
+// Package inputs turns what a user types (a graph file and its format, a
+// workload name, a hardware preset or profile, a placement strategy or
+// decision file) into the values the library works on. Every command that
+// takes a graph, a cluster or a decision resolves it here, so that they
+// all accept the same things and report the same one-line errors.
+package inputs
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/workloads"
+	"github.com/placer/placer/workloads/msrfiddle"
+)
+
+// GraphSpec names a graph: a file (with an optional format) or a workload.
+type GraphSpec struct {
+	Path     string // graph file
+	Format   string // "" = detect; see Formats
+	Workload string // a built-in workload name (instead of Path)
+	// Expert is an expert-placement file for the graph: msr-fiddle's
+	// ({"fpgas": [{"nodes": [ids]}]}) or a decision or result file. ""
+	// = the built-in workload's expert placement, if any.
+	Expert string
+}
+
+// Importer decodes one external graph format; name is used as the graph
+// name when the format has none. Meta may carry a device count and memory
+// capacity the format states (zero when it does not).
+type Importer struct {
+	Name   string
+	Detect func(data []byte, path string) bool
+	Decode func(data []byte, name string) (*graph.Graph, Meta, error)
+}
+
+// Meta is what a graph file says about the cluster it was made for.
+type Meta struct {
+	Devices  int   // 0 = not stated
+	Capacity int64 // device memory in bytes, 0 = not stated
+}
+
+var importers = map[string]Importer{
+	"native": {
+		Name: "native",
+		Detect: func(data []byte, _ string) bool {
+			return bytes.Contains(data[:min(len(data), 256)], []byte(`"`+graph.FormatName+`"`))
+		},
+		Decode: func(data []byte, _ string) (*graph.Graph, Meta, error) {
+			g, err := graph.Decode(data)
+			return g, Meta{}, err
+		},
+	},
+}
+
+// detectOrder is the order formats are tried in when none is given.
+var detectOrder = []string{"native"}
+
+// RegisterImporter adds a graph format. It panics on a duplicate name (a
+// programming error).
+func RegisterImporter(im Importer) {
+	if _, dup := importers[im.Name]; dup {
+		panic("inputs: duplicate importer " + im.Name)
+	}
+	importers[im.Name] = im
+	detectOrder = append(detectOrder, im.Name)
+}
+
+// Formats lists the graph formats, sorted.
+func Formats() []string {
+	var f []string
+	for k := range importers {
+		f = append(f, k)
+	}
+	sort.Strings(f)
+	return f
+}
+
+// Graph resolves a GraphSpec.
+func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
+	switch {
+	case spec.Path != "" && spec.Workload != "":
+		return nil, Meta{}, fail.Usagef("give either --graph FILE or --workload NAME, not both")
+	case spec.Workload != "":
+		if _, ok := workloads.Lookup(spec.Workload); !ok {
+			return nil, Meta{}, fail.Usagef("--workload %q: unknown workload (placer workloads list)", spec.Workload)
+		}
+		g, err := workloads.Build(spec.Workload)
+		return g, Meta{}, err
+	case spec.Path == "":
+		return nil, Meta{}, fail.Usagef("no graph: give --graph FILE or --workload NAME")
+	}
+	format := strings.ToLower(spec.Format)
+	if _, ok := importers[format]; format != "" && !ok {
+		return nil, Meta{}, fail.Usagef("--format %q: unknown graph format (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
+	}
+	// A native graph file is read as a stream (graph.Read), never whole:
+	// a 2,000,000-op chain is 500 MB. The head decides the format.
+	head, err := readHead(spec.Path, 4096)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("graph: %w", err)
+	}
+	if format == "native" || format == "" && importers["native"].Detect(head, spec.Path) {
+		g, err := readNative(spec.Path)
+		if err != nil {
+			return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
+		}
+		return g, Meta{}, nil
+	}
+	data, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("graph: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
+	if format == "" {
+		for _, f := range detectOrder {
+			if importers[f].Detect(data, spec.Path) {
+				format = f
+				break
+			}
+		}
+		if format == "" {
+			return nil, Meta{}, fmt.Errorf("%s: cannot tell the graph format; give --format (one of %s)", spec.Path, strings.Join(Formats(), ", "))
+		}
+	}
+	im, ok := importers[format]
+	if !ok {
+		return nil, Meta{}, fmt.Errorf("unknown graph format %q (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
+	}
+	g, meta, err := im.Decode(data, name)
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
+	}
+	return g, meta, nil
+}
+
+// DetectFormat names the graph format of the file at path as Graph would
+// detect it from the file's first 4,096 bytes and its name: "native" or
+// an importer's name, "" when none recognizes it (a result or decision
+// file, say).
+func DetectFormat(path string) (string, error) {
+	head, err := readHead(path, 4096)
+	if err != nil {
+		return "", err
+	}
+	for _, f := range detectOrder {
+		if importers[f].Detect(head, path) {
+			return f, nil
+		}
+	}
+	return "", nil
+}
+
+// readHead returns the first n bytes of the file at path (all of it when
+// shorter).
+func readHead(path string, n int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return head[:k], err
+}
+
+// readNative reads a native graph file with graph.Read.
+func readNative(path string) (*graph.Graph, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return graph.Read(f)
+}
+
+// ClusterSpec names a cluster.
+type ClusterSpec struct {
+	GPUs     int    // number of devices (0 = the graph's own count, else 1)
+	Hardware string // preset name or profile file ("" = roofline.DefaultHardware)
+	Topology string // "" = the hardware's default
+	Memory   int64  // override of the device capacity in bytes (0 = the hardware's)
+}
+
+// Cluster resolves a ClusterSpec; meta supplies defaults a graph file
+// states.
+func Cluster(spec ClusterSpec, meta Meta) (*roofline.Cluster, error) {
+	hwName := spec.Hardware
+	if hwName == "" {
+		hwName = roofline.DefaultHardware
+	}
+	if spec.GPUs < 0 || spec.GPUs > MaxGPUs {
+		return nil, fail.Usagef("--gpus %d: out of range [1, %d]", spec.GPUs, MaxGPUs)
+	}
+	if spec.Memory < 0 || spec.Memory > MaxMemory {
+		return nil, fail.Usagef("--memory %d: out of range [1, %d]", spec.Memory, MaxMemory)
+	}
+	if t := strings.ToLower(spec.Topology); t != "" && !slices.Contains(roofline.Topologies, t) {
+		return nil, fail.Usagef("--topology %q: unknown topology (want one of %s)", spec.Topology, strings.Join(roofline.Topologies, ", "))
+	}
+	if _, err := roofline.Preset(hwName); err != nil && !isFileName(hwName) {
+		return nil, fail.Usagef("--hardware %q: not a preset (%s) nor a profile file", hwName, strings.Join(roofline.Presets(), ", "))
+	}
+	h, err := roofline.LoadHardware(hwName)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case spec.Memory > 0:
+		h.Memory = spec.Memory
+	case meta.Capacity > 0:
+		h.Memory = meta.Capacity
+	}
+	n := spec.GPUs
+	if n == 0 {
+		n = max(meta.Devices, 1)
+	}
+	return roofline.NewCluster(h, n, spec.Topology)
+}
+
+// ExpertFor returns the expert placement of the graph of spec (g, as
+// Graph resolved it) on devices devices: read from spec.Expert when set
+// (an msr-fiddle expert file, whose node ids are the graph file's, or a
+// decision file), else Expert's. An expert file that places on more
+// devices than the cluster has is an error.
+func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
+	if spec.Expert == "" {
+		return Expert(g, devices)
+	}
+	data, err := os.ReadFile(spec.Expert)
+	if err != nil {
+		return nil, fmt.Errorf("expert: %w", err)
+	}
+	var dev []int
+	if bytes.Contains(data, []byte(`"fpgas"`)) {
+		ids, err := msrFiddleIDs(spec, g)
+		if err != nil {
+			return nil, err
+		}
+		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
+			return nil, fmt.Errorf("%s: %w", spec.Expert, err)
+		}
+	} else {
+		f, err := readDecisionFile(spec.Expert, g, devices)
+		if err != nil {
+			return nil, fmt.Errorf("expert: %w", err)
+		}
+		dev = f.Device
+	}
+	if err := (decision.Decision{Device: dev}).Validate(g, devices); err != nil {
+		return nil, fmt.Errorf("expert %s: %w", spec.Expert, err)
+	}
+	return dev, nil
+}
+
+// msrFiddleIDs returns the node ids of the graph file of spec when it is
+// an msr-fiddle file (nil otherwise: op index = id).
+func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {
+	if spec.Path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(spec.Path)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Format == "msr-fiddle" || (spec.Format == "" && bytes.Contains(data[:min(len(data), 4096)], []byte(`"fpgaLatency"`))) {
+		_, _, ids, err := msrfiddle.DecodeWithIDs(data, g.Name())
+		return ids, err
+	}
+	return nil, nil
+}
+
+// MaxGPUs and MaxMemory are the largest --gpus and --memory (docs/inputs.md).
+const (
+	MaxGPUs   = 64
+	MaxMemory = int64(1) << 50
+)
+
+// isFileName reports whether s names a file: one that exists, or a path
+// ending in .json.
+func isFileName(s string) bool {
+	if _, err := os.Stat(s); err == nil {
+		return true
+	}
+	return strings.HasSuffix(strings.ToLower(s), ".json") || strings.ContainsRune(s, os.PathSeparator)
+}
+
+// Expert returns the human expert's placement of g on devices devices,
+// or nil when there is none: a graph that is not one of the built-in
+// workload families (an imported or synthetic graph) has no expert
+// placement, which is not an error.
+func Expert(g *graph.Graph, devices int) ([]int, error) {
+	if _, ok := workloads.FamilyOf(g.Name()); !ok {
+		return nil, nil
+	}
+	return workloads.Expert("", g, devices)
+}
+
+// Placement resolves a placement: "single", "round-robin", "expert", or a
+// decision or result file whose device list is used.
+func Placement(spec string, g *graph.Graph, devices int) ([]int, error) {
+	switch strings.ToLower(spec) {
+	case "", "single":
+		return decision.Single(g), nil
+	case "round-robin", "roundrobin", "rr":
+		return decision.RoundRobin(g, devices), nil
+	case "expert", "human":
+		dev, err := Expert(g, devices)
+		if err == nil && dev == nil {
+			err = fmt.Errorf("placement expert: graph %q is not a built-in workload and has no expert placement", g.Name())
+		}
+		return dev, err
+	}
+	f, err := readDecisionFile(spec, g, devices)
+	if err != nil {
+		return nil, err
+	}
+	return f.Device, nil
+}
+
+// Schedule resolves scheduling priorities: "fifo" (nil) or a decision
+// file whose priority list is used.
+func Schedule(spec string, g *graph.Graph, devices int) ([]int, error) {
+	switch strings.ToLower(spec) {
+	case "", "fifo", "tf", "default":
+		return nil, nil
+	}
+	f, err := readDecisionFile(spec, g, devices)
+	if err != nil {
+		return nil, err
+	}
+	if f.Priority == nil {
+		return nil, fmt.Errorf("%s: the file has no priorities (field \"priority\")", spec)
+	}
+	return f.Priority, nil
+}
+
+// Fusion resolves fusion priorities: "none" (nil), "default"
+// (topological, XLA-like) or a decision file whose fusion list is used.
+func Fusion(spec string, g *graph.Graph, devices int) ([]int, error) {
+	switch strings.ToLower(spec) {
+	case "", "none", "off":
+		return nil, nil
+	case "default", "xla", "topological":
+		return decision.TopologicalFusion(g), nil
+	}
+	f, err := readDecisionFile(spec, g, devices)
+	if err != nil {
+		return nil, err
+	}
+	if f.Fusion == nil {
+		return nil, fmt.Errorf("%s: the file has no fusion priorities (field \"fusion\")", spec)
+	}
+	return f.Fusion, nil
+}
+
+func readDecisionFile(path string, g *graph.Graph, devices int) (decision.File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) && !strings.ContainsAny(path, "./") {
+			return decision.File{}, fail.Usagef("%q is neither a known strategy nor a file", path)
+		}
+		return decision.File{}, err
+	}
+	f, err := decision.Decode(data)
+	if err != nil {
+		return decision.File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := f.Check(g, devices); err != nil {
+		return decision.File{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Decision resolves a whole decision from the three specs. When schedule
+// or fusion is empty and placement names a decision or result file, the
+// file's own priorities, fusion and transfer priorities are used, so that
+// `placer eval --placement result.json` reproduces the result exactly.
+func Decision(placement, schedule, fusion string, g *graph.Graph, devices int) (decision.Decision, error) {
+	var d decision.Decision
+	var err error
+	var file *decision.File
+	switch strings.ToLower(placement) {
+	case "", "single", "round-robin", "roundrobin", "rr", "expert", "human":
+		if d.Device, err = Placement(placement, g, devices); err != nil {
+			return d, fmt.Errorf("placement: %w", err)
+		}
+	default:
+		f, err := readDecisionFile(placement, g, devices)
+		if err != nil {
+			return d, fmt.Errorf("placement: %w", err)
+		}
+		file = &f
+		d.Device = f.Device
+	}
+	if schedule == "" && file != nil {
+		d.Priority = file.Priority
+	} else if d.Priority, err = Schedule(schedule, g, devices); err != nil {
+		return d, fmt.Errorf("schedule: %w", err)
+	}
+	if fusion == "" && file != nil {
+		d.Fusion = file.Fusion
+	} else if d.Fusion, err = Fusion(fusion, g, devices); err != nil {
+		return d, fmt.Errorf("fusion: %w", err)
+	}
+	if file != nil {
+		d.Transfer = file.Transfer
+	}
+	return d, nil
+}

@@ -1,0 +1,5 @@
+package classical_test
+
+import "testing"
+
+func TestAnchoredAnnealing(t *testing.T) { testAnchored(t, "sa-anchored") }

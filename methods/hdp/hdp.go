@@ -1,0 +1,177 @@
+package hdp
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/methods/rl17"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/optimize"
+)
+
+// Defaults of HDP's knobs.
+const (
+	DefaultSamples      = 16    // K (grouping, placement) samples per step
+	DefaultLearningRate = 3e-4  // Adam's step size, as rl17's
+	DefaultDecay        = 0.9   // the moving-average baseline's decay (HDP's bl_dec)
+	DefaultFailReward   = -10.0 // the failing signal, as rl17's
+	DefaultSteps        = 200   // steps when the settings give no bound
+	clipNorm            = 1.0   // gradients are clipped to this global norm (HDP's grad_bound)
+)
+
+// HDP is the hierarchical device placer (Mirhoseini et al., "A
+// Hierarchical Model for Device Placement", ICLR 2018). A feed-forward
+// grouper reads each op (its type, output sizes and adjacency) and samples
+// one of a fixed number of groups for it; the groups' embeddings (their
+// ops' type counts and output sizes, and the edges between groups) feed
+// rl17's attentional LSTM sequence-to-sequence placer, which samples one
+// device per group. Both are trained jointly by REINFORCE: one reward,
+// R = -sqrt(step time / reference) (the failing signal for a placement
+// that runs out of memory), an exponential moving-average baseline, and
+// the gradient of the sum of the grouping's and the placement's
+// log-probabilities. Each step draws K (grouping, placement) samples and
+// evaluates them as one batch through the problem's evaluator.
+//
+// The grouper decides per unit, a co-location group of the graph or an op
+// in none, so that co-located ops always share a device. As rl17, it
+// decides placement only: priorities, transfers and fusion are the
+// problem's Base (Problem.Start), with TensorFlow's default fusion where
+// the problem's tasks include fusion and Base has none; the reference is
+// the cost model's lower bound; the result is the best placement sampled.
+// It implements optimize.Optimizer under the name "hdp".
+type HDP struct {
+	Config Config
+	// Samples is K, the samples drawn and evaluated per step; 0 =
+	// DefaultSamples.
+	Samples int
+	// LearningRate is Adam's step size; 0 = DefaultLearningRate.
+	LearningRate float64
+	// GroupLearningRate is Adam's step size for the grouper's parameters;
+	// 0 = LearningRate (TensorFlow trains both networks at one rate).
+	GroupLearningRate float64
+	// Decay is the baseline's decay per step; 0 = DefaultDecay.
+	Decay float64
+	// FailReward is the reward of an invalid placement; 0 =
+	// DefaultFailReward.
+	FailReward float64
+	// OnStep, if set, is called after every step with the step's point
+	// and the reference step time rewards are normalized by.
+	OnStep func(pt optimize.CurvePoint, refStep float64)
+}
+
+var _ optimize.Optimizer = (*HDP)(nil)
+
+// Name implements optimize.Optimizer.
+func (r *HDP) Name() string { return "hdp" }
+
+// Settings are the knobs an HDP run records, defaults resolved.
+type Settings struct {
+	Samples           int     `json:"samples"`
+	LearningRate      float64 `json:"learning_rate"`
+	GroupLearningRate float64 `json:"group_learning_rate"`
+	Units             int     `json:"units"` // the grouper's decisions: co-location groups and free ops
+	Decay             float64 `json:"baseline_decay"`
+	FailReward        float64 `json:"fail_reward"`
+	Config            Config  `json:"controller"` // Groups resolved for a run's devices
+}
+
+// Settings returns the knobs r runs with, defaults resolved for a problem
+// with devices devices (Units is a run's).
+func (r *HDP) Settings(devices int) Settings {
+	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, GroupLearningRate: r.GroupLearningRate, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled(devices)}
+	if s.Samples <= 0 {
+		s.Samples = DefaultSamples
+	}
+	if s.LearningRate <= 0 {
+		s.LearningRate = DefaultLearningRate
+	}
+	if s.GroupLearningRate <= 0 {
+		s.GroupLearningRate = s.LearningRate
+	}
+	if s.Decay <= 0 || s.Decay >= 1 {
+		s.Decay = DefaultDecay
+	}
+	if s.FailReward == 0 {
+		s.FailReward = DefaultFailReward
+	}
+	return s
+}
+
+// Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE
+// steps (K evaluations each); Budget.Evaluations, Budget.Time and
+// Budget.CPU bound it too; with no bound at all it runs DefaultSteps
+// steps. With one device, or when the problem's tasks leave out
+// placement, there is nothing to learn: it returns the problem's Start.
+func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
+	settings := r.Settings(p.Devices())
+	e, res, done, err := rl17.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	if done {
+		return res, err
+	}
+	seed := e.Tracker.Seed()
+	gd := newGraphData(p.Graph)
+	if c := settings.Config; c.Locality > 0 {
+		if err := gd.clusterBy(p.Graph, p.Cost.OpTimes(), c.Groups, seed); err != nil {
+			return nil, err
+		}
+	}
+	settings.Units = gd.units()
+	e.Learning.Settings = settings
+	m := newModel[float32](gd, p.Devices(), settings.Config, seed)
+	groups := m.cfg.Groups
+	rng := rand.New(rand.NewPCG(seed, 0x5eed18))
+	var ar nn.Arena[float32]
+	gOpt, pOpt := &nn.Adam{}, &nn.Adam{}
+	gParams, pParams := m.grouperParams(), m.placerParams()
+	k := settings.Samples
+	ds := make([]decision.Decision, k)
+	results := make([]evaluate.Result, k)
+	for step := 0; !e.Tracker.Done(ctx); step++ {
+		ar.Reset()
+		var nz *noise
+		if m.cfg.NoiseStd > 0 && step < m.cfg.NoiseSteps {
+			nz = &noise{on: true, seed: rng.Uint64()}
+		}
+		groupings, _, gEntropy := m.group(&ar, rng, k, nz)
+		x := ar.AllocRaw(groups * k * gd.embedDim(groups))
+		embed(gd, groups, groupings, x)
+		devs, _, pEntropy := m.sample(&ar, rng, x, k, nz)
+		for s := range k {
+			d := e.Start.Clone()
+			d.Device = make([]int, p.Graph.NumOps())
+			for op, u := range gd.unitOf {
+				d.Device[op] = devs[s][groupings[s][u]]
+			}
+			ds[s] = p.Complete(d)
+		}
+		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
+		if errors.Is(err, optimize.ErrStopped) || n == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		// Entropy per decision, over the grouper's units and the
+		// placer's groups.
+		u := float64(gd.units())
+		pt := optimize.CurvePoint{Entropy: (u*gEntropy + float64(groups)*pEntropy) / (u + float64(groups))}
+		// The baseline starts at the first step's mean reward, as
+		// rl17's (HDP starts it at the failing signal).
+		w := e.Advantages(results[:n], &pt)
+		if n < k {
+			// The budget cut the batch: the embeddings of the samples
+			// evaluated, in the batch-n layout.
+			x = ar.AllocRaw(groups * n * gd.embedDim(groups))
+			embed(gd, groups, groupings[:n], x)
+		}
+		m.reinforce(&ar, x, groupings[:n], devs[:n], w, nz)
+		nn.ClipGradNorm(m.params(), clipNorm)
+		gOpt.Step(gParams, settings.GroupLearningRate)
+		pOpt.Step(pParams, settings.LearningRate)
+		e.Record(pt)
+	}
+	return e.Finish(ctx)
+}

@@ -1,0 +1,139 @@
+package regal
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/workloads"
+)
+
+// TrainJob is REGAL's training set assembled and trained: the native JSON
+// graphs under GraphsDir (REGAL's synthetic graphs from `placer workloads
+// synth`, or any others) and Copies augmented copies of each built-in
+// workload of Workloads (each tensor size and op time times its own
+// U(0.5, 1.5), REGAL §5.1 and A.1.2: workloads.Augment), all on one
+// cluster.
+type TrainJob struct {
+	GraphsDir string
+	Workloads []string
+	// Copies is the number of augmented copies per workload; 0 = 4.
+	Copies int
+	// Cluster is the cluster every graph is placed on (GPUs 0 = 2, REGAL's
+	// two devices).
+	Cluster inputs.ClusterSpec
+	// SyncTransfers is REGAL's performance model: a transfer blocks its
+	// sender and receiver (A.4).
+	SyncTransfers bool
+	// Tasks are the problems' tasks; zero = placement and scheduling
+	// (REGAL's).
+	Tasks optimize.Tasks
+	// Train holds the training knobs; its Graphs are filled by Run.
+	Train Train
+	// Progress, if set, receives one line per graph as the set is built.
+	Progress io.Writer
+}
+
+// Graphs builds the training set.
+func (j *TrainJob) Graphs() ([]TrainGraph, error) {
+	cs := j.Cluster
+	if cs.GPUs == 0 {
+		cs.GPUs = 2
+	}
+	tasks := j.Tasks
+	if tasks == (optimize.Tasks{}) {
+		tasks = optimize.Tasks{Placement: true, Scheduling: true}
+	}
+	copies := j.Copies
+	if copies == 0 {
+		copies = 4
+	}
+	if copies < 0 {
+		return nil, fmt.Errorf("regal: train: copies %d, want at least 1", copies)
+	}
+	var out []TrainGraph
+	add := func(spec inputs.GraphSpec, name string, aug []uint64) error {
+		g, meta, err := inputs.Graph(spec)
+		if err != nil {
+			return fmt.Errorf("regal: train: %s: %w", name, err)
+		}
+		c, err := inputs.Cluster(cs, meta)
+		if err != nil {
+			return fmt.Errorf("regal: train: %s: %w", name, err)
+		}
+		if aug == nil {
+			aug = []uint64{0}
+		}
+		for _, s := range aug {
+			gg := g
+			if s != 0 {
+				gg = workloads.Augment(g, s)
+			}
+			p, err := optimize.NewProblem(gg, c, roofline.Options{SyncTransfers: j.SyncTransfers})
+			if err != nil {
+				return fmt.Errorf("regal: train: %s: %w", name, err)
+			}
+			p.Tasks = tasks
+			out = append(out, TrainGraph{Name: gg.Name(), Problem: p})
+			if j.Progress != nil {
+				fmt.Fprintf(j.Progress, "regal train: %-36s %6d ops\n", gg.Name(), gg.NumOps())
+			}
+		}
+		return nil
+	}
+	if j.GraphsDir != "" {
+		var files []string
+		err := filepath.WalkDir(j.GraphsDir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".json") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("regal: train: %w", err)
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("regal: train: no .json graphs under %s", j.GraphsDir)
+		}
+		slices.Sort(files)
+		for _, f := range files {
+			if err := add(inputs.GraphSpec{Path: f, Format: "native"}, f, nil); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for wi, w := range j.Workloads {
+		aug := make([]uint64, copies)
+		for k := range aug {
+			aug[k] = mix(j.Train.Seed, uint64(wi), uint64(k)) | 1 // never 0: every copy is augmented
+		}
+		if err := add(inputs.GraphSpec{Workload: w}, w, aug); err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("regal: train: no graphs (give a graphs folder or workloads)")
+	}
+	return out, nil
+}
+
+// Run builds the training set and trains.
+func (j *TrainJob) Run(ctx context.Context) (*TrainResult, error) {
+	gs, err := j.Graphs()
+	if err != nil {
+		return nil, err
+	}
+	t := j.Train
+	t.Graphs = gs
+	return t.Run(ctx)
+}

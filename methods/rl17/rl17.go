@@ -1,0 +1,172 @@
+package rl17
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/nn"
+	"github.com/placer/placer/optimize"
+)
+
+// Defaults of RL17's knobs.
+const (
+	DefaultSamples      = 16    // K placements per step
+	DefaultLearningRate = 3e-4  // Adam's step size (3e-3 collapsed the entropy on rnnlm2 in 25 steps)
+	DefaultMaxGroups    = 256   // the paper's graphs had 83 to 280 groups
+	DefaultDecay        = 0.9   // the moving-average baseline's decay
+	DefaultFailReward   = -10.0 // the failing signal, as gdp.InvalidReward
+	DefaultSteps        = 200   // steps when the settings give no bound
+	clipNorm            = 1.0   // gradients are clipped to this global norm
+)
+
+// RL17 is the 2017 RL placer (Mirhoseini et al., "Device Placement
+// Optimization with Reinforcement Learning", ICML 2017): the graph's ops
+// are merged into co-location groups (Group), an attentional LSTM
+// sequence-to-sequence controller reads the groups in topological order
+// and outputs one device per group, and REINFORCE trains it on the reward
+// R = -sqrt(step time / reference) with an exponential moving-average
+// baseline; a placement that runs out of memory (or breaks co-location)
+// gets the failing signal instead. Each step draws K placements and
+// evaluates them as one batch through the problem's evaluator.
+//
+// It decides placement only: the rest of a decision (priorities,
+// transfers, fusion) is the problem's Base (Problem.Start), with
+// TensorFlow's default fusion (decision.TopologicalFusion) where the
+// problem's tasks include fusion and Base has none. The reference
+// that rewards are normalized by is the cost model's lower bound, so the
+// reward is the paper's -sqrt(step time) up to a constant factor per
+// graph. Unlike go, it has no anchor: the result is the best placement it
+// sampled. It implements optimize.Optimizer under the name "rl17".
+type RL17 struct {
+	Config Config
+	// Samples is K, the placements drawn and evaluated per step; 0 =
+	// DefaultSamples.
+	Samples int
+	// LearningRate is Adam's step size; 0 = DefaultLearningRate.
+	LearningRate float64
+	// MaxGroups bounds the groups (see Group); 0 = DefaultMaxGroups,
+	// negative = no bound.
+	MaxGroups int
+	// Decay is the baseline's decay per step; 0 = DefaultDecay.
+	Decay float64
+	// FailReward is the reward of an invalid placement; 0 =
+	// DefaultFailReward.
+	FailReward float64
+	// OnStep, if set, is called after every step with the step's point
+	// and the reference step time rewards are normalized by.
+	OnStep func(pt optimize.CurvePoint, refStep float64)
+}
+
+var _ optimize.Optimizer = (*RL17)(nil)
+
+// Name implements optimize.Optimizer.
+func (r *RL17) Name() string { return "rl17" }
+
+// Settings are the knobs an RL17 run records, defaults resolved.
+type Settings struct {
+	Samples      int     `json:"samples"`
+	LearningRate float64 `json:"learning_rate"`
+	MaxGroups    int     `json:"max_groups"` // -1 = no bound
+	Groups       int     `json:"groups"`     // the groups placed
+	Merged       int     `json:"merged"`     // the groups the paper's heuristic left
+	Decay        float64 `json:"baseline_decay"`
+	FailReward   float64 `json:"fail_reward"`
+	Config       Config  `json:"controller"`
+}
+
+// Settings returns the knobs r runs with, defaults resolved (Groups and
+// Merged are a run's).
+func (r *RL17) Settings() Settings {
+	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, MaxGroups: r.MaxGroups, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled()}
+	if s.Samples <= 0 {
+		s.Samples = DefaultSamples
+	}
+	if s.LearningRate <= 0 {
+		s.LearningRate = DefaultLearningRate
+	}
+	switch {
+	case s.MaxGroups == 0:
+		s.MaxGroups = DefaultMaxGroups
+	case s.MaxGroups < 0:
+		s.MaxGroups = -1
+	}
+	if s.Decay <= 0 || s.Decay >= 1 {
+		s.Decay = DefaultDecay
+	}
+	if s.FailReward == 0 {
+		s.FailReward = DefaultFailReward
+	}
+	return s
+}
+
+// Reward is the reward of a result under objective o: -sqrt(v / ref) with
+// v = o.Of(r) (the step time, or the largest per-device peak memory), or
+// fail when the placement is invalid under o.
+func Reward(o optimize.Objective, r *evaluate.Result, ref, fail float64) float64 {
+	v := o.Of(r)
+	if !o.Valid(r) || v <= 0 || math.IsNaN(v) {
+		return fail
+	}
+	return -math.Sqrt(v / ref)
+}
+
+// Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE
+// steps (K evaluations each); Budget.Evaluations and Budget.Time bound it
+// too; with no bound at all it runs DefaultSteps steps. With one device,
+// or when the problem's tasks leave out placement, there is nothing to
+// learn: it returns the problem's Start.
+func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
+	settings := r.Settings()
+	e, res, done, err := Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	if done {
+		return res, err
+	}
+	seed := e.Tracker.Seed()
+	maxGroups := settings.MaxGroups
+	if maxGroups < 0 {
+		maxGroups = 0
+	}
+	gr, err := Group(p.Graph, p.Cost.OpTimes(), maxGroups, seed)
+	if err != nil {
+		return nil, err
+	}
+	settings.Groups, settings.Merged = gr.N(), gr.Merged
+	e.Learning.Settings = settings
+	m := newModel[float32](newFeatures(p.Graph, gr), p.Devices(), settings.Config, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed17))
+	var ar nn.Arena[float32]
+	opt := &nn.Adam{}
+	k := settings.Samples
+	ds := make([]decision.Decision, k)
+	results := make([]evaluate.Result, k)
+	for !e.Tracker.Done(ctx) {
+		ar.Reset()
+		devs, _, entropy := m.sample(&ar, rng, k)
+		for s := range k {
+			d := e.Start.Clone()
+			d.Device = make([]int, p.Graph.NumOps())
+			for op, c := range gr.Of {
+				d.Device[op] = devs[s][c]
+			}
+			ds[s] = p.Complete(d)
+		}
+		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
+		if errors.Is(err, optimize.ErrStopped) || n == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		pt := optimize.CurvePoint{Entropy: entropy}
+		w := e.Advantages(results[:n], &pt)
+		m.reinforce(&ar, devs[:n], w)
+		nn.ClipGradNorm(m.params(), clipNorm)
+		opt.Step(m.params(), settings.LearningRate)
+		e.Record(pt)
+	}
+	return e.Finish(ctx)
+}
