@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type regalImitateOptions struct {
-	job   regal.TrainJob // the training set (its Train is unused but for the seed)
+	job   jobs.RegalTrainJob // the training set (its Train is unused but for the seed)
 	im    regal.Imitation
 	set   regalSet
 	genes string

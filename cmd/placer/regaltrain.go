@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -33,7 +34,7 @@ type regalSet struct {
 
 // bind adds the flags, bound to job; objective says what the objective
 // drives.
-func (r *regalSet) bind(cmd *cobra.Command, job *regal.TrainJob, objective string) {
+func (r *regalSet) bind(cmd *cobra.Command, job *jobs.RegalTrainJob, objective string) {
 	f := cmd.Flags()
 	f.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
 	f.StringVar(&r.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
@@ -47,7 +48,7 @@ func (r *regalSet) bind(cmd *cobra.Command, job *regal.TrainJob, objective strin
 
 // resolve checks the flags, fills job's workloads and tasks, and returns
 // the objective.
-func (r *regalSet) resolve(job *regal.TrainJob) (optimize.Objective, error) {
+func (r *regalSet) resolve(job *jobs.RegalTrainJob) (optimize.Objective, error) {
 	if r.workloads != "" {
 		job.Workloads = strings.Split(r.workloads, ",")
 	}
@@ -69,7 +70,7 @@ func (r *regalSet) resolve(job *regal.TrainJob) (optimize.Objective, error) {
 }
 
 type regalTrainOptions struct {
-	regal.TrainJob
+	jobs.RegalTrainJob
 	set   regalSet
 	init  string
 	out   string
@@ -113,7 +114,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
-			if o.Train.Objective, err = o.set.resolve(&o.TrainJob); err != nil {
+			if o.Train.Objective, err = o.set.resolve(&o.RegalTrainJob); err != nil {
 				return err
 			}
 			if o.out == "" {
@@ -165,7 +166,7 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 		},
 	}
 	f := cmd.Flags()
-	o.set.bind(cmd, &o.TrainJob, "what the reward measures")
+	o.set.bind(cmd, &o.RegalTrainJob, "what the reward measures")
 	f.IntVar(&o.Train.Steps, "steps", 0, "total steps across --resume (default 100, or unlimited with --time)")
 	f.DurationVar(&o.Train.Time, "time", 0, "stop after this wall time (e.g. 5m)")
 	f.Uint64Var(&o.Train.Seed, "seed", 0, "random seed: same seed, same model (ignored with --resume: the checkpoint's)")

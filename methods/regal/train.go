@@ -160,6 +160,11 @@ func (t *Train) defaults() (samples, batch, evals, every, workers int, lr, ent f
 		cmp.Or(t.LearningRate, 3e-3), max(cmp.Or(t.Entropy, 0.01), 0)
 }
 
+// AugmentSeed is the seed of augmented copy k of workload w of a training
+// set (the training job's workloads.Augment seeds); never 0, so every copy
+// is augmented.
+func AugmentSeed(seed uint64, w, k int) uint64 { return mix(seed, uint64(w), uint64(k)) | 1 }
+
 // mix derives a seed from a seed and indices.
 func mix(seed uint64, xs ...uint64) uint64 {
 	for _, x := range xs {

@@ -1,4 +1,4 @@
-package regal
+package jobs
 
 import (
 	"context"
@@ -11,17 +11,18 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"
 )
 
-// TrainJob is REGAL's training set assembled and trained: the native JSON
+// RegalTrainJob is REGAL's training set assembled and trained: the native JSON
 // graphs under GraphsDir (REGAL's synthetic graphs from `placer workloads
 // synth`, or any others) and Copies augmented copies of each built-in
 // workload of Workloads (each tensor size and op time times its own
 // U(0.5, 1.5), REGAL §5.1 and A.1.2: workloads.Augment), all on one
 // cluster.
-type TrainJob struct {
+type RegalTrainJob struct {
 	GraphsDir string
 	Workloads []string
 	// Copies is the number of augmented copies per workload; 0 = 4.
@@ -36,13 +37,13 @@ type TrainJob struct {
 	// (REGAL's).
 	Tasks optimize.Tasks
 	// Train holds the training knobs; its Graphs are filled by Run.
-	Train Train
+	Train regal.Train
 	// Progress, if set, receives one line per graph as the set is built.
 	Progress io.Writer
 }
 
 // Graphs builds the training set.
-func (j *TrainJob) Graphs() ([]TrainGraph, error) {
+func (j *RegalTrainJob) Graphs() ([]regal.TrainGraph, error) {
 	cs := j.Cluster
 	if cs.GPUs == 0 {
 		cs.GPUs = 2
@@ -58,7 +59,7 @@ func (j *TrainJob) Graphs() ([]TrainGraph, error) {
 	if copies < 0 {
 		return nil, fmt.Errorf("regal: train: copies %d, want at least 1", copies)
 	}
-	var out []TrainGraph
+	var out []regal.TrainGraph
 	add := func(spec inputs.GraphSpec, name string, aug []uint64) error {
 		g, meta, err := inputs.Graph(spec)
 		if err != nil {
@@ -81,7 +82,7 @@ func (j *TrainJob) Graphs() ([]TrainGraph, error) {
 				return fmt.Errorf("regal: train: %s: %w", name, err)
 			}
 			p.Tasks = tasks
-			out = append(out, TrainGraph{Name: gg.Name(), Problem: p})
+			out = append(out, regal.TrainGraph{Name: gg.Name(), Problem: p})
 			if j.Progress != nil {
 				fmt.Fprintf(j.Progress, "regal train: %-36s %6d ops\n", gg.Name(), gg.NumOps())
 			}
@@ -115,7 +116,7 @@ func (j *TrainJob) Graphs() ([]TrainGraph, error) {
 	for wi, w := range j.Workloads {
 		aug := make([]uint64, copies)
 		for k := range aug {
-			aug[k] = mix(j.Train.Seed, uint64(wi), uint64(k)) | 1 // never 0: every copy is augmented
+			aug[k] = regal.AugmentSeed(j.Train.Seed, wi, k) // never 0: every copy is augmented
 		}
 		if err := add(inputs.GraphSpec{Workload: w}, w, aug); err != nil {
 			return nil, err
@@ -128,7 +129,7 @@ func (j *TrainJob) Graphs() ([]TrainGraph, error) {
 }
 
 // Run builds the training set and trains.
-func (j *TrainJob) Run(ctx context.Context) (*TrainResult, error) {
+func (j *RegalTrainJob) Run(ctx context.Context) (*regal.TrainResult, error) {
 	gs, err := j.Graphs()
 	if err != nil {
 		return nil, err
