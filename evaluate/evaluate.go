@@ -89,3 +89,36 @@ func (r *Result) MaxPeakFraction() float64 {
 	}
 	return f
 }
+
+// CostModel is what methods read of a graph's cost on the problem's
+// cluster: the estimates heuristics plan with and learned methods take as
+// hints, whichever Evaluator scores their decisions. The roofline model
+// (roofline.Model) implements it. Cost models and evaluators are separate
+// seams: a search on real GPUs plans with the roofline model and is
+// scored by measurements.
+type CostModel interface {
+	// Devices is the number of devices of the cluster.
+	Devices() int
+	// Capacity is the memory of one device, in bytes.
+	Capacity() int64
+	// IgnoresMemory reports whether decisions that exceed Capacity are
+	// still valid (the out-of-memory check is off).
+	IgnoresMemory() bool
+	// OpTime is op i's unfused duration on one device, in seconds.
+	OpTime(i int) float64
+	// OpTimes is every op's OpTime (a fresh slice).
+	OpTimes() []float64
+	// Fusible reports whether op i may join a fused kernel as its
+	// consumer or as its producer.
+	Fusible(i int) (consumer, producer bool)
+	// LowerBound is a step time no decision can beat (with or without
+	// fusion).
+	LowerBound(fusion bool) float64
+	// TransferTime is how long a transfer of bytes from device s to
+	// device d occupies its link channel.
+	TransferTime(s, d int, bytes int64) float64
+	// Channels is the number of link channels; Channel is the one a
+	// transfer from s to d occupies (one transfer at a time each).
+	Channels() int
+	Channel(s, d int) int
+}

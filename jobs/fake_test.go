@@ -18,7 +18,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/report"
 )
 
@@ -137,7 +137,7 @@ func (f *fakeEvaluator) Trace(ctx context.Context, d decision.Decision, w io.Wri
 // nothing in the search path reaches around the seam.
 func TestSearchThroughFakeEvaluator(t *testing.T) {
 	var fe *fakeEvaluator
-	backend := func(g *graph.Graph, c *roofline.Cluster, _ roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error) {
+	backend := func(g *graph.Graph, c *roofline.Cluster, _ roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error) {
 		cost := fakeCost{g: g, devices: c.Devices}
 		fe = &fakeEvaluator{cost: cost}
 		return cost, fe, nil, nil
@@ -185,7 +185,7 @@ func TestSearchThroughFakeEvaluator(t *testing.T) {
 	}
 	// The GO row and the quick baselines' rows are the fake's numbers,
 	// not the roofline model's.
-	rf, err := optimize.NewProblem(g, mustCluster(t), roofline.Options{})
+	rf, err := methodstest.RooflineProblem(g, mustCluster(t), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,11 @@ import (
 // the one place where a job chooses what scores its decisions. nil means
 // Roofline. A Backend that returns a closer (non-nil) has it called when
 // the job ends.
-type Backend func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error)
+type Backend func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error)
 
 // Roofline is the default Backend: the roofline model as cost model and
 // evaluator.
-func Roofline(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error) {
+func Roofline(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error) {
 	m, err := roofline.NewModel(g, c, o)
 	if err != nil {
 		return nil, nil, nil, err
@@ -36,7 +36,7 @@ func Roofline(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize
 // (hw.Evaluator: a binary built with `make cuda`), planning with the
 // roofline model. It fails with hw.ErrNoCUDA in a binary without CUDA.
 func GPUs(repeats int) Backend {
-	return func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (optimize.CostModel, evaluate.Evaluator, func() error, error) {
+	return func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error) {
 		m, err := roofline.NewModel(g, c, o)
 		if err != nil {
 			return nil, nil, nil, err

@@ -77,10 +77,11 @@ func (j *RegalTrainJob) Graphs() ([]regal.TrainGraph, error) {
 			if s != 0 {
 				gg = workloads.Augment(g, s)
 			}
-			p, err := optimize.NewProblem(gg, c, roofline.Options{SyncTransfers: j.SyncTransfers})
+			m, err := roofline.NewModel(gg, c, roofline.Options{SyncTransfers: j.SyncTransfers})
 			if err != nil {
 				return fmt.Errorf("regal: train: %s: %w", name, err)
 			}
+			p := optimize.NewProblem(gg, m, roofline.NewEvaluator(m))
 			p.Tasks = tasks
 			out = append(out, regal.TrainGraph{Name: gg.Name(), Problem: p})
 			if j.Progress != nil {

@@ -10,9 +10,9 @@ import (
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
@@ -32,9 +32,9 @@ const msrDir = "../../shared/data/msr-fiddle"
 // cases are the conformance problems, each with the stand-in expert
 // placement: the suite's own, examples/mlp.json on 2 GPUs, and (unless
 // short) the msr-fiddle graphs when the data set is present.
-func cases(t *testing.T, msr bool) []optimizetest.Case {
+func cases(t *testing.T, msr bool) []methodstest.Case {
 	t.Helper()
-	cs, err := optimizetest.StandardCases()
+	cs, err := methodstest.StandardCases()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +47,11 @@ func cases(t *testing.T, msr bool) []optimizetest.Case {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs = append(cs, optimizetest.Case{Name: "mlp/2gpu", Problem: p})
+	cs = append(cs, methodstest.Case{Name: "mlp/2gpu", Problem: p})
 	if msr {
 		files, _ := filepath.Glob(filepath.Join(msrDir, "*.json"))
 		for _, file := range files {
@@ -60,11 +60,11 @@ func cases(t *testing.T, msr bool) []optimizetest.Case {
 				t.Fatalf("%s: %v", file, err)
 			}
 			devices := min(max(meta.Devices, 2), 8)
-			p, err := optimizetest.NewProblem(g, devices, meta.MaxBytesPerDevice)
+			p, err := methodstest.NewProblem(g, devices, meta.MaxBytesPerDevice)
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs = append(cs, optimizetest.Case{Name: "msr-fiddle/" + g.Name(), Problem: p})
+			cs = append(cs, methodstest.Case{Name: "msr-fiddle/" + g.Name(), Problem: p})
 		}
 		if len(files) == 0 {
 			t.Logf("no msr-fiddle graphs in %s: skipping them", msrDir)
@@ -105,7 +105,7 @@ func TestConformance(t *testing.T) {
 				}
 				return e.New(o)
 			}
-			optimizetest.Run(t, e.Name, newOpt, cs, s)
+			methodstest.Run(t, e.Name, newOpt, cs, s)
 		})
 	}
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // TestSearchesFollowTheObjective runs every search and learned method on
-// the graph where the objectives disagree (optimizetest.TwoWeights: one
+// the graph where the objectives disagree (graphtest.TwoWeights: one
 // GPU is the shorter step, a and b apart the smaller peak, by hand) once per
 // objective: each must return the placement its objective prefers, with
 // no code of its own for the objective.
@@ -22,7 +23,7 @@ func TestSearchesFollowTheObjective(t *testing.T) {
 		}
 		for _, obj := range optimize.Objectives {
 			t.Run(e.Name+"/"+obj.String(), func(t *testing.T) {
-				p, err := optimizetest.NewProblem(optimizetest.TwoWeights(), 2, 0)
+				p, err := methodstest.NewProblem(graphtest.TwoWeights(), 2, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

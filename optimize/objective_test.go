@@ -7,8 +7,9 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestParseObjective(t *testing.T) {
@@ -94,7 +95,7 @@ func TestObjectiveOrder(t *testing.T) {
 
 // TestObjectivesDisagree is a graph where the step-time-best and the
 // peak-memory-best placements differ, computed by hand
-// (optimizetest.TwoWeights: a feeds c, b and d its 64 MiB output, c feeds
+// (graphtest.TwoWeights: a feeds c, b and d its 64 MiB output, c feeds
 // b; 1 ms each; 256 MiB of parameters on a and on b). On one GPU: step
 // 4 ms, peak 2 x 256 MiB + 64 MiB + 2 KiB (both weights; while b runs,
 // a's output, c's and b's own). Split a, d | c, b: step 1 ms (a) + the
@@ -103,8 +104,8 @@ func TestObjectiveOrder(t *testing.T) {
 // it is sent) and 256 MiB + 64 MiB + 2 KiB on GPU 1 (the received tensor,
 // c's and b's outputs).
 func TestObjectivesDisagree(t *testing.T) {
-	g := optimizetest.TwoWeights()
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.TwoWeights()
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestObjectivesDisagree(t *testing.T) {
 			t.Fatal(err)
 		}
 		res[name] = r
-		if w := cases[name]; !optimizetest.Close(r.StepTime, w.step) || optimize.MaxPeak(&r) != w.peak {
+		if w := cases[name]; !methodstest.Close(r.StepTime, w.step) || optimize.MaxPeak(&r) != w.peak {
 			t.Errorf("%s: step %g peak %d, want %g and %d", name, r.StepTime, optimize.MaxPeak(&r), w.step, w.peak)
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 )
 
@@ -66,46 +65,13 @@ func ParseTasks(s string) (Tasks, error) {
 	return t, nil
 }
 
-// CostModel is what methods read of a graph's cost on the problem's
-// cluster: the estimates heuristics plan with and learned methods take as
-// hints, whichever Evaluator scores their decisions. The roofline model
-// (roofline.Model) implements it.
-type CostModel interface {
-	// Devices is the number of devices of the cluster.
-	Devices() int
-	// Capacity is the memory of one device, in bytes.
-	Capacity() int64
-	// IgnoresMemory reports whether decisions that exceed Capacity are
-	// still valid (the out-of-memory check is off).
-	IgnoresMemory() bool
-	// OpTime is op i's unfused duration on one device, in seconds.
-	OpTime(i int) float64
-	// OpTimes is every op's OpTime (a fresh slice).
-	OpTimes() []float64
-	// Fusible reports whether op i may join a fused kernel as its
-	// consumer or as its producer.
-	Fusible(i int) (consumer, producer bool)
-	// LowerBound is a step time no decision can beat (with or without
-	// fusion).
-	LowerBound(fusion bool) float64
-	// TransferTime is how long a transfer of bytes from device s to
-	// device d occupies its link channel.
-	TransferTime(s, d int, bytes int64) float64
-	// Channels is the number of link channels; Channel is the one a
-	// transfer from s to d occupies (one transfer at a time each).
-	Channels() int
-	Channel(s, d int) int
-}
-
-var _ CostModel = (*roofline.Model)(nil)
-
 // Problem is one instance: a graph on a cluster, the cost model methods
 // plan with, and the evaluator that scores decisions. Cost and Evaluator
 // are separate seams: a search on real GPUs plans with the roofline model
 // and is scored by measurements.
 type Problem struct {
 	Graph     *graph.Graph
-	Cost      CostModel
+	Cost      evaluate.CostModel
 	Evaluator evaluate.Evaluator
 	Tasks     Tasks // zero value = AllTasks
 
@@ -125,14 +91,13 @@ type Problem struct {
 	Objective Objective
 }
 
-// NewProblem builds a problem with the roofline model as cost model and
-// evaluator.
-func NewProblem(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*Problem, error) {
-	m, err := roofline.NewModel(g, c, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &Problem{Graph: g, Cost: m, Evaluator: roofline.NewEvaluator(m), Tasks: AllTasks}, nil
+// NewProblem builds a problem for g that plans with cost and is scored by
+// ev, with every task (AllTasks). The roofline model is both:
+//
+//	m, err := roofline.NewModel(g, c, opts)
+//	p := optimize.NewProblem(g, m, roofline.NewEvaluator(m))
+func NewProblem(g *graph.Graph, cost evaluate.CostModel, ev evaluate.Evaluator) *Problem {
+	return &Problem{Graph: g, Cost: cost, Evaluator: ev, Tasks: AllTasks}
 }
 
 // Devices is the number of devices of the problem's cluster.

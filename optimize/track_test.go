@@ -8,8 +8,9 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestBetterAndCost(t *testing.T) {
@@ -37,8 +38,8 @@ func TestBetterAndCost(t *testing.T) {
 }
 
 func TestTrackerBudgetAndBest(t *testing.T) {
-	g := optimizetest.Chains(2, 3, 1e-3, 8)
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.Chains(2, 3, 1e-3, 8)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,10 @@ type Evaluator struct {
 	pool  sync.Pool
 }
 
-var _ evaluate.Evaluator = (*Evaluator)(nil)
+var (
+	_ evaluate.Evaluator = (*Evaluator)(nil)
+	_ evaluate.CostModel = (*Model)(nil)
+)
 
 // NewEvaluator returns an evaluator for model m.
 func NewEvaluator(m *Model) *Evaluator {

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/placer/placer/optimize/optimizetest"
+	"github.com/placer/placer/graph/graphtest"
 )
 
 // grid builds a w x h grid graph with unit vertex weights and unit edges.
@@ -54,7 +54,7 @@ func TestGridBalancedAndSmallCut(t *testing.T) {
 }
 
 func TestComponentsSplitWithoutCut(t *testing.T) {
-	g := optimizetest.Chains(4, 50, 1e-3, 1<<20)
+	g := graphtest.Chains(4, 50, 1e-3, 1<<20)
 	w := make([]float64, g.NumOps())
 	for i := range w {
 		w[i] = 1
@@ -88,7 +88,7 @@ func TestMemoryCapacity(t *testing.T) {
 }
 
 func TestDeterministic(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 3000, Width: 30, Seed: 5})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 3000, Width: 30, Seed: 5})
 	w := make([]float64, g.NumOps())
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range w {
@@ -136,7 +136,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func BenchmarkKWay80k(b *testing.B) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80000, Width: 200, Seed: 1})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 80000, Width: 200, Seed: 1})
 	w := make([]float64, g.NumOps())
 	for i := range w {
 		w[i] = 1

@@ -11,14 +11,15 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func problem(t testing.TB, g *graph.Graph, devices int) *optimize.Problem {
 	t.Helper()
-	p, err := optimizetest.NewProblem(g, devices, 0)
+	p, err := methodstest.NewProblem(g, devices, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,15 +27,15 @@ func problem(t testing.TB, g *graph.Graph, devices int) *optimize.Problem {
 }
 
 func TestConformance(t *testing.T) {
-	cs, err := optimizetest.StandardCases()
+	cs, err := methodstest.StandardCases()
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Run(t, "brkga", func() (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }, cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
+	methodstest.Run(t, "brkga", func() (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }, cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
 }
 
 func TestLayout(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 30, Width: 5, Seed: 1})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 30, Width: 5, Seed: 1})
 	p := problem(t, g, 3)
 	l := brkga.NewLayout(p)
 	o, tn, d := g.NumOps(), g.NumTensors(), 3
@@ -71,7 +72,7 @@ func TestLayout(t *testing.T) {
 // every op there (the initial population is drawn from them), which is how
 // REGAL's policy steers the search.
 func TestMutantsSteer(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 40, Width: 4, Seed: 2})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 40, Width: 4, Seed: 2})
 	p := problem(t, g, 2)
 	p.Tasks = optimize.Tasks{Placement: true}
 	l := brkga.NewLayout(p)
@@ -117,7 +118,7 @@ func TestBetaFromMeanVar(t *testing.T) {
 }
 
 func TestDeterministicAndChunkInvariant(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80, Width: 8, Seed: 3})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 80, Width: 8, Seed: 3})
 	p := problem(t, g, 3)
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: 300}, Seed: 5}
 	a, err := (&brkga.BRKGA{Chunk: 1}).Optimize(context.Background(), p, s)
@@ -151,7 +152,7 @@ func (c *countingEvaluator) EvaluateBatch(ctx context.Context, ds []decision.Dec
 }
 
 func TestEvaluatesInBatches(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 50, Width: 5, Seed: 4})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 50, Width: 5, Seed: 4})
 	p := problem(t, g, 2)
 	ce := &countingEvaluator{Evaluator: p.Evaluator}
 	p.Evaluator = ce
@@ -172,18 +173,18 @@ func TestEvaluatesInBatches(t *testing.T) {
 }
 
 func TestFindsChainSplit(t *testing.T) {
-	p := problem(t, optimizetest.Chains(2, 5, 1e-3, 16), 2)
+	p := problem(t, graphtest.Chains(2, 5, 1e-3, 16), 2)
 	res, err := (&brkga.BRKGA{}).Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Evaluations: 2000}, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !optimizetest.Close(res.Eval.StepTime, 5e-3) {
+	if !methodstest.Close(res.Eval.StepTime, 5e-3) {
 		t.Errorf("step %g, want 5 ms", res.Eval.StepTime)
 	}
 }
 
 func TestBadSizes(t *testing.T) {
-	p := problem(t, optimizetest.Chains(1, 3, 1e-3, 8), 2)
+	p := problem(t, graphtest.Chains(1, 3, 1e-3, 8), 2)
 	for _, o := range []*brkga.BRKGA{
 		{Population: 10, Elites: 5, Children: 5},
 		{EliteBias: 0.3},
@@ -196,7 +197,7 @@ func TestBadSizes(t *testing.T) {
 }
 
 func TestInitialChromosome(t *testing.T) {
-	g := optimizetest.Chains(2, 3, 1e-3, 16)
+	g := graphtest.Chains(2, 3, 1e-3, 16)
 	p := problem(t, g, 2)
 	p.Tasks = optimize.Tasks{Placement: true}
 	l := brkga.NewLayout(p)

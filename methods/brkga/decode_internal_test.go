@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/optimize/optimizetest"
+	"github.com/placer/placer/graph/graphtest"
 )
 
 // TestSortProperty: the decoder's priority-broken topological sort
@@ -16,7 +16,7 @@ import (
 func TestSortProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for trial := 0; trial < 40; trial++ {
-		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 20 + rng.IntN(300), Width: 1 + rng.IntN(12), Span: 1 + rng.IntN(3), Seed: uint64(trial)})
+		g := graphtest.LayeredDAG(graphtest.Layered{Ops: 20 + rng.IntN(300), Width: 1 + rng.IntN(12), Span: 1 + rng.IntN(3), Seed: uint64(trial)})
 		n := g.NumOps()
 		dc := newDecoder(Layout{Ops: n}, g, decision.Decision{}, nil)
 		prio := make([]uint16, n)

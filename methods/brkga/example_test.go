@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // BRKGA with REGAL's default budget finds the split of two independent
@@ -14,7 +15,7 @@ import (
 // priorities, 6x2 transfer priorities and 6 fusion priorities: 36 genes.
 // Per-gene Beta mutants (BRKGA.Mutants) would steer the search.
 func ExampleBRKGA() {
-	p, err := optimizetest.NewProblem(optimizetest.Chains(2, 3, 1e-3, 16), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(2, 3, 1e-3, 16), 2, 0)
 	if err != nil {
 		panic(err)
 	}

@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/optimize/optimizetest"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 )
 
 // TestLevelStep: one of the policy's levels in the anchor's values.
@@ -31,8 +32,8 @@ func TestLevelStep(t *testing.T) {
 // stays inside one unit, and no unit mixes ops the anchor puts on
 // different devices.
 func TestAnchorUnitsContract(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 400, Width: 10, Seed: 5})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 400, Width: 10, Seed: 5})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/workloads"
 )
 
@@ -37,7 +38,7 @@ func onV100s(g *graph.Graph) (*optimize.Problem, error) {
 	if err != nil {
 		return nil, err
 	}
-	return optimize.NewProblem(g, c, roofline.Options{})
+	return methodstest.RooflineProblem(g, c, roofline.Options{})
 }
 
 // standIn is an 80,000-op random layered DAG, 200 wide, standing in for
@@ -46,7 +47,7 @@ func onV100s(g *graph.Graph) (*optimize.Problem, error) {
 func standIn(b *testing.B) *optimize.Problem {
 	bigOnce.Do(func() {
 		var err error
-		bigProb, err = onV100s(optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80000, Width: 200, Seed: 1}))
+		bigProb, err = onV100s(graphtest.LayeredDAG(graphtest.Layered{Ops: 80000, Width: 200, Seed: 1}))
 		if err != nil {
 			b.Fatal(err)
 		}

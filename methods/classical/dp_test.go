@@ -9,8 +9,9 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // handChain is a chain of atoms with the given compute, memory and cut
@@ -100,7 +101,7 @@ func TestDPChainCosts(t *testing.T) {
 		t.Errorf("memory prefix %v, want %v", ch.mem, want)
 	}
 	// Both tensors cross: 2 x 0.5 + 4000 x 0.001.
-	if want := 5.0; !optimizetest.Close(ch.cut[1], want) {
+	if want := 5.0; !methodstest.Close(ch.cut[1], want) {
 		t.Errorf("cut %g, want %g", ch.cut[1], want)
 	}
 	if got := ch.placement([]int{1}); !slices.Equal(got, []int{0, 1, 0}) {
@@ -113,12 +114,12 @@ func TestDPChainCosts(t *testing.T) {
 // one chain on each device, the optimum (one chain's time).
 func TestDPFourChains(t *testing.T) {
 	const length, opTime = 5, 1e-3
-	p, err := optimizetest.NewProblem(optimizetest.Chains(4, length, opTime, 16), 4, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(4, length, opTime, 16), 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := dpRun(t, p, 1)
-	if !optimizetest.Close(res.Eval.StepTime, length*opTime) {
+	if !methodstest.Close(res.Eval.StepTime, length*opTime) {
 		t.Errorf("step %g, want %g (placement %v)", res.Eval.StepTime, length*opTime, res.Decision.Device)
 	}
 }
@@ -129,7 +130,7 @@ func dpRun(t *testing.T, p *optimize.Problem, seed uint64) *optimize.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, res, optimize.Budget{})
+	methodstest.Check(t, p, res, optimize.Budget{})
 	return res
 }
 
@@ -139,14 +140,14 @@ func dpRun(t *testing.T, p *optimize.Problem, seed uint64) *optimize.Result {
 // device is, and the same on every run.
 func TestDPRandomGraphs(t *testing.T) {
 	for seed := uint64(1); seed <= 6; seed++ {
-		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 150 + 20*int(seed), Width: 4 + int(seed), Seed: seed})
+		g := graphtest.LayeredDAG(graphtest.Layered{Ops: 150 + 20*int(seed), Width: 4 + int(seed), Seed: seed})
 		for _, tight := range []bool{false, true} {
 			devices := 2 + int(seed)%3
 			var capacity int64
 			if tight {
 				capacity = g.Stats().ParamBytes * 2 / int64(devices)
 			}
-			p, err := optimizetest.NewProblem(g, devices, capacity)
+			p, err := methodstest.NewProblem(g, devices, capacity)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,8 +170,8 @@ func TestDPRandomGraphs(t *testing.T) {
 // device; the split does.
 func TestDPMemoryForcesSplit(t *testing.T) {
 	for _, devices := range []int{2, 3} {
-		g, capacity := optimizetest.MemoryBound(devices)
-		p, err := optimizetest.NewProblem(g, devices, capacity)
+		g, capacity := graphtest.MemoryBound(devices)
+		p, err := methodstest.NewProblem(g, devices, capacity)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +204,7 @@ func TestDPGradientPaired(t *testing.T) {
 	if len(dpOrders(g)) != 6 {
 		t.Errorf("%d orders, want 6", len(dpOrders(g)))
 	}
-	chain := optimizetest.Chains(1, 3, 1e-3, 8)
+	chain := graphtest.Chains(1, 3, 1e-3, 8)
 	if _, ok := gradientPaired(chain, chain.Topo()); ok || len(dpOrders(chain)) != 3 {
 		t.Error("a graph without gradients has a paired order")
 	}

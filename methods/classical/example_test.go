@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // Two independent chains of three 1 ms ops on two GPUs: m-ETF runs one
 // chain on each.
 func Example() {
-	p, err := optimizetest.NewProblem(optimizetest.Chains(2, 3, 1e-3, 16), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(2, 3, 1e-3, 16), 2, 0)
 	if err != nil {
 		panic(err)
 	}

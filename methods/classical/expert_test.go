@@ -5,13 +5,14 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestExpertUnsetIsAClearError(t *testing.T) {
-	p, err := optimizetest.NewProblem(optimizetest.Chains(2, 3, 1e-3, 8), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(2, 3, 1e-3, 8), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,8 +23,8 @@ func TestExpertUnsetIsAClearError(t *testing.T) {
 }
 
 func TestExpertRepairsColocation(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 200, Width: 10, Seed: 4})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 200, Width: 10, Seed: 4})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestExpertRepairsColocation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, res, optimize.Budget{})
+	methodstest.Check(t, p, res, optimize.Budget{})
 	// An expert that answers for the wrong graph is an error.
 	p.Expert = []int{0}
 	if _, err := (classical.Expert{}).Optimize(context.Background(), p, nil); err == nil {

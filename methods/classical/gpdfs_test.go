@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // checkTopological fails unless every op's priority is below each of its
@@ -35,7 +36,7 @@ func TestGPDFSDepthFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +47,8 @@ func TestGPDFSDepthFirst(t *testing.T) {
 			t.Fatalf("priorities %v: want a b c d e", pr)
 		}
 	}
-	big := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 300, Width: 12, Seed: 8})
-	p, err = optimizetest.NewProblem(big, 3, 0)
+	big := graphtest.LayeredDAG(graphtest.Layered{Ops: 300, Width: 12, Seed: 8})
+	p, err = methodstest.NewProblem(big, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

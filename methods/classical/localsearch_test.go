@@ -5,14 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestLocalSearchImproves(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 150, Width: 10, Seed: 12, Measured: true})
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 150, Width: 10, Seed: 12, Measured: true})
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +38,8 @@ func TestLocalSearchImproves(t *testing.T) {
 }
 
 func TestLocalSearchTimeBudget(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 300, Width: 10, Seed: 13})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 300, Width: 10, Seed: 13})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // anchorStep is the best valid step time of the anchor methods on p.
@@ -31,12 +32,12 @@ func anchorStep(t *testing.T, p *optimize.Problem) float64 {
 // result for the same seed, and its evaluation, step and time budgets
 // kept.
 func testAnchored(t *testing.T, name string) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 180, Width: 8, Seed: 21})
-	roomy, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 180, Width: 8, Seed: 21})
+	roomy, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tight, err := optimizetest.NewProblem(g, 4, g.Stats().ParamBytes*2/5)
+	tight, err := methodstest.NewProblem(g, 4, g.Stats().ParamBytes*2/5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func testAnchored(t *testing.T, name string) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			optimizetest.Check(t, roomy, res, b)
+			methodstest.Check(t, roomy, res, b)
 			switch {
 			case b.Evaluations > 0 && res.Stats.Evaluations != b.Evaluations,
 				b.Steps > 0 && res.Stats.Steps != b.Steps:
@@ -108,8 +109,8 @@ func quickOptimizers(t *testing.T) []optimize.Optimizer {
 // TestAnchoredFromGivenAnchor: with a given anchor the quick methods do
 // not run, and the result is never worse than the anchor.
 func TestAnchoredFromGivenAnchor(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 120, Width: 8, Seed: 23})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 120, Width: 8, Seed: 23})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +124,7 @@ func TestAnchoredFromGivenAnchor(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		optimizetest.Check(t, p, res, optimize.Budget{Evaluations: 60})
+		methodstest.Check(t, p, res, optimize.Budget{Evaluations: 60})
 		if res.Eval.StepTime > from.Eval.StepTime {
 			t.Errorf("%s: %g worse than the given anchor's %g", name, res.Eval.StepTime, from.Eval.StepTime)
 		}
@@ -133,8 +134,8 @@ func TestAnchoredFromGivenAnchor(t *testing.T) {
 // TestAnchoredUnitsContracted: with fewer units allowed than co-location
 // groups, the search still honours co-location and its anchor.
 func TestAnchoredUnitsContracted(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 200, Width: 8, Seed: 22})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 200, Width: 8, Seed: 22})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestAnchoredUnitsContracted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		optimizetest.Check(t, p, res, optimize.Budget{Evaluations: 100})
+		methodstest.Check(t, p, res, optimize.Budget{Evaluations: 100})
 		if res.Eval.StepTime > anchor {
 			t.Errorf("%s: %g worse than the anchor's %g", o.Name(), res.Eval.StepTime, anchor)
 		}

@@ -6,8 +6,9 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestMETFSpreadsIndependentWork(t *testing.T) {
@@ -28,7 +29,7 @@ func TestMETFSpreadsIndependentWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +48,8 @@ func TestMETFSpreadsIndependentWork(t *testing.T) {
 }
 
 func TestMETFSchedulesAGivenPlacement(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 200, Width: 10, Seed: 10})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 200, Width: 10, Seed: 10})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +67,8 @@ func TestMETFSchedulesAGivenPlacement(t *testing.T) {
 // to its device) and returns an out-of-memory decision, and SA, which
 // starts from it, runs too; before, it stalled with "none ready".
 func TestMETFNothingFits(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 160, Width: 8, Seed: 3})
-	p, err := optimizetest.NewProblem(g, 4, 1<<10)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 160, Width: 8, Seed: 3})
+	p, err := methodstest.NewProblem(g, 4, 1<<10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,9 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // cutBytes is the tensor bytes crossing devices (once per tensor and
@@ -27,8 +28,8 @@ func cutBytes(p *optimize.Problem, dev []int) int64 {
 }
 
 func TestMETISBalancesComputeAndCutsLittle(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 2000, Width: 40, Seed: 6, Measured: true})
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 2000, Width: 40, Seed: 6, Measured: true})
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

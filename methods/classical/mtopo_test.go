@@ -3,13 +3,14 @@ package classical_test
 import (
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestMTopoContiguous(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 300, Width: 10, Seed: 9, Measured: true})
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 300, Width: 10, Seed: 9, Measured: true})
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // solve runs method name on p with budget and seed 1, checks the result
@@ -21,7 +22,7 @@ func solve(t *testing.T, name string, p *optimize.Problem, b optimize.Budget) *o
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	optimizetest.Check(t, p, res, b)
+	methodstest.Check(t, p, res, b)
 	return res
 }
 
@@ -49,14 +50,14 @@ var memoryAware = splitters
 // exactly one chain.
 func TestEqualChainsSplit(t *testing.T) {
 	const length, opTime = 4, 1e-3
-	p, err := optimizetest.NewProblem(optimizetest.Chains(2, length, opTime, 16), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(2, length, opTime, 16), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range splitters {
 		t.Run(name, func(t *testing.T) {
 			res := solve(t, name, p, optimize.Budget{Evaluations: 1500})
-			if !optimizetest.Close(res.Eval.StepTime, length*opTime) {
+			if !methodstest.Close(res.Eval.StepTime, length*opTime) {
 				t.Errorf("step %g, want one chain: %g (placement %v)", res.Eval.StepTime, length*opTime, res.Decision.Device)
 			}
 		})
@@ -65,7 +66,7 @@ func TestEqualChainsSplit(t *testing.T) {
 
 // TestPureChainNoGain: on a single chain no placement beats one device.
 func TestPureChainNoGain(t *testing.T) {
-	p, err := optimizetest.NewProblem(optimizetest.Chains(1, 12, 1e-3, 1<<20), 3, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(1, 12, 1e-3, 1<<20), 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +85,8 @@ func TestPureChainNoGain(t *testing.T) {
 // runs out of memory; the memory-aware methods must not.
 func TestMemoryForcesSplit(t *testing.T) {
 	for _, devices := range []int{2, 3} {
-		g, capacity := optimizetest.MemoryBound(devices)
-		p, err := optimizetest.NewProblem(g, devices, capacity)
+		g, capacity := graphtest.MemoryBound(devices)
+		p, err := methodstest.NewProblem(g, devices, capacity)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,8 +107,8 @@ func TestMemoryForcesSplit(t *testing.T) {
 // TestTightLayeredFits: a layered DAG with memory for 40% of its
 // parameters per device (of four): the memory-aware heuristics fit it.
 func TestTightLayeredFits(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 400, Width: 16, Seed: 11})
-	p, err := optimizetest.NewProblem(g, 4, g.Stats().ParamBytes*2/5)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 400, Width: 16, Seed: 11})
+	p, err := methodstest.NewProblem(g, 4, g.Stats().ParamBytes*2/5)
 	if err != nil {
 		t.Fatal(err)
 	}

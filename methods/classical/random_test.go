@@ -5,14 +5,15 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestRandomBestOfK(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 100, Width: 10, Seed: 5})
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 100, Width: 10, Seed: 5})
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestRandomBestOfK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, more, optimize.Budget{Evaluations: 400})
+	methodstest.Check(t, p, more, optimize.Budget{Evaluations: 400})
 	if optimize.Better(&a.Eval, &more.Eval) {
 		t.Errorf("best of 400 (%g) worse than best of 37 (%g)", more.Eval.StepTime, a.Eval.StepTime)
 	}

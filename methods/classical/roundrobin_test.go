@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestRoundRobinDeals(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 90, Width: 9, Seed: 2})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 90, Width: 9, Seed: 2})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,15 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestAnnealingImprovesOnItsStart(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 150, Width: 10, Seed: 14})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 150, Width: 10, Seed: 14})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +26,7 @@ func TestAnnealingImprovesOnItsStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, steps, optimize.Budget{Steps: 5})
+	methodstest.Check(t, p, steps, optimize.Budget{Steps: 5})
 	if steps.Stats.Steps != 5 || steps.Stats.Status != optimize.BudgetReached {
 		t.Errorf("stats %+v", steps.Stats)
 	}
@@ -33,8 +34,8 @@ func TestAnnealingImprovesOnItsStart(t *testing.T) {
 
 func TestAnnealingFusionOnly(t *testing.T) {
 	// GO's use: fusion priorities only, placement and schedule fixed.
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 200, Width: 10, Seed: 15})
-	p, err := optimizetest.NewProblem(g, 1, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 200, Width: 10, Seed: 15})
+	p, err := methodstest.NewProblem(g, 1, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestSingleKeepsBaseSchedule(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 60, Width: 6, Seed: 1})
-	p, err := optimizetest.NewProblem(g, 4, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 60, Width: 6, Seed: 1})
+	p, err := methodstest.NewProblem(g, 4, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 func TestTFDefault(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80, Width: 8, Seed: 3})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 80, Width: 8, Seed: 3})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/graphsage"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"
@@ -29,7 +30,7 @@ func TestAnchorIsReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimize.NewProblem(g, c, roofline.Options{})
+	p, err := methodstest.RooflineProblem(g, c, roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,11 +12,12 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // TestMoveHeadGradient checks the head's backward pass against central
@@ -204,10 +205,10 @@ func FuzzDecodeMoveHead(f *testing.F) {
 // roundRobinStart is a layered graph on two GPUs, its round-robin
 // placement (with topological fusion if fused) completed, and that
 // placement's evaluation: the start of the guided searches' tests.
-func roundRobinStart(t *testing.T, l optimizetest.Layered, fused bool) (*optimize.Problem, decision.Decision, evaluate.Result) {
+func roundRobinStart(t *testing.T, l graphtest.Layered, fused bool) (*optimize.Problem, decision.Decision, evaluate.Result) {
 	t.Helper()
-	g := optimizetest.LayeredDAG(l)
-	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+	g := graphtest.LayeredDAG(l)
+	p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func roundRobinStart(t *testing.T, l optimizetest.Layered, fused bool) (*optimiz
 // beats the anchor; the same seed gives the same result; the ablation
 // never updates its head, and learning does.
 func TestScored(t *testing.T) {
-	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
+	p, ref, refRes := roundRobinStart(t, graphtest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
 	anchor := classical.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}
 	run := func(noLearning bool) *optimize.Result {
 		s := &Scored{Config: small, Anchor: anchor, NoLearning: noLearning}
@@ -287,7 +288,7 @@ func TestScored(t *testing.T) {
 
 // TestScoredPretrainedHeadUnchanged: a given head is trained as a copy.
 func TestScoredPretrainedHeadUnchanged(t *testing.T) {
-	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
+	p, ref, refRes := roundRobinStart(t, graphtest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
 	h := NewMoveHead(2)
 	before := h.Clone()
 	s := &Scored{Config: small, Head: h, Anchor: classical.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}}
@@ -312,8 +313,8 @@ func pretrainGraphs(t *testing.T, ops int, seeds ...uint64) ([]TrainGraph, *poli
 	t.Helper()
 	var graphs []TrainGraph
 	for i, seed := range seeds {
-		g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: ops + 10*i, Width: 4, Seed: seed})
-		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+		g := graphtest.LayeredDAG(graphtest.Layered{Ops: ops + 10*i, Width: 4, Seed: seed})
+		p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +398,7 @@ func TestScoredPretrain(t *testing.T) {
 // was trained with), and the control without a network runs no forward
 // pass, reads zero network features, still learns and beats its anchor.
 func TestScoredNetwork(t *testing.T) {
-	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
+	p, ref, refRes := roundRobinStart(t, graphtest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
 	anchor := classical.Anchor{From: &optimize.Result{Decision: ref, Eval: refRes}}
 	begin := func(seed uint64, noNetwork bool) *scorer {
 		s := &Scored{Config: small, Anchor: anchor, NoNetwork: noNetwork}
@@ -441,7 +442,7 @@ func TestScoredNetwork(t *testing.T) {
 // other than the prior, trained, and the run is reproducible and never
 // worse than its anchor.
 func TestScoredPrior(t *testing.T) {
-	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
+	p, ref, refRes := roundRobinStart(t, graphtest.Layered{Ops: 60, Width: 4, Seed: 3}, false)
 	prior := NewMoveHead(2)
 	r := rand.New(rand.NewPCG(4, 5))
 	for i := range prior.L2.W.W {

@@ -9,10 +9,11 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // small is a policy small enough for quick tests.
@@ -53,7 +54,7 @@ func TestSearchSplitsTwoBranches(t *testing.T) {
 	}
 	optimum := 0.0
 	for seed := uint64(1); seed <= 4; seed++ {
-		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+		p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestSearchLearnsFusionOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimize.NewProblem(g, cluster(t, 1), roofline.Options{MaxFusion: 2})
+	p, err := methodstest.RooflineProblem(g, cluster(t, 1), roofline.Options{MaxFusion: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestSearchDeterministicAndCancellable(t *testing.T) {
 	}
 	g, _ := b.Build()
 	run := func(ctx context.Context) *optimize.Result {
-		p, _ := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+		p, _ := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 		r, err := (&Search{Config: small, Samples: 8}).Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: 5}, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
@@ -179,8 +180,8 @@ func TestSearchSettings(t *testing.T) {
 // still runs its steps, and, like the learning search, never returns
 // worse than its reference.
 func TestSearchNoLearning(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 80, Width: 6, Seed: 5})
-	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 80, Width: 6, Seed: 5})
+	p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +223,7 @@ func TestSearchNoLearning(t *testing.T) {
 // better decisions than it on a random graph, learns (its weights change;
 // the ablation's do not), and repeats itself for a seed.
 func TestGuided(t *testing.T) {
-	p, ref, refRes := roundRobinStart(t, optimizetest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
+	p, ref, refRes := roundRobinStart(t, graphtest.Layered{Ops: 120, Width: 6, Seed: 7}, true)
 	run := func(noLearning bool) (*optimize.Result, [][]float32) {
 		pol, err := NewPolicy(small, optimize.AllTasks, 4)
 		if err != nil {
@@ -278,8 +279,8 @@ func TestGuided(t *testing.T) {
 // differs from the start), one with n = 1 three times (differs from the
 // once-learned), and the settings record n.
 func TestGuidedLearnEvery(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 60, Width: 4, Seed: 3})
-	p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 60, Width: 4, Seed: 3})
+	p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,11 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/graphsage"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // stateGraph is a -> b -> d and a -> c -> d, with b and d on device 0 and
@@ -96,8 +97,8 @@ func TestStateHints(t *testing.T) {
 // kernels' durations add up to at most the step time on their devices
 // together.
 func TestStateHintsSimulated(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 48, Width: 6, Seed: 3})
-	p, err := optimizetest.NewProblem(g, 3, 1<<40)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 48, Width: 6, Seed: 3})
+	p, err := methodstest.NewProblem(g, 3, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +147,8 @@ func TestStateHintsSimulated(t *testing.T) {
 // walk whose policy does not keeps the input it was given; and Guided
 // records which it ran.
 func TestWalkState(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 24, Width: 4, Seed: 1})
-	p, err := optimizetest.NewProblem(g, 2, 1<<40)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 24, Width: 4, Seed: 1})
+	p, err := methodstest.NewProblem(g, 2, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}

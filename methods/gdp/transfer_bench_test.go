@@ -10,6 +10,7 @@ import (
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"
@@ -29,7 +30,7 @@ func benchProblem(b *testing.B, workload string, gpus int) (*optimize.Problem, d
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, err := optimize.NewProblem(g, c, roofline.Options{})
+	p, err := methodstest.RooflineProblem(g, c, roofline.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

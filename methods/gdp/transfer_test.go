@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
 )
 
@@ -58,7 +59,7 @@ func tinyGraphs(t *testing.T) []TrainGraph {
 	}
 	var out []TrainGraph
 	for _, g := range []*graph.Graph{g1, g2} {
-		p, err := optimize.NewProblem(g, cluster(t, 2), roofline.Options{})
+		p, err := methodstest.RooflineProblem(g, cluster(t, 2), roofline.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,16 +5,17 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // TestUnits: a graph with more ops than the bound is contracted to at most
 // the bound, no unit mixes two actions of the reference, and a graph
 // within the bound keeps the policy's own nodes.
 func TestUnits(t *testing.T) {
-	g := optimizetest.Chains(4, 100, 1e-4, 1<<20) // 400 ops
-	p, err := optimize.NewProblem(g, cluster(t, 4), roofline.Options{})
+	g := graphtest.Chains(4, 100, 1e-4, 1<<20) // 400 ops
+	p, err := methodstest.RooflineProblem(g, cluster(t, 4), roofline.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,10 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/nntest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // chains builds independent chains of 3 ops whose op times (ms) are given
@@ -40,7 +41,7 @@ func chains(t *testing.T, ms []float64) *graph.Graph {
 // rewards of the first and last ten steps.
 func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
 	g := chains(t, []float64{9, 8, 7, 6, 5, 4, 3, 3, 2, 1})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, res, optimize.Budget{Steps: 60})
+	methodstest.Check(t, p, res, optimize.Budget{Steps: 60})
 	if st := res.Learning.Settings.(Settings); st.Units != 30 || st.Config.Groups != 40 {
 		t.Fatalf("%d units in %d groups, want 30 in 40 (20 per device)", st.Units, st.Config.Groups)
 	}
@@ -76,7 +77,7 @@ func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
 func TestHDPFindsBalancedSplit(t *testing.T) {
 	const optimum = 24e-3
 	best, first, last := balancedSplit(t, 1e-2)
-	if !optimizetest.Close(best, optimum) {
+	if !methodstest.Close(best, optimum) {
 		t.Errorf("best step %v, want the even split's %v", best, optimum)
 	}
 	if last < first+0.02 {
@@ -104,7 +105,7 @@ func TestHDPFailingSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, 2, capacity)
+	p, err := methodstest.NewProblem(g, 2, capacity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +143,7 @@ func TestHDPColocation(t *testing.T) {
 	if g.NumColocationGroups() == 0 {
 		t.Fatal("no co-location groups")
 	}
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +166,8 @@ func TestHDPColocation(t *testing.T) {
 // TestHDPSameSeed: the same seed gives the same decision and learning
 // curve; another seed another curve.
 func TestHDPSameSeed(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 120, Width: 8, Seed: 1})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 120, Width: 8, Seed: 1})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func twoChains(t *testing.T, n int) *graph.Graph {
 // both GPUs used.
 func TestHDPNoCollapse(t *testing.T) {
 	g := twoChains(t, 40)
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +261,7 @@ func TestHDPNoCollapse(t *testing.T) {
 	if used[0] == 0 || used[1] == 0 {
 		t.Errorf("ops per GPU %v: collapsed onto one GPU", used)
 	}
-	if !optimizetest.Close(res.Eval.StepTime, 40e-3) {
+	if !methodstest.Close(res.Eval.StepTime, 40e-3) {
 		t.Errorf("best step %v, want one chain per GPU's 40 ms", res.Eval.StepTime)
 	}
 }

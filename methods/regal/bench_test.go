@@ -4,9 +4,10 @@ import (
 	"context"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // benchModel is the embedded default model's file when it is there (the
@@ -23,8 +24,8 @@ func benchModel(b *testing.B) *Model {
 }
 
 func bench1000(b *testing.B) *optimize.Problem {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 1000, Width: 8, Seed: 1})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 1000, Width: 8, Seed: 1})
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package regal
 
 import (
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/nn/graphsage"
 	"github.com/placer/placer/optimize"
@@ -28,7 +29,7 @@ func NumFeatures() int { return graphsage.NumFeatures(featureConfig) }
 // successors' times (the runtime features), and the bytes of its input
 // and output tensors (the memory features; in units of 1e-9 x bytes so
 // that graphsage's log(1 + hint / 1e-6) reads them in KB).
-func hints(g *graph.Graph, cost optimize.CostModel) []float64 {
+func hints(g *graph.Graph, cost evaluate.CostModel) []float64 {
 	n := g.NumOps()
 	t := cost.OpTimes()
 	h := make([]float64, n*numHints)

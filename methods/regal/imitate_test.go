@@ -10,16 +10,17 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/nn/nntest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // TestNewTargets computes the targets of a three-op chain a -> b -> c on
 // two GPUs by hand (5 mean buckets: means 1/6 .. 5/6; 2 variance buckets).
 func TestNewTargets(t *testing.T) {
-	p, err := optimizetest.NewProblem(optimizetest.Chains(1, 3, 1e-3, 4), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.Chains(1, 3, 1e-3, 4), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/placer/placer/methods/brkga"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/nn/nntest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 	"github.com/placer/placer/workloads"
 )
 
@@ -24,7 +24,7 @@ func synthProblem(t testing.TB, family string, seed uint64, devices int) *optimi
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, devices, 0)
+	p, err := methodstest.NewProblem(g, devices, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +249,13 @@ func TestREGALSameSeedSameResult(t *testing.T) {
 }
 
 func TestConformance(t *testing.T) {
-	cs, err := optimizetest.StandardCases()
+	cs, err := methodstest.StandardCases()
 	if err != nil {
 		t.Fatal(err)
 	}
 	m, _ := NewModel(tiny, 1)
-	optimizetest.Run(t, "regal", func() (optimize.Optimizer, error) { return &REGAL{Model: m}, nil }, cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
-	optimizetest.Run(t, "regal-zero-shot", func() (optimize.Optimizer, error) { return &ZeroShot{Model: m}, nil }, cs, optimize.Settings{Seed: 2})
+	methodstest.Run(t, "regal", func() (optimize.Optimizer, error) { return &REGAL{Model: m}, nil }, cs, optimize.Settings{Budget: optimize.Budget{Evaluations: 150}, Seed: 2})
+	methodstest.Run(t, "regal-zero-shot", func() (optimize.Optimizer, error) { return &ZeroShot{Model: m}, nil }, cs, optimize.Settings{Seed: 2})
 }
 
 // TestTrainResume trains 4 steps in one run and 2 + 2 in two, and wants

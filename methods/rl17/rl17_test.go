@@ -8,8 +8,9 @@ import (
 
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/graphtest"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 // chains builds independent chains of 3 ops whose op times (ms) are given
@@ -42,7 +43,7 @@ func chains(t *testing.T, ms []float64) *graph.Graph {
 // reward over the last ten steps beats the first ten's.
 func TestRL17FindsBalancedSplit(t *testing.T) {
 	g := chains(t, []float64{9, 8, 7, 6, 5, 4, 3, 3, 2, 1})
-	p, err := optimizetest.NewProblem(g, 2, 0)
+	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestRL17FindsBalancedSplit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	optimizetest.Check(t, p, res, optimize.Budget{Steps: 60})
+	methodstest.Check(t, p, res, optimize.Budget{Steps: 60})
 	if st := res.Learning.Settings.(Settings); st.Groups != 10 {
 		t.Fatalf("%d groups, want one per chain", st.Groups)
 	}
@@ -67,7 +68,7 @@ func TestRL17FindsBalancedSplit(t *testing.T) {
 	}
 	first, last := mean(curve[:10]), mean(curve[len(curve)-10:])
 	t.Logf("best %v after %d steps; mean reward %.4f -> %.4f; entropy %.3f -> %.3f", res.Eval.StepTime, len(curve), first, last, curve[0].Entropy, curve[len(curve)-1].Entropy)
-	if !optimizetest.Close(res.Eval.StepTime, optimum) {
+	if !methodstest.Close(res.Eval.StepTime, optimum) {
 		t.Errorf("best step %v, want the even split's %v", res.Eval.StepTime, optimum)
 	}
 	if last < first+0.02 {
@@ -112,7 +113,7 @@ func TestRL17FailingSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(g, 2, capacity)
+	p, err := methodstest.NewProblem(g, 2, capacity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,8 +147,8 @@ func TestRL17FailingSignal(t *testing.T) {
 // TestRL17SameSeed: the same seed gives the same decision and learning
 // curve; another seed another curve.
 func TestRL17SameSeed(t *testing.T) {
-	g := optimizetest.LayeredDAG(optimizetest.Layered{Ops: 120, Width: 8, Seed: 1})
-	p, err := optimizetest.NewProblem(g, 3, 0)
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 120, Width: 8, Seed: 1})
+	p, err := methodstest.NewProblem(g, 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

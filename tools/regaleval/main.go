@@ -82,10 +82,11 @@ func run(model, glob, wl string, evals int, untrained bool, obj optimize.Objecti
 		if err != nil {
 			return err
 		}
-		p, err := optimize.NewProblem(g, c, roofline.Options{SyncTransfers: true})
+		rm, err := roofline.NewModel(g, c, roofline.Options{SyncTransfers: true})
 		if err != nil {
 			return err
 		}
+		p := optimize.NewProblem(g, rm, roofline.NewEvaluator(rm))
 		p.Tasks = optimize.Tasks{Placement: true, Scheduling: true}
 		p.Objective = obj
 		single, err := (classical.Single{}).Optimize(ctx, p, nil)

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/brkga/tuned"
+	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/optimize/optimizetest"
 )
 
 const good = `{"format":"placer-brkga-tuned","version":1,"command":"test","grid":{"population":[10],"elite_fraction":[0.2],"mutant_fraction":[0.2],"elite_bias":[0.7],"beta":[[1,1]]},
@@ -92,7 +93,7 @@ func TestOptimizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := optimizetest.NewProblem(optimizetest.TwoWeights(), 2, 0)
+	p, err := methodstest.NewProblem(graphtest.TwoWeights(), 2, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,9 @@
-package optimizetest
+// Package methodstest is the conformance suite every optimize.Optimizer
+// passes (every op placed, co-location and memory honoured, the budget kept)
+// and the problems methods' tests share, on the roofline model (a test
+// helper: it may import graph, decision, optimize, evaluate/roofline and
+// graph/graphtest).
+package methodstest
 
 import (
 	"context"
@@ -7,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/optimize"
 )
 
@@ -29,32 +35,32 @@ func StandardCases() ([]Case, error) {
 		cs = append(cs, Case{Name: name, Problem: p})
 		return nil
 	}
-	g := LayeredDAG(Layered{Ops: 120, Width: 8, Seed: 1})
+	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 120, Width: 8, Seed: 1})
 	p, err := NewProblem(g, 2, 0)
 	if err := add("layered-120/2gpu", p, err); err != nil {
 		return nil, err
 	}
-	g = LayeredDAG(Layered{Ops: 200, Width: 10, Seed: 2, Measured: true})
+	g = graphtest.LayeredDAG(graphtest.Layered{Ops: 200, Width: 10, Seed: 2, Measured: true})
 	p, err = NewProblem(g, 4, 0)
 	if err := add("layered-200-measured/4gpu", p, err); err != nil {
 		return nil, err
 	}
 	// Memory for about 40% of the parameters per device: one device is
 	// out of memory, a spread placement fits.
-	g = LayeredDAG(Layered{Ops: 160, Width: 8, Seed: 3})
+	g = graphtest.LayeredDAG(graphtest.Layered{Ops: 160, Width: 8, Seed: 3})
 	p, err = NewProblem(g, 4, g.Stats().ParamBytes*2/5)
 	if err := add("layered-160-tight/4gpu", p, err); err != nil {
 		return nil, err
 	}
-	p, err = NewProblem(Chains(2, 6, 1e-3, 256), 2, 0)
+	p, err = NewProblem(graphtest.Chains(2, 6, 1e-3, 256), 2, 0)
 	if err := add("chains-2x6/2gpu", p, err); err != nil {
 		return nil, err
 	}
-	p, err = NewProblem(LayeredDAG(Layered{Ops: 60, Width: 6, Seed: 4}), 1, 0)
+	p, err = NewProblem(graphtest.LayeredDAG(graphtest.Layered{Ops: 60, Width: 6, Seed: 4}), 1, 0)
 	if err := add("layered-60/1gpu", p, err); err != nil {
 		return nil, err
 	}
-	mg, capacity := MemoryBound(2)
+	mg, capacity := graphtest.MemoryBound(2)
 	p, err = NewProblem(mg, 2, capacity)
 	if err := add("memory-bound/2gpu", p, err); err != nil {
 		return nil, err

@@ -1,18 +1,15 @@
-// Package optimizetest is the conformance suite every optimize.Optimizer
-// runs, and the test graphs it runs on: random layered DAGs (small ones
-// for tests, an 80,000-op one standing in for gnmt8 in benchmarks),
-// independent chains, and a graph whose parameters fit only when spread
-// over the devices.
-package optimizetest
+// Package graphtest builds the graphs tests and benchmarks run on: random
+// layered DAGs (small ones for tests, an 80,000-op one standing in for
+// gnmt8 in benchmarks), independent chains, a graph whose parameters fit
+// only when spread over the devices, and one where the objectives
+// disagree. It may import graph only.
+package graphtest
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/optimize"
 )
 
 // Layered describes a random layered DAG: Ops ops in layers of Width;
@@ -37,7 +34,7 @@ type Layered struct {
 // options (a test helper).
 func LayeredDAG(o Layered) *graph.Graph {
 	if o.Ops < 1 || o.Width < 1 {
-		panic("optimizetest: Layered needs Ops and Width")
+		panic("graphtest: Layered needs Ops and Width")
 	}
 	span := o.Span
 	if span == 0 {
@@ -161,39 +158,6 @@ func MemoryBound(devices int) (*graph.Graph, int64) {
 		panic(err)
 	}
 	return g, capacity
-}
-
-// NewProblem builds a roofline problem for g on devices GPUs of the
-// default hardware (PCIe topology, so any device count works), with the
-// device memory set to capacity when it is positive.
-func NewProblem(g *graph.Graph, devices int, capacity int64) (*optimize.Problem, error) {
-	h, err := roofline.Preset(roofline.DefaultHardware)
-	if err != nil {
-		return nil, err
-	}
-	if capacity > 0 {
-		h.Memory = capacity
-	}
-	c, err := roofline.NewCluster(h, devices, "pcie")
-	if err != nil {
-		return nil, err
-	}
-	return optimize.NewProblem(g, c, roofline.Options{})
-}
-
-// TotalTime is the sum of op times of p's graph: the step time of one
-// device without fusion or transfers.
-func TotalTime(p *optimize.Problem) float64 {
-	s := 0.0
-	for i := 0; i < p.Graph.NumOps(); i++ {
-		s += p.Cost.OpTime(i)
-	}
-	return s
-}
-
-// Close reports whether a and b agree to a relative 1e-9.
-func Close(a, b float64) bool {
-	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))
 }
 
 // TwoWeights is the graph where the objectives disagree: ops a, c, b, d
