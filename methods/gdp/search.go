@@ -471,8 +471,12 @@ func (r *searchRun) train(ctx context.Context) error {
 		var ps ppo.Stats
 		if s.NoLearning {
 			out.Release()
-		} else if ps, err = ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw[:n], OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings); err != nil {
-			return err
+		} else {
+			model := policy.PPOModel{Policy: pol, Input: out.Input(), Decisions: raw[:n]}
+			ro := ppo.Rollout{OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}
+			if ps, err = ppo.Update(model, opt, ro, model.Pass(out), settings); err != nil {
+				return err
+			}
 		}
 		tr.Step()
 		stats := tr.Stats()

@@ -565,7 +565,9 @@ func (pt *Pretrain) ppoStep(ctx context.Context, pol *policy.Policy, opt *nn.Ada
 			pp.Valid += 1 / float64(k)
 		}
 	}
-	st, err := ppo.Update(pol, opt, ppo.Rollout{Input: out.Input(), Decisions: raw, OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}, out, settings)
+	model := policy.PPOModel{Policy: pol, Input: out.Input(), Decisions: raw}
+	ro := ppo.Rollout{OldLogProbs: logps, OldNodeLogProbs: nodeLogps, Rewards: rewards, Baseline: math.NaN()}
+	st, err := ppo.Update(model, opt, ro, model.Pass(out), settings)
 	if err != nil {
 		return pp, err
 	}

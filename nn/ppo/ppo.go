@@ -1,4 +1,4 @@
-// Package ppo trains the policy with Proximal Policy Optimization
+// Package ppo trains a policy network with Proximal Policy Optimization
 // (Schulman et al. 2017), as GDP does (seeds/gdp-generalized-device-
 // placement.md §3 and table 4): a clipped surrogate objective, an entropy
 // bonus, a value head or a per-rollout baseline, advantage normalization,
@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/nn"
 )
 
@@ -83,14 +81,58 @@ func Advantages(rewards []float64, baseline float64) []float64 {
 	return adv
 }
 
-// Rollout is one batch of decisions sampled from one forward pass on one
-// graph, with their rewards.
+// Model is what PPO trains: a network's parameters, and forward passes
+// over the one input a rollout's samples were drawn from. The GO policy
+// implements it (policy.PPOModel); PPO knows nothing else of the network.
+type Model interface {
+	// Params are the trained parameters; their gradients are what Pass.Loss
+	// accumulates.
+	Params() []*nn.Param[float32]
+	// Forward runs the network on the rollout's input.
+	Forward() (Pass, error)
+}
+
+// Pass is one forward pass of a Model, kept for one loss evaluation.
+type Pass interface {
+	// Loss adds to the model's gradients the gradient of PPO's loss over
+	// the rollout's samples b.Lo to b.Hi (exclusive) and returns the loss
+	// and its parts.
+	Loss(b Batch) (Loss, error)
+	// Release returns the pass's memory; the pass is unusable after.
+	Release()
+}
+
+// Batch is a minibatch of a rollout's samples, with what PPO's clipped
+// surrogate needs (GDP §6.1). Its slices hold the minibatch's samples
+// only.
+type Batch struct {
+	Lo, Hi      int       // the samples, as indices into the rollout
+	Advantages  []float64 // one per sample
+	OldLogProbs []float64 // log-probability of each sample when it was drawn
+	// OldNodeLogProbs, if set, holds per sample the log-probability of
+	// every node's action when it was drawn: the ratio is then clipped per
+	// node.
+	OldNodeLogProbs [][]float32
+	// Returns are the value head's targets, one per sample; nil means no
+	// value loss.
+	Returns     []float64
+	ClipEps     float64 // ratio clip epsilon
+	EntropyCoef float64 // weight of the entropy bonus; 0 means none
+	ValueCoef   float64 // weight of the value loss; 0 means none
+}
+
+// Loss is one loss evaluation and its parts.
+type Loss struct {
+	Loss, Surrogate, Entropy, ValueLoss, ClipFrac, ApproxKL float64
+}
+
+// Rollout is one batch of samples drawn from one forward pass on one
+// input, with their rewards. The samples themselves (decisions) stay with
+// the Model; PPO reads their log-probabilities and rewards.
 type Rollout struct {
-	Input       *policy.Input
-	Decisions   []decision.Decision
 	OldLogProbs []float64
 	// OldNodeLogProbs, if set, holds every node's action log-probability
-	// per decision (policy.Output.NodeLogProbs): the ratio is then clipped
+	// per sample (policy.Output.NodeLogProbs): the ratio is then clipped
 	// per node, which is what lets PPO learn on graphs of thousands of
 	// nodes (the joint ratio leaves the clip range after any update).
 	OldNodeLogProbs [][]float32
@@ -104,34 +146,34 @@ type Stats struct {
 	Epochs                                                            int // epochs run (fewer when TargetKL stopped them)
 }
 
-// Update runs PPO's epochs over rollout ro on policy p with optimizer opt.
+// Update runs PPO's epochs over rollout ro on model m with optimizer opt.
 // first, if not nil, is the forward pass the rollout was sampled from; it
 // serves the first minibatch step (where the ratio is exactly 1) and is
 // released here.
-func Update(p *policy.Policy, opt *nn.Adam, ro Rollout, first *policy.Output, s Settings) (Stats, error) {
+func Update(m Model, opt *nn.Adam, ro Rollout, first Pass, s Settings) (Stats, error) {
 	s = s.filled()
-	k := len(ro.Decisions)
-	if k == 0 || len(ro.Rewards) != k || len(ro.OldLogProbs) != k {
-		return Stats{}, fmt.Errorf("ppo: rollout has %d decisions, %d rewards, %d log-probabilities", k, len(ro.Rewards), len(ro.OldLogProbs))
+	k := len(ro.OldLogProbs)
+	if k == 0 || len(ro.Rewards) != k {
+		return Stats{}, fmt.Errorf("ppo: rollout has %d rewards, %d log-probabilities", len(ro.Rewards), k)
 	}
 	adv := Advantages(ro.Rewards, ro.Baseline)
 	entCoef, valCoef := max(s.EntropyCoef, 0), max(s.ValueCoef, 0)
 	var st Stats
 	mb := min(s.Minibatches, k)
-	params := p.Params()
+	params := m.Params()
 	for epoch := 0; epoch < s.Epochs; epoch++ {
 		for b := 0; b < mb; b++ {
 			lo, hi := b*k/mb, (b+1)*k/mb
-			out := first
+			pass := first
 			first = nil
-			if out == nil {
+			if pass == nil {
 				var err error
-				if out, err = p.Forward(ro.Input); err != nil {
+				if pass, err = m.Forward(); err != nil {
 					return st, err
 				}
 			}
-			batch := policy.PPOBatch{
-				Decisions: ro.Decisions[lo:hi], Advantages: adv[lo:hi], OldLogProbs: ro.OldLogProbs[lo:hi],
+			batch := Batch{
+				Lo: lo, Hi: hi, Advantages: adv[lo:hi], OldLogProbs: ro.OldLogProbs[lo:hi],
 				ClipEps: s.ClipEps, EntropyCoef: entCoef,
 			}
 			if ro.OldNodeLogProbs != nil {
@@ -140,8 +182,8 @@ func Update(p *policy.Policy, opt *nn.Adam, ro Rollout, first *policy.Output, s 
 			if valCoef > 0 {
 				batch.Returns, batch.ValueCoef = ro.Rewards[lo:hi], valCoef
 			}
-			r, err := policy.PPOLoss(out, batch)
-			out.Release()
+			r, err := pass.Loss(batch)
+			pass.Release()
 			if err != nil {
 				return st, err
 			}

@@ -6,7 +6,48 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/nn"
+	"github.com/placer/placer/nn/ppo"
 )
+
+// PPOModel is the policy as PPO trains it (ppo.Model) on one rollout: the
+// input its decisions were sampled for, and the decisions.
+type PPOModel struct {
+	Policy    *Policy
+	Input     *Input
+	Decisions []decision.Decision
+}
+
+var _ ppo.Model = PPOModel{}
+
+// Params are the policy's parameters.
+func (m PPOModel) Params() []*Param { return m.Policy.Params() }
+
+// Forward runs the policy on the rollout's input.
+func (m PPOModel) Forward() (ppo.Pass, error) {
+	out, err := m.Policy.Forward(m.Input)
+	if err != nil {
+		return nil, err
+	}
+	return m.Pass(out), nil
+}
+
+// Pass is out, a forward pass on the rollout's input, as PPO takes it.
+func (m PPOModel) Pass(out *Output) ppo.Pass { return ppoPass{out, m.Decisions} }
+
+type ppoPass struct {
+	out *Output
+	ds  []decision.Decision
+}
+
+func (p ppoPass) Release() { p.out.Release() }
+
+func (p ppoPass) Loss(b ppo.Batch) (ppo.Loss, error) {
+	r, err := PPOLoss(p.out, PPOBatch{
+		Decisions: p.ds[b.Lo:b.Hi], Advantages: b.Advantages, OldLogProbs: b.OldLogProbs, OldNodeLogProbs: b.OldNodeLogProbs,
+		Returns: b.Returns, ClipEps: b.ClipEps, EntropyCoef: b.EntropyCoef, ValueCoef: b.ValueCoef,
+	})
+	return ppo.Loss{Loss: r.Loss, Surrogate: r.Surrogate, Entropy: r.Entropy, ValueLoss: r.ValueLoss, ClipFrac: r.ClipFrac, ApproxKL: r.ApproxKL}, err
+}
 
 // PPOBatch is a minibatch of decisions sampled for the graph of one
 // forward pass, with what PPO's clipped surrogate needs (GDP §6.1).
