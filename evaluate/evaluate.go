@@ -1,6 +1,3 @@
-// Package evaluate defines the seam between optimizers and evaluators: an
-// Evaluator turns a decision.Decision into a Result (simulated by the
-// roofline model or measured on real GPUs).
 package evaluate
 
 import (

@@ -10,4 +10,6 @@
 //
 // The native file format is versioned JSON; see docs/graph-format.md and
 // Read/Write.
+//
+// May import: internal/...
 package graph

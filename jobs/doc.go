@@ -5,4 +5,7 @@
 // Backend: the roofline model by default, real GPUs with GPUs) -> methods
 // (from the methods registry) -> report, so that cmd/placer only binds
 // flags and prints. Traces come from the problem's evaluator.
+//
+// May import: graph/..., decision, evaluate/..., workloads/..., optimize,
+// nn/..., methods/..., jobs/..., report, internal/...
 package jobs

@@ -18,4 +18,6 @@
 // BLAS. Every function that writes a result writes disjoint rows or columns
 // per worker and reduces in a fixed order, so results do not depend on the
 // number of workers or on scheduling.
+//
+// May import: no other placer package
 package nn

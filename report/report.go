@@ -1,5 +1,3 @@
-// Package report renders placer's results for people and programs: tables
-// (tablewriter) and their JSON twins, with consistent units.
 package report
 
 import (

@@ -25,4 +25,6 @@
 //
 // The formulas, model configurations and their sources are in
 // docs/workloads.md.
+//
+// May import: graph, decision, internal/...
 package workloads

@@ -24,4 +24,6 @@
 //
 // See docs/hardware.md for the commands, the profile format and how each
 // figure is measured.
+//
+// May import: graph, decision, evaluate, evaluate/roofline, internal/...
 package hw

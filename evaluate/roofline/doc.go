@@ -37,4 +37,6 @@
 // accounting, readahead.go the cache warming ahead of the loop, and
 // result.go the filling of the Result; raw.go (raw_check.go under the
 // simcheck tag) has the unchecked slice views of the hot loops.
+//
+// May import: graph, decision, evaluate, internal/...
 package roofline

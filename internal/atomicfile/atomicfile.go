@@ -1,6 +1,3 @@
-// Package atomicfile writes files so that a reader, a crash or a Ctrl-C
-// never sees a half-written file: the data goes to a temporary file in the
-// same folder, is synced, and is renamed over the target.
 package atomicfile
 
 import (

@@ -33,4 +33,6 @@
 // free; whether the result fits is the evaluator's verdict, reported in
 // the result. docs/baselines.md gives each method's source, knobs and
 // defaults.
+//
+// May import: graph/..., decision, evaluate, optimize, internal/...
 package classical

@@ -5,4 +5,7 @@
 // -sqrt(step / reference step) (GDP §3; -10 when it does not fit or breaks
 // co-location), keeps the best decision ever seen, and improves the
 // policy with PPO.
+//
+// May import: graph/..., decision, evaluate, optimize, nn/...,
+// internal/..., methods/gdp/..., methods/classical
 package gdp

@@ -4,4 +4,7 @@
 // attentional LSTM sequence-to-sequence placer places the groups, and both
 // are trained jointly with REINFORCE on -sqrt(step time). HDP is the
 // method "hdp" of the registry (package methods).
+//
+// May import: graph/..., decision, evaluate, optimize, nn/...,
+// internal/..., methods/rl17
 package hdp

@@ -1,8 +1,3 @@
-// Package methodstest is the conformance suite every optimize.Optimizer
-// passes (every op placed, co-location and memory honoured, the budget kept)
-// and the problems methods' tests share, on the roofline model (a test
-// helper: it may import graph, decision, optimize, evaluate/roofline and
-// graph/graphtest).
 package methodstest
 
 import (

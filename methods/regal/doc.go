@@ -26,4 +26,7 @@
 // methods use a trained Model: REGAL (the network steering BRKGA, 5,000
 // evaluations by default) and ZeroShot (the workshop paper's variant: the
 // network's distributions decoded without a genetic search).
+//
+// May import: graph/..., decision, evaluate, optimize, nn/...,
+// internal/..., methods/brkga
 package regal

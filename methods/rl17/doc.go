@@ -4,4 +4,7 @@
 // attentional LSTM sequence-to-sequence controller built of nn's LSTM and
 // attention layers, and REINFORCE on -sqrt(step time) with a moving-average
 // baseline. RL17 is the method "rl17" of the registry (package methods).
+//
+// May import: graph/..., decision, evaluate, optimize, nn/...,
+// internal/...
 package rl17

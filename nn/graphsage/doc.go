@@ -26,4 +26,6 @@
 //
 // The layers are generic over float32 (fast path) and float64 (gradient
 // checks) and have hand-derived backward passes.
+//
+// May import: nn, graph
 package graphsage

@@ -1,5 +1,3 @@
-// Package nntest checks hand-derived gradients against central finite
-// differences, for the tests of the policy network's layers.
 package nntest
 
 import (

@@ -21,4 +21,6 @@
 // needs, and a hand-derived backward pass that adds into parameter and
 // input gradients. All layers are generic over float32 (fast path) and
 // float64 (gradient checks).
+//
+// May import: nn, graph
 package transformerxl

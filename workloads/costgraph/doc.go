@@ -18,6 +18,8 @@
 // field names are errors, so that a misspelt field is not silently read as
 // zero. Malformed input is reported as a one-line error naming the node and
 // field, or the line and column of a syntax error; the decoder never panics.
+//
+// May import: graph, workloads/costgraph/costgraphpb
 package costgraph
 
 //go:generate protoc --go_out=. --go_opt=module=github.com/placer/placer/workloads/costgraph costgraph.proto

@@ -27,4 +27,6 @@
 // Malformed input (bad JSON, a missing or duplicate node id, a negative,
 // NaN or infinite number, a cycle) is reported as a one-line error that
 // names the node or edge and the field; the decoder never panics.
+//
+// May import: graph
 package msrfiddle

@@ -23,4 +23,6 @@
 // (not a protobuf, a truncated file, an unknown op, a missing shape) is a
 // one-line error naming the node and what is wrong; the decoder never
 // panics.
+//
+// May import: graph, workloads/onnx/onnxpb
 package onnx

@@ -61,4 +61,6 @@
 // group stay single): the network makes one decision per group and every
 // op of the group gets it, which honours co-location by construction and
 // shrinks large graphs.
+//
+// May import: graph, decision, nn/..., internal/...
 package policy

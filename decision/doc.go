@@ -1,0 +1,8 @@
+// Package decision holds the Decision type: everything an optimizer decides
+// for one graph on one cluster (placement, scheduling priorities, fusion
+// priorities, transfer priorities), its validation against a graph, the
+// built-in simple decisions, and the versioned JSON decision file
+// (docs/decision-format.md).
+//
+// May import: graph
+package decision

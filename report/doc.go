@@ -1,0 +1,5 @@
+// Package report renders placer's results for people and programs: tables
+// (tablewriter) and their JSON twins, with consistent units.
+//
+// May import: decision, evaluate, optimize, internal/...
+package report
