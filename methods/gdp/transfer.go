@@ -169,11 +169,6 @@ type Checkpoint struct {
 // policy file is path.
 func CheckpointState(path string) string { return path + ".state.json" }
 
-// checkpointPause, read from PLACER_TEST_CHECKPOINT_PAUSE (a duration),
-// holds SaveCheckpoint between its two files, where the crash-safety test
-// (cmd/placer TestPretrainSurvivesSIGKILL) kills pretraining.
-var checkpointPause, _ = time.ParseDuration(os.Getenv("PLACER_TEST_CHECKPOINT_PAUSE"))
-
 // SaveCheckpoint writes the checkpoint as one atomic unit: the state file
 // CheckpointState(path), holding c and the policy itself, in one rename;
 // then the policy alone to path (what infer and finetune read). A kill at
@@ -195,9 +190,6 @@ func SaveCheckpoint(path string, pol *policy.Policy, c Checkpoint) error {
 	}
 	if err := atomicfile.WriteBytes(CheckpointState(path), append(js, '\n')); err != nil {
 		return err
-	}
-	if checkpointPause > 0 {
-		time.Sleep(checkpointPause)
 	}
 	if err := atomicfile.WriteBytes(path, buf.Bytes()); err != nil {
 		return err

@@ -263,10 +263,18 @@ func TestPretrainBadCheckpoints(t *testing.T) {
 		})
 	}
 	// A checkpoint from before the state held the policy still resumes;
-	// so does one whose policy file is damaged (the state has its own).
-	for _, p := range []string{write("old.policy", data, withPolicy(nil, false)), write("lag.policy", data[:10], state)} {
-		if _, _, err := LoadCheckpoint(p); err != nil {
+	// so does one whose policy file is damaged or lags (the state has its
+	// own): what a kill between SaveCheckpoint's two files leaves.
+	for _, p := range []string{write("old.policy", data, withPolicy(nil, false)), write("lag.policy", data[:10], state), write("prev.policy", ob.Bytes(), state)} {
+		pol, _, err := LoadCheckpoint(p)
+		if err != nil {
 			t.Errorf("%s: %v", filepath.Base(p), err)
+			continue
+		}
+		var got bytes.Buffer
+		pol.WriteTo(&got)
+		if !bytes.Equal(got.Bytes(), data) {
+			t.Errorf("%s: loaded another policy than the checkpoint's", filepath.Base(p))
 		}
 	}
 	// Other graphs than the checkpoint's.
