@@ -122,9 +122,6 @@ func (b *Builder) AddOp(op Op) int {
 	return i
 }
 
-// NumOps is the number of ops added so far.
-func (b *Builder) NumOps() int { return len(b.g.ops) }
-
 // Op returns op i for adjustment before Build (all but its name, which
 // Lookup goes by).
 func (b *Builder) Op(i int) *Op { return &b.g.ops[i] }

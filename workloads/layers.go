@@ -1,8 +1,6 @@
 package workloads
 
 import (
-	"strconv"
-
 	"github.com/placer/placer/graph"
 )
 
@@ -160,14 +158,3 @@ func (n *net) fusedBatchNorm(x tid) tid {
 	n.leave(old)
 	return y
 }
-
-// weightDecay adds wd * l2_loss(w) to the regularization losses.
-func (n *net) weightDecay(w tid, losses *[]tid) {
-	old := n.enter("weight_loss")
-	l := n.binary(kMul, n.l2loss(w), n.scalar("mul/y"))
-	n.leave(old)
-	*losses = append(*losses, l)
-}
-
-// idx formats base_i.
-func idx(base string, i int) string { return base + "_" + strconv.Itoa(i) }

@@ -250,7 +250,6 @@ type chain struct {
 	time  []float64 // prefix sums: time[i] = compute of atoms 0..i-1
 	mem   []float64 // prefix sums of memory
 	cut   []float64 // cut[i]: transfer time of the tensors crossing the cut before atom i (cut[0] = 0)
-	maxAt float64   // largest atom memory
 }
 
 func newChain(g *graph.Graph, order []int32, times []float64, mem []int64, perTensor, perByte float64) *chain {
@@ -281,7 +280,6 @@ func newChain(g *graph.Graph, order []int32, times []float64, mem []int64, perTe
 		}
 		ch.time[k+1] = ch.time[k] + t
 		ch.mem[k+1] = ch.mem[k] + m
-		ch.maxAt = max(ch.maxAt, m)
 	}
 	// A tensor crosses every cut between the first and the last atom it
 	// touches (its producer and consumers): difference arrays.
@@ -311,9 +309,6 @@ func newChain(g *graph.Graph, order []int32, times []float64, mem []int64, perTe
 	}
 	return ch
 }
-
-// fits reports whether every atom fits the memory limit on its own.
-func (ch *chain) fits(limit float64) bool { return ch.maxAt <= limit }
 
 // n is the number of atoms.
 func (ch *chain) n() int { return len(ch.atoms) }

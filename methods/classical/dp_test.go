@@ -23,7 +23,6 @@ func handChain(times, mem, cut []float64) *chain {
 		ch.atoms[i] = []int32{int32(i)}
 		ch.time[i+1] = ch.time[i] + times[i]
 		ch.mem[i+1] = ch.mem[i] + mem[i]
-		ch.maxAt = max(ch.maxAt, mem[i])
 		if i > 0 {
 			ch.cut[i] = cut[i]
 		}

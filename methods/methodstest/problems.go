@@ -36,16 +36,6 @@ func RooflineProblem(g *graph.Graph, c *roofline.Cluster, opts roofline.Options)
 	return optimize.NewProblem(g, m, roofline.NewEvaluator(m)), nil
 }
 
-// TotalTime is the sum of op times of p's graph: the step time of one
-// device without fusion or transfers.
-func TotalTime(p *optimize.Problem) float64 {
-	s := 0.0
-	for i := 0; i < p.Graph.NumOps(); i++ {
-		s += p.Cost.OpTime(i)
-	}
-	return s
-}
-
 // Close reports whether a and b agree to a relative 1e-9.
 func Close(a, b float64) bool {
 	return math.Abs(a-b) <= 1e-9*max(math.Abs(a), math.Abs(b))

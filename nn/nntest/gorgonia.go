@@ -1,7 +1,6 @@
 package nntest
 
 import (
-	"fmt"
 	"math"
 	"testing"
 
@@ -127,6 +126,3 @@ func Close(t *testing.T, name string, got, want []float64, tol float64) {
 		}
 	}
 }
-
-// Describe is a short description of a node's shape for messages.
-func Describe(n *G.Node) string { return fmt.Sprint(n.Shape()) }

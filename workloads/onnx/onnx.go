@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
@@ -433,14 +432,4 @@ func shapeOf(s []int64) []int64 {
 		return []int64{}
 	}
 	return append([]int64(nil), s...)
-}
-
-// SupportedOps lists the op types the importer has formulas for, sorted.
-func SupportedOps() []string {
-	ops := make([]string, 0, len(formulas))
-	for k := range formulas {
-		ops = append(ops, k)
-	}
-	sort.Strings(ops)
-	return ops
 }

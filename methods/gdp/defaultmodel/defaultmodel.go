@@ -41,12 +41,6 @@ const HeadPath = "methods/gdp/defaultmodel/data/default.head"
 // ErrNoHead is LoadHead's error when this build embeds no move head.
 var ErrNoHead = errors.New("no default move head in this build: pass --head FILE (placer pretrain --scored --out FILE) or build one with 'make default-head' and rebuild")
 
-// HeadAvailable reports whether this build embeds a default move head.
-func HeadAvailable() bool {
-	_, err := fs.Stat(files, "data/default.head")
-	return err == nil
-}
-
 // Head returns the embedded default move head's file (gdp.DecodeMoveHead
 // reads it), or ErrNoHead.
 func Head() ([]byte, error) {

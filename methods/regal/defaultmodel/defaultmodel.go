@@ -89,9 +89,6 @@ func load(o optimize.Objective) (*regal.Model, error) {
 	return m, nil
 }
 
-// Load returns the embedded step-time default model (LoadFor(StepTime)).
-func Load() (*regal.Model, error) { return LoadFor(optimize.StepTime) }
-
 // LoadFor returns the embedded default model trained for objective o
 // (read once; callers must not modify it), or an error wrapping
 // ErrMissing that names the make target which builds it.
