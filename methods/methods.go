@@ -74,14 +74,21 @@ type Options struct {
 	// Classical searches.
 
 	// Start is local-search's and sa's initial placement (see
-	// classical.LocalSearch.Start); "" = each method's default.
+	// classical.LocalSearch.Start); "" = each method's default; "anchored"
+	// runs the anchored search (local-search-anchored, sa-anchored).
 	Start string
 }
 
 // Entry is one method of the registry.
 type Entry struct {
-	Name    string
-	Kind    Kind
+	Name string
+	Kind Kind
+	// Arm names the method this entry is an experiment arm of: an
+	// ablation (learning off), a control, a pre-trained or tuned variant,
+	// a start the method's options give. "" for the distinct algorithms a
+	// user chooses among (Methods). Arms are named only in the report
+	// commands, which compare them with their method.
+	Arm     string
 	Summary string // one line for --help and docs
 	// Quick marks the fast deterministic methods that a learned search
 	// runs first as its references (the best valid one is its anchor).
@@ -106,41 +113,53 @@ var registry []Entry
 
 func init() {
 	registry = []Entry{
-		{"single", Reference, "every op on GPU 0", true, true, false, plain(classical.Single{})},
-		{"expert", Reference, "the human expert's placement (built-in workloads)", true, true, false, plain(classical.Expert{})},
-		{"round-robin", Heuristic, "ops dealt to GPUs in topological order", false, true, false, plain(classical.RoundRobin{})},
-		{"random", Heuristic, "the best of k random placements", false, true, false, plain(classical.Random{})},
-		{"metis", Heuristic, "METIS-style multilevel k-way partition", true, true, false, plain(classical.METIS{})},
-		{"gp-dfs", Heuristic, "REGAL's partition + depth-first schedule", true, true, false, plain(classical.GPDFS{})},
-		{"m-topo", Heuristic, "Baechi's memory-constrained topological split", true, true, false, plain(classical.MTopo{})},
-		{"m-etf", Heuristic, "Baechi's memory-constrained earliest-task-first", true, true, false, plain(classical.METF{})},
-		{"dp", Heuristic, "contiguous split of a topological order, one block per GPU (PipeDream)", true, true, false, plain(classical.DP{})},
-		{"local-search", Search, "REGAL's local search over placement, order, fusion", false, true, false, newLocalSearch},
-		{"sa", Search, "simulated annealing over placement, order, fusion", false, true, false, newAnnealing},
-		{"local-search-anchored", Search, "local search from the best quick baseline, the policy's moves", false, true, false, newAnchoredLocalSearch},
-		{"sa-anchored", Search, "simulated annealing from the best quick baseline, the policy's moves", false, true, false, newAnchoredAnnealing},
-		{"brkga", Search, "REGAL's biased random-key genetic algorithm", false, true, false, func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
-		{"brkga-tuned", Search, "BRKGA with hyperparameters grid-searched on REGAL's synthetic training set, per objective (make brkga-tune)", false, false, false, func(Options) (optimize.Optimizer, error) { return &tuned.Optimizer{}, nil }},
-		{"tf-default", Default, "TensorFlow's defaults: FIFO, XLA-like fusion", true, true, false, plain(classical.TFDefault{})},
-		{"go", Learned, "the GO/GDP policy trained with PPO on this graph", false, false, false, newSearch},
-		{"go-no-learning", Learned, "the ablation: go's sampling around its anchor, the network never updated", false, false, false, newSearchNoLearning},
-		{"go-guided", Learned, "the GO policy proposing single-unit moves to a local search, learning from every evaluation", false, false, false, newGuided(false, false)},
-		{"go-guided-state", Learned, "go-guided whose network also sees the current decision's schedule (float, critical path, idle time, memory headroom, bytes crossing devices)", false, false, false, newGuided(false, true)},
-		{"go-guided-no-learning", Learned, "the ablation: go-guided's proposals from the network never updated", false, false, false, newGuided(true, false)},
-		{"go-guided-pretrained", Learned, "go-guided from a pre-trained network (placer pretrain --guided), learning on", false, false, true, newGuidedPretrained(false)},
-		{"go-guided-pretrained-no-learning", Learned, "go-guided's proposals from a pre-trained network, never updated", false, false, true, newGuidedPretrained(true)},
-		{"go-scored", Learned, "anchored local search whose moves a learned head picks, over an untrained GO network's outputs and the schedule, learning from every evaluated move", false, false, false, newScored("go-scored")},
-		{"go-scored-no-learning", Learned, "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", false, false, false, newScored("go-scored-no-learning")},
-		{"go-scored-pretrained-network", Learned, "go-scored whose features read the pre-trained GO network (the default model) instead of an untrained one", false, false, true, newScored("go-scored-pretrained-network")},
-		{"go-scored-no-network", Learned, "the control: go-scored with no GO network features (the head reads the move and the schedule only)", false, false, false, newScored("go-scored-no-network")},
-		{"go-scored-pretrained", Learned, "go-scored from a pre-trained move head (placer pretrain --scored), learning on", false, false, true, newScored("go-scored-pretrained")},
-		{"go-scored-prior", Learned, "go-scored with a pre-trained move head as a frozen prior: a new head learns online what the prior gets wrong here", false, false, true, newScored("go-scored-prior")},
-		{"go-scored-zero-shot", Learned, "go-scored's pre-trained move head, never updated: zero-shot picks", false, false, true, newScored("go-scored-zero-shot")},
-		{"go-zero-shot", Learned, "a pre-trained GO policy, no training", false, false, true, newZeroShot},
-		{"rl17", Learned, "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", false, false, false, newRL17},
-		{"regal", Learned, "REGAL: a pre-trained graph network picks each gene's Beta distribution for BRKGA's mutants", false, false, true, newRegal},
-		{"regal-zero-shot", Learned, "REGAL's network without genetic search: its Beta means decoded, best of a few samples", false, false, true, newRegalZeroShot},
-		{"hdp", Learned, "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", false, false, false, newHDP},
+		{Name: "single", Kind: Reference, Summary: "every op on GPU 0", Quick: true, Compared: true, New: plain(classical.Single{})},
+		{Name: "expert", Kind: Reference, Summary: "the human expert's placement (built-in workloads)", Quick: true, Compared: true, New: plain(classical.Expert{})},
+		{Name: "round-robin", Kind: Heuristic, Summary: "ops dealt to GPUs in topological order", Compared: true, New: plain(classical.RoundRobin{})},
+		{Name: "random", Kind: Heuristic, Summary: "the best of k random placements", Compared: true, New: plain(classical.Random{})},
+		{Name: "metis", Kind: Heuristic, Summary: "METIS-style multilevel k-way partition", Quick: true, Compared: true, New: plain(classical.METIS{})},
+		{Name: "gp-dfs", Kind: Heuristic, Summary: "REGAL's partition + depth-first schedule", Quick: true, Compared: true, New: plain(classical.GPDFS{})},
+		{Name: "m-topo", Kind: Heuristic, Summary: "Baechi's memory-constrained topological split", Quick: true, Compared: true, New: plain(classical.MTopo{})},
+		{Name: "m-etf", Kind: Heuristic, Summary: "Baechi's memory-constrained earliest-task-first", Quick: true, Compared: true, New: plain(classical.METF{})},
+		{Name: "dp", Kind: Heuristic, Summary: "contiguous split of a topological order, one block per GPU (PipeDream)", Quick: true, Compared: true, New: plain(classical.DP{})},
+		{Name: "local-search", Kind: Search, Summary: "REGAL's local search over placement, order, fusion", Compared: true, New: newLocalSearch},
+		{Name: "sa", Kind: Search, Summary: "simulated annealing over placement, order, fusion", Compared: true, New: newAnnealing},
+		{Name: "local-search-anchored", Kind: Search, Summary: "local search from the best quick baseline, the policy's moves", Compared: true, New: newAnchoredLocalSearch},
+		{Name: "sa-anchored", Kind: Search, Arm: "sa", Summary: "simulated annealing from the best quick baseline, the policy's moves (sa --start anchored)", New: newAnchoredAnnealing},
+		{Name: "brkga", Kind: Search, Summary: "REGAL's biased random-key genetic algorithm", Compared: true, New: func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
+		{Name: "brkga-tuned", Kind: Search, Arm: "brkga", Summary: "BRKGA with hyperparameters grid-searched on REGAL's synthetic training set, per objective (make brkga-tune)", New: func(Options) (optimize.Optimizer, error) { return &tuned.Optimizer{}, nil }},
+		{Name: "tf-default", Kind: Default, Summary: "TensorFlow's defaults: FIFO, XLA-like fusion", Quick: true, Compared: true, New: plain(classical.TFDefault{})},
+		{Name: "go", Kind: Learned, Summary: "the GO/GDP policy trained with PPO on this graph", New: newSearch},
+		{Name: "go-no-learning", Kind: Learned, Arm: "go", Summary: "the ablation: go's sampling around its anchor, the network never updated", New: newSearchNoLearning},
+		{Name: "go-guided", Kind: Learned, Arm: "go", Summary: "the GO policy proposing single-unit moves to a local search, learning from every evaluation", New: newGuided(false, false)},
+		{Name: "go-guided-state", Kind: Learned, Arm: "go", Summary: "go-guided whose network also sees the current decision's schedule (float, critical path, idle time, memory headroom, bytes crossing devices)", New: newGuided(false, true)},
+		{Name: "go-guided-no-learning", Kind: Learned, Arm: "go", Summary: "the ablation: go-guided's proposals from the network never updated", New: newGuided(true, false)},
+		{Name: "go-guided-pretrained", Kind: Learned, Arm: "go", Summary: "go-guided from a pre-trained network (placer pretrain --guided), learning on", Pretrained: true, New: newGuidedPretrained(false)},
+		{Name: "go-guided-pretrained-no-learning", Kind: Learned, Arm: "go", Summary: "go-guided's proposals from a pre-trained network, never updated", Pretrained: true, New: newGuidedPretrained(true)},
+		{Name: "go-scored", Kind: Learned, Summary: "anchored local search whose moves a learned head picks, over an untrained GO network's outputs and the schedule, learning from every evaluated move", New: newScored("go-scored")},
+		{Name: "go-scored-no-learning", Kind: Learned, Arm: "go-scored", Summary: "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", New: newScored("go-scored-no-learning")},
+		{Name: "go-scored-pretrained-network", Kind: Learned, Arm: "go-scored", Summary: "go-scored whose features read the pre-trained GO network (the default model) instead of an untrained one", Pretrained: true, New: newScored("go-scored-pretrained-network")},
+		{Name: "go-scored-no-network", Kind: Learned, Arm: "go-scored", Summary: "the control: go-scored with no GO network features (the head reads the move and the schedule only)", New: newScored("go-scored-no-network")},
+		{Name: "go-scored-pretrained", Kind: Learned, Arm: "go-scored", Summary: "go-scored from a pre-trained move head (placer pretrain --scored), learning on", Pretrained: true, New: newScored("go-scored-pretrained")},
+		{Name: "go-scored-prior", Kind: Learned, Arm: "go-scored", Summary: "go-scored with a pre-trained move head as a frozen prior: a new head learns online what the prior gets wrong here", Pretrained: true, New: newScored("go-scored-prior")},
+		{Name: "go-scored-zero-shot", Kind: Learned, Arm: "go-scored", Summary: "go-scored's pre-trained move head, never updated: zero-shot picks", Pretrained: true, New: newScored("go-scored-zero-shot")},
+		{Name: "go-zero-shot", Kind: Learned, Arm: "go", Summary: "a pre-trained GO policy, no training", Pretrained: true, New: newZeroShot},
+		{Name: "rl17", Kind: Learned, Summary: "the 2017 RL placer: co-location groups, attentional LSTM seq2seq, REINFORCE", New: newRL17},
+		{Name: "regal", Kind: Learned, Summary: "REGAL: a pre-trained graph network picks each gene's Beta distribution for BRKGA's mutants", Pretrained: true, New: newRegal},
+		{Name: "regal-zero-shot", Kind: Learned, Arm: "regal", Summary: "REGAL's network without genetic search: its Beta means decoded, best of a few samples", Pretrained: true, New: newRegalZeroShot},
+		{Name: "hdp", Kind: Learned, Summary: "HDP: a feed-forward grouper and rl17's seq2seq placer over its groups, trained jointly with REINFORCE", New: newHDP},
+	}
+	seen := map[string]bool{}
+	for _, e := range registry {
+		if seen[e.Name] {
+			panic("methods: two entries named " + e.Name)
+		}
+		seen[e.Name] = true
+	}
+	for _, e := range registry {
+		if e.Arm != "" && !seen[e.Arm] {
+			panic("methods: " + e.Name + " is an arm of " + e.Arm + ", which is not registered")
+		}
 	}
 }
 
@@ -150,6 +169,9 @@ func plain(o optimize.Optimizer) func(Options) (optimize.Optimizer, error) {
 }
 
 func newLocalSearch(o Options) (optimize.Optimizer, error) {
+	if o.Start == "anchored" {
+		return newAnchoredLocalSearch(o)
+	}
 	if err := checkStart(o.Start); err != nil {
 		return nil, err
 	}
@@ -157,6 +179,9 @@ func newLocalSearch(o Options) (optimize.Optimizer, error) {
 }
 
 func newAnnealing(o Options) (optimize.Optimizer, error) {
+	if o.Start == "anchored" {
+		return newAnchoredAnnealing(o)
+	}
 	if err := checkStart(o.Start); err != nil {
 		return nil, err
 	}
@@ -197,7 +222,7 @@ func checkStart(s string) error {
 	case "", "random", "base", "m-topo", "m-etf", "metis":
 		return nil
 	}
-	return fmt.Errorf("start %q: want random, base, m-topo, m-etf or metis", s)
+	return fmt.Errorf("start %q: want random, base, m-topo, m-etf, metis or anchored", s)
 }
 
 func newSearch(o Options) (optimize.Optimizer, error) {
@@ -445,6 +470,26 @@ func Check(names []string) error {
 	for _, n := range names {
 		if _, ok := Lookup(n); !ok {
 			return fmt.Errorf("%w %q (known: %s)", ErrUnknown, n, strings.Join(Names(), ", "))
+		}
+	}
+	return nil
+}
+
+// Methods lists the distinct algorithms a user chooses among (the
+// entries that are no experiment's arm), in table order.
+func Methods() []string { return names(func(e Entry) bool { return e.Arm == "" }) }
+
+// CheckMethods returns an error naming the first of names that is not
+// one of Methods: unknown, or an experiment arm (named only in the report
+// commands, which compare it with its method).
+func CheckMethods(names []string) error {
+	for _, n := range names {
+		e, ok := Lookup(n)
+		if !ok {
+			return fmt.Errorf("%w %q (known: %s)", ErrUnknown, n, strings.Join(Methods(), ", "))
+		}
+		if e.Arm != "" {
+			return fmt.Errorf("%w %q: an experiment arm of %s, named only in the report commands (placer report equal-time --methods %s)", ErrUnknown, n, e.Arm, n)
 		}
 	}
 	return nil
