@@ -1,17 +1,93 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"strings"
+
+	"github.com/mattn/go-runewidth"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
+// MaxWidth is the widest a table is drawn by default, in terminal
+// columns: a wider one leaves out its optional columns (TableFit) until
+// it fits, and says which in a line under it.
+const MaxWidth = 120
+
+// Wide wraps a table's writer to draw every column whatever the width
+// (the CLI's --wide).
+type Wide struct{ io.Writer }
+
 // Table writes a table with the given header and rows.
 func Table(w io.Writer, header []string, rows [][]string) error {
+	return TableFit(w, header, rows, nil)
+}
+
+// TableFit writes a table with the given header and rows; when it is
+// wider than MaxWidth (and w is not Wide) it leaves out the columns of
+// optional, in that order, until it fits, and names them in a line under
+// the table.
+func TableFit(w io.Writer, header []string, rows [][]string, optional []int) error {
+	_, wide := w.(Wide)
+	keep := make([]bool, len(header))
+	for i := range keep {
+		keep[i] = true
+	}
+	var left []string
+	for k := 0; ; k++ {
+		var buf bytes.Buffer
+		if err := render(&buf, pick(header, keep), pickRows(rows, keep)); err != nil {
+			return err
+		}
+		if wide || k == len(optional) || width(buf.String()) <= MaxWidth {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			break
+		}
+		keep[optional[k]] = false
+		left = append(left, header[optional[k]])
+	}
+	if len(left) > 0 {
+		_, err := fmt.Fprintf(w, "left out to fit %d columns: %s (--wide or --json shows them)\n", MaxWidth, strings.Join(left, ", "))
+		return err
+	}
+	return nil
+}
+
+func pick(r []string, keep []bool) []string {
+	out := make([]string, 0, len(r))
+	for i, c := range r {
+		if i >= len(keep) || keep[i] {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func pickRows(rows [][]string, keep []bool) [][]string {
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		out[i] = pick(r, keep)
+	}
+	return out
+}
+
+// width is the widest line of s in terminal columns.
+func width(s string) int {
+	m := 0
+	for _, line := range strings.Split(s, "\n") {
+		m = max(m, runewidth.StringWidth(line))
+	}
+	return m
+}
+
+func render(w io.Writer, header []string, rows [][]string) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignment(tw.AlignRight),

@@ -2,8 +2,10 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,48 @@ func TestWritePlot(t *testing.T) {
 	}
 	if err := WritePlot(filepath.Join(dir, "c.gif"), p); err == nil {
 		t.Fatal("gif accepted")
+	}
+}
+
+// TestTableFit: a table wider than MaxWidth leaves out its optional
+// columns in order until it fits and names them; Wide draws them all; a
+// table with nothing optional is drawn as it is.
+func TestTableFit(t *testing.T) {
+	long := strings.Repeat("x", 40)
+	header := []string{"a", "b", "c", "d"}
+	rows := [][]string{{long, long, long, "1"}}
+	cases := []struct {
+		name     string
+		wide     bool
+		optional []int
+		want     []string // headers drawn
+		left     string
+	}{
+		{"fits once b is out", false, []int{1, 2}, []string{"a", "c", "d"}, "left out to fit 120 columns: b (--wide"},
+		{"wide", true, []int{1, 2}, []string{"a", "b", "c", "d"}, ""},
+		{"nothing optional", false, nil, []string{"a", "b", "c", "d"}, ""},
+	}
+	for _, c := range cases {
+		var buf bytes.Buffer
+		var w io.Writer = &buf
+		if c.wide {
+			w = Wide{&buf}
+		}
+		if err := TableFit(w, header, rows, c.optional); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		head := strings.Split(out, "\n")[1]
+		for _, h := range header {
+			if got, want := strings.Contains(head, " "+h+" "), slices.Contains(c.want, h); got != want {
+				t.Errorf("%s: column %s drawn %v, want %v:\n%s", c.name, h, got, want, out)
+			}
+		}
+		if got := strings.Contains(out, "left out"); got != (c.left != "") || (c.left != "" && !strings.Contains(out, c.left)) {
+			t.Errorf("%s: want the line %q:\n%s", c.name, c.left, out)
+		}
+		if !c.wide && c.optional != nil && width(out) > MaxWidth {
+			t.Errorf("%s: %d columns wide", c.name, width(out))
+		}
 	}
 }
