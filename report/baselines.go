@@ -77,6 +77,8 @@ type BaselinesRow struct {
 // WriteBaselines writes b as one table, with a header naming the problem
 // and footnotes for the methods that failed.
 func WriteBaselines(w io.Writer, b Baselines) error {
+	w, flush := fitLines(w)
+	defer flush()
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s), %s per device, %s transfers\n",
 		b.Graph, b.Ops, b.Devices, b.Hardware, b.Topology, Bytes(b.Capacity), b.Transfers)
 	budget := "each method's default"

@@ -296,6 +296,8 @@ func (b *EqualTime) Summarize() {
 // the row marked *), a geometric-mean row and a mean CPU-seconds row,
 // then the claims as measured.
 func WriteEqualTime(w io.Writer, b EqualTime) error {
+	w, flush := fitLines(w)
+	defer flush()
 	for bi, budget := range b.Budgets {
 		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, %s): %s / reference (the best quick baseline); lower is better, * = best of the row\n",
 			Seconds(budget), b.budgetKind(), b.Hardware, b.seedText(), ObjectiveTitle(b.Objective))

@@ -109,6 +109,8 @@ func yesNo(b bool) string {
 // WriteEval writes e as two tables: the step summary and the per-device
 // breakdown.
 func WriteEval(w io.Writer, e Eval) error {
+	w, flush := fitLines(w)
+	defer flush()
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s)\n", e.Graph, e.Ops, e.Devices, e.Hardware, e.Topology)
 	fmt.Fprintf(w, "placement %s, schedule %s, fusion %s, %s transfers\n", e.Placement, e.Schedule, e.Fusion, e.Transfers)
 	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)

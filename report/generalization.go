@@ -214,6 +214,8 @@ func geoCell(g GeoMean, unit string) string {
 // and a row of geometric means) with a header naming the setting and
 // footnotes stating the two checks as measured.
 func WriteGeneralization(w io.Writer, g Generalization) error {
+	w, flush := fitLines(w)
+	defer flush()
 	fmt.Fprintf(w, "generalization: each family held out in turn on %d x %s (%s), %s transfers; tasks %s; seed %d\n",
 		g.Devices, g.Hardware, g.Topology, g.Transfers, g.Tasks, g.Seed)
 	fmt.Fprintf(w, "policy %s, %d samples per step; pre-training %s on the other families' graphs; GO-one %s from scratch; fine-tuning %d steps\n",
@@ -241,7 +243,9 @@ func WriteGeneralization(w io.Writer, g Generalization) error {
 	header := []string{"held out", "test graph", "ops", "expert (ms)", "best baseline (ms)", "GO-one (ms)", "zero-shot (ms)", "fine-tuned (ms)",
 		"best vs expert", "GO-one vs expert", "zero-shot vs expert", "fine-tuned vs expert", "fine-tuned / GO-one",
 		"wall: pre-train / GO-one / zero-shot / fine-tune"}
-	if err := Table(w, header, rows); err != nil {
+	// Where it is too wide: the wall times, the op counts, then the step
+	// times the speed-ups are made of.
+	if err := TableFit(w, header, rows, []int{13, 2, 3, 4, 5, 6, 7}); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "speed-up: expert step / step; fine-tuned / GO-one: fine-tuned step / GO-one step (below 1: fine-tuned is faster); OOM: runs out of memory")

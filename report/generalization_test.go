@@ -66,10 +66,10 @@ func TestWriteGeneralization(t *testing.T) {
 	g.Rows[1].SetRatios()
 	g.Summary = SummarizeGeneralization(g.Rows)
 	var b bytes.Buffer
-	if err := WriteGeneralization(&b, g); err != nil {
+	if err := WriteGeneralization(Wide{&b}, g); err != nil {
 		t.Fatal(err)
 	}
-	out := b.String()
+	out := strings.ReplaceAll(b.String(), "\n  ", " ") // the prose as one line
 	for _, want := range []string{
 		"2 x v100", "pre-training 500 steps", "m-etf 80.000", "125.000 OOM", "2.000x", "1.100", "geomean", "1.414x", "0.995",
 		"zero-shot beats the expert placement on held-out families on average (speed-up over expert > 1): geometric mean 1.250x over 1 of 2 families (1 without both decisions valid): false",

@@ -217,6 +217,8 @@ func (l Learned) budgetKind() string {
 // expert, the evaluations and the CPU seconds; then how many graphs each
 // method beat the expert on and the claims about GO and HDP as measured.
 func WriteLearned(w io.Writer, l Learned) error {
+	w, flush := fitLines(w)
+	defer flush()
 	kind := l.budgetKind()
 	for bi, budget := range l.Budgets {
 		fmt.Fprintf(w, "\nbudget %s %s per method and graph (%s, seed %d): step time reached, over the expert placement's (below 1 beats it), and the %s it took to beat the expert\n",

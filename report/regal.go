@@ -207,6 +207,8 @@ func b2i(b bool) int {
 // WriteRegal prints one table per objective in REGAL table 1's shape, the
 // per-graph values and best known solutions, and the curve.
 func WriteRegal(w io.Writer, r Regal) error {
+	w, flush := fitLines(w)
+	defer flush()
 	fmt.Fprintf(w, "REGAL table 1 on %d x %s, %s per device, %s transfers, tasks %s; %d evaluations per method (seed %d)\n",
 		r.Devices, r.Hardware, Bytes(r.Memory), r.Transfers, r.Tasks, r.Evaluations, r.Seed)
 	fmt.Fprintf(w, "best known = the best valid solution of any method here, including %s at %d evaluations\n", r.Reference, r.BestBudget)

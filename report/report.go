@@ -44,6 +44,13 @@ func TableFit(w io.Writer, header []string, rows [][]string, optional []int) err
 		if err := render(&buf, pick(header, keep), pickRows(rows, keep)); err != nil {
 			return err
 		}
+		if !wide && k == len(optional) && width(buf.String()) > MaxWidth {
+			// Nothing more to leave out: break long headers over lines.
+			buf.Reset()
+			if err := render(&buf, wrapHeaders(pick(header, keep), pickRows(rows, keep)), pickRows(rows, keep)); err != nil {
+				return err
+			}
+		}
 		if wide || k == len(optional) || width(buf.String()) <= MaxWidth {
 			if _, err := w.Write(buf.Bytes()); err != nil {
 				return err
@@ -76,6 +83,57 @@ func pickRows(rows [][]string, keep []bool) [][]string {
 		out[i] = pick(r, keep)
 	}
 	return out
+}
+
+// wrapHeaders breaks each header that is wider than its column's cells
+// (and than 8 columns) into lines at spaces and after hyphens, each at most
+// as wide as the cells, or as its longest piece.
+func wrapHeaders(header []string, rows [][]string) []string {
+	out := make([]string, len(header))
+	for i, h := range header {
+		cells := 8
+		for _, r := range rows {
+			if i < len(r) {
+				cells = max(cells, runewidth.StringWidth(r[i]))
+			}
+		}
+		out[i] = wrap(h, cells)
+	}
+	return out
+}
+
+// wrap breaks s into lines of at most limit columns at spaces and after
+// hyphens (a piece longer than limit stays whole).
+func wrap(s string, limit int) string {
+	if runewidth.StringWidth(s) <= limit {
+		return s
+	}
+	var pieces []string
+	start := 0
+	for i, r := range s {
+		if r == ' ' {
+			pieces = append(pieces, s[start:i])
+			start = i + 1
+		} else if r == '-' {
+			pieces = append(pieces, s[start:i+1])
+			start = i + 1
+		}
+	}
+	pieces = append(pieces, s[start:])
+	var lines []string
+	cur := ""
+	for _, p := range pieces {
+		sep := " "
+		if cur == "" || strings.HasSuffix(cur, "-") {
+			sep = ""
+		}
+		if cur != "" && runewidth.StringWidth(cur+sep+p) > limit {
+			lines = append(lines, cur)
+			cur, sep = "", ""
+		}
+		cur += sep + p
+	}
+	return strings.Join(append(lines, cur), "\n")
 }
 
 // width is the widest line of s in terminal columns.

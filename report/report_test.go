@@ -98,3 +98,47 @@ func TestTableFit(t *testing.T) {
 		}
 	}
 }
+
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		limit int
+		want  string
+	}{
+		{"go-scored-no-learning", 12, "go-scored-\nno-learning"},
+		{"go-scored", 12, "go-scored"},
+		{"local-search-anchored", 8, "local-\nsearch-\nanchored"},
+		{"peak memory (of capacity)", 11, "peak memory\n(of\ncapacity)"},
+		{"supercalifragilistic", 5, "supercalifragilistic"},
+	} {
+		if got := wrap(c.s, c.limit); got != c.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", c.s, c.limit, got, c.want)
+		}
+	}
+}
+
+func TestWrapLine(t *testing.T) {
+	var buf bytes.Buffer
+	w, flush := fitLines(&buf)
+	long := strings.Repeat("word ", 40) // 200 columns
+	io.WriteString(w, "short\n"+long+"\nlast")
+	flush()
+	for i, line := range strings.Split(buf.String(), "\n") {
+		if width(line) > MaxWidth {
+			t.Errorf("line %d is %d wide", i, width(line))
+		}
+		if i > 1 && !strings.HasPrefix(line, "  ") && line != "last" {
+			t.Errorf("continuation %q not indented", line)
+		}
+	}
+	if !strings.HasPrefix(buf.String(), "short\nword") || !strings.HasSuffix(buf.String(), "\nlast") {
+		t.Errorf("output %q", buf.String())
+	}
+	buf.Reset()
+	w, flush = fitLines(Wide{&buf})
+	io.WriteString(w, long)
+	flush()
+	if buf.String() != long {
+		t.Errorf("wide output wrapped: %q", buf.String())
+	}
+}

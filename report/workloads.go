@@ -21,6 +21,8 @@ type Workload struct {
 
 // WriteWorkloads writes the workloads table.
 func WriteWorkloads(w io.Writer, rows []Workload, hardware string) error {
+	w, flush := fitLines(w)
+	defer flush()
 	var t [][]string
 	for _, r := range rows {
 		paper := "-"
@@ -30,7 +32,7 @@ func WriteWorkloads(w io.Writer, rows []Workload, hardware string) error {
 		t = append(t, []string{r.Name, r.Family, fmt.Sprint(r.Ops), paper, fmt.Sprint(r.Edges), fmt.Sprintf("%.1f", r.GFLOPs),
 			Bytes(r.ParamBytes), Bytes(r.ActivationBytes), Seconds(r.SingleGPUStep), fmt.Sprint(r.ExpertDevices)})
 	}
-	if err := Table(w, []string{"workload", "family", "ops", "paper ops", "edges", "GFLOPs", "params+slots", "activations", "1-GPU step (" + hardware + ")", "GPUs"}, t); err != nil {
+	if err := TableFit(w, []string{"workload", "family", "ops", "paper ops", "edges", "GFLOPs", "params+slots", "activations", "1-GPU step (" + hardware + ")", "GPUs"}, t, []int{4, 3}); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "params+slots: weights, gradients and optimizer state; activations: peak beyond them on one GPU in FIFO order")
