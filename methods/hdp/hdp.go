@@ -2,12 +2,9 @@ package hdp
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate"
-	"github.com/placer/placer/methods/rl17"
+	"github.com/placer/placer/methods/internal/seq2seq"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
@@ -19,7 +16,6 @@ const (
 	DefaultDecay        = 0.9   // the moving-average baseline's decay (HDP's bl_dec)
 	DefaultFailReward   = -10.0 // the failing signal, as rl17's
 	DefaultSteps        = 200   // steps when the settings give no bound
-	clipNorm            = 1.0   // gradients are clipped to this global norm (HDP's grad_bound)
 )
 
 // HDP is the hierarchical device placer (Mirhoseini et al., "A
@@ -107,7 +103,7 @@ func (r *HDP) Settings(devices int) Settings {
 // placement, there is nothing to learn: it returns the problem's Start.
 func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings(p.Devices())
-	e, res, done, err := rl17.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
 	if done {
 		return res, err
 	}
@@ -121,57 +117,63 @@ func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.S
 	settings.Units = gd.units()
 	e.Learning.Settings = settings
 	m := newModel[float32](gd, p.Devices(), settings.Config, seed)
+	pol := &policy{m: m, rng: rand.New(rand.NewPCG(seed, 0x5eed18))}
+	return e.Train(ctx, settings.Samples, pol,
+		seq2seq.ParamGroup{Params: m.grouperParams(), LearningRate: settings.GroupLearningRate},
+		seq2seq.ParamGroup{Params: m.placerParams(), LearningRate: settings.LearningRate})
+}
+
+// policy is HDP's two networks as the episode trains them: a step's k
+// groupings of the units, the groups' embeddings and one placement of the
+// groups per grouping; each op goes to its unit's group's device.
+type policy struct {
+	m   *model[float32]
+	rng *rand.Rand
+	ar  nn.Arena[float32]
+	// The last step's samples.
+	nz        *noise // its logit noise (nil: none)
+	x         []float32
+	groupings [][]int32
+	devs      [][]int
+}
+
+// Sample implements seq2seq.Policy.
+func (p *policy) Sample(step, k int) ([][]int, float64) {
+	m, gd := p.m, p.m.d
 	groups := m.cfg.Groups
-	rng := rand.New(rand.NewPCG(seed, 0x5eed18))
-	var ar nn.Arena[float32]
-	gOpt, pOpt := &nn.Adam{}, &nn.Adam{}
-	gParams, pParams := m.grouperParams(), m.placerParams()
-	k := settings.Samples
-	ds := make([]decision.Decision, k)
-	results := make([]evaluate.Result, k)
-	for step := 0; !e.Tracker.Done(ctx); step++ {
-		ar.Reset()
-		var nz *noise
-		if m.cfg.NoiseStd > 0 && step < m.cfg.NoiseSteps {
-			nz = &noise{on: true, seed: rng.Uint64()}
-		}
-		groupings, _, gEntropy := m.group(&ar, rng, k, nz)
-		x := ar.AllocRaw(groups * k * gd.embedDim(groups))
-		embed(gd, groups, groupings, x)
-		devs, _, pEntropy := m.sample(&ar, rng, x, k, nz)
-		for s := range k {
-			d := e.Start.Clone()
-			d.Device = make([]int, p.Graph.NumOps())
-			for op, u := range gd.unitOf {
-				d.Device[op] = devs[s][groupings[s][u]]
-			}
-			ds[s] = p.Complete(d)
-		}
-		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
-		if errors.Is(err, optimize.ErrStopped) || n == 0 {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		// Entropy per decision, over the grouper's units and the
-		// placer's groups.
-		u := float64(gd.units())
-		pt := optimize.CurvePoint{Entropy: (u*gEntropy + float64(groups)*pEntropy) / (u + float64(groups))}
-		// The baseline starts at the first step's mean reward, as
-		// rl17's (HDP starts it at the failing signal).
-		w := e.Advantages(results[:n], &pt)
-		if n < k {
-			// The budget cut the batch: the embeddings of the samples
-			// evaluated, in the batch-n layout.
-			x = ar.AllocRaw(groups * n * gd.embedDim(groups))
-			embed(gd, groups, groupings[:n], x)
-		}
-		m.reinforce(&ar, x, groupings[:n], devs[:n], w, nz)
-		nn.ClipGradNorm(m.params(), clipNorm)
-		gOpt.Step(gParams, settings.GroupLearningRate)
-		pOpt.Step(pParams, settings.LearningRate)
-		e.Record(pt)
+	p.ar.Reset()
+	p.nz = nil
+	if m.cfg.NoiseStd > 0 && step < m.cfg.NoiseSteps {
+		p.nz = &noise{on: true, seed: p.rng.Uint64()}
 	}
-	return e.Finish(ctx)
+	groupings, _, gEntropy := m.group(&p.ar, p.rng, k, p.nz)
+	x := p.ar.AllocRaw(groups * k * gd.embedDim(groups))
+	embed(gd, groups, groupings, x)
+	devs, _, pEntropy := m.sample(&p.ar, p.rng, x, k, p.nz)
+	p.x, p.groupings, p.devs = x, groupings, devs
+	ops := make([][]int, k)
+	for s := range k {
+		ops[s] = make([]int, gd.ops)
+		for op, u := range gd.unitOf {
+			ops[s][op] = devs[s][groupings[s][u]]
+		}
+	}
+	// Entropy per decision, over the grouper's units and the placer's
+	// groups.
+	u := float64(gd.units())
+	return ops, (u*gEntropy + float64(groups)*pEntropy) / (u + float64(groups))
+}
+
+// Reinforce implements seq2seq.Policy.
+func (p *policy) Reinforce(w []float64) {
+	m, gd, n := p.m, p.m.d, len(w)
+	groups := m.cfg.Groups
+	x := p.x
+	if n < len(p.groupings) {
+		// The budget cut the batch: the embeddings of the samples
+		// evaluated, in the batch-n layout.
+		x = p.ar.AllocRaw(groups * n * gd.embedDim(groups))
+		embed(gd, groups, p.groupings[:n], x)
+	}
+	m.reinforce(&p.ar, x, p.groupings[:n], p.devs[:n], w, p.nz)
 }

@@ -3,44 +3,20 @@ package hdp
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/nntest"
 	"github.com/placer/placer/optimize"
 )
-
-// chains builds independent chains of 3 ops whose op times (ms) are given
-// per chain (rl17's known-optimum graph).
-func chains(t *testing.T, ms []float64) *graph.Graph {
-	t.Helper()
-	b := graph.NewBuilder("partition")
-	for c, d := range ms {
-		prev := -1
-		for i := range 3 {
-			v := b.AddOp(graph.Op{Name: fmt.Sprintf("c%d/%d", c, i), Type: "Op", HasTime: true, Time: d / 3 * 1e-3, BytesWritten: 16})
-			if prev >= 0 {
-				b.AddTensor(prev, 16, v)
-			}
-			prev = v
-		}
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return g
-}
 
 // balancedSplit runs HDP on ten independent chains of 9, 8, 7, 6, 5, 4, 3,
 // 3, 2 and 1 ms on two GPUs: the step is at least half the 48 ms, and the
 // even 24 ms split is the optimum. It returns the best step and the mean
 // rewards of the first and last ten steps.
 func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
-	g := chains(t, []float64{9, 8, 7, 6, 5, 4, 3, 3, 2, 1})
+	g := methodstest.Chains(t, []float64{9, 8, 7, 6, 5, 4, 3, 3, 2, 1})
 	p, err := methodstest.NewProblem(g, 2, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -56,14 +32,7 @@ func balancedSplit(t *testing.T, lr float64) (best, first, last float64) {
 		t.Fatalf("%d units in %d groups, want 30 in 40 (20 per device)", st.Units, st.Config.Groups)
 	}
 	curve := res.Learning.Curve
-	mean := func(pts []optimize.CurvePoint) float64 {
-		s := 0.0
-		for _, p := range pts {
-			s += p.MeanReward / float64(len(pts))
-		}
-		return s
-	}
-	first, last = mean(curve[:10]), mean(curve[len(curve)-10:])
+	first, last = methodstest.MeanReward(curve[:10]), methodstest.MeanReward(curve[len(curve)-10:])
 	t.Logf("lr %g: best %v after %d steps; mean reward %.4f -> %.4f; entropy %.3f -> %.3f", lr, res.Eval.StepTime, len(curve), first, last, curve[0].Entropy, curve[len(curve)-1].Entropy)
 	return res.Eval.StepTime, first, last
 }
@@ -94,18 +63,7 @@ func TestHDPFindsBalancedSplit(t *testing.T) {
 // result fits.
 func TestHDPFailingSignal(t *testing.T) {
 	const capacity = int64(1) << 30
-	b := graph.NewBuilder("params")
-	for i := range 3 {
-		v := b.AddOp(graph.Op{Name: fmt.Sprint("param", i), Type: "Variable", HasTime: true, Time: 1e-4, ParamBytes: capacity * 2 / 5, BytesWritten: 1 << 10})
-		x := b.AddOp(graph.Op{Name: fmt.Sprint("use", i, "a"), Type: "MatMul", HasTime: true, Time: 1e-3, BytesWritten: 1 << 10})
-		y := b.AddOp(graph.Op{Name: fmt.Sprint("use", i, "b"), Type: "MatMul", HasTime: true, Time: 1e-3, BytesWritten: 1 << 10})
-		b.AddTensor(v, 1<<10, x, y)
-	}
-	g, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := methodstest.NewProblem(g, 2, capacity)
+	p, err := methodstest.NewProblem(methodstest.ThreeParams(t, capacity), 2, capacity)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,23 +72,7 @@ func TestHDPFailingSignal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Eval.Valid() {
-		t.Errorf("out of memory: peaks %v of %d", res.Eval.PeakMemory, capacity)
-	}
-	invalid := 0
-	for _, pt := range res.Learning.Curve {
-		// Valid rewards are negative, so the mean is at most the
-		// invalid share times the failing signal.
-		if pt.Valid < 1 {
-			invalid++
-			if pt.MeanReward > (1-pt.Valid)*DefaultFailReward {
-				t.Errorf("step %d: %.3f valid, mean reward %.3f above %.3f: no failing signal", pt.Step, pt.Valid, pt.MeanReward, (1-pt.Valid)*DefaultFailReward)
-			}
-		}
-	}
-	if invalid == 0 {
-		t.Error("no invalid sample in 80: the failing signal was not exercised")
-	}
+	methodstest.CheckFailingSignal(t, res, capacity, DefaultFailReward)
 }
 
 // TestHDPColocation: on a random graph with co-location groups, every
@@ -166,41 +108,9 @@ func TestHDPColocation(t *testing.T) {
 // TestHDPSameSeed: the same seed gives the same decision and learning
 // curve; another seed another curve.
 func TestHDPSameSeed(t *testing.T) {
-	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 120, Width: 8, Seed: 1})
-	p, err := methodstest.NewProblem(g, 3, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := func(seed uint64) *optimize.Result {
-		r := &HDP{Config: Config{GroupHidden: 8, Hidden: 16, DeviceDim: 4}, Samples: 4}
-		res, err := r.Optimize(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 4}, Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res
-	}
-	a, b, c := run(5), run(5), run(6)
-	if !slices.Equal(a.Decision.Device, b.Decision.Device) || a.Eval.StepTime != b.Eval.StepTime {
-		t.Errorf("same seed: steps %v and %v", a.Eval.StepTime, b.Eval.StepTime)
-	}
-	if curve(a) != curve(b) {
-		t.Error("same seed, different learning curves")
-	}
-	if curve(a) == curve(c) {
-		t.Error("seeds 5 and 6 gave the same learning curve")
-	}
-	if a.Stats.Evaluations != 16 || a.Stats.Steps != 4 || len(a.Learning.Curve) != 4 {
-		t.Errorf("%d evaluations, %d steps, %d points; want 16, 4, 4", a.Stats.Evaluations, a.Stats.Steps, len(a.Learning.Curve))
-	}
-}
-
-// curve prints a result's learning curve without its wall times.
-func curve(r *optimize.Result) string {
-	pts := slices.Clone(r.Learning.Curve)
-	for i := range pts {
-		pts[i].Elapsed = 0
-	}
-	return fmt.Sprint(pts)
+	methodstest.CheckSameSeed(t, func() optimize.Optimizer {
+		return &HDP{Config: Config{GroupHidden: 8, Hidden: 16, DeviceDim: 4}, Samples: 4}
+	}, 16)
 }
 
 // twoChains builds two independent chains of n ops of 1 ms each whose

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/placer/placer/methods/internal/seq2seq"
 	"github.com/placer/placer/nn"
 )
 
@@ -109,13 +110,11 @@ func (c Config) filled(devices int) Config {
 //
 // with E the op-type embedding and f the unit's numeric features
 // (NumOpFeatures). The placer is rl17's attentional sequence-to-sequence
-// controller over the groups: an LSTM encoder over the group embeddings
-// (embed), an LSTM decoder started from the encoder's final state whose
-// input at step t is the embedding of the device chosen at step t-1 with
-// the encoder's output at step t, and an output layer over the decoder
-// state and its Luong attention context. Each sample has its own grouping,
-// hence its own encoder pass and attention memory: the encoder runs over
-// the K samples as one batch.
+// controller (seq2seq.Controller) over the groups, whose encoder reads the
+// group embeddings (embed) and whose logits are TensorFlow's
+// (placerLogits). Each sample has its own grouping, hence its own encoder
+// input and attention memory: the encoder runs over the K samples as one
+// batch.
 type model[T nn.Float] struct {
 	cfg     Config
 	d       *graphData
@@ -127,29 +126,21 @@ type model[T nn.Float] struct {
 	gLoc  *nn.Param[T]  // Groups x Groups: cluster -> group logits (nil without Locality)
 	feats []T
 	// placer
-	enc    *nn.LSTM[T]  // embedDim -> Hidden
-	dec    *nn.LSTM[T]  // DeviceDim + Hidden -> Hidden
-	devEmb *nn.Param[T] // (devices + 1) x DeviceDim; row devices is the start
-	att    *nn.Attention[T]
-	out    *nn.Linear[T] // 2 Hidden -> devices
+	ctl *seq2seq.Controller[T]
 }
 
 func newModel[T nn.Float](d *graphData, devices int, cfg Config, seed uint64) *model[T] {
 	cfg = cfg.filled(devices)
 	r := rand.New(rand.NewPCG(seed, 0x686470)) // "hdp"
-	h, gh := cfg.Hidden, cfg.GroupHidden
+	gh := cfg.GroupHidden
 	m := &model[T]{cfg: cfg, d: d, devices: devices,
-		gType:  nn.NewParam[T]("hdp.group.type", d.types, gh),
-		gIn:    nn.NewLinear[T]("hdp.group.in", NumOpFeatures, gh, true, r),
-		gOut:   nn.NewLinear[T]("hdp.group.out", gh, cfg.Groups, true, r),
-		feats:  nn.Convert[T](d.unitFeats),
-		enc:    nn.NewLSTM[T]("hdp.enc", d.embedDim(cfg.Groups), h, r),
-		dec:    nn.NewLSTM[T]("hdp.dec", cfg.DeviceDim+h, h, r),
-		devEmb: nn.NewParam[T]("hdp.device", devices+1, cfg.DeviceDim),
-		att:    nn.NewAttention[T]("hdp.att", h, h, r),
-		out:    nn.NewLinear[T]("hdp.out", 2*h, devices, true, r)}
+		gType: nn.NewParam[T]("hdp.group.type", d.types, gh),
+		gIn:   nn.NewLinear[T]("hdp.group.in", NumOpFeatures, gh, true, r),
+		gOut:  nn.NewLinear[T]("hdp.group.out", gh, cfg.Groups, true, r),
+		feats: nn.Convert[T](d.unitFeats)}
+	m.ctl = seq2seq.New[T]("hdp", d.embedDim(cfg.Groups), cfg.Hidden, cfg.DeviceDim, devices, r)
 	m.gType.InitGlorot(r, d.types, gh, 1)
-	m.devEmb.InitGlorot(r, devices+1, cfg.DeviceDim, 1)
+	m.ctl.InitDevices(r)
 	if cfg.Locality > 0 {
 		if len(d.cluster) != d.units() {
 			panic("hdp: Locality without the units' clusters")
@@ -185,14 +176,7 @@ func (m *model[T]) grouperParams() nn.Params[T] {
 }
 
 // placerParams are the placer's parameters (the rest of params).
-func (m *model[T]) placerParams() nn.Params[T] {
-	ps := nn.Params[T]{}
-	ps = append(ps, m.enc.Params()...)
-	ps = append(ps, m.dec.Params()...)
-	ps = append(ps, m.devEmb)
-	ps = append(ps, m.att.Params()...)
-	return append(ps, m.out.Params()...)
-}
+func (m *model[T]) placerParams() nn.Params[T] { return m.ctl.Params() }
 
 // noise is one step's logit noise (Config.NoiseStd): the seed its
 // Gaussian draws derive from, and the scales that sampling computed from
@@ -233,14 +217,14 @@ func (m *model[T]) grouperForward(ar *nn.Arena[T]) (hid, logits []T) {
 	hid = ar.AllocRaw(u * gh)
 	m.gIn.Forward(m.feats, u, m.gIn.W.W, hid, false)
 	for i, ty := range m.d.unitType {
-		addTo(hid[i*gh:(i+1)*gh], m.gType.W[int(ty)*gh:(int(ty)+1)*gh])
+		seq2seq.AddTo(hid[i*gh:(i+1)*gh], m.gType.W[int(ty)*gh:(int(ty)+1)*gh])
 	}
 	nn.ReLU(hid)
 	logits = ar.AllocRaw(u * g)
 	m.gOut.Forward(hid, u, m.gOut.W.W, logits, false)
 	if m.gLoc != nil {
 		for i, c := range m.d.cluster {
-			addTo(logits[i*g:(i+1)*g], m.gLoc.W[int(c)*g:(int(c)+1)*g])
+			seq2seq.AddTo(logits[i*g:(i+1)*g], m.gLoc.W[int(c)*g:(int(c)+1)*g])
 		}
 	}
 	return hid, logits
@@ -285,7 +269,7 @@ func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int, nz *noise) (gro
 	}
 	softmaxRows(prob, g)
 	for i := range u {
-		entropy += rowEntropy(prob[i*g:(i+1)*g]) / float64(u)
+		entropy += seq2seq.RowEntropy(prob[i*g:(i+1)*g]) / float64(u)
 	}
 	groupings = make([][]int32, k)
 	logp = make([]float64, k)
@@ -293,7 +277,7 @@ func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int, nz *noise) (gro
 		gs := make([]int32, u)
 		for i := range u {
 			row := prob[i*g : (i+1)*g]
-			a := draw(row, rng.Float64())
+			a := seq2seq.Draw(row, rng.Float64())
 			gs[i] = int32(a)
 			logp[s] += math.Log(math.Max(float64(row[a]), 1e-30))
 		}
@@ -302,37 +286,29 @@ func (m *model[T]) group(ar *nn.Arena[T], rng *rand.Rand, k int, nz *noise) (gro
 	return groupings, logp, entropy
 }
 
-// draw returns the index that the uniform x in [0, 1) picks from the
-// probabilities row (its last index when rounding leaves x over).
-func draw[T nn.Float](row []T, x float64) int {
-	for j, p := range row {
-		x -= float64(p)
-		if x < 0 {
-			return j
-		}
-	}
-	return len(row) - 1
+// placerLogits are the placer's logits (seq2seq.Logits): the output
+// layer's scores z (one row of devices) divided by Temperature, then the
+// tanh bound (TanhConstant), then, with nz on, the noise of sample s's
+// decoder step t, whose scale is computed and kept in nz.place while
+// sampling and read from it otherwise. The derivative of the logits by z
+// (before the noise, which is a constant) goes to dz when dz is not nil.
+type placerLogits[T nn.Float] struct {
+	cfg *Config
+	nz  *noise
+	src rand.PCG
+	r   *rand.Rand
 }
 
-// rowEntropy is the entropy of the probabilities row, in nats.
-func rowEntropy[T nn.Float](row []T) float64 {
-	e := 0.0
-	for _, p := range row {
-		if p > 0 {
-			e -= float64(p) * math.Log(float64(p))
-		}
-	}
-	return e
+// logits returns the placer's logits with the step's noise nz (nil: none).
+func (m *model[T]) logits(nz *noise) *placerLogits[T] {
+	l := &placerLogits[T]{cfg: &m.cfg, nz: nz}
+	l.r = rand.New(&l.src)
+	return l
 }
 
-// placerLogits turns the output layer's scores z (one row of devices) into
-// the placer's logits: Temperature, then the tanh bound (TanhConstant),
-// then, with nz on, the noise of sample s's decoder step t, whose scale is
-// computed and kept in nz.place when set is true and read from it
-// otherwise. It returns the derivative of the logits by z (before the
-// noise, which is a constant) in dz when dz is not nil.
-func (m *model[T]) placerLogits(z []T, nz *noise, s, t int, set bool, src *rand.PCG, r *rand.Rand, dz []T) {
-	temp, c := m.cfg.Temperature, m.cfg.TanhConstant
+// Apply implements seq2seq.Logits.
+func (l *placerLogits[T]) Apply(z []T, s, t int, sampling bool, dz []T) {
+	temp, c := l.cfg.Temperature, l.cfg.TanhConstant
 	for j, v := range z {
 		x := float64(v) / temp
 		if c > 0 {
@@ -348,52 +324,15 @@ func (m *model[T]) placerLogits(z []T, nz *noise, s, t int, set bool, src *rand.
 			}
 		}
 	}
+	nz := l.nz
 	if nz == nil || !nz.on {
 		return
 	}
-	i := s*m.cfg.Groups + t
-	if set {
-		nz.place[i] = m.cfg.NoiseStd * rms(z)
+	i := s*l.cfg.Groups + t
+	if sampling {
+		nz.place[i] = l.cfg.NoiseStd * rms(z)
 	}
-	addNoise(z, nz.place[i], src, r, nz.seed^placeSalt, uint64(i))
-}
-
-// encoded is the encoder's forward pass over k samples' group embeddings.
-type encoded[T nn.Float] struct {
-	k    int
-	tr   *nn.LSTMTrace[T]
-	mem  []T   // k x Groups x Hidden: each sample's encoder outputs, sample-major
-	keys [][]T // per sample, its attention keys (Groups x Hidden)
-}
-
-func (m *model[T]) encode(ar *nn.Arena[T], x []T, k int) *encoded[T] {
-	n, h := m.cfg.Groups, m.cfg.Hidden
-	e := &encoded[T]{k: k, tr: m.enc.Forward(ar, x, n, k, nil, nil), mem: ar.AllocRaw(k * n * h)}
-	for t := range n {
-		for s := range k {
-			copy(e.mem[(s*n+t)*h:(s*n+t+1)*h], e.tr.H[(t*k+s)*h:(t*k+s+1)*h])
-		}
-	}
-	for s := range k {
-		e.keys = append(e.keys, m.att.Keys(ar, e.memOf(s, n, h), n))
-	}
-	return e
-}
-
-func (e *encoded[T]) memOf(s, n, h int) []T { return e.mem[s*n*h : (s+1)*n*h] }
-
-// decoderInput writes step t's decoder inputs for the k samples whose
-// previous devices are prev (the start embedding where prev is -1).
-func (m *model[T]) decoderInput(x []T, e *encoded[T], t int, prev []int) {
-	dd, h, k := m.cfg.DeviceDim, m.cfg.Hidden, e.k
-	in := dd + h
-	for s, p := range prev {
-		if p < 0 {
-			p = m.devices
-		}
-		copy(x[s*in:s*in+dd], m.devEmb.W[p*dd:(p+1)*dd])
-		copy(x[s*in+dd:(s+1)*in], e.tr.H[(t*k+s)*h:(t*k+s+1)*h])
-	}
+	addNoise(z, nz.place[i], &l.src, l.r, nz.seed^placeSalt, uint64(i))
 }
 
 // sample draws one placement of the groups (devs[s][group]) for each of
@@ -402,56 +341,14 @@ func (m *model[T]) decoderInput(x []T, e *encoded[T], t int, prev []int) {
 // the mean entropy per group. With nz on, it draws from the noisy logits
 // and sets nz.place.
 func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int, nz *noise) (devs [][]int, logp []float64, entropy float64) {
-	mk := ar.Mark()
-	defer ar.Release(mk)
-	n, h, d := m.cfg.Groups, m.cfg.Hidden, m.devices
-	in := m.cfg.DeviceDim + h
-	e := m.encode(ar, x, k)
-	hLast, cLast := e.tr.Last()
-	hs, cs := ar.AllocRaw(k*h), ar.AllocRaw(k*h)
-	copy(hs, hLast)
-	copy(cs, cLast)
-	xd := ar.AllocRaw(k * in)
-	scratch := ar.AllocRaw(k * 4 * h)
-	ctx := ar.AllocRaw(k * h)
-	o := ar.AllocRaw(k * 2 * h)
-	logits := ar.AllocRaw(k * d)
-	prev := make([]int, k)
-	for i := range prev {
-		prev[i] = -1
-	}
-	devs = make([][]int, k)
-	for s := range devs {
-		devs[s] = make([]int, n)
-	}
-	logp = make([]float64, k)
+	n := m.cfg.Groups
 	if nz != nil && nz.on {
 		nz.place = make([]float64, k*n)
 	}
-	var src rand.PCG
-	nr := rand.New(&src)
-	for t := range n {
-		m.decoderInput(xd, e, t, prev)
-		m.dec.Step(xd, k, hs, cs, scratch)
-		for s := range k {
-			am := ar.Mark()
-			m.att.Forward(ar, hs[s*h:(s+1)*h], 1, e.memOf(s, n, h), e.keys[s], n, ctx[s*h:(s+1)*h])
-			ar.Release(am)
-			copy(o[s*2*h:s*2*h+h], hs[s*h:(s+1)*h])
-			copy(o[s*2*h+h:(s+1)*2*h], ctx[s*h:(s+1)*h])
-		}
-		m.out.Forward(o, k, m.out.W.W, logits, false)
-		for s := range k {
-			row := logits[s*d : (s+1)*d]
-			m.placerLogits(row, nz, s, t, true, &src, nr, nil)
-			nn.SoftmaxRow(row, 1)
-			a := draw(row, rng.Float64())
-			entropy += rowEntropy(row) / float64(n*k)
-			devs[s][t] = a
-			logp[s] += math.Log(math.Max(float64(row[a]), 1e-30))
-			prev[s] = a
-		}
-	}
+	nk := float64(n * k)
+	devs, logp = m.ctl.Sample(ar, rng, seq2seq.Input[T]{X: x, Steps: n}, k, m.logits(nz), func(row []T) {
+		entropy += seq2seq.RowEntropy(row) / nk
+	})
 	return devs, logp, entropy
 }
 
@@ -468,7 +365,8 @@ func (m *model[T]) sample(ar *nn.Arena[T], rng *rand.Rand, x []T, k int, nz *noi
 func (m *model[T]) reinforce(ar *nn.Arena[T], x []T, groupings [][]int32, devs [][]int, w []float64, nz *noise) float64 {
 	mk := ar.Mark()
 	defer ar.Release(mk)
-	return m.reinforceGrouper(ar, groupings, w, nz) + m.reinforcePlacer(ar, x, devs, w, nz)
+	in := seq2seq.Input[T]{X: x, Steps: m.cfg.Groups}
+	return m.reinforceGrouper(ar, groupings, w, nz) + m.ctl.Reinforce(ar, in, devs, w, m.logits(nz), nil)
 }
 
 func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []float64, nz *noise) float64 {
@@ -496,7 +394,7 @@ func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []fl
 	}
 	if m.gLoc != nil {
 		for i, c := range m.d.cluster {
-			addTo(m.gLoc.G[int(c)*g:(int(c)+1)*g], prob[i*g:(i+1)*g])
+			seq2seq.AddTo(m.gLoc.G[int(c)*g:(int(c)+1)*g], prob[i*g:(i+1)*g])
 		}
 	}
 	dhid := ar.Alloc(u * gh)
@@ -504,118 +402,7 @@ func (m *model[T]) reinforceGrouper(ar *nn.Arena[T], groupings [][]int32, w []fl
 	nn.ReLUBackward(dhid, hid)
 	m.gIn.Backward(ar, m.feats, u, nil, m.gIn.W.W, dhid, nil, nil)
 	for i, ty := range m.d.unitType {
-		addTo(m.gType.G[int(ty)*gh:(int(ty)+1)*gh], dhid[i*gh:(i+1)*gh])
+		seq2seq.AddTo(m.gType.G[int(ty)*gh:(int(ty)+1)*gh], dhid[i*gh:(i+1)*gh])
 	}
 	return loss
-}
-
-func (m *model[T]) reinforcePlacer(ar *nn.Arena[T], x []T, devs [][]int, w []float64, nz *noise) float64 {
-	n, h, d, dd := m.cfg.Groups, m.cfg.Hidden, m.devices, m.cfg.DeviceDim
-	k := len(devs)
-	in := dd + h
-	rows := n * k
-	e := m.encode(ar, x, k)
-	h0, c0 := e.tr.Last()
-	xd := ar.AllocRaw(rows * in)
-	prev := make([]int, k)
-	for t := range n {
-		for s := range k {
-			prev[s] = -1
-			if t > 0 {
-				prev[s] = devs[s][t-1]
-			}
-		}
-		m.decoderInput(xd[t*k*in:(t+1)*k*in], e, t, prev)
-	}
-	dtr := m.dec.Forward(ar, xd, n, k, h0, c0)
-	// Attention per sample over its own memory, on sample-major copies of
-	// its queries.
-	q := ar.AllocRaw(rows * h)
-	for t := range n {
-		for s := range k {
-			copy(q[(s*n+t)*h:(s*n+t+1)*h], dtr.H[(t*k+s)*h:(t*k+s+1)*h])
-		}
-	}
-	ctx := ar.AllocRaw(rows * h)
-	atr := make([]*nn.AttentionTrace[T], k)
-	for s := range k {
-		atr[s] = m.att.Forward(ar, q[s*n*h:(s+1)*n*h], n, e.memOf(s, n, h), e.keys[s], n, ctx[s*n*h:(s+1)*n*h])
-	}
-	o := ar.AllocRaw(rows * 2 * h)
-	for t := range n {
-		for s := range k {
-			r := t*k + s
-			copy(o[r*2*h:r*2*h+h], dtr.H[r*h:(r+1)*h])
-			copy(o[r*2*h+h:(r+1)*2*h], ctx[(s*n+t)*h:(s*n+t+1)*h])
-		}
-	}
-	logits := ar.AllocRaw(rows * d)
-	m.out.Forward(o, rows, m.out.W.W, logits, false)
-	loss := 0.0
-	var src rand.PCG
-	nr := rand.New(&src)
-	dz := make([]T, d)
-	for t := range n {
-		for s := range k {
-			row := logits[(t*k+s)*d : (t*k+s+1)*d]
-			m.placerLogits(row, nz, s, t, false, &src, nr, dz)
-			nn.SoftmaxRow(row, 1)
-			a := devs[s][t]
-			loss -= w[s] * math.Log(math.Max(float64(row[a]), 1e-300))
-			row[a]--
-			for j := range row {
-				row[j] *= T(w[s]) * dz[j]
-			}
-		}
-	}
-	do := ar.Alloc(rows * 2 * h)
-	m.out.Backward(ar, o, rows, nil, m.out.W.W, logits, do, nil)
-	dhd := ar.AllocRaw(rows * h)  // step-major
-	dctx := ar.AllocRaw(rows * h) // sample-major
-	for t := range n {
-		for s := range k {
-			r := t*k + s
-			copy(dhd[r*h:(r+1)*h], do[r*2*h:r*2*h+h])
-			copy(dctx[(s*n+t)*h:(s*n+t+1)*h], do[r*2*h+h:(r+1)*2*h])
-		}
-	}
-	dq := ar.Alloc(rows * h)   // sample-major
-	dmem := ar.Alloc(rows * h) // sample-major
-	for s := range k {
-		m.att.Backward(ar, atr[s], dctx[s*n*h:(s+1)*n*h], dq[s*n*h:(s+1)*n*h], dmem[s*n*h:(s+1)*n*h])
-	}
-	denc := ar.AllocRaw(rows * h) // step-major gradient of the encoder's outputs
-	for t := range n {
-		for s := range k {
-			r := t*k + s
-			addTo(dhd[r*h:(r+1)*h], dq[(s*n+t)*h:(s*n+t+1)*h])
-			copy(denc[r*h:(r+1)*h], dmem[(s*n+t)*h:(s*n+t+1)*h])
-		}
-	}
-	dx := ar.Alloc(rows * in)
-	dh0, dc0 := ar.Alloc(k*h), ar.Alloc(k*h)
-	m.dec.Backward(ar, dtr, dhd, nil, dx, dh0, dc0)
-	for t := range n {
-		for s := range k {
-			r := dx[(t*k+s)*in : (t*k+s+1)*in]
-			p := m.devices
-			if t > 0 {
-				p = devs[s][t-1]
-			}
-			addTo(m.devEmb.G[p*dd:(p+1)*dd], r[:dd])
-			addTo(denc[(t*k+s)*h:(t*k+s+1)*h], r[dd:])
-		}
-	}
-	// The decoder's initial state is the encoder's last, per sample.
-	addTo(denc[(n-1)*k*h:n*k*h], dh0)
-	m.enc.Backward(ar, e.tr, denc, dc0, nil, nil, nil)
-	return loss
-}
-
-// addTo adds src to dst element-wise (nn.Add without its parallel split,
-// for the short rows of the per-unit and per-sample loops).
-func addTo[T nn.Float](dst, src []T) {
-	for i, v := range src[:len(dst)] {
-		dst[i] += v
-	}
 }

@@ -202,18 +202,10 @@ func TestModelGradient(t *testing.T) {
 			m, x, groupings, devs, w := gradProblem(t, v.cfg)
 			nz := variantNoise(m, len(w), v.noise)
 			ps := m.params()
-			loss := func() float64 {
-				saved := make([][]float64, len(ps))
-				for i, p := range ps {
-					saved[i] = slices.Clone(p.G)
-				}
+			loss := nntest.KeepGrads(ps, func() float64 {
 				var ar nn.Arena[float64]
-				l := m.reinforce(&ar, x, groupings, devs, w, nz)
-				for i, p := range ps {
-					copy(p.G, saved[i])
-				}
-				return l
-			}
+				return m.reinforce(&ar, x, groupings, devs, w, nz)
+			})
 			ps.ZeroGrad()
 			var ar nn.Arena[float64]
 			m.reinforce(&ar, x, groupings, devs, w, nz)

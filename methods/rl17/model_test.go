@@ -187,24 +187,14 @@ func TestModelGradient(t *testing.T) {
 		w[s] = 2*r.Float64() - 1
 	}
 	ps := m.params()
-	loss := func() float64 {
-		saved := make([][]float64, len(ps))
-		for i, p := range ps {
-			saved[i] = slices.Clone(p.G)
-		}
-		var ar arena64
-		l := m.reinforce(&ar, devs, w)
-		for i, p := range ps {
-			copy(p.G, saved[i])
-		}
-		return l
-	}
+	loss := nntest.KeepGrads(ps, func() float64 {
+		var ar nn.Arena[float64]
+		return m.reinforce(&ar, devs, w)
+	})
 	ps.ZeroGrad()
-	var ar arena64
+	var ar nn.Arena[float64]
 	m.reinforce(&ar, devs, w)
 	if c := nntest.Check(t, loss, nntest.ParamTargets(ps), 25, 1e-6, 1e-5, 1e-9); c < 100 {
 		t.Fatalf("only %d entries compared", c)
 	}
 }
-
-type arena64 = nn.Arena[float64]

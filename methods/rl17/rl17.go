@@ -2,12 +2,9 @@ package rl17
 
 import (
 	"context"
-	"errors"
-	"math"
 	"math/rand/v2"
 
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/methods/internal/seq2seq"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
@@ -20,7 +17,6 @@ const (
 	DefaultDecay        = 0.9   // the moving-average baseline's decay
 	DefaultFailReward   = -10.0 // the failing signal, as gdp.InvalidReward
 	DefaultSteps        = 200   // steps when the settings give no bound
-	clipNorm            = 1.0   // gradients are clipped to this global norm
 )
 
 // RL17 is the 2017 RL placer (Mirhoseini et al., "Device Placement
@@ -103,17 +99,6 @@ func (r *RL17) Settings() Settings {
 	return s
 }
 
-// Reward is the reward of a result under objective o: -sqrt(v / ref) with
-// v = o.Of(r) (the step time, or the largest per-device peak memory), or
-// fail when the placement is invalid under o.
-func Reward(o optimize.Objective, r *evaluate.Result, ref, fail float64) float64 {
-	v := o.Of(r)
-	if !o.Valid(r) || v <= 0 || math.IsNaN(v) {
-		return fail
-	}
-	return -math.Sqrt(v / ref)
-}
-
 // Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE
 // steps (K evaluations each); Budget.Evaluations and Budget.Time bound it
 // too; with no bound at all it runs DefaultSteps steps. With one device,
@@ -121,7 +106,7 @@ func Reward(o optimize.Objective, r *evaluate.Result, ref, fail float64) float64
 // learn: it returns the problem's Start.
 func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings()
-	e, res, done, err := Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
 	if done {
 		return res, err
 	}
@@ -137,36 +122,34 @@ func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.
 	settings.Groups, settings.Merged = gr.N(), gr.Merged
 	e.Learning.Settings = settings
 	m := newModel[float32](newFeatures(p.Graph, gr), p.Devices(), settings.Config, seed)
-	rng := rand.New(rand.NewPCG(seed, 0x5eed17))
-	var ar nn.Arena[float32]
-	opt := &nn.Adam{}
-	k := settings.Samples
-	ds := make([]decision.Decision, k)
-	results := make([]evaluate.Result, k)
-	for !e.Tracker.Done(ctx) {
-		ar.Reset()
-		devs, _, entropy := m.sample(&ar, rng, k)
-		for s := range k {
-			d := e.Start.Clone()
-			d.Device = make([]int, p.Graph.NumOps())
-			for op, c := range gr.Of {
-				d.Device[op] = devs[s][c]
-			}
-			ds[s] = p.Complete(d)
-		}
-		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
-		if errors.Is(err, optimize.ErrStopped) || n == 0 {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		pt := optimize.CurvePoint{Entropy: entropy}
-		w := e.Advantages(results[:n], &pt)
-		m.reinforce(&ar, devs[:n], w)
-		nn.ClipGradNorm(m.params(), clipNorm)
-		opt.Step(m.params(), settings.LearningRate)
-		e.Record(pt)
-	}
-	return e.Finish(ctx)
+	pol := &policy{m: m, gr: gr, rng: rand.New(rand.NewPCG(seed, 0x5eed17))}
+	return e.Train(ctx, settings.Samples, pol, seq2seq.ParamGroup{Params: m.params(), LearningRate: settings.LearningRate})
 }
+
+// policy is the controller as the episode trains it: a step's k
+// placements of the groups, each op on its group's device.
+type policy struct {
+	m    *model[float32]
+	gr   *Groups
+	rng  *rand.Rand
+	ar   nn.Arena[float32]
+	devs [][]int // the last step's placements of the groups
+}
+
+// Sample implements seq2seq.Policy.
+func (p *policy) Sample(_, k int) ([][]int, float64) {
+	p.ar.Reset()
+	devs, _, entropy := p.m.sample(&p.ar, p.rng, k)
+	p.devs = devs
+	ops := make([][]int, k)
+	for s := range k {
+		ops[s] = make([]int, len(p.gr.Of))
+		for op, c := range p.gr.Of {
+			ops[s][op] = devs[s][c]
+		}
+	}
+	return ops, entropy
+}
+
+// Reinforce implements seq2seq.Policy.
+func (p *policy) Reinforce(w []float64) { p.m.reinforce(&p.ar, p.devs[:len(w)], w) }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/placer/placer/nn"
@@ -80,4 +81,22 @@ func Dot(a, b []float64) float64 {
 		s += a[i] * b[i]
 	}
 	return s
+}
+
+// KeepGrads wraps f, a loss whose evaluation also adds its gradient to the
+// parameters' (as a REINFORCE pass does), so that each call leaves ps's
+// gradients as they were: the analytic gradient Check compares with
+// survives Check's evaluations.
+func KeepGrads(ps nn.Params[float64], f func() float64) func() float64 {
+	return func() float64 {
+		saved := make([][]float64, len(ps))
+		for i, p := range ps {
+			saved[i] = slices.Clone(p.G)
+		}
+		l := f()
+		for i, p := range ps {
+			copy(p.G, saved[i])
+		}
+		return l
+	}
 }

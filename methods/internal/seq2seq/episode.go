@@ -1,4 +1,4 @@
-package rl17
+package seq2seq
 
 import (
 	"context"
@@ -7,15 +7,18 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
 
+// ClipNorm is the global norm the gradients are clipped to before every
+// update (TensorFlow's hierarchical controller's grad_bound).
+const ClipNorm = 1.0
+
 // Episode is the part of a REINFORCE placer's run that rl17 and hdp
 // share: the budget, the start and fallback decisions, the reward's
-// reference, the moving-average baseline and the learning curve. The
-// placer draws placements, evaluates them (Tracker.EvaluateBatch), turns
-// the results into advantages (Advantages), updates its networks and
-// closes the step (Record).
+// reference, the moving-average baseline and the learning curve. Begin
+// starts it, Train runs its steps and returns the result.
 type Episode struct {
 	Tracker  *optimize.Tracker
 	Start    decision.Decision // the problem's Start, fused as TensorFlow's defaults where fusion is left to the placer
@@ -23,7 +26,7 @@ type Episode struct {
 	Ref      float64           // the reward's reference: the cost model's lower bound on the step, or one device's capacity for PeakMemory
 	Learning *optimize.Learning
 
-	obj         optimize.Objective // the problem's
+	p           *optimize.Problem
 	decay, fail float64
 	baseline    float64
 	started     bool
@@ -43,7 +46,7 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 		st.Budget.Steps = defaultSteps
 	}
 	e = &Episode{Tracker: optimize.NewTracker(name, p, &st, 0), Start: p.Start(), Learning: &optimize.Learning{Settings: settings},
-		decay: decay, fail: fail, onStep: onStep, obj: p.Objective}
+		decay: decay, fail: fail, onStep: onStep, p: p}
 	if p.EffectiveTasks().Fusion && e.Start.Fusion == nil {
 		// The placer places; where the problem leaves it the fusion and
 		// its Base has none, it fuses as TensorFlow's defaults do (as
@@ -55,7 +58,7 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 		if _, err := e.Tracker.Evaluate(ctx, e.Fallback); err != nil && !errors.Is(err, optimize.ErrStopped) {
 			return nil, nil, true, err
 		}
-		res, err := e.Finish(ctx)
+		res, err := e.finish(ctx)
 		return nil, res, true, err
 	}
 	e.Ref = p.Cost.LowerBound(e.Start.Fusion != nil)
@@ -71,21 +74,21 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 	return e, nil, false, nil
 }
 
-// Advantages scores the step's n results: it fills pt's mean and best
+// advantages scores the step's n results: it fills pt's mean and best
 // reward and share of valid placements, and returns each sample's
 // REINFORCE weight, (reward - baseline) / n. The baseline starts at the
 // first step's mean reward (the 2017 paper starts it at the failing
 // signal for more exploration; with K samples per step the mean is a
 // lower-variance start).
-func (e *Episode) Advantages(results []evaluate.Result, pt *optimize.CurvePoint) []float64 {
+func (e *Episode) advantages(results []evaluate.Result, pt *optimize.CurvePoint) []float64 {
 	n := len(results)
 	pt.BestReward = math.Inf(-1)
 	rewards := make([]float64, n)
 	for i := range n {
-		rewards[i] = Reward(e.obj, &results[i], e.Ref, e.fail)
+		rewards[i] = Reward(e.p.Objective, &results[i], e.Ref, e.fail)
 		pt.MeanReward += rewards[i] / float64(n)
 		pt.BestReward = max(pt.BestReward, rewards[i])
-		if e.obj.Valid(&results[i]) {
+		if e.p.Objective.Valid(&results[i]) {
 			pt.Valid += 1 / float64(n)
 		}
 	}
@@ -99,10 +102,10 @@ func (e *Episode) Advantages(results []evaluate.Result, pt *optimize.CurvePoint)
 	return w
 }
 
-// Record closes a step after the networks' update: the baseline moves
+// record closes a step after the networks' update: the baseline moves
 // towards the step's mean reward, and pt, completed with the tracker's
 // statistics, joins the curve.
-func (e *Episode) Record(pt optimize.CurvePoint) {
+func (e *Episode) record(pt optimize.CurvePoint) {
 	e.baseline = e.decay*e.baseline + (1-e.decay)*pt.MeanReward
 	e.Tracker.Step()
 	stats := e.Tracker.Stats()
@@ -113,13 +116,84 @@ func (e *Episode) Record(pt optimize.CurvePoint) {
 	}
 }
 
-// Finish returns the best decision found (the fallback if none) with the
+// Policy is the network an Episode trains.
+type Policy interface {
+	// Sample draws k placements for step (counted from 0): devices[s]
+	// is sample s's device per op. entropy is the step's mean entropy
+	// per decision, for the learning curve.
+	Sample(step, k int) (devices [][]int, entropy float64)
+	// Reinforce adds to the parameters' gradients the REINFORCE
+	// gradient of -Σ_s w[s] log p(sample s) over the first len(w)
+	// samples of the last Sample (the budget may cut a step's batch).
+	Reinforce(w []float64)
+}
+
+// ParamGroup is parameters that one Adam optimizer updates with one step
+// size.
+type ParamGroup struct {
+	Params       nn.Params[float32]
+	LearningRate float64
+}
+
+// Train runs REINFORCE steps of k samples each until the budget ends and
+// returns the result: per step, pol draws k placements, each
+// completed from the start decision (Problem.Complete), the batch is
+// evaluated, the advantages weight pol's gradient, the gradients of all
+// groups together are clipped to ClipNorm, each group takes its Adam step,
+// and the step is recorded.
+func (e *Episode) Train(ctx context.Context, k int, pol Policy, groups ...ParamGroup) (*optimize.Result, error) {
+	var params nn.Params[float32]
+	opts := make([]*nn.Adam, len(groups))
+	for i, g := range groups {
+		params = append(params, g.Params...)
+		opts[i] = &nn.Adam{}
+	}
+	ds := make([]decision.Decision, k)
+	results := make([]evaluate.Result, k)
+	for step := 0; !e.Tracker.Done(ctx); step++ {
+		devs, entropy := pol.Sample(step, k)
+		for s := range k {
+			d := e.Start.Clone()
+			d.Device = devs[s]
+			ds[s] = e.p.Complete(d)
+		}
+		n, err := e.Tracker.EvaluateBatch(ctx, ds, results)
+		if errors.Is(err, optimize.ErrStopped) || n == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		pt := optimize.CurvePoint{Entropy: entropy}
+		w := e.advantages(results[:n], &pt)
+		pol.Reinforce(w)
+		nn.ClipGradNorm(params, ClipNorm)
+		for i, g := range groups {
+			opts[i].Step(g.Params, g.LearningRate)
+		}
+		e.record(pt)
+	}
+	return e.finish(ctx)
+}
+
+// finish returns the best decision found (the fallback if none) with the
 // learning record.
-func (e *Episode) Finish(ctx context.Context) (*optimize.Result, error) {
+func (e *Episode) finish(ctx context.Context) (*optimize.Result, error) {
 	res, err := e.Tracker.Result(ctx, e.Fallback)
 	if err != nil {
 		return nil, err
 	}
 	res.Learning = e.Learning
 	return res, nil
+}
+
+// Reward is the reward of a result under objective o: -sqrt(v / ref) with
+// v = o.Of(r) (the step time, or the largest per-device peak memory), or
+// fail when the placement is invalid under o.
+func Reward(o optimize.Objective, r *evaluate.Result, ref, fail float64) float64 {
+	v := o.Of(r)
+	if !o.Valid(r) || v <= 0 || math.IsNaN(v) {
+		return fail
+	}
+	return -math.Sqrt(v / ref)
 }
