@@ -6,6 +6,12 @@
 // (from the methods registry) -> report, so that cmd/placer only binds
 // flags and prints. Traces come from the problem's evaluator.
 //
+// The CLI's side of each job is here too (files cli*.go): its raw flag
+// values parsed and checked into the options (ParseFlags, Check: usage
+// errors, exit 2), the names and defaults its flags and completions offer,
+// and the types its options need from lower packages, so that cmd/placer
+// imports jobs, jobs/inputs, report and internal packages only.
+//
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
 // nn/..., methods/..., jobs/..., report, internal/...
 package jobs

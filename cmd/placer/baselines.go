@@ -7,19 +7,16 @@ import (
 
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type baselinesOptions struct {
 	jobs.BaselinesOptions
-	JSON    bool
-	quiet   bool
-	out     string
-	measure bool
-	repeats int
+	JSON  bool
+	quiet bool
+	out   string
+	flags jobs.BaselinesFlags
 }
 
 func init() { register(newBaselinesCmd) }
@@ -38,34 +35,14 @@ efficiency against the lower bound, peak memory, out-of-memory, search time and
 evaluations. Search methods stop at --budget evaluations (default 5,000 each,
 REGAL's) or --time. docs/baselines.md describes each method.
 
-Methods: ` + strings.Join(methods.Names(), ", "),
+Methods: ` + strings.Join(jobs.MethodNames(), ", "),
 		Example: `  placer baselines --graph examples/mlp.json --gpus 2
   placer baselines --workload gnmt8 --gpus 8 --budget 1000 --methods metis,m-etf,brkga
   placer baselines --graph g.json --gpus 4 --tasks fusion --methods tf-default,sa --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Graph.Path == "" && o.Graph.Workload == "" {
-				return usagef("give --graph FILE or --workload NAME")
-			}
-			if o.Cluster.GPUs < 0 {
-				return usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
-			}
-			if o.Budget < 0 {
-				return usagef("--budget %d: must be positive (0 = each method's default)", o.Budget)
-			}
-			if o.Time < 0 {
-				return usagef("--time %v: must be positive", o.Time)
-			}
-			if err := methods.Check(o.Methods); err != nil {
-				return usagef("--methods: %v", err)
-			}
-			if o.measure {
-				o.Backend = jobs.GPUs(o.repeats)
-			}
-			if o.Tasks != "" {
-				if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
-					return usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
-				}
+			if err := o.ParseFlags(o.flags); err != nil {
+				return err
 			}
 			if !o.quiet {
 				o.Progress = s.Err
@@ -105,7 +82,7 @@ Methods: ` + strings.Join(methods.Names(), ", "),
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
-	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
-	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
+	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
+	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/methods"
-	"github.com/placer/placer/workloads"
+	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
 
@@ -27,7 +25,7 @@ func addCompletions(c *cobra.Command) {
 		}
 	}
 	presetsOrFile := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return withPrefix(roofline.Presets(), typed), cobra.ShellCompDirectiveDefault // presets, then files
+		return withPrefix(jobs.HardwarePresets(), typed), cobra.ShellCompDirectiveDefault // presets, then files
 	}
 	methodList := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		// Complete the last element of a comma-separated list.
@@ -36,16 +34,16 @@ func addCompletions(c *cobra.Command) {
 			prefix = typed[:i+1]
 		}
 		var out []string
-		for _, m := range methods.Names() {
+		for _, m := range jobs.MethodNames() {
 			out = append(out, prefix+m)
 		}
 		return withPrefix(out, typed), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 	byFlag := map[string]cobra.CompletionFunc{
-		"workload":  fixed(workloads.Names()...),
+		"workload":  fixed(jobs.WorkloadNames()...),
 		"hardware":  presetsOrFile,
-		"base":      fixed(roofline.Presets()...),
-		"topology":  fixed(roofline.Topologies...),
+		"base":      fixed(jobs.HardwarePresets()...),
+		"topology":  fixed(jobs.Topologies()...),
 		"methods":   methodList,
 		"graph":     files("json", "pb", "pbtxt"),
 		"graphs":    files(),
@@ -66,7 +64,7 @@ func addCompletions(c *cobra.Command) {
 			}
 		}
 		if cmd.Name() == "export" && cmd.Parent() != nil && cmd.Parent().Name() == "workloads" {
-			cmd.ValidArgsFunction = fixed(workloads.Names()...)
+			cmd.ValidArgsFunction = fixed(jobs.WorkloadNames()...)
 		}
 		for _, sub := range cmd.Commands() {
 			walk(sub)

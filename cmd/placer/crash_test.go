@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/jobs"
 )
 
 // TestPretrainSurvivesSIGKILL kills pretraining with SIGKILL at random
@@ -37,7 +37,7 @@ func TestPretrainSurvivesSIGKILL(t *testing.T) {
 	args := func(steps int) []string {
 		a := []string{"pretrain", "--graphs", "g", "--gpus", "2", "--policy", "small", "--samples", "4", "--warmup", "2",
 			"--checkpoint-every", "1", "--steps", fmt.Sprint(steps), "--out", model, "-q", "--seed", "3"}
-		if _, err := os.Stat(gdp.CheckpointState(model)); err == nil {
+		if _, err := os.Stat(jobs.PretrainStateFile(model)); err == nil {
 			a = append(a, "--resume", model)
 		}
 		return a
@@ -65,17 +65,17 @@ func TestPretrainSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("run %d ended before the kill: %v %s", i, err, errb.String())
 		}
 		kills++
-		if _, err := os.Stat(gdp.CheckpointState(model)); err != nil {
+		if _, err := os.Stat(jobs.PretrainStateFile(model)); err != nil {
 			continue // killed before the first checkpoint
 		}
-		_, st, err := gdp.LoadCheckpoint(model)
+		step, err := jobs.PretrainCheckpointStep(model)
 		if err != nil {
 			t.Fatalf("kill %d: checkpoint does not load: %v", i, err)
 		}
-		if st.Step < last {
-			t.Fatalf("kill %d: checkpoint went back from step %d to %d", i, last, st.Step)
+		if step < last {
+			t.Fatalf("kill %d: checkpoint went back from step %d to %d", i, last, step)
 		}
-		last = st.Step
+		last = step
 	}
 	if resumed < kills/2 {
 		t.Fatalf("only %d of %d runs resumed", resumed, kills)

@@ -2,23 +2,17 @@ package main
 
 import (
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type equalTimeOptions struct {
 	jobs.EqualTimeOptions
-	graphs, methods, budgets string
-	seeds                    string
-	plot                     string
-	JSON, quiet              bool
+	flags       jobs.EqualTimeFlags
+	JSON, quiet bool
 }
 
 func newReportEqualTimeCmd(s *streams) *cobra.Command {
@@ -63,47 +57,31 @@ it (Ctrl-C keeps what finished).`,
   placer report equal-time --cpu --budgets 5m --dir merged --no-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(o.graphs, o.methods, o.budgets, "1m,5m,30m"); err != nil {
+			o.flags.SeedGiven = cmd.Flags().Changed("seed")
+			if err := o.ParseFlags(o.flags); err != nil {
 				return err
-			}
-			if o.seeds != "" {
-				if cmd.Flags().Changed("seed") {
-					return usagef("--seed and --seeds: give one")
-				}
-				if o.Seeds, err = parseSeeds(o.seeds); err != nil {
-					return err
-				}
-			}
-			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
-				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
-			}
-			if o.plot != "" {
-				if err := report.CheckPlotPath(o.plot); err != nil {
-					return usagef("--plot: %v", err)
-				}
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 			}
 			rep, err := jobs.EqualTime(cmd.Context(), o.EqualTimeOptions)
-			if err == nil && o.plot != "" {
-				if err = report.WriteEqualTimePlot(o.plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.plot)
+			if err == nil && o.flags.Plot != "" {
+				if err = report.WriteEqualTimePlot(o.flags.Plot, rep); err == nil {
+					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
 				}
 			}
 			return emit(s, o.JSON, rep, func() error { return report.WriteEqualTime(s.Out, rep) }, err)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.EqualTimeGraphs, ",")+")")
-	f.StringVar(&o.methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.EqualTimeMethods(), ",")+")")
-	f.StringVar(&o.budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.EqualTimeGraphs, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.EqualTimeMethods(), ",")+")")
+	f.StringVar(&o.flags.Budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same decisions (wall-time budgets make step counts vary)")
-	f.StringVar(&o.seeds, "seeds", "", "`LIST` of seeds, comma-separated: the whole report once per seed (kept in DIR/seed-N), each cell the geometric mean of its seeds, the claims counted per graph and per run")
+	f.StringVar(&o.flags.Seeds, "seeds", "", "`LIST` of seeds, comma-separated: the whole report once per seed (kept in DIR/seed-N), each cell the geometric mean of its seeds, the claims counted per graph and per run")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
@@ -112,50 +90,8 @@ it (Ctrl-C keeps what finished).`,
 	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")
 	f.BoolVar(&o.Cascade, "cascade", false, "a graph also listed on fewer GPUs before it (gnmt4@2,gnmt4) starts each method from that method's result there: never worse with more GPUs (the fewer-GPU run's budget is not counted)")
 	f.StringVar(&o.Lead, "lead", "", "the `METHOD` the claims are about (ahead of each other method, its margin; default go-scored when listed, else go)")
-	f.StringVar(&o.plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
+	f.StringVar(&o.flags.Plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
-}
-
-// parseSeeds parses --seeds: two or more distinct seeds, comma-separated.
-func parseSeeds(list string) ([]uint64, error) {
-	var out []uint64
-	for _, f := range strings.Split(list, ",") {
-		v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
-		if err != nil {
-			return nil, usagef("--seeds %q: want seeds (non-negative integers), comma-separated, e.g. 0,1,2", list)
-		}
-		if slices.Contains(out, v) {
-			return nil, usagef("--seeds %q: seed %d is listed twice", list, v)
-		}
-		out = append(out, v)
-	}
-	if len(out) < 2 {
-		return nil, usagef("--seeds %q: want two or more seeds (one seed is --seed)", list)
-	}
-	return out, nil
-}
-
-// comparisonLists parses the list flags that equal-time and learned share:
-// --graphs, --methods (checked against the registry) and --budgets
-// (positive durations; example shows the form in the error).
-func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, bs []time.Duration, err error) {
-	if graphs != "" {
-		gs = strings.Split(graphs, ",")
-	}
-	if ms != "" {
-		mlist = strings.Split(ms, ",")
-		if err := methods.Check(mlist); err != nil {
-			return nil, nil, nil, usagef("--methods: %v", err)
-		}
-	}
-	for _, b := range strings.Split(budgets, ",") {
-		d, err := time.ParseDuration(strings.TrimSpace(b))
-		if err != nil || d <= 0 {
-			return nil, nil, nil, usagef("--budgets %q: want positive durations, e.g. %s", budgets, example)
-		}
-		bs = append(bs, d)
-	}
-	return gs, mlist, bs, nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/inputs"
@@ -47,11 +46,8 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
   placer eval --graph resnet.json --format msr-fiddle --gpus 4 --placement result.json --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Graph.Path == "" && o.Graph.Workload == "" {
-				return usagef("give --graph FILE or --workload NAME")
-			}
-			if o.Cluster.GPUs < 0 {
-				return usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
+			if err := o.Check(); err != nil {
+				return err
 			}
 			e, err := jobs.Eval(cmd.Context(), o.EvalOptions)
 			if err != nil {
@@ -97,7 +93,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
 	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the graph file's, else 1)")
-	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
-	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(roofline.Topologies, ", ")))
+	f.StringVar(&c.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
+	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(jobs.Topologies(), ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")
 }

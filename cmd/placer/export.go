@@ -32,11 +32,8 @@ a module map to an nn.Module.`,
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Graph.Path == "" && o.Graph.Workload == "" {
-				return usagef("give --graph FILE or --workload NAME")
-			}
-			if o.To == "" {
-				return usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
+			if err := o.Check(); err != nil {
+				return err
 			}
 			out, err := jobs.Export(*o)
 			if err != nil {

@@ -2,12 +2,8 @@ package main
 
 import (
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods/gdp"
 	"github.com/spf13/cobra"
 )
-
-// learnPoint is a fine-tuning step.
-type learnPoint = gdp.Point
 
 func init() { register(newFinetuneCmd) }
 
@@ -30,17 +26,7 @@ default-model' trains it). The model must decide the tasks asked for.`,
   placer finetune --graph g.json --gpus 2 --time 60s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
-				return err
-			}
-			if o.Time > 0 && !cmd.Flags().Changed("steps") {
-				o.Steps = 0 // --time alone: no step limit
-			}
-			if o.Steps == 0 && o.Time == 0 {
-				return usagef("--steps 0 needs --time")
-			}
-			var err error
-			if o.PPO, err = o.ppo.settings(); err != nil {
+			if err := o.ParseFinetuneFlags(jobs.FinetuneFlags{PPO: o.ppo, StepsGiven: cmd.Flags().Changed("steps")}); err != nil {
 				return err
 			}
 			bar := &lazyBar{w: s.Err, what: "finetune"}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -165,16 +165,16 @@ func addOut(cmd *cobra.Command, p *string, usage string) {
 }
 
 // objectiveFlag is --objective's pflag.Value.
-type objectiveFlag struct{ p *optimize.Objective }
+type objectiveFlag struct{ p *jobs.Objective }
 
 func (f objectiveFlag) String() string {
 	if f.p == nil {
-		return optimize.StepTime.String()
+		return jobs.DefaultObjective.String()
 	}
 	return f.p.String()
 }
 func (f objectiveFlag) Set(s string) error {
-	o, err := optimize.ParseObjective(s)
+	o, err := jobs.ParseObjective(s)
 	if err != nil {
 		return err
 	}
@@ -184,6 +184,6 @@ func (f objectiveFlag) Set(s string) error {
 func (objectiveFlag) Type() string { return "objective" }
 
 // addObjectiveFlag binds --objective: what the methods minimise.
-func addObjectiveFlag(cmd *cobra.Command, p *optimize.Objective) {
+func addObjectiveFlag(cmd *cobra.Command, p *jobs.Objective) {
 	cmd.Flags().Var(objectiveFlag{p}, "objective", "what the methods minimise: step-time (under each GPU's memory; an out-of-memory decision is invalid) or peak-memory (the largest per-GPU peak, REGAL's task; over capacity is not invalid)")
 }

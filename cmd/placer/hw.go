@@ -3,8 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/placer/placer/evaluate/hw"
-	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/jobs"
 )
 
 func init() {
@@ -13,7 +12,7 @@ func init() {
 }
 
 func newHWCmd(s *streams) *cobra.Command {
-	o := hw.InfoOptions{}
+	o := jobs.HWInfoOptions{}
 	cmd := &cobra.Command{
 		Use:   "hw",
 		Short: "Show this machine's NVIDIA GPUs and how they are linked (NVML)",
@@ -29,7 +28,7 @@ See docs/hardware.md.`,
   bin/placer-cuda hw bench --profile h100.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return hw.Info(s.Out, s.Err, o)
+			return jobs.HWInfo(s.Out, s.Err, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the inventory as one JSON object")
@@ -38,7 +37,7 @@ See docs/hardware.md.`,
 }
 
 func newHWBenchCmd(s *streams) *cobra.Command {
-	o := hw.BenchOptions{}
+	o := jobs.HWBenchOptions{}
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -53,10 +52,7 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
   bin/placer-cuda hw bench --profile measured.json --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.GPU < 0 {
-				return usagef("--gpu %d: must be a GPU ordinal (0, 1, ...)", o.GPU)
-			}
-			return hw.Bench(cmd.Context(), s.Out, progressTo(s, quiet), o)
+			return jobs.HWBench(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()
@@ -66,12 +62,12 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
 	f.StringVar(&o.Profile, "profile", "", "write the measured hardware profile to `FILE` ('-' = stdout)")
 	f.StringVarP(&o.Profile, "out", "o", "", "the same as --profile")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&o.Base, "base", "", "preset the profile starts from (default: the GPU's own, else "+roofline.DefaultHardware+")")
+	f.StringVar(&o.Base, "base", "", "preset the profile starts from (default: the GPU's own, else "+jobs.DefaultHardware+")")
 	return cmd
 }
 
 func newCalibrateCmd(s *streams) *cobra.Command {
-	o := hw.CalibrateOptions{}
+	o := jobs.HWCalibrateOptions{}
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
@@ -86,10 +82,7 @@ built with 'make cuda' (bin/placer-cuda).`,
   bin/placer-cuda hw bench --profile measured.json && bin/placer-cuda calibrate --hardware measured.json --out calibrated.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.GPU < 0 {
-				return usagef("--gpu %d: must be a GPU ordinal (0, 1, ...)", o.GPU)
-			}
-			return hw.Calibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
+			return jobs.HWCalibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()

@@ -5,15 +5,13 @@ import (
 	"time"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods/gdp/defaultmodel"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type transferOptions struct {
 	jobs.TransferOptions
-	ppo   ppoFlags // finetune's
+	ppo   jobs.PPOFlags // finetune's
 	JSON  bool
 	quiet bool
 }
@@ -45,11 +43,8 @@ default-model' trains it).`,
   placer infer --model m.policy --graph g.json --gpus 2 --samples 64 --out g-zero-shot.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.validate(); err != nil {
+			if err := o.CheckInfer(); err != nil {
 				return err
-			}
-			if o.Refine < 0 {
-				return usagef("--refine %v: want a duration of at least 0", o.Refine)
 			}
 			o.progress(s, nil)
 			rep, err := jobs.Infer(cmd.Context(), o.TransferOptions)
@@ -66,25 +61,6 @@ default-model' trains it).`,
 	return cmd
 }
 
-// validate checks the flags infer and finetune share.
-func (o *transferOptions) validate() error {
-	if o.Graph.Path == "" && o.Graph.Workload == "" {
-		return usagef("give --graph FILE or --workload NAME")
-	}
-	if o.Samples < 0 || o.Steps < 0 || o.Time < 0 {
-		return usagef("--samples, --steps and --time must not be negative")
-	}
-	if o.Tasks != "" {
-		if _, err := optimize.ParseTasks(o.Tasks); err != nil {
-			return usagef("--tasks: %v", err)
-		}
-	}
-	if o.Model == "" && !defaultmodel.Available() {
-		return usagef("%v", defaultmodel.ErrMissing)
-	}
-	return nil
-}
-
 // progress puts the baselines' lines and, for finetune, a bar on stderr.
 func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 	if o.quiet {
@@ -94,7 +70,7 @@ func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 	if bar == nil || *bar == nil {
 		return
 	}
-	o.OnStep = func(pt learnPoint, ref float64, steps int) { (*bar).step(steps, pt.Step, searchStep(pt, ref)) }
+	o.OnStep = func(pt jobs.LearnPoint, ref float64, steps int) { (*bar).step(steps, pt.Step, searchStep(pt, ref)) }
 }
 
 // write prints the report (table or JSON) and passes on a run's error;

@@ -11,9 +11,9 @@ import (
 
 type learnedOptions struct {
 	jobs.LearnedOptions
-	graphs, methods, budgets string
-	plotDir, plotFormat      string
-	JSON, quiet              bool
+	flags       jobs.LearnedFlags
+	plotDir     string
+	JSON, quiet bool
 }
 
 func newReportLearnedCmd(s *streams) *cobra.Command {
@@ -61,25 +61,15 @@ table, the claims and the plots.`,
   placer report learned --budgets 5m,15m,30m --cpu --dir out/learned --no-run --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(o.graphs, o.methods, o.budgets, "5m,15m,30m"); err != nil {
+			if err := o.ParseFlags(o.flags); err != nil {
 				return err
-			}
-			if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
-				return usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
-			}
-			if o.NoRun && o.Dir == "" {
-				return usagef("--no-run reports the cells kept in --dir: give --dir")
-			}
-			if err := report.CheckPlotPath("plot." + o.plotFormat); err != nil {
-				return usagef("--plot-format: %v", err)
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 			}
 			rep, err := jobs.Learned(cmd.Context(), o.LearnedOptions)
 			if o.plotDir != "" {
-				files, perr := report.WriteLearnedPlots(o.plotDir, o.plotFormat, rep)
+				files, perr := report.WriteLearnedPlots(o.plotDir, o.flags.PlotFormat, rep)
 				if perr != nil && err == nil {
 					err = perr
 				}
@@ -91,9 +81,9 @@ table, the claims and the plots.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.LearnedGraphs, ",")+")")
-	f.StringVar(&o.methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.LearnedMethods(), ",")+")")
-	f.StringVar(&o.budgets, "budgets", "5m,15m,30m", "wall-time budgets per method and graph, comma-separated")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.LearnedGraphs, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.LearnedMethods(), ",")+")")
+	f.StringVar(&o.flags.Budgets, "budgets", "5m,15m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = "number of GPUs (default: each workload's GO table-2 count)"
@@ -102,7 +92,7 @@ table, the claims and the plots.`,
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.BoolVar(&o.NoRun, "no-run", false, "run no cell: report the cells kept in --dir (missing ones are counted), e.g. after one process per graph")
 	f.StringVar(&o.plotDir, "plot-dir", "", "write one learning-curve plot per graph and budget to `DIR` (<graph>@<GPUs>-<budget>s.<format>)")
-	f.StringVar(&o.plotFormat, "plot-format", "svg", "format of the plots: png, svg or pdf")
+	f.StringVar(&o.flags.PlotFormat, "plot-format", "svg", "format of the plots: png, svg or pdf")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (cells with their curves)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd

@@ -1,5 +1,3 @@
-// Command placer decides where, in what order and fused with what the ops
-// of an ML training graph run on a cluster of GPUs. See README.md.
 package main
 
 import (

@@ -4,26 +4,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
 
-// TestPPOFlagsDefaults: the flags' defaults are the settings learn uses
-// when none are given, so that a command run without them trains as
-// before.
+// TestPPOFlagsDefaults: the flags' defaults are jobs.DefaultPPOFlags, the
+// settings learn uses when none are given (jobs' TestDefaultPPOFlags), so
+// that a command run without them trains as before.
 func TestPPOFlagsDefaults(t *testing.T) {
-	var p ppoFlags
+	var p jobs.PPOFlags
 	cmd := &cobra.Command{Use: "x"}
 	addPPOFlags(cmd, &p)
 	if err := cmd.ParseFlags(nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := p.settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := gdp.DefaultPPO.Filled(); got.Filled() != want {
-		t.Fatalf("flag defaults give %+v, want gdp.DefaultPPO %+v", got.Filled(), want)
+	if want := jobs.DefaultPPOFlags(); p != want {
+		t.Fatalf("flag defaults %+v, want jobs.DefaultPPOFlags %+v", p, want)
 	}
 }
 
@@ -31,11 +27,11 @@ func TestPPOFlagsParse(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		wantErr string
-		check   func(t *testing.T, p ppoFlags)
+		check   func(t *testing.T, p jobs.PPOFlags)
 	}{
 		{args: []string{"--lr", "1e-3", "--epochs", "5", "--minibatches", "4", "--clip", "0.1", "--entropy", "0.05", "--value-coef", "0.5", "--max-grad-norm", "0", "--target-kl", "0"},
-			check: func(t *testing.T, p ppoFlags) {
-				s, _ := p.settings()
+			check: func(t *testing.T, p jobs.PPOFlags) {
+				s, _ := p.Settings()
 				if s.LearningRate != 1e-3 || s.Epochs != 5 || s.Minibatches != 4 || s.ClipEps != 0.1 || s.EntropyCoef != 0.05 || s.ValueCoef != 0.5 {
 					t.Errorf("settings %+v", s)
 				}
@@ -52,13 +48,13 @@ func TestPPOFlagsParse(t *testing.T) {
 		{args: []string{"--entropy", "-1"}, wantErr: "must not be negative"},
 		{args: []string{"--target-kl", "-1"}, wantErr: "must not be negative"},
 	} {
-		var p ppoFlags
+		var p jobs.PPOFlags
 		cmd := &cobra.Command{Use: "x"}
 		addPPOFlags(cmd, &p)
 		if err := cmd.ParseFlags(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		_, err := p.settings()
+		_, err := p.Settings()
 		switch {
 		case tc.wantErr == "" && err != nil:
 			t.Errorf("%v: %v", tc.args, err)

@@ -2,21 +2,17 @@ package main
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type regalOptions struct {
 	jobs.RegalOptions
-	graphs, methods, curve, objectives, budgets string
-	plot                                        string
-	JSON, quiet                                 bool
+	flags       jobs.RegalFlags
+	JSON, quiet bool
 }
 
 func newReportRegalCmd(s *streams) *cobra.Command {
@@ -51,66 +47,28 @@ and a rerun with the same --dir and settings skips it.`,
   placer report regal --dir out/regal --plot out/regal/curve.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.graphs != "" {
-				o.Graphs = strings.Split(o.graphs, ",")
-			}
-			for _, l := range []struct {
-				s   string
-				dst *[]string
-				tag string
-			}{{o.methods, &o.Methods, "--methods"}, {o.curve, &o.CurveMethods, "--curve-methods"}} {
-				if l.s == "" {
-					continue
-				}
-				*l.dst = strings.Split(l.s, ",")
-				if err := methods.Check(*l.dst); err != nil {
-					return usagef("%s: %v", l.tag, err)
-				}
-			}
-			for _, v := range strings.Split(o.objectives, ",") {
-				obj, err := optimize.ParseObjective(v)
-				if err != nil {
-					return usagef("--objectives: %v", err)
-				}
-				o.Objectives = append(o.Objectives, obj)
-			}
-			for _, b := range strings.Split(o.budgets, ",") {
-				n, err := strconv.Atoi(strings.TrimSpace(b))
-				if err != nil || n < 1 {
-					return usagef("--budgets %q: want positive evaluation counts, e.g. 5000,10000,50000", o.budgets)
-				}
-				o.Budgets = append(o.Budgets, n)
-			}
-			if o.Evaluations < 1 || o.BestBudget < 0 {
-				return usagef("--evaluations %d, --best-budget %d: want positive counts", o.Evaluations, o.BestBudget)
-			}
-			if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
-				return usagef("--gpus %d: want 1 to 8", o.Cluster.GPUs)
-			}
-			if o.plot != "" {
-				if err := report.CheckPlotPath(o.plot); err != nil {
-					return usagef("--plot: %v", err)
-				}
+			if err := o.ParseFlags(o.flags); err != nil {
+				return err
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 			}
 			rep, err := jobs.Regal(cmd.Context(), o.RegalOptions)
-			if err == nil && o.plot != "" {
-				if err = report.WriteRegalPlot(o.plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.plot)
+			if err == nil && o.flags.Plot != "" {
+				if err = report.WriteRegalPlot(o.flags.Plot, rep); err == nil {
+					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
 				}
 			}
 			return emit(s, o.JSON, rep, func() error { return report.WriteRegal(s.Out, rep) }, err)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), synthetic-2x:N (N held-out graphs of 100-400 nodes, twice the training graphs), msr-fiddle:DIR (default: "+strings.Join(jobs.RegalGraphs, ",")+")")
-	f.StringVar(&o.methods, "methods", "", "`LIST` of the table's methods (default: "+strings.Join(jobs.RegalMethods(), ",")+"; brkga always runs)")
-	f.StringVar(&o.curve, "curve-methods", "", "`LIST` of the methods run at every --budgets limit (default: "+strings.Join(jobs.RegalCurveMethods(), ",")+")")
-	f.StringVar(&o.objectives, "objectives", "peak-memory,step-time", "objectives, comma-separated")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), synthetic-2x:N (N held-out graphs of 100-400 nodes, twice the training graphs), msr-fiddle:DIR (default: "+strings.Join(jobs.RegalGraphs, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of the table's methods (default: "+strings.Join(jobs.RegalMethods(), ",")+"; brkga always runs)")
+	f.StringVar(&o.flags.CurveMethods, "curve-methods", "", "`LIST` of the methods run at every --budgets limit (default: "+strings.Join(jobs.RegalCurveMethods(), ",")+")")
+	f.StringVar(&o.flags.Objectives, "objectives", "peak-memory,step-time", "objectives, comma-separated")
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "the table's evaluation limit per method and graph")
-	f.StringVar(&o.budgets, "budgets", "5000,10000,20000,50000", "the curve's evaluation limits, comma-separated")
+	f.StringVar(&o.flags.Budgets, "budgets", "5000,10000,20000,50000", "the curve's evaluation limits, comma-separated")
 	f.IntVar(&o.BestBudget, "best-budget", 0, "evaluation limit of the large BRKGA run in the best known (default: the largest of 50000 and --budgets)")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
@@ -120,7 +78,7 @@ and a rerun with the same --dir and settings skips it.`,
 	f.BoolVar(&o.Sync, "sync-transfers", true, "REGAL's model: a transfer blocks its sender and receiver (--sync-transfers=false for placer's asynchronous copies)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed of every run")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
-	f.StringVar(&o.plot, "plot", "", "plot the curve to `FILE` (.png, .svg or .pdf)")
+	f.StringVar(&o.flags.Plot, "plot", "", "plot the curve to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd

@@ -2,12 +2,8 @@ package main
 
 import (
 	"fmt"
-	"math"
-	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods/regal"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -26,68 +22,26 @@ func newRegalCmd(s *streams) *cobra.Command {
 	return cmd
 }
 
-// regalSet is the training-set flags of regal train and regal imitate:
-// the graphs, the cluster they are placed on, the tasks and the objective.
-type regalSet struct {
-	workloads, tasks, objective string
-}
-
-// bind adds the flags, bound to job; objective says what the objective
-// drives.
-func (r *regalSet) bind(cmd *cobra.Command, job *jobs.RegalTrainJob, objective string) {
-	f := cmd.Flags()
-	f.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
-	f.StringVar(&r.workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
-	f.IntVar(&job.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
+// bindRegalSet binds the training-set flags of regal train and regal
+// imitate to job and f: the graphs, the cluster they are placed on, the
+// tasks and the objective; objective says what the objective drives.
+func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *jobs.RegalSetFlags, objective string) {
+	fs := cmd.Flags()
+	fs.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
+	fs.StringVar(&f.Workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
+	fs.IntVar(&job.Copies, "copies", 4, "augmented copies per workload (each tensor size and op time times U(0.5, 1.5))")
 	addClusterFlags(cmd, &job.Cluster)
-	f.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's; the network's device groups)"
-	f.BoolVar(&job.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	f.StringVar(&r.tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
-	f.StringVar(&r.objective, "objective", "step-time", objective+": step-time or peak-memory")
-}
-
-// resolve checks the flags, fills job's workloads and tasks, and returns
-// the objective.
-func (r *regalSet) resolve(job *jobs.RegalTrainJob) (optimize.Objective, error) {
-	if r.workloads != "" {
-		job.Workloads = strings.Split(r.workloads, ",")
-	}
-	if job.GraphsDir == "" && len(job.Workloads) == 0 {
-		return 0, usagef("give --graphs DIR or --workloads LIST")
-	}
-	if job.Copies < 0 {
-		return 0, usagef("--copies must not be negative")
-	}
-	var err error
-	if job.Tasks, err = optimize.ParseTasks(r.tasks); err != nil {
-		return 0, usagef("--tasks: %v", err)
-	}
-	obj, err := optimize.ParseObjective(r.objective)
-	if err != nil {
-		return 0, usagef("--objective: %v", err)
-	}
-	return obj, nil
+	fs.Lookup("gpus").Usage = "number of GPUs every graph is placed on (default 2, REGAL's; the network's device groups)"
+	fs.BoolVar(&job.SyncTransfers, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	fs.StringVar(&f.Tasks, "tasks", "placement,scheduling", "the problems' tasks: any of placement, scheduling, fusion")
+	fs.StringVar(&f.Objective, "objective", "step-time", objective+": step-time or peak-memory")
 }
 
 type regalTrainOptions struct {
 	jobs.RegalTrainJob
-	set   regalSet
-	init  string
-	out   string
+	flags jobs.RegalTrainFlags
 	JSON  bool
 	quiet bool
-}
-
-// regalTrainReport is what `placer regal train` prints.
-type regalTrainReport struct {
-	Model     string             `json:"model"`
-	Objective string             `json:"objective"`
-	Seed      uint64             `json:"seed"`
-	Steps     int                `json:"steps"`
-	Elapsed   float64            `json:"elapsed_s"`
-	Status    string             `json:"status"`
-	Uniform   map[string]float64 `json:"uniform_brkga_objective"`
-	Curve     []regal.Point      `json:"curve"`
 }
 
 func newRegalTrainCmd(s *streams) *cobra.Command {
@@ -113,60 +67,28 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
   placer regal train --graphs synth/train --workloads wavenet2x18 --copies 2 --gpus 2 --sync-transfers --time 10m --out regal.model`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if o.Train.Objective, err = o.set.resolve(&o.RegalTrainJob); err != nil {
+			if err := o.ParseFlags(o.flags); err != nil {
 				return err
-			}
-			if o.out == "" {
-				return usagef("give --out MODEL (the model file to write)")
-			}
-			if o.Train.Steps < 0 || o.Train.Time < 0 || o.Train.Samples < 0 || o.Train.Batch < 0 || o.Train.Evaluations < 0 || o.Train.SelfImitation < 0 {
-				return usagef("--steps, --time, --samples, --batch, --evaluations and --self-imitation must not be negative")
-			}
-			if err := o.Train.Config.Check(); err != nil {
-				return usagef("%v", err)
-			}
-			if o.init != "" {
-				if o.Train.Resume != "" {
-					return usagef("give --init or --resume, not both")
-				}
-				if o.Train.Model, err = regal.Load(o.init); err != nil {
-					return err
-				}
-			}
-			o.Train.Checkpoint = o.out
-			// The flag conventions: --entropy 0 is none, --checkpoint-every
-			// 0 only on stop and at the end.
-			if o.Train.Entropy == 0 {
-				o.Train.Entropy = -1
-			}
-			if o.Train.CheckpointEvery == 0 {
-				o.Train.CheckpointEvery = math.MaxInt
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "regal train"}
-				o.Train.OnStep = func(pt regal.Point) {
+				o.Train.OnStep = func(pt jobs.RegalPoint) {
 					bar.step(o.Train.Steps, pt.Step, fmt.Sprintf("reward %.4f (best %.4f), entropy %.3f", pt.MeanReward, pt.BestReward, pt.Entropy))
 				}
 				defer bar.finish()
 			}
-			r, err := o.Run(cmd.Context())
+			rep, err := o.RunReport(cmd.Context())
 			s.kept = "nothing trained yet, no model written"
-			if r == nil {
+			if rep == nil {
 				return err
 			}
-			s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", o.out, o.out)
-			rep := regalTrainReport{Model: o.out, Objective: o.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(),
-				Status: r.Status.String(), Uniform: r.Uniform, Curve: r.Curve}
-			if err == nil {
-				err = cmd.Context().Err()
-			}
-			return emit(s, o.JSON, rep, func() error { return writeRegalTrain(s, rep) }, err)
+			s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", rep.Model, rep.Model)
+			return emit(s, o.JSON, *rep, func() error { return writeRegalTrain(s, *rep) }, err)
 		},
 	}
 	f := cmd.Flags()
-	o.set.bind(cmd, &o.RegalTrainJob, "what the reward measures")
+	bindRegalSet(cmd, &o.RegalTrainJob, &o.flags.Set, "what the reward measures")
 	f.IntVar(&o.Train.Steps, "steps", 0, "total steps across --resume (default 100, or unlimited with --time)")
 	f.DurationVar(&o.Train.Time, "time", 0, "stop after this wall time (e.g. 5m)")
 	f.Uint64Var(&o.Train.Seed, "seed", 0, "random seed: same seed, same model (ignored with --resume: the checkpoint's)")
@@ -182,14 +104,14 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 	f.IntVar(&o.Train.Config.VarBuckets, "var-buckets", 5, "quantization levels of the Beta variances")
 	f.IntVar(&o.Train.CheckpointEvery, "checkpoint-every", 20, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Train.Resume, "resume", "", "continue from a checkpoint `FILE`")
-	f.StringVar(&o.init, "init", "", "start from the weights of model `FILE` (e.g. one of 'placer regal imitate') instead of a new network")
-	f.StringVarP(&o.out, "out", "o", "", "the model `FILE` to write")
+	f.StringVar(&o.flags.Init, "init", "", "start from the weights of model `FILE` (e.g. one of 'placer regal imitate') instead of a new network")
+	f.StringVarP(&o.flags.Out, "out", "o", "", "the model `FILE` to write")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
 }
 
-func writeRegalTrain(s *streams, rep regalTrainReport) error {
+func writeRegalTrain(s *streams, rep jobs.RegalTrainReport) error {
 	// The curve in up to 20 rows, each the mean over its stretch of steps.
 	var rows [][]string
 	n := len(rep.Curve)

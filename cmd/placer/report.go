@@ -2,12 +2,9 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -33,11 +30,9 @@ func newReportCmd(s *streams) *cobra.Command {
 
 type generalizationOptions struct {
 	jobs.GeneralizationOptions
-	families string
-	train    string
-	policy   string
-	JSON     bool
-	quiet    bool
+	flags jobs.GeneralizationFlags
+	JSON  bool
+	quiet bool
 }
 
 func newReportGeneralizationCmd(s *streams) *cobra.Command {
@@ -77,16 +72,17 @@ times aside.`,
       --finetune-steps 50 --dir out/generalization --plot out/generalization/generalization.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.parse(cmd); err != nil {
+			o.flags.PretrainStepsGiven, o.flags.SearchStepsGiven = cmd.Flags().Changed("pretrain-steps"), cmd.Flags().Changed("search-steps")
+			if err := o.ParseFlags(o.flags); err != nil {
 				return err
 			}
 			bars := &phaseBars{w: s.Err}
 			if !o.quiet {
 				o.Progress = bars
-				o.OnPretrainStep = func(fam string, pt gdp.PretrainPoint, steps int) {
+				o.OnPretrainStep = func(fam string, pt jobs.PretrainPoint, steps int) {
 					bars.step(fam+" pretrain", steps, pt.Step, pretrainStep(pt))
 				}
-				o.OnSearchStep = func(fam, phase string, pt gdp.Point, ref float64, steps int) {
+				o.OnSearchStep = func(fam, phase string, pt jobs.LearnPoint, ref float64, steps int) {
 					bars.step(fam+" "+phase, steps, pt.Step, searchStep(pt, ref))
 				}
 			}
@@ -103,8 +99,8 @@ times aside.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(jobs.GeneralizationFamilies(), ",")+")")
-	f.StringVar(&o.train, "train", "", "`LIST` of built-in workloads to pre-train on, comma-separated; each run leaves out the held-out family's ('none' = only --graphs; default: "+strings.Join(jobs.GeneralizationTrain(), ",")+")")
+	f.StringVar(&o.flags.Families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(jobs.GeneralizationFamilies(), ",")+")")
+	f.StringVar(&o.flags.Train, "train", "", "`LIST` of built-in workloads to pre-train on, comma-separated; each run leaves out the held-out family's ('none' = only --graphs; default: "+strings.Join(jobs.GeneralizationTrain(), ",")+")")
 	f.StringVar(&o.GraphsDir, "graphs", "", "also pre-train on every native JSON graph under `DIR` (a file named FAMILY-... is left out when FAMILY is held out)")
 	f.StringToStringVar(&o.Test, "test", nil, "test graph of a held-out family, `FAMILY=GRAPH` with GRAPH a workload name or a graph file, e.g. gnmt=gnmt4 (default: the family's smallest workload; repeat or comma-separate for more)")
 	f.Lookup("test").DefValue = ""
@@ -116,7 +112,7 @@ times aside.`,
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed of every phase: same seed, same table")
 	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K), and by zero-shot besides its most likely one")
-	f.StringVar(&o.policy, "policy", "small", "network of every policy: default, small, or a JSON `FILE` of policy.Config fields")
+	f.StringVar(&o.flags.Policy, "policy", "small", "network of every policy: default, small, or a JSON `FILE` of policy.Config fields")
 	f.IntVar(&o.PretrainSteps, "pretrain-steps", 300, "pre-training steps per family, warm-up included (unlimited when only --pretrain-time is given)")
 	f.DurationVar(&o.PretrainTime, "pretrain-time", 0, "pre-training wall time per family (e.g. 5m)")
 	f.IntVar(&o.Warmup, "warmup", 0, "pre-training imitation steps (default 30 per training graph; -1 = none)")
@@ -128,59 +124,6 @@ times aside.`,
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	return cmd
-}
-
-// parse checks the flags and fills the job's options.
-func (o *generalizationOptions) parse(cmd *cobra.Command) error {
-	if o.families != "" {
-		o.Families = strings.Split(o.families, ",")
-		for _, fam := range o.Families {
-			if !slices.Contains(jobs.HoldOutFamilies(), strings.ToLower(strings.TrimSpace(fam))) {
-				return usagef("--families: unknown family %q (want one of %s)", fam, strings.Join(jobs.HoldOutFamilies(), ", "))
-			}
-		}
-	}
-	if o.train != "" {
-		o.Train = strings.Split(o.train, ",")
-	}
-	for fam := range o.Test {
-		if !slices.Contains(jobs.HoldOutFamilies(), fam) {
-			return usagef("--test: unknown family %q (want FAMILY=NAME|FILE, FAMILY one of %s)", fam, strings.Join(jobs.HoldOutFamilies(), ", "))
-		}
-	}
-	if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
-		return usagef("--gpus %d: want 1 to 8 (the policy places on at most 8)", o.Cluster.GPUs)
-	}
-	if o.PretrainSteps < 0 || o.SearchSteps < 0 || o.FinetuneSteps < 1 || o.Samples < 0 || o.PretrainTime < 0 || o.SearchTime < 0 {
-		return usagef("--pretrain-steps, --search-steps, --samples and the times must not be negative, --finetune-steps at least 1")
-	}
-	// A time alone means no step limit.
-	if o.PretrainTime > 0 && !cmd.Flags().Changed("pretrain-steps") {
-		o.PretrainSteps = 0
-	}
-	if o.SearchTime > 0 && !cmd.Flags().Changed("search-steps") {
-		o.SearchSteps = 0
-	}
-	if o.PretrainSteps == 0 && o.PretrainTime == 0 {
-		return usagef("--pretrain-steps 0 needs --pretrain-time")
-	}
-	if o.SearchSteps == 0 && o.SearchTime == 0 {
-		return usagef("--search-steps 0 needs --search-time")
-	}
-	if _, err := optimize.ParseTasks(o.Tasks); err != nil {
-		return usagef("--tasks: %v", err)
-	}
-	if o.Plot != "" {
-		if err := report.CheckPlotPath(o.Plot); err != nil {
-			return usagef("--plot: %v", err)
-		}
-	}
-	cfg, err := policyConfig(o.policy)
-	if err != nil {
-		return usagef("%v", err)
-	}
-	o.Policy, o.PolicyName = cfg, o.policy
-	return nil
 }
 
 func writeGeneralization(s *streams, rep jobs.GeneralizationReport) error {

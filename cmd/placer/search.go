@@ -5,21 +5,15 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type searchOptions struct {
 	jobs.SearchOptions
-	methods string
-	train   trainFlags
-	JSON    bool
-	quiet   bool
-	measure bool
-	repeats int
+	flags jobs.SearchFlags
+	JSON  bool
+	quiet bool
 }
 
 func init() { register(newSearchCmd) }
@@ -44,32 +38,13 @@ search statistics, the seed and the learning curve; 'placer eval
   placer search --graph g.json --gpus 4 --tasks placement,fusion --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Graph.Path == "" && o.Graph.Workload == "" {
-				return usagef("give --graph FILE or --workload NAME")
-			}
-			if o.Steps < 0 || o.Samples < 0 {
-				return usagef("--steps and --samples must not be negative")
-			}
-			if _, err := optimize.ParseTasks(o.Tasks); err != nil {
-				return usagef("--tasks: %v", err)
-			}
-			if o.methods != "" {
-				o.Methods = strings.Split(o.methods, ",")
-			}
-			if err := methods.Check(o.Methods); err != nil {
-				return usagef("--methods: %v", err)
-			}
-			if o.measure {
-				o.Backend = jobs.GPUs(o.repeats)
-			}
-			var err error
-			if o.Policy, o.PPO, err = o.train.parse(); err != nil {
+			if err := o.ParseFlags(o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt gdp.Point, ref float64, steps int) { bar.step(steps, pt.Step, searchStep(pt, ref)) }
+				o.OnStep = func(pt jobs.LearnPoint, ref float64, steps int) { bar.step(steps, pt.Step, searchStep(pt, ref)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
@@ -86,19 +61,19 @@ search statistics, the seed and the learning curve; 'placer eval
 	f.DurationVar(&o.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
 	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K)")
-	f.StringVar(&o.methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.IntVar(&o.Warmup, "warmup", 0, "most imitation steps on the reference before PPO (default 200; -1 = none)")
-	addTrainFlags(cmd, &o.train)
+	addTrainFlags(cmd, &o.flags.Train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
 	f.StringVar(&o.Plot, "plot", "", "plot the learning curve to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.BoolVar(&o.measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
-	f.IntVar(&o.repeats, "repeats", 5, "timed runs per measured decision, with --measure")
+	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
+	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd
 }
 

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/methods/brkga/tuned"
-	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -16,8 +14,7 @@ func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
 	jobs.BRKGATuneOptions
-	objectives  string
-	beta        bool
+	flags       jobs.BRKGATuneFlags
 	JSON, quiet bool
 }
 
@@ -34,23 +31,13 @@ seed ` + fmt.Sprint(jobs.RegalTrainSeed) + `; the held-out test set of 'placer r
 ` + fmt.Sprint(jobs.RegalTestSeed) + `) at --evaluations evaluations, for each objective. A setting scores
 the mean over the graphs of its objective over default BRKGA's; the lowest
 wins, the default on ties. --out writes the file the brkga-tuned method embeds
-(` + tuned.Path + `; make brkga-tune, then rebuild).`,
+(` + jobs.BRKGATunedPath + `; make brkga-tune, then rebuild).`,
 		Example: `  # The committed file (make brkga-tune):
   placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, v := range strings.Split(o.objectives, ",") {
-				obj, err := optimize.ParseObjective(v)
-				if err != nil {
-					return usagef("--objectives: %v", err)
-				}
-				o.Objectives = append(o.Objectives, obj)
-			}
-			if o.Graphs < 1 || o.Evaluations < 1 {
-				return usagef("--train-graphs %d, --evaluations %d: want at least 1", o.Graphs, o.Evaluations)
-			}
-			if o.beta {
-				o.Grid = tuned.BetaGrid
+			if err := o.ParseFlags(o.flags); err != nil {
+				return err
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")
 			if !o.quiet {
@@ -81,8 +68,8 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
 	f := cmd.Flags()
 	f.IntVar(&o.Graphs, "train-graphs", 4, "number of synthetic training graphs")
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "evaluations per BRKGA run (the budget the tuned method is compared at)")
-	f.StringVar(&o.objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
-	f.BoolVar(&o.beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
+	f.StringVar(&o.flags.Objectives, "objectives", "step-time,peak-memory", "objectives to tune for, comma-separated")
+	f.BoolVar(&o.flags.Beta, "beta", false, "also try U-shaped Beta(0.5, 0.5) mutant genes (162 settings instead of 81)")
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").DefValue, o.Cluster.GPUs = "2", 2
 	f.Lookup("memory").DefValue, o.Cluster.Memory = "17179869184", 16<<30

@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +47,7 @@ func newWorkloadsListCmd(s *streams) *cobra.Command {
 			if asJSON {
 				return report.JSON(s.Out, rows)
 			}
-			return report.WriteWorkloads(s.Out, rows, roofline.DefaultHardware)
+			return report.WriteWorkloads(s.Out, rows, jobs.DefaultHardware)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table as JSON")
@@ -65,8 +63,8 @@ func newWorkloadsExportCmd(s *streams) *cobra.Command {
 		Example: "  placer workloads export gnmt4 -o gnmt4.json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, ok := workloads.Lookup(args[0]); !ok {
-				return usagef("unknown workload %q (placer workloads list)", args[0])
+			if err := jobs.CheckWorkloadName(args[0]); err != nil {
+				return err
 			}
 			g, err := jobs.WorkloadExport(args[0], out, s.Out)
 			if err == nil && out != "" && out != "-" {
@@ -80,13 +78,7 @@ func newWorkloadsExportCmd(s *streams) *cobra.Command {
 }
 
 func newWorkloadsSynthCmd(s *streams) *cobra.Command {
-	var (
-		family string
-		count  int
-		seed   uint64
-		dir    string
-		nodes  string
-	)
+	var o jobs.SynthOptions
 	cmd := &cobra.Command{
 		Use:   "synth --family er|ba|ws|sbm|all --count N --seed S [--nodes MIN-MAX] -o DIR",
 		Short: "Write REGAL's synthetic graphs (train/valid/test) to a folder",
@@ -95,33 +87,18 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
   placer workloads synth --family all --count 8 --seed 2000001 --nodes 400 -o synth-2x/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return usagef("give the output folder with -o/--out DIR")
-			}
-			if count < 1 {
-				return usagef("--count %d: must be at least 1", count)
-			}
-			nr, err := workloads.ParseNodeRange(nodes)
-			if err != nil {
-				return usagef("--nodes: %v", err)
-			}
-			if nr == workloads.SynthNodes {
-				err = jobs.WorkloadSynth(dir, family, count, seed)
-			} else {
-				err = workloads.WriteSyntheticNodes(dir, family, count, seed, nr)
-			}
-			if err != nil {
+			if err := jobs.Synth(o); err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "wrote %d %s graphs to %s (train/valid/test)\n", count, family, dir)
+			fmt.Fprintf(s.Out, "wrote %d %s graphs to %s (train/valid/test)\n", o.Count, o.Family, o.Dir)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&family, "family", "all", "er (Erdos-Renyi), ba (Barabasi-Albert), ws (Watts-Strogatz), sbm (stochastic block model) or all")
-	f.IntVar(&count, "count", 100, "number of graphs")
-	f.Uint64Var(&seed, "seed", 1, "random seed")
-	f.StringVar(&nodes, "nodes", workloads.SynthNodes.String(), "random-graph nodes per graph, drawn uniformly from `MIN-MAX` (REGAL's 50-200; 100-400 is twice as large)")
-	addOut(cmd, &dir, "write the graphs under `DIR`")
+	f.StringVar(&o.Family, "family", "all", "er (Erdos-Renyi), ba (Barabasi-Albert), ws (Watts-Strogatz), sbm (stochastic block model) or all")
+	f.IntVar(&o.Count, "count", 100, "number of graphs")
+	f.Uint64Var(&o.Seed, "seed", 1, "random seed")
+	f.StringVar(&o.Nodes, "nodes", jobs.DefaultSynthNodes, "random-graph nodes per graph, drawn uniformly from `MIN-MAX` (REGAL's 50-200; 100-400 is twice as large)")
+	addOut(cmd, &o.Dir, "write the graphs under `DIR`")
 	return cmd
 }

@@ -1,0 +1,435 @@
+package jobs
+
+// The commands' raw flag values parsed and checked into the jobs'
+// options, in the order the CLI has always checked them (the first
+// mistake is the one reported).
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/methods/brkga/tuned"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+)
+
+// Check checks eval's options as its flags give them.
+func (o *EvalOptions) Check() error {
+	if err := checkGraphGiven(o.Graph); err != nil {
+		return err
+	}
+	if o.Cluster.GPUs < 0 {
+		return fail.Usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
+	}
+	return nil
+}
+
+// Check checks export's options as its flags give them.
+func (o *ExportOptions) Check() error {
+	if err := checkGraphGiven(o.Graph); err != nil {
+		return err
+	}
+	if o.To == "" {
+		return fail.Usagef("give --to (one of %s)", strings.Join(ExportFormats, ", "))
+	}
+	return nil
+}
+
+// BaselinesFlags are the baselines command's flags besides
+// BaselinesOptions' own: --measure and --repeats.
+type BaselinesFlags struct {
+	Measure bool
+	Repeats int
+}
+
+// ParseFlags checks o and fills its Backend from f.
+func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
+	if err := checkGraphGiven(o.Graph); err != nil {
+		return err
+	}
+	if o.Cluster.GPUs < 0 {
+		return fail.Usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
+	}
+	if o.Budget < 0 {
+		return fail.Usagef("--budget %d: must be positive (0 = each method's default)", o.Budget)
+	}
+	if o.Time < 0 {
+		return fail.Usagef("--time %v: must be positive", o.Time)
+	}
+	if err := checkMethodList("--methods", o.Methods); err != nil {
+		return err
+	}
+	if f.Measure {
+		o.Backend = GPUs(f.Repeats)
+	}
+	if o.Tasks != "" {
+		if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
+			return fail.Usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
+		}
+	}
+	return nil
+}
+
+// SearchFlags are the search command's flags besides SearchOptions' own.
+type SearchFlags struct {
+	Methods string // --methods, comma-separated
+	Train   TrainFlags
+	Measure bool
+	Repeats int
+}
+
+// ParseFlags checks o and fills its methods, backend, policy and PPO
+// settings from f.
+func (o *SearchOptions) ParseFlags(f SearchFlags) error {
+	if err := checkGraphGiven(o.Graph); err != nil {
+		return err
+	}
+	if o.Steps < 0 || o.Samples < 0 {
+		return fail.Usagef("--steps and --samples must not be negative")
+	}
+	if err := checkTaskList(o.Tasks); err != nil {
+		return err
+	}
+	if f.Methods != "" {
+		o.Methods = strings.Split(f.Methods, ",")
+	}
+	if err := checkMethodList("--methods", o.Methods); err != nil {
+		return err
+	}
+	if f.Measure {
+		o.Backend = GPUs(f.Repeats)
+	}
+	var err error
+	o.Policy, o.PPO, err = f.Train.Parse()
+	return err
+}
+
+// PretrainFlags are the pretrain command's flags besides PretrainOptions'
+// own.
+type PretrainFlags struct {
+	Workloads  string // --workloads, comma-separated
+	VisitEvals int    // --visit-evals: PerVisit's evaluations
+	Train      TrainFlags
+	// LRGiven and SamplesGiven say whether --lr and --samples were given:
+	// go-scored and go-guided have their own defaults otherwise.
+	LRGiven, SamplesGiven bool
+}
+
+// ParseFlags checks o and fills its workloads, policy, PPO settings and
+// visits from f.
+func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
+	if f.Workloads != "" {
+		o.Workloads = strings.Split(f.Workloads, ",")
+	}
+	if len(o.Workloads) == 0 && o.GraphsDir == "" {
+		return fail.Usagef("give --workloads LIST or --graphs DIR")
+	}
+	if o.Out == "" {
+		return fail.Usagef("give --out MODEL (the model file to write)")
+	}
+	if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
+		return fail.Usagef("give --gpus N (1 to 8)")
+	}
+	if o.Steps < 0 || o.Samples < 0 || o.CheckpointEvery < 0 || o.Time < 0 {
+		return fail.Usagef("--steps, --samples, --checkpoint-every and --time must not be negative")
+	}
+	if err := checkTaskList(o.Tasks); err != nil {
+		return err
+	}
+	if o.HoldOut != "" && !slices.Contains(HoldOutFamilies(), strings.ToLower(o.HoldOut)) {
+		return fail.Usagef("--hold-out: unknown family %q (want one of %s)", o.HoldOut, strings.Join(HoldOutFamilies(), ", "))
+	}
+	for _, n := range o.ExtraGPUs {
+		if n < 1 || n > 8 || n == o.Cluster.GPUs {
+			return fail.Usagef("--extra-gpus: %d; want counts of 1 to 8 other than --gpus", n)
+		}
+	}
+	var err error
+	if o.Policy, o.PPO, err = f.Train.Parse(); err != nil {
+		return err
+	}
+	if o.Scored && o.Guided {
+		return fail.Usagef("--scored and --guided train different models: give one")
+	}
+	if f.VisitEvals < 1 {
+		return fail.Usagef("--visit-evals %d: want at least 1", f.VisitEvals)
+	}
+	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
+	if o.Scored && !f.LRGiven {
+		o.PPO.LearningRate = 0 // go-scored's own
+	}
+	if o.Guided {
+		// go-guided's own defaults unless the flags were given.
+		if !f.SamplesGiven {
+			o.Samples = 0
+		}
+		if !f.LRGiven {
+			o.PPO.LearningRate = 0
+		}
+	}
+	return nil
+}
+
+// checkTransfer checks the flags infer and finetune share.
+func (o *TransferOptions) checkTransfer() error {
+	if err := checkGraphGiven(o.Graph); err != nil {
+		return err
+	}
+	if o.Samples < 0 || o.Steps < 0 || o.Time < 0 {
+		return fail.Usagef("--samples, --steps and --time must not be negative")
+	}
+	if o.Tasks != "" {
+		if err := checkTaskList(o.Tasks); err != nil {
+			return err
+		}
+	}
+	if o.Model == "" && !defaultmodel.Available() {
+		return fail.Usagef("%v", defaultmodel.ErrMissing)
+	}
+	return nil
+}
+
+// CheckInfer checks o as infer's flags give it.
+func (o *TransferOptions) CheckInfer() error {
+	if err := o.checkTransfer(); err != nil {
+		return err
+	}
+	if o.Refine < 0 {
+		return fail.Usagef("--refine %v: want a duration of at least 0", o.Refine)
+	}
+	return nil
+}
+
+// FinetuneFlags are the finetune command's flags besides
+// TransferOptions' own.
+type FinetuneFlags struct {
+	PPO PPOFlags
+	// StepsGiven says whether --steps was given: --time alone means no
+	// step limit.
+	StepsGiven bool
+}
+
+// ParseFinetuneFlags checks o as finetune's flags give it and fills its
+// step limit and PPO settings from f.
+func (o *TransferOptions) ParseFinetuneFlags(f FinetuneFlags) error {
+	if err := o.checkTransfer(); err != nil {
+		return err
+	}
+	if o.Time > 0 && !f.StepsGiven {
+		o.Steps = 0 // --time alone: no step limit
+	}
+	if o.Steps == 0 && o.Time == 0 {
+		return fail.Usagef("--steps 0 needs --time")
+	}
+	var err error
+	o.PPO, err = f.PPO.Settings()
+	return err
+}
+
+// GeneralizationFlags are the generalization report's flags besides
+// GeneralizationOptions' own.
+type GeneralizationFlags struct {
+	Families, Train string // comma-separated lists
+	Policy          string // --policy: see ParsePolicy
+	// PretrainStepsGiven and SearchStepsGiven say whether
+	// --pretrain-steps and --search-steps were given: a time alone means
+	// no step limit.
+	PretrainStepsGiven, SearchStepsGiven bool
+}
+
+// ParseFlags checks o and fills its families, training workloads, step
+// limits and policy from f.
+func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
+	if f.Families != "" {
+		o.Families = strings.Split(f.Families, ",")
+		for _, fam := range o.Families {
+			if !slices.Contains(HoldOutFamilies(), strings.ToLower(strings.TrimSpace(fam))) {
+				return fail.Usagef("--families: unknown family %q (want one of %s)", fam, strings.Join(HoldOutFamilies(), ", "))
+			}
+		}
+	}
+	if f.Train != "" {
+		o.Train = strings.Split(f.Train, ",")
+	}
+	for fam := range o.Test {
+		if !slices.Contains(HoldOutFamilies(), fam) {
+			return fail.Usagef("--test: unknown family %q (want FAMILY=NAME|FILE, FAMILY one of %s)", fam, strings.Join(HoldOutFamilies(), ", "))
+		}
+	}
+	if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
+		return fail.Usagef("--gpus %d: want 1 to 8 (the policy places on at most 8)", o.Cluster.GPUs)
+	}
+	if o.PretrainSteps < 0 || o.SearchSteps < 0 || o.FinetuneSteps < 1 || o.Samples < 0 || o.PretrainTime < 0 || o.SearchTime < 0 {
+		return fail.Usagef("--pretrain-steps, --search-steps, --samples and the times must not be negative, --finetune-steps at least 1")
+	}
+	// A time alone means no step limit.
+	if o.PretrainTime > 0 && !f.PretrainStepsGiven {
+		o.PretrainSteps = 0
+	}
+	if o.SearchTime > 0 && !f.SearchStepsGiven {
+		o.SearchSteps = 0
+	}
+	if o.PretrainSteps == 0 && o.PretrainTime == 0 {
+		return fail.Usagef("--pretrain-steps 0 needs --pretrain-time")
+	}
+	if o.SearchSteps == 0 && o.SearchTime == 0 {
+		return fail.Usagef("--search-steps 0 needs --search-time")
+	}
+	if err := checkTaskList(o.Tasks); err != nil {
+		return err
+	}
+	if o.Plot != "" {
+		if err := report.CheckPlotPath(o.Plot); err != nil {
+			return fail.Usagef("--plot: %v", err)
+		}
+	}
+	cfg, err := ParsePolicy(f.Policy)
+	if err != nil {
+		return fail.Usagef("%v", err)
+	}
+	o.Policy, o.PolicyName = cfg, f.Policy
+	return nil
+}
+
+// EqualTimeFlags are the equal-time report's flags besides
+// EqualTimeOptions' own.
+type EqualTimeFlags struct {
+	Graphs, Methods, Budgets string // comma-separated lists
+	Seeds                    string // --seeds, comma-separated
+	SeedGiven                bool   // whether --seed was given
+	Plot                     string // --plot FILE, checked here, drawn by the CLI
+}
+
+// ParseFlags checks o and fills its graphs, methods, budgets and seeds
+// from f.
+func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
+	var err error
+	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "1m,5m,30m"); err != nil {
+		return err
+	}
+	if f.Seeds != "" {
+		if f.SeedGiven {
+			return fail.Usagef("--seed and --seeds: give one")
+		}
+		if o.Seeds, err = parseSeeds(f.Seeds); err != nil {
+			return err
+		}
+	}
+	if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
+		return fail.Usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
+	}
+	if f.Plot != "" {
+		if err := report.CheckPlotPath(f.Plot); err != nil {
+			return fail.Usagef("--plot: %v", err)
+		}
+	}
+	return nil
+}
+
+// LearnedFlags are the learned report's flags besides LearnedOptions'
+// own.
+type LearnedFlags struct {
+	Graphs, Methods, Budgets string // comma-separated lists
+	PlotFormat               string // --plot-format: png, svg or pdf
+}
+
+// ParseFlags checks o and fills its graphs, methods and budgets from f.
+func (o *LearnedOptions) ParseFlags(f LearnedFlags) error {
+	var err error
+	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "5m,15m,30m"); err != nil {
+		return err
+	}
+	if o.Cluster.GPUs < 0 || o.Cluster.GPUs > 8 {
+		return fail.Usagef("--gpus %d: want 1 to 8, or 0 for each workload's table-2 count", o.Cluster.GPUs)
+	}
+	if o.NoRun && o.Dir == "" {
+		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+	}
+	if err := report.CheckPlotPath("plot." + f.PlotFormat); err != nil {
+		return fail.Usagef("--plot-format: %v", err)
+	}
+	return nil
+}
+
+// RegalFlags are the regal report's flags besides RegalOptions' own.
+type RegalFlags struct {
+	Graphs, Methods, CurveMethods string // comma-separated lists
+	Objectives                    string // comma-separated objectives
+	Budgets                       string // comma-separated evaluation counts
+	Plot                          string // --plot FILE, checked here, drawn by the CLI
+}
+
+// ParseFlags checks o and fills its graphs, methods, objectives and
+// budgets from f.
+func (o *RegalOptions) ParseFlags(f RegalFlags) error {
+	if f.Graphs != "" {
+		o.Graphs = strings.Split(f.Graphs, ",")
+	}
+	for _, l := range []struct {
+		s   string
+		dst *[]string
+		tag string
+	}{{f.Methods, &o.Methods, "--methods"}, {f.CurveMethods, &o.CurveMethods, "--curve-methods"}} {
+		if l.s == "" {
+			continue
+		}
+		*l.dst = strings.Split(l.s, ",")
+		if err := checkMethodList(l.tag, *l.dst); err != nil {
+			return err
+		}
+	}
+	objs, err := parseObjectiveList(f.Objectives)
+	if err != nil {
+		return err
+	}
+	o.Objectives = append(o.Objectives, objs...)
+	for _, b := range strings.Split(f.Budgets, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(b))
+		if err != nil || n < 1 {
+			return fail.Usagef("--budgets %q: want positive evaluation counts, e.g. 5000,10000,50000", f.Budgets)
+		}
+		o.Budgets = append(o.Budgets, n)
+	}
+	if o.Evaluations < 1 || o.BestBudget < 0 {
+		return fail.Usagef("--evaluations %d, --best-budget %d: want positive counts", o.Evaluations, o.BestBudget)
+	}
+	if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
+		return fail.Usagef("--gpus %d: want 1 to 8", o.Cluster.GPUs)
+	}
+	if f.Plot != "" {
+		if err := report.CheckPlotPath(f.Plot); err != nil {
+			return fail.Usagef("--plot: %v", err)
+		}
+	}
+	return nil
+}
+
+// BRKGATunedPath is where the brkga-tuned method's embedded parameters
+// file lives in the source tree (tune-brkga --out writes it).
+const BRKGATunedPath = tuned.Path
+
+// BRKGATuneFlags are the tune-brkga command's flags besides
+// BRKGATuneOptions' own.
+type BRKGATuneFlags struct {
+	Objectives string // comma-separated objectives
+	Beta       bool   // also try U-shaped Beta(0.5, 0.5) mutant genes
+}
+
+// ParseFlags checks o and fills its objectives and grid from f.
+func (o *BRKGATuneOptions) ParseFlags(f BRKGATuneFlags) error {
+	objs, err := parseObjectiveList(f.Objectives)
+	if err != nil {
+		return err
+	}
+	o.Objectives = append(o.Objectives, objs...)
+	if o.Graphs < 1 || o.Evaluations < 1 {
+		return fail.Usagef("--train-graphs %d, --evaluations %d: want at least 1", o.Graphs, o.Evaluations)
+	}
+	if f.Beta {
+		o.Grid = tuned.BetaGrid
+	}
+	return nil
+}
