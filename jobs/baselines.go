@@ -34,8 +34,9 @@ type BaselinesOptions struct {
 	// Budget is the evaluation budget of each search method (0 = each
 	// method's default: optimize.DefaultEvaluations for the searches).
 	Budget int
-	// Time limits each method's wall time (0 = none).
-	Time time.Duration
+	// Time limits each method's wall time, CPU its CPU time (this
+	// process's; the methods run one at a time) (0 = none).
+	Time, CPU time.Duration
 	Seed uint64
 	// Tasks is what the methods may change ("" = placement, scheduling
 	// and fusion; see optimize.ParseTasks).
@@ -72,14 +73,11 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	defer pp.Close()
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
-	b.Budget, b.TimeLimit, b.Seed = o.Budget, o.Time.Seconds(), o.Seed
-	evals := o.Budget
-	if evals == 0 && o.Time > 0 {
-		// --time is a per-method limit on top of the evaluation budget,
-		// not instead of it: a 6 s limit took 4 minutes without this.
-		evals = optimize.DefaultEvaluations
-	}
-	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: evals, Time: o.Time}, Seed: o.Seed}
+	b.Budget, b.TimeLimit, b.CPULimit, b.Seed = o.Budget, o.Time.Seconds(), o.CPU.Seconds(), o.Seed
+	// The budget a user names is the one that binds: --time or --cpu
+	// alone leaves the evaluations unbounded; none at all is each
+	// method's default (optimize.DefaultEvaluations for the searches).
+	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time, CPU: o.CPU}, Seed: o.Seed}
 	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
 	b.Rows = rows
 	if err != nil && !interrupted(ctx, err) {

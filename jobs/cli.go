@@ -64,8 +64,9 @@ func HardwarePresets() []string { return roofline.Presets() }
 // Topologies are the names --topology accepts.
 func Topologies() []string { return slices.Clone(roofline.Topologies) }
 
-// MethodNames are the registered methods, in the registry's order.
-func MethodNames() []string { return methods.Names() }
+// MethodNames are the distinct algorithms a user chooses among
+// (methods.Methods); the report commands also take their experiment arms.
+func MethodNames() []string { return methods.Methods() }
 
 // WorkloadNames are the built-in workloads.
 func WorkloadNames() []string { return workloads.Names() }
@@ -100,6 +101,16 @@ func checkGraphGiven(g inputs.GraphSpec) error {
 // flag) against the registry.
 func checkMethodList(tag string, list []string) error {
 	if err := methods.Check(list); err != nil {
+		return fail.Usagef("%s: %v", tag, err)
+	}
+	return nil
+}
+
+// checkUserMethodList checks a --methods list of a command for users
+// (baselines, search): the distinct algorithms only (methods.Methods), an
+// experiment arm being refused with a line naming its method.
+func checkUserMethodList(tag string, list []string) error {
+	if err := methods.CheckMethods(list); err != nil {
 		return fail.Usagef("%s: %v", tag, err)
 	}
 	return nil

@@ -56,10 +56,10 @@ func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
 	if o.Budget < 0 {
 		return fail.Usagef("--budget %d: must be positive (0 = each method's default)", o.Budget)
 	}
-	if o.Time < 0 {
-		return fail.Usagef("--time %v: must be positive", o.Time)
+	if o.Time < 0 || o.CPU < 0 {
+		return fail.Usagef("--time and --cpu must be positive")
 	}
-	if err := checkMethodList("--methods", o.Methods); err != nil {
+	if err := checkUserMethodList("--methods", o.Methods); err != nil {
 		return err
 	}
 	if f.Measure {
@@ -87,8 +87,16 @@ func (o *SearchOptions) ParseFlags(f SearchFlags) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
-	if o.Steps < 0 || o.Samples < 0 {
-		return fail.Usagef("--steps and --samples must not be negative")
+	if o.Steps < 0 || o.Samples < 0 || o.Evals < 0 {
+		return fail.Usagef("--steps, --evals and --samples must not be negative")
+	}
+	if o.Time < 0 || o.CPU < 0 {
+		return fail.Usagef("--time and --cpu must not be negative")
+	}
+	if o.Method != "" {
+		if err := checkSearchMethod(o.Method); err != nil {
+			return fail.Usagef("--method: %v", err)
+		}
 	}
 	if err := checkTaskList(o.Tasks); err != nil {
 		return err
@@ -96,7 +104,7 @@ func (o *SearchOptions) ParseFlags(f SearchFlags) error {
 	if f.Methods != "" {
 		o.Methods = strings.Split(f.Methods, ",")
 	}
-	if err := checkMethodList("--methods", o.Methods); err != nil {
+	if err := checkUserMethodList("--methods", o.Methods); err != nil {
 		return err
 	}
 	if f.Measure {

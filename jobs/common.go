@@ -130,7 +130,10 @@ func runLearned(ctx context.Context, name string, o methods.Options, p *optimize
 
 // learned is a learned method's run, as the report needs it.
 type learned struct {
-	method  string // the row's name
+	method string // the row's name
+	// source, if set, is the table row whose decision res holds: the
+	// search did not improve on it.
+	source  string
 	res     *optimize.Result
 	refName string // the reference's name
 	refStep float64
@@ -160,7 +163,7 @@ func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint
 		Graph: g.Name(), Ops: g.NumOps(), Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Transfers: b.Transfers,
 		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Cost.LowerBound(res.Decision.Fusion != nil),
 		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
-		Reference: l.refName, RefStep: l.refStep, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
+		Reference: l.refName, RefStep: l.refStep, Source: l.source, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
 		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
 		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
 	}}

@@ -435,11 +435,11 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 		}
 		return func(pt gdp.Point, ref float64, steps int) { o.OnSearchStep(fam, phase, pt, ref, steps) }
 	}
-	// GO-one: the baselines and a policy trained from scratch.
+	// GO-one: the baselines and a policy trained from scratch (go).
 	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, report.StepsOrTime(set.SearchSteps, set.SearchTime))
 	so, err := Search(ctx, SearchOptions{
-		Graph: test, Cluster: o.Cluster, Tasks: o.Tasks, Steps: o.SearchSteps, Time: o.SearchTime, Seed: o.Seed, Samples: set.Samples,
-		Sync: o.Sync, Policy: o.Policy, Out: out("go-one"), Progress: o.Progress, OnStep: onStep("go-one"),
+		Graph: test, Cluster: o.Cluster, Tasks: o.Tasks, Method: "go", Steps: o.SearchSteps, Time: o.SearchTime, Seed: o.Seed, Samples: set.Samples,
+		Sync: o.Sync, Policy: o.Policy, Out: out("go-one"), Progress: o.Progress, OnStep: searchStepOf(onStep("go-one")),
 	})
 	if err != nil {
 		return row, err
@@ -512,4 +512,12 @@ func expertAndBest(rows []report.BaselinesRow) (expert, best report.Generalizati
 		}
 	}
 	return expert, best
+}
+
+// searchStepOf is f as Search's OnStep (steps: the budget's total).
+func searchStepOf(f func(gdp.Point, float64, int)) func(gdp.Point, float64, int, int) {
+	if f == nil {
+		return nil
+	}
+	return func(pt gdp.Point, ref float64, _, total int) { f(pt, ref, total) }
 }

@@ -1,9 +1,12 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/placer/placer/jobs/inputs"
@@ -20,39 +23,61 @@ import (
 // one normalizes the reward and is the policy's warm-up target.
 var SearchReferenceMethods = methods.Quick()
 
+// DefaultSearchMethod is what `placer search` runs when no --method is
+// named: the method that leads placer's own equal-CPU comparison on GO's
+// 14 graphs (go-scored: anchored local search whose moves a learned head
+// picks; docs/methods.md says how the methods were chosen and compared).
+const DefaultSearchMethod = "go-scored"
+
+// DefaultSearchEvaluations is the search's budget when none is named
+// (for every method but go, which counts PPO steps: 100).
+const DefaultSearchEvaluations = 10000
+
 // SearchOptions are the inputs of `placer search`.
 type SearchOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
-	Tasks   string        // "" = placement,scheduling,fusion
-	Steps   int           // PPO steps (0 = 100 unless Time is set)
-	Time    time.Duration // wall-time limit of the search (0 = none)
-	Seed    uint64
-	Samples int      // rollout size K (0 = 16)
+	Tasks   string // "" = placement,scheduling,fusion
+	// Method is the search that runs after the quick baselines ("" =
+	// DefaultSearchMethod): any of methods.Methods that searches.
+	Method string
+	// The search's budget, whichever is spent first; none named =
+	// DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
+	// same result for the same seed; Time (wall) and CPU (this process's
+	// CPU time) stop where the clock says.
+	Evals int
+	Steps int // go's PPO steps, or another method's rounds
+	Time  time.Duration
+	CPU   time.Duration
+	Seed  uint64
+	// Samples is go's rollout size K (0 = 16).
+	Samples int
 	Methods []string // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
 	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool
 	// Objective is what the search and the baselines minimise (zero =
-	// step time); the reward reads it (optimize.Objective.Of).
+	// step time).
 	Objective optimize.Objective
-	Policy    *policy.Config // nil = defaults
+	Policy    *policy.Config // go's network; nil = defaults
 	PPO       ppo.Settings
-	Warmup    int // imitation steps (0 = learn's default; negative = none)
+	Warmup    int // go's imitation steps (0 = its default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend
 
 	Out   string // result file ("" = none)
 	Trace string // Chrome trace of the best decision ("" = none)
-	Plot  string // learning-curve plot, .png/.svg/.pdf ("" = none)
+	Plot  string // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
 
-	// Progress receives one line per finished baseline; OnStep each
-	// search step (with the reference step time).
+	// Progress receives one line per finished baseline; OnStep the
+	// search's progress: a point of its curve, the reference's value and
+	// how much of the budget is spent (done of total, in the budget's unit:
+	// steps, evaluations or seconds).
 	Progress io.Writer
-	OnStep   func(pt gdp.Point, refStep float64, steps int)
+	OnStep   func(pt gdp.Point, refStep float64, done, total int)
 }
 
-// SearchReport is what `placer search` prints: the comparison with the GO
-// row added, and the search's own result.
+// SearchReport is what `placer search` prints: the comparison with the
+// search's row added, and the search's own result.
 type SearchReport struct {
 	Comparison report.Baselines `json:"comparison"`
 	Result     report.Result    `json:"result"`
@@ -61,15 +86,24 @@ type SearchReport struct {
 	Plot       string           `json:"plot,omitempty"`
 }
 
-// Search trains the policy on one graph with PPO (GO-one) and compares its
-// best decision with the baselines. When ctx is cancelled (Ctrl-C) it
-// still returns, and writes, the best result found so far.
+// Search runs the quick baselines on one graph (with their compositions,
+// their decisions on fewer GPUs and fusion variants), then the search
+// method anchored on the best of them, and returns the comparison with
+// the search's row. Its answer is never worse than a row of its own
+// table: when the search does not improve on the best row, the result is
+// that row's decision, and the report says so (Result.Source). When ctx
+// is cancelled (Ctrl-C) it still returns, and writes, the best result
+// found so far.
 func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	tasks, err := parseTasks(o.Tasks)
 	if err != nil {
 		return SearchReport{}, err
 	}
 	if err := methodsCheck(o.Methods); err != nil {
+		return SearchReport{}, err
+	}
+	method := cmp.Or(o.Method, DefaultSearchMethod)
+	if err := checkSearchMethod(method); err != nil {
 		return SearchReport{}, err
 	}
 	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
@@ -79,8 +113,8 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	defer pp.Close()
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
-	if p.Devices() > 8 {
-		return SearchReport{}, fmt.Errorf("search: %d GPUs; the policy places on at most 8", p.Devices())
+	if method == "go" && p.Devices() > 8 {
+		return SearchReport{}, fmt.Errorf("search: %d GPUs; the GO policy places on at most 8", p.Devices())
 	}
 	setBase(p)
 	refs := o.Methods
@@ -92,46 +126,69 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		return SearchReport{}, err
 	}
 	// Stopped while the baselines ran: the search below, on a cancelled
-	// context, still evaluates its reference (the best baseline finished,
+	// context, still evaluates its anchor (the best baseline finished,
 	// else TensorFlow's defaults) and returns it, so a result is written.
 	b.Rows = rows
 	b.Reference, b.RefStep = reference(ctx, p, names, results)
-	// The reward's reference: the best valid baseline.
+	// The anchor, and the reward's reference: the best valid baseline.
 	refName, ref := bestValid(p.Objective, names, results)
 	mo := methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, Reference: ref}
-	steps := o.Steps
-	if steps == 0 && o.Time == 0 {
-		steps = 100
+	budget := optimize.Budget{Evaluations: o.Evals, Steps: o.Steps, Time: o.Time, CPU: o.CPU}
+	if budget == (optimize.Budget{}) {
+		if method == "go" {
+			budget.Steps = 100
+		} else {
+			budget.Evaluations = DefaultSearchEvaluations
+		}
 	}
 	if o.OnStep != nil {
-		mo.OnStep = func(pt gdp.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+		cpu0 := optimize.ProcessCPU()
+		mo.OnStep = func(pt gdp.Point, refStep float64) {
+			done, total := spent(budget, pt, optimize.ProcessCPU()-cpu0)
+			o.OnStep(pt, refStep, done, total)
+		}
 	}
 	start := time.Now()
-	res, err := runLearned(ctx, "go", mo, p, o.Steps, 100, o.Time, o.Seed)
+	opt, err := methods.New(method, mo)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	refStep := res.Learning.RefStep
-	if p.Objective != optimize.StepTime {
-		// The reward's reference is then a value of the objective, not
-		// a step time: the result file records the reference's step.
+	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed})
+	if err != nil {
+		return SearchReport{}, err
+	}
+	refStep := 0.0
+	if res.Learning != nil {
+		refStep = res.Learning.RefStep
+	}
+	if p.Objective != optimize.StepTime || refStep == 0 {
+		// The reference's step time (the reward's reference may be a
+		// value of another objective).
 		refStep = 0
 		if ref != nil {
 			refStep = ref.Eval.StepTime
 		}
 	}
-	rep, err := learnedReport(p, b, learned{method: "go", res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}, o.Seed, o.Out)
+	l := learned{method: method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}
+	// Never worse than a row of the table: keep the best row's decision
+	// when the search did not beat it.
+	if ref != nil && (!p.Objective.Valid(&res.Eval) || p.Objective.Of(&ref.Eval) < p.Objective.Of(&res.Eval)) {
+		kept := *res
+		kept.Decision, kept.Eval = ref.Decision, ref.Eval
+		l.res, l.source = &kept, refName
+	}
+	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
 	if err != nil {
 		return rep, err
 	}
 	if o.Trace != "" {
-		if err := writeTrace(ctx, p, res.Decision, o.Trace); err != nil {
+		if err := writeTrace(ctx, p, l.res.Decision, o.Trace); err != nil {
 			return rep, err
 		}
 		rep.Trace = o.Trace
 	}
-	if o.Plot != "" {
-		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), refName, p.Objective, res.Learning.Curve)); err != nil {
+	if o.Plot != "" && res.Learning != nil && len(res.Learning.Curve) > 0 {
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), method, refName, refStep, res.Learning.Curve)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
@@ -139,30 +196,63 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	return rep, ctx.Err()
 }
 
+// spent is how much of budget a search has used at point pt, after cpu
+// of CPU time: done of total in the unit of the budget that binds first
+// (steps, evaluations, or seconds of wall or CPU time).
+func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int) {
+	frac, d, t := -1.0, 0, 0
+	try := func(x, of float64, dx, of2 int) {
+		if of > 0 && x/of > frac {
+			frac, d, t = x/of, dx, of2
+		}
+	}
+	try(float64(pt.Step), float64(b.Steps), pt.Step, b.Steps)
+	try(float64(pt.Evaluations), float64(b.Evaluations), pt.Evaluations, b.Evaluations)
+	try(pt.Elapsed, b.Time.Seconds(), int(pt.Elapsed), int(b.Time.Seconds()))
+	try(cpu.Seconds(), b.CPU.Seconds(), int(cpu.Seconds()), int(b.CPU.Seconds()))
+	return d, t
+}
+
+// SearchMethods are the methods --method takes: the user's methods that
+// search (not the fixed references and one-shot heuristics).
+func SearchMethods() []string {
+	var out []string
+	for _, n := range methods.Methods() {
+		if e, _ := methods.Lookup(n); e.Kind == methods.Search || e.Kind == methods.Learned {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func checkSearchMethod(name string) error {
+	if slices.Contains(SearchMethods(), name) {
+		return nil
+	}
+	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(SearchMethods(), ", "))
+}
+
 // methodsCheck checks that every name is a registered method.
 func methodsCheck(names []string) error {
 	return methods.Check(names)
 }
 
-// curvePlot draws the mean and best reward of each rollout against the
-// reference's reward (-1).
-func curvePlot(graphName, refName string, obj optimize.Objective, curve []gdp.Point) report.Plot {
-	var x, mean, best []float64
+// curvePlot draws the best step time found so far (milliseconds)
+// against the evaluations spent, with the reference's step time.
+func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.Point) report.Plot {
+	var x, best []float64
 	for _, pt := range curve {
-		x = append(x, float64(pt.Step))
-		mean = append(mean, pt.MeanReward)
-		best = append(best, pt.BestReward)
+		if pt.BestStep > 0 {
+			x = append(x, float64(pt.Evaluations))
+			best = append(best, pt.BestStep*1e3)
+		}
 	}
-	refX := []float64{0, 1}
-	if len(x) > 0 {
-		refX = []float64{x[0], x[len(x)-1]}
+	series := []report.Series{{Name: "best so far", X: x, Y: best}}
+	if refStep > 0 && len(x) > 0 {
+		series = append(series, report.Series{Name: refName, X: []float64{0, x[len(x)-1]}, Y: []float64{refStep * 1e3, refStep * 1e3}, Dash: true})
 	}
 	return report.Plot{
-		Title: fmt.Sprintf("GO search on %s: reward = -sqrt(%s / %s's)", graphName, obj.Title(), refName), XLabel: "PPO step", YLabel: "reward",
-		Series: []report.Series{
-			{Name: "mean of rollout", X: x, Y: mean},
-			{Name: "best of rollout", X: x, Y: best},
-			{Name: refName, X: refX, Y: []float64{-1, -1}, Dash: true},
-		},
+		Title: fmt.Sprintf("%s on %s", method, graphName), XLabel: "evaluations", YLabel: "step time (ms)",
+		Series: series, LegendTop: true,
 	}
 }

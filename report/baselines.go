@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Baselines is the comparison of methods on one graph and cluster: what
@@ -25,6 +26,7 @@ type Baselines struct {
 	// none).
 	Budget    int     `json:"budget_evaluations"`
 	TimeLimit float64 `json:"time_limit_s"`
+	CPULimit  float64 `json:"cpu_limit_s,omitempty"` // CPU-time limit per method in seconds (0 = none)
 	Seed      uint64  `json:"seed"`
 	// Reference is the method speed-ups are measured against: "expert",
 	// or "single" when no expert placement is available.
@@ -81,14 +83,19 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	defer flush()
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s), %s per device, %s transfers\n",
 		b.Graph, b.Ops, b.Devices, b.Hardware, b.Topology, Bytes(b.Capacity), b.Transfers)
+	var limits []string
+	if b.Budget > 0 {
+		limits = append(limits, fmt.Sprintf("%d evaluations", b.Budget))
+	}
+	if b.TimeLimit > 0 {
+		limits = append(limits, Seconds(b.TimeLimit)+" wall")
+	}
+	if b.CPULimit > 0 {
+		limits = append(limits, Seconds(b.CPULimit)+" CPU")
+	}
 	budget := "each method's default"
-	switch {
-	case b.Budget > 0 && b.TimeLimit > 0:
-		budget = fmt.Sprintf("%d evaluations or %s per method", b.Budget, Seconds(b.TimeLimit))
-	case b.Budget > 0:
-		budget = fmt.Sprintf("%d evaluations per method", b.Budget)
-	case b.TimeLimit > 0:
-		budget = fmt.Sprintf("%s per method", Seconds(b.TimeLimit))
+	if len(limits) > 0 {
+		budget = strings.Join(limits, " or ") + " per method"
 	}
 	fmt.Fprintf(w, "objective %s; tasks %s; search budget %s; seed %d\nlower bound %s (%s with fusion)\n",
 		ObjectiveTitle(b.Objective), b.Tasks, budget, b.Seed, Seconds(b.LowerBound), Seconds(b.LowerBoundFusion))

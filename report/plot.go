@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Series is one line of a plot.
@@ -47,6 +49,7 @@ func WritePlot(path string, p Plot) error {
 	pl.Title.Text = p.Title
 	pl.X.Label.Text = p.XLabel
 	pl.Y.Label.Text = p.YLabel
+	pl.X.Tick.Marker = readableTicks{}
 	pl.Y.Tick.Marker = readableTicks{}
 	pl.Add(plotter.NewGrid())
 	pl.Legend.Top = p.LegendTop // curves that improve end top-right, by default
@@ -73,7 +76,23 @@ func WritePlot(path string, p Plot) error {
 		pl.Add(l)
 		pl.Legend.Add(s.Name, l)
 	}
+	legendRoom(pl, len(p.Series), p.LegendTop)
 	return save(path, pl)
+}
+
+// legendRoom widens the y range by the legend's height (about 6% of the
+// plot per entry) on the side the legend sits, so that it covers no line.
+func legendRoom(pl *plot.Plot, entries int, top bool) {
+	span := pl.Y.Max - pl.Y.Min
+	if span <= 0 || entries == 0 {
+		return
+	}
+	pad := span * (0.06*float64(entries) + 0.04) / (1 - 0.06*float64(entries) - 0.04)
+	if top {
+		pl.Y.Max += pad
+	} else {
+		pl.Y.Min -= pad
+	}
 }
 
 // CheckPlotPath says whether path's extension names a plot format
@@ -100,8 +119,15 @@ func save(path string, pl *plot.Plot) error {
 	if err != nil {
 		return err
 	}
-	w, err := pl.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext)
-	if err != nil {
+	var w io.WriterTo
+	if ext == "svg" {
+		// The fonts go into the file: a viewer without them (Liberation,
+		// gonum/plot's default) would draw its own, of other widths, and
+		// cut the labels off.
+		c := vgsvg.NewWith(vgsvg.UseWH(8*vg.Inch, 4.5*vg.Inch), vgsvg.EmbedFonts(true))
+		pl.Draw(draw.New(c))
+		w = c
+	} else if w, err = pl.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext); err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
 	return atomicfile.Write(path, func(f io.Writer) error {

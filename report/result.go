@@ -34,6 +34,10 @@ type Result struct {
 	// Reference is the baseline the reward was normalized by.
 	Reference string  `json:"reference"`
 	RefStep   float64 `json:"reference_step_time_s"`
+	// Source, if set, names the comparison's row whose decision this is:
+	// the search did not improve on the best row, and a search never
+	// returns worse than its own table.
+	Source string `json:"source,omitempty"`
 	// OnePass is the step time of the policy's own most likely decision
 	// (one forward pass, no sampling), beside StepTime, the best found.
 	OnePass      float64       `json:"one_pass_step_time_s,omitempty"`

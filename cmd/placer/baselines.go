@@ -32,8 +32,9 @@ search, simulated annealing, BRKGA and TensorFlow's defaults - on one graph and
 cluster with the roofline model, and print one table: step time, speed-up over
 the expert placement (over one device when no expert placement is available),
 efficiency against the lower bound, peak memory, out-of-memory, search time and
-evaluations. Search methods stop at --budget evaluations (default 5,000 each,
-REGAL's) or --time. docs/baselines.md describes each method.
+evaluations. Search methods stop at --budget evaluations, --time (wall) or
+--cpu, whichever is named and spent first (none named: 5,000 evaluations each,
+REGAL's). docs/methods.md describes each method and how to choose.
 
 Methods: ` + strings.Join(jobs.MethodNames(), ", "),
 		Example: `  placer baselines --graph examples/mlp.json --gpus 2
@@ -75,6 +76,7 @@ Methods: ` + strings.Join(jobs.MethodNames(), ", "),
 	f.StringSliceVar(&o.Methods, "methods", nil, "comma-separated methods to compare (default: "+strings.Join(jobs.DefaultBaselines, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluations per search method (default: each method's, 5000 for the searches)")
 	f.DurationVar(&o.Time, "time", 0, "wall-time limit per method, e.g. 30s (default: none)")
+	f.DurationVar(&o.CPU, "cpu", 0, "CPU-time limit per method (this process's; the methods run one at a time), e.g. 30s (default: none)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")

@@ -22,20 +22,27 @@ func newSearchCmd(s *streams) *cobra.Command {
 	o := &searchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search (--workload NAME | --graph FILE) --gpus N",
-		Short: "Train the GO policy on one graph with PPO and keep the best decision (GO-one)",
-		Long: `Train the GO/GDP policy (GraphSAGE + segment-recurrent attention) on one graph
-with PPO against the roofline model, and keep the best decision it samples.
-The quick baselines run first: the best valid one normalizes the reward
-(-sqrt(step / reference step); -10 for a decision that runs out of memory)
-and is the policy's warm-up target. At the end the comparison table gets
-the GO row. Ctrl-C stops the search and still writes the best result.
+		Short: "Find placer's best decision for one graph: the quick baselines, then a search anchored on the best",
+		Long: `Find the best decision placer can for one graph on one cluster: where each op
+runs, in what order, and what fuses. The quick baselines run first (with
+their compositions, their decisions on fewer GPUs and fusion variants); then
+the search (--method, default ` + jobs.DefaultSearchMethod + `: anchored local search whose
+moves a learned head picks) starts from the best of them. The answer is never
+worse than a row of the comparison table printed at the end: when the search
+does not improve on the best row, that row's decision is the result.
+
+Budget: --evals (default ` + fmt.Sprint(jobs.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
+(wall time) or --steps, whichever is spent first; with --evals or --steps
+the same seed gives the same answer. --method go trains the GO/GDP policy
+with PPO (GO-one; default 100 steps). Ctrl-C stops the search and still
+writes the best result.
 
 The result file (--out) holds the decision, its step time and memory, the
-search statistics, the seed and the learning curve; 'placer eval
---placement result.json' reproduces its step time exactly.`,
-		Example: `  placer search --workload trxl2 --gpus 2 --steps 40 --out trxl2.json --plot trxl2.png
-  placer search --workload gnmt8 --gpus 8 --time 30m --out gnmt8.json
-  placer search --graph g.json --gpus 4 --tasks placement,fusion --json`,
+search statistics, the seed and the curve; 'placer eval --placement
+result.json' reproduces its step time exactly.`,
+		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
+  placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
+  placer search --graph g.json --gpus 4 --method go --steps 200 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.ParseFlags(o.flags); err != nil {
@@ -44,7 +51,7 @@ search statistics, the seed and the learning curve; 'placer eval
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt jobs.LearnPoint, ref float64, steps int) { bar.step(steps, pt.Step, searchStep(pt, ref)) }
+				o.OnStep = func(pt jobs.LearnPoint, ref float64, done, total int) { bar.step(total, done, searchStep(pt, ref)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
@@ -57,19 +64,22 @@ search statistics, the seed and the learning curve; 'placer eval
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
 	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
-	f.IntVar(&o.Steps, "steps", 0, "PPO steps (default 100, or unlimited with --time)")
+	f.StringVar(&o.Method, "method", jobs.DefaultSearchMethod, "the search: "+strings.Join(jobs.SearchMethods(), ", "))
+	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", jobs.DefaultSearchEvaluations))
+	f.DurationVar(&o.CPU, "cpu", 0, "stop the search after this much CPU time of this process (e.g. 60s, 5m)")
 	f.DurationVar(&o.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
+	f.IntVar(&o.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
-	f.IntVar(&o.Samples, "samples", 16, "decisions sampled per step (the rollout size K)")
+	f.IntVar(&o.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
 	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
-	f.IntVar(&o.Warmup, "warmup", 0, "most imitation steps on the reference before PPO (default 200; -1 = none)")
+	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
-	f.StringVar(&o.Plot, "plot", "", "plot the learning curve to `FILE` (.png, .svg or .pdf)")
+	f.StringVar(&o.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
@@ -83,8 +93,11 @@ func writeSearch(s *streams, rep jobs.SearchReport) error {
 	}
 	r := rep.Result
 	warnOOM(s, r.OOM)
-	fmt.Fprintf(s.Out, "go: %s, %s in %s (%s); reward reference %s (%s)\n",
-		plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+	fmt.Fprintf(s.Out, "%s: %s, %s in %s (%s); anchor and reference %s (%s)\n",
+		r.Method, plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
+	if r.Source != "" {
+		fmt.Fprintf(s.Out, "%s did not improve on %s: the result is %s's decision (%s)\n", r.Method, r.Source, r.Source, report.Seconds(r.StepTime))
+	}
 	for _, f := range []struct{ what, path string }{{"result", rep.Out}, {"trace", rep.Trace}, {"plot", rep.Plot}} {
 		if f.path != "" {
 			fmt.Fprintf(s.Out, "%s written to %s\n", f.what, f.path)

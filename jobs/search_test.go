@@ -1,0 +1,93 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods"
+)
+
+// TestSearchNeverWorseThanItsTable: whatever the method and budget, the
+// answer's step time is at most every valid row's of the comparison; a
+// search that cannot improve on the best row returns that row's decision
+// and names it.
+func TestSearchNeverWorseThanItsTable(t *testing.T) {
+	cases := []struct {
+		graph  string
+		gpus   int
+		method string
+		evals  int
+		source bool // the best row's decision is kept
+	}{
+		{"../examples/mlp.json", 2, "", 400, false},
+		{"../examples/tiny.json", 2, "", 400, false},
+		{"../examples/mlp.json", 4, "", 200, false},
+		// REGAL's local search starts from a random placement: in two
+		// evaluations it finds nothing better than the baselines.
+		{"../examples/mlp.json", 2, "local-search", 2, true},
+	}
+	for _, c := range cases {
+		rep, err := Search(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Method: c.method, Evals: c.evals, Seed: 3})
+		if err != nil {
+			t.Fatalf("%s on %d with %q: %v", c.graph, c.gpus, c.method, err)
+		}
+		r := rep.Result
+		for _, row := range rep.Comparison.Rows {
+			if row.Error == "" && row.Feasible && row.StepTime < r.StepTime*(1-1e-12) {
+				t.Errorf("%s on %d GPUs: %s %v ms, worse than the row %s %v ms", c.graph, c.gpus, r.Method, r.StepTime*1e3, row.Method, row.StepTime*1e3)
+			}
+		}
+		if (r.Source != "") != c.source {
+			t.Errorf("%s on %d GPUs with %q: source %q, want a kept row %v", c.graph, c.gpus, c.method, r.Source, c.source)
+		}
+		if want := cmpOr(c.method, DefaultSearchMethod); r.Method != want {
+			t.Errorf("method %q, want %q", r.Method, want)
+		}
+	}
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// TestSearchSameSeedSameAnswer: with an evaluation budget the same seed
+// gives the same decision and numbers.
+func TestSearchSameSeedSameAnswer(t *testing.T) {
+	run := func() SearchReport {
+		rep, err := Search(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	a, b := run(), run()
+	if a.Result.StepTime != b.Result.StepTime || a.Result.Evaluations != b.Result.Evaluations || !reflect.DeepEqual(a.Result.Decision, b.Result.Decision) {
+		t.Errorf("two runs differ: %v ms in %d evaluations, %v ms in %d", a.Result.StepTime*1e3, a.Result.Evaluations, b.Result.StepTime*1e3, b.Result.Evaluations)
+	}
+	if a.Result.Evaluations > 300+16 {
+		t.Errorf("%d evaluations for a budget of 300", a.Result.Evaluations)
+	}
+}
+
+// TestSearchMethod: --method takes the user's searches, and refuses
+// references, heuristics and experiment arms with one line.
+func TestSearchMethod(t *testing.T) {
+	for _, ok := range []string{"go-scored", "go", "local-search", "local-search-anchored", "sa", "brkga", "rl17", "hdp"} {
+		if err := checkSearchMethod(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"metis", "single", "go-scored-no-learning", "magic"} {
+		err := checkSearchMethod(bad)
+		if err == nil || !errors.Is(err, methods.ErrUnknown) || !strings.Contains(err.Error(), "go-scored") {
+			t.Errorf("%s: %v, want an error listing the searches", bad, err)
+		}
+	}
+}
