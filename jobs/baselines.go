@@ -37,7 +37,7 @@ type BaselinesOptions struct {
 	// Time limits each method's wall time, CPU its CPU time (this
 	// process's; the methods run one at a time) (0 = none).
 	Time, CPU time.Duration
-	Seed uint64
+	Seed      uint64
 	// Tasks is what the methods may change ("" = placement, scheduling
 	// and fusion; see optimize.ParseTasks).
 	Tasks string
