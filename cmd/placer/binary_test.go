@@ -21,6 +21,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// Run as placer itself (asPlacer): the packages' init has run, so
+	// internal/earlysig catches signals; the ready file says so to the
+	// test that waits for it.
+	if os.Getenv("PLACER_TEST_AS_PLACER") != "" {
+		if p := os.Getenv("PLACER_TEST_SIGNALS_READY"); p != "" {
+			if f, err := os.Create(p); err == nil {
+				f.Close()
+			}
+		}
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)
@@ -64,6 +75,14 @@ type buildError struct {
 }
 
 func (e *buildError) Error() string { return "go build: " + e.err.Error() + ": " + e.out }
+
+// asPlacer is a command that runs this test binary as placer (see
+// TestMain) with args, creating the file ready once signals are caught.
+func asPlacer(ready string, args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "PLACER_TEST_AS_PLACER=1", "PLACER_TEST_SIGNALS_READY="+ready)
+	return cmd
+}
 
 // result is one run of the binary.
 type result struct {

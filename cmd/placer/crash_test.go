@@ -17,9 +17,9 @@ import (
 )
 
 // TestPretrainSurvivesSIGKILL kills pretraining with SIGKILL at random
-// moments, many of them inside a checkpoint's write (a checkpoint every
-// step, held 15 ms between its two files by PLACER_TEST_CHECKPOINT_PAUSE),
-// and resumes every time from what is on disk: the checkpoint always
+// moments (a checkpoint every step, so that many kills land inside a
+// checkpoint's write; methods/gdp's checkpoint test loads what a kill
+// between its two files leaves), and resumes every time from what is on disk: the checkpoint always
 // loads, its step never goes back, and the last run finishes with no
 // temporary file left.
 func TestPretrainSurvivesSIGKILL(t *testing.T) {
@@ -52,7 +52,6 @@ func TestPretrainSurvivesSIGKILL(t *testing.T) {
 		}
 		cmd := exec.Command(bin, a...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PLACER_TEST_CHECKPOINT_PAUSE=15ms")
 		var errb bytes.Buffer
 		cmd.Stderr = &errb
 		if err := cmd.Start(); err != nil {

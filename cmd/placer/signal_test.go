@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -15,14 +14,17 @@ import (
 
 // TestSearchSignals sends SIGINT and SIGTERM to `placer search` at 0,
 // 0.05, 0.1 ... 1 s and at 2 s after it starts catching signals (the
-// first package it initializes, internal/earlysig, says so through
-// PLACER_TEST_SIGNALS_READY; before that, 1 to 30 ms after exec, no Go
+// first package it initializes, internal/earlysig, catches them: the test
+// binary runs as placer (asPlacer) and says so in a file; before that, 1
+// to 30 ms after exec, no Go
 // code runs and a signal has its default effect): every run exits 130 with
 // one line on stderr saying it was interrupted and where its result went,
 // and the result file is there, a whole result with a decision, or the
 // line says that nothing was found yet.
 func TestSearchSignals(t *testing.T) {
-	bin := placerBinary(t)
+	if testing.Short() {
+		t.Skip("runs placer")
+	}
 	dir := t.TempDir()
 	var delays []time.Duration
 	for ms := 0; ms <= 1000; ms += 50 {
@@ -32,18 +34,17 @@ func TestSearchSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			t.Parallel() // the runs mostly wait
-			signalRuns(t, bin, dir, sig, delays)
+			signalRuns(t, dir, sig, delays)
 		})
 	}
 }
 
-func signalRuns(t *testing.T, bin, dir string, sig syscall.Signal, delays []time.Duration) {
+func signalRuns(t *testing.T, dir string, sig syscall.Signal, delays []time.Duration) {
 	{
 		for i, d := range delays {
 			out := filepath.Join(dir, fmt.Sprintf("r-%d-%d.json", sig, i))
-			cmd := exec.Command(bin, "search", "--graph", example, "--gpus", "2", "--steps", "1000000", "--out", out, "-q")
 			ready := out + ".ready"
-			cmd.Env = append(os.Environ(), "PLACER_TEST_SIGNALS_READY="+ready)
+			cmd := asPlacer(ready, "search", "--graph", example, "--gpus", "2", "--steps", "1000000", "--out", out, "-q")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
