@@ -43,6 +43,14 @@ type EvalOptions struct {
 // evaluator, which writes the trace too), and with --measure on the GPUs
 // as well.
 func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
+	// A placement file says how many GPUs it was made for; an msr-fiddle
+	// expert file is the graph's expert placement.
+	if o.Cluster.GPUs == 0 {
+		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement)
+	}
+	if inputs.IsMSRFiddleExpert(o.Placement) {
+		o.Graph.Expert, o.Placement = o.Placement, "expert"
+	}
 	p, err := newProblem(o.Graph, o.Cluster, optimize.AllTasks, o.Sync, o.Backend)
 	if err != nil {
 		return report.Eval{}, err

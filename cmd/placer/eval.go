@@ -92,7 +92,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 // addClusterFlags binds --gpus, --hardware, --topology and --memory.
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
-	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the graph file's, else 1)")
+	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
 	f.StringVar(&c.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
 	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(jobs.Topologies(), ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")

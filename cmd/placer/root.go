@@ -8,6 +8,7 @@ import (
 
 	"github.com/placer/placer/internal/earlysig"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +42,7 @@ func (e runError) Error() string { return e.err.Error() }
 func (e runError) Unwrap() error { return e.err }
 
 func newRootCmd(s *streams) *cobra.Command {
+	var wide bool
 	root := &cobra.Command{
 		Use:   "placer",
 		Short: "Place, schedule and fuse the ops of ML training graphs on GPU clusters",
@@ -54,8 +56,14 @@ performance model (no GPU needed).`,
 		SilenceErrors: true,
 		// Flag values are checked against their documented ranges
 		// (flagRanges, docs/inputs.md) before any command runs.
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkFlags(cmd) },
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if wide {
+				s.Out = report.Wide{Writer: s.Out}
+			}
+			return checkFlags(cmd)
+		},
 	}
+	root.PersistentFlags().BoolVar(&wide, "wide", false, fmt.Sprintf("tables with every column, however wide (default: at most %d columns)", report.MaxWidth))
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(s.In)
 	root.SetOut(s.Out)

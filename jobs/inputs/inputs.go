@@ -2,6 +2,7 @@ package inputs
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -258,6 +259,36 @@ func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
 		return nil, fmt.Errorf("expert %s: %w", spec.Expert, err)
 	}
 	return dev, nil
+}
+
+// IsMSRFiddleExpert reports whether path is an msr-fiddle expert
+// placement file (its accelerators under "fpgas").
+func IsMSRFiddleExpert(path string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && bytes.Contains(data, []byte(`"fpgas"`))
+}
+
+// PlacementDevices is the number of devices a placement spec was made
+// for: a decision or result file's, an msr-fiddle expert file's
+// accelerators; 0 for the named strategies and for a file it cannot read
+// (whoever reads the file reports why).
+func PlacementDevices(spec string) int {
+	data, err := os.ReadFile(spec)
+	if err != nil {
+		return 0
+	}
+	if bytes.Contains(data, []byte(`"fpgas"`)) {
+		var e msrfiddle.Expert
+		if json.Unmarshal(data, &e) != nil {
+			return 0
+		}
+		return len(e.FPGAs)
+	}
+	f, err := decision.Decode(data)
+	if err != nil {
+		return 0
+	}
+	return f.Devices
 }
 
 // msrFiddleIDs returns the node ids of the graph file of spec when it is
