@@ -109,7 +109,8 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	var notes []string
 	for _, r := range b.Rows {
 		if r.Error != "" {
-			rows = append(rows, []string{r.Method, "", "", "n/a", "", "", "", "", Seconds(r.SearchTime), "", ""})
+			// A method that does not apply to the graph is absent, not 0 ms.
+			rows = append(rows, []string{r.Method, "", "absent", "absent", "", "", "", "", Seconds(r.SearchTime), "", ""})
 			notes = append(notes, fmt.Sprintf("%s: %s", r.Method, r.Error))
 			continue
 		}
@@ -149,7 +150,8 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 		return err
 	}
 	fmt.Fprintf(w, "vs %s: the %s step (%s) / step; efficiency: lower bound / step (f: fused, held to the fusion bound)\n", b.Reference, b.Reference, Seconds(b.RefStep))
-	fmt.Fprintln(w, "objective: each row's value, * = the best; invalid = out of memory (step time) or co-location broken")
+	fmt.Fprintln(w, "objective: each row's value, * = the best; invalid = out of memory (step time) or co-location broken;")
+	fmt.Fprintln(w, "  absent = the method does not apply to this graph (the note below says why)")
 	fmt.Fprintln(w, "schedule, fusion: the row's non-placement parts; fifo and default are TensorFlow's (FIFO order,")
 	fmt.Fprintln(w, "  XLA-like fusion), own the method's")
 	for _, n := range notes {
