@@ -9,20 +9,24 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 # prologue references them all: make cuda passes this flag.
 CUDA_CGO_CFLAGS := -O2 -g -Wno-deprecated-declarations
 
-.PHONY: all build test bench bench-sim lint fuzz demo clean deps proto
+.PHONY: all build test bench bench-sim lint fuzz demo clean deps go-deps proto
 
 all: build
 
-deps:
+# The set-up, once per machine: Go's modules, and the PyTorch exporter's
+# Python packages (py-deps below says what and why before it installs).
+deps: go-deps py-deps
+
+go-deps:
 	$(GO) mod download
 
-build: deps
+build: go-deps
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/placer
 
 # The whole suite, fuzz seed corpora included (they run as ordinary tests),
 # then the simulator's tests again with every raw index checked
 # (evaluate/roofline/raw.go).
-test: deps py-deps
+test: go-deps py-deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
@@ -42,7 +46,8 @@ PY_DEBS := python3-torch python3-torchvision python3-onnx
 py-deps:
 	@if ! $(PYTHON) -c 'import torch, torchvision, onnx' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		echo "installing $(PY_DEBS) with apt"; \
+		echo "py-deps: the PyTorch exporter's tests (tools/torchexport) need $(PY_DEBS);"; \
+		echo "py-deps: installing them with apt-get --no-install-recommends (once per machine; about 4 minutes)"; \
 		$$sudo apt-get update -qq && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PY_DEBS); \
 	fi
@@ -84,7 +89,7 @@ zoo-place: build
 		$(BIN) search --graph $(ZOO_DIR)/$$m.json --gpus $$n --time 5m --seed 1 -q --out out/closing/$$m-$$n-search.json > out/closing/$$m-$$n-search.txt || exit 1; \
 	done; done
 
-bench: deps
+bench: go-deps
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
 
 # The simulator's headline figure (issue target: <= 10 ms on one core):
@@ -94,7 +99,7 @@ bench: deps
 # wall time and of the thread's CPU time. (The CPU clock advances in 4 ms
 # ticks: over a run of about 100 evaluations that is 0.04 ms.)
 SIM_COUNT ?= 10
-bench-sim: deps
+bench-sim: go-deps
 	$(GO) test ./evaluate/roofline -run '^$$' -bench 'Simulate80kLocal$$' -benchmem -cpu 1 -count $(SIM_COUNT) | tee /tmp/placer-bench-sim.txt
 	@for col in 3:wall 5:cpu; do awk -v c=$${col%%:*} '/^BenchmarkSimulate80kLocal/ {print $$c/1e6}' /tmp/placer-bench-sim.txt | sort -n | \
 		awk -v w=$${col#*:} '{v[NR]=$$1} END {if (NR) printf "Simulate80kLocal %s ms/op over %d runs: min %.2f, median %.2f\n", w, NR, v[1], v[int((NR+1)/2)]}'; done
@@ -149,7 +154,7 @@ clean:
 CUDA_BIN := bin/placer-cuda
 
 .PHONY: cuda
-cuda: deps
+cuda: go-deps
 	sh evaluate/hw/scripts/install-cuda-dev.sh
 	CGO_CFLAGS="$(CUDA_CGO_CFLAGS)" $(GO) build -tags cuda -ldflags "-X main.version=$(VERSION)" -o $(CUDA_BIN) ./cmd/placer
 
@@ -164,7 +169,7 @@ DM_WORK        := out/default-model
 DM_STEPS       ?= 5000
 
 .PHONY: default-model
-default-model: deps
+default-model: go-deps
 	rm -rf $(DM_WORK) && mkdir -p $(DM_WORK)
 	$(GO) run ./cmd/placer workloads synth --family all --count 24 --seed 1 -o $(DM_WORK)/synth
 	$(GO) run ./cmd/placer pretrain --workloads trxl2,wavenet2x18 --graphs $(DM_WORK)/synth/train \
@@ -197,7 +202,7 @@ comma        := ,
 DH_GRAPHS    := $(DH_WORK)/synth/train$(if $(DH_FIDDLE),$(comma)$(DH_FIDDLE) --hold-out gnmt)
 
 .PHONY: default-head
-default-head: deps
+default-head: go-deps
 ifeq ($(DH_RESUME),)
 	rm -rf $(DH_WORK) && mkdir -p $(DH_WORK)
 	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(DH_WORK)/synth
@@ -221,7 +226,7 @@ RM_WORK     := out/regal-model
 RM_STEPS    ?= 600
 
 .PHONY: regal-model
-regal-model: deps
+regal-model: go-deps
 	rm -rf $(RM_WORK) && mkdir -p $(RM_WORK)
 	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(RM_WORK)/synth
 	$(GO) run ./cmd/placer regal train --graphs $(RM_WORK)/synth/train --workloads wavenet2x18 --copies 2 \
@@ -241,7 +246,7 @@ RMM_STEPS          ?= 600
 RMM_EVALS          ?= 1000
 
 .PHONY: regal-model-memory
-regal-model-memory: deps
+regal-model-memory: go-deps
 	rm -rf $(RMM_WORK) && mkdir -p $(RMM_WORK)
 	$(GO) run ./cmd/placer workloads synth --family all --count 120 --seed 1 -o $(RMM_WORK)/synth
 	$(GO) run ./cmd/placer regal train --graphs $(RMM_WORK)/synth/train --workloads wavenet2x18 --copies 2 \
