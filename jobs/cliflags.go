@@ -208,6 +208,9 @@ func (o *TransferOptions) CheckInfer() error {
 	if o.Refine < 0 {
 		return fail.Usagef("--refine %v: want a duration of at least 0", o.Refine)
 	}
+	if o.RefineEvals < 0 {
+		return fail.Usagef("--refine-evals %d: want at least 0", o.RefineEvals)
+	}
 	return nil
 }
 

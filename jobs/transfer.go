@@ -390,11 +390,13 @@ type TransferOptions struct {
 	Seed    uint64
 	Samples int // infer: decisions sampled besides the argmax (0 = 16); finetune: rollout size (0 = 16)
 
-	// Infer only: Refine is the learned part's whole wall time. What the
-	// zero-shot pass leaves of it, go-scored refines the better of the
-	// reference and the zero-shot decision (row go-zero-shot+refined);
-	// 0 = no refinement.
-	Refine time.Duration
+	// Infer only: go-scored-prior refines the better of the reference and
+	// the zero-shot decision (row go-zero-shot+refined) for RefineEvals
+	// evaluations (the same seed gives the same answer) or, when Refine is
+	// set, what the zero-shot pass leaves of the learned part's whole wall
+	// time Refine, whichever ends first. Both 0 = no refinement.
+	RefineEvals int
+	Refine      time.Duration
 	// Head is the pre-trained move head the refinement reads as its
 	// prior (placer pretrain --scored; "" = the embedded default head).
 	Head string
@@ -476,8 +478,9 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 // low-memory forward pass (policy.Infer) conditioned on the best quick
 // baseline's decision, the best of o.Samples sampled decisions and the
 // most likely one (gdp.ZeroShot). Its row "go-zero-shot" joins the
-// quick baselines' table. What is left of o.Refine, go-scored-prior
-// refines the better of the reference and that decision: go-scored with
+// quick baselines' table. For o.RefineEvals evaluations (or what is left
+// of o.Refine), go-scored-prior refines the better of the reference and
+// that decision: go-scored with
 // the pre-trained move head as its prior, a new head learning online what
 // the prior gets wrong on this graph (row "go-zero-shot+refined").
 func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
@@ -497,8 +500,13 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 		return SearchReport{}, err
 	}
 	zeroShot := learned{method: res.Method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}
-	left := o.Refine - time.Since(start)
-	if o.Refine <= 0 || left <= 0 || ctx.Err() != nil {
+	budget := optimize.Budget{Evaluations: o.RefineEvals}
+	if o.Refine > 0 {
+		if budget.Time = o.Refine - time.Since(start); budget.Time <= 0 {
+			budget = optimize.Budget{}
+		}
+	}
+	if budget == (optimize.Budget{}) || ctx.Err() != nil {
 		rep, err := learnedReport(p, b, zeroShot, o.Seed, o.Out)
 		if err != nil {
 			return rep, err
@@ -523,7 +531,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	rres, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Time: left}, Seed: o.Seed})
+	rres, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed})
 	if err != nil {
 		return SearchReport{}, fmt.Errorf("infer: refining: %w", err)
 	}

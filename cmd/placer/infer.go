@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
@@ -29,9 +28,10 @@ the reference. One low-memory forward pass of the model, conditioned on the
 reference decision (GO's refinement input), gives every node's action
 distributions; the most likely decision and --samples decisions drawn from
 them are evaluated and the best is kept (row go-zero-shot, with the
-one-pass decision's step time). Then, for what is left of --refine (3 s in
-all by default), go-scored-prior refines the better of the reference and
-that decision: anchored local search whose moves the pre-trained move head
+one-pass decision's step time). Then, for --refine-evals evaluations (300
+by default: the same seed gives the same answer; --refine adds a wall-time
+limit), go-scored-prior refines the better of the reference and that
+decision: anchored local search whose moves the pre-trained move head
 (--head, default the built-in one) picks as a prior, with a new head
 learning as it goes what the prior gets wrong on this graph (row
 go-zero-shot+refined, the result). --out writes
@@ -56,7 +56,8 @@ default-model' trains it).`,
 		},
 	}
 	o.flags(cmd, false)
-	cmd.Flags().DurationVar(&o.Refine, "refine", 3*time.Second, "the learned part's whole wall time: what the zero-shot pass leaves, go-scored-prior spends refining the better of the reference and the zero-shot decision (row go-zero-shot+refined); 0 = no refinement")
+	cmd.Flags().IntVar(&o.RefineEvals, "refine-evals", 300, "evaluations go-scored-prior spends refining the better of the reference and the zero-shot decision (row go-zero-shot+refined); the same seed gives the same answer; 0 = none")
+	cmd.Flags().DurationVar(&o.Refine, "refine", 0, "also stop the refinement when the learned part has taken this wall time in all (e.g. 3s; default: no time limit)")
 	cmd.Flags().StringVar(&o.Head, "head", "", "the pre-trained move head `FILE` the refinement reads as its prior (placer pretrain --scored; default: the built-in head)")
 	return cmd
 }
