@@ -4,7 +4,10 @@
 // composed from inputs -> problem (cost model and evaluator, from a
 // Backend: the roofline model by default, real GPUs with GPUs) -> methods
 // (from the methods registry) -> report, so that cmd/placer only binds
-// flags and prints. Traces come from the problem's evaluator.
+// flags and prints. Traces come from the problem's evaluator. The report
+// grids (equal-time, learned, regal, generalization) are table
+// definitions on one runner, jobs/grid: their cells, how one runs, and
+// how the finished cells become the report's rows.
 //
 // The CLI's side of each job is here too (files cli*.go): its raw flag
 // values parsed and checked into the options (ParseFlags, Check: usage

@@ -5,18 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
@@ -41,13 +39,7 @@ var EqualTimeBudgets = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.M
 // (learning off), its control (no network features) and its twin over the
 // pre-trained network. The quick baselines are the reference column.
 func EqualTimeMethods() []string {
-	var ms []string
-	for _, m := range []string{"dp", "local-search-anchored", "sa-anchored", "brkga", "go-scored", "go-scored-no-learning", "go-scored-no-network", "go-scored-pretrained-network"} {
-		if _, ok := methods.Lookup(m); ok {
-			ms = append(ms, m)
-		}
-	}
-	return ms
+	return grid.Registered("dp", "local-search-anchored", "sa-anchored", "brkga", "go-scored", "go-scored-no-learning", "go-scored-no-network", "go-scored-pretrained-network")
 }
 
 // EqualTimeOptions are the inputs of `placer report equal-time`.
@@ -113,9 +105,11 @@ type equalTimeCellFile struct {
 	// Model is the sha256 of the pre-trained model a cell of a method
 	// that takes one ran with ("" otherwise): a rerun with another model
 	// runs the cell again.
-	Model string                 `json:"model,omitempty"`
-	Cell  report.EqualTimeCell   `json:"cell"`
-	Ref   *report.EqualTimeGraph `json:"reference,omitempty"`
+	Model string               `json:"model,omitempty"`
+	Cell  report.EqualTimeCell `json:"cell"`
+	// decision is the cell's final decision, with the cascade (kept
+	// beside the cell's file, as CELL.decision.json).
+	decision decision.Decision
 }
 
 // EqualTime runs every method on every graph for each wall-time budget,
@@ -123,69 +117,36 @@ type equalTimeCellFile struct {
 // baseline, and returns the table. When ctx is cancelled the cells
 // finished so far are returned (and kept in Dir) with ctx's error.
 func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
-	if len(o.Seeds) < 2 {
-		if len(o.Seeds) == 1 {
-			o.Seed = o.Seeds[0]
-		}
-		return equalTimeSeed(ctx, o)
-	}
-	seen := map[uint64]bool{}
-	var reps []report.EqualTime
-	for _, seed := range o.Seeds {
-		if seen[seed] {
-			return report.EqualTime{}, fmt.Errorf("equal-time: seed %d is listed twice", seed)
-		}
-		seen[seed] = true
+	g := grid.Grid{Name: "equal-time", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
+	reps, err := grid.Seeds(g, o.Seed, o.Seeds, func(g grid.Grid, seed uint64) (report.EqualTime, error) {
 		so := o
-		so.Seed, so.Seeds = seed, nil
-		if o.Dir != "" {
-			so.Dir = filepath.Join(o.Dir, fmt.Sprintf("seed-%d", seed))
-		}
-		rep, err := equalTimeSeed(ctx, so)
-		reps = append(reps, rep)
-		if err != nil {
-			return report.CombineSeeds(reps), err
-		}
-	}
-	return report.CombineSeeds(reps), nil
+		so.Seed = seed
+		return equalTimeSeed(ctx, g, so)
+	})
+	return report.CombineSeeds(reps), err
 }
 
-// equalTimeSeed is EqualTime for one seed, o.Seed.
-func equalTimeSeed(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
-	graphs, ms, budgets := o.Graphs, o.Methods, o.Budgets
-	if len(graphs) == 0 {
-		graphs = EqualTimeGraphs
-	}
-	if len(ms) == 0 {
-		ms = EqualTimeMethods()
-	}
-	if len(budgets) == 0 {
-		budgets = EqualTimeBudgets
-	}
-	if err := methods.Check(ms); err != nil {
+// equalTimeSeed is EqualTime for one seed, o.Seed, its cells in g.
+func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report.EqualTime, error) {
+	a, err := grid.Axes{Graphs: o.Graphs, Methods: o.Methods, Budgets: o.Budgets}.Or("equal-time", grid.Axes{Graphs: EqualTimeGraphs, Methods: EqualTimeMethods(), Budgets: EqualTimeBudgets})
+	if err != nil {
 		return report.EqualTime{}, err
 	}
-	if o.NoRun && o.Dir == "" {
-		return report.EqualTime{}, errors.New("equal-time: --no-run reads the kept cells: it needs --dir")
-	}
-	for _, b := range budgets {
-		if b <= 0 {
-			return report.EqualTime{}, fmt.Errorf("equal-time: budget %v: must be positive", b)
-		}
+	if err := g.Check(); err != nil {
+		return report.EqualTime{}, err
 	}
 	lead := o.Lead
 	if lead == "" {
 		lead = "go"
-		if slices.Contains(ms, "go-scored") {
+		if slices.Contains(a.Methods, "go-scored") {
 			lead = "go-scored"
 		}
-	} else if !slices.Contains(ms, lead) {
+	} else if !slices.Contains(a.Methods, lead) {
 		return report.EqualTime{}, fmt.Errorf("equal-time: lead %q is not one of the methods", lead)
 	}
-	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
+	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef
 	if o.Model != "" {
-		var err error
 		if model, err = loadModel(o.Model); err != nil {
 			return rep, err
 		}
@@ -209,20 +170,13 @@ func equalTimeSeed(ctx context.Context, o EqualTimeOptions) (report.EqualTime, e
 		// rebuilt one runs them again.
 		model.headSHA = sha256Hex(data)
 	}
-	for _, b := range budgets {
-		rep.Budgets = append(rep.Budgets, b.Seconds())
-	}
+	rep.Budgets = a.Seconds()
 	cas := cascade{}
-	for _, name := range graphs {
-		g, err := equalTimeGraph(ctx, o, name, ms, budgets, model, cas)
-		rep.Graphs = append(rep.Graphs, g)
-		if err != nil {
-			rep.Summarize()
-			return rep, err
-		}
-	}
+	rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.EqualTimeGraph, error) {
+		return equalTimeGraph(ctx, g, o, name, a, model, cas)
+	})
 	rep.Summarize()
-	return rep, nil
+	return rep, err
 }
 
 // cascade holds, with EqualTimeOptions.Cascade, each row's final
@@ -231,7 +185,7 @@ type cascade map[string]map[int]map[cascadeKey]decision.Decision
 
 type cascadeKey struct {
 	method string
-	budget time.Duration
+	budget float64 // seconds
 }
 
 // from returns the row on the most GPUs fewer than devices of graph that
@@ -257,8 +211,9 @@ func (c cascade) keep(graph string, devices int, k cascadeKey, d decision.Decisi
 	c[graph][devices][k] = d
 }
 
-// equalTimeGraph runs one graph's reference and cells.
-func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []string, budgets []time.Duration, model modelRef, cas cascade) (report.EqualTimeGraph, error) {
+// equalTimeGraph runs one graph's reference and cells, kept in g's
+// folder of the graph.
+func equalTimeGraph(ctx context.Context, g grid.Grid, o EqualTimeOptions, name string, a grid.Axes, model modelRef, cas cascade) (report.EqualTimeGraph, error) {
 	row := report.EqualTimeGraph{Graph: name}
 	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
@@ -269,18 +224,14 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 	p := pp.Problem
 	p.Objective = o.Objective
 	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
-	dir, err := graphDir(o.Dir, objectiveDir(row.Graph, o.Objective), row.Devices)
+	g = g.In(grid.RowDir(objectiveDir(row.Graph, o.Objective), row.Devices))
+	ref, err := graphReference(ctx, g, pp, &row, o.Seed)
 	if err != nil {
 		return row, err
 	}
-	if _, serr := os.Stat(filepath.Join(dir, "reference.json")); o.NoRun && serr != nil {
-		row.Missing = len(ms) * len(budgets)
-		row.Note = "reference not kept"
+	if ref == nil {
+		row.Missing, row.Note = len(a.Methods)*len(a.Budgets), "reference not kept"
 		return row, nil
-	}
-	ref, err := equalTimeReference(ctx, pp, &row, dir, o.Seed)
-	if err != nil {
-		return row, err
 	}
 	fewer := 0
 	if o.Cascade {
@@ -288,42 +239,17 @@ func equalTimeGraph(ctx context.Context, o EqualTimeOptions, name string, ms []s
 			row.CascadeFrom = fmt.Sprintf("%s@%d", row.Graph, fewer)
 		}
 	}
-	for _, m := range ms {
-		for _, b := range budgets {
-			cr := cellRun{p: p, m: m, b: b, cpu: o.CPU, ref: ref, refValue: row.RefObjective, dir: dir, seed: o.Seed, model: model, noRun: o.NoRun, keep: o.Cascade}
-			if fewer > 0 {
-				if d, ok := cas[row.Graph][fewer][cascadeKey{m, b}]; ok {
-					if cr.from, err = evaluateOn(ctx, p, d); err != nil {
-						return row, fmt.Errorf("equal-time: %s: %s's decision on %s: %w", row.Graph, m, row.CascadeFrom, err)
-					}
-					cr.fromName = row.CascadeFrom
-				}
-			}
-			c, d, err := equalTimeCell(ctx, cr)
-			if errors.Is(err, errNotKept) {
-				row.Missing++
-				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "equal-time: %-14s %-22s %8s: not kept in %s\n", row.Graph, m, report.Seconds(b.Seconds()), dir)
-				}
-				continue
-			}
-			if err != nil {
-				row.Missing++
-				if ctx.Err() != nil {
-					return row, ctx.Err()
-				}
-				return row, err
-			}
-			row.Cells = append(row.Cells, c)
-			if o.Cascade && d.Device != nil {
-				cas.keep(row.Graph, row.Devices, cascadeKey{m, b}, d)
-			}
-			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "equal-time: %-14s %-22s %8s: %s\n", row.Graph, m, report.Seconds(b.Seconds()), cellLine(c))
-			}
+	res, err := grid.All(ctx, g, grid.Cells(a, func(m string, b time.Duration) grid.Cell[equalTimeCellFile] {
+		return equalTimeCell(g, o, p, &row, ref, m, b, model, cas[row.Graph][fewer][cascadeKey{m, b.Seconds()}])
+	}))
+	row.Missing += res.Missing
+	for _, f := range res.Cells {
+		row.Cells = append(row.Cells, f.Cell)
+		if o.Cascade && f.decision.Device != nil {
+			cas.keep(row.Graph, row.Devices, cascadeKey{f.Cell.Method, f.Cell.Budget}, f.decision)
 		}
 	}
-	return row, nil
+	return row, err
 }
 
 func cellLine(c report.EqualTimeCell) string {
@@ -374,191 +300,150 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*problem, err
 	return pp, nil
 }
 
-// graphDir makes and returns the folder of a graph's kept cells in root,
-// DIR/<graph>@<devices> ("" when root is "": nothing is kept).
-func graphDir(root, graph string, devices int) (string, error) {
-	if root == "" {
-		return "", nil
-	}
-	dir := filepath.Join(root, fileSafe(graph)+fmt.Sprintf("@%d", devices))
-	return dir, os.MkdirAll(dir, 0o755)
+// referenceFile is a graph's reference as kept in its folder
+// (reference.json), by equal-time and learned alike.
+type referenceFile struct {
+	Decision json.RawMessage       `json:"decision"`
+	Ref      report.EqualTimeGraph `json:"reference"`
+	Seed     uint64                `json:"seed"`
 }
 
-// equalTimeReference runs the quick baselines (with the composite and
-// fewer-GPU rows) once per graph, or reads them from dir.
-func equalTimeReference(ctx context.Context, pp *problem, row *report.EqualTimeGraph, dir string, seed uint64) (*optimize.Result, error) {
-	path := ""
-	if dir != "" {
-		path = filepath.Join(dir, "reference.json")
-		var f struct {
-			Seed     uint64                `json:"seed"`
-			Ref      report.EqualTimeGraph `json:"reference"`
-			Decision json.RawMessage       `json:"decision"`
-		}
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == seed {
-			var res optimize.Result
-			if err := json.Unmarshal(f.Decision, &res.Decision); err == nil && res.Decision.Validate(pp.Graph, pp.Devices()) == nil {
-				e, err := pp.Evaluator.Evaluate(context.WithoutCancel(ctx), res.Decision)
-				if err != nil {
-					return nil, err
-				}
-				res.Eval = e
-				row.Reference, row.RefStep, row.RefTime = f.Ref.Reference, f.Ref.RefStep, f.Ref.RefTime
-				row.RefObjective = pp.Objective.Of(&e)
-				return &res, nil
+// graphReference runs the quick baselines (with the composite and fewer-GPU
+// rows) once per graph, or reads them from g, and fills row's reference;
+// nil (and no error) with NoRun when g does not keep them.
+func graphReference(ctx context.Context, g grid.Grid, pp *problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
+	var kept, ran optimize.Result
+	f, out, err := grid.Do(ctx, g, grid.Cell[referenceFile]{
+		File: "reference.json",
+		Match: func(f *referenceFile) error {
+			if f.Seed != seed || json.Unmarshal(f.Decision, &kept.Decision) != nil || kept.Decision.Validate(pp.Graph, pp.Devices()) != nil {
+				return grid.ErrStale
 			}
-		}
+			return nil
+		},
+		Run: func(ctx context.Context) (referenceFile, error) {
+			start := time.Now()
+			names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
+			if err != nil {
+				return referenceFile{}, err
+			}
+			name, ref := bestValid(pp.Objective, names, results)
+			row.Reference, row.RefTime = name, time.Since(start).Seconds()
+			if ref == nil {
+				row.Note = "no quick baseline is valid: ratios are to the base decision"
+				d := pp.Complete(pp.Base)
+				e, err := pp.Evaluator.Evaluate(context.WithoutCancel(ctx), d)
+				if err != nil {
+					return referenceFile{}, err
+				}
+				ref = &optimize.Result{Decision: d, Eval: e}
+			}
+			row.RefStep, row.RefObjective = ref.Eval.StepTime, pp.Objective.Of(&ref.Eval)
+			ran = *ref
+			dec, _ := json.Marshal(ref.Decision)
+			return referenceFile{Seed: seed, Ref: *row, Decision: dec}, nil
+		},
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case out == grid.Missing:
+		return nil, nil
+	case out == grid.Ran:
+		return &ran, nil
 	}
-	start := time.Now()
-	names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
-	if err != nil {
+	if kept.Eval, err = pp.Evaluator.Evaluate(context.WithoutCancel(ctx), kept.Decision); err != nil {
 		return nil, err
 	}
-	name, ref := bestValid(pp.Objective, names, results)
-	row.Reference, row.RefTime = name, time.Since(start).Seconds()
-	if ref == nil {
-		row.Note = "no quick baseline is valid: ratios are to the base decision"
-		d := pp.Complete(pp.Base)
-		e, err := pp.Evaluator.Evaluate(context.WithoutCancel(ctx), d)
-		if err != nil {
-			return nil, err
-		}
-		ref = &optimize.Result{Decision: d, Eval: e}
-	}
-	row.RefStep, row.RefObjective = ref.Eval.StepTime, pp.Objective.Of(&ref.Eval)
-	if path != "" {
-		dec, _ := json.Marshal(ref.Decision)
-		f := map[string]any{"seed": seed, "reference": row, "decision": json.RawMessage(dec)}
-		if err := atomicfile.Write(path, func(w io.Writer) error { return report.JSON(w, f) }); err != nil {
-			return nil, err
-		}
-	}
-	return ref, nil
+	row.Reference, row.RefStep, row.RefTime = f.Ref.Reference, f.Ref.RefStep, f.Ref.RefTime
+	row.RefObjective = pp.Objective.Of(&kept.Eval)
+	return &kept, nil
 }
 
-// cellRun is one cell to run or read back: method m for budget b (CPU
-// time if cpu, else wall time), anchored on ref (refValue is its
-// objective value, the ratio's denominator), kept in dir.
-type cellRun struct {
-	p        *optimize.Problem
-	m        string
-	b        time.Duration
-	cpu      bool
-	ref      *optimize.Result
-	refValue float64
-	dir      string
-	seed     uint64
-	model    modelRef
-	noRun    bool // a cell dir does not keep is errNotKept
-	keep     bool // keep the cell's decision (cascade)
-	// from is the method's decision on fewer GPUs (cascade; nil = none),
-	// evaluated here, and fromName its row.
-	from     *optimize.Result
-	fromName string
-}
-
-// equalTimeCell runs a cell, or reads it from its dir, and returns it with
-// its decision (read back only when r.keep). A method that fails gives a
-// cell with its error.
-func equalTimeCell(ctx context.Context, r cellRun) (report.EqualTimeCell, decision.Decision, error) {
-	p, m, b := r.p, r.m, r.b
-	mo := methods.Options{Reference: r.ref}
-	if r.from != nil && p.Objective.Better(&r.from.Eval, &r.ref.Eval) {
-		mo.Reference = r.from
-	}
+// equalTimeCell is method m's cell at budget b, anchored on ref (where
+// it takes an anchor) or on from, the method's decision on fewer GPUs
+// (the cascade; none when from.Device is nil) when better. A method that
+// fails gives a cell with its error.
+func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *report.EqualTimeGraph, ref *optimize.Result, m string, b time.Duration, model modelRef, from decision.Decision) grid.Cell[equalTimeCellFile] {
+	mo := methods.Options{Reference: ref}
 	modelSHA := ""
 	if e, _ := methods.Lookup(m); e.Pretrained {
-		mo.Trained, modelSHA = r.model.pol, r.model.sha
+		mo.Trained, modelSHA = model.pol, model.sha
 		if modelSHA == "" {
 			modelSHA = "default"
 		}
-		if methods.UsesHead(m) && r.model.headSHA != "" {
-			mo.Head = r.model.head // nil = the embedded head
-			modelSHA += "; head " + r.model.headSHA
+		if methods.UsesHead(m) && model.headSHA != "" {
+			mo.Head = model.head // nil = the embedded head
+			modelSHA += "; head " + model.headSHA
 		}
 	}
-	path := ""
-	if r.dir != "" {
-		kind := "s"
-		if r.cpu {
-			kind = "s-cpu"
-		}
-		if r.from != nil {
-			kind += "-from-" + fileSafe(r.fromName)
-		}
-		path = filepath.Join(r.dir, fmt.Sprintf("%s-%g%s.json", m, b.Seconds(), kind))
-		var f equalTimeCellFile
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Seed == r.seed && f.Cell.Method == m && f.Model == modelSHA {
-			var d decision.Decision
-			if r.keep {
-				if data, err := os.ReadFile(decisionPath(path)); err == nil {
-					_ = json.Unmarshal(data, &d)
-				}
-				if d.Validate(p.Graph, p.Devices()) != nil {
-					d = decision.Decision{}
-				}
+	name, fromName := m+"-"+grid.BudgetName(b, o.CPU), ""
+	if from.Device != nil {
+		fromName = row.CascadeFrom
+		name += "-from-" + grid.FileSafe(fromName)
+	}
+	file, decisionFile := name+".json", name+".decision.json"
+	return grid.Cell[equalTimeCellFile]{
+		File:  file,
+		Label: fmt.Sprintf("%-14s %-22s %8s", row.Graph, m, report.Seconds(b.Seconds())),
+		Match: func(f *equalTimeCellFile) error {
+			if f.Seed != o.Seed || f.Cell.Method != m || f.Model != modelSHA {
+				return grid.ErrStale
+			}
+			if !o.Cascade {
+				return nil
+			}
+			if data, err := os.ReadFile(g.Path(decisionFile)); err == nil {
+				_ = json.Unmarshal(data, &f.decision)
+			}
+			if f.decision.Validate(p.Graph, p.Devices()) != nil {
+				f.decision = decision.Decision{}
 			}
 			// A cell kept without its decision (a run without the
 			// cascade) runs again when the cascade needs the decision.
-			if !r.keep || d.Device != nil || r.noRun || f.Cell.Error != "" {
-				return f.Cell, d, nil
+			if f.decision.Device == nil && !o.NoRun && f.Cell.Error == "" {
+				return grid.ErrStale
 			}
-		}
-	}
-	if r.noRun {
-		return report.EqualTimeCell{}, decision.Decision{}, errNotKept
-	}
-	c := report.EqualTimeCell{Method: m, Budget: b.Seconds(), From: r.fromName}
-	opt, err := methods.New(m, mo)
-	if err != nil {
-		return c, decision.Decision{}, err
-	}
-	cpu0, start := optimize.ProcessCPU().Seconds(), time.Now()
-	budget := optimize.Budget{Time: b}
-	if r.cpu {
-		budget = optimize.Budget{CPU: b}
-	}
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: r.seed})
-	c.Wall, c.CPU = time.Since(start).Seconds(), optimize.ProcessCPU().Seconds()-cpu0
-	if ctx.Err() != nil {
-		// An interrupted cell is not kept: its budget was not spent.
-		return c, decision.Decision{}, ctx.Err()
-	}
-	var d decision.Decision
-	if err != nil {
-		c.Error = strings.TrimPrefix(err.Error(), m+": ")
-	} else {
-		if r.from != nil && p.Objective.Better(&r.from.Eval, &res.Eval) {
-			// The fewer-GPU decision is a candidate of every method.
-			res.Decision, res.Eval = r.from.Decision, r.from.Eval
-			c.FromKept = true
-		}
-		d = res.Decision
-		c.StepTime, c.Valid = res.Eval.StepTime, p.Objective.Valid(&res.Eval)
-		c.Objective = p.Objective.Of(&res.Eval)
-		c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
-		if c.Valid && r.refValue > 0 {
-			c.Ratio = c.Objective / r.refValue
-		}
-	}
-	if path != "" {
-		if r.keep && d.Device != nil {
-			if err := atomicfile.Write(decisionPath(path), func(w io.Writer) error { return json.NewEncoder(w).Encode(d) }); err != nil {
-				return c, d, err
+			return nil
+		},
+		Run: func(ctx context.Context) (equalTimeCellFile, error) {
+			f := equalTimeCellFile{Seed: o.Seed, Model: modelSHA, Cell: report.EqualTimeCell{Method: m, Budget: b.Seconds(), From: fromName}}
+			c := &f.Cell
+			var start *optimize.Result // from, evaluated here
+			if from.Device != nil {
+				var err error
+				if start, err = evaluateOn(ctx, p, from); err != nil {
+					return f, fmt.Errorf("equal-time: %s: %s's decision on %s: %w", row.Graph, m, fromName, err)
+				}
+				if p.Objective.Better(&start.Eval, &ref.Eval) {
+					mo.Reference = start
+				}
 			}
-		}
-		if err := atomicfile.Write(path, func(w io.Writer) error {
-			return report.JSON(w, equalTimeCellFile{Seed: r.seed, Model: modelSHA, Cell: c})
-		}); err != nil {
-			return c, d, err
-		}
+			run, err := grid.RunMethod(ctx, p, m, mo, optimize.Settings{Budget: grid.Budget(b, o.CPU), Seed: o.Seed}, nil)
+			c.Wall, c.CPU, c.Error = run.Wall, run.CPU, run.Err
+			if err != nil || run.Result == nil {
+				return f, err
+			}
+			res := run.Result
+			if start != nil && p.Objective.Better(&start.Eval, &res.Eval) {
+				// The fewer-GPU decision is a candidate of every method.
+				res.Decision, res.Eval = start.Decision, start.Eval
+				c.FromKept = true
+			}
+			f.decision = res.Decision
+			c.StepTime, c.Valid = res.Eval.StepTime, p.Objective.Valid(&res.Eval)
+			c.Objective = p.Objective.Of(&res.Eval)
+			c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
+			if c.Valid && row.RefObjective > 0 {
+				c.Ratio = c.Objective / row.RefObjective
+			}
+			if o.Cascade && f.decision.Device != nil {
+				err = g.WriteFile(decisionFile, func(w io.Writer) error { return json.NewEncoder(w).Encode(f.decision) })
+			}
+			return f, err
+		},
+		Line: func(f *equalTimeCellFile, _ bool) string { return cellLine(f.Cell) },
 	}
-	return c, d, nil
-}
-
-// decisionPath is where a cell kept at path keeps its decision.
-func decisionPath(path string) string {
-	return strings.TrimSuffix(path, ".json") + ".decision.json"
 }
 
 // evaluateOn evaluates d (a decision for the same graph on fewer GPUs) on
@@ -601,14 +486,4 @@ func loadModel(path string) (modelRef, error) {
 func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// fileSafe turns a graph name into a file name.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ' ' || r == ':' {
-			return '_'
-		}
-		return r
-	}, s)
 }

@@ -1,21 +1,17 @@
 package jobs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -262,6 +258,11 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 			fmt.Fprintf(o.Progress, "generalization: "+format+"\n", a...)
 		}
 	}
+	interrupted := ""
+	if o.Dir != "" {
+		interrupted = "interrupted; a rerun with --dir " + o.Dir + " resumes it"
+	}
+	var cells []grid.Cell[generalizationFile]
 	for i, f := range fams {
 		set := generalizationSettings{
 			Test: tests[f], Train: trainSets[f], Devices: cl.Devices, Hardware: cl.Hardware.Name, Topology: cl.Topology,
@@ -270,37 +271,34 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 			SearchSteps: searchSteps, SearchTime: o.SearchTime.Seconds(), FinetuneSteps: finetuneSteps,
 		}
 		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(fams), f)
-		famFile := filepath.Join(dir, f+".json")
-		row, ok, err := readGeneralizationFamily(famFile, set)
-		if err != nil {
-			return rep, err
-		}
-		if ok {
-			pf("%s: finished in an earlier run (%s), skipped", tag, famFile)
-			rep.Resumed = append(rep.Resumed, f)
-			g.Rows = append(g.Rows, row)
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			break
-		}
-		row, err = generalizationFamily(ctx, o, f, tag, set, dir, pf)
-		if err != nil {
-			if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-				if o.Dir != "" {
-					pf("%s: interrupted; a rerun with --dir %s resumes it", tag, o.Dir)
+		path := filepath.Join(dir, f+".json")
+		cells = append(cells, grid.Cell[generalizationFile]{
+			File: f + ".json", Label: tag, Interrupted: interrupted,
+			Strict: func(file string, err error) error {
+				return fmt.Errorf("generalization: %s is not a family result (%v); remove it to run the family again", file, err)
+			},
+			Match: func(gf *generalizationFile) error { return gf.check(path, set) },
+			Run: func(ctx context.Context) (generalizationFile, error) {
+				row, err := generalizationFamily(ctx, o, f, tag, set, dir, pf)
+				return generalizationFile{Format: GeneralizationFamilyFormat, Version: GeneralizationFamilyVersion, Settings: set, Row: row}, err
+			},
+			Line: func(gf *generalizationFile, kept bool) string {
+				if kept {
+					return fmt.Sprintf("finished in an earlier run (%s), skipped", path)
 				}
-				break
-			}
-			return rep, err
+				return fmt.Sprintf("done in %s (%s)", report.Seconds(gf.Row.WallTime), path)
+			},
+		})
+	}
+	res, err := grid.All(ctx, grid.Grid{Name: "generalization", Dir: dir, Progress: o.Progress}, cells)
+	for i, f := range res.Cells {
+		g.Rows = append(g.Rows, f.Row)
+		if res.Kept[i] {
+			rep.Resumed = append(rep.Resumed, fams[i])
 		}
-		if err := atomicfile.Write(famFile, func(w io.Writer) error {
-			return report.JSON(w, generalizationFile{Format: GeneralizationFamilyFormat, Version: GeneralizationFamilyVersion, Settings: set, Row: row})
-		}); err != nil {
-			return rep, err
-		}
-		pf("%s: done in %s (%s)", tag, report.Seconds(row.WallTime), famFile)
-		g.Rows = append(g.Rows, row)
+	}
+	if err != nil && !errors.Is(err, context.Canceled) && ctx.Err() == nil {
+		return rep, err
 	}
 	g.Summary = report.SummarizeGeneralization(g.Rows)
 	if o.Plot != "" && len(g.Rows) > 0 {
@@ -334,52 +332,16 @@ func generalizationFamilies(names []string) ([]string, error) {
 	return out, nil
 }
 
-// readGeneralizationFamily reads a finished family's file: ok is false
-// when there is none. A file that is not one, or that was made with other
-// settings, is an error naming it.
-func readGeneralizationFamily(path string, want generalizationSettings) (report.GeneralizationRow, bool, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return report.GeneralizationRow{}, false, nil
-	}
-	if err != nil {
-		return report.GeneralizationRow{}, false, fmt.Errorf("generalization: %w", err)
-	}
-	var f generalizationFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return f.Row, false, fmt.Errorf("generalization: %s is not a family result (%v); remove it to run the family again", path, err)
-	}
+// check says whether a family's file, kept at path, is a family result
+// made with settings want: an error naming the file if not.
+func (f *generalizationFile) check(path string, want generalizationSettings) error {
 	if f.Format != GeneralizationFamilyFormat || f.Version != GeneralizationFamilyVersion {
-		return f.Row, false, fmt.Errorf("generalization: %s is not a family result of version %d (format %q, version %d); remove it to run the family again", path, GeneralizationFamilyVersion, f.Format, f.Version)
+		return fmt.Errorf("generalization: %s is not a family result of version %d (format %q, version %d); remove it to run the family again", path, GeneralizationFamilyVersion, f.Format, f.Version)
 	}
-	if d := settingsDiff(f.Settings, want); d != "" {
-		return f.Row, false, fmt.Errorf("generalization: %s was made with other settings (%s); remove it or use another --dir", path, d)
+	if d := grid.Diff(f.Settings, want); d != "" {
+		return fmt.Errorf("generalization: %s was made with other settings (%s); remove it or use another --dir", path, d)
 	}
-	return f.Row, true, nil
-}
-
-// settingsDiff names the first setting that differs ("" = none).
-func settingsDiff(had, want generalizationSettings) string {
-	var a, b map[string]any
-	ja, _ := json.Marshal(had)
-	jb, _ := json.Marshal(want)
-	json.Unmarshal(ja, &a)
-	json.Unmarshal(jb, &b)
-	keys := make([]string, 0, len(b))
-	for k := range b {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		va, _ := json.Marshal(a[k])
-		vb, _ := json.Marshal(b[k])
-		if !bytes.Equal(va, vb) {
-			return fmt.Sprintf("%s %s, this run's %s", k, va, vb)
-		}
-	}
-	return ""
+	return nil
 }
 
 // generalizationFamily runs one held-out family: pre-training, then GO-one,

@@ -2,16 +2,12 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/classical"
@@ -29,15 +25,7 @@ var LearnedBudgets = []time.Duration{5 * time.Minute, 15 * time.Minute, 30 * tim
 
 // LearnedMethods are the methods the report compares by default: the
 // 2017 RL placer, HDP and GO.
-func LearnedMethods() []string {
-	var ms []string
-	for _, m := range []string{"rl17", "hdp", "go"} {
-		if _, ok := methods.Lookup(m); ok {
-			ms = append(ms, m)
-		}
-	}
-	return ms
-}
+func LearnedMethods() []string { return grid.Registered("rl17", "hdp", "go") }
 
 // LearnedOptions are the inputs of `placer report learned`.
 type LearnedOptions struct {
@@ -68,10 +56,6 @@ type LearnedOptions struct {
 	Progress io.Writer
 }
 
-// errNotKept is learnedCell's answer with NoRun for a cell Dir does not
-// keep.
-var errNotKept = errors.New("cell not kept")
-
 // learnedCellKind marks the cell files of this report, so that a cell of
 // equal-time in the same Dir is never read as one.
 const learnedCellKind = "learned"
@@ -90,45 +74,25 @@ type learnedCellFile struct {
 // cancelled the cells finished so far are returned (and kept in Dir)
 // with ctx's error.
 func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
-	graphs, ms, budgets := o.Graphs, o.Methods, o.Budgets
-	if len(graphs) == 0 {
-		graphs = LearnedGraphs
-	}
-	if len(ms) == 0 {
-		ms = LearnedMethods()
-	}
-	if len(budgets) == 0 {
-		budgets = LearnedBudgets
-	}
-	if err := methods.Check(ms); err != nil {
+	a, err := grid.Axes{Graphs: o.Graphs, Methods: o.Methods, Budgets: o.Budgets}.Or("learned", grid.Axes{Graphs: LearnedGraphs, Methods: LearnedMethods(), Budgets: LearnedBudgets})
+	if err != nil {
 		return report.Learned{}, err
 	}
-	if o.NoRun && o.Dir == "" {
-		return report.Learned{}, errors.New("learned: no-run reads the kept cells: it needs a dir")
+	g := grid.Grid{Name: "learned", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
+	if err := g.Check(); err != nil {
+		return report.Learned{}, err
 	}
-	for _, b := range budgets {
-		if b <= 0 {
-			return report.Learned{}, fmt.Errorf("learned: budget %v: must be positive", b)
-		}
-	}
-	rep := report.Learned{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: ms, CPU: o.CPU}
-	for _, b := range budgets {
-		rep.Budgets = append(rep.Budgets, b.Seconds())
-	}
-	for _, name := range graphs {
-		g, err := learnedGraph(ctx, o, name, ms, budgets)
-		rep.Graphs = append(rep.Graphs, g)
-		if err != nil {
-			rep.Summarize()
-			return rep, err
-		}
-	}
+	rep := report.Learned{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
+	rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.LearnedGraph, error) {
+		return learnedGraph(ctx, g, o, name, a)
+	})
 	rep.Summarize()
-	return rep, nil
+	return rep, err
 }
 
-// learnedGraph runs one graph's expert, reference and cells.
-func learnedGraph(ctx context.Context, o LearnedOptions, name string, ms []string, budgets []time.Duration) (report.LearnedGraph, error) {
+// learnedGraph runs one graph's expert, reference and cells, kept in g's
+// folder of the graph.
+func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name string, a grid.Axes) (report.LearnedGraph, error) {
 	row := report.LearnedGraph{Graph: name}
 	pp, err := table2Problem(name, o.Cluster, o.Sync)
 	if err != nil {
@@ -138,47 +102,27 @@ func learnedGraph(ctx context.Context, o LearnedOptions, name string, ms []strin
 	defer pp.Close()
 	p := pp.Problem
 	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
-	dir, err := graphDir(o.Dir, row.Graph, row.Devices)
-	if err != nil {
-		return row, err
-	}
+	g = g.In(grid.RowDir(row.Graph, row.Devices))
 	if err := learnedExpert(ctx, p, &row); err != nil {
 		return row, err
 	}
 	var eq report.EqualTimeGraph
-	var ref *optimize.Result
-	if _, serr := os.Stat(filepath.Join(dir, "reference.json")); !o.NoRun || serr == nil {
-		if ref, err = equalTimeReference(ctx, pp, &eq, dir, o.Seed); err != nil {
-			return row, err
-		}
-	} else {
+	ref, err := graphReference(ctx, g, pp, &eq, o.Seed)
+	if err != nil {
+		return row, err
+	}
+	if ref == nil {
 		eq.Note = "reference not kept"
 	}
 	row.Reference, row.RefStep, row.RefTime, row.Note = eq.Reference, eq.RefStep, eq.RefTime, eq.Note
-	for _, m := range ms {
-		for _, b := range budgets {
-			c, err := learnedCell(ctx, p, m, b, o.CPU, ref, dir, o.Seed, o.NoRun)
-			if errors.Is(err, errNotKept) {
-				row.Missing++
-				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "learned: %-14s %-8s %8s: not kept in %s\n", row.Graph, m, report.Seconds(b.Seconds()), dir)
-				}
-				continue
-			}
-			if err != nil {
-				row.Missing++
-				if ctx.Err() != nil {
-					return row, ctx.Err()
-				}
-				return row, err
-			}
-			row.Cells = append(row.Cells, c)
-			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "learned: %-14s %-8s %8s: %s\n", row.Graph, m, report.Seconds(b.Seconds()), learnedLine(c, row.ExpertStep))
-			}
-		}
+	res, err := grid.All(ctx, g, grid.Cells(a, func(m string, b time.Duration) grid.Cell[learnedCellFile] {
+		return learnedCell(o, p, &row, ref, m, b)
+	}))
+	row.Missing = res.Missing
+	for _, f := range res.Cells {
+		row.Cells = append(row.Cells, f.Cell)
 	}
-	return row, nil
+	return row, err
 }
 
 // learnedLine is a cell's progress line.
@@ -211,70 +155,47 @@ func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.Learned
 	return nil
 }
 
-// learnedCell runs method m for budget b (CPU time if cpu, else wall
-// time) with ref as its Reference, recording the curve of its best step
-// time, or reads the cell from dir. A method that fails gives a cell
-// with its error. With noRun it only reads: errNotKept if dir does not
-// keep the cell.
-func learnedCell(ctx context.Context, p *optimize.Problem, m string, b time.Duration, cpu bool, ref *optimize.Result, dir string, seed uint64, noRun bool) (report.LearnedCell, error) {
-	path := ""
-	if dir != "" {
-		kind := "s"
-		if cpu {
-			kind = "s-cpu"
-		}
-		path = filepath.Join(dir, fmt.Sprintf("learned-%s-%g%s.json", m, b.Seconds(), kind))
-		var f learnedCellFile
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Report == learnedCellKind && f.Seed == seed && f.Cell.Method == m {
-			return f.Cell, nil
-		}
+// learnedCell is method m's cell at budget b with ref as its Reference,
+// recording the curve of its best step time. A method that fails gives a
+// cell with its error.
+func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph, ref *optimize.Result, m string, b time.Duration) grid.Cell[learnedCellFile] {
+	return grid.Cell[learnedCellFile]{
+		File:  fmt.Sprintf("learned-%s-%s.json", m, grid.BudgetName(b, o.CPU)),
+		Label: fmt.Sprintf("%-14s %-8s %8s", row.Graph, m, report.Seconds(b.Seconds())),
+		Match: func(f *learnedCellFile) error {
+			if f.Report != learnedCellKind || f.Seed != o.Seed || f.Cell.Method != m {
+				return grid.ErrStale
+			}
+			return nil
+		},
+		Run: func(ctx context.Context) (learnedCellFile, error) {
+			f := learnedCellFile{Report: learnedCellKind, Seed: o.Seed, Cell: report.LearnedCell{Method: m, Budget: b.Seconds()}}
+			c := &f.Cell
+			// The curve: a point at every step where the best valid step
+			// time improved (Settings.Progress runs after each step of
+			// every method, on the optimizer's goroutine).
+			last := 0.0
+			progress := func(s optimize.Stats, t grid.Timer) {
+				if s.BestStep > 0 && s.BestStep != last {
+					last = s.BestStep
+					c.Curve = append(c.Curve, report.LearnedPoint{Wall: s.Elapsed.Seconds(), CPU: t.CPU(), Evaluations: s.Evaluations, BestStep: s.BestStep})
+				}
+			}
+			run, err := grid.RunMethod(ctx, p, m, methods.Options{Reference: ref}, optimize.Settings{Budget: grid.Budget(b, o.CPU), Seed: o.Seed}, progress)
+			c.Wall, c.CPU, c.Error = run.Wall, run.CPU, run.Err
+			if err != nil || run.Result == nil {
+				return f, err
+			}
+			res := run.Result
+			c.StepTime, c.Valid = res.Eval.StepTime, res.Eval.Valid()
+			c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
+			if c.Valid {
+				// The end of the run: the final best (which may have
+				// improved after the last step) at the run's full time.
+				c.Curve = append(c.Curve, report.LearnedPoint{Wall: c.Wall, CPU: c.CPU, Evaluations: c.Evaluations, BestStep: c.StepTime})
+			}
+			return f, nil
+		},
+		Line: func(f *learnedCellFile, _ bool) string { return learnedLine(f.Cell, row.ExpertStep) },
 	}
-	c := report.LearnedCell{Method: m, Budget: b.Seconds()}
-	if noRun {
-		return c, errNotKept
-	}
-	opt, err := methods.New(m, methods.Options{Reference: ref})
-	if err != nil {
-		return c, err
-	}
-	budget := optimize.Budget{Time: b}
-	if cpu {
-		budget = optimize.Budget{CPU: b}
-	}
-	cpu0, start := optimize.ProcessCPU(), time.Now()
-	// The curve: a point at every step where the best valid step time
-	// improved (Settings.Progress runs after each step of every method,
-	// on the optimizer's goroutine).
-	last := 0.0
-	progress := func(s optimize.Stats) {
-		if s.BestStep > 0 && s.BestStep != last {
-			last = s.BestStep
-			c.Curve = append(c.Curve, report.LearnedPoint{Wall: s.Elapsed.Seconds(), CPU: (optimize.ProcessCPU() - cpu0).Seconds(), Evaluations: s.Evaluations, BestStep: s.BestStep})
-		}
-	}
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: seed, Progress: progress})
-	c.Wall, c.CPU = time.Since(start).Seconds(), (optimize.ProcessCPU() - cpu0).Seconds()
-	if ctx.Err() != nil {
-		// An interrupted cell is not kept: its budget was not spent.
-		return c, ctx.Err()
-	}
-	if err != nil {
-		c.Error = strings.TrimPrefix(err.Error(), m+": ")
-	} else {
-		c.StepTime, c.Valid = res.Eval.StepTime, res.Eval.Valid()
-		c.Evaluations, c.Steps, c.Status = res.Stats.Evaluations, res.Stats.Steps, res.Stats.Status.String()
-		if c.Valid {
-			// The end of the run: the final best (which may have improved
-			// after the last step) at the run's full time.
-			c.Curve = append(c.Curve, report.LearnedPoint{Wall: c.Wall, CPU: c.CPU, Evaluations: c.Evaluations, BestStep: c.StepTime})
-		}
-	}
-	if path != "" {
-		if err := atomicfile.Write(path, func(w io.Writer) error {
-			return report.JSON(w, learnedCellFile{Report: learnedCellKind, Seed: seed, Cell: c})
-		}); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
 }

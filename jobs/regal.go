@@ -2,19 +2,16 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/brkga/tuned"
@@ -41,26 +38,12 @@ var RegalGraphs = []string{"synthetic:8", "trxl2", "wavenet2x18", "msr-fiddle:" 
 // order, keeping those in the registry (regal and regal-zero-shot appear
 // when their entries exist).
 func RegalMethods() []string {
-	var ms []string
-	for _, m := range []string{"gp-dfs", "local-search", "brkga", "brkga-tuned", "regal", "regal-zero-shot"} {
-		if _, ok := methods.Lookup(m); ok {
-			ms = append(ms, m)
-		}
-	}
-	return ms
+	return grid.Registered("gp-dfs", "local-search", "brkga", "brkga-tuned", "regal", "regal-zero-shot")
 }
 
 // RegalCurveMethods are figure 3's methods (BRKGA and REGAL), those in the
 // registry.
-func RegalCurveMethods() []string {
-	var ms []string
-	for _, m := range []string{"brkga", "regal"} {
-		if _, ok := methods.Lookup(m); ok {
-			ms = append(ms, m)
-		}
-	}
-	return ms
-}
+func RegalCurveMethods() []string { return grid.Registered("brkga", "regal") }
 
 // RegalOptions are the inputs of `placer report regal`.
 type RegalOptions struct {
@@ -173,16 +156,12 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	}
 	setting := fmt.Sprintf("seed %d, %s, %d GPUs, memory %d, topology %q, %s transfers, tasks %s",
 		o.Seed, rep.Hardware, rep.Devices, rep.Memory, o.Cluster.Topology, rep.Transfers, rep.Tasks)
-	for _, rg := range graphs {
-		row, err := regalGraphRun(ctx, o, rg, tasks, setting, &rep)
-		rep.Graphs = append(rep.Graphs, row)
-		if err != nil {
-			rep.Summarize()
-			return rep, err
-		}
-	}
+	g := grid.Grid{Name: "regal", Dir: o.Dir, Progress: o.Progress}
+	rep.Graphs, err = grid.Rows(graphs, func(rg regalGraph) (report.RegalGraph, error) {
+		return regalGraphRun(ctx, g, o, rg, tasks, setting, rep.Methods)
+	})
 	rep.Summarize()
-	return rep, nil
+	return rep, err
 }
 
 // regalGraphs expands the graph list.
@@ -254,8 +233,10 @@ func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj op
 	return pp, nil
 }
 
-// regalGraphRun runs (or reads) every cell of one graph.
-func regalGraphRun(ctx context.Context, o RegalOptions, rg regalGraph, tasks optimize.Tasks, setting string, rep *report.Regal) (report.RegalGraph, error) {
+// regalGraphRun runs (or reads from g's folder of the graph) every cell
+// of one graph: per objective, the table's methods at the table's limit,
+// the curve's at each of its limits, and BRKGA at the best-known limit.
+func regalGraphRun(ctx context.Context, g grid.Grid, o RegalOptions, rg regalGraph, tasks optimize.Tasks, setting string, ms []string) (report.RegalGraph, error) {
 	row := report.RegalGraph{Graph: rg.name, Set: rg.set}
 	for _, obj := range o.Objectives {
 		pp, err := regalProblemFor(rg, o, tasks, obj)
@@ -265,25 +246,13 @@ func regalGraphRun(ctx context.Context, o RegalOptions, rg regalGraph, tasks opt
 		}
 		p := pp.Problem
 		row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
-		dir := ""
-		if o.Dir != "" {
-			dir = filepath.Join(o.Dir, fileSafe(row.Graph)+fmt.Sprintf("@%d", row.Devices), obj.String())
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				pp.Close()
-				return row, err
-			}
-		}
-		type job struct {
-			m string
-			b int
-		}
-		var todo []job
+		var cells []grid.Cell[regalCellFile]
 		add := func(m string, b int) {
-			if !slices.Contains(todo, job{m, b}) {
-				todo = append(todo, job{m, b})
+			if !slices.ContainsFunc(cells, func(c grid.Cell[regalCellFile]) bool { return c.File == regalCellName(m, b) }) {
+				cells = append(cells, regalCell(p, obj, row.Graph, m, b, setting+methodFingerprint(m, obj), o.Seed))
 			}
 		}
-		for _, m := range rep.Methods {
+		for _, m := range ms {
 			add(m, o.Evaluations)
 		}
 		for _, m := range o.CurveMethods {
@@ -292,18 +261,14 @@ func regalGraphRun(ctx context.Context, o RegalOptions, rg regalGraph, tasks opt
 			}
 		}
 		add(RegalReference, o.BestBudget)
-		for _, j := range todo {
-			c, err := regalCell(ctx, p, obj, j.m, j.b, setting, o.Seed, dir)
-			if err != nil {
-				pp.Close()
-				return row, err
-			}
-			row.Cells = append(row.Cells, c)
-			if o.Progress != nil {
-				fmt.Fprintf(o.Progress, "regal: %-28s %-11s %-16s %6d: %s\n", row.Graph, obj, j.m, j.b, regalCellLine(obj, c))
-			}
-		}
+		res, err := grid.All(ctx, g.In(grid.RowDir(row.Graph, row.Devices), obj.String()), cells)
 		pp.Close()
+		for _, f := range res.Cells {
+			row.Cells = append(row.Cells, f.Cell)
+		}
+		if err != nil {
+			return row, err
+		}
 	}
 	return row, nil
 }
@@ -318,40 +283,34 @@ func regalCellLine(obj optimize.Objective, c report.RegalCell) string {
 	return fmt.Sprintf("%s, %d evaluations, %.1f CPU s", obj.Format(c.Value), c.Evaluations, c.CPU)
 }
 
-// regalCell runs method m with an evaluation limit of b on p, or reads the
-// cell from dir. A method that fails gives a cell with its error.
-func regalCell(ctx context.Context, p *optimize.Problem, obj optimize.Objective, m string, b int, setting string, seed uint64, dir string) (report.RegalCell, error) {
-	path := ""
-	if dir != "" {
-		path = filepath.Join(dir, fmt.Sprintf("%s-%d.json", m, b))
-		var f regalCellFile
-		setting += methodFingerprint(m, obj)
-		if data, err := os.ReadFile(path); err == nil && json.Unmarshal(data, &f) == nil && f.Setting == setting && f.Cell.Method == m && f.Cell.Budget == b {
-			return f.Cell, nil
-		}
+// regalCellName is the file of method m's cell at limit b.
+func regalCellName(m string, b int) string { return fmt.Sprintf("%s-%d.json", m, b) }
+
+// regalCell is method m's cell with an evaluation limit of b on p, kept
+// with setting (a kept cell of another setting runs again). A method that
+// fails gives a cell with its error.
+func regalCell(p *optimize.Problem, obj optimize.Objective, graph, m string, b int, setting string, seed uint64) grid.Cell[regalCellFile] {
+	return grid.Cell[regalCellFile]{
+		File:  regalCellName(m, b),
+		Label: fmt.Sprintf("%-28s %-11s %-16s %6d", graph, obj, m, b),
+		Match: func(f *regalCellFile) error {
+			if f.Setting != setting || f.Cell.Method != m || f.Cell.Budget != b {
+				return grid.ErrStale
+			}
+			return nil
+		},
+		Run: func(ctx context.Context) (regalCellFile, error) {
+			f := regalCellFile{Setting: setting, Cell: report.RegalCell{Objective: obj.String(), Method: m, Budget: b}}
+			c := &f.Cell
+			run, err := grid.RunMethod(ctx, p, m, methods.Options{}, optimize.Settings{Budget: optimize.Budget{Evaluations: b}, Seed: seed}, nil)
+			c.Wall, c.CPU, c.Error = run.Wall, run.CPU, run.Err
+			if res := run.Result; res != nil {
+				c.Value, c.StepTime, c.Valid, c.Evaluations = obj.Of(&res.Eval), res.Eval.StepTime, obj.Valid(&res.Eval), res.Stats.Evaluations
+			}
+			return f, err
+		},
+		Line: func(f *regalCellFile, _ bool) string { return regalCellLine(obj, f.Cell) },
 	}
-	c := report.RegalCell{Objective: obj.String(), Method: m, Budget: b}
-	opt, err := methods.New(m, methods.Options{})
-	if err != nil {
-		return c, err
-	}
-	cpu0, start := optimize.ProcessCPU(), time.Now()
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Evaluations: b}, Seed: seed})
-	c.Wall, c.CPU = time.Since(start).Seconds(), (optimize.ProcessCPU() - cpu0).Seconds()
-	if ctx.Err() != nil {
-		return c, ctx.Err() // an interrupted cell is not kept
-	}
-	if err != nil {
-		c.Error = strings.TrimPrefix(err.Error(), m+": ")
-	} else {
-		c.Value, c.StepTime, c.Valid, c.Evaluations = obj.Of(&res.Eval), res.Eval.StepTime, obj.Valid(&res.Eval), res.Stats.Evaluations
-	}
-	if path != "" {
-		if err := atomicfile.Write(path, func(w io.Writer) error { return report.JSON(w, regalCellFile{Setting: setting, Cell: c}) }); err != nil {
-			return c, err
-		}
-	}
-	return c, nil
 }
 
 // methodFingerprint is what, besides its name, decides a method's result
