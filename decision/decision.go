@@ -23,6 +23,10 @@ type Decision struct {
 	// the transfers waiting for a link, the highest goes first (REGAL's
 	// tensor transfer priorities). nil = FIFO.
 	Transfer []int
+	// Strategy is how the step is split around this placement: replicas,
+	// micro-batches and their schedule, sharding. The zero value is one
+	// replica and one micro-batch.
+	Strategy Strategy
 }
 
 // Clone returns a deep copy of d.
@@ -32,6 +36,7 @@ func (d Decision) Clone() Decision {
 		Priority: cloneInts(d.Priority),
 		Fusion:   cloneInts(d.Fusion),
 		Transfer: cloneInts(d.Transfer),
+		Strategy: d.Strategy,
 	}
 }
 
@@ -70,6 +75,9 @@ func (d Decision) Validate(g *graph.Graph, devices int) error {
 		}
 	}
 	if err := d.validateLengths(g, devices); err != nil {
+		return err
+	}
+	if err := d.Strategy.Check(); err != nil {
 		return err
 	}
 	return d.validateRanges(g)

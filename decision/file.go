@@ -10,10 +10,15 @@ import (
 )
 
 // FormatName and FormatVersion identify the JSON decision file
-// (docs/decision-format.md).
+// (docs/decision-format.md). A file without a strategy is written as
+// version 1, byte for byte as before strategies existed; one with a
+// strategy as version 2. Both are read.
 const (
 	FormatName    = "placer-decision"
-	FormatVersion = 1
+	FormatVersion = 2
+	// FormatVersionPlacement is the version of a decision without a
+	// strategy (one replica, one micro-batch).
+	FormatVersionPlacement = 1
 )
 
 // File is a decision as stored on disk, with the graph and cluster it was
@@ -31,19 +36,31 @@ type File struct {
 	Priority    []int  `json:"priority,omitempty"`
 	Fusion      []int  `json:"fusion,omitempty"`
 	Transfer    []int  `json:"transfer,omitempty"`
+	// Strategy is absent from version 1 files (one replica, one
+	// micro-batch).
+	Strategy *Strategy `json:"strategy,omitempty"`
 }
 
 // NewFile wraps d for writing.
 func NewFile(g *graph.Graph, devices int, d Decision) File {
-	return File{
-		Format: FormatName, Version: FormatVersion, Graph: g.Name(), GraphSHA256: graph.Hash(g), Ops: g.NumOps(), Devices: devices,
+	f := File{
+		Format: FormatName, Version: FormatVersionPlacement, Graph: g.Name(), GraphSHA256: graph.Hash(g), Ops: g.NumOps(), Devices: devices,
 		Device: d.Device, Priority: d.Priority, Fusion: d.Fusion, Transfer: d.Transfer,
 	}
+	if !d.Strategy.IsZero() {
+		s := d.Strategy
+		f.Version, f.Strategy = FormatVersion, &s
+	}
+	return f
 }
 
 // Decision returns the decision the file holds.
 func (f File) Decision() Decision {
-	return Decision{Device: f.Device, Priority: f.Priority, Fusion: f.Fusion, Transfer: f.Transfer}
+	d := Decision{Device: f.Device, Priority: f.Priority, Fusion: f.Fusion, Transfer: f.Transfer}
+	if f.Strategy != nil {
+		d.Strategy = *f.Strategy
+	}
+	return d
 }
 
 // Write encodes d for graph g on a cluster of the given size.
@@ -78,8 +95,16 @@ func Decode(data []byte) (File, error) {
 	if f.Format != FormatName {
 		return File{}, fmt.Errorf("decision: format is %q, want %q (is this a placer decision or result file?)", f.Format, FormatName)
 	}
-	if f.Version != FormatVersion {
-		return File{}, fmt.Errorf("decision: format version %d is not supported (this placer reads version %d)", f.Version, FormatVersion)
+	switch {
+	case f.Version == FormatVersionPlacement && f.Strategy != nil:
+		return File{}, fmt.Errorf("decision: a version %d file has no strategy (strategies came with version %d)", f.Version, FormatVersion)
+	case f.Version != FormatVersionPlacement && f.Version != FormatVersion:
+		return File{}, fmt.Errorf("decision: format version %d is not supported (this placer reads versions %d and %d)", f.Version, FormatVersionPlacement, FormatVersion)
+	}
+	if f.Strategy != nil {
+		if err := f.Strategy.Check(); err != nil {
+			return File{}, err
+		}
 	}
 	return f, nil
 }

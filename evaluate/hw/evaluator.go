@@ -229,6 +229,9 @@ func (e *Evaluator) LastReport() Report {
 // Plan returns the kernel plan the evaluator would run for d, without
 // running it.
 func (e *Evaluator) Plan(d decision.Decision) (*Plan, error) {
+	if !d.Strategy.IsZero() {
+		return nil, fmt.Errorf("hw: strategy %s: measuring replicas and pipelines is not built yet; measure one replica's placement", d.Strategy)
+	}
 	gpus := 0
 	e.mu.Lock()
 	if e.ex != nil {

@@ -1,8 +1,11 @@
 package roofline
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/placer/placer/decision"
 )
 
 // TestAloneTimeIsOpTime: the duration the simulator recomputes for an op
@@ -22,5 +25,19 @@ func TestAloneTimeIsOpTime(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStrategyRefused: the simulator runs one replica; a decision with
+// replicas or micro-batches is refused with ErrStrategy, not simulated as
+// if it had none.
+func TestStrategyRefused(t *testing.T) {
+	h, _ := Preset("v100")
+	c, _ := NewCluster(h, 2, "")
+	g := messyDAG(50, rand.New(rand.NewPCG(1, 3)), false)
+	m := mustModel(t, g, c, Options{})
+	d := decision.Decision{Device: make([]int, g.NumOps()), Strategy: decision.Strategy{Replicas: 2}}
+	if _, err := NewSimulator(m, nil).Run(d); !errors.Is(err, ErrStrategy) {
+		t.Errorf("a 2-replica decision: %v, want ErrStrategy", err)
 	}
 }

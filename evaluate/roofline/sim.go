@@ -6,6 +6,7 @@ package roofline
 
 import (
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/placer/placer/decision"
@@ -151,6 +152,11 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 // happen for a valid graph and decision and indicates a bug.
 var ErrDeadlock = errors.New("roofline: simulation deadlocked")
 
+// ErrStrategy is the simulator's error for a decision with replicas,
+// micro-batches or sharding: it simulates one replica's step (the
+// strategy evaluator composes replicas and pipelines around it).
+var ErrStrategy = errors.New("the simulator runs one replica and one micro-batch")
+
 // Run simulates decision dec and returns the result. The returned Result's
 // slices belong to the Simulator and are overwritten by the next Run: copy
 // them (Result.Clone) to keep them.
@@ -158,6 +164,9 @@ func (s *Simulator) Run(dec decision.Decision) (*evaluate.Result, error) {
 	m := s.m
 	if dec.ValidateShape(m.G, m.d) != nil {
 		return nil, dec.Validate(m.G, m.d) // placeAndFuse checks the devices
+	}
+	if !dec.Strategy.IsZero() {
+		return nil, fmt.Errorf("roofline: strategy %s: %w", dec.Strategy, ErrStrategy)
 	}
 	s.reset(dec.Priority == nil && (!m.Opts.SyncTransfers || dec.Transfer == nil), dec.Transfer == nil)
 	s.prio, s.pbuf = s.renumber(dec.Priority, s.pbuf)

@@ -1,0 +1,231 @@
+package decision
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Strategy is how one training step is split around the decision's
+// placement (DESIGN §10). The placement (Device, Priority, Fusion) is one
+// replica's; Replicas copies of it run data-parallel, each on its share of
+// the global batch and on its own Devices GPUs (Replicas x devices in
+// all), and each replica's share runs as MicroBatches micro-batches
+// through the placement's stages in Schedule's order, gradients
+// accumulated, the optimizer step once at the end. Shard says what the
+// replicas shard among themselves. The zero value is one replica and one
+// micro-batch: a decision of placer's first format, unchanged.
+//
+// Tensor (intra-operator) parallelism will be a field of its own (the
+// JSON key "tensor" is kept for it): a split per stage or per layer, as
+// Megatron-LM's column and row splits; no field here changes meaning when
+// it comes.
+type Strategy struct {
+	// Replicas is the data-parallel degree R (0 = 1).
+	Replicas int `json:"replicas,omitempty"`
+	// MicroBatches is M, the micro-batches each replica's share of the
+	// batch is split into (0 = 1).
+	MicroBatches int `json:"micro_batches,omitempty"`
+	// Schedule orders the micro-batches through the stages (with M > 1;
+	// "" = GPipe).
+	Schedule Schedule `json:"schedule,omitempty"`
+	// Shard is what the replicas shard: nothing (DDP: every replica holds
+	// the whole model, gradients all-reduced), or parameters, gradients
+	// and optimizer state (FSDP, ZeRO-3).
+	Shard Shard `json:"shard,omitempty"`
+	// BucketBytes is DDP's gradient bucket (0 = DefaultBucketBytes).
+	BucketBytes int64 `json:"bucket_bytes,omitempty"`
+}
+
+// DefaultBucketBytes is PyTorch DDP's default gradient bucket, 25 MiB
+// (torch.nn.parallel.DistributedDataParallel, bucket_cap_mb=25).
+const DefaultBucketBytes = 25 << 20
+
+// Schedule is a pipeline schedule.
+type Schedule string
+
+// The pipeline schedules.
+const (
+	// GPipe runs every micro-batch's forward, then every backward
+	// (Huang et al., NeurIPS'19): each stage holds all M micro-batches'
+	// activations.
+	GPipe Schedule = "gpipe"
+	// OneFOneB alternates one forward and one backward once the pipeline
+	// is full (PipeDream-Flush, Megatron-LM): the same bubble, at most S
+	// micro-batches' activations on a stage.
+	OneFOneB Schedule = "1f1b"
+)
+
+// Shard is what data-parallel replicas shard among themselves.
+type Shard string
+
+// The shardings.
+const (
+	// NoShard is DDP: every replica keeps the whole model; gradients are
+	// all-reduced in buckets, overlapped with the backward pass.
+	NoShard Shard = ""
+	// FullShard is FSDP (ZeRO-3): a replica keeps 1/R of the parameters,
+	// gradients and optimizer state; each layer's parameters are
+	// all-gathered before use and its gradients reduce-scattered after.
+	FullShard Shard = "fsdp"
+)
+
+// R is the data-parallel degree (at least 1).
+func (s Strategy) R() int { return max(s.Replicas, 1) }
+
+// M is the number of micro-batches (at least 1).
+func (s Strategy) M() int { return max(s.MicroBatches, 1) }
+
+// Sched is the schedule in effect (GPipe when none is named).
+func (s Strategy) Sched() Schedule {
+	if s.Schedule == "" {
+		return GPipe
+	}
+	return s.Schedule
+}
+
+// Bucket is DDP's gradient bucket in bytes.
+func (s Strategy) Bucket() int64 {
+	if s.BucketBytes <= 0 {
+		return DefaultBucketBytes
+	}
+	return s.BucketBytes
+}
+
+// IsZero reports whether s is one replica and one micro-batch with no
+// sharding: today's single-replica decision.
+func (s Strategy) IsZero() bool {
+	return s.R() == 1 && s.M() == 1 && s.Shard == NoShard && s.Schedule == "" && s.BucketBytes == 0
+}
+
+// Check reports the first field out of range, as a one-line error.
+func (s Strategy) Check() error {
+	switch {
+	case s.Replicas < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("replicas %d: want at least 1", s.Replicas)}
+	case s.MicroBatches < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("micro_batches %d: want at least 1", s.MicroBatches)}
+	case s.BucketBytes < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("bucket_bytes %d: want at least 1", s.BucketBytes)}
+	}
+	switch s.Schedule {
+	case "", GPipe, OneFOneB:
+	default:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("schedule %q: want gpipe or 1f1b", s.Schedule)}
+	}
+	switch s.Shard {
+	case NoShard, FullShard:
+	default:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp or none", s.Shard)}
+	}
+	if s.Shard == FullShard && s.R() == 1 {
+		return &Error{Field: "strategy", Msg: "shard fsdp with one replica: sharding needs replicas to shard over"}
+	}
+	return nil
+}
+
+// CheckFor reports whether s can run a graph of global batch size batch
+// (0 = the graph has no batch information) on gpus GPUs with a placement
+// on devices GPUs per replica: R x devices = gpus, and each of the R x M
+// micro-batches gets at least one sample.
+func (s Strategy) CheckFor(batch, devices, gpus int) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	r, m := s.R(), s.M()
+	if gpus > 0 && r*devices != gpus {
+		if gpus%r != 0 {
+			return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas do not divide %d GPUs", r, gpus)}
+		}
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas of a %d-GPU placement take %d GPUs, not %d", r, devices, r*devices, gpus)}
+	}
+	if r*m == 1 {
+		return nil
+	}
+	if batch == 0 {
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas x %d micro-batches need the graph's batch size, and this graph has no batch information", r, m)}
+	}
+	if r*m > batch {
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas x %d micro-batches is more than the batch of %d samples", r, m, batch)}
+	}
+	return nil
+}
+
+// String writes s as ParseStrategy reads it, e.g. "dp=4,mb=8,schedule=1f1b";
+// "" for the zero strategy.
+func (s Strategy) String() string {
+	var parts []string
+	if s.Replicas > 1 {
+		parts = append(parts, "dp="+strconv.Itoa(s.Replicas))
+	}
+	if s.MicroBatches > 1 {
+		parts = append(parts, "mb="+strconv.Itoa(s.MicroBatches))
+	}
+	if s.Schedule != "" {
+		parts = append(parts, "schedule="+string(s.Schedule))
+	}
+	if s.Shard != NoShard {
+		parts = append(parts, "shard="+string(s.Shard))
+	}
+	if s.BucketBytes > 0 {
+		parts = append(parts, "bucket="+strconv.FormatInt(s.BucketBytes, 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseStrategy reads a strategy written as comma-separated key=value
+// pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
+// (fsdp, none), bucket (DDP bucket bytes). "" is the zero strategy.
+func ParseStrategy(text string) (Strategy, error) {
+	var s Strategy
+	if strings.TrimSpace(text) == "" {
+		return s, nil
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || v == "" {
+			return s, fmt.Errorf("strategy %q: %q is not key=value (keys dp, mb, schedule, shard, bucket)", text, kv)
+		}
+		if seen[k] {
+			return s, fmt.Errorf("strategy %q: %s given twice", text, k)
+		}
+		seen[k] = true
+		var err error
+		switch k {
+		case "dp", "replicas":
+			s.Replicas, err = positive(v)
+		case "mb", "micro-batches", "micro_batches":
+			s.MicroBatches, err = positive(v)
+		case "schedule":
+			s.Schedule = Schedule(strings.ToLower(v))
+		case "shard":
+			if strings.EqualFold(v, "none") || strings.EqualFold(v, "ddp") {
+				s.Shard = NoShard
+			} else {
+				s.Shard = Shard(strings.ToLower(v))
+			}
+		case "bucket":
+			var b int
+			b, err = positive(v)
+			s.BucketBytes = int64(b)
+		default:
+			return s, fmt.Errorf("strategy %q: unknown key %q (keys dp, mb, schedule, shard, bucket)", text, k)
+		}
+		if err != nil {
+			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
+		}
+	}
+	if err := s.Check(); err != nil {
+		return s, fmt.Errorf("strategy %q: %w", text, err)
+	}
+	return s, nil
+}
+
+func positive(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a whole number of at least 1", v)
+	}
+	return n, nil
+}

@@ -1,0 +1,102 @@
+package decision
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseStrategy(t *testing.T) {
+	cases := []struct {
+		text string
+		want Strategy
+		err  string
+	}{
+		{"", Strategy{}, ""},
+		{"dp=4", Strategy{Replicas: 4}, ""},
+		{"dp=2,mb=8,schedule=1f1b", Strategy{Replicas: 2, MicroBatches: 8, Schedule: OneFOneB}, ""},
+		{"dp=8, shard=fsdp", Strategy{Replicas: 8, Shard: FullShard}, ""},
+		{"mb=4,schedule=GPipe,bucket=1048576", Strategy{MicroBatches: 4, Schedule: GPipe, BucketBytes: 1 << 20}, ""},
+		{"dp=2,shard=none", Strategy{Replicas: 2}, ""},
+		{"dp=0", Strategy{}, "at least 1"},
+		{"dp=two", Strategy{}, "whole number"},
+		{"mb=4,mb=2", Strategy{}, "given twice"},
+		{"tp=2", Strategy{}, "unknown key"},
+		{"schedule=zb", Strategy{}, "want gpipe or 1f1b"},
+		{"shard=fsdp", Strategy{}, "one replica"},
+		{"dp", Strategy{}, "key=value"},
+	}
+	for _, c := range cases {
+		s, err := ParseStrategy(c.text)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseStrategy(%q) = %+v, %v; want one line with %q", c.text, s, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s != c.want {
+			t.Errorf("ParseStrategy(%q) = %+v, %v; want %+v", c.text, s, err, c.want)
+			continue
+		}
+		if back, err := ParseStrategy(s.String()); err != nil || back != s {
+			t.Errorf("%q: String %q reads back as %+v, %v", c.text, s.String(), back, err)
+		}
+	}
+}
+
+// TestStrategyCheckFor: the checks a strategy meets before it runs, with
+// the numbers of the messages hand-written.
+func TestStrategyCheckFor(t *testing.T) {
+	cases := []struct {
+		s                    Strategy
+		batch, devices, gpus int
+		err                  string
+	}{
+		{Strategy{}, 0, 8, 8, ""},
+		{Strategy{Replicas: 4}, 32, 2, 8, ""},
+		{Strategy{Replicas: 3}, 32, 2, 8, "3 replicas do not divide 8 GPUs"},
+		{Strategy{Replicas: 2}, 32, 2, 8, "2 replicas of a 2-GPU placement take 4 GPUs, not 8"},
+		{Strategy{Replicas: 4}, 0, 2, 8, "no batch information"},
+		{Strategy{MicroBatches: 4}, 0, 8, 8, "no batch information"},
+		{Strategy{Replicas: 4, MicroBatches: 16}, 32, 2, 8, "4 replicas x 16 micro-batches is more than the batch of 32 samples"},
+		{Strategy{Replicas: 4, MicroBatches: 8}, 32, 2, 8, ""},
+	}
+	for _, c := range cases {
+		err := c.s.CheckFor(c.batch, c.devices, c.gpus)
+		if (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%+v on batch %d, %d x %d GPUs: %v, want %q", c.s, c.batch, c.devices, c.gpus, err, c.err)
+		}
+	}
+}
+
+// TestStrategyFiles: a decision without a strategy is written as version
+// 1, byte for byte as before; one with a strategy as version 2 and reads
+// back whole; a version 1 file carrying a strategy is refused.
+func TestStrategyFiles(t *testing.T) {
+	g := testGraph(t)
+	d := Decision{Device: []int{0, 1, 0, 1}}
+	var b bytes.Buffer
+	if err := Write(&b, g, 2, d); err != nil {
+		t.Fatal(err)
+	}
+	if want := `"version":1,`; !strings.Contains(b.String(), want) || strings.Contains(b.String(), "strategy") {
+		t.Errorf("no strategy: %s, want version 1 and no strategy key", b.String())
+	}
+	d.Strategy = Strategy{Replicas: 4, MicroBatches: 2, Schedule: OneFOneB}
+	b.Reset()
+	if err := Write(&b, g, 2, d); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Decode(b.Bytes())
+	if err != nil || f.Version != 2 || f.Decision().Strategy != d.Strategy {
+		t.Fatalf("strategy file %s: %+v, %v", b.String(), f, err)
+	}
+	bad := strings.Replace(b.String(), `"version":2`, `"version":1`, 1)
+	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "no strategy") {
+		t.Errorf("version 1 with a strategy: %v", err)
+	}
+	bad = strings.Replace(b.String(), `"schedule":"1f1b"`, `"schedule":"zigzag"`, 1)
+	if _, err := Decode([]byte(bad)); err == nil || !strings.Contains(err.Error(), "gpipe or 1f1b") {
+		t.Errorf("unknown schedule: %v", err)
+	}
+}
