@@ -42,6 +42,9 @@ type BaselinesOptions struct {
 	// and fusion; see optimize.ParseTasks).
 	Tasks string
 	Sync  bool // REGAL's synchronous transfers
+	// Start is local-search's and sa's start ("" = each one's default;
+	// "anchored" = the anchored searches: methods.Options.Start).
+	Start string
 	// Objective is what the methods minimise (zero = step time).
 	Objective optimize.Objective
 	// Backend makes the cost model and the evaluator (nil = Roofline).
@@ -78,7 +81,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	// alone leaves the evaluations unbounded; none at all is each
 	// method's default (optimize.DefaultEvaluations for the searches).
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time, CPU: o.CPU}, Seed: o.Seed}
-	names, rows, results, err := runMethods(ctx, p, names, false, s, o.Progress)
+	names, rows, results, err := runMethods(ctx, p, names, methods.Options{Start: o.Start}, false, s, o.Progress)
 	b.Rows = rows
 	if err != nil && !interrupted(ctx, err) {
 		return b, err
@@ -95,8 +98,8 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 // runMethod runs one registered method. A method that cannot run on this
 // graph (no expert placement) gets a row with its error and a nil result;
 // the error returned is for a cancelled context or an unknown method.
-func runMethod(ctx context.Context, p *optimize.Problem, name string, s *optimize.Settings) (report.BaselinesRow, *optimize.Result, error) {
-	opt, err := methods.New(name, methods.Options{})
+func runMethod(ctx context.Context, p *optimize.Problem, name string, mo methods.Options, s *optimize.Settings) (report.BaselinesRow, *optimize.Result, error) {
+	opt, err := methods.New(name, mo)
 	if err != nil {
 		return report.BaselinesRow{}, nil, err
 	}

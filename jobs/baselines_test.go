@@ -123,7 +123,7 @@ func TestCompositeReferences(t *testing.T) {
 		}
 		p := pp.Problem
 		setBase(p)
-		names, rows, results, err := runMethods(context.Background(), p, SearchReferenceMethods, true, &optimize.Settings{Seed: 1}, nil)
+		names, rows, results, err := runMethods(context.Background(), p, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

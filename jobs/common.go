@@ -47,12 +47,12 @@ func parseTasks(s string) (optimize.Tasks, error) {
 // reached 136.2 ms in 3 minutes, where one anchored on m-etf's order
 // reached 122.3 ms. These rows come after the named methods' rows, and
 // names holds them too.
-func runMethods(ctx context.Context, p *optimize.Problem, list []string, composites bool, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
+func runMethods(ctx context.Context, p *optimize.Problem, list []string, mo methods.Options, composites bool, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
 	add := func(q *optimize.Problem, name, as string) (*optimize.Result, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		row, res, err := runMethod(ctx, q, name, s)
+		row, res, err := runMethod(ctx, q, name, mo, s)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/methods"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/optimize"
@@ -22,7 +23,7 @@ import (
 // default fusion order reversed and with no fusion ("NAME+reverse-fusion",
 // "NAME+no-fusion").
 func runReferences(ctx context.Context, pp *problem, list []string, s *optimize.Settings, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
-	names, rows, results, err = runMethods(ctx, pp.Problem, list, true, s, progressW)
+	names, rows, results, err = runMethods(ctx, pp.Problem, list, methods.Options{}, true, s, progressW)
 	if err != nil {
 		return names, rows, results, err
 	}
@@ -96,7 +97,7 @@ func fewerGPUs(ctx context.Context, pp *problem, k int, list []string, s *optimi
 	q.Objective = pp.Objective
 	// TensorFlow's defaults on k GPUs (the expert's placement for k).
 	setBase(q.Problem)
-	qnames, _, qres, err := runMethods(ctx, q.Problem, list, true, s, nil)
+	qnames, _, qres, err := runMethods(ctx, q.Problem, list, methods.Options{}, true, s, nil)
 	if err != nil {
 		return name, report.BaselinesRow{}, nil, err
 	}

@@ -77,6 +77,7 @@ Methods: ` + strings.Join(jobs.MethodNames(), ", "),
 	f.IntVar(&o.Budget, "budget", 0, "evaluations per search method (default: each method's, 5000 for the searches)")
 	f.DurationVar(&o.Time, "time", 0, "wall-time limit per method, e.g. 30s (default: none)")
 	f.DurationVar(&o.CPU, "cpu", 0, "CPU-time limit per method (this process's; the methods run one at a time), e.g. 30s (default: none)")
+	f.StringVar(&o.Start, "start", "", "where local-search and sa start: random, base, m-topo, m-etf, metis, or anchored (from the best quick baseline, with the policy's moves: the anchored searches) (default: each one's)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")

@@ -442,7 +442,7 @@ func Decision(placement, schedule, fusion string, g *graph.Graph, devices int) (
 		return d, fmt.Errorf("fusion: %w", err)
 	}
 	if file != nil {
-		d.Transfer = file.Transfer
+		d.Transfer, d.Strategy = file.Transfer, file.Decision().Strategy
 	}
 	return d, nil
 }
