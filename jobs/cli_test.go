@@ -145,8 +145,6 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"pretrain gpus", (&PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}).ParseFlags(PretrainFlags{}), "give --gpus N (1 to 8)"},
 		{"pretrain extra", (&PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}).ParseFlags(PretrainFlags{Workloads: "trxl2"}),
 			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},
-		{"pretrain scored and guided", (&PretrainOptions{Workloads: []string{"trxl2"}, Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Scored: true, Guided: true}).ParseFlags(PretrainFlags{Train: TrainFlags{PPO: DefaultPPOFlags()}}),
-			"--scored and --guided train different models: give one"},
 		{"infer refine", (&TransferOptions{Graph: graph, Model: "m", Refine: -1}).CheckInfer(), "--refine -1ns: want a duration of at least 0"},
 		{"finetune steps", (&TransferOptions{Graph: graph, Model: "m"}).ParseFinetuneFlags(FinetuneFlags{StepsGiven: true}), "--steps 0 needs --time"},
 		{"generalization family", (&GeneralizationOptions{}).ParseFlags(GeneralizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
@@ -170,12 +168,12 @@ func TestParseFlagsUsage(t *testing.T) {
 
 // TestParseFlagsFill: the raw flag values land in the options.
 func TestParseFlagsFill(t *testing.T) {
-	p := PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Guided: true, Samples: 16}
+	p := PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Scored: true, Samples: 16}
 	if err := p.ParseFlags(PretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: TrainFlags{Policy: "small", PPO: DefaultPPOFlags()}}); err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != SmallPolicy || p.Samples != 0 || p.PPO.LearningRate != 0 {
-		t.Errorf("pretrain --guided: %+v", p)
+	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != SmallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
+		t.Errorf("pretrain --scored: %+v", p)
 	}
 	tr := TransferOptions{Graph: inputs.GraphSpec{Workload: "trxl2"}, Model: "m", Steps: 50, Time: time.Minute}
 	if err := tr.ParseFinetuneFlags(FinetuneFlags{PPO: DefaultPPOFlags()}); err != nil || tr.Steps != 0 {

@@ -121,9 +121,9 @@ type PretrainFlags struct {
 	Workloads  string // --workloads, comma-separated
 	VisitEvals int    // --visit-evals: PerVisit's evaluations
 	Train      TrainFlags
-	// LRGiven and SamplesGiven say whether --lr and --samples were given:
-	// go-scored and go-guided have their own defaults otherwise.
-	LRGiven, SamplesGiven bool
+	// LRGiven says whether --lr was given: go-scored has its own default
+	// otherwise.
+	LRGiven bool
 }
 
 // ParseFlags checks o and fills its workloads, policy, PPO settings and
@@ -159,24 +159,12 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 	if o.Policy, o.PPO, err = f.Train.Parse(); err != nil {
 		return err
 	}
-	if o.Scored && o.Guided {
-		return fail.Usagef("--scored and --guided train different models: give one")
-	}
 	if f.VisitEvals < 1 {
 		return fail.Usagef("--visit-evals %d: want at least 1", f.VisitEvals)
 	}
 	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
 	if o.Scored && !f.LRGiven {
 		o.PPO.LearningRate = 0 // go-scored's own
-	}
-	if o.Guided {
-		// go-guided's own defaults unless the flags were given.
-		if !f.SamplesGiven {
-			o.Samples = 0
-		}
-		if !f.LRGiven {
-			o.PPO.LearningRate = 0
-		}
 	}
 	return nil
 }

@@ -130,12 +130,12 @@ func TestEqualTimeModel(t *testing.T) {
 		return path
 	}
 	a, b := model("a.policy", 1), model("b.policy", 2)
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-guided-pretrained-no-learning"},
+	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-scored-pretrained-network"},
 		Budgets: []time.Duration{200 * time.Millisecond}, Seed: 1, Dir: filepath.Join(dir, "cells"), Model: a}
 	o.Cluster.GPUs = 2
 	cellSHA := func() string {
 		t.Helper()
-		paths, _ := filepath.Glob(filepath.Join(o.Dir, "*", "go-guided-pretrained-no-learning-*.json"))
+		paths, _ := filepath.Glob(filepath.Join(o.Dir, "*", "go-scored-pretrained-network-*.json"))
 		if len(paths) != 1 {
 			t.Fatalf("cell files %v", paths)
 		}
@@ -153,7 +153,7 @@ func TestEqualTimeModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := rep.Graphs[0].Cell("go-guided-pretrained-no-learning", 0.2); c == nil || c.Error != "" || c.Ratio <= 0 || c.Ratio > 1 {
+	if c := rep.Graphs[0].Cell("go-scored-pretrained-network", 0.2); c == nil || c.Error != "" || c.Ratio <= 0 || c.Ratio > 1 {
 		t.Fatalf("cell %+v", c)
 	}
 	if !strings.HasPrefix(rep.Model, a+" (sha256 ") {

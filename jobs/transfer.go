@@ -49,10 +49,6 @@ type PretrainOptions struct {
 	Samples int  // rollout size K (0 = 16)
 	Warmup  int  // imitation steps (0 = 30 per graph; negative = none)
 	Random  bool // pick graphs at random instead of in turn
-	// Guided trains go-guided's proposal model instead of PPO's policy
-	// (see gdp.Pretrain.Guided); Samples 0 is then
-	// gdp.DefaultGuidedBatch and PPO.LearningRate 0 is 1e-3.
-	Guided bool
 	// Scored trains go-scored's move head instead (see
 	// gdp.ScoredPretrain): Steps counts visits (each a go-scored run of
 	// PerVisit on one graph from its reference), the features read the
@@ -135,7 +131,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			return rep, err
 		}
 	}
-	pt := &gdp.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random, Guided: o.Guided,
+	pt := &gdp.Pretrain{Config: o.Policy, PPO: o.PPO, Seed: o.Seed, Samples: o.Samples, Warmup: o.Warmup, Random: o.Random,
 		Steps: o.Steps, Time: o.Time, Checkpoint: o.Out, CheckpointEvery: o.CheckpointEvery, Resume: o.Resume}
 	if pt.CheckpointEvery == 0 {
 		pt.CheckpointEvery = 50

@@ -131,11 +131,6 @@ func init() {
 		{Name: "tf-default", Kind: Default, Summary: "TensorFlow's defaults: FIFO, XLA-like fusion", Quick: true, Compared: true, New: plain(classical.TFDefault{})},
 		{Name: "go", Kind: Learned, Summary: "the GO/GDP policy trained with PPO on this graph", New: newSearch},
 		{Name: "go-no-learning", Kind: Learned, Arm: "go", Summary: "the ablation: go's sampling around its anchor, the network never updated", New: newSearchNoLearning},
-		{Name: "go-guided", Kind: Learned, Arm: "go", Summary: "the GO policy proposing single-unit moves to a local search, learning from every evaluation", New: newGuided(false, false)},
-		{Name: "go-guided-state", Kind: Learned, Arm: "go", Summary: "go-guided whose network also sees the current decision's schedule (float, critical path, idle time, memory headroom, bytes crossing devices)", New: newGuided(false, true)},
-		{Name: "go-guided-no-learning", Kind: Learned, Arm: "go", Summary: "the ablation: go-guided's proposals from the network never updated", New: newGuided(true, false)},
-		{Name: "go-guided-pretrained", Kind: Learned, Arm: "go", Summary: "go-guided from a pre-trained network (placer pretrain --guided), learning on", Pretrained: true, New: newGuidedPretrained(false)},
-		{Name: "go-guided-pretrained-no-learning", Kind: Learned, Arm: "go", Summary: "go-guided's proposals from a pre-trained network, never updated", Pretrained: true, New: newGuidedPretrained(true)},
 		{Name: "go-scored", Kind: Learned, Summary: "anchored local search whose moves a learned head picks, over an untrained GO network's outputs and the schedule, learning from every evaluated move", New: newScored("go-scored")},
 		{Name: "go-scored-no-learning", Kind: Learned, Arm: "go-scored", Summary: "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", New: newScored("go-scored-no-learning")},
 		{Name: "go-scored-pretrained-network", Kind: Learned, Arm: "go-scored", Summary: "go-scored whose features read the pre-trained GO network (the default model) instead of an untrained one", Pretrained: true, New: newScored("go-scored-pretrained-network")},
@@ -262,16 +257,6 @@ func (n namedAs) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.
 	return r, err
 }
 
-func newGuided(noLearning, state bool) func(Options) (optimize.Optimizer, error) {
-	return func(o Options) (optimize.Optimizer, error) {
-		g := &gdp.Guided{Policy: o.Trained, Config: o.Policy, NoLearning: noLearning, State: state, OnStep: o.OnStep, LearningRate: o.PPO.LearningRate, Batch: o.Samples}
-		if o.Reference != nil {
-			g.Reference, g.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
-		}
-		return g, nil
-	}
-}
-
 // UsesHead reports whether method name starts from go-scored's
 // pre-trained move head (Options.Head, else the embedded default head).
 func UsesHead(name string) bool {
@@ -322,27 +307,6 @@ func newScored(name string) func(Options) (optimize.Optimizer, error) {
 			}
 		}
 		return s, nil
-	}
-}
-
-// newGuidedPretrained is go-guided on a pre-trained network: Options.Trained,
-// else the embedded default model.
-func newGuidedPretrained(noLearning bool) func(Options) (optimize.Optimizer, error) {
-	name := "go-guided-pretrained"
-	if noLearning {
-		name += "-no-learning"
-	}
-	return func(o Options) (optimize.Optimizer, error) {
-		pol, err := trained(o, name)
-		if err != nil {
-			return nil, err
-		}
-		o.Trained = pol
-		g, err := newGuided(noLearning, false)(o)
-		if err != nil {
-			return nil, err
-		}
-		return namedAs{g, name}, nil
 	}
 }
 

@@ -28,9 +28,9 @@ valid one is the graph's reference and the anchor of the methods that take one.
 Then every method gets the same wall time per graph, for each budget: the
 classical searches, BRKGA, go (the GO policy with PPO) and go-no-learning (the
 ablation: the same sampling around the anchor with the network never updated;
-an untrained network is its control). go-guided-pretrained and its ablation
-search with a pre-trained network (--model, from 'placer pretrain --guided';
-default the embedded model), against go-guided's untrained one.
+an untrained network is its control). go-zero-shot and
+go-scored-pretrained-network read a pre-trained network (--model, from
+'placer pretrain'; default the embedded model).
 
 One table per budget: a row per graph with each method's step time over the
 reference (lower is better), the geometric mean over the graphs where every
@@ -84,7 +84,7 @@ it (Ctrl-C keeps what finished).`,
 	f.StringVar(&o.flags.Seeds, "seeds", "", "`LIST` of seeds, comma-separated: the whole report once per seed (kept in DIR/seed-N), each cell the geometric mean of its seeds, the claims counted per graph and per run")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addObjectiveFlag(cmd, &o.Objective)
-	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-guided-pretrained, its ablation and go-zero-shot (default: the embedded default model)")
+	f.StringVar(&o.Model, "model", "", "the pre-trained model `FILE` of go-zero-shot and go-scored-pretrained-network (default: the embedded default model)")
 	f.StringVar(&o.Head, "head", "", "go-scored's pre-trained move head `FILE` (placer pretrain --scored) for go-scored-pretrained and go-scored-zero-shot (default: the embedded default head)")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")

@@ -98,8 +98,6 @@ func pretrainStep(pt jobs.PretrainPoint) string {
 	switch pt.Phase {
 	case "ppo":
 		return fmt.Sprintf("%s reward %.3f (best %.3f, %.0f%% valid)", pt.Graph, pt.MeanReward, pt.BestReward, 100*pt.Valid)
-	case "guided":
-		return fmt.Sprintf("%s gain %+.4f (best %+.4f, %.0f%% valid)", pt.Graph, pt.MeanReward, pt.BestReward, 100*pt.Valid)
 	}
 	return fmt.Sprintf("%s imitate log-lik %.3f", pt.Graph, pt.LogProb)
 }

@@ -32,14 +32,6 @@ model, rewards each with -sqrt(step / reference step) (-10 when it does not
 fit) and runs a per-node PPO update; one Adam optimizer serves every graph.
 The first --warmup steps imitate the references instead.
 
-With --guided it trains go-guided's proposal model instead: each graph has
-a local search walking from its reference, and every step is one round of
-it on the step's graph: one forward pass conditioned on the walk's current
-decision, proposals that each change one unit's action, evaluated in
-parallel, REINFORCE on their gains, and the walk's move to the best if it
-is no worse. 'placer report equal-time --methods go-guided-pretrained
---model MODEL' searches with the model on other graphs.
-
 The model file (--out) is written every --checkpoint-every steps, on Ctrl-C
 and at the end, with its state file MODEL.state.json (step, seed, graphs,
 elapsed time); --resume MODEL continues from it (with the checkpoint's seed,
@@ -47,11 +39,10 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 		Example: `  placer workloads synth --family all --count 24 --seed 1 -o synth/
   placer pretrain --workloads trxl2,wavenet2x18,rnnlm2 --graphs synth/train --gpus 2 --policy small --steps 300 --out m.policy
   placer pretrain --workloads all --hold-out gnmt --gpus 4 --time 1h --out m.policy
-  placer pretrain --workloads trxl2 --gpus 2 --resume m.policy --steps 600 --out m.policy
-  placer pretrain --guided --workloads wavenet2x18,inception_b32 --graphs synth/train --gpus 4 --extra-gpus 2 --time 20m --out guided.policy`,
+  placer pretrain --workloads trxl2 --gpus 2 --resume m.policy --steps 600 --out m.policy`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.flags.LRGiven, o.flags.SamplesGiven = cmd.Flags().Changed("lr"), cmd.Flags().Changed("samples")
+			o.flags.LRGiven = cmd.Flags().Changed("lr")
 			if err := o.ParseFlags(o.flags); err != nil {
 				return err
 			}
@@ -86,7 +77,6 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
 	f.BoolVar(&o.Scored, "scored", false, "train go-scored's move head: each step one visit, a go-scored run of --visit-evals evaluations on one graph from its reference, in turn; --out is the head's file")
 	f.IntVar(&o.flags.VisitEvals, "visit-evals", 2000, "with --scored: evaluations per visit")
-	f.BoolVar(&o.Guided, "guided", false, "train go-guided's proposal model: each step one round of single-unit proposals on a graph (default 128 proposals, Adam at 1e-3, no warm-up)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")

@@ -204,7 +204,7 @@ func FuzzDecodeMoveHead(f *testing.F) {
 
 // roundRobinStart is a layered graph on two GPUs, its round-robin
 // placement (with topological fusion if fused) completed, and that
-// placement's evaluation: the start of the guided searches' tests.
+// placement's evaluation: the start of go-scored's tests.
 func roundRobinStart(t *testing.T, l graphtest.Layered, fused bool) (*optimize.Problem, decision.Decision, evaluate.Result) {
 	t.Helper()
 	g := graphtest.LayeredDAG(l)

@@ -125,10 +125,6 @@ type Search struct {
 	// OnStep, if set, is called after every step with the step's point
 	// and the reference step time the rewards are normalized by.
 	OnStep func(pt Point, refStep float64)
-
-	// stateHints makes a new policy read the state hints (Guided's
-	// walk fills them); Search's own steps do not.
-	stateHints bool
 }
 
 var _ optimize.Optimizer = (*Search)(nil)
@@ -319,9 +315,6 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 	pol := s.Policy
 	if pol == nil {
 		cfg := configFor(s.Config, tasks)
-		if s.stateHints {
-			cfg.HintDim = NumHints + NumStateHints
-		}
 		var err error
 		if pol, err = policy.New(&cfg, st.Seed); err != nil {
 			return nil, err

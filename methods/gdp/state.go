@@ -1,22 +1,20 @@
 package gdp
 
 import (
-	"context"
 	"errors"
 	"math"
 	"sort"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/nn/graphsage"
 	"github.com/placer/placer/optimize"
 )
 
-// NumStateHints is the number of per-op hints that describe the current
-// decision's schedule (stateHints), added after Hints' when a policy
-// sees why its current decision is slow (Guided.State; issue 17: "let
-// the policy see why its anchor is slow").
+// NumStateHints is the number of per-op hints that describe a
+// decision's schedule (stateHints; issue 17: "let the policy see why its
+// anchor is slow"). go-scored's state features read them; a policy whose
+// HintDim is NumHints + NumStateHints has room for them after Hints'.
 const NumStateHints = 6
 
 // Columns of the state hints, per op. Every value is a non-negative
@@ -38,8 +36,8 @@ const (
 func usesState(hintDim int) bool { return hintDim == NumHints+NumStateHints }
 
 // hintsFor returns the hints a policy with hintDim hints per op is
-// prepared with: Hints(p), followed by zero state hints when it reads
-// them (a walk fills them from its current decision's schedule).
+// prepared with: Hints(p), followed by zero state hints when it has room
+// for them.
 func hintsFor(p *optimize.Problem, hintDim int) []float64 {
 	static := Hints(p)
 	if !usesState(hintDim) {
@@ -63,26 +61,6 @@ func scheduler(p *optimize.Problem) (evaluate.Scheduler, error) {
 		return s, nil
 	}
 	return nil, errors.New("learn: neither the cost model nor the evaluator reports schedules; state hints need one that does (the roofline model)")
-}
-
-// withStateHints returns hints (op-major, NumHints+NumStateHints per op)
-// with the state columns set from decision d's schedule.
-func withStateHints(ctx context.Context, p *optimize.Problem, nd *graphsage.Nodes, d decision.Decision, hints []float64) ([]float64, error) {
-	sch, err := scheduler(p)
-	if err != nil {
-		return nil, err
-	}
-	res, sc, err := sch.Schedule(context.WithoutCancel(ctx), d)
-	if err != nil {
-		return nil, err
-	}
-	st := stateHints(p.Graph, nd, d.Device, &res, &sc)
-	const dim = NumHints + NumStateHints
-	out := append([]float64(nil), hints...)
-	for o := range p.Graph.NumOps() {
-		copy(out[o*dim+NumHints:(o+1)*dim], st[o*NumStateHints:(o+1)*NumStateHints])
-	}
-	return out, nil
 }
 
 // stateHints returns NumStateHints values per op (op-major) describing

@@ -9,10 +9,8 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/graphtest"
-	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/nn/graphsage"
-	"github.com/placer/placer/optimize"
 )
 
 // stateGraph is a -> b -> d and a -> c -> d, with b and d on device 0 and
@@ -141,89 +139,23 @@ func TestStateHintsSimulated(t *testing.T) {
 	}
 }
 
-// TestWalkState: a walk whose policy reads the state hints feeds the
-// network its current decision's schedule (the policy's distributions
-// differ from those on the input with the state hints left at zero); a
-// walk whose policy does not keeps the input it was given; and Guided
-// records which it ran.
-func TestWalkState(t *testing.T) {
-	g := graphtest.LayeredDAG(graphtest.Layered{Ops: 24, Width: 4, Seed: 1})
-	p, err := methodstest.NewProblem(g, 2, 1<<40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	for _, state := range []bool{false, true} {
-		s := &Search{Config: small, Warmup: -1, Moves: -1, stateHints: state}
-		r, err := s.prepare(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: 1}, Seed: 1}, "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := newWalk(ctx, r.p, r.pol.Config(), r.in, r.tb, r.refStep, r.anchor, 4)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if w.state != state {
-			t.Fatalf("stateHints %v: walk state %v", state, w.state)
-		}
-		probs := func(in *policy.Input) []float32 {
-			in, err := in.WithInitial(&w.cur)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := r.pol.Infer(in)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer out.Release()
-			pr, _ := out.Probs(policy.Placement)
-			return append([]float32(nil), pr...)
-		}
-		a, b := probs(w.in), probs(w.curIn)
-		same := true
-		for i := range a {
-			if a[i] != b[i] {
-				same = false
-			}
-		}
-		if same == state {
-			t.Errorf("state hints %v: distributions on the walk's input and the graph's input the same: %v", state, same)
-		}
-
-		gd := &Guided{Config: small, State: state, Batch: 8}
-		res, err := gd.Optimize(ctx, p, &optimize.Settings{Budget: optimize.Budget{Steps: 3}, Seed: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := res.Learning.Settings.(GuidedSettings)
-		if st.State != state || usesState(st.Policy.HintDim) != state {
-			t.Errorf("State %v: settings say state %v, hint dim %d", state, st.State, st.Policy.HintDim)
-		}
-	}
-}
-
-// BenchmarkStateHintsGNMT4 is what a guided walk pays when its current
-// decision changes, on gnmt4 (TensorFlow's defaults): the schedule (one
-// recording simulation), the state hints and the policy's features
-// recomputed (Input.WithHints). A round evaluates 128 proposals besides.
+// BenchmarkStateHintsGNMT4 is what go-scored pays to read its current
+// decision's schedule on gnmt4 (TensorFlow's defaults): the schedule (one
+// recording simulation) and the state hints.
 func BenchmarkStateHintsGNMT4(b *testing.B) {
 	p, ref := benchProblem(b, "gnmt4", 4)
-	s := &Search{Reference: ref, Warmup: -1, Moves: -1, stateHints: true}
-	r, err := s.prepare(context.Background(), p, &optimize.Settings{Budget: optimize.Budget{Steps: 1}}, "bench")
+	sch, err := scheduler(p)
 	if err != nil {
 		b.Fatal(err)
 	}
-	hints := hintsFor(p, r.pol.Config().HintDim)
-	d := p.Complete(r.tb.apply(r.anchor))
+	d := p.Complete(ref)
 	b.ReportAllocs()
 	for b.Loop() {
-		h, err := withStateHints(context.Background(), p, r.in.Nodes(), d, hints)
+		res, sc, err := sch.Schedule(context.Background(), d)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.in.WithHints(h); err != nil {
-			b.Fatal(err)
-		}
+		stateHints(p.Graph, nil, d.Device, &res, &sc)
 	}
 }
 

@@ -41,10 +41,10 @@ type TrainGraph struct {
 type PretrainPoint struct {
 	Step       int     `json:"step"` // 1-based, counting the warm-up steps
 	Graph      string  `json:"graph"`
-	Phase      string  `json:"phase"` // "imitate", "ppo" or "guided"
+	Phase      string  `json:"phase"` // "imitate" or "ppo"
 	Elapsed    float64 `json:"elapsed_s"`
-	MeanReward float64 `json:"mean_reward"`  // PPO steps; guided: the proposals' mean gain
-	BestReward float64 `json:"best_reward"`  // PPO steps; guided: the best proposal's gain
+	MeanReward float64 `json:"mean_reward"`  // PPO steps
+	BestReward float64 `json:"best_reward"`  // PPO steps
 	Valid      float64 `json:"valid"`        // fraction of the rollout that was valid
 	Entropy    float64 `json:"entropy"`      // per node
 	LogProb    float64 `json:"ref_log_prob"` // imitation: log-likelihood of the reference per node and task
@@ -102,26 +102,9 @@ type Pretrain struct {
 	// Resume is a checkpoint to continue from: its policy, step count,
 	// seed and elapsed time replace Policy, Seed and the start.
 	Resume string
-	// Guided trains the network as go-guided's proposal model (see
-	// Guided) instead of with PPO. Each graph has a walk: a guided local
-	// search from its reference. Every step is one round of the step's
-	// graph's walk: one forward pass conditioned on the walk's current
-	// decision, Samples proposals (0 = DefaultGuidedBatch) evaluated in
-	// parallel, REINFORCE on their gains (Adam at PPO.LearningRate, 0 =
-	// 1e-3), and the walk's move. A walk goes back to its reference every
-	// GuidedRestart of its rounds, so the network learns from decisions
-	// like those a search meets in its first minutes. There is no warm-up
-	// unless Warmup asks for one. Walks are not checkpointed: a resumed
-	// run starts them again from the references. A given Policy that
-	// reads the state hints (Guided.State) gets them from its walks.
-	Guided bool
 	// OnStep, if set, is called after every step.
 	OnStep func(PretrainPoint)
 }
-
-// GuidedRestart is the number of rounds after which a guided
-// pre-training walk goes back to its graph's reference.
-const GuidedRestart = 100
 
 // PretrainResult is what a pre-training run produced.
 type PretrainResult struct {
@@ -244,7 +227,6 @@ func LoadCheckpoint(path string) (*policy.Policy, Checkpoint, error) {
 // prepared is a graph ready for training.
 type prepared struct {
 	g      *TrainGraph
-	raw    *policy.Input // conditioned on nothing
 	in     *policy.Input // conditioned on the reference
 	target decision.Decision
 	ref    decision.Decision // completed
@@ -303,7 +285,7 @@ func (pt *Pretrain) start() (r *PretrainResult, names []string, warm int, err er
 		}
 	}
 	warm = pt.Warmup
-	if warm == 0 && !pt.Guided {
+	if warm == 0 {
 		warm = 30 * len(pt.Graphs)
 	}
 	warm = max(warm, 0)
@@ -360,11 +342,10 @@ func (pt *Pretrain) prepareGraph(ctx context.Context, pol *policy.Policy, g *Tra
 		return prepared{}, fmt.Errorf("pretrain: graph %s: reference step time is zero", g.Name)
 	}
 	target := policyTarget(cfg, ref)
-	raw := in
 	if in, err = anchored(in, &target, keepFor(pt.Moves, in.NumNodes())); err != nil {
 		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
 	}
-	return prepared{g: g, raw: raw, in: in, target: target, ref: ref, refT: refT, tb: newTiebreak(ref, target, in.Nodes())}, nil
+	return prepared{g: g, in: in, target: target, ref: ref, refT: refT, tb: newTiebreak(ref, target, in.Nodes())}, nil
 }
 
 // loop trains until the step budget, the time limit or ctx stops it:
@@ -380,18 +361,6 @@ func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, 
 	k := pt.Samples
 	if k <= 0 {
 		k = 16
-		if pt.Guided {
-			k = DefaultGuidedBatch
-		}
-	}
-	var walks []*walk // guided: one per graph, made at its first round
-	var l *learner
-	if pt.Guided {
-		walks = make([]*walk, len(gs))
-		l = &learner{opt: &nn.Adam{}, lr: pt.PPO.LearningRate}
-		if l.lr <= 0 {
-			l.lr = 1e-3
-		}
 	}
 	refine := max(pt.Refine, 1)
 	settings := pt.PPO
@@ -426,8 +395,6 @@ func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, 
 					// PPO gets a fresh optimizer (see Search).
 					opt = &nn.Adam{}
 				}
-			} else if pt.Guided {
-				pp, err = guidedStep(ctx, pol, l, &gs[gi], &walks[gi], rng, k)
 			} else {
 				pp, err = pt.ppoStep(ctx, pol, opt, &gs[gi], rng, k, refine, settings, results)
 			}
@@ -483,41 +450,6 @@ func imitateStep(pol *policy.Policy, opt *nn.Adam, g *prepared) (PretrainPoint, 
 	}
 	nn.ClipGradNorm(pol.Params(), 1)
 	opt.Step(pol.Params(), ImitationRate)
-	return pp, nil
-}
-
-// guidedStep is one round of g's guided walk (*w, started at g's
-// reference when nil or after GuidedRestart rounds) with learning by l.
-func guidedStep(ctx context.Context, pol *policy.Policy, l *learner, g *prepared, w **walk, rng *rand.Rand, k int) (PretrainPoint, error) {
-	pp := PretrainPoint{Phase: "guided"}
-	p := g.g.Problem
-	var err error
-	switch {
-	case *w == nil:
-		*w, err = newWalk(ctx, p, pol.Config(), g.raw, g.tb, g.refT, g.target, k)
-	case (*w).rounds >= GuidedRestart:
-		err = (*w).restart(ctx)
-	}
-	if err != nil {
-		return pp, fmt.Errorf("pretrain: graph %s: %w", g.g.Name, err)
-	}
-	eval := func(ctx context.Context, ds []decision.Decision, res []evaluate.Result) (int, error) {
-		if err := p.Evaluator.EvaluateBatch(ctx, ds, res); err != nil {
-			if ctx.Err() != nil {
-				return 0, optimize.ErrStopped
-			}
-			return 0, err
-		}
-		return len(ds), nil
-	}
-	pt, err := (*w).round(ctx, pol, rng, l, eval)
-	if err != nil {
-		if !errors.Is(err, optimize.ErrStopped) {
-			err = fmt.Errorf("pretrain: graph %s: %w", g.g.Name, err)
-		}
-		return pp, err
-	}
-	pp.MeanReward, pp.BestReward, pp.Valid = pt.MeanReward, pt.BestReward, pt.Valid
 	return pp, nil
 }
 

@@ -7,14 +7,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -77,92 +74,6 @@ func pretrain(t *testing.T, ckpt, resume string, steps int) *PretrainResult {
 		t.Fatal(err)
 	}
 	return r
-}
-
-// TestPretrainGuided: guided pre-training takes no warm-up, goes through
-// the graphs in turn with one round of proposals per step, changes the
-// network, never evaluates an invalid reference walk, and is
-// deterministic.
-func TestPretrainGuided(t *testing.T) {
-	run := func(steps int) (*PretrainResult, []byte) {
-		pt := &Pretrain{Graphs: tinyGraphs(t), Config: small, Seed: 3, Samples: 6, Steps: steps, Guided: true}
-		r, err := pt.Run(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := r.Policy.WriteTo(&buf); err != nil {
-			t.Fatal(err)
-		}
-		return r, buf.Bytes()
-	}
-	a, wa := run(8)
-	if a.Step != 8 || len(a.Curve) != 8 {
-		t.Fatalf("%d steps, %d points", a.Step, len(a.Curve))
-	}
-	for i, pp := range a.Curve {
-		want := []string{"branches", "ladder"}[i%2]
-		if pp.Phase != "guided" || pp.Graph != want || pp.Valid <= 0 || pp.BestReward < pp.MeanReward {
-			t.Errorf("step %d: %+v, want a guided round on %s", i+1, pp, want)
-		}
-	}
-	init, err := NewPolicy(small, optimize.AllTasks, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ib bytes.Buffer
-	init.WriteTo(&ib)
-	if bytes.Equal(ib.Bytes(), wa) {
-		t.Error("guided pre-training left the network as it was made")
-	}
-	b, wb := run(8)
-	if !bytes.Equal(wa, wb) || b.Curve[7].MeanReward != a.Curve[7].MeanReward {
-		t.Error("same seed, different guided pre-training")
-	}
-}
-
-// TestWalkRestart: a walk moves away from its start on a graph with room
-// to improve, and restart puts it back there with the start's evaluation.
-func TestWalkRestart(t *testing.T) {
-	g := tinyGraphs(t)[0]
-	pol, err := NewPolicy(small, optimize.AllTasks, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := g.Problem
-	ref := p.Complete(p.Base)
-	units, err := Units(p, pol.Config(), ref, -1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := pol.PrepareUnits(p.Graph, p.Devices(), Hints(p), units)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := policyTarget(pol.Config(), ref)
-	w, err := newWalk(context.Background(), p, pol.Config(), in, newTiebreak(ref, target, in.Nodes()), 1e-3, target, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := w.curRes.StepTime
-	rng := rand.New(rand.NewPCG(1, 2))
-	eval := func(ctx context.Context, ds []decision.Decision, res []evaluate.Result) (int, error) {
-		return len(ds), p.Evaluator.EvaluateBatch(ctx, ds, res)
-	}
-	for i := 0; i < 20; i++ {
-		if _, err := w.round(context.Background(), pol, rng, nil, eval); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if w.rounds != 20 || w.curRes.StepTime >= start {
-		t.Fatalf("after %d rounds the walk is at %v, its start at %v (the two branches on one GPU can split)", w.rounds, w.curRes.StepTime, start)
-	}
-	if err := w.restart(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if w.rounds != 0 || w.curRes.StepTime != start {
-		t.Errorf("restart: %d rounds, at %v, want 0 and %v", w.rounds, w.curRes.StepTime, start)
-	}
 }
 
 func TestPretrainCheckpointResume(t *testing.T) {
