@@ -8,6 +8,11 @@
 // allocating. Graph algorithms that more than one package needs
 // (topological order, critical path) are plain functions or methods here.
 //
+// A graph may know its batch (Graph.Batch): then each tensor says which
+// of its dimensions is the batch (Tensor.BatchDim) and each op which parts
+// of its cost do not scale with it (Op.FixedFLOPs, ...), and AtBatch
+// gives the graph at a micro-batch.
+//
 // The native file format is versioned JSON; see docs/graph-format.md and
 // Read/Write.
 //

@@ -14,6 +14,7 @@ import (
 // Builder or read one with Read; do not modify the slices it returns.
 type Graph struct {
 	name    string
+	batch   int // examples per step; 0 = no batch information
 	ops     []Op
 	tensors []Tensor
 	control []Edge
@@ -37,6 +38,11 @@ type Graph struct {
 
 // Name is the graph's name.
 func (g *Graph) Name() string { return g.name }
+
+// Batch is the number of examples (the batch size) of the step the graph
+// computes, or 0 when the graph has no batch information: then no tensor
+// says which of its dimensions is the batch, and AtBatch refuses it.
+func (g *Graph) Batch() int { return g.batch }
 
 // NumOps is the number of ops.
 func (g *Graph) NumOps() int { return len(g.ops) }
@@ -131,11 +137,19 @@ func (b *Builder) Lookup(name string) (int, bool) {
 	return b.g.index.lookup(b.g.ops, name)
 }
 
+// SetBatch says that the graph computes a step of batch examples (0 = no
+// batch information, the default). With a batch, each tensor's BatchDim
+// and each op's Fixed* parts say what scales with it.
+func (b *Builder) SetBatch(batch int) { b.g.batch = batch }
+
 // AddTensor adds a tensor of the given size produced by producer and
-// consumed by consumers, and returns its index.
+// consumed by consumers, without a batch dimension, and returns its index.
 func (b *Builder) AddTensor(producer int, bytes int64, consumers ...int) int {
-	return b.AddTensorFull(Tensor{Producer: producer, Bytes: bytes, Consumers: append([]int(nil), consumers...)})
+	return b.AddTensorFull(Tensor{Producer: producer, Bytes: bytes, Consumers: append([]int(nil), consumers...), BatchDim: NoBatch})
 }
+
+// Tensor returns tensor t for adjustment before Build.
+func (b *Builder) Tensor(t int) *Tensor { return &b.g.tensors[t] }
 
 // AddTensorFull adds a fully specified tensor and returns its index.
 func (b *Builder) AddTensorFull(t Tensor) int {
@@ -164,6 +178,11 @@ func (b *Builder) Build() (*Graph, error) {
 	b.g = Graph{}
 	if err := g.validate(); err != nil {
 		return nil, err
+	}
+	if g.batch == 0 {
+		for t := range g.tensors {
+			g.tensors[t].BatchDim = NoBatch
+		}
 	}
 	g.buildAdjacency()
 	if err := g.buildTopo(); err != nil {
@@ -242,6 +261,7 @@ const (
 	MaxFLOPs      = 1e21
 	MaxOps        = 1 << 26
 	MaxNameLen    = 4096
+	MaxBatch      = 1 << 30 // examples per step
 )
 
 // badName says what is wrong with a graph name ("" when nothing):
@@ -265,6 +285,9 @@ func (g *Graph) validate() error {
 	}
 	if s := badName(g.name); s != "" {
 		return &Error{Tensor: -1, Field: "name", Msg: "graph name " + s}
+	}
+	if g.batch < 0 || g.batch > MaxBatch {
+		return &Error{Tensor: -1, Field: "batch", Msg: fmt.Sprintf("%d is not a batch size (want 1 to %d, or 0 for none)", g.batch, MaxBatch)}
 	}
 	if len(g.ops) > MaxOps || len(g.tensors) > MaxOps || len(g.control) > MaxOps {
 		return &Error{Tensor: -1, Msg: fmt.Sprintf("%d ops, %d tensors, %d control edges: at most %d of each", len(g.ops), len(g.tensors), len(g.control), MaxOps)}
@@ -327,6 +350,11 @@ func (g *Graph) validate() error {
 				return &Error{Op: op.Name, Tensor: -1, Field: "shape", Msg: fmt.Sprintf("negative dimension %d", d)}
 			}
 		}
+		if op.FixedFLOPs != 0 || op.FixedBytesRead != 0 || op.FixedBytesWritten != 0 || op.FixedTempBytes != 0 {
+			if err := g.validateFixed(op); err != nil {
+				return err
+			}
+		}
 	}
 	for t := range g.tensors {
 		ts := &g.tensors[t]
@@ -338,6 +366,9 @@ func (g *Graph) validate() error {
 		}
 		if ts.Bytes > MaxBytes {
 			return &Error{Tensor: t, Field: "bytes", Msg: fmt.Sprintf("%d is above the largest allowed, %d (1 PiB)", ts.Bytes, MaxBytes)}
+		}
+		if g.batch > 0 && (ts.BatchDim < NoBatch || ts.BatchDim > MaxBatchDim) {
+			return &Error{Tensor: t, Field: "batch_dim", Msg: fmt.Sprintf("%d is not a dimension (want 0 to %d, or -1 for none)", ts.BatchDim, MaxBatchDim)}
 		}
 		if !addTotal(ts.Bytes) {
 			return &Error{Tensor: t, Field: "bytes", Msg: fmt.Sprintf("the graph's byte counts add up to more than %d (64 PiB)", MaxTotalBytes)}
@@ -368,6 +399,34 @@ func (g *Graph) validate() error {
 		}
 		if e.From == e.To {
 			return &Error{Op: g.ops[e.From].Name, Tensor: -1, Field: "control", Msg: "edge to itself"}
+		}
+	}
+	return nil
+}
+
+// validateFixed checks an op's fixed (batch-independent) parts: only in a
+// graph with a batch, finite, non-negative and at most their totals.
+func (g *Graph) validateFixed(op *Op) error {
+	for _, f := range []struct {
+		name, of     string
+		fixed, total float64
+	}{
+		{"fixed_flops", "flops", op.FixedFLOPs, op.FLOPs},
+		{"fixed_bytes_read", "bytes_read", float64(op.FixedBytesRead), float64(op.BytesRead)},
+		{"fixed_bytes_written", "bytes_written", float64(op.FixedBytesWritten), float64(op.BytesWritten)},
+		{"fixed_temp_bytes", "temp_bytes", float64(op.FixedTempBytes), float64(op.TempBytes)},
+	} {
+		if f.fixed == 0 {
+			continue
+		}
+		if g.batch == 0 {
+			return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: "set, but the graph has no batch (no batch information: nothing scales)"}
+		}
+		if s := BadNumber(f.fixed); s != "" {
+			return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: s}
+		}
+		if f.fixed > f.total {
+			return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: fmt.Sprintf("%g is more than %s, %g", f.fixed, f.of, f.total)}
 		}
 	}
 	return nil

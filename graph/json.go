@@ -11,16 +11,22 @@ import (
 )
 
 // FormatName and FormatVersion identify the native JSON graph format
-// (docs/graph-format.md).
+// (docs/graph-format.md). This placer reads versions 1 and 2; version 2
+// adds batch information (the keys batch, batch_dim and fixed_*). Write
+// writes version 1 for a graph without batch information, so that such a
+// file reads as it always did, and version 2 for one with it.
 const (
 	FormatName    = "placer-graph"
-	FormatVersion = 1
+	FormatVersion = 2
+
+	formatVersionNoBatch = 1
 )
 
 type fileGraph struct {
 	Format  string        `json:"format"`
 	Version int           `json:"version"`
 	Name    string        `json:"name"`
+	Batch   int           `json:"batch,omitempty"`
 	Ops     []fileOp      `json:"ops"`
 	Tensors []fileTensor  `json:"tensors"`
 	Control []fileControl `json:"control,omitempty"`
@@ -41,6 +47,11 @@ type fileOp struct {
 	Colocation   string   `json:"colocation,omitempty"`
 	Backward     bool     `json:"backward,omitempty"`
 	Alias        bool     `json:"alias,omitempty"`
+
+	FixedFLOPs        float64 `json:"fixed_flops,omitempty"`
+	FixedBytesRead    int64   `json:"fixed_bytes_read,omitempty"`
+	FixedBytesWritten int64   `json:"fixed_bytes_written,omitempty"`
+	FixedTempBytes    int64   `json:"fixed_temp_bytes,omitempty"`
 }
 
 type fileTensor struct {
@@ -49,6 +60,7 @@ type fileTensor struct {
 	Consumers    []string `json:"consumers"`
 	Bytes        int64    `json:"bytes"`
 	TransferTime *float64 `json:"transfer_s,omitempty"`
+	BatchDim     *int     `json:"batch_dim,omitempty"`
 }
 
 type fileControl struct {
@@ -56,9 +68,18 @@ type fileControl struct {
 	To   string `json:"to"`
 }
 
-// Write encodes g in the native JSON format.
-func Write(w io.Writer, g *Graph) error {
-	f := fileGraph{Format: FormatName, Version: FormatVersion, Name: g.name}
+// Write encodes g in the native JSON format: version 1 when g has no
+// batch information, else version 2 with it.
+func Write(w io.Writer, g *Graph) error { return write(w, g, true) }
+
+// write encodes g, with its batch information when batch is set and g has
+// some.
+func write(w io.Writer, g *Graph, batch bool) error {
+	batch = batch && g.batch > 0
+	f := fileGraph{Format: FormatName, Version: formatVersionNoBatch, Name: g.name}
+	if batch {
+		f.Version, f.Batch = FormatVersion, g.batch
+	}
 	f.Ops = make([]fileOp, len(g.ops))
 	for i := range g.ops {
 		op := &g.ops[i]
@@ -66,6 +87,9 @@ func Write(w io.Writer, g *Graph) error {
 			Name: op.Name, Type: op.Type, Class: op.Class.String(), DType: op.DType.String(), Shape: op.Shape,
 			FLOPs: op.FLOPs, BytesRead: op.BytesRead, BytesWritten: op.BytesWritten,
 			ParamBytes: op.ParamBytes, TempBytes: op.TempBytes, Colocation: op.Colocation, Backward: op.Backward, Alias: op.Alias,
+		}
+		if batch {
+			fo.FixedFLOPs, fo.FixedBytesRead, fo.FixedBytesWritten, fo.FixedTempBytes = op.FixedFLOPs, op.FixedBytesRead, op.FixedBytesWritten, op.FixedTempBytes
 		}
 		if op.HasTime {
 			t := op.Time
@@ -83,6 +107,10 @@ func Write(w io.Writer, g *Graph) error {
 		if ts.HasTransferTime {
 			x := ts.TransferTime
 			ft.TransferTime = &x
+		}
+		if batch && ts.BatchDim != NoBatch {
+			d := ts.BatchDim
+			ft.BatchDim = &d
 		}
 		f.Tensors[t] = ft
 	}
@@ -142,16 +170,21 @@ func decodeRef(data []byte) (*Graph, error) {
 	if f.Format != FormatName {
 		return nil, fmt.Errorf("graph: format is %q, want %q (is this a placer graph file?)", f.Format, FormatName)
 	}
-	if f.Version != FormatVersion {
-		return nil, fmt.Errorf("graph: format version %d is not supported (this placer reads version %d)", f.Version, FormatVersion)
+	if f.Version != formatVersionNoBatch && f.Version != FormatVersion {
+		return nil, fmt.Errorf("graph: format version %d is not supported (this placer reads versions %d and %d)", f.Version, formatVersionNoBatch, FormatVersion)
+	}
+	if f.Batch != 0 && f.Version < FormatVersion {
+		return nil, fmt.Errorf("graph: batch: batch information needs format version %d (this file says version %d)", FormatVersion, f.Version)
 	}
 	b := NewBuilder(f.Name)
+	b.SetBatch(f.Batch)
 	for i := range f.Ops {
 		fo := &f.Ops[i]
 		op := Op{
 			Name: fo.Name, Type: fo.Type, Shape: fo.Shape, FLOPs: fo.FLOPs, BytesRead: fo.BytesRead,
 			BytesWritten: fo.BytesWritten, ParamBytes: fo.ParamBytes, TempBytes: fo.TempBytes,
 			Colocation: fo.Colocation, Backward: fo.Backward, Alias: fo.Alias,
+			FixedFLOPs: fo.FixedFLOPs, FixedBytesRead: fo.FixedBytesRead, FixedBytesWritten: fo.FixedBytesWritten, FixedTempBytes: fo.FixedTempBytes,
 		}
 		if fo.Name == "" {
 			return nil, fmt.Errorf("graph: op #%d: name: empty", i)
@@ -191,7 +224,13 @@ func decodeRef(data []byte) (*Graph, error) {
 		if err != nil {
 			return nil, err
 		}
-		ts := Tensor{Name: ft.Name, Producer: p, Bytes: ft.Bytes, Consumers: make([]int, len(ft.Consumers))}
+		ts := Tensor{Name: ft.Name, Producer: p, Bytes: ft.Bytes, Consumers: make([]int, len(ft.Consumers)), BatchDim: NoBatch}
+		if ft.BatchDim != nil && *ft.BatchDim != NoBatch {
+			if f.Batch == 0 {
+				return nil, &Error{Tensor: t, Field: "batch_dim", Msg: "set, but the graph has no batch (top-level \"batch\")"}
+			}
+			ts.BatchDim = *ft.BatchDim
+		}
 		for j, c := range ft.Consumers {
 			if ts.Consumers[j], err = lookup(t, "consumers", c); err != nil {
 				return nil, err
@@ -274,11 +313,14 @@ func CheckEnd(what string, data []byte, dec *json.Decoder) error {
 	return fmt.Errorf("%s: unexpected data after the JSON value at line %d (byte %d): %.20q", what, line, off, rest)
 }
 
-// Hash is the hex SHA-256 of g's native encoding (Write): what decision
-// and result files record to tell the graph they were made for.
+// Hash is the hex SHA-256 of g's native encoding (Write) without its
+// batch information: what decision and result files record to tell the
+// graph they were made for. The batch marks change nothing at the graph's
+// own batch, so that a decision made before a graph had them still
+// matches it.
 func Hash(g *Graph) string {
 	h := sha256.New()
-	if err := Write(h, g); err != nil {
+	if err := write(h, g, false); err != nil {
 		return ""
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -134,7 +134,27 @@ type Op struct {
 	// (Identity, Reshape, Squeeze, ...): they take no device memory of
 	// their own, though moving one to another device moves its bytes.
 	Alias bool
+
+	// The parts of FLOPs, BytesRead, BytesWritten and TempBytes that do
+	// not depend on the batch, in a graph with batch information
+	// (Graph.Batch > 0; they must be zero in one without): an optimizer
+	// update or a parameter op is all fixed, a matmul's weight read and a
+	// weight gradient's write are fixed parts; the rest of each count is
+	// proportional to the batch (activations, per-sample compute).
+	// Zero: all of it scales. ParamBytes never scales. AtBatch reads
+	// them; each is at most its total.
+	FixedFLOPs        float64
+	FixedBytesRead    int64
+	FixedBytesWritten int64
+	FixedTempBytes    int64
 }
+
+// NoBatch is the BatchDim of a tensor without a batch dimension (weights,
+// weight gradients, optimizer state).
+const NoBatch = -1
+
+// MaxBatchDim is the largest batch dimension index a tensor may name.
+const MaxBatchDim = 255
 
 // Tensor is a value produced by one op and consumed by zero or more ops.
 type Tensor struct {
@@ -142,6 +162,13 @@ type Tensor struct {
 	Producer  int    // index of the producing op
 	Consumers []int  // indices of consuming ops, without duplicates
 	Bytes     int64  // size in bytes
+
+	// BatchDim is the dimension of the tensor's shape that holds the
+	// graph's batch (its size is proportional to the batch, so that its
+	// bytes are), or NoBatch (-1). Only a graph with batch information
+	// (Graph.Batch > 0) reads it: in one without, Build sets it to
+	// NoBatch, so that a zero Tensor{} means nothing there.
+	BatchDim int
 
 	// HasTransferTime says that TransferTime is a measured time to move the
 	// tensor between two devices; it replaces the link's bandwidth model.

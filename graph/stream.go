@@ -44,6 +44,8 @@ type fastDecoder struct {
 	tensors chunked[Tensor]
 	intern  map[string]string // op types and co-location groups: few distinct values
 	ints    []int             // storage the tensors' consumer lists are cut from
+
+	batchDims bool // a tensor has a batch_dim other than -1
 }
 
 // chunked collects values in blocks, so that collecting n of them moves
@@ -466,16 +468,16 @@ func (d *fastDecoder) object(keys []string, field func(k int) bool) bool {
 }
 
 var (
-	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control"}
-	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias"}
-	tensorKeys  = []string{"name", "producer", "consumers", "bytes", "transfer_s"}
+	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control", "batch"}
+	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes"}
+	tensorKeys  = []string{"name", "producer", "consumers", "bytes", "transfer_s", "batch_dim"}
 	controlKeys = []string{"from", "to"}
 )
 
 // file reads the whole input into d.b.
 func (d *fastDecoder) file() bool {
 	var format string
-	var version int64
+	var version, batch int64
 	var name string
 	var ops bool
 	ok := d.object(fileKeys, func(k int) bool {
@@ -496,10 +498,17 @@ func (d *fastDecoder) file() bool {
 			}
 		case 5:
 			ok = ops && d.array(d.control)
+		case 6:
+			batch, ok = d.int64()
 		}
 		return ok
 	})
-	if !ok || !ops || format != FormatName || version != FormatVersion {
+	if !ok || !ops || format != FormatName || (version != formatVersionNoBatch && version != FormatVersion) {
+		return false
+	}
+	// Batch information: only in version 2, a batch_dim only with a
+	// batch; the reference decoder words what is wrong.
+	if (batch != 0 && version < FormatVersion) || (batch == 0 && d.batchDims) || batch != int64(int(batch)) {
 		return false
 	}
 	// Only white space may follow.
@@ -510,6 +519,7 @@ func (d *fastDecoder) file() bool {
 		return false
 	}
 	d.b.g.name = name
+	d.b.g.batch = int(batch)
 	return true
 }
 
@@ -568,6 +578,14 @@ func (d *fastDecoder) op() bool {
 			op.Backward, ok = d.bool()
 		case 13:
 			op.Alias, ok = d.bool()
+		case 14:
+			op.FixedFLOPs, ok = d.float64()
+		case 15:
+			op.FixedBytesRead, ok = d.int64()
+		case 16:
+			op.FixedBytesWritten, ok = d.int64()
+		case 17:
+			op.FixedTempBytes, ok = d.int64()
 		}
 		return ok
 	})
@@ -607,6 +625,7 @@ func (d *fastDecoder) opIndex() (int, bool) {
 // tensor reads one tensor.
 func (d *fastDecoder) tensor() bool {
 	t := d.tensors.add()
+	t.BatchDim = NoBatch
 	var producer bool
 	ok := d.object(tensorKeys, func(k int) bool {
 		var ok bool
@@ -635,6 +654,16 @@ func (d *fastDecoder) tensor() bool {
 		case 4:
 			t.TransferTime, ok = d.float64()
 			t.HasTransferTime = true
+		case 5:
+			var v int64
+			v, ok = d.int64()
+			t.BatchDim = int(v)
+			if int64(t.BatchDim) != v {
+				return false // the reference decoder says it overflows int
+			}
+			if t.BatchDim != NoBatch {
+				d.batchDims = true
+			}
 		}
 		return ok
 	})

@@ -142,7 +142,7 @@ func TestFastDecodeFallsBack(t *testing.T) {
 		{head + "\n" + `"ops":[{"name":"a",}]}`, `line 2, column 21`},
 		{head + `"ops":[{"name":"a"}]} x`, `unexpected data after the JSON value`},
 		{head + `"ops":[{"name":"a"}]`, `truncated`},
-		{`{"format":"placer-graph","version":2,"ops":[{"name":"a"}]}`, `format version 2 is not supported`},
+		{`{"format":"placer-graph","version":3,"ops":[{"name":"a"}]}`, `format version 3 is not supported`},
 	}
 	for _, tc := range cases {
 		data := []byte(tc.in)
@@ -204,6 +204,11 @@ func FuzzFastDecode(f *testing.F) {
 	for i := 0; i < 3; i++ {
 		f.Add([]byte(fmt.Sprintf(`{"format":"placer-graph","version":1,"ops":[{"name":"a%d"},{"name":"b"}],"tensors":[{"producer":"b","consumers":["a%d"],"bytes":%d}]}`, i, i, i)))
 	}
+	// Batch information (version 2), valid and not.
+	f.Add([]byte(`{"format":"placer-graph","version":2,"name":"b","batch":8,"ops":[{"name":"x","shape":[8,4],"bytes_written":128},{"name":"mm","flops":1024,"bytes_read":192,"fixed_bytes_read":64,"fixed_flops":0},{"name":"u","flops":2,"fixed_flops":2,"bytes_written":4,"fixed_bytes_written":4,"temp_bytes":8,"fixed_temp_bytes":8}],"tensors":[{"producer":"x","consumers":["mm"],"bytes":128,"batch_dim":0},{"producer":"mm","consumers":["u"],"bytes":8,"batch_dim":-1}]}`))
+	f.Add([]byte(`{"format":"placer-graph","version":1,"batch":2,"ops":[{"name":"a"}]}`))
+	f.Add([]byte(`{"format":"placer-graph","version":2,"ops":[{"name":"a"},{"name":"b"}],"tensors":[{"producer":"a","consumers":["b"],"bytes":4,"batch_dim":0}]}`))
+	f.Add([]byte(`{"format":"placer-graph","version":2,"ops":[{"name":"a"}],"batch":4,"tensors":[{"producer":"a","consumers":[],"bytes":8,"batch_dim":300}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameOutcome(t, data)
 	})

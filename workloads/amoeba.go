@@ -167,13 +167,13 @@ func BuildAmoebaNet(c Config) (*graph.Graph, error) {
 		name = "amoebanet_n" + strconv.Itoa(c.Cells) + "_f" + strconv.Itoa(c.Filters)
 	}
 	B, S, K, F := int64(c.Batch), int64(c.ImageSize), int64(c.Classes), int64(c.Filters)
-	m := &cnn{net: newNet(name, c.DType, 12000), fused: true, sumDecay: true}
+	m := &cnn{net: newNet(name, c.DType, B, 12000), fused: true, sumDecay: true}
 	n := m.net
 	n.tf113 = true
 
 	o := n.enter("stem")
-	x := n.placeholder("images", n.dt, B, S, S, 3)
-	labels := n.placeholder("labels", graph.I32, B)
+	x := n.input("images", n.dt, batchDim(0), B, S, S, 3)
+	labels := n.input("labels", graph.I32, batchDim(0), B)
 	w := n.param("conv0/weights", 3, 3, 3, 32)
 	m.regularize(w)
 	x = n.fusedBatchNorm(n.conv2d(x, w, 2, false))
@@ -214,5 +214,5 @@ func BuildAmoebaNet(c Config) (*graph.Graph, error) {
 	loss = n.binary(kAdd, loss, wd)
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, false)
-	return n.b.Build()
+	return n.build()
 }

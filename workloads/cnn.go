@@ -86,11 +86,11 @@ func BuildInception(c Config) (*graph.Graph, error) {
 		name = "inception_b" + strconv.Itoa(c.Batch)
 	}
 	B, S, K := int64(c.Batch), int64(c.ImageSize), int64(c.Classes)
-	m := &cnn{net: newNet(name, c.DType, 30000)}
+	m := &cnn{net: newNet(name, c.DType, B, 30000)}
 	n := m.net
 	o := n.enter("InceptionV3")
-	x := n.placeholder("images", n.dt, B, S, S, 3)
-	labels := n.placeholder("labels", graph.I32, B)
+	x := n.input("images", n.dt, batchDim(0), B, S, S, 3)
+	labels := n.input("labels", graph.I32, batchDim(0), B)
 
 	block := func(s string, f func()) {
 		o := n.enter(s)
@@ -260,5 +260,5 @@ func BuildInception(c Config) (*graph.Graph, error) {
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, false)
 	n.exponentialMovingAverage()
-	return n.b.Build()
+	return n.build()
 }

@@ -14,9 +14,11 @@ import (
 // only constants or random masks are not emitted: TensorFlow creates them
 // but prunes them at run time.
 
-// addGrad adds a gradient contribution to tensor t.
+// addGrad adds a gradient contribution to tensor t. A gradient holds the
+// batch where t does (it has t's shape).
 func (n *net) addGrad(t, g tid) {
 	if n.ts[t].diff {
+		n.ts[g].at = n.ts[t].at
 		n.grads[t] = append(n.grads[t], g)
 	}
 }
@@ -31,7 +33,7 @@ func (n *net) backward(loss tid) {
 	n.scope = "gradients/" + n.b.Op(int(n.ts[loss].op)).Name + "_grad"
 	c := n.constant("grad_ys_0", n.dt)
 	op := n.addOp(opSpec{base: "Fill", typ: "Fill", cls: graph.ClassElementwise, dt: n.dt, shape: n.shape(loss), wr: n.bytes(loss)}, c)
-	n.grads[loss] = append(n.grads[loss], n.out(op, n.shape(loss), n.dt))
+	n.grads[loss] = append(n.grads[loss], n.out(op, n.shape(loss), n.dt, n.ts[loss].at))
 
 	var gs []tid
 	for i := len(n.tape) - 1; i >= 0; i-- {
@@ -73,14 +75,16 @@ func (n *net) zerosFor(g, t tid) tid {
 	return n.elementwise("ZerosLike", t)
 }
 
-func (n *net) reshapeTo(v, shapeT tid, shape []int64) tid {
+// reshapeTo reshapes v to shape, given as the tensor shapeT, with the
+// batch at at.
+func (n *net) reshapeTo(v, shapeT tid, shape []int64, at batchAt) tid {
 	op := n.addOp(opSpec{base: "Reshape", typ: "Reshape", cls: graph.ClassDataMovement, dt: n.ts[v].dt, shape: shape}, v, shapeT)
-	return n.out(op, shape, n.ts[v].dt)
+	return n.out(op, shape, n.ts[v].dt, at)
 }
 
-// sumBy reduces v over the axes held in tensor axes down to shape: an
-// alias when nothing is reduced.
-func (n *net) sumBy(v, axes tid, shape []int64) tid {
+// sumBy reduces v over the axes held in tensor axes down to shape, with
+// the batch at at: an alias when nothing is reduced.
+func (n *net) sumBy(v, axes tid, shape []int64, at batchAt) tid {
 	s := opSpec{base: "Sum", typ: "Sum", cls: graph.ClassDataMovement, dt: n.ts[v].dt, shape: shape}
 	if numel(shape) != n.numel(v) {
 		s.cls = graph.ClassReduction
@@ -89,7 +93,7 @@ func (n *net) sumBy(v, axes tid, shape []int64) tid {
 		s.wr = numel(shape) * s.dt.Size()
 	}
 	op := n.addOp(s, v, axes)
-	return n.out(op, shape, s.dt)
+	return n.out(op, shape, s.dt, at)
 }
 
 // gradBinary is TensorFlow 1.x's _AddGrad/_SubGrad/_MulGrad/_RealDivGrad/
@@ -119,7 +123,9 @@ func (n *net) gradBinary(k kind, x, y, g, z tid) {
 	sx := n.shapeOf(x)
 	sy := n.shapeOf(y)
 	r := n.meta("BroadcastGradientArgs", int64(len(n.shape(z))), 2, sx, sy)
-	red := func(v, t, ax, st tid) tid { return n.reshapeTo(n.sumBy(v, ax, n.shape(t)), st, n.shape(t)) }
+	red := func(v, t, ax, st tid) tid {
+		return n.reshapeTo(n.sumBy(v, ax, n.shape(t), n.ts[t].at), st, n.shape(t), n.ts[t].at)
+	}
 	switch k {
 	case kAdd:
 		if dx {
@@ -133,8 +139,8 @@ func (n *net) gradBinary(k kind, x, y, g, z tid) {
 			n.addGrad(x, red(g, x, r[0], sx))
 		}
 		if dy {
-			s := n.sumBy(g, r[1], n.shape(y))
-			n.addGrad(y, n.reshapeTo(n.unary("Neg", s), sy, n.shape(y)))
+			s := n.sumBy(g, r[1], n.shape(y), n.ts[y].at)
+			n.addGrad(y, n.reshapeTo(n.unary("Neg", s), sy, n.shape(y), n.ts[y].at))
 		}
 	case kMul:
 		if dx {
@@ -166,7 +172,7 @@ func (n *net) gradBinary(k kind, x, y, g, z tid) {
 
 // gradReshape is the gradient of Reshape, ExpandDims and Squeeze.
 func (n *net) gradReshape(x, g tid) {
-	n.addGrad(x, n.reshapeTo(g, n.shapeOf(x), n.shape(x)))
+	n.addGrad(x, n.reshapeTo(g, n.shapeOf(x), n.shape(x), n.ts[x].at))
 }
 
 // gradSum is TensorFlow 1.x's _SumGrad: Reshape+Tile when every axis is
@@ -198,9 +204,18 @@ func (n *net) gradSum(x, axes, g tid, full bool) tid {
 		mx := n.meta("Maximum", r, 1, rs, m1)[0]
 		ts = n.meta("floordiv", r, 1, sh, mx)[0]
 	}
-	rg := n.reshapeTo(g, rs, kept)
-	op := n.addOp(opSpec{base: "Tile", typ: "Tile", cls: graph.ClassDataMovement, dt: n.ts[g].dt, shape: xs, rd: n.bytes(g), wr: n.bytes(x)}, rg, ts)
-	return n.out(op, xs, n.ts[g].dt)
+	// kept stands for the reduced shape (g's, with 1s for the reduced
+	// axes): the reshape holds no batch, the Tile reads g and writes x.
+	rg := n.reshapeTo(g, rs, kept, noBatch)
+	fixed := &fixedParts{}
+	if n.ts[g].at.dim < 0 {
+		fixed.rd = n.bytes(g)
+	}
+	if n.ts[x].at.dim < 0 {
+		fixed.wr = n.bytes(x)
+	}
+	op := n.addOp(opSpec{base: "Tile", typ: "Tile", cls: graph.ClassDataMovement, dt: n.ts[g].dt, shape: xs, rd: n.bytes(g), wr: n.bytes(x), fixed: fixed}, rg, ts)
+	return n.out(op, xs, n.ts[g].dt, n.ts[x].at)
 }
 
 // gradOf emits the gradient ops of one tape node given the gradients of
@@ -268,7 +283,7 @@ func (n *net) gradOf(nd *node, gs []tid) {
 			bs := n.shape(in[1])
 			op := n.addOp(opSpec{base: "BiasAddGrad", typ: "BiasAddGrad", cls: graph.ClassReduction, dt: n.ts[g].dt, shape: bs,
 				flops: float64(n.numel(g)), rd: n.bytes(g), wr: n.bytes(in[1])}, g)
-			n.addGrad(in[1], n.out(op, bs, n.ts[g].dt))
+			n.addGrad(in[1], n.out(op, bs, n.ts[g].dt, noBatch))
 		}
 	case kConcat:
 		xs := in[:len(in)-1]
@@ -307,7 +322,7 @@ func (n *net) gradOf(nd *node, gs []tid) {
 	case kPack:
 		op := n.addOp(opSpec{base: "unstack", typ: "Unpack", cls: graph.ClassDataMovement, dt: n.ts[g].dt, shape: n.shape(in[0]), rd: n.bytes(g), wr: n.bytes(g)}, g)
 		for _, x := range in {
-			t := n.out(op, n.shape(x), n.ts[g].dt)
+			t := n.out(op, n.shape(x), n.ts[g].dt, n.ts[x].at)
 			n.addGrad(x, t)
 		}
 	case kSum:
@@ -325,7 +340,7 @@ func (n *net) gradOf(nd *node, gs []tid) {
 	case kXent:
 		bp := nd.out[1]
 		pg := n.addOp(opSpec{base: "PreventGradient", typ: "PreventGradient", cls: graph.ClassDataMovement, dt: n.ts[bp].dt, shape: n.shape(bp)}, bp)
-		pt := n.out(pg, n.shape(bp), n.ts[bp].dt)
+		pt := n.out(pg, n.shape(bp), n.ts[bp].dt, n.ts[bp].at)
 		e := n.expandDims(g, -1)
 		n.addGrad(in[0], n.binary(kMul, e, pt))
 	case kGather:
@@ -339,12 +354,12 @@ func (n *net) gradOf(nd *node, gs []tid) {
 		sl := n.meta("strided_slice", int64(len(n.shape(params))-1), 1, ps, n.constant("strided_slice/stack", graph.I32, 1))[0]
 		vs := n.meta("concat", int64(len(n.shape(params))), 1, es, sl, n.constant("concat/axis", graph.I32))[0]
 		vshape := []int64{n.numel(ids), n.shape(params)[1]}
-		vals := n.reshapeTo(g, vs, vshape)
-		idx := n.reshapeTo(ids, es, []int64{n.numel(ids)})
+		vals := n.reshapeTo(g, vs, vshape, n.reshaped(g, vshape))
+		idx := n.reshapeTo(ids, es, []int64{n.numel(ids)}, n.reshaped(ids, []int64{n.numel(ids)}))
 		dt := n.ts[params].dt
 		op := n.addOp(opSpec{base: "UnsortedSegmentSum", typ: "UnsortedSegmentSum", cls: graph.ClassEmbedding, dt: dt, shape: n.shape(params),
 			flops: float64(n.numel(g)), rd: n.bytes(g) + n.bytes(idx), wr: n.bytes(params)}, vals, idx, ps)
-		n.addGrad(params, n.out(op, n.shape(params), dt))
+		n.addGrad(params, n.out(op, n.shape(params), dt, noBatch))
 	case kConv2D, kDepthwise:
 		x, w := in[0], in[1]
 		f := n.b.Op(int(nd.op)).FLOPs
@@ -362,24 +377,24 @@ func (n *net) gradOf(nd *node, gs []tid) {
 		if n.ts[x].diff {
 			op := n.addOp(opSpec{base: typ + "BackpropInput", typ: typ + "BackpropInput", cls: graph.ClassConv, dt: dt, shape: n.shape(x),
 				flops: f, rd: n.bytes(g) + n.bytes(w), wr: n.bytes(x)}, sx, w, g)
-			n.addGrad(x, n.out(op, n.shape(x), dt))
+			n.addGrad(x, n.out(op, n.shape(x), dt, n.ts[x].at))
 		}
 		if n.ts[w].diff {
 			op := n.addOp(opSpec{base: typ + "BackpropFilter", typ: typ + "BackpropFilter", cls: graph.ClassConv, dt: dt, shape: n.shape(w),
 				flops: f, rd: n.bytes(g) + n.bytes(x), wr: n.bytes(w)}, x, sw, g)
-			n.addGrad(w, n.out(op, n.shape(w), dt))
+			n.addGrad(w, n.out(op, n.shape(w), dt, noBatch))
 		}
 	case kMaxPool:
 		x := in[0]
 		op := n.addOp(opSpec{base: "MaxPoolGrad", typ: "MaxPoolGrad", cls: graph.ClassReduction, dt: n.ts[x].dt, shape: n.shape(x),
 			flops: float64(n.numel(g) * nd.attr.window * nd.attr.window), rd: n.bytes(x) + n.bytes(y) + n.bytes(g), wr: n.bytes(x)}, x, y, g)
-		n.addGrad(x, n.out(op, n.shape(x), n.ts[x].dt))
+		n.addGrad(x, n.out(op, n.shape(x), n.ts[x].dt, n.ts[x].at))
 	case kAvgPool:
 		x := in[0]
 		sh := n.shapeOf(x)
 		op := n.addOp(opSpec{base: "AvgPoolGrad", typ: "AvgPoolGrad", cls: graph.ClassReduction, dt: n.ts[x].dt, shape: n.shape(x),
 			flops: float64(n.numel(g) * nd.attr.window * nd.attr.window), rd: n.bytes(g), wr: n.bytes(x)}, sh, g)
-		n.addGrad(x, n.out(op, n.shape(x), n.ts[x].dt))
+		n.addGrad(x, n.out(op, n.shape(x), n.ts[x].dt, n.ts[x].at))
 	case kFusedBN:
 		x, scale, offset := in[0], in[1], in[2]
 		dt := n.ts[x].dt
@@ -387,9 +402,9 @@ func (n *net) gradOf(nd *node, gs []tid) {
 		op := n.addOp(opSpec{base: "FusedBatchNormGrad", typ: "FusedBatchNormGrad", cls: graph.ClassReduction, dt: dt, shape: n.shape(x),
 			flops: 10 * float64(n.numel(x)), rd: 2*n.bytes(x) + 3*n.bytes(scale), wr: n.bytes(x) + 2*n.bytes(scale)},
 			g, x, scale, nd.attr.aux[0], nd.attr.aux[1])
-		dx := n.out(op, n.shape(x), dt)
-		ds := n.out(op, c, dt)
-		do := n.out(op, c, dt)
+		dx := n.out(op, n.shape(x), dt, n.ts[x].at)
+		ds := n.out(op, c, dt, noBatch)
+		do := n.out(op, c, dt, noBatch)
 		n.addGrad(x, dx)
 		n.addGrad(scale, ds)
 		n.addGrad(offset, do)

@@ -4,16 +4,17 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// placeholder adds an input op (no inputs, not differentiable).
+// placeholder adds an input op without a batch (no inputs, not
+// differentiable); input adds one with a batch.
 func (n *net) placeholder(base string, dt graph.DType, shape ...int64) tid {
-	op := n.addOp(opSpec{base: base, typ: "Placeholder", cls: graph.ClassDataMovement, dt: dt, shape: shape})
-	return n.out(op, shape, dt)
+	return n.input(base, dt, noBatch, shape...)
 }
 
-// zeros adds a zero-filled constant (an RNN's initial state).
-func (n *net) zeros(base string, shape ...int64) tid {
+// zeros adds a zero-filled constant (an RNN's initial state) that holds
+// the batch at at.
+func (n *net) zeros(base string, at batchAt, shape ...int64) tid {
 	op := n.addOp(opSpec{base: base, typ: "Fill", cls: graph.ClassElementwise, dt: n.dt, shape: shape, wr: numel(shape) * n.dt.Size()})
-	return n.out(op, shape, n.dt)
+	return n.out(op, shape, n.dt, at)
 }
 
 // dropout is TensorFlow 1.x's tf.nn.dropout: a random mask
@@ -27,7 +28,7 @@ func (n *net) dropout(x tid, keep float64) tid {
 	sh := n.shapeOf(x)
 	ru := n.addOp(opSpec{base: "random_uniform/RandomUniform", typ: "RandomUniform", cls: graph.ClassElementwise, dt: n.dt,
 		shape: n.shape(x), flops: float64(n.numel(x)), wr: n.bytes(x)}, sh)
-	r := n.out(ru, n.shape(x), n.dt)
+	r := n.out(ru, n.shape(x), n.dt, n.ts[x].at)
 	mx, mn := n.scalar("random_uniform/max"), n.scalar("random_uniform/min")
 	rng := n.binary(kSub, mx, mn)
 	r = n.binary(kAdd, n.binary(kMul, r, rng), mn)

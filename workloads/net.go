@@ -17,6 +17,7 @@ type tinfo struct {
 	dt    graph.DType
 	diff  bool  // depends on a trainable variable: gradients flow into it
 	node  int32 // tape node that produced it, -1 if none
+	at    batchAt
 }
 
 // kind is the differentiable op kind recorded on the tape.
@@ -90,7 +91,9 @@ type attrs struct {
 type net struct {
 	b     *graph.Builder
 	dt    graph.DType
+	batch int64 // examples per step (batch.go)
 	ts    []tinfo
+	obat  []opBatch // per graph op: what of it scales with the batch
 	tape  []node
 	vars  []variable
 	scope string
@@ -106,9 +109,10 @@ type net struct {
 	nb     []byte         // scratch for names
 }
 
-func newNet(name string, dt graph.DType, sizeHint int) *net {
-	n := &net{b: graph.NewBuilder(name), dt: dt, used: make(map[string]int32, sizeHint)}
+func newNet(name string, dt graph.DType, batch int64, sizeHint int) *net {
+	n := &net{b: graph.NewBuilder(name), dt: dt, batch: batch, used: make(map[string]int32, sizeHint)}
 	n.ts = make([]tinfo, 0, sizeHint*2)
+	n.obat = make([]opBatch, 0, sizeHint)
 	n.tape = make([]node, 0, sizeHint/2)
 	n.consts = map[string]tid{}
 	return n
@@ -181,6 +185,9 @@ type opSpec struct {
 	coloc     string
 	param     int64
 	alias     bool // outputs are views of the first input (graph.Op.Alias)
+	// fixed, when set, gives the op's batch-independent parts instead of
+	// net.build's rule (batch.go).
+	fixed *fixedParts
 }
 
 // addOp adds an op consuming ins (duplicates are consumed once).
@@ -190,6 +197,7 @@ func (n *net) addOp(s opSpec, ins ...tid) int32 {
 		FLOPs: s.flops, BytesRead: s.rd, BytesWritten: s.wr, ParamBytes: s.param,
 		Colocation: s.coloc, Backward: n.bwd, Alias: s.alias,
 	})
+	n.noteInputs(s, ins)
 	for k, t := range ins {
 		dup := false
 		for _, u := range ins[:k] {
@@ -205,10 +213,10 @@ func (n *net) addOp(s opSpec, ins ...tid) int32 {
 	return int32(i)
 }
 
-// out adds an output tensor of op.
-func (n *net) out(op int32, shape []int64, dt graph.DType) tid {
+// out adds an output tensor of op whose batch is at.
+func (n *net) out(op int32, shape []int64, dt graph.DType, at batchAt) tid {
 	gt := n.b.AddTensor(int(op), numel(shape)*dt.Size())
-	n.ts = append(n.ts, tinfo{gt: int32(gt), op: op, shape: shape, dt: dt, node: -1})
+	n.ts = append(n.ts, tinfo{gt: int32(gt), op: op, shape: shape, dt: dt, node: -1, at: at})
 	return tid(len(n.ts) - 1)
 }
 
@@ -236,10 +244,16 @@ func (n *net) record(k kind, op int32, in, out []tid, a attrs) {
 	}
 }
 
-// simple adds a one-output op and records it when differentiable.
+// simple adds a one-output op shaped like its batched inputs (elementwise,
+// broadcasting; net.like) and records it when differentiable.
 func (n *net) simple(k kind, s opSpec, a attrs, ins ...tid) tid {
+	return n.simpleAt(k, s, a, n.like(s.shape, ins...), ins...)
+}
+
+// simpleAt is simple with the output's batch at.
+func (n *net) simpleAt(k kind, s opSpec, a attrs, at batchAt, ins ...tid) tid {
 	op := n.addOp(s, ins...)
-	t := n.out(op, s.shape, s.dt)
+	t := n.out(op, s.shape, s.dt, at)
 	if n.anyDiff(ins...) {
 		n.record(k, op, append([]tid(nil), ins...), []tid{t}, a)
 	}
@@ -251,7 +265,7 @@ func (n *net) simple(k kind, s opSpec, a attrs, ins ...tid) tid {
 // constant adds a Const op of the given shape and dtype.
 func (n *net) constant(base string, dt graph.DType, shape ...int64) tid {
 	op := n.addOp(opSpec{base: base, typ: "Const", cls: graph.ClassDataMovement, dt: dt, shape: shape})
-	return n.out(op, shape, dt)
+	return n.out(op, shape, dt, noBatch)
 }
 
 func (n *net) scalar(base string) tid { return n.constant(base, n.dt) }
@@ -280,7 +294,7 @@ func (n *net) meta(typ string, l int64, nout int, ins ...tid) []tid {
 	op := n.addOp(opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: graph.I32, shape: sh}, ins...)
 	outs := make([]tid, nout)
 	for i := range outs {
-		outs[i] = n.out(op, sh, graph.I32)
+		outs[i] = n.out(op, sh, graph.I32, noBatch)
 	}
 	return outs
 }
@@ -355,7 +369,7 @@ func (n *net) unary(typ string, x tid) tid {
 		flops: unaryFlops[typ] * float64(e), rd: n.bytes(x), wr: n.bytes(x)}
 	if !diff {
 		op := n.addOp(s, x)
-		return n.out(op, s.shape, s.dt)
+		return n.out(op, s.shape, s.dt, n.ts[x].at)
 	}
 	return n.simple(k, s, attrs{}, x)
 }
@@ -365,7 +379,7 @@ func (n *net) cast(x tid, dt graph.DType) tid {
 	e := n.numel(x)
 	op := n.addOp(opSpec{base: "Cast", typ: "Cast", cls: graph.ClassElementwise, dt: dt, shape: n.shape(x),
 		flops: float64(e), rd: n.bytes(x), wr: e * dt.Size()}, x)
-	return n.out(op, n.shape(x), dt)
+	return n.out(op, n.shape(x), dt, n.ts[x].at)
 }
 
 // elementwise adds a non-differentiable elementwise op over ins with the
@@ -379,14 +393,14 @@ func (n *net) elementwise(typ string, ins ...tid) tid {
 	s := opSpec{base: typ, typ: typ, cls: graph.ClassElementwise, dt: n.ts[x].dt, shape: n.shape(x),
 		flops: unaryFlops[typ] * float64(n.numel(x)), rd: rd, wr: n.bytes(x)}
 	op := n.addOp(s, ins...)
-	return n.out(op, s.shape, s.dt)
+	return n.out(op, s.shape, s.dt, n.like(s.shape, ins...))
 }
 
 // alias adds an op that only relabels its input (Reshape, Identity, ...):
 // no memory traffic.
 func (n *net) alias(k kind, typ string, x tid, shape []int64, a attrs, extra ...tid) tid {
 	ins := append([]tid{x}, extra...)
-	return n.simple(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: shape, alias: true}, a, ins...)
+	return n.simpleAt(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: shape, alias: true}, a, n.reshaped(x, shape), ins...)
 }
 
 func (n *net) identity(x tid) tid { return n.alias(kIdentity, "Identity", x, n.shape(x), attrs{}) }
@@ -394,7 +408,7 @@ func (n *net) identity(x tid) tid { return n.alias(kIdentity, "Identity", x, n.s
 // stopGradient passes x but cuts the gradient.
 func (n *net) stopGradient(x tid) tid {
 	op := n.addOp(opSpec{base: "StopGradient", typ: "StopGradient", cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: n.shape(x)}, x)
-	return n.out(op, n.shape(x), n.ts[x].dt)
+	return n.out(op, n.shape(x), n.ts[x].dt, n.ts[x].at)
 }
 
 func (n *net) reshape(x tid, shape ...int64) tid {
@@ -428,10 +442,16 @@ func (n *net) squeeze(x tid, axis int) tid {
 
 // ---- data movement ----
 
-// move adds a data-movement op that reads rd bytes and writes its output.
+// move adds a data-movement op that reads rd bytes and writes its output,
+// shaped like its batched inputs (net.like).
 func (n *net) move(k kind, typ string, shape []int64, rd int64, a attrs, ins ...tid) tid {
+	return n.moveAt(k, typ, shape, rd, a, n.like(shape, ins...), ins...)
+}
+
+// moveAt is move with the output's batch at.
+func (n *net) moveAt(k kind, typ string, shape []int64, rd int64, a attrs, at batchAt, ins ...tid) tid {
 	dt := n.ts[ins[0]].dt
-	return n.simple(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: dt, shape: shape, rd: rd, wr: numel(shape) * dt.Size()}, a, ins...)
+	return n.simpleAt(k, opSpec{base: typ, typ: typ, cls: graph.ClassDataMovement, dt: dt, shape: shape, rd: rd, wr: numel(shape) * dt.Size()}, a, at, ins...)
 }
 
 func (n *net) transpose(x tid, perm ...int) tid {
@@ -441,7 +461,7 @@ func (n *net) transpose(x tid, perm ...int) tid {
 		out[i] = s[p]
 	}
 	c := n.constant("transpose/perm", graph.I32, int64(len(perm)))
-	return n.move(kTranspose, "Transpose", out, n.bytes(x), attrs{aux: []tid{c}}, x, c)
+	return n.moveAt(kTranspose, "Transpose", out, n.bytes(x), attrs{aux: []tid{c}}, n.permuted(x, perm), x, c)
 }
 
 // concat adds a ConcatV2 along axis.
@@ -472,8 +492,9 @@ func (n *net) split(axis, k int, x tid) []tid {
 	c := n.constant("split/split_dim", graph.I32)
 	op := n.addOp(opSpec{base: "split", typ: "Split", cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: s, rd: n.bytes(x), wr: n.bytes(x)}, c, x)
 	outs := make([]tid, k)
+	at := n.like(s, x)
 	for i := range outs {
-		outs[i] = n.out(op, s, n.ts[x].dt)
+		outs[i] = n.out(op, s, n.ts[x].dt, at)
 	}
 	if n.anyDiff(x) {
 		n.record(kSplit, op, []tid{x}, outs, attrs{aux: []tid{c}, nSplit: k})
@@ -493,8 +514,9 @@ func (n *net) unstack(axis int, x tid) []tid {
 	out = append(out, s[axis+1:]...)
 	op := n.addOp(opSpec{base: "unstack", typ: "Unpack", cls: graph.ClassDataMovement, dt: n.ts[x].dt, shape: out, rd: n.bytes(x), wr: n.bytes(x)}, x)
 	outs := make([]tid, k)
+	at := n.unstacked(x, axis)
 	for i := range outs {
-		outs[i] = n.out(op, out, n.ts[x].dt)
+		outs[i] = n.out(op, out, n.ts[x].dt, at)
 	}
 	if n.anyDiff(x) {
 		n.record(kUnstack, op, []tid{x}, outs, attrs{})
@@ -516,7 +538,7 @@ func (n *net) pack(axis int, xs ...tid) tid {
 	for _, x := range xs {
 		rd += n.bytes(x)
 	}
-	return n.move(kPack, "Pack", out, rd, attrs{}, xs...)
+	return n.moveAt(kPack, "Pack", out, rd, attrs{}, n.packed(xs, axis), xs...)
 }
 
 // stridedSlice takes a slice of x with the given output shape.
@@ -546,8 +568,8 @@ func (n *net) matmul(a, b tid, ta, tb bool) tid {
 	}
 	out := []int64{m, nn}
 	dt := n.ts[a].dt
-	return n.simple(kMatMul, opSpec{base: "MatMul", typ: "MatMul", cls: graph.ClassMatMul, dt: dt, shape: out,
-		flops: 2 * float64(m) * float64(k) * float64(nn), rd: n.bytes(a) + n.bytes(b), wr: m * nn * dt.Size()}, attrs{ta: ta, tb: tb}, a, b)
+	return n.simpleAt(kMatMul, opSpec{base: "MatMul", typ: "MatMul", cls: graph.ClassMatMul, dt: dt, shape: out,
+		flops: 2 * float64(m) * float64(k) * float64(nn), rd: n.bytes(a) + n.bytes(b), wr: m * nn * dt.Size()}, attrs{ta: ta, tb: tb}, n.multiplied(a, b, ta, tb, false), a, b)
 }
 
 // batchMatMul adds a BatchMatMul of 3-D tensors [b,m,k] x [b,k,n].
@@ -563,8 +585,8 @@ func (n *net) batchMatMul(a, b tid, ta, tb bool) tid {
 	}
 	out := []int64{bt, m, nn}
 	dt := n.ts[a].dt
-	return n.simple(kBatchMatMul, opSpec{base: "MatMul", typ: "BatchMatMul", cls: graph.ClassMatMul, dt: dt, shape: out,
-		flops: 2 * float64(bt) * float64(m) * float64(k) * float64(nn), rd: n.bytes(a) + n.bytes(b), wr: bt * m * nn * dt.Size()}, attrs{ta: ta, tb: tb}, a, b)
+	return n.simpleAt(kBatchMatMul, opSpec{base: "MatMul", typ: "BatchMatMul", cls: graph.ClassMatMul, dt: dt, shape: out,
+		flops: 2 * float64(bt) * float64(m) * float64(k) * float64(nn), rd: n.bytes(a) + n.bytes(b), wr: bt * m * nn * dt.Size()}, attrs{ta: ta, tb: tb}, n.multiplied(a, b, ta, tb, true), a, b)
 }
 
 func (n *net) biasAdd(x, b tid) tid {
@@ -610,8 +632,8 @@ func (n *net) reduce(k kind, x tid, axes []int, keep bool) tid {
 	}
 	c := n.constant(typ+"/reduction_indices", graph.I32, nax)
 	dt := n.ts[x].dt
-	return n.simple(k, opSpec{base: typ, typ: typ, cls: graph.ClassReduction, dt: dt, shape: out,
-		flops: float64(n.numel(x)), rd: n.bytes(x), wr: numel(out) * dt.Size()}, attrs{full: full}, x, c)
+	return n.simpleAt(k, opSpec{base: typ, typ: typ, cls: graph.ClassReduction, dt: dt, shape: out,
+		flops: float64(n.numel(x)), rd: n.bytes(x), wr: numel(out) * dt.Size()}, attrs{full: full}, n.reduced(x, red, full, keep), x, c)
 }
 
 func (n *net) softmax(x tid) tid {
@@ -628,8 +650,9 @@ func (n *net) xent(logits, labels tid) tid {
 	lossShape := s[:len(s)-1]
 	op := n.addOp(opSpec{base: "SparseSoftmaxCrossEntropyWithLogits", typ: "SparseSoftmaxCrossEntropyWithLogits", cls: graph.ClassReduction,
 		dt: dt, shape: lossShape, flops: 6 * float64(e), rd: n.bytes(logits) + n.bytes(labels), wr: (e + numel(lossShape)) * dt.Size()}, logits, labels)
-	loss := n.out(op, lossShape, dt)
-	backprop := n.out(op, s, dt)
+	at := n.ts[logits].at
+	loss := n.out(op, lossShape, dt, n.prefixed(logits, len(lossShape)))
+	backprop := n.out(op, s, dt, at)
 	if n.anyDiff(logits) {
 		n.record(kXent, op, []tid{logits}, []tid{loss, backprop}, attrs{})
 	}
@@ -642,8 +665,10 @@ func (n *net) gather(params, ids tid) tid {
 	dt := n.ts[params].dt
 	c := n.constant("GatherV2/axis", graph.I32)
 	b := numel(out) * dt.Size()
-	return n.simple(kGather, opSpec{base: "GatherV2", typ: "GatherV2", cls: graph.ClassEmbedding, dt: dt, shape: out,
-		rd: b + n.bytes(ids), wr: b}, attrs{aux: []tid{ids}}, params, ids, c)
+	// It reads the rows the ids pick: as many as the ids, batched with them.
+	at := n.prefixed(ids, len(n.shape(ids)))
+	return n.simpleAt(kGather, opSpec{base: "GatherV2", typ: "GatherV2", cls: graph.ClassEmbedding, dt: dt, shape: out,
+		rd: b + n.bytes(ids), wr: b, fixed: n.fixedIf(at.dim < 0, b+n.bytes(ids), b, 0)}, attrs{aux: []tid{ids}}, at, params, ids, c)
 }
 
 func (n *net) addN(xs ...tid) tid {
@@ -714,13 +739,18 @@ func (n *net) fusedBN(x, scale, offset tid) (y, mean, variance tid) {
 	s := n.shape(x)
 	c := s[len(s)-1]
 	dt := n.ts[x].dt
+	at := n.ts[x].at
+	var fixed *fixedParts
+	if at.dim >= 0 { // x is read twice; the scale, the offset and the statistics are not batched
+		fixed = &fixedParts{rd: 2 * c * dt.Size(), wr: 4 * c * dt.Size()}
+	}
 	op := n.addOp(opSpec{base: "FusedBatchNorm", typ: "FusedBatchNorm", cls: graph.ClassReduction, dt: dt, shape: s,
-		flops: 8 * float64(numel(s)), rd: 2*n.bytes(x) + 2*c*dt.Size(), wr: n.bytes(x) + 4*c*dt.Size()}, x, scale, offset)
-	y = n.out(op, s, dt)
-	mean = n.out(op, []int64{c}, dt)
-	variance = n.out(op, []int64{c}, dt)
-	r1 := n.out(op, []int64{c}, dt) // reserve_space_1 (saved mean)
-	r2 := n.out(op, []int64{c}, dt) // reserve_space_2 (saved inverse std)
+		flops: 8 * float64(numel(s)), rd: 2*n.bytes(x) + 2*c*dt.Size(), wr: n.bytes(x) + 4*c*dt.Size(), fixed: fixed}, x, scale, offset)
+	y = n.out(op, s, dt, at)
+	mean = n.out(op, []int64{c}, dt, noBatch)
+	variance = n.out(op, []int64{c}, dt, noBatch)
+	r1 := n.out(op, []int64{c}, dt, noBatch) // reserve_space_1 (saved mean)
+	r2 := n.out(op, []int64{c}, dt, noBatch) // reserve_space_2 (saved inverse std)
 	if n.anyDiff(x, scale, offset) {
 		n.record(kFusedBN, op, []tid{x, scale, offset}, []tid{y}, attrs{aux: []tid{r1, r2}})
 	}

@@ -53,11 +53,11 @@ func (n *net) newVariable(base string, trainable bool, shape []int64) int {
 	name := n.b.Op(int(vop)).Name
 	group := "loc:@" + name
 	n.b.Op(int(vop)).Colocation = group
-	ref := n.out(vop, shape, n.dt)
+	ref := n.out(vop, shape, n.dt, noBatch)
 	old := n.scope
 	n.scope = name
 	rop := n.addOp(opSpec{base: "read", typ: "Identity", cls: graph.ClassDataMovement, dt: n.dt, shape: shape, coloc: group}, ref)
-	read := n.out(rop, shape, n.dt)
+	read := n.out(rop, shape, n.dt, noBatch)
 	n.scope = old
 	n.vars = append(n.vars, variable{name: name, group: group, shape: shape, ref: ref, read: read, grad: -1, trainable: trainable})
 	v := len(n.vars) - 1
@@ -157,7 +157,7 @@ func (n *net) minimize(loss tid, o Optimizer, clip bool) {
 		n.scope = ""
 		for _, s := range slotNames {
 			sop := n.addOp(opSpec{base: vr.name + "/" + s, typ: "VariableV2", cls: graph.ClassDataMovement, dt: n.dt, shape: vr.shape, coloc: vr.group})
-			ins = append(ins, n.out(sop, vr.shape, n.dt))
+			ins = append(ins, n.out(sop, vr.shape, n.dt, noBatch))
 		}
 		n.scope = prefix + "/update_" + vr.name
 		ins = append(ins, hyper...)
@@ -232,7 +232,7 @@ func (n *net) exponentialMovingAverage() {
 		}
 		n.scope = ""
 		sop := n.addOp(opSpec{base: v.name + "/ExponentialMovingAverage", typ: "VariableV2", cls: graph.ClassDataMovement, dt: n.dt, shape: v.shape, coloc: v.group})
-		sh := n.out(sop, v.shape, n.dt)
+		sh := n.out(sop, v.shape, n.dt, noBatch)
 		n.scope = "ExponentialMovingAverage/AssignMovingAvg_" + v.name
 		d := n.binary(kSub, n.scalar("sub/x"), dec)
 		sub := n.binary(kSub, sh, v.read)

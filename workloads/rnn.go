@@ -24,10 +24,10 @@ func BuildRNNLM(c Config) (*graph.Graph, error) {
 		name = "rnnlm" + strconv.Itoa(c.Layers)
 	}
 	B, H, T, V, L := int64(c.Batch), int64(c.Hidden), c.SeqLen, int64(c.Vocab), c.Layers
-	n := newNet(name, c.DType, 120*T*L+1000)
+	n := newNet(name, c.DType, B, 120*T*L+1000)
 
 	o := n.enter("embedding")
-	ids := n.placeholder("inputs", graph.I32, B, int64(T))
+	ids := n.input("inputs", graph.I32, batchDim(0), B, int64(T))
 	emb := n.param("embedding", V, H)
 	xs := n.unstack(1, n.dropout(n.gather(emb, ids), c.KeepProb))
 	n.leave(o)
@@ -40,14 +40,14 @@ func BuildRNNLM(c Config) (*graph.Graph, error) {
 		lnames[l] = "lstm_" + strconv.Itoa(l)
 		o := n.enter(lnames[l])
 		layers[l] = n.lstmWeights(H, H)
-		hs[l] = n.zeros("zeros", B, H)
-		cs[l] = n.zeros("zeros", B, H)
+		hs[l] = n.zeros("zeros", batchDim(0), B, H)
+		cs[l] = n.zeros("zeros", batchDim(0), B, H)
 		n.leave(o)
 	}
 	o = n.enter("softmax")
 	sw := n.param("softmax_w", H, V)
 	sb := n.param("softmax_b", V)
-	targets := n.unstack(1, n.placeholder("targets", graph.I32, B, int64(T)))
+	targets := n.unstack(1, n.input("targets", graph.I32, batchDim(0), B, int64(T)))
 	n.leave(o)
 
 	losses := make([]tid, T)
@@ -69,7 +69,7 @@ func BuildRNNLM(c Config) (*graph.Graph, error) {
 	loss := n.reduce(kMean, n.addN(losses...), nil, false)
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, !c.NoClip)
-	return n.b.Build()
+	return n.build()
 }
 
 // BuildGNMT builds the training step of Google's NMT (Wu et al. 2016; the
@@ -95,7 +95,7 @@ func BuildGNMT(c Config) (*graph.Graph, error) {
 	}
 	B, H, S, V, L := int64(c.Batch), int64(c.Hidden), c.SeqLen, int64(c.Vocab), c.Layers
 	T := S
-	n := newNet(name, c.DType, 2*(120*S*(2*L+1)+60*T)+1000)
+	n := newNet(name, c.DType, B, 2*(120*S*(2*L+1)+60*T)+1000)
 	keep := c.KeepProb
 	stepNames := make([]string, max(S, T))
 	for t := range stepNames {
@@ -104,10 +104,10 @@ func BuildGNMT(c Config) (*graph.Graph, error) {
 
 	// Embeddings.
 	o := n.enter("embedding_encoder")
-	src := n.unstack(1, n.gather(n.param("embedding", V, H), n.placeholder("source", graph.I32, B, int64(S))))
+	src := n.unstack(1, n.gather(n.param("embedding", V, H), n.input("source", graph.I32, batchDim(0), B, int64(S))))
 	n.leave(o)
 	o = n.enter("embedding_decoder")
-	tgtIn := n.unstack(1, n.gather(n.param("embedding", V, H), n.placeholder("target_input", graph.I32, B, int64(T))))
+	tgtIn := n.unstack(1, n.gather(n.param("embedding", V, H), n.input("target_input", graph.I32, batchDim(0), B, int64(T))))
 	n.leave(o)
 
 	// Encoder: bidirectional bottom layer.
@@ -115,7 +115,7 @@ func BuildGNMT(c Config) (*graph.Graph, error) {
 	layerWeights := func(scope string, in int64) (lstmLayer, state) {
 		o := n.enter(scope)
 		w := n.lstmWeights(in, H)
-		s := state{n.zeros("zeros", B, H), n.zeros("zeros", B, H)}
+		s := state{n.zeros("zeros", batchDim(0), B, H), n.zeros("zeros", batchDim(0), B, H)}
 		n.leave(o)
 		return w, s
 	}
@@ -181,11 +181,11 @@ func BuildGNMT(c Config) (*graph.Graph, error) {
 		ds[l] = finals[min(l, len(finals)-1)]
 	}
 	o = n.enter("attention")
-	ctx := n.zeros("zeros", B, H)
+	ctx := n.zeros("zeros", batchDim(0), B, H)
 	n.leave(o)
 	o = n.enter("softmax")
 	proj := n.param("output_projection/kernel", H, V)
-	targets := n.unstack(1, n.placeholder("target_output", graph.I32, B, int64(T)))
+	targets := n.unstack(1, n.input("target_output", graph.I32, batchDim(0), B, int64(T)))
 	n.leave(o)
 	losses := make([]tid, T)
 	for t := 0; t < T; t++ {
@@ -214,7 +214,7 @@ func BuildGNMT(c Config) (*graph.Graph, error) {
 	loss := n.reduce(kMean, n.addN(losses...), nil, false)
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, !c.NoClip)
-	return n.b.Build()
+	return n.build()
 }
 
 // attend is additive (Bahdanau) attention: score = v . tanh(keys + q Wq),

@@ -269,13 +269,15 @@ func synthetic(family string, seed uint64, name string, nodes NodeRange) (*graph
 // its own factor drawn from U(0.5, 1.5) (REGAL section 5.1). Ops without a
 // measured time get their FLOPs and bytes read and written scaled instead,
 // so that their modelled time scales alike. The same seed gives the same
-// copy.
+// copy. The copy has no batch information: its sizes are no longer
+// proportional to a batch.
 func Augment(g *graph.Graph, seed uint64) *graph.Graph {
 	r := rand.New(rand.NewPCG(seed, 0x6a09e667f3bcc909))
 	b := graph.NewBuilder(g.Name() + "-aug" + strconv.FormatUint(seed, 10))
 	for i := 0; i < g.NumOps(); i++ {
 		op := *g.Op(i)
 		op.Shape = append([]int64(nil), op.Shape...)
+		op.FixedFLOPs, op.FixedBytesRead, op.FixedBytesWritten, op.FixedTempBytes = 0, 0, 0, 0
 		f := 0.5 + r.Float64()
 		if op.HasTime {
 			op.Time *= f

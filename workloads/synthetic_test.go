@@ -134,6 +134,9 @@ func TestAugment(t *testing.T) {
 		if a.NumOps() != g.NumOps() || a.NumTensors() != g.NumTensors() || len(a.Control()) != len(g.Control()) {
 			t.Fatal("structure changed")
 		}
+		if a.Batch() != 0 || a.Tensor(0).BatchDim != graph.NoBatch {
+			t.Fatal("an augmented graph kept batch information")
+		}
 		in := func(f float64) bool { return f >= 0.5-1e-9 && f <= 1.5+1e-9 }
 		changed := false
 		for i := range g.Ops() {

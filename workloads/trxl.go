@@ -39,13 +39,13 @@ func BuildTRXL(c Config) (*graph.Graph, error) {
 	K := M + S
 	HD := Hh * dh
 	L := c.Layers
-	n := newNet(name, c.DType, 400*L*int(nseg)+1000)
+	n := newNet(name, c.DType, B, 400*L*int(nseg)+1000)
 	keep := c.KeepProb
 	n.tf113 = true
 
 	o := n.enter("embedding")
 	table := n.param("lookup_table", V, D)
-	ids := n.placeholder("inputs", graph.I32, int64(c.SeqLen), B)
+	ids := n.input("inputs", graph.I32, batchDim(1), int64(c.SeqLen), B)
 	x := n.binary(kMul, n.gather(table, ids), n.scalar("mul/y"))
 	x = n.dropout(x, keep)
 	var segs []tid
@@ -86,12 +86,12 @@ func BuildTRXL(c Config) (*graph.Graph, error) {
 		rk := n.reshape(n.matmul(posEmb, n.param("kernel", D, HD), false, false), K, Hh, dh)
 		ws[l].rk = n.transpose(rk, 1, 0, 2)
 		n.leave(o2)
-		mems[l] = n.placeholder("mems", n.dt, M, B, D)
+		mems[l] = n.input("mems", n.dt, batchDim(1), M, B, D)
 		n.leave(o)
 	}
 	o = n.enter("softmax")
 	sb := n.param("bias", V)
-	targets := n.placeholder("target", graph.I32, int64(c.SeqLen)*B)
+	targets := n.input("target", graph.I32, batchDim(0), int64(c.SeqLen)*B) // time-major: [SeqLen x B]
 	var tsegs []tid
 	if nseg > 1 {
 		tsegs = n.split(0, int(nseg), targets)
@@ -127,7 +127,7 @@ func BuildTRXL(c Config) (*graph.Graph, error) {
 	loss := n.addN(losses...)
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, false)
-	return n.b.Build()
+	return n.build()
 }
 
 // trxlLayer is one Transformer-XL decoder layer on a segment h [S,B,D]

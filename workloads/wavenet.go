@@ -29,13 +29,13 @@ func BuildWaveNet(c Config) (*graph.Graph, error) {
 		name = "wavenet" + strconv.Itoa(c.Stacks) + "x" + strconv.Itoa(c.Stacks*c.LayersPer)
 	}
 	B, T, R, Sk, Q := int64(c.Batch), int64(c.SeqLen), int64(c.Hidden), int64(c.Skip), int64(c.Vocab)
-	n := newNet(name, c.DType, 100*c.Stacks*c.LayersPer+500)
+	n := newNet(name, c.DType, B, 100*c.Stacks*c.LayersPer+500)
 
 	o := n.enter("input")
-	ids := n.placeholder("audio", graph.I32, B, T)
+	ids := n.input("audio", graph.I32, batchDim(0), B, T)
 	oh := n.addOp(opSpec{base: "one_hot", typ: "OneHot", cls: graph.ClassEmbedding, dt: n.dt, shape: []int64{B, 1, T, Q},
 		rd: B * T * 4, wr: B * T * Q * n.dt.Size()}, ids)
-	x := n.out(oh, []int64{B, 1, T, Q}, n.dt)
+	x := n.out(oh, []int64{B, 1, T, Q}, n.dt, batchDim(0))
 	x = n.causalConv("causal_layer", x, R, 1)
 	n.leave(o)
 
@@ -77,11 +77,11 @@ func BuildWaveNet(c Config) (*graph.Graph, error) {
 	logits := n.reshape(y, B*T, Q)
 	n.leave(o)
 	o = n.enter("loss")
-	targets := n.placeholder("targets", graph.I32, B*T)
+	targets := n.input("targets", graph.I32, batchAt{dim: 0, inner: T}, B*T)
 	loss := n.reduce(kMean, n.xent(logits, targets), nil, false)
 	n.leave(o)
 	n.minimize(loss, c.Optimizer, false)
-	return n.b.Build()
+	return n.build()
 }
 
 // causalConv is a causal 2-tap convolution of x [B,1,T,C] to out channels

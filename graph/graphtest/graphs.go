@@ -23,6 +23,13 @@ type Layered struct {
 	Measured bool
 	// ParamScale multiplies every op's parameter bytes (0 = 1).
 	ParamScale float64
+	// Batch > 0 gives the graph batch information for a batch of Batch
+	// examples (the same costs otherwise): every tensor is an activation
+	// with its batch in dimension 0, a matmul's weight read is a fixed
+	// part, and every tenth elementwise op (by index) stands for a
+	// parameter update: all its costs are fixed and its output has no
+	// batch dimension.
+	Batch int
 }
 
 // LayeredDAG builds the graph o describes. It panics on nonsensical
@@ -41,6 +48,7 @@ func LayeredDAG(o Layered) *graph.Graph {
 	}
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6c61796572))
 	b := graph.NewBuilder(fmt.Sprintf("layered-%d-w%d-s%d", o.Ops, o.Width, o.Seed))
+	b.SetBatch(o.Batch)
 	outs := make([]int, 0, o.Ops) // tensor of op i
 	for i := 0; i < o.Ops; i++ {
 		layer, col := i/o.Width, i%o.Width
@@ -68,6 +76,13 @@ func LayeredDAG(o Layered) *graph.Graph {
 		if op.FLOPs == 0 {
 			op.FLOPs = float64(out)
 		}
+		update := o.Batch > 0 && op.Class == graph.ClassElementwise && i%10 == 9
+		if o.Batch > 0 {
+			op.FixedBytesRead = op.ParamBytes / 3
+			if update {
+				op.FixedFLOPs, op.FixedBytesRead, op.FixedBytesWritten = op.FLOPs, op.BytesRead, op.BytesWritten
+			}
+		}
 		if o.Measured {
 			op.Class, op.HasTime = graph.ClassUnknown, true
 			op.Time = float64(1+rng.IntN(64)) * 1e-5
@@ -92,7 +107,11 @@ func LayeredDAG(o Layered) *graph.Graph {
 				b.Consume(t, v)
 			}
 		}
-		outs = append(outs, b.AddTensor(v, out))
+		t := b.AddTensor(v, out)
+		if o.Batch > 0 && !update {
+			b.Tensor(t).BatchDim = 0
+		}
+		outs = append(outs, t)
 	}
 	g, err := b.Build()
 	if err != nil {
