@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/hw"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs/inputs"
@@ -23,9 +24,13 @@ type EvalOptions struct {
 	Graph     inputs.GraphSpec
 	Cluster   inputs.ClusterSpec
 	Placement string // "single", "round-robin", "expert" or a decision file
-	Schedule  string // "fifo" or a decision file; "" = the placement file's, else fifo
-	Fusion    string // "none", "default" or a decision file; "" = the placement file's, else none
-	Sync      bool   // REGAL's synchronous transfers
+	// Strategy is the decision's strategy around the placement, e.g.
+	// "dp=4" ("" = the placement file's, else none: one replica). The
+	// placement is then one replica's, on GPUs / replicas GPUs.
+	Strategy string
+	Schedule string // "fifo" or a decision file; "" = the placement file's, else fifo
+	Fusion   string // "none", "default" or a decision file; "" = the placement file's, else none
+	Sync     bool   // REGAL's synchronous transfers
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -45,8 +50,15 @@ type EvalOptions struct {
 func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
+	st, err := decision.ParseStrategy(o.Strategy)
+	if err != nil {
+		return report.Eval{}, err
+	}
+	if o.Strategy == "" {
+		st = inputs.PlacementStrategy(o.Placement)
+	}
 	if o.Cluster.GPUs == 0 {
-		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement)
+		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement) * st.R()
 	}
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
@@ -70,9 +82,25 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if fromExpertFile {
 		placement = "single" // replaced by the expert file's below
 	}
-	d, err := inputs.Decision(placement, o.Schedule, o.Fusion, g, c.Devices)
+	devices := c.Devices / st.R() // one replica's GPUs
+	if err := st.CheckFor(g.Batch(), devices, c.Devices); err != nil {
+		return report.Eval{}, err
+	}
+	d, err := inputs.Decision(placement, o.Schedule, o.Fusion, g, devices)
 	if err != nil {
 		return report.Eval{}, err
+	}
+	d.Strategy = st
+	ev, lower := p.Evaluator, p.Cost.LowerBound(d.Fusion != nil)
+	if !st.IsZero() {
+		if o.Trace != "" || o.Measure {
+			return report.Eval{}, fmt.Errorf("eval --strategy %s: --trace and --measure take one replica's decision (no --strategy) for now", st)
+		}
+		se := strategy.NewEvaluator(g, c, p.opts)
+		if lower, err = se.LowerBound(st, d.Fusion != nil); err != nil {
+			return report.Eval{}, err
+		}
+		ev = se
 	}
 	if fromExpertFile {
 		d.Device = p.Expert
@@ -84,20 +112,23 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Trace != "" {
 		err = atomicfile.Write(o.Trace, func(w io.Writer) error {
 			var err error
-			res, err = p.Evaluator.Trace(ctx, d, w)
+			res, err = ev.Trace(ctx, d, w)
 			return err
 		})
 	} else {
-		res, err = p.Evaluator.Evaluate(ctx, d)
+		res, err = ev.Evaluate(ctx, d)
 	}
 	if err != nil {
 		return report.Eval{}, err
 	}
 	perDev := make([]int, c.Devices)
-	for _, dv := range d.Device {
-		perDev[dv]++
+	for r := 0; r < st.R(); r++ { // every replica runs the same ops
+		for _, dv := range d.Device {
+			perDev[r*devices+dv]++
+		}
 	}
-	e := report.NewEval(&res, p.Cost.LowerBound(d.Fusion != nil), perDev)
+	e := report.NewEval(&res, lower, perDev)
+	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)

@@ -18,6 +18,10 @@ type Eval struct {
 	Placement string `json:"placement"`
 	Schedule  string `json:"schedule"`
 	Fusion    string `json:"fusion"`
+	// Strategy is the decision's strategy around the placement (e.g.
+	// "dp=4"; "" = one replica).
+	Strategy  string `json:"strategy,omitempty"`
+	Replicas  int    `json:"replicas,omitempty"`
 	Transfers string `json:"transfers"` // "async" or "sync"
 	// Objective ("step-time" or "peak-memory") and the decision's value
 	// of it (seconds or bytes); Feasible says whether the decision is
@@ -113,6 +117,9 @@ func WriteEval(w io.Writer, e Eval) error {
 	defer flush()
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s)\n", e.Graph, e.Ops, e.Devices, e.Hardware, e.Topology)
 	fmt.Fprintf(w, "placement %s, schedule %s, fusion %s, %s transfers\n", e.Placement, e.Schedule, e.Fusion, e.Transfers)
+	if e.Strategy != "" {
+		fmt.Fprintf(w, "strategy %s: the placement is one replica's, on %d of the %d GPUs\n", e.Strategy, e.Devices/max(1, e.Replicas), e.Devices)
+	}
 	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)
 	if !e.Feasible {
 		obj += " (invalid)"

@@ -68,6 +68,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE")
+	f.StringVar(&o.Strategy, "strategy", "", "the strategy around the placement, e.g. dp=4 (data-parallel replicas; docs/decision-format.md): the placement is then one replica's, on GPUs/replicas GPUs (default: the placement file's, else one replica)")
 	f.StringVar(&o.Schedule, "schedule", "", "fifo (TensorFlow's default), or a decision/result FILE with priorities (default: the --placement file's, else fifo)")
 	f.StringVar(&o.Fusion, "fusion", "", "none, default (XLA-like, topological), or a decision/result FILE with fusion priorities (default: the --placement file's, else none)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")

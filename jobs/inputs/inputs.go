@@ -291,6 +291,20 @@ func PlacementDevices(spec string) int {
 	return f.Devices
 }
 
+// PlacementStrategy is the strategy of a decision or result file (the
+// zero strategy for anything else).
+func PlacementStrategy(spec string) decision.Strategy {
+	data, err := os.ReadFile(spec)
+	if err != nil || bytes.Contains(data, []byte(`"fpgas"`)) {
+		return decision.Strategy{}
+	}
+	f, err := decision.Decode(data)
+	if err != nil {
+		return decision.Strategy{}
+	}
+	return f.Decision().Strategy
+}
+
 // msrFiddleIDs returns the node ids of the graph file of spec when it is
 // an msr-fiddle file (nil otherwise: op index = id).
 func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {

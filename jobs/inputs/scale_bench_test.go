@@ -25,7 +25,7 @@ import (
 // few seconds instead of half a minute and 3 GB.
 func writeChain(w io.Writer, n int) error {
 	bw := bufio.NewWriterSize(w, 1<<20)
-	fmt.Fprintf(bw, "{\n \"format\": %q,\n \"version\": %d,\n \"name\": \"chain%d\",\n \"ops\": [\n", graph.FormatName, graph.FormatVersion, n)
+	fmt.Fprintf(bw, "{\n \"format\": %q,\n \"version\": 1,\n \"name\": \"chain%d\",\n \"ops\": [\n", graph.FormatName, n) // a graph without batch information is version 1
 	for i := range n {
 		sep := ","
 		if i == n-1 {

@@ -1,0 +1,264 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
+// ErrNotYet is the error for the parts of a strategy this evaluator does
+// not cost yet: micro-batches through pipeline stages and FSDP's sharding
+// (their schedules and collectives are in this package; composing them
+// with the replica's simulation is the next step of issue 34).
+var ErrNotYet = errors.New("not costed yet")
+
+// Evaluator scores decisions with strategies on a cluster of GPUs. A
+// decision without a strategy is the roofline model's on the whole
+// cluster. With R data-parallel replicas (DDP), the decision's placement
+// is one replica's on the first devices = GPUs / R GPUs: it is simulated
+// once, on its share of the global batch (graph.AtBatch, ceil(B / R)
+// examples), and the replicas' gradient all-reduce is costed over the
+// cluster's links (DDPAllReduce: buckets in the order the gradients are
+// ready, overlapped with the backward pass); the step is the replica's
+// plus what the all-reduce runs past the last gradient, since the
+// optimizer step waits for it (PyTorch DDP's semantics). Evaluating R
+// replicas costs one replica's simulation, never R.
+type Evaluator struct {
+	g    *graph.Graph
+	c    *roofline.Cluster
+	opts roofline.Options
+
+	mu       sync.Mutex
+	replicas map[[2]int]*replica // by (micro-batch, devices)
+}
+
+var _ evaluate.Evaluator = (*Evaluator)(nil)
+
+// NewEvaluator returns an evaluator for graph g on cluster c.
+func NewEvaluator(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) *Evaluator {
+	return &Evaluator{g: g, c: c, opts: opts, replicas: map[[2]int]*replica{}}
+}
+
+// replica is one replica's model at one micro-batch on one device count,
+// its gradients, and a pool of simulators with their recorders.
+type replica struct {
+	m     *roofline.Model
+	grads []int32 // tensors that are parameter gradients
+	pool  sync.Pool
+}
+
+// finishRec records each op's finish time (a roofline.Recorder).
+type finishRec struct{ finish []float64 }
+
+func (f *finishRec) Kernel(_ int, ops []int32, _, end float64) {
+	for _, i := range ops {
+		f.finish[i] = end
+	}
+}
+func (f *finishRec) Transfer(int, int, int, int, int64, float64, float64) {}
+func (f *finishRec) Memory(int, float64, int64)                           {}
+
+type simRec struct {
+	s   *roofline.Simulator
+	rec *finishRec
+}
+
+// Gradients lists g's parameter gradients: the tensors without a batch
+// dimension that an op whose work scales with the batch produces (a
+// weight's gradient: its bytes are the weight's, its FLOPs sum over the
+// batch).
+func Gradients(g *graph.Graph) []int32 {
+	var out []int32
+	for t := range g.NumTensors() {
+		ts := g.Tensor(t)
+		if ts.BatchDim != graph.NoBatch {
+			continue
+		}
+		if op := g.Op(ts.Producer); op.FLOPs > op.FixedFLOPs {
+			out = append(out, int32(t))
+		}
+	}
+	return out
+}
+
+func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r, ok := e.replicas[[2]int{b, devices}]; ok {
+		return r, nil
+	}
+	g := e.g
+	if b != g.Batch() {
+		var err error
+		if g, err = graph.AtBatch(e.g, b); err != nil {
+			return nil, err
+		}
+	}
+	c := e.c
+	if devices != e.c.Devices {
+		var err error
+		if c, err = roofline.NewCluster(e.c.Hardware, devices, e.c.Topology); err != nil {
+			return nil, err
+		}
+	}
+	m, err := roofline.NewModel(g, c, e.opts)
+	if err != nil {
+		return nil, err
+	}
+	r := &replica{m: m, grads: Gradients(g)}
+	r.pool.New = func() any {
+		rec := &finishRec{finish: make([]float64, g.NumOps())}
+		return &simRec{roofline.NewSimulator(m, rec), rec}
+	}
+	e.replicas[[2]int{b, devices}] = r
+	return r, nil
+}
+
+// Evaluate scores one decision with its strategy.
+func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return evaluate.Result{}, err
+	}
+	s := d.Strategy
+	if s.IsZero() {
+		r, err := e.replicaAt(e.g.Batch(), e.c.Devices)
+		if err != nil {
+			return evaluate.Result{}, err
+		}
+		sr := r.pool.Get().(*simRec)
+		defer r.pool.Put(sr)
+		res, err := sr.s.Run(d)
+		if err != nil {
+			return evaluate.Result{}, err
+		}
+		return res.Clone(), nil
+	}
+	R := s.R()
+	if e.c.Devices%R != 0 {
+		return evaluate.Result{}, fmt.Errorf("strategy %s: %d replicas do not divide %d GPUs", s, R, e.c.Devices)
+	}
+	devices := e.c.Devices / R
+	if err := s.CheckFor(e.g.Batch(), devices, e.c.Devices); err != nil {
+		return evaluate.Result{}, err
+	}
+	if s.M() > 1 || s.Shard != decision.NoShard {
+		return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches and sharding are %w", s, ErrNotYet)
+	}
+	b := (e.g.Batch() + R - 1) / R
+	rep, err := e.replicaAt(b, devices)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	one := d
+	one.Strategy = decision.Strategy{}
+	sr := rep.pool.Get().(*simRec)
+	defer rep.pool.Put(sr)
+	res, err := sr.s.Run(one)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	g := rep.m.G
+	grads := make([]Gradient, len(rep.grads))
+	for i, t := range rep.grads {
+		ts := g.Tensor(int(t))
+		grads[i] = Gradient{Device: d.Device[ts.Producer], Bytes: ts.Bytes, Ready: sr.rec.finish[ts.Producer]}
+	}
+	ar, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	return e.compose(res, ar, devices, R, grads), nil
+}
+
+// compose builds the whole cluster's result from one replica's: every
+// replica's devices as the first's, each holding its DDP buckets (a copy
+// of its gradients: PyTorch's default, gradient_as_bucket_view off) on
+// top of the replica's peak, the step longer by the exposed all-reduce,
+// and the all-reduce's bytes counted as moved (a ring moves 2(R-1)/R of a
+// bucket per GPU).
+func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, R int, grads []Gradient) evaluate.Result {
+	n := devices * R
+	out := evaluate.Result{
+		StepTime:             one.StepTime + ar.Exposed,
+		DeviceBusy:           make([]float64, n),
+		PeakMemory:           make([]int64, n),
+		Capacity:             make([]int64, n),
+		ColocationViolations: one.ColocationViolations,
+		Transfers:            one.Transfers * R,
+		Kernels:              one.Kernels * R,
+	}
+	bucket := make([]int64, devices)
+	for _, g := range grads {
+		bucket[g.Device] += g.Bytes
+	}
+	var moved int64
+	for k := 0; k < devices; k++ {
+		moved += int64(float64(2*(R-1)) / float64(R) * float64(bucket[k]) * float64(R))
+	}
+	out.BytesMoved = one.BytesMoved*int64(R) + moved
+	for r := 0; r < R; r++ {
+		for k := 0; k < devices; k++ {
+			i := r*devices + k
+			out.DeviceBusy[i] = one.DeviceBusy[k]
+			out.PeakMemory[i] = one.PeakMemory[k] + bucket[k]
+			out.Capacity[i] = one.Capacity[k]
+			if out.PeakMemory[i] > out.Capacity[i] {
+				out.OOM = true
+			}
+		}
+	}
+	return out
+}
+
+// EvaluateBatch scores ds one by one (each evaluation runs its replica's
+// simulation; a search evaluates its batches on the replica's own
+// evaluator).
+func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, out []evaluate.Result) error {
+	for i := range ds {
+		r, err := e.Evaluate(ctx, ds[i])
+		if err != nil {
+			return err
+		}
+		out[i] = r
+	}
+	return nil
+}
+
+// Trace writes a decision without a strategy's timeline; a strategy's
+// trace (every replica's GPUs and the all-reduces) is not drawn yet.
+func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer) (evaluate.Result, error) {
+	if !d.Strategy.IsZero() {
+		return evaluate.Result{}, fmt.Errorf("trace of strategy %s: %w", d.Strategy, ErrNotYet)
+	}
+	r, err := e.replicaAt(e.g.Batch(), e.c.Devices)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	return roofline.NewEvaluator(r.m).Trace(ctx, d, w)
+}
+
+// LowerBound is a step time no decision with strategy s beats on this
+// evaluator's cluster (with or without fusion): the bound of one replica
+// at its share of the batch on its GPUs, all-reduce left out.
+func (e *Evaluator) LowerBound(s decision.Strategy, fusion bool) (float64, error) {
+	R := s.R()
+	if e.c.Devices%R != 0 || (R > 1 && e.g.Batch() == 0) {
+		return 0, s.CheckFor(e.g.Batch(), e.c.Devices/max(R, 1), e.c.Devices)
+	}
+	b := e.g.Batch()
+	if R > 1 {
+		b = (b + R - 1) / R
+	}
+	r, err := e.replicaAt(b, e.c.Devices/R)
+	if err != nil {
+		return 0, err
+	}
+	return r.m.LowerBound(fusion), nil
+}

@@ -1,0 +1,151 @@
+package strategy
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/workloads"
+)
+
+func trxl(t testing.TB) *graph.Graph {
+	t.Helper()
+	g, err := workloads.Build("trxl2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Batch() == 0 {
+		t.Fatal("trxl2 has no batch information")
+	}
+	return g
+}
+
+func cluster(t testing.TB, n int, topo string) *roofline.Cluster {
+	t.Helper()
+	h, _ := roofline.Preset("v100")
+	c, err := roofline.NewCluster(h, n, topo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestNoStrategyIsRoofline: a decision without a strategy, and one whose
+// strategy is one replica (a DDP bucket named, nothing to all-reduce), is
+// scored exactly as the roofline evaluator scores it.
+func TestNoStrategyIsRoofline(t *testing.T) {
+	g := trxl(t)
+	c := cluster(t, 2, "")
+	m, err := roofline.NewModel(g, c, roofline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decision.Decision{Device: decision.RoundRobin(g, 2)}
+	want, err := roofline.NewEvaluator(m).Evaluate(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := NewEvaluator(g, c, roofline.Options{})
+	got, err := e.Evaluate(context.Background(), d)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("no strategy: %+v, %v; want the roofline's %+v", got.StepTime, err, want.StepTime)
+	}
+	d.Strategy = decision.Strategy{BucketBytes: 1 << 20}
+	got, err = e.Evaluate(context.Background(), d)
+	if err != nil || got.StepTime != want.StepTime {
+		t.Errorf("one replica with a bucket: %v, %v; want %v", got.StepTime, err, want.StepTime)
+	}
+}
+
+// TestDDPComposes: R replicas of a one-GPU placement take the replica's
+// step at B/R examples plus the exposed all-reduce of its gradients, whose
+// bytes are the weights' (one gradient per weight); every GPU holds the
+// replica's peak plus its buckets.
+func TestDDPComposes(t *testing.T) {
+	g := trxl(t)
+	for _, R := range []int{2, 4} {
+		c := cluster(t, R, "nvswitch")
+		e := NewEvaluator(g, c, roofline.Options{})
+		d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}}
+		got, err := e.Evaluate(context.Background(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gb, _ := graph.AtBatch(g, g.Batch()/R)
+		m, _ := roofline.NewModel(gb, cluster(t, 1, "nvswitch"), roofline.Options{})
+		one, err := roofline.NewEvaluator(m).Evaluate(context.Background(), decision.Decision{Device: decision.Single(g)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var gradBytes int64
+		for _, t := range Gradients(gb) {
+			gradBytes += gb.Tensor(int(t)).Bytes
+		}
+		if gradBytes <= 0 {
+			t.Fatalf("R=%d: no gradients found", R)
+		}
+		full, _, _ := c.CollectiveTime(roofline.AllReduce, seq(R), gradBytes)
+		if got.StepTime < one.StepTime || got.StepTime > one.StepTime+full+1e-9 {
+			t.Errorf("R=%d: step %v, want between the replica's %v and it plus one all-reduce of every gradient (%v)", R, got.StepTime, one.StepTime, one.StepTime+full)
+		}
+		if len(got.PeakMemory) != R || got.PeakMemory[R-1] != one.PeakMemory[0]+gradBytes || got.DeviceBusy[R-1] != one.DeviceBusy[0] {
+			t.Errorf("R=%d: peaks %v busy %v, want each %v + %v buckets, busy %v", R, got.PeakMemory, got.DeviceBusy, one.PeakMemory[0], gradBytes, one.DeviceBusy[0])
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+// TestDDPRefusals: strategies this evaluator cannot cost, or that do not
+// fit, are one-line errors.
+func TestDDPRefusals(t *testing.T) {
+	g := trxl(t)
+	e := NewEvaluator(g, cluster(t, 4, "nvswitch"), roofline.Options{})
+	for _, c := range []struct {
+		s    decision.Strategy
+		want string
+	}{
+		{decision.Strategy{Replicas: 3}, "do not divide"},
+		{decision.Strategy{Replicas: 2, MicroBatches: 4}, "not costed yet"},
+		{decision.Strategy{Replicas: 4, Shard: decision.FullShard}, "not costed yet"},
+		{decision.Strategy{Replicas: 4, MicroBatches: 1000}, "more than the batch"},
+	} {
+		d := decision.Decision{Device: make([]int, g.NumOps()), Strategy: c.s}
+		if _, err := e.Evaluate(context.Background(), d); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %q", c.s, err, c.want)
+		}
+	}
+}
+
+// BenchmarkEvaluate compares one replica's evaluation on 1 GPU at the
+// full batch with 8 replicas' (DDP) at an eighth of it: the bound
+// is 1.5x.
+func BenchmarkEvaluate(b *testing.B) {
+	g := trxl(b)
+	for _, R := range []int{1, 8} {
+		c := cluster(b, R, "nvswitch")
+		e := NewEvaluator(g, c, roofline.Options{})
+		d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}}
+		if R == 1 {
+			d.Strategy = decision.Strategy{}
+		}
+		b.Run(map[int]string{1: "replica", 8: "ddp8"}[R], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Evaluate(context.Background(), d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
