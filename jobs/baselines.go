@@ -21,6 +21,10 @@ import (
 // placement (an imported or synthetic graph): not a failure.
 const noExpert = "no expert placement for this graph"
 
+// noBatch is a batch-splitting row's note on a graph without batch
+// information: not a failure.
+const noBatch = "no batch information in this graph (its batch cannot be split)"
+
 // DefaultBaselines are the methods `placer baselines` compares when none
 // are named, in table order (methods.Compared).
 var DefaultBaselines = methods.Compared()
@@ -114,6 +118,9 @@ func runMethod(ctx context.Context, p *optimize.Problem, name string, mo methods
 		if errors.Is(err, classical.ErrNoExpert) {
 			row.Error = noExpert
 		}
+		if errors.Is(err, classical.ErrNoBatch) {
+			row.Error = noBatch
+		}
 		return row, nil, nil
 	}
 	fillRow(&row, res, p)
@@ -188,7 +195,7 @@ func progress(w io.Writer, r report.BaselinesRow) {
 	if w == nil {
 		return
 	}
-	if r.Error == noExpert { // an imported graph has none: not a failure
+	if r.Error == noExpert || r.Error == noBatch { // an imported graph has none: not a failure
 		fmt.Fprintf(w, "baselines: %-12s none: %s\n", r.Method, r.Error)
 		return
 	}

@@ -105,9 +105,16 @@ func interrupted(ctx context.Context, err error) bool {
 // and its name; when none is valid, "tf-defaults" and nil (the learned
 // methods then take the problem's Base as reference).
 func bestValid(o optimize.Objective, names []string, results []*optimize.Result) (string, *optimize.Result) {
+	return bestOf(o, names, results, false)
+}
+
+// bestOf is bestValid, among every result when strategies is set, else
+// among the single-replica decisions only (what a search can start from:
+// its moves change one replica's placement on all the problem's GPUs).
+func bestOf(o optimize.Objective, names []string, results []*optimize.Result, strategies bool) (string, *optimize.Result) {
 	name, ref := "tf-defaults", (*optimize.Result)(nil)
 	for i, r := range results {
-		if r != nil && o.Valid(&r.Eval) && (ref == nil || o.Of(&r.Eval) < o.Of(&ref.Eval)) {
+		if r != nil && (strategies || r.Decision.Strategy.IsZero()) && o.Valid(&r.Eval) && (ref == nil || o.Of(&r.Eval) < o.Of(&ref.Eval)) {
 			name, ref = names[i], r
 		}
 	}

@@ -96,7 +96,10 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		if o.Trace != "" || o.Measure {
 			return report.Eval{}, fmt.Errorf("eval --strategy %s: --trace and --measure take one replica's decision (no --strategy) for now", st)
 		}
-		se := strategy.NewEvaluator(g, c, p.opts)
+		se, err := strategy.NewEvaluator(g, c, p.opts)
+		if err != nil {
+			return report.Eval{}, err
+		}
 		if lower, err = se.LowerBound(st, d.Fusion != nil); err != nil {
 			return report.Eval{}, err
 		}

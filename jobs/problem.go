@@ -9,6 +9,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/hw"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs/inputs"
@@ -23,13 +24,14 @@ import (
 type Backend func(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error)
 
 // Roofline is the default Backend: the roofline model as cost model and
-// evaluator.
+// evaluator, decisions with a strategy (replicas) composed around one
+// replica's simulation (evaluate/strategy).
 func Roofline(g *graph.Graph, c *roofline.Cluster, o roofline.Options) (evaluate.CostModel, evaluate.Evaluator, func() error, error) {
 	m, err := roofline.NewModel(g, c, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return m, roofline.NewEvaluator(m), nil, nil
+	return m, strategy.Wrap(m), nil, nil
 }
 
 // GPUs is the Backend that measures every decision on this machine's GPUs

@@ -18,6 +18,10 @@ import (
 	"github.com/placer/placer/report"
 )
 
+// SearchStrategyMethods are the strategies a search compares with when the
+// graph has a batch (rows of its table, never its anchor).
+var SearchStrategyMethods = []string{"ddp"}
+
 // SearchReferenceMethods are the baselines a search runs first when none
 // are named: the quick deterministic ones (methods.Quick). The best valid
 // one normalizes the reward and is the policy's warm-up target.
@@ -125,6 +129,18 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil && !interrupted(ctx, err) {
 		return SearchReport{}, err
 	}
+	// The strategies users run without placer (DDP) join the table when
+	// the graph has a batch to split: the answer is never worse than them.
+	if err == nil && p.Graph.Batch() > 0 && len(o.Methods) == 0 {
+		var sn []string
+		var sr []report.BaselinesRow
+		var sres []*optimize.Result
+		sn, sr, sres, err = runMethods(ctx, p, SearchStrategyMethods, methods.Options{}, false, &optimize.Settings{Seed: o.Seed}, o.Progress)
+		names, rows, results = append(names, sn...), append(rows, sr...), append(results, sres...)
+		if err != nil && !interrupted(ctx, err) {
+			return SearchReport{}, err
+		}
+	}
 	// Stopped while the baselines ran: the search below, on a cancelled
 	// context, still evaluates its anchor (the best baseline finished,
 	// else TensorFlow's defaults) and returns it, so a result is written.
@@ -170,12 +186,12 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		}
 	}
 	l := learned{method: method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}
-	// Never worse than a row of the table: keep the best row's decision
-	// when the search did not beat it.
-	if ref != nil && (!p.Objective.Valid(&res.Eval) || p.Objective.Of(&ref.Eval) < p.Objective.Of(&res.Eval)) {
+	// Never worse than a row of the table (a strategy's row included):
+	// keep the best row's decision when the search did not beat it.
+	if bestName, best := bestOf(p.Objective, names, results, true); best != nil && (!p.Objective.Valid(&res.Eval) || p.Objective.Of(&best.Eval) < p.Objective.Of(&res.Eval)) {
 		kept := *res
-		kept.Decision, kept.Eval = ref.Decision, ref.Eval
-		l.res, l.source = &kept, refName
+		kept.Decision, kept.Eval = best.Decision, best.Eval
+		l.res, l.source = &kept, bestName
 	}
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
 	if err != nil {

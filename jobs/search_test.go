@@ -91,3 +91,29 @@ func TestSearchMethod(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchDDPRow: on a graph with a batch, the search's table has the
+// ddp row, its anchor is never a strategy's decision, and its answer is
+// never worse than ddp's.
+func TestSearchDDPRow(t *testing.T) {
+	rep, err := Search(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 200, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ddp *float64
+	for _, r := range rep.Comparison.Rows {
+		if r.Method == "ddp" && r.Error == "" {
+			v := r.StepTime
+			ddp = &v
+		}
+	}
+	if ddp == nil {
+		t.Fatal("no ddp row")
+	}
+	if rep.Result.StepTime > *ddp*(1+1e-12) {
+		t.Errorf("search %v ms, worse than ddp's %v ms", rep.Result.StepTime*1e3, *ddp*1e3)
+	}
+	if rep.Result.Reference == "ddp" {
+		t.Error("the search was anchored on a strategy's decision")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/workloads"
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
@@ -76,6 +77,28 @@ func cases(t *testing.T, msr bool) []methodstest.Case {
 	return cs
 }
 
+// batchCases are problems on graphs that record their batch (built-in
+// workloads), for the methods that split it.
+func batchCases(t *testing.T) []methodstest.Case {
+	t.Helper()
+	var cs []methodstest.Case
+	for _, w := range []struct {
+		name    string
+		devices int
+	}{{"wavenet2x18", 2}, {"trxl2", 4}} {
+		g, err := workloads.Build(w.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := methodstest.NewProblem(g, w.devices, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, methodstest.Case{Name: w.name, Problem: p})
+	}
+	return cs
+}
+
 // small is a policy small enough for the suite.
 var small = &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
 
@@ -91,6 +114,9 @@ func TestConformance(t *testing.T) {
 			s := optimize.Settings{Budget: optimize.Budget{Evaluations: 40}, Seed: 3}
 			o := methods.Options{}
 			cs := full
+			if e.Name == "ddp" {
+				cs = batchCases(t) // it splits the batch: graphs that have one
+			}
 			if e.Kind == methods.Learned {
 				s.Budget = optimize.Budget{Steps: 2}
 				o = methods.Options{Policy: small, Samples: 4, Warmup: 2}

@@ -34,6 +34,9 @@ type Evaluator struct {
 	g    *graph.Graph
 	c    *roofline.Cluster
 	opts roofline.Options
+	// whole scores decisions without a strategy: the roofline model's
+	// evaluator on the whole cluster (its batches on every core).
+	whole *roofline.Evaluator
 
 	mu       sync.Mutex
 	replicas map[[2]int]*replica // by (micro-batch, devices)
@@ -42,8 +45,19 @@ type Evaluator struct {
 var _ evaluate.Evaluator = (*Evaluator)(nil)
 
 // NewEvaluator returns an evaluator for graph g on cluster c.
-func NewEvaluator(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) *Evaluator {
-	return &Evaluator{g: g, c: c, opts: opts, replicas: map[[2]int]*replica{}}
+func NewEvaluator(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*Evaluator, error) {
+	m, err := roofline.NewModel(g, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	return Wrap(m), nil
+}
+
+// Wrap returns the evaluator of m's graph on m's cluster: decisions
+// without a strategy are m's (roofline.Evaluator), the others composed
+// around one replica's model.
+func Wrap(m *roofline.Model) *Evaluator {
+	return &Evaluator{g: m.G, c: m.Cluster, opts: m.Opts, whole: roofline.NewEvaluator(m), replicas: map[[2]int]*replica{}}
 }
 
 // replica is one replica's model at one micro-batch on one device count,
@@ -128,17 +142,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 	}
 	s := d.Strategy
 	if s.IsZero() {
-		r, err := e.replicaAt(e.g.Batch(), e.c.Devices)
-		if err != nil {
-			return evaluate.Result{}, err
-		}
-		sr := r.pool.Get().(*simRec)
-		defer r.pool.Put(sr)
-		res, err := sr.s.Run(d)
-		if err != nil {
-			return evaluate.Result{}, err
-		}
-		return res.Clone(), nil
+		return e.whole.Evaluate(ctx, d)
 	}
 	R := s.R()
 	if e.c.Devices%R != 0 {
@@ -217,10 +221,16 @@ func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, 
 	return out
 }
 
-// EvaluateBatch scores ds one by one (each evaluation runs its replica's
-// simulation; a search evaluates its batches on the replica's own
-// evaluator).
+// EvaluateBatch scores ds: decisions without a strategy on every core
+// (the roofline evaluator's batch), the others one by one.
 func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, out []evaluate.Result) error {
+	plain := true
+	for i := range ds {
+		plain = plain && ds[i].Strategy.IsZero()
+	}
+	if plain {
+		return e.whole.EvaluateBatch(ctx, ds, out)
+	}
 	for i := range ds {
 		r, err := e.Evaluate(ctx, ds[i])
 		if err != nil {
@@ -237,11 +247,7 @@ func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer)
 	if !d.Strategy.IsZero() {
 		return evaluate.Result{}, fmt.Errorf("trace of strategy %s: %w", d.Strategy, ErrNotYet)
 	}
-	r, err := e.replicaAt(e.g.Batch(), e.c.Devices)
-	if err != nil {
-		return evaluate.Result{}, err
-	}
-	return roofline.NewEvaluator(r.m).Trace(ctx, d, w)
+	return e.whole.Trace(ctx, d, w)
 }
 
 // LowerBound is a step time no decision with strategy s beats on this

@@ -49,7 +49,7 @@ func TestNoStrategyIsRoofline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := NewEvaluator(g, c, roofline.Options{})
+	e, _ := NewEvaluator(g, c, roofline.Options{})
 	got, err := e.Evaluate(context.Background(), d)
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("no strategy: %+v, %v; want the roofline's %+v", got.StepTime, err, want.StepTime)
@@ -69,7 +69,7 @@ func TestDDPComposes(t *testing.T) {
 	g := trxl(t)
 	for _, R := range []int{2, 4} {
 		c := cluster(t, R, "nvswitch")
-		e := NewEvaluator(g, c, roofline.Options{})
+		e, _ := NewEvaluator(g, c, roofline.Options{})
 		d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}}
 		got, err := e.Evaluate(context.Background(), d)
 		if err != nil {
@@ -110,7 +110,7 @@ func seq(n int) []int {
 // fit, are one-line errors.
 func TestDDPRefusals(t *testing.T) {
 	g := trxl(t)
-	e := NewEvaluator(g, cluster(t, 4, "nvswitch"), roofline.Options{})
+	e, _ := NewEvaluator(g, cluster(t, 4, "nvswitch"), roofline.Options{})
 	for _, c := range []struct {
 		s    decision.Strategy
 		want string
@@ -134,7 +134,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	g := trxl(b)
 	for _, R := range []int{1, 8} {
 		c := cluster(b, R, "nvswitch")
-		e := NewEvaluator(g, c, roofline.Options{})
+		e, _ := NewEvaluator(g, c, roofline.Options{})
 		d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}}
 		if R == 1 {
 			d.Strategy = decision.Strategy{}

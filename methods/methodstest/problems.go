@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/optimize"
 )
@@ -27,13 +28,15 @@ func NewProblem(g *graph.Graph, devices int, capacity int64) (*optimize.Problem,
 }
 
 // RooflineProblem builds a problem for g on cluster c that plans with and
-// is scored by the roofline model under opts, with every task.
+// is scored by the roofline model under opts (decisions with replicas
+// composed around one replica's simulation, as jobs score them), with
+// every task.
 func RooflineProblem(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*optimize.Problem, error) {
 	m, err := roofline.NewModel(g, c, opts)
 	if err != nil {
 		return nil, err
 	}
-	return optimize.NewProblem(g, m, roofline.NewEvaluator(m)), nil
+	return optimize.NewProblem(g, m, strategy.Wrap(m)), nil
 }
 
 // Close reports whether a and b agree to a relative 1e-9.

@@ -1,0 +1,50 @@
+package classical
+
+import (
+	"context"
+	"errors"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/optimize"
+)
+
+// ErrNoBatch is returned by the methods that split the batch (ddp) when
+// the graph does not say where its batch is (graph.Graph.Batch is 0:
+// msr-fiddle, CostGraphDef and ONNX imports): not a failure, the method
+// does not apply.
+var ErrNoBatch = errors.New("the graph has no batch information, so its batch cannot be split")
+
+// DDP is data parallelism as PyTorch's DistributedDataParallel runs it
+// (Li et al., VLDB'20): every GPU holds the whole model and runs the step
+// on its share of the global batch; the gradients are all-reduced in
+// 25 MiB buckets overlapped with the backward pass. Its decision is one
+// replica on one GPU (every op on device 0, TensorFlow's order and fusion:
+// the problem's base) with as many replicas as the problem has GPUs
+// (decision.Strategy); the problem's evaluator costs the replicas and the
+// all-reduce (evaluate/strategy). A problem that keeps its placement
+// (tasks without placement) keeps it: the decision is then its base, one
+// replica.
+type DDP struct{}
+
+var _ optimize.Optimizer = DDP{}
+
+// Name returns "ddp".
+func (DDP) Name() string { return "ddp" }
+
+// Optimize evaluates the DDP decision once.
+func (o DDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	if p.Graph.Batch() == 0 {
+		return nil, ErrNoBatch
+	}
+	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
+		d := p.Start()
+		if !p.EffectiveTasks().Placement {
+			// The placement is the problem's to keep: no replicas.
+			return d, nil
+		}
+		d.Device = decision.Single(p.Graph)
+		d.Transfer = nil // one GPU per replica: nothing is sent inside a replica
+		d.Strategy = decision.Strategy{Replicas: p.Devices()}
+		return d, nil
+	})
+}
