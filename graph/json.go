@@ -10,16 +10,15 @@ import (
 	"io"
 )
 
-// FormatName and FormatVersion identify the native JSON graph format
-// (docs/graph-format.md). This placer reads versions 1 and 2; version 2
-// adds batch information (the keys batch, batch_dim and fixed_*). Write
-// writes version 1 for a graph without batch information, so that such a
-// file reads as it always did, and version 2 for one with it.
+// FormatName and the versions identify the native JSON graph format
+// (docs/graph-format.md). This placer reads versions 1 and 2. Write
+// writes FormatVersion (1) for a graph without batch information, so that
+// such a file reads as it always did, and FormatVersionBatch (2), which
+// adds the keys batch, batch_dim and fixed_*, for one with it.
 const (
-	FormatName    = "placer-graph"
-	FormatVersion = 2
-
-	formatVersionNoBatch = 1
+	FormatName         = "placer-graph"
+	FormatVersion      = 1
+	FormatVersionBatch = 2
 )
 
 type fileGraph struct {
@@ -76,9 +75,9 @@ func Write(w io.Writer, g *Graph) error { return write(w, g, true) }
 // some.
 func write(w io.Writer, g *Graph, batch bool) error {
 	batch = batch && g.batch > 0
-	f := fileGraph{Format: FormatName, Version: formatVersionNoBatch, Name: g.name}
+	f := fileGraph{Format: FormatName, Version: FormatVersion, Name: g.name}
 	if batch {
-		f.Version, f.Batch = FormatVersion, g.batch
+		f.Version, f.Batch = FormatVersionBatch, g.batch
 	}
 	f.Ops = make([]fileOp, len(g.ops))
 	for i := range g.ops {
@@ -170,11 +169,11 @@ func decodeRef(data []byte) (*Graph, error) {
 	if f.Format != FormatName {
 		return nil, fmt.Errorf("graph: format is %q, want %q (is this a placer graph file?)", f.Format, FormatName)
 	}
-	if f.Version != formatVersionNoBatch && f.Version != FormatVersion {
-		return nil, fmt.Errorf("graph: format version %d is not supported (this placer reads versions %d and %d)", f.Version, formatVersionNoBatch, FormatVersion)
+	if f.Version != FormatVersion && f.Version != FormatVersionBatch {
+		return nil, fmt.Errorf("graph: format version %d is not supported (this placer reads versions %d and %d)", f.Version, FormatVersion, FormatVersionBatch)
 	}
-	if f.Batch != 0 && f.Version < FormatVersion {
-		return nil, fmt.Errorf("graph: batch: batch information needs format version %d (this file says version %d)", FormatVersion, f.Version)
+	if f.Batch != 0 && f.Version < FormatVersionBatch {
+		return nil, fmt.Errorf("graph: batch: batch information needs format version %d (this file says version %d)", FormatVersionBatch, f.Version)
 	}
 	b := NewBuilder(f.Name)
 	b.SetBatch(f.Batch)

@@ -503,12 +503,12 @@ func (d *fastDecoder) file() bool {
 		}
 		return ok
 	})
-	if !ok || !ops || format != FormatName || (version != formatVersionNoBatch && version != FormatVersion) {
+	if !ok || !ops || format != FormatName || (version != FormatVersion && version != FormatVersionBatch) {
 		return false
 	}
 	// Batch information: only in version 2, a batch_dim only with a
 	// batch; the reference decoder words what is wrong.
-	if (batch != 0 && version < FormatVersion) || (batch == 0 && d.batchDims) || batch != int64(int(batch)) {
+	if (batch != 0 && version < FormatVersionBatch) || (batch == 0 && d.batchDims) || batch != int64(int(batch)) {
 		return false
 	}
 	// Only white space may follow.

@@ -19,6 +19,12 @@
 // all in the co-location group "loc:@<variable>"; the update op holds the
 // variable's resident bytes (weights, gradient, slots) as ParamBytes.
 //
+// Every built graph knows its batch (graph.Graph.Batch = Config.Batch):
+// each tensor says which dimension holds it and each op which parts of
+// its cost do not scale with it (batch.go), so that graph.AtBatch gives
+// the same workload at a micro-batch. REGAL's synthetic graphs and
+// Augment's copies have no batch information.
+//
 // Expert places a built graph the way the papers' human experts did.
 // Synthetic, Augment and WriteSynthetic implement REGAL's random graph
 // data set (appendix A.1.4) and its augmentation.

@@ -105,6 +105,64 @@ class ExporterTest(unittest.TestCase):
         self.assertLessEqual(mods, {"", "fc1", "act", "fc2"})
         self.assertIn("fc1", mods)
 
+    def test_batch_marks(self):
+        g, meta = self.mlp, self.mlp_meta
+        self.assertEqual((g["version"], g["batch"]), (2, zoo.MODELS["mlp"].batch))
+        b = g["batch"]
+        dims = {}
+        for t in g["tensors"]:
+            dims.setdefault(t["producer"], set()).add(t.get("batch_dim"))
+        # The inputs hold the batch in dimension 0, the parameters (and
+        # their optimizer state) in none.
+        self.assertEqual(dims["input0"], {0})
+        self.assertEqual(dims["input1"], {0})
+        self.assertEqual(dims["param:fc1.weight"], {None})
+        ops = {o["name"]: o for o in g["ops"]}
+        # fc1's forward reads its weight and bias whole at any batch.
+        self.assertEqual(ops["fc1/addmm"]["fixed_bytes_read"], (64 * 32 + 64) * 4)
+        self.assertNotIn("fixed_flops", ops["fc1/addmm"])
+        self.assertEqual(ops["fc1/addmm"]["bytes_read"] - ops["fc1/addmm"]["fixed_bytes_read"], b * 32 * 4)
+        # The optimizer's update does not scale; the weight gradients are
+        # written whole.
+        for o, m in zip(g["ops"], meta["ops"]):
+            if m["phase"] == "optimizer":
+                for k in ("flops", "bytes_read", "bytes_written"):
+                    self.assertEqual(o.get("fixed_" + k, 0), o.get(k, 0), (o["name"], k))
+            if m["phase"] == "backward" and o["type"] == "mm" and o["shape"] == [64, 32]:
+                self.assertEqual(o["fixed_bytes_written"], 64 * 32 * 4, o["name"])
+                self.assertNotIn("fixed_flops", o)
+        # Without batch information: version 1, no batch keys.
+        spec = zoo.MODELS["mlp"]
+        plain, _ = torchexport.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
+                                                    {"lr": 1e-3}, name="mlp", batch_dim=None)
+        self.assertEqual(plain["version"], 1)
+        text = json.dumps(plain)
+        self.assertNotIn("batch", text)
+        self.assertNotIn("fixed_", text)
+
+    def test_batch_exact(self):
+        # The graph at half its batch, by graph.AtBatch's rule (fixed part
+        # plus the rest times b/B, rounded up; batched tensors b/B), is the
+        # graph exported at half the batch, op by op and tensor by tensor.
+        def up(x, b, B):
+            return -(-x * b // B)
+
+        for name, g in (("mlp", self.mlp), ("cnn", self.cnn)):
+            B = g["batch"]
+            _, half, _ = export(name, tempfile.mkdtemp(dir=self.tmp), batch=B // 2)
+            self.assertEqual(half["batch"], B // 2)
+            self.assertEqual([o["name"] for o in g["ops"]], [o["name"] for o in half["ops"]])
+            for o, h in zip(g["ops"], half["ops"]):
+                for k in ("flops", "bytes_read", "bytes_written"):
+                    f = o.get("fixed_" + k, 0)
+                    self.assertEqual(f + up(o.get(k, 0) - f, B // 2, B), h.get(k, 0), (name, o["name"], k))
+                    self.assertEqual(f, h.get("fixed_" + k, 0), (name, o["name"], k))
+            self.assertEqual(len(g["tensors"]), len(half["tensors"]))
+            for t, h in zip(g["tensors"], half["tensors"]):
+                want = t["bytes"] if t.get("batch_dim") is None else up(t["bytes"], B // 2, B)
+                self.assertEqual(want, h["bytes"], (name, t["producer"]))
+                self.assertEqual(t.get("batch_dim"), h.get("batch_dim"), (name, t["producer"]))
+
     def test_deterministic(self):
         # Two separate processes (tensor ids, hash seeds and allocation
         # differ) write byte-identical files.

@@ -23,6 +23,20 @@ optimizer runs one parameter at a time so that each update op knows its
 parameter. The same code runs on torch 1.13 and on newer torch; where
 torch.utils.flop_counter exists its formulas count FLOPs, else this file's.
 
+The batch (docs/graph-format.md, "Batch information"): the graph says
+its batch B, the size of the example inputs' batch dimension (batch_dim,
+0 by default), which dimension of each tensor holds it, and which parts
+of each op's FLOPs and bytes do not scale with it. The step is recorded a
+second time on the example inputs (and targets) concatenated with
+themselves along that dimension (2B examples, the same ops): a tensor
+whose shape changes carries the batch there (activations and their
+gradients), one that keeps its shape does not (parameters, their
+gradients, optimizer state); an op's costs c(B) and c(2B) give its fixed
+part 2c(B) - c(2B) (a weight read, a weight gradient written, an
+optimizer update) and the rest, which scales. batch_dim=None records
+once and writes no batch information (format version 1), as does a step
+whose second recording has other ops (a data-dependent model).
+
 Run on its own:
     python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
 or from Python:
@@ -303,7 +317,7 @@ class Exporter:
 
     def produce(self, op, t):
         """Op produces tensor t (a new graph tensor)."""
-        self.tensors.append([op, [], _nbytes(t)])
+        self.tensors.append([op, [], _nbytes(t), list(t.shape)])
         self.producer[id(t)] = len(self.tensors) - 1
         self.keep.append(t)
 
@@ -426,7 +440,7 @@ def _optimizer_step(opt):
 
 
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
-                         out=None, meta_out=None, name="model", fake=True, seed=0):
+                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0):
     """Records one training step and returns (graph, meta) as dicts.
 
     build_model() returns the nn.Module (called under fake tensors when
@@ -434,9 +448,62 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     (inputs, target): inputs a tensor or a tuple of tensors for the model,
     target what loss_fn(output, target) takes. optimizer_cls is built once
     per parameter with optimizer_kwargs (foreach=False where it accepts
-    it). When out is given, the graph is written there and the meta file to
-    meta_out (default: out with .json replaced by .meta.json).
+    it). batch_dim is the batch dimension of the inputs (and of the
+    targets that share the first input's batch size): the graph marks the
+    batch (see the module's doc; None: no batch information). When out is
+    given, the graph is written there and the meta file to meta_out
+    (default: out with .json replaced by .meta.json).
     """
+    x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs,
+                                               fake, seed, batch_dim, False)
+    x2 = None
+    if batch:
+        x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
+                     True)[0]
+        if not _same_steps(x, x2):
+            print("torchexport: the step at twice the batch has other ops (a data-dependent model): "
+                  "the graph has no batch information", file=sys.stderr)
+            x2 = None
+    graph, meta = _assemble(x, name, params, buffers, model, batch if x2 is not None else 0, x2)
+    if out is not None:
+        _write_json(out, graph)
+        _write_json(meta_out or _meta_path(out), meta)
+    return graph, meta
+
+
+def _double(t, batch_dim, batch):
+    """t twice along batch_dim when that dimension has the batch's size."""
+    if isinstance(t, torch.Tensor) and t.dim() > batch_dim and t.shape[batch_dim] == batch:
+        return torch.cat([t, t], dim=batch_dim)
+    return t
+
+
+def _map_tensors(x, f):
+    if isinstance(x, torch.Tensor):
+        return f(x)
+    if isinstance(x, tuple):
+        return tuple(_map_tensors(y, f) for y in x)
+    if isinstance(x, list):
+        return [_map_tensors(y, f) for y in x]
+    if isinstance(x, dict):
+        return {k: _map_tensors(v, f) for k, v in x.items()}
+    return x
+
+
+def _same_steps(a, b):
+    """Whether two recordings have the same ops and tensors."""
+    if len(a.ops) != len(b.ops) or len(a.tensors) != len(b.tensors):
+        return False
+    if any(p["type"] != q["type"] for p, q in zip(a.ops, b.ops)):
+        return False
+    return all(p[0] == q[0] and p[1] == q[1] and len(p[3]) == len(q[3]) for p, q in zip(a.tensors, b.tensors))
+
+
+def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double):
+    """One recording of the step; double: on the inputs twice over along
+    batch_dim. Returns (exporter, params, buffers, model, batch), batch the
+    example inputs' batch size (0 when batch_dim is None or the first input
+    has no such dimension)."""
     torch.manual_seed(seed)
     x = Exporter(fake and FakeTensorMode is not None)
     fm = FakeTensorMode() if x.fake else None
@@ -448,6 +515,12 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
         inputs, target = make_inputs()
         if isinstance(inputs, torch.Tensor):
             inputs = (inputs,)
+        batch = 0
+        if batch_dim is not None and inputs and inputs[0].dim() > batch_dim:
+            batch = int(inputs[0].shape[batch_dim])
+        if double:
+            inputs = tuple(_double(t, batch_dim, batch) for t in inputs)
+            target = _map_tensors(target, lambda t: _double(t, batch_dim, batch))
         kwargs = dict(optimizer_kwargs or {})
         import inspect
         if "foreach" in inspect.signature(optimizer_cls.__init__).parameters:
@@ -530,29 +603,53 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
         if fm is not None:
             fm.__exit__(None, None, None)
 
-    graph, meta = _assemble(x, name, params, buffers, model)
-    if out is not None:
-        _write_json(out, graph)
-        _write_json(meta_out or _meta_path(out), meta)
-    return graph, meta
+    return x, params, buffers, model, batch
 
 
 def _meta_path(out):
     return out[:-5] + ".meta.json" if out.endswith(".json") else out + ".meta.json"
 
 
-def _assemble(x, name, params, buffers, model):
+def _fixed(c1, c2):
+    """The part of a cost c1 at batch B that does not scale, from c2 at 2B."""
+    return min(c1, max(0, 2 * c1 - c2))
+
+
+def _mark_batch(ops, x, x2):
+    """Gives ops their fixed parts from the second recording x2 (at twice
+    the batch) and returns each tensor's batch dimension (None: none)."""
+    for op, o2 in zip(ops, x2.ops):
+        for k in ("flops", "bytes_read", "bytes_written"):
+            f = _fixed(op.get(k, 0), o2.get(k, 0))
+            if f:
+                op["fixed_" + k] = int(f)
+    dims = []
+    for t1, t2 in zip(x.tensors, x2.tensors):
+        d = None
+        if t1[2] != t2[2]:
+            d = next((i for i, (a, b) in enumerate(zip(t1[3], t2[3])) if a != b), None)
+        dims.append(d)
+    return dims
+
+
+def _assemble(x, name, params, buffers, model, batch=0, x2=None):
     ops = x.ops
+    dims = _mark_batch(ops, x, x2) if batch else None
     for op, m in zip(ops, x.meta):
         if m["phase"] == "backward":
             op["name"] = "%s/%s" % (m["module"] or "model", op["name"])
         op["name"] = x._unique(op["name"])
     tensors = []
-    for prod, cons, nbytes in x.tensors:
+    for k, (prod, cons, nbytes, _) in enumerate(x.tensors):
         if not cons:
             continue  # placer keeps only values someone reads
-        tensors.append({"producer": ops[prod]["name"], "consumers": [ops[c]["name"] for c in cons], "bytes": int(nbytes)})
+        t = {"producer": ops[prod]["name"], "consumers": [ops[c]["name"] for c in cons], "bytes": int(nbytes)}
+        if dims is not None and dims[k] is not None:
+            t["batch_dim"] = dims[k]
+        tensors.append(t)
     graph = {"format": FORMAT_NAME, "version": 1, "name": name, "ops": ops, "tensors": tensors}
+    if batch:
+        graph = {"format": FORMAT_NAME, "version": 2, "name": name, "batch": batch, "ops": ops, "tensors": tensors}
     modules = []
     seen = set()
     for m in x.meta:
@@ -599,6 +696,8 @@ def main(argv=None):
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-batch", action="store_true",
+                   help="write no batch information (records the step once instead of twice)")
     p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
     a = p.parse_args(argv)
     spec = zoo.MODELS[a.model]
@@ -610,7 +709,7 @@ def main(argv=None):
     start = time.monotonic()
     graph, meta = export_training_step(spec.build, lambda: spec.inputs(batch), spec.loss, opt, kw, a.out,
                                        name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
-                                       seed=a.seed)
+                                       seed=a.seed, batch_dim=None if a.no_batch else 0)
     flops = sum(o.get("flops", 0) for o in graph["ops"])
     print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,

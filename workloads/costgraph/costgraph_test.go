@@ -24,6 +24,9 @@ func TestREGALFixture(t *testing.T) {
 	if g.Name() != "regal_small" {
 		t.Errorf("name %q", g.Name())
 	}
+	if _, err := graph.AtBatch(g, 1); g.Batch() != 0 || err == nil || !strings.Contains(err.Error(), "no batch information") {
+		t.Errorf("batch %d, AtBatch: %v; want no batch information", g.Batch(), err)
+	}
 	names := []string{"_SOURCE", "node_0", "node_1", "node_2", "node_3", "_SINK"}
 	times := []float64{0, 61e-6, 150e-6, 97e-6, 171e-6, 0}
 	if g.NumOps() != len(names) {

@@ -11,7 +11,10 @@
 // shape of a node's first output become Op.DType and Op.Shape where placer
 // has an equivalent. Encode writes a graph back, so that Decode(Encode(g))
 // equals g for every graph Decode returns. docs/importers.md describes the
-// mapping, the units and what is ignored.
+// mapping, the units and what is ignored. A CostGraphDef does not say which
+// dimension is the batch, nor which memory is per example: imported graphs
+// have no batch information (graph.Graph.Batch is 0), and Encode writes
+// none.
 //
 // The message declarations (costgraph.proto, generated into the
 // costgraphpb package) use TensorFlow's field names and numbers. Unknown

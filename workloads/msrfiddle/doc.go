@@ -23,6 +23,8 @@
 // edge cost in seconds. DecodeWithMeta also returns the file's device count
 // and per-device memory so that callers can default to the machine the
 // graph was profiled for. docs/importers.md describes the mapping in full.
+// The graphs have no batch information (graph.Graph.Batch is 0): layers
+// profiled at one batch, with no shapes to tell activations from weights.
 //
 // Malformed input (bad JSON, a missing or duplicate node id, a negative,
 // NaN or infinite number, a cycle) is reported as a one-line error that

@@ -18,6 +18,9 @@ func TestSmallFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := graph.AtBatch(g, 1); g.Batch() != 0 || err == nil || !strings.Contains(err.Error(), "no batch information") {
+		t.Errorf("batch %d, AtBatch: %v; want no batch information", g.Batch(), err)
+	}
 	if g.Name() != "small" {
 		t.Errorf("name %q, want small", g.Name())
 	}

@@ -16,7 +16,11 @@
 //
 // An ONNX file holds one inference graph; a training step (backward pass
 // and optimizer update) comes from the PyTorch exporter in tools/torchexport
-// (docs/import.md).
+// (docs/import.md). Imported graphs have no batch information
+// (graph.Graph.Batch is 0): the shapes are fixed numbers, with nothing to
+// say which dimension is the batch, and a Reshape's target shape is a
+// constant that holds the batch too (docs/graph-format.md, "Batch
+// information"); the PyTorch exporter marks the batch.
 //
 // The message declarations (onnx.proto, generated into the onnxpb package
 // with `make proto`) use ONNX's field names and numbers. Malformed input

@@ -74,6 +74,9 @@ func TestMLP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := graph.AtBatch(g, 1); g.Batch() != 0 || err == nil || !strings.Contains(err.Error(), "no batch information") {
+		t.Errorf("batch %d, AtBatch: %v; want no batch information", g.Batch(), err)
+	}
 	// By hand: ops are the input, the shared initializer b1, then the nodes.
 	want := []struct {
 		name, typ    string
