@@ -139,8 +139,10 @@ func runLearned(ctx context.Context, name string, o methods.Options, p *optimize
 type learned struct {
 	method string // the row's name
 	// source, if set, is the table row whose decision res holds: the
-	// search did not improve on it.
+	// search did not improve on it; own is then the search's own result,
+	// which its row shows.
 	source  string
+	own     *optimize.Result
 	res     *optimize.Result
 	refName string // the reference's name
 	refStep float64
@@ -152,7 +154,11 @@ type learned struct {
 func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
 	res := l.res
 	row := report.BaselinesRow{Method: l.method, SearchTime: l.elapsed.Seconds()}
-	fillRow(&row, res, p)
+	if l.own != nil {
+		fillRow(&row, l.own, p)
+	} else {
+		fillRow(&row, res, p)
+	}
 	b.Rows = append(b.Rows, row)
 	for i := range b.Rows {
 		if r := &b.Rows[i]; r.Error == "" && r.StepTime > 0 {

@@ -191,7 +191,7 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if bestName, best := bestOf(p.Objective, names, results, true); best != nil && (!p.Objective.Valid(&res.Eval) || p.Objective.Of(&best.Eval) < p.Objective.Of(&res.Eval)) {
 		kept := *res
 		kept.Decision, kept.Eval = best.Decision, best.Eval
-		l.res, l.source = &kept, bestName
+		l.res, l.source, l.own = &kept, bestName, res
 	}
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
 	if err != nil {
