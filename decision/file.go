@@ -41,8 +41,11 @@ type File struct {
 	Strategy *Strategy `json:"strategy,omitempty"`
 }
 
-// NewFile wraps d for writing.
+// NewFile wraps d, made for a cluster of devices GPUs, for writing. With
+// a strategy of R replicas the file's devices are one replica's,
+// devices / R.
 func NewFile(g *graph.Graph, devices int, d Decision) File {
+	devices /= d.Strategy.R()
 	f := File{
 		Format: FormatName, Version: FormatVersionPlacement, Graph: g.Name(), GraphSHA256: graph.Hash(g), Ops: g.NumOps(), Devices: devices,
 		Device: d.Device, Priority: d.Priority, Fusion: d.Fusion, Transfer: d.Transfer,

@@ -100,3 +100,13 @@ func TestStrategyFiles(t *testing.T) {
 		t.Errorf("unknown schedule: %v", err)
 	}
 }
+
+// TestStrategyFileDevices: a file of R replicas on N GPUs says one
+// replica's N / R devices.
+func TestStrategyFileDevices(t *testing.T) {
+	g := testGraph(t)
+	f := NewFile(g, 4, Decision{Device: []int{0, 0, 0, 0}, Strategy: Strategy{Replicas: 4}})
+	if f.Devices != 1 {
+		t.Errorf("4 replicas on 4 GPUs: the file says %d devices, want 1", f.Devices)
+	}
+}

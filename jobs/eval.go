@@ -93,8 +93,8 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	d.Strategy = st
 	ev, lower := p.Evaluator, p.Cost.LowerBound(d.Fusion != nil)
 	if !st.IsZero() {
-		if o.Trace != "" || o.Measure {
-			return report.Eval{}, fmt.Errorf("eval --strategy %s: --trace and --measure take one replica's decision (no --strategy) for now", st)
+		if o.Measure {
+			return report.Eval{}, fmt.Errorf("eval --strategy %s: --measure takes one replica's decision (no --strategy) for now", st)
 		}
 		se, err := strategy.NewEvaluator(g, c, p.opts)
 		if err != nil {

@@ -241,13 +241,29 @@ func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, o
 	return nil
 }
 
-// Trace writes a decision without a strategy's timeline; a strategy's
-// trace (every replica's GPUs and the all-reduces) is not drawn yet.
+// Trace writes d's timeline. With replicas it is one replica's (its GPUs,
+// at its share of the batch; the gradient all-reduce is not drawn yet),
+// and the result returned is the whole step's, as Evaluate's.
 func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer) (evaluate.Result, error) {
-	if !d.Strategy.IsZero() {
-		return evaluate.Result{}, fmt.Errorf("trace of strategy %s: %w", d.Strategy, ErrNotYet)
+	s := d.Strategy
+	if s.IsZero() {
+		return e.whole.Trace(ctx, d, w)
 	}
-	return e.whole.Trace(ctx, d, w)
+	res, err := e.Evaluate(ctx, d)
+	if err != nil {
+		return res, err
+	}
+	R := s.R()
+	rep, err := e.replicaAt((e.g.Batch()+R-1)/R, e.c.Devices/R)
+	if err != nil {
+		return res, err
+	}
+	one := d
+	one.Strategy = decision.Strategy{}
+	if _, err := roofline.NewEvaluator(rep.m).Trace(ctx, one, w); err != nil {
+		return res, err
+	}
+	return res, nil
 }
 
 // LowerBound is a step time no decision with strategy s beats on this
