@@ -177,7 +177,7 @@ func reference(ctx context.Context, p *optimize.Problem, methods []string, resul
 			return want, results[i].Eval.StepTime
 		}
 	}
-	if name, best := bestValid(p.Objective, methods, results); best != nil {
+	if name, best := bestOf(p.Objective, methods, results, true); best != nil {
 		return name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))

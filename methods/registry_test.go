@@ -43,7 +43,9 @@ func TestMethodsAndArms(t *testing.T) {
 	if err := methods.CheckMethods(user); err != nil {
 		t.Errorf("CheckMethods(Methods()) = %v", err)
 	}
-	if len(user) > 20 {
+	// About 15 distinct placement algorithms, and the strategies users run
+	// without placer (ddp, fsdp; the pipelines next).
+	if len(user) > 25 {
 		t.Errorf("%d user methods: %v", len(user), user)
 	}
 }

@@ -152,8 +152,8 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 	if err := s.CheckFor(e.g.Batch(), devices, e.c.Devices); err != nil {
 		return evaluate.Result{}, err
 	}
-	if s.M() > 1 || s.Shard != decision.NoShard {
-		return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches and sharding are %w", s, ErrNotYet)
+	if s.M() > 1 {
+		return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches are %w", s, ErrNotYet)
 	}
 	b := (e.g.Batch() + R - 1) / R
 	rep, err := e.replicaAt(b, devices)
@@ -174,11 +174,103 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 		ts := g.Tensor(int(t))
 		grads[i] = Gradient{Device: d.Device[ts.Producer], Bytes: ts.Bytes, Ready: sr.rec.finish[ts.Producer]}
 	}
+	if s.Shard == decision.FullShard {
+		fwdEnd := 0.0 // when the replica's forward pass ends
+		for i := range g.NumOps() {
+			if !g.Op(i).Backward {
+				fwdEnd = max(fwdEnd, sr.rec.finish[i])
+			}
+		}
+		return e.fsdp(res, g, d.Device, devices, R, grads, fwdEnd)
+	}
 	ar, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
 	if err != nil {
 		return evaluate.Result{}, err
 	}
 	return e.compose(res, ar, devices, R, grads), nil
+}
+
+// fsdp composes FSDP (ZeRO-3) around one replica's result: each GPU keeps
+// 1/R of its device's parameter state (weights, gradients, optimizer
+// state: the ops' ParamBytes); every weight is all-gathered before its
+// forward use and again before its backward use, and its gradient
+// reduce-scattered after, among the R GPUs holding that device's part,
+// one collective per weight (FSDP wraps layers; a weight is the finest
+// unit). The forward's all-gathers overlap the forward pass, the
+// backward's all-gathers and reduce-scatters the backward pass (FSDP
+// prefetches the next unit); the step grows by what each phase's
+// collectives take beyond the phase, plus the first weight's all-gather
+// and the last gradient's reduce-scatter, which nothing hides. Memory: the
+// replica's
+// peak less (R-1)/R of the parameter state, plus the largest weight
+// gathered whole.
+func (e *Evaluator) fsdp(one *evaluate.Result, g *graph.Graph, dev []int, devices, R int, grads []Gradient, fwdEnd float64) (evaluate.Result, error) {
+	state := make([]int64, devices)
+	for i := range g.NumOps() {
+		state[dev[i]] += g.Op(i).ParamBytes
+	}
+	gather := make([]float64, devices)  // one all-gather of every weight
+	scatter := make([]float64, devices) // one reduce-scatter of every gradient
+	first := make([]float64, devices)
+	last := make([]float64, devices) // the reduce-scatter of the last gradient ready
+	lastReady := make([]float64, devices)
+	largest := make([]int64, devices)
+	group := make([]int, R)
+	for _, gr := range grads {
+		k := gr.Device
+		for i := range group {
+			group[i] = i*devices + k
+		}
+		ag, _, err := e.c.CollectiveTime(roofline.AllGather, group, gr.Bytes)
+		if err != nil {
+			return evaluate.Result{}, err
+		}
+		rs, _, err := e.c.CollectiveTime(roofline.ReduceScatter, group, gr.Bytes)
+		if err != nil {
+			return evaluate.Result{}, err
+		}
+		gather[k] += ag
+		scatter[k] += rs
+		if first[k] == 0 {
+			first[k] = ag
+		}
+		if gr.Ready >= lastReady[k] {
+			last[k], lastReady[k] = rs, gr.Ready
+		}
+		largest[k] = max(largest[k], gr.Bytes)
+	}
+	exposed := 0.0
+	for k := range gather {
+		fwd := max(0, gather[k]-fwdEnd)
+		bwd := max(0, gather[k]+scatter[k]-(one.StepTime-fwdEnd))
+		exposed = max(exposed, first[k]+fwd+bwd+last[k])
+	}
+	n := devices * R
+	out := evaluate.Result{
+		StepTime: one.StepTime + exposed, DeviceBusy: make([]float64, n), PeakMemory: make([]int64, n), Capacity: make([]int64, n),
+		ColocationViolations: one.ColocationViolations, Transfers: one.Transfers * R, Kernels: one.Kernels * R,
+		BytesMoved: one.BytesMoved * int64(R),
+	}
+	for k := range state {
+		// Each weight crosses (R-1)/R of its bytes per GPU three times.
+		var w int64
+		for _, gr := range grads {
+			if gr.Device == k {
+				w += gr.Bytes
+			}
+		}
+		out.BytesMoved += int64(3 * float64(R-1) * float64(w))
+	}
+	for r := 0; r < R; r++ {
+		for k := 0; k < devices; k++ {
+			i := r*devices + k
+			out.DeviceBusy[i] = one.DeviceBusy[k]
+			out.PeakMemory[i] = one.PeakMemory[k] - state[k] + (state[k]+int64(R)-1)/int64(R) + largest[k]
+			out.Capacity[i] = one.Capacity[k]
+			out.OOM = out.OOM || out.PeakMemory[i] > out.Capacity[i]
+		}
+	}
+	return out, nil
 }
 
 // compose builds the whole cluster's result from one replica's: every

@@ -117,7 +117,7 @@ func TestDDPRefusals(t *testing.T) {
 	}{
 		{decision.Strategy{Replicas: 3}, "do not divide"},
 		{decision.Strategy{Replicas: 2, MicroBatches: 4}, "not costed yet"},
-		{decision.Strategy{Replicas: 4, Shard: decision.FullShard}, "not costed yet"},
+
 		{decision.Strategy{Replicas: 4, MicroBatches: 1000}, "more than the batch"},
 	} {
 		d := decision.Decision{Device: make([]int, g.NumOps()), Strategy: c.s}
@@ -147,5 +147,40 @@ func BenchmarkEvaluate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestFSDPComposes: FSDP on 4 GPUs keeps a quarter of the parameter state
+// per GPU plus the largest weight gathered, and costs at least DDP's
+// replica step; its communication is three collectives per weight.
+func TestFSDPComposes(t *testing.T) {
+	g := trxl(t)
+	const R = 4
+	c := cluster(t, R, "pcie")
+	e, _ := NewEvaluator(g, c, roofline.Options{})
+	d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R, Shard: decision.FullShard}}
+	got, err := e.Evaluate(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := graph.AtBatch(g, g.Batch()/R)
+	m, _ := roofline.NewModel(gb, cluster(t, 1, "pcie"), roofline.Options{})
+	one, _ := roofline.NewEvaluator(m).Evaluate(context.Background(), decision.Decision{Device: decision.Single(g)})
+	var state, largest int64
+	for i := range gb.NumOps() {
+		state += gb.Op(i).ParamBytes
+	}
+	for _, t := range Gradients(gb) {
+		largest = max(largest, gb.Tensor(int(t)).Bytes)
+	}
+	if want := one.PeakMemory[0] - state + (state+R-1)/R + largest; got.PeakMemory[0] != want {
+		t.Errorf("peak %d, want %d (replica %d, state %d / %d, largest weight %d)", got.PeakMemory[0], want, one.PeakMemory[0], state, R, largest)
+	}
+	if got.StepTime < one.StepTime {
+		t.Errorf("step %v below the replica's %v", got.StepTime, one.StepTime)
+	}
+	ddp, _ := e.Evaluate(context.Background(), decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}})
+	if got.PeakMemory[0] >= ddp.PeakMemory[0] {
+		t.Errorf("fsdp peak %d not below ddp's %d", got.PeakMemory[0], ddp.PeakMemory[0])
 	}
 }

@@ -48,3 +48,38 @@ func (o DDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Sett
 		return d, nil
 	})
 }
+
+// FSDP is fully sharded data parallelism as PyTorch FSDP and ZeRO-3 run
+// it (Rajbhandari et al., SC'20; Zhao et al., VLDB'23): DDP's replicas,
+// each keeping 1/N of the parameters, gradients and optimizer state, a
+// layer's weights all-gathered before its forward and backward and its
+// gradients reduce-scattered after. What users run first when a model
+// does not fit one GPU. Its decision is DDP's with the strategy's shard
+// set; the problem's evaluator costs the collectives and the memory.
+type FSDP struct{}
+
+var _ optimize.Optimizer = FSDP{}
+
+// Name returns "fsdp".
+func (FSDP) Name() string { return "fsdp" }
+
+// Optimize evaluates the FSDP decision once (one GPU: DDP's, nothing to
+// shard over).
+func (o FSDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	if p.Graph.Batch() == 0 {
+		return nil, ErrNoBatch
+	}
+	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
+		d := p.Start()
+		if !p.EffectiveTasks().Placement {
+			return d, nil
+		}
+		d.Device = decision.Single(p.Graph)
+		d.Transfer = nil
+		d.Strategy = decision.Strategy{Replicas: p.Devices()}
+		if p.Devices() > 1 {
+			d.Strategy.Shard = decision.FullShard
+		}
+		return d, nil
+	})
+}
