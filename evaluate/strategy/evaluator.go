@@ -102,6 +102,12 @@ func Gradients(g *graph.Graph) []int32 {
 	return out
 }
 
+// newSim is a simulator of rep's model reporting to rec (a fresh one: a
+// pipelined evaluation records what the pooled ones do not).
+func newSim(rep *replica, rec roofline.Recorder) *roofline.Simulator {
+	return roofline.NewSimulator(rep.m, rec)
+}
+
 func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -153,7 +159,10 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 		return evaluate.Result{}, err
 	}
 	if s.M() > 1 {
-		return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches are %w", s, ErrNotYet)
+		if s.Shard != decision.NoShard {
+			return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches with sharding are %w", s, ErrNotYet)
+		}
+		return e.pipelined(d, devices, R, s.M())
 	}
 	b := (e.g.Batch() + R - 1) / R
 	rep, err := e.replicaAt(b, devices)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/workloads"
@@ -116,7 +117,7 @@ func TestDDPRefusals(t *testing.T) {
 		want string
 	}{
 		{decision.Strategy{Replicas: 3}, "do not divide"},
-		{decision.Strategy{Replicas: 2, MicroBatches: 4}, "not costed yet"},
+		{decision.Strategy{Replicas: 2, MicroBatches: 4, Shard: decision.FullShard}, "not costed yet"},
 
 		{decision.Strategy{Replicas: 4, MicroBatches: 1000}, "more than the batch"},
 	} {
@@ -182,5 +183,85 @@ func TestFSDPComposes(t *testing.T) {
 	ddp, _ := e.Evaluate(context.Background(), decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R}})
 	if got.PeakMemory[0] >= ddp.PeakMemory[0] {
 		t.Errorf("fsdp peak %d not below ddp's %d", got.PeakMemory[0], ddp.PeakMemory[0])
+	}
+}
+
+// TestStagesHand: forward ops f0 (device 0) -> f1 (device 1), backward
+// b1 (device 1) -> b0 (device 0): two stages in that order. The same ops
+// with f1 on device 0 and f0 on device 1 read backwards: stage order 1,
+// 0. A forward pass that goes 0 -> 1 -> 0 is not a pipeline.
+func TestStagesHand(t *testing.T) {
+	build := func() *graph.Graph {
+		b := graph.NewBuilder("chain")
+		f0 := b.AddOp(graph.Op{Name: "f0", Class: graph.ClassMatMul, FLOPs: 1e9, BytesWritten: 1 << 20})
+		f1 := b.AddOp(graph.Op{Name: "f1", Class: graph.ClassMatMul, FLOPs: 1e9, BytesWritten: 1 << 20})
+		f2 := b.AddOp(graph.Op{Name: "f2", Class: graph.ClassMatMul, FLOPs: 1e9, BytesWritten: 1 << 20})
+		b1 := b.AddOp(graph.Op{Name: "b1", Class: graph.ClassMatMul, FLOPs: 1e9, BytesWritten: 1 << 20, Backward: true})
+		b0 := b.AddOp(graph.Op{Name: "b0", Class: graph.ClassMatMul, FLOPs: 1e9, Backward: true})
+		b.AddTensor(f0, 1<<20, f1)
+		b.AddTensor(f1, 1<<20, f2)
+		b.AddTensor(f2, 1<<20, b1)
+		b.AddTensor(b1, 1<<20, b0)
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	g := build()
+	cases := []struct {
+		dev   []int
+		stage []int
+		err   string
+	}{
+		{[]int{0, 1, 1, 1, 0}, []int{0, 1}, ""},
+		{[]int{1, 0, 0, 0, 1}, []int{1, 0}, ""},
+		{[]int{0, 1, 0, 0, 0}, nil, "goes from device"},
+		{[]int{0, 0, 1, 0, 1}, nil, "backward op"},
+	}
+	for _, c := range cases {
+		st, n, err := Stages(g, c.dev, 2)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%v: %v, want %q", c.dev, err, c.err)
+			}
+			continue
+		}
+		if err != nil || n != 2 || !reflect.DeepEqual(st, c.stage) {
+			t.Errorf("%v: stages %v (%d), %v; want %v", c.dev, st, n, err, c.stage)
+		}
+	}
+}
+
+// TestPipelinedExpert: AmoebaNet's expert placement on 4 GPUs is a
+// pipeline: four micro-batches are faster than one batch through it, and
+// 1F1B holds no more activations than GPipe.
+func TestPipelinedExpert(t *testing.T) {
+	g, err := workloads.Build("amoebanet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := workloads.Expert("", g, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := NewEvaluator(g, cluster(t, 4, ""), roofline.Options{})
+	run := func(s decision.Strategy) evaluate.Result {
+		r, err := e.Evaluate(context.Background(), decision.Decision{Device: dev, Strategy: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	whole := run(decision.Strategy{})
+	gp := run(decision.Strategy{MicroBatches: 4})
+	fb := run(decision.Strategy{MicroBatches: 4, Schedule: decision.OneFOneB})
+	if gp.StepTime >= whole.StepTime {
+		t.Errorf("4 micro-batches %v, not faster than the batch at once %v", gp.StepTime, whole.StepTime)
+	}
+	for k := range gp.PeakMemory {
+		if fb.PeakMemory[k] > gp.PeakMemory[k] {
+			t.Errorf("GPU %d: 1F1B holds %d, more than GPipe's %d", k, fb.PeakMemory[k], gp.PeakMemory[k])
+		}
 	}
 }
