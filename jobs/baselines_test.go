@@ -33,7 +33,7 @@ func TestBaselinesMLP(t *testing.T) {
 	}
 	for _, r := range b.Rows {
 		switch {
-		case r.Method == "expert" || r.Method == "ddp" || r.Method == "fsdp":
+		case r.Method == "expert" || slices.Contains(methods.Splitting(), r.Method):
 			if r.Error == "" {
 				t.Errorf("%s ran on mlp, which has no expert placement and no batch", r.Method)
 			}

@@ -20,7 +20,7 @@ import (
 
 // SearchStrategyMethods are the strategies a search compares with when the
 // graph has a batch (rows of its table, never its anchor).
-var SearchStrategyMethods = []string{"ddp", "fsdp"}
+var SearchStrategyMethods = methods.Splitting()
 
 // SearchReferenceMethods are the baselines a search runs first when none
 // are named: the quick deterministic ones (methods.Quick). The best valid

@@ -114,7 +114,7 @@ func TestConformance(t *testing.T) {
 			s := optimize.Settings{Budget: optimize.Budget{Evaluations: 40}, Seed: 3}
 			o := methods.Options{}
 			cs := full
-			if e.Name == "ddp" || e.Name == "fsdp" {
+			if e.Splits {
 				cs = batchCases(t) // it splits the batch: graphs that have one
 			}
 			if e.Kind == methods.Learned {

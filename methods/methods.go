@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/methods/brkga"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/classical"
@@ -96,6 +97,10 @@ type Entry struct {
 	// Compared marks the methods `placer baselines` runs when none are
 	// named.
 	Compared bool
+	// Splits marks the methods that split the batch (replicas,
+	// micro-batches: decision.Strategy): they need a graph that records
+	// its batch, and a search never starts from their decisions.
+	Splits bool
 	// Pretrained marks the methods that place with a pre-trained model:
 	// Options.Trained (Options.Regal for regal and regal-zero-shot), or
 	// the embedded default model when it is nil.
@@ -115,8 +120,8 @@ func init() {
 	registry = []Entry{
 		{Name: "single", Kind: Reference, Summary: "every op on GPU 0", Quick: true, Compared: true, New: plain(classical.Single{})},
 		{Name: "expert", Kind: Reference, Summary: "the human expert's placement (built-in workloads)", Quick: true, Compared: true, New: plain(classical.Expert{})},
-		{Name: "ddp", Kind: Reference, Summary: "data parallelism (PyTorch DDP): one replica per GPU on its share of the batch, gradients all-reduced in buckets overlapped with the backward pass", Compared: true, New: plain(classical.DDP{})},
-		{Name: "fsdp", Kind: Reference, Summary: "fully sharded data parallelism (PyTorch FSDP, ZeRO-3): ddp with parameters, gradients and optimizer state sharded over the GPUs", Compared: true, New: plain(classical.FSDP{})},
+		{Name: "ddp", Kind: Reference, Summary: "data parallelism (PyTorch DDP): one replica per GPU on its share of the batch, gradients all-reduced in buckets overlapped with the backward pass", Compared: true, Splits: true, New: plain(classical.DDP{})},
+		{Name: "fsdp", Kind: Reference, Summary: "fully sharded data parallelism (PyTorch FSDP, ZeRO-3): ddp with parameters, gradients and optimizer state sharded over the GPUs", Compared: true, Splits: true, New: plain(classical.FSDP{})},
 		{Name: "round-robin", Kind: Heuristic, Summary: "ops dealt to GPUs in topological order", Compared: true, New: plain(classical.RoundRobin{})},
 		{Name: "random", Kind: Heuristic, Summary: "the best of k random placements", Compared: true, New: plain(classical.Random{})},
 		{Name: "metis", Kind: Heuristic, Summary: "METIS-style multilevel k-way partition", Quick: true, Compared: true, New: plain(classical.METIS{})},
@@ -124,6 +129,8 @@ func init() {
 		{Name: "m-topo", Kind: Heuristic, Summary: "Baechi's memory-constrained topological split", Quick: true, Compared: true, New: plain(classical.MTopo{})},
 		{Name: "m-etf", Kind: Heuristic, Summary: "Baechi's memory-constrained earliest-task-first", Quick: true, Compared: true, New: plain(classical.METF{})},
 		{Name: "dp", Kind: Heuristic, Summary: "contiguous split of a topological order, one block per GPU (PipeDream)", Quick: true, Compared: true, New: plain(classical.DP{})},
+		{Name: "gpipe", Kind: Heuristic, Summary: "a GPipe pipeline: the forward pass cut into one stage per GPU by time, the backward with its layers, the micro-batch count chosen by evaluation", Compared: true, Splits: true, New: plain(classical.Pipeline{Schedule: decision.GPipe})},
+		{Name: "1f1b", Kind: Heuristic, Summary: "gpipe's stages under the 1F1B schedule (PipeDream-Flush, Megatron-LM): the same bubble, fewer micro-batches in flight", Compared: true, Splits: true, New: plain(classical.Pipeline{Schedule: decision.OneFOneB})},
 		{Name: "local-search", Kind: Search, Summary: "REGAL's local search over placement, order, fusion", Compared: true, New: newLocalSearch},
 		{Name: "sa", Kind: Search, Summary: "simulated annealing over placement, order, fusion", Compared: true, New: newAnnealing},
 		{Name: "local-search-anchored", Kind: Search, Summary: "local search from the best quick baseline, the policy's moves", Compared: true, New: newAnchoredLocalSearch},
@@ -416,6 +423,10 @@ func Names() []string { return names(func(Entry) bool { return true }) }
 // Compared lists the methods `placer baselines` runs by default, in
 // table order.
 func Compared() []string { return names(func(e Entry) bool { return e.Compared }) }
+
+// Splitting lists the methods that split the batch (Entry.Splits), in
+// table order.
+func Splitting() []string { return names(func(e Entry) bool { return e.Splits }) }
 
 // Quick lists the quick reference methods a learned search runs first,
 // in table order.

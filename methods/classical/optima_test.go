@@ -27,12 +27,11 @@ func solve(t *testing.T, name string, p *optimize.Problem, b optimize.Budget) *o
 }
 
 // nonLearned lists the registry's methods that are not learned and place
-// one replica (ddp and fsdp split the batch instead: they need a graph
-// with one).
+// one replica (the methods that split the batch need a graph with one).
 func nonLearned() []string {
 	var n []string
 	for _, e := range methods.All() {
-		if e.Kind != methods.Learned && e.Name != "ddp" && e.Name != "fsdp" {
+		if e.Kind != methods.Learned && !e.Splits {
 			n = append(n, e.Name)
 		}
 	}
