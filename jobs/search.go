@@ -9,6 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
@@ -164,14 +167,30 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 			o.OnStep(pt, refStep, done, total)
 		}
 	}
+	// The joint space: with a batch to split and a search that starts from
+	// an anchor, half the budget goes to hybrids, R replicas of a search's
+	// placement on N/R GPUs (1 < R < N; R = N is ddp's row).
+	hyb := hybridReplicas(p, method)
+	main := budget
+	if len(hyb) > 0 {
+		main = scaleBudget(budget, 0.5)
+	}
 	start := time.Now()
 	opt, err := methods.New(method, mo)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed})
+	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: main, Seed: o.Seed})
 	if err != nil {
 		return SearchReport{}, err
+	}
+	if len(hyb) > 0 && ctx.Err() == nil {
+		hn, hr, hres, err := runHybrids(ctx, pp, method, hyb, scaleBudget(budget, 0.5/float64(len(hyb))), o.Seed, o.Progress)
+		if err != nil && !interrupted(ctx, err) {
+			return SearchReport{}, err
+		}
+		names, results = append(names, hn...), append(results, hres...)
+		b.Rows = append(b.Rows, hr...)
 	}
 	refStep := 0.0
 	if res.Learning != nil {
@@ -271,4 +290,94 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 		Title: fmt.Sprintf("%s on %s", method, graphName), XLabel: "evaluations", YLabel: "step time (ms)",
 		Series: series, LegendTop: true,
 	}
+}
+
+// hybridReplicas are the replica counts R (1 < R < N, dividing N) of the
+// joint search on p: none when the graph has no batch, the method is not
+// an anchored search, or there are fewer than 4 GPUs.
+func hybridReplicas(p *optimize.Problem, method string) []int {
+	n := p.Devices()
+	switch method {
+	case "go-scored", "local-search-anchored":
+	default:
+		return nil
+	}
+	if p.Graph.Batch() == 0 || !p.EffectiveTasks().Placement {
+		return nil
+	}
+	var rs []int
+	for r := 2; r < n; r++ {
+		if n%r == 0 && r <= p.Graph.Batch() {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
+// scaleBudget is b with its evaluations, steps and times times f (each at
+// least one when it was set).
+func scaleBudget(b optimize.Budget, f float64) optimize.Budget {
+	sc := func(v int) int {
+		if v == 0 {
+			return 0
+		}
+		return max(1, int(float64(v)*f))
+	}
+	return optimize.Budget{Evaluations: sc(b.Evaluations), Steps: sc(b.Steps),
+		Time: time.Duration(float64(b.Time) * f), CPU: time.Duration(float64(b.CPU) * f)}
+}
+
+// runHybrids runs, for each R of rs, the search method on one replica's
+// problem (the graph at ceil(B/R) examples on N/R GPUs of the same
+// hardware and topology, anchored on the best of its quick baselines) and
+// scores its decision with R replicas on pp: rows "METHOD dp=R".
+func runHybrids(ctx context.Context, pp *problem, method string, rs []int, budget optimize.Budget, seed uint64, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
+	g := pp.Graph
+	for _, r := range rs {
+		start := time.Now()
+		k := pp.Devices() / r
+		gb, err := graph.AtBatch(g, (g.Batch()+r-1)/r)
+		if err != nil {
+			return names, rows, results, err
+		}
+		c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
+		if err != nil {
+			return names, rows, results, err
+		}
+		q, err := newProblemOn(gb, c, pp.Tasks, pp.opts, pp.backend)
+		if err != nil {
+			return names, rows, results, err
+		}
+		q.Objective = pp.Objective
+		setBase(q.Problem)
+		qn, _, qres, err := runMethods(ctx, q.Problem, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: seed}, nil)
+		if err != nil {
+			q.Close()
+			return names, rows, results, err
+		}
+		_, anchor := bestValid(q.Objective, qn, qres)
+		opt, err := methods.New(method, methods.Options{Reference: anchor})
+		if err != nil {
+			q.Close()
+			return names, rows, results, err
+		}
+		res, err := opt.Optimize(ctx, q.Problem, &optimize.Settings{Budget: budget, Seed: seed})
+		q.Close()
+		if err != nil {
+			return names, rows, results, err
+		}
+		d := res.Decision.Clone()
+		d.Transfer = nil
+		d.Strategy = decision.Strategy{Replicas: r}
+		name := fmt.Sprintf("%s dp=%d", method, r)
+		row, rres, err := evaluateRow(ctx, pp.Problem, name, d, &optimize.Settings{Seed: seed})
+		if err != nil {
+			return names, rows, results, err
+		}
+		rres.Stats.Evaluations += res.Stats.Evaluations
+		row.Evaluations, row.SearchTime = rres.Stats.Evaluations, time.Since(start).Seconds()
+		names, rows, results = append(names, name), append(rows, row), append(results, rres)
+		progress(progressW, row)
+	}
+	return names, rows, results, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/report"
 )
 
 // TestSearchNeverWorseThanItsTable: whatever the method and budget, the
@@ -115,5 +116,27 @@ func TestSearchDDPRow(t *testing.T) {
 	}
 	if rep.Result.Reference == "ddp" {
 		t.Error("the search was anchored on a strategy's decision")
+	}
+}
+
+// TestSearchHybrids: on 4 GPUs and a graph with a batch, the search also
+// runs two replicas of a 2-GPU placement ("go-scored dp=2"), whose
+// decision says so, and answers with the best row.
+func TestSearchHybrids(t *testing.T) {
+	rep, err := Search(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 400, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hybrid *report.BaselinesRow
+	for i, r := range rep.Comparison.Rows {
+		if r.Method == "go-scored dp=2" {
+			hybrid = &rep.Comparison.Rows[i]
+		}
+		if r.Error == "" && r.Feasible && r.StepTime < rep.Result.StepTime*(1-1e-12) {
+			t.Errorf("row %s %v ms beats the answer %v ms", r.Method, r.StepTime*1e3, rep.Result.StepTime*1e3)
+		}
+	}
+	if hybrid == nil || hybrid.Error != "" || hybrid.Evaluations < 2 {
+		t.Fatalf("no hybrid row: %+v", hybrid)
 	}
 }
