@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -263,5 +264,38 @@ func TestPipelinedExpert(t *testing.T) {
 		if fb.PeakMemory[k] > gp.PeakMemory[k] {
 			t.Errorf("GPU %d: 1F1B holds %d, more than GPipe's %d", k, fb.PeakMemory[k], gp.PeakMemory[k])
 		}
+	}
+}
+
+// BenchmarkEvaluateGPT2 is the figure: gpt2_small (make zoo,
+// out/zoo) with 8 replicas against one replica's evaluation (bound 1.5x).
+// Skipped when the zoo is not exported.
+func BenchmarkEvaluateGPT2(b *testing.B) {
+	f, err := os.Open("../../out/zoo/gpt2_small.json")
+	if err != nil {
+		b.Skip("out/zoo/gpt2_small.json not there: make zoo")
+	}
+	defer f.Close()
+	g, err := graph.Read(f)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if g.Batch() == 0 {
+		b.Skip("out/zoo/gpt2_small.json has no batch information: export it again (make zoo)")
+	}
+	for _, R := range []int{1, 8} {
+		e, _ := NewEvaluator(g, cluster(b, R, "nvswitch"), roofline.Options{})
+		d := decision.Decision{Device: decision.Single(g)}
+		if R > 1 {
+			d.Strategy = decision.Strategy{Replicas: R}
+		}
+		b.Run(map[int]string{1: "replica", 8: "ddp8"}[R], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Evaluate(context.Background(), d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
