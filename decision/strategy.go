@@ -143,7 +143,7 @@ func (s Strategy) CheckFor(batch, devices, gpus int) error {
 		return nil
 	}
 	if batch == 0 {
-		return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas x %d micro-batches need the graph's batch size, and this graph has no batch information", r, m)}
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("%s splits the batch, and this graph has no batch information (no tensor says which dimension is the batch)", s)}
 	}
 	if r*m > batch {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("%d replicas x %d micro-batches is more than the batch of %d samples", r, m, batch)}

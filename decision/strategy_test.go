@@ -56,8 +56,8 @@ func TestStrategyCheckFor(t *testing.T) {
 		{Strategy{Replicas: 4}, 32, 2, 8, ""},
 		{Strategy{Replicas: 3}, 32, 2, 8, "3 replicas do not divide 8 GPUs"},
 		{Strategy{Replicas: 2}, 32, 2, 8, "2 replicas of a 2-GPU placement take 4 GPUs, not 8"},
-		{Strategy{Replicas: 4}, 0, 2, 8, "no batch information"},
-		{Strategy{MicroBatches: 4}, 0, 8, 8, "no batch information"},
+		{Strategy{Replicas: 4}, 0, 2, 8, "dp=4 splits the batch, and this graph has no batch information"},
+		{Strategy{MicroBatches: 4}, 0, 8, 8, "mb=4 splits the batch"},
 		{Strategy{Replicas: 4, MicroBatches: 16}, 32, 2, 8, "4 replicas x 16 micro-batches is more than the batch of 32 samples"},
 		{Strategy{Replicas: 4, MicroBatches: 8}, 32, 2, 8, ""},
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -23,6 +24,9 @@ func (o *EvalOptions) Check() error {
 	}
 	if o.Cluster.GPUs < 0 {
 		return fail.Usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
+	}
+	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
+		return fail.Usagef("--strategy: %v", err)
 	}
 	return nil
 }
