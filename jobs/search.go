@@ -91,6 +91,12 @@ type SearchReport struct {
 	Out        string           `json:"out,omitempty"`
 	Trace      string           `json:"trace,omitempty"`
 	Plot       string           `json:"plot,omitempty"`
+
+	// rows are the table's rows' results by method name (nil for a
+	// method that gave none; the search's own row is Result), and batch
+	// the graph's batch: for the jobs built on a search (report parallel).
+	rows  map[string]*optimize.Result
+	batch int
 }
 
 // Search runs the quick baselines on one graph (with their compositions,
@@ -213,6 +219,10 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		l.res, l.source, l.own = &kept, bestName, res
 	}
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
+	rep.rows, rep.batch = make(map[string]*optimize.Result, len(names)), p.Graph.Batch()
+	for i, n := range names {
+		rep.rows[n] = results[i]
+	}
 	if err != nil {
 		return rep, err
 	}

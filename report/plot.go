@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -152,6 +153,9 @@ type BarPlot struct {
 	Series        []BarSeries
 	Ref           float64
 	RefName       string
+	// Headroom is the y axis' top over the highest bar, room for the
+	// legend (0 = 1.35: a legend of a few entries).
+	Headroom float64
 }
 
 // WriteBarPlot renders p to path as WritePlot does.
@@ -177,7 +181,7 @@ func WriteBarPlot(path string, p BarPlot) error {
 		}
 	}
 	// Headroom above the bars for the legend.
-	pl.Y.Max = 1.35 * top
+	pl.Y.Max = cmp.Or(p.Headroom, 1.35) * top
 	for i, s := range p.Series {
 		if len(s.Values) != len(p.Groups) {
 			return fmt.Errorf("plot %s: series %q has %d values for %d groups", path, s.Name, len(s.Values), len(p.Groups))

@@ -137,3 +137,24 @@ func TestReportLearnedUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReportParallelUsageErrors: bad input is one line, exit 2, and
+// nothing written.
+func TestReportParallelUsageErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, args := range [][]string{
+		{"report", "parallel", "--graphs", "nosuch"},
+		{"report", "parallel", "--graphs", "wavenet2x18", "--topologies", "ring"},
+		{"report", "parallel", "--graphs", "wavenet2x18", "--hardware", "tpu"},
+		{"report", "parallel", "--graphs", "wavenet2x18", "--gpus-list", "2,0"},
+		{"report", "parallel", "--graphs", "wavenet2x18", "--gpus-list", "two"},
+	} {
+		code, out, errs := placer(t, append(args, "--dir", dir, "--plot", filepath.Join(dir, "p.svg"))...)
+		if code != 2 || out != "" || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+			t.Errorf("%v: exit %d (%q), want 2 and one line", args, code, errs)
+		}
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("bad input wrote %s", dir)
+	}
+}

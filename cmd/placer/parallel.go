@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
+)
+
+type parallelOptions struct {
+	jobs.ParallelOptions
+	flags       jobs.ParallelFlags
+	JSON, quiet bool
+}
+
+func newReportParallelCmd(s *streams) *cobra.Command {
+	o := &parallelOptions{}
+	cmd := &cobra.Command{
+		Use:   "parallel [--graphs LIST] [--gpus-list LIST] [--topologies LIST] [--evals N] [--dir DIR]",
+		Short: "The strategies users run (ddp, fsdp, gpipe, 1f1b) against placer's answer, per model, GPU count and topology",
+		Long: `For each model, GPU count and topology (one cell each), the comparison of
+strategies a user would run, at the same global batch, in placer's roofline
+model: one GPU (single), the best single-replica placement of the quick
+baselines, ddp, fsdp, gpipe, 1f1b, pipedream (absent: not built yet) and
+placer's answer, what 'placer search --evals N' returns (it searches the
+joint space: single-replica placements, the strategies' rows and hybrids,
+R replicas of a searched placement).
+
+One row per cell and strategy: step time, its ratio to the fastest user
+strategy that fits, the largest peak memory per GPU, whether it fits,
+what it chose (the decision's strategy and the GPUs one replica uses)
+and, for placer, which row its answer is. Then per GPU count and topology
+the geometric mean of placer's ratio and the cells where it is not at
+least 5% faster.
+
+Graphs default to the zoo (out/zoo/NAME.json, make zoo); --graphs takes
+workload names, graph files or zoo names. With --dir every finished cell
+is kept and a rerun skips it; --no-run prints the table of the cells one
+or several processes kept there.`,
+		Example: `  # The zoo at 2, 4 and 8 V100s over NVSwitch and PCIe (make zoo first):
+  placer report parallel --dir out/parallel --plot out/parallel/ratio.svg
+
+  # Two small built-in graphs, a short search:
+  placer report parallel --graphs wavenet2x18 --gpus-list 2,4 --topologies pcie --evals 200`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.ParseFlags(o.flags); err != nil {
+				return err
+			}
+			if !o.quiet {
+				o.Progress = s.Err
+			}
+			rep, err := jobs.Parallel(cmd.Context(), o.ParallelOptions)
+			if err == nil && o.flags.Plot != "" {
+				if err = report.WriteParallelPlot(o.flags.Plot, rep); err == nil {
+					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
+				}
+			}
+			return emit(s, o.JSON, rep, func() error { return report.WriteParallel(s.Out, rep) }, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+jobs.ParallelZooDir+"/{"+strings.Join(jobs.ParallelZoo, ",")+"}.json)")
+	f.StringVar(&o.flags.GPUs, "gpus-list", "2,4,8", "`LIST` of GPU counts, comma-separated (2 to 64)")
+	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(jobs.Topologies(), ", "))
+	f.StringVar(&o.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
+	f.IntVar(&o.Evals, "evals", jobs.DefaultParallelEvaluations, "placer's search budget per cell, in evaluations")
+	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
+	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
+	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' dirs merged into one)")
+	f.StringVar(&o.flags.Plot, "plot", "", "plot placer's step / the best user strategy's per model, GPU count and topology to `FILE` (.png, .svg or .pdf)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	return cmd
+}

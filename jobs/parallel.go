@@ -1,0 +1,348 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs/grid"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+	"github.com/placer/placer/workloads"
+)
+
+// ParallelZoo are the zoo models `placer report parallel` compares by
+// default, read from ParallelZooDir (make zoo writes them).
+var ParallelZoo = []string{"resnet50", "inception_v3", "vit_b_16", "bert_base", "gpt2_small"}
+
+// ParallelZooDir is where make zoo writes the zoo's graphs.
+const ParallelZooDir = "out/zoo"
+
+// ParallelGPUs and ParallelTopologies are the report's default GPU counts
+// and topologies.
+var (
+	ParallelGPUs       = []int{2, 4, 8}
+	ParallelTopologies = []string{"nvswitch", "pcie"}
+)
+
+// DefaultParallelEvaluations is placer's search budget per cell when none
+// is named.
+const DefaultParallelEvaluations = 4000
+
+// parallelUser are the strategies users run without placer, in the
+// report's order: placer's answer is measured against the best of them.
+var parallelUser = []string{"ddp", "fsdp", "gpipe", "1f1b", "pipedream"}
+
+// notBuilt is the note of a strategy the registry does not have yet.
+const notBuilt = "not built yet"
+
+// ParallelOptions are the inputs of `placer report parallel`.
+type ParallelOptions struct {
+	// Graphs are workload names, graph files or zoo model names (a name
+	// with out/zoo/NAME.json); nil = ParallelZoo's files that exist.
+	Graphs     []string
+	GPUs       []int    // nil = ParallelGPUs
+	Topologies []string // nil = ParallelTopologies
+	Hardware   string   // preset or profile file ("" = v100)
+	// Evals is placer's search budget per cell in evaluations (0 =
+	// DefaultParallelEvaluations); Method its search ("" = the default).
+	Evals  int
+	Method string
+	Seed   uint64
+	// Dir keeps one file per finished cell; a rerun with the same
+	// settings skips it. NoRun runs nothing: the table of what Dir keeps.
+	Dir   string
+	NoRun bool
+	// Progress receives a line per cell.
+	Progress io.Writer
+}
+
+// parallelCellFile is a cell as kept in Dir: the settings it ran with and
+// its rows.
+type parallelCellFile struct {
+	Seed     uint64              `json:"seed"`
+	Evals    int                 `json:"evaluations"`
+	Method   string              `json:"method"`
+	Hardware string              `json:"hardware"`
+	Cell     report.ParallelCell `json:"cell"`
+}
+
+// Check resolves o's defaults and checks every input before anything
+// runs: a usage error names the first bad one.
+func (o *ParallelOptions) Check() error {
+	if o.Evals < 0 {
+		return fail.Usagef("--evals %d: want at least 1", o.Evals)
+	}
+	o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
+	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
+	if err := checkSearchMethod(o.Method); err != nil {
+		return fail.Usagef("%v", err)
+	}
+	o.Hardware = cmp.Or(o.Hardware, DefaultHardware)
+	if len(o.GPUs) == 0 {
+		o.GPUs = ParallelGPUs
+	}
+	if len(o.Topologies) == 0 {
+		o.Topologies = ParallelTopologies
+	}
+	for _, n := range o.GPUs {
+		if n < 2 || n > inputs.MaxGPUs {
+			return fail.Usagef("--gpus-list: %d GPUs: want 2 to %d", n, inputs.MaxGPUs)
+		}
+	}
+	for _, t := range o.Topologies {
+		if _, err := inputs.Cluster(inputs.ClusterSpec{GPUs: o.GPUs[0], Hardware: o.Hardware, Topology: t}, inputs.Meta{}); err != nil {
+			return err
+		}
+	}
+	if o.NoRun && o.Dir == "" {
+		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+	}
+	if len(o.Graphs) == 0 {
+		for _, m := range ParallelZoo {
+			if p := filepath.Join(ParallelZooDir, m+".json"); fileExists(p) {
+				o.Graphs = append(o.Graphs, p)
+			}
+		}
+		if len(o.Graphs) == 0 {
+			return fmt.Errorf("parallel: no zoo graphs in %s (run make zoo, or name graphs with --graphs)", ParallelZooDir)
+		}
+	}
+	for i, g := range o.Graphs {
+		if _, ok := workloads.Lookup(g); ok || fileExists(g) {
+			continue
+		}
+		if p := filepath.Join(ParallelZooDir, g+".json"); fileExists(p) {
+			o.Graphs[i] = p
+			continue
+		}
+		return fail.Usagef("--graphs: unknown graph %q: not a workload (placer workloads list), a graph file nor %s/%s.json (make zoo)", g, ParallelZooDir, g)
+	}
+	return nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// graphLabel names a graph in the report: a workload's name, a file's
+// base name without .json.
+func graphLabel(g string) string {
+	if _, ok := workloads.Lookup(g); ok {
+		return g
+	}
+	return strings.TrimSuffix(filepath.Base(g), ".json")
+}
+
+// Parallel runs, for every graph, GPU count and topology (one cell each,
+// on jobs/grid), placer's search (Search with o.Method and o.Evals,
+// which runs the quick baselines and the strategies users run) and
+// returns the strategies side by side: one GPU, the best quick
+// single-replica placement, ddp, fsdp, gpipe, 1f1b, pipedream and
+// placer's answer, at the same global batch. When ctx is cancelled the
+// cells finished so far are returned with ctx's error.
+func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
+	if err := o.Check(); err != nil {
+		return report.Parallel{}, err
+	}
+	rep := report.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
+	g := grid.Grid{Name: "parallel", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
+	var cells []grid.Cell[parallelCellFile]
+	for _, n := range o.GPUs {
+		for _, t := range o.Topologies {
+			for _, gr := range o.Graphs {
+				cells = append(cells, parallelCell(o, gr, n, t))
+			}
+		}
+	}
+	res, err := grid.All(ctx, g, cells)
+	for _, f := range res.Cells {
+		rep.Cells = append(rep.Cells, f.Cell)
+	}
+	rep.Missing = res.Missing
+	rep.Summarize()
+	return rep, err
+}
+
+// parallelCell is one graph on n GPUs over topology t.
+func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[parallelCellFile] {
+	label := graphLabel(gr)
+	return grid.Cell[parallelCellFile]{
+		File:  fmt.Sprintf("%s@%d-%s.json", grid.FileSafe(label), n, t),
+		Label: fmt.Sprintf("%-14s %2d GPUs %-9s", label, n, t),
+		Match: func(f *parallelCellFile) error {
+			c := &f.Cell
+			if f.Seed != o.Seed || f.Evals != o.Evals || f.Method != o.Method || f.Hardware != o.Hardware || c.Graph != label || c.GPUs != n || c.Topology != t {
+				return grid.ErrStale
+			}
+			return nil
+		},
+		Run: func(ctx context.Context) (parallelCellFile, error) {
+			f := parallelCellFile{Seed: o.Seed, Evals: o.Evals, Method: o.Method, Hardware: o.Hardware}
+			c, err := parallelRun(ctx, o, gr, label, n, t)
+			f.Cell = c
+			return f, err
+		},
+		Line: func(f *parallelCellFile, kept bool) string {
+			c := &f.Cell
+			s := fmt.Sprintf("placer %s (%d evaluations, %.0f CPU s)", report.Seconds(c.Placer().StepTime), c.Evaluations, c.CPU)
+			if c.Ratio > 0 {
+				s += fmt.Sprintf(", %.3f of the best of %s (%s)", c.Ratio, strings.Join(parallelUser[:4], ", "), c.BestUser)
+			}
+			if kept {
+				s += " (kept)"
+			}
+			return s
+		},
+		Interrupted: "interrupted (not kept)",
+	}
+}
+
+// parallelRun is one cell: placer's search, its table's rows as the
+// report's.
+func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
+	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
+	timer := grid.StartTimer()
+	rep, err := Search(ctx, SearchOptions{
+		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
+		Method: o.Method, Evals: o.Evals, Seed: o.Seed,
+	})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+			return c, err
+		}
+		return c, fmt.Errorf("parallel: %s: %w", label, err)
+	}
+	b := rep.Comparison
+	c.Ops, c.Batch, c.Capacity = b.Ops, rep.batch, b.Capacity
+	rowOf := func(name string) *report.BaselinesRow {
+		for i := range b.Rows {
+			if b.Rows[i].Method == name {
+				return &b.Rows[i]
+			}
+		}
+		return nil
+	}
+	add := func(strategy, name string) {
+		r := report.ParallelRow{Strategy: strategy, From: name}
+		row := rowOf(name)
+		res := rep.rows[name]
+		switch {
+		case row == nil && strategy == "pipedream":
+			r.Note = notBuilt
+		case row == nil && rep.batch == 0:
+			r.Note = noBatch
+		case row == nil:
+			r.Note = "not in placer search's table"
+		case row.Error != "" || res == nil:
+			r.Note = cmp.Or(row.Error, "no decision")
+		default:
+			fillParallelRow(&r, row, res.Decision, n)
+		}
+		c.Rows = append(c.Rows, r)
+	}
+	add("single", "single")
+	// The best single-replica placement of the quick baselines (their
+	// compositions, fewer-GPU and fusion variants included): the search's
+	// anchor.
+	var names []string
+	var results []*optimize.Result
+	for _, row := range b.Rows {
+		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.Contains(row.Method, " dp=") && row.Method != o.Method {
+			names, results = append(names, row.Method), append(results, r)
+		}
+	}
+	if best, res := bestValid(optimize.StepTime, names, results); res != nil {
+		add("best quick", best)
+	} else {
+		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
+	}
+	for _, s := range parallelUser {
+		if _, ok := methods.Lookup(s); !ok && s == "pipedream" {
+			c.Rows = append(c.Rows, report.ParallelRow{Strategy: s, Note: notBuilt})
+			continue
+		}
+		add(s, s)
+	}
+	// Placer's answer: the search's result (a row's decision when the
+	// search did not beat it: Source).
+	r := rep.Result
+	p := report.ParallelRow{Strategy: "placer", From: cmp.Or(r.Source, r.Method), StepTime: r.StepTime, OOM: r.OOM, Placer: true}
+	for _, pk := range r.PeakMemory {
+		p.PeakMemory = max(p.PeakMemory, pk)
+	}
+	p.Fits = r.StepTime > 0 && !r.OOM
+	d := r.Decision.Decision()
+	p.Chose, p.Replicas, p.GPUsPerReplica = d.Strategy.String(), d.Strategy.R(), usedDevices(d)
+	c.Rows = append(c.Rows, p)
+	c.SetRatio()
+	// The search's evaluations: its own and its hybrids' (R replicas of a
+	// placement searched on N/R GPUs).
+	c.Evaluations, c.Wall, c.CPU = r.Evaluations, timer.Wall(), timer.CPU()
+	for _, row := range b.Rows {
+		if strings.HasPrefix(row.Method, o.Method+" dp=") {
+			c.Evaluations += row.Evaluations
+		}
+	}
+	return c, nil
+}
+
+// fillParallelRow copies a table row and its decision into r.
+func fillParallelRow(r *report.ParallelRow, row *report.BaselinesRow, d decision.Decision, gpus int) {
+	r.StepTime, r.PeakMemory, r.OOM = row.StepTime, row.PeakMemory, row.OOM
+	r.Fits = row.StepTime > 0 && !row.OOM && row.ColocationViolations == 0
+	r.Chose, r.Replicas, r.GPUsPerReplica = d.Strategy.String(), d.Strategy.R(), usedDevices(d)
+}
+
+// usedDevices is the number of distinct GPUs one replica's placement
+// uses.
+func usedDevices(d decision.Decision) int {
+	seen := map[int]bool{}
+	for _, dev := range d.Device {
+		seen[dev] = true
+	}
+	return len(seen)
+}
+
+// ParallelFlags are the parallel report's flags besides ParallelOptions'
+// own.
+type ParallelFlags struct {
+	Graphs, GPUs, Topologies string // comma-separated lists
+	Plot                     string // --plot FILE, checked here, drawn by the CLI
+}
+
+// ParseFlags fills o's lists from f and checks every input.
+func (o *ParallelOptions) ParseFlags(f ParallelFlags) error {
+	o.Graphs = splitList(f.Graphs)
+	for _, s := range splitList(f.GPUs) {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
+			return fail.Usagef("--gpus-list %q: want GPU counts, comma-separated, e.g. 2,4,8", f.GPUs)
+		}
+		o.GPUs = append(o.GPUs, n)
+	}
+	for _, t := range splitList(f.Topologies) {
+		o.Topologies = append(o.Topologies, strings.ToLower(strings.TrimSpace(t)))
+	}
+	if f.Plot != "" {
+		if err := report.CheckPlotPath(f.Plot); err != nil {
+			return fail.Usagef("--plot: %v", err)
+		}
+	}
+	if slices.Contains(o.Topologies, "") {
+		return fail.Usagef("--topologies %q: an empty name", f.Topologies)
+	}
+	return o.Check()
+}
