@@ -33,18 +33,27 @@ func (DDP) Name() string { return "ddp" }
 
 // Optimize evaluates the DDP decision once.
 func (o DDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	return replicas(ctx, o.Name(), p, s, decision.NoShard)
+}
+
+// replicas evaluates one replica per GPU, every op on its GPU with the
+// problem's base order and fusion, the replicas sharding shard (none with
+// one GPU). A problem that keeps its placement keeps it: one replica.
+func replicas(ctx context.Context, name string, p *optimize.Problem, s *optimize.Settings, shard decision.Shard) (*optimize.Result, error) {
 	if p.Graph.Batch() == 0 {
 		return nil, ErrNoBatch
 	}
-	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
+	return heuristic(ctx, name, p, s, func() (decision.Decision, error) {
 		d := p.Start()
 		if !p.EffectiveTasks().Placement {
-			// The placement is the problem's to keep: no replicas.
 			return d, nil
 		}
 		d.Device = decision.Single(p.Graph)
 		d.Transfer = nil // one GPU per replica: nothing is sent inside a replica
 		d.Strategy = decision.Strategy{Replicas: p.Devices()}
+		if p.Devices() > 1 {
+			d.Strategy.Shard = shard
+		}
 		return d, nil
 	})
 }
@@ -66,20 +75,5 @@ func (FSDP) Name() string { return "fsdp" }
 // Optimize evaluates the FSDP decision once (one GPU: DDP's, nothing to
 // shard over).
 func (o FSDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
-	if p.Graph.Batch() == 0 {
-		return nil, ErrNoBatch
-	}
-	return heuristic(ctx, o.Name(), p, s, func() (decision.Decision, error) {
-		d := p.Start()
-		if !p.EffectiveTasks().Placement {
-			return d, nil
-		}
-		d.Device = decision.Single(p.Graph)
-		d.Transfer = nil
-		d.Strategy = decision.Strategy{Replicas: p.Devices()}
-		if p.Devices() > 1 {
-			d.Strategy.Shard = decision.FullShard
-		}
-		return d, nil
-	})
+	return replicas(ctx, o.Name(), p, s, decision.FullShard)
 }
