@@ -168,14 +168,19 @@ func (s Strategy) String() string {
 		parts = append(parts, "shard="+string(s.Shard))
 	}
 	if s.BucketBytes > 0 {
-		parts = append(parts, "bucket="+strconv.FormatInt(s.BucketBytes, 10))
+		b := strconv.FormatInt(s.BucketBytes, 10)
+		if s.BucketBytes%(1<<20) == 0 {
+			b = strconv.FormatInt(s.BucketBytes>>20, 10) + "MiB"
+		}
+		parts = append(parts, "bucket="+b)
 	}
 	return strings.Join(parts, ",")
 }
 
 // ParseStrategy reads a strategy written as comma-separated key=value
 // pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
-// (fsdp, none), bucket (DDP bucket bytes). "" is the zero strategy.
+// (fsdp, none), bucket (DDP bucket bytes, or mebibytes with the suffix
+// MiB: 25MiB). "" is the zero strategy.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
 	if strings.TrimSpace(text) == "" {
@@ -207,8 +212,12 @@ func ParseStrategy(text string) (Strategy, error) {
 			}
 		case "bucket":
 			var b int
-			b, err = positive(v)
+			mib := strings.HasSuffix(v, "MiB")
+			b, err = positive(strings.TrimSuffix(v, "MiB"))
 			s.BucketBytes = int64(b)
+			if mib {
+				s.BucketBytes <<= 20
+			}
 		default:
 			return s, fmt.Errorf("strategy %q: unknown key %q (keys dp, mb, schedule, shard, bucket)", text, k)
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/internal/fail"
@@ -56,8 +57,11 @@ type ParallelOptions struct {
 	Topologies []string // nil = ParallelTopologies
 	Hardware   string   // preset or profile file ("" = v100)
 	// Evals is placer's search budget per cell in evaluations (0 =
-	// DefaultParallelEvaluations); Method its search ("" = the default).
+	// DefaultParallelEvaluations, or none when CPU is set), CPU in CPU
+	// time of its process (whichever is spent first); Method its search
+	// ("" = the default).
 	Evals  int
+	CPU    time.Duration
 	Method string
 	Seed   uint64
 	// Dir keeps one file per finished cell; a rerun with the same
@@ -73,6 +77,7 @@ type ParallelOptions struct {
 type parallelCellFile struct {
 	Seed     uint64              `json:"seed"`
 	Evals    int                 `json:"evaluations"`
+	CPU      float64             `json:"cpu_seconds,omitempty"`
 	Method   string              `json:"method"`
 	Hardware string              `json:"hardware"`
 	Cell     report.ParallelCell `json:"cell"`
@@ -84,7 +89,12 @@ func (o *ParallelOptions) Check() error {
 	if o.Evals < 0 {
 		return fail.Usagef("--evals %d: want at least 1", o.Evals)
 	}
-	o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
+	if o.CPU < 0 {
+		return fail.Usagef("--cpu %v: want a positive duration", o.CPU)
+	}
+	if o.CPU == 0 {
+		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
+	}
 	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
 	if err := checkSearchMethod(o.Method); err != nil {
 		return fail.Usagef("%v", err)
@@ -157,7 +167,7 @@ func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
 	if err := o.Check(); err != nil {
 		return report.Parallel{}, err
 	}
-	rep := report.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
+	rep := report.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, CPU: o.CPU.Seconds(), Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
 	g := grid.Grid{Name: "parallel", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
 	var cells []grid.Cell[parallelCellFile]
 	for _, n := range o.GPUs {
@@ -184,13 +194,13 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 		Label: fmt.Sprintf("%-14s %2d GPUs %-9s", label, n, t),
 		Match: func(f *parallelCellFile) error {
 			c := &f.Cell
-			if f.Seed != o.Seed || f.Evals != o.Evals || f.Method != o.Method || f.Hardware != o.Hardware || c.Graph != label || c.GPUs != n || c.Topology != t {
+			if f.Seed != o.Seed || f.Evals != o.Evals || f.CPU != o.CPU.Seconds() || f.Method != o.Method || f.Hardware != o.Hardware || c.Graph != label || c.GPUs != n || c.Topology != t {
 				return grid.ErrStale
 			}
 			return nil
 		},
 		Run: func(ctx context.Context) (parallelCellFile, error) {
-			f := parallelCellFile{Seed: o.Seed, Evals: o.Evals, Method: o.Method, Hardware: o.Hardware}
+			f := parallelCellFile{Seed: o.Seed, Evals: o.Evals, CPU: o.CPU.Seconds(), Method: o.Method, Hardware: o.Hardware}
 			c, err := parallelRun(ctx, o, gr, label, n, t)
 			f.Cell = c
 			return f, err
@@ -217,7 +227,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	timer := grid.StartTimer()
 	rep, err := Search(ctx, SearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
-		Method: o.Method, Evals: o.Evals, Seed: o.Seed,
+		Method: o.Method, Evals: o.Evals, CPU: o.CPU, Seed: o.Seed,
 	})
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
@@ -260,7 +270,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	var names []string
 	var results []*optimize.Result
 	for _, row := range b.Rows {
-		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.Contains(row.Method, " dp=") && row.Method != o.Method {
+		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
 			names, results = append(names, row.Method), append(results, r)
 		}
 	}
@@ -288,11 +298,11 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	p.Chose, p.Replicas, p.GPUsPerReplica = d.Strategy.String(), d.Strategy.R(), usedDevices(d)
 	c.Rows = append(c.Rows, p)
 	c.SetRatio()
-	// The search's evaluations: its own and its hybrids' (R replicas of a
-	// placement searched on N/R GPUs).
+	// The search's evaluations: its own and its joint search's (rows
+	// "METHOD STRATEGY").
 	c.Evaluations, c.Wall, c.CPU = r.Evaluations, timer.Wall(), timer.CPU()
 	for _, row := range b.Rows {
-		if strings.HasPrefix(row.Method, o.Method+" dp=") {
+		if strings.HasPrefix(row.Method, o.Method+" ") {
 			c.Evaluations += row.Evaluations
 		}
 	}

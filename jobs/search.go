@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
@@ -174,12 +171,12 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		}
 	}
 	// The joint space: with a batch to split and a search that starts from
-	// an anchor, half the budget goes to hybrids, R replicas of a search's
-	// placement on N/R GPUs (1 < R < N; R = N is ddp's row).
-	hyb := hybridReplicas(p, method)
+	// an anchor, three quarters of the budget go to the joint search
+	// (strategies around searched placements: jointSearch).
+	joint := jointApplies(p, method)
 	main := budget
-	if len(hyb) > 0 {
-		main = scaleBudget(budget, 0.5)
+	if joint {
+		main = scaleBudget(budget, 0.25)
 	}
 	start := time.Now()
 	opt, err := methods.New(method, mo)
@@ -190,13 +187,17 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	if len(hyb) > 0 && ctx.Err() == nil {
-		hn, hr, hres, err := runHybrids(ctx, pp, method, hyb, scaleBudget(budget, 0.5/float64(len(hyb))), o.Seed, o.Progress)
+	if joint && ctx.Err() == nil {
+		byName := make(map[string]*optimize.Result, len(names))
+		for i, n := range names {
+			byName[n] = results[i]
+		}
+		jn, jr, jres, err := jointSearch(ctx, pp, method, byName, scaleBudget(budget, 0.75), o.Seed, o.Progress)
 		if err != nil && !interrupted(ctx, err) {
 			return SearchReport{}, err
 		}
-		names, results = append(names, hn...), append(results, hres...)
-		b.Rows = append(b.Rows, hr...)
+		names, results = append(names, jn...), append(results, jres...)
+		b.Rows = append(b.Rows, jr...)
 	}
 	refStep := 0.0
 	if res.Learning != nil {
@@ -302,26 +303,17 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 	}
 }
 
-// hybridReplicas are the replica counts R (1 < R < N, dividing N) of the
-// joint search on p: none when the graph has no batch, the method is not
-// an anchored search, or there are fewer than 4 GPUs.
-func hybridReplicas(p *optimize.Problem, method string) []int {
-	n := p.Devices()
+// jointApplies says whether the search also searches the joint space of
+// strategies and placements (jointSearch): the graph has a batch to
+// split, the placement is the search's to choose, there are at least two
+// GPUs, and the method is an anchored search.
+func jointApplies(p *optimize.Problem, method string) bool {
 	switch method {
 	case "go-scored", "local-search-anchored":
 	default:
-		return nil
+		return false
 	}
-	if p.Graph.Batch() == 0 || !p.EffectiveTasks().Placement {
-		return nil
-	}
-	var rs []int
-	for r := 2; r < n; r++ {
-		if n%r == 0 && r <= p.Graph.Batch() {
-			rs = append(rs, r)
-		}
-	}
-	return rs
+	return p.Graph.Batch() > 0 && p.EffectiveTasks().Placement && p.Devices() >= 2
 }
 
 // scaleBudget is b with its evaluations, steps and times times f (each at
@@ -335,59 +327,4 @@ func scaleBudget(b optimize.Budget, f float64) optimize.Budget {
 	}
 	return optimize.Budget{Evaluations: sc(b.Evaluations), Steps: sc(b.Steps),
 		Time: time.Duration(float64(b.Time) * f), CPU: time.Duration(float64(b.CPU) * f)}
-}
-
-// runHybrids runs, for each R of rs, the search method on one replica's
-// problem (the graph at ceil(B/R) examples on N/R GPUs of the same
-// hardware and topology, anchored on the best of its quick baselines) and
-// scores its decision with R replicas on pp: rows "METHOD dp=R".
-func runHybrids(ctx context.Context, pp *problem, method string, rs []int, budget optimize.Budget, seed uint64, progressW io.Writer) (names []string, rows []report.BaselinesRow, results []*optimize.Result, err error) {
-	g := pp.Graph
-	for _, r := range rs {
-		start := time.Now()
-		k := pp.Devices() / r
-		gb, err := graph.AtBatch(g, (g.Batch()+r-1)/r)
-		if err != nil {
-			return names, rows, results, err
-		}
-		c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
-		if err != nil {
-			return names, rows, results, err
-		}
-		q, err := newProblemOn(gb, c, pp.Tasks, pp.opts, pp.backend)
-		if err != nil {
-			return names, rows, results, err
-		}
-		q.Objective = pp.Objective
-		setBase(q.Problem)
-		qn, _, qres, err := runMethods(ctx, q.Problem, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: seed}, nil)
-		if err != nil {
-			q.Close()
-			return names, rows, results, err
-		}
-		_, anchor := bestValid(q.Objective, qn, qres)
-		opt, err := methods.New(method, methods.Options{Reference: anchor})
-		if err != nil {
-			q.Close()
-			return names, rows, results, err
-		}
-		res, err := opt.Optimize(ctx, q.Problem, &optimize.Settings{Budget: budget, Seed: seed})
-		q.Close()
-		if err != nil {
-			return names, rows, results, err
-		}
-		d := res.Decision.Clone()
-		d.Transfer = nil
-		d.Strategy = decision.Strategy{Replicas: r}
-		name := fmt.Sprintf("%s dp=%d", method, r)
-		row, rres, err := evaluateRow(ctx, pp.Problem, name, d, &optimize.Settings{Seed: seed})
-		if err != nil {
-			return names, rows, results, err
-		}
-		rres.Stats.Evaluations += res.Stats.Evaluations
-		row.Evaluations, row.SearchTime = rres.Stats.Evaluations, time.Since(start).Seconds()
-		names, rows, results = append(names, name), append(rows, row), append(results, rres)
-		progress(progressW, row)
-	}
-	return names, rows, results, nil
 }

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/report"
 )
 
 // TestSearchNeverWorseThanItsTable: whatever the method and budget, the
@@ -119,24 +119,35 @@ func TestSearchDDPRow(t *testing.T) {
 	}
 }
 
-// TestSearchHybrids: on 4 GPUs and a graph with a batch, the search also
-// runs two replicas of a 2-GPU placement ("go-scored dp=2"), whose
-// decision says so, and answers with the best row.
-func TestSearchHybrids(t *testing.T) {
+// TestSearchJoint: on 4 GPUs and a graph with a batch, the search also
+// refines points of the joint space (rows "go-scored STRATEGY", replicas
+// of a searched placement among them), whose decisions carry their
+// strategy, and answers with the best row.
+func TestSearchJoint(t *testing.T) {
 	rep, err := Search(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 400, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hybrid *report.BaselinesRow
-	for i, r := range rep.Comparison.Rows {
-		if r.Method == "go-scored dp=2" {
-			hybrid = &rep.Comparison.Rows[i]
+	joint := 0
+	for _, r := range rep.Comparison.Rows {
+		if s, ok := strings.CutPrefix(r.Method, "go-scored "); ok {
+			joint++
+			if r.Error != "" || r.Evaluations < 2 {
+				t.Errorf("joint row %s: %+v", r.Method, r)
+			}
+			st, err := decision.ParseStrategy(s)
+			if err != nil || st.IsZero() {
+				t.Errorf("joint row %s: strategy %v, %v", r.Method, st, err)
+			}
+			if d := rep.rows[r.Method].Decision; d.Strategy != st {
+				t.Errorf("joint row %s: decision's strategy %v", r.Method, d.Strategy)
+			}
 		}
 		if r.Error == "" && r.Feasible && r.StepTime < rep.Result.StepTime*(1-1e-12) {
 			t.Errorf("row %s %v ms beats the answer %v ms", r.Method, r.StepTime*1e3, rep.Result.StepTime*1e3)
 		}
 	}
-	if hybrid == nil || hybrid.Error != "" || hybrid.Evaluations < 2 {
-		t.Fatalf("no hybrid row: %+v", hybrid)
+	if joint != JointSearches {
+		t.Errorf("%d joint rows, want %d", joint, JointSearches)
 	}
 }

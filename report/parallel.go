@@ -22,8 +22,9 @@ var ParallelUser = []string{"ddp", "fsdp", "gpipe", "1f1b", "pipedream"}
 // same global batch, in the roofline model.
 type Parallel struct {
 	Hardware   string         `json:"hardware"`
-	Method     string         `json:"method"`      // placer's search
-	Evals      int            `json:"evaluations"` // its budget per cell
+	Method     string         `json:"method"`                // placer's search
+	Evals      int            `json:"evaluations"`           // its budget per cell (0: none)
+	CPU        float64        `json:"cpu_seconds,omitempty"` // its CPU budget per cell (0: none)
 	Seed       uint64         `json:"seed"`
 	GPUs       []int          `json:"gpus"`
 	Topologies []string       `json:"topologies"`
@@ -170,8 +171,15 @@ func (p *Parallel) Summarize() {
 func WriteParallel(w io.Writer, p Parallel) error {
 	w, flush := fitLines(w)
 	defer flush()
-	fmt.Fprintf(w, "strategies at the same global batch on %s (roofline model); placer = placer search --method %s --evals %d, seed %d\n",
-		p.Hardware, p.Method, p.Evals, p.Seed)
+	budget := fmt.Sprintf("--evals %d", p.Evals)
+	switch {
+	case p.CPU > 0 && p.Evals > 0:
+		budget = fmt.Sprintf("--cpu %gs --evals %d", p.CPU, p.Evals)
+	case p.CPU > 0:
+		budget = fmt.Sprintf("--cpu %gs", p.CPU)
+	}
+	fmt.Fprintf(w, "strategies at the same global batch on %s (roofline model); placer = placer search --method %s %s, seed %d\n",
+		p.Hardware, p.Method, budget, p.Seed)
 	header := []string{"cell", "strategy", "step ms", "vs best", "peak GiB", "chose", "GPUs", "from"}
 	var rows [][]string
 	for _, c := range p.Cells {

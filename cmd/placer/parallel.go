@@ -18,7 +18,7 @@ type parallelOptions struct {
 func newReportParallelCmd(s *streams) *cobra.Command {
 	o := &parallelOptions{}
 	cmd := &cobra.Command{
-		Use:   "parallel [--graphs LIST] [--gpus-list LIST] [--topologies LIST] [--evals N] [--dir DIR]",
+		Use:   "parallel [--graphs LIST] [--gpus-list LIST] [--topologies LIST] [--evals N | --cpu DURATION] [--dir DIR]",
 		Short: "The strategies users run (ddp, fsdp, gpipe, 1f1b) against placer's answer, per model, GPU count and topology",
 		Long: `For each model, GPU count and topology (one cell each), the comparison of
 strategies a user would run, at the same global batch, in placer's roofline
@@ -66,7 +66,8 @@ or several processes kept there.`,
 	f.StringVar(&o.flags.GPUs, "gpus-list", "2,4,8", "`LIST` of GPU counts, comma-separated (2 to 64)")
 	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(jobs.Topologies(), ", "))
 	f.StringVar(&o.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
-	f.IntVar(&o.Evals, "evals", jobs.DefaultParallelEvaluations, "placer's search budget per cell, in evaluations")
+	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("placer's search budget per cell, in evaluations (default %d; none with --cpu alone)", jobs.DefaultParallelEvaluations))
+	f.DurationVar(&o.CPU, "cpu", 0, "placer's search budget per cell, in CPU time of its process (e.g. 60s); with --evals, whichever is spent first")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
 	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' dirs merged into one)")

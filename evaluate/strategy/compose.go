@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 )
 
@@ -119,46 +120,78 @@ func less(a, b int) bool {
 	return a < b
 }
 
-// phaseRec records, per device, the busy time of each phase, and per
-// stage boundary the time forward and backward transfers take.
+// phaseRec records, per device, the busy time of each phase, per stage
+// boundary the time forward and backward transfers take, and per op when
+// its kernel ends: its finish time, and how much backward work its device
+// had done by then (for when its gradient is ready inside a stage's last
+// backward).
 type phaseRec struct {
-	g      *graph.Graph
-	busy   [][3]float64 // device -> phase -> seconds
-	sendF  map[[2]int]float64
-	sendB  map[[2]int]float64
-	finish []float64
+	phase   []int8
+	devices int
+	busy    [][3]float64 // device -> phase -> seconds
+	sendF   []float64    // src*devices+dst -> seconds of forward sends
+	sendB   []float64    // same, backward
+	finish  []float64
+	bwdAt   []float64
+	g       *graph.Graph
 }
 
-func newPhaseRec(g *graph.Graph, devices int) *phaseRec {
-	return &phaseRec{g: g, busy: make([][3]float64, devices), sendF: map[[2]int]float64{}, sendB: map[[2]int]float64{}, finish: make([]float64, g.NumOps())}
+func newPhaseRec(phase []int8, g *graph.Graph, devices int) *phaseRec {
+	return &phaseRec{phase: phase, devices: devices, g: g, busy: make([][3]float64, devices),
+		sendF: make([]float64, devices*devices), sendB: make([]float64, devices*devices),
+		finish: make([]float64, len(phase)), bwdAt: make([]float64, len(phase))}
+}
+
+// reset clears what the last run recorded (finish and bwdAt are
+// overwritten for every op a run places).
+func (r *phaseRec) reset() {
+	clear(r.busy)
+	clear(r.sendF)
+	clear(r.sendB)
 }
 
 func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
-	r.busy[dev][phaseOf(r.g.Op(int(ops[0])))] += end - start
+	ph := r.phase[ops[0]]
+	r.busy[dev][ph] += end - start
 	for _, i := range ops {
 		r.finish[i] = end
+		r.bwdAt[i] = r.busy[dev][phaseBackward]
 	}
 }
 
 func (r *phaseRec) Transfer(_, src, dst, tensor int, _ int64, start, end float64) {
-	if phaseOf(r.g.Op(r.g.Tensor(tensor).Producer)) == phaseBackward {
-		r.sendB[[2]int{src, dst}] += end - start
+	if r.phase[r.g.Tensor(tensor).Producer] == phaseBackward {
+		r.sendB[src*r.devices+dst] += end - start
 	} else {
-		r.sendF[[2]int{src, dst}] += end - start
+		r.sendF[src*r.devices+dst] += end - start
 	}
 }
 
 func (r *phaseRec) Memory(int, float64, int64) {}
 
-// pipelined costs decision d (M micro-batches of b examples through the
-// placement's stages, R replicas) from one simulation of one micro-batch:
-// each stage's forward and backward time per micro-batch and the sends
-// between stages go through the schedule (Pipeline); the update runs once
-// after the last micro-batch; with replicas, the gradient all-reduce runs
-// after it too, exposed whole (the last micro-batch's backward could hide
-// part of it: not counted). Memory: a stage holds its parameter state
-// and, per micro-batch in flight, one micro-batch's activations (the
-// simulation's peak less the parameter state).
+type pipeSim struct {
+	s   *roofline.Simulator
+	rec *phaseRec
+}
+
+// pipelined costs decision d (M micro-batches of b examples, R replicas)
+// from one simulation of one micro-batch. When the placement is a
+// pipeline (Stages), each stage's forward and backward time per
+// micro-batch and the sends between stages go through the schedule
+// (Pipeline). Each stage steps its optimizer (the update: ops whose work
+// does not scale with the batch) once its last backward is done and, with
+// replicas, once its gradients are all-reduced among the R GPUs holding
+// the stage: its gradients become ready during its last micro-batch's
+// backward, in the order and at the share of that backward the simulation
+// produced them, and fill DDP's buckets (DDPAllReduce), so the all-reduce
+// of a late stage overlaps the backward passes of the stages before it.
+// Memory: a stage holds its parameter state, its DDP buckets with
+// replicas, and per micro-batch in flight one micro-batch's activations
+// (the simulation's peak less the parameter state).
+//
+// A placement that is not a pipeline runs its micro-batches one after
+// another (gradient accumulation): M times the micro-batch's step, the
+// all-reduce overlapping the last one's backward only.
 func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.Result, error) {
 	s := d.Strategy
 	B := e.g.Batch()
@@ -168,17 +201,24 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		return evaluate.Result{}, err
 	}
 	g := rep.m.G
-	stage, S, err := Stages(g, d.Device, devices)
-	if err != nil {
-		return evaluate.Result{}, fmt.Errorf("strategy %s: %w", s, err)
-	}
 	one := d
 	one.Strategy = decision.Strategy{}
-	rec := newPhaseRec(g, devices)
-	sim := newSim(rep, rec)
-	res, err := sim.Run(one)
+	ps := rep.pipes.Get().(*pipeSim)
+	defer rep.pipes.Put(ps)
+	rec := ps.rec
+	rec.reset()
+	res, err := ps.s.Run(one)
 	if err != nil {
 		return evaluate.Result{}, err
+	}
+	grads := make([]Gradient, len(rep.grads))
+	for i, t := range rep.grads {
+		p := g.Tensor(int(t)).Producer
+		grads[i] = Gradient{Device: d.Device[p], Bytes: g.Tensor(int(t)).Bytes, Ready: rec.finish[p]}
+	}
+	stage, S, err := Stages(g, d.Device, devices)
+	if err != nil {
+		return e.accumulated(res, grads, devices, R, M, s.Bucket())
 	}
 	order := make([]int, S) // stage -> device
 	for k, st := range stage {
@@ -187,35 +227,45 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		}
 	}
 	stages := make([]Stage, S)
-	update := 0.0
 	for st, k := range order {
 		stages[st] = Stage{Forward: rec.busy[k][phaseForward], Backward: rec.busy[k][phaseBackward]}
-		update = max(update, rec.busy[k][phaseUpdate])
 		if st+1 < S {
-			stages[st].SendForward = rec.sendF[[2]int{k, order[st+1]}]
-			stages[st].SendBackward = rec.sendB[[2]int{order[st+1], k}]
+			stages[st].SendForward = rec.sendF[k*devices+order[st+1]]
+			stages[st].SendBackward = rec.sendB[order[st+1]*devices+k]
 		}
 	}
 	pr, err := Pipeline(stages, M, s.Sched())
 	if err != nil {
 		return evaluate.Result{}, err
 	}
-	step := pr.Makespan + update
-	grads := make([]Gradient, len(rep.grads))
-	for i, t := range rep.grads {
-		ts := g.Tensor(int(t))
-		grads[i] = Gradient{Device: d.Device[ts.Producer], Bytes: ts.Bytes}
+	// Each stage's last backward (micro-batch M-1 under both schedules).
+	lastStart := make([]float64, devices)
+	lastEnd := make([]float64, devices)
+	for st, k := range order {
+		i := (st*M+M-1)*2 + 1
+		lastStart[k], lastEnd[k] = pr.Start[i], pr.Finish[i]
 	}
-	var ar float64
+	done := make([]float64, devices)
+	bucket := make([]int64, devices)
 	if R > 1 {
-		a, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
+		for i := range grads {
+			k := grads[i].Device
+			frac := 1.0
+			if bw := rec.busy[k][phaseBackward]; bw > 0 {
+				frac = min(rec.bwdAt[g.Tensor(int(rep.grads[i])).Producer]/bw, 1)
+			}
+			grads[i].Ready = lastStart[k] + frac*(lastEnd[k]-lastStart[k])
+			bucket[k] += grads[i].Bytes
+		}
+		ar, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
 		if err != nil {
 			return evaluate.Result{}, err
 		}
-		ar = a.Done[0]
-		for _, t := range a.Done {
-			ar = max(ar, t)
-		}
+		copy(done, ar.Done)
+	}
+	step := pr.Makespan
+	for k := range devices {
+		step = max(step, max(lastEnd[k], done[k])+rec.busy[k][phaseUpdate])
 	}
 	state := make([]int64, devices)
 	for i := range g.NumOps() {
@@ -223,7 +273,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	}
 	n := devices * R
 	out := evaluate.Result{
-		StepTime: step + ar, DeviceBusy: make([]float64, n), PeakMemory: make([]int64, n), Capacity: make([]int64, n),
+		StepTime: step, DeviceBusy: make([]float64, n), PeakMemory: make([]int64, n), Capacity: make([]int64, n),
 		ColocationViolations: res.ColocationViolations, Transfers: res.Transfers * M * R, Kernels: res.Kernels * M * R,
 		BytesMoved: res.BytesMoved * int64(M*R),
 	}
@@ -237,10 +287,30 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 			if st := stage[k]; st >= 0 {
 				held = int64(pr.InFlight[st])
 			}
-			out.PeakMemory[i] = state[k] + held*act
+			out.PeakMemory[i] = state[k] + held*act + bucket[k]
 			out.Capacity[i] = res.Capacity[k]
 			out.OOM = out.OOM || out.PeakMemory[i] > out.Capacity[i]
 		}
+	}
+	return out, nil
+}
+
+// accumulated costs M micro-batches run one after another through a
+// placement that is not a pipeline (gradient accumulation): the step is
+// M micro-batch steps, the last one's with its replicas' all-reduce
+// overlapped (compose); memory as one micro-batch's, plus the buckets.
+func (e *Evaluator) accumulated(one *evaluate.Result, grads []Gradient, devices, R, M int, bucket int64) (evaluate.Result, error) {
+	ar, err := DDPAllReduce(e.c, devices, R, grads, bucket)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	out := e.compose(one, ar, devices, R, grads)
+	out.StepTime += float64(M-1) * one.StepTime
+	out.Transfers *= M
+	out.Kernels *= M
+	out.BytesMoved += one.BytesMoved * int64((M-1)*R)
+	for i := range out.DeviceBusy {
+		out.DeviceBusy[i] *= float64(M)
 	}
 	return out, nil
 }

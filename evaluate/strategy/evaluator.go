@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/placer/placer/decision"
@@ -65,7 +66,11 @@ func Wrap(m *roofline.Model) *Evaluator {
 type replica struct {
 	m     *roofline.Model
 	grads []int32 // tensors that are parameter gradients
+	phase []int8  // each op's phase (phaseForward, phaseBackward, phaseUpdate)
 	pool  sync.Pool
+	// pipes are simulators recording phases, for micro-batched
+	// decisions (pipelined).
+	pipes sync.Pool
 }
 
 // finishRec records each op's finish time (a roofline.Recorder).
@@ -102,12 +107,6 @@ func Gradients(g *graph.Graph) []int32 {
 	return out
 }
 
-// newSim is a simulator of rep's model reporting to rec (a fresh one: a
-// pipelined evaluation records what the pooled ones do not).
-func newSim(rep *replica, rec roofline.Recorder) *roofline.Simulator {
-	return roofline.NewSimulator(rep.m, rec)
-}
-
 func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -132,10 +131,17 @@ func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &replica{m: m, grads: Gradients(g)}
+	r := &replica{m: m, grads: Gradients(g), phase: make([]int8, g.NumOps())}
+	for i := range r.phase {
+		r.phase[i] = int8(phaseOf(g.Op(i)))
+	}
 	r.pool.New = func() any {
 		rec := &finishRec{finish: make([]float64, g.NumOps())}
 		return &simRec{roofline.NewSimulator(m, rec), rec}
+	}
+	r.pipes.New = func() any {
+		rec := newPhaseRec(r.phase, g, devices)
+		return &pipeSim{roofline.NewSimulator(m, rec), rec}
 	}
 	e.replicas[[2]int{b, devices}] = r
 	return r, nil
@@ -159,7 +165,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 		return evaluate.Result{}, err
 	}
 	if s.M() > 1 {
-		if s.Shard != decision.NoShard {
+		if s.Shard != decision.NoShard && R > 1 {
 			return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches with sharding are %w", s, ErrNotYet)
 		}
 		return e.pipelined(d, devices, R, s.M())
@@ -300,8 +306,10 @@ func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, 
 		Kernels:              one.Kernels * R,
 	}
 	bucket := make([]int64, devices)
-	for _, g := range grads {
-		bucket[g.Device] += g.Bytes
+	if R > 1 { // one replica has nothing to all-reduce, so no buckets
+		for _, g := range grads {
+			bucket[g.Device] += g.Bytes
+		}
 	}
 	var moved int64
 	for k := 0; k < devices; k++ {
@@ -322,8 +330,9 @@ func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, 
 	return out
 }
 
-// EvaluateBatch scores ds: decisions without a strategy on every core
-// (the roofline evaluator's batch), the others one by one.
+// EvaluateBatch scores ds: decisions without a strategy through the
+// roofline evaluator's batch, the others on every core too (each worker
+// takes the next decision; the replicas' simulators are pooled).
 func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, out []evaluate.Result) error {
 	plain := true
 	for i := range ds {
@@ -332,14 +341,42 @@ func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, o
 	if plain {
 		return e.whole.EvaluateBatch(ctx, ds, out)
 	}
-	for i := range ds {
-		r, err := e.Evaluate(ctx, ds[i])
-		if err != nil {
-			return err
+	workers := min(runtime.GOMAXPROCS(0), len(ds))
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if first != nil || next >= len(ds) {
+			return -1
 		}
-		out[i] = r
+		next++
+		return next - 1
 	}
-	return nil
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := take(); i >= 0; i = take() {
+				r, err := e.Evaluate(ctx, ds[i])
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+				out[i] = r
+			}
+		}()
+	}
+	wg.Wait()
+	return first
 }
 
 // Trace writes d's timeline. With replicas it is one replica's (its GPUs,

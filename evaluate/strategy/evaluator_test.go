@@ -299,3 +299,77 @@ func BenchmarkEvaluateGPT2(b *testing.B) {
 		})
 	}
 }
+
+// TestAccumulation: micro-batches through a placement that is not a
+// pipeline (round robin sends the forward pass back and forth) run one
+// after another: M = 2 takes twice the step of one micro-batch on the
+// same placement, exactly.
+func TestAccumulation(t *testing.T) {
+	g := trxl(t)
+	c := cluster(t, 2, "nvswitch")
+	dev := decision.RoundRobin(g, 2)
+	if _, _, err := Stages(g, dev, 2); err == nil {
+		t.Fatal("round robin is a pipeline: the test needs one that is not")
+	}
+	e, _ := NewEvaluator(g, c, roofline.Options{})
+	got, err := e.Evaluate(context.Background(), decision.Decision{Device: dev, Strategy: decision.Strategy{MicroBatches: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, _ := graph.AtBatch(g, g.Batch()/2)
+	m, _ := roofline.NewModel(gb, c, roofline.Options{})
+	one, err := roofline.NewEvaluator(m).Evaluate(context.Background(), decision.Decision{Device: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.StepTime != 2*one.StepTime {
+		t.Errorf("2 micro-batches accumulated: %v, want 2 x %v", got.StepTime, one.StepTime)
+	}
+	if !reflect.DeepEqual(got.PeakMemory, one.PeakMemory) {
+		t.Errorf("peaks %v, want one micro-batch's %v", got.PeakMemory, one.PeakMemory)
+	}
+}
+
+// TestPipelineReplicasOverlap: two replicas of AmoebaNet's 4-stage expert
+// pipeline (M = 2) take at least one replica's pipelined step at the same
+// micro-batch, and less than that plus the longest all-reduce of one
+// stage's gradients: a stage all-reduces once its own last backward is
+// done, while the stages before it still run theirs.
+func TestPipelineReplicasOverlap(t *testing.T) {
+	g, err := workloads.Build("amoebanet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := workloads.Expert("", g, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c8 := cluster(t, 8, "pcie")
+	e, _ := NewEvaluator(g, c8, roofline.Options{})
+	got, err := e.Evaluate(context.Background(), decision.Decision{Device: dev, Strategy: decision.Strategy{Replicas: 2, MicroBatches: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half, _ := graph.AtBatch(g, g.Batch()/2)
+	e1, _ := NewEvaluator(half, cluster(t, 4, "pcie"), roofline.Options{})
+	one, err := e1.Evaluate(context.Background(), decision.Decision{Device: dev, Strategy: decision.Strategy{MicroBatches: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := graph.AtBatch(g, g.Batch()/4)
+	perDev := make([]int64, 4)
+	for _, t := range Gradients(mb) {
+		perDev[dev[mb.Tensor(int(t)).Producer]] += mb.Tensor(int(t)).Bytes
+	}
+	longest := 0.0
+	for k, b := range perDev {
+		ar, _, _ := c8.CollectiveTime(roofline.AllReduce, []int{k, 4 + k}, b)
+		longest = max(longest, ar)
+	}
+	if longest == 0 {
+		t.Fatal("no gradients")
+	}
+	if got.StepTime < one.StepTime || got.StepTime >= one.StepTime+longest {
+		t.Errorf("2 replicas: %v, want in [%v, %v + %v)", got.StepTime, one.StepTime, one.StepTime, longest)
+	}
+}

@@ -1,0 +1,292 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/strategy"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+)
+
+// JointSearches is how many points of the strategy space the joint
+// search refines with the search method (the best of its screening, of
+// distinct shapes).
+const JointSearches = 3
+
+// jointStart is a point of the strategy space: a strategy and one
+// replica's decision (its placement on GPUs / R devices), scored on the
+// whole cluster.
+type jointStart struct {
+	from string // where it came from: a row of the table, or how it was built
+	s    decision.Strategy
+	d    decision.Decision
+	eval *optimize.Result
+}
+
+// shape is what makes two starts different enough to refine both: the
+// replicas and whether the replica is a pipeline of micro-batches.
+func (j jointStart) shape() string {
+	return fmt.Sprintf("%d/%d/%s", j.s.R(), min(j.s.M(), 2), j.s.Shard)
+}
+
+// jointSearch searches the joint space of strategy and placement on pp
+// (whose evaluator must cost strategies: evaluate/strategy; else it does
+// nothing). It screens the strategy space's starting points (the
+// strategies' rows of the table given in rows; for every replica count R
+// dividing the GPUs, R replicas of the best quick placement of one
+// replica on N/R GPUs, and R replicas of a pipeline of N/R stages balanced
+// by time, at every micro-batch count and schedule), refines the best
+// JointSearches of distinct shapes with the search method (one replica's
+// placement, order and fusion searched with the strategy around it:
+// strategy.Fixed), each on an equal share of budget, then tries the
+// strategy's own knobs around each (micro-batches halved and doubled, the
+// other schedule, DDP's bucket from 1 to 256 MiB). One row per refined
+// point: "METHOD STRATEGY".
+func jointSearch(ctx context.Context, pp *problem, method string, rows map[string]*optimize.Result, budget optimize.Budget, seed uint64, progressW io.Writer) (names []string, out []report.BaselinesRow, results []*optimize.Result, err error) {
+	se, ok := pp.Evaluator.(*strategy.Evaluator)
+	g := pp.Graph
+	if !ok || g.Batch() == 0 || !pp.EffectiveTasks().Placement {
+		return nil, nil, nil, nil
+	}
+	start := time.Now()
+	n := pp.Devices()
+	var starts []jointStart
+	evals := 0
+	try := func(from string, s decision.Strategy, d decision.Decision) error {
+		d = d.Clone()
+		d.Transfer = nil
+		d.Strategy = s
+		r, err := pp.Evaluator.Evaluate(ctx, d)
+		evals++
+		if err != nil {
+			return err
+		}
+		if pp.Objective.Valid(&r) {
+			starts = append(starts, jointStart{from: from, s: s, d: d, eval: &optimize.Result{Decision: d, Eval: r}})
+		}
+		return nil
+	}
+	// The strategies' rows (ddp, fsdp, gpipe, 1f1b, pipedream), in a fixed
+	// order.
+	for _, name := range slices.Sorted(maps.Keys(rows)) {
+		if r := rows[name]; r != nil && !r.Decision.Strategy.IsZero() && pp.Objective.Valid(&r.Eval) {
+			starts = append(starts, jointStart{from: name, s: r.Decision.Strategy, d: r.Decision, eval: r})
+		}
+	}
+	for R := 1; R <= n; R++ {
+		if n%R != 0 || R > g.Batch() {
+			continue
+		}
+		k := n / R
+		q, err := replicaProblem(pp, R)
+		if err != nil {
+			return names, out, results, err
+		}
+		if R > 1 && k > 1 {
+			qn, _, qres, err := runMethods(ctx, q.Problem, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: seed}, nil)
+			if err != nil {
+				q.Close()
+				return names, out, results, err
+			}
+			if qname, anchor := bestValid(q.Objective, qn, qres); anchor != nil {
+				for _, sh := range []decision.Shard{decision.NoShard, decision.FullShard} {
+					if err := try(qname+"@replica", decision.Strategy{Replicas: R, Shard: sh}, anchor.Decision); err != nil {
+						q.Close()
+						return names, out, results, err
+					}
+				}
+			}
+		}
+		if k > 1 && R > 1 {
+			d := q.Start()
+			d.Device = classical.PipelineStages(q.Graph, q.Cost.OpTime, k)
+			d = q.Complete(d)
+			for M := 2; M <= min(32, g.Batch()/R); M *= 2 {
+				for _, sched := range []decision.Schedule{decision.GPipe, decision.OneFOneB} {
+					if err := try("stages", decision.Strategy{Replicas: R, MicroBatches: M, Schedule: sched}, d); err != nil {
+						q.Close()
+						return names, out, results, err
+					}
+				}
+			}
+		}
+		q.Close()
+	}
+	screened := time.Since(start)
+	slices.SortStableFunc(starts, func(a, b jointStart) int {
+		return cmp.Compare(pp.Objective.Of(&a.eval.Eval), pp.Objective.Of(&b.eval.Eval))
+	})
+	var chosen []jointStart
+	for _, st := range starts {
+		if len(chosen) < JointSearches && !slices.ContainsFunc(chosen, func(c jointStart) bool { return c.shape() == st.shape() }) {
+			chosen = append(chosen, st)
+		}
+	}
+	if len(chosen) == 0 {
+		return nil, nil, nil, nil
+	}
+	share := scaleBudget(budget, 1/float64(len(chosen)))
+	for _, st := range chosen {
+		t0 := time.Now()
+		q, err := replicaProblem(pp, st.s.R())
+		if err != nil {
+			return names, out, results, err
+		}
+		fixed, err := strategy.NewFixed(se, st.s)
+		if err != nil {
+			q.Close()
+			return names, out, results, err
+		}
+		q.Evaluator = fixed
+		a := st.d.Clone()
+		a.Strategy = decision.Strategy{}
+		ar, err := fixed.Evaluate(ctx, a)
+		if err != nil {
+			q.Close()
+			return names, out, results, err
+		}
+		opt, err := methods.New(method, methods.Options{Reference: &optimize.Result{Decision: a, Eval: ar}})
+		if err != nil {
+			q.Close()
+			return names, out, results, err
+		}
+		res, err := opt.Optimize(ctx, q.Problem, &optimize.Settings{Budget: share, Seed: seed})
+		q.Close()
+		if err != nil && !interrupted(ctx, err) {
+			return names, out, results, err
+		}
+		d := st.d
+		used := 0
+		if res != nil {
+			d = res.Decision.Clone()
+			used = res.Stats.Evaluations
+		}
+		d.Transfer = nil
+		d.Strategy = st.s
+		d, more, err := tuneStrategy(ctx, pp, d)
+		if err != nil {
+			return names, out, results, err
+		}
+		name := method + " " + d.Strategy.String()
+		if slices.Contains(names, name) {
+			continue
+		}
+		row, rres, err := evaluateRow(ctx, pp.Problem, name, d, &optimize.Settings{Seed: seed})
+		if err != nil {
+			return names, out, results, err
+		}
+		rres.Stats.Evaluations += used + more
+		row.Evaluations, row.SearchTime = rres.Stats.Evaluations, time.Since(t0).Seconds()
+		names, out, results = append(names, name), append(out, row), append(results, rres)
+		progress(progressW, row)
+	}
+	// The screening's evaluations and time count toward the first row.
+	if len(out) > 0 {
+		out[0].Evaluations += evals
+		results[0].Stats.Evaluations += evals
+		out[0].SearchTime += screened.Seconds()
+	}
+	return names, out, results, nil
+}
+
+// tuneStrategy tries the strategy's own knobs around d, one at a time
+// from the best so far: micro-batches halved and doubled (a pipeline's;
+// M = 1 drops the schedule), the other schedule, and with replicas and no
+// sharding DDP's bucket at 1, 4, 16, 64 and 256 MiB. It returns the best
+// and the evaluations it spent.
+func tuneStrategy(ctx context.Context, pp *problem, d decision.Decision) (decision.Decision, int, error) {
+	best, err := pp.Evaluator.Evaluate(ctx, d)
+	if err != nil {
+		return d, 1, err
+	}
+	evals := 1
+	B := pp.Graph.Batch()
+	try := func(s decision.Strategy) error {
+		if s == d.Strategy || s.CheckFor(B, pp.Devices()/s.R(), pp.Devices()) != nil {
+			return nil
+		}
+		c := d
+		c.Strategy = s
+		r, err := pp.Evaluator.Evaluate(ctx, c)
+		evals++
+		if err != nil {
+			return err
+		}
+		if pp.Objective.Better(&r, &best) {
+			d, best = c, r
+		}
+		return nil
+	}
+	s := d.Strategy
+	if s.M() > 1 {
+		for _, M := range []int{s.M() / 2, s.M() * 2} {
+			t := s
+			t.MicroBatches = M
+			if M <= 1 {
+				t.MicroBatches, t.Schedule = 0, ""
+			}
+			if err := try(t); err != nil {
+				return d, evals, err
+			}
+		}
+		t := d.Strategy
+		t.Schedule = decision.OneFOneB
+		if d.Strategy.Sched() == decision.OneFOneB {
+			t.Schedule = ""
+		}
+		if err := try(t); err != nil {
+			return d, evals, err
+		}
+	}
+	if d.Strategy.R() > 1 && d.Strategy.Shard == decision.NoShard {
+		base := d.Strategy
+		for _, mib := range []int64{1, 4, 16, 64, 256} {
+			t := base
+			t.BucketBytes = mib << 20
+			if t.BucketBytes == decision.DefaultBucketBytes {
+				t.BucketBytes = 0
+			}
+			if err := try(t); err != nil {
+				return d, evals, err
+			}
+		}
+	}
+	return d, evals, nil
+}
+
+// replicaProblem is one replica's problem for R replicas on pp's cluster:
+// the graph at ceil(B / R) examples on N / R GPUs of the same hardware and
+// topology (the cost model's, for the searches' heuristics), with the
+// problem's objective and base.
+func replicaProblem(pp *problem, R int) (*problem, error) {
+	g := pp.Graph
+	gb := g
+	if R > 1 {
+		var err error
+		if gb, err = graph.AtBatch(g, (g.Batch()+R-1)/R); err != nil {
+			return nil, err
+		}
+	}
+	c, err := roofline.NewCluster(pp.cluster.Hardware, pp.Devices()/R, pp.cluster.Topology)
+	if err != nil {
+		return nil, err
+	}
+	q, err := newProblemOn(gb, c, pp.Tasks, pp.opts, pp.backend)
+	if err != nil {
+		return nil, err
+	}
+	q.Objective = pp.Objective
+	setBase(q.Problem)
+	return q, nil
+}
