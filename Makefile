@@ -54,9 +54,13 @@ py-deps:
 
 # The exporter's invariants, the module-map round trip (placer search ->
 # placer export --to module-map -> placement.apply_module_map) and the ONNX
-# import, against the placer binary just built. About 10 s.
+# import, against the placer binary just built (about 10 s); then the
+# torch-plan runner (tools/torchplan): a 2-stage x 2-replica plan on 4 CPU
+# processes with gloo against the unsplit model, and the module map's
+# transfer hooks (about 30 s on 2 shared cores).
 test-python: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchexport -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchplan -p 'test_*.py'
 
 # The exporter's speed target: ResNet-50's training step exported in at
 # most 60 s (whole process, median of 3), and every zoo graph imported in

@@ -39,6 +39,14 @@ func (o *ExportOptions) Check() error {
 	if o.To == "" {
 		return fail.Usagef("give --to (one of %s)", strings.Join(ExportFormats, ", "))
 	}
+	if o.Strategy != "" {
+		if _, err := decision.ParseStrategy(o.Strategy); err != nil {
+			return fail.Usagef("--strategy: %v", err)
+		}
+		if !strings.EqualFold(o.To, "torch-plan") {
+			return fail.Usagef("--strategy is for --to torch-plan")
+		}
+	}
 	return nil
 }
 

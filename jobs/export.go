@@ -16,7 +16,7 @@ import (
 )
 
 // ExportFormats lists the placement formats `placer export` writes.
-var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "decision"}
+var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "decision"}
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
@@ -26,8 +26,12 @@ type ExportOptions struct {
 	// an msr-fiddle expert-placement file ({"fpgas": ...}).
 	Placement string
 	To        string // one of ExportFormats
-	Meta      string // the exporter's meta file (module-map; "" = beside the graph: X.meta.json)
-	Out       string // "" = return the bytes only
+	Meta      string // the exporter's meta file (module-map, torch-plan; "" = beside the graph: X.meta.json)
+	// Strategy replaces the placement file's strategy for torch-plan
+	// ("dp=2,mb=4,schedule=1f1b"; "" = the file's, else one replica and
+	// one micro-batch).
+	Strategy string
+	Out      string // "" = return the bytes only
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -91,11 +95,7 @@ func Export(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 	case "module-map":
-		path := o.Meta
-		if path == "" {
-			path = strings.TrimSuffix(o.Graph.Path, ".json") + ".meta.json"
-		}
-		tm, err := export.ReadTorchMeta(path, g)
+		tm, err := export.ReadTorchMeta(o.metaPath(), g)
 		if err != nil {
 			return nil, err
 		}
@@ -104,6 +104,25 @@ func Export(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 		if out, err = json.MarshalIndent(mm, "", "  "); err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
+	case "torch-plan":
+		tm, err := export.ReadTorchMeta(o.metaPath(), g)
+		if err != nil {
+			return nil, err
+		}
+		s := inputs.PlacementStrategy(o.Placement)
+		if o.Strategy != "" {
+			if s, err = decision.ParseStrategy(o.Strategy); err != nil {
+				return nil, fmt.Errorf("--strategy: %w", err)
+			}
+		}
+		tp, err := export.NewTorchPlan(g, tm, dev, devices, s)
+		if err != nil {
+			return nil, err
+		}
+		if out, err = json.MarshalIndent(tp, "", "  "); err != nil {
 			return nil, err
 		}
 		out = append(out, '\n')
@@ -122,4 +141,13 @@ func Export(o ExportOptions) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// metaPath is the exporter's meta file: --meta, else X.meta.json beside
+// the graph X.json.
+func (o ExportOptions) metaPath() string {
+	if o.Meta != "" {
+		return o.Meta
+	}
+	return strings.TrimSuffix(o.Graph.Path, ".json") + ".meta.json"
 }

@@ -13,7 +13,7 @@ func newExportCmd(s *streams) *cobra.Command {
 	o := &jobs.ExportOptions{}
 	cmd := &cobra.Command{
 		Use:   "export (--graph FILE | --workload NAME) --placement FILE --to FORMAT",
-		Short: "Write a placement in a framework's format (TensorFlow, msr-fiddle, PyTorch module map)",
+		Short: "Write a placement in a framework's format (TensorFlow, msr-fiddle, PyTorch module map or plan)",
 		Long: `Convert a placement (a decision or result file, single, round-robin, or an
 msr-fiddle expert-placement file) into what a framework reads:
 
@@ -23,11 +23,15 @@ msr-fiddle expert-placement file) into what a framework reads:
   module-map     for graphs from tools/torchexport: {module path: device}, and the
                  split points of torch.distributed.pipelining when the placement is
                  a contiguous pipeline (reads the exporter's X.meta.json beside X.json)
+  torch-plan     for graphs from tools/torchexport: the modules cut into contiguous
+                 pipeline stages, with the strategy's replicas, micro-batches and
+                 schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
 
 docs/import.md describes each format and tools/torchexport/placement.py applies
 a module map to an nn.Module.`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
+  placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
   placer export --graph g.json --placement result.json --to tf-device-map
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json`,
 		Args: cobra.NoArgs,
@@ -50,7 +54,8 @@ a module map to an nn.Module.`,
 	f.IntVar(&o.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
-	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map (default: the graph's X.meta.json)")
+	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
+	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's strategy, e.g. dp=2,mb=4,schedule=1f1b (default: the placement file's)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	return cmd
 }

@@ -12,6 +12,17 @@ buffers (not its children's: they have their own entries) to the torch
 device its index stands for. "pipeline" is present when the placement is a
 contiguous pipeline: split_points is the split_spec of
 torch.distributed.pipelining (module path -> SplitPoint name).
+
+A map need not be a pipeline: a module's children may sit on other devices
+than the module. apply_module_map therefore also registers transfer hooks
+(add_transfer_hooks): on every mapped module a forward pre-hook that moves
+its tensor arguments to the module's device, and, on a module whose device
+differs from its nearest mapped ancestor's, a forward hook that moves its
+outputs back to that ancestor's device (the ancestor's own ops, such as a
+residual add, read them there). The price is a round trip through the
+ancestor's device for each module placed away from it; a contiguous
+pipeline runs without it through tools/torchplan (placer export --to
+torch-plan).
 """
 
 import json
@@ -33,9 +44,15 @@ def cuda_devices(k):
     return torch.device("cuda", k)
 
 
-def apply_module_map(model, module_map, device_of=cuda_devices):
+def _device(device_of, k):
+    return torch.device(device_of[k]) if isinstance(device_of, dict) else torch.device(device_of(k))
+
+
+def apply_module_map(model, module_map, device_of=cuda_devices, hooks=True):
     """Moves each mapped module's own parameters and buffers to
     device_of(index). module_map is a dict {path: index} or a file path.
+    With hooks (the default), also registers the transfer hooks of
+    add_transfer_hooks, so that the forward pass runs whatever the map.
     Returns the model. Modules the map does not name stay where they are;
     a path the model does not have is an error."""
     if isinstance(module_map, str):
@@ -45,7 +62,7 @@ def apply_module_map(model, module_map, device_of=cuda_devices):
         if path not in modules:
             raise KeyError("module map names %r, which the model does not have" % path)
         mod = modules[path]
-        dev = torch.device(device_of(k)) if not isinstance(device_of, dict) else torch.device(device_of[k])
+        dev = _device(device_of, k)
         with torch.no_grad():
             for name, p in list(mod._parameters.items()):
                 if p is not None and p.device != dev:
@@ -53,7 +70,62 @@ def apply_module_map(model, module_map, device_of=cuda_devices):
             for name, b in list(mod._buffers.items()):
                 if b is not None and b.device != dev:
                     mod._buffers[name] = b.to(dev)
+    if hooks:
+        add_transfer_hooks(model, module_map, device_of)
     return model
+
+
+def _to(value, dev):
+    if isinstance(value, torch.Tensor):
+        return value.to(dev)
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # namedtuple
+        return type(value)(*(_to(v, dev) for v in value))
+    if isinstance(value, (tuple, list)):
+        return type(value)(_to(v, dev) for v in value)
+    if isinstance(value, dict):
+        return {k: _to(v, dev) for k, v in value.items()}
+    return value
+
+
+def add_transfer_hooks(model, module_map, device_of=cuda_devices):
+    """Registers the hooks that make a module map run (see the module's
+    doc): a forward pre-hook on every mapped module moving its tensor
+    arguments (positional; torch 1.13's pre-hooks see no keyword
+    arguments) to its device, and a forward hook moving the outputs of a
+    module whose device differs from its nearest mapped ancestor's to that
+    ancestor's device. Hooks registered earlier by this function are
+    removed first. Returns the list of (module path, "pre" or "post",
+    device) registered."""
+    if isinstance(module_map, str):
+        module_map = load_module_map(module_map)
+    for h in getattr(model, "_placer_transfer_hooks", []):
+        h.remove()
+    modules = dict(model.named_modules())
+    handles, registered = [], []
+    for path, k in sorted(module_map.items()):
+        mod = modules[path]
+        dev = _device(device_of, k)
+
+        def pre(_, args, dev=dev):
+            return _to(args, dev)
+
+        handles.append(mod.register_forward_pre_hook(pre))
+        registered.append((path, "pre", str(dev)))
+        up = path
+        while up:
+            up = up.rsplit(".", 1)[0] if "." in up else ""
+            if up in module_map:
+                break
+        if path and up in module_map and _device(device_of, module_map[up]) != dev:
+            back = _device(device_of, module_map[up])
+
+            def post(_, args, out, back=back):
+                return _to(out, back)
+
+            handles.append(mod.register_forward_hook(post))
+            registered.append((path, "post", str(back)))
+    model._placer_transfer_hooks = handles
+    return registered
 
 
 def check_module_map(model, module_map, device_of=cuda_devices):
@@ -66,7 +138,7 @@ def check_module_map(model, module_map, device_of=cuda_devices):
     bad = []
     for path, k in sorted(module_map.items()):
         mod = modules[path]
-        want = torch.device(device_of(k)) if not isinstance(device_of, dict) else torch.device(device_of[k])
+        want = _device(device_of, k)
         for name, t in list(mod._parameters.items()) + list(mod._buffers.items()):
             if t is not None and t.device != want:
                 bad.append((path, name, str(t.device), str(want)))

@@ -143,8 +143,12 @@ type Pipeline struct {
 // A module that owns parameters goes where the most of its parameter
 // bytes are (their Parameter ops'); one without goes where the most of its
 // forward FLOPs run (each op counted as FLOPs + 1, so that ops without
-// arithmetic still count); ties go to the lower device. Modules with no
-// parameters, buffers or ops of their own (containers) are left out.
+// arithmetic still count); ties go to the lower device. A module whose
+// parameters an ancestor's forward reads directly (nn.MultiheadAttention's
+// out_proj: MultiheadAttention's forward multiplies by out_proj.weight
+// without calling out_proj) goes where that ancestor goes, whatever the
+// placement did with its Parameter ops. Modules with no parameters,
+// buffers or ops of their own (containers) are left out.
 //
 // The placement is a contiguous pipeline when, taking the non-root modules
 // in the order their first forward op ran, each device's modules form one
@@ -211,6 +215,26 @@ func NewModuleMap(g *graph.Graph, meta *TorchMeta, dev []int, devices int) (*Mod
 			mm.Modules[path] = argmax(s.param)
 		} else {
 			mm.Modules[path] = argmax(s.fwd)
+		}
+	}
+	// A module whose parameters an ancestor's forward reads directly
+	// (nn.MultiheadAttention's out_proj) goes with that ancestor: apart,
+	// the ancestor's ops would read a parameter on another device.
+	joined := joinedModules(g, meta)
+	for path := range joined {
+		if _, ok := mm.Modules[path]; !ok {
+			continue
+		}
+		root := path
+		for {
+			p, ok := joined[root]
+			if !ok {
+				break
+			}
+			root = p
+		}
+		if k, ok := mm.Modules[root]; ok {
+			mm.Modules[path] = k
 		}
 	}
 	// Pipeline: non-root modules with forward ops, in forward order.
