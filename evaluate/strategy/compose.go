@@ -120,34 +120,44 @@ func less(a, b int) bool {
 	return a < b
 }
 
-// phaseRec records, per device, the busy time of each phase, per stage
-// boundary the time forward and backward transfers take, and per op when
-// its kernel ends: its finish time, and how much backward work its device
-// had done by then (for when its gradient is ready inside a stage's last
+// The kinds of transfer a pipelined evaluation tells apart (phaseRec.xfer).
+const (
+	xForward  = iota // produced by the forward pass
+	xBackward        // produced by the backward pass, read by it
+	xWeights         // produced by an update op (a weight), read in the passes
+	xGrads           // read only by update ops (a gradient to its optimizer)
+	xKinds
+)
+
+// phaseRec records, per device, the busy time of each phase, per pair of
+// devices the time each kind of transfer takes, and per op when its
+// kernel ends: its finish time, and how much backward work its device had
+// done by then (for when its gradient is ready inside a stage's last
 // backward).
 type phaseRec struct {
 	phase   []int8
 	devices int
 	busy    [][3]float64 // device -> phase -> seconds
-	sendF   []float64    // src*devices+dst -> seconds of forward sends
-	sendB   []float64    // same, backward
+	xfer    []float64    // ((src*devices+dst)*xKinds + kind) -> seconds
 	finish  []float64
 	bwdAt   []float64
 	g       *graph.Graph
+	dev     []int // the run's placement
 }
 
 func newPhaseRec(phase []int8, g *graph.Graph, devices int) *phaseRec {
 	return &phaseRec{phase: phase, devices: devices, g: g, busy: make([][3]float64, devices),
-		sendF: make([]float64, devices*devices), sendB: make([]float64, devices*devices),
+		xfer:   make([]float64, devices*devices*xKinds),
 		finish: make([]float64, len(phase)), bwdAt: make([]float64, len(phase))}
 }
 
 // reset clears what the last run recorded (finish and bwdAt are
-// overwritten for every op a run places).
-func (r *phaseRec) reset() {
+// overwritten for every op a run places) and takes the next run's
+// placement.
+func (r *phaseRec) reset(dev []int) {
 	clear(r.busy)
-	clear(r.sendF)
-	clear(r.sendB)
+	clear(r.xfer)
+	r.dev = dev
 }
 
 func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
@@ -160,11 +170,27 @@ func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
 }
 
 func (r *phaseRec) Transfer(_, src, dst, tensor int, _ int64, start, end float64) {
-	if r.phase[r.g.Tensor(tensor).Producer] == phaseBackward {
-		r.sendB[src*r.devices+dst] += end - start
-	} else {
-		r.sendF[src*r.devices+dst] += end - start
+	ts := r.g.Tensor(tensor)
+	kind := xForward
+	switch r.phase[ts.Producer] {
+	case phaseBackward:
+		kind = xBackward
+	case phaseUpdate:
+		kind = xWeights
 	}
+	if kind != xWeights {
+		grads := true // every reader on dst is an update op
+		for _, c := range ts.Consumers {
+			if r.dev[c] == dst && r.phase[c] != phaseUpdate {
+				grads = false
+				break
+			}
+		}
+		if grads {
+			kind = xGrads
+		}
+	}
+	r.xfer[(src*r.devices+dst)*xKinds+kind] += end - start
 }
 
 func (r *phaseRec) Memory(int, float64, int64) {}
@@ -206,7 +232,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	ps := rep.pipes.Get().(*pipeSim)
 	defer rep.pipes.Put(ps)
 	rec := ps.rec
-	rec.reset()
+	rec.reset(d.Device)
 	res, err := ps.s.Run(one)
 	if err != nil {
 		return evaluate.Result{}, err
@@ -229,10 +255,37 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	stages := make([]Stage, S)
 	for st, k := range order {
 		stages[st] = Stage{Forward: rec.busy[k][phaseForward], Backward: rec.busy[k][phaseBackward]}
-		if st+1 < S {
-			stages[st].SendForward = rec.sendF[k*devices+order[st+1]]
-			stages[st].SendBackward = rec.sendB[order[st+1]*devices+k]
+	}
+	// What crosses between stages, per micro-batch: a tensor from stage a
+	// to stage c is passed along every stage between (as the torch-plan
+	// runner does), so it is charged on every boundary it crosses: with
+	// the forward sends when it goes to a later stage, with the backward
+	// sends when it goes to an earlier one (an activation read by an
+	// earlier stage's backward, a gradient). Weights read on another
+	// stage are sent once per step before the first micro-batch, and
+	// gradients to an optimizer on another stage once after the last
+	// (prologue, epilogue: each GPU's sends one after another).
+	var prologue, epilogue float64
+	for a := range devices {
+		var pro, epi float64
+		for c := range devices {
+			sa, sc := stage[a], stage[c]
+			if a == c || sa < 0 || sc < 0 {
+				continue
+			}
+			x := rec.xfer[(a*devices+c)*xKinds:]
+			pro += x[xWeights]
+			epi += x[xGrads]
+			t := x[xForward] + x[xBackward]
+			for cut := min(sa, sc); cut < max(sa, sc); cut++ {
+				if sa < sc {
+					stages[cut].SendForward += t
+				} else {
+					stages[cut].SendBackward += t
+				}
+			}
 		}
+		prologue, epilogue = max(prologue, pro), max(epilogue, epi)
 	}
 	pr, err := Pipeline(stages, M, s.Sched())
 	if err != nil {
@@ -267,6 +320,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	for k := range devices {
 		step = max(step, max(lastEnd[k], done[k])+rec.busy[k][phaseUpdate])
 	}
+	step += prologue + epilogue
 	state := make([]int64, devices)
 	for i := range g.NumOps() {
 		state[d.Device[i]] += g.Op(i).ParamBytes

@@ -2,6 +2,7 @@ package strategy
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -371,5 +372,48 @@ func TestPipelineReplicasOverlap(t *testing.T) {
 	}
 	if got.StepTime < one.StepTime || got.StepTime >= one.StepTime+longest {
 		t.Errorf("2 replicas: %v, want in [%v, %v + %v)", got.StepTime, one.StepTime, one.StepTime, longest)
+	}
+}
+
+// TestPipelineSkipCharged: a three-stage chain f0 -> f1 -> f2 (one op per
+// GPU, batch 2, two micro-batches) whose f2 also reads f0's output
+// directly: that tensor is passed along both stage boundaries, so making
+// it 64 MiB larger lengthens micro-batch 0's forward, and the step, by at
+// least twice its PCIe transfer time (it was once not charged at all: only
+// sends between adjacent stages were).
+func TestPipelineSkipCharged(t *testing.T) {
+	build := func(skip int64) *graph.Graph {
+		b := graph.NewBuilder("skip")
+		b.SetBatch(2)
+		f := make([]int, 3)
+		for i := range f {
+			f[i] = b.AddOp(graph.Op{Name: fmt.Sprintf("f%d", i), Class: graph.ClassMatMul, FLOPs: 1e9, BytesWritten: 1 << 20})
+		}
+		act := func(p int, bytes int64, c int) {
+			b.AddTensorFull(graph.Tensor{Producer: p, Bytes: bytes, Consumers: []int{c}, BatchDim: 0})
+		}
+		act(f[0], 1<<20, f[1])
+		act(f[1], 1<<20, f[2])
+		act(f[0], skip, f[2])
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	c := cluster(t, 3, "pcie")
+	step := func(skip int64) float64 {
+		e, _ := NewEvaluator(build(skip), c, roofline.Options{})
+		r, err := e.Evaluate(context.Background(), decision.Decision{Device: []int{0, 1, 2}, Strategy: decision.Strategy{MicroBatches: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StepTime
+	}
+	small, big := step(1<<10), step(1<<10+64<<20)
+	// One micro-batch carries half of the extra 64 MiB.
+	send := c.TransferTime(0, 2, 32<<20) - c.TransferTime(0, 2, 1<<9)
+	if big-small < 2*send*(1-1e-9) {
+		t.Errorf("a 64 MiB skip over two boundaries: step %v -> %v (+%v), want at least +%v", small, big, big-small, 2*send)
 	}
 }
