@@ -160,8 +160,14 @@ func (r *phaseRec) reset(dev []int) {
 	r.dev = dev
 }
 
+// Kernel books a kernel's time to the earliest phase among its ops
+// (forward, then backward, then update): a fused kernel that holds one
+// op of a pass runs once per micro-batch, whatever else it absorbed.
 func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
 	ph := r.phase[ops[0]]
+	for _, i := range ops[1:] {
+		ph = min(ph, r.phase[i])
+	}
 	r.busy[dev][ph] += end - start
 	for _, i := range ops {
 		r.finish[i] = end

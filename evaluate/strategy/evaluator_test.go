@@ -417,3 +417,38 @@ func TestPipelineSkipCharged(t *testing.T) {
 		t.Errorf("a 64 MiB skip over two boundaries: step %v -> %v (+%v), want at least +%v", small, big, big-small, 2*send)
 	}
 }
+
+// TestFusedKernelPhase: a kernel that fused a weight's update-phase op
+// (w, whose work does not scale with the batch) into a forward op (f)
+// runs once per micro-batch: its time is the forward's, not the update's
+// (booked to the update, a search found pipelines that ran their forward
+// pass once a step). A backward op fused with an update op is backward.
+func TestFusedKernelPhase(t *testing.T) {
+	b := graph.NewBuilder("fused")
+	b.SetBatch(4)
+	w := b.AddOp(graph.Op{Name: "w", Class: graph.ClassElementwise, BytesRead: 1 << 20, FixedBytesRead: 1 << 20, BytesWritten: 1 << 20, FixedBytesWritten: 1 << 20})
+	f := b.AddOp(graph.Op{Name: "f", Class: graph.ClassMatMul, FLOPs: 4e9, FixedFLOPs: 0})
+	bk := b.AddOp(graph.Op{Name: "b", Class: graph.ClassMatMul, FLOPs: 4e9, Backward: true})
+	u := b.AddOp(graph.Op{Name: "u", Class: graph.ClassElementwise, BytesRead: 1 << 20, FixedBytesRead: 1 << 20})
+	b.AddTensor(w, 1<<20, f)
+	b.AddTensorFull(graph.Tensor{Producer: f, Bytes: 1 << 20, Consumers: []int{bk}, BatchDim: 0})
+	b.AddTensor(bk, 1<<20, u)
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	phase := make([]int8, g.NumOps())
+	for i := range phase {
+		phase[i] = int8(phaseOf(g.Op(i)))
+	}
+	if phase[w] != phaseUpdate || phase[f] != phaseForward || phase[bk] != phaseBackward || phase[u] != phaseUpdate {
+		t.Fatalf("phases %v", phase)
+	}
+	rec := newPhaseRec(phase, g, 1)
+	rec.reset([]int{0, 0, 0, 0})
+	rec.Kernel(0, []int32{int32(w), int32(f)}, 0, 2)
+	rec.Kernel(0, []int32{int32(u), int32(bk)}, 2, 5)
+	if want := [3]float64{2, 3, 0}; rec.busy[0] != want {
+		t.Errorf("busy by phase %v, want %v", rec.busy[0], want)
+	}
+}
