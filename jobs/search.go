@@ -306,10 +306,11 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 // jointApplies says whether the search also searches the joint space of
 // strategies and placements (jointSearch): the graph has a batch to
 // split, the placement is the search's to choose, there are at least two
-// GPUs, and the method is an anchored search.
+// GPUs, and the method is an anchored search (it starts from a given
+// decision: each point of the joint space it refines).
 func jointApplies(p *optimize.Problem, method string) bool {
 	switch method {
-	case "go-scored", "local-search-anchored":
+	case "go-scored", "local-search-anchored", "sa-anchored":
 	default:
 		return false
 	}

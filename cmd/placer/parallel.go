@@ -23,10 +23,11 @@ func newReportParallelCmd(s *streams) *cobra.Command {
 		Long: `For each model, GPU count and topology (one cell each), the comparison of
 strategies a user would run, at the same global batch, in placer's roofline
 model: one GPU (single), the best single-replica placement of the quick
-baselines, ddp, fsdp, gpipe, 1f1b, pipedream (absent: not built yet) and
-placer's answer, what 'placer search --evals N' returns (it searches the
-joint space: single-replica placements, the strategies' rows and hybrids,
-R replicas of a searched placement).
+baselines, ddp, fsdp, gpipe, 1f1b, pipedream and placer's answer, what
+'placer search' returns with the cell's budget (--evals N or --cpu T): it
+searches the joint space of strategies and placements (replicas, micro-
+batches, schedule, sharding and DDP's bucket around a searched placement,
+order and fusion of one replica).
 
 One row per cell and strategy: step time, its ratio to the fastest user
 strategy that fits, the largest peak memory per GPU, whether it fits,
@@ -39,8 +40,9 @@ Graphs default to the zoo (out/zoo/NAME.json, make zoo); --graphs takes
 workload names, graph files or zoo names. With --dir every finished cell
 is kept and a rerun skips it; --no-run prints the table of the cells one
 or several processes kept there.`,
-		Example: `  # The zoo at 2, 4 and 8 V100s over NVSwitch and PCIe (make zoo first):
-  placer report parallel --dir out/parallel --plot out/parallel/ratio.svg
+		Example: `  # The zoo at 2, 4 and 8 V100s over NVSwitch and PCIe (make zoo first),
+  # a minute of CPU per cell's search:
+  placer report parallel --cpu 60s --dir out/parallel --plot out/parallel/ratio.svg
 
   # Two small built-in graphs, a short search:
   placer report parallel --graphs wavenet2x18 --gpus-list 2,4 --topologies pcie --evals 200`,

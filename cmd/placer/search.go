@@ -31,6 +31,12 @@ moves a learned head picks) starts from the best of them. The answer is never
 worse than a row of the comparison table printed at the end: when the search
 does not improve on the best row, that row's decision is the result.
 
+When the graph records its batch (PyTorch exports, built-in workloads), the
+table also has the strategies users run (ddp, fsdp, gpipe, 1f1b, pipedream),
+and three quarters of the budget go to the joint space: replicas, micro-
+batches, pipeline schedule, sharding and DDP's bucket around one replica's
+searched placement, order and fusion (rows "go-scored dp=2,mb=8,...").
+
 Budget: --evals (default ` + fmt.Sprint(jobs.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
 (wall time) or --steps, whichever is spent first; with --evals or --steps
 the same seed gives the same answer. --method go trains the GO/GDP policy
