@@ -132,7 +132,12 @@ func pipelinePhase(op *graph.Op) int {
 //   - each backward op on the latest unit among the forward ops whose
 //     outputs it reads (its layer's), or the earliest among its backward
 //     inputs' when that is earlier (the backward pass flows to earlier
-//     units only);
+//     units only); an op without work (a view, a shape: the update
+//     phase's class, see pipelinePhase) outside any co-location group
+//     goes with the latest forward op that feeds it, or, when a backward
+//     op feeds it, by the backward rule, and counts as forward or
+//     backward accordingly for the ops it feeds (so that a backward op
+//     that reads an activation through a view stays on its layer);
 //   - a co-location group with a forward or backward member on its first
 //     such member's unit;
 //   - the remaining ops (parameters, optimizer steps, views, shapes),
@@ -152,25 +157,44 @@ func pipelinePhase(op *graph.Op) int {
 func assignPipeline(g *graph.Graph, unit []int, units int) {
 	n := g.NumOps()
 	topo := g.Topo()
+	// bwd marks the ops placed as part of the backward pass; the forward
+	// pass is the forward ops and the ops without work that only they feed.
+	bwd := make([]bool, n)
 	for _, v := range topo {
 		i := int(v)
-		if pipelinePhase(g.Op(i)) != phaseBackward {
+		ph := pipelinePhase(g.Op(i))
+		if unit[i] >= 0 || ph == phaseForward || (ph == phaseUpdate && g.Colocation(i) >= 0) {
 			continue
 		}
 		fwd, other := -1, units
 		for _, t := range g.Inputs(i) {
 			p := g.Tensor(int(t)).Producer
-			if unit[p] < 0 {
-				continue
-			}
-			if pipelinePhase(g.Op(p)) == phaseForward {
-				fwd = max(fwd, unit[p])
-			} else {
+			switch {
+			case unit[p] < 0:
+			case bwd[p]:
 				other = min(other, unit[p])
+			default:
+				fwd = max(fwd, unit[p])
 			}
+		}
+		if ph == phaseUpdate {
+			// An op without work (a view, a shape) outside any group:
+			// with the latest forward op that feeds it, or in the backward
+			// pass when a backward op does; else (no placed input) later.
+			switch {
+			case other < units:
+				unit[i], bwd[i] = min(fwd, other), true
+				if fwd < 0 {
+					unit[i] = other
+				}
+			case fwd >= 0:
+				unit[i] = fwd
+			}
+			continue
 		}
 		// Its layer's unit, but never later than a backward op it reads
 		// from: the backward pass only goes to earlier units.
+		bwd[i] = true
 		switch {
 		case fwd >= 0:
 			unit[i] = min(fwd, other)
