@@ -17,7 +17,6 @@ import (
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
-	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -44,9 +43,6 @@ const DefaultParallelEvaluations = 4000
 // parallelUser are the strategies users run without placer, in the
 // report's order: placer's answer is measured against the best of them.
 var parallelUser = []string{"ddp", "fsdp", "gpipe", "1f1b", "pipedream"}
-
-// notBuilt is the note of a strategy the registry does not have yet.
-const notBuilt = "not built yet"
 
 // ParallelOptions are the inputs of `placer report parallel`.
 type ParallelOptions struct {
@@ -209,7 +205,7 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 			c := &f.Cell
 			s := fmt.Sprintf("placer %s (%d evaluations, %.0f CPU s)", report.Seconds(c.Placer().StepTime), c.Evaluations, c.CPU)
 			if c.Ratio > 0 {
-				s += fmt.Sprintf(", %.3f of the best of %s (%s)", c.Ratio, strings.Join(parallelUser[:4], ", "), c.BestUser)
+				s += fmt.Sprintf(", %.3f of the best of %s (%s)", c.Ratio, strings.Join(parallelUser, ", "), c.BestUser)
 			}
 			if kept {
 				s += " (kept)"
@@ -250,8 +246,6 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		row := rowOf(name)
 		res := rep.rows[name]
 		switch {
-		case row == nil && strategy == "pipedream":
-			r.Note = notBuilt
 		case row == nil && rep.batch == 0:
 			r.Note = noBatch
 		case row == nil:
@@ -280,10 +274,6 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
 	}
 	for _, s := range parallelUser {
-		if _, ok := methods.Lookup(s); !ok && s == "pipedream" {
-			c.Rows = append(c.Rows, report.ParallelRow{Strategy: s, Note: notBuilt})
-			continue
-		}
 		add(s, s)
 	}
 	// Placer's answer: the search's result (a row's decision when the

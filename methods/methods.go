@@ -131,6 +131,7 @@ func init() {
 		{Name: "dp", Kind: Heuristic, Summary: "contiguous split of a topological order, one block per GPU (PipeDream)", Quick: true, Compared: true, New: plain(classical.DP{})},
 		{Name: "gpipe", Kind: Heuristic, Summary: "a GPipe pipeline: the forward pass cut into one stage per GPU by time, the backward with its layers, the micro-batch count chosen by evaluation", Compared: true, Splits: true, New: plain(classical.Pipeline{Schedule: decision.GPipe})},
 		{Name: "1f1b", Kind: Heuristic, Summary: "gpipe's stages under the 1F1B schedule (PipeDream-Flush, Megatron-LM): the same bubble, fewer micro-batches in flight", Compared: true, Splits: true, New: plain(classical.Pipeline{Schedule: decision.OneFOneB})},
+		{Name: "pipedream", Kind: Heuristic, Summary: "PipeDream's planner: a dynamic program over layer splits into stages for each data-parallel degree R (R x S = N GPUs, R uniform over the stages as PipeDream-Flush runs it) and micro-batch count, 1F1B, the plans evaluated best estimate first", Compared: true, Splits: true, New: plain(classical.PipeDream{})},
 		{Name: "local-search", Kind: Search, Summary: "REGAL's local search over placement, order, fusion", Compared: true, New: newLocalSearch},
 		{Name: "sa", Kind: Search, Summary: "simulated annealing over placement, order, fusion", Compared: true, New: newAnnealing},
 		{Name: "local-search-anchored", Kind: Search, Summary: "local search from the best quick baseline, the policy's moves", Compared: true, New: newAnchoredLocalSearch},

@@ -19,7 +19,7 @@ func newReportParallelCmd(s *streams) *cobra.Command {
 	o := &parallelOptions{}
 	cmd := &cobra.Command{
 		Use:   "parallel [--graphs LIST] [--gpus-list LIST] [--topologies LIST] [--evals N | --cpu DURATION] [--dir DIR]",
-		Short: "The strategies users run (ddp, fsdp, gpipe, 1f1b) against placer's answer, per model, GPU count and topology",
+		Short: "The strategies users run (ddp, fsdp, gpipe, 1f1b, pipedream) against placer's answer, per model, GPU count and topology",
 		Long: `For each model, GPU count and topology (one cell each), the comparison of
 strategies a user would run, at the same global batch, in placer's roofline
 model: one GPU (single), the best single-replica placement of the quick

@@ -216,16 +216,9 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		op := g.Op(int(i))
 		memRate := m.classRate[op.Class]
 		bytes := op.BytesRead + op.BytesWritten
-		compute := 0.0
-		if op.FLOPs > 0 {
-			compute = op.FLOPs / (h.PeakFLOPS(op.Class, op.DType) * h.ComputeEff[op.Class])
-		}
+		dur, compute := opDuration(h, op, memRate)
 		var fl uint8
-		dur := op.Time
-		if op.HasTime {
-			compute = op.Time
-		} else {
-			dur = h.Launch + max(compute, float64(bytes)*memRate)
+		if !op.HasTime {
 			switch op.Class {
 			case graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement:
 				fl |= fuseCons | fuseProd
@@ -301,6 +294,42 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		predStart: rawOf(m.predStart), preds: rawOf(m.preds), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
 	}
 	return m, nil
+}
+
+// opDuration is op's unfused duration on hardware h (launch + the
+// roofline of its compute and its memory traffic at memRate seconds per
+// byte), or its measured time, and its compute time alone (the measured
+// time for a measured op).
+func opDuration(h *Hardware, op *graph.Op, memRate float64) (dur, compute float64) {
+	if op.HasTime {
+		return op.Time, op.Time
+	}
+	if op.FLOPs > 0 {
+		compute = op.FLOPs / (h.PeakFLOPS(op.Class, op.DType) * h.ComputeEff[op.Class])
+	}
+	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
+}
+
+// TimeOf is the unfused duration op would take on one device of the
+// cluster (what OpTime gives the model's own ops), for an op of another
+// graph: a planner costs a micro-batch's ops (graph.AtBatch) with it
+// without compiling a model at that batch.
+func (m *Model) TimeOf(op *graph.Op) float64 {
+	h := &m.Cluster.Hardware
+	rate := 0.0
+	if int(op.Class) < len(h.MemEff) {
+		rate = m.classRate[op.Class]
+	}
+	dur, _ := opDuration(h, op, rate)
+	return dur
+}
+
+// AllReduceTime is how long an all-reduce of bytes takes over group
+// (cluster devices), the faster of a ring and a tree
+// (Cluster.CollectiveTime).
+func (m *Model) AllReduceTime(group []int, bytes int64) (float64, error) {
+	t, _, err := m.Cluster.CollectiveTime(AllReduce, group, bytes)
+	return t, err
 }
 
 // memOf is the memory tensor t holds on its producer's device: its size,

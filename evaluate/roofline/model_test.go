@@ -11,7 +11,8 @@ import (
 // TestAloneTimeIsOpTime: the duration the simulator recomputes for an op
 // that runs alone (aloneTime, from the op's compute time, traffic and
 // class) is exactly the Model's stored one (OpTime), for ops with
-// computed and with measured times, on every preset.
+// computed and with measured times, on every preset; and so is TimeOf,
+// what a planner costs another graph's op with.
 func TestAloneTimeIsOpTime(t *testing.T) {
 	for _, name := range []string{"p100", "v100", "a100", "h100", "h200"} {
 		h, _ := Preset(name)
@@ -22,6 +23,9 @@ func TestAloneTimeIsOpTime(t *testing.T) {
 			for i := range g.NumOps() {
 				if got, want := m.aloneTime(int(m.pos(i))), m.OpTime(i); got != want {
 					t.Fatalf("%s seed %d op %q: aloneTime %v, OpTime %v", name, seed, g.Op(i).Name, got, want)
+				}
+				if got, want := m.TimeOf(g.Op(i)), m.OpTime(i); got != want {
+					t.Fatalf("%s seed %d op %q: TimeOf %v, OpTime %v", name, seed, g.Op(i).Name, got, want)
 				}
 			}
 		}

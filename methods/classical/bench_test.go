@@ -2,6 +2,8 @@ package classical_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/graphtest"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"
@@ -131,3 +134,41 @@ func BenchmarkStandIn80k(b *testing.B) {
 	benchAll(b, standIn) // the stand-in has no expert placement
 }
 func BenchmarkGNMT8(b *testing.B) { benchAll(b, gnmt8) }
+
+// BenchmarkPipedream runs pipedream (planning and its evaluations) on the
+// zoo's gpt2_small (make zoo) on 8 V100s over PCIe, else on trxl2.
+func BenchmarkPipedream(b *testing.B) {
+	g, err := zooOr(b, "gpt2_small", "trxl2")
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, _ := roofline.Preset("v100")
+	c, err := roofline.NewCluster(h, 8, "pcie")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		// A fresh problem each time: the strategy evaluator caches one
+		// model per micro-batch size, which a first run pays for.
+		p, err := methodstest.RooflineProblem(g, c, roofline.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := (classical.PipeDream{}).Optimize(context.Background(), p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// zooOr reads out/zoo/NAME.json when make zoo has written it, else builds
+// the workload fallback.
+func zooOr(b *testing.B, name, fallback string) (*graph.Graph, error) {
+	f, err := os.Open(filepath.Join("..", "..", "out", "zoo", name+".json"))
+	if err != nil {
+		b.Logf("no zoo %s (make zoo): %s instead", name, fallback)
+		return workloads.Build(fallback)
+	}
+	defer f.Close()
+	return graph.Read(f)
+}

@@ -18,6 +18,11 @@
 //   - dp: the contiguous split of a topological order into at most one
 //     block per device (PipeDream's dynamic program), costed with the
 //     model and chosen by evaluation;
+//   - gpipe and 1f1b: synchronous pipelines of one stage per GPU balanced
+//     by forward time, the micro-batch count chosen by evaluation;
+//   - pipedream: PipeDream's planner, a dynamic program over splits of
+//     the layers into stages for every data-parallel degree (uniform over
+//     the stages) and micro-batch count, under 1F1B;
 //   - local-search-anchored and sa-anchored: local search and annealing
 //     from the best of the quick baselines, with the learned policy's
 //     move set (device, priority-level and fusion-level moves on its

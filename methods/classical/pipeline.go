@@ -76,98 +76,184 @@ func (o Pipeline) Optimize(ctx context.Context, p *optimize.Problem, s *optimize
 // PipelineStages places g as a pipeline of stages stages: the ops of the
 // forward pass (those whose work scales with the batch, not marked
 // backward) in topological order cut into contiguous runs of about equal
-// time (opTime); each backward op on the latest stage among the forward
-// ops whose outputs it reads, or the earliest among its backward inputs'
-// when that is earlier (the backward pass flows to earlier stages only);
-// the ops whose work does not scale (variables, optimizer steps) with
-// their co-location group, else with their first input's producer.
+// time (opTime); the other ops follow them as assignPipeline says (the
+// backward pass with its layers, parameters and optimizer steps with the
+// stage that reads them first).
 func PipelineStages(g *graph.Graph, opTime func(int) float64, stages int) []int {
 	n := g.NumOps()
 	dev := make([]int, n)
 	for i := range dev {
 		dev[i] = -1
 	}
-	kind := func(i int) int { // 0 forward, 1 backward, 2 update
-		op := g.Op(i)
-		switch {
-		case op.FLOPs <= op.FixedFLOPs && op.BytesRead <= op.FixedBytesRead && op.BytesWritten <= op.FixedBytesWritten:
-			return 2
-		case op.Backward:
-			return 1
-		}
-		return 0
-	}
 	total := 0.0
 	for i := range n {
-		if kind(i) == 0 {
+		if pipelinePhase(g.Op(i)) == phaseForward {
 			total += opTime(i)
 		}
 	}
 	run := 0.0
 	for _, v := range g.Topo() {
 		i := int(v)
-		if kind(i) != 0 {
+		if pipelinePhase(g.Op(i)) != phaseForward {
 			continue
 		}
 		dev[i] = min(int(run/total*float64(stages)), stages-1)
 		run += opTime(i)
 	}
-	for _, v := range g.Topo() {
+	assignPipeline(g, dev, stages)
+	return dev
+}
+
+// The phases of an op in a pipelined step, as evaluate/strategy reads
+// them: the forward and backward passes run once per micro-batch, the
+// update (ops whose work does not scale with the batch: optimizer steps,
+// parameters, views and other ops without work) once per step.
+const (
+	phaseForward = iota
+	phaseBackward
+	phaseUpdate
+)
+
+func pipelinePhase(op *graph.Op) int {
+	switch {
+	case op.FLOPs <= op.FixedFLOPs && op.BytesRead <= op.FixedBytesRead && op.BytesWritten <= op.FixedBytesWritten:
+		return phaseUpdate
+	case op.Backward:
+		return phaseBackward
+	}
+	return phaseForward
+}
+
+// assignPipeline completes a pipeline placement: unit holds the unit
+// (stage, or a layer that a split maps to a stage) of every forward op,
+// non-decreasing along the topological order, and -1 for the other ops,
+// which it places:
+//
+//   - each backward op on the latest unit among the forward ops whose
+//     outputs it reads (its layer's), or the earliest among its backward
+//     inputs' when that is earlier (the backward pass flows to earlier
+//     units only); an op without work (a view, a shape: the update
+//     phase's class, see pipelinePhase) outside any co-location group
+//     goes with the latest forward op that feeds it, or, when a backward
+//     op feeds it, by the backward rule, and counts as forward or
+//     backward accordingly for the ops it feeds (so that a backward op
+//     that reads an activation through a view stays on its layer);
+//   - a co-location group with a forward or backward member on its first
+//     such member's unit;
+//   - the remaining ops (parameters, optimizer steps, views, shapes),
+//     latest first, on their group's unit, else on the earliest unit that
+//     reads their outputs (a parameter goes to its first reader's stage,
+//     not to the first stage: the stage that computes with it holds its
+//     state); what is still unplaced then goes with its group, else with
+//     its first input's producer, else on unit 0;
+//   - last, every co-location group on its first op's unit (colocate).
+//
+// Every rule commutes with a non-decreasing map of units to stages (the
+// latest, the earliest and the first member of a set map to the latest,
+// earliest and first one's stage), so placing by layers and then mapping
+// the layers to stages gives the placement that assignPipeline makes on
+// the stages directly: pipedream's dynamic program costs a split of the
+// layers exactly as the split's placement will be.
+func assignPipeline(g *graph.Graph, unit []int, units int) {
+	n := g.NumOps()
+	topo := g.Topo()
+	// bwd marks the ops placed as part of the backward pass; the forward
+	// pass is the forward ops and the ops without work that only they feed.
+	bwd := make([]bool, n)
+	for _, v := range topo {
 		i := int(v)
-		if kind(i) != 1 {
+		ph := pipelinePhase(g.Op(i))
+		if unit[i] >= 0 || ph == phaseForward || (ph == phaseUpdate && g.Colocation(i) >= 0) {
 			continue
 		}
-		fwd, other := -1, stages
+		fwd, other := -1, units
 		for _, t := range g.Inputs(i) {
 			p := g.Tensor(int(t)).Producer
-			if dev[p] < 0 {
-				continue
-			}
-			if kind(p) == 0 {
-				fwd = max(fwd, dev[p])
-			} else {
-				other = min(other, dev[p])
+			switch {
+			case unit[p] < 0:
+			case bwd[p]:
+				other = min(other, unit[p])
+			default:
+				fwd = max(fwd, unit[p])
 			}
 		}
-		// Its layer's stage, but never later than a backward op it reads
-		// from: the backward pass only goes to earlier stages.
+		if ph == phaseUpdate {
+			// An op without work (a view, a shape) outside any group:
+			// with the latest forward op that feeds it, or in the backward
+			// pass when a backward op does; else (no placed input) later.
+			switch {
+			case other < units:
+				unit[i], bwd[i] = min(fwd, other), true
+				if fwd < 0 {
+					unit[i] = other
+				}
+			case fwd >= 0:
+				unit[i] = fwd
+			}
+			continue
+		}
+		// Its layer's unit, but never later than a backward op it reads
+		// from: the backward pass only goes to earlier units.
+		bwd[i] = true
 		switch {
 		case fwd >= 0:
-			dev[i] = min(fwd, other)
-		case other < stages:
-			dev[i] = other
+			unit[i] = min(fwd, other)
+		case other < units:
+			unit[i] = other
 		default:
-			dev[i] = stages - 1
+			unit[i] = units - 1
 		}
 	}
-	// Co-location groups take a placed member's stage (a variable its
-	// first forward reader's, an optimizer step its variable's).
 	group := make([]int, g.NumColocationGroups())
 	for k := range group {
 		group[k] = -1
 	}
 	for i := range n {
-		if c := g.Colocation(i); c >= 0 && dev[i] >= 0 && group[c] < 0 {
-			group[c] = dev[i]
+		if c := g.Colocation(i); c >= 0 && unit[i] >= 0 && group[c] < 0 {
+			group[c] = unit[i]
 		}
 	}
-	for _, v := range g.Topo() {
+	for k := len(topo) - 1; k >= 0; k-- {
+		i := int(topo[k])
+		if unit[i] >= 0 {
+			continue
+		}
+		c := g.Colocation(i)
+		if c >= 0 && group[c] >= 0 {
+			unit[i] = group[c]
+			continue
+		}
+		first := units
+		for _, t := range g.Outputs(i) {
+			for _, r := range g.Tensor(int(t)).Consumers {
+				if unit[r] >= 0 {
+					first = min(first, unit[r])
+				}
+			}
+		}
+		if first < units {
+			unit[i] = first
+			if c >= 0 {
+				group[c] = first
+			}
+		}
+	}
+	for _, v := range topo {
 		i := int(v)
-		if dev[i] >= 0 {
+		if unit[i] >= 0 {
 			continue
 		}
 		if c := g.Colocation(i); c >= 0 && group[c] >= 0 {
-			dev[i] = group[c]
+			unit[i] = group[c]
 			continue
 		}
-		dev[i] = 0
+		unit[i] = 0
 		for _, t := range g.Inputs(i) {
-			if p := g.Tensor(int(t)).Producer; dev[p] >= 0 {
-				dev[i] = dev[p]
+			if p := g.Tensor(int(t)).Producer; unit[p] >= 0 {
+				unit[i] = unit[p]
 				break
 			}
 		}
 	}
-	colocate(g, dev)
-	return dev
+	colocate(g, unit)
 }
