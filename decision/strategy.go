@@ -68,6 +68,12 @@ const (
 	// gradients and optimizer state; each layer's parameters are
 	// all-gathered before use and its gradients reduce-scattered after.
 	FullShard Shard = "fsdp"
+	// GradShard is ZeRO-2 (DeepSpeed's stage 2; PyTorch FSDP's
+	// SHARD_GRAD_OP): every replica keeps the whole parameters, but the
+	// gradients are reduce-scattered, each GPU keeps and steps the
+	// optimizer on 1/R of them, and the updated parameters are
+	// all-gathered after the step.
+	GradShard Shard = "zero2"
 )
 
 // R is the data-parallel degree (at least 1).
@@ -114,12 +120,12 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("schedule %q: want gpipe or 1f1b", s.Schedule)}
 	}
 	switch s.Shard {
-	case NoShard, FullShard:
+	case NoShard, FullShard, GradShard:
 	default:
-		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp or none", s.Shard)}
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp, zero2 or none", s.Shard)}
 	}
-	if s.Shard == FullShard && s.R() == 1 {
-		return &Error{Field: "strategy", Msg: "shard fsdp with one replica: sharding needs replicas to shard over"}
+	if s.Shard != NoShard && s.R() == 1 {
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %s with one replica: sharding needs replicas to shard over", s.Shard)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -117,4 +118,38 @@ func scaleUp(x int64, b, B int) int64 {
 		q++
 	}
 	return int64(q)
+}
+
+// ScaleOps returns g with the costs of the ops where f is not 1 scaled by
+// f[op] (0 < f <= 1): FLOPs, bytes read and written and temporary bytes,
+// their fixed parts, and a measured Time. Tensors, ParamBytes and the
+// adjacency are g's (shared: g is read-only). It models work split over
+// GPUs that the graph records whole: the optimizer step of one GPU's
+// shard of the parameters (ZeRO, FSDP). len(f) must be g.NumOps().
+func ScaleOps(g *Graph, f []float64) (*Graph, error) {
+	if len(f) != len(g.ops) {
+		return nil, fmt.Errorf("graph %q: %d scale factors for %d ops", g.name, len(f), len(g.ops))
+	}
+	ng := new(Graph)
+	*ng = *g
+	ng.ops = slices.Clone(g.ops)
+	for i, x := range f {
+		if x == 1 {
+			continue
+		}
+		if !(x > 0 && x <= 1) {
+			return nil, fmt.Errorf("graph %q: op %q: scale factor %v: want one in (0, 1]", g.name, g.ops[i].Name, x)
+		}
+		op := &ng.ops[i]
+		sc := func(v int64) int64 { return int64(math.Ceil(float64(v) * x)) }
+		op.FLOPs *= x
+		op.FixedFLOPs *= x
+		op.BytesRead, op.FixedBytesRead = sc(op.BytesRead), sc(op.FixedBytesRead)
+		op.BytesWritten, op.FixedBytesWritten = sc(op.BytesWritten), sc(op.FixedBytesWritten)
+		op.TempBytes, op.FixedTempBytes = sc(op.TempBytes), sc(op.FixedTempBytes)
+		if op.HasTime {
+			op.Time *= x
+		}
+	}
+	return ng, nil
 }

@@ -242,3 +242,34 @@ func TestBatchJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleOps: op 1 at a quarter: 4 GFLOPs of which 2 fixed -> 1 and
+// 0.5; 1,000 bytes read (600 fixed) -> 250 (150); 10 written -> 3
+// (rounded up); op 0 untouched, and g itself unchanged.
+func TestScaleOps(t *testing.T) {
+	b := NewBuilder("s")
+	b.SetBatch(2)
+	a := b.AddOp(Op{Name: "a", FLOPs: 8, BytesRead: 8})
+	c := b.AddOp(Op{Name: "c", FLOPs: 4e9, FixedFLOPs: 2e9, BytesRead: 1000, FixedBytesRead: 600, BytesWritten: 10})
+	b.AddTensor(a, 8, c)
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ScaleOps(g, []float64{1, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Op(c)
+	if got.FLOPs != 1e9 || got.FixedFLOPs != 0.5e9 || got.BytesRead != 250 || got.FixedBytesRead != 150 || got.BytesWritten != 3 {
+		t.Errorf("scaled op: %+v", got)
+	}
+	if s.Op(a).FLOPs != 8 || g.Op(c).FLOPs != 4e9 {
+		t.Errorf("op 0 %v, the original's op 1 %v", s.Op(a).FLOPs, g.Op(c).FLOPs)
+	}
+	for _, f := range [][]float64{{1}, {1, 0}, {1, 1.5}} {
+		if _, err := ScaleOps(g, f); err == nil {
+			t.Errorf("factors %v: no error", f)
+		}
+	}
+}

@@ -45,6 +45,12 @@ type AllReduceResult struct {
 // overlaps the rest of the backward pass. The devices' rings run at once,
 // each on its own GPUs' links.
 func DDPAllReduce(c *roofline.Cluster, devices, r int, grads []Gradient, bucket int64) (*AllReduceResult, error) {
+	return BucketCollective(c, devices, r, grads, bucket, roofline.AllReduce)
+}
+
+// BucketCollective is DDPAllReduce with collective kind for each bucket:
+// roofline.ReduceScatter for ZeRO-2's gradients.
+func BucketCollective(c *roofline.Cluster, devices, r int, grads []Gradient, bucket int64, kind roofline.Collective) (*AllReduceResult, error) {
 	if devices < 1 || r < 1 || r*devices > c.Devices {
 		return nil, fmt.Errorf("ddp: %d replicas of %d GPUs do not fit a cluster of %d", r, devices, c.Devices)
 	}
@@ -78,7 +84,7 @@ func DDPAllReduce(c *roofline.Cluster, devices, r int, grads []Gradient, bucket 
 			if fill == 0 {
 				return nil
 			}
-			t, _, err := c.CollectiveTime(roofline.AllReduce, group, fill)
+			t, _, err := c.CollectiveTime(kind, group, fill)
 			if err != nil {
 				return err
 			}

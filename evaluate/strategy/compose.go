@@ -228,7 +228,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	s := d.Strategy
 	B := e.g.Batch()
 	b := (B + R*M - 1) / (R * M)
-	rep, err := e.replicaAt(b, devices)
+	rep, err := e.replicaAt(b, devices, 1)
 	if err != nil {
 		return evaluate.Result{}, err
 	}

@@ -40,7 +40,7 @@ type Evaluator struct {
 	whole *roofline.Evaluator
 
 	mu       sync.Mutex
-	replicas map[[2]int]*replica // by (micro-batch, devices)
+	replicas map[[3]int]*replica // by (micro-batch, devices, optimizer shards)
 }
 
 var _ evaluate.Evaluator = (*Evaluator)(nil)
@@ -58,7 +58,7 @@ func NewEvaluator(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*
 // without a strategy are m's (roofline.Evaluator), the others composed
 // around one replica's model.
 func Wrap(m *roofline.Model) *Evaluator {
-	return &Evaluator{g: m.G, c: m.Cluster, opts: m.Opts, whole: roofline.NewEvaluator(m), replicas: map[[2]int]*replica{}}
+	return &Evaluator{g: m.G, c: m.Cluster, opts: m.Opts, whole: roofline.NewEvaluator(m), replicas: map[[3]int]*replica{}}
 }
 
 // replica is one replica's model at one micro-batch on one device count,
@@ -107,16 +107,33 @@ func Gradients(g *graph.Graph) []int32 {
 	return out
 }
 
-func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
+// replicaAt is one replica's model at micro-batch b on devices GPUs,
+// its optimizer step split over shards GPUs (ZeRO, FSDP: each steps
+// 1/shards of the parameters; 1 = the whole step, DDP).
+func (e *Evaluator) replicaAt(b, devices, shards int) (*replica, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r, ok := e.replicas[[2]int{b, devices}]; ok {
+	key := [3]int{b, devices, shards}
+	if r, ok := e.replicas[key]; ok {
 		return r, nil
 	}
 	g := e.g
 	if b != g.Batch() {
 		var err error
 		if g, err = graph.AtBatch(e.g, b); err != nil {
+			return nil, err
+		}
+	}
+	if shards > 1 {
+		f := make([]float64, g.NumOps())
+		for i, opt := range OptimizerOps(g) {
+			f[i] = 1
+			if opt {
+				f[i] = 1 / float64(shards)
+			}
+		}
+		var err error
+		if g, err = graph.ScaleOps(g, f); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +160,7 @@ func (e *Evaluator) replicaAt(b, devices int) (*replica, error) {
 		rec := newPhaseRec(r.phase, g, devices)
 		return &pipeSim{roofline.NewSimulator(m, rec), rec}
 	}
-	e.replicas[[2]int{b, devices}] = r
+	e.replicas[key] = r
 	return r, nil
 }
 
@@ -171,7 +188,11 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 		return e.pipelined(d, devices, R, s.M())
 	}
 	b := (e.g.Batch() + R - 1) / R
-	rep, err := e.replicaAt(b, devices)
+	shards := 1
+	if s.Shard != decision.NoShard {
+		shards = R
+	}
+	rep, err := e.replicaAt(b, devices, shards)
 	if err != nil {
 		return evaluate.Result{}, err
 	}
@@ -198,11 +219,93 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 		}
 		return e.fsdp(res, g, d.Device, devices, R, grads, fwdEnd)
 	}
+	if s.Shard == decision.GradShard {
+		return e.zero2(res, g, d.Device, devices, R, grads, s.Bucket())
+	}
 	ar, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
 	if err != nil {
 		return evaluate.Result{}, err
 	}
 	return e.compose(res, ar, devices, R, grads), nil
+}
+
+// OptimizerOps marks g's optimizer step: the ops whose work does not scale
+// with the batch (update phase) that read, directly or through other such
+// ops, what the backward pass produced (a gradient). Parameters and what
+// prepares them for the forward pass are not in it.
+func OptimizerOps(g *graph.Graph) []bool {
+	opt := make([]bool, g.NumOps())
+	for _, v := range g.Topo() {
+		i := int(v)
+		if phaseOf(g.Op(i)) != phaseUpdate {
+			continue
+		}
+		for _, t := range g.Inputs(i) {
+			p := g.Tensor(int(t)).Producer
+			if opt[p] || phaseOf(g.Op(p)) == phaseBackward {
+				opt[i] = true
+				break
+			}
+		}
+	}
+	return opt
+}
+
+// zero2 composes ZeRO-2 (DeepSpeed stage 2, FSDP's SHARD_GRAD_OP) around
+// one replica whose optimizer step is already split R ways (replicaAt):
+// the gradients are reduce-scattered in DDP's buckets, overlapped with the
+// backward pass as DDP's all-reduce is; the updated parameters are then
+// all-gathered, exposed at the end of the step (DeepSpeed gathers them
+// after the optimizer step). Memory: the replica's peak less (R-1)/R of
+// its parameter state beyond the weights (gradients and optimizer state;
+// a weight's bytes are its gradient's).
+func (e *Evaluator) zero2(one *evaluate.Result, g *graph.Graph, dev []int, devices, R int, grads []Gradient, bucket int64) (evaluate.Result, error) {
+	rs, err := BucketCollective(e.c, devices, R, grads, bucket, roofline.ReduceScatter)
+	if err != nil {
+		return evaluate.Result{}, err
+	}
+	weights := make([]int64, devices)
+	for _, gr := range grads {
+		weights[gr.Device] += gr.Bytes
+	}
+	gather := 0.0
+	group := make([]int, R)
+	for k, w := range weights {
+		for i := range group {
+			group[i] = i*devices + k
+		}
+		t, _, err := e.c.CollectiveTime(roofline.AllGather, group, w)
+		if err != nil {
+			return evaluate.Result{}, err
+		}
+		gather = max(gather, t)
+	}
+	state := make([]int64, devices)
+	for i := range g.NumOps() {
+		state[dev[i]] += g.Op(i).ParamBytes
+	}
+	n := devices * R
+	out := evaluate.Result{
+		StepTime: one.StepTime + rs.Exposed + gather, DeviceBusy: make([]float64, n), PeakMemory: make([]int64, n), Capacity: make([]int64, n),
+		ColocationViolations: one.ColocationViolations, Transfers: one.Transfers * R, Kernels: one.Kernels * R,
+		BytesMoved: one.BytesMoved * int64(R),
+	}
+	for _, w := range weights {
+		// A reduce-scatter and an all-gather each move (R-1)/R of the
+		// bytes per GPU.
+		out.BytesMoved += int64(2 * float64(R-1) * float64(w))
+	}
+	for r := 0; r < R; r++ {
+		for k := 0; k < devices; k++ {
+			i := r*devices + k
+			sharded := max(state[k]-weights[k], 0)
+			out.DeviceBusy[i] = one.DeviceBusy[k]
+			out.PeakMemory[i] = one.PeakMemory[k] - sharded*int64(R-1)/int64(R)
+			out.Capacity[i] = one.Capacity[k]
+			out.OOM = out.OOM || out.PeakMemory[i] > out.Capacity[i]
+		}
+	}
+	return out, nil
 }
 
 // fsdp composes FSDP (ZeRO-3) around one replica's result: each GPU keeps
@@ -392,7 +495,11 @@ func (e *Evaluator) Trace(ctx context.Context, d decision.Decision, w io.Writer)
 		return res, err
 	}
 	R := s.R()
-	rep, err := e.replicaAt((e.g.Batch()+R-1)/R, e.c.Devices/R)
+	shards := 1
+	if s.Shard != decision.NoShard {
+		shards = R
+	}
+	rep, err := e.replicaAt((e.g.Batch()+R-1)/R, e.c.Devices/R, shards)
 	if err != nil {
 		return res, err
 	}
@@ -416,7 +523,7 @@ func (e *Evaluator) LowerBound(s decision.Strategy, fusion bool) (float64, error
 	if R > 1 {
 		b = (b + R - 1) / R
 	}
-	r, err := e.replicaAt(b, e.c.Devices/R)
+	r, err := e.replicaAt(b, e.c.Devices/R, 1)
 	if err != nil {
 		return 0, err
 	}

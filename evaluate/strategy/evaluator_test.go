@@ -452,3 +452,62 @@ func TestFusedKernelPhase(t *testing.T) {
 		t.Errorf("busy by phase %v, want %v", rec.busy[0], want)
 	}
 }
+
+// TestZeRO2Composes: ZeRO-2 on R GPUs is one replica at B/R examples
+// whose optimizer ops (OptimizerOps: update-phase ops fed by gradients,
+// present in trxl2) take 1/R of their work, plus the exposed part of its
+// gradients' reduce-scatter (at most one reduce-scatter of them all) and
+// one all-gather of the weights; each GPU holds less than DDP's.
+func TestZeRO2Composes(t *testing.T) {
+	g := trxl(t)
+	opt := OptimizerOps(g)
+	n := 0
+	for i, o := range opt {
+		if o {
+			n++
+			if phaseOf(g.Op(i)) != phaseUpdate {
+				t.Fatalf("optimizer op %q is not in the update phase", g.Op(i).Name)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("trxl2 has no optimizer ops")
+	}
+	for _, R := range []int{2, 4} {
+		c := cluster(t, R, "pcie")
+		e, _ := NewEvaluator(g, c, roofline.Options{})
+		d := decision.Decision{Device: decision.Single(g), Strategy: decision.Strategy{Replicas: R, Shard: decision.GradShard}}
+		got, err := e.Evaluate(context.Background(), d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Strategy.Shard = decision.NoShard
+		ddp, _ := e.Evaluate(context.Background(), d)
+		gb, _ := graph.AtBatch(g, g.Batch()/R)
+		f := make([]float64, gb.NumOps())
+		for i := range f {
+			f[i] = 1
+			if opt[i] {
+				f[i] = 1 / float64(R)
+			}
+		}
+		sharded, _ := graph.ScaleOps(gb, f)
+		m, _ := roofline.NewModel(sharded, cluster(t, 1, "pcie"), roofline.Options{})
+		one, err := roofline.NewEvaluator(m).Evaluate(context.Background(), decision.Decision{Device: decision.Single(g)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w int64
+		for _, t := range Gradients(gb) {
+			w += gb.Tensor(int(t)).Bytes
+		}
+		rs, _, _ := c.CollectiveTime(roofline.ReduceScatter, seq(R), w)
+		ag, _, _ := c.CollectiveTime(roofline.AllGather, seq(R), w)
+		if lo, hi := one.StepTime+ag, one.StepTime+rs+ag; got.StepTime < lo-1e-12 || got.StepTime > hi+1e-12 {
+			t.Errorf("R=%d: step %v, want in [%v, %v]", R, got.StepTime, lo, hi)
+		}
+		if got.PeakMemory[0] >= ddp.PeakMemory[0] {
+			t.Errorf("R=%d: zero2 peak %d not below ddp's %d", R, got.PeakMemory[0], ddp.PeakMemory[0])
+		}
+	}
+}
