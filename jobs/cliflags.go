@@ -241,6 +241,7 @@ type GeneralizationFlags struct {
 	// --pretrain-steps and --search-steps were given: a time alone means
 	// no step limit.
 	PretrainStepsGiven, SearchStepsGiven bool
+	Cells                                CellFlags
 }
 
 // ParseFlags checks o and fills its families, training workloads, step
@@ -294,7 +295,8 @@ func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
 		return fail.Usagef("%v", err)
 	}
 	o.Policy, o.PolicyName = cfg, f.Policy
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, false)
+	return err
 }
 
 // EqualTimeFlags are the equal-time report's flags besides
@@ -304,6 +306,7 @@ type EqualTimeFlags struct {
 	Seeds                    string // --seeds, comma-separated
 	SeedGiven                bool   // whether --seed was given
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
+	Cells                    CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods, budgets and seeds
@@ -329,7 +332,8 @@ func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // LearnedFlags are the learned report's flags besides LearnedOptions'
@@ -337,6 +341,7 @@ func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
 type LearnedFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	PlotFormat               string // --plot-format: png, svg or pdf
+	Cells                    CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods and budgets from f.
@@ -354,7 +359,8 @@ func (o *LearnedOptions) ParseFlags(f LearnedFlags) error {
 	if err := report.CheckPlotPath("plot." + f.PlotFormat); err != nil {
 		return fail.Usagef("--plot-format: %v", err)
 	}
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // RegalFlags are the regal report's flags besides RegalOptions' own.
@@ -363,6 +369,7 @@ type RegalFlags struct {
 	Objectives                    string // comma-separated objectives
 	Budgets                       string // comma-separated evaluation counts
 	Plot                          string // --plot FILE, checked here, drawn by the CLI
+	Cells                         CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods, objectives and
@@ -407,7 +414,11 @@ func (o *RegalOptions) ParseFlags(f RegalFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	return nil
+	if o.NoRun && o.Dir == "" {
+		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+	}
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // BRKGATunedPath is where the brkga-tuned method's embedded parameters
