@@ -247,6 +247,11 @@ func line[F any](g Grid, c Cell[F], f *F, o Outcome, note string) {
 	if g.Progress == nil || c.Label == "" {
 		return
 	}
+	if g.mode == runRead && g.Work != nil {
+		// Another worker's cell (with Work): its lines are that
+		// worker's.
+		return
+	}
 	s := note
 	switch {
 	case s != "":
