@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +113,42 @@ func TestClusterK8s(t *testing.T) {
 	ta := table.Spec.Template.Spec.Containers[0].Args
 	if table.Spec.CompletionMode != "" || table.Spec.Completions != 1 || strings.Join(ta, " ") != wantArgs+" --no-run -q" {
 		t.Errorf("table job %+v runs %v", table.Spec, ta)
+	}
+}
+
+// TestClusterK8sSchema checks the manifests against Kubernetes' own API
+// types: tools/k8scheck (its own module, so that placer does not depend
+// on k8s.io/api) decodes each strictly into a batch/v1 Job and applies
+// the API server's rules for the fields placer writes. A manifest with a
+// misspelt field or a bad quantity is refused. Skipped when the Go module
+// proxy cannot be reached to fetch k8s.io/api (kubectl, whose client-side
+// dry run needs a cluster's API server, is not used).
+func TestClusterK8sSchema(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds tools/k8scheck")
+	}
+	check := filepath.Join("..", "..", "tools", "k8scheck")
+	if out, err := exec.Command("go", "-C", check, "mod", "download").CombinedOutput(); err != nil {
+		t.Skipf("SKIP: cannot fetch k8s.io/api for tools/k8scheck (offline?): %v: %s", err, out)
+	}
+	job, table := k8sManifests(t)
+	data, err := os.ReadFile(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	misspelt := filepath.Join(dir, "misspelt.json")
+	os.WriteFile(misspelt, bytes.Replace(data, []byte(`"completionMode"`), []byte(`"completionMod"`), 1), 0o644)
+	quantity := filepath.Join(dir, "quantity.json")
+	os.WriteFile(quantity, bytes.Replace(data, []byte(`"3Gi"`), []byte(`"3 GB"`), 1), 0o644)
+	abs := func(p string) string { a, _ := filepath.Abs(p); return a }
+	for _, tc := range []struct {
+		file string
+		ok   bool
+	}{{job, true}, {table, true}, {misspelt, false}, {quantity, false}} {
+		out, err := exec.Command("go", "-C", check, "run", ".", abs(tc.file)).CombinedOutput()
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: k8scheck: %v: %s (want valid: %v)", filepath.Base(tc.file), err, out, tc.ok)
+		}
 	}
 }
