@@ -167,6 +167,16 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 		return fail.Usagef("--visit-evals %d: want at least 1", f.VisitEvals)
 	}
 	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
+	if o.Workers != 0 || o.Rounds != "" {
+		switch {
+		case !o.Scored:
+			return fail.Usagef("--workers and --rounds: synchronous rounds train go-scored's move head: give --scored")
+		case o.Workers < 1 || o.Rounds == "":
+			return fail.Usagef("--workers K and --rounds DIR go together: K visits a round, in the folder DIR every worker shares")
+		case o.Steps < 1 || o.Time > 0:
+			return fail.Usagef("--workers: give --steps (the visits in all) and no --time: the head must not depend on how fast a worker is")
+		}
+	}
 	if o.Scored && !f.LRGiven {
 		o.PPO.LearningRate = 0 // go-scored's own
 	}

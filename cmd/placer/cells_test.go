@@ -249,3 +249,83 @@ func TestCellBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestPretrainRounds: pretrain --scored in synchronous rounds. One worker
+// a round gives the head of one plain process, byte for byte; three a
+// round give the same head whether one process or three (this test
+// binary run as placer, sharing --rounds) run them.
+func TestPretrainRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs placer processes")
+	}
+	dir := t.TempDir()
+	args := func(out string, more ...string) []string {
+		return append([]string{"pretrain", "--scored", "--workloads", "trxl2,rnnlm2", "--gpus", "2", "--steps", "6", "--visit-evals", "100",
+			"--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
+	}
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, r := range []struct {
+		out  string
+		more []string
+	}{
+		{"plain.head", nil},
+		{"k1.head", []string{"--workers", "1", "--rounds", filepath.Join(dir, "r1")}},
+		{"k3.head", []string{"--workers", "3", "--rounds", filepath.Join(dir, "r3")}},
+	} {
+		if code, _, errs := placer(t, args(r.out, r.more...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", r.out, code, errs)
+		}
+	}
+	if !bytes.Equal(read("plain.head"), read("k1.head")) {
+		t.Fatal("rounds of one worker: not the plain process's head")
+	}
+	if bytes.Equal(read("plain.head"), read("k3.head")) {
+		t.Fatal("rounds of three gave the plain head: nothing averaged")
+	}
+	var wg sync.WaitGroup
+	errs := make([]string, 3)
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := asPlacer("", args(fmt.Sprintf("p%d.head", i), "--workers", "3", "--rounds", filepath.Join(dir, "shared"))...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Run(); err != nil {
+				errs[i] = fmt.Sprintf("worker %d: %v: %s", i, err, stderr.String())
+			}
+		}()
+	}
+	wg.Wait()
+	for i, e := range errs {
+		if e != "" {
+			t.Fatal(e)
+		}
+		if !bytes.Equal(read(fmt.Sprintf("p%d.head", i)), read("k3.head")) {
+			t.Fatalf("process %d of 3 ended with another head than one process", i)
+		}
+	}
+	pids := map[int]int{}
+	for v := range 6 {
+		h, _ := claim.History(filepath.Join(dir, "shared", fmt.Sprintf("round-%d", v/3), fmt.Sprintf("visit-%d.head", v)))
+		for _, c := range h {
+			if c.State == claim.Done {
+				pids[c.Owner.PID]++
+			}
+		}
+	}
+	t.Logf("visits per process: %v", pids)
+	n := 0
+	for _, c := range pids {
+		n += c
+	}
+	if n != 6 {
+		t.Fatalf("%d visits done, want 6 (each once)", n)
+	}
+}

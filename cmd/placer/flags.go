@@ -60,6 +60,7 @@ var flagRanges = map[string]flagRange{
 	"batch":            {0, 4096, "0 = the command's default"},
 	"copies":           {1, 1000, "augmented copies per workload"},
 	"parallel":         {0, 1_000_000, "0 = every cell at once"},
+	"workers":          {0, 1_000_000, "visits a round (pretrain --scored); 0 = one process, in turn"},
 	"cpus-per-task":    {1, 4096, ""},
 	"lease":            {0, year.Seconds(), "a duration; 0 = the default (1m)"},
 	"layers":           {1, 8, "graph network layers"},
