@@ -32,6 +32,25 @@ test: go-deps py-deps
 	$(GO) test -count=1 -timeout 9m $(PKGS)
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
+	$(MAKE) test-slurm
+
+# A single-node Slurm cluster on this machine (tools/slurm/up.sh): Debian's
+# slurmctld, slurmd, slurm-client and munge installed with apt-get
+# --no-install-recommends when missing (about a minute), a minimal
+# slurm.conf (this host, SLURM_CPUS=2 CPUs, no cgroups), munged, slurmctld
+# and slurmd started as root (or with sudo); it waits for sinfo to show the
+# node idle. Idempotent.
+.PHONY: slurm-up test-slurm
+slurm-up:
+	sh tools/slurm/up.sh
+
+# The Slurm test (cmd/placer TestSlurm, docs/cluster.md): a small report's
+# cells as a job array and its table job, checked against one process's
+# table; then an array cancelled half-way and resubmitted, every cell
+# finished once. About a minute. Without PLACER_TEST_SLURM=1 (a plain go
+# test) it is skipped.
+test-slurm: slurm-up
+	PLACER_TEST_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./cmd/placer
 
 # The PyTorch exporter (tools/torchexport) and its tests run on Debian's
 # torch, torchvision and onnx (docs/import.md), under Debian's python3 (not

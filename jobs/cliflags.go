@@ -175,6 +175,16 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 		return fail.Usagef("--visit-evals %d: want at least 1", f.VisitEvals)
 	}
 	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
+	if o.Workers != 0 || o.Rounds != "" {
+		switch {
+		case !o.Scored:
+			return fail.Usagef("--workers and --rounds: synchronous rounds train go-scored's move head: give --scored")
+		case o.Workers < 1 || o.Rounds == "":
+			return fail.Usagef("--workers K and --rounds DIR go together: K visits a round, in the folder DIR every worker shares")
+		case o.Steps < 1 || o.Time > 0:
+			return fail.Usagef("--workers: give --steps (the visits in all) and no --time: the head must not depend on how fast a worker is")
+		}
+	}
 	if o.Scored && !f.LRGiven {
 		o.PPO.LearningRate = 0 // go-scored's own
 	}
@@ -249,6 +259,7 @@ type GeneralizationFlags struct {
 	// --pretrain-steps and --search-steps were given: a time alone means
 	// no step limit.
 	PretrainStepsGiven, SearchStepsGiven bool
+	Cells                                CellFlags
 }
 
 // ParseFlags checks o and fills its families, training workloads, step
@@ -302,7 +313,8 @@ func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
 		return fail.Usagef("%v", err)
 	}
 	o.Policy, o.PolicyName = cfg, f.Policy
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, false)
+	return err
 }
 
 // EqualTimeFlags are the equal-time report's flags besides
@@ -312,6 +324,7 @@ type EqualTimeFlags struct {
 	Seeds                    string // --seeds, comma-separated
 	SeedGiven                bool   // whether --seed was given
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
+	Cells                    CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods, budgets and seeds
@@ -337,7 +350,8 @@ func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // LearnedFlags are the learned report's flags besides LearnedOptions'
@@ -345,6 +359,7 @@ func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
 type LearnedFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	PlotFormat               string // --plot-format: png, svg or pdf
+	Cells                    CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods and budgets from f.
@@ -362,7 +377,8 @@ func (o *LearnedOptions) ParseFlags(f LearnedFlags) error {
 	if err := report.CheckPlotPath("plot." + f.PlotFormat); err != nil {
 		return fail.Usagef("--plot-format: %v", err)
 	}
-	return nil
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // RegalFlags are the regal report's flags besides RegalOptions' own.
@@ -371,6 +387,7 @@ type RegalFlags struct {
 	Objectives                    string // comma-separated objectives
 	Budgets                       string // comma-separated evaluation counts
 	Plot                          string // --plot FILE, checked here, drawn by the CLI
+	Cells                         CellFlags
 }
 
 // ParseFlags checks o and fills its graphs, methods, objectives and
@@ -415,7 +432,11 @@ func (o *RegalOptions) ParseFlags(f RegalFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	return nil
+	if o.NoRun && o.Dir == "" {
+		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+	}
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }
 
 // BRKGATunedPath is where the brkga-tuned method's embedded parameters

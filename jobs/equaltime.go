@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,6 +98,10 @@ type EqualTimeOptions struct {
 	Dir string
 	// Progress receives a line per cell.
 	Progress io.Writer
+	// Work, if set, spreads the cells over processes sharing Dir
+	// (--list-cells, --cell, --worker; grid.Work). Not with Cascade,
+	// whose cells depend on other rows' results.
+	Work *grid.Work
 }
 
 // equalTimeCellFile is a cell as kept in Dir.
@@ -117,11 +122,16 @@ type equalTimeCellFile struct {
 // baseline, and returns the table. When ctx is cancelled the cells
 // finished so far are returned (and kept in Dir) with ctx's error.
 func EqualTime(ctx context.Context, o EqualTimeOptions) (report.EqualTime, error) {
-	g := grid.Grid{Name: "equal-time", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
-	reps, err := grid.Seeds(g, o.Seed, o.Seeds, func(g grid.Grid, seed uint64) (report.EqualTime, error) {
-		so := o
-		so.Seed = seed
-		return equalTimeSeed(ctx, g, so)
+	g := grid.Grid{Name: "equal-time", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
+	if o.Work != nil && o.Cascade {
+		return report.EqualTime{}, errors.New("equal-time: --cascade makes a row's cells depend on the rows before it: it cannot be spread over cells")
+	}
+	reps, err := grid.Loop(ctx, g, func() ([]report.EqualTime, error) {
+		return grid.Seeds(g, o.Seed, o.Seeds, func(g grid.Grid, seed uint64) (report.EqualTime, error) {
+			so := o
+			so.Seed = seed
+			return equalTimeSeed(ctx, g, so)
+		})
 	})
 	return report.CombineSeeds(reps), err
 }
@@ -225,23 +235,26 @@ func equalTimeGraph(ctx context.Context, g grid.Grid, o EqualTimeOptions, name s
 	p.Objective = o.Objective
 	row.Graph, row.Ops, row.Devices = p.Graph.Name(), p.Graph.NumOps(), p.Devices()
 	g = g.In(grid.RowDir(objectiveDir(row.Graph, o.Objective), row.Devices))
-	ref, err := graphReference(ctx, g, pp, &row, o.Seed)
-	if err != nil {
-		return row, err
-	}
-	if ref == nil {
-		row.Missing, row.Note = len(a.Methods)*len(a.Budgets), "reference not kept"
-		return row, nil
-	}
+	var ref *optimize.Result
 	fewer := 0
 	if o.Cascade {
 		if fewer = cas.from(row.Graph, row.Devices); fewer > 0 {
 			row.CascadeFrom = fmt.Sprintf("%s@%d", row.Graph, fewer)
 		}
 	}
-	res, err := grid.All(ctx, g, grid.Cells(a, func(m string, b time.Duration) grid.Cell[equalTimeCellFile] {
-		return equalTimeCell(g, o, p, &row, ref, m, b, model, cas[row.Graph][fewer][cascadeKey{m, b.Seconds()}])
-	}))
+	res, err := grid.Row(ctx, g, func(g grid.Grid) (bool, error) {
+		var err error
+		ref, err = graphReference(ctx, g, pp, &row, o.Seed)
+		return ref != nil, err
+	}, func() []grid.Cell[equalTimeCellFile] {
+		return grid.Cells(a, func(m string, b time.Duration) grid.Cell[equalTimeCellFile] {
+			return equalTimeCell(g, o, p, &row, ref, m, b, model, cas[row.Graph][fewer][cascadeKey{m, b.Seconds()}])
+		})
+	})
+	if ref == nil && err == nil {
+		row.Missing, row.Note, row.CascadeFrom = len(a.Methods)*len(a.Budgets), "reference not kept", ""
+		return row, nil
+	}
 	row.Missing += res.Missing
 	for _, f := range res.Cells {
 		row.Cells = append(row.Cells, f.Cell)
@@ -383,7 +396,12 @@ func equalTimeCell(g grid.Grid, o EqualTimeOptions, p *optimize.Problem, row *re
 		name += "-from-" + grid.FileSafe(fromName)
 	}
 	file, decisionFile := name+".json", name+".decision.json"
+	key := grid.Key{Graph: fmt.Sprintf("%s@%d", row.Graph, p.Devices()), Method: m, Budget: grid.BudgetName(b, o.CPU), Seed: o.Seed}
+	if o.Objective != optimize.StepTime {
+		key.Objective = o.Objective.String()
+	}
 	return grid.Cell[equalTimeCellFile]{
+		Key:   key,
 		File:  file,
 		Label: fmt.Sprintf("%-14s %-22s %8s", row.Graph, m, report.Seconds(b.Seconds())),
 		Match: func(f *equalTimeCellFile) error {

@@ -107,6 +107,9 @@ type GeneralizationOptions struct {
 	Progress       io.Writer
 	OnPretrainStep func(family string, pt gdp.PretrainPoint, steps int)
 	OnSearchStep   func(family, phase string, pt gdp.Point, refStep float64, steps int)
+	// Work, if set, spreads the families (one cell each) over processes
+	// sharing Dir (--list-cells, --cell, --worker; grid.Work).
+	Work *grid.Work
 }
 
 // GeneralizationReport is what `placer report generalization` prints.
@@ -273,6 +276,7 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 		tag := fmt.Sprintf("[%d/%d] %s", i+1, len(fams), f)
 		path := filepath.Join(dir, f+".json")
 		cells = append(cells, grid.Cell[generalizationFile]{
+			Key:  grid.Key{Graph: fmt.Sprintf("%s@%d", tests[f], cl.Devices), Method: "held-out " + f, Budget: generalizationBudget(set), Seed: o.Seed},
 			File: f + ".json", Label: tag, Interrupted: interrupted,
 			Strict: func(file string, err error) error {
 				return fmt.Errorf("generalization: %s is not a family result (%v); remove it to run the family again", file, err)
@@ -290,7 +294,11 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 			},
 		})
 	}
-	res, err := grid.All(ctx, grid.Grid{Name: "generalization", Dir: dir, Progress: o.Progress}, cells)
+	gg := grid.Grid{Name: "generalization", Dir: dir, Progress: o.Progress, Work: o.Work}
+	res, err := grid.Loop(ctx, gg, func() (grid.Results[generalizationFile], error) { return grid.All(ctx, gg, cells) })
+	if o.Work != nil && o.Work.Mode == grid.List {
+		return rep, err
+	}
 	for i, f := range res.Cells {
 		g.Rows = append(g.Rows, f.Row)
 		if res.Kept[i] {
@@ -308,6 +316,15 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 		rep.Plot = o.Plot
 	}
 	return rep, ctx.Err()
+}
+
+// generalizationBudget names a family's budgets in --list-cells.
+func generalizationBudget(s generalizationSettings) string {
+	b := fmt.Sprintf("%d pretrain, %d search, %d fine-tune steps", s.PretrainSteps, s.SearchSteps, s.FinetuneSteps)
+	if s.PretrainTime > 0 || s.SearchTime > 0 {
+		b += fmt.Sprintf(" (pretrain %gs, search %gs)", s.PretrainTime, s.SearchTime)
+	}
+	return b
 }
 
 // generalizationFamilies checks and de-duplicates the held-out families.

@@ -54,6 +54,9 @@ type LearnedOptions struct {
 	NoRun bool
 	// Progress receives a line per cell.
 	Progress io.Writer
+	// Work, if set, spreads the cells over processes sharing Dir
+	// (--list-cells, --cell, --worker; grid.Work).
+	Work *grid.Work
 }
 
 // learnedCellKind marks the cell files of this report, so that a cell of
@@ -78,16 +81,19 @@ func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
 	if err != nil {
 		return report.Learned{}, err
 	}
-	g := grid.Grid{Name: "learned", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
+	g := grid.Grid{Name: "learned", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
 	if err := g.Check(); err != nil {
 		return report.Learned{}, err
 	}
-	rep := report.Learned{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
-	rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.LearnedGraph, error) {
-		return learnedGraph(ctx, g, o, name, a)
+	return grid.Loop(ctx, g, func() (report.Learned, error) {
+		rep := report.Learned{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
+		var err error
+		rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.LearnedGraph, error) {
+			return learnedGraph(ctx, g, o, name, a)
+		})
+		rep.Summarize()
+		return rep, err
 	})
-	rep.Summarize()
-	return rep, err
 }
 
 // learnedGraph runs one graph's expert, reference and cells, kept in g's
@@ -107,17 +113,23 @@ func learnedGraph(ctx context.Context, g grid.Grid, o LearnedOptions, name strin
 		return row, err
 	}
 	var eq report.EqualTimeGraph
-	ref, err := graphReference(ctx, g, pp, &eq, o.Seed)
-	if err != nil {
-		return row, err
-	}
-	if ref == nil {
-		eq.Note = "reference not kept"
-	}
-	row.Reference, row.RefStep, row.RefTime, row.Note = eq.Reference, eq.RefStep, eq.RefTime, eq.Note
-	res, err := grid.All(ctx, g, grid.Cells(a, func(m string, b time.Duration) grid.Cell[learnedCellFile] {
-		return learnedCell(o, p, &row, ref, m, b)
-	}))
+	var ref *optimize.Result
+	res, err := grid.Row(ctx, g, func(g grid.Grid) (bool, error) {
+		// The cells are read (not run) without the reference.
+		var err error
+		if ref, err = graphReference(ctx, g, pp, &eq, o.Seed); err != nil {
+			return false, err
+		}
+		if ref == nil {
+			eq.Note = "reference not kept"
+		}
+		row.Reference, row.RefStep, row.RefTime, row.Note = eq.Reference, eq.RefStep, eq.RefTime, eq.Note
+		return true, nil
+	}, func() []grid.Cell[learnedCellFile] {
+		return grid.Cells(a, func(m string, b time.Duration) grid.Cell[learnedCellFile] {
+			return learnedCell(o, p, &row, ref, m, b)
+		})
+	})
 	row.Missing = res.Missing
 	for _, f := range res.Cells {
 		row.Cells = append(row.Cells, f.Cell)
@@ -160,6 +172,7 @@ func learnedExpert(ctx context.Context, p *optimize.Problem, row *report.Learned
 // cell with its error.
 func learnedCell(o LearnedOptions, p *optimize.Problem, row *report.LearnedGraph, ref *optimize.Result, m string, b time.Duration) grid.Cell[learnedCellFile] {
 	return grid.Cell[learnedCellFile]{
+		Key:   grid.Key{Graph: fmt.Sprintf("%s@%d", row.Graph, p.Devices()), Method: m, Budget: grid.BudgetName(b, o.CPU), Seed: o.Seed},
 		File:  fmt.Sprintf("learned-%s-%s.json", m, grid.BudgetName(b, o.CPU)),
 		Label: fmt.Sprintf("%-14s %-8s %8s", row.Graph, m, report.Seconds(b.Seconds())),
 		Match: func(f *learnedCellFile) error {

@@ -73,8 +73,15 @@ type RegalOptions struct {
 	Seed       uint64
 	// Dir keeps one file per finished cell; a rerun with the same Dir
 	// and settings skips them ("" = keep nothing).
-	Dir      string
+	Dir string
+	// NoRun runs no cell: the report is what Dir keeps (which must be
+	// set), cells not kept there counted as missing; the table of cells
+	// run by several processes or machines into one Dir.
+	NoRun    bool
 	Progress io.Writer
+	// Work, if set, spreads the cells over processes sharing Dir
+	// (--list-cells, --cell, --worker; grid.Work).
+	Work *grid.Work
 }
 
 // regalCellFile is a cell as kept in Dir: Setting must match for a rerun
@@ -156,12 +163,19 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	}
 	setting := fmt.Sprintf("seed %d, %s, %d GPUs, memory %d, topology %q, %s transfers, tasks %s",
 		o.Seed, rep.Hardware, rep.Devices, rep.Memory, o.Cluster.Topology, rep.Transfers, rep.Tasks)
-	g := grid.Grid{Name: "regal", Dir: o.Dir, Progress: o.Progress}
-	rep.Graphs, err = grid.Rows(graphs, func(rg regalGraph) (report.RegalGraph, error) {
-		return regalGraphRun(ctx, g, o, rg, tasks, setting, rep.Methods)
+	g := grid.Grid{Name: "regal", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
+	if err := g.Check(); err != nil {
+		return rep, err
+	}
+	return grid.Loop(ctx, g, func() (report.Regal, error) {
+		rep := rep
+		var err error
+		rep.Graphs, err = grid.Rows(graphs, func(rg regalGraph) (report.RegalGraph, error) {
+			return regalGraphRun(ctx, g, o, rg, tasks, setting, rep.Methods)
+		})
+		rep.Summarize()
+		return rep, err
 	})
-	rep.Summarize()
-	return rep, err
 }
 
 // regalGraphs expands the graph list.
@@ -291,6 +305,7 @@ func regalCellName(m string, b int) string { return fmt.Sprintf("%s-%d.json", m,
 // fails gives a cell with its error.
 func regalCell(p *optimize.Problem, obj optimize.Objective, graph, m string, b int, setting string, seed uint64) grid.Cell[regalCellFile] {
 	return grid.Cell[regalCellFile]{
+		Key:   grid.Key{Graph: fmt.Sprintf("%s@%d", graph, p.Devices()), Objective: obj.String(), Method: m, Budget: fmt.Sprintf("%d evaluations", b), Seed: seed},
 		File:  regalCellName(m, b),
 		Label: fmt.Sprintf("%-28s %-11s %-16s %6d", graph, obj, m, b),
 		Match: func(f *regalCellFile) error {

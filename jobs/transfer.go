@@ -55,8 +55,15 @@ type PretrainOptions struct {
 	// embedded default model, and Out is the head's file.
 	Scored   bool
 	PerVisit optimize.Budget
-	Policy   *policy.Config
-	PPO      ppo.Settings
+	// Workers, with Scored, runs the visits in synchronous rounds of
+	// Workers visits shared by any number of processes through the
+	// folder Rounds (gdp.Rounds: same seed and Workers, same head; 1 =
+	// the sequential head); Lease is a visit's claim lease (0 = 1m).
+	Workers int
+	Rounds  string
+	Lease   time.Duration
+	Policy  *policy.Config
+	PPO     ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
@@ -218,6 +225,9 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 		Checkpoint: o.Out, Resume: o.Resume, LearningRate: o.PPO.LearningRate}
 	if o.Steps == 0 && o.Time == 0 {
 		sp.Visits = 3 * len(graphs)
+	}
+	if o.Workers > 0 {
+		sp.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease}
 	}
 	if o.OnStep != nil {
 		sp.OnVisit = func(v gdp.ScoredVisit) {

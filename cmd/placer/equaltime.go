@@ -65,6 +65,9 @@ it (Ctrl-C keeps what finished).`,
 				o.Progress = s.Err
 			}
 			rep, err := jobs.EqualTime(cmd.Context(), o.EqualTimeOptions)
+			if o.Work.Listing() {
+				return err
+			}
 			if err == nil && o.flags.Plot != "" {
 				if err = report.WriteEqualTimePlot(o.flags.Plot, rep); err == nil {
 					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
@@ -93,5 +96,6 @@ it (Ctrl-C keeps what finished).`,
 	f.StringVar(&o.flags.Plot, "plot", "", "plot to `FILE` (.png, .svg or .pdf): each method's geometric mean against the budget, or with one budget bars per graph")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
 }

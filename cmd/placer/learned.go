@@ -68,6 +68,9 @@ table, the claims and the plots.`,
 				o.Progress = s.Err
 			}
 			rep, err := jobs.Learned(cmd.Context(), o.LearnedOptions)
+			if o.Work.Listing() {
+				return err
+			}
 			if o.plotDir != "" {
 				files, perr := report.WriteLearnedPlots(o.plotDir, o.flags.PlotFormat, rep)
 				if perr != nil && err == nil {
@@ -95,5 +98,6 @@ table, the claims and the plots.`,
 	f.StringVar(&o.flags.PlotFormat, "plot-format", "svg", "format of the plots: png, svg or pdf")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON (cells with their curves)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
 }

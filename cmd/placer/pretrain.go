@@ -35,7 +35,12 @@ The first --warmup steps imitate the references instead.
 The model file (--out) is written every --checkpoint-every steps, on Ctrl-C
 and at the end, with its state file MODEL.state.json (step, seed, graphs,
 elapsed time); --resume MODEL continues from it (with the checkpoint's seed,
-up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
+up to --steps in total). 'placer infer' and 'placer finetune' use the model.
+
+With --scored --workers K --rounds DIR the visits run in synchronous rounds
+that any number of processes (on one machine, or a cluster's array tasks)
+share through DIR: each round's K visits start from the same head, the
+next head is their mean (docs/cluster.md).`,
 		Example: `  placer workloads synth --family all --count 24 --seed 1 -o synth/
   placer pretrain --workloads trxl2,wavenet2x18,rnnlm2 --graphs synth/train --gpus 2 --policy small --steps 300 --out m.policy
   placer pretrain --workloads all --hold-out gnmt --gpus 4 --time 1h --out m.policy
@@ -77,6 +82,9 @@ up to --steps in total). 'placer infer' and 'placer finetune' use the model.`,
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
 	f.BoolVar(&o.Scored, "scored", false, "train go-scored's move head: each step one visit, a go-scored run of --visit-evals evaluations on one graph from its reference, in turn; --out is the head's file")
 	f.IntVar(&o.flags.VisitEvals, "visit-evals", 2000, "with --scored: evaluations per visit")
+	f.IntVar(&o.Workers, "workers", 0, "with --scored: synchronous rounds of `K` visits, each from the round's head, the next head their mean; any number of processes started with the same command share the rounds through --rounds (same seed and K, same head; 1 = the head of one process)")
+	f.StringVar(&o.Rounds, "rounds", "", "with --workers: the `DIR` every worker shares (the rounds, each visit's claim; the checkpoint to go on from)")
+	f.DurationVar(&o.Lease, "lease", 0, "with --workers: a visit's claim lasts this long unless renewed; a dead worker's visit is taken over after it (default 1m)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")

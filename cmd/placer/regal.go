@@ -54,6 +54,9 @@ and a rerun with the same --dir and settings skips it.`,
 				o.Progress = s.Err
 			}
 			rep, err := jobs.Regal(cmd.Context(), o.RegalOptions)
+			if o.Work.Listing() {
+				return err
+			}
 			if err == nil && o.flags.Plot != "" {
 				if err = report.WriteRegalPlot(o.flags.Plot, rep); err == nil {
 					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
@@ -81,5 +84,7 @@ and a rerun with the same --dir and settings skips it.`,
 	f.StringVar(&o.flags.Plot, "plot", "", "plot the curve to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVar(&o.NoRun, "no-run", false, "run nothing: the table of the cells --dir keeps (several processes' or machines' dirs merged into one), the others counted as missing")
+	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
 }

@@ -88,6 +88,9 @@ times aside.`,
 				}
 			}
 			rep, err := jobs.Generalization(cmd.Context(), o.GeneralizationOptions)
+			if o.Work.Listing() {
+				return err
+			}
 			bars.finish() // before the table
 			s.kept = fmt.Sprintf("the %d families finished are in the table", len(rep.Rows))
 			if len(rep.Rows) == 0 {
@@ -124,6 +127,7 @@ times aside.`,
 	f.StringVar(&o.Plot, "plot", "", "plot the speed-ups over expert as grouped bars to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/claim"
 	"github.com/placer/placer/report"
 )
 
@@ -31,6 +32,13 @@ type Grid struct {
 	NoRun bool
 	// Progress receives a line per cell (nil = none).
 	Progress io.Writer
+	// Work, if set, spreads the cells over processes (work.go): this one
+	// lists them, or runs one by index, or every one no other worker
+	// holds. Nil: this process runs every cell.
+	Work *Work
+
+	// mode is how Do runs a cell that is not kept (Row sets it).
+	mode runMode
 }
 
 // In is the grid of the cells kept in Dir's folder elem (Dir/elem/...):
@@ -97,6 +105,8 @@ var ErrStale = errors.New("kept with other settings")
 
 // Cell is one unit of work of a grid; F is what its file keeps (JSON).
 type Cell[F any] struct {
+	// Key says what the cell is, in --list-cells.
+	Key Key
 	// File is the cell's file name in the grid's Dir ("" = never kept).
 	File string
 	// Label starts the cell's progress lines, after the grid's Name (""
@@ -123,7 +133,10 @@ type Cell[F any] struct {
 }
 
 // Do reads cell c back from its file if the grid keeps it there and it
-// matches, else (unless NoRun) runs it and keeps its result.
+// matches, else (unless NoRun) runs it and keeps its result. On a grid
+// of a Row with Work, a cell this process does not run is only read, and
+// one it runs is claimed first (claim): one whose claim another worker
+// holds is left to it (Missing) or waited for.
 func Do[F any](ctx context.Context, g Grid, c Cell[F]) (F, Outcome, error) {
 	var zero F
 	path := g.Path(c.File)
@@ -133,34 +146,67 @@ func Do[F any](ctx context.Context, g Grid, c Cell[F]) (F, Outcome, error) {
 			return f, Failed, err
 		}
 		if ok {
-			line(g, c, &f, Kept)
+			line(g, c, &f, Kept, "")
 			return f, Kept, nil
 		}
 	}
-	if g.NoRun {
-		line(g, c, &zero, Missing)
+	if g.NoRun || g.mode == runRead {
+		line(g, c, &zero, Missing, "")
 		return zero, Missing, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return zero, Missing, err
 	}
-	f, err := c.Run(ctx)
+	var cl *claim.Claim
+	if g.mode != runFree && path != "" {
+		f, o, got, err := acquire(ctx, g, c, path)
+		if got == nil {
+			return f, o, err
+		}
+		cl = got
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := func() {}
+	if cl != nil {
+		stop = cl.Keep(cancel)
+	}
+	f, err := c.Run(runCtx)
+	stop()
+	if cl != nil && errors.Is(context.Cause(runCtx), claim.ErrLost) && ctx.Err() == nil {
+		// Taken over by another worker (this one stalled past its
+		// lease): its result is that worker's to keep.
+		g.Work.held++
+		line(g, c, &zero, Missing, "claim lost to another worker; left to it")
+		return zero, Missing, nil
+	}
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
+		if cl != nil {
+			cl.Release(err.Error())
+		}
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
-			line(g, c, &f, Interrupted)
+			line(g, c, &f, Interrupted, "")
 			return f, Interrupted, err
 		}
 		return f, Failed, err
 	}
 	if path != "" {
 		if err := g.WriteFile(c.File, func(w io.Writer) error { return report.JSON(w, f) }); err != nil {
+			if cl != nil {
+				cl.Release(err.Error())
+			}
 			return f, Failed, err
 		}
 	}
-	line(g, c, &f, Ran)
+	if cl != nil {
+		if err := cl.Finish(); err != nil {
+			return f, Failed, err
+		}
+	}
+	line(g, c, &f, Ran, "")
 	return f, Ran, nil
 }
 
@@ -196,13 +242,19 @@ func read[F any](path string, c Cell[F]) (f F, ok bool, err error) {
 }
 
 // line prints cell c's progress line for outcome o (Missing, Kept, Ran
-// or Interrupted).
-func line[F any](g Grid, c Cell[F], f *F, o Outcome) {
+// or Interrupted), or note when set.
+func line[F any](g Grid, c Cell[F], f *F, o Outcome, note string) {
 	if g.Progress == nil || c.Label == "" {
 		return
 	}
-	s := ""
+	if g.mode == runRead && g.Work != nil {
+		// Another worker's cell (with Work): its lines are that
+		// worker's.
+		return
+	}
+	s := note
 	switch {
+	case s != "":
 	case o == Missing:
 		s = "not kept in " + g.Dir
 	case o == Interrupted:
@@ -226,23 +278,10 @@ type Results[F any] struct {
 }
 
 // All does cells in order, one at a time, and stops at the first error
-// (ctx's included): the cells finished so far and the error.
+// (ctx's included): the cells finished so far and the error. It is a
+// Row without a prerequisite.
 func All[F any](ctx context.Context, g Grid, cells []Cell[F]) (Results[F], error) {
-	var r Results[F]
-	for _, c := range cells {
-		f, o, err := Do(ctx, g, c)
-		switch {
-		case err != nil:
-			r.Missing++
-			return r, err
-		case o == Missing:
-			r.Missing++
-		default:
-			r.Cells = append(r.Cells, f)
-			r.Kept = append(r.Kept, o == Kept)
-		}
-	}
-	return r, nil
+	return Row(ctx, g, nil, func() []Cell[F] { return cells })
 }
 
 // Rows makes a table's rows in order, one per item, and stops at the

@@ -51,6 +51,9 @@ type ScoredPretrain struct {
 	LearningRate float64
 	// OnVisit, if set, sees every visit.
 	OnVisit func(ScoredVisit)
+	// Rounds, if set, runs the visits in synchronous rounds shared by
+	// worker processes (scoredrounds.go); nil = one process, in turn.
+	Rounds *Rounds
 }
 
 // ScoredVisit is one visit of a ScoredPretrain run.
@@ -91,6 +94,9 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	if len(sp.Graphs) == 0 {
 		return nil, errors.New("pretrain: no graphs")
 	}
+	if sp.Rounds != nil {
+		return sp.runRounds(ctx)
+	}
 	head, done, seed, prior := sp.Head, 0, sp.Seed, 0.0
 	if sp.Resume != "" {
 		h, err := LoadMoveHead(sp.Resume)
@@ -116,10 +122,6 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	visits := sp.Visits
 	if visits == 0 && sp.Time == 0 {
 		visits = 3 * len(sp.Graphs)
-	}
-	budget := sp.PerVisit
-	if budget == (optimize.Budget{}) {
-		budget.Evaluations = 2000
 	}
 	r := &ScoredPretrainResult{Head: head, Seed: seed, Visits: done}
 	start := time.Now()
@@ -147,30 +149,13 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 			r.Status = optimize.TimeUp
 			break
 		}
-		g := sp.Graphs[r.Visits%len(sp.Graphs)]
-		ref, refTime := g.Reference, g.RefTime
-		p := g.Problem
-		if ref.Device == nil {
-			ref = p.Complete(ref)
-		}
-		eval, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(ref))
+		res, err := sp.visit(ctx, head, seed, r.Visits)
 		if err != nil {
-			return nil, fmt.Errorf("pretrain: %s: %w", g.Name, err)
-		}
-		if refTime <= 0 {
-			refTime = eval.StepTime
-		}
-		s := &Scored{Policy: sp.Policy, LearningRate: sp.LearningRate, Pool: pretrainPool, Anchor: classical.Anchor{From: &optimize.Result{Decision: ref, Eval: eval}}}
-		s.head = head // train this head in place, across graphs
-		res, err := s.Optimize(context.WithoutCancel(ctx), p, &optimize.Settings{Budget: budget, Seed: seed + uint64(r.Visits)*0x9e3779b9})
-		if err != nil {
-			return nil, fmt.Errorf("pretrain: %s: %w", g.Name, err)
+			return nil, err
 		}
 		r.Visits++
-		v := ScoredVisit{Visit: r.Visits, Graph: g.Name, Elapsed: time.Since(start).Seconds(), Evaluations: res.Stats.Evaluations, Updates: head.Updates}
-		if res.Eval.Valid() && refTime > 0 {
-			v.Ratio = res.Eval.StepTime / refTime
-		}
+		v := res
+		v.Elapsed = time.Since(start).Seconds()
 		r.Curve = append(r.Curve, v)
 		if sp.OnVisit != nil {
 			sp.OnVisit(v)
@@ -181,6 +166,44 @@ func (sp *ScoredPretrain) Run(ctx context.Context) (*ScoredPretrainResult, error
 	}
 	r.Elapsed = time.Duration((prior + time.Since(start).Seconds()) * float64(time.Second))
 	return r, save()
+}
+
+// visit runs visit i (0-based) on head, trained in place: go-scored on
+// graph i mod len(Graphs) from its reference, seeded by seed and i alone.
+// The visit's Elapsed is the caller's to fill.
+func (sp *ScoredPretrain) visit(ctx context.Context, head *MoveHead, seed uint64, i int) (ScoredVisit, error) {
+	g := sp.Graphs[i%len(sp.Graphs)]
+	ref, refTime := g.Reference, g.RefTime
+	p := g.Problem
+	if ref.Device == nil {
+		ref = p.Complete(ref)
+	}
+	eval, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(ref))
+	if err != nil {
+		return ScoredVisit{}, fmt.Errorf("pretrain: %s: %w", g.Name, err)
+	}
+	if refTime <= 0 {
+		refTime = eval.StepTime
+	}
+	s := &Scored{Policy: sp.Policy, LearningRate: sp.LearningRate, Pool: pretrainPool, Anchor: classical.Anchor{From: &optimize.Result{Decision: ref, Eval: eval}}}
+	s.head = head // train this head in place, across graphs
+	res, err := s.Optimize(context.WithoutCancel(ctx), p, &optimize.Settings{Budget: sp.budget(), Seed: seed + uint64(i)*0x9e3779b9})
+	if err != nil {
+		return ScoredVisit{}, fmt.Errorf("pretrain: %s: %w", g.Name, err)
+	}
+	v := ScoredVisit{Visit: i + 1, Graph: g.Name, Evaluations: res.Stats.Evaluations, Updates: head.Updates}
+	if res.Eval.Valid() && refTime > 0 {
+		v.Ratio = res.Eval.StepTime / refTime
+	}
+	return v, nil
+}
+
+// budget is a visit's budget: PerVisit, or 2,000 evaluations.
+func (sp *ScoredPretrain) budget() optimize.Budget {
+	if sp.PerVisit == (optimize.Budget{}) {
+		return optimize.Budget{Evaluations: 2000}
+	}
+	return sp.PerVisit
 }
 
 // pretrainPool is the pool of a pre-training visit: the pool go-scored had

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"github.com/placer/placer/jobs"
+	"github.com/spf13/cobra"
+)
+
+// cellsHelp ends the Long help of every report run as cells.
+const cellsHelp = `
+
+Cells (docs/cluster.md): the report is a list of independent cells
+(a method on a graph at a budget and seed), numbered 0, 1, 2 ...
+--list-cells prints them as JSON lines (index, graph, method, budget,
+seed, file) and runs nothing; --cell I runs cell I only into --dir (the
+others are read if kept), and so does a task of a Slurm job array or a
+Kubernetes Indexed Job without --cell (SLURM_ARRAY_TASK_ID,
+JOB_COMPLETION_INDEX); --worker runs every cell no other worker holds, so
+that N processes share one --dir. A worker claims a cell before it runs
+it (a claim file beside the cell's, renewed every third of --lease; a
+claim not renewed for --lease is taken over). --no-run then prints the
+table of what --dir keeps.`
+
+// addCellFlags binds the cell flags of a report command into f; out is
+// where --list-cells writes.
+func addCellFlags(cmd *cobra.Command, f *jobs.CellFlags, s *streams) {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.List, "list-cells", false, "list the report's cells as JSON lines (index, graph, method, budget, seed, file) and run nothing")
+	fs.StringVar(&f.Cell, "cell", "", "run cell `I` only (--list-cells numbers them) into --dir; default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set, else every cell ('all': every cell whatever the environment says)")
+	fs.BoolVar(&f.Worker, "worker", false, "run every cell of --dir that no other worker holds, claiming each, until all are kept (start N of these to share a grid)")
+	fs.DurationVar(&f.Lease, "lease", 0, "a worker's claim on a cell lasts this long unless renewed (renewed every third of it); a dead worker's cell is taken over after it (default 1m)")
+	f.Out = s.Out
+	cmd.Long += cellsHelp
+}

@@ -1,0 +1,428 @@
+package jobs
+
+// placer cluster slurm and placer cluster k8s: a report's cells as a
+// cluster's array job (docs/cluster.md). The cells are counted by running
+// the report with --list-cells (the placer binary itself parses the
+// report's flags: a mistake in them is the report's own error); the
+// files written run the same report with --cell (Slurm) or with the
+// index Kubernetes gives each pod (JOB_COMPLETION_INDEX), into one
+// shared --dir, and a follow-up prints the table with --no-run.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs/grid"
+)
+
+// ClusterReports are the report commands a cluster job runs as cells.
+var ClusterReports = []string{"equal-time", "learned", "regal", "generalization"}
+
+// ClusterOptions are the inputs of placer cluster slurm and k8s.
+type ClusterOptions struct {
+	// Report is the report command after "placer": "report", its name,
+	// and its flags (no --dir, --cell, --worker, --list-cells, --no-run:
+	// the cluster job sets them).
+	Report []string
+	// Dir is the shared folder of the cells: a path every node sees
+	// (Slurm), or where the volume is mounted in each pod (Kubernetes).
+	Dir string
+	// Placer is the placer binary: it lists the cells here, and (Slurm)
+	// the nodes run it ("" = this executable).
+	Placer string
+	// Out is the folder the files are written to ("" = DIR/slurm for
+	// Slurm, "k8s" for Kubernetes).
+	Out string
+	// Parallel is how many cells run at once (0 = all).
+	Parallel int
+	// CPUs is each task's CPU count (0 = 1).
+	CPUs int
+	// Time is each task's time limit (0 = from the cells' budgets:
+	// twice the largest, plus 10 minutes; an error when they are not
+	// times).
+	Time time.Duration
+	// Name is the job's name ("" = placer-REPORT).
+	Name string
+
+	// Slurm: the partition ("" = the cluster's default) and more
+	// #SBATCH options (e.g. "--account=ml"), one per entry.
+	Partition string
+	Sbatch    []string
+
+	// Kubernetes: the image (required), the PersistentVolumeClaim
+	// mounted at Dir (required), the memory each pod requests and is
+	// limited to ("" = 2Gi), and the namespace ("" = none written).
+	Image, Claim, Memory, Namespace string
+
+	// Progress receives what was written and how to submit it.
+	Progress io.Writer
+}
+
+// ClusterResult is what a cluster command wrote.
+type ClusterResult struct {
+	Cells int      `json:"cells"`
+	Files []string `json:"files"`
+	// Submit is the command that starts it all.
+	Submit string `json:"submit"`
+}
+
+// clusterReport checks o.Report and returns the report's name.
+func (o *ClusterOptions) clusterReport() (string, error) {
+	r := o.Report
+	if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
+		return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s)", strings.Join(ClusterReports, ", "))
+	}
+	for _, a := range r[2:] {
+		name, _, _ := strings.Cut(a, "=")
+		switch name {
+		case "--dir", "--cell", "--worker", "--list-cells", "--no-run", "--json", "--plot":
+			return "", fail.Usagef("%s: the cluster job sets --dir, --cell and --no-run itself, and prints the table (give %s to the cluster command, or leave it out)", name, name)
+		}
+	}
+	if o.Dir == "" {
+		return "", fail.Usagef("give --dir: the folder every task shares")
+	}
+	if o.Parallel < 0 || o.CPUs < 0 || o.Time < 0 {
+		return "", fail.Usagef("--parallel, --cpus-per-task and --time must not be negative")
+	}
+	return r[1], nil
+}
+
+// listCells runs the report with --list-cells and returns its cells.
+func listCells(ctx context.Context, placer string, report []string) ([]grid.Listed, error) {
+	args := append(slices.Clone(report), "--list-cells", "-q")
+	cmd := exec.CommandContext(ctx, placer, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("listing the cells (%s %s --list-cells): %s", placer, strings.Join(report, " "), strings.TrimPrefix(msg, "placer: "))
+	}
+	var cells []grid.Listed
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l grid.Listed
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			return nil, fmt.Errorf("listing the cells: %q: %v", sc.Text(), err)
+		}
+		cells = append(cells, l)
+	}
+	if len(cells) == 0 {
+		return nil, fmt.Errorf("listing the cells: the report has none")
+	}
+	return cells, sc.Err()
+}
+
+// cellTime is a task's time limit: o.Time, or twice the largest budget
+// of the cells plus 10 minutes.
+func cellTime(o *ClusterOptions, cells []grid.Listed) (time.Duration, error) {
+	if o.Time > 0 {
+		return o.Time, nil
+	}
+	var most time.Duration
+	for _, c := range cells {
+		d, err := time.ParseDuration(strings.TrimSuffix(c.Budget, "-cpu"))
+		if err != nil {
+			return 0, fail.Usagef("give --time (each task's time limit): cell %d's budget %q is not a time", c.Index, c.Budget)
+		}
+		most = max(most, d)
+	}
+	return (2*most + 10*time.Minute).Round(time.Minute), nil
+}
+
+// placerPath is the placer binary: o.Placer made absolute, or this
+// executable.
+func placerPath(o *ClusterOptions) (string, error) {
+	if o.Placer != "" {
+		if strings.ContainsRune(o.Placer, '/') {
+			return filepath.Abs(o.Placer)
+		}
+		return exec.LookPath(o.Placer)
+	}
+	return os.Executable()
+}
+
+// ClusterSlurm writes a Slurm job array running the report's cells
+// (cells.sbatch), a follow-up job printing the table (table.sbatch), and
+// submit.sh, which submits the array and the follow-up after it
+// (--dependency=afterany).
+func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
+	var res ClusterResult
+	name, err := o.clusterReport()
+	if err != nil {
+		return res, err
+	}
+	placer, err := placerPath(&o)
+	if err != nil {
+		return res, fmt.Errorf("cluster slurm: placer binary: %w", err)
+	}
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return res, err
+	}
+	cells, err := listCells(ctx, placer, o.Report)
+	if err != nil {
+		return res, fmt.Errorf("cluster slurm: %w", err)
+	}
+	res.Cells = len(cells)
+	limit, err := cellTime(&o, cells)
+	if err != nil {
+		return res, err
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join(o.Dir, "slurm")
+	}
+	if out, err = filepath.Abs(out); err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return res, fmt.Errorf("cluster slurm: %w", err)
+	}
+	job := o.Name
+	if job == "" {
+		job = "placer-" + name
+	}
+	cpus := max(o.CPUs, 1)
+	array := fmt.Sprintf("0-%d", len(cells)-1)
+	if o.Parallel > 0 {
+		array += fmt.Sprintf("%%%d", o.Parallel)
+	}
+	report := shellJoin(o.Report)
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "#!/bin/sh\n# Written by placer cluster slurm: the %d cells of\n#   placer %s\n# as a Slurm job array, one task per cell, into the shared folder\n#   %s\n# (docs/cluster.md). Resubmitting it reruns only the cells not kept there.\n", len(cells), report, o.Dir)
+	fmt.Fprintf(&sb, "#SBATCH --job-name=%s\n#SBATCH --array=%s\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --time=%s\n#SBATCH --output=%s\n", job, array, cpus, slurmTime(limit), filepath.Join(out, "cell-%a.out"))
+	sbatchExtra(&sb, o)
+	fmt.Fprintf(&sb, "set -eu\nexec %s %s --dir %s --cell \"$SLURM_ARRAY_TASK_ID\"\n", shellQuote(placer), report, shellQuote(o.Dir))
+	var tb strings.Builder
+	fmt.Fprintf(&tb, "#!/bin/sh\n# Written by placer cluster slurm: the table of the cells kept in\n#   %s\n# (after cells.sbatch: submit.sh makes it wait for the array).\n", o.Dir)
+	fmt.Fprintf(&tb, "#SBATCH --job-name=%s-table\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --time=30:00\n#SBATCH --output=%s\n", job, filepath.Join(out, "table.txt"))
+	sbatchExtra(&tb, o)
+	fmt.Fprintf(&tb, "set -eu\nexec %s %s --dir %s --no-run -q\n", shellQuote(placer), report, shellQuote(o.Dir))
+	submit := "#!/bin/sh\n# Written by placer cluster slurm: submits the cells' array, then the table's job after it.\nset -eu\ncd \"$(dirname \"$0\")\"\n" +
+		"cells=$(sbatch --parsable cells.sbatch)\ncells=${cells%%;*}\n" +
+		"table=$(sbatch --parsable --dependency=afterany:\"$cells\" table.sbatch)\n" +
+		"echo \"cells: job $cells; table: job ${table%%;*} (" + filepath.Join(out, "table.txt") + ")\"\n"
+	for _, f := range []struct{ name, text string }{{"cells.sbatch", sb.String()}, {"table.sbatch", tb.String()}, {"submit.sh", submit}} {
+		path := filepath.Join(out, f.name)
+		if err := atomicfile.WriteBytes(path, []byte(f.text)); err != nil {
+			return res, fmt.Errorf("cluster slurm: %w", err)
+		}
+		if err := os.Chmod(path, 0o755); err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, path)
+	}
+	res.Submit = "sh " + shellQuote(filepath.Join(out, "submit.sh"))
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "cluster slurm: %d cells, %s per task, %d CPUs each; run %s\n", len(cells), slurmTime(limit), cpus, res.Submit)
+	}
+	return res, nil
+}
+
+func sbatchExtra(sb *strings.Builder, o ClusterOptions) {
+	if o.Partition != "" {
+		fmt.Fprintf(sb, "#SBATCH --partition=%s\n", o.Partition)
+	}
+	for _, s := range o.Sbatch {
+		fmt.Fprintf(sb, "#SBATCH %s\n", s)
+	}
+}
+
+// slurmTime is d as Slurm's HOURS:MM:SS.
+func slurmTime(d time.Duration) string {
+	s := int64(d.Round(time.Second).Seconds())
+	return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_@%+=:,./-]+$`)
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellJoin(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
+}
+
+// The Kubernetes objects of a manifest: the fields placer writes of
+// batch/v1 Job and core/v1 PodSpec, under their API names (the test in
+// tools/k8scheck decodes the manifest strictly into k8s.io/api's types).
+type (
+	k8sMeta struct {
+		Name      string            `json:"name,omitempty"`
+		Namespace string            `json:"namespace,omitempty"`
+		Labels    map[string]string `json:"labels,omitempty"`
+	}
+	k8sJob struct {
+		APIVersion string     `json:"apiVersion"`
+		Kind       string     `json:"kind"`
+		Metadata   k8sMeta    `json:"metadata"`
+		Spec       k8sJobSpec `json:"spec"`
+	}
+	k8sJobSpec struct {
+		CompletionMode string         `json:"completionMode,omitempty"`
+		Completions    int            `json:"completions"`
+		Parallelism    int            `json:"parallelism"`
+		BackoffLimit   int            `json:"backoffLimit"`
+		Template       k8sPodTemplate `json:"template"`
+	}
+	k8sPodTemplate struct {
+		Metadata k8sMeta    `json:"metadata"`
+		Spec     k8sPodSpec `json:"spec"`
+	}
+	k8sPodSpec struct {
+		RestartPolicy string         `json:"restartPolicy"`
+		Containers    []k8sContainer `json:"containers"`
+		Volumes       []k8sVolume    `json:"volumes"`
+	}
+	k8sContainer struct {
+		Name         string           `json:"name"`
+		Image        string           `json:"image"`
+		Command      []string         `json:"command"`
+		Args         []string         `json:"args"`
+		Resources    k8sResources     `json:"resources"`
+		VolumeMounts []k8sVolumeMount `json:"volumeMounts"`
+	}
+	k8sResources struct {
+		Requests map[string]string `json:"requests"`
+		Limits   map[string]string `json:"limits"`
+	}
+	k8sVolumeMount struct {
+		Name      string `json:"name"`
+		MountPath string `json:"mountPath"`
+	}
+	k8sVolume struct {
+		Name                  string   `json:"name"`
+		PersistentVolumeClaim k8sClaim `json:"persistentVolumeClaim"`
+	}
+	k8sClaim struct {
+		ClaimName string `json:"claimName"`
+	}
+)
+
+// k8sName is a DNS-1123 label: lower-case letters, digits and '-'.
+var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ClusterK8s writes a Kubernetes Indexed Job running the report's cells,
+// one pod per cell index (job.json), and a Job printing the table from
+// the same volume once they are done (table-job.json). Dir is where the
+// PersistentVolumeClaim Claim is mounted in each pod; the image is one
+// built from the repository's Dockerfile (placer on the PATH).
+func ClusterK8s(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
+	var res ClusterResult
+	name, err := o.clusterReport()
+	if err != nil {
+		return res, err
+	}
+	if o.Image == "" {
+		return res, fail.Usagef("give --image: the image the pods run (docker build -t IMAGE . with the repository's Dockerfile)")
+	}
+	if o.Claim == "" {
+		return res, fail.Usagef("give --claim: the PersistentVolumeClaim (ReadWriteMany) mounted at --dir in every pod")
+	}
+	if !filepath.IsAbs(o.Dir) {
+		return res, fail.Usagef("--dir %q: want the absolute path where the volume is mounted in each pod, e.g. /cells", o.Dir)
+	}
+	job := o.Name
+	if job == "" {
+		job = "placer-" + name
+	}
+	if !k8sName.MatchString(job) || len(job) > 52 {
+		return res, fail.Usagef("--name %q: want lower-case letters, digits and '-', at most 52 characters (a Kubernetes Job name)", job)
+	}
+	placer, err := placerPath(&o)
+	if err != nil {
+		return res, fmt.Errorf("cluster k8s: placer binary: %w", err)
+	}
+	cells, err := listCells(ctx, placer, o.Report)
+	if err != nil {
+		return res, fmt.Errorf("cluster k8s: %w", err)
+	}
+	res.Cells = len(cells)
+	parallel := o.Parallel
+	if parallel == 0 || parallel > len(cells) {
+		parallel = len(cells)
+	}
+	cpus, mem := max(o.CPUs, 1), o.Memory
+	if mem == "" {
+		mem = "2Gi"
+	}
+	labels := map[string]string{"app.kubernetes.io/name": "placer", "app.kubernetes.io/component": name}
+	pod := func(args []string) k8sPodSpec {
+		res := map[string]string{"cpu": strconv.Itoa(cpus), "memory": mem}
+		return k8sPodSpec{
+			RestartPolicy: "Never",
+			Containers: []k8sContainer{{
+				Name: "placer", Image: o.Image, Command: []string{"placer"}, Args: args,
+				Resources:    k8sResources{Requests: res, Limits: res},
+				VolumeMounts: []k8sVolumeMount{{Name: "cells", MountPath: o.Dir}},
+			}},
+			Volumes: []k8sVolume{{Name: "cells", PersistentVolumeClaim: k8sClaim{ClaimName: o.Claim}}},
+		}
+	}
+	// Each pod's cell is its index, JOB_COMPLETION_INDEX, which placer
+	// reads when --cell is not given.
+	cellsJob := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: job, Namespace: o.Namespace, Labels: labels},
+		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: len(cells), Parallelism: parallel, BackoffLimit: len(cells),
+			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(append(slices.Clone(o.Report), "--dir", o.Dir))}}}
+	tableJob := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: job + "-table", Namespace: o.Namespace, Labels: labels},
+		Spec: k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: 2,
+			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(append(slices.Clone(o.Report), "--dir", o.Dir, "--no-run", "-q"))}}}
+	out := o.Out
+	if out == "" {
+		out = "k8s"
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return res, fmt.Errorf("cluster k8s: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		job  k8sJob
+	}{{"job.json", cellsJob}, {"table-job.json", tableJob}} {
+		path := filepath.Join(out, f.name)
+		data, err := json.MarshalIndent(f.job, "", "  ")
+		if err != nil {
+			return res, err
+		}
+		if err := atomicfile.WriteBytes(path, append(data, '\n')); err != nil {
+			return res, fmt.Errorf("cluster k8s: %w", err)
+		}
+		res.Files = append(res.Files, path)
+	}
+	ns := ""
+	if o.Namespace != "" {
+		ns = " -n " + o.Namespace
+	}
+	res.Submit = fmt.Sprintf("kubectl%s apply -f %s && kubectl%s wait --for=condition=complete --timeout=-1s job/%s && kubectl%s apply -f %s && kubectl%s logs -f job/%s-table",
+		ns, res.Files[0], ns, job, ns, res.Files[1], ns, job)
+	if o.Progress != nil {
+		fmt.Fprintf(o.Progress, "cluster k8s: %d cells, %d pods at once, %d CPUs and %s each; run\n  %s\n", len(cells), parallel, cpus, mem, res.Submit)
+	}
+	return res, nil
+}
