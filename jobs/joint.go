@@ -100,7 +100,7 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 				return names, out, results, err
 			}
 			if qname, anchor := bestValid(q.Objective, qn, qres); anchor != nil {
-				for _, sh := range []decision.Shard{decision.NoShard, decision.FullShard} {
+				for _, sh := range []decision.Shard{decision.NoShard, decision.FullShard, decision.GradShard} {
 					if err := try(qname+"@replica", decision.Strategy{Replicas: R, Shard: sh}, anchor.Decision); err != nil {
 						q.Close()
 						return names, out, results, err
@@ -202,8 +202,9 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 
 // tuneStrategy tries the strategy's own knobs around d, one at a time
 // from the best so far: micro-batches halved and doubled (a pipeline's;
-// M = 1 drops the schedule), the other schedule, and with replicas and no
-// sharding DDP's bucket at 1, 4, 16, 64 and 256 MiB. It returns the best
+// M = 1 drops the schedule), the other schedule, and with replicas and
+// buckets (DDP's, ZeRO-2's) the bucket at 1, 4, 16, 64 and 256 MiB. The
+// sharding is the point's shape, chosen by the screening. It returns the best
 // and the evaluations it spent.
 func tuneStrategy(ctx context.Context, pp *problem, d decision.Decision) (decision.Decision, int, error) {
 	best, err := pp.Evaluator.Evaluate(ctx, d)
@@ -249,7 +250,7 @@ func tuneStrategy(ctx context.Context, pp *problem, d decision.Decision) (decisi
 			return d, evals, err
 		}
 	}
-	if d.Strategy.R() > 1 && d.Strategy.Shard == decision.NoShard {
+	if d.Strategy.R() > 1 && d.Strategy.Shard != decision.FullShard {
 		base := d.Strategy
 		for _, mib := range []int64{1, 4, 16, 64, 256} {
 			t := base

@@ -42,7 +42,7 @@ const DefaultParallelEvaluations = 4000
 
 // parallelUser are the strategies users run without placer, in the
 // report's order: placer's answer is measured against the best of them.
-var parallelUser = []string{"ddp", "fsdp", "gpipe", "1f1b", "pipedream"}
+var parallelUser = []string{"ddp", "fsdp", "zero2", "gpipe", "1f1b", "pipedream"}
 
 // ParallelOptions are the inputs of `placer report parallel`.
 type ParallelOptions struct {

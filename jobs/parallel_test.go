@@ -25,7 +25,7 @@ func TestParallel(t *testing.T) {
 	if len(rep.Cells) != 2 || rep.Missing != 0 || len(rep.Summary) != 2 {
 		t.Fatalf("report %+v", rep)
 	}
-	want := []string{"single", "best quick", "ddp", "fsdp", "gpipe", "1f1b", "pipedream", "placer"}
+	want := []string{"single", "best quick", "ddp", "fsdp", "zero2", "gpipe", "1f1b", "pipedream", "placer"}
 	for _, c := range rep.Cells {
 		var got []string
 		for _, r := range c.Rows {
@@ -108,7 +108,7 @@ func TestParallelNoBatch(t *testing.T) {
 	c := rep.Cells[0]
 	for _, r := range c.Rows {
 		switch r.Strategy {
-		case "ddp", "fsdp", "gpipe", "1f1b":
+		case "ddp", "fsdp", "zero2", "gpipe", "1f1b":
 			if r.Note != noBatch {
 				t.Errorf("row %+v: want absent, %q", r, noBatch)
 			}

@@ -122,6 +122,7 @@ func init() {
 		{Name: "expert", Kind: Reference, Summary: "the human expert's placement (built-in workloads)", Quick: true, Compared: true, New: plain(classical.Expert{})},
 		{Name: "ddp", Kind: Reference, Summary: "data parallelism (PyTorch DDP): one replica per GPU on its share of the batch, gradients all-reduced in buckets overlapped with the backward pass", Compared: true, Splits: true, New: plain(classical.DDP{})},
 		{Name: "fsdp", Kind: Reference, Summary: "fully sharded data parallelism (PyTorch FSDP, ZeRO-3): ddp with parameters, gradients and optimizer state sharded over the GPUs", Compared: true, Splits: true, New: plain(classical.FSDP{})},
+		{Name: "zero2", Kind: Reference, Summary: "ZeRO-2 (DeepSpeed stage 2, FSDP SHARD_GRAD_OP): ddp with gradients and optimizer state sharded, each GPU stepping 1/N of the parameters", Compared: true, Splits: true, New: plain(classical.ZeRO2{})},
 		{Name: "round-robin", Kind: Heuristic, Summary: "ops dealt to GPUs in topological order", Compared: true, New: plain(classical.RoundRobin{})},
 		{Name: "random", Kind: Heuristic, Summary: "the best of k random placements", Compared: true, New: plain(classical.Random{})},
 		{Name: "metis", Kind: Heuristic, Summary: "METIS-style multilevel k-way partition", Quick: true, Compared: true, New: plain(classical.METIS{})},

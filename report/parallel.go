@@ -15,7 +15,7 @@ const ParallelBetter = 0.95
 
 // ParallelUser are the strategies users run without placer, whose best
 // (among those that fit) placer's answer is measured against.
-var ParallelUser = []string{"ddp", "fsdp", "gpipe", "1f1b", "pipedream"}
+var ParallelUser = []string{"ddp", "fsdp", "zero2", "gpipe", "1f1b", "pipedream"}
 
 // Parallel is `placer report parallel`: for each graph, GPU count and
 // topology, the strategies a user would run and placer's answer, at the

@@ -77,3 +77,22 @@ func (FSDP) Name() string { return "fsdp" }
 func (o FSDP) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
 	return replicas(ctx, o.Name(), p, s, decision.FullShard)
 }
+
+// ZeRO2 is ZeRO stage 2 as DeepSpeed runs it (Rajbhandari et al., SC'20;
+// PyTorch FSDP's SHARD_GRAD_OP is the same split): DDP's replicas, whose
+// gradients are reduce-scattered instead of all-reduced, each GPU keeping
+// the optimizer state of 1/N of the parameters and stepping them, the
+// updated parameters all-gathered after. What users run when the
+// optimizer state does not fit, or its step is slow. Its decision is
+// DDP's with the strategy's shard set to zero2.
+type ZeRO2 struct{}
+
+var _ optimize.Optimizer = ZeRO2{}
+
+// Name returns "zero2".
+func (ZeRO2) Name() string { return "zero2" }
+
+// Optimize evaluates the ZeRO-2 decision once (one GPU: DDP's).
+func (o ZeRO2) Optimize(ctx context.Context, p *optimize.Problem, s *optimize.Settings) (*optimize.Result, error) {
+	return replicas(ctx, o.Name(), p, s, decision.GradShard)
+}
