@@ -64,6 +64,9 @@ type ParallelOptions struct {
 	// settings skips it. NoRun runs nothing: the table of what Dir keeps.
 	Dir   string
 	NoRun bool
+	// Work, if set, spreads the cells over processes sharing Dir
+	// (--list-cells, --cell, --worker; grid.Work).
+	Work *grid.Work
 	// Progress receives a line per cell.
 	Progress io.Writer
 }
@@ -164,7 +167,7 @@ func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
 		return report.Parallel{}, err
 	}
 	rep := report.Parallel{Hardware: o.Hardware, Method: o.Method, Evals: o.Evals, CPU: o.CPU.Seconds(), Seed: o.Seed, GPUs: o.GPUs, Topologies: o.Topologies}
-	g := grid.Grid{Name: "parallel", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress}
+	g := grid.Grid{Name: "parallel", Dir: o.Dir, NoRun: o.NoRun, Progress: o.Progress, Work: o.Work}
 	var cells []grid.Cell[parallelCellFile]
 	for _, n := range o.GPUs {
 		for _, t := range o.Topologies {
@@ -173,19 +176,30 @@ func Parallel(ctx context.Context, o ParallelOptions) (report.Parallel, error) {
 			}
 		}
 	}
-	res, err := grid.All(ctx, g, cells)
-	for _, f := range res.Cells {
-		rep.Cells = append(rep.Cells, f.Cell)
-	}
-	rep.Missing = res.Missing
-	rep.Summarize()
-	return rep, err
+	return grid.Loop(ctx, g, func() (report.Parallel, error) {
+		rep := rep
+		res, err := grid.All(ctx, g, cells)
+		for _, f := range res.Cells {
+			rep.Cells = append(rep.Cells, f.Cell)
+		}
+		rep.Missing = res.Missing
+		rep.Summarize()
+		return rep, err
+	})
 }
 
 // parallelCell is one graph on n GPUs over topology t.
 func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[parallelCellFile] {
 	label := graphLabel(gr)
+	budget := fmt.Sprintf("%d evaluations", o.Evals)
+	if o.CPU > 0 {
+		budget = grid.BudgetName(o.CPU, true)
+		if o.Evals > 0 {
+			budget += fmt.Sprintf(" or %d evaluations", o.Evals)
+		}
+	}
 	return grid.Cell[parallelCellFile]{
+		Key:   grid.Key{Graph: fmt.Sprintf("%s@%d-%s", label, n, t), Method: o.Method, Budget: budget, Seed: o.Seed},
 		File:  fmt.Sprintf("%s@%d-%s.json", grid.FileSafe(label), n, t),
 		Label: fmt.Sprintf("%-14s %2d GPUs %-9s", label, n, t),
 		Match: func(f *parallelCellFile) error {
@@ -321,6 +335,7 @@ func usedDevices(d decision.Decision) int {
 type ParallelFlags struct {
 	Graphs, GPUs, Topologies string // comma-separated lists
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
+	Cells                    CellFlags
 }
 
 // ParseFlags fills o's lists from f and checks every input.
@@ -344,5 +359,10 @@ func (o *ParallelOptions) ParseFlags(f ParallelFlags) error {
 	if slices.Contains(o.Topologies, "") {
 		return fail.Usagef("--topologies %q: an empty name", f.Topologies)
 	}
-	return o.Check()
+	if err := o.Check(); err != nil {
+		return err
+	}
+	var err error
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }

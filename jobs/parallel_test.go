@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/report"
 )
 
@@ -145,5 +146,64 @@ func TestParallelBadInput(t *testing.T) {
 	}
 	if files, _ := os.ReadDir(dir); len(files) != 0 {
 		t.Errorf("bad input wrote %v", files)
+	}
+}
+
+// TestParallelCells: the report's cells run one by one (--cell I, as the
+// tasks of a Slurm array do) or by two workers sharing --dir give the
+// cells one process gives, step for step.
+func TestParallelCells(t *testing.T) {
+	base := ParallelOptions{Graphs: []string{"wavenet2x18"}, GPUs: []int{2, 4}, Topologies: []string{"pcie"}, Evals: 60}
+	one, err := Parallel(context.Background(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := func(rep report.Parallel) [][]float64 {
+		var out [][]float64
+		for _, c := range rep.Cells {
+			var s []float64
+			for _, r := range c.Rows {
+				s = append(s, r.StepTime)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	want := steps(one)
+	// Cell by cell, each run as its own array task.
+	dir := t.TempDir()
+	for i := range 2 {
+		o := base
+		o.Dir, o.Work = dir, &grid.Work{Mode: grid.One, Cell: i}
+		if _, err := Parallel(context.Background(), o); err != nil {
+			t.Fatalf("cell %d: %v", i, err)
+		}
+	}
+	o := base
+	o.Dir, o.NoRun = dir, true
+	got, err := Parallel(context.Background(), o)
+	if err != nil || !reflect.DeepEqual(steps(got), want) {
+		t.Errorf("cell by cell: %v, %v; want %v", steps(got), err, want)
+	}
+	// Two workers at once.
+	dir = t.TempDir()
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			o := base
+			o.Dir, o.Work = dir, &grid.Work{Mode: grid.Worker}
+			_, err := Parallel(context.Background(), o)
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	o.Dir = dir
+	got, err = Parallel(context.Background(), o)
+	if err != nil || !reflect.DeepEqual(steps(got), want) {
+		t.Errorf("two workers: %v, %v; want %v", steps(got), err, want)
 	}
 }

@@ -55,6 +55,9 @@ or several processes kept there.`,
 				o.Progress = s.Err
 			}
 			rep, err := jobs.Parallel(cmd.Context(), o.ParallelOptions)
+			if o.Work.Listing() {
+				return err
+			}
 			if err == nil && o.flags.Plot != "" {
 				if err = report.WriteParallelPlot(o.flags.Plot, rep); err == nil {
 					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
@@ -76,5 +79,6 @@ or several processes kept there.`,
 	f.StringVar(&o.flags.Plot, "plot", "", "plot placer's step / the best user strategy's per model, GPU count and topology to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
+	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
 }
