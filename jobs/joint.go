@@ -44,9 +44,7 @@ func (j jointStart) shape() string {
 // (whose evaluator must cost strategies: evaluate/strategy; else it does
 // nothing). It screens the strategy space's starting points (the
 // strategies' rows of the table given in rows; for every replica count R
-// dividing the GPUs, R replicas of the best quick placement of one
-// replica on N/R GPUs, and R replicas of a pipeline of N/R stages balanced
-// by time, at every micro-batch count and schedule), refines the best
+// dividing the GPUs, 1 < R < N: screenReplicas), refines the best
 // JointSearches of distinct shapes with the search method (one replica's
 // placement, order and fusion searched with the strategy around it:
 // strategy.Fixed), each on an equal share of budget, then tries the
@@ -84,44 +82,15 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 			starts = append(starts, jointStart{from: name, s: r.Decision.Strategy, d: r.Decision, eval: r})
 		}
 	}
-	for R := 1; R <= n; R++ {
+	// R = 1 (one replica on every GPU) is the main search's and the
+	// pipelines' rows; R = N (one GPU each) ddp's, fsdp's and zero2's.
+	for R := 2; R < n; R++ {
 		if n%R != 0 || R > g.Batch() {
 			continue
 		}
-		k := n / R
-		q, err := replicaProblem(pp, R)
-		if err != nil {
+		if err := screenReplicas(ctx, pp, R, seed, try); err != nil {
 			return names, out, results, err
 		}
-		if R > 1 && k > 1 {
-			qn, _, qres, err := runMethods(ctx, q.Problem, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: seed}, nil)
-			if err != nil {
-				q.Close()
-				return names, out, results, err
-			}
-			if qname, anchor := bestValid(q.Objective, qn, qres); anchor != nil {
-				for _, sh := range []decision.Shard{decision.NoShard, decision.FullShard, decision.GradShard} {
-					if err := try(qname+"@replica", decision.Strategy{Replicas: R, Shard: sh}, anchor.Decision); err != nil {
-						q.Close()
-						return names, out, results, err
-					}
-				}
-			}
-		}
-		if k > 1 && R > 1 {
-			d := q.Start()
-			d.Device = classical.PipelineStages(q.Graph, q.Cost.OpTime, k)
-			d = q.Complete(d)
-			for M := 2; M <= min(32, g.Batch()/R); M *= 2 {
-				for _, sched := range []decision.Schedule{decision.GPipe, decision.OneFOneB} {
-					if err := try("stages", decision.Strategy{Replicas: R, MicroBatches: M, Schedule: sched}, d); err != nil {
-						q.Close()
-						return names, out, results, err
-					}
-				}
-			}
-		}
-		q.Close()
 	}
 	screened := time.Since(start)
 	slices.SortStableFunc(starts, func(a, b jointStart) int {
@@ -198,6 +167,41 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 		out[0].SearchTime += screened.Seconds()
 	}
 	return names, out, results, nil
+}
+
+// screenReplicas offers try the points of R replicas on N/R GPUs each:
+// the best quick placement of one replica without sharding, with FSDP's
+// and with ZeRO-2's, and a pipeline of N/R stages balanced by time at
+// every micro-batch count (2 to 32, at most the replica's batch) under
+// both schedules.
+func screenReplicas(ctx context.Context, pp *problem, R int, seed uint64, try func(string, decision.Strategy, decision.Decision) error) error {
+	q, err := replicaProblem(pp, R)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+	qn, _, qres, err := runMethods(ctx, q.Problem, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: seed}, nil)
+	if err != nil {
+		return err
+	}
+	if qname, anchor := bestValid(q.Objective, qn, qres); anchor != nil {
+		for _, sh := range []decision.Shard{decision.NoShard, decision.FullShard, decision.GradShard} {
+			if err := try(qname+"@replica", decision.Strategy{Replicas: R, Shard: sh}, anchor.Decision); err != nil {
+				return err
+			}
+		}
+	}
+	d := q.Start()
+	d.Device = classical.PipelineStages(q.Graph, q.Cost.OpTime, pp.Devices()/R)
+	d = q.Complete(d)
+	for M := 2; M <= min(32, pp.Graph.Batch()/R); M *= 2 {
+		for _, sched := range []decision.Schedule{decision.GPipe, decision.OneFOneB} {
+			if err := try("stages", decision.Strategy{Replicas: R, MicroBatches: M, Schedule: sched}, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // tuneStrategy tries the strategy's own knobs around d, one at a time
