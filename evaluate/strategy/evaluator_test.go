@@ -511,3 +511,33 @@ func TestZeRO2Composes(t *testing.T) {
 		}
 	}
 }
+
+// TestFixed: a decision scored through Fixed is scored with Fixed's
+// strategy (its own replaced), and the result lists one replica's GPUs;
+// a strategy that does not fit the cluster is refused.
+func TestFixed(t *testing.T) {
+	g := trxl(t)
+	e, _ := NewEvaluator(g, cluster(t, 4, "pcie"), roofline.Options{})
+	s := decision.Strategy{Replicas: 2}
+	f, err := NewFixed(e, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := decision.Decision{Device: decision.RoundRobin(g, 2), Strategy: decision.Strategy{Replicas: 4}}
+	got, err := f.Evaluate(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Strategy = s
+	want, _ := e.Evaluate(context.Background(), d)
+	if got.StepTime != want.StepTime || len(got.PeakMemory) != 2 || got.PeakMemory[1] != want.PeakMemory[1] || f.Devices() != 2 {
+		t.Errorf("fixed: %v on %d GPUs, want %v on 2", got.StepTime, len(got.PeakMemory), want.StepTime)
+	}
+	out := make([]evaluate.Result, 2)
+	if err := f.EvaluateBatch(context.Background(), []decision.Decision{d, d}, out); err != nil || out[1].StepTime != want.StepTime {
+		t.Errorf("batch: %v, %v", out[1].StepTime, err)
+	}
+	if _, err := NewFixed(e, decision.Strategy{Replicas: 3}); err == nil {
+		t.Error("3 replicas on 4 GPUs: no error")
+	}
+}
