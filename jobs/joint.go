@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
@@ -45,12 +46,11 @@ func (j jointStart) shape() string {
 // nothing). It screens the strategy space's starting points (the
 // strategies' rows of the table given in rows; for every replica count R
 // dividing the GPUs, 1 < R < N: screenReplicas), refines the best
-// JointSearches of distinct shapes with the search method (one replica's
-// placement, order and fusion searched with the strategy around it:
-// strategy.Fixed), each on an equal share of budget, then tries the
-// strategy's own knobs around each (micro-batches halved and doubled, the
-// other schedule, DDP's bucket from 1 to 256 MiB). One row per refined
-// point: "METHOD STRATEGY".
+// JointSearches of distinct shapes with the search method (refine: one
+// replica's placement, order and fusion searched with the strategy around
+// it, strategy.Fixed, then the strategy's own knobs, tuneStrategy), each
+// on an equal share of half the budget, and the best of them again on
+// the other half. One row per refined point: "METHOD STRATEGY".
 func jointSearch(ctx context.Context, pp *problem, method string, rows map[string]*optimize.Result, budget optimize.Budget, seed uint64, progressW io.Writer) (names []string, out []report.BaselinesRow, results []*optimize.Result, err error) {
 	se, ok := pp.Evaluator.(*strategy.Evaluator)
 	g := pp.Graph
@@ -105,58 +105,62 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 	if len(chosen) == 0 {
 		return nil, nil, nil, nil
 	}
-	share := scaleBudget(budget, 1/float64(len(chosen)))
+	// Half the budget refines each chosen point, the other half the best
+	// of them again, from where its refinement ended.
+	type refined struct {
+		d     decision.Decision
+		eval  evaluate.Result
+		evals int
+		took  time.Duration
+	}
+	var done []refined
+	share := scaleBudget(budget, 0.5/float64(len(chosen)))
 	for _, st := range chosen {
 		t0 := time.Now()
-		q, err := replicaProblem(pp, st.s.R())
+		d, used, err := refine(ctx, pp, se, method, st.d, st.s, share, seed)
 		if err != nil {
 			return names, out, results, err
 		}
-		fixed, err := strategy.NewFixed(se, st.s)
-		if err != nil {
-			q.Close()
-			return names, out, results, err
-		}
-		q.Evaluator = fixed
-		a := st.d.Clone()
-		a.Strategy = decision.Strategy{}
-		ar, err := fixed.Evaluate(ctx, a)
-		if err != nil {
-			q.Close()
-			return names, out, results, err
-		}
-		opt, err := methods.New(method, methods.Options{Reference: &optimize.Result{Decision: a, Eval: ar}})
-		if err != nil {
-			q.Close()
-			return names, out, results, err
-		}
-		res, err := opt.Optimize(ctx, q.Problem, &optimize.Settings{Budget: share, Seed: seed})
-		q.Close()
-		if err != nil && !interrupted(ctx, err) {
-			return names, out, results, err
-		}
-		d := st.d
-		used := 0
-		if res != nil {
-			d = res.Decision.Clone()
-			used = res.Stats.Evaluations
-		}
-		d.Transfer = nil
-		d.Strategy = st.s
-		d, more, err := tuneStrategy(ctx, pp, d)
+		r, err := pp.Evaluator.Evaluate(ctx, d)
 		if err != nil {
 			return names, out, results, err
 		}
-		name := method + " " + d.Strategy.String()
+		done = append(done, refined{d, r, used + 1, time.Since(t0)})
+	}
+	best := 0
+	for i := range done {
+		if pp.Objective.Better(&done[i].eval, &done[best].eval) {
+			best = i
+		}
+	}
+	if ctx.Err() == nil {
+		t0 := time.Now()
+		b := &done[best]
+		d, used, err := refine(ctx, pp, se, method, b.d, b.d.Strategy, scaleBudget(budget, 0.5), seed+1)
+		if err != nil {
+			return names, out, results, err
+		}
+		r, err := pp.Evaluator.Evaluate(ctx, d)
+		if err != nil {
+			return names, out, results, err
+		}
+		b.evals += used + 1
+		b.took += time.Since(t0)
+		if pp.Objective.Better(&r, &b.eval) {
+			b.d, b.eval = d, r
+		}
+	}
+	for _, c := range done {
+		name := method + " " + c.d.Strategy.String()
 		if slices.Contains(names, name) {
 			continue
 		}
-		row, rres, err := evaluateRow(ctx, pp.Problem, name, d, &optimize.Settings{Seed: seed})
+		row, rres, err := evaluateRow(ctx, pp.Problem, name, c.d, &optimize.Settings{Seed: seed})
 		if err != nil {
 			return names, out, results, err
 		}
-		rres.Stats.Evaluations += used + more
-		row.Evaluations, row.SearchTime = rres.Stats.Evaluations, time.Since(t0).Seconds()
+		rres.Stats.Evaluations += c.evals
+		row.Evaluations, row.SearchTime = rres.Stats.Evaluations, c.took.Seconds()
 		names, out, results = append(names, name), append(out, row), append(results, rres)
 		progress(progressW, row)
 	}
@@ -167,6 +171,46 @@ func jointSearch(ctx context.Context, pp *problem, method string, rows map[strin
 		out[0].SearchTime += screened.Seconds()
 	}
 	return names, out, results, nil
+}
+
+// refine searches one replica's placement, order and fusion on N/R GPUs
+// with strategy s around it (strategy.Fixed), anchored on d, with the
+// method and budget, then tunes the strategy's knobs (tuneStrategy). It
+// returns the decision (with its strategy) and the evaluations spent.
+func refine(ctx context.Context, pp *problem, se *strategy.Evaluator, method string, d decision.Decision, s decision.Strategy, budget optimize.Budget, seed uint64) (decision.Decision, int, error) {
+	q, err := replicaProblem(pp, s.R())
+	if err != nil {
+		return d, 0, err
+	}
+	defer q.Close()
+	fixed, err := strategy.NewFixed(se, s)
+	if err != nil {
+		return d, 0, err
+	}
+	q.Evaluator = fixed
+	a := d.Clone()
+	a.Strategy = decision.Strategy{}
+	ar, err := fixed.Evaluate(ctx, a)
+	if err != nil {
+		return d, 1, err
+	}
+	used := 1
+	opt, err := methods.New(method, methods.Options{Reference: &optimize.Result{Decision: a, Eval: ar}})
+	if err != nil {
+		return d, used, err
+	}
+	res, err := opt.Optimize(ctx, q.Problem, &optimize.Settings{Budget: budget, Seed: seed})
+	if err != nil && !interrupted(ctx, err) {
+		return d, used, err
+	}
+	if res != nil {
+		d = res.Decision.Clone()
+		used += res.Stats.Evaluations
+	}
+	d.Transfer = nil
+	d.Strategy = s
+	d, more, err := tuneStrategy(ctx, pp, d)
+	return d, used + more, err
 }
 
 // screenReplicas offers try the points of R replicas on N/R GPUs each:

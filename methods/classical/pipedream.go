@@ -283,21 +283,6 @@ func pdStages(cuts []int, L int) [][2]int {
 	return out
 }
 
-// pdObjective is the objective of the split at cuts (the slowest stage's
-// cost), +Inf when a stage does not fit: what pdSolve minimises.
-func pdObjective(p *pdProblem, cuts []int) float64 {
-	s := newPDSums(p)
-	st := pdStages(cuts, len(p.Units))
-	obj := 0.0
-	for k, r := range st {
-		if !s.fits(r[0], r[1], len(st)-k) {
-			return math.Inf(1)
-		}
-		obj = max(obj, s.cost(r[0], r[1]))
-	}
-	return obj
-}
-
 // pdEstimate is the step time a split implies under 1F1B, as the strategy
 // evaluator composes one: the first micro-batch through every stage and
 // across every cut, the other M-1 at the slowest stage's pace, then the
