@@ -14,8 +14,9 @@ CUDA_CGO_CFLAGS := -O2 -g -Wno-deprecated-declarations
 all: build
 
 # The set-up, once per machine: Go's modules, and the PyTorch exporter's
-# Python packages (py-deps below says what and why before it installs).
-deps: go-deps py-deps
+# Python packages (py-deps and venv below say what and why before they
+# install).
+deps: go-deps py-deps venv
 
 go-deps:
 	$(GO) mod download
@@ -26,25 +27,46 @@ build: go-deps
 # The whole suite, fuzz seed corpora included (they run as ordinary tests),
 # then the simulator's tests again with every raw index checked
 # (evaluate/roofline/raw.go).
-test: go-deps py-deps
+test: go-deps py-deps venv
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(GO) test -count=1 -timeout 9m $(PKGS)
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
 
-# The PyTorch exporter (tools/torchexport) and its tests run on Debian's
-# torch, torchvision and onnx (docs/import.md), under Debian's python3 (not
-# a python3 earlier on PATH, such as pyenv's). py-deps installs them with
-# apt when they are missing (root, or sudo). On this project's machine the
-# install took 4 min 24 s with recommended packages (apt-get update
-# included); --no-install-recommends leaves out the GUI and audio libraries
-# they pull in.
-PYTHON  ?= /usr/bin/python3
-PY_DEBS := python3-torch python3-torchvision python3-onnx
-.PHONY: py-deps test-python zoo
+# The PyTorch exporter (tools/torchexport) runs on two torches:
+#
+# - current PyTorch from PyPI (TORCH_PINS, exact versions) in a virtualenv
+#   that `make venv` creates once per machine and reuses: VENV, by default
+#   under the user's cache directory, so that every clone on the machine
+#   (CI's fresh ones included) shares it. PyPI's Linux wheel is the CUDA
+#   build (it brings the nvidia-* CUDA 13 libraries: 5.5 GB installed);
+#   PyPI hosts no CPU-only torch wheel (the +cpu builds are on PyTorch's
+#   own index, which this project's machines cannot reach). Measured on
+#   this project's machine (2026-11-25): 74 s and 2 min 14 s in two runs
+#   to create it, download included (the network's speed decides). torchvision 0.29.2 is the newest release, built for torch
+#   2.14 (torch 2.15.0 is out, its torchvision not yet). onnxscript is what
+#   torch.onnx.export needs on torch 2.9 and later.
+# - Debian's torch 1.13, torchvision 0.14 and onnx 1.12 (docs/import.md),
+#   under Debian's python3 (not a python3 earlier on PATH, such as
+#   pyenv's), kept working because it costs 10 s. py-deps installs them
+#   with apt when they are missing (root, or sudo), with python3-venv for
+#   the virtualenv. On this project's machine the install took 4 min 24 s
+#   with recommended packages (apt-get update included);
+#   --no-install-recommends leaves out the GUI and audio libraries they
+#   pull in.
+#
+# make test creates the virtualenv when it is missing (once per machine: 1 to
+# 2.5 minutes here, against CI's 90), so that CI runs the exporter's tests
+# and the zoo on current torch, as the README says it does.
+PYTHON      ?= /usr/bin/python3
+PY_DEBS     := python3-torch python3-torchvision python3-onnx python3-venv
+TORCH_PINS  := torch==2.14.1 torchvision==0.29.2 onnx==1.23.2 onnxscript==0.7.2
+VENV        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/torch-venv
+TORCH_PY    := $(VENV)/bin/python
+.PHONY: py-deps venv test-python test-python-venv test-python-debian zoo
 py-deps:
-	@if ! $(PYTHON) -c 'import torch, torchvision, onnx' 2>/dev/null; then \
+	@if ! $(PYTHON) -c 'import torch, torchvision, onnx, ensurepip' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		echo "py-deps: the PyTorch exporter's tests (tools/torchexport) need $(PY_DEBS);"; \
 		echo "py-deps: installing them with apt-get --no-install-recommends (once per machine; about 4 minutes)"; \
@@ -52,29 +74,48 @@ py-deps:
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PY_DEBS); \
 	fi
 
+# The virtualenv of current PyTorch: created when missing or when its pins
+# ($(VENV)/placer-pins) differ from TORCH_PINS, reused otherwise.
+venv: py-deps
+	@if [ "$$(cat $(VENV)/placer-pins 2>/dev/null)" != "$(TORCH_PINS)" ]; then \
+		echo "venv: installing $(TORCH_PINS) from PyPI into $(VENV)"; \
+		echo "venv: once per machine; about 5.5 GB (the CUDA libraries of PyPI's wheel), 1 to 2.5 minutes on this project's machine"; \
+		rm -rf $(VENV) && mkdir -p $(dir $(VENV)) && \
+		$(PYTHON) -m venv $(VENV) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q $(TORCH_PINS) && \
+		echo "$(TORCH_PINS)" > $(VENV)/placer-pins; \
+	fi
+
 # The exporter's invariants, the module-map round trip (placer search ->
 # placer export --to module-map -> placement.apply_module_map) and the ONNX
-# import, against the placer binary just built. About 10 s.
-test-python: build py-deps
-	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -s tools/torchexport -p 'test_*.py'
+# import, against the placer binary just built: on current torch (the
+# virtualenv), then on Debian's 1.13. About 10 s each.
+test-python: test-python-venv test-python-debian
+
+test-python-venv: build venv
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
+
+test-python-debian: build py-deps
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 
 # The exporter's speed target: ResNet-50's training step exported in at
 # most 60 s (whole process, median of 3), and every zoo graph imported in
 # under 1 s (BenchmarkZooImport; needs make zoo first).
 .PHONY: bench-export
-bench-export: py-deps
-	$(PYTHON) tools/torchexport/bench.py --model resnet50 --runs 3 --limit 60
+bench-export: venv
+	$(TORCH_PY) tools/torchexport/bench.py --model resnet50 --runs 3 --limit 60
 	$(GO) test ./workloads/export -run '^$$' -bench ZooImport -benchmem
 
 # The model zoo: training steps with Adam, random weights, built from code
-# (tools/torchexport/zoo.py), written to $(ZOO_DIR) with their meta files.
+# (tools/torchexport/zoo.py) and exported on current torch (the
+# virtualenv), written to $(ZOO_DIR) with their meta files.
 # Not committed; Go tests that read them skip when they are absent.
 ZOO_DIR    ?= out/zoo
 ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
-zoo: py-deps
+zoo: venv
 	mkdir -p $(ZOO_DIR)
 	for m in $(ZOO_MODELS); do \
-		$(PYTHON) tools/torchexport/torchexport.py --model $$m -o $(ZOO_DIR)/$$m.json || exit 1; \
+		$(TORCH_PY) tools/torchexport/torchexport.py --model $$m -o $(ZOO_DIR)/$$m.json || exit 1; \
 	done
 
 # docs/import.md's closing note: placer baselines (30 s per search method)

@@ -3,6 +3,7 @@
 test) and the placer binary: PLACER (default bin/placer from the repository
 root), which `make test-python` builds first."""
 
+import inspect
 import json
 import os
 import subprocess
@@ -247,12 +248,16 @@ class OnnxTest(unittest.TestCase):
         try:
             import onnx
         except ImportError:
-            self.fail("python3-onnx is not installed (make test-python installs it)")
+            self.fail("onnx is not installed (make test-python installs it: python3-onnx, and onnx in the virtualenv)")
         with tempfile.TemporaryDirectory() as d:
             model = zoo.SmallCNN().eval()
             x = torch.randn(2, 3, 16, 16)
             raw = os.path.join(d, "raw.onnx")
-            torch.onnx.export(model, (x,), raw, opset_version=13, input_names=["x"], output_names=["y"])
+            # The TorchScript-based exporter (torch 1.13's only one; on
+            # torch 2.9 and later dynamo=False) writes no shapes for the
+            # intermediate values.
+            legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+            torch.onnx.export(model, (x,), raw, opset_version=13, input_names=["x"], output_names=["y"], **legacy)
             # Without shape inference the intermediate values have no shape.
             r = placer("eval", "--graph", raw, check=False)
             self.assertNotEqual(r.returncode, 0)
@@ -272,6 +277,20 @@ class OnnxTest(unittest.TestCase):
             r = placer("eval", "--graph", bad, check=False)
             self.assertNotEqual(r.returncode, 0)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_onnx_import_dynamo(self):
+        # torch.onnx.export's default on torch 2.9 and later (torch.export
+        # and onnxscript) writes the intermediate values' shapes: the file
+        # imports as it is.
+        if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+            self.skipTest("torch %s has no torch.export-based ONNX exporter (torch 2.x has)" % torch.__version__)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cnn.onnx")
+            torch.onnx.export(zoo.SmallCNN().eval(), (torch.randn(2, 3, 16, 16),), path, input_names=["x"],
+                              output_names=["y"], dynamo=True)
+            rep = json.loads(placer("eval", "--graph", path, "--json").stdout)
+            # Two convolutions, batch norm, two ReLUs, pooling, the classifier.
+            self.assertGreaterEqual(rep["ops"], 7)
 
 
 if __name__ == "__main__":
