@@ -3,7 +3,9 @@
 test) and the placer binary: PLACER (default bin/placer from the repository
 root), which `make test-python` builds first."""
 
+import contextlib
 import inspect
+import io
 import json
 import os
 import subprocess
@@ -241,6 +243,121 @@ class ExporterTest(unittest.TestCase):
         placement.apply_module_map(model, mm["modules"], device_of={0: "cpu", 1: "meta"})
         self.assertEqual(model.classifier.weight.device.type, "meta")
         self.assertEqual(model.features[0].weight.device.type, "cpu")
+
+
+class TinyNet(torch.nn.Module):
+    """A user's model, exported through --model test_torchexport:tiny_net."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 5)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def tiny_net():
+    return TinyNet()
+
+
+class TwoInputs(torch.nn.Module):
+    """Two inputs, one of them token ids: --input-shape 12 --input-shape 7:int64."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 12)
+        self.fc = torch.nn.Linear(12, 3)
+
+    def forward(self, x, ids):
+        return self.fc(x + self.emb(ids).sum(1))
+
+
+def not_a_module():
+    return 42
+
+
+class CommandLineTest(unittest.TestCase):
+    """torchexport.py's command line: zoo models and the user's own."""
+
+    def run_export(self, *args, cwd=HERE, process=False):
+        """Runs torchexport.py's main with args (in a process of its own
+        when process is true, else in this one: each process starts torch
+        anew, 2 to 5 s)."""
+        d = tempfile.mkdtemp(prefix="torchexport-cli-")
+        out = os.path.join(d, "m.json")
+        if process:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py")] + list(args) + ["-o", out],
+                               capture_output=True, text=True, cwd=cwd)
+        else:
+            o, e = io.StringIO(), io.StringIO()
+            old = os.getcwd()
+            os.chdir(cwd)
+            try:
+                with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+                    code = torchexport.main(list(args) + ["-o", out])
+            finally:
+                os.chdir(old)
+            r = subprocess.CompletedProcess(args, code, o.getvalue(), e.getvalue())
+        graph = meta = None
+        if r.returncode == 0:
+            with open(out) as f:
+                graph = json.load(f)
+            with open(out[:-5] + ".meta.json") as f:
+                meta = json.load(f)
+        return r, graph, meta
+
+    def test_factory(self):
+        r, g, meta = self.run_export("--model", "test_torchexport:tiny_net", "--input-shape", "12", "--batch", "6",
+                                     process=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(g["batch"], 6)
+        ops = {o["name"]: o for o in g["ops"]}
+        self.assertEqual(ops["input0"]["shape"], [6, 12])
+        self.assertEqual(ops["fc/addmm"]["flops"], 2 * 6 * 12 * 5)
+        self.assertEqual(meta["param_bytes"], (12 * 5 + 5) * 4)
+        self.assertEqual({p["module"] for p in meta["params"]}, {"fc"})
+        # The default loss, cross-entropy over the 5 outputs.
+        self.assertIn("_log_softmax", {o["type"] for o in g["ops"]})
+        self.assertIn("batch 6", r.stdout)
+        # The same model as file.py:factory, from another directory, and
+        # with the mse loss.
+        r2, g2, _ = self.run_export("--model", os.path.join(HERE, "test_torchexport.py") + ":tiny_net",
+                                    "--input-shape", "12", "--batch", "6", "--loss", "mse", cwd=ROOT)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertEqual({o["name"]: o for o in g2["ops"]}["fc/addmm"]["flops"], 2 * 6 * 12 * 5)
+        self.assertIn("mse_loss", {o["type"] for o in g2["ops"]})
+
+    def test_factory_two_inputs(self):
+        r, g, _ = self.run_export("--model", "test_torchexport:TwoInputs", "--input-shape", "12",
+                                  "--input-shape", "7:int64", "--batch", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ops = {o["name"]: o for o in g["ops"]}
+        self.assertEqual((ops["input0"]["shape"], ops["input0"]["dtype"]), ([4, 12], "f32"))
+        self.assertEqual((ops["input1"]["shape"], ops["input1"]["dtype"]), ([4, 7], "i64"))
+        self.assertEqual(ops["fc/addmm"]["flops"], 2 * 4 * 12 * 3)
+
+    def test_zoo_batch(self):
+        r, g, _ = self.run_export("--model", "mlp", "--batch", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(g["batch"], 4)
+        self.assertEqual({o["name"]: o for o in g["ops"]}["input0"]["shape"], [4, 32])
+
+    def test_bad_input(self):
+        for args, want in (
+                (["--model", "test_torchexport:tiny_net"], "needs --input-shape"),
+                (["--model", "no_such_module_x:f", "--input-shape", "3"], "cannot import no_such_module_x"),
+                (["--model", "test_torchexport:nope", "--input-shape", "3"], "has no attribute 'nope'"),
+                (["--model", "test_torchexport:not_a_module", "--input-shape", "3"], "not a torch.nn.Module"),
+                (["--model", "test_torchexport:tiny_net", "--input-shape", "3,x"], "want sizes"),
+                (["--model", "test_torchexport:tiny_net", "--input-shape", "3:int7"], "unknown dtype"),
+                (["--model", "resnet5"], "not a zoo model"),
+                (["--model", "mlp", "--input-shape", "3"], "has its own inputs"),
+                (["--model", "nofile.py:f", "--input-shape", "3"], "no such file"),
+        ):
+            r, _, _ = self.run_export(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
+            self.assertIn(want, r.stderr, args)
 
 
 class OnnxTest(unittest.TestCase):

@@ -39,6 +39,7 @@ whose second recording has other ops (a data-dependent model).
 
 Run on its own:
     python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
+    python3 tools/torchexport/torchexport.py --model mypkg.models:build --input-shape 3,224,224 --batch 32 -o m.json
 or from Python:
     export_training_step(build_model, make_inputs, loss_fn, torch.optim.Adam, {"lr": 1e-3}, "out.json")
 """
@@ -686,12 +687,131 @@ def _write_json(path, obj):
         raise
 
 
+_LOSSES = ("cross-entropy", "mse", "sum")
+_INPUT_DTYPES = {"float32": torch.float32, "f32": torch.float32, "float16": torch.float16, "f16": torch.float16,
+                 "bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "float64": torch.float64, "f64": torch.float64,
+                 "int64": torch.int64, "i64": torch.int64, "int32": torch.int32, "i32": torch.int32,
+                 "bool": torch.bool}
+
+
+class UsageError(Exception):
+    """Bad input on the command line: main prints it as one line."""
+
+
+def parse_input_shape(text):
+    """'3,224,224' or '128:int64' -> (shape without the batch, dtype): one
+    example's input; the batch dimension is put in front."""
+    dims, _, dt = text.partition(":")
+    try:
+        shape = tuple(int(d) for d in dims.split(",") if d.strip() != "")
+    except ValueError:
+        raise UsageError("--input-shape %r: want sizes separated by commas, e.g. 3,224,224 or 128:int64" % text)
+    if any(d <= 0 for d in shape):
+        raise UsageError("--input-shape %r: sizes must be positive" % text)
+    dtype = _INPUT_DTYPES.get(dt or "float32")
+    if dtype is None:
+        raise UsageError("--input-shape %r: unknown dtype %r (one of %s)" % (text, dt, ", ".join(sorted(_INPUT_DTYPES))))
+    return shape, dtype
+
+
+def _custom_loss(kind):
+    """A loss for a model of the user's, whose targets it makes from the
+    output: cross-entropy against class 0 over the last dimension, mean
+    squared error against zeros, or the output's sum."""
+    import torch.nn.functional as F
+
+    def loss(output, target):
+        if kind == "sum":
+            return output.float().sum()
+        if kind == "mse":
+            return F.mse_loss(output, torch.zeros_like(output))
+        flat = output.reshape(-1, output.shape[-1])
+        return F.cross_entropy(flat, torch.zeros(flat.shape[0], dtype=torch.long, device=output.device))
+    return loss
+
+
+def load_factory(spec):
+    """'package.module:factory' (or 'path/to/file.py:factory') -> the
+    callable. The current directory is on the import path, as with
+    python -m."""
+    import importlib
+    import importlib.util
+    mod_name, sep, attr = spec.partition(":")
+    if not sep or not mod_name or not attr:
+        raise UsageError("--model %r: want a zoo model or package.module:factory" % spec)
+    try:
+        if mod_name.endswith(".py"):
+            if not os.path.isfile(mod_name):
+                raise UsageError("--model %r: no such file %s" % (spec, mod_name))
+            sys.path.insert(0, os.path.dirname(os.path.abspath(mod_name)))
+            ms = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod_name))[0], mod_name)
+            module = importlib.util.module_from_spec(ms)
+            ms.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(mod_name)
+    except UsageError:
+        raise
+    except Exception as e:  # ImportError, or the module's own failure
+        raise UsageError("--model %r: cannot import %s: %s: %s" % (spec, mod_name, type(e).__name__,
+                                                                  str(e).splitlines()[0] if str(e) else ""))
+    f = module
+    for part in attr.split("."):
+        if not hasattr(f, part):
+            raise UsageError("--model %r: %s has no attribute %r" % (spec, mod_name, attr))
+        f = getattr(f, part)
+    if not callable(f):
+        raise UsageError("--model %r: %s is not callable" % (spec, attr))
+    return f
+
+
+def model_spec(name, input_shapes, batch, loss, zoo_models):
+    """(build, make_inputs, loss_fn, batch) for a zoo model or a factory."""
+    if ":" not in name:
+        if name not in zoo_models:
+            raise UsageError("--model %r: not a zoo model (%s) nor package.module:factory" % (
+                name, ", ".join(sorted(zoo_models))))
+        if input_shapes:
+            raise UsageError("--input-shape is for --model package.module:factory; zoo model %s has its own inputs" % name)
+        spec = zoo_models[name]
+        b = batch or spec.batch
+        return spec.build, (lambda: spec.inputs(b)), spec.loss, b
+    if not input_shapes:
+        raise UsageError("--model %s needs --input-shape (one example's shape, without the batch; e.g. 3,224,224)" % name)
+    factory = load_factory(name)
+    shapes = [parse_input_shape(t) for t in input_shapes]
+    b = batch or 1
+
+    def build():
+        m = factory()
+        if not isinstance(m, torch.nn.Module):
+            raise UsageError("--model %s: the factory returned %s, not a torch.nn.Module" % (name, type(m).__name__))
+        return m
+
+    def make_inputs():
+        xs = tuple(torch.randn(b, *sh).to(dt) if dt.is_floating_point else torch.zeros((b,) + sh, dtype=dt)
+                   for sh, dt in shapes)
+        return xs, None
+    return build, make_inputs, _custom_loss(loss), b
+
+
 def main(argv=None):
     import zoo
+    models = ", ".join(sorted(zoo.MODELS))
     p = argparse.ArgumentParser(description="Export a model's training step (forward, backward, optimizer update) "
-                                "as a placer graph. Models: " + ", ".join(sorted(zoo.MODELS)))
-    p.add_argument("--model", required=True, help="a model of zoo.py (" + ", ".join(sorted(zoo.MODELS)) + ")")
-    p.add_argument("--batch", type=int, default=0, help="batch size (default: the model's)")
+                                "as a placer graph. Zoo models: " + models)
+    p.add_argument("--model", required=True,
+                   help="a model of zoo.py (" + models + "), or package.module:factory (or file.py:factory): a "
+                   "callable that returns your torch.nn.Module, with --input-shape")
+    p.add_argument("--input-shape", action="append", default=[], metavar="SHAPE[:DTYPE]",
+                   help="for package.module:factory: one example's input shape without the batch, e.g. 3,224,224 "
+                   "or 128:int64 (token ids, zeros); repeat once per model input, in order")
+    p.add_argument("--batch", type=int, default=0,
+                   help="batch size (default: the zoo model's; 1 for package.module:factory)")
+    p.add_argument("--loss", default="cross-entropy", choices=_LOSSES,
+                   help="for package.module:factory: cross-entropy over the output's last dimension (targets "
+                   "class 0), mse against zeros, or the output's sum (default cross-entropy)")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
@@ -700,16 +820,21 @@ def main(argv=None):
                    help="write no batch information (records the step once instead of twice)")
     p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
     a = p.parse_args(argv)
-    spec = zoo.MODELS[a.model]
-    batch = a.batch or spec.batch
-    opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
-    kw = {"lr": a.lr}
-    if a.optimizer == "sgd":
-        kw["momentum"] = 0.9
-    start = time.monotonic()
-    graph, meta = export_training_step(spec.build, lambda: spec.inputs(batch), spec.loss, opt, kw, a.out,
-                                       name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
-                                       seed=a.seed, batch_dim=None if a.no_batch else 0)
+    try:
+        if a.batch < 0:
+            raise UsageError("--batch %d: want a positive size" % a.batch)
+        build, make_inputs, loss, batch = model_spec(a.model, a.input_shape, a.batch, a.loss, zoo.MODELS)
+        opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
+        kw = {"lr": a.lr}
+        if a.optimizer == "sgd":
+            kw["momentum"] = 0.9
+        start = time.monotonic()
+        graph, meta = export_training_step(build, make_inputs, loss, opt, kw, a.out,
+                                           name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
+                                           seed=a.seed, batch_dim=None if a.no_batch else 0)
+    except UsageError as e:
+        print("torchexport: %s" % e, file=sys.stderr)
+        return 2
     flops = sum(o.get("flops", 0) for o in graph["ops"])
     print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
