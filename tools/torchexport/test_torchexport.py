@@ -245,6 +245,185 @@ class ExporterTest(unittest.TestCase):
         self.assertEqual(model.features[0].weight.device.type, "cpu")
 
 
+class SDPA(torch.nn.Module):
+    """F.scaled_dot_product_attention in a module of its own, so that the
+    math path's ops are told apart by their module."""
+
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+class AttentionLayer(torch.nn.Module):
+    """One attention layer: B=2 (the test's batch), H=4 heads of D=32, E=128
+    wide, on sequences of S=128."""
+
+    def __init__(self, heads=4, dim=128, dtype=None):
+        super().__init__()
+        self.heads = heads
+        self.wq, self.wk, self.wv, self.wo = (torch.nn.Linear(dim, dim, bias=False, dtype=dtype) for _ in range(4))
+        self.attn = SDPA()
+
+    def forward(self, x):
+        b, s, e = x.shape
+        q, k, v = (w(x).view(b, s, self.heads, e // self.heads).transpose(1, 2) for w in (self.wq, self.wk, self.wv))
+        return self.wo(self.attn(q, k, v).transpose(1, 2).reshape(b, s, e))
+
+
+def saved_for_backward(graph, meta):
+    """The tensors that stay allocated from forward to backward: produced
+    by a forward op that is no view, read by a backward op. -> [(producer
+    name, bytes)] in graph order."""
+    phase = {m["name"]: m["phase"] for m in meta["ops"]}
+    alias = {o["name"] for o in graph["ops"] if o.get("alias")}
+    return [(t["producer"], t["bytes"]) for t in graph["tensors"]
+            if phase[t["producer"]] == "forward" and t["producer"] not in alias
+            and any(phase[c] == "backward" for c in t["consumers"])]
+
+
+def peak_bytes(path):
+    rep = json.loads(placer("eval", "--graph", path, "--json").stdout)
+    return rep["devices_detail"][0]["peak_memory"]
+
+
+@unittest.skipIf(torchexport._SDPA is None,
+                 "torch %s has no scaled_dot_product_attention: attention is the math path" % torch.__version__)
+class FusedAttentionTest(unittest.TestCase):
+    B, H, S, D = 2, 4, 128, 32
+
+    def export(self, attention, build=AttentionLayer, inputs=None, loss=None):
+        d = tempfile.mkdtemp(prefix="torchexport-sdpa-")
+        out = os.path.join(d, attention + ".json")
+        inputs = inputs or (lambda: (torch.randn(self.B, self.S, self.H * self.D), None))
+        graph, meta = torchexport.export_training_step(build, inputs, loss or (lambda o, t: o.sum()),
+                                                       torch.optim.Adam, {"lr": 1e-3}, out, name=attention,
+                                                       attention=attention)
+        return out, graph, meta
+
+    def test_saved_tensors(self):
+        path, g, meta = self.export("fused")
+        self.assertEqual(meta["attention"], "fused")
+        fwd = [o for o in g["ops"] if o["type"] == "_scaled_dot_product_efficient_attention"]
+        bwd = [o for o in g["ops"] if o["type"] == "_scaled_dot_product_efficient_attention_backward"]
+        self.assertEqual((len(fwd), len(bwd)), (1, 1), [o["type"] for o in g["ops"]])
+        self.assertEqual(fwd[0]["name"], "attn/_scaled_dot_product_efficient_attention")
+        # By hand, f32: Q, K and V are 2 x 4 x 128 x 32 x 4 B = 131,072 B
+        # each (views of the projections' outputs, which stay allocated);
+        # the output as much; the log-sum-exp 2 x 4 x 128 x 4 B = 4,096 B.
+        # wo's input (the output made contiguous, 131,072 B) is saved for
+        # wo's weight gradient, and the loss (4 B) for its own. Nothing
+        # S x S (2 x 4 x 128 x 128 x 4 B = 524,288 B).
+        saved = saved_for_backward(g, meta)
+        self.assertEqual(sorted(n for _, n in saved), [4, 4096] + [131072] * 5, saved)
+        self.assertEqual(sum(n for _, n in saved), 659460)
+        self.assertEqual([n for p, n in saved if p == "attn/_scaled_dot_product_efficient_attention"],
+                         [131072, 4096])  # the output, the log-sum-exp
+        self.assertEqual(sorted(p for p, n in saved if n == 131072),
+                         ["attn/_scaled_dot_product_efficient_attention", "model/clone", "wk/mm", "wq/mm", "wv/mm"])
+        # The backward reads dO, Q, K, V, O and the lse; writes dQ, dK, dV.
+        self.assertEqual(bwd[0]["bytes_read"], 5 * 131072 + 4096)
+        self.assertEqual(bwd[0]["bytes_written"], 3 * 131072)
+        self.assertEqual((fwd[0]["bytes_read"], fwd[0]["bytes_written"]), (3 * 131072, 131072 + 4096))
+        self.assertEqual(fwd[0]["class"], "matmul")
+
+        # The math path saves the scores (softmax's output) for backward.
+        mpath, m, mmeta = self.export("math")
+        self.assertEqual(mmeta["attention"], "math")
+        self.assertFalse([o for o in m["ops"] if "attention" in o["type"]])
+        # By hand: it keeps the 524,288 B of softmax's output (read by its
+        # backward and by the second matmul's), Q and K scaled (as large
+        # as Q and K), V, and neither the attention's output nor a
+        # log-sum-exp: 524,288 - 131,072 - 4,096 = 389,120 B more than fused.
+        msaved = saved_for_backward(m, mmeta)
+        self.assertIn(524288, [n for _, n in msaved], msaved)
+        self.assertEqual(sum(n for _, n in msaved) - sum(n for _, n in saved), 389120, msaved)
+        # And placer's peak memory sees it.
+        self.assertGreaterEqual(peak_bytes(mpath) - peak_bytes(path), 389120)
+
+        # FLOPs: the math path's, forward and backward: at least the two
+        # matmuls forward (4·B·H·S·S·D) and four backward.
+        def attn_flops(graph, metas, phase):
+            return sum(o.get("flops", 0) for o, x in zip(graph["ops"], metas["ops"])
+                       if x["module"] == "attn" and x["phase"] == phase)
+        b, h, s, d = self.B, self.H, self.S, self.D
+        self.assertEqual(fwd[0]["flops"], attn_flops(m, mmeta, "forward"))
+        self.assertEqual(bwd[0]["flops"], attn_flops(m, mmeta, "backward"))
+        self.assertGreaterEqual(fwd[0]["flops"], 4 * b * h * s * s * d)
+        self.assertGreaterEqual(bwd[0]["flops"], 8 * b * h * s * s * d)
+        self.assertEqual([x["module"] for o, x in zip(g["ops"], meta["ops"]) if "attention" in o["type"]],
+                         ["attn", "attn"])
+
+    def test_batch_scales(self):
+        # At twice the batch the fused ops' costs double: nothing fixed.
+        _, g, _ = self.export("fused")
+        for o in g["ops"]:
+            if "attention" in o["type"]:
+                self.assertFalse([k for k in o if k.startswith("fixed_")], o)
+
+    def test_multihead_attention_dropout(self):
+        # nn.MultiheadAttention (through nn.TransformerEncoderLayer, with
+        # dropout 0.1 and a causal mask) is fused too: one op each way per
+        # layer, and no S x S tensor (scores or dropout mask) saved.
+        spec = zoo.MODELS["bert_base"]
+        build = lambda: zoo.Transformer(100, 64, 64, 4, 128, 2, causal=True)  # noqa: E731
+        _, g, meta = self.export("fused", build, lambda: (torch.randint(0, 100, (2, 40)),
+                                                          torch.randint(0, 100, (2, 40))), spec.loss)
+        types = [o["type"] for o in g["ops"]]
+        self.assertEqual(types.count("_scaled_dot_product_efficient_attention"), 2)
+        self.assertEqual(types.count("_scaled_dot_product_efficient_attention_backward"), 2)
+        self.assertNotIn("_safe_softmax", types)
+        ss = 2 * 4 * 40 * 40  # elements of one layer's scores (f32), or of a bool mask
+        self.assertEqual([(p, n) for p, n in saved_for_backward(g, meta) if n in (ss * 4, ss)], [])
+        # The math path saves them: scores, and a dropout mask of as many.
+        _, m, mmeta = self.export("math", build, lambda: (torch.randint(0, 100, (2, 40)),
+                                                          torch.randint(0, 100, (2, 40))), spec.loss)
+        self.assertGreaterEqual(len([p for p, n in saved_for_backward(m, mmeta) if n == ss * 4]), 4)
+        self.assertEqual({x["module"] for o, x in zip(g["ops"], meta["ops"]) if "attention" in o["type"]},
+                         {"layers.0.self_attn", "layers.1.self_attn"})
+
+    def test_real_values(self):
+        # On real tensors the fused stand-in computes what PyTorch does.
+        torch.manual_seed(0)
+        layer = AttentionLayer()
+        x = torch.randn(2, 16, 128)
+        want = layer(x)
+        gw = torch.autograd.grad(want.sum(), layer.wq.weight)[0]
+        graph, _ = torchexport.export_training_step(lambda: layer, lambda: (x, None), lambda o, t: o.sum(),
+                                                    torch.optim.SGD, {"lr": 0.0}, name="real", fake=False,
+                                                    batch_dim=None, attention="fused")
+        self.assertTrue(any(o["type"] == "_scaled_dot_product_efficient_attention" for o in graph["ops"]))
+        self.assertTrue(torch.allclose(layer.wq.weight.grad, gw, atol=1e-5))
+
+    def test_flash_for_half(self):
+        # bf16 without a mask: FlashAttention's op names.
+        _, g, _ = self.export("fused", lambda: AttentionLayer(dtype=torch.bfloat16),
+                              lambda: (torch.randn(self.B, self.S, 128, dtype=torch.bfloat16), None),
+                              lambda o, t: o.float().sum())
+        types = {o["type"] for o in g["ops"]}
+        self.assertIn("_scaled_dot_product_flash_attention", types)
+        self.assertIn("_scaled_dot_product_flash_attention_backward", types)
+
+
+class AttentionOptionTest(unittest.TestCase):
+    def test_default_and_errors(self):
+        spec = zoo.MODELS["mlp"]
+        args = (spec.build, lambda: spec.inputs(4), spec.loss)
+        if torchexport._SDPA is None:
+            self.assertEqual(torchexport.default_attention(), "math")
+            with self.assertRaisesRegex(ValueError, "needs torch 2.0 or later"):
+                torchexport.export_training_step(*args, attention="fused")
+            e = io.StringIO()
+            with contextlib.redirect_stderr(e):
+                code = torchexport.main(["--model", "mlp", "--attention", "fused", "-o", "/tmp/never.json"])
+            self.assertEqual(code, 2)
+            self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
+        else:
+            self.assertEqual(torchexport.default_attention(), "fused")
+        with self.assertRaisesRegex(ValueError, "want one of"):
+            torchexport.export_training_step(*args, attention="flash")
+        _, meta = torchexport.export_training_step(*args, attention="math")
+        self.assertEqual(meta["attention"], "math")
+
+
 class TinyNet(torch.nn.Module):
     """A user's model, exported through --model test_torchexport:tiny_net."""
 

@@ -93,7 +93,7 @@ _DATAMOVE = {"clone", "copy", "copy_", "cat", "stack", "contiguous", "zeros", "o
 # Reductions and normalizations: FLOPs per element of their largest tensor.
 _REDUCTIONS = {
     "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "var": 2, "std": 3, "var_mean": 3, "norm": 2,
-    "_softmax": 5, "_log_softmax": 5, "_softmax_backward_data": 3, "_log_softmax_backward_data": 3,
+    "_softmax": 5, "_safe_softmax": 5, "_log_softmax": 5, "_softmax_backward_data": 3, "_log_softmax_backward_data": 3,
     "native_layer_norm": 7, "native_layer_norm_backward": 10, "native_batch_norm": 7,
     "native_batch_norm_backward": 10, "_native_batch_norm_legit": 7, "_native_batch_norm_legit_functional": 7,
     "nll_loss_forward": 1, "nll_loss_backward": 1, "nll_loss2d_forward": 1, "nll_loss2d_backward": 1,
@@ -282,6 +282,7 @@ class Exporter:
         self.node_module = {}
         self.pending_bwd = []
         self.current_param = None
+        self.counting = None  # [flops] while a fused op's parts run
 
     # --- naming
 
@@ -338,6 +339,11 @@ class Exporter:
         return True
 
     def record(self, func, ns, name, args, kwargs, out):
+        if self.counting is not None:
+            # Inside a fused op: its parts are not ops, only FLOPs.
+            if name not in _VIEWS and name not in _TRANSPARENT:
+                self.counting[0] += _flops(func, name, args, kwargs, out)
+            return
         ins = [t for t in _tensors(args)] + [t for t in _tensors(kwargs)]
         outs = [t for t in _tensors(out)]
         if name in _TRANSPARENT:
@@ -385,6 +391,25 @@ class Exporter:
         if self.phase == "backward":
             self.pending_bwd.append(op)
 
+    def record_fused(self, typ, cls, ins, outs, flops, source):
+        """Records one op that stands for several ATen calls (a fused
+        kernel): it reads ins and writes outs, with the given FLOPs."""
+        if self.phase == "backward":
+            module, base = "", "bwd/%s" % typ
+        else:
+            module = self.module_stack[-1]
+            base = "%s/%s" % (module or "model", typ)
+        first = outs[0]
+        op = self.add_op(base, typ, cls, _DTYPES.get(first.dtype, "f32"), list(first.shape), module, source, flops,
+                         sum(_nbytes(t) for t in ins), sum(_nbytes(t) for t in outs))
+        for t in ins:
+            self.consume(t, op)
+        for t in outs:
+            self.produce(op, t)
+        if self.phase == "backward":
+            self.pending_bwd.append(op)
+        return op
+
     # --- autograd attribution
 
     def _hook_graph(self, root, param_module):
@@ -418,6 +443,104 @@ class Exporter:
         self.pending_bwd = []
 
 
+# torch.nn.functional.scaled_dot_product_attention: torch 2.0 and later.
+_SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+ATTENTION = ("fused", "math")
+
+
+def default_attention():
+    """fused where torch has scaled_dot_product_attention (2.0 and later),
+    math on torch 1.13, which has none: its nn.MultiheadAttention computes
+    attention with bmm and softmax."""
+    return "fused" if _SDPA is not None else "math"
+
+
+def _math_only():
+    """A context in which scaled_dot_product_attention takes its math path
+    (bmm, softmax, dropout as separate ATen ops) on every device."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel  # torch >= 2.3
+        return sdpa_kernel([SDPBackend.MATH])
+    except ImportError:  # torch 2.0 to 2.2
+        return torch.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True, enable_mem_efficient=False)
+
+
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+
+
+class _FusedSDPA(torch.autograd.Function):
+    """scaled_dot_product_attention recorded as the GPU runs it: one fused
+    kernel forward and one backward (FlashAttention-2 or xFormers'
+    memory-efficient attention). Forward reads Q, K, V (and the mask) and
+    writes the output and the log-sum-exp of each query's scores (B x H x
+    S_q floats); backward reads the output's gradient, Q, K, V, the output
+    and the log-sum-exp and writes the gradients of Q, K and V. So what
+    stays allocated from forward to backward is Q, K, V, the output and the
+    log-sum-exp, never the S_q x S_k scores or the dropout mask (the kernels
+    recompute the scores and regenerate the mask from the RNG's seed). The
+    FLOPs are the math path's (its ATen calls counted as the exporter counts
+    them, forward and backward), computed here on the same inputs so that
+    values and shapes are PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x, q, k, v, mask, kw):
+        leaves = [t.detach().requires_grad_(t.requires_grad) for t in (q, k, v)]
+        x.counting = [0]
+        try:
+            with torch.enable_grad(), _math_only():
+                out_math = _SDPA(*leaves, attn_mask=mask, **kw)
+            out = out_math.detach().clone()
+            flops = x.counting[0]
+        finally:
+            x.counting = None
+        fused = q.dtype in (torch.float16, torch.bfloat16) and mask is None and q.shape[-1] <= 256
+        typ = "_scaled_dot_product_flash_attention" if fused else "_scaled_dot_product_efficient_attention"
+        s_q = q.shape[-2]
+        if not fused:
+            s_q = -(-s_q // 32) * 32  # memory-efficient attention pads the log-sum-exp to 32 queries
+        lse = q.new_empty(tuple(q.shape[:-2]) + (s_q,), dtype=torch.float32)
+        ins = [q, k, v] + ([mask] if isinstance(mask, torch.Tensor) else [])
+        x.record_fused(typ, "matmul", ins, [out, lse], flops, "aten.%s.default (fused attention)" % typ)
+        ctx.x, ctx.typ, ctx.math, ctx.leaves = x, typ, out_math, leaves
+        ctx.saved = (q, k, v, out, lse, mask)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x = ctx.x
+        q, k, v, out, lse, mask = ctx.saved
+        need = [t for t in ctx.leaves if t.requires_grad]
+        x.counting = [0]
+        try:
+            with torch.enable_grad():
+                grads = list(torch.autograd.grad(ctx.math, need, dout)) if need else []
+            flops = x.counting[0]
+        finally:
+            x.counting = None
+        full = [grads.pop(0) if t.requires_grad else None for t in ctx.leaves]
+        outs = [g for g in full if g is not None]
+        if outs:
+            ins = [dout, q, k, v, out, lse] + ([mask] if isinstance(mask, torch.Tensor) else [])
+            x.record_fused(ctx.typ + "_backward", "matmul", ins, outs, flops,
+                           "aten.%s_backward.default (fused attention)" % ctx.typ)
+        ctx.math = ctx.leaves = ctx.saved = None
+        return (None,) + tuple(full) + (None, None)
+
+
+def _fused_sdpa(x):
+    """A stand-in for scaled_dot_product_attention that records it fused."""
+
+    def sdpa(*args, **kwargs):
+        kw = dict(zip(_SDPA_ARGS, args))
+        kw.update(kwargs)
+        q, k, v, mask = kw.pop("query"), kw.pop("key"), kw.pop("value"), kw.pop("attn_mask", None)
+        out = _FusedSDPA.apply(x, q, k, v, mask, kw)
+        if out.grad_fn is not None and out.grad_fn not in x.node_module:
+            x.node_module[out.grad_fn] = x.module_stack[-1]
+        return out
+    return sdpa
+
+
 def _module_hooks(exporter, model):
     paths = {}
     for name, mod in model.named_modules():
@@ -441,7 +564,7 @@ def _optimizer_step(opt):
 
 
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
-                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0):
+                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None):
     """Records one training step and returns (graph, meta) as dicts.
 
     build_model() returns the nn.Module (called under fake tensors when
@@ -453,19 +576,32 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     targets that share the first input's batch size): the graph marks the
     batch (see the module's doc; None: no batch information). When out is
     given, the graph is written there and the meta file to meta_out
-    (default: out with .json replaced by .meta.json).
+    (default: out with .json replaced by .meta.json). attention says how
+    torch.nn.functional.scaled_dot_product_attention is recorded (the
+    attention of nn.MultiheadAttention and of Hugging Face-style models on
+    torch 2.x): "fused" (the default where it exists: one op forward and
+    one backward, as a GPU runs it, see _FusedSDPA) or "math" (bmm,
+    softmax and dropout as separate ops, scores saved for backward; torch
+    1.13's only path).
     """
+    attention = attention or default_attention()
+    if attention not in ATTENTION:
+        raise ValueError("attention %r: want one of %s" % (attention, ", ".join(ATTENTION)))
+    if attention == "fused" and _SDPA is None:
+        raise ValueError("attention 'fused' needs torch 2.0 or later: torch %s has no scaled_dot_product_attention "
+                         "(its attention is the math path)" % torch.__version__)
     x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs,
-                                               fake, seed, batch_dim, False)
+                                               fake, seed, batch_dim, False, attention)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
-                     True)[0]
+                     True, attention)[0]
         if not _same_steps(x, x2):
             print("torchexport: the step at twice the batch has other ops (a data-dependent model): "
                   "the graph has no batch information", file=sys.stderr)
             x2 = None
     graph, meta = _assemble(x, name, params, buffers, model, batch if x2 is not None else 0, x2)
+    meta["attention"] = attention
     if out is not None:
         _write_json(out, graph)
         _write_json(meta_out or _meta_path(out), meta)
@@ -500,7 +636,8 @@ def _same_steps(a, b):
     return all(p[0] == q[0] and p[1] == q[1] and len(p[3]) == len(q[3]) for p, q in zip(a.tensors, b.tensors))
 
 
-def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double):
+def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double,
+            attention="math"):
     """One recording of the step; double: on the inputs twice over along
     batch_dim. Returns (exporter, params, buffers, model, batch), batch the
     example inputs' batch size (0 when batch_dim is None or the first input
@@ -510,6 +647,14 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     fm = FakeTensorMode() if x.fake else None
     if fm is not None:
         fm.__enter__()
+    # The attention path: math forces it for every device; fused puts a
+    # recording stand-in where nn.MultiheadAttention and models look the
+    # function up (torch.nn.functional's attribute, at call time).
+    sdpa_ctx = _math_only() if _SDPA is not None and attention == "math" else None
+    if sdpa_ctx is not None:
+        sdpa_ctx.__enter__()
+    if attention == "fused":
+        torch.nn.functional.scaled_dot_product_attention = _fused_sdpa(x)
     try:
         model = build_model()
         model.train()
@@ -601,6 +746,10 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
                 _optimizer_step(opts[n])
         x.current_param = None
     finally:
+        if _SDPA is not None:
+            torch.nn.functional.scaled_dot_product_attention = _SDPA
+        if sdpa_ctx is not None:
+            sdpa_ctx.__exit__(None, None, None)
         if fm is not None:
             fm.__exit__(None, None, None)
 
@@ -812,6 +961,10 @@ def main(argv=None):
     p.add_argument("--loss", default="cross-entropy", choices=_LOSSES,
                    help="for package.module:factory: cross-entropy over the output's last dimension (targets "
                    "class 0), mse against zeros, or the output's sum (default cross-entropy)")
+    p.add_argument("--attention", choices=ATTENTION, default=None,
+                   help="scaled_dot_product_attention as one fused op (flash or memory-efficient: Q, K, V, the output "
+                   "and the log-sum-exp saved for backward; the default on torch 2.x) or as the math path computes "
+                   "it (S x S scores saved; the default and only choice on torch 1.13)")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
@@ -829,16 +982,19 @@ def main(argv=None):
         if a.optimizer == "sgd":
             kw["momentum"] = 0.9
         start = time.monotonic()
+        if a.attention == "fused" and _SDPA is None:
+            raise UsageError("--attention fused needs torch 2.0 or later: torch %s has no "
+                             "scaled_dot_product_attention (its attention is the math path)" % torch.__version__)
         graph, meta = export_training_step(build, make_inputs, loss, opt, kw, a.out,
                                            name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
-                                           seed=a.seed, batch_dim=None if a.no_batch else 0)
+                                           seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention)
     except UsageError as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 2
     flops = sum(o.get("flops", 0) for o in graph["ops"])
-    print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, exported in %.1f s" % (
+    print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, %s attention, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
-        time.monotonic() - start))
+        meta["attention"], time.monotonic() - start))
     return 0
 
 
