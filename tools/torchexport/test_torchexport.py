@@ -424,6 +424,103 @@ class AttentionOptionTest(unittest.TestCase):
         self.assertEqual(meta["attention"], "math")
 
 
+class Branchy(torch.nn.Module):
+    """A branch on a tensor's value in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 4)
+        self.b = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        if x.mean() > 0:  # BRANCH: the line the exporter names
+            return self.a(x)
+        return self.b(x)
+
+
+BRANCH_LINE = "test_torchexport.py:%d" % next(
+    i for i, line in enumerate(open(os.path.abspath(__file__)), 1) if "# BRANCH:" in line and "x.mean()" in line)
+
+
+class Widths(torch.nn.Module):
+    """A constructor that sizes its layers from tensor values (as
+    torchvision's regnets do)."""
+
+    def __init__(self):
+        super().__init__()
+        w = (torch.arange(3) * 4 + 4).tolist()  # [4, 8, 12]
+        self.layers = torch.nn.Sequential(torch.nn.Linear(8, w[0]), torch.nn.Linear(w[0], w[1]),
+                                          torch.nn.Linear(w[1], w[2]))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class DataDependentTest(unittest.TestCase):
+    def export(self, build, data_dependent="follow"):
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            graph, meta = torchexport.export_training_step(build, lambda: (torch.ones(4, 8), None),
+                                                           lambda o, t: o.sum(), torch.optim.Adam, {"lr": 1e-3},
+                                                           name="dd", data_dependent=data_dependent)
+        return graph, meta, e.getvalue()
+
+    def test_follow(self):
+        # The example inputs are ones: the branch takes a, and only a's
+        # ops are recorded, on real tensors, with one warning line naming
+        # the op and the model's line.
+        g, meta, err = self.export(Branchy)
+        self.assertFalse(meta["fake"])
+        mods = {m["module"] for m in meta["ops"] if m["phase"] == "forward"}
+        self.assertIn("a", mods)
+        self.assertNotIn("b", mods)
+        self.assertIn("a/addmm", {o["name"] for o in g["ops"]})
+        lines = [line for line in err.splitlines() if "warning" in line]
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn(BRANCH_LINE, lines[0])
+        self.assertIn("_local_scalar_dense", lines[0])
+        self.assertIn("example inputs", lines[0])
+
+    def test_fail(self):
+        with self.assertRaises(torchexport.DataDependentError) as c:
+            self.export(Branchy, "fail")
+        msg = str(c.exception)
+        self.assertEqual(len(msg.splitlines()), 1, msg)
+        self.assertIn("_local_scalar_dense", msg)
+        self.assertIn(BRANCH_LINE, msg)
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            code = torchexport.main(["--model", "test_torchexport:Branchy", "--input-shape", "8",
+                                     "--data-dependent", "fail", "-o", os.path.join(tempfile.mkdtemp(), "b.json")])
+        self.assertEqual(code, 1)
+        self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
+        self.assertIn(BRANCH_LINE, e.getvalue())
+
+    def test_constructor(self):
+        # Built on real tensors, recorded on fake ones: one note.
+        g, meta, err = self.export(Widths)
+        self.assertTrue(meta["fake"])
+        self.assertEqual(meta["param_bytes"], (8 * 4 + 4 + 4 * 8 + 8 + 8 * 12 + 12) * 4)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("constructor reads tensor values", err)
+
+    def test_regnet(self):
+        # torchvision's regnet_y_1_6gf, which fake tensors alone cannot
+        # build (DataDependentOutputException on torch 2.x, .tolist() on
+        # 1.13), at a small batch and image.
+        spec = zoo.MODELS["regnet_y_1_6gf"]
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            g, meta = torchexport.export_training_step(spec.build, lambda: (torch.randn(2, 3, 64, 64),
+                                                                            torch.randint(0, 1000, (2,))),
+                                                       spec.loss, name="regnet")
+        self.assertTrue(meta["fake"])
+        self.assertIn("regnet.py", e.getvalue())
+        model = spec.build()
+        self.assertEqual(meta["param_bytes"], sum(p.numel() * p.element_size() for p in model.parameters()))
+        self.assertGreater(len(g["ops"]), 1000)
+
+
 class TinyNet(torch.nn.Module):
     """A user's model, exported through --model test_torchexport:tiny_net."""
 

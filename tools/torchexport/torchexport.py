@@ -60,6 +60,11 @@ try:  # torch >= 1.13
     from torch._subclasses.fake_tensor import FakeTensorMode
 except ImportError:  # pragma: no cover
     FakeTensorMode = None
+try:  # fake tensors' refusals of ops whose result depends on the data
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
+    _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
+except ImportError:  # pragma: no cover
+    _DATA_DEPENDENT = ()
 
 try:  # newer torch: the reference FLOP formulas
     from torch.utils import flop_counter as _flop_counter
@@ -223,6 +228,21 @@ def _class(name):
     return "elementwise"
 
 
+# Torch 1.13's fake tensors answer a value read (.item(), a branch on a
+# tensor) with 0 instead of refusing it, as newer ones do: the recorder
+# refuses it itself in forward and backward. (The optimizer's step count
+# is such a read, of a constant.)
+_FAKE_READS_ZERO = int(torch.__version__.split(".")[0]) < 2
+
+
+class _ValueRead(Exception):
+    """A forward or backward op read a fake tensor's value (torch 1.13)."""
+
+    def __init__(self, func):
+        super().__init__(str(func))
+        self.func = func
+
+
 class _Recorder(TorchDispatchMode):
     """Records ATen calls: for each, its inputs' producers and its outputs."""
 
@@ -233,6 +253,9 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ns, name, _ = _op_name(func)
+        if _FAKE_READS_ZERO and self.x.fake and name == "_local_scalar_dense" and self.x.counting is None \
+                and self.x.phase in ("forward", "backward"):
+            raise _ValueRead(func)
         if ns == "aten" and name == "convolution_backward" and self.x.fake:
             # Fake tensors run this op's real kernel on zeros (no meta
             # kernel in torch 1.13): make the outputs' shapes instead.
@@ -564,7 +587,8 @@ def _optimizer_step(opt):
 
 
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
-                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None):
+                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None,
+                         data_dependent="follow"):
     """Records one training step and returns (graph, meta) as dicts.
 
     build_model() returns the nn.Module (called under fake tensors when
@@ -582,7 +606,11 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     torch 2.x): "fused" (the default where it exists: one op forward and
     one backward, as a GPU runs it, see _FusedSDPA) or "math" (bmm,
     softmax and dropout as separate ops, scores saved for backward; torch
-    1.13's only path).
+    1.13's only path). data_dependent says what to do when the step reads
+    a tensor's value (a branch on it, .item(), nonzero), which fake tensors
+    cannot: "follow" records the step on real CPU tensors instead, along
+    the path the example inputs take, with a warning on stderr; "fail"
+    raises DataDependentError, one line naming the op and the source line.
     """
     attention = attention or default_attention()
     if attention not in ATTENTION:
@@ -590,8 +618,24 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     if attention == "fused" and _SDPA is None:
         raise ValueError("attention 'fused' needs torch 2.0 or later: torch %s has no scaled_dot_product_attention "
                          "(its attention is the math path)" % torch.__version__)
-    x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs,
-                                               fake, seed, batch_dim, False, attention)
+    if data_dependent not in ("follow", "fail"):
+        raise ValueError("data_dependent %r: want follow or fail" % data_dependent)
+    try:
+        x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
+    except Exception as e:
+        where = _data_dependent(e) if fake else None
+        if where is None:
+            raise
+        if data_dependent == "fail":
+            raise DataDependentError("the step reads a tensor's value (%s): fake tensors cannot follow it; "
+                                     "record it on real tensors along the example inputs' path (--real, or "
+                                     "--data-dependent follow)" % where) from None
+        print("torchexport: warning: the step reads a tensor's value (%s): recorded on real CPU tensors along the "
+              "path the example inputs take (other inputs may take another)" % where, file=sys.stderr)
+        fake = False
+        x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
@@ -602,6 +646,7 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
             x2 = None
     graph, meta = _assemble(x, name, params, buffers, model, batch if x2 is not None else 0, x2)
     meta["attention"] = attention
+    meta["fake"] = bool(x.fake)
     if out is not None:
         _write_json(out, graph)
         _write_json(meta_out or _meta_path(out), meta)
@@ -656,7 +701,24 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     if attention == "fused":
         torch.nn.functional.scaled_dot_product_attention = _fused_sdpa(x)
     try:
-        model = build_model()
+        try:
+            model = build_model()
+        except Exception as e:
+            where = _data_dependent(e) if fm is not None else None
+            if where is None:
+                raise
+            # The constructor computes with tensor values (torchvision's
+            # regnets size their blocks so): build it on real CPU tensors,
+            # then record the step on fake copies of its state.
+            if not double:
+                print("torchexport: the model's constructor reads tensor values (%s): built on real CPU tensors, "
+                      "recorded on fake ones" % where, file=sys.stderr)
+            fm.__exit__(None, None, None)
+            try:
+                model = build_model()
+                _fakeify(model, fm)
+            finally:
+                fm.__enter__()
         model.train()
         inputs, target = make_inputs()
         if isinstance(inputs, torch.Tensor):
@@ -754,6 +816,47 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
             fm.__exit__(None, None, None)
 
     return x, params, buffers, model, batch
+
+
+class DataDependentError(Exception):
+    """The step reads a tensor's value (a Python branch on it, .item(),
+    .tolist(), an op whose output shape depends on the data), which fake
+    tensors cannot: one line naming the op and the model's source line."""
+
+
+def _data_dependent(e):
+    """When e is fake tensors refusing a data-dependent op: 'aten.op at
+    file:line' (the innermost frame outside torch and this file), else
+    None."""
+    op = None
+    if isinstance(e, _ValueRead) or (_DATA_DEPENDENT and isinstance(e, _DATA_DEPENDENT)):
+        op = str(getattr(e, "func", "") or type(e).__name__)
+    elif isinstance(e, RuntimeError) and "is not supported for tensor subclasses" in str(e):
+        op = str(e).split(" is not supported")[0].strip()  # '.tolist()' (torch 1.13)
+    if op is None:
+        return None
+    import traceback
+    here = os.path.abspath(__file__)
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    where = ""
+    for f in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(f.filename)
+        if path != here and not path.startswith(torch_dir):
+            where = " at %s:%d" % (os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path,
+                                    f.lineno)
+    return op + where
+
+
+def _fakeify(model, fm):
+    """Puts fake copies of a real model's parameters and buffers in their
+    place (a model whose constructor read tensor values)."""
+    for mod in model.modules():
+        for n, p in list(mod._parameters.items()):
+            if p is not None:
+                mod._parameters[n] = torch.nn.Parameter(fm.from_tensor(p.data), requires_grad=p.requires_grad)
+        for n, b in list(mod._buffers.items()):
+            if b is not None:
+                mod._buffers[n] = fm.from_tensor(b.data)
 
 
 def _meta_path(out):
@@ -965,6 +1068,10 @@ def main(argv=None):
                    help="scaled_dot_product_attention as one fused op (flash or memory-efficient: Q, K, V, the output "
                    "and the log-sum-exp saved for backward; the default on torch 2.x) or as the math path computes "
                    "it (S x S scores saved; the default and only choice on torch 1.13)")
+    p.add_argument("--data-dependent", choices=("follow", "fail"), default="follow",
+                   help="when the step reads a tensor's value (a branch on it, .item(), nonzero), which fake tensors "
+                   "cannot: follow records it on real CPU tensors along the example inputs' path, with a warning "
+                   "(default); fail stops with one line naming the op")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
@@ -987,10 +1094,14 @@ def main(argv=None):
                              "scaled_dot_product_attention (its attention is the math path)" % torch.__version__)
         graph, meta = export_training_step(build, make_inputs, loss, opt, kw, a.out,
                                            name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
-                                           seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention)
+                                           seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention,
+                                           data_dependent=a.data_dependent)
     except UsageError as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 2
+    except DataDependentError as e:
+        print("torchexport: %s" % e, file=sys.stderr)
+        return 1
     flops = sum(o.get("flops", 0) for o in graph["ops"])
     print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, %s attention, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
