@@ -45,20 +45,21 @@ type Host struct {
 // DefaultDispatch is the dispatch time of one op of each class (by
 // graph.Class): PyTorch 2.14.1's CPU time per op on tiny CPU tensors
 // (tools/torchexport/dispatch.py: an op called from Python, one thread,
-// the median of 15 rounds of 2,000 calls) on this project's machine
-// (2 shared cores, 2026-11-25): mm for matmul, conv2d for conv, add for
-// elementwise, sum for reduction, clone for datamove, embedding for
-// embedding; unknown takes elementwise's. The kernel launch a GPU adds
-// (cudaLaunchKernel) is not in them, nor is a faster or slower host's
-// speed: a profile of the real step should replace them.
+// the median of 15 rounds of 2,000 calls; the median of three runs) on
+// this project's machine (2 cores, nothing else running, 2026-11-25): mm
+// for matmul, conv2d for conv, add for elementwise, sum for reduction,
+// clone for datamove, embedding for embedding; unknown takes
+// elementwise's. The kernel launch a GPU adds (cudaLaunchKernel) is not in
+// them, nor a faster or slower host: a profile of the real step should
+// replace them.
 var DefaultDispatch = [graph.NumClasses]float64{
-	graph.ClassUnknown:      2.4e-6,
-	graph.ClassMatMul:       3.9e-6,
-	graph.ClassConv:         11.3e-6,
-	graph.ClassElementwise:  2.4e-6,
-	graph.ClassReduction:    2.0e-6,
-	graph.ClassDataMovement: 1.6e-6,
-	graph.ClassEmbedding:    2.3e-6,
+	graph.ClassUnknown:      1.73e-6,
+	graph.ClassMatMul:       2.16e-6,
+	graph.ClassConv:         4.87e-6,
+	graph.ClassElementwise:  1.73e-6,
+	graph.ClassReduction:    2.12e-6,
+	graph.ClassDataMovement: 1.66e-6,
+	graph.ClassEmbedding:    2.34e-6,
 }
 
 // dispatchTimes returns each op's dispatch time in the Model's numbering
