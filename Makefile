@@ -33,13 +33,15 @@ build: go-deps
 # nvidia-cuda-dev, unpacked once per machine), the zoo's models export on
 # current torch (zoo, about 35 s; TestZoo reads them), and the exporter's
 # tests pass on current torch and on Debian's 1.13. A test whose data is
-# absent says SKIP with its reason.
+# absent says SKIP with its reason: the suite's output goes through
+# tools/testsummary, which prints what go test prints plus one line per
+# skipped test and why.
 test: go-deps py-deps venv
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(MAKE) cuda-check
 	$(MAKE) zoo
-	$(GO) test -count=1 -timeout 9m $(PKGS)
+	bash -o pipefail -c '$(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
 
