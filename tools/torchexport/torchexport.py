@@ -835,15 +835,17 @@ def _data_dependent(e):
         op = str(e).split(" is not supported")[0].strip()  # '.tolist()' (torch 1.13)
     if op is None:
         return None
+    import sysconfig
     import traceback
     here = os.path.abspath(__file__)
-    torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+            os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep)
     where = ""
     for f in traceback.extract_tb(e.__traceback__):
         path = os.path.abspath(f.filename)
-        if path != here and not path.startswith(torch_dir):
-            where = " at %s:%d" % (os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path,
-                                    f.lineno)
+        if path != here and not path.startswith(skip):
+            rel = os.path.relpath(path)
+            where = " at %s:%d" % (path if rel.startswith("..") else rel, f.lineno)
     return op + where
 
 
