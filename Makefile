@@ -55,8 +55,9 @@ test: go-deps py-deps venv
 #   PyPI hosts no CPU-only torch wheel (the +cpu builds are on PyTorch's
 #   own index, which this project's machines cannot reach). Measured on
 #   this project's machine (2026-11-25): 74 s and 2 min 14 s in two runs
-#   to create it, download included (the network's speed decides). torchvision 0.29.2 is the newest release, built for torch
-#   2.14 (torch 2.15.0 is out, its torchvision not yet). onnxscript is what
+#   to create it, download included (the network's speed decides).
+#   torchvision 0.29.2 is the newest release, built for torch 2.14 (torch
+#   2.15.0 is out, its torchvision not yet). onnxscript is what
 #   torch.onnx.export needs on torch 2.9 and later.
 # - Debian's torch 1.13, torchvision 0.14 and onnx 1.12 (docs/import.md),
 #   under Debian's python3 (not a python3 earlier on PATH, such as
