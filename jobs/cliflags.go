@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -27,6 +28,18 @@ func (o *EvalOptions) Check() error {
 	}
 	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
+	}
+	if o.Dispatch < 0 {
+		return fail.Usagef("--dispatch %v: must be 0 or more", o.Dispatch)
+	}
+	if o.HostOn || o.Dispatch > 0 {
+		h := &roofline.Host{}
+		if o.Dispatch > 0 {
+			for c := range h.Dispatch {
+				h.Dispatch[c] = o.Dispatch.Seconds()
+			}
+		}
+		o.Host = h
 	}
 	return nil
 }

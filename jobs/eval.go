@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -31,6 +32,13 @@ type EvalOptions struct {
 	Schedule string // "fifo" or a decision file; "" = the placement file's, else fifo
 	Fusion   string // "none", "default" or a decision file; "" = the placement file's, else none
 	Sync     bool   // REGAL's synchronous transfers
+	// Host models each device's host thread dispatching its kernels
+	// (roofline.Options.Host; nil = none, the default). Check makes it
+	// from HostOn and Dispatch, the --host and --dispatch flags: every
+	// class at Dispatch when that is above 0, else roofline's defaults.
+	Host     *roofline.Host
+	HostOn   bool
+	Dispatch time.Duration
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -63,7 +71,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblem(o.Graph, o.Cluster, optimize.AllTasks, o.Sync, o.Backend)
+	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}

@@ -73,6 +73,11 @@ func (p *problem) Close() error {
 // the evaluator with backend (nil = Roofline), and fills the problem's
 // expert placement (nil for a graph that has none).
 func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, error) {
+	return newProblemWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
+}
+
+// newProblemWith is newProblem with the cost model's options.
+func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, error) {
 	g, meta, err := inputs.Graph(gs)
 	if err != nil {
 		return nil, err
@@ -88,7 +93,7 @@ func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 			return nil, err
 		}
 	}
-	p, err := newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, backend)
+	p, err := newProblemOn(g, c, tasks, opts, backend)
 	if err == nil && exp != nil {
 		p.Expert = exp
 	}

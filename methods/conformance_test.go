@@ -31,9 +31,8 @@ func testExpert(g *graph.Graph, devices int) []int {
 const msrDir = "../../shared/data/msr-fiddle"
 
 // cases are the conformance problems, each with the stand-in expert
-// placement: the suite's own, examples/mlp.json on 2 GPUs, and (unless
-// short) the msr-fiddle graphs when the data set is present.
-func cases(t *testing.T, msr bool) []methodstest.Case {
+// placement: the suite's own and examples/mlp.json on 2 GPUs.
+func cases(t *testing.T) []methodstest.Case {
 	t.Helper()
 	cs, err := methodstest.StandardCases()
 	if err != nil {
@@ -53,26 +52,31 @@ func cases(t *testing.T, msr bool) []methodstest.Case {
 		t.Fatal(err)
 	}
 	cs = append(cs, methodstest.Case{Name: "mlp/2gpu", Problem: p})
-	if msr {
-		files, _ := filepath.Glob(filepath.Join(msrDir, "*.json"))
-		for _, file := range files {
-			g, meta, err := msrfiddle.ReadWithMeta(file)
-			if err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			devices := min(max(meta.Devices, 2), 8)
-			p, err := methodstest.NewProblem(g, devices, meta.MaxBytesPerDevice)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs = append(cs, methodstest.Case{Name: "msr-fiddle/" + g.Name(), Problem: p})
-		}
-		if len(files) == 0 {
-			t.Logf("no msr-fiddle graphs in %s: skipping them", msrDir)
-		}
-	}
 	for _, c := range cs {
 		c.Problem.Expert = testExpert(c.Problem.Graph, c.Problem.Devices())
+	}
+	return cs
+}
+
+// msrCases are the msr-fiddle graphs beside the checkout, on their own
+// device counts (2 to 8) and memory limits; none when the data set is
+// absent.
+func msrCases(t *testing.T) []methodstest.Case {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(msrDir, "*.json"))
+	var cs []methodstest.Case
+	for _, file := range files {
+		g, meta, err := msrfiddle.ReadWithMeta(file)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		devices := min(max(meta.Devices, 2), 8)
+		p, err := methodstest.NewProblem(g, devices, meta.MaxBytesPerDevice)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Expert = testExpert(g, p.Devices())
+		cs = append(cs, methodstest.Case{Name: "msr-fiddle/" + g.Name(), Problem: p})
 	}
 	return cs
 }
@@ -107,20 +111,22 @@ var small = &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, Hea
 // and 2 steps of 4 samples (go-zero-shot with an untrained network of the
 // same size, since the suite checks the seam, not the quality).
 func TestConformance(t *testing.T) {
-	full := cases(t, true)
-	quick := cases(t, false)
+	standard := cases(t)
+	msr := msrCases(t)
 	for _, e := range methods.All() {
 		t.Run(e.Name, func(t *testing.T) {
 			s := optimize.Settings{Budget: optimize.Budget{Evaluations: 40}, Seed: 3}
 			o := methods.Options{}
-			cs := full
+			cs := standard
+			withMSR := true
 			if e.Splits {
 				cs = batchCases(t) // it splits the batch: graphs that have one
+				withMSR = false
 			}
 			if e.Kind == methods.Learned {
 				s.Budget = optimize.Budget{Steps: 2}
 				o = methods.Options{Policy: small, Samples: 4, Warmup: 2}
-				cs = quick
+				withMSR = false
 			}
 			newOpt := func() (optimize.Optimizer, error) {
 				if e.Pretrained {
@@ -132,6 +138,14 @@ func TestConformance(t *testing.T) {
 				return e.New(o)
 			}
 			methodstest.Run(t, e.Name, newOpt, cs, s)
+			if withMSR {
+				t.Run("msr-fiddle", func(t *testing.T) {
+					if len(msr) == 0 {
+						t.Skipf("no msr-fiddle graphs in %s (shared/data/msr-fiddle beside the checkout)", msrDir)
+					}
+					methodstest.Run(t, e.Name, newOpt, msr, s)
+				})
+			}
 		})
 	}
 }

@@ -72,6 +72,8 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f.StringVar(&o.Schedule, "schedule", "", "fifo (TensorFlow's default), or a decision/result FILE with priorities (default: the --placement file's, else fifo)")
 	f.StringVar(&o.Fusion, "fusion", "", "none, default (XLA-like, topological), or a decision/result FILE with fusion priorities (default: the --placement file's, else none)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	f.BoolVar(&o.HostOn, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU (docs/performance-model.md, The host; busy % is then the GPU's share of the step)")
+	f.DurationVar(&o.Dispatch, "dispatch", 0, "with --host: the CPU time to dispatch one op, for every op (default: measured per class)")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace-event timeline (Perfetto, chrome://tracing) to `FILE`")
 	f.BoolVar(&o.Measure, "measure", false, "also run the decision on the GPUs present and print measured beside predicted (needs a binary built with make cuda)")

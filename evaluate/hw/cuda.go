@@ -4,28 +4,61 @@ package hw
 
 /*
 #cgo CFLAGS: -I/usr/local/cuda/include -Wno-deprecated-declarations
-#cgo LDFLAGS: -L/usr/local/cuda/lib64 -lcublas -lcuda
+#cgo LDFLAGS: -L/usr/local/cuda/lib64 -lcuda
 #include <stdint.h>
 #include <stddef.h>
 #include <cuda.h>
 #include <cublas_v2.h>
 
-// gorgonia.org/cu/blas v0.9.6 binds only S/D/C/Z GEMMs on the default
-// stream; these few calls add cublasGemmEx (every precision), stream
-// binding and pinned host memory. Handles, streams and pointers travel as
-// uintptr_t so that no Go pointer crosses the boundary.
+// cuBLAS is not linked: LoadCublas dlopens libcublas.so.13, .12 or .11
+// (cublaslib.go) and placer_cublas_bind stores its functions here, typed
+// by this build's cublas_v2.h (the signatures placer uses are the same
+// from CUDA 11 to 13). Nothing below names a cuBLAS function except
+// through these pointers, so the binary has no libcublas dependency.
+// Handles, streams and pointers travel as uintptr_t so that no Go pointer
+// crosses the boundary.
+
+static __typeof__(&cublasCreate_v2) placer_p_create;
+static __typeof__(&cublasDestroy_v2) placer_p_destroy;
+static __typeof__(&cublasSetStream_v2) placer_p_set_stream;
+static __typeof__(&cublasGemmEx) placer_p_gemmex;
+static __typeof__(&cublasSgemm_v2) placer_p_sgemm;
+static __typeof__(&cublasDgemm_v2) placer_p_dgemm;
+
+static void placer_cublas_bind(uintptr_t create, uintptr_t destroy, uintptr_t set_stream, uintptr_t gemmex,
+                               uintptr_t sgemm, uintptr_t dgemm) {
+	placer_p_create = (__typeof__(placer_p_create))create;
+	placer_p_destroy = (__typeof__(placer_p_destroy))destroy;
+	placer_p_set_stream = (__typeof__(placer_p_set_stream))set_stream;
+	placer_p_gemmex = (__typeof__(placer_p_gemmex))gemmex;
+	placer_p_sgemm = (__typeof__(placer_p_sgemm))sgemm;
+	placer_p_dgemm = (__typeof__(placer_p_dgemm))dgemm;
+}
 
 static int placer_cublas_create(uintptr_t *h) {
 	cublasHandle_t hh;
-	cublasStatus_t s = cublasCreate(&hh);
+	cublasStatus_t s = placer_p_create(&hh);
 	*h = (uintptr_t)hh;
 	return (int)s;
 }
 
-static int placer_cublas_destroy(uintptr_t h) { return (int)cublasDestroy((cublasHandle_t)h); }
+static int placer_cublas_destroy(uintptr_t h) { return (int)placer_p_destroy((cublasHandle_t)h); }
 
 static int placer_cublas_set_stream(uintptr_t h, uintptr_t s) {
-	return (int)cublasSetStream((cublasHandle_t)h, (cudaStream_t)s);
+	return (int)placer_p_set_stream((cublasHandle_t)h, (cudaStream_t)s);
+}
+
+// placer_sgemm_dgemm: FP32 (d = 0) or FP64 (d = 1) through cublasSgemm /
+// cublasDgemm, as the micro-benchmarks measure them.
+static int placer_sgemm_dgemm(uintptr_t h, int d, int m, int n, int k, uintptr_t a, uintptr_t b, uintptr_t c) {
+	if (d) {
+		double one = 1.0, zero = 0.0;
+		return (int)placer_p_dgemm((cublasHandle_t)h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, (const double *)a, m,
+		                           (const double *)b, k, &zero, (double *)c, m);
+	}
+	float one = 1.0f, zero = 0.0f;
+	return (int)placer_p_sgemm((cublasHandle_t)h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, (const float *)a, m,
+	                           (const float *)b, k, &zero, (float *)c, m);
 }
 
 // placer_gemm: C (m x n) = A (m x k) * B (k x n), column-major, precision
@@ -39,22 +72,22 @@ static int placer_gemm(uintptr_t h, int p, int m, int n, int k, uintptr_t a, uin
 	void *A = (void *)a, *B = (void *)b, *C = (void *)c;
 	switch (p) {
 	case 0:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k,
 		                         &zero, C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
 	case 1:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_32F, m, B, CUDA_R_32F, k,
 		                         &zero, C, CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
 	case 2:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_16F, m, B, CUDA_R_16F, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_16F, m, B, CUDA_R_16F, k,
 		                         &zero, C, CUDA_R_16F, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
 	case 3:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_16BF, m, B, CUDA_R_16BF, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, A, CUDA_R_16BF, m, B, CUDA_R_16BF, k,
 		                         &zero, C, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
 	case 4:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &done, A, CUDA_R_64F, m, B, CUDA_R_64F, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &done, A, CUDA_R_64F, m, B, CUDA_R_64F, k,
 		                         &dzero, C, CUDA_R_64F, m, CUBLAS_COMPUTE_64F, CUBLAS_GEMM_DEFAULT);
 	case 5:
-		return (int)cublasGemmEx(hh, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &ione, A, CUDA_R_8I, k, B, CUDA_R_8I, k,
+		return (int)placer_p_gemmex(hh, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &ione, A, CUDA_R_8I, k, B, CUDA_R_8I, k,
 		                         &izero, C, CUDA_R_32I, m, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
 	}
 	return (int)CUBLAS_STATUS_INVALID_VALUE;
@@ -84,6 +117,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -228,6 +262,9 @@ func openGPU(ordinal int) (*gpu, error) {
 			return nil, fmt.Errorf("GPU %d: kernel %s: %w", ordinal, f.name, err)
 		}
 	}
+	if err := bindCublas(); err != nil {
+		return nil, fmt.Errorf("GPU %d: %w", ordinal, err)
+	}
 	var h C.uintptr_t
 	if err := cublasErr(C.placer_cublas_create(&h)); err != nil {
 		return nil, fmt.Errorf("GPU %d: cublasCreate: %w", ordinal, err)
@@ -235,6 +272,23 @@ func openGPU(ordinal int) (*gpu, error) {
 	g.blas = h
 	return g, nil
 }
+
+// bindCublas loads cuBLAS (LoadCublas) and hands its functions to the C
+// side, once per process.
+func bindCublas() error {
+	lib, err := LoadCublas()
+	if err != nil {
+		return err
+	}
+	cublasBindOnce.Do(func() {
+		f := func(name string) C.uintptr_t { return C.uintptr_t(lib.sym(name)) }
+		C.placer_cublas_bind(f("cublasCreate_v2"), f("cublasDestroy_v2"), f("cublasSetStream_v2"), f("cublasGemmEx"),
+			f("cublasSgemm_v2"), f("cublasDgemm_v2"))
+	})
+	return nil
+}
+
+var cublasBindOnce sync.Once
 
 func (g *gpu) current() error { return cu.SetCurrentContext(g.ctx) }
 
@@ -261,6 +315,19 @@ func (g *gpu) gemm(s cu.Stream, p Precision, m, n, k int) error {
 		return err
 	}
 	return cublasErr(C.placer_gemm(g.blas, C.int(p), C.int(m), C.int(n), C.int(k), g.a.uptr(), g.b.uptr(), g.c.uptr()))
+}
+
+// sgemmDgemm enqueues an FP32 (cublasSgemm) or FP64 (cublasDgemm) GEMM on
+// stream s using the scratch buffers.
+func (g *gpu) sgemmDgemm(s cu.Stream, p Precision, m, n, k int) error {
+	if err := cublasErr(C.placer_cublas_set_stream(g.blas, streamPtr(s))); err != nil {
+		return err
+	}
+	d := C.int(0)
+	if p == FP64 {
+		d = 1
+	}
+	return cublasErr(C.placer_sgemm_dgemm(g.blas, d, C.int(m), C.int(n), C.int(k), g.a.uptr(), g.b.uptr(), g.c.uptr()))
 }
 
 // hostAlloc allocates n bytes of pinned (page-locked) host memory.

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
-	"unsafe"
 
-	"gonum.org/v1/gonum/blas"
 	"gorgonia.org/cu"
-	cublas "gorgonia.org/cu/blas"
 
 	"github.com/placer/placer/graph"
 )
@@ -130,28 +127,6 @@ func openAll(n int) ([]*gpu, error) {
 	return gs, nil
 }
 
-// devSlice views device memory as a Go slice for gorgonia.org/cu/blas,
-// whose methods take slices; the memory is never touched from Go.
-func devSlice[T any](p cu.DevicePtr, n int) []T {
-	return unsafe.Slice((*T)(*(*unsafe.Pointer)(unsafe.Pointer(&p))), n)
-}
-
-// cuBLASViaCu runs the FP32 and FP64 GEMMs through gorgonia.org/cu/blas
-// (cublasSgemm/cublasDgemm on the default stream).
-func cuBLASViaCu(g *gpu, p Precision, m, n, k int) (func() error, func(), error) {
-	impl := cublas.New()
-	f := func() error {
-		switch p {
-		case FP32:
-			impl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, devSlice[float32](g.a.ptr, m*k), m, devSlice[float32](g.b.ptr, k*n), k, 0, devSlice[float32](g.c.ptr, m*n), m)
-		case FP64:
-			impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, devSlice[float64](g.a.ptr, m*k), m, devSlice[float64](g.b.ptr, k*n), k, 0, devSlice[float64](g.c.ptr, m*n), m)
-		}
-		return impl.Err()
-	}
-	return f, func() { impl.Close() }, nil
-}
-
 func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport, error) {
 	inv, _ := Discover() // NVLink counts; the benchmarks run without NVML too
 	w := newWorker()
@@ -220,16 +195,13 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 			}
 			r := GEMMResult{Precision: p, M: d, N: d, K: d}
 			f := func() error { return g.gemm(s, p, d, d, d) }
-			var stream = s
 			if p == FP32 || p == FP64 {
-				// FP32/FP64 through gorgonia.org/cu/blas, on the default
-				// stream (it cannot bind a stream).
-				var done func()
-				f, done, _ = cuBLASViaCu(g, p, d, d, d)
-				defer done()
-				stream = cu.Stream{}
+				// FP32/FP64 through cublasSgemm/cublasDgemm (until
+				// 2026-11-25 gorgonia.org/cu/blas's, on the default stream;
+				// it links libcublas, so placer calls them itself).
+				f = func() error { return g.sgemmDgemm(s, p, d, d, d) }
 			}
-			t := &eventTimer{s: stream, start: tm.start, stop: tm.stop}
+			t := &eventTimer{s: s, start: tm.start, stop: tm.stop}
 			xs, err := t.samples(reps, f)
 			if err != nil {
 				r.Error = err.Error()

@@ -364,19 +364,35 @@ func (s *Simulator) startUnit(dv int32, u int32, now float64) {
 	t := s.charge(dv, u, dur, alloc, now)
 	s.evPush(dv, t)
 	if s.rec != nil {
-		s.recordKernel(dv, u, now, t)
+		s.recordKernel(dv, u, s.kernelStart(dv, now), t)
 	}
 }
 
 // charge gives device dv kernel u from now on, lasting dur and
-// allocating alloc bytes, and returns when the kernel ends.
+// allocating alloc bytes, and returns when the kernel ends. With a host
+// model (Options.Host) the device's host thread dispatches u after the
+// kernels before it, and u starts no earlier than that.
 func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) float64 {
 	mem := s.mem[dv] + alloc
 	s.mem[dv] = mem
 	s.peak[dv] = max(s.peak[dv], mem)
 	s.busy[dv] += dur
 	s.rs[dv].running = u
+	if s.hostT != nil {
+		h := s.hostT[dv] + s.m.disp[u]
+		s.hostT[dv] = h
+		now = max(now, h)
+	}
 	return now + dur
+}
+
+// kernelStart is when the kernel that device dv took at now (charge)
+// starts: now, or later when its host dispatched it later.
+func (s *Simulator) kernelStart(dv int32, now float64) float64 {
+	if s.hostT != nil {
+		return max(now, s.hostT[dv])
+	}
+	return now
 }
 
 // recordKernel reports kernel u, run on device dv from start to end, and

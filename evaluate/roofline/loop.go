@@ -74,7 +74,7 @@ func (s *Simulator) loopAsync(transferPrio []int) float64 {
 				*ev.at(i) = event{t, res}
 				s.evN++
 				if s.rec != nil {
-					s.recordKernel(res, u, now, t)
+					s.recordKernel(res, u, s.kernelStart(res, now), t)
 				}
 			} else {
 				s.startTransfer(res, r.pop()-n, now)

@@ -21,6 +21,11 @@ type Options struct {
 	// IgnoreMemory disables the out-of-memory check (peaks are still
 	// reported).
 	IgnoreMemory bool
+
+	// Host, when set, models the CPU side: each device's host thread
+	// dispatches its kernels in order and may run ahead of the GPU
+	// (host.go). Nil (the default): kernels cost GPU time only.
+	Host *Host
 }
 
 func (o Options) maxFusion() int32 {
@@ -81,6 +86,11 @@ type Model struct {
 
 	classRate   [8]float64 // seconds per byte of memory traffic by class (1 / (bw * eff_mem)); 0 for measured ops
 	classLaunch [8]float64 // launch overhead by class; 0 for measured ops
+
+	// Options.Host: each op's dispatch time on its host thread, by op
+	// (topological numbering), and their sum; nil without a host model.
+	disp      []float64
+	dispTotal float64
 
 	// Per tensor, numbered by producer.
 	tBytes    []int64   // size: what a transfer moves and a received copy holds
@@ -286,6 +296,12 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			m.colocOps = append(m.colocOps, int32(i))
 		}
 	}
+	if opts.Host != nil {
+		var err error
+		if m.disp, m.dispTotal, err = opts.Host.dispatchTimes(g, m.orig); err != nil {
+			return nil, err
+		}
+	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
 		cost: rawOf(m.cost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), view: rawOf(m.view),
@@ -436,7 +452,11 @@ func (m *Model) lowerBounds() (noFusion, fusion float64) {
 		totalF += best[i]
 	}
 	d := float64(m.d)
-	noFusion = max(m.G.LongestPath(m.opTime), total/d)
+	// With a host model an unfused kernel also waits for its dispatch,
+	// and each device's host dispatches its kernels one after another:
+	// the devices' hosts together spend dispTotal. (A fused kernel is
+	// dispatched once: the bound with fusion leaves the host out.)
+	noFusion = max(m.G.LongestPath(m.opTime), total/d, m.dispTotal/d)
 	fusion = max(m.G.LongestPath(best), totalF/d)
 	return noFusion, fusion
 }

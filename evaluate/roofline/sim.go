@@ -74,6 +74,7 @@ type Simulator struct {
 	mem     []int64
 	peak    []int64
 	busy    []float64
+	hostT   []float64 // Options.Host: per device, when its host thread has dispatched the kernels so far; nil without
 	lastRec []int64
 	members []int32 // scratch for the recorder
 	res     evaluate.Result
@@ -140,6 +141,9 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 		planIn: make([]int32, n+len(m.in)+1), planOut: make([]int32, n+5*nt+len(m.cons)+2*n+1),
 		rs: make([]resource, r), hold: make([]int32, d), dirty: make([]int32, 0, r), ev: make([]event, ringSize(r+1)),
 		mem: make([]int64, d), peak: make([]int64, d), busy: make([]float64, d), lastRec: make([]int64, d),
+	}
+	if m.disp != nil {
+		s.hostT = make([]float64, d)
 	}
 	s.r = simViews{
 		ops: rawOf(s.ops), units: rawOf(s.units[:cap(s.units)]), fs: rawOf(s.fs), uslot: rawOf(s.uslot),
@@ -219,6 +223,7 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 	for k := 0; k < d; k++ {
 		s.hold[k], s.mem[k], s.busy[k] = -1, 0, 0
 	}
+	clear(s.hostT)
 	s.dirty, s.xs, s.units = s.dirty[:0], s.xs[:0], s.units[:0]
 	s.evHead, s.evN = 0, 0
 	s.nIn, s.nOut = 0, 0

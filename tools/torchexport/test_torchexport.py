@@ -3,6 +3,9 @@
 test) and the placer binary: PLACER (default bin/placer from the repository
 root), which `make test-python` builds first."""
 
+import contextlib
+import inspect
+import io
 import json
 import os
 import subprocess
@@ -242,17 +245,412 @@ class ExporterTest(unittest.TestCase):
         self.assertEqual(model.features[0].weight.device.type, "cpu")
 
 
+class SDPA(torch.nn.Module):
+    """F.scaled_dot_product_attention in a module of its own, so that the
+    math path's ops are told apart by their module."""
+
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+class AttentionLayer(torch.nn.Module):
+    """One attention layer: B=2 (the test's batch), H=4 heads of D=32, E=128
+    wide, on sequences of S=128."""
+
+    def __init__(self, heads=4, dim=128, dtype=None):
+        super().__init__()
+        self.heads = heads
+        self.wq, self.wk, self.wv, self.wo = (torch.nn.Linear(dim, dim, bias=False, dtype=dtype) for _ in range(4))
+        self.attn = SDPA()
+
+    def forward(self, x):
+        b, s, e = x.shape
+        q, k, v = (w(x).view(b, s, self.heads, e // self.heads).transpose(1, 2) for w in (self.wq, self.wk, self.wv))
+        return self.wo(self.attn(q, k, v).transpose(1, 2).reshape(b, s, e))
+
+
+def saved_for_backward(graph, meta):
+    """The tensors that stay allocated from forward to backward: produced
+    by a forward op that is no view, read by a backward op. -> [(producer
+    name, bytes)] in graph order."""
+    phase = {m["name"]: m["phase"] for m in meta["ops"]}
+    alias = {o["name"] for o in graph["ops"] if o.get("alias")}
+    return [(t["producer"], t["bytes"]) for t in graph["tensors"]
+            if phase[t["producer"]] == "forward" and t["producer"] not in alias
+            and any(phase[c] == "backward" for c in t["consumers"])]
+
+
+def peak_bytes(path):
+    rep = json.loads(placer("eval", "--graph", path, "--json").stdout)
+    return rep["devices_detail"][0]["peak_memory"]
+
+
+@unittest.skipIf(torchexport._SDPA is None,
+                 "torch %s has no scaled_dot_product_attention: attention is the math path" % torch.__version__)
+class FusedAttentionTest(unittest.TestCase):
+    B, H, S, D = 2, 4, 128, 32
+
+    def export(self, attention, build=AttentionLayer, inputs=None, loss=None):
+        d = tempfile.mkdtemp(prefix="torchexport-sdpa-")
+        out = os.path.join(d, attention + ".json")
+        inputs = inputs or (lambda: (torch.randn(self.B, self.S, self.H * self.D), None))
+        graph, meta = torchexport.export_training_step(build, inputs, loss or (lambda o, t: o.sum()),
+                                                       torch.optim.Adam, {"lr": 1e-3}, out, name=attention,
+                                                       attention=attention)
+        return out, graph, meta
+
+    def test_saved_tensors(self):
+        path, g, meta = self.export("fused")
+        self.assertEqual(meta["attention"], "fused")
+        fwd = [o for o in g["ops"] if o["type"] == "_scaled_dot_product_efficient_attention"]
+        bwd = [o for o in g["ops"] if o["type"] == "_scaled_dot_product_efficient_attention_backward"]
+        self.assertEqual((len(fwd), len(bwd)), (1, 1), [o["type"] for o in g["ops"]])
+        self.assertEqual(fwd[0]["name"], "attn/_scaled_dot_product_efficient_attention")
+        # By hand, f32: Q, K and V are 2 x 4 x 128 x 32 x 4 B = 131,072 B
+        # each (views of the projections' outputs, which stay allocated);
+        # the output as much; the log-sum-exp 2 x 4 x 128 x 4 B = 4,096 B.
+        # wo's input (the output made contiguous, 131,072 B) is saved for
+        # wo's weight gradient, and the loss (4 B) for its own. Nothing
+        # S x S (2 x 4 x 128 x 128 x 4 B = 524,288 B).
+        saved = saved_for_backward(g, meta)
+        self.assertEqual(sorted(n for _, n in saved), [4, 4096] + [131072] * 5, saved)
+        self.assertEqual(sum(n for _, n in saved), 659460)
+        self.assertEqual([n for p, n in saved if p == "attn/_scaled_dot_product_efficient_attention"],
+                         [131072, 4096])  # the output, the log-sum-exp
+        self.assertEqual(sorted(p for p, n in saved if n == 131072),
+                         ["attn/_scaled_dot_product_efficient_attention", "model/clone", "wk/mm", "wq/mm", "wv/mm"])
+        # The backward reads dO, Q, K, V, O and the lse; writes dQ, dK, dV.
+        self.assertEqual(bwd[0]["bytes_read"], 5 * 131072 + 4096)
+        self.assertEqual(bwd[0]["bytes_written"], 3 * 131072)
+        self.assertEqual((fwd[0]["bytes_read"], fwd[0]["bytes_written"]), (3 * 131072, 131072 + 4096))
+        self.assertEqual(fwd[0]["class"], "matmul")
+
+        # The math path saves the scores (softmax's output) for backward.
+        mpath, m, mmeta = self.export("math")
+        self.assertEqual(mmeta["attention"], "math")
+        self.assertFalse([o for o in m["ops"] if "attention" in o["type"]])
+        # By hand: it keeps the 524,288 B of softmax's output (read by its
+        # backward and by the second matmul's), Q and K scaled (as large
+        # as Q and K), V, and neither the attention's output nor a
+        # log-sum-exp: 524,288 - 131,072 - 4,096 = 389,120 B more than fused.
+        msaved = saved_for_backward(m, mmeta)
+        self.assertIn(524288, [n for _, n in msaved], msaved)
+        self.assertEqual(sum(n for _, n in msaved) - sum(n for _, n in saved), 389120, msaved)
+        # And placer's peak memory sees it.
+        self.assertGreaterEqual(peak_bytes(mpath) - peak_bytes(path), 389120)
+
+        # FLOPs: the math path's, forward and backward: at least the two
+        # matmuls forward (4·B·H·S·S·D) and four backward.
+        def attn_flops(graph, metas, phase):
+            return sum(o.get("flops", 0) for o, x in zip(graph["ops"], metas["ops"])
+                       if x["module"] == "attn" and x["phase"] == phase)
+        b, h, s, d = self.B, self.H, self.S, self.D
+        self.assertEqual(fwd[0]["flops"], attn_flops(m, mmeta, "forward"))
+        self.assertEqual(bwd[0]["flops"], attn_flops(m, mmeta, "backward"))
+        self.assertGreaterEqual(fwd[0]["flops"], 4 * b * h * s * s * d)
+        self.assertGreaterEqual(bwd[0]["flops"], 8 * b * h * s * s * d)
+        self.assertEqual([x["module"] for o, x in zip(g["ops"], meta["ops"]) if "attention" in o["type"]],
+                         ["attn", "attn"])
+
+    def test_batch_scales(self):
+        # At twice the batch the fused ops' costs double: nothing fixed.
+        _, g, _ = self.export("fused")
+        for o in g["ops"]:
+            if "attention" in o["type"]:
+                self.assertFalse([k for k in o if k.startswith("fixed_")], o)
+
+    def test_multihead_attention_dropout(self):
+        # nn.MultiheadAttention (through nn.TransformerEncoderLayer, with
+        # dropout 0.1 and a causal mask) is fused too: one op each way per
+        # layer, and no S x S tensor (scores or dropout mask) saved.
+        spec = zoo.MODELS["bert_base"]
+        build = lambda: zoo.Transformer(100, 64, 64, 4, 128, 2, causal=True)  # noqa: E731
+        _, g, meta = self.export("fused", build, lambda: (torch.randint(0, 100, (2, 40)),
+                                                          torch.randint(0, 100, (2, 40))), spec.loss)
+        types = [o["type"] for o in g["ops"]]
+        self.assertEqual(types.count("_scaled_dot_product_efficient_attention"), 2)
+        self.assertEqual(types.count("_scaled_dot_product_efficient_attention_backward"), 2)
+        self.assertNotIn("_safe_softmax", types)
+        ss = 2 * 4 * 40 * 40  # elements of one layer's scores (f32), or of a bool mask
+        self.assertEqual([(p, n) for p, n in saved_for_backward(g, meta) if n in (ss * 4, ss)], [])
+        # The math path saves them: scores, and a dropout mask of as many.
+        _, m, mmeta = self.export("math", build, lambda: (torch.randint(0, 100, (2, 40)),
+                                                          torch.randint(0, 100, (2, 40))), spec.loss)
+        self.assertGreaterEqual(len([p for p, n in saved_for_backward(m, mmeta) if n == ss * 4]), 4)
+        self.assertEqual({x["module"] for o, x in zip(g["ops"], meta["ops"]) if "attention" in o["type"]},
+                         {"layers.0.self_attn", "layers.1.self_attn"})
+
+    def test_real_values(self):
+        # On real tensors the fused stand-in computes what PyTorch does.
+        torch.manual_seed(0)
+        layer = AttentionLayer()
+        x = torch.randn(2, 16, 128)
+        want = layer(x)
+        gw = torch.autograd.grad(want.sum(), layer.wq.weight)[0]
+        graph, _ = torchexport.export_training_step(lambda: layer, lambda: (x, None), lambda o, t: o.sum(),
+                                                    torch.optim.SGD, {"lr": 0.0}, name="real", fake=False,
+                                                    batch_dim=None, attention="fused")
+        self.assertTrue(any(o["type"] == "_scaled_dot_product_efficient_attention" for o in graph["ops"]))
+        self.assertTrue(torch.allclose(layer.wq.weight.grad, gw, atol=1e-5))
+
+    def test_flash_for_half(self):
+        # bf16 without a mask: FlashAttention's op names.
+        _, g, _ = self.export("fused", lambda: AttentionLayer(dtype=torch.bfloat16),
+                              lambda: (torch.randn(self.B, self.S, 128, dtype=torch.bfloat16), None),
+                              lambda o, t: o.float().sum())
+        types = {o["type"] for o in g["ops"]}
+        self.assertIn("_scaled_dot_product_flash_attention", types)
+        self.assertIn("_scaled_dot_product_flash_attention_backward", types)
+
+
+class AttentionOptionTest(unittest.TestCase):
+    def test_default_and_errors(self):
+        spec = zoo.MODELS["mlp"]
+        args = (spec.build, lambda: spec.inputs(4), spec.loss)
+        if torchexport._SDPA is None:
+            self.assertEqual(torchexport.default_attention(), "math")
+            with self.assertRaisesRegex(ValueError, "needs torch 2.0 or later"):
+                torchexport.export_training_step(*args, attention="fused")
+            e = io.StringIO()
+            with contextlib.redirect_stderr(e):
+                code = torchexport.main(["--model", "mlp", "--attention", "fused", "-o", "/tmp/never.json"])
+            self.assertEqual(code, 2)
+            self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
+        else:
+            self.assertEqual(torchexport.default_attention(), "fused")
+        with self.assertRaisesRegex(ValueError, "want one of"):
+            torchexport.export_training_step(*args, attention="flash")
+        _, meta = torchexport.export_training_step(*args, attention="math")
+        self.assertEqual(meta["attention"], "math")
+
+
+class Branchy(torch.nn.Module):
+    """A branch on a tensor's value in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 4)
+        self.b = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        if x.mean() > 0:  # BRANCH: the line the exporter names
+            return self.a(x)
+        return self.b(x)
+
+
+BRANCH_LINE = "test_torchexport.py:%d" % next(
+    i for i, line in enumerate(open(os.path.abspath(__file__)), 1) if "# BRANCH:" in line and "x.mean()" in line)
+
+
+class Widths(torch.nn.Module):
+    """A constructor that sizes its layers from tensor values (as
+    torchvision's regnets do)."""
+
+    def __init__(self):
+        super().__init__()
+        w = (torch.arange(3) * 4 + 4).tolist()  # [4, 8, 12]
+        self.layers = torch.nn.Sequential(torch.nn.Linear(8, w[0]), torch.nn.Linear(w[0], w[1]),
+                                          torch.nn.Linear(w[1], w[2]))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class DataDependentTest(unittest.TestCase):
+    def export(self, build, data_dependent="follow"):
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            graph, meta = torchexport.export_training_step(build, lambda: (torch.ones(4, 8), None),
+                                                           lambda o, t: o.sum(), torch.optim.Adam, {"lr": 1e-3},
+                                                           name="dd", data_dependent=data_dependent)
+        return graph, meta, e.getvalue()
+
+    def test_follow(self):
+        # The example inputs are ones: the branch takes a, and only a's
+        # ops are recorded, on real tensors, with one warning line naming
+        # the op and the model's line.
+        g, meta, err = self.export(Branchy)
+        self.assertFalse(meta["fake"])
+        mods = {m["module"] for m in meta["ops"] if m["phase"] == "forward"}
+        self.assertIn("a", mods)
+        self.assertNotIn("b", mods)
+        self.assertIn("a/addmm", {o["name"] for o in g["ops"]})
+        lines = [line for line in err.splitlines() if "warning" in line]
+        self.assertEqual(len(lines), 1, err)
+        self.assertIn(BRANCH_LINE, lines[0])
+        self.assertIn("_local_scalar_dense", lines[0])
+        self.assertIn("example inputs", lines[0])
+
+    def test_fail(self):
+        with self.assertRaises(torchexport.DataDependentError) as c:
+            self.export(Branchy, "fail")
+        msg = str(c.exception)
+        self.assertEqual(len(msg.splitlines()), 1, msg)
+        self.assertIn("_local_scalar_dense", msg)
+        self.assertIn(BRANCH_LINE, msg)
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            code = torchexport.main(["--model", "test_torchexport:Branchy", "--input-shape", "8",
+                                     "--data-dependent", "fail", "-o", os.path.join(tempfile.mkdtemp(), "b.json")])
+        self.assertEqual(code, 1)
+        self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
+        self.assertIn(BRANCH_LINE, e.getvalue())
+
+    def test_constructor(self):
+        # Built on real tensors, recorded on fake ones: one note.
+        g, meta, err = self.export(Widths)
+        self.assertTrue(meta["fake"])
+        self.assertEqual(meta["param_bytes"], (8 * 4 + 4 + 4 * 8 + 8 + 8 * 12 + 12) * 4)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("constructor reads tensor values", err)
+
+    def test_regnet(self):
+        # torchvision's regnet_y_1_6gf, which fake tensors alone cannot
+        # build (DataDependentOutputException on torch 2.x, .tolist() on
+        # 1.13), at a small batch and image.
+        spec = zoo.MODELS["regnet_y_1_6gf"]
+        e = io.StringIO()
+        with contextlib.redirect_stderr(e):
+            g, meta = torchexport.export_training_step(spec.build, lambda: (torch.randn(2, 3, 64, 64),
+                                                                            torch.randint(0, 1000, (2,))),
+                                                       spec.loss, name="regnet")
+        self.assertTrue(meta["fake"])
+        self.assertIn("regnet.py", e.getvalue())
+        model = spec.build()
+        self.assertEqual(meta["param_bytes"], sum(p.numel() * p.element_size() for p in model.parameters()))
+        self.assertGreater(len(g["ops"]), 1000)
+
+
+class TinyNet(torch.nn.Module):
+    """A user's model, exported through --model test_torchexport:tiny_net."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(12, 5)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+def tiny_net():
+    return TinyNet()
+
+
+class TwoInputs(torch.nn.Module):
+    """Two inputs, one of them token ids: --input-shape 12 --input-shape 7:int64."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 12)
+        self.fc = torch.nn.Linear(12, 3)
+
+    def forward(self, x, ids):
+        return self.fc(x + self.emb(ids).sum(1))
+
+
+def not_a_module():
+    return 42
+
+
+class CommandLineTest(unittest.TestCase):
+    """torchexport.py's command line: zoo models and the user's own."""
+
+    def run_export(self, *args, cwd=HERE, process=False):
+        """Runs torchexport.py's main with args (in a process of its own
+        when process is true, else in this one: each process starts torch
+        anew, 2 to 5 s)."""
+        d = tempfile.mkdtemp(prefix="torchexport-cli-")
+        out = os.path.join(d, "m.json")
+        if process:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py")] + list(args) + ["-o", out],
+                               capture_output=True, text=True, cwd=cwd)
+        else:
+            o, e = io.StringIO(), io.StringIO()
+            old = os.getcwd()
+            os.chdir(cwd)
+            try:
+                with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+                    code = torchexport.main(list(args) + ["-o", out])
+            finally:
+                os.chdir(old)
+            r = subprocess.CompletedProcess(args, code, o.getvalue(), e.getvalue())
+        graph = meta = None
+        if r.returncode == 0:
+            with open(out) as f:
+                graph = json.load(f)
+            with open(out[:-5] + ".meta.json") as f:
+                meta = json.load(f)
+        return r, graph, meta
+
+    def test_factory(self):
+        r, g, meta = self.run_export("--model", "test_torchexport:tiny_net", "--input-shape", "12", "--batch", "6",
+                                     process=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(g["batch"], 6)
+        ops = {o["name"]: o for o in g["ops"]}
+        self.assertEqual(ops["input0"]["shape"], [6, 12])
+        self.assertEqual(ops["fc/addmm"]["flops"], 2 * 6 * 12 * 5)
+        self.assertEqual(meta["param_bytes"], (12 * 5 + 5) * 4)
+        self.assertEqual({p["module"] for p in meta["params"]}, {"fc"})
+        # The default loss, cross-entropy over the 5 outputs.
+        self.assertIn("_log_softmax", {o["type"] for o in g["ops"]})
+        self.assertIn("batch 6", r.stdout)
+        # The same model as file.py:factory, from another directory, and
+        # with the mse loss.
+        r2, g2, _ = self.run_export("--model", os.path.join(HERE, "test_torchexport.py") + ":tiny_net",
+                                    "--input-shape", "12", "--batch", "6", "--loss", "mse", cwd=ROOT)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        self.assertEqual({o["name"]: o for o in g2["ops"]}["fc/addmm"]["flops"], 2 * 6 * 12 * 5)
+        self.assertIn("mse_loss", {o["type"] for o in g2["ops"]})
+
+    def test_factory_two_inputs(self):
+        r, g, _ = self.run_export("--model", "test_torchexport:TwoInputs", "--input-shape", "12",
+                                  "--input-shape", "7:int64", "--batch", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ops = {o["name"]: o for o in g["ops"]}
+        self.assertEqual((ops["input0"]["shape"], ops["input0"]["dtype"]), ([4, 12], "f32"))
+        self.assertEqual((ops["input1"]["shape"], ops["input1"]["dtype"]), ([4, 7], "i64"))
+        self.assertEqual(ops["fc/addmm"]["flops"], 2 * 4 * 12 * 3)
+
+    def test_zoo_batch(self):
+        r, g, _ = self.run_export("--model", "mlp", "--batch", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(g["batch"], 4)
+        self.assertEqual({o["name"]: o for o in g["ops"]}["input0"]["shape"], [4, 32])
+
+    def test_bad_input(self):
+        for args, want in (
+                (["--model", "test_torchexport:tiny_net"], "needs --input-shape"),
+                (["--model", "no_such_module_x:f", "--input-shape", "3"], "cannot import no_such_module_x"),
+                (["--model", "test_torchexport:nope", "--input-shape", "3"], "has no attribute 'nope'"),
+                (["--model", "test_torchexport:not_a_module", "--input-shape", "3"], "not a torch.nn.Module"),
+                (["--model", "test_torchexport:tiny_net", "--input-shape", "3,x"], "want sizes"),
+                (["--model", "test_torchexport:tiny_net", "--input-shape", "3:int7"], "unknown dtype"),
+                (["--model", "resnet5"], "not a zoo model"),
+                (["--model", "mlp", "--input-shape", "3"], "has its own inputs"),
+                (["--model", "nofile.py:f", "--input-shape", "3"], "no such file"),
+        ):
+            r, _, _ = self.run_export(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
+            self.assertIn(want, r.stderr, args)
+
+
 class OnnxTest(unittest.TestCase):
     def test_onnx_import(self):
         try:
             import onnx
         except ImportError:
-            self.fail("python3-onnx is not installed (make test-python installs it)")
+            self.fail("onnx is not installed (make test-python installs it: python3-onnx, and onnx in the virtualenv)")
         with tempfile.TemporaryDirectory() as d:
             model = zoo.SmallCNN().eval()
             x = torch.randn(2, 3, 16, 16)
             raw = os.path.join(d, "raw.onnx")
-            torch.onnx.export(model, (x,), raw, opset_version=13, input_names=["x"], output_names=["y"])
+            # The TorchScript-based exporter (torch 1.13's only one; on
+            # torch 2.9 and later dynamo=False) writes no shapes for the
+            # intermediate values.
+            legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+            torch.onnx.export(model, (x,), raw, opset_version=13, input_names=["x"], output_names=["y"], **legacy)
             # Without shape inference the intermediate values have no shape.
             r = placer("eval", "--graph", raw, check=False)
             self.assertNotEqual(r.returncode, 0)
@@ -272,6 +670,20 @@ class OnnxTest(unittest.TestCase):
             r = placer("eval", "--graph", bad, check=False)
             self.assertNotEqual(r.returncode, 0)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_onnx_import_dynamo(self):
+        # torch.onnx.export's default on torch 2.9 and later (torch.export
+        # and onnxscript) writes the intermediate values' shapes: the file
+        # imports as it is.
+        if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+            self.skipTest("torch %s has no torch.export-based ONNX exporter (torch 2.x has)" % torch.__version__)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "cnn.onnx")
+            torch.onnx.export(zoo.SmallCNN().eval(), (torch.randn(2, 3, 16, 16),), path, input_names=["x"],
+                              output_names=["y"], dynamo=True)
+            rep = json.loads(placer("eval", "--graph", path, "--json").stdout)
+            # Two convolutions, batch norm, two ReLUs, pooling, the classifier.
+            self.assertGreaterEqual(rep["ops"], 7)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ whose second recording has other ops (a data-dependent model).
 
 Run on its own:
     python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
+    python3 tools/torchexport/torchexport.py --model mypkg.models:build --input-shape 3,224,224 --batch 32 -o m.json
 or from Python:
     export_training_step(build_model, make_inputs, loss_fn, torch.optim.Adam, {"lr": 1e-3}, "out.json")
 """
@@ -59,6 +60,11 @@ try:  # torch >= 1.13
     from torch._subclasses.fake_tensor import FakeTensorMode
 except ImportError:  # pragma: no cover
     FakeTensorMode = None
+try:  # fake tensors' refusals of ops whose result depends on the data
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
+    _DATA_DEPENDENT = (DataDependentOutputException, DynamicOutputShapeException)
+except ImportError:  # pragma: no cover
+    _DATA_DEPENDENT = ()
 
 try:  # newer torch: the reference FLOP formulas
     from torch.utils import flop_counter as _flop_counter
@@ -92,7 +98,7 @@ _DATAMOVE = {"clone", "copy", "copy_", "cat", "stack", "contiguous", "zeros", "o
 # Reductions and normalizations: FLOPs per element of their largest tensor.
 _REDUCTIONS = {
     "sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "var": 2, "std": 3, "var_mean": 3, "norm": 2,
-    "_softmax": 5, "_log_softmax": 5, "_softmax_backward_data": 3, "_log_softmax_backward_data": 3,
+    "_softmax": 5, "_safe_softmax": 5, "_log_softmax": 5, "_softmax_backward_data": 3, "_log_softmax_backward_data": 3,
     "native_layer_norm": 7, "native_layer_norm_backward": 10, "native_batch_norm": 7,
     "native_batch_norm_backward": 10, "_native_batch_norm_legit": 7, "_native_batch_norm_legit_functional": 7,
     "nll_loss_forward": 1, "nll_loss_backward": 1, "nll_loss2d_forward": 1, "nll_loss2d_backward": 1,
@@ -222,6 +228,21 @@ def _class(name):
     return "elementwise"
 
 
+# Torch 1.13's fake tensors answer a value read (.item(), a branch on a
+# tensor) with 0 instead of refusing it, as newer ones do: the recorder
+# refuses it itself in forward and backward. (The optimizer's step count
+# is such a read, of a constant.)
+_FAKE_READS_ZERO = int(torch.__version__.split(".")[0]) < 2
+
+
+class _ValueRead(Exception):
+    """A forward or backward op read a fake tensor's value (torch 1.13)."""
+
+    def __init__(self, func):
+        super().__init__(str(func))
+        self.func = func
+
+
 class _Recorder(TorchDispatchMode):
     """Records ATen calls: for each, its inputs' producers and its outputs."""
 
@@ -232,6 +253,9 @@ class _Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         ns, name, _ = _op_name(func)
+        if _FAKE_READS_ZERO and self.x.fake and name == "_local_scalar_dense" and self.x.counting is None \
+                and self.x.phase in ("forward", "backward"):
+            raise _ValueRead(func)
         if ns == "aten" and name == "convolution_backward" and self.x.fake:
             # Fake tensors run this op's real kernel on zeros (no meta
             # kernel in torch 1.13): make the outputs' shapes instead.
@@ -281,6 +305,7 @@ class Exporter:
         self.node_module = {}
         self.pending_bwd = []
         self.current_param = None
+        self.counting = None  # [flops] while a fused op's parts run
 
     # --- naming
 
@@ -337,6 +362,11 @@ class Exporter:
         return True
 
     def record(self, func, ns, name, args, kwargs, out):
+        if self.counting is not None:
+            # Inside a fused op: its parts are not ops, only FLOPs.
+            if name not in _VIEWS and name not in _TRANSPARENT:
+                self.counting[0] += _flops(func, name, args, kwargs, out)
+            return
         ins = [t for t in _tensors(args)] + [t for t in _tensors(kwargs)]
         outs = [t for t in _tensors(out)]
         if name in _TRANSPARENT:
@@ -384,6 +414,25 @@ class Exporter:
         if self.phase == "backward":
             self.pending_bwd.append(op)
 
+    def record_fused(self, typ, cls, ins, outs, flops, source):
+        """Records one op that stands for several ATen calls (a fused
+        kernel): it reads ins and writes outs, with the given FLOPs."""
+        if self.phase == "backward":
+            module, base = "", "bwd/%s" % typ
+        else:
+            module = self.module_stack[-1]
+            base = "%s/%s" % (module or "model", typ)
+        first = outs[0]
+        op = self.add_op(base, typ, cls, _DTYPES.get(first.dtype, "f32"), list(first.shape), module, source, flops,
+                         sum(_nbytes(t) for t in ins), sum(_nbytes(t) for t in outs))
+        for t in ins:
+            self.consume(t, op)
+        for t in outs:
+            self.produce(op, t)
+        if self.phase == "backward":
+            self.pending_bwd.append(op)
+        return op
+
     # --- autograd attribution
 
     def _hook_graph(self, root, param_module):
@@ -417,6 +466,104 @@ class Exporter:
         self.pending_bwd = []
 
 
+# torch.nn.functional.scaled_dot_product_attention: torch 2.0 and later.
+_SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+ATTENTION = ("fused", "math")
+
+
+def default_attention():
+    """fused where torch has scaled_dot_product_attention (2.0 and later),
+    math on torch 1.13, which has none: its nn.MultiheadAttention computes
+    attention with bmm and softmax."""
+    return "fused" if _SDPA is not None else "math"
+
+
+def _math_only():
+    """A context in which scaled_dot_product_attention takes its math path
+    (bmm, softmax, dropout as separate ATen ops) on every device."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel  # torch >= 2.3
+        return sdpa_kernel([SDPBackend.MATH])
+    except ImportError:  # torch 2.0 to 2.2
+        return torch.backends.cuda.sdp_kernel(enable_flash=False, enable_math=True, enable_mem_efficient=False)
+
+
+_SDPA_ARGS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+
+
+class _FusedSDPA(torch.autograd.Function):
+    """scaled_dot_product_attention recorded as the GPU runs it: one fused
+    kernel forward and one backward (FlashAttention-2 or xFormers'
+    memory-efficient attention). Forward reads Q, K, V (and the mask) and
+    writes the output and the log-sum-exp of each query's scores (B x H x
+    S_q floats); backward reads the output's gradient, Q, K, V, the output
+    and the log-sum-exp and writes the gradients of Q, K and V. So what
+    stays allocated from forward to backward is Q, K, V, the output and the
+    log-sum-exp, never the S_q x S_k scores or the dropout mask (the kernels
+    recompute the scores and regenerate the mask from the RNG's seed). The
+    FLOPs are the math path's (its ATen calls counted as the exporter counts
+    them, forward and backward), computed here on the same inputs so that
+    values and shapes are PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x, q, k, v, mask, kw):
+        leaves = [t.detach().requires_grad_(t.requires_grad) for t in (q, k, v)]
+        x.counting = [0]
+        try:
+            with torch.enable_grad(), _math_only():
+                out_math = _SDPA(*leaves, attn_mask=mask, **kw)
+            out = out_math.detach().clone()
+            flops = x.counting[0]
+        finally:
+            x.counting = None
+        fused = q.dtype in (torch.float16, torch.bfloat16) and mask is None and q.shape[-1] <= 256
+        typ = "_scaled_dot_product_flash_attention" if fused else "_scaled_dot_product_efficient_attention"
+        s_q = q.shape[-2]
+        if not fused:
+            s_q = -(-s_q // 32) * 32  # memory-efficient attention pads the log-sum-exp to 32 queries
+        lse = q.new_empty(tuple(q.shape[:-2]) + (s_q,), dtype=torch.float32)
+        ins = [q, k, v] + ([mask] if isinstance(mask, torch.Tensor) else [])
+        x.record_fused(typ, "matmul", ins, [out, lse], flops, "aten.%s.default (fused attention)" % typ)
+        ctx.x, ctx.typ, ctx.math, ctx.leaves = x, typ, out_math, leaves
+        ctx.saved = (q, k, v, out, lse, mask)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        x = ctx.x
+        q, k, v, out, lse, mask = ctx.saved
+        need = [t for t in ctx.leaves if t.requires_grad]
+        x.counting = [0]
+        try:
+            with torch.enable_grad():
+                grads = list(torch.autograd.grad(ctx.math, need, dout)) if need else []
+            flops = x.counting[0]
+        finally:
+            x.counting = None
+        full = [grads.pop(0) if t.requires_grad else None for t in ctx.leaves]
+        outs = [g for g in full if g is not None]
+        if outs:
+            ins = [dout, q, k, v, out, lse] + ([mask] if isinstance(mask, torch.Tensor) else [])
+            x.record_fused(ctx.typ + "_backward", "matmul", ins, outs, flops,
+                           "aten.%s_backward.default (fused attention)" % ctx.typ)
+        ctx.math = ctx.leaves = ctx.saved = None
+        return (None,) + tuple(full) + (None, None)
+
+
+def _fused_sdpa(x):
+    """A stand-in for scaled_dot_product_attention that records it fused."""
+
+    def sdpa(*args, **kwargs):
+        kw = dict(zip(_SDPA_ARGS, args))
+        kw.update(kwargs)
+        q, k, v, mask = kw.pop("query"), kw.pop("key"), kw.pop("value"), kw.pop("attn_mask", None)
+        out = _FusedSDPA.apply(x, q, k, v, mask, kw)
+        if out.grad_fn is not None and out.grad_fn not in x.node_module:
+            x.node_module[out.grad_fn] = x.module_stack[-1]
+        return out
+    return sdpa
+
+
 def _module_hooks(exporter, model):
     paths = {}
     for name, mod in model.named_modules():
@@ -440,7 +587,8 @@ def _optimizer_step(opt):
 
 
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
-                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0):
+                         out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None,
+                         data_dependent="follow"):
     """Records one training step and returns (graph, meta) as dicts.
 
     build_model() returns the nn.Module (called under fake tensors when
@@ -452,19 +600,53 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     targets that share the first input's batch size): the graph marks the
     batch (see the module's doc; None: no batch information). When out is
     given, the graph is written there and the meta file to meta_out
-    (default: out with .json replaced by .meta.json).
+    (default: out with .json replaced by .meta.json). attention says how
+    torch.nn.functional.scaled_dot_product_attention is recorded (the
+    attention of nn.MultiheadAttention and of Hugging Face-style models on
+    torch 2.x): "fused" (the default where it exists: one op forward and
+    one backward, as a GPU runs it, see _FusedSDPA) or "math" (bmm,
+    softmax and dropout as separate ops, scores saved for backward; torch
+    1.13's only path). data_dependent says what to do when the step reads
+    a tensor's value (a branch on it, .item(), nonzero), which fake tensors
+    cannot: "follow" records the step on real CPU tensors instead, along
+    the path the example inputs take, with a warning on stderr; "fail"
+    raises DataDependentError, one line naming the op and the source line.
     """
-    x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs,
-                                               fake, seed, batch_dim, False)
+    attention = attention or default_attention()
+    if attention not in ATTENTION:
+        raise ValueError("attention %r: want one of %s" % (attention, ", ".join(ATTENTION)))
+    if attention == "fused" and _SDPA is None:
+        raise ValueError("attention 'fused' needs torch 2.0 or later: torch %s has no scaled_dot_product_attention "
+                         "(its attention is the math path)" % torch.__version__)
+    if data_dependent not in ("follow", "fail"):
+        raise ValueError("data_dependent %r: want follow or fail" % data_dependent)
+    try:
+        x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
+    except Exception as e:
+        where = _data_dependent(e) if fake else None
+        if where is None:
+            raise
+        if data_dependent == "fail":
+            raise DataDependentError("the step reads a tensor's value (%s): fake tensors cannot follow it; "
+                                     "record it on real tensors along the example inputs' path (--real, or "
+                                     "--data-dependent follow)" % where) from None
+        print("torchexport: warning: the step reads a tensor's value (%s): recorded on real CPU tensors along the "
+              "path the example inputs take (other inputs may take another)" % where, file=sys.stderr)
+        fake = False
+        x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
-                     True)[0]
+                     True, attention)[0]
         if not _same_steps(x, x2):
             print("torchexport: the step at twice the batch has other ops (a data-dependent model): "
                   "the graph has no batch information", file=sys.stderr)
             x2 = None
     graph, meta = _assemble(x, name, params, buffers, model, batch if x2 is not None else 0, x2)
+    meta["attention"] = attention
+    meta["fake"] = bool(x.fake)
     if out is not None:
         _write_json(out, graph)
         _write_json(meta_out or _meta_path(out), meta)
@@ -499,7 +681,8 @@ def _same_steps(a, b):
     return all(p[0] == q[0] and p[1] == q[1] and len(p[3]) == len(q[3]) for p, q in zip(a.tensors, b.tensors))
 
 
-def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double):
+def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double,
+            attention="math"):
     """One recording of the step; double: on the inputs twice over along
     batch_dim. Returns (exporter, params, buffers, model, batch), batch the
     example inputs' batch size (0 when batch_dim is None or the first input
@@ -509,8 +692,33 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     fm = FakeTensorMode() if x.fake else None
     if fm is not None:
         fm.__enter__()
+    # The attention path: math forces it for every device; fused puts a
+    # recording stand-in where nn.MultiheadAttention and models look the
+    # function up (torch.nn.functional's attribute, at call time).
+    sdpa_ctx = _math_only() if _SDPA is not None and attention == "math" else None
+    if sdpa_ctx is not None:
+        sdpa_ctx.__enter__()
+    if attention == "fused":
+        torch.nn.functional.scaled_dot_product_attention = _fused_sdpa(x)
     try:
-        model = build_model()
+        try:
+            model = build_model()
+        except Exception as e:
+            where = _data_dependent(e) if fm is not None else None
+            if where is None:
+                raise
+            # The constructor computes with tensor values (torchvision's
+            # regnets size their blocks so): build it on real CPU tensors,
+            # then record the step on fake copies of its state.
+            if not double:
+                print("torchexport: the model's constructor reads tensor values (%s): built on real CPU tensors, "
+                      "recorded on fake ones" % where, file=sys.stderr)
+            fm.__exit__(None, None, None)
+            try:
+                model = build_model()
+                _fakeify(model, fm)
+            finally:
+                fm.__enter__()
         model.train()
         inputs, target = make_inputs()
         if isinstance(inputs, torch.Tensor):
@@ -600,10 +808,57 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
                 _optimizer_step(opts[n])
         x.current_param = None
     finally:
+        if _SDPA is not None:
+            torch.nn.functional.scaled_dot_product_attention = _SDPA
+        if sdpa_ctx is not None:
+            sdpa_ctx.__exit__(None, None, None)
         if fm is not None:
             fm.__exit__(None, None, None)
 
     return x, params, buffers, model, batch
+
+
+class DataDependentError(Exception):
+    """The step reads a tensor's value (a Python branch on it, .item(),
+    .tolist(), an op whose output shape depends on the data), which fake
+    tensors cannot: one line naming the op and the model's source line."""
+
+
+def _data_dependent(e):
+    """When e is fake tensors refusing a data-dependent op: 'aten.op at
+    file:line' (the innermost frame outside torch and this file), else
+    None."""
+    op = None
+    if isinstance(e, _ValueRead) or (_DATA_DEPENDENT and isinstance(e, _DATA_DEPENDENT)):
+        op = str(getattr(e, "func", "") or type(e).__name__)
+    elif isinstance(e, RuntimeError) and "is not supported for tensor subclasses" in str(e):
+        op = str(e).split(" is not supported")[0].strip()  # '.tolist()' (torch 1.13)
+    if op is None:
+        return None
+    import sysconfig
+    import traceback
+    here = os.path.abspath(__file__)
+    skip = (os.path.dirname(os.path.abspath(torch.__file__)) + os.sep,
+            os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep)
+    where = ""
+    for f in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(f.filename)
+        if path != here and not path.startswith(skip):
+            rel = os.path.relpath(path)
+            where = " at %s:%d" % (path if rel.startswith("..") else rel, f.lineno)
+    return op + where
+
+
+def _fakeify(model, fm):
+    """Puts fake copies of a real model's parameters and buffers in their
+    place (a model whose constructor read tensor values)."""
+    for mod in model.modules():
+        for n, p in list(mod._parameters.items()):
+            if p is not None:
+                mod._parameters[n] = torch.nn.Parameter(fm.from_tensor(p.data), requires_grad=p.requires_grad)
+        for n, b in list(mod._buffers.items()):
+            if b is not None:
+                mod._buffers[n] = fm.from_tensor(b.data)
 
 
 def _meta_path(out):
@@ -686,12 +941,139 @@ def _write_json(path, obj):
         raise
 
 
+_LOSSES = ("cross-entropy", "mse", "sum")
+_INPUT_DTYPES = {"float32": torch.float32, "f32": torch.float32, "float16": torch.float16, "f16": torch.float16,
+                 "bfloat16": torch.bfloat16, "bf16": torch.bfloat16, "float64": torch.float64, "f64": torch.float64,
+                 "int64": torch.int64, "i64": torch.int64, "int32": torch.int32, "i32": torch.int32,
+                 "bool": torch.bool}
+
+
+class UsageError(Exception):
+    """Bad input on the command line: main prints it as one line."""
+
+
+def parse_input_shape(text):
+    """'3,224,224' or '128:int64' -> (shape without the batch, dtype): one
+    example's input; the batch dimension is put in front."""
+    dims, _, dt = text.partition(":")
+    try:
+        shape = tuple(int(d) for d in dims.split(",") if d.strip() != "")
+    except ValueError:
+        raise UsageError("--input-shape %r: want sizes separated by commas, e.g. 3,224,224 or 128:int64" % text)
+    if any(d <= 0 for d in shape):
+        raise UsageError("--input-shape %r: sizes must be positive" % text)
+    dtype = _INPUT_DTYPES.get(dt or "float32")
+    if dtype is None:
+        raise UsageError("--input-shape %r: unknown dtype %r (one of %s)" % (text, dt, ", ".join(sorted(_INPUT_DTYPES))))
+    return shape, dtype
+
+
+def _custom_loss(kind):
+    """A loss for a model of the user's, whose targets it makes from the
+    output: cross-entropy against class 0 over the last dimension, mean
+    squared error against zeros, or the output's sum."""
+    import torch.nn.functional as F
+
+    def loss(output, target):
+        if kind == "sum":
+            return output.float().sum()
+        if kind == "mse":
+            return F.mse_loss(output, torch.zeros_like(output))
+        flat = output.reshape(-1, output.shape[-1])
+        return F.cross_entropy(flat, torch.zeros(flat.shape[0], dtype=torch.long, device=output.device))
+    return loss
+
+
+def load_factory(spec):
+    """'package.module:factory' (or 'path/to/file.py:factory') -> the
+    callable. The current directory is on the import path, as with
+    python -m."""
+    import importlib
+    import importlib.util
+    mod_name, sep, attr = spec.partition(":")
+    if not sep or not mod_name or not attr:
+        raise UsageError("--model %r: want a zoo model or package.module:factory" % spec)
+    try:
+        if mod_name.endswith(".py"):
+            if not os.path.isfile(mod_name):
+                raise UsageError("--model %r: no such file %s" % (spec, mod_name))
+            sys.path.insert(0, os.path.dirname(os.path.abspath(mod_name)))
+            ms = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod_name))[0], mod_name)
+            module = importlib.util.module_from_spec(ms)
+            ms.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(mod_name)
+    except UsageError:
+        raise
+    except Exception as e:  # ImportError, or the module's own failure
+        raise UsageError("--model %r: cannot import %s: %s: %s" % (spec, mod_name, type(e).__name__,
+                                                                  str(e).splitlines()[0] if str(e) else ""))
+    f = module
+    for part in attr.split("."):
+        if not hasattr(f, part):
+            raise UsageError("--model %r: %s has no attribute %r" % (spec, mod_name, attr))
+        f = getattr(f, part)
+    if not callable(f):
+        raise UsageError("--model %r: %s is not callable" % (spec, attr))
+    return f
+
+
+def model_spec(name, input_shapes, batch, loss, zoo_models):
+    """(build, make_inputs, loss_fn, batch) for a zoo model or a factory."""
+    if ":" not in name:
+        if name not in zoo_models:
+            raise UsageError("--model %r: not a zoo model (%s) nor package.module:factory" % (
+                name, ", ".join(sorted(zoo_models))))
+        if input_shapes:
+            raise UsageError("--input-shape is for --model package.module:factory; zoo model %s has its own inputs" % name)
+        spec = zoo_models[name]
+        b = batch or spec.batch
+        return spec.build, (lambda: spec.inputs(b)), spec.loss, b
+    if not input_shapes:
+        raise UsageError("--model %s needs --input-shape (one example's shape, without the batch; e.g. 3,224,224)" % name)
+    factory = load_factory(name)
+    shapes = [parse_input_shape(t) for t in input_shapes]
+    b = batch or 1
+
+    def build():
+        m = factory()
+        if not isinstance(m, torch.nn.Module):
+            raise UsageError("--model %s: the factory returned %s, not a torch.nn.Module" % (name, type(m).__name__))
+        return m
+
+    def make_inputs():
+        xs = tuple(torch.randn(b, *sh).to(dt) if dt.is_floating_point else torch.zeros((b,) + sh, dtype=dt)
+                   for sh, dt in shapes)
+        return xs, None
+    return build, make_inputs, _custom_loss(loss), b
+
+
 def main(argv=None):
     import zoo
+    models = ", ".join(sorted(zoo.MODELS))
     p = argparse.ArgumentParser(description="Export a model's training step (forward, backward, optimizer update) "
-                                "as a placer graph. Models: " + ", ".join(sorted(zoo.MODELS)))
-    p.add_argument("--model", required=True, help="a model of zoo.py (" + ", ".join(sorted(zoo.MODELS)) + ")")
-    p.add_argument("--batch", type=int, default=0, help="batch size (default: the model's)")
+                                "as a placer graph. Zoo models: " + models)
+    p.add_argument("--model", required=True,
+                   help="a model of zoo.py (" + models + "), or package.module:factory (or file.py:factory): a "
+                   "callable that returns your torch.nn.Module, with --input-shape")
+    p.add_argument("--input-shape", action="append", default=[], metavar="SHAPE[:DTYPE]",
+                   help="for package.module:factory: one example's input shape without the batch, e.g. 3,224,224 "
+                   "or 128:int64 (token ids, zeros); repeat once per model input, in order")
+    p.add_argument("--batch", type=int, default=0,
+                   help="batch size (default: the zoo model's; 1 for package.module:factory)")
+    p.add_argument("--loss", default="cross-entropy", choices=_LOSSES,
+                   help="for package.module:factory: cross-entropy over the output's last dimension (targets "
+                   "class 0), mse against zeros, or the output's sum (default cross-entropy)")
+    p.add_argument("--attention", choices=ATTENTION, default=None,
+                   help="scaled_dot_product_attention as one fused op (flash or memory-efficient: Q, K, V, the output "
+                   "and the log-sum-exp saved for backward; the default on torch 2.x) or as the math path computes "
+                   "it (S x S scores saved; the default and only choice on torch 1.13)")
+    p.add_argument("--data-dependent", choices=("follow", "fail"), default="follow",
+                   help="when the step reads a tensor's value (a branch on it, .item(), nonzero), which fake tensors "
+                   "cannot: follow records it on real CPU tensors along the example inputs' path, with a warning "
+                   "(default); fail stops with one line naming the op")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
@@ -700,20 +1082,32 @@ def main(argv=None):
                    help="write no batch information (records the step once instead of twice)")
     p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
     a = p.parse_args(argv)
-    spec = zoo.MODELS[a.model]
-    batch = a.batch or spec.batch
-    opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
-    kw = {"lr": a.lr}
-    if a.optimizer == "sgd":
-        kw["momentum"] = 0.9
-    start = time.monotonic()
-    graph, meta = export_training_step(spec.build, lambda: spec.inputs(batch), spec.loss, opt, kw, a.out,
-                                       name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
-                                       seed=a.seed, batch_dim=None if a.no_batch else 0)
+    try:
+        if a.batch < 0:
+            raise UsageError("--batch %d: want a positive size" % a.batch)
+        build, make_inputs, loss, batch = model_spec(a.model, a.input_shape, a.batch, a.loss, zoo.MODELS)
+        opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
+        kw = {"lr": a.lr}
+        if a.optimizer == "sgd":
+            kw["momentum"] = 0.9
+        start = time.monotonic()
+        if a.attention == "fused" and _SDPA is None:
+            raise UsageError("--attention fused needs torch 2.0 or later: torch %s has no "
+                             "scaled_dot_product_attention (its attention is the math path)" % torch.__version__)
+        graph, meta = export_training_step(build, make_inputs, loss, opt, kw, a.out,
+                                           name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
+                                           seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention,
+                                           data_dependent=a.data_dependent)
+    except UsageError as e:
+        print("torchexport: %s" % e, file=sys.stderr)
+        return 2
+    except DataDependentError as e:
+        print("torchexport: %s" % e, file=sys.stderr)
+        return 1
     flops = sum(o.get("flops", 0) for o in graph["ops"])
-    print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, exported in %.1f s" % (
+    print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, %s attention, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
-        time.monotonic() - start))
+        meta["attention"], time.monotonic() - start))
     return 0
 
 

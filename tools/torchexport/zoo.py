@@ -109,6 +109,9 @@ MODELS = {
     "inception_v3": Spec(_torchvision("inception_v3", aux_logits=False, init_weights=True),
                          _classify(1000, (3, 299, 299)), _ce, 32),
     "vit_b_16": Spec(_torchvision("vit_b_16"), _classify(1000, (3, 224, 224)), _ce, 32),
+    # Its constructor computes block widths from tensor values, which fake
+    # tensors refuse: the exporter builds it on real tensors.
+    "regnet_y_1_6gf": Spec(_torchvision("regnet_y_1_6gf"), _classify(1000, (3, 224, 224)), _ce, 32),
     # BERT-base: 12 layers, 768 wide, 12 heads, 3072 FFN, 30522 tokens,
     # sequence 128.
     "bert_base": Spec(lambda: Transformer(30522, 512, 768, 12, 3072, 12, causal=False), _tokens(30522, 128),
