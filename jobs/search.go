@@ -311,16 +311,13 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 
 // jointApplies says whether the search also searches the joint space of
 // strategies and placements (jointSearch): the graph has a batch to
-// split, the placement is the search's to choose, there are at least two
-// GPUs, and the method is an anchored search (it starts from a given
-// decision: each point of the joint space it refines).
+// split, the placement is the search's to choose and there are at least
+// two GPUs. Every search method moves in it: an anchored one (go-scored,
+// local-search-anchored, sa-anchored) from each point's decision, the
+// others (brkga, local-search, sa, the GO policy) from their own start,
+// every decision scored with the point's strategy.
 func jointApplies(p *optimize.Problem, method string) bool {
-	switch method {
-	case "go-scored", "local-search-anchored", "sa-anchored":
-	default:
-		return false
-	}
-	return p.Graph.Batch() > 0 && p.EffectiveTasks().Placement && p.Devices() >= 2
+	return slices.Contains(SearchMethods(), method) && p.Graph.Batch() > 0 && p.EffectiveTasks().Placement && p.Devices() >= 2
 }
 
 // jointFirst says whether the best valid strategy row (a decision with a
