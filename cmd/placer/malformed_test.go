@@ -229,6 +229,8 @@ func malformedCases(t *testing.T, dir string) []malformedCase {
 	add("strategy: replicas do not divide the GPUs", 1, "do not divide", "eval", "--graph", good, "--gpus", "2", "--strategy", "dp=3")
 	add("strategy: no batch information", 1, "no batch information", "eval", "--graph", good, "--gpus", "2", "--strategy", "dp=2")
 	add("strategy: syntax", 2, "not a whole number", "eval", "--graph", good, "--gpus", "2", "--strategy", "dp=two")
+	add("strategy: micro-batches above the batch", 1, "more than the batch", "eval", "--workload", "trxl2", "--gpus", "2", "--strategy", "dp=2,mb=4096")
+	add("strategy: zero2 with one replica", 2, "sharding needs replicas", "eval", "--workload", "trxl2", "--gpus", "2", "--strategy", "shard=zero2")
 	add("decision: missing file", 1, "nosuch.json", "eval", "--graph", good, "--gpus", "2", "--placement", filepath.Join(dir, "nosuch.json"))
 	add("decision: schedule file without priorities", 1, "no priorities", "eval", "--graph", good, "--gpus", "2", "--schedule", dgood)
 	add("decision: fusion file without fusion", 1, "no fusion", "eval", "--graph", good, "--gpus", "2", "--fusion", dgood)
