@@ -171,17 +171,13 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 			o.OnStep(pt, refStep, done, total)
 		}
 	}
-	// The joint space: with a batch to split and a search that starts from
-	// an anchor, three quarters of the budget go to the joint search
-	// (strategies around searched placements: jointSearch), nine tenths
-	// when a strategy's row is already 1.25x faster than every
-	// single-replica row (jointFirst).
+	// The joint space: with a batch to split, part of the budget goes to
+	// the joint search (strategies around searched placements:
+	// jointSearch), as much as the strategies' rows promise
+	// (jointShareOf).
 	joint := jointApplies(p, method)
-	main, jointShare := budget, 0.75
+	main, jointShare := budget, jointShareOf(p.Objective, results)
 	if joint {
-		if jointFirst(p.Objective, results) {
-			jointShare = 0.9
-		}
 		main = scaleBudget(budget, 1-jointShare)
 	}
 	start := time.Now()
@@ -320,28 +316,30 @@ func jointApplies(p *optimize.Problem, method string) bool {
 	return slices.Contains(SearchMethods(), method) && p.Graph.Batch() > 0 && p.EffectiveTasks().Placement && p.Devices() >= 2
 }
 
-// jointFirst says whether the best valid strategy row (a decision with a
-// strategy) is at least 1.25x better than the best valid single-replica
-// row: the single-replica search then has little to win.
-func jointFirst(o optimize.Objective, results []*optimize.Result) bool {
-	var plain, split []*optimize.Result
+// jointShareOf is the share of the search's budget the joint space gets,
+// from the table's rows so far: nine tenths when the best valid strategy
+// row (a decision with a strategy) is at least 1.25x better than the best
+// valid single-replica row (the single-replica search has little to win),
+// three quarters when it is better, a quarter when it is not (the
+// placement is where the step is won: GO's graphs at their GPU counts).
+func jointShareOf(o optimize.Objective, results []*optimize.Result) float64 {
+	plain, split := math.Inf(1), math.Inf(1)
 	for _, r := range results {
 		switch {
 		case r == nil || !o.Valid(&r.Eval):
 		case r.Decision.Strategy.IsZero():
-			plain = append(plain, r)
+			plain = min(plain, o.Of(&r.Eval))
 		default:
-			split = append(split, r)
+			split = min(split, o.Of(&r.Eval))
 		}
 	}
-	bestOf := func(rs []*optimize.Result) float64 {
-		b := math.Inf(1)
-		for _, r := range rs {
-			b = min(b, o.Of(&r.Eval))
-		}
-		return b
+	switch {
+	case 1.25*split <= plain:
+		return 0.9
+	case split < plain:
+		return 0.75
 	}
-	return len(split) > 0 && 1.25*bestOf(split) <= bestOf(plain)
+	return 0.25
 }
 
 // scaleBudget is b with its evaluations, steps and times times f (each at
