@@ -36,9 +36,12 @@ type Host struct {
 	// "addmm"). Nil: none.
 	ByType map[string]float64
 
-	// PerOp overrides both for single ops, by graph op index, from a
-	// profile: op i takes PerOp[i] where that is 0 or more (negative: no
+	// PerOp overrides all of these for single ops, by graph op index:
+	// op i takes PerOp[i] where that is 0 or more (negative: no
 	// measurement). Nil, or shorter than the graph: none for the rest.
+	// Below PerOp, an op with a profiled dispatch time in the graph
+	// (graph.Op.HasDispatch, torchexport --profile on a GPU) takes that
+	// one, ahead of ByType and Dispatch.
 	PerOp []float64
 }
 
@@ -94,6 +97,8 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 			}
 		case op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer":
 			t = 0
+		case op.HasDispatch:
+			t = op.Dispatch
 		default:
 			if x, ok := h.ByType[op.Type]; ok {
 				t = x
