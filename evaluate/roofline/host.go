@@ -41,8 +41,12 @@ type Host struct {
 	// measurement). Nil, or shorter than the graph: none for the rest.
 	// Below PerOp, an op with a profiled dispatch time in the graph
 	// (graph.Op.HasDispatch, torchexport --profile on a GPU) takes that
-	// one, ahead of ByType and Dispatch.
+	// one, ahead of ByType and Dispatch, unless IgnoreProfile is set.
 	PerOp []float64
+
+	// IgnoreProfile makes ByType and Dispatch hold for ops with a
+	// profiled dispatch time too (eval --dispatch: one time for every op).
+	IgnoreProfile bool
 }
 
 // DefaultDispatch is the dispatch time of one op of each class (by
@@ -97,7 +101,7 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 			}
 		case op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer":
 			t = 0
-		case op.HasDispatch:
+		case op.HasDispatch && !h.IgnoreProfile:
 			t = op.Dispatch
 		default:
 			if x, ok := h.ByType[op.Type]; ok {

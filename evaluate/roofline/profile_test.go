@@ -141,3 +141,27 @@ func TestProfiledDispatch(t *testing.T) {
 		t.Errorf("with PerOp: step %v, want 10 x 10 us + 1 ns", step)
 	}
 }
+
+// TestProfiledDispatchIgnored: with IgnoreProfile (eval --dispatch) the
+// class's dispatch time holds for profiled ops too.
+func TestProfiledDispatchIgnored(t *testing.T) {
+	b := graph.NewBuilder("dispatched")
+	prev := -1
+	for i := range 10 {
+		op := b.AddOp(graph.Op{Name: "op" + string(rune('a'+i)), Type: "add", Class: graph.ClassElementwise, FLOPs: 1e3, HasDispatch: true, Dispatch: 30e-6})
+		if prev >= 0 {
+			b.AddTensor(prev, 4, op)
+		}
+		prev = op
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := withDispatch(graph.ClassElementwise, 20e-6)
+	h.IgnoreProfile = true
+	dec := decision.Decision{Device: make([]int, 10)}
+	if _, step := run(t, mustModel(t, g, testCluster(1, 1, 0, false), Options{Host: h}), dec); !near(step, 200e-6+1e-9) {
+		t.Errorf("step %v, want 10 x 20 us + 1 ns", step)
+	}
+}
