@@ -153,3 +153,27 @@ func ScaleOps(g *Graph, f []float64) (*Graph, error) {
 	}
 	return ng, nil
 }
+
+// WithTimes returns g with op i given the measured time times[i] where
+// that is 0 or more (HasTime set); ops where it is negative keep theirs.
+// Tensors and the adjacency are g's (shared: g is read-only). It fills a
+// graph from a table of measured op costs. len(times) must be
+// g.NumOps().
+func WithTimes(g *Graph, times []float64) (*Graph, error) {
+	if len(times) != len(g.ops) {
+		return nil, fmt.Errorf("graph %q: %d times for %d ops", g.name, len(times), len(g.ops))
+	}
+	ng := new(Graph)
+	*ng = *g
+	ng.ops = slices.Clone(g.ops)
+	for i, x := range times {
+		if x < 0 {
+			continue
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) || x > MaxTime {
+			return nil, fmt.Errorf("graph %q: op %q: time %v s: want a finite one of at most %g s", g.name, g.ops[i].Name, x, MaxTime)
+		}
+		ng.ops[i].HasTime, ng.ops[i].Time = true, x
+	}
+	return ng, nil
+}

@@ -318,6 +318,7 @@ func (g *Graph) validate() error {
 		}{
 			{"flops", op.FLOPs}, {"bytes_read", float64(op.BytesRead)}, {"bytes_written", float64(op.BytesWritten)},
 			{"param_bytes", float64(op.ParamBytes)}, {"temp_bytes", float64(op.TempBytes)}, {"time_s", op.Time},
+			{"dispatch_s", op.Dispatch},
 		} {
 			if s := BadNumber(f.v); s != "" {
 				return &Error{Op: op.Name, Tensor: -1, Field: f.name, Msg: s}
@@ -328,6 +329,9 @@ func (g *Graph) validate() error {
 		}
 		if op.Time > MaxTime {
 			return &Error{Op: op.Name, Tensor: -1, Field: "time_s", Msg: fmt.Sprintf("%g s is above the largest allowed, %g s", op.Time, MaxTime)}
+		}
+		if op.Dispatch > MaxTime {
+			return &Error{Op: op.Name, Tensor: -1, Field: "dispatch_s", Msg: fmt.Sprintf("%g s is above the largest allowed, %g s", op.Dispatch, MaxTime)}
 		}
 		for _, f := range []struct {
 			name string

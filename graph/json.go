@@ -43,6 +43,7 @@ type fileOp struct {
 	ParamBytes   int64    `json:"param_bytes,omitempty"`
 	TempBytes    int64    `json:"temp_bytes,omitempty"`
 	Time         *float64 `json:"time_s,omitempty"`
+	Dispatch     *float64 `json:"dispatch_s,omitempty"`
 	Colocation   string   `json:"colocation,omitempty"`
 	Backward     bool     `json:"backward,omitempty"`
 	Alias        bool     `json:"alias,omitempty"`
@@ -93,6 +94,10 @@ func write(w io.Writer, g *Graph, batch bool) error {
 		if op.HasTime {
 			t := op.Time
 			fo.Time = &t
+		}
+		if op.HasDispatch {
+			t := op.Dispatch
+			fo.Dispatch = &t
 		}
 		f.Ops[i] = fo
 	}
@@ -204,6 +209,9 @@ func decodeRef(data []byte) (*Graph, error) {
 		}
 		if fo.Time != nil {
 			op.HasTime, op.Time = true, *fo.Time
+		}
+		if fo.Dispatch != nil {
+			op.HasDispatch, op.Dispatch = true, *fo.Dispatch
 		}
 		b.AddOp(op)
 	}

@@ -122,6 +122,13 @@ type Op struct {
 	HasTime bool
 	Time    float64
 
+	// HasDispatch says that Dispatch is the measured CPU time to dispatch
+	// the op (the framework's dispatcher and the kernel launch, from a
+	// profile of a GPU run): the host-side model (roofline Options.Host)
+	// takes it in place of its per-class default.
+	HasDispatch bool
+	Dispatch    float64
+
 	// Colocation names the group of ops that must run on the same device
 	// ("" = none), e.g. a variable and the ops that update it.
 	Colocation string

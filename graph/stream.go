@@ -469,7 +469,7 @@ func (d *fastDecoder) object(keys []string, field func(k int) bool) bool {
 
 var (
 	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control", "batch"}
-	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes"}
+	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes", "dispatch_s"}
 	tensorKeys  = []string{"name", "producer", "consumers", "bytes", "transfer_s", "batch_dim"}
 	controlKeys = []string{"from", "to"}
 )
@@ -586,6 +586,9 @@ func (d *fastDecoder) op() bool {
 			op.FixedBytesWritten, ok = d.int64()
 		case 17:
 			op.FixedTempBytes, ok = d.int64()
+		case 18:
+			op.Dispatch, ok = d.float64()
+			op.HasDispatch = true
 		}
 		return ok
 	})

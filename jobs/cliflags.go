@@ -35,6 +35,7 @@ func (o *EvalOptions) Check() error {
 	if o.HostOn || o.Dispatch > 0 {
 		h := &roofline.Host{}
 		if o.Dispatch > 0 {
+			h.IgnoreProfile = true // --dispatch is for every op
 			for c := range h.Dispatch {
 				h.Dispatch[c] = o.Dispatch.Seconds()
 			}

@@ -5,6 +5,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"io"
 
 	"github.com/placer/placer/evaluate/hw"
@@ -35,9 +36,20 @@ func HWBench(ctx context.Context, out, progress io.Writer, o HWBenchOptions) err
 }
 
 // HWCalibrate fits a hardware profile's per-class efficiencies to one GPU
-// (CUDA builds), writing the profile to out (or o.Out) and progress to
+// (CUDA builds), or to a profiled graph's measured op times
+// (o.FromProfile, any build), writing the profile to out (or o.Out) and progress to
 // progress.
 func HWCalibrate(ctx context.Context, out, progress io.Writer, o HWCalibrateOptions) error {
+	if o.FromProfile != "" {
+		if o.Quick {
+			return fail.Usagef("--quick measures kernels: it does not go with --from-profile")
+		}
+		err := hw.CalibrateFromProfile(out, progress, o)
+		if errors.Is(err, hw.ErrNoHardware) {
+			return fail.Usagef("%v", err)
+		}
+		return err
+	}
 	if err := checkGPUOrdinal(o.GPU); err != nil {
 		return err
 	}

@@ -35,7 +35,9 @@ type EvalOptions struct {
 	// Host models each device's host thread dispatching its kernels
 	// (roofline.Options.Host; nil = none, the default). Check makes it
 	// from HostOn and Dispatch, the --host and --dispatch flags: every
-	// class at Dispatch when that is above 0, else roofline's defaults.
+	// op at Dispatch when that is above 0, else the graph's profiled
+	// dispatch times (dispatch_s) where it has some and roofline's
+	// defaults elsewhere.
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration

@@ -2,7 +2,10 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -51,5 +54,48 @@ func TestEvalHost(t *testing.T) {
 	var usage fail.Usage
 	if err := bad.Check(); !errors.As(err, &usage) {
 		t.Errorf("--dispatch -1us: %v, want a usage error", err)
+	}
+}
+
+// TestEvalHostProfiled: placer eval --host on a graph whose ops carry
+// profiled dispatch times (dispatch_s, here 1 ms on each of the MLP
+// example's 28 ops) takes them: the step is bound by the host at 28 ms
+// and more; --dispatch 1us overrides them for every op.
+func TestEvalHostProfiled(t *testing.T) {
+	data, err := os.ReadFile("../examples/mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g map[string]any
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range g["ops"].([]any) {
+		op.(map[string]any)["dispatch_s"] = 1e-3
+	}
+	path := filepath.Join(t.TempDir(), "mlp-profiled.json")
+	data, err = json.Marshal(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	eval := func(d time.Duration) float64 {
+		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: d}
+		if err := o.Check(); err != nil {
+			t.Fatal(err)
+		}
+		e, err := Eval(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.StepTime
+	}
+	if s := eval(0); s <= 28e-3 || s > 30e-3 {
+		t.Errorf("profiled dispatch: step %v, want just above 28 ms", s)
+	}
+	if s := eval(time.Microsecond); s >= 2e-3 {
+		t.Errorf("--dispatch 1us: step %v, want the kernels' ~1 ms", s)
 	}
 }

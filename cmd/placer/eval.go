@@ -83,13 +83,16 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	return cmd
 }
 
-// addGraphFlags binds --graph, --format and --workload.
+// addGraphFlags binds --graph, --format, --workload, --expert and the
+// cost table's flags.
 func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 	f := cmd.Flags()
 	f.StringVar(&g.Path, "graph", "", "graph `FILE`")
 	f.StringVar(&g.Format, "format", "", fmt.Sprintf("graph file format: %s (default: detected)", strings.Join(inputs.Formats(), ", ")))
 	f.StringVar(&g.Workload, "workload", "", "a built-in workload `NAME` (placer workloads list)")
 	f.StringVar(&g.Expert, "expert", "", "the graph's expert placement, an msr-fiddle expert `FILE` ({\"fpgas\": ...}) or a decision file (default: the built-in workload's)")
+	f.StringVar(&g.CostTable, "cost-table", "", "fill the graph's ops that have no measured time from this measured-cost `FILE` (torchexport --profile --cost-table; docs/import.md)")
+	f.StringVar(&g.CostDevice, "cost-device", "", "with --cost-table: the device whose measurements to use (default: the table's only one)")
 }
 
 // addClusterFlags binds --gpus, --hardware, --topology and --memory.

@@ -77,9 +77,14 @@ gathers) at several sizes on one GPU, fit the compute and memory
 efficiencies of each class under the roofline model, and write the
 calibrated hardware profile. Start from a preset (default: the GPU's own)
 or from a profile written by 'placer hw bench --profile'. Needs the binary
-built with 'make cuda' (bin/placer-cuda).`,
+built with 'make cuda' (bin/placer-cuda).
+
+With --from-profile GRAPH the efficiencies are fitted to the op times the
+framework measured instead (a graph from 'torchexport --profile'), in any
+build: no GPU is needed here.`,
 		Example: `  bin/placer-cuda calibrate --out h100.json
-  bin/placer-cuda hw bench --profile measured.json && bin/placer-cuda calibrate --hardware measured.json --out calibrated.json`,
+  bin/placer-cuda hw bench --profile measured.json && bin/placer-cuda calibrate --hardware measured.json --out calibrated.json
+  placer calibrate --from-profile resnet50.json --hardware h100 --out h100-fitted.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return jobs.HWCalibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
@@ -91,6 +96,7 @@ built with 'make cuda' (bin/placer-cuda).`,
 	f.StringVar(&o.Hardware, "hardware", "", "preset `NAME` or profile FILE to calibrate (default: the GPU's preset)")
 	f.BoolVar(&o.JSON, "json", false, "print the fits as JSON")
 	f.BoolVar(&o.Quick, "quick", false, "fewer sizes and repeats")
+	f.StringVar(&o.FromProfile, "from-profile", "", "fit to the measured op times of this profiled graph `FILE` (torchexport --profile) instead of measuring kernels: any build, no GPU needed (default --hardware: the preset of the GPU its meta file names)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress (nor the fit table) on stderr")
 	return cmd
 }

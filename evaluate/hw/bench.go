@@ -422,6 +422,10 @@ type CalibrateOptions struct {
 	Hardware string
 	JSON     bool // the fits as JSON instead of a table
 	Quick    bool // fewer sizes and repeats
+	// FromProfile is a profiled graph (torchexport --profile): fit to its
+	// measured op times instead of measuring kernels on a GPU
+	// (CalibrateFromProfile; any build). "" = measure.
+	FromProfile string
 }
 
 // CalibrationRun is what the tagged executor measured for calibration.
@@ -492,6 +496,11 @@ func finishCalibration(out, errw io.Writer, o CalibrateOptions, run CalibrationR
 		return err
 	}
 	fitted.Source = strings.TrimSpace(fmt.Sprintf("placer calibrate on %s; efficiencies fitted to %d kernel timings. %s", run.GPU, len(run.Timings), h.Source))
+	return writeCalibration(out, errw, o, run, fitted, fits, base)
+}
+
+// writeCalibration writes the fitted profile and the fit report.
+func writeCalibration(out, errw io.Writer, o CalibrateOptions, run CalibrationRun, fitted roofline.Hardware, fits []ClassFit, base string) error {
 	report, profileOut := out, out
 	if o.Out == "" || o.Out == "-" {
 		report = errw

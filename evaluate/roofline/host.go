@@ -36,10 +36,17 @@ type Host struct {
 	// "addmm"). Nil: none.
 	ByType map[string]float64
 
-	// PerOp overrides both for single ops, by graph op index, from a
-	// profile: op i takes PerOp[i] where that is 0 or more (negative: no
+	// PerOp overrides all of these for single ops, by graph op index:
+	// op i takes PerOp[i] where that is 0 or more (negative: no
 	// measurement). Nil, or shorter than the graph: none for the rest.
+	// Below PerOp, an op with a profiled dispatch time in the graph
+	// (graph.Op.HasDispatch, torchexport --profile on a GPU) takes that
+	// one, ahead of ByType and Dispatch, unless IgnoreProfile is set.
 	PerOp []float64
+
+	// IgnoreProfile makes ByType and Dispatch hold for ops with a
+	// profiled dispatch time too (eval --dispatch: one time for every op).
+	IgnoreProfile bool
 }
 
 // DefaultDispatch is the dispatch time of one op of each class (by
@@ -94,6 +101,8 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 			}
 		case op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer":
 			t = 0
+		case op.HasDispatch && !h.IgnoreProfile:
+			t = op.Dispatch
 		default:
 			if x, ok := h.ByType[op.Type]; ok {
 				t = x

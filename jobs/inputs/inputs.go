@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/costtable"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/workloads"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -28,6 +29,11 @@ type GraphSpec struct {
 	// ({"fpgas": [{"nodes": [ids]}]}) or a decision or result file. ""
 	// = the built-in workload's expert placement, if any.
 	Expert string
+	// CostTable is a measured-cost table (torchexport --profile
+	// --cost-table) whose times fill the graph's ops that have none, on
+	// CostDevice ("" = the table's only device). "" = none.
+	CostTable  string
+	CostDevice string
 }
 
 // Importer decodes one external graph format; name is used as the graph
@@ -83,6 +89,34 @@ func Formats() []string {
 
 // Graph resolves a GraphSpec.
 func Graph(spec GraphSpec) (*graph.Graph, Meta, error) {
+	if spec.CostDevice != "" && spec.CostTable == "" {
+		return nil, Meta{}, fail.Usagef("--cost-device needs --cost-table")
+	}
+	g, meta, err := readGraph(spec)
+	if err != nil || spec.CostTable == "" {
+		return g, meta, err
+	}
+	g, err = fillCosts(g, spec.CostTable, spec.CostDevice)
+	return g, meta, err
+}
+
+// fillCosts gives g's ops without a measured time the times of the cost
+// table at path, on device ("" = the table's only one).
+func fillCosts(g *graph.Graph, path, device string) (*graph.Graph, error) {
+	t, err := costtable.Read(path)
+	if err != nil {
+		return nil, fail.Usagef("--cost-table: %v", err)
+	}
+	dev, err := t.Device(device)
+	if err != nil {
+		return nil, fail.Usagef("--cost-table %s: %v", path, err)
+	}
+	g, _, err = t.Fill(g, dev)
+	return g, err
+}
+
+// readGraph reads the graph spec names.
+func readGraph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	switch {
 	case spec.Path != "" && spec.Workload != "":
 		return nil, Meta{}, fail.Usagef("give either --graph FILE or --workload NAME, not both")

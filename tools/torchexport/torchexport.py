@@ -1080,11 +1080,27 @@ def main(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-batch", action="store_true",
                    help="write no batch information (records the step once instead of twice)")
+    p.add_argument("--profile", action="store_true",
+                   help="also run the real step under torch.profiler and write each op's measured time (and on CUDA "
+                   "its dispatch time) into the graph; ops it cannot match keep roofline costs (docs/import.md)")
+    p.add_argument("--profile-device", default=None,
+                   help="device to profile on: cpu, cuda or cuda:N (default: cuda when there is one, else cpu)")
+    p.add_argument("--profile-steps", type=int, default=5, help="profiled steps, after 3 warm-up steps (default 5)")
+    p.add_argument("--cost-table", metavar="FILE", default=None,
+                   help="with --profile: merge the measured op times into this cost table (created if absent), "
+                   "which placer eval/search --cost-table reads")
     p.add_argument("-o", "--out", required=True, help="the placer graph (JSON); the meta file goes beside it")
     a = p.parse_args(argv)
     try:
         if a.batch < 0:
             raise UsageError("--batch %d: want a positive size" % a.batch)
+        if a.profile_steps < 1:
+            raise UsageError("--profile-steps %d: want at least 1" % a.profile_steps)
+        if (a.cost_table or a.profile_device) and not a.profile:
+            raise UsageError("--cost-table and --profile-device need --profile")
+        pdev = a.profile_device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if a.profile and pdev.startswith("cuda") and not torch.cuda.is_available():
+            raise UsageError("--profile-device %s: torch %s sees no CUDA device" % (pdev, torch.__version__))
         build, make_inputs, loss, batch = model_spec(a.model, a.input_shape, a.batch, a.loss, zoo.MODELS)
         opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[a.optimizer]
         kw = {"lr": a.lr}
@@ -1094,10 +1110,22 @@ def main(argv=None):
         if a.attention == "fused" and _SDPA is None:
             raise UsageError("--attention fused needs torch 2.0 or later: torch %s has no "
                              "scaled_dot_product_attention (its attention is the math path)" % torch.__version__)
-        graph, meta = export_training_step(build, make_inputs, loss, opt, kw, a.out,
+        graph, meta = export_training_step(build, make_inputs, loss, opt, kw, None if a.profile else a.out,
                                            name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
                                            seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention,
                                            data_dependent=a.data_dependent)
+        if a.profile:
+            import profiling
+            matched, unmatched, dev, measured = profiling.profile_step(graph, meta, build, make_inputs, loss, opt, kw,
+                                                                       device=pdev, steps=a.profile_steps,
+                                                                       seed=a.seed)
+            _write_json(a.out, graph)
+            _write_json(_meta_path(a.out), meta)
+            print("profiled %d steps on %s: %d ops measured, %d unmatched (they keep roofline costs)" % (
+                a.profile_steps, dev, matched, unmatched))
+            if a.cost_table:
+                n = profiling.merge_cost_table(a.cost_table, dev, measured)
+                print("%s: %d entries" % (a.cost_table, n))
     except UsageError as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 2

@@ -1,0 +1,87 @@
+"""Tests of torchexport --profile on CPU (profiling.py; docs/import.md,
+"Profiling"): the real step's ops matched to the graph's, their times in
+the graph and in a cost table that placer reads."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import profiling  # noqa: E402
+import torchexport  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+STATE = ("Input", "Parameter", "Buffer")
+
+
+class _Ev:
+    """A stand-in profiler event: a name and a parent."""
+
+    def __init__(self, name, parent=None):
+        self.name, self.cpu_parent = "aten::" + name, parent
+
+
+class MatchTest(unittest.TestCase):
+    def test_order_and_subtrees(self):
+        lin = _Ev("linear")
+        t, addmm = _Ev("t", lin), _Ev("addmm", lin)
+        copy = _Ev("copy_", addmm)
+        relu = _Ev("relu")
+        add = _Ev("add_")
+        cp2 = _Ev("copy_", add)
+        events = [lin, t, addmm, copy, relu, add, cp2]
+        # The graph's copy_ after relu is one the real run does not make
+        # where it stands: the add_'s own copy_ must not take it, nor the
+        # addmm's.
+        types = [None, "t", "addmm", "relu", "copy_", "add_"]
+        m = profiling.match(types, events)
+        self.assertEqual({i: e for i, e in m.items()}, {1: t, 2: addmm, 3: relu, 5: add})
+
+
+class ProfileTest(unittest.TestCase):
+    def test_mlp_on_cpu(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, table = os.path.join(tmp, "mlp.json"), os.path.join(tmp, "costs.json")
+            for _ in range(2):
+                self.assertEqual(torchexport.main(["--model", "mlp", "--profile", "--profile-steps", "3",
+                                                   "--profile-device", "cpu", "--cost-table", table, "-o", out]), 0)
+            with open(out) as f:
+                g = json.load(f)
+            with open(os.path.join(tmp, "mlp.meta.json")) as f:
+                meta = json.load(f)
+            ops = [o for o in g["ops"] if o["type"] not in STATE]
+            # The fake recording's gradient copies (new_empty_strided and
+            # copy_ where the real AccumulateGrad steals the gradient) are
+            # the only ops left unmatched.
+            unmatched = [o["type"] for o in ops if "time_s" not in o]
+            self.assertEqual(set(unmatched), {"new_empty_strided", "copy_"})
+            self.assertEqual(meta["profile"]["unmatched"], len(unmatched))
+            for o in ops:
+                if "time_s" in o:
+                    self.assertGreater(o["time_s"], 0, o["name"])
+                    self.assertLess(o["time_s"], 1, o["name"])
+                self.assertNotIn("dispatch_s", o)  # a CPU run has none
+            for o in g["ops"]:
+                if o["type"] in STATE:
+                    self.assertNotIn("time_s", o)
+            with open(table) as f:
+                tab = json.load(f)
+            self.assertEqual(tab["format"], profiling.COST_TABLE_FORMAT)
+            # Two runs of three steps: six samples for an op that occurs once.
+            fc1 = [e for e in tab["entries"] if e["key"]["type"] == "addmm" and e["key"]["shape"] == [16, 64]]
+            self.assertEqual(len(fc1), 1)
+            self.assertEqual(fc1[0]["samples"], 6)
+            if os.path.exists(PLACER):
+                r = subprocess.run([PLACER, "eval", "--graph", out, "--cost-table", table, "--json"],
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
