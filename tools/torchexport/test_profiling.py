@@ -64,7 +64,12 @@ class ProfileTest(unittest.TestCase):
             self.assertEqual(meta["profile"]["unmatched"], len(unmatched))
             for o in ops:
                 if "time_s" in o:
-                    self.assertGreater(o["time_s"], 0, o["name"])
+                    # torch 1.13's profiler has microsecond resolution: a
+                    # view, or an optimizer op on a 10-element bias, can
+                    # read 0 s there; a matrix product cannot.
+                    if o["type"] in ("addmm", "mm"):
+                        self.assertGreater(o["time_s"], 0, o["name"])
+                    self.assertGreaterEqual(o["time_s"], 0, o["name"])
                     self.assertLess(o["time_s"], 1, o["name"])
                 self.assertNotIn("dispatch_s", o)  # a CPU run has none
             for o in g["ops"]:
