@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -62,8 +63,14 @@ type PretrainOptions struct {
 	Workers int
 	Rounds  string
 	Lease   time.Duration
-	Policy  *policy.Config
-	PPO     ppo.Settings
+	// ListCells, with Workers, receives the run's cells (one per visit,
+	// JSON lines) and nothing runs; OneCell runs cell Cell only
+	// (gdp.Rounds.One): a task of a cluster's array job.
+	ListCells io.Writer
+	OneCell   bool
+	Cell      int
+	Policy    *policy.Config
+	PPO       ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
@@ -127,6 +134,9 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		return rep, err
 	}
 	rep.HeldOut = held
+	if o.ListCells != nil {
+		return rep, listPretrainCells(o)
+	}
 	if o.Resume != "" && !o.Scored {
 		// A bad checkpoint fails before the baselines run.
 		if _, _, err := gdp.LoadCheckpoint(o.Resume); err != nil {
@@ -227,7 +237,7 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 		sp.Visits = 3 * len(graphs)
 	}
 	if o.Workers > 0 {
-		sp.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease}
+		sp.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease, One: o.OneCell, Cell: o.Cell}
 	}
 	if o.OnStep != nil {
 		sp.OnVisit = func(v gdp.ScoredVisit) {
@@ -239,8 +249,43 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Visits = r.Seed, r.Visits, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	if r.Head == nil {
+		// One cell, not the last: the cell that ends the last round
+		// writes the head.
+		rep.Status = fmt.Sprintf("cell %d kept; %d of %d visits in finished rounds, the model is the last round's cell's to write", o.Cell, r.Visits, sp.Visits)
+		return rep, ctx.Err()
+	}
 	rep.Model, rep.State = o.Out, o.Out+".state.json"
 	return rep, ctx.Err()
+}
+
+// pretrainCell is a cell of pre-training in rounds as --list-cells
+// prints it: grid.Listed's fields (the graph is visit i's, i mod the
+// graphs with a valid reference, known once their baselines ran: left
+// out) and the visit's round.
+type pretrainCell struct {
+	Index  int    `json:"index"`
+	Round  int    `json:"round"`
+	Method string `json:"method"`
+	Budget string `json:"budget"`
+	Seed   uint64 `json:"seed"`
+	File   string `json:"file"`
+}
+
+// listPretrainCells writes the cells of o's rounds to o.ListCells.
+func listPretrainCells(o PretrainOptions) error {
+	rd := &gdp.Rounds{Workers: o.Workers}
+	enc := json.NewEncoder(o.ListCells)
+	for _, c := range rd.Cells(o.Steps) {
+		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "go-scored-visit", Budget: fmt.Sprintf("%d-evals", o.PerVisit.Evaluations), Seed: o.Seed, File: c.File}
+		if o.Rounds != "" {
+			l.File = filepath.Join(o.Rounds, c.File)
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type trainSpec struct {
