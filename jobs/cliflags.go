@@ -201,12 +201,12 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
 	if o.Workers != 0 || o.Rounds != "" {
 		switch {
-		case !o.Scored:
-			return fail.Usagef("--workers and --rounds: synchronous rounds train go-scored's move head: give --scored")
 		case o.Workers < 1 || o.Rounds == "":
 			return fail.Usagef("--workers K and --rounds DIR go together: K visits a round, in the folder DIR every worker shares")
 		case o.Steps < 1 || o.Time > 0:
-			return fail.Usagef("--workers: give --steps (the visits in all) and no --time: the head must not depend on how fast a worker is")
+			return fail.Usagef("--workers: give --steps (the visits or steps in all) and no --time: the model must not depend on how fast a worker is")
+		case o.Resume != "" && !o.Scored:
+			return fail.Usagef("--workers: no --resume: the rounds folder is the checkpoint (a worker started again goes on from its last round)")
 		}
 	}
 	if o.Scored && !f.LRGiven {
@@ -224,7 +224,7 @@ func (o *PretrainOptions) parseCells(f PretrainFlags) error {
 		return fail.Usagef("--list-cells and --cell: give one")
 	}
 	if (f.ListCells || (cell != "" && cell != "all")) && o.Workers == 0 {
-		return fail.Usagef("--list-cells and --cell: pre-training runs as cells in synchronous rounds: give --scored --workers K --rounds DIR --steps N")
+		return fail.Usagef("--list-cells and --cell: pre-training runs as cells in synchronous rounds: give --workers K --rounds DIR --steps N")
 	}
 	if o.Workers == 0 {
 		return nil // the environment's array index is not ours to read
@@ -253,7 +253,11 @@ func (o *PretrainOptions) parseCells(f PretrainFlags) error {
 		return fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
 	}
 	if i >= o.Steps {
-		return fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per visit", i, o.Steps, o.Steps-1)
+		unit := "step"
+		if o.Scored {
+			unit = "visit"
+		}
+		return fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, o.Steps, o.Steps-1, unit)
 	}
 	o.OneCell, o.Cell = true, i
 	return nil

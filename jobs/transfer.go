@@ -56,10 +56,11 @@ type PretrainOptions struct {
 	// embedded default model, and Out is the head's file.
 	Scored   bool
 	PerVisit optimize.Budget
-	// Workers, with Scored, runs the visits in synchronous rounds of
-	// Workers visits shared by any number of processes through the
-	// folder Rounds (gdp.Rounds: same seed and Workers, same head; 1 =
-	// the sequential head); Lease is a visit's claim lease (0 = 1m).
+	// Workers runs the visits (Scored) or the GO policy's steps in
+	// synchronous rounds of Workers shared by any number of processes
+	// through the folder Rounds (gdp.Rounds: same seed and Workers, same
+	// model; 1 = the sequential model); Lease is a claim's lease (0 =
+	// 1m).
 	Workers int
 	Rounds  string
 	Lease   time.Duration
@@ -217,11 +218,18 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		}
 		return pretrainScored(ctx, o, pt.Graphs, rep)
 	}
+	if o.Workers > 0 {
+		pt.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease, One: o.OneCell, Cell: o.Cell}
+	}
 	r, err := pt.Run(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = r.Seed, r.Step, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	if pt.Rounds != nil && r.Policy == nil {
+		rep.Status = fmt.Sprintf("cell %d kept; %d of %d steps in finished rounds, the model is the last round's cell's to write", o.Cell, r.Step, steps)
+		return rep, ctx.Err()
+	}
 	rep.Model, rep.State = o.Out, gdp.CheckpointState(o.Out)
 	return rep, ctx.Err()
 }
@@ -275,9 +283,17 @@ type pretrainCell struct {
 // listPretrainCells writes the cells of o's rounds to o.ListCells.
 func listPretrainCells(o PretrainOptions) error {
 	rd := &gdp.Rounds{Workers: o.Workers}
+	cells := rd.Cells(o.Steps)
+	if !o.Scored {
+		cells = rd.PolicyCells(o.Steps)
+	}
 	enc := json.NewEncoder(o.ListCells)
-	for _, c := range rd.Cells(o.Steps) {
+	for _, c := range cells {
 		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "go-scored-visit", Budget: fmt.Sprintf("%d-evals", o.PerVisit.Evaluations), Seed: o.Seed, File: c.File}
+		if !o.Scored {
+			// A PPO (or, in the warm-up, imitation) step of the GO policy.
+			l.Method, l.Budget = "go-pretrain-step", fmt.Sprintf("%d-samples", max(o.Samples, 1))
+		}
 		if o.Rounds != "" {
 			l.File = filepath.Join(o.Rounds, c.File)
 		}

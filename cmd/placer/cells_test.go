@@ -461,3 +461,82 @@ func TestPretrainCells(t *testing.T) {
 		t.Fatal("the follow-up job's head is not the head of one process")
 	}
 }
+
+// TestPretrainPolicyRounds: the GO policy (pretrain without --scored) in
+// synchronous rounds. One worker a round gives the plain process's
+// policy file byte for byte; two a round give the same policy whether
+// one process or two (this test binary run as placer, sharing --rounds)
+// run them, or the cells one by one; --list-cells names the steps.
+func TestPretrainPolicyRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs placer processes")
+	}
+	dir := t.TempDir()
+	args := func(out string, more ...string) []string {
+		return append([]string{"pretrain", "--workloads", "trxl2,rnnlm2", "--gpus", "2", "--policy", "small", "--steps", "4", "--warmup", "2",
+			"--samples", "4", "--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
+	}
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, r := range []struct {
+		out  string
+		more []string
+	}{
+		{"plain.policy", nil},
+		{"k1.policy", []string{"--workers", "1", "--rounds", filepath.Join(dir, "r1")}},
+		{"k2.policy", []string{"--workers", "2", "--rounds", filepath.Join(dir, "r2")}},
+	} {
+		if code, _, errs := placer(t, args(r.out, r.more...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", r.out, code, errs)
+		}
+	}
+	if !bytes.Equal(read("plain.policy"), read("k1.policy")) {
+		t.Fatal("rounds of one worker: not the plain process's policy")
+	}
+	if bytes.Equal(read("plain.policy"), read("k2.policy")) {
+		t.Fatal("rounds of two gave the plain policy: nothing averaged")
+	}
+	code, out, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--list-cells")...)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 4 ||
+		lines[3] != `{"index":3,"round":1,"method":"go-pretrain-step","budget":"4-samples","seed":1,"file":"R/round-1/step-3.policy"}` {
+		t.Fatalf("--list-cells: exit %d, %q, %s", code, out, errs)
+	}
+	var wg sync.WaitGroup
+	fails := make([]string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := asPlacer("", args(fmt.Sprintf("p%d.policy", i), "--workers", "2", "--rounds", filepath.Join(dir, "shared"))...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fails[i] = fmt.Sprintf("process %d: %v: %s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, f := range fails {
+		if f != "" {
+			t.Fatal(f)
+		}
+		if !bytes.Equal(read(fmt.Sprintf("p%d.policy", i)), read("k2.policy")) {
+			t.Fatalf("process %d of 2 ended with another policy than one process", i)
+		}
+	}
+	for i := range 4 {
+		if code, _, errs := placer(t, args("cells.policy", "--workers", "2", "--rounds", filepath.Join(dir, "cells"), "--cell", fmt.Sprint(i))...); code != 0 {
+			t.Fatalf("cell %d: exit %d: %s", i, code, errs)
+		}
+	}
+	if !bytes.Equal(read("cells.policy"), read("k2.policy")) {
+		t.Fatal("the cells one by one: not the policy of one process")
+	}
+	if code, _, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--cell", "4")...); code != 1 ||
+		errs != "placer: cell 4: out of range: this run has 4 cells (0 to 3), one per step\n" {
+		t.Fatalf("--cell 4 of 4: exit %d, %q", code, errs)
+	}
+}

@@ -69,13 +69,19 @@ type Cell struct {
 	File  string `json:"file"`
 }
 
-// Cells lists the cells of a Rounds run of visits visits: one per
-// visit, in visit order.
-func (rd *Rounds) Cells(visits int) []Cell {
-	out := make([]Cell, 0, visits)
-	for i := range visits {
+// Cells lists the cells of a Rounds run of a move head's visits visits
+// (ScoredPretrain): one per visit, in visit order.
+func (rd *Rounds) Cells(visits int) []Cell { return rd.cells(visits, "visit-%d.head") }
+
+// PolicyCells lists the cells of a Rounds run of the GO policy's steps
+// steps (Pretrain): one per step, in step order.
+func (rd *Rounds) PolicyCells(steps int) []Cell { return rd.cells(steps, "step-%d.policy") }
+
+func (rd *Rounds) cells(n int, name string) []Cell {
+	out := make([]Cell, 0, n)
+	for i := range n {
 		r := i / max(rd.Workers, 1)
-		out = append(out, Cell{Index: i, Round: r, File: filepath.Join(fmt.Sprintf("round-%d", r), fmt.Sprintf("visit-%d.head", i))})
+		out = append(out, Cell{Index: i, Round: r, File: filepath.Join(fmt.Sprintf("round-%d", r), fmt.Sprintf(name, i))})
 	}
 	return out
 }
