@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -348,15 +349,31 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		}
 		states := make([]policyState, n)
 		for k := range n {
-			if states[k], err = readPolicyState(rd.policyStep(r, first+k)); err != nil {
+			states[k], err = readPolicyState(rd.policyStep(r, first+k))
+			if errors.Is(err, fs.ErrNotExist) && exists(rd.policyRound(r+1)) {
+				break // another worker wrote the next round and removed its steps
+			}
+			if err != nil {
 				return nil, err
 			}
+		}
+		if err != nil {
+			continue
 		}
 		// The round that holds the last imitation step hands PPO a fresh
 		// Adam, as one process does.
 		fresh := first <= warm-1 && warm-1 < first+n
-		if _, err := createFile(rd.policyRound(r+1), meanState(states, fresh).encode()); err != nil {
+		made, err := createFile(rd.policyRound(r+1), meanState(states, fresh).encode())
+		if err != nil {
 			return nil, err
+		}
+		if made {
+			// The round's steps (three times the policy's size each, with
+			// Adam's moments) are in the next round's state now; their
+			// claims stay, the history of who ran each step.
+			for k := range n {
+				os.Remove(rd.policyStep(r, first+k))
+			}
 		}
 	}
 	for exists(rd.policyRound(r + 1)) {

@@ -96,6 +96,9 @@ func TestPolicyRounds(t *testing.T) {
 			if err != nil || done != 1 {
 				t.Errorf("K=%d step %d: %d claims done, want 1 (%v)", k, i, done, err)
 			}
+			if _, err := os.Stat(filepath.Join(shared, fmt.Sprintf("round-%d", i/k), fmt.Sprintf("step-%d.policy", i))); err == nil {
+				t.Errorf("K=%d step %d: its state is kept after its round ended (it is in the next round's)", k, i)
+			}
 		}
 		if k == 3 {
 			// The folder of 6 steps, taken on to 9 by two workers started
