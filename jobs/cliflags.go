@@ -5,6 +5,9 @@ package jobs
 // mistake is the one reported).
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,6 +153,14 @@ type PretrainFlags struct {
 	// LRGiven says whether --lr was given: go-scored has its own default
 	// otherwise.
 	LRGiven bool
+	// ListCells (--list-cells) and Cell (--cell: an index, "all", or ""
+	// = the array index of ArrayIndexVars when one is set, else all) run
+	// pre-training in rounds as cells; Out receives the list; Getenv
+	// reads the environment (nil = os.Getenv).
+	ListCells bool
+	Cell      string
+	Out       io.Writer
+	Getenv    func(string) string
 }
 
 // ParseFlags checks o and fills its workloads, policy, PPO settings and
@@ -191,17 +202,65 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 	o.PerVisit = optimize.Budget{Evaluations: f.VisitEvals}
 	if o.Workers != 0 || o.Rounds != "" {
 		switch {
-		case !o.Scored:
-			return fail.Usagef("--workers and --rounds: synchronous rounds train go-scored's move head: give --scored")
 		case o.Workers < 1 || o.Rounds == "":
 			return fail.Usagef("--workers K and --rounds DIR go together: K visits a round, in the folder DIR every worker shares")
 		case o.Steps < 1 || o.Time > 0:
-			return fail.Usagef("--workers: give --steps (the visits in all) and no --time: the head must not depend on how fast a worker is")
+			return fail.Usagef("--workers: give --steps (the visits or steps in all) and no --time: the model must not depend on how fast a worker is")
+		case o.Resume != "" && !o.Scored:
+			return fail.Usagef("--workers: no --resume: the rounds folder is the checkpoint (a worker started again goes on from its last round)")
 		}
 	}
 	if o.Scored && !f.LRGiven {
 		o.PPO.LearningRate = 0 // go-scored's own
 	}
+	return o.parseCells(f)
+}
+
+// parseCells reads --list-cells and --cell (or the array index a
+// cluster gives a task) for pre-training in rounds: its cells are the
+// visits.
+func (o *PretrainOptions) parseCells(f PretrainFlags) error {
+	cell, name := strings.TrimSpace(f.Cell), "--cell"
+	if f.ListCells && cell != "" {
+		return fail.Usagef("--list-cells and --cell: give one")
+	}
+	if (f.ListCells || (cell != "" && cell != "all")) && o.Workers == 0 {
+		return fail.Usagef("--list-cells and --cell: pre-training runs as cells in synchronous rounds: give --workers K --rounds DIR --steps N")
+	}
+	if o.Workers == 0 {
+		return nil // the environment's array index is not ours to read
+	}
+	if f.ListCells {
+		o.ListCells = f.Out
+		return nil
+	}
+	if cell == "" {
+		getenv := f.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		for _, v := range ArrayIndexVars {
+			if cell = strings.TrimSpace(getenv(v)); cell != "" {
+				name = v
+				break
+			}
+		}
+	}
+	if cell == "" || cell == "all" {
+		return nil
+	}
+	i, err := strconv.Atoi(cell)
+	if err != nil || i < 0 {
+		return fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
+	}
+	if i >= o.Steps {
+		unit := "step"
+		if o.Scored {
+			unit = "visit"
+		}
+		return fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, o.Steps, o.Steps-1, unit)
+	}
+	o.OneCell, o.Cell = true, i
 	return nil
 }
 

@@ -80,17 +80,31 @@ type ClusterResult struct {
 	Submit string `json:"submit"`
 }
 
-// clusterReport checks o.Report and returns the report's name.
+// clusterReport checks o.Report and returns the report's name
+// ("pretrain" for pre-training in rounds).
 func (o *ClusterOptions) clusterReport() (string, error) {
 	r := o.Report
-	if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
-		return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s)", strings.Join(ClusterReports, ", "))
-	}
-	for _, a := range r[2:] {
-		name, _, _ := strings.Cut(a, "=")
-		switch name {
-		case "--dir", "--cell", "--worker", "--list-cells", "--no-run", "--json", "--plot":
-			return "", fail.Usagef("%s: the cluster job sets --dir, --cell and --no-run itself, and prints the table (give %s to the cluster command, or leave it out)", name, name)
+	if len(r) > 0 && r[0] == "pretrain" {
+		for _, a := range r[1:] {
+			name, _, _ := strings.Cut(a, "=")
+			switch name {
+			case "--rounds", "--cell", "--list-cells", "--json":
+				return "", fail.Usagef("%s: the cluster job sets --rounds (to --dir) and --cell itself, and prints the report", name)
+			}
+		}
+		if !slices.Contains(r, "--workers") && !slices.ContainsFunc(r, func(a string) bool { return strings.HasPrefix(a, "--workers=") }) {
+			return "", fail.Usagef("pretrain as cells runs in synchronous rounds: give --scored --workers K --steps N in the pretrain command")
+		}
+	} else {
+		if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
+			return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ...", strings.Join(ClusterReports, ", "))
+		}
+		for _, a := range r[2:] {
+			name, _, _ := strings.Cut(a, "=")
+			switch name {
+			case "--dir", "--cell", "--worker", "--list-cells", "--no-run", "--json", "--plot":
+				return "", fail.Usagef("%s: the cluster job sets --dir, --cell and --no-run itself, and prints the table (give %s to the cluster command, or leave it out)", name, name)
+			}
 		}
 	}
 	if o.Dir == "" {
@@ -99,7 +113,39 @@ func (o *ClusterOptions) clusterReport() (string, error) {
 	if o.Parallel < 0 || o.CPUs < 0 || o.Time < 0 {
 		return "", fail.Usagef("--parallel, --cpus-per-task and --time must not be negative")
 	}
+	if r[0] == "pretrain" {
+		return "pretrain", nil
+	}
 	return r[1], nil
+}
+
+// dirArgs are the flags that give the command its shared folder: --dir
+// for a report, --rounds for pre-training.
+func (o *ClusterOptions) dirArgs() []string {
+	if o.Report[0] == "pretrain" {
+		return []string{"--rounds", o.Dir}
+	}
+	return []string{"--dir", o.Dir}
+}
+
+// listArgs are the command that lists the cells: pre-training's needs
+// its folder.
+func (o *ClusterOptions) listArgs() []string {
+	if o.Report[0] == "pretrain" {
+		return append(slices.Clone(o.Report), o.dirArgs()...)
+	}
+	return o.Report
+}
+
+// followArgs are the follow-up job's command: a report's table of the
+// cells kept (--no-run); for pre-training, one more worker (--cell all),
+// which runs any visit left and writes the model.
+func (o *ClusterOptions) followArgs() []string {
+	more := "--no-run"
+	if o.Report[0] == "pretrain" {
+		more = "--cell=all"
+	}
+	return append(append(slices.Clone(o.Report), o.dirArgs()...), more, "-q")
 }
 
 // listCells runs the report with --list-cells and returns its cells.
@@ -177,7 +223,7 @@ func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) 
 	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
 		return res, err
 	}
-	cells, err := listCells(ctx, placer, o.Report)
+	cells, err := listCells(ctx, placer, o.listArgs())
 	if err != nil {
 		return res, fmt.Errorf("cluster slurm: %w", err)
 	}
@@ -210,12 +256,16 @@ func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) 
 	fmt.Fprintf(&sb, "#!/bin/sh\n# Written by placer cluster slurm: the %d cells of\n#   placer %s\n# as a Slurm job array, one task per cell, into the shared folder\n#   %s\n# (docs/cluster.md). Resubmitting it reruns only the cells not kept there.\n", len(cells), report, o.Dir)
 	fmt.Fprintf(&sb, "#SBATCH --job-name=%s\n#SBATCH --array=%s\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --time=%s\n#SBATCH --output=%s\n", job, array, cpus, slurmTime(limit), filepath.Join(out, "cell-%a.out"))
 	sbatchExtra(&sb, o)
-	fmt.Fprintf(&sb, "set -eu\nexec %s %s --dir %s --cell \"$SLURM_ARRAY_TASK_ID\"\n", shellQuote(placer), report, shellQuote(o.Dir))
+	fmt.Fprintf(&sb, "set -eu\nexec %s %s %s --cell \"$SLURM_ARRAY_TASK_ID\"\n", shellQuote(placer), report, shellJoin(o.dirArgs()))
 	var tb strings.Builder
 	fmt.Fprintf(&tb, "#!/bin/sh\n# Written by placer cluster slurm: the table of the cells kept in\n#   %s\n# (after cells.sbatch: submit.sh makes it wait for the array).\n", o.Dir)
-	fmt.Fprintf(&tb, "#SBATCH --job-name=%s-table\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=1\n#SBATCH --time=30:00\n#SBATCH --output=%s\n", job, filepath.Join(out, "table.txt"))
+	tableTime := "30:00"
+	if name == "pretrain" {
+		tableTime = slurmTime(limit) // it may run visits that no task ran
+	}
+	fmt.Fprintf(&tb, "#SBATCH --job-name=%s-table\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --time=%s\n#SBATCH --output=%s\n", job, cpus, tableTime, filepath.Join(out, "table.txt"))
 	sbatchExtra(&tb, o)
-	fmt.Fprintf(&tb, "set -eu\nexec %s %s --dir %s --no-run -q\n", shellQuote(placer), report, shellQuote(o.Dir))
+	fmt.Fprintf(&tb, "set -eu\nexec %s %s\n", shellQuote(placer), shellJoin(o.followArgs()))
 	submit := "#!/bin/sh\n# Written by placer cluster slurm: submits the cells' array, then the table's job after it.\nset -eu\ncd \"$(dirname \"$0\")\"\n" +
 		"cells=$(sbatch --parsable cells.sbatch)\ncells=${cells%%;*}\n" +
 		"table=$(sbatch --parsable --dependency=afterany:\"$cells\" table.sbatch)\n" +
@@ -360,7 +410,7 @@ func ClusterK8s(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 	if err != nil {
 		return res, fmt.Errorf("cluster k8s: placer binary: %w", err)
 	}
-	cells, err := listCells(ctx, placer, o.Report)
+	cells, err := listCells(ctx, placer, o.listArgs())
 	if err != nil {
 		return res, fmt.Errorf("cluster k8s: %w", err)
 	}
@@ -390,10 +440,10 @@ func ClusterK8s(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 	// reads when --cell is not given.
 	cellsJob := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: job, Namespace: o.Namespace, Labels: labels},
 		Spec: k8sJobSpec{CompletionMode: "Indexed", Completions: len(cells), Parallelism: parallel, BackoffLimit: len(cells),
-			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(append(slices.Clone(o.Report), "--dir", o.Dir))}}}
+			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(append(slices.Clone(o.Report), o.dirArgs()...))}}}
 	tableJob := k8sJob{APIVersion: "batch/v1", Kind: "Job", Metadata: k8sMeta{Name: job + "-table", Namespace: o.Namespace, Labels: labels},
 		Spec: k8sJobSpec{Completions: 1, Parallelism: 1, BackoffLimit: 2,
-			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(append(slices.Clone(o.Report), "--dir", o.Dir, "--no-run", "-q"))}}}
+			Template: k8sPodTemplate{Metadata: k8sMeta{Labels: labels}, Spec: pod(o.followArgs())}}}
 	out := o.Out
 	if out == "" {
 		out = "k8s"

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -55,15 +56,22 @@ type PretrainOptions struct {
 	// embedded default model, and Out is the head's file.
 	Scored   bool
 	PerVisit optimize.Budget
-	// Workers, with Scored, runs the visits in synchronous rounds of
-	// Workers visits shared by any number of processes through the
-	// folder Rounds (gdp.Rounds: same seed and Workers, same head; 1 =
-	// the sequential head); Lease is a visit's claim lease (0 = 1m).
+	// Workers runs the visits (Scored) or the GO policy's steps in
+	// synchronous rounds of Workers shared by any number of processes
+	// through the folder Rounds (gdp.Rounds: same seed and Workers, same
+	// model; 1 = the sequential model); Lease is a claim's lease (0 =
+	// 1m).
 	Workers int
 	Rounds  string
 	Lease   time.Duration
-	Policy  *policy.Config
-	PPO     ppo.Settings
+	// ListCells, with Workers, receives the run's cells (one per visit,
+	// JSON lines) and nothing runs; OneCell runs cell Cell only
+	// (gdp.Rounds.One): a task of a cluster's array job.
+	ListCells io.Writer
+	OneCell   bool
+	Cell      int
+	Policy    *policy.Config
+	PPO       ppo.Settings
 
 	// Backend makes each graph's cost model and evaluator (nil = Roofline).
 	Backend Backend
@@ -127,6 +135,9 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		return rep, err
 	}
 	rep.HeldOut = held
+	if o.ListCells != nil {
+		return rep, listPretrainCells(o)
+	}
 	if o.Resume != "" && !o.Scored {
 		// A bad checkpoint fails before the baselines run.
 		if _, _, err := gdp.LoadCheckpoint(o.Resume); err != nil {
@@ -207,11 +218,18 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 		}
 		return pretrainScored(ctx, o, pt.Graphs, rep)
 	}
+	if o.Workers > 0 {
+		pt.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease, One: o.OneCell, Cell: o.Cell}
+	}
 	r, err := pt.Run(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Curve = r.Seed, r.Step, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	if pt.Rounds != nil && r.Policy == nil {
+		rep.Status = fmt.Sprintf("cell %d kept; %d of %d steps in finished rounds, the model is the last round's cell's to write", o.Cell, r.Step, steps)
+		return rep, ctx.Err()
+	}
 	rep.Model, rep.State = o.Out, gdp.CheckpointState(o.Out)
 	return rep, ctx.Err()
 }
@@ -227,7 +245,7 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 		sp.Visits = 3 * len(graphs)
 	}
 	if o.Workers > 0 {
-		sp.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease}
+		sp.Rounds = &gdp.Rounds{Workers: o.Workers, Dir: o.Rounds, Lease: o.Lease, One: o.OneCell, Cell: o.Cell}
 	}
 	if o.OnStep != nil {
 		sp.OnVisit = func(v gdp.ScoredVisit) {
@@ -239,8 +257,51 @@ func pretrainScored(ctx context.Context, o PretrainOptions, graphs []gdp.TrainGr
 		return rep, err
 	}
 	rep.Seed, rep.Steps, rep.Elapsed, rep.Status, rep.Visits = r.Seed, r.Visits, r.Elapsed.Seconds(), r.Status.String(), r.Curve
+	if r.Head == nil {
+		// One cell, not the last: the cell that ends the last round
+		// writes the head.
+		rep.Status = fmt.Sprintf("cell %d kept; %d of %d visits in finished rounds, the model is the last round's cell's to write", o.Cell, r.Visits, sp.Visits)
+		return rep, ctx.Err()
+	}
 	rep.Model, rep.State = o.Out, o.Out+".state.json"
 	return rep, ctx.Err()
+}
+
+// pretrainCell is a cell of pre-training in rounds as --list-cells
+// prints it: grid.Listed's fields (the graph is visit i's, i mod the
+// graphs with a valid reference, known once their baselines ran: left
+// out) and the visit's round.
+type pretrainCell struct {
+	Index  int    `json:"index"`
+	Round  int    `json:"round"`
+	Method string `json:"method"`
+	Budget string `json:"budget"`
+	Seed   uint64 `json:"seed"`
+	File   string `json:"file"`
+}
+
+// listPretrainCells writes the cells of o's rounds to o.ListCells.
+func listPretrainCells(o PretrainOptions) error {
+	rd := &gdp.Rounds{Workers: o.Workers}
+	cells := rd.Cells(o.Steps)
+	if !o.Scored {
+		cells = rd.PolicyCells(o.Steps)
+	}
+	enc := json.NewEncoder(o.ListCells)
+	for _, c := range cells {
+		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "go-scored-visit", Budget: fmt.Sprintf("%d-evals", o.PerVisit.Evaluations), Seed: o.Seed, File: c.File}
+		if !o.Scored {
+			// A PPO (or, in the warm-up, imitation) step of the GO policy.
+			l.Method, l.Budget = "go-pretrain-step", fmt.Sprintf("%d-samples", max(o.Samples, 1))
+		}
+		if o.Rounds != "" {
+			l.File = filepath.Join(o.Rounds, c.File)
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type trainSpec struct {

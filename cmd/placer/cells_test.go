@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -327,5 +328,215 @@ func TestPretrainRounds(t *testing.T) {
 	}
 	if n != 6 {
 		t.Fatalf("%d visits done, want 6 (each once)", n)
+	}
+}
+
+// TestPretrainCells: pretrain --scored in rounds as cells. --list-cells
+// lists one cell per visit; the script placer cluster slurm writes, run
+// for every array index (the cells of the last round first, all at once,
+// as real processes), then its follow-up job, leave the head of one
+// process running the rounds alone, to the byte; a cell killed while it
+// runs is taken over when its script runs again, and each visit is kept
+// once; bad cell indices are one line.
+func TestPretrainCells(t *testing.T) {
+	bin := placerBinary(t)
+	dir := t.TempDir()
+	pre := func(out string, more ...string) []string {
+		return append([]string{"pretrain", "--scored", "--workloads", "trxl2,rnnlm2", "--gpus", "2", "--steps", "6", "--visit-evals", "100",
+			"--seed", "1", "--workers", "3", "--out", filepath.Join(dir, out)}, more...)
+	}
+	if code, _, errs := placer(t, append(pre("one.head", "--rounds", filepath.Join(dir, "one")), "-q")...); code != 0 {
+		t.Fatalf("one process: exit %d: %s", code, errs)
+	}
+	want, err := os.ReadFile(filepath.Join(dir, "one.head"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := placer(t, append(pre("x.head", "--rounds", "R"), "--list-cells")...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 6 || lines[4] != `{"index":4,"round":1,"method":"go-scored-visit","budget":"100-evals","seed":1,"file":"R/round-1/visit-4.head"}` {
+		t.Fatalf("--list-cells: exit %d, %q, %s", code, out, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{append(pre("x.head", "--rounds", "R"), "--cell", "6"), 1, "placer: cell 6: out of range: this run has 6 cells (0 to 5), one per visit"},
+		{append(pre("x.head", "--rounds", "R"), "--cell", "x"), 2, `placer: --cell "x": want a cell index`},
+		{append(pre("x.head", "--rounds", "R"), "--cell", "1", "--list-cells"), 2, "placer: --list-cells and --cell: give one"},
+		{[]string{"pretrain", "--workloads", "trxl2", "--gpus", "2", "--out", "x", "--cell", "1"}, 2, "placer: --list-cells and --cell: pre-training runs as cells in synchronous rounds"},
+	} {
+		code, _, errs := placer(t, tc.args...)
+		if code != tc.code || !strings.HasPrefix(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit %d and %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+
+	shared := filepath.Join(dir, "shared")
+	args := append([]string{"cluster", "slurm", "--placer", bin, "--dir", shared, "--time", "20m", "--"}, pre("shared.head")...)
+	if code, _, errs := placer(t, args...); code != 0 {
+		t.Fatalf("cluster slurm: exit %d: %s", code, errs)
+	}
+	script, err := os.ReadFile(filepath.Join(shared, "slurm", "cells.sbatch"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(script); !strings.Contains(s, "#SBATCH --array=0-5\n") || !strings.Contains(s, "--rounds "+shared+` --cell "$SLURM_ARRAY_TASK_ID"`) {
+		t.Fatalf("cells.sbatch:\n%s", s)
+	}
+	task := func(i int) *exec.Cmd {
+		cmd := exec.Command("sh", filepath.Join(shared, "slurm", "cells.sbatch"))
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", i))
+		return cmd
+	}
+	// Cell 1 killed while it runs: after its visit's claim appears, or
+	// once it has ended.
+	k := task(1)
+	if err := k.Start(); err != nil {
+		t.Fatal(err)
+	}
+	claim0 := claim.Name(filepath.Join(shared, "round-0", "visit-1.head"), 0)
+	exited := make(chan struct{})
+	go func() { k.Wait(); close(exited) }()
+	for {
+		if _, err := os.Stat(claim0); err == nil {
+			k.Process.Kill()
+			break
+		}
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	<-exited
+	var wg sync.WaitGroup
+	fails := make([]string, 6)
+	for i := 5; i >= 0; i-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := task(i).CombinedOutput(); err != nil {
+				fails[i] = fmt.Sprintf("cell %d: %v: %s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range fails {
+		if f != "" {
+			t.Fatal(f)
+		}
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "shared.head"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatal("the cells' head is not the head of one process")
+	}
+	for v := range 6 {
+		h, err := claim.History(filepath.Join(shared, fmt.Sprintf("round-%d", v/3), fmt.Sprintf("visit-%d.head", v)))
+		done := 0
+		for _, c := range h {
+			if c.State == claim.Done {
+				done++
+			}
+		}
+		if err != nil || done != 1 {
+			t.Errorf("visit %d: %d claims done (%v), want 1: %+v", v, done, err, h)
+		}
+		if v == 1 {
+			t.Logf("visit 1 (its first task killed): %d claims", len(h))
+		}
+	}
+	// The follow-up job: one more worker, which finds every visit kept
+	// and writes the same head again.
+	os.Remove(filepath.Join(dir, "shared.head"))
+	if out, err := exec.Command("sh", filepath.Join(shared, "slurm", "table.sbatch")).CombinedOutput(); err != nil || !strings.Contains(string(out), "model written to") {
+		t.Fatalf("table.sbatch: %v: %s", err, out)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "shared.head")); !bytes.Equal(got, want) {
+		t.Fatal("the follow-up job's head is not the head of one process")
+	}
+}
+
+// TestPretrainPolicyRounds: the GO policy (pretrain without --scored) in
+// synchronous rounds. One worker a round gives the plain process's
+// policy file byte for byte; two a round give the same policy whether
+// one process or two (this test binary run as placer, sharing --rounds)
+// run them, or the cells one by one; --list-cells names the steps.
+func TestPretrainPolicyRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs placer processes")
+	}
+	dir := t.TempDir()
+	args := func(out string, more ...string) []string {
+		return append([]string{"pretrain", "--workloads", "trxl2,rnnlm2", "--gpus", "2", "--policy", "small", "--steps", "4", "--warmup", "2",
+			"--samples", "4", "--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
+	}
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	for _, r := range []struct {
+		out  string
+		more []string
+	}{
+		{"plain.policy", nil},
+		{"k1.policy", []string{"--workers", "1", "--rounds", filepath.Join(dir, "r1")}},
+		{"k2.policy", []string{"--workers", "2", "--rounds", filepath.Join(dir, "r2")}},
+	} {
+		if code, _, errs := placer(t, args(r.out, r.more...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", r.out, code, errs)
+		}
+	}
+	if !bytes.Equal(read("plain.policy"), read("k1.policy")) {
+		t.Fatal("rounds of one worker: not the plain process's policy")
+	}
+	if bytes.Equal(read("plain.policy"), read("k2.policy")) {
+		t.Fatal("rounds of two gave the plain policy: nothing averaged")
+	}
+	code, out, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--list-cells")...)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 4 ||
+		lines[3] != `{"index":3,"round":1,"method":"go-pretrain-step","budget":"4-samples","seed":1,"file":"R/round-1/step-3.policy"}` {
+		t.Fatalf("--list-cells: exit %d, %q, %s", code, out, errs)
+	}
+	var wg sync.WaitGroup
+	fails := make([]string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := asPlacer("", args(fmt.Sprintf("p%d.policy", i), "--workers", "2", "--rounds", filepath.Join(dir, "shared"))...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fails[i] = fmt.Sprintf("process %d: %v: %s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, f := range fails {
+		if f != "" {
+			t.Fatal(f)
+		}
+		if !bytes.Equal(read(fmt.Sprintf("p%d.policy", i)), read("k2.policy")) {
+			t.Fatalf("process %d of 2 ended with another policy than one process", i)
+		}
+	}
+	for i := range 4 {
+		if code, _, errs := placer(t, args("cells.policy", "--workers", "2", "--rounds", filepath.Join(dir, "cells"), "--cell", fmt.Sprint(i))...); code != 0 {
+			t.Fatalf("cell %d: exit %d: %s", i, code, errs)
+		}
+	}
+	if !bytes.Equal(read("cells.policy"), read("k2.policy")) {
+		t.Fatal("the cells one by one: not the policy of one process")
+	}
+	if code, _, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--cell", "4")...); code != 1 ||
+		errs != "placer: cell 4: out of range: this run has 4 cells (0 to 3), one per step\n" {
+		t.Fatalf("--cell 4 of 4: exit %d, %q", code, errs)
 	}
 }

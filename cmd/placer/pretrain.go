@@ -37,10 +37,17 @@ and at the end, with its state file MODEL.state.json (step, seed, graphs,
 elapsed time); --resume MODEL continues from it (with the checkpoint's seed,
 up to --steps in total). 'placer infer' and 'placer finetune' use the model.
 
-With --scored --workers K --rounds DIR the visits run in synchronous rounds
-that any number of processes (on one machine, or a cluster's array tasks)
-share through DIR: each round's K visits start from the same head, the
-next head is their mean (docs/cluster.md).`,
+With --workers K --rounds DIR the steps (with --scored, the visits) run in
+synchronous rounds that any number of processes (on one machine, or a
+cluster's array tasks) share through DIR: each round's K steps start from
+the same model (the GO policy with its Adam state, or the head), the next
+model is their mean (docs/cluster.md). The cells are the steps:
+--list-cells prints them (JSON lines: index, round, file) and runs
+nothing; --cell I runs step I only (helping with the rounds before its
+own while they are not done), and so does a task of a Slurm job array or
+a Kubernetes Indexed Job without --cell (SLURM_ARRAY_TASK_ID,
+JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
+'placer cluster slurm -- pretrain ...' writes the array.`,
 		Example: `  placer workloads synth --family all --count 24 --seed 1 -o synth/
   placer pretrain --workloads trxl2,wavenet2x18,rnnlm2 --graphs synth/train --gpus 2 --policy small --steps 300 --out m.policy
   placer pretrain --workloads all --hold-out gnmt --gpus 4 --time 1h --out m.policy
@@ -48,7 +55,12 @@ next head is their mean (docs/cluster.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.LRGiven = cmd.Flags().Changed("lr")
+			o.flags.Out = s.Out
 			if err := o.ParseFlags(o.flags); err != nil {
+				return err
+			}
+			if o.ListCells != nil {
+				_, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)
 				return err
 			}
 			if !o.quiet {
@@ -82,9 +94,11 @@ next head is their mean (docs/cluster.md).`,
 	f.BoolVar(&o.Random, "random", false, "pick each step's graph at random (seeded) instead of in turn")
 	f.BoolVar(&o.Scored, "scored", false, "train go-scored's move head: each step one visit, a go-scored run of --visit-evals evaluations on one graph from its reference, in turn; --out is the head's file")
 	f.IntVar(&o.flags.VisitEvals, "visit-evals", 2000, "with --scored: evaluations per visit")
-	f.IntVar(&o.Workers, "workers", 0, "with --scored: synchronous rounds of `K` visits, each from the round's head, the next head their mean; any number of processes started with the same command share the rounds through --rounds (same seed and K, same head; 1 = the head of one process)")
-	f.StringVar(&o.Rounds, "rounds", "", "with --workers: the `DIR` every worker shares (the rounds, each visit's claim; the checkpoint to go on from)")
-	f.DurationVar(&o.Lease, "lease", 0, "with --workers: a visit's claim lasts this long unless renewed; a dead worker's visit is taken over after it (default 1m)")
+	f.IntVar(&o.Workers, "workers", 0, "synchronous rounds of `K` steps (visits with --scored), each from the round's model, the next model their mean; any number of processes started with the same command share the rounds through --rounds (same seed and K, same model; 1 = the model of one process)")
+	f.StringVar(&o.Rounds, "rounds", "", "with --workers: the `DIR` every worker shares (the rounds, each step's claim; the checkpoint to go on from)")
+	f.BoolVar(&o.flags.ListCells, "list-cells", false, "with --workers: list the cells (one per visit) as JSON lines (index, round, method, budget, seed, file) and run nothing")
+	f.StringVar(&o.flags.Cell, "cell", "", "with --workers: run cell `I` (visit I) only; default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set, else every visit left ('all': every visit whatever the environment says)")
+	f.DurationVar(&o.Lease, "lease", 0, "with --workers: a step's claim lasts this long unless renewed; a dead worker's step is taken over after it (default 1m)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.IntVar(&o.CheckpointEvery, "checkpoint-every", 50, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Resume, "resume", "", "continue from a checkpoint `FILE` (a model and its .state.json)")

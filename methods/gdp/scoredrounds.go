@@ -43,6 +43,47 @@ type Rounds struct {
 	Owner claim.Owner
 	Lease time.Duration
 	Poll  time.Duration
+	// One makes this process one cell of an array job (a task of a Slurm
+	// job array, a pod of a Kubernetes Indexed Job): the cells are the
+	// visits 0 ... Visits-1, and the process runs visit Cell, helping
+	// with the rounds before Cell's (any of their visits that no live
+	// worker holds) while they are not done, and leaving the other
+	// visits of Cell's round to their own cells. It returns once visit
+	// Cell is kept, having written the next round's head if Cell's round
+	// is complete and the Checkpoint if that was the last round
+	// (ScoredPretrainResult.Head is nil when it was not). Running every
+	// cell, in any order or at once, gives the head of one worker
+	// process.
+	One  bool
+	Cell int
+}
+
+// ErrCellRange says a cell index is not one of the run's visits.
+var ErrCellRange = errors.New("out of range")
+
+// Cell is a cell of a Rounds run: a visit, its round and its file
+// (relative to Dir).
+type Cell struct {
+	Index int    `json:"index"`
+	Round int    `json:"round"`
+	File  string `json:"file"`
+}
+
+// Cells lists the cells of a Rounds run of a move head's visits visits
+// (ScoredPretrain): one per visit, in visit order.
+func (rd *Rounds) Cells(visits int) []Cell { return rd.cells(visits, "visit-%d.head") }
+
+// PolicyCells lists the cells of a Rounds run of the GO policy's steps
+// steps (Pretrain): one per step, in step order.
+func (rd *Rounds) PolicyCells(steps int) []Cell { return rd.cells(steps, "step-%d.policy") }
+
+func (rd *Rounds) cells(n int, name string) []Cell {
+	out := make([]Cell, 0, n)
+	for i := range n {
+		r := i / max(rd.Workers, 1)
+		out = append(out, Cell{Index: i, Round: r, File: filepath.Join(fmt.Sprintf("round-%d", r), fmt.Sprintf(name, i))})
+	}
+	return out
 }
 
 // roundsFile is Dir's rounds.json.
@@ -133,6 +174,13 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 	if sp.Visits < 1 || sp.Time > 0 {
 		return nil, errors.New("pretrain: rounds need a visit count (--steps) and no time limit: the head must not depend on how fast a worker is")
 	}
+	cellRound := -1
+	if rd.One {
+		if rd.Cell < 0 || rd.Cell >= sp.Visits {
+			return nil, fmt.Errorf("pretrain: cell %d: %w: this run has %d cells (0 to %d), one per visit", rd.Cell, ErrCellRange, sp.Visits, sp.Visits-1)
+		}
+		cellRound = rd.Cell / rd.Workers
+	}
 	if err := os.MkdirAll(rd.Dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -184,7 +232,7 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 			r++
 		}
 		first := r * rd.Workers
-		if first >= sp.Visits {
+		if first >= sp.Visits || (rd.One && r > cellRound) {
 			break
 		}
 		n := min(rd.Workers, sp.Visits-first)
@@ -196,7 +244,7 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 		for k := 0; k < n; k++ {
 			i := first + k
 			path := rd.visit(r, i)
-			if exists(path) {
+			if exists(path) || (rd.One && r == cellRound && i != rd.Cell) {
 				continue
 			}
 			if ctx.Err() != nil {
@@ -245,6 +293,9 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 				missing++
 			}
 		}
+		if missing > 0 && rd.One && r == cellRound && exists(rd.visit(r, rd.Cell)) {
+			break // this cell's visit is kept; its round is the other cells' to end
+		}
 		if missing > 0 {
 			// Other workers' visits: wait for them (or for their claims
 			// to expire, and take them over).
@@ -273,6 +324,15 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 		if _, err := createFile(rd.head(r+1), next); err != nil {
 			return nil, err
 		}
+	}
+	for exists(rd.head(r + 1)) {
+		r++
+	}
+	if r*rd.Workers < sp.Visits {
+		// One cell, whose round or a later one is not done: the head is
+		// the last cell's to write.
+		res.Visits, res.Elapsed = r*rd.Workers, time.Since(start)
+		return res, nil
 	}
 	final, err := LoadMoveHead(rd.head(r))
 	if err != nil {

@@ -108,3 +108,96 @@ func TestRounds(t *testing.T) {
 		t.Fatalf("another seed in the folder: %v", err)
 	}
 }
+
+// cellRun runs cell i of a Rounds run of 3 workers and visits visits in
+// dir as its own worker (owner) and returns the result.
+func cellRun(t *testing.T, dir string, i, visits int, owner string) (*ScoredPretrainResult, error) {
+	graphs, pol := pretrainGraphs(t, 40, 5, 6)
+	sp := &ScoredPretrain{Graphs: graphs, Policy: pol, PerVisit: optimize.Budget{Evaluations: 150}, Seed: 7, Visits: visits,
+		Rounds: &Rounds{Workers: 3, Dir: dir, Owner: claim.Owner{Host: owner, PID: 1}, Lease: 200 * time.Millisecond, Poll: 20 * time.Millisecond, One: true, Cell: i}}
+	return sp.Run(context.Background())
+}
+
+// TestRoundsCells: the cells of a Rounds run (one per visit), run one by
+// one in index order, in reverse order, or all at once, give the head of
+// one worker process to the bit; only the cell that ends the last round
+// returns the head; a dead worker's visit is taken over; an index out of
+// range is refused.
+func TestRoundsCells(t *testing.T) {
+	want := roundsRun(t, t.TempDir(), 3, 1, 6, 7)
+	if cells := (&Rounds{Workers: 3}).Cells(6); len(cells) != 6 || cells[4].Round != 1 || cells[4].File != filepath.Join("round-1", "visit-4.head") {
+		t.Fatalf("cells: %+v", cells)
+	}
+	dir := t.TempDir()
+	for i := range 6 {
+		r, err := cellRun(t, dir, i, 6, fmt.Sprintf("cell-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.Head != nil) != (i == 5) {
+			t.Fatalf("cell %d: head returned: %v (only the last cell's)", i, r.Head != nil)
+		}
+		if i == 5 {
+			if got, _ := encodeHead(r.Head); !bytes.Equal(got, want) {
+				t.Fatal("cells in order: not the head of one worker process")
+			}
+		}
+	}
+	// Cells started at once, the later rounds' cells first: they wait for
+	// (and help with) the rounds before theirs.
+	dir = t.TempDir()
+	var wg sync.WaitGroup
+	heads := make([][]byte, 6)
+	errs := make([]error, 6)
+	for i := 5; i >= 0; i-- {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := cellRun(t, dir, i, 6, fmt.Sprintf("cell-%d", i))
+			if err == nil && r.Head != nil {
+				heads[i], err = encodeHead(r.Head)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	ended := 0
+	for i := range 6 {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if heads[i] != nil {
+			ended++
+			if !bytes.Equal(heads[i], want) {
+				t.Fatalf("cells at once: cell %d's head is not the head of one worker process", i)
+			}
+		}
+	}
+	if ended == 0 {
+		t.Fatal("cells at once: no cell returned the head")
+	}
+	// A worker that died holding visit 1 (its claim is never renewed):
+	// cell 1 takes it over once the lease is out, and the head is the same.
+	dir = t.TempDir()
+	if _, _, err := claim.Take(filepath.Join(dir, "round-0", "visit-1.head"), claim.Owner{Host: "dead", PID: 1}, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	var last *ScoredPretrainResult
+	for i := range 6 {
+		r, err := cellRun(t, dir, i, 6, "alive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r
+	}
+	if got, _ := encodeHead(last.Head); !bytes.Equal(got, want) {
+		t.Fatal("a dead worker's visit taken over: not the head of one worker process")
+	}
+	h, err := claim.History(filepath.Join(dir, "round-0", "visit-1.head"))
+	if err != nil || len(h) != 2 || h[1].State != claim.Done || h[1].Owner.Host != "alive" {
+		t.Fatalf("visit 1's claims: %+v, %v (want the dead one's, then alive's, done)", h, err)
+	}
+	if _, err := cellRun(t, t.TempDir(), 6, 6, "x"); err == nil || !strings.Contains(err.Error(), "cell 6: out of range: this run has 6 cells (0 to 5)") {
+		t.Fatalf("cell 6 of 6: %v", err)
+	}
+}

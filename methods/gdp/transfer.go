@@ -104,6 +104,9 @@ type Pretrain struct {
 	Resume string
 	// OnStep, if set, is called after every step.
 	OnStep func(PretrainPoint)
+	// Rounds, if set, runs the steps in synchronous rounds shared by
+	// worker processes (pretrainrounds.go); nil = one process, in turn.
+	Rounds *Rounds
 }
 
 // PretrainResult is what a pre-training run produced.
@@ -243,6 +246,9 @@ type prepared struct {
 // decision units, the policy's input), then the training loop (imitation
 // steps, then PPO steps, with checkpoints).
 func (pt *Pretrain) Run(ctx context.Context) (*PretrainResult, error) {
+	if pt.Rounds != nil {
+		return pt.runRounds(ctx)
+	}
 	r, names, warm, err := pt.start()
 	if err != nil {
 		return nil, err
@@ -358,18 +364,9 @@ func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, 
 	if steps == 0 && pt.Time == 0 {
 		steps = 200
 	}
-	k := pt.Samples
-	if k <= 0 {
-		k = 16
-	}
-	refine := max(pt.Refine, 1)
-	settings := pt.PPO
-	if settings == (ppo.Settings{}) {
-		settings = DefaultPPO
-	}
+	kn := pt.knobs()
 	start, base := time.Now(), r.Elapsed
 	opt := &nn.Adam{}
-	results := make([]evaluate.Result, k)
 	r.Status = optimize.BudgetReached
 	for {
 		r.Elapsed = base + time.Since(start)
@@ -383,21 +380,8 @@ func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, 
 		default:
 			var pp PretrainPoint
 			var err error
-			i := r.Step
-			rng := rand.New(rand.NewPCG(r.Seed, 0x5851f42d4c957f2d^uint64(i)))
-			gi := i % len(gs)
-			if pt.Random {
-				gi = rng.IntN(len(gs))
-			}
-			if i < warm {
-				pp, err = imitateStep(pol, opt, &gs[gi])
-				if i == warm-1 {
-					// PPO gets a fresh optimizer (see Search).
-					opt = &nn.Adam{}
-				}
-			} else {
-				pp, err = pt.ppoStep(ctx, pol, opt, &gs[gi], rng, k, refine, settings, results)
-			}
+			var gi int
+			pp, gi, opt, err = pt.stepAt(ctx, r.Step, r.Seed, warm, pol, opt, gs, kn)
 			if errors.Is(err, optimize.ErrStopped) {
 				continue // ctx is cancelled: the next pass stops
 			}
@@ -420,6 +404,48 @@ func (pt *Pretrain) loop(ctx context.Context, r *PretrainResult, gs []prepared, 
 		}
 		return nil
 	}
+}
+
+// stepKnobs are a run's per-step settings, defaults filled in, and its
+// buffer of results.
+type stepKnobs struct {
+	k, refine int
+	settings  ppo.Settings
+	results   []evaluate.Result
+}
+
+func (pt *Pretrain) knobs() stepKnobs {
+	kn := stepKnobs{k: pt.Samples, refine: max(pt.Refine, 1), settings: pt.PPO}
+	if kn.k <= 0 {
+		kn.k = 16
+	}
+	if kn.settings == (ppo.Settings{}) {
+		kn.settings = DefaultPPO
+	}
+	kn.results = make([]evaluate.Result, kn.k)
+	return kn
+}
+
+// stepAt runs step i (0-based) of a run with seed: an imitation step
+// below warm, a PPO step after, on the graph of gs the step draws (its
+// index returned), updating pol with opt. It returns the optimizer the
+// next step uses: PPO gets a fresh one after the last imitation step
+// (see Search).
+func (pt *Pretrain) stepAt(ctx context.Context, i int, seed uint64, warm int, pol *policy.Policy, opt *nn.Adam, gs []prepared, kn stepKnobs) (PretrainPoint, int, *nn.Adam, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d^uint64(i)))
+	gi := i % len(gs)
+	if pt.Random {
+		gi = rng.IntN(len(gs))
+	}
+	if i < warm {
+		pp, err := imitateStep(pol, opt, &gs[gi])
+		if i == warm-1 {
+			opt = &nn.Adam{}
+		}
+		return pp, gi, opt, err
+	}
+	pp, err := pt.ppoStep(ctx, pol, opt, &gs[gi], rng, kn.k, kn.refine, kn.settings, kn.results)
+	return pp, gi, opt, err
 }
 
 func first(s []string) string {
