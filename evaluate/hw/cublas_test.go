@@ -147,3 +147,16 @@ func TestCublasReal(t *testing.T) {
 	}
 	t.Logf("loaded %s, cuBLAS %s", lib.Path, lib.Version)
 }
+
+// TestLoadCublasOnce: the process loads cuBLAS once: a second call
+// returns the first one's library and error, whatever this machine has.
+func TestLoadCublasOnce(t *testing.T) {
+	l1, err1 := LoadCublas()
+	l2, err2 := LoadCublas()
+	if l1 != l2 || err1 != err2 {
+		t.Errorf("two loads: %p %v, then %p %v", l1, err1, l2, err2)
+	}
+	if (l1 == nil) == (err1 == nil) {
+		t.Errorf("library %p and error %v: want exactly one", l1, err1)
+	}
+}

@@ -86,12 +86,6 @@ func Read(path string) (*Table, error) {
 	return t, nil
 }
 
-// Devices lists the devices the table holds measurements of.
-func (t *Table) Devices() []string { return t.devices }
-
-// Len is the number of entries.
-func (t *Table) Len() int { return len(t.entries) }
-
 // KeyOf is op's key on device.
 func KeyOf(op *graph.Op, device string) Key {
 	return Key{Device: device, Type: op.Type, DType: op.DType.String(), Shape: op.Shape, FLOPs: op.FLOPs, BytesRead: op.BytesRead, BytesWritten: op.BytesWritten}
