@@ -171,7 +171,9 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 		}, nil
 	}
 	d.Stopped = func(err error) bool { return errors.Is(err, optimize.ErrStopped) }
-	d.Mean = func(_ int, _ rounds.State, states []rounds.State) rounds.State { return rounds.MeanState(states, false) }
+	d.Mean = func(_ int, _ rounds.State, states []rounds.State) rounds.State {
+		return rounds.MeanState(states, false)
+	}
 	// A round's steps (three times the network's size each) are in the
 	// next round's state once it is written.
 	d.Prune = true
