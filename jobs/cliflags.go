@@ -220,7 +220,7 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 // cluster gives a task) for pre-training in rounds: its cells are the
 // visits.
 func (o *PretrainOptions) parseCells(f PretrainFlags) error {
-	cell, name := strings.TrimSpace(f.Cell), "--cell"
+	cell := strings.TrimSpace(f.Cell)
 	if f.ListCells && cell != "" {
 		return fail.Usagef("--list-cells and --cell: give one")
 	}
@@ -234,8 +234,22 @@ func (o *PretrainOptions) parseCells(f PretrainFlags) error {
 		o.ListCells = f.Out
 		return nil
 	}
+	unit := "step"
+	if o.Scored {
+		unit = "visit"
+	}
+	var err error
+	o.OneCell, o.Cell, err = roundsCell(cell, f.Getenv, o.Steps, unit)
+	return err
+}
+
+// roundsCell is the cell a process of a run of steps steps in rounds
+// runs (one = false: every step left): cell is --cell ("" = the array
+// index of ArrayIndexVars when one is set, read with getenv, nil =
+// os.Getenv); unit names the steps in errors.
+func roundsCell(cell string, getenv func(string) string, steps int, unit string) (one bool, i int, err error) {
+	name := "--cell"
 	if cell == "" {
-		getenv := f.Getenv
 		if getenv == nil {
 			getenv = os.Getenv
 		}
@@ -247,21 +261,16 @@ func (o *PretrainOptions) parseCells(f PretrainFlags) error {
 		}
 	}
 	if cell == "" || cell == "all" {
-		return nil
+		return false, 0, nil
 	}
-	i, err := strconv.Atoi(cell)
+	i, err = strconv.Atoi(cell)
 	if err != nil || i < 0 {
-		return fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
+		return false, 0, fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
 	}
-	if i >= o.Steps {
-		unit := "step"
-		if o.Scored {
-			unit = "visit"
-		}
-		return fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, o.Steps, o.Steps-1, unit)
+	if i >= steps {
+		return false, 0, fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, steps, steps-1, unit)
 	}
-	o.OneCell, o.Cell = true, i
-	return nil
+	return true, i, nil
 }
 
 // checkTransfer checks the flags infer and finetune share.

@@ -4,10 +4,13 @@ package jobs
 // imitate (RegalImitateJob), from their flags to their reports.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods/regal"
@@ -62,6 +65,14 @@ type RegalTrainFlags struct {
 	Set  RegalSetFlags
 	Init string // --init: the model file to start from ("" = a new network)
 	Out  string // --out: the model file to write (the checkpoint)
+	// ListCells (--list-cells) and Cell (--cell: an index, "all", or ""
+	// = the array index of ArrayIndexVars when one is set, else all) run
+	// the training in rounds as cells; Stdout receives the list; Getenv
+	// reads the environment (nil = os.Getenv).
+	ListCells bool
+	Cell      string
+	Stdout    io.Writer
+	Getenv    func(string) string
 }
 
 // ParseFlags checks j as regal train's flags give it, fills its
@@ -98,7 +109,40 @@ func (j *RegalTrainJob) ParseFlags(f RegalTrainFlags) error {
 	if t.CheckpointEvery == 0 {
 		t.CheckpointEvery = math.MaxInt
 	}
-	return nil
+	return j.parseRounds(f)
+}
+
+// parseRounds checks --workers, --rounds, --lease, --list-cells and
+// --cell (or the array index a cluster gives a task): in rounds, the
+// cells are the steps.
+func (j *RegalTrainJob) parseRounds(f RegalTrainFlags) error {
+	t := &j.Train
+	cell := strings.TrimSpace(f.Cell)
+	switch {
+	case f.ListCells && cell != "":
+		return fail.Usagef("--list-cells and --cell: give one")
+	case (f.ListCells || (cell != "" && cell != "all")) && j.Workers == 0:
+		return fail.Usagef("--list-cells and --cell: training runs as cells in synchronous rounds: give --workers K --rounds DIR --steps N")
+	case j.Workers == 0 && j.Rounds == "":
+		return nil // the environment's array index is not ours to read
+	case j.Workers < 1 || j.Rounds == "":
+		return fail.Usagef("--workers K and --rounds DIR go together: K steps a round, in the folder DIR every worker shares")
+	case t.Steps < 1 || t.Time > 0:
+		return fail.Usagef("--workers: give --steps (the steps in all) and no --time: the model must not depend on how fast a worker is")
+	case t.Resume != "":
+		return fail.Usagef("--workers: no --resume: the rounds folder is the checkpoint (a worker started again goes on from its last round)")
+	case t.SelfImitation > 0:
+		return fail.Usagef("--workers: no --self-imitation: its best actions are not part of a round's state")
+	case j.Lease < 0 || (j.Lease > 0 && j.Lease < 100*time.Millisecond):
+		return fail.Usagef("--lease %v: want at least 100ms", j.Lease)
+	}
+	if f.ListCells {
+		j.ListCells = f.Stdout
+		return nil
+	}
+	var err error
+	j.OneCell, j.Cell, err = roundsCell(cell, f.Getenv, t.Steps, "step")
+	return err
 }
 
 // RegalTrainReport is what `placer regal train` prints.
@@ -116,10 +160,25 @@ type RegalTrainReport struct {
 // RunReport trains (Run) and reports the model written to
 // Train.Checkpoint. It returns nil when nothing was trained (the error
 // says why); a run stopped by ctx returns its report with ctx's error.
+//
+// With ListCells it lists the cells and returns nil, nil; a cell that
+// did not end the last round reports no model (Model "") and says so in
+// Status.
 func (j *RegalTrainJob) RunReport(ctx context.Context) (*RegalTrainReport, error) {
+	if j.ListCells != nil {
+		return nil, j.listCells()
+	}
 	r, err := j.Run(ctx)
 	if r == nil {
 		return nil, err
+	}
+	if j.Workers > 0 && r.Model == nil && err == nil && ctx.Err() == nil {
+		return &RegalTrainReport{Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(), Uniform: r.Uniform, Curve: r.Curve,
+			Status: fmt.Sprintf("cell %d kept; %d of %d steps in finished rounds, the model is the last round's cell's to write", j.Cell, r.Step, j.Train.Steps)}, nil
+	}
+	if j.Workers > 0 && r.Model == nil {
+		// Stopped: the rounds folder holds what was done.
+		return nil, cmp.Or(err, ctx.Err())
 	}
 	rep := &RegalTrainReport{Model: j.Train.Checkpoint, Objective: j.Train.Objective.String(), Seed: r.Seed, Steps: r.Step, Elapsed: r.Elapsed.Seconds(),
 		Status: r.Status.String(), Uniform: r.Uniform, Curve: r.Curve}

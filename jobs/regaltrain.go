@@ -1,13 +1,16 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs/inputs"
@@ -38,6 +41,19 @@ type RegalTrainJob struct {
 	Tasks optimize.Tasks
 	// Train holds the training knobs; its Graphs are filled by Run.
 	Train regal.Train
+	// Workers runs the steps in synchronous rounds of Workers shared by
+	// any number of processes through the folder Rounds (regal.Rounds:
+	// same seed and Workers, same model; 1 = the one-process model);
+	// Lease is a claim's lease (0 = 1m).
+	Workers int
+	Rounds  string
+	Lease   time.Duration
+	// ListCells, with Workers, receives the run's cells (one per step,
+	// JSON lines) and nothing runs; OneCell runs cell Cell only
+	// (regal.Rounds.One): a task of a cluster's array job.
+	ListCells io.Writer
+	OneCell   bool
+	Cell      int
 	// Progress, if set, receives one line per graph as the set is built.
 	Progress io.Writer
 }
@@ -137,5 +153,25 @@ func (j *RegalTrainJob) Run(ctx context.Context) (*regal.TrainResult, error) {
 	}
 	t := j.Train
 	t.Graphs = gs
+	if j.Workers > 0 {
+		t.Rounds = &regal.Rounds{Workers: j.Workers, Dir: j.Rounds, Lease: j.Lease, One: j.OneCell, Cell: j.Cell}
+	}
 	return t.Run(ctx)
+}
+
+// listCells writes the cells of j's rounds to j.ListCells: as
+// pretrain's, with the method regal-train-step and the budget the
+// BRKGA runs' evaluations.
+func (j *RegalTrainJob) listCells() error {
+	enc := json.NewEncoder(j.ListCells)
+	for _, c := range (&regal.Rounds{Workers: j.Workers}).Cells(j.Train.Steps) {
+		l := pretrainCell{Index: c.Index, Round: c.Round, Method: "regal-train-step", Budget: fmt.Sprintf("%d-evals", cmp.Or(j.Train.Evaluations, 1000)), Seed: j.Train.Seed, File: c.File}
+		if j.Rounds != "" {
+			l.File = filepath.Join(j.Rounds, c.File)
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

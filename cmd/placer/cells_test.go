@@ -540,3 +540,99 @@ func TestPretrainPolicyRounds(t *testing.T) {
 		t.Fatalf("--cell 4 of 4: exit %d, %q", code, errs)
 	}
 }
+
+// TestRegalTrainRounds: regal train --workers K --rounds DIR: K = 1 gives
+// the plain process's model (weights and Adam's state); K = 2 run by two
+// processes at once, and cell by cell, gives the model of one process;
+// --list-cells lists the steps; a cell out of range is one line, exit 1.
+func TestRegalTrainRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs placer processes")
+	}
+	dir := t.TempDir()
+	args := func(out string, more ...string) []string {
+		return append([]string{"regal", "train", "--workloads", "trxl2,rnnlm2", "--copies", "1", "--gpus", "2", "--steps", "4", "--samples", "2",
+			"--batch", "1", "--evaluations", "60", "--dim", "6", "--seed", "1", "--out", filepath.Join(dir, out), "-q"}, more...)
+	}
+	// The model as it decides what comes next: weights and Adam's state
+	// (not the curve's times).
+	read := func(name string) string {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Params json.RawMessage `json:"params"`
+			Train  struct {
+				Step  int             `json:"step"`
+				AdamM json.RawMessage `json:"adam_m"`
+				AdamV json.RawMessage `json:"adam_v"`
+				AdamT int             `json:"adam_t"`
+			} `json:"train"`
+		}
+		if err := json.Unmarshal(data, &m); err != nil || m.Train.Step != 4 || m.Train.AdamT < 2 {
+			t.Fatalf("%s: %v, step %d, adam step %d", name, err, m.Train.Step, m.Train.AdamT)
+		}
+		return string(m.Params) + string(m.Train.AdamM) + string(m.Train.AdamV)
+	}
+	for _, r := range []struct {
+		out  string
+		more []string
+	}{
+		{"plain.model", nil},
+		{"k1.model", []string{"--workers", "1", "--rounds", filepath.Join(dir, "r1")}},
+		{"k2.model", []string{"--workers", "2", "--rounds", filepath.Join(dir, "r2")}},
+	} {
+		if code, _, errs := placer(t, args(r.out, r.more...)...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", r.out, code, errs)
+		}
+	}
+	if read("plain.model") != read("k1.model") {
+		t.Fatal("rounds of one worker: not the plain process's model")
+	}
+	if read("plain.model") == read("k2.model") {
+		t.Fatal("rounds of two gave the plain model: nothing averaged")
+	}
+	code, out, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--list-cells")...)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); code != 0 || len(lines) != 4 ||
+		lines[3] != `{"index":3,"round":1,"method":"regal-train-step","budget":"60-evals","seed":1,"file":"R/round-1/step-3.model"}` {
+		t.Fatalf("--list-cells: exit %d, %q, %s", code, out, errs)
+	}
+	var wg sync.WaitGroup
+	fails := make([]string, 2)
+	for i := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := asPlacer("", args(fmt.Sprintf("p%d.model", i), "--workers", "2", "--rounds", filepath.Join(dir, "shared"))...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fails[i] = fmt.Sprintf("process %d: %v: %s", i, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, f := range fails {
+		if f != "" {
+			t.Fatal(f)
+		}
+		if read(fmt.Sprintf("p%d.model", i)) != read("k2.model") {
+			t.Fatalf("process %d of 2 ended with another model than one process", i)
+		}
+	}
+	for i := range 4 {
+		if code, out, errs := placer(t, args("cells.model", "--workers", "2", "--rounds", filepath.Join(dir, "cells"), "--cell", fmt.Sprint(i))...); code != 0 ||
+			(i < 3) != strings.Contains(out, fmt.Sprintf("cell %d kept", i)) {
+			t.Fatalf("cell %d: exit %d: %s %s", i, code, out, errs)
+		}
+	}
+	if read("cells.model") != read("k2.model") {
+		t.Fatal("the cells one by one: not the model of one process")
+	}
+	if code, _, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--cell", "4")...); code != 1 ||
+		errs != "placer: cell 4: out of range: this run has 4 cells (0 to 3), one per step\n" {
+		t.Fatalf("--cell 4 of 4: exit %d, %q", code, errs)
+	}
+	if code, _, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--self-imitation", "1")...); code != 2 || !strings.Contains(errs, "--self-imitation") {
+		t.Fatalf("--self-imitation with --workers: exit %d, %q", code, errs)
+	}
+}

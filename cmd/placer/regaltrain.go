@@ -61,13 +61,29 @@ U(0.5, 1.5)).
 The model file (--out) is written atomically every --checkpoint-every steps,
 on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 --resume MODEL continues exactly where it stopped. 'placer baselines
---methods regal,regal-zero-shot --regal-model MODEL' uses it.`,
+--methods regal,regal-zero-shot --regal-model MODEL' uses it.
+
+With --workers K --rounds DIR the steps run in synchronous rounds that any
+number of processes (on one machine, or a cluster's nodes sharing DIR)
+started with the same command share: round r's K steps all start from
+round r's model (weights and Adam's moments), the next round's model is
+their mean (docs/cluster.md). Same seed and K, same model, however many
+processes; K = 1 is the model of one plain process. The cells are the
+steps: --list-cells prints them (JSON lines) and runs nothing; --cell I
+runs step I only (what a Slurm array task or a Kubernetes Indexed Job
+does without --cell: SLURM_ARRAY_TASK_ID, JOB_COMPLETION_INDEX); the
+cell that ends the last round writes --out.`,
 		Example: `  placer workloads synth --family all --count 120 --seed 1 -o synth/
   placer regal train --graphs synth/train --gpus 2 --sync-transfers --steps 300 --out regal.model
   placer regal train --graphs synth/train --workloads wavenet2x18 --copies 2 --gpus 2 --sync-transfers --time 10m --out regal.model`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.flags.Stdout = s.Out
 			if err := o.ParseFlags(o.flags); err != nil {
+				return err
+			}
+			if o.ListCells != nil {
+				_, err := o.RunReport(cmd.Context())
 				return err
 			}
 			if !o.quiet {
@@ -83,7 +99,9 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 			if rep == nil {
 				return err
 			}
-			s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", rep.Model, rep.Model)
+			if rep.Model != "" {
+				s.kept = fmt.Sprintf("model so far written to %s (continue with --resume %s)", rep.Model, rep.Model)
+			}
 			return emit(s, o.JSON, *rep, func() error { return writeRegalTrain(s, *rep) }, err)
 		},
 	}
@@ -105,6 +123,11 @@ on Ctrl-C and at the end, with the training state (weights, Adam, curve);
 	f.IntVar(&o.Train.CheckpointEvery, "checkpoint-every", 20, "write the model every `N` steps (and on Ctrl-C and at the end)")
 	f.StringVar(&o.Train.Resume, "resume", "", "continue from a checkpoint `FILE`")
 	f.StringVar(&o.flags.Init, "init", "", "start from the weights of model `FILE` (e.g. one of 'placer regal imitate') instead of a new network")
+	f.IntVar(&o.Workers, "workers", 0, "synchronous rounds of `K` steps, each from the round's model, the next model their mean; any number of processes started with the same command share the rounds through --rounds (same seed and K, same model; 1 = the model of one process)")
+	f.StringVar(&o.Rounds, "rounds", "", "with --workers: the `DIR` every worker shares (the rounds, each step's claim; the checkpoint to go on from)")
+	f.BoolVar(&o.flags.ListCells, "list-cells", false, "with --workers: list the cells (one per step) as JSON lines (index, round, method, budget, seed, file) and run nothing")
+	f.StringVar(&o.flags.Cell, "cell", "", "with --workers: run cell `I` (step I) only; default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX when set, else every step left ('all': every step whatever the environment says)")
+	f.DurationVar(&o.Lease, "lease", 0, "with --workers: a step's claim lasts this long unless renewed; a dead worker's step is taken over after it (default 1m)")
 	f.StringVarP(&o.flags.Out, "out", "o", "", "the model `FILE` to write")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
@@ -136,6 +159,8 @@ func writeRegalTrain(s *streams, rep jobs.RegalTrainReport) error {
 		fmt.Fprintln(s.Out, "reward: -(objective / uniform BRKGA's objective at the same budget); above -1 beats uniform BRKGA")
 	}
 	fmt.Fprintf(s.Out, "regal train: %d graphs, %s, %d steps in %s, seed %d (%s)\n", len(rep.Uniform), rep.Objective, rep.Steps, report.Seconds(rep.Elapsed), rep.Seed, rep.Status)
-	fmt.Fprintf(s.Out, "model written to %s\n", rep.Model)
+	if rep.Model != "" {
+		fmt.Fprintf(s.Out, "model written to %s\n", rep.Model)
+	}
 	return nil
 }

@@ -1,18 +1,13 @@
 package gdp
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/placer/placer/internal/claim"
+	"github.com/placer/placer/internal/rounds"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
@@ -33,10 +28,7 @@ import (
 
 // policyState is a round's or a step's state: the policy's parameters
 // and its Adam optimizer's moments (nil = a fresh Adam) and step count.
-type policyState struct {
-	W, M, V [][]float32
-	T       int
-}
+type policyState = rounds.State
 
 const policyStateMagic = "placer-policy-round-1\n"
 
@@ -57,9 +49,9 @@ func stateOf(pol *policy.Policy, opt *nn.Adam) policyState {
 	return s
 }
 
-// apply copies s into pol's parameters and returns an Adam with s's
-// moments.
-func (s policyState) apply(pol *policy.Policy) (*nn.Adam, error) {
+// applyState copies s into pol's parameters and returns an Adam with
+// s's moments.
+func applyState(s policyState, pol *policy.Policy) (*nn.Adam, error) {
 	ps := pol.Params()
 	if len(ps) != len(s.W) {
 		return nil, fmt.Errorf("pretrain: a round's state has %d parameters, the policy %d", len(s.W), len(ps))
@@ -84,122 +76,9 @@ func (s policyState) apply(pol *policy.Policy) (*nn.Adam, error) {
 	return opt, nil
 }
 
-// encode is s as a file: the magic line, T, the parameter count, then
-// per parameter its length, whether moments follow, W (and M, V), all
-// little-endian.
-func (s policyState) encode() []byte {
-	var b bytes.Buffer
-	b.WriteString(policyStateMagic)
-	binary.Write(&b, binary.LittleEndian, uint64(s.T))
-	binary.Write(&b, binary.LittleEndian, uint32(len(s.W)))
-	for i, w := range s.W {
-		binary.Write(&b, binary.LittleEndian, uint32(len(w)))
-		if s.M == nil {
-			b.WriteByte(0)
-			binary.Write(&b, binary.LittleEndian, w)
-			continue
-		}
-		b.WriteByte(1)
-		binary.Write(&b, binary.LittleEndian, w)
-		binary.Write(&b, binary.LittleEndian, s.M[i])
-		binary.Write(&b, binary.LittleEndian, s.V[i])
-	}
-	return b.Bytes()
-}
-
-// readPolicyState reads a file written from encode.
+// readPolicyState reads a file written from a policyState's Encode.
 func readPolicyState(path string) (policyState, error) {
-	var s policyState
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return s, err
-	}
-	bad := func(what string) (policyState, error) {
-		return policyState{}, fmt.Errorf("pretrain: %s: not a round's state (%s)", path, what)
-	}
-	if !bytes.HasPrefix(data, []byte(policyStateMagic)) {
-		return bad("no header")
-	}
-	r := bytes.NewReader(data[len(policyStateMagic):])
-	var t uint64
-	var n uint32
-	if binary.Read(r, binary.LittleEndian, &t) != nil || binary.Read(r, binary.LittleEndian, &n) != nil || n > 1<<20 {
-		return bad("bad counts")
-	}
-	s.T = int(t)
-	for i := 0; i < int(n); i++ {
-		var l uint32
-		if binary.Read(r, binary.LittleEndian, &l) != nil || int64(l)*4 > int64(r.Len()) {
-			return bad("bad length")
-		}
-		flag, err := r.ReadByte()
-		if err != nil || flag > 1 {
-			return bad("bad flag")
-		}
-		read := func() ([]float32, bool) {
-			w := make([]float32, l)
-			return w, binary.Read(r, binary.LittleEndian, w) == nil
-		}
-		w, ok := read()
-		if !ok {
-			return bad("truncated")
-		}
-		s.W = append(s.W, w)
-		if flag == 1 {
-			m, ok1 := read()
-			v, ok2 := read()
-			if !ok1 || !ok2 {
-				return bad("truncated")
-			}
-			s.M, s.V = append(s.M, m), append(s.V, v)
-		}
-	}
-	if r.Len() != 0 || (s.M != nil && len(s.M) != len(s.W)) {
-		return bad("trailing bytes or moments missing")
-	}
-	return s, nil
-}
-
-// meanState is the mean of states (in order, in float64, rounded once);
-// fresh gives it a fresh Adam.
-func meanState(states []policyState, fresh bool) policyState {
-	mean := func(get func(policyState) [][]float32) [][]float32 {
-		first := get(states[0])
-		if first == nil {
-			return nil
-		}
-		out := make([][]float32, len(first))
-		for i := range first {
-			out[i] = make([]float32, len(first[i]))
-			for j := range out[i] {
-				sum := 0.0
-				for _, s := range states {
-					if x := get(s); x != nil {
-						sum += float64(x[i][j])
-					}
-				}
-				out[i][j] = float32(sum / float64(len(states)))
-			}
-		}
-		return out
-	}
-	out := policyState{W: mean(func(s policyState) [][]float32 { return s.W })}
-	if fresh {
-		return out
-	}
-	out.M = mean(func(s policyState) [][]float32 { return s.M })
-	out.V = mean(func(s policyState) [][]float32 { return s.V })
-	for _, s := range states {
-		out.T = max(out.T, s.T)
-	}
-	return out
-}
-
-func (rd *Rounds) policyRound(r int) string {
-	return filepath.Join(rd.Dir, fmt.Sprintf("round-%d.policy", r))
-}
-func (rd *Rounds) policyStep(r, i int) string {
-	return filepath.Join(rd.Dir, fmt.Sprintf("round-%d", r), fmt.Sprintf("step-%d.policy", i))
+	return rounds.ReadState(path, policyStateMagic, "pretrain")
 }
 
 // runRounds is Run with pt.Rounds: this process works on the rounds in
@@ -215,12 +94,9 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 	if pt.Steps < 1 || pt.Time > 0 || pt.Resume != "" {
 		return nil, errors.New("pretrain: rounds need a step count (--steps), no time limit and no --resume (the folder is the checkpoint): the policy must not depend on how fast a worker is")
 	}
-	cellRound := -1
-	if rd.One {
-		if rd.Cell < 0 || rd.Cell >= pt.Steps {
-			return nil, fmt.Errorf("pretrain: cell %d: %w: this run has %d cells (0 to %d), one per step", rd.Cell, ErrCellRange, pt.Steps, pt.Steps-1)
-		}
-		cellRound = rd.Cell / rd.Workers
+	d := driverOf[policyState](rd, pt.Steps, "step", "round-%d.policy", "step-%d.policy")
+	if err := d.CheckCell(); err != nil {
+		return nil, err
 	}
 	res, names, warm, err := pt.start()
 	if err != nil {
@@ -233,162 +109,53 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 			return nil, err
 		}
 	}
-	if err := os.MkdirAll(rd.Dir, 0o755); err != nil {
-		return nil, err
-	}
-	want := roundsFile{Format: "placer-policy-rounds", Seed: res.Seed, Workers: rd.Workers, Graphs: names}
-	wb, _ := json.Marshal(want)
-	if _, err := createFile(filepath.Join(rd.Dir, "rounds.json"), wb); err != nil {
-		return nil, err
-	}
-	if hb, err := os.ReadFile(filepath.Join(rd.Dir, "rounds.json")); err != nil {
-		return nil, err
-	} else if !bytes.Equal(hb, wb) {
-		return nil, fmt.Errorf("pretrain: %s holds the rounds of another run (%s; this run: %s): use another folder", rd.Dir, hb, wb)
-	}
-	if _, err := createFile(rd.policyRound(0), stateOf(pol, &nn.Adam{}).encode()); err != nil {
-		return nil, err
-	}
-	owner, poll := rd.Owner, rd.Poll
-	if owner == (claim.Owner{}) {
-		owner = claim.Self()
-	}
-	if poll <= 0 {
-		poll = time.Second
-	}
+	d.Header, _ = json.Marshal(roundsFile{Format: "placer-policy-rounds", Seed: res.Seed, Workers: rd.Workers, Graphs: names})
+	d.Start = stateOf(pol, &nn.Adam{})
+	d.Encode = func(s policyState) ([]byte, error) { return s.Encode(policyStateMagic), nil }
+	d.Read = readPolicyState
 	kn := pt.knobs()
 	start := time.Now()
-	res.Status = optimize.BudgetReached
-	r := 0
-	for {
-		for exists(rd.policyRound(r + 1)) {
-			r++
-		}
-		first := r * rd.Workers
-		if first >= pt.Steps || (rd.One && r > cellRound) {
-			break
-		}
-		n := min(rd.Workers, pt.Steps-first)
-		cur, err := readPolicyState(rd.policyRound(r))
+	d.Step = func(ctx context.Context, i int, cur policyState) (policyState, func(), error) {
+		opt, err := applyState(cur, pol)
 		if err != nil {
-			return nil, err
+			return policyState{}, nil, err
 		}
-		missing := 0
-		for k := 0; k < n; k++ {
-			i := first + k
-			path := rd.policyStep(r, i)
-			if exists(path) || (rd.One && r == cellRound && i != rd.Cell) {
-				continue
-			}
-			if ctx.Err() != nil {
-				res.Status = optimize.Cancelled
-				return res, nil
-			}
-			cl, _, err := claim.Take(path, owner, rd.Lease)
-			if errors.Is(err, claim.ErrHeld) {
-				missing++
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if exists(path) {
-				cl.Release("kept by another worker")
-				continue
-			}
-			lost := false
-			stop := cl.Keep(func(error) { lost = true })
-			opt, err := cur.apply(pol)
-			var pp PretrainPoint
-			var gi int
-			if err == nil {
-				pp, gi, opt, err = pt.stepAt(ctx, i, res.Seed, warm, pol, opt, gs, kn)
-			}
-			stop()
-			if errors.Is(err, optimize.ErrStopped) {
-				cl.Release("cancelled")
-				res.Status = optimize.Cancelled
-				return res, nil
-			}
-			if err != nil {
-				cl.Release(err.Error())
-				return nil, err
-			}
-			if lost || cl.Lost() {
-				missing++
-				continue
-			}
-			if _, err := createFile(path, stateOf(pol, opt).encode()); err != nil {
-				return nil, err
-			}
-			if err := cl.Finish(); err != nil {
-				return nil, err
-			}
+		pp, gi, opt, err := pt.stepAt(ctx, i, res.Seed, warm, pol, opt, gs, kn)
+		if err != nil {
+			return policyState{}, nil, err
+		}
+		return stateOf(pol, opt), func() {
 			pp.Step, pp.Graph, pp.Elapsed = i+1, gs[gi].g.Name, time.Since(start).Seconds()
 			res.Curve = append(res.Curve, pp)
 			if pt.OnStep != nil {
 				pt.OnStep(pp)
 			}
-		}
-		for k := 0; k < n; k++ {
-			if !exists(rd.policyStep(r, first+k)) {
-				missing++
-			}
-		}
-		if missing > 0 && rd.One && r == cellRound && exists(rd.policyStep(r, rd.Cell)) {
-			break
-		}
-		if missing > 0 {
-			select {
-			case <-ctx.Done():
-				res.Status = optimize.Cancelled
-				return res, nil
-			case <-time.After(poll):
-			}
-			continue
-		}
-		states := make([]policyState, n)
-		for k := range n {
-			states[k], err = readPolicyState(rd.policyStep(r, first+k))
-			if errors.Is(err, fs.ErrNotExist) && exists(rd.policyRound(r+1)) {
-				break // another worker wrote the next round and removed its steps
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		if err != nil {
-			continue
-		}
-		// The round that holds the last imitation step hands PPO a fresh
-		// Adam, as one process does.
-		fresh := first <= warm-1 && warm-1 < first+n
-		made, err := createFile(rd.policyRound(r+1), meanState(states, fresh).encode())
-		if err != nil {
-			return nil, err
-		}
-		if made {
-			// The round's steps (three times the policy's size each, with
-			// Adam's moments) are in the next round's state now; their
-			// claims stay, the history of who ran each step.
-			for k := range n {
-				os.Remove(rd.policyStep(r, first+k))
-			}
-		}
+		}, nil
 	}
-	for exists(rd.policyRound(r + 1)) {
-		r++
+	d.Stopped = func(err error) bool { return errors.Is(err, optimize.ErrStopped) }
+	// The round that holds the last imitation step hands PPO a fresh
+	// Adam, as one process does.
+	d.Mean = func(first int, _ policyState, states []policyState) policyState {
+		return rounds.MeanState(states, first <= warm-1 && warm-1 < first+len(states))
 	}
-	res.Elapsed = time.Since(start)
-	if r*rd.Workers < pt.Steps {
-		res.Policy, res.Step = nil, r*rd.Workers
-		return res, nil
-	}
-	final, err := readPolicyState(rd.policyRound(r))
+	// The round's steps (three times the policy's size each, with Adam's
+	// moments) are in the next round's state once it is written.
+	d.Prune = true
+	res.Status = optimize.BudgetReached
+	o, err := d.Go(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := final.apply(pol); err != nil {
+	if o.Cancelled {
+		res.Status = optimize.Cancelled
+		return res, nil
+	}
+	res.Elapsed = time.Since(start)
+	if !o.Done {
+		res.Policy, res.Step = nil, o.Rounds*rd.Workers
+		return res, nil
+	}
+	if _, err := applyState(o.Final, pol); err != nil {
 		return nil, err
 	}
 	res.Step = pt.Steps

@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/claim"
+	"github.com/placer/placer/internal/rounds"
 	"github.com/placer/placer/optimize"
 )
 
@@ -59,31 +58,28 @@ type Rounds struct {
 }
 
 // ErrCellRange says a cell index is not one of the run's visits.
-var ErrCellRange = errors.New("out of range")
+var ErrCellRange = rounds.ErrCellRange
 
 // Cell is a cell of a Rounds run: a visit, its round and its file
 // (relative to Dir).
-type Cell struct {
-	Index int    `json:"index"`
-	Round int    `json:"round"`
-	File  string `json:"file"`
-}
+type Cell = rounds.Cell
 
 // Cells lists the cells of a Rounds run of a move head's visits visits
 // (ScoredPretrain): one per visit, in visit order.
-func (rd *Rounds) Cells(visits int) []Cell { return rd.cells(visits, "visit-%d.head") }
+func (rd *Rounds) Cells(visits int) []Cell { return rounds.Cells(rd.Workers, visits, "visit-%d.head") }
 
 // PolicyCells lists the cells of a Rounds run of the GO policy's steps
 // steps (Pretrain): one per step, in step order.
-func (rd *Rounds) PolicyCells(steps int) []Cell { return rd.cells(steps, "step-%d.policy") }
+func (rd *Rounds) PolicyCells(steps int) []Cell {
+	return rounds.Cells(rd.Workers, steps, "step-%d.policy")
+}
 
-func (rd *Rounds) cells(n int, name string) []Cell {
-	out := make([]Cell, 0, n)
-	for i := range n {
-		r := i / max(rd.Workers, 1)
-		out = append(out, Cell{Index: i, Round: r, File: filepath.Join(fmt.Sprintf("round-%d", r), fmt.Sprintf(name, i))})
-	}
-	return out
+// driverOf is rd as the rounds driver of a run of steps steps (unit
+// names them in errors) whose states are S, with its files' names; the
+// caller gives the rest.
+func driverOf[S any](rd *Rounds, steps int, unit, roundFile, stepFile string) *rounds.Run[S] {
+	return &rounds.Run[S]{Workers: rd.Workers, Dir: rd.Dir, Owner: rd.Owner, Lease: rd.Lease, Poll: rd.Poll, One: rd.One, Cell: rd.Cell,
+		Steps: steps, What: "pretrain", Unit: unit, RoundFile: roundFile, StepFile: stepFile}
 }
 
 // roundsFile is Dir's rounds.json.
@@ -95,40 +91,6 @@ type roundsFile struct {
 }
 
 const roundsFormat = "placer-move-head-rounds"
-
-// createFile writes data to path unless a file is there (false then).
-func createFile(path string, data []byte) (bool, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return false, err
-	}
-	os.Chmod(tmp.Name(), 0o644)
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			return false, nil
-		}
-		return false, err
-	}
-	return true, nil
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-func (rd *Rounds) head(r int) string { return filepath.Join(rd.Dir, fmt.Sprintf("round-%d.head", r)) }
-func (rd *Rounds) visit(r, i int) string {
-	return filepath.Join(rd.Dir, fmt.Sprintf("round-%d", r), fmt.Sprintf("visit-%d.head", i))
-}
 
 // encodeHead is h as Save writes it.
 func encodeHead(h *MoveHead) ([]byte, error) {
@@ -174,14 +136,8 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 	if sp.Visits < 1 || sp.Time > 0 {
 		return nil, errors.New("pretrain: rounds need a visit count (--steps) and no time limit: the head must not depend on how fast a worker is")
 	}
-	cellRound := -1
-	if rd.One {
-		if rd.Cell < 0 || rd.Cell >= sp.Visits {
-			return nil, fmt.Errorf("pretrain: cell %d: %w: this run has %d cells (0 to %d), one per visit", rd.Cell, ErrCellRange, sp.Visits, sp.Visits-1)
-		}
-		cellRound = rd.Cell / rd.Workers
-	}
-	if err := os.MkdirAll(rd.Dir, 0o755); err != nil {
+	d := driverOf[*MoveHead](rd, sp.Visits, "visit", "round-%d.head", "visit-%d.head")
+	if err := d.CheckCell(); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -202,142 +158,39 @@ func (sp *ScoredPretrain) runRounds(ctx context.Context) (*ScoredPretrainResult,
 	for _, g := range sp.Graphs {
 		want.Graphs = append(want.Graphs, g.Name)
 	}
-	wb, _ := json.Marshal(want)
-	if _, err := createFile(filepath.Join(rd.Dir, "rounds.json"), wb); err != nil {
-		return nil, err
-	}
-	if hb, err := os.ReadFile(filepath.Join(rd.Dir, "rounds.json")); err != nil {
-		return nil, err
-	} else if string(hb) != string(wb) {
-		return nil, fmt.Errorf("pretrain: %s holds the rounds of another run (%s; this run: %s): use another folder", rd.Dir, hb, wb)
-	}
-	hb, err := encodeHead(head)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := createFile(rd.head(0), hb); err != nil {
-		return nil, err
-	}
-	owner, poll := rd.Owner, rd.Poll
-	if owner == (claim.Owner{}) {
-		owner = claim.Self()
-	}
-	if poll <= 0 {
-		poll = time.Second
-	}
+	d.Header, _ = json.Marshal(want)
+	d.Start, d.Encode, d.Read = head, encodeHead, LoadMoveHead
 	res := &ScoredPretrainResult{Seed: seed, Status: optimize.BudgetReached}
-	r := 0
-	for {
-		for exists(rd.head(r + 1)) {
-			r++
-		}
-		first := r * rd.Workers
-		if first >= sp.Visits || (rd.One && r > cellRound) {
-			break
-		}
-		n := min(rd.Workers, sp.Visits-first)
-		cur, err := LoadMoveHead(rd.head(r))
+	d.Step = func(ctx context.Context, i int, cur *MoveHead) (*MoveHead, func(), error) {
+		h := cur.Clone()
+		v, err := sp.visit(ctx, h, seed, i)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		missing := 0
-		for k := 0; k < n; k++ {
-			i := first + k
-			path := rd.visit(r, i)
-			if exists(path) || (rd.One && r == cellRound && i != rd.Cell) {
-				continue
-			}
-			if ctx.Err() != nil {
-				res.Status = optimize.Cancelled
-				return res, nil
-			}
-			cl, _, err := claim.Take(path, owner, rd.Lease)
-			if errors.Is(err, claim.ErrHeld) {
-				missing++
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if exists(path) {
-				cl.Release("kept by another worker")
-				continue
-			}
-			lost := false
-			stop := cl.Keep(func(error) { lost = true })
-			h := cur.Clone()
-			v, err := sp.visit(ctx, h, seed, i)
-			stop()
-			if err != nil {
-				cl.Release(err.Error())
-				return nil, err
-			}
-			if lost || cl.Lost() {
-				missing++
-				continue
-			}
-			if err := h.Save(path); err != nil {
-				return nil, err
-			}
-			if err := cl.Finish(); err != nil {
-				return nil, err
-			}
+		return h, func() {
 			v.Elapsed = time.Since(start).Seconds()
 			res.Curve = append(res.Curve, v)
 			if sp.OnVisit != nil {
 				sp.OnVisit(v)
 			}
-		}
-		for k := 0; k < n; k++ {
-			if !exists(rd.visit(r, first+k)) {
-				missing++
-			}
-		}
-		if missing > 0 && rd.One && r == cellRound && exists(rd.visit(r, rd.Cell)) {
-			break // this cell's visit is kept; its round is the other cells' to end
-		}
-		if missing > 0 {
-			// Other workers' visits: wait for them (or for their claims
-			// to expire, and take them over).
-			select {
-			case <-ctx.Done():
-				res.Status = optimize.Cancelled
-				return res, nil
-			case <-time.After(poll):
-			}
-			continue
-		}
-		var heads []*MoveHead
-		for k := 0; k < n; k++ {
-			h, err := LoadMoveHead(rd.visit(r, first+k))
-			if err != nil {
-				return nil, err
-			}
-			heads = append(heads, h)
-		}
-		next, err := encodeHead(meanHead(cur, heads))
-		if err != nil {
-			return nil, err
-		}
-		// Every worker that gets here writes the same bytes; the first
-		// one's stay.
-		if _, err := createFile(rd.head(r+1), next); err != nil {
-			return nil, err
-		}
+		}, nil
 	}
-	for exists(rd.head(r + 1)) {
-		r++
-	}
-	if r*rd.Workers < sp.Visits {
-		// One cell, whose round or a later one is not done: the head is
-		// the last cell's to write.
-		res.Visits, res.Elapsed = r*rd.Workers, time.Since(start)
-		return res, nil
-	}
-	final, err := LoadMoveHead(rd.head(r))
+	d.Mean = func(_ int, cur *MoveHead, heads []*MoveHead) *MoveHead { return meanHead(cur, heads) }
+	o, err := d.Go(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if o.Cancelled {
+		res.Status = optimize.Cancelled
+		return res, nil
+	}
+	if !o.Done {
+		// One cell, whose round or a later one is not done: the head is
+		// the last cell's to write.
+		res.Visits, res.Elapsed = o.Rounds*rd.Workers, time.Since(start)
+		return res, nil
+	}
+	final := o.Final
 	res.Head, res.Visits, res.Elapsed = final, sp.Visits, time.Since(start)
 	if sp.Checkpoint != "" {
 		if err := final.Save(sp.Checkpoint); err != nil {

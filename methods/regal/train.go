@@ -97,6 +97,11 @@ type Train struct {
 	SelfImitation float64
 	// Workers is the number of BRKGA runs in flight; 0 = 2.
 	Workers int
+	// Rounds, if set, trains in synchronous rounds that any number of
+	// processes share through a folder (see Rounds): Steps steps, no
+	// Time, Resume or SelfImitation; the folder is the checkpoint, and
+	// Checkpoint is written once, at the end.
+	Rounds *Rounds
 	// OnStep, if set, sees every step.
 	OnStep func(Point)
 	// OnReference, if set, sees each graph's uniform BRKGA objective.
@@ -189,6 +194,11 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 	if batch < 1 || evals < 1 || workers < 1 || every < 1 || t.Steps < 0 || t.Time < 0 {
 		return nil, errors.New("regal: train: batch, evaluations, workers, checkpoint interval must be positive, steps and time not negative")
 	}
+	if t.Rounds != nil {
+		if err := t.checkRounds(); err != nil {
+			return nil, err
+		}
+	}
 	names := make([]string, len(t.Graphs))
 	for i, g := range t.Graphs {
 		names[i] = g.Name
@@ -277,6 +287,9 @@ func (t *Train) Run(ctx context.Context) (*TrainResult, error) {
 		}
 	}
 
+	if t.Rounds != nil {
+		return t.runRounds(ctx, r, names, inputs, uniform, samples, batch, evals, workers, lr, entCoef)
+	}
 	if t.SelfImitation > 0 && best == nil {
 		best = make([]bestAction, len(t.Graphs)) // no M: none yet
 	}
