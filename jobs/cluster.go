@@ -80,12 +80,25 @@ type ClusterResult struct {
 	Submit string `json:"submit"`
 }
 
+// roundsCmd is the length of o.Report's command words when it is a
+// training run in synchronous rounds (pretrain, regal train), else 0.
+func (o *ClusterOptions) roundsCmd() int {
+	r := o.Report
+	switch {
+	case len(r) > 0 && r[0] == "pretrain":
+		return 1
+	case len(r) > 1 && r[0] == "regal" && r[1] == "train":
+		return 2
+	}
+	return 0
+}
+
 // clusterReport checks o.Report and returns the report's name
-// ("pretrain" for pre-training in rounds).
+// ("pretrain" or "regal-train" for training in rounds).
 func (o *ClusterOptions) clusterReport() (string, error) {
 	r := o.Report
-	if len(r) > 0 && r[0] == "pretrain" {
-		for _, a := range r[1:] {
+	if n := o.roundsCmd(); n > 0 {
+		for _, a := range r[n:] {
 			name, _, _ := strings.Cut(a, "=")
 			switch name {
 			case "--rounds", "--cell", "--list-cells", "--json":
@@ -93,11 +106,11 @@ func (o *ClusterOptions) clusterReport() (string, error) {
 			}
 		}
 		if !slices.Contains(r, "--workers") && !slices.ContainsFunc(r, func(a string) bool { return strings.HasPrefix(a, "--workers=") }) {
-			return "", fail.Usagef("pretrain as cells runs in synchronous rounds: give --scored --workers K --steps N in the pretrain command")
+			return "", fail.Usagef("%s as cells runs in synchronous rounds: give --workers K --steps N in its command", strings.Join(r[:n], " "))
 		}
 	} else {
 		if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
-			return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ...", strings.Join(ClusterReports, ", "))
+			return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ..., or -- regal train --workers K ...", strings.Join(ClusterReports, ", "))
 		}
 		for _, a := range r[2:] {
 			name, _, _ := strings.Cut(a, "=")
@@ -113,36 +126,39 @@ func (o *ClusterOptions) clusterReport() (string, error) {
 	if o.Parallel < 0 || o.CPUs < 0 || o.Time < 0 {
 		return "", fail.Usagef("--parallel, --cpus-per-task and --time must not be negative")
 	}
-	if r[0] == "pretrain" {
+	switch o.roundsCmd() {
+	case 1:
 		return "pretrain", nil
+	case 2:
+		return "regal-train", nil
 	}
 	return r[1], nil
 }
 
 // dirArgs are the flags that give the command its shared folder: --dir
-// for a report, --rounds for pre-training.
+// for a report, --rounds for training in rounds.
 func (o *ClusterOptions) dirArgs() []string {
-	if o.Report[0] == "pretrain" {
+	if o.roundsCmd() > 0 {
 		return []string{"--rounds", o.Dir}
 	}
 	return []string{"--dir", o.Dir}
 }
 
-// listArgs are the command that lists the cells: pre-training's needs
-// its folder.
+// listArgs are the command that lists the cells: training's needs its
+// folder.
 func (o *ClusterOptions) listArgs() []string {
-	if o.Report[0] == "pretrain" {
+	if o.roundsCmd() > 0 {
 		return append(slices.Clone(o.Report), o.dirArgs()...)
 	}
 	return o.Report
 }
 
 // followArgs are the follow-up job's command: a report's table of the
-// cells kept (--no-run); for pre-training, one more worker (--cell all),
-// which runs any visit left and writes the model.
+// cells kept (--no-run); for training in rounds, one more worker (--cell
+// all), which runs any step left and writes the model.
 func (o *ClusterOptions) followArgs() []string {
 	more := "--no-run"
-	if o.Report[0] == "pretrain" {
+	if o.roundsCmd() > 0 {
 		more = "--cell=all"
 	}
 	return append(append(slices.Clone(o.Report), o.dirArgs()...), more, "-q")
@@ -260,8 +276,8 @@ func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) 
 	var tb strings.Builder
 	fmt.Fprintf(&tb, "#!/bin/sh\n# Written by placer cluster slurm: the table of the cells kept in\n#   %s\n# (after cells.sbatch: submit.sh makes it wait for the array).\n", o.Dir)
 	tableTime := "30:00"
-	if name == "pretrain" {
-		tableTime = slurmTime(limit) // it may run visits that no task ran
+	if o.roundsCmd() > 0 {
+		tableTime = slurmTime(limit) // it may run steps that no task ran
 	}
 	fmt.Fprintf(&tb, "#SBATCH --job-name=%s-table\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --time=%s\n#SBATCH --output=%s\n", job, cpus, tableTime, filepath.Join(out, "table.txt"))
 	sbatchExtra(&tb, o)

@@ -635,4 +635,26 @@ func TestRegalTrainRounds(t *testing.T) {
 	if code, _, errs := placer(t, args("x", "--workers", "2", "--rounds", "R", "--self-imitation", "1")...); code != 2 || !strings.Contains(errs, "--self-imitation") {
 		t.Fatalf("--self-imitation with --workers: exit %d, %q", code, errs)
 	}
+	// As a Slurm array: one task per step into the shared rounds folder,
+	// and one more worker after it that writes the model.
+	shared := filepath.Join(dir, "slurm-rounds")
+	cl := append([]string{"cluster", "slurm", "--placer", placerBinary(t), "--dir", shared, "--time", "20m", "--"}, args("array.model", "--workers", "2")...)
+	if code, _, errs := placer(t, cl...); code != 0 {
+		t.Fatalf("cluster slurm -- regal train: exit %d: %s", code, errs)
+	}
+	for file, want := range map[string]string{
+		"cells.sbatch": "--rounds " + shared + ` --cell "$SLURM_ARRAY_TASK_ID"`,
+		"table.sbatch": "--rounds " + shared + " --cell=all -q",
+	} {
+		data, err := os.ReadFile(filepath.Join(shared, "slurm", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(data); !strings.Contains(s, want) || !strings.Contains(s, "regal train") || (file == "cells.sbatch" && !strings.Contains(s, "#SBATCH --array=0-3\n")) {
+			t.Errorf("%s: %q, want %q", file, s, want)
+		}
+	}
+	if code, _, errs := placer(t, append([]string{"cluster", "slurm", "--dir", shared, "--"}, args("x")...)...); code != 2 || !strings.Contains(errs, "regal train as cells runs in synchronous rounds") {
+		t.Errorf("cluster slurm -- regal train without --workers: exit %d, %q", code, errs)
+	}
 }
