@@ -3,7 +3,6 @@ package roofline
 import (
 	"context"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/placer/placer/decision"
@@ -46,58 +45,17 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 // EvaluateBatch simulates ds on all cores; out[i] receives the result of
 // ds[i]. The first error stops the batch.
 func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, out []evaluate.Result) error {
-	workers := min(runtime.GOMAXPROCS(0), len(ds))
-	if workers <= 1 {
-		for i := range ds {
-			r, err := e.Evaluate(ctx, ds[i])
+	return evaluate.Workers(ctx, len(ds), func() (func(int) error, func()) {
+		s := e.pool.Get().(*Simulator)
+		return func(i int) error {
+			r, err := s.Run(ds[i])
 			if err != nil {
 				return err
 			}
-			out[i] = r
-		}
-		return nil
-	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= len(ds) {
-			return -1
-		}
-		next++
-		return next - 1
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := e.pool.Get().(*Simulator)
-			defer e.pool.Put(s)
-			for i := take(); i >= 0; i = take() {
-				var err error
-				if err = ctx.Err(); err == nil {
-					var r *evaluate.Result
-					if r, err = s.Run(ds[i]); err == nil {
-						out[i] = r.Clone()
-						continue
-					}
-				}
-				mu.Lock()
-				if first == nil {
-					first = err
-				}
-				mu.Unlock()
-				return
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+			out[i] = r.Clone()
+			return nil
+		}, func() { e.pool.Put(s) }
+	})
 }
 
 // Trace simulates d with a recording simulator and writes its timeline to

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"sync"
 
 	"github.com/placer/placer/decision"
@@ -444,42 +443,13 @@ func (e *Evaluator) EvaluateBatch(ctx context.Context, ds []decision.Decision, o
 	if plain {
 		return e.whole.EvaluateBatch(ctx, ds, out)
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(ds))
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if first != nil || next >= len(ds) {
-			return -1
-		}
-		next++
-		return next - 1
-	}
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := take(); i >= 0; i = take() {
-				r, err := e.Evaluate(ctx, ds[i])
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				out[i] = r
-			}
-		}()
-	}
-	wg.Wait()
-	return first
+	return evaluate.Workers(ctx, len(ds), func() (func(int) error, func()) {
+		return func(i int) error {
+			r, err := e.Evaluate(ctx, ds[i])
+			out[i] = r
+			return err
+		}, nil
+	})
 }
 
 // Trace writes d's timeline. With replicas it is one replica's (its GPUs,
