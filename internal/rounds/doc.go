@@ -17,5 +17,5 @@
 // state of a network trained with Adam (parameters, moments, step count)
 // with its mean, for the models that have one.
 //
-// May import: internal/...
+// May import: internal/..., nn
 package rounds

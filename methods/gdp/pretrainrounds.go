@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/placer/placer/internal/rounds"
-	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
@@ -31,50 +29,6 @@ import (
 type policyState = rounds.State
 
 const policyStateMagic = "placer-policy-round-1\n"
-
-// stateOf is pol's parameters and opt's state, copied.
-func stateOf(pol *policy.Policy, opt *nn.Adam) policyState {
-	var s policyState
-	for _, p := range pol.Params() {
-		s.W = append(s.W, append([]float32(nil), p.W...))
-	}
-	m, v, t := opt.State()
-	if m != nil {
-		for i := range m {
-			s.M = append(s.M, append([]float32(nil), m[i]...))
-			s.V = append(s.V, append([]float32(nil), v[i]...))
-		}
-	}
-	s.T = t
-	return s
-}
-
-// applyState copies s into pol's parameters and returns an Adam with
-// s's moments.
-func applyState(s policyState, pol *policy.Policy) (*nn.Adam, error) {
-	ps := pol.Params()
-	if len(ps) != len(s.W) {
-		return nil, fmt.Errorf("pretrain: a round's state has %d parameters, the policy %d", len(s.W), len(ps))
-	}
-	for i, p := range ps {
-		if len(p.W) != len(s.W[i]) {
-			return nil, fmt.Errorf("pretrain: a round's state: parameter %s has %d weights, want %d", p.Name, len(s.W[i]), len(p.W))
-		}
-		copy(p.W, s.W[i])
-		clear(p.G)
-	}
-	opt := &nn.Adam{}
-	if s.M != nil {
-		m, v := make([][]float32, len(s.M)), make([][]float32, len(s.V))
-		for i := range s.M {
-			m[i], v[i] = append([]float32(nil), s.M[i]...), append([]float32(nil), s.V[i]...)
-		}
-		opt.SetState(m, v, s.T)
-	} else {
-		opt.SetState(nil, nil, s.T)
-	}
-	return opt, nil
-}
 
 // readPolicyState reads a file written from a policyState's Encode.
 func readPolicyState(path string) (policyState, error) {
@@ -110,13 +64,13 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		}
 	}
 	d.Header, _ = json.Marshal(roundsFile{Format: "placer-policy-rounds", Seed: res.Seed, Workers: rd.Workers, Graphs: names})
-	d.Start = stateOf(pol, &nn.Adam{})
+	d.Start = rounds.StateOf(pol.Params(), &nn.Adam{})
 	d.Encode = func(s policyState) ([]byte, error) { return s.Encode(policyStateMagic), nil }
 	d.Read = readPolicyState
 	kn := pt.knobs()
 	start := time.Now()
 	d.Step = func(ctx context.Context, i int, cur policyState) (policyState, func(), error) {
-		opt, err := applyState(cur, pol)
+		opt, err := cur.Apply("pretrain", pol.Params())
 		if err != nil {
 			return policyState{}, nil, err
 		}
@@ -124,7 +78,7 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		if err != nil {
 			return policyState{}, nil, err
 		}
-		return stateOf(pol, opt), func() {
+		return rounds.StateOf(pol.Params(), opt), func() {
 			pp.Step, pp.Graph, pp.Elapsed = i+1, gs[gi].g.Name, time.Since(start).Seconds()
 			res.Curve = append(res.Curve, pp)
 			if pt.OnStep != nil {
@@ -155,7 +109,7 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		res.Policy, res.Step = nil, o.Rounds*rd.Workers
 		return res, nil
 	}
-	if _, err := applyState(o.Final, pol); err != nil {
+	if _, err := o.Final.Apply("pretrain", pol.Params()); err != nil {
 		return nil, err
 	}
 	res.Step = pt.Steps

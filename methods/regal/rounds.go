@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
@@ -70,44 +69,6 @@ type roundsFile struct {
 	Graphs      []string `json:"graphs"`
 }
 
-// stateOf is params and opt's state, copied.
-func stateOf(params nn.Params[float32], opt *nn.Adam) rounds.State {
-	var s rounds.State
-	for _, p := range params {
-		s.W = append(s.W, append([]float32(nil), p.W...))
-	}
-	m, v, t := opt.State()
-	for i := range m {
-		s.M = append(s.M, append([]float32(nil), m[i]...))
-		s.V = append(s.V, append([]float32(nil), v[i]...))
-	}
-	s.T = t
-	return s
-}
-
-// applyState copies s into params and returns an Adam with s's moments.
-func applyState(s rounds.State, params nn.Params[float32]) (*nn.Adam, error) {
-	if len(params) != len(s.W) {
-		return nil, fmt.Errorf("regal: train: a round's state has %d parameters, the network %d", len(s.W), len(params))
-	}
-	for i, p := range params {
-		if len(p.W) != len(s.W[i]) {
-			return nil, fmt.Errorf("regal: train: a round's state: parameter %s has %d weights, want %d", p.Name, len(s.W[i]), len(p.W))
-		}
-		copy(p.W, s.W[i])
-		clear(p.G)
-	}
-	opt := &nn.Adam{}
-	if s.M != nil {
-		m, v := make([][]float32, len(s.M)), make([][]float32, len(s.V))
-		for i := range s.M {
-			m[i], v[i] = append([]float32(nil), s.M[i]...), append([]float32(nil), s.V[i]...)
-		}
-		opt.SetState(m, v, s.T)
-	}
-	return opt, nil
-}
-
 func readRoundState(path string) (rounds.State, error) {
 	return rounds.ReadState(path, roundStateMagic, "regal: train")
 }
@@ -146,12 +107,12 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 	d := t.driver(0)
 	d.Header, _ = json.Marshal(roundsFile{Format: "placer-regal-rounds", Seed: r.Seed, Workers: t.Rounds.Workers, Objective: t.Objective.String(),
 		Samples: samples, Batch: batch, Evaluations: evals, Graphs: names})
-	d.Start = stateOf(params, &nn.Adam{})
+	d.Start = rounds.StateOf(params, &nn.Adam{})
 	d.Encode = func(s rounds.State) ([]byte, error) { return s.Encode(roundStateMagic), nil }
 	d.Read = readRoundState
 	start := time.Now()
 	d.Step = func(ctx context.Context, i int, cur rounds.State) (rounds.State, func(), error) {
-		opt, err := applyState(cur, params)
+		opt, err := cur.Apply("regal: train", params)
 		if err != nil {
 			return rounds.State{}, nil, err
 		}
@@ -162,7 +123,7 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 			}
 			return rounds.State{}, nil, err
 		}
-		return stateOf(params, opt), func() {
+		return rounds.StateOf(params, opt), func() {
 			pt.Step, pt.Elapsed = i+1, time.Since(start).Seconds()
 			r.Curve = append(r.Curve, pt)
 			if t.OnStep != nil {
@@ -191,7 +152,7 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 		r.Model, r.Step = nil, o.Rounds*t.Rounds.Workers
 		return r, nil
 	}
-	opt, err := applyState(o.Final, params)
+	opt, err := o.Final.Apply("regal: train", params)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func modelState(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := stateOf(m.Net.Params(), &nn.Adam{})
+	s := rounds.StateOf(m.Net.Params(), &nn.Adam{})
 	s.M, s.V, s.T = st.AdamM, st.AdamV, st.AdamT
 	if st.Step == 0 {
 		t.Fatal("no steps")
