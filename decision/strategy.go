@@ -16,10 +16,13 @@ import (
 // replicas shard among themselves. The zero value is one replica and one
 // micro-batch: a decision of placer's first format, unchanged.
 //
-// Tensor (intra-operator) parallelism will be a field of its own (the
-// JSON key "tensor" is kept for it): a split per stage or per layer, as
-// Megatron-LM's column and row splits; no field here changes meaning when
-// it comes.
+// Tensor, Pipeline, MicroBatchSize, Virtual, SequenceParallel, Recompute
+// and the zero1 shard describe a plan of a uniform transformer at cluster
+// scale (Megatron-LM's 3D parallelism, DESIGN §12: GPUs = Tensor x
+// Pipeline x Replicas; evaluate/scale): there every stage holds Layers /
+// Pipeline identical layers, so the stages are a count, not a placement.
+// A decision over an op graph has its stages in its placement; the
+// strategy evaluator of op graphs refuses those fields (CheckFor).
 type Strategy struct {
 	// Replicas is the data-parallel degree R (0 = 1).
 	Replicas int `json:"replicas,omitempty"`
@@ -35,7 +38,44 @@ type Strategy struct {
 	Shard Shard `json:"shard,omitempty"`
 	// BucketBytes is DDP's gradient bucket (0 = DefaultBucketBytes).
 	BucketBytes int64 `json:"bucket_bytes,omitempty"`
+
+	// Tensor is the tensor-parallel degree T (0 = 1): Megatron-LM's
+	// column- then row-parallel split of every attention and MLP block,
+	// and a vocabulary-parallel embedding and output layer, over T GPUs
+	// of one node.
+	Tensor int `json:"tensor,omitempty"`
+	// SequenceParallel splits what runs between the tensor-parallel
+	// blocks (norms, dropout, residuals) along the sequence over the T
+	// GPUs, turning each all-reduce into a reduce-scatter and an
+	// all-gather (Korthikanti et al., 2022).
+	SequenceParallel bool `json:"sequence_parallel,omitempty"`
+	// Pipeline is the number of pipeline stages P of a uniform
+	// transformer (0 = 1).
+	Pipeline int `json:"pipeline,omitempty"`
+	// Virtual is the number of model chunks per pipeline stage V
+	// (interleaved 1F1B; 0 = 1).
+	Virtual int `json:"virtual_stages,omitempty"`
+	// MicroBatchSize is the samples per micro-batch (0: the batch over
+	// replicas and micro-batches).
+	MicroBatchSize int `json:"micro_batch_size,omitempty"`
+	// Recompute is what a layer's backward recomputes of its forward.
+	Recompute Recompute `json:"recompute,omitempty"`
 }
+
+// Recompute is activation recomputation (Korthikanti et al., 2022).
+type Recompute string
+
+// The recomputations.
+const (
+	// NoRecompute keeps every activation the backward needs.
+	NoRecompute Recompute = ""
+	// SelectiveRecompute recomputes the core attention (the softmax and
+	// its dropout) in the backward, keeping the rest.
+	SelectiveRecompute Recompute = "selective"
+	// FullRecompute keeps only each layer's input and runs the layer's
+	// forward again before its backward.
+	FullRecompute Recompute = "full"
+)
 
 // DefaultBucketBytes is PyTorch DDP's default gradient bucket, 25 MiB
 // (torch.nn.parallel.DistributedDataParallel, bucket_cap_mb=25).
@@ -74,6 +114,11 @@ const (
 	// optimizer on 1/R of them, and the updated parameters are
 	// all-gathered after the step.
 	GradShard Shard = "zero2"
+	// OptimizerShard is ZeRO-1, Megatron-LM's distributed optimizer:
+	// every replica keeps the whole parameters and gradients, the
+	// gradients are reduce-scattered, each GPU steps 1/R of the optimizer
+	// state, and the updated parameters are all-gathered.
+	OptimizerShard Shard = "zero1"
 )
 
 // R is the data-parallel degree (at least 1).
@@ -90,6 +135,38 @@ func (s Strategy) Sched() Schedule {
 	return s.Schedule
 }
 
+// T is the tensor-parallel degree (at least 1).
+func (s Strategy) T() int { return max(s.Tensor, 1) }
+
+// P is the number of pipeline stages of a uniform transformer (at least 1).
+func (s Strategy) P() int { return max(s.Pipeline, 1) }
+
+// V is the number of model chunks per pipeline stage (at least 1).
+func (s Strategy) V() int { return max(s.Virtual, 1) }
+
+// Scale reports whether s uses a field only plans of a uniform
+// transformer have (tensor, pipeline, virtual stages, micro-batch size,
+// sequence parallelism, recomputation, the zero1 shard), and the first one.
+func (s Strategy) Scale() (string, bool) {
+	switch {
+	case s.Tensor > 1:
+		return "tp=" + strconv.Itoa(s.Tensor), true
+	case s.Pipeline > 1:
+		return "pp=" + strconv.Itoa(s.Pipeline), true
+	case s.Virtual > 1:
+		return "vp=" + strconv.Itoa(s.Virtual), true
+	case s.MicroBatchSize > 0:
+		return "mbs=" + strconv.Itoa(s.MicroBatchSize), true
+	case s.SequenceParallel:
+		return "sp=on", true
+	case s.Recompute != NoRecompute:
+		return "recompute=" + string(s.Recompute), true
+	case s.Shard == OptimizerShard:
+		return "shard=zero1", true
+	}
+	return "", false
+}
+
 // Bucket is DDP's gradient bucket in bytes.
 func (s Strategy) Bucket() int64 {
 	if s.BucketBytes <= 0 {
@@ -101,7 +178,8 @@ func (s Strategy) Bucket() int64 {
 // IsZero reports whether s is one replica and one micro-batch with no
 // sharding: today's single-replica decision.
 func (s Strategy) IsZero() bool {
-	return s.R() == 1 && s.M() == 1 && s.Shard == NoShard && s.Schedule == "" && s.BucketBytes == 0
+	_, scaled := s.Scale()
+	return s.R() == 1 && s.M() == 1 && s.Shard == NoShard && s.Schedule == "" && s.BucketBytes == 0 && !scaled
 }
 
 // Check reports the first field out of range, as a one-line error.
@@ -113,6 +191,23 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("micro_batches %d: want at least 1", s.MicroBatches)}
 	case s.BucketBytes < 0:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("bucket_bytes %d: want at least 1", s.BucketBytes)}
+	case s.Tensor < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("tensor %d: want at least 1", s.Tensor)}
+	case s.Pipeline < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("pipeline %d: want at least 1", s.Pipeline)}
+	case s.Virtual < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("virtual_stages %d: want at least 1", s.Virtual)}
+	case s.MicroBatchSize < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("micro_batch_size %d: want at least 1", s.MicroBatchSize)}
+	case s.Virtual > 1 && s.P() == 1:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)}
+	case s.SequenceParallel && s.T() == 1:
+		return &Error{Field: "strategy", Msg: "sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs"}
+	}
+	switch s.Recompute {
+	case NoRecompute, SelectiveRecompute, FullRecompute:
+	default:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("recompute %q: want none, selective or full", s.Recompute)}
 	}
 	switch s.Schedule {
 	case "", GPipe, OneFOneB:
@@ -120,9 +215,9 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("schedule %q: want gpipe or 1f1b", s.Schedule)}
 	}
 	switch s.Shard {
-	case NoShard, FullShard, GradShard:
+	case NoShard, FullShard, GradShard, OptimizerShard:
 	default:
-		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp, zero2 or none", s.Shard)}
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp, zero2, zero1 or none", s.Shard)}
 	}
 	if s.Shard != NoShard && s.R() == 1 {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %s with one replica: sharding needs replicas to shard over", s.Shard)}
@@ -133,10 +228,15 @@ func (s Strategy) Check() error {
 // CheckFor reports whether s can run a graph of global batch size batch
 // (0 = the graph has no batch information) on gpus GPUs with a placement
 // on devices GPUs per replica: R x devices = gpus, and each of the R x M
-// micro-batches gets at least one sample.
+// micro-batches gets at least one sample. The fields of a transformer
+// plan at cluster scale (Scale) are refused: an op graph's stages are its
+// placement's.
 func (s Strategy) CheckFor(batch, devices, gpus int) error {
 	if err := s.Check(); err != nil {
 		return err
+	}
+	if f, ok := s.Scale(); ok {
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("%s is for plans of a transformer at cluster scale (--workload gpt:... --cluster ...), not for a graph's placement", f)}
 	}
 	r, m := s.R(), s.M()
 	if gpus > 0 && r*devices != gpus {
@@ -173,6 +273,24 @@ func (s Strategy) String() string {
 	if s.Shard != NoShard {
 		parts = append(parts, "shard="+string(s.Shard))
 	}
+	if s.Tensor > 1 {
+		parts = append(parts, "tp="+strconv.Itoa(s.Tensor))
+	}
+	if s.Pipeline > 1 {
+		parts = append(parts, "pp="+strconv.Itoa(s.Pipeline))
+	}
+	if s.Virtual > 1 {
+		parts = append(parts, "vp="+strconv.Itoa(s.Virtual))
+	}
+	if s.MicroBatchSize > 0 {
+		parts = append(parts, "mbs="+strconv.Itoa(s.MicroBatchSize))
+	}
+	if s.SequenceParallel {
+		parts = append(parts, "sp=on")
+	}
+	if s.Recompute != NoRecompute {
+		parts = append(parts, "recompute="+string(s.Recompute))
+	}
 	if s.BucketBytes > 0 {
 		b := strconv.FormatInt(s.BucketBytes, 10)
 		if s.BucketBytes%(1<<20) == 0 {
@@ -185,8 +303,12 @@ func (s Strategy) String() string {
 
 // ParseStrategy reads a strategy written as comma-separated key=value
 // pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
-// (fsdp, none), bucket (DDP bucket bytes, or mebibytes with the suffix
-// MiB: 25MiB). "" is the zero strategy.
+// (fsdp, zero2, zero1, none), bucket (DDP bucket bytes, or mebibytes with
+// the suffix MiB: 25MiB); and for a transformer at cluster scale tp
+// (tensor-parallel degree), pp (pipeline stages), vp (virtual stages per
+// pipeline stage), mbs (micro-batch size), sp (sequence parallelism: on
+// or off), recompute (none, selective, full) and distopt (on: shard=zero1,
+// Megatron-LM's distributed optimizer). "" is the zero strategy.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
 	if strings.TrimSpace(text) == "" {
@@ -196,10 +318,13 @@ func ParseStrategy(text string) (Strategy, error) {
 	for _, kv := range strings.Split(text, ",") {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || v == "" {
-			return s, fmt.Errorf("strategy %q: %q is not key=value (keys dp, mb, schedule, shard, bucket)", text, kv)
+			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
 		}
 		if seen[k] {
 			return s, fmt.Errorf("strategy %q: %s given twice", text, k)
+		}
+		if k == "shard" && seen["distopt"] {
+			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
 		}
 		seen[k] = true
 		var err error
@@ -224,8 +349,32 @@ func ParseStrategy(text string) (Strategy, error) {
 			if mib {
 				s.BucketBytes <<= 20
 			}
+		case "tp", "tensor":
+			s.Tensor, err = positive(v)
+		case "pp", "pipeline":
+			s.Pipeline, err = positive(v)
+		case "vp", "virtual":
+			s.Virtual, err = positive(v)
+		case "mbs", "micro-batch-size", "micro_batch_size":
+			s.MicroBatchSize, err = positive(v)
+		case "sp", "sequence-parallel":
+			s.SequenceParallel, err = onOff(v)
+		case "recompute":
+			if strings.EqualFold(v, "none") {
+				s.Recompute = NoRecompute
+			} else {
+				s.Recompute = Recompute(strings.ToLower(v))
+			}
+		case "distopt", "distributed-optimizer":
+			var on bool
+			if on, err = onOff(v); on {
+				if seen["shard"] {
+					return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+				}
+				s.Shard = OptimizerShard
+			}
 		default:
-			return s, fmt.Errorf("strategy %q: unknown key %q (keys dp, mb, schedule, shard, bucket)", text, k)
+			return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
 		}
 		if err != nil {
 			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
@@ -235,6 +384,19 @@ func ParseStrategy(text string) (Strategy, error) {
 		return s, fmt.Errorf("strategy %q: %w", text, err)
 	}
 	return s, nil
+}
+
+// strategyKeys lists ParseStrategy's keys for its errors.
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, recompute, distopt"
+
+func onOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", v)
 }
 
 func positive(v string) (int, error) {
