@@ -1,0 +1,9 @@
+// Package transformer describes a uniform decoder-only transformer (GPT,
+// Llama) by its shape rather than by its ops: layers, hidden size, heads,
+// sequence, vocabulary and global batch (DESIGN §12). Its parameter and
+// FLOP counts are the ones Megatron-LM's tables use (Narayanan et al.,
+// SC'21), so that a plan at cluster scale (evaluate/scale) is costed per
+// layer and stage, never per op of every GPU.
+//
+// May import: internal/...
+package transformer

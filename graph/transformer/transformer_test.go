@@ -1,0 +1,79 @@
+package transformer
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestModelFLOPsMegatron: the count is Narayanan et al.'s closed form for
+// GPT, hand-evaluated on Megatron-LM's table rows.
+func TestModelFLOPsMegatron(t *testing.T) {
+	for _, c := range []struct{ l, h, a, b int }{{24, 2048, 16, 192}, {96, 12288, 96, 1152}, {112, 18432, 144, 3072}} {
+		m := GPT(c.l, c.h, c.a, 4096, 131072, c.b)
+		B, s, l, h, V := float64(c.b), 4096.0, float64(c.l), float64(c.h), 131072.0
+		want := 72 * B * s * l * h * h * (1 + s/(6*h) + V/(12*l*h))
+		if got := m.ModelFLOPs(); math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%v: ModelFLOPs %g, want %g", m, got, want)
+		}
+	}
+}
+
+// TestParams: Megatron's 1.7B, 7.1B, 32B and 462B rows: their names are
+// the parameter counts, in billions, of these shapes with an output layer
+// of its own (untied), within 4% (the names are rounded).
+func TestParams(t *testing.T) {
+	for _, c := range []struct {
+		l, h, a int
+		billions float64
+	}{{24, 2048, 16, 1.7}, {30, 4096, 32, 7.1}, {48, 7168, 56, 32}, {112, 18432, 144, 462}} {
+		m := GPT(c.l, c.h, c.a, 4096, 131072, 1)
+		m.Tied = false
+		if got := float64(m.Params()) / 1e9; math.Abs(got-c.billions) > 0.04*c.billions {
+			t.Errorf("%v: %.2fB parameters, the table says %.1fB", m, got, c.billions)
+		}
+	}
+	// One GPT block by hand: h=4: qkv 4x12+12, proj 16+4, fc1 4x16+16,
+	// fc2 16x4+4, two layer norms 16.
+	if got := GPT(1, 4, 2, 8, 10, 1).LayerParams(); got != 60+20+80+68+16 {
+		t.Errorf("GPT block of hidden 4: %d parameters, want 244", got)
+	}
+}
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		text string
+		want Spec
+		err  string
+	}{
+		{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152", GPT(96, 12288, 96, 4096, 131072, 1152), ""},
+		{"llama:layers=32,hidden=4096,heads=32,kv_heads=8,seq=4096,vocab=128256,batch=512",
+			Spec{Family: "llama", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 11008, Seq: 4096, Vocab: 128256, Batch: 512}, ""},
+		{"gpt:layers=2,hidden=8,heads=2,seq=4,vocab=16,batch=2,tied=false,ffn=16",
+			Spec{Family: "gpt", Layers: 2, Hidden: 8, Heads: 2, KVHeads: 2, FFN: 16, Seq: 4, Vocab: 16, Batch: 2}, ""},
+		{"bert:layers=2", Spec{}, "want gpt:"},
+		{"gpt:", Spec{}, "no shape"},
+		{"gpt:layers=2,hidden=8,heads=3,seq=4,vocab=16,batch=2", Spec{}, "3 heads do not divide hidden 8"},
+		{"gpt:layers=2,hidden=8,heads=2,seq=4,vocab=16", Spec{}, "batch missing"},
+		{"gpt:layers=0,hidden=8,heads=2,seq=4,vocab=16,batch=2", Spec{}, "layers=0 is not a whole number"},
+		{"gpt:layers=2,layers=3", Spec{}, "given twice"},
+		{"gpt:layers=2,depth=3", Spec{}, "unknown key"},
+		{"gpt:layers=2,hidden=8,heads=2,kv_heads=3,seq=4,vocab=16,batch=2", Spec{}, "kv_heads 3 does not divide heads 2"},
+	}
+	for _, c := range cases {
+		m, err := Parse(c.text)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Parse(%q) = %v, %v; want one line with %q", c.text, m, err, c.err)
+			}
+			continue
+		}
+		if err != nil || m != c.want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", c.text, m, err, c.want)
+			continue
+		}
+		if back, err := Parse(m.String()); err != nil || back != m {
+			t.Errorf("%q: String %q reads back as %+v, %v", c.text, m.String(), back, err)
+		}
+	}
+}
