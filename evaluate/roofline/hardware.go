@@ -299,6 +299,19 @@ func (h *Hardware) Validate() error {
 	return nil
 }
 
+// KernelTime is how long op takes alone on one GPU of hardware h,
+// unfused: its launch plus the larger of its compute and its memory
+// traffic at its class's attainable rates, or its measured time. It is
+// what a Model charges an op of its graph.
+func (h *Hardware) KernelTime(op *graph.Op) float64 {
+	rate := 0.0
+	if int(op.Class) < len(h.MemEff) && h.MemBandwidth > 0 && h.MemEff[op.Class] > 0 {
+		rate = 1 / (h.MemBandwidth * h.MemEff[op.Class])
+	}
+	dur, _ := opDuration(h, op, rate)
+	return dur
+}
+
 // PeakFLOPS is the peak rate for an op of class c and dtype t: tensor cores
 // for matmuls and convolutions in f16/bf16 (and f32 with AllowTF32) where
 // the GPU has them, CUDA cores otherwise.

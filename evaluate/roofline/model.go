@@ -331,13 +331,7 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64) (dur, compute float6
 // graph: a planner costs a micro-batch's ops (graph.AtBatch) with it
 // without compiling a model at that batch.
 func (m *Model) TimeOf(op *graph.Op) float64 {
-	h := &m.Cluster.Hardware
-	rate := 0.0
-	if int(op.Class) < len(h.MemEff) {
-		rate = m.classRate[op.Class]
-	}
-	dur, _ := opDuration(h, op, rate)
-	return dur
+	return m.Cluster.Hardware.KernelTime(op)
 }
 
 // AllReduceTime is how long an all-reduce of bytes takes over group

@@ -1,0 +1,14 @@
+// Package scale evaluates a plan of a uniform transformer
+// (graph/transformer) on a pod of nodes (Pod): tensor, pipeline and data
+// parallelism with sequence parallelism, micro-batches, interleaved
+// stages, activation recomputation and the distributed optimizer
+// (decision.Strategy), costed per layer, stage and schedule rather than
+// per op of every GPU (DESIGN §12). Data-parallel replicas and the tensor
+// ranks of a layer are identical and are costed once; a stage's identical
+// layers cost one layer times their number; the kernels of a layer are
+// costed by the roofline's hardware (evaluate/roofline), the collectives
+// by the pod's two-level network. Search enumerates the whole space of
+// such plans for a model and a pod.
+//
+// May import: graph/..., decision, evaluate/..., internal/...
+package scale

@@ -1,0 +1,440 @@
+package scale
+
+import (
+	"fmt"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Result is a plan's predicted training step.
+type Result struct {
+	Plan Plan `json:"-"`
+	// Step is the step's time in seconds; TFLOPs the model TFLOP/s per
+	// GPU (Megatron's count: transformer.ModelFLOPs over the step and
+	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak.
+	Step   float64 `json:"step_s"`
+	TFLOPs float64 `json:"tflops_per_gpu"`
+	MFU    float64 `json:"mfu"`
+	// Memory is the peak bytes of the most loaded GPU (weights,
+	// gradients, optimizer state, activations in flight); Fits whether
+	// it is within the GPU's memory.
+	Memory int64 `json:"memory_bytes"`
+	Fits   bool  `json:"fits"`
+	// Where the step goes, seconds: the pipeline's busy time on its most
+	// loaded device (Compute, tensor-parallel communication included),
+	// the bubble (fill and drain, stage imbalance, their point-to-point
+	// transfers), exposed data-parallel communication, the tied
+	// embedding's gradient all-reduce, and the optimizer step.
+	Compute   float64 `json:"compute_s"`
+	Bubble    float64 `json:"bubble_s"`
+	DPExposed float64 `json:"dp_exposed_s"`
+	Embedding float64 `json:"embedding_allreduce_s"`
+	Optimizer float64 `json:"optimizer_s"`
+	// TPExposed is the tensor-parallel communication not hidden behind
+	// GEMMs, per step on the most loaded device (part of Compute).
+	TPExposed float64 `json:"tp_exposed_s"`
+	// MemoryByKind splits Memory: weights, gradients, optimizer state and
+	// activations, bytes.
+	Weights, Grads, OptState, Activations int64
+}
+
+// bf16 is the element size of activations, weights and their gradients
+// in BF16 mixed precision.
+const bf16 = 2
+
+// kernel is one kernel of a layer.
+type kernel struct {
+	class        graph.Class
+	flops        float64
+	read, writes float64
+}
+
+func (k kernel) time(h *roofline.Hardware) float64 {
+	op := graph.Op{Class: k.class, DType: graph.BF16, FLOPs: k.flops, BytesRead: int64(k.read), BytesWritten: int64(k.writes)}
+	return h.KernelTime(&op)
+}
+
+// phase is what one layer (or the embedding, or the output layer) does in
+// one direction for one micro-batch on one GPU: its kernels' time and
+// its tensor-parallel communication's, exposed and in all.
+type phase struct{ busy, tpAll, tpExposed float64 }
+
+func (a phase) plus(b phase) phase {
+	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed}
+}
+
+// coster holds what every layer of one plan shares.
+type coster struct {
+	m      transformer.Spec
+	pl     Plan
+	h      *roofline.Hardware
+	pod    Pod
+	tpG    Group
+	tokens float64 // tokens per micro-batch
+}
+
+// gemmComm is a GEMM with a tensor-parallel collective beside it. With
+// sequence parallelism the collective is an all-gather or reduce-scatter
+// overlapped with the GEMM in T chunks (Megatron-Core's --tp-comm-overlap,
+// which needs sequence parallelism): the longer of the two plus a T-th of
+// the shorter. Without it the collective is an all-reduce after the GEMM.
+func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
+	gt := g.time(c.h)
+	if c.pl.T == 1 {
+		return phase{busy: gt}
+	}
+	ct, _ := c.pod.Collective(k, c.tpG, bytes)
+	if c.pl.SequenceParallel {
+		busy := max(gt, ct) + min(gt, ct)/float64(c.pl.T)
+		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt}
+	}
+	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct}
+}
+
+func (c *coster) gemm(flops, read, write float64) kernel {
+	return kernel{class: graph.ClassMatMul, flops: flops, read: read, writes: write}
+}
+
+// layer is one transformer block's forward and backward for one
+// micro-batch on one GPU, its recomputation in the backward included.
+func (c *coster) layer() (fwd, bwd phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
+	sp := 1.0 // the share of a sequence-split activation on this GPU
+	if c.pl.SequenceParallel {
+		sp = 1 / T
+	}
+	act := n * h * bf16 // one full activation
+	qkv := (heads + 2*kv) * d / T
+	fcols := f / T
+	if m.SwiGLU() {
+		fcols = 2 * f / T
+	}
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	var actFn kernel
+	if m.SwiGLU() {
+		actFn = kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
+	} else {
+		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
+	}
+	// Flash attention: the causal half of the scores, Q K^T and P V.
+	s := float64(m.Seq)
+	attnFlops := 2 * 2 * n * s * (heads / T) * d / 2
+	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
+	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+
+	gQKV := c.gemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
+	gProj := c.gemm(2*n*h/T*h, n*h/T*bf16+h*h/T*bf16, act)
+	gFC1 := c.gemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.gemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	before, after := roofline.AllGather, roofline.ReduceScatter
+	if !c.pl.SequenceParallel {
+		before, after = -1, roofline.AllReduce
+	}
+	pair := func(g kernel, k roofline.Collective) phase {
+		if k < 0 {
+			return phase{busy: g.time(c.h)}
+		}
+		return c.gemmComm(g, k, act)
+	}
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	fwd = t(norm).plus(pair(gQKV, before)).plus(t(attn)).plus(pair(gProj, after)).plus(t(resid)).
+		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
+
+	// Backward: each GEMM's input gradient and weight gradient (each the
+	// forward's FLOPs), twice the elementwise traffic, flash attention's
+	// backward (2.5x its forward). The collectives mirror the forward's:
+	// an all-gather's backward is a reduce-scatter and the reverse; with
+	// sequence parallelism the column-parallel GEMMs' inputs are gathered
+	// again for their weight gradients.
+	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
+	bwdAfter, bwdBefore := roofline.AllGather, roofline.ReduceScatter // mirrors of after, before
+	if !c.pl.SequenceParallel {
+		bwdAfter, bwdBefore = -1, roofline.AllReduce
+	}
+	bwd = t(twice(resid)).plus(pair(gFC2, bwdAfter)).plus(t(gFC2)).plus(t(twice(actFn))).
+		plus(pair(gFC1, bwdBefore)).plus(pair(gFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
+		plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(t(attnB)).
+		plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
+	switch c.pl.Recompute {
+	case decision.SelectiveRecompute:
+		bwd = bwd.plus(t(attn))
+	case decision.FullRecompute:
+		bwd = bwd.plus(fwd)
+	}
+	return fwd, bwd
+}
+
+// embedding is the first stage's token (and position) embedding: a
+// vocabulary-parallel lookup whose partial rows are summed over the
+// tensor group (a reduce-scatter with sequence parallelism, an
+// all-reduce without), not overlapped.
+func (c *coster) embedding() (fwd, bwd phase) {
+	act := c.tokens * float64(c.m.Hidden) * bf16
+	look := kernel{class: graph.ClassEmbedding, read: act, writes: act}
+	fwd = phase{busy: look.time(c.h)}
+	if c.pl.T > 1 {
+		k := roofline.AllReduce
+		if c.pl.SequenceParallel {
+			k = roofline.ReduceScatter
+		}
+		ct, _ := c.pod.Collective(k, c.tpG, act)
+		fwd = fwd.plus(phase{busy: ct, tpAll: ct, tpExposed: ct})
+		if c.pl.SequenceParallel {
+			ct, _ = c.pod.Collective(roofline.AllGather, c.tpG, act)
+			bwd = phase{busy: ct, tpAll: ct, tpExposed: ct}
+		}
+	}
+	// The gradient scattered into the embedding's rows (FP32 main grads).
+	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: 2 * act}.time(c.h)})
+	return fwd, bwd
+}
+
+// output is the last stage's final norm, vocabulary-parallel output layer
+// and cross-entropy (the logits in FP32, never gathered: a max and a sum
+// all-reduced over the tensor group).
+func (c *coster) output() (fwd, bwd phase) {
+	T := float64(c.pl.T)
+	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
+	act := n * h * bf16
+	sp := 1.0
+	if c.pl.SequenceParallel {
+		sp = 1 / T
+	}
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	logits := c.gemm(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
+	ce := kernel{class: graph.ClassReduction, flops: 6 * n * V / T, read: n * V / T * (bf16 + 4 + 4), writes: n * V / T * 4}
+	ceB := kernel{class: graph.ClassElementwise, flops: 2 * n * V / T, read: n * V / T * 4, writes: n * V / T * bf16}
+	k := roofline.Collective(-1)
+	if c.pl.SequenceParallel {
+		k = roofline.AllGather
+	}
+	pair := func(g kernel, k roofline.Collective) phase {
+		if k < 0 {
+			return phase{busy: g.time(c.h)}
+		}
+		return c.gemmComm(g, k, act)
+	}
+	small, _ := c.pod.Collective(roofline.AllReduce, c.tpG, 3*n*4) // max, sum and target logit
+	fwd = phase{busy: norm.time(c.h)}.plus(pair(logits, k)).plus(phase{busy: ce.time(c.h) + small, tpAll: small, tpExposed: small})
+	bk := roofline.Collective(-1)
+	if c.pl.SequenceParallel {
+		bk = roofline.ReduceScatter
+	} else if c.pl.T > 1 {
+		bk = roofline.AllReduce
+	}
+	bwd = phase{busy: ceB.time(c.h)}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h)}).plus(phase{busy: 2 * norm.time(c.h)})
+	return fwd, bwd
+}
+
+// Evaluate predicts one training step of model m under strategy s on pod
+// p. The errors are Resolve's.
+func Evaluate(m transformer.Spec, s decision.Strategy, p Pod) (Result, error) {
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		return Result{}, err
+	}
+	return evaluate(m, pl, p), nil
+}
+
+// stageCost is one pipeline device's forward and backward per
+// micro-batch (all its chunks), and its parameter count.
+type stageCost struct {
+	fwd, bwd phase
+	params   float64
+}
+
+func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
+	tpG, dpG, shareNode := pl.groups(p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: tpG, tokens: float64(pl.MBS) * float64(m.Seq)}
+	T := float64(pl.T)
+	lf, lb := c.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	perDevice := m.Layers / pl.P // layers on each pipeline device (over its V chunks)
+	stages := make([]stageCost, pl.P)
+	layerParams := float64(m.LayerParams()) / T
+	for s := range stages {
+		st := &stages[s]
+		st.fwd = scalePhase(lf, float64(perDevice))
+		st.bwd = scalePhase(lb, float64(perDevice))
+		st.params = float64(perDevice) * layerParams
+		if s == 0 {
+			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
+			st.params += float64(m.EmbeddingParams()) / T
+		}
+		if s == pl.P-1 {
+			st.fwd, st.bwd = st.fwd.plus(of), st.bwd.plus(ob)
+			st.params += float64(m.OutputParams()) / T
+			if m.Tied && pl.P > 1 {
+				st.params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
+			}
+		}
+	}
+	// The schedule: M micro-batches through P devices of V chunks each
+	// (1F1B, interleaved when V > 1): the most loaded device is busy M
+	// times its per-micro-batch time; fill and drain add the others'
+	// time divided by V (Narayanan et al., SC'21: bubble (P-1)/(V M)),
+	// and one point-to-point transfer per boundary each way.
+	var busiest, sum float64
+	var busiestTP float64
+	for _, st := range stages {
+		t := st.fwd.busy + st.bwd.busy
+		sum += t
+		if t > busiest {
+			busiest, busiestTP = t, st.fwd.tpExposed+st.bwd.tpExposed
+		}
+	}
+	M := float64(pl.M)
+	r := Result{Plan: pl}
+	r.Compute = M * busiest
+	r.TPExposed = M * busiestTP
+	if pl.P > 1 {
+		p2pBytes := c.tokens * float64(m.Hidden) * bf16 / T // scatter-gathered over the tensor group
+		p2p := p.SendTime(shareNode, p2pBytes)
+		r.Bubble = (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*p2p
+	}
+	// Data-parallel gradients (FP32 main grads, Megatron's default with
+	// BF16) reduced over the replicas, overlapped with the last
+	// micro-batch's backward (--overlap-grad-reduce); with the
+	// distributed optimizer a reduce-scatter, and the updated BF16
+	// parameters all-gathered under the next step's first forward
+	// (--overlap-param-gather).
+	var paramsMax float64
+	for _, st := range stages {
+		paramsMax = max(paramsMax, st.params)
+	}
+	D := float64(pl.D)
+	if pl.D > 1 {
+		var exposed float64
+		for _, st := range stages {
+			if pl.Shard == decision.OptimizerShard {
+				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
+				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+				exposed = max(exposed, max(0, rs-st.bwd.busy/float64(pl.V))+max(0, ag-st.fwd.busy/float64(pl.V)))
+			} else {
+				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*4)
+				exposed = max(exposed, max(0, ar-st.bwd.busy/float64(pl.V)))
+			}
+		}
+		r.DPExposed = exposed
+	}
+	// Tied embeddings on two stages: their gradients are all-reduced
+	// between the first and the last stage after the backward (FP32).
+	if m.Tied && pl.P > 1 {
+		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
+		if shareNode {
+			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*4)
+		}
+	}
+	// Adam over the device's share of the optimizer state: read the FP32
+	// gradient, master weight and two moments, write the three back and
+	// the BF16 weight (30 bytes a parameter), and zero the gradient
+	// buffer (4 bytes a parameter of the device's whole model).
+	opt := paramsMax
+	if pl.Shard == decision.OptimizerShard {
+		opt /= D
+	}
+	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(c.h)
+	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
+	gpus := float64(p.GPUs())
+	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
+	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 {
+		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
+	}
+	c.memory(&r, stages)
+	return r
+}
+
+func scalePhase(a phase, k float64) phase {
+	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k}
+}
+
+// memory is the most loaded GPU's peak: BF16 weights, FP32 main
+// gradients, FP32 master weights and Adam moments (divided over the
+// replicas with the distributed optimizer), and the activations of the
+// micro-batches in flight: with 1F1B the first stage holds P of them
+// (times 1 + (P-1)/(P V) interleaved; all M with GPipe), each L/P layers
+// of activations (Korthikanti et al., 2022, with flash attention: no
+// S x S scores), the last stage one micro-batch's FP32 logits.
+func (c *coster) memory(r *Result, stages []stageCost) {
+	m, pl := c.m, c.pl
+	T := float64(pl.T)
+	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	heads, kv := float64(m.Heads), float64(m.KVHeads)
+	unit := n * h // s b h
+	// Per layer, in units of s b h bytes (Korthikanti's 34 for GPT):
+	// layer norm inputs 4, attention: its input 2, Q K V, its output 2,
+	// dropout mask 1; MLP: its input 2, the activation's input and the
+	// second GEMM's input (2 f/h each; SwiGLU 4 f/h and 2 f/h), mask 1.
+	attn := 2 + 2*(heads+2*kv)/heads + 2 + 1
+	mlp := 2 + 4*f/h + 1
+	if m.SwiGLU() {
+		mlp = 2 + 6*f/h
+	}
+	replicated := 4.0 + 2 + 2 + 2 // norms' inputs, the two column-parallel inputs, masks
+	perLayer := (4 + attn + mlp) * unit
+	switch {
+	case pl.SequenceParallel:
+		perLayer /= T
+	case pl.T > 1:
+		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
+	}
+	if pl.Recompute == decision.SelectiveRecompute {
+		perLayer -= 2 * unit / T // the attention output, recomputed
+	}
+	layerInput := 2 * unit
+	if pl.SequenceParallel {
+		layerInput /= T
+	}
+	perDevice := float64(m.Layers / pl.P)
+	var peak, wPeak, gPeak, oPeak, aPeak float64
+	for s, st := range stages {
+		inflight := float64(min(pl.M, pl.P-s))
+		if pl.V > 1 && s == 0 {
+			inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
+		}
+		if pl.P > 1 && pl.Sched() == decision.GPipe {
+			inflight = float64(pl.M)
+		}
+		var acts float64
+		if pl.Recompute == decision.FullRecompute {
+			acts = inflight*perDevice*layerInput + perLayer
+		} else {
+			acts = inflight * perDevice * perLayer
+		}
+		if s == 0 {
+			acts += inflight * 3 * unit / T
+		}
+		if s == pl.P-1 {
+			acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		}
+		w := st.params * bf16
+		g := st.params * 4
+		o := st.params * 12
+		if pl.Shard == decision.OptimizerShard {
+			o /= float64(pl.D)
+		}
+		if tot := w + g + o + acts; tot > peak {
+			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
+		}
+	}
+	r.Memory = int64(peak)
+	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
+	r.Fits = r.Memory <= c.pod.Hardware.Memory-Reserve
+}
+
+// Reserve is the memory of a GPU a plan cannot use: the CUDA context,
+// NCCL's buffers and the allocator's fragmentation (an assumption: a few
+// GiB is what users of Megatron-LM and PyTorch see on 80 GB GPUs).
+const Reserve = 6 << 30
+
+// String is a plan's one-line summary.
+func (r Result) String() string {
+	return fmt.Sprintf("%s: %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%, %.1f GB per GPU", r.Plan.Strategy, r.Step, r.TFLOPs, 100*r.MFU, float64(r.Memory)/1e9)
+}

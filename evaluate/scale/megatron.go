@@ -1,0 +1,63 @@
+package scale
+
+import (
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Published is one row of a published table of training throughput: a
+// model, the cluster, the configuration its authors chose and what they
+// measured.
+type Published struct {
+	Name     string           `json:"model"`
+	Model    transformer.Spec `json:"-"`
+	Pod      string           `json:"-"` // pod preset
+	GPUs     int              `json:"gpus"`
+	Strategy decision.Strategy
+	TFLOPs   float64 `json:"published_tflops"` // per GPU
+	MFU      float64 `json:"published_mfu"`
+}
+
+// megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
+// 131,072, sequence 4,096, an output layer of its own (the rows' names
+// are their parameter counts with it untied).
+func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
+	m := transformer.GPT(layers, hidden, heads, 4096, 131072, batch)
+	m.Tied = false
+	return m
+}
+
+// megatronStrategy is Megatron-LM's configuration of a row as its README
+// states it (Megatron-Core r0.8.0): the table's TP and PP, data-parallel
+// size 48, micro-batch size 1; data-parallel communication overlapped
+// (--overlap-grad-reduce, --overlap-param-gather: the distributed
+// optimizer), tensor-parallel communication overlapped (--tp-comm-overlap,
+// which needs sequence parallelism). What the README does not state takes
+// Megatron's defaults: no interleaving, no recomputation.
+func megatronStrategy(tp, pp, dp int) decision.Strategy {
+	s := decision.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, Shard: decision.OptimizerShard}
+	if tp > 1 {
+		s.SequenceParallel = true
+	}
+	return s
+}
+
+// MegatronTable is Megatron-LM's weak-scaling table on H100s (README,
+// Megatron-Core r0.8.0, images/model_table.png), as the issue quotes it.
+func MegatronTable() []Published {
+	row := func(name string, heads, hidden, layers, tp, pp, gpus, batch int, tflops, mfu float64) Published {
+		return Published{Name: name, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
+			Strategy: megatronStrategy(tp, pp, gpus/(tp*pp)), TFLOPs: tflops, MFU: mfu}
+	}
+	return []Published{
+		row("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8, 0.41),
+		row("7.1B", 32, 4096, 30, 2, 1, 96, 192, 465.9, 0.47),
+		row("16B", 48, 6144, 32, 4, 1, 192, 192, 489.1, 0.49),
+		row("32B", 56, 7168, 48, 8, 1, 384, 192, 459.6, 0.46),
+		row("70B", 64, 8192, 84, 8, 2, 768, 384, 419.7, 0.42),
+		row("119B", 80, 10240, 92, 8, 4, 1536, 768, 420.5, 0.43),
+		row("177B", 96, 12288, 96, 8, 6, 2304, 1152, 432.8, 0.44),
+		row("314B", 128, 16384, 96, 8, 8, 3072, 1536, 474.4, 0.48),
+		row("462B", 144, 18432, 112, 8, 16, 6144, 3072, 459.9, 0.47),
+	}
+}

@@ -1,0 +1,185 @@
+package scale
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/evaluate/roofline"
+)
+
+// Pod is a cluster of Nodes identical nodes of PerNode GPUs: NVSwitch
+// inside a node (every GPU reaches every other at its full NVLink
+// bandwidth), NICs between nodes, rail-optimised as DGX SuperPODs are
+// wired (GPU i of every node on the same leaf switches), so that a
+// collective among GPUs of different nodes crosses the network once per
+// step of its algorithm.
+type Pod struct {
+	Name     string
+	Hardware roofline.Hardware
+	Nodes    int
+	PerNode  int
+	// NICs per node, each NICBandwidth bytes/s per direction and
+	// NICLatency seconds per message (the network's share of one step of
+	// a collective).
+	NICs         int
+	NICBandwidth float64
+	NICLatency   float64
+}
+
+// podPreset is a node design; a pod is so many of them.
+type podPreset struct {
+	hardware     string
+	perNode      int
+	nics         int
+	nicBandwidth float64
+	nicLatency   float64
+	source       string
+}
+
+var podPresets = map[string]podPreset{
+	// DGX H100: 8 H100 SXM5 on NVSwitch (NVLink 4, 900 GB/s per GPU
+	// both directions), 8 ConnectX-7 NICs of 400 Gb/s InfiniBand NDR for
+	// the compute fabric (DGX H100 user guide; DESIGN §12).
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
+		source: "DGX H100 user guide: 8 x H100 SXM5, NVSwitch, 8 x 400 Gb/s ConnectX-7"},
+	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
+	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR.
+	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6,
+		source: "DGX A100 user guide: 8 x A100 SXM4 80GB, NVSwitch, 8 x 200 Gb/s ConnectX-6"},
+}
+
+// PodPresets lists the pod presets' names, sorted.
+func PodPresets() []string {
+	var names []string
+	for k := range podPresets {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ParsePod reads a pod written PRESET:NODES ("dgx-h100:288" is 288 DGX
+// H100 nodes, 2,304 GPUs).
+func ParsePod(text string) (Pod, error) {
+	name, n, ok := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ":")
+	p, known := podPresets[name]
+	if !known {
+		return Pod{}, fmt.Errorf("cluster %q: unknown node %q (presets %s; write PRESET:NODES, e.g. dgx-h100:288)", text, name, strings.Join(PodPresets(), ", "))
+	}
+	nodes := 1
+	if ok {
+		var err error
+		if nodes, err = strconv.Atoi(n); err != nil || nodes < 1 {
+			return Pod{}, fmt.Errorf("cluster %q: %q is not a number of nodes of at least 1", text, n)
+		}
+	}
+	h, err := roofline.Preset(p.hardware)
+	if err != nil {
+		return Pod{}, err
+	}
+	return Pod{Name: name + ":" + strconv.Itoa(nodes), Hardware: h, Nodes: nodes, PerNode: p.perNode,
+		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency}, nil
+}
+
+// PodOf is the pod of preset name with the fewest nodes that hold gpus
+// GPUs (whole nodes; gpus below a node's size is one node's first gpus).
+func PodOf(name string, gpus int) (Pod, error) {
+	p, err := ParsePod(name)
+	if err != nil {
+		return Pod{}, err
+	}
+	if gpus < 1 {
+		return Pod{}, fmt.Errorf("cluster %s: %d GPUs: want at least 1", name, gpus)
+	}
+	if gpus < p.PerNode {
+		p.PerNode = gpus
+		p.NICs = max(1, p.NICs*gpus/podPresets[name].perNode)
+	}
+	p.Nodes = (gpus + p.PerNode - 1) / p.PerNode
+	if p.Nodes*p.PerNode != gpus {
+		return Pod{}, fmt.Errorf("cluster %s: %d GPUs is not a whole number of %d-GPU nodes", name, gpus, p.PerNode)
+	}
+	p.Name = name + ":" + strconv.Itoa(p.Nodes)
+	return p, nil
+}
+
+// GPUs is the pod's GPU count.
+func (p Pod) GPUs() int { return p.Nodes * p.PerNode }
+
+// intra is one GPU's bandwidth to the others of its node (bytes/s per
+// direction, through NVSwitch; PCIe without NVLink).
+func (p Pod) intra() (bw, latency float64) {
+	h := &p.Hardware
+	if h.NVLinkGen > 0 && h.NVLinks > 0 {
+		return h.NVLinkBandwidth * float64(h.NVLinks), h.NVLinkLatency
+	}
+	return h.PCIeBandwidth, h.PCIeLatency
+}
+
+// inter is one GPU's share of its node's NICs when every GPU of the node
+// communicates at once, as every tensor rank's data-parallel group does.
+func (p Pod) inter() (bw, latency float64) {
+	return p.NICBandwidth * float64(p.NICs) / float64(p.PerNode), p.NICLatency
+}
+
+// Group is a set of GPUs that run a collective together: PerNode of them
+// in each of Nodes nodes.
+type Group struct{ PerNode, Nodes int }
+
+// Size is the group's GPU count.
+func (g Group) Size() int { return g.PerNode * g.Nodes }
+
+// Collective is how long collective k of bytes (S, the whole buffer: an
+// all-reduce's input, an all-gather's output, a reduce-scatter's input)
+// takes over group g, hierarchically as NCCL runs it across nodes: inside
+// each node over NVSwitch (a ring), then across nodes on every GPU's
+// share of the NICs with S/PerNode bytes each (a ring; for an all-reduce
+// the faster of a ring and a tree, NCCL's choice by size), and which
+// algorithm crossed the nodes.
+//
+// Ring all-gather or reduce-scatter over n GPUs: (n-1)/n x S / bandwidth
+// + (n-1) latencies; ring all-reduce twice that; tree all-reduce: 2 x S /
+// bandwidth + 2 ceil(log2 n) latencies (DESIGN §10).
+func (p Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64, roofline.Algorithm) {
+	if g.Size() <= 1 || bytes <= 0 {
+		return 0, roofline.Ring
+	}
+	bi, li := p.intra()
+	be, le := p.inter()
+	ring := func(n int, s, bw, lat float64) float64 {
+		if n <= 1 {
+			return 0
+		}
+		return float64(n-1)/float64(n)*s/bw + float64(n-1)*lat
+	}
+	in := ring(g.PerNode, bytes, bi, li)
+	across := ring(g.Nodes, bytes/float64(g.PerNode), be, le)
+	if k != roofline.AllReduce {
+		return in + across, roofline.Ring
+	}
+	if g.Nodes <= 1 {
+		return 2 * in, roofline.Ring
+	}
+	tree := 2*bytes/float64(g.PerNode)/be + 2*math.Ceil(math.Log2(float64(g.Nodes)))*le
+	if tree < 2*across {
+		return 2*in + tree, roofline.Tree
+	}
+	return 2 * (in + across), roofline.Ring
+}
+
+// SendTime is a point-to-point transfer of bytes between two GPUs, in one
+// node or across nodes.
+func (p Pod) SendTime(sameNode bool, bytes float64) float64 {
+	if bytes <= 0 {
+		return 0
+	}
+	if sameNode {
+		bw, lat := p.intra()
+		return bytes/bw + lat
+	}
+	// One GPU's own NIC: a pipeline's sends do not all cross at once.
+	return bytes/p.NICBandwidth + p.NICLatency
+}

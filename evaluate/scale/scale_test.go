@@ -1,0 +1,260 @@
+package scale
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1, math.Abs(want)) }
+
+// TestCollective: the two-level collectives of a DGX H100 pod, by hand:
+// NVSwitch 18 x 25 GB/s and 6 us, one 50 GB/s NIC per GPU and 10 us.
+func TestCollective(t *testing.T) {
+	p, err := ParsePod("dgx-h100:64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		k     roofline.Collective
+		g     Group
+		bytes float64
+		want  float64
+		alg   roofline.Algorithm
+	}{
+		// Inside a node: 7/8 x S / 450 GB/s + 7 latencies.
+		{roofline.ReduceScatter, Group{8, 1}, 1.8e9, 7.0/8*1.8e9/450e9 + 7*6e-6, roofline.Ring},
+		// One GPU per node: 3/4 x S / 50 GB/s + 3 latencies.
+		{roofline.AllGather, Group{1, 4}, 1e9, 3.0/4*1e9/50e9 + 3*10e-6, roofline.Ring},
+		// 8 x 6: twice (the node's ring + the nodes' ring of S/8); the
+		// tree across (2 x 1 GB / 50 GB/s + 6 latencies) is slower.
+		{roofline.AllReduce, Group{8, 6}, 8e9, 2 * (7.0/8*8e9/450e9 + 7*6e-6 + 5.0/6*1e9/50e9 + 5*10e-6), roofline.Ring},
+		// A small all-reduce over 64 nodes: the tree's 2 ceil(log2 64)
+		// latencies beat the ring's 126.
+		{roofline.AllReduce, Group{1, 64}, 1e3, 2*1e3/50e9 + 12*10e-6, roofline.Tree},
+		{roofline.AllReduce, Group{1, 1}, 1e9, 0, roofline.Ring},
+	}
+	for _, c := range cases {
+		got, alg := p.Collective(c.k, c.g, c.bytes)
+		if !near(got, c.want) || alg != c.alg {
+			t.Errorf("%v over %+v of %g bytes: %g s by %v, want %g s by %v", c.k, c.g, c.bytes, got, alg, c.want, c.alg)
+		}
+	}
+}
+
+// flopHardware runs every op at 1 TFLOP/s with free memory traffic and
+// launches, so that a layer's time is its FLOPs.
+func flopHardware() roofline.Hardware {
+	h, _ := roofline.Preset("h100")
+	h.FP32, h.FP16, h.FP16Tensor = 1e12, 1e12, 1e12
+	h.MemBandwidth = 1e30
+	h.Launch = 0
+	for i := range h.ComputeEff {
+		h.ComputeEff[i], h.MemEff[i] = 1, 1
+	}
+	return h
+}
+
+// TestLayerFLOPs: one GPT block's forward is 24 n h^2 of GEMMs, 2 n s h of
+// causal flash attention and 62 n h of norms, residuals and GeLU; its
+// backward twice the GEMMs and elementwise work and 2.5x the attention.
+func TestLayerFLOPs(t *testing.T) {
+	m := transformer.GPT(2, 64, 4, 32, 128, 4)
+	p, _ := ParsePod("dgx-h100:1")
+	p.Hardware = flopHardware()
+	pl, err := Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	if err == nil {
+		t.Fatalf("8 GPUs of one replica each: want an error on dp=8 x mbs=2 over a batch of 4, got %+v", pl)
+	}
+	p, _ = PodOf("dgx-h100", 1)
+	p.Hardware = flopHardware()
+	pl, err = Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2 * 32}
+	fwd, bwd := c.layer()
+	n, h, s := 64.0, 64.0, 32.0
+	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	}
+	if want := (48*n*h*h + 5*n*s*h + 124*n*h) / 1e12; !near(bwd.busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	}
+	// Full recomputation runs the forward again in the backward.
+	c.pl.Recompute = decision.FullRecompute
+	_, bwdFull := c.layer()
+	if !near(bwdFull.busy, bwd.busy+fwd.busy) {
+		t.Errorf("full recomputation: backward %g s, want %g", bwdFull.busy, bwd.busy+fwd.busy)
+	}
+}
+
+// TestTensorParallelComm: with sequence parallelism a block's forward
+// all-gathers twice and reduce-scatters twice, its backward six times
+// (the mirrors and the weight gradients' inputs gathered again); without
+// it the forward all-reduces twice and so does the backward.
+func TestTensorParallelComm(t *testing.T) {
+	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
+	p, _ := PodOf("dgx-h100", 8)
+	act := 512.0 * 1024 * 2
+	g := Group{8, 1}
+	ag, _ := p.Collective(roofline.AllGather, g, act)
+	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
+	ar, _ := p.Collective(roofline.AllReduce, g, act)
+	for _, sp := range []bool{true, false} {
+		pl, err := Resolve(m, decision.Strategy{Tensor: 8, SequenceParallel: sp}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: g, tokens: 512}
+		fwd, bwd := c.layer()
+		wantF, wantB := 2*ag+2*rs, 4*ag+2*rs
+		if !sp {
+			wantF, wantB = 2*ar, 2*ar
+		}
+		if !near(fwd.tpAll, wantF) || !near(bwd.tpAll, wantB) {
+			t.Errorf("sp=%v: tensor-parallel communication %g s forward, %g backward; want %g, %g", sp, fwd.tpAll, bwd.tpAll, wantF, wantB)
+		}
+		if !sp && (!near(fwd.tpExposed, fwd.tpAll) || !near(bwd.tpExposed, bwd.tpAll)) {
+			t.Errorf("sp=off: all-reduces are not overlapped, exposed %g of %g", fwd.tpExposed, fwd.tpAll)
+		}
+	}
+}
+
+// TestMemory: a 4-layer GPT, one GPU, micro-batches of 2: BF16 weights
+// (2 bytes a parameter), FP32 gradients (4) and Adam state (12), and one
+// micro-batch's activations in flight: 4 layers of 34 s b h bytes, the
+// embedding's 3 s b h and the logits' 10 bytes per token and word.
+func TestMemory(t *testing.T) {
+	m := transformer.GPT(4, 64, 4, 32, 128, 8)
+	p, _ := PodOf("dgx-h100", 1)
+	r, err := Evaluate(m, decision.Strategy{MicroBatchSize: 2}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(m.Params())
+	sbh := 32.0 * 2 * 64
+	acts := 4*34*sbh + 3*sbh + 64*128*10
+	if r.Weights != int64(2*n) || r.Grads != int64(4*n) || r.OptState != int64(12*n) || r.Activations != int64(acts) {
+		t.Errorf("memory %d %d %d %d; want %g %g %g %g", r.Weights, r.Grads, r.OptState, r.Activations, 2*n, 4*n, 12*n, acts)
+	}
+	// The distributed optimizer over 4 replicas: a quarter of the state.
+	p4, _ := PodOf("dgx-h100", 4)
+	r4, err := Evaluate(m, decision.Strategy{MicroBatchSize: 2, Replicas: 4, Shard: decision.OptimizerShard}, p4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r4.OptState != int64(12*n/4) {
+		t.Errorf("distopt over 4: optimizer state %d, want %g", r4.OptState, 12*n/4)
+	}
+}
+
+// TestResolveErrors: bad plans are one line naming what is wrong.
+func TestResolveErrors(t *testing.T) {
+	big := MegatronTable()[8].Model // 462B: 144 heads, 112 layers, batch 3072
+	p, _ := PodOf("dgx-h100", 6144)
+	cases := []struct {
+		text string
+		want string
+	}{
+		{"tp=16", "tp=16 does not divide the 8 GPUs of a node"},
+		{"tp=5", "tp=5 does not divide the 144 attention heads"},
+		{"pp=200", "pp=200 is more than the 112 layers"},
+		{"pp=5", "pp=5 x vp=1 does not divide the 112 layers"},
+		{"tp=8,pp=16,dp=40", "tp=8 x pp=16 x dp=40 is 5120 GPUs, the cluster has 6144"},
+		{"tp=8,pp=16,mbs=5", "the batch of 3072 is not divisible by dp=48 x mbs=5"},
+		{"tp=8,pp=16,mbs=1,mb=32", "mb=32, but the batch of 3072 over dp=48 x mbs=1 is 64 micro-batches"},
+		{"tp=8,pp=16,vp=7,mbs=8", "interleaved stages need the 8 micro-batches to be a multiple of pp=16"},
+		{"tp=8,pp=16,dp=48,shard=fsdp", "shard=fsdp is not modelled at cluster scale"},
+	}
+	for _, c := range cases {
+		s, err := decision.ParseStrategy(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		_, err = Evaluate(big, s, p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
+		}
+	}
+	if _, err := Evaluate(big, MegatronTable()[8].Strategy, p); err != nil {
+		t.Errorf("Megatron's own 462B plan: %v", err)
+	}
+}
+
+// TestSearchBeatsMegatron: on every row of Megatron-LM's table the
+// exhaustive search returns a plan that fits and is no slower than the
+// row's own configuration in the same model; and it is the fastest
+// fitting plan: no plan it enumerates is faster.
+func TestSearchBeatsMegatron(t *testing.T) {
+	for _, row := range MegatronTable() {
+		p, err := PodOf(row.Pod, row.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := Evaluate(row.Model, row.Strategy, p)
+		if err != nil {
+			t.Fatalf("%s: %v", row.Name, err)
+		}
+		got, err := Search(t.Context(), row.Model, p, Space{})
+		if err != nil || !got.Found {
+			t.Fatalf("%s: %v, found %v", row.Name, err, got.Found)
+		}
+		if !got.Best.Fits || got.Best.Memory > p.Hardware.Memory-Reserve {
+			t.Errorf("%s: best plan %s does not fit", row.Name, got.Best)
+		}
+		if own.Fits && got.Best.Step > own.Step {
+			t.Errorf("%s: search %s slower than Megatron's %s", row.Name, got.Best, own)
+		}
+	}
+}
+
+// TestSymmetry: data-parallel replicas are costed once: twice the
+// replicas and twice the batch leave the compute and the bubble of a step
+// unchanged.
+func TestSymmetry(t *testing.T) {
+	m := transformer.GPT(8, 1024, 16, 1024, 32000, 32)
+	m2 := m
+	m2.Batch = 64
+	p1, _ := PodOf("dgx-h100", 16)
+	p2, _ := PodOf("dgx-h100", 32)
+	a, err := Evaluate(m, decision.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Evaluate(m2, decision.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !near(a.Compute, b.Compute) || !near(a.Bubble, b.Bubble) || a.Memory != b.Memory {
+		t.Errorf("dp=4 at batch 32: %+v; dp=8 at batch 64: %+v", a, b)
+	}
+	if graph.BF16.Size() != bf16 {
+		t.Errorf("bf16 is %d bytes, graph says %d", bf16, graph.BF16.Size())
+	}
+}
+
+func BenchmarkEvaluate462B(b *testing.B) {
+	row := MegatronTable()[8]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	for b.Loop() {
+		if _, err := Evaluate(row.Model, row.Strategy, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSearch462B(b *testing.B) {
+	row := MegatronTable()[8]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	for b.Loop() {
+		if _, err := Search(b.Context(), row.Model, p, Space{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
