@@ -176,7 +176,7 @@ func (m Spec) LayerParams() int64 {
 	p := qkv + h*h + mlp
 	if m.Biases() {
 		p += (int64(m.Heads)+2*int64(m.KVHeads))*d + h + f + h // qkv, proj, fc1, fc2 biases
-		p += 2 * 2 * h                                          // two layer norms: scale and shift
+		p += 2 * 2 * h                                         // two layer norms: scale and shift
 	} else {
 		p += 2 * h // two RMS norms: scale
 	}

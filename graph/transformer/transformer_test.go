@@ -24,7 +24,7 @@ func TestModelFLOPsMegatron(t *testing.T) {
 // of its own (untied), within 4% (the names are rounded).
 func TestParams(t *testing.T) {
 	for _, c := range []struct {
-		l, h, a int
+		l, h, a  int
 		billions float64
 	}{{24, 2048, 16, 1.7}, {30, 4096, 32, 7.1}, {48, 7168, 56, 32}, {112, 18432, 144, 462}} {
 		m := GPT(c.l, c.h, c.a, 4096, 131072, 1)
