@@ -219,7 +219,9 @@ func (s Strategy) Check() error {
 	default:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %q: want fsdp, zero2, zero1 or none", s.Shard)}
 	}
-	if s.Shard != NoShard && s.R() == 1 {
+	// A plan at cluster scale may leave dp to the GPUs the other degrees
+	// leave; its evaluator checks it then.
+	if _, scaled := s.Scale(); s.Shard != NoShard && s.R() == 1 && (s.Replicas > 0 || !scaled) {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("shard %s with one replica: sharding needs replicas to shard over", s.Shard)}
 	}
 	return nil

@@ -14,8 +14,9 @@ import (
 
 type evalOptions struct {
 	jobs.EvalOptions
-	JSON bool
-	out  string
+	scale jobs.ScaleOptions
+	JSON  bool
+	out   string
 }
 
 func init() { register(newEvalCmd) }
@@ -43,9 +44,21 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 ` + decisionHelp,
 		Example: `  placer eval --graph examples/mlp.json --gpus 2 --placement round-robin --fusion default
   placer eval --workload gnmt8 --gpus 8 --placement expert --trace gnmt8.trace.json
-  placer eval --graph resnet.json --format msr-fiddle --gpus 4 --placement result.json --json`,
+  placer eval --graph resnet.json --format msr-fiddle --gpus 4 --placement result.json --json
+
+  # A transformer at cluster scale (docs/cluster-scale.md): Megatron's 177B row
+  placer eval --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 \
+      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,distopt=on`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
+				o.scale.Workload, o.scale.GPUs, o.scale.Strat = o.Graph.Workload, o.Cluster.GPUs, o.Strategy
+				e, err := jobs.ScaleEval(cmd.Context(), o.scale)
+				if err == nil && o.out != "" {
+					err = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, e) })
+				}
+				return emit(s, o.JSON, e, func() error { return report.WriteScalePlan(s.Out, e) }, err, true)
+			}
 			if err := o.Check(); err != nil {
 				return err
 			}
@@ -80,7 +93,14 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f.IntVar(&o.Repeats, "repeats", 5, "timed runs with --measure (after one discarded warm-up)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
+	addPodFlag(cmd, &o.scale)
 	return cmd
+}
+
+// addPodFlag binds --cluster, the pod of a transformer planned at cluster
+// scale (--workload gpt:... or llama:...).
+func addPodFlag(cmd *cobra.Command, o *jobs.ScaleOptions) {
+	cmd.Flags().StringVar(&o.Cluster, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
 }
 
 // addGraphFlags binds --graph, --format, --workload, --expert and the

@@ -24,6 +24,7 @@ func newReportCmd(s *streams) *cobra.Command {
 	cmd.AddCommand(newReportGeneralizationCmd(s))
 	cmd.AddCommand(newReportEqualTimeCmd(s))
 	cmd.AddCommand(newReportParallelCmd(s))
+	cmd.AddCommand(newReportMegatronCmd(s))
 	cmd.AddCommand(newReportLearnedCmd(s))
 	cmd.AddCommand(newReportRegalCmd(s))
 	return cmd

@@ -11,6 +11,7 @@ import (
 
 type searchOptions struct {
 	jobs.SearchOptions
+	scale jobs.ScaleOptions
 	flags jobs.SearchFlags
 	JSON  bool
 	quiet bool
@@ -45,12 +46,28 @@ writes the best result.
 
 The result file (--out) holds the decision, its step time and memory, the
 search statistics, the seed and the curve; 'placer eval --placement
-result.json' reproduces its step time exactly.`,
+result.json' reproduces its step time exactly.
+
+A transformer named by its shape (--workload gpt:layers=...,hidden=...,
+heads=...,seq=...,vocab=...,batch=... or llama:...) on a pod of nodes
+(--cluster dgx-h100:NODES, or --gpus N) is planned at cluster scale instead:
+every plan of tensor, pipeline and data parallelism, micro-batch size,
+virtual stages, sequence parallelism, recomputation and the distributed
+optimizer is evaluated, and the fastest that fits is the answer.`,
 		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
   placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
-  placer search --graph g.json --gpus 4 --method go --steps 200 --json`,
+  placer search --graph g.json --gpus 4 --method go --steps 200 --json
+
+  # A transformer at cluster scale: the fastest plan of tensor, pipeline and
+  # data parallelism that fits (docs/cluster-scale.md)
+  placer search --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 --cluster dgx-h100:288`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
+				o.scale.Workload, o.scale.GPUs, o.scale.Out = o.Graph.Workload, o.Cluster.GPUs, o.Out
+				rep, err := jobs.ScaleSearch(cmd.Context(), o.scale)
+				return emit(s, o.JSON, rep, func() error { return report.WriteScaleSearch(s.Out, rep) }, err, true)
+			}
 			if err := o.ParseFlags(o.flags); err != nil {
 				return err
 			}
@@ -90,6 +107,7 @@ result.json' reproduces its step time exactly.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
+	addPodFlag(cmd, &o.scale)
 	return cmd
 }
 

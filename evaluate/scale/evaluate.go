@@ -436,5 +436,5 @@ const Reserve = 6 << 30
 
 // String is a plan's one-line summary.
 func (r Result) String() string {
-	return fmt.Sprintf("%s: %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%, %.1f GB per GPU", r.Plan.Strategy, r.Step, r.TFLOPs, 100*r.MFU, float64(r.Memory)/1e9)
+	return fmt.Sprintf("%s: %.3f s, %.1f TFLOP/s per GPU, MFU %.1f%%, %.1f GB per GPU", r.Plan, r.Step, r.TFLOPs, 100*r.MFU, float64(r.Memory)/1e9)
 }

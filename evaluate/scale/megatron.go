@@ -61,3 +61,25 @@ func MegatronTable() []Published {
 		row("462B", 144, 18432, 112, 8, 16, 6144, 3072, 459.9, 0.47),
 	}
 }
+
+// MegatronStrongScaling is the same README's strong-scaling series: GPT-3
+// 175B (the 177B row's shape: 96 layers, hidden 12,288, 96 heads) at a
+// global batch of 1,152 from 96 to 4,608 H100s, MFU 47% falling to 42%
+// (published at the two ends only: MFU of the others is 0 here). The
+// README does not state the plan; this takes the 177B row's TP 8 and PP 6
+// with the data-parallel size the GPUs leave.
+func MegatronStrongScaling() []Published {
+	var out []Published
+	for _, gpus := range []int{96, 192, 384, 768, 1536, 3072, 4608} {
+		p := Published{Name: "175B", Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
+			Strategy: megatronStrategy(8, 6, gpus/48)}
+		switch gpus {
+		case 96:
+			p.MFU = 0.47
+		case 4608:
+			p.MFU = 0.42
+		}
+		out = append(out, p)
+	}
+	return out
+}

@@ -92,3 +92,27 @@ func (pl Plan) groups(p Pod) (tp, dp Group, stagesShareNode bool) {
 	}
 	return tp, dp, pl.T*pl.D < p.PerNode
 }
+
+// String writes the plan as decision.ParseStrategy reads it, degrees
+// first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on" (the
+// micro-batches and the 1F1B schedule follow from it).
+func (pl Plan) String() string {
+	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.T, pl.P, pl.D)
+	if pl.V > 1 {
+		s += fmt.Sprintf(",vp=%d", pl.V)
+	}
+	s += fmt.Sprintf(",mbs=%d", pl.MBS)
+	if pl.SequenceParallel {
+		s += ",sp=on"
+	}
+	if pl.Shard == decision.OptimizerShard {
+		s += ",distopt=on"
+	}
+	if pl.Recompute != decision.NoRecompute {
+		s += ",recompute=" + string(pl.Recompute)
+	}
+	if pl.P > 1 && pl.Sched() == decision.GPipe {
+		s += ",schedule=gpipe"
+	}
+	return s
+}

@@ -258,3 +258,27 @@ func BenchmarkSearch462B(b *testing.B) {
 		}
 	}
 }
+
+// TestPlanString: a resolved plan reads back as the same plan.
+func TestPlanString(t *testing.T) {
+	row := MegatronTable()[8]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	for _, text := range []string{"tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "tp=4,pp=16,recompute=full,mbs=2", "tp=8,pp=16,schedule=gpipe"} {
+		s, err := decision.ParseStrategy(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Resolve(row.Model, s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		back, err := decision.ParseStrategy(pl.String())
+		if err != nil {
+			t.Fatalf("%s: %q: %v", text, pl.String(), err)
+		}
+		pl2, err := Resolve(row.Model, back, p)
+		if err != nil || pl2 != pl {
+			t.Errorf("%s: %q resolves to %+v, %v; want %+v", text, pl.String(), pl2, err, pl)
+		}
+	}
+}

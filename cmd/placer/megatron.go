@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
+)
+
+type megatronOptions struct {
+	jobs.MegatronOptions
+	JSON bool
+}
+
+func newReportMegatronCmd(s *streams) *cobra.Command {
+	o := &megatronOptions{}
+	cmd := &cobra.Command{
+		Use:   "megatron [--plot FILE] [--json]",
+		Short: "Megatron-LM's published H100 table: its throughput, placer's prediction of it, and placer's best plan",
+		Long: `For each row of Megatron-LM's weak-scaling table (README, Megatron-Core
+r0.8.0: GPT models of 1.7B to 462B parameters on 48 to 6,144 H100s) and for
+its strong-scaling series (GPT-3 175B, 96 to 4,608 H100s): the published
+TFLOP/s per GPU and MFU; placer's prediction of Megatron's own configuration
+(the table's TP and PP, DP 48, micro-batch 1, sequence parallelism, the
+distributed optimizer, overlapped communication); and placer's best plan
+for the same model, GPUs and batch, found by searching every plan of
+tensor, pipeline and data parallelism, micro-batch size, virtual stages,
+sequence parallelism, recomputation and the distributed optimizer: what it
+chose, its TFLOP/s and memory per GPU, its speedup over Megatron's plan in
+the same model, and the search's CPU time (docs/cluster-scale.md).`,
+		Example: `  placer report megatron
+  placer report megatron --plot megatron.svg --json > megatron.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := jobs.Megatron(cmd.Context(), o.MegatronOptions)
+			if err == nil && o.Plot != "" {
+				fmt.Fprintf(s.Err, "plot written to %s\n", o.Plot)
+			}
+			return emit(s, o.JSON, rep, func() error { return report.WriteMegatron(s.Out, rep) }, err, true)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Plot, "plot", "", "draw TFLOP/s per GPU per row (published, predicted, placer's plan) to `FILE` (.png, .svg or .pdf)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON: one object per row")
+	return cmd
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const gpt175 = "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152"
+
+// TestScaleCLI: placer eval and search of a transformer at cluster scale
+// through the real binary: a plan's prediction, the search's answer
+// written atomically, and bad input as one line, exit 1, nothing written.
+func TestScaleCLI(t *testing.T) {
+	dir := t.TempDir()
+	r := runBinary(t, dir, time.Minute, nil, "eval", "--workload", gpt175, "--cluster", "dgx-h100:288",
+		"--strategy", "tp=8,pp=6,dp=48,mbs=1,sp=on,distopt=on", "--json")
+	if r.code != 0 {
+		t.Fatalf("eval: exit %d: %s", r.code, r.stderr)
+	}
+	var plan struct {
+		Strategy string  `json:"strategy"`
+		GPUs     int     `json:"gpus"`
+		TFLOPs   float64 `json:"tflops_per_gpu"`
+		Memory   int64   `json:"memory_bytes"`
+		Fits     bool    `json:"fits"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if plan.GPUs != 2304 || plan.Strategy != "tp=8,pp=6,dp=48,mbs=1,sp=on,distopt=on" || plan.TFLOPs <= 0 || !plan.Fits {
+		t.Errorf("eval: %+v", plan)
+	}
+
+	out := filepath.Join(dir, "plan.json")
+	r = runBinary(t, dir, time.Minute, nil, "search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--out", out)
+	if r.code != 0 || !strings.Contains(r.stdout, "searched") {
+		t.Fatalf("search: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	var found struct {
+		Best struct {
+			TFLOPs float64 `json:"tflops_per_gpu"`
+			Fits   bool    `json:"fits"`
+		} `json:"best"`
+	}
+	data, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(data, &found) != nil {
+		t.Fatalf("search --out: %v %s", err, data)
+	}
+	if !found.Best.Fits || found.Best.TFLOPs < plan.TFLOPs {
+		t.Errorf("search's plan %+v is slower than Megatron's (%.1f TFLOP/s)", found.Best, plan.TFLOPs)
+	}
+
+	bad := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=5"}, "tp=5 does not divide the 96 attention heads"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=16"}, "tp=16 does not divide the 8 GPUs of a node"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "pp=97"}, "pp=97 is more than the 96 layers"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,dp=40"}, "is 1920 GPUs, the cluster has 2304"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,mbs=5"}, "not divisible by dp=48 x mbs=5"},
+		{[]string{"eval", "--workload", "gpt:layers=96,hidden=12288", "--cluster", "dgx-h100:288"}, "heads missing"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node"},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits"},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree"},
+	}
+	for _, c := range bad {
+		r := runBinary(t, dir, time.Minute, nil, c.args...)
+		errs := strings.TrimSpace(r.stderr)
+		if r.code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "\n") || !strings.HasPrefix(errs, "placer: ") {
+			t.Errorf("%v: exit %d, %q; want exit 1 and one line with %q", c.args, r.code, errs, c.want)
+		}
+	}
+	if _, err := os.Stat(out + ".bad"); !os.IsNotExist(err) {
+		t.Errorf("a failed search wrote %s", out+".bad")
+	}
+}
+
+// TestReportMegatronJSON: one object per row with the fields the issue
+// names.
+func TestReportMegatronJSON(t *testing.T) {
+	r := runBinary(t, t.TempDir(), time.Minute, nil, "report", "megatron", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Rows []map[string]any `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 9 {
+		t.Fatalf("%d rows, want 9", len(rep.Rows))
+	}
+	for _, k := range []string{"model", "gpus", "published_tflops", "predicted_tflops", "placer_tflops", "placer_plan", "search_cpu_s"} {
+		if _, ok := rep.Rows[0][k]; !ok {
+			t.Errorf("row has no %q: %v", k, rep.Rows[0])
+		}
+	}
+}

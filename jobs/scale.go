@@ -1,0 +1,182 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
+	"gonum.org/v1/gonum/stat"
+)
+
+// ScaleOptions are the inputs of an evaluation or a search at cluster
+// scale: a transformer by its shape on a pod of nodes (DESIGN §12).
+type ScaleOptions struct {
+	// Workload is the model: "gpt:layers=96,hidden=12288,heads=96,
+	// seq=4096,vocab=131072,batch=1152" or "llama:...".
+	Workload string
+	// Cluster is the pod, PRESET:NODES ("dgx-h100:288"); "" = as many
+	// DGX H100 nodes as GPUs takes.
+	Cluster string
+	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
+	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval)
+	Out     string // write the search's result here ("" = none)
+}
+
+// IsScaleWorkload reports whether a --workload names a transformer by its
+// shape (gpt:... or llama:...), which is planned at cluster scale.
+func IsScaleWorkload(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:")
+}
+
+func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
+	m, err := transformer.Parse(o.Workload)
+	if err != nil {
+		return m, scale.Pod{}, err
+	}
+	var p scale.Pod
+	switch {
+	case o.Cluster != "":
+		p, err = scale.ParsePod(o.Cluster)
+		if err == nil && o.GPUs > 0 && o.GPUs != p.GPUs() {
+			err = fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", o.GPUs, o.Cluster, p.GPUs())
+		}
+	case o.GPUs > 0:
+		p, err = scale.PodOf("dgx-h100", o.GPUs)
+	default:
+		err = fmt.Errorf("workload %s: name the cluster (--cluster dgx-h100:NODES) or --gpus N", m.Family)
+	}
+	return m, p, err
+}
+
+func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
+	return report.ScalePlan{
+		Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(),
+		Step: r.Step, TFLOPs: r.TFLOPs, MFU: r.MFU, Memory: r.Memory, Fits: r.Fits,
+		Compute: r.Compute, Bubble: r.Bubble, DPExposed: r.DPExposed, Embedding: r.Embedding,
+		Optimizer: r.Optimizer, TPExposed: r.TPExposed,
+		Weights: r.Weights, Grads: r.Grads, OptState: r.OptState, Activations: r.Activations,
+	}
+}
+
+// ScaleEval predicts one plan's training step (placer eval --workload
+// gpt:... --cluster ... --strategy tp=8,pp=6,...).
+func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
+	m, p, err := o.inputs()
+	if err != nil {
+		return report.ScalePlan{}, err
+	}
+	s, err := decision.ParseStrategy(o.Strat)
+	if err != nil {
+		return report.ScalePlan{}, err
+	}
+	r, err := scale.Evaluate(m, s, p)
+	if err != nil {
+		return report.ScalePlan{}, err
+	}
+	return scalePlan(m, p, r), nil
+}
+
+// ScaleSearch finds the fastest plan that fits (placer search --workload
+// gpt:... --cluster ...) and writes it to Out.
+func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
+	m, p, err := o.inputs()
+	if err != nil {
+		return report.ScaleSearch{}, err
+	}
+	start := optimize.ProcessCPU()
+	got, err := scale.Search(ctx, m, p, scale.Space{})
+	if err != nil {
+		return report.ScaleSearch{}, err
+	}
+	if !got.Found {
+		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan fits %s per GPU (%d plans tried)", m, p.Name, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated)
+	}
+	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
+		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out}
+	if o.Out != "" {
+		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// MegatronOptions are placer report megatron's.
+type MegatronOptions struct {
+	Plot string // also draw the table's TFLOP/s to this file ("" = none)
+}
+
+// Megatron is placer report megatron: every row of Megatron-LM's
+// weak-scaling table and its strong-scaling series, the published
+// throughput, placer's prediction of Megatron's own configuration, and
+// placer's best plan for the same model, GPUs and batch.
+func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
+	rep := report.Megatron{Hardware: "h100 preset, dgx-h100 pods"}
+	row := func(pub scale.Published) (report.MegatronRow, error) {
+		p, err := scale.PodOf(pub.Pod, pub.GPUs)
+		if err != nil {
+			return report.MegatronRow{}, err
+		}
+		own, err := scale.Evaluate(pub.Model, pub.Strategy, p)
+		if err != nil {
+			return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
+		}
+		start := optimize.ProcessCPU()
+		got, err := scale.Search(ctx, pub.Model, p, scale.Space{})
+		if err != nil {
+			return report.MegatronRow{}, err
+		}
+		if !got.Found {
+			return report.MegatronRow{}, fmt.Errorf("%s: no plan fits", pub.Name)
+		}
+		r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch,
+			PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
+			MegatronPlan: own.Plan.String(), PredictedTFLOPs: own.TFLOPs, PredictedMFU: own.MFU, MegatronMemory: own.Memory,
+			PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
+			Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
+		if pub.TFLOPs > 0 {
+			r.Error = own.TFLOPs/pub.TFLOPs - 1
+		}
+		return r, nil
+	}
+	var speedups []float64
+	var sumErr float64
+	for _, pub := range scale.MegatronTable() {
+		r, err := row(pub)
+		if err != nil {
+			return rep, err
+		}
+		rep.Rows = append(rep.Rows, r)
+		speedups = append(speedups, r.Speedup)
+		sumErr += abs(r.Error)
+		rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
+	}
+	rep.MeanAbsError = sumErr / float64(len(rep.Rows))
+	rep.GeomeanSpeedup = stat.GeometricMean(speedups, nil)
+	for _, pub := range scale.MegatronStrongScaling() {
+		r, err := row(pub)
+		if err != nil {
+			return rep, err
+		}
+		rep.Strong = append(rep.Strong, r)
+	}
+	if o.Plot != "" {
+		if err := report.WriteMegatronPlot(o.Plot, rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func abs(x float64) float64 { return max(x, -x) }
+
+// PodPresets lists the node presets of --cluster.
+func PodPresets() []string { return scale.PodPresets() }

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// ScalePlan is one plan of a transformer at cluster scale and its
+// predicted step (placer eval --workload gpt:... --cluster ...).
+type ScalePlan struct {
+	Model    string  `json:"model"`
+	Cluster  string  `json:"cluster"`
+	GPUs     int     `json:"gpus"`
+	Strategy string  `json:"strategy"`
+	Step     float64 `json:"step_s"`
+	TFLOPs   float64 `json:"tflops_per_gpu"`
+	MFU      float64 `json:"mfu"`
+	Memory   int64   `json:"memory_bytes"`
+	Fits     bool    `json:"fits"`
+	// Where the step goes, seconds (evaluate/scale.Result).
+	Compute   float64 `json:"compute_s"`
+	Bubble    float64 `json:"bubble_s"`
+	DPExposed float64 `json:"dp_exposed_s"`
+	Embedding float64 `json:"embedding_allreduce_s"`
+	Optimizer float64 `json:"optimizer_s"`
+	TPExposed float64 `json:"tp_exposed_s"`
+	// Memory per GPU by kind, bytes.
+	Weights     int64 `json:"weights_bytes"`
+	Grads       int64 `json:"grads_bytes"`
+	OptState    int64 `json:"optimizer_state_bytes"`
+	Activations int64 `json:"activations_bytes"`
+}
+
+// ScaleSearch is placer search at cluster scale: the fastest plan that
+// fits, how many plans the exhaustive search evaluated and its CPU time.
+type ScaleSearch struct {
+	Best      ScalePlan `json:"best"`
+	Evaluated int       `json:"evaluated"`
+	Fitting   int       `json:"fitting"`
+	CPU       float64   `json:"search_cpu_s"`
+	Out       string    `json:"out,omitempty"`
+}
+
+// WriteScalePlan writes a plan's prediction: the step, the throughput and
+// where the time and the memory go.
+func WriteScalePlan(w io.Writer, p ScalePlan) error {
+	fits := "fits"
+	if !p.Fits {
+		fits = "does NOT fit"
+	}
+	return KeyValue(w, [][2]string{
+		{"model", p.Model},
+		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
+		{"strategy", p.Strategy},
+		{"step", Seconds(p.Step)},
+		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
+		{"memory per GPU", fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
+			GB(p.Memory), fits, GB(p.Weights), GB(p.Grads), GB(p.OptState), GB(p.Activations))},
+		{"busiest stage", fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))},
+		{"pipeline bubble", Seconds(p.Bubble)},
+		{"data-parallel exposed", Seconds(p.DPExposed)},
+		{"embedding all-reduce", Seconds(p.Embedding)},
+		{"optimizer step", Seconds(p.Optimizer)},
+	})
+}
+
+// WriteScaleSearch writes the search's best plan and its statistics.
+func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
+	if err := WriteScalePlan(w, s.Best); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "searched %d plans (%d fit) exhaustively in %.2f CPU s\n", s.Evaluated, s.Fitting, s.CPU)
+	if err == nil && s.Out != "" {
+		_, err = fmt.Fprintf(w, "result written to %s\n", s.Out)
+	}
+	return err
+}
+
+// GB is bytes in decimal gigabytes, as GPU memory is sold ("80 GB").
+func GB(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
+
+// MegatronRow is one row of placer report megatron: a published
+// configuration's measured throughput, placer's prediction of it, and
+// placer's best plan for the same model, GPUs and batch.
+type MegatronRow struct {
+	Model           string  `json:"model"`
+	GPUs            int     `json:"gpus"`
+	Batch           int     `json:"global_batch"`
+	PublishedTFLOPs float64 `json:"published_tflops"`
+	PublishedMFU    float64 `json:"published_mfu"`
+	// Megatron's own configuration and placer's prediction of it.
+	MegatronPlan    string  `json:"megatron_plan"`
+	PredictedTFLOPs float64 `json:"predicted_tflops"`
+	PredictedMFU    float64 `json:"predicted_mfu"`
+	// Error is predicted over published, minus 1.
+	Error          float64 `json:"error"`
+	MegatronMemory int64   `json:"megatron_memory_bytes"`
+	// placer's best plan.
+	PlacerPlan   string  `json:"placer_plan"`
+	PlacerTFLOPs float64 `json:"placer_tflops"`
+	PlacerMFU    float64 `json:"placer_mfu"`
+	PlacerMemory int64   `json:"placer_memory_bytes"`
+	// Speedup is placer's plan over Megatron's, both predicted.
+	Speedup float64 `json:"speedup"`
+	Search  float64 `json:"search_cpu_s"`
+}
+
+// Megatron is placer report megatron: the weak-scaling table and the
+// strong-scaling series.
+type Megatron struct {
+	Hardware string        `json:"hardware"`
+	Rows     []MegatronRow `json:"rows"`
+	Strong   []MegatronRow `json:"strong_scaling"`
+	// Over the table's rows: the mean absolute prediction error, the
+	// largest, and the geometric mean of placer's speedup.
+	MeanAbsError   float64 `json:"mean_abs_error"`
+	MaxAbsError    float64 `json:"max_abs_error"`
+	GeomeanSpeedup float64 `json:"geomean_speedup"`
+}
+
+// WriteMegatron writes both tables and their summary.
+func WriteMegatron(w io.Writer, m Megatron) error {
+	if _, err := fmt.Fprintf(w, "Megatron-LM's weak-scaling table (H100, published) against placer's model (%s):\n", m.Hardware); err != nil {
+		return err
+	}
+	if err := writeMegatronRows(w, m.Rows); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "prediction error: mean |error| %s, largest %s; placer's plans %.3fx Megatron's (geometric mean, predicted)\n\n",
+		Percent(m.MeanAbsError), Percent(m.MaxAbsError), m.GeomeanSpeedup); err != nil {
+		return err
+	}
+	if len(m.Strong) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "Strong scaling, GPT-3 175B at a global batch of 1,152 (published: MFU at the two ends only):"); err != nil {
+		return err
+	}
+	return writeMegatronRows(w, m.Strong)
+}
+
+func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
+	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "memory", "placer's plan", "placer TFLOP/s", "memory ", "speedup", "search CPU"}
+	var out [][]string
+	for _, r := range rows {
+		pub := "-"
+		errS := "-"
+		if r.PublishedTFLOPs > 0 {
+			pub = fmt.Sprintf("%.1f (%s)", r.PublishedTFLOPs, pct0(r.PublishedMFU))
+			errS = fmt.Sprintf("%+.1f%%", 100*r.Error)
+		} else if r.PublishedMFU > 0 {
+			pub = "MFU " + pct0(r.PublishedMFU)
+			errS = fmt.Sprintf("%+.1f pt", 100*(r.PredictedMFU-r.PublishedMFU))
+		}
+		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.MegatronPlan, pub,
+			fmt.Sprintf("%.1f (%s)", r.PredictedTFLOPs, pct0(r.PredictedMFU)), errS, GB(r.MegatronMemory),
+			r.PlacerPlan, fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			fmt.Sprintf("%.2f s", r.Search)})
+	}
+	// Narrow terminals lose the memory columns and the search time first.
+	return TableFit(w, header, out, []int{11, 6, 9})
+}
+
+func pct0(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
+
+// WriteMegatronPlot draws TFLOP/s per GPU per row: published, placer's
+// prediction of Megatron's configuration, and placer's plan.
+func WriteMegatronPlot(path string, m Megatron) error {
+	p := BarPlot{Title: "Megatron-LM's table on H100s: TFLOP/s per GPU", YLabel: "TFLOP/s per GPU", Headroom: 1.3}
+	var pub, pred, pl []float64
+	for _, r := range m.Rows {
+		p.Groups = append(p.Groups, r.Model)
+		pub = append(pub, r.PublishedTFLOPs)
+		pred = append(pred, r.PredictedTFLOPs)
+		pl = append(pl, r.PlacerTFLOPs)
+	}
+	p.Series = []BarSeries{{Name: "published (Megatron's plan)", Values: pub}, {Name: "predicted (Megatron's plan)", Values: pred}, {Name: "predicted (placer's plan)", Values: pl}}
+	return WriteBarPlot(path, p)
+}
