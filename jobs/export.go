@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/workloads/costgraph"
@@ -37,6 +38,9 @@ type ExportOptions struct {
 // Export converts a placement of a graph into a framework's format and
 // returns what it wrote.
 func Export(o ExportOptions) ([]byte, error) {
+	if IsScaleWorkload(o.Graph.Workload) {
+		return exportTransformer(o)
+	}
 	g, meta, err := inputs.Graph(o.Graph)
 	if err != nil {
 		return nil, err
@@ -150,4 +154,40 @@ func (o ExportOptions) metaPath() string {
 		return o.Meta
 	}
 	return strings.TrimSuffix(o.Graph.Path, ".json") + ".meta.json"
+}
+
+// exportTransformer writes a transformer's plan at cluster scale as a
+// version-2 torch plan (tools/torchplan runs it with torch.distributed).
+func exportTransformer(o ExportOptions) ([]byte, error) {
+	if o.To != "torch-plan" {
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan", o.Graph.Workload)
+	}
+	so := ScaleOptions{Workload: o.Graph.Workload, GPUs: o.GPUs}
+	m, p, err := so.inputs()
+	if err != nil {
+		return nil, err
+	}
+	s, err := decision.ParseStrategy(o.Strategy)
+	if err != nil {
+		return nil, fmt.Errorf("--strategy: %w", err)
+	}
+	pl, err := scale.Resolve(m, s, p)
+	if err != nil {
+		return nil, err
+	}
+	tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
+	if err != nil {
+		return nil, err
+	}
+	out, err := json.MarshalIndent(tp, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, '\n')
+	if o.Out != "" {
+		if err := atomicfile.WriteBytes(o.Out, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

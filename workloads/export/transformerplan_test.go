@@ -1,0 +1,36 @@
+package export
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/transformer"
+)
+
+func TestNewTransformerPlan(t *testing.T) {
+	m := transformer.GPT(4, 32, 4, 8, 64, 8)
+	s := decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}
+	tp, err := NewTransformerPlan(m, s, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tp.Version != 2 || len(tp.Stages) != 2 || !tp.Stages[0].Embedding || tp.Stages[0].Output || !tp.Stages[1].Output ||
+		len(tp.Stages[1].Layers) != 2 || tp.Stages[1].Layers[0] != 2 || tp.Transformer.FFN != 128 || !tp.Transformer.Tied {
+		t.Errorf("plan %+v", tp)
+	}
+	for _, c := range []struct {
+		s    decision.Strategy
+		gpus int
+		want string
+	}{
+		{s, 16, "is not the 16 GPUs"},
+		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
+		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
+		{decision.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
+	} {
+		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v on %d GPUs: %v; want %q", c.s, c.gpus, err, c.want)
+		}
+	}
+}
