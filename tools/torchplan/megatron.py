@@ -334,9 +334,9 @@ _GROUPS = {}
 def _group(ranks):
     """The gloo group of these global ranks, created once (every rank of
     the world must call this for every group, in the same order)."""
-    key = tuple(sorted(ranks))
+    key = (id(dist.group.WORLD), tuple(sorted(ranks)))  # a new default group: new groups
     if key not in _GROUPS:
-        _GROUPS[key] = dist.new_group(list(key), timeout=TIMEOUT)
+        _GROUPS[key] = dist.new_group(list(key[1]), timeout=TIMEOUT)
     return _GROUPS[key]
 
 
