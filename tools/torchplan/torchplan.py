@@ -435,6 +435,16 @@ def _cli_rank(rank, world, a):
           (rank, res["replica"], res["stage"], res["loss"], len(res["grads"])), flush=True)
 
 
+def _megatron_plan(path):
+    """Whether path is a version-2 plan of a transformer (megatron.py runs it)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, TypeError, ValueError):
+        return False
+    return isinstance(doc, dict) and doc.get("version") == 2 and "transformer" in doc
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Run one training step of a placer torch plan (docs/torch-plan.md).")
     ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
@@ -445,6 +455,11 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=0, help="global batch (default: the plan's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mode", choices=("train", "eval"), default="train")
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plan")
+    if _megatron_plan(pre.parse_known_args(argv)[0].plan):  # version 2: a transformer in 3D parallelism
+        import megatron
+        return megatron.main(argv)
     a = ap.parse_args(argv)
     try:
         plan = load_plan(a.plan)
