@@ -266,6 +266,28 @@ class CommandLineTest(unittest.TestCase):
         self.assertIn("loss ", r.stdout)
         self.assertIn("match the unsplit model", r.stdout)
 
+    def test_placer_exported_plan(self):
+        """The plan `placer export --workload gpt:... --to torch-plan`
+        writes is the plan these tests run, and it trains one step on 8
+        processes with the unsplit model's loss and gradients."""
+        placer = os.environ.get("PLACER", os.path.join(os.path.dirname(os.path.dirname(HERE)), "bin", "placer"))
+        if not os.path.exists(placer):
+            self.skipTest("no placer binary (make build)")
+        tmp = tempfile.mkdtemp(prefix="megatron-export-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "gpt.plan.json")
+        r = subprocess.run([placer, "export", "--workload", BASE["graph"], "--gpus", "8",
+                            "--strategy", "tp=2,pp=2,dp=2,mbs=2,sp=on", "--to", "torch-plan", "-o", path],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(path) as f:
+            exported = json.load(f)
+        self.assertEqual(exported, make_plan())
+        r = subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", path, "--check"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("match the unsplit model", r.stdout)
+
     def test_bad_plan_exits_1(self):
         p = make_plan()
         p["tensor"], p["gpus"] = 3, 12
