@@ -63,6 +63,7 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 		Compute: r.Compute, Bubble: r.Bubble, DPExposed: r.DPExposed, Embedding: r.Embedding,
 		Optimizer: r.Optimizer, TPExposed: r.TPExposed,
 		Weights: r.Weights, Grads: r.Grads, OptState: r.OptState, Activations: r.Activations,
+		LayerForward: r.LayerForward, LayerBackward: r.LayerBackward,
 	}
 }
 

@@ -30,6 +30,10 @@ type ScalePlan struct {
 	Grads       int64 `json:"grads_bytes"`
 	OptState    int64 `json:"optimizer_state_bytes"`
 	Activations int64 `json:"activations_bytes"`
+	// One transformer block's kernels on one GPU for one micro-batch
+	// (its tensor-parallel shard, no communication), seconds.
+	LayerForward  float64 `json:"layer_forward_s"`
+	LayerBackward float64 `json:"layer_backward_s"`
 }
 
 // ScaleSearch is placer search at cluster scale: the fastest plan that

@@ -39,6 +39,11 @@ type Result struct {
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
 	Weights, Grads, OptState, Activations int64
+	// LayerForward and LayerBackward are one transformer block's kernels
+	// on one GPU for one micro-batch (its tensor-parallel shard, its
+	// recomputation included, no communication): what one GPU measures
+	// running the block alone (tools/layerbench).
+	LayerForward, LayerBackward float64
 }
 
 // bf16 is the element size of activations, weights and their gradients
@@ -74,6 +79,7 @@ type coster struct {
 	pod    Pod
 	tpG    Group
 	tokens float64 // tokens per micro-batch
+	noComm bool    // cost the kernels alone, no collectives
 }
 
 // gemmComm is a GEMM with a tensor-parallel collective beside it. With
@@ -83,7 +89,7 @@ type coster struct {
 // the shorter. Without it the collective is an all-reduce after the GEMM.
 func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
 	gt := g.time(c.h)
-	if c.pl.T == 1 {
+	if c.pl.T == 1 || c.noComm {
 		return phase{busy: gt}
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
@@ -348,6 +354,10 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
 	c.memory(&r, stages)
+	alone := *c
+	alone.noComm = true
+	f, b := alone.layer()
+	r.LayerForward, r.LayerBackward = f.busy, b.busy
 	return r
 }
 
