@@ -126,7 +126,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		if err != nil {
 			return report.MegatronRow{}, err
 		}
-		own, err := scale.Evaluate(pub.Model, pub.Strategy, p)
+		own, err := scale.MegatronPlan(ctx, pub, p)
 		if err != nil {
 			return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 		}

@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"context"
+
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -32,8 +34,8 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 // size 48, micro-batch size 1; data-parallel communication overlapped
 // (--overlap-grad-reduce, --overlap-param-gather: the distributed
 // optimizer), tensor-parallel communication overlapped (--tp-comm-overlap,
-// which needs sequence parallelism). What the README does not state takes
-// Megatron's defaults: no interleaving, no recomputation.
+// which needs sequence parallelism). What the README does not state (the
+// virtual stages, recomputation) is left to MegatronPlan.
 func megatronStrategy(tp, pp, dp int) decision.Strategy {
 	s := decision.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, Shard: decision.OptimizerShard}
 	if tp > 1 {
@@ -82,4 +84,25 @@ func MegatronStrongScaling() []Published {
 		out = append(out, p)
 	}
 	return out
+}
+
+// MegatronPlan is the fastest plan that keeps what a published row states
+// (its TP, PP, DP, micro-batch size, sequence parallelism and distributed
+// optimizer) and searches what it does not (virtual stages,
+// recomputation): the configuration's best reading, so that a plan placer
+// finds is not better only for a knob its authors would have set.
+func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
+	want := row.Strategy
+	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
+		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.MBS == max(want.MicroBatchSize, 1) &&
+			pl.SequenceParallel == want.SequenceParallel && pl.Shard == want.Shard
+	}})
+	if err != nil {
+		return Result{}, err
+	}
+	if !got.Found {
+		// No reading fits: the stated plan as it is, to show by how much.
+		return Evaluate(row.Model, want, p)
+	}
+	return got.Best, nil
 }

@@ -14,6 +14,10 @@ type Space struct {
 	MaxMBS int
 	// MaxVirtual is the most model chunks per device tried (0 = 8).
 	MaxVirtual int
+	// Keep, when not nil, keeps only the plans it returns true for (a
+	// published configuration's stated degrees, with its unstated knobs
+	// searched).
+	Keep func(Plan) bool
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -95,7 +99,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									s.Shard = decision.OptimizerShard
 								}
 								pl, err := Resolve(m, s, p)
-								if err != nil {
+								if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 									continue
 								}
 								r := evaluate(m, pl, p)
