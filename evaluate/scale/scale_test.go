@@ -282,3 +282,23 @@ func TestPlanString(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaSearch: a Llama 3 8B on 8 nodes: the search finds a plan that
+// fits, and grouped-query attention's 8 key/value heads bound TP.
+func TestLlamaSearch(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := PodOf("dgx-h100", 64)
+	got, err := Search(t.Context(), m, p, Space{})
+	if err != nil || !got.Found || !got.Best.Fits {
+		t.Fatalf("%v, %+v", err, got)
+	}
+	if _, err := Evaluate(m, decision.Strategy{Tensor: 16}, p); err == nil {
+		t.Error("tp=16 over 8 key/value heads: want an error")
+	}
+	if got.Best.MFU <= 0 || got.Best.MFU > 1 {
+		t.Errorf("MFU %v", got.Best.MFU)
+	}
+}

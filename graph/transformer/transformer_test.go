@@ -77,3 +77,23 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// TestLlamaParams: Llama 2 7B (6.74B parameters) and Llama 3 8B (8.03B,
+// grouped-query attention with 8 key/value heads), as Meta publishes them.
+func TestLlamaParams(t *testing.T) {
+	for _, c := range []struct {
+		text     string
+		billions float64
+	}{
+		{"llama:layers=32,hidden=4096,heads=32,seq=4096,vocab=32000,batch=1", 6.74},
+		{"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=1", 8.03},
+	} {
+		m, err := Parse(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := float64(m.Params()) / 1e9; math.Abs(got-c.billions) > 0.005 {
+			t.Errorf("%s: %.3fB parameters, want %.2fB", c.text, got, c.billions)
+		}
+	}
+}
