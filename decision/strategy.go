@@ -323,7 +323,7 @@ func ParseStrategy(text string) (Strategy, error) {
 			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
 		}
 		if seen[k] {
-			return s, fmt.Errorf("strategy %q: %s given twice", text, k)
+			return s, fmt.Errorf("strategy %q: %q given twice", text, k)
 		}
 		if k == "shard" && seen["distopt"] {
 			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
@@ -380,6 +380,12 @@ func ParseStrategy(text string) (Strategy, error) {
 		}
 		if err != nil {
 			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
+		}
+	}
+	// A degree of 1 is the default's: written back it is left out.
+	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual} {
+		if *d == 1 {
+			*d = 0
 		}
 	}
 	if err := s.Check(); err != nil {

@@ -120,3 +120,24 @@ func TestStrategyFileDevices(t *testing.T) {
 		t.Errorf("4 replicas on 4 GPUs: the file says %d devices, want 1", f.Devices)
 	}
 }
+
+// FuzzParseStrategy: any text is a strategy or a one-line error, never a
+// panic, and a strategy reads back from its String as itself.
+func FuzzParseStrategy(f *testing.F) {
+	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := ParseStrategy(text)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: error of several lines: %v", text, err)
+			}
+			return
+		}
+		back, err := ParseStrategy(s.String())
+		if err != nil || back != s {
+			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, s, s.String(), back, err)
+		}
+	})
+}

@@ -302,3 +302,43 @@ func TestLlamaSearch(t *testing.T) {
 		t.Errorf("MFU %v", got.Best.MFU)
 	}
 }
+
+// FuzzEvaluate: any model, pod and strategy text either fails with one
+// line or evaluates to a finite, positive step that a search of the same
+// model and pod does not beat when the plan fits.
+func FuzzEvaluate(f *testing.F) {
+	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=2048,vocab=32000,batch=64", "dgx-h100:2", "tp=2,pp=2,vp=2,mbs=2,sp=on,distopt=on")
+	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=1024,vocab=1000,batch=16", "dgx-a100:1", "tp=2,recompute=full")
+	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
+	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
+		m, err := transformer.Parse(model)
+		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
+			return
+		}
+		p, err := ParsePod(pod)
+		if err != nil || p.Nodes > 64 {
+			return
+		}
+		s, err := decision.ParseStrategy(strategy)
+		if err != nil {
+			return
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of several lines: %v", err)
+			}
+			return
+		}
+		if !(r.Step > 0) || math.IsInf(r.Step, 0) || r.Memory <= 0 {
+			t.Fatalf("%s %s %s: step %g, memory %d", model, pod, strategy, r.Step, r.Memory)
+		}
+		best, err := Search(t.Context(), m, p, Space{MaxMBS: 1 << 20, MaxVirtual: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Fits && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
+			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
+		}
+	})
+}

@@ -94,7 +94,7 @@ func Parse(text string) (Spec, error) {
 			return Spec{}, fmt.Errorf("workload %q: %q is not key=value", text, kv)
 		}
 		if seen[k] {
-			return Spec{}, fmt.Errorf("workload %q: %s given twice", text, k)
+			return Spec{}, fmt.Errorf("workload %q: %q given twice", text, k)
 		}
 		seen[k] = true
 		if k == "tied" {
@@ -103,7 +103,7 @@ func Parse(text string) (Spec, error) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return Spec{}, fmt.Errorf("workload %q: %s=%s is not a whole number of at least 1", text, k, v)
+			return Spec{}, fmt.Errorf("workload %q: %q=%q is not a whole number of at least 1", text, k, v)
 		}
 		switch k {
 		case "layers":
@@ -142,7 +142,7 @@ func Parse(text string) (Spec, error) {
 	if tied != "" {
 		b, err := strconv.ParseBool(tied)
 		if err != nil {
-			return Spec{}, fmt.Errorf("workload %q: tied=%s is not true or false", text, tied)
+			return Spec{}, fmt.Errorf("workload %q: tied=%q is not true or false", text, tied)
 		}
 		m.Tied = b
 	}

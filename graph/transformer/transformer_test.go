@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 		{"gpt:", Spec{}, "no shape"},
 		{"gpt:layers=2,hidden=8,heads=3,seq=4,vocab=16,batch=2", Spec{}, "3 heads do not divide hidden 8"},
 		{"gpt:layers=2,hidden=8,heads=2,seq=4,vocab=16", Spec{}, "batch missing"},
-		{"gpt:layers=0,hidden=8,heads=2,seq=4,vocab=16,batch=2", Spec{}, "layers=0 is not a whole number"},
+		{"gpt:layers=0,hidden=8,heads=2,seq=4,vocab=16,batch=2", Spec{}, `"layers"="0" is not a whole number`},
 		{"gpt:layers=2,layers=3", Spec{}, "given twice"},
 		{"gpt:layers=2,depth=3", Spec{}, "unknown key"},
 		{"gpt:layers=2,hidden=8,heads=2,kv_heads=3,seq=4,vocab=16,batch=2", Spec{}, "kv_heads 3 does not divide heads 2"},
@@ -96,4 +96,28 @@ func TestLlamaParams(t *testing.T) {
 			t.Errorf("%s: %.3fB parameters, want %.2fB", c.text, got, c.billions)
 		}
 	}
+}
+
+// FuzzParse: any text is a model or a one-line error, never a panic; a
+// model reads back from its String as itself and its counts are positive.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152",
+		"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512", "gpt:tied=false"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := Parse(text)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("%q: error of several lines: %v", text, err)
+			}
+			return
+		}
+		if back, err := Parse(m.String()); err != nil || back != m {
+			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, m, m.String(), back, err)
+		}
+		if m.ModelFLOPs() <= 0 {
+			t.Fatalf("%q: model FLOPs %g", text, m.ModelFLOPs())
+		}
+	})
 }
