@@ -6,5 +6,5 @@
 // with the split points of torch.distributed.pipelining when the placement
 // is a contiguous pipeline. docs/import.md describes the formats.
 //
-// May import: graph, decision, workloads/..., internal/...
+// May import: graph/..., decision, workloads/..., internal/...
 package export
