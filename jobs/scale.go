@@ -93,7 +93,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, err
 	}
 	start := optimize.ProcessCPU()
-	got, err := scale.Search(ctx, m, p, scale.Space{})
+	got, err := scale.Search(ctx, m, p, scale.Space{Top: 6})
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
@@ -102,6 +102,9 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out}
+	for _, r := range got.Top[1:] {
+		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
+	}
 	if o.Out != "" {
 		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
 			return rep, err

@@ -39,11 +39,13 @@ type ScalePlan struct {
 // ScaleSearch is placer search at cluster scale: the fastest plan that
 // fits, how many plans the exhaustive search evaluated and its CPU time.
 type ScaleSearch struct {
-	Best      ScalePlan `json:"best"`
-	Evaluated int       `json:"evaluated"`
-	Fitting   int       `json:"fitting"`
-	CPU       float64   `json:"search_cpu_s"`
-	Out       string    `json:"out,omitempty"`
+	Best ScalePlan `json:"best"`
+	// Runners are the next fastest plans that fit, fastest first.
+	Runners   []ScalePlan `json:"runners_up"`
+	Evaluated int         `json:"evaluated"`
+	Fitting   int         `json:"fitting"`
+	CPU       float64     `json:"search_cpu_s"`
+	Out       string      `json:"out,omitempty"`
 }
 
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
@@ -73,6 +75,19 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 	if err := WriteScalePlan(w, s.Best); err != nil {
 		return err
+	}
+	if len(s.Runners) > 0 {
+		if _, err := fmt.Fprintln(w, "the next fastest plans that fit:"); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, r := range append([]ScalePlan{s.Best}, s.Runners...) {
+			rows = append(rows, []string{r.Strategy, Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
+				fmt.Sprintf("%.3fx", r.Step/s.Best.Step)})
+		}
+		if err := Table(w, []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best"}, rows); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(w, "searched %d plans (%d fit) exhaustively in %.2f CPU s\n", s.Evaluated, s.Fitting, s.CPU)
 	if err == nil && s.Out != "" {

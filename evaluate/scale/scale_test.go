@@ -342,3 +342,25 @@ func FuzzEvaluate(f *testing.F) {
 		}
 	})
 }
+
+// TestSearchTop: the kept plans are the fastest fitting ones, sorted, the
+// best first.
+func TestSearchTop(t *testing.T) {
+	row := MegatronTable()[4]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	got, err := Search(t.Context(), row.Model, p, Space{Top: 5})
+	if err != nil || len(got.Top) != 5 {
+		t.Fatalf("%v, %d kept", err, len(got.Top))
+	}
+	if got.Top[0].Plan != got.Best.Plan {
+		t.Errorf("first kept %s, best %s", got.Top[0], got.Best)
+	}
+	for i := 1; i < len(got.Top); i++ {
+		if got.Top[i].Step < got.Top[i-1].Step || !got.Top[i].Fits {
+			t.Errorf("kept plan %d: %s after %s", i, got.Top[i], got.Top[i-1])
+		}
+	}
+	if top := keepTop([]Result{{Step: 1}, {Step: 3}}, Result{Step: 2}, 2); len(top) != 2 || top[1].Step != 2 {
+		t.Errorf("keepTop: %+v", top)
+	}
+}

@@ -18,6 +18,9 @@ type Space struct {
 	// published configuration's stated degrees, with its unstated knobs
 	// searched).
 	Keep func(Plan) bool
+	// Top is how many of the fastest fitting plans to keep besides the
+	// best (Searched.Top; 0 = none).
+	Top int
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -27,6 +30,9 @@ type Searched struct {
 	Found     bool
 	Evaluated int
 	Fitting   int
+	// Top are the fastest fitting plans, fastest first, Space.Top of them
+	// at most (the best among them).
+	Top []Result
 }
 
 // Search evaluates every plan of model m on pod p: tensor-parallel degree
@@ -111,6 +117,9 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								if better(r) {
 									out.Best, out.Found = r, true
 								}
+								if sp.Top > 0 {
+									out.Top = keepTop(out.Top, r, sp.Top)
+								}
 							}
 						}
 					}
@@ -119,6 +128,22 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 	}
 	return out, nil
+}
+
+// keepTop inserts r into top, kept sorted by step time (stable: earlier
+// plans first among equals) and at most k long.
+func keepTop(top []Result, r Result, k int) []Result {
+	i := sort.Search(len(top), func(i int) bool { return top[i].Step > r.Step })
+	if i >= k {
+		return top
+	}
+	top = append(top, Result{})
+	copy(top[i+1:], top[i:])
+	top[i] = r
+	if len(top) > k {
+		top = top[:k]
+	}
+	return top
 }
 
 // divisors are n's divisors, ascending.
