@@ -62,9 +62,12 @@ func PodPresets() []string {
 }
 
 // ParsePod reads a pod written PRESET:NODES ("dgx-h100:288" is 288 DGX
-// H100 nodes, 2,304 GPUs).
+// H100 nodes, 2,304 GPUs), optionally followed by overrides of the
+// network between nodes: ",nics=N" (NICs per node) and ",nic-gbps=G"
+// (each NIC's line rate in Gb/s), e.g. "dgx-h100:64,nics=4,nic-gbps=200".
 func ParsePod(text string) (Pod, error) {
-	name, n, ok := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ":")
+	head, opts, _ := strings.Cut(strings.ToLower(strings.TrimSpace(text)), ",")
+	name, n, ok := strings.Cut(head, ":")
 	p, known := podPresets[name]
 	if !known {
 		return Pod{}, fmt.Errorf("cluster %q: unknown node %q (presets %s; write PRESET:NODES, e.g. dgx-h100:288)", text, name, strings.Join(PodPresets(), ", "))
@@ -80,8 +83,33 @@ func ParsePod(text string) (Pod, error) {
 	if err != nil {
 		return Pod{}, err
 	}
-	return Pod{Name: name + ":" + strconv.Itoa(nodes), Hardware: h, Nodes: nodes, PerNode: p.perNode,
-		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency}, nil
+	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
+		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency}
+	if !ok {
+		pod.Name = name + ":1"
+	}
+	if opts != "" {
+		for _, kv := range strings.Split(opts, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !(x > 0) || math.IsInf(x, 0) {
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps)", text, kv)
+			}
+			switch k {
+			case "nics":
+				if x != math.Trunc(x) || x > 64 {
+					return Pod{}, fmt.Errorf("cluster %q: nics=%s: want a whole number of NICs per node, at most 64", text, v)
+				}
+				pod.NICs = int(x)
+			case "nic-gbps":
+				pod.NICBandwidth = x * 1e9 / 8
+			default:
+				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps)", text, k)
+			}
+		}
+		pod.Name += "," + opts
+	}
+	return pod, nil
 }
 
 // PodOf is the pod of preset name with the fewest nodes that hold gpus
@@ -94,9 +122,9 @@ func PodOf(name string, gpus int) (Pod, error) {
 	if gpus < 1 {
 		return Pod{}, fmt.Errorf("cluster %s: %d GPUs: want at least 1", name, gpus)
 	}
-	if gpus < p.PerNode {
+	if node := p.PerNode; gpus < node {
 		p.PerNode = gpus
-		p.NICs = max(1, p.NICs*gpus/podPresets[name].perNode)
+		p.NICs = max(1, p.NICs*gpus/node)
 	}
 	p.Nodes = (gpus + p.PerNode - 1) / p.PerNode
 	if p.Nodes*p.PerNode != gpus {

@@ -364,3 +364,31 @@ func TestSearchTop(t *testing.T) {
 		t.Errorf("keepTop: %+v", top)
 	}
 }
+
+func TestParsePod(t *testing.T) {
+	p, err := ParsePod("dgx-h100:64,nics=4,nic-gbps=200")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GPUs() != 512 || p.NICs != 4 || p.NICBandwidth != 25e9 {
+		t.Errorf("%+v", p)
+	}
+	// Four NICs of 25 GB/s for 8 GPUs: 12.5 GB/s per GPU across nodes.
+	if got, _ := p.Collective(roofline.AllGather, Group{1, 2}, 1e9); !near(got, 0.5*1e9/12.5e9+10e-6) {
+		t.Errorf("all-gather across 2 nodes: %g s", got)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"dgx-z100:2", "unknown node"},
+		{"dgx-h100:0", "not a number of nodes"},
+		{"dgx-h100:2,nics=0", "not key=number above 0"},
+		{"dgx-h100:2,nics=2.5", "whole number of NICs"},
+		{"dgx-h100:2,speed=3", "unknown key"},
+	} {
+		if _, err := ParsePod(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.text, err, c.want)
+		}
+	}
+	if a, _ := ParsePod("dgx-a100"); a.GPUs() != 8 || a.Hardware.Name != "a100" {
+		t.Errorf("dgx-a100: %+v", a)
+	}
+}
