@@ -60,6 +60,10 @@ type Strategy struct {
 	MicroBatchSize int `json:"micro_batch_size,omitempty"`
 	// Recompute is what a layer's backward recomputes of its forward.
 	Recompute Recompute `json:"recompute,omitempty"`
+	// TPOverlap overlaps the tensor-parallel all-gathers and
+	// reduce-scatters with the GEMMs beside them (Megatron-Core's
+	// --tp-comm-overlap; it needs sequence parallelism).
+	TPOverlap bool `json:"tp_overlap,omitempty"`
 }
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
@@ -163,6 +167,8 @@ func (s Strategy) Scale() (string, bool) {
 		return "recompute=" + string(s.Recompute), true
 	case s.Shard == OptimizerShard:
 		return "shard=zero1", true
+	case s.TPOverlap:
+		return "tpoverlap=on", true
 	}
 	return "", false
 }
@@ -203,6 +209,8 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)}
 	case s.SequenceParallel && s.T() == 1:
 		return &Error{Field: "strategy", Msg: "sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs"}
+	case s.TPOverlap && !s.SequenceParallel:
+		return &Error{Field: "strategy", Msg: "tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters"}
 	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
@@ -293,6 +301,9 @@ func (s Strategy) String() string {
 	if s.Recompute != NoRecompute {
 		parts = append(parts, "recompute="+string(s.Recompute))
 	}
+	if s.TPOverlap {
+		parts = append(parts, "tpoverlap=on")
+	}
 	if s.BucketBytes > 0 {
 		b := strconv.FormatInt(s.BucketBytes, 10)
 		if s.BucketBytes%(1<<20) == 0 {
@@ -309,8 +320,10 @@ func (s Strategy) String() string {
 // the suffix MiB: 25MiB); and for a transformer at cluster scale tp
 // (tensor-parallel degree), pp (pipeline stages), vp (virtual stages per
 // pipeline stage), mbs (micro-batch size), sp (sequence parallelism: on
-// or off), recompute (none, selective, full) and distopt (on: shard=zero1,
-// Megatron-LM's distributed optimizer). "" is the zero strategy.
+// or off), tpoverlap (on: tensor-parallel communication overlapped with
+// the GEMMs), recompute (none, selective, full) and distopt (on:
+// shard=zero1, Megatron-LM's distributed optimizer). "" is the zero
+// strategy.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
 	if strings.TrimSpace(text) == "" {
@@ -367,6 +380,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			} else {
 				s.Recompute = Recompute(strings.ToLower(v))
 			}
+		case "tpoverlap", "tp-comm-overlap":
+			s.TPOverlap, err = onOff(v)
 		case "distopt", "distributed-optimizer":
 			var on bool
 			if on, err = onOff(v); on {
@@ -395,7 +410,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, recompute, distopt"
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, distopt"
 
 func onOff(v string) (bool, error) {
 	switch strings.ToLower(v) {

@@ -25,6 +25,8 @@ func TestParseStrategy(t *testing.T) {
 		{"tp=8,pp=6,dp=48,mbs=1,vp=2,sp=on,recompute=selective,distopt=on", Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, MicroBatchSize: 1, Virtual: 2, SequenceParallel: true, Recompute: SelectiveRecompute, Shard: OptimizerShard}, ""},
 		{"dp=4,shard=zero1,recompute=full,sp=off", Strategy{Replicas: 4, Shard: OptimizerShard, Recompute: FullRecompute}, ""},
 		{"tp=2,sp=maybe", Strategy{}, "not on or off"},
+		{"tp=2,sp=on,tpoverlap=on", Strategy{Tensor: 2, SequenceParallel: true, TPOverlap: true}, ""},
+		{"tp=2,tpoverlap=on", Strategy{}, "tpoverlap=on without sp=on"},
 		{"sp=on", Strategy{}, "sp=on with tp=1"},
 		{"vp=2", Strategy{}, "vp=2 with one pipeline stage"},
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},

@@ -123,7 +123,7 @@ type MegatronOptions struct {
 // throughput, placer's prediction of Megatron's own configuration, and
 // placer's best plan for the same model, GPUs and batch.
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
-	rep := report.Megatron{Hardware: "h100 preset, dgx-h100 pods"}
+	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
 	row := func(pub scale.Published) (report.MegatronRow, error) {
 		p, err := scale.PodOf(pub.Pod, pub.GPUs)
 		if err != nil {
@@ -171,6 +171,13 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 			return rep, err
 		}
 		rep.Strong = append(rep.Strong, r)
+	}
+	for _, pub := range scale.MegatronA100() {
+		r, err := row(pub)
+		if err != nil {
+			return rep, err
+		}
+		rep.A100 = append(rep.A100, r)
 	}
 	if o.Plot != "" {
 		if err := report.WriteMegatronPlot(o.Plot, rep); err != nil {

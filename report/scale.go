@@ -131,6 +131,8 @@ type Megatron struct {
 	Hardware string        `json:"hardware"`
 	Rows     []MegatronRow `json:"rows"`
 	Strong   []MegatronRow `json:"strong_scaling"`
+	// A100 is Megatron-LM's 2022 table on A100s (data-parallel size 1).
+	A100 []MegatronRow `json:"a100_2022"`
 	// Over the table's rows: the mean absolute prediction error, the
 	// largest, and the geometric mean of placer's speedup.
 	MeanAbsError   float64 `json:"mean_abs_error"`
@@ -150,13 +152,21 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		Percent(m.MeanAbsError), Percent(m.MaxAbsError), m.GeomeanSpeedup); err != nil {
 		return err
 	}
-	if len(m.Strong) == 0 {
-		return nil
+	if len(m.Strong) > 0 {
+		if _, err := fmt.Fprintln(w, "Strong scaling, GPT-3 175B at a global batch of 1,152 (published: MFU at the two ends only):"); err != nil {
+			return err
+		}
+		if err := writeMegatronRows(w, m.Strong); err != nil {
+			return err
+		}
 	}
-	if _, err := fmt.Fprintln(w, "Strong scaling, GPT-3 175B at a global batch of 1,152 (published: MFU at the two ends only):"); err != nil {
-		return err
+	if len(m.A100) > 0 {
+		if _, err := fmt.Fprintln(w, "\nMegatron-LM's 2022 table on DGX A100s (Korthikanti et al.; data-parallel size 1, selective recomputation, no tensor-parallel overlap):"); err != nil {
+			return err
+		}
+		return writeMegatronRows(w, m.A100)
 	}
-	return writeMegatronRows(w, m.Strong)
+	return nil
 }
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {

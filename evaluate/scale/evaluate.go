@@ -82,18 +82,19 @@ type coster struct {
 	noComm bool    // cost the kernels alone, no collectives
 }
 
-// gemmComm is a GEMM with a tensor-parallel collective beside it. With
-// sequence parallelism the collective is an all-gather or reduce-scatter
-// overlapped with the GEMM in T chunks (Megatron-Core's --tp-comm-overlap,
-// which needs sequence parallelism): the longer of the two plus a T-th of
-// the shorter. Without it the collective is an all-reduce after the GEMM.
+// gemmComm is a GEMM with a tensor-parallel collective beside it (an
+// all-gather or a reduce-scatter with sequence parallelism, an all-reduce
+// without). With tpoverlap=on the collective is overlapped with the GEMM
+// in T chunks (Megatron-Core's --tp-comm-overlap, which needs sequence
+// parallelism): the longer of the two plus a T-th of the shorter.
+// Otherwise the two run one after the other.
 func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
 	gt := g.time(c.h)
 	if c.pl.T == 1 || c.noComm {
 		return phase{busy: gt}
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
-	if c.pl.SequenceParallel {
+	if c.pl.TPOverlap {
 		busy := max(gt, ct) + min(gt, ct)/float64(c.pl.T)
 		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt}
 	}

@@ -18,6 +18,9 @@ type Published struct {
 	Strategy decision.Strategy
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
+	// RecomputeStated: the publication states the recomputation (else
+	// MegatronPlan searches it).
+	RecomputeStated bool `json:"-"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -39,7 +42,7 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 func megatronStrategy(tp, pp, dp int) decision.Strategy {
 	s := decision.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, Shard: decision.OptimizerShard}
 	if tp > 1 {
-		s.SequenceParallel = true
+		s.SequenceParallel, s.TPOverlap = true, true
 	}
 	return s
 }
@@ -95,7 +98,8 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
 		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.MBS == max(want.MicroBatchSize, 1) &&
-			pl.SequenceParallel == want.SequenceParallel && pl.Shard == want.Shard
+			pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap && pl.Shard == want.Shard &&
+			(!row.RecomputeStated || pl.Recompute == want.Recompute)
 	}})
 	if err != nil {
 		return Result{}, err
@@ -105,4 +109,28 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 		return Evaluate(row.Model, want, p)
 	}
 	return got.Best, nil
+}
+
+// MegatronA100 is the MFU table of Megatron-LM's README of 2022 for
+// Korthikanti et al.'s runs on A100s ("Reducing Activation Recomputation
+// in Large Transformer Models", MLSys'23, table 3: the configurations;
+// the README: model FLOPs utilisation 41.5%, 51.4%, 56.0% and 56.3%),
+// measured with a data-parallel size of one on DGX A100 80 GB nodes:
+// sequence 2,048, vocabulary 51,200, TP 8, micro-batch 1, sequence
+// parallelism and selective recomputation (the paper's subject), no
+// tensor-parallel overlap (Megatron-LM had none then), tied embeddings
+// (Megatron's default then). The virtual stages are not stated.
+func MegatronA100() []Published {
+	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Published {
+		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
+			Strategy: decision.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
+				Recompute: decision.SelectiveRecompute},
+			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true}
+	}
+	return []Published{
+		row("22B", 64, 6144, 48, 1, 8, 4, 0.415),
+		row("175B", 96, 12288, 96, 8, 64, 64, 0.514),
+		row("530B", 128, 20480, 105, 35, 280, 280, 0.560),
+		row("1T", 160, 25600, 128, 64, 512, 512, 0.563),
+	}
 }

@@ -105,6 +105,9 @@ func (pl Plan) String() string {
 	if pl.SequenceParallel {
 		s += ",sp=on"
 	}
+	if pl.TPOverlap {
+		s += ",tpoverlap=on"
+	}
 	if pl.Shard == decision.OptimizerShard {
 		s += ",distopt=on"
 	}

@@ -96,8 +96,10 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								if dist && D == 1 {
 									continue
 								}
+								// Overlapping the tensor-parallel communication is never
+								// slower in the model: it is on wherever it can be.
 								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-									Virtual: V, SequenceParallel: seq, Recompute: rc}
+									Virtual: V, SequenceParallel: seq, TPOverlap: seq, Recompute: rc}
 								if V == 1 {
 									s.Virtual = 0
 								}
