@@ -30,6 +30,8 @@ a test checks them against `placer report megatron --json`), or any
 """
 
 import argparse
+import contextlib
+import gc
 import json
 import math
 import os
@@ -330,12 +332,34 @@ def checkpoint(fn, *args):
     return cp.checkpoint(fn, *args, use_reentrant=False)
 
 
+ATTENTION_BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
+                      "math": "MATH"}
+
+
+def attention_backend(name):
+    """A context in which scaled_dot_product_attention uses only the named
+    backend (torch.nn.attention.sdpa_kernel, torch 2.3 and later); "any"
+    leaves PyTorch's choice."""
+    if name == "any":
+        return contextlib.nullcontext() if hasattr(contextlib, "nullcontext") else contextlib.suppress()
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        raise ValueError("--attention %s: this torch (%s) has no torch.nn.attention.sdpa_kernel; use --attention any"
+                         % (name, torch.__version__))
+    return sdpa_kernel([getattr(SDPBackend, ATTENTION_BACKENDS[name])])
+
+
 def param_count(block):
     return sum(p.numel() for p in block.parameters())
 
 
 def _oom_error():
     return getattr(torch.cuda, "OutOfMemoryError", None) or getattr(torch, "OutOfMemoryError", None)
+
+
+def _is_cuda(device):
+    return torch.device(device).type == "cuda"
 
 
 def time_block(block, device, dtype, warmup=5, runs=20):
@@ -347,7 +371,7 @@ def time_block(block, device, dtype, warmup=5, runs=20):
     sh = block.shard
     x = torch.randn(sh.tokens // sh.sp, sh.hidden, device=device, dtype=dtype, requires_grad=True)
     gout = torch.randn(sh.tokens // sh.sp, sh.hidden, device=device, dtype=dtype)
-    cuda = torch.device(device).type == "cuda"
+    cuda = _is_cuda(device)
     fwds, bwds = [], []
     for i in range(warmup + runs):
         x.grad = None
@@ -432,7 +456,9 @@ def run_case(case, args, placer):
         torch.manual_seed(0)
         block = Block(sh, device=args.device, dtype=dtype)
         r["params"] = param_count(block)
-        f, b, _ = time_block(block, args.device, dtype, args.warmup, args.runs)
+        with attention_backend(getattr(args, "attention", "any")):
+            f, b, _ = time_block(block, args.device, dtype, args.warmup, args.runs)
+        r["attention"] = getattr(args, "attention", "any")
         r["measured_forward_ms"], r["measured_backward_ms"] = f * 1e3, b * 1e3
         r["forward_tflops"] = sh.flops() / f / 1e12
         if pf is not None:
@@ -444,6 +470,7 @@ def run_case(case, args, placer):
             raise
     finally:
         del block
+        gc.collect()
         if args.device.startswith("cuda"):
             torch.cuda.empty_cache()
     return r
@@ -485,6 +512,8 @@ def main(argv=None):
     ap.add_argument("--case", action="append", default=[],
                     help="gpt:...,STRATEGY (workload keys and tp,pp,dp,vp,mbs,sp,distopt,recompute); repeatable")
     ap.add_argument("--cluster", help="placer's --cluster for --case (default: dgx-h100 nodes for tp*pp*dp GPUs)")
+    ap.add_argument("--attention", choices=["any"] + sorted(ATTENTION_BACKENDS),
+                    help="scaled_dot_product_attention's backend (default: flash on CUDA, any on CPU)")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--runs", type=int, default=20, help="timed runs; the median is reported")
     ap.add_argument("--placer", help="the placer binary (default: $PLACER, else bin/placer)")
@@ -498,14 +527,20 @@ def main(argv=None):
         return 0
     if args.device.startswith("cuda") and not torch.cuda.is_available():
         ap.error("--device %s: no CUDA device (use --device cpu --dtype float32)" % args.device)
+    if args.attention is None:
+        args.attention = "flash" if args.device.startswith("cuda") else "any"
+    try:
+        attention_backend(args.attention)
+    except ValueError as e:
+        ap.error(str(e))
     cases = [parse_case(c, args.cluster) for c in args.case]
     if args.rows or not cases:
         cases = megatron_cases(args.rows.split(",") if args.rows else None) + cases
     placer = placer_binary(args.placer)
     flags = matmul_flags()
     if not args.json:
-        print("torch %s, device %s, dtype %s, %s; median of %d runs after %d warm-up" % (
-            torch.__version__, args.device, args.dtype,
+        print("torch %s, device %s, dtype %s, attention %s, %s; median of %d runs after %d warm-up" % (
+            torch.__version__, args.device, args.dtype, args.attention,
             ", ".join("%s=%s" % kv for kv in flags.items()), args.runs, args.warmup))
     rows = []
     for c in cases:

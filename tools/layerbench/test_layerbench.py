@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 from contextlib import redirect_stdout
 
@@ -161,6 +162,39 @@ class BlockTest(unittest.TestCase):
         self.assertGreater(b, 0)
         self.assertEqual(len(runs), 3)
 
+    def test_timing_cuda_path(self):
+        # The CUDA branch of time_block with torch.cuda's events, sleep and
+        # synchronize replaced by host-clock fakes (no GPU here).
+        class Event:
+            def __init__(self, enable_timing=False):
+                self.t = None
+
+            def record(self):
+                self.t = time.perf_counter()
+
+            def elapsed_time(self, other):
+                return (other.t - self.t) * 1e3
+
+        fakes = {"Event": Event, "synchronize": lambda: None, "_sleep": lambda cycles: None}
+        saved = {k: getattr(torch.cuda, k, None) for k in fakes}
+        saved_is_cuda = lb._is_cuda
+        try:
+            for k, v in fakes.items():
+                setattr(torch.cuda, k, v)
+            lb._is_cuda = lambda device: True
+            c, blk = make(GPT_CASE + ",sp=on")
+            f, b, runs = lb.time_block(blk, "cpu", torch.float32, warmup=1, runs=2)
+        finally:
+            lb._is_cuda = saved_is_cuda
+            for k, v in saved.items():
+                if v is None:
+                    delattr(torch.cuda, k)
+                else:
+                    setattr(torch.cuda, k, v)
+        self.assertGreater(f, 0)
+        self.assertGreater(b, 0)
+        self.assertEqual(len(runs), 2)
+
     def test_parse_case(self):
         c = lb.parse_case("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=128,batch=8,tp=2,pp=2,dp=3,sp=on,mbs=1")
         self.assertEqual(c.workload, "gpt:layers=2,hidden=64,heads=4,seq=32,vocab=128,batch=8")
@@ -227,6 +261,12 @@ class PlacerTest(unittest.TestCase):
         lines = table.getvalue().splitlines()
         self.assertEqual(len(lines), 3)
         self.assertTrue(lines[0].startswith("row "))
+        if hasattr(torch.nn, "attention"):  # sdpa_kernel: torch 2.3 and later
+            out = io.StringIO()
+            with redirect_stdout(out):
+                lb.main(["--device", "cpu", "--dtype", "float32", "--warmup", "0", "--runs", "1", "--json",
+                         "--placer", PLACER, "--attention", "math", "--case", LLAMA_CASE])
+            self.assertEqual(json.loads(out.getvalue())["attention"], "math")
         ev = subprocess.run([PLACER, "eval", "--workload", got[0]["workload"], "--cluster", "dgx-h100:1",
                              "--strategy", got[0]["strategy"], "--json"], stdout=subprocess.PIPE, check=True)
         self.assertAlmostEqual(json.loads(ev.stdout.decode())["layer_forward_s"] * 1e3,
