@@ -533,9 +533,14 @@ def main(argv=None):
         attention_backend(args.attention)
     except ValueError as e:
         ap.error(str(e))
-    cases = [parse_case(c, args.cluster) for c in args.case]
-    if args.rows or not cases:
-        cases = megatron_cases(args.rows.split(",") if args.rows else None) + cases
+    try:
+        cases = [parse_case(c, args.cluster) for c in args.case]
+        if args.rows or not cases:
+            cases = megatron_cases(args.rows.split(",") if args.rows else None) + cases
+    except KeyError as e:
+        ap.error("a case lacks the workload key %s" % e)
+    except ValueError as e:
+        ap.error(str(e))
     placer = placer_binary(args.placer)
     flags = matmul_flags()
     if not args.json:
