@@ -132,6 +132,25 @@ test-python-venv: build venv
 test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
+
+# One transformer block's per-GPU shard for each row of Megatron-LM's table
+# timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's
+# prediction of it (layer_forward_s, layer_backward_s): one JSON object per
+# row in out/layerbench.json, then the table (tools/layerbench/README.md).
+# Needs a CUDA GPU (the nine rows fit in 80 GB; not yet run on one) and a
+# placer binary: it does not build one, so that it runs on a GPU machine
+# without Go (make build elsewhere and bring bin/placer). There, name that
+# machine's python: make layerbench TORCH_PY=python3. LAYERBENCH_FLAGS
+# passes more flags (--rows 1.7B,462B, --case gpt:...,tp=..).
+LAYERBENCH_FLAGS ?=
+.PHONY: layerbench
+layerbench:
+	@test -x $(BIN) || { echo "layerbench: no $(BIN): run make build (where Go is) and bring it here"; exit 1; }
+	@mkdir -p out
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) tools/layerbench/layerbench.py --json $(LAYERBENCH_FLAGS) > out/layerbench.json.tmp
+	mv out/layerbench.json.tmp out/layerbench.json
+	$(TORCH_PY) tools/layerbench/layerbench.py --table out/layerbench.json
 
 # The exporter's speed target: ResNet-50's training step exported in at
 # most 60 s (whole process, median of 3), and every zoo graph imported in
