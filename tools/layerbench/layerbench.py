@@ -64,7 +64,7 @@ MEGATRON_ROWS = [
     ("462B", 144, 18432, 112, 8, 16, 6144, 3072),
 ]
 
-STRATEGY_KEYS = ("tp", "pp", "dp", "vp", "mbs", "sp", "distopt", "recompute")
+STRATEGY_KEYS = ("tp", "pp", "dp", "vp", "mbs", "sp", "tpoverlap", "distopt", "recompute")
 GPUS_PER_NODE = 8  # dgx-h100
 
 
@@ -130,7 +130,7 @@ def megatron_cases(names=None):
             continue
         workload = "gpt:layers=%d,hidden=%d,heads=%d,seq=4096,vocab=131072,batch=%d,tied=false" % (
             layers, hidden, heads, batch)
-        strategy = "tp=%d,pp=%d,dp=%d,mbs=1%s,distopt=on" % (tp, pp, gpus // (tp * pp), ",sp=on" if tp > 1 else "")
+        strategy = "tp=%d,pp=%d,dp=%d,mbs=1%s,distopt=on" % (tp, pp, gpus // (tp * pp), ",sp=on,tpoverlap=on" if tp > 1 else "")
         out.append(Case(name, workload, strategy, "dgx-h100:%d" % (gpus // GPUS_PER_NODE)))
     return out
 
