@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/placer/placer/decision"
 )
 
 // ScalePlan is one plan of a transformer at cluster scale and its
@@ -161,7 +164,7 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		}
 	}
 	if len(m.A100) > 0 {
-		if _, err := fmt.Fprintln(w, "\nMegatron-LM's 2022 table on DGX A100s (Korthikanti et al.; data-parallel size 1, selective recomputation, no tensor-parallel overlap):"); err != nil {
+		if _, err := fmt.Fprintln(w, "\nMegatron-LM's 2022 table on DGX A100s (Korthikanti et al.: data-parallel size 1, selective recomputation):"); err != nil {
 			return err
 		}
 		return writeMegatronRows(w, m.A100)
@@ -170,25 +173,67 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 }
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
-	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "memory", "placer's plan", "placer TFLOP/s", "memory ", "speedup", "search CPU"}
+	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "Megatron memory",
+		"placer's plan", "placer TFLOP/s", "placer memory", "speedup", "search CPU", "MFU published", "MFU predicted"}
 	var out [][]string
 	for _, r := range rows {
-		pub := "-"
-		errS := "-"
+		pub, pubMFU, errS := "-", "-", "-"
+		if r.PublishedMFU > 0 {
+			pubMFU = pct0(r.PublishedMFU)
+		}
 		if r.PublishedTFLOPs > 0 {
-			pub = fmt.Sprintf("%.1f (%s)", r.PublishedTFLOPs, pct0(r.PublishedMFU))
+			pub = fmt.Sprintf("%.1f", r.PublishedTFLOPs)
 			errS = fmt.Sprintf("%+.1f%%", 100*r.Error)
 		} else if r.PublishedMFU > 0 {
 			pub = "MFU " + pct0(r.PublishedMFU)
 			errS = fmt.Sprintf("%+.1f pt", 100*(r.PredictedMFU-r.PublishedMFU))
 		}
-		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.MegatronPlan, pub,
-			fmt.Sprintf("%.1f (%s)", r.PredictedTFLOPs, pct0(r.PredictedMFU)), errS, GB(r.MegatronMemory),
-			r.PlacerPlan, fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
-			fmt.Sprintf("%.2f s", r.Search)})
+		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), CompactPlan(r.MegatronPlan), pub,
+			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, GB(r.MegatronMemory),
+			CompactPlan(r.PlacerPlan), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU)})
 	}
 	// Narrow terminals lose the memory columns and the search time first.
-	return TableFit(w, header, out, []int{11, 6, 9})
+	if err := TableFit(w, header, out, []int{11, 6, 9, 12, 13}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
+		"communication overlapped), zero1 distributed optimizer, rc recomputation; --json writes them as --strategy reads them\n")
+	return err
+}
+
+// CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
+// reads it) short enough for a table column: "8x16x48 v7 b2 sp+o zero1"
+// (the micro-batch size shown when it is not 1);
+// text it cannot read is returned as it is.
+func CompactPlan(text string) string {
+	s, err := decision.ParseStrategy(text)
+	if err != nil {
+		return text
+	}
+	parts := []string{fmt.Sprintf("%dx%dx%d", s.T(), s.P(), s.R())}
+	if s.V() > 1 {
+		parts = append(parts, fmt.Sprintf("v%d", s.V()))
+	}
+	if s.MicroBatchSize > 1 {
+		parts = append(parts, fmt.Sprintf("b%d", s.MicroBatchSize))
+	}
+	switch {
+	case s.TPOverlap:
+		parts = append(parts, "sp+o")
+	case s.SequenceParallel:
+		parts = append(parts, "sp")
+	}
+	if s.Shard == decision.OptimizerShard {
+		parts = append(parts, "zero1")
+	}
+	if s.Recompute != decision.NoRecompute {
+		parts = append(parts, "rc:"+string(s.Recompute))
+	}
+	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
+		parts = append(parts, "gpipe")
+	}
+	return strings.Join(parts, " ")
 }
 
 func pct0(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }

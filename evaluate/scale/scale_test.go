@@ -120,8 +120,18 @@ func TestTensorParallelComm(t *testing.T) {
 		if !near(fwd.tpAll, wantF) || !near(bwd.tpAll, wantB) {
 			t.Errorf("sp=%v: tensor-parallel communication %g s forward, %g backward; want %g, %g", sp, fwd.tpAll, bwd.tpAll, wantF, wantB)
 		}
-		if !sp && (!near(fwd.tpExposed, fwd.tpAll) || !near(bwd.tpExposed, bwd.tpAll)) {
-			t.Errorf("sp=off: all-reduces are not overlapped, exposed %g of %g", fwd.tpExposed, fwd.tpAll)
+		if !near(fwd.tpExposed, fwd.tpAll) || !near(bwd.tpExposed, bwd.tpAll) {
+			t.Errorf("sp=%v without tpoverlap: collectives are not overlapped, exposed %g of %g", sp, fwd.tpExposed, fwd.tpAll)
+		}
+		if !sp {
+			continue
+		}
+		// Overlapped in T chunks: a collective shorter than its GEMM
+		// shows an eighth of itself.
+		c.pl.TPOverlap = true
+		fwdO, _ := c.layer()
+		if !(fwdO.tpExposed < fwd.tpExposed) || !near(fwdO.busy+fwd.tpAll-fwdO.tpExposed, fwd.busy) {
+			t.Errorf("tpoverlap=on: exposed %g of %g, busy %g (without: %g)", fwdO.tpExposed, fwd.tpAll, fwdO.busy, fwd.busy)
 		}
 	}
 }
