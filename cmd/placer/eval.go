@@ -48,7 +48,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 
   # A transformer at cluster scale (docs/cluster-scale.md): Megatron's 177B row
   placer eval --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 \
-      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,distopt=on`,
+      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
