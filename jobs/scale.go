@@ -115,7 +115,9 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 
 // MegatronOptions are placer report megatron's.
 type MegatronOptions struct {
-	Plot string // also draw the table's TFLOP/s to this file ("" = none)
+	// Plot also draws the table's TFLOP/s to this file and the strong
+	// scaling's MFU beside it ("" = none; report.WriteMegatronPlots).
+	Plot string
 }
 
 // Megatron is placer report megatron: every row of Megatron-LM's
@@ -180,7 +182,9 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		rep.A100 = append(rep.A100, r)
 	}
 	if o.Plot != "" {
-		if err := report.WriteMegatronPlot(o.Plot, rep); err != nil {
+		files, err := report.WriteMegatronPlots(o.Plot, rep)
+		rep.Plots = files
+		if err != nil {
 			return rep, err
 		}
 	}

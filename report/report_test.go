@@ -155,3 +155,18 @@ func TestCompactPlan(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteMegatronPlots(t *testing.T) {
+	m := Megatron{Rows: []MegatronRow{{Model: "1.7B", PublishedTFLOPs: 400, PredictedTFLOPs: 600, PlacerTFLOPs: 650}},
+		Strong: []MegatronRow{{GPUs: 96, PublishedMFU: 0.47, PredictedMFU: 0.6, PlacerMFU: 0.61}, {GPUs: 4608, PublishedMFU: 0.42, PredictedMFU: 0.5, PlacerMFU: 0.52}}}
+	path := filepath.Join(t.TempDir(), "m.svg")
+	files, err := WriteMegatronPlots(path, m)
+	if err != nil || len(files) != 2 || files[1] != strings.TrimSuffix(path, ".svg")+"-strong.svg" {
+		t.Fatalf("%v, %v", files, err)
+	}
+	for _, f := range files {
+		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -141,6 +142,8 @@ type Megatron struct {
 	MeanAbsError   float64 `json:"mean_abs_error"`
 	MaxAbsError    float64 `json:"max_abs_error"`
 	GeomeanSpeedup float64 `json:"geomean_speedup"`
+	// Plots are the files --plot wrote.
+	Plots []string `json:"plots,omitempty"`
 }
 
 // WriteMegatron writes both tables and their summary.
@@ -238,9 +241,12 @@ func CompactPlan(text string) string {
 
 func pct0(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }
 
-// WriteMegatronPlot draws TFLOP/s per GPU per row: published, placer's
-// prediction of Megatron's configuration, and placer's plan.
-func WriteMegatronPlot(path string, m Megatron) error {
+// WriteMegatronPlots draws TFLOP/s per GPU per row of the weak-scaling
+// table (published, placer's prediction of Megatron's configuration, and
+// placer's plan) to path, and the strong-scaling series' MFU against the
+// GPUs to path with "-strong" before its extension; it returns the files
+// written.
+func WriteMegatronPlots(path string, m Megatron) ([]string, error) {
 	p := BarPlot{Title: "Megatron-LM's table on H100s: TFLOP/s per GPU", YLabel: "TFLOP/s per GPU", Headroom: 1.3}
 	var pub, pred, pl []float64
 	for _, r := range m.Rows {
@@ -250,5 +256,30 @@ func WriteMegatronPlot(path string, m Megatron) error {
 		pl = append(pl, r.PlacerTFLOPs)
 	}
 	p.Series = []BarSeries{{Name: "published (Megatron's plan)", Values: pub}, {Name: "predicted (Megatron's plan)", Values: pred}, {Name: "predicted (placer's plan)", Values: pl}}
-	return WriteBarPlot(path, p)
+	if err := WriteBarPlot(path, p); err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if len(m.Strong) == 0 {
+		return files, nil
+	}
+	ext := filepath.Ext(path)
+	strong := strings.TrimSuffix(path, ext) + "-strong" + ext
+	lp := Plot{Title: "GPT-3 175B strong scaling on H100s, batch 1,152", XLabel: "GPUs", YLabel: "MFU (%)", LegendTop: true}
+	var pubS, predS, plS Series
+	pubS = Series{Name: "published (the two ends)", Dash: true}
+	predS.Name, plS.Name = "predicted (Megatron's plan)", "predicted (placer's plan)"
+	for _, r := range m.Strong {
+		x := float64(r.GPUs)
+		if r.PublishedMFU > 0 {
+			pubS.X, pubS.Y = append(pubS.X, x), append(pubS.Y, 100*r.PublishedMFU)
+		}
+		predS.X, predS.Y = append(predS.X, x), append(predS.Y, 100*r.PredictedMFU)
+		plS.X, plS.Y = append(plS.X, x), append(plS.Y, 100*r.PlacerMFU)
+	}
+	lp.Series = []Series{pubS, predS, plS}
+	if err := WritePlot(strong, lp); err != nil {
+		return files, err
+	}
+	return append(files, strong), nil
 }

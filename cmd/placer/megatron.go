@@ -34,14 +34,14 @@ the same model, and the search's CPU time (docs/cluster-scale.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := jobs.Megatron(cmd.Context(), o.MegatronOptions)
-			if err == nil && o.Plot != "" {
-				fmt.Fprintf(s.Err, "plot written to %s\n", o.Plot)
+			for _, f := range rep.Plots {
+				fmt.Fprintf(s.Err, "plot written to %s\n", f)
 			}
 			return emit(s, o.JSON, rep, func() error { return report.WriteMegatron(s.Out, rep) }, err, true)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Plot, "plot", "", "draw TFLOP/s per GPU per row (published, predicted, placer's plan) to `FILE` (.png, .svg or .pdf)")
+	f.StringVar(&o.Plot, "plot", "", "draw TFLOP/s per GPU per row (published, predicted, placer's plan) to `FILE` (.png, .svg or .pdf), and the strong scaling's MFU to FILE-strong")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON: one object per row")
 	return cmd
 }
