@@ -27,6 +27,10 @@ type ScaleOptions struct {
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
 	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval)
 	Out     string // write the search's result here ("" = none)
+	// Unused are flags the command line set that do not apply at cluster
+	// scale (an op graph's: --placement, --method, --hardware, ...): an
+	// error names the first.
+	Unused []string
 }
 
 // IsScaleWorkload reports whether a --workload names a transformer by its
@@ -37,6 +41,9 @@ func IsScaleWorkload(name string) bool {
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
+	if len(o.Unused) > 0 {
+		return transformer.Spec{}, scale.Pod{}, fmt.Errorf("%s does not apply to a transformer at cluster scale (--workload %s): the pod's node sets the hardware, and the search evaluates every plan (docs/cluster-scale.md)", o.Unused[0], o.Workload)
+	}
 	m, err := transformer.Parse(o.Workload)
 	if err != nil {
 		return m, scale.Pod{}, err

@@ -53,6 +53,8 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
 				o.scale.Workload, o.scale.GPUs, o.scale.Strat = o.Graph.Workload, o.Cluster.GPUs, o.Strategy
+				o.scale.Unused = changedFlags(cmd, "graph", "placement", "schedule", "fusion", "trace", "host", "dispatch", "measure",
+					"hardware", "topology", "memory", "objective", "sync-transfers")
 				e, err := jobs.ScaleEval(cmd.Context(), o.scale)
 				if err == nil && o.out != "" {
 					err = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, e) })
@@ -95,6 +97,17 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
 	addPodFlag(cmd, &o.scale)
 	return cmd
+}
+
+// changedFlags lists the flags of names the command line set.
+func changedFlags(cmd *cobra.Command, names ...string) []string {
+	var set []string
+	for _, n := range names {
+		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
+			set = append(set, "--"+n)
+		}
+	}
+	return set
 }
 
 // addPodFlag binds --cluster, the pod of a transformer planned at cluster

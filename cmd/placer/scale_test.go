@@ -67,6 +67,8 @@ func TestScaleCLI(t *testing.T) {
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node"},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits"},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree"},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--method", "go", "--out", out + ".bad"}, "--method does not apply to a transformer at cluster scale"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--hardware", "a100", "--strategy", "tp=8"}, "--hardware does not apply"},
 	}
 	for _, c := range bad {
 		r := runBinary(t, dir, time.Minute, nil, c.args...)

@@ -65,6 +65,8 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
 				o.scale.Workload, o.scale.GPUs, o.scale.Out = o.Graph.Workload, o.Cluster.GPUs, o.Out
+				o.scale.Unused = changedFlags(cmd, "graph", "method", "evals", "cpu", "time", "steps", "samples", "methods", "budget",
+					"tasks", "warmup", "trace", "plot", "measure", "hardware", "topology", "memory", "objective", "sync-transfers")
 				rep, err := jobs.ScaleSearch(cmd.Context(), o.scale)
 				return emit(s, o.JSON, rep, func() error { return report.WriteScaleSearch(s.Out, rep) }, err, true)
 			}
