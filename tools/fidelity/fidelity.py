@@ -329,6 +329,7 @@ def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, st
 
     dev = torch.device(device)
     cuda = dev.type == "cuda"
+    free_cuda()
     build, make_inputs, loss_fn, b = te.model_spec(model, input_shapes, batch, loss, zoo.MODELS)
     torch.manual_seed(seed)
     res = {"real_ms": None, "real_peak_gib": None, "real_busy": None}
@@ -396,15 +397,30 @@ def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, st
                 res["real_kernel_ms"] = busy_s / profile_steps * 1e3
                 res["real_busy"] = res["real_kernel_ms"] / res["real_ms"]
         res["device_name"] = torch.cuda.get_device_name(dev) if cuda else "cpu"
-        if cuda:
-            res["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
-            res["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
+        if cuda:  # PyTorch's defaults: FP32 matmuls in FP32, convolutions (cuDNN) in TF32
+            try:
+                res["tf32_matmul"] = bool(torch.backends.cuda.matmul.allow_tf32)
+                res["tf32_cudnn"] = bool(torch.backends.cudnn.allow_tf32)
+            except Exception:  # pragma: no cover
+                pass
     finally:
         m = inputs = target = opts = named = None
         gc.collect()
         if cuda:
             torch.cuda.empty_cache()
     return res
+
+
+def free_cuda():
+    """Returns the memory this process's allocator caches to the GPU (after
+    a step that failed, for the exporter's profile run in another process
+    and the next step's peak)."""
+    import gc
+    gc.collect()
+    if "torch" in sys.modules:
+        import torch
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
 
 
 def device_time(events):
@@ -418,8 +434,13 @@ def device_time(events):
     iv = []
     for e in events:
         dt = getattr(e, "device_type", None)
-        if DeviceType is not None and dt is not None and dt != DeviceType.CPU:
-            iv.append((e.time_range.start, e.time_range.end))
+        if DeviceType is None or dt is None or dt == DeviceType.CPU:
+            continue
+        # record_function ranges drawn on the GPU's timeline span kernels
+        # and idle time alike: not work.
+        if getattr(e, "is_user_annotation", False) or "annotation" in str(getattr(e, "activity_type", "") or ""):
+            continue
+        iv.append((e.time_range.start, e.time_range.end))
     if iv:
         return merge_intervals(iv) * 1e-6
     total, found = 0.0, False
@@ -574,6 +595,7 @@ def run(a):
                     msg = str(e).strip().splitlines()
                     row["notes"].append("real step: %s: %s" % (type(e).__name__, msg[0] if msg else ""))
                     _log(row["notes"][-1])
+                free_cuda()
 
     # Calibration, leave-one-out: one profile per model, fitted to the
     # other models' measured ops.
