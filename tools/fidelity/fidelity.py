@@ -189,7 +189,7 @@ def format_table(rows, s=None, notes=()):
     if s is not None:
         def m(key, unit):
             v, n = s.get(key), s.get(key + "_rows", 0)
-            return "-" if v is None else ("%.1f%%" % v if unit == "%" else "%.3f" % v) + " (%d rows)" % n
+            return "-" if v is None else ("%.1f%%" % v if unit == "%" else "%.3f" % v) + " (n=%d)" % n
         out.append("")
         out.append("mean absolute error      roofline            calibrated          measured")
         for label, key, unit in (("step time", "_ms_pct", "%"), ("peak memory", "_peak_pct", "%"),
