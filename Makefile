@@ -123,7 +123,9 @@ venv: py-deps
 # virtualenv), then on Debian's 1.13 (about 10 s each); then, on Debian's
 # 1.13, the torch-plan runner (tools/torchplan): a 2-stage x 2-replica plan
 # on 4 CPU processes with gloo against the unsplit model, and the module
-# map's transfer hooks (about 30 s on 2 shared cores).
+# map's transfer hooks (about 30 s on 2 shared cores); and make fidelity's
+# script (tools/fidelity) on the CPU with two tiny models against the
+# real binary: the plumbing, not the accuracy (about 7 s).
 test-python: test-python-venv test-python-debian
 
 test-python-venv: build venv
@@ -133,6 +135,7 @@ test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
 
 # One transformer block's per-GPU shard for each row of Megatron-LM's table
 # timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's
@@ -151,6 +154,31 @@ layerbench:
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) tools/layerbench/layerbench.py --json $(LAYERBENCH_FLAGS) > out/layerbench.json.tmp
 	mv out/layerbench.json.tmp out/layerbench.json
 	$(TORCH_PY) tools/layerbench/layerbench.py --table out/layerbench.json
+
+# placer's predictions against the real training step on a GPU
+# (tools/fidelity/fidelity.py; docs/hardware.md, "make fidelity"): for each
+# zoo model (resnet50, inception_v3, vit_b_16, bert_base, gpt2_small) at
+# its batch B and B/2, B/4, B/8, FP32, the step is exported with
+# torchexport --profile, predicted by placer eval --host on the h100
+# preset three ways (roofline; calibrated by placer calibrate
+# --from-profile on the other models' measured ops; the measured op
+# costs), and run for real in PyTorch (median step time, peak
+# torch.cuda.max_memory_allocated, GPU-busy share from torch.profiler).
+# Prints the table and writes out/fidelity.json (atomically). Needs a CUDA
+# GPU (not yet run on one) and a placer binary: it does not build one, so
+# that it runs on a GPU host without Go (make build elsewhere and bring
+# bin/placer). There, name that host's python: make fidelity
+# TORCH_PY=python3. FIDELITY_FLAGS passes more flags: --model NAME (repeat;
+# or package.module:factory with --input-shape), --batches 32,8,
+# --hardware FILE, --steps N, --warmup N, --profile-steps N, --no-host,
+# --work DIR (the graphs and profiles; default out/fidelity), --device cpu
+# (the plumbing only, no GPU: the predictions are for an H100).
+FIDELITY_FLAGS ?=
+.PHONY: fidelity
+fidelity:
+	@test -x $(BIN) || { echo "fidelity: no $(BIN): run make build (where Go is) and bring it here"; exit 1; }
+	@mkdir -p out
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) tools/fidelity/fidelity.py --out out/fidelity.json $(FIDELITY_FLAGS)
 
 # The exporter's speed target: ResNet-50's training step exported in at
 # most 60 s (whole process, median of 3), and every zoo graph imported in
