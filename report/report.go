@@ -61,7 +61,7 @@ func TableFit(w io.Writer, header []string, rows [][]string, optional []int) err
 		left = append(left, header[optional[k]])
 	}
 	if len(left) > 0 {
-		_, err := fmt.Fprintf(w, "left out to fit %d columns: %s (--wide or --json shows them)\n", MaxWidth, strings.Join(left, ", "))
+		_, err := fmt.Fprintln(w, wrap(fmt.Sprintf("left out to fit %d columns: %s (--wide or --json shows them)", MaxWidth, strings.Join(left, ", ")), MaxWidth))
 		return err
 	}
 	return nil

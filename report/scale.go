@@ -201,13 +201,14 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		return err
 	}
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
-		"communication overlapped), zero1 distributed optimizer, rc recomputation; --json writes them as --strategy reads them\n")
+		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation; --json as --strategy reads\n")
 	return err
 }
 
 // CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
-// reads it) short enough for a table column: "8x16x48 v7 b2 sp+o zero1"
-// (the micro-batch size shown when it is not 1);
+// reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
+// (the micro-batch size shown when it is not 1; z1 the distributed
+// optimizer, rs and rf selective and full recomputation);
 // text it cannot read is returned as it is.
 func CompactPlan(text string) string {
 	s, err := decision.ParseStrategy(text)
@@ -228,10 +229,10 @@ func CompactPlan(text string) string {
 		parts = append(parts, "sp")
 	}
 	if s.Shard == decision.OptimizerShard {
-		parts = append(parts, "zero1")
+		parts = append(parts, "z1")
 	}
 	if s.Recompute != decision.NoRecompute {
-		parts = append(parts, "rc:"+string(s.Recompute))
+		parts = append(parts, "r"+string(s.Recompute)[:1]) // rs, rf
 	}
 	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
 		parts = append(parts, "gpipe")

@@ -95,7 +95,8 @@ func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase 
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
 	if c.pl.TPOverlap {
-		busy := max(gt, ct) + min(gt, ct)/float64(c.pl.T)
+		og := c.overlapped(gt)
+		busy := max(og, ct) + min(og, ct)/float64(c.pl.T)
 		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt}
 	}
 	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct}
@@ -150,7 +151,9 @@ func (c *coster) layer() (fwd, bwd phase) {
 		return c.gemmComm(g, k, act)
 	}
 	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
-	fwd = t(norm).plus(pair(gQKV, before)).plus(t(attn)).plus(pair(gProj, after)).plus(t(resid)).
+	fa := phase{busy: c.attention(attn, false)}
+	fb := phase{busy: c.attention(attnB, true)}
+	fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
 
 	// Backward: each GEMM's input gradient and weight gradient (each the
@@ -166,11 +169,11 @@ func (c *coster) layer() (fwd, bwd phase) {
 	}
 	bwd = t(twice(resid)).plus(pair(gFC2, bwdAfter)).plus(t(gFC2)).plus(t(twice(actFn))).
 		plus(pair(gFC1, bwdBefore)).plus(pair(gFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
-		plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(t(attnB)).
+		plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
 		plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
 	switch c.pl.Recompute {
 	case decision.SelectiveRecompute:
-		bwd = bwd.plus(t(attn))
+		bwd = bwd.plus(fa)
 	case decision.FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
@@ -203,8 +206,14 @@ func (c *coster) embedding() (fwd, bwd phase) {
 }
 
 // output is the last stage's final norm, vocabulary-parallel output layer
-// and cross-entropy (the logits in FP32, never gathered: a max and a sum
-// all-reduced over the tensor group).
+// and cross-entropy, the logits never gathered (a max and a sum
+// all-reduced over the tensor group). The cross-entropy is Megatron-Core's
+// unfused one (tensor_parallel/cross_entropy.py; --cross-entropy-loss-fusion
+// is off by default), one kernel per pass over the FP32 logits: forward
+// the cast to FP32, the max, the subtraction, the exponential, the sum and
+// the division (22 bytes read and 16 written per logit); backward the
+// multiplication by the loss's gradient, in place, and the cast back to
+// BF16 (8 read, 6 written).
 func (c *coster) output() (fwd, bwd phase) {
 	T := float64(c.pl.T)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
@@ -215,8 +224,13 @@ func (c *coster) output() (fwd, bwd phase) {
 	}
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	logits := c.gemm(2*n*h*V/T, act+h*V/T*bf16, n*V/T*bf16)
-	ce := kernel{class: graph.ClassReduction, flops: 6 * n * V / T, read: n * V / T * (bf16 + 4 + 4), writes: n * V / T * 4}
-	ceB := kernel{class: graph.ClassElementwise, flops: 2 * n * V / T, read: n * V / T * 4, writes: n * V / T * bf16}
+	logit := n * V / T // logits on this GPU
+	pass := func(class graph.Class, read, write float64) float64 {
+		return kernel{class: class, flops: logit, read: logit * read, writes: logit * write}.time(c.h)
+	}
+	ce := pass(graph.ClassElementwise, bf16, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4) +
+		pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4)
+	ceB := pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassElementwise, 4, bf16)
 	k := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		k = roofline.AllGather
@@ -228,14 +242,14 @@ func (c *coster) output() (fwd, bwd phase) {
 		return c.gemmComm(g, k, act)
 	}
 	small, _ := c.pod.Collective(roofline.AllReduce, c.tpG, 3*n*4) // max, sum and target logit
-	fwd = phase{busy: norm.time(c.h)}.plus(pair(logits, k)).plus(phase{busy: ce.time(c.h) + small, tpAll: small, tpExposed: small})
+	fwd = phase{busy: norm.time(c.h)}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small})
 	bk := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		bk = roofline.ReduceScatter
 	} else if c.pl.T > 1 {
 		bk = roofline.AllReduce
 	}
-	bwd = phase{busy: ceB.time(c.h)}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h)}).plus(phase{busy: 2 * norm.time(c.h)})
+	bwd = phase{busy: ceB}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h)}).plus(phase{busy: 2 * norm.time(c.h)})
 	return fwd, bwd
 }
 
@@ -323,10 +337,10 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 			if pl.Shard == decision.OptimizerShard {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
-				exposed = max(exposed, max(0, rs-st.bwd.busy/float64(pl.V))+max(0, ag-st.fwd.busy/float64(pl.V)))
+				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
 				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*4)
-				exposed = max(exposed, max(0, ar-st.bwd.busy/float64(pl.V)))
+				exposed = max(exposed, p.beside(ar, st.bwd.busy/float64(pl.V)))
 			}
 		}
 		r.DPExposed = exposed

@@ -19,8 +19,9 @@ type Published struct {
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
 	// RecomputeStated: the publication states the recomputation (else
-	// MegatronPlan searches it).
+	// MegatronPlan searches it); MBSStated likewise the micro-batch size.
 	RecomputeStated bool `json:"-"`
+	MBSStated       bool `json:"-"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -34,11 +35,13 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 
 // megatronStrategy is Megatron-LM's configuration of a row as its README
 // states it (Megatron-Core r0.8.0): the table's TP and PP, data-parallel
-// size 48, micro-batch size 1; data-parallel communication overlapped
-// (--overlap-grad-reduce, --overlap-param-gather: the distributed
-// optimizer), tensor-parallel communication overlapped (--tp-comm-overlap,
-// which needs sequence parallelism). What the README does not state (the
-// virtual stages, recomputation) is left to MegatronPlan.
+// size 48; data-parallel communication overlapped (--overlap-grad-reduce,
+// --overlap-param-gather, which Megatron-LM allows only with the
+// distributed optimizer), tensor-parallel communication overlapped
+// (--tp-comm-overlap, which needs sequence parallelism). What the README
+// does not state (the micro-batch size, the virtual stages,
+// recomputation) is left to MegatronPlan; the micro-batch size written
+// here, 1, is only where the search starts.
 func megatronStrategy(tp, pp, dp int) decision.Strategy {
 	s := decision.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, Shard: decision.OptimizerShard}
 	if tp > 1 {
@@ -90,14 +93,15 @@ func MegatronStrongScaling() []Published {
 }
 
 // MegatronPlan is the fastest plan that keeps what a published row states
-// (its TP, PP, DP, micro-batch size, sequence parallelism and distributed
-// optimizer) and searches what it does not (virtual stages,
-// recomputation): the configuration's best reading, so that a plan placer
+// (its TP, PP, DP, sequence parallelism, distributed optimizer and, where
+// stated, micro-batch size and recomputation) and searches what it does
+// not (virtual stages; the micro-batch size and recomputation where
+// unstated): the configuration's best reading, so that a plan placer
 // finds is not better only for a knob its authors would have set.
 func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
-		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.MBS == max(want.MicroBatchSize, 1) &&
+		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap && pl.Shard == want.Shard &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute)
 	}})
@@ -125,7 +129,7 @@ func MegatronA100() []Published {
 		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
 			Strategy: decision.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
 				Recompute: decision.SelectiveRecompute},
-			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true}
+			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true}
 	}
 	return []Published{
 		row("22B", 64, 6144, 48, 1, 8, 4, 0.415),

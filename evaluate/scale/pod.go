@@ -27,6 +27,9 @@ type Pod struct {
 	NICs         int
 	NICBandwidth float64
 	NICLatency   float64
+	// Kernels is what the node's kernels and collectives reach beyond
+	// the hardware's per-class efficiencies (the preset's measurements).
+	Kernels Kernels
 }
 
 // podPreset is a node design; a pod is so many of them.
@@ -36,6 +39,7 @@ type podPreset struct {
 	nics         int
 	nicBandwidth float64
 	nicLatency   float64
+	kernels      Kernels
 	source       string
 }
 
@@ -43,11 +47,11 @@ var podPresets = map[string]podPreset{
 	// DGX H100: 8 H100 SXM5 on NVSwitch (NVLink 4, 900 GB/s per GPU
 	// both directions), 8 ConnectX-7 NICs of 400 Gb/s InfiniBand NDR for
 	// the compute fabric (DGX H100 user guide; DESIGN §12).
-	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
 		source: "DGX H100 user guide: 8 x H100 SXM5, NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
 	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR.
-	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6,
+	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: a100Kernels,
 		source: "DGX A100 user guide: 8 x A100 SXM4 80GB, NVSwitch, 8 x 200 Gb/s ConnectX-6"},
 }
 
@@ -84,7 +88,7 @@ func ParsePod(text string) (Pod, error) {
 		return Pod{}, err
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
-		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency}
+		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels}
 	if !ok {
 		pod.Name = name + ":1"
 	}
@@ -138,9 +142,13 @@ func PodOf(name string, gpus int) (Pod, error) {
 func (p Pod) GPUs() int { return p.Nodes * p.PerNode }
 
 // intra is one GPU's bandwidth to the others of its node (bytes/s per
-// direction, through NVSwitch; PCIe without NVLink).
+// direction, through NVSwitch; PCIe without NVLink): NCCL's measured bus
+// bandwidth where the pod has it (Kernels.IntraBus), else the links'.
 func (p Pod) intra() (bw, latency float64) {
 	h := &p.Hardware
+	if p.Kernels.IntraBus > 0 {
+		return p.Kernels.IntraBus, h.NVLinkLatency
+	}
 	if h.NVLinkGen > 0 && h.NVLinks > 0 {
 		return h.NVLinkBandwidth * float64(h.NVLinks), h.NVLinkLatency
 	}
@@ -150,7 +158,16 @@ func (p Pod) intra() (bw, latency float64) {
 // inter is one GPU's share of its node's NICs when every GPU of the node
 // communicates at once, as every tensor rank's data-parallel group does.
 func (p Pod) inter() (bw, latency float64) {
-	return p.NICBandwidth * float64(p.NICs) / float64(p.PerNode), p.NICLatency
+	return p.nic() * float64(p.NICs) / float64(p.PerNode), p.NICLatency
+}
+
+// nic is what one NIC carries, bytes/s: its line rate times the share a
+// collective reaches (Kernels.NICEff).
+func (p Pod) nic() float64 {
+	if e := p.Kernels.NICEff; e > 0 {
+		return p.NICBandwidth * e
+	}
+	return p.NICBandwidth
 }
 
 // Group is a set of GPUs that run a collective together: PerNode of them
@@ -209,5 +226,5 @@ func (p Pod) SendTime(sameNode bool, bytes float64) float64 {
 		return bytes/bw + lat
 	}
 	// One GPU's own NIC: a pipeline's sends do not all cross at once.
-	return bytes/p.NICBandwidth + p.NICLatency
+	return bytes/p.nic() + p.NICLatency
 }

@@ -87,7 +87,8 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 					if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
 						continue
 					}
-					for _, seq := range []bool{false, true} {
+					for _, tpc := range []int{0, 1, 2} { // no sequence parallelism; it, its communication overlapped
+						seq, overlap := tpc > 0, tpc == 2
 						if seq && T == 1 {
 							continue
 						}
@@ -96,10 +97,11 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								if dist && D == 1 {
 									continue
 								}
-								// Overlapping the tensor-parallel communication is never
-								// slower in the model: it is on wherever it can be.
+								// Overlapping the tensor-parallel communication takes SMs
+								// from the GEMMs beside it (Kernels.OverlapSMs): it is
+								// searched, not assumed.
 								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-									Virtual: V, SequenceParallel: seq, TPOverlap: seq, Recompute: rc}
+									Virtual: V, SequenceParallel: seq, TPOverlap: overlap, Recompute: rc}
 								if V == 1 {
 									s.Virtual = 0
 								}

@@ -1,0 +1,112 @@
+package scale
+
+// Kernels is what a node's kernels and collectives reach inside a
+// training step beyond the roofline's per-class efficiencies
+// (roofline.Hardware.ComputeEff): fused attention's own rate, the SMs an
+// overlapped collective takes from the GEMMs beside it, and the bus
+// bandwidth NCCL reaches on the node's links and NICs. Each figure is a
+// published measurement of the hardware (the pod preset names its
+// source), none is fitted to a table placer is checked against. The zero
+// value changes nothing: attention at the matmul class's efficiency,
+// overlap for free, collectives at the links' line rate.
+type Kernels struct {
+	// AttentionFwd and AttentionBwd are the fractions of the BF16 tensor
+	// peak that fused (flash) attention reaches forward and backward,
+	// counted on the causal half of the scores as the attention
+	// benchmarks count it. 0: the matmul class's efficiency.
+	AttentionFwd, AttentionBwd float64
+
+	// SMs is the GPU's streaming multiprocessors; OverlapSMs how many of
+	// them a tensor-parallel collective overlapped with a GEMM takes
+	// (tpoverlap=on: Transformer Engine's userbuffers), so that the GEMM
+	// runs on the others. 0: none taken.
+	SMs, OverlapSMs int
+
+	// OverlapSlowdown is how much slower compute runs while a
+	// data-parallel collective (NCCL's kernels) runs beside it, as a
+	// fraction (0.189: 18.9% slower). 0: overlap is free.
+	OverlapSlowdown float64
+
+	// IntraBus is the bus bandwidth of a ring all-gather or
+	// reduce-scatter among a node's GPUs, bytes/s per GPU (nccl-tests'
+	// busbw). 0: the GPU's NVLinks at their line rate.
+	IntraBus float64
+
+	// NICEff is the fraction of a NIC's line rate a collective across
+	// nodes reaches. 0: 1.
+	NICEff float64
+}
+
+// h100Kernels are an H100 SXM's (DGX H100), from published measurements:
+//   - attention: cuDNN's fused attention (what Transformer Engine 1.x runs
+//     on sm90, which Megatron-Core r0.8 uses) at head dimension 128,
+//     sequence 4,096, BF16, in the FlashAttention-3 paper's benchmark
+//     (Shah et al., 2024, figures of forward and backward speed on H100
+//     SXM5): 518 TFLOP/s forward (causal) and 499 TFLOP/s backward, of
+//     989.4;
+//   - 132 SMs (the H100 SXM5 datasheet); Transformer Engine's userbuffers
+//     (--tp-comm-overlap) take num_sm = 16 by default (TE v1.8,
+//     module/base.py);
+//   - overlapped compute 18.9% slower on average while a collective runs
+//     beside it, measured on A100, H100, MI250 and MI210 (arXiv
+//     2507.03114);
+//   - NCCL ring all-gather and reduce-scatter among 8 GPUs on NVLink 4:
+//     361.4 and 362.9 GB/s bus bandwidth (ml-engineering, network/README:
+//     nccl-tests, 16 GiB);
+//   - 46-48 GB/s per 400 Gb/s NDR NIC (an NCCL maintainer,
+//     NVIDIA/nccl-tests#290): 47 of 50.
+var h100Kernels = Kernels{
+	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
+	SMs: 132, OverlapSMs: 16,
+	OverlapSlowdown: 0.189,
+	IntraBus:        362e9,
+	NICEff:          47.0 / 50,
+}
+
+// a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
+// same measured slowdown of overlapped compute and the same share of a
+// NIC's line rate as the H100's (assumed: no A100 figure was found);
+// attention at the matmul class's efficiency (the 2022 runs this pod is
+// checked on predate fused attention in Megatron-LM) and NVLink 3 at its
+// line rate (no published bus bandwidth found).
+var a100Kernels = Kernels{
+	SMs: 108, OverlapSMs: 16,
+	OverlapSlowdown: 0.189,
+	NICEff:          47.0 / 50,
+}
+
+// attention is the time of a fused-attention kernel of flops (causal)
+// moving bytes, forward or backward: its own rate where the pod has one,
+// else the matmul class's.
+func (c *coster) attention(k kernel, backward bool) float64 {
+	eff := c.pod.Kernels.AttentionFwd
+	if backward {
+		eff = c.pod.Kernels.AttentionBwd
+	}
+	if eff <= 0 {
+		return k.time(c.h)
+	}
+	h := *c.h
+	h.ComputeEff[k.class] = eff
+	return k.time(&h)
+}
+
+// overlapped is a GEMM's time when a tensor-parallel collective beside it
+// takes OverlapSMs of the GPU's SMs.
+func (c *coster) overlapped(gemm float64) float64 {
+	k := c.pod.Kernels
+	if k.SMs <= 0 || k.OverlapSMs <= 0 || k.OverlapSMs >= k.SMs {
+		return gemm
+	}
+	return gemm * float64(k.SMs) / float64(k.SMs-k.OverlapSMs)
+}
+
+// beside is what a data-parallel collective of comm seconds adds to a
+// window of compute it overlaps: the part of it the window does not hide,
+// or the compute's slowdown while both run, whichever is longer.
+func (p Pod) beside(comm, window float64) float64 {
+	if comm <= 0 {
+		return 0
+	}
+	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
+}
