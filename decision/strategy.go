@@ -64,6 +64,15 @@ type Strategy struct {
 	// reduce-scatters with the GEMMs beside them (Megatron-Core's
 	// --tp-comm-overlap; it needs sequence parallelism).
 	TPOverlap bool `json:"tp_overlap,omitempty"`
+	// FirstLayers and LastLayers are the layers of the first and the last
+	// pipeline stage where they differ from the others' share (0: an even
+	// share); the stages between split the rest evenly (Megatron-Core's
+	// later --decoder-first-pipeline-num-layers and
+	// --decoder-last-pipeline-num-layers; Llama 3 405B's 126 layers on 16
+	// stages are first=7, last=7: 7, 8 x 14, 7). StageLayers gives the
+	// split.
+	FirstLayers int `json:"first_stage_layers,omitempty"`
+	LastLayers  int `json:"last_stage_layers,omitempty"`
 }
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
@@ -169,8 +178,57 @@ func (s Strategy) Scale() (string, bool) {
 		return "shard=zero1", true
 	case s.TPOverlap:
 		return "tpoverlap=on", true
+	case s.FirstLayers > 0:
+		return "first=" + strconv.Itoa(s.FirstLayers), true
+	case s.LastLayers > 0:
+		return "last=" + strconv.Itoa(s.LastLayers), true
 	}
 	return "", false
+}
+
+// StageLayers is how many of a transformer's layers each of the P
+// pipeline stages holds: layers / P each, or with FirstLayers or
+// LastLayers those on the end stages and the rest split evenly over the
+// stages between. The error is one line naming what does not add up.
+func (s Strategy) StageLayers(layers int) ([]int, error) {
+	P := s.P()
+	out := make([]int, P)
+	if s.FirstLayers == 0 && s.LastLayers == 0 {
+		if layers%P != 0 {
+			return nil, fmt.Errorf("pp=%d does not divide the %d layers (first= and last= set the end stages' layers)", P, layers)
+		}
+		for i := range out {
+			out[i] = layers / P
+		}
+		return out, nil
+	}
+	if P == 1 {
+		return nil, fmt.Errorf("first= or last= with one pipeline stage: they set the end stages of a pipeline")
+	}
+	rest, inner := layers, P
+	if s.FirstLayers > 0 {
+		rest, inner = rest-s.FirstLayers, inner-1
+	}
+	if s.LastLayers > 0 {
+		rest, inner = rest-s.LastLayers, inner-1
+	}
+	if inner == 0 && rest != 0 {
+		return nil, fmt.Errorf("first=%d + last=%d is not the %d layers of 2 stages", s.FirstLayers, s.LastLayers, layers)
+	}
+	if inner > 0 && (rest < inner || rest%inner != 0) {
+		return nil, fmt.Errorf("first=%d, last=%d: the other %d layers do not split evenly over the other %d stages (at least one each)", s.FirstLayers, s.LastLayers, rest, inner)
+	}
+	for i := range out {
+		switch {
+		case i == 0 && s.FirstLayers > 0:
+			out[i] = s.FirstLayers
+		case i == P-1 && s.LastLayers > 0:
+			out[i] = s.LastLayers
+		default:
+			out[i] = rest / inner
+		}
+	}
+	return out, nil
 }
 
 // Bucket is DDP's gradient bucket in bytes.
@@ -205,6 +263,10 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("virtual_stages %d: want at least 1", s.Virtual)}
 	case s.MicroBatchSize < 0:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("micro_batch_size %d: want at least 1", s.MicroBatchSize)}
+	case s.FirstLayers < 0 || s.LastLayers < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("first_stage_layers %d, last_stage_layers %d: want at least 1", s.FirstLayers, s.LastLayers)}
+	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.P() == 1:
+		return &Error{Field: "strategy", Msg: "first= or last= with one pipeline stage: they set the end stages of a pipeline"}
 	case s.Virtual > 1 && s.P() == 1:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)}
 	case s.SequenceParallel && s.T() == 1:
@@ -304,6 +366,12 @@ func (s Strategy) String() string {
 	if s.TPOverlap {
 		parts = append(parts, "tpoverlap=on")
 	}
+	if s.FirstLayers > 0 {
+		parts = append(parts, "first="+strconv.Itoa(s.FirstLayers))
+	}
+	if s.LastLayers > 0 {
+		parts = append(parts, "last="+strconv.Itoa(s.LastLayers))
+	}
 	if s.BucketBytes > 0 {
 		b := strconv.FormatInt(s.BucketBytes, 10)
 		if s.BucketBytes%(1<<20) == 0 {
@@ -321,8 +389,9 @@ func (s Strategy) String() string {
 // (tensor-parallel degree), pp (pipeline stages), vp (virtual stages per
 // pipeline stage), mbs (micro-batch size), sp (sequence parallelism: on
 // or off), tpoverlap (on: tensor-parallel communication overlapped with
-// the GEMMs), recompute (none, selective, full) and distopt (on:
-// shard=zero1, Megatron-LM's distributed optimizer). "" is the zero
+// the GEMMs), recompute (none, selective, full), distopt (on:
+// shard=zero1, Megatron-LM's distributed optimizer), first and last (the
+// layers of the first and the last pipeline stage). "" is the zero
 // strategy.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
@@ -382,6 +451,10 @@ func ParseStrategy(text string) (Strategy, error) {
 			}
 		case "tpoverlap", "tp-comm-overlap":
 			s.TPOverlap, err = onOff(v)
+		case "first", "first-stage-layers":
+			s.FirstLayers, err = positive(v)
+		case "last", "last-stage-layers":
+			s.LastLayers, err = positive(v)
 		case "distopt", "distributed-optimizer":
 			var on bool
 			if on, err = onOff(v); on {
@@ -410,7 +483,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, distopt"
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, distopt, first, last"
 
 func onOff(v string) (bool, error) {
 	switch strings.ToLower(v) {

@@ -35,6 +35,10 @@ func TestParseStrategy(t *testing.T) {
 		{"schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=fsdp", Strategy{}, "one replica"},
 		{"dp", Strategy{}, "key=value"},
+		{"tp=8,pp=16,first=7,last=7", Strategy{Tensor: 8, Pipeline: 16, FirstLayers: 7, LastLayers: 7}, ""},
+		{"pp=4,last=2", Strategy{Pipeline: 4, LastLayers: 2}, ""},
+		{"first=3", Strategy{}, "with one pipeline stage"},
+		{"pp=2,last=0", Strategy{}, "at least 1"},
 	}
 	for _, c := range cases {
 		s, err := ParseStrategy(c.text)
@@ -50,6 +54,47 @@ func TestParseStrategy(t *testing.T) {
 		}
 		if back, err := ParseStrategy(s.String()); err != nil || back != s {
 			t.Errorf("%q: String %q reads back as %+v, %v", c.text, s.String(), back, err)
+		}
+	}
+}
+
+// TestStageLayers: the layers of each stage, by hand.
+func TestStageLayers(t *testing.T) {
+	cases := []struct {
+		s      Strategy
+		layers int
+		want   []int
+		err    string
+	}{
+		{Strategy{}, 5, []int{5}, ""},
+		{Strategy{Pipeline: 4}, 96, []int{24, 24, 24, 24}, ""},
+		{Strategy{Pipeline: 4}, 30, nil, "pp=4 does not divide the 30 layers"},
+		{Strategy{Pipeline: 16, FirstLayers: 7, LastLayers: 7}, 126, []int{7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7}, ""},
+		{Strategy{Pipeline: 4, LastLayers: 6}, 30, []int{8, 8, 8, 6}, ""},
+		{Strategy{Pipeline: 3, FirstLayers: 2}, 30, []int{2, 14, 14}, ""},
+		{Strategy{Pipeline: 2, FirstLayers: 12, LastLayers: 18}, 30, []int{12, 18}, ""},
+		{Strategy{Pipeline: 2, FirstLayers: 12, LastLayers: 18}, 40, nil, "first=12 + last=18 is not the 40 layers of 2 stages"},
+		{Strategy{Pipeline: 4, FirstLayers: 7, LastLayers: 7}, 17, nil, "the other 3 layers do not split evenly over the other 2 stages"},
+		{Strategy{Pipeline: 3, FirstLayers: 5, LastLayers: 5}, 10, nil, "the other 0 layers"},
+		{Strategy{FirstLayers: 3}, 10, nil, "one pipeline stage"},
+	}
+	for _, c := range cases {
+		got, err := c.s.StageLayers(c.layers)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%+v over %d layers: %v, %v; want an error with %q", c.s, c.layers, got, err, c.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(c.want) {
+			t.Errorf("%+v over %d layers: %v, %v; want %v", c.s, c.layers, got, err, c.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != c.want[i] {
+				t.Errorf("%+v over %d layers: %v, want %v", c.s, c.layers, got, c.want)
+				break
+			}
 		}
 	}
 }
@@ -126,7 +171,7 @@ func TestStrategyFileDevices(t *testing.T) {
 // FuzzParseStrategy: any text is a strategy or a one-line error, never a
 // panic, and a strategy reads back from its String as itself.
 func FuzzParseStrategy(f *testing.F) {
-	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2"} {
+	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -188,6 +188,13 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		}
 		rep.A100 = append(rep.A100, r)
 	}
+	for _, pub := range scale.Llama3() {
+		r, err := row(pub)
+		if err != nil {
+			return rep, err
+		}
+		rep.Llama3 = append(rep.Llama3, r)
+	}
 	if o.Plot != "" {
 		files, err := report.WriteMegatronPlots(o.Plot, rep)
 		rep.Plots = files

@@ -137,6 +137,9 @@ type Megatron struct {
 	Strong   []MegatronRow `json:"strong_scaling"`
 	// A100 is Megatron-LM's 2022 table on A100s (data-parallel size 1).
 	A100 []MegatronRow `json:"a100_2022"`
+	// Llama3 is the Llama 3 paper's 405B rows on H100s (Meta's stack,
+	// not Megatron-LM: "Megatron's plan" is Meta's stated one).
+	Llama3 []MegatronRow `json:"llama3_405b,omitempty"`
 	// Over the table's rows: the mean absolute prediction error, the
 	// largest, and the geometric mean of placer's speedup.
 	MeanAbsError   float64 `json:"mean_abs_error"`
@@ -170,7 +173,15 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		if _, err := fmt.Fprintln(w, "\nMegatron-LM's 2022 table on DGX A100s (Korthikanti et al.: data-parallel size 1, selective recomputation):"); err != nil {
 			return err
 		}
-		return writeMegatronRows(w, m.A100)
+		if err := writeMegatronRows(w, m.A100); err != nil {
+			return err
+		}
+	}
+	if len(m.Llama3) > 0 {
+		if _, err := fmt.Fprintln(w, "\nLlama 3 405B's pre-training (Meta's table 4; Meta's own stack on H100s: its stated plan in the Megatron column):"); err != nil {
+			return err
+		}
+		return writeMegatronRows(w, m.Llama3)
 	}
 	return nil
 }
@@ -201,14 +212,16 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		return err
 	}
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
-		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation; --json as --strategy reads\n")
+		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation, fN/lN layers of the\n"+
+		"first/last stage (the others an even share); --json writes them as --strategy reads them\n")
 	return err
 }
 
 // CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
 // (the micro-batch size shown when it is not 1; z1 the distributed
-// optimizer, rs and rf selective and full recomputation);
+// optimizer, rs and rf selective and full recomputation, fN and lN the
+// first and last stages' layers where uneven);
 // text it cannot read is returned as it is.
 func CompactPlan(text string) string {
 	s, err := decision.ParseStrategy(text)
@@ -233,6 +246,12 @@ func CompactPlan(text string) string {
 	}
 	if s.Recompute != decision.NoRecompute {
 		parts = append(parts, "r"+string(s.Recompute)[:1]) // rs, rf
+	}
+	if s.FirstLayers > 0 {
+		parts = append(parts, fmt.Sprintf("f%d", s.FirstLayers))
+	}
+	if s.LastLayers > 0 {
+		parts = append(parts, fmt.Sprintf("l%d", s.LastLayers))
 	}
 	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
 		parts = append(parts, "gpipe")

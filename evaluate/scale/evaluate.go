@@ -277,14 +277,14 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	lf, lb := c.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
-	perDevice := m.Layers / pl.P // layers on each pipeline device (over its V chunks)
 	stages := make([]stageCost, pl.P)
 	layerParams := float64(m.LayerParams()) / T
 	for s := range stages {
 		st := &stages[s]
-		st.fwd = scalePhase(lf, float64(perDevice))
-		st.bwd = scalePhase(lb, float64(perDevice))
-		st.params = float64(perDevice) * layerParams
+		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
+		st.fwd = scalePhase(lf, layers)
+		st.bwd = scalePhase(lb, layers)
+		st.params = layers * layerParams
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
 			st.params += float64(m.EmbeddingParams()) / T
@@ -417,9 +417,9 @@ func (c *coster) memory(r *Result, stages []stageCost) {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	perDevice := float64(m.Layers / pl.P)
 	var peak, wPeak, gPeak, oPeak, aPeak float64
 	for s, st := range stages {
+		perDevice := float64(pl.Stages[s])
 		inflight := float64(min(pl.M, pl.P-s))
 		if pl.V > 1 && s == 0 {
 			inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))

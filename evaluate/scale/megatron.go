@@ -22,6 +22,9 @@ type Published struct {
 	// MegatronPlan searches it); MBSStated likewise the micro-batch size.
 	RecomputeStated bool `json:"-"`
 	MBSStated       bool `json:"-"`
+	// FreeSP: the publication does not state sequence parallelism and
+	// its overlap (else MegatronPlan keeps the strategy's).
+	FreeSP bool `json:"-"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -93,8 +96,10 @@ func MegatronStrongScaling() []Published {
 }
 
 // MegatronPlan is the fastest plan that keeps what a published row states
-// (its TP, PP, DP, sequence parallelism, distributed optimizer and, where
-// stated, micro-batch size and recomputation) and searches what it does
+// (its TP, PP, DP, sequence parallelism, distributed optimizer, its
+// stages' layers (even unless the row says otherwise: Megatron-Core r0.8
+// splits layers evenly, NVIDIA/Megatron-LM#857) and, where stated,
+// micro-batch size and recomputation) and searches what it does
 // not (virtual stages; the micro-batch size and recomputation where
 // unstated): the configuration's best reading, so that a plan placer
 // finds is not better only for a knob its authors would have set.
@@ -102,8 +107,9 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
 		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
-			pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap && pl.Shard == want.Shard &&
-			(!row.RecomputeStated || pl.Recompute == want.Recompute)
+			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.Shard == want.Shard &&
+			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
+			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers
 	}})
 	if err != nil {
 		return Result{}, err
@@ -137,4 +143,33 @@ func MegatronA100() []Published {
 		row("530B", 128, 20480, 105, 35, 280, 280, 0.560),
 		row("1T", 160, 25600, 128, 64, 512, 512, 0.563),
 	}
+}
+
+// Llama3 is the Llama 3 paper's table of its 405B model's pre-training on
+// H100s (Grattafiori et al., "The Llama 3 Herd of Models", 2024, table 4;
+// also Balaji's SC'24 talk): 126 layers, hidden 16,384, 128 heads with 8
+// key/value heads, FFN 53,248, vocabulary 128,256, sequence 8,192 and 16M
+// tokens a batch (2,048 sequences), TP 8 and PP 16 with one layer fewer on
+// the first and the last stage (7, 8 x 14, 7, as the paper says), BF16:
+// 430 TFLOP/s per GPU (43% MFU) on 8,192 GPUs and 400 (41%) on 16,384. The
+// third row (16,384 GPUs at sequence 131,072 with context parallelism 16)
+// is outside placer's space and left out. Meta's servers are not DGX H100s
+// (Grand Teton: 8 H100 SXM on NVLink, 700 W; RoCE at 400 Gb/s per GPU):
+// the dgx-h100 pod stands for them, the same GPU, NVLink and per-GPU
+// network rate. The rest of the plan is not stated (micro-batch size,
+// virtual stages, recomputation, how the replicas shard: Meta's FSDP is
+// taken as the distributed optimizer, the nearest in placer's space,
+// and sequence parallelism and its overlap are searched).
+func Llama3() []Published {
+	m, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=2048")
+	if err != nil {
+		panic(err) // a constant that parses
+	}
+	row := func(gpus int, tflops, mfu float64) Published {
+		return Published{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
+			Strategy: decision.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
+				Shard: decision.OptimizerShard, FirstLayers: 7, LastLayers: 7},
+			TFLOPs: tflops, MFU: mfu, FreeSP: true}
+	}
+	return []Published{row(8192, 430, 0.43), row(16384, 400, 0.41)}
 }

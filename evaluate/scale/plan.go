@@ -14,6 +14,9 @@ type Plan struct {
 	decision.Strategy
 	T, P, D, V int // tensor, pipeline, data-parallel degrees; virtual stages
 	MBS, M     int // micro-batch size; micro-batches per replica per step
+	// Stages are the layers of each pipeline stage (decision.Strategy's
+	// StageLayers: L/P each unless first= or last= say otherwise).
+	Stages []int
 }
 
 // Resolve checks s against model m on pod p and fills in its degrees.
@@ -44,11 +47,21 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		return Plan{}, fmt.Errorf("strategy %s: tp=%d does not divide the %d GPUs of a node (tensor groups stay inside a node)", s, pl.T, p.PerNode)
 	case pl.P > m.Layers:
 		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", s, pl.P, m.Layers)
-	case m.Layers%(pl.P*pl.V) != 0:
+	case s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
 		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", s, pl.P, pl.V, m.Layers)
 	case n%(pl.T*pl.P) != 0:
 		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", s, pl.T, pl.P, n)
 	}
+	stages, err := s.StageLayers(m.Layers)
+	if err != nil {
+		return Plan{}, fmt.Errorf("strategy %s: %w", s, err)
+	}
+	for i, l := range stages {
+		if l < pl.V {
+			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", s, i, l, pl.V)
+		}
+	}
+	pl.Stages = stages
 	pl.D = n / (pl.T * pl.P)
 	if s.Replicas > 0 && s.Replicas != pl.D {
 		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", s, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
@@ -113,6 +126,12 @@ func (pl Plan) String() string {
 	}
 	if pl.Recompute != decision.NoRecompute {
 		s += ",recompute=" + string(pl.Recompute)
+	}
+	if pl.FirstLayers > 0 {
+		s += fmt.Sprintf(",first=%d", pl.FirstLayers)
+	}
+	if pl.LastLayers > 0 {
+		s += fmt.Sprintf(",last=%d", pl.LastLayers)
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -289,7 +290,7 @@ func TestPlanString(t *testing.T) {
 			t.Fatalf("%s: %q: %v", text, pl.String(), err)
 		}
 		pl2, err := Resolve(row.Model, back, p)
-		if err != nil || pl2 != pl {
+		if err != nil || !reflect.DeepEqual(pl2, pl) {
 			t.Errorf("%s: %q resolves to %+v, %v; want %+v", text, pl.String(), pl2, err, pl)
 		}
 	}
@@ -317,11 +318,13 @@ func TestLlamaSearch(t *testing.T) {
 
 // FuzzEvaluate: any model, pod and strategy text either fails with one
 // line or evaluates to a finite, positive step that a search of the same
-// model and pod does not beat when the plan fits.
+// model and pod does not beat when the plan fits and its stages are a
+// split the search tries.
 func FuzzEvaluate(f *testing.F) {
 	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=2048,vocab=32000,batch=64", "dgx-h100:2", "tp=2,pp=2,vp=2,mbs=2,sp=on,distopt=on")
 	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=1024,vocab=1000,batch=16", "dgx-a100:1", "tp=2,recompute=full")
 	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
+	f.Add("gpt:layers=10,hidden=256,heads=4,seq=64,vocab=5000,batch=8", "dgx-h100:1", "pp=4,first=2,last=2,vp=2,mbs=1")
 	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
 		m, err := transformer.Parse(model)
 		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
@@ -349,10 +352,26 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Fits && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
+		if r.Fits && searched(r.Plan, m.Layers) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
 			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
 		}
 	})
+}
+
+// searched reports whether Search tries pl's split of the layers and its
+// virtual stages (any split evaluates; the search tries those near the
+// even share).
+func searched(pl Plan, layers int) bool {
+	for _, sp := range stageSplits(layers, pl.P) {
+		if sp.first == pl.FirstLayers && sp.last == pl.LastLayers {
+			for _, v := range sp.virtual {
+				if v == pl.V {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // TestSearchTop: the kept plans are the fastest fitting ones, sorted, the
@@ -364,7 +383,7 @@ func TestSearchTop(t *testing.T) {
 	if err != nil || len(got.Top) != 5 {
 		t.Fatalf("%v, %d kept", err, len(got.Top))
 	}
-	if got.Top[0].Plan != got.Best.Plan {
+	if !reflect.DeepEqual(got.Top[0].Plan, got.Best.Plan) {
 		t.Errorf("first kept %s, best %s", got.Top[0], got.Best)
 	}
 	for i := 1; i < len(got.Top); i++ {
@@ -489,5 +508,82 @@ func TestOutputPasses(t *testing.T) {
 	}
 	if want := (14*n*V + 2*gemm + 4*act) / 1e12; !near(bwd.busy, want) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	}
+}
+
+// TestUnevenStages: first= and last= move layers between the end stages:
+// with a vocabulary large enough that the output layer outweighs a few
+// blocks, 5 layers on the first stage and 3 on the last beat 4 and 4; the
+// busiest stage is, by hand, 5 blocks and the embedding or 3 blocks and
+// the output layer, whichever is longer, M times; and the search finds an
+// uneven split at least as fast.
+func TestUnevenStages(t *testing.T) {
+	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
+	p, _ := PodOf("dgx-h100", 2)
+	even, err := Evaluate(m, decision.Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := decision.Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
+	uneven, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(uneven.Step < even.Step) {
+		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
+	}
+	pl, _ := Resolve(m, s, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 1024}
+	lf, lb := c.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
+	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(uneven.Compute, want) {
+		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
+	}
+	got, err := Search(t.Context(), m, p, Space{})
+	if err != nil || !got.Found {
+		t.Fatal(got, err)
+	}
+	if got.Best.Step > uneven.Step {
+		t.Errorf("search: %s, slower than %s", got.Best, uneven)
+	}
+	// Bad splits are one line naming what does not add up.
+	for _, c := range []struct {
+		s    decision.Strategy
+		want string
+	}{
+		{decision.Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
+		{decision.Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
+	} {
+		if _, err := Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.s, err, c.want)
+		}
+	}
+}
+
+// TestLlama3: the Llama 3 paper's plan resolves (7, 8 x 14, 7 layers) and
+// its reading keeps its degrees and stages.
+func TestLlama3(t *testing.T) {
+	for _, row := range Llama3() {
+		p, err := PodOf(row.Pod, row.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Resolve(row.Model, row.Strategy, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pl.Stages) != 16 || pl.Stages[0] != 7 || pl.Stages[1] != 8 || pl.Stages[15] != 7 {
+			t.Errorf("stages %v", pl.Stages)
+		}
+		r, err := MegatronPlan(t.Context(), row, p)
+		if err != nil || !r.Fits {
+			t.Fatalf("%s: %v", r, err)
+		}
+		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.D != row.GPUs/128 || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
+			t.Errorf("reading %s", r.Plan)
+		}
 	}
 }

@@ -66,63 +66,70 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 		return r.Plan.T*r.Plan.P < out.Best.Plan.T*out.Best.Plan.P
 	}
+	try := func(s decision.Strategy) {
+		pl, err := Resolve(m, s, p)
+		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
+			return
+		}
+		r := evaluate(m, pl, p)
+		out.Evaluated++
+		if !r.Fits {
+			return
+		}
+		out.Fitting++
+		if better(r) {
+			out.Best, out.Found = r, true
+		}
+		if sp.Top > 0 {
+			out.Top = keepTop(out.Top, r, sp.Top)
+		}
+	}
+	recomputes := []decision.Recompute{decision.NoRecompute, decision.SelectiveRecompute, decision.FullRecompute}
 	for _, T := range divisors(p.PerNode) {
-		if m.Heads%T != 0 || m.KVHeads%T != 0 {
+		if m.Heads%T != 0 || m.KVHeads%T != 0 || n%T != 0 {
 			continue
 		}
-		for _, P := range divisors(m.Layers) {
-			if n%(T*P) != 0 {
+		for _, P := range divisors(n / T) {
+			if P > m.Layers {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
 			D := n / (T * P)
+			splits := stageSplits(m.Layers, P)
 			for mbs := 1; mbs <= maxMBS; mbs *= 2 {
 				if m.Batch%(D*mbs) != 0 {
 					continue
 				}
 				M := m.Batch / (D * mbs)
-				for _, V := range divisors(m.Layers / P) {
-					if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
-						continue
-					}
-					for _, tpc := range []int{0, 1, 2} { // no sequence parallelism; it, its communication overlapped
-						seq, overlap := tpc > 0, tpc == 2
-						if seq && T == 1 {
+				for _, split := range splits {
+					for _, V := range split.virtual {
+						if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
 							continue
 						}
-						for _, rc := range []decision.Recompute{decision.NoRecompute, decision.SelectiveRecompute, decision.FullRecompute} {
-							for _, dist := range []bool{false, true} {
-								if dist && D == 1 {
-									continue
-								}
-								// Overlapping the tensor-parallel communication takes SMs
-								// from the GEMMs beside it (Kernels.OverlapSMs): it is
-								// searched, not assumed.
-								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-									Virtual: V, SequenceParallel: seq, TPOverlap: overlap, Recompute: rc}
-								if V == 1 {
-									s.Virtual = 0
-								}
-								if dist {
-									s.Shard = decision.OptimizerShard
-								}
-								pl, err := Resolve(m, s, p)
-								if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
-									continue
-								}
-								r := evaluate(m, pl, p)
-								out.Evaluated++
-								if !r.Fits {
-									continue
-								}
-								out.Fitting++
-								if better(r) {
-									out.Best, out.Found = r, true
-								}
-								if sp.Top > 0 {
-									out.Top = keepTop(out.Top, r, sp.Top)
+						// Sequence parallelism off, on, and on with its communication
+						// overlapped: the overlap takes SMs from the GEMMs beside it
+						// (Kernels.OverlapSMs), so it is searched, not assumed.
+						for tpc := range 3 {
+							if tpc > 0 && T == 1 {
+								continue
+							}
+							for _, rc := range recomputes {
+								for _, dist := range []bool{false, true} {
+									if dist && D == 1 {
+										continue
+									}
+									s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
+										FirstLayers: split.first, LastLayers: split.last}
+									if V > 1 {
+										s.Virtual = V
+									}
+									if dist {
+										s.Shard = decision.OptimizerShard
+									}
+									try(s)
 								}
 							}
 						}
@@ -148,6 +155,69 @@ func keepTop(top []Result, r Result, k int) []Result {
 		top = top[:k]
 	}
 	return top
+}
+
+// stageSplit is one way to split a transformer's layers over P pipeline
+// stages: the first and the last stage's layers (0: the others' share)
+// and the virtual stages it allows.
+type stageSplit struct {
+	first, last int
+	virtual     []int
+}
+
+// stageSplits are the splits Search tries of layers over P stages: the
+// even one when P divides the layers (with V among the divisors of each
+// stage's layers), and every split whose first and last stages hold from
+// two layers fewer to one more than the even share, the stages between
+// an equal share of the rest (with V among the divisors of that share, at
+// most the end stages' layers), each split once.
+func stageSplits(layers, P int) []stageSplit {
+	var out []stageSplit
+	if layers%P == 0 {
+		out = append(out, stageSplit{virtual: divisors(layers / P)})
+	}
+	if P == 1 {
+		return out
+	}
+	e := layers / P
+	seen := map[[2]int]bool{}
+	for first := max(1, e-2); first <= e+1; first++ {
+		for last := max(1, e-2); last <= e+1; last++ {
+			s := decision.Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
+			st, err := s.StageLayers(layers)
+			if err != nil {
+				continue
+			}
+			f, l := first, last
+			if P == 2 && st[0] == st[1] {
+				continue // the even split
+			}
+			if P > 2 { // an end stage holding the middle's share is not uneven
+				if f == st[1] {
+					f = 0
+				}
+				if l == st[1] {
+					l = 0
+				}
+			}
+			if f == 0 && l == 0 || seen[[2]int{f, l}] {
+				continue
+			}
+			seen[[2]int{f, l}] = true
+			share := st[P/2]
+			if P == 2 {
+				share = min(st[0], st[1])
+			}
+			var vs []int
+			for _, v := range divisors(share) {
+				if v <= min(st[0], st[P-1]) && (P == 2 && v == 1 || P > 2) {
+					vs = append(vs, v)
+				}
+			}
+			out = append(out, stageSplit{first: f, last: l, virtual: vs})
+		}
+	}
+	return out
 }
 
 // divisors are n's divisors, ascending.

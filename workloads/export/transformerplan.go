@@ -70,8 +70,10 @@ func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (Tran
 		return TransformerPlan{}, fmt.Errorf("torch plan: dp=%d x mbs=%d x mb=%d is not the batch of %d", R, s.MicroBatchSize, s.M(), m.Batch)
 	case s.V() > 1:
 		return TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.V())
-	case m.Layers%P != 0:
-		return TransformerPlan{}, fmt.Errorf("torch plan: pp=%d does not divide the %d layers", P, m.Layers)
+	}
+	counts, err := s.StageLayers(m.Layers)
+	if err != nil {
+		return TransformerPlan{}, fmt.Errorf("torch plan: %w", err)
 	}
 	spec := TransformerSpec{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, FFN: m.FFN,
 		Seq: m.Seq, Vocab: m.Vocab, Batch: m.Batch, Tied: m.Tied, Norm: "layernorm", Activation: "gelu"}
@@ -82,12 +84,13 @@ func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (Tran
 		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
 		DistributedOpt: s.Shard == decision.OptimizerShard}
-	per := m.Layers / P
-	for p := range P {
+	next := 0
+	for p, n := range counts {
 		st := TransformerStage{Stage: p, Embedding: p == 0, Output: p == P-1}
-		for l := p * per; l < (p+1)*per; l++ {
+		for l := next; l < next+n; l++ {
 			st.Layers = append(st.Layers, l)
 		}
+		next += n
 		tp.Stages = append(tp.Stages, st)
 	}
 	return tp, nil

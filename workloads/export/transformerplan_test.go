@@ -19,11 +19,22 @@ func TestNewTransformerPlan(t *testing.T) {
 		len(tp.Stages[1].Layers) != 2 || tp.Stages[1].Layers[0] != 2 || tp.Transformer.FFN != 128 || !tp.Transformer.Tied {
 		t.Errorf("plan %+v", tp)
 	}
+	// Uneven stages: 3 layers on the first stage, 1 on the last.
+	u := s
+	u.FirstLayers, u.LastLayers = 3, 1
+	tu, err := NewTransformerPlan(m, u, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := [][]int{tu.Stages[0].Layers, tu.Stages[1].Layers}; len(got[0]) != 3 || got[0][2] != 2 || len(got[1]) != 1 || got[1][0] != 3 {
+		t.Errorf("uneven stages %v, want [0 1 2] [3]", got)
+	}
 	for _, c := range []struct {
 		s    decision.Strategy
 		gpus int
 		want string
 	}{
+		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "first=3 + last=3 is not the 4 layers"},
 		{s, 16, "is not the 16 GPUs"},
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
