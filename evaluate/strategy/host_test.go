@@ -91,3 +91,36 @@ func TestHostStrategies(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEvaluateHost is one evaluation of trxl2 with a strategy around
+// one replica on one GPU, without and with the host model (default
+// dispatch times): DDP on 8 GPUs, and 4 micro-batches through one GPU
+// (the pipelined path, which books the host per phase).
+func BenchmarkEvaluateHost(b *testing.B) {
+	g := trxl(b)
+	c := cluster(b, 8, "nvswitch")
+	for _, st := range []struct {
+		name string
+		s    decision.Strategy
+	}{{"ddp8", decision.Strategy{Replicas: 8}}, {"mb4", decision.Strategy{MicroBatches: 4}}} {
+		for _, h := range []*roofline.Host{nil, {}} {
+			e, err := NewEvaluator(g, c, roofline.Options{Host: h})
+			if err != nil {
+				b.Fatal(err)
+			}
+			d := decision.Decision{Device: decision.Single(g), Strategy: st.s}
+			name := st.name + "/off"
+			if h != nil {
+				name = st.name + "/on"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := e.Evaluate(context.Background(), d); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
