@@ -151,5 +151,13 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 		if on := strings.Contains(out.String(), "host model on: "+tc.note+"\n"); on != tc.host {
 			t.Errorf("host %v: table header:\n%s", tc.host, out.String())
 		}
+		// Without --host the report is as before: no line, no JSON field.
+		js, err := json.Marshal(rep.Comparison)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if on := strings.Contains(string(js), `"host":`) || strings.Contains(out.String(), "host model"); on != tc.host {
+			t.Errorf("host %v: the report names a host model: %v", tc.host, on)
+		}
 	}
 }
