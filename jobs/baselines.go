@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/classical"
@@ -46,6 +47,14 @@ type BaselinesOptions struct {
 	// and fusion; see optimize.ParseTasks).
 	Tasks string
 	Sync  bool // REGAL's synchronous transfers
+	// Host models each GPU's host thread dispatching its kernels in
+	// every evaluation, the baselines', the search's and the joint
+	// space's (strategies, pipelines) alike (roofline.Options.Host; nil =
+	// none, the default). ParseFlags makes it from HostOn and Dispatch,
+	// the --host and --dispatch flags, as eval's Check does.
+	Host     *roofline.Host
+	HostOn   bool
+	Dispatch time.Duration
 	// Start is local-search's and sa's start ("" = each one's default;
 	// "anchored" = the anchored searches: methods.Options.Start).
 	Start string
@@ -73,13 +82,14 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	if err != nil {
 		return report.Baselines{}, err
 	}
-	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
+	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return b, err
 	}
 	defer pp.Close()
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
+	b.Host = hostNote(o.Host, o.Dispatch)
 	b.Budget, b.TimeLimit, b.CPULimit, b.Seed = o.Budget, o.Time.Seconds(), o.CPU.Seconds(), o.Seed
 	// The budget a user names is the one that binds: --time or --cpu
 	// alone leaves the evaluations unbounded; none at all is each

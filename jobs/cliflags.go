@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
@@ -32,20 +33,47 @@ func (o *EvalOptions) Check() error {
 	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
 	}
-	if o.Dispatch < 0 {
-		return fail.Usagef("--dispatch %v: must be 0 or more", o.Dispatch)
+	var err error
+	o.Host, err = hostModel(o.HostOn, o.Dispatch, false)
+	return err
+}
+
+// hostModel is the host-side model the --host and --dispatch flags ask
+// for (nil: none): with --dispatch D above 0 every op takes D (the
+// graph's profiled times ignored), else the graph's profiled dispatch
+// times where it has some and roofline's defaults elsewhere. --dispatch
+// alone turns the model on. measure says --measure was given: the GPUs
+// then run their own host, and the flags are refused.
+func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, error) {
+	if dispatch < 0 {
+		return nil, fail.Usagef("--dispatch %v: must be 0 or more", dispatch)
 	}
-	if o.HostOn || o.Dispatch > 0 {
-		h := &roofline.Host{}
-		if o.Dispatch > 0 {
-			h.IgnoreProfile = true // --dispatch is for every op
-			for c := range h.Dispatch {
-				h.Dispatch[c] = o.Dispatch.Seconds()
-			}
+	if !on && dispatch == 0 {
+		return nil, nil
+	}
+	if measure {
+		return nil, fail.Usagef("--host and --dispatch model the host in the roofline model; --measure runs the real one: give one")
+	}
+	h := &roofline.Host{}
+	if dispatch > 0 {
+		h.IgnoreProfile = true // --dispatch is for every op
+		for c := range h.Dispatch {
+			h.Dispatch[c] = dispatch.Seconds()
 		}
-		o.Host = h
 	}
-	return nil
+	return h, nil
+}
+
+// hostNote is what a report's header says of the host model the flags
+// made ("" without one).
+func hostNote(h *roofline.Host, dispatch time.Duration) string {
+	switch {
+	case h == nil:
+		return ""
+	case dispatch > 0:
+		return fmt.Sprintf("host dispatch %v per op", dispatch)
+	}
+	return "host dispatch per op class (the graph's profiled times where it has them)"
 }
 
 // Check checks export's options as its flags give them.
@@ -89,6 +117,10 @@ func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
 		return fail.Usagef("--time and --cpu must be positive")
 	}
 	if err := checkUserMethodList("--methods", o.Methods); err != nil {
+		return err
+	}
+	var err error
+	if o.Host, err = hostModel(o.HostOn, o.Dispatch, f.Measure); err != nil {
 		return err
 	}
 	if f.Measure {
@@ -136,10 +168,13 @@ func (o *SearchOptions) ParseFlags(f SearchFlags) error {
 	if err := checkUserMethodList("--methods", o.Methods); err != nil {
 		return err
 	}
+	var err error
+	if o.Host, err = hostModel(o.HostOn, o.Dispatch, f.Measure); err != nil {
+		return err
+	}
 	if f.Measure {
 		o.Backend = GPUs(f.Repeats)
 	}
-	var err error
 	o.Policy, o.PPO, err = f.Train.Parse()
 	return err
 }

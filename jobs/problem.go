@@ -121,7 +121,12 @@ func newProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opt
 
 // newComparison sets up the problem and the report's header.
 func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, report.Baselines, error) {
-	p, err := newProblem(gs, cs, tasks, sync, backend)
+	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
+}
+
+// newComparisonWith is newComparison with the cost model's options.
+func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, report.Baselines, error) {
+	p, err := newProblemWith(gs, cs, tasks, opts, backend)
 	if err != nil {
 		return nil, report.Baselines{}, err
 	}
@@ -131,7 +136,7 @@ func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Ta
 		Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
 		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),
 	}
-	if sync {
+	if opts.SyncTransfers {
 		b.Transfers = "sync"
 	}
 	return p, b, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
@@ -60,6 +61,14 @@ type SearchOptions struct {
 	Methods []string // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
 	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool
+	// Host models each GPU's host thread dispatching its kernels in
+	// every evaluation, the baselines', the search's and the joint
+	// space's (strategies, pipelines) alike (roofline.Options.Host; nil =
+	// none, the default). ParseFlags makes it from HostOn and Dispatch,
+	// the --host and --dispatch flags, as eval's Check does.
+	Host     *roofline.Host
+	HostOn   bool
+	Dispatch time.Duration
 	// Objective is what the search and the baselines minimise (zero =
 	// step time).
 	Objective optimize.Objective
@@ -117,13 +126,14 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err := checkSearchMethod(method); err != nil {
 		return SearchReport{}, err
 	}
-	pp, b, err := newComparison(o.Graph, o.Cluster, tasks, o.Sync, o.Backend)
+	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return SearchReport{}, err
 	}
 	defer pp.Close()
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
+	b.Host = hostNote(o.Host, o.Dispatch)
 	if method == "go" && p.Devices() > 8 {
 		return SearchReport{}, fmt.Errorf("search: %d GPUs; the GO policy places on at most 8", p.Devices())
 	}

@@ -16,7 +16,11 @@ type Baselines struct {
 	Topology  string `json:"topology"`
 	Capacity  int64  `json:"capacity"`  // memory per device, bytes
 	Transfers string `json:"transfers"` // "async" or "sync"
-	Tasks     string `json:"tasks"`     // what the methods may change
+	// Host says that every evaluation modelled each GPU's host thread
+	// dispatching its kernels (--host), and at what dispatch times; ""
+	// = no host model (the default).
+	Host  string `json:"host,omitempty"`
+	Tasks string `json:"tasks"` // what the methods may change
 	// Objective is what the methods minimised: "step-time" (under the
 	// memory limit) or "peak-memory" (the largest per-device peak);
 	// "" reads as step-time.
@@ -83,6 +87,9 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	defer flush()
 	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s), %s per device, %s transfers\n",
 		b.Graph, b.Ops, b.Devices, b.Hardware, b.Topology, Bytes(b.Capacity), b.Transfers)
+	if b.Host != "" {
+		fmt.Fprintf(w, "host model on: %s\n", b.Host)
+	}
 	var limits []string
 	if b.Budget > 0 {
 		limits = append(limits, fmt.Sprintf("%d evaluations", b.Budget))

@@ -81,6 +81,7 @@ Methods: ` + strings.Join(jobs.MethodNames(), ", "),
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Tasks, "tasks", "", "what the methods may change: placement,scheduling,fusion (default: all)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	addHostFlags(cmd, &o.HostOn, &o.Dispatch)
 	addObjectiveFlag(cmd, &o.Objective)
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")

@@ -79,9 +79,9 @@ calibrated hardware profile. Start from a preset (default: the GPU's own)
 or from a profile written by 'placer hw bench --profile'. Needs the binary
 built with 'make cuda' (bin/placer-cuda).
 
-With --from-profile GRAPH the efficiencies are fitted to the op times the
-framework measured instead (a graph from 'torchexport --profile'), in any
-build: no GPU is needed here.`,
+With --from-profile GRAPH the efficiencies, and the per-kernel launch time
+with them, are fitted to the op times the framework measured instead (a
+graph from 'torchexport --profile'), in any build: no GPU is needed here.`,
 		Example: `  bin/placer-cuda calibrate --out h100.json
   bin/placer-cuda hw bench --profile measured.json && bin/placer-cuda calibrate --hardware measured.json --out calibrated.json
   placer calibrate --from-profile resnet50.json --hardware h100 --out h100-fitted.json`,

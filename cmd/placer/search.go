@@ -66,7 +66,7 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
 				o.scale.Workload, o.scale.GPUs, o.scale.Out = o.Graph.Workload, o.Cluster.GPUs, o.Out
 				o.scale.Unused = changedFlags(cmd, "graph", "method", "evals", "cpu", "time", "steps", "samples", "methods", "budget",
-					"tasks", "warmup", "trace", "plot", "measure", "hardware", "topology", "memory", "objective", "sync-transfers")
+					"tasks", "warmup", "trace", "plot", "measure", "hardware", "topology", "memory", "objective", "sync-transfers", "host", "dispatch")
 				rep, err := jobs.ScaleSearch(cmd.Context(), o.scale)
 				return emit(s, o.JSON, rep, func() error { return report.WriteScaleSearch(s.Out, rep) }, err, true)
 			}
@@ -99,6 +99,7 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+	addHostFlags(cmd, &o.HostOn, &o.Dispatch)
 	addObjectiveFlag(cmd, &o.Objective)
 	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.flags.Train)

@@ -73,12 +73,14 @@ func RMSLogError(h *roofline.Hardware, ts []KernelTiming) float64 {
 // hardware the profile was measured on.
 var ErrNoHardware = errors.New("hw: calibrate --from-profile: name the hardware the profile was measured on with --hardware PRESET|FILE")
 
-// CalibrateFromProfile fits the per-class efficiencies of the hardware
-// o.Hardware (default: the preset of the GPU the exporter's meta file
-// names, GRAPH.meta.json beside the graph) to the measured op times of
-// the profiled graph o.FromProfile (FitEfficiencies on ProfileTimings)
-// and writes the profile as Calibrate does, with the fit table and the
-// RMS error of the predicted op times before and after.
+// CalibrateFromProfile fits the per-class efficiencies and the
+// per-kernel launch time of the hardware o.Hardware (default: the preset
+// of the GPU the exporter's meta file names, GRAPH.meta.json beside the
+// graph) to the measured op times of the profiled graph o.FromProfile
+// (FitEfficienciesLaunch on ProfileTimings) and writes the profile as
+// Calibrate does, with the fit table, the RMS error of the predicted op
+// times before and after, and the launch time fitted (with the error
+// the efficiencies alone reach at the base's launch time).
 func CalibrateFromProfile(out, errw io.Writer, o CalibrateOptions) error {
 	f, err := os.Open(o.FromProfile)
 	if err != nil {
@@ -109,15 +111,21 @@ func CalibrateFromProfile(out, errw io.Writer, o CalibrateOptions) error {
 	if device == "" {
 		device = "the device it was profiled on"
 	}
-	fitted, fits, err := FitEfficiencies(h, ts)
+	kept, _, err := FitEfficiencies(h, ts)
+	if err != nil {
+		return err
+	}
+	fitted, fits, err := FitEfficienciesLaunch(h, ts)
 	if err != nil {
 		return err
 	}
 	before, after := RMSLogError(&h, ts), RMSLogError(&fitted, ts)
 	run := CalibrationRun{GPU: device, Timings: ts, Notes: []string{fmt.Sprintf(
 		"fitted to %d measured ops of %s; RMS error of their predicted times (log): %.1f%% with %s, %.1f%% fitted",
-		len(ts), g.Name(), 100*before, h.Name, 100*after)}}
-	fitted.Source = strings.TrimSpace(fmt.Sprintf("placer calibrate --from-profile %s (%s); efficiencies fitted to %d framework-measured ops. %s",
+		len(ts), g.Name(), 100*before, h.Name, 100*after), fmt.Sprintf(
+		"launch time fitted with the efficiencies: %s per kernel (%s's %s kept: %.1f%%)",
+		seconds(fitted.Launch), h.Name, seconds(h.Launch), 100*RMSLogError(&kept, ts))}}
+	fitted.Source = strings.TrimSpace(fmt.Sprintf("placer calibrate --from-profile %s (%s); efficiencies and launch time fitted to %d framework-measured ops. %s",
 		o.FromProfile, device, len(ts), h.Source))
 	return writeCalibration(out, errw, o, run, fitted, fits, base)
 }

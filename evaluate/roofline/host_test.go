@@ -264,3 +264,30 @@ func TestHostProperties(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSimulate80kLocalHost is BenchmarkSimulate80kLocal (80,000 ops
+// on 8 V100s, the default fusion) without the host model ("off": the
+// default path) and with it at the default dispatch times ("on"): what
+// --host costs one evaluation.
+func BenchmarkSimulate80kLocalHost(b *testing.B) {
+	g := layeredDAGSpan(80000, 200, 4, 42, false)
+	h, _ := Preset("v100")
+	c, err := NewCluster(h, 8, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := decision.Decision{Device: make([]int, g.NumOps()), Fusion: decision.TopologicalFusion(g)}
+	for i := range d.Device {
+		d.Device[i] = (i % 200) / 25
+	}
+	for _, tc := range []struct {
+		name string
+		host *Host
+	}{{"off", nil}, {"on", &Host{}}} {
+		m, err := NewModel(g, c, Options{Host: tc.host})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(tc.name, func(b *testing.B) { benchRun(b, m, d) })
+	}
+}

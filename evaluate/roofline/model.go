@@ -389,6 +389,20 @@ func (m *Model) OpTime(i int) float64 { return m.opTime[i] }
 // OpTimes returns every op's unfused duration (a fresh slice).
 func (m *Model) OpTimes() []float64 { return append([]float64(nil), m.opTime...) }
 
+// DispatchTimes returns each graph op's dispatch time on its host thread
+// (Options.Host; a fused kernel is dispatched at its root's), in the
+// graph's numbering (a fresh slice), or nil without a host model.
+func (m *Model) DispatchTimes() []float64 {
+	if m.disp == nil {
+		return nil
+	}
+	out := make([]float64, m.n)
+	for v, i := range m.orig {
+		out[i] = m.disp[v]
+	}
+	return out
+}
+
 // Devices is the number of devices of the cluster.
 func (m *Model) Devices() int { return m.d }
 

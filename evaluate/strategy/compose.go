@@ -129,26 +129,46 @@ const (
 	xKinds
 )
 
-// phaseRec records, per device, the busy time of each phase, per pair of
-// devices the time each kind of transfer takes, and per op when its
-// kernel ends: its finish time, and how much backward work its device had
-// done by then (for when its gradient is ready inside a stage's last
-// backward).
+// phaseRec records, per device, the busy time of each phase (and, with a
+// host model, its host thread's dispatch time), per pair of devices the
+// time each kind of transfer takes, and per op when its kernel ends: its
+// finish time, and how much backward work its device had done by then
+// (for when its gradient is ready inside a stage's last backward).
 type phaseRec struct {
 	phase   []int8
 	devices int
 	busy    [][3]float64 // device -> phase -> seconds
-	xfer    []float64    // ((src*devices+dst)*xKinds + kind) -> seconds
-	finish  []float64
-	bwdAt   []float64
-	g       *graph.Graph
-	dev     []int // the run's placement
+	// disp is each graph op's dispatch time (roofline.Options.Host; a
+	// kernel is dispatched at its first op's), nil without a host model;
+	// host is, like busy, device -> phase -> seconds of dispatch.
+	disp   []float64
+	host   [][3]float64
+	xfer   []float64 // ((src*devices+dst)*xKinds + kind) -> seconds
+	finish []float64
+	bwdAt  []float64
+	g      *graph.Graph
+	dev    []int // the run's placement
 }
 
-func newPhaseRec(phase []int8, g *graph.Graph, devices int) *phaseRec {
-	return &phaseRec{phase: phase, devices: devices, g: g, busy: make([][3]float64, devices),
+func newPhaseRec(phase []int8, g *graph.Graph, devices int, disp []float64) *phaseRec {
+	r := &phaseRec{phase: phase, devices: devices, g: g, busy: make([][3]float64, devices),
 		xfer:   make([]float64, devices*devices*xKinds),
 		finish: make([]float64, len(phase)), bwdAt: make([]float64, len(phase))}
+	if disp != nil {
+		r.disp, r.host = disp, make([][3]float64, devices)
+	}
+	return r
+}
+
+// span is how long device k takes for phase ph of one micro-batch: its
+// kernels' time, or with a host model the longer of that and its host
+// thread's dispatch time for them (a host-bound stage waits for its
+// host: the thread dispatches every micro-batch's kernels again).
+func (r *phaseRec) span(k, ph int) float64 {
+	if r.host == nil {
+		return r.busy[k][ph]
+	}
+	return max(r.busy[k][ph], r.host[k][ph])
 }
 
 // reset clears what the last run recorded (finish and bwdAt are
@@ -156,6 +176,7 @@ func newPhaseRec(phase []int8, g *graph.Graph, devices int) *phaseRec {
 // placement.
 func (r *phaseRec) reset(dev []int) {
 	clear(r.busy)
+	clear(r.host)
 	clear(r.xfer)
 	r.dev = dev
 }
@@ -169,6 +190,9 @@ func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
 		ph = min(ph, r.phase[i])
 	}
 	r.busy[dev][ph] += end - start
+	if r.disp != nil {
+		r.host[dev][ph] += r.disp[ops[0]]
+	}
 	for _, i := range ops {
 		r.finish[i] = end
 		r.bwdAt[i] = r.busy[dev][phaseBackward]
@@ -260,7 +284,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	}
 	stages := make([]Stage, S)
 	for st, k := range order {
-		stages[st] = Stage{Forward: rec.busy[k][phaseForward], Backward: rec.busy[k][phaseBackward]}
+		stages[st] = Stage{Forward: rec.span(k, phaseForward), Backward: rec.span(k, phaseBackward)}
 	}
 	// What crosses between stages, per micro-batch: a tensor from stage a
 	// to stage c is passed along every stage between (as the torch-plan
@@ -324,7 +348,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	}
 	step := pr.Makespan
 	for k := range devices {
-		step = max(step, max(lastEnd[k], done[k])+rec.busy[k][phaseUpdate])
+		step = max(step, max(lastEnd[k], done[k])+rec.span(k, phaseUpdate))
 	}
 	step += prologue + epilogue
 	state := make([]int64, devices)

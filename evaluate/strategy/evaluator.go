@@ -155,8 +155,9 @@ func (e *Evaluator) replicaAt(b, devices, shards int) (*replica, error) {
 		rec := &finishRec{finish: make([]float64, g.NumOps())}
 		return &simRec{roofline.NewSimulator(m, rec), rec}
 	}
+	disp := m.DispatchTimes() // nil without a host model
 	r.pipes.New = func() any {
-		rec := newPhaseRec(r.phase, g, devices)
+		rec := newPhaseRec(r.phase, g, devices, disp)
 		return &pipeSim{roofline.NewSimulator(m, rec), rec}
 	}
 	e.replicas[key] = r

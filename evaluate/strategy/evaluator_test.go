@@ -444,7 +444,7 @@ func TestFusedKernelPhase(t *testing.T) {
 	if phase[w] != phaseUpdate || phase[f] != phaseForward || phase[bk] != phaseBackward || phase[u] != phaseUpdate {
 		t.Fatalf("phases %v", phase)
 	}
-	rec := newPhaseRec(phase, g, 1)
+	rec := newPhaseRec(phase, g, 1, nil)
 	rec.reset([]int{0, 0, 0, 0})
 	rec.Kernel(0, []int32{int32(w), int32(f)}, 0, 2)
 	rec.Kernel(0, []int32{int32(u), int32(bk)}, 2, 5)
