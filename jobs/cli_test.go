@@ -137,7 +137,7 @@ func TestParseFlagsUsage(t *testing.T) {
 		want string
 	}{
 		{"eval no graph", (&EvalOptions{}).Check(), "give --graph FILE or --workload NAME"},
-		{"export no --to", (&ExportOptions{Graph: graph}).Check(), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, decision)"},
+		{"export no --to", (&ExportOptions{Graph: graph}).Check(), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, decision, megatron)"},
 		{"baselines budget", (&BaselinesOptions{Graph: graph, Budget: -1, Time: -1}).ParseFlags(BaselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
 		{"baselines tasks", (&BaselinesOptions{Graph: graph, Tasks: ","}).ParseFlags(BaselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
 		{"search methods", (&SearchOptions{Graph: graph}).ParseFlags(SearchFlags{Methods: "nosuch"}), "--methods: "},

@@ -88,8 +88,8 @@ func (o *ExportOptions) Check() error {
 		if _, err := decision.ParseStrategy(o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
-		if !strings.EqualFold(o.To, "torch-plan") {
-			return fail.Usagef("--strategy is for --to torch-plan")
+		if !strings.EqualFold(o.To, "torch-plan") && !strings.EqualFold(o.To, "megatron") {
+			return fail.Usagef("--strategy is for --to torch-plan and --to megatron")
 		}
 	}
 	return nil

@@ -17,7 +17,7 @@ import (
 )
 
 // ExportFormats lists the placement formats `placer export` writes.
-var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "decision"}
+var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "decision", "megatron"}
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
@@ -33,6 +33,9 @@ type ExportOptions struct {
 	// one micro-batch).
 	Strategy string
 	Out      string // "" = return the bytes only
+	// Cluster is a transformer's pod at cluster scale, PRESET:NODES (""
+	// = DGX H100 nodes for GPUs).
+	Cluster string
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -157,12 +160,13 @@ func (o ExportOptions) metaPath() string {
 }
 
 // exportTransformer writes a transformer's plan at cluster scale as a
-// version-2 torch plan (tools/torchplan runs it with torch.distributed).
+// version-2 torch plan (tools/torchplan runs it with torch.distributed)
+// or as Megatron-LM's arguments (a bash array for pretrain_gpt.py).
 func exportTransformer(o ExportOptions) ([]byte, error) {
-	if o.To != "torch-plan" {
-		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan", o.Graph.Workload)
+	if o.To != "torch-plan" && o.To != "megatron" {
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan or --to megatron", o.Graph.Workload)
 	}
-	so := ScaleOptions{Workload: o.Graph.Workload, GPUs: o.GPUs}
+	so := ScaleOptions{Workload: o.Graph.Workload, GPUs: o.GPUs, Cluster: o.Cluster}
 	m, p, err := so.inputs()
 	if err != nil {
 		return nil, err
@@ -175,15 +179,23 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
-	if err != nil {
-		return nil, err
+	var out []byte
+	if o.To == "megatron" {
+		args, err := export.MegatronArgs(m, pl.Strategy, p.GPUs())
+		if err != nil {
+			return nil, err
+		}
+		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.PerNode, args))
+	} else {
+		tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
+		if err != nil {
+			return nil, err
+		}
+		if out, err = json.MarshalIndent(tp, "", "  "); err != nil {
+			return nil, err
+		}
+		out = append(out, '\n')
 	}
-	out, err := json.MarshalIndent(tp, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	out = append(out, '\n')
 	if o.Out != "" {
 		if err := atomicfile.WriteBytes(o.Out, out); err != nil {
 			return nil, err

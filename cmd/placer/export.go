@@ -27,13 +27,19 @@ msr-fiddle expert-placement file) into what a framework reads:
                  pipeline stages, with the strategy's replicas, micro-batches and
                  schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
+  megatron       for a transformer at cluster scale (--workload gpt:... or llama:...
+                 with --strategy): Megatron-LM's arguments for pretrain_gpt.py, a
+                 bash array to source (docs/cluster-scale.md)
 
 docs/import.md describes each format and tools/torchexport/placement.py applies
 a module map to an nn.Module.`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
   placer export --graph g.json --placement result.json --to tf-device-map
-  placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json`,
+  placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json
+  # Megatron-LM's arguments for a plan at cluster scale (docs/cluster-scale.md)
+  placer export --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 \
+      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on --to megatron -o gpt.megatron.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.Check(); err != nil {
@@ -55,7 +61,8 @@ a module map to an nn.Module.`,
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
-	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's strategy, e.g. dp=2,mb=4,schedule=1f1b (default: the placement file's)")
+	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's)")
+	f.StringVar(&o.Cluster, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	return cmd
 }

@@ -82,6 +82,39 @@ func TestScaleCLI(t *testing.T) {
 	}
 }
 
+// TestExportMegatron: a plan at cluster scale as Megatron-LM's arguments,
+// written atomically, through the real binary; a plan Megatron-LM cannot
+// run is one line, exit 1, nothing written.
+func TestExportMegatron(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "gpt.megatron.sh")
+	r := runBinary(t, dir, time.Minute, nil, "export", "--workload", gpt175, "--cluster", "dgx-h100:288",
+		"--strategy", "tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on", "--to", "megatron", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--nnodes 288 --nproc-per-node 8", "  --tensor-model-parallel-size 8\n", "  --pipeline-model-parallel-size 6\n",
+		"  --num-layers-per-virtual-pipeline-stage 2\n", "  --global-batch-size 1152\n", "  --tp-comm-overlap\n", "  --use-distributed-optimizer\n"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("no %q in\n%s", want, data)
+		}
+	}
+	bad := filepath.Join(dir, "bad.sh")
+	r = runBinary(t, dir, time.Minute, nil, "export", "--workload", gpt175, "--cluster", "dgx-h100:288",
+		"--strategy", "tp=8,pp=6,dp=48,schedule=gpipe", "--to", "megatron", "-o", bad)
+	errs := strings.TrimSpace(r.stderr)
+	if r.code != 1 || !strings.Contains(errs, "Megatron-LM runs 1F1B") || strings.Contains(errs, "\n") {
+		t.Errorf("gpipe: exit %d, %q", r.code, errs)
+	}
+	if _, err := os.Stat(bad); !os.IsNotExist(err) {
+		t.Errorf("a failed export wrote %s", bad)
+	}
+}
+
 // TestReportMegatronJSON: one object per row with the fields the issue
 // names.
 func TestReportMegatronJSON(t *testing.T) {

@@ -1,0 +1,127 @@
+package export
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// MegatronArgs are the Megatron-LM (Megatron-Core) command-line arguments
+// of model m under plan s on gpus GPUs: the model's shape, the global and
+// micro-batch sizes, and every parallel and memory setting of the plan,
+// as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
+// arguments are the user's (MegatronScript writes a placeholder for
+// mock data). s must be resolved (evaluate/scale.Resolve: every degree
+// filled in) with T x P x D = gpus.
+//
+// The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
+// --num-layers-per-virtual-pipeline-stage (L / (P V), even stages) or
+// --num-virtual-stages-per-pipeline-rank (with uneven stages, whose
+// layers --decoder-first-pipeline-num-layers and
+// --decoder-last-pipeline-num-layers set), --sequence-parallel,
+// --tp-comm-overlap, --use-distributed-optimizer with
+// --overlap-grad-reduce and --overlap-param-gather (the overlapped
+// data-parallel communication placer's model assumes), and
+// --recompute-granularity selective, or full with --recompute-method
+// uniform --recompute-num-layers 1. Data parallelism is what the GPUs
+// leave: Megatron-LM has no flag for it. The uneven-stage and
+// virtual-stages-per-rank flags are Megatron-Core's later releases' (not
+// r0.8's).
+func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, error) {
+	T, P, D := s.T(), s.P(), s.R()
+	switch {
+	case T*P*D != gpus:
+		return nil, fmt.Errorf("megatron arguments: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, D, gpus)
+	case s.MicroBatchSize < 1 || D*s.MicroBatchSize*s.M() != m.Batch:
+		return nil, fmt.Errorf("megatron arguments: dp=%d x mbs=%d x mb=%d is not the batch of %d", D, s.MicroBatchSize, s.M(), m.Batch)
+	case P > 1 && s.Schedule == decision.GPipe:
+		return nil, fmt.Errorf("megatron arguments: schedule=gpipe: Megatron-LM runs 1F1B (interleaved with virtual stages)")
+	}
+	stages, err := s.StageLayers(m.Layers)
+	if err != nil {
+		return nil, fmt.Errorf("megatron arguments: %w", err)
+	}
+	arg := func(k string, v int) []string { return []string{k, strconv.Itoa(v)} }
+	var a []string
+	add := func(xs ...string) { a = append(a, xs...) }
+	add(arg("--num-layers", m.Layers)...)
+	add(arg("--hidden-size", m.Hidden)...)
+	add(arg("--ffn-hidden-size", m.FFN)...)
+	add(arg("--num-attention-heads", m.Heads)...)
+	if m.KVHeads != m.Heads {
+		add("--group-query-attention")
+		add(arg("--num-query-groups", m.KVHeads)...)
+	}
+	add(arg("--seq-length", m.Seq)...)
+	add(arg("--max-position-embeddings", m.Seq)...)
+	if m.SwiGLU() { // placer's llama: RMS norms, SwiGLU, no biases, rotary positions
+		add("--normalization", "RMSNorm", "--swiglu", "--disable-bias-linear", "--position-embedding-type", "rope")
+	}
+	if !m.Tied {
+		add("--untie-embeddings-and-output-weights")
+	}
+	add("--bf16")
+	add(arg("--micro-batch-size", s.MicroBatchSize)...)
+	add(arg("--global-batch-size", m.Batch)...)
+	add(arg("--tensor-model-parallel-size", T)...)
+	add(arg("--pipeline-model-parallel-size", P)...)
+	uneven := s.FirstLayers > 0 || s.LastLayers > 0
+	if s.FirstLayers > 0 {
+		add(arg("--decoder-first-pipeline-num-layers", s.FirstLayers)...)
+	}
+	if s.LastLayers > 0 {
+		add(arg("--decoder-last-pipeline-num-layers", s.LastLayers)...)
+	}
+	if V := s.V(); V > 1 {
+		if uneven {
+			add(arg("--num-virtual-stages-per-pipeline-rank", V)...)
+		} else {
+			add(arg("--num-layers-per-virtual-pipeline-stage", stages[0]/V)...)
+		}
+	}
+	if s.SequenceParallel {
+		add("--sequence-parallel")
+	}
+	if s.TPOverlap {
+		add("--tp-comm-overlap")
+	}
+	if s.Shard == decision.OptimizerShard {
+		add("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
+	} else if D > 1 {
+		add("--overlap-grad-reduce")
+	}
+	switch s.Recompute {
+	case decision.SelectiveRecompute:
+		add("--recompute-granularity", "selective")
+	case decision.FullRecompute:
+		add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
+	}
+	return a, nil
+}
+
+// MegatronScript writes args as a bash array a launch script sources,
+// headed by what it is for (the model, the plan as placer writes it) and
+// how to run it on nodes of perNode GPUs.
+func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []string) string {
+	var b strings.Builder
+	nodes := max(1, gpus/max(perNode, 1))
+	fmt.Fprintf(&b, "# placer: Megatron-LM arguments for %s under %s on %d GPUs\n", m, plan, gpus)
+	fmt.Fprintf(&b, "# source this file, then on each of the %d nodes:\n", nodes)
+	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... pretrain_gpt.py \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus))
+	fmt.Fprintf(&b, "#     --tokenizer-type NullTokenizer --vocab-size %d --mock-data ...   # or your data and tokenizer\n", m.Vocab-1)
+	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
+	b.WriteString("PLACER_ARGS=(\n")
+	for i := 0; i < len(args); i++ {
+		line := args[i]
+		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			i++
+			line += " " + args[i]
+		}
+		b.WriteString("  " + line + "\n")
+	}
+	b.WriteString(")\n")
+	return b.String()
+}

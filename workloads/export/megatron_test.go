@@ -1,0 +1,72 @@
+package export
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// TestMegatronArgs: a plan's Megatron-LM arguments, written by hand from
+// Megatron-LM's flags.
+func TestMegatronArgs(t *testing.T) {
+	gpt := transformer.GPT(96, 12288, 96, 4096, 131072, 1152)
+	gpt.Tied = false
+	llama, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=2048")
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := transformer.GPT(4, 32, 4, 8, 64, 8)
+	cases := []struct {
+		name string
+		m    transformer.Spec
+		s    decision.Strategy
+		gpus int
+		want string
+		err  string
+	}{
+		{"megatron's 177B row", gpt, decision.Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, Virtual: 8, MicroBatchSize: 1, MicroBatches: 24,
+			SequenceParallel: true, TPOverlap: true, Shard: decision.OptimizerShard}, 2304,
+			"--num-layers 96 --hidden-size 12288 --ffn-hidden-size 49152 --num-attention-heads 96 --seq-length 4096 --max-position-embeddings 4096 " +
+				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 1152 --tensor-model-parallel-size 8 " +
+				"--pipeline-model-parallel-size 6 --num-layers-per-virtual-pipeline-stage 2 --sequence-parallel --tp-comm-overlap " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		{"llama 3 405B, uneven", llama, decision.Strategy{Tensor: 8, Pipeline: 16, Replicas: 64, Virtual: 4, MicroBatchSize: 1, MicroBatches: 32,
+			Recompute: decision.FullRecompute, FirstLayers: 7, LastLayers: 7}, 8192,
+			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
+				"--seq-length 8192 --max-position-embeddings 8192 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 2048 --tensor-model-parallel-size 8 " +
+				"--pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
+				"--num-virtual-stages-per-pipeline-rank 4 --overlap-grad-reduce --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", ""},
+		{"small, tied, selective", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: decision.SelectiveRecompute}, 8,
+			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 " +
+				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --overlap-grad-reduce " +
+				"--recompute-granularity selective", ""},
+		{"gpus", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
+		{"batch", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
+		{"gpipe", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
+		{"split", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
+	}
+	for _, c := range cases {
+		args, err := MegatronArgs(c.m, c.s, c.gpus)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, %v; want an error with %q", c.name, args, err, c.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(args, " ") != c.want {
+			t.Errorf("%s: %v\n got %s\nwant %s", c.name, err, strings.Join(args, " "), c.want)
+		}
+	}
+	// The script: one flag and its value a line in a bash array, and how
+	// to launch it on the nodes.
+	args, _ := MegatronArgs(small, cases[2].s, 8)
+	script := MegatronScript(small, "tp=2,pp=2,dp=2,mbs=2", 8, 8, args)
+	for _, want := range []string{"torchrun --nnodes 1 --nproc-per-node 8", "--vocab-size 63 --mock-data", "PLACER_ARGS=(\n  --num-layers 4\n", "\n  --recompute-granularity selective\n)\n"} {
+		if !strings.Contains(script, want) {
+			t.Errorf("script lacks %q:\n%s", want, script)
+		}
+	}
+}
