@@ -1,6 +1,9 @@
 package report
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/placer/placer/decision"
 )
 
@@ -52,4 +55,24 @@ type Result struct {
 	// says how it was made; with the seed they reproduce it.
 	Training any `json:"training,omitempty"`
 	Curve    any `json:"curve,omitempty"`
+}
+
+// WriteSearchSummary writes what a search did under its comparison table
+// (steps, evaluations, time, why it stopped, its anchor) and, when it did
+// not improve on a row of the table, whose decision the result is; lines
+// wider than MaxWidth are wrapped.
+func WriteSearchSummary(w io.Writer, r Result) error {
+	fw, flush := fitLines(w)
+	count := func(n int, what string) string {
+		if n == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", n, what)
+	}
+	fmt.Fprintf(fw, "%s: %s, %s in %s (%s); anchor and reference %s (%s)\n",
+		r.Method, count(r.Steps, "step"), count(r.Evaluations, "evaluation"), Seconds(r.SearchTime), r.Status, r.Reference, Seconds(r.RefStep))
+	if r.Source != "" {
+		fmt.Fprintf(fw, "%s did not improve on %s: the result is %s's decision (%s)\n", r.Method, r.Source, r.Source, Seconds(r.StepTime))
+	}
+	return flush()
 }

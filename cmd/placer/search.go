@@ -120,10 +120,8 @@ func writeSearch(s *streams, rep jobs.SearchReport) error {
 	}
 	r := rep.Result
 	warnOOM(s, r.OOM)
-	fmt.Fprintf(s.Out, "%s: %s, %s in %s (%s); anchor and reference %s (%s)\n",
-		r.Method, plural(r.Steps, "step"), plural(r.Evaluations, "evaluation"), report.Seconds(r.SearchTime), r.Status, r.Reference, report.Seconds(r.RefStep))
-	if r.Source != "" {
-		fmt.Fprintf(s.Out, "%s did not improve on %s: the result is %s's decision (%s)\n", r.Method, r.Source, r.Source, report.Seconds(r.StepTime))
+	if err := report.WriteSearchSummary(s.Out, r); err != nil {
+		return err
 	}
 	for _, f := range []struct{ what, path string }{{"result", rep.Out}, {"trace", rep.Trace}, {"plot", rep.Plot}} {
 		if f.path != "" {
