@@ -60,6 +60,12 @@ type Strategy struct {
 	MicroBatchSize int `json:"micro_batch_size,omitempty"`
 	// Recompute is what a layer's backward recomputes of its forward.
 	Recompute Recompute `json:"recompute,omitempty"`
+	// RecomputeLayers, with full recomputation, is how many layers of
+	// each model chunk recompute their forward (Megatron-LM's
+	// --recompute-method block --recompute-num-layers N); the others keep
+	// their activations. 0: every layer (--recompute-method uniform
+	// --recompute-num-layers 1).
+	RecomputeLayers int `json:"recompute_layers,omitempty"`
 	// TPOverlap overlaps the tensor-parallel all-gathers and
 	// reduce-scatters with the GEMMs beside them (Megatron-Core's
 	// --tp-comm-overlap; it needs sequence parallelism).
@@ -178,6 +184,8 @@ func (s Strategy) Scale() (string, bool) {
 		return "shard=zero1", true
 	case s.TPOverlap:
 		return "tpoverlap=on", true
+	case s.RecomputeLayers > 0:
+		return "recompute-layers=" + strconv.Itoa(s.RecomputeLayers), true
 	case s.FirstLayers > 0:
 		return "first=" + strconv.Itoa(s.FirstLayers), true
 	case s.LastLayers > 0:
@@ -265,6 +273,10 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("micro_batch_size %d: want at least 1", s.MicroBatchSize)}
 	case s.FirstLayers < 0 || s.LastLayers < 0:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("first_stage_layers %d, last_stage_layers %d: want at least 1", s.FirstLayers, s.LastLayers)}
+	case s.RecomputeLayers < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("recompute_layers %d: want at least 1", s.RecomputeLayers)}
+	case s.RecomputeLayers > 0 && s.Recompute != FullRecompute:
+		return &Error{Field: "strategy", Msg: "recompute-layers without recompute=full: it counts the layers that recompute their whole forward"}
 	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.P() == 1:
 		return &Error{Field: "strategy", Msg: "first= or last= with one pipeline stage: they set the end stages of a pipeline"}
 	case s.Virtual > 1 && s.P() == 1:
@@ -363,6 +375,9 @@ func (s Strategy) String() string {
 	if s.Recompute != NoRecompute {
 		parts = append(parts, "recompute="+string(s.Recompute))
 	}
+	if s.RecomputeLayers > 0 {
+		parts = append(parts, "recompute-layers="+strconv.Itoa(s.RecomputeLayers))
+	}
 	if s.TPOverlap {
 		parts = append(parts, "tpoverlap=on")
 	}
@@ -389,7 +404,8 @@ func (s Strategy) String() string {
 // (tensor-parallel degree), pp (pipeline stages), vp (virtual stages per
 // pipeline stage), mbs (micro-batch size), sp (sequence parallelism: on
 // or off), tpoverlap (on: tensor-parallel communication overlapped with
-// the GEMMs), recompute (none, selective, full), distopt (on:
+// the GEMMs), recompute (none, selective, full), recompute-layers (with
+// recompute=full: the layers of each model chunk that recompute), distopt (on:
 // shard=zero1, Megatron-LM's distributed optimizer), first and last (the
 // layers of the first and the last pipeline stage). "" is the zero
 // strategy.
@@ -451,6 +467,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			}
 		case "tpoverlap", "tp-comm-overlap":
 			s.TPOverlap, err = onOff(v)
+		case "recompute-layers", "recompute_layers":
+			s.RecomputeLayers, err = positive(v)
 		case "first", "first-stage-layers":
 			s.FirstLayers, err = positive(v)
 		case "last", "last-stage-layers":
@@ -483,7 +501,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, distopt, first, last"
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, recompute-layers, distopt, first, last"
 
 func onOff(v string) (bool, error) {
 	switch strings.ToLower(v) {

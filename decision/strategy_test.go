@@ -39,6 +39,8 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=4,last=2", Strategy{Pipeline: 4, LastLayers: 2}, ""},
 		{"first=3", Strategy{}, "with one pipeline stage"},
 		{"pp=2,last=0", Strategy{}, "at least 1"},
+		{"tp=8,pp=4,recompute=full,recompute-layers=3", Strategy{Tensor: 8, Pipeline: 4, Recompute: FullRecompute, RecomputeLayers: 3}, ""},
+		{"pp=4,recompute=selective,recompute-layers=3", Strategy{}, "without recompute=full"},
 	}
 	for _, c := range cases {
 		s, err := ParseStrategy(c.text)
@@ -171,7 +173,7 @@ func TestStrategyFileDevices(t *testing.T) {
 // FuzzParseStrategy: any text is a strategy or a one-line error, never a
 // panic, and a strategy reads back from its String as itself.
 func FuzzParseStrategy(f *testing.F) {
-	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7"} {
+	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7", "pp=4,recompute=full,recompute-layers=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

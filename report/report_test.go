@@ -149,6 +149,7 @@ func TestCompactPlan(t *testing.T) {
 		{"tp=2,pp=1,dp=4,mbs=2,sp=on,recompute=full", "2x1x4 b2 sp rf"},
 		{"tp=8,pp=6,dp=4,vp=8,mbs=2,sp=on,tpoverlap=on,distopt=on,recompute=selective", "8x6x4 v8 b2 sp+o z1 rs"},
 		{"tp=8,pp=16,dp=64,vp=2,mbs=1,first=7,last=7", "8x16x64 v2 f7 l7"},
+		{"tp=8,pp=8,dp=4,mbs=1,recompute=full,recompute-layers=3", "8x8x4 rf3"},
 		{"tp=1,pp=4,dp=2,mbs=1,schedule=gpipe", "1x4x2 gpipe"},
 		{"not a plan", "not a plan"},
 	} {

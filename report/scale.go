@@ -202,9 +202,10 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 			pub = "MFU " + pct0(r.PublishedMFU)
 			errS = fmt.Sprintf("%+.1f pt", 100*(r.PredictedMFU-r.PublishedMFU))
 		}
-		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), CompactPlan(r.MegatronPlan), pub,
+		// A plan longer than 24 columns takes two lines.
+		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
 			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, GB(r.MegatronMemory),
-			CompactPlan(r.PlacerPlan), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
 			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU)})
 	}
 	// Narrow terminals lose the memory columns and the search time first.
@@ -212,8 +213,8 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		return err
 	}
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
-		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation, fN/lN layers of the\n"+
-		"first/last stage (the others an even share); --json writes them as --strategy reads them\n")
+		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation (rfN: N layers a chunk),\n"+
+		"fN/lN layers of the first/last stage (the others an even share); --json writes them as --strategy reads them\n")
 	return err
 }
 
@@ -245,7 +246,11 @@ func CompactPlan(text string) string {
 		parts = append(parts, "z1")
 	}
 	if s.Recompute != decision.NoRecompute {
-		parts = append(parts, "r"+string(s.Recompute)[:1]) // rs, rf
+		rc := "r" + string(s.Recompute)[:1] // rs, rf
+		if s.RecomputeLayers > 0 {
+			rc += strconv.Itoa(s.RecomputeLayers) // rf3: 3 layers a model chunk
+		}
+		parts = append(parts, rc)
 	}
 	if s.FirstLayers > 0 {
 		parts = append(parts, fmt.Sprintf("f%d", s.FirstLayers))

@@ -275,6 +275,12 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: tpG, tokens: float64(pl.MBS) * float64(m.Seq)}
 	T := float64(pl.T)
 	lf, lb := c.layer()
+	lbKeep := lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+	if pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0 {
+		keep := *c
+		keep.pl.Recompute = decision.NoRecompute
+		_, lbKeep = keep.layer()
+	}
 	ef, eb := c.embedding()
 	of, ob := c.output()
 	stages := make([]stageCost, pl.P)
@@ -283,7 +289,8 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 		st := &stages[s]
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 		st.fwd = scalePhase(lf, layers)
-		st.bwd = scalePhase(lb, layers)
+		kk := pl.recomputed(s)
+		st.bwd = scalePhase(lb, kk).plus(scalePhase(lbKeep, layers-kk))
 		st.params = layers * layerParams
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
@@ -429,7 +436,11 @@ func (c *coster) memory(r *Result, stages []stageCost) {
 		}
 		var acts float64
 		if pl.Recompute == decision.FullRecompute {
-			acts = inflight*perDevice*layerInput + perLayer
+			// The recomputing layers keep their input; the others (block
+			// recomputation) all they save; one layer's worth while one
+			// recomputes.
+			kk := pl.recomputed(s)
+			acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
 		} else {
 			acts = inflight * perDevice * perLayer
 		}

@@ -62,6 +62,15 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		}
 	}
 	pl.Stages = stages
+	if k := s.RecomputeLayers; k > 0 {
+		most := 0
+		for _, l := range stages {
+			most = max(most, (l+pl.V-1)/pl.V)
+		}
+		if k > most {
+			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", s, k, most)
+		}
+	}
 	pl.D = n / (pl.T * pl.P)
 	if s.Replicas > 0 && s.Replicas != pl.D {
 		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", s, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
@@ -89,6 +98,20 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		pl.Strategy.Schedule = decision.OneFOneB
 	}
 	return pl, nil
+}
+
+// recomputed is how many layers of stage s recompute their forward in the
+// backward: with full recomputation every one, or RecomputeLayers of each
+// of its V model chunks (block recomputation); none otherwise.
+func (pl Plan) recomputed(s int) float64 {
+	if pl.Recompute != decision.FullRecompute {
+		return 0
+	}
+	l := pl.Stages[s]
+	if pl.RecomputeLayers > 0 {
+		l = min(l, pl.RecomputeLayers*pl.V)
+	}
+	return float64(l)
 }
 
 // groups are where the plan's parallel groups sit, with Megatron-LM's
@@ -126,6 +149,9 @@ func (pl Plan) String() string {
 	}
 	if pl.Recompute != decision.NoRecompute {
 		s += ",recompute=" + string(pl.Recompute)
+	}
+	if pl.RecomputeLayers > 0 {
+		s += fmt.Sprintf(",recompute-layers=%d", pl.RecomputeLayers)
 	}
 	if pl.FirstLayers > 0 {
 		s += fmt.Sprintf(",first=%d", pl.FirstLayers)

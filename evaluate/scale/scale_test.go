@@ -587,3 +587,62 @@ func TestLlama3(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockRecompute: recompute-layers=k recomputes k layers of each
+// chunk: by hand, each stage's backward is k recomputing layers and the
+// rest keeping theirs, M times the busiest; fewer recomputing layers is
+// faster and takes more memory; and fewestRecomputed is the fewest that
+// fits, as a brute force over k finds it.
+func TestBlockRecompute(t *testing.T) {
+	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
+	p, _ := PodOf("dgx-h100", 2)
+	full := decision.Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: decision.FullRecompute}
+	block := full
+	block.RecomputeLayers = 1
+	rAll, err := Evaluate(m, full, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rOne, err := Evaluate(m, block, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(rOne.Step < rAll.Step) || !(rOne.Memory > rAll.Memory) {
+		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
+	}
+	pl, _ := Resolve(m, block, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2048}
+	lf, lbFull := c.layer()
+	keep := *c
+	keep.pl.Recompute = decision.NoRecompute
+	_, lbKeep := keep.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
+	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(rOne.Compute, want) {
+		t.Errorf("compute %g s, want %g", rOne.Compute, want)
+	}
+	if _, err := Resolve(m, decision.Strategy{Pipeline: 2, Recompute: decision.FullRecompute, RecomputeLayers: 5}, p); err == nil ||
+		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
+		t.Errorf("5 of 4 layers: %v", err)
+	}
+	// A GPU whose memory lets some but not all layers keep their
+	// activations: the bisection's k is the brute force's.
+	for _, mem := range []int64{rAll.Memory, (rAll.Memory + rOne.Memory) / 2, rOne.Memory} {
+		q := p
+		q.Hardware.Memory = mem + Reserve
+		want := 0
+		for k := 1; k < 4; k++ {
+			s := full
+			s.RecomputeLayers = k
+			if r, _ := Evaluate(m, s, q); r.Fits {
+				want = k
+				break
+			}
+		}
+		if got := fewestRecomputed(m, full, q); got != want {
+			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
+		}
+	}
+}

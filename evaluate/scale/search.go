@@ -130,6 +130,12 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 										s.Shard = decision.OptimizerShard
 									}
 									try(s)
+									if rc == decision.FullRecompute {
+										if k := fewestRecomputed(m, s, p); k > 0 {
+											s.RecomputeLayers = k
+											try(s)
+										}
+									}
 								}
 							}
 						}
@@ -155,6 +161,37 @@ func keepTop(top []Result, r Result, k int) []Result {
 		top = top[:k]
 	}
 	return top
+}
+
+// fewestRecomputed is, for plan s with full recomputation, the fewest
+// layers per model chunk that can recompute (block recomputation) with
+// the plan still fitting, 0 when every layer must (or the plan does not
+// fit at all). Fewer recomputing layers is faster and takes more memory,
+// so the fewest that fits is the fastest: a bisection.
+func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod) int {
+	all, err := Resolve(m, s, p)
+	if err != nil || !evaluate(m, all, p).Fits {
+		return 0
+	}
+	most := 0
+	for _, l := range all.Stages {
+		most = max(most, (l+all.V-1)/all.V)
+	}
+	lo, hi := 1, most // the answer is in [lo, hi]; hi = most is every layer
+	for lo < hi {
+		mid := (lo + hi) / 2
+		s.RecomputeLayers = mid
+		pl, err := Resolve(m, s, p)
+		if err == nil && evaluate(m, pl, p).Fits {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if lo >= most {
+		return 0
+	}
+	return lo
 }
 
 // stageSplit is one way to split a transformer's layers over P pipeline

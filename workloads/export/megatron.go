@@ -26,7 +26,8 @@ import (
 // --overlap-grad-reduce and --overlap-param-gather (the overlapped
 // data-parallel communication placer's model assumes), and
 // --recompute-granularity selective, or full with --recompute-method
-// uniform --recompute-num-layers 1. Data parallelism is what the GPUs
+// uniform --recompute-num-layers 1 (every layer) or --recompute-method
+// block --recompute-num-layers N (N layers of each model chunk). Data parallelism is what the GPUs
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
@@ -97,7 +98,11 @@ func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, 
 	case decision.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
 	case decision.FullRecompute:
-		add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
+		if k := s.RecomputeLayers; k > 0 {
+			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))
+		} else {
+			add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
+		}
 	}
 	return a, nil
 }
