@@ -41,6 +41,11 @@ type EvalOptions struct {
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration
+	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
+	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
+	// the hardware's; on, off, matmul, conv). Check parses it into tf32.
+	TF32 string
+	tf32 *roofline.TF32
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -73,7 +78,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
+	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: o.tf32}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
