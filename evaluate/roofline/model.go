@@ -97,6 +97,12 @@ type Model struct {
 	// (topological numbering), and their sum; nil without a host model.
 	disp      []float64
 	dispTotal float64
+	// Under CUDA graphs (host.go): each op's captured region (-1: none),
+	// the number of regions and the CPU time of one graph launch; nil
+	// when nothing is captured.
+	region      []int8
+	regions     int
+	graphLaunch float64
 
 	tf32 TF32 // which f32 ops run on TF32 tensor cores (ResolveTF32)
 
@@ -310,6 +316,8 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		if m.disp, m.dispTotal, err = opts.Host.dispatchTimes(g, m.orig); err != nil {
 			return nil, err
 		}
+		m.region, m.regions, m.graphLaunch = opts.Host.captured(g, m.orig)
+		m.dispTotal += float64(m.regions) * m.graphLaunch
 	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
