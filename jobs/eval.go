@@ -92,6 +92,15 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if p := strings.ToLower(o.Placement); (p == "expert" || p == "human") && o.Fusion == "" {
 		o.Fusion = "default"
 	}
+	// A graph the user runs under torch.compile (its execution settings)
+	// runs Inductor's fused kernels: when neither --fusion nor a placement
+	// file says otherwise, the default fusion stands for them (and the host
+	// model launches one kernel per fused group).
+	if p := strings.ToLower(o.Placement); o.Fusion == "" && (p == "single" || p == "round-robin") {
+		if e := g.Execution(); e != nil && e.Compile != "" {
+			o.Fusion = "default"
+		}
+	}
 	placement := o.Placement
 	fromExpertFile := o.Graph.Expert != "" && strings.EqualFold(placement, "expert")
 	if fromExpertFile {
