@@ -195,6 +195,24 @@ class AutocastTest(unittest.TestCase):
         w_casts = [o for o in fwd if o["type"] == "_to_copy" and o["shape"] == [8, 8]]
         self.assertEqual(len(w_casts), 1)  # cached, as under autocast
 
+    def test_multihead_attention(self):
+        # nn.MultiheadAttention computes its projections inside a Python
+        # function of torch (multi_head_attention_forward): CUDA's
+        # autocast casts them at the dispatcher, and so does the export
+        # (its CPU autocast underneath): every forward matmul is bf16.
+        class MHA(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = torch.nn.MultiheadAttention(16, 2)
+
+            def forward(self, x):
+                return self.attn(x, x, x, need_weights=False)[0]
+
+        g, meta = export(MHA, (4, 2, 16), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        mm = [o for o in phase(g, meta, "forward") if o["class"] == "matmul"]
+        self.assertGreaterEqual(len(mm), 2)
+        self.assertEqual({o["dtype"] for o in mm}, {"bf16"}, [(o["name"], o["dtype"]) for o in mm])
+
     def test_off_is_todays(self):
         g0, _ = export(lambda: torch.nn.Linear(8, 4), (2, 8), opt=torch.optim.SGD)
         g1, _ = export(lambda: torch.nn.Linear(8, 4), (2, 8), execution={"autocast": "off"}, opt=torch.optim.SGD)

@@ -398,6 +398,33 @@ class _Autocast(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+@contextlib.contextmanager
+def _cpu_autocast(dtype):
+    """torch.autocast on the CPU below _Autocast: it casts the matmuls and
+    convolutions that Python functions of torch call themselves (the
+    projections of nn.MultiheadAttention's multi_head_attention_forward),
+    which _Autocast does not see, as CUDA's autocast would (the CPU's
+    low-precision list has CUDA's matmuls and convolutions). What _Autocast
+    casts reaches it in its dtype already. torch 1.13's CPU autocast has
+    bfloat16 only: with float16 it stays off there (warning silenced)."""
+    if dtype is None:
+        yield
+        return
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ctx = torch.autocast("cpu", dtype=dtype)
+        try:
+            ctx.__enter__()
+        except RuntimeError:  # torch 1.13: "AutocastCPU only support Bfloat16"
+            ctx = None
+    try:
+        yield
+    finally:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+
+
 class Exporter:
     """One training-step export. Use export_training_step."""
 
@@ -1179,7 +1206,7 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         ac = AUTOCAST[autocast or "off"]
         with _ModuleGradFns(x):
             x.autocast = _Autocast(ac) if ac is not None else None
-            with (x.autocast or contextlib.nullcontext()), _Recorder(x):
+            with (x.autocast or contextlib.nullcontext()), _cpu_autocast(ac), _Recorder(x):
                 output = model(*inputs)
                 if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
                     output = output.logits
