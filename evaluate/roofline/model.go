@@ -419,7 +419,10 @@ func (m *Model) OpTimes() []float64 { return append([]float64(nil), m.opTime...)
 
 // DispatchTimes returns each graph op's dispatch time on its host thread
 // (Options.Host; a fused kernel is dispatched at its root's), in the
-// graph's numbering (a fresh slice), or nil without a host model.
+// graph's numbering (a fresh slice), or nil without a host model. Under
+// the graph's CUDA graphs a captured op takes none, and the region's one
+// launch (GraphLaunch) is not in the slice; under torch.compile a
+// compiled op takes its launch (host.go).
 func (m *Model) DispatchTimes() []float64 {
 	if m.disp == nil {
 		return nil
