@@ -164,6 +164,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Sync {
 		e.Transfers = "sync"
 	}
+	e.Execution = execNote(g, &c.Hardware, o.tf32)
 	if o.Measure {
 		if err := measure(ctx, &e, g, c, d, o.Repeats); err != nil {
 			return report.Eval{}, err
@@ -224,4 +225,54 @@ func median(x []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// execNote says how the step is costed where the graph records execution
+// settings or --tf32 overrides them ("" otherwise): the settings, and
+// which f32 ops run on TF32 tensor cores and who said so.
+func execNote(g *graph.Graph, h *roofline.Hardware, override *roofline.TF32) string {
+	e := g.Execution()
+	if e == nil && override == nil {
+		return ""
+	}
+	var parts []string
+	if e != nil {
+		if e.Device != "" {
+			parts = append(parts, e.Device)
+		}
+		if e.OptimizerImpl != "" {
+			parts = append(parts, strings.TrimSpace(e.OptimizerImpl+" "+e.Optimizer))
+		}
+		if dt, on := e.AutocastDType(); on {
+			parts = append(parts, "autocast "+dt.String())
+		}
+		if e.CuDNNRNN {
+			parts = append(parts, "cuDNN RNNs")
+		}
+		if e.CUDAGraphs {
+			parts = append(parts, "CUDA graphs")
+		}
+		if e.Compile != "" {
+			parts = append(parts, "torch.compile "+e.Compile)
+		}
+	}
+	tf := roofline.ResolveTF32(g, h, override)
+	from := "the hardware's"
+	switch {
+	case override != nil:
+		from = "--tf32"
+	case e != nil:
+		from = "the graph's"
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	t := fmt.Sprintf("TF32 matmuls %s, convs %s (%s)", onOff(tf.MatMul), onOff(tf.Conv), from)
+	if len(parts) == 0 {
+		return t
+	}
+	return strings.Join(parts, ", ") + "; " + t
 }

@@ -114,3 +114,37 @@ func TestEvalExecutionHost(t *testing.T) {
 		t.Errorf("compiled with --fusion none: %d kernels, want 28", e.Kernels)
 	}
 }
+
+// TestEvalExecutionNote: the report's "run as" line says the graph's
+// settings and which f32 ops run on TF32, and who said so; a graph
+// without settings and no --tf32 has none.
+func TestEvalExecutionNote(t *testing.T) {
+	note := func(path, flag string) string {
+		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag}
+		if err := o.Check(); err != nil {
+			t.Fatal(err)
+		}
+		e, err := Eval(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Execution
+	}
+	full := map[string]any{"version": 1, "device": "cuda", "optimizer": "adam", "optimizer_impl": "fused", "autocast": "bf16",
+		"tf32_cudnn": true, "cuda_graphs": true, "compile": "max-autotune"}
+	for _, tc := range []struct {
+		exec map[string]any
+		flag string
+		want string
+	}{
+		{nil, "", ""},
+		{nil, "graph", ""},
+		{nil, "conv", "TF32 matmuls off, convs on (--tf32)"},
+		{map[string]any{"version": 1, "tf32_matmul": true}, "", "TF32 matmuls on, convs off (the graph's)"},
+		{full, "", "cuda, fused adam, autocast bf16, CUDA graphs, torch.compile max-autotune; TF32 matmuls off, convs on (the graph's)"},
+	} {
+		if got := note(mlpWith(t, "f32", tc.exec), tc.flag); got != tc.want {
+			t.Errorf("%v --tf32 %q: %q, want %q", tc.exec, tc.flag, got, tc.want)
+		}
+	}
+}
