@@ -170,7 +170,8 @@ layerbench:
 # bin/placer). There, name that host's python: make fidelity
 # TORCH_PY=python3. FIDELITY_FLAGS passes more flags: --model NAME (repeat;
 # or package.module:factory with --input-shape), --batches 32,8,
-# --hardware FILE, --steps N, --warmup N, --profile-steps N, --no-host,
+# --precision fp32 --precision bf16 (autocast), --hardware FILE, --steps N,
+# --warmup N, --profile-steps N, --no-host,
 # --work DIR (the graphs and profiles; default out/fidelity), --device cpu
 # (the plumbing only, no GPU: the predictions are for an H100).
 FIDELITY_FLAGS ?=

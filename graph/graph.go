@@ -14,7 +14,8 @@ import (
 // Builder or read one with Read; do not modify the slices it returns.
 type Graph struct {
 	name    string
-	batch   int // examples per step; 0 = no batch information
+	batch   int        // examples per step; 0 = no batch information
+	exec    *Execution // how the framework runs the step; nil = not said
 	ops     []Op
 	tensors []Tensor
 	control []Edge
@@ -288,6 +289,9 @@ func (g *Graph) validate() error {
 	}
 	if g.batch < 0 || g.batch > MaxBatch {
 		return &Error{Tensor: -1, Field: "batch", Msg: fmt.Sprintf("%d is not a batch size (want 1 to %d, or 0 for none)", g.batch, MaxBatch)}
+	}
+	if err := g.validateExec(); err != nil {
+		return err
 	}
 	if len(g.ops) > MaxOps || len(g.tensors) > MaxOps || len(g.control) > MaxOps {
 		return &Error{Tensor: -1, Msg: fmt.Sprintf("%d ops, %d tensors, %d control edges: at most %d of each", len(g.ops), len(g.tensors), len(g.control), MaxOps)}

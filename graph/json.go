@@ -22,13 +22,14 @@ const (
 )
 
 type fileGraph struct {
-	Format  string        `json:"format"`
-	Version int           `json:"version"`
-	Name    string        `json:"name"`
-	Batch   int           `json:"batch,omitempty"`
-	Ops     []fileOp      `json:"ops"`
-	Tensors []fileTensor  `json:"tensors"`
-	Control []fileControl `json:"control,omitempty"`
+	Format  string         `json:"format"`
+	Version int            `json:"version"`
+	Name    string         `json:"name"`
+	Batch   int            `json:"batch,omitempty"`
+	Exec    *fileExecution `json:"execution,omitempty"`
+	Ops     []fileOp       `json:"ops"`
+	Tensors []fileTensor   `json:"tensors"`
+	Control []fileControl  `json:"control,omitempty"`
 }
 
 type fileOp struct {
@@ -72,11 +73,14 @@ type fileControl struct {
 // batch information, else version 2 with it.
 func Write(w io.Writer, g *Graph) error { return write(w, g, true) }
 
-// write encodes g, with its batch information when batch is set and g has
-// some.
-func write(w io.Writer, g *Graph, batch bool) error {
-	batch = batch && g.batch > 0
+// write encodes g, with its batch information (when g has some) and its
+// execution settings when full is set.
+func write(w io.Writer, g *Graph, full bool) error {
+	batch := full && g.batch > 0
 	f := fileGraph{Format: FormatName, Version: FormatVersion, Name: g.name}
+	if full {
+		f.Exec = toFileExec(g)
+	}
 	if batch {
 		f.Version, f.Batch = FormatVersionBatch, g.batch
 	}
@@ -248,6 +252,13 @@ func decodeRef(data []byte) (*Graph, error) {
 		}
 		b.AddTensorFull(ts)
 	}
+	if f.Exec != nil {
+		e, err := fromFileExec(f.Exec, b.Lookup)
+		if err != nil {
+			return nil, err
+		}
+		b.g.exec = e
+	}
 	for k, e := range f.Control {
 		from, ok1 := b.Lookup(e.From)
 		to, ok2 := b.Lookup(e.To)
@@ -321,10 +332,11 @@ func CheckEnd(what string, data []byte, dec *json.Decoder) error {
 }
 
 // Hash is the hex SHA-256 of g's native encoding (Write) without its
-// batch information: what decision and result files record to tell the
-// graph they were made for. The batch marks change nothing at the graph's
-// own batch, so that a decision made before a graph had them still
-// matches it.
+// batch information and execution settings: what decision and result
+// files record to tell the graph they were made for. The batch marks
+// change nothing at the graph's own batch, and the execution settings
+// change costs, not ops, so that a decision made before a graph had them
+// still matches it.
 func Hash(g *Graph) string {
 	h := sha256.New()
 	if err := write(h, g, false); err != nil {

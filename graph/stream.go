@@ -468,7 +468,7 @@ func (d *fastDecoder) object(keys []string, field func(k int) bool) bool {
 }
 
 var (
-	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control", "batch"}
+	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control", "batch", "execution"}
 	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes", "dispatch_s"}
 	tensorKeys  = []string{"name", "producer", "consumers", "bytes", "transfer_s", "batch_dim"}
 	controlKeys = []string{"from", "to"}
@@ -480,6 +480,7 @@ func (d *fastDecoder) file() bool {
 	var version, batch int64
 	var name string
 	var ops bool
+	var exec *fileExecution
 	ok := d.object(fileKeys, func(k int) bool {
 		var ok bool
 		switch k {
@@ -500,6 +501,9 @@ func (d *fastDecoder) file() bool {
 			ok = ops && d.array(d.control)
 		case 6:
 			batch, ok = d.int64()
+		case 7:
+			exec = &fileExecution{}
+			ok = d.execution(exec)
 		}
 		return ok
 	})
@@ -520,7 +524,54 @@ func (d *fastDecoder) file() bool {
 	}
 	d.b.g.name = name
 	d.b.g.batch = int(batch)
+	if exec != nil {
+		// An error is the reference decoder's to word.
+		e, err := fromFileExec(exec, d.b.Lookup)
+		if err != nil {
+			return false
+		}
+		d.b.g.exec = e
+	}
 	return true
+}
+
+// execution reads the execution object into f.
+func (d *fastDecoder) execution(f *fileExecution) bool {
+	version := false
+	ok := d.object(execKeys, func(k int) bool {
+		var ok bool
+		switch k {
+		case 0:
+			var v int64
+			v, ok = d.int64()
+			f.Version, version = int(v), true
+			if int64(f.Version) != v {
+				return false
+			}
+		case 1:
+			f.Device, ok = d.text(false)
+		case 2:
+			f.Optimizer, ok = d.text(false)
+		case 3:
+			f.OptimizerImpl, ok = d.text(false)
+		case 4:
+			f.OptimizerFrom, ok = d.text(false)
+		case 5:
+			f.Autocast, ok = d.text(false)
+		case 6:
+			f.TF32MatMul, ok = d.bool()
+		case 7:
+			f.TF32CuDNN, ok = d.bool()
+		case 8:
+			f.CuDNNRNN, ok = d.bool()
+		case 9:
+			f.CUDAGraphs, ok = d.bool()
+		case 10:
+			f.Compile, ok = d.text(false)
+		}
+		return ok
+	})
+	return ok && version
 }
 
 // index makes the Builder of the ops read; a name twice is for the

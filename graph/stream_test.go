@@ -209,6 +209,10 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add([]byte(`{"format":"placer-graph","version":1,"batch":2,"ops":[{"name":"a"}]}`))
 	f.Add([]byte(`{"format":"placer-graph","version":2,"ops":[{"name":"a"},{"name":"b"}],"tensors":[{"producer":"a","consumers":["b"],"bytes":4,"batch_dim":0}]}`))
 	f.Add([]byte(`{"format":"placer-graph","version":2,"ops":[{"name":"a"}],"batch":4,"tensors":[{"producer":"a","consumers":[],"bytes":8,"batch_dim":300}]}`))
+	// Execution settings, valid and not.
+	f.Add([]byte(`{"format":"placer-graph","version":1,"execution":{"version":1,"device":"cuda","optimizer":"adam","optimizer_impl":"fused","optimizer_from":"b","autocast":"bf16","tf32_cudnn":true,"cudnn_rnn":true,"cuda_graphs":true,"compile":"default"},"ops":[{"name":"a"},{"name":"b"}],"tensors":[{"producer":"a","consumers":["b"],"bytes":4}]}`))
+	f.Add([]byte(`{"format":"placer-graph","version":1,"ops":[{"name":"a"}],"execution":{"version":1,"optimizer_from":"a"}}`))
+	f.Add([]byte(`{"format":"placer-graph","version":1,"ops":[{"name":"a"}],"execution":{"version":1,"compile":"x","tf32_matmul":false}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		sameOutcome(t, data)
 	})

@@ -33,7 +33,11 @@ func (o *EvalOptions) Check() error {
 	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
 	}
-	var err error
+	tf, err := roofline.ParseTF32(o.TF32)
+	if err != nil {
+		return fail.Usagef("--%v", err)
+	}
+	o.tf32 = tf
 	o.Host, err = hostModel(o.HostOn, o.Dispatch, false)
 	return err
 }

@@ -41,6 +41,11 @@ type EvalOptions struct {
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration
+	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
+	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
+	// the hardware's; on, off, matmul, conv). Check parses it into tf32.
+	TF32 string
+	tf32 *roofline.TF32
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -73,7 +78,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
+	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: o.tf32}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
@@ -86,6 +91,15 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	// the placement is the file's.
 	if p := strings.ToLower(o.Placement); (p == "expert" || p == "human") && o.Fusion == "" {
 		o.Fusion = "default"
+	}
+	// A graph the user runs under torch.compile (its execution settings)
+	// runs Inductor's fused kernels: when neither --fusion nor a placement
+	// file says otherwise, the default fusion stands for them (and the host
+	// model launches one kernel per fused group).
+	if p := strings.ToLower(o.Placement); o.Fusion == "" && (p == "single" || p == "round-robin") {
+		if e := g.Execution(); e != nil && e.Compile != "" {
+			o.Fusion = "default"
+		}
 	}
 	placement := o.Placement
 	fromExpertFile := o.Graph.Expert != "" && strings.EqualFold(placement, "expert")
@@ -150,6 +164,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Sync {
 		e.Transfers = "sync"
 	}
+	e.Execution = execNote(g, &c.Hardware, o.tf32)
 	if o.Measure {
 		if err := measure(ctx, &e, g, c, d, o.Repeats); err != nil {
 			return report.Eval{}, err
@@ -210,4 +225,54 @@ func median(x []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// execNote says how the step is costed where the graph records execution
+// settings or --tf32 overrides them ("" otherwise): the settings, and
+// which f32 ops run on TF32 tensor cores and who said so.
+func execNote(g *graph.Graph, h *roofline.Hardware, override *roofline.TF32) string {
+	e := g.Execution()
+	if e == nil && override == nil {
+		return ""
+	}
+	var parts []string
+	if e != nil {
+		if e.Device != "" {
+			parts = append(parts, e.Device)
+		}
+		if e.OptimizerImpl != "" {
+			parts = append(parts, strings.TrimSpace(e.OptimizerImpl+" "+e.Optimizer))
+		}
+		if dt, on := e.AutocastDType(); on {
+			parts = append(parts, "autocast "+dt.String())
+		}
+		if e.CuDNNRNN {
+			parts = append(parts, "cuDNN RNNs")
+		}
+		if e.CUDAGraphs {
+			parts = append(parts, "CUDA graphs")
+		}
+		if e.Compile != "" {
+			parts = append(parts, "torch.compile "+e.Compile)
+		}
+	}
+	tf := roofline.ResolveTF32(g, h, override)
+	from := "the hardware's"
+	switch {
+	case override != nil:
+		from = "--tf32"
+	case e != nil:
+		from = "the graph's"
+	}
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	t := fmt.Sprintf("TF32 matmuls %s, convs %s (%s)", onOff(tf.MatMul), onOff(tf.Conv), from)
+	if len(parts) == 0 {
+		return t
+	}
+	return strings.Join(parts, ", ") + "; " + t
 }

@@ -23,6 +23,9 @@ type Eval struct {
 	Strategy  string `json:"strategy,omitempty"`
 	Replicas  int    `json:"replicas,omitempty"`
 	Transfers string `json:"transfers"` // "async" or "sync"
+	// Execution says how the step is costed where the graph records how
+	// it runs (torchexport's settings) or --tf32 says so ("" otherwise).
+	Execution string `json:"execution,omitempty"`
 	// Objective ("step-time" or "peak-memory") and the decision's value
 	// of it (seconds or bytes); Feasible says whether the decision is
 	// valid under it.
@@ -119,6 +122,9 @@ func WriteEval(w io.Writer, e Eval) error {
 	fmt.Fprintf(w, "placement %s, schedule %s, fusion %s, %s transfers\n", e.Placement, e.Schedule, e.Fusion, e.Transfers)
 	if e.Strategy != "" {
 		fmt.Fprintf(w, "strategy %s: the placement is one replica's, on %d of the %d GPUs\n", e.Strategy, e.Devices/max(1, e.Replicas), e.Devices)
+	}
+	if e.Execution != "" {
+		fmt.Fprintf(w, "run as: %s\n", e.Execution)
 	}
 	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)
 	if !e.Feasible {

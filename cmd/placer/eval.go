@@ -53,7 +53,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
 				o.scale.Workload, o.scale.GPUs, o.scale.Strat = o.Graph.Workload, o.Cluster.GPUs, o.Strategy
-				o.scale.Unused = changedFlags(cmd, "graph", "placement", "schedule", "fusion", "trace", "host", "dispatch", "measure",
+				o.scale.Unused = changedFlags(cmd, "graph", "placement", "schedule", "fusion", "trace", "host", "dispatch", "tf32", "measure",
 					"hardware", "topology", "memory", "objective", "sync-transfers")
 				e, err := jobs.ScaleEval(cmd.Context(), o.scale)
 				if err == nil && o.out != "" {
@@ -89,6 +89,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	f.BoolVar(&o.HostOn, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU (docs/performance-model.md, The host; busy % is then the GPU's share of the step)")
 	f.DurationVar(&o.Dispatch, "dispatch", 0, "with --host: the CPU time to dispatch one op, for every op (default: measured per class)")
+	f.StringVar(&o.TF32, "tf32", "graph", "which f32 matmuls and convolutions run on TF32 tensor cores: graph (the graph's recorded PyTorch settings, torchexport --tf32-matmul/--tf32-cudnn; else the hardware's allow_tf32), on, off, matmul or conv (docs/performance-model.md)")
 	addObjectiveFlag(cmd, &o.Objective)
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace-event timeline (Perfetto, chrome://tracing) to `FILE`")
 	f.BoolVar(&o.Measure, "measure", false, "also run the decision on the GPUs present and print measured beside predicted (needs a binary built with make cuda)")

@@ -359,7 +359,7 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 		}
 	}
 	for k := range p.Kernels {
-		sizeKernel(g, &p.Kernels[k], kernelOf, int32(k), c.Hardware.AllowTF32, maxIters)
+		sizeKernel(g, &p.Kernels[k], kernelOf, int32(k), m.TF32(), maxIters)
 	}
 
 	// Copies, and the copy that brings tensor t to device dst.
@@ -452,7 +452,11 @@ func roundUp4(b int64) int64 { return (b + 3) &^ 3 }
 // GEMM when the group has matmuls or convolutions, a memory kernel
 // otherwise; only the group's external tensors count as memory traffic
 // (the fused ones stay on chip), as in the roofline model.
-func sizeKernel(g *graph.Graph, kn *Kernel, kernelOf []int32, self int32, allowTF32 bool, maxIters int) {
+//
+// An f32 GEMM runs on TF32 tensor cores where tf allows it for its class
+// (the model's TF32: the user's, the graph's recorded PyTorch settings,
+// or the hardware's; roofline.ResolveTF32).
+func sizeKernel(g *graph.Graph, kn *Kernel, kernelOf []int32, self int32, tf roofline.TF32, maxIters int) {
 	var spin float64
 	var measured int
 	var gemmFLOPs float64
@@ -508,7 +512,7 @@ func sizeKernel(g *graph.Graph, kn *Kernel, kernelOf []int32, self int32, allowT
 		op := g.Op(gemmMain)
 		kn.Kind = KernelGEMM
 		kn.Class = op.Class
-		kn.Precision = PrecisionFor(op.DType, allowTF32)
+		kn.Precision = PrecisionFor(op.DType, tf.For(op.Class))
 		kn.M, kn.N, kn.K = GEMMDims(op.Shape, gemmFLOPs, kn.Precision == INT8)
 	default:
 		op := g.Op(main)

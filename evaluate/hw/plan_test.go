@@ -446,3 +446,46 @@ func TestKernelNamesInPTX(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanTF32FromGraph: the replay's GEMM precision follows the model's
+// TF32 per class: a graph recording PyTorch's defaults (tf32_matmul off,
+// tf32_cudnn on) replays its f32 convolution as TF32 and its f32 matmul as
+// FP32 on an a100, whose own allow_tf32 is false; --tf32 on (Options.TF32)
+// makes both TF32.
+func TestPlanTF32FromGraph(t *testing.T) {
+	b := graph.NewBuilder("tf32")
+	mm := b.AddOp(graph.Op{Name: "mm", Type: "mm", Class: graph.ClassMatMul, DType: graph.F32, Shape: []int64{256, 256}, FLOPs: 2 * 256 * 256 * 256, BytesRead: 2 * 256 * 256 * 4, BytesWritten: 256 * 256 * 4})
+	cv := b.AddOp(graph.Op{Name: "conv", Type: "convolution", Class: graph.ClassConv, DType: graph.F32, Shape: []int64{256, 256}, FLOPs: 2 * 256 * 256 * 256, BytesRead: 256 * 256 * 4, BytesWritten: 256 * 256 * 4})
+	b.AddTensor(mm, 256*256*4, cv)
+	b.SetExecution(&graph.Execution{Device: "cuda", TF32CuDNN: true})
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCluster(t, "a100", 1, "")
+	d := decision.Decision{Device: []int{0, 0}}
+	for _, tc := range []struct {
+		override   string
+		mmP, convP Precision
+	}{{"", FP32, TF32}, {"on", TF32, TF32}, {"off", FP32, FP32}} {
+		tf, err := roofline.ParseTF32(tc.override)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := roofline.NewModel(g, c, roofline.Options{TF32: tf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := NewPlan(m, d, PlanOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int32]Precision{}
+		for _, k := range p.Kernels {
+			got[k.Ops[0]] = k.Precision
+		}
+		if got[int32(mm)] != tc.mmP || got[int32(cv)] != tc.convP {
+			t.Errorf("--tf32 %q: matmul %v, conv %v; want %v, %v", tc.override, got[int32(mm)], got[int32(cv)], tc.mmP, tc.convP)
+		}
+	}
+}

@@ -308,7 +308,7 @@ func (h *Hardware) KernelTime(op *graph.Op) float64 {
 	if int(op.Class) < len(h.MemEff) && h.MemBandwidth > 0 && h.MemEff[op.Class] > 0 {
 		rate = 1 / (h.MemBandwidth * h.MemEff[op.Class])
 	}
-	dur, _ := opDuration(h, op, rate)
+	dur, _ := opDuration(h, op, rate, TF32{MatMul: h.AllowTF32, Conv: h.AllowTF32})
 	return dur
 }
 
@@ -316,6 +316,12 @@ func (h *Hardware) KernelTime(op *graph.Op) float64 {
 // for matmuls and convolutions in f16/bf16 (and f32 with AllowTF32) where
 // the GPU has them, CUDA cores otherwise.
 func (h *Hardware) PeakFLOPS(c graph.Class, t graph.DType) float64 {
+	return h.Peak(c, t, TF32{MatMul: h.AllowTF32, Conv: h.AllowTF32})
+}
+
+// Peak is PeakFLOPS with tf saying which f32 ops run on TF32 tensor cores
+// (in place of AllowTF32).
+func (h *Hardware) Peak(c graph.Class, t graph.DType, tf TF32) float64 {
 	tensor := c == graph.ClassMatMul || c == graph.ClassConv
 	switch t {
 	case graph.F64:
@@ -330,7 +336,7 @@ func (h *Hardware) PeakFLOPS(c graph.Class, t graph.DType) float64 {
 			return h.FP16
 		}
 	case graph.F32:
-		if tensor && h.AllowTF32 && h.TF32 > 0 {
+		if tensor && tf.For(c) && h.TF32 > 0 {
 			return h.TF32
 		}
 	case graph.I8:
@@ -339,4 +345,57 @@ func (h *Hardware) PeakFLOPS(c graph.Class, t graph.DType) float64 {
 		}
 	}
 	return h.FP32
+}
+
+// TF32 says which f32 ops run on TF32 tensor cores, where the GPU has
+// them: matmuls (PyTorch's torch.backends.cuda.matmul.allow_tf32, off by
+// default) and convolutions (torch.backends.cudnn.allow_tf32, on by
+// default).
+type TF32 struct{ MatMul, Conv bool }
+
+// For says whether f32 ops of class c run on TF32 tensor cores.
+func (tf TF32) For(c graph.Class) bool {
+	switch c {
+	case graph.ClassMatMul:
+		return tf.MatMul
+	case graph.ClassConv:
+		return tf.Conv
+	}
+	return false
+}
+
+// ParseTF32 reads the --tf32 flag's values: "graph" or "" (nil: the
+// graph's recorded settings, else the hardware's AllowTF32), "on" (both),
+// "off" (neither), "matmul" or "conv" (that class only).
+func ParseTF32(s string) (*TF32, error) {
+	switch strings.ToLower(s) {
+	case "", "graph":
+		return nil, nil
+	case "on":
+		return &TF32{MatMul: true, Conv: true}, nil
+	case "off":
+		return &TF32{}, nil
+	case "matmul":
+		return &TF32{MatMul: true}, nil
+	case "conv":
+		return &TF32{Conv: true}, nil
+	}
+	return nil, fmt.Errorf("tf32 %q: want graph, on, off, matmul or conv", s)
+}
+
+// ResolveTF32 is which f32 ops of graph g run on TF32 tensor cores of h:
+// override when set (the user's --tf32), else the graph's recorded
+// settings (graph.Execution: tf32_matmul for matmuls, tf32_cudnn for
+// convolutions), else h.AllowTF32 for both (a preset's false, or what a
+// calibrated profile measured).
+func ResolveTF32(g *graph.Graph, h *Hardware, override *TF32) TF32 {
+	if override != nil {
+		return *override
+	}
+	if g != nil {
+		if e := g.Execution(); e != nil {
+			return TF32{MatMul: e.TF32MatMul, Conv: e.TF32CuDNN}
+		}
+	}
+	return TF32{MatMul: h.AllowTF32, Conv: h.AllowTF32}
 }

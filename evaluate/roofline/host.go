@@ -21,11 +21,32 @@ import (
 // of the dispatch times of its first k kernels. A step of many small
 // kernels is then bound by the host and one of large kernels by the GPU.
 //
-// A fused kernel is dispatched once, taking its first op's dispatch time
-// (what CUDA graphs or torch.compile remove is the per-op cost of the
-// rest). Transfers take no host time. The ops of placer's PyTorch exporter
-// that stand for state, not work (types Parameter, Input and Buffer), take
-// none either.
+// A fused kernel is dispatched once, taking its first op's dispatch time.
+// Transfers take no host time. The ops of placer's PyTorch exporter that
+// stand for state, not work (types Parameter, Input and Buffer), take none
+// either.
+//
+// The graph's execution settings (graph.Execution, torchexport
+// --cuda-graphs and --compile) change what the host does:
+//
+//   - CUDA graphs (cuda_graphs): the user captured the whole step
+//     (forward, backward and the optimizer update) in one CUDA graph and
+//     replays it: no op is dispatched; each device's host launches the
+//     graph once (GraphLaunch), and every kernel of the step waits for
+//     that launch only.
+//   - torch.compile in mode reduce-overhead: Inductor's CUDA graphs
+//     capture the compiled forward (one region: the ops not marked
+//     backward) and the compiled backward (a second: the backward ops
+//     before the optimizer update, graph.Execution.OptimizerFrom); each is
+//     one launch per device. The optimizer update runs eagerly, op by op.
+//   - torch.compile in modes default and max-autotune: the forward's and
+//     backward's kernels are launched by Inductor's generated code, one
+//     launch per kernel (CompiledLaunch) rather than an eager dispatch per
+//     op: a fused kernel (the decision's fusion: Inductor fuses too) once,
+//     a view (alias op) never. The update runs eagerly.
+//
+// An update whose start the graph does not say (OptimizerFrom 0) counts
+// as part of the backward.
 type Host struct {
 	// Dispatch is the CPU time to dispatch one op of each class, in
 	// seconds, indexed by graph.Class; a class left at 0 takes
@@ -47,6 +68,65 @@ type Host struct {
 	// IgnoreProfile makes ByType and Dispatch hold for ops with a
 	// profiled dispatch time too (eval --dispatch: one time for every op).
 	IgnoreProfile bool
+
+	// GraphLaunch is the CPU time of one CUDA graph launch (a captured
+	// region's replay), and CompiledLaunch that of one kernel launched by
+	// torch.compile's generated code, in seconds; 0 takes
+	// DefaultGraphLaunch and DefaultCompiledLaunch.
+	GraphLaunch    float64
+	CompiledLaunch float64
+}
+
+// DefaultGraphLaunch and DefaultCompiledLaunch are assumptions, not
+// measurements (no GPU was at hand): cudaGraphLaunch of a captured step
+// costs the CPU a few microseconds whatever the graph's size, and
+// torch.compile's replay of a CUDA graph tree adds its Python bookkeeping
+// (checking and copying the inputs into the graph's static buffers): 20
+// us per region. A kernel launched from Inductor's generated wrapper skips
+// the dispatcher and autograd: about a cudaLaunchKernel, 4 us. A profile
+// of the real step (torchexport --profile with the same settings) should
+// replace them.
+const (
+	DefaultGraphLaunch    = 20e-6
+	DefaultCompiledLaunch = 4e-6
+)
+
+// captured is each op's captured region in the Model's numbering (orig:
+// op -> graph op), the number of regions and the launch time of one, or
+// nil, 0, 0 when the graph's settings capture nothing (no CUDA graphs).
+func (h *Host) captured(g *graph.Graph, orig []int32) ([]int8, int, float64) {
+	e := g.Execution()
+	if e == nil || (!e.CUDAGraphs && e.Compile != "reduce-overhead") {
+		return nil, 0, 0
+	}
+	launch := h.GraphLaunch
+	if launch <= 0 || math.IsNaN(launch) || math.IsInf(launch, 0) {
+		launch = DefaultGraphLaunch
+	}
+	region := make([]int8, len(orig))
+	regions := 1
+	for v, i := range orig {
+		switch {
+		case e.CUDAGraphs: // the whole step
+			region[v] = 0
+		case e.OptimizerFrom > 0 && int(i) >= e.OptimizerFrom: // the eager update
+			region[v] = -1
+		case g.Op(int(i)).Backward:
+			region[v], regions = 1, 2
+		default:
+			region[v] = 0
+		}
+	}
+	return region, regions, launch
+}
+
+// compiled says whether graph op i is launched by torch.compile's code
+// (modes default and max-autotune) rather than dispatched eagerly.
+func compiled(e *graph.Execution, i int) bool {
+	if e == nil || (e.Compile != "default" && e.Compile != "max-autotune") || e.CUDAGraphs {
+		return false
+	}
+	return e.OptimizerFrom == 0 || i < e.OptimizerFrom
 }
 
 // DefaultDispatch is the dispatch time of one op of each class (by
@@ -88,12 +168,32 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 			return nil, 0, fmt.Errorf("roofline: host dispatch time %v for op type %q", v, typ)
 		}
 	}
+	e := g.Execution()
+	capt, _, _ := h.captured(g, orig)
+	compLaunch := h.CompiledLaunch
+	if compLaunch < 0 || math.IsNaN(compLaunch) || math.IsInf(compLaunch, 0) {
+		return nil, 0, fmt.Errorf("roofline: compiled launch time %v", compLaunch)
+	}
+	if h.GraphLaunch < 0 || math.IsNaN(h.GraphLaunch) || math.IsInf(h.GraphLaunch, 0) {
+		return nil, 0, fmt.Errorf("roofline: CUDA graph launch time %v", h.GraphLaunch)
+	}
+	if compLaunch == 0 {
+		compLaunch = DefaultCompiledLaunch
+	}
 	disp := make([]float64, len(orig))
 	total := 0.0
 	for v, i := range orig {
 		op := g.Op(int(i))
 		var t float64
 		switch {
+		case capt != nil && capt[v] >= 0:
+			t = 0 // replayed: the region's launch stands for it
+		case compiled(e, int(i)):
+			if op.Alias || op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer" {
+				t = 0
+			} else {
+				t = compLaunch
+			}
 		case int(i) < len(h.PerOp) && h.PerOp[i] >= 0:
 			t = h.PerOp[i]
 			if math.IsInf(t, 0) {

@@ -380,6 +380,14 @@ func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) f
 	s.rs[dv].running = u
 	if s.hostT != nil {
 		h := s.hostT[dv] + s.m.disp[u]
+		if s.launched != nil {
+			// The first kernel of a captured region on this device waits
+			// for the region's graph launch; the rest were launched with it.
+			if r := s.m.region[u]; r >= 0 && !s.launched[int(dv)*s.m.regions+int(r)] {
+				s.launched[int(dv)*s.m.regions+int(r)] = true
+				h += s.m.graphLaunch
+			}
+		}
 		s.hostT[dv] = h
 		now = max(now, h)
 	}

@@ -26,6 +26,12 @@ type Options struct {
 	// dispatches its kernels in order and may run ahead of the GPU
 	// (host.go). Nil (the default): kernels cost GPU time only.
 	Host *Host
+
+	// TF32 says which f32 ops run on TF32 tensor cores (the user's --tf32).
+	// Nil (the default): the graph's recorded settings (graph.Execution's
+	// tf32_matmul and tf32_cudnn) where it has them, else the hardware's
+	// AllowTF32 for matmuls and convolutions alike (ResolveTF32).
+	TF32 *TF32
 }
 
 func (o Options) maxFusion() int32 {
@@ -91,6 +97,14 @@ type Model struct {
 	// (topological numbering), and their sum; nil without a host model.
 	disp      []float64
 	dispTotal float64
+	// Under CUDA graphs (host.go): each op's captured region (-1: none),
+	// the number of regions and the CPU time of one graph launch; nil
+	// when nothing is captured.
+	region      []int8
+	regions     int
+	graphLaunch float64
+
+	tf32 TF32 // which f32 ops run on TF32 tensor cores (ResolveTF32)
 
 	// Per tensor, numbered by producer.
 	tBytes    []int64   // size: what a transfer moves and a received copy holds
@@ -175,6 +189,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		tBytes: make([]int64, 0, nt), view: make([]uint64, (nt+63)/64), tXfer: make([]float64, 0, nt), tOrig: make([]int32, 0, nt),
 		consStart: make([]int32, 1, nt+1), cons: make([]int32, 0, g.NumEdges()),
 		launch: h.Launch,
+		tf32:   ResolveTF32(g, h, opts.TF32),
 	}
 	if len(h.MemEff) > measured {
 		return nil, fmt.Errorf("roofline: %d op classes, at most %d are supported", len(h.MemEff), measured)
@@ -226,7 +241,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		op := g.Op(int(i))
 		memRate := m.classRate[op.Class]
 		bytes := op.BytesRead + op.BytesWritten
-		dur, compute := opDuration(h, op, memRate)
+		dur, compute := opDuration(h, op, memRate, m.tf32)
 		var fl uint8
 		if !op.HasTime {
 			switch op.Class {
@@ -301,6 +316,8 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		if m.disp, m.dispTotal, err = opts.Host.dispatchTimes(g, m.orig); err != nil {
 			return nil, err
 		}
+		m.region, m.regions, m.graphLaunch = opts.Host.captured(g, m.orig)
+		m.dispTotal += float64(m.regions) * m.graphLaunch
 	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()
 	m.r = modelViews{
@@ -313,15 +330,16 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 }
 
 // opDuration is op's unfused duration on hardware h (launch + the
-// roofline of its compute and its memory traffic at memRate seconds per
-// byte), or its measured time, and its compute time alone (the measured
+// roofline of its compute, f32 matmuls and convolutions on TF32 tensor
+// cores as tf says, and its memory traffic at memRate seconds per byte),
+// or its measured time, and its compute time alone (the measured
 // time for a measured op).
-func opDuration(h *Hardware, op *graph.Op, memRate float64) (dur, compute float64) {
+func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
 		return op.Time, op.Time
 	}
 	if op.FLOPs > 0 {
-		compute = op.FLOPs / (h.PeakFLOPS(op.Class, op.DType) * h.ComputeEff[op.Class])
+		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * h.ComputeEff[op.Class])
 	}
 	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
 }
@@ -331,8 +349,18 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64) (dur, compute float6
 // graph: a planner costs a micro-batch's ops (graph.AtBatch) with it
 // without compiling a model at that batch.
 func (m *Model) TimeOf(op *graph.Op) float64 {
-	return m.Cluster.Hardware.KernelTime(op)
+	h := &m.Cluster.Hardware
+	rate := 0.0
+	if int(op.Class) < len(h.MemEff) && h.MemBandwidth > 0 && h.MemEff[op.Class] > 0 {
+		rate = 1 / (h.MemBandwidth * h.MemEff[op.Class])
+	}
+	dur, _ := opDuration(h, op, rate, m.tf32)
+	return dur
 }
+
+// TF32 is which f32 ops the model runs on TF32 tensor cores
+// (ResolveTF32 of its graph, hardware and Options.TF32).
+func (m *Model) TF32() TF32 { return m.tf32 }
 
 // AllReduceTime is how long an all-reduce of bytes takes over group
 // (cluster devices), the faster of a ring and a tree
@@ -391,7 +419,10 @@ func (m *Model) OpTimes() []float64 { return append([]float64(nil), m.opTime...)
 
 // DispatchTimes returns each graph op's dispatch time on its host thread
 // (Options.Host; a fused kernel is dispatched at its root's), in the
-// graph's numbering (a fresh slice), or nil without a host model.
+// graph's numbering (a fresh slice), or nil without a host model. Under
+// the graph's CUDA graphs a captured op takes none, and the region's one
+// launch (GraphLaunch) is not in the slice; under torch.compile a
+// compiled op takes its launch (host.go).
 func (m *Model) DispatchTimes() []float64 {
 	if m.disp == nil {
 		return nil

@@ -65,19 +65,22 @@ type Simulator struct {
 	finished     int
 
 	// resources: devices 0..d-1, channels d..d+ch-1
-	rs      []resource
-	hold    []int32 // sync mode: transfer a device holds, waiting for its receiver
-	dirty   []int32 // resources that may have to start something
-	ev      []event // the busy resources' events: a ring, ev[evHead] first, sorted
-	evHead  int
-	evN     int // events in the ring
-	mem     []int64
-	peak    []int64
-	busy    []float64
-	hostT   []float64 // Options.Host: per device, when its host thread has dispatched the kernels so far; nil without
-	lastRec []int64
-	members []int32 // scratch for the recorder
-	res     evaluate.Result
+	rs     []resource
+	hold   []int32 // sync mode: transfer a device holds, waiting for its receiver
+	dirty  []int32 // resources that may have to start something
+	ev     []event // the busy resources' events: a ring, ev[evHead] first, sorted
+	evHead int
+	evN    int // events in the ring
+	mem    []int64
+	peak   []int64
+	busy   []float64
+	hostT  []float64 // Options.Host: per device, when its host thread has dispatched the kernels so far; nil without
+	// launched[dv*regions+r]: device dv's host has launched captured
+	// region r's CUDA graph (host.go); nil when nothing is captured
+	launched []bool
+	lastRec  []int64
+	members  []int32 // scratch for the recorder
+	res      evaluate.Result
 
 	r simViews // raw views of the per-op and per-tensor buffers above
 
@@ -144,6 +147,9 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 	}
 	if m.disp != nil {
 		s.hostT = make([]float64, d)
+	}
+	if m.regions > 0 {
+		s.launched = make([]bool, d*m.regions)
 	}
 	s.r = simViews{
 		ops: rawOf(s.ops), units: rawOf(s.units[:cap(s.units)]), fs: rawOf(s.fs), uslot: rawOf(s.uslot),
@@ -224,6 +230,7 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 		s.hold[k], s.mem[k], s.busy[k] = -1, 0, 0
 	}
 	clear(s.hostT)
+	clear(s.launched)
 	s.dirty, s.xs, s.units = s.dirty[:0], s.xs[:0], s.units[:0]
 	s.evHead, s.evN = 0, 0
 	s.nIn, s.nOut = 0, 0

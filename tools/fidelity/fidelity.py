@@ -4,12 +4,18 @@ docs/hardware.md, "make fidelity").
 For each model (the zoo's resnet50, inception_v3, vit_b_16, bert_base and
 gpt2_small by default, or --model NAME|package.module:factory), each batch
 size (the model's batch B and B/2, B/4, B/8, those below 1 left out; or
---batches) and precision (fp32 only: tools/torchexport has no autocast or
-bf16 mode):
+--batches) and precision (fp32, or bf16: torch.autocast(dtype=bfloat16)
+around forward and loss; --precision, repeatable):
 
 1. the training step is exported with tools/torchexport/torchexport.py
    --profile (the real step run under torch.profiler: each op's measured
-   time, and on CUDA its dispatch time, written into the graph);
+   time, and on CUDA its dispatch time, written into the graph), with the
+   execution settings the real step below runs with (torchexport --device,
+   --optimizer-impl for-loop, --autocast bf16 for bf16, and --tf32-matmul
+   and --tf32-cudnn as this process's torch.backends say: PyTorch's
+   defaults, matmuls strict FP32 and cuDNN convolutions TF32, unless
+   changed), so that placer costs f32 convolutions on TF32 tensor cores
+   where the real step runs them so;
 2. placer predicts it three ways, each with `placer eval --hardware H
    --host --json` (one GPU, single placement, FIFO, no fusion; --host
    models the CPU thread that dispatches the kernels):
@@ -60,7 +66,7 @@ EXPORTER = os.path.join(EXPORTER_DIR, "torchexport.py")
 
 ZOO_DEFAULT = ("resnet50", "inception_v3", "vit_b_16", "bert_base", "gpt2_small")
 KINDS = ("roofline", "calibrated", "measured")
-PRECISIONS = ("fp32",)
+PRECISIONS = ("fp32", "bf16")
 FORMAT = "placer-fidelity"
 GIB = float(1 << 30)
 # The issue's targets (issue 35): step time within 5% with measured costs
@@ -313,8 +319,10 @@ def _meta(path):
 
 # ---- the real step ----
 
-def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, steps, profile_steps, seed=0):
-    """Runs the training step on device and returns a dict: real_ms (the
+def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, steps, profile_steps, seed=0,
+                 precision="fp32"):
+    """Runs the training step on device (forward and loss under
+    torch.autocast with bfloat16 for precision bf16) and returns a dict: real_ms (the
     median of steps synchronized steps after warmup), and on CUDA
     real_peak_gib (torch.cuda.max_memory_allocated over the timed steps)
     and real_busy (the device time torch.profiler records per step, over
@@ -351,13 +359,18 @@ def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, st
         named = [(n, p) for n, p in m.named_parameters() if p.requires_grad]
         opts = [opt_cls([p], **kw) for _, p in named]
 
+        import contextlib
+        ac = torch.autocast(dev.type, dtype=torch.bfloat16) if precision == "bf16" else contextlib.nullcontext()
+
         def step():
-            out = m(*inputs)
-            if not isinstance(out, torch.Tensor) and hasattr(out, "logits"):
-                out = out.logits
-            if isinstance(out, tuple):
-                out = out[0]
-            loss_fn(out, target).backward()
+            with ac:
+                out = m(*inputs)
+                if not isinstance(out, torch.Tensor) and hasattr(out, "logits"):
+                    out = out.logits
+                if isinstance(out, tuple):
+                    out = out[0]
+                loss = loss_fn(out, target)
+            loss.backward()
             for o in opts:
                 te._optimizer_step(o)
             for _, p in named:
@@ -453,15 +466,30 @@ def device_time(events):
 
 # ---- the run ----
 
-def export(python, model, input_shapes, batch, loss, optimizer, device, profile, profile_steps, out):
-    """Runs the exporter; returns None or one line saying why it failed."""
-    cmd = [python, EXPORTER, "--model", model, "--batch", str(batch), "--optimizer", optimizer, "-o", out]
+def export_command(python, model, input_shapes, batch, loss, optimizer, device, profile, profile_steps, out,
+                   precision="fp32", tf32=(False, True)):
+    """The exporter's command line: the step as measure_real runs it
+    (device kind, one optimizer per parameter, autocast for bf16, TF32 as
+    tf32 = (matmul, cudnn) says)."""
+    cmd = [python, EXPORTER, "--model", model, "--batch", str(batch), "--optimizer", optimizer, "-o", out,
+           "--device", "cuda" if device.startswith("cuda") else "cpu", "--optimizer-impl", "for-loop",
+           "--tf32-matmul", "on" if tf32[0] else "off", "--tf32-cudnn", "on" if tf32[1] else "off"]
+    if precision == "bf16":
+        cmd += ["--autocast", "bf16"]
     if ":" in model:
         for s in input_shapes:
             cmd += ["--input-shape", s]
         cmd += ["--loss", loss]
     if profile:
         cmd += ["--profile", "--profile-device", device, "--profile-steps", str(profile_steps)]
+    return cmd
+
+
+def export(python, model, input_shapes, batch, loss, optimizer, device, profile, profile_steps, out,
+           precision="fp32", tf32=(False, True)):
+    """Runs the exporter; returns None or one line saying why it failed."""
+    cmd = export_command(python, model, input_shapes, batch, loss, optimizer, device, profile, profile_steps, out,
+                         precision, tf32)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         lines = (r.stderr.strip() or r.stdout.strip()).splitlines()
@@ -482,7 +510,8 @@ def parse_args(argv):
                    help="the model's batch B (default: the zoo's; 1 for a factory); the batches are B, B/2, B/4, B/8")
     p.add_argument("--batches", default="", help="the batch sizes, comma-separated, instead of B, B/2, B/4, B/8")
     p.add_argument("--precision", action="append", default=[],
-                   help="fp32 (the only one: torchexport records no autocast or bf16 step)")
+                   help="fp32 (default) or bf16 (torch.autocast around forward and loss, exported with torchexport "
+                   "--autocast bf16); repeat for both")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default cuda; cpu checks the plumbing only)")
     p.add_argument("--placer", default=None, help="the placer binary (default $PLACER, else bin/placer)")
@@ -506,8 +535,7 @@ def parse_args(argv):
     a.precision = a.precision or ["fp32"]
     for pr in a.precision:
         if pr not in PRECISIONS:
-            raise UsageError("--precision %s: only fp32; tools/torchexport/torchexport.py has no autocast or bf16 "
-                             "flag, so there is no %s graph to predict" % (pr, pr))
+            raise UsageError("--precision %s: want %s" % (pr, " or ".join(PRECISIONS)))
     for flag, v, lo in (("--warmup", a.warmup, 0), ("--steps", a.steps, 1), ("--profile-steps", a.profile_steps, 1),
                         ("--batch", a.batch, 0)):
         if v < lo:
@@ -557,6 +585,9 @@ def run(a):
     if device == "cpu":
         notes.append(CPU_NOTE)
     profile = not a.no_profile
+    # The TF32 settings the real steps run with (this process's), which the
+    # exports record for placer.
+    tf32 = (bool(torch.backends.cuda.matmul.allow_tf32), bool(torch.backends.cudnn.allow_tf32))
 
     rows, graphs = [], {}  # graphs: model -> profiled graph paths
     for model in a.models:
@@ -571,7 +602,7 @@ def run(a):
                 _log("%s batch %d %s: exporting%s" % (model, batch, prec, " and profiling on " + device if profile else ""))
                 t0 = time.monotonic()
                 err = export(a.python, model, a.input_shape, batch, a.loss, a.optimizer, device, profile,
-                             a.profile_steps, g)
+                             a.profile_steps, g, prec, tf32)
                 if err:
                     row["notes"].append(err)
                     row["graph"] = None
@@ -590,7 +621,7 @@ def run(a):
                 _log("%s batch %d %s: running the real step on %s" % (model, batch, prec, device))
                 try:
                     row.update(measure_real(model, a.input_shape, batch, a.loss, a.optimizer, device, a.warmup,
-                                            a.steps, a.profile_steps))
+                                            a.steps, a.profile_steps, precision=prec))
                 except Exception as e:  # an OOM, or the model's own failure: the row says so
                     msg = str(e).strip().splitlines()
                     row["notes"].append("real step: %s: %s" % (type(e).__name__, msg[0] if msg else ""))

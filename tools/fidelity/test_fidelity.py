@@ -166,7 +166,7 @@ class ArgsTest(unittest.TestCase):
 
     def test_errors(self):
         exe = ["--placer", sys.executable]  # any executable passes the binary check
-        self.assertOneLine(["--precision", "bf16"] + exe, "only fp32")
+        self.assertOneLine(["--precision", "fp8"] + exe, "--precision fp8: want fp32 or bf16")
         self.assertOneLine(["--no-such-flag"], "unrecognized arguments")
         self.assertOneLine(["--steps", "x"], "invalid int value")
         self.assertOneLine(["--steps", "0"] + exe, "--steps 0")
@@ -181,8 +181,23 @@ class ArgsTest(unittest.TestCase):
         if not torch.cuda.is_available():
             self.assertOneLine(exe, "sees no CUDA device")
 
+    def test_export_command(self):
+        # The export records the settings the real step runs with.
+        cmd = fd.export_command("py", "resnet50", [], 8, "cross-entropy", "adam", "cuda:1", True, 3, "g.json",
+                                "bf16", (False, True))
+        text = " ".join(cmd)
+        for want in ("--device cuda", "--optimizer-impl for-loop", "--tf32-matmul off", "--tf32-cudnn on",
+                     "--autocast bf16", "--profile-device cuda:1"):
+            self.assertIn(want, text)
+        cmd = fd.export_command("py", "m:f", ["12"], 4, "mse", "sgd", "cpu", False, 3, "g.json", "fp32", (True, False))
+        text = " ".join(cmd)
+        for want in ("--device cpu", "--tf32-matmul on", "--tf32-cudnn off", "--input-shape 12", "--loss mse"):
+            self.assertIn(want, text)
+        self.assertNotIn("--autocast", text)
+        self.assertNotIn("--profile", text)
+
     def test_exit_status_from_the_command_line(self):
-        r = subprocess.run([sys.executable, os.path.join(HERE, "fidelity.py"), "--precision", "bf16"],
+        r = subprocess.run([sys.executable, os.path.join(HERE, "fidelity.py"), "--precision", "fp8"],
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
@@ -192,6 +207,27 @@ class ArgsTest(unittest.TestCase):
 class EndToEndCPUTest(unittest.TestCase):
     """The pipeline on --device cpu: plumbing, not accuracy (the module's
     docstring says why)."""
+
+    def test_cpu_bf16(self):
+        # --precision bf16: the real step under autocast, the graph
+        # exported with --autocast bf16 and the TF32 settings.
+        with tempfile.TemporaryDirectory() as d:
+            r = subprocess.run([sys.executable, os.path.join(HERE, "fidelity.py"), "--device", "cpu",
+                                "--model", "test_fidelity:tiny", "--input-shape", "12", "--batches", "2",
+                                "--precision", "bf16", "--warmup", "1", "--steps", "2", "--profile-steps", "1",
+                                "--placer", PLACER, "--work", os.path.join(d, "work"), "--json"],
+                               cwd=HERE, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = [json.loads(l) for l in r.stdout.splitlines()]
+            self.assertEqual([(x["batch"], x["precision"]) for x in rows], [(2, "bf16")])
+            x = rows[0]
+            self.assertGreater(x["real_ms"], 0)
+            self.assertGreater(x["roofline_ms"], 0)
+            with open(x["graph"]) as f:
+                e = json.load(f)["execution"]
+            self.assertEqual((e["device"], e["autocast"], e["optimizer_impl"]), ("cpu", "bf16", "for-loop"))
+            self.assertEqual(e.get("tf32_matmul", False), bool(torch.backends.cuda.matmul.allow_tf32))
+            self.assertEqual(e.get("tf32_cudnn", False), bool(torch.backends.cudnn.allow_tf32))
 
     def test_cpu_pipeline(self):
         with tempfile.TemporaryDirectory() as d:

@@ -7,7 +7,9 @@ below autograd, in execution order; the profiler records every ATen call
 as a tree (aten::linear holds aten::t and aten::addmm). Each profiled step's
 events are walked in start order (a pre-order walk of the trees), and each
 graph op (Input, Parameter and Buffer ops aside) takes the first event at
-or after a cursor whose name is aten::<the op's type>; the cursor then
+or after a cursor whose name is aten::<the op's type> or its in-place or
+out-of-place twin (add for add_ and add_ for add; an out= variant has the
+plain name); the cursor then
 moves past that event's subtree, so that an op's own internals are never
 matched to later graph ops. When the graph op's next event lies beyond
 the nearest event of one of the next four graph ops, the op is left unmatched
@@ -25,6 +27,7 @@ the launches); the kernels' names go into the meta file.
 """
 
 import bisect
+import contextlib
 import json
 import os
 import platform
@@ -94,8 +97,19 @@ def _step_events(events, marker):
     return inside
 
 
+def _base(t):
+    """An ATen op's name without its in-place mark: add_ -> add,
+    _foreach_mul_ -> _foreach_mul (and __iadd__ -> __iadd__)."""
+    return t[:-1] if t.endswith("_") and not t.endswith("__") else t
+
+
 def _names(t):
-    return ("aten::" + t, "aten::" + t + "_for_cpu")
+    """The profiler's names an op of type t may have: itself, its in-place
+    or out-of-place twin (add, add_: the recording and the real run may
+    take either, as autograd's gradient accumulation does; an out= variant
+    has the plain name), and the CPU kernels' _for_cpu spelling."""
+    b = _base(t)
+    return tuple("aten::" + n + k for n in (t, b + "_" if b == t else b) for k in ("", "_for_cpu"))
 
 
 def match(types, events):
@@ -130,7 +144,7 @@ def match(types, events):
             continue
         # An op whose event lies beyond one of the next few ops' is one the
         # real run does not make (or makes elsewhere): leave it unmatched.
-        ahead = [nearest(types[j], cur) for j in order[k + 1:k + 1 + _LOOKAHEAD] if types[j] != types[i]]
+        ahead = [nearest(types[j], cur) for j in order[k + 1:k + 1 + _LOOKAHEAD] if _base(types[j]) != _base(types[i])]
         if any(q is not None and q < p for q in ahead):
             continue
         out[i] = events[p]
@@ -139,11 +153,14 @@ def match(types, events):
 
 
 def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, device="cpu",
-                 steps=5, warmup=3, seed=0, log=None):
+                 steps=5, warmup=3, seed=0, log=None, execution=None):
     """Runs the training step warmup + steps times on device (the last
     steps under torch.profiler) and writes measured times into graph's ops
     (time_s; dispatch_s on CUDA) and kernel names into meta's ops. Returns
-    (matched, unmatched, device name, [(op, [seconds])])."""
+    (matched, unmatched, device name, [(op, [seconds])]). execution (the
+    exporter's execution_settings) runs the step as the graph records it:
+    the optimizer's implementation, torch.autocast on device around
+    forward and loss, and the TF32 settings (restored after)."""
     from torch.profiler import ProfilerActivity, profile, record_function
     import torchexport as te
 
@@ -156,22 +173,22 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
         inputs = (inputs,)
     inputs = tuple(t.to(device) for t in inputs)
     target = te._map_tensors(target, lambda t: t.to(device))
-    kwargs = dict(optimizer_kwargs or {})
-    import inspect
-    if "foreach" in inspect.signature(optimizer_cls.__init__).parameters:
-        kwargs.setdefault("foreach", False)
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    opts = {n: optimizer_cls([p], **kwargs) for n, p in named}
+    impl = (execution or {}).get("optimizer_impl") or "for-loop"
+    opts = te._distinct(te.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
+    ac = te.AUTOCAST[(execution or {}).get("autocast") or "off"]
 
     def step():
-        output = model(*inputs)
-        if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
-            output = output.logits
-        if isinstance(output, tuple):
-            output = output[0]
-        loss_fn(output, target).backward()
-        for n, _ in named:
-            te._optimizer_step(opts[n])
+        with (torch.autocast(device.type, dtype=ac) if ac is not None else contextlib.nullcontext()):
+            output = model(*inputs)
+            if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
+                output = output.logits
+            if isinstance(output, tuple):
+                output = output[0]
+            loss = loss_fn(output, target)
+        loss.backward()
+        for o in opts:
+            te._optimizer_step(o)
         for _, p in named:
             p.grad = None
 
@@ -179,15 +196,22 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
         if device.type == "cuda":
             torch.cuda.synchronize(device)
 
-    for _ in range(warmup):
-        step()
-    sync()
-    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
-    with profile(activities=acts) as prof:
-        for k in range(steps):
-            with record_function("placer_step_%d" % k):
-                step()
-            sync()
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    if execution is not None:
+        torch.backends.cuda.matmul.allow_tf32 = bool(execution.get("tf32_matmul"))
+        torch.backends.cudnn.allow_tf32 = bool(execution.get("tf32_cudnn", True))
+    try:
+        for _ in range(warmup):
+            step()
+        sync()
+        acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+        with profile(activities=acts) as prof:
+            for k in range(steps):
+                with record_function("placer_step_%d" % k):
+                    step()
+                sync()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
     events = list(prof.events())
     markers = sorted((e for e in events if e.name.startswith("placer_step_")), key=lambda e: e.time_range.start)
     ops = graph["ops"]

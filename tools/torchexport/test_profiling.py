@@ -44,6 +44,23 @@ class MatchTest(unittest.TestCase):
         self.assertEqual({i: e for i, e in m.items()}, {1: t, 2: addmm, 3: relu, 5: add})
 
 
+    def test_inplace_and_out_variants(self):
+        # The recording's add, mul_ and _foreach_add_ are the real run's
+        # add_, mul and _foreach_add (and relu its relu); an out= variant
+        # has the plain name. A graph's add is never matched to a later
+        # mul.
+        add_, mul, fa, relu = _Ev("add_"), _Ev("mul"), _Ev("_foreach_add"), _Ev("relu")
+        types = [None, "add", "mul_", "_foreach_add_", "relu"]
+        m = profiling.match(types, [add_, mul, fa, relu])
+        self.assertEqual(m, {1: add_, 2: mul, 3: fa, 4: relu})
+        self.assertEqual(profiling._names("add_"), ("aten::add_", "aten::add__for_cpu", "aten::add", "aten::add_for_cpu"))
+        self.assertEqual(profiling._base("__iadd__"), "__iadd__")
+        # Twins of one base next to each other are matched in order, not
+        # skipped as ops of another type ahead.
+        a1, a2 = _Ev("add_"), _Ev("add")
+        self.assertEqual(profiling.match(["add", "add_"], [a1, a2]), {0: a1, 1: a2})
+
+
 class ProfileTest(unittest.TestCase):
     def test_mlp_on_cpu(self):
         with tempfile.TemporaryDirectory() as tmp:

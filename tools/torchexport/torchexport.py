@@ -45,6 +45,7 @@ or from Python:
 """
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -228,6 +229,32 @@ def _class(name):
     return "elementwise"
 
 
+# A fused optimizer kernel's FLOPs per parameter element: those of the
+# for-loop implementation's elementwise ops (Adam: lerp_, mul_, addcmul_,
+# sqrt, div, add_, addcdiv_; AdamW adds the decay's mul_; SGD with
+# momentum: mul_, add_, add_).
+_FUSED_OPT = {"_fused_adam_": 7, "_fused_adamw_": 8, "_fused_sgd_": 3}
+
+
+def _mutated(func, name, args, kwargs):
+    """The tensors an ATen op writes in place, by its schema's (a!)
+    arguments. A fused Adam's gradients are marked so, but written only
+    when it unscales them (grad_scale given)."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return []
+    out = []
+    for i, a in enumerate(schema.arguments):
+        info = a.alias_info
+        if info is None or not info.is_write:
+            continue
+        if name.startswith("_fused_") and a.name == "grads" and (kwargs or {}).get("grad_scale") is None:
+            continue
+        v = args[i] if i < len(args) else (kwargs or {}).get(a.name)
+        out.extend(_tensors(v))
+    return out
+
+
 # Torch 1.13's fake tensors answer a value read (.item(), a branch on a
 # tensor) with 0 instead of refusing it, as newer ones do: the recorder
 # refuses it itself in forward and backward. (The optimizer's step count
@@ -288,6 +315,116 @@ class _ModuleGradFns(TorchFunctionMode):
         return out
 
 
+# Autocast's op lists for CUDA, as torch.amp's documentation gives them
+# ("Autocast Op Reference": CUDA ops that can autocast to float16, to
+# float32, and that promote to the widest input type), by the name of the
+# Python function or Tensor method the model calls. The exporter records
+# on CPU (fake) tensors, where torch.autocast would apply the CPU's lists
+# (or none: CUDA's autocast needs a GPU), so _Autocast applies CUDA's
+# itself, above the dispatcher: the casts are ATen _to_copy ops that
+# autograd differentiates, as under torch.autocast.
+_AC_LOW = {
+    "__matmul__", "__rmatmul__", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "multi_dot",
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
+    "gru_cell", "linear", "lstm_cell", "matmul", "mm", "mv", "prelu", "rnn_tanh_cell", "rnn_relu_cell",
+    "scaled_dot_product_attention", "einsum",
+}
+_AC_FP32 = {
+    "__pow__", "__rdiv__", "__rpow__", "__rtruediv__", "acos", "asin", "binary_cross_entropy_with_logits", "cosh",
+    "cosine_embedding_loss", "cdist", "cosine_similarity", "cross_entropy", "dist", "erfinv", "exp", "expm1",
+    "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss", "layer_norm", "log", "log10", "log1p", "log2",
+    "margin_ranking_loss", "mse_loss", "multilabel_margin_loss", "multi_margin_loss", "nll_loss", "norm", "normalize",
+    "pdist", "poisson_nll_loss", "pow", "reciprocal", "rsqrt", "sinh", "smooth_l1_loss", "soft_margin_loss",
+    "softplus", "renorm", "tan", "triplet_margin_loss", "huber_loss",
+}
+# float32 by their dtype argument (the input is not cast first).
+_AC_FP32_DTYPE = {"softmax", "log_softmax", "softmin", "sum", "prod", "cumsum", "cumprod"}
+_AC_PROMOTE = {"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sample", "index_put", "scatter_add",
+               "tensordot"}
+AUTOCAST = {"off": None, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def _low(t):
+    return isinstance(t, torch.Tensor) and t.dtype in (torch.float16, torch.bfloat16)
+
+
+class _Autocast(TorchFunctionMode):
+    """torch.autocast(device_type="cuda", dtype) as the recording sees it
+    (see _AC_LOW): the listed ops' floating-point arguments cast to the low
+    dtype or to float32, the rest run in the dtypes they get. As under
+    autocast, a cast of a leaf that requires grad (a weight) is made once
+    per forward and reused."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+        self.cache = {}
+
+    def cast(self, v, dtype):
+        if isinstance(v, torch.Tensor):
+            if not v.is_floating_point() or v.dtype in (dtype, torch.float64):
+                return v
+            leaf = v.is_leaf and v.requires_grad
+            key = (id(v), dtype)
+            if leaf and key in self.cache:
+                return self.cache[key][1]
+            c = v.to(dtype)
+            if leaf:
+                self.cache[key] = (v, c)  # v kept so that its id stays unique
+            return c
+        if isinstance(v, (list, tuple)):
+            return type(v)(self.cast(y, dtype) for y in v)
+        return v
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", "")
+        to = None
+        if name in _AC_LOW:
+            to = self.dtype
+        elif name in _AC_FP32:
+            to = torch.float32
+        elif name in _AC_PROMOTE:
+            ts = [t for t in _tensors((args, kwargs)) if t.is_floating_point()]
+            if ts and any(_low(t) for t in ts) and any(t.dtype == torch.float32 for t in ts):
+                to = torch.float32
+        elif name in _AC_FP32_DTYPE and kwargs.get("dtype") is None:
+            first = next(iter(_tensors(args)), None)
+            if _low(first):
+                kwargs["dtype"] = torch.float32
+        if to is not None:
+            args = self.cast(tuple(args), to)
+            kwargs = {k: self.cast(v, to) for k, v in kwargs.items()}
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _cpu_autocast(dtype):
+    """torch.autocast on the CPU below _Autocast: it casts the matmuls and
+    convolutions that Python functions of torch call themselves (the
+    projections of nn.MultiheadAttention's multi_head_attention_forward),
+    which _Autocast does not see, as CUDA's autocast would (the CPU's
+    low-precision list has CUDA's matmuls and convolutions). What _Autocast
+    casts reaches it in its dtype already. torch 1.13's CPU autocast has
+    bfloat16 only: with float16 it stays off there (warning silenced)."""
+    if dtype is None:
+        yield
+        return
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ctx = torch.autocast("cpu", dtype=dtype)
+        try:
+            ctx.__enter__()
+        except RuntimeError:  # torch 1.13: "AutocastCPU only support Bfloat16"
+            ctx = None
+    try:
+        yield
+    finally:
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+
+
 class Exporter:
     """One training-step export. Use export_training_step."""
 
@@ -306,6 +443,7 @@ class Exporter:
         self.pending_bwd = []
         self.current_param = None
         self.counting = None  # [flops] while a fused op's parts run
+        self.autocast = None  # the _Autocast mode while the forward runs under autocast
 
     # --- naming
 
@@ -379,7 +517,8 @@ class Exporter:
                         self.keep.append(t)
             return
         if self.phase == "optimizer":
-            module = self.module_of_param[self.current_param]
+            # A foreach or fused update's op covers its whole group: no module.
+            module = self.module_of_param[self.current_param] if self.current_param is not None else ""
         elif self.phase == "backward":
             module = ""  # set when the autograd node's hook fires
         else:
@@ -388,19 +527,30 @@ class Exporter:
         first = outs[0] if outs else None
         dtype = _DTYPES.get(first.dtype, "f32") if first is not None else "f32"
         shape = list(first.shape) if first is not None else []
+        # An in-place multi-tensor op (_foreach_add_, _fused_adam_) returns
+        # nothing: what it writes are its mutated arguments.
+        mutated = _mutated(func, name, args, kwargs) if not outs and ns == "aten" else []
         read = 0 if view else sum(_nbytes(t) for t in ins)
-        written = 0 if view else sum(_nbytes(t) for t in outs)
+        written = 0 if view else sum(_nbytes(t) for t in outs) + sum(_nbytes(t) for t in mutated)
         flops = 0 if view else _flops(func, name, args, kwargs, out)
+        if name.startswith("_foreach_"):
+            # Elementwise over a list: one per element written.
+            flops = sum(t.numel() for t in outs + mutated)
+        elif name in _FUSED_OPT:
+            # The for-loop's elementwise ops per element of the parameters.
+            flops = _FUSED_OPT[name] * sum(t.numel() for t in _tensors(args[0]))
         if name in _EMBEDDING and name.startswith(("embedding", "index_select", "gather", "index")) and ins:
             # A gather reads the rows it picks (and the indices), not the table.
             read = written + sum(_nbytes(t) for t in ins[1:])
-        if self.phase == "optimizer":
+        if self.phase == "optimizer" and self.current_param is None:
+            base = "optimizer/%s/%s" % (self.opt_name, name)
+        elif self.phase == "optimizer":
             base = "%s/%s:%s/%s" % (module or "model", self.opt_name, self.current_param.rsplit(".", 1)[-1], name)
         elif self.phase == "backward":
             base = "bwd/%s" % name  # the module is put in front in _assemble
         else:
             base = "%s/%s" % (module or "model", name)
-        coloc = _group(module) if self.phase == "optimizer" else ""
+        coloc = _group(module) if self.phase == "optimizer" and self.current_param is not None else ""
         op = self.add_op(base, name, _class(name), dtype, shape, module, str(func), flops, read, written,
                          coloc=coloc, alias=view,
                          param=self.current_param if self.phase == "optimizer" else None)
@@ -411,12 +561,18 @@ class Exporter:
             self.produce(op, t)
             if src is not None:
                 self.base_of[len(self.tensors) - 1] = self.base_of.get(src, src)
+        for t in mutated:
+            # The new value lives in the old one's memory: later readers
+            # depend on this op, and no memory is added.
+            self.produce(op, t)
+            self.tensors[-1][2] = 0
         if self.phase == "backward":
             self.pending_bwd.append(op)
 
-    def record_fused(self, typ, cls, ins, outs, flops, source):
+    def record_fused(self, typ, cls, ins, outs, flops, source, temp=0):
         """Records one op that stands for several ATen calls (a fused
-        kernel): it reads ins and writes outs, with the given FLOPs."""
+        kernel): it reads ins and writes outs, with the given FLOPs, and
+        holds temp bytes of scratch memory while it runs."""
         if self.phase == "backward":
             module, base = "", "bwd/%s" % typ
         else:
@@ -425,6 +581,8 @@ class Exporter:
         first = outs[0]
         op = self.add_op(base, typ, cls, _DTYPES.get(first.dtype, "f32"), list(first.shape), module, source, flops,
                          sum(_nbytes(t) for t in ins), sum(_nbytes(t) for t in outs))
+        if temp:
+            self.ops[op]["temp_bytes"] = int(temp)
         for t in ins:
             self.consume(t, op)
         for t in outs:
@@ -557,11 +715,162 @@ def _fused_sdpa(x):
         kw = dict(zip(_SDPA_ARGS, args))
         kw.update(kwargs)
         q, k, v, mask = kw.pop("query"), kw.pop("key"), kw.pop("value"), kw.pop("attn_mask", None)
+        if x.autocast is not None:  # in autocast's low-precision list
+            q, k, v = (x.autocast.cast(t, x.autocast.dtype) for t in (q, k, v))
         out = _FusedSDPA.apply(x, q, k, v, mask, kw)
         if out.grad_fn is not None and out.grad_fn not in x.node_module:
             x.node_module[out.grad_fn] = x.module_stack[-1]
         return out
     return sdpa
+
+
+# cuDNN's RNNs (torchexport --cudnn-rnn): what PyTorch runs for nn.LSTM
+# and nn.GRU on CUDA (aten::_cudnn_rnn and _cudnn_rnn_backward), in place
+# of the per-gate, per-time-step ops a CPU records.
+_RNN_GATES = {"lstm": 4, "gru": 3}
+
+
+def cudnn_rnn_sizes(mode, layers, directions, seq, batch, hidden, elem):
+    """(reserve, workspace) bytes of one cuDNN RNN call in training, as
+    this exporter estimates them (cuDNN's own sizes,
+    cudnnGetRNNTempSpaceSizes, depend on its version and algorithm; a GPU
+    run shows the reserve as _cudnn_rnn's fourth output). The reserve is
+    kept from forward to backward: per layer, direction, time step and
+    example, the gates' activations (4 hidden-sized vectors for an LSTM, 3
+    for a GRU) and the cell's state and its tanh (LSTM) or the recurrent
+    candidate (GRU), plus the outputs of every layer but the last (the
+    next layer's input). The workspace, held while one call runs, is one
+    layer's input projection for every time step: directions x seq x
+    batch x gates x hidden."""
+    g = _RNN_GATES[mode]
+    extra = 2 if mode == "lstm" else 1
+    reserve = layers * directions * seq * batch * (g + extra) * hidden * elem
+    reserve += (layers - 1) * seq * batch * directions * hidden * elem
+    workspace = directions * seq * batch * g * hidden * elem
+    return reserve, workspace
+
+
+@contextlib.contextmanager
+def _no_mkldnn():
+    """oneDNN off (its flags warn about TF32 on Intel GPUs on torch 2.x)."""
+    flags = getattr(torch.backends.mkldnn, "flags", None)
+    if flags is None:
+        yield
+        return
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ctx = flags(enabled=False)
+        ctx.__enter__()
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ctx.__exit__(None, None, None)
+
+
+class _CudnnRNN(torch.autograd.Function):
+    """nn.LSTM / nn.GRU recorded as cuDNN runs them: one op forward
+    (_cudnn_rnn: reads the input, the initial states and every weight;
+    writes the output, the final states and the reserve) and one backward
+    (_cudnn_rnn_backward: reads what forward read, the output, the
+    gradients that reach it and the reserve; writes the gradients of the
+    input, the initial states and the weights). What stays allocated from
+    forward to backward is the input, the weights, the states, the output
+    and the reserve (cudnn_rnn_sizes), never the per-step gate tensors of
+    the per-gate recording. FLOPs are that recording's, counted on the
+    same inputs."""
+
+    @staticmethod
+    def forward(ctx, x, mode, rest, inp, h0, c0, *weights):
+        ctx.set_materialize_grads(False)
+        orig = rest["orig"]
+        leaves = [t.detach().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else None
+                  for t in (inp, h0, c0) + weights]
+        x.counting = [0]
+        try:
+            # The per-gate ops, not oneDNN's one op per layer (torch 2.x on
+            # CPU), whose FLOPs the exporter cannot count.
+            with torch.enable_grad(), _no_mkldnn():
+                hx = (leaves[1], leaves[2]) if mode == "lstm" else leaves[1]
+                math = orig(leaves[0], hx, leaves[3:], *rest["args"])
+            outs = [t.detach().clone() for t in math]
+            flops = x.counting[0]
+            layers, bidir, batch_first = rest["layers"], rest["bidirectional"], rest["batch_first"]
+            seq, batch = (inp.shape[1], inp.shape[0]) if batch_first and inp.dim() == 3 else (inp.shape[0], inp.shape[-2] if inp.dim() == 3 else 1)
+            hidden = h0.shape[-1]
+            reserve_b, work_b = cudnn_rnn_sizes(mode, layers, 2 if bidir else 1, seq, batch, hidden,
+                                                inp.element_size())
+            reserve = inp.new_empty((reserve_b,), dtype=torch.uint8)
+        finally:
+            x.counting = None
+        ins = [t for t in (inp, h0, c0) + weights if isinstance(t, torch.Tensor)]
+        x.record_fused("_cudnn_rnn", "matmul", ins, outs + [reserve], flops, "aten._cudnn_rnn.default (cuDNN RNN)",
+                       temp=work_b)
+        ctx.x, ctx.mode, ctx.math, ctx.leaves = x, mode, math, leaves
+        ctx.saved = ins + outs[:1] + [reserve]
+        return tuple(outs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        x = ctx.x
+        need = [t for t in ctx.leaves if t is not None and t.requires_grad]
+        pairs = [(m, g) for m, g in zip(ctx.math, grads) if g is not None]
+        x.counting = [0]
+        try:
+            with torch.enable_grad(), _no_mkldnn():
+                got = list(torch.autograd.grad([m for m, _ in pairs], need, [g for _, g in pairs],
+                                               allow_unused=True)) if need and pairs else [None] * len(need)
+            got = [g if g is not None else torch.zeros_like(t) for g, t in zip(got, need)]
+            flops = x.counting[0]
+        finally:
+            x.counting = None
+        full = [got.pop(0) if t is not None and t.requires_grad else None for t in ctx.leaves]
+        outs = [g for g in full if g is not None]
+        if outs:
+            x.record_fused("_cudnn_rnn_backward", "matmul", [g for _, g in pairs] + ctx.saved, outs, flops,
+                           "aten._cudnn_rnn_backward.default (cuDNN RNN)")
+        ctx.math = ctx.leaves = ctx.saved = None
+        return (None, None, None) + tuple(full)
+
+
+class _CudnnVF:
+    """torch._VF as nn.LSTM and nn.GRU see it while recording with cuDNN
+    RNNs: lstm and gru (unpacked input) go through _CudnnRNN; everything
+    else, and packed sequences, is torch._VF's."""
+
+    def __init__(self, x, vf):
+        self._x, self._vf = x, vf
+
+    def __getattr__(self, name):
+        return getattr(self._vf, name)
+
+    def _rnn(self, mode, inp, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first):
+        x = self._x
+        h0, c0 = (hx[0], hx[1]) if mode == "lstm" else (hx, None)
+        weights = tuple(params)
+        if x.autocast is not None:  # autocast casts cuDNN RNNs to the low dtype
+            inp, h0, c0 = (x.autocast.cast(t, x.autocast.dtype) if t is not None else None for t in (inp, h0, c0))
+            weights = tuple(x.autocast.cast(w, x.autocast.dtype) for w in weights)
+        rest = {"orig": getattr(self._vf, mode), "args": (has_biases, num_layers, dropout, train, bidirectional,
+                                                          batch_first),
+                "layers": num_layers, "bidirectional": bidirectional, "batch_first": batch_first}
+        outs = _CudnnRNN.apply(x, mode, rest, inp, h0, c0, *weights)
+        fn = outs[0].grad_fn
+        if fn is not None and fn not in x.node_module:
+            x.node_module[fn] = x.module_stack[-1]
+        return outs
+
+    def lstm(self, *args, **kwargs):
+        if len(args) == 9 and isinstance(args[1], (tuple, list)):
+            return self._rnn("lstm", *args)
+        return self._vf.lstm(*args, **kwargs)
+
+    def gru(self, *args, **kwargs):
+        if len(args) == 9 and isinstance(args[1], torch.Tensor) and not isinstance(args[2], torch.Tensor):
+            return self._rnn("gru", *args)
+        return self._vf.gru(*args, **kwargs)
 
 
 def _module_hooks(exporter, model):
@@ -588,7 +897,7 @@ def _optimizer_step(opt):
 
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
                          out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None,
-                         data_dependent="follow"):
+                         data_dependent="follow", execution=None):
     """Records one training step and returns (graph, meta) as dicts.
 
     build_model() returns the nn.Module (called under fake tensors when
@@ -611,7 +920,17 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     cannot: "follow" records the step on real CPU tensors instead, along
     the path the example inputs take, with a warning on stderr; "fail"
     raises DataDependentError, one line naming the op and the source line.
+    execution states how the user runs the step (execution_settings: the
+    optimizer's implementation, autocast, TF32, cuDNN RNNs, CUDA graphs,
+    torch.compile): the step is recorded so (a foreach or fused optimizer's
+    multi-tensor ops, autocast's casts and dtypes) and the graph gets an
+    "execution" object (docs/graph-format.md); None records it as before
+    and writes none.
     """
+    execution = execution_settings(**execution) if execution is not None else None
+    impl = execution["optimizer_impl"] if execution else "for-loop"
+    autocast = execution.get("autocast") if execution else None
+    cudnn_rnn = bool(execution and execution.get("cudnn_rnn"))
     attention = attention or default_attention()
     if attention not in ATTENTION:
         raise ValueError("attention %r: want one of %s" % (attention, ", ".join(ATTENTION)))
@@ -622,7 +941,8 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
         raise ValueError("data_dependent %r: want follow or fail" % data_dependent)
     try:
         x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
-                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
+                                                   autocast, cudnn_rnn)
     except Exception as e:
         where = _data_dependent(e) if fake else None
         if where is None:
@@ -635,22 +955,79 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
               "path the example inputs take (other inputs may take another)" % where, file=sys.stderr)
         fake = False
         x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
-                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention)
+                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
+                                                   autocast, cudnn_rnn)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
-                     True, attention)[0]
+                     True, attention, impl, autocast, cudnn_rnn)[0]
         if not _same_steps(x, x2):
             print("torchexport: the step at twice the batch has other ops (a data-dependent model): "
                   "the graph has no batch information", file=sys.stderr)
             x2 = None
     graph, meta = _assemble(x, name, params, buffers, model, batch if x2 is not None else 0, x2)
+    if execution is not None:
+        graph = _with_execution(graph, execution, x)
+        meta["execution"] = dict(execution)  # every setting, stated or default
     meta["attention"] = attention
     meta["fake"] = bool(x.fake)
     if out is not None:
         _write_json(out, graph)
         _write_json(meta_out or _meta_path(out), meta)
     return graph, meta
+
+
+EXECUTION_VERSION = 1
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune")
+
+
+def execution_settings(device=None, optimizer_impl=None, autocast=None, tf32_matmul=None, tf32_cudnn=None,
+                       cudnn_rnn=None, cuda_graphs=False, compile=None):
+    """The execution settings as the user states them, the rest filled
+    with PyTorch's defaults: on CUDA (device "cuda") the foreach optimizer
+    and cuDNN's RNNs, elsewhere (or unsaid) the for-loop optimizer and the
+    RNN's per-gate ops; TF32 off for matmuls and on for cuDNN; no autocast,
+    CUDA graphs or torch.compile. Raises ValueError on a value out of
+    range."""
+    if device not in (None, "cuda", "cpu"):
+        raise ValueError("device %r: want cuda or cpu" % (device,))
+    impl = optimizer_impl or ("foreach" if device == "cuda" else "for-loop")
+    if impl not in OPTIMIZER_IMPLS:
+        raise ValueError("optimizer implementation %r: want one of %s" % (impl, ", ".join(OPTIMIZER_IMPLS)))
+    if (autocast or "off") not in AUTOCAST:
+        raise ValueError("autocast %r: want one of %s" % (autocast, ", ".join(AUTOCAST)))
+    if compile not in (None, "") + COMPILE_MODES:
+        raise ValueError("compile mode %r: want one of %s" % (compile, ", ".join(COMPILE_MODES)))
+    return {"device": device, "optimizer_impl": impl, "autocast": autocast or "off",
+            "tf32_matmul": bool(tf32_matmul) if tf32_matmul is not None else False,
+            "tf32_cudnn": bool(tf32_cudnn) if tf32_cudnn is not None else True,
+            "cudnn_rnn": bool(cudnn_rnn) if cudnn_rnn is not None else device == "cuda",
+            "cuda_graphs": bool(cuda_graphs), "compile": compile or None}
+
+
+def _with_execution(graph, e, x):
+    """graph with its "execution" object (docs/graph-format.md) before its
+    ops, where placer writes it."""
+    obj = {"version": EXECUTION_VERSION}
+    if e["device"]:
+        obj["device"] = e["device"]
+    obj["optimizer"] = x.opt_name
+    obj["optimizer_impl"] = e["optimizer_impl"]
+    start = getattr(x, "optimizer_from", 0)
+    if 0 < start < len(graph["ops"]):
+        obj["optimizer_from"] = graph["ops"][start]["name"]
+    obj["autocast"] = e["autocast"]
+    for k in ("tf32_matmul", "tf32_cudnn", "cudnn_rnn", "cuda_graphs"):
+        if e[k]:
+            obj[k] = True
+    if e["compile"]:
+        obj["compile"] = e["compile"]
+    out = {}
+    for k, v in graph.items():
+        if k == "ops":
+            out["execution"] = obj
+        out[k] = v
+    return out
 
 
 def _double(t, batch_dim, batch):
@@ -681,8 +1058,54 @@ def _same_steps(a, b):
     return all(p[0] == q[0] and p[1] == q[1] and len(p[3]) == len(q[3]) for p, q in zip(a.tensors, b.tensors))
 
 
+OPTIMIZER_IMPLS = ("for-loop", "foreach", "fused")
+
+
+class SettingError(Exception):
+    """An execution setting this torch cannot record: one line."""
+
+
+def make_optimizers(named, optimizer_cls, optimizer_kwargs, impl="for-loop"):
+    """{parameter name: its optimizer} for named [(name, parameter)]: one
+    optimizer per parameter with foreach=False (for-loop: each update op
+    knows its parameter), or one over all of them with foreach=True or
+    fused=True (their multi-tensor kernels: a few ops, or one, per
+    group)."""
+    import inspect
+    kwargs = dict(optimizer_kwargs or {})
+    params = inspect.signature(optimizer_cls.__init__).parameters
+    if impl == "for-loop":
+        if "foreach" in params:
+            kwargs.setdefault("foreach", False)
+        return {n: optimizer_cls([p], **kwargs) for n, p in named}
+    if impl not in OPTIMIZER_IMPLS:
+        raise ValueError("optimizer implementation %r: want one of %s" % (impl, ", ".join(OPTIMIZER_IMPLS)))
+    key = "foreach" if impl == "foreach" else "fused"
+    if key not in params:
+        raise SettingError("--optimizer-impl %s: torch %s's %s has no %s argument" % (
+            impl, torch.__version__, optimizer_cls.__name__, key))
+    kwargs[key] = True
+    if impl == "fused":
+        kwargs["foreach"] = False
+    try:
+        opt = optimizer_cls([p for _, p in named], **kwargs)
+    except RuntimeError as e:  # torch before 2.4: fused on CUDA tensors only
+        raise SettingError("--optimizer-impl fused: torch %s cannot record it on the CPU tensors the exporter uses "
+                           "(%s); torch 2.4 or later can" % (torch.__version__, str(e).splitlines()[0])) from None
+    return {n: opt for n, _ in named}
+
+
+def _distinct(opts):
+    seen, out = set(), []
+    for o in opts.values():
+        if id(o) not in seen:
+            seen.add(id(o))
+            out.append(o)
+    return out
+
+
 def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double,
-            attention="math"):
+            attention="math", impl="for-loop", autocast=None, cudnn_rnn=False):
     """One recording of the step; double: on the inputs twice over along
     batch_dim. Returns (exporter, params, buffers, model, batch), batch the
     example inputs' batch size (0 when batch_dim is None or the first input
@@ -700,6 +1123,10 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         sdpa_ctx.__enter__()
     if attention == "fused":
         torch.nn.functional.scaled_dot_product_attention = _fused_sdpa(x)
+    import torch.nn.modules.rnn as _rnn_mod
+    vf = _rnn_mod._VF
+    if cudnn_rnn:
+        _rnn_mod._VF = _CudnnVF(x, vf)
     try:
         try:
             model = build_model()
@@ -729,19 +1156,16 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         if double:
             inputs = tuple(_double(t, batch_dim, batch) for t in inputs)
             target = _map_tensors(target, lambda t: _double(t, batch_dim, batch))
-        kwargs = dict(optimizer_kwargs or {})
-        import inspect
-        if "foreach" in inspect.signature(optimizer_cls.__init__).parameters:
-            kwargs.setdefault("foreach", False)
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         module_of = {n: n.rsplit(".", 1)[0] if "." in n else "" for n, _ in named}
-        opts = {}
+        opts = make_optimizers(named, optimizer_cls, optimizer_kwargs, impl)
         for n, p in named:
-            opts[n] = optimizer_cls([p], **kwargs)
-            # One update on a zero gradient creates the optimizer state, so
-            # that the recorded step is a steady-state one.
             p.grad = torch.zeros_like(p)
-            _optimizer_step(opts[n])
+        # One update on a zero gradient creates the optimizer state, so that
+        # the recorded step is a steady-state one.
+        for o in _distinct(opts):
+            _optimizer_step(o)
+        for n, p in named:
             p.grad = None
         x.opt_name = optimizer_cls.__name__.lower()
         x.module_of_param = module_of
@@ -779,15 +1203,19 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         pre, post = _module_hooks(x, model)
         param_module = {id(p): module_of[n] for n, p in named}
         x.phase = "forward"
-        with _ModuleGradFns(x), _Recorder(x):
-            output = model(*inputs)
-            if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
-                output = output.logits
-            if isinstance(output, tuple):
-                output = output[0]
-            x.module_stack.append("")
-            loss = loss_fn(output, target)
-            x.module_stack.pop()
+        ac = AUTOCAST[autocast or "off"]
+        with _ModuleGradFns(x):
+            x.autocast = _Autocast(ac) if ac is not None else None
+            with (x.autocast or contextlib.nullcontext()), _cpu_autocast(ac), _Recorder(x):
+                output = model(*inputs)
+                if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
+                    output = output.logits
+                if isinstance(output, tuple):
+                    output = output[0]
+                x.module_stack.append("")
+                loss = loss_fn(output, target)
+                x.module_stack.pop()
+            x.autocast = None
         for h in pre + post:
             h.remove()
 
@@ -800,14 +1228,22 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         for h in handles:
             h.remove()
 
-        # The optimizer update, one parameter at a time.
+        # The optimizer update: one parameter at a time (for-loop), or one
+        # group at a time (foreach, fused).
         x.phase = "optimizer"
+        x.optimizer_from = len(x.ops)
         with _Recorder(x):
-            for n, p in named:
-                x.current_param = n
-                _optimizer_step(opts[n])
+            if impl == "for-loop":
+                for n, p in named:
+                    x.current_param = n
+                    _optimizer_step(opts[n])
+            else:
+                x.current_param = None
+                for o in _distinct(opts):
+                    _optimizer_step(o)
         x.current_param = None
     finally:
+        _rnn_mod._VF = vf
         if _SDPA is not None:
             torch.nn.functional.scaled_dot_product_attention = _SDPA
         if sdpa_ctx is not None:
@@ -1075,6 +1511,31 @@ def main(argv=None):
                    "cannot: follow records it on real CPU tensors along the example inputs' path, with a warning "
                    "(default); fail stops with one line naming the op")
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
+    g = p.add_argument_group("execution settings", "how you run the step, recorded as it runs and written into the "
+                             "graph's execution object (docs/graph-format.md); without any of them the graph is as "
+                             "before and has none")
+    g.add_argument("--device", choices=("cuda", "cpu"), default=None,
+                   help="the device you train on; cuda takes PyTorch's defaults there: the foreach optimizer, cuDNN "
+                   "RNNs, TF32 for cuDNN but not matmuls (the recording itself runs on CPU fake tensors)")
+    g.add_argument("--optimizer-impl", choices=OPTIMIZER_IMPLS, default=None,
+                   help="the optimizer's implementation: for-loop (a few kernels per parameter; the default off "
+                   "CUDA), foreach (multi-tensor: a few per group; PyTorch's default on CUDA) or fused (one per group)")
+    g.add_argument("--autocast", choices=tuple(AUTOCAST), default=None,
+                   help="torch.autocast(\"cuda\", dtype) around forward and loss: matmuls and convolutions in bf16 or "
+                   "f16 with the casts autocast inserts, reductions, softmax, norms and losses in f32 (CUDA's lists)")
+    g.add_argument("--tf32-matmul", choices=("on", "off"), default=None,
+                   help="torch.backends.cuda.matmul.allow_tf32 (PyTorch's default off; "
+                   "torch.set_float32_matmul_precision('high') is on)")
+    g.add_argument("--tf32-cudnn", choices=("on", "off"), default=None,
+                   help="torch.backends.cudnn.allow_tf32 (PyTorch's default on)")
+    g.add_argument("--cudnn-rnn", choices=("on", "off"), default=None,
+                   help="LSTM/GRU layers as cuDNN's fused op, one forward and one backward (default: on with "
+                   "--device cuda, else the per-gate ops)")
+    g.add_argument("--cuda-graphs", action="store_true",
+                   help="you capture the whole step in one CUDA graph and replay it (placer eval --host: one launch)")
+    g.add_argument("--compile", choices=COMPILE_MODES, default=None,
+                   help="you torch.compile the model in this mode (placer eval --host: one launch per compiled "
+                   "kernel, or per CUDA graph with reduce-overhead)")
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--real", action="store_true", help="run on real CPU tensors instead of fake ones")
     p.add_argument("--seed", type=int, default=0)
@@ -1106,6 +1567,13 @@ def main(argv=None):
         kw = {"lr": a.lr}
         if a.optimizer == "sgd":
             kw["momentum"] = 0.9
+        execution = None
+        onoff = {"on": True, "off": False, None: None}
+        if any(v is not None for v in (a.device, a.optimizer_impl, a.autocast, a.tf32_matmul, a.tf32_cudnn,
+                                       a.cudnn_rnn, a.compile)) or a.cuda_graphs:
+            execution = dict(device=a.device, optimizer_impl=a.optimizer_impl, autocast=a.autocast,
+                             tf32_matmul=onoff[a.tf32_matmul], tf32_cudnn=onoff[a.tf32_cudnn],
+                             cudnn_rnn=onoff[a.cudnn_rnn], cuda_graphs=a.cuda_graphs, compile=a.compile)
         start = time.monotonic()
         if a.attention == "fused" and _SDPA is None:
             raise UsageError("--attention fused needs torch 2.0 or later: torch %s has no "
@@ -1113,12 +1581,12 @@ def main(argv=None):
         graph, meta = export_training_step(build, make_inputs, loss, opt, kw, None if a.profile else a.out,
                                            name=os.path.splitext(os.path.basename(a.out))[0], fake=not a.real,
                                            seed=a.seed, batch_dim=None if a.no_batch else 0, attention=a.attention,
-                                           data_dependent=a.data_dependent)
+                                           data_dependent=a.data_dependent, execution=execution)
         if a.profile:
             import profiling
             matched, unmatched, dev, measured = profiling.profile_step(graph, meta, build, make_inputs, loss, opt, kw,
                                                                        device=pdev, steps=a.profile_steps,
-                                                                       seed=a.seed)
+                                                                       seed=a.seed, execution=meta.get("execution"))
             _write_json(a.out, graph)
             _write_json(_meta_path(a.out), meta)
             print("profiled %d steps on %s: %d ops measured, %d unmatched (they keep roofline costs)" % (
@@ -1126,7 +1594,7 @@ def main(argv=None):
             if a.cost_table:
                 n = profiling.merge_cost_table(a.cost_table, dev, measured)
                 print("%s: %d entries" % (a.cost_table, n))
-    except UsageError as e:
+    except (UsageError, SettingError) as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 2
     except DataDependentError as e:

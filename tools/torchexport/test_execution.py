@@ -1,0 +1,346 @@
+"""Tests of the execution settings (torchexport --device, --optimizer-impl,
+--autocast, --tf32-*, --cudnn-rnn, --cuda-graphs, --compile;
+docs/graph-format.md, "Execution settings"), with hand-computed figures.
+They run on CPU, on current torch and on Debian's 1.13."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torchexport  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+# torch 2.4 and later run a fused Adam on CPU tensors, which the exporter
+# records on; 1.13 refuses it off CUDA.
+FUSED_ON_CPU = tuple(int(v) for v in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 4)
+
+
+def three_params():
+    """Three parameters: a 4 -> 3 linear's weight (12) and bias (3), a
+    3 -> 2 linear's weight without bias (6): 21 floats, 84 bytes."""
+    return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Linear(3, 2, bias=False))
+
+
+def export(build, shape, impl=None, loss="sum", opt=torch.optim.Adam, execution=None, batch_dim=None, **kw):
+    if execution is None and impl is not None:
+        execution = {"optimizer_impl": impl}
+    return torchexport.export_training_step(build, lambda: ((torch.randn(*shape),), None),
+                                            torchexport._custom_loss(loss), opt, {"lr": 0.1}, None,
+                                            execution=execution, batch_dim=batch_dim, **kw)
+
+
+def phase(graph, meta, name):
+    return [o for o, m in zip(graph["ops"], meta["ops"]) if m["phase"] == name]
+
+
+class OptimizerImplTest(unittest.TestCase):
+    def update(self, impl):
+        g, meta = export(three_params, (5, 4), impl)
+        return g, meta, phase(g, meta, "optimizer")
+
+    def test_for_loop_is_todays(self):
+        # The default: the graph of an export without settings, op for op.
+        g0, _ = export(three_params, (5, 4))
+        g1, _ = export(three_params, (5, 4), "for-loop")
+        self.assertNotIn("execution", g0)
+        self.assertEqual(g1["execution"]["optimizer_impl"], "for-loop")
+        self.assertEqual(g0["ops"], g1["ops"])
+        self.assertEqual(g0["tensors"], g1["tensors"])
+
+    @unittest.skipUnless(TORCH2, "torch 1.13's foreach Adam has other ops (9; tested below)")
+    def test_foreach_by_hand(self):
+        # torch 2.x's _multi_tensor_adam, one group of the three
+        # parameters (P = 84 bytes, 21 elements; steps 3 x 4 B = 12):
+        #   _foreach_add_(steps, tensor 1.0)        reads 12 + 4, writes 12
+        #   _foreach_lerp_(exp_avgs, grads)          reads 2P, writes P
+        #   _foreach_mul_(exp_avg_sqs)               reads P, writes P
+        #   _foreach_addcmul_(exp_avg_sqs, g, g)     reads 3P, writes P
+        #   _foreach_sqrt(exp_avg_sqs)               reads P, writes P (new)
+        #   _foreach_div_(sqrt, bias corrections)    reads P, writes P
+        #   _foreach_add_(sqrt, eps)                 reads P, writes P
+        #   _foreach_addcdiv_(params, m, sqrt)       reads 3P, writes P
+        # 8 ops (8 dispatches; the for-loop's 8 per parameter are 24),
+        # reads 16 + 12P = 1024, writes 12 + 7P = 600; FLOPs one per
+        # element written: 3 + 7 x 21 = 150, the for-loop's too.
+        g, meta, ops = self.update("foreach")
+        P = 84
+        self.assertEqual([o["type"] for o in ops], ["_foreach_add_", "_foreach_lerp_", "_foreach_mul_",
+                                                     "_foreach_addcmul_", "_foreach_sqrt", "_foreach_div_",
+                                                     "_foreach_add_", "_foreach_addcdiv_"])
+        self.assertEqual(sum(o.get("bytes_read", 0) for o in ops), 16 + 12 * P)
+        self.assertEqual(sum(o.get("bytes_written", 0) for o in ops), 12 + 7 * P)
+        self.assertEqual(sum(o.get("flops", 0) for o in ops), 150)
+        _, _, loop = self.update("for-loop")
+        self.assertEqual(len(loop), 24)
+        self.assertEqual(sum(o.get("flops", 0) for o in loop), 150)
+        # One group: no op belongs to one module.
+        self.assertTrue(all("colocation" not in o for o in ops))
+        self.assertEqual(g["execution"]["optimizer_from"], ops[0]["name"])
+
+    @unittest.skipIf(TORCH2, "torch 2.x: test_foreach_by_hand")
+    def test_foreach_torch113(self):
+        # torch 1.13's _multi_tensor_adam: 9 multi-tensor ops for the group.
+        _, _, ops = self.update("foreach")
+        self.assertEqual(len(ops), 9)
+        self.assertTrue(all(o["type"].startswith("_foreach_") for o in ops))
+
+    @unittest.skipUnless(FUSED_ON_CPU, "fused Adam on CPU tensors needs torch 2.4 (refusal tested below)")
+    def test_fused_by_hand(self):
+        # torch 2.x's fused Adam: the step counts' _foreach_add_ (reads
+        # and writes 12) and one _fused_adam_ for the group, which reads
+        # params, grads, exp_avgs, exp_avg_sqs (4P) and the steps (12) =
+        # 348 and writes params, exp_avgs, exp_avg_sqs (3P) = 252 (its
+        # gradients are written only when it unscales them); its FLOPs
+        # are the for-loop's 7 per element: 147. 2 ops, reads 360, writes
+        # 264: against foreach's 8 ops, 1024 and 600.
+        g, meta, ops = self.update("fused")
+        P = 84
+        self.assertEqual([o["type"] for o in ops], ["_foreach_add_", "_fused_adam_"])
+        self.assertEqual([o.get("bytes_read", 0) for o in ops], [12, 4 * P + 12])
+        self.assertEqual([o.get("bytes_written", 0) for o in ops], [12, 3 * P])
+        self.assertEqual(ops[1]["flops"], 7 * 21)
+        self.assertEqual(g["execution"]["optimizer_impl"], "fused")
+        # The parameters' and slots' new values hold no new memory: the
+        # update's outputs are tensors of 0 bytes.
+        names = {o["name"] for o in ops}
+        for t in g["tensors"]:
+            if t["producer"] in names and t["producer"].endswith("_fused_adam_"):
+                self.assertEqual(t["bytes"], 0)
+
+    @unittest.skipIf(FUSED_ON_CPU, "this torch records fused Adam")
+    def test_fused_refused(self):
+        with self.assertRaises(torchexport.SettingError) as c:
+            self.update("fused")
+        self.assertIn("torch 2.4 or later", str(c.exception))
+        self.assertNotIn("\n", str(c.exception))
+        err = _main(["--model", "mlp", "--optimizer-impl", "fused", "-o", os.path.join(tempfile.mkdtemp(), "m.json")])
+        self.assertEqual(err[0], 2)
+        self.assertEqual(len(err[1].strip().splitlines()), 1, err[1])
+
+
+def _main(argv):
+    import contextlib
+    import io
+    e = io.StringIO()
+    with contextlib.redirect_stderr(e), contextlib.redirect_stdout(io.StringIO()):
+        rc = torchexport.main(argv)
+    return rc, e.getvalue()
+
+
+class AutocastTest(unittest.TestCase):
+    def test_linear_bf16(self):
+        # Linear(8 -> 4) on a batch of 2 under bf16 autocast, loss
+        # output.float().sum(). Forward, by hand:
+        #   _to_copy input   f32 -> bf16: reads 2x8x4 = 64, writes 32
+        #   _to_copy weight  f32 -> bf16: reads 4x8x4 = 128, writes 64
+        #   _to_copy bias    f32 -> bf16: reads 16, writes 8
+        #   addmm bf16 [2, 4]: reads 8 + 32 + 64 = 104, writes 2x4x2 = 16,
+        #     2x2x8x4 = 128 FLOPs
+        #   _to_copy out     bf16 -> f32 (the loss's .float()), sum f32.
+        # Backward: the matmuls in bf16, the weight's and bias's gradients
+        # cast back to f32 (reads 64 and 8, writes 128 and 16) before the
+        # f32 update.
+        g, meta = export(lambda: torch.nn.Linear(8, 4), (2, 8), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        fwd = phase(g, meta, "forward")
+        casts = [o for o in fwd if o["type"] == "_to_copy"]
+        self.assertEqual([(o["dtype"], o["shape"], o["bytes_read"], o["bytes_written"]) for o in casts],
+                         [("bf16", [2, 8], 64, 32), ("bf16", [4, 8], 128, 64), ("bf16", [4], 16, 8),
+                          ("f32", [2, 4], 16, 32)])
+        mm = [o for o in fwd if o["type"] == "addmm"]
+        self.assertEqual([(o["dtype"], o["bytes_read"], o["bytes_written"], o["flops"]) for o in mm],
+                         [("bf16", 104, 16, 128)])
+        bwd = phase(g, meta, "backward")
+        self.assertEqual({o["dtype"] for o in bwd if o["class"] == "matmul"}, {"bf16"})
+        back = [(o["dtype"], o["shape"], o["bytes_read"], o["bytes_written"]) for o in bwd if o["type"] == "_to_copy"]
+        self.assertIn(("f32", [4, 8], 64, 128), back)
+        self.assertIn(("f32", [4], 8, 16), back)
+        self.assertEqual({o["dtype"] for o in phase(g, meta, "optimizer")}, {"f32"})
+        self.assertEqual(g["execution"]["autocast"], "bf16")
+        for o in g["ops"]:
+            self.assertIn(o["dtype"], ("f32", "bf16", "i64"), o["name"])
+
+    def test_fp32_list(self):
+        # cross-entropy is on autocast's float32 list: the bf16 logits are
+        # cast to f32 and log_softmax and the loss run in f32; layer_norm
+        # too; a weight used twice is cast once.
+        class Tied(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(8, 8))
+                self.ln = torch.nn.LayerNorm(8)
+
+            def forward(self, x):
+                h = torch.nn.functional.linear(x, self.w)
+                return torch.nn.functional.linear(self.ln(h), self.w)
+
+        g, meta = export(Tied, (2, 8), loss="cross-entropy", execution={"autocast": "f16"}, opt=torch.optim.SGD)
+        fwd = phase(g, meta, "forward")
+        by = {}
+        for o in fwd:
+            by.setdefault(o["type"], []).append(o["dtype"])
+        self.assertEqual(by["_log_softmax"], ["f32"])
+        self.assertEqual(by["nll_loss_forward"], ["f32"])
+        self.assertEqual(by["native_layer_norm"], ["f32"])
+        self.assertEqual(by.get("mm", []) + by.get("addmm", []), ["f16", "f16"])
+        w_casts = [o for o in fwd if o["type"] == "_to_copy" and o["shape"] == [8, 8]]
+        self.assertEqual(len(w_casts), 1)  # cached, as under autocast
+
+    def test_multihead_attention(self):
+        # nn.MultiheadAttention computes its projections inside a Python
+        # function of torch (multi_head_attention_forward): CUDA's
+        # autocast casts them at the dispatcher, and so does the export
+        # (its CPU autocast underneath): every forward matmul is bf16.
+        class MHA(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.attn = torch.nn.MultiheadAttention(16, 2)
+
+            def forward(self, x):
+                return self.attn(x, x, x, need_weights=False)[0]
+
+        g, meta = export(MHA, (4, 2, 16), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        mm = [o for o in phase(g, meta, "forward") if o["class"] == "matmul"]
+        self.assertGreaterEqual(len(mm), 2)
+        self.assertEqual({o["dtype"] for o in mm}, {"bf16"}, [(o["name"], o["dtype"]) for o in mm])
+
+    def test_off_is_todays(self):
+        g0, _ = export(lambda: torch.nn.Linear(8, 4), (2, 8), opt=torch.optim.SGD)
+        g1, _ = export(lambda: torch.nn.Linear(8, 4), (2, 8), execution={"autocast": "off"}, opt=torch.optim.SGD)
+        self.assertEqual(g0["ops"], g1["ops"])
+
+
+class RNN(torch.nn.Module):
+    """A 2-layer LSTM (or GRU), 8 -> 16, and a 16 -> 4 head; input
+    (seq 5, batch 3, 8)."""
+
+    def __init__(self, mode="lstm"):
+        super().__init__()
+        self.rnn = (torch.nn.LSTM if mode == "lstm" else torch.nn.GRU)(8, 16, num_layers=2)
+        self.head = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+class CudnnRNNTest(unittest.TestCase):
+    def rnn_ops(self, mode, cudnn, **kw):
+        g, meta = export(lambda: RNN(mode), (5, 3, 8), execution={"cudnn_rnn": cudnn}, opt=torch.optim.SGD,
+                         batch_dim=1, **kw)
+        ops = {ph: [o for o, m in zip(g["ops"], meta["ops"]) if m["phase"] == ph and m["module"] == "rnn"
+                    and o["type"] not in ("zeros", "new_empty_strided", "copy_")] for ph in ("forward", "backward")}
+        return g, ops
+
+    def test_lstm_by_hand(self):
+        # One op forward and one backward. Sizes (f32): input 5x3x8 = 480
+        # B; h0, c0 2x3x16 = 384 each; weights: layer 0 64x8 + 64x16 + 2x64
+        # = 1664 floats, layer 1 64x16 + 64x16 + 2x64 = 2176: 15,360 B.
+        # Forward reads 480 + 2 x 384 + 15,360 = 16,608; writes the output
+        # 5x3x16 = 960, hy, cy 384 each and the reserve
+        # 2 layers x 5 x 3 x (4 gates + 2) x 16 x 4 B = 11,520 plus layer
+        # 0's output 5x3x16x4 = 960: 12,480; total 14,208. Workspace: one
+        # layer's input projection 5x3x64x4 = 3,840 (temp_bytes). FLOPs:
+        # the per-gate recording's, 107,520 in the matmuls (per step 2x3x
+        # (8+16)x64 in layer 0 and 2x3x(16+16)x64 in layer 1) and 6,720
+        # elementwise: 114,240. Backward reads the output's gradient
+        # (960), what forward read (16,608), the output (960) and the
+        # reserve (12,480): 31,008; writes the weights' gradients, 15,360.
+        g, ops = self.rnn_ops("lstm", True)
+        fwd, bwd = ops["forward"], ops["backward"]
+        self.assertEqual([o["type"] for o in fwd], ["_cudnn_rnn"])
+        self.assertEqual([o["type"] for o in bwd], ["_cudnn_rnn_backward"])
+        f, b = fwd[0], bwd[0]
+        self.assertEqual((f["bytes_read"], f["bytes_written"], f["temp_bytes"], f["flops"]), (16608, 14208, 3840, 114240))
+        self.assertEqual((b["bytes_read"], b["bytes_written"]), (31008, 15360))
+        self.assertEqual(torchexport.cudnn_rnn_sizes("lstm", 2, 1, 5, 3, 16, 4), (12480, 3840))
+        # The reserve is a tensor from the forward op to the backward op.
+        res = [t for t in g["tensors"] if t["producer"] == f["name"] and t["bytes"] == 12480]
+        self.assertEqual(len(res), 1)
+        self.assertEqual(res[0]["consumers"], [b["name"]])
+        self.assertEqual(res[0].get("batch_dim"), 0)  # it grows with the batch
+        # The per-gate recording (torch 1.13; torch 2.x on CPU records
+        # oneDNN's one op per layer instead) has the same FLOPs.
+        _, per_gate = self.rnn_ops("lstm", False)
+        if not TORCH2:
+            self.assertEqual(sum(o.get("flops", 0) for o in per_gate["forward"]), 114240)
+            self.assertGreater(len(per_gate["forward"]), 100)
+        if os.path.exists(PLACER):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "rnn.json")
+                with open(out, "w") as fh:
+                    json.dump(g, fh)
+                r = subprocess.run([PLACER, "eval", "--graph", out, "--json"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_gru(self):
+        # GRU: 3 gates, reserve 2 x 5 x 3 x (3 + 1) x 16 x 4 + 960 = 8,640,
+        # workspace 5 x 3 x 48 x 4 = 2,880; one op each way.
+        g, ops = self.rnn_ops("gru", True)
+        self.assertEqual([o["type"] for o in ops["forward"]], ["_cudnn_rnn"])
+        self.assertEqual([o["type"] for o in ops["backward"]], ["_cudnn_rnn_backward"])
+        self.assertEqual(ops["forward"][0]["temp_bytes"], 2880)
+        self.assertEqual(torchexport.cudnn_rnn_sizes("gru", 2, 1, 5, 3, 16, 4), (8640, 2880))
+
+    def test_autocast(self):
+        # Under autocast the cuDNN op runs in the low dtype, as CUDA's
+        # autocast casts an LSTM's input and weights.
+        _, ops = self.rnn_ops("lstm", True)
+        g, meta = export(lambda: RNN(), (5, 3, 8), execution={"cudnn_rnn": True, "autocast": "bf16"},
+                         opt=torch.optim.SGD, batch_dim=1)
+        f = [o for o in g["ops"] if o["type"] == "_cudnn_rnn"]
+        self.assertEqual([o["dtype"] for o in f], ["bf16"])
+        self.assertEqual(f[0]["bytes_read"], 16608 // 2)
+
+
+class SettingsTest(unittest.TestCase):
+    def test_defaults(self):
+        s = torchexport.execution_settings(device="cuda")
+        self.assertEqual((s["optimizer_impl"], s["tf32_matmul"], s["tf32_cudnn"], s["cudnn_rnn"]),
+                         ("foreach", False, True, True))
+        s = torchexport.execution_settings()
+        self.assertEqual((s["optimizer_impl"], s["tf32_cudnn"], s["cudnn_rnn"]), ("for-loop", True, False))
+        for bad in ({"device": "tpu"}, {"optimizer_impl": "fast"}, {"autocast": "f8"}, {"compile": "max"}):
+            with self.assertRaises(ValueError):
+                torchexport.execution_settings(**bad)
+
+    def test_command_line(self):
+        # The flags land in the graph's execution object, before its ops,
+        # and placer reads it (eval --host --tf32 graph).
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "mlp.json")
+            rc, err = _main(["--model", "mlp", "--tf32-matmul", "on", "--tf32-cudnn", "off", "--cuda-graphs",
+                             "--compile", "reduce-overhead", "-o", out])
+            self.assertEqual(rc, 0, err)
+            with open(out) as f:
+                g = json.load(f)
+            self.assertEqual(list(g).index("execution"), list(g).index("ops") - 1)
+            e = g["execution"]
+            self.assertEqual(e, {"version": 1, "optimizer": "adam", "optimizer_impl": "for-loop",
+                                 "optimizer_from": e["optimizer_from"], "autocast": "off", "tf32_matmul": True,
+                                 "cuda_graphs": True, "compile": "reduce-overhead"})
+            names = [o["name"] for o in g["ops"]]
+            with open(out[:-5] + ".meta.json") as f:
+                meta = json.load(f)
+            first = [m["phase"] for m in meta["ops"]].index("optimizer")
+            self.assertEqual(names.index(e["optimizer_from"]), first)
+            if os.path.exists(PLACER):
+                r = subprocess.run([PLACER, "eval", "--graph", out, "--host", "--json"], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+            # Without a flag: no execution object.
+            rc, err = _main(["--model", "mlp", "-o", out])
+            self.assertEqual(rc, 0, err)
+            with open(out) as f:
+                self.assertNotIn("execution", json.load(f))
+
+
+if __name__ == "__main__":
+    unittest.main()
