@@ -20,11 +20,13 @@ import (
 // ProfileTimings are the measured ops of a profiled graph (graph.Op.HasTime)
 // as kernel timings for FitEfficiencies: each op's class, dtype, FLOPs,
 // bytes read and written, and measured time, f32 matmuls and
-// convolutions held against the TF32 peak when h allows TF32 (as the
-// model predicts them). Ops that do no work by these counts (views, ops
+// convolutions held against the TF32 peak where the graph's recorded
+// settings (else h) put them on TF32 (as the model predicts them:
+// roofline.ResolveTF32). Ops that do no work by these counts (views, ops
 // of class unknown) are left out, as are state ops (Input, Parameter,
 // Buffer).
 func ProfileTimings(g *graph.Graph, h roofline.Hardware) []KernelTiming {
+	tf32 := roofline.ResolveTF32(g, &h, nil) // the graph's recorded settings, else the hardware's
 	var ts []KernelTiming
 	for i := range g.NumOps() {
 		op := g.Op(i)
@@ -34,9 +36,9 @@ func ProfileTimings(g *graph.Graph, h roofline.Hardware) []KernelTiming {
 		if op.Type == "Input" || op.Type == "Parameter" || op.Type == "Buffer" {
 			continue
 		}
-		tensor := op.Class == graph.ClassMatMul || op.Class == graph.ClassConv
+		onTF32 := op.DType == graph.F32 && (op.Class == graph.ClassMatMul && tf32.MatMul || op.Class == graph.ClassConv && tf32.Conv)
 		ts = append(ts, KernelTiming{
-			Class: op.Class, DType: op.DType, TF32: h.AllowTF32 && tensor && op.DType == graph.F32,
+			Class: op.Class, DType: op.DType, TF32: onTF32,
 			Name: op.Name, FLOPs: op.FLOPs, Bytes: float64(op.BytesRead + op.BytesWritten), Seconds: op.Time,
 		})
 	}

@@ -104,3 +104,45 @@ func TestCalibrateFromProfileNoHardware(t *testing.T) {
 		t.Errorf("unprofiled graph: %v", err)
 	}
 }
+
+// TestProfileTimingsTF32: an f32 matmul and convolution are held against
+// the TF32 peak as the graph's recorded settings say (matmuls off,
+// convolutions on: PyTorch's defaults), whatever the hardware allows; a
+// graph without settings takes the hardware's.
+func TestProfileTimingsTF32(t *testing.T) {
+	build := func(e *graph.Execution) *graph.Graph {
+		b := graph.NewBuilder("tf32")
+		b.AddOp(graph.Op{Name: "mm", Type: "mm", Class: graph.ClassMatMul, DType: graph.F32, FLOPs: 1e9, BytesRead: 1e6, HasTime: true, Time: 1e-3})
+		b.AddOp(graph.Op{Name: "conv", Type: "convolution", Class: graph.ClassConv, DType: graph.F32, FLOPs: 1e9, BytesRead: 1e6, HasTime: true, Time: 1e-3})
+		b.AddOp(graph.Op{Name: "mm16", Type: "mm", Class: graph.ClassMatMul, DType: graph.BF16, FLOPs: 1e9, BytesRead: 1e6, HasTime: true, Time: 1e-3})
+		b.SetExecution(e)
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	h, _ := roofline.Preset("h100")
+	cases := []struct {
+		exec  *graph.Execution
+		allow bool
+		want  []bool // mm, conv, mm16
+	}{
+		{&graph.Execution{TF32MatMul: false, TF32CuDNN: true}, false, []bool{false, true, false}},
+		{&graph.Execution{TF32MatMul: true, TF32CuDNN: false}, true, []bool{true, false, false}},
+		{nil, true, []bool{true, true, false}},
+		{nil, false, []bool{false, false, false}},
+	}
+	for i, c := range cases {
+		h.AllowTF32 = c.allow
+		ts := ProfileTimings(build(c.exec), h)
+		if len(ts) != 3 {
+			t.Fatalf("case %d: %d timings", i, len(ts))
+		}
+		for j, w := range c.want {
+			if ts[j].TF32 != w {
+				t.Errorf("case %d: %s on TF32 %v, want %v", i, ts[j].Name, ts[j].TF32, w)
+			}
+		}
+	}
+}
