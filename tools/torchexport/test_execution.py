@@ -267,12 +267,13 @@ class CudnnRNNTest(unittest.TestCase):
         self.assertEqual(len(res), 1)
         self.assertEqual(res[0]["consumers"], [b["name"]])
         self.assertEqual(res[0].get("batch_dim"), 0)  # it grows with the batch
-        # The per-gate recording (torch 1.13; torch 2.x on CPU records
-        # oneDNN's one op per layer instead) has the same FLOPs.
+        # The per-gate recording (without cuDNN RNNs; on torch 2.x with
+        # oneDNN held off, which would record one op a layer) has the same
+        # FLOPs.
         _, per_gate = self.rnn_ops("lstm", False)
-        if not TORCH2:
-            self.assertEqual(sum(o.get("flops", 0) for o in per_gate["forward"]), 114240)
-            self.assertGreater(len(per_gate["forward"]), 100)
+        self.assertEqual(sum(o.get("flops", 0) for o in per_gate["forward"]), 114240)
+        self.assertGreater(len(per_gate["forward"]), 100)
+        self.assertFalse([o for o in per_gate["forward"] if "mkldnn" in o["type"]])
         if os.path.exists(PLACER):
             with tempfile.TemporaryDirectory() as tmp:
                 out = os.path.join(tmp, "rnn.json")

@@ -873,6 +873,27 @@ class _CudnnVF:
         return self._vf.gru(*args, **kwargs)
 
 
+class _PerGateVF:
+    """torch._VF as nn.LSTM, nn.GRU and nn.RNN see it while recording
+    without cuDNN RNNs: their calls run with oneDNN off, so that torch 2.x
+    on a CPU records the per-gate ops (matmuls and elementwise, as torch
+    1.13 and CUDA without cuDNN do) rather than oneDNN's one
+    mkldnn_rnn_layer op a layer, whose work the exporter cannot count."""
+
+    def __init__(self, vf):
+        self._vf = vf
+
+    def __getattr__(self, name):
+        fn = getattr(self._vf, name)
+        if name not in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+            return fn
+
+        def call(*args, **kwargs):
+            with _no_mkldnn():
+                return fn(*args, **kwargs)
+        return call
+
+
 def _module_hooks(exporter, model):
     paths = {}
     for name, mod in model.named_modules():
@@ -1127,6 +1148,8 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     vf = _rnn_mod._VF
     if cudnn_rnn:
         _rnn_mod._VF = _CudnnVF(x, vf)
+    else:
+        _rnn_mod._VF = _PerGateVF(vf)
     try:
         try:
             model = build_model()
