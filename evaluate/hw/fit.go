@@ -226,12 +226,23 @@ func minimize1D(f func(float64) float64) float64 {
 			best, bestV = x, v
 		}
 	}
-	a, b := math.Max(lo, best-step), math.Min(hi, best+step)
+	a, b, _, _ := goldenLog(math.Max(lo, best-step), math.Min(hi, best+step), 60, f, func(v float64) float64 { return v })
+	x := (a + b) / 2
+	if f(math.Exp(x)) > bestV {
+		x = best
+	}
+	return math.Exp(x)
+}
+
+// goldenLog narrows [a, b], logarithms of positive arguments, by iters
+// steps of golden-section search for the minimum of value(f(exp(x))),
+// and returns the last bracket and f at its two inner points.
+func goldenLog[T any](a, b float64, iters int, f func(float64) T, value func(T) float64) (lo, hi float64, fc, fd T) {
 	g := (math.Sqrt(5) - 1) / 2
 	c, d := b-g*(b-a), a+g*(b-a)
-	fc, fd := f(math.Exp(c)), f(math.Exp(d))
-	for i := 0; i < 60; i++ {
-		if fc <= fd {
+	fc, fd = f(math.Exp(c)), f(math.Exp(d))
+	for range iters {
+		if value(fc) <= value(fd) {
 			b, d, fd = d, c, fc
 			c = b - g*(b-a)
 			fc = f(math.Exp(c))
@@ -241,11 +252,7 @@ func minimize1D(f func(float64) float64) float64 {
 			fd = f(math.Exp(d))
 		}
 	}
-	x := (a + b) / 2
-	if f(math.Exp(x)) > bestV {
-		x = best
-	}
-	return math.Exp(x)
+	return a, b, fc, fd
 }
 
 func clampEff(e float64) float64 { return math.Min(maxEff, math.Max(minEff, e)) }

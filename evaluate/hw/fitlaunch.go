@@ -78,21 +78,7 @@ func FitEfficienciesLaunch(h roofline.Hardware, ts []KernelTiming) (roofline.Har
 		a = min(lo, b) * 1e-3
 	}
 	if b > a {
-		x, y := math.Log(a), math.Log(b)
-		g := (math.Sqrt(5) - 1) / 2
-		c, d := y-g*(y-x), x+g*(y-x)
-		tc, td := at(math.Exp(c)), at(math.Exp(d))
-		for range 30 {
-			if tc.err <= td.err {
-				y, d, td = d, c, tc
-				c = y - g*(y-x)
-				tc = at(math.Exp(c))
-			} else {
-				x, c, tc = c, d, td
-				d = x + g*(y-x)
-				td = at(math.Exp(d))
-			}
-		}
+		_, _, tc, td := goldenLog(math.Log(a), math.Log(b), 30, at, func(t trial) float64 { return t.err })
 		for _, t := range []trial{tc, td} {
 			if t.err < trials[best].err {
 				trials = append(trials, t)
