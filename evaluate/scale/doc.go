@@ -1,14 +1,18 @@
 // Package scale evaluates a plan of a uniform transformer
 // (graph/transformer) on a pod of nodes (Pod): tensor, pipeline and data
-// parallelism with sequence parallelism, micro-batches, interleaved
-// stages, activation recomputation and the distributed optimizer
-// (decision.Strategy), costed per layer, stage and schedule rather than
+// parallelism with sequence parallelism, micro-batches, interleaved and
+// uneven stages, activation recomputation (selective, full, or full on a
+// block of layers) and the distributed optimizer (decision.Strategy),
+// costed per layer, stage and schedule rather than
 // per op of every GPU (DESIGN §12). Data-parallel replicas and the tensor
 // ranks of a layer are identical and are costed once; a stage's identical
 // layers cost one layer times their number; the kernels of a layer are
-// costed by the roofline's hardware (evaluate/roofline), the collectives
-// by the pod's two-level network. Search enumerates the whole space of
-// such plans for a model and a pod.
+// costed by the roofline's hardware (evaluate/roofline) and what the
+// pod's node measures beyond it (Kernels: fused attention's rate, the SMs
+// an overlapped collective takes, NCCL's bus bandwidths), the collectives
+// by the pod's two-level network. Search enumerates the space of such
+// plans for a model and a pod. MegatronTable, MegatronA100 and Llama3
+// are published tables to check the model against.
 //
 // May import: graph/..., decision, evaluate/..., internal/...
 package scale
