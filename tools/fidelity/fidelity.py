@@ -359,22 +359,8 @@ def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, st
         named = [(n, p) for n, p in m.named_parameters() if p.requires_grad]
         opts = [opt_cls([p], **kw) for _, p in named]
 
-        import contextlib
-        ac = torch.autocast(dev.type, dtype=torch.bfloat16) if precision == "bf16" else contextlib.nullcontext()
-
-        def step():
-            with ac:
-                out = m(*inputs)
-                if not isinstance(out, torch.Tensor) and hasattr(out, "logits"):
-                    out = out.logits
-                if isinstance(out, tuple):
-                    out = out[0]
-                loss = loss_fn(out, target)
-            loss.backward()
-            for o in opts:
-                te._optimizer_step(o)
-            for _, p in named:
-                p.grad = None
+        step = te.training_step(m, inputs, target, loss_fn, opts, named, dev.type,
+                                torch.bfloat16 if precision == "bf16" else None)
 
         def sync():
             if cuda:

@@ -27,7 +27,6 @@ the launches); the kernels' names go into the meta file.
 """
 
 import bisect
-import contextlib
 import json
 import os
 import platform
@@ -178,19 +177,7 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     opts = te._distinct(te.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
     ac = te.AUTOCAST[(execution or {}).get("autocast") or "off"]
 
-    def step():
-        with (torch.autocast(device.type, dtype=ac) if ac is not None else contextlib.nullcontext()):
-            output = model(*inputs)
-            if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
-                output = output.logits
-            if isinstance(output, tuple):
-                output = output[0]
-            loss = loss_fn(output, target)
-        loss.backward()
-        for o in opts:
-            te._optimizer_step(o)
-        for _, p in named:
-            p.grad = None
+    step = te.training_step(model, inputs, target, loss_fn, opts, named, device.type, ac)
 
     def sync():
         if device.type == "cuda":

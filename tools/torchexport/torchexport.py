@@ -916,6 +916,29 @@ def _optimizer_step(opt):
     getattr(step, "__wrapped__", step)(opt)
 
 
+def training_step(model, inputs, target, loss_fn, opts, named, device_type, autocast=None):
+    """One real training step as a closure, what --profile and
+    tools/fidelity time: the forward (under torch.autocast(device_type,
+    autocast) when autocast is a dtype) and the loss, its backward, every
+    optimizer's step, and the gradients of named's parameters set to None.
+    A model whose output has .logits or is a tuple gives the loss those
+    or its first element."""
+    def step():
+        with (torch.autocast(device_type, dtype=autocast) if autocast is not None else contextlib.nullcontext()):
+            output = model(*inputs)
+            if not isinstance(output, torch.Tensor) and hasattr(output, "logits"):
+                output = output.logits
+            if isinstance(output, tuple):
+                output = output[0]
+            loss = loss_fn(output, target)
+        loss.backward()
+        for o in opts:
+            _optimizer_step(o)
+        for _, p in named:
+            p.grad = None
+    return step
+
+
 def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.optim.Adam, optimizer_kwargs=None,
                          out=None, meta_out=None, name="model", fake=True, seed=0, batch_dim=0, attention=None,
                          data_dependent="follow", execution=None):
