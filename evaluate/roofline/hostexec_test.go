@@ -1,6 +1,7 @@
 package roofline
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -148,32 +149,7 @@ func TestHostExecutionProperties(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, sync := range []bool{false, true} {
-				host := &Host{}
-				off := NewSimulator(mustModel(t, g, c, Options{SyncTransfers: sync, IgnoreMemory: true}), nil)
-				m := mustModel(t, g, c, Options{SyncTransfers: sync, IgnoreMemory: true, Host: host})
-				on := NewSimulator(m, nil)
-				for k := 0; k < 4; k++ {
-					d := randomDecision(g, devices, rng, k&1 == 1, k&2 == 2, false)
-					r0, err := off.Run(d)
-					if err != nil {
-						t.Fatal(err)
-					}
-					busy := append([]float64(nil), r0.DeviceBusy...)
-					r, err := on.Run(d)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if lb := m.LowerBound(d.Fusion != nil); r.StepTime < lb*(1-1e-12) {
-						t.Fatalf("seed %d %+v sync=%v k=%d: step %v < lower bound %v", seed, e, sync, k, r.StepTime, lb)
-					}
-					for dev := range devices {
-						if !near(r.DeviceBusy[dev], busy[dev]) {
-							t.Fatalf("seed %d %+v k=%d: device %d busy %v, %v eager", seed, e, k, dev, r.DeviceBusy[dev], busy[dev])
-						}
-					}
-				}
-			}
+			checkHost(t, fmt.Sprintf("seed %d %+v", seed, e), g, c, &Host{}, rng, false)
 		}
 	}
 }
