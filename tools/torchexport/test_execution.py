@@ -57,6 +57,25 @@ class OptimizerImplTest(unittest.TestCase):
         self.assertEqual(g0["ops"], g1["ops"])
         self.assertEqual(g0["tensors"], g1["tensors"])
 
+    def test_for_loop_state_in_place(self):
+        # The for-loop Adam per parameter: step += 1, exp_avg.lerp_ (1.13:
+        # mul_, add_), exp_avg_sq.mul_, .addcmul_, sqrt, div, add_(eps),
+        # param.addcdiv_. The updates of the step, the slots and the
+        # parameter write resident memory (the Parameter op's bytes):
+        # their outputs are 0-byte tensors. Only the denominator holds
+        # memory: sqrt, div and its in-place add_, P each = 3 x 84 = 252
+        # bytes over the three parameters. (Until 2026-11-25 the slots'
+        # lerp_, mul_ and addcmul_ outputs were new memory too, 6P = 504:
+        # exp_avg_sq.mul_ reads only the state, so the simulator ran it
+        # first and held its output through forward and backward, 0.49
+        # GiB of bert_base's predicted peak.)
+        g, meta, ops = self.update("for-loop")
+        names = {o["name"] for o in ops}
+        held = [(t["producer"], t["bytes"]) for t in g["tensors"] if t["producer"] in names and t["bytes"]]
+        self.assertEqual(sum(b for _, b in held), 3 * 84, held)
+        kinds = sorted({p.rsplit("/", 1)[1].split("#")[0] for p, _ in held})
+        self.assertEqual(kinds, ["add_", "div", "sqrt"])
+
     @unittest.skipUnless(TORCH2, "torch 1.13's foreach Adam has other ops (9; tested below)")
     def test_foreach_by_hand(self):
         # torch 2.x's _multi_tensor_adam, one group of the three

@@ -9,7 +9,7 @@ optimizer state as resident bytes; a module's parameters, buffers and
 their update ops share one co-location group ("module:<path>"). Views (view, t, transpose, expand, ...)
 are marked as aliases, and a reader of a view also reads its base, so that
 the base stays allocated while the view is in use; an in-place op (relu_,
-add_) writes a new value (counted twice while it runs). A second file (the "meta" file) keeps what the graph
+add_) writes a new value (counted twice while it runs), except that an update of a parameter or of optimizer state in place adds no memory. A second file (the "meta" file) keeps what the graph
 format has no field for: each op's module path (fully qualified name), phase
 and source ATen operator, and the parameter, gradient, optimizer-state and
 buffer bytes; `placer export --to module-map` reads it.
@@ -557,10 +557,19 @@ class Exporter:
         for t in ins:
             self.consume(t, op)
         src = self.producer.get(id(ins[0])) if view and ins else None
+        resident = self._resident_inplace(func, name, args, kwargs, outs) if self.phase == "optimizer" else ()
         for t in outs:
             self.produce(op, t)
             if src is not None:
                 self.base_of[len(self.tensors) - 1] = self.base_of.get(src, src)
+            if any(t is r for r in resident):
+                # An in-place update of optimizer state or a parameter
+                # (exp_avg_sq.mul_(beta2)): the new value lives in the
+                # resident bytes the Parameter op holds, so it adds no
+                # memory. Counted as a new tensor, it would be held from
+                # the start of the step, since an op that reads only the
+                # state is ready before the forward runs.
+                self.tensors[-1][2] = 0
         for t in mutated:
             # The new value lives in the old one's memory: later readers
             # depend on this op, and no memory is added.
@@ -568,6 +577,22 @@ class Exporter:
             self.tensors[-1][2] = 0
         if self.phase == "backward":
             self.pending_bwd.append(op)
+
+    def _resident_inplace(self, func, name, args, kwargs, outs):
+        """The outputs of an in-place op (its schema's (a!) arguments,
+        returned) whose written tensor is resident: a parameter, a buffer
+        or optimizer state, or an earlier in-place update of one."""
+        if not outs:
+            return ()
+        res = []
+        for t in _mutated(func, name, args, kwargs):
+            k = self.producer.get(id(t))
+            if k is None:
+                continue
+            prod = self.ops[self.tensors[k][0]]
+            if self.tensors[k][2] == 0 or prod["type"] in ("Parameter", "Buffer"):
+                res.append(t)
+        return res
 
     def record_fused(self, typ, cls, ins, outs, flops, source, temp=0):
         """Records one op that stands for several ATen calls (a fused
