@@ -380,6 +380,36 @@ class FusedAttentionTest(unittest.TestCase):
         self.assertEqual({x["module"] for o, x in zip(g["ops"], meta["ops"]) if "attention" in o["type"]},
                          {"layers.0.self_attn", "layers.1.self_attn"})
 
+    def test_cpu_device(self):
+        # --device cpu records attention as a CPU runs it: its flash
+        # kernel when there is no dropout (the log-sum-exp unpadded: 2 x 4
+        # x 128 x 4 B = 4,096 B, as the memory-efficient kernel's at this
+        # S), the math path with dropout (a CPU's fused kernel has none).
+        cpu = torchexport.execution_settings(device="cpu")
+
+        def export(build, inputs, loss):
+            return torchexport.export_training_step(build, inputs, loss, torch.optim.Adam, {"lr": 1e-3},
+                                                    name="cpu", attention="fused", execution=cpu)
+        g, meta = export(AttentionLayer, lambda: (torch.randn(self.B, self.S, self.H * self.D), None),
+                         lambda o, t: o.sum())
+        types = [o["type"] for o in g["ops"]]
+        self.assertEqual(types.count("_scaled_dot_product_flash_attention_for_cpu"), 1)
+        self.assertEqual(types.count("_scaled_dot_product_flash_attention_for_cpu_backward"), 1)
+        saved = saved_for_backward(g, meta)
+        self.assertEqual(sorted(n for _, n in saved), [4, 4096] + [131072] * 5, saved)
+        spec = zoo.MODELS["bert_base"]
+        build = lambda: zoo.Transformer(100, 64, 64, 4, 128, 2, causal=False)  # noqa: E731
+        g, meta = export(build, lambda: (torch.randint(0, 100, (2, 40)), torch.randint(0, 100, (2, 40))), spec.loss)
+        types = [o["type"] for o in g["ops"]]
+        self.assertFalse([t for t in types if "attention" in t], types)
+        # Per layer three f32 tensors of 2 x 4 x 40 x 40 elements are
+        # saved for backward: the scores' softmax, the dropout mask (the
+        # math path's composite dropout draws it in f32) and the dropped
+        # scores, which the second matmul's backward reads.
+        ss = 2 * 4 * 40 * 40
+        sizes = [n for _, n in saved_for_backward(g, meta)]
+        self.assertEqual(sizes.count(ss * 4), 2 * 3, sizes)
+
     def test_real_values(self):
         # On real tensors the fused stand-in computes what PyTorch does.
         torch.manual_seed(0)

@@ -444,6 +444,7 @@ class Exporter:
         self.current_param = None
         self.counting = None  # [flops] while a fused op's parts run
         self.autocast = None  # the _Autocast mode while the forward runs under autocast
+        self.sdpa_cpu = False  # fused attention as a CPU runs it (execution device cpu)
 
     # --- naming
 
@@ -702,7 +703,10 @@ class _FusedSDPA(torch.autograd.Function):
         fused = q.dtype in (torch.float16, torch.bfloat16) and mask is None and q.shape[-1] <= 256
         typ = "_scaled_dot_product_flash_attention" if fused else "_scaled_dot_product_efficient_attention"
         s_q = q.shape[-2]
-        if not fused:
+        if x.sdpa_cpu:
+            # A CPU's flash attention (any float dtype, no padding).
+            typ = "_scaled_dot_product_flash_attention_for_cpu"
+        elif not fused:
             s_q = -(-s_q // 32) * 32  # memory-efficient attention pads the log-sum-exp to 32 queries
         lse = q.new_empty(tuple(q.shape[:-2]) + (s_q,), dtype=torch.float32)
         ins = [q, k, v] + ([mask] if isinstance(mask, torch.Tensor) else [])
@@ -742,6 +746,11 @@ def _fused_sdpa(x):
         q, k, v, mask = kw.pop("query"), kw.pop("key"), kw.pop("value"), kw.pop("attn_mask", None)
         if x.autocast is not None:  # in autocast's low-precision list
             q, k, v = (x.autocast.cast(t, x.autocast.dtype) for t in (q, k, v))
+        if x.sdpa_cpu and kw.get("dropout_p"):
+            # A CPU's fused kernel has no dropout: PyTorch takes the math
+            # path (the S x S scores and the dropout mask saved).
+            with _math_only():
+                return _SDPA(q, k, v, attn_mask=mask, **kw)
         out = _FusedSDPA.apply(x, q, k, v, mask, kw)
         if out.grad_fn is not None and out.grad_fn not in x.node_module:
             x.node_module[out.grad_fn] = x.module_stack[-1]
@@ -1000,6 +1009,7 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     impl = execution["optimizer_impl"] if execution else "for-loop"
     autocast = execution.get("autocast") if execution else None
     cudnn_rnn = bool(execution and execution.get("cudnn_rnn"))
+    cpu = bool(execution and execution.get("device") == "cpu")
     attention = attention or default_attention()
     if attention not in ATTENTION:
         raise ValueError("attention %r: want one of %s" % (attention, ", ".join(ATTENTION)))
@@ -1011,7 +1021,7 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
     try:
         x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
                                                    optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
-                                                   autocast, cudnn_rnn)
+                                                   autocast, cudnn_rnn, cpu)
     except Exception as e:
         where = _data_dependent(e) if fake else None
         if where is None:
@@ -1025,11 +1035,11 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
         fake = False
         x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
                                                    optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
-                                                   autocast, cudnn_rnn)
+                                                   autocast, cudnn_rnn, cpu)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
-                     True, attention, impl, autocast, cudnn_rnn)[0]
+                     True, attention, impl, autocast, cudnn_rnn, cpu)[0]
         if not _same_steps(x, x2):
             print("torchexport: the step at twice the batch has other ops (a data-dependent model): "
                   "the graph has no batch information", file=sys.stderr)
@@ -1174,13 +1184,14 @@ def _distinct(opts):
 
 
 def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim, double,
-            attention="math", impl="for-loop", autocast=None, cudnn_rnn=False):
+            attention="math", impl="for-loop", autocast=None, cudnn_rnn=False, cpu=False):
     """One recording of the step; double: on the inputs twice over along
     batch_dim. Returns (exporter, params, buffers, model, batch), batch the
     example inputs' batch size (0 when batch_dim is None or the first input
     has no such dimension)."""
     torch.manual_seed(seed)
     x = Exporter(fake and FakeTensorMode is not None)
+    x.sdpa_cpu = cpu
     fm = FakeTensorMode() if x.fake else None
     if fm is not None:
         fm.__enter__()
@@ -1576,7 +1587,8 @@ def main(argv=None):
     p.add_argument("--attention", choices=ATTENTION, default=None,
                    help="scaled_dot_product_attention as one fused op (flash or memory-efficient: Q, K, V, the output "
                    "and the log-sum-exp saved for backward; the default on torch 2.x) or as the math path computes "
-                   "it (S x S scores saved; the default and only choice on torch 1.13)")
+                   "it (S x S scores saved; the default and only choice on torch 1.13); with --device cpu, fused is "
+                   "a CPU's flash attention, and a call with dropout takes the math path, as a CPU runs it")
     p.add_argument("--data-dependent", choices=("follow", "fail"), default="follow",
                    help="when the step reads a tensor's value (a branch on it, .item(), nonzero), which fake tensors "
                    "cannot: follow records it on real CPU tensors along the example inputs' path, with a warning "
@@ -1674,7 +1686,8 @@ def main(argv=None):
     flops = sum(o.get("flops", 0) for o in graph["ops"])
     print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, %s attention, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,
-        meta["attention"], time.monotonic() - start))
+        meta["attention"] + (" (math with dropout, as a CPU runs it)" if meta["attention"] == "fused" and
+                             a.device == "cpu" else ""), time.monotonic() - start))
     return 0
 
 
