@@ -29,8 +29,9 @@ build: go-deps
 # (evaluate/roofline/raw.go).
 #
 # What a green CI proves beyond that: the `cuda`-tagged code vets and builds
-# and links no cuBLAS (cuda-check: CUDA's headers from Debian's
-# nvidia-cuda-dev, unpacked once per machine), the zoo's models export on
+# and links no cuBLAS (cuda-check: CUDA 11.8's headers from Debian's
+# nvidia-cuda-dev, unpacked once per machine, and CUDA 13's from the
+# virtualenv), the zoo's models export on
 # current torch (zoo, about 35 s; TestZoo reads them), and the exporter's
 # tests pass on current torch and on Debian's 1.13. A test whose data is
 # absent says SKIP with its reason: the suite's output goes through
@@ -279,17 +280,25 @@ clean:
 # It compiles against CUDA 11.8's headers from Debian's nvidia-cuda-dev,
 # which evaluate/hw/scripts/install-cuda-dev.sh unpacks into CUDA_DEV_DIR
 # (once per machine, about 80 s, no root) when the system has no cuda.h and
-# cublas_v2.h; gorgonia.org/cu v0.9.6 needs headers of CUDA 12 or earlier
-# (it calls the 3-argument cuCtxCreate, which CUDA 13's cuda.h no longer
-# declares). make test vets and builds it; it runs only where a GPU and
-# its driver are.
+# cublas_v2.h. CUDA_INCLUDE, when set, names other include directories to
+# compile against instead (their cccl/ too, where CUDA 13 keeps CCCL's
+# headers); the link still uses the system's libcuda or CUDA_DEV_DIR's stub.
+# CUDA 13 headers build too: gorgonia.org/cu v0.9.6 calls five driver
+# functions whose CUDA 13 signatures changed (the 3-argument cuCtxCreate
+# among them), and evaluate/hw/cuda13compat/cuda.h, first on the include
+# path, points them back at the entry points CUDA 11.8 and 12 name
+# (cuda13-check below). make test vets and builds it; it runs only where a
+# GPU and its driver are.
 CUDA_BIN     := bin/placer-cuda
 CUDA_DEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/cuda-dev
+CUDA_INCLUDE ?=
+CUDA_COMPAT  := $(CURDIR)/evaluate/hw/cuda13compat
 CUDA_SYS     := $(firstword $(foreach d,/usr/local/cuda/include /usr/include,$(if $(and $(wildcard $(d)/cuda.h),$(wildcard $(d)/cublas_v2.h)),$(d))))
-CUDA_ENV     := CGO_ENABLED=1 CGO_CFLAGS="$(CUDA_CGO_CFLAGS)$(if $(CUDA_SYS),, -I$(CUDA_DEV_DIR)/include)" \
+CUDA_INC     := $(or $(CUDA_INCLUDE),$(if $(CUDA_SYS),,$(CUDA_DEV_DIR)/include))
+CUDA_ENV     := CGO_ENABLED=1 CGO_CFLAGS="$(CUDA_CGO_CFLAGS) -I$(CUDA_COMPAT) $(addprefix -I,$(CUDA_INC) $(wildcard $(addsuffix /cccl,$(CUDA_INC) $(CUDA_SYS))))" \
                 CGO_LDFLAGS="$(if $(CUDA_SYS),,-L$(CUDA_DEV_DIR)/lib)"
 
-.PHONY: cuda cuda-dev cuda-check
+.PHONY: cuda cuda-dev cuda-check cuda13-dev cuda13-check
 cuda-dev:
 	sh evaluate/hw/scripts/install-cuda-dev.sh $(CUDA_DEV_DIR)
 
@@ -310,6 +319,34 @@ cuda-check: cuda
 	@needed="$$(readelf -d $(CUDA_BIN) | awk '/NEEDED/ {print $$NF}' | tr -d '[]' | tr '\n' ' ')"; \
 		echo "cuda-check: $(CUDA_BIN) links $$needed"; \
 		case "$$needed" in *cublas*) echo "cuda-check: $(CUDA_BIN) links cuBLAS; it must load it at run time"; exit 1;; esac
+	@$(if $(CUDA_INCLUDE),:,$(MAKE) --no-print-directory cuda13-check)
+
+# The same checks against CUDA 13.0's headers (bin/placer-cuda13): the
+# virtualenv's nvidia/cu13/include (make venv; PyPI's CUDA runtime and
+# cuBLAS 13 wheels), plus the headers cublas_v2.h includes that those
+# wheels lack, CCCL's <nv/target> and crt/host_defines.h (CUDA13_PINS, a
+# 3 MB download, pip-installed once per machine into CUDA13_DEV_DIR by
+# cuda13-dev). cuda-check runs it; without the virtualenv it says SKIP and
+# passes.
+CUDA13_PINS    := nvidia-cuda-cccl==13.0.85 nvidia-cuda-crt==13.0.88
+CUDA13_DEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/cuda13-dev
+CUDA13_VENV    = $(firstword $(wildcard $(VENV)/lib/python3*/site-packages/nvidia/cu13/include/cuda.h))
+cuda13-dev:
+	@if [ "$$(cat $(CUDA13_DEV_DIR)/placer-pins 2>/dev/null)" != "$(CUDA13_PINS)" ]; then \
+		echo "cuda13-dev: installing $(CUDA13_PINS) (headers only, a 3 MB download) from PyPI into $(CUDA13_DEV_DIR)"; \
+		rm -rf $(CUDA13_DEV_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --target $(CUDA13_DEV_DIR) $(CUDA13_PINS) && \
+		echo "$(CUDA13_PINS)" > $(CUDA13_DEV_DIR)/placer-pins; \
+	fi
+
+cuda13-check:
+	@if [ -z "$(CUDA13_VENV)" ]; then \
+		echo "cuda13-check: SKIP: no CUDA 13 headers (no $(VENV)/lib/python3*/site-packages/nvidia/cu13/include/cuda.h; make venv installs them)"; \
+	else \
+		$(MAKE) --no-print-directory cuda13-dev && \
+		$(MAKE) --no-print-directory cuda-check CUDA_BIN=bin/placer-cuda13 \
+			CUDA_INCLUDE="$(patsubst %/,%,$(dir $(CUDA13_VENV))) $(CUDA13_DEV_DIR)/nvidia/cu13/include"; \
+	fi
 
 # The default model embedded in placer (methods/gdp/defaultmodel), which `placer
 # infer` and `placer finetune` use without --model: the small policy

@@ -11,14 +11,18 @@ import (
 )
 
 // cudaHeaders returns the CGO_CFLAGS and CGO_LDFLAGS that the `cuda` build
-// needs on this machine: none when the system has cuda.h and cublas_v2.h,
-// else those of the headers and the libcuda stub that
-// scripts/install-cuda-dev.sh unpacks into $CUDA_DEV_DIR (default
-// ~/.cache/placer/cuda-dev; make test and make cuda run it). ok is false,
-// and missing names what is absent, when neither is there.
+// needs on this machine: none when the system has cuda.h and cublas_v2.h
+// (but its cccl/, where CUDA 13 keeps CCCL's headers), else those of the
+// headers and the libcuda stub that scripts/install-cuda-dev.sh unpacks
+// into $CUDA_DEV_DIR (default ~/.cache/placer/cuda-dev; make test and make
+// cuda run it). ok is false, and missing names what is absent, when
+// neither is there.
 func cudaHeaders() (cflags, ldflags string, ok bool, missing string) {
 	for _, d := range []string{"/usr/local/cuda/include", "/usr/include"} {
 		if fileExists(filepath.Join(d, "cuda.h")) && fileExists(filepath.Join(d, "cublas_v2.h")) {
+			if cccl := filepath.Join(d, "cccl"); fileExists(cccl) {
+				return "-I" + cccl, "", true, "" // CUDA 13 keeps CCCL's headers there
+			}
 			return "", "", true, ""
 		}
 	}
@@ -59,9 +63,15 @@ func TestCUDABuildCompiles(t *testing.T) {
 	if !ok {
 		t.Skipf("%s not installed: the cuda build cannot be checked here (make cuda-dev unpacks Debian's CUDA headers)", missing)
 	}
+	// cuda13compat/cuda.h first on the include path, as make cuda puts it:
+	// under CUDA 13 headers gorgonia.org/cu needs it.
+	compat, err := filepath.Abs("cuda13compat")
+	if err != nil {
+		t.Fatal(err)
+	}
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	env := append(os.Environ(), "CGO_ENABLED=1",
-		"CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations "+cflags, "CGO_LDFLAGS="+ldflags)
+		"CGO_CFLAGS=-O2 -g -Wno-deprecated-declarations -I"+compat+" "+cflags, "CGO_LDFLAGS="+ldflags)
 	vet := exec.Command(goBin, "vet", "-tags", "cuda", ".")
 	vet.Env = env
 	if out, err := vet.CombinedOutput(); err != nil {
