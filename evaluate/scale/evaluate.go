@@ -270,33 +270,59 @@ type stageCost struct {
 	params   float64
 }
 
+// stageKit is what the stages of one tensor-parallel degree share: the
+// coster of that degree (its tensor group, its kernels' shards) and one
+// layer's forward and backward.
+type stageKit struct {
+	c              *coster
+	lf, lb, lbKeep phase
+}
+
 func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
-	tpG, dpG, shareNode := pl.groups(p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: tpG, tokens: float64(pl.MBS) * float64(m.Seq)}
-	T := float64(pl.T)
-	lf, lb := c.layer()
-	lbKeep := lb // a layer's backward when it keeps its activations (block recomputation's other layers)
-	if pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0 {
-		keep := *c
-		keep.pl.Recompute = decision.NoRecompute
-		_, lbKeep = keep.layer()
+	tokens := float64(pl.MBS) * float64(m.Seq)
+	// One coster per distinct tensor-parallel degree (one for a uniform
+	// plan, at most three for end stages of their own).
+	var kits []*stageKit
+	kitOf := func(T int) *stageKit {
+		for _, k := range kits {
+			if k.c.pl.T == T {
+				return k
+			}
+		}
+		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+		c.pl.T = T
+		k := &stageKit{c: c}
+		k.lf, k.lb = c.layer()
+		k.lbKeep = k.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+		if pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0 {
+			keep := *c
+			keep.pl.Recompute = decision.NoRecompute
+			_, k.lbKeep = keep.layer()
+		}
+		kits = append(kits, k)
+		return k
 	}
-	ef, eb := c.embedding()
-	of, ob := c.output()
 	stages := make([]stageCost, pl.P)
-	layerParams := float64(m.LayerParams()) / T
+	costers := make([]*coster, pl.P)
 	for s := range stages {
 		st := &stages[s]
+		k := kitOf(pl.TPs[s])
+		c := k.c
+		costers[s] = c
+		T := float64(c.pl.T)
+		layerParams := float64(m.LayerParams()) / T
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
-		st.fwd = scalePhase(lf, layers)
+		st.fwd = scalePhase(k.lf, layers)
 		kk := pl.recomputed(s)
-		st.bwd = scalePhase(lb, kk).plus(scalePhase(lbKeep, layers-kk))
+		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
 		st.params = layers * layerParams
 		if s == 0 {
+			ef, eb := c.embedding()
 			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
 			st.params += float64(m.EmbeddingParams()) / T
 		}
 		if s == pl.P-1 {
+			of, ob := c.output()
 			st.fwd, st.bwd = st.fwd.plus(of), st.bwd.plus(ob)
 			st.params += float64(m.OutputParams()) / T
 			if m.Tied && pl.P > 1 {
@@ -323,16 +349,39 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	r.Compute = M * busiest
 	r.TPExposed = M * busiestTP
 	if pl.P > 1 {
-		p2pBytes := c.tokens * float64(m.Hidden) * bf16 / T // scatter-gathered over the tensor group
-		p2p := p.SendTime(shareNode, p2pBytes)
-		r.Bubble = (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*p2p
+		// The activation leaves stage i scattered over its tensor group
+		// (each rank sends its 1/T_i: Megatron's scatter-gather, or the
+		// rank's sequence shard with sp) and reaches stage i+1's: between
+		// groups of different degrees the smaller group's ranks each
+		// carry 1/min(T_i, T_i+1) of it, the larger's less, so the
+		// transfer is that share's. A receiving group without sp gathers
+		// the whole activation over NVSwitch, left out here as for equal
+		// degrees.
+		var p2ps float64
+		first := -1.0
+		same := true
+		for i := 0; i+1 < pl.P; i++ {
+			bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
+			t := p.SendTime(pl.shareNode(p, i, i+1), bytes)
+			if first < 0 {
+				first = t
+			}
+			same = same && t == first
+			p2ps += t
+		}
+		if same {
+			r.Bubble = (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
+		} else {
+			r.Bubble = (sum-busiest)/float64(pl.V) + 2*p2ps
+		}
 	}
 	// Data-parallel gradients (FP32 main grads, Megatron's default with
 	// BF16) reduced over the replicas, overlapped with the last
 	// micro-batch's backward (--overlap-grad-reduce); with the
 	// distributed optimizer a reduce-scatter, and the updated BF16
 	// parameters all-gathered under the next step's first forward
-	// (--overlap-param-gather).
+	// (--overlap-param-gather). Each stage over its own data-parallel
+	// group (groups: placed by its tensor-parallel degree).
 	var paramsMax float64
 	for _, st := range stages {
 		paramsMax = max(paramsMax, st.params)
@@ -340,7 +389,8 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	D := float64(pl.D)
 	if pl.D > 1 {
 		var exposed float64
-		for _, st := range stages {
+		for s, st := range stages {
+			_, dpG := pl.groups(p, s)
 			if pl.Shard == decision.OptimizerShard {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
@@ -353,10 +403,12 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 		r.DPExposed = exposed
 	}
 	// Tied embeddings on two stages: their gradients are all-reduced
-	// between the first and the last stage after the backward (FP32).
+	// between the first and the last stage after the backward (FP32); of
+	// different degrees, each rank of the smaller group holds 1/min of it.
 	if m.Tied && pl.P > 1 {
+		T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
-		if shareNode {
+		if pl.shareNode(p, 0, pl.P-1) {
 			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*4)
 		}
 	}
@@ -368,15 +420,16 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	if pl.Shard == decision.OptimizerShard {
 		opt /= D
 	}
-	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(c.h)
+	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(&p.Hardware)
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 {
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
-	c.memory(&r, stages)
-	alone := *c
+	memory(&r, stages, costers)
+	// One block alone: an interior stage's (the middle one's).
+	alone := *costers[pl.P/2]
 	alone.noComm = true
 	f, b := alone.layer()
 	r.LayerForward, r.LayerBackward = f.busy, b.busy
@@ -393,8 +446,24 @@ func scalePhase(a phase, k float64) phase {
 // micro-batches in flight: with 1F1B the first stage holds P of them
 // (times 1 + (P-1)/(P V) interleaved; all M with GPipe), each L/P layers
 // of activations (Korthikanti et al., 2022, with flash attention: no
-// S x S scores), the last stage one micro-batch's FP32 logits.
-func (c *coster) memory(r *Result, stages []stageCost) {
+// S x S scores), the last stage one micro-batch's FP32 logits. Stage s
+// is costed by costers[s], its tensor-parallel degree's.
+func memory(r *Result, stages []stageCost, costers []*coster) {
+	var peak, wPeak, gPeak, oPeak, aPeak float64
+	for s, st := range stages {
+		w, g, o, acts := costers[s].stageMemory(s, st)
+		if tot := w + g + o + acts; tot > peak {
+			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
+		}
+	}
+	r.Memory = int64(peak)
+	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
+	r.Fits = r.Memory <= costers[0].pod.Hardware.Memory-Reserve
+}
+
+// stageMemory is stage s's weights, gradients, optimizer state and
+// activations in flight, bytes, at c's tensor-parallel degree.
+func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	m, pl := c.m, c.pl
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
@@ -424,45 +493,36 @@ func (c *coster) memory(r *Result, stages []stageCost) {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	var peak, wPeak, gPeak, oPeak, aPeak float64
-	for s, st := range stages {
-		perDevice := float64(pl.Stages[s])
-		inflight := float64(min(pl.M, pl.P-s))
-		if pl.V > 1 && s == 0 {
-			inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
-		}
-		if pl.P > 1 && pl.Sched() == decision.GPipe {
-			inflight = float64(pl.M)
-		}
-		var acts float64
-		if pl.Recompute == decision.FullRecompute {
-			// The recomputing layers keep their input; the others (block
-			// recomputation) all they save; one layer's worth while one
-			// recomputes.
-			kk := pl.recomputed(s)
-			acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
-		} else {
-			acts = inflight * perDevice * perLayer
-		}
-		if s == 0 {
-			acts += inflight * 3 * unit / T
-		}
-		if s == pl.P-1 {
-			acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
-		}
-		w := st.params * bf16
-		g := st.params * 4
-		o := st.params * 12
-		if pl.Shard == decision.OptimizerShard {
-			o /= float64(pl.D)
-		}
-		if tot := w + g + o + acts; tot > peak {
-			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
-		}
+	perDevice := float64(pl.Stages[s])
+	inflight := float64(min(pl.M, pl.P-s))
+	if pl.V > 1 && s == 0 {
+		inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
 	}
-	r.Memory = int64(peak)
-	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
-	r.Fits = r.Memory <= c.pod.Hardware.Memory-Reserve
+	if pl.P > 1 && pl.Sched() == decision.GPipe {
+		inflight = float64(pl.M)
+	}
+	if pl.Recompute == decision.FullRecompute {
+		// The recomputing layers keep their input; the others (block
+		// recomputation) all they save; one layer's worth while one
+		// recomputes.
+		kk := pl.recomputed(s)
+		acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
+	} else {
+		acts = inflight * perDevice * perLayer
+	}
+	if s == 0 {
+		acts += inflight * 3 * unit / T
+	}
+	if s == pl.P-1 {
+		acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+	}
+	w = st.params * bf16
+	g = st.params * 4
+	o = st.params * 12
+	if pl.Shard == decision.OptimizerShard {
+		o /= float64(pl.D)
+	}
+	return w, g, o, acts
 }
 
 // Reserve is the memory of a GPU a plan cannot use: the CUDA context,

@@ -64,7 +64,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if r.Step != out.Best.Step {
 			return r.Step < out.Best.Step
 		}
-		return r.Plan.T*r.Plan.P < out.Best.Plan.T*out.Best.Plan.P
+		return r.Plan.ReplicaGPUs() < out.Best.Plan.ReplicaGPUs()
 	}
 	try := func(s decision.Strategy) {
 		pl, err := Resolve(m, s, p)
