@@ -272,43 +272,87 @@ type stageCost struct {
 
 // stageKit is what the stages of one tensor-parallel degree share: the
 // coster of that degree (its tensor group, its kernels' shards) and one
-// layer's forward and backward.
+// layer's, the embedding's and the output layer's forward and backward.
 type stageKit struct {
-	c              *coster
-	lf, lb, lbKeep phase
+	c coster
+	*kitPhases
 }
 
-func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
+// kitPhases are a stageKit's phases: a layer's forward, its backward
+// (recomputing as the plan says, and keeping its activations), the
+// embedding's and the output layer's.
+type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob phase }
+
+// costKey is what a stageKit's phases depend on besides the model and
+// the pod.
+type costKey struct {
+	T, MBS   int
+	sp, ov   bool
+	rc       decision.Recompute
+	blockRec bool
+}
+
+// phaseCache keeps the phases of a model on a pod across evaluations
+// (Search's): a plan's layers cost the same for every pipeline depth,
+// replica count and split that shares its degree, micro-batch size,
+// sequence parallelism and recomputation.
+type phaseCache map[costKey]*kitPhases
+
+func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached(m, pl, p, nil) }
+
+// evaluateCached is evaluate with the phases kept in cache (nil: none).
+func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
-	var kits []*stageKit
+	// A plan has at most three (the end stages' and the middle's); kept
+	// on the stack, as the stages of a pipeline of up to 32 are.
+	var kitBuf [3]stageKit
+	kits := kitBuf[:0]
 	kitOf := func(T int) *stageKit {
-		for _, k := range kits {
-			if k.c.pl.T == T {
-				return k
+		for i := range kits {
+			if kits[i].c.pl.T == T {
+				return &kits[i]
 			}
 		}
-		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+		kits = append(kits, stageKit{c: coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}})
+		k := &kits[len(kits)-1]
+		c := &k.c
 		c.pl.T = T
-		k := &stageKit{c: c}
-		k.lf, k.lb = c.layer()
-		k.lbKeep = k.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
-		if pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0 {
-			keep := *c
-			keep.pl.Recompute = decision.NoRecompute
-			_, k.lbKeep = keep.layer()
+		block := pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0
+		key := costKey{T: T, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
+		ph := cache[key]
+		if ph == nil {
+			ph = &kitPhases{}
+			ph.lf, ph.lb = c.layer()
+			ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+			if block {
+				keep := *c
+				keep.pl.Recompute = decision.NoRecompute
+				_, ph.lbKeep = keep.layer()
+			}
+			ph.ef, ph.eb = c.embedding()
+			ph.of, ph.ob = c.output()
+			if cache != nil {
+				cache[key] = ph
+			}
 		}
-		kits = append(kits, k)
+		k.kitPhases = ph
 		return k
 	}
-	stages := make([]stageCost, pl.P)
-	costers := make([]*coster, pl.P)
+	for _, T := range pl.TPs {
+		kitOf(T)
+	}
+	var stageBuf [32]stageCost
+	stages := stageBuf[:0]
+	if pl.P > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.P)
+	}
+	stages = stages[:pl.P]
 	for s := range stages {
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
-		c := k.c
-		costers[s] = c
+		c := &k.c
 		T := float64(c.pl.T)
 		layerParams := float64(m.LayerParams()) / T
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
@@ -317,13 +361,11 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
 		st.params = layers * layerParams
 		if s == 0 {
-			ef, eb := c.embedding()
-			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
+			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 			st.params += float64(m.EmbeddingParams()) / T
 		}
 		if s == pl.P-1 {
-			of, ob := c.output()
-			st.fwd, st.bwd = st.fwd.plus(of), st.bwd.plus(ob)
+			st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
 			st.params += float64(m.OutputParams()) / T
 			if m.Tied && pl.P > 1 {
 				st.params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
@@ -427,9 +469,9 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 {
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
-	memory(&r, stages, costers)
+	memory(&r, stages, kits, pl.TPs)
 	// One block alone: an interior stage's (the middle one's).
-	alone := *costers[pl.P/2]
+	alone := kitOf(pl.TPs[pl.P/2]).c
 	alone.noComm = true
 	f, b := alone.layer()
 	r.LayerForward, r.LayerBackward = f.busy, b.busy
@@ -447,18 +489,24 @@ func scalePhase(a phase, k float64) phase {
 // (times 1 + (P-1)/(P V) interleaved; all M with GPipe), each L/P layers
 // of activations (Korthikanti et al., 2022, with flash attention: no
 // S x S scores), the last stage one micro-batch's FP32 logits. Stage s
-// is costed by costers[s], its tensor-parallel degree's.
-func memory(r *Result, stages []stageCost, costers []*coster) {
+// is costed by the coster of kits of its tensor-parallel degree, tps[s].
+func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	var peak, wPeak, gPeak, oPeak, aPeak float64
 	for s, st := range stages {
-		w, g, o, acts := costers[s].stageMemory(s, st)
+		var c *coster
+		for i := range kits {
+			if kits[i].c.pl.T == tps[s] {
+				c = &kits[i].c
+			}
+		}
+		w, g, o, acts := c.stageMemory(s, st)
 		if tot := w + g + o + acts; tot > peak {
 			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
 		}
 	}
 	r.Memory = int64(peak)
 	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
-	r.Fits = r.Memory <= costers[0].pod.Hardware.Memory-Reserve
+	r.Fits = r.Memory <= kits[0].c.pod.Hardware.Memory-Reserve
 }
 
 // stageMemory is stage s's weights, gradients, optimizer state and

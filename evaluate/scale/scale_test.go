@@ -641,7 +641,7 @@ func TestBlockRecompute(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, q); got != want {
+		if got := fewestRecomputed(m, full, q, nil); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
 	}
