@@ -60,6 +60,7 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	if s.BucketBytes > 0 {
 		return Plan{}, fmt.Errorf("strategy %s: bucket is DDP's, for op graphs; at cluster scale gradients are reduced in one overlapped pass", s)
 	}
+	written := s // errors name the strategy as written
 	if ts := s.TensorStages; ts != nil && slices.Min(ts) == slices.Max(ts) {
 		// One degree for every stage is tp= (the same plan, written so).
 		s.Tensor, s.TensorStages = ts[0], nil
@@ -82,11 +83,11 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	for i, T := range pl.TPs {
 		switch {
 		case m.Heads%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d attention heads", s, tpName(i), m.Heads)
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d attention heads", written, tpName(i), m.Heads)
 		case m.KVHeads%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d key/value heads", s, tpName(i), m.KVHeads)
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d key/value heads", written, tpName(i), m.KVHeads)
 		case T > p.PerNode || p.PerNode%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d GPUs of a node (tensor groups stay inside a node)", s, tpName(i), p.PerNode)
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d GPUs of a node (tensor groups stay inside a node)", written, tpName(i), p.PerNode)
 		}
 		if pl.Uniform() {
 			break
@@ -95,21 +96,21 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	replica := pl.ReplicaGPUs()
 	switch {
 	case pl.P > m.Layers:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", s, pl.P, m.Layers)
+		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers)
 	case s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", s, pl.P, pl.V, m.Layers)
+		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
 	case n%replica != 0 && pl.Uniform():
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", s, pl.T, pl.P, n)
+		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
 	case n%replica != 0:
-		return Plan{}, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", s, replica, n)
+		return Plan{}, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", written, replica, n)
 	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
-		return Plan{}, fmt.Errorf("strategy %s: %w", s, err)
+		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
 	}
 	for i, l := range stages {
 		if l < pl.V {
-			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", s, i, l, pl.V)
+			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
 		}
 	}
 	pl.Stages = stages
@@ -119,15 +120,15 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 			most = max(most, (l+pl.V-1)/pl.V)
 		}
 		if k > most {
-			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", s, k, most)
+			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", written, k, most)
 		}
 	}
 	pl.D = n / replica
 	if s.Replicas > 0 && s.Replicas != pl.D {
 		if pl.Uniform() {
-			return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", s, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
+			return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
 		}
-		return Plan{}, fmt.Errorf("strategy %s: dp=%d x the %d GPUs of stage-tp is %d GPUs, the cluster has %d", s, s.Replicas, replica, replica*s.Replicas, n)
+		return Plan{}, fmt.Errorf("strategy %s: dp=%d x the %d GPUs of stage-tp is %d GPUs, the cluster has %d", written, s.Replicas, replica, replica*s.Replicas, n)
 	}
 	if !pl.Uniform() {
 		// Stage i's D tensor groups follow the stages before it: its first
@@ -136,23 +137,23 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		at := 0
 		for i, T := range pl.TPs {
 			if at%T != 0 {
-				return Plan{}, fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", s, i, T, at, pl.D)
+				return Plan{}, fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.D)
 			}
 			at += pl.D * T
 		}
 	}
 	if m.Batch%(pl.D*pl.MBS) != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: the batch of %d is not divisible by dp=%d x mbs=%d", s, m.Batch, pl.D, pl.MBS)
+		return Plan{}, fmt.Errorf("strategy %s: the batch of %d is not divisible by dp=%d x mbs=%d", written, m.Batch, pl.D, pl.MBS)
 	}
 	pl.M = m.Batch / (pl.D * pl.MBS)
 	if s.MicroBatches > 0 && s.MicroBatches != pl.M {
-		return Plan{}, fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", s, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
+		return Plan{}, fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
 	}
 	if pl.V > 1 && pl.M%pl.P != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", s, pl.M, pl.P)
+		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
 	}
 	if s.Shard == decision.OptimizerShard && pl.D == 1 {
-		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", s)
+		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
 	// The resolved strategy, as it is written back.
 	if pl.Uniform() {
