@@ -40,7 +40,10 @@ type Searched struct {
 // T dividing the heads and a node; pipeline stages P and virtual stages V
 // whose product divides the layers; the micro-batch size; sequence
 // parallelism (with T > 1); recomputation (none, selective, full); the
-// distributed optimizer (with D > 1). It returns the fastest plan that
+// distributed optimizer (with D > 1); and end stages of their own
+// tensor-parallel degree (stage-tp: the first and/or the last stage's
+// degree differing from the stages between, D x their sum the GPUs, the
+// layer splits centred on the share that balances the stages). It returns the fastest plan that
 // fits the GPU's memory (ties: fewer GPUs per model replica, then the
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
