@@ -2,6 +2,8 @@ package decision
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,6 +81,12 @@ type Strategy struct {
 	// split.
 	FirstLayers int `json:"first_stage_layers,omitempty"`
 	LastLayers  int `json:"last_stage_layers,omitempty"`
+	// TensorStages, when set, is each pipeline stage's tensor-parallel
+	// degree, P of them, in place of Tensor (which is then 0): stage i
+	// runs on TensorStages[i] x Replicas GPUs, the plan on Replicas x
+	// their sum ("stage-tp=4:8:8:8"). The data-parallel degree is every
+	// stage's. nil: every stage runs Tensor.
+	TensorStages []int `json:"tensor_stages,omitempty"`
 }
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
@@ -157,6 +165,38 @@ func (s Strategy) Sched() Schedule {
 // T is the tensor-parallel degree (at least 1).
 func (s Strategy) T() int { return max(s.Tensor, 1) }
 
+// StageT is each of the P pipeline stages' tensor-parallel degree:
+// TensorStages where set, else T for every stage.
+func (s Strategy) StageT() []int {
+	if s.TensorStages != nil {
+		return s.TensorStages
+	}
+	out := make([]int, s.P())
+	for i := range out {
+		out[i] = s.T()
+	}
+	return out
+}
+
+// MaxT is the largest tensor-parallel degree of any stage (at least 1).
+func (s Strategy) MaxT() int {
+	t := s.T()
+	for _, x := range s.TensorStages {
+		t = max(t, x)
+	}
+	return t
+}
+
+// Equal reports whether s and o are the same strategy (Strategy holds a
+// slice, so == does not compile).
+func (s Strategy) Equal(o Strategy) bool {
+	if !slices.Equal(s.TensorStages, o.TensorStages) {
+		return false
+	}
+	s.TensorStages, o.TensorStages = nil, nil
+	return reflect.DeepEqual(s, o)
+}
+
 // P is the number of pipeline stages of a uniform transformer (at least 1).
 func (s Strategy) P() int { return max(s.Pipeline, 1) }
 
@@ -190,6 +230,8 @@ func (s Strategy) Scale() (string, bool) {
 		return "first=" + strconv.Itoa(s.FirstLayers), true
 	case s.LastLayers > 0:
 		return "last=" + strconv.Itoa(s.LastLayers), true
+	case s.TensorStages != nil:
+		return "stage-tp=" + stageDegrees(s.TensorStages), true
 	}
 	return "", false
 }
@@ -281,7 +323,13 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: "first= or last= with one pipeline stage: they set the end stages of a pipeline"}
 	case s.Virtual > 1 && s.P() == 1:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)}
-	case s.SequenceParallel && s.T() == 1:
+	case s.TensorStages != nil && s.Tensor > 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageDegrees(s.TensorStages))}
+	case s.TensorStages != nil && len(s.TensorStages) != s.P():
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("stage-tp=%s names %d stages, pp=%d has %d", stageDegrees(s.TensorStages), len(s.TensorStages), s.P(), s.P())}
+	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("stage-tp=%s: want every degree at least 1", stageDegrees(s.TensorStages))}
+	case s.SequenceParallel && s.MaxT() == 1:
 		return &Error{Field: "strategy", Msg: "sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs"}
 	case s.TPOverlap && !s.SequenceParallel:
 		return &Error{Field: "strategy", Msg: "tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters"}
@@ -387,6 +435,9 @@ func (s Strategy) String() string {
 	if s.LastLayers > 0 {
 		parts = append(parts, "last="+strconv.Itoa(s.LastLayers))
 	}
+	if s.TensorStages != nil {
+		parts = append(parts, "stage-tp="+stageDegrees(s.TensorStages))
+	}
 	if s.BucketBytes > 0 {
 		b := strconv.FormatInt(s.BucketBytes, 10)
 		if s.BucketBytes%(1<<20) == 0 {
@@ -407,8 +458,9 @@ func (s Strategy) String() string {
 // the GEMMs), recompute (none, selective, full), recompute-layers (with
 // recompute=full: the layers of each model chunk that recompute), distopt (on:
 // shard=zero1, Megatron-LM's distributed optimizer), first and last (the
-// layers of the first and the last pipeline stage). "" is the zero
-// strategy.
+// layers of the first and the last pipeline stage), stage-tp (each
+// pipeline stage's tensor-parallel degree, colon-separated, in place of
+// tp: stage-tp=4:8:8:4). "" is the zero strategy.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
 	if strings.TrimSpace(text) == "" {
@@ -473,6 +525,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.FirstLayers, err = positive(v)
 		case "last", "last-stage-layers":
 			s.LastLayers, err = positive(v)
+		case "stage-tp", "tensor-stages":
+			s.TensorStages, err = degrees(v)
 		case "distopt", "distributed-optimizer":
 			var on bool
 			if on, err = onOff(v); on {
@@ -501,7 +555,30 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, recompute-layers, distopt, first, last"
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, recompute-layers, distopt, first, last, stage-tp"
+
+// stageDegrees writes per-stage degrees as ParseStrategy reads them:
+// "4:8:8:4".
+func stageDegrees(d []int) string {
+	parts := make([]string, len(d))
+	for i, x := range d {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ":")
+}
+
+// degrees reads "4:8:8:4".
+func degrees(v string) ([]int, error) {
+	var out []int
+	for _, x := range strings.Split(v, ":") {
+		n, err := positive(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
 
 func onOff(v string) (bool, error) {
 	switch strings.ToLower(v) {

@@ -2,6 +2,8 @@ package decision
 
 import (
 	"bytes"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,6 +43,15 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,last=0", Strategy{}, "at least 1"},
 		{"tp=8,pp=4,recompute=full,recompute-layers=3", Strategy{Tensor: 8, Pipeline: 4, Recompute: FullRecompute, RecomputeLayers: 3}, ""},
 		{"pp=4,recompute=selective,recompute-layers=3", Strategy{}, "without recompute=full"},
+		{"pp=4,stage-tp=4:8:8:8,dp=48", Strategy{Pipeline: 4, Replicas: 48, TensorStages: []int{4, 8, 8, 8}}, ""},
+		{"stage-tp=2:1,pp=2,sp=on", Strategy{Pipeline: 2, TensorStages: []int{2, 1}, SequenceParallel: true}, ""},
+		{"stage-tp=8:8,pp=2", Strategy{Pipeline: 2, TensorStages: []int{8, 8}}, ""},
+		{"stage-tp=4:8:8,pp=4", Strategy{}, "stage-tp=4:8:8 names 3 stages, pp=4 has 4"},
+		{"stage-tp=4:8", Strategy{}, "stage-tp=4:8 names 2 stages, pp=1 has 1"},
+		{"tp=8,pp=2,stage-tp=4:8", Strategy{}, "tp=8 and stage-tp=4:8 both given"},
+		{"pp=2,stage-tp=4:0", Strategy{}, "stage-tp: \"0\" is not a whole number"},
+		{"pp=2,stage-tp=4::8", Strategy{}, "stage-tp: \"\" is not a whole number"},
+		{"pp=2,stage-tp=1:1,sp=on", Strategy{}, "sp=on with tp=1"},
 	}
 	for _, c := range cases {
 		s, err := ParseStrategy(c.text)
@@ -50,13 +61,37 @@ func TestParseStrategy(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || s != c.want {
+		if err != nil || !s.Equal(c.want) {
 			t.Errorf("ParseStrategy(%q) = %+v, %v; want %+v", c.text, s, err, c.want)
 			continue
 		}
-		if back, err := ParseStrategy(s.String()); err != nil || back != s {
+		if back, err := ParseStrategy(s.String()); err != nil || !back.Equal(s) {
 			t.Errorf("%q: String %q reads back as %+v, %v", c.text, s.String(), back, err)
 		}
+	}
+}
+
+// TestStageTensor: a per-stage TP's degrees, its largest, and its JSON: a
+// strategy without it writes the bytes it wrote before.
+func TestStageTensor(t *testing.T) {
+	s := Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 4}}
+	if got := s.StageT(); !slices.Equal(got, []int{2, 8, 4}) || s.MaxT() != 8 {
+		t.Errorf("StageT %v, MaxT %d", got, s.MaxT())
+	}
+	if got := (Strategy{Tensor: 4, Pipeline: 3}).StageT(); !slices.Equal(got, []int{4, 4, 4}) {
+		t.Errorf("uniform StageT %v", got)
+	}
+	b, _ := json.Marshal(s)
+	if want := `{"replicas":2,"pipeline":3,"tensor_stages":[2,8,4]}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	var back Strategy
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(s) || back.Equal(Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 8}}) {
+		t.Errorf("JSON reads back %+v, %v", back, err)
+	}
+	b, _ = json.Marshal(Strategy{Tensor: 8, Pipeline: 16, Replicas: 48, MicroBatchSize: 1, FirstLayers: 7})
+	if want := `{"replicas":48,"tensor":8,"pipeline":16,"micro_batch_size":1,"first_stage_layers":7}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
 	}
 }
 
@@ -147,7 +182,7 @@ func TestStrategyFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	f, err := Decode(b.Bytes())
-	if err != nil || f.Version != 2 || f.Decision().Strategy != d.Strategy {
+	if err != nil || f.Version != 2 || !f.Decision().Strategy.Equal(d.Strategy) {
 		t.Fatalf("strategy file %s: %+v, %v", b.String(), f, err)
 	}
 	bad := strings.Replace(b.String(), `"version":2`, `"version":1`, 1)
@@ -173,7 +208,7 @@ func TestStrategyFileDevices(t *testing.T) {
 // FuzzParseStrategy: any text is a strategy or a one-line error, never a
 // panic, and a strategy reads back from its String as itself.
 func FuzzParseStrategy(f *testing.F) {
-	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7", "pp=4,recompute=full,recompute-layers=2"} {
+	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7", "pp=4,recompute=full,recompute-layers=2", "pp=4,stage-tp=4:8:8:2,sp=on"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -185,7 +220,7 @@ func FuzzParseStrategy(f *testing.F) {
 			return
 		}
 		back, err := ParseStrategy(s.String())
-		if err != nil || back != s {
+		if err != nil || !back.Equal(s) {
 			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, s, s.String(), back, err)
 		}
 	})

@@ -262,7 +262,7 @@ func tuneStrategy(ctx context.Context, pp *problem, d decision.Decision) (decisi
 	evals := 1
 	B := pp.Graph.Batch()
 	try := func(s decision.Strategy) error {
-		if s == d.Strategy || s.CheckFor(B, pp.Devices()/s.R(), pp.Devices()) != nil {
+		if s.Equal(d.Strategy) || s.CheckFor(B, pp.Devices()/s.R(), pp.Devices()) != nil {
 			return nil
 		}
 		c := d

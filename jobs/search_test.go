@@ -139,7 +139,7 @@ func TestSearchJoint(t *testing.T) {
 			if err != nil || st.IsZero() {
 				t.Errorf("joint row %s: strategy %v, %v", r.Method, st, err)
 			}
-			if d := rep.rows[r.Method].Decision; d.Strategy != st {
+			if d := rep.rows[r.Method].Decision; !d.Strategy.Equal(st) {
 				t.Errorf("joint row %s: decision's strategy %v", r.Method, d.Strategy)
 			}
 		}

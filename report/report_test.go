@@ -151,6 +151,9 @@ func TestCompactPlan(t *testing.T) {
 		{"tp=8,pp=16,dp=64,vp=2,mbs=1,first=7,last=7", "8x16x64 v2 f7 l7"},
 		{"tp=8,pp=8,dp=4,mbs=1,recompute=full,recompute-layers=3", "8x8x4 rf3"},
 		{"tp=1,pp=4,dp=2,mbs=1,schedule=gpipe", "1x4x2 gpipe"},
+		{"stage-tp=4:8:8:8:8:4,pp=6,dp=12,mbs=1,sp=on", "8x6x12 t4:8:4 sp"},
+		{"stage-tp=8:4,pp=2,dp=2,mbs=4", "8x2x2 t8:4 b4"},
+		{"stage-tp=2:4:8:8,pp=4,dp=2,mbs=1", "8x4x2 t2:4:8:8"},
 		{"not a plan", "not a plan"},
 	} {
 		if got := CompactPlan(c.in); got != c.want {

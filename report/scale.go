@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -215,12 +216,20 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
 		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation (rfN: N layers a chunk),\n"+
 		"fN/lN layers of the first/last stage (the others an even share); --json writes them as --strategy reads them\n")
+	for _, r := range rows {
+		if strings.Contains(r.MegatronPlan+r.PlacerPlan, "stage-tp=") {
+			_, err = fmt.Fprint(w, "tF:M:L tensor-parallel degrees per stage (first, middle, last; every stage's where the middle ones differ),\n"+
+				"TPxPPxDP then the largest\n")
+			break
+		}
+	}
 	return err
 }
 
 // CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
-// (the micro-batch size shown when it is not 1; z1 the distributed
+// (the micro-batch size shown when it is not 1; tF:M:L the per-stage
+// tensor-parallel degrees, TP then the largest; z1 the distributed
 // optimizer, rs and rf selective and full recomputation, fN and lN the
 // first and last stages' layers where uneven);
 // text it cannot read is returned as it is.
@@ -229,7 +238,20 @@ func CompactPlan(text string) string {
 	if err != nil {
 		return text
 	}
-	parts := []string{fmt.Sprintf("%dx%dx%d", s.T(), s.P(), s.R())}
+	parts := []string{fmt.Sprintf("%dx%dx%d", s.MaxT(), s.P(), s.R())}
+	if ts := s.TensorStages; ts != nil {
+		// tF:M:L (first, middle, last) where the stages between share
+		// one degree, else every stage's; TP above is the largest.
+		d := ts
+		if len(ts) > 3 && slices.Min(ts[1:len(ts)-1]) == slices.Max(ts[1:len(ts)-1]) {
+			d = []int{ts[0], ts[1], ts[len(ts)-1]}
+		}
+		t := make([]string, len(d))
+		for i, x := range d {
+			t[i] = strconv.Itoa(x)
+		}
+		parts = append(parts, "t"+strings.Join(t, ":"))
+	}
 	if s.V() > 1 {
 		parts = append(parts, fmt.Sprintf("v%d", s.V()))
 	}

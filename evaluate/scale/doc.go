@@ -1,6 +1,7 @@
 // Package scale evaluates a plan of a uniform transformer
 // (graph/transformer) on a pod of nodes (Pod): tensor, pipeline and data
-// parallelism with sequence parallelism, micro-batches, interleaved and
+// parallelism with sequence parallelism (a tensor-parallel degree per
+// pipeline stage where stage-tp says so), micro-batches, interleaved and
 // uneven stages, activation recomputation (selective, full, or full on a
 // block of layers) and the distributed optimizer (decision.Strategy),
 // costed per layer, stage and schedule rather than

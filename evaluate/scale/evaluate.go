@@ -270,34 +270,102 @@ type stageCost struct {
 	params   float64
 }
 
-func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
-	tpG, dpG, shareNode := pl.groups(p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: tpG, tokens: float64(pl.MBS) * float64(m.Seq)}
-	T := float64(pl.T)
-	lf, lb := c.layer()
-	lbKeep := lb // a layer's backward when it keeps its activations (block recomputation's other layers)
-	if pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0 {
-		keep := *c
-		keep.pl.Recompute = decision.NoRecompute
-		_, lbKeep = keep.layer()
+// stageKit is what the stages of one tensor-parallel degree share: the
+// coster of that degree (its tensor group, its kernels' shards) and one
+// layer's, the embedding's and the output layer's forward and backward.
+type stageKit struct {
+	c coster
+	*kitPhases
+}
+
+// kitPhases are a stageKit's phases: a layer's forward, its backward
+// (recomputing as the plan says, and keeping its activations), the
+// embedding's and the output layer's.
+type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob phase }
+
+// costKey is what a stageKit's phases depend on besides the model and
+// the pod.
+type costKey struct {
+	T, MBS   int
+	sp, ov   bool
+	rc       decision.Recompute
+	blockRec bool
+}
+
+// phaseCache keeps the phases of a model on a pod across evaluations
+// (Search's): a plan's layers cost the same for every pipeline depth,
+// replica count and split that shares its degree, micro-batch size,
+// sequence parallelism and recomputation.
+type phaseCache map[costKey]*kitPhases
+
+func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached(m, pl, p, nil) }
+
+// evaluateCached is evaluate with the phases kept in cache (nil: none).
+func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result {
+	tokens := float64(pl.MBS) * float64(m.Seq)
+	// One coster per distinct tensor-parallel degree (one for a uniform
+	// plan, at most three for end stages of their own).
+	// A plan has at most three (the end stages' and the middle's); kept
+	// on the stack, as the stages of a pipeline of up to 32 are.
+	var kitBuf [3]stageKit
+	kits := kitBuf[:0]
+	kitOf := func(T int) *stageKit {
+		for i := range kits {
+			if kits[i].c.pl.T == T {
+				return &kits[i]
+			}
+		}
+		kits = append(kits, stageKit{c: coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}})
+		k := &kits[len(kits)-1]
+		c := &k.c
+		c.pl.T = T
+		block := pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0
+		key := costKey{T: T, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
+		ph := cache[key]
+		if ph == nil {
+			ph = &kitPhases{}
+			ph.lf, ph.lb = c.layer()
+			ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+			if block {
+				keep := *c
+				keep.pl.Recompute = decision.NoRecompute
+				_, ph.lbKeep = keep.layer()
+			}
+			ph.ef, ph.eb = c.embedding()
+			ph.of, ph.ob = c.output()
+			if cache != nil {
+				cache[key] = ph
+			}
+		}
+		k.kitPhases = ph
+		return k
 	}
-	ef, eb := c.embedding()
-	of, ob := c.output()
-	stages := make([]stageCost, pl.P)
-	layerParams := float64(m.LayerParams()) / T
+	for _, T := range pl.TPs {
+		kitOf(T)
+	}
+	var stageBuf [32]stageCost
+	stages := stageBuf[:0]
+	if pl.P > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.P)
+	}
+	stages = stages[:pl.P]
 	for s := range stages {
 		st := &stages[s]
+		k := kitOf(pl.TPs[s])
+		c := &k.c
+		T := float64(c.pl.T)
+		layerParams := float64(m.LayerParams()) / T
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
-		st.fwd = scalePhase(lf, layers)
+		st.fwd = scalePhase(k.lf, layers)
 		kk := pl.recomputed(s)
-		st.bwd = scalePhase(lb, kk).plus(scalePhase(lbKeep, layers-kk))
+		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
 		st.params = layers * layerParams
 		if s == 0 {
-			st.fwd, st.bwd = st.fwd.plus(ef), st.bwd.plus(eb)
+			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 			st.params += float64(m.EmbeddingParams()) / T
 		}
 		if s == pl.P-1 {
-			st.fwd, st.bwd = st.fwd.plus(of), st.bwd.plus(ob)
+			st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
 			st.params += float64(m.OutputParams()) / T
 			if m.Tied && pl.P > 1 {
 				st.params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
@@ -323,16 +391,39 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	r.Compute = M * busiest
 	r.TPExposed = M * busiestTP
 	if pl.P > 1 {
-		p2pBytes := c.tokens * float64(m.Hidden) * bf16 / T // scatter-gathered over the tensor group
-		p2p := p.SendTime(shareNode, p2pBytes)
-		r.Bubble = (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*p2p
+		// The activation leaves stage i scattered over its tensor group
+		// (each rank sends its 1/T_i: Megatron's scatter-gather, or the
+		// rank's sequence shard with sp) and reaches stage i+1's: between
+		// groups of different degrees the smaller group's ranks each
+		// carry 1/min(T_i, T_i+1) of it, the larger's less, so the
+		// transfer is that share's. A receiving group without sp gathers
+		// the whole activation over NVSwitch, left out here as for equal
+		// degrees.
+		var p2ps float64
+		first := -1.0
+		same := true
+		for i := 0; i+1 < pl.P; i++ {
+			bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
+			t := p.SendTime(pl.shareNode(p, i, i+1), bytes)
+			if first < 0 {
+				first = t
+			}
+			same = same && t == first
+			p2ps += t
+		}
+		if same {
+			r.Bubble = (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
+		} else {
+			r.Bubble = (sum-busiest)/float64(pl.V) + 2*p2ps
+		}
 	}
 	// Data-parallel gradients (FP32 main grads, Megatron's default with
 	// BF16) reduced over the replicas, overlapped with the last
 	// micro-batch's backward (--overlap-grad-reduce); with the
 	// distributed optimizer a reduce-scatter, and the updated BF16
 	// parameters all-gathered under the next step's first forward
-	// (--overlap-param-gather).
+	// (--overlap-param-gather). Each stage over its own data-parallel
+	// group (groups: placed by its tensor-parallel degree).
 	var paramsMax float64
 	for _, st := range stages {
 		paramsMax = max(paramsMax, st.params)
@@ -340,7 +431,8 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	D := float64(pl.D)
 	if pl.D > 1 {
 		var exposed float64
-		for _, st := range stages {
+		for s, st := range stages {
+			_, dpG := pl.groups(p, s)
 			if pl.Shard == decision.OptimizerShard {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
@@ -353,10 +445,12 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 		r.DPExposed = exposed
 	}
 	// Tied embeddings on two stages: their gradients are all-reduced
-	// between the first and the last stage after the backward (FP32).
+	// between the first and the last stage after the backward (FP32); of
+	// different degrees, each rank of the smaller group holds 1/min of it.
 	if m.Tied && pl.P > 1 {
+		T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
-		if shareNode {
+		if pl.shareNode(p, 0, pl.P-1) {
 			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*4)
 		}
 	}
@@ -368,15 +462,16 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 	if pl.Shard == decision.OptimizerShard {
 		opt /= D
 	}
-	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(c.h)
+	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(&p.Hardware)
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 {
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
-	c.memory(&r, stages)
-	alone := *c
+	memory(&r, stages, kits, pl.TPs)
+	// One block alone: an interior stage's (the middle one's).
+	alone := kitOf(pl.TPs[pl.P/2]).c
 	alone.noComm = true
 	f, b := alone.layer()
 	r.LayerForward, r.LayerBackward = f.busy, b.busy
@@ -393,8 +488,30 @@ func scalePhase(a phase, k float64) phase {
 // micro-batches in flight: with 1F1B the first stage holds P of them
 // (times 1 + (P-1)/(P V) interleaved; all M with GPipe), each L/P layers
 // of activations (Korthikanti et al., 2022, with flash attention: no
-// S x S scores), the last stage one micro-batch's FP32 logits.
-func (c *coster) memory(r *Result, stages []stageCost) {
+// S x S scores), the last stage one micro-batch's FP32 logits. Stage s
+// is costed by the coster of kits of its tensor-parallel degree, tps[s].
+func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
+	var peak, wPeak, gPeak, oPeak, aPeak float64
+	for s, st := range stages {
+		var c *coster
+		for i := range kits {
+			if kits[i].c.pl.T == tps[s] {
+				c = &kits[i].c
+			}
+		}
+		w, g, o, acts := c.stageMemory(s, st)
+		if tot := w + g + o + acts; tot > peak {
+			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
+		}
+	}
+	r.Memory = int64(peak)
+	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
+	r.Fits = r.Memory <= kits[0].c.pod.Hardware.Memory-Reserve
+}
+
+// stageMemory is stage s's weights, gradients, optimizer state and
+// activations in flight, bytes, at c's tensor-parallel degree.
+func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	m, pl := c.m, c.pl
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
@@ -424,45 +541,36 @@ func (c *coster) memory(r *Result, stages []stageCost) {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	var peak, wPeak, gPeak, oPeak, aPeak float64
-	for s, st := range stages {
-		perDevice := float64(pl.Stages[s])
-		inflight := float64(min(pl.M, pl.P-s))
-		if pl.V > 1 && s == 0 {
-			inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
-		}
-		if pl.P > 1 && pl.Sched() == decision.GPipe {
-			inflight = float64(pl.M)
-		}
-		var acts float64
-		if pl.Recompute == decision.FullRecompute {
-			// The recomputing layers keep their input; the others (block
-			// recomputation) all they save; one layer's worth while one
-			// recomputes.
-			kk := pl.recomputed(s)
-			acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
-		} else {
-			acts = inflight * perDevice * perLayer
-		}
-		if s == 0 {
-			acts += inflight * 3 * unit / T
-		}
-		if s == pl.P-1 {
-			acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
-		}
-		w := st.params * bf16
-		g := st.params * 4
-		o := st.params * 12
-		if pl.Shard == decision.OptimizerShard {
-			o /= float64(pl.D)
-		}
-		if tot := w + g + o + acts; tot > peak {
-			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
-		}
+	perDevice := float64(pl.Stages[s])
+	inflight := float64(min(pl.M, pl.P-s))
+	if pl.V > 1 && s == 0 {
+		inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
 	}
-	r.Memory = int64(peak)
-	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
-	r.Fits = r.Memory <= c.pod.Hardware.Memory-Reserve
+	if pl.P > 1 && pl.Sched() == decision.GPipe {
+		inflight = float64(pl.M)
+	}
+	if pl.Recompute == decision.FullRecompute {
+		// The recomputing layers keep their input; the others (block
+		// recomputation) all they save; one layer's worth while one
+		// recomputes.
+		kk := pl.recomputed(s)
+		acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
+	} else {
+		acts = inflight * perDevice * perLayer
+	}
+	if s == 0 {
+		acts += inflight * 3 * unit / T
+	}
+	if s == pl.P-1 {
+		acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+	}
+	w = st.params * bf16
+	g = st.params * 4
+	o = st.params * 12
+	if pl.Shard == decision.OptimizerShard {
+		o /= float64(pl.D)
+	}
+	return w, g, o, acts
 }
 
 // Reserve is the memory of a GPU a plan cannot use: the CUDA context,

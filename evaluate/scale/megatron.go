@@ -106,7 +106,7 @@ func MegatronStrongScaling() []Published {
 func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
-		return pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
+		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.Shard == want.Shard &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers

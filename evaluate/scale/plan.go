@@ -2,6 +2,9 @@ package scale
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
@@ -12,17 +15,38 @@ import (
 // M from the batch).
 type Plan struct {
 	decision.Strategy
+	// T is the tensor-parallel degree: every stage's, or with a
+	// per-stage degree (stage-tp) the largest of TPs.
 	T, P, D, V int // tensor, pipeline, data-parallel degrees; virtual stages
 	MBS, M     int // micro-batch size; micro-batches per replica per step
 	// Stages are the layers of each pipeline stage (decision.Strategy's
 	// StageLayers: L/P each unless first= or last= say otherwise).
 	Stages []int
+	// TPs are each stage's tensor-parallel degree (T for every stage
+	// unless stage-tp says otherwise).
+	TPs []int
+}
+
+// Uniform reports whether every stage has the same tensor-parallel
+// degree.
+func (pl Plan) Uniform() bool { return pl.TensorStages == nil }
+
+// ReplicaGPUs is one model replica's GPUs: the sum of the stages'
+// tensor-parallel degrees (T x P when they are one).
+func (pl Plan) ReplicaGPUs() int {
+	n := 0
+	for _, t := range pl.TPs {
+		n += t
+	}
+	return n
 }
 
 // Resolve checks s against model m on pod p and fills in its degrees.
-// Errors are one line naming the field: tp must divide the heads (and
-// the key/value heads) and a node's GPUs, pp x vp the layers, tp x pp x
-// dp the GPUs, and dp x mbs the batch.
+// Errors are one line naming the field: tp (every stage's, with stage-tp)
+// must divide the heads (and the key/value heads) and a node's GPUs, pp x
+// vp the layers, tp x pp x dp (dp x the sum of stage-tp) the GPUs, and dp
+// x mbs the batch; with stage-tp, each stage's tensor groups must stay
+// inside a node where the stages are laid out in order (groups).
 func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	if err := s.Check(); err != nil {
 		return Plan{}, err
@@ -36,29 +60,57 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	if s.BucketBytes > 0 {
 		return Plan{}, fmt.Errorf("strategy %s: bucket is DDP's, for op graphs; at cluster scale gradients are reduced in one overlapped pass", s)
 	}
-	pl := Plan{Strategy: s, T: s.T(), P: s.P(), V: s.V(), MBS: max(s.MicroBatchSize, 1)}
+	written := s // errors name the strategy as written
+	if ts := s.TensorStages; ts != nil && slices.Min(ts) == slices.Max(ts) {
+		// One degree for every stage is tp= (the same plan, written so).
+		s.Tensor, s.TensorStages = ts[0], nil
+		if s.Tensor == 1 {
+			s.Tensor = 0
+		}
+	}
+	pl := Plan{Strategy: s, T: s.MaxT(), P: s.P(), V: s.V(), MBS: max(s.MicroBatchSize, 1)}
+	if s.TensorStages != nil {
+		pl.Strategy.TensorStages = slices.Clone(s.TensorStages)
+	}
+	pl.TPs = pl.Strategy.StageT()
 	n := p.GPUs()
+	tpName := func(i int) string {
+		if pl.Uniform() {
+			return fmt.Sprintf("tp=%d", pl.TPs[i])
+		}
+		return fmt.Sprintf("stage %d's tp=%d", i, pl.TPs[i])
+	}
+	for i, T := range pl.TPs {
+		switch {
+		case m.Heads%T != 0:
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d attention heads", written, tpName(i), m.Heads)
+		case m.KVHeads%T != 0:
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d key/value heads", written, tpName(i), m.KVHeads)
+		case T > p.PerNode || p.PerNode%T != 0:
+			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d GPUs of a node (tensor groups stay inside a node)", written, tpName(i), p.PerNode)
+		}
+		if pl.Uniform() {
+			break
+		}
+	}
+	replica := pl.ReplicaGPUs()
 	switch {
-	case m.Heads%pl.T != 0:
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d does not divide the %d attention heads", s, pl.T, m.Heads)
-	case m.KVHeads%pl.T != 0:
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d does not divide the %d key/value heads", s, pl.T, m.KVHeads)
-	case pl.T > p.PerNode || p.PerNode%pl.T != 0:
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d does not divide the %d GPUs of a node (tensor groups stay inside a node)", s, pl.T, p.PerNode)
 	case pl.P > m.Layers:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", s, pl.P, m.Layers)
+		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers)
 	case s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", s, pl.P, pl.V, m.Layers)
-	case n%(pl.T*pl.P) != 0:
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", s, pl.T, pl.P, n)
+		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
+	case n%replica != 0 && pl.Uniform():
+		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
+	case n%replica != 0:
+		return Plan{}, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", written, replica, n)
 	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
-		return Plan{}, fmt.Errorf("strategy %s: %w", s, err)
+		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
 	}
 	for i, l := range stages {
 		if l < pl.V {
-			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", s, i, l, pl.V)
+			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
 		}
 	}
 	pl.Stages = stages
@@ -68,28 +120,46 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 			most = max(most, (l+pl.V-1)/pl.V)
 		}
 		if k > most {
-			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", s, k, most)
+			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", written, k, most)
 		}
 	}
-	pl.D = n / (pl.T * pl.P)
+	pl.D = n / replica
 	if s.Replicas > 0 && s.Replicas != pl.D {
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", s, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
+		if pl.Uniform() {
+			return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
+		}
+		return Plan{}, fmt.Errorf("strategy %s: dp=%d x the %d GPUs of stage-tp is %d GPUs, the cluster has %d", written, s.Replicas, replica, replica*s.Replicas, n)
+	}
+	if !pl.Uniform() {
+		// Stage i's D tensor groups follow the stages before it: its first
+		// GPU is D x (TP_0 + ... + TP_{i-1}), which must be a multiple of
+		// TP_i for its groups to stay inside a node.
+		at := 0
+		for i, T := range pl.TPs {
+			if at%T != 0 {
+				return Plan{}, fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.D)
+			}
+			at += pl.D * T
+		}
 	}
 	if m.Batch%(pl.D*pl.MBS) != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: the batch of %d is not divisible by dp=%d x mbs=%d", s, m.Batch, pl.D, pl.MBS)
+		return Plan{}, fmt.Errorf("strategy %s: the batch of %d is not divisible by dp=%d x mbs=%d", written, m.Batch, pl.D, pl.MBS)
 	}
 	pl.M = m.Batch / (pl.D * pl.MBS)
 	if s.MicroBatches > 0 && s.MicroBatches != pl.M {
-		return Plan{}, fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", s, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
+		return Plan{}, fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
 	}
 	if pl.V > 1 && pl.M%pl.P != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", s, pl.M, pl.P)
+		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
 	}
 	if s.Shard == decision.OptimizerShard && pl.D == 1 {
-		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", s)
+		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
 	// The resolved strategy, as it is written back.
-	pl.Strategy.Tensor, pl.Strategy.Pipeline, pl.Strategy.Replicas = pl.T, pl.P, pl.D
+	if pl.Uniform() {
+		pl.Strategy.Tensor = pl.T
+	}
+	pl.Strategy.Pipeline, pl.Strategy.Replicas = pl.P, pl.D
 	pl.Strategy.MicroBatchSize, pl.Strategy.MicroBatches = pl.MBS, pl.M
 	if pl.V > 1 {
 		pl.Strategy.Virtual = pl.V
@@ -114,19 +184,32 @@ func (pl Plan) recomputed(s int) float64 {
 	return float64(l)
 }
 
-// groups are where the plan's parallel groups sit, with Megatron-LM's
+// groups are where stage i's parallel groups sit, with Megatron-LM's
 // rank order (tensor fastest, then data, then pipeline: rank = t + T (d +
-// D p)): a tensor group is T consecutive GPUs of one node; a data-parallel
-// group strides T; neighbouring stages stride T x D.
-func (pl Plan) groups(p Pod) (tp, dp Group, stagesShareNode bool) {
-	tp = Group{PerNode: pl.T, Nodes: 1}
-	inNode := max(1, p.PerNode/pl.T) // data-parallel ranks per node
+// D p)): a tensor group is T consecutive GPUs of one node; a
+// data-parallel group strides T. With a tensor-parallel degree per stage
+// the stages are laid out in the same order, stage i's D tensor groups
+// of T_i GPUs after the stages before it (Resolve keeps each group inside
+// a node): a stage of T_i = 4 puts two replicas' groups on a node, so its
+// data-parallel group has 8/T_i GPUs per node, as a uniform plan of T_i's
+// does.
+func (pl Plan) groups(p Pod, i int) (tp, dp Group) {
+	T := pl.TPs[i]
+	tp = Group{PerNode: T, Nodes: 1}
+	inNode := max(1, p.PerNode/T) // data-parallel ranks per node
 	if pl.D <= inNode {
 		dp = Group{PerNode: pl.D, Nodes: 1}
 	} else {
 		dp = Group{PerNode: inNode, Nodes: (pl.D + inNode - 1) / inNode}
 	}
-	return tp, dp, pl.T*pl.D < p.PerNode
+	return tp, dp
+}
+
+// shareNode reports whether a point-to-point transfer between stages i
+// and j runs inside a node: both stages' blocks of D x T GPUs are
+// smaller than a node (neighbouring stages stride D x T).
+func (pl Plan) shareNode(p Pod, i, j int) bool {
+	return pl.D*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
 }
 
 // String writes the plan as decision.ParseStrategy reads it, degrees
@@ -134,6 +217,9 @@ func (pl Plan) groups(p Pod) (tp, dp Group, stagesShareNode bool) {
 // micro-batches and the 1F1B schedule follow from it).
 func (pl Plan) String() string {
 	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.T, pl.P, pl.D)
+	if !pl.Uniform() {
+		s = fmt.Sprintf("stage-tp=%s,pp=%d,dp=%d", stageTP(pl.TPs), pl.P, pl.D)
+	}
 	if pl.V > 1 {
 		s += fmt.Sprintf(",vp=%d", pl.V)
 	}
@@ -163,4 +249,13 @@ func (pl Plan) String() string {
 		s += ",schedule=gpipe"
 	}
 	return s
+}
+
+// stageTP writes per-stage degrees as stage-tp reads them: "4:8:8:4".
+func stageTP(d []int) string {
+	parts := make([]string, len(d))
+	for i, x := range d {
+		parts[i] = strconv.Itoa(x)
+	}
+	return strings.Join(parts, ":")
 }

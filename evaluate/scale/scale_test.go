@@ -3,6 +3,7 @@ package scale
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -325,6 +326,7 @@ func FuzzEvaluate(f *testing.F) {
 	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=1024,vocab=1000,batch=16", "dgx-a100:1", "tp=2,recompute=full")
 	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
 	f.Add("gpt:layers=10,hidden=256,heads=4,seq=64,vocab=5000,batch=8", "dgx-h100:1", "pp=4,first=2,last=2,vp=2,mbs=1")
+	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=1024,vocab=262144,batch=16", "dgx-h100:3", "pp=2,stage-tp=4:8,mbs=4,sp=on")
 	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
 		m, err := transformer.Parse(model)
 		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
@@ -360,9 +362,25 @@ func FuzzEvaluate(f *testing.F) {
 
 // searched reports whether Search tries pl's split of the layers and its
 // virtual stages (any split evaluates; the search tries those near the
-// even share).
+// even share, or with end stages of their own degree near the balancing
+// share) and its degrees (with stage-tp, the middle stages' one).
 func searched(pl Plan, layers int) bool {
-	for _, sp := range stageSplits(layers, pl.P) {
+	splits := stageSplits(layers, pl.P)
+	if !pl.Uniform() {
+		// End stages of their own degree, the stages between one.
+		first, last := pl.TPs[0], pl.TPs[pl.P-1]
+		mid := first
+		if pl.P > 2 {
+			mid = pl.TPs[1]
+		}
+		for _, t := range pl.TPs[1 : pl.P-1] {
+			if t != mid {
+				return false
+			}
+		}
+		splits = endSplits(layers, pl.P, first, mid, last)
+	}
+	for _, sp := range splits {
 		if sp.first == pl.FirstLayers && sp.last == pl.LastLayers {
 			for _, v := range sp.virtual {
 				if v == pl.V {
@@ -641,8 +659,156 @@ func TestBlockRecompute(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, q); got != want {
+		if got := fewestRecomputed(m, full, q, nil); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
+	}
+}
+
+// TestStageTPUniform: one degree written per stage is tp= of that degree:
+// the same Result to the bit, and the evaluator's per-stage path (a plan
+// that keeps its stage-tp) gives the same numbers.
+func TestStageTPUniform(t *testing.T) {
+	row := MegatronTable()[6] // 177B: 8 x 6 x 48
+	p, _ := PodOf(row.Pod, row.GPUs)
+	plain, err := decision.ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := decision.ParseStrategy("stage-tp=8:8:8:8:8:8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Evaluate(row.Model, plain, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Evaluate(row.Model, staged, p)
+	if err != nil || !reflect.DeepEqual(a, b) {
+		t.Errorf("stage-tp=8:8:8:8:8:8: %+v, %v; tp=8: %+v", b, err, a)
+	}
+	pl, _ := Resolve(row.Model, plain, p)
+	pl.TensorStages = []int{8, 8, 8, 8, 8, 8}
+	c := evaluate(row.Model, pl, p)
+	c.Plan = a.Plan
+	if !reflect.DeepEqual(a, c) {
+		t.Errorf("per-stage path with one degree: %+v; want %+v", c, a)
+	}
+}
+
+// TestStageTP: two stages of TP 4 and 8, 2 replicas, on 24 GPUs, with
+// every op at 1 TFLOP/s, free memory traffic and collectives inside a
+// node: the compute, the point-to-point sends and the memory of each
+// stage by hand; bad per-stage plans are one line each.
+func TestStageTP(t *testing.T) {
+	m := transformer.GPT(4, 64, 8, 32, 128, 8)
+	p, _ := PodOf("dgx-h100", 24)
+	p.Hardware = flopHardware()
+	p.Hardware.NVLinkLatency = 0
+	p.Kernels = Kernels{IntraBus: 1e30}
+	s, err := decision.ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := r.Plan
+	if pl.D != 2 || pl.M != 4 || pl.T != 8 || pl.String() != "stage-tp=4:8,pp=2,dp=2,mbs=1" {
+		t.Fatalf("plan %s: D %d, M %d, T %d", pl, pl.D, pl.M, pl.T)
+	}
+	// One block's FLOPs at degree T without sequence parallelism: the
+	// GEMMs and attention split over T, the norms and residuals (22 n h)
+	// on every rank, GeLU (10 n f = 40 n h) split; backward twice, 2.5x
+	// the attention.
+	n, h, sq, V := 32.0, 64.0, 32.0, 128.0
+	fwd := func(T float64) float64 { return (24*n*h*h+2*n*sq*h)/T + 22*n*h + 40*n*h/T }
+	bwd := func(T float64) float64 { return (48*n*h*h+5*n*sq*h)/T + 44*n*h + 80*n*h/T }
+	// The output layer at TP 8: the final norm, the logits GEMM, six
+	// passes over the logits forward and two backward, the GEMM twice and
+	// the norm twice backward. The embedding's lookup moves free bytes.
+	out := 8*n*h + 2*n*h*V/8 + 6*n*V/8 + 2*n*V/8 + 4*n*h*V/8 + 16*n*h
+	first := 2 * (fwd(4) + bwd(4)) / 1e12
+	last := (2*(fwd(8)+bwd(8)) + out) / 1e12
+	if want := 4 * max(first, last); !near(r.Compute, want) {
+		t.Errorf("compute %g s, want 4 x max(%g, %g)", r.Compute, first, last)
+	}
+	// The activation crosses nodes (two stages of 2 x 4 and 2 x 8 GPUs):
+	// each TP-4 rank sends its quarter, fill and drain once each way.
+	if want := min(first, last) + 2*p.SendTime(false, n*h*2/4); !near(r.Bubble, want) {
+		t.Errorf("bubble %g s, want %g", r.Bubble, want)
+	}
+	// Memory: stage 0 holds 2 layers and the embedding over 4, 2
+	// micro-batches in flight of (10 + 24/4) s b h bytes a layer and the
+	// embedding's 3/4; stage 1 holds 2 layers and the tied output
+	// layer's copy over 8, one micro-batch of (10 + 24/8) s b h a layer
+	// and the logits' 10 bytes each.
+	u := n * h
+	p0 := (2*float64(m.LayerParams()) + float64(m.EmbeddingParams())) / 4
+	a0 := 2*2*16*u + 2*3*u/4
+	p1 := (2*float64(m.LayerParams()) + float64(m.OutputParams()) + V*h) / 8
+	a1 := 2*13*u + n*V/8*10
+	t0, t1 := 18*p0+a0, 18*p1+a1
+	wantP, wantA := p0, a0
+	if t1 > t0 {
+		wantP, wantA = p1, a1
+	}
+	if r.Memory != int64(max(t0, t1)) || r.Weights != int64(2*wantP) || r.OptState != int64(12*wantP) || r.Activations != int64(wantA) {
+		t.Errorf("memory %d (weights %d, state %d, activations %d); want max(%g, %g)", r.Memory, r.Weights, r.OptState, r.Activations, t0, t1)
+	}
+
+	// Bad per-stage plans.
+	big := MegatronTable()[8].Model // 462B: 144 heads, 112 layers, batch 3072
+	p6k, _ := PodOf("dgx-h100", 6144)
+	for _, c := range []struct{ text, want string }{
+		{"pp=2,stage-tp=4:8:8", "stage-tp=4:8:8 names 3 stages, pp=2 has 2"},
+		{"pp=2,stage-tp=6:8", "stage 0's tp=6 does not divide the 8 GPUs of a node"},
+		{"pp=2,stage-tp=5:8", "stage 0's tp=5 does not divide the 144 attention heads"},
+		{"pp=2,stage-tp=8:16", "stage 1's tp=16 does not divide the 8 GPUs of a node"},
+		{"pp=16,stage-tp=4:8:8:8:8:8:8:8:8:8:8:8:8:8:8:4", "a replica's 120 GPUs (the sum of stage-tp) do not divide the 6144 GPUs"},
+		{"pp=2,stage-tp=4:8,dp=500", "dp=500 x the 12 GPUs of stage-tp is 6000 GPUs, the cluster has 6144"},
+	} {
+		s, err := decision.ParseStrategy(c.text)
+		if err == nil {
+			_, err = Evaluate(big, s, p6k)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
+		}
+	}
+	if _, err := Evaluate(transformer.GPT(4, 60, 12, 32, 128, 8), decision.Strategy{Pipeline: 2, TensorStages: []int{8, 4}}, p); err == nil ||
+		!strings.Contains(err.Error(), "stage 0's tp=8 does not divide the 12 attention heads") {
+		t.Errorf("tp=8 over 12 heads: %v", err)
+	}
+	// 3 replicas of stages of 2 and 4 GPUs: the second stage's groups
+	// would start at GPU 6, across a group of 4's boundary.
+	p3, _ := PodOf("dgx-h100", 24)
+	if _, err := Evaluate(transformer.GPT(6, 64, 8, 32, 128, 12), decision.Strategy{Pipeline: 3, TensorStages: []int{2, 4, 2}}, p3); err == nil ||
+		!strings.Contains(err.Error(), "stage 1's tensor groups of 4 would straddle nodes (its first GPU is number 6") {
+		t.Errorf("straddling groups: %v", err)
+	}
+}
+
+// TestStageTPSearch: the search's space holds every uniform plan, so it
+// is never slower than the uniform plans' search; and where a heavy
+// output layer and 24 GPUs make uniform plans awkward, it finds a plan of
+// TP 4 and 8 stages faster than every uniform one.
+func TestStageTPSearch(t *testing.T) {
+	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
+	p, _ := PodOf("dgx-h100", 24)
+	all, err := Search(t.Context(), m, p, Space{})
+	if err != nil || !all.Found {
+		t.Fatal(err)
+	}
+	uni, err := Search(t.Context(), m, p, Space{Keep: func(pl Plan) bool { return pl.Uniform() }})
+	if err != nil || !uni.Found {
+		t.Fatal(err)
+	}
+	if all.Best.Plan.Uniform() || !(all.Best.Step < uni.Best.Step) || !slices.Equal(all.Best.Plan.TPs, []int{4, 8}) {
+		t.Errorf("search %s; uniform %s", all.Best, uni.Best)
+	}
+	if uni.Evaluated >= all.Evaluated {
+		t.Errorf("%d plans evaluated, %d uniform", all.Evaluated, uni.Evaluated)
 	}
 }

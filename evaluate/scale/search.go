@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"math"
 	"sort"
 
 	"github.com/placer/placer/decision"
@@ -39,7 +40,10 @@ type Searched struct {
 // T dividing the heads and a node; pipeline stages P and virtual stages V
 // whose product divides the layers; the micro-batch size; sequence
 // parallelism (with T > 1); recomputation (none, selective, full); the
-// distributed optimizer (with D > 1). It returns the fastest plan that
+// distributed optimizer (with D > 1); and end stages of their own
+// tensor-parallel degree (stage-tp: the first and/or the last stage's
+// degree differing from the stages between, D x their sum the GPUs, the
+// layer splits centred on the share that balances the stages). It returns the fastest plan that
 // fits the GPU's memory (ties: fewer GPUs per model replica, then the
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
@@ -57,6 +61,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	}
 	n := p.GPUs()
 	var out Searched
+	cache := phaseCache{}
 	better := func(r Result) bool {
 		if !out.Found {
 			return true
@@ -64,14 +69,14 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if r.Step != out.Best.Step {
 			return r.Step < out.Best.Step
 		}
-		return r.Plan.T*r.Plan.P < out.Best.Plan.T*out.Best.Plan.P
+		return r.Plan.ReplicaGPUs() < out.Best.Plan.ReplicaGPUs()
 	}
 	try := func(s decision.Strategy) {
 		pl, err := Resolve(m, s, p)
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 			return
 		}
-		r := evaluate(m, pl, p)
+		r := evaluateCached(m, pl, p, cache)
 		out.Evaluated++
 		if !r.Fits {
 			return
@@ -85,8 +90,61 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 	}
 	recomputes := []decision.Recompute{decision.NoRecompute, decision.SelectiveRecompute, decision.FullRecompute}
-	for _, T := range divisors(p.PerNode) {
-		if m.Heads%T != 0 || m.KVHeads%T != 0 || n%T != 0 {
+	// plans tries every plan of P stages of tensor-parallel degrees tps
+	// (nil: every stage T) and D replicas over the layer splits given.
+	plans := func(T int, tps []int, P, D int, splits []stageSplit) {
+		maxT := T
+		for _, t := range tps {
+			maxT = max(maxT, t)
+		}
+		for mbs := 1; mbs <= maxMBS; mbs *= 2 {
+			if m.Batch%(D*mbs) != 0 {
+				continue
+			}
+			M := m.Batch / (D * mbs)
+			for _, split := range splits {
+				for _, V := range split.virtual {
+					if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
+						continue
+					}
+					// Sequence parallelism off, on, and on with its communication
+					// overlapped: the overlap takes SMs from the GEMMs beside it
+					// (Kernels.OverlapSMs), so it is searched, not assumed.
+					for tpc := range 3 {
+						if tpc > 0 && maxT == 1 {
+							continue
+						}
+						for _, rc := range recomputes {
+							for _, dist := range []bool{false, true} {
+								if dist && D == 1 {
+									continue
+								}
+								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+									SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
+									FirstLayers: split.first, LastLayers: split.last, TensorStages: tps}
+								if V > 1 {
+									s.Virtual = V
+								}
+								if dist {
+									s.Shard = decision.OptimizerShard
+								}
+								try(s)
+								if rc == decision.FullRecompute {
+									if k := fewestRecomputed(m, s, p, cache); k > 0 {
+										s.RecomputeLayers = k
+										try(s)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	tps := tensorDegrees(m, p)
+	for _, T := range tps {
+		if n%T != 0 {
 			continue
 		}
 		for _, P := range divisors(n / T) {
@@ -96,50 +154,33 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 			if err := ctx.Err(); err != nil {
 				return out, err
 			}
-			D := n / (T * P)
-			splits := stageSplits(m.Layers, P)
-			for mbs := 1; mbs <= maxMBS; mbs *= 2 {
-				if m.Batch%(D*mbs) != 0 {
-					continue
-				}
-				M := m.Batch / (D * mbs)
-				for _, split := range splits {
-					for _, V := range split.virtual {
-						if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
-							continue
-						}
-						// Sequence parallelism off, on, and on with its communication
-						// overlapped: the overlap takes SMs from the GEMMs beside it
-						// (Kernels.OverlapSMs), so it is searched, not assumed.
-						for tpc := range 3 {
-							if tpc > 0 && T == 1 {
-								continue
-							}
-							for _, rc := range recomputes {
-								for _, dist := range []bool{false, true} {
-									if dist && D == 1 {
-										continue
-									}
-									s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
-										FirstLayers: split.first, LastLayers: split.last}
-									if V > 1 {
-										s.Virtual = V
-									}
-									if dist {
-										s.Shard = decision.OptimizerShard
-									}
-									try(s)
-									if rc == decision.FullRecompute {
-										if k := fewestRecomputed(m, s, p); k > 0 {
-											s.RecomputeLayers = k
-											try(s)
-										}
-									}
-								}
-							}
-						}
+			plans(T, nil, P, n/(T*P), stageSplits(m.Layers, P))
+		}
+	}
+	// End stages of their own degree: the first and the last stage's TP
+	// differing from the stages between (which are identical, so one
+	// degree serves them), every combination whose replica's GPUs (their
+	// sum) divide the pod's.
+	for P := 2; P <= m.Layers; P++ {
+		for _, mid := range tps {
+			for _, first := range tps {
+				for _, last := range tps {
+					if P == 2 && (mid != first || first == last) || first == mid && last == mid {
+						continue // two stages have no middle; one degree is the loop above's
 					}
+					replica := first + (P-2)*mid + last
+					if n%replica != 0 {
+						continue
+					}
+					if err := ctx.Err(); err != nil {
+						return out, err
+					}
+					stages := make([]int, P)
+					for i := range stages {
+						stages[i] = mid
+					}
+					stages[0], stages[P-1] = first, last
+					plans(0, stages, P, n/replica, endSplits(m.Layers, P, first, mid, last))
 				}
 			}
 		}
@@ -168,9 +209,9 @@ func keepTop(top []Result, r Result, k int) []Result {
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
 // so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod) int {
+func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod, cache phaseCache) int {
 	all, err := Resolve(m, s, p)
-	if err != nil || !evaluate(m, all, p).Fits {
+	if err != nil || !evaluateCached(m, all, p, cache).Fits {
 		return 0
 	}
 	most := 0
@@ -182,7 +223,7 @@ func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod) int {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := Resolve(m, s, p)
-		if err == nil && evaluate(m, pl, p).Fits {
+		if err == nil && evaluateCached(m, pl, p, cache).Fits {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -192,6 +233,30 @@ func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod) int {
 		return 0
 	}
 	return lo
+}
+
+// tensorDegrees are the tensor-parallel degrees Search tries: the
+// divisors of a node's GPUs that divide the heads and the key/value heads.
+func tensorDegrees(m transformer.Spec, p Pod) []int {
+	var out []int
+	for _, T := range divisors(p.PerNode) {
+		if m.Heads%T == 0 && m.KVHeads%T == 0 {
+			out = append(out, T)
+		}
+	}
+	return out
+}
+
+// endSplits are the splits Search tries of layers over P stages whose
+// first and last stages have tensor-parallel degrees first and last and
+// the others mid: the even split where P divides the layers, and every
+// split whose end stages hold from two fewer to one more layers than the
+// share that balances the stages' compute (a stage's layers in proportion
+// to its degree: mid x the layers / the replica's GPUs for the stages
+// between, first and last's share of that at the ends).
+func endSplits(layers, P, first, mid, last int) []stageSplit {
+	per := float64(layers) / float64(first+(P-2)*mid+last) // layers per GPU of degree
+	return splitsAround(layers, P, int(math.Round(per*float64(first))), int(math.Round(per*float64(last))))
 }
 
 // stageSplit is one way to split a transformer's layers over P pipeline
@@ -209,6 +274,12 @@ type stageSplit struct {
 // an equal share of the rest (with V among the divisors of that share, at
 // most the end stages' layers), each split once.
 func stageSplits(layers, P int) []stageSplit {
+	return splitsAround(layers, P, layers/P, layers/P)
+}
+
+// splitsAround is stageSplits with the end stages' layers tried around
+// ef and el: from two fewer to one more.
+func splitsAround(layers, P, ef, el int) []stageSplit {
 	var out []stageSplit
 	if layers%P == 0 {
 		out = append(out, stageSplit{virtual: divisors(layers / P)})
@@ -216,10 +287,9 @@ func stageSplits(layers, P int) []stageSplit {
 	if P == 1 {
 		return out
 	}
-	e := layers / P
 	seen := map[[2]int]bool{}
-	for first := max(1, e-2); first <= e+1; first++ {
-		for last := max(1, e-2); last <= e+1; last++ {
+	for first := max(1, ef-2); first <= ef+1; first++ {
+		for last := max(1, el-2); last <= el+1; last++ {
 			s := decision.Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
 			st, err := s.StageLayers(layers)
 			if err != nil {

@@ -32,7 +32,11 @@ import (
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
 func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, error) {
-	T, P, D := s.T(), s.P(), s.R()
+	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
+	if err != nil {
+		return nil, err
+	}
+	P, D := s.P(), s.R()
 	switch {
 	case T*P*D != gpus:
 		return nil, fmt.Errorf("megatron arguments: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, D, gpus)
@@ -129,4 +133,24 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	}
 	b.WriteString(")\n")
 	return b.String()
+}
+
+// oneTensor is s's tensor-parallel degree where every stage has the same
+// (tp=, or a stage-tp of one degree); a per-stage degree is a one-line
+// error naming who cannot run it and why.
+func oneTensor(s decision.Strategy, who, why string) (int, error) {
+	ts := s.TensorStages
+	if ts == nil {
+		return s.T(), nil
+	}
+	for _, t := range ts {
+		if t != ts[0] {
+			d := make([]string, len(ts))
+			for i, x := range ts {
+				d[i] = strconv.Itoa(x)
+			}
+			return 0, fmt.Errorf("%s: stage-tp=%s: a tensor-parallel degree per stage cannot be exported (%s)", who, strings.Join(d, ":"), why)
+		}
+	}
+	return ts[0], nil
 }

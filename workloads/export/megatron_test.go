@@ -50,6 +50,8 @@ func TestMegatronArgs(t *testing.T) {
 		{"gpus", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
 		{"batch", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
 		{"gpipe", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
+		{"stage-tp", small, decision.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 24, "",
+			"megatron arguments: stage-tp=2:4: a tensor-parallel degree per stage cannot be exported (Megatron-LM has one --tensor-model-parallel-size for every stage)"},
 		{"split", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
 	}
 	for _, c := range cases {

@@ -62,7 +62,11 @@ type TransformerStage struct {
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused.
 func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (TransformerPlan, error) {
-	T, P, R := s.T(), s.P(), s.R()
+	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
+	if err != nil {
+		return TransformerPlan{}, err
+	}
+	P, R := s.P(), s.R()
 	switch {
 	case T*P*R != gpus:
 		return TransformerPlan{}, fmt.Errorf("torch plan: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, R, gpus)

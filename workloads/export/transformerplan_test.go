@@ -1,6 +1,7 @@
 package export
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -18,6 +19,12 @@ func TestNewTransformerPlan(t *testing.T) {
 	if tp.Version != 2 || len(tp.Stages) != 2 || !tp.Stages[0].Embedding || tp.Stages[0].Output || !tp.Stages[1].Output ||
 		len(tp.Stages[1].Layers) != 2 || tp.Stages[1].Layers[0] != 2 || tp.Transformer.FFN != 128 || !tp.Transformer.Tied {
 		t.Errorf("plan %+v", tp)
+	}
+	// One degree written per stage is the same plan.
+	one := s
+	one.Tensor, one.TensorStages = 0, []int{2, 2}
+	if t1, err := NewTransformerPlan(m, one, 8); err != nil || !reflect.DeepEqual(t1, tp) {
+		t.Errorf("stage-tp=2:2: %+v, %v; want %+v", t1, err, tp)
 	}
 	// Uneven stages: 3 layers on the first stage, 1 on the last.
 	u := s
@@ -39,6 +46,7 @@ func TestNewTransformerPlan(t *testing.T) {
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
 		{decision.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
+		{decision.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
 	} {
 		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v on %d GPUs: %v; want %q", c.s, c.gpus, err, c.want)
