@@ -37,7 +37,8 @@ import torch
 
 COST_TABLE_FORMAT = "placer-cost-table"
 COST_TABLE_VERSION = 1
-_STATE_OPS = ("Input", "Parameter", "Buffer")
+# Ops no profiled event stands for: the state, and optimizer.step()'s start.
+_STATE_OPS = ("Input", "Parameter", "Buffer", "OptimizerStep")
 _MAX_SAMPLES = 64  # times kept per cost-table entry
 _LOOKAHEAD = 4  # graph ops looked ahead of a match (see match)
 

@@ -45,8 +45,45 @@ def phase(graph, meta, name):
 
 class OptimizerImplTest(unittest.TestCase):
     def update(self, impl):
+        """The update's ops, optimizer.step()'s start (test_step_barrier)
+        aside."""
         g, meta = export(three_params, (5, 4), impl)
-        return g, meta, phase(g, meta, "optimizer")
+        return g, meta, [o for o in phase(g, meta, "optimizer") if o["type"] != "OptimizerStep"]
+
+    def test_step_barrier(self):
+        # Every implementation starts with optimizer.step()'s op, which
+        # reads the three gradients (a dependency, no bytes) and writes a
+        # 0-byte tensor that the update's first ops read: none can start
+        # before the backward has ended. The for-loop's first op of each
+        # parameter (its step's add_) reads it; so do foreach's ops that
+        # read only the state and the gradients.
+        for impl in ("for-loop", "foreach") + (("fused",) if FUSED_ON_CPU else ()):
+            g, meta = export(three_params, (5, 4), impl)
+            ops = phase(g, meta, "optimizer")
+            step = ops[0]
+            self.assertEqual((step["type"], step["name"]), ("OptimizerStep", "optimizer/step"), impl)
+            self.assertEqual(g["execution"]["optimizer_from"], "optimizer/step")
+            self.assertFalse(step.get("bytes_read") or step.get("bytes_written") or step.get("flops"))
+            into = [t for t in g["tensors"] if "optimizer/step" in t["consumers"]]
+            self.assertEqual(len(into), 3, (impl, into))  # the gradients
+            self.assertTrue(all(t["bytes"] > 0 for t in into))
+            out = [t for t in g["tensors"] if t["producer"] == "optimizer/step"]
+            self.assertEqual([t["bytes"] for t in out], [0])
+            names = {o["name"] for o in ops}
+            # Every update op follows it: through it or through an update op.
+            after = {"optimizer/step"}
+            for o in ops[1:]:
+                srcs = {t["producer"] for t in g["tensors"] if o["name"] in t["consumers"]}
+                self.assertTrue(srcs & after, (impl, o["name"], srcs))
+                after.add(o["name"])
+            self.assertEqual(after, names)
+            if impl == "for-loop":
+                # Per parameter the ops that read only the state and the
+                # gradient: the step's add_ and the first op on each slot
+                # (torch 2.x: exp_avg.lerp_, exp_avg_sq.mul_; 1.13: two
+                # mul_s): 3 x 3.
+                heads = out[0]["consumers"]
+                self.assertEqual(len(heads), 9, heads)
 
     def test_for_loop_is_todays(self):
         # The default: the graph of an export without settings, op for op.
@@ -104,7 +141,7 @@ class OptimizerImplTest(unittest.TestCase):
         self.assertEqual(sum(o.get("flops", 0) for o in loop), 150)
         # One group: no op belongs to one module.
         self.assertTrue(all("colocation" not in o for o in ops))
-        self.assertEqual(g["execution"]["optimizer_from"], ops[0]["name"])
+        self.assertEqual(g["execution"]["optimizer_from"], "optimizer/step")
 
     @unittest.skipIf(TORCH2, "torch 2.x: test_foreach_by_hand")
     def test_foreach_torch113(self):

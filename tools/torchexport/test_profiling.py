@@ -17,7 +17,7 @@ import torchexport  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
-STATE = ("Input", "Parameter", "Buffer")
+STATE = ("Input", "Parameter", "Buffer", "OptimizerStep")
 
 
 class _Ev:

@@ -445,6 +445,7 @@ class Exporter:
         self.counting = None  # [flops] while a fused op's parts run
         self.autocast = None  # the _Autocast mode while the forward runs under autocast
         self.sdpa_cpu = False  # fused attention as a CPU runs it (execution device cpu)
+        self.barrier = None  # the tensor optimizer.step()'s start writes (step_barrier)
 
     # --- naming
 
@@ -555,6 +556,8 @@ class Exporter:
         op = self.add_op(base, name, _class(name), dtype, shape, module, str(func), flops, read, written,
                          coloc=coloc, alias=view,
                          param=self.current_param if self.phase == "optimizer" else None)
+        if self.phase == "optimizer" and self.barrier is not None:
+            self._after_barrier(op, ins)
         for t in ins:
             self.consume(t, op)
         src = self.producer.get(id(ins[0])) if view and ins else None
@@ -578,6 +581,34 @@ class Exporter:
             self.tensors[-1][2] = 0
         if self.phase == "backward":
             self.pending_bwd.append(op)
+
+    def step_barrier(self, named):
+        """Records optimizer.step()'s start: an op that reads every
+        gradient the backward produced (a dependency, no bytes) and whose
+        0-byte output every update op that reads nothing the update wrote
+        (the first op of a parameter's for-loop update, a foreach op on
+        the state) reads too. So no update starts before the backward has
+        ended, as PyTorch runs `loss.backward(); opt.step()`: without it
+        the simulator ran a parameter's update as soon as its gradient was
+        ready, which freed the gradient early, and ran the ops that read
+        only the state (exp_avg_sq.mul_) before the forward."""
+        op = self.add_op("optimizer/step", "OptimizerStep", "datamove", "f32", [], "", "optimizer.step()")
+        for _, p in named:
+            k = self.producer.get(id(p.grad)) if p.grad is not None else None
+            if k is not None and op not in self.tensors[k][1]:
+                self.tensors[k][1].append(op)
+        self.tensors.append([op, [], 0, []])
+        self.barrier = len(self.tensors) - 1
+
+    def _after_barrier(self, op, ins):
+        """op (an update op) reads the step barrier's output unless one of
+        its inputs comes from the update already."""
+        start = self.optimizer_from
+        for t in ins:
+            k = self.producer.get(id(t))
+            if k is not None and self.tensors[k][0] >= start:
+                return
+        self.tensors[self.barrier][1].append(op)
 
     def _resident_inplace(self, func, name, args, kwargs, outs):
         """The outputs of an in-place op (its schema's (a!) arguments,
@@ -1314,6 +1345,7 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         # group at a time (foreach, fused).
         x.phase = "optimizer"
         x.optimizer_from = len(x.ops)
+        x.step_barrier(named)
         with _Recorder(x):
             if impl == "for-loop":
                 for n, p in named:
