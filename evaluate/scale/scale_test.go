@@ -600,7 +600,7 @@ func TestLlama3(t *testing.T) {
 		if err != nil || !r.Fits {
 			t.Fatalf("%s: %v", r, err)
 		}
-		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.D != row.GPUs/128 || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
+		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.C != row.Strategy.C() || r.Plan.D != row.GPUs/(128*r.Plan.C) || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
 			t.Errorf("reading %s", r.Plan)
 		}
 	}
