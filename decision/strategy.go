@@ -87,6 +87,14 @@ type Strategy struct {
 	// their sum ("stage-tp=4:8:8:8"). The data-parallel degree is every
 	// stage's. nil: every stage runs Tensor.
 	TensorStages []int `json:"tensor_stages,omitempty"`
+	// Context is the context-parallel degree C (0 = 1): every sequence
+	// of a micro-batch split over C GPUs, each holding 2 of its 2C
+	// chunks (chunks i and 2C-1-i, so that causal attention's work is
+	// even), the keys and values exchanged around the C GPUs for
+	// attention (Megatron-Core's --context-parallel-size). GPUs = Tensor
+	// x Context x Pipeline x Replicas; the C GPUs hold the same weights,
+	// so gradients are reduced over Context x Replicas.
+	Context int `json:"context,omitempty"`
 }
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
@@ -178,6 +186,9 @@ func (s Strategy) StageT() []int {
 	return out
 }
 
+// C is the context-parallel degree (at least 1).
+func (s Strategy) C() int { return max(s.Context, 1) }
+
 // MaxT is the largest tensor-parallel degree of any stage (at least 1).
 func (s Strategy) MaxT() int {
 	t := s.T()
@@ -232,6 +243,8 @@ func (s Strategy) Scale() (string, bool) {
 		return "last=" + strconv.Itoa(s.LastLayers), true
 	case s.TensorStages != nil:
 		return "stage-tp=" + stageDegrees(s.TensorStages), true
+	case s.Context > 1:
+		return "cp=" + strconv.Itoa(s.Context), true
 	}
 	return "", false
 }
@@ -327,6 +340,10 @@ func (s Strategy) Check() error {
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageDegrees(s.TensorStages))}
 	case s.TensorStages != nil && len(s.TensorStages) != s.P():
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("stage-tp=%s names %d stages, pp=%d has %d", stageDegrees(s.TensorStages), len(s.TensorStages), s.P(), s.P())}
+	case s.Context < 0:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("context %d: want at least 1", s.Context)}
+	case s.Context > 1 && s.TensorStages != nil:
+		return &Error{Field: "strategy", Msg: fmt.Sprintf("cp=%d with stage-tp=%s: context parallelism is modelled with one tensor-parallel degree (use tp=)", s.Context, stageDegrees(s.TensorStages))}
 	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
 		return &Error{Field: "strategy", Msg: fmt.Sprintf("stage-tp=%s: want every degree at least 1", stageDegrees(s.TensorStages))}
 	case s.SequenceParallel && s.MaxT() == 1:
@@ -408,6 +425,9 @@ func (s Strategy) String() string {
 	if s.Tensor > 1 {
 		parts = append(parts, "tp="+strconv.Itoa(s.Tensor))
 	}
+	if s.Context > 1 {
+		parts = append(parts, "cp="+strconv.Itoa(s.Context))
+	}
 	if s.Pipeline > 1 {
 		parts = append(parts, "pp="+strconv.Itoa(s.Pipeline))
 	}
@@ -452,7 +472,8 @@ func (s Strategy) String() string {
 // pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
 // (fsdp, zero2, zero1, none), bucket (DDP bucket bytes, or mebibytes with
 // the suffix MiB: 25MiB); and for a transformer at cluster scale tp
-// (tensor-parallel degree), pp (pipeline stages), vp (virtual stages per
+// (tensor-parallel degree), cp (context-parallel degree: each sequence
+// split over cp GPUs), pp (pipeline stages), vp (virtual stages per
 // pipeline stage), mbs (micro-batch size), sp (sequence parallelism: on
 // or off), tpoverlap (on: tensor-parallel communication overlapped with
 // the GEMMs), recompute (none, selective, full), recompute-layers (with
@@ -503,6 +524,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			}
 		case "tp", "tensor":
 			s.Tensor, err = positive(v)
+		case "cp", "context", "context-parallel":
+			s.Context, err = positive(v)
 		case "pp", "pipeline":
 			s.Pipeline, err = positive(v)
 		case "vp", "virtual":
@@ -543,7 +566,7 @@ func ParseStrategy(text string) (Strategy, error) {
 		}
 	}
 	// A degree of 1 is the default's: written back it is left out.
-	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual} {
+	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context} {
 		if *d == 1 {
 			*d = 0
 		}
@@ -555,7 +578,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "dp, mb, schedule, shard, bucket, tp, pp, vp, mbs, sp, tpoverlap, recompute, recompute-layers, distopt, first, last, stage-tp"
+const strategyKeys = "dp, mb, schedule, shard, bucket, tp, cp, pp, vp, mbs, sp, tpoverlap, recompute, recompute-layers, distopt, first, last, stage-tp"
 
 // stageDegrees writes per-stage degrees as ParseStrategy reads them:
 // "4:8:8:4".

@@ -52,6 +52,12 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,stage-tp=4:0", Strategy{}, "stage-tp: \"0\" is not a whole number"},
 		{"pp=2,stage-tp=4::8", Strategy{}, "stage-tp: \"\" is not a whole number"},
 		{"pp=2,stage-tp=1:1,sp=on", Strategy{}, "sp=on with tp=1"},
+		{"tp=8,cp=16,pp=16,dp=8", Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8}, ""},
+		{"cp=2", Strategy{Context: 2}, ""},
+		{"cp=1,tp=2", Strategy{Tensor: 2}, ""},
+		{"cp=0", Strategy{}, "cp: \"0\" is not a whole number"},
+		{"cp=2,cp=4", Strategy{}, "given twice"},
+		{"pp=2,stage-tp=4:8,cp=2", Strategy{}, "cp=2 with stage-tp=4:8: context parallelism is modelled with one tensor-parallel degree"},
 	}
 	for _, c := range cases {
 		s, err := ParseStrategy(c.text)
@@ -88,6 +94,19 @@ func TestStageTensor(t *testing.T) {
 	var back Strategy
 	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(s) || back.Equal(Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 8}}) {
 		t.Errorf("JSON reads back %+v, %v", back, err)
+	}
+	// Context parallelism: written after the other keys, absent when 1.
+	cp := Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8}
+	b, _ = json.Marshal(cp)
+	if want := `{"replicas":8,"tensor":8,"pipeline":16,"context":16}`; string(b) != want {
+		t.Errorf("JSON %s, want %s", b, want)
+	}
+	back = Strategy{}
+	if err := json.Unmarshal(b, &back); err != nil || !back.Equal(cp) || back.String() != "dp=8,tp=8,cp=16,pp=16" {
+		t.Errorf("JSON reads back %+v (%q), %v", back, back.String(), err)
+	}
+	if err := (Strategy{Context: -1}).Check(); err == nil || !strings.Contains(err.Error(), "context -1") {
+		t.Errorf("Check of cp -1: %v", err)
 	}
 	b, _ = json.Marshal(Strategy{Tensor: 8, Pipeline: 16, Replicas: 48, MicroBatchSize: 1, FirstLayers: 7})
 	if want := `{"replicas":48,"tensor":8,"pipeline":16,"micro_batch_size":1,"first_stage_layers":7}`; string(b) != want {
@@ -208,7 +227,7 @@ func TestStrategyFileDevices(t *testing.T) {
 // FuzzParseStrategy: any text is a strategy or a one-line error, never a
 // panic, and a strategy reads back from its String as itself.
 func FuzzParseStrategy(f *testing.F) {
-	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7", "pp=4,recompute=full,recompute-layers=2", "pp=4,stage-tp=4:8:8:2,sp=on"} {
+	for _, s := range []string{"", "dp=4,mb=8,schedule=1f1b", "tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "dp=2,shard=zero2,bucket=16MiB", "recompute=full,pp=2", "tp=8,pp=16,first=7,last=7", "pp=4,recompute=full,recompute-layers=2", "pp=4,stage-tp=4:8:8:2,sp=on", "tp=8,cp=16,pp=16,dp=8,first=7,last=7"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -217,6 +217,14 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation (rfN: N layers a chunk),\n"+
 		"fN/lN layers of the first/last stage (the others an even share); --json writes them as --strategy reads them\n")
 	for _, r := range rows {
+		if strings.Contains(r.MegatronPlan+r.PlacerPlan, "cp=") {
+			if _, err = fmt.Fprint(w, "cpN context parallelism: each sequence split over N GPUs (TPxPPxDP x N GPUs in all)\n"); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	for _, r := range rows {
 		if strings.Contains(r.MegatronPlan+r.PlacerPlan, "stage-tp=") {
 			_, err = fmt.Fprint(w, "tF:M:L tensor-parallel degrees per stage (first, middle, last; every stage's where the middle ones differ),\n"+
 				"TPxPPxDP then the largest\n")
@@ -228,7 +236,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 
 // CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
-// (the micro-batch size shown when it is not 1; tF:M:L the per-stage
+// (cpN the context-parallel degree; the micro-batch size shown when it is not 1; tF:M:L the per-stage
 // tensor-parallel degrees, TP then the largest; z1 the distributed
 // optimizer, rs and rf selective and full recomputation, fN and lN the
 // first and last stages' layers where uneven);
@@ -239,6 +247,9 @@ func CompactPlan(text string) string {
 		return text
 	}
 	parts := []string{fmt.Sprintf("%dx%dx%d", s.MaxT(), s.P(), s.R())}
+	if s.C() > 1 {
+		parts = append(parts, fmt.Sprintf("cp%d", s.C()))
+	}
 	if ts := s.TensorStages; ts != nil {
 		// tF:M:L (first, middle, last) where the stages between share
 		// one degree, else every stage's; TP above is the largest.

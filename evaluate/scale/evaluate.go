@@ -36,6 +36,10 @@ type Result struct {
 	// TPExposed is the tensor-parallel communication not hidden behind
 	// GEMMs, per step on the most loaded device (part of Compute).
 	TPExposed float64 `json:"tp_exposed_s"`
+	// CPExposed is the context-parallel key/value exchange not hidden
+	// behind the attention blocks, per step on the most loaded device
+	// (part of Compute; 0 without context parallelism).
+	CPExposed float64 `json:"cp_exposed_s,omitempty"`
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
 	Weights, Grads, OptState, Activations int64
@@ -64,11 +68,12 @@ func (k kernel) time(h *roofline.Hardware) float64 {
 
 // phase is what one layer (or the embedding, or the output layer) does in
 // one direction for one micro-batch on one GPU: its kernels' time and
-// its tensor-parallel communication's, exposed and in all.
-type phase struct{ busy, tpAll, tpExposed float64 }
+// its tensor-parallel communication's, exposed and in all, and the
+// context-parallel exchange's exposed time.
+type phase struct{ busy, tpAll, tpExposed, cpExposed float64 }
 
 func (a phase) plus(b phase) phase {
-	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed}
+	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed}
 }
 
 // coster holds what every layer of one plan shares.
@@ -78,7 +83,7 @@ type coster struct {
 	h      *roofline.Hardware
 	pod    Pod
 	tpG    Group
-	tokens float64 // tokens per micro-batch
+	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
 }
 
@@ -130,7 +135,10 @@ func (c *coster) layer() (fwd, bwd phase) {
 	} else {
 		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
 	}
-	// Flash attention: the causal half of the scores, Q K^T and P V.
+	// Flash attention: the causal half of the scores, Q K^T and P V,
+	// for this GPU's queries against the whole sequence's keys (with
+	// context parallelism its n = 1/C of the tokens, two chunks placed
+	// so that its share of the causal half is 1/C: ringAttention).
 	s := float64(m.Seq)
 	attnFlops := 2 * 2 * n * s * (heads / T) * d / 2
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
@@ -151,8 +159,9 @@ func (c *coster) layer() (fwd, bwd phase) {
 		return c.gemmComm(g, k, act)
 	}
 	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
-	fa := phase{busy: c.attention(attn, false)}
-	fb := phase{busy: c.attention(attnB, true)}
+	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
+	fa := c.ringAttention(attn, false, kvChunk)
+	fb := c.ringAttention(attnB, true, kvChunk)
 	fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
 
@@ -286,10 +295,10 @@ type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob phase }
 // costKey is what a stageKit's phases depend on besides the model and
 // the pod.
 type costKey struct {
-	T, MBS   int
-	sp, ov   bool
-	rc       decision.Recompute
-	blockRec bool
+	T, C, MBS int
+	sp, ov    bool
+	rc        decision.Recompute
+	blockRec  bool
 }
 
 // phaseCache keeps the phases of a model on a pod across evaluations
@@ -302,7 +311,7 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached
 
 // evaluateCached is evaluate with the phases kept in cache (nil: none).
 func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result {
-	tokens := float64(pl.MBS) * float64(m.Seq)
+	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
 	// A plan has at most three (the end stages' and the middle's); kept
@@ -320,7 +329,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		c := &k.c
 		c.pl.T = T
 		block := pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0
-		key := costKey{T: T, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
+		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
 		ph := cache[key]
 		if ph == nil {
 			ph = &kitPhases{}
@@ -378,18 +387,19 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// time divided by V (Narayanan et al., SC'21: bubble (P-1)/(V M)),
 	// and one point-to-point transfer per boundary each way.
 	var busiest, sum float64
-	var busiestTP float64
+	var busiestTP, busiestCP float64
 	for _, st := range stages {
 		t := st.fwd.busy + st.bwd.busy
 		sum += t
 		if t > busiest {
-			busiest, busiestTP = t, st.fwd.tpExposed+st.bwd.tpExposed
+			busiest, busiestTP, busiestCP = t, st.fwd.tpExposed+st.bwd.tpExposed, st.fwd.cpExposed+st.bwd.cpExposed
 		}
 	}
 	M := float64(pl.M)
 	r := Result{Plan: pl}
 	r.Compute = M * busiest
 	r.TPExposed = M * busiestTP
+	r.CPExposed = M * busiestCP
 	if pl.P > 1 {
 		// The activation leaves stage i scattered over its tensor group
 		// (each rank sends its 1/T_i: Megatron's scatter-gather, or the
@@ -423,13 +433,14 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// distributed optimizer a reduce-scatter, and the updated BF16
 	// parameters all-gathered under the next step's first forward
 	// (--overlap-param-gather). Each stage over its own data-parallel
-	// group (groups: placed by its tensor-parallel degree).
+	// group (groups: placed by its tensor-parallel degree), which with
+	// context parallelism is its C x D GPUs of the same weights.
 	var paramsMax float64
 	for _, st := range stages {
 		paramsMax = max(paramsMax, st.params)
 	}
-	D := float64(pl.D)
-	if pl.D > 1 {
+	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
+	if pl.D*pl.C > 1 {
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.groups(p, s)
@@ -479,7 +490,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 }
 
 func scalePhase(a phase, k float64) phase {
-	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k}
+	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k}
 }
 
 // memory is the most loaded GPU's peak: BF16 weights, FP32 main
@@ -564,11 +575,18 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	if s == pl.P-1 {
 		acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
 	}
+	if pl.C > 1 {
+		// The context ring's buffers while one layer's attention runs:
+		// the K and V chunk received and, in the backward, the chunk
+		// sent on and a gradient chunk in flight (three chunks of this
+		// GPU's K and V).
+		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
+	}
 	w = st.params * bf16
 	g = st.params * 4
 	o = st.params * 12
 	if pl.Shard == decision.OptimizerShard {
-		o /= float64(pl.D)
+		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
 	}
 	return w, g, o, acts
 }

@@ -110,3 +110,51 @@ func (p Pod) beside(comm, window float64) float64 {
 	}
 	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
 }
+
+// ringAttention is fused attention k (forward, or backward) on one GPU
+// with its context-parallel exchange, Megatron-Core's default
+// (--cp-comm-type p2p: Transformer Engine's ring of point-to-point
+// sends, context_parallel.py's AttnFuncWithCPAndKVP2P). k is the GPU's
+// whole share of the scores (1/C of the causal half, its two chunks
+// placed i and 2C-1-i); the ring runs it as C blocks of equal work, one
+// per key/value chunk, each overlapped with the send of the next chunk
+// (kv bytes: this GPU's K and V) to the next rank: the forward is a
+// block and C-1 steps of the longer of a block and a send. The
+// backward sends the K and V chunk on and the gradient of the chunk
+// before it (dK, dV, BF16: as many bytes) back, two messages at a time
+// except at the ends, and returns the last chunk's gradient after the
+// last block, exposed. Without context parallelism it is the kernel.
+// The SMs NCCL's send kernels take are not modelled.
+func (c *coster) ringAttention(k kernel, backward bool, kv float64) phase {
+	C := c.pl.C
+	if C <= 1 {
+		return phase{busy: c.attention(k, backward)}
+	}
+	k.flops /= float64(C) // each block reads the GPU's Q (and O, dO) and one chunk's K and V
+	a := c.attention(k, backward)
+	x, x2 := c.cpSend(kv), c.cpSend(2*kv)
+	var busy float64
+	if !backward {
+		busy = a + float64(C-1)*max(a, x)
+	} else {
+		busy = 2*max(a, x) + float64(C-2)*max(a, x2) + x
+	}
+	return phase{busy: busy, cpExposed: busy - float64(C)*a}
+}
+
+// cpSend is one step of a context group's ring: every GPU sends bytes
+// to its neighbour and receives as many, all at once, over NVSwitch
+// where the group sits in a node, else on each GPU's share of its
+// node's NICs (every GPU of the node sends at once). 0 when the layer
+// is costed alone.
+func (c *coster) cpSend(bytes float64) float64 {
+	if c.noComm || bytes <= 0 {
+		return 0
+	}
+	if c.pl.cpCrossesNodes(c.pod) {
+		bw, lat := c.pod.inter()
+		return bytes/bw + lat
+	}
+	bw, lat := c.pod.intra()
+	return bytes/bw + lat
+}

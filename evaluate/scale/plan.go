@@ -18,7 +18,10 @@ type Plan struct {
 	// T is the tensor-parallel degree: every stage's, or with a
 	// per-stage degree (stage-tp) the largest of TPs.
 	T, P, D, V int // tensor, pipeline, data-parallel degrees; virtual stages
-	MBS, M     int // micro-batch size; micro-batches per replica per step
+	// C is the context-parallel degree: each micro-batch's sequences
+	// split over C GPUs of the same weights (1: none).
+	C      int
+	MBS, M int // micro-batch size; micro-batches per replica per step
 	// Stages are the layers of each pipeline stage (decision.Strategy's
 	// StageLayers: L/P each unless first= or last= say otherwise).
 	Stages []int
@@ -68,7 +71,7 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 			s.Tensor = 0
 		}
 	}
-	pl := Plan{Strategy: s, T: s.MaxT(), P: s.P(), V: s.V(), MBS: max(s.MicroBatchSize, 1)}
+	pl := Plan{Strategy: s, T: s.MaxT(), P: s.P(), V: s.V(), C: s.C(), MBS: max(s.MicroBatchSize, 1)}
 	if s.TensorStages != nil {
 		pl.Strategy.TensorStages = slices.Clone(s.TensorStages)
 	}
@@ -94,6 +97,17 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		}
 	}
 	replica := pl.ReplicaGPUs()
+	if C := pl.C; C > 1 {
+		// Each GPU of a context group holds chunks i and 2C-1-i of every
+		// sequence (load-balanced causal attention): 2C equal chunks.
+		switch {
+		case m.Seq%(2*C) != 0:
+			return Plan{}, fmt.Errorf("strategy %s: cp=%d: the sequence of %d does not split into 2 x cp = %d equal chunks (load-balanced causal attention)", written, C, m.Seq, 2*C)
+		case n%(replica*C) != 0:
+			return Plan{}, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.T, C, pl.P, n)
+		}
+		replica *= C // the GPUs of one copy of the weights' data-parallel rank
+	}
 	switch {
 	case pl.P > m.Layers:
 		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers)
@@ -125,6 +139,9 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	}
 	pl.D = n / replica
 	if s.Replicas > 0 && s.Replicas != pl.D {
+		if pl.C > 1 {
+			return Plan{}, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.C, pl.P, s.Replicas, replica*s.Replicas, n)
+		}
 		if pl.Uniform() {
 			return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
 		}
@@ -152,7 +169,7 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	if pl.V > 1 && pl.M%pl.P != 0 {
 		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
 	}
-	if s.Shard == decision.OptimizerShard && pl.D == 1 {
+	if s.Shard == decision.OptimizerShard && pl.D*pl.C == 1 {
 		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
 	// The resolved strategy, as it is written back.
@@ -160,6 +177,9 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 		pl.Strategy.Tensor = pl.T
 	}
 	pl.Strategy.Pipeline, pl.Strategy.Replicas = pl.P, pl.D
+	if pl.C > 1 {
+		pl.Strategy.Context = pl.C
+	}
 	pl.Strategy.MicroBatchSize, pl.Strategy.MicroBatches = pl.MBS, pl.M
 	if pl.V > 1 {
 		pl.Strategy.Virtual = pl.V
@@ -192,33 +212,49 @@ func (pl Plan) recomputed(s int) float64 {
 // of T_i GPUs after the stages before it (Resolve keeps each group inside
 // a node): a stage of T_i = 4 puts two replicas' groups on a node, so its
 // data-parallel group has 8/T_i GPUs per node, as a uniform plan of T_i's
-// does.
+// does. With context parallelism (uniform plans only) the context
+// ranks come between the tensor and the data-parallel ones, as
+// Megatron-Core orders them (tp-cp-dp-pp: rank = t + T (c + C (d + D
+// p))): a context group strides T, inside a node where T x C is at most
+// a node's GPUs (cpCrossesNodes); the C x D GPUs of a stage holding the
+// same weights reduce their gradients together, a group striding T as
+// the data-parallel one does without context parallelism.
 func (pl Plan) groups(p Pod, i int) (tp, dp Group) {
 	T := pl.TPs[i]
 	tp = Group{PerNode: T, Nodes: 1}
 	inNode := max(1, p.PerNode/T) // data-parallel ranks per node
-	if pl.D <= inNode {
-		dp = Group{PerNode: pl.D, Nodes: 1}
+	ranks := pl.D * pl.C
+	if ranks <= inNode {
+		dp = Group{PerNode: ranks, Nodes: 1}
 	} else {
-		dp = Group{PerNode: inNode, Nodes: (pl.D + inNode - 1) / inNode}
+		dp = Group{PerNode: inNode, Nodes: (ranks + inNode - 1) / inNode}
 	}
 	return tp, dp
 }
 
+// cpCrossesNodes reports whether a context group's ring crosses nodes:
+// its C ranks stride T, so they share a node only when T x C is at most
+// a node's GPUs (Llama 3's TP 8 puts every context peer in another node).
+func (pl Plan) cpCrossesNodes(p Pod) bool { return pl.T*pl.C > p.PerNode }
+
 // shareNode reports whether a point-to-point transfer between stages i
 // and j runs inside a node: both stages' blocks of D x T GPUs are
-// smaller than a node (neighbouring stages stride D x T).
+// smaller than a node (neighbouring stages stride D x C x T).
 func (pl Plan) shareNode(p Pod, i, j int) bool {
-	return pl.D*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
+	return pl.D*pl.C*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
 }
 
 // String writes the plan as decision.ParseStrategy reads it, degrees
-// first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on" (the
+// first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on", with context
+// parallelism "tp=8,cp=16,pp=16,dp=8,..." (the
 // micro-batches and the 1F1B schedule follow from it).
 func (pl Plan) String() string {
 	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.T, pl.P, pl.D)
 	if !pl.Uniform() {
 		s = fmt.Sprintf("stage-tp=%s,pp=%d,dp=%d", stageTP(pl.TPs), pl.P, pl.D)
+	}
+	if pl.C > 1 {
+		s = fmt.Sprintf("tp=%d,cp=%d,pp=%d,dp=%d", pl.T, pl.C, pl.P, pl.D)
 	}
 	if pl.V > 1 {
 		s += fmt.Sprintf(",vp=%d", pl.V)

@@ -327,6 +327,8 @@ func FuzzEvaluate(f *testing.F) {
 	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
 	f.Add("gpt:layers=10,hidden=256,heads=4,seq=64,vocab=5000,batch=8", "dgx-h100:1", "pp=4,first=2,last=2,vp=2,mbs=1")
 	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=1024,vocab=262144,batch=16", "dgx-h100:3", "pp=2,stage-tp=4:8,mbs=4,sp=on")
+	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=16384,vocab=1000,batch=8", "dgx-h100:2", "tp=2,cp=4,pp=2,mbs=1,sp=on,distopt=on")
+	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "cp=8,mbs=1")
 	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
 		m, err := transformer.Parse(model)
 		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
@@ -354,7 +356,7 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Fits && searched(r.Plan, m.Layers) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
+		if r.Fits && searched(r.Plan, m.Layers) && slices.Contains(contextDegrees(m, p.GPUs()/r.Plan.T), r.Plan.C) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
 			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
 		}
 	})
@@ -600,7 +602,7 @@ func TestLlama3(t *testing.T) {
 		if err != nil || !r.Fits {
 			t.Fatalf("%s: %v", r, err)
 		}
-		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.D != row.GPUs/128 || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
+		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.C != row.Strategy.C() || r.Plan.D != row.GPUs/(128*r.Plan.C) || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
 			t.Errorf("reading %s", r.Plan)
 		}
 	}
@@ -810,5 +812,152 @@ func TestStageTPSearch(t *testing.T) {
 	}
 	if uni.Evaluated >= all.Evaluated {
 		t.Errorf("%d plans evaluated, %d uniform", all.Evaluated, uni.Evaluated)
+	}
+}
+
+// TestContextParallel: cp=2 on two GPUs of a 2-layer GPT, by hand. Each
+// GPU holds half of every sequence (n = 32 of a micro-batch's 2 x 32
+// tokens): its block is the GEMMs and elementwise work of n tokens and
+// 1/2 of the causal attention of the whole micro-batch (2 n s h FLOPs,
+// s = 32 keys a query, the whole sequence's); the ring adds the send of
+// the GPU's K and V chunk (n x 2 x 64 x 2 bytes) where it outlasts an
+// attention block, once forward and, backward, at both ends plus the last
+// gradient chunk's return. Memory: the activations of n tokens, the
+// ring's three chunks, and the distributed optimizer over the 2 context
+// ranks (dp=1).
+func TestContextParallel(t *testing.T) {
+	m := transformer.GPT(2, 64, 4, 32, 128, 4)
+	p, _ := PodOf("dgx-h100", 2)
+	p.Hardware = flopHardware()
+	p.Kernels = Kernels{} // attention at the matmul class's rate
+	s := decision.Strategy{Context: 2, MicroBatchSize: 2, Shard: decision.OptimizerShard}
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.C != 2 || pl.D != 1 || pl.M != 2 || pl.String() != "tp=1,cp=2,pp=1,dp=1,mbs=2,distopt=on" {
+		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.C, pl.D, pl.M)
+	}
+	n, h, sq := 32.0, 64.0, 32.0
+	alone := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n, noComm: true}
+	fwd, bwd := alone.layer()
+	if want := (24*n*h*h + 2*n*sq*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
+		t.Errorf("forward %g s, want %g", fwd.busy, want)
+	}
+	if want := (48*n*h*h + 5*n*sq*h + 124*n*h) / 1e12; !near(bwd.busy, want) {
+		t.Errorf("backward %g s, want %g", bwd.busy, want)
+	}
+	// Half the whole micro-batch's causal attention: 2 x (2 x 2 s^2 h / 2).
+	if whole := 2 * (2 * 2 * sq * sq * h / 2); !near(2*n*sq*h, whole/2) {
+		t.Errorf("attention %g FLOPs, want half of %g", 2*n*sq*h, whole)
+	}
+	// The ring: two GPUs of one node, over NVSwitch; on 8-GPU nodes a
+	// context group strides T, so it leaves the node past T x C = 8.
+	p8, _ := ParsePod("dgx-h100:64")
+	if pl.cpCrossesNodes(p) || !(Plan{T: 8, C: 16}).cpCrossesNodes(p8) || (Plan{T: 2, C: 4}).cpCrossesNodes(p8) || !(Plan{T: 2, C: 8}).cpCrossesNodes(p8) {
+		t.Error("a context group sits in a node where T x C is at most 8")
+	}
+	bw, lat := p.intra()
+	x := n*2*h*bf16/bw + lat
+	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n}
+	fwdR, bwdR := c.layer()
+	if want := max(a, x) - a; !near(fwdR.cpExposed, want) || !near(fwdR.busy, fwd.busy+want) {
+		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.cpExposed, fwdR.busy, want)
+	}
+	if want := 2*max(b, x) + x - 2*b; !near(bwdR.cpExposed, want) || !near(bwdR.busy, bwd.busy+want) {
+		t.Errorf("backward exchange exposed %g s (busy %g), want %g", bwdR.cpExposed, bwdR.busy, want)
+	}
+	// Four ranks (the coster's plan at C = 4, n = 16 tokens a GPU): the
+	// two middle backward steps carry K and V on and a gradient back.
+	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
+	p8.Hardware, p8.Kernels = flopHardware(), Kernels{}
+	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: p8, tokens: n / 2}
+	c4.pl.C = 4
+	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
+	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
+	b4 := 2.5 * a4
+	if f4, b4R := c4.layer(); !near(f4.cpExposed, 3*(max(a4, x4)-a4)) || !near(b4R.cpExposed, 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4) {
+		t.Errorf("cp=4: exposed %g forward, %g backward; want %g, %g", f4.cpExposed, b4R.cpExposed, 3*(max(a4, x4)-a4), 2*max(b4, x4)+2*max(b4, x42)+x4-4*b4)
+	}
+	// Memory, TestMemory's GPT on one GPU against cp=2 on two.
+	m4 := transformer.GPT(4, 64, 4, 32, 128, 8)
+	p2, _ := PodOf("dgx-h100", 2)
+	r, err := Evaluate(m4, s, p2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := float64(m4.Params())
+	sbh := 32.0 * 2 * 64 / 2 // s b h on this GPU
+	acts := 4*34*sbh + 3*sbh + 32*128*10 + 3*32*2*64*2
+	if r.Weights != int64(2*params) || r.Grads != int64(4*params) || r.OptState != int64(12*params/2) || r.Activations != int64(acts) {
+		t.Errorf("memory %d %d %d %d; want %g %g %g %g", r.Weights, r.Grads, r.OptState, r.Activations, 2*params, 4*params, 12*params/2, acts)
+	}
+	// The gradients reduce over the C x D GPUs of the same weights.
+	if _, dp := pl.groups(p, 0); dp.Size() != 2 {
+		t.Errorf("gradient group %+v, want the 2 context ranks", dp)
+	}
+	// cp=1 is the plan without it, to the bit.
+	for _, row := range append(MegatronTable()[:2], Llama3()[0]) {
+		pp, _ := PodOf(row.Pod, row.GPUs)
+		one := row.Strategy
+		one.Context = 1
+		r0, err0 := Evaluate(row.Model, row.Strategy, pp)
+		r1, err1 := Evaluate(row.Model, one, pp)
+		if err0 != nil || err1 != nil || r0.Step != r1.Step || r0.Memory != r1.Memory || r0.Plan.String() != r1.Plan.String() {
+			t.Errorf("%s: cp=1 %v %v, without %v %v", row.Name, r1, err1, r0, err0)
+		}
+	}
+}
+
+// TestContextErrors: context parallelism's plans that cannot run are
+// one line naming why.
+func TestContextErrors(t *testing.T) {
+	m := transformer.GPT(4, 256, 8, 1000, 1024, 64)
+	p, _ := PodOf("dgx-h100", 16)
+	for _, c := range []struct{ text, want string }{
+		{"cp=8", "cp=8: the sequence of 1000 does not split into 2 x cp = 16 equal chunks"},
+		{"tp=8,cp=4", "tp=8 x cp=4 x pp=1 does not divide the 16 GPUs"},
+		{"tp=2,cp=2,dp=2", "tp=2 x cp=2 x pp=1 x dp=2 is 8 GPUs, the cluster has 16"},
+		{"tp=2,cp=2,mbs=3", "the batch of 64 is not divisible by dp=4 x mbs=3"},
+	} {
+		s, err := decision.ParseStrategy(c.text)
+		if err != nil {
+			t.Fatalf("%s: %v", c.text, err)
+		}
+		_, err = Evaluate(m, s, p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
+		}
+	}
+}
+
+// TestContextSearch: the degrees Search tries (none below a sequence of
+// 8,192, none leaving a GPU fewer than 4,096 tokens), and a long
+// sequence that fits only with context parallelism.
+func TestContextSearch(t *testing.T) {
+	for _, c := range []struct {
+		seq, gpus int
+		want      []int
+	}{{4096, 1024, []int{1}}, {8192, 1024, []int{1, 2}}, {131072, 2048, []int{1, 2, 4, 8, 16, 32}}, {131072, 8, []int{1, 2, 4, 8}}, {12288, 64, []int{1, 2}}} {
+		m := transformer.GPT(2, 64, 4, c.seq, 128, 8)
+		if got := contextDegrees(m, c.gpus); !slices.Equal(got, c.want) {
+			t.Errorf("seq %d on %d GPUs: %v, want %v", c.seq, c.gpus, got, c.want)
+		}
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=4096,heads=32,kv_heads=8,seq=262144,vocab=32000,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := PodOf("dgx-h100", 8)
+	got, err := Search(t.Context(), m, p, Space{})
+	if err != nil || !got.Found {
+		t.Fatalf("%v %v", got.Found, err)
+	}
+	if got.Best.Plan.C < 2 {
+		t.Errorf("a 262,144-token sequence on 8 GPUs: %s, want context parallelism", got.Best)
+	}
+	if noCP, _ := Search(t.Context(), m, p, Space{Keep: func(pl Plan) bool { return pl.C == 1 }}); noCP.Found && noCP.Best.Step <= got.Best.Step {
+		t.Errorf("without context parallelism %s, with %s", noCP.Best, got.Best)
 	}
 }

@@ -40,7 +40,8 @@ type Searched struct {
 // T dividing the heads and a node; pipeline stages P and virtual stages V
 // whose product divides the layers; the micro-batch size; sequence
 // parallelism (with T > 1); recomputation (none, selective, full); the
-// distributed optimizer (with D > 1); and end stages of their own
+// distributed optimizer (with D > 1, or context parallelism); context
+// parallelism C (contextDegrees: long sequences only); and end stages of their own
 // tensor-parallel degree (stage-tp: the first and/or the last stage's
 // degree differing from the stages between, D x their sum the GPUs, the
 // layer splits centred on the share that balances the stages). It returns the fastest plan that
@@ -92,7 +93,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	recomputes := []decision.Recompute{decision.NoRecompute, decision.SelectiveRecompute, decision.FullRecompute}
 	// plans tries every plan of P stages of tensor-parallel degrees tps
 	// (nil: every stage T) and D replicas over the layer splits given.
-	plans := func(T int, tps []int, P, D int, splits []stageSplit) {
+	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
 		maxT := T
 		for _, t := range tps {
 			maxT = max(maxT, t)
@@ -116,12 +117,15 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						}
 						for _, rc := range recomputes {
 							for _, dist := range []bool{false, true} {
-								if dist && D == 1 {
+								if dist && D*C == 1 {
 									continue
 								}
 								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 									SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 									FirstLayers: split.first, LastLayers: split.last, TensorStages: tps}
+								if C > 1 {
+									s.Context = C
+								}
 								if V > 1 {
 									s.Virtual = V
 								}
@@ -147,14 +151,16 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if n%T != 0 {
 			continue
 		}
-		for _, P := range divisors(n / T) {
-			if P > m.Layers {
-				continue
+		for _, C := range contextDegrees(m, n/T) {
+			for _, P := range divisors(n / (T * C)) {
+				if P > m.Layers {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return out, err
+				}
+				plans(T, nil, P, n/(T*C*P), C, stageSplits(m.Layers, P))
 			}
-			if err := ctx.Err(); err != nil {
-				return out, err
-			}
-			plans(T, nil, P, n/(T*P), stageSplits(m.Layers, P))
 		}
 	}
 	// End stages of their own degree: the first and the last stage's TP
@@ -180,7 +186,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						stages[i] = mid
 					}
 					stages[0], stages[P-1] = first, last
-					plans(0, stages, P, n/replica, endSplits(m.Layers, P, first, mid, last))
+					plans(0, stages, P, n/replica, 1, endSplits(m.Layers, P, first, mid, last))
 				}
 			}
 		}
@@ -233,6 +239,31 @@ func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod, cache phas
 		return 0
 	}
 	return lo
+}
+
+// MinContextSeq and MinContextTokens bound the context-parallel degrees
+// Search tries: none below a sequence of MinContextSeq tokens, and none
+// that leaves a GPU fewer than MinContextTokens of each sequence (the
+// sequence the node's attention rate was measured at, Kernels; below it
+// context parallelism only shrinks the kernels).
+const (
+	MinContextSeq    = 8192
+	MinContextTokens = 4096
+)
+
+// contextDegrees are the context-parallel degrees Search tries on gpus
+// GPUs (those a tensor group leaves): 1, and where the sequence is at
+// least MinContextSeq the powers of two C dividing gpus that split it
+// into 2C equal chunks with at least MinContextTokens tokens a GPU.
+func contextDegrees(m transformer.Spec, gpus int) []int {
+	out := []int{1}
+	if m.Seq < MinContextSeq {
+		return out
+	}
+	for C := 2; gpus%C == 0 && m.Seq%(2*C) == 0 && m.Seq/C >= MinContextTokens; C *= 2 {
+		out = append(out, C)
+	}
+	return out
 }
 
 // tensorDegrees are the tensor-parallel degrees Search tries: the

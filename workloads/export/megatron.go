@@ -15,9 +15,11 @@ import (
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
 // mock data). s must be resolved (evaluate/scale.Resolve: every degree
-// filled in) with T x P x D = gpus.
+// filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
+// --context-parallel-size (with cp > 1; Megatron-Core's default
+// --cp-comm-type p2p is the ring placer costs),
 // --num-layers-per-virtual-pipeline-stage (L / (P V), even stages) or
 // --num-virtual-stages-per-pipeline-rank (with uneven stages, whose
 // layers --decoder-first-pipeline-num-layers and
@@ -36,9 +38,11 @@ func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, 
 	if err != nil {
 		return nil, err
 	}
-	P, D := s.P(), s.R()
+	P, D, C := s.P(), s.R(), s.C()
 	switch {
-	case T*P*D != gpus:
+	case C > 1 && T*C*P*D != gpus:
+		return nil, fmt.Errorf("megatron arguments: tp=%d x cp=%d x pp=%d x dp=%d is not the %d GPUs", T, C, P, D, gpus)
+	case C == 1 && T*P*D != gpus:
 		return nil, fmt.Errorf("megatron arguments: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, D, gpus)
 	case s.MicroBatchSize < 1 || D*s.MicroBatchSize*s.M() != m.Batch:
 		return nil, fmt.Errorf("megatron arguments: dp=%d x mbs=%d x mb=%d is not the batch of %d", D, s.MicroBatchSize, s.M(), m.Batch)
@@ -73,6 +77,9 @@ func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, 
 	add(arg("--global-batch-size", m.Batch)...)
 	add(arg("--tensor-model-parallel-size", T)...)
 	add(arg("--pipeline-model-parallel-size", P)...)
+	if C > 1 {
+		add(arg("--context-parallel-size", C)...)
+	}
 	uneven := s.FirstLayers > 0 || s.LastLayers > 0
 	if s.FirstLayers > 0 {
 		add(arg("--decoder-first-pipeline-num-layers", s.FirstLayers)...)

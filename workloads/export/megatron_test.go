@@ -18,6 +18,8 @@ func TestMegatronArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	small := transformer.GPT(4, 32, 4, 8, 64, 8)
+	llama128K := llama
+	llama128K.Seq, llama128K.Batch = 131072, 128
 	cases := []struct {
 		name string
 		m    transformer.Spec
@@ -52,6 +54,15 @@ func TestMegatronArgs(t *testing.T) {
 		{"gpipe", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
 		{"stage-tp", small, decision.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 24, "",
 			"megatron arguments: stage-tp=2:4: a tensor-parallel degree per stage cannot be exported (Megatron-LM has one --tensor-model-parallel-size for every stage)"},
+		{"llama 3 405B, 128K", llama128K, decision.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, Virtual: 4, MicroBatchSize: 1, MicroBatches: 16,
+			SequenceParallel: true, Shard: decision.OptimizerShard, FirstLayers: 7, LastLayers: 7}, 16384,
+			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
+				"--seq-length 131072 --max-position-embeddings 131072 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 " +
+				"--pipeline-model-parallel-size 16 --context-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
+				"--num-virtual-stages-per-pipeline-rank 4 --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		{"cp gpus", llama128K, decision.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
+			"megatron arguments: tp=8 x cp=16 x pp=16 x dp=8 is not the 8192 GPUs"},
 		{"split", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
 	}
 	for _, c := range cases {

@@ -60,7 +60,7 @@ type TransformerStage struct {
 // evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
-// tools/torchplan and are refused.
+// tools/torchplan and are refused, as is context parallelism.
 func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (TransformerPlan, error) {
 	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
 	if err != nil {
@@ -68,6 +68,8 @@ func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (Tran
 	}
 	P, R := s.P(), s.R()
 	switch {
+	case s.C() > 1:
+		return TransformerPlan{}, fmt.Errorf("torch plan: cp=%d: tools/torchplan does not split sequences (context parallelism runs in Megatron-LM: --to megatron)", s.C())
 	case T*P*R != gpus:
 		return TransformerPlan{}, fmt.Errorf("torch plan: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, R, gpus)
 	case s.MicroBatchSize < 1 || R*s.MicroBatchSize*s.M() != m.Batch:

@@ -46,6 +46,7 @@ func TestNewTransformerPlan(t *testing.T) {
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
 		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
 		{decision.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
+		{decision.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
 		{decision.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
 	} {
 		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
