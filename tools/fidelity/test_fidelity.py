@@ -74,6 +74,36 @@ class CPUPeakTest(unittest.TestCase):
         self.assertEqual(got, 32 + state + 20 + 10000)
 
 
+    def test_output_not_held(self):
+        # The real step frees the model's output once the loss has read
+        # it, as the exported graph does: a Linear(3, 1000)'s 8 x 1,000
+        # floats (32,000 B) at batch 8 are gone before the backward runs,
+        # which needs none of them (the loss, out.sum(), keeps no input).
+        import weakref
+        sys.path.insert(0, os.path.join(ROOT, "tools", "torchexport"))
+        import torchexport as te
+        model = torch.nn.Linear(3, 1000)
+        named = list(model.named_parameters())
+        refs, alive = [], []
+
+        class Check(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                alive.append(refs[-1]() is not None)
+                return g
+
+        def loss_fn(out, target):
+            refs.append(weakref.ref(out))
+            return Check.apply(out.sum())
+        step = te.training_step(model, (torch.ones(8, 3),), None, loss_fn, [], named, "cpu")
+        step()
+        self.assertEqual(alive, [False])
+
+
 class PureTest(unittest.TestCase):
     def test_batch_list(self):
         self.assertEqual(fd.batch_list(32), [32, 16, 8, 4])
