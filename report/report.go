@@ -103,35 +103,41 @@ func wrapHeaders(header []string, rows [][]string) []string {
 }
 
 // wrap breaks s into lines of at most limit columns at spaces and after
-// hyphens (a piece longer than limit stays whole).
+// hyphens and commas not followed by a space (a piece longer than limit
+// stays whole).
 func wrap(s string, limit int) string {
 	if runewidth.StringWidth(s) <= limit {
 		return s
 	}
-	var pieces []string
+	type piece struct {
+		text string
+		glue bool // ends at a hyphen or comma: the next piece follows without a space
+	}
+	var pieces []piece
 	start := 0
 	for i, r := range s {
 		if r == ' ' {
-			pieces = append(pieces, s[start:i])
+			pieces = append(pieces, piece{s[start:i], false})
 			start = i + 1
-		} else if r == '-' {
-			pieces = append(pieces, s[start:i+1])
+		} else if r == '-' || r == ',' && !strings.HasPrefix(s[i+1:], " ") {
+			pieces = append(pieces, piece{s[start : i+1], true})
 			start = i + 1
 		}
 	}
-	pieces = append(pieces, s[start:])
+	pieces = append(pieces, piece{s[start:], false})
 	var lines []string
-	cur := ""
+	cur, glue := "", false
 	for _, p := range pieces {
 		sep := " "
-		if cur == "" || strings.HasSuffix(cur, "-") {
+		if cur == "" || glue {
 			sep = ""
 		}
-		if cur != "" && runewidth.StringWidth(cur+sep+p) > limit {
+		if cur != "" && runewidth.StringWidth(cur+sep+p.text) > limit {
 			lines = append(lines, cur)
 			cur, sep = "", ""
 		}
-		cur += sep + p
+		cur += sep + p.text
+		glue = p.glue
 	}
 	return strings.Join(append(lines, cur), "\n")
 }

@@ -110,6 +110,9 @@ func TestWrap(t *testing.T) {
 		{"local-search-anchored", 8, "local-\nsearch-\nanchored"},
 		{"peak memory (of capacity)", 11, "peak memory\n(of\ncapacity)"},
 		{"supercalifragilistic", 5, "supercalifragilistic"},
+		{"tp=1,cp=8,pp=2", 9, "tp=1,\ncp=8,pp=2"},
+		{"tp=8,pp=6,dp=48,mbs=1", 30, "tp=8,pp=6,dp=48,mbs=1"},
+		{"search CPU, Megatron memory, placer memory", 20, "search CPU, Megatron\nmemory, placer\nmemory"},
 	} {
 		if got := wrap(c.s, c.limit); got != c.want {
 			t.Errorf("wrap(%q, %d) = %q, want %q", c.s, c.limit, got, c.want)

@@ -87,7 +87,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		}
 		var rows [][]string
 		for _, r := range append([]ScalePlan{s.Best}, s.Runners...) {
-			rows = append(rows, []string{r.Strategy, Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
+			// The plan as --strategy reads it, broken after commas to fit
+			// 120 columns.
+			rows = append(rows, []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
 				fmt.Sprintf("%.3fx", r.Step/s.Best.Step)})
 		}
 		if err := Table(w, []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best"}, rows); err != nil {
