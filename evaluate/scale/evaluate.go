@@ -162,6 +162,10 @@ func (c *coster) layer() (fwd, bwd phase) {
 	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
 	fa := c.ringAttention(attn, false, kvChunk)
 	fb := c.ringAttention(attnB, true, kvChunk)
+	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
+		uf, ub := c.unfusedAttention()
+		fa, fb = phase{busy: uf}, phase{busy: ub}
+	}
 	fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
 
@@ -547,6 +551,10 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	}
 	if pl.Recompute == decision.SelectiveRecompute {
 		perLayer -= 2 * unit / T // the attention output, recomputed
+	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 {
+		// Unfused attention's softmax output, dropout mask and dropout
+		// output, 5 bytes a score (Korthikanti's 5 a s / h).
+		perLayer += 5 * n * heads / T * float64(m.Seq)
 	}
 	layerInput := 2 * unit
 	if pl.SequenceParallel {

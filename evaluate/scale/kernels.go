@@ -1,5 +1,7 @@
 package scale
 
+import "github.com/placer/placer/graph"
+
 // Kernels is what a node's kernels and collectives reach inside a
 // training step beyond the roofline's per-class efficiencies
 // (roofline.Hardware.ComputeEff): fused attention's own rate, the SMs an
@@ -35,6 +37,17 @@ type Kernels struct {
 	// NICEff is the fraction of a NIC's line rate a collective across
 	// nodes reaches. 0: 1.
 	NICEff float64
+
+	// UnfusedAttention says the core attention runs as Megatron-LM did
+	// before fused attention (Korthikanti et al., 2022): Q K^T as a
+	// batched GEMM writing every score of the S x S matrix (the causal
+	// mask applied afterwards), a fused scale-mask-softmax, dropout with
+	// its mask, and a second batched GEMM over the dropped
+	// probabilities; the scores' softmax output, dropout mask and
+	// dropout output stay allocated for the backward (5 a s / h bytes
+	// per s b h, their Equation 5) unless recomputed. false: one fused
+	// (flash) kernel each way over the causal half.
+	UnfusedAttention bool
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from published measurements:
@@ -66,13 +79,46 @@ var h100Kernels = Kernels{
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
 // same measured slowdown of overlapped compute and the same share of a
 // NIC's line rate as the H100's (assumed: no A100 figure was found);
-// attention at the matmul class's efficiency (the 2022 runs this pod is
-// checked on predate fused attention in Megatron-LM) and NVLink 3 at its
-// line rate (no published bus bandwidth found).
+// attention unfused, at the matmul and elementwise classes' efficiencies
+// (the 2022 runs this pod is checked on predate fused attention in
+// Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
+// found).
 var a100Kernels = Kernels{
 	SMs: 108, OverlapSMs: 16,
-	OverlapSlowdown: 0.189,
-	NICEff:          47.0 / 50,
+	OverlapSlowdown:  0.189,
+	NICEff:           47.0 / 50,
+	UnfusedAttention: true,
+}
+
+// unfusedAttention is the core attention of one layer, forward and
+// backward, for one micro-batch on one GPU, as Kernels.UnfusedAttention
+// describes it: the kernels' time (no communication). e is the scores
+// this GPU computes: its tokens' queries against the whole sequence's
+// keys, for its heads; every score is computed, the masked ones too.
+func (c *coster) unfusedAttention() (fwd, bwd float64) {
+	m, T := c.m, float64(c.pl.T)
+	n, s := c.tokens, float64(m.Seq)
+	heads, kv, d := float64(m.Heads)/T, float64(m.KVHeads)/T, float64(m.HeadDim())
+	e := n * heads * s
+	q := n * heads * d * bf16 // Q, the output, and their gradients
+	k := s * kv * d * bf16    // K (and V) for the keys this GPU's queries see
+	gemm := 2 * n * s * heads * d
+	t := func(class graph.Class, flops, read, write float64) float64 {
+		return kernel{class: class, flops: flops, read: read, writes: write}.time(c.h)
+	}
+	scoresIn := t(graph.ClassMatMul, gemm, q+k, e*bf16)       // Q K^T
+	softmax := t(graph.ClassReduction, 5*e, e*bf16, e*bf16)   // scale, mask, softmax
+	dropout := t(graph.ClassElementwise, e, e*bf16, e*bf16+e) // dropped probabilities and the mask
+	probsV := t(graph.ClassMatMul, gemm, e*bf16+k, q)         // P V
+	fwd = scoresIn + softmax + dropout + probsV
+	dP := t(graph.ClassMatMul, gemm, q+k, e*bf16)              // dO V^T
+	dV := t(graph.ClassMatMul, gemm, e*bf16+q, k)              // P^T dO
+	dDrop := t(graph.ClassElementwise, e, e*bf16+e, e*bf16)    // through the mask
+	dSoftmax := t(graph.ClassReduction, 3*e, 2*e*bf16, e*bf16) // with the softmax output
+	dQ := t(graph.ClassMatMul, gemm, e*bf16+k, q)              // dS K
+	dK := t(graph.ClassMatMul, gemm, e*bf16+q, k)              // dS^T Q
+	bwd = dP + dV + dDrop + dSoftmax + dQ + dK
+	return fwd, bwd
 }
 
 // attention is the time of a fused-attention kernel of flops (causal)
