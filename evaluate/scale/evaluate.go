@@ -160,11 +160,12 @@ func (c *coster) layer() (fwd, bwd phase) {
 	}
 	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
 	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
-	fa := c.ringAttention(attn, false, kvChunk)
-	fb := c.ringAttention(attnB, true, kvChunk)
+	var fa, fb phase
 	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf}, phase{busy: ub}
+	} else {
+		fa, fb = c.ringAttention(attn, false, kvChunk), c.ringAttention(attnB, true, kvChunk)
 	}
 	fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
