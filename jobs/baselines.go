@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/classical"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -75,7 +76,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	if len(names) == 0 {
 		names = DefaultBaselines
 	}
-	if err := methodsCheck(names); err != nil {
+	if err := methods.Check(names); err != nil {
 		return report.Baselines{}, err
 	}
 	tasks, err := parseTasks(o.Tasks)
@@ -95,12 +96,12 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	// alone leaves the evaluations unbounded; none at all is each
 	// method's default (optimize.DefaultEvaluations for the searches).
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time, CPU: o.CPU}, Seed: o.Seed}
-	names, rows, results, err := runMethods(ctx, p, names, methods.Options{Start: o.Start}, false, s, o.Progress)
-	b.Rows = rows
+	rows, err := pipeline.Methods(ctx, p, names, methods.Options{Start: o.Start}, false, s, rowPrinter(p, o.Progress))
+	b.Rows = tableRows(rows, p)
 	if err != nil && !interrupted(ctx, err) {
 		return b, err
 	}
-	b.Reference, b.RefStep = reference(ctx, p, names, results)
+	b.Reference, b.RefStep = reference(ctx, p, rows)
 	for i := range b.Rows {
 		if r := &b.Rows[i]; r.Error == "" && r.StepTime > 0 {
 			r.SpeedUp = b.RefStep / r.StepTime
@@ -109,32 +110,44 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	return b, ctx.Err()
 }
 
-// runMethod runs one registered method. A method that cannot run on this
-// graph (no expert placement) gets a row with its error and a nil result;
-// the error returned is for a cancelled context or an unknown method.
-func runMethod(ctx context.Context, p *optimize.Problem, name string, mo methods.Options, s *optimize.Settings) (report.BaselinesRow, *optimize.Result, error) {
-	opt, err := methods.New(name, mo)
-	if err != nil {
-		return report.BaselinesRow{}, nil, err
+// tableRows are the search's rows as the table's.
+func tableRows(rows []pipeline.Row, p *optimize.Problem) []report.BaselinesRow {
+	out := make([]report.BaselinesRow, len(rows))
+	for i, r := range rows {
+		out[i] = tableRow(r, p)
 	}
-	start := time.Now()
-	res, err := opt.Optimize(ctx, p, s)
-	row := report.BaselinesRow{Method: name, SearchTime: time.Since(start).Seconds()}
-	if err != nil {
-		if ctx.Err() != nil {
-			return row, nil, ctx.Err()
-		}
-		row.Error = strings.TrimPrefix(err.Error(), name+": ")
-		if errors.Is(err, classical.ErrNoExpert) {
-			row.Error = noExpert
-		}
-		if errors.Is(err, classical.ErrNoBatch) {
-			row.Error = noBatch
-		}
-		return row, nil, nil
+	return out
+}
+
+// tableRow is one row of the search as the table's: its measures, or
+// why its method could not run (an expected absence, no expert placement
+// or no batch, said as a note).
+func tableRow(r pipeline.Row, p *optimize.Problem) report.BaselinesRow {
+	row := report.BaselinesRow{Method: r.Name, SearchTime: r.Elapsed.Seconds()}
+	switch {
+	case r.Result != nil:
+		fillRow(&row, r.Result, p)
+	case errors.Is(r.Err, classical.ErrNoExpert):
+		row.Error = noExpert
+	case errors.Is(r.Err, classical.ErrNoBatch):
+		row.Error = noBatch
+	case r.Err != nil:
+		row.Error = strings.TrimPrefix(r.Err.Error(), r.Name+": ")
 	}
-	fillRow(&row, res, p)
-	return row, res, nil
+	return row
+}
+
+// rowPrinter is a recorder that writes one progress line to w per row
+// finished (nil when w is).
+func rowPrinter(p *optimize.Problem, w io.Writer) optimize.Recorder {
+	if w == nil {
+		return nil
+	}
+	return optimize.RecorderFunc(func(e optimize.Event) {
+		if e.Kind == optimize.Done {
+			progress(w, tableRow(pipeline.Row{Name: e.Method, Result: e.Result, Err: e.Err, Elapsed: e.Elapsed}, p))
+		}
+	})
 }
 
 // fillRow copies a result's measures into a row.
@@ -179,16 +192,17 @@ func restOf(d decision.Decision, p *optimize.Problem) string {
 }
 
 // reference picks the method speed-ups are measured against: expert when
-// it ran, else single (evaluated here if it was not among the methods).
-func reference(ctx context.Context, p *optimize.Problem, methods []string, results []*optimize.Result) (string, float64) {
+// it ran, else single (evaluated here if it was not among the rows), else
+// the best valid row.
+func reference(ctx context.Context, p *optimize.Problem, rows []pipeline.Row) (string, float64) {
 	// A reference that runs out of memory measures nothing: skip it.
 	for _, want := range []string{"expert", "single"} {
-		if i := slices.Index(methods, want); i >= 0 && results[i] != nil && results[i].Eval.Valid() {
-			return want, results[i].Eval.StepTime
+		if i := slices.IndexFunc(rows, func(r pipeline.Row) bool { return r.Name == want }); i >= 0 && rows[i].Result != nil && rows[i].Eval.Valid() {
+			return want, rows[i].Eval.StepTime
 		}
 	}
-	if name, best := bestOf(p.Objective, methods, results, true); best != nil {
-		return name, best.Eval.StepTime
+	if best, ok := pipeline.Best(p.Objective, rows, true); ok {
+		return best.Name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -123,18 +124,22 @@ func TestCompositeReferences(t *testing.T) {
 		}
 		p := pp.Problem
 		setBase(p)
-		names, rows, results, err := runMethods(context.Background(), p, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
+		rows, err := pipeline.Methods(context.Background(), p, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+		}
 		want := append(slices.Clone(SearchReferenceMethods), tc.extra...)
-		if !slices.Equal(names, want) || len(rows) != len(names) || len(results) != len(names) {
+		if !slices.Equal(names, want) {
 			t.Fatalf("%s: methods %v, want %v", tc.tasks, names, want)
 		}
 		base := p.Complete(decision.Decision{}).Device
-		for i := len(SearchReferenceMethods); i < len(names); i++ {
-			if !slices.Equal(results[i].Decision.Device, base) || results[i].Decision.Priority == nil {
-				t.Errorf("%s: %s does not order ops on the default placement", tc.tasks, names[i])
+		for _, r := range rows[len(SearchReferenceMethods):] {
+			if !slices.Equal(r.Decision.Device, base) || r.Decision.Priority == nil {
+				t.Errorf("%s: %s does not order ops on the default placement", tc.tasks, r.Name)
 			}
 		}
 	}

@@ -336,11 +336,11 @@ func graphReference(ctx context.Context, g grid.Grid, pp *problem, row *report.E
 		},
 		Run: func(ctx context.Context) (referenceFile, error) {
 			start := time.Now()
-			names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
+			rows, err := pp.references(ctx, seed, nil)
 			if err != nil {
 				return referenceFile{}, err
 			}
-			name, ref := bestValid(pp.Objective, names, results)
+			name, ref := bestValid(pp.Objective, rows)
 			row.Reference, row.RefTime = name, time.Since(start).Seconds()
 			if ref == nil {
 				row.Note = "no quick baseline is valid: ratios are to the base decision"

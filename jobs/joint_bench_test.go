@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/strategy"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
@@ -37,15 +38,20 @@ func BenchmarkJointStep(b *testing.B) {
 		}
 	}
 	b.Run("plain", func(b *testing.B) { run(b, pp.Problem) })
-	q, err := replicaProblem(pp, 2)
+	half, err := graph.AtBatch(pp.Graph, (pp.Graph.Batch()+1)/2)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer q.Close()
+	q, closer, err := pp.resize(half, 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closer()
+	setBase(q)
 	fixed, err := strategy.NewFixed(pp.Evaluator.(*strategy.Evaluator), decision.Strategy{Replicas: 2})
 	if err != nil {
 		b.Fatal(err)
 	}
 	q.Evaluator = fixed
-	b.Run("dp2", func(b *testing.B) { run(b, q.Problem) })
+	b.Run("dp2", func(b *testing.B) { run(b, q) })
 }

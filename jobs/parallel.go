@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -275,14 +276,13 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	// The best single-replica placement of the quick baselines (their
 	// compositions, fewer-GPU and fusion variants included): the search's
 	// anchor.
-	var names []string
-	var results []*optimize.Result
+	var quick []pipeline.Row
 	for _, row := range b.Rows {
 		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
-			names, results = append(names, row.Method), append(results, r)
+			quick = append(quick, pipeline.Row{Name: row.Method, Result: r})
 		}
 	}
-	if best, res := bestValid(optimize.StepTime, names, results); res != nil {
+	if best, res := bestValid(optimize.StepTime, quick); res != nil {
 		add("best quick", best)
 	} else {
 		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})

@@ -13,6 +13,8 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -67,6 +69,27 @@ func (p *problem) Close() error {
 		return nil
 	}
 	return p.close()
+}
+
+// resize is the problem of g on k GPUs of pp's hardware and topology,
+// with pp's tasks, cost-model options and backend (pipeline.Resizer).
+func (pp *problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
+	c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
+	if err != nil {
+		return nil, nil, err
+	}
+	q, err := newProblemOn(g, c, pp.Tasks, pp.opts, pp.backend)
+	if err != nil {
+		return nil, nil, err
+	}
+	return q.Problem, q.Close, nil
+}
+
+// references runs the quick references on pp (pipeline.References: the
+// quick methods with their compositions, fewer-GPU rows and fusion
+// variants), a line each on w (nil = none).
+func (pp *problem) references(ctx context.Context, seed uint64, w io.Writer) ([]pipeline.Row, error) {
+	return pipeline.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
 }
 
 // newProblem resolves the graph and the cluster, makes the cost model and
@@ -145,9 +168,7 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 // setBase gives the problem TensorFlow's defaults for the parts its tasks
 // leave alone: the expert placement (else one GPU), FIFO scheduling,
 // XLA-like default fusion.
-func setBase(p *optimize.Problem) {
-	p.Base = decision.Decision{Fusion: decision.TopologicalFusion(p.Graph), Device: p.Expert}
-}
+func setBase(p *optimize.Problem) { pipeline.TFBase(p) }
 
 // writeTrace writes the Chrome trace of d to path through the problem's
 // evaluator (atomically), so the trace shows the evaluator that scored it.

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -15,14 +15,11 @@ import (
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
-
-// SearchStrategyMethods are the strategies a search compares with when the
-// graph has a batch (rows of its table, never its anchor).
-var SearchStrategyMethods = methods.Splitting()
 
 // SearchReferenceMethods are the baselines a search runs first when none
 // are named: the quick deterministic ones (methods.Quick). The best valid
@@ -30,14 +27,12 @@ var SearchStrategyMethods = methods.Splitting()
 var SearchReferenceMethods = methods.Quick()
 
 // DefaultSearchMethod is what `placer search` runs when no --method is
-// named: the method that leads placer's own equal-CPU comparison on GO's
-// 14 graphs (go-scored: anchored local search whose moves a learned head
-// picks; docs/methods.md says how the methods were chosen and compared).
-const DefaultSearchMethod = "go-scored"
+// named (pipeline.DefaultMethod).
+const DefaultSearchMethod = pipeline.DefaultMethod
 
 // DefaultSearchEvaluations is the search's budget when none is named
-// (for every method but go, which counts PPO steps: 100).
-const DefaultSearchEvaluations = 10000
+// (for every method but go, which counts PPO steps: 100; methods.Limits).
+const DefaultSearchEvaluations = methods.DefaultSearchEvaluations
 
 // SearchOptions are the inputs of `placer search`.
 type SearchOptions struct {
@@ -106,20 +101,21 @@ type SearchReport struct {
 	batch int
 }
 
-// Search runs the quick baselines on one graph (with their compositions,
-// their decisions on fewer GPUs and fusion variants), then the search
-// method anchored on the best of them, and returns the comparison with
-// the search's row. Its answer is never worse than a row of its own
-// table: when the search does not improve on the best row, the result is
-// that row's decision, and the report says so (Result.Source). When ctx
-// is cancelled (Ctrl-C) it still returns, and writes, the best result
-// found so far.
+// Search runs placer's search (methods/pipeline: the quick baselines
+// with their compositions, their decisions on fewer GPUs and fusion
+// variants, the strategies users run, the search method anchored on the
+// best of them and the joint space) on one graph and returns the
+// comparison with the search's row. Its answer is never worse than a row
+// of its own table: when the search does not improve on the best row, the
+// result is that row's decision, and the report says so (Result.Source).
+// When ctx is cancelled (Ctrl-C) it still returns, and writes, the best
+// result found so far.
 func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	tasks, err := parseTasks(o.Tasks)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	if err := methodsCheck(o.Methods); err != nil {
+	if err := methods.Check(o.Methods); err != nil {
 		return SearchReport{}, err
 	}
 	method := cmp.Or(o.Method, DefaultSearchMethod)
@@ -134,108 +130,23 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)
-	if method == "go" && p.Devices() > 8 {
-		return SearchReport{}, fmt.Errorf("search: %d GPUs; the GO policy places on at most 8", p.Devices())
-	}
 	setBase(p)
-	refs := o.Methods
-	if len(refs) == 0 {
-		refs = SearchReferenceMethods
-	}
-	names, rows, results, err := runReferences(ctx, pp, refs, &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget}, Seed: o.Seed}, o.Progress)
-	if err != nil && !interrupted(ctx, err) {
-		return SearchReport{}, err
-	}
-	// The strategies users run without placer (DDP) join the table when
-	// the graph has a batch to split: the answer is never worse than them.
-	if err == nil && p.Graph.Batch() > 0 && len(o.Methods) == 0 {
-		var sn []string
-		var sr []report.BaselinesRow
-		var sres []*optimize.Result
-		sn, sr, sres, err = runMethods(ctx, p, SearchStrategyMethods, methods.Options{}, false, &optimize.Settings{Seed: o.Seed}, o.Progress)
-		names, rows, results = append(names, sn...), append(rows, sr...), append(results, sres...)
-		if err != nil && !interrupted(ctx, err) {
-			return SearchReport{}, err
-		}
-	}
-	// Stopped while the baselines ran: the search below, on a cancelled
-	// context, still evaluates its anchor (the best baseline finished,
-	// else TensorFlow's defaults) and returns it, so a result is written.
-	b.Rows = rows
-	b.Reference, b.RefStep = reference(ctx, p, names, results)
-	// The anchor, and the reward's reference: the best valid baseline.
-	refName, ref := bestValid(p.Objective, names, results)
-	mo := methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, Reference: ref}
+	s := &pipeline.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
+		Options: methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}}
 	budget := optimize.Budget{Evaluations: o.Evals, Steps: o.Steps, Time: o.Time, CPU: o.CPU}
-	if budget == (optimize.Budget{}) {
-		if method == "go" {
-			budget.Steps = 100
-		} else {
-			budget.Evaluations = DefaultSearchEvaluations
-		}
-	}
-	if o.OnStep != nil {
-		cpu0 := optimize.ProcessCPU()
-		mo.OnStep = func(pt gdp.Point, refStep float64) {
-			done, total := spent(budget, pt, optimize.ProcessCPU()-cpu0)
-			o.OnStep(pt, refStep, done, total)
-		}
-	}
-	// The joint space: with a batch to split, part of the budget goes to
-	// the joint search (strategies around searched placements:
-	// jointSearch), as much as the strategies' rows promise
-	// (jointShareOf).
-	joint := jointApplies(p, method)
-	main, jointShare := budget, jointShareOf(p.Objective, results)
-	if joint {
-		main = scaleBudget(budget, 1-jointShare)
-	}
-	start := time.Now()
-	opt, err := methods.New(method, mo)
-	if err != nil {
+	out, err := s.Run(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed, Recorder: o.recorder(p, s.Budget(budget))})
+	if out == nil {
 		return SearchReport{}, err
 	}
-	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: main, Seed: o.Seed})
-	if err != nil {
-		return SearchReport{}, err
-	}
-	if joint && ctx.Err() == nil {
-		byName := make(map[string]*optimize.Result, len(names))
-		for i, n := range names {
-			byName[n] = results[i]
-		}
-		jn, jr, jres, err := jointSearch(ctx, pp, method, byName, scaleBudget(budget, jointShare), o.Seed, o.Progress)
-		if err != nil && !interrupted(ctx, err) {
-			return SearchReport{}, err
-		}
-		names, results = append(names, jn...), append(results, jres...)
-		b.Rows = append(b.Rows, jr...)
-	}
-	refStep := 0.0
-	if res.Learning != nil {
-		refStep = res.Learning.RefStep
-	}
-	if p.Objective != optimize.StepTime || refStep == 0 {
-		// The reference's step time (the reward's reference may be a
-		// value of another objective).
-		refStep = 0
-		if ref != nil {
-			refStep = ref.Eval.StepTime
-		}
-	}
-	l := learned{method: method, res: res, refName: refName, refStep: refStep, elapsed: time.Since(start)}
-	// Never worse than a row of the table (a strategy's row included):
-	// keep the best row's decision when the search did not beat it.
-	if bestName, best := bestOf(p.Objective, names, results, true); best != nil && (!p.Objective.Valid(&res.Eval) || p.Objective.Of(&best.Eval) < p.Objective.Of(&res.Eval)) {
-		kept := *res
-		kept.Decision, kept.Eval = best.Decision, best.Eval
-		l.res, l.source, l.own = &kept, bestName, res
+	b.Rows = tableRows(out.Rows, p)
+	b.Reference, b.RefStep = reference(ctx, p, out.Rows)
+	b.Rows = append(b.Rows, tableRows(out.Joint, p)...)
+	l := learned{method: method, res: out.Result, refName: out.Reference.Name, refStep: out.RefStep, elapsed: out.Elapsed, source: out.Source}
+	if out.Source != "" {
+		l.own = out.Own
 	}
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
-	rep.rows, rep.batch = make(map[string]*optimize.Result, len(names)), p.Graph.Batch()
-	for i, n := range names {
-		rep.rows[n] = results[i]
-	}
+	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
 	}
@@ -245,13 +156,37 @@ func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		}
 		rep.Trace = o.Trace
 	}
-	if o.Plot != "" && res.Learning != nil && len(res.Learning.Curve) > 0 {
-		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), method, refName, refStep, res.Learning.Curve)); err != nil {
+	if lr := out.Own.Learning; o.Plot != "" && lr != nil && len(lr.Curve) > 0 {
+		if err := report.WritePlot(o.Plot, curvePlot(p.Graph.Name(), method, l.refName, l.refStep, lr.Curve)); err != nil {
 			return rep, err
 		}
 		rep.Plot = o.Plot
 	}
 	return rep, ctx.Err()
+}
+
+// recorder is the search's progress as o asks for it: a line per row
+// finished on o.Progress, and o.OnStep for each point of the search
+// method's curve with how much of budget it has spent.
+func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) optimize.Recorder {
+	rows := rowPrinter(p, o.Progress)
+	if o.OnStep == nil {
+		return rows
+	}
+	var once sync.Once
+	var cpu0 time.Duration
+	return optimize.RecorderFunc(func(e optimize.Event) {
+		switch e.Kind {
+		case optimize.Done:
+			if rows != nil {
+				rows.Record(e)
+			}
+		case optimize.Point:
+			once.Do(func() { cpu0 = optimize.ProcessCPU() })
+			done, total := spent(budget, *e.Point, optimize.ProcessCPU()-cpu0)
+			o.OnStep(*e.Point, e.RefStep, done, total)
+		}
+	})
 }
 
 // spent is how much of budget a search has used at point pt, after cpu
@@ -273,26 +208,13 @@ func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int)
 
 // SearchMethods are the methods --method takes: the user's methods that
 // search (not the fixed references and one-shot heuristics).
-func SearchMethods() []string {
-	var out []string
-	for _, n := range methods.Methods() {
-		if e, _ := methods.Lookup(n); e.Kind == methods.Search || e.Kind == methods.Learned {
-			out = append(out, n)
-		}
-	}
-	return out
-}
+func SearchMethods() []string { return methods.Searches() }
 
 func checkSearchMethod(name string) error {
 	if slices.Contains(SearchMethods(), name) {
 		return nil
 	}
 	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(SearchMethods(), ", "))
-}
-
-// methodsCheck checks that every name is a registered method.
-func methodsCheck(names []string) error {
-	return methods.Check(names)
 }
 
 // curvePlot draws the best step time found so far (milliseconds)
@@ -313,54 +235,4 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 		Title: fmt.Sprintf("%s on %s", method, graphName), XLabel: "evaluations", YLabel: "step time (ms)",
 		Series: series, LegendTop: true,
 	}
-}
-
-// jointApplies says whether the search also searches the joint space of
-// strategies and placements (jointSearch): the graph has a batch to
-// split, the placement is the search's to choose and there are at least
-// two GPUs. Every search method moves in it: an anchored one (go-scored,
-// local-search-anchored, sa-anchored) from each point's decision, the
-// others (brkga, local-search, sa, the GO policy) from their own start,
-// every decision scored with the point's strategy.
-func jointApplies(p *optimize.Problem, method string) bool {
-	return slices.Contains(SearchMethods(), method) && p.Graph.Batch() > 0 && p.EffectiveTasks().Placement && p.Devices() >= 2
-}
-
-// jointShareOf is the share of the search's budget the joint space gets,
-// from the table's rows so far: nine tenths when the best valid strategy
-// row (a decision with a strategy) is at least 1.25x better than the best
-// valid single-replica row (the single-replica search has little to win),
-// three quarters when it is better, a quarter when it is not (the
-// placement is where the step is won: GO's graphs at their GPU counts).
-func jointShareOf(o optimize.Objective, results []*optimize.Result) float64 {
-	plain, split := math.Inf(1), math.Inf(1)
-	for _, r := range results {
-		switch {
-		case r == nil || !o.Valid(&r.Eval):
-		case r.Decision.Strategy.IsZero():
-			plain = min(plain, o.Of(&r.Eval))
-		default:
-			split = min(split, o.Of(&r.Eval))
-		}
-	}
-	switch {
-	case 1.25*split <= plain:
-		return 0.9
-	case split < plain:
-		return 0.75
-	}
-	return 0.25
-}
-
-// scaleBudget is b with its evaluations, steps and times times f (each at
-// least one when it was set).
-func scaleBudget(b optimize.Budget, f float64) optimize.Budget {
-	sc := func(v int) int {
-		if v == 0 {
-			return 0
-		}
-		return max(1, int(float64(v)*f))
-	}
-	return optimize.Budget{Evaluations: sc(b.Evaluations), Steps: sc(b.Steps),
-		Time: time.Duration(float64(b.Time) * f), CPU: time.Duration(float64(b.CPU) * f)}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/pipeline"
 )
 
 // TestSearchNeverWorseThanItsTable: whatever the method and budget, the
@@ -147,7 +148,7 @@ func TestSearchJoint(t *testing.T) {
 			t.Errorf("row %s %v ms beats the answer %v ms", r.Method, r.StepTime*1e3, rep.Result.StepTime*1e3)
 		}
 	}
-	if joint != JointSearches {
-		t.Errorf("%d joint rows, want %d", joint, JointSearches)
+	if joint != pipeline.JointSearches {
+		t.Errorf("%d joint rows, want %d", joint, pipeline.JointSearches)
 	}
 }

@@ -436,11 +436,11 @@ func HoldOutFamilies() []string {
 // quickReference runs the quick baselines and returns the best valid
 // one (nil when none is valid).
 func quickReference(ctx context.Context, pp *problem, seed uint64) (string, *optimize.Result, error) {
-	names, _, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: seed}, nil)
+	rows, err := pp.references(ctx, seed, nil)
 	if err != nil {
 		return "", nil, err
 	}
-	name, ref := bestValid(pp.Objective, names, results)
+	name, ref := bestValid(pp.Objective, rows)
 	return name, ref, nil
 }
 
@@ -530,14 +530,14 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return fail(fmt.Errorf("%s: %d GPUs; the model places on at most %d", verb, p.Devices(), md))
 	}
 	setBase(p)
-	names, rows, results, err := runReferences(ctx, pp, SearchReferenceMethods, &optimize.Settings{Seed: o.Seed}, o.Progress)
+	rows, err := pp.references(ctx, o.Seed, o.Progress)
 	if err != nil {
 		return fail(err)
 	}
-	b.Rows = rows
-	b.Reference, b.RefStep = reference(ctx, p, names, results)
+	b.Rows = tableRows(rows, p)
+	b.Reference, b.RefStep = reference(ctx, p, rows)
 	b.Seed = o.Seed
-	refName, ref := bestValid(p.Objective, names, results)
+	refName, ref := bestValid(p.Objective, rows)
 	return pol, pp, b, refName, ref, nil
 }
 
@@ -562,7 +562,7 @@ func Infer(ctx context.Context, o TransferOptions) (SearchReport, error) {
 		refStep = ref.Eval.StepTime
 	}
 	start := time.Now()
-	res, err := runLearned(ctx, "go-zero-shot", methods.Options{Trained: pol, Samples: o.Samples, Reference: ref}, p, 0, 0, 0, o.Seed)
+	res, err := runLearned(ctx, "go-zero-shot", methods.Options{Trained: pol, Samples: o.Samples, Reference: ref}, p, 0, 0, 0, o.Seed, nil)
 	if err != nil {
 		return SearchReport{}, err
 	}
@@ -633,11 +633,16 @@ func Finetune(ctx context.Context, o TransferOptions) (SearchReport, error) {
 	if steps == 0 && o.Time == 0 {
 		steps = 50
 	}
+	var rec optimize.Recorder
 	if o.OnStep != nil {
-		mo.OnStep = func(pt gdp.Point, refStep float64) { o.OnStep(pt, refStep, steps) }
+		rec = optimize.RecorderFunc(func(e optimize.Event) {
+			if e.Kind == optimize.Point {
+				o.OnStep(*e.Point, e.RefStep, steps)
+			}
+		})
 	}
 	start := time.Now()
-	res, err := runLearned(ctx, "go", mo, p, o.Steps, 50, o.Time, o.Seed)
+	res, err := runLearned(ctx, "go", mo, p, o.Steps, 50, o.Time, o.Seed, rec)
 	if err != nil {
 		return SearchReport{}, fmt.Errorf("finetune: %w", err)
 	}

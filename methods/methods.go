@@ -59,12 +59,14 @@ type Options struct {
 	// Reference is the decision and step time the learned methods are
 	// anchored on and normalize rewards by; nil = the problem's Base.
 	Reference *optimize.Result
+	// Anchors, when Reference is nil, are the results of the quick
+	// methods already run on the problem: an anchored search starts from
+	// the best of them (the least invalid when none is valid) instead of
+	// running them again. nil = run them (methods.Quick).
+	Anchors []*optimize.Result
 	// Head is go-scored's pre-trained move head (go-scored-pretrained,
 	// go-scored-zero-shot); nil = the embedded default head.
 	Head *gdp.MoveHead
-	// OnStep, if set, sees each training step of go with the reference
-	// step time.
-	OnStep func(pt gdp.Point, refStep float64)
 
 	// Regal is the REGAL model regal and regal-zero-shot place with; it
 	// must have been trained for the problem's objective (else they
@@ -107,7 +109,41 @@ type Entry struct {
 	// (go also takes Options.Trained, as the network to fine-tune, but
 	// starts from a new one by default.)
 	Pretrained bool
-	New        func(Options) (optimize.Optimizer, error)
+	// Limits are what the method needs of a problem and spends as a
+	// search by default.
+	Limits Limits
+	New    func(Options) (optimize.Optimizer, error)
+}
+
+// DefaultSearchEvaluations is the budget a search method spends in
+// placer's search (methods/pipeline) when neither the user nor its
+// Limits name one.
+const DefaultSearchEvaluations = 10000
+
+// Limits are what a method needs of a problem and spends by default.
+type Limits struct {
+	// MaxDevices is the most GPUs it places on (0 = any).
+	MaxDevices int
+	// Budget is what it spends as placer's search when the user names no
+	// budget (zero = DefaultSearchEvaluations evaluations).
+	Budget optimize.Budget
+}
+
+// Check returns an error when p is outside the limits.
+func (l Limits) Check(p *optimize.Problem) error {
+	if l.MaxDevices > 0 && p.Devices() > l.MaxDevices {
+		return fmt.Errorf("%d GPUs; the method places on at most %d", p.Devices(), l.MaxDevices)
+	}
+	return nil
+}
+
+// SearchBudget is the budget the method spends as placer's search when
+// the user names none (Limits.Budget).
+func (e Entry) SearchBudget() optimize.Budget {
+	if e.Limits.Budget != (optimize.Budget{}) {
+		return e.Limits.Budget
+	}
+	return optimize.Budget{Evaluations: DefaultSearchEvaluations}
 }
 
 // registry is every method, in table order: references, heuristics,
@@ -140,7 +176,7 @@ func init() {
 		{Name: "brkga", Kind: Search, Summary: "REGAL's biased random-key genetic algorithm", Compared: true, New: func(Options) (optimize.Optimizer, error) { return &brkga.BRKGA{}, nil }},
 		{Name: "brkga-tuned", Kind: Search, Arm: "brkga", Summary: "BRKGA with hyperparameters grid-searched on REGAL's synthetic training set, per objective (make brkga-tune)", New: func(Options) (optimize.Optimizer, error) { return &tuned.Optimizer{}, nil }},
 		{Name: "tf-default", Kind: Default, Summary: "TensorFlow's defaults: FIFO, XLA-like fusion", Quick: true, Compared: true, New: plain(classical.TFDefault{})},
-		{Name: "go", Kind: Learned, Summary: "the GO/GDP policy trained with PPO on this graph", New: newSearch},
+		{Name: "go", Kind: Learned, Summary: "the GO/GDP policy trained with PPO on this graph", Limits: Limits{MaxDevices: 8, Budget: optimize.Budget{Steps: 100}}, New: newSearch},
 		{Name: "go-no-learning", Kind: Learned, Arm: "go", Summary: "the ablation: go's sampling around its anchor, the network never updated", New: newSearchNoLearning},
 		{Name: "go-scored", Kind: Learned, Summary: "anchored local search whose moves a learned head picks, over an untrained GO network's outputs and the schedule, learning from every evaluated move", New: newScored("go-scored")},
 		{Name: "go-scored-no-learning", Kind: Learned, Arm: "go-scored", Summary: "the ablation: go-scored with its head never updated (uniform picks: anchored local search with go-scored's pool)", New: newScored("go-scored-no-learning")},
@@ -205,10 +241,13 @@ func newAnchoredAnnealing(o Options) (optimize.Optimizer, error) {
 }
 
 // anchorOf is where an anchored search starts: the options' Reference,
-// else the best of the quick methods.
+// else the best of its Anchors, else the best of the quick methods.
 func anchorOf(o Options) (classical.Anchor, error) {
 	if o.Reference != nil {
 		return classical.Anchor{From: o.Reference}, nil
+	}
+	if o.Anchors != nil {
+		return classical.Anchor{Candidates: o.Anchors}, nil
 	}
 	var an classical.Anchor
 	for _, e := range registry {
@@ -235,7 +274,7 @@ func newSearch(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("go: samples %d: want at least 1", o.Samples)
 	}
-	s := &gdp.Search{Policy: o.Trained, Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup, OnStep: o.OnStep}
+	s := &gdp.Search{Policy: o.Trained, Config: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}
 	if o.Reference != nil {
 		s.Reference, s.RefTime = o.Reference.Decision, o.Reference.Eval.StepTime
 	}
@@ -382,7 +421,7 @@ func newRL17(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("rl17: samples %d: want at least 1", o.Samples)
 	}
-	return &rl17.RL17{Samples: o.Samples, LearningRate: o.PPO.LearningRate, OnStep: o.OnStep}, nil
+	return &rl17.RL17{Samples: o.Samples, LearningRate: o.PPO.LearningRate}, nil
 }
 
 // newHDP is the hierarchical placer with K = Options.Samples and Adam's
@@ -391,7 +430,7 @@ func newHDP(o Options) (optimize.Optimizer, error) {
 	if o.Samples < 0 {
 		return nil, fmt.Errorf("hdp: samples %d: want at least 1", o.Samples)
 	}
-	return &hdp.HDP{Samples: o.Samples, LearningRate: o.PPO.LearningRate, OnStep: o.OnStep}, nil
+	return &hdp.HDP{Samples: o.Samples, LearningRate: o.PPO.LearningRate}, nil
 }
 
 // ErrUnknown is New's error for a name not in the registry.
@@ -452,6 +491,19 @@ func Check(names []string) error {
 		}
 	}
 	return nil
+}
+
+// Searches are the methods placer's search (methods/pipeline) runs after
+// its references: the distinct algorithms (Methods) that search or learn,
+// not the fixed references and one-shot heuristics.
+func Searches() []string {
+	return names(func(e Entry) bool { return e.Arm == "" && (e.Kind == Search || e.Kind == Learned) })
+}
+
+// IsSearch reports whether name is one of Searches.
+func IsSearch(name string) bool {
+	e, ok := Lookup(name)
+	return ok && e.Arm == "" && (e.Kind == Search || e.Kind == Learned)
 }
 
 // Methods lists the distinct algorithms a user chooses among (the

@@ -166,9 +166,10 @@ type Budget struct {
 type Settings struct {
 	Budget Budget
 	Seed   uint64 // same seed, same result
-	// Progress, if set, is called after each step with the statistics so
-	// far (from the optimizer's goroutine; keep it quick).
-	Progress func(Stats)
+	// Recorder, if set, sees the run's progress: a Step event after each
+	// step with the statistics so far, a Point event for each point of a
+	// learned method's curve (Recorder).
+	Recorder Recorder
 }
 
 // Status says why a run stopped.

@@ -48,13 +48,13 @@ var ErrStopped = errors.New("optimize: stopped")
 // count, stop and break ties the same way. It is not safe for concurrent
 // use.
 type Tracker struct {
-	method   string
-	p        *Problem
-	budget   Budget
-	seed     uint64
-	progress func(Stats)
-	start    time.Time
-	cpu0     time.Duration // ProcessCPU at the start, when Budget.CPU is set
+	method string
+	p      *Problem
+	budget Budget
+	seed   uint64
+	rec    Recorder
+	start  time.Time
+	cpu0   time.Duration // ProcessCPU at the start, when Budget.CPU is set
 
 	stats    Stats
 	found    bool
@@ -68,7 +68,7 @@ type Tracker struct {
 func NewTracker(method string, p *Problem, s *Settings, defaultEvals int) *Tracker {
 	t := &Tracker{method: method, p: p, start: time.Now()}
 	if s != nil {
-		t.budget, t.seed, t.progress = s.Budget, s.Seed, s.Progress
+		t.budget, t.seed, t.rec = s.Budget, s.Seed, s.Recorder
 	}
 	if t.budget == (Budget{}) {
 		t.budget.Evaluations = defaultEvals
@@ -193,8 +193,16 @@ func (t *Tracker) Best() (d decision.Decision, r *evaluate.Result, ok bool) {
 // progress.
 func (t *Tracker) Step() {
 	t.stats.Steps++
-	if t.progress != nil {
-		t.progress(t.Stats())
+	if t.rec != nil {
+		t.rec.Record(Event{Kind: Step, Method: t.method, Stats: t.Stats()})
+	}
+}
+
+// Point reports a point of a learned method's curve, whose rewards are
+// normalized by refStep, to the run's recorder.
+func (t *Tracker) Point(pt CurvePoint, refStep float64) {
+	if t.rec != nil {
+		t.rec.Record(Event{Kind: Point, Method: t.method, Point: &pt, RefStep: refStep})
 	}
 }
 

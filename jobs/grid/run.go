@@ -69,7 +69,11 @@ func RunMethod(ctx context.Context, p *optimize.Problem, m string, mo methods.Op
 	}
 	t := StartTimer()
 	if progress != nil {
-		s.Progress = func(st optimize.Stats) { progress(st, t) }
+		s.Recorder = optimize.RecorderFunc(func(e optimize.Event) {
+			if e.Kind == optimize.Step {
+				progress(e.Stats, t)
+			}
+		})
 	}
 	res, err := opt.Optimize(ctx, p, &s)
 	r := Run{Wall: t.Wall(), CPU: t.CPU()}

@@ -18,6 +18,11 @@ type Anchor struct {
 	// From, if set, is the anchor (a result on the same problem: the
 	// learned search's reference, say); Quick is then not run.
 	From *optimize.Result
+	// Candidates, when From is nil, are results already found on the
+	// problem (the quick methods' of a search that ran them): the best
+	// valid one is the anchor, else the least invalid; Quick is then not
+	// run.
+	Candidates []*optimize.Result
 	// Quick are the quick methods to run first (the registry's quick
 	// references: methods.Quick); the best valid result is the anchor.
 	Quick []optimize.Optimizer
@@ -104,6 +109,9 @@ type randSource interface {
 func runAnchors(ctx context.Context, p *optimize.Problem, an Anchor, seed uint64) ([]*optimize.Result, error) {
 	if an.From != nil {
 		return []*optimize.Result{an.From}, nil
+	}
+	if an.Candidates != nil {
+		return an.Candidates, nil
 	}
 	type job struct {
 		o optimize.Optimizer

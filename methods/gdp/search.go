@@ -122,9 +122,6 @@ type Search struct {
 	// MaxUnits bounds the policy's decision units (see Units): 0 =
 	// MaxUnits; negative = one unit per co-location group.
 	MaxUnits int
-	// OnStep, if set, is called after every step with the step's point
-	// and the reference step time the rewards are normalized by.
-	OnStep func(pt Point, refStep float64)
 }
 
 var _ optimize.Optimizer = (*Search)(nil)
@@ -476,9 +473,7 @@ func (r *searchRun) train(ctx context.Context) error {
 		pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best, pt.Entropy = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best, ps.Entropy
 		pt.Epochs, pt.ClipFrac, pt.ApproxKL = ps.Epochs, ps.ClipFrac, ps.ApproxKL
 		r.curve = append(r.curve, pt)
-		if s.OnStep != nil {
-			s.OnStep(pt, r.refStep)
-		}
+		tr.Point(pt, r.refStep)
 	}
 	return nil
 }

@@ -53,9 +53,6 @@ type HDP struct {
 	// FailReward is the reward of an invalid placement; 0 =
 	// DefaultFailReward.
 	FailReward float64
-	// OnStep, if set, is called after every step with the step's point
-	// and the reference step time rewards are normalized by.
-	OnStep func(pt optimize.CurvePoint, refStep float64)
 }
 
 var _ optimize.Optimizer = (*HDP)(nil)
@@ -103,7 +100,7 @@ func (r *HDP) Settings(devices int) Settings {
 // placement, there is nothing to learn: it returns the problem's Start.
 func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings(p.Devices())
-	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward)
 	if done {
 		return res, err
 	}

@@ -159,7 +159,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 	}
 	set := optimize.Settings{Budget: optimize.Budget{Evaluations: k}}
 	if s != nil {
-		set.Seed, set.Progress = s.Seed, s.Progress
+		set.Seed, set.Recorder = s.Seed, s.Recorder
 	}
 	bs, _, err := m.Mutants(p, set.Seed, true)
 	if err != nil {

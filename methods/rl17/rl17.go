@@ -52,9 +52,6 @@ type RL17 struct {
 	// FailReward is the reward of an invalid placement; 0 =
 	// DefaultFailReward.
 	FailReward float64
-	// OnStep, if set, is called after every step with the step's point
-	// and the reference step time rewards are normalized by.
-	OnStep func(pt optimize.CurvePoint, refStep float64)
 }
 
 var _ optimize.Optimizer = (*RL17)(nil)
@@ -106,7 +103,7 @@ func (r *RL17) Settings() Settings {
 // learn: it returns the problem's Start.
 func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings()
-	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward, r.OnStep)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward)
 	if done {
 		return res, err
 	}

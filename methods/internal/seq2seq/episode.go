@@ -30,14 +30,13 @@ type Episode struct {
 	decay, fail float64
 	baseline    float64
 	started     bool
-	onStep      func(optimize.CurvePoint, float64)
 }
 
 // Begin starts an episode of method name on p: with no budget at all it
 // runs defaultSteps steps. When there is nothing to place (one device, or
 // the problem's tasks leave out placement) it evaluates the fallback and
 // returns the finished result instead (done true).
-func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, defaultSteps int, settings any, decay, fail float64, onStep func(optimize.CurvePoint, float64)) (e *Episode, res *optimize.Result, done bool, err error) {
+func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, defaultSteps int, settings any, decay, fail float64) (e *Episode, res *optimize.Result, done bool, err error) {
 	var st optimize.Settings
 	if set != nil {
 		st = *set
@@ -46,7 +45,7 @@ func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.
 		st.Budget.Steps = defaultSteps
 	}
 	e = &Episode{Tracker: optimize.NewTracker(name, p, &st, 0), Start: p.Start(), Learning: &optimize.Learning{Settings: settings},
-		decay: decay, fail: fail, onStep: onStep, p: p}
+		decay: decay, fail: fail, p: p}
 	if p.EffectiveTasks().Fusion && e.Start.Fusion == nil {
 		// The placer places; where the problem leaves it the fusion and
 		// its Base has none, it fuses as TensorFlow's defaults do (as
@@ -111,9 +110,7 @@ func (e *Episode) record(pt optimize.CurvePoint) {
 	stats := e.Tracker.Stats()
 	pt.Step, pt.Elapsed, pt.Evaluations, pt.BestStep, pt.Best = stats.Steps, stats.Elapsed.Seconds(), stats.Evaluations, stats.BestStep, stats.Best
 	e.Learning.Curve = append(e.Learning.Curve, pt)
-	if e.onStep != nil {
-		e.onStep(pt, e.Ref)
-	}
+	e.Tracker.Point(pt, e.Ref)
 }
 
 // Policy is the network an Episode trains.
