@@ -2,6 +2,7 @@ package optimize_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 
@@ -179,5 +180,16 @@ func BenchmarkObjectiveBetter(b *testing.B) {
 			}
 			_ = n
 		})
+	}
+}
+
+func TestStatusErr(t *testing.T) {
+	for _, c := range []struct {
+		s    optimize.Status
+		want error
+	}{{optimize.Converged, nil}, {optimize.BudgetReached, nil}, {optimize.TimeUp, nil}, {optimize.Cancelled, context.Canceled}} {
+		if err := c.s.Err(); !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+			t.Errorf("%s.Err() = %v, want %v", c.s, err, c.want)
+		}
 	}
 }

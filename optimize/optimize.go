@@ -187,6 +187,20 @@ func (s Status) String() string {
 	return [...]string{"converged", "budget reached", "time up", "cancelled"}[s]
 }
 
+// Err is the status as an error: nil for a run that ended by itself or
+// spent its budget or time (its result is what was asked for), ErrCancelled
+// for a cancelled one (its result is the best so far).
+func (s Status) Err() error {
+	if s == Cancelled {
+		return ErrCancelled
+	}
+	return nil
+}
+
+// ErrCancelled is Status.Err of a cancelled run; it wraps
+// context.Canceled.
+var ErrCancelled = fmt.Errorf("optimize: run cancelled: %w", context.Canceled)
+
 // Stats describe a run.
 type Stats struct {
 	Evaluations int
