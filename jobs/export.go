@@ -51,8 +51,7 @@ func Export(o ExportOptions) ([]byte, error) {
 	// msr-fiddle names nodes by id: read them when the graph is one.
 	var ids []int64
 	if o.Graph.Path != "" {
-		if data, err := os.ReadFile(o.Graph.Path); err == nil && (o.Graph.Format == "msr-fiddle" ||
-			(o.Graph.Format == "" && bytes.Contains(data[:min(len(data), 4096)], []byte(`"fpgaLatency"`)))) {
+		if data, err := os.ReadFile(o.Graph.Path); err == nil && inputs.IsGraphFormat(o.Graph, data, "msr-fiddle") {
 			if _, _, ids, err = msrfiddle.DecodeWithIDs(data, g.Name()); err != nil {
 				return nil, err
 			}
@@ -60,7 +59,7 @@ func Export(o ExportOptions) ([]byte, error) {
 	}
 	devices := o.GPUs
 	var dev []int
-	if data, err := os.ReadFile(o.Placement); err == nil && bytes.Contains(data, []byte(`"fpgas"`)) {
+	if data, err := os.ReadFile(o.Placement); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Placement, err)
 		}

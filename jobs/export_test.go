@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/workloads/export"
 )
 
 // TestExportExpertRoundTrip writes a round-robin placement of an
@@ -91,5 +93,23 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 	ev, err = Eval(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: res})
 	if err != nil || ev.Devices != 4 {
 		t.Errorf("eval of a 4-GPU result file without --gpus: %v, %d devices", err, ev.Devices)
+	}
+}
+
+// TestExportTransformerPlanReads: what `placer export --to torch-plan`
+// writes for a transformer by its shape is a placer-transformer-plan, and
+// the plan reader reads it back.
+func TestExportTransformerPlanReads(t *testing.T) {
+	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: "gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8"},
+		GPUs: 8, Strategy: "tp=2,pp=2,dp=2,mbs=2,sp=on", To: "torch-plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := export.DecodePlan(out)
+	if err != nil || p.PlanFormat() != export.TransformerPlanFormat {
+		t.Fatalf("%v, %v", p, err)
+	}
+	if again, err := p.Encode(); err != nil || !bytes.Equal(again, out) {
+		t.Errorf("written again:\n%s\nwant\n%s", again, out)
 	}
 }

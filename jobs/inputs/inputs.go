@@ -1,14 +1,12 @@
 package inputs
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -34,57 +32,6 @@ type GraphSpec struct {
 	// CostDevice ("" = the table's only device). "" = none.
 	CostTable  string
 	CostDevice string
-}
-
-// Importer decodes one external graph format; name is used as the graph
-// name when the format has none. Meta may carry a device count and memory
-// capacity the format states (zero when it does not).
-type Importer struct {
-	Name   string
-	Detect func(data []byte, path string) bool
-	Decode func(data []byte, name string) (*graph.Graph, Meta, error)
-}
-
-// Meta is what a graph file says about the cluster it was made for.
-type Meta struct {
-	Devices  int   // 0 = not stated
-	Capacity int64 // device memory in bytes, 0 = not stated
-}
-
-var importers = map[string]Importer{
-	"native": {
-		Name: "native",
-		Detect: func(data []byte, _ string) bool {
-			return bytes.Contains(data[:min(len(data), 256)], []byte(`"`+graph.FormatName+`"`))
-		},
-		Decode: func(data []byte, _ string) (*graph.Graph, Meta, error) {
-			g, err := graph.Decode(data)
-			return g, Meta{}, err
-		},
-	},
-}
-
-// detectOrder is the order formats are tried in when none is given.
-var detectOrder = []string{"native"}
-
-// RegisterImporter adds a graph format. It panics on a duplicate name (a
-// programming error).
-func RegisterImporter(im Importer) {
-	if _, dup := importers[im.Name]; dup {
-		panic("inputs: duplicate importer " + im.Name)
-	}
-	importers[im.Name] = im
-	detectOrder = append(detectOrder, im.Name)
-}
-
-// Formats lists the graph formats, sorted.
-func Formats() []string {
-	var f []string
-	for k := range importers {
-		f = append(f, k)
-	}
-	sort.Strings(f)
-	return f
 }
 
 // Graph resolves a GraphSpec.
@@ -129,17 +76,22 @@ func readGraph(spec GraphSpec) (*graph.Graph, Meta, error) {
 	case spec.Path == "":
 		return nil, Meta{}, fail.Usagef("no graph: give --graph FILE or --workload NAME")
 	}
-	format := strings.ToLower(spec.Format)
-	if _, ok := importers[format]; format != "" && !ok {
-		return nil, Meta{}, fail.Usagef("--format %q: unknown graph format (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
+	if spec.Format != "" {
+		if _, err := namedFormat(spec.Format); err != nil {
+			return nil, Meta{}, err
+		}
 	}
 	// A native graph file is read as a stream (graph.Read), never whole:
 	// a 2,000,000-op chain is 500 MB. The head decides the format.
-	head, err := readHead(spec.Path, 4096)
+	head, err := readHead(spec.Path, headSize)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("graph: %w", err)
 	}
-	if format == "native" || format == "" && importers["native"].Detect(head, spec.Path) {
+	format, err := GraphFormat(spec, head)
+	if err != nil {
+		return nil, Meta{}, err
+	}
+	if format == "native" {
 		g, err := readNative(spec.Path)
 		if err != nil {
 			return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
@@ -151,43 +103,12 @@ func readGraph(spec GraphSpec) (*graph.Graph, Meta, error) {
 		return nil, Meta{}, fmt.Errorf("graph: %w", err)
 	}
 	name := strings.TrimSuffix(filepath.Base(spec.Path), filepath.Ext(spec.Path))
-	if format == "" {
-		for _, f := range detectOrder {
-			if importers[f].Detect(data, spec.Path) {
-				format = f
-				break
-			}
-		}
-		if format == "" {
-			return nil, Meta{}, fmt.Errorf("%s: cannot tell the graph format; give --format (one of %s)", spec.Path, strings.Join(Formats(), ", "))
-		}
-	}
-	im, ok := importers[format]
-	if !ok {
-		return nil, Meta{}, fmt.Errorf("unknown graph format %q (want one of %s)", spec.Format, strings.Join(Formats(), ", "))
-	}
+	im := importers[format]
 	g, meta, err := im.Decode(data, name)
 	if err != nil {
 		return nil, Meta{}, fmt.Errorf("%s: %w", spec.Path, err)
 	}
 	return g, meta, nil
-}
-
-// DetectFormat names the graph format of the file at path as Graph would
-// detect it from the file's first 4,096 bytes and its name: "native" or
-// an importer's name, "" when none recognizes it (a result or decision
-// file, say).
-func DetectFormat(path string) (string, error) {
-	head, err := readHead(path, 4096)
-	if err != nil {
-		return "", err
-	}
-	for _, f := range detectOrder {
-		if importers[f].Detect(head, path) {
-			return f, nil
-		}
-	}
-	return "", nil
 }
 
 // readHead returns the first n bytes of the file at path (all of it when
@@ -274,7 +195,7 @@ func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
 		return nil, fmt.Errorf("expert: %w", err)
 	}
 	var dev []int
-	if bytes.Contains(data, []byte(`"fpgas"`)) {
+	if PlacementFormat(data) == PlacementMSRFiddle {
 		ids, err := msrFiddleIDs(spec, g)
 		if err != nil {
 			return nil, err
@@ -299,7 +220,7 @@ func ExpertFor(spec GraphSpec, g *graph.Graph, devices int) ([]int, error) {
 // placement file (its accelerators under "fpgas").
 func IsMSRFiddleExpert(path string) bool {
 	data, err := os.ReadFile(path)
-	return err == nil && bytes.Contains(data, []byte(`"fpgas"`))
+	return err == nil && PlacementFormat(data) == PlacementMSRFiddle
 }
 
 // PlacementDevices is the number of devices a placement spec was made
@@ -311,7 +232,7 @@ func PlacementDevices(spec string) int {
 	if err != nil {
 		return 0
 	}
-	if bytes.Contains(data, []byte(`"fpgas"`)) {
+	if PlacementFormat(data) == PlacementMSRFiddle {
 		var e msrfiddle.Expert
 		if json.Unmarshal(data, &e) != nil {
 			return 0
@@ -329,7 +250,7 @@ func PlacementDevices(spec string) int {
 // zero strategy for anything else).
 func PlacementStrategy(spec string) decision.Strategy {
 	data, err := os.ReadFile(spec)
-	if err != nil || bytes.Contains(data, []byte(`"fpgas"`)) {
+	if err != nil || PlacementFormat(data) == PlacementMSRFiddle {
 		return decision.Strategy{}
 	}
 	f, err := decision.Decode(data)
@@ -345,15 +266,19 @@ func msrFiddleIDs(spec GraphSpec, g *graph.Graph) ([]int64, error) {
 	if spec.Path == "" {
 		return nil, nil
 	}
+	head, err := readHead(spec.Path, headSize)
+	if err != nil {
+		return nil, err
+	}
+	if format, err := GraphFormat(spec, head); err != nil || format != "msr-fiddle" {
+		return nil, err
+	}
 	data, err := os.ReadFile(spec.Path)
 	if err != nil {
 		return nil, err
 	}
-	if spec.Format == "msr-fiddle" || (spec.Format == "" && bytes.Contains(data[:min(len(data), 4096)], []byte(`"fpgaLatency"`))) {
-		_, _, ids, err := msrfiddle.DecodeWithIDs(data, g.Name())
-		return ids, err
-	}
-	return nil, nil
+	_, _, ids, err := msrfiddle.DecodeWithIDs(data, g.Name())
+	return ids, err
 }
 
 // MaxGPUs and MaxMemory are the largest --gpus and --memory (docs/inputs.md).

@@ -1,6 +1,8 @@
-"""Run a version-2 placer torch plan: Megatron-LM-style tensor (T),
-pipeline (P) and data (D) parallelism of a uniform GPT transformer, one
-training step, with torch.distributed (docs/torch-plan.md, "Version 2").
+"""Run a placer transformer plan (placer-transformer-plan; or
+placer-torch-plan version 2, its spelling before it had a name of its
+own): Megatron-LM-style tensor (T), pipeline (P) and data (D)
+parallelism of a uniform GPT transformer, one training step, with
+torch.distributed (docs/torch-plan.md, "Transformer plans").
 
 The plan's "transformer" describes the model (a pre-norm GPT decoder);
 "tensor", "pipeline" and "replicas" the degrees; "stages" which blocks each
@@ -40,7 +42,7 @@ taking one's own chunk (same values, more traffic).
 run_megatron_plan(plan, rank, world) runs in every rank once
 torch.distributed is initialised; compare(plan, results) checks ranks'
 results against the unsplit model; main(argv) is the command line that
-torchplan.py dispatches version-2 plans to.
+torchplan.py dispatches transformer plans to.
 """
 
 import argparse
@@ -63,7 +65,8 @@ if HERE not in sys.path:
 import torchplan  # noqa: E402
 from torchplan import PlanError  # noqa: E402
 
-PLAN_FORMAT = torchplan.PLAN_FORMAT
+PLAN_FORMAT = torchplan.TRANSFORMER_FORMAT  # version 1
+OLD_SPELLING = (torchplan.PLAN_FORMAT, 2)  # what placer wrote before
 RTOL, ATOL = 1e-5, 1e-6
 TIMEOUT = datetime.timedelta(seconds=120)
 NORMS = ("layernorm", "rmsnorm")
@@ -73,7 +76,7 @@ ACTIVATIONS = ("gelu", "swiglu")
 # ---------------------------------------------------------------- the plan
 
 def load_megatron_plan(plan):
-    """Reads a version-2 plan (a path or a dict), checks it and returns
+    """Reads a transformer plan (a path or a dict), checks it and returns
     (plan, cfg); cfg holds the transformer's sizes and the degrees. Bad
     input raises a one-line PlanError."""
     where = plan if isinstance(plan, str) else "plan"
@@ -83,10 +86,11 @@ def load_megatron_plan(plan):
                 plan = json.load(f)
         except (OSError, ValueError) as e:
             raise PlanError("%s: %s" % (where, str(e).splitlines()[0]))
-    if not isinstance(plan, dict) or plan.get("format") != PLAN_FORMAT:
+    if not isinstance(plan, dict) or plan.get("format") not in (PLAN_FORMAT, OLD_SPELLING[0]):
         raise PlanError("%s: format %r, want %r" % (where, isinstance(plan, dict) and plan.get("format"), PLAN_FORMAT))
-    if plan.get("version") != 2:
-        raise PlanError("%s: version %r, this runner reads version 2" % (where, plan.get("version")))
+    if (plan["format"], plan.get("version")) not in ((PLAN_FORMAT, 1), OLD_SPELLING):
+        raise PlanError("%s: %s version %r, this runner reads %s version 1 (and %s version %d)"
+                        % ((where, plan["format"], plan.get("version"), PLAN_FORMAT) + OLD_SPELLING))
     tr = plan.get("transformer")
     if not isinstance(tr, dict):
         raise PlanError("%s: no transformer" % where)
@@ -702,12 +706,12 @@ def main(argv=None):
     one training step on tensor x pipeline x replicas CPU processes (gloo);
     prints the loss; --check compares the loss and every rank's gradient
     shards with the unsplit model (exit 1 if any differs)."""
-    ap = argparse.ArgumentParser(description="Run one training step of a version-2 placer torch plan "
+    ap = argparse.ArgumentParser(description="Run one training step of a placer transformer plan "
                                              "(tensor x pipeline x data parallel GPT; docs/torch-plan.md).")
     ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
     ap.add_argument("--check", action="store_true", help="compare loss and gradients with the unsplit model")
     ap.add_argument("--seed", type=int, default=0)
-    a, _ = ap.parse_known_args(argv)  # torchplan.py's version-1 options are ignored
+    a, _ = ap.parse_known_args(argv)  # torchplan.py's module-plan options are ignored
     try:
         plan, c = load_megatron_plan(a.plan)
         if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun: no check

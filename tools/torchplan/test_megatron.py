@@ -32,7 +32,7 @@ import torchplan  # noqa: E402
 WORLD = 8
 
 BASE = {
-    "format": "placer-torch-plan", "version": 2,
+    "format": "placer-transformer-plan", "version": 1,
     "graph": "gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8",
     "transformer": {"layers": 4, "hidden": 32, "heads": 4, "kv_heads": 4, "ffn": 128, "seq": 8, "vocab": 64,
                     "batch": 8, "tied": True, "norm": "layernorm", "activation": "gelu"},
@@ -227,6 +227,24 @@ class PlanInputTest(unittest.TestCase):
         p = make_plan()
         p["transformer"]["norm"] = "batchnorm"
         self.bad(p, "transformer.norm 'batchnorm'")
+
+    def test_format_names(self):
+        # placer-transformer-plan version 1, and its old spelling
+        # (placer-torch-plan version 2) that placer wrote before, read
+        # alike; nothing else does, and torchplan.py dispatches both.
+        _, want = megatron.load_megatron_plan(BASE)
+        old = dict(copy.deepcopy(BASE), format="placer-torch-plan", version=2)
+        self.assertEqual(megatron.load_megatron_plan(old)[1], want)
+        self.bad(dict(copy.deepcopy(BASE), version=2), "placer-transformer-plan version 2, this runner reads")
+        self.bad(dict(copy.deepcopy(BASE), format="placer-torch-plan"), "placer-torch-plan version 1, this runner reads")
+        self.bad(dict(copy.deepcopy(BASE), format="x"), "format 'x', want 'placer-transformer-plan'")
+        tmp = tempfile.mkdtemp(prefix="megatron-format-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        for doc, want in ((BASE, True), (old, True), ({"format": "placer-torch-plan", "version": 1, "stages": []}, False)):
+            path = os.path.join(tmp, "plan.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            self.assertEqual(torchplan._megatron_plan(path), want, doc["format"])
 
     def test_rank_layout(self):
         _, c = megatron.load_megatron_plan(BASE)

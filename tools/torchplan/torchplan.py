@@ -38,7 +38,8 @@ import torch.distributed as dist
 import torch.fx
 from torch.fx.passes.split_module import split_module
 
-PLAN_FORMAT = "placer-torch-plan"
+PLAN_FORMAT = "placer-torch-plan"  # a module placement (version 1); megatron.py runs TRANSFORMER_FORMAT
+TRANSFORMER_FORMAT = "placer-transformer-plan"
 
 
 class PlanError(ValueError):
@@ -436,13 +437,16 @@ def _cli_rank(rank, world, a):
 
 
 def _megatron_plan(path):
-    """Whether path is a version-2 plan of a transformer (megatron.py runs it)."""
+    """Whether path is a plan of a transformer (megatron.py runs it): a
+    placer-transformer-plan, or one written before that format had a name
+    of its own (placer-torch-plan version 2)."""
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, TypeError, ValueError):
         return False
-    return isinstance(doc, dict) and doc.get("version") == 2 and "transformer" in doc
+    return isinstance(doc, dict) and "transformer" in doc and (
+        doc.get("format") == TRANSFORMER_FORMAT or doc.get("version") == 2)
 
 
 def main(argv=None):
@@ -457,7 +461,7 @@ def main(argv=None):
     ap.add_argument("--mode", choices=("train", "eval"), default="train")
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--plan")
-    if _megatron_plan(pre.parse_known_args(argv)[0].plan):  # version 2: a transformer in 3D parallelism
+    if _megatron_plan(pre.parse_known_args(argv)[0].plan):  # a transformer in 3D parallelism
         import megatron
         return megatron.main(argv)
     a = ap.parse_args(argv)

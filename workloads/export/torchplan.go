@@ -10,13 +10,11 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// TorchPlanFormat is the format name of a torch plan.
-const TorchPlanFormat = "placer-torch-plan"
-
-// TorchPlan is what tools/torchplan runs: a PyTorch model's modules cut
-// into pipeline stages, each stage on one device of a replica, replicated
-// R times data-parallel, each replica's share of the batch run as M
-// micro-batches in the schedule's order (docs/torch-plan.md).
+// TorchPlan is the TorchPlanFormat plan tools/torchplan runs: a PyTorch
+// model's modules cut into pipeline stages, each stage on one device of a
+// replica, replicated R times data-parallel, each replica's share of the
+// batch run as M micro-batches in the schedule's order
+// (docs/torch-plan.md).
 type TorchPlan struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
@@ -177,7 +175,7 @@ func NewTorchPlan(g *graph.Graph, meta *TorchMeta, dev []int, devices int, s dec
 	}
 	stageDev := contiguousStages(order, devices)
 	p := &TorchPlan{
-		Format: TorchPlanFormat, Version: 1, Graph: g.Name(), Batch: g.Batch(), Devices: devices, GPUs: s.R() * devices,
+		Format: TorchPlanFormat, Version: TorchPlanVersion, Graph: g.Name(), Batch: g.Batch(), Devices: devices, GPUs: s.R() * devices,
 		Replicas: s.R(), MicroBatches: s.M(), Schedule: string(s.Sched()), Shard: string(s.Shard),
 		SplitPoints: map[string]string{},
 	}

@@ -7,9 +7,10 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// TransformerPlan is version 2 of the torch plan: a uniform transformer
-// run with tensor, pipeline and data parallelism (Megatron-LM's 3D
-// parallelism) by tools/torchplan (docs/torch-plan.md, version 2). Ranks
+// TransformerPlan is the TransformerPlanFormat torch plan (version 2 of
+// TorchPlanFormat in files written before it had a name of its own): a
+// uniform transformer run with tensor, pipeline and data parallelism
+// (Megatron-LM's 3D parallelism) by tools/torchplan (docs/torch-plan.md). Ranks
 // are laid out as Megatron-LM does: rank = t + T (d + D p) for tensor rank
 // t, data-parallel rank d and pipeline stage p.
 type TransformerPlan struct {
@@ -31,7 +32,7 @@ type TransformerPlan struct {
 	Stages           []TransformerStage `json:"stages"`
 }
 
-// TransformerSpec is the model a version-2 plan builds.
+// TransformerSpec is the model a transformer plan builds.
 type TransformerSpec struct {
 	Layers     int    `json:"layers"`
 	Hidden     int    `json:"hidden"`
@@ -56,7 +57,7 @@ type TransformerStage struct {
 }
 
 // NewTransformerPlan writes model m under strategy s on gpus GPUs as a
-// version-2 torch plan. s must be resolved (every degree named, as
+// TransformerPlanFormat plan. s must be resolved (every degree named, as
 // evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
@@ -86,7 +87,7 @@ func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (Tran
 	if m.SwiGLU() {
 		spec.Norm, spec.Activation = "rmsnorm", "swiglu"
 	}
-	tp := TransformerPlan{Format: "placer-torch-plan", Version: 2, Graph: m.String(), Transformer: spec, GPUs: gpus,
+	tp := TransformerPlan{Format: TransformerPlanFormat, Version: TransformerPlanVersion, Graph: m.String(), Transformer: spec, GPUs: gpus,
 		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
 		DistributedOpt: s.Shard == decision.OptimizerShard}

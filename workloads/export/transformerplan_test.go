@@ -16,7 +16,7 @@ func TestNewTransformerPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tp.Version != 2 || len(tp.Stages) != 2 || !tp.Stages[0].Embedding || tp.Stages[0].Output || !tp.Stages[1].Output ||
+	if tp.Format != TransformerPlanFormat || tp.Version != TransformerPlanVersion || len(tp.Stages) != 2 || !tp.Stages[0].Embedding || tp.Stages[0].Output || !tp.Stages[1].Output ||
 		len(tp.Stages[1].Layers) != 2 || tp.Stages[1].Layers[0] != 2 || tp.Transformer.FFN != 128 || !tp.Transformer.Tied {
 		t.Errorf("plan %+v", tp)
 	}
