@@ -301,7 +301,7 @@ func (sc *scorer) Begin(ctx context.Context, v classical.SearchView) error {
 	}
 	sc.pol = pol
 	cfg := pol.Config()
-	units, err := Units(p, cfg, anchor, sc.s.MaxUnits, sc.seed)
+	units, err := Units(p, anchor, sc.s.MaxUnits, sc.seed)
 	if err != nil {
 		return err
 	}
