@@ -17,7 +17,7 @@ import (
 // not cost yet: micro-batches through pipeline stages and FSDP's sharding
 // (their schedules and collectives are in this package; composing them
 // with the replica's simulation is the next step of issue 34).
-var ErrNotYet = errors.New("not costed yet")
+var ErrNotYet = errors.New("strategy: not costed yet")
 
 // Evaluator scores decisions with strategies on a cluster of GPUs. A
 // decision without a strategy is the roofline model's on the whole
@@ -183,7 +183,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 	}
 	if s.M() > 1 {
 		if s.Shard != decision.NoShard && R > 1 {
-			return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches with sharding are %w", s, ErrNotYet)
+			return evaluate.Result{}, fmt.Errorf("%w: micro-batches with sharding (strategy %s)", ErrNotYet, s)
 		}
 		return e.pipelined(d, devices, R, s.M())
 	}

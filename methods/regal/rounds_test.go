@@ -170,7 +170,7 @@ func TestRegalRounds(t *testing.T) {
 	if c := (&Rounds{Workers: 2}).Cells(3); len(c) != 3 || c[2].Round != 1 || c[2].File != filepath.Join("round-1", "step-2.model") {
 		t.Fatalf("cells: %+v", c)
 	}
-	if _, err := roundsTrain(t, 6, "", &Rounds{Workers: 3, Dir: dir, One: true, Cell: 6}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "cell 6: out of range") {
+	if _, err := roundsTrain(t, 6, "", &Rounds{Workers: 3, Dir: dir, One: true, Cell: 6}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "cell 6: rounds: out of range") {
 		t.Fatalf("cell 6 of 6: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "rounds.json"), []byte(`{"format":"placer-policy-rounds"}`), 0o644)
