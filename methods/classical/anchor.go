@@ -420,23 +420,6 @@ func (a *anchored) snapshot(d *decision.Decision) {
 	}
 }
 
-// progress is the fraction of the budget used, for annealing schedules.
-func (a *anchored) progress() float64 {
-	b := a.tr.Budget()
-	st := a.tr.Stats()
-	f := 0.0
-	if b.Evaluations > 0 {
-		f = max(f, float64(st.Evaluations)/float64(b.Evaluations))
-	}
-	if b.Steps > 0 {
-		f = max(f, float64(st.Steps)/float64(b.Steps))
-	}
-	if b.Time > 0 {
-		f = max(f, float64(st.Elapsed)/float64(b.Time))
-	}
-	return min(f, 1)
-}
-
 // result offers the anchors to the tracker (they were not counted) and
 // returns the best decision. When the search evaluated nothing (stopped
 // at once, or no move to make), the anchor is evaluated as the run's one
