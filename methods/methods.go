@@ -434,7 +434,7 @@ func newHDP(o Options) (optimize.Optimizer, error) {
 }
 
 // ErrUnknown is New's error for a name not in the registry.
-var ErrUnknown = errors.New("unknown method")
+var ErrUnknown = errors.New("methods: unknown method")
 
 // New makes the method called name with options o.
 func New(name string, o Options) (optimize.Optimizer, error) {

@@ -16,7 +16,7 @@ import (
 
 // ErrNoCUDA is returned by everything that needs the CUDA executor in a
 // binary built without the `cuda` build tag.
-var ErrNoCUDA = errors.New("this placer was built without CUDA; build bin/placer-cuda with 'make cuda' on a machine with the CUDA headers and run that")
+var ErrNoCUDA = errors.New("hw: this placer was built without CUDA; build bin/placer-cuda with 'make cuda' on a machine with the CUDA headers and run that")
 
 // EvalOptions configure the measuring Evaluator.
 type EvalOptions struct {

@@ -111,12 +111,12 @@ type NVMLDevice interface {
 
 // ErrNotSupported is returned by NVMLDevice methods for queries the GPU
 // or driver does not support.
-var ErrNotSupported = errors.New("not supported")
+var ErrNotSupported = errors.New("hw: not supported")
 
 // ErrNoDriver matches (errors.Is) every error Discover returns when NVML
 // cannot be initialized: no libnvidia-ml, no kernel driver, or a binary
 // built without cgo.
-var ErrNoDriver = errors.New("no NVIDIA driver found")
+var ErrNoDriver = errors.New("hw: no NVIDIA driver found")
 
 // NoDriverError is the typed error behind ErrNoDriver; Reason is what NVML
 // said.

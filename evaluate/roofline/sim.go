@@ -165,7 +165,7 @@ var ErrDeadlock = errors.New("roofline: simulation deadlocked")
 // ErrStrategy is the simulator's error for a decision with replicas,
 // micro-batches or sharding: it simulates one replica's step (the
 // strategy evaluator composes replicas and pipelines around it).
-var ErrStrategy = errors.New("the simulator runs one replica and one micro-batch")
+var ErrStrategy = errors.New("roofline: the simulator runs one replica and one micro-batch")
 
 // Run simulates decision dec and returns the result. The returned Result's
 // slices belong to the Simulator and are overwritten by the next Run: copy
@@ -176,7 +176,7 @@ func (s *Simulator) Run(dec decision.Decision) (*evaluate.Result, error) {
 		return nil, dec.Validate(m.G, m.d) // placeAndFuse checks the devices
 	}
 	if !dec.Strategy.IsZero() {
-		return nil, fmt.Errorf("roofline: strategy %s: %w", dec.Strategy, ErrStrategy)
+		return nil, fmt.Errorf("%w (strategy %s)", ErrStrategy, dec.Strategy)
 	}
 	s.reset(dec.Priority == nil && (!m.Opts.SyncTransfers || dec.Transfer == nil), dec.Transfer == nil)
 	s.prio, s.pbuf = s.renumber(dec.Priority, s.pbuf)

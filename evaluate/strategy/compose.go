@@ -9,25 +9,6 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// Phase of an op in a pipelined step: the forward and backward passes
-// run once per micro-batch; the update (ops whose work does not scale
-// with the batch: optimizer steps, parameter ops) once per step.
-const (
-	phaseForward = iota
-	phaseBackward
-	phaseUpdate
-)
-
-func phaseOf(op *graph.Op) int {
-	switch {
-	case op.FLOPs <= op.FixedFLOPs && op.BytesRead <= op.FixedBytesRead && op.BytesWritten <= op.FixedBytesWritten:
-		return phaseUpdate
-	case op.Backward:
-		return phaseBackward
-	}
-	return phaseForward
-}
-
 // Stages orders the devices of a placement as pipeline stages: a
 // topological order of the devices by the forward tensors that cross
 // between them (ties by each device's first forward op). The placement is
@@ -44,7 +25,7 @@ func Stages(g *graph.Graph, device []int, devices int) (stage []int, n int, err 
 	for pos, i := range g.Topo() {
 		d := device[i]
 		used[d] = true
-		if first[d] < 0 && phaseOf(g.Op(int(i))) == phaseForward {
+		if first[d] < 0 && g.Op(int(i)).Phase() == graph.PhaseForward {
 			first[d] = pos
 		}
 	}
@@ -56,12 +37,12 @@ func Stages(g *graph.Graph, device []int, devices int) (stage []int, n int, err 
 	for t := range g.NumTensors() {
 		ts := g.Tensor(t)
 		p := ts.Producer
-		if phaseOf(g.Op(p)) != phaseForward {
+		if g.Op(p).Phase() != graph.PhaseForward {
 			continue
 		}
 		for _, c := range ts.Consumers {
 			a, b := device[p], device[c]
-			if a != b && phaseOf(g.Op(c)) == phaseForward && !arcs[a][b] {
+			if a != b && g.Op(c).Phase() == graph.PhaseForward && !arcs[a][b] {
 				arcs[a][b] = true
 				indeg[b]++
 			}
@@ -97,11 +78,11 @@ func Stages(g *graph.Graph, device []int, devices int) (stage []int, n int, err 
 			if a == b {
 				continue
 			}
-			pp, pc := phaseOf(g.Op(p)), phaseOf(g.Op(c))
+			pp, pc := g.Op(p).Phase(), g.Op(c).Phase()
 			switch {
-			case pp == phaseForward && pc == phaseForward && (stage[a] < 0 || stage[b] < 0 || stage[b] < stage[a]):
+			case pp == graph.PhaseForward && pc == graph.PhaseForward && (stage[a] < 0 || stage[b] < 0 || stage[b] < stage[a]):
 				return nil, 0, fmt.Errorf("not a pipeline: the forward pass goes from device %d to %d and back (op %q reads %q)", b, a, g.Op(c).Name, g.Op(p).Name)
-			case pp == phaseBackward && pc == phaseBackward && stage[b] > stage[a]:
+			case pp == graph.PhaseBackward && pc == graph.PhaseBackward && stage[b] > stage[a]:
 				return nil, 0, fmt.Errorf("not a pipeline: backward op %q on device %d (stage %d) reads %q from device %d (stage %d)", g.Op(c).Name, b, stage[b], g.Op(p).Name, a, stage[a])
 			}
 		}
@@ -135,7 +116,7 @@ const (
 // finish time, and how much backward work its device had done by then
 // (for when its gradient is ready inside a stage's last backward).
 type phaseRec struct {
-	phase   []int8
+	phase   []graph.Phase
 	devices int
 	busy    [][3]float64 // device -> phase -> seconds
 	// disp is each graph op's dispatch time (roofline.Options.Host; a
@@ -150,7 +131,7 @@ type phaseRec struct {
 	dev    []int // the run's placement
 }
 
-func newPhaseRec(phase []int8, g *graph.Graph, devices int, disp []float64) *phaseRec {
+func newPhaseRec(phase []graph.Phase, g *graph.Graph, devices int, disp []float64) *phaseRec {
 	r := &phaseRec{phase: phase, devices: devices, g: g, busy: make([][3]float64, devices),
 		xfer:   make([]float64, devices*devices*xKinds),
 		finish: make([]float64, len(phase)), bwdAt: make([]float64, len(phase))}
@@ -164,7 +145,7 @@ func newPhaseRec(phase []int8, g *graph.Graph, devices int, disp []float64) *pha
 // kernels' time, or with a host model the longer of that and its host
 // thread's dispatch time for them (a host-bound stage waits for its
 // host: the thread dispatches every micro-batch's kernels again).
-func (r *phaseRec) span(k, ph int) float64 {
+func (r *phaseRec) span(k int, ph graph.Phase) float64 {
 	if r.host == nil {
 		return r.busy[k][ph]
 	}
@@ -195,7 +176,7 @@ func (r *phaseRec) Kernel(dev int, ops []int32, start, end float64) {
 	}
 	for _, i := range ops {
 		r.finish[i] = end
-		r.bwdAt[i] = r.busy[dev][phaseBackward]
+		r.bwdAt[i] = r.busy[dev][graph.PhaseBackward]
 	}
 }
 
@@ -203,15 +184,15 @@ func (r *phaseRec) Transfer(_, src, dst, tensor int, _ int64, start, end float64
 	ts := r.g.Tensor(tensor)
 	kind := xForward
 	switch r.phase[ts.Producer] {
-	case phaseBackward:
+	case graph.PhaseBackward:
 		kind = xBackward
-	case phaseUpdate:
+	case graph.PhaseUpdate:
 		kind = xWeights
 	}
 	if kind != xWeights {
 		grads := true // every reader on dst is an update op
 		for _, c := range ts.Consumers {
-			if r.dev[c] == dst && r.phase[c] != phaseUpdate {
+			if r.dev[c] == dst && r.phase[c] != graph.PhaseUpdate {
 				grads = false
 				break
 			}
@@ -284,7 +265,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	}
 	stages := make([]Stage, S)
 	for st, k := range order {
-		stages[st] = Stage{Forward: rec.span(k, phaseForward), Backward: rec.span(k, phaseBackward)}
+		stages[st] = Stage{Forward: rec.span(k, graph.PhaseForward), Backward: rec.span(k, graph.PhaseBackward)}
 	}
 	// What crosses between stages, per micro-batch: a tensor from stage a
 	// to stage c is passed along every stage between (as the torch-plan
@@ -334,7 +315,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		for i := range grads {
 			k := grads[i].Device
 			frac := 1.0
-			if bw := rec.busy[k][phaseBackward]; bw > 0 {
+			if bw := rec.busy[k][graph.PhaseBackward]; bw > 0 {
 				frac = min(rec.bwdAt[g.Tensor(int(rep.grads[i])).Producer]/bw, 1)
 			}
 			grads[i].Ready = lastStart[k] + frac*(lastEnd[k]-lastStart[k])
@@ -348,7 +329,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	}
 	step := pr.Makespan
 	for k := range devices {
-		step = max(step, max(lastEnd[k], done[k])+rec.span(k, phaseUpdate))
+		step = max(step, max(lastEnd[k], done[k])+rec.span(k, graph.PhaseUpdate))
 	}
 	step += prologue + epilogue
 	state := make([]int64, devices)
@@ -365,7 +346,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
 			bz := rec.busy[k]
-			out.DeviceBusy[i] = float64(M)*(bz[phaseForward]+bz[phaseBackward]) + bz[phaseUpdate]
+			out.DeviceBusy[i] = float64(M)*(bz[graph.PhaseForward]+bz[graph.PhaseBackward]) + bz[graph.PhaseUpdate]
 			act := max(res.PeakMemory[k]-state[k], 0)
 			held := int64(1)
 			if st := stage[k]; st >= 0 {

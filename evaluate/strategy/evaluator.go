@@ -17,7 +17,7 @@ import (
 // not cost yet: micro-batches through pipeline stages and FSDP's sharding
 // (their schedules and collectives are in this package; composing them
 // with the replica's simulation is the next step of issue 34).
-var ErrNotYet = errors.New("not costed yet")
+var ErrNotYet = errors.New("strategy: not costed yet")
 
 // Evaluator scores decisions with strategies on a cluster of GPUs. A
 // decision without a strategy is the roofline model's on the whole
@@ -64,8 +64,8 @@ func Wrap(m *roofline.Model) *Evaluator {
 // its gradients, and a pool of simulators with their recorders.
 type replica struct {
 	m     *roofline.Model
-	grads []int32 // tensors that are parameter gradients
-	phase []int8  // each op's phase (phaseForward, phaseBackward, phaseUpdate)
+	grads []int32       // tensors that are parameter gradients
+	phase []graph.Phase // each op's phase (graph.PhaseForward, graph.PhaseBackward, graph.PhaseUpdate)
 	pool  sync.Pool
 	// pipes are simulators recording phases, for micro-batched
 	// decisions (pipelined).
@@ -147,9 +147,9 @@ func (e *Evaluator) replicaAt(b, devices, shards int) (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &replica{m: m, grads: Gradients(g), phase: make([]int8, g.NumOps())}
+	r := &replica{m: m, grads: Gradients(g), phase: make([]graph.Phase, g.NumOps())}
 	for i := range r.phase {
-		r.phase[i] = int8(phaseOf(g.Op(i)))
+		r.phase[i] = g.Op(i).Phase()
 	}
 	r.pool.New = func() any {
 		rec := &finishRec{finish: make([]float64, g.NumOps())}
@@ -183,7 +183,7 @@ func (e *Evaluator) Evaluate(ctx context.Context, d decision.Decision) (evaluate
 	}
 	if s.M() > 1 {
 		if s.Shard != decision.NoShard && R > 1 {
-			return evaluate.Result{}, fmt.Errorf("strategy %s: micro-batches with sharding are %w", s, ErrNotYet)
+			return evaluate.Result{}, fmt.Errorf("%w: micro-batches with sharding (strategy %s)", ErrNotYet, s)
 		}
 		return e.pipelined(d, devices, R, s.M())
 	}
@@ -237,12 +237,12 @@ func OptimizerOps(g *graph.Graph) []bool {
 	opt := make([]bool, g.NumOps())
 	for _, v := range g.Topo() {
 		i := int(v)
-		if phaseOf(g.Op(i)) != phaseUpdate {
+		if g.Op(i).Phase() != graph.PhaseUpdate {
 			continue
 		}
 		for _, t := range g.Inputs(i) {
 			p := g.Tensor(int(t)).Producer
-			if opt[p] || phaseOf(g.Op(p)) == phaseBackward {
+			if opt[p] || g.Op(p).Phase() == graph.PhaseBackward {
 				opt[i] = true
 				break
 			}

@@ -437,11 +437,11 @@ func TestFusedKernelPhase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	phase := make([]int8, g.NumOps())
+	phase := make([]graph.Phase, g.NumOps())
 	for i := range phase {
-		phase[i] = int8(phaseOf(g.Op(i)))
+		phase[i] = g.Op(i).Phase()
 	}
-	if phase[w] != phaseUpdate || phase[f] != phaseForward || phase[bk] != phaseBackward || phase[u] != phaseUpdate {
+	if phase[w] != graph.PhaseUpdate || phase[f] != graph.PhaseForward || phase[bk] != graph.PhaseBackward || phase[u] != graph.PhaseUpdate {
 		t.Fatalf("phases %v", phase)
 	}
 	rec := newPhaseRec(phase, g, 1, nil)
@@ -465,7 +465,7 @@ func TestZeRO2Composes(t *testing.T) {
 	for i, o := range opt {
 		if o {
 			n++
-			if phaseOf(g.Op(i)) != phaseUpdate {
+			if g.Op(i).Phase() != graph.PhaseUpdate {
 				t.Fatalf("optimizer op %q is not in the update phase", g.Op(i).Name)
 			}
 		}

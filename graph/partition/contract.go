@@ -3,6 +3,8 @@ package partition
 import (
 	"fmt"
 	"math/rand/v2"
+
+	"github.com/placer/placer/graph"
 )
 
 // Contract groups g's vertices into about target groups by KWay's
@@ -52,4 +54,43 @@ func Contract(g *Graph, target int, label []int32, seed uint64) ([]int32, int, e
 		cur = coarse
 	}
 	return group, cur.NumVertices(), nil
+}
+
+// ContractOps groups computation graph cg's ops into about target units:
+// FromComputation's vertices (a co-location group or a lone op, weighted
+// by weight, an op's time) contracted by Contract on the bytes between
+// them, never joining two vertices whose keys differ (a vertex's key is
+// its first op's). It returns each op's unit and the number of units, or
+// nil and the vertex count when there are at most target vertices
+// already (the caller keeps its own units then).
+func ContractOps[K comparable](cg *graph.Graph, weight []float64, target int, key func(op int) K, seed uint64) ([]int32, int, error) {
+	pg, vertexOf := FromComputation(cg, weight, nil)
+	if pg.NumVertices() <= target {
+		return nil, pg.NumVertices(), nil
+	}
+	ids := map[K]int32{}
+	label := make([]int32, pg.NumVertices())
+	seen := make([]bool, pg.NumVertices())
+	for op, v := range vertexOf {
+		if seen[v] {
+			continue // a co-location group takes its first op's label
+		}
+		seen[v] = true
+		k := key(op)
+		id, ok := ids[k]
+		if !ok {
+			id = int32(len(ids))
+			ids[k] = id
+		}
+		label[v] = id
+	}
+	group, ng, err := Contract(pg, target, label, seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	unit := make([]int32, len(vertexOf))
+	for op, v := range vertexOf {
+		unit[op] = group[v]
+	}
+	return unit, ng, nil
 }

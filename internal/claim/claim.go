@@ -24,11 +24,11 @@ import (
 const DefaultLease = time.Minute
 
 // ErrHeld is Take's error when another owner holds a live claim.
-var ErrHeld = errors.New("claimed by another worker")
+var ErrHeld = errors.New("claim: claimed by another worker")
 
 // ErrLost is Keep's cause when the claim was taken over (its owner did
 // not renew it within its lease).
-var ErrLost = errors.New("claim taken over by another worker")
+var ErrLost = errors.New("claim: taken over by another worker")
 
 // Owner is who holds a claim.
 type Owner struct {
@@ -183,7 +183,7 @@ func Take(path string, owner Owner, lease time.Duration) (c *Claim, holder File,
 		}
 		// Another worker made generation gen first: look again.
 	}
-	return nil, File{}, fmt.Errorf("claim %s: %w (the claims change faster than they can be read)", path, ErrHeld)
+	return nil, File{}, fmt.Errorf("%s: %w (the claims change faster than they can be read)", path, ErrHeld)
 }
 
 // create makes name holding f unless it exists (false, nil then).

@@ -13,9 +13,8 @@
 // round.
 //
 // The driver (Run) is the claim / keep / mean / next-round loop; a model
-// brings its state's encoding, its step and its mean. State is the
-// state of a network trained with Adam (parameters, moments, step count)
-// with its mean, for the models that have one.
+// brings its state's encoding, its step and its mean (a network trained
+// with Adam brings nn.TrainState's).
 //
-// May import: internal/..., nn
+// May import: internal/...
 package rounds

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrCellRange says a cell index is not one of the run's steps.
-var ErrCellRange = errors.New("out of range")
+var ErrCellRange = errors.New("rounds: out of range")
 
 // Cell is a cell of a run: a step, its round and its file (relative to
 // the run's folder).

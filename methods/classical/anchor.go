@@ -273,7 +273,6 @@ func anchorUnits(p *optimize.Problem, anchor decision.Decision, max int, prioSte
 	if len(u.members) <= max {
 		return u, nil
 	}
-	pg, vertexOf := partition.FromComputation(p.Graph, p.Cost.OpTimes(), nil)
 	key := func(op int) [3]int {
 		k := [3]int{anchor.Device[op], 0, -1}
 		if anchor.Priority != nil {
@@ -284,30 +283,12 @@ func anchorUnits(p *optimize.Problem, anchor decision.Decision, max int, prioSte
 		}
 		return k
 	}
-	ids := map[[3]int]int32{}
-	label := make([]int32, pg.NumVertices())
-	seen := make([]bool, pg.NumVertices())
-	for op, v := range vertexOf {
-		if seen[v] {
-			continue
-		}
-		seen[v] = true
-		k := key(op)
-		id, ok := ids[k]
-		if !ok {
-			id = int32(len(ids))
-			ids[k] = id
-		}
-		label[v] = id
-	}
-	group, ng, err := partition.Contract(pg, max, label, seed)
+	unit, ng, err := partition.ContractOps(p.Graph, p.Cost.OpTimes(), max, key, seed)
 	if err != nil {
 		return nil, err
 	}
-	c := &units{unitOf: make([]int32, len(vertexOf)), members: make([][]int32, ng)}
-	for op, v := range vertexOf {
-		k := group[v]
-		c.unitOf[op] = k
+	c := &units{unitOf: unit, members: make([][]int32, ng)}
+	for op, k := range unit {
 		c.members[k] = append(c.members[k], int32(op))
 	}
 	return c, nil
@@ -445,23 +426,6 @@ func (a *anchored) snapshot(d *decision.Decision) {
 			}
 		}
 	}
-}
-
-// progress is the fraction of the budget used, for annealing schedules.
-func (a *anchored) progress() float64 {
-	b := a.tr.Budget()
-	st := a.tr.Stats()
-	f := 0.0
-	if b.Evaluations > 0 {
-		f = max(f, float64(st.Evaluations)/float64(b.Evaluations))
-	}
-	if b.Steps > 0 {
-		f = max(f, float64(st.Steps)/float64(b.Steps))
-	}
-	if b.Time > 0 {
-		f = max(f, float64(st.Elapsed)/float64(b.Time))
-	}
-	return min(f, 1)
 }
 
 // result offers the anchors to the tracker (they were not counted) and

@@ -12,7 +12,7 @@ import (
 // the graph does not say where its batch is (graph.Graph.Batch is 0:
 // msr-fiddle, CostGraphDef and ONNX imports): not a failure, the method
 // does not apply.
-var ErrNoBatch = errors.New("the graph has no batch information, so its batch cannot be split")
+var ErrNoBatch = errors.New("classical: the graph has no batch information, so its batch cannot be split")
 
 // DDP is data parallelism as PyTorch's DistributedDataParallel runs it
 // (Li et al., VLDB'20): every GPU holds the whole model and runs the step

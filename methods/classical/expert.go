@@ -11,7 +11,7 @@ import (
 
 // ErrNoExpert is returned by the expert method when the problem has no
 // expert placement (Problem.Expert is nil: an imported or synthetic graph).
-var ErrNoExpert = errors.New("baseline: the problem has no expert placement")
+var ErrNoExpert = errors.New("classical: the problem has no expert placement")
 
 // Expert is the human expert's placement (Problem.Expert), with the problem's
 // Base schedule and fusion. The papers' experts: one LSTM layer per

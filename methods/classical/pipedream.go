@@ -352,7 +352,7 @@ func pdLayers(g *graph.Graph, opTime func(int) float64, maxLayers, minLayers int
 	var fwd []int
 	total := 0.0
 	for _, v := range g.Topo() {
-		if pipelinePhase(g.Op(int(v))) == phaseForward {
+		if g.Op(int(v)).Phase() == graph.PhaseForward {
 			fwd = append(fwd, int(v))
 			total += opTime(int(v))
 		}
@@ -447,7 +447,7 @@ func (pl *pdPlanner) costs(b int) (pdCosts, error) {
 			t = p.Cost.OpTime(i) * (f + (1-f)*fb)
 		}
 		l := &u[pl.unit[i]]
-		if pipelinePhase(g.Op(i)) == phaseUpdate {
+		if g.Op(i).Phase() == graph.PhaseUpdate {
 			l.Update += t
 		} else {
 			l.Time += t

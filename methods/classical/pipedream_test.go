@@ -183,7 +183,7 @@ func directObjective(pl *pdPlanner, dev []int, S, M, b int, ar func(int64) float
 	act := make([]int64, S)
 	for i := range g.NumOps() {
 		t := bt.TimeOf(gb.Op(i))
-		if pipelinePhase(g.Op(i)) == phaseUpdate {
+		if g.Op(i).Phase() == graph.PhaseUpdate {
 			once[dev[i]] += t
 		} else {
 			comp[dev[i]] += t

@@ -87,14 +87,14 @@ func PipelineStages(g *graph.Graph, opTime func(int) float64, stages int) []int 
 	}
 	total := 0.0
 	for i := range n {
-		if pipelinePhase(g.Op(i)) == phaseForward {
+		if g.Op(i).Phase() == graph.PhaseForward {
 			total += opTime(i)
 		}
 	}
 	run := 0.0
 	for _, v := range g.Topo() {
 		i := int(v)
-		if pipelinePhase(g.Op(i)) != phaseForward {
+		if g.Op(i).Phase() != graph.PhaseForward {
 			continue
 		}
 		dev[i] = min(int(run/total*float64(stages)), stages-1)
@@ -102,26 +102,6 @@ func PipelineStages(g *graph.Graph, opTime func(int) float64, stages int) []int 
 	}
 	assignPipeline(g, dev, stages)
 	return dev
-}
-
-// The phases of an op in a pipelined step, as evaluate/strategy reads
-// them: the forward and backward passes run once per micro-batch, the
-// update (ops whose work does not scale with the batch: optimizer steps,
-// parameters, views and other ops without work) once per step.
-const (
-	phaseForward = iota
-	phaseBackward
-	phaseUpdate
-)
-
-func pipelinePhase(op *graph.Op) int {
-	switch {
-	case op.FLOPs <= op.FixedFLOPs && op.BytesRead <= op.FixedBytesRead && op.BytesWritten <= op.FixedBytesWritten:
-		return phaseUpdate
-	case op.Backward:
-		return phaseBackward
-	}
-	return phaseForward
 }
 
 // assignPipeline completes a pipeline placement: unit holds the unit
@@ -133,7 +113,7 @@ func pipelinePhase(op *graph.Op) int {
 //     outputs it reads (its layer's), or the earliest among its backward
 //     inputs' when that is earlier (the backward pass flows to earlier
 //     units only); an op without work (a view, a shape: the update
-//     phase's class, see pipelinePhase) outside any co-location group
+//     phase's class, see graph.Op.Phase) outside any co-location group
 //     goes with the latest forward op that feeds it, or, when a backward
 //     op feeds it, by the backward rule, and counts as forward or
 //     backward accordingly for the ops it feeds (so that a backward op
@@ -162,8 +142,8 @@ func assignPipeline(g *graph.Graph, unit []int, units int) {
 	bwd := make([]bool, n)
 	for _, v := range topo {
 		i := int(v)
-		ph := pipelinePhase(g.Op(i))
-		if unit[i] >= 0 || ph == phaseForward || (ph == phaseUpdate && g.Colocation(i) >= 0) {
+		ph := g.Op(i).Phase()
+		if unit[i] >= 0 || ph == graph.PhaseForward || (ph == graph.PhaseUpdate && g.Colocation(i) >= 0) {
 			continue
 		}
 		fwd, other := -1, units
@@ -177,7 +157,7 @@ func assignPipeline(g *graph.Graph, unit []int, units int) {
 				fwd = max(fwd, unit[p])
 			}
 		}
-		if ph == phaseUpdate {
+		if ph == graph.PhaseUpdate {
 			// An op without work (a view, a shape) outside any group:
 			// with the latest forward op that feeds it, or in the backward
 			// pass when a backward op does; else (no placed input) later.

@@ -67,7 +67,7 @@ func (o Annealing) Optimize(ctx context.Context, p *optimize.Problem, s *optimiz
 	b := newBatch(bs)
 	empty := 0
 	for len(se.kinds) > 0 && !tr.Done(ctx) {
-		temp := t0 * math.Pow(t1/t0, se.progress())
+		temp := t0 * math.Pow(t1/t0, budgetUsed(se.tr))
 		c := cost(p.Objective, &se.cur)
 		b.moves, b.aux = b.moves[:0], b.aux[:0]
 		for tries := 0; len(b.moves) < bs && tries < 4*bs; tries++ {

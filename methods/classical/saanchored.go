@@ -66,7 +66,7 @@ func (o AnchoredAnnealing) Optimize(ctx context.Context, p *optimize.Problem, s 
 	}
 	empty := 0
 	for len(a.kinds) > 0 && !tr.Done(ctx) {
-		temp = t0 * math.Pow(t1/t0, a.progress())
+		temp = t0 * math.Pow(t1/t0, budgetUsed(a.tr))
 		c = cost(p.Objective, &a.cur)
 		k, err := a.anchoredRound(ctx, b, bs, keep, nil)
 		if err != nil {

@@ -382,11 +382,11 @@ func (s *searcher) evaluateCurrent(ctx context.Context) error {
 	return nil
 }
 
-// progress is the fraction of the budget used so far, for annealing
-// schedules.
-func (s *searcher) progress() float64 {
-	b := s.tr.Budget()
-	st := s.tr.Stats()
+// budgetUsed is the fraction of tr's budget used so far (the largest of
+// its evaluations', steps' and time's), for annealing schedules.
+func budgetUsed(tr *optimize.Tracker) float64 {
+	b := tr.Budget()
+	st := tr.Stats()
 	f := 0.0
 	if b.Evaluations > 0 {
 		f = max(f, float64(st.Evaluations)/float64(b.Evaluations))

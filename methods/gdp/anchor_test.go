@@ -62,7 +62,7 @@ func TestAnchorIsReference(t *testing.T) {
 		// unit's (first op's) levels; units are co-location groups, or
 		// contracted to at most 256 (grouped by device only, so a unit's
 		// ops have levels of their own).
-		units, err := Units(p, pol.Config(), ref, 256, 1)
+		units, err := Units(p, ref, 256, 1)
 		if err != nil || units == nil {
 			t.Fatalf("units: %v (%d)", err, len(units))
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/placer/placer/internal/rounds"
 	"github.com/placer/placer/nn"
 	"github.com/placer/placer/optimize"
 )
@@ -26,13 +25,13 @@ import (
 
 // policyState is a round's or a step's state: the policy's parameters
 // and its Adam optimizer's moments (nil = a fresh Adam) and step count.
-type policyState = rounds.State
+type policyState = nn.TrainState
 
 const policyStateMagic = "placer-policy-round-1\n"
 
 // readPolicyState reads a file written from a policyState's Encode.
 func readPolicyState(path string) (policyState, error) {
-	return rounds.ReadState(path, policyStateMagic, "pretrain")
+	return nn.ReadTrainState(path, policyStateMagic, "pretrain")
 }
 
 // runRounds is Run with pt.Rounds: this process works on the rounds in
@@ -64,7 +63,7 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		}
 	}
 	d.Header, _ = json.Marshal(roundsFile{Format: "placer-policy-rounds", Seed: res.Seed, Workers: rd.Workers, Graphs: names})
-	d.Start = rounds.StateOf(pol.Params(), &nn.Adam{})
+	d.Start = nn.TrainStateOf(pol.Params(), &nn.Adam{})
 	d.Encode = func(s policyState) ([]byte, error) { return s.Encode(policyStateMagic), nil }
 	d.Read = readPolicyState
 	kn := pt.knobs()
@@ -78,7 +77,7 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 		if err != nil {
 			return policyState{}, nil, err
 		}
-		return rounds.StateOf(pol.Params(), opt), func() {
+		return nn.TrainStateOf(pol.Params(), opt), func() {
 			pp.Step, pp.Graph, pp.Elapsed = i+1, gs[gi].g.Name, time.Since(start).Seconds()
 			res.Curve = append(res.Curve, pp)
 			if pt.OnStep != nil {
@@ -90,7 +89,7 @@ func (pt *Pretrain) runRounds(ctx context.Context) (*PretrainResult, error) {
 	// The round that holds the last imitation step hands PPO a fresh
 	// Adam, as one process does.
 	d.Mean = func(first int, _ policyState, states []policyState) policyState {
-		return rounds.MeanState(states, first <= warm-1 && warm-1 < first+len(states))
+		return nn.MeanTrainState(states, first <= warm-1 && warm-1 < first+len(states))
 	}
 	// The round's steps (three times the policy's size each, with Adam's
 	// moments) are in the next round's state once it is written.

@@ -147,7 +147,7 @@ func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	default:
 		head = NewMoveHead(seed)
 	}
-	sc := &scorer{s: s, head: head, prior: prior, seed: seed, lr: lr, learn: !s.NoLearning, start: time.Now()}
+	sc := &scorer{s: s, head: head, prior: prior, seed: seed, lr: lr, learn: !s.NoLearning, curve: scoredCurve{start: time.Now()}}
 	ls := classical.AnchoredLocalSearch{Batch: batch, Pool: pool, MaxUnits: s.MaxUnits, Anchor: s.Anchor, Guide: sc, Method: s.Name()}
 	res, err := ls.Optimize(ctx, p, set)
 	if err != nil {
@@ -158,7 +158,7 @@ func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 		c := sc.pol.Config()
 		st.Policy = &c
 	}
-	res.Learning = &optimize.Learning{RefStep: sc.refStep, Curve: sc.curve, Settings: st, Model: head}
+	res.Learning = &optimize.Learning{RefStep: sc.refStep, Curve: sc.curve.curve, Settings: st, Model: head}
 	return res, nil
 }
 
@@ -180,7 +180,11 @@ const (
 	fState   = fProgess + 1
 )
 
-// scorer is go-scored's classical.Guide.
+// scorer is go-scored's classical.Guide: the head and how it picks, and
+// its parts, each in its own file: the units' features (scoredfeatures.go:
+// with what earlier moves gave), the schedule's (scoredschedule.go), the
+// replay the head learns from (scoredreplay.go) and the learning curve
+// (scoredcurve.go).
 type scorer struct {
 	s    *Scored
 	head *MoveHead
@@ -198,29 +202,18 @@ type scorer struct {
 	rng       *rand.Rand
 	opt       nn.Adam
 	ar        nn.Arena[float32]
-	start     time.Time
 
 	refStep float64
 	nd      int
-	// Per unit of the search: its row of standardized policy features
-	// (fixed, from the anchor), its placement log probabilities (up to
-	// nd), its time and its neighbours with the bytes between.
-	pf       [][]float32
-	place    [][]float32
-	placeEnt []float32
-	logTime  []float32
-	nbrStart []int32
-	nbr      []int32
-	nbrBytes []float32
-	unitByte []float32
-	maxLoad  float64
+	maxLoad float64 // the most loaded device's time, this round
 
-	// What earlier moves gave, per unit and kind group (placement,
-	// priority, fusion): the last target and when (accepted moves so far).
-	last    []float32
-	lastAt  []int32
-	tried   []bool
-	accepts int
+	units   unitFeatures
+	history moveHistory
+	sched   scheduleState
+	replay  replayBuffer
+	curve   scoredCurve
+	rounds  int
+	scale   float64 // running mean |gain| of valid moves that changed the step
 
 	// Pick's rows for the pool, and the picked rows kept for Observe;
 	// the first explored picks were drawn uniformly, the others by the
@@ -231,45 +224,11 @@ type scorer struct {
 	keep     []float32 // picked rows' features
 	chosen   []bool    // Pick's: the pool's candidates drawn uniformly
 	ranked   []scoredMove
-	// A replay of recent examples.
-	// The current decision's schedule, per unit and device (refreshState);
-	// nil when the cost model reports no schedule.
-	crit, slack, startAt, idle []float32
-	stateAt                    int
-
-	bufX      []float32
-	bufY      []float32
-	bufN      int
-	bufAt     int
-	train     headPass
-	scale     float64 // running mean |gain| of valid moves that changed the step
-	positives int     // examples that paid, seen so far
-
-	rounds int
-	evals  int
-	best   float64
-	curve  []Point
-	ptSum  Point
-	ptN    int
-	// This point's picks by kind (uniform, head) and those that improved.
-	ptPicks, ptHits [2]int
 }
 
-// replay is the number of examples the head trains on each round, drawn
-// from the most recent replayCap.
-const (
-	// stateEvery is the fewest rounds between two reads of the current
-	// decision's schedule (each costs about one evaluation and the float
-	// computation); it is read again only after the step improved.
-	stateEvery = 4
-
-	// rampPositives is how many moves that paid a new head must have
-	// learned from before it picks all the moves it picks when trained.
-	rampPositives = 32
-
-	replayCap   = 1024
-	replayBatch = 64
-)
+// rampPositives is how many moves that paid a new head must have learned
+// from before it picks all the moves it picks when trained.
+const rampPositives = 32
 
 // Begin builds the units' features: one forward pass of the GO network
 // conditioned on the anchor.
@@ -282,11 +241,9 @@ func (sc *scorer) Begin(ctx context.Context, v classical.SearchView) error {
 	if sc.refStep <= 0 || math.IsInf(sc.refStep, 0) || math.IsNaN(sc.refStep) {
 		sc.refStep = 1
 	}
-	sc.best = v.Current().StepTime
+	sc.curve.best = v.Current().StepTime
 	nu := len(v.Members())
-	sc.last = make([]float32, 3*nu)
-	sc.lastAt = make([]int32, 3*nu)
-	sc.tried = make([]bool, 3*nu)
+	sc.history = newMoveHistory(nu)
 	if sc.uniform() {
 		return nil // the features are never read
 	}
@@ -301,18 +258,12 @@ func (sc *scorer) Begin(ctx context.Context, v classical.SearchView) error {
 	}
 	sc.pol = pol
 	cfg := pol.Config()
-	units, err := Units(p, cfg, anchor, sc.s.MaxUnits, sc.seed)
+	units, err := Units(p, anchor, sc.s.MaxUnits, sc.seed)
 	if err != nil {
 		return err
 	}
 	if sc.s.NoNetwork {
-		sc.pf = make([][]float32, nu)
-		sc.place = make([][]float32, nu)
-		sc.placeEnt = make([]float32, nu)
-		for u := range nu {
-			sc.pf[u] = make([]float32, policyFeatures)
-			sc.place[u] = make([]float32, sc.nd)
-		}
+		sc.units.zero(nu, sc.nd)
 		return sc.unitFeatures(ctx, v)
 	}
 	in, err := pol.PrepareUnits(p.Graph, p.Devices(), hintsFor(p, cfg.HintDim), units)
@@ -329,170 +280,22 @@ func (sc *scorer) Begin(ctx context.Context, v classical.SearchView) error {
 		return err
 	}
 	defer out.Release()
-	members := v.Members()
-	nodeOf := in.Nodes().UnitOf
-	sc.pf = make([][]float32, nu)
-	sc.place = make([][]float32, nu)
-	sc.placeEnt = make([]float32, nu)
-	logp := func(logits []float32) []float32 {
-		lp := make([]float32, len(logits))
-		m := float32(math.Inf(-1))
-		for _, x := range logits {
-			m = max(m, x)
-		}
-		sum := 0.0
-		for _, x := range logits {
-			if !math.IsInf(float64(x), -1) {
-				sum += math.Exp(float64(x - m))
-			}
-		}
-		lse := float64(m) + math.Log(sum)
-		for i, x := range logits {
-			lp[i] = float32(math.Max(float64(x)-lse, -30))
-		}
-		return lp
-	}
-	resample := func(dst, src []float32) {
-		for i := range dst {
-			dst[i] = src[i*len(src)/len(dst)]
-		}
-	}
-	pl, pcols := out.Logits(policy.Placement)
-	pr, prCols := out.Logits(policy.Scheduling)
-	fu, fuCols := out.Logits(policy.Fusion)
-	for u, ms := range members {
-		node := int(nodeOf[ms[0]])
-		row := make([]float32, policyFeatures)
-		if pr != nil {
-			resample(row[0:16], logp(pr[node*prCols:(node+1)*prCols]))
-		}
-		if fu != nil {
-			resample(row[16:32], logp(fu[node*fuCols:(node+1)*fuCols]))
-		}
-		sc.pf[u] = row
-		lp := logp(pl[node*pcols : node*pcols+sc.nd])
-		sc.place[u] = lp
-		ent := 0.0
-		for _, x := range lp {
-			ent -= math.Exp(float64(x)) * float64(x)
-		}
-		sc.placeEnt[u] = float32(ent)
-	}
-	standardize(sc.pf, 0, 32)
+	sc.units.fromNetwork(out, v.Members(), in.Nodes().UnitOf, sc.nd)
 	return sc.unitFeatures(ctx, v)
 }
 
-// unitFeatures computes the features that do not come from the network:
-// unit times, neighbours and the bytes between; then reads the schedule.
+// unitFeatures computes the features that do not come from the network
+// (unit times, neighbours and the bytes between), makes room for the
+// replay, then reads the schedule.
 func (sc *scorer) unitFeatures(ctx context.Context, v classical.SearchView) error {
-	members := v.Members()
-	nu := len(members)
-	sc.logTime = make([]float32, nu)
-	mean := 0.0
-	for u := range members {
-		mean += v.UnitTime(u) / float64(nu)
-	}
-	for u := range members {
-		sc.logTime[u] = float32(math.Log((v.UnitTime(u) + 1e-9) / (mean + 1e-9)))
-	}
-	sc.buildNeighbours(v)
-	sc.bufX = make([]float32, replayCap*MoveFeatures)
-	sc.bufY = make([]float32, replayCap)
-	return sc.refreshState(ctx, v)
-}
-
-// standardize makes columns [lo, hi) of rows zero-mean, unit-variance
-// (clipped to +-4).
-func standardize(rows [][]float32, lo, hi int) {
-	n := float64(len(rows))
-	if n == 0 {
-		return
-	}
-	for c := lo; c < hi; c++ {
-		m, s := 0.0, 0.0
-		for _, r := range rows {
-			m += float64(r[c]) / n
-		}
-		for _, r := range rows {
-			d := float64(r[c]) - m
-			s += d * d / n
-		}
-		sd := math.Sqrt(s)
-		for _, r := range rows {
-			x := 0.0
-			if sd > 1e-9 {
-				x = (float64(r[c]) - m) / sd
-			}
-			r[c] = float32(math.Max(-4, math.Min(4, x)))
-		}
-	}
-}
-
-// buildNeighbours lists each unit's neighbour units with the tensor bytes
-// between them (a tensor counted once per consuming unit).
-func (sc *scorer) buildNeighbours(v classical.SearchView) {
-	g := v.Problem().Graph
-	unitOf := v.UnitOf()
-	nu := len(v.Members())
-	type edge struct {
-		a, b  int32
-		bytes float64
-	}
-	var es []edge
-	for t := 0; t < g.NumTensors(); t++ {
-		ts := g.Tensor(t)
-		pu := unitOf[ts.Producer]
-		seen := int32(-1)
-		for _, c := range ts.Consumers {
-			cu := unitOf[c]
-			if cu == pu || cu == seen {
-				continue
-			}
-			seen = cu
-			es = append(es, edge{pu, cu, float64(ts.Bytes)}, edge{cu, pu, float64(ts.Bytes)})
-		}
-	}
-	sort.Slice(es, func(i, j int) bool {
-		if es[i].a != es[j].a {
-			return es[i].a < es[j].a
-		}
-		return es[i].b < es[j].b
-	})
-	sc.nbrStart = make([]int32, nu+1)
-	sc.unitByte = make([]float32, nu)
-	for i := 0; i < len(es); {
-		j := i
-		sum := 0.0
-		for ; j < len(es) && es[j].a == es[i].a && es[j].b == es[i].b; j++ {
-			sum += es[j].bytes
-		}
-		sc.nbr = append(sc.nbr, es[i].b)
-		sc.nbrBytes = append(sc.nbrBytes, float32(sum))
-		sc.nbrStart[es[i].a+1]++
-		sc.unitByte[es[i].a] += float32(sum)
-		i = j
-	}
-	for u := 0; u < nu; u++ {
-		sc.nbrStart[u+1] += sc.nbrStart[u]
-	}
-}
-
-// moveGroup is a move kind's group: placement, priority or fusion.
-func moveGroup(k classical.MoveKind) int {
-	switch k {
-	case classical.MovePlace:
-		return 0
-	case classical.MovePrioLevel, classical.MovePrioFine:
-		return 1
-	}
-	return 2
+	sc.units.build(v)
+	sc.replay.init()
+	return sc.sched.refresh(ctx, v, sc.nd, sc.rounds)
 }
 
 // features writes move m's row into x.
 func (sc *scorer) features(v classical.SearchView, m classical.Move, x []float32) {
 	clear(x)
-	u := m.Unit
-	copy(x[fPolicy:], sc.pf[u][:32])
 	x[fKind+int(m.Kind)] = 1
 	switch m.Kind {
 	case classical.MovePrioFine, classical.MoveFuseFine:
@@ -507,126 +310,11 @@ func (sc *scorer) features(v classical.SearchView, m classical.Move, x []float32
 			x[fDelta] = -1
 		}
 	}
-	if m.Kind == classical.MovePlace {
-		x[32] = sc.place[u][m.From] / 4
-		x[33] = sc.place[u][m.To] / 4
-		x[34] = sc.placeEnt[u]
-		load := v.Load()
-		ml := sc.maxLoad
-		if ml <= 0 {
-			ml = 1
-		}
-		t := v.UnitTime(u)
-		x[fPlace] = float32(load[m.From] / ml)
-		x[fPlace+1] = float32(load[m.To] / ml)
-		x[fPlace+2] = float32(math.Min(t/ml*10, 4))
-		x[fPlace+3] = float32(math.Min((load[m.To]+t-ml)/ml*10, 4))
-		// The bytes the unit would stop sending (neighbours on To) less
-		// those it would start sending (neighbours on From), over its
-		// bytes: the partitioning gain of Kernighan-Lin and METIS.
-		dev := v.Device()
-		members := v.Members()
-		gain := 0.0
-		for i := sc.nbrStart[u]; i < sc.nbrStart[u+1]; i++ {
-			d := dev[members[sc.nbr[i]][0]]
-			switch d {
-			case m.To:
-				gain += float64(sc.nbrBytes[i])
-			case m.From:
-				gain -= float64(sc.nbrBytes[i])
-			}
-		}
-		if b := float64(sc.unitByte[u]); b > 0 {
-			x[fPlace+4] = float32(gain / b)
-		}
-	}
-	x[fUnit] = sc.logTime[u] / 4
-	gi := 3*u + moveGroup(m.Kind)
-	if sc.tried[gi] {
-		age := float64(sc.accepts - int(sc.lastAt[gi]))
-		x[fUnit+1] = sc.last[gi] * float32(math.Exp(-age/16))
-		x[fUnit+2] = float32(math.Exp(-age / 16))
-	}
-	best := float32(0)
-	for k := 0; k < 3; k++ {
-		if sc.tried[3*u+k] {
-			best = max(best, sc.last[3*u+k])
-		}
-	}
-	x[fUnit+3] = best
+	sc.units.write(v, m, sc.maxLoad, x)
+	sc.history.write(m, x)
 	x[fProgess] = float32(math.Min(4, (sc.refStep-v.Current().StepTime)/sc.refStep*20))
-	if sc.crit != nil {
-		x[fState] = sc.crit[u]
-		x[fState+1] = sc.slack[u]
-		x[fState+2] = sc.startAt[u]
-		if m.Kind == classical.MovePlace {
-			x[fState+3] = sc.idle[m.To]
-			x[fState+4] = sc.idle[m.From]
-		}
-	}
+	sc.sched.write(m, x)
 }
-
-// refreshState reads the current decision's schedule (when the cost model
-// reports one): which units are on its critical path, their float and
-// start, and each device's idle time, all relative to the step.
-func (sc *scorer) refreshState(ctx context.Context, v classical.SearchView) error {
-	p := v.Problem()
-	sch, err := scheduler(p)
-	if err != nil {
-		return nil // no schedule to read: the state features stay zero
-	}
-	d := v.Decision()
-	res, sched, err := sch.Schedule(context.WithoutCancel(ctx), d)
-	if err != nil {
-		return err
-	}
-	step := res.StepTime
-	if step <= 0 || math.IsInf(step, 0) || math.IsNaN(step) {
-		return nil
-	}
-	st := stateHints(p.Graph, nil, d.Device, &res, &sched)
-	members := v.Members()
-	if sc.crit == nil {
-		sc.crit = make([]float32, len(members))
-		sc.slack = make([]float32, len(members))
-		sc.startAt = make([]float32, len(members))
-		sc.idle = make([]float32, sc.nd)
-	}
-	const us = 1e6
-	for u, ms := range members {
-		crit, slack, start := 0.0, math.Inf(1), math.Inf(1)
-		for _, o := range ms {
-			row := st[int(o)*NumStateHints : (int(o)+1)*NumStateHints]
-			if row[stateCritical] > 0 {
-				crit++
-			}
-			slack = math.Min(slack, row[stateSlack]/us/step)
-			start = math.Min(start, row[stateStart]/us/step)
-		}
-		sc.crit[u] = float32(crit / float64(len(ms)))
-		sc.slack[u] = float32(math.Min(1, slack*10))
-		sc.startAt[u] = float32(math.Min(1, start))
-	}
-	for d := range sc.idle {
-		if d < len(res.DeviceBusy) {
-			sc.idle[d] = float32(math.Max(0, step-res.DeviceBusy[d]) / step)
-		}
-	}
-	sc.stateAt = sc.rounds
-	return nil
-}
-
-func sign(x int) int {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
-}
-
-func abs(x int) int { return max(x, -x) }
 
 // Pick scores the pool and picks k: a quarter uniformly, the rest the
 // best by score plus Gumbel noise (so equal scores pick uniformly).
@@ -666,8 +354,8 @@ func (sc *scorer) Pick(ctx context.Context, v classical.SearchView, cands []clas
 	// little: most picks stay uniform, and the head's share grows with
 	// what it has seen, to all but a quarter (at least one).
 	explore := max(1, k/4)
-	if sc.learn && sc.prior == nil && sc.positives < rampPositives {
-		explore = max(explore, k-(k-explore)*sc.positives/rampPositives)
+	if sc.learn && sc.prior == nil && sc.replay.positives < rampPositives {
+		explore = max(explore, k-(k-explore)*sc.replay.positives/rampPositives)
 	}
 	sc.explored = explore
 	// The pool's buffers are kept across rounds (256 candidates a round).
@@ -719,9 +407,9 @@ func (sc *scorer) uniform() bool { return !sc.learn && sc.head.Updates == 0 }
 // head on a minibatch of recent ones.
 func (sc *scorer) Observe(ctx context.Context, v classical.SearchView, moves []classical.Move, res []evaluate.Result, before *evaluate.Result, taken int) error {
 	sc.rounds++
-	sc.evals += len(moves)
+	sc.curve.evals += len(moves)
 	if taken >= 0 {
-		sc.accepts++
+		sc.history.accepts++
 	}
 	// The gains, relative to the reference step, and their scale.
 	gains := make([]float64, len(moves))
@@ -756,92 +444,41 @@ func (sc *scorer) Observe(ctx context.Context, v classical.SearchView, moves []c
 		if !res[i].Valid() {
 			y = 0
 		}
-		gi := 3*moves[i].Unit + moveGroup(moves[i].Kind)
-		sc.last[gi], sc.lastAt[gi], sc.tried[gi] = float32(y), int32(sc.accepts), true
+		sc.history.record(moves[i].Unit, moves[i].Kind, float32(y))
 		if i < len(sc.picked) && sc.learn {
-			at := sc.bufAt % replayCap
-			copy(sc.bufX[at*MoveFeatures:(at+1)*MoveFeatures], sc.keep[i*MoveFeatures:(i+1)*MoveFeatures])
-			sc.bufY[at] = float32(y)
+			target := float32(y)
 			if sc.prior != nil {
-				sc.bufY[at] -= sc.priorKeep[i] // the residual
+				target -= sc.priorKeep[i] // the residual
 			}
-			if y > 0 {
-				sc.positives++
-			}
-			sc.bufAt++
-			sc.bufN = min(sc.bufN+1, replayCap)
-		}
-		sc.ptSum.MeanReward += gains[i] / float64(len(res))
-		sc.ptSum.BestReward = math.Max(sc.ptSum.BestReward, gains[i])
-		if res[i].Valid() {
-			sc.ptSum.Valid += 1 / float64(len(res))
+			sc.replay.add(sc.keep[i*MoveFeatures:(i+1)*MoveFeatures], target, y > 0)
 		}
 	}
-	if taken >= 0 && res[taken].Valid() {
-		sc.best = math.Min(sc.best, res[taken].StepTime)
-	}
-	for i := range res {
-		kind := 1 // the head's
-		if i < sc.explored {
-			kind = 0
-		}
-		sc.ptPicks[kind]++
-		if gains[i] > 0 {
-			sc.ptHits[kind]++
-		}
-	}
-	if sc.learn && sc.bufN >= 16 {
+	sc.curve.observe(res, gains, sc.explored, taken)
+	if sc.learn && sc.replay.n >= 16 {
 		sc.trainStep()
 	}
-	if !sc.uniform() && taken >= 0 && res[taken].StepTime < before.StepTime && sc.rounds-sc.stateAt >= stateEvery {
-		if err := sc.refreshState(ctx, v); err != nil {
+	if !sc.uniform() && taken >= 0 && res[taken].StepTime < before.StepTime && sc.rounds-sc.sched.at >= stateEvery {
+		if err := sc.sched.refresh(ctx, v, sc.nd, sc.rounds); err != nil {
 			return err
 		}
 	}
-	sc.ptN++
 	if sc.rounds%16 == 0 {
-		pt := Point{Step: sc.rounds, Elapsed: time.Since(sc.start).Seconds(), Evaluations: sc.evals, BestStep: sc.best,
-			MeanReward: sc.ptSum.MeanReward / float64(sc.ptN), BestReward: sc.ptSum.BestReward, Valid: sc.ptSum.Valid / float64(sc.ptN)}
-		if sc.ptPicks[0] > 0 {
-			pt.ExploreHit = float64(sc.ptHits[0]) / float64(sc.ptPicks[0])
-		}
-		if sc.ptPicks[1] > 0 {
-			pt.HeadHit = float64(sc.ptHits[1]) / float64(sc.ptPicks[1])
-		}
-		sc.ptPicks, sc.ptHits = [2]int{}, [2]int{}
-		sc.curve = append(sc.curve, pt)
+		pt := sc.curve.point(sc.rounds)
 		if sc.s.OnStep != nil {
 			sc.s.OnStep(pt, sc.refStep)
 		}
-		sc.ptSum, sc.ptN = Point{}, 0
 	}
 	return nil
 }
 
-// trainStep is one Adam step of the head on replayBatch recent examples.
+// trainStep is one Adam step of the head on a minibatch of the replay.
 func (sc *scorer) trainStep() {
-	n := min(replayBatch, sc.bufN)
-	sc.train.resize(n)
-	y := make([]float32, n)
-	for j := 0; j < n; j++ {
-		// The newest examples first, then random older ones.
-		var i int
-		if j < 8 {
-			i = (sc.bufAt - 1 - j) % replayCap
-			if i < 0 {
-				i += replayCap
-			}
-		} else {
-			i = sc.rng.IntN(sc.bufN)
-		}
-		copy(sc.train.x[j*MoveFeatures:(j+1)*MoveFeatures], sc.bufX[i*MoveFeatures:(i+1)*MoveFeatures])
-		y[j] = sc.bufY[i]
-	}
-	sc.head.forward(&sc.train)
+	train, y := sc.replay.batch(sc.rng)
+	sc.head.forward(train)
 	sc.ar.Reset()
-	dout := sc.ar.Alloc(n)
-	headLoss(&sc.train, y, dout)
-	sc.head.backward(&sc.ar, &sc.train, dout)
+	dout := sc.ar.Alloc(len(y))
+	headLoss(train, y, dout)
+	sc.head.backward(&sc.ar, train, dout)
 	sc.opt.Step(sc.head.Params(), sc.lr)
 	sc.head.Updates++
 }

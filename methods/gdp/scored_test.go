@@ -97,8 +97,9 @@ func TestMoveHeadStartsUniform(t *testing.T) {
 // those first.
 func TestMoveHeadLearnsUpside(t *testing.T) {
 	h := NewMoveHead(1)
-	sc := &scorer{head: h, lr: 3e-3, learn: true, rng: rand.New(rand.NewPCG(1, 1)),
-		bufX: make([]float32, replayCap*MoveFeatures), bufY: make([]float32, replayCap)}
+	sc := &scorer{head: h, lr: 3e-3, learn: true, rng: rand.New(rand.NewPCG(1, 1))}
+	sc.replay.init()
+	x := make([]float32, MoveFeatures)
 	r := rand.New(rand.NewPCG(2, 2))
 	row := func(x []float32) float32 {
 		for j := range x {
@@ -111,10 +112,8 @@ func TestMoveHeadLearnsUpside(t *testing.T) {
 	}
 	for step := 0; step < 400; step++ {
 		for k := 0; k < 8; k++ {
-			at := sc.bufAt % replayCap
-			sc.bufY[at] = row(sc.bufX[at*MoveFeatures : (at+1)*MoveFeatures])
-			sc.bufAt++
-			sc.bufN = min(sc.bufN+1, replayCap)
+			y := row(x)
+			sc.replay.add(x, y, false)
 		}
 		sc.trainStep()
 	}
@@ -420,10 +419,10 @@ func TestScoredNetwork(t *testing.T) {
 		}
 	}
 	c := begin(1, true)
-	for u := range c.pf {
-		for _, x := range c.pf[u] {
+	for u := range c.units.pf {
+		for _, x := range c.units.pf[u] {
 			if x != 0 {
-				t.Fatalf("no-network unit %d has network features %v", u, c.pf[u])
+				t.Fatalf("no-network unit %d has network features %v", u, c.units.pf[u])
 			}
 		}
 	}

@@ -197,7 +197,7 @@ func TestRoundsCells(t *testing.T) {
 	if err != nil || len(h) != 2 || h[1].State != claim.Done || h[1].Owner.Host != "alive" {
 		t.Fatalf("visit 1's claims: %+v, %v (want the dead one's, then alive's, done)", h, err)
 	}
-	if _, err := cellRun(t, t.TempDir(), 6, 6, "x"); err == nil || !strings.Contains(err.Error(), "cell 6: out of range: this run has 6 cells (0 to 5)") {
+	if _, err := cellRun(t, t.TempDir(), 6, 6, "x"); err == nil || !strings.Contains(err.Error(), "cell 6: rounds: out of range: this run has 6 cells (0 to 5)") {
 		t.Fatalf("cell 6 of 6: %v", err)
 	}
 }

@@ -327,7 +327,7 @@ func (s *Search) prepare(ctx context.Context, p *optimize.Problem, set *optimize
 	var units []int32 // nil: one unit per co-location group
 	if s.MaxUnits >= 0 {
 		var err error
-		if units, err = Units(p, pol.Config(), ref, s.MaxUnits, st.Seed); err != nil {
+		if units, err = Units(p, ref, s.MaxUnits, st.Seed); err != nil {
 			return nil, err
 		}
 	}

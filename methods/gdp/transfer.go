@@ -328,7 +328,7 @@ func (pt *Pretrain) prepareGraph(ctx context.Context, pol *policy.Policy, g *Tra
 		ref = p.Base
 	}
 	ref = p.Complete(ref)
-	units, err := Units(p, cfg, ref, pt.MaxUnits, seed)
+	units, err := Units(p, ref, pt.MaxUnits, seed)
 	if err != nil {
 		return prepared{}, fmt.Errorf("pretrain: graph %s: %w", g.Name, err)
 	}
@@ -572,7 +572,7 @@ func (z *ZeroShot) Optimize(ctx context.Context, p *optimize.Problem, set *optim
 		ref = p.Base
 	}
 	ref = p.Complete(ref)
-	units, err := Units(p, pol.Config(), ref, z.MaxUnits, st.Seed)
+	units, err := Units(p, ref, z.MaxUnits, st.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package gdp
 import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/partition"
-	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/optimize"
 )
 
@@ -24,40 +23,13 @@ const MaxUnits = 8192
 // of the graph that the reference keeps on one device anyway. (Grouping
 // by the priority and fusion levels too left 18,890 units on gnmt8 over
 // the bound of 8,192.)
-func Units(p *optimize.Problem, c policy.Config, target decision.Decision, max int, seed uint64) ([]int32, error) {
+func Units(p *optimize.Problem, target decision.Decision, max int, seed uint64) ([]int32, error) {
 	if max <= 0 {
 		max = MaxUnits
 	}
-	pg, vertexOf := partition.FromComputation(p.Graph, p.Cost.OpTimes(), nil)
-	if pg.NumVertices() <= max {
-		return nil, nil
-	}
-	tgt := policyTarget(c, target)
-	// One label per device of the reference.
-	key := func(op int) int { return tgt.Device[op] }
-	ids := map[int]int32{}
-	label := make([]int32, pg.NumVertices())
-	seen := make([]bool, pg.NumVertices())
-	for op, v := range vertexOf {
-		if seen[v] {
-			continue // a co-location group takes its first op's label
-		}
-		seen[v] = true
-		k := key(op)
-		id, ok := ids[k]
-		if !ok {
-			id = int32(len(ids))
-			ids[k] = id
-		}
-		label[v] = id
-	}
-	group, _, err := partition.Contract(pg, max, label, seed)
-	if err != nil {
-		return nil, err
-	}
-	unit := make([]int32, len(vertexOf))
-	for op, v := range vertexOf {
-		unit[op] = group[v]
-	}
-	return unit, nil
+	// One label per device of the reference (policyTarget keeps its
+	// devices).
+	key := func(op int) int { return target.Device[op] }
+	unit, _, err := partition.ContractOps(p.Graph, p.Cost.OpTimes(), max, key, seed)
+	return unit, err
 }

@@ -25,7 +25,7 @@ func TestUnits(t *testing.T) {
 	}
 	ref := p.Complete(decision.Decision{Device: dev})
 	cfg := configFor(small, optimize.AllTasks)
-	unit, err := Units(p, cfg, ref, 64, 1)
+	unit, err := Units(p, ref, 64, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestUnits(t *testing.T) {
 		t.Errorf("%d units for a bound of 64", len(first))
 	}
 	t.Logf("%d ops -> %d units", g.NumOps(), len(first))
-	if unit, err := Units(p, cfg, ref, 400, 1); err != nil || unit != nil {
+	if unit, err := Units(p, ref, 400, 1); err != nil || unit != nil {
 		t.Errorf("bound = op count: units %v, err %v; want nil", unit != nil, err)
 	}
 }

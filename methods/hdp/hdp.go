@@ -9,13 +9,13 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// Defaults of HDP's knobs.
+// Defaults of HDP's knobs, rl17's (seq2seq's).
 const (
-	DefaultSamples      = 16    // K (grouping, placement) samples per step
-	DefaultLearningRate = 3e-4  // Adam's step size, as rl17's
-	DefaultDecay        = 0.9   // the moving-average baseline's decay (HDP's bl_dec)
-	DefaultFailReward   = -10.0 // the failing signal, as rl17's
-	DefaultSteps        = 200   // steps when the settings give no bound
+	DefaultSamples      = seq2seq.DefaultSamples      // K (grouping, placement) samples per step
+	DefaultLearningRate = seq2seq.DefaultLearningRate // Adam's step size
+	DefaultDecay        = seq2seq.DefaultDecay        // the moving-average baseline's decay (HDP's bl_dec)
+	DefaultFailReward   = seq2seq.DefaultFailReward   // the failing signal
+	DefaultSteps        = seq2seq.DefaultSteps        // steps when the settings give no bound
 )
 
 // HDP is the hierarchical device placer (Mirhoseini et al., "A
@@ -74,23 +74,17 @@ type Settings struct {
 // Settings returns the knobs r runs with, defaults resolved for a problem
 // with devices devices (Units is a run's).
 func (r *HDP) Settings(devices int) Settings {
-	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, GroupLearningRate: r.GroupLearningRate, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled(devices)}
-	if s.Samples <= 0 {
-		s.Samples = DefaultSamples
-	}
-	if s.LearningRate <= 0 {
-		s.LearningRate = DefaultLearningRate
-	}
+	k := r.knobs()
+	s := Settings{Samples: k.Samples, LearningRate: k.LearningRate, GroupLearningRate: r.GroupLearningRate, Decay: k.Decay, FailReward: k.FailReward, Config: r.Config.filled(devices)}
 	if s.GroupLearningRate <= 0 {
 		s.GroupLearningRate = s.LearningRate
 	}
-	if s.Decay <= 0 || s.Decay >= 1 {
-		s.Decay = DefaultDecay
-	}
-	if s.FailReward == 0 {
-		s.FailReward = DefaultFailReward
-	}
 	return s
+}
+
+// knobs are r's REINFORCE knobs, defaults resolved.
+func (r *HDP) knobs() seq2seq.Knobs {
+	return seq2seq.Knobs{Samples: r.Samples, LearningRate: r.LearningRate, Decay: r.Decay, FailReward: r.FailReward}.Resolved()
 }
 
 // Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE
@@ -100,7 +94,7 @@ func (r *HDP) Settings(devices int) Settings {
 // placement, there is nothing to learn: it returns the problem's Start.
 func (r *HDP) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings(p.Devices())
-	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, settings, r.knobs())
 	if done {
 		return res, err
 	}

@@ -69,8 +69,8 @@ type roundsFile struct {
 	Graphs      []string `json:"graphs"`
 }
 
-func readRoundState(path string) (rounds.State, error) {
-	return rounds.ReadState(path, roundStateMagic, "regal: train")
+func readRoundState(path string) (nn.TrainState, error) {
+	return nn.ReadTrainState(path, roundStateMagic, "regal: train")
 }
 
 // checkRounds says why t cannot run in rounds.
@@ -87,12 +87,12 @@ func (t *Train) checkRounds() error {
 	return t.driver(0).CheckCell()
 }
 
-func (t *Train) driver(steps int) *rounds.Run[rounds.State] {
+func (t *Train) driver(steps int) *rounds.Run[nn.TrainState] {
 	rd := t.Rounds
 	if steps == 0 {
 		steps = t.Steps
 	}
-	return &rounds.Run[rounds.State]{Workers: rd.Workers, Dir: rd.Dir, Owner: rd.Owner, Lease: rd.Lease, Poll: rd.Poll, One: rd.One, Cell: rd.Cell,
+	return &rounds.Run[nn.TrainState]{Workers: rd.Workers, Dir: rd.Dir, Owner: rd.Owner, Lease: rd.Lease, Poll: rd.Poll, One: rd.One, Cell: rd.Cell,
 		Steps: steps, What: "regal: train", Unit: "step", RoundFile: "round-%d.model", StepFile: "step-%d.model"}
 }
 
@@ -107,23 +107,23 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 	d := t.driver(0)
 	d.Header, _ = json.Marshal(roundsFile{Format: "placer-regal-rounds", Seed: r.Seed, Workers: t.Rounds.Workers, Objective: t.Objective.String(),
 		Samples: samples, Batch: batch, Evaluations: evals, Graphs: names})
-	d.Start = rounds.StateOf(params, &nn.Adam{})
-	d.Encode = func(s rounds.State) ([]byte, error) { return s.Encode(roundStateMagic), nil }
+	d.Start = nn.TrainStateOf(params, &nn.Adam{})
+	d.Encode = func(s nn.TrainState) ([]byte, error) { return s.Encode(roundStateMagic), nil }
 	d.Read = readRoundState
 	start := time.Now()
-	d.Step = func(ctx context.Context, i int, cur rounds.State) (rounds.State, func(), error) {
+	d.Step = func(ctx context.Context, i int, cur nn.TrainState) (nn.TrainState, func(), error) {
 		opt, err := cur.Apply("regal: train", params)
 		if err != nil {
-			return rounds.State{}, nil, err
+			return nn.TrainState{}, nil, err
 		}
 		pt, err := t.step(ctx, m, params, opt, inputs, uniform, nil, r.Seed, i, samples, batch, evals, workers, lr, entCoef)
 		if err != nil {
 			if ctx.Err() != nil {
 				err = errors.Join(optimize.ErrStopped, err)
 			}
-			return rounds.State{}, nil, err
+			return nn.TrainState{}, nil, err
 		}
-		return rounds.StateOf(params, opt), func() {
+		return nn.TrainStateOf(params, opt), func() {
 			pt.Step, pt.Elapsed = i+1, time.Since(start).Seconds()
 			r.Curve = append(r.Curve, pt)
 			if t.OnStep != nil {
@@ -132,8 +132,8 @@ func (t *Train) runRounds(ctx context.Context, r *TrainResult, names []string, i
 		}, nil
 	}
 	d.Stopped = func(err error) bool { return errors.Is(err, optimize.ErrStopped) }
-	d.Mean = func(_ int, _ rounds.State, states []rounds.State) rounds.State {
-		return rounds.MeanState(states, false)
+	d.Mean = func(_ int, _ nn.TrainState, states []nn.TrainState) nn.TrainState {
+		return nn.MeanTrainState(states, false)
 	}
 	// A round's steps (three times the network's size each) are in the
 	// next round's state once it is written.

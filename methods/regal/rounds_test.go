@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/placer/placer/internal/claim"
-	"github.com/placer/placer/internal/rounds"
 	"github.com/placer/placer/nn"
 )
 
@@ -36,7 +35,7 @@ func modelState(t *testing.T, path string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rounds.StateOf(m.Net.Params(), &nn.Adam{})
+	s := nn.TrainStateOf(m.Net.Params(), &nn.Adam{})
 	s.M, s.V, s.T = st.AdamM, st.AdamV, st.AdamT
 	if st.Step == 0 {
 		t.Fatal("no steps")
@@ -151,7 +150,7 @@ func TestRegalRounds(t *testing.T) {
 	}
 	// A round's state is the mean of its steps' states: each step run
 	// alone (a cell whose round stays open keeps its file) from round 0.
-	var steps []rounds.State
+	var steps []nn.TrainState
 	for i := range 2 {
 		cell := t.TempDir()
 		if _, err := roundsTrain(t, 2, "", &Rounds{Workers: 2, Dir: cell, One: true, Cell: i}).Run(context.Background()); err != nil {
@@ -165,13 +164,13 @@ func TestRegalRounds(t *testing.T) {
 	}
 	both := t.TempDir()
 	regalRounds(t, both, 2, 1, 2)
-	if got, _ := os.ReadFile(filepath.Join(both, "round-1.model")); !bytes.Equal(got, rounds.MeanState(steps, false).Encode(roundStateMagic)) {
+	if got, _ := os.ReadFile(filepath.Join(both, "round-1.model")); !bytes.Equal(got, nn.MeanTrainState(steps, false).Encode(roundStateMagic)) {
 		t.Fatal("a round of 2: not the mean of its steps")
 	}
 	if c := (&Rounds{Workers: 2}).Cells(3); len(c) != 3 || c[2].Round != 1 || c[2].File != filepath.Join("round-1", "step-2.model") {
 		t.Fatalf("cells: %+v", c)
 	}
-	if _, err := roundsTrain(t, 6, "", &Rounds{Workers: 3, Dir: dir, One: true, Cell: 6}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "cell 6: out of range") {
+	if _, err := roundsTrain(t, 6, "", &Rounds{Workers: 3, Dir: dir, One: true, Cell: 6}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "cell 6: rounds: out of range") {
 		t.Fatalf("cell 6 of 6: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "rounds.json"), []byte(`{"format":"placer-policy-rounds"}`), 0o644)

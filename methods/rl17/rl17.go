@@ -9,14 +9,14 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// Defaults of RL17's knobs.
+// Defaults of RL17's knobs (those it shares with hdp are seq2seq's).
 const (
-	DefaultSamples      = 16    // K placements per step
-	DefaultLearningRate = 3e-4  // Adam's step size (3e-3 collapsed the entropy on rnnlm2 in 25 steps)
-	DefaultMaxGroups    = 256   // the paper's graphs had 83 to 280 groups
-	DefaultDecay        = 0.9   // the moving-average baseline's decay
-	DefaultFailReward   = -10.0 // the failing signal, as gdp.InvalidReward
-	DefaultSteps        = 200   // steps when the settings give no bound
+	DefaultSamples      = seq2seq.DefaultSamples      // K placements per step
+	DefaultLearningRate = seq2seq.DefaultLearningRate // Adam's step size (3e-3 collapsed the entropy on rnnlm2 in 25 steps)
+	DefaultMaxGroups    = 256                         // the paper's graphs had 83 to 280 groups
+	DefaultDecay        = seq2seq.DefaultDecay        // the moving-average baseline's decay
+	DefaultFailReward   = seq2seq.DefaultFailReward   // the failing signal, as gdp.InvalidReward
+	DefaultSteps        = seq2seq.DefaultSteps        // steps when the settings give no bound
 )
 
 // RL17 is the 2017 RL placer (Mirhoseini et al., "Device Placement
@@ -74,26 +74,20 @@ type Settings struct {
 // Settings returns the knobs r runs with, defaults resolved (Groups and
 // Merged are a run's).
 func (r *RL17) Settings() Settings {
-	s := Settings{Samples: r.Samples, LearningRate: r.LearningRate, MaxGroups: r.MaxGroups, Decay: r.Decay, FailReward: r.FailReward, Config: r.Config.filled()}
-	if s.Samples <= 0 {
-		s.Samples = DefaultSamples
-	}
-	if s.LearningRate <= 0 {
-		s.LearningRate = DefaultLearningRate
-	}
+	k := r.knobs()
+	s := Settings{Samples: k.Samples, LearningRate: k.LearningRate, MaxGroups: r.MaxGroups, Decay: k.Decay, FailReward: k.FailReward, Config: r.Config.filled()}
 	switch {
 	case s.MaxGroups == 0:
 		s.MaxGroups = DefaultMaxGroups
 	case s.MaxGroups < 0:
 		s.MaxGroups = -1
 	}
-	if s.Decay <= 0 || s.Decay >= 1 {
-		s.Decay = DefaultDecay
-	}
-	if s.FailReward == 0 {
-		s.FailReward = DefaultFailReward
-	}
 	return s
+}
+
+// knobs are r's REINFORCE knobs, defaults resolved.
+func (r *RL17) knobs() seq2seq.Knobs {
+	return seq2seq.Knobs{Samples: r.Samples, LearningRate: r.LearningRate, Decay: r.Decay, FailReward: r.FailReward}.Resolved()
 }
 
 // Optimize implements optimize.Optimizer. Budget.Steps counts REINFORCE
@@ -103,7 +97,7 @@ func (r *RL17) Settings() Settings {
 // learn: it returns the problem's Start.
 func (r *RL17) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	settings := r.Settings()
-	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, DefaultSteps, settings, settings.Decay, settings.FailReward)
+	e, res, done, err := seq2seq.Begin(ctx, r.Name(), p, set, settings, r.knobs())
 	if done {
 		return res, err
 	}

@@ -177,7 +177,7 @@ type File struct {
 
 // ErrFile is Decode's error for a file that is not a valid tuned-parameters
 // file.
-var ErrFile = errors.New("brkga-tuned: bad parameters file")
+var ErrFile = errors.New("tuned: bad parameters file")
 
 // Decode reads a tuned-parameters file; name says where it came from in
 // errors. Every setting is checked (Params.Check).

@@ -16,7 +16,7 @@ var files embed.FS
 const Path = "methods/gdp/defaultmodel/data/default.policy"
 
 // ErrMissing is Load's error when this build embeds no default model.
-var ErrMissing = errors.New("no default model in this build: pass --model FILE (placer pretrain --out FILE) or build one with 'make default-model' and rebuild")
+var ErrMissing = errors.New("defaultmodel: no default model in this build: pass --model FILE (placer pretrain --out FILE) or build one with 'make default-model' and rebuild")
 
 // Available reports whether this build embeds a default model.
 func Available() bool {
@@ -39,7 +39,7 @@ func Load() (*policy.Policy, error) {
 const HeadPath = "methods/gdp/defaultmodel/data/default.head"
 
 // ErrNoHead is LoadHead's error when this build embeds no move head.
-var ErrNoHead = errors.New("no default move head in this build: pass --head FILE (placer pretrain --scored --out FILE) or build one with 'make default-head' and rebuild")
+var ErrNoHead = errors.New("defaultmodel: no default move head in this build: pass --head FILE (placer pretrain --scored --out FILE) or build one with 'make default-head' and rebuild")
 
 // Head returns the embedded default move head's file (gdp.DecodeMoveHead
 // reads it), or ErrNoHead.

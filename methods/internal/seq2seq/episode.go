@@ -32,20 +32,22 @@ type Episode struct {
 	started     bool
 }
 
-// Begin starts an episode of method name on p: with no budget at all it
-// runs defaultSteps steps. When there is nothing to place (one device, or
-// the problem's tasks leave out placement) it evaluates the fallback and
-// returns the finished result instead (done true).
-func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, defaultSteps int, settings any, decay, fail float64) (e *Episode, res *optimize.Result, done bool, err error) {
+// Begin starts an episode of method name on p with knobs k (resolved:
+// the baseline's decay and the failing signal are read here): with no
+// budget at all it runs DefaultSteps steps. When there is nothing to
+// place (one device, or the problem's tasks leave out placement) it
+// evaluates the fallback and returns the finished result instead (done
+// true).
+func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, settings any, k Knobs) (e *Episode, res *optimize.Result, done bool, err error) {
 	var st optimize.Settings
 	if set != nil {
 		st = *set
 	}
 	if st.Budget == (optimize.Budget{}) {
-		st.Budget.Steps = defaultSteps
+		st.Budget.Steps = DefaultSteps
 	}
 	e = &Episode{Tracker: optimize.NewTracker(name, p, &st, 0), Start: p.Start(), Learning: &optimize.Learning{Settings: settings},
-		decay: decay, fail: fail, p: p}
+		decay: k.Decay, fail: k.FailReward, p: p}
 	if p.EffectiveTasks().Fusion && e.Start.Fusion == nil {
 		// The placer places; where the problem leaves it the fusion and
 		// its Base has none, it fuses as TensorFlow's defaults do (as

@@ -50,7 +50,7 @@ func filesFor(o optimize.Objective) (file, target string) {
 
 // ErrMissing is what LoadFor's error wraps when this build embeds no
 // default model for the objective.
-var ErrMissing = errors.New("no default REGAL model in this build")
+var ErrMissing = errors.New("defaultmodel: no default REGAL model in this build")
 
 // Available reports whether this build embeds the step-time default model.
 func Available() bool { return AvailableFor(optimize.StepTime) }

@@ -1,4 +1,4 @@
-package rounds
+package nn
 
 import (
 	"bytes"
@@ -7,9 +7,11 @@ import (
 	"os"
 )
 
-// State is a network's round state: its parameters and its Adam
-// optimizer's moments (nil = a fresh Adam) and step count.
-type State struct {
+// TrainState is the state of a network trained with Adam, as a
+// checkpoint or a round of synchronous training keeps it: its
+// parameters' weights and its Adam optimizer's moments (nil = a fresh
+// Adam) and step count.
+type TrainState struct {
 	W, M, V [][]float32
 	T       int
 }
@@ -17,7 +19,7 @@ type State struct {
 // Encode is s as a file: the magic line, T, the parameter count, then
 // per parameter its length, whether moments follow, W (and M, V), all
 // little-endian.
-func (s State) Encode(magic string) []byte {
+func (s TrainState) Encode(magic string) []byte {
 	var b bytes.Buffer
 	b.WriteString(magic)
 	binary.Write(&b, binary.LittleEndian, uint64(s.T))
@@ -37,16 +39,16 @@ func (s State) Encode(magic string) []byte {
 	return b.Bytes()
 }
 
-// ReadState reads a file written by Encode with magic; what names the
+// ReadTrainState reads a file written by Encode with magic; what names the
 // reader in errors.
-func ReadState(path, magic, what string) (State, error) {
-	var s State
+func ReadTrainState(path, magic, what string) (TrainState, error) {
+	var s TrainState
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return s, err
 	}
-	bad := func(why string) (State, error) {
-		return State{}, fmt.Errorf("%s: %s: not a round's state (%s)", what, path, why)
+	bad := func(why string) (TrainState, error) {
+		return TrainState{}, fmt.Errorf("%s: %s: not a round's state (%s)", what, path, why)
 	}
 	if !bytes.HasPrefix(data, []byte(magic)) {
 		return bad("no header")
@@ -91,11 +93,11 @@ func ReadState(path, magic, what string) (State, error) {
 	return s, nil
 }
 
-// MeanState is the mean of states, parameter by parameter and moment by
+// MeanTrainState is the mean of states, parameter by parameter and moment by
 // moment in order (in float64, rounded once to float32), with the
 // largest of their Adam step counts; fresh gives it a fresh Adam.
-func MeanState(states []State, fresh bool) State {
-	mean := func(get func(State) [][]float32) [][]float32 {
+func MeanTrainState(states []TrainState, fresh bool) TrainState {
+	mean := func(get func(TrainState) [][]float32) [][]float32 {
 		first := get(states[0])
 		if first == nil {
 			return nil
@@ -115,14 +117,56 @@ func MeanState(states []State, fresh bool) State {
 		}
 		return out
 	}
-	out := State{W: mean(func(s State) [][]float32 { return s.W })}
+	out := TrainState{W: mean(func(s TrainState) [][]float32 { return s.W })}
 	if fresh {
 		return out
 	}
-	out.M = mean(func(s State) [][]float32 { return s.M })
-	out.V = mean(func(s State) [][]float32 { return s.V })
+	out.M = mean(func(s TrainState) [][]float32 { return s.M })
+	out.V = mean(func(s TrainState) [][]float32 { return s.V })
 	for _, s := range states {
 		out.T = max(out.T, s.T)
 	}
 	return out
+}
+
+// TrainStateOf is params' weights and opt's state, copied: a step's or a
+// round's state of a network trained with Adam.
+func TrainStateOf(params Params[float32], opt *Adam) TrainState {
+	var s TrainState
+	for _, p := range params {
+		s.W = append(s.W, append([]float32(nil), p.W...))
+	}
+	m, v, t := opt.State()
+	for i := range m {
+		s.M = append(s.M, append([]float32(nil), m[i]...))
+		s.V = append(s.V, append([]float32(nil), v[i]...))
+	}
+	s.T = t
+	return s
+}
+
+// Apply copies s's weights into params (clearing their gradients) and
+// returns an Adam with s's moments and step count; what names the
+// trainer in errors ("pretrain", "regal: train").
+func (s TrainState) Apply(what string, params Params[float32]) (*Adam, error) {
+	if len(params) != len(s.W) {
+		return nil, fmt.Errorf("%s: a round's state has %d parameters, the network %d", what, len(s.W), len(params))
+	}
+	for i, p := range params {
+		if len(p.W) != len(s.W[i]) {
+			return nil, fmt.Errorf("%s: a round's state: parameter %s has %d weights, want %d", what, p.Name, len(s.W[i]), len(p.W))
+		}
+		copy(p.W, s.W[i])
+		clear(p.G)
+	}
+	opt := &Adam{}
+	var m, v [][]float32
+	if s.M != nil {
+		m, v = make([][]float32, len(s.M)), make([][]float32, len(s.V))
+		for i := range s.M {
+			m[i], v[i] = append([]float32(nil), s.M[i]...), append([]float32(nil), s.V[i]...)
+		}
+	}
+	opt.SetState(m, v, s.T)
+	return opt, nil
 }
