@@ -11,7 +11,7 @@ import (
 
 type equalTimeOptions struct {
 	jobs.EqualTimeOptions
-	flags       jobs.EqualTimeFlags
+	flags       equalTimeFlags
 	JSON, quiet bool
 }
 
@@ -58,7 +58,7 @@ it (Ctrl-C keeps what finished).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.SeedGiven = cmd.Flags().Changed("seed")
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseEqualTimeFlags(&o.EqualTimeOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {

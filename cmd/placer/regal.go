@@ -11,7 +11,7 @@ import (
 
 type regalOptions struct {
 	jobs.RegalOptions
-	flags       jobs.RegalFlags
+	flags       regalFlags
 	JSON, quiet bool
 }
 
@@ -47,7 +47,7 @@ and a rerun with the same --dir and settings skips it.`,
   placer report regal --dir out/regal --plot out/regal/curve.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseRegalFlags(&o.RegalOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
