@@ -1,6 +1,11 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/placer/placer/jobs/grid"
 	"github.com/spf13/cobra"
 )
 
@@ -29,4 +34,39 @@ func addCellFlags(cmd *cobra.Command, f *cellFlags, s *streams) {
 	fs.DurationVar(&f.Lease, "lease", 0, "a worker's claim on a cell lasts this long unless renewed (renewed every third of it); a dead worker's cell is taken over after it (default 1m)")
 	f.Out = s.Out
 	cmd.Long += cellsHelp
+}
+
+// plottedReport is a report run as cells whose result --plot draws
+// (equal-time, regal, parallel): what runPlottedReport needs of it.
+type plottedReport[R any] struct {
+	parse       func() error // the flags into the options
+	progress    *io.Writer   // the options' progress writer
+	quiet, json bool
+	work        **grid.Work // the options' cells (parse sets it)
+	run         func(context.Context) (R, error)
+	plot        string // --plot FILE ("" = none)
+	writePlot   func(string, R) error
+	write       func(io.Writer, R) error // the table
+}
+
+// runPlottedReport is the RunE of a plotted report run as cells: parse
+// the flags, run the report (progress on stderr unless quiet), stop after
+// --list-cells, draw the plot, print the table or JSON.
+func runPlottedReport[R any](cmd *cobra.Command, s *streams, r plottedReport[R]) error {
+	if err := r.parse(); err != nil {
+		return err
+	}
+	if !r.quiet {
+		*r.progress = s.Err
+	}
+	rep, err := r.run(cmd.Context())
+	if (*r.work).Listing() {
+		return err
+	}
+	if err == nil && r.plot != "" {
+		if err = r.writePlot(r.plot, rep); err == nil {
+			fmt.Fprintf(s.Err, "plot written to %s\n", r.plot)
+		}
+	}
+	return emit(s, r.json, rep, func() error { return r.write(s.Out, rep) }, err)
 }

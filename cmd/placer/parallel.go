@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -54,22 +55,12 @@ or several processes kept there.`,
   placer report parallel --graphs wavenet2x18 --gpus-list 2,4 --topologies pcie --evals 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseParallelFlags(&o.ParallelOptions, o.flags); err != nil {
-				return err
-			}
-			if !o.quiet {
-				o.Progress = s.Err
-			}
-			rep, err := jobs.Parallel(cmd.Context(), o.ParallelOptions)
-			if o.Work.Listing() {
-				return err
-			}
-			if err == nil && o.flags.Plot != "" {
-				if err = report.WriteParallelPlot(o.flags.Plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
-				}
-			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteParallel(s.Out, rep) }, err)
+			return runPlottedReport(cmd, s, plottedReport[report.Parallel]{
+				parse:    func() error { return parseParallelFlags(&o.ParallelOptions, o.flags) },
+				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
+				run:  func(ctx context.Context) (report.Parallel, error) { return jobs.Parallel(ctx, o.ParallelOptions) },
+				plot: o.flags.Plot, writePlot: report.WriteParallelPlot, write: report.WriteParallel,
+			})
 		},
 	}
 	f := cmd.Flags()
