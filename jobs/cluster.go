@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -25,7 +26,6 @@ import (
 	"time"
 
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/grid"
 )
 
@@ -80,9 +80,9 @@ type ClusterResult struct {
 	Submit string `json:"submit"`
 }
 
-// roundsCmd is the length of o.Report's command words when it is a
+// RoundsWords is the length of o.Report's command words when it is a
 // training run in synchronous rounds (pretrain, regal train), else 0.
-func (o *ClusterOptions) roundsCmd() int {
+func (o *ClusterOptions) RoundsWords() int {
 	r := o.Report
 	switch {
 	case len(r) > 0 && r[0] == "pretrain":
@@ -93,52 +93,36 @@ func (o *ClusterOptions) roundsCmd() int {
 	return 0
 }
 
-// clusterReport checks o.Report and returns the report's name
-// ("pretrain" or "regal-train" for training in rounds).
+// clusterReport checks o and returns the report's name ("pretrain" or
+// "regal-train" for training in rounds). The CLI has checked the
+// report's own flags (cmd/placer).
 func (o *ClusterOptions) clusterReport() (string, error) {
 	r := o.Report
-	if n := o.roundsCmd(); n > 0 {
-		for _, a := range r[n:] {
-			name, _, _ := strings.Cut(a, "=")
-			switch name {
-			case "--rounds", "--cell", "--list-cells", "--json":
-				return "", fail.Usagef("%s: the cluster job sets --rounds (to --dir) and --cell itself, and prints the report", name)
-			}
-		}
-		if !slices.Contains(r, "--workers") && !slices.ContainsFunc(r, func(a string) bool { return strings.HasPrefix(a, "--workers=") }) {
-			return "", fail.Usagef("%s as cells runs in synchronous rounds: give --workers K --steps N in its command", strings.Join(r[:n], " "))
-		}
-	} else {
+	name := ""
+	switch o.RoundsWords() {
+	case 1:
+		name = "pretrain"
+	case 2:
+		name = "regal-train"
+	default:
 		if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
-			return "", fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ..., or -- regal train --workers K ...", strings.Join(ClusterReports, ", "))
+			return "", fmt.Errorf("%q: not a report run as cells (%s), pretrain nor regal train", strings.Join(r, " "), strings.Join(ClusterReports, ", "))
 		}
-		for _, a := range r[2:] {
-			name, _, _ := strings.Cut(a, "=")
-			switch name {
-			case "--dir", "--cell", "--worker", "--list-cells", "--no-run", "--json", "--plot":
-				return "", fail.Usagef("%s: the cluster job sets --dir, --cell and --no-run itself, and prints the table (give %s to the cluster command, or leave it out)", name, name)
-			}
-		}
+		name = r[1]
 	}
 	if o.Dir == "" {
-		return "", fail.Usagef("give --dir: the folder every task shares")
+		return "", errors.New("no shared folder (Dir) given")
 	}
 	if o.Parallel < 0 || o.CPUs < 0 || o.Time < 0 {
-		return "", fail.Usagef("--parallel, --cpus-per-task and --time must not be negative")
+		return "", fmt.Errorf("parallel %d, CPUs %d, time %v: must not be negative", o.Parallel, o.CPUs, o.Time)
 	}
-	switch o.roundsCmd() {
-	case 1:
-		return "pretrain", nil
-	case 2:
-		return "regal-train", nil
-	}
-	return r[1], nil
+	return name, nil
 }
 
 // dirArgs are the flags that give the command its shared folder: --dir
 // for a report, --rounds for training in rounds.
 func (o *ClusterOptions) dirArgs() []string {
-	if o.roundsCmd() > 0 {
+	if o.RoundsWords() > 0 {
 		return []string{"--rounds", o.Dir}
 	}
 	return []string{"--dir", o.Dir}
@@ -147,7 +131,7 @@ func (o *ClusterOptions) dirArgs() []string {
 // listArgs are the command that lists the cells: training's needs its
 // folder.
 func (o *ClusterOptions) listArgs() []string {
-	if o.roundsCmd() > 0 {
+	if o.RoundsWords() > 0 {
 		return append(slices.Clone(o.Report), o.dirArgs()...)
 	}
 	return o.Report
@@ -158,7 +142,7 @@ func (o *ClusterOptions) listArgs() []string {
 // all), which runs any step left and writes the model.
 func (o *ClusterOptions) followArgs() []string {
 	more := "--no-run"
-	if o.roundsCmd() > 0 {
+	if o.RoundsWords() > 0 {
 		more = "--cell=all"
 	}
 	return append(append(slices.Clone(o.Report), o.dirArgs()...), more, "-q")
@@ -203,11 +187,23 @@ func cellTime(o *ClusterOptions, cells []grid.Listed) (time.Duration, error) {
 	for _, c := range cells {
 		d, err := time.ParseDuration(strings.TrimSuffix(c.Budget, "-cpu"))
 		if err != nil {
-			return 0, fail.Usagef("give --time (each task's time limit): cell %d's budget %q is not a time", c.Index, c.Budget)
+			return 0, &NoTimeError{Cell: c.Index, Budget: c.Budget}
 		}
 		most = max(most, d)
 	}
 	return (2*most + 10*time.Minute).Round(time.Minute), nil
+}
+
+// NoTimeError is the error of a cluster job given no Time whose cells'
+// budgets are not times (evaluation counts): it cannot tell each task's
+// time limit.
+type NoTimeError struct {
+	Cell   int
+	Budget string
+}
+
+func (e *NoTimeError) Error() string {
+	return fmt.Sprintf("cell %d's budget %q is not a time", e.Cell, e.Budget)
 }
 
 // placerPath is the placer binary: o.Placer made absolute, or this
@@ -276,7 +272,7 @@ func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) 
 	var tb strings.Builder
 	fmt.Fprintf(&tb, "#!/bin/sh\n# Written by placer cluster slurm: the table of the cells kept in\n#   %s\n# (after cells.sbatch: submit.sh makes it wait for the array).\n", o.Dir)
 	tableTime := "30:00"
-	if o.roundsCmd() > 0 {
+	if o.RoundsWords() > 0 {
 		tableTime = slurmTime(limit) // it may run steps that no task ran
 	}
 	fmt.Fprintf(&tb, "#SBATCH --job-name=%s-table\n#SBATCH --ntasks=1\n#SBATCH --cpus-per-task=%d\n#SBATCH --time=%s\n#SBATCH --output=%s\n", job, cpus, tableTime, filepath.Join(out, "table.txt"))
@@ -395,6 +391,18 @@ type (
 // k8sName is a DNS-1123 label: lower-case letters, digits and '-'.
 var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 
+// K8sJobName is the Kubernetes Job's name, o.Name or placer-REPORT, and
+// whether it is a valid one: lower-case letters, digits and '-', at most
+// 52 characters.
+func (o *ClusterOptions) K8sJobName() (string, bool) {
+	job := o.Name
+	if job == "" {
+		name, _ := o.clusterReport()
+		job = "placer-" + name
+	}
+	return job, k8sName.MatchString(job) && len(job) <= 52
+}
+
 // ClusterK8s writes a Kubernetes Indexed Job running the report's cells,
 // one pod per cell index (job.json), and a Job printing the table from
 // the same volume once they are done (table-job.json). Dir is where the
@@ -406,21 +414,15 @@ func ClusterK8s(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if o.Image == "" {
-		return res, fail.Usagef("give --image: the image the pods run (docker build -t IMAGE . with the repository's Dockerfile)")
-	}
-	if o.Claim == "" {
-		return res, fail.Usagef("give --claim: the PersistentVolumeClaim (ReadWriteMany) mounted at --dir in every pod")
+	if o.Image == "" || o.Claim == "" {
+		return res, errors.New("cluster k8s: give the image and the volume claim")
 	}
 	if !filepath.IsAbs(o.Dir) {
-		return res, fail.Usagef("--dir %q: want the absolute path where the volume is mounted in each pod, e.g. /cells", o.Dir)
+		return res, fmt.Errorf("cluster k8s: %q: the volume's mount point must be absolute", o.Dir)
 	}
-	job := o.Name
-	if job == "" {
-		job = "placer-" + name
-	}
-	if !k8sName.MatchString(job) || len(job) > 52 {
-		return res, fail.Usagef("--name %q: want lower-case letters, digits and '-', at most 52 characters (a Kubernetes Job name)", job)
+	job, ok := o.K8sJobName()
+	if !ok {
+		return res, fmt.Errorf("cluster k8s: %q: not a Kubernetes Job name", job)
 	}
 	placer, err := placerPath(&o)
 	if err != nil {

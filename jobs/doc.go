@@ -9,11 +9,12 @@
 // definitions on one runner, jobs/grid: their cells, how one runs, and
 // how the finished cells become the report's rows.
 //
-// The CLI's side of each job is here too (files cli*.go): its raw flag
-// values parsed and checked into the options (ParseFlags, Check: usage
-// errors, exit 2), the names and defaults its flags and completions offer,
-// and the types its options need from lower packages, so that cmd/placer
-// imports jobs, jobs/inputs, report and internal packages only.
+// The CLI's side of each job (its flags, their parsing and the usage
+// errors that name them) is cmd/placer's: the options here take values,
+// and an error here says what is wrong with a value, not which flag gave
+// it. Where the CLI must tell one error from another (a cluster job's
+// cells without a time limit, a report's unknown graph) jobs returns a
+// typed or sentinel error (NoTimeError, ErrUnknownGraph, ErrNoDir).
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
 // nn/..., methods/..., jobs/..., report, internal/...

@@ -33,7 +33,7 @@ type EvalOptions struct {
 	Fusion   string // "none", "default" or a decision file; "" = the placement file's, else none
 	Sync     bool   // REGAL's synchronous transfers
 	// Host models each device's host thread dispatching its kernels
-	// (roofline.Options.Host; nil = none, the default). Check makes it
+	// (roofline.Options.Host; nil = none, the default). The CLI makes it
 	// from HostOn and Dispatch, the --host and --dispatch flags: every
 	// op at Dispatch when that is above 0, else the graph's profiled
 	// dispatch times (dispatch_s) where it has some and roofline's
@@ -43,9 +43,8 @@ type EvalOptions struct {
 	Dispatch time.Duration
 	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
 	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
-	// the hardware's; on, off, matmul, conv). Check parses it into tf32.
+	// the hardware's; on, off, matmul, conv; roofline.ParseTF32).
 	TF32 string
-	tf32 *roofline.TF32
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
 	Objective optimize.Objective
@@ -72,13 +71,17 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Strategy == "" {
 		st = inputs.PlacementStrategy(o.Placement)
 	}
+	tf32, err := roofline.ParseTF32(o.TF32)
+	if err != nil {
+		return report.Eval{}, err
+	}
 	if o.Cluster.GPUs == 0 {
 		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement) * st.R()
 	}
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: o.tf32}, o.Backend)
+	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
@@ -164,7 +167,7 @@ func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Sync {
 		e.Transfers = "sync"
 	}
-	e.Execution = execNote(g, &c.Hardware, o.tf32)
+	e.Execution = execNote(g, &c.Hardware, tf32)
 	if o.Measure {
 		if err := measure(ctx, &e, g, c, d, o.Repeats); err != nil {
 			return report.Eval{}, err

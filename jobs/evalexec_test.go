@@ -3,13 +3,12 @@ package jobs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/inputs"
 )
 
@@ -43,9 +42,7 @@ func mlpWith(t *testing.T, dtype string, exec map[string]any) string {
 
 func evalOf(t *testing.T, o EvalOptions) float64 {
 	t.Helper()
-	if err := o.Check(); err != nil {
-		t.Fatal(err)
-	}
+	o.Host = HostModel(o.HostOn, o.Dispatch)
 	e, err := Eval(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -73,10 +70,9 @@ func TestEvalTF32(t *testing.T) {
 	if forced := run(plain, "on"); forced != on {
 		t.Errorf("--tf32 on: %v, want %v", forced, on)
 	}
-	var usage fail.Usage
-	bad := EvalOptions{Graph: inputs.GraphSpec{Path: plain}, TF32: "maybe"}
-	if err := bad.Check(); !errors.As(err, &usage) {
-		t.Errorf("--tf32 maybe: %v, want a usage error", err)
+	bad := EvalOptions{Graph: inputs.GraphSpec{Path: plain}, Placement: "single", TF32: "maybe"}
+	if _, err := Eval(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `tf32 "maybe"`) {
+		t.Errorf("tf32 maybe: %v, want an error naming it", err)
 	}
 }
 
@@ -88,9 +84,7 @@ func TestEvalTF32(t *testing.T) {
 func TestEvalExecutionHost(t *testing.T) {
 	o := func(path, fusion string) EvalOptions {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: time.Millisecond, Fusion: fusion}
-		if err := o.Check(); err != nil {
-			t.Fatal(err)
-		}
+		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}
 	eager := evalOf(t, o(mlpWith(t, "f16", nil), ""))
@@ -121,9 +115,7 @@ func TestEvalExecutionHost(t *testing.T) {
 func TestEvalExecutionNote(t *testing.T) {
 	note := func(path, flag string) string {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag}
-		if err := o.Check(); err != nil {
-			t.Fatal(err)
-		}
+		o.Host = HostModel(o.HostOn, o.Dispatch)
 		e, err := Eval(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)

@@ -3,13 +3,11 @@ package jobs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/inputs"
 )
 
@@ -20,9 +18,7 @@ import (
 func TestEvalHost(t *testing.T) {
 	opts := func(host bool, d time.Duration) EvalOptions {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: "single", HostOn: host, Dispatch: d}
-		if err := o.Check(); err != nil {
-			t.Fatal(err)
-		}
+		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}
 	off, err := Eval(context.Background(), opts(false, 0))
@@ -49,11 +45,6 @@ func TestEvalHost(t *testing.T) {
 	}
 	if def.StepTime < off.StepTime || def.StepTime >= on.StepTime {
 		t.Errorf("default dispatch: step %v, want between %v and %v", def.StepTime, off.StepTime, on.StepTime)
-	}
-	bad := EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Dispatch: -time.Microsecond}
-	var usage fail.Usage
-	if err := bad.Check(); !errors.As(err, &usage) {
-		t.Errorf("--dispatch -1us: %v, want a usage error", err)
 	}
 }
 
@@ -83,9 +74,7 @@ func TestEvalHostProfiled(t *testing.T) {
 	}
 	eval := func(d time.Duration) float64 {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: d}
-		if err := o.Check(); err != nil {
-			t.Fatal(err)
-		}
+		o.Host = HostModel(o.HostOn, o.Dispatch)
 		e, err := Eval(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)

@@ -9,12 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/pipeline"
@@ -83,23 +82,30 @@ type parallelCellFile struct {
 	Cell     report.ParallelCell `json:"cell"`
 }
 
+// ErrUnknownGraph is Check's error for a graph that is neither a
+// workload, a file nor a zoo model; ErrNoDir for NoRun without a Dir.
+var (
+	ErrUnknownGraph = errors.New("unknown graph")
+	ErrNoDir        = errors.New("nothing to report: NoRun reads the cells kept in Dir, and Dir is empty")
+)
+
 // Check resolves o's defaults and checks every input before anything
-// runs: a usage error names the first bad one.
+// runs: the error names the first bad one.
 func (o *ParallelOptions) Check() error {
 	if o.Evals < 0 {
-		return fail.Usagef("--evals %d: want at least 1", o.Evals)
+		return fmt.Errorf("evaluations %d: want at least 1", o.Evals)
 	}
 	if o.CPU < 0 {
-		return fail.Usagef("--cpu %v: want a positive duration", o.CPU)
+		return fmt.Errorf("CPU time %v: want a positive duration", o.CPU)
 	}
 	if o.CPU == 0 {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
 	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
 	if err := checkSearchMethod(o.Method); err != nil {
-		return fail.Usagef("%v", err)
+		return err
 	}
-	o.Hardware = cmp.Or(o.Hardware, DefaultHardware)
+	o.Hardware = cmp.Or(o.Hardware, roofline.DefaultHardware)
 	if len(o.GPUs) == 0 {
 		o.GPUs = ParallelGPUs
 	}
@@ -108,7 +114,7 @@ func (o *ParallelOptions) Check() error {
 	}
 	for _, n := range o.GPUs {
 		if n < 2 || n > inputs.MaxGPUs {
-			return fail.Usagef("--gpus-list: %d GPUs: want 2 to %d", n, inputs.MaxGPUs)
+			return fmt.Errorf("%d GPUs: want 2 to %d", n, inputs.MaxGPUs)
 		}
 	}
 	for _, t := range o.Topologies {
@@ -117,7 +123,7 @@ func (o *ParallelOptions) Check() error {
 		}
 	}
 	if o.NoRun && o.Dir == "" {
-		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+		return ErrNoDir
 	}
 	if len(o.Graphs) == 0 {
 		for _, m := range ParallelZoo {
@@ -137,7 +143,7 @@ func (o *ParallelOptions) Check() error {
 			o.Graphs[i] = p
 			continue
 		}
-		return fail.Usagef("--graphs: unknown graph %q: not a workload (placer workloads list), a graph file nor %s/%s.json (make zoo)", g, ParallelZooDir, g)
+		return fmt.Errorf("%w %q: not a workload (placer workloads list), a graph file nor %s/%s.json (make zoo)", ErrUnknownGraph, g, ParallelZooDir, g)
 	}
 	return nil
 }
@@ -328,41 +334,4 @@ func usedDevices(d decision.Decision) int {
 		seen[dev] = true
 	}
 	return len(seen)
-}
-
-// ParallelFlags are the parallel report's flags besides ParallelOptions'
-// own.
-type ParallelFlags struct {
-	Graphs, GPUs, Topologies string // comma-separated lists
-	Plot                     string // --plot FILE, checked here, drawn by the CLI
-	Cells                    CellFlags
-}
-
-// ParseFlags fills o's lists from f and checks every input.
-func (o *ParallelOptions) ParseFlags(f ParallelFlags) error {
-	o.Graphs = splitList(f.Graphs)
-	for _, s := range splitList(f.GPUs) {
-		var n int
-		if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
-			return fail.Usagef("--gpus-list %q: want GPU counts, comma-separated, e.g. 2,4,8", f.GPUs)
-		}
-		o.GPUs = append(o.GPUs, n)
-	}
-	for _, t := range splitList(f.Topologies) {
-		o.Topologies = append(o.Topologies, strings.ToLower(strings.TrimSpace(t)))
-	}
-	if f.Plot != "" {
-		if err := report.CheckPlotPath(f.Plot); err != nil {
-			return fail.Usagef("--plot: %v", err)
-		}
-	}
-	if slices.Contains(o.Topologies, "") {
-		return fail.Usagef("--topologies %q: an empty name", f.Topologies)
-	}
-	if err := o.Check(); err != nil {
-		return err
-	}
-	var err error
-	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
-	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 )
 
@@ -108,10 +109,7 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 		if tc.host {
 			d = 40 * time.Microsecond
 		}
-		bo := BaselinesOptions{Graph: gs, Cluster: cs, Methods: []string{"single", "ddp", "zero2"}, Dispatch: d}
-		if err := bo.ParseFlags(BaselinesFlags{}); err != nil {
-			t.Fatal(err)
-		}
+		bo := BaselinesOptions{Graph: gs, Cluster: cs, Methods: []string{"single", "ddp", "zero2"}, Dispatch: d, Host: HostModel(false, d)}
 		b, err := Baselines(context.Background(), bo)
 		if err != nil {
 			t.Fatal(err)
@@ -125,10 +123,7 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 				t.Errorf("host %v: %s step %v (%s), want %v", tc.host, r.Method, r.StepTime, r.Error, want)
 			}
 		}
-		so := SearchOptions{Graph: gs, Cluster: cs, Evals: 200, Seed: 1, HostOn: tc.host, Dispatch: d}
-		if err := so.ParseFlags(SearchFlags{Train: TrainFlags{PPO: DefaultPPOFlags()}}); err != nil {
-			t.Fatal(err)
-		}
+		so := SearchOptions{Graph: gs, Cluster: cs, Evals: 200, Seed: 1, HostOn: tc.host, Dispatch: d, Host: HostModel(tc.host, d), PPO: gdp.DefaultPPO}
 		rep, err := Search(context.Background(), so)
 		if err != nil {
 			t.Fatal(err)

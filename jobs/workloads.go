@@ -76,3 +76,28 @@ func WorkloadExport(name, path string, w io.Writer) (*graph.Graph, error) {
 func WorkloadSynth(dir, family string, count int, seed uint64) error {
 	return workloads.WriteSynthetic(dir, family, count, seed)
 }
+
+// DefaultSynthNodes is SynthOptions.Nodes' default: REGAL's range of
+// 50-200 nodes per graph.
+var DefaultSynthNodes = workloads.SynthNodes.String()
+
+// SynthOptions are `placer workloads synth`'s options.
+type SynthOptions struct {
+	Dir    string // the folder to write (train/valid/test under it)
+	Family string // er, ba, ws, sbm or all
+	Count  int
+	Seed   uint64
+	Nodes  string // MIN-MAX nodes per graph (DefaultSynthNodes for REGAL's)
+}
+
+// Synth writes o.Count REGAL synthetic graphs of o.Family to o.Dir.
+func Synth(o SynthOptions) error {
+	nr, err := workloads.ParseNodeRange(o.Nodes)
+	if err != nil {
+		return err
+	}
+	if nr == workloads.SynthNodes {
+		return WorkloadSynth(o.Dir, o.Family, o.Count, o.Seed)
+	}
+	return workloads.WriteSyntheticNodes(o.Dir, o.Family, o.Count, o.Seed, nr)
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -16,7 +17,7 @@ type baselinesOptions struct {
 	JSON  bool
 	quiet bool
 	out   string
-	flags jobs.BaselinesFlags
+	flags baselinesFlags
 }
 
 func init() { register(newBaselinesCmd) }
@@ -36,13 +37,13 @@ evaluations. Search methods stop at --budget evaluations, --time (wall) or
 --cpu, whichever is named and spent first (none named: 5,000 evaluations each,
 REGAL's). docs/methods.md describes each method and how to choose.
 
-Methods: ` + strings.Join(jobs.MethodNames(), ", "),
+Methods: ` + strings.Join(methods.Methods(), ", "),
 		Example: `  placer baselines --graph examples/mlp.json --gpus 2
   placer baselines --workload gnmt8 --gpus 8 --budget 1000 --methods metis,m-etf,brkga
   placer baselines --graph g.json --gpus 4 --tasks fusion --methods tf-default,sa --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseBaselinesFlags(&o.BaselinesOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
@@ -65,8 +69,14 @@ whose task was cancelled or killed is taken over (docs/cluster.md).`,
 			if err := clusterArgs(cmd, args, &o); err != nil {
 				return err
 			}
+			if err := checkCluster(&o); err != nil {
+				return err
+			}
 			o.Progress = s.Err
 			res, err := jobs.ClusterSlurm(cmd.Context(), o)
+			if te := (*jobs.NoTimeError)(nil); errors.As(err, &te) {
+				return fail.Usagef("give --time (each task's time limit): %v", te)
+			}
 			return emit(s, asJSON, res, func() error { return writeCluster(s, res) }, err)
 		},
 	}
@@ -100,6 +110,9 @@ they are done. The manifests are JSON (kubectl apply -f takes them).`,
 			if err := clusterArgs(cmd, args, &o); err != nil {
 				return err
 			}
+			if err := checkClusterK8s(&o); err != nil {
+				return err
+			}
 			o.Progress = s.Err
 			res, err := jobs.ClusterK8s(cmd.Context(), o)
 			return emit(s, asJSON, res, func() error { return writeCluster(s, res) }, err)
@@ -124,4 +137,60 @@ func writeCluster(s *streams, res jobs.ClusterResult) error {
 	}
 	_, err := s.Out.Write([]byte(res.Submit + "\n"))
 	return err
+}
+
+// checkCluster checks the report command after -- and the flags of both
+// cluster commands.
+func checkCluster(o *jobs.ClusterOptions) error {
+	r := o.Report
+	if n := o.RoundsWords(); n > 0 {
+		for _, a := range r[n:] {
+			name, _, _ := strings.Cut(a, "=")
+			switch name {
+			case "--rounds", "--cell", "--list-cells", "--json":
+				return fail.Usagef("%s: the cluster job sets --rounds (to --dir) and --cell itself, and prints the report", name)
+			}
+		}
+		if !slices.Contains(r, "--workers") && !slices.ContainsFunc(r, func(a string) bool { return strings.HasPrefix(a, "--workers=") }) {
+			return fail.Usagef("%s as cells runs in synchronous rounds: give --workers K --steps N in its command", strings.Join(r[:n], " "))
+		}
+	} else {
+		if len(r) < 2 || r[0] != "report" || !slices.Contains(jobs.ClusterReports, r[1]) {
+			return fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ..., or -- regal train --workers K ...", strings.Join(jobs.ClusterReports, ", "))
+		}
+		for _, a := range r[2:] {
+			name, _, _ := strings.Cut(a, "=")
+			switch name {
+			case "--dir", "--cell", "--worker", "--list-cells", "--no-run", "--json", "--plot":
+				return fail.Usagef("%s: the cluster job sets --dir, --cell and --no-run itself, and prints the table (give %s to the cluster command, or leave it out)", name, name)
+			}
+		}
+	}
+	if o.Dir == "" {
+		return fail.Usagef("give --dir: the folder every task shares")
+	}
+	if o.Parallel < 0 || o.CPUs < 0 || o.Time < 0 {
+		return fail.Usagef("--parallel, --cpus-per-task and --time must not be negative")
+	}
+	return nil
+}
+
+// checkClusterK8s checks cluster k8s's flags.
+func checkClusterK8s(o *jobs.ClusterOptions) error {
+	if err := checkCluster(o); err != nil {
+		return err
+	}
+	if o.Image == "" {
+		return fail.Usagef("give --image: the image the pods run (docker build -t IMAGE . with the repository's Dockerfile)")
+	}
+	if o.Claim == "" {
+		return fail.Usagef("give --claim: the PersistentVolumeClaim (ReadWriteMany) mounted at --dir in every pod")
+	}
+	if !filepath.IsAbs(o.Dir) {
+		return fail.Usagef("--dir %q: want the absolute path where the volume is mounted in each pod, e.g. /cells", o.Dir)
+	}
+	if job, ok := o.K8sJobName(); !ok {
+		return fail.Usagef("--name %q: want lower-case letters, digits and '-', at most 52 characters (a Kubernetes Job name)", job)
+	}
+	return nil
 }

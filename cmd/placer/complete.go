@@ -3,7 +3,9 @@ package main
 import (
 	"strings"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/methods"
+	"github.com/placer/placer/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -25,7 +27,7 @@ func addCompletions(c *cobra.Command) {
 		}
 	}
 	presetsOrFile := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return withPrefix(jobs.HardwarePresets(), typed), cobra.ShellCompDirectiveDefault // presets, then files
+		return withPrefix(roofline.Presets(), typed), cobra.ShellCompDirectiveDefault // presets, then files
 	}
 	methodList := func(_ *cobra.Command, _ []string, typed string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		// Complete the last element of a comma-separated list.
@@ -34,16 +36,16 @@ func addCompletions(c *cobra.Command) {
 			prefix = typed[:i+1]
 		}
 		var out []string
-		for _, m := range jobs.MethodNames() {
+		for _, m := range methods.Methods() {
 			out = append(out, prefix+m)
 		}
 		return withPrefix(out, typed), cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	}
 	byFlag := map[string]cobra.CompletionFunc{
-		"workload":  fixed(jobs.WorkloadNames()...),
+		"workload":  fixed(workloads.Names()...),
 		"hardware":  presetsOrFile,
-		"base":      fixed(jobs.HardwarePresets()...),
-		"topology":  fixed(jobs.Topologies()...),
+		"base":      fixed(roofline.Presets()...),
+		"topology":  fixed(roofline.Topologies...),
 		"methods":   methodList,
 		"graph":     files("json", "pb", "pbtxt"),
 		"graphs":    files(),
@@ -64,7 +66,7 @@ func addCompletions(c *cobra.Command) {
 			}
 		}
 		if cmd.Name() == "export" && cmd.Parent() != nil && cmd.Parent().Name() == "workloads" {
-			cmd.ValidArgsFunction = fixed(jobs.WorkloadNames()...)
+			cmd.ValidArgsFunction = fixed(workloads.Names()...)
 		}
 		for _, sub := range cmd.Commands() {
 			walk(sub)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 )
 
 // TestPretrainSurvivesSIGKILL kills pretraining with SIGKILL at random
@@ -37,7 +37,7 @@ func TestPretrainSurvivesSIGKILL(t *testing.T) {
 	args := func(steps int) []string {
 		a := []string{"pretrain", "--graphs", "g", "--gpus", "2", "--policy", "small", "--samples", "4", "--warmup", "2",
 			"--checkpoint-every", "1", "--steps", fmt.Sprint(steps), "--out", model, "-q", "--seed", "3"}
-		if _, err := os.Stat(jobs.PretrainStateFile(model)); err == nil {
+		if _, err := os.Stat(gdp.CheckpointState(model)); err == nil {
 			a = append(a, "--resume", model)
 		}
 		return a
@@ -64,10 +64,10 @@ func TestPretrainSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("run %d ended before the kill: %v %s", i, err, errb.String())
 		}
 		kills++
-		if _, err := os.Stat(jobs.PretrainStateFile(model)); err != nil {
+		if _, err := os.Stat(gdp.CheckpointState(model)); err != nil {
 			continue // killed before the first checkpoint
 		}
-		step, err := jobs.PretrainCheckpointStep(model)
+		step, err := pretrainCheckpointStep(model)
 		if err != nil {
 			t.Fatalf("kill %d: checkpoint does not load: %v", i, err)
 		}

@@ -2,8 +2,17 @@
 // of an ML training graph run on a cluster of GPUs. See README.md.
 //
 // One file per command: an options struct, its flags bound with cobra,
-// and one call into jobs; the table or JSON printed with report. Exit
-// codes are decided in one place (internal/fail).
+// and one call into jobs; the table or JSON printed with report. The
+// commands' raw flag values are parsed and checked into the jobs' options
+// here (parse.go, parsechecks.go, cellflags.go, trainflags.go,
+// regalflags.go and beside each command): a mistake in how a command was
+// called is a usage error naming the flag (fail.Usage, exit 2); jobs
+// names no flags. The names and defaults the flags and completions offer
+// come from the packages that define them (roofline's presets and
+// topologies, the methods registry, the workloads, optimize's
+// objectives). Exit codes are decided in one place (internal/fail).
 //
-// May import: jobs/..., report, internal/...
+// May import: jobs/..., report, internal/..., decision, graph,
+// evaluate/hw, evaluate/roofline, methods/..., nn/ppo, optimize,
+// workloads
 package main

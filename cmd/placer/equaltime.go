@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"strings"
 
 	"github.com/placer/placer/jobs"
@@ -11,7 +11,7 @@ import (
 
 type equalTimeOptions struct {
 	jobs.EqualTimeOptions
-	flags       jobs.EqualTimeFlags
+	flags       equalTimeFlags
 	JSON, quiet bool
 }
 
@@ -57,23 +57,15 @@ it (Ctrl-C keeps what finished).`,
   placer report equal-time --cpu --budgets 5m --dir merged --no-run`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.flags.SeedGiven = cmd.Flags().Changed("seed")
-			if err := o.ParseFlags(o.flags); err != nil {
-				return err
-			}
-			if !o.quiet {
-				o.Progress = s.Err
-			}
-			rep, err := jobs.EqualTime(cmd.Context(), o.EqualTimeOptions)
-			if o.Work.Listing() {
-				return err
-			}
-			if err == nil && o.flags.Plot != "" {
-				if err = report.WriteEqualTimePlot(o.flags.Plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
-				}
-			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteEqualTime(s.Out, rep) }, err)
+			return runPlottedReport(cmd, s, plottedReport[report.EqualTime]{
+				parse: func() error {
+					o.flags.SeedGiven = cmd.Flags().Changed("seed")
+					return parseEqualTimeFlags(&o.EqualTimeOptions, o.flags)
+				},
+				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
+				run:  func(ctx context.Context) (report.EqualTime, error) { return jobs.EqualTime(ctx, o.EqualTimeOptions) },
+				plot: o.flags.Plot, writePlot: report.WriteEqualTimePlot, write: report.WriteEqualTime,
+			})
 		},
 	}
 	f := cmd.Flags()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/inputs"
@@ -61,7 +62,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 				}
 				return emit(s, o.JSON, e, func() error { return report.WriteScalePlan(s.Out, e) }, err, true)
 			}
-			if err := o.Check(); err != nil {
+			if err := checkEval(&o.EvalOptions); err != nil {
 				return err
 			}
 			e, err := jobs.Eval(cmd.Context(), o.EvalOptions)
@@ -133,7 +134,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
 	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
-	f.StringVar(&c.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
-	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(jobs.Topologies(), ", ")))
+	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
+	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(roofline.Topologies, ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")
 }

@@ -42,7 +42,7 @@ a module map to an nn.Module.`,
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on --to megatron -o gpt.megatron.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
+			if err := checkExport(o); err != nil {
 				return err
 			}
 			out, err := jobs.Export(*o)

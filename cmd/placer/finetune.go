@@ -26,7 +26,7 @@ default-model' trains it). The model must decide the tasks asked for.`,
   placer finetune --graph g.json --gpus 2 --time 60s --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFinetuneFlags(jobs.FinetuneFlags{PPO: o.ppo, StepsGiven: cmd.Flags().Changed("steps")}); err != nil {
+			if err := parseFinetuneFlags(&o.TransferOptions, finetuneFlags{PPO: o.ppo, StepsGiven: cmd.Flags().Changed("steps")}); err != nil {
 				return err
 			}
 			bar := &lazyBar{w: s.Err, what: "finetune"}

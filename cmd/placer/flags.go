@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/optimize"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -169,16 +169,16 @@ func addOut(cmd *cobra.Command, p *string, usage string) {
 }
 
 // objectiveFlag is --objective's pflag.Value.
-type objectiveFlag struct{ p *jobs.Objective }
+type objectiveFlag struct{ p *optimize.Objective }
 
 func (f objectiveFlag) String() string {
 	if f.p == nil {
-		return jobs.DefaultObjective.String()
+		return optimize.StepTime.String()
 	}
 	return f.p.String()
 }
 func (f objectiveFlag) Set(s string) error {
-	o, err := jobs.ParseObjective(s)
+	o, err := optimize.ParseObjective(s)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (f objectiveFlag) Set(s string) error {
 func (objectiveFlag) Type() string { return "objective" }
 
 // addObjectiveFlag binds --objective: what the methods minimise.
-func addObjectiveFlag(cmd *cobra.Command, p *jobs.Objective) {
+func addObjectiveFlag(cmd *cobra.Command, p *optimize.Objective) {
 	cmd.Flags().Var(objectiveFlag{p}, "objective", "what the methods minimise: step-time (under each GPU's memory; an out-of-memory decision is invalid) or peak-memory (the largest per-GPU peak, REGAL's task; over capacity is not invalid)")
 }
 

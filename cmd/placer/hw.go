@@ -1,9 +1,14 @@
 package main
 
 import (
-	"github.com/spf13/cobra"
+	"context"
+	"errors"
+	"io"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/internal/fail"
+	"github.com/spf13/cobra"
 )
 
 func init() {
@@ -12,7 +17,7 @@ func init() {
 }
 
 func newHWCmd(s *streams) *cobra.Command {
-	o := jobs.HWInfoOptions{}
+	o := hw.InfoOptions{}
 	cmd := &cobra.Command{
 		Use:   "hw",
 		Short: "Show this machine's NVIDIA GPUs and how they are linked (NVML)",
@@ -28,7 +33,7 @@ See docs/hardware.md.`,
   bin/placer-cuda hw bench --profile h100.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return jobs.HWInfo(s.Out, s.Err, o)
+			return hw.Info(s.Out, s.Err, o)
 		},
 	}
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the inventory as one JSON object")
@@ -37,7 +42,7 @@ See docs/hardware.md.`,
 }
 
 func newHWBenchCmd(s *streams) *cobra.Command {
-	o := jobs.HWBenchOptions{}
+	o := hw.BenchOptions{}
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -52,7 +57,10 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
   bin/placer-cuda hw bench --profile measured.json --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return jobs.HWBench(cmd.Context(), s.Out, progressTo(s, quiet), o)
+			if err := checkGPUOrdinal(o.GPU); err != nil {
+				return err
+			}
+			return hw.Bench(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()
@@ -62,12 +70,12 @@ accepts. Needs the binary built with 'make cuda' (bin/placer-cuda).`,
 	f.StringVar(&o.Profile, "profile", "", "write the measured hardware profile to `FILE` ('-' = stdout)")
 	f.StringVarP(&o.Profile, "out", "o", "", "the same as --profile")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress on stderr")
-	f.StringVar(&o.Base, "base", "", "preset the profile starts from (default: the GPU's own, else "+jobs.DefaultHardware+")")
+	f.StringVar(&o.Base, "base", "", "preset the profile starts from (default: the GPU's own, else "+roofline.DefaultHardware+")")
 	return cmd
 }
 
 func newCalibrateCmd(s *streams) *cobra.Command {
-	o := jobs.HWCalibrateOptions{}
+	o := hw.CalibrateOptions{}
 	var quiet bool
 	cmd := &cobra.Command{
 		Use:   "calibrate",
@@ -87,7 +95,7 @@ graph from 'torchexport --profile'), in any build: no GPU is needed here.`,
   placer calibrate --from-profile resnet50.json --hardware h100 --out h100-fitted.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return jobs.HWCalibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
+			return calibrate(cmd.Context(), s.Out, progressTo(s, quiet), o)
 		},
 	}
 	f := cmd.Flags()
@@ -99,4 +107,33 @@ graph from 'torchexport --profile'), in any build: no GPU is needed here.`,
 	f.StringVar(&o.FromProfile, "from-profile", "", "fit to the measured op times of this profiled graph `FILE` (torchexport --profile) instead of measuring kernels: any build, no GPU needed (default --hardware: the preset of the GPU its meta file names)")
 	f.BoolVarP(&quiet, "quiet", "q", false, "no progress (nor the fit table) on stderr")
 	return cmd
+}
+
+// calibrate fits a hardware profile's per-class efficiencies to one GPU
+// (CUDA builds), or to a profiled graph's measured op times
+// (o.FromProfile, any build), writing the profile to out (or o.Out) and
+// progress to progress.
+func calibrate(ctx context.Context, out, progress io.Writer, o hw.CalibrateOptions) error {
+	if o.FromProfile != "" {
+		if o.Quick {
+			return fail.Usagef("--quick measures kernels: it does not go with --from-profile")
+		}
+		err := hw.CalibrateFromProfile(out, progress, o)
+		if errors.Is(err, hw.ErrNoHardware) {
+			return fail.Usagef("%v", err)
+		}
+		return err
+	}
+	if err := checkGPUOrdinal(o.GPU); err != nil {
+		return err
+	}
+	return hw.Calibrate(ctx, out, progress, o)
+}
+
+// checkGPUOrdinal checks a --gpu value.
+func checkGPUOrdinal(gpu int) error {
+	if gpu < 0 {
+		return fail.Usagef("--gpu %d: must be a GPU ordinal (0, 1, ...)", gpu)
+	}
+	return nil
 }

@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type transferOptions struct {
 	jobs.TransferOptions
-	ppo   jobs.PPOFlags // finetune's
+	ppo   ppoFlags // finetune's
 	JSON  bool
 	quiet bool
 }
@@ -43,7 +44,7 @@ default-model' trains it).`,
   placer infer --model m.policy --graph g.json --gpus 2 --samples 64 --out g-zero-shot.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.CheckInfer(); err != nil {
+			if err := checkInfer(&o.TransferOptions); err != nil {
 				return err
 			}
 			o.progress(s, nil)
@@ -71,7 +72,7 @@ func (o *transferOptions) progress(s *streams, bar **lazyBar) {
 	if bar == nil || *bar == nil {
 		return
 	}
-	o.OnStep = func(pt jobs.LearnPoint, ref float64, steps int) { (*bar).step(steps, pt.Step, searchStep(pt, ref)) }
+	o.OnStep = func(pt gdp.Point, ref float64, steps int) { (*bar).step(steps, pt.Step, searchStep(pt, ref)) }
 }
 
 // write prints the report (table or JSON) and passes on a run's error;

@@ -11,7 +11,7 @@ import (
 
 type learnedOptions struct {
 	jobs.LearnedOptions
-	flags       jobs.LearnedFlags
+	flags       learnedFlags
 	plotDir     string
 	JSON, quiet bool
 }
@@ -61,7 +61,7 @@ table, the claims and the plots.`,
   placer report learned --budgets 5m,15m,30m --cpu --dir out/learned --no-run --plot-dir out/learned/plots`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseLearnedFlags(&o.LearnedOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 )
 
@@ -75,7 +75,7 @@ func keptResult(what, out string, have bool) string {
 // searchStep describes a search step for a progress bar: the best step
 // time so far against the reference, the rollout's mean reward and the
 // evaluation rate.
-func searchStep(pt jobs.LearnPoint, ref float64) string {
+func searchStep(pt gdp.Point, ref float64) string {
 	best := "best -"
 	if pt.BestStep > 0 {
 		// ref is in the objective's units, as pt.Best (pt.BestStep for
@@ -94,7 +94,7 @@ func searchStep(pt jobs.LearnPoint, ref float64) string {
 }
 
 // pretrainStep describes a pre-training step for a progress bar.
-func pretrainStep(pt jobs.PretrainPoint) string {
+func pretrainStep(pt gdp.PretrainPoint) string {
 	switch pt.Phase {
 	case "ppo":
 		return fmt.Sprintf("%s reward %.3f (best %.3f, %.0f%% valid)", pt.Graph, pt.MeanReward, pt.BestReward, 100*pt.Valid)

@@ -1,17 +1,24 @@
 package main
 
 import (
+	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type parallelOptions struct {
 	jobs.ParallelOptions
-	flags       jobs.ParallelFlags
+	flags       parallelFlags
 	JSON, quiet bool
 }
 
@@ -48,29 +55,19 @@ or several processes kept there.`,
   placer report parallel --graphs wavenet2x18 --gpus-list 2,4 --topologies pcie --evals 200`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
-				return err
-			}
-			if !o.quiet {
-				o.Progress = s.Err
-			}
-			rep, err := jobs.Parallel(cmd.Context(), o.ParallelOptions)
-			if o.Work.Listing() {
-				return err
-			}
-			if err == nil && o.flags.Plot != "" {
-				if err = report.WriteParallelPlot(o.flags.Plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
-				}
-			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteParallel(s.Out, rep) }, err)
+			return runPlottedReport(cmd, s, plottedReport[report.Parallel]{
+				parse:    func() error { return parseParallelFlags(&o.ParallelOptions, o.flags) },
+				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
+				run:  func(ctx context.Context) (report.Parallel, error) { return jobs.Parallel(ctx, o.ParallelOptions) },
+				plot: o.flags.Plot, writePlot: report.WriteParallelPlot, write: report.WriteParallel,
+			})
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+jobs.ParallelZooDir+"/{"+strings.Join(jobs.ParallelZoo, ",")+"}.json)")
 	f.StringVar(&o.flags.GPUs, "gpus-list", "2,4,8", "`LIST` of GPU counts, comma-separated (2 to 64)")
-	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(jobs.Topologies(), ", "))
-	f.StringVar(&o.Hardware, "hardware", jobs.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(jobs.HardwarePresets(), ", ")))
+	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(roofline.Topologies, ", "))
+	f.StringVar(&o.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
 	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("placer's search budget per cell, in evaluations (default %d; none with --cpu alone)", jobs.DefaultParallelEvaluations))
 	f.DurationVar(&o.CPU, "cpu", 0, "placer's search budget per cell, in CPU time of its process (e.g. 60s); with --evals, whichever is spent first")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
@@ -81,4 +78,62 @@ or several processes kept there.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	addCellFlags(cmd, &o.flags.Cells, s)
 	return cmd
+}
+
+// parallelFlags are the parallel report's flags besides
+// jobs.ParallelOptions' own.
+type parallelFlags struct {
+	Graphs, GPUs, Topologies string // comma-separated lists
+	Plot                     string // --plot FILE, checked here, drawn by the CLI
+	Cells                    cellFlags
+}
+
+// parseParallelFlags fills o's lists from f and checks every input (the
+// values jobs.ParallelOptions.Check checks, as usage errors naming their
+// flags, in its order).
+func parseParallelFlags(o *jobs.ParallelOptions, f parallelFlags) error {
+	o.Graphs = splitList(f.Graphs)
+	for _, s := range splitList(f.GPUs) {
+		var n int
+		if _, err := fmt.Sscanf(strings.TrimSpace(s), "%d", &n); err != nil || fmt.Sprint(n) != strings.TrimSpace(s) {
+			return fail.Usagef("--gpus-list %q: want GPU counts, comma-separated, e.g. 2,4,8", f.GPUs)
+		}
+		o.GPUs = append(o.GPUs, n)
+	}
+	for _, t := range splitList(f.Topologies) {
+		o.Topologies = append(o.Topologies, strings.ToLower(strings.TrimSpace(t)))
+	}
+	if f.Plot != "" {
+		if err := report.CheckPlotPath(f.Plot); err != nil {
+			return fail.Usagef("--plot: %v", err)
+		}
+	}
+	if slices.Contains(o.Topologies, "") {
+		return fail.Usagef("--topologies %q: an empty name", f.Topologies)
+	}
+	if o.Evals < 0 {
+		return fail.Usagef("--evals %d: want at least 1", o.Evals)
+	}
+	if o.CPU < 0 {
+		return fail.Usagef("--cpu %v: want a positive duration", o.CPU)
+	}
+	if err := checkSearchMethod(cmp.Or(o.Method, jobs.DefaultSearchMethod)); err != nil {
+		return fail.Usagef("%v", err)
+	}
+	for _, n := range o.GPUs {
+		if n < 2 || n > inputs.MaxGPUs {
+			return fail.Usagef("--gpus-list: %d GPUs: want 2 to %d", n, inputs.MaxGPUs)
+		}
+	}
+	switch err := o.Check(); {
+	case errors.Is(err, jobs.ErrNoDir):
+		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
+	case errors.Is(err, jobs.ErrUnknownGraph):
+		return fail.Usagef("--graphs: %v", err)
+	case err != nil:
+		return err
+	}
+	var err error
+	o.Work, err = f.Cells.work(&o.Dir, o.NoRun)
+	return err
 }

@@ -1,21 +1,20 @@
 package main
 
 import (
-	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
 
 // addTrainFlags binds t's flags to cmd: the network (--policy) and PPO's
 // knobs.
-func addTrainFlags(cmd *cobra.Command, t *jobs.TrainFlags) {
+func addTrainFlags(cmd *cobra.Command, t *trainFlags) {
 	cmd.Flags().StringVar(&t.Policy, "policy", "default", "network size: default, small, or a JSON `FILE` of policy.Config fields")
 	addPPOFlags(cmd, &t.PPO)
 }
 
 // addPPOFlags binds p's flags to cmd, defaulting to the settings learn
-// uses (jobs.DefaultPPOFlags).
-func addPPOFlags(cmd *cobra.Command, p *jobs.PPOFlags) {
-	d := jobs.DefaultPPOFlags()
+// uses (defaultPPOFlags).
+func addPPOFlags(cmd *cobra.Command, p *ppoFlags) {
+	d := defaultPPOFlags()
 	f := cmd.Flags()
 	f.Float64Var(&p.LearningRate, "lr", d.LearningRate, "PPO: Adam learning rate")
 	f.IntVar(&p.Epochs, "epochs", d.Epochs, "PPO: epochs over each rollout")

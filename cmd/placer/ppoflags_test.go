@@ -4,22 +4,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
 
-// TestPPOFlagsDefaults: the flags' defaults are jobs.DefaultPPOFlags, the
+// TestPPOFlagsDefaults: the flags' defaults are defaultPPOFlags, the
 // settings learn uses when none are given (jobs' TestDefaultPPOFlags), so
 // that a command run without them trains as before.
 func TestPPOFlagsDefaults(t *testing.T) {
-	var p jobs.PPOFlags
+	var p ppoFlags
 	cmd := &cobra.Command{Use: "x"}
 	addPPOFlags(cmd, &p)
 	if err := cmd.ParseFlags(nil); err != nil {
 		t.Fatal(err)
 	}
-	if want := jobs.DefaultPPOFlags(); p != want {
-		t.Fatalf("flag defaults %+v, want jobs.DefaultPPOFlags %+v", p, want)
+	if want := defaultPPOFlags(); p != want {
+		t.Fatalf("flag defaults %+v, want defaultPPOFlags %+v", p, want)
 	}
 }
 
@@ -27,10 +26,10 @@ func TestPPOFlagsParse(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		wantErr string
-		check   func(t *testing.T, p jobs.PPOFlags)
+		check   func(t *testing.T, p ppoFlags)
 	}{
 		{args: []string{"--lr", "1e-3", "--epochs", "5", "--minibatches", "4", "--clip", "0.1", "--entropy", "0.05", "--value-coef", "0.5", "--max-grad-norm", "0", "--target-kl", "0"},
-			check: func(t *testing.T, p jobs.PPOFlags) {
+			check: func(t *testing.T, p ppoFlags) {
 				s, _ := p.Settings()
 				if s.LearningRate != 1e-3 || s.Epochs != 5 || s.Minibatches != 4 || s.ClipEps != 0.1 || s.EntropyCoef != 0.05 || s.ValueCoef != 0.5 {
 					t.Errorf("settings %+v", s)
@@ -48,7 +47,7 @@ func TestPPOFlagsParse(t *testing.T) {
 		{args: []string{"--entropy", "-1"}, wantErr: "must not be negative"},
 		{args: []string{"--target-kl", "-1"}, wantErr: "must not be negative"},
 	} {
-		var p jobs.PPOFlags
+		var p ppoFlags
 		cmd := &cobra.Command{Use: "x"}
 		addPPOFlags(cmd, &p)
 		if err := cmd.ParseFlags(tc.args); err != nil {

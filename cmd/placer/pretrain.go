@@ -5,13 +5,14 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type pretrainOptions struct {
 	jobs.PretrainOptions
-	flags jobs.PretrainFlags
+	flags pretrainFlags
 	JSON  bool
 	quiet bool
 }
@@ -56,7 +57,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.LRGiven = cmd.Flags().Changed("lr")
 			o.flags.Out = s.Out
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parsePretrainFlags(&o.PretrainOptions, o.flags); err != nil {
 				return err
 			}
 			if o.ListCells != nil {
@@ -66,7 +67,7 @@ JOB_COMPLETION_INDEX); the cell that ends the last round writes --out.
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "pretrain"}
-				o.OnStep = func(pt jobs.PretrainPoint, steps int) { bar.step(steps, pt.Step, pretrainStep(pt)) }
+				o.OnStep = func(pt gdp.PretrainPoint, steps int) { bar.step(steps, pt.Step, pretrainStep(pt)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Pretrain(cmd.Context(), o.PretrainOptions)

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"strings"
 
 	"github.com/placer/placer/jobs"
@@ -11,7 +11,7 @@ import (
 
 type regalOptions struct {
 	jobs.RegalOptions
-	flags       jobs.RegalFlags
+	flags       regalFlags
 	JSON, quiet bool
 }
 
@@ -47,22 +47,12 @@ and a rerun with the same --dir and settings skips it.`,
   placer report regal --dir out/regal --plot out/regal/curve.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
-				return err
-			}
-			if !o.quiet {
-				o.Progress = s.Err
-			}
-			rep, err := jobs.Regal(cmd.Context(), o.RegalOptions)
-			if o.Work.Listing() {
-				return err
-			}
-			if err == nil && o.flags.Plot != "" {
-				if err = report.WriteRegalPlot(o.flags.Plot, rep); err == nil {
-					fmt.Fprintf(s.Err, "plot written to %s\n", o.flags.Plot)
-				}
-			}
-			return emit(s, o.JSON, rep, func() error { return report.WriteRegal(s.Out, rep) }, err)
+			return runPlottedReport(cmd, s, plottedReport[report.Regal]{
+				parse:    func() error { return parseRegalFlags(&o.RegalOptions, o.flags) },
+				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
+				run:  func(ctx context.Context) (report.Regal, error) { return jobs.Regal(ctx, o.RegalOptions) },
+				plot: o.flags.Plot, writePlot: report.WriteRegalPlot, write: report.WriteRegal,
+			})
 		},
 	}
 	f := cmd.Flags()

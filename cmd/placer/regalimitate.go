@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type regalImitateOptions struct {
 	jobs.RegalImitateJob
-	flags jobs.RegalImitateFlags
+	flags regalImitateFlags
 	JSON  bool
 	quiet bool
 }
@@ -38,13 +39,13 @@ it with REINFORCE.`,
       --objective peak-memory --seed 1 --out peak-memory.regal`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseRegalImitateFlags(&o.RegalImitateJob, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
 				o.Set.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "regal imitate"}
-				o.Imitation.OnEpoch = func(pt jobs.RegalImitationPoint) {
+				o.Imitation.OnEpoch = func(pt regal.ImitationPoint) {
 					bar.step(o.Imitation.Epochs, pt.Epoch, fmt.Sprintf("loss %.4f, agreement %.1f%%", pt.Loss, 100*pt.Agreement))
 				}
 				defer bar.finish()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -25,7 +26,7 @@ func newRegalCmd(s *streams) *cobra.Command {
 // bindRegalSet binds the training-set flags of regal train and regal
 // imitate to job and f: the graphs, the cluster they are placed on, the
 // tasks and the objective; objective says what the objective drives.
-func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *jobs.RegalSetFlags, objective string) {
+func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *regalSetFlags, objective string) {
 	fs := cmd.Flags()
 	fs.StringVar(&job.GraphsDir, "graphs", "", "train on every native JSON graph under `DIR` (e.g. placer workloads synth's train folder)")
 	fs.StringVar(&f.Workloads, "workloads", "", "also train on augmented copies of these built-in workloads, comma-separated")
@@ -39,7 +40,7 @@ func bindRegalSet(cmd *cobra.Command, job *jobs.RegalTrainJob, f *jobs.RegalSetF
 
 type regalTrainOptions struct {
 	jobs.RegalTrainJob
-	flags jobs.RegalTrainFlags
+	flags regalTrainFlags
 	JSON  bool
 	quiet bool
 }
@@ -79,7 +80,7 @@ cell that ends the last round writes --out.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.Stdout = s.Out
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseRegalTrainFlags(&o.RegalTrainJob, o.flags); err != nil {
 				return err
 			}
 			if o.ListCells != nil {
@@ -89,7 +90,7 @@ cell that ends the last round writes --out.`,
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "regal train"}
-				o.Train.OnStep = func(pt jobs.RegalPoint) {
+				o.Train.OnStep = func(pt regal.Point) {
 					bar.step(o.Train.Steps, pt.Step, fmt.Sprintf("reward %.4f (best %.4f), entropy %.3f", pt.MeanReward, pt.BestReward, pt.Entropy))
 				}
 				defer bar.finish()

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -32,7 +33,7 @@ func newReportCmd(s *streams) *cobra.Command {
 
 type generalizationOptions struct {
 	jobs.GeneralizationOptions
-	flags jobs.GeneralizationFlags
+	flags generalizationFlags
 	JSON  bool
 	quiet bool
 }
@@ -75,16 +76,16 @@ times aside.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.flags.PretrainStepsGiven, o.flags.SearchStepsGiven = cmd.Flags().Changed("pretrain-steps"), cmd.Flags().Changed("search-steps")
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseGeneralizationFlags(&o.GeneralizationOptions, o.flags); err != nil {
 				return err
 			}
 			bars := &phaseBars{w: s.Err}
 			if !o.quiet {
 				o.Progress = bars
-				o.OnPretrainStep = func(fam string, pt jobs.PretrainPoint, steps int) {
+				o.OnPretrainStep = func(fam string, pt gdp.PretrainPoint, steps int) {
 					bars.step(fam+" pretrain", steps, pt.Step, pretrainStep(pt))
 				}
-				o.OnSearchStep = func(fam, phase string, pt jobs.LearnPoint, ref float64, steps int) {
+				o.OnSearchStep = func(fam, phase string, pt gdp.Point, ref float64, steps int) {
 					bars.step(fam+" "+phase, steps, pt.Step, searchStep(pt, ref))
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -12,7 +13,7 @@ import (
 type searchOptions struct {
 	jobs.SearchOptions
 	scale jobs.ScaleOptions
-	flags jobs.SearchFlags
+	flags searchFlags
 	JSON  bool
 	quiet bool
 }
@@ -70,13 +71,13 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 				rep, err := jobs.ScaleSearch(cmd.Context(), o.scale)
 				return emit(s, o.JSON, rep, func() error { return report.WriteScaleSearch(s.Out, rep) }, err, true)
 			}
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseSearchFlags(&o.SearchOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt jobs.LearnPoint, ref float64, done, total int) { bar.step(total, done, searchStep(pt, ref)) }
+				o.OnStep = func(pt gdp.Point, ref float64, done, total int) { bar.step(total, done, searchStep(pt, ref)) }
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/defaultmodel"
 )
 
 func TestPretrainInferFinetuneCommands(t *testing.T) {
@@ -43,7 +44,7 @@ func TestPretrainInferFinetuneCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &pr); err != nil || pr.Steps != 6 || len(pr.Curve) != 2 || pr.Curve[0].Step != 5 {
 		t.Fatalf("resumed report %v: %s", err, out)
 	}
-	if step, err := jobs.PretrainCheckpointStep(model); err != nil || step != 6 {
+	if step, err := pretrainCheckpointStep(model); err != nil || step != 6 {
 		t.Fatalf("checkpoint at step %d, %v", step, err)
 	}
 	res := filepath.Join(dir, "infer.json")
@@ -73,8 +74,8 @@ func TestPretrainInferFinetuneCommands(t *testing.T) {
 	mdata, _ := os.ReadFile(model)
 	os.WriteFile(trunc, mdata[:100], 0o644)
 	// The checkpoint is its state file, which holds the policy too.
-	sdata, _ := os.ReadFile(jobs.PretrainStateFile(model))
-	os.WriteFile(jobs.PretrainStateFile(trunc), sdata[:len(sdata)/2], 0o644)
+	sdata, _ := os.ReadFile(gdp.CheckpointState(model))
+	os.WriteFile(gdp.CheckpointState(trunc), sdata[:len(sdata)/2], 0o644)
 	for _, args := range [][]string{
 		{"infer", "--model", trunc, "--graph", example, "--gpus", "2"},
 		{"pretrain", "--graphs", graphs, "--gpus", "2", "--resume", trunc, "--out", model},
@@ -104,7 +105,7 @@ func TestTransferUsageErrors(t *testing.T) {
 		{"finetune", "--model", "m", "--graph", example, "--tasks", "speed"},
 		{"finetune", "--graph", example, "--bogus"},
 	}
-	if !jobs.DefaultModelAvailable() {
+	if !defaultmodel.Available() {
 		cases = append(cases, []string{"infer", "--graph", example, "--gpus", "2"})
 	}
 	for _, args := range cases {
@@ -113,10 +114,20 @@ func TestTransferUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d (%q), want 2 and one line", args, code, errs)
 		}
 	}
-	if !jobs.DefaultModelAvailable() {
+	if !defaultmodel.Available() {
 		_, _, errs := placer(t, "finetune", "--graph", example, "--gpus", "2")
 		if !strings.Contains(errs, "--model") || !strings.Contains(errs, "make default-model") {
 			t.Errorf("no default model: %q", errs)
 		}
 	}
+}
+
+// pretrainCheckpointStep loads the pre-training checkpoint model (the
+// model file and its state file) and returns the step it was written at.
+func pretrainCheckpointStep(model string) (int, error) {
+	_, st, err := gdp.LoadCheckpoint(model)
+	if err != nil {
+		return 0, err
+	}
+	return st.Step, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +15,7 @@ func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
 	jobs.BRKGATuneOptions
-	flags       jobs.BRKGATuneFlags
+	flags       brkgaTuneFlags
 	JSON, quiet bool
 }
 
@@ -31,12 +32,12 @@ seed ` + fmt.Sprint(jobs.RegalTrainSeed) + `; the held-out test set of 'placer r
 ` + fmt.Sprint(jobs.RegalTestSeed) + `) at --evaluations evaluations, for each objective. A setting scores
 the mean over the graphs of its objective over default BRKGA's; the lowest
 wins, the default on ties. --out writes the file the brkga-tuned method embeds
-(` + jobs.BRKGATunedPath + `; make brkga-tune, then rebuild).`,
+(` + tuned.Path + `; make brkga-tune, then rebuild).`,
 		Example: `  # The committed file (make brkga-tune):
   placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.ParseFlags(o.flags); err != nil {
+			if err := parseBRKGATuneFlags(&o.BRKGATuneOptions, o.flags); err != nil {
 				return err
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")

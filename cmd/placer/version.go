@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -14,7 +13,7 @@ import (
 var version = ""
 
 // versionString is the one-line version (placer --version, placer version).
-func versionString() string { return jobs.BuildVersion(version).String() }
+func versionString() string { return buildVersion(version).String() }
 
 func init() {
 	register(func(s *streams) *cobra.Command {
@@ -25,7 +24,7 @@ func init() {
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
 				if asJSON {
-					return report.JSON(s.Out, jobs.BuildVersion(version))
+					return report.JSON(s.Out, buildVersion(version))
 				}
 				fmt.Fprintln(s.Out, versionString())
 				return nil

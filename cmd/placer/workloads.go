@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/workloads"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +50,7 @@ func newWorkloadsListCmd(s *streams) *cobra.Command {
 			if asJSON {
 				return report.JSON(s.Out, rows)
 			}
-			return report.WriteWorkloads(s.Out, rows, jobs.DefaultHardware)
+			return report.WriteWorkloads(s.Out, rows, roofline.DefaultHardware)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table as JSON")
@@ -63,7 +66,7 @@ func newWorkloadsExportCmd(s *streams) *cobra.Command {
 		Example: "  placer workloads export gnmt4 -o gnmt4.json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := jobs.CheckWorkloadName(args[0]); err != nil {
+			if err := checkWorkloadName(args[0]); err != nil {
 				return err
 			}
 			g, err := jobs.WorkloadExport(args[0], out, s.Out)
@@ -87,6 +90,9 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
   placer workloads synth --family all --count 8 --seed 2000001 --nodes 400 -o synth-2x/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSynth(o); err != nil {
+				return err
+			}
 			if err := jobs.Synth(o); err != nil {
 				return err
 			}
@@ -101,4 +107,26 @@ func newWorkloadsSynthCmd(s *streams) *cobra.Command {
 	f.StringVar(&o.Nodes, "nodes", jobs.DefaultSynthNodes, "random-graph nodes per graph, drawn uniformly from `MIN-MAX` (REGAL's 50-200; 100-400 is twice as large)")
 	addOut(cmd, &o.Dir, "write the graphs under `DIR`")
 	return cmd
+}
+
+// checkWorkloadName is a usage error unless name is a built-in workload.
+func checkWorkloadName(name string) error {
+	if _, ok := workloads.Lookup(name); !ok {
+		return fail.Usagef("unknown workload %q (placer workloads list)", name)
+	}
+	return nil
+}
+
+// checkSynth checks workloads synth's flags.
+func checkSynth(o jobs.SynthOptions) error {
+	if o.Dir == "" {
+		return fail.Usagef("give the output folder with -o/--out DIR")
+	}
+	if o.Count < 1 {
+		return fail.Usagef("--count %d: must be at least 1", o.Count)
+	}
+	if _, err := workloads.ParseNodeRange(o.Nodes); err != nil {
+		return fail.Usagef("--nodes: %v", err)
+	}
+	return nil
 }

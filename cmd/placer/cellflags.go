@@ -1,12 +1,13 @@
-package jobs
+package main
 
 // The report commands' cell flags: --list-cells, --cell, --worker and
-// --lease, and the array index a cluster gives a task. This file (the
-// jobs layer) is the one place that reads SLURM_ARRAY_TASK_ID and
-// JOB_COMPLETION_INDEX: jobs/grid and the packages below it take a
-// grid.Work and never look at the environment.
+// --lease, and the array index a cluster gives a task. This file is the
+// one place that reads SLURM_ARRAY_TASK_ID and JOB_COMPLETION_INDEX: jobs,
+// jobs/grid and the packages below them take a grid.Work (or a cell
+// index) and never look at the environment.
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strconv"
@@ -17,13 +18,13 @@ import (
 	"github.com/placer/placer/jobs/grid"
 )
 
-// ArrayIndexVars are the variables, in the order read, that give a task
+// arrayIndexVars are the variables, in the order read, that give a task
 // of a cluster's array job its index: Slurm's job arrays
 // (sbatch --array) and Kubernetes' Indexed Jobs.
-var ArrayIndexVars = []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}
+var arrayIndexVars = []string{"SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX"}
 
-// CellFlags are the flags of every report command run as cells.
-type CellFlags struct {
+// cellFlags are the flags of every report command run as cells.
+type cellFlags struct {
 	List   bool          // --list-cells
 	Cell   string        // --cell: an index, "all" or "" (the array index, else all)
 	Worker bool          // --worker
@@ -36,10 +37,10 @@ type CellFlags struct {
 
 // work makes the grid.Work of the flags (nil = this process runs every
 // cell): --list-cells, --cell I, --worker, or without any of them (and
-// without --no-run) the index of ArrayIndexVars when one is set. dir is
+// without --no-run) the index of arrayIndexVars when one is set. dir is
 // the command's --dir: --cell and --worker need one; --list-cells
 // without one lists the files relative to it (dir becomes ".").
-func (f CellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
+func (f cellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
 	getenv := f.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -79,7 +80,7 @@ func (f CellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
 		w.Mode, w.Cell = grid.One, i
 	default:
 		name, v := "", ""
-		for _, name = range ArrayIndexVars {
+		for _, name = range arrayIndexVars {
 			if v = getenv(name); v != "" {
 				break
 			}
@@ -97,4 +98,34 @@ func (f CellFlags) work(dir *string, noRun bool) (*grid.Work, error) {
 		return nil, fail.Usagef("--cell and --worker (and an array task's index) need --dir: the folder every worker shares")
 	}
 	return w, nil
+}
+
+// roundsCell is the cell a process of a run of steps steps in rounds
+// runs (one = false: every step left): cell is --cell ("" = the array
+// index of arrayIndexVars when one is set, read with getenv, nil =
+// os.Getenv); unit names the steps in errors.
+func roundsCell(cell string, getenv func(string) string, steps int, unit string) (one bool, i int, err error) {
+	name := "--cell"
+	if cell == "" {
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		for _, v := range arrayIndexVars {
+			if cell = strings.TrimSpace(getenv(v)); cell != "" {
+				name = v
+				break
+			}
+		}
+	}
+	if cell == "" || cell == "all" {
+		return false, 0, nil
+	}
+	i, err = strconv.Atoi(cell)
+	if err != nil || i < 0 {
+		return false, 0, fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
+	}
+	if i >= steps {
+		return false, 0, fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, steps, steps-1, unit)
+	}
+	return true, i, nil
 }

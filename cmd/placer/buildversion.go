@@ -1,4 +1,4 @@
-package jobs
+package main
 
 import (
 	"fmt"
@@ -6,9 +6,9 @@ import (
 	"runtime/debug"
 )
 
-// VersionInfo is placer's version and build (what `placer version --json`
+// versionInfo is placer's version and build (what `placer version --json`
 // prints).
-type VersionInfo struct {
+type versionInfo struct {
 	Version  string `json:"version"`
 	Revision string `json:"revision,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
@@ -17,13 +17,13 @@ type VersionInfo struct {
 	Arch     string `json:"arch"`
 }
 
-// BuildVersion is this binary's version: version when set (at build time,
+// buildVersion is this binary's version: version when set (at build time,
 // -ldflags "-X main.version=..."), else the module version of the build
 // info (a `go install github.com/placer/placer/cmd/placer@v1.2.3` build
 // reports v1.2.3), else "dev"; with the VCS revision when the build info
 // has it.
-func BuildVersion(version string) VersionInfo {
-	v := VersionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+func buildVersion(version string) versionInfo {
+	v := versionInfo{Version: version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v.Version = bi.Main.Version
@@ -44,7 +44,7 @@ func BuildVersion(version string) VersionInfo {
 }
 
 // String is the one-line version (placer --version, placer version).
-func (v VersionInfo) String() string {
+func (v versionInfo) String() string {
 	rev := ""
 	if v.Revision != "" {
 		rev = " " + v.Revision

@@ -1,13 +1,12 @@
-package jobs
+package main
 
 // The commands' raw flag values parsed and checked into the jobs'
 // options, in the order the CLI has always checked them (the first
-// mistake is the one reported).
+// mistake is the one reported): a mistake is a usage error (exit 2)
+// naming the flag; jobs itself names no flags.
 
 import (
-	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,14 +15,15 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
 
-// Check checks eval's options as its flags give them.
-func (o *EvalOptions) Check() error {
+// checkEval checks eval's options as its flags give them.
+func checkEval(o *jobs.EvalOptions) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
@@ -33,21 +33,17 @@ func (o *EvalOptions) Check() error {
 	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
 	}
-	tf, err := roofline.ParseTF32(o.TF32)
-	if err != nil {
+	if _, err := roofline.ParseTF32(o.TF32); err != nil {
 		return fail.Usagef("--%v", err)
 	}
-	o.tf32 = tf
+	var err error
 	o.Host, err = hostModel(o.HostOn, o.Dispatch, false)
 	return err
 }
 
 // hostModel is the host-side model the --host and --dispatch flags ask
-// for (nil: none): with --dispatch D above 0 every op takes D (the
-// graph's profiled times ignored), else the graph's profiled dispatch
-// times where it has some and roofline's defaults elsewhere. --dispatch
-// alone turns the model on. measure says --measure was given: the GPUs
-// then run their own host, and the flags are refused.
+// for (jobs.HostModel; nil: none). measure says --measure was given: the
+// GPUs then run their own host, and the flags are refused.
 func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, error) {
 	if dispatch < 0 {
 		return nil, fail.Usagef("--dispatch %v: must be 0 or more", dispatch)
@@ -58,35 +54,16 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 	if measure {
 		return nil, fail.Usagef("--host and --dispatch model the host in the roofline model; --measure runs the real one: give one")
 	}
-	h := &roofline.Host{}
-	if dispatch > 0 {
-		h.IgnoreProfile = true // --dispatch is for every op
-		for c := range h.Dispatch {
-			h.Dispatch[c] = dispatch.Seconds()
-		}
-	}
-	return h, nil
+	return jobs.HostModel(on, dispatch), nil
 }
 
-// hostNote is what a report's header says of the host model the flags
-// made ("" without one).
-func hostNote(h *roofline.Host, dispatch time.Duration) string {
-	switch {
-	case h == nil:
-		return ""
-	case dispatch > 0:
-		return fmt.Sprintf("host dispatch %v per op", dispatch)
-	}
-	return "host dispatch per op class (the graph's profiled times where it has them)"
-}
-
-// Check checks export's options as its flags give them.
-func (o *ExportOptions) Check() error {
+// checkExport checks export's options as its flags give them.
+func checkExport(o *jobs.ExportOptions) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
 	if o.To == "" {
-		return fail.Usagef("give --to (one of %s)", strings.Join(ExportFormats, ", "))
+		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
 	}
 	if o.Strategy != "" {
 		if _, err := decision.ParseStrategy(o.Strategy); err != nil {
@@ -99,15 +76,15 @@ func (o *ExportOptions) Check() error {
 	return nil
 }
 
-// BaselinesFlags are the baselines command's flags besides
-// BaselinesOptions' own: --measure and --repeats.
-type BaselinesFlags struct {
+// baselinesFlags are the baselines command's flags besides
+// jobs.BaselinesOptions' own: --measure and --repeats.
+type baselinesFlags struct {
 	Measure bool
 	Repeats int
 }
 
-// ParseFlags checks o and fills its Backend from f.
-func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
+// parseBaselinesFlags checks o and fills its Backend from f.
+func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
@@ -128,7 +105,7 @@ func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
 		return err
 	}
 	if f.Measure {
-		o.Backend = GPUs(f.Repeats)
+		o.Backend = jobs.GPUs(f.Repeats)
 	}
 	if o.Tasks != "" {
 		if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
@@ -138,17 +115,18 @@ func (o *BaselinesOptions) ParseFlags(f BaselinesFlags) error {
 	return nil
 }
 
-// SearchFlags are the search command's flags besides SearchOptions' own.
-type SearchFlags struct {
+// searchFlags are the search command's flags besides jobs.SearchOptions'
+// own.
+type searchFlags struct {
 	Methods string // --methods, comma-separated
-	Train   TrainFlags
+	Train   trainFlags
 	Measure bool
 	Repeats int
 }
 
-// ParseFlags checks o and fills its methods, backend, policy and PPO
-// settings from f.
-func (o *SearchOptions) ParseFlags(f SearchFlags) error {
+// parseSearchFlags checks o and fills its methods, backend, policy and
+// PPO settings from f.
+func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
@@ -177,23 +155,23 @@ func (o *SearchOptions) ParseFlags(f SearchFlags) error {
 		return err
 	}
 	if f.Measure {
-		o.Backend = GPUs(f.Repeats)
+		o.Backend = jobs.GPUs(f.Repeats)
 	}
 	o.Policy, o.PPO, err = f.Train.Parse()
 	return err
 }
 
-// PretrainFlags are the pretrain command's flags besides PretrainOptions'
-// own.
-type PretrainFlags struct {
+// pretrainFlags are the pretrain command's flags besides
+// jobs.PretrainOptions' own.
+type pretrainFlags struct {
 	Workloads  string // --workloads, comma-separated
 	VisitEvals int    // --visit-evals: PerVisit's evaluations
-	Train      TrainFlags
+	Train      trainFlags
 	// LRGiven says whether --lr was given: go-scored has its own default
 	// otherwise.
 	LRGiven bool
 	// ListCells (--list-cells) and Cell (--cell: an index, "all", or ""
-	// = the array index of ArrayIndexVars when one is set, else all) run
+	// = the array index of arrayIndexVars when one is set, else all) run
 	// pre-training in rounds as cells; Out receives the list; Getenv
 	// reads the environment (nil = os.Getenv).
 	ListCells bool
@@ -202,9 +180,9 @@ type PretrainFlags struct {
 	Getenv    func(string) string
 }
 
-// ParseFlags checks o and fills its workloads, policy, PPO settings and
-// visits from f.
-func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
+// parsePretrainFlags checks o and fills its workloads, policy, PPO
+// settings and visits from f.
+func parsePretrainFlags(o *jobs.PretrainOptions, f pretrainFlags) error {
 	if f.Workloads != "" {
 		o.Workloads = strings.Split(f.Workloads, ",")
 	}
@@ -223,8 +201,8 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 	if err := checkTaskList(o.Tasks); err != nil {
 		return err
 	}
-	if o.HoldOut != "" && !slices.Contains(HoldOutFamilies(), strings.ToLower(o.HoldOut)) {
-		return fail.Usagef("--hold-out: unknown family %q (want one of %s)", o.HoldOut, strings.Join(HoldOutFamilies(), ", "))
+	if o.HoldOut != "" && !slices.Contains(jobs.HoldOutFamilies(), strings.ToLower(o.HoldOut)) {
+		return fail.Usagef("--hold-out: unknown family %q (want one of %s)", o.HoldOut, strings.Join(jobs.HoldOutFamilies(), ", "))
 	}
 	for _, n := range o.ExtraGPUs {
 		if n < 1 || n > 8 || n == o.Cluster.GPUs {
@@ -252,13 +230,13 @@ func (o *PretrainOptions) ParseFlags(f PretrainFlags) error {
 	if o.Scored && !f.LRGiven {
 		o.PPO.LearningRate = 0 // go-scored's own
 	}
-	return o.parseCells(f)
+	return parsePretrainCells(o, f)
 }
 
-// parseCells reads --list-cells and --cell (or the array index a
+// parsePretrainCells reads --list-cells and --cell (or the array index a
 // cluster gives a task) for pre-training in rounds: its cells are the
 // visits.
-func (o *PretrainOptions) parseCells(f PretrainFlags) error {
+func parsePretrainCells(o *jobs.PretrainOptions, f pretrainFlags) error {
 	cell := strings.TrimSpace(f.Cell)
 	if f.ListCells && cell != "" {
 		return fail.Usagef("--list-cells and --cell: give one")
@@ -282,38 +260,8 @@ func (o *PretrainOptions) parseCells(f PretrainFlags) error {
 	return err
 }
 
-// roundsCell is the cell a process of a run of steps steps in rounds
-// runs (one = false: every step left): cell is --cell ("" = the array
-// index of ArrayIndexVars when one is set, read with getenv, nil =
-// os.Getenv); unit names the steps in errors.
-func roundsCell(cell string, getenv func(string) string, steps int, unit string) (one bool, i int, err error) {
-	name := "--cell"
-	if cell == "" {
-		if getenv == nil {
-			getenv = os.Getenv
-		}
-		for _, v := range ArrayIndexVars {
-			if cell = strings.TrimSpace(getenv(v)); cell != "" {
-				name = v
-				break
-			}
-		}
-	}
-	if cell == "" || cell == "all" {
-		return false, 0, nil
-	}
-	i, err = strconv.Atoi(cell)
-	if err != nil || i < 0 {
-		return false, 0, fail.Usagef("%s %q: want a cell index (0, 1, 2 ...; --list-cells lists them) or all", name, cell)
-	}
-	if i >= steps {
-		return false, 0, fmt.Errorf("cell %d: out of range: this run has %d cells (0 to %d), one per %s", i, steps, steps-1, unit)
-	}
-	return true, i, nil
-}
-
 // checkTransfer checks the flags infer and finetune share.
-func (o *TransferOptions) checkTransfer() error {
+func checkTransfer(o *jobs.TransferOptions) error {
 	if err := checkGraphGiven(o.Graph); err != nil {
 		return err
 	}
@@ -331,9 +279,9 @@ func (o *TransferOptions) checkTransfer() error {
 	return nil
 }
 
-// CheckInfer checks o as infer's flags give it.
-func (o *TransferOptions) CheckInfer() error {
-	if err := o.checkTransfer(); err != nil {
+// checkInfer checks o as infer's flags give it.
+func checkInfer(o *jobs.TransferOptions) error {
+	if err := checkTransfer(o); err != nil {
 		return err
 	}
 	if o.Refine < 0 {
@@ -345,19 +293,19 @@ func (o *TransferOptions) CheckInfer() error {
 	return nil
 }
 
-// FinetuneFlags are the finetune command's flags besides
-// TransferOptions' own.
-type FinetuneFlags struct {
-	PPO PPOFlags
+// finetuneFlags are the finetune command's flags besides
+// jobs.TransferOptions' own.
+type finetuneFlags struct {
+	PPO ppoFlags
 	// StepsGiven says whether --steps was given: --time alone means no
 	// step limit.
 	StepsGiven bool
 }
 
-// ParseFinetuneFlags checks o as finetune's flags give it and fills its
+// parseFinetuneFlags checks o as finetune's flags give it and fills its
 // step limit and PPO settings from f.
-func (o *TransferOptions) ParseFinetuneFlags(f FinetuneFlags) error {
-	if err := o.checkTransfer(); err != nil {
+func parseFinetuneFlags(o *jobs.TransferOptions, f finetuneFlags) error {
+	if err := checkTransfer(o); err != nil {
 		return err
 	}
 	if o.Time > 0 && !f.StepsGiven {
@@ -371,26 +319,26 @@ func (o *TransferOptions) ParseFinetuneFlags(f FinetuneFlags) error {
 	return err
 }
 
-// GeneralizationFlags are the generalization report's flags besides
-// GeneralizationOptions' own.
-type GeneralizationFlags struct {
+// generalizationFlags are the generalization report's flags besides
+// jobs.GeneralizationOptions' own.
+type generalizationFlags struct {
 	Families, Train string // comma-separated lists
-	Policy          string // --policy: see ParsePolicy
+	Policy          string // --policy: see parsePolicy
 	// PretrainStepsGiven and SearchStepsGiven say whether
 	// --pretrain-steps and --search-steps were given: a time alone means
 	// no step limit.
 	PretrainStepsGiven, SearchStepsGiven bool
-	Cells                                CellFlags
+	Cells                                cellFlags
 }
 
-// ParseFlags checks o and fills its families, training workloads, step
-// limits and policy from f.
-func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
+// parseGeneralizationFlags checks o and fills its families, training
+// workloads, step limits and policy from f.
+func parseGeneralizationFlags(o *jobs.GeneralizationOptions, f generalizationFlags) error {
 	if f.Families != "" {
 		o.Families = strings.Split(f.Families, ",")
 		for _, fam := range o.Families {
-			if !slices.Contains(HoldOutFamilies(), strings.ToLower(strings.TrimSpace(fam))) {
-				return fail.Usagef("--families: unknown family %q (want one of %s)", fam, strings.Join(HoldOutFamilies(), ", "))
+			if !slices.Contains(jobs.HoldOutFamilies(), strings.ToLower(strings.TrimSpace(fam))) {
+				return fail.Usagef("--families: unknown family %q (want one of %s)", fam, strings.Join(jobs.HoldOutFamilies(), ", "))
 			}
 		}
 	}
@@ -398,8 +346,8 @@ func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
 		o.Train = strings.Split(f.Train, ",")
 	}
 	for fam := range o.Test {
-		if !slices.Contains(HoldOutFamilies(), fam) {
-			return fail.Usagef("--test: unknown family %q (want FAMILY=NAME|FILE, FAMILY one of %s)", fam, strings.Join(HoldOutFamilies(), ", "))
+		if !slices.Contains(jobs.HoldOutFamilies(), fam) {
+			return fail.Usagef("--test: unknown family %q (want FAMILY=NAME|FILE, FAMILY one of %s)", fam, strings.Join(jobs.HoldOutFamilies(), ", "))
 		}
 	}
 	if o.Cluster.GPUs < 1 || o.Cluster.GPUs > 8 {
@@ -429,7 +377,7 @@ func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
 			return fail.Usagef("--plot: %v", err)
 		}
 	}
-	cfg, err := ParsePolicy(f.Policy)
+	cfg, err := parsePolicy(f.Policy)
 	if err != nil {
 		return fail.Usagef("%v", err)
 	}
@@ -438,19 +386,19 @@ func (o *GeneralizationOptions) ParseFlags(f GeneralizationFlags) error {
 	return err
 }
 
-// EqualTimeFlags are the equal-time report's flags besides
-// EqualTimeOptions' own.
-type EqualTimeFlags struct {
+// equalTimeFlags are the equal-time report's flags besides
+// jobs.EqualTimeOptions' own.
+type equalTimeFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	Seeds                    string // --seeds, comma-separated
 	SeedGiven                bool   // whether --seed was given
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
-	Cells                    CellFlags
+	Cells                    cellFlags
 }
 
-// ParseFlags checks o and fills its graphs, methods, budgets and seeds
-// from f.
-func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
+// parseEqualTimeFlags checks o and fills its graphs, methods, budgets and
+// seeds from f.
+func parseEqualTimeFlags(o *jobs.EqualTimeOptions, f equalTimeFlags) error {
 	var err error
 	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "1m,5m,30m"); err != nil {
 		return err
@@ -475,16 +423,17 @@ func (o *EqualTimeOptions) ParseFlags(f EqualTimeFlags) error {
 	return err
 }
 
-// LearnedFlags are the learned report's flags besides LearnedOptions'
-// own.
-type LearnedFlags struct {
+// learnedFlags are the learned report's flags besides
+// jobs.LearnedOptions' own.
+type learnedFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	PlotFormat               string // --plot-format: png, svg or pdf
-	Cells                    CellFlags
+	Cells                    cellFlags
 }
 
-// ParseFlags checks o and fills its graphs, methods and budgets from f.
-func (o *LearnedOptions) ParseFlags(f LearnedFlags) error {
+// parseLearnedFlags checks o and fills its graphs, methods and budgets
+// from f.
+func parseLearnedFlags(o *jobs.LearnedOptions, f learnedFlags) error {
 	var err error
 	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "5m,15m,30m"); err != nil {
 		return err
@@ -502,18 +451,18 @@ func (o *LearnedOptions) ParseFlags(f LearnedFlags) error {
 	return err
 }
 
-// RegalFlags are the regal report's flags besides RegalOptions' own.
-type RegalFlags struct {
+// regalFlags are the regal report's flags besides jobs.RegalOptions' own.
+type regalFlags struct {
 	Graphs, Methods, CurveMethods string // comma-separated lists
 	Objectives                    string // comma-separated objectives
 	Budgets                       string // comma-separated evaluation counts
 	Plot                          string // --plot FILE, checked here, drawn by the CLI
-	Cells                         CellFlags
+	Cells                         cellFlags
 }
 
-// ParseFlags checks o and fills its graphs, methods, objectives and
+// parseRegalFlags checks o and fills its graphs, methods, objectives and
 // budgets from f.
-func (o *RegalOptions) ParseFlags(f RegalFlags) error {
+func parseRegalFlags(o *jobs.RegalOptions, f regalFlags) error {
 	if f.Graphs != "" {
 		o.Graphs = strings.Split(f.Graphs, ",")
 	}
@@ -560,19 +509,15 @@ func (o *RegalOptions) ParseFlags(f RegalFlags) error {
 	return err
 }
 
-// BRKGATunedPath is where the brkga-tuned method's embedded parameters
-// file lives in the source tree (tune-brkga --out writes it).
-const BRKGATunedPath = tuned.Path
-
-// BRKGATuneFlags are the tune-brkga command's flags besides
-// BRKGATuneOptions' own.
-type BRKGATuneFlags struct {
+// brkgaTuneFlags are the tune-brkga command's flags besides
+// jobs.BRKGATuneOptions' own.
+type brkgaTuneFlags struct {
 	Objectives string // comma-separated objectives
 	Beta       bool   // also try U-shaped Beta(0.5, 0.5) mutant genes
 }
 
-// ParseFlags checks o and fills its objectives and grid from f.
-func (o *BRKGATuneOptions) ParseFlags(f BRKGATuneFlags) error {
+// parseBRKGATuneFlags checks o and fills its objectives and grid from f.
+func parseBRKGATuneFlags(o *jobs.BRKGATuneOptions, f brkgaTuneFlags) error {
 	objs, err := parseObjectiveList(f.Objectives)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package jobs
+package main
 
 import (
 	"bytes"
@@ -14,26 +14,19 @@ import (
 	"github.com/placer/placer/nn/ppo"
 )
 
-// PolicyConfig is the GO policy network's configuration (--policy FILE
-// holds its fields as JSON).
-type PolicyConfig = policy.Config
-
-// PPOSettings are PPO's knobs as the learned methods take them.
-type PPOSettings = ppo.Settings
-
-// SmallPolicy is --policy small: about a tenth of the default network,
+// smallPolicy is --policy small: about a tenth of the default network,
 // for quick pre-training on a CPU (and the default model).
-var SmallPolicy = PolicyConfig{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
+var smallPolicy = policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32}
 
-// ParsePolicy reads --policy: "default" (or "": nil, the defaults),
-// "small" (SmallPolicy) or a JSON file of PolicyConfig fields, checked
+// parsePolicy reads --policy: "default" (or "": nil, the defaults),
+// "small" (smallPolicy) or a JSON file of policy.Config fields, checked
 // before any network is built.
-func ParsePolicy(s string) (*PolicyConfig, error) {
+func parsePolicy(s string) (*policy.Config, error) {
 	switch s {
 	case "", "default":
 		return nil, nil
 	case "small":
-		c := SmallPolicy
+		c := smallPolicy
 		return &c, nil
 	}
 	data, err := os.ReadFile(s)
@@ -59,21 +52,21 @@ func ParsePolicy(s string) (*PolicyConfig, error) {
 	return &c, nil
 }
 
-// PPOFlags are PPO's knobs as the CLI's flags give them (--lr, --epochs,
+// ppoFlags are PPO's knobs as the CLI's flags give them (--lr, --epochs,
 // --minibatches, --clip, --entropy, --value-coef, --max-grad-norm,
 // --target-kl), where 0 means "none" for the optional terms instead of
 // ppo's own defaults.
-type PPOFlags struct {
+type ppoFlags struct {
 	LearningRate, Clip, Entropy, ValueCoef, MaxGradNorm, TargetKL float64
 	Epochs, Minibatches                                           int
 }
 
-// DefaultPPOFlags are the flags' defaults: the settings the learned
+// defaultPPOFlags are the flags' defaults: the settings the learned
 // methods use when none are given (gdp.DefaultPPO), in the flags' terms.
-func DefaultPPOFlags() PPOFlags {
+func defaultPPOFlags() ppoFlags {
 	d := gdp.DefaultPPO
 	none := func(x float64) float64 { return max(x, 0) }
-	return PPOFlags{
+	return ppoFlags{
 		LearningRate: d.LearningRate,
 		Epochs:       d.Epochs,
 		Minibatches:  max(d.Minibatches, 1),
@@ -85,9 +78,9 @@ func DefaultPPOFlags() PPOFlags {
 	}
 }
 
-// Settings are the flags' PPOSettings, or a usage error naming the flag
+// Settings are the flags' ppo.Settings, or a usage error naming the flag
 // out of range.
-func (p PPOFlags) Settings() (PPOSettings, error) {
+func (p ppoFlags) Settings() (ppo.Settings, error) {
 	switch {
 	case !(p.LearningRate > 0):
 		return ppo.Settings{}, fail.Usagef("--lr must be positive, not %g", p.LearningRate)
@@ -112,17 +105,17 @@ func (p PPOFlags) Settings() (PPOSettings, error) {
 	}, nil
 }
 
-// TrainFlags are what a command that trains a new policy reads: its
+// trainFlags are what a command that trains a new policy reads: its
 // network (--policy) and PPO's knobs.
-type TrainFlags struct {
+type trainFlags struct {
 	Policy string
-	PPO    PPOFlags
+	PPO    ppoFlags
 }
 
 // Parse returns the network's configuration (nil = defaults) and the PPO
 // settings, or a usage error.
-func (t TrainFlags) Parse() (*PolicyConfig, PPOSettings, error) {
-	cfg, err := ParsePolicy(t.Policy)
+func (t trainFlags) Parse() (*policy.Config, ppo.Settings, error) {
+	cfg, err := parsePolicy(t.Policy)
 	if err != nil {
 		return nil, ppo.Settings{}, err
 	}

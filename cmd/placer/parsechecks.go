@@ -1,42 +1,28 @@
-package jobs
+package main
 
-// What the placer CLI needs besides the jobs themselves: the names and
-// defaults its flags and completions offer, and the parsing and checking
-// of its raw flag values into the jobs' options (files cli*.go). A
-// mistake in how a command was called is a usage error (fail.Usage, exit
-// 2), with the message the command has always printed.
+// The checks and list parsing the commands' flags share (parse.go parses
+// each command's raw flag values into its jobs options). A mistake in how
+// a command was called is a usage error (fail.Usage, exit 2), with the
+// message the command has always printed.
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/optimize"
-	"github.com/placer/placer/workloads"
 )
-
-// Objective is what the methods minimise (--objective).
-type Objective = optimize.Objective
-
-// DefaultObjective is --objective's default: the step time under each
-// GPU's memory.
-const DefaultObjective = optimize.StepTime
-
-// ParseObjective reads an --objective value (step-time, peak-memory or
-// one of their spellings).
-func ParseObjective(s string) (Objective, error) { return optimize.ParseObjective(s) }
 
 // parseObjectiveList reads a comma-separated list of objectives (the
 // --objectives flag).
-func parseObjectiveList(list string) ([]Objective, error) {
-	var out []Objective
+func parseObjectiveList(list string) ([]optimize.Objective, error) {
+	var out []optimize.Objective
 	for _, v := range strings.Split(list, ",") {
 		obj, err := optimize.ParseObjective(v)
 		if err != nil {
@@ -45,48 +31,6 @@ func parseObjectiveList(list string) ([]Objective, error) {
 		out = append(out, obj)
 	}
 	return out, nil
-}
-
-// LearnPoint is one step of a learned search or fine-tuning run (a
-// progress callback's argument).
-type LearnPoint = gdp.Point
-
-// PretrainPoint is one step of pre-training (a progress callback's
-// argument).
-type PretrainPoint = gdp.PretrainPoint
-
-// DefaultHardware is --hardware's default preset.
-const DefaultHardware = roofline.DefaultHardware
-
-// HardwarePresets are the names --hardware accepts besides a profile file.
-func HardwarePresets() []string { return roofline.Presets() }
-
-// Topologies are the names --topology accepts.
-func Topologies() []string { return slices.Clone(roofline.Topologies) }
-
-// MethodNames are the distinct algorithms a user chooses among
-// (methods.Methods); the report commands also take their experiment arms.
-func MethodNames() []string { return methods.Methods() }
-
-// WorkloadNames are the built-in workloads.
-func WorkloadNames() []string { return workloads.Names() }
-
-// DefaultModelAvailable reports whether this build embeds the default
-// pre-trained model (used by infer and finetune without --model).
-func DefaultModelAvailable() bool { return defaultmodel.Available() }
-
-// PretrainStateFile is the state file beside pre-training's model file
-// (MODEL.state.json): the checkpoint is both.
-func PretrainStateFile(model string) string { return gdp.CheckpointState(model) }
-
-// PretrainCheckpointStep loads the pre-training checkpoint model (the
-// model file and its state file) and returns the step it was written at.
-func PretrainCheckpointStep(model string) (int, error) {
-	_, st, err := gdp.LoadCheckpoint(model)
-	if err != nil {
-		return 0, err
-	}
-	return st.Step, nil
 }
 
 // checkGraphGiven is the check of every command that reads one graph.
@@ -170,4 +114,12 @@ func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, b
 		bs = append(bs, d)
 	}
 	return gs, mlist, bs, nil
+}
+
+// checkSearchMethod checks a --method value: a search or learned method.
+func checkSearchMethod(name string) error {
+	if slices.Contains(jobs.SearchMethods(), name) {
+		return nil
+	}
+	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(jobs.SearchMethods(), ", "))
 }

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/regal"
+	"github.com/placer/placer/optimize"
+)
+
+// isUsage reports whether err is a usage error (exit 2).
+func isUsage(err error) bool {
+	var u fail.Usage
+	return errors.As(err, &u)
+}
+
+// TestDefaultPPOFlags: the flags' defaults are the settings learn uses
+// when none are given, so that a command run without them trains as
+// before.
+func TestDefaultPPOFlags(t *testing.T) {
+	got, err := defaultPPOFlags().Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := gdp.DefaultPPO.Filled(); got.Filled() != want {
+		t.Fatalf("flag defaults give %+v, want gdp.DefaultPPO %+v", got.Filled(), want)
+	}
+}
+
+func TestPPOFlagsSettings(t *testing.T) {
+	p := ppoFlags{LearningRate: 1e-3, Epochs: 5, Minibatches: 4, Clip: 0.1, Entropy: 0.05, ValueCoef: 0.5}
+	s, err := p.Settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LearningRate != 1e-3 || s.Epochs != 5 || s.Minibatches != 4 || s.ClipEps != 0.1 || s.EntropyCoef != 0.05 || s.ValueCoef != 0.5 {
+		t.Errorf("settings %+v", s)
+	}
+	// 0 means none on the command line: negative in ppo.Settings.
+	if s.MaxGradNorm >= 0 || s.TargetKL >= 0 {
+		t.Errorf("MaxGradNorm 0 and TargetKL 0 should turn them off: %+v", s)
+	}
+	for _, tc := range []struct {
+		change func(*ppoFlags)
+		want   string
+	}{
+		{func(p *ppoFlags) { p.LearningRate = 0 }, "--lr must be positive, not 0"},
+		{func(p *ppoFlags) { p.Epochs = 0 }, "--epochs must be at least 1, not 0"},
+		{func(p *ppoFlags) { p.Minibatches = -2 }, "--minibatches must be at least 1, not -2"},
+		{func(p *ppoFlags) { p.Clip = -0.2 }, "--clip must be positive, not -0.2"},
+		{func(p *ppoFlags) { p.TargetKL = -1 }, "--entropy, --value-coef, --max-grad-norm and --target-kl must not be negative"},
+	} {
+		p := defaultPPOFlags()
+		tc.change(&p)
+		_, err := p.Settings()
+		if err == nil || err.Error() != tc.want || !isUsage(err) {
+			t.Errorf("error %v, want the usage error %q", err, tc.want)
+		}
+	}
+}
+
+func TestParsePolicy(t *testing.T) {
+	for _, s := range []string{"", "default"} {
+		if c, err := parsePolicy(s); c != nil || err != nil {
+			t.Errorf("%q: %+v %v, want the defaults (nil)", s, c, err)
+		}
+	}
+	if c, err := parsePolicy("small"); err != nil || c == nil || *c != smallPolicy {
+		t.Errorf("small: %+v %v", c, err)
+	}
+	if _, err := parsePolicy("huge"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "neither default, small nor a file") {
+		t.Errorf("huge: %v, want a usage error", err)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "p.json")
+	os.WriteFile(good, []byte(`{"sage_layers": 2, "sage_dim": 16}`), 0o644)
+	if c, err := parsePolicy(good); err != nil || c == nil || c.SageLayers != 2 || c.SageDim != 16 {
+		t.Errorf("file: %+v %v", c, err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"nosuch": 2}`), 0o644)
+	if _, err := parsePolicy(bad); err == nil || isUsage(err) || !strings.HasPrefix(err.Error(), "--policy: ") {
+		t.Errorf("unknown field: %v, want a --policy error that is not a usage error", err)
+	}
+	if _, err := parsePolicy(filepath.Join(dir, "missing.json")); err == nil || isUsage(err) {
+		t.Errorf("missing file: %v, want a plain error", err)
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	if got, err := parseSeeds("0, 1,2"); err != nil || len(got) != 3 || got[2] != 2 {
+		t.Errorf("0, 1,2: %v %v", got, err)
+	}
+	for list, want := range map[string]string{
+		"1":     "want two or more seeds",
+		"1,1":   "seed 1 is listed twice",
+		"1,x":   "want seeds (non-negative integers)",
+		"1,-2":  "want seeds (non-negative integers)",
+		"":      "want seeds (non-negative integers)",
+		"3,4,3": "seed 3 is listed twice",
+	} {
+		if _, err := parseSeeds(list); err == nil || !isUsage(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want a usage error saying %q", list, err, want)
+		}
+	}
+}
+
+func TestComparisonLists(t *testing.T) {
+	gs, ms, bs, err := comparisonLists("trxl2,gnmt4", "go,sa", "30s, 1m", "1m")
+	if err != nil || len(gs) != 2 || len(ms) != 2 || len(bs) != 2 || bs[1] != time.Minute {
+		t.Fatalf("%v %v %v %v", gs, ms, bs, err)
+	}
+	if gs, ms, _, err := comparisonLists("", "", "1m", "1m"); err != nil || gs != nil || ms != nil {
+		t.Errorf("empty lists: %v %v %v, want nil (the defaults)", gs, ms, err)
+	}
+	if _, _, _, err := comparisonLists("", "nosuch", "1m", "1m"); err == nil || !isUsage(err) || !strings.HasPrefix(err.Error(), "--methods: ") {
+		t.Errorf("unknown method: %v", err)
+	}
+	if _, _, _, err := comparisonLists("", "", "0s", "5m,15m"); err == nil || !isUsage(err) || !strings.Contains(err.Error(), "e.g. 5m,15m") {
+		t.Errorf("zero budget: %v", err)
+	}
+}
+
+// TestParseFlagsUsage: the commands' checks give the CLI's usage errors,
+// the first mistake first.
+func TestParseFlagsUsage(t *testing.T) {
+	graph := inputs.GraphSpec{Workload: "trxl2"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"eval no graph", checkEval(&jobs.EvalOptions{}), "give --graph FILE or --workload NAME"},
+		{"export no --to", checkExport(&jobs.ExportOptions{Graph: graph}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, decision, megatron)"},
+		{"baselines budget", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, baselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
+		{"baselines tasks", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, baselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
+		{"search methods", parseSearchFlags(&jobs.SearchOptions{Graph: graph}, searchFlags{Methods: "nosuch"}), "--methods: "},
+		{"search dispatch", parseSearchFlags(&jobs.SearchOptions{Graph: graph, Dispatch: -time.Microsecond}, searchFlags{Train: trainFlags{PPO: defaultPPOFlags()}}), "--dispatch -1µs: must be 0 or more"},
+		{"search host measure", parseSearchFlags(&jobs.SearchOptions{Graph: graph, HostOn: true}, searchFlags{Measure: true, Train: trainFlags{PPO: defaultPPOFlags()}}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"search dispatch no graph", parseSearchFlags(&jobs.SearchOptions{Dispatch: time.Microsecond}, searchFlags{}), "give --graph FILE or --workload NAME"},
+		{"baselines dispatch", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: -time.Millisecond}, baselinesFlags{}), "--dispatch -1ms: must be 0 or more"},
+		{"baselines dispatch measure", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, baselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"eval dispatch", checkEval(&jobs.EvalOptions{Graph: graph, Dispatch: -time.Second}), "--dispatch -1s: must be 0 or more"},
+		{"eval tf32", checkEval(&jobs.EvalOptions{Graph: graph, TF32: "maybe"}), `--tf32 "maybe": want graph, on, off, matmul or conv`},
+		{"parallel graphs", parseParallelFlags(&jobs.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
+		{"parallel no-run", parseParallelFlags(&jobs.ParallelOptions{NoRun: true}, parallelFlags{Graphs: "nosuch"}), "--no-run reports the cells kept in --dir: give --dir"},
+		{"parallel gpus", parseParallelFlags(&jobs.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
+		{"cluster dir", checkCluster(&jobs.ClusterOptions{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
+		{"cluster k8s name", checkClusterK8s(&jobs.ClusterOptions{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
+		{"search policy", parseSearchFlags(&jobs.SearchOptions{Graph: graph}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
+		{"pretrain gpus", parsePretrainFlags(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, pretrainFlags{}), "give --gpus N (1 to 8)"},
+		{"pretrain extra", parsePretrainFlags(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, pretrainFlags{Workloads: "trxl2"}),
+			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},
+		{"infer refine", checkInfer(&jobs.TransferOptions{Graph: graph, Model: "m", Refine: -1}), "--refine -1ns: want a duration of at least 0"},
+		{"finetune steps", parseFinetuneFlags(&jobs.TransferOptions{Graph: graph, Model: "m"}, finetuneFlags{StepsGiven: true}), "--steps 0 needs --time"},
+		{"generalization family", parseGeneralizationFlags(&jobs.GeneralizationOptions{}, generalizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
+		{"equal-time seeds", parseEqualTimeFlags(&jobs.EqualTimeOptions{}, equalTimeFlags{Budgets: "1m", Seeds: "1,2", SeedGiven: true}), "--seed and --seeds: give one"},
+		{"learned no-run", parseLearnedFlags(&jobs.LearnedOptions{NoRun: true}, learnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
+		{"regal budgets", parseRegalFlags(&jobs.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
+		{"regal objectives", parseRegalFlags(&jobs.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
+		{"tune-brkga graphs", parseBRKGATuneFlags(&jobs.BRKGATuneOptions{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
+		{"regal train out", parseRegalTrainFlags(&jobs.RegalTrainJob{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
+		{"regal imitate genes", parseRegalImitateFlags(&jobs.RegalImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},
+			regalImitateFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement"}, Genes: "placement,fusion"}), `--genes: "fusion" is not a gene group (placement, priority)`},
+		{"synth count", checkSynth(jobs.SynthOptions{Dir: "d", Nodes: jobs.DefaultSynthNodes}), "--count 0: must be at least 1"},
+		{"workload", checkWorkloadName("nosuch"), `unknown workload "nosuch" (placer workloads list)`},
+		{"hw bench gpu", checkGPUOrdinal(-1), "--gpu -1: must be a GPU ordinal (0, 1, ...)"},
+	} {
+		if tc.err == nil || !isUsage(tc.err) || !strings.HasPrefix(tc.err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a usage error starting %q", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+// TestParseFlagsFill: the raw flag values land in the options.
+func TestParseFlagsFill(t *testing.T) {
+	p := jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, Scored: true, Samples: 16}
+	if err := parsePretrainFlags(&p, pretrainFlags{Workloads: "trxl2,gnmt2", VisitEvals: 7, Train: trainFlags{Policy: "small", PPO: defaultPPOFlags()}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Workloads) != 2 || p.PerVisit.Evaluations != 7 || p.Policy == nil || *p.Policy != smallPolicy || p.Samples != 16 || p.PPO.LearningRate != 0 {
+		t.Errorf("pretrain --scored: %+v", p)
+	}
+	tr := jobs.TransferOptions{Graph: inputs.GraphSpec{Workload: "trxl2"}, Model: "m", Steps: 50, Time: time.Minute}
+	if err := parseFinetuneFlags(&tr, finetuneFlags{PPO: defaultPPOFlags()}); err != nil || tr.Steps != 0 {
+		t.Errorf("finetune --time alone: steps %d, %v; want no step limit", tr.Steps, err)
+	}
+	j := jobs.RegalTrainJob{GraphsDir: "g"}
+	if err := parseRegalTrainFlags(&j, regalTrainFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement,scheduling", Objective: "peak-memory"}, Out: "r.model"}); err != nil {
+		t.Fatal(err)
+	}
+	if j.Train.Objective != optimize.PeakMemory || j.Train.Checkpoint != "r.model" || j.Train.Entropy != -1 || j.Train.CheckpointEvery <= 1e9 || len(j.Workloads) != 1 {
+		t.Errorf("regal train: %+v", j)
+	}
+}
+
+func TestBuildVersion(t *testing.T) {
+	if v := buildVersion("v9.8.7"); v.Version != "v9.8.7" || !strings.HasPrefix(v.String(), "placer v9.8.7 ") {
+		t.Errorf("set version: %+v %q", v, v.String())
+	}
+	if v := buildVersion(""); v.Version == "" {
+		t.Errorf("no version: %+v, want the build info's or dev", v)
+	}
+}
