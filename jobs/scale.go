@@ -64,14 +64,7 @@ func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
-	return report.ScalePlan{
-		Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(),
-		Step: r.Step, TFLOPs: r.TFLOPs, MFU: r.MFU, Memory: r.Memory, Fits: r.Fits,
-		Compute: r.Compute, Bubble: r.Bubble, DPExposed: r.DPExposed, Embedding: r.Embedding,
-		Optimizer: r.Optimizer, TPExposed: r.TPExposed,
-		Weights: r.Weights, Grads: r.Grads, OptState: r.OptState, Activations: r.Activations,
-		LayerForward: r.LayerForward, LayerBackward: r.LayerBackward,
-	}
+	return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload

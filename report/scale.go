@@ -9,36 +9,19 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 )
 
 // ScalePlan is one plan of a transformer at cluster scale and its
 // predicted step (placer eval --workload gpt:... --cluster ...).
 type ScalePlan struct {
-	Model    string  `json:"model"`
-	Cluster  string  `json:"cluster"`
-	GPUs     int     `json:"gpus"`
-	Strategy string  `json:"strategy"`
-	Step     float64 `json:"step_s"`
-	TFLOPs   float64 `json:"tflops_per_gpu"`
-	MFU      float64 `json:"mfu"`
-	Memory   int64   `json:"memory_bytes"`
-	Fits     bool    `json:"fits"`
-	// Where the step goes, seconds (evaluate/scale.Result).
-	Compute   float64 `json:"compute_s"`
-	Bubble    float64 `json:"bubble_s"`
-	DPExposed float64 `json:"dp_exposed_s"`
-	Embedding float64 `json:"embedding_allreduce_s"`
-	Optimizer float64 `json:"optimizer_s"`
-	TPExposed float64 `json:"tp_exposed_s"`
-	// Memory per GPU by kind, bytes.
-	Weights     int64 `json:"weights_bytes"`
-	Grads       int64 `json:"grads_bytes"`
-	OptState    int64 `json:"optimizer_state_bytes"`
-	Activations int64 `json:"activations_bytes"`
-	// One transformer block's kernels on one GPU for one micro-batch
-	// (its tensor-parallel shard, no communication), seconds.
-	LayerForward  float64 `json:"layer_forward_s"`
-	LayerBackward float64 `json:"layer_backward_s"`
+	Model    string `json:"model"`
+	Cluster  string `json:"cluster"`
+	GPUs     int    `json:"gpus"`
+	Strategy string `json:"strategy"`
+	// The prediction: the step, the throughput, where the time and the
+	// memory go.
+	scale.Result
 }
 
 // ScaleSearch is placer search at cluster scale: the fastest plan that

@@ -42,12 +42,16 @@ type Result struct {
 	CPExposed float64 `json:"cp_exposed_s,omitempty"`
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
-	Weights, Grads, OptState, Activations int64
+	Weights     int64 `json:"weights_bytes"`
+	Grads       int64 `json:"grads_bytes"`
+	OptState    int64 `json:"optimizer_state_bytes"`
+	Activations int64 `json:"activations_bytes"`
 	// LayerForward and LayerBackward are one transformer block's kernels
 	// on one GPU for one micro-batch (its tensor-parallel shard, its
 	// recomputation included, no communication): what one GPU measures
 	// running the block alone (tools/layerbench).
-	LayerForward, LayerBackward float64
+	LayerForward  float64 `json:"layer_forward_s"`
+	LayerBackward float64 `json:"layer_backward_s"`
 }
 
 // bf16 is the element size of activations, weights and their gradients
