@@ -24,44 +24,44 @@ import (
 type EvalOptions struct {
 	Graph     inputs.GraphSpec
 	Cluster   inputs.ClusterSpec
-	Placement string // "single", "round-robin", "expert" or a decision file
+	Placement string `world:"graph"` // "single", "round-robin", "expert" or a decision file
 	// Strategy is the decision's strategy around the placement, e.g.
 	// "dp=4" ("" = the placement file's, else none: one replica). The
 	// placement is then one replica's, on GPUs / replicas GPUs.
 	Strategy string
-	Schedule string // "fifo" or a decision file; "" = the placement file's, else fifo
-	Fusion   string // "none", "default" or a decision file; "" = the placement file's, else none
-	Sync     bool   // REGAL's synchronous transfers
+	Schedule string `world:"graph"` // "fifo" or a decision file; "" = the placement file's, else fifo
+	Fusion   string `world:"graph"` // "none", "default" or a decision file; "" = the placement file's, else none
+	Sync     bool   `world:"graph"` // REGAL's synchronous transfers
 	// Host models each device's host thread dispatching its kernels
 	// (roofline.Options.Host; nil = none, the default). The CLI makes it
 	// from HostOn and Dispatch, the --host and --dispatch flags: every
 	// op at Dispatch when that is above 0, else the graph's profiled
 	// dispatch times (dispatch_s) where it has some and roofline's
 	// defaults elsewhere.
-	Host     *roofline.Host
-	HostOn   bool
-	Dispatch time.Duration
+	Host     *roofline.Host `world:"graph"`
+	HostOn   bool           `world:"graph"`
+	Dispatch time.Duration  `world:"graph"`
 	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
 	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
 	// the hardware's; on, off, matmul, conv; roofline.ParseTF32).
-	TF32 string
+	TF32 string `world:"graph"`
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
-	Objective optimize.Objective
-	Trace     string // write a Chrome trace here ("" = none)
+	Objective optimize.Objective `world:"graph"`
+	Trace     string             `world:"graph"` // write a Chrome trace here ("" = none)
 	// Measure also runs the decision on the GPUs present (a binary built
 	// with make cuda) and reports measured beside predicted.
-	Measure bool
-	Repeats int // timed runs when measuring (0 = 5)
+	Measure bool `world:"graph"`
+	Repeats int  `world:"graph"` // timed runs when measuring (0 = 5)
 	// Backend makes the cost model and the evaluator of the prediction
 	// (nil = Roofline).
-	Backend Backend
+	Backend Backend `world:"graph"`
 }
 
-// Eval evaluates one decision with the roofline model (through its
+// EvalGraph evaluates one decision of an op graph with the roofline model (through its
 // evaluator, which writes the trace too), and with --measure on the GPUs
 // as well.
-func Eval(ctx context.Context, o EvalOptions) (report.Eval, error) {
+func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
 	st, err := decision.ParseStrategy(o.Strategy)

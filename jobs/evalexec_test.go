@@ -43,7 +43,7 @@ func mlpWith(t *testing.T, dtype string, exec map[string]any) string {
 func evalOf(t *testing.T, o EvalOptions) float64 {
 	t.Helper()
 	o.Host = HostModel(o.HostOn, o.Dispatch)
-	e, err := Eval(context.Background(), o)
+	e, err := EvalGraph(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestEvalTF32(t *testing.T) {
 		t.Errorf("--tf32 on: %v, want %v", forced, on)
 	}
 	bad := EvalOptions{Graph: inputs.GraphSpec{Path: plain}, Placement: "single", TF32: "maybe"}
-	if _, err := Eval(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `tf32 "maybe"`) {
+	if _, err := EvalGraph(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `tf32 "maybe"`) {
 		t.Errorf("tf32 maybe: %v, want an error naming it", err)
 	}
 }
@@ -93,14 +93,14 @@ func TestEvalExecutionHost(t *testing.T) {
 		t.Errorf("eager %v (want over 28 ms), CUDA graphs %v (want under 1 ms)", eager, graphs)
 	}
 	comp := mlpWith(t, "f16", map[string]any{"version": 1, "compile": "default"})
-	e, err := Eval(context.Background(), o(comp, ""))
+	e, err := EvalGraph(context.Background(), o(comp, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if e.Fusion != "default" || e.Kernels >= 28 {
 		t.Errorf("compiled: fusion %q, %d kernels; want default, fewer than 28", e.Fusion, e.Kernels)
 	}
-	e, err = Eval(context.Background(), o(comp, "none"))
+	e, err = EvalGraph(context.Background(), o(comp, "none"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestEvalExecutionNote(t *testing.T) {
 	note := func(path, flag string) string {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
-		e, err := Eval(context.Background(), o)
+		e, err := EvalGraph(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

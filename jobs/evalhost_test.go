@@ -21,11 +21,11 @@ func TestEvalHost(t *testing.T) {
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}
-	off, err := Eval(context.Background(), opts(false, 0))
+	off, err := EvalGraph(context.Background(), opts(false, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	on, err := Eval(context.Background(), opts(true, time.Millisecond))
+	on, err := EvalGraph(context.Background(), opts(true, time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestEvalHost(t *testing.T) {
 		t.Errorf("GPU busy %v with the host, %v without", on.PerDevice[0].Busy, off.PerDevice[0].Busy)
 	}
 	// --host alone: the default dispatch times, a few us per op.
-	def, err := Eval(context.Background(), opts(true, 0))
+	def, err := EvalGraph(context.Background(), opts(true, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestEvalHostProfiled(t *testing.T) {
 	eval := func(d time.Duration) float64 {
 		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: d}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
-		e, err := Eval(context.Background(), o)
+		e, err := EvalGraph(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

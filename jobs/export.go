@@ -41,7 +41,7 @@ type ExportOptions struct {
 // Export converts a placement of a graph into a framework's format and
 // returns what it wrote.
 func Export(o ExportOptions) ([]byte, error) {
-	if IsScaleWorkload(o.Graph.Workload) {
+	if inputs.WorldOf(o.Graph, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster}) == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
 	g, meta, err := inputs.Graph(o.Graph)

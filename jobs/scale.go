@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
@@ -27,23 +26,9 @@ type ScaleOptions struct {
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
 	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval)
 	Out     string // write the search's result here ("" = none)
-	// Unused are flags the command line set that do not apply at cluster
-	// scale (an op graph's: --placement, --method, --hardware, ...): an
-	// error names the first.
-	Unused []string
-}
-
-// IsScaleWorkload reports whether a --workload names a transformer by its
-// shape (gpt:... or llama:...), which is planned at cluster scale.
-func IsScaleWorkload(name string) bool {
-	n := strings.ToLower(name)
-	return strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:")
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	if len(o.Unused) > 0 {
-		return transformer.Spec{}, scale.Pod{}, fmt.Errorf("%s does not apply to a transformer at cluster scale (--workload %s): the pod's node sets the hardware, and the search evaluates every plan (docs/cluster-scale.md)", o.Unused[0], o.Workload)
-	}
 	m, err := transformer.Parse(o.Workload)
 	if err != nil {
 		return m, scale.Pod{}, err

@@ -38,44 +38,44 @@ const DefaultSearchEvaluations = methods.DefaultSearchEvaluations
 type SearchOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
-	Tasks   string // "" = placement,scheduling,fusion
+	Tasks   string `world:"graph"` // "" = placement,scheduling,fusion
 	// Method is the search that runs after the quick baselines ("" =
 	// DefaultSearchMethod): any of methods.Methods that searches.
-	Method string
+	Method string `world:"graph"`
 	// The search's budget, whichever is spent first; none named =
 	// DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
 	// same result for the same seed; Time (wall) and CPU (this process's
 	// CPU time) stop where the clock says.
-	Evals int
-	Steps int // go's PPO steps, or another method's rounds
-	Time  time.Duration
-	CPU   time.Duration
+	Evals int           `world:"graph"`
+	Steps int           `world:"graph"` // go's PPO steps, or another method's rounds
+	Time  time.Duration `world:"graph"`
+	CPU   time.Duration `world:"graph"`
 	Seed  uint64
 	// Samples is go's rollout size K (0 = 16).
-	Samples int
-	Methods []string // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
-	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
-	Sync    bool
+	Samples int      `world:"graph"`
+	Methods []string `world:"graph"` // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
+	Budget  int      `world:"graph"` // evaluation budget of the search baselines among Methods (0 = their default)
+	Sync    bool     `world:"graph"`
 	// Host models each GPU's host thread dispatching its kernels in
 	// every evaluation, the baselines', the search's and the joint
 	// space's (strategies, pipelines) alike (roofline.Options.Host; nil =
 	// none, the default). ParseFlags makes it from HostOn and Dispatch,
 	// the --host and --dispatch flags, as eval's Check does.
-	Host     *roofline.Host
-	HostOn   bool
-	Dispatch time.Duration
+	Host     *roofline.Host `world:"graph"`
+	HostOn   bool           `world:"graph"`
+	Dispatch time.Duration  `world:"graph"`
 	// Objective is what the search and the baselines minimise (zero =
 	// step time).
-	Objective optimize.Objective
-	Policy    *policy.Config // go's network; nil = defaults
-	PPO       ppo.Settings
-	Warmup    int // go's imitation steps (0 = its default; negative = none)
+	Objective optimize.Objective `world:"graph"`
+	Policy    *policy.Config     `world:"graph"` // go's network; nil = defaults
+	PPO       ppo.Settings       `world:"graph"`
+	Warmup    int                `world:"graph"` // go's imitation steps (0 = its default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
-	Backend Backend
+	Backend Backend `world:"graph"`
 
 	Out   string // result file ("" = none)
-	Trace string // Chrome trace of the best decision ("" = none)
-	Plot  string // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
+	Trace string `world:"graph"` // Chrome trace of the best decision ("" = none)
+	Plot  string `world:"graph"` // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
 
 	// Progress receives one line per finished baseline; OnStep the
 	// search's progress: a point of its curve, the reference's value and
@@ -101,7 +101,7 @@ type SearchReport struct {
 	batch int
 }
 
-// Search runs placer's search (methods/pipeline: the quick baselines
+// SearchGraph runs placer's search (methods/pipeline: the quick baselines
 // with their compositions, their decisions on fewer GPUs and fusion
 // variants, the strategies users run, the search method anchored on the
 // best of them and the joint space) on one graph and returns the
@@ -110,7 +110,7 @@ type SearchReport struct {
 // result is that row's decision, and the report says so (Result.Source).
 // When ctx is cancelled (Ctrl-C) it still returns, and writes, the best
 // result found so far.
-func Search(ctx context.Context, o SearchOptions) (SearchReport, error) {
+func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	tasks, err := parseTasks(o.Tasks)
 	if err != nil {
 		return SearchReport{}, err

@@ -16,7 +16,7 @@ func BenchmarkSearch(b *testing.B) {
 	o := SearchOptions{Graph: inputs.GraphSpec{Workload: "trxl4"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 1500, Seed: 3}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Search(context.Background(), o); err != nil {
+		if _, err := SearchGraph(context.Background(), o); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -124,7 +124,7 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 			}
 		}
 		so := SearchOptions{Graph: gs, Cluster: cs, Evals: 200, Seed: 1, HostOn: tc.host, Dispatch: d, Host: HostModel(tc.host, d), PPO: gdp.DefaultPPO}
-		rep, err := Search(context.Background(), so)
+		rep, err := SearchGraph(context.Background(), so)
 		if err != nil {
 			t.Fatal(err)
 		}

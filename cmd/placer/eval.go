@@ -15,9 +15,8 @@ import (
 
 type evalOptions struct {
 	jobs.EvalOptions
-	scale jobs.ScaleOptions
-	JSON  bool
-	out   string
+	JSON bool
+	out  string
 }
 
 func init() { register(newEvalCmd) }
@@ -52,15 +51,8 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
-				o.scale.Workload, o.scale.GPUs, o.scale.Strat = o.Graph.Workload, o.Cluster.GPUs, o.Strategy
-				o.scale.Unused = changedFlags(cmd, "graph", "placement", "schedule", "fusion", "trace", "host", "dispatch", "tf32", "measure",
-					"hardware", "topology", "memory", "objective", "sync-transfers")
-				e, err := jobs.ScaleEval(cmd.Context(), o.scale)
-				if err == nil && o.out != "" {
-					err = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, e) })
-				}
-				return emit(s, o.JSON, e, func() error { return report.WriteScalePlan(s.Out, e) }, err, true)
+			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.EvalOptions); err != nil {
+				return err
 			}
 			if err := checkEval(&o.EvalOptions); err != nil {
 				return err
@@ -77,7 +69,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 			if o.JSON {
 				return report.JSON(s.Out, e)
 			}
-			return report.WriteEval(s.Out, e)
+			return e.WriteText(s.Out)
 		},
 	}
 	f := cmd.Flags()
@@ -97,25 +89,14 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f.IntVar(&o.Repeats, "repeats", 5, "timed runs with --measure (after one discarded warm-up)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
-	addPodFlag(cmd, &o.scale)
+	addPodFlag(cmd, &o.Cluster)
 	return cmd
-}
-
-// changedFlags lists the flags of names the command line set.
-func changedFlags(cmd *cobra.Command, names ...string) []string {
-	var set []string
-	for _, n := range names {
-		if f := cmd.Flags().Lookup(n); f != nil && f.Changed {
-			set = append(set, "--"+n)
-		}
-	}
-	return set
 }
 
 // addPodFlag binds --cluster, the pod of a transformer planned at cluster
 // scale (--workload gpt:... or llama:...).
-func addPodFlag(cmd *cobra.Command, o *jobs.ScaleOptions) {
-	cmd.Flags().StringVar(&o.Cluster, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
+func addPodFlag(cmd *cobra.Command, o *inputs.ClusterSpec) {
+	cmd.Flags().StringVar(&o.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
 }
 
 // addGraphFlags binds --graph, --format, --workload, --expert and the

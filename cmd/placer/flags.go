@@ -29,7 +29,7 @@ const (
 // flag name; a flag given outside its range is a usage error (exit 2).
 // Durations are in seconds.
 var flagRanges = map[string]flagRange{
-	"gpus":             {1, 64, "GPUs of the cluster (the graph file's count, else 1, when not given)"},
+	"gpus":             {1, 1 << 20, "GPUs of the cluster: for an op graph at most 64 (the graph file's count, else 1, when not given); at cluster scale the pod's"},
 	"extra-gpus":       {1, 64, "each listed GPU count"},
 	"memory":           {1, 1 << 50, "device memory in bytes (1 PiB at most)"},
 	"gpu":              {0, 63, "CUDA ordinal"},

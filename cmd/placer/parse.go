@@ -117,11 +117,13 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 
 // searchFlags are the search command's flags besides jobs.SearchOptions'
 // own.
+//
+// Each is an op graph's only (world:"graph"; checkWorld).
 type searchFlags struct {
-	Methods string // --methods, comma-separated
-	Train   trainFlags
-	Measure bool
-	Repeats int
+	Methods string     `world:"graph"` // --methods, comma-separated
+	Train   trainFlags `world:"graph"`
+	Measure bool       `world:"graph"`
+	Repeats int        `world:"graph"`
 }
 
 // parseSearchFlags checks o and fills its methods, backend, policy and

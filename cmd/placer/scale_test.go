@@ -53,6 +53,24 @@ func TestScaleCLI(t *testing.T) {
 	if !found.Best.Fits || found.Best.TFLOPs < plan.TFLOPs {
 		t.Errorf("search's plan %+v is slower than Megatron's (%.1f TFLOP/s)", found.Best, plan.TFLOPs)
 	}
+	// --gpus means the same in both worlds: 2,304 GPUs are the pod of
+	// 288 DGX H100 nodes, the same answer as --cluster dgx-h100:288.
+	gout := filepath.Join(dir, "plan-gpus.json")
+	r = runBinary(t, dir, time.Minute, nil, "search", "--workload", gpt175, "--gpus", "2304", "--out", gout)
+	if r.code != 0 {
+		t.Fatalf("search --gpus 2304: exit %d: %s", r.code, r.stderr)
+	}
+	var a, b struct {
+		Best struct {
+			Cluster  string  `json:"cluster"`
+			Strategy string  `json:"strategy"`
+			Step     float64 `json:"step_s"`
+		} `json:"best"`
+	}
+	gdata, err := os.ReadFile(gout)
+	if err != nil || json.Unmarshal(gdata, &a) != nil || json.Unmarshal(data, &b) != nil || a.Best != b.Best || a.Best.Strategy == "" {
+		t.Errorf("search --gpus 2304 found %+v, --cluster dgx-h100:288 %+v (%v)", a.Best, b.Best, err)
+	}
 
 	bad := []struct {
 		args []string

@@ -6,13 +6,11 @@ import (
 
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type searchOptions struct {
 	jobs.SearchOptions
-	scale jobs.ScaleOptions
 	flags searchFlags
 	JSON  bool
 	quiet bool
@@ -64,12 +62,8 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
   placer search --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 --cluster dgx-h100:288`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if jobs.IsScaleWorkload(o.Graph.Workload) || o.scale.Cluster != "" {
-				o.scale.Workload, o.scale.GPUs, o.scale.Out = o.Graph.Workload, o.Cluster.GPUs, o.Out
-				o.scale.Unused = changedFlags(cmd, "graph", "method", "evals", "cpu", "time", "steps", "samples", "methods", "budget",
-					"tasks", "warmup", "trace", "plot", "measure", "hardware", "topology", "memory", "objective", "sync-transfers", "host", "dispatch")
-				rep, err := jobs.ScaleSearch(cmd.Context(), o.scale)
-				return emit(s, o.JSON, rep, func() error { return report.WriteScaleSearch(s.Out, rep) }, err, true)
+			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.SearchOptions, &o.flags); err != nil {
+				return err
 			}
 			if err := parseSearchFlags(&o.SearchOptions, o.flags); err != nil {
 				return err
@@ -81,9 +75,9 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)
-			have := rep.Result.Method != ""
-			s.kept = keptResult("best result", rep.Out, have)
-			return emit(s, o.JSON, rep, func() error { return writeSearch(s, rep) }, err, !have)
+			have, out := rep.Found()
+			s.kept = keptResult("best result", out, have)
+			return emit(s, o.JSON, rep, func() error { return rep.WriteText(s.Out) }, err, !have)
 		},
 	}
 	f := cmd.Flags()
@@ -111,23 +105,6 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
-	addPodFlag(cmd, &o.scale)
+	addPodFlag(cmd, &o.Cluster)
 	return cmd
-}
-
-func writeSearch(s *streams, rep jobs.SearchReport) error {
-	if err := report.WriteBaselines(s.Out, rep.Comparison); err != nil {
-		return err
-	}
-	r := rep.Result
-	warnOOM(s, r.OOM)
-	if err := report.WriteSearchSummary(s.Out, r); err != nil {
-		return err
-	}
-	for _, f := range []struct{ what, path string }{{"result", rep.Out}, {"trace", rep.Trace}, {"plot", rep.Plot}} {
-		if f.path != "" {
-			fmt.Fprintf(s.Out, "%s written to %s\n", f.what, f.path)
-		}
-	}
-	return nil
 }

@@ -19,19 +19,24 @@ import (
 )
 
 // GraphSpec names a graph: a file (with an optional format) or a workload.
+//
+// A field tagged world:"graph" is an op graph's only: it does not apply
+// to a transformer at cluster scale (World).
 type GraphSpec struct {
-	Path     string // graph file
-	Format   string // "" = detect; see Formats
-	Workload string // a built-in workload name (instead of Path)
+	Path   string `world:"graph"` // graph file
+	Format string `world:"graph"` // "" = detect; see Formats
+	// Workload is a built-in workload's name (instead of Path), or a
+	// transformer by its shape ("gpt:layers=...,...", "llama:...").
+	Workload string
 	// Expert is an expert-placement file for the graph: msr-fiddle's
 	// ({"fpgas": [{"nodes": [ids]}]}) or a decision or result file. ""
 	// = the built-in workload's expert placement, if any.
-	Expert string
+	Expert string `world:"graph"`
 	// CostTable is a measured-cost table (torchexport --profile
 	// --cost-table) whose times fill the graph's ops that have none, on
 	// CostDevice ("" = the table's only device). "" = none.
-	CostTable  string
-	CostDevice string
+	CostTable  string `world:"graph"`
+	CostDevice string `world:"graph"`
 }
 
 // Graph resolves a GraphSpec.
@@ -138,11 +143,20 @@ func readNative(path string) (*graph.Graph, error) {
 }
 
 // ClusterSpec names a cluster.
+//
+// A field tagged world:"graph" is an op graph's only, one tagged
+// world:"cluster" a transformer's at cluster scale only (World).
 type ClusterSpec struct {
-	GPUs     int    // number of devices (0 = the graph's own count, else 1)
-	Hardware string // preset name or profile file ("" = roofline.DefaultHardware)
-	Topology string // "" = the hardware's default
-	Memory   int64  // override of the device capacity in bytes (0 = the hardware's)
+	// GPUs is the number of devices: for an op graph at most MaxGPUs (0 =
+	// the graph's own count, else 1); at cluster scale a whole number of
+	// nodes (of Pod's preset, else DGX H100 nodes) or Pod's count.
+	GPUs     int
+	Hardware string `world:"graph"` // preset name or profile file ("" = roofline.DefaultHardware)
+	Topology string `world:"graph"` // "" = the hardware's default
+	Memory   int64  `world:"graph"` // override of the device capacity in bytes (0 = the hardware's)
+	// Pod is a transformer's pod at cluster scale, PRESET:NODES
+	// ("dgx-h100:288"); "" = DGX H100 nodes for GPUs.
+	Pod string `world:"cluster"`
 }
 
 // Cluster resolves a ClusterSpec; meta supplies defaults a graph file

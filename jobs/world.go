@@ -1,0 +1,106 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/report"
+)
+
+// Answer is a job's report, in either of placer's worlds (an op graph, or
+// a transformer at cluster scale: inputs.World), as the CLI prints it:
+// the value itself is its JSON twin (report.JSON), WriteText its tables
+// for people.
+type Answer interface {
+	WriteText(w io.Writer) error
+	// Found reports whether there is an answer to print and keep (an
+	// interrupted search may have found nothing yet) and the file it was
+	// written to ("" = none).
+	Found() (bool, string)
+}
+
+// Search runs placer's search on the workload o names, in its world
+// (inputs.WorldOf): for an op graph, the quick baselines, the strategies
+// and the search method anchored on the best of them (SearchGraph); for
+// a transformer at cluster scale, every plan of its degrees of
+// parallelism (ScaleSearch).
+func Search(ctx context.Context, o SearchOptions) (Answer, error) {
+	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
+		rep, err := ScaleSearch(ctx, scaleOptionsOf(o.Graph, o.Cluster, "", o.Out))
+		return ScaleSearchReport{rep}, err
+	}
+	return SearchGraph(ctx, o)
+}
+
+// Eval evaluates the decision o names in its workload's world
+// (inputs.WorldOf): an op graph's placement, schedule, fusion and
+// strategy (EvalGraph), or a transformer's plan at cluster scale
+// (ScaleEval).
+func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
+	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
+		p, err := ScaleEval(ctx, scaleOptionsOf(o.Graph, o.Cluster, o.Strategy, ""))
+		return ScalePlanReport{p}, err
+	}
+	e, err := EvalGraph(ctx, o)
+	return EvalReport{e}, err
+}
+
+// scaleOptionsOf is the cluster-scale options of what the user named.
+func scaleOptionsOf(g inputs.GraphSpec, c inputs.ClusterSpec, strategy, out string) ScaleOptions {
+	return ScaleOptions{Workload: g.Workload, Cluster: c.Pod, GPUs: c.GPUs, Strat: strategy, Out: out}
+}
+
+// EvalReport is an op graph's evaluation as an Answer.
+type EvalReport struct{ report.Eval }
+
+// WriteText writes the evaluation's table.
+func (e EvalReport) WriteText(w io.Writer) error { return report.WriteEval(w, e.Eval) }
+
+// Found is true: an evaluation always has its answer.
+func (EvalReport) Found() (bool, string) { return true, "" }
+
+// ScalePlanReport is a plan's evaluation at cluster scale as an Answer.
+type ScalePlanReport struct{ report.ScalePlan }
+
+// WriteText writes the plan's table.
+func (p ScalePlanReport) WriteText(w io.Writer) error { return report.WriteScalePlan(w, p.ScalePlan) }
+
+// Found is true: an evaluation always has its answer.
+func (ScalePlanReport) Found() (bool, string) { return true, "" }
+
+// ScaleSearchReport is a search at cluster scale as an Answer.
+type ScaleSearchReport struct{ report.ScaleSearch }
+
+// WriteText writes the best plan and the runners-up.
+func (s ScaleSearchReport) WriteText(w io.Writer) error {
+	return report.WriteScaleSearch(w, s.ScaleSearch)
+}
+
+// Found reports whether a plan was found, and the file it was written to.
+func (s ScaleSearchReport) Found() (bool, string) { return s.Best.Strategy != "", s.Out }
+
+// WriteText writes the comparison table, the search's summary and where
+// its files went.
+func (r SearchReport) WriteText(w io.Writer) error {
+	if err := report.WriteBaselines(w, r.Comparison); err != nil {
+		return err
+	}
+	if r.Result.OOM {
+		fmt.Fprintln(w, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
+	}
+	if err := report.WriteSearchSummary(w, r.Result); err != nil {
+		return err
+	}
+	for _, f := range []struct{ what, path string }{{"result", r.Out}, {"trace", r.Trace}, {"plot", r.Plot}} {
+		if f.path != "" {
+			fmt.Fprintf(w, "%s written to %s\n", f.what, f.path)
+		}
+	}
+	return nil
+}
+
+// Found reports whether the search has a result (an interrupted one may
+// have none yet) and the file it was written to.
+func (r SearchReport) Found() (bool, string) { return r.Result.Method != "", r.Out }
