@@ -70,8 +70,6 @@ type Scored struct {
 	MaxUnits int
 	// Label, if set, is the name the run reports under.
 	Label string
-	// OnStep, if set, is called every 16 rounds.
-	OnStep func(pt Point, refStep float64)
 
 	head *MoveHead // ScoredPretrain's head, trained in place
 }
@@ -121,8 +119,9 @@ type ScoredSettings struct {
 // local search, until the budget is spent or ctx is cancelled.
 func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	var seed uint64
+	var rec optimize.Recorder
 	if set != nil {
-		seed = set.Seed
+		seed, rec = set.Seed, set.Recorder
 	}
 	batch := s.Batch
 	if batch <= 0 {
@@ -147,7 +146,7 @@ func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimiz
 	default:
 		head = NewMoveHead(seed)
 	}
-	sc := &scorer{s: s, head: head, prior: prior, seed: seed, lr: lr, learn: !s.NoLearning, curve: scoredCurve{start: time.Now()}}
+	sc := &scorer{s: s, head: head, prior: prior, seed: seed, lr: lr, learn: !s.NoLearning, curve: scoredCurve{start: time.Now()}, rec: rec}
 	ls := classical.AnchoredLocalSearch{Batch: batch, Pool: pool, MaxUnits: s.MaxUnits, Anchor: s.Anchor, Guide: sc, Method: s.Name()}
 	res, err := ls.Optimize(ctx, p, set)
 	if err != nil {
@@ -187,6 +186,7 @@ const (
 // (scoredcurve.go).
 type scorer struct {
 	s    *Scored
+	rec  optimize.Recorder // sees a point of the curve every 16 rounds (nil = none)
 	head *MoveHead
 	// prior is Scored.Head with Scored.Prior: frozen, its scores added to
 	// head's, which learns the residual (nil = none).
@@ -464,8 +464,8 @@ func (sc *scorer) Observe(ctx context.Context, v classical.SearchView, moves []c
 	}
 	if sc.rounds%16 == 0 {
 		pt := sc.curve.point(sc.rounds)
-		if sc.s.OnStep != nil {
-			sc.s.OnStep(pt, sc.refStep)
+		if sc.rec != nil {
+			sc.rec.Record(optimize.Event{Kind: optimize.Point, Method: sc.s.Name(), Point: &pt, RefStep: sc.refStep})
 		}
 	}
 	return nil
