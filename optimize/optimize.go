@@ -235,11 +235,10 @@ type Learning struct {
 	// Curve is the learning curve, one point per training step.
 	Curve []CurvePoint
 	// Settings are the knobs the method ran with, its defaults resolved,
-	// as result files record them (JSON-encodable; gdp.SearchSettings
-	// for go).
-	Settings any
-	// Model is the trained model (learn: *policy.Policy); nil when none.
-	Model any
+	// as result files record them (nil = none).
+	Settings Knobs
+	// Model is the trained model (nil = none).
+	Model Model
 	// OnePass is the step time of the policy's own most likely decision
 	// (one forward pass, no sampling; 0 = not evaluated), beside the
 	// result's best, so a report can tell the policy from its samples.
@@ -247,6 +246,21 @@ type Learning struct {
 	// OnePassValid says whether that decision fits in memory and honours
 	// co-location.
 	OnePassValid bool
+}
+
+// Knobs are a learned method's settings, its defaults resolved, as
+// result files record them (encoded as JSON): each method's own struct
+// (gdp.SearchSettings for go, gdp.ScoredSettings, rl17.Settings,
+// hdp.Settings, regal.Settings).
+type Knobs interface {
+	// KnobsOf names the method the knobs are for.
+	KnobsOf() string
+}
+
+// Model is a learned method's trained model (a GO policy, go-scored's
+// move head, REGAL's network), which saves itself to a file.
+type Model interface {
+	Save(path string) error
 }
 
 // CurvePoint is one training step of a learned method's curve.

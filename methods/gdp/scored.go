@@ -115,6 +115,9 @@ type ScoredSettings struct {
 	Policy       *policy.Config `json:"policy,omitempty"`
 }
 
+// KnobsOf is ScoredSettings's name (optimize.Knobs).
+func (ScoredSettings) KnobsOf() string { return "go-scored" }
+
 // Optimize implements optimize.Optimizer: the anchors, then the scored
 // local search, until the budget is spent or ctx is cancelled.
 func (s *Scored) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {

@@ -140,6 +140,9 @@ type SearchSettings struct {
 	Policy   *policy.Config `json:"policy,omitempty"` // the network (nil before Optimize made one)
 }
 
+// KnobsOf is SearchSettings's name (optimize.Knobs).
+func (SearchSettings) KnobsOf() string { return "go" }
+
 // Settings returns the knobs s runs with, defaults resolved (the policy's
 // configuration only when s has a Policy; a run's result records the one
 // it trained).

@@ -71,6 +71,9 @@ type Settings struct {
 	Config            Config  `json:"controller"` // Groups resolved for a run's devices
 }
 
+// KnobsOf is Settings's name (optimize.Knobs).
+func (Settings) KnobsOf() string { return "hdp" }
+
 // Settings returns the knobs r runs with, defaults resolved for a problem
 // with devices devices (Units is a run's).
 func (r *HDP) Settings(devices int) Settings {

@@ -52,6 +52,9 @@ type Settings struct {
 	Uniform float64 `json:"uniform_fraction"`
 }
 
+// KnobsOf is Settings's name (optimize.Knobs).
+func (Settings) KnobsOf() string { return "regal" }
+
 // Mutants returns the per-gene mutant distributions the model proposes
 // for p (the action drawn from seed, or the greedy one).
 func (m *Model) Mutants(p *optimize.Problem, seed uint64, greedy bool) ([]brkga.Beta, Action, error) {

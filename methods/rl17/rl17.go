@@ -71,6 +71,9 @@ type Settings struct {
 	Config       Config  `json:"controller"`
 }
 
+// KnobsOf is Settings's name (optimize.Knobs).
+func (Settings) KnobsOf() string { return "rl17" }
+
 // Settings returns the knobs r runs with, defaults resolved (Groups and
 // Merged are a run's).
 func (r *RL17) Settings() Settings {

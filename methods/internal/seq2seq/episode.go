@@ -38,7 +38,7 @@ type Episode struct {
 // place (one device, or the problem's tasks leave out placement) it
 // evaluates the fallback and returns the finished result instead (done
 // true).
-func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, settings any, k Knobs) (e *Episode, res *optimize.Result, done bool, err error) {
+func Begin(ctx context.Context, name string, p *optimize.Problem, set *optimize.Settings, settings optimize.Knobs, k Knobs) (e *Episode, res *optimize.Result, done bool, err error) {
 	var st optimize.Settings
 	if set != nil {
 		st = *set
