@@ -164,7 +164,7 @@ type generalizationFile struct {
 // from it.
 func Generalization(ctx context.Context, o GeneralizationOptions) (GeneralizationReport, error) {
 	var rep GeneralizationReport
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return rep, err
 	}
@@ -211,13 +211,11 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 	// or a family that leaves nothing to train on fails first.
 	trainSets := map[string][]string{}
 	for _, f := range fams {
-		specs, _, err := trainingGraphs(train, o.GraphsDir, f)
+		names, err := PretrainGraphs(train, o.GraphsDir, f)
 		if err != nil {
 			return rep, fmt.Errorf("generalization: holding out %s: %w", f, err)
 		}
-		for _, s := range specs {
-			trainSets[f] = append(trainSets[f], s.name)
-		}
+		trainSets[f] = names
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -476,7 +474,7 @@ func learnedRun(rep SearchReport) report.GeneralizationRun {
 
 // expertAndBest picks the expert row ("single" when the graph has no
 // expert placement, as the comparison's reference does) and the best
-// valid baseline (first in table order on a tie, as bestValid).
+// valid baseline (first in table order on a tie, as pipeline.Best).
 func expertAndBest(rows []report.BaselinesRow) (expert, best report.GeneralizationRun) {
 	for _, want := range []string{"expert", "single"} {
 		if i := slices.IndexFunc(rows, func(r report.BaselinesRow) bool { return r.Method == want && r.Error == "" }); i >= 0 {

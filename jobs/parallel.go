@@ -102,7 +102,7 @@ func (o *ParallelOptions) Check() error {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
 	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
-	if err := checkSearchMethod(o.Method); err != nil {
+	if err := CheckSearchMethod(o.Method); err != nil {
 		return err
 	}
 	o.Hardware = cmp.Or(o.Hardware, roofline.DefaultHardware)
@@ -253,7 +253,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		return c, fmt.Errorf("parallel: %s: %w", label, err)
 	}
 	b := rep.Comparison
-	c.Ops, c.Batch, c.Capacity = b.Ops, rep.batch, b.Capacity
+	c.Ops, c.Batch, c.Capacity = b.Ops, rep.Batch(), b.Capacity
 	rowOf := func(name string) *report.BaselinesRow {
 		for i := range b.Rows {
 			if b.Rows[i].Method == name {
@@ -265,10 +265,10 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	add := func(strategy, name string) {
 		r := report.ParallelRow{Strategy: strategy, From: name}
 		row := rowOf(name)
-		res := rep.rows[name]
+		res := rep.RowResult(name)
 		switch {
-		case row == nil && rep.batch == 0:
-			r.Note = noBatch
+		case row == nil && rep.Batch() == 0:
+			r.Note = NoBatch
 		case row == nil:
 			r.Note = "not in placer search's table"
 		case row.Error != "" || res == nil:
@@ -284,12 +284,12 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	// anchor.
 	var quick []pipeline.Row
 	for _, row := range b.Rows {
-		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
+		if r := rep.RowResult(row.Method); r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
 			quick = append(quick, pipeline.Row{Name: row.Method, Result: r})
 		}
 	}
-	if best, res := bestValid(optimize.StepTime, quick); res != nil {
-		add("best quick", best)
+	if best, ok := pipeline.Best(optimize.StepTime, quick, false); ok {
+		add("best quick", best.Name)
 	} else {
 		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
 	}

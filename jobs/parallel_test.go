@@ -110,8 +110,8 @@ func TestParallelNoBatch(t *testing.T) {
 	for _, r := range c.Rows {
 		switch r.Strategy {
 		case "ddp", "fsdp", "zero2", "gpipe", "1f1b":
-			if r.Note != noBatch {
-				t.Errorf("row %+v: want absent, %q", r, noBatch)
+			if r.Note != NoBatch {
+				t.Errorf("row %+v: want absent, %q", r, NoBatch)
 			}
 		case "placer":
 			if r.Replicas != 1 || r.Chose != "" {

@@ -147,7 +147,7 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	if o.Evaluations < 1 || o.BestBudget < 1 || o.Budgets[0] < 1 {
 		return rep, fmt.Errorf("report regal: evaluation limits must be positive")
 	}
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return rep, err
 	}
@@ -226,20 +226,20 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 }
 
 // regalProblemFor builds graph rg's problem for objective obj.
-func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*problem, error) {
+func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*Problem, error) {
 	if rg.g != nil {
 		c, err := inputs.Cluster(o.Cluster, inputs.Meta{})
 		if err != nil {
 			return nil, err
 		}
-		pp, err := newProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
+		pp, err := NewProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
 		if err != nil {
 			return nil, err
 		}
 		pp.Objective = obj
 		return pp, nil
 	}
-	pp, err := newProblem(rg.spec, o.Cluster, tasks, o.Sync, nil)
+	pp, err := NewProblem(rg.spec, o.Cluster, tasks, o.Sync, nil)
 	if err != nil {
 		return nil, err
 	}
