@@ -17,5 +17,5 @@
 // typed or sentinel error (NoTimeError, ErrUnknownGraph, ErrNoDir).
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., jobs/..., report, internal/...
+// nn/..., methods/..., jobs/inputs, jobs/grid, report, internal/...
 package jobs

@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
@@ -291,7 +292,7 @@ func objectiveDir(graph string, o optimize.Objective) string {
 // cs.GPUs is set, every task, TensorFlow's defaults as its base. A name
 // NAME@N is graph NAME on N GPUs whatever cs.GPUs says (gnmt4@2: gnmt4 on
 // 2 GPUs, the pair a "never worse with more GPUs" check compares).
-func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*Problem, error) {
+func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Problem, error) {
 	if at := strings.LastIndex(name, "@"); at > 0 {
 		if n, err := strconv.Atoi(name[at+1:]); err == nil {
 			if n < 1 || n > 8 {
@@ -306,7 +307,7 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*Problem, err
 			cs.GPUs = w.Devices
 		}
 	}
-	pp, err := NewProblem(spec, cs, optimize.AllTasks, sync, nil)
+	pp, err := jobs.NewProblem(spec, cs, optimize.AllTasks, sync, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +326,7 @@ type referenceFile struct {
 // graphReference runs the quick baselines (with the composite and fewer-GPU
 // rows) once per graph, or reads them from g, and fills row's reference;
 // nil (and no error) with NoRun when g does not keep them.
-func graphReference(ctx context.Context, g grid.Grid, pp *Problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
+func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
 	var kept, ran optimize.Result
 	f, out, err := grid.Do(ctx, g, grid.Cell[referenceFile]{
 		File: "reference.json",

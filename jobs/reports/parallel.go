@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/pipeline"
@@ -101,8 +102,8 @@ func (o *ParallelOptions) Check() error {
 	if o.CPU == 0 {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
-	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
-	if err := CheckSearchMethod(o.Method); err != nil {
+	o.Method = cmp.Or(o.Method, jobs.DefaultSearchMethod)
+	if err := jobs.CheckSearchMethod(o.Method); err != nil {
 		return err
 	}
 	o.Hardware = cmp.Or(o.Hardware, roofline.DefaultHardware)
@@ -242,7 +243,7 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
 	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
 	timer := grid.StartTimer()
-	rep, err := Search(ctx, SearchOptions{
+	rep, err := jobs.Search(ctx, jobs.SearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
 		Method: o.Method, Evals: o.Evals, CPU: o.CPU, Seed: o.Seed,
 	})
@@ -268,7 +269,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		res := rep.RowResult(name)
 		switch {
 		case row == nil && rep.Batch() == 0:
-			r.Note = NoBatch
+			r.Note = jobs.NoBatch
 		case row == nil:
 			r.Note = "not in placer search's table"
 		case row.Error != "" || res == nil:
