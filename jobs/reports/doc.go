@@ -12,7 +12,9 @@
 // A cell runs the jobs of package jobs (a Problem with its quick
 // reference, Search, Pretrain, Infer, Finetune) and the methods; jobs
 // imports nothing of this package, and cmd/placer's report commands are
-// options, flags and one call here.
+// options, flags and one call here. Where the CLI must tell one error
+// from another, report parallel returns a sentinel (ErrUnknownGraph,
+// ErrNoDir).
 //
 // May import: graph, decision, evaluate/roofline, workloads, optimize,
 // methods/..., jobs, jobs/grid, jobs/inputs, report
