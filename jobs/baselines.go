@@ -23,9 +23,9 @@ import (
 // placement (an imported or synthetic graph): not a failure.
 const noExpert = "no expert placement for this graph"
 
-// noBatch is a batch-splitting row's note on a graph without batch
+// NoBatch is a batch-splitting row's note on a graph without batch
 // information: not a failure.
-const noBatch = "no batch information in this graph (its batch cannot be split)"
+const NoBatch = "no batch information in this graph (its batch cannot be split)"
 
 // DefaultBaselines are the methods `placer baselines` compares when none
 // are named, in table order (methods.Compared).
@@ -79,7 +79,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	if err := methods.Check(names); err != nil {
 		return report.Baselines{}, err
 	}
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return report.Baselines{}, err
 	}
@@ -130,7 +130,7 @@ func tableRow(r pipeline.Row, p *optimize.Problem) report.BaselinesRow {
 	case errors.Is(r.Err, classical.ErrNoExpert):
 		row.Error = noExpert
 	case errors.Is(r.Err, classical.ErrNoBatch):
-		row.Error = noBatch
+		row.Error = NoBatch
 	case r.Err != nil:
 		row.Error = strings.TrimPrefix(r.Err.Error(), r.Name+": ")
 	}
@@ -219,7 +219,7 @@ func progress(w io.Writer, r report.BaselinesRow) {
 	if w == nil {
 		return
 	}
-	if r.Error == noExpert || r.Error == noBatch { // an imported graph has none: not a failure
+	if r.Error == noExpert || r.Error == NoBatch { // an imported graph has none: not a failure
 		fmt.Fprintf(w, "baselines: %-12s none: %s\n", r.Method, r.Error)
 		return
 	}

@@ -114,7 +114,7 @@ func TestCompositeReferences(t *testing.T) {
 		{"placement", nil},
 		{"scheduling", nil},
 	} {
-		tasks, err := parseTasks(tc.tasks)
+		tasks, err := ParseTasks(tc.tasks)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -80,7 +80,7 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 	if o.Tasks == "" {
 		o.Tasks = "placement,scheduling"
 	}
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +167,7 @@ func regalProblem(g *graph.Graph, cs inputs.ClusterSpec, tasks optimize.Tasks, s
 	if err != nil {
 		return nil, err
 	}
-	pp, err := newProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
+	pp, err := NewProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// parseTasks reads a --tasks value: "" means all three; naming none is an
+// ParseTasks reads a tasks value (--tasks): "" means all three; naming none is an
 // error.
-func parseTasks(s string) (optimize.Tasks, error) {
+func ParseTasks(s string) (optimize.Tasks, error) {
 	if s == "" {
 		return optimize.AllTasks, nil
 	}

@@ -53,9 +53,10 @@ func GPUs(repeats int) Backend {
 	}
 }
 
-// problem is a resolved graph and cluster with its cost model and
-// evaluator.
-type problem struct {
+// Problem is a resolved graph and cluster with its cost model and
+// evaluator: what a job (and a report's cell, jobs/reports) runs methods
+// on.
+type Problem struct {
 	*optimize.Problem
 	cluster *roofline.Cluster
 	opts    roofline.Options
@@ -64,7 +65,7 @@ type problem struct {
 }
 
 // Close releases the evaluator (GPUs), if it holds any.
-func (p *problem) Close() error {
+func (p *Problem) Close() error {
 	if p == nil || p.close == nil {
 		return nil
 	}
@@ -73,12 +74,12 @@ func (p *problem) Close() error {
 
 // resize is the problem of g on k GPUs of pp's hardware and topology,
 // with pp's tasks, cost-model options and backend (pipeline.Resizer).
-func (pp *problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
+func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
 	c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
 	if err != nil {
 		return nil, nil, err
 	}
-	q, err := newProblemOn(g, c, pp.Tasks, pp.opts, pp.backend)
+	q, err := NewProblemOn(g, c, pp.Tasks, pp.opts, pp.backend)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -88,19 +89,31 @@ func (pp *problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() erro
 // references runs the quick references on pp (pipeline.References: the
 // quick methods with their compositions, fewer-GPU rows and fusion
 // variants), a line each on w (nil = none).
-func (pp *problem) references(ctx context.Context, seed uint64, w io.Writer) ([]pipeline.Row, error) {
+func (pp *Problem) references(ctx context.Context, seed uint64, w io.Writer) ([]pipeline.Row, error) {
 	return pipeline.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
 }
 
-// newProblem resolves the graph and the cluster, makes the cost model and
+// QuickReference runs the quick references on pp (references) and
+// returns the best valid one under pp's objective ("tf-defaults" and nil
+// when none is valid: bestValid).
+func (pp *Problem) QuickReference(ctx context.Context, seed uint64) (string, *optimize.Result, error) {
+	rows, err := pp.references(ctx, seed, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	name, ref := bestValid(pp.Objective, rows)
+	return name, ref, nil
+}
+
+// NewProblem resolves the graph and the cluster, makes the cost model and
 // the evaluator with backend (nil = Roofline), and fills the problem's
 // expert placement (nil for a graph that has none).
-func newProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, error) {
+func NewProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Problem, error) {
 	return newProblemWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
 }
 
-// newProblemWith is newProblem with the cost model's options.
-func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, error) {
+// newProblemWith is NewProblem with the cost model's options.
+func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
 	g, meta, err := inputs.Graph(gs)
 	if err != nil {
 		return nil, err
@@ -116,15 +129,15 @@ func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.T
 			return nil, err
 		}
 	}
-	p, err := newProblemOn(g, c, tasks, opts, backend)
+	p, err := NewProblemOn(g, c, tasks, opts, backend)
 	if err == nil && exp != nil {
 		p.Expert = exp
 	}
 	return p, err
 }
 
-// newProblemOn is newProblem for a resolved graph and cluster.
-func newProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, error) {
+// NewProblemOn is NewProblem for a resolved graph and cluster.
+func NewProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
 	if backend == nil {
 		backend = Roofline
 	}
@@ -139,16 +152,16 @@ func newProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opt
 		exp = nil
 	}
 	p := &optimize.Problem{Graph: g, Cost: cost, Evaluator: ev, Tasks: tasks, Expert: exp}
-	return &problem{Problem: p, cluster: c, opts: opts, backend: backend, close: closer}, nil
+	return &Problem{Problem: p, cluster: c, opts: opts, backend: backend, close: closer}, nil
 }
 
 // newComparison sets up the problem and the report's header.
-func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*problem, report.Baselines, error) {
+func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Problem, report.Baselines, error) {
 	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
 }
 
 // newComparisonWith is newComparison with the cost model's options.
-func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*problem, report.Baselines, error) {
+func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, report.Baselines, error) {
 	p, err := newProblemWith(gs, cs, tasks, opts, backend)
 	if err != nil {
 		return nil, report.Baselines{}, err

@@ -101,6 +101,14 @@ type SearchReport struct {
 	batch int
 }
 
+// RowResult is the result of the table's row named method (nil for a
+// method that gave none, or no such row; the search's own row is
+// Result).
+func (r *SearchReport) RowResult(method string) *optimize.Result { return r.rows[method] }
+
+// Batch is the graph's batch (0 = no batch information).
+func (r *SearchReport) Batch() int { return r.batch }
+
 // SearchGraph runs placer's search (methods/pipeline: the quick baselines
 // with their compositions, their decisions on fewer GPUs and fusion
 // variants, the strategies users run, the search method anchored on the
@@ -111,7 +119,7 @@ type SearchReport struct {
 // When ctx is cancelled (Ctrl-C) it still returns, and writes, the best
 // result found so far.
 func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return SearchReport{}, err
 	}
@@ -119,7 +127,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		return SearchReport{}, err
 	}
 	method := cmp.Or(o.Method, DefaultSearchMethod)
-	if err := checkSearchMethod(method); err != nil {
+	if err := CheckSearchMethod(method); err != nil {
 		return SearchReport{}, err
 	}
 	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
@@ -210,7 +218,9 @@ func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int)
 // search (not the fixed references and one-shot heuristics).
 func SearchMethods() []string { return methods.Searches() }
 
-func checkSearchMethod(name string) error {
+// CheckSearchMethod is nil when name is one of SearchMethods, else an
+// error (methods.ErrUnknown) naming them.
+func CheckSearchMethod(name string) error {
 	if slices.Contains(SearchMethods(), name) {
 		return nil
 	}

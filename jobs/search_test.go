@@ -82,12 +82,12 @@ func TestSearchSameSeedSameAnswer(t *testing.T) {
 // references, heuristics and experiment arms with one line.
 func TestSearchMethod(t *testing.T) {
 	for _, ok := range []string{"go-scored", "go", "local-search", "local-search-anchored", "sa", "brkga", "rl17", "hdp"} {
-		if err := checkSearchMethod(ok); err != nil {
+		if err := CheckSearchMethod(ok); err != nil {
 			t.Errorf("%s: %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"metis", "single", "go-scored-no-learning", "magic"} {
-		err := checkSearchMethod(bad)
+		err := CheckSearchMethod(bad)
 		if err == nil || !errors.Is(err, methods.ErrUnknown) || !strings.Contains(err.Error(), "go-scored") {
 			t.Errorf("%s: %v, want an error listing the searches", bad, err)
 		}

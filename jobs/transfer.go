@@ -126,7 +126,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 	if o.Out == "" {
 		return rep, fmt.Errorf("pretrain: no model file (--out)")
 	}
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return rep, err
 	}
@@ -175,7 +175,7 @@ func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {
 			defer pp.Close()
 			p := pp.Problem
 			setBase(p)
-			refName, ref, err := quickReference(ctx, pp, o.Seed)
+			refName, ref, err := pp.QuickReference(ctx, o.Seed)
 			if err != nil {
 				return rep, err
 			}
@@ -366,6 +366,18 @@ func trainingGraphs(names []string, dir, holdOut string) ([]trainSpec, []string,
 	return out, held, nil
 }
 
+// PretrainGraphs are the names of the graphs pretrain trains on with
+// workloads names and the graph folder dir (PretrainOptions' Workloads
+// and GraphsDir), minus family holdOut.
+func PretrainGraphs(names []string, dir, holdOut string) ([]string, error) {
+	specs, _, err := trainingGraphs(names, dir, holdOut)
+	var out []string
+	for _, s := range specs {
+		out = append(out, s.name)
+	}
+	return out, err
+}
+
 // graphFiles lists the files of list (comma-separated folders, searched
 // recursively, and files): a folder's .json, .pbtxt and .onnx files,
 // sorted; a file as named.
@@ -433,17 +445,6 @@ func HoldOutFamilies() []string {
 	return append(f, workloads.SyntheticFamilies()...)
 }
 
-// quickReference runs the quick baselines and returns the best valid
-// one (nil when none is valid).
-func quickReference(ctx context.Context, pp *problem, seed uint64) (string, *optimize.Result, error) {
-	rows, err := pp.references(ctx, seed, nil)
-	if err != nil {
-		return "", nil, err
-	}
-	name, ref := bestValid(pp.Objective, rows)
-	return name, ref, nil
-}
-
 // TransferOptions are the inputs of `placer infer` and `placer finetune`.
 type TransferOptions struct {
 	Graph   inputs.GraphSpec
@@ -501,7 +502,7 @@ func modelTasks(c policy.Config) optimize.Tasks {
 
 // transferSetup loads the model, builds the problem and runs the quick
 // baselines.
-func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *problem, report.Baselines, string, *optimize.Result, error) {
+func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *Problem, report.Baselines, string, *optimize.Result, error) {
 	var b report.Baselines
 	pol, err := LoadModel(o.Model)
 	if err != nil {
@@ -509,7 +510,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 	}
 	tasks := modelTasks(pol.Config())
 	if o.Tasks != "" {
-		t, err := parseTasks(o.Tasks)
+		t, err := ParseTasks(o.Tasks)
 		if err != nil {
 			return nil, nil, b, "", nil, err
 		}
@@ -522,7 +523,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return nil, nil, b, "", nil, err
 	}
 	p := pp.Problem
-	fail := func(err error) (*policy.Policy, *problem, report.Baselines, string, *optimize.Result, error) {
+	fail := func(err error) (*policy.Policy, *Problem, report.Baselines, string, *optimize.Result, error) {
 		pp.Close()
 		return nil, nil, b, "", nil, err
 	}

@@ -2,7 +2,8 @@
 // of an ML training graph run on a cluster of GPUs. See README.md.
 //
 // One file per command: an options struct, its flags bound with cobra,
-// and one call into jobs; the table or JSON printed with report. The
+// and one call into jobs (a report grid's into jobs/reports); the table
+// or JSON printed with report. The
 // commands' raw flag values are parsed and checked into the jobs' options
 // here (parse.go, parsechecks.go, cellflags.go, trainflags.go,
 // regalflags.go and beside each command): a mistake in how a command was

@@ -4,13 +4,13 @@ import (
 	"context"
 	"strings"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type equalTimeOptions struct {
-	jobs.EqualTimeOptions
+	reports.EqualTimeOptions
 	flags       equalTimeFlags
 	JSON, quiet bool
 }
@@ -63,14 +63,14 @@ it (Ctrl-C keeps what finished).`,
 					return parseEqualTimeFlags(&o.EqualTimeOptions, o.flags)
 				},
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
-				run:  func(ctx context.Context) (report.EqualTime, error) { return jobs.EqualTime(ctx, o.EqualTimeOptions) },
+				run:  func(ctx context.Context) (report.EqualTime, error) { return reports.EqualTime(ctx, o.EqualTimeOptions) },
 				plot: o.flags.Plot, writePlot: report.WriteEqualTimePlot, write: report.WriteEqualTime,
 			})
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.EqualTimeGraphs, ",")+")")
-	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.EqualTimeMethods(), ",")+")")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.EqualTimeGraphs, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.EqualTimeMethods(), ",")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)

@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type learnedOptions struct {
-	jobs.LearnedOptions
+	reports.LearnedOptions
 	flags       learnedFlags
 	plotDir     string
 	JSON, quiet bool
@@ -67,7 +67,7 @@ table, the claims and the plots.`,
 			if !o.quiet {
 				o.Progress = s.Err
 			}
-			rep, err := jobs.Learned(cmd.Context(), o.LearnedOptions)
+			rep, err := reports.Learned(cmd.Context(), o.LearnedOptions)
 			if o.Work.Listing() {
 				return err
 			}
@@ -84,8 +84,8 @@ table, the claims and the plots.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(jobs.LearnedGraphs, ",")+")")
-	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(jobs.LearnedMethods(), ",")+")")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.LearnedGraphs, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.LearnedMethods(), ",")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "5m,15m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)

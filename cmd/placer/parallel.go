@@ -12,12 +12,13 @@ import (
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
 
 type parallelOptions struct {
-	jobs.ParallelOptions
+	reports.ParallelOptions
 	flags       parallelFlags
 	JSON, quiet bool
 }
@@ -58,17 +59,17 @@ or several processes kept there.`,
 			return runPlottedReport(cmd, s, plottedReport[report.Parallel]{
 				parse:    func() error { return parseParallelFlags(&o.ParallelOptions, o.flags) },
 				progress: &o.Progress, quiet: o.quiet, json: o.JSON, work: &o.Work,
-				run:  func(ctx context.Context) (report.Parallel, error) { return jobs.Parallel(ctx, o.ParallelOptions) },
+				run:  func(ctx context.Context) (report.Parallel, error) { return reports.Parallel(ctx, o.ParallelOptions) },
 				plot: o.flags.Plot, writePlot: report.WriteParallelPlot, write: report.WriteParallel,
 			})
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+jobs.ParallelZooDir+"/{"+strings.Join(jobs.ParallelZoo, ",")+"}.json)")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+reports.ParallelZooDir+"/{"+strings.Join(reports.ParallelZoo, ",")+"}.json)")
 	f.StringVar(&o.flags.GPUs, "gpus-list", "2,4,8", "`LIST` of GPU counts, comma-separated (2 to 64)")
 	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(roofline.Topologies, ", "))
 	f.StringVar(&o.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
-	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("placer's search budget per cell, in evaluations (default %d; none with --cpu alone)", jobs.DefaultParallelEvaluations))
+	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("placer's search budget per cell, in evaluations (default %d; none with --cpu alone)", reports.DefaultParallelEvaluations))
 	f.DurationVar(&o.CPU, "cpu", 0, "placer's search budget per cell, in CPU time of its process (e.g. 60s); with --evals, whichever is spent first")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same table")
 	f.StringVar(&o.Dir, "dir", "", "keep every finished cell in `DIR`; a rerun skips them")
@@ -81,7 +82,7 @@ or several processes kept there.`,
 }
 
 // parallelFlags are the parallel report's flags besides
-// jobs.ParallelOptions' own.
+// reports.ParallelOptions' own.
 type parallelFlags struct {
 	Graphs, GPUs, Topologies string // comma-separated lists
 	Plot                     string // --plot FILE, checked here, drawn by the CLI
@@ -89,9 +90,9 @@ type parallelFlags struct {
 }
 
 // parseParallelFlags fills o's lists from f and checks every input (the
-// values jobs.ParallelOptions.Check checks, as usage errors naming their
+// values reports.ParallelOptions.Check checks, as usage errors naming their
 // flags, in its order).
-func parseParallelFlags(o *jobs.ParallelOptions, f parallelFlags) error {
+func parseParallelFlags(o *reports.ParallelOptions, f parallelFlags) error {
 	o.Graphs = splitList(f.Graphs)
 	for _, s := range splitList(f.GPUs) {
 		var n int
@@ -126,9 +127,9 @@ func parseParallelFlags(o *jobs.ParallelOptions, f parallelFlags) error {
 		}
 	}
 	switch err := o.Check(); {
-	case errors.Is(err, jobs.ErrNoDir):
+	case errors.Is(err, reports.ErrNoDir):
 		return fail.Usagef("--no-run reports the cells kept in --dir: give --dir")
-	case errors.Is(err, jobs.ErrUnknownGraph):
+	case errors.Is(err, reports.ErrUnknownGraph):
 		return fail.Usagef("--graphs: %v", err)
 	case err != nil:
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/optimize"
@@ -322,7 +323,7 @@ func parseFinetuneFlags(o *jobs.TransferOptions, f finetuneFlags) error {
 }
 
 // generalizationFlags are the generalization report's flags besides
-// jobs.GeneralizationOptions' own.
+// reports.GeneralizationOptions' own.
 type generalizationFlags struct {
 	Families, Train string // comma-separated lists
 	Policy          string // --policy: see parsePolicy
@@ -335,7 +336,7 @@ type generalizationFlags struct {
 
 // parseGeneralizationFlags checks o and fills its families, training
 // workloads, step limits and policy from f.
-func parseGeneralizationFlags(o *jobs.GeneralizationOptions, f generalizationFlags) error {
+func parseGeneralizationFlags(o *reports.GeneralizationOptions, f generalizationFlags) error {
 	if f.Families != "" {
 		o.Families = strings.Split(f.Families, ",")
 		for _, fam := range o.Families {
@@ -389,7 +390,7 @@ func parseGeneralizationFlags(o *jobs.GeneralizationOptions, f generalizationFla
 }
 
 // equalTimeFlags are the equal-time report's flags besides
-// jobs.EqualTimeOptions' own.
+// reports.EqualTimeOptions' own.
 type equalTimeFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	Seeds                    string // --seeds, comma-separated
@@ -400,7 +401,7 @@ type equalTimeFlags struct {
 
 // parseEqualTimeFlags checks o and fills its graphs, methods, budgets and
 // seeds from f.
-func parseEqualTimeFlags(o *jobs.EqualTimeOptions, f equalTimeFlags) error {
+func parseEqualTimeFlags(o *reports.EqualTimeOptions, f equalTimeFlags) error {
 	var err error
 	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "1m,5m,30m"); err != nil {
 		return err
@@ -426,7 +427,7 @@ func parseEqualTimeFlags(o *jobs.EqualTimeOptions, f equalTimeFlags) error {
 }
 
 // learnedFlags are the learned report's flags besides
-// jobs.LearnedOptions' own.
+// reports.LearnedOptions' own.
 type learnedFlags struct {
 	Graphs, Methods, Budgets string // comma-separated lists
 	PlotFormat               string // --plot-format: png, svg or pdf
@@ -435,7 +436,7 @@ type learnedFlags struct {
 
 // parseLearnedFlags checks o and fills its graphs, methods and budgets
 // from f.
-func parseLearnedFlags(o *jobs.LearnedOptions, f learnedFlags) error {
+func parseLearnedFlags(o *reports.LearnedOptions, f learnedFlags) error {
 	var err error
 	if o.Graphs, o.Methods, o.Budgets, err = comparisonLists(f.Graphs, f.Methods, f.Budgets, "5m,15m,30m"); err != nil {
 		return err
@@ -453,7 +454,7 @@ func parseLearnedFlags(o *jobs.LearnedOptions, f learnedFlags) error {
 	return err
 }
 
-// regalFlags are the regal report's flags besides jobs.RegalOptions' own.
+// regalFlags are the regal report's flags besides reports.RegalOptions' own.
 type regalFlags struct {
 	Graphs, Methods, CurveMethods string // comma-separated lists
 	Objectives                    string // comma-separated objectives
@@ -464,7 +465,7 @@ type regalFlags struct {
 
 // parseRegalFlags checks o and fills its graphs, methods, objectives and
 // budgets from f.
-func parseRegalFlags(o *jobs.RegalOptions, f regalFlags) error {
+func parseRegalFlags(o *reports.RegalOptions, f regalFlags) error {
 	if f.Graphs != "" {
 		o.Graphs = strings.Split(f.Graphs, ",")
 	}

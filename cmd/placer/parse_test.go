@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
@@ -150,9 +151,9 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"baselines dispatch measure", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, baselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
 		{"eval dispatch", checkEval(&jobs.EvalOptions{Graph: graph, Dispatch: -time.Second}), "--dispatch -1s: must be 0 or more"},
 		{"eval tf32", checkEval(&jobs.EvalOptions{Graph: graph, TF32: "maybe"}), `--tf32 "maybe": want graph, on, off, matmul or conv`},
-		{"parallel graphs", parseParallelFlags(&jobs.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
-		{"parallel no-run", parseParallelFlags(&jobs.ParallelOptions{NoRun: true}, parallelFlags{Graphs: "nosuch"}), "--no-run reports the cells kept in --dir: give --dir"},
-		{"parallel gpus", parseParallelFlags(&jobs.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
+		{"parallel graphs", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
+		{"parallel no-run", parseParallelFlags(&reports.ParallelOptions{NoRun: true}, parallelFlags{Graphs: "nosuch"}), "--no-run reports the cells kept in --dir: give --dir"},
+		{"parallel gpus", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
 		{"cluster dir", checkCluster(&jobs.ClusterOptions{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
 		{"cluster k8s name", checkClusterK8s(&jobs.ClusterOptions{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
 		{"search policy", parseSearchFlags(&jobs.SearchOptions{Graph: graph}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
@@ -161,11 +162,11 @@ func TestParseFlagsUsage(t *testing.T) {
 			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},
 		{"infer refine", checkInfer(&jobs.TransferOptions{Graph: graph, Model: "m", Refine: -1}), "--refine -1ns: want a duration of at least 0"},
 		{"finetune steps", parseFinetuneFlags(&jobs.TransferOptions{Graph: graph, Model: "m"}, finetuneFlags{StepsGiven: true}), "--steps 0 needs --time"},
-		{"generalization family", parseGeneralizationFlags(&jobs.GeneralizationOptions{}, generalizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
-		{"equal-time seeds", parseEqualTimeFlags(&jobs.EqualTimeOptions{}, equalTimeFlags{Budgets: "1m", Seeds: "1,2", SeedGiven: true}), "--seed and --seeds: give one"},
-		{"learned no-run", parseLearnedFlags(&jobs.LearnedOptions{NoRun: true}, learnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
-		{"regal budgets", parseRegalFlags(&jobs.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
-		{"regal objectives", parseRegalFlags(&jobs.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
+		{"generalization family", parseGeneralizationFlags(&reports.GeneralizationOptions{}, generalizationFlags{Families: "trxl,nosuch"}), `--families: unknown family "nosuch"`},
+		{"equal-time seeds", parseEqualTimeFlags(&reports.EqualTimeOptions{}, equalTimeFlags{Budgets: "1m", Seeds: "1,2", SeedGiven: true}), "--seed and --seeds: give one"},
+		{"learned no-run", parseLearnedFlags(&reports.LearnedOptions{NoRun: true}, learnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
+		{"regal budgets", parseRegalFlags(&reports.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
+		{"regal objectives", parseRegalFlags(&reports.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
 		{"tune-brkga graphs", parseBRKGATuneFlags(&jobs.BRKGATuneOptions{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
 		{"regal train out", parseRegalTrainFlags(&jobs.RegalTrainJob{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
 		{"regal imitate genes", parseRegalImitateFlags(&jobs.RegalImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -32,7 +32,7 @@ func newReportCmd(s *streams) *cobra.Command {
 }
 
 type generalizationOptions struct {
-	jobs.GeneralizationOptions
+	reports.GeneralizationOptions
 	flags generalizationFlags
 	JSON  bool
 	quiet bool
@@ -46,7 +46,7 @@ func newReportGeneralizationCmd(s *streams) *cobra.Command {
 		Long: `The transfer experiment of GDP (fig. 2) and GO (fig. 5). Each family is held
 out in turn: one policy is pre-trained (as 'placer pretrain') on the
 training graphs of the other families, by default the smallest built-in
-workload of each (` + strings.Join(jobs.GeneralizationTrain(), ", ") + `).
+workload of each (` + strings.Join(reports.GeneralizationTrain(), ", ") + `).
 Then on the held-out family's test graph (by default that smallest
 workload; --test FAMILY=NAME|FILE changes it) on --gpus GPUs: the quick
 baselines (the expert placement and the best baseline), GO-one ('placer
@@ -89,7 +89,7 @@ times aside.`,
 					bars.step(fam+" "+phase, steps, pt.Step, searchStep(pt, ref))
 				}
 			}
-			rep, err := jobs.Generalization(cmd.Context(), o.GeneralizationOptions)
+			rep, err := reports.Generalization(cmd.Context(), o.GeneralizationOptions)
 			if o.Work.Listing() {
 				return err
 			}
@@ -105,8 +105,8 @@ times aside.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(jobs.GeneralizationFamilies(), ",")+")")
-	f.StringVar(&o.flags.Train, "train", "", "`LIST` of built-in workloads to pre-train on, comma-separated; each run leaves out the held-out family's ('none' = only --graphs; default: "+strings.Join(jobs.GeneralizationTrain(), ",")+")")
+	f.StringVar(&o.flags.Families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(reports.GeneralizationFamilies(), ",")+")")
+	f.StringVar(&o.flags.Train, "train", "", "`LIST` of built-in workloads to pre-train on, comma-separated; each run leaves out the held-out family's ('none' = only --graphs; default: "+strings.Join(reports.GeneralizationTrain(), ",")+")")
 	f.StringVar(&o.GraphsDir, "graphs", "", "also pre-train on every native JSON graph under `DIR` (a file named FAMILY-... is left out when FAMILY is held out)")
 	f.StringToStringVar(&o.Test, "test", nil, "test graph of a held-out family, `FAMILY=GRAPH` with GRAPH a workload name or a graph file, e.g. gnmt=gnmt4 (default: the family's smallest workload; repeat or comma-separate for more)")
 	f.Lookup("test").DefValue = ""
@@ -133,7 +133,7 @@ times aside.`,
 	return cmd
 }
 
-func writeGeneralization(s *streams, rep jobs.GeneralizationReport) error {
+func writeGeneralization(s *streams, rep reports.GeneralizationReport) error {
 	if err := report.WriteGeneralization(s.Out, rep.Generalization); err != nil {
 		return err
 	}

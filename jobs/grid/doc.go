@@ -1,7 +1,7 @@
 // Package grid is the one runner of placer's report grids (equal-time,
-// learned, regal, generalization): a report is a table of cells, each a
-// unit of work (a method on a graph at a budget and seed, a held-out
-// family) whose result is one file in the report's --dir.
+// learned, regal, parallel, generalization): a report is a table of
+// cells, each a unit of work (a method on a graph at a budget and seed, a
+// held-out family) whose result is one file in the report's --dir.
 //
 // The runner owns what every report did alike: a cell's file, written
 // atomically (internal/atomicfile) once the cell is finished; resuming (a
@@ -14,9 +14,10 @@
 // and stopping rules of running cells (one at a time: with CPU-time
 // budgets the process's CPU time is the running cell's).
 //
-// A report is a table definition on it: which cells exist (a Cell per
-// unit, its file name and how a kept file is matched), how one runs, and
-// how the finished cells become its rows.
+// A report is a table definition on it (jobs/reports, above package
+// jobs, whose jobs its cells run): which cells exist (a Cell per unit,
+// its file name and how a kept file is matched), how one runs, and how
+// the finished cells become its rows. The runner imports neither.
 //
 // May import: optimize, methods, report, internal/...
 package grid

@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // then again from the kept cells.
 func TestLearned(t *testing.T) {
 	dir := t.TempDir()
-	o := LearnedOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"rl17", "hdp", "go"},
+	o := LearnedOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"rl17", "hdp", "go"},
 		Budgets: []time.Duration{300 * time.Millisecond}, Seed: 1, Dir: dir}
 	o.Cluster.GPUs = 2
 	rep, err := Learned(context.Background(), o)
@@ -111,7 +111,7 @@ func TestLearnedErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	dir := t.TempDir()
-	o := LearnedOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"hdp"}, Budgets: short, Dir: dir}
+	o := LearnedOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"hdp"}, Budgets: short, Dir: dir}
 	o.Cluster.GPUs = 2
 	if _, err := Learned(ctx, o); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled run: %v", err)
@@ -124,7 +124,7 @@ func TestLearnedErrors(t *testing.T) {
 // TestLearnedExpert: the expert row from the problem's expert placement,
 // or why there is none.
 func TestLearnedExpert(t *testing.T) {
-	pp, err := table2Problem("../examples/mlp.json", inputs.ClusterSpec{GPUs: 2}, false)
+	pp, err := table2Problem("../../examples/mlp.json", inputs.ClusterSpec{GPUs: 2}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestLearnedExpert(t *testing.T) {
 // none, and counts the cells of a budget nobody ran as missing.
 func TestLearnedSharedDir(t *testing.T) {
 	dir := t.TempDir()
-	graphs := []string{"../examples/mlp.json", "../examples/tiny.json"}
+	graphs := []string{"../../examples/mlp.json", "../../examples/tiny.json"}
 	budget := []time.Duration{200 * time.Millisecond}
 	runs := make([]report.Learned, len(graphs))
 	errs := make([]error, len(graphs))

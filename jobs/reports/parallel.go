@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"cmp"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/pipeline"
@@ -101,8 +102,8 @@ func (o *ParallelOptions) Check() error {
 	if o.CPU == 0 {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
-	o.Method = cmp.Or(o.Method, DefaultSearchMethod)
-	if err := checkSearchMethod(o.Method); err != nil {
+	o.Method = cmp.Or(o.Method, jobs.DefaultSearchMethod)
+	if err := jobs.CheckSearchMethod(o.Method); err != nil {
 		return err
 	}
 	o.Hardware = cmp.Or(o.Hardware, roofline.DefaultHardware)
@@ -242,7 +243,7 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
 	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
 	timer := grid.StartTimer()
-	rep, err := SearchGraph(ctx, SearchOptions{
+	rep, err := jobs.SearchGraph(ctx, jobs.SearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
 		Method: o.Method, Evals: o.Evals, CPU: o.CPU, Seed: o.Seed,
 	})
@@ -253,7 +254,7 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 		return c, fmt.Errorf("parallel: %s: %w", label, err)
 	}
 	b := rep.Comparison
-	c.Ops, c.Batch, c.Capacity = b.Ops, rep.batch, b.Capacity
+	c.Ops, c.Batch, c.Capacity = b.Ops, rep.Batch(), b.Capacity
 	rowOf := func(name string) *report.BaselinesRow {
 		for i := range b.Rows {
 			if b.Rows[i].Method == name {
@@ -265,10 +266,10 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	add := func(strategy, name string) {
 		r := report.ParallelRow{Strategy: strategy, From: name}
 		row := rowOf(name)
-		res := rep.rows[name]
+		res := rep.RowResult(name)
 		switch {
-		case row == nil && rep.batch == 0:
-			r.Note = noBatch
+		case row == nil && rep.Batch() == 0:
+			r.Note = jobs.NoBatch
 		case row == nil:
 			r.Note = "not in placer search's table"
 		case row.Error != "" || res == nil:
@@ -284,12 +285,12 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	// anchor.
 	var quick []pipeline.Row
 	for _, row := range b.Rows {
-		if r := rep.rows[row.Method]; r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
+		if r := rep.RowResult(row.Method); r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
 			quick = append(quick, pipeline.Row{Name: row.Method, Result: r})
 		}
 	}
-	if best, res := bestValid(optimize.StepTime, quick); res != nil {
-		add("best quick", best)
+	if best, ok := pipeline.Best(optimize.StepTime, quick, false); ok {
+		add("best quick", best.Name)
 	} else {
 		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})
 	}

@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/gdp"
@@ -164,7 +165,7 @@ type generalizationFile struct {
 // from it.
 func Generalization(ctx context.Context, o GeneralizationOptions) (GeneralizationReport, error) {
 	var rep GeneralizationReport
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := jobs.ParseTasks(o.Tasks)
 	if err != nil {
 		return rep, err
 	}
@@ -203,21 +204,19 @@ func Generalization(ctx context.Context, o GeneralizationOptions) (Generalizatio
 		tests[f] = t
 	}
 	for f := range o.Test {
-		if !slices.Contains(HoldOutFamilies(), f) {
-			return rep, fmt.Errorf("generalization: test graph for unknown family %q (want one of %s)", f, strings.Join(HoldOutFamilies(), ", "))
+		if !slices.Contains(jobs.HoldOutFamilies(), f) {
+			return rep, fmt.Errorf("generalization: test graph for unknown family %q (want one of %s)", f, strings.Join(jobs.HoldOutFamilies(), ", "))
 		}
 	}
 	// The training sets resolve before anything runs: an unknown workload
 	// or a family that leaves nothing to train on fails first.
 	trainSets := map[string][]string{}
 	for _, f := range fams {
-		specs, _, err := trainingGraphs(train, o.GraphsDir, f)
+		names, err := jobs.PretrainGraphs(train, o.GraphsDir, f)
 		if err != nil {
 			return rep, fmt.Errorf("generalization: holding out %s: %w", f, err)
 		}
-		for _, s := range specs {
-			trainSets[f] = append(trainSets[f], s.name)
-		}
+		trainSets[f] = names
 	}
 	dir := o.Dir
 	if dir == "" {
@@ -338,8 +337,8 @@ func generalizationFamilies(names []string) ([]string, error) {
 		if n == "" || slices.Contains(out, n) {
 			continue
 		}
-		if !slices.Contains(HoldOutFamilies(), n) {
-			return nil, fmt.Errorf("generalization: unknown family %q (want one of %s)", n, strings.Join(HoldOutFamilies(), ", "))
+		if !slices.Contains(jobs.HoldOutFamilies(), n) {
+			return nil, fmt.Errorf("generalization: unknown family %q (want one of %s)", n, strings.Join(jobs.HoldOutFamilies(), ", "))
 		}
 		out = append(out, n)
 	}
@@ -377,7 +376,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 
 	// Pre-training, resumed from this family's checkpoint when an earlier
 	// run was interrupted.
-	po := PretrainOptions{
+	po := jobs.PretrainOptions{
 		Workloads: o.Train, GraphsDir: o.GraphsDir, HoldOut: fam, Cluster: o.Cluster, Tasks: o.Tasks, Sync: o.Sync,
 		Steps: o.PretrainSteps, Time: o.PretrainTime, Seed: o.Seed, Samples: set.Samples, Warmup: o.Warmup, Policy: o.Policy,
 		Out: model, Progress: o.Progress,
@@ -402,7 +401,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 	if o.OnPretrainStep != nil {
 		po.OnStep = func(pt gdp.PretrainPoint, steps int) { o.OnPretrainStep(fam, pt, steps) }
 	}
-	pr, err := Pretrain(ctx, po)
+	pr, err := jobs.Pretrain(ctx, po)
 	if err != nil {
 		return row, err
 	}
@@ -416,7 +415,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 	}
 	// GO-one: the baselines and a policy trained from scratch (go).
 	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, report.StepsOrTime(set.SearchSteps, set.SearchTime))
-	so, err := SearchGraph(ctx, SearchOptions{
+	so, err := jobs.SearchGraph(ctx, jobs.SearchOptions{
 		Graph: test, Cluster: o.Cluster, Tasks: o.Tasks, Method: "go", Steps: o.SearchSteps, Time: o.SearchTime, Seed: o.Seed, Samples: set.Samples,
 		Sync: o.Sync, Policy: o.Policy, Out: out("go-one"), Progress: o.Progress, OnStep: searchStepOf(onStep("go-one")),
 	})
@@ -429,10 +428,10 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 	row.Expert, row.Best = expertAndBest(c.Rows[:len(c.Rows)-1])
 	row.GOOne = learnedRun(so)
 
-	to := TransferOptions{Graph: test, Cluster: o.Cluster, Model: model, Tasks: o.Tasks, Sync: o.Sync, Seed: o.Seed, Samples: set.Samples}
+	to := jobs.TransferOptions{Graph: test, Cluster: o.Cluster, Model: model, Tasks: o.Tasks, Sync: o.Sync, Seed: o.Seed, Samples: set.Samples}
 	pf("%s: zero-shot on %s", tag, set.Test)
 	to.Out = out("zero-shot")
-	zs, err := Infer(ctx, to)
+	zs, err := jobs.Infer(ctx, to)
 	if err != nil {
 		return row, err
 	}
@@ -440,7 +439,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 
 	pf("%s: fine-tuning on %s for %d steps", tag, set.Test, set.FinetuneSteps)
 	to.Out, to.Steps, to.OnStep = out("fine-tuned"), set.FinetuneSteps, onStep("fine-tune")
-	ft, err := Finetune(ctx, to)
+	ft, err := jobs.Finetune(ctx, to)
 	if err != nil {
 		return row, err
 	}
@@ -468,7 +467,7 @@ func genRun(r report.BaselinesRow) report.GeneralizationRun {
 
 // learnedRun is a learned method's run: the comparison's last row, with
 // the result's steps.
-func learnedRun(rep SearchReport) report.GeneralizationRun {
+func learnedRun(rep jobs.SearchReport) report.GeneralizationRun {
 	r := genRun(rep.Comparison.Rows[len(rep.Comparison.Rows)-1])
 	r.Steps = rep.Result.Steps
 	return r
@@ -476,7 +475,7 @@ func learnedRun(rep SearchReport) report.GeneralizationRun {
 
 // expertAndBest picks the expert row ("single" when the graph has no
 // expert placement, as the comparison's reference does) and the best
-// valid baseline (first in table order on a tie, as bestValid).
+// valid baseline (first in table order on a tie, as pipeline.Best).
 func expertAndBest(rows []report.BaselinesRow) (expert, best report.GeneralizationRun) {
 	for _, want := range []string{"expert", "single"} {
 		if i := slices.IndexFunc(rows, func(r report.BaselinesRow) bool { return r.Method == want && r.Error == "" }); i >= 0 {

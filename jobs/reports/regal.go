@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
@@ -147,7 +148,7 @@ func Regal(ctx context.Context, o RegalOptions) (report.Regal, error) {
 	if o.Evaluations < 1 || o.BestBudget < 1 || o.Budgets[0] < 1 {
 		return rep, fmt.Errorf("report regal: evaluation limits must be positive")
 	}
-	tasks, err := parseTasks(o.Tasks)
+	tasks, err := jobs.ParseTasks(o.Tasks)
 	if err != nil {
 		return rep, err
 	}
@@ -190,12 +191,12 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 			if err != nil || n < 1 || n > 1_000_000 {
 				return nil, fmt.Errorf("report regal: graphs: %q: want %s:N with N from 1 to 1000000", s, tag)
 			}
-			seed, set, nodes := RegalTestSeed, "synthetic test", workloads.SynthNodes
+			seed, set, nodes := jobs.RegalTestSeed, "synthetic test", workloads.SynthNodes
 			switch tag {
 			case "synthetic-train":
-				seed, set = RegalTrainSeed, "synthetic train"
+				seed, set = jobs.RegalTrainSeed, "synthetic train"
 			case "synthetic-2x":
-				seed, set, nodes = RegalTest2xSeed, "synthetic test, 2x nodes", workloads.SynthNodes.Scale(2)
+				seed, set, nodes = jobs.RegalTest2xSeed, "synthetic test, 2x nodes", workloads.SynthNodes.Scale(2)
 			}
 			gs, err := workloads.SyntheticSetNodes("all", n, seed, nodes)
 			if err != nil {
@@ -226,20 +227,20 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 }
 
 // regalProblemFor builds graph rg's problem for objective obj.
-func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*problem, error) {
+func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*jobs.Problem, error) {
 	if rg.g != nil {
 		c, err := inputs.Cluster(o.Cluster, inputs.Meta{})
 		if err != nil {
 			return nil, err
 		}
-		pp, err := newProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
+		pp, err := jobs.NewProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
 		if err != nil {
 			return nil, err
 		}
 		pp.Objective = obj
 		return pp, nil
 	}
-	pp, err := newProblem(rg.spec, o.Cluster, tasks, o.Sync, nil)
+	pp, err := jobs.NewProblem(rg.spec, o.Cluster, tasks, o.Sync, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // then again from the kept cells.
 func TestEqualTime(t *testing.T) {
 	dir := t.TempDir()
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"local-search", "go-no-learning"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"local-search", "go-no-learning"},
 		Budgets: []time.Duration{300 * time.Millisecond}, Seed: 1, Dir: dir}
 	o.Cluster.GPUs = 4
 	rep, err := EqualTime(context.Background(), o)
@@ -130,7 +130,7 @@ func TestEqualTimeModel(t *testing.T) {
 		return path
 	}
 	a, b := model("a.policy", 1), model("b.policy", 2)
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-scored-pretrained-network"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"go-scored-pretrained-network"},
 		Budgets: []time.Duration{200 * time.Millisecond}, Seed: 1, Dir: filepath.Join(dir, "cells"), Model: a}
 	o.Cluster.GPUs = 2
 	cellSHA := func() string {
@@ -183,7 +183,7 @@ func TestEqualTimeModel(t *testing.T) {
 // are CPU time, and the cells are kept apart from wall-time cells.
 func TestEqualTimeCPU(t *testing.T) {
 	dir := t.TempDir()
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"local-search"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"local-search"},
 		Budgets: []time.Duration{300 * time.Millisecond}, Seed: 1, Dir: dir, CPU: true}
 	o.Cluster.GPUs = 2
 	rep, err := EqualTime(context.Background(), o)
@@ -218,11 +218,11 @@ func TestTable2ProblemAt(t *testing.T) {
 		devices int
 		err     string
 	}{
-		{"../examples/mlp.json", 2, 2, ""},
-		{"../examples/mlp.json@4", 2, 4, ""},
-		{"../examples/mlp.json@1", 0, 1, ""},
-		{"../examples/mlp.json@9", 2, 0, "1 to 8"},
-		{"../examples/mlp.json@0", 2, 0, "1 to 8"},
+		{"../../examples/mlp.json", 2, 2, ""},
+		{"../../examples/mlp.json@4", 2, 4, ""},
+		{"../../examples/mlp.json@1", 0, 1, ""},
+		{"../../examples/mlp.json@9", 2, 0, "1 to 8"},
+		{"../../examples/mlp.json@0", 2, 0, "1 to 8"},
 	} {
 		pp, err := table2Problem(tc.name, inputs.ClusterSpec{GPUs: tc.gpus}, false)
 		if tc.err != "" {
@@ -248,7 +248,7 @@ func TestTable2ProblemAt(t *testing.T) {
 // read back, decisions included, on a rerun.
 func TestEqualTimeCascade(t *testing.T) {
 	dir := t.TempDir()
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json@2", "../examples/mlp.json@4"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json@2", "../../examples/mlp.json@4"},
 		Methods: []string{"dp", "local-search-anchored"}, Budgets: []time.Duration{200 * time.Millisecond}, Seed: 3, Dir: dir, Cascade: true}
 	rep, err := EqualTime(context.Background(), o)
 	if err != nil {
@@ -325,7 +325,7 @@ func TestEqualTimeHead(t *testing.T) {
 	if err := gdp.NewMoveHead(2).Save(h2); err != nil {
 		t.Fatal(err)
 	}
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"go-scored-zero-shot"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"go-scored-zero-shot"},
 		Budgets: []time.Duration{100 * time.Millisecond}, Seed: 1, Dir: filepath.Join(dir, "cells"), Head: h1}
 	o.Cluster.GPUs = 2
 	rep, err := EqualTime(context.Background(), o)
@@ -366,7 +366,7 @@ func TestEqualTimeHead(t *testing.T) {
 // of the seeds' runs, which a rerun of one seed alone reproduces.
 func TestEqualTimeSeeds(t *testing.T) {
 	dir := t.TempDir()
-	o := EqualTimeOptions{Graphs: []string{"../examples/mlp.json"}, Methods: []string{"local-search", "sa"},
+	o := EqualTimeOptions{Graphs: []string{"../../examples/mlp.json"}, Methods: []string{"local-search", "sa"},
 		Budgets: []time.Duration{100 * time.Millisecond}, Seeds: []uint64{1, 2}, Dir: dir, Lead: "local-search"}
 	o.Cluster.GPUs = 2
 	rep, err := EqualTime(context.Background(), o)

@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -290,7 +292,7 @@ func objectiveDir(graph string, o optimize.Objective) string {
 // cs.GPUs is set, every task, TensorFlow's defaults as its base. A name
 // NAME@N is graph NAME on N GPUs whatever cs.GPUs says (gnmt4@2: gnmt4 on
 // 2 GPUs, the pair a "never worse with more GPUs" check compares).
-func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*problem, error) {
+func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Problem, error) {
 	if at := strings.LastIndex(name, "@"); at > 0 {
 		if n, err := strconv.Atoi(name[at+1:]); err == nil {
 			if n < 1 || n > 8 {
@@ -305,11 +307,11 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*problem, err
 			cs.GPUs = w.Devices
 		}
 	}
-	pp, _, err := newComparison(spec, cs, optimize.AllTasks, sync, nil)
+	pp, err := jobs.NewProblem(spec, cs, optimize.AllTasks, sync, nil)
 	if err != nil {
 		return nil, err
 	}
-	setBase(pp.Problem)
+	pipeline.TFBase(pp.Problem)
 	return pp, nil
 }
 
@@ -324,7 +326,7 @@ type referenceFile struct {
 // graphReference runs the quick baselines (with the composite and fewer-GPU
 // rows) once per graph, or reads them from g, and fills row's reference;
 // nil (and no error) with NoRun when g does not keep them.
-func graphReference(ctx context.Context, g grid.Grid, pp *problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
+func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
 	var kept, ran optimize.Result
 	f, out, err := grid.Do(ctx, g, grid.Cell[referenceFile]{
 		File: "reference.json",
@@ -336,11 +338,10 @@ func graphReference(ctx context.Context, g grid.Grid, pp *problem, row *report.E
 		},
 		Run: func(ctx context.Context) (referenceFile, error) {
 			start := time.Now()
-			rows, err := pp.references(ctx, seed, nil)
+			name, ref, err := pp.QuickReference(ctx, seed)
 			if err != nil {
 				return referenceFile{}, err
 			}
-			name, ref := bestValid(pp.Objective, rows)
 			row.Reference, row.RefTime = name, time.Since(start).Seconds()
 			if ref == nil {
 				row.Note = "no quick baseline is valid: ratios are to the base decision"

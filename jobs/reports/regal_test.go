@@ -1,15 +1,13 @@
-package jobs
+package reports
 
 import (
 	"context"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/optimize"
 )
 
@@ -17,7 +15,7 @@ import (
 // and the mlp example at small budgets, then again from the kept cells.
 func TestRegal(t *testing.T) {
 	dir := t.TempDir()
-	o := RegalOptions{Graphs: []string{"synthetic:2", "../examples/mlp.json", "msr-fiddle:" + t.TempDir()}, Methods: []string{"gp-dfs", "local-search", "brkga"}, CurveMethods: []string{"brkga"},
+	o := RegalOptions{Graphs: []string{"synthetic:2", "../../examples/mlp.json", "msr-fiddle:" + t.TempDir()}, Methods: []string{"gp-dfs", "local-search", "brkga"}, CurveMethods: []string{"brkga"},
 		Evaluations: 100, Budgets: []int{200, 100}, BestBudget: 400, Seed: 1, Dir: dir, Sync: true}
 	rep, err := Regal(context.Background(), o)
 	if err != nil {
@@ -96,37 +94,6 @@ func TestRegalErrors(t *testing.T) {
 	}
 	if _, err := Regal(context.Background(), RegalOptions{Graphs: []string{"msr-fiddle:/nonexistent"}}); err == nil {
 		t.Error("no test graphs: no error")
-	}
-}
-
-// TestBRKGATune tunes a two-setting grid on one training graph and reads
-// the file back through the method's decoder.
-func TestBRKGATune(t *testing.T) {
-	out := t.TempDir() + "/params.json"
-	grid := tuned.Grid{Population: []int{10, 20}, Elites: []float64{0.2}, Mutants: []float64{0.2}, EliteBias: []float64{0.7}, Beta: [][2]float64{{1, 1}}}
-	f, err := BRKGATune(context.Background(), BRKGATuneOptions{Grid: grid, Graphs: 1, Evaluations: 60, Out: out, Command: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := tuned.Decode(data, out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, obj := range optimize.Objectives {
-		tu := back.Objectives[obj.String()]
-		if tu.Settings != 2 || tu.Score > 1 || tu.DefaultScore != 1 || !reflect.DeepEqual(tu, f.Objectives[obj.String()]) {
-			t.Errorf("%v: %+v", obj, tu)
-		}
-		if tu.Score < 1 && tu.Params.Population != 10 && tu.Params.Population != 20 {
-			t.Errorf("%v: chose %+v, not in the grid", obj, tu.Params)
-		}
-	}
-	if back.Graphs != 1 || back.Evaluations != 60 || back.Seed != RegalTrainSeed || back.WallSeconds <= 0 {
-		t.Errorf("recipe %+v", back)
 	}
 }
 

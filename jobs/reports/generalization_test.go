@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"bytes"
@@ -12,8 +12,12 @@ import (
 
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/report"
 )
+
+// smallPolicy is the small network of jobs' tests.
+var smallPolicy = &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
 
 // tinyGeneralization holds out two "families" whose graphs are the
 // example MLP (as trxl) and the tiny example (as wavenet), with budgets
@@ -22,7 +26,7 @@ func tinyGeneralization(t *testing.T, families ...string) GeneralizationOptions 
 	t.Helper()
 	train := filepath.Join(t.TempDir(), "train")
 	os.MkdirAll(train, 0o755)
-	for name, src := range map[string]string{"trxl-mlp.json": "../examples/mlp.json", "wavenet-tiny.json": "../examples/tiny.json"} {
+	for name, src := range map[string]string{"trxl-mlp.json": "../../examples/mlp.json", "wavenet-tiny.json": "../../examples/tiny.json"} {
 		data, err := os.ReadFile(src)
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +35,7 @@ func tinyGeneralization(t *testing.T, families ...string) GeneralizationOptions 
 	}
 	return GeneralizationOptions{
 		Families: families, Train: []string{"none"}, GraphsDir: train,
-		Test:    map[string]string{"trxl": "../examples/mlp.json", "wavenet": "../examples/tiny.json"},
+		Test:    map[string]string{"trxl": "../../examples/mlp.json", "wavenet": "../../examples/tiny.json"},
 		Cluster: inputs.ClusterSpec{GPUs: 2}, Seed: 1, Samples: 4, Policy: smallPolicy, PolicyName: "small",
 		PretrainSteps: 4, Warmup: 2, SearchSteps: 3, FinetuneSteps: 2,
 	}

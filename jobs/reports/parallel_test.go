@@ -1,4 +1,4 @@
-package jobs
+package reports
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/report"
 )
@@ -102,7 +103,7 @@ func TestParallel(t *testing.T) {
 // strategy rows, each absent with the note, and placer's answer is a
 // single-replica placement.
 func TestParallelNoBatch(t *testing.T) {
-	rep, err := Parallel(context.Background(), ParallelOptions{Graphs: []string{"../examples/mlp.json"}, GPUs: []int{2}, Topologies: []string{"nvswitch"}, Evals: 20})
+	rep, err := Parallel(context.Background(), ParallelOptions{Graphs: []string{"../../examples/mlp.json"}, GPUs: []int{2}, Topologies: []string{"nvswitch"}, Evals: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +111,8 @@ func TestParallelNoBatch(t *testing.T) {
 	for _, r := range c.Rows {
 		switch r.Strategy {
 		case "ddp", "fsdp", "zero2", "gpipe", "1f1b":
-			if r.Note != noBatch {
-				t.Errorf("row %+v: want absent, %q", r, noBatch)
+			if r.Note != jobs.NoBatch {
+				t.Errorf("row %+v: want absent, %q", r, jobs.NoBatch)
 			}
 		case "placer":
 			if r.Replicas != 1 || r.Chose != "" {
