@@ -487,18 +487,20 @@ func (g *graph) shortest(start *ssa.Function, isEnd map[*ssa.Function]bool) []St
 }
 
 // tally counts, over the walk's steps, the entries into each file and each
-// folder (a step into a file, or folder, other than the one the walk is in;
+// folder (a call into a file, or folder, other than the one the walk is in;
 // the first step opens the start's file and folder) and the climbs (returns
-// into another file).
+// into another file: the reader climbing back up, counted apart from the
+// entries, as the issue that asked for the walk counts them).
 func tally(steps []Step) (folders, files []Count, entries, climbs int) {
 	fileN, dirN := map[string]int{}, map[string]int{}
 	cur, curDir := "", ""
 	for _, s := range steps {
 		if s.File != cur {
-			fileN[s.File]++
-			entries++
 			if s.Up {
 				climbs++
+			} else {
+				fileN[s.File]++
+				entries++
 			}
 		}
 		if d := filepath.ToSlash(filepath.Dir(s.File)); d != curDir {
