@@ -111,6 +111,46 @@ func TestParseStrategyRefusesOpGraph(t *testing.T) {
 	}
 }
 
+// TestKeysOfOneWorld: every key ParseStrategy reads that an op graph's
+// strategy does not have is refused by decision.ParseStrategy as a key of
+// this world; those both have (dp, mb, schedule, shard) read the same
+// there.
+func TestKeysOfOneWorld(t *testing.T) {
+	planOnly := map[string]string{
+		"tp": "8", "tensor": "8", "cp": "2", "context": "2", "context-parallel": "2", "pp": "4", "pipeline": "4",
+		"vp": "2", "virtual": "2", "mbs": "1", "micro-batch-size": "1", "micro_batch_size": "1", "sp": "on",
+		"sequence-parallel": "on", "recompute": "full", "tpoverlap": "on", "tp-comm-overlap": "on",
+		"recompute-layers": "2", "recompute_layers": "2", "first": "3", "first-stage-layers": "3",
+		"last": "3", "last-stage-layers": "3", "stage-tp": "4:8", "tensor-stages": "4:8",
+		"distopt": "on", "distributed-optimizer": "on",
+	}
+	for k, v := range planOnly {
+		text := k + "=" + v
+		// The key reads here (as far as the key: a value may need others).
+		if _, err := ParseStrategy(text); err != nil && (strings.Contains(err.Error(), "unknown key") || strings.Contains(err.Error(), "op graph")) {
+			t.Errorf("%s: %v", text, err)
+		}
+		want := `strategy "` + text + `": ` + k + ` is a key of a transformer's plan at cluster scale, not of an op graph's strategy`
+		if _, err := decision.ParseStrategy(text); err == nil || err.Error() != want {
+			t.Errorf("decision.ParseStrategy(%q): %v, want %s", text, err, want)
+		}
+	}
+	// Every key of this world's: the keys in ParseStrategy's list are
+	// either both worlds' or in planOnly.
+	for _, k := range strings.Split(strategyKeys, ", ") {
+		if _, ok := planOnly[k]; !ok && !slices.Contains([]string{"dp", "mb", "schedule", "shard"}, k) {
+			t.Errorf("key %s: neither both worlds' nor in planOnly", k)
+		}
+	}
+	for _, text := range []string{"dp=4", "mb=8", "dp=2,mb=4,schedule=1f1b", "dp=2,shard=none"} {
+		op, err1 := decision.ParseStrategy(text)
+		plan, err2 := ParseStrategy(text)
+		if err1 != nil || err2 != nil || op.String() != plan.String() || op.R() != plan.R() || op.M() != plan.M() || op.Sched() != plan.Sched() {
+			t.Errorf("%s: op graph %q, %v; plan %q, %v", text, op, err1, plan, err2)
+		}
+	}
+}
+
 // TestStageTensor: a per-stage TP's degrees and its largest.
 func TestStageTensor(t *testing.T) {
 	s := Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 4}}
