@@ -86,6 +86,9 @@ func Decode(data []byte) (File, error) {
 	if probe.Format != FormatName && len(probe.Decision) > 0 {
 		data = probe.Decision
 	}
+	if err := checkScaleFields(data); err != nil {
+		return File{}, err
+	}
 	var f File
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -127,4 +130,28 @@ func (f File) Check(g *graph.Graph, devices int) error {
 		return fmt.Errorf("decision: made for %d devices, the cluster has %d (use --gpus %d)", f.Devices, devices, f.Devices)
 	}
 	return f.Decision().Validate(g, devices)
+}
+
+// scaleFields are the JSON fields of a strategy that placer wrote before
+// a transformer's plan at cluster scale had a type of its own
+// (evaluate/scale.Strategy); no decision carried them, and a file that
+// does is refused by name rather than as an unknown field.
+var scaleFields = []string{"tensor", "sequence_parallel", "pipeline", "virtual_stages", "micro_batch_size", "recompute",
+	"recompute_layers", "tp_overlap", "first_stage_layers", "last_stage_layers", "tensor_stages", "context"}
+
+// checkScaleFields refuses a decision file whose strategy has a field of
+// a transformer's plan at cluster scale, naming the first, in one line.
+func checkScaleFields(data []byte) error {
+	var probe struct {
+		Strategy map[string]json.RawMessage `json:"strategy"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return nil // Decode's own decoding reports it
+	}
+	for _, k := range scaleFields {
+		if _, ok := probe.Strategy[k]; ok {
+			return &Error{Field: "strategy", Msg: fmt.Sprintf("%q is a field of a transformer's plan at cluster scale, not of an op graph's strategy", k)}
+		}
+	}
+	return nil
 }

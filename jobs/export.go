@@ -170,7 +170,7 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := decision.ParseStrategy(o.Strategy)
+	s, err := scale.ParseStrategy(o.Strategy)
 	if err != nil {
 		return nil, fmt.Errorf("--strategy: %w", err)
 	}

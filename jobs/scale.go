@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/atomicfile"
@@ -59,7 +58,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
-	s, err := decision.ParseStrategy(o.Strat)
+	s, err := scale.ParseStrategy(o.Strat)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}

@@ -219,7 +219,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 	return err
 }
 
-// CompactPlan writes a plan at cluster scale (as decision.ParseStrategy
+// CompactPlan writes a plan at cluster scale (as scale.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
 // (cpN the context-parallel degree; the micro-batch size shown when it is not 1; tF:M:L the per-stage
 // tensor-parallel degrees, TP then the largest; z1 the distributed
@@ -227,7 +227,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 // first and last stages' layers where uneven);
 // text it cannot read is returned as it is.
 func CompactPlan(text string) string {
-	s, err := decision.ParseStrategy(text)
+	s, err := scale.ParseStrategy(text)
 	if err != nil {
 		return text
 	}
@@ -260,10 +260,10 @@ func CompactPlan(text string) string {
 	case s.SequenceParallel:
 		parts = append(parts, "sp")
 	}
-	if s.Shard == decision.OptimizerShard {
+	if s.DistOpt {
 		parts = append(parts, "z1")
 	}
-	if s.Recompute != decision.NoRecompute {
+	if s.Recompute != scale.NoRecompute {
 		rc := "r" + string(s.Recompute)[:1] // rs, rf
 		if s.RecomputeLayers > 0 {
 			rc += strconv.Itoa(s.RecomputeLayers) // rf3: 3 layers a model chunk

@@ -11,9 +11,11 @@
 // names no flags. The names and defaults the flags and completions offer
 // come from the packages that define them (roofline's presets and
 // topologies, the methods registry, the workloads, optimize's
-// objectives). Exit codes are decided in one place (internal/fail).
+// objectives). Exit codes are decided in one place (internal/fail). A
+// --strategy is read by its world's parser: decision's for an op graph,
+// evaluate/scale's for a transformer's plan at cluster scale.
 //
 // May import: jobs/..., report, internal/..., decision, graph,
-// evaluate/hw, evaluate/roofline, methods/..., nn/ppo, optimize,
-// workloads
+// evaluate/hw, evaluate/roofline, evaluate/scale, methods/..., nn/ppo,
+// optimize, workloads
 package main

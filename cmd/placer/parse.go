@@ -14,6 +14,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/reports"
@@ -67,7 +68,11 @@ func checkExport(o *jobs.ExportOptions) error {
 		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
 	}
 	if o.Strategy != "" {
-		if _, err := decision.ParseStrategy(o.Strategy); err != nil {
+		_, err := decision.ParseStrategy(o.Strategy)
+		if jobs.IsScaleWorkload(o.Graph.Workload) {
+			_, err = scale.ParseStrategy(o.Strategy) // a transformer's plan at cluster scale
+		}
+		if err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
 		if !strings.EqualFold(o.To, "torch-plan") && !strings.EqualFold(o.To, "megatron") {

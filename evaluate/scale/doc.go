@@ -3,7 +3,8 @@
 // parallelism with sequence parallelism (a tensor-parallel degree per
 // pipeline stage where stage-tp says so), micro-batches, interleaved and
 // uneven stages, activation recomputation (selective, full, or full on a
-// block of layers) and the distributed optimizer (decision.Strategy),
+// block of layers) and the distributed optimizer (Strategy, read by
+// ParseStrategy; an op graph's strategy is decision.Strategy),
 // costed per layer, stage and schedule rather than
 // per op of every GPU (DESIGN §12). Data-parallel replicas and the tensor
 // ranks of a layer are identical and are costed once; a stage's identical

@@ -190,9 +190,9 @@ func (c *coster) layer() (fwd, bwd phase) {
 		plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
 		plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
 	switch c.pl.Recompute {
-	case decision.SelectiveRecompute:
+	case SelectiveRecompute:
 		bwd = bwd.plus(fa)
-	case decision.FullRecompute:
+	case FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
 	return fwd, bwd
@@ -273,7 +273,7 @@ func (c *coster) output() (fwd, bwd phase) {
 
 // Evaluate predicts one training step of model m under strategy s on pod
 // p. The errors are Resolve's.
-func Evaluate(m transformer.Spec, s decision.Strategy, p Pod) (Result, error) {
+func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	pl, err := Resolve(m, s, p)
 	if err != nil {
 		return Result{}, err
@@ -306,7 +306,7 @@ type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob phase }
 type costKey struct {
 	T, C, MBS int
 	sp, ov    bool
-	rc        decision.Recompute
+	rc        Recompute
 	blockRec  bool
 }
 
@@ -337,7 +337,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		k := &kits[len(kits)-1]
 		c := &k.c
 		c.pl.T = T
-		block := pl.Recompute == decision.FullRecompute && pl.RecomputeLayers > 0
+		block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
 		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
 		ph := cache[key]
 		if ph == nil {
@@ -346,7 +346,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 			ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
 			if block {
 				keep := *c
-				keep.pl.Recompute = decision.NoRecompute
+				keep.pl.Recompute = NoRecompute
 				_, ph.lbKeep = keep.layer()
 			}
 			ph.ef, ph.eb = c.embedding()
@@ -453,7 +453,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.groups(p, s)
-			if pl.Shard == decision.OptimizerShard {
+			if pl.DistOpt {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
 				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
@@ -479,7 +479,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// the BF16 weight (30 bytes a parameter), and zero the gradient
 	// buffer (4 bytes a parameter of the device's whole model).
 	opt := paramsMax
-	if pl.Shard == decision.OptimizerShard {
+	if pl.DistOpt {
 		opt /= D
 	}
 	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(&p.Hardware)
@@ -554,7 +554,7 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	case pl.T > 1:
 		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
 	}
-	if pl.Recompute == decision.SelectiveRecompute {
+	if pl.Recompute == SelectiveRecompute {
 		perLayer -= 2 * unit / T // the attention output, recomputed
 	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 {
 		// Unfused attention's softmax output, dropout mask and dropout
@@ -573,7 +573,7 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
 	}
-	if pl.Recompute == decision.FullRecompute {
+	if pl.Recompute == FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one
 		// recomputes.
@@ -598,7 +598,7 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	w = st.params * bf16
 	g = st.params * 4
 	o = st.params * 12
-	if pl.Shard == decision.OptimizerShard {
+	if pl.DistOpt {
 		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
 	}
 	return w, g, o, acts

@@ -3,7 +3,6 @@ package scale
 import (
 	"context"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -15,7 +14,7 @@ type Published struct {
 	Model    transformer.Spec `json:"-"`
 	Pod      string           `json:"-"` // pod preset
 	GPUs     int              `json:"gpus"`
-	Strategy decision.Strategy
+	Strategy Strategy
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
 	// RecomputeStated: the publication states the recomputation (else
@@ -45,8 +44,8 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 // does not state (the micro-batch size, the virtual stages,
 // recomputation) is left to MegatronPlan; the micro-batch size written
 // here, 1, is only where the search starts.
-func megatronStrategy(tp, pp, dp int) decision.Strategy {
-	s := decision.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, Shard: decision.OptimizerShard}
+func megatronStrategy(tp, pp, dp int) Strategy {
+	s := Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
 	if tp > 1 {
 		s.SequenceParallel, s.TPOverlap = true, true
 	}
@@ -107,7 +106,7 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
-			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.Shard == want.Shard &&
+			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers
 	}})
@@ -133,8 +132,8 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 func MegatronA100() []Published {
 	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Published {
 		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
-			Strategy: decision.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
-				Recompute: decision.SelectiveRecompute},
+			Strategy: Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
+				Recompute: SelectiveRecompute},
 			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true}
 	}
 	return []Published{
@@ -166,8 +165,8 @@ func Llama3() []Published {
 	}
 	row := func(gpus int, tflops, mfu float64) Published {
 		return Published{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
-			Strategy: decision.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
-				Shard: decision.OptimizerShard, FirstLayers: 7, LastLayers: 7},
+			Strategy: Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
+				DistOpt: true, FirstLayers: 7, LastLayers: 7},
 			TFLOPs: tflops, MFU: mfu, FreeSP: true}
 	}
 	return []Published{row(8192, 430, 0.43), row(16384, 400, 0.41), Llama3LongContext()}
@@ -187,7 +186,7 @@ func Llama3LongContext() Published {
 		panic(err) // a constant that parses
 	}
 	return Published{Name: "405B 128K", Model: m, Pod: "dgx-h100", GPUs: 16384,
-		Strategy: decision.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
-			Shard: decision.OptimizerShard, FirstLayers: 7, LastLayers: 7},
+		Strategy: Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
+			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
 }

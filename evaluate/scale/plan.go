@@ -14,7 +14,7 @@ import (
 // filled in (DP from the GPUs left, the micro-batch size 1 unless named,
 // M from the batch).
 type Plan struct {
-	decision.Strategy
+	Strategy
 	// T is the tensor-parallel degree: every stage's, or with a
 	// per-stage degree (stage-tp) the largest of TPs.
 	T, P, D, V int // tensor, pipeline, data-parallel degrees; virtual stages
@@ -22,7 +22,7 @@ type Plan struct {
 	// split over C GPUs of the same weights (1: none).
 	C      int
 	MBS, M int // micro-batch size; micro-batches per replica per step
-	// Stages are the layers of each pipeline stage (decision.Strategy's
+	// Stages are the layers of each pipeline stage (Strategy's
 	// StageLayers: L/P each unless first= or last= say otherwise).
 	Stages []int
 	// TPs are each stage's tensor-parallel degree (T for every stage
@@ -50,18 +50,12 @@ func (pl Plan) ReplicaGPUs() int {
 // vp the layers, tp x pp x dp (dp x the sum of stage-tp) the GPUs, and dp
 // x mbs the batch; with stage-tp, each stage's tensor groups must stay
 // inside a node where the stages are laid out in order (groups).
-func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
+func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := s.Check(); err != nil {
 		return Plan{}, err
 	}
 	if err := m.Check(); err != nil {
 		return Plan{}, fmt.Errorf("workload %s: %w", m, err)
-	}
-	if s.Shard == decision.FullShard || s.Shard == decision.GradShard {
-		return Plan{}, fmt.Errorf("strategy %s: shard=%s is not modelled at cluster scale (use distopt=on, ZeRO-1)", s, s.Shard)
-	}
-	if s.BucketBytes > 0 {
-		return Plan{}, fmt.Errorf("strategy %s: bucket is DDP's, for op graphs; at cluster scale gradients are reduced in one overlapped pass", s)
 	}
 	written := s // errors name the strategy as written
 	if ts := s.TensorStages; ts != nil && slices.Min(ts) == slices.Max(ts) {
@@ -169,7 +163,7 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 	if pl.V > 1 && pl.M%pl.P != 0 {
 		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
 	}
-	if s.Shard == decision.OptimizerShard && pl.D*pl.C == 1 {
+	if s.DistOpt && pl.D*pl.C == 1 {
 		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
 	// The resolved strategy, as it is written back.
@@ -194,7 +188,7 @@ func Resolve(m transformer.Spec, s decision.Strategy, p Pod) (Plan, error) {
 // backward: with full recomputation every one, or RecomputeLayers of each
 // of its V model chunks (block recomputation); none otherwise.
 func (pl Plan) recomputed(s int) float64 {
-	if pl.Recompute != decision.FullRecompute {
+	if pl.Recompute != FullRecompute {
 		return 0
 	}
 	l := pl.Stages[s]
@@ -244,7 +238,7 @@ func (pl Plan) shareNode(p Pod, i, j int) bool {
 	return pl.D*pl.C*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
 }
 
-// String writes the plan as decision.ParseStrategy reads it, degrees
+// String writes the plan as ParseStrategy reads it, degrees
 // first: "tp=8,pp=16,dp=48,vp=7,mbs=1,sp=on,distopt=on", with context
 // parallelism "tp=8,cp=16,pp=16,dp=8,..." (the
 // micro-batches and the 1F1B schedule follow from it).
@@ -266,10 +260,10 @@ func (pl Plan) String() string {
 	if pl.TPOverlap {
 		s += ",tpoverlap=on"
 	}
-	if pl.Shard == decision.OptimizerShard {
+	if pl.DistOpt {
 		s += ",distopt=on"
 	}
-	if pl.Recompute != decision.NoRecompute {
+	if pl.Recompute != NoRecompute {
 		s += ",recompute=" + string(pl.Recompute)
 	}
 	if pl.RecomputeLayers > 0 {

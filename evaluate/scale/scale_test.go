@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -70,14 +69,14 @@ func TestLayerFLOPs(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
 	p, _ := ParsePod("dgx-h100:1")
 	p.Hardware = flopHardware()
-	pl, err := Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
 	if err == nil {
 		t.Fatalf("8 GPUs of one replica each: want an error on dp=8 x mbs=2 over a batch of 4, got %+v", pl)
 	}
 	p, _ = PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
 	p.Kernels = Kernels{} // attention at the matmul class's rate
-	pl, err = Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	pl, err = Resolve(m, Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func TestLayerFLOPs(t *testing.T) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
 	}
 	// Full recomputation runs the forward again in the backward.
-	c.pl.Recompute = decision.FullRecompute
+	c.pl.Recompute = FullRecompute
 	_, bwdFull := c.layer()
 	if !near(bwdFull.busy, bwd.busy+fwd.busy) {
 		t.Errorf("full recomputation: backward %g s, want %g", bwdFull.busy, bwd.busy+fwd.busy)
@@ -111,7 +110,7 @@ func TestTensorParallelComm(t *testing.T) {
 	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
 	ar, _ := p.Collective(roofline.AllReduce, g, act)
 	for _, sp := range []bool{true, false} {
-		pl, err := Resolve(m, decision.Strategy{Tensor: 8, SequenceParallel: sp}, p)
+		pl, err := Resolve(m, Strategy{Tensor: 8, SequenceParallel: sp}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,7 +146,7 @@ func TestTensorParallelComm(t *testing.T) {
 func TestMemory(t *testing.T) {
 	m := transformer.GPT(4, 64, 4, 32, 128, 8)
 	p, _ := PodOf("dgx-h100", 1)
-	r, err := Evaluate(m, decision.Strategy{MicroBatchSize: 2}, p)
+	r, err := Evaluate(m, Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +158,7 @@ func TestMemory(t *testing.T) {
 	}
 	// The distributed optimizer over 4 replicas: a quarter of the state.
 	p4, _ := PodOf("dgx-h100", 4)
-	r4, err := Evaluate(m, decision.Strategy{MicroBatchSize: 2, Replicas: 4, Shard: decision.OptimizerShard}, p4)
+	r4, err := Evaluate(m, Strategy{MicroBatchSize: 2, Replicas: 4, DistOpt: true}, p4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,10 +183,9 @@ func TestResolveErrors(t *testing.T) {
 		{"tp=8,pp=16,mbs=5", "the batch of 3072 is not divisible by dp=48 x mbs=5"},
 		{"tp=8,pp=16,mbs=1,mb=32", "mb=32, but the batch of 3072 over dp=48 x mbs=1 is 64 micro-batches"},
 		{"tp=8,pp=16,vp=7,mbs=8", "interleaved stages need the 8 micro-batches to be a multiple of pp=16"},
-		{"tp=8,pp=16,dp=48,shard=fsdp", "shard=fsdp is not modelled at cluster scale"},
 	}
 	for _, c := range cases {
-		s, err := decision.ParseStrategy(c.text)
+		s, err := ParseStrategy(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -237,11 +235,11 @@ func TestSymmetry(t *testing.T) {
 	m2.Batch = 64
 	p1, _ := PodOf("dgx-h100", 16)
 	p2, _ := PodOf("dgx-h100", 32)
-	a, err := Evaluate(m, decision.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p1)
+	a, err := Evaluate(m, Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Evaluate(m2, decision.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p2)
+	b, err := Evaluate(m2, Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +276,7 @@ func TestPlanString(t *testing.T) {
 	row := MegatronTable()[8]
 	p, _ := PodOf(row.Pod, row.GPUs)
 	for _, text := range []string{"tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "tp=4,pp=16,recompute=full,mbs=2", "tp=8,pp=16,schedule=gpipe"} {
-		s, err := decision.ParseStrategy(text)
+		s, err := ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +284,7 @@ func TestPlanString(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		back, err := decision.ParseStrategy(pl.String())
+		back, err := ParseStrategy(pl.String())
 		if err != nil {
 			t.Fatalf("%s: %q: %v", text, pl.String(), err)
 		}
@@ -309,7 +307,7 @@ func TestLlamaSearch(t *testing.T) {
 	if err != nil || !got.Found || !got.Best.Fits {
 		t.Fatalf("%v, %+v", err, got)
 	}
-	if _, err := Evaluate(m, decision.Strategy{Tensor: 16}, p); err == nil {
+	if _, err := Evaluate(m, Strategy{Tensor: 16}, p); err == nil {
 		t.Error("tp=16 over 8 key/value heads: want an error")
 	}
 	if got.Best.MFU <= 0 || got.Best.MFU > 1 {
@@ -338,7 +336,7 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil || p.Nodes > 64 {
 			return
 		}
-		s, err := decision.ParseStrategy(strategy)
+		s, err := ParseStrategy(strategy)
 		if err != nil {
 			return
 		}
@@ -455,7 +453,7 @@ func TestKernels(t *testing.T) {
 	p, _ := PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
 	p.Kernels = Kernels{AttentionFwd: 0.5, AttentionBwd: 0.25}
-	pl, err := Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,7 +473,7 @@ func TestKernels(t *testing.T) {
 	p8, _ := PodOf("dgx-h100", 8)
 	p8.Kernels.SMs, p8.Kernels.OverlapSMs = 132, 16
 	big := transformer.GPT(2, 1024, 16, 512, 1024, 8)
-	pl8, err := Resolve(big, decision.Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true}, p8)
+	pl8, err := Resolve(big, Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true}, p8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +512,7 @@ func TestOutputPasses(t *testing.T) {
 	hw.FP16Tensor, hw.FP16, hw.FP32 = 1e30, 1e30, 1e30
 	hw.MemBandwidth = 1e12
 	p.Hardware = hw
-	pl, err := Resolve(m, decision.Strategy{MicroBatchSize: 1}, p)
+	pl, err := Resolve(m, Strategy{MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -540,11 +538,11 @@ func TestOutputPasses(t *testing.T) {
 func TestUnevenStages(t *testing.T) {
 	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
 	p, _ := PodOf("dgx-h100", 2)
-	even, err := Evaluate(m, decision.Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
+	even, err := Evaluate(m, Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := decision.Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
+	s := Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
 	uneven, err := Evaluate(m, s, p)
 	if err != nil {
 		t.Fatal(err)
@@ -571,11 +569,11 @@ func TestUnevenStages(t *testing.T) {
 	}
 	// Bad splits are one line naming what does not add up.
 	for _, c := range []struct {
-		s    decision.Strategy
+		s    Strategy
 		want string
 	}{
-		{decision.Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
-		{decision.Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
+		{Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
+		{Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
 	} {
 		if _, err := Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.s, err, c.want)
@@ -616,7 +614,7 @@ func TestLlama3(t *testing.T) {
 func TestBlockRecompute(t *testing.T) {
 	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
 	p, _ := PodOf("dgx-h100", 2)
-	full := decision.Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: decision.FullRecompute}
+	full := Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: FullRecompute}
 	block := full
 	block.RecomputeLayers = 1
 	rAll, err := Evaluate(m, full, p)
@@ -634,7 +632,7 @@ func TestBlockRecompute(t *testing.T) {
 	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2048}
 	lf, lbFull := c.layer()
 	keep := *c
-	keep.pl.Recompute = decision.NoRecompute
+	keep.pl.Recompute = NoRecompute
 	_, lbKeep := keep.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
@@ -643,7 +641,7 @@ func TestBlockRecompute(t *testing.T) {
 	if want := 16 * max(first, last); !near(rOne.Compute, want) {
 		t.Errorf("compute %g s, want %g", rOne.Compute, want)
 	}
-	if _, err := Resolve(m, decision.Strategy{Pipeline: 2, Recompute: decision.FullRecompute, RecomputeLayers: 5}, p); err == nil ||
+	if _, err := Resolve(m, Strategy{Pipeline: 2, Recompute: FullRecompute, RecomputeLayers: 5}, p); err == nil ||
 		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
 		t.Errorf("5 of 4 layers: %v", err)
 	}
@@ -673,11 +671,11 @@ func TestBlockRecompute(t *testing.T) {
 func TestStageTPUniform(t *testing.T) {
 	row := MegatronTable()[6] // 177B: 8 x 6 x 48
 	p, _ := PodOf(row.Pod, row.GPUs)
-	plain, err := decision.ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	plain, err := ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged, err := decision.ParseStrategy("stage-tp=8:8:8:8:8:8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	staged, err := ParseStrategy("stage-tp=8:8:8:8:8:8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -708,7 +706,7 @@ func TestStageTP(t *testing.T) {
 	p.Hardware = flopHardware()
 	p.Hardware.NVLinkLatency = 0
 	p.Kernels = Kernels{IntraBus: 1e30}
-	s, err := decision.ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
+	s, err := ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -771,7 +769,7 @@ func TestStageTP(t *testing.T) {
 		{"pp=16,stage-tp=4:8:8:8:8:8:8:8:8:8:8:8:8:8:8:4", "a replica's 120 GPUs (the sum of stage-tp) do not divide the 6144 GPUs"},
 		{"pp=2,stage-tp=4:8,dp=500", "dp=500 x the 12 GPUs of stage-tp is 6000 GPUs, the cluster has 6144"},
 	} {
-		s, err := decision.ParseStrategy(c.text)
+		s, err := ParseStrategy(c.text)
 		if err == nil {
 			_, err = Evaluate(big, s, p6k)
 		}
@@ -779,14 +777,14 @@ func TestStageTP(t *testing.T) {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
 	}
-	if _, err := Evaluate(transformer.GPT(4, 60, 12, 32, 128, 8), decision.Strategy{Pipeline: 2, TensorStages: []int{8, 4}}, p); err == nil ||
+	if _, err := Evaluate(transformer.GPT(4, 60, 12, 32, 128, 8), Strategy{Pipeline: 2, TensorStages: []int{8, 4}}, p); err == nil ||
 		!strings.Contains(err.Error(), "stage 0's tp=8 does not divide the 12 attention heads") {
 		t.Errorf("tp=8 over 12 heads: %v", err)
 	}
 	// 3 replicas of stages of 2 and 4 GPUs: the second stage's groups
 	// would start at GPU 6, across a group of 4's boundary.
 	p3, _ := PodOf("dgx-h100", 24)
-	if _, err := Evaluate(transformer.GPT(6, 64, 8, 32, 128, 12), decision.Strategy{Pipeline: 3, TensorStages: []int{2, 4, 2}}, p3); err == nil ||
+	if _, err := Evaluate(transformer.GPT(6, 64, 8, 32, 128, 12), Strategy{Pipeline: 3, TensorStages: []int{2, 4, 2}}, p3); err == nil ||
 		!strings.Contains(err.Error(), "stage 1's tensor groups of 4 would straddle nodes (its first GPU is number 6") {
 		t.Errorf("straddling groups: %v", err)
 	}
@@ -830,7 +828,7 @@ func TestContextParallel(t *testing.T) {
 	p, _ := PodOf("dgx-h100", 2)
 	p.Hardware = flopHardware()
 	p.Kernels = Kernels{} // attention at the matmul class's rate
-	s := decision.Strategy{Context: 2, MicroBatchSize: 2, Shard: decision.OptimizerShard}
+	s := Strategy{Context: 2, MicroBatchSize: 2, DistOpt: true}
 	pl, err := Resolve(m, s, p)
 	if err != nil {
 		t.Fatal(err)
@@ -921,7 +919,7 @@ func TestContextErrors(t *testing.T) {
 		{"tp=2,cp=2,dp=2", "tp=2 x cp=2 x pp=1 x dp=2 is 8 GPUs, the cluster has 16"},
 		{"tp=2,cp=2,mbs=3", "the batch of 64 is not divisible by dp=4 x mbs=3"},
 	} {
-		s, err := decision.ParseStrategy(c.text)
+		s, err := ParseStrategy(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -977,7 +975,7 @@ func TestUnfusedAttention(t *testing.T) {
 	if !p.Kernels.UnfusedAttention {
 		t.Fatal("dgx-a100: want the unfused attention of Megatron-LM's 2022 runs")
 	}
-	pl, err := Resolve(m, decision.Strategy{MicroBatchSize: 2}, p)
+	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -991,7 +989,7 @@ func TestUnfusedAttention(t *testing.T) {
 	if want := (48*n*h*h + 8*n*s*h + 4*e + 124*n*h) / 1e12; !near(bwd.busy, want) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
 	}
-	c.pl.Recompute = decision.SelectiveRecompute
+	c.pl.Recompute = SelectiveRecompute
 	if _, sel := c.layer(); !near(sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12) {
 		t.Errorf("selective recomputation: backward %g s, want %g", sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12)
 	}
@@ -1001,7 +999,7 @@ func TestUnfusedAttention(t *testing.T) {
 	fused := p
 	fused.Kernels.UnfusedAttention = false
 	for _, st := range []string{"mbs=2", "mbs=2,recompute=selective"} {
-		s, _ := decision.ParseStrategy(st)
+		s, _ := ParseStrategy(st)
 		ru, err := Evaluate(m, s, p)
 		if err != nil {
 			t.Fatal(err)
@@ -1035,7 +1033,7 @@ func TestKorthikantiTable4(t *testing.T) {
 		{"tp=8,mbs=4,recompute=selective", 7.7, 13.2},
 		{"tp=8,mbs=4,sp=on,recompute=selective", 7.2, 13.1},
 	} {
-		s, err := decision.ParseStrategy(c.strategy)
+		s, err := ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -72,7 +71,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 		return r.Plan.ReplicaGPUs() < out.Best.Plan.ReplicaGPUs()
 	}
-	try := func(s decision.Strategy) {
+	try := func(s Strategy) {
 		pl, err := Resolve(m, s, p)
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 			return
@@ -90,7 +89,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 			out.Top = keepTop(out.Top, r, sp.Top)
 		}
 	}
-	recomputes := []decision.Recompute{decision.NoRecompute, decision.SelectiveRecompute, decision.FullRecompute}
+	recomputes := []Recompute{NoRecompute, SelectiveRecompute, FullRecompute}
 	// plans tries every plan of P stages of tensor-parallel degrees tps
 	// (nil: every stage T) and D replicas over the layer splits given.
 	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
@@ -120,7 +119,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								if dist && D*C == 1 {
 									continue
 								}
-								s := decision.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+								s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 									SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 									FirstLayers: split.first, LastLayers: split.last, TensorStages: tps}
 								if C > 1 {
@@ -130,10 +129,10 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									s.Virtual = V
 								}
 								if dist {
-									s.Shard = decision.OptimizerShard
+									s.DistOpt = true
 								}
 								try(s)
-								if rc == decision.FullRecompute {
+								if rc == FullRecompute {
 									if k := fewestRecomputed(m, s, p, cache); k > 0 {
 										s.RecomputeLayers = k
 										try(s)
@@ -215,7 +214,7 @@ func keepTop(top []Result, r Result, k int) []Result {
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
 // so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s decision.Strategy, p Pod, cache phaseCache) int {
+func fewestRecomputed(m transformer.Spec, s Strategy, p Pod, cache phaseCache) int {
 	all, err := Resolve(m, s, p)
 	if err != nil || !evaluateCached(m, all, p, cache).Fits {
 		return 0
@@ -321,7 +320,7 @@ func splitsAround(layers, P, ef, el int) []stageSplit {
 	seen := map[[2]int]bool{}
 	for first := max(1, ef-2); first <= ef+1; first++ {
 		for last := max(1, el-2); last <= el+1; last++ {
-			s := decision.Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
+			s := Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
 			st, err := s.StageLayers(layers)
 			if err != nil {
 				continue

@@ -4,7 +4,10 @@
 // expert-placement JSON (workloads/msrfiddle), and, for graphs from the
 // PyTorch exporter (tools/torchexport), a module map {module path: device}
 // with the split points of torch.distributed.pipelining when the placement
-// is a contiguous pipeline. docs/import.md describes the formats.
+// is a contiguous pipeline. A transformer's plan at cluster scale
+// (evaluate/scale.Strategy, resolved by evaluate/scale.Resolve) is
+// written as Megatron-LM's arguments or a transformer plan for
+// tools/torchplan. docs/import.md describes the formats.
 //
-// May import: graph/..., decision, workloads/..., internal/...
+// May import: graph/..., decision, evaluate/scale, workloads/..., internal/...
 package export

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -33,7 +34,7 @@ import (
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
-func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, error) {
+func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
 		return nil, err
@@ -100,15 +101,15 @@ func MegatronArgs(m transformer.Spec, s decision.Strategy, gpus int) ([]string, 
 	if s.TPOverlap {
 		add("--tp-comm-overlap")
 	}
-	if s.Shard == decision.OptimizerShard {
+	if s.DistOpt {
 		add("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
 	} else if D > 1 {
 		add("--overlap-grad-reduce")
 	}
 	switch s.Recompute {
-	case decision.SelectiveRecompute:
+	case scale.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
-	case decision.FullRecompute:
+	case scale.FullRecompute:
 		if k := s.RecomputeLayers; k > 0 {
 			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))
 		} else {
@@ -145,7 +146,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 // oneTensor is s's tensor-parallel degree where every stage has the same
 // (tp=, or a stage-tp of one degree); a per-stage degree is a one-line
 // error naming who cannot run it and why.
-func oneTensor(s decision.Strategy, who, why string) (int, error) {
+func oneTensor(s scale.Strategy, who, why string) (int, error) {
 	ts := s.TensorStages
 	if ts == nil {
 		return s.T(), nil

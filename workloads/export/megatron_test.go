@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -23,47 +24,47 @@ func TestMegatronArgs(t *testing.T) {
 	cases := []struct {
 		name string
 		m    transformer.Spec
-		s    decision.Strategy
+		s    scale.Strategy
 		gpus int
 		want string
 		err  string
 	}{
-		{"megatron's 177B row", gpt, decision.Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, Virtual: 8, MicroBatchSize: 1, MicroBatches: 24,
-			SequenceParallel: true, TPOverlap: true, Shard: decision.OptimizerShard}, 2304,
+		{"megatron's 177B row", gpt, scale.Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, Virtual: 8, MicroBatchSize: 1, MicroBatches: 24,
+			SequenceParallel: true, TPOverlap: true, DistOpt: true}, 2304,
 			"--num-layers 96 --hidden-size 12288 --ffn-hidden-size 49152 --num-attention-heads 96 --seq-length 4096 --max-position-embeddings 4096 " +
 				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 1152 --tensor-model-parallel-size 8 " +
 				"--pipeline-model-parallel-size 6 --num-layers-per-virtual-pipeline-stage 2 --sequence-parallel --tp-comm-overlap " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
-		{"llama 3 405B, uneven", llama, decision.Strategy{Tensor: 8, Pipeline: 16, Replicas: 64, Virtual: 4, MicroBatchSize: 1, MicroBatches: 32,
-			Recompute: decision.FullRecompute, FirstLayers: 7, LastLayers: 7}, 8192,
+		{"llama 3 405B, uneven", llama, scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: 64, Virtual: 4, MicroBatchSize: 1, MicroBatches: 32,
+			Recompute: scale.FullRecompute, FirstLayers: 7, LastLayers: 7}, 8192,
 			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
 				"--seq-length 8192 --max-position-embeddings 8192 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 2048 --tensor-model-parallel-size 8 " +
 				"--pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
 				"--num-virtual-stages-per-pipeline-rank 4 --overlap-grad-reduce --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", ""},
-		{"small, tied, selective", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: decision.SelectiveRecompute}, 8,
+		{"small, tied, selective", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: scale.SelectiveRecompute}, 8,
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 " +
 				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --overlap-grad-reduce " +
 				"--recompute-granularity selective", ""},
-		{"block recomputation", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: decision.FullRecompute, RecomputeLayers: 1}, 8,
+		{"block recomputation", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: scale.FullRecompute, RecomputeLayers: 1}, 8,
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 " +
 				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --overlap-grad-reduce " +
 				"--recompute-granularity full --recompute-method block --recompute-num-layers 1", ""},
-		{"gpus", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
-		{"batch", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
-		{"gpipe", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
-		{"stage-tp", small, decision.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 24, "",
+		{"gpus", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
+		{"batch", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
+		{"gpipe", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
+		{"stage-tp", small, scale.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 24, "",
 			"megatron arguments: stage-tp=2:4: a tensor-parallel degree per stage cannot be exported (Megatron-LM has one --tensor-model-parallel-size for every stage)"},
-		{"llama 3 405B, 128K", llama128K, decision.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, Virtual: 4, MicroBatchSize: 1, MicroBatches: 16,
-			SequenceParallel: true, Shard: decision.OptimizerShard, FirstLayers: 7, LastLayers: 7}, 16384,
+		{"llama 3 405B, 128K", llama128K, scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, Virtual: 4, MicroBatchSize: 1, MicroBatches: 16,
+			SequenceParallel: true, DistOpt: true, FirstLayers: 7, LastLayers: 7}, 16384,
 			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
 				"--seq-length 131072 --max-position-embeddings 131072 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 " +
 				"--pipeline-model-parallel-size 16 --context-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
 				"--num-virtual-stages-per-pipeline-rank 4 --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
-		{"cp gpus", llama128K, decision.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
+		{"cp gpus", llama128K, scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
 			"megatron arguments: tp=8 x cp=16 x pp=16 x dp=8 is not the 8192 GPUs"},
-		{"split", small, decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
+		{"split", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
 	}
 	for _, c := range cases {
 		args, err := MegatronArgs(c.m, c.s, c.gpus)

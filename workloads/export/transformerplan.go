@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -27,7 +28,7 @@ type TransformerPlan struct {
 	MicroBatches     int                `json:"micro_batches"`
 	Schedule         decision.Schedule  `json:"schedule"`
 	SequenceParallel bool               `json:"sequence_parallel"`
-	Recompute        decision.Recompute `json:"recompute,omitempty"`
+	Recompute        scale.Recompute    `json:"recompute,omitempty"`
 	DistributedOpt   bool               `json:"distributed_optimizer,omitempty"`
 	Stages           []TransformerStage `json:"stages"`
 }
@@ -62,7 +63,7 @@ type TransformerStage struct {
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as is context parallelism.
-func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (TransformerPlan, error) {
+func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (TransformerPlan, error) {
 	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
 	if err != nil {
 		return TransformerPlan{}, err
@@ -90,7 +91,7 @@ func NewTransformerPlan(m transformer.Spec, s decision.Strategy, gpus int) (Tran
 	tp := TransformerPlan{Format: TransformerPlanFormat, Version: TransformerPlanVersion, Graph: m.String(), Transformer: spec, GPUs: gpus,
 		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
-		DistributedOpt: s.Shard == decision.OptimizerShard}
+		DistributedOpt: s.DistOpt}
 	next := 0
 	for p, n := range counts {
 		st := TransformerStage{Stage: p, Embedding: p == 0, Output: p == P-1}

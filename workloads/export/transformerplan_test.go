@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
 func TestNewTransformerPlan(t *testing.T) {
 	m := transformer.GPT(4, 32, 4, 8, 64, 8)
-	s := decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}
+	s := scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}
 	tp, err := NewTransformerPlan(m, s, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -37,17 +38,17 @@ func TestNewTransformerPlan(t *testing.T) {
 		t.Errorf("uneven stages %v, want [0 1 2] [3]", got)
 	}
 	for _, c := range []struct {
-		s    decision.Strategy
+		s    scale.Strategy
 		gpus int
 		want string
 	}{
-		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "first=3 + last=3 is not the 4 layers"},
+		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "first=3 + last=3 is not the 4 layers"},
 		{s, 16, "is not the 16 GPUs"},
-		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
-		{decision.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
-		{decision.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
-		{decision.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
-		{decision.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
+		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
+		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
+		{scale.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
+		{scale.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
+		{scale.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
 	} {
 		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v on %d GPUs: %v; want %q", c.s, c.gpus, err, c.want)

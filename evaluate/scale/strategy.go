@@ -1,0 +1,471 @@
+package scale
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/decision"
+)
+
+// Strategy is a plan of a uniform transformer at cluster scale
+// (Megatron-LM's parallelism, DESIGN §12): GPUs = Tensor x Context x
+// Pipeline x Replicas, every stage holding its share of identical layers,
+// so the stages are a count, not a placement. The zero value is one GPU's
+// plan with every degree left to Resolve (the data-parallel degree from
+// the GPUs the others leave, the micro-batches from the batch). An op
+// graph's strategy around its placement is Strategy; the two
+// share the data-parallel degree, the micro-batches and the schedule's
+// names, and ParseStrategy refuses the keys only an op graph has.
+type Strategy struct {
+	// Replicas is the data-parallel degree D (0: what the GPUs leave).
+	Replicas int
+	// MicroBatches is M, the micro-batches of each replica's share of
+	// the batch (0: the batch over dp x mbs; Resolve fills it in).
+	MicroBatches int
+	// Schedule orders the micro-batches through the stages ("": 1F1B,
+	// interleaved with virtual stages; Resolve writes it).
+	Schedule decision.Schedule
+	// DistOpt is Megatron-LM's distributed optimizer (ZeRO-1, written
+	// shard=zero1): every replica keeps the whole parameters and
+	// gradients, the gradients are reduce-scattered, each GPU steps 1/D
+	// of the optimizer state, and the updated parameters are all-gathered.
+	DistOpt bool
+	// Tensor is the tensor-parallel degree T (0 = 1): Megatron-LM's
+	// column- then row-parallel split of every attention and MLP block,
+	// and a vocabulary-parallel embedding and output layer, over T GPUs
+	// of one node.
+	Tensor int
+	// SequenceParallel splits what runs between the tensor-parallel
+	// blocks (norms, dropout, residuals) along the sequence over the T
+	// GPUs, turning each all-reduce into a reduce-scatter and an
+	// all-gather (Korthikanti et al., 2022).
+	SequenceParallel bool
+	// Pipeline is the number of pipeline stages P (0 = 1).
+	Pipeline int
+	// Virtual is the number of model chunks per pipeline stage V
+	// (interleaved 1F1B; 0 = 1).
+	Virtual int
+	// MicroBatchSize is the samples per micro-batch (0: 1, Resolve's).
+	MicroBatchSize int
+	// Recompute is what a layer's backward recomputes of its forward.
+	Recompute Recompute
+	// RecomputeLayers, with full recomputation, is how many layers of
+	// each model chunk recompute their forward (Megatron-LM's
+	// --recompute-method block --recompute-num-layers N); the others keep
+	// their activations. 0: every layer (--recompute-method uniform
+	// --recompute-num-layers 1).
+	RecomputeLayers int
+	// TPOverlap overlaps the tensor-parallel all-gathers and
+	// reduce-scatters with the GEMMs beside them (Megatron-Core's
+	// --tp-comm-overlap; it needs sequence parallelism).
+	TPOverlap bool
+	// FirstLayers and LastLayers are the layers of the first and the last
+	// pipeline stage where they differ from the others' share (0: an even
+	// share); the stages between split the rest evenly (Megatron-Core's
+	// later --decoder-first-pipeline-num-layers and
+	// --decoder-last-pipeline-num-layers; Llama 3 405B's 126 layers on 16
+	// stages are first=7, last=7: 7, 8 x 14, 7). StageLayers gives the
+	// split.
+	FirstLayers, LastLayers int
+	// TensorStages, when set, is each pipeline stage's tensor-parallel
+	// degree, P of them, in place of Tensor (which is then 0): stage i
+	// runs on TensorStages[i] x Replicas GPUs, the plan on Replicas x
+	// their sum ("stage-tp=4:8:8:8"). The data-parallel degree is every
+	// stage's. nil: every stage runs Tensor.
+	TensorStages []int
+	// Context is the context-parallel degree C (0 = 1): every sequence
+	// of a micro-batch split over C GPUs, each holding 2 of its 2C
+	// chunks (chunks i and 2C-1-i, so that causal attention's work is
+	// even), the keys and values exchanged around the C GPUs for
+	// attention (Megatron-Core's --context-parallel-size). GPUs = Tensor
+	// x Context x Pipeline x Replicas; the C GPUs hold the same weights,
+	// so gradients are reduced over Context x Replicas.
+	Context int
+}
+
+// Recompute is activation recomputation (Korthikanti et al., 2022).
+type Recompute string
+
+// The recomputations.
+const (
+	// NoRecompute keeps every activation the backward needs.
+	NoRecompute Recompute = ""
+	// SelectiveRecompute recomputes the core attention (the softmax and
+	// its dropout) in the backward, keeping the rest.
+	SelectiveRecompute Recompute = "selective"
+	// FullRecompute keeps only each layer's input and runs the layer's
+	// forward again before its backward.
+	FullRecompute Recompute = "full"
+)
+
+// R is the data-parallel degree (at least 1).
+func (s Strategy) R() int { return max(s.Replicas, 1) }
+
+// M is the number of micro-batches (at least 1).
+func (s Strategy) M() int { return max(s.MicroBatches, 1) }
+
+// Sched is the schedule in effect (GPipe when none is named, as
+// Strategy's; Resolve names 1F1B where it applies).
+func (s Strategy) Sched() decision.Schedule {
+	if s.Schedule == "" {
+		return decision.GPipe
+	}
+	return s.Schedule
+}
+
+// T is the tensor-parallel degree (at least 1).
+func (s Strategy) T() int { return max(s.Tensor, 1) }
+
+// P is the number of pipeline stages (at least 1).
+func (s Strategy) P() int { return max(s.Pipeline, 1) }
+
+// V is the number of model chunks per pipeline stage (at least 1).
+func (s Strategy) V() int { return max(s.Virtual, 1) }
+
+// C is the context-parallel degree (at least 1).
+func (s Strategy) C() int { return max(s.Context, 1) }
+
+// StageT is each of the P pipeline stages' tensor-parallel degree:
+// TensorStages where set, else T for every stage.
+func (s Strategy) StageT() []int {
+	if s.TensorStages != nil {
+		return s.TensorStages
+	}
+	out := make([]int, s.P())
+	for i := range out {
+		out[i] = s.T()
+	}
+	return out
+}
+
+// MaxT is the largest tensor-parallel degree of any stage (at least 1).
+func (s Strategy) MaxT() int {
+	t := s.T()
+	for _, x := range s.TensorStages {
+		t = max(t, x)
+	}
+	return t
+}
+
+// Equal reports whether s and o are the same plan (Strategy holds a
+// slice, so == does not compile).
+func (s Strategy) Equal(o Strategy) bool {
+	if !slices.Equal(s.TensorStages, o.TensorStages) {
+		return false
+	}
+	s.TensorStages, o.TensorStages = nil, nil
+	return reflect.DeepEqual(s, o)
+}
+
+// StageLayers is how many of a transformer's layers each of the P
+// pipeline stages holds: layers / P each, or with FirstLayers or
+// LastLayers those on the end stages and the rest split evenly over the
+// stages between. The error is one line naming what does not add up.
+func (s Strategy) StageLayers(layers int) ([]int, error) {
+	P := s.P()
+	out := make([]int, P)
+	if s.FirstLayers == 0 && s.LastLayers == 0 {
+		if layers%P != 0 {
+			return nil, fmt.Errorf("pp=%d does not divide the %d layers (first= and last= set the end stages' layers)", P, layers)
+		}
+		for i := range out {
+			out[i] = layers / P
+		}
+		return out, nil
+	}
+	if P == 1 {
+		return nil, fmt.Errorf("first= or last= with one pipeline stage: they set the end stages of a pipeline")
+	}
+	rest, inner := layers, P
+	if s.FirstLayers > 0 {
+		rest, inner = rest-s.FirstLayers, inner-1
+	}
+	if s.LastLayers > 0 {
+		rest, inner = rest-s.LastLayers, inner-1
+	}
+	if inner == 0 && rest != 0 {
+		return nil, fmt.Errorf("first=%d + last=%d is not the %d layers of 2 stages", s.FirstLayers, s.LastLayers, layers)
+	}
+	if inner > 0 && (rest < inner || rest%inner != 0) {
+		return nil, fmt.Errorf("first=%d, last=%d: the other %d layers do not split evenly over the other %d stages (at least one each)", s.FirstLayers, s.LastLayers, rest, inner)
+	}
+	for i := range out {
+		switch {
+		case i == 0 && s.FirstLayers > 0:
+			out[i] = s.FirstLayers
+		case i == P-1 && s.LastLayers > 0:
+			out[i] = s.LastLayers
+		default:
+			out[i] = rest / inner
+		}
+	}
+	return out, nil
+}
+
+// strategyError is a plan's field out of range, as a one-line error.
+func strategyError(format string, args ...any) error {
+	return fmt.Errorf("scale: strategy: "+format, args...)
+}
+
+// Check reports the first field out of range, or two that do not go
+// together, as a one-line error. What depends on the model and the pod is
+// Resolve's.
+func (s Strategy) Check() error {
+	switch {
+	case s.Replicas < 0:
+		return strategyError("replicas %d: want at least 1", s.Replicas)
+	case s.MicroBatches < 0:
+		return strategyError("micro_batches %d: want at least 1", s.MicroBatches)
+	case s.Tensor < 0:
+		return strategyError("tensor %d: want at least 1", s.Tensor)
+	case s.Pipeline < 0:
+		return strategyError("pipeline %d: want at least 1", s.Pipeline)
+	case s.Virtual < 0:
+		return strategyError("virtual_stages %d: want at least 1", s.Virtual)
+	case s.MicroBatchSize < 0:
+		return strategyError("micro_batch_size %d: want at least 1", s.MicroBatchSize)
+	case s.FirstLayers < 0 || s.LastLayers < 0:
+		return strategyError("first_stage_layers %d, last_stage_layers %d: want at least 1", s.FirstLayers, s.LastLayers)
+	case s.RecomputeLayers < 0:
+		return strategyError("recompute_layers %d: want at least 1", s.RecomputeLayers)
+	case s.RecomputeLayers > 0 && s.Recompute != FullRecompute:
+		return strategyError("recompute-layers without recompute=full: it counts the layers that recompute their whole forward")
+	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.P() == 1:
+		return strategyError("first= or last= with one pipeline stage: they set the end stages of a pipeline")
+	case s.Virtual > 1 && s.P() == 1:
+		return strategyError("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)
+	case s.TensorStages != nil && s.Tensor > 0:
+		return strategyError("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageTP(s.TensorStages))
+	case s.TensorStages != nil && len(s.TensorStages) != s.P():
+		return strategyError("stage-tp=%s names %d stages, pp=%d has %d", stageTP(s.TensorStages), len(s.TensorStages), s.P(), s.P())
+	case s.Context < 0:
+		return strategyError("context %d: want at least 1", s.Context)
+	case s.Context > 1 && s.TensorStages != nil:
+		return strategyError("cp=%d with stage-tp=%s: context parallelism is modelled with one tensor-parallel degree (use tp=)", s.Context, stageTP(s.TensorStages))
+	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
+		return strategyError("stage-tp=%s: want every degree at least 1", stageTP(s.TensorStages))
+	case s.SequenceParallel && s.MaxT() == 1:
+		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
+	case s.TPOverlap && !s.SequenceParallel:
+		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
+	}
+	switch s.Recompute {
+	case NoRecompute, SelectiveRecompute, FullRecompute:
+	default:
+		return strategyError("recompute %q: want none, selective or full", s.Recompute)
+	}
+	switch s.Schedule {
+	case "", decision.GPipe, decision.OneFOneB:
+	default:
+		return strategyError("schedule %q: want gpipe or 1f1b", s.Schedule)
+	}
+	// dp may be left to the GPUs the other degrees leave; Resolve checks
+	// it then.
+	if s.DistOpt && s.Replicas == 1 {
+		return strategyError("shard zero1 with one replica: sharding needs replicas to shard over")
+	}
+	return nil
+}
+
+// String writes s as ParseStrategy reads it, in the order of
+// Strategy's keys, then the plan's: "dp=48,shard=zero1,tp=8,pp=6"
+// (Plan.String writes a resolved plan degrees first); "" for the zero
+// plan.
+func (s Strategy) String() string {
+	var parts []string
+	if s.Replicas > 1 {
+		parts = append(parts, "dp="+strconv.Itoa(s.Replicas))
+	}
+	if s.MicroBatches > 1 {
+		parts = append(parts, "mb="+strconv.Itoa(s.MicroBatches))
+	}
+	if s.Schedule != "" {
+		parts = append(parts, "schedule="+string(s.Schedule))
+	}
+	if s.DistOpt {
+		parts = append(parts, "shard=zero1")
+	}
+	if s.Tensor > 1 {
+		parts = append(parts, "tp="+strconv.Itoa(s.Tensor))
+	}
+	if s.Context > 1 {
+		parts = append(parts, "cp="+strconv.Itoa(s.Context))
+	}
+	if s.Pipeline > 1 {
+		parts = append(parts, "pp="+strconv.Itoa(s.Pipeline))
+	}
+	if s.Virtual > 1 {
+		parts = append(parts, "vp="+strconv.Itoa(s.Virtual))
+	}
+	if s.MicroBatchSize > 0 {
+		parts = append(parts, "mbs="+strconv.Itoa(s.MicroBatchSize))
+	}
+	if s.SequenceParallel {
+		parts = append(parts, "sp=on")
+	}
+	if s.Recompute != NoRecompute {
+		parts = append(parts, "recompute="+string(s.Recompute))
+	}
+	if s.RecomputeLayers > 0 {
+		parts = append(parts, "recompute-layers="+strconv.Itoa(s.RecomputeLayers))
+	}
+	if s.TPOverlap {
+		parts = append(parts, "tpoverlap=on")
+	}
+	if s.FirstLayers > 0 {
+		parts = append(parts, "first="+strconv.Itoa(s.FirstLayers))
+	}
+	if s.LastLayers > 0 {
+		parts = append(parts, "last="+strconv.Itoa(s.LastLayers))
+	}
+	if s.TensorStages != nil {
+		parts = append(parts, "stage-tp="+stageTP(s.TensorStages))
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseStrategy reads a plan written as comma-separated key=value pairs:
+// tp (tensor-parallel degree), cp (context-parallel degree: each sequence
+// split over cp GPUs), pp (pipeline stages), dp (data-parallel degree;
+// left out, what the GPUs leave), vp (virtual stages per pipeline stage),
+// mbs (micro-batch size), mb (micro-batches, a check: they follow from
+// the batch), schedule (gpipe, 1f1b), sp (sequence parallelism: on or
+// off), tpoverlap (on: tensor-parallel communication overlapped with the
+// GEMMs), recompute (none, selective, full), recompute-layers (with
+// recompute=full: the layers of each model chunk that recompute), distopt
+// (on: the distributed optimizer; also written shard=zero1), first and
+// last (the layers of the first and the last pipeline stage), stage-tp
+// (each pipeline stage's tensor-parallel degree, colon-separated, in
+// place of tp: stage-tp=4:8:8:4). The keys only an op graph's strategy
+// has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
+// the zero plan.
+func ParseStrategy(text string) (Strategy, error) {
+	var s Strategy
+	if strings.TrimSpace(text) == "" {
+		return s, nil
+	}
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || v == "" {
+			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
+		}
+		if seen[k] {
+			return s, fmt.Errorf("strategy %q: %q given twice", text, k)
+		}
+		if k == "shard" && seen["distopt"] {
+			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+		}
+		seen[k] = true
+		var err error
+		switch k {
+		case "dp", "replicas":
+			s.Replicas, err = positive(v)
+		case "mb", "micro-batches", "micro_batches":
+			s.MicroBatches, err = positive(v)
+		case "schedule":
+			s.Schedule = decision.Schedule(strings.ToLower(v))
+		case "shard":
+			switch strings.ToLower(v) {
+			case "none", "ddp":
+				s.DistOpt = false
+			case "zero1":
+				s.DistOpt = true
+			case string(decision.FullShard), string(decision.GradShard):
+				return s, fmt.Errorf("strategy %q: shard=%s is an op graph's sharding, not modelled at cluster scale (use distopt=on, ZeRO-1)", text, strings.ToLower(v))
+			default:
+				return s, fmt.Errorf("strategy %q: shard %q: want zero1 or none", text, v)
+			}
+		case "tp", "tensor":
+			s.Tensor, err = positive(v)
+		case "cp", "context", "context-parallel":
+			s.Context, err = positive(v)
+		case "pp", "pipeline":
+			s.Pipeline, err = positive(v)
+		case "vp", "virtual":
+			s.Virtual, err = positive(v)
+		case "mbs", "micro-batch-size", "micro_batch_size":
+			s.MicroBatchSize, err = positive(v)
+		case "sp", "sequence-parallel":
+			s.SequenceParallel, err = onOff(v)
+		case "recompute":
+			if strings.EqualFold(v, "none") {
+				s.Recompute = NoRecompute
+			} else {
+				s.Recompute = Recompute(strings.ToLower(v))
+			}
+		case "tpoverlap", "tp-comm-overlap":
+			s.TPOverlap, err = onOff(v)
+		case "recompute-layers", "recompute_layers":
+			s.RecomputeLayers, err = positive(v)
+		case "first", "first-stage-layers":
+			s.FirstLayers, err = positive(v)
+		case "last", "last-stage-layers":
+			s.LastLayers, err = positive(v)
+		case "stage-tp", "tensor-stages":
+			s.TensorStages, err = degrees(v)
+		case "distopt", "distributed-optimizer":
+			var on bool
+			if on, err = onOff(v); on {
+				if seen["shard"] {
+					return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+				}
+				s.DistOpt = true
+			}
+		case "bucket":
+			return s, fmt.Errorf("strategy %q: bucket is a key of an op graph's strategy, not of a transformer's plan at cluster scale (its gradients are reduced in one overlapped pass)", text)
+		default:
+			return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
+		}
+		if err != nil {
+			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
+		}
+	}
+	// A degree of 1 is the default's: written back it is left out.
+	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context} {
+		if *d == 1 {
+			*d = 0
+		}
+	}
+	if err := s.Check(); err != nil {
+		return s, fmt.Errorf("strategy %q: %w", text, err)
+	}
+	return s, nil
+}
+
+// strategyKeys lists ParseStrategy's keys for its errors.
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp"
+
+// degrees reads "4:8:8:4".
+func degrees(v string) ([]int, error) {
+	var out []int
+	for _, x := range strings.Split(v, ":") {
+		n, err := positive(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func onOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", v)
+}
+
+func positive(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a whole number of at least 1", v)
+	}
+	return n, nil
+}
