@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/report"
 )
@@ -45,6 +47,18 @@ func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
 	}
 	e, err := EvalGraph(ctx, o)
 	return EvalReport{e}, err
+}
+
+// CheckStrategy checks strategy s in the world of the workload g on c:
+// an op graph's strategy (decision.ParseStrategy) or a transformer's plan
+// at cluster scale (scale.ParseStrategy), each refusing the other's keys.
+func CheckStrategy(g inputs.GraphSpec, c inputs.ClusterSpec, s string) error {
+	if inputs.WorldOf(g, c) == inputs.ClusterScale {
+		_, err := scale.ParseStrategy(s)
+		return err
+	}
+	_, err := decision.ParseStrategy(s)
+	return err
 }
 
 // scaleOptionsOf is the cluster-scale options of what the user named.

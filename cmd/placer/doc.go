@@ -11,11 +11,12 @@
 // names no flags. The names and defaults the flags and completions offer
 // come from the packages that define them (roofline's presets and
 // topologies, the methods registry, the workloads, optimize's
-// objectives). Exit codes are decided in one place (internal/fail). A
-// --strategy is read by its world's parser: decision's for an op graph,
-// evaluate/scale's for a transformer's plan at cluster scale.
+// objectives). Exit codes are decided in one place (internal/fail). No
+// command branches on its workload's world: jobs.Search, Eval and Export
+// take either (jobs/world.go); a flag of the other world is refused by the
+// world:"..." tag of the option it is bound to (world.go), and a
+// --strategy is read by its world's parser (jobs.CheckStrategy).
 //
 // May import: jobs/..., report, internal/..., decision, graph,
-// evaluate/hw, evaluate/roofline, evaluate/scale, methods/..., nn/ppo,
-// optimize, workloads
+// evaluate/hw, evaluate/roofline, methods/..., nn/ppo, optimize, workloads
 package main

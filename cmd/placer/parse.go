@@ -12,11 +12,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -32,7 +31,7 @@ func checkEval(o *jobs.EvalOptions) error {
 	if o.Cluster.GPUs < 0 {
 		return fail.Usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
 	}
-	if _, err := decision.ParseStrategy(o.Strategy); err != nil {
+	if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
 	}
 	if _, err := roofline.ParseTF32(o.TF32); err != nil {
@@ -68,11 +67,7 @@ func checkExport(o *jobs.ExportOptions) error {
 		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
 	}
 	if o.Strategy != "" {
-		_, err := decision.ParseStrategy(o.Strategy)
-		if jobs.IsScaleWorkload(o.Graph.Workload) {
-			_, err = scale.ParseStrategy(o.Strategy) // a transformer's plan at cluster scale
-		}
-		if err != nil {
+		if err := jobs.CheckStrategy(o.Graph, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster}, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
 		if !strings.EqualFold(o.To, "torch-plan") && !strings.EqualFold(o.To, "megatron") {
@@ -80,6 +75,17 @@ func checkExport(o *jobs.ExportOptions) error {
 		}
 	}
 	return nil
+}
+
+// evaluation is the host model (--host, --dispatch) and the backend
+// (--measure on this machine's GPUs, --repeats timed runs; nil = the
+// roofline model) that score a comparison's decisions.
+func evaluation(host bool, dispatch time.Duration, measure bool, repeats int) (*roofline.Host, jobs.Backend, error) {
+	h, err := hostModel(host, dispatch, measure)
+	if err != nil || !measure {
+		return h, nil, err
+	}
+	return h, jobs.GPUs(repeats), nil
 }
 
 // baselinesFlags are the baselines command's flags besides
@@ -107,11 +113,8 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 		return err
 	}
 	var err error
-	if o.Host, err = hostModel(o.HostOn, o.Dispatch, f.Measure); err != nil {
+	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
-	}
-	if f.Measure {
-		o.Backend = jobs.GPUs(f.Repeats)
 	}
 	if o.Tasks != "" {
 		if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
@@ -159,11 +162,8 @@ func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
 		return err
 	}
 	var err error
-	if o.Host, err = hostModel(o.HostOn, o.Dispatch, f.Measure); err != nil {
+	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
-	}
-	if f.Measure {
-		o.Backend = jobs.GPUs(f.Repeats)
 	}
 	o.Policy, o.PPO, err = f.Train.Parse()
 	return err

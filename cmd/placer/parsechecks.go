@@ -6,7 +6,6 @@ package main
 // message the command has always printed.
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,9 +116,4 @@ func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, b
 }
 
 // checkSearchMethod checks a --method value: a search or learned method.
-func checkSearchMethod(name string) error {
-	if slices.Contains(jobs.SearchMethods(), name) {
-		return nil
-	}
-	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(jobs.SearchMethods(), ", "))
-}
+func checkSearchMethod(name string) error { return jobs.CheckSearchMethod(name) }
