@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"

@@ -19,5 +19,5 @@
 // report parallel's (ErrUnknownGraph, ErrNoDir) are jobs/reports'.
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., jobs/inputs, jobs/grid, report, internal/...
+// nn/..., methods/..., inputs, jobs/grid, report, internal/...
 package jobs

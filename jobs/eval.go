@@ -14,8 +14,8 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 )
 
 // mlpWith writes the MLP example (28 ops, f16) with every op in dtype and

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 )
 
 // TestEvalHost: placer eval --host --dispatch 1ms on the MLP example (28

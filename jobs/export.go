@@ -9,8 +9,8 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
 	"github.com/placer/placer/workloads/msrfiddle"

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/workloads/export"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/methods/methodstest"
 	"github.com/placer/placer/report"

@@ -7,7 +7,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 )

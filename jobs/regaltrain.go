@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/workloads"

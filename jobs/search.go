@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"

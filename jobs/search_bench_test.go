@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 )
 
 // BenchmarkSearch is the cost of `placer search` itself on trxl4 at 4

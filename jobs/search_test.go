@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/pipeline"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/report"
 )

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"

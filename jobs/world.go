@@ -7,7 +7,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/report"
 )
 

@@ -17,6 +17,6 @@
 // world:"..." tag of the option it is bound to (world.go), and a
 // --strategy is read by its world's parser (jobs.CheckStrategy).
 //
-// May import: jobs/..., report, internal/..., decision, graph,
+// May import: jobs/..., inputs, report, internal/..., decision, graph,
 // evaluate/hw, evaluate/roofline, methods/..., nn/ppo, optimize, workloads
 package main

@@ -6,9 +6,9 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )

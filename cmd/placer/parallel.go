@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 )

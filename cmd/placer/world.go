@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )

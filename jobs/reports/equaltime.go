@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"

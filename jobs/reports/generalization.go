@@ -11,9 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/report"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/report"

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/optimize"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/report"
 )
 

@@ -14,9 +14,9 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"

@@ -11,9 +11,9 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
-	"github.com/placer/placer/jobs/inputs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/brkga/tuned"
 	regaldefault "github.com/placer/placer/methods/regal/defaultmodel"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/gdp/policy"
 	"github.com/placer/placer/methods/methodstest"

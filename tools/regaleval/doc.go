@@ -9,5 +9,5 @@
 // must have been trained for it). docs/regal.md records its runs.
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., jobs/..., report, internal/...
+// nn/..., methods/..., jobs/..., inputs, report, internal/...
 package main

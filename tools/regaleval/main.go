@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/jobs/inputs"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods/brkga"
 	"github.com/placer/placer/methods/classical"
 	"github.com/placer/placer/methods/regal"

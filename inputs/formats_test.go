@@ -20,11 +20,11 @@ func TestGraphFormat(t *testing.T) {
 		return data
 	}
 	for _, c := range []struct{ path, format, want string }{
-		{"../../examples/mlp.json", "", "native"},
-		{"../../workloads/costgraph/testdata/regal_small.pbtxt", "", "costgraph"},
-		{"../../workloads/msrfiddle/testdata/small.json", "", "msr-fiddle"},
-		{"../../workloads/msrfiddle/testdata/small.json", "MSR-Fiddle", "msr-fiddle"},
-		{"../../examples/mlp.json", "costgraph", "costgraph"},
+		{"../examples/mlp.json", "", "native"},
+		{"../workloads/costgraph/testdata/regal_small.pbtxt", "", "costgraph"},
+		{"../workloads/msrfiddle/testdata/small.json", "", "msr-fiddle"},
+		{"../workloads/msrfiddle/testdata/small.json", "MSR-Fiddle", "msr-fiddle"},
+		{"../examples/mlp.json", "costgraph", "costgraph"},
 	} {
 		got, err := GraphFormat(GraphSpec{Path: c.path, Format: c.format}, read(c.path))
 		if err != nil || got != c.want {
@@ -48,7 +48,7 @@ func TestGraphFormat(t *testing.T) {
 // whenever the graph is read as msr-fiddle, detected from either of its
 // keys or named by --format in any case.
 func TestMSRFiddleIDs(t *testing.T) {
-	const p = "../../workloads/msrfiddle/testdata/small.json"
+	const p = "../workloads/msrfiddle/testdata/small.json"
 	for _, format := range []string{"", "msr-fiddle", "MSR-FIDDLE"} {
 		spec := GraphSpec{Path: p, Format: format}
 		g, _, err := Graph(spec)
@@ -60,7 +60,7 @@ func TestMSRFiddleIDs(t *testing.T) {
 			t.Errorf("--format %q: %d ids for %d ops, %v", format, len(ids), g.NumOps(), err)
 		}
 	}
-	ids, err := msrFiddleIDs(GraphSpec{Path: "../../examples/mlp.json"}, nil)
+	ids, err := msrFiddleIDs(GraphSpec{Path: "../examples/mlp.json"}, nil)
 	if ids != nil || err != nil {
 		t.Errorf("native graph: ids %v, %v", ids, err)
 	}
@@ -85,7 +85,7 @@ func TestPlacementFormat(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "e.json")
 	os.WriteFile(p, []byte(`{"fpgas": []}`), 0o644)
-	if !IsMSRFiddleExpert(p) || IsMSRFiddleExpert("../../examples/mlp.json") {
+	if !IsMSRFiddleExpert(p) || IsMSRFiddleExpert("../examples/mlp.json") {
 		t.Error("IsMSRFiddleExpert")
 	}
 }

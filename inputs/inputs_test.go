@@ -9,9 +9,9 @@ import (
 
 func TestDetectFormats(t *testing.T) {
 	tests := []struct{ path, wantName string }{
-		{"../../examples/mlp.json", "mlp"},
-		{"../../workloads/costgraph/testdata/regal_small.pbtxt", "regal_small"},
-		{"../../workloads/msrfiddle/testdata/small.json", "small"},
+		{"../examples/mlp.json", "mlp"},
+		{"../workloads/costgraph/testdata/regal_small.pbtxt", "regal_small"},
+		{"../workloads/msrfiddle/testdata/small.json", "small"},
 	}
 	for _, tc := range tests {
 		g, _, err := Graph(GraphSpec{Path: tc.path})
@@ -27,7 +27,7 @@ func TestDetectFormats(t *testing.T) {
 	if _, _, err := Graph(GraphSpec{Path: p}); err == nil || !strings.Contains(err.Error(), "cannot tell the graph format") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, _, err := Graph(GraphSpec{Path: "../../examples/mlp.json", Format: "costgraph"}); err == nil {
+	if _, _, err := Graph(GraphSpec{Path: "../examples/mlp.json", Format: "costgraph"}); err == nil {
 		t.Fatal("a JSON graph read as costgraph: no error")
 	}
 }
@@ -35,7 +35,7 @@ func TestDetectFormats(t *testing.T) {
 // TestMSRFiddleSamples evaluates every shared msr-fiddle sample with the
 // GPU count and memory its file states.
 func TestMSRFiddleSamples(t *testing.T) {
-	files, _ := filepath.Glob("../../../shared/data/msr-fiddle/*.json")
+	files, _ := filepath.Glob("../../shared/data/msr-fiddle/*.json")
 	if len(files) == 0 {
 		t.Skip("../shared/data/msr-fiddle not present")
 	}
@@ -58,7 +58,7 @@ func TestMSRFiddleSamples(t *testing.T) {
 }
 
 func TestStrategies(t *testing.T) {
-	g, _, err := Graph(GraphSpec{Path: "../../examples/mlp.json"})
+	g, _, err := Graph(GraphSpec{Path: "../examples/mlp.json"})
 	if err != nil {
 		t.Fatal(err)
 	}
