@@ -22,7 +22,11 @@ var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
 	Graph inputs.GraphSpec
-	GPUs  int // devices (0 = the placement file's, else the graph file's, else 1)
+	// Cluster is the GPUs (an op graph's: 0 = the placement file's, else
+	// the graph file's, else 1) and, for a transformer at cluster scale,
+	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs and Pod are
+	// read.
+	Cluster inputs.ClusterSpec
 	// Placement is "single", "round-robin", a decision or result file, or
 	// an msr-fiddle expert-placement file ({"fpgas": ...}).
 	Placement string
@@ -33,15 +37,12 @@ type ExportOptions struct {
 	// one micro-batch).
 	Strategy string
 	Out      string // "" = return the bytes only
-	// Cluster is a transformer's pod at cluster scale, PRESET:NODES (""
-	// = DGX H100 nodes for GPUs).
-	Cluster string
 }
 
 // Export converts a placement of a graph into a framework's format and
 // returns what it wrote.
 func Export(o ExportOptions) ([]byte, error) {
-	if inputs.WorldOf(o.Graph, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster}) == inputs.ClusterScale {
+	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
 	g, meta, err := inputs.Graph(o.Graph)
@@ -57,7 +58,7 @@ func Export(o ExportOptions) ([]byte, error) {
 			}
 		}
 	}
-	devices := o.GPUs
+	devices := o.Cluster.GPUs
 	var dev []int
 	if data, err := os.ReadFile(o.Placement); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
@@ -165,7 +166,7 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if o.To != "torch-plan" && o.To != "megatron" {
 		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan or --to megatron", o.Graph.Workload)
 	}
-	so := ScaleOptions{Workload: o.Graph.Workload, GPUs: o.GPUs, Cluster: o.Cluster}
+	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
 	m, p, err := so.inputs()
 	if err != nil {
 		return nil, err

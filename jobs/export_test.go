@@ -22,7 +22,7 @@ func TestExportExpertRoundTrip(t *testing.T) {
 	graphPath := "../workloads/msrfiddle/testdata/small.json"
 	dir := t.TempDir()
 	expert := filepath.Join(dir, "expert.json")
-	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, GPUs: 2, Placement: "round-robin", To: "msr-fiddle", Out: expert})
+	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", To: "msr-fiddle", Out: expert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 	graphPath := "../workloads/msrfiddle/testdata/small.json"
 	dir := t.TempDir()
 	expert := filepath.Join(dir, "expert.json")
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, GPUs: 2, Placement: "round-robin", To: "msr-fiddle", Out: expert}); err != nil {
+	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", To: "msr-fiddle", Out: expert}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(expert)
@@ -101,7 +101,7 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 // the plan reader reads it back.
 func TestExportTransformerPlanReads(t *testing.T) {
 	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: "gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8"},
-		GPUs: 8, Strategy: "tp=2,pp=2,dp=2,mbs=2,sp=on", To: "torch-plan"})
+		Cluster: inputs.ClusterSpec{GPUs: 8}, Strategy: "tp=2,pp=2,dp=2,mbs=2,sp=on", To: "torch-plan"})
 	if err != nil {
 		t.Fatal(err)
 	}

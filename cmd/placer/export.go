@@ -57,12 +57,12 @@ a module map to an nn.Module.`,
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
-	f.IntVar(&o.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
+	f.IntVar(&o.Cluster.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's)")
-	f.StringVar(&o.Cluster, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+	f.StringVar(&o.Cluster.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	return cmd
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/reports"
@@ -67,7 +66,7 @@ func checkExport(o *jobs.ExportOptions) error {
 		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
 	}
 	if o.Strategy != "" {
-		if err := jobs.CheckStrategy(o.Graph, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster}, o.Strategy); err != nil {
+		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
 		if !strings.EqualFold(o.To, "torch-plan") && !strings.EqualFold(o.To, "megatron") {
