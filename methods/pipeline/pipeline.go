@@ -46,11 +46,16 @@ var _ optimize.Optimizer = (*Search)(nil)
 // Name is the search method's name.
 func (s *Search) Name() string { return cmp.Or(s.Method, DefaultMethod) }
 
-// Optimize runs the search (Run) and returns its answer.
+// Optimize runs the search (Run) and returns its answer; when ctx is
+// cancelled, the best found so far with status Cancelled, as every
+// optimizer does.
 func (s *Search) Optimize(ctx context.Context, p *optimize.Problem, set *optimize.Settings) (*optimize.Result, error) {
 	out, err := s.Run(ctx, p, set)
-	if out == nil {
+	if out == nil || out.Result == nil {
 		return nil, err
+	}
+	if Interrupted(ctx, err) {
+		err = nil
 	}
 	return out.Result, err
 }

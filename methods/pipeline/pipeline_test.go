@@ -174,3 +174,18 @@ func TestRecorder(t *testing.T) {
 		t.Errorf("recorded %v, want the rows %v", done, want)
 	}
 }
+
+// TestConformance: the search is an optimizer like every method, and
+// passes their one conformance suite (every op placed, memory and
+// co-location honoured, the same result for the same seed, a result when
+// cancelled, the tasks kept).
+func TestConformance(t *testing.T) {
+	cases, err := methodstest.StandardCases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	newOpt := func() (optimize.Optimizer, error) {
+		return &Search{Method: "local-search-anchored"}, nil
+	}
+	methodstest.Run(t, "local-search-anchored", newOpt, cases, optimize.Settings{Budget: optimize.Budget{Evaluations: 50}, Seed: 4})
+}

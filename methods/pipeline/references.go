@@ -69,10 +69,12 @@ func Methods(ctx context.Context, p *optimize.Problem, list []string, mo methods
 	}
 	for _, name := range list {
 		q := p
-		if name == "expert" && p.Base.Fusion == nil {
+		if name == "expert" && p.Base.Device == nil && p.Base.Priority == nil && p.Base.Fusion == nil {
 			// The expert row means one thing everywhere (eval, baselines,
 			// search): the expert placement with TensorFlow's defaults for
-			// the rest, FIFO scheduling and XLA-like default fusion.
+			// the rest, FIFO scheduling and XLA-like default fusion. (A
+			// base the caller set is kept: the row must be a decision of
+			// the caller's problem.)
 			e := *p
 			TFBase(&e)
 			q = &e
