@@ -196,6 +196,34 @@ func (s Strategy) String() string {
 	return strings.Join(parts, ",")
 }
 
+// KeyValue is one key=value pair of a strategy string.
+type KeyValue struct{ Key, Value string }
+
+// SplitStrategy splits a strategy string ("dp=2,mb=4") into its key=value
+// pairs, in order, for either world's parser (ParseStrategy here,
+// evaluate/scale's for a transformer's plan); the error, one line, names a
+// pair that is not key=value (with keys, the keys the caller reads) or a
+// key given twice. "" has no pairs.
+func SplitStrategy(text, keys string) ([]KeyValue, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var out []KeyValue
+	seen := map[string]bool{}
+	for _, kv := range strings.Split(text, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || v == "" {
+			return nil, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, keys)
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("strategy %q: %q given twice", text, k)
+		}
+		seen[k] = true
+		out = append(out, KeyValue{k, v})
+	}
+	return out, nil
+}
+
 // ParseStrategy reads a strategy written as comma-separated key=value
 // pairs: dp (replicas), mb (micro-batches), schedule (gpipe, 1f1b), shard
 // (fsdp, zero2, none), bucket (DDP bucket bytes, or mebibytes with the
@@ -205,19 +233,12 @@ func (s Strategy) String() string {
 // one line that says whose they are.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
-	if strings.TrimSpace(text) == "" {
-		return s, nil
+	pairs, err := SplitStrategy(text, strategyKeys)
+	if err != nil {
+		return s, err
 	}
-	seen := map[string]bool{}
-	for _, kv := range strings.Split(text, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || v == "" {
-			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
-		}
-		if seen[k] {
-			return s, fmt.Errorf("strategy %q: %q given twice", text, k)
-		}
-		seen[k] = true
+	for _, kv := range pairs {
+		k, v := kv.Key, kv.Value
 		var err error
 		switch k {
 		case "dp", "replicas":

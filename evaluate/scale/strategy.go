@@ -344,18 +344,13 @@ func (s Strategy) String() string {
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
-	if strings.TrimSpace(text) == "" {
-		return s, nil
+	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	if err != nil {
+		return s, err
 	}
 	seen := map[string]bool{}
-	for _, kv := range strings.Split(text, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
-		if !ok || v == "" {
-			return s, fmt.Errorf("strategy %q: %q is not key=value (keys %s)", text, kv, strategyKeys)
-		}
-		if seen[k] {
-			return s, fmt.Errorf("strategy %q: %q given twice", text, k)
-		}
+	for _, kv := range pairs {
+		k, v := kv.Key, kv.Value
 		if k == "shard" && seen["distopt"] {
 			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
 		}
