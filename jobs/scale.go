@@ -110,33 +110,7 @@ type MegatronOptions struct {
 // placer's best plan for the same model, GPUs and batch.
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
-	row := func(pub scale.Published) (report.MegatronRow, error) {
-		p, err := scale.PodOf(pub.Pod, pub.GPUs)
-		if err != nil {
-			return report.MegatronRow{}, err
-		}
-		own, err := scale.MegatronPlan(ctx, pub, p)
-		if err != nil {
-			return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
-		}
-		start := optimize.ProcessCPU()
-		got, err := scale.Search(ctx, pub.Model, p, scale.Space{})
-		if err != nil {
-			return report.MegatronRow{}, err
-		}
-		if !got.Found {
-			return report.MegatronRow{}, fmt.Errorf("%s: no plan fits", pub.Name)
-		}
-		r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch,
-			PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
-			MegatronPlan: own.Plan.String(), PredictedTFLOPs: own.TFLOPs, PredictedMFU: own.MFU, MegatronMemory: own.Memory,
-			PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
-			Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
-		if pub.TFLOPs > 0 {
-			r.Error = own.TFLOPs/pub.TFLOPs - 1
-		}
-		return r, nil
-	}
+	row := func(pub scale.Published) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
 	var speedups []float64
 	var sumErr float64
 	for _, pub := range scale.MegatronTable() {
@@ -183,6 +157,38 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+// megatronRow is one published run: placer's prediction of its own
+// configuration and placer's best plan (the search's answer), with the
+// workload and pod a user gives placer eval and search to get the same
+// figures (--workload, --cluster).
+func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, error) {
+	p, err := scale.PodOf(pub.Pod, pub.GPUs)
+	if err != nil {
+		return report.MegatronRow{}, err
+	}
+	own, err := scale.MegatronPlan(ctx, pub, p)
+	if err != nil {
+		return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
+	}
+	start := optimize.ProcessCPU()
+	got, err := scale.Search(ctx, pub.Model, p, scale.Space{})
+	if err != nil {
+		return report.MegatronRow{}, err
+	}
+	if !got.Found {
+		return report.MegatronRow{}, fmt.Errorf("%s: no plan fits", pub.Name)
+	}
+	r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch, Workload: pub.Model.String(), Cluster: p.Name,
+		PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
+		MegatronPlan: own.Plan.String(), PredictedTFLOPs: own.TFLOPs, PredictedMFU: own.MFU, MegatronMemory: own.Memory,
+		PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
+		Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
+	if pub.TFLOPs > 0 {
+		r.Error = own.TFLOPs/pub.TFLOPs - 1
+	}
+	return r, nil
+}
 
 // PodPresets lists the node presets of --cluster.
 func PodPresets() []string { return scale.PodPresets() }

@@ -93,9 +93,14 @@ func GB(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
 // configuration's measured throughput, placer's prediction of it, and
 // placer's best plan for the same model, GPUs and batch.
 type MegatronRow struct {
-	Model           string  `json:"model"`
-	GPUs            int     `json:"gpus"`
-	Batch           int     `json:"global_batch"`
+	Model string `json:"model"`
+	GPUs  int    `json:"gpus"`
+	Batch int    `json:"global_batch"`
+	// Workload and Cluster are the row's model and pod as placer eval and
+	// search take them (--workload, --cluster): with a plan of the row as
+	// --strategy, placer eval prints the row's figure to the bit.
+	Workload        string  `json:"workload"`
+	Cluster         string  `json:"cluster"`
 	PublishedTFLOPs float64 `json:"published_tflops"`
 	PublishedMFU    float64 `json:"published_mfu"`
 	// Megatron's own configuration and placer's prediction of it.
@@ -143,7 +148,8 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 	if err := writeMegatronRows(w, m.Rows); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "prediction error: mean |error| %s, largest %s; placer's plans %.3fx Megatron's (geometric mean, predicted)\n\n",
+	if _, err := fmt.Fprintf(w, "prediction error: mean |error| %s, largest %s; placer's plans %.3fx Megatron's (geometric mean, predicted)\n"+
+		"each row's figures again: placer eval --workload W --cluster C --strategy PLAN, placer search --workload W --cluster C (W and C: the row's workload and cluster in --json)\n\n",
 		Percent(m.MeanAbsError), Percent(m.MaxAbsError), m.GeomeanSpeedup); err != nil {
 		return err
 	}
