@@ -124,7 +124,7 @@ func TestCompositeReferences(t *testing.T) {
 		}
 		p := pp.Problem
 		setBase(p)
-		rows, err := pipeline.Methods(context.Background(), p, SearchReferenceMethods, methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
+		rows, err := pipeline.Methods(context.Background(), p, methods.Quick(), methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,12 +132,12 @@ func TestCompositeReferences(t *testing.T) {
 		for _, r := range rows {
 			names = append(names, r.Name)
 		}
-		want := append(slices.Clone(SearchReferenceMethods), tc.extra...)
+		want := append(slices.Clone(methods.Quick()), tc.extra...)
 		if !slices.Equal(names, want) {
 			t.Fatalf("%s: methods %v, want %v", tc.tasks, names, want)
 		}
 		base := p.Complete(decision.Decision{}).Device
-		for _, r := range rows[len(SearchReferenceMethods):] {
+		for _, r := range rows[len(methods.Quick()):] {
 			if !slices.Equal(r.Decision.Device, base) || r.Decision.Priority == nil {
 				t.Errorf("%s: %s does not order ops on the default placement", tc.tasks, r.Name)
 			}

@@ -21,29 +21,16 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// SearchReferenceMethods are the baselines a search runs first when none
-// are named: the quick deterministic ones (methods.Quick). The best valid
-// one normalizes the reward and is the policy's warm-up target.
-var SearchReferenceMethods = methods.Quick()
-
-// DefaultSearchMethod is what `placer search` runs when no --method is
-// named (pipeline.DefaultMethod).
-const DefaultSearchMethod = pipeline.DefaultMethod
-
-// DefaultSearchEvaluations is the search's budget when none is named
-// (for every method but go, which counts PPO steps: 100; methods.Limits).
-const DefaultSearchEvaluations = methods.DefaultSearchEvaluations
-
 // SearchOptions are the inputs of `placer search`.
 type SearchOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
 	Tasks   string `world:"graph"` // "" = placement,scheduling,fusion
 	// Method is the search that runs after the quick baselines ("" =
-	// DefaultSearchMethod): any of methods.Methods that searches.
+	// pipeline.DefaultMethod): any of methods.Methods that searches.
 	Method string `world:"graph"`
 	// The search's budget, whichever is spent first; none named =
-	// DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
+	// methods.DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
 	// same result for the same seed; Time (wall) and CPU (this process's
 	// CPU time) stop where the clock says.
 	Evals int           `world:"graph"`
@@ -53,7 +40,7 @@ type SearchOptions struct {
 	Seed  uint64
 	// Samples is go's rollout size K (0 = 16).
 	Samples int      `world:"graph"`
-	Methods []string `world:"graph"` // baselines to compare with and take the reference from (nil = SearchReferenceMethods)
+	Methods []string `world:"graph"` // baselines to compare with and take the reference from (nil = methods.Quick())
 	Budget  int      `world:"graph"` // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool     `world:"graph"`
 	// Host models each GPU's host thread dispatching its kernels in
@@ -126,7 +113,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err := methods.Check(o.Methods); err != nil {
 		return SearchReport{}, err
 	}
-	method := cmp.Or(o.Method, DefaultSearchMethod)
+	method := cmp.Or(o.Method, pipeline.DefaultMethod)
 	if err := CheckSearchMethod(method); err != nil {
 		return SearchReport{}, err
 	}
@@ -214,17 +201,13 @@ func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int)
 	return d, t
 }
 
-// SearchMethods are the methods --method takes: the user's methods that
-// search (not the fixed references and one-shot heuristics).
-func SearchMethods() []string { return methods.Searches() }
-
 // CheckSearchMethod is nil when name is one of SearchMethods, else an
 // error (methods.ErrUnknown) naming them.
 func CheckSearchMethod(name string) error {
-	if slices.Contains(SearchMethods(), name) {
+	if slices.Contains(methods.Searches(), name) {
 		return nil
 	}
-	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(SearchMethods(), ", "))
+	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(methods.Searches(), ", "))
 }
 
 // curvePlot draws the best step time found so far (milliseconds)

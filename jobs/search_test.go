@@ -46,7 +46,7 @@ func TestSearchNeverWorseThanItsTable(t *testing.T) {
 		if (r.Source != "") != c.source {
 			t.Errorf("%s on %d GPUs with %q: source %q, want a kept row %v", c.graph, c.gpus, c.method, r.Source, c.source)
 		}
-		if want := cmpOr(c.method, DefaultSearchMethod); r.Method != want {
+		if want := cmpOr(c.method, pipeline.DefaultMethod); r.Method != want {
 			t.Errorf("method %q, want %q", r.Method, want)
 		}
 	}

@@ -118,7 +118,7 @@ type PretrainReport struct {
 
 // Pretrain pre-trains one policy over several graphs and writes it to
 // o.Out (a checkpoint: the policy file and its state file). Each graph's
-// quick baselines (SearchReferenceMethods) run first; the best valid one
+// quick baselines (methods.Quick()) run first; the best valid one
 // is the graph's reference. When ctx is cancelled (Ctrl-C) the checkpoint
 // is still written and the report returned with ctx's error.
 func Pretrain(ctx context.Context, o PretrainOptions) (PretrainReport, error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -58,7 +59,7 @@ func checkResult(t *testing.T, rep SearchReport, method string, before ...string
 	rows := rep.Comparison.Rows
 	// The quick baselines, the schedulers on TensorFlow's default
 	// placement, the best one's fusion variants, then the method.
-	want := append(slices.Clone(SearchReferenceMethods), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", "BEST+reverse-fusion", "BEST+no-fusion")
+	want := append(slices.Clone(methods.Quick()), "tf-default+gp-dfs", "tf-default+m-topo", "tf-default+m-etf", "BEST+reverse-fusion", "BEST+no-fusion")
 	want = append(append(want, before...), method)
 	var got []string
 	for _, r := range rows {

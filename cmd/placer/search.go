@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
+	"github.com/placer/placer/methods/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +28,7 @@ func newSearchCmd(s *streams) *cobra.Command {
 		Long: `Find the best decision placer can for one graph on one cluster: where each op
 runs, in what order, and what fuses. The quick baselines run first (with
 their compositions, their decisions on fewer GPUs and fusion variants); then
-the search (--method, default ` + jobs.DefaultSearchMethod + `: anchored local search whose
+the search (--method, default ` + pipeline.DefaultMethod + `: anchored local search whose
 moves a learned head picks) starts from the best of them. The answer is never
 worse than a row of the comparison table printed at the end: when the search
 does not improve on the best row, that row's decision is the result.
@@ -37,7 +39,7 @@ and three quarters of the budget go to the joint space: replicas, micro-
 batches, pipeline schedule, sharding and DDP's bucket around one replica's
 searched placement, order and fusion (rows "go-scored dp=2,mb=8,...").
 
-Budget: --evals (default ` + fmt.Sprint(jobs.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
+Budget: --evals (default ` + fmt.Sprint(methods.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
 (wall time) or --steps, whichever is spent first; with --evals or --steps
 the same seed gives the same answer. --method go trains the GO/GDP policy
 with PPO (GO-one; default 100 steps). Ctrl-C stops the search and still
@@ -84,14 +86,14 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
 	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
-	f.StringVar(&o.Method, "method", jobs.DefaultSearchMethod, "the search: "+strings.Join(jobs.SearchMethods(), ", "))
-	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", jobs.DefaultSearchEvaluations))
+	f.StringVar(&o.Method, "method", pipeline.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
+	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", methods.DefaultSearchEvaluations))
 	f.DurationVar(&o.CPU, "cpu", 0, "stop the search after this much CPU time of this process (e.g. 60s, 5m)")
 	f.DurationVar(&o.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
 	f.IntVar(&o.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
 	f.IntVar(&o.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
-	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(jobs.SearchReferenceMethods, ",")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
 	addHostFlags(cmd, &o.HostOn, &o.Dispatch)

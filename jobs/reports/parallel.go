@@ -102,7 +102,7 @@ func (o *ParallelOptions) Check() error {
 	if o.CPU == 0 {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
-	o.Method = cmp.Or(o.Method, jobs.DefaultSearchMethod)
+	o.Method = cmp.Or(o.Method, pipeline.DefaultMethod)
 	if err := jobs.CheckSearchMethod(o.Method); err != nil {
 		return err
 	}
