@@ -4,6 +4,6 @@
 // takes a graph, a cluster or a decision resolves it here, so that they
 // all accept the same things and report the same one-line errors.
 //
-// May import: graph, graph/costtable, decision, evaluate/roofline, workloads/...,
-// internal/...
+// May import: graph, graph/costtable, graph/transformer, decision,
+// evaluate/roofline, evaluate/scale, workloads/..., internal/...
 package inputs

@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
@@ -114,24 +115,16 @@ func NewProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 
 // newProblemWith is NewProblem with the cost model's options.
 func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
-	g, meta, err := inputs.Graph(gs)
+	r, err := inputs.Resolve(gs, cs)
 	if err != nil {
 		return nil, err
 	}
-	c, err := inputs.Cluster(cs, meta)
-	if err != nil {
-		return nil, err
+	if r.World != inputs.OpGraph {
+		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, r.World)
 	}
-	// An expert file that does not fit the graph is the user's error.
-	var exp []int
-	if gs.Expert != "" {
-		if exp, err = inputs.ExpertFor(gs, g, c.Devices); err != nil {
-			return nil, err
-		}
-	}
-	p, err := NewProblemOn(g, c, tasks, opts, backend)
-	if err == nil && exp != nil {
-		p.Expert = exp
+	p, err := NewProblemOn(r.Graph, r.Cluster, tasks, opts, backend)
+	if err == nil && r.Expert != nil {
+		p.Expert = r.Expert
 	}
 	return p, err
 }

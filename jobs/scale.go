@@ -7,6 +7,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -28,23 +29,8 @@ type ScaleOptions struct {
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	m, err := transformer.Parse(o.Workload)
-	if err != nil {
-		return m, scale.Pod{}, err
-	}
-	var p scale.Pod
-	switch {
-	case o.Cluster != "":
-		p, err = scale.ParsePod(o.Cluster)
-		if err == nil && o.GPUs > 0 && o.GPUs != p.GPUs() {
-			err = fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", o.GPUs, o.Cluster, p.GPUs())
-		}
-	case o.GPUs > 0:
-		p, err = scale.PodOf("dgx-h100", o.GPUs)
-	default:
-		err = fmt.Errorf("workload %s: name the cluster (--cluster dgx-h100:NODES) or --gpus N", m.Family)
-	}
-	return m, p, err
+	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster})
+	return p.Model, p.Pod, err
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {

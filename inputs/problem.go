@@ -1,0 +1,81 @@
+package inputs
+
+import (
+	"fmt"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Problem is a workload on a cluster as the user named them, resolved in
+// its world (World): an op graph on a cluster of GPUs, with its expert
+// placement when one was named, or a transformer by its shape on a pod of
+// nodes. Every command that takes a workload and a cluster (eval, search,
+// export) starts from one.
+type Problem struct {
+	World World
+
+	// OpGraph.
+	Graph   *graph.Graph
+	Meta    Meta
+	Cluster *roofline.Cluster
+	// Expert is the placement of the expert file the user named (nil =
+	// none named: the built-in workload's, if any, is the caller's to
+	// find).
+	Expert []int
+
+	// ClusterScale.
+	Model transformer.Spec
+	Pod   scale.Pod
+}
+
+// Resolve resolves the workload g on the cluster c in its world
+// (WorldOf). For an op graph: the graph, the cluster (defaults from the
+// graph file's meta) and the expert file's placement; for a transformer:
+// the model and the pod, from c.Pod (PRESET:NODES) or c.GPUs (DGX H100
+// nodes), which must agree when both are given.
+func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
+	if WorldOf(g, c) == ClusterScale {
+		m, p, err := resolveScale(g.Workload, c)
+		return Problem{World: ClusterScale, Model: m, Pod: p}, err
+	}
+	gr, meta, err := Graph(g)
+	if err != nil {
+		return Problem{}, err
+	}
+	cl, err := Cluster(c, meta)
+	if err != nil {
+		return Problem{}, err
+	}
+	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl}
+	// An expert file that does not fit the graph is the user's error.
+	if g.Expert != "" {
+		if p.Expert, err = ExpertFor(g, gr, cl.Devices); err != nil {
+			return Problem{}, err
+		}
+	}
+	return p, nil
+}
+
+// resolveScale is a transformer's model and pod.
+func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, error) {
+	m, err := transformer.Parse(workload)
+	if err != nil {
+		return m, scale.Pod{}, err
+	}
+	var p scale.Pod
+	switch {
+	case c.Pod != "":
+		p, err = scale.ParsePod(c.Pod)
+		if err == nil && c.GPUs > 0 && c.GPUs != p.GPUs() {
+			err = fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", c.GPUs, c.Pod, p.GPUs())
+		}
+	case c.GPUs > 0:
+		p, err = scale.PodOf("dgx-h100", c.GPUs)
+	default:
+		err = fmt.Errorf("workload %s: name the cluster (--cluster dgx-h100:NODES) or --gpus N", m.Family)
+	}
+	return m, p, err
+}

@@ -1,0 +1,56 @@
+package inputs
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestResolve: a workload and a cluster resolve to one problem in their
+// world: an op graph's graph and cluster, a transformer's model and pod
+// (from the pod, or from --gpus as DGX H100 nodes), with one-line errors.
+func TestResolve(t *testing.T) {
+	const gpt = "gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1000,batch=8"
+	cases := []struct {
+		name    string
+		g       GraphSpec
+		c       ClusterSpec
+		world   World
+		gpus    int    // the cluster's or the pod's
+		pod     string // the pod's name
+		wantErr string
+	}{
+		{name: "op graph", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 2}, world: OpGraph, gpus: 2},
+		{name: "gpus as nodes", g: GraphSpec{Workload: gpt}, c: ClusterSpec{GPUs: 16}, world: ClusterScale, gpus: 16, pod: "dgx-h100:2"},
+		{name: "pod", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-a100:4"}, world: ClusterScale, gpus: 32, pod: "dgx-a100:4"},
+		{name: "pod and gpus agree", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-h100:2", GPUs: 16}, world: ClusterScale, gpus: 16, pod: "dgx-h100:2"},
+		{name: "disagree", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-h100:2", GPUs: 8}, wantErr: "--gpus 8 and --cluster dgx-h100:2 (16 GPUs) disagree"},
+		{name: "no cluster", g: GraphSpec{Workload: gpt}, wantErr: "name the cluster"},
+		{name: "not whole nodes", g: GraphSpec{Workload: gpt}, c: ClusterSpec{GPUs: 12}, wantErr: "not a whole number of 8-GPU nodes"},
+		{name: "op graph too many GPUs", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 65}, wantErr: "--gpus 65: out of range [1, 64]"},
+	}
+	for _, c := range cases {
+		p, err := Resolve(c.g, c.c)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line with %q", c.name, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.World != c.world {
+			t.Errorf("%s: world %s, want %s", c.name, p.World, c.world)
+		}
+		switch c.world {
+		case OpGraph:
+			if p.Graph == nil || p.Cluster == nil || p.Cluster.Devices != c.gpus {
+				t.Errorf("%s: graph %v, cluster %+v; want %d GPUs", c.name, p.Graph != nil, p.Cluster, c.gpus)
+			}
+		case ClusterScale:
+			if p.Pod.GPUs() != c.gpus || p.Pod.Name != c.pod || p.Model.Layers != 2 {
+				t.Errorf("%s: pod %s of %d GPUs, model %+v; want %s of %d", c.name, p.Pod.Name, p.Pod.GPUs(), p.Model, c.pod, c.gpus)
+			}
+		}
+	}
+}
