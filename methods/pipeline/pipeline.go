@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/placer/placer/methods"
@@ -109,7 +110,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	method := s.Name()
 	e, ok := methods.Lookup(method)
 	if !ok || !methods.IsSearch(method) {
-		return nil, fmt.Errorf("%w %q: not a search (searches: %v)", methods.ErrUnknown, method, methods.Searches())
+		return nil, fmt.Errorf("%w %q: not a search (searches: %s)", methods.ErrUnknown, method, strings.Join(methods.Searches(), ", "))
 	}
 	if err := e.Limits.Check(p); err != nil {
 		return nil, fmt.Errorf("search: %s: %w", method, err)

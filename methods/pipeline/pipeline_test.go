@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -146,8 +147,8 @@ func TestLimits(t *testing.T) {
 	if b := (&Search{}).Budget(optimize.Budget{CPU: 5}); b != (optimize.Budget{CPU: 5}) {
 		t.Errorf("a named budget became %+v", b)
 	}
-	if _, err := (&Search{Method: "metis"}).Run(context.Background(), p, nil); err == nil {
-		t.Error("metis accepted as a search")
+	if _, err := (&Search{Method: "metis"}).Run(context.Background(), p, nil); err == nil || !strings.Contains(err.Error(), `"metis": not a search (searches: local-search, sa, `) {
+		t.Errorf("metis as a search: %v, want a one-line refusal listing the searches", err)
 	}
 }
 
