@@ -176,6 +176,20 @@ layerbench:
 # --work DIR (the graphs and profiles; default out/fidelity), --device cpu
 # (the plumbing only, no GPU: the predictions are for an H100).
 FIDELITY_FLAGS ?=
+# Everything a lent GPU settles, in one command of at most about 8
+# minutes (tools/gpu/run.sh: layerbench, fidelity at full and quarter
+# batch with profiles, hw bench, torchexport --profile on CUDA), with the
+# GPU host's own torch (TORCH_PY=python3 there) and bin/ built here and
+# carried (the host has no Go). Results in out/gpu, summary.json first.
+# gpu-check runs the same plumbing on this machine's CPU at smoke-test
+# sizes (no hw bench), in about a minute.
+.PHONY: gpu gpu-check
+gpu:
+	TORCH_PY=$(or $(GPU_PY),python3) sh tools/gpu/run.sh out/gpu
+
+gpu-check: build venv
+	GPU_DEVICE=cpu GPU_QUICK=1 TORCH_PY=$(TORCH_PY) sh tools/gpu/run.sh out/gpu-cpu
+
 .PHONY: fidelity
 fidelity:
 	@test -x $(BIN) || { echo "fidelity: no $(BIN): run make build (where Go is) and bring it here"; exit 1; }

@@ -1,0 +1,116 @@
+#!/bin/sh
+# make gpu: everything a lent GPU settles, in one command (issue 44 item
+# 5), within about 8 minutes on one H100 or H200. Each step runs under its
+# own time limit and the run goes on when one fails; what each wrote goes
+# to OUT, and summary.json says what ran, how long, and why a step did not.
+#
+#   1. layerbench: one block of each Megatron H100 row timed against
+#      placer's per-layer prediction (tools/layerbench);
+#   2. fidelity: the zoo's real training steps at full and quarter batch,
+#      with torch.profiler, against placer eval (tools/fidelity);
+#   3. hw bench: bin/placer-cuda's measured hardware profile (the run-time
+#      cuBLAS);
+#   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
+#      measured times and a cost table (graph/testdata/profile's format).
+#
+# The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
+# build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
+# The host's own torch runs the Python (TORCH_PY, default python3).
+#
+#   tools/gpu/run.sh [OUT]           (make gpu)
+#   GPU_DEVICE=cpu GPU_QUICK=1 tools/gpu/run.sh out/gpu-cpu
+#                                    (the plumbing on a CPU: make gpu-check)
+#
+# GPU_QUICK=1 shrinks every step to a smoke test (one layerbench row, one
+# model at two small batches, hw bench --quick); the figures are then
+# meaningless, the files' shapes are not.
+set -u
+OUT=${1:-out/gpu}
+PY=${TORCH_PY:-python3}
+DEVICE=${GPU_DEVICE:-cuda}
+QUICK=${GPU_QUICK:-0}
+BIN=${PLACER:-bin/placer}
+CUDA_BIN=${PLACER_CUDA:-bin/placer-cuda}
+mkdir -p "$OUT"
+: > "$OUT/steps.jsonl"
+
+# step NAME LIMIT_S CMD...: runs CMD under a time limit, its output in
+# OUT/NAME.log, one line of JSON about it in OUT/steps.jsonl.
+step() {
+	name=$1
+	limit=$2
+	shift 2
+	echo "gpu: $name (at most ${limit} s)" >&2
+	t0=$(date +%s)
+	timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
+	rc=$?
+	t1=$(date +%s)
+	status=ok
+	[ $rc -eq 124 ] && status=timeout
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && status=failed
+	printf '{"step": "%s", "status": "%s", "exit": %d, "seconds": %d, "log": "%s"}\n' "$name" "$status" "$rc" "$((t1 - t0))" "$OUT/$name.log" >> "$OUT/steps.jsonl"
+}
+
+# skip NAME WHY: a step that cannot run here, said in steps.jsonl.
+skip() {
+	printf '{"step": "%s", "status": "skipped", "why": "%s"}\n' "$1" "$2" >> "$OUT/steps.jsonl"
+	echo "gpu: $1 skipped: $2" >&2
+}
+
+if [ ! -x "$BIN" ]; then
+	echo "gpu: no $BIN: run make build where Go is and carry bin/" >&2
+	exit 1
+fi
+export PLACER="$PWD/$BIN"
+
+# 1. layerbench.
+if [ "$QUICK" = 1 ]; then
+	LB="--rows 1.7B --runs 1 --warmup 0"
+	[ "$DEVICE" = cpu ] && LB="$LB --dtype float32"
+else
+	LB=""
+fi
+step layerbench 150 sh -c "$PY tools/layerbench/layerbench.py --device $DEVICE --json $LB > $OUT/layerbench.jsonl"
+
+# 2. fidelity: full and quarter batch (the zoo's B and B/4).
+if [ "$QUICK" = 1 ]; then
+	step fidelity 240 "$PY" tools/fidelity/fidelity.py --device "$DEVICE" --model resnet50 --batches 4,1 \
+		--warmup 1 --steps 1 --profile-steps 1 --placer "$PLACER" --json -o "$OUT/fidelity.json"
+else
+	step fidelity 270 sh -c "for m in resnet50 inception_v3 vit_b_16 bert_base gpt2_small; do \
+		B=\$($PY -c \"import sys; sys.path.insert(0, 'tools/torchexport'); import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
+		$PY tools/fidelity/fidelity.py --device $DEVICE --model \$m --batches \$B,\$((B / 4)) --placer $PLACER --json -o $OUT/fidelity-\$m.json || exit 1; done"
+fi
+
+# 3. hw bench (CUDA only).
+if [ "$DEVICE" = cpu ]; then
+	skip hw-bench "needs a GPU (bin/placer-cuda hw bench)"
+elif [ ! -x "$CUDA_BIN" ]; then
+	skip hw-bench "no $CUDA_BIN: make cuda where Go is (make test's cuda-check builds it) and carry bin/"
+else
+	HB=""
+	[ "$QUICK" = 1 ] && HB="--quick"
+	step hw-bench 90 "$CUDA_BIN" hw bench $HB --quiet --json --profile "$OUT/hw-profile.json"
+fi
+
+# 4. torchexport --profile on the device.
+step torchexport-profile 90 "$PY" tools/torchexport/torchexport.py --model resnet50 --device "$DEVICE" \
+	--profile --profile-steps 2 --cost-table "$OUT/resnet50.costs.json" -o "$OUT/resnet50.json"
+
+# The summary: every step's status and time, on stderr and in summary.json.
+"$PY" - "$OUT" <<'PY'
+import json, sys, os
+out = sys.argv[1]
+steps = [json.loads(l) for l in open(os.path.join(out, "steps.jsonl")) if l.strip()]
+files = sorted(f for f in os.listdir(out) if not f.endswith(".log") and f not in ("steps.jsonl", "summary.json"))
+summary = {"steps": steps, "files": files}
+tmp = os.path.join(out, "summary.json.tmp")
+with open(tmp, "w") as f:
+    json.dump(summary, f, indent=2)
+os.replace(tmp, os.path.join(out, "summary.json"))
+for s in steps:
+    extra = s.get("why") or ("%d s" % s["seconds"] if "seconds" in s else "")
+    print("gpu: %-20s %-8s %s" % (s["step"], s["status"], extra), file=sys.stderr)
+print("gpu: %d files in %s" % (len(files), out), file=sys.stderr)
+sys.exit(0 if all(s["status"] in ("ok", "skipped") for s in steps) else 1)
+PY
