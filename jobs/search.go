@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -110,13 +108,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return SearchReport{}, err
 	}
-	if err := methods.Check(o.Methods); err != nil {
-		return SearchReport{}, err
-	}
 	method := cmp.Or(o.Method, pipeline.DefaultMethod)
-	if err := CheckSearchMethod(method); err != nil {
-		return SearchReport{}, err
-	}
 	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return SearchReport{}, err
@@ -199,15 +191,6 @@ func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int)
 	try(pt.Elapsed, b.Time.Seconds(), int(pt.Elapsed), int(b.Time.Seconds()))
 	try(cpu.Seconds(), b.CPU.Seconds(), int(cpu.Seconds()), int(b.CPU.Seconds()))
 	return d, t
-}
-
-// CheckSearchMethod is nil when name is one of SearchMethods, else an
-// error (methods.ErrUnknown) naming them.
-func CheckSearchMethod(name string) error {
-	if slices.Contains(methods.Searches(), name) {
-		return nil
-	}
-	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(methods.Searches(), ", "))
 }
 
 // curvePlot draws the best step time found so far (milliseconds)

@@ -2,14 +2,12 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/pipeline"
 )
 
@@ -75,22 +73,6 @@ func TestSearchSameSeedSameAnswer(t *testing.T) {
 	}
 	if a.Result.Evaluations > 300+16 {
 		t.Errorf("%d evaluations for a budget of 300", a.Result.Evaluations)
-	}
-}
-
-// TestSearchMethod: --method takes the user's searches, and refuses
-// references, heuristics and experiment arms with one line.
-func TestSearchMethod(t *testing.T) {
-	for _, ok := range []string{"go-scored", "go", "local-search", "local-search-anchored", "sa", "brkga", "rl17", "hdp"} {
-		if err := CheckSearchMethod(ok); err != nil {
-			t.Errorf("%s: %v", ok, err)
-		}
-	}
-	for _, bad := range []string{"metis", "single", "go-scored-no-learning", "magic"} {
-		err := CheckSearchMethod(bad)
-		if err == nil || !errors.Is(err, methods.ErrUnknown) || !strings.Contains(err.Error(), "go-scored") {
-			t.Errorf("%s: %v, want an error listing the searches", bad, err)
-		}
 	}
 }
 

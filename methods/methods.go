@@ -506,6 +506,15 @@ func IsSearch(name string) bool {
 	return ok && e.Arm == "" && (e.Kind == Search || e.Kind == Learned)
 }
 
+// CheckSearch is nil when name is one of Searches, else an error
+// (ErrUnknown) naming them, in one line.
+func CheckSearch(name string) error {
+	if IsSearch(name) {
+		return nil
+	}
+	return fmt.Errorf("%w %q: not a search (searches: %s)", ErrUnknown, name, strings.Join(Searches(), ", "))
+}
+
 // Methods lists the distinct algorithms a user chooses among (the
 // entries that are no experiment's arm), in table order.
 func Methods() []string { return names(func(e Entry) bool { return e.Arm == "" }) }

@@ -83,3 +83,19 @@ func TestStartAnchored(t *testing.T) {
 		t.Errorf("start best: %v, want the list of starts", err)
 	}
 }
+
+// TestCheckSearch: placer search takes the user's searches, and refuses
+// references, heuristics and experiment arms with one line listing them.
+func TestCheckSearch(t *testing.T) {
+	for _, ok := range []string{"go-scored", "go", "local-search", "local-search-anchored", "sa", "brkga", "rl17", "hdp"} {
+		if err := methods.CheckSearch(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"metis", "single", "go-scored-no-learning", "magic"} {
+		err := methods.CheckSearch(bad)
+		if err == nil || !errors.Is(err, methods.ErrUnknown) || !strings.Contains(err.Error(), "go-scored") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line listing the searches", bad, err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package main
 // message the command has always printed.
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
-	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/optimize"
 )
@@ -116,4 +116,9 @@ func comparisonLists(graphs, ms, budgets, example string) (gs, mlist []string, b
 }
 
 // checkSearchMethod checks a --method value: a search or learned method.
-func checkSearchMethod(name string) error { return jobs.CheckSearchMethod(name) }
+func checkSearchMethod(name string) error {
+	if methods.IsSearch(name) {
+		return nil
+	}
+	return fmt.Errorf("%w %q for --method (searches: %s)", methods.ErrUnknown, name, strings.Join(methods.Searches(), ", "))
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
+	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -103,7 +104,7 @@ func (o *ParallelOptions) Check() error {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
 	o.Method = cmp.Or(o.Method, pipeline.DefaultMethod)
-	if err := jobs.CheckSearchMethod(o.Method); err != nil {
+	if err := methods.CheckSearch(o.Method); err != nil {
 		return err
 	}
 	o.Hardware = cmp.Or(o.Hardware, roofline.DefaultHardware)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/placer/placer/methods"
@@ -108,10 +107,10 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 		set = &optimize.Settings{}
 	}
 	method := s.Name()
-	e, ok := methods.Lookup(method)
-	if !ok || !methods.IsSearch(method) {
-		return nil, fmt.Errorf("%w %q: not a search (searches: %s)", methods.ErrUnknown, method, strings.Join(methods.Searches(), ", "))
+	if err := methods.CheckSearch(method); err != nil {
+		return nil, err
 	}
+	e, _ := methods.Lookup(method)
 	if err := e.Limits.Check(p); err != nil {
 		return nil, fmt.Errorf("search: %s: %w", method, err)
 	}
@@ -160,7 +159,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 		out.Reference = best
 		mo.Reference = best.Result
 	} else {
-		mo.Anchors = results(out.Rows)
+		mo.Anchors = anchors(out.Rows)
 	}
 
 	// 4. The budget: the method's share of it, and the joint space's
@@ -217,9 +216,10 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	return out, ctx.Err()
 }
 
-// results are the rows' results, in order, without the rows that have
-// none.
-func results(rows []Row) []*optimize.Result {
+// anchors are the results an anchored search may start from: the
+// single-replica rows' (a strategy's decision is never an anchor), in
+// order.
+func anchors(rows []Row) []*optimize.Result {
 	var out []*optimize.Result
 	for _, r := range rows {
 		if r.Result != nil && r.Decision.Strategy.IsZero() {
