@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
@@ -37,7 +38,7 @@ func TestMegatronRowsReproduce(t *testing.T) {
 		for _, c := range []struct {
 			plan   string
 			tflops float64
-		}{{row.MegatronPlan, row.PredictedTFLOPs}, {row.PlacerPlan, row.PlacerTFLOPs}} {
+		}{{row.MegatronPlan, row.PredictedTFLOPs}, {row.FastestPlan, row.FastestTFLOPs}, {row.PlacerPlan, row.PlacerTFLOPs}} {
 			e, err := ScaleEval(ctx, ScaleOptions{Workload: row.Workload, Cluster: row.Cluster, Strat: c.plan})
 			if err != nil {
 				t.Fatalf("%s: eval %s: %v", pub.Name, c.plan, err)
@@ -53,5 +54,27 @@ func TestMegatronRowsReproduce(t *testing.T) {
 		if s.Best.Strategy != row.PlacerPlan || s.Best.TFLOPs != row.PlacerTFLOPs {
 			t.Errorf("%s: search found %s at %v TFLOP/s, the report's placer plan %s at %v", pub.Name, s.Best.Strategy, s.Best.TFLOPs, row.PlacerPlan, row.PlacerTFLOPs)
 		}
+	}
+}
+
+// TestSpearman: rank correlations worked by hand. x = (1, 2, 3, 4)
+// against y = (10, 30, 20, 40): ranks (1, 3, 2, 4), d^2 = 0+1+1+0 = 2,
+// rho = 1 - 6*2/(4*15) = 0.8; reversed, -1; ties take their mean rank:
+// (1, 2, 2, 3) ranks (1, 2.5, 2.5, 4).
+func TestSpearman(t *testing.T) {
+	for _, c := range []struct {
+		x, y []float64
+		want float64
+	}{
+		{[]float64{1, 2, 3, 4}, []float64{10, 30, 20, 40}, 0.8},
+		{[]float64{1, 2, 3, 4}, []float64{4, 3, 2, 1}, -1},
+		{[]float64{5, 1, 3}, []float64{50, 10, 30}, 1},
+	} {
+		if got := spearman(c.x, c.y); abs(got-c.want) > 1e-12 {
+			t.Errorf("spearman(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+	if got, want := ranks([]float64{1, 2, 2, 3}), []float64{1, 2.5, 2.5, 4}; !slices.Equal(got, want) {
+		t.Errorf("ranks = %v, want %v", got, want)
 	}
 }

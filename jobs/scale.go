@@ -1,9 +1,11 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
@@ -97,8 +99,8 @@ type MegatronOptions struct {
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
 	row := func(pub scale.Published) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
-	var speedups []float64
-	var sumErr float64
+	var speedups, published, predicted []float64
+	var sumAbs, sum, sumFast float64
 	for _, pub := range scale.MegatronTable() {
 		r, err := row(pub)
 		if err != nil {
@@ -106,10 +108,15 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		}
 		rep.Rows = append(rep.Rows, r)
 		speedups = append(speedups, r.Speedup)
-		sumErr += abs(r.Error)
+		published, predicted = append(published, r.PublishedTFLOPs), append(predicted, r.PredictedTFLOPs)
+		sumAbs += abs(r.Error)
+		sum += r.Error
+		sumFast += abs(r.FastestError)
 		rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
 	}
-	rep.MeanAbsError = sumErr / float64(len(rep.Rows))
+	n := float64(len(rep.Rows))
+	rep.MeanAbsError, rep.MeanError, rep.FastestMeanAbsError = sumAbs/n, sum/n, sumFast/n
+	rep.Spearman = spearman(published, predicted)
 	rep.GeomeanSpeedup = stat.GeometricMean(speedups, nil)
 	for _, pub := range scale.MegatronStrongScaling() {
 		r, err := row(pub)
@@ -144,6 +151,34 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 
 func abs(x float64) float64 { return max(x, -x) }
 
+// spearman is Spearman's rank correlation of x and y: Pearson's
+// correlation of their ranks, tied values taking the mean of the ranks
+// they span.
+func spearman(x, y []float64) float64 {
+	return stat.Correlation(ranks(x), ranks(y), nil)
+}
+
+// ranks are x's ranks, 1 the smallest, ties at their mean rank.
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(x[a], x[b]) })
+	r := make([]float64, len(x))
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && x[idx[j+1]] == x[idx[i]] {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			r[idx[k]] = float64(i+j)/2 + 1
+		}
+		i = j + 1
+	}
+	return r
+}
+
 // megatronRow is one published run: placer's prediction of its own
 // configuration and placer's best plan (the search's answer), with the
 // workload and pod a user gives placer eval and search to get the same
@@ -153,9 +188,13 @@ func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, 
 	if err != nil {
 		return report.MegatronRow{}, err
 	}
-	own, err := scale.MegatronPlan(ctx, pub, p)
+	own, err := scale.MegatronDefault(ctx, pub, p)
 	if err != nil {
 		return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
+	}
+	fast, err := scale.MegatronPlan(ctx, pub, p)
+	if err != nil {
+		return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
 	}
 	start := optimize.ProcessCPU()
 	got, err := scale.Search(ctx, pub.Model, p, scale.Space{})
@@ -168,10 +207,12 @@ func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, 
 	r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch, Workload: pub.Model.String(), Cluster: p.Name,
 		PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
 		MegatronPlan: own.Plan.String(), PredictedTFLOPs: own.TFLOPs, PredictedMFU: own.MFU, MegatronMemory: own.Memory,
+		FastestPlan: fast.Plan.String(), FastestTFLOPs: fast.TFLOPs, FastestMFU: fast.MFU,
 		PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
 		Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
+		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
 	}
 	return r, nil
 }

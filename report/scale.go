@@ -103,13 +103,21 @@ type MegatronRow struct {
 	Cluster         string  `json:"cluster"`
 	PublishedTFLOPs float64 `json:"published_tflops"`
 	PublishedMFU    float64 `json:"published_mfu"`
-	// Megatron's own configuration and placer's prediction of it.
+	// Megatron's own configuration read as it ran (what the row states,
+	// the rest at the framework's documented defaults:
+	// scale.MegatronDefault) and placer's prediction of it.
 	MegatronPlan    string  `json:"megatron_plan"`
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
 	PredictedMFU    float64 `json:"predicted_mfu"`
-	// Error is predicted over published, minus 1.
+	// Error is predicted over published, minus 1: the error counted.
 	Error          float64 `json:"error"`
 	MegatronMemory int64   `json:"megatron_memory_bytes"`
+	// The fastest reading of what the row leaves open
+	// (scale.MegatronPlan), shown beside the default's, and its error.
+	FastestPlan   string  `json:"fastest_plan"`
+	FastestTFLOPs float64 `json:"fastest_tflops"`
+	FastestMFU    float64 `json:"fastest_mfu"`
+	FastestError  float64 `json:"fastest_error"`
 	// placer's best plan.
 	PlacerPlan   string  `json:"placer_plan"`
 	PlacerTFLOPs float64 `json:"placer_tflops"`
@@ -133,9 +141,15 @@ type Megatron struct {
 	Llama3 []MegatronRow `json:"llama3_405b,omitempty"`
 	// Over the table's rows: the mean absolute prediction error, the
 	// largest, and the geometric mean of placer's speedup.
-	MeanAbsError   float64 `json:"mean_abs_error"`
-	MaxAbsError    float64 `json:"max_abs_error"`
-	GeomeanSpeedup float64 `json:"geomean_speedup"`
+	MeanAbsError float64 `json:"mean_abs_error"`
+	MaxAbsError  float64 `json:"max_abs_error"`
+	// MeanError is the mean signed error (its bias), Spearman the rank
+	// correlation of predicted and published TFLOP/s, and
+	// FastestMeanAbsError the mean |error| of the fastest readings.
+	MeanError           float64 `json:"mean_error"`
+	Spearman            float64 `json:"spearman"`
+	FastestMeanAbsError float64 `json:"fastest_mean_abs_error"`
+	GeomeanSpeedup      float64 `json:"geomean_speedup"`
 	// Plots are the files --plot wrote.
 	Plots []string `json:"plots,omitempty"`
 }
@@ -148,9 +162,11 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 	if err := writeMegatronRows(w, m.Rows); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "prediction error: mean |error| %s, largest %s; placer's plans %.3fx Megatron's (geometric mean, predicted)\n"+
+	if _, err := fmt.Fprintf(w, "prediction error (Megatron's plan read at the framework's defaults): mean |error| %s, largest %s, mean %+.1f%%,\n"+
+		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n"+
+		"placer's plans %.3fx Megatron's (geometric mean, predicted)\n"+
 		"each row's figures again: placer eval --workload W --cluster C --strategy PLAN, placer search --workload W --cluster C (W and C: the row's workload and cluster in --json)\n\n",
-		Percent(m.MeanAbsError), Percent(m.MaxAbsError), m.GeomeanSpeedup); err != nil {
+		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError), m.GeomeanSpeedup); err != nil {
 		return err
 	}
 	if len(m.Strong) > 0 {
@@ -180,28 +196,32 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "Megatron memory",
-		"placer's plan", "placer TFLOP/s", "placer memory", "speedup", "search CPU", "MFU published", "MFU predicted"}
+		"placer's plan", "placer TFLOP/s", "placer memory", "speedup", "search CPU", "MFU published", "MFU predicted",
+		"fastest reading", "its error"}
 	var out [][]string
 	for _, r := range rows {
-		pub, pubMFU, errS := "-", "-", "-"
+		pub, pubMFU, errS, fastErr := "-", "-", "-", "-"
 		if r.PublishedMFU > 0 {
 			pubMFU = pct0(r.PublishedMFU)
 		}
 		if r.PublishedTFLOPs > 0 {
 			pub = fmt.Sprintf("%.1f", r.PublishedTFLOPs)
 			errS = fmt.Sprintf("%+.1f%%", 100*r.Error)
+			fastErr = fmt.Sprintf("%+.1f%%", 100*r.FastestError)
 		} else if r.PublishedMFU > 0 {
 			pub = "MFU " + pct0(r.PublishedMFU)
 			errS = fmt.Sprintf("%+.1f pt", 100*(r.PredictedMFU-r.PublishedMFU))
+			fastErr = fmt.Sprintf("%+.1f pt", 100*(r.FastestMFU-r.PublishedMFU))
 		}
 		// A plan longer than 24 columns takes two lines.
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
 			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, GB(r.MegatronMemory),
 			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
-			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU)})
+			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU), wrap(CompactPlan(r.FastestPlan), 24), fastErr})
 	}
-	// Narrow terminals lose the memory columns and the search time first.
-	if err := TableFit(w, header, out, []int{11, 6, 9, 12, 13}); err != nil {
+	// Narrow terminals lose the memory columns, the search time and the
+	// fastest reading's plan first.
+	if err := TableFit(w, header, out, []int{11, 6, 9, 14, 12, 13}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+

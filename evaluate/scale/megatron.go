@@ -24,6 +24,10 @@ type Published struct {
 	// FreeSP: the publication does not state sequence parallelism and
 	// its overlap (else MegatronPlan keeps the strategy's).
 	FreeSP bool `json:"-"`
+	// Megatron: the run used Megatron-LM, so what the row leaves open is
+	// read at its documented defaults (MegatronDefault); else (another
+	// stack, no documented defaults) at its fastest (MegatronPlan).
+	Megatron bool `json:"-"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -57,7 +61,7 @@ func megatronStrategy(tp, pp, dp int) Strategy {
 func MegatronTable() []Published {
 	row := func(name string, heads, hidden, layers, tp, pp, gpus, batch int, tflops, mfu float64) Published {
 		return Published{Name: name, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
-			Strategy: megatronStrategy(tp, pp, gpus/(tp*pp)), TFLOPs: tflops, MFU: mfu}
+			Strategy: megatronStrategy(tp, pp, gpus/(tp*pp)), TFLOPs: tflops, MFU: mfu, Megatron: true}
 	}
 	return []Published{
 		row("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8, 0.41),
@@ -82,7 +86,7 @@ func MegatronStrongScaling() []Published {
 	var out []Published
 	for _, gpus := range []int{96, 192, 384, 768, 1536, 3072, 4608} {
 		p := Published{Name: "175B", Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
-			Strategy: megatronStrategy(8, 6, gpus/48)}
+			Strategy: megatronStrategy(8, 6, gpus/48), Megatron: true}
 		switch gpus {
 		case 96:
 			p.MFU = 0.47
@@ -92,6 +96,54 @@ func MegatronStrongScaling() []Published {
 		out = append(out, p)
 	}
 	return out
+}
+
+// MegatronDefault is a published row's configuration read as it ran:
+// what the row states, and what it leaves open at Megatron-LM's
+// documented defaults (Megatron-Core r0.8.0's arguments.py and example
+// scripts): micro-batch size 1 (--micro-batch-size has no default; every
+// example script, examples/gpt3/train_gpt3_175b_distributed.sh among
+// them, passes 1), no virtual stages (--num-layers-per-virtual-pipeline-stage
+// defaults to None: no interleaving), no recomputation
+// (--recompute-granularity defaults to None), and, where the row leaves
+// sequence parallelism open, the strategy as written. A reading that
+// does not fit in the GPUs' memory could not have run: then the least
+// recomputation that fits is taken (selective, then full), as a user
+// who hit the limit would, and failing that MegatronPlan's fastest
+// reading. This is the reading an error against the published figure is
+// counted from (issue 44); MegatronPlan's fastest reading is shown beside
+// it. A row run on another stack (row.Megatron false: Llama 3's) has no
+// documented defaults to read it at: its reading is MegatronPlan's.
+func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) {
+	if !row.Megatron {
+		return MegatronPlan(ctx, row, p)
+	}
+	s := row.Strategy
+	if !row.MBSStated {
+		s.MicroBatchSize = 1
+	}
+	s.Virtual = 0
+	if !row.RecomputeStated {
+		s.Recompute, s.RecomputeLayers = NoRecompute, 0
+	}
+	tries := []Strategy{s}
+	if !row.RecomputeStated {
+		for _, rc := range []Recompute{SelectiveRecompute, FullRecompute} {
+			t := s
+			t.Recompute = rc
+			tries = append(tries, t)
+		}
+	}
+	for _, t := range tries {
+		r, err := Evaluate(row.Model, t, p)
+		if err != nil {
+			return Result{}, err
+		}
+		if r.Fits {
+			return r, nil
+		}
+	}
+	return MegatronPlan(ctx, row, p)
 }
 
 // MegatronPlan is the fastest plan that keeps what a published row states
@@ -134,7 +186,7 @@ func MegatronA100() []Published {
 		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
 			Strategy: Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
 				Recompute: SelectiveRecompute},
-			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true}
+			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true, Megatron: true}
 	}
 	return []Published{
 		row("22B", 64, 6144, 48, 1, 8, 4, 0.415),

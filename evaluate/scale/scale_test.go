@@ -1051,3 +1051,77 @@ func TestKorthikantiTable4(t *testing.T) {
 		}
 	}
 }
+
+// TestMegatronDefault: a Megatron-LM row is read as it ran: its stated
+// degrees with micro-batch 1, no virtual stages and no recomputation
+// (Megatron-LM's defaults) where that fits; the least recomputation
+// that fits where it does not; a row of another stack (Llama 3's) at
+// MegatronPlan's fastest reading.
+func TestMegatronDefault(t *testing.T) {
+	ctx := t.Context()
+	row := MegatronTable()[0] // 1.7B: TP 1, PP 1, DP 48
+	p, err := PodOf(row.Pod, row.GPUs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := MegatronDefault(ctx, row, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Plan.String(), "tp=1,pp=1,dp=48,mbs=1,distopt=on"; got != want {
+		t.Errorf("1.7B read at the defaults: %s, want %s", got, want)
+	}
+	want, err := Evaluate(row.Model, Strategy{Tensor: 1, Pipeline: 1, Replicas: 48, MicroBatchSize: 1, DistOpt: true}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Step != want.Step {
+		t.Errorf("1.7B default reading: step %v, the stated plan at mbs=1 %v", r.Step, want.Step)
+	}
+
+	// A row whose plan does not fit without recomputation, nor with
+	// selective: a 70B-shaped GPT at sequence 32,768 on TP 8 x PP 8
+	// keeps about 113 GB of activations and weights per GPU (108 GB
+	// with selective recomputation, 28 GB with full).
+	m := transformer.GPT(80, 8192, 64, 32768, 131072, 64)
+	big := Published{Name: "tight", Model: m, Pod: "dgx-h100", GPUs: 64,
+		Strategy: Strategy{Tensor: 8, Pipeline: 8, Replicas: 1, SequenceParallel: true}, Megatron: true}
+	p, err = PodOf(big.Pod, big.GPUs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := big.Strategy
+	none.MicroBatchSize = 1
+	rn, err := Evaluate(big.Model, none, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = MegatronDefault(ctx, big, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rn.Fits {
+		t.Fatalf("%s fits without recomputation: the case needs a plan that does not", rn.Plan)
+	}
+	if !r.Fits || r.Plan.Recompute != FullRecompute || r.Plan.V > 1 || r.Plan.MBS != 1 {
+		t.Errorf("does not fit without full recomputation: read as %s (fits %v)", r.Plan, r.Fits)
+	}
+
+	// Llama 3's rows ran on Meta's stack: the fastest reading.
+	l := Llama3()[0]
+	p, err = PodOf(l.Pod, l.GPUs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := MegatronDefault(ctx, l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := MegatronPlan(ctx, l, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Plan.String() != b.Plan.String() || a.Step != b.Step {
+		t.Errorf("Llama 3 row: default %s, fastest %s", a.Plan, b.Plan)
+	}
+}
