@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
@@ -370,24 +371,16 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	for s := range stages {
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
-		c := &k.c
-		T := float64(c.pl.T)
-		layerParams := float64(m.LayerParams()) / T
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 		st.fwd = scalePhase(k.lf, layers)
 		kk := pl.recomputed(s)
 		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
-		st.params = layers * layerParams
+		st.params = stageParams(m, pl, s)
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
-			st.params += float64(m.EmbeddingParams()) / T
 		}
 		if s == pl.P-1 {
 			st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
-			st.params += float64(m.OutputParams()) / T
-			if m.Tied && pl.P > 1 {
-				st.params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
-			}
 		}
 	}
 	// The schedule: M micro-batches through P devices of V chunks each
@@ -496,6 +489,52 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	f, b := alone.layer()
 	r.LayerForward, r.LayerBackward = f.busy, b.busy
 	return r
+}
+
+// stageParams is stage s's parameters on one of its GPUs: its layers'
+// shards, and the embedding's on the first stage, the output layer's
+// (and a tied embedding's copy) on the last.
+func stageParams(m transformer.Spec, pl Plan, s int) float64 {
+	T := float64(pl.TPs[s])
+	params := float64(pl.Stages[s]) * (float64(m.LayerParams()) / T)
+	if s == 0 {
+		params += float64(m.EmbeddingParams()) / T
+	}
+	if s == pl.P-1 {
+		params += float64(m.OutputParams()) / T
+		if m.Tied && pl.P > 1 {
+			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
+		}
+	}
+	return params
+}
+
+// fits reports whether plan pl fits the GPUs' memory, as
+// evaluateCached's Result.Fits says, computing the memory alone (no
+// kernel or collective times).
+func fits(m transformer.Spec, pl Plan, p Pod) bool {
+	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
+	var kitBuf [3]stageKit
+	kits := kitBuf[:0]
+	for _, T := range pl.TPs {
+		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
+			c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+			c.pl.T = T
+			kits = append(kits, stageKit{c: c})
+		}
+	}
+	var stageBuf [32]stageCost
+	stages := stageBuf[:0]
+	if pl.P > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.P)
+	}
+	stages = stages[:pl.P]
+	for s := range stages {
+		stages[s].params = stageParams(m, pl, s)
+	}
+	var r Result
+	memory(&r, stages, kits, pl.TPs)
+	return r.Fits
 }
 
 func scalePhase(a phase, k float64) phase {

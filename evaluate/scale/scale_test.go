@@ -659,7 +659,7 @@ func TestBlockRecompute(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, q, nil); got != want {
+		if got := fewestRecomputed(m, full, q); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
 	}
@@ -1123,5 +1123,44 @@ func TestMegatronDefault(t *testing.T) {
 	}
 	if a.Plan.String() != b.Plan.String() || a.Step != b.Step {
 		t.Errorf("Llama 3 row: default %s, fastest %s", a.Plan, b.Plan)
+	}
+}
+
+// TestFitsAsEvaluated: fits, the memory alone, says what a whole
+// evaluation's Fits says, on every plan Search enumerates for models
+// that fit, fit only with recomputation, and do not fit at all.
+func TestFitsAsEvaluated(t *testing.T) {
+	for _, c := range []struct {
+		m    transformer.Spec
+		pod  string
+		gpus int
+	}{
+		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16},
+		{transformer.GPT(80, 8192, 64, 32768, 131072, 64), "dgx-h100", 64},
+		{MegatronTable()[4].Model, "dgx-h100", 768},
+	} {
+		p, err := PodOf(c.pod, c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, yes := 0, 0
+		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl Plan) bool {
+			n++
+			want := evaluateCached(c.m, pl, p, nil).Fits
+			if got := fits(c.m, pl, p); got != want {
+				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
+			}
+			if want {
+				yes++
+			}
+			return false
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("%s: no plans", c.m)
+		}
+		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
 	}
 }

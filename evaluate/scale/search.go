@@ -71,15 +71,16 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 		return r.Plan.ReplicaGPUs() < out.Best.Plan.ReplicaGPUs()
 	}
-	try := func(s Strategy) {
+	// try evaluates s and reports whether it fits.
+	try := func(s Strategy) bool {
 		pl, err := Resolve(m, s, p)
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
-			return
+			return false
 		}
 		r := evaluateCached(m, pl, p, cache)
 		out.Evaluated++
 		if !r.Fits {
-			return
+			return false
 		}
 		out.Fitting++
 		if better(r) {
@@ -88,6 +89,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if sp.Top > 0 {
 			out.Top = keepTop(out.Top, r, sp.Top)
 		}
+		return true
 	}
 	recomputes := []Recompute{NoRecompute, SelectiveRecompute, FullRecompute}
 	// plans tries every plan of P stages of tensor-parallel degrees tps
@@ -114,8 +116,13 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						if tpc > 0 && maxT == 1 {
 							continue
 						}
+						// keeps[dist]: the plan without recomputation fits, so
+						// no block recomputation of it can be the fastest (it
+						// only adds forward passes) and, without Top to fill,
+						// fewestRecomputed's search is skipped.
+						var keeps [2]bool
 						for _, rc := range recomputes {
-							for _, dist := range []bool{false, true} {
+							for di, dist := range []bool{false, true} {
 								if dist && D*C == 1 {
 									continue
 								}
@@ -131,9 +138,12 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								if dist {
 									s.DistOpt = true
 								}
-								try(s)
-								if rc == FullRecompute {
-									if k := fewestRecomputed(m, s, p, cache); k > 0 {
+								fits := try(s)
+								if rc == NoRecompute {
+									keeps[di] = fits
+								}
+								if rc == FullRecompute && !(keeps[di] && sp.Top == 0) {
+									if k := fewestRecomputed(m, s, p); k > 0 {
 										s.RecomputeLayers = k
 										try(s)
 									}
@@ -214,9 +224,9 @@ func keepTop(top []Result, r Result, k int) []Result {
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
 // so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s Strategy, p Pod, cache phaseCache) int {
+func fewestRecomputed(m transformer.Spec, s Strategy, p Pod) int {
 	all, err := Resolve(m, s, p)
-	if err != nil || !evaluateCached(m, all, p, cache).Fits {
+	if err != nil || !fits(m, all, p) {
 		return 0
 	}
 	most := 0
@@ -228,7 +238,7 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p Pod, cache phaseCache) i
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := Resolve(m, s, p)
-		if err == nil && evaluateCached(m, pl, p, cache).Fits {
+		if err == nil && fits(m, pl, p) {
 			hi = mid
 		} else {
 			lo = mid + 1
