@@ -78,3 +78,29 @@ func TestSpearman(t *testing.T) {
 		t.Errorf("ranks = %v, want %v", got, want)
 	}
 }
+
+// TestPredictionsIgnorePublished: no figure placer predicts depends on a
+// published throughput (issue 44): with every published TFLOP/s and MFU
+// of a row replaced by others, the row's predictions, plans and memory
+// are the same to the bit; only the error moves.
+func TestPredictionsIgnorePublished(t *testing.T) {
+	rows := []scale.Published{scale.MegatronTable()[0], scale.MegatronTable()[3], scale.MegatronStrongScaling()[0], scale.MegatronA100()[0], scale.Llama3()[0]}
+	ctx := context.Background()
+	for _, pub := range rows {
+		want, err := megatronRow(ctx, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := pub
+		other.TFLOPs, other.MFU = 1.37*pub.TFLOPs+5, 0.7*pub.MFU+0.01
+		got, err := megatronRow(ctx, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.PublishedTFLOPs, got.PublishedMFU, got.Error, got.FastestError = want.PublishedTFLOPs, want.PublishedMFU, want.Error, want.FastestError
+		got.Search = want.Search
+		if got != want {
+			t.Errorf("%s: with other published figures\n got %+v\nwant %+v", pub.Name, got, want)
+		}
+	}
+}
