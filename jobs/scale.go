@@ -5,12 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"gonum.org/v1/gonum/stat"
@@ -219,3 +222,47 @@ func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, 
 
 // PodPresets lists the node presets of --cluster.
 func PodPresets() []string { return scale.PodPresets() }
+
+// LayersOptions are placer report layers'.
+type LayersOptions struct {
+	// Measured is the file of measured blocks (scale.ReadMeasuredLayers).
+	Measured string
+	// Cluster is the pod whose kernels predict them ("" = dgx-h100).
+	Cluster string
+}
+
+// Layers is placer report layers: each measured block against the pod's
+// prediction of it, and the GEMM efficiency the blocks give (the fit,
+// with each block's leave-one-out error).
+func Layers(o LayersOptions) (report.Layers, error) {
+	if o.Measured == "" {
+		return report.Layers{}, fail.Usagef("--measured: a file of measured blocks is required")
+	}
+	f, err := os.Open(o.Measured)
+	if err != nil {
+		return report.Layers{}, err
+	}
+	defer f.Close()
+	layers, err := scale.ReadMeasuredLayers(f)
+	if err != nil {
+		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+	}
+	cluster := o.Cluster
+	if cluster == "" {
+		cluster = "dgx-h100"
+	}
+	p, err := scale.ParsePod(cluster)
+	if err != nil {
+		return report.Layers{}, err
+	}
+	checks, err := scale.CheckLayers(layers, p)
+	if err != nil {
+		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+	}
+	fit, err := scale.FitGEMM(layers, p)
+	if err != nil {
+		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+	}
+	return report.Layers{Measured: o.Measured, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul],
+		Layers: checks, Fit: fit}, nil
+}

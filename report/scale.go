@@ -352,3 +352,46 @@ func WriteMegatronPlots(path string, m Megatron) ([]string, error) {
 	}
 	return append(files, strong), nil
 }
+
+// Layers is placer report layers: measured transformer blocks against
+// the pod's prediction of them (scale.CheckLayers) and the GEMM
+// efficiency they give (scale.FitGEMM).
+type Layers struct {
+	Measured string `json:"measured"`
+	Cluster  string `json:"cluster"`
+	// GEMMEff is the pod's GEMM efficiency, the one Layers are
+	// predicted at.
+	GEMMEff float64            `json:"gemm_eff"`
+	Layers  []scale.LayerCheck `json:"layers"`
+	Fit     scale.GEMMFit      `json:"fit"`
+}
+
+// WriteLayers writes the blocks, the errors and the fit.
+func WriteLayers(w io.Writer, l Layers) error {
+	if _, err := fmt.Fprintf(w, "One transformer block a row, measured (%s) against %s's prediction (GEMMs at %.3f of the BF16 peak):\n", l.Measured, l.Cluster, l.GEMMEff); err != nil {
+		return err
+	}
+	header := []string{"row", "measured ms", "predicted ms", "error", "at the fit", "fitted to the others", "head measured ms", "head predicted ms"}
+	var rows [][]string
+	var sumAbs, most float64
+	for i, c := range l.Layers {
+		head, headP := "-", "-"
+		if c.HeadMeasured > 0 {
+			head, headP = fmt.Sprintf("%.3f", 1e3*c.HeadMeasured), fmt.Sprintf("%.3f", 1e3*c.HeadPredicted)
+		}
+		fit := l.Fit.Layers[i]
+		rows = append(rows, []string{c.Name, fmt.Sprintf("%.3f", 1e3*c.Measured), fmt.Sprintf("%.3f", 1e3*c.Predicted),
+			fmt.Sprintf("%+.1f%%", 100*c.Error), fmt.Sprintf("%+.1f%%", 100*fit.Error), fmt.Sprintf("%+.1f%%", 100*fit.LeaveOneOut), head, headP})
+		sumAbs += max(c.Error, -c.Error)
+		most = max(most, max(c.Error, -c.Error))
+	}
+	if err := TableFit(w, header, rows, []int{7, 6}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "error: mean |error| %s, largest %s\n"+
+		"the GEMM efficiency these blocks give: %.4f of the BF16 peak (every other kernel as the pod costs it); \"at the fit\" is each\n"+
+		"block at it, \"fitted to the others\" at the efficiency the other blocks give (leave one out)\n"+
+		"head: the output layer and its cross-entropy (measured in plain PyTorch; placer costs Megatron-Core's unfused cross-entropy)\n",
+		Percent(sumAbs/float64(len(l.Layers))), Percent(most), l.Fit.Eff)
+	return err
+}

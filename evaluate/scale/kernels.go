@@ -12,6 +12,12 @@ import "github.com/placer/placer/graph"
 // value changes nothing: attention at the matmul class's efficiency,
 // overlap for free, collectives at the links' line rate.
 type Kernels struct {
+	// GEMM is the fraction of the BF16 tensor peak the node's GEMMs
+	// reach at the shapes of a transformer's shards (the matmul class's
+	// efficiency in the pod's hardware: the block's GEMMs and the output
+	// layer's). 0: the hardware preset's.
+	GEMM float64
+
 	// AttentionFwd and AttentionBwd are the fractions of the BF16 tensor
 	// peak that fused (flash) attention reaches forward and backward,
 	// counted on the causal half of the scores as the attention
@@ -50,7 +56,17 @@ type Kernels struct {
 	UnfusedAttention bool
 }
 
-// h100Kernels are an H100 SXM's (DGX H100), from published measurements:
+// h100Kernels are an H100 SXM's (DGX H100), from measurements:
+//   - GEMMs: 0.683 of the BF16 peak (676 TFLOP/s), the efficiency that
+//     makes nine Megatron-style blocks measured on an H100 SXM
+//     (../shared/data/h100/layers-2026-11-25.jsonl: each H100 row's
+//     tensor-parallel shard, plain PyTorch BF16, micro-batch 1, sequence
+//     4,096) closest to placer's prediction of them, every other kernel
+//     as below (FitGEMM; `placer report layers --measured FILE` prints
+//     the fit and TestH100GEMMMeasured recomputes it): the nine within
+//     3.5%, each within 3.7% when fitted to the other eight. The
+//     preset's 0.75 was an assumption; the profile's 0.909 (hw bench, at
+//     its own square sizes) is not a shard's shape;
 //   - attention: cuDNN's fused attention (what Transformer Engine 1.x runs
 //     on sm90, which Megatron-Core r0.8 uses) at head dimension 128,
 //     sequence 4,096, BF16, in the FlashAttention-3 paper's benchmark
@@ -69,6 +85,7 @@ type Kernels struct {
 //   - 46-48 GB/s per 400 Gb/s NDR NIC (an NCCL maintainer,
 //     NVIDIA/nccl-tests#290): 47 of 50.
 var h100Kernels = Kernels{
+	GEMM:         0.683,
 	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
 	SMs: 132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
 )
 
 // Pod is a cluster of Nodes identical nodes of PerNode GPUs: NVSwitch
@@ -86,6 +87,9 @@ func ParsePod(text string) (Pod, error) {
 	h, err := roofline.Preset(p.hardware)
 	if err != nil {
 		return Pod{}, err
+	}
+	if p.kernels.GEMM > 0 {
+		h.ComputeEff[graph.ClassMatMul] = p.kernels.GEMM
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
 		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels}

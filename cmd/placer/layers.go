@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
+)
+
+type layersOptions struct {
+	jobs.LayersOptions
+	JSON bool
+}
+
+func newReportLayersCmd(s *streams) *cobra.Command {
+	o := &layersOptions{}
+	cmd := &cobra.Command{
+		Use:   "layers --measured FILE [--cluster POD] [--json]",
+		Short: "Transformer blocks measured on a GPU against placer's prediction of them, and the GEMM efficiency they give",
+		Long: `Reads blocks measured on one GPU, one JSON object a line (the layers file of
+../shared/data/h100, or tools/layerbench --json), and prints each block's
+measured forward and backward time beside placer's prediction of it at the
+pod's kernels (the cluster-scale model's layer_forward_s + layer_backward_s),
+with the error; then the GEMM efficiency that makes the blocks closest to
+their measurements, every other kernel as the pod costs it, and each
+block's error at that efficiency and at the one the other blocks give
+(leave one out). The dgx-h100 pod's GEMM efficiency is this fit on the
+layers file of 2026-11-25 (docs/cluster-scale.md).`,
+		Example: `  placer report layers --measured ../shared/data/h100/layers-2026-11-25.jsonl
+  python3 tools/layerbench/layerbench.py --json > blocks.jsonl && placer report layers --measured blocks.jsonl --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			rep, err := jobs.Layers(o.LayersOptions)
+			return emit(s, o.JSON, rep, func() error { return report.WriteLayers(s.Out, rep) }, err)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Measured, "measured", "", "the measured blocks, one JSON object a line (`FILE`)")
+	f.StringVar(&o.Cluster, "cluster", "", "the pod whose kernels predict them (default dgx-h100)")
+	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
+	return cmd
+}
