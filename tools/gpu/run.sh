@@ -5,7 +5,8 @@
 # to OUT, and summary.json says what ran, how long, and why a step did not.
 #
 #   1. layerbench: one block of each Megatron H100 row timed against
-#      placer's per-layer prediction (tools/layerbench);
+#      placer's per-layer prediction (tools/layerbench), then placer
+#      report layers on them: the GEMM efficiency they give;
 #   2. fidelity: the zoo's real training steps at full and quarter batch,
 #      with torch.profiler, against placer eval (tools/fidelity);
 #   3. hw bench: bin/placer-cuda's measured hardware profile (the run-time
@@ -71,6 +72,9 @@ else
 	LB=""
 fi
 step layerbench 150 sh -c "$PY tools/layerbench/layerbench.py --device $DEVICE --json $LB > $OUT/layerbench.jsonl"
+# The blocks against the pod's kernels and the GEMM efficiency they give
+# (placer report layers: the figure scale.Kernels.GEMM takes; no GPU time).
+step layers-fit 30 sh -c "$BIN report layers --measured $OUT/layerbench.jsonl --json > $OUT/layers-fit.json"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then
