@@ -363,11 +363,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		kitOf(T)
 	}
 	var stageBuf [32]stageCost
-	stages := stageBuf[:0]
-	if pl.P > len(stageBuf) {
-		stages = make([]stageCost, 0, pl.P)
-	}
-	stages = stages[:pl.P]
+	stages := stagesIn(&stageBuf, pl.P)
 	for s := range stages {
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
@@ -491,6 +487,15 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	return r
 }
 
+// stagesIn is n stage costs in buf where they fit (a pipeline of up to
+// 32 stages stays on the caller's stack), else newly allocated.
+func stagesIn(buf *[32]stageCost, n int) []stageCost {
+	if n > len(buf) {
+		return make([]stageCost, n)
+	}
+	return buf[:n]
+}
+
 // stageParams is stage s's parameters on one of its GPUs: its layers'
 // shards, and the embedding's on the first stage, the output layer's
 // (and a tied embedding's copy) on the last.
@@ -524,11 +529,7 @@ func fits(m transformer.Spec, pl Plan, p Pod) bool {
 		}
 	}
 	var stageBuf [32]stageCost
-	stages := stageBuf[:0]
-	if pl.P > len(stageBuf) {
-		stages = make([]stageCost, 0, pl.P)
-	}
-	stages = stages[:pl.P]
+	stages := stagesIn(&stageBuf, pl.P)
 	for s := range stages {
 		stages[s].params = stageParams(m, pl, s)
 	}
