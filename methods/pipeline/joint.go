@@ -86,7 +86,7 @@ func JointShare(o optimize.Objective, rows []Row) float64 {
 // on an equal share of half the budget, and the best of them again on
 // the other half. One row per refined point: "METHOD STRATEGY".
 func Joint(ctx context.Context, p *optimize.Problem, method string, rows map[string]*optimize.Result, budget optimize.Budget, seed uint64, resize Resizer, rec optimize.Recorder) ([]Row, error) {
-	se, ok := p.Evaluator.(*strategy.Evaluator)
+	se, ok := evaluate.Unwrap(p.Evaluator).(*strategy.Evaluator)
 	g := p.Graph
 	if !ok || g.Batch() == 0 || !p.EffectiveTasks().Placement || resize == nil {
 		return nil, nil
@@ -223,9 +223,16 @@ func refine(ctx context.Context, p *optimize.Problem, se *strategy.Evaluator, me
 		return d, 0, err
 	}
 	q.Evaluator = fixed
+	if p.Realize != nil {
+		// What runs: one replica's placement realized with s around it.
+		q.Evaluator = evaluate.Realizing(fixed, func(d decision.Decision) (decision.Decision, error) {
+			d.Strategy = s
+			return p.Realize(d)
+		})
+	}
 	a := d.Clone()
 	a.Strategy = decision.Strategy{}
-	ar, err := fixed.Evaluate(ctx, a)
+	ar, err := q.Evaluator.Evaluate(ctx, a)
 	if err != nil {
 		return d, 1, err
 	}

@@ -181,6 +181,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	if err != nil {
 		return nil, err
 	}
+	res.Decision = p.Realized(res.Decision)
 	out.Own, out.Result = res, res
 
 	// 6. The joint space: strategies around searched placements, with

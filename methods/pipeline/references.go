@@ -100,7 +100,8 @@ func Methods(ctx context.Context, p *optimize.Problem, list []string, mo methods
 	return rows, nil
 }
 
-// Method runs one registered method. A method that cannot run on this
+// Method runs one registered method; its row's decision is what runs
+// (Problem.Realized). A method that cannot run on this
 // graph (no expert placement, no batch) gets a row with its error and no
 // result; the error returned is for a cancelled context or an unknown
 // method.
@@ -119,6 +120,7 @@ func Method(ctx context.Context, p *optimize.Problem, name string, mo methods.Op
 		row.Err = err
 		return row, nil
 	}
+	res.Decision = p.Realized(res.Decision)
 	row.Result = res
 	return row, nil
 }
@@ -172,7 +174,8 @@ func References(ctx context.Context, p *optimize.Problem, list []string, s *opti
 	return rows, nil
 }
 
-// Evaluate scores one decision as a row called name.
+// Evaluate scores one decision as a row called name (its decision: what
+// runs, Problem.Realized).
 func Evaluate(ctx context.Context, p *optimize.Problem, name string, d decision.Decision, s *optimize.Settings) (Row, error) {
 	tr := optimize.NewTracker(name, p, &optimize.Settings{Seed: s.Seed}, 0)
 	if _, err := tr.Evaluate(context.WithoutCancel(ctx), d); err != nil {
@@ -182,6 +185,7 @@ func Evaluate(ctx context.Context, p *optimize.Problem, name string, d decision.
 	if err != nil {
 		return Row{}, err
 	}
+	res.Decision = p.Realized(res.Decision)
 	return Row{Name: name, Result: res, Elapsed: res.Stats.Elapsed}, nil
 }
 

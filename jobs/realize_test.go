@@ -1,0 +1,132 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/workloads/export"
+)
+
+// torchCNN is a graph from PyTorch with its meta file beside it
+// (testdata/torch: tools/torchexport's small CNN, the meta file written
+// from its op names).
+const torchCNN = "testdata/torch/cnn.json"
+
+// TestSearchPredictsThePlan: for a graph from PyTorch, the step time
+// search prints for its answer is placer's evaluation of the exported
+// torch plan, to the bit: search -> result file -> export --to
+// torch-plan -> the plan read back (DecodeTorchPlan) -> the decision it
+// executes (Realizer.Decision) -> the strategy evaluator, without any
+// realization in between. The plan uses the prediction's GPUs, and the
+// answer is the decision the plan executes.
+func TestSearchPredictsThePlan(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		gpus   int
+		method string
+		budget int
+		topo   string
+	}{
+		{"4 gpus", 4, "", 300, ""},
+		{"2 gpus local search", 2, "local-search", 200, ""},
+		{"4 gpus pcie", 4, "", 200, "pcie"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := filepath.Join(dir, c.name+".result.json")
+			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo}
+			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: cs,
+				Method: c.method, Evals: c.budget, Seed: 3, Out: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := rep.Result.StepTime
+			plan := filepath.Join(dir, c.name+".plan.json")
+			if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp, err := export.DecodeTorchPlan(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tp.GPUs != c.gpus {
+				t.Errorf("plan on %d GPUs, the prediction on %d", tp.GPUs, c.gpus)
+			}
+			pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, cs, optimize.AllTasks, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pp.Close()
+			if pp.realizer == nil {
+				t.Fatal("a graph with a meta file beside it is not realized")
+			}
+			d, err := pp.realizer.Decision(tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.StepTime != want {
+				t.Errorf("search printed %v s, the plan evaluates to %v s", want, got.StepTime)
+			}
+			// The answer printed is the decision the plan executes.
+			f := rep.Result.Decision.Decision()
+			for i := range d.Device {
+				if f.Device[i] != d.Device[i] {
+					t.Fatalf("op %d: the answer puts it on %d, the plan on %d", i, f.Device[i], d.Device[i])
+				}
+			}
+			if f.Fusion != nil {
+				t.Error("the answer fuses ops; the plan runs none")
+			}
+			t.Logf("%s: %v s, %d stages x %d replicas, strategy %s", c.name, want, len(tp.Stages), tp.Replicas, f.Strategy)
+			// Every row of the table is a decision a plan executes: its
+			// plan evaluates to the row's figure.
+			for name, r := range rep.rows {
+				if r == nil {
+					continue
+				}
+				var buf bytes.Buffer
+				if err := decision.Write(&buf, pp.Graph, pp.Devices(), r.Decision); err != nil {
+					t.Fatal(err)
+				}
+				dec := filepath.Join(dir, "row.json")
+				if err := os.WriteFile(dec, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: dec, To: "torch-plan"})
+				if err != nil {
+					t.Fatalf("row %s: %v", name, err)
+				}
+				rp, err := export.DecodeTorchPlan(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rd, err := pp.realizer.Decision(rp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), rd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.StepTime != r.Eval.StepTime || rp.GPUs != c.gpus {
+					t.Errorf("row %s (%s): %v s on %d GPUs, its plan %v s on %d", name, r.Decision.Strategy, r.Eval.StepTime, c.gpus, e.StepTime, rp.GPUs)
+				}
+			}
+		})
+	}
+}
