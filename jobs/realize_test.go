@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/decision"
@@ -128,5 +129,83 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExportTorchGPUs: a plan runs on the GPUs its prediction used. A
+// placement file on 4 GPUs with --strategy dp=2 would take 8: refused in
+// one line; a 4-GPU file whose placement uses 2 GPUs runs 2 replicas of
+// 2; --stages asks for a number of stages, at most a replica's GPUs;
+// torchtitan and deepspeed say the same plan.
+func TestExportTorchGPUs(t *testing.T) {
+	dir := t.TempDir()
+	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Close()
+	g := pp.Graph
+	write := func(name string, dev []int, devices int) string {
+		var buf bytes.Buffer
+		if err := decision.Write(&buf, g, devices, decision.Decision{Device: dev}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	four := make([]int, g.NumOps())
+	two := make([]int, g.NumOps())
+	for i := range four {
+		four[i] = i * 4 / g.NumOps()
+		// The classifier on GPU 1, the features on 0.
+		if name := g.Op(i).Name; strings.HasPrefix(name, "classifier") || strings.HasPrefix(name, "param:classifier") {
+			two[i] = 1
+		}
+	}
+	on4, on2of4 := write("four.json", four, 4), write("two.json", two, 4)
+	for _, c := range []struct {
+		name      string
+		placement string
+		to        string
+		strategy  string
+		stages    int
+		want      string // error text, or "" for a plan
+		gpus      int
+		nstages   int
+	}{
+		{"dp=2 of 4 GPUs", on4, "torch-plan", "dp=2", 0, "--strategy dp=2: 2 replicas of a placement on 4 GPUs take 8 GPUs, and its prediction used 4", 0, 0},
+		{"dp=2 of 2 of 4 GPUs", on2of4, "torch-plan", "dp=2", 0, "", 4, 2},
+		{"stages 2", on4, "torch-plan", "", 2, "", 4, 2},
+		{"stages 5", on4, "torch-plan", "", 5, "--stages 5: want 1 to the 4 GPUs of a replica", 0, 0},
+		{"torchtitan", on2of4, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
+		{"deepspeed gpipe", on2of4, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
+	} {
+		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: c.placement, To: c.to, Strategy: c.strategy, Stages: c.stages})
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if c.to != "torch-plan" {
+			if !strings.Contains(string(out), "pipeline_parallel_degree = 2") || !strings.Contains(string(out), "data_parallel_replicate_degree = 2") {
+				t.Errorf("%s:\n%s", c.name, out)
+			}
+			continue
+		}
+		tp, err := export.DecodeTorchPlan(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp.GPUs != c.gpus || len(tp.Stages) != c.nstages {
+			t.Errorf("%s: %d GPUs, %d stages; want %d, %d", c.name, tp.GPUs, len(tp.Stages), c.gpus, c.nstages)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -198,12 +199,43 @@ func (r *Realizer) Units() []string {
 // on their first consumer's device. Priorities are program order (the
 // graph's op order), fusion none, transfer priorities none.
 func (r *Realizer) Realize(d decision.Decision, devices int) (decision.Decision, error) {
-	stageDev, _, err := r.Cut(d.Device, devices)
+	_, dev, err := r.fixedCut(d.Device, devices)
 	if err != nil {
 		return decision.Decision{}, err
 	}
-	stage := r.stageIndex(stageDev, devices)
-	return decision.Decision{Device: r.place(stageDev, stage), Priority: ProgramOrder(r.g), Strategy: d.Strategy}, nil
+	return decision.Decision{Device: dev, Priority: ProgramOrder(r.g), Strategy: d.Strategy}, nil
+}
+
+// maxRecuts bounds fixedCut's rounds.
+const maxRecuts = 8
+
+// fixedCut is the cut of placement dev and the realized placement: the
+// cut's, re-cut until the cut of the realized placement is the cut
+// itself, so that realizing a realized decision changes nothing. Only a
+// reused module moves ops off its unit's stage (a later call on a later
+// stage); when its later calls outweigh its first, the realized
+// placement's cut differs, and one more round settles it.
+func (r *Realizer) fixedCut(dev []int, devices int) (stageDev, placed []int, err error) {
+	stageDev, _, err = r.Cut(dev, devices)
+	if err != nil {
+		return nil, nil, err
+	}
+	for range maxRecuts {
+		var moved bool
+		placed, moved = r.place(stageDev, r.stageIndex(stageDev, devices))
+		if !moved {
+			return stageDev, placed, nil
+		}
+		again, _, err := r.Cut(placed, devices)
+		if err != nil {
+			return nil, nil, err
+		}
+		if slices.Equal(again, stageDev) {
+			return stageDev, placed, nil
+		}
+		stageDev = again
+	}
+	return stageDev, placed, nil
 }
 
 // stageIndex is each unit's stage number (the runs of stageDev, in order).
@@ -220,8 +252,9 @@ func (r *Realizer) stageIndex(stageDev []int, devices int) []int {
 }
 
 // place gives every op its device: see Realize. stageDev and stage are
-// each unit's device and stage number.
-func (r *Realizer) place(stageDev, stage []int) []int {
+// each unit's device and stage number. moved says whether an op of a unit
+// runs on another stage than its unit's (a reused module's later call).
+func (r *Realizer) place(stageDev, stage []int) (dev []int, moved bool) {
 	g, n := r.g, r.g.NumOps()
 	last := stage[len(stage)-1]
 	devOf := make([]int, last+1)
@@ -260,6 +293,7 @@ func (r *Realizer) place(stageDev, stage []int) []int {
 		}
 		s := latest(i, isForward)
 		if u >= 0 {
+			moved = moved || s > stage[u]
 			s = max(s, stage[u])
 		} else if s < 0 && ph == "backward" {
 			s = latest(i, anyPhase)
@@ -295,11 +329,11 @@ func (r *Realizer) place(stageDev, stage []int) []int {
 			opStage[i] = max(latest(i, anyPhase), 0)
 		}
 	}
-	dev := make([]int, n)
+	dev = make([]int, n)
 	for i, s := range opStage {
 		dev[i] = devOf[s]
 	}
-	return dev
+	return dev, moved
 }
 
 // ProgramOrder is the priority of each op of g by program order: the op
@@ -471,5 +505,6 @@ func (r *Realizer) Decision(p *TorchPlan) (decision.Decision, error) {
 	if s.MicroBatches == 1 {
 		s.MicroBatches = 0
 	}
-	return decision.Decision{Device: r.place(stageDev, r.stageIndex(stageDev, p.Devices)), Priority: ProgramOrder(r.g), Strategy: s}, nil
+	dev, _ := r.place(stageDev, r.stageIndex(stageDev, p.Devices))
+	return decision.Decision{Device: dev, Priority: ProgramOrder(r.g), Strategy: s}, nil
 }

@@ -118,7 +118,11 @@ func (r *Realizer) Plan(dev []int, devices int, s decision.Strategy) (*TorchPlan
 	if err := s.CheckFor(g.Batch(), devices, s.R()*devices); err != nil {
 		return nil, fmt.Errorf("export: torch-plan: %w", err)
 	}
-	stageDev, work, err := r.Cut(dev, devices)
+	stageDev, placed, err := r.fixedCut(dev, devices)
+	if err != nil {
+		return nil, err
+	}
+	_, work, err := r.Cut(dev, devices)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +150,7 @@ func (r *Realizer) Plan(dev []int, devices int, s decision.Strategy) (*TorchPlan
 	for _, st := range p.Stages {
 		stageOfDev[st.Device] = st.Stage
 	}
-	p.Shared = r.Shared(r.place(stageDev, r.stageIndex(stageDev, devices)), stageOfDev)
+	p.Shared = r.Shared(placed, stageOfDev)
 	// A split point is the stage's first module, or its outermost
 	// ancestor whose modules all run in this stage or later (layers.6
 	// rather than layers.6.norm1).
