@@ -196,7 +196,9 @@ func (r *Realizer) Units() []string {
 // modules) runs on the latest stage of its forward inputs (of any input,
 // for a backward op without forward inputs; the first stage when none);
 // the root's inputs and parameters, available on every rank, are costed
-// on their first consumer's device. Priorities are program order (the
+// on their first consumer's device; the ops of a co-location group (a
+// module's parameters and their in-place updates) run where its first
+// op does. Priorities are program order (the
 // graph's op order), fusion none, transfer priorities none.
 func (r *Realizer) Realize(d decision.Decision, devices int) (decision.Decision, error) {
 	_, dev, err := r.fixedCut(d.Device, devices)
@@ -327,6 +329,20 @@ func (r *Realizer) place(stageDev, stage []int) (dev []int, moved bool) {
 	for i := range opStage {
 		if opStage[i] < 0 {
 			opStage[i] = max(latest(i, anyPhase), 0)
+		}
+	}
+	// 5. A co-location group (a module's parameters and their in-place
+	// optimizer updates) lives where its first op does.
+	first := make([]int, g.NumColocationGroups())
+	for k := range first {
+		first[k] = -1
+	}
+	for i := range opStage {
+		if k := g.Colocation(i); k >= 0 {
+			if first[k] < 0 {
+				first[k] = i
+			}
+			opStage[i] = opStage[first[k]]
 		}
 	}
 	dev = make([]int, n)
