@@ -124,6 +124,9 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if r.Eval.ColocationViolations != 0 {
+					t.Errorf("row %s: %d co-location violations", name, r.Eval.ColocationViolations)
+				}
 				if e.StepTime != r.Eval.StepTime || rp.GPUs != c.gpus {
 					t.Errorf("row %s (%s): %v s on %d GPUs, its plan %v s on %d", name, r.Decision.Strategy, r.Eval.StepTime, c.gpus, e.StepTime, rp.GPUs)
 				}
