@@ -135,8 +135,9 @@ func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
 
 // cutScratch is one cut's buffers.
 type cutScratch struct {
-	work []float64 // units x devices
-	best []float64 // (units+1) x 2^devices x devices
+	best   []float64 // (units+1) x 2^devices x devices
+	merged []float64 // runs of units x devices
+	start  []int     // each run's first unit
 }
 
 // Cut assigns each unit (in forward order, Units) a device of a replica
@@ -171,7 +172,54 @@ func (r *Realizer) Cut(dev []int, devices int) (stageDev []int, work []float64, 
 		sc = &cutScratch{}
 	}
 	defer r.scratch.Put(sc)
-	return contiguousCut(work, n, devices, stages, &sc.best), work, nil
+	if stages > 0 {
+		return contiguousCut(work, n, devices, stages, &sc.best), work, nil
+	}
+	// Consecutive units whose work is all on one device, the same, share
+	// a device in some best cut (moving the boundary between them to
+	// either side keeps the runs contiguous and loses nothing, since the
+	// one on its device keeps its work): the program cuts their runs as
+	// one unit. A placement that is nearly a pipeline (a search's move
+	// away from a realized one) has few such runs.
+	pure := func(i int) int {
+		k := -1
+		for j, w := range work[i*devices : (i+1)*devices] {
+			if w != 0 {
+				if k >= 0 {
+					return -1
+				}
+				k = j
+			}
+		}
+		return k
+	}
+	start := sc.start[:0]
+	sc.merged = sc.merged[:0]
+	for i := 0; i < n; i++ {
+		if k := pure(i); i > 0 && k >= 0 && k == pure(i-1) {
+			sc.merged[(len(start)-1)*devices+k] += work[i*devices+k]
+			continue
+		}
+		start = append(start, i)
+		sc.merged = append(sc.merged, work[i*devices:(i+1)*devices]...)
+	}
+	sc.start = start
+	m := len(start)
+	if m == n {
+		return contiguousCut(work, n, devices, 0, &sc.best), work, nil
+	}
+	cut := contiguousCut(sc.merged, m, devices, 0, &sc.best)
+	out := make([]int, n)
+	for g := range m {
+		end := n
+		if g+1 < m {
+			end = start[g+1]
+		}
+		for i := start[g]; i < end; i++ {
+			out[i] = cut[g]
+		}
+	}
+	return out, work, nil
 }
 
 // Units are the plan's units in forward order: each unit's root module.
@@ -427,20 +475,20 @@ func contiguousCut(work []float64, n, devices, stages int, best *[]float64) []in
 		w := work[i*devices : (i+1)*devices]
 		row, next := b[i*width:(i+1)*width], b[(i+1)*width:(i+2)*width]
 		for mask := 1; mask < full; mask++ {
+			// The best with a new device opened for unit i does not
+			// depend on the current device.
+			open := math.Inf(-1)
+			for j := 0; j < devices; j++ {
+				if mask&(1<<j) == 0 {
+					open = max(open, w[j]+next[(mask|1<<j)*devices+j])
+				}
+			}
 			for k := 0; k < devices; k++ {
 				if mask&(1<<k) == 0 {
 					row[mask*devices+k] = none
 					continue
 				}
-				v := w[k] + next[mask*devices+k]
-				for j := 0; j < devices; j++ {
-					if mask&(1<<j) == 0 {
-						if x := w[j] + next[(mask|1<<j)*devices+j]; x > v {
-							v = x
-						}
-					}
-				}
-				row[mask*devices+k] = v
+				row[mask*devices+k] = max(w[k]+next[mask*devices+k], open)
 			}
 		}
 	}
