@@ -212,3 +212,31 @@ func TestExportTorchGPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchStages: --stages N cuts the answer of a graph from PyTorch
+// into N stages, and is refused in one line for another graph.
+func TestSearchStages(t *testing.T) {
+	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
+		Methods: []string{"single"}, Evals: 100, Seed: 1, Stages: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every row and the answer: 3 stages, or one per GPU of a replica
+	// with fewer.
+	for name, r := range rep.rows {
+		if r == nil {
+			continue
+		}
+		used := map[int]bool{}
+		for _, k := range r.Decision.Device {
+			used[k] = true
+		}
+		if want := min(3, 4/r.Decision.Strategy.R()); len(used) != want {
+			t.Errorf("row %s (%s): %d stages, want %d", name, r.Decision.Strategy, len(used), want)
+		}
+	}
+	_, err = SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
+	if err == nil || !strings.Contains(err.Error(), "--stages 2: for a graph from PyTorch") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--stages on a graph without a meta file: %v", err)
+	}
+}
