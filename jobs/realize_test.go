@@ -31,26 +31,33 @@ func TestSearchPredictsThePlan(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name   string
+		graph  string
 		gpus   int
 		method string
 		budget int
 		topo   string
 	}{
-		{"4 gpus", 4, "", 300, ""},
-		{"2 gpus local search", 2, "local-search", 200, ""},
-		{"4 gpus pcie", 4, "", 200, "pcie"},
+		{"4 gpus", torchCNN, 4, "", 300, ""},
+		{"2 gpus local search", torchCNN, 2, "local-search", 200, ""},
+		{"4 gpus pcie", torchCNN, 4, "", 200, "pcie"},
+		// A zoo model (make zoo; skipped without it) whose answer is a
+		// pipeline of replicas.
+		{"resnet50 8 gpus pcie", "../out/zoo/resnet50.json", 8, "", 400, "pcie"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if _, err := os.Stat(c.graph); err != nil {
+				t.Skipf("%s: %v", c.graph, err)
+			}
 			res := filepath.Join(dir, c.name+".result.json")
-			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo}
-			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: cs,
+			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo, Hardware: "h100"}
+			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
 				Method: c.method, Evals: c.budget, Seed: 3, Out: res})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := rep.Result.StepTime
 			plan := filepath.Join(dir, c.name+".plan.json")
-			if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
+			if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(plan)
@@ -64,7 +71,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			if tp.GPUs != c.gpus {
 				t.Errorf("plan on %d GPUs, the prediction on %d", tp.GPUs, c.gpus)
 			}
-			pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, cs, optimize.AllTasks, false, nil)
+			pp, err := NewProblem(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +115,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				if err := os.WriteFile(dec, buf.Bytes(), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: dec, To: "torch-plan"})
+				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: dec, To: "torch-plan"})
 				if err != nil {
 					t.Fatalf("row %s: %v", name, err)
 				}

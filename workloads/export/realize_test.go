@@ -2,7 +2,9 @@ package export
 
 import (
 	"math/rand/v2"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/decision"
@@ -196,6 +198,75 @@ func TestRealizeProperties(t *testing.T) {
 			}
 			if !reflect.DeepEqual(back.Device, d.Device) {
 				t.Fatalf("%v: plan reads back as %v, realized %v", dev, back.Device, d.Device)
+			}
+		}
+	}
+}
+
+// TestRealizeZoo: on the zoo's models (make zoo; skipped without them),
+// random placements on 4 and 8 GPUs and placements one move away from a
+// pipeline realize to a fixed point whose plan reads back as itself, each
+// co-location group on one device.
+func TestRealizeZoo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, path := range zooFiles(t) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := graph.Decode(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, err := ReadTorchMeta(strings.TrimSuffix(path, ".json")+".meta.json", g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewRealizer(g, meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := g.NumOps()
+		for trial := range 6 {
+			devices := 4 + 4*(trial%2)
+			dev := make([]int, n)
+			for i := range dev {
+				if trial < 2 {
+					dev[i] = rng.IntN(devices)
+				} else {
+					dev[i] = i * devices / n
+				}
+			}
+			if trial >= 2 {
+				dev[rng.IntN(n)] = rng.IntN(devices)
+			}
+			d, err := r.Realize(decision.Decision{Device: dev}, devices)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := r.Realize(d, devices)
+			if !reflect.DeepEqual(again.Device, d.Device) {
+				t.Fatalf("%s: realizing a realized placement on %d GPUs changed it", g.Name(), devices)
+			}
+			p, err := r.Plan(dev, devices, decision.Strategy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := r.Decision(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(back.Device, d.Device) {
+				t.Fatalf("%s: the plan reads back as another placement", g.Name())
+			}
+			group := map[int]int{}
+			for i := range n {
+				if k := g.Colocation(i); k >= 0 {
+					if j, ok := group[k]; ok && d.Device[j] != d.Device[i] {
+						t.Fatalf("%s: co-location group %s on devices %d and %d", g.Name(), g.ColocationName(k), d.Device[j], d.Device[i])
+					}
+					group[k] = i
+				}
 			}
 		}
 	}
