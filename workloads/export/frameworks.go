@@ -26,9 +26,10 @@ import (
 // module_fqns_per_model_part (each stage's modules); [activation_checkpoint]
 // mode "none". Refused: a batch the replicas or micro-batches do not
 // divide (local_batch_size, pipeline_parallel_microbatch_size), a
-// parameter read on two stages (module_fqns_per_model_part: torchtitan's
-// split gives each stage its own modules), a graph without batch
-// information that splits it.
+// parameter read on two stages or a module whose part runs on another
+// stage (module_fqns_per_model_part: torchtitan's split gives each stage
+// its own whole modules; each stage lists its outermost ones), a graph
+// without batch information that splits it.
 func TorchTitanConfig(p *TorchPlan) ([]byte, error) {
 	R, M, S := p.Replicas, p.MicroBatches, len(p.Stages)
 	var b strings.Builder
@@ -77,11 +78,32 @@ func TorchTitanConfig(p *TorchPlan) ([]byte, error) {
 			}
 			fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", p.Batch/R/M)
 		}
+		// torchtitan keeps a part's modules whole: each part lists its
+		// outermost modules, and a module whose child runs on another
+		// stage cannot be listed.
+		stageOf := map[string]int{}
+		for _, st := range p.Stages {
+			for _, m := range st.Modules {
+				stageOf[m] = st.Stage
+			}
+		}
 		b.WriteString("module_fqns_per_model_part = [\n")
 		for _, st := range p.Stages {
-			q := make([]string, len(st.Modules))
-			for i, m := range st.Modules {
-				q[i] = strconv.Quote(m)
+			var q []string
+			for _, m := range st.Modules {
+				outer := true
+				for a := m; strings.Contains(a, "."); {
+					a = a[:strings.LastIndexByte(a, '.')]
+					if s, ok := stageOf[a]; ok {
+						if s != st.Stage {
+							return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: module %s runs on stage %d and its part %s on stage %d; torchtitan splits at whole modules", a, s, m, st.Stage)
+						}
+						outer = false
+					}
+				}
+				if outer {
+					q = append(q, strconv.Quote(m))
+				}
 			}
 			fmt.Fprintf(&b, "  [%s],\n", strings.Join(q, ", "))
 		}

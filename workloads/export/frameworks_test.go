@@ -49,6 +49,13 @@ func TestTorchTitanConfig(t *testing.T) {
 		{"micro-batch", plan(32, 2, 3, "1f1b", "", []string{"a"}, []string{"b"}), "parallelism.pipeline_parallel_microbatch_size: a replica's 16 samples do not split into 3 micro-batches"},
 		{"accumulation", plan(32, 1, 4, "gpipe", "", []string{"a"}), "parallelism.pipeline_parallel_microbatch_size: 4 micro-batches without a pipeline"},
 		{"shared", shared, "parallelism.module_fqns_per_model_part: parameter a.weight is read on stages 0 and 1"},
+		// layers.0 and its children on stage 0 list as layers.0.
+		{"outermost", plan(8, 1, 2, "1f1b", "", []string{"layers.0", "layers.0.attn", "layers.0.mlp"}, []string{"layers.1.attn", "head"}), head + "# NGPU = 2 (1 data-parallel x 2 pipeline stages)\n" +
+			"\n[training]\nlocal_batch_size = 8\nglobal_batch_size = 8\n" +
+			"\n[parallelism]\ndata_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 1\ntensor_parallel_degree = 1\npipeline_parallel_degree = 2\n" +
+			"pipeline_parallel_schedule = \"1F1B\"\npipeline_parallel_microbatch_size = 4\nmodule_fqns_per_model_part = [\n  [\"layers.0\"],\n  [\"layers.1.attn\", \"head\"],\n]\n" + tail},
+		{"cut inside a module", plan(8, 1, 2, "1f1b", "", []string{"layers.0.attn"}, []string{"layers.0", "layers.0.mlp"}),
+			"parallelism.module_fqns_per_model_part: module layers.0 runs on stage 1 and its part layers.0.attn on stage 0"},
 	} {
 		got, err := TorchTitanConfig(c.p)
 		if strings.HasPrefix(c.want, "#") {
