@@ -172,8 +172,10 @@ func torchRealizer(gs inputs.GraphSpec, g *graph.Graph) (*export.Realizer, error
 // realize makes pp score what PyTorch runs (DESIGN §10): every decision
 // is realized by rz (contiguous module-level stages of one replica of
 // GPUs / R devices, ops in program order, no fusion) before the
-// evaluator sees it, and the problem's tasks are the placement only (the
-// order and the fusion are the realization's).
+// evaluator sees it. The problem's tasks stay what the user asked for
+// (the policies of go and infer decide all three), but only the
+// placement and the strategy reach the evaluator: the order and the
+// fusion are the realization's.
 func (pp *Problem) realize(rz *export.Realizer) {
 	pp.realizer = rz
 	n := pp.Devices()
@@ -185,7 +187,17 @@ func (pp *Problem) realize(rz *export.Realizer) {
 		return rz.Realize(d, n/R)
 	}
 	pp.Evaluator = evaluate.Realizing(pp.Evaluator, pp.Realize)
-	pp.Tasks = optimize.Tasks{Placement: true}
+}
+
+// placementOnly makes a realized problem's tasks the placement only: the
+// order and the fusion are the realization's, and a search's moves on
+// them would change nothing that runs. search and baselines call it; the
+// learned policies of infer and finetune decide the tasks they were
+// trained for.
+func (pp *Problem) placementOnly() {
+	if pp.realizer != nil {
+		pp.Tasks = optimize.Tasks{Placement: true}
+	}
 }
 
 // NewProblemOn is NewProblem for a resolved graph and cluster.
@@ -226,7 +238,7 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 	}
 	if p.realizer != nil {
 		// What runs: the realization decides the order and the fusion.
-		b.Tasks = p.EffectiveTasks().String()
+		b.Tasks = "placement"
 	}
 	if opts.SyncTransfers {
 		b.Transfers = "sync"

@@ -247,3 +247,21 @@ func TestSearchStages(t *testing.T) {
 		t.Errorf("--stages on a graph without a meta file: %v", err)
 	}
 }
+
+// TestTorchGraphLearned: the learned methods run on a graph from
+// PyTorch (their policies decide every task; the realization keeps the
+// placement and the strategy): zero-shot inference and go, whose joint
+// space refines one-GPU replicas.
+func TestTorchGraphLearned(t *testing.T) {
+	rep, err := Infer(context.Background(), TransferOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2}, Model: pretrained(t), Samples: 2, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.Result.Decision.Decision(); d.Fusion != nil {
+		t.Error("infer's answer fuses ops on a graph from PyTorch")
+	}
+	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
+		Method: "go", Steps: 1, Samples: 2, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -120,6 +120,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		return SearchReport{}, err
 	}
 	defer pp.Close()
+	pp.placementOnly()
 	if o.Stages != 0 {
 		if pp.realizer == nil || o.Stages < 0 {
 			return SearchReport{}, fail.Usagef("--stages %d: for a graph from PyTorch (tools/torchexport's X.meta.json beside X.json), at least 1", o.Stages)

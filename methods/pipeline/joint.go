@@ -222,6 +222,15 @@ func refine(ctx context.Context, p *optimize.Problem, se *strategy.Evaluator, me
 	if err != nil {
 		return d, 0, err
 	}
+	if q.Devices() < 2 && q.EffectiveTasks() == (optimize.Tasks{Placement: true}) {
+		// One GPU a replica and only its placement to decide: nothing
+		// to search (go refuses it), only the strategy's knobs.
+		d = d.Clone()
+		d.Transfer = nil
+		d.Strategy = s
+		d, more, err := tuneStrategy(ctx, p, d)
+		return d, more, err
+	}
 	q.Evaluator = fixed
 	if p.Realize != nil {
 		// What runs: one replica's placement realized with s around it.

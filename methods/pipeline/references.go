@@ -84,7 +84,9 @@ func Methods(ctx context.Context, p *optimize.Problem, list []string, mo methods
 		}
 	}
 	t := p.EffectiveTasks()
-	if !composites || !t.Placement || !t.Scheduling {
+	if !composites || !t.Placement || !t.Scheduling || p.Realize != nil {
+		// A realized problem runs every placement in program order: a
+		// heuristic's order on the default placement is the default's.
 		return rows, nil
 	}
 	q := *p
@@ -149,7 +151,8 @@ func References(ctx context.Context, p *optimize.Problem, list []string, s *opti
 			record(rec, row)
 		}
 	}
-	if !p.EffectiveTasks().Fusion {
+	if !p.EffectiveTasks().Fusion || p.Realize != nil {
+		// A realized problem fuses nothing.
 		return rows, nil
 	}
 	// Fusion-order variants of the best so far: every quick method uses
