@@ -88,6 +88,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 		return b, err
 	}
 	defer pp.Close()
+	pp.placementOnly()
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)

@@ -76,6 +76,12 @@ type learned struct {
 // result file's content, and writes it to out ("" = none).
 func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
 	res := l.res
+	if p.Realize != nil {
+		// What runs (a graph from PyTorch): the same score.
+		r := *res
+		r.Decision = p.Realized(r.Decision)
+		res = &r
+	}
 	row := report.BaselinesRow{Method: l.method, SearchTime: l.elapsed.Seconds()}
 	if l.own != nil {
 		fillRow(&row, l.own, p)

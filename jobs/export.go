@@ -9,6 +9,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/workloads/costgraph"
@@ -17,7 +18,7 @@ import (
 )
 
 // ExportFormats lists the placement formats `placer export` writes.
-var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "decision", "megatron"}
+var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
@@ -32,11 +33,17 @@ type ExportOptions struct {
 	Placement string
 	To        string // one of ExportFormats
 	Meta      string // the exporter's meta file (module-map, torch-plan; "" = beside the graph: X.meta.json)
-	// Strategy replaces the placement file's strategy for torch-plan
-	// ("dp=2,mb=4,schedule=1f1b"; "" = the file's, else one replica and
-	// one micro-batch).
+	// Strategy replaces the placement file's strategy for torch-plan,
+	// torchtitan and deepspeed ("dp=2,mb=4,schedule=1f1b"; "" = the
+	// file's, else one replica and one micro-batch). Its replicas times
+	// one replica's devices must be the placement's GPUs (the file's, or
+	// --gpus): the plan runs on the GPUs its prediction used.
 	Strategy string
-	Out      string // "" = return the bytes only
+	// Stages, for a graph from PyTorch (torch-plan, torchtitan,
+	// deepspeed), cuts the placement into exactly that many stages (0 =
+	// as many as keep the most work where the placement put it).
+	Stages int
+	Out    string // "" = return the bytes only
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -114,25 +121,23 @@ func Export(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 		out = append(out, '\n')
-	case "torch-plan":
-		tm, err := export.ReadTorchMeta(o.metaPath(), g)
+	case "torch-plan", "torchtitan", "deepspeed":
+		tp, err := o.torchPlan(g, dev, devices)
 		if err != nil {
 			return nil, err
 		}
-		s := inputs.PlacementStrategy(o.Placement)
-		if o.Strategy != "" {
-			if s, err = decision.ParseStrategy(o.Strategy); err != nil {
-				return nil, fmt.Errorf("--strategy: %w", err)
-			}
+		switch strings.ToLower(o.To) {
+		case "torchtitan":
+			out, err = export.TorchTitanConfig(tp)
+		case "deepspeed":
+			out, err = export.DeepSpeedConfig(tp)
+		default:
+			out, err = json.MarshalIndent(tp, "", "  ")
+			out = append(out, '\n')
 		}
-		tp, err := export.NewTorchPlan(g, tm, dev, devices, s)
 		if err != nil {
 			return nil, err
 		}
-		if out, err = json.MarshalIndent(tp, "", "  "); err != nil {
-			return nil, err
-		}
-		out = append(out, '\n')
 	case "decision":
 		var buf bytes.Buffer
 		if err := decision.Write(&buf, g, devices, decision.Decision{Device: dev}); err != nil {
@@ -148,6 +153,51 @@ func Export(o ExportOptions) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// torchPlan is the torch plan of placement dev of g, one replica's on
+// devices GPUs (a decision file's "devices", or --gpus): the placement's
+// prediction ran on devices x R GPUs, R the file's replicas. A strategy
+// given with --strategy keeps those GPUs: its replicas each get GPUs / R
+// of them, and one whose replicas of this placement would take other
+// GPUs than the prediction used is refused in one line (the plan runs on
+// the GPUs its prediction used).
+func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int) (*export.TorchPlan, error) {
+	tm, err := export.ReadTorchMeta(o.metaPath(), g)
+	if err != nil {
+		return nil, err
+	}
+	s := inputs.PlacementStrategy(o.Placement)
+	gpus := devices * s.R()
+	if o.Strategy != "" {
+		if s, err = decision.ParseStrategy(o.Strategy); err != nil {
+			return nil, fmt.Errorf("--strategy: %w", err)
+		}
+	}
+	R, used := s.R(), 1
+	for _, k := range dev {
+		used = max(used, k+1)
+	}
+	if err := s.CheckFor(g.Batch(), used, R*used); err != nil {
+		return nil, fmt.Errorf("export: torch-plan: %w", err)
+	}
+	if gpus%R != 0 || used > gpus/R {
+		return nil, fmt.Errorf("export: --strategy %s: %d replicas of a placement on %d GPUs take %d GPUs, and its prediction used %d (search or eval with --gpus %d, or place one replica on GPUs / replicas)",
+			o.Strategy, R, used, R*used, gpus, R*used)
+	}
+	devices = gpus / R
+	rz, err := export.NewRealizer(g, tm)
+	if err != nil {
+		return nil, err
+	}
+	if o.Stages < 0 || o.Stages > devices {
+		return nil, fmt.Errorf("export: --stages %d: want 1 to the %d GPUs of a replica", o.Stages, devices)
+	}
+	if n := len(rz.Units()); o.Stages > n {
+		return nil, fmt.Errorf("export: --stages %d: graph %s has %d modules to cut", o.Stages, g.Name(), n)
+	}
+	rz.Stages = o.Stages
+	return rz.Plan(dev, devices, s)
 }
 
 // metaPath is the exporter's meta file: --meta, else X.meta.json beside

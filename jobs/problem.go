@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -18,6 +20,7 @@ import (
 	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/workloads/export"
 )
 
 // Backend makes the cost model and the evaluator of a graph on a cluster:
@@ -63,6 +66,9 @@ type Problem struct {
 	opts    roofline.Options
 	backend Backend
 	close   func() error
+	// realizer realizes the decisions of a graph from PyTorch (its meta
+	// file beside it); nil for the others (realize).
+	realizer *export.Realizer
 }
 
 // Close releases the evaluator (GPUs), if it holds any.
@@ -83,6 +89,11 @@ func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() erro
 	q, err := NewProblemOn(g, c, pp.Tasks, pp.opts, pp.backend)
 	if err != nil {
 		return nil, nil, err
+	}
+	if pp.realizer != nil && g.NumOps() == pp.Graph.NumOps() {
+		// The same graph, or a replica's share of its batch (the same ops):
+		// realized as the whole graph's cut is.
+		q.realize(pp.realizer)
 	}
 	return q.Problem, q.Close, nil
 }
@@ -123,10 +134,70 @@ func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.T
 		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, r.World)
 	}
 	p, err := NewProblemOn(r.Graph, r.Cluster, tasks, opts, backend)
-	if err == nil && r.Expert != nil {
+	if err != nil {
+		return nil, err
+	}
+	if r.Expert != nil {
 		p.Expert = r.Expert
 	}
-	return p, err
+	rz, err := torchRealizer(gs, r.Graph)
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	if rz != nil {
+		p.realize(rz)
+	}
+	return p, nil
+}
+
+// torchRealizer is the realizer of a graph from PyTorch: one whose
+// exporter's meta file (tools/torchexport) lies beside it, X.meta.json
+// for X.json; nil for any other graph.
+func torchRealizer(gs inputs.GraphSpec, g *graph.Graph) (*export.Realizer, error) {
+	if gs.Path == "" || !strings.HasSuffix(gs.Path, ".json") {
+		return nil, nil
+	}
+	path := strings.TrimSuffix(gs.Path, ".json") + ".meta.json"
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil
+	}
+	meta, err := export.ReadTorchMeta(path, g)
+	if err != nil {
+		return nil, err
+	}
+	return export.NewRealizer(g, meta)
+}
+
+// realize makes pp score what PyTorch runs (DESIGN §10): every decision
+// is realized by rz (contiguous module-level stages of one replica of
+// GPUs / R devices, ops in program order, no fusion) before the
+// evaluator sees it. The problem's tasks stay what the user asked for
+// (the policies of go and infer decide all three), but only the
+// placement and the strategy reach the evaluator: the order and the
+// fusion are the realization's.
+func (pp *Problem) realize(rz *export.Realizer) {
+	pp.realizer = rz
+	n := pp.Devices()
+	pp.Realize = func(d decision.Decision) (decision.Decision, error) {
+		R := d.Strategy.R()
+		if R < 1 || n%R != 0 {
+			return decision.Decision{}, fmt.Errorf("realize: %d replicas do not divide %d GPUs", R, n)
+		}
+		return rz.Realize(d, n/R)
+	}
+	pp.Evaluator = evaluate.Realizing(pp.Evaluator, pp.Realize)
+}
+
+// placementOnly makes a realized problem's tasks the placement only: the
+// order and the fusion are the realization's, and a search's moves on
+// them would change nothing that runs. search and baselines call it; the
+// learned policies of infer and finetune decide the tasks they were
+// trained for.
+func (pp *Problem) placementOnly() {
+	if pp.realizer != nil {
+		pp.Tasks = optimize.Tasks{Placement: true}
+	}
 }
 
 // NewProblemOn is NewProblem for a resolved graph and cluster.
@@ -164,6 +235,10 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 		Graph: p.Graph.Name(), Ops: p.Graph.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
 		Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
 		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),
+	}
+	if p.realizer != nil {
+		// What runs: the realization decides the order and the fusion.
+		b.Tasks = "placement"
 	}
 	if opts.SyncTransfers {
 		b.Transfers = "sync"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
@@ -36,6 +37,11 @@ type SearchOptions struct {
 	Time  time.Duration `world:"graph"`
 	CPU   time.Duration `world:"graph"`
 	Seed  uint64
+	// Stages, for a graph from PyTorch, cuts every decision whose
+	// replica has at least that many GPUs into exactly that many
+	// contiguous stages (export.Realizer.Stages; 0 = as many as keep the
+	// most work where the placement put it). An error for other graphs.
+	Stages int `world:"graph"`
 	// Samples is go's rollout size K (0 = 16).
 	Samples int      `world:"graph"`
 	Methods []string `world:"graph"` // baselines to compare with and take the reference from (nil = methods.Quick())
@@ -114,6 +120,13 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		return SearchReport{}, err
 	}
 	defer pp.Close()
+	pp.placementOnly()
+	if o.Stages != 0 {
+		if pp.realizer == nil || o.Stages < 0 {
+			return SearchReport{}, fail.Usagef("--stages %d: for a graph from PyTorch (tools/torchexport's X.meta.json beside X.json), at least 1", o.Stages)
+		}
+		pp.realizer.Stages = o.Stages
+	}
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)

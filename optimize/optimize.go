@@ -84,6 +84,29 @@ type Problem struct {
 	// Tracker keeps the best decision by it, and Objective.Of is the
 	// value rewards and tables read.
 	Objective Objective
+
+	// Realize, when set, maps a decision to the one the graph's framework
+	// executes (a graph from PyTorch: contiguous module-level stages, ops
+	// in program order, no fusion; workloads/export.Realizer), and
+	// Evaluator already scores every decision through it
+	// (evaluate.Realizing). A search reports the realized decision of its
+	// answer and rows (Realized): the same score, and what runs. Nil: the
+	// decision is what runs (TensorFlow's world).
+	Realize evaluate.Realize
+}
+
+// Realized is d as it runs: p.Realize(d), or d itself when the problem
+// has no realization (or d cannot be realized: its evaluation failed
+// the same way).
+func (p *Problem) Realized(d decision.Decision) decision.Decision {
+	if p.Realize == nil {
+		return d
+	}
+	r, err := p.Realize(d)
+	if err != nil {
+		return d
+	}
+	return r
 }
 
 // NewProblem builds a problem for g that plans with cost and is scored by

@@ -26,6 +26,12 @@ msr-fiddle expert-placement file) into what a framework reads:
   torch-plan     for graphs from tools/torchexport: the modules cut into contiguous
                  pipeline stages, with the strategy's replicas, micro-batches and
                  schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
+  torchtitan     the torch plan as a torchtitan job configuration (TOML: [training],
+                 [parallelism] degrees, schedule, micro-batch size and each stage's
+                 modules, [activation_checkpoint]); refused in one line naming the
+                 field torchtitan has none for
+  deepspeed      the torch plan as a DeepSpeed configuration (JSON: batch sizes,
+                 gradient accumulation, zero_optimization.stage, pipeline stages)
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
   megatron       for a transformer at cluster scale (--workload gpt:... or llama:...
                  with --strategy): Megatron-LM's arguments for pretrain_gpt.py, a
@@ -35,6 +41,8 @@ docs/import.md describes each format and tools/torchexport/placement.py applies
 a module map to an nn.Module.`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
+  placer export --graph gpt.json --placement result.json --to torchtitan -o gpt.toml
+  placer export --graph gpt.json --placement result.json --to deepspeed -o ds_config.json
   placer export --graph g.json --placement result.json --to tf-device-map
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json
   # Megatron-LM's arguments for a plan at cluster scale (docs/cluster-scale.md)
@@ -61,7 +69,8 @@ a module map to an nn.Module.`,
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
-	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's)")
+	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's; its replicas share the GPUs the placement's prediction used)")
+	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
 	f.StringVar(&o.Cluster.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	return cmd

@@ -69,9 +69,12 @@ func checkExport(o *jobs.ExportOptions) error {
 		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
-		if !strings.EqualFold(o.To, "torch-plan") && !strings.EqualFold(o.To, "megatron") {
-			return fail.Usagef("--strategy is for --to torch-plan and --to megatron")
+		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron"}, strings.ToLower(o.To)) {
+			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed and megatron")
 		}
+	}
+	if o.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, strings.ToLower(o.To)) {
+		return fail.Usagef("--stages is for --to torch-plan, torchtitan and deepspeed")
 	}
 	return nil
 }

@@ -92,6 +92,7 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	f.DurationVar(&o.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
 	f.IntVar(&o.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
 	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
+	f.IntVar(&o.Stages, "stages", 0, "for a graph from PyTorch (X.meta.json beside it): cut every plan whose replica has at least `N` GPUs into exactly N pipeline stages (default: as many as keep the most work where the placement put it)")
 	f.IntVar(&o.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
 	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")

@@ -86,7 +86,7 @@ func JointShare(o optimize.Objective, rows []Row) float64 {
 // on an equal share of half the budget, and the best of them again on
 // the other half. One row per refined point: "METHOD STRATEGY".
 func Joint(ctx context.Context, p *optimize.Problem, method string, rows map[string]*optimize.Result, budget optimize.Budget, seed uint64, resize Resizer, rec optimize.Recorder) ([]Row, error) {
-	se, ok := p.Evaluator.(*strategy.Evaluator)
+	se, ok := evaluate.Unwrap(p.Evaluator).(*strategy.Evaluator)
 	g := p.Graph
 	if !ok || g.Batch() == 0 || !p.EffectiveTasks().Placement || resize == nil {
 		return nil, nil
@@ -222,10 +222,26 @@ func refine(ctx context.Context, p *optimize.Problem, se *strategy.Evaluator, me
 	if err != nil {
 		return d, 0, err
 	}
+	if q.Devices() < 2 && q.EffectiveTasks() == (optimize.Tasks{Placement: true}) {
+		// One GPU a replica and only its placement to decide: nothing
+		// to search (go refuses it), only the strategy's knobs.
+		d = d.Clone()
+		d.Transfer = nil
+		d.Strategy = s
+		d, more, err := tuneStrategy(ctx, p, d)
+		return d, more, err
+	}
 	q.Evaluator = fixed
+	if p.Realize != nil {
+		// What runs: one replica's placement realized with s around it.
+		q.Evaluator = evaluate.Realizing(fixed, func(d decision.Decision) (decision.Decision, error) {
+			d.Strategy = s
+			return p.Realize(d)
+		})
+	}
 	a := d.Clone()
 	a.Strategy = decision.Strategy{}
-	ar, err := fixed.Evaluate(ctx, a)
+	ar, err := q.Evaluator.Evaluate(ctx, a)
 	if err != nil {
 		return d, 1, err
 	}

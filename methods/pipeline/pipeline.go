@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/placer/placer/methods"
@@ -128,6 +129,12 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	list := s.References
 	if !named {
 		list = methods.Quick()
+		if p.Realize != nil {
+			// TensorFlow's defaults (XLA-like fusion, FIFO) are not what
+			// the framework of a realized graph runs: realized, the row
+			// is single's.
+			list = slices.DeleteFunc(list, func(m string) bool { return m == "tf-default" })
+		}
 	}
 	rows, err := References(ctx, p, list, &optimize.Settings{Budget: optimize.Budget{Evaluations: s.ReferenceBudget}, Seed: seed}, s.Resize, rec)
 	out.Rows = rows
@@ -181,6 +188,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	if err != nil {
 		return nil, err
 	}
+	res.Decision = p.Realized(res.Decision)
 	out.Own, out.Result = res, res
 
 	// 6. The joint space: strategies around searched placements, with

@@ -84,7 +84,9 @@ func Methods(ctx context.Context, p *optimize.Problem, list []string, mo methods
 		}
 	}
 	t := p.EffectiveTasks()
-	if !composites || !t.Placement || !t.Scheduling {
+	if !composites || !t.Placement || !t.Scheduling || p.Realize != nil {
+		// A realized problem runs every placement in program order: a
+		// heuristic's order on the default placement is the default's.
 		return rows, nil
 	}
 	q := *p
@@ -100,7 +102,8 @@ func Methods(ctx context.Context, p *optimize.Problem, list []string, mo methods
 	return rows, nil
 }
 
-// Method runs one registered method. A method that cannot run on this
+// Method runs one registered method; its row's decision is what runs
+// (Problem.Realized). A method that cannot run on this
 // graph (no expert placement, no batch) gets a row with its error and no
 // result; the error returned is for a cancelled context or an unknown
 // method.
@@ -119,6 +122,7 @@ func Method(ctx context.Context, p *optimize.Problem, name string, mo methods.Op
 		row.Err = err
 		return row, nil
 	}
+	res.Decision = p.Realized(res.Decision)
 	row.Result = res
 	return row, nil
 }
@@ -147,7 +151,8 @@ func References(ctx context.Context, p *optimize.Problem, list []string, s *opti
 			record(rec, row)
 		}
 	}
-	if !p.EffectiveTasks().Fusion {
+	if !p.EffectiveTasks().Fusion || p.Realize != nil {
+		// A realized problem fuses nothing.
 		return rows, nil
 	}
 	// Fusion-order variants of the best so far: every quick method uses
@@ -172,7 +177,8 @@ func References(ctx context.Context, p *optimize.Problem, list []string, s *opti
 	return rows, nil
 }
 
-// Evaluate scores one decision as a row called name.
+// Evaluate scores one decision as a row called name (its decision: what
+// runs, Problem.Realized).
 func Evaluate(ctx context.Context, p *optimize.Problem, name string, d decision.Decision, s *optimize.Settings) (Row, error) {
 	tr := optimize.NewTracker(name, p, &optimize.Settings{Seed: s.Seed}, 0)
 	if _, err := tr.Evaluate(context.WithoutCancel(ctx), d); err != nil {
@@ -182,6 +188,7 @@ func Evaluate(ctx context.Context, p *optimize.Problem, name string, d decision.
 	if err != nil {
 		return Row{}, err
 	}
+	res.Decision = p.Realized(res.Decision)
 	return Row{Name: name, Result: res, Elapsed: res.Stats.Elapsed}, nil
 }
 

@@ -2,8 +2,6 @@ package export
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -26,12 +24,15 @@ type TorchPlan struct {
 	Devices int `json:"devices"`
 	GPUs    int `json:"gpus"`
 	// The strategy: data-parallel replicas R, micro-batches M per replica
-	// and the pipeline schedule ("gpipe" or "1f1b"); Shard is "fsdp" or
-	// absent.
+	// and the pipeline schedule ("gpipe" or "1f1b"); Shard is "fsdp",
+	// "zero2" or absent.
 	Replicas     int    `json:"replicas"`
 	MicroBatches int    `json:"micro_batches"`
 	Schedule     string `json:"schedule"`
 	Shard        string `json:"shard,omitempty"`
+	// BucketBytes is DDP's gradient bucket (bucket_cap_mb x 2^20) when
+	// the strategy sets one (absent: DDP's default, 25 MiB).
+	BucketBytes int64 `json:"bucket_bytes,omitempty"`
 	// Stages are the pipeline's stages in order.
 	Stages []TorchStage `json:"stages"`
 	// SplitPoints is the split_spec of torch.distributed.pipelining: the
@@ -45,6 +46,17 @@ type TorchPlan struct {
 	// Moved lists the units that do not run on the device doing most of
 	// their work in the placement, to make the stages contiguous.
 	Moved []TorchMove `json:"moved,omitempty"`
+	// Shared lists the parameters read on more than one stage (tied
+	// weights, a module called again on a later stage): the runner keeps
+	// a copy on each of those stages and all-reduces their gradients
+	// between them.
+	Shared []TorchShared `json:"shared,omitempty"`
+}
+
+// TorchShared is a parameter read on several stages, and those stages.
+type TorchShared struct {
+	Param  string `json:"param"`
+	Stages []int  `json:"stages"`
 }
 
 // TorchStage is one pipeline stage: its device in the replica and the
@@ -71,8 +83,7 @@ type TorchMove struct {
 type tunit struct {
 	root    string
 	members []string
-	first   int       // first forward op of any member (or of a reader of its parameters); MaxInt = never runs
-	work    []float64 // per device: FLOPs + 1 of its forward and backward ops, 1 per state op
+	first   int // first forward op of any member; MaxInt = never runs
 }
 
 // NewTorchPlan derives a torch plan from a placement (one replica's, on
@@ -91,95 +102,36 @@ type tunit struct {
 // is listed in Moved. Devices with no unit are left out: the plan may
 // have fewer stages than devices.
 func NewTorchPlan(g *graph.Graph, meta *TorchMeta, dev []int, devices int, s decision.Strategy) (*TorchPlan, error) {
-	if err := check(g, dev); err != nil {
+	r, err := NewRealizer(g, meta)
+	if err != nil {
 		return nil, err
 	}
-	if len(meta.Ops) != g.NumOps() {
-		return nil, fmt.Errorf("export: meta file has %d ops, graph %s has %d", len(meta.Ops), g.Name(), g.NumOps())
-	}
-	for i, k := range dev {
-		if k >= devices {
-			return nil, fmt.Errorf("export: op %d (%s): device %d out of range [0, %d)", i, g.Op(i).Name, k, devices)
-		}
+	return r.Plan(dev, devices, s)
+}
+
+// Plan is NewTorchPlan with r's graph and meta file (and r.Stages).
+func (r *Realizer) Plan(dev []int, devices int, s decision.Strategy) (*TorchPlan, error) {
+	g := r.g
+	if err := check(g, dev); err != nil {
+		return nil, err
 	}
 	if err := s.CheckFor(g.Batch(), devices, s.R()*devices); err != nil {
 		return nil, fmt.Errorf("export: torch-plan: %w", err)
 	}
-	joined := joinedModules(g, meta)
-	unitOf := func(path string) string {
-		for {
-			p, ok := joined[path]
-			if !ok {
-				return path
-			}
-			path = p
-		}
+	stageDev, placed, err := r.fixedCut(dev, devices)
+	if err != nil {
+		return nil, err
 	}
-	units := map[string]*tunit{}
-	get := func(root string) *tunit {
-		u := units[root]
-		if u == nil {
-			u = &tunit{root: root, first: math.MaxInt, work: make([]float64, devices)}
-			units[root] = u
-		}
-		return u
+	_, work, err := r.Cut(dev, devices)
+	if err != nil {
+		return nil, err
 	}
-	members := map[string]bool{}
-	for i, m := range meta.Ops {
-		if m.Module == "" {
-			continue
-		}
-		root := unitOf(m.Module)
-		if root == "" {
-			continue
-		}
-		op := g.Op(i)
-		switch m.Phase {
-		case "forward":
-			u := get(root)
-			u.work[dev[i]] += op.FLOPs + 1
-			u.first = min(u.first, i)
-			// A module joined to another runs when its reader's first
-			// forward op does; its own entry in the plan too.
-		case "backward":
-			get(root).work[dev[i]] += op.FLOPs + 1
-		case "parameter", "buffer", "optimizer":
-			get(root).work[dev[i]]++
-		default:
-			continue
-		}
-		if !members[m.Module] {
-			members[m.Module] = true
-			u := get(root)
-			u.members = append(u.members, m.Module)
-		}
-	}
-	order := make([]*tunit, 0, len(units))
-	for _, u := range units {
-		sort.Slice(u.members, func(a, b int) bool {
-			if (u.members[a] == u.root) != (u.members[b] == u.root) {
-				return u.members[a] == u.root
-			}
-			return u.members[a] < u.members[b]
-		})
-		order = append(order, u)
-	}
-	sort.Slice(order, func(a, b int) bool {
-		if order[a].first != order[b].first {
-			return order[a].first < order[b].first
-		}
-		return order[a].root < order[b].root
-	})
-	if len(order) == 0 {
-		return nil, fmt.Errorf("export: torch-plan: graph %s has no module with parameters or forward ops (is its meta file from tools/torchexport?)", g.Name())
-	}
-	stageDev := contiguousStages(order, devices)
 	p := &TorchPlan{
 		Format: TorchPlanFormat, Version: TorchPlanVersion, Graph: g.Name(), Batch: g.Batch(), Devices: devices, GPUs: s.R() * devices,
 		Replicas: s.R(), MicroBatches: s.M(), Schedule: string(s.Sched()), Shard: string(s.Shard),
-		SplitPoints: map[string]string{},
+		BucketBytes: s.BucketBytes, SplitPoints: map[string]string{},
 	}
-	for i, u := range order {
+	for i, u := range r.units {
 		k := stageDev[i]
 		if n := len(p.Stages); n == 0 || p.Stages[n-1].Device != k {
 			p.Stages = append(p.Stages, TorchStage{Stage: n, Device: k})
@@ -189,10 +141,16 @@ func NewTorchPlan(g *graph.Graph, meta *TorchMeta, dev []int, devices int, s dec
 		}
 		st := &p.Stages[len(p.Stages)-1]
 		st.Modules = append(st.Modules, u.members...)
-		if best := argmaxF(u.work); u.work[k] < u.work[best] {
-			p.Moved = append(p.Moved, TorchMove{Module: u.root, From: best, To: k, Share: u.work[k] / sum(u.work)})
+		w := work[i*devices : (i+1)*devices]
+		if best := argmaxF(w); w[k] < w[best] {
+			p.Moved = append(p.Moved, TorchMove{Module: u.root, From: best, To: k, Share: w[k] / sum(w)})
 		}
 	}
+	stageOfDev := map[int]int{}
+	for _, st := range p.Stages {
+		stageOfDev[st.Device] = st.Stage
+	}
+	p.Shared = r.Shared(placed, stageOfDev)
 	// A split point is the stage's first module, or its outermost
 	// ancestor whose modules all run in this stage or later (layers.6
 	// rather than layers.6.norm1).
@@ -226,12 +184,14 @@ func NewTorchPlan(g *graph.Graph, meta *TorchMeta, dev []int, devices int, s dec
 			p.SplitPoints[top] = "BEGINNING"
 		}
 	}
-	for m := range members {
-		if r := unitOf(m); r != m {
-			if p.Joined == nil {
-				p.Joined = map[string]string{}
+	for _, u := range r.units {
+		for _, m := range u.members {
+			if m != u.root {
+				if p.Joined == nil {
+					p.Joined = map[string]string{}
+				}
+				p.Joined[m] = u.root
 			}
-			p.Joined[m] = r
 		}
 	}
 	return p, nil
@@ -263,66 +223,6 @@ func joinedModules(g *graph.Graph, meta *TorchMeta) map[string]string {
 	return joined
 }
 
-// contiguousStages assigns each unit (in forward order) a device so that
-// each device's units form one run, maximising the work kept where the
-// placement put it; ties keep fewer stages, then lower devices.
-// Above maxDPDevices devices per replica the table would be too large:
-// each unit goes to its majority device unless that device's run is over,
-// then it stays on the current one.
-func contiguousStages(order []*tunit, devices int) []int {
-	if devices > maxDPDevices {
-		return greedyStages(order)
-	}
-	n, full := len(order), 1<<devices
-	// best[i][mask*devices+k]: the most work kept by units i.. given the
-	// devices used so far (mask) and the current device k (in mask).
-	const none = -1.0
-	best := make([][]float64, n+1)
-	for i := range best {
-		best[i] = make([]float64, full*devices)
-	}
-	for i := n - 1; i >= 0; i-- {
-		w := order[i].work
-		for mask := 1; mask < full; mask++ {
-			for k := 0; k < devices; k++ {
-				if mask&(1<<k) == 0 {
-					best[i][mask*devices+k] = none
-					continue
-				}
-				v := w[k] + best[i+1][mask*devices+k]
-				for j := 0; j < devices; j++ {
-					if mask&(1<<j) == 0 {
-						if x := w[j] + best[i+1][(mask|1<<j)*devices+j]; x > v {
-							v = x
-						}
-					}
-				}
-				best[i][mask*devices+k] = v
-			}
-		}
-	}
-	out := make([]int, n)
-	mask, k := 0, -1
-	for i := 0; i < n; i++ {
-		w := order[i].work
-		pick, v := -1, none
-		if k >= 0 {
-			pick, v = k, w[k]+best[i+1][mask*devices+k]
-		}
-		for j := 0; j < devices; j++ {
-			if mask&(1<<j) == 0 {
-				if x := w[j] + best[i+1][(mask|1<<j)*devices+j]; x > v {
-					pick, v = j, x
-				}
-			}
-		}
-		k = pick
-		mask |= 1 << k
-		out[i] = k
-	}
-	return out
-}
-
 func argmaxF(v []float64) int {
 	best := 0
 	for k := range v {
@@ -333,20 +233,6 @@ func argmaxF(v []float64) int {
 	return best
 }
 
-// maxDPDevices bounds contiguousStages' dynamic program (its table has
+// maxDPDevices bounds the cut's dynamic program (contiguousCut) (its table has
 // units x 2^devices x devices entries).
 const maxDPDevices = 8
-
-func greedyStages(order []*tunit) []int {
-	out := make([]int, len(order))
-	used := map[int]bool{}
-	k := -1
-	for i, u := range order {
-		if j := argmaxF(u.work); j != k && !used[j] {
-			k = j
-			used[k] = true
-		}
-		out[i] = k
-	}
-	return out
-}

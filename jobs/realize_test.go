@@ -1,0 +1,267 @@
+package jobs
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/workloads/export"
+)
+
+// torchCNN is a graph from PyTorch with its meta file beside it
+// (testdata/torch: tools/torchexport's small CNN, the meta file written
+// from its op names).
+const torchCNN = "testdata/torch/cnn.json"
+
+// TestSearchPredictsThePlan: for a graph from PyTorch, the step time
+// search prints for its answer is placer's evaluation of the exported
+// torch plan, to the bit: search -> result file -> export --to
+// torch-plan -> the plan read back (DecodeTorchPlan) -> the decision it
+// executes (Realizer.Decision) -> the strategy evaluator, without any
+// realization in between. The plan uses the prediction's GPUs, and the
+// answer is the decision the plan executes.
+func TestSearchPredictsThePlan(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name   string
+		graph  string
+		gpus   int
+		method string
+		budget int
+		topo   string
+	}{
+		{"4 gpus", torchCNN, 4, "", 300, ""},
+		{"2 gpus local search", torchCNN, 2, "local-search", 200, ""},
+		{"4 gpus pcie", torchCNN, 4, "", 200, "pcie"},
+		// A zoo model (make zoo; skipped without it) whose answer is a
+		// pipeline of replicas.
+		{"resnet50 8 gpus pcie", "../out/zoo/resnet50.json", 8, "", 400, "pcie"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := os.Stat(c.graph); err != nil {
+				t.Skipf("%s: %v", c.graph, err)
+			}
+			res := filepath.Join(dir, c.name+".result.json")
+			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo, Hardware: "h100"}
+			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
+				Method: c.method, Evals: c.budget, Seed: 3, Out: res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := rep.Result.StepTime
+			plan := filepath.Join(dir, c.name+".plan.json")
+			if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(plan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp, err := export.DecodeTorchPlan(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tp.GPUs != c.gpus {
+				t.Errorf("plan on %d GPUs, the prediction on %d", tp.GPUs, c.gpus)
+			}
+			pp, err := NewProblem(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pp.Close()
+			if pp.realizer == nil {
+				t.Fatal("a graph with a meta file beside it is not realized")
+			}
+			d, err := pp.realizer.Decision(tp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.StepTime != want {
+				t.Errorf("search printed %v s, the plan evaluates to %v s", want, got.StepTime)
+			}
+			// The answer printed is the decision the plan executes.
+			f := rep.Result.Decision.Decision()
+			for i := range d.Device {
+				if f.Device[i] != d.Device[i] {
+					t.Fatalf("op %d: the answer puts it on %d, the plan on %d", i, f.Device[i], d.Device[i])
+				}
+			}
+			if f.Fusion != nil {
+				t.Error("the answer fuses ops; the plan runs none")
+			}
+			t.Logf("%s: %v s, %d stages x %d replicas, strategy %s", c.name, want, len(tp.Stages), tp.Replicas, f.Strategy)
+			// Every row of the table is a decision a plan executes: its
+			// plan evaluates to the row's figure.
+			for name, r := range rep.rows {
+				if r == nil {
+					continue
+				}
+				var buf bytes.Buffer
+				if err := decision.Write(&buf, pp.Graph, pp.Devices(), r.Decision); err != nil {
+					t.Fatal(err)
+				}
+				dec := filepath.Join(dir, "row.json")
+				if err := os.WriteFile(dec, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: dec, To: "torch-plan"})
+				if err != nil {
+					t.Fatalf("row %s: %v", name, err)
+				}
+				rp, err := export.DecodeTorchPlan(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rd, err := pp.realizer.Decision(rp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), rd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.Eval.ColocationViolations != 0 {
+					t.Errorf("row %s: %d co-location violations", name, r.Eval.ColocationViolations)
+				}
+				if e.StepTime != r.Eval.StepTime || rp.GPUs != c.gpus {
+					t.Errorf("row %s (%s): %v s on %d GPUs, its plan %v s on %d", name, r.Decision.Strategy, r.Eval.StepTime, c.gpus, e.StepTime, rp.GPUs)
+				}
+			}
+		})
+	}
+}
+
+// TestExportTorchGPUs: a plan runs on the GPUs its prediction used. A
+// placement file on 4 GPUs with --strategy dp=2 would take 8: refused in
+// one line; a 4-GPU file whose placement uses 2 GPUs runs 2 replicas of
+// 2; --stages asks for a number of stages, at most a replica's GPUs;
+// torchtitan and deepspeed say the same plan.
+func TestExportTorchGPUs(t *testing.T) {
+	dir := t.TempDir()
+	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Close()
+	g := pp.Graph
+	write := func(name string, dev []int, devices int) string {
+		var buf bytes.Buffer
+		if err := decision.Write(&buf, g, devices, decision.Decision{Device: dev}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	four := make([]int, g.NumOps())
+	two := make([]int, g.NumOps())
+	for i := range four {
+		four[i] = i * 4 / g.NumOps()
+		// The classifier on GPU 1, the features on 0.
+		if name := g.Op(i).Name; strings.HasPrefix(name, "classifier") || strings.HasPrefix(name, "param:classifier") {
+			two[i] = 1
+		}
+	}
+	on4, on2of4 := write("four.json", four, 4), write("two.json", two, 4)
+	for _, c := range []struct {
+		name      string
+		placement string
+		to        string
+		strategy  string
+		stages    int
+		want      string // error text, or "" for a plan
+		gpus      int
+		nstages   int
+	}{
+		{"dp=2 of 4 GPUs", on4, "torch-plan", "dp=2", 0, "--strategy dp=2: 2 replicas of a placement on 4 GPUs take 8 GPUs, and its prediction used 4", 0, 0},
+		{"dp=2 of 2 of 4 GPUs", on2of4, "torch-plan", "dp=2", 0, "", 4, 2},
+		{"stages 2", on4, "torch-plan", "", 2, "", 4, 2},
+		{"stages 5", on4, "torch-plan", "", 5, "--stages 5: want 1 to the 4 GPUs of a replica", 0, 0},
+		{"torchtitan", on2of4, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
+		{"deepspeed gpipe", on2of4, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
+	} {
+		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: c.placement, To: c.to, Strategy: c.strategy, Stages: c.stages})
+		if c.want != "" {
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if c.to != "torch-plan" {
+			if !strings.Contains(string(out), "pipeline_parallel_degree = 2") || !strings.Contains(string(out), "data_parallel_replicate_degree = 2") {
+				t.Errorf("%s:\n%s", c.name, out)
+			}
+			continue
+		}
+		tp, err := export.DecodeTorchPlan(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp.GPUs != c.gpus || len(tp.Stages) != c.nstages {
+			t.Errorf("%s: %d GPUs, %d stages; want %d, %d", c.name, tp.GPUs, len(tp.Stages), c.gpus, c.nstages)
+		}
+	}
+}
+
+// TestSearchStages: --stages N cuts the answer of a graph from PyTorch
+// into N stages, and is refused in one line for another graph.
+func TestSearchStages(t *testing.T) {
+	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
+		Methods: []string{"single"}, Evals: 100, Seed: 1, Stages: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every row and the answer: 3 stages, or one per GPU of a replica
+	// with fewer.
+	for name, r := range rep.rows {
+		if r == nil {
+			continue
+		}
+		used := map[int]bool{}
+		for _, k := range r.Decision.Device {
+			used[k] = true
+		}
+		if want := min(3, 4/r.Decision.Strategy.R()); len(used) != want {
+			t.Errorf("row %s (%s): %d stages, want %d", name, r.Decision.Strategy, len(used), want)
+		}
+	}
+	_, err = SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
+	if err == nil || !strings.Contains(err.Error(), "--stages 2: for a graph from PyTorch") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--stages on a graph without a meta file: %v", err)
+	}
+}
+
+// TestTorchGraphLearned: the learned methods run on a graph from
+// PyTorch (their policies decide every task; the realization keeps the
+// placement and the strategy): zero-shot inference and go, whose joint
+// space refines one-GPU replicas.
+func TestTorchGraphLearned(t *testing.T) {
+	rep, err := Infer(context.Background(), TransferOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2}, Model: pretrained(t), Samples: 2, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.Result.Decision.Decision(); d.Fusion != nil {
+		t.Error("infer's answer fuses ops on a graph from PyTorch")
+	}
+	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
+		Method: "go", Steps: 1, Samples: 2, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+}
