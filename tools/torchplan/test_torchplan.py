@@ -184,9 +184,13 @@ class TorchPlanTest(unittest.TestCase):
 
     def test_plan_gpipe(self):
         # A clean cut between the layers, gpipe, 2 micro-batches (the
-        # strategy given on the command line).
-        dec = self.decision("cut", lambda m: 1 if m.startswith("layers.1") or m in ("norm", "head") else 0)
+        # strategy given on the command line, replacing the file's; its
+        # 2 replicas take the 4 GPUs the file's prediction used: export
+        # refuses a strategy that takes others).
+        dec = self.decision("cut", lambda m: 1 if m.startswith("layers.1") or m in ("norm", "head") else 0,
+                            {"replicas": 2, "micro_batches": 1, "schedule": "1f1b"})
         plan = self.export_plan(dec, "dp=2,mb=2,schedule=gpipe")
+        self.assertEqual((plan["replicas"], plan["micro_batches"], plan["schedule"]), (2, 2, "gpipe"))
         self.assertEqual(plan["split_points"], {"layers.1": "BEGINNING"})
         self.run_and_compare(plan)
 
