@@ -73,9 +73,6 @@ type BaselinesOptions struct {
 // cancelled the rows finished so far are returned with ctx's error.
 func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error) {
 	names := o.Methods
-	if len(names) == 0 {
-		names = DefaultBaselines
-	}
 	if err := methods.Check(names); err != nil {
 		return report.Baselines{}, err
 	}
@@ -90,6 +87,9 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	defer pp.Close()
 	pp.placementOnly()
 	p := pp.Problem
+	if len(names) == 0 {
+		names = pipeline.Realizable(p, DefaultBaselines)
+	}
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)
 	b.Budget, b.TimeLimit, b.CPULimit, b.Seed = o.Budget, o.Time.Seconds(), o.CPU.Seconds(), o.Seed

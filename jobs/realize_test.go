@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/optimize"
+	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
 )
 
@@ -263,5 +264,38 @@ func TestTorchGraphLearned(t *testing.T) {
 	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
 		Method: "go", Steps: 1, Samples: 2, Seed: 1}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBaselinesRealizable: the default baselines of a graph from PyTorch
+// leave out tf-default (its row realized is single's decision), as
+// search's table does; a TensorFlow-style graph keeps it, and a user who
+// names it gets it.
+func TestBaselinesRealizable(t *testing.T) {
+	has := func(b report.Baselines) bool {
+		for _, r := range b.Rows {
+			if r.Method == "tf-default" {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		graph   string
+		methods []string
+		want    bool
+	}{
+		{torchCNN, nil, false},
+		{torchCNN, []string{"single", "tf-default"}, true},
+		{"../examples/mlp.json", nil, true},
+	} {
+		b, err := Baselines(context.Background(), BaselinesOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: inputs.ClusterSpec{GPUs: 2},
+			Methods: c.methods, Budget: 20, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := has(b); got != c.want {
+			t.Errorf("%s, methods %v: tf-default row %v, want %v", c.graph, c.methods, got, c.want)
+		}
 	}
 }

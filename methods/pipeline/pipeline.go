@@ -128,13 +128,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	named := len(s.References) > 0
 	list := s.References
 	if !named {
-		list = methods.Quick()
-		if p.Realize != nil {
-			// TensorFlow's defaults (XLA-like fusion, FIFO) are not what
-			// the framework of a realized graph runs: realized, the row
-			// is single's.
-			list = slices.DeleteFunc(list, func(m string) bool { return m == "tf-default" })
-		}
+		list = Realizable(p, methods.Quick())
 	}
 	rows, err := References(ctx, p, list, &optimize.Settings{Budget: optimize.Budget{Evaluations: s.ReferenceBudget}, Seed: seed}, s.Resize, rec)
 	out.Rows = rows
@@ -235,4 +229,16 @@ func anchors(rows []Row) []*optimize.Result {
 		}
 	}
 	return out
+}
+
+// Realizable is list less the methods whose row a realized problem's
+// framework does not run (p.Realize set: a graph from PyTorch):
+// TensorFlow's defaults (XLA-like fusion, FIFO), which realized are
+// single's decision. The default lists of search and baselines go
+// through it; a method a user names is run as named.
+func Realizable(p *optimize.Problem, list []string) []string {
+	if p.Realize == nil {
+		return list
+	}
+	return slices.DeleteFunc(slices.Clone(list), func(m string) bool { return m == "tf-default" })
 }
