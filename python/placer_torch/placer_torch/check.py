@@ -67,6 +67,8 @@ def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, 
             rel_d = max(rel_d, float((d[big] / w.double().abs()[big]).max()))
         worst = max(worst, float((d / (ATOL + RTOL * w.double().abs())).max()) if d.numel() else 0.0)
     lw = abs(loss - want_loss) / (ATOL + RTOL * abs(want_loss))
+    sharded = torch.tensor([sum(1 for p in placed.stage_parameters() if hasattr(p, "full_tensor"))])
+    dist.all_reduce(sharded)
     names = [None] * world
     dist.all_gather_object(names, sorted(got))
     held = set().union(*map(set, names))
@@ -75,5 +77,6 @@ def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, 
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     abs_d, rel_d, worst, lw = (float(x) for x in t)
     return {"loss": loss, "want_loss": want_loss, "max_abs": abs_d, "max_rel": rel_d, "worst": worst,
-            "loss_worst": lw, "compared": len(held), "missing": missing,
+            "loss_worst": lw, "compared": len(held), "missing": missing, "held_per_rank": [len(n) for n in names],
+            "sharded": int(sharded), "stages_per_parameter": max(len(r) for r in placed.an.readers.values()),
             "ok": worst <= 1.0 and lw <= 1.0 and not missing}

@@ -42,6 +42,13 @@ def _torch_version():
     return tuple(int("".join(c for c in x if c.isdigit()) or 0) for x in v[:2])
 
 
+def check_torch(plan, where="plan"):
+    """Refuses a strategy the installed torch lacks, in one line."""
+    if plan.get("shard") == "fsdp" and _torch_version() < (2, 4):
+        raise PlanError("%s: shard fsdp needs torch 2.4 or later (torch.distributed.fsdp.fully_shard); this is "
+                        "torch %s" % (where, torch.__version__))
+
+
 # Nested values: a flat list of tensors and a spec to rebuild the nesting.
 
 def flatten(obj):
@@ -551,9 +558,7 @@ class Placed:
             raise PlanError("schedule interleaved: micro_batches %d is not a multiple of the %d pipeline ranks"
                             % (self.M, self.S))
         self.shard = plan["shard"]
-        if self.shard == "fsdp" and _torch_version() < (2, 4):
-            raise PlanError("shard fsdp needs torch 2.4 or later (torch.distributed.fsdp.fully_shard); this is torch %s"
-                            % torch.__version__)
+        check_torch(plan)
         self.replica, self.pos = divmod(self.rank, self.S)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
         model.to(self.device)
