@@ -139,6 +139,13 @@ venv-test: venv
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e python/placer_torch; \
 	fi
 
+# The runner's overhead per step against the same strategy by hand (DDP,
+# fully_shard, torch.distributed.pipelining's Schedule1F1B) on 2 gloo
+# processes: runner / hand per strategy, the median of paired repeats
+# (docs/torch-plan.md#overhead; about 40 s).
+bench-runner: venv
+	$(TORCH_PY) tools/torchplan/bench_overhead.py --world 2 --repeats 7 --steps 10
+
 # The exporter's invariants, the module-map round trip (placer search ->
 # placer export --to module-map -> placement.apply_module_map) and the ONNX
 # import, against the placer binary just built: on current torch (the

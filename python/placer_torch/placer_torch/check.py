@@ -31,9 +31,10 @@ def replica_batch(plan, replica, inputs, kwargs, target):
 
 
 def run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, mode="train", device=None,
-             analysis=None):
+             analysis=None, steps=1):
     """Builds the model (seed), places it and runs one step of the global
-    batch; returns (placed, loss)."""
+    batch (steps > 1: that many, the gradients set to None between them,
+    no optimizer step); returns (placed, the last loss)."""
     plan = load_plan(plan)
     S = len(plan["stages"]) // plan["virtual"]
     torch.manual_seed(seed)
@@ -44,17 +45,21 @@ def run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=
                         device=device, analysis=analysis)
     if plan["shard"] == "zero2":
         placed.optimizer(torch.optim.SGD, lr=0.0)
-    loss = placed.schedule.step(*a, target=t, batch=target.shape[0], **k)
+    for i in range(steps):
+        if i:
+            for p in placed.stage_parameters():
+                p.grad = None
+        loss = placed.schedule.step(*a, target=t, batch=target.shape[0], **k)
     return placed, loss
 
 
-def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, mode="train"):
+def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, mode="train", steps=1):
     """Runs the plan's step and the unsplit one on every rank; returns the
     same dict on every rank: loss, want_loss, max_abs, max_rel (over
     elements with |want| >= 1e-6), worst (max |got - want| / (atol + rtol
     |want|): above 1 fails), compared (parameters), missing (parameters no
     rank holds a gradient of), ok."""
-    placed, loss = run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed, mode)
+    placed, loss = run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed, mode, steps=steps)
     got = placed.gradients()
     want_loss, want = reference_step(model_fn, inputs, kwargs, target, loss_fn, seed, mode)
     abs_d = rel_d = worst = 0.0

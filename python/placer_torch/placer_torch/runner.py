@@ -240,11 +240,20 @@ class Analysis:
             _restore_state(model, state)
         seen = collections.Counter()
 
+        def path_entry(path):
+            while "." in path:
+                path = path.rsplit(".", 1)[0]
+                if (path, None) in entries:
+                    return entries[(path, None)]
+            return None
+
         def resolve(c, inherited):
             seen[c.path] += 1
             e = entries.get((c.path, c.idx))
             if e is None:
                 e = entries.get((c.path, None))
+            if e is None and inherited is None:  # a container the forward does not call (nn.ModuleList)
+                e = path_entry(c.path)
             c.owner = e if e is not None else (inherited if has_params[c.path] else None)
             below = e if e is not None else inherited
             st = {c.owner} if c.owner is not None else set()
@@ -588,6 +597,8 @@ class Placed:
             self.fsdp_names |= {n for n, p in model.named_parameters() if any(p is q for q in m.parameters())}
         self.zero = None
         self.ctx = None
+        self._arming = False
+        self._make_buckets()
         self._install()
         self.schedule = _Schedule(self)
 
@@ -777,21 +788,18 @@ class Placed:
         and the replicas (FSDP's parameters: FSDP's reduce-scatter);
         zero2: each replica keeps the gradients of its optimizer shard."""
         names = dict(self.model.named_parameters())
-        by_group = collections.defaultdict(list)
         for n in self.held:
-            if n in self.fsdp_names:
-                continue
             p = names[n]
-            if p.grad is None:
+            if n not in self.fsdp_names and p.grad is None:
                 p.grad = torch.zeros_like(p)
-            rs = tuple(sorted(self.an.readers[n]))
-            if self.shard == "zero2" and len(rs) == 1:
-                continue
-            by_group[rs].append(p)
-        for rs, ps in by_group.items():
-            g = self.sum_groups.get(rs)
-            if g is not None:
-                _all_reduce_flat([p.grad for p in ps], g)
+        self._arming = False
+        for b in self.buckets:
+            if b.work is None:
+                self._launch(b)
+        for b in self.buckets:
+            if b.work is not None:
+                b.work.wait()
+                b.work = None
         if self.shard == "zero2" and self.R > 1:
             if self.zero is None:
                 raise PlanError("shard zero2: make the optimizer with placed.optimizer(...) before the first step "
@@ -810,6 +818,85 @@ class Placed:
                 if j != self.replica:
                     for p in ps:
                         p.grad = None
+
+    # Gradient buckets: each held parameter's .grad is a view into a flat
+    # buffer per (group, dtype) and up to 4 MB, summed by one all-reduce;
+    # with torch 2.1 or later and one stage per rank, the buckets of the
+    # data-parallel group start as soon as the last micro-batch's backward
+    # has filled them, overlapping the rest of the backward (as DDP does).
+
+    def _sum_group(self, rs):
+        return self.sum_groups.get(rs)
+
+    def _make_buckets(self, cap=4 << 20):
+        names = dict(self.model.named_parameters())
+        by = collections.defaultdict(list)
+        for n in reversed(self.held):
+            if n in self.fsdp_names:
+                continue
+            rs = tuple(sorted(self.an.readers[n]))
+            if (self.shard == "zero2" and len(rs) == 1) or self.sum_groups.get(rs) is None:
+                continue
+            by[(rs, str(names[n].dtype))].append(names[n])
+        self.buckets = []
+        for (rs, _), ps in sorted(by.items()):
+            cur, size = [], 0
+            for p in ps:
+                cur.append(p)
+                size += p.numel() * p.element_size()
+                if size >= cap:
+                    self.buckets.append(_Bucket(rs, cur, self.device))
+                    cur, size = [], 0
+            if cur:
+                self.buckets.append(_Bucket(rs, cur, self.device))
+        self.early = []
+        if hasattr(torch.Tensor, "register_post_accumulate_grad_hook") and self.V == 1:
+            self.early = [b for b in self.buckets if len(b.rs) == 1]
+            of = {id(p): b for b in self.early for p in b.params}
+            for b in self.early:
+                for p in b.params:
+                    p.register_post_accumulate_grad_hook(functools.partial(self._filled, of[id(p)]))
+        self._next = 0
+
+    def _attach(self):
+        for b in self.buckets:
+            b.count, b.work = 0, None
+            for p, o in zip(b.params, b.offsets):
+                if p.grad is None:
+                    v = b.view(p, o)
+                    v.zero_()
+                    p.grad = v
+                elif p.grad.data_ptr() != b.ptr(o):
+                    v = b.view(p, o)
+                    v.copy_(p.grad)
+                    p.grad = v
+        self._next = 0
+
+    def _filled(self, b, p):
+        if not self._arming:
+            return
+        b.count += 1
+        if b.count == len(b.params):
+            b.count = -1
+            while self._next < len(self.early) and self.early[self._next].count == -1:
+                self._launch(self.early[self._next])
+                self._next += 1
+
+    def _launch(self, b):
+        for p, o in zip(b.params, b.offsets):
+            if p.grad is None:
+                p.grad = b.view(p, o)
+                p.grad.zero_()
+            elif p.grad.data_ptr() != b.ptr(o):  # autograd replaced the view
+                v = b.view(p, o)
+                v.copy_(p.grad)
+                p.grad = v
+        g = self._sum_group(b.rs)
+        if g is not None:
+            b.work = dist.all_reduce(b.flat, group=g, async_op=True)
+        else:
+            b.work = None
+            b.count = -2
 
     def _name(self, p):
         if not hasattr(self, "_pname"):
@@ -865,10 +952,21 @@ class Placed:
         return out
 
 
-def _all_reduce_flat(grads, group):
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat, group=group)
-    _unflat_into(flat, grads)
+class _Bucket:
+    def __init__(self, rs, params, device):
+        self.rs, self.params = rs, params
+        self.offsets, n = [], 0
+        for p in params:
+            self.offsets.append(n)
+            n += p.numel()
+        self.flat = torch.zeros(n, dtype=params[0].dtype, device=device)
+        self.count, self.work = 0, None
+
+    def view(self, p, o):
+        return self.flat[o:o + p.numel()].view_as(p)
+
+    def ptr(self, o):
+        return self.flat.data_ptr() + o * self.flat.element_size()
 
 
 def _unflat_into(flat, grads):
@@ -904,6 +1002,7 @@ class _Schedule:
         for kind, i, v in self.order:
             if kind == "B":
                 last_b[v] = i
+        pl._attach()
         for kind, i, v in self.order:
             a, k, t = mbs[i]
             if kind == "F":
@@ -915,13 +1014,16 @@ class _Schedule:
             else:
                 for m in pl.fsdp:
                     m.set_requires_gradient_sync(i == last_b[v], recurse=False)
+                pl._arming = i == last_b[v]
                 pl.backward(saved.pop((i, v)))
+                pl._arming = False
         for w, _ in pl.works:
             w.wait()
         pl.works, pl.mail = [], {}
+        work = dist.all_reduce(loss_sum, async_op=True) if pl.world > 1 else None
         pl.sync_grads()
-        if pl.world > 1:
-            dist.all_reduce(loss_sum)
+        if work is not None:
+            work.wait()
         return float(loss_sum)
 
 
