@@ -631,6 +631,11 @@ class Placed:
                    all(q == path or q.startswith(path + ".") or path.startswith(q + ".") for q in inside[n])
                    for n in ps):
                 chosen.append(path)
+        # Small units (a position embedding, a final norm) are not worth
+        # their own all-gather and reduce-scatter: they go with the root
+        # (one stage) or with the replicated parameters' buckets.
+        size = {p: sum(q.numel() for q in an.modules[p].parameters()) for p in chosen}
+        chosen = [p for p in chosen if size[p] * 4 >= max(size.values())] if chosen else []
         for path in sorted(chosen, key=lambda p: -p.count(".")):
             if any(path.startswith(c + ".") for c in chosen if c != path):
                 continue  # FSDP takes it with its ancestor (nested units run on one stage)
