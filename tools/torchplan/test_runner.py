@@ -71,7 +71,8 @@ CASES = {
     "bert_fsdp": (["transformers", "torch>=2.4"], TM.bert, plan([["bert", "cls"]], replicas=4, micro=2, shard="fsdp"),
                   ["ids"], {}, "tok", TM.lm_loss),
     "bert_fsdp_pipeline": (["transformers", "torch>=2.4"], TM.bert,
-                           plan([["bert.embeddings", BERT_L[0]], [BERT_L[1], "cls"]], micro=2, shard="fsdp"),
+                           plan([["bert.embeddings", BERT_L[0]], [BERT_L[1], "cls"]], micro=2, shard="fsdp",
+                                checkpoint=[BERT_L[1]]),
                            ["ids"], {}, "tok", TM.lm_loss),
     "vit_gpipe": (["timm"], TM.vit, plan([["patch_embed", "blocks.0"], ["blocks.1", "norm", "head"]], micro=2,
                                          schedule="gpipe"), ["img"], {}, "cls", F.cross_entropy),
@@ -202,6 +203,33 @@ class OrderTest(unittest.TestCase):
         for pos in range(2):  # every (micro-batch, stage) once forward, once backward
             o = R.schedule_order("interleaved", pos, 2, 4, 2)
             self.assertEqual(sorted(o), sorted([(k, i, v) for k in "FB" for i in range(4) for v in (pos, pos + 2)]))
+
+
+class OneProcessTest(unittest.TestCase):
+    """One gloo process (R = S = 1): what the checkpoint does."""
+
+    def test_checkpoint_recomputes(self):
+        import torch.distributed as dist
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % R.free_port(), rank=0, world_size=1)
+        try:
+            d = data()
+            calls = {}
+            for ck in ([], ["block"]):
+                torch.manual_seed(0)
+                model = TM.Looped()
+                placed = R.apply_plan(model, plan([["inp", "block", "out"]], replicas=1, micro=2, checkpoint=ck),
+                                      F.cross_entropy, example_inputs=(d["x8"],))
+                n = [0]
+                fc = model.block.fc.forward
+                model.block.fc.forward = lambda *a, **k: (n.__setitem__(0, n[0] + 1), fc(*a, **k))[1]
+                placed.schedule.step(d["x8"], target=d["c5"])
+                calls[tuple(ck)] = n[0]
+            # 3 calls x 2 micro-batches, and with checkpoint the same again
+            # in the backward.
+            self.assertEqual(calls[()], 6)
+            self.assertEqual(calls[("block",)], 12)
+        finally:
+            dist.destroy_process_group()
 
 
 class CommandLineTest(unittest.TestCase):
