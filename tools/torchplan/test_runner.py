@@ -5,7 +5,8 @@ within torch.allclose(rtol=1e-5, atol=1e-6) (make test-python).
 
 One launch of 4 gloo processes runs every case in turn (each rank writes
 its results; the tests read them): a tiny GPT-2 (transformers, tied
-embeddings on both stages) 2 stages x 2 replicas 1F1B; a tiny BERT with
+embeddings on both stages) 2 stages x 2 replicas 1F1B, 4 stages, and
+interleaved with FSDP2 and a checkpointed block; a tiny BERT with
 FSDP2 (4 replicas, and 2 x 2); timm's ViT 2 x 2 GPipe; a block applied
 three times with the cut inside its third call; two inputs (one a keyword
 argument); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
@@ -56,6 +57,7 @@ def data():
 
 H = ["transformer.h.%d" % i for i in range(4)]
 GPT2_2 = [["transformer.wte", "transformer.wpe", H[0], H[1]], [H[2], H[3], "transformer.ln_f", "lm_head"]]
+GPT2_4 = [["transformer.wte", "transformer.wpe", H[0]], [H[1]], [H[2]], [H[3], "transformer.ln_f", "lm_head"]]
 BERT_L = ["bert.encoder.layer.%d" % i for i in range(2)]
 
 
@@ -68,6 +70,10 @@ def tinygpt():
 # etc. name entries of data().
 CASES = {
     "gpt2_1f1b": (["transformers"], TM.gpt2, plan(GPT2_2), ["ids"], {}, "tok", TM.lm_loss),
+    "gpt2_4_stages": (["transformers"], TM.gpt2, plan(GPT2_4, replicas=1), ["ids"], {}, "tok", TM.lm_loss),
+    "gpt2_fsdp_interleaved": (["transformers", "torch>=2.4"], TM.gpt2,
+                              plan(GPT2_4, schedule="interleaved", virtual=2, shard="fsdp", checkpoint=[H[1]]),
+                              ["ids"], {}, "tok", TM.lm_loss),
     "bert_fsdp": (["transformers", "torch>=2.4"], TM.bert, plan([["bert", "cls"]], replicas=4, micro=2, shard="fsdp"),
                   ["ids"], {}, "tok", TM.lm_loss),
     "bert_fsdp_pipeline": (["transformers", "torch>=2.4"], TM.bert,
@@ -144,6 +150,14 @@ class RunnerTest(unittest.TestCase):
     def test_gpt2_1f1b(self):
         r = self.matches("gpt2_1f1b")
         self.assertEqual(r["stages_per_parameter"], 2)  # the tied embedding on both stages
+
+    def test_gpt2_4_stages(self):
+        r = self.matches("gpt2_4_stages")
+        self.assertEqual(r["stages_per_parameter"], 2)  # the embedding on the first and the last
+
+    def test_gpt2_fsdp_interleaved(self):
+        r = self.matches("gpt2_fsdp_interleaved")
+        self.assertGreater(r["sharded"], 0)
 
     def test_bert_fsdp(self):
         r = self.matches("bert_fsdp")
