@@ -94,6 +94,8 @@ CASES = {
                                        checkpoint=["block", "inp"]), ["x8"], {}, "c5", F.cross_entropy),
     "layers_two_steps": ([], tinygpt, plan([["tok", "pos", "layers"], ["norm", "head"]], replicas=2, micro=2), ["ids"],
                       {}, "tok", TM.lm_loss),
+    "unequal_micro_batches": ([], tinygpt, plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], micro=3),
+                              ["ids"], {}, "tok", TM.lm_loss),
     "ddp": ([], TM.Looped, plan([["inp", "block", "out"]], replicas=4, micro=2), ["x8"], {}, "c5", F.cross_entropy),
     "broken_no_stage_sum": ([], TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]]), ["x8"], {},
                             "c5", F.cross_entropy),
@@ -184,6 +186,11 @@ class RunnerTest(unittest.TestCase):
 
     def test_interleaved(self):
         self.matches("interleaved")
+
+    def test_unequal_micro_batches(self):
+        # 4 samples per replica in 3 micro-batches (2, 1, 1): a second
+        # shape recorded at the step; the loss still the global mean.
+        self.matches("unequal_micro_batches")
 
     def test_ddp(self):
         self.matches("ddp")

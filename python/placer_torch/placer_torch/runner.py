@@ -204,10 +204,6 @@ def _call_tree(model, args, kwargs):
     return tops
 
 
-def _loss_of(loss_fn, out, target):
-    return loss_fn(out, target)
-
-
 class Analysis:
     """What a plan means for a model: the units in program order, each
     stage's units, which unit outputs each stage reads (needs) and who
@@ -307,6 +303,7 @@ class Analysis:
         if missing:
             raise PlanError("%s: the forward's module calls differ between two runs (%s not called the second "
                             "time): data-dependent control flow" % (where, missing[0]))
+        self.shapes = {signature(args, kwargs): [(u.spec, u.meta) for u in units]}
         out_deps, out_params = rec.deps_of(out)
         self.output_stage = self.n - 1
         needs = [set() for _ in range(self.n)]
@@ -349,6 +346,26 @@ class Analysis:
                     getattr(loss_fn, "__name__", "loss_fn"), type(model).__name__, _describe(out),
                     (str(e).splitlines() or [type(e).__name__])[0]))
 
+    def record_shapes(self, model, args, kwargs):
+        """The units' output nesting and shapes for a micro-batch of another
+        shape (one more recording forward)."""
+        keep = [(u.deps, u.params, u.spec, u.meta) for u in self.units]
+        for u in self.units:
+            u.spec = None
+        state = _save_state(model)
+        try:
+            _Recorder(self, model).run(args, kwargs)
+        finally:
+            _restore_state(model, state)
+        changed = [u for u, k in zip(self.units, keep) if u.spec is None or (u.deps, u.params) != k[:2]]
+        shapes = [(u.spec, u.meta) for u in self.units]
+        for u, k in zip(self.units, keep):
+            u.deps, u.params, u.spec, u.meta = k
+        if changed:
+            raise PlanError("a micro-batch of another shape changes what flows into %s: data-dependent control "
+                            "flow" % changed[0])
+        self.shapes[signature(args, kwargs)] = shapes
+
 
 def _describe(out):
     if isinstance(out, torch.Tensor):
@@ -358,6 +375,12 @@ def _describe(out):
     if isinstance(out, (tuple, list)):
         return "a %s of %d" % (type(out).__name__, len(out))
     return type(out).__name__
+
+
+def signature(args, kwargs):
+    ts = []
+    _tensors((args, kwargs), ts)
+    return tuple((tuple(t.shape), str(t.dtype)) for t in ts)
 
 
 class _Recorder:
@@ -440,7 +463,8 @@ def _restore_state(model, state):
     bufs, rng = state
     with torch.no_grad():
         for b, s in zip(model.buffers(), bufs):
-            b.copy_(s)
+            if not torch.equal(b, s):  # a copy bumps the version that saved tensors check
+                b.copy_(s)
     torch.set_rng_state(rng)
 
 
@@ -506,8 +530,8 @@ class _Forward:
     """One forward of one stage on one micro-batch, and what its backward
     needs."""
 
-    def __init__(self, rt, mb, v):
-        self.rt, self.mb, self.v = rt, mb, v
+    def __init__(self, rt, mb, v, shapes):
+        self.rt, self.mb, self.v, self.shapes = rt, mb, v, shapes
         self.counts = collections.Counter()
         self.depth = 0
         self.sent, self.received, self.loss = [], [], None
@@ -532,11 +556,12 @@ class _Forward:
             return out
         if uid > an.last[self.v] and self.v != an.output_stage:
             raise _Stop()
+        spec, meta = self.shapes[uid]
         if uid in an.needs[self.v]:
-            leaves = rt._recv(u, self.v, self.mb)
+            leaves = rt._recv(u, meta, self.v, self.mb)
             self.received.append((uid, leaves))
-            return unflatten(u.spec, leaves)
-        return unflatten(u.spec, [torch.zeros(s, dtype=d, device=rt.device) for s, d in u.meta])
+            return unflatten(spec, leaves)
+        return unflatten(spec, [torch.zeros(s, dtype=d, device=rt.device) for s, d in meta])
 
 
 def _tag(mb, uid, units, back):
@@ -715,14 +740,14 @@ class Placed:
             t = t.contiguous()
             self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t))
 
-    def _recv(self, u, v, mb):
+    def _recv(self, u, meta, v, mb):
         grad = torch.is_grad_enabled()
         if u.owner % self.S == self.pos:
             leaves = [t.detach() for t in self.mail.pop((u.uid, v, mb, False))]
         else:
             src = self._rank_of(u.owner)
             leaves = []
-            for shape, dtype in u.meta:
+            for shape, dtype in meta:
                 t = torch.empty(shape, dtype=torch.uint8 if dtype == torch.bool else dtype, device=self.device)
                 dist.recv(t, src, tag=_tag(mb, u.uid, len(self.an.units), False))
                 leaves.append(t.bool() if dtype == torch.bool else t)
@@ -743,7 +768,14 @@ class Placed:
     # --- the step
 
     def forward(self, mb, v, a, k, target, scale):
-        ctx = _Forward(self, mb, v)
+        sig = signature(a, k)
+        if sig not in self.an.shapes:
+            if self.fsdp:
+                raise PlanError("shard fsdp: a micro-batch of shape %s, the plan was recorded with %s: give "
+                                "batches that split into micro-batches of one shape" %
+                                ([list(x[0]) for x in sig], [list(x[0]) for x in next(iter(self.an.shapes))]))
+            self.an.record_shapes(self.model, a, k)
+        ctx = _Forward(self, mb, v, self.an.shapes[sig])
         self.ctx = ctx
         try:
             out = self.model(*a, **k)
@@ -1051,11 +1083,9 @@ def _worker(rank, world, port, backend, fn, args):
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
     dist.init_process_group(backend, rank=rank, world_size=world)
-    try:
-        fn(rank, world, *args)
-    finally:
-        dist.barrier()
-        dist.destroy_process_group()
+    fn(rank, world, *args)  # an exception ends this process: spawn then ends the others, which may wait on it
+    dist.barrier()
+    dist.destroy_process_group()
 
 
 def free_port():
