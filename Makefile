@@ -96,7 +96,13 @@ PY_DEBS     := python3-torch python3-torchvision python3-onnx python3-venv
 TORCH_PINS  := torch==2.14.1 torchvision==0.29.2 onnx==1.23.2 onnxscript==0.7.2
 VENV        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/torch-venv
 TORCH_PY    := $(VENV)/bin/python
-.PHONY: py-deps venv test-python test-python-venv test-python-debian zoo
+# The runner's held-out models (tools/torchplan/test_runner.py): tiny
+# configs of transformers' GPT-2 and BERT and timm's ViT, random weights,
+# nothing downloaded. Installed into the virtualenv beside TORCH_PINS (not
+# a new virtualenv; TORCH_PINS on the same command line keep torch where
+# it is) when $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
+PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
+.PHONY: py-deps venv venv-test test-python test-python-venv test-python-debian zoo bench-runner
 py-deps:
 	@if ! $(PYTHON) -c 'import torch, torchvision, onnx, ensurepip' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -118,6 +124,28 @@ venv: py-deps
 		echo "$(TORCH_PINS)" > $(VENV)/placer-pins; \
 	fi
 
+# The held-out models, and placer_torch (python/placer_torch: apply_plan)
+# installed editable (pip install -e --no-deps) from this checkout when the
+# virtualenv's points elsewhere; the tools find it in their own checkout
+# either way.
+venv-test: venv
+	@if [ "$$(cat $(VENV)/placer-test-pins 2>/dev/null)" != "$(PY_TEST_PINS)" ]; then \
+		echo "venv-test: installing $(PY_TEST_PINS) into $(VENV)"; \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q $(PY_TEST_PINS) $(TORCH_PINS) && \
+		echo "$(PY_TEST_PINS)" > $(VENV)/placer-test-pins; \
+	fi
+	@if [ "$$(cd /tmp && $(TORCH_PY) -c 'import placer_torch, os; print(os.path.dirname(os.path.dirname(os.path.realpath(placer_torch.__file__))))' 2>/dev/null)" != "$(realpath python/placer_torch)" ]; then \
+		echo "venv-test: pip install -e python/placer_torch"; \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e python/placer_torch; \
+	fi
+
+# The runner's overhead per step against the same strategy by hand (DDP,
+# fully_shard, torch.distributed.pipelining's Schedule1F1B) on 2 gloo
+# processes: runner / hand per strategy, the median of paired repeats
+# (docs/torch-plan.md#overhead; about 40 s).
+bench-runner: venv
+	$(TORCH_PY) tools/torchplan/bench_overhead.py --world 2 --repeats 7 --steps 10
+
 # The exporter's invariants, the module-map round trip (placer search ->
 # placer export --to module-map -> placement.apply_module_map) and the ONNX
 # import, against the placer binary just built: on current torch (the
@@ -126,11 +154,16 @@ venv: py-deps
 # on 4 CPU processes with gloo against the unsplit model, and the module
 # map's transfer hooks (about 30 s on 2 shared cores); and make fidelity's
 # script (tools/fidelity) on the CPU with two tiny models against the
-# real binary: the plumbing, not the accuracy (about 7 s).
+# real binary: the plumbing, not the accuracy (about 7 s). The runner
+# without torch.fx (tools/torchplan/test_runner.py, docs/torch-plan.md):
+# on current torch with the held-out GPT-2, BERT (FSDP2) and ViT, every
+# strategy, one launch of 4 gloo processes (about 70 s on 2 shared cores),
+# and on Debian's 1.13 the cases that need neither (about 20 s).
 test-python: test-python-venv test-python-debian
 
-test-python-venv: build venv
+test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 
 test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'

@@ -1,0 +1,1104 @@
+"""The runner: a placer torch plan on a whole model, without torch.fx.
+
+Every rank builds the whole model from the same seed. The plan's module
+calls are its units: a call of a module the plan places (path, or path#k for
+its k-th call in a forward) whose own calls below all run on the same
+stage; glue between them (residual adds, reshapes, masks, any Python) is
+replayed on every rank. A forward on stage v runs the model's own forward
+with each unit's `forward` wrapped: a unit of v computes and sends its
+output to the later stages that read it; a unit of another stage is not
+computed: its output (any nesting of tuples, lists, dicts, ModelOutputs) is
+received from its stage when v reads it (a leaf requiring grad, so that
+backward sends its gradient back), and is zeros of its shape when v does
+not (glue only); v stops at the first unit after its last own one.
+
+What v reads is found once, before training, by running the forward twice
+on one micro-batch: the module calls (the call tree and the units), then
+which unit outputs and parameters reach each unit's inputs through glue
+(a TorchFunctionMode follows every torch operation between unit calls).
+A parameter read by several stages (tied embeddings, a block applied on
+two stages, the root's own parameters used by glue) is kept on each of
+them and its gradient is summed over them, as Megatron-LM does for tied
+embeddings.
+"""
+
+import collections
+import functools
+import os
+
+import torch
+import torch.distributed as dist
+from torch.overrides import TorchFunctionMode
+
+from .plan import PlanError, load_plan, module_stages, split_entry
+
+
+class _Stop(Exception):
+    """Ends a stage's forward at the first unit after its last one."""
+
+
+def _torch_version():
+    v = torch.__version__.split("+")[0].split(".")
+    return tuple(int("".join(c for c in x if c.isdigit()) or 0) for x in v[:2])
+
+
+def check_torch(plan, where="plan"):
+    """Refuses a strategy the installed torch lacks, in one line."""
+    if plan.get("shard") == "fsdp" and _torch_version() < (2, 4):
+        raise PlanError("%s: shard fsdp needs torch 2.4 or later (torch.distributed.fsdp.fully_shard); this is "
+                        "torch %s" % (where, torch.__version__))
+
+
+# Nested values: a flat list of tensors and a spec to rebuild the nesting.
+
+def flatten(obj):
+    leaves = []
+    return leaves, _flat(obj, leaves)
+
+
+def _flat(o, leaves):
+    if isinstance(o, torch.Tensor):
+        leaves.append(o)
+        return ("t",)
+    if isinstance(o, tuple) and hasattr(o, "_fields"):
+        return ("nt", type(o), [_flat(x, leaves) for x in o])
+    if isinstance(o, (tuple, list)):
+        return ("seq", type(o), [_flat(x, leaves) for x in o])
+    if isinstance(o, dict):
+        keys = list(o.keys())
+        return ("map", type(o), keys, [_flat(o[k], leaves) for k in keys])
+    return ("c", o)
+
+
+def unflatten(spec, leaves):
+    return _unflat(spec, iter(leaves))
+
+
+def _unflat(spec, it):
+    kind = spec[0]
+    if kind == "t":
+        return next(it)
+    if kind == "c":
+        return spec[1]
+    if kind == "nt":
+        return spec[1](*[_unflat(s, it) for s in spec[2]])
+    if kind == "seq":
+        items = [_unflat(s, it) for s in spec[2]]
+        if spec[1] in (tuple, list):
+            return spec[1](items)
+        try:
+            return spec[1](items)
+        except TypeError:
+            return tuple(items)
+    vals = [_unflat(s, it) for s in spec[3]]
+    if spec[1] is dict:
+        return dict(zip(spec[2], vals))
+    try:
+        return spec[1](**dict(zip(spec[2], vals)))  # dataclasses such as transformers' ModelOutput
+    except TypeError:
+        return spec[1](zip(spec[2], vals))
+
+
+def _tensors(obj, out):
+    if isinstance(obj, torch.Tensor):
+        out.append(obj)
+    elif isinstance(obj, (tuple, list)):
+        for x in obj:
+            _tensors(x, out)
+    elif isinstance(obj, dict):
+        for x in obj.values():
+            _tensors(x, out)
+
+
+# Recording: which unit outputs and parameters flow, through glue, into
+# each unit's inputs and into the model's output.
+
+_INPLACE = {"__setitem__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ior__", "__iand__", "__ixor__"}
+
+
+class _Track(TorchFunctionMode):
+    def __init__(self, rec):
+        super().__init__()
+        self.rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        rec = self.rec
+        if rec.depth:
+            return out
+        ins = []
+        _tensors(args, ins)
+        _tensors(kwargs, ins)
+        srcs = set()
+        for t in ins:
+            p = rec.prov.get(id(t))
+            if p:
+                srcs |= p
+        if not srcs:
+            return out
+        name = getattr(func, "__name__", "")
+        if (name in _INPLACE or (name.endswith("_") and not name.endswith("__"))) and args and \
+                isinstance(args[0], torch.Tensor):
+            rec.mark(args[0], srcs)
+        outs = []
+        _tensors(out, outs)
+        for t in outs:
+            rec.mark(t, srcs)
+        return out
+
+
+class _Call:
+    __slots__ = ("path", "idx", "children", "owner", "stages")
+
+    def __init__(self, path, idx):
+        self.path, self.idx, self.children = path, idx, []
+        self.owner, self.stages = None, set()
+
+
+class Unit:
+    """One unit call: module path, its call index, the stage that runs it,
+    the calls below it (path -> count), and what the recording found."""
+
+    def __init__(self, uid, path, idx, owner, nested):
+        self.uid, self.path, self.idx, self.owner, self.nested = uid, path, idx, owner, nested
+        self.deps, self.params = set(), set()  # unit ids and parameter names reaching its inputs
+        self.spec, self.meta = None, None      # its output's nesting and tensor (shape, dtype)s
+
+    def __repr__(self):
+        return "%s#%d" % (self.path or "<root>", self.idx)
+
+
+def _call_tree(model, args, kwargs):
+    """Runs the forward once with every module's forward wrapped; returns
+    the root calls (a forward makes one, the model's own)."""
+    tops, stack, counts = [], [], collections.Counter()
+    undo = []
+
+    def wrap(path, module):
+        orig = module.forward
+
+        @functools.wraps(orig)
+        def fw(*a, **k):
+            c = _Call(path, counts[path])
+            counts[path] += 1
+            (stack[-1].children if stack else tops).append(c)
+            stack.append(c)
+            try:
+                return orig(*a, **k)
+            finally:
+                stack.pop()
+        return fw
+
+    for path, m in model.named_modules():
+        undo.append((m, m.__dict__.get("forward")))
+        m.forward = wrap(path, m)
+    try:
+        model(*args, **kwargs)
+    finally:
+        for m, had in undo:
+            if had is None:
+                del m.forward
+            else:
+                m.forward = had
+    return tops
+
+
+class Analysis:
+    """What a plan means for a model: the units in program order, each
+    stage's units, which unit outputs each stage reads (needs) and who
+    reads each unit's output (consumers), and the stages reading each
+    parameter (readers). It needs no torch.distributed."""
+
+    def __init__(self, model, plan, args, kwargs, where="plan", loss_fn=None, target=None):
+        self.plan = plan
+        self.n = len(plan["stages"])
+        self.V = plan["virtual"]
+        self.S = self.n // self.V
+        modules = dict(model.named_modules())
+        self.modules = modules
+        entries = {}
+        for e, s in module_stages(plan).items():
+            name, k = split_entry(e)
+            if name not in modules:
+                raise PlanError("%s: module %r (stage %d) is not in %s: a plan for another model?"
+                                % (where, name, s, type(model).__name__))
+            entries[(name, k)] = s
+        for name in plan["checkpoint"]:
+            if name not in modules:
+                raise PlanError("%s: checkpoint module %r is not in %s" % (where, name, type(model).__name__))
+        has_params = {p: any(True for _ in m.parameters()) for p, m in modules.items()}
+
+        state = _save_state(model)
+        try:
+            tops = _call_tree(model, args, kwargs)
+        finally:
+            _restore_state(model, state)
+        seen = collections.Counter()
+
+        def path_entry(path):
+            while "." in path:
+                path = path.rsplit(".", 1)[0]
+                if (path, None) in entries:
+                    return entries[(path, None)]
+            return None
+
+        def resolve(c, inherited):
+            seen[c.path] += 1
+            e = entries.get((c.path, c.idx))
+            if e is None:
+                e = entries.get((c.path, None))
+            if e is None and inherited is None:  # a container the forward does not call (nn.ModuleList)
+                e = path_entry(c.path)
+            c.owner = e if e is not None else (inherited if has_params[c.path] else None)
+            below = e if e is not None else inherited
+            st = {c.owner} if c.owner is not None else set()
+            for ch in c.children:
+                st |= resolve(ch, below)
+            c.stages = st
+            return st
+
+        units = []
+
+        def nested(c, acc):
+            for ch in c.children:
+                acc[ch.path] += 1
+                nested(ch, acc)
+            return acc
+
+        def mark(c):
+            if c.owner is not None and c.stages == {c.owner}:
+                units.append(Unit(len(units), c.path, c.idx, c.owner, dict(nested(c, collections.Counter()))))
+                return
+            for ch in c.children:
+                mark(ch)
+
+        for c in tops:
+            resolve(c, None)
+            mark(c)
+        for (name, k), s in entries.items():
+            if k is not None and k >= seen[name]:
+                raise PlanError("%s: module %r is called %d times in a forward; stage %d places its call #%d"
+                                % (where, name, seen[name], s, k))
+        self.units = units
+        self.unit_of = {(u.path, u.idx): u.uid for u in units}
+        self.unit_paths = sorted({u.path for u in units})
+        owned = [[u.uid for u in units if u.owner == v] for v in range(self.n)]
+        for v in range(self.n):
+            if not owned[v]:
+                names = plan["stages"][v]["modules"]
+                raise PlanError("%s: stage %d runs no module call of its own (%s%s): more stages than the model's "
+                                "modules, or its modules run inside another stage's" %
+                                (where, v, ", ".join(names[:3]), ", ..." if len(names) > 3 else ""))
+        self.owned = owned
+        self.last = [max(o) for o in owned]
+        # The second forward: what flows where.
+        rec = _Recorder(self, model)
+        state = _save_state(model)
+        try:
+            out = rec.run(args, kwargs)
+        finally:
+            _restore_state(model, state)
+        missing = [u for u in units if u.spec is None]
+        if missing:
+            raise PlanError("%s: the forward's module calls differ between two runs (%s not called the second "
+                            "time): data-dependent control flow" % (where, missing[0]))
+        self.shapes = {signature(args, kwargs): [(u.spec, u.meta) for u in units]}
+        out_deps, out_params = rec.deps_of(out)
+        self.output_stage = self.n - 1
+        needs = [set() for _ in range(self.n)]
+        readers = collections.defaultdict(set)
+        names = {id(p): n for n, p in model.named_parameters()}
+        self.param_names = [n for n, _ in model.named_parameters()]
+        for u in units:
+            needs[u.owner] |= {d for d in u.deps if units[d].owner != u.owner}
+            for p in modules[u.path].parameters():
+                readers[names[id(p)]].add(u.owner)
+            for n in u.params:
+                readers[n].add(u.owner)
+        needs[self.n - 1] |= {d for d in out_deps if units[d].owner != self.n - 1}
+        for n in out_params:
+            readers[n].add(self.n - 1)
+        for v in range(self.n):
+            for d in sorted(needs[v]):
+                if units[d].owner > v:
+                    reader = next((u for u in units if u.owner == v and d in u.deps), "the output")
+                    raise PlanError("%s: stage %d's %s reads the output of %s in stage %d: the stages are not in "
+                                    "forward order" % (where, v, reader, units[d], units[d].owner))
+        self.needs = needs
+        self.consumers = {u.uid: sorted(v for v in range(self.n) if u.uid in needs[v]) for u in units}
+        self.readers = {n: frozenset(v % self.S for v in vs) for n, vs in readers.items()}
+        self.vreaders = {n: frozenset(vs) for n, vs in readers.items()}
+        unit_paths = set(self.unit_paths)
+        for name in plan["checkpoint"]:
+            inside = any(name.startswith(p + ".") or p == "" for p in unit_paths)
+            below = [u for u in units if u.path.startswith(name + ".")]
+            if name not in unit_paths and not inside and below:
+                raise PlanError("%s: checkpoint %r: its forward runs %s (a module call placed apart): name a module "
+                                "placed whole on one stage" % (where, name, below[0]))
+        if loss_fn is not None:
+            try:
+                loss = loss_fn(out, target)
+                if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                    raise TypeError("it returns %s, not a scalar tensor" % type(loss).__name__)
+            except Exception as e:
+                raise PlanError("the loss %s cannot take %s's output (%s): %s" % (
+                    getattr(loss_fn, "__name__", "loss_fn"), type(model).__name__, _describe(out),
+                    (str(e).splitlines() or [type(e).__name__])[0]))
+
+    def record_shapes(self, model, args, kwargs):
+        """The units' output nesting and shapes for a micro-batch of another
+        shape (one more recording forward)."""
+        keep = [(u.deps, u.params, u.spec, u.meta) for u in self.units]
+        for u in self.units:
+            u.spec = None
+        state = _save_state(model)
+        try:
+            _Recorder(self, model).run(args, kwargs)
+        finally:
+            _restore_state(model, state)
+        changed = [u for u, k in zip(self.units, keep) if u.spec is None or (u.deps, u.params) != k[:2]]
+        shapes = [(u.spec, u.meta) for u in self.units]
+        for u, k in zip(self.units, keep):
+            u.deps, u.params, u.spec, u.meta = k
+        if changed:
+            raise PlanError("a micro-batch of another shape changes what flows into %s: data-dependent control "
+                            "flow" % changed[0])
+        self.shapes[signature(args, kwargs)] = shapes
+
+
+def _describe(out):
+    if isinstance(out, torch.Tensor):
+        return "a tensor of shape %s" % list(out.shape)
+    if isinstance(out, dict):
+        return "%s with %s" % (type(out).__name__, ", ".join(map(str, out.keys())))
+    if isinstance(out, (tuple, list)):
+        return "a %s of %d" % (type(out).__name__, len(out))
+    return type(out).__name__
+
+
+def signature(args, kwargs):
+    ts = []
+    _tensors((args, kwargs), ts)
+    return tuple((tuple(t.shape), str(t.dtype)) for t in ts)
+
+
+class _Recorder:
+    """The second recording forward: every unit computes; its outputs are
+    marked as its own, and each unit's inputs' marks are its deps."""
+
+    def __init__(self, an, model):
+        self.an, self.model = an, model
+        self.prov, self.keep, self.depth = {}, [], 0
+        for n, p in model.named_parameters():
+            self.mark(p, {n})
+
+    def mark(self, t, srcs):
+        cur = self.prov.get(id(t))
+        self.prov[id(t)] = (cur | srcs) if cur else set(srcs)
+        self.keep.append(t)
+
+    def deps_of(self, obj):
+        ts = []
+        _tensors(obj, ts)
+        srcs = set()
+        for t in ts:
+            srcs |= self.prov.get(id(t), set())
+        return {d for d in srcs if isinstance(d, int)}, {d for d in srcs if isinstance(d, str)}
+
+    def run(self, args, kwargs):
+        an = self.an
+        counts = collections.Counter()
+        undo = []
+
+        def wrap(path, module):
+            orig = module.forward
+
+            @functools.wraps(orig)
+            def fw(*a, **k):
+                if self.depth:
+                    return orig(*a, **k)
+                idx = counts[path]
+                counts[path] += 1
+                uid = an.unit_of.get((path, idx))
+                if uid is None:
+                    return orig(*a, **k)
+                u = an.units[uid]
+                for p, n in u.nested.items():
+                    counts[p] += n
+                u.deps, u.params = self.deps_of((a, k))
+                self.depth += 1
+                try:
+                    out = orig(*a, **k)
+                finally:
+                    self.depth -= 1
+                leaves, u.spec = flatten(out)
+                u.meta = [(tuple(t.shape), t.dtype) for t in leaves]
+                for t in leaves:
+                    self.prov[id(t)] = {uid}
+                    self.keep.append(t)
+                return out
+            return fw
+
+        for path in an.unit_paths:
+            m = an.modules[path]
+            undo.append((m, m.__dict__.get("forward")))
+            m.forward = wrap(path, m)
+        try:
+            with _Track(self):
+                return self.model(*args, **kwargs)
+        finally:
+            for m, had in undo:
+                if had is None:
+                    del m.forward
+                else:
+                    m.forward = had
+
+
+def _save_state(model):
+    return ([b.detach().clone() for b in model.buffers()], torch.get_rng_state())
+
+
+def _restore_state(model, state):
+    bufs, rng = state
+    with torch.no_grad():
+        for b, s in zip(model.buffers(), bufs):
+            if not torch.equal(b, s):  # a copy bumps the version that saved tensors check
+                b.copy_(s)
+    torch.set_rng_state(rng)
+
+
+# Schedules.
+
+def schedule_order(kind, pos, S, M, V=1):
+    """The order of pipeline rank pos's forwards and backwards:
+    [("F" or "B", micro-batch, stage)]. gpipe: every forward, then every
+    backward. 1f1b: S - 1 - pos forwards to fill the pipeline, then one
+    forward and one backward in turn, then the remaining backwards.
+    interleaved (V stages per rank: pos, pos + S, ...): Megatron-LM's
+    order, M a multiple of S: forwards in groups of S micro-batches per
+    stage, (S - pos - 1) x 2 + (V - 1) x S of them to fill, then in turn."""
+    if kind == "gpipe":
+        return [("F", i, pos) for i in range(M)] + [("B", i, pos) for i in range(M)]
+    if kind == "1f1b" or V == 1:
+        warm = min(S - 1 - pos, M)
+        out = [("F", i, pos) for i in range(warm)]
+        f, b = warm, 0
+        while f < M:
+            out += [("F", f, pos), ("B", b, pos)]
+            f, b = f + 1, b + 1
+        return out + [("B", i, pos) for i in range(b, M)]
+    total = M * V
+
+    def mb(k):
+        return (k // (S * V)) * S + k % S
+
+    def fwd(k):
+        return ("F", mb(k), ((k // S) % V) * S + pos)
+
+    def bwd(k):
+        return ("B", mb(k), (V - 1 - (k // S) % V) * S + pos)
+    warm = min((S - pos - 1) * 2 + (V - 1) * S, total)
+    out = [fwd(k) for k in range(warm)]
+    f, b = warm, 0
+    while f < total:
+        out += [fwd(f), bwd(b)]
+        f, b = f + 1, b + 1
+    return out + [bwd(k) for k in range(b, total)]
+
+
+def split_batch(values, parts, where="inputs"):
+    """Splits each tensor (dimension 0) of a list of values into parts
+    (torch.tensor_split: sizes differ by at most one); returns the lists
+    per part and the part sizes."""
+    sizes, cols = None, []
+    for v in values:
+        if isinstance(v, torch.Tensor) and v.dim() > 0:
+            if v.shape[0] < parts:
+                raise PlanError("%s: a batch of %d cannot make %d micro-batches" % (where, v.shape[0], parts))
+            pieces = torch.tensor_split(v, parts)
+            sizes = [p.shape[0] for p in pieces]
+            cols.append(pieces)
+        else:
+            cols.append([v] * parts)
+    if sizes is None:
+        raise PlanError("%s: no tensor to split into micro-batches" % where)
+    return [[c[i] for c in cols] for i in range(parts)], sizes
+
+
+class _Forward:
+    """One forward of one stage on one micro-batch, and what its backward
+    needs."""
+
+    def __init__(self, rt, mb, v, shapes):
+        self.rt, self.mb, self.v, self.shapes = rt, mb, v, shapes
+        self.counts = collections.Counter()
+        self.depth = 0
+        self.sent, self.received, self.loss = [], [], None
+
+    def unit_call(self, uid, inner, a, k):
+        rt, an = self.rt, self.rt.an
+        u = an.units[uid]
+        for p, n in u.nested.items():
+            self.counts[p] += n
+        if u.owner == self.v:
+            self.depth += 1
+            try:
+                out = inner(*a, **k)
+            finally:
+                self.depth -= 1
+            cons = an.consumers[uid]
+            if cons:
+                leaves, _ = flatten(out)
+                for c in cons:
+                    rt._send(leaves, c, self.mb, uid)
+                self.sent.append((uid, leaves))
+            return out
+        if uid > an.last[self.v] and self.v != an.output_stage:
+            raise _Stop()
+        spec, meta = self.shapes[uid]
+        if uid in an.needs[self.v]:
+            leaves = rt._recv(u, meta, self.v, self.mb)
+            self.received.append((uid, leaves))
+            return unflatten(spec, leaves)
+        return unflatten(spec, [torch.zeros(s, dtype=d, device=rt.device) for s, d in meta])
+
+
+def _tag(mb, uid, units, back):
+    return (mb * (units + 1) + uid) * 2 + (1 if back else 0)
+
+
+class Placed:
+    """A model under a plan on this rank: `schedule.step(...)` runs one
+    step's forwards and backwards and leaves the gradients of
+    `stage_parameters()` in their .grad (summed over the stages that read
+    each, averaged as the global batch's mean over the replicas);
+    `optimizer(cls, **kw)` makes the optimizer of those parameters
+    (ZeroRedundancyOptimizer with shard zero2)."""
+
+    def __init__(self, model, plan, loss_fn, example_inputs=(), example_kwargs=None, rank=None, world=None,
+                 device=None, analysis=None):
+        self.plan = plan = load_plan(plan)
+        self.model = model
+        self.loss_fn = loss_fn
+        self.rank = dist.get_rank() if rank is None else rank
+        self.world = dist.get_world_size() if world is None else world
+        self.n, self.V = len(plan["stages"]), plan["virtual"]
+        self.S, self.R, self.M = self.n // self.V, plan["replicas"], plan["micro_batches"]
+        if self.world != self.R * self.S:
+            raise PlanError("the plan needs %d replicas x %d stages = %d processes, not %d"
+                            % (self.R, self.S, self.R * self.S, self.world))
+        if plan["schedule"] == "interleaved" and self.V > 1 and self.M % self.S:
+            raise PlanError("schedule interleaved: micro_batches %d is not a multiple of the %d pipeline ranks"
+                            % (self.M, self.S))
+        self.shard = plan["shard"]
+        check_torch(plan)
+        self.replica, self.pos = divmod(self.rank, self.S)
+        self.device = torch.device(device) if device is not None else torch.device("cpu")
+        model.to(self.device)
+        example_kwargs = dict(example_kwargs or {})
+        if analysis is None:
+            mbs, _ = self._micro(list(example_inputs), example_kwargs, None)
+            a, k, _ = mbs[0]
+            analysis = Analysis(model, plan, a, k)
+        self.an = an = analysis
+        self.stages = [v for v in range(self.n) if v % self.S == self.pos]
+        names = dict(model.named_parameters())
+        self.held = [n for n in an.param_names if self.pos in an.readers.get(n, ())]
+        # Groups: every rank creates every group, in the same order.
+        self.dp_groups = [dist.new_group([r * self.S + q for r in range(self.R)]) if self.R > 1 else None
+                          for q in range(self.S)]
+        self.sum_groups = {}
+        for rs in sorted({tuple(sorted(r)) for r in an.readers.values()}):
+            ranks = [r * self.S + q for r in range(self.R) for q in rs]
+            g = dist.new_group(ranks) if len(ranks) > 1 else None
+            if self.pos in rs:
+                self.sum_groups[rs] = g
+        self.fsdp = []
+        if self.shard == "fsdp":
+            self._fully_shard(names)
+        self.fsdp_names = set()
+        for m in self.fsdp:
+            self.fsdp_names |= {n for n, p in model.named_parameters() if any(p is q for q in m.parameters())}
+        self.zero = None
+        self.ctx = None
+        self._arming = False
+        self._make_buckets()
+        self._install()
+        self.schedule = _Schedule(self)
+
+    # --- set-up
+
+    def _fully_shard(self, names):
+        try:
+            from torch.distributed.fsdp import fully_shard
+        except ImportError:
+            from torch.distributed._composable.fsdp import fully_shard
+        from torch.distributed.device_mesh import init_device_mesh
+        an = self.an
+        mesh = init_device_mesh(self.device.type, (self.R, self.S), mesh_dim_names=("dp", "pp"))["dp"]
+        pid = {id(p): n for n, p in self.model.named_parameters()}
+        unit_mods = {}
+        for u in an.units:
+            unit_mods.setdefault(u.path, set()).add(u.owner)
+        inside = collections.defaultdict(set)  # parameter -> unit modules holding it
+        for path in unit_mods:
+            for p in an.modules[path].parameters():
+                inside[pid[id(p)]].add(path)
+        chosen = []
+        for path, owners in unit_mods.items():
+            if not owners <= set(self.stages) or path == "":
+                continue
+            ps = [pid[id(p)] for p in an.modules[path].parameters()]
+            if not ps:
+                continue
+            if all(an.readers[n] == frozenset([self.pos]) and
+                   all(q == path or q.startswith(path + ".") or path.startswith(q + ".") for q in inside[n])
+                   for n in ps):
+                chosen.append(path)
+        # Small units (a position embedding, a final norm) are not worth
+        # their own all-gather and reduce-scatter: they go with the root
+        # (one stage) or with the replicated parameters' buckets.
+        size = {p: sum(q.numel() for q in an.modules[p].parameters()) for p in chosen}
+        chosen = [p for p in chosen if size[p] * 4 >= max(size.values())] if chosen else []
+        for path in sorted(chosen, key=lambda p: -p.count(".")):
+            if any(path.startswith(c + ".") for c in chosen if c != path):
+                continue  # FSDP takes it with its ancestor (nested units run on one stage)
+            fully_shard(an.modules[path], mesh=mesh)
+            self.fsdp.append(an.modules[path])
+        if self.S == 1:
+            fully_shard(self.model, mesh=mesh)
+            self.fsdp.append(self.model)
+        for m in self.fsdp:
+            # The losses are already scaled to the global batch's mean:
+            # FSDP sums (gloo has no PREMUL_SUM for its division by 1).
+            m.set_gradient_divide_factor(1.0)
+            if hasattr(m, "set_force_sum_reduction_for_comms"):
+                m.set_force_sum_reduction_for_comms(True)
+
+    def _install(self):
+        an = self.an
+        ck = set(self.plan["checkpoint"])
+
+        def checkpointed(orig):
+            from torch.utils.checkpoint import checkpoint
+
+            @functools.wraps(orig)
+            def fw(*a, **k):
+                if torch.is_grad_enabled():
+                    return checkpoint(orig, *a, use_reentrant=False, **k)
+                return orig(*a, **k)
+            return fw
+
+        def unit(path, inner):
+            @functools.wraps(inner)
+            def fw(*a, **k):
+                ctx = self.ctx
+                if ctx is None or ctx.depth:
+                    return inner(*a, **k)
+                idx = ctx.counts[path]
+                ctx.counts[path] += 1
+                uid = an.unit_of.get((path, idx))
+                if uid is None:
+                    return inner(*a, **k)
+                return ctx.unit_call(uid, inner, a, k)
+            return fw
+
+        for path in sorted(set(an.unit_paths) | ck):
+            m = an.modules[path]
+            inner = m.forward
+            if path in ck:
+                inner = checkpointed(inner)
+            m.forward = unit(path, inner) if path in an.unit_paths else inner
+
+    def _micro(self, args, kwargs, target):
+        keys = list(kwargs)
+        vals = list(args) + [kwargs[k] for k in keys] + ([target] if target is not None else [])
+        parts, sizes = split_batch(vals, self.M)
+        out = []
+        for p in parts:
+            p = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in p]
+            a = p[:len(args)]
+            k = dict(zip(keys, p[len(args):len(args) + len(keys)]))
+            out.append((a, k, p[-1] if target is not None else None))
+        return out, sizes
+
+    # --- point to point
+
+    def _rank_of(self, v):
+        return self.replica * self.S + v % self.S
+
+    def _send(self, leaves, to_v, mb, uid, back=False):
+        if to_v % self.S == self.pos:
+            self.mail[(uid, to_v, mb, back)] = leaves
+            return
+        dst = self._rank_of(to_v)
+        for t in leaves:
+            t = t.detach()
+            if t.dtype == torch.bool:
+                t = t.to(torch.uint8)
+            t = t.contiguous()
+            self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t))
+
+    def _recv(self, u, meta, v, mb):
+        grad = torch.is_grad_enabled()
+        if u.owner % self.S == self.pos:
+            leaves = [t.detach() for t in self.mail.pop((u.uid, v, mb, False))]
+        else:
+            src = self._rank_of(u.owner)
+            leaves = []
+            for shape, dtype in meta:
+                t = torch.empty(shape, dtype=torch.uint8 if dtype == torch.bool else dtype, device=self.device)
+                dist.recv(t, src, tag=_tag(mb, u.uid, len(self.an.units), False))
+                leaves.append(t.bool() if dtype == torch.bool else t)
+        return [t.requires_grad_() if grad and t.is_floating_point() else t for t in leaves]
+
+    def _recv_grads(self, uid, from_v, mb, leaves):
+        want = [t for t in leaves if t.is_floating_point()]
+        if from_v % self.S == self.pos:
+            return self.mail.pop((uid, from_v, mb, True))
+        src = self._rank_of(from_v)
+        out = []
+        for t in want:
+            g = torch.empty(t.shape, dtype=t.dtype, device=self.device)
+            dist.recv(g, src, tag=_tag(mb, uid, len(self.an.units), True))
+            out.append(g)
+        return out
+
+    # --- the step
+
+    def forward(self, mb, v, a, k, target, scale):
+        sig = signature(a, k)
+        if sig not in self.an.shapes:
+            if self.fsdp:
+                raise PlanError("shard fsdp: a micro-batch of shape %s, the plan was recorded with %s: give "
+                                "batches that split into micro-batches of one shape" %
+                                ([list(x[0]) for x in sig], [list(x[0]) for x in next(iter(self.an.shapes))]))
+            self.an.record_shapes(self.model, a, k)
+        ctx = _Forward(self, mb, v, self.an.shapes[sig])
+        self.ctx = ctx
+        try:
+            out = self.model(*a, **k)
+        except _Stop:
+            out = None
+        finally:
+            self.ctx = None
+        if v == self.an.output_stage:
+            loss = self.loss_fn(out, target)
+            ctx.loss = loss * scale
+            ctx.raw_loss = loss.detach()
+        return ctx
+
+    def backward(self, ctx):
+        an = self.an
+        roots, grads = [], []
+        if ctx.loss is not None:
+            roots.append(ctx.loss)
+            grads.append(None)
+        acc = collections.OrderedDict()
+        for uid, leaves in ctx.sent:
+            fl = [t for t in leaves if t.is_floating_point()]
+            for c in an.consumers[uid]:
+                gs = self._recv_grads(uid, c, ctx.mb, leaves)
+                for t, g in zip(fl, gs):
+                    if not t.requires_grad:
+                        continue
+                    if id(t) in acc:
+                        acc[id(t)] = (t, acc[id(t)][1] + g)
+                    else:
+                        acc[id(t)] = (t, g)
+        for t, g in acc.values():
+            roots.append(t)
+            grads.append(g)
+        if roots:
+            torch.autograd.backward(roots, grads)
+        for uid, leaves in ctx.received:
+            gs = [t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves if t.is_floating_point()]
+            owner = an.units[uid].owner
+            if owner % self.S == self.pos:
+                self.mail[(uid, ctx.v, ctx.mb, True)] = gs
+            else:
+                self._send(gs, owner, ctx.mb, uid, back=True)
+
+    def sync_grads(self):
+        """Sums each held parameter's gradient over the stages that read it
+        and the replicas (FSDP's parameters: FSDP's reduce-scatter);
+        zero2: each replica keeps the gradients of its optimizer shard."""
+        names = dict(self.model.named_parameters())
+        for n in self.held:
+            p = names[n]
+            if n not in self.fsdp_names and p.grad is None:
+                p.grad = torch.zeros_like(p)
+        self._arming = False
+        for b in self.buckets:
+            if b.work is None:
+                self._launch(b)
+        for b in self.buckets:
+            if b.work is not None:
+                b.work.wait()
+                b.work = None
+        if self.shard == "zero2" and self.R > 1:
+            if self.zero is None:
+                raise PlanError("shard zero2: make the optimizer with placed.optimizer(...) before the first step "
+                                "(it decides which replica keeps which gradient)")
+            own = self.zero_owner
+            for j in range(self.R):
+                ps = [names[n] for n in self.held if n not in self.fsdp_names and own[n] == j]
+                if not ps:
+                    continue
+                single = [p for p in ps if len(self.an.readers[self._name(p)]) == 1]
+                if single:
+                    flat = torch.cat([p.grad.reshape(-1) for p in single])
+                    dist.reduce(flat, dst=j * self.S + self.pos, group=self.dp_groups[self.pos])
+                    if j == self.replica:
+                        _unflat_into(flat, [p.grad for p in single])
+                if j != self.replica:
+                    for p in ps:
+                        p.grad = None
+
+    # Gradient buckets: each held parameter's .grad is a view into a flat
+    # buffer per (group, dtype) and up to 4 MB, summed by one all-reduce;
+    # with torch 2.1 or later and one stage per rank, the buckets of the
+    # data-parallel group start as soon as the last micro-batch's backward
+    # has filled them, overlapping the rest of the backward (as DDP does).
+
+    def _sum_group(self, rs):
+        return self.sum_groups.get(rs)
+
+    def _make_buckets(self, cap=4 << 20):
+        names = dict(self.model.named_parameters())
+        by = collections.defaultdict(list)
+        for n in reversed(self.held):
+            if n in self.fsdp_names:
+                continue
+            rs = tuple(sorted(self.an.readers[n]))
+            if (self.shard == "zero2" and len(rs) == 1) or self.sum_groups.get(rs) is None:
+                continue
+            by[(rs, str(names[n].dtype))].append(names[n])
+        self.buckets = []
+        for (rs, _), ps in sorted(by.items()):
+            cur, size = [], 0
+            for p in ps:
+                cur.append(p)
+                size += p.numel() * p.element_size()
+                if size >= cap:
+                    self.buckets.append(_Bucket(rs, cur, self.device))
+                    cur, size = [], 0
+            if cur:
+                self.buckets.append(_Bucket(rs, cur, self.device))
+        self.early = []
+        if hasattr(torch.Tensor, "register_post_accumulate_grad_hook") and self.V == 1:
+            self.early = [b for b in self.buckets if len(b.rs) == 1]
+            of = {id(p): b for b in self.early for p in b.params}
+            for b in self.early:
+                for p in b.params:
+                    p.register_post_accumulate_grad_hook(functools.partial(self._filled, of[id(p)]))
+        self._next = 0
+
+    def _attach(self):
+        for b in self.buckets:
+            b.count, b.work = 0, None
+            for p, o in zip(b.params, b.offsets):
+                if p.grad is None:
+                    v = b.view(p, o)
+                    v.zero_()
+                    p.grad = v
+                elif p.grad.data_ptr() != b.ptr(o):
+                    v = b.view(p, o)
+                    v.copy_(p.grad)
+                    p.grad = v
+        self._next = 0
+
+    def _filled(self, b, p):
+        if not self._arming:
+            return
+        b.count += 1
+        if b.count == len(b.params):
+            b.count = -1
+            while self._next < len(self.early) and self.early[self._next].count == -1:
+                self._launch(self.early[self._next])
+                self._next += 1
+
+    def _launch(self, b):
+        for p, o in zip(b.params, b.offsets):
+            if p.grad is None:
+                p.grad = b.view(p, o)
+                p.grad.zero_()
+            elif p.grad.data_ptr() != b.ptr(o):  # autograd replaced the view
+                v = b.view(p, o)
+                v.copy_(p.grad)
+                p.grad = v
+        g = self._sum_group(b.rs)
+        if g is not None:
+            b.work = dist.all_reduce(b.flat, group=g, async_op=True)
+        else:
+            b.work = None
+            b.count = -2
+
+    def _name(self, p):
+        if not hasattr(self, "_pname"):
+            self._pname = {id(q): n for n, q in self.model.named_parameters()}
+        return self._pname[id(p)]
+
+    # --- for the caller
+
+    def stage_parameters(self):
+        """This rank's parameters: those its stages read (after fully_shard:
+        the sharded ones)."""
+        names = dict(self.model.named_parameters())
+        return [names[n] for n in self.held]
+
+    def named_stage_parameters(self):
+        names = dict(self.model.named_parameters())
+        return [(n, names[n]) for n in self.held]
+
+    def stage_modules(self):
+        """The modules this rank runs: its units' modules (FSDP-wrapped
+        with shard fsdp)."""
+        return [self.an.modules[p] for p in sorted({u.path for u in self.an.units if u.owner in self.stages})]
+
+    def optimizer(self, cls, **kw):
+        """The optimizer of stage_parameters(): cls(params, **kw), or with
+        shard zero2 torch's ZeroRedundancyOptimizer over the stage's
+        replicas (each keeps its share of the optimizer state)."""
+        params = self.stage_parameters()
+        if self.shard != "zero2" or self.R == 1:
+            return cls(params, **kw)
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        self.zero = ZeroRedundancyOptimizer(params, optimizer_class=cls, process_group=self.dp_groups[self.pos], **kw)
+        owner = {}
+        for j, groups in enumerate(self.zero._partition_parameters()):
+            for g in groups:
+                for p in g["params"]:
+                    owner[self._name(p)] = j
+        self.zero_owner = owner
+        return self.zero
+
+    def gradients(self):
+        """{name: gradient} of the parameters whose gradient this rank holds
+        after a step (FSDP's: gathered whole, a collective over the
+        replicas; zero2: the rank's share), on the CPU."""
+        out = {}
+        for n, p in self.named_stage_parameters():
+            g = p.grad
+            if g is None:
+                continue
+            if hasattr(g, "full_tensor"):
+                g = g.full_tensor()
+            out[n] = g.detach().cpu()
+        return out
+
+
+class _Bucket:
+    def __init__(self, rs, params, device):
+        self.rs, self.params = rs, params
+        self.offsets, n = [], 0
+        for p in params:
+            self.offsets.append(n)
+            n += p.numel()
+        self.flat = torch.zeros(n, dtype=params[0].dtype, device=device)
+        self.count, self.work = 0, None
+
+    def view(self, p, o):
+        return self.flat[o:o + p.numel()].view_as(p)
+
+    def ptr(self, o):
+        return self.flat.data_ptr() + o * self.flat.element_size()
+
+
+def _unflat_into(flat, grads):
+    off = 0
+    for g in grads:
+        g.copy_(flat[off:off + g.numel()].view_as(g))
+        off += g.numel()
+
+
+class _Schedule:
+    """step(*inputs, target=..., losses=None, batch=None, **kwargs): one
+    training step on this replica's batch (every rank of the replica gets
+    the same inputs): the plan's micro-batches in the plan's schedule; the
+    gradients are left in the stage parameters' .grad (accumulated onto
+    what is there: zero them between steps). Returns the loss, the mean
+    over the global batch (batch: its size, default this batch x R), on
+    every rank; losses, a list, receives this rank's micro-batch losses."""
+
+    def __init__(self, placed):
+        self.p = placed
+        self.order = schedule_order(placed.plan["schedule"], placed.pos, placed.S, placed.M, placed.V)
+
+    def step(self, *inputs, target=None, losses=None, batch=None, **kwargs):
+        pl = self.p
+        if target is None:
+            raise PlanError("step: no target")
+        mbs, sizes = pl._micro(list(inputs), kwargs, target)
+        B = batch or sum(sizes) * pl.R
+        pl.works, pl.mail = [], {}
+        saved = {}
+        loss_sum = torch.zeros((), dtype=torch.float64, device=pl.device)
+        last_b = {}
+        for kind, i, v in self.order:
+            if kind == "B":
+                last_b[v] = i
+        pl._attach()
+        for kind, i, v in self.order:
+            a, k, t = mbs[i]
+            if kind == "F":
+                saved[(i, v)] = ctx = pl.forward(i, v, a, k, t, sizes[i] / B)
+                if ctx.loss is not None:
+                    loss_sum += ctx.loss.detach().double()
+                    if losses is not None:
+                        losses.append(ctx.raw_loss)
+            else:
+                for m in pl.fsdp:
+                    m.set_requires_gradient_sync(i == last_b[v], recurse=False)
+                pl._arming = i == last_b[v]
+                pl.backward(saved.pop((i, v)))
+                pl._arming = False
+        for w, _ in pl.works:
+            w.wait()
+        pl.works, pl.mail = [], {}
+        work = dist.all_reduce(loss_sum, async_op=True) if pl.world > 1 else None
+        pl.sync_grads()
+        if work is not None:
+            work.wait()
+        return float(loss_sum)
+
+
+def apply_plan(model, plan, loss_fn, example_inputs=(), example_kwargs=None, rank=None, world=None, device=None,
+               analysis=None):
+    """Places model (built the same on every rank, e.g. from one seed)
+    under plan on this rank; torch.distributed must be initialised with R
+    x S ranks (rank = replica x S + pipeline rank). example_inputs and
+    example_kwargs: a batch like the ones step will take (its first
+    micro-batch is run twice to find the module calls and what flows
+    between them). Returns a Placed: .schedule.step(...), .optimizer(...),
+    .stage_parameters(), .stage_modules(), .gradients()."""
+    return Placed(model, plan, loss_fn, example_inputs, example_kwargs, rank, world, device, analysis)
+
+
+# Processes on one machine.
+
+def _worker(rank, world, port, backend, fn, args):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(1)
+    dist.init_process_group(backend, rank=rank, world_size=world)
+    fn(rank, world, *args)  # an exception ends this process: spawn then ends the others, which may wait on it
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(world, fn, args=(), backend=None):
+    """Starts world processes on this machine (torch.multiprocessing,
+    spawn) and runs fn(rank, world, *args) in each with torch.distributed
+    initialised: gloo, or nccl when CUDA is there."""
+    import torch.multiprocessing as mp
+    backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
+    mp.spawn(_worker, args=(world, free_port(), backend, fn, args), nprocs=world, join=True)

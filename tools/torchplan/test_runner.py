@@ -1,0 +1,311 @@
+"""The runner without torch.fx (python/placer_torch; docs/torch-plan.md):
+models torch.fx cannot trace and every strategy, each against the unsplit
+model's step on the whole batch: the loss and every parameter's gradient
+within torch.allclose(rtol=1e-5, atol=1e-6) (make test-python).
+
+One launch of 4 gloo processes runs every case in turn (each rank writes
+its results; the tests read them): a tiny GPT-2 (transformers, tied
+embeddings on both stages) 2 stages x 2 replicas 1F1B, 4 stages, and
+interleaved with FSDP2 and a checkpointed block; a tiny BERT with
+FSDP2 (4 replicas, and 2 x 2); timm's ViT 2 x 2 GPipe; a block applied
+three times with the cut inside its third call; two inputs (one a keyword
+argument); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
+activation checkpointing; and a broken run (no sum over the stages of a
+parameter two stages read) that must fail. Cases needing transformers,
+timm or torch >= 2.4 are skipped, with the reason, where they are missing
+(Debian's torch 1.13)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import torchplan  # noqa: E402  (puts python/placer_torch on the path)
+import tiny_models as TM  # noqa: E402
+from placer_torch import runner as R  # noqa: E402
+from placer_torch.check import check  # noqa: E402
+
+WORLD = 4
+HAS = {"transformers": importlib.util.find_spec("transformers") is not None,
+       "timm": importlib.util.find_spec("timm") is not None,
+       "torch>=2.4": R._torch_version() >= (2, 4)}
+
+
+def plan(stages, replicas=2, micro=4, schedule="1f1b", **kw):
+    p = {"format": "placer-torch-plan", "version": 1, "replicas": replicas, "micro_batches": micro,
+         "schedule": schedule, "stages": [{"stage": i, "device": i, "modules": m} for i, m in enumerate(stages)]}
+    p.update(kw)
+    return p
+
+
+def data():
+    g = torch.Generator().manual_seed(1)
+    return {"ids": torch.randint(0, 64, (8, 8), generator=g), "tok": torch.randint(0, 64, (8, 8), generator=g),
+            "img": torch.randn(8, 3, 32, 32, generator=g), "cls": torch.randint(0, 10, (8,), generator=g),
+            "x8": torch.randn(8, 8, generator=g), "c5": torch.randint(0, 5, (8,), generator=g),
+            "x12": torch.randn(8, 3, 4, generator=g), "side": torch.randn(8, 4, generator=g)}
+
+
+H = ["transformer.h.%d" % i for i in range(4)]
+GPT2_2 = [["transformer.wte", "transformer.wpe", H[0], H[1]], [H[2], H[3], "transformer.ln_f", "lm_head"]]
+GPT2_4 = [["transformer.wte", "transformer.wpe", H[0]], [H[1]], [H[2]], [H[3], "transformer.ln_f", "lm_head"]]
+BERT_L = ["bert.encoder.layer.%d" % i for i in range(2)]
+
+
+def tinygpt():
+    import test_torchplan
+    return test_torchplan.TinyGPT()
+
+
+# name -> (needs, model_fn, plan, inputs, kwargs, target, loss_fn); inputs
+# etc. name entries of data().
+CASES = {
+    "gpt2_1f1b": (["transformers"], TM.gpt2, plan(GPT2_2), ["ids"], {}, "tok", TM.lm_loss),
+    "gpt2_4_stages": (["transformers"], TM.gpt2, plan(GPT2_4, replicas=1), ["ids"], {}, "tok", TM.lm_loss),
+    "gpt2_fsdp_interleaved": (["transformers", "torch>=2.4"], TM.gpt2,
+                              plan(GPT2_4, schedule="interleaved", virtual=2, shard="fsdp", checkpoint=[H[1]]),
+                              ["ids"], {}, "tok", TM.lm_loss),
+    "bert_fsdp": (["transformers", "torch>=2.4"], TM.bert, plan([["bert", "cls"]], replicas=4, micro=2, shard="fsdp"),
+                  ["ids"], {}, "tok", TM.lm_loss),
+    "bert_fsdp_pipeline": (["transformers", "torch>=2.4"], TM.bert,
+                           plan([["bert.embeddings", BERT_L[0]], [BERT_L[1], "cls"]], micro=2, shard="fsdp",
+                                checkpoint=[BERT_L[1]]),
+                           ["ids"], {}, "tok", TM.lm_loss),
+    "vit_gpipe": (["timm"], TM.vit, plan([["patch_embed", "blocks.0"], ["blocks.1", "norm", "head"]], micro=2,
+                                         schedule="gpipe"), ["img"], {}, "cls", F.cross_entropy),
+    "looped_cut_inside": ([], TM.Looped, plan([["inp", "block#0", "block#1", "block.fc#2"], ["block.norm#2", "out"]]),
+                          ["x8"], {}, "c5", F.cross_entropy),
+    "two_inputs": ([], TM.TwoInputs, plan([["a", "b"], ["mid", "head"]]), ["x12"], {"side": "side"}, "c5",
+                   F.cross_entropy),
+    "zero2": ([], tinygpt, plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], shard="zero2"), ["ids"],
+              {}, "tok", TM.lm_loss),
+    "interleaved": ([], tinygpt, plan([["tok", "pos"], ["layers.0"], ["layers.1"], ["norm", "head"]],
+                                      schedule="interleaved", virtual=2), ["ids"], {}, "tok", TM.lm_loss),
+    "checkpoint": ([], TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]], schedule="gpipe",
+                                       checkpoint=["block", "inp"]), ["x8"], {}, "c5", F.cross_entropy),
+    "layers_two_steps": ([], tinygpt, plan([["tok", "pos", "layers"], ["norm", "head"]], replicas=2, micro=2), ["ids"],
+                      {}, "tok", TM.lm_loss),
+    "unequal_micro_batches": ([], tinygpt, plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], micro=3),
+                              ["ids"], {}, "tok", TM.lm_loss),
+    "ddp": ([], TM.Looped, plan([["inp", "block", "out"]], replicas=4, micro=2), ["x8"], {}, "c5", F.cross_entropy),
+    "broken_no_stage_sum": ([], TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]]), ["x8"], {},
+                            "c5", F.cross_entropy),
+}
+
+
+def missing(name):
+    return [n for n in CASES[name][0] if not HAS[n]]
+
+
+def _run_all(rank, world, out_dir):
+    d = data()
+    results = {}
+    for name, (needs, fn, p, ins, kw, tgt, loss_fn) in CASES.items():
+        if missing(name):
+            continue
+        group = R.Placed._sum_group
+        if name.startswith("broken"):
+            def no_stage_sum(self, rs):  # the sum over replicas only
+                return group(self, rs) if len(rs) == 1 else None
+            R.Placed._sum_group = no_stage_sum
+        try:
+            results[name] = check(fn, p, [d[i] for i in ins], {k: d[v] for k, v in kw.items()}, d[tgt], loss_fn,
+                                  rank, world, steps=2 if "two_steps" in name else 1)
+        finally:
+            R.Placed._sum_group = group
+    if rank == 0:
+        with open(os.path.join(out_dir, "results.json"), "w") as f:
+            json.dump(results, f, indent=1)
+
+
+class RunnerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        torchplan.launch(WORLD, _run_all, (cls.tmp,), backend="gloo")
+        with open(os.path.join(cls.tmp, "results.json")) as f:
+            cls.results = json.load(f)
+        for name, r in sorted(cls.results.items()):
+            print("%-22s loss %.6f (unsplit %.6f) max abs %.2g, %.3g of the tolerance, %d parameters, %d sharded" %
+                  (name, r["loss"], r["want_loss"], r["max_abs"], r["worst"], r["compared"], r["sharded"]),
+                  file=sys.stderr)
+
+    def matches(self, name):
+        if missing(name):
+            self.skipTest("needs %s (not installed here)" % ", ".join(missing(name)))
+        r = self.results[name]
+        self.assertEqual(r["missing"], [], name)
+        self.assertLessEqual(r["loss_worst"], 1.0, "%s: loss %r, unsplit %r" % (name, r["loss"], r["want_loss"]))
+        self.assertLessEqual(r["worst"], 1.0, "%s: max abs difference %g" % (name, r["max_abs"]))
+        self.assertTrue(r["ok"])
+        return r
+
+    def test_gpt2_1f1b(self):
+        r = self.matches("gpt2_1f1b")
+        self.assertEqual(r["stages_per_parameter"], 2)  # the tied embedding on both stages
+
+    def test_gpt2_4_stages(self):
+        r = self.matches("gpt2_4_stages")
+        self.assertEqual(r["stages_per_parameter"], 2)  # the embedding on the first and the last
+
+    def test_gpt2_fsdp_interleaved(self):
+        r = self.matches("gpt2_fsdp_interleaved")
+        self.assertGreater(r["sharded"], 0)
+
+    def test_bert_fsdp(self):
+        r = self.matches("bert_fsdp")
+        self.assertGreater(r["sharded"], 0)
+
+    def test_bert_fsdp_pipeline(self):
+        r = self.matches("bert_fsdp_pipeline")
+        self.assertGreater(r["sharded"], 0)
+
+    def test_vit_gpipe(self):
+        self.matches("vit_gpipe")
+
+    def test_looped_cut_inside(self):
+        r = self.matches("looped_cut_inside")
+        self.assertEqual(r["stages_per_parameter"], 2)  # block.norm read by both stages
+
+    def test_two_inputs(self):
+        self.matches("two_inputs")
+
+    def test_zero2(self):
+        r = self.matches("zero2")
+        # Each gradient kept by one replica of its stage (DDP: by both).
+        self.assertEqual(sum(r["held_per_rank"]), r["compared"])
+
+    def test_interleaved(self):
+        self.matches("interleaved")
+
+    def test_unequal_micro_batches(self):
+        # 4 samples per replica in 3 micro-batches (2, 1, 1): a second
+        # shape recorded at the step; the loss still the global mean.
+        self.matches("unequal_micro_batches")
+
+    def test_ddp(self):
+        self.matches("ddp")
+
+    def test_layers_two_steps(self):
+        # "layers" (an nn.ModuleList the forward never calls) places its
+        # blocks; the second step's gradients (set to None in between;
+        # the bucket views are re-attached).
+        self.matches("layers_two_steps")
+
+    def test_checkpoint(self):
+        self.matches("checkpoint")
+
+    def test_broken_run_fails(self):
+        r = self.results["broken_no_stage_sum"]
+        self.assertFalse(r["ok"])
+        self.assertGreater(r["worst"], 1.0)
+
+
+class OrderTest(unittest.TestCase):
+    def test_interleaved_order(self):
+        # Megatron-LM's order, S = 2, V = 2, M = 2: rank 0 fills with
+        # (2 - 0 - 1) x 2 + 1 x 2 = 4 forwards: micro-batches 0, 1 of its
+        # stage 0, then of its stage 2.
+        o = R.schedule_order("interleaved", 0, 2, 2, 2)
+        self.assertEqual(o[:4], [("F", 0, 0), ("F", 1, 0), ("F", 0, 2), ("F", 1, 2)])
+        self.assertEqual(o[4:], [("B", 0, 2), ("B", 1, 2), ("B", 0, 0), ("B", 1, 0)])
+        o = R.schedule_order("interleaved", 1, 2, 2, 2)
+        self.assertEqual(o, [("F", 0, 1), ("F", 1, 1), ("F", 0, 3), ("B", 0, 3), ("F", 1, 3), ("B", 1, 3),
+                             ("B", 0, 1), ("B", 1, 1)])
+        for pos in range(2):  # every (micro-batch, stage) once forward, once backward
+            o = R.schedule_order("interleaved", pos, 2, 4, 2)
+            self.assertEqual(sorted(o), sorted([(k, i, v) for k in "FB" for i in range(4) for v in (pos, pos + 2)]))
+
+
+class OneProcessTest(unittest.TestCase):
+    """One gloo process (R = S = 1): what the checkpoint does."""
+
+    def test_checkpoint_recomputes(self):
+        import torch.distributed as dist
+        dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % R.free_port(), rank=0, world_size=1)
+        try:
+            d = data()
+            calls = {}
+            for ck in ([], ["block"]):
+                torch.manual_seed(0)
+                model = TM.Looped()
+                placed = R.apply_plan(model, plan([["inp", "block", "out"]], replicas=1, micro=2, checkpoint=ck),
+                                      F.cross_entropy, example_inputs=(d["x8"],))
+                n = [0]
+                fc = model.block.fc.forward
+                model.block.fc.forward = lambda *a, **k: (n.__setitem__(0, n[0] + 1), fc(*a, **k))[1]
+                placed.schedule.step(d["x8"], target=d["c5"])
+                calls[tuple(ck)] = n[0]
+            # 3 calls x 2 micro-batches, and with checkpoint the same again
+            # in the backward.
+            self.assertEqual(calls[()], 6)
+            self.assertEqual(calls[("block",)], 12)
+        finally:
+            dist.destroy_process_group()
+
+
+class CommandLineTest(unittest.TestCase):
+    def cli(self, *args):
+        return subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py")] + list(args), capture_output=True,
+                              text=True, cwd=HERE, env=dict(os.environ, PYTHONPATH=HERE))
+
+    def write(self, doc):
+        fd, path = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def test_check(self):
+        # --check through the command line: transformers' GPT-2 from its
+        # config when it is there, else the looped block.
+        if HAS["transformers"]:
+            p = self.write(dict(plan(GPT2_2, micro=2), batch=8))
+            args = ["--model", "transformers:GPT2LMHeadModel", "--config",
+                    "n_layer=4,n_embd=32,n_head=2,vocab_size=64,n_positions=16,resid_pdrop=0,embd_pdrop=0,"
+                    "attn_pdrop=0,use_cache=false,bos_token_id=0,eos_token_id=0",
+                    "--input", "input_ids=8:int:64", "--target", "8:int:64"]
+        else:
+            p = self.write(dict(CASES["looped_cut_inside"][2], batch=8))
+            args = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]
+        r = self.cli("--plan", p, "--check", *args)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn("max abs difference", r.stdout)
+        self.assertIn(": ok", r.stdout)
+
+    def test_bad_input(self):
+        looped = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]
+        cases = [
+            (plan([["inp", "block"], ["head"]]), looped, "module 'head' (stage 1) is not in Looped"),
+            (plan([["tok", "pos", "layers", "norm", "head"], ["layers.0.self_attn.out_proj"]]),
+             ["--model", "test_torchplan:TinyGPT", "--tokens", "64,8"], "stage 1 runs no module call of its own"),
+            (plan([["inp", "block"], ["block.fc#5", "out"]]), looped, "stage 1 places its call #5"),
+            (plan([["inp", "block"], ["out"]]), ["--model", "tiny_models:Looped", "--input", "8", "--target", "3",
+                                                  "--loss", "tiny_models:lm_loss"], "the loss lm_loss cannot take"),
+            (plan([["inp", "block"], ["out"]]), ["--model", "tiny_models:Nope", "--input", "8"],
+             "--model 'tiny_models:Nope'"),
+            (plan([["out"], ["inp", "block"]]), looped, "not in forward order"),
+        ]
+        if not HAS["torch>=2.4"]:
+            cases.append((plan([["inp", "block", "out"]], replicas=4, shard="fsdp"), looped,
+                          "shard fsdp needs torch 2.4 or later"))
+        for doc, args, want in cases:
+            p = self.write(dict(doc, batch=8))
+            r = self.cli("--plan", p, *args)
+            self.assertEqual(r.returncode, 1, (want, r.stdout, r.stderr))
+            self.assertIn(want, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertNotIn("Traceback", r.stderr)
+            self.assertEqual(r.stdout, "")
+
+
+if __name__ == "__main__":
+    unittest.main()

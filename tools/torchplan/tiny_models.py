@@ -1,0 +1,95 @@
+"""Tiny models for the runner's checks (test_torchplan.py, bench_overhead.py,
+torchplan.py --model tiny_models:NAME): random initialisation from config
+objects, no downloads, no dropout."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def gpt2(n_layer=4, n_embd=32, n_head=2, vocab_size=64, n_positions=16):
+    """transformers' GPT2LMHeadModel (tied embeddings)."""
+    import transformers
+    cfg = transformers.GPT2Config(n_layer=n_layer, n_embd=n_embd, n_head=n_head, vocab_size=vocab_size,
+                                  n_positions=n_positions, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                                  use_cache=False, bos_token_id=0, eos_token_id=0)
+    return transformers.GPT2LMHeadModel(cfg)
+
+
+def bert(num_hidden_layers=2, hidden_size=32, num_attention_heads=2, intermediate_size=64, vocab_size=64):
+    """transformers' BertForMaskedLM (tied embeddings)."""
+    import transformers
+    cfg = transformers.BertConfig(num_hidden_layers=num_hidden_layers, hidden_size=hidden_size,
+                                  num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+                                  vocab_size=vocab_size, max_position_embeddings=32, hidden_dropout_prob=0.0,
+                                  attention_probs_dropout_prob=0.0, pad_token_id=0)
+    return transformers.BertForMaskedLM(cfg)
+
+
+def vit(depth=2):
+    """timm's vit_tiny_patch16_224 at 32 x 32 pixels (4 patches), 10 classes."""
+    import timm
+    return timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, depth=depth, num_classes=10)
+
+
+def lm_loss(out, target):
+    """Cross-entropy over every token: out is logits or has .logits."""
+    logits = out.logits if hasattr(out, "logits") else out
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+
+
+class Looped(nn.Module):
+    """One block applied three times (its linear and its norm), between an
+    input and an output layer: a cut between or inside its calls puts its
+    parameters on two stages."""
+
+    def __init__(self, d=16, classes=5):
+        super().__init__()
+        self.inp = nn.Linear(8, d)
+        self.block = Block(d)
+        self.out = nn.Linear(d, classes)
+
+    def forward(self, x):
+        h = self.inp(x)
+        for _ in range(3):
+            h = self.block(h)
+        return self.out(h)
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, h):
+        return h + self.norm(torch.tanh(self.fc(h)))
+
+
+class TwoInputs(nn.Module):
+    """Two inputs (an image-like tensor and a side vector, the second a
+    keyword argument) joined in the middle; the side branch's output is
+    read two stages later."""
+
+    def __init__(self, d=16, classes=5):
+        super().__init__()
+        self.a = nn.Linear(12, d)
+        self.b = nn.Linear(4, d)
+        self.mid = nn.Linear(d, d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x, side=None):
+        s = self.b(side)
+        h = torch.relu(self.a(x.flatten(1)))
+        h = torch.relu(self.mid(h)) + s
+        return self.head(h * 0.5)
+
+
+def mlp(width=64, depth=8, classes=10, inp=32):
+    """A plain sequential MLP (bench_overhead.py: split by hand with
+    torch.distributed.pipelining)."""
+    layers = [nn.Linear(inp, width), nn.ReLU()]
+    for _ in range(depth - 2):
+        layers += [nn.Linear(width, width), nn.ReLU()]
+    layers.append(nn.Linear(width, classes))
+    return nn.Sequential(*layers)
