@@ -180,6 +180,34 @@ class ExporterTest(unittest.TestCase):
         self.assertEqual(outs[0][0], outs[1][0])
         self.assertEqual(outs[0][1], outs[1][1])
 
+    def test_module_calls(self):
+        # A module applied three times: its forward ops carry the call
+        # they belong to ("call", 0-based; absent for the first), which
+        # placer's torch plan writes as NAME#k where calls go to different
+        # stages (docs/torch-plan.md).
+        class Looped(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.inp = torch.nn.Linear(4, 8)
+                self.block = torch.nn.Linear(8, 8)
+                self.out = torch.nn.Linear(8, 2)
+
+            def forward(self, x):
+                h = self.inp(x)
+                for _ in range(3):
+                    h = torch.tanh(self.block(h))
+                return self.out(h)
+
+        out = os.path.join(self.tmp, "looped.json")
+        _, meta = torchexport.export_training_step(Looped, lambda: (torch.randn(4, 4), torch.randint(0, 2, (4,))),
+                                                   torch.nn.functional.cross_entropy,
+                                                   torch.optim.Adam, {"lr": 1e-3}, out, name="looped")
+        calls = [m.get("call", 0) for m in meta["ops"] if m["phase"] == "forward" and m["module"] == "block"]
+        self.assertEqual(sorted(set(calls)), [0, 1, 2])
+        self.assertEqual(calls, sorted(calls))  # in program order
+        self.assertEqual({m.get("call", 0) for m in meta["ops"] if m["module"] in ("inp", "out")}, {0})
+        self.assertFalse(any("call" in m for m in meta["ops"] if m["phase"] != "forward"))
+
     def test_placer_validates(self):
         for path, graph in ((self.mlp_path, self.mlp), (self.cnn_path, self.cnn)):
             r = placer("eval", "--graph", path, "--json")

@@ -439,6 +439,11 @@ class Exporter:
         self.base_of = {}  # view tensor index -> the tensor index whose memory it shares
         self.phase = "forward"
         self.module_stack = [""]
+        # call_stack[-1]: which call of module_stack[-1]'s module this is
+        # in the forward (0-based; a module applied several times); calls
+        # counts them per module.
+        self.call_stack = [0]
+        self.calls = {}
         self.node_module = {}
         self.pending_bwd = []
         self.current_param = None
@@ -475,6 +480,8 @@ class Exporter:
             op["alias"] = True
         self.ops.append(op)
         m = {"module": module, "phase": self.phase, "source": source}
+        if self.phase == "forward" and module and module == self.module_stack[-1] and self.call_stack[-1] > 0:
+            m["call"] = self.call_stack[-1]
         if param is not None:
             m["param"] = param
         self.meta.append(m)
@@ -966,10 +973,18 @@ def _module_hooks(exporter, model):
 
     def pre(mod, inputs):
         p = paths.get(id(mod))
-        exporter.module_stack.append(p if p is not None else exporter.module_stack[-1])
+        if p is None:
+            exporter.module_stack.append(exporter.module_stack[-1])
+            exporter.call_stack.append(exporter.call_stack[-1])
+            return
+        k = exporter.calls.get(p, 0)
+        exporter.calls[p] = k + 1
+        exporter.module_stack.append(p)
+        exporter.call_stack.append(k)
 
     def post(mod, inputs, output):
         exporter.module_stack.pop()
+        exporter.call_stack.pop()
 
     return [model.register_forward_pre_hook(pre)] + [m.register_forward_pre_hook(pre) for m in model.modules() if m is not model], \
         [m.register_forward_hook(post) for m in model.modules()]
@@ -1333,8 +1348,10 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
                 if isinstance(output, tuple):
                     output = output[0]
                 x.module_stack.append("")
+                x.call_stack.append(0)
                 loss = loss_fn(output, target)
                 x.module_stack.pop()
+                x.call_stack.pop()
             x.autocast = None
         for h in pre + post:
             h.remove()

@@ -76,7 +76,10 @@ type TorchModule struct {
 type TorchOp struct {
 	Name   string `json:"name"`
 	Module string `json:"module"`
-	Phase  string `json:"phase"` // input, parameter, forward, backward, optimizer
+	// Call is which call of Module a forward op belongs to, 0-based (a
+	// module applied several times in one forward; 0 when absent).
+	Call  int    `json:"call,omitempty"`
+	Phase string `json:"phase"` // input, parameter, forward, backward, optimizer
 	Source string `json:"source"`
 	Param  string `json:"param,omitempty"`
 }

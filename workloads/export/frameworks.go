@@ -91,6 +91,9 @@ func TorchTitanConfig(p *TorchPlan) ([]byte, error) {
 		for _, st := range p.Stages {
 			var q []string
 			for _, m := range st.Modules {
+				if name, _, ok := strings.Cut(m, "#"); ok {
+					return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: module %s is applied several times and its calls run on different stages (%s on stage %d); torchtitan splits at whole modules", name, m, st.Stage)
+				}
 				outer := true
 				for a := m; strings.Contains(a, "."); {
 					a = a[:strings.LastIndexByte(a, '.')]
@@ -159,6 +162,11 @@ func DeepSpeedConfig(p *TorchPlan) ([]byte, error) {
 		}
 		cfg.Pipeline = &pipe{Stages: S}
 		for _, st := range p.Stages {
+			for _, m := range st.Modules {
+				if name, _, ok := strings.Cut(m, "#"); ok {
+					return nil, fmt.Errorf("export: deepspeed: pipeline: module %s is applied several times and its calls run on different stages (%s on stage %d); DeepSpeed's pipeline takes layers whole", name, m, st.Stage)
+				}
+			}
 			cfg.Pipeline.StageModules = append(cfg.Pipeline.StageModules, st.Modules)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -544,7 +545,17 @@ func (r *Realizer) Decision(p *TorchPlan) (decision.Decision, error) {
 			return decision.Decision{}, fmt.Errorf("export: torch-plan: stage %d: device %d out of range [0, %d)", st.Stage, st.Device, p.Devices)
 		}
 		for _, m := range st.Modules {
-			stageOf[m] = st.Stage
+			// A module's k-th call ("m#k"): its first call's stage is the
+			// module's; the later calls' follow their inputs (place).
+			name, call, found := strings.Cut(m, "#")
+			if found {
+				if k, err := strconv.Atoi(call); err != nil || k < 0 {
+					return decision.Decision{}, fmt.Errorf("export: torch-plan: stage %d: module %q: want NAME or NAME#CALL with CALL a number from 0", st.Stage, m)
+				} else if k > 0 {
+					continue
+				}
+			}
+			stageOf[name] = st.Stage
 		}
 	}
 	stageDev := make([]int, len(r.units))

@@ -22,25 +22,26 @@ func reuse(t *testing.T) (*graph.Graph, *TorchMeta) {
 	ops := []struct {
 		name, module, phase, param string
 		flops                      float64
+		call                       int
 	}{
-		{"input0", "", "input", "", 0},                  // 0
-		{"param:blk.w", "blk", "parameter", "blk.w", 0}, // 1
-		{"blk/mm", "blk", "forward", "", 100},           // 2
-		{"param:mid.w", "mid", "parameter", "mid.w", 0}, // 3
-		{"mid/mm", "mid", "forward", "", 100},           // 4
-		{"blk/mm#1", "blk", "forward", "", 100},         // 5: blk's second call
-		{"model/loss", "", "forward", "", 10},           // 6
-		{"model/bwd/loss", "", "backward", "", 10},      // 7
-		{"blk/bwd/mm#1", "blk", "backward", "", 200},    // 8
-		{"mid/bwd/mm", "mid", "backward", "", 200},      // 9
-		{"blk/bwd/mm", "blk", "backward", "", 200},      // 10
-		{"blk/adam:w", "blk", "optimizer", "blk.w", 10}, // 11
-		{"mid/adam:w", "mid", "optimizer", "mid.w", 10}, // 12
+		{"input0", "", "input", "", 0, 0},                  // 0
+		{"param:blk.w", "blk", "parameter", "blk.w", 0, 0}, // 1
+		{"blk/mm", "blk", "forward", "", 100, 0},           // 2
+		{"param:mid.w", "mid", "parameter", "mid.w", 0, 0}, // 3
+		{"mid/mm", "mid", "forward", "", 100, 0},           // 4
+		{"blk/mm#1", "blk", "forward", "", 100, 1},         // 5: blk's second call
+		{"model/loss", "", "forward", "", 10, 0},           // 6
+		{"model/bwd/loss", "", "backward", "", 10, 0},      // 7
+		{"blk/bwd/mm#1", "blk", "backward", "", 200, 0},    // 8
+		{"mid/bwd/mm", "mid", "backward", "", 200, 0},      // 9
+		{"blk/bwd/mm", "blk", "backward", "", 200, 0},      // 10
+		{"blk/adam:w", "blk", "optimizer", "blk.w", 10, 0}, // 11
+		{"mid/adam:w", "mid", "optimizer", "mid.w", 10, 0}, // 12
 	}
 	m := &TorchMeta{Format: TorchMetaFormat, Version: 1}
 	for _, o := range ops {
 		b.AddOp(graph.Op{Name: o.name, FLOPs: o.flops})
-		m.Ops = append(m.Ops, TorchOp{Name: o.name, Module: o.module, Phase: o.phase, Param: o.param})
+		m.Ops = append(m.Ops, TorchOp{Name: o.name, Module: o.module, Call: o.call, Phase: o.phase, Param: o.param})
 	}
 	for _, e := range [][2]int{{0, 2}, {1, 2}, {2, 4}, {3, 4}, {4, 5}, {1, 5}, {5, 6}, {6, 7}, {7, 8}, {4, 8}, {1, 8},
 		{8, 9}, {2, 9}, {9, 10}, {0, 10}, {1, 11}, {8, 11}, {10, 11}, {3, 12}, {9, 12}} {
@@ -109,6 +110,17 @@ func TestRealize(t *testing.T) {
 		}
 		if !reflect.DeepEqual(p.Shared, c.shared) {
 			t.Errorf("%s: shared %+v, want %+v", c.name, p.Shared, c.shared)
+		}
+		if c.name == "reused block" {
+			// blk's calls run on two stages: each listed as the runner
+			// reads it (blk#k, its k-th call), in forward order.
+			var got [][]string
+			for _, st := range p.Stages {
+				got = append(got, st.Modules)
+			}
+			if want := [][]string{{"blk#0"}, {"mid", "blk#1"}}; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: stages' modules %v, want %v", c.name, got, want)
+			}
 		}
 		// The plan read back is the realized decision.
 		back, err := r.Decision(p)

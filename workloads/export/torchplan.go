@@ -2,6 +2,8 @@ package export
 
 import (
 	"fmt"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -151,6 +153,7 @@ func (r *Realizer) Plan(dev []int, devices int, s decision.Strategy) (*TorchPlan
 		stageOfDev[st.Device] = st.Stage
 	}
 	p.Shared = r.Shared(placed, stageOfDev)
+	p.splitCalls(r.meta, placed, stageOfDev)
 	// A split point is the stage's first module, or its outermost
 	// ancestor whose modules all run in this stage or later (layers.6
 	// rather than layers.6.norm1).
@@ -182,6 +185,11 @@ func (r *Realizer) Plan(dev []int, devices int, s decision.Strategy) (*TorchPlan
 		if top != first {
 			delete(p.SplitPoints, first)
 			p.SplitPoints[top] = "BEGINNING"
+		}
+	}
+	for first := range p.SplitPoints {
+		if strings.Contains(first, "#") {
+			delete(p.SplitPoints, first) // a call, not a module: no split_spec names it
 		}
 	}
 	for _, u := range r.units {
@@ -236,3 +244,88 @@ func argmaxF(v []float64) int {
 // maxDPDevices bounds the cut's dynamic program (contiguousCut) (its table has
 // units x 2^devices x devices entries).
 const maxDPDevices = 8
+
+// splitCalls lists, for a module applied several times whose calls run
+// on different stages (a reused block with the cut inside its calls),
+// each call as "module#k" (its k-th call in a forward, 0-based, as the
+// runner reads it) on the stage its forward ops run on, and the module
+// itself on none. Each stage's modules stay in forward order: an entry
+// sorts by its first forward op (a module without forward ops of its own
+// stays after the entry before it). placed is the realized placement.
+func (p *TorchPlan) splitCalls(meta *TorchMeta, placed []int, stageOfDev map[int]int) {
+	type call struct {
+		module string
+		k      int
+	}
+	// A call's first forward op, and its stage: the latest of its ops'
+	// (an op reading only the module's parameters, a weight's transpose,
+	// stays on the module's first stage in the realized placement; the
+	// runner runs the whole call where its inputs are).
+	first, stageOfCall := map[call]int{}, map[call]int{}
+	for i, op := range meta.Ops {
+		if op.Phase != "forward" || op.Module == "" || i >= len(placed) {
+			continue
+		}
+		c := call{op.Module, op.Call}
+		if _, ok := first[c]; !ok {
+			first[c] = i
+		}
+		stageOfCall[c] = max(stageOfCall[c], stageOfDev[placed[i]])
+	}
+	stages := map[string]map[int]bool{}
+	for c, s := range stageOfCall {
+		if stages[c.module] == nil {
+			stages[c.module] = map[int]bool{}
+		}
+		stages[c.module][s] = true
+	}
+	split := map[string]bool{}
+	for m, st := range stages {
+		if len(st) > 1 {
+			split[m] = true
+		}
+	}
+	if len(split) == 0 {
+		return
+	}
+	type entry struct {
+		name string
+		key  int
+	}
+	lists := make([][]entry, len(p.Stages))
+	firstOf := func(m string) (int, bool) {
+		best, ok := 0, false
+		for c, i := range first {
+			if c.module == m && (!ok || i < best) {
+				best, ok = i, true
+			}
+		}
+		return best, ok
+	}
+	for s, st := range p.Stages {
+		key := -1
+		for _, m := range st.Modules {
+			if split[m] {
+				continue
+			}
+			if i, ok := firstOf(m); ok {
+				key = i
+			}
+			lists[s] = append(lists[s], entry{m, key})
+		}
+	}
+	for c, i := range first {
+		if split[c.module] {
+			s := stageOfCall[c]
+			lists[s] = append(lists[s], entry{c.module + "#" + strconv.Itoa(c.k), i})
+		}
+	}
+	for s := range p.Stages {
+		l := lists[s]
+		sort.SliceStable(l, func(a, b int) bool { return l[a].key < l[b].key })
+		p.Stages[s].Modules = p.Stages[s].Modules[:0]
+		for _, e := range l {
+			p.Stages[s].Modules = append(p.Stages[s].Modules, e.name)
+		}
+	}
+}
