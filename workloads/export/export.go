@@ -78,8 +78,8 @@ type TorchOp struct {
 	Module string `json:"module"`
 	// Call is which call of Module a forward op belongs to, 0-based (a
 	// module applied several times in one forward; 0 when absent).
-	Call  int    `json:"call,omitempty"`
-	Phase string `json:"phase"` // input, parameter, forward, backward, optimizer
+	Call   int    `json:"call,omitempty"`
+	Phase  string `json:"phase"` // input, parameter, forward, backward, optimizer
 	Source string `json:"source"`
 	Param  string `json:"param,omitempty"`
 }
