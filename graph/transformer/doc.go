@@ -1,4 +1,6 @@
-// Package transformer describes a uniform decoder-only transformer (GPT,
+// Package transformer describes a decoder-only transformer (GPT, Llama,
+// and mixtures of experts: Mixtral, Qwen3, GPT-OSS, DeepSeek-V3 as
+// presets) by its shape; the dense ones uniform (GPT,
 // Llama) by its shape rather than by its ops: layers, hidden size, heads,
 // sequence, vocabulary and global batch (DESIGN §12). Its parameter and
 // FLOP counts are the ones Megatron-LM's tables use (Narayanan et al.,
