@@ -817,6 +817,16 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 		mlp = 2 + 6*f/h
 	}
 	replicated := 4.0 + 2 + 2 + 2 // norms' inputs, the two column-parallel inputs, masks
+	if pl.FP8 != "" {
+		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
+		// for their weight gradients, one byte an element: QKV's and
+		// FC1's inputs (1 unit each, not 2) and FC2's (f/h, not 2 f/h);
+		// the attention's output stays BF16 (flash attention's backward
+		// reads it).
+		attn--
+		mlp -= 1 + f/h
+		replicated -= 2
+	}
 	perLayer := (4 + attn + mlp) * unit
 	switch {
 	case m.MoE():
@@ -903,7 +913,11 @@ func (c *coster) moeActivations() float64 {
 	if m.SwiGLU() {
 		up = 2 * cols
 	}
-	a := nl*E*4 + nl*h*bf16 + rows*h*bf16 + rows*up*bf16 + rows*cols*bf16 + recv*h*bf16
+	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
+	if pl.FP8 != "" {
+		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
+	}
+	a := nl*E*4 + nl*h*bf16 + in + rows*up*bf16 + mid + recv*h*bf16
 	if sh := float64(m.SharedExperts) * float64(m.ExpertFFN); sh > 0 {
 		a += nl * sh * (2 + 1) * bf16
 	}
