@@ -225,7 +225,7 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 	start := optimize.ProcessCPU()
 	// The run's precision and the experts' load are settings, not plans:
 	// placer's plan keeps the row's.
-	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, Imbalance: pub.Strategy.Imbalance})
+	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}

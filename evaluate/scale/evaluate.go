@@ -592,9 +592,22 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		paramsMax = max(paramsMax, st.params)
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	if m.MoE() {
+	switch {
+	case m.MoE():
 		r.DPExposed = expertsDP(pl, p, stages)
-	} else if pl.D*pl.C > 1 {
+	case pl.FSDP:
+		// Every micro-batch: the stage's weights all-gathered beside its
+		// forward and again beside its backward, the gradients
+		// reduce-scattered (FP32) beside the backward.
+		var exposed float64
+		for s, st := range stages {
+			_, dpG := pl.groups(p, s)
+			ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
+			exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
+		}
+		r.DPExposed = float64(pl.M) * exposed
+	case pl.D*pl.C > 1:
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.groups(p, s)
@@ -624,7 +637,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// the BF16 weight (30 bytes a parameter), and zero the gradient
 	// buffer (4 bytes a parameter of the device's whole model).
 	opt := paramsMax
-	if pl.DistOpt {
+	if pl.DistOpt || pl.FSDP {
 		opt /= D
 	}
 	if m.MoE() {
@@ -891,6 +904,14 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	}
 	if pl.FP8 != "" {
 		w += 2 * st.layers // the blocks' FP8 weights, row- and column-wise
+	}
+	if pl.FSDP {
+		// Sharded over the C x D ranks, but for two layers' weights
+		// gathered (the one running and the next, prefetched) and one
+		// layer's gradient before its reduce-scatter.
+		D := float64(pl.D * pl.C)
+		layer := st.layers / float64(pl.Stages[s])
+		w, g, o = w/D+2*layer*bf16, g/D+layer*4, st.params*12/D
 	}
 	return w, g, o, acts
 }

@@ -172,11 +172,11 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	}
 	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
-			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt &&
+			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp)
-	}, FP8: want.FP8, Imbalance: want.Imbalance})
+	}, FP8: want.FP8, Imbalance: want.Imbalance, FSDP: want.FSDP})
 	if err != nil {
 		return Result{}, err
 	}
@@ -272,10 +272,7 @@ func Llama3LongContext() Published {
 // turn on (the distributed optimizer is its default; sequence
 // parallelism and the overlap are read as unstated, FreeSP). Read
 // otherwise, each stated where it is:
-//   - Llama 3 8B's FSDP (Megatron-FSDP, ZeRO-3) is not in placer's
-//     space: the distributed optimizer (ZeRO-1) stands for it, as for
-//     Meta's FSDP (Llama3), with its unsharded weights and gradients in
-//     memory;
+//   - Llama 3 8B's FSDP is Megatron-FSDP's ZeRO-3 (Strategy.FSDP);
 //   - Llama 3.1 405B's 126 layers on PP 8 x VP 8 and Qwen3-235B's 94 on
 //     PP 8 x VP 4 do not split evenly: Megatron-Bridge accounts the
 //     embedding and the loss as a layer each of the first and the last
@@ -307,7 +304,7 @@ func MegatronBridge() []Published {
 	}
 	const fp8 = "FP8 current scaling"
 	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
-		s.DistOpt = true
+		s.DistOpt = !s.FSDP
 		if s.Tensor > 1 {
 			s.SequenceParallel, s.TPOverlap = true, true
 		}
@@ -319,7 +316,7 @@ func MegatronBridge() []Published {
 	}
 	return []Published{
 		row("Llama 3 8B", "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", fp8, 8,
-			Strategy{Replicas: 8, MicroBatchSize: 1}, 14451, 744),
+			Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
 		row("Llama 3 70B", "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", fp8, 64,
 			Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
 		row("Llama 3.1 405B", "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", fp8, 1024,

@@ -256,3 +256,32 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 		})
 	}
 }
+
+// TestFSDPMemory: FSDP on 8 GPUs shards a small Llama's 27,792,384
+// parameters (two blocks of 4,196,352 attention and norms + 3 x 1,024 x
+// 2,816 MLP = 12,847,104; embedding 1,048,576; output 1,049,600) over 8:
+// BF16 weights plus two blocks gathered, FP32 gradients plus one block's
+// before its reduce-scatter, Adam's 12 bytes; by hand.
+func TestFSDPMemory(t *testing.T) {
+	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=8")
+	p, _ := PodOf("dgx-h100", 8)
+	r, err := Evaluate(m, Strategy{Replicas: 8, FSDP: true, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, layer := 27792384.0, 12847104.0
+	if r.Weights != int64(params*2/8+2*layer*2) || r.Grads != int64(params*4/8+layer*4) || r.OptState != int64(params*12/8) {
+		t.Errorf("weights %d, gradients %d, optimizer %d; want %d, %d, %d", r.Weights, r.Grads, r.OptState,
+			int64(params*2/8+2*layer*2), int64(params*4/8+layer*4), int64(params*12/8))
+	}
+	if r.DPExposed <= 0 {
+		t.Errorf("FSDP's gathers and reduce-scatters: %g s exposed", r.DPExposed)
+	}
+	if _, err := ParseStrategy("fsdp=on,distopt=on"); err == nil || !strings.Contains(err.Error(), "one or the other") {
+		t.Errorf("fsdp=on,distopt=on: %v", err)
+	}
+	one, _ := PodOf("dgx-h100", 1)
+	if _, err := Evaluate(m, Strategy{FSDP: true}, one); err == nil || !strings.Contains(err.Error(), "fsdp with dp=1") {
+		t.Errorf("fsdp on one GPU: %v", err)
+	}
+}

@@ -170,6 +170,12 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if s.DistOpt && pl.D*pl.C == 1 {
 		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
+	if s.FSDP && pl.D*pl.C == 1 {
+		return Plan{}, fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
+	}
+	if s.FSDP && m.MoE() {
+		return Plan{}, fmt.Errorf("strategy %s: fsdp with experts is not modelled (use distopt=on)", written)
+	}
 	if err := pl.resolveExperts(m, p, written); err != nil {
 		return Plan{}, err
 	}
@@ -293,6 +299,9 @@ func (pl Plan) String() string {
 	}
 	if pl.FP8 != "" {
 		s += ",fp8=" + pl.FP8
+	}
+	if pl.FSDP {
+		s += ",fsdp=on"
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"

@@ -25,6 +25,9 @@ type Space struct {
 	// imbalance, the FP8 recipe): settings of the run, not searched.
 	Imbalance float64
 	FP8       string
+	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
+	// and the distributed optimizer (false: not tried).
+	FSDP bool
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -131,10 +134,11 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 							if em.ep > 0 && tpc == 0 && maxT > 1 {
 								continue // Megatron-Core's MoE layers need sequence parallelism with tp
 							}
-							var keeps [2]bool
+							var keeps [3]bool
 							for _, rc := range recomputes {
-								for di, dist := range []bool{false, true} {
-									if dist && D*C == 1 {
+								for di := range 3 {
+									dist := di == 1
+									if di > 0 && D*C == 1 || di == 2 && (!sp.FSDP || m.MoE()) {
 										continue
 									}
 									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
@@ -154,6 +158,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									if dist {
 										s.DistOpt = true
 									}
+									s.FSDP = di == 2
 									fits := try(s)
 									if rc == NoRecompute {
 										keeps[di] = fits

@@ -102,6 +102,13 @@ type Strategy struct {
 	// benchmarks force it): its expert GEMMs and all-to-all traffic are
 	// that much larger.
 	Imbalance float64
+	// FSDP shards the weights, gradients and optimizer state over the
+	// data-parallel (and context) ranks, ZeRO-3 as Megatron-FSDP runs it
+	// (--use-megatron-fsdp, optim_grads_params): each stage's weights
+	// all-gathered for every micro-batch's forward and again for its
+	// backward, its gradients reduce-scattered after each backward.
+	// Not with DistOpt; not with experts.
+	FSDP bool
 	// FP8 is the FP8 recipe of the transformer blocks' GEMMs
 	// (Transformer Engine's: "current" per-tensor current scaling,
 	// "delayed" per-tensor delayed scaling, "blockwise" 1 x 128 and 128
@@ -286,6 +293,10 @@ func (s Strategy) Check() error {
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
 	case s.Experts < 0 || s.ExpertTensor < 0:
 		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
+	case s.FSDP && s.DistOpt:
+		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
+	case s.FSDP && s.Replicas == 1:
+		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
 	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
 		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
 	}
@@ -386,6 +397,9 @@ func (s Strategy) moeString() []string {
 	if s.FP8 != "" {
 		parts = append(parts, "fp8="+s.FP8)
 	}
+	if s.FSDP {
+		parts = append(parts, "fsdp=on")
+	}
 	return parts
 }
 
@@ -404,7 +418,8 @@ func (s Strategy) moeString() []string {
 // place of tp: stage-tp=4:8:8:4), ep (expert-parallel degree), etp
 // (expert-tensor-parallel degree; left out, tp's), imbalance (the most
 // loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
-// (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16). The keys only an op graph's strategy
+// (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16)
+// and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3). The keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
@@ -471,6 +486,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.Experts, err = positive(v)
 		case "etp", "expert-tensor-parallel":
 			s.ExpertTensor, err = positive(v)
+		case "fsdp":
+			s.FSDP, err = onOff(v)
 		case "imbalance":
 			s.Imbalance, err = strconv.ParseFloat(v, 64)
 			if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
@@ -515,7 +532,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {
