@@ -244,7 +244,8 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 	}
 	_, err := fmt.Fprintf(w, "prediction error on tokens/s (Megatron's plan read at Megatron-Core's defaults): mean |error| %s, largest %s, mean %+.1f%%\n"+
 		"TFLOP/s in Megatron-LM's current count (causal attention; GPT-OSS's published figure counts its MLP as two GEMMs);\n"+
-		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling; (over): above the GPU's memory in placer's model\n",
+		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3);\n"+
+		"(over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	return err
 }
@@ -343,6 +344,9 @@ func CompactPlan(text string) string {
 	}
 	if s.DistOpt {
 		parts = append(parts, "z1")
+	}
+	if s.FSDP {
+		parts = append(parts, "fsdp")
 	}
 	if s.Recompute != scale.NoRecompute {
 		rc := "r" + string(s.Recompute)[:1] // rs, rf

@@ -170,7 +170,11 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	if etp == 0 {
 		etp = want.T()
 	}
-	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
+	maxV := 0 // Search's default, unless the row states more virtual stages
+	if row.VirtualStated {
+		maxV = max(8, want.V())
+	}
+	got, err := Search(ctx, row.Model, p, Space{MaxVirtual: maxV, Keep: func(pl Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
