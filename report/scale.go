@@ -43,6 +43,11 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	if !p.Fits {
 		fits = "does NOT fit"
 	}
+	busiest := fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))
+	if p.EPExposed > 0 {
+		busiest = fmt.Sprintf("%s (tensor-parallel communication exposed %s, the experts' all-to-alls and collectives %s)",
+			Seconds(p.Compute), Seconds(p.TPExposed), Seconds(p.EPExposed))
+	}
 	return KeyValue(w, [][2]string{
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
@@ -51,7 +56,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
 		{"memory per GPU", fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(p.Memory), fits, GB(p.Weights), GB(p.Grads), GB(p.OptState), GB(p.Activations))},
-		{"busiest stage", fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))},
+		{"busiest stage", busiest},
 		{"pipeline bubble", Seconds(p.Bubble)},
 		{"data-parallel exposed", Seconds(p.DPExposed)},
 		{"embedding all-reduce", Seconds(p.Embedding)},
