@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/placer/placer/decision"
@@ -101,9 +102,9 @@ type coster struct {
 }
 
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
-// T.
-func newCoster(m transformer.Spec, pl Plan, p Pod, T int, tokens float64) coster {
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+// T (its hardware p's: p is the caller's, not copied).
+func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: *p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		c.fp8 = p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16) / p.Kernels.FP8Peak
@@ -454,8 +455,21 @@ type costKey struct {
 	rc        Recompute
 	blockRec  bool
 	EP, ETP   int
-	imbalance float64
-	fp8       string
+	imbalance uint64 // its bits (keys of plain words hash fastest)
+	fp8       uint8  // fp8Code's
+}
+
+// fp8Code numbers the FP8 recipes for costKey (0: BF16).
+func fp8Code(recipe string) uint8 {
+	switch recipe {
+	case FP8Current:
+		return 1
+	case FP8Delayed:
+		return 2
+	case FP8Blockwise:
+		return 3
+	}
+	return 0
 }
 
 // phaseCache keeps the phases of a model on a pod across evaluations
@@ -481,12 +495,12 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 				return &kits[i]
 			}
 		}
-		kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
+		kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
 		k := &kits[len(kits)-1]
 		c := &k.c
 		block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
 		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block,
-			EP: pl.EP, ETP: pl.ETP, imbalance: pl.Imbalance, fp8: pl.FP8}
+			EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8)}
 		ph := cache[key]
 		if ph == nil {
 			ph = &kitPhases{}
@@ -515,6 +529,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		stages = make([]stageCost, 0, pl.P)
 	}
 	stages = stages[:pl.P]
+	lp := float64(m.LayerParams())
 	for s := range stages {
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
@@ -522,8 +537,10 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		st.fwd = scalePhase(k.lf, layers)
 		kk := pl.recomputed(s)
 		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
-		st.params = stageParams(m, pl, s)
-		st.experts, st.layers = stageLayerParams(m, pl, s)
+		st.params = stageParams(m, pl, s, lp)
+		if m.MoE() || pl.FP8 != "" || pl.FSDP {
+			st.experts, st.layers = stageLayerParams(m, pl, s)
+		}
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 		}
@@ -732,9 +749,10 @@ func moeDenseParams(m transformer.Spec, T int) float64 {
 // stageParams is stage s's parameters on one of its GPUs: its layers'
 // shards, and the embedding's on the first stage, the output layer's
 // (and a tied embedding's copy) on the last.
-func stageParams(m transformer.Spec, pl Plan, s int) float64 {
+// lp is m.LayerParams() (computed once by the caller).
+func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 	T := float64(pl.TPs[s])
-	params := float64(pl.Stages[s]) * (float64(m.LayerParams()) / T)
+	params := float64(pl.Stages[s]) * (lp / T)
 	if m.MoE() {
 		_, params = stageLayerParams(m, pl, s)
 	}
@@ -759,7 +777,7 @@ func fits(m transformer.Spec, pl Plan, p Pod) bool {
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
-			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
+			kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
 		}
 	}
 	var stageBuf [32]stageCost
@@ -768,9 +786,12 @@ func fits(m transformer.Spec, pl Plan, p Pod) bool {
 		stages = make([]stageCost, 0, pl.P)
 	}
 	stages = stages[:pl.P]
+	lp := float64(m.LayerParams())
 	for s := range stages {
-		stages[s].params = stageParams(m, pl, s)
-		stages[s].experts, stages[s].layers = stageLayerParams(m, pl, s)
+		stages[s].params = stageParams(m, pl, s, lp)
+		if m.MoE() || pl.FP8 != "" || pl.FSDP {
+			stages[s].experts, stages[s].layers = stageLayerParams(m, pl, s)
+		}
 	}
 	var r Result
 	memory(&r, stages, kits, pl.TPs)

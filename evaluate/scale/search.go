@@ -106,6 +106,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	// (nil: every stage T) and D replicas over the layer splits given.
 	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
 		maxT := T
+		meshes := expertMeshes(m, T, C, D)
 		for _, t := range tps {
 			maxT = max(maxT, t)
 		}
@@ -130,7 +131,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						// no block recomputation of it can be the fastest (it
 						// only adds forward passes) and, without Top to fill,
 						// fewestRecomputed's search is skipped.
-						for _, em := range expertMeshes(m, T, C, D) {
+						for _, em := range meshes {
 							if em.ep > 0 && tpc == 0 && maxT > 1 {
 								continue // Megatron-Core's MoE layers need sequence parallelism with tp
 							}
@@ -234,9 +235,12 @@ type expertMesh struct{ ep, etp int }
 // x D GPUs: every expert-parallel degree EP dividing the experts, with
 // the expert-tensor-parallel degree 1 or T (Megatron-Core's default),
 // ETP x EP dividing T x C x D. A dense model has one, no experts'.
+// denseMesh is a dense model's one mesh: no experts'.
+var denseMesh = []expertMesh{{}}
+
 func expertMeshes(m transformer.Spec, T, C, D int) []expertMesh {
 	if !m.MoE() {
-		return []expertMesh{{}}
+		return denseMesh
 	}
 	var out []expertMesh
 	inner := max(T, 1) * C * D
