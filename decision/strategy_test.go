@@ -81,6 +81,13 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"last-stage-layers=7", `strategy "last-stage-layers=7": last-stage-layers is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"stage-tp=4:8", `strategy "stage-tp=4:8": stage-tp is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"tensor-stages=4:8", `strategy "tensor-stages=4:8": tensor-stages is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"ep=8", `strategy "ep=8": ep is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"expert-parallel=8", `strategy "expert-parallel=8": expert-parallel is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"etp=1", `strategy "etp=1": etp is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"expert-tensor-parallel=1", `strategy "expert-tensor-parallel=1": expert-tensor-parallel is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"imbalance=1.5", `strategy "imbalance=1.5": imbalance is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"fp8=current", `strategy "fp8=current": fp8 is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"fsdp=on", `strategy "fsdp=on": fsdp is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/placer/placer/graph/transformer"
 )
 
 // World is which of placer's two worlds a workload lives in: they share
@@ -31,11 +33,14 @@ func (w World) String() string {
 func (w World) tag() string { return [...]string{"graph", "cluster"}[w] }
 
 // WorldOf is the world of the workload g on the cluster c: a transformer
-// named by its shape ("gpt:...", "llama:...") or any workload on a pod
+// named by its shape ("gpt:...", "llama:...") or a preset of
+// graph/transformer ("qwen3-30b-a3b:batch=512"), or any workload on a pod
 // (c.Pod) is planned at cluster scale; everything else is an op graph.
 func WorldOf(g GraphSpec, c ClusterSpec) World {
 	n := strings.ToLower(g.Workload)
-	if strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:") || c.Pod != "" {
+	head, _, _ := strings.Cut(n, ":")
+	_, preset := transformer.Preset(head)
+	if strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:") || preset || c.Pod != "" {
 		return ClusterScale
 	}
 	return OpGraph

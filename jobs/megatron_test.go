@@ -104,3 +104,33 @@ func TestPredictionsIgnorePublished(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeIgnoresPublished: other published tokens/s and TFLOP/s leave
+// every prediction, plan and memory figure of Megatron-Bridge's rows the
+// same to the bit (the dense FP8 row and the two MoE rows of the
+// smallest GPU counts).
+func TestBridgeIgnoresPublished(t *testing.T) {
+	all := scale.MegatronBridge()
+	ctx := context.Background()
+	for _, pub := range []scale.Published{all[0], all[3], all[4]} {
+		want, err := bridgeRow(ctx, pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		other := pub
+		other.TFLOPs, other.Tokens = 1.37*pub.TFLOPs+5, 0.7*pub.Tokens+11
+		got, err := bridgeRow(ctx, other)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.PublishedTFLOPs, got.PublishedTokens, got.Error, got.FastestError = want.PublishedTFLOPs, want.PublishedTokens, want.Error, want.FastestError
+		got.Search = want.Search
+		if got != want {
+			t.Errorf("%s: with other published figures\n got %+v\nwant %+v", pub.Name, got, want)
+		}
+		// The error is on tokens/s: predicted over published, minus 1.
+		if e := want.PredictedTokens/pub.Tokens - 1; want.Error != e {
+			t.Errorf("%s: error %g, want %g", pub.Name, want.Error, e)
+		}
+	}
+}

@@ -142,6 +142,20 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		}
 		rep.Llama3 = append(rep.Llama3, r)
 	}
+	var bAbs, bSum float64
+	for _, pub := range scale.MegatronBridge() {
+		r, err := bridgeRow(ctx, pub)
+		if err != nil {
+			return rep, err
+		}
+		rep.Bridge = append(rep.Bridge, r)
+		bAbs += abs(r.Error)
+		bSum += r.Error
+		rep.BridgeMaxAbsError = max(rep.BridgeMaxAbsError, abs(r.Error))
+	}
+	if n := float64(len(rep.Bridge)); n > 0 {
+		rep.BridgeMeanAbsError, rep.BridgeMeanError = bAbs/n, bSum/n
+	}
 	if o.Plot != "" {
 		files, err := report.WriteMegatronPlots(o.Plot, rep)
 		rep.Plots = files
@@ -187,25 +201,36 @@ func ranks(x []float64) []float64 {
 // workload and pod a user gives placer eval and search to get the same
 // figures (--workload, --cluster).
 func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, error) {
+	r, _, _, _, err := megatronRuns(ctx, pub)
+	return r, err
+}
+
+// megatronRuns is megatronRow with the three predictions it shows:
+// Megatron's plan read at the defaults, its fastest reading, and
+// placer's plan.
+func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
+	var none scale.Result
 	p, err := scale.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
-		return report.MegatronRow{}, err
+		return report.MegatronRow{}, none, none, none, err
 	}
 	own, err := scale.MegatronDefault(ctx, pub, p)
 	if err != nil {
-		return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
+		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 	}
 	fast, err := scale.MegatronPlan(ctx, pub, p)
 	if err != nil {
-		return report.MegatronRow{}, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
+		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
 	}
 	start := optimize.ProcessCPU()
-	got, err := scale.Search(ctx, pub.Model, p, scale.Space{})
+	// The run's precision and the experts' load are settings, not plans:
+	// placer's plan keeps the row's.
+	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP})
 	if err != nil {
-		return report.MegatronRow{}, err
+		return report.MegatronRow{}, none, none, none, err
 	}
 	if !got.Found {
-		return report.MegatronRow{}, fmt.Errorf("%s: no plan fits", pub.Name)
+		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: no plan fits", pub.Name)
 	}
 	r := report.MegatronRow{Model: pub.Name, GPUs: pub.GPUs, Batch: pub.Model.Batch, Workload: pub.Model.String(), Cluster: p.Name,
 		PublishedTFLOPs: pub.TFLOPs, PublishedMFU: pub.MFU,
@@ -217,6 +242,32 @@ func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, 
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
 		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
 	}
+	return r, own, fast, got.Best, nil
+}
+
+// bridgeRow is one row of Megatron-Bridge's table (scale.MegatronBridge):
+// megatronRow's figures as that table gives them, tokens a second per
+// GPU and TFLOP/s per GPU in Megatron-LM's current count
+// (transformer.CausalFLOPs), the error counted on tokens/s (no FLOP count
+// enters it: GPT-OSS's published TFLOP/s count its MLP otherwise).
+func bridgeRow(ctx context.Context, pub scale.Published) (report.MegatronRow, error) {
+	r, own, fast, best, err := megatronRuns(ctx, pub)
+	if err != nil {
+		return r, err
+	}
+	gpus := float64(pub.GPUs)
+	tokens := float64(pub.Model.Batch) * float64(pub.Model.Seq)
+	flops := pub.Model.CausalFLOPs()
+	tps := func(x scale.Result) float64 { return tokens / x.Step / gpus }
+	tf := func(x scale.Result) float64 { return flops / x.Step / gpus / 1e12 }
+	r.Precision = pub.Precision
+	r.PublishedTokens = pub.Tokens
+	r.PredictedTokens, r.PredictedTFLOPs = tps(own), tf(own)
+	r.FastestTokens, r.FastestTFLOPs = tps(fast), tf(fast)
+	r.PlacerTokens, r.PlacerTFLOPs = tps(best), tf(best)
+	r.MegatronFits, r.PlacerFits = own.Fits, best.Fits
+	r.Error = r.PredictedTokens/pub.Tokens - 1
+	r.FastestError = r.FastestTokens/pub.Tokens - 1
 	return r, nil
 }
 

@@ -43,6 +43,11 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	if !p.Fits {
 		fits = "does NOT fit"
 	}
+	busiest := fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))
+	if p.EPExposed > 0 {
+		busiest = fmt.Sprintf("%s (tensor-parallel communication exposed %s, the experts' all-to-alls and collectives %s)",
+			Seconds(p.Compute), Seconds(p.TPExposed), Seconds(p.EPExposed))
+	}
 	return KeyValue(w, [][2]string{
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
@@ -51,7 +56,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
 		{"memory per GPU", fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(p.Memory), fits, GB(p.Weights), GB(p.Grads), GB(p.OptState), GB(p.Activations))},
-		{"busiest stage", fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))},
+		{"busiest stage", busiest},
 		{"pipeline bubble", Seconds(p.Bubble)},
 		{"data-parallel exposed", Seconds(p.DPExposed)},
 		{"embedding all-reduce", Seconds(p.Embedding)},
@@ -126,6 +131,18 @@ type MegatronRow struct {
 	// Speedup is placer's plan over Megatron's, both predicted.
 	Speedup float64 `json:"speedup"`
 	Search  float64 `json:"search_cpu_s"`
+	// Megatron-Bridge's rows (Megatron.Bridge) only: the precision, the
+	// tokens a second per GPU published and predicted (the error is
+	// theirs; the TFLOP/s above are in Megatron-LM's current count,
+	// transformer.CausalFLOPs), and whether Megatron's plan and placer's
+	// fit the GPUs' memory in placer's model.
+	Precision       string  `json:"precision,omitempty"`
+	PublishedTokens float64 `json:"published_tokens_per_gpu,omitempty"`
+	PredictedTokens float64 `json:"predicted_tokens_per_gpu,omitempty"`
+	FastestTokens   float64 `json:"fastest_tokens_per_gpu,omitempty"`
+	PlacerTokens    float64 `json:"placer_tokens_per_gpu,omitempty"`
+	MegatronFits    bool    `json:"megatron_fits,omitempty"`
+	PlacerFits      bool    `json:"placer_fits,omitempty"`
 }
 
 // Megatron is placer report megatron: the weak-scaling table and the
@@ -150,6 +167,13 @@ type Megatron struct {
 	Spearman            float64 `json:"spearman"`
 	FastestMeanAbsError float64 `json:"fastest_mean_abs_error"`
 	GeomeanSpeedup      float64 `json:"geomean_speedup"`
+	// Bridge is Megatron-Bridge's H100 table (25.11: Llama 3 in FP8 and
+	// mixtures of experts), its errors on tokens/s: their mean |error|,
+	// largest and mean.
+	Bridge             []MegatronRow `json:"megatron_bridge,omitempty"`
+	BridgeMeanAbsError float64       `json:"bridge_mean_abs_error,omitempty"`
+	BridgeMaxAbsError  float64       `json:"bridge_max_abs_error,omitempty"`
+	BridgeMeanError    float64       `json:"bridge_mean_error,omitempty"`
 	// Plots are the files --plot wrote.
 	Plots []string `json:"plots,omitempty"`
 }
@@ -189,9 +213,46 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		if _, err := fmt.Fprintln(w, "\nLlama 3 405B's pre-training (Meta's table 4; Meta's own stack on H100s: its stated plan in the Megatron column):"); err != nil {
 			return err
 		}
-		return writeMegatronRows(w, m.Llama3)
+		if err := writeMegatronRows(w, m.Llama3); err != nil {
+			return err
+		}
+	}
+	if len(m.Bridge) > 0 {
+		return writeBridgeRows(w, m)
 	}
 	return nil
+}
+
+// writeBridgeRows writes Megatron-Bridge's table: tokens/s per GPU
+// published and predicted (the error counted), TFLOP/s per GPU in
+// Megatron-LM's current count, memory, placer's plan, and the summary.
+func writeBridgeRows(w io.Writer, m Megatron) error {
+	if _, err := fmt.Fprintln(w, "\nMegatron-Bridge's table on DGX H100s (25.11; MoE routing force-balanced, dropless): tokens/s per GPU"); err != nil {
+		return err
+	}
+	header := []string{"model", "GPUs", "precision", "Megatron's plan", "published tok/s", "predicted", "error", "published TFLOP/s",
+		"predicted TFLOP/s", "Megatron memory", "placer's plan", "placer tok/s", "placer memory", "speedup", "search CPU", "fastest reading", "its error"}
+	var out [][]string
+	for _, r := range m.Bridge {
+		mem := GB(r.MegatronMemory)
+		if !r.MegatronFits {
+			mem += " (over)"
+		}
+		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
+			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
+			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			fmt.Sprintf("%.2f s", r.Search), wrap(CompactPlan(r.FastestPlan), 24), fmt.Sprintf("%+.1f%%", 100*r.FastestError)})
+	}
+	if err := TableFit(w, header, out, []int{16, 15, 14, 9, 12, 8, 7}); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "prediction error on tokens/s (Megatron's plan read at Megatron-Core's defaults): mean |error| %s, largest %s, mean %+.1f%%\n"+
+		"TFLOP/s in Megatron-LM's current count (causal attention; GPT-OSS's published figure counts its MLP as two GEMMs);\n"+
+		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3);\n"+
+		"(over): above the GPU's memory in placer's model\n",
+		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
+	return err
 }
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
@@ -289,6 +350,9 @@ func CompactPlan(text string) string {
 	if s.DistOpt {
 		parts = append(parts, "z1")
 	}
+	if s.FSDP {
+		parts = append(parts, "fsdp")
+	}
 	if s.Recompute != scale.NoRecompute {
 		rc := "r" + string(s.Recompute)[:1] // rs, rf
 		if s.RecomputeLayers > 0 {
@@ -304,6 +368,22 @@ func CompactPlan(text string) string {
 	}
 	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
 		parts = append(parts, "gpipe")
+	}
+	if s.Experts > 1 {
+		parts = append(parts, fmt.Sprintf("ep%d", s.Experts))
+	}
+	if s.ExpertTensor > 0 && s.ExpertTensor != s.MaxT() {
+		parts = append(parts, fmt.Sprintf("et%d", s.ExpertTensor))
+	}
+	if s.FP8 != "" {
+		f := "fp8"
+		if s.FP8 != scale.FP8Current {
+			f += "-" + s.FP8
+		}
+		parts = append(parts, f)
+	}
+	if s.Imbalance > 1 {
+		parts = append(parts, fmt.Sprintf("imb%g", s.Imbalance))
 	}
 	return strings.Join(parts, " ")
 }

@@ -28,7 +28,12 @@ for the same model, GPUs and batch, found by searching every plan of
 tensor, pipeline and data parallelism, micro-batch size, virtual stages,
 sequence parallelism, recomputation and the distributed optimizer: what it
 chose, its TFLOP/s and memory per GPU, its speedup over Megatron's plan in
-the same model, and the search's CPU time (docs/cluster-scale.md).`,
+the same model, and the search's CPU time. Then Megatron-Bridge's H100 table
+(25.11: Llama 3 8B, 70B and 3.1 405B in FP8, GPT-OSS 120B, Qwen3-30B-A3B and
+Qwen3-235B-A22B with expert parallelism): tokens/s per GPU published and
+predicted at the stated configuration (the error counted on them), TFLOP/s
+in Megatron-LM's current count, and placer's best plan at the row's
+precision (docs/cluster-scale.md).`,
 		Example: `  placer report megatron
   placer report megatron --plot megatron.svg --json > megatron.json`,
 		Args: cobra.NoArgs,

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/placer/placer/decision"
@@ -41,6 +42,11 @@ type Result struct {
 	// behind the attention blocks, per step on the most loaded device
 	// (part of Compute; 0 without context parallelism).
 	CPExposed float64 `json:"cp_exposed_s,omitempty"`
+	// EPExposed is the experts' communication (the token all-to-alls
+	// and the expert-tensor-parallel collectives, not overlapped), per
+	// step on the most loaded device (part of Compute; 0 without
+	// experts).
+	EPExposed float64 `json:"ep_exposed_s,omitempty"`
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
 	Weights     int64 `json:"weights_bytes"`
@@ -75,10 +81,10 @@ func (k kernel) time(h *roofline.Hardware) float64 {
 // one direction for one micro-batch on one GPU: its kernels' time and
 // its tensor-parallel communication's, exposed and in all, and the
 // context-parallel exchange's exposed time.
-type phase struct{ busy, tpAll, tpExposed, cpExposed float64 }
+type phase struct{ busy, tpAll, tpExposed, cpExposed, epExposed float64 }
 
 func (a phase) plus(b phase) phase {
-	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed}
+	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed}
 }
 
 // coster holds what every layer of one plan shares.
@@ -90,6 +96,20 @@ type coster struct {
 	tpG    Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
+	// fp8 is the BF16 over the FP8 tensor peak where the blocks' GEMMs
+	// run in FP8 (0: BF16).
+	fp8 float64
+}
+
+// newCoster is the coster of plan pl's stages of tensor-parallel degree
+// T (its hardware p's: p is the caller's, not copied).
+func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: *p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+	c.pl.T = T
+	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
+		c.fp8 = p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16) / p.Kernels.FP8Peak
+	}
+	return c
 }
 
 // gemmComm is a GEMM with a tensor-parallel collective beside it (an
@@ -116,6 +136,33 @@ func (c *coster) gemm(flops, read, write float64) kernel {
 	return kernel{class: graph.ClassMatMul, flops: flops, read: read, writes: write}
 }
 
+// lgemm is a GEMM of a transformer block: in FP8 with fp8= (its FLOPs
+// at the FP8 peak, at the BF16 GEMMs' efficiency; its inputs and
+// weights read as FP8, one byte; its output BF16), else gemm's.
+func (c *coster) lgemm(flops, read, write float64) kernel {
+	if c.fp8 > 0 {
+		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: read / 2, writes: write}
+	}
+	return c.gemm(flops, read, write)
+}
+
+// cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
+// as the recipe runs it, a memory-bound pass or two (0 in BF16): current
+// scaling reads the tensor for its amax and again to cast it (Transformer
+// Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
+// amax history's scale in one pass; blockwise computes each block's
+// scale in the casting pass (its FP32 scales, one per 128, left out).
+func (c *coster) cast(e float64) float64 {
+	if c.fp8 == 0 || e <= 0 {
+		return 0
+	}
+	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
+	if c.pl.FP8 == FP8Current {
+		return one + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
+	}
+	return one
+}
+
 // layer is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included.
 func (c *coster) layer() (fwd, bwd phase) {
@@ -131,6 +178,10 @@ func (c *coster) layer() (fwd, bwd phase) {
 	fcols := f / T
 	if m.SwiGLU() {
 		fcols = 2 * f / T
+	}
+	qd := h // the attention's width: heads x head_dim
+	if m.Head > 0 {
+		qd = heads * d
 	}
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
@@ -149,10 +200,10 @@ func (c *coster) layer() (fwd, bwd phase) {
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
 
-	gQKV := c.gemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
-	gProj := c.gemm(2*n*h/T*h, n*h/T*bf16+h*h/T*bf16, act)
-	gFC1 := c.gemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
-	gFC2 := c.gemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
+	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
+	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
 	before, after := roofline.AllGather, roofline.ReduceScatter
 	if !c.pl.SequenceParallel {
 		before, after = -1, roofline.AllReduce
@@ -172,9 +223,6 @@ func (c *coster) layer() (fwd, bwd phase) {
 	} else {
 		fa, fb = c.ringAttention(attn, false, kvChunk), c.ringAttention(attnB, true, kvChunk)
 	}
-	fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
-		plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
-
 	// Backward: each GEMM's input gradient and weight gradient (each the
 	// forward's FLOPs), twice the elementwise traffic, flash attention's
 	// backward (2.5x its forward). The collectives mirror the forward's:
@@ -186,16 +234,110 @@ func (c *coster) layer() (fwd, bwd phase) {
 	if !c.pl.SequenceParallel {
 		bwdAfter, bwdBefore = -1, roofline.AllReduce
 	}
-	bwd = t(twice(resid)).plus(pair(gFC2, bwdAfter)).plus(t(gFC2)).plus(t(twice(actFn))).
-		plus(pair(gFC1, bwdBefore)).plus(pair(gFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
-		plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
-		plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
+	if m.MoE() {
+		// The attention as a dense block's, then the experts (moe) on
+		// this GPU's sequence shard; the FP8 casts of the attention's
+		// GEMM inputs, forward and backward.
+		mf, mb := c.moe()
+		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T)}
+		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
+			plus(t(norm)).plus(mf).plus(t(resid)).plus(casts)
+		bwd = t(twice(resid)).plus(mb).plus(t(twice(norm))).plus(t(twice(resid))).
+			plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
+			plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm))).plus(casts)
+	} else {
+		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
+			plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
+		bwd = t(twice(resid)).plus(pair(gFC2, bwdAfter)).plus(t(gFC2)).plus(t(twice(actFn))).
+			plus(pair(gFC1, bwdBefore)).plus(pair(gFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
+			plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
+			plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
+		if c.fp8 > 0 {
+			casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T) + c.cast(n*h*sp) + c.cast(n*f/T)}
+			fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		}
+	}
 	switch c.pl.Recompute {
 	case SelectiveRecompute:
 		bwd = bwd.plus(fa)
 	case FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
+	return fwd, bwd
+}
+
+// moe is one MoE block's experts for one micro-batch on one GPU, forward
+// and backward, as Megatron-Core's all-to-all token dispatcher runs them
+// (moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher; dropless, every
+// token reaching its TopK experts): the router (a BF16 GEMM to the
+// experts' scores, a softmax and top-k over them), the tokens permuted
+// into expert order, dispatched over the expert-parallel group by an
+// all-to-all (each GPU sends its n/T tokens x TopK copies, an equal share
+// to each rank when balanced), all-gathered over the expert-tensor group,
+// the local experts' grouped GEMMs (FC1, the activation, FC2) over the
+// tokens the rank receives (Imbalance x the mean: the most loaded rank's),
+// reduce-scattered back, combined by the reverse all-to-all and unpermuted
+// (the TopK outputs weighted and summed), and the shared experts over the
+// GPU's tokens. The backward mirrors it: the GEMMs twice, the same
+// collectives, twice the elementwise traffic. The experts' communication
+// is not overlapped (Megatron-Core overlaps it only with
+// --overlap-moe-expert-parallel-comm, off by default).
+func (c *coster) moe() (fwd, bwd phase) {
+	m, pl := c.m, c.pl
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
+	routed := nl * k                // the token copies it dispatches
+	recv := routed * pl.imbalance() // those the most loaded rank receives
+	ETP := float64(pl.ETP)
+	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
+	local := E / float64(pl.EP)
+	fe := float64(m.ExpertFFN)
+	cols := fe / ETP
+	up := cols
+	if m.SwiGLU() {
+		up = 2 * cols
+	}
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	ew := func(flops, read, write float64) kernel {
+		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+	}
+	router := c.gemm(2*nl*h*E, nl*h*bf16+h*E*bf16, nl*E*4)
+	scores := ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
+	permute := kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
+	unpermute := ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
+	fc1 := c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16)
+	actFn := ew(10*rows*cols, rows*cols*bf16, rows*cols*bf16)
+	if m.SwiGLU() {
+		actFn = ew(6*rows*cols, 2*rows*cols*bf16, rows*cols*bf16)
+	}
+	fc2 := c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16)
+	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+	expertsB := t(fc1).plus(t(fc1)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2)).plus(t(fc2)).
+		plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+	if sh := float64(m.SharedExperts) * fe; sh > 0 {
+		sup := sh
+		if m.SwiGLU() {
+			sup = 2 * sh
+		}
+		s1 := c.lgemm(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
+		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
+		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
+		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		expertsB = expertsB.plus(t(s1)).plus(t(s1)).plus(t(sa)).plus(t(sa)).plus(t(s2)).plus(t(s2))
+	}
+	var comm phase
+	if !c.noComm {
+		etpG, epG, _ := pl.expertGroups(c.pod)
+		a2a := c.pod.AllToAll(epG, recv*h*bf16)
+		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
+		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
+		all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
+		comm = phase{busy: all, epExposed: all}
+	}
+	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
+	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm)
+	bwd = t(twice(unpermute)).plus(expertsB).plus(t(twice(permute))).plus(t(twice(scores))).
+		plus(t(router)).plus(t(router)).plus(comm)
 	return fwd, bwd
 }
 
@@ -287,6 +429,9 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 type stageCost struct {
 	fwd, bwd phase
 	params   float64
+	// experts are the experts' share of params (0 without experts),
+	// layers the transformer blocks' (FP8 copies are kept of them).
+	experts, layers float64
 }
 
 // stageKit is what the stages of one tensor-parallel degree share: the
@@ -309,6 +454,22 @@ type costKey struct {
 	sp, ov    bool
 	rc        Recompute
 	blockRec  bool
+	EP, ETP   int
+	imbalance uint64 // its bits (keys of plain words hash fastest)
+	fp8       uint8  // fp8Code's
+}
+
+// fp8Code numbers the FP8 recipes for costKey (0: BF16).
+func fp8Code(recipe string) uint8 {
+	switch recipe {
+	case FP8Current:
+		return 1
+	case FP8Delayed:
+		return 2
+	case FP8Blockwise:
+		return 3
+	}
+	return 0
 }
 
 // phaseCache keeps the phases of a model on a pod across evaluations
@@ -334,12 +495,12 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 				return &kits[i]
 			}
 		}
-		kits = append(kits, stageKit{c: coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}})
+		kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
 		k := &kits[len(kits)-1]
 		c := &k.c
-		c.pl.T = T
 		block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
-		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block}
+		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block,
+			EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8)}
 		ph := cache[key]
 		if ph == nil {
 			ph = &kitPhases{}
@@ -364,6 +525,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	}
 	var stageBuf [32]stageCost
 	stages := stagesIn(&stageBuf, pl.P)
+	lp := float64(m.LayerParams())
 	for s := range stages {
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
@@ -371,7 +533,10 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		st.fwd = scalePhase(k.lf, layers)
 		kk := pl.recomputed(s)
 		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
-		st.params = stageParams(m, pl, s)
+		st.params = stageParams(m, pl, s, lp)
+		if m.MoE() || pl.FP8 != "" || pl.FSDP {
+			st.experts, st.layers = stageLayerParams(m, pl, s)
+		}
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 		}
@@ -385,12 +550,13 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// time divided by V (Narayanan et al., SC'21: bubble (P-1)/(V M)),
 	// and one point-to-point transfer per boundary each way.
 	var busiest, sum float64
-	var busiestTP, busiestCP float64
+	var busiestTP, busiestCP, busiestEP float64
 	for _, st := range stages {
 		t := st.fwd.busy + st.bwd.busy
 		sum += t
 		if t > busiest {
 			busiest, busiestTP, busiestCP = t, st.fwd.tpExposed+st.bwd.tpExposed, st.fwd.cpExposed+st.bwd.cpExposed
+			busiestEP = st.fwd.epExposed + st.bwd.epExposed
 		}
 	}
 	M := float64(pl.M)
@@ -398,6 +564,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	r.Compute = M * busiest
 	r.TPExposed = M * busiestTP
 	r.CPExposed = M * busiestCP
+	r.EPExposed = M * busiestEP
 	if pl.P > 1 {
 		// The activation leaves stage i scattered over its tensor group
 		// (each rank sends its 1/T_i: Megatron's scatter-gather, or the
@@ -438,7 +605,22 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		paramsMax = max(paramsMax, st.params)
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	if pl.D*pl.C > 1 {
+	switch {
+	case m.MoE():
+		r.DPExposed = expertsDP(pl, p, stages)
+	case pl.FSDP:
+		// Every micro-batch: the stage's weights all-gathered beside its
+		// forward and again beside its backward, the gradients
+		// reduce-scattered (FP32) beside the backward.
+		var exposed float64
+		for s, st := range stages {
+			_, dpG := pl.groups(p, s)
+			ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
+			exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
+		}
+		r.DPExposed = float64(pl.M) * exposed
+	case pl.D*pl.C > 1:
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.groups(p, s)
@@ -468,10 +650,37 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	// the BF16 weight (30 bytes a parameter), and zero the gradient
 	// buffer (4 bytes a parameter of the device's whole model).
 	opt := paramsMax
-	if pl.DistOpt {
+	if pl.DistOpt || pl.FSDP {
 		opt /= D
 	}
+	if m.MoE() {
+		// Each stage's share: the experts' over their expert-data-parallel
+		// replicas, the rest over the data-parallel ones.
+		opt = 0
+		for _, st := range stages {
+			o := st.params
+			if pl.DistOpt {
+				o = (st.params-st.experts)/D + st.experts/float64(pl.EDP)
+			}
+			opt = max(opt, o)
+		}
+	}
 	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(&p.Hardware)
+	if pl.FP8 != "" {
+		// The blocks' weights cast to FP8 once a step (the first
+		// micro-batch's; Transformer Engine keeps them for the others):
+		// read as BF16, written row- and column-wise (Hopper's FP8 GEMMs
+		// take both layouts), and with current scaling read once more
+		// for their amax.
+		var lw float64
+		for _, st := range stages {
+			lw = max(lw, st.layers)
+		}
+		r.Optimizer += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
+		if pl.FP8 == FP8Current {
+			r.Optimizer += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
+		}
+	}
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
@@ -496,12 +705,62 @@ func stagesIn(buf *[32]stageCost, n int) []stageCost {
 	return buf[:n]
 }
 
+// expertsDP is the exposed data-parallel communication of a plan of a
+// model with experts: each stage's gradients reduced as a dense plan's
+// (evaluateCached), the experts' over their expert-data-parallel group and
+// the rest over the data-parallel one, one after the other beside the
+// same backward (and the parameters' all-gathers beside the forward with
+// the distributed optimizer).
+func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
+	var exposed float64
+	_, _, edpG := pl.expertGroups(p)
+	for s, st := range stages {
+		_, dpG := pl.groups(p, s)
+		dense := st.params - st.experts
+		if pl.DistOpt {
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*4)
+			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
+			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*4)
+			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
+			exposed = max(exposed, p.beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.beside(ag+agE, st.fwd.busy/float64(pl.V)))
+		} else {
+			ar, _ := p.Collective(roofline.AllReduce, dpG, dense*4)
+			arE, _ := p.Collective(roofline.AllReduce, edpG, st.experts*4)
+			exposed = max(exposed, p.beside(ar+arE, st.bwd.busy/float64(pl.V)))
+		}
+	}
+	return exposed
+}
+
+// stageLayerParams is stage s's experts' parameters on one of its GPUs
+// (its layers' local experts, 1/ETP of each) and its blocks' (the
+// experts included; the embedding and output layer not).
+func stageLayerParams(m transformer.Spec, pl Plan, s int) (experts, layers float64) {
+	l := float64(pl.Stages[s])
+	if !m.MoE() {
+		return 0, l * (float64(m.LayerParams()) / float64(pl.TPs[s]))
+	}
+	experts = l * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+	return experts, experts + l*moeDenseParams(m, pl.TPs[s])
+}
+
+// moeDenseParams is one MoE block's parameters besides its routed
+// experts on one GPU of a tensor group of T: the attention's and the
+// shared experts' shards, the router (replicated over the group).
+func moeDenseParams(m transformer.Spec, T int) float64 {
+	return float64(m.AttentionParams()+int64(m.SharedExperts)*m.ExpertParams())/float64(T) + float64(m.RouterParams())
+}
+
 // stageParams is stage s's parameters on one of its GPUs: its layers'
 // shards, and the embedding's on the first stage, the output layer's
 // (and a tied embedding's copy) on the last.
-func stageParams(m transformer.Spec, pl Plan, s int) float64 {
+// lp is m.LayerParams() (computed once by the caller).
+func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 	T := float64(pl.TPs[s])
-	params := float64(pl.Stages[s]) * (float64(m.LayerParams()) / T)
+	params := float64(pl.Stages[s]) * (lp / T)
+	if m.MoE() {
+		_, params = stageLayerParams(m, pl, s)
+	}
 	if s == 0 {
 		params += float64(m.EmbeddingParams()) / T
 	}
@@ -523,15 +782,17 @@ func fits(m transformer.Spec, pl Plan, p Pod) bool {
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
-			c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
-			c.pl.T = T
-			kits = append(kits, stageKit{c: c})
+			kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
 		}
 	}
 	var stageBuf [32]stageCost
 	stages := stagesIn(&stageBuf, pl.P)
+	lp := float64(m.LayerParams())
 	for s := range stages {
-		stages[s].params = stageParams(m, pl, s)
+		stages[s].params = stageParams(m, pl, s, lp)
+		if m.MoE() || pl.FP8 != "" || pl.FSDP {
+			stages[s].experts, stages[s].layers = stageLayerParams(m, pl, s)
+		}
 	}
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
@@ -539,7 +800,7 @@ func fits(m transformer.Spec, pl Plan, p Pod) bool {
 }
 
 func scalePhase(a phase, k float64) phase {
-	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k}
+	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k}
 }
 
 // memory is the most loaded GPU's peak: BF16 weights, FP32 main
@@ -582,13 +843,32 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	// dropout mask 1; MLP: its input 2, the activation's input and the
 	// second GEMM's input (2 f/h each; SwiGLU 4 f/h and 2 f/h), mask 1.
 	attn := 2 + 2*(heads+2*kv)/heads + 2 + 1
+	if m.Head > 0 {
+		d := float64(m.HeadDim())
+		attn = 2 + 2*(heads+2*kv)*d/h + 2*heads*d/h + 1
+	}
 	mlp := 2 + 4*f/h + 1
 	if m.SwiGLU() {
 		mlp = 2 + 6*f/h
 	}
 	replicated := 4.0 + 2 + 2 + 2 // norms' inputs, the two column-parallel inputs, masks
+	if pl.FP8 != "" {
+		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
+		// for their weight gradients, one byte an element: QKV's and
+		// FC1's inputs (1 unit each, not 2) and FC2's (f/h, not 2 f/h);
+		// the attention's output stays BF16 (flash attention's backward
+		// reads it).
+		attn--
+		mlp -= 1 + f/h
+		replicated -= 2
+	}
 	perLayer := (4 + attn + mlp) * unit
 	switch {
+	case m.MoE():
+		// Attention as a dense block's (sequence-parallel where T > 1:
+		// Resolve requires it); the experts' on this GPU's tokens
+		// (moeActivations).
+		perLayer = (4+attn)*unit/T + c.moeActivations()
 	case pl.SequenceParallel:
 		perLayer /= T
 	case pl.T > 1:
@@ -640,8 +920,51 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	o = st.params * 12
 	if pl.DistOpt {
 		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
+		if m.MoE() {
+			o = (st.params-st.experts)*12/float64(pl.D*pl.C) + st.experts*12/float64(pl.EDP)
+		}
+	}
+	if pl.FP8 != "" {
+		w += 2 * st.layers // the blocks' FP8 weights, row- and column-wise
+	}
+	if pl.FSDP {
+		// Sharded over the C x D ranks, but for two layers' weights
+		// gathered (the one running and the next, prefetched) and one
+		// layer's gradient before its reduce-scatter.
+		D := float64(pl.D * pl.C)
+		layer := st.layers / float64(pl.Stages[s])
+		w, g, o = w/D+2*layer*bf16, g/D+layer*4, st.params*12/D
 	}
 	return w, g, o, acts
+}
+
+// moeActivations is what one MoE block keeps for its backward on one GPU
+// for one micro-batch besides its attention's, bytes: the router's FP32
+// scores, the block's input, and on the most loaded rank the permuted
+// tokens (FC1's input, gathered over the expert-tensor group), FC1's
+// output (the activation's input), FC2's input, and FC2's output (the
+// combine's input, for the routing weights' gradient); the shared
+// experts' as a dense MLP's on the GPU's tokens.
+func (c *coster) moeActivations() float64 {
+	m, pl := c.m, c.pl
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	nl := c.tokens / float64(pl.T)
+	recv := nl * k * pl.imbalance()
+	rows := recv * float64(pl.ETP)
+	cols := float64(m.ExpertFFN) / float64(pl.ETP)
+	up := cols
+	if m.SwiGLU() {
+		up = 2 * cols
+	}
+	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
+	if pl.FP8 != "" {
+		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
+	}
+	a := nl*E*4 + nl*h*bf16 + in + rows*up*bf16 + mid + recv*h*bf16
+	if sh := float64(m.SharedExperts) * float64(m.ExpertFFN); sh > 0 {
+		a += nl * sh * (2 + 1) * bf16
+	}
+	return a
 }
 
 // Reserve is the memory of a GPU a plan cannot use: the CUDA context,

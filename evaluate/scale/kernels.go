@@ -54,6 +54,14 @@ type Kernels struct {
 	// per s b h, their Equation 5) unless recomputed. false: one fused
 	// (flash) kernel each way over the causal half.
 	UnfusedAttention bool
+
+	// FP8Peak is the GPU's dense FP8 tensor-core peak, FLOP/s (0: no FP8
+	// tensor cores: fp8= is refused). An FP8 GEMM runs at it times the
+	// BF16 GEMMs' efficiency (GEMM): no FP8 GEMM of a transformer's
+	// shapes has been measured on the pod (../shared/data/h100 has BF16
+	// blocks only), so the measured BF16 efficiency stands for it, an
+	// assumption.
+	FP8Peak float64
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from measurements:
@@ -83,7 +91,9 @@ type Kernels struct {
 //     361.4 and 362.9 GB/s bus bandwidth (ml-engineering, network/README:
 //     nccl-tests, 16 GiB);
 //   - 46-48 GB/s per 400 Gb/s NDR NIC (an NCCL maintainer,
-//     NVIDIA/nccl-tests#290): 47 of 50.
+//     NVIDIA/nccl-tests#290): 47 of 50;
+//   - FP8: 1,978.9 TFLOP/s dense (the H100 SXM5 datasheet: 3,958
+//     TFLOP/s with sparsity, twice its dense rate).
 var h100Kernels = Kernels{
 	GEMM:         0.683,
 	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
@@ -91,6 +101,7 @@ var h100Kernels = Kernels{
 	OverlapSlowdown: 0.189,
 	IntraBus:        362e9,
 	NICEff:          47.0 / 50,
+	FP8Peak:         1978.9e12,
 }
 
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the

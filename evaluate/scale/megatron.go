@@ -28,6 +28,14 @@ type Published struct {
 	// read at its documented defaults (MegatronDefault); else (another
 	// stack, no documented defaults) at its fastest (MegatronPlan).
 	Megatron bool `json:"-"`
+	// VirtualStated: the publication states the virtual stages (else
+	// MegatronDefault reads none and MegatronPlan searches them).
+	VirtualStated bool `json:"-"`
+	// Tokens is the published tokens a second per GPU (Megatron-Bridge's
+	// tables; 0 where only TFLOP/s is published).
+	Tokens float64 `json:"published_tokens_per_gpu,omitempty"`
+	// Precision is the publication's ("BF16", "FP8 current scaling").
+	Precision string `json:"-"`
 }
 
 // megatronGPT is a GPT of Megatron-LM's weak-scaling table: vocabulary
@@ -122,7 +130,9 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 	if !row.MBSStated {
 		s.MicroBatchSize = 1
 	}
-	s.Virtual = 0
+	if !row.VirtualStated {
+		s.Virtual = 0
+	}
 	if !row.RecomputeStated {
 		s.Recompute, s.RecomputeLayers = NoRecompute, 0
 	}
@@ -156,12 +166,21 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 // finds is not better only for a knob its authors would have set.
 func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 	want := row.Strategy
-	got, err := Search(ctx, row.Model, p, Space{Keep: func(pl Plan) bool {
+	etp := want.ExpertTensor // the experts' tensor-parallel degree: tp's unless stated
+	if etp == 0 {
+		etp = want.T()
+	}
+	maxV := 0 // Search's default, unless the row states more virtual stages
+	if row.VirtualStated {
+		maxV = max(8, want.V())
+	}
+	got, err := Search(ctx, row.Model, p, Space{MaxVirtual: maxV, Keep: func(pl Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
-			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt &&
+			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
-			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers
-	}})
+			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
+			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp)
+	}, FP8: want.FP8, Imbalance: want.Imbalance, FSDP: want.FSDP})
 	if err != nil {
 		return Result{}, err
 	}
@@ -241,4 +260,77 @@ func Llama3LongContext() Published {
 		Strategy: Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
 			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
+}
+
+// MegatronBridge is Megatron-Bridge's table of pre-training throughput on
+// DGX H100s (docs/performance-summary.md, the 25.11 NeMo container; its
+// MoE benchmarks force-balance the routing and drop no tokens): Llama 3
+// 8B and 70B and Llama 3.1 405B in FP8 with current scaling, GPT-OSS
+// 120B in BF16, Qwen3-30B-A3B and Qwen3-235B-A22B in FP8 with current
+// scaling, their published tokens/s and TFLOP/s per GPU, their stated
+// GPUs, global and micro-batch, sequence, TP, PP, CP, VP and EP.
+// Megatron-Bridge runs Megatron-Core, so what a row leaves open is read
+// at its defaults (MegatronDefault): no recomputation, and the
+// distributed optimizer, sequence parallelism with TP and the
+// tensor-parallel overlap that Megatron-Bridge's performance recipes
+// turn on (the distributed optimizer is its default; sequence
+// parallelism and the overlap are read as unstated, FreeSP). Read
+// otherwise, each stated where it is:
+//   - Llama 3 8B's FSDP is Megatron-FSDP's ZeRO-3 (Strategy.FSDP);
+//   - Llama 3.1 405B's 126 layers on PP 8 x VP 8 and Qwen3-235B's 94 on
+//     PP 8 x VP 4 do not split evenly: Megatron-Bridge accounts the
+//     embedding and the loss as a layer each of the first and the last
+//     stage (account_for_embedding_in_pipeline_split,
+//     account_for_loss_in_pipeline_split); placer's nearest split is
+//     one layer fewer on each end stage (first=15,last=15: 15, 16 x 6,
+//     15; first=11,last=11: 11, 12 x 6, 11);
+//   - GPT-OSS's stated GA 2 does not match PP 4: the batch of 512 over
+//     DP 16 x MBS 4 is 8 micro-batches, which is what placer runs;
+//   - Qwen3-235B-A22B's global batch is not stated: 2,048, the H100
+//     baseline of NVIDIA's Megatron-MoE-ModelZoo for the same plan (TP
+//     2, PP 8, VP 4, EP 32: best_practice/Qwen3, run_235b.sh), with its
+//     expert-tensor-parallel degree 1 (ETP 1 in that table; with the
+//     default ETP = TP 2, EP 32 x ETP 2 would not fit the stage's 32
+//     GPUs);
+//   - GPT-OSS's attention biases, sinks and sliding window are not
+//     modelled (its preset).
+//
+// The table's TFLOP/s are transformer.CausalFLOPs per token x its
+// tokens/s for five rows; GPT-OSS's count its MLP as two GEMMs. The
+// errors are counted on tokens/s, which no FLOP count enters.
+func MegatronBridge() []Published {
+	spec := func(text string) transformer.Spec {
+		m, err := transformer.Parse(text)
+		if err != nil {
+			panic(err) // constants that parse
+		}
+		return m
+	}
+	const fp8 = "FP8 current scaling"
+	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
+		s.DistOpt = !s.FSDP
+		if s.Tensor > 1 {
+			s.SequenceParallel, s.TPOverlap = true, true
+		}
+		if precision == fp8 {
+			s.FP8 = FP8Current
+		}
+		return Published{Name: name, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
+			MBSStated: true, VirtualStated: true, Megatron: true, FreeSP: s.Tensor > 1, Precision: precision}
+	}
+	return []Published{
+		row("Llama 3 8B", "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", fp8, 8,
+			Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
+		row("Llama 3 70B", "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", fp8, 64,
+			Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
+		row("Llama 3.1 405B", "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", fp8, 1024,
+			Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
+		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
+			Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
+		row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
+			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121),
+		row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
+			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
+				FirstLayers: 11, LastLayers: 11}, 1575, 233),
+	}
 }

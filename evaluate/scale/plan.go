@@ -28,6 +28,10 @@ type Plan struct {
 	// TPs are each stage's tensor-parallel degree (T for every stage
 	// unless stage-tp says otherwise).
 	TPs []int
+	// EP, ETP and EDP are the experts' mesh in a model with experts
+	// (expert-parallel, expert-tensor-parallel and expert-data-parallel
+	// degrees, ETP x EP x EDP = T x C x D); 1 in a dense one.
+	EP, ETP, EDP int
 }
 
 // Uniform reports whether every stage has the same tensor-parallel
@@ -166,6 +170,15 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if s.DistOpt && pl.D*pl.C == 1 {
 		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
+	if s.FSDP && pl.D*pl.C == 1 {
+		return Plan{}, fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
+	}
+	if s.FSDP && m.MoE() {
+		return Plan{}, fmt.Errorf("strategy %s: fsdp with experts is not modelled (use distopt=on)", written)
+	}
+	if err := pl.resolveExperts(m, p, written); err != nil {
+		return Plan{}, err
+	}
 	// The resolved strategy, as it is written back.
 	if pl.Uniform() {
 		pl.Strategy.Tensor = pl.T
@@ -275,6 +288,21 @@ func (pl Plan) String() string {
 	if pl.LastLayers > 0 {
 		s += fmt.Sprintf(",last=%d", pl.LastLayers)
 	}
+	if pl.EP > 1 {
+		s += fmt.Sprintf(",ep=%d", pl.EP)
+	}
+	if pl.ETP != pl.T {
+		s += fmt.Sprintf(",etp=%d", pl.ETP)
+	}
+	if pl.Imbalance > 1 {
+		s += ",imbalance=" + strconv.FormatFloat(pl.Imbalance, 'g', -1, 64)
+	}
+	if pl.FP8 != "" {
+		s += ",fp8=" + pl.FP8
+	}
+	if pl.FSDP {
+		s += ",fsdp=on"
+	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"
 	}
@@ -289,3 +317,79 @@ func stageTP(d []int) string {
 	}
 	return strings.Join(parts, ":")
 }
+
+// resolveExperts fills in the experts' mesh of pl (model m on pod p) and
+// checks it, and FP8 against the GPU: the errors are one line naming the
+// strategy as written. A dense model has EP = ETP = EDP = 1 and refuses
+// ep and etp. With experts: EP divides the experts, ETP a node's GPUs and
+// the expert FFN, ETP x EP the T x C x D GPUs of a pipeline stage
+// (Megatron-Core's expert mesh); tensor parallelism needs sequence
+// parallelism (Megatron-Core refuses the MoE layer's tensor parallelism
+// without it); one tensor-parallel degree for every stage; and the
+// shapes placer does not cost at cluster scale (dense layers before the
+// experts, latent attention, multi-token prediction) are refused.
+func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) error {
+	s := pl.Strategy
+	if s.FP8 != "" && p.Kernels.FP8Peak <= 0 {
+		return fmt.Errorf("strategy %s: fp8=%s on %s: its GPUs have no FP8 tensor cores", written, s.FP8, p.Hardware.Name)
+	}
+	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1
+	if !m.MoE() {
+		if s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 {
+			return fmt.Errorf("strategy %s: ep, etp or imbalance on a model without experts", written)
+		}
+		return nil
+	}
+	switch {
+	case m.DenseLayers > 0:
+		return fmt.Errorf("strategy %s: dense_layers=%d: dense layers before the experts are not modelled at cluster scale (every layer the same)", written, m.DenseLayers)
+	case m.MLA():
+		return fmt.Errorf("strategy %s: latent attention (kv_lora) is not modelled at cluster scale", written)
+	case m.MTP > 0:
+		return fmt.Errorf("strategy %s: mtp=%d: multi-token prediction is not modelled at cluster scale", written, m.MTP)
+	case !pl.Uniform():
+		return fmt.Errorf("strategy %s: stage-tp with experts: the experts' mesh is modelled with one tensor-parallel degree (use tp=)", written)
+	case pl.T > 1 && !pl.SequenceParallel:
+		return fmt.Errorf("strategy %s: tp=%d with experts needs sp=on (Megatron-Core's MoE layers split the tokens over the tensor group)", written, pl.T)
+	}
+	pl.EP = s.EP()
+	if s.ExpertTensor > 0 {
+		pl.ETP = s.ExpertTensor
+	}
+	inner := pl.T * pl.C * pl.D
+	switch {
+	case m.Experts%pl.EP != 0:
+		return fmt.Errorf("strategy %s: ep=%d does not divide the %d experts", written, pl.EP, m.Experts)
+	case pl.ETP > p.PerNode || p.PerNode%pl.ETP != 0:
+		return fmt.Errorf("strategy %s: etp=%d does not divide the %d GPUs of a node (expert tensor groups stay inside a node)", written, pl.ETP, p.PerNode)
+	case m.ExpertFFN%pl.ETP != 0:
+		return fmt.Errorf("strategy %s: etp=%d does not divide the expert FFN of %d", written, pl.ETP, m.ExpertFFN)
+	case inner%(pl.EP*pl.ETP) != 0:
+		return fmt.Errorf("strategy %s: ep=%d x etp=%d does not divide a pipeline stage's %d GPUs (tp x cp x dp, the experts' mesh)", written, pl.EP, pl.ETP, inner)
+	}
+	pl.EDP = inner / (pl.EP * pl.ETP)
+	if s.DistOpt && pl.EDP == 1 && pl.D*pl.C == 1 {
+		return fmt.Errorf("strategy %s: distopt with no replicas of the experts or the rest to shard over", written)
+	}
+	return nil
+}
+
+// expertGroups are where the experts' groups sit in a pipeline stage, in
+// Megatron-Core's expert rank order (expert-tensor fastest, then expert,
+// then expert-data: rank = e + ETP (x + EP d)): an expert-tensor group
+// is ETP consecutive GPUs, an expert-parallel group EP GPUs striding ETP,
+// an expert-data-parallel group EDP GPUs striding ETP x EP.
+func (pl Plan) expertGroups(p Pod) (etp, ep, edp Group) {
+	stride := func(n, by int) Group {
+		inNode := max(1, p.PerNode/by)
+		if n <= inNode {
+			return Group{PerNode: n, Nodes: 1}
+		}
+		return Group{PerNode: inNode, Nodes: (n + inNode - 1) / inNode}
+	}
+	return Group{PerNode: pl.ETP, Nodes: 1}, stride(pl.EP, pl.ETP), stride(pl.EDP, pl.ETP*pl.EP)
+}
+
+// imbalance is the most loaded expert-parallel rank's tokens over the
+// mean (at least 1).
+func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }

@@ -219,6 +219,33 @@ func (p Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64,
 	return 2 * (in + across), roofline.Ring
 }
 
+// AllToAll is an all-to-all over group g in which every GPU sends bytes
+// in all, an equal share to each GPU of the group (its own share stays
+// where it is). NCCL runs it as a send and a receive to every peer at
+// once (ncclSend/ncclRecv in one group: NCCL's documentation,
+// "Point-to-point communication", all-to-all), so a GPU's traffic is the
+// (n-1)/n of bytes that leaves it (nccl-tests count an all-to-all's bus
+// bandwidth as its algorithm bandwidth x (n-1)/n, doc/PERFORMANCE.md):
+// the share to its node's other GPUs over NVSwitch and the share to
+// other nodes over its share of the NICs, the two at once, each one
+// latency.
+func (p Pod) AllToAll(g Group, bytes float64) float64 {
+	n := float64(g.Size())
+	if n <= 1 || bytes <= 0 {
+		return 0
+	}
+	var in, across float64
+	if g.PerNode > 1 {
+		bi, li := p.intra()
+		in = bytes*float64(g.PerNode-1)/n/bi + li
+	}
+	if g.Nodes > 1 {
+		be, le := p.inter()
+		across = bytes*(n-float64(g.PerNode))/n/be + le
+	}
+	return max(in, across)
+}
+
 // SendTime is a point-to-point transfer of bytes between two GPUs, in one
 // node or across nodes.
 func (p Pod) SendTime(sameNode bool, bytes float64) float64 {

@@ -21,6 +21,13 @@ type Space struct {
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Searched.Top; 0 = none).
 	Top int
+	// Imbalance and FP8 are every plan's (Strategy's: the experts' load
+	// imbalance, the FP8 recipe): settings of the run, not searched.
+	Imbalance float64
+	FP8       string
+	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
+	// and the distributed optimizer (false: not tried).
+	FSDP bool
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -43,7 +50,10 @@ type Searched struct {
 // parallelism C (contextDegrees: long sequences only); and end stages of their own
 // tensor-parallel degree (stage-tp: the first and/or the last stage's
 // degree differing from the stages between, D x their sum the GPUs, the
-// layer splits centred on the share that balances the stages). It returns the fastest plan that
+// layer splits centred on the share that balances the stages); in a model
+// with experts, their mesh (expertMeshes: expert-parallel degree and
+// expert-tensor-parallel degree 1 or T) with every plan of the dense
+// degrees, and no end stages of their own degree. It returns the fastest plan that
 // fits the GPU's memory (ties: fewer GPUs per model replica, then the
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
@@ -96,6 +106,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	// (nil: every stage T) and D replicas over the layer splits given.
 	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
 		maxT := T
+		meshes := expertMeshes(m, T, C, D)
 		for _, t := range tps {
 			maxT = max(maxT, t)
 		}
@@ -120,32 +131,44 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						// no block recomputation of it can be the fastest (it
 						// only adds forward passes) and, without Top to fill,
 						// fewestRecomputed's search is skipped.
-						var keeps [2]bool
-						for _, rc := range recomputes {
-							for di, dist := range []bool{false, true} {
-								if dist && D*C == 1 {
-									continue
-								}
-								s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-									SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
-									FirstLayers: split.first, LastLayers: split.last, TensorStages: tps}
-								if C > 1 {
-									s.Context = C
-								}
-								if V > 1 {
-									s.Virtual = V
-								}
-								if dist {
-									s.DistOpt = true
-								}
-								fits := try(s)
-								if rc == NoRecompute {
-									keeps[di] = fits
-								}
-								if rc == FullRecompute && !(keeps[di] && sp.Top == 0) {
-									if k := fewestRecomputed(m, s, p); k > 0 {
-										s.RecomputeLayers = k
-										try(s)
+						for _, em := range meshes {
+							if em.ep > 0 && tpc == 0 && maxT > 1 {
+								continue // Megatron-Core's MoE layers need sequence parallelism with tp
+							}
+							var keeps [3]bool
+							for _, rc := range recomputes {
+								for di := range 3 {
+									dist := di == 1
+									if di > 0 && D*C == 1 || di == 2 && (!sp.FSDP || m.MoE()) {
+										continue
+									}
+									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
+										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
+										Imbalance: sp.Imbalance, FP8: sp.FP8}
+									if em.ep > 1 {
+										s.Experts = em.ep
+									}
+									s.ExpertTensor = em.etp
+									if C > 1 {
+										s.Context = C
+									}
+									if V > 1 {
+										s.Virtual = V
+									}
+									if dist {
+										s.DistOpt = true
+									}
+									s.FSDP = di == 2
+									fits := try(s)
+									if rc == NoRecompute {
+										keeps[di] = fits
+									}
+									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) {
+										if k := fewestRecomputed(m, s, p); k > 0 {
+											s.RecomputeLayers = k
+											try(s)
+										}
 									}
 								}
 							}
@@ -175,8 +198,9 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	// End stages of their own degree: the first and the last stage's TP
 	// differing from the stages between (which are identical, so one
 	// degree serves them), every combination whose replica's GPUs (their
-	// sum) divide the pod's.
-	for P := 2; P <= m.Layers; P++ {
+	// sum) divide the pod's. (Not with experts: their mesh is modelled
+	// with one degree.)
+	for P := 2; P <= m.Layers && !m.MoE(); P++ {
 		for _, mid := range tps {
 			for _, first := range tps {
 				for _, last := range tps {
@@ -201,6 +225,37 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 	}
 	return out, nil
+}
+
+// expertMesh is an expert-parallel and expert-tensor-parallel degree
+// (Strategy's Experts and ExpertTensor; 0 and 0 in a dense model).
+type expertMesh struct{ ep, etp int }
+
+// expertMeshes are the experts' meshes Search tries in a stage of T x C
+// x D GPUs: every expert-parallel degree EP dividing the experts, with
+// the expert-tensor-parallel degree 1 or T (Megatron-Core's default),
+// ETP x EP dividing T x C x D. A dense model has one, no experts'.
+// denseMesh is a dense model's one mesh: no experts'.
+var denseMesh = []expertMesh{{}}
+
+func expertMeshes(m transformer.Spec, T, C, D int) []expertMesh {
+	if !m.MoE() {
+		return denseMesh
+	}
+	var out []expertMesh
+	inner := max(T, 1) * C * D
+	etps := []int{1}
+	if T > 1 && m.ExpertFFN%T == 0 {
+		etps = append(etps, T)
+	}
+	for _, etp := range etps {
+		for _, ep := range divisors(m.Experts) {
+			if inner%(ep*etp) == 0 {
+				out = append(out, expertMesh{ep: ep, etp: etp})
+			}
+		}
+	}
+	return out
 }
 
 // keepTop inserts r into top, kept sorted by step time (stable: earlier

@@ -84,7 +84,44 @@ type Strategy struct {
 	// x Context x Pipeline x Replicas; the C GPUs hold the same weights,
 	// so gradients are reduced over Context x Replicas.
 	Context int
+	// Experts is the expert-parallel degree EP of a model with experts
+	// (0 = 1): each MoE block's experts split over EP GPUs, the tokens
+	// dispatched to their experts and combined back by all-to-alls
+	// (Megatron-Core's --expert-model-parallel-size).
+	Experts int
+	// ExpertTensor is the expert-tensor-parallel degree ETP (0: the
+	// tensor-parallel degree, Megatron-Core's default for
+	// --expert-tensor-parallel-size): each expert's GEMMs split over ETP
+	// GPUs. The experts have a mesh of their own inside each pipeline
+	// stage's Tensor x Context x Replicas GPUs: ETP x EP x expert-DP,
+	// expert-DP = T x C x D / (ETP x EP) the replicas of an expert's
+	// weights (over which its gradients are reduced).
+	ExpertTensor int
+	// Imbalance is the tokens the most loaded expert-parallel rank
+	// receives over the mean (0 = 1: balanced, as the published
+	// benchmarks force it): its expert GEMMs and all-to-all traffic are
+	// that much larger.
+	Imbalance float64
+	// FSDP shards the weights, gradients and optimizer state over the
+	// data-parallel (and context) ranks, ZeRO-3 as Megatron-FSDP runs it
+	// (--use-megatron-fsdp, optim_grads_params): each stage's weights
+	// all-gathered for every micro-batch's forward and again for its
+	// backward, its gradients reduce-scattered after each backward.
+	// Not with DistOpt; not with experts.
+	FSDP bool
+	// FP8 is the FP8 recipe of the transformer blocks' GEMMs
+	// (Transformer Engine's: "current" per-tensor current scaling,
+	// "delayed" per-tensor delayed scaling, "blockwise" 1 x 128 and 128
+	// x 128 blocks); "": BF16.
+	FP8 string
 }
+
+// The FP8 recipes (Strategy.FP8).
+const (
+	FP8Current   = "current"
+	FP8Delayed   = "delayed"
+	FP8Blockwise = "blockwise"
+)
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
 type Recompute string
@@ -127,6 +164,9 @@ func (s Strategy) V() int { return max(s.Virtual, 1) }
 
 // C is the context-parallel degree (at least 1).
 func (s Strategy) C() int { return max(s.Context, 1) }
+
+// EP is the expert-parallel degree (at least 1).
+func (s Strategy) EP() int { return max(s.Experts, 1) }
 
 // StageT is each of the P pipeline stages' tensor-parallel degree:
 // TensorStages where set, else T for every stage.
@@ -251,6 +291,19 @@ func (s Strategy) Check() error {
 		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
 	case s.TPOverlap && !s.SequenceParallel:
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
+	case s.Experts < 0 || s.ExpertTensor < 0:
+		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
+	case s.FSDP && s.DistOpt:
+		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
+	case s.FSDP && s.Replicas == 1:
+		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
+	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
+		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
+	}
+	switch s.FP8 {
+	case "", FP8Current, FP8Delayed, FP8Blockwise:
+	default:
+		return strategyError("fp8 %q: want current, delayed or blockwise", s.FP8)
 	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
@@ -324,7 +377,30 @@ func (s Strategy) String() string {
 	if s.TensorStages != nil {
 		parts = append(parts, "stage-tp="+stageTP(s.TensorStages))
 	}
+	parts = append(parts, s.moeString()...)
 	return strings.Join(parts, ",")
+}
+
+// moeString is the expert-parallel and FP8 keys as ParseStrategy reads
+// them.
+func (s Strategy) moeString() []string {
+	var parts []string
+	if s.Experts > 1 {
+		parts = append(parts, "ep="+strconv.Itoa(s.Experts))
+	}
+	if s.ExpertTensor > 0 {
+		parts = append(parts, "etp="+strconv.Itoa(s.ExpertTensor))
+	}
+	if s.Imbalance > 1 {
+		parts = append(parts, "imbalance="+strconv.FormatFloat(s.Imbalance, 'g', -1, 64))
+	}
+	if s.FP8 != "" {
+		parts = append(parts, "fp8="+s.FP8)
+	}
+	if s.FSDP {
+		parts = append(parts, "fsdp=on")
+	}
+	return parts
 }
 
 // ParseStrategy reads a plan written as comma-separated key=value pairs:
@@ -339,7 +415,11 @@ func (s Strategy) String() string {
 // (on: the distributed optimizer; also written shard=zero1), first and
 // last (the layers of the first and the last pipeline stage), stage-tp
 // (each pipeline stage's tensor-parallel degree, colon-separated, in
-// place of tp: stage-tp=4:8:8:4). The keys only an op graph's strategy
+// place of tp: stage-tp=4:8:8:4), ep (expert-parallel degree), etp
+// (expert-tensor-parallel degree; left out, tp's), imbalance (the most
+// loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
+// (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16)
+// and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3). The keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
@@ -402,6 +482,26 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.LastLayers, err = positive(v)
 		case "stage-tp", "tensor-stages":
 			s.TensorStages, err = degrees(v)
+		case "ep", "expert-parallel":
+			s.Experts, err = positive(v)
+		case "etp", "expert-tensor-parallel":
+			s.ExpertTensor, err = positive(v)
+		case "fsdp":
+			s.FSDP, err = onOff(v)
+		case "imbalance":
+			s.Imbalance, err = strconv.ParseFloat(v, 64)
+			if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
+				err = fmt.Errorf("%q is not a factor from 1 to 64", v)
+			} else if s.Imbalance == 1 {
+				s.Imbalance = 0
+			}
+		case "fp8":
+			switch v = strings.ToLower(v); v {
+			case "none", "off", "bf16":
+				s.FP8 = ""
+			default:
+				s.FP8 = v
+			}
 		case "distopt", "distributed-optimizer":
 			var on bool
 			if on, err = onOff(v); on {
@@ -420,7 +520,7 @@ func ParseStrategy(text string) (Strategy, error) {
 		}
 	}
 	// A degree of 1 is the default's: written back it is left out.
-	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context} {
+	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
 		if *d == 1 {
 			*d = 0
 		}
@@ -432,7 +532,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -29,7 +29,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -122,7 +122,8 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"sequence-parallel": "on", "recompute": "full", "tpoverlap": "on", "tp-comm-overlap": "on",
 		"recompute-layers": "2", "recompute_layers": "2", "first": "3", "first-stage-layers": "3",
 		"last": "3", "last-stage-layers": "3", "stage-tp": "4:8", "tensor-stages": "4:8",
-		"distopt": "on", "distributed-optimizer": "on",
+		"distopt": "on", "distributed-optimizer": "on", "ep": "8", "expert-parallel": "8", "etp": "1",
+		"expert-tensor-parallel": "1", "imbalance": "1.5", "fp8": "current", "fsdp": "on",
 	}
 	for k, v := range planOnly {
 		text := k + "=" + v

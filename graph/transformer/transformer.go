@@ -22,6 +22,34 @@ type Spec struct {
 	Vocab   int    // vocabulary V
 	Batch   int    // global batch B, in sequences
 	Tied    bool   // the output layer's weight is the token embedding
+
+	// Head is the width of one attention head where it is not Hidden /
+	// Heads (Qwen3, GPT-OSS: head_dim in their config.json); 0: Hidden /
+	// Heads.
+	Head int
+
+	// Mixture of experts (0 Experts: a dense model). Every layer but the
+	// first DenseLayers replaces its MLP by Experts experts of ExpertFFN
+	// each (the family's MLP: SwiGLU in Llama), TopK of them routed to
+	// per token by a linear router over the hidden state, beside
+	// SharedExperts experts of ExpertFFN every token goes through
+	// (DeepSeek's). The DenseLayers before the first MoE layer keep the
+	// dense MLP of FFN.
+	Experts, TopK, ExpertFFN   int
+	SharedExperts, DenseLayers int
+
+	// Multi-head latent attention (DeepSeek-V2/V3), where KVLoRA > 0: the
+	// keys and values through a rank-KVLoRA compression, the queries
+	// through a rank-QLoRA one (0: a full projection), each head's query
+	// and key of Head (no position) + RopeDim (rotary) widths, its value
+	// of Head.
+	QLoRA, KVLoRA, RopeDim int
+
+	// MTP is the multi-token-prediction modules after the last layer
+	// (DeepSeek-V3: 1), each a projection of the hidden state and the
+	// next token's embedding, one layer like the last, and the shared
+	// output layer.
+	MTP int
 }
 
 // GPT is Megatron-LM's GPT of the given shape: FFN 4h, tied embeddings.
@@ -31,7 +59,26 @@ func GPT(layers, hidden, heads, seq, vocab, batch int) Spec {
 }
 
 // HeadDim is the width of one attention head.
-func (m Spec) HeadDim() int { return m.Hidden / m.Heads }
+func (m Spec) HeadDim() int {
+	if m.Head > 0 {
+		return m.Head
+	}
+	return m.Hidden / m.Heads
+}
+
+// MoE reports whether m has experts.
+func (m Spec) MoE() bool { return m.Experts > 0 }
+
+// MLA reports whether m's attention is multi-head latent attention.
+func (m Spec) MLA() bool { return m.KVLoRA > 0 }
+
+// MoELayers is how many layers have experts (0 in a dense model).
+func (m Spec) MoELayers() int {
+	if !m.MoE() {
+		return 0
+	}
+	return m.Layers - m.DenseLayers
+}
 
 // SwiGLU reports whether the MLP is gated (Llama).
 func (m Spec) SwiGLU() bool { return m.Family == "llama" }
@@ -52,6 +99,16 @@ func (m Spec) String() string {
 	s += fmt.Sprintf(",seq=%d,vocab=%d,batch=%d", m.Seq, m.Vocab, m.Batch)
 	if m.Tied != def.Tied {
 		s += ",tied=" + strconv.FormatBool(m.Tied)
+	}
+	for _, kv := range []struct {
+		k string
+		v int
+	}{{"head_dim", m.Head}, {"experts", m.Experts}, {"topk", m.TopK}, {"expert_ffn", m.ExpertFFN},
+		{"shared", m.SharedExperts}, {"dense_layers", m.DenseLayers},
+		{"q_lora", m.QLoRA}, {"kv_lora", m.KVLoRA}, {"rope_dim", m.RopeDim}, {"mtp", m.MTP}} {
+		if kv.v > 0 {
+			s += "," + kv.k + "=" + strconv.Itoa(kv.v)
+		}
 	}
 	return s
 }
@@ -79,13 +136,21 @@ func (m Spec) defaults() Spec {
 func Parse(text string) (Spec, error) {
 	family, rest, ok := strings.Cut(text, ":")
 	family = strings.ToLower(strings.TrimSpace(family))
-	if family != "gpt" && family != "llama" {
-		return Spec{}, fmt.Errorf("workload %q: want gpt:key=value,... or llama:key=value,...", text)
+	preset, named := Preset(family)
+	if named {
+		if !ok || strings.TrimSpace(rest) == "" {
+			return preset, nil
+		}
+	} else if family != "gpt" && family != "llama" {
+		return Spec{}, fmt.Errorf("workload %q: want gpt:key=value,..., llama:key=value,... or a preset (%s) with its seq, batch, ...", text, strings.Join(Presets(), ", "))
 	}
 	if !ok || strings.TrimSpace(rest) == "" {
 		return Spec{}, fmt.Errorf("workload %q: no shape (keys layers, hidden, heads, seq, vocab, batch)", text)
 	}
 	m := Spec{Family: family}
+	if named {
+		m = preset
+	}
 	seen := map[string]bool{}
 	tied := ""
 	for _, kv := range strings.Split(rest, ",") {
@@ -122,12 +187,32 @@ func Parse(text string) (Spec, error) {
 			m.Vocab = n
 		case "batch":
 			m.Batch = n
+		case "head_dim", "head-dim":
+			m.Head = n
+		case "experts":
+			m.Experts = n
+		case "topk", "top_k":
+			m.TopK = n
+		case "expert_ffn", "expert-ffn":
+			m.ExpertFFN = n
+		case "shared", "shared_experts":
+			m.SharedExperts = n
+		case "dense_layers", "dense-layers":
+			m.DenseLayers = n
+		case "q_lora", "q-lora":
+			m.QLoRA = n
+		case "kv_lora", "kv-lora":
+			m.KVLoRA = n
+		case "rope_dim", "rope-dim":
+			m.RopeDim = n
+		case "mtp":
+			m.MTP = n
 		default:
-			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied)", text, k)
+			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp)", text, k)
 		}
 	}
 	for _, k := range []string{"layers", "hidden", "heads", "seq", "vocab", "batch"} {
-		if !seen[k] {
+		if !seen[k] && !named {
 			return Spec{}, fmt.Errorf("workload %q: %s missing (keys layers, hidden, heads, seq, vocab, batch are required)", text, k)
 		}
 	}
@@ -138,7 +223,12 @@ func Parse(text string) (Spec, error) {
 	if m.FFN == 0 {
 		m.FFN = d.FFN
 	}
-	m.Tied = d.Tied
+	if m.Experts > 0 && m.ExpertFFN == 0 {
+		m.ExpertFFN = m.FFN
+	}
+	if !named {
+		m.Tied = d.Tied
+	}
 	if tied != "" {
 		b, err := strconv.ParseBool(tied)
 		if err != nil {
@@ -157,30 +247,98 @@ func (m Spec) Check() error {
 	switch {
 	case m.Layers < 1 || m.Hidden < 1 || m.Heads < 1 || m.Seq < 1 || m.Vocab < 1 || m.Batch < 1 || m.FFN < 1:
 		return fmt.Errorf("layers, hidden, heads, ffn, seq, vocab and batch must be at least 1")
-	case m.Hidden%m.Heads != 0:
+	case m.Head < 0 || m.Experts < 0 || m.TopK < 0 || m.ExpertFFN < 0 || m.SharedExperts < 0 || m.DenseLayers < 0 ||
+		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0:
+		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim and mtp must not be negative")
+	case m.Head == 0 && m.Hidden%m.Heads != 0:
 		return fmt.Errorf("%d heads do not divide hidden %d", m.Heads, m.Hidden)
 	case m.KVHeads < 1 || m.Heads%m.KVHeads != 0:
 		return fmt.Errorf("kv_heads %d does not divide heads %d", m.KVHeads, m.Heads)
+	case m.Experts == 0 && (m.TopK > 0 || m.ExpertFFN > 0 || m.SharedExperts > 0 || m.DenseLayers > 0):
+		return fmt.Errorf("topk, expert_ffn, shared or dense_layers without experts")
+	case m.Experts > 0 && m.TopK == 0:
+		return fmt.Errorf("experts=%d without topk (the experts each token is routed to)", m.Experts)
+	case m.TopK > m.Experts:
+		return fmt.Errorf("topk=%d is more than the %d experts", m.TopK, m.Experts)
+	case m.Experts > 0 && m.ExpertFFN < 1:
+		return fmt.Errorf("experts=%d without expert_ffn", m.Experts)
+	case m.DenseLayers >= m.Layers && m.Experts > 0:
+		return fmt.Errorf("dense_layers=%d leaves none of the %d layers with experts", m.DenseLayers, m.Layers)
+	case (m.QLoRA > 0 || m.RopeDim > 0) && m.KVLoRA == 0:
+		return fmt.Errorf("q_lora or rope_dim without kv_lora (multi-head latent attention)")
+	case m.KVLoRA > 0 && m.KVHeads != m.Heads:
+		return fmt.Errorf("kv_lora=%d with kv_heads %d: latent attention has every head's key and value (leave kv_heads out)", m.KVLoRA, m.KVHeads)
 	}
 	return nil
 }
 
-// LayerParams is the parameter count of one transformer block.
+// LayerParams is the parameter count of one transformer block: the
+// dense block's, or in a model with experts the MoE block's (its router
+// and every expert included; MoELayerParams).
 func (m Spec) LayerParams() int64 {
-	h, f, d := int64(m.Hidden), int64(m.FFN), int64(m.HeadDim())
-	qkv := h * (int64(m.Heads) + 2*int64(m.KVHeads)) * d
-	mlp := 2 * h * f
-	if m.SwiGLU() {
-		mlp = 3 * h * f
+	if m.MoE() {
+		return m.MoELayerParams()
 	}
-	p := qkv + h*h + mlp
+	return m.DenseLayerParams()
+}
+
+// DenseLayerParams is one block with the dense MLP of FFN.
+func (m Spec) DenseLayerParams() int64 {
+	return m.AttentionParams() + m.mlpParams(int64(m.FFN))
+}
+
+// AttentionParams is one block's attention and norms: what every block
+// has besides its MLP or experts (the parameters tensor parallelism
+// splits in an MoE block).
+func (m Spec) AttentionParams() int64 {
+	h, d := int64(m.Hidden), int64(m.HeadDim())
+	heads, kv := int64(m.Heads), int64(m.KVHeads)
+	var p int64
+	if m.MLA() {
+		r, ql, kl := int64(m.RopeDim), int64(m.QLoRA), int64(m.KVLoRA)
+		if ql > 0 {
+			p += h*ql + ql + ql*heads*(d+r) // down, its RMS norm, up
+		} else {
+			p += h * heads * (d + r)
+		}
+		p += h*(kl+r) + kl + kl*heads*2*d // latent key/value (and the shared rotary key), norm, up to keys and values
+		p += heads * d * h
+	} else {
+		p = h*(heads+2*kv)*d + heads*d*h
+	}
 	if m.Biases() {
-		p += (int64(m.Heads)+2*int64(m.KVHeads))*d + h + f + h // qkv, proj, fc1, fc2 biases
-		p += 2 * 2 * h                                         // two layer norms: scale and shift
+		p += (heads+2*kv)*d + h // qkv and proj biases
+		p += 2 * 2 * h          // two layer norms: scale and shift
 	} else {
 		p += 2 * h // two RMS norms: scale
 	}
 	return p
+}
+
+// mlpParams is one MLP (or expert) of inner width f.
+func (m Spec) mlpParams(f int64) int64 {
+	h := int64(m.Hidden)
+	if m.SwiGLU() {
+		return 3 * h * f
+	}
+	p := 2 * h * f
+	if m.Biases() {
+		p += f + h // fc1, fc2 biases
+	}
+	return p
+}
+
+// ExpertParams is one expert's parameter count.
+func (m Spec) ExpertParams() int64 { return m.mlpParams(int64(m.ExpertFFN)) }
+
+// RouterParams is one MoE block's router (a linear map from the hidden
+// state to the experts' scores).
+func (m Spec) RouterParams() int64 { return int64(m.Hidden) * int64(m.Experts) }
+
+// MoELayerParams is one block with experts: attention, router, every
+// routed expert and the shared ones.
+func (m Spec) MoELayerParams() int64 {
+	return m.AttentionParams() + m.RouterParams() + int64(m.Experts+m.SharedExperts)*m.ExpertParams()
 }
 
 // EmbeddingParams is the token embedding's (and GPT's learned
@@ -206,29 +364,123 @@ func (m Spec) OutputParams() int64 {
 	return p
 }
 
-// Params is the model's parameter count.
+// Params is the model's parameter count (the multi-token-prediction
+// modules left out, as DeepSeek-V3's 671B leaves them: MTPParams).
 func (m Spec) Params() int64 {
-	return int64(m.Layers)*m.LayerParams() + m.EmbeddingParams() + m.OutputParams()
+	if !m.MoE() {
+		return int64(m.Layers)*m.LayerParams() + m.EmbeddingParams() + m.OutputParams()
+	}
+	return int64(m.DenseLayers)*m.DenseLayerParams() + int64(m.MoELayers())*m.MoELayerParams() + m.EmbeddingParams() + m.OutputParams()
 }
 
-// layerMatmulFLOPs is one token's forward matmul FLOPs in one block,
-// attention scores counted over the whole sequence (not the causal half),
-// as Megatron-LM counts them.
-func (m Spec) layerMatmulFLOPs() float64 {
-	h, f, s, d := float64(m.Hidden), float64(m.FFN), float64(m.Seq), float64(m.HeadDim())
-	qkv := 2 * h * (float64(m.Heads) + 2*float64(m.KVHeads)) * d
-	mlp := 2 * 2 * h * f
-	if m.SwiGLU() {
-		mlp = 3 * 2 * h * f
+// ActiveParams is the parameters one token goes through: Params with
+// only TopK of each MoE block's routed experts (the embedding and the
+// output layer counted).
+func (m Spec) ActiveParams() int64 {
+	if !m.MoE() {
+		return m.Params()
 	}
-	return qkv + 2*h*h + mlp + 2*2*s*h
+	return m.Params() - int64(m.MoELayers())*int64(m.Experts-m.TopK)*m.ExpertParams()
+}
+
+// MTPParams is the multi-token-prediction modules' parameters: each a
+// projection of 2h to h, two RMS norms and one block like the last (the
+// embedding and the output layer are the model's).
+func (m Spec) MTPParams() int64 {
+	h := int64(m.Hidden)
+	last := m.DenseLayerParams()
+	if m.MoE() {
+		last = m.MoELayerParams()
+	}
+	return int64(m.MTP) * (2*h*h + 2*h + last)
+}
+
+// attnMatmulFLOPs is one token's forward matmul FLOPs in one block's
+// attention: its projections, and its scores against s keys (s the
+// whole sequence, or the causal half).
+func (m Spec) attnMatmulFLOPs(s float64) (proj, scores float64) {
+	h, d := float64(m.Hidden), float64(m.HeadDim())
+	heads, kv := float64(m.Heads), float64(m.KVHeads)
+	if m.MLA() {
+		r, ql, kl := float64(m.RopeDim), float64(m.QLoRA), float64(m.KVLoRA)
+		q := 2 * h * heads * (d + r)
+		if ql > 0 {
+			q = 2 * (h*ql + ql*heads*(d+r))
+		}
+		kvp := 2 * (h*(kl+r) + kl*heads*2*d)
+		return q + kvp + 2*heads*d*h, 2*s*heads*(d+r) + 2*s*heads*d
+	}
+	qd := heads * d
+	return 2*h*(heads+2*kv)*d + 2*qd*h, 2 * 2 * s * qd
+}
+
+// mlpMatmulFLOPs is one token's forward matmul FLOPs through an MLP of
+// inner width f.
+func (m Spec) mlpMatmulFLOPs(f float64) float64 {
+	h := float64(m.Hidden)
+	if m.SwiGLU() {
+		return 3 * 2 * h * f
+	}
+	return 2 * 2 * h * f
+}
+
+// layerMatmulFLOPs is one token's forward matmul FLOPs in one dense
+// block, attention scores counted over the whole sequence (not the
+// causal half), as Megatron-LM's 2021 tables count them.
+func (m Spec) layerMatmulFLOPs() float64 {
+	proj, scores := m.attnMatmulFLOPs(float64(m.Seq))
+	return proj + m.mlpMatmulFLOPs(float64(m.FFN)) + scores
+}
+
+// moeMatmulFLOPs is one token's forward matmul FLOPs through one MoE
+// block's experts: its TopK routed and the shared ones (the router's
+// left out, as Megatron-LM leaves it).
+func (m Spec) moeMatmulFLOPs() float64 {
+	return float64(m.TopK+m.SharedExperts) * m.mlpMatmulFLOPs(float64(m.ExpertFFN))
 }
 
 // ModelFLOPs is one training step's model FLOPs (forward and backward,
 // no recomputation), as Megatron-LM's tables count them: for GPT,
 // 72 B s l h^2 (1 + s/(6h) + V/(12 l h)) (Narayanan et al., SC'21, eq. 3).
+// In a model with experts, each MoE block's MLP is its TopK routed and
+// its shared experts'.
 func (m Spec) ModelFLOPs() float64 {
 	tokens := float64(m.Batch) * float64(m.Seq)
 	logits := 2 * float64(m.Hidden) * float64(m.Vocab)
-	return 3 * tokens * (float64(m.Layers)*m.layerMatmulFLOPs() + logits)
+	if !m.MoE() && m.MTP == 0 {
+		return 3 * tokens * (float64(m.Layers)*m.layerMatmulFLOPs() + logits)
+	}
+	return 3 * tokens * m.perToken(float64(m.Seq))
+}
+
+// perToken is one token's forward matmul FLOPs through the model, its
+// attention scores against s keys.
+func (m Spec) perToken(s float64) float64 {
+	h := float64(m.Hidden)
+	logits := 2 * h * float64(m.Vocab)
+	proj, scores := m.attnMatmulFLOPs(s)
+	attn := proj + scores
+	dense := attn + m.mlpMatmulFLOPs(float64(m.FFN))
+	moe := attn + m.moeMatmulFLOPs()
+	f := float64(m.DenseLayers)*dense + float64(m.MoELayers())*moe + logits
+	if !m.MoE() {
+		f = float64(m.Layers)*dense + logits
+	}
+	last := dense
+	if m.MoE() {
+		last = moe
+	}
+	return f + float64(m.MTP)*(2*2*h*h+last+logits)
+}
+
+// CausalFLOPs is one training step's model FLOPs as Megatron-LM counts
+// them since 2024 (megatron/training/training.py,
+// num_floating_point_operations, which Megatron-Bridge's performance
+// tables use): ModelFLOPs with the attention scores over the causal
+// half of the sequence (s/2 keys a query), experts as ModelFLOPs counts
+// them, a multi-token-prediction module as one more block, its
+// projection and the output layer.
+func (m Spec) CausalFLOPs() float64 {
+	tokens := float64(m.Batch) * float64(m.Seq)
+	return 3 * tokens * m.perToken(float64(m.Seq)/2)
 }

@@ -102,7 +102,9 @@ func TestLlamaParams(t *testing.T) {
 // model reads back from its String as itself and its counts are positive.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152",
-		"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512", "gpt:tied=false"} {
+		"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512", "gpt:tied=false",
+		"llama:layers=4,hidden=64,heads=4,kv_heads=2,seq=32,vocab=100,batch=2,head_dim=32,experts=8,topk=2,expert_ffn=48,shared=1,dense_layers=1",
+		"llama:layers=3,hidden=64,heads=4,seq=32,vocab=100,batch=2,head_dim=16,q_lora=24,kv_lora=16,rope_dim=8,mtp=1", "qwen3-30b-a3b:batch=512"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -116,7 +118,7 @@ func FuzzParse(f *testing.F) {
 		if back, err := Parse(m.String()); err != nil || back != m {
 			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, m, m.String(), back, err)
 		}
-		if m.ModelFLOPs() <= 0 {
+		if m.ModelFLOPs() <= 0 || m.CausalFLOPs() <= 0 || m.ActiveParams() > m.Params() {
 			t.Fatalf("%q: model FLOPs %g", text, m.ModelFLOPs())
 		}
 	})

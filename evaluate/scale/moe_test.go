@@ -1,0 +1,287 @@
+package scale
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+func mustSpec(t testing.TB, text string) transformer.Spec {
+	t.Helper()
+	m, err := transformer.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// smallMoE is two MoE blocks of hidden 1,024, 8 heads, 8 experts of 512,
+// top 2, sequence 1,024, vocabulary 1,024, 8 sequences a step.
+const smallMoE = "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=8,experts=8,topk=2,expert_ffn=512"
+
+// TestMoELayerMemory: one GPU's memory of the small MoE on 8 H100s, tp 1,
+// ep 4 (expert-DP 2), dp 8, the distributed optimizer, micro-batch 1, by
+// hand. Per block: attention 1,024 x 3,072 + 1,024 x 1,024 + two norms
+// 2,048 = 4,196,352, the router 8,192, two local experts of 3 x 1,024 x
+// 512 = 1,572,864 each; the embedding 1,048,576, the output layer and
+// its norm 1,049,600: 16,798,720 parameters, 6,291,456 of them experts'.
+// Weights x 2 bytes, FP32 gradients x 4, Adam's 12 bytes over dp 8 for
+// the rest and expert-DP 2 for the experts. Activations (unit n h =
+// 1,024 x 1,024): attention 15 units a block; the experts' (1,024
+// tokens, 2,048 routed): FP32 scores 32,768, input 2,097,152, permuted
+// tokens 4,194,304, FC1's output 2,048 x 1,024 x 2 = 4,194,304, FC2's
+// input 2,097,152, FC2's output 4,194,304; two blocks, the embedding's 3
+// units and 10 bytes a logit (1,024 x 1,024).
+func TestMoELayerMemory(t *testing.T) {
+	m := mustSpec(t, smallMoE)
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(m, Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, experts := 16798720.0, 6291456.0
+	unit := 1024.0 * 1024
+	moe := 32768.0 + 2097152 + 4194304 + 4194304 + 2097152 + 4194304
+	want := []struct {
+		name      string
+		got, want int64
+	}{
+		{"weights", r.Weights, int64(params * 2)},
+		{"gradients", r.Grads, int64(params * 4)},
+		{"optimizer", r.OptState, int64((params-experts)*12/8 + experts*12/2)},
+		{"activations", r.Activations, int64(2*(15*unit+moe) + 3*unit + 10*unit)},
+	}
+	for _, w := range want {
+		if w.got != w.want {
+			t.Errorf("%s: %d bytes, want %d", w.name, w.got, w.want)
+		}
+	}
+	if r.Plan.EP != 4 || r.Plan.ETP != 1 || r.Plan.EDP != 2 || r.EPExposed <= 0 {
+		t.Errorf("plan %s: EP %d, ETP %d, EDP %d, exposed all-to-all %g", r.Plan, r.Plan.EP, r.Plan.ETP, r.Plan.EDP, r.EPExposed)
+	}
+}
+
+// TestAllToAll: an all-to-all of 1 GB a GPU inside a node sends 7/8 of
+// it over NVSwitch; over 4 nodes of 8, 7/32 over NVSwitch and 24/32 over
+// the GPU's NIC (47 GB/s), at once.
+func TestAllToAll(t *testing.T) {
+	p, err := PodOf("dgx-h100", 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bi, li := p.intra()
+	be, le := p.inter()
+	if be != 47e9 {
+		t.Fatalf("a GPU's share of the NICs: %g B/s, want 47e9", be)
+	}
+	for _, c := range []struct {
+		g    Group
+		want float64
+	}{
+		{Group{PerNode: 8, Nodes: 1}, 1e9*7/8/bi + li},
+		{Group{PerNode: 8, Nodes: 4}, max(1e9*7/32/bi+li, 1e9*24/32/be+le)},
+		{Group{PerNode: 1, Nodes: 1}, 0},
+	} {
+		if got := p.AllToAll(c.g, 1e9); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%+v: %g s, want %g", c.g, got, c.want)
+		}
+	}
+}
+
+// TestMoERefusals: each in one line naming what.
+func TestMoERefusals(t *testing.T) {
+	h100, _ := PodOf("dgx-h100", 8)
+	a100, _ := PodOf("dgx-a100", 8)
+	moe := mustSpec(t, smallMoE)
+	dense := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
+	for _, c := range []struct {
+		m    transformer.Spec
+		s    string
+		p    Pod
+		want string
+	}{
+		{moe, "ep=3", h100, "ep=3 does not divide the 8 experts"},
+		{moe, "ep=8,etp=4,tp=2,sp=on", h100, "ep=8 x etp=4 does not divide a pipeline stage's 8 GPUs"},
+		{moe, "tp=2,ep=2", h100, "needs sp=on"},
+		{moe, "etp=3", h100, "etp=3 does not divide the 8 GPUs of a node"},
+		{dense, "ep=2", h100, "without experts"},
+		{dense, "fp8=current", a100, "no FP8 tensor cores"},
+		{mustSpec(t, smallMoE+",dense_layers=1"), "ep=2", h100, "dense layers before the experts"},
+	} {
+		s, err := ParseStrategy(c.s)
+		if err != nil {
+			t.Fatalf("%s: %v", c.s, err)
+		}
+		_, err = Evaluate(c.m, s, c.p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.s, err, c.want)
+		}
+	}
+	if _, err := ParseStrategy("imbalance=0.5"); err == nil || !strings.Contains(err.Error(), "from 1 to 64") {
+		t.Errorf("imbalance=0.5: %v", err)
+	}
+	if _, err := ParseStrategy("fp8=e4m3"); err == nil || !strings.Contains(err.Error(), "want current, delayed or blockwise") {
+		t.Errorf("fp8=e4m3: %v", err)
+	}
+}
+
+// TestMoEKnobs: an imbalance of 2 slows the step and takes more memory;
+// FP8 keeps FP8 copies of the blocks' weights (2 bytes a parameter) and
+// speeds Llama 3 8B's block up on an H100 (the small MoE's GEMMs are too
+// small to win over the casts); a plan reads back from its String.
+func TestMoEKnobs(t *testing.T) {
+	m := mustSpec(t, smallMoE)
+	p, _ := PodOf("dgx-h100", 8)
+	eval := func(text string) Result {
+		s, err := ParseStrategy(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := ParseStrategy(r.Plan.String())
+		if err != nil {
+			t.Fatalf("%s: %v", r.Plan, err)
+		}
+		if r2, err := Evaluate(m, back, p); err != nil || r2.Step != r.Step || r2.Memory != r.Memory {
+			t.Errorf("%s reads back as %s: %v", text, back, err)
+		}
+		return r
+	}
+	base := eval("ep=4")
+	if im := eval("ep=4,imbalance=2"); !(im.Step > base.Step && im.Activations > base.Activations) {
+		t.Errorf("imbalance 2: %.6f s, %d bytes; balanced %.6f s, %d bytes", im.Step, im.Activations, base.Step, base.Activations)
+	}
+	f8 := eval("ep=4,fp8=current")
+	if f8.Weights != base.Weights+2*int64(2*(4196352+8192+2*1572864)) {
+		t.Errorf("fp8: weights %d, bf16 %d", f8.Weights, base.Weights)
+	}
+	if d := eval("ep=4,fp8=delayed"); !(d.LayerForward < f8.LayerForward) {
+		t.Errorf("delayed scaling %.6g s, current %.6g s: current's amax pass is the difference", d.LayerForward, f8.LayerForward)
+	}
+	m = mustSpec(t, "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128")
+	if l8, l16 := eval("dp=8,fp8=current"), eval("dp=8"); !(l8.LayerForward < 0.8*l16.LayerForward) {
+		t.Errorf("Llama 3 8B's block in FP8 %.6g s, BF16 %.6g s", l8.LayerForward, l16.LayerForward)
+	}
+}
+
+// TestSearchMoE: the search tries the experts' meshes and finds a plan at
+// least as fast as a stated one.
+func TestSearchMoE(t *testing.T) {
+	m := mustSpec(t, smallMoE)
+	p, _ := PodOf("dgx-h100", 8)
+	got, err := Search(context.Background(), m, p, Space{})
+	if err != nil || !got.Found {
+		t.Fatalf("%v, found %v", err, got.Found)
+	}
+	stated, err := Evaluate(m, Strategy{Replicas: 8, Experts: 4, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Best.Step > stated.Step {
+		t.Errorf("search's best %s %.6f s, slower than %s %.6f s", got.Best.Plan, got.Best.Step, stated.Plan, stated.Step)
+	}
+}
+
+// BenchmarkEvaluateMoE1024: one plan of Qwen3-235B-A22B on 1,024 H100s
+// (tp 2, pp 8, vp 4, ep 32, FP8).
+func BenchmarkEvaluateMoE1024(b *testing.B) {
+	m := mustSpec(b, "qwen3-235b-a22b:batch=2048")
+	p, err := PodOf("dgx-h100", 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := ParseStrategy("tp=2,pp=8,vp=4,ep=32,etp=1,sp=on,distopt=on,first=11,last=11,fp8=current")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Evaluate(m, s, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestMegatronBridgeRows: every row's stated plan resolves on its pod as
+// the table states it (GPUs, TP x CP x PP x DP, EP, micro-batches).
+func TestMegatronBridgeRows(t *testing.T) {
+	want := []struct{ tp, cp, pp, dp, vp, ep, etp, M int }{
+		{1, 1, 1, 8, 1, 1, 1, 16}, {4, 1, 8, 2, 5, 1, 4, 64}, {8, 2, 8, 8, 8, 1, 8, 64},
+		{1, 1, 4, 16, 1, 8, 1, 8}, {1, 1, 2, 8, 24, 8, 1, 32}, {2, 1, 8, 16, 4, 32, 1, 128},
+	}
+	for i, row := range MegatronBridge() {
+		p, err := PodOf(row.Pod, row.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Resolve(row.Model, row.Strategy, p)
+		if err != nil {
+			t.Errorf("%s: %v", row.Name, err)
+			continue
+		}
+		w := want[i]
+		if pl.T != w.tp || pl.C != w.cp || pl.P != w.pp || pl.D != w.dp || pl.V != w.vp || pl.EP != w.ep || pl.ETP != w.etp || pl.M != w.M {
+			t.Errorf("%s: %s (EP %d, ETP %d, M %d), want %+v", row.Name, pl, pl.EP, pl.ETP, pl.M, w)
+		}
+	}
+}
+
+// BenchmarkSearchBridgeLargest: the search of Megatron-Bridge's largest
+// rows: Llama 3.1 405B on 1,024 H100s and Qwen3-235B-A22B on 256, FP8
+// (issue 45: at most 10 CPU s each).
+//
+//	go test -run xxx -bench SearchBridgeLargest -benchtime 1x ./evaluate/scale
+func BenchmarkSearchBridgeLargest(b *testing.B) {
+	rows := MegatronBridge()
+	for _, row := range []Published{rows[2], rows[5]} {
+		b.Run(strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
+			p, err := PodOf(row.Pod, row.GPUs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				got, err := Search(context.Background(), row.Model, p, Space{FP8: row.Strategy.FP8})
+				if err != nil || !got.Found {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestFSDPMemory: FSDP on 8 GPUs shards a small Llama's 27,792,384
+// parameters (two blocks of 4,196,352 attention and norms + 3 x 1,024 x
+// 2,816 MLP = 12,847,104; embedding 1,048,576; output 1,049,600) over 8:
+// BF16 weights plus two blocks gathered, FP32 gradients plus one block's
+// before its reduce-scatter, Adam's 12 bytes; by hand.
+func TestFSDPMemory(t *testing.T) {
+	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=8")
+	p, _ := PodOf("dgx-h100", 8)
+	r, err := Evaluate(m, Strategy{Replicas: 8, FSDP: true, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params, layer := 27792384.0, 12847104.0
+	if r.Weights != int64(params*2/8+2*layer*2) || r.Grads != int64(params*4/8+layer*4) || r.OptState != int64(params*12/8) {
+		t.Errorf("weights %d, gradients %d, optimizer %d; want %d, %d, %d", r.Weights, r.Grads, r.OptState,
+			int64(params*2/8+2*layer*2), int64(params*4/8+layer*4), int64(params*12/8))
+	}
+	if r.DPExposed <= 0 {
+		t.Errorf("FSDP's gathers and reduce-scatters: %g s exposed", r.DPExposed)
+	}
+	if _, err := ParseStrategy("fsdp=on,distopt=on"); err == nil || !strings.Contains(err.Error(), "one or the other") {
+		t.Errorf("fsdp=on,distopt=on: %v", err)
+	}
+	one, _ := PodOf("dgx-h100", 1)
+	if _, err := Evaluate(m, Strategy{FSDP: true}, one); err == nil || !strings.Contains(err.Error(), "fsdp with dp=1") {
+		t.Errorf("fsdp on one GPU: %v", err)
+	}
+}
