@@ -478,10 +478,10 @@ func fp8Code(recipe string) uint8 {
 // sequence parallelism and recomputation.
 type phaseCache map[costKey]*kitPhases
 
-func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached(m, pl, p, nil) }
+func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached(m, pl, &p, nil) }
 
 // evaluateCached is evaluate with the phases kept in cache (nil: none).
-func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result {
+func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -495,7 +495,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 				return &kits[i]
 			}
 		}
-		kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
+		kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
 		k := &kits[len(kits)-1]
 		c := &k.c
 		block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
@@ -523,8 +523,13 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	for _, T := range pl.TPs {
 		kitOf(T)
 	}
-	var stageBuf [32]stageCost
-	stages := stagesIn(&stageBuf, pl.P)
+	// A pipeline of up to 128 stages keeps its costs on the stack.
+	var stageBuf [128]stageCost
+	stages := stageBuf[:0]
+	if pl.P > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.P)
+	}
+	stages = stages[:pl.P]
 	lp := float64(m.LayerParams())
 	for s := range stages {
 		st := &stages[s]
@@ -579,7 +584,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 		same := true
 		for i := 0; i+1 < pl.P; i++ {
 			bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
-			t := p.SendTime(pl.shareNode(p, i, i+1), bytes)
+			t := p.SendTime(pl.shareNode(*p, i, i+1), bytes)
 			if first < 0 {
 				first = t
 			}
@@ -607,14 +612,14 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
 	switch {
 	case m.MoE():
-		r.DPExposed = expertsDP(pl, p, stages)
+		r.DPExposed = expertsDP(pl, *p, stages)
 	case pl.FSDP:
 		// Every micro-batch: the stage's weights all-gathered beside its
 		// forward and again beside its backward, the gradients
 		// reduce-scattered (FP32) beside the backward.
 		var exposed float64
 		for s, st := range stages {
-			_, dpG := pl.groups(p, s)
+			_, dpG := pl.groups(*p, s)
 			ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
 			rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 			exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
@@ -623,7 +628,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	case pl.D*pl.C > 1:
 		var exposed float64
 		for s, st := range stages {
-			_, dpG := pl.groups(p, s)
+			_, dpG := pl.groups(*p, s)
 			if pl.DistOpt {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
@@ -641,7 +646,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	if m.Tied && pl.P > 1 {
 		T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
-		if pl.shareNode(p, 0, pl.P-1) {
+		if pl.shareNode(*p, 0, pl.P-1) {
 			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*4)
 		}
 	}
@@ -694,15 +699,6 @@ func evaluateCached(m transformer.Spec, pl Plan, p Pod, cache phaseCache) Result
 	f, b := alone.layer()
 	r.LayerForward, r.LayerBackward = f.busy, b.busy
 	return r
-}
-
-// stagesIn is n stage costs in buf where they fit (a pipeline of up to
-// 32 stages stays on the caller's stack), else newly allocated.
-func stagesIn(buf *[32]stageCost, n int) []stageCost {
-	if n > len(buf) {
-		return make([]stageCost, n)
-	}
-	return buf[:n]
 }
 
 // expertsDP is the exposed data-parallel communication of a plan of a
@@ -776,17 +772,22 @@ func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl Plan, p Pod) bool {
+func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	var kitBuf [3]stageKit
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
 		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
-			kits = append(kits, stageKit{c: newCoster(m, pl, &p, T, tokens)})
+			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
 		}
 	}
-	var stageBuf [32]stageCost
-	stages := stagesIn(&stageBuf, pl.P)
+	// A pipeline of up to 128 stages keeps its costs on the stack.
+	var stageBuf [128]stageCost
+	stages := stageBuf[:0]
+	if pl.P > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.P)
+	}
+	stages = stages[:pl.P]
 	lp := float64(m.LayerParams())
 	for s := range stages {
 		stages[s].params = stageParams(m, pl, s, lp)

@@ -1146,8 +1146,8 @@ func TestFitsAsEvaluated(t *testing.T) {
 		n, yes := 0, 0
 		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl Plan) bool {
 			n++
-			want := evaluateCached(c.m, pl, p, nil).Fits
-			if got := fits(c.m, pl, p); got != want {
+			want := evaluateCached(c.m, pl, &p, nil).Fits
+			if got := fits(c.m, pl, &p); got != want {
 				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
 			}
 			if want {

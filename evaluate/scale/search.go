@@ -87,7 +87,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 			return false
 		}
-		r := evaluateCached(m, pl, p, cache)
+		r := evaluateCached(m, pl, &p, cache)
 		out.Evaluated++
 		if !r.Fits {
 			return false
@@ -281,7 +281,7 @@ func keepTop(top []Result, r Result, k int) []Result {
 // so the fewest that fits is the fastest: a bisection.
 func fewestRecomputed(m transformer.Spec, s Strategy, p Pod) int {
 	all, err := Resolve(m, s, p)
-	if err != nil || !fits(m, all, p) {
+	if err != nil || !fits(m, all, &p) {
 		return 0
 	}
 	most := 0
@@ -293,7 +293,7 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p Pod) int {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := Resolve(m, s, p)
-		if err == nil && fits(m, pl, p) {
+		if err == nil && fits(m, pl, &p) {
 			hi = mid
 		} else {
 			lo = mid + 1
