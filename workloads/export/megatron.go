@@ -30,7 +30,16 @@ import (
 // data-parallel communication placer's model assumes), and
 // --recompute-granularity selective, or full with --recompute-method
 // uniform --recompute-num-layers 1 (every layer) or --recompute-method
-// block --recompute-num-layers N (N layers of each model chunk). Data parallelism is what the GPUs
+// block --recompute-num-layers N (N layers of each model chunk); for a
+// model with experts --num-experts, --moe-router-topk,
+// --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size,
+// --moe-layer-freq (dense first layers), the all-to-all dispatcher with
+// grouped GEMMs, --expert-model-parallel-size and
+// --expert-tensor-parallel-size; FP8 as --fp8-format hybrid (E4M3
+// forward, E5M2 backward; e4m3 for blockwise, as DeepSeek-V3 trained)
+// with --fp8-recipe tensorwise (current scaling), delayed or blockwise;
+// Megatron-FSDP as --use-megatron-fsdp with
+// --data-parallel-sharding-strategy optim_grads_params. Data parallelism is what the GPUs
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
@@ -61,6 +70,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	add(arg("--hidden-size", m.Hidden)...)
 	add(arg("--ffn-hidden-size", m.FFN)...)
 	add(arg("--num-attention-heads", m.Heads)...)
+	if d := m.HeadDim(); d != m.Hidden/m.Heads {
+		add(arg("--kv-channels", d)...) // a head width of its own (Qwen3's 128 at hidden 2,048 and 32 heads)
+	}
 	if m.KVHeads != m.Heads {
 		add("--group-query-attention")
 		add(arg("--num-query-groups", m.KVHeads)...)
@@ -73,7 +85,36 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	if !m.Tied {
 		add("--untie-embeddings-and-output-weights")
 	}
+	if m.MoE() {
+		// Megatron-Core's mixture of experts: dropless (no capacity
+		// factor), the all-to-all dispatcher and grouped expert GEMMs
+		// placer costs; the first dense layers by --moe-layer-freq.
+		add(arg("--num-experts", m.Experts)...)
+		add(arg("--moe-router-topk", m.TopK)...)
+		add(arg("--moe-ffn-hidden-size", m.ExpertFFN)...)
+		if m.SharedExperts > 0 {
+			add(arg("--moe-shared-expert-intermediate-size", m.SharedExperts*m.ExpertFFN)...)
+		}
+		if m.DenseLayers > 0 {
+			add("--moe-layer-freq", fmt.Sprintf("([0]*%d+[1]*%d)", m.DenseLayers, m.Layers-m.DenseLayers))
+		}
+		add("--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm")
+		add(arg("--expert-model-parallel-size", s.EP())...)
+		etp := T
+		if s.ExpertTensor > 0 {
+			etp = s.ExpertTensor
+		}
+		add(arg("--expert-tensor-parallel-size", etp)...)
+	}
 	add("--bf16")
+	switch s.FP8 {
+	case scale.FP8Current:
+		add("--fp8-format", "hybrid", "--fp8-recipe", "tensorwise")
+	case scale.FP8Delayed:
+		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
+	case scale.FP8Blockwise:
+		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
+	}
 	add(arg("--micro-batch-size", s.MicroBatchSize)...)
 	add(arg("--global-batch-size", m.Batch)...)
 	add(arg("--tensor-model-parallel-size", T)...)
@@ -101,7 +142,10 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	if s.TPOverlap {
 		add("--tp-comm-overlap")
 	}
-	if s.DistOpt {
+	if s.FSDP {
+		add("--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params", "--no-gradient-accumulation-fusion",
+			"--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
+	} else if s.DistOpt {
 		add("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
 	} else if D > 1 {
 		add("--overlap-grad-reduce")

@@ -21,6 +21,12 @@ func TestMegatronArgs(t *testing.T) {
 	small := transformer.GPT(4, 32, 4, 8, 64, 8)
 	llama128K := llama
 	llama128K.Seq, llama128K.Batch = 131072, 128
+	// A small mixture of experts: 4 layers, the first dense, 8 experts of
+	// 64 (top 2) and one shared, head width 16 where hidden / heads is 8.
+	moe, err := transformer.Parse("llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=8,vocab=64,batch=8,head_dim=16,experts=8,topk=2,expert_ffn=64,shared=1,dense_layers=1")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		m    transformer.Spec
@@ -64,6 +70,25 @@ func TestMegatronArgs(t *testing.T) {
 				"--num-virtual-stages-per-pipeline-rank 4 --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"cp gpus", llama128K, scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
 			"megatron arguments: tp=8 x cp=16 x pp=16 x dp=8 is not the 8192 GPUs"},
+		{"moe, fp8 current, ep 4 x etp 1", moe, scale.Strategy{Tensor: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2,
+			SequenceParallel: true, DistOpt: true, Experts: 4, ExpertTensor: 1, FP8: scale.FP8Current}, 8,
+			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 96 --num-attention-heads 4 --kv-channels 16 --group-query-attention --num-query-groups 2 " +
+				"--seq-length 8 --max-position-embeddings 8 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 64 " +
+				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 --bf16 --fp8-format hybrid --fp8-recipe tensorwise " +
+				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 --sequence-parallel " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		{"fsdp, fp8 blockwise, etp = tp", moe, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 8, MicroBatchSize: 1, MicroBatches: 1,
+			FSDP: true, Experts: 8, FP8: scale.FP8Blockwise}, 8,
+			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 96 --num-attention-heads 4 --kv-channels 16 --group-query-attention --num-query-groups 2 " +
+				"--seq-length 8 --max-position-embeddings 8 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 64 " +
+				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 --fp8-format e4m3 --fp8-recipe blockwise " +
+				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 " +
+				"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"split", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
 	}
 	for _, c := range cases {
