@@ -210,11 +210,12 @@ func (o ExportOptions) metaPath() string {
 }
 
 // exportTransformer writes a transformer's plan at cluster scale as a
-// version-2 torch plan (tools/torchplan runs it with torch.distributed)
-// or as Megatron-LM's arguments (a bash array for pretrain_gpt.py).
+// version-2 torch plan (tools/torchplan runs it with torch.distributed),
+// as Megatron-LM's arguments (a bash array for pretrain_gpt.py) or as a
+// torchtitan job configuration.
 func exportTransformer(o ExportOptions) ([]byte, error) {
-	if o.To != "torch-plan" && o.To != "megatron" {
-		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan or --to megatron", o.Graph.Workload)
+	if o.To != "torch-plan" && o.To != "megatron" && o.To != "torchtitan" {
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron or --to torchtitan", o.Graph.Workload)
 	}
 	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
 	m, p, err := so.inputs()
@@ -230,7 +231,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	if o.To == "megatron" {
+	if o.To == "torchtitan" {
+		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs()); err != nil {
+			return nil, err
+		}
+	} else if o.To == "megatron" {
 		args, err := export.MegatronArgs(m, pl.Strategy, p.GPUs())
 		if err != nil {
 			return nil, err

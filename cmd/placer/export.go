@@ -28,8 +28,10 @@ msr-fiddle expert-placement file) into what a framework reads:
                  schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
   torchtitan     the torch plan as a torchtitan job configuration (TOML: [training],
                  [parallelism] degrees, schedule, micro-batch size and each stage's
-                 modules, [activation_checkpoint]); refused in one line naming the
-                 field torchtitan has none for
+                 modules, [activation_checkpoint]); also a transformer at cluster
+                 scale's plan (data-parallel replicate or shard, tensor, context,
+                 expert and pipeline degrees, split points, float8); refused in one
+                 line naming the field torchtitan has none for
   deepspeed      the torch plan as a DeepSpeed configuration (JSON: batch sizes,
                  gradient accumulation, zero_optimization.stage, pipeline stages)
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
@@ -43,6 +45,8 @@ a module map to an nn.Module.`,
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
   placer export --graph gpt.json --placement result.json --to torchtitan -o gpt.toml
   placer export --graph gpt.json --placement result.json --to deepspeed -o ds_config.json
+  placer export --workload llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128 --gpus 64 \
+      --strategy tp=4,pp=4,dp=4,vp=2,mbs=1,sp=on,fsdp=on,recompute=full --to torchtitan -o llama.toml
   placer export --graph g.json --placement result.json --to tf-device-map
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json
   # Megatron-LM's arguments for a plan at cluster scale (docs/cluster-scale.md)

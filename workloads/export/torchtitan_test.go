@@ -1,0 +1,144 @@
+package export
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// TestTorchTitanTransformer: a transformer's plan as torchtitan's job
+// configuration, written by hand from torchtitan's job_config.py (after
+// the header's comment lines), and each refusal naming its field.
+func TestTorchTitanTransformer(t *testing.T) {
+	llama, err := transformer.Parse("llama:layers=8,hidden=64,heads=4,seq=16,vocab=128,batch=32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moe, err := transformer.Parse("llama:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=16,experts=8,topk=2,expert_ffn=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, Virtual: 2, MicroBatchSize: 2, MicroBatches: 8,
+		SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: scale.FullRecompute, FirstLayers: 2, LastLayers: 6, FP8: scale.FP8Current}
+	with := func(f func(*scale.Strategy)) scale.Strategy { s := full; f(&s); return s }
+	cases := []struct {
+		name string
+		m    transformer.Spec
+		s    scale.Strategy
+		gpus int
+		want string
+	}{
+		// Stages of 2 and 6 layers in 2 chunks each: chunks of 1, 1, 3, 3
+		// layers, split before layers 1, 2 and 5.
+		{"everything", llama, full, 8, `[model]
+converters = ["float8"]
+
+[float8]
+recipe_name = "tensorwise"
+
+[training]
+local_batch_size = 16
+global_batch_size = 32
+seq_len = 16
+compile = true  # async tensor parallelism takes effect only compiled
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = 2
+tensor_parallel_degree = 2
+enable_async_tensor_parallel = true
+context_parallel_degree = 1
+pipeline_parallel_degree = 2
+pipeline_parallel_schedule = "Interleaved1F1B"
+pipeline_parallel_split_points = ["layers.1", "layers.2", "layers.5"]
+pipeline_parallel_microbatch_size = 2
+
+[activation_checkpoint]
+mode = "full"
+`},
+		{"ddp", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4}, 8, `[training]
+local_batch_size = 4
+global_batch_size = 32
+seq_len = 16
+
+[parallelism]
+data_parallel_replicate_degree = 8
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 1
+context_parallel_degree = 1
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "none"
+`},
+		{"gpipe, even", llama, scale.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 1, MicroBatches: 16, Schedule: decision.GPipe}, 8, `[training]
+local_batch_size = 16
+global_batch_size = 32
+seq_len = 16
+
+[parallelism]
+data_parallel_replicate_degree = 2
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 1
+context_parallel_degree = 1
+pipeline_parallel_degree = 4
+pipeline_parallel_schedule = "GPipe"
+pipeline_parallel_split_points = ["layers.2", "layers.4", "layers.6"]
+pipeline_parallel_microbatch_size = 1
+
+[activation_checkpoint]
+mode = "none"
+`},
+		{"experts over the shard ranks", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4}, 8, `[training]
+local_batch_size = 2
+global_batch_size = 16
+seq_len = 8
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = 8
+tensor_parallel_degree = 1
+context_parallel_degree = 1
+expert_parallel_degree = 4
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "none"
+`},
+		{"gpus", llama, full, 16, "is not the 16 GPUs"},
+		{"batch", llama, with(func(s *scale.Strategy) { s.MicroBatchSize = 3 }), 8, "training.local_batch_size"},
+		{"distopt", llama, with(func(s *scale.Strategy) { s.FSDP, s.DistOpt = false, true }), 8, "parallelism.data_parallel_shard_degree: distopt=on"},
+		{"sp off", llama, with(func(s *scale.Strategy) { s.SequenceParallel, s.TPOverlap = false, false }), 8, "parallelism.tensor_parallel_degree"},
+		{"selective", llama, with(func(s *scale.Strategy) { s.Recompute = scale.SelectiveRecompute }), 8, "activation_checkpoint.mode: recompute=selective"},
+		{"block", llama, with(func(s *scale.Strategy) { s.RecomputeLayers = 1 }), 8, "activation_checkpoint.mode: recompute-layers=1"},
+		{"gpipe interleaved", llama, with(func(s *scale.Strategy) { s.Schedule = decision.GPipe }), 8, "parallelism.pipeline_parallel_schedule"},
+		{"fp8 delayed", llama, with(func(s *scale.Strategy) { s.FP8 = scale.FP8Delayed }), 8, "float8.recipe_name: fp8=delayed"},
+		{"uneven chunks", llama, with(func(s *scale.Strategy) { s.FirstLayers, s.LastLayers = 3, 5 }), 8, "stage 0's 3 layers do not split into 2"},
+		{"stage-tp", llama, scale.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true}, 6, "parallelism.tensor_parallel_degree: stage-tp"},
+		{"experts beside tp", moe, scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, SequenceParallel: true, FSDP: true, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4 beside tp=2"},
+		{"experts without shard ranks", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4: torchtitan's experts borrow"},
+	}
+	for _, c := range cases {
+		got, err := TorchTitanTransformer(c.m, c.s, c.gpus)
+		if strings.HasPrefix(c.want, "[") {
+			if err != nil {
+				t.Errorf("%s: %v", c.name, err)
+				continue
+			}
+			body := string(got)
+			for strings.HasPrefix(body, "#") {
+				body = body[strings.IndexByte(body, '\n')+1:]
+			}
+			if body = strings.TrimPrefix(body, "\n"); body != c.want {
+				t.Errorf("%s:\n%s\nwant\n%s", c.name, body, c.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line with %q", c.name, err, c.want)
+		}
+	}
+}
