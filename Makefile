@@ -520,3 +520,17 @@ generalization: build
 brkga-tune:
 	$(GO) build -o bin/placer-tune ./cmd/placer
 	nice -n 10 bin/placer-tune tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json
+
+# The held-out check (issue 43; docs/held-out.md): the thirteen held-out
+# models (tiny transformers, timm and hand-written ones) at 2 and 4 GPUs,
+# each exported, searched (--cpu 10s), exported as a torch plan, evaluated
+# and run with --check on gloo CPU processes (at most 4), with the table's
+# rows the command line can rebuild; HELD_OUT_FLAGS=--models zoo adds
+# nothing else: the zoo's (exported at their batch; only zoo_mlp and zoo_cnn
+# run). Long (about an hour on 2 shared cores): not part of make test.
+HELD_OUT_DIR   ?= out/held-out
+HELD_OUT_FLAGS ?= --gpus 2,4 --rows
+.PHONY: held-out
+held-out: build venv-test
+	mkdir -p $(HELD_OUT_DIR)
+	$(TORCH_PY) tools/torchplan/heldout.py $(HELD_OUT_FLAGS) --work $(HELD_OUT_DIR) --json $(HELD_OUT_DIR)/held-out.json | tee $(HELD_OUT_DIR)/held-out.txt
