@@ -15,9 +15,10 @@ each model x GPUs, as subprocesses, each with its own timeout:
 
 and the same for the rows of the search's table whose decision the command
 line can rebuild (--rows): placer's result file and --json give every row's
-method and step time but only the answer's decision, so single (--placement
-single), ddp, fsdp and zero2 (--placement single --strategy dp=N[,shard=...])
-are rebuilt, evaluated, exported and run; the other rows (the placement
+method and step time but only the answer's decision, so single, ddp, fsdp
+and zero2 are rebuilt (as decision files: every op on GPU 0 in program order, with
+the row's replicas and sharding: what placer's single, ddp, fsdp and zero2
+methods decide), evaluated, exported and run; the other rows (the placement
 heuristics, gpipe, 1f1b, pipedream, the joint space's) are listed with
 "decision not exported".
 
@@ -367,7 +368,11 @@ class Driver:
     def plan_eval_run(self, name, graph, gpus, cell, placement, want):
         tag = cell["row"].replace(" ", "").replace(",", "_").replace("=", "")
         plan = self.path(name, gpus, tag, "plan") + ".json"
-        ok, _, why, _ = sh([self.placer, "export", "--graph", graph, "--gpus", str(gpus)] + placement +
+        # A rebuilt replicated row's file is one replica's (devices 1):
+        # export takes its GPUs from the file (with --gpus N it refuses
+        # it: "made for 1 devices, the cluster has N"; eval accepts both).
+        gflag = [] if cell.get("rebuilt") and cell["row"] != "single" else ["--gpus", str(gpus)]
+        ok, _, why, _ = sh([self.placer, "export", "--graph", graph] + gflag + placement +
                            ["--to", "torch-plan", "-o", plan], self.a.timeout_search)
         cell["export_plan"] = "ok" if ok else "failed: " + why
         ok2, out, why2, _ = sh([self.placer, "eval", "--graph", graph, "--gpus", str(gpus)] + placement + ["--json"],
@@ -387,7 +392,7 @@ class Driver:
             except Exception as e:  # a plan the driver cannot read
                 cell["run"] = "failed: %s: %s" % (type(e).__name__, first_line(str(e)))
 
-    def rows(self, name, graph, gpus, report):
+    def rows(self, name, graph, gpus, report, dec):
         for r in report["comparison"].get("methods", []):
             m = r["method"]
             if m == report["result"].get("method") and r.get("status") == report["result"].get("status") and \
@@ -402,14 +407,29 @@ class Driver:
             if m not in REBUILT_ROWS:
                 cell["export_plan"] = "decision not exported"
                 continue
+            # The row's decision as classical.DDP/FSDP/ZeRO2 and single
+            # build it: every op on GPU 0, in program order (priority
+            # N - i: the order a realized decision runs in; without it
+            # placer eval orders ready ops first-in first-out), around it
+            # R = N replicas (sharded for fsdp and zero2).
+            n = len(dec["device"])
+            rd = {"format": "placer-decision", "version": 1, "graph": dec["graph"], "ops": n, "devices": gpus,
+                  "device": [0] * n, "priority": [n - i for i in range(n)]}
+            if dec.get("graph_sha256"):
+                rd["graph_sha256"] = dec["graph_sha256"]
             if m == "single":
-                placement = ["--placement", "single"]
                 cell["predicted_gpus"] = 1
             else:
-                strat = "dp=%d" % gpus + ("" if m == "ddp" else ",shard=" + m)
-                placement = ["--placement", "single", "--strategy", strat]
+                rd.update(version=2, devices=1, strategy={"replicas": gpus})
+                if m != "ddp":
+                    rd["strategy"]["shard"] = m
                 cell["predicted_gpus"] = gpus
-            cell["rebuilt"] = " ".join(placement[1:])
+            path = self.path(name, gpus, m, "decision") + ".json"
+            with open(path, "w") as f:
+                json.dump(rd, f)
+            placement = ["--placement", path]
+            cell["rebuilt"] = "all on GPU 0, program order" + ("" if m == "single" else ", " + json.dumps(
+                rd["strategy"], separators=(",", ":")).replace('"', ""))
             self.plan_eval_run(name, graph, gpus, cell, placement, r["step_time_s"])
             self.save()
 
@@ -439,7 +459,8 @@ class Driver:
                     self.save()
                     print("  %s" % fmt(self.cells[-1]), file=sys.stderr, flush=True)
                     if report is not None and self.a.rows:
-                        self.rows(name, graph, g, report)
+                        with open(self.path(name, g, "result") + ".json") as f:
+                            self.rows(name, graph, g, report, json.load(f)["decision"])
                 except Exception as e:  # never end the run on one model
                     self.cells.append({"model": name, "gpus": g, "row": "answer",
                                        "search": "driver failed: %s: %s" % (type(e).__name__, first_line(str(e)))})
@@ -479,6 +500,36 @@ def table(doc):
     return "\n".join(ex) + "\n\n" + "\n".join(out)
 
 
+def summary(doc):
+    """One line per model x GPUs: the answer's cells, then the rebuilt
+    rows (run and match; eval against the row's figure) and how many rows
+    have no exported decision."""
+    H = ["model", "GPUs", "export", "search: step", "export plan", "plan", "run --check", "match 1e-5",
+         "processes / predicted GPUs", "eval == printed step", "rebuilt rows: run+match, eval vs row",
+         "rows without an exported decision"]
+    out = ["| " + " | ".join(H) + " |", "|" + "---|" * len(H)]
+    keys = []
+    for c in doc["cells"]:
+        if (c["model"], c["gpus"]) not in keys:
+            keys.append((c["model"], c["gpus"]))
+    for k in keys:
+        cs = [c for c in doc["cells"] if (c["model"], c["gpus"]) == k]
+        a = [c for c in cs if c["row"] == "answer"][0]
+        f = fmt(a).split(" | ")
+        ex = doc["exports"].get(k[0], {}).get("export", "-")
+        search = f[3] if f[3] != "ok" else "ok: " + f[4]
+        reb = []
+        for c in cs:
+            if c.get("rebuilt"):
+                run = "ok" if c.get("match") else (c.get("run") or "-")
+                ev = "=" if c.get("eval_equal") else ("rel %.0e" % c["eval_rel"] if "eval_rel" in c else c.get("eval", "-"))
+                reb.append("%s %s, %s" % (c["row"], run, ev))
+        no = [c["row"] for c in cs if c.get("export_plan") == "decision not exported"]
+        out.append("| " + " | ".join([k[0], str(k[1]), ex, search] + f[5:11] + ["; ".join(reb) or "-",
+                                      ("%d (%s)" % (len(no), ", ".join(no))) if no else "-"]) + " |")
+    return "\n".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="The held-out check: export, search, export plan, eval and run with "
                                  "--check, per model x GPUs (docs/held-out.md).")
@@ -499,7 +550,18 @@ def main(argv=None):
     ap.add_argument("--timeout-search", type=int, default=180)
     ap.add_argument("--timeout-run", type=int, default=300)
     ap.add_argument("--json", help="write every cell to this file (after each step)")
+    ap.add_argument("--summary", action="store_true", help="with --table: one line per model x GPUs")
+    ap.add_argument("--table", nargs="+", metavar="JSON", help="only print the table of these --json files")
     a = ap.parse_args(argv)
+    if a.table:
+        doc = {"cells": [], "exports": {}}
+        for t in a.table:
+            with open(t) as f:
+                d = json.load(f)
+            doc["cells"] += d["cells"]
+            doc["exports"].update(d["exports"])
+        print(summary(doc) if a.summary else table(doc))
+        return 0
     models = []
     for m in a.models.split(","):
         models += HELD_OUT if m in ("held-out", "all") else []
