@@ -239,11 +239,11 @@ MODELS = {
                 "zoo cnn, batch 8; BatchNorm: eval mode"),
     "zoo_resnet50": (["zoo"], ["--input", "3,64,64", "--classes", "1000", "--mode", "eval"],
                      "torchvision resnet50, batch 32 exported; run at 64x64 in eval mode"),
-    "zoo_inception_v3": (["zoo"], ["--input", "3,299,299", "--classes", "1000", "--mode", "eval"],
-                         "torchvision inception_v3, batch 32"),
+    "zoo_inception_v3": (["zoo"], ["--input", "3,96,96", "--classes", "1000", "--mode", "eval"],
+                         "torchvision inception_v3, batch 32 exported (299x299); run at 96x96 in eval mode"),
     "zoo_vit_b_16": (["zoo"], ["--input", "3,224,224", "--classes", "1000"], "torchvision vit_b_16, batch 32"),
     "zoo_regnet_y_1_6gf": (["zoo"], ["--input", "3,64,64", "--classes", "1000", "--mode", "eval"],
-                           "torchvision regnet_y_1_6gf, batch 32"),
+                           "torchvision regnet_y_1_6gf, batch 32 exported; run at 64x64 in eval mode"),
     "zoo_bert_base": (["zoo"], ["--input", "128:int:30522", "--target", "128:int:30522"], "zoo bert_base, batch 16"),
     "zoo_gpt2_small": (["zoo"], ["--input", "1024:int:50257", "--target", "1024:int:50257"],
                        "zoo gpt2_small, batch 8"),
@@ -494,6 +494,10 @@ def fmt(c):
             return "-"
         return "%d / %d%s" % (c["procs"], c["predicted_gpus"], "" if c["procs"] == c["predicted_gpus"] else " !")
     match = {True: "yes", False: "NO", None: "-"}[c.get("match")]
+    w = c.get("check", "").split(" of the tolerance")[0].rsplit(" ", 1)[-1] if "of the tolerance" in c.get(
+        "check", "") else ""
+    if w:
+        match += " (%s of tol.)" % w
     return " | ".join([c["model"], str(c["gpus"]), c["row"], c.get("search", "-"),
                        ("%.4g ms" % (c["step_s"] * 1e3)) if c.get("step_s") else "-", c.get("export_plan", "-"),
                        c.get("plan", "-"), c.get("run", "-"), match, g(c), eq(c)])
@@ -573,7 +577,8 @@ def main(argv=None):
         for t in a.table:
             with open(t) as f:
                 d = json.load(f)
-            doc["cells"] += d["cells"]
+            later = set((c["model"], c["gpus"]) for c in d["cells"])  # a later file's model x GPUs wins
+            doc["cells"] = [c for c in doc["cells"] if (c["model"], c["gpus"]) not in later] + d["cells"]
             doc["exports"].update(d["exports"])
         print(summary(doc) if a.summary else table(doc))
         return 0
