@@ -20,6 +20,8 @@ class HeldOutTest(unittest.TestCase):
         self.assertEqual(heldout.first_line(tb), "ValueError: bad plan")
         self.assertEqual(heldout.first_line("UserWarning: x\nplacer: no such file\n"), "placer: no such file")
         self.assertEqual(heldout.first_line(""), "")
+        warn = "x.py:336: UserWarning: a view\n  output = f(output)\ntorchplan: a process failed: SIGKILL\n"
+        self.assertEqual(heldout.first_line(warn), "torchplan: a process failed: SIGKILL")
 
     def test_cells(self):
         c = {"model": "m", "gpus": 4, "row": "answer", "search": "ok", "step_s": 1e-3, "export_plan": "ok",
