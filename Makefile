@@ -525,9 +525,10 @@ brkga-tune:
 # models (tiny transformers, timm and hand-written ones) at 2 and 4 GPUs,
 # each exported, searched (--cpu 10s), exported as a torch plan, evaluated
 # and run with --check on gloo CPU processes (at most 4), with the table's
-# rows the command line can rebuild; HELD_OUT_FLAGS=--models zoo adds
-# nothing else: the zoo's (exported at their batch; only zoo_mlp and zoo_cnn
-# run). Long (about an hour on 2 shared cores): not part of make test.
+# rows the command line can rebuild; HELD_OUT_FLAGS='--models zoo --gpus 2,4'
+# checks the zoo's instead (exported at their batch; only zoo_mlp and zoo_cnn
+# run unless --zoo-run names more). Long (about 45 minutes on 2 shared
+# cores): not part of make test.
 HELD_OUT_DIR   ?= out/held-out
 HELD_OUT_FLAGS ?= --gpus 2,4 --rows
 .PHONY: held-out
