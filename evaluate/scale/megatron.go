@@ -180,6 +180,11 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp)
+	}, Prefilter: func(s Strategy) bool {
+		// What Keep asks of the degrees and the sharding, read off the
+		// strategy before Resolve (which copies them into the plan).
+		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
+			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
 	}, FP8: want.FP8, Imbalance: want.Imbalance, FSDP: want.FSDP})
 	if err != nil {
 		return Result{}, err

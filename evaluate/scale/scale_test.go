@@ -1164,3 +1164,31 @@ func TestFitsAsEvaluated(t *testing.T) {
 		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
 	}
 }
+
+// TestPrefilterKeepsTheBest: a Prefilter that is a necessary condition of
+// Keep skips resolving strategies Keep would refuse, nothing else: the 70B row's
+// reading, with and without it, is the same plan at the same step from
+// the same evaluations.
+func TestPrefilterKeepsTheBest(t *testing.T) {
+	row := MegatronTable()[4]
+	p, err := PodOf(row.Pod, row.GPUs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := row.Strategy
+	keep := func(pl Plan) bool { return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() }
+	pre := func(s Strategy) bool {
+		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R()
+	}
+	a, err := Search(t.Context(), row.Model, p, Space{Keep: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Search(t.Context(), row.Model, p, Space{Keep: keep, Prefilter: pre})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Found || a.Best.Plan.String() != b.Best.Plan.String() || a.Best.Step != b.Best.Step || a.Evaluated != b.Evaluated {
+		t.Errorf("with the prefilter %s (%d evaluated), without %s (%d)", b.Best.Plan, b.Evaluated, a.Best.Plan, a.Evaluated)
+	}
+}

@@ -18,6 +18,10 @@ type Space struct {
 	// published configuration's stated degrees, with its unstated knobs
 	// searched).
 	Keep func(Plan) bool
+	// Prefilter, when not nil, skips a strategy before it is resolved:
+	// it must return false only for strategies whose plans Keep refuses
+	// (a cheaper necessary condition of Keep; nil: none).
+	Prefilter func(Strategy) bool
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Searched.Top; 0 = none).
 	Top int
@@ -83,6 +87,9 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	}
 	// try evaluates s and reports whether it fits.
 	try := func(s Strategy) bool {
+		if sp.Prefilter != nil && !sp.Prefilter(s) {
+			return false
+		}
 		pl, err := Resolve(m, s, p)
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 			return false
@@ -164,7 +171,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									if rc == NoRecompute {
 										keeps[di] = fits
 									}
-									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) {
+									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
 										if k := fewestRecomputed(m, s, p); k > 0 {
 											s.RecomputeLayers = k
 											try(s)
