@@ -23,8 +23,10 @@ var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
 	Graph inputs.GraphSpec
-	// Cluster is the GPUs (an op graph's: 0 = the placement file's, else
-	// the graph file's, else 1) and, for a transformer at cluster scale,
+	// Cluster is the GPUs (an op graph's: every GPU, as search and eval
+	// read --gpus, so that a placement file of R replicas places one on
+	// GPUs / R; 0 = the placement file's, else the graph file's, else 1)
+	// and, for a transformer at cluster scale,
 	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs and Pod are
 	// read.
 	Cluster inputs.ClusterSpec
@@ -65,7 +67,12 @@ func Export(o ExportOptions) ([]byte, error) {
 			}
 		}
 	}
+	// --gpus is every GPU, as search and eval read it: a placement file
+	// of R replicas places one replica on GPUs / R of them.
 	devices := o.Cluster.GPUs
+	if R := inputs.PlacementStrategy(o.Placement).R(); devices > 0 && R > 1 && devices%R == 0 {
+		devices /= R
+	}
 	var dev []int
 	if data, err := os.ReadFile(o.Placement); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {

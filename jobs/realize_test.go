@@ -299,3 +299,44 @@ func TestBaselinesRealizable(t *testing.T) {
 		}
 	}
 }
+
+// TestExportGPUsAsEval: --gpus is every GPU in export as in eval: a
+// decision file of 4 one-GPU replicas (what search answers with ddp)
+// exports with --gpus 4, as eval --gpus 4 scores it, and the plan takes
+// the 4 GPUs; a GPU count its replicas do not divide stays refused.
+func TestExportGPUsAsEval(t *testing.T) {
+	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 1}, optimize.AllTasks, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Close()
+	g := pp.Graph
+	var buf bytes.Buffer
+	d := decision.Decision{Device: make([]int, g.NumOps()), Strategy: decision.Strategy{Replicas: 4}}
+	if err := decision.Write(&buf, g, 4, d); err != nil { // 4 GPUs in all: one a replica
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ddp.json")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Eval(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: path}); err != nil {
+		t.Fatalf("eval --gpus 4: %v", err)
+	}
+	for _, gpus := range []int{0, 4} {
+		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: path, To: "torch-plan"})
+		if err != nil {
+			t.Fatalf("export --gpus %d: %v", gpus, err)
+		}
+		tp, err := export.DecodeTorchPlan(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tp.GPUs != 4 || tp.Replicas != 4 || tp.Devices != 1 {
+			t.Errorf("export --gpus %d: %d GPUs, %d replicas of %d; want 4, 4 of 1", gpus, tp.GPUs, tp.Replicas, tp.Devices)
+		}
+	}
+	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 6}, Placement: path, To: "torch-plan"}); err == nil {
+		t.Errorf("export --gpus 6 of 4 one-GPU replicas: no error")
+	}
+}
