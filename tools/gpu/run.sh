@@ -11,6 +11,8 @@
 #      with torch.profiler, against placer eval (tools/fidelity);
 #   3. hw bench: bin/placer-cuda's measured hardware profile (the run-time
 #      cuBLAS);
+#   1b. kernelbench: the kernels one by one (FP8, grouped GEMMs, what
+#      sits between the blocks);
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
 #      measured times and a cost table (graph/testdata/profile's format).
 #
@@ -75,6 +77,16 @@ step layerbench 150 sh -c "$PY tools/layerbench/layerbench.py --device $DEVICE -
 # The blocks against the pod's kernels and the GEMM efficiency they give
 # (placer report layers: the figure scale.Kernels.GEMM takes; no GPU time).
 step layers-fit 30 sh -c "$BIN report layers --measured $OUT/layerbench.jsonl --json > $OUT/layers-fit.json"
+
+# 1b. kernelbench: GEMMs at the rows' shard shapes, FP8 (tensorwise,
+# rowwise, blockwise), grouped expert GEMMs, memory-bound kernels and what a
+# step has between its blocks (tools/kernelbench).
+if [ "$QUICK" = 1 ]; then
+	KB="--quick --runs 2 --warmup 1"
+else
+	KB=""
+fi
+step kernelbench 90 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then
