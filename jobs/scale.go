@@ -278,6 +278,9 @@ func PodPresets() []string { return scale.PodPresets() }
 type LayersOptions struct {
 	// Measured is the file of measured blocks (scale.ReadMeasuredLayers).
 	Measured string
+	// Steps is a kernelbench file whose whole one-GPU steps and their
+	// parts are checked too (scale.ReadKernelBench); "": none.
+	Steps string
 	// Cluster is the pod whose kernels predict them ("" = dgx-h100).
 	Cluster string
 }
@@ -286,17 +289,8 @@ type LayersOptions struct {
 // prediction of it, and the GEMM efficiency the blocks give (the fit,
 // with each block's leave-one-out error).
 func Layers(o LayersOptions) (report.Layers, error) {
-	if o.Measured == "" {
-		return report.Layers{}, fail.Usagef("--measured: a file of measured blocks is required")
-	}
-	f, err := os.Open(o.Measured)
-	if err != nil {
-		return report.Layers{}, err
-	}
-	defer f.Close()
-	layers, err := scale.ReadMeasuredLayers(f)
-	if err != nil {
-		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
+	if o.Measured == "" && o.Steps == "" {
+		return report.Layers{}, fail.Usagef("--measured: a file of measured blocks is required (or --kernelbench, a kernelbench file)")
 	}
 	cluster := o.Cluster
 	if cluster == "" {
@@ -306,14 +300,45 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	if err != nil {
 		return report.Layers{}, err
 	}
-	checks, err := scale.CheckLayers(layers, p)
+	rep := report.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
+	if o.Steps != "" {
+		steps, err := readFile(o.Steps, scale.ReadKernelBench)
+		if err != nil {
+			return report.Layers{}, err
+		}
+		if rep.Steps, err = scale.CheckSteps(steps, p); err != nil {
+			return report.Layers{}, fmt.Errorf("%s: %w", o.Steps, err)
+		}
+	}
+	if o.Measured == "" {
+		return rep, nil
+	}
+	layers, err := readFile(o.Measured, scale.ReadMeasuredLayers)
 	if err != nil {
+		return report.Layers{}, err
+	}
+	if rep.Layers, err = scale.CheckLayers(layers, p); err != nil {
 		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
 	fit, err := scale.FitGEMM(layers, p)
 	if err != nil {
 		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
-	return report.Layers{Measured: o.Measured, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul],
-		Layers: checks, Fit: fit}, nil
+	rep.Fit = &fit
+	return rep, nil
+}
+
+// readFile opens name and reads it with read; its errors name the file.
+func readFile[T any](name string, read func(io.Reader) (T, error)) (T, error) {
+	var zero T
+	f, err := os.Open(name)
+	if err != nil {
+		return zero, err
+	}
+	defer f.Close()
+	v, err := read(f)
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", name, err)
+	}
+	return v, nil
 }

@@ -437,17 +437,81 @@ func WriteMegatronPlots(path string, m Megatron) ([]string, error) {
 // the pod's prediction of them (scale.CheckLayers) and the GEMM
 // efficiency they give (scale.FitGEMM).
 type Layers struct {
-	Measured string `json:"measured"`
+	Measured string `json:"measured,omitempty"`
 	Cluster  string `json:"cluster"`
 	// GEMMEff is the pod's GEMM efficiency, the one Layers are
 	// predicted at.
 	GEMMEff float64            `json:"gemm_eff"`
-	Layers  []scale.LayerCheck `json:"layers"`
-	Fit     scale.GEMMFit      `json:"fit"`
+	Layers  []scale.LayerCheck `json:"layers,omitempty"`
+	Fit     *scale.GEMMFit     `json:"fit,omitempty"`
+	// StepsFile is the kernelbench file of Steps: whole steps of a
+	// row on one GPU and their parts against the pod's prediction
+	// (scale.CheckSteps).
+	StepsFile string            `json:"steps_file,omitempty"`
+	Steps     []scale.StepCheck `json:"steps,omitempty"`
 }
 
-// WriteLayers writes the blocks, the errors and the fit.
+// WriteLayers writes the blocks, the errors and the fit, then the whole
+// steps.
 func WriteLayers(w io.Writer, l Layers) error {
+	if len(l.Layers) > 0 {
+		if err := writeBlocks(w, l); err != nil {
+			return err
+		}
+	}
+	if len(l.Steps) == 0 {
+		return nil
+	}
+	if len(l.Layers) > 0 {
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
+	return writeSteps(w, l)
+}
+
+// writeSteps writes each whole one-GPU step and its parts, measured
+// against predicted.
+func writeSteps(w io.Writer, l Layers) error {
+	if _, err := fmt.Fprintf(w, "One GPU's whole step a row, no communication (%s), against %s's prediction, ms:\n", l.StepsFile, l.Cluster); err != nil {
+		return err
+	}
+	header := []string{"row", "micro-batches x layers", "step", "predicted", "error", "blocks", "predicted", "between", "predicted"}
+	ms := func(v float64) string { return fmt.Sprintf("%.2f", 1e3*v) }
+	var rows, parts [][]string
+	part := func(row, name string, measured, predicted float64) {
+		if measured > 0 {
+			parts = append(parts, []string{row, name, ms(measured), ms(predicted), fmt.Sprintf("%+.1f%%", 100*(predicted/measured-1))})
+		}
+	}
+	for _, c := range l.Steps {
+		rows = append(rows, []string{c.Row, fmt.Sprintf("%d x %d", c.MicroBatches, c.Layers), ms(c.Measured), ms(c.Predicted),
+			fmt.Sprintf("%+.1f%%", 100*c.Error), ms(c.BlocksMeasured), ms(c.BlocksPredicted), ms(c.BetweenMeasured), ms(c.BetweenPredicted)})
+		part(c.Row, "output layer + cross-entropy", c.HeadMeasured, c.HeadPredicted)
+		part(c.Row, "embedding", c.EmbeddingMeasured, c.EmbeddingPredicted)
+		part(c.Row, fmt.Sprintf("Adam, %.1fM parameters", c.AdamParams/1e6), c.AdamMeasured, c.AdamPredicted)
+	}
+	if err := TableFit(w, header, rows, nil); err != nil {
+		return err
+	}
+	if len(parts) > 0 {
+		if _, err := fmt.Fprintln(w, "Its parts, ms:"); err != nil {
+			return err
+		}
+		if err := TableFit(w, []string{"row", "part", "measured", "predicted", "error"}, parts, nil); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprint(w, "step: the micro-batches' embedding, blocks, output layer and cross-entropy, forward and backward, measured in plain\n"+
+		"PyTorch (tools/kernelbench); blocks: the block measured alone, times micro-batches x layers; between: the step less its\n"+
+		"blocks (plain PyTorch also adds each micro-batch's gradients into the last, which Megatron-Core fuses into its GEMMs);\n"+
+		"head, embedding: one micro-batch's forward and backward (placer: Megatron-Core's, the FP32 main-gradient add included);\n"+
+		"adam: fused Adam over the distributed optimizer's shard\n")
+	return err
+}
+
+// writeBlocks writes the blocks, the errors and the fit.
+func writeBlocks(w io.Writer, l Layers) error {
 	if _, err := fmt.Fprintf(w, "One transformer block a row, measured (%s) against %s's prediction (GEMMs at %.3f of the BF16 peak):\n", l.Measured, l.Cluster, l.GEMMEff); err != nil {
 		return err
 	}

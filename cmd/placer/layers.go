@@ -14,7 +14,7 @@ type layersOptions struct {
 func newReportLayersCmd(s *streams) *cobra.Command {
 	o := &layersOptions{}
 	cmd := &cobra.Command{
-		Use:   "layers --measured FILE [--cluster POD] [--json]",
+		Use:   "layers --measured FILE [--kernelbench FILE] [--cluster POD] [--json]",
 		Short: "Transformer blocks measured on a GPU against placer's prediction of them, and the GEMM efficiency they give",
 		Long: `Reads blocks measured on one GPU, one JSON object a line (the layers file of
 ../shared/data/h100, or tools/layerbench --json), and prints each block's
@@ -24,9 +24,17 @@ with the error; then the GEMM efficiency that makes the blocks closest to
 their measurements, every other kernel as the pod costs it, and each
 block's error at that efficiency and at the one the other blocks give
 (leave one out). The dgx-h100 pod's GEMM efficiency is this fit on the
-layers file of 2026-11-25 (docs/cluster-scale.md).`,
+layers file of 2026-11-25 (docs/cluster-scale.md).
+
+With --kernelbench, a file of tools/kernelbench (its between section): each
+row's whole training step on one GPU without communication (the
+micro-batches' embedding, blocks, output layer and cross-entropy), what
+the step has besides its blocks, and its parts (the output layer with
+the cross-entropy, the embedding, Adam over the distributed optimizer's
+shard), measured against placer's prediction of the same work.`,
 		Example: `  placer report layers --measured ../shared/data/h100/layers-2026-11-25.jsonl
-  python3 tools/layerbench/layerbench.py --json > blocks.jsonl && placer report layers --measured blocks.jsonl --json`,
+  python3 tools/layerbench/layerbench.py --json > blocks.jsonl && placer report layers --measured blocks.jsonl --json
+  placer report layers --kernelbench measurements/2026-11-26-h100/kernelbench.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			rep, err := jobs.Layers(o.LayersOptions)
@@ -35,6 +43,7 @@ layers file of 2026-11-25 (docs/cluster-scale.md).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Measured, "measured", "", "the measured blocks, one JSON object a line (`FILE`)")
+	f.StringVar(&o.Steps, "kernelbench", "", "a kernelbench file whose whole one-GPU steps are checked too (`FILE`)")
 	f.StringVar(&o.Cluster, "cluster", "", "the pod whose kernels predict them (default dgx-h100)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	return cmd

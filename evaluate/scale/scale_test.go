@@ -727,9 +727,11 @@ func TestStageTP(t *testing.T) {
 	bwd := func(T float64) float64 { return (48*n*h*h+5*n*sq*h)/T + 44*n*h + 80*n*h/T }
 	// The output layer at TP 8: the final norm, the logits GEMM, six
 	// passes over the logits forward and two backward, the GEMM twice and
-	// the norm twice backward. The embedding's lookup moves free bytes.
+	// the norm twice backward. The embedding's lookup and its dense
+	// gradient move free bytes; adding the gradient into the FP32 main
+	// gradient is a FLOP per element of the table's TP-4 shard.
 	out := 8*n*h + 2*n*h*V/8 + 6*n*V/8 + 2*n*V/8 + 4*n*h*V/8 + 16*n*h
-	first := 2 * (fwd(4) + bwd(4)) / 1e12
+	first := (2*(fwd(4)+bwd(4)) + V*h/4) / 1e12
 	last := (2*(fwd(8)+bwd(8)) + out) / 1e12
 	if want := 4 * max(first, last); !near(r.Compute, want) {
 		t.Errorf("compute %g s, want 4 x max(%g, %g)", r.Compute, first, last)

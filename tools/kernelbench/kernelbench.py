@@ -24,7 +24,10 @@ Sections (--only picks some):
            layers on one GPU (embedding, blocks, output layer, 4 micro-
            batches accumulated) against the sum of its parts.
 
-Every time is the median of --runs CUDA-event timings after --warmup, with a
+A backward is timed with its forward (fwd_bwd_seconds) and bwd_seconds is
+that less the forward's median: for a tiny kernel, where the noise is
+larger than it, it can come out at or below 0. Every time is the median of
+--runs CUDA-event timings after --warmup, with a
 sleep kernel queued first so the host's launches run ahead; on CPU (plumbing
 only) time.perf_counter. A case that fails writes {"error": ...} and the run
 goes on. Each line has the device's name and torch's version.
@@ -314,7 +317,7 @@ def sec_memory(args):
             fwd = bench(lambda: m(x))
             both = bench(lambda: m(x).backward(g))
             nbytes = seq * h * x.element_size()
-            return {"fwd_seconds": fwd, "bwd_seconds": both - fwd, "fwd_gbps": 2 * nbytes / fwd / 1e9}
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd, "fwd_gbps": 2 * nbytes / fwd / 1e9}
         guarded("memory", "layernorm.%d" % h, tokens=seq, hidden=h)(ln)
 
         def gelu(h=h):
@@ -343,7 +346,7 @@ def sec_between(args):
             t = torch.randint(0, v, (seq,), device=DEVICE)
             fwd = bench(lambda: F.cross_entropy(F.linear(x, w).float(), t))
             both = bench(lambda: F.cross_entropy(F.linear(x, w).float(), t).backward())
-            return {"fwd_seconds": fwd, "bwd_seconds": both - fwd, "gemm_flops": 2 * seq * hidden * v}
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd, "gemm_flops": 2 * seq * hidden * v}
         guarded("between", "%s.output-layer+cross-entropy" % name, **base)(head)
 
         def embed():
@@ -352,7 +355,7 @@ def sec_between(args):
             g = torch.randn(seq, hidden, device=DEVICE, dtype=dt)
             fwd = bench(lambda: F.embedding(t, w))
             both = bench(lambda: F.embedding(t, w).backward(g))
-            return {"fwd_seconds": fwd, "bwd_seconds": both - fwd}
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd}
         guarded("between", "%s.embedding" % name, **base)(embed)
 
         # Parameters on one GPU: the row's layers / pp at its TP shard,

@@ -1,0 +1,81 @@
+"""Tests of tools/kernelbench (make test-python-debian): the shapes by hand,
+FP8 quantization's round trip where this torch has float8, and a whole
+--quick run on the CPU: every section writes its lines, each a JSON object
+with its kind, name, device and torch, and a time above 0 or an error."""
+
+import io
+import json
+import os
+import sys
+import unittest
+from contextlib import redirect_stdout, redirect_stderr
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import kernelbench as kb  # noqa: E402
+
+
+class Shapes(unittest.TestCase):
+    def test_orientations(self):
+        # y = x W^T: forward [M,K]x[K,N]; dgrad [M,N]x[N,K]; wgrad [N,M]x[M,K].
+        self.assertEqual(kb.orientations(4096, 2048, 6144),
+                         [("fwd", 4096, 2048, 6144), ("dgrad", 4096, 6144, 2048), ("wgrad", 6144, 4096, 2048)])
+
+    def test_row_shapes(self):
+        # The 7.1B row: hidden 4096, 32 heads (d 128), TP 2: QKV 4096 -> 3*32*128/2.
+        rows = {(r, op): (m, k, n) for r, op, m, k, n in kb.row_shapes(False)}
+        self.assertEqual(rows[("7.1B", "qkv")], (4096, 4096, 6144))
+        self.assertEqual(rows[("7.1B", "proj")], (4096, 2048, 4096))
+        self.assertEqual(rows[("7.1B", "fc1")], (4096, 4096, 8192))
+        self.assertEqual(rows[("7.1B", "fc2")], (4096, 8192, 4096))
+        self.assertEqual(len(rows), 4 * 9)
+
+
+@unittest.skipIf(kb.FP8 is None, "this torch has no float8_e4m3fn")
+class Quantize(unittest.TestCase):
+    def test_round_trip(self):
+        kb.DEVICE = "cpu"
+        x = torch.randn(64, 128, dtype=torch.bfloat16) * 3
+        q, inv = kb.quantize_tensorwise(x)
+        self.assertEqual(q.dtype, kb.FP8)
+        back = q.float() * inv
+        # e4m3 keeps 3 mantissa bits: within 1/16 relative, and the amax maps to 448.
+        self.assertLessEqual(float((back - x.float()).abs().max()), float(x.float().abs().max()) / 16 + 1e-6)
+        self.assertAlmostEqual(float(q.float().abs().max()), 448.0, delta=1e-3)
+
+
+class QuickRun(unittest.TestCase):
+    def test_every_section(self):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--runs", "1", "--warmup", "0", "--json"])
+        lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
+        kinds = {l["kind"] for l in lines}
+        self.assertTrue({"gemm", "fp8", "grouped", "memory", "between"} <= kinds, kinds)
+        for l in lines:
+            for k in ("kind", "name", "device", "torch"):
+                self.assertIn(k, l)
+            if "error" in l:
+                continue
+            # bwd_seconds is a difference of two medians (the docstring).
+            times = [v for k, v in l.items() if k.endswith("seconds") and k != "bwd_seconds"]
+            self.assertTrue(times and all(t > 0 for t in times), l)
+        step = [l for l in lines if l["kind"] == "between" and l["name"].endswith(".step")]
+        self.assertEqual(len(step), 1)
+        self.assertNotIn("error", step[0])
+        self.assertEqual(step[0]["micro_batches"], 1)
+        self.assertAlmostEqual(step[0]["blocks_seconds"],
+                               step[0]["layers"] * (step[0]["block_fwd_seconds"] + step[0]["block_bwd_seconds"]))
+        for sec in ("gemm", "fp8", "grouped", "memory", "between"):
+            self.assertIn("kernelbench: %s" % sec, err.getvalue())
+
+    def test_unknown_section(self):
+        with self.assertRaises(SystemExit), redirect_stderr(io.StringIO()):
+            kb.main(["--device", "cpu", "--only", "nope"])
+
+
+if __name__ == "__main__":
+    unittest.main()
