@@ -165,6 +165,12 @@ func (c *coster) back(g kernel) kernel {
 // Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
 // amax history's scale in one pass; blockwise computes each block's
 // scale in the casting pass (its FP32 scales, one per 128, left out).
+// kernelbench's fp8cast lines (measurements/2026-11-26-h100) time eager
+// PyTorch's current scaling (abs, amax, to FP32, scale, to FP8: five
+// kernels, about 25 bytes an element) at 10.5-17 ps an element, about
+// 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
+// costed here, but not Transformer Engine's fused kernels' bytes, so
+// the 5 (current) and 3 (delayed) bytes an element stay assumptions.
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
@@ -319,12 +325,19 @@ func (c *coster) moe() (fwd, bwd phase) {
 	scores := ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
 	permute := kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
 	unpermute := ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
-	fc1 := c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16)
+	// The local experts' GEMMs grouped: each at the grouped GEMM's
+	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
+	// its forward shape's for the backward too).
+	grouped := func(g kernel, n float64) kernel {
+		g.flops /= c.pod.Kernels.groupedEff(local, rows/local, n)
+		return g
+	}
+	fc1 := grouped(c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16), up)
 	actFn := ew(10*rows*cols, rows*cols*bf16, rows*cols*bf16)
 	if m.SwiGLU() {
 		actFn = ew(6*rows*cols, 2*rows*cols*bf16, rows*cols*bf16)
 	}
-	fc2 := c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16)
+	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).

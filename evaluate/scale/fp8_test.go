@@ -129,6 +129,65 @@ func TestH100FP8Measured(t *testing.T) {
 	}
 }
 
+// TestH100GroupedMeasured: the dgx-h100 pod's grouped-GEMM efficiency is
+// the median, over kernelbench's five MoE presets, of torch._grouped_mm
+// against a dense GEMM of the same FLOPs, each over its tiles' share of
+// the SMs (groupedEff at GroupedGEMM 1), to three decimals; at it the
+// presets' measured ratios are predicted within 6%, DeepSeek-V3's
+// (256 tokens on each of 4 local experts, one wave half full) excepted:
+// measured 23% above the prediction, its dense GEMM of 256 rows being
+// slow itself.
+func TestH100GroupedMeasured(t *testing.T) {
+	type preset struct{ grouped, dense, local, rows, n float64 }
+	ps := map[string]*preset{}
+	for _, l := range readKernelbench(t, kernelbenchH100) {
+		if l.Kind != "grouped" {
+			continue
+		}
+		p := ps[l.Model]
+		if p == nil {
+			p = &preset{local: float64(l.LocalExperts), rows: float64(l.TokensPerExpert), n: float64(l.FFN)}
+			ps[l.Model] = p
+		}
+		switch strings.TrimPrefix(l.Name, l.Model+".") {
+		case "bf16":
+			p.grouped = l.Seconds
+		case "bf16.dense-equivalent":
+			p.dense = l.Seconds
+		}
+	}
+	if len(ps) != 5 {
+		t.Fatalf("%d MoE presets measured, want 5", len(ps))
+	}
+	unit := Kernels{GroupedGEMM: 1, SMs: h100Kernels.SMs}
+	var fit []float64
+	for name, p := range ps {
+		if !(p.grouped > 0 && p.dense > 0) {
+			t.Fatalf("%s: grouped %v s, dense %v s", name, p.grouped, p.dense)
+		}
+		fit = append(fit, p.dense/p.grouped/unit.groupedEff(p.local, p.rows, p.n))
+	}
+	if m := median(fit); math.Abs(m-h100Kernels.GroupedGEMM) > 0.0005 {
+		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, h100Kernels.GroupedGEMM)
+	}
+	for name, p := range ps {
+		pred, meas := h100Kernels.groupedEff(p.local, p.rows, p.n), p.dense/p.grouped
+		e := pred/meas - 1
+		limit := 0.06
+		if name == "deepseek-v3" {
+			limit = 0.25
+		}
+		if math.Abs(e) > limit {
+			t.Errorf("%s: predicted %.3f of a dense GEMM, measured %.3f (%+.1f%%)", name, pred, meas, 100*e)
+		}
+	}
+	// Many tokens an expert fill whole waves: the fitted figure, less
+	// the ragged edge (4,096 rows, 1,536 columns: none).
+	if g := h100Kernels.groupedEff(16, 4096, 1536); math.Abs(g-h100Kernels.GroupedGEMM*3072/3168) > 1e-12 {
+		t.Errorf("16 experts of 4,096 x 1,536: %v", g)
+	}
+}
+
 // TestFP8GEMMByHand: one FP8 GEMM of 4,096 tokens by 8,192 by 8,192 on
 // an H100 with current scaling, by hand: 2 x 4,096 x 8,192^2 =
 // 549.76 GFLOP at the BF16 peak (989.4 TFLOP/s) times the GEMM

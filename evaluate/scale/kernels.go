@@ -1,6 +1,10 @@
 package scale
 
-import "github.com/placer/placer/graph"
+import (
+	"math"
+
+	"github.com/placer/placer/graph"
+)
 
 // Kernels is what a node's kernels and collectives reach inside a
 // training step beyond the roofline's per-class efficiencies
@@ -71,6 +75,14 @@ type Kernels struct {
 	// GEMMs' orientations too. 0: FP8Peak over the BF16 tensor peak (an
 	// FP8 GEMM at the BF16 GEMMs' fraction of its own peak).
 	FP8Fwd, FP8Bwd, FP8Block float64
+
+	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
+	// experts runs against one dense GEMM of the same FLOPs when its
+	// tiles fill the GPU's SMs in whole waves (groupedEff adds what
+	// partial waves and ragged tiles lose, from the tile shapes of
+	// PyTorch's grouped GEMM on sm90). 0: the experts' GEMMs as one
+	// dense GEMM.
+	GroupedGEMM float64
 }
 
 // fp8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
@@ -137,7 +149,18 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     keeps the block-fitted BF16 efficiency (0.683, below the
 //     microbenchmark's 0.758 median) for FP8 GEMMs too. Per shape the
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
-//     blockwise 1.45-1.79.
+//     blockwise 1.45-1.79;
+//   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
+//     whole waves of tiles (GroupedGEMM, groupedEff): the median over
+//     five MoE presets' local experts of torch._grouped_mm's BF16 time
+//     against one cuBLAS GEMM of the same FLOPs, each divided by its
+//     tiles' use of the 132 SMs (same file; TestH100GroupedMeasured).
+//     torch's CUTLASS kernel stands for Transformer Engine's grouped
+//     GEMM (Megatron-Core's --moe-grouped-gemm), an assumption; FP8
+//     expert GEMMs take the dense GEMMs' FP8 speedup: torch's
+//     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
+//     on three presets and 0.43-0.46x on the two Qwen3 ones, a kernel
+//     of its own not taken as TE's.
 var h100Kernels = Kernels{
 	GEMM:         0.683,
 	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
@@ -147,6 +170,7 @@ var h100Kernels = Kernels{
 	NICEff:          47.0 / 50,
 	FP8Peak:         1978.9e12,
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
+	GroupedGEMM: 0.935,
 }
 
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
@@ -276,4 +300,35 @@ func (c *coster) cpSend(bytes float64) float64 {
 	}
 	bw, lat := c.pod.intra()
 	return bytes/bw + lat
+}
+
+// groupedEff is how fast a grouped GEMM over local experts of rows
+// tokens each (rows x K by K x n, each) runs against one dense GEMM of
+// its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
+// the share of its tiles' work that is the experts', with the tile
+// PyTorch's grouped GEMM takes on sm90 (aten/src/ATen/native/cuda/
+// GroupMM.cu: 64x128 where an expert's rows or n are at most 128, else
+// 128x256), one tile an SM, the tiles run in waves of SMs. A partial
+// last wave leaves SMs idle and a ragged edge tile computes padding: 16
+// experts of 512 tokens by 768 (Qwen3-30B-A3B at 8 local experts) make
+// 192 tiles, two waves of 132 SMs, 0.727 of them used; 4 of 256 by
+// 2,048 (DeepSeek-V3 at EP 64) 64 tiles, one wave half used. Fitted on
+// five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
+// measured ratio is 23% above it (its dense GEMM of 256 rows is itself
+// slow: 0.64 of the BF16 peak).
+func (k Kernels) groupedEff(local, rows, n float64) float64 {
+	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
+		return 1
+	}
+	if k.SMs <= 0 {
+		return k.GroupedGEMM
+	}
+	tm, tn := 128.0, 256.0
+	if rows <= 128 || n <= 128 {
+		tm, tn = 64, 128
+	}
+	sms := float64(k.SMs)
+	tiles := local * math.Ceil(rows/tm) * math.Ceil(n/tn)
+	waves := math.Ceil(tiles / sms)
+	return k.GroupedGEMM * local * rows * n / (waves * sms * tm * tn)
 }
