@@ -147,7 +147,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     requires). TestH100FP8Measured recomputes them. A ratio, not a
 //     fraction of the FP8 peak: measured in pairs at the same shapes it
 //     keeps the block-fitted BF16 efficiency (0.683, below the
-//     microbenchmark's 0.758 median) for FP8 GEMMs too. Per shape the
+//     microbenchmark's 0.771 median) for FP8 GEMMs too. Per shape the
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
 //   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
@@ -159,7 +159,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     GEMM (Megatron-Core's --moe-grouped-gemm), an assumption; FP8
 //     expert GEMMs take the dense GEMMs' FP8 speedup: torch's
 //     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
-//     on three presets and 0.43-0.46x on the two Qwen3 ones, a kernel
+//     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
 var h100Kernels = Kernels{
 	GEMM:         0.683,
@@ -310,7 +310,7 @@ func (c *coster) cpSend(bytes float64) float64 {
 // GroupMM.cu: 64x128 where an expert's rows or n are at most 128, else
 // 128x256), one tile an SM, the tiles run in waves of SMs. A partial
 // last wave leaves SMs idle and a ragged edge tile computes padding: 16
-// experts of 512 tokens by 768 (Qwen3-30B-A3B at 8 local experts) make
+// experts of 512 tokens by 768 (Qwen3-30B-A3B at EP 8) make
 // 192 tiles, two waves of 132 SMs, 0.727 of them used; 4 of 256 by
 // 2,048 (DeepSeek-V3 at EP 64) 64 tiles, one wave half used. Fitted on
 // five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
