@@ -96,9 +96,10 @@ type coster struct {
 	tpG    Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
-	// fp8 is the BF16 over the FP8 tensor peak where the blocks' GEMMs
-	// run in FP8 (0: BF16).
-	fp8 float64
+	// fp8 and fp8b are what an FP8 GEMM of the blocks takes of the BF16
+	// GEMM's time at its shape, forward and backward, where the blocks'
+	// GEMMs run in FP8 (0: BF16): Kernels.fp8Speedups' inverses.
+	fp8, fp8b float64
 }
 
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
@@ -107,7 +108,8 @@ func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coste
 	c := coster{m: m, pl: pl, h: &p.Hardware, pod: *p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
-		c.fp8 = p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16) / p.Kernels.FP8Peak
+		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		c.fp8, c.fp8b = 1/fwd, 1/bwd
 	}
 	return c
 }
@@ -136,14 +138,25 @@ func (c *coster) gemm(flops, read, write float64) kernel {
 	return kernel{class: graph.ClassMatMul, flops: flops, read: read, writes: write}
 }
 
-// lgemm is a GEMM of a transformer block: in FP8 with fp8= (its FLOPs
-// at the FP8 peak, at the BF16 GEMMs' efficiency; its inputs and
-// weights read as FP8, one byte; its output BF16), else gemm's.
+// lgemm is a forward GEMM of a transformer block: in FP8 with fp8= (the
+// BF16 GEMM's time at its shape over the recipe's forward speedup: its
+// FLOPs scaled by fp8 at the BF16 rate; its inputs and weights read as
+// FP8, one byte; its output BF16), else gemm's.
 func (c *coster) lgemm(flops, read, write float64) kernel {
 	if c.fp8 > 0 {
 		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: read / 2, writes: write}
 	}
 	return c.gemm(flops, read, write)
+}
+
+// back is one of the backward GEMMs (the data or the weight gradient) of
+// forward GEMM g (lgemm's): as many FLOPs and bytes, in FP8 at the
+// recipe's backward speedup.
+func (c *coster) back(g kernel) kernel {
+	if c.fp8 > 0 {
+		g.flops *= c.fp8b / c.fp8
+	}
+	return g
 }
 
 // cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
@@ -152,6 +165,12 @@ func (c *coster) lgemm(flops, read, write float64) kernel {
 // Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
 // amax history's scale in one pass; blockwise computes each block's
 // scale in the casting pass (its FP32 scales, one per 128, left out).
+// kernelbench's fp8cast lines (measurements/2026-11-26-h100) time eager
+// PyTorch's current scaling (abs, amax, to FP32, scale, to FP8: five
+// kernels, about 25 bytes an element) at 10.5-17 ps an element, about
+// 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
+// costed here, but not Transformer Engine's fused kernels' bytes, so
+// the 5 (current) and 3 (delayed) bytes an element stay assumptions.
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
@@ -204,6 +223,7 @@ func (c *coster) layer() (fwd, bwd phase) {
 	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
 	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
 	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	bQKV, bProj, bFC1, bFC2 := c.back(gQKV), c.back(gProj), c.back(gFC1), c.back(gFC2)
 	before, after := roofline.AllGather, roofline.ReduceScatter
 	if !c.pl.SequenceParallel {
 		before, after = -1, roofline.AllReduce
@@ -243,15 +263,15 @@ func (c *coster) layer() (fwd, bwd phase) {
 		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 			plus(t(norm)).plus(mf).plus(t(resid)).plus(casts)
 		bwd = t(twice(resid)).plus(mb).plus(t(twice(norm))).plus(t(twice(resid))).
-			plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
-			plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm))).plus(casts)
+			plus(pair(bProj, bwdAfter)).plus(t(bProj)).plus(fb).
+			plus(pair(bQKV, bwdBefore)).plus(pair(bQKV, before)).plus(t(twice(norm))).plus(casts)
 	} else {
 		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
 			plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
-		bwd = t(twice(resid)).plus(pair(gFC2, bwdAfter)).plus(t(gFC2)).plus(t(twice(actFn))).
-			plus(pair(gFC1, bwdBefore)).plus(pair(gFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
-			plus(pair(gProj, bwdAfter)).plus(t(gProj)).plus(fb).
-			plus(pair(gQKV, bwdBefore)).plus(pair(gQKV, before)).plus(t(twice(norm)))
+		bwd = t(twice(resid)).plus(pair(bFC2, bwdAfter)).plus(t(bFC2)).plus(t(twice(actFn))).
+			plus(pair(bFC1, bwdBefore)).plus(pair(bFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
+			plus(pair(bProj, bwdAfter)).plus(t(bProj)).plus(fb).
+			plus(pair(bQKV, bwdBefore)).plus(pair(bQKV, before)).plus(t(twice(norm)))
 		if c.fp8 > 0 {
 			casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T) + c.cast(n*h*sp) + c.cast(n*f/T)}
 			fwd, bwd = fwd.plus(casts), bwd.plus(casts)
@@ -305,14 +325,22 @@ func (c *coster) moe() (fwd, bwd phase) {
 	scores := ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
 	permute := kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
 	unpermute := ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
-	fc1 := c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16)
+	// The local experts' GEMMs grouped: each at the grouped GEMM's
+	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
+	// its forward shape's for the backward too).
+	grouped := func(g kernel, n float64) kernel {
+		g.flops /= c.pod.Kernels.groupedEff(local, rows/local, n)
+		return g
+	}
+	fc1 := grouped(c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16), up)
 	actFn := ew(10*rows*cols, rows*cols*bf16, rows*cols*bf16)
 	if m.SwiGLU() {
 		actFn = ew(6*rows*cols, 2*rows*cols*bf16, rows*cols*bf16)
 	}
-	fc2 := c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16)
+	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
+	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
-	expertsB := t(fc1).plus(t(fc1)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2)).plus(t(fc2)).
+	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
 		plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
@@ -323,7 +351,8 @@ func (c *coster) moe() (fwd, bwd phase) {
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
 		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
 		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
-		expertsB = expertsB.plus(t(s1)).plus(t(s1)).plus(t(sa)).plus(t(sa)).plus(t(s2)).plus(t(s2))
+		s1b, s2b := c.back(s1), c.back(s2)
+		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
 	}
 	var comm phase
 	if !c.noComm {

@@ -1,6 +1,10 @@
 package scale
 
-import "github.com/placer/placer/graph"
+import (
+	"math"
+
+	"github.com/placer/placer/graph"
+)
 
 // Kernels is what a node's kernels and collectives reach inside a
 // training step beyond the roofline's per-class efficiencies
@@ -56,12 +60,46 @@ type Kernels struct {
 	UnfusedAttention bool
 
 	// FP8Peak is the GPU's dense FP8 tensor-core peak, FLOP/s (0: no FP8
-	// tensor cores: fp8= is refused). An FP8 GEMM runs at it times the
-	// BF16 GEMMs' efficiency (GEMM): no FP8 GEMM of a transformer's
-	// shapes has been measured on the pod (../shared/data/h100 has BF16
-	// blocks only), so the measured BF16 efficiency stands for it, an
-	// assumption.
+	// tensor cores: fp8= is refused).
 	FP8Peak float64
+
+	// FP8Fwd, FP8Bwd and FP8Block are how many times faster an FP8 GEMM
+	// runs than the BF16 GEMM of the same shape on this GPU (so that the
+	// BF16 GEMMs' efficiency, GEMM, carries over): with per-tensor
+	// scaling (fp8=current and fp8=delayed) forward, where Transformer
+	// Engine lets cuBLAS accumulate fast, and backward (data and weight
+	// gradients), where it promotes the partial sums to FP32 (its
+	// split accumulator); with blockwise scaling (fp8=blockwise: 1x128
+	// activations, 128x128 weights, promoted every GEMM), each GEMM.
+	// The ratio measured at the forward's shape stands for the backward
+	// GEMMs' orientations too. 0: FP8Peak over the BF16 tensor peak (an
+	// FP8 GEMM at the BF16 GEMMs' fraction of its own peak).
+	FP8Fwd, FP8Bwd, FP8Block float64
+
+	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
+	// experts runs against one dense GEMM of the same FLOPs when its
+	// tiles fill the GPU's SMs in whole waves (groupedEff adds what
+	// partial waves and ragged tiles lose, from the tile shapes of
+	// PyTorch's grouped GEMM on sm90). 0: the experts' GEMMs as one
+	// dense GEMM.
+	GroupedGEMM float64
+}
+
+// fp8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
+// ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
+// (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
+func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+	peaks := k.FP8Peak / bf16Peak
+	or := func(x float64) float64 {
+		if x > 0 {
+			return x
+		}
+		return peaks
+	}
+	if recipe == FP8Blockwise {
+		return or(k.FP8Block), or(k.FP8Block)
+	}
+	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from measurements:
@@ -93,7 +131,36 @@ type Kernels struct {
 //   - 46-48 GB/s per 400 Gb/s NDR NIC (an NCCL maintainer,
 //     NVIDIA/nccl-tests#290): 47 of 50;
 //   - FP8: 1,978.9 TFLOP/s dense (the H100 SXM5 datasheet: 3,958
-//     TFLOP/s with sparsity, twice its dense rate).
+//     TFLOP/s with sparsity, twice its dense rate); FP8 GEMMs 1.850x as
+//     fast as BF16 forward and 1.766x backward with per-tensor scales,
+//     1.592x with blockwise scales: the medians, over the 36 GEMMs of
+//     the nine Megatron rows' shards (forward shapes), of the BF16 over
+//     the FP8 time at the same shape, measured on one H100 SXM
+//     (measurements/2026-11-26-h100/kernelbench.jsonl: torch 2.11's
+//     _scaled_mm on cuBLAS 13, e4m3 both sides; tensorwise scales with
+//     fast accumulation for the forward, without for the backward, as
+//     Transformer Engine's recipes set them: fp8_gemm_fprop
+//     use_split_accumulator=False, dgrad and wgrad True, in
+//     transformer_engine/common/recipe/__init__.py, the same as
+//     module/base.py's _2X_ACC_FPROP/DGRAD/WGRAD for delayed scaling;
+//     blockwise 1x128 by 128x128, promoted as Float8BlockScaling
+//     requires). TestH100FP8Measured recomputes them. A ratio, not a
+//     fraction of the FP8 peak: measured in pairs at the same shapes it
+//     keeps the block-fitted BF16 efficiency (0.683, below the
+//     microbenchmark's 0.771 median) for FP8 GEMMs too. Per shape the
+//     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
+//     blockwise 1.45-1.79;
+//   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
+//     whole waves of tiles (GroupedGEMM, groupedEff): the median over
+//     five MoE presets' local experts of torch._grouped_mm's BF16 time
+//     against one cuBLAS GEMM of the same FLOPs, each divided by its
+//     tiles' use of the 132 SMs (same file; TestH100GroupedMeasured).
+//     torch's CUTLASS kernel stands for Transformer Engine's grouped
+//     GEMM (Megatron-Core's --moe-grouped-gemm), an assumption; FP8
+//     expert GEMMs take the dense GEMMs' FP8 speedup: torch's
+//     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
+//     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
+//     of its own not taken as TE's.
 var h100Kernels = Kernels{
 	GEMM:         0.683,
 	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
@@ -102,6 +169,8 @@ var h100Kernels = Kernels{
 	IntraBus:        362e9,
 	NICEff:          47.0 / 50,
 	FP8Peak:         1978.9e12,
+	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
+	GroupedGEMM: 0.935,
 }
 
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
@@ -231,4 +300,35 @@ func (c *coster) cpSend(bytes float64) float64 {
 	}
 	bw, lat := c.pod.intra()
 	return bytes/bw + lat
+}
+
+// groupedEff is how fast a grouped GEMM over local experts of rows
+// tokens each (rows x K by K x n, each) runs against one dense GEMM of
+// its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
+// the share of its tiles' work that is the experts', with the tile
+// PyTorch's grouped GEMM takes on sm90 (aten/src/ATen/native/cuda/
+// GroupMM.cu: 64x128 where an expert's rows or n are at most 128, else
+// 128x256), one tile an SM, the tiles run in waves of SMs. A partial
+// last wave leaves SMs idle and a ragged edge tile computes padding: 16
+// experts of 512 tokens by 768 (Qwen3-30B-A3B at EP 8) make
+// 192 tiles, two waves of 132 SMs, 0.727 of them used; 4 of 256 by
+// 2,048 (DeepSeek-V3 at EP 64) 64 tiles, one wave half used. Fitted on
+// five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
+// measured ratio is 23% above it (its dense GEMM of 256 rows is itself
+// slow: 0.64 of the BF16 peak).
+func (k Kernels) groupedEff(local, rows, n float64) float64 {
+	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
+		return 1
+	}
+	if k.SMs <= 0 {
+		return k.GroupedGEMM
+	}
+	tm, tn := 128.0, 256.0
+	if rows <= 128 || n <= 128 {
+		tm, tn = 64, 128
+	}
+	sms := float64(k.SMs)
+	tiles := local * math.Ceil(rows/tm) * math.Ceil(n/tn)
+	waves := math.Ceil(tiles / sms)
+	return k.GroupedGEMM * local * rows * n / (waves * sms * tm * tn)
 }
