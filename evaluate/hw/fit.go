@@ -3,6 +3,7 @@ package hw
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
@@ -36,17 +37,40 @@ type ClassFit struct {
 	// or kept): convolutions without measurements scale the matmul fit.
 	Derived string `json:"derived,omitempty"`
 	Samples int    `json:"samples"`
+	// FasterThanPeak counts the class's measurements left out of the fit
+	// because they took less time than their FLOPs and bytes take at the
+	// hardware's peaks (efficiency 1, no launch): no efficiency Validate
+	// accepts explains them. A few are a profile's events matched to the
+	// wrong op (torchexport --profile) or data served from L2; most of a
+	// class, a preset whose peaks are not the GPU's (an H200 profiled
+	// against h100's 3.35 TB/s).
+	FasterThanPeak int `json:"faster_than_peak,omitempty"`
 	// RMSRelErr is the root mean square of predicted/measured - 1 over
 	// the class's measurements with the fitted efficiencies.
 	RMSRelErr float64 `json:"rms_rel_err"`
 }
 
-// Efficiency bounds of the fit: above 1 is allowed (a datasheet peak
-// below what the GPU reaches at boost clock) but capped.
+// Efficiency bounds of the fit, those Hardware.Validate accepts: the
+// presets' peaks are the datasheets' at boost clock, so a kernel faster
+// than they allow is not evidence of an efficiency above 1 but of a
+// wrong measurement or a wrong preset (ClassFit.FasterThanPeak): such
+// kernels are left out of the fit, and what is left is fitted up to 1.
 const (
 	minEff = 0.001
-	maxEff = 1.5
+	maxEff = 1.0
 )
+
+// fasterThanPeak says that t took less time than its FLOPs and bytes
+// take on h at efficiency 1 without launch overhead.
+func fasterThanPeak(h *roofline.Hardware, t KernelTiming) bool {
+	floor := t.Bytes / h.MemBandwidth
+	if t.FLOPs > 0 {
+		hh := *h
+		hh.AllowTF32 = t.TF32
+		floor = math.Max(floor, t.FLOPs/hh.PeakFLOPS(t.Class, t.DType))
+	}
+	return t.Seconds < floor
+}
 
 // FitEfficiencies fits, per op class, the compute and memory efficiencies
 // of hardware h to measured kernel times under the roofline model the
@@ -59,7 +83,9 @@ const (
 // and large kernels weigh alike, except that kernels whose time is mostly
 // launch overhead weigh less) by coordinate descent over both
 // efficiencies. Launch, the peaks and the bandwidth are taken as given
-// (from the preset or from placer hw bench). Classes without measurements
+// (from the preset or from placer hw bench). Kernels faster than the
+// peaks allow are left out (ClassFit.FasterThanPeak; FasterThanPeakNote
+// says so). Classes without measurements
 // keep h's efficiencies, except convolutions, whose compute efficiency
 // scales with the matmul fit (h's conv/matmul ratio) when only matmuls
 // were measured. It returns the updated hardware and one ClassFit per
@@ -69,6 +95,7 @@ func FitEfficiencies(h roofline.Hardware, ts []KernelTiming) (roofline.Hardware,
 		return h, nil, fmt.Errorf("hw: fit: hardware %q has no memory bandwidth", h.Name)
 	}
 	byClass := make([][]KernelTiming, graph.NumClasses)
+	faster := make([]int, graph.NumClasses)
 	for i, t := range ts {
 		if int(t.Class) >= graph.NumClasses {
 			return h, nil, fmt.Errorf("hw: fit: timing %d (%s): class %d out of range", i, t.Name, t.Class)
@@ -79,17 +106,22 @@ func FitEfficiencies(h roofline.Hardware, ts []KernelTiming) (roofline.Hardware,
 		if t.FLOPs == 0 && t.Bytes == 0 {
 			continue // an empty kernel says nothing about efficiency
 		}
+		if fasterThanPeak(&h, t) {
+			faster[t.Class]++
+			continue
+		}
 		byClass[t.Class] = append(byClass[t.Class], t)
 	}
 	out := h
 	fits := make([]ClassFit, graph.NumClasses)
 	for c := range fits {
 		cl := graph.Class(c)
-		fits[c] = ClassFit{Class: cl, ComputeEff: h.ComputeEff[c], MemEff: h.MemEff[c]}
+		fits[c] = ClassFit{Class: cl, ComputeEff: h.ComputeEff[c], MemEff: h.MemEff[c], FasterThanPeak: faster[c]}
 		if len(byClass[c]) == 0 {
 			continue
 		}
 		f := fitClass(&h, cl, byClass[c])
+		f.FasterThanPeak = faster[c]
 		fits[c] = f
 		out.ComputeEff[c], out.MemEff[c] = f.ComputeEff, f.MemEff
 	}
@@ -256,3 +288,29 @@ func goldenLog[T any](a, b float64, iters int, f func(float64) T, value func(T) 
 }
 
 func clampEff(e float64) float64 { return math.Min(maxEff, math.Max(minEff, e)) }
+
+// FasterThanPeakNote is the note calibrate prints when fits left some
+// kernels out as faster than h's peaks allow (ClassFit.FasterThanPeak),
+// or "" when none was: how many of each class, and, where the kernels
+// were measured on a GPU whose own preset is not h's (device, as the
+// profile names it), that preset.
+func FasterThanPeakNote(fits []ClassFit, h *roofline.Hardware, device string) string {
+	var parts []string
+	n, all := 0, 0
+	for _, f := range fits {
+		all += f.Samples + f.FasterThanPeak
+		if f.FasterThanPeak > 0 {
+			n += f.FasterThanPeak
+			parts = append(parts, fmt.Sprintf("%s %d of %d", f.Class, f.FasterThanPeak, f.Samples+f.FasterThanPeak))
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	why := "a profile's event matched to the wrong op, or data served from L2"
+	if own, ok := PresetFor(device); ok && !strings.EqualFold(own, h.Name) {
+		why = fmt.Sprintf("the kernels ran on %s, whose preset is %s, not %s: calibrate with --hardware %s", device, own, h.Name, own)
+	}
+	return fmt.Sprintf("%d of %d measured kernels ran faster than %s's peaks allow (%s): left out of the fit (%s)",
+		n, all, h.Name, strings.Join(parts, ", "), why)
+}

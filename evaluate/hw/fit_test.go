@@ -196,3 +196,73 @@ func TestMedian(t *testing.T) {
 		t.Fatal("Median")
 	}
 }
+
+// TestFitFasterThanPeak: kernels that take less time than their bytes
+// take at the peak bandwidth are left out and counted, and the rest are
+// fitted as before, within the efficiencies Validate accepts (the H100
+// profiles of 2026-11-26 failed calibrate with "mem_eff[elementwise] =
+// 1.5: want an efficiency from 0.001 to 1"). By hand, on the h100
+// preset without launch overhead: five streaming kernels at 80% of 3.35
+// TB/s and two at twice the peak bandwidth (a mismatched profile event):
+// mem_eff 0.8, two left out. Kernels of an H200 (4.8 TB/s at 0.85)
+// fitted against h100: most are faster than h100 allows, and the note
+// names h200.
+func TestFitFasterThanPeak(t *testing.T) {
+	h, _ := roofline.Preset("h100")
+	h.Launch = 0
+	rng := rand.New(rand.NewSource(fitSeed))
+	ts := synthetic(h, graph.ClassElementwise, graph.F32, 0.5, 0.8, 0, rng, streamSizes(0.25))
+	for _, b := range []float64{1 << 26, 1 << 27} {
+		ts = append(ts, KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: "mismatched", FLOPs: b / 4, Bytes: b,
+			Seconds: b / h.MemBandwidth / 2})
+	}
+	out, fits, err := FitEfficiencies(h, ts)
+	if err != nil {
+		t.Fatalf("fit: %v", err)
+	}
+	f := fits[graph.ClassElementwise]
+	if f.FasterThanPeak != 2 || f.Samples != 5 {
+		t.Errorf("faster than peak %d, samples %d: want 2 and 5", f.FasterThanPeak, f.Samples)
+	}
+	if math.Abs(out.MemEff[graph.ClassElementwise]-0.8) > 1e-3 {
+		t.Errorf("mem_eff[elementwise] %v, want 0.8", out.MemEff[graph.ClassElementwise])
+	}
+	note := FasterThanPeakNote(fits, &h, "NVIDIA H100 80GB HBM3")
+	if want := "2 of 7 measured kernels ran faster than h100's peaks allow (elementwise 2 of 7)"; !strings.HasPrefix(note, want) {
+		t.Errorf("note %q, want it to start %q", note, want)
+	}
+
+	h200, _ := roofline.Preset("h200")
+	h200.Launch = 0
+	ts = synthetic(h200, graph.ClassElementwise, graph.F32, 0.5, 0.85, 0, rng, streamSizes(0.25))
+	out, fits, err = FitEfficiencies(h, ts)
+	if err != nil {
+		t.Fatalf("H200 kernels on h100: %v", err)
+	}
+	if err := out.Validate(); err != nil {
+		t.Error(err)
+	}
+	if fits[graph.ClassElementwise].FasterThanPeak != 5 {
+		t.Errorf("H200 kernels on h100: %d faster than peak, want all 5", fits[graph.ClassElementwise].FasterThanPeak)
+	}
+	if note := FasterThanPeakNote(fits, &h, "NVIDIA H200"); !strings.Contains(note, "--hardware h200") {
+		t.Errorf("note %q does not name h200", note)
+	}
+	if _, fits, _ := FitEfficiencies(h200, ts); FasterThanPeakNote(fits, &h200, "NVIDIA H200") != "" {
+		t.Error("H200 kernels on h200: some faster than its peaks")
+	}
+}
+
+// TestCalibrateFromProfileH100: the committed H100 profile of resnet50
+// (measurements/2026-11-26-h100) calibrates, where it failed with
+// mem_eff[conv] = 1.5, and says what it left out.
+func TestCalibrateFromProfileH100(t *testing.T) {
+	path := filepath.Join("..", "..", "measurements", "2026-11-26-h100", "graphs", "resnet50-b32-fp32.json")
+	var out, errw bytes.Buffer
+	if err := CalibrateFromProfile(&out, &errw, CalibrateOptions{FromProfile: path, Hardware: "h100"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(errw.String(), "ran faster than h100's peaks allow (conv 1 of 18, elementwise 20 of 417)") {
+		t.Errorf("no note of the kernels left out:\n%s", errw.String())
+	}
+}

@@ -127,6 +127,9 @@ func CalibrateFromProfile(out, errw io.Writer, o CalibrateOptions) error {
 		len(ts), g.Name(), 100*before, h.Name, 100*after), fmt.Sprintf(
 		"launch time fitted with the efficiencies: %s per kernel (%s's %s kept: %.1f%%)",
 		seconds(fitted.Launch), h.Name, seconds(h.Launch), 100*RMSLogError(&kept, ts))}}
+	if note := FasterThanPeakNote(fits, &h, device); note != "" {
+		run.Notes = append(run.Notes, note)
+	}
 	fitted.Source = strings.TrimSpace(fmt.Sprintf("placer calibrate --from-profile %s (%s); efficiencies and launch time fitted to %d framework-measured ops. %s",
 		o.FromProfile, device, len(ts), h.Source))
 	return writeCalibration(out, errw, o, run, fitted, fits, base)

@@ -7,6 +7,7 @@ package roofline
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/placer/placer/graph"
 )
@@ -62,7 +63,10 @@ type Host struct {
 	// measurement). Nil, or shorter than the graph: none for the rest.
 	// Below PerOp, an op with a profiled dispatch time in the graph
 	// (graph.Op.HasDispatch, torchexport --profile on a GPU) takes that
-	// one, ahead of ByType and Dispatch, unless IgnoreProfile is set.
+	// one, ahead of ByType and Dispatch, unless IgnoreProfile is set; in
+	// such a graph, an op without one (the profile left it unmatched)
+	// takes, after ByType, the median profiled time of its type in the
+	// graph, else of its class (profiledDispatch), before Dispatch.
 	PerOp []float64
 
 	// IgnoreProfile makes ByType and Dispatch hold for ops with a
@@ -180,6 +184,10 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 	if compLaunch == 0 {
 		compLaunch = DefaultCompiledLaunch
 	}
+	var prof *profiledDispatch
+	if !h.IgnoreProfile {
+		prof = profiledDispatchOf(g)
+	}
 	disp := make([]float64, len(orig))
 	total := 0.0
 	for v, i := range orig {
@@ -206,6 +214,8 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 		default:
 			if x, ok := h.ByType[op.Type]; ok {
 				t = x
+			} else if x, ok := prof.of(op); ok {
+				t = x
 			} else {
 				t = class[op.Class]
 			}
@@ -214,4 +224,79 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 		total += t
 	}
 	return disp, total, nil
+}
+
+// profiledDispatch holds what a profiled graph says of the dispatch times
+// of the ops it could not match to a profiled event (torchexport
+// --profile leaves an op unmatched where the real run names it otherwise,
+// as cuDNN's batch norm and convolutions on CUDA, or where its matcher
+// lost its place): the median profiled dispatch time of the graph's
+// matched ops of each type, and of each class. An unmatched op was
+// dispatched by the same host thread in the same step as the matched
+// ones; its type's median there is a measurement of that host, where
+// DefaultDispatch is another machine's CPU on CPU tensors, without the
+// kernel launch (2 µs where the H100's host took 9 to 160 µs).
+type profiledDispatch struct {
+	byType  map[string]float64
+	byClass [graph.NumClasses]float64
+	hasCl   [graph.NumClasses]bool
+}
+
+// profiledDispatchOf returns g's profiled dispatch medians, or nil when
+// no op of g has a profiled dispatch time (a graph profiled on a CPU, or
+// not at all).
+func profiledDispatchOf(g *graph.Graph) *profiledDispatch {
+	byType := map[string][]float64{}
+	var byClass [graph.NumClasses][]float64
+	for i := range g.NumOps() {
+		op := g.Op(i)
+		if !op.HasDispatch || isStateOp(op) || int(op.Class) >= graph.NumClasses {
+			continue
+		}
+		byType[op.Type] = append(byType[op.Type], op.Dispatch)
+		byClass[op.Class] = append(byClass[op.Class], op.Dispatch)
+	}
+	if len(byType) == 0 {
+		return nil
+	}
+	p := &profiledDispatch{byType: make(map[string]float64, len(byType))}
+	for typ, ts := range byType {
+		p.byType[typ] = median(ts)
+	}
+	for c, ts := range byClass {
+		if len(ts) > 0 {
+			p.byClass[c], p.hasCl[c] = median(ts), true
+		}
+	}
+	return p
+}
+
+// of is the profiled dispatch time an unmatched op takes: its type's
+// median, else its class's; false when the profile has neither (or p is
+// nil).
+func (p *profiledDispatch) of(op *graph.Op) (float64, bool) {
+	if p == nil {
+		return 0, false
+	}
+	if t, ok := p.byType[op.Type]; ok {
+		return t, true
+	}
+	if int(op.Class) < graph.NumClasses && p.hasCl[op.Class] {
+		return p.byClass[op.Class], true
+	}
+	return 0, false
+}
+
+func isStateOp(op *graph.Op) bool {
+	return op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer"
+}
+
+// median of ts (not empty), which it sorts.
+func median(ts []float64) float64 {
+	sort.Float64s(ts)
+	n := len(ts)
+	if n%2 == 1 {
+		return ts[n/2]
+	}
+	return (ts[n/2-1] + ts[n/2]) / 2
 }

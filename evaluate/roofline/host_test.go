@@ -302,3 +302,69 @@ func BenchmarkSimulate80kLocalHost(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) { benchRun(b, m, d) })
 	}
 }
+
+// TestHostUnmatchedProfiledOps: in a graph with profiled dispatch times
+// (torchexport --profile on a GPU), an op the profile left unmatched
+// takes the median profiled time of its type in the graph, else of its
+// class, else the defaults; a ByType entry still wins, --dispatch
+// (IgnoreProfile) ignores the profile, and a graph without any profiled
+// dispatch is as before. By hand: adds profiled at 10, 30 and 50 µs and
+// a mul at 70 µs; an unmatched add takes 30 µs (the adds' median), an
+// unmatched relu the elementwise median of 10, 30, 50, 70 (40 µs), an
+// unmatched sum (no reduction profiled) DefaultDispatch's.
+func TestHostUnmatchedProfiledOps(t *testing.T) {
+	build := func(profiled bool) *graph.Graph {
+		b := graph.NewBuilder("unmatched")
+		prev := b.AddOp(graph.Op{Name: "param:w", Type: "Parameter", Class: graph.ClassDataMovement, Alias: true})
+		add := func(name, typ string, cl graph.Class, disp float64) {
+			op := graph.Op{Name: name, Type: typ, Class: cl, FLOPs: 1e3}
+			if disp > 0 && profiled {
+				op.HasDispatch, op.Dispatch = true, disp
+			}
+			o := b.AddOp(op)
+			b.AddTensor(prev, 4, o)
+			prev = o
+		}
+		add("a1", "add", graph.ClassElementwise, 10e-6)
+		add("a2", "add", graph.ClassElementwise, 30e-6)
+		add("a3", "add", graph.ClassElementwise, 50e-6)
+		add("m", "mul", graph.ClassElementwise, 70e-6)
+		add("a4", "add", graph.ClassElementwise, 0) // unmatched
+		add("r", "relu", graph.ClassElementwise, 0) // unmatched, type not profiled
+		add("s", "sum", graph.ClassReduction, 0)    // unmatched, class not profiled
+		g, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	us := func(v float64) float64 { return v * 1e-6 }
+	dr := DefaultDispatch[graph.ClassReduction]
+	de := DefaultDispatch[graph.ClassElementwise]
+	for _, c := range []struct {
+		name     string
+		profiled bool
+		host     *Host
+		want     []float64 // param, a1, a2, a3, m, a4, r, s
+	}{
+		{"profiled", true, &Host{}, []float64{0, us(10), us(30), us(50), us(70), us(30), us(40), dr}},
+		{"by type wins", true, &Host{ByType: map[string]float64{"relu": us(5)}}, []float64{0, us(10), us(30), us(50), us(70), us(30), us(5), dr}},
+		{"dispatch flag", true, &Host{IgnoreProfile: true}, []float64{0, de, de, de, de, de, de, dr}},
+		{"no profile", false, &Host{}, []float64{0, de, de, de, de, de, de, dr}},
+	} {
+		m := mustModel(t, build(c.profiled), testCluster(1, 1, 0, false), Options{Host: c.host})
+		got := m.DispatchTimes()
+		total := 0.0
+		for i, w := range c.want {
+			if !near(got[i], w) {
+				t.Errorf("%s: op %d dispatch %v, want %v", c.name, i, got[i], w)
+			}
+			total += w
+		}
+		// The host bounds this chain of 1 ns kernels: the step ends 1 ns
+		// after the last dispatch.
+		if _, step := run(t, m, decision.Decision{Device: make([]int, 8)}); !near(step, total+1e-9) {
+			t.Errorf("%s: step %v, want %v", c.name, step, total+1e-9)
+		}
+	}
+}

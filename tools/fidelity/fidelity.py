@@ -20,8 +20,10 @@ around forward and loss; --precision, repeatable):
    --host --json` (one GPU, single placement, FIFO, no fusion; --host
    models the CPU thread that dispatches the kernels):
    - roofline: the graph without its measured times, on the preset H
-     (default h100);
-   - calibrated: the same graph on a profile fitted by `placer calibrate
+     (default: the GPU's own, h200 on an H200, h100 on an H100 or a CPU);
+   - calibrated: the graph without its measured kernel times but with
+     the profile's dispatch times (the host is measured, not fitted:
+     calibrate fits kernels only), on a profile fitted by `placer calibrate
      --from-profile` to the measured op times of the *other* models
      (leave-one-out: calibrate takes one graph, so the other models'
      profiled ops are pooled into one graph file first; with a single
@@ -276,14 +278,27 @@ def predict(placer, graph, hardware, host=True):
     return {"ms": step * 1e3, "peak_gib": peak / GIB, "busy": busy, "oom": bool(e.get("oom"))}, None
 
 
-def strip_times(graph_path, out_path):
-    """Writes the graph without measured times (time_s, dispatch_s), so
-    that placer predicts it from the roofline, and its meta file beside."""
+def preset_for(gpu_name):
+    """placer's preset for a GPU by its name (placer's hw.PresetFor): h200
+    for an NVIDIA H200, h100 for an H100, a100, v100, p100; h100 for any
+    other (a CPU)."""
+    n = (gpu_name or "").upper()
+    for p in ("H200", "H100", "A100", "V100", "P100"):
+        if p in n:
+            return p.lower()
+    return "h100"
+
+
+def strip_times(graph_path, out_path, keep_dispatch=False):
+    """Writes the graph without measured times (time_s, and dispatch_s
+    unless keep_dispatch), so that placer predicts its kernels from the
+    roofline, and its meta file beside."""
     with open(graph_path) as f:
         g = json.load(f)
     for op in g["ops"]:
         op.pop("time_s", None)
-        op.pop("dispatch_s", None)
+        if not keep_dispatch:
+            op.pop("dispatch_s", None)
     write_json_atomic(out_path, g)
     meta = _meta(graph_path)
     if os.path.exists(meta):
@@ -543,7 +558,8 @@ def parse_args(argv):
     p.add_argument("--optimizer", default="adam", choices=["adam", "adamw", "sgd"])
     p.add_argument("--device", default=None, help="cuda, cuda:N or cpu (default cuda; cpu checks the plumbing only)")
     p.add_argument("--placer", default=None, help="the placer binary (default $PLACER, else bin/placer)")
-    p.add_argument("--hardware", default="h100", help="placer's hardware preset or profile file (default h100)")
+    p.add_argument("--hardware", default=None,
+                   help="placer's hardware preset or profile file (default: the GPU's own preset, h100 for a CPU)")
     p.add_argument("--no-host", action="store_true",
                    help="predict without placer eval --host (no host-side model; the busy share is then 1)")
     p.add_argument("--no-profile", action="store_true",
@@ -557,8 +573,20 @@ def parse_args(argv):
     p.add_argument("--json", action="store_true", help="print one JSON object per row instead of the table")
     p.add_argument("-o", "--out", default=None, help="write rows, mean errors and notes as one JSON object to FILE")
     p.add_argument("--table", metavar="FILE", default=None, help="print the table of a --out FILE and exit")
+    p.add_argument("--rescore", metavar="FILE", action="append", default=[],
+                   help="predict again the rows of this --out or --json FILE (repeatable) from their profiled graphs in "
+                   "--graphs, against their real figures: no GPU needed")
+    p.add_argument("--graphs", metavar="DIR", default=None, help="with --rescore: where the rows' profiled graphs are")
     a = p.parse_args(argv)
     if a.table:
+        return a
+    if a.rescore:
+        if not a.graphs:
+            raise UsageError("--rescore needs --graphs DIR (the profiled graphs the rows name)")
+        a.hardware = a.hardware or "h100"
+        a.placer = a.placer or os.environ.get("PLACER") or os.path.join(ROOT, "bin", "placer")
+        if not os.access(a.placer, os.X_OK):
+            raise UsageError("no placer binary at %s: build it with make build, or name it with --placer" % a.placer)
         return a
     a.precision = a.precision or ["fp32"]
     for pr in a.precision:
@@ -607,6 +635,8 @@ def run(a):
         if ":" not in m and m not in zoo.MODELS:
             raise UsageError("--model %s: not a zoo model (%s) nor package.module:factory" % (
                 m, ", ".join(sorted(zoo.MODELS))))
+    if not a.hardware:
+        a.hardware = preset_for(torch.cuda.get_device_name(torch.device(device)) if device != "cpu" else "")
     work = a.work or os.path.join(ROOT, "out", "fidelity")
     os.makedirs(work, exist_ok=True)
     notes = []
@@ -656,11 +686,18 @@ def run(a):
                     _log(row["notes"][-1])
                 free_cuda()
 
-    # Calibration, leave-one-out: one profile per model, fitted to the
-    # other models' measured ops.
+    predict_rows(rows, graphs, a.placer, a.hardware, not a.no_host, profile, work)
+    return rows, summary(rows), notes
+
+
+def predict_rows(rows, graphs, placer, hardware, host, profile, work):
+    """placer's predictions of rows (each with its graph, or None): the
+    roofline, calibrated and measured ones (run's step 2), each row's
+    errors filled in. graphs: model -> its profiled graph paths, for the
+    leave-one-out calibration."""
     calib = {}
     if profile:
-        for model in a.models:
+        for model in dict.fromkeys(r["model"] for r in rows):
             others = [g for m, gs in graphs.items() if m != model for g in gs]
             on = "others"
             if not others:
@@ -671,8 +708,8 @@ def run(a):
             hw = os.path.join(work, "%s-loo.hw.json" % _safe(model))
             n = pool_profiles(others, pool, "pool-without-" + _safe(model))
             _log("%s: calibrating %s on %d measured ops of %d graphs (%s)" % (
-                model, a.hardware, n, len(others), "leave-one-out" if on == "others" else "its own: no other model"))
-            out, err = run_placer(a.placer, ["calibrate", "--from-profile", pool, "--hardware", a.hardware,
+                model, hardware, n, len(others), "leave-one-out" if on == "others" else "its own: no other model"))
+            out, err = run_placer(placer, ["calibrate", "--from-profile", pool, "--hardware", hardware,
                                              "--out", hw, "-q"])
             if out:
                 with open(hw[:-8] + ".calibrate.txt", "w") as f:
@@ -686,10 +723,12 @@ def run(a):
             plain = g[:-5] + ".noprofile.json"
             strip_times(g, plain)
             hw_cal, cal_err, on, names = calib.get(row["model"], (None, None, None, []))
-            jobs = [("roofline", plain, a.hardware)]
+            jobs = [("roofline", plain, hardware)]
             if profile:
-                jobs.append(("calibrated", plain, hw_cal))
-                jobs.append(("measured", g, a.hardware))
+                kernels = g[:-5] + ".nokerneltimes.json"
+                strip_times(g, kernels, keep_dispatch=True)
+                jobs.append(("calibrated", kernels, hw_cal))
+                jobs.append(("measured", g, hardware))
             if on:
                 row["calibrated_on"] = names
                 if on == "self":
@@ -698,7 +737,7 @@ def run(a):
                 if hw is None:
                     row["notes"].append("no %s prediction: %s" % (kind, cal_err or "no profile"))
                     continue
-                pr, err = predict(a.placer, graph, hw, host=not a.no_host)
+                pr, err = predict(placer, graph, hw, host=host)
                 if err:
                     row["notes"].append("%s prediction: %s" % (kind, err))
                     continue
@@ -709,6 +748,52 @@ def run(a):
             for f in ("_ms", "_peak_gib", "_busy"):
                 row.setdefault(k + f, None)
         fill_errors(row)
+
+
+def rescore(a):
+    """--rescore: placer's predictions again, by this placer, for the rows
+    of fidelity --out or --json files measured on a GPU (their real
+    figures kept), from the profiled graphs they wrote, found by file name
+    in --graphs: no GPU and no torch needed. Rows whose graph is not there
+    are left out. Returns (rows, summary, notes)."""
+    rows, graphs, notes = [], {}, []
+    for path in a.rescore:
+        try:
+            with open(path) as f:
+                text = f.read()
+            try:
+                doc = json.loads(text)
+                got = doc["rows"] if isinstance(doc, dict) and "rows" in doc else [doc]
+            except ValueError:  # --json output: one object per line
+                got = [json.loads(line) for line in text.splitlines() if line.strip().startswith("{")]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise UsageError("--rescore %s: %s" % (path, e))
+        for r in got:
+            g = os.path.join(a.graphs, os.path.basename(r.get("graph") or ""))
+            if not r.get("graph") or not os.path.exists(g):
+                continue
+            row = {k: v for k, v in r.items() if not k.startswith(KINDS) and k != "notes"}
+            row.update({"graph": g, "hardware": a.hardware, "host": not a.no_host, "notes": []})
+            rows.append(row)
+            graphs.setdefault(row["model"], []).append(g)
+    if not rows:
+        raise UsageError("--rescore: no row's graph is in --graphs %s" % a.graphs)
+    work = a.work or tempfile.mkdtemp(prefix="fidelity-rescore-")
+    os.makedirs(work, exist_ok=True)
+    # The derived graphs go to work, not beside the committed ones.
+    staged = {}
+    for m, gs in graphs.items():
+        for g in gs:
+            dst = os.path.join(work, os.path.basename(g))
+            for src, d in ((g, dst), (_meta(g), _meta(dst))):
+                if os.path.exists(src):
+                    with open(src) as fi, open(d, "w") as fo:
+                        fo.write(fi.read())
+            staged[g] = dst
+    graphs = {m: [staged[g] for g in gs] for m, gs in graphs.items()}
+    for row in rows:
+        row["graph"] = staged[row["graph"]]
+    predict_rows(rows, graphs, a.placer, a.hardware, not a.no_host, True, work)
     return rows, summary(rows), notes
 
 
@@ -726,7 +811,7 @@ def main(argv=None):
             print(format_table(doc["rows"], doc.get("mean_abs_error"), doc.get("notes", [])))
             return 0
         start = time.monotonic()
-        rows, s, notes = run(a)
+        rows, s, notes = rescore(a) if a.rescore else run(a)
     except UsageError as e:
         print("fidelity: %s" % e, file=sys.stderr)
         return 1

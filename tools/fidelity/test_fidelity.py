@@ -125,6 +125,24 @@ class PureTest(unittest.TestCase):
         self.assertAlmostEqual(fd.abs_diff(0.85, 0.9), -0.05)
         self.assertIsNone(fd.abs_diff(0.5, None))
 
+    def test_preset_for(self):
+        self.assertEqual(fd.preset_for("NVIDIA H200"), "h200")
+        self.assertEqual(fd.preset_for("NVIDIA H100 80GB HBM3"), "h100")
+        self.assertEqual(fd.preset_for("NVIDIA A100-SXM4-80GB"), "a100")
+        self.assertEqual(fd.preset_for(""), "h100")  # a CPU run
+
+    def test_strip_times(self):
+        with tempfile.TemporaryDirectory() as d:
+            g = os.path.join(d, "g.json")
+            with open(g, "w") as f:
+                json.dump({"ops": [{"name": "a", "time_s": 1e-5, "dispatch_s": 2e-5}, {"name": "b"}]}, f)
+            fd.strip_times(g, os.path.join(d, "plain.json"))
+            fd.strip_times(g, os.path.join(d, "kernels.json"), keep_dispatch=True)
+            with open(os.path.join(d, "plain.json")) as f:
+                self.assertEqual(json.load(f)["ops"][0], {"name": "a"})
+            with open(os.path.join(d, "kernels.json")) as f:
+                self.assertEqual(json.load(f)["ops"][0], {"name": "a", "dispatch_s": 2e-5})
+
     def test_mean_abs(self):
         self.assertEqual(fd.mean_abs([10.0, -20.0, None, float("nan")]), (15.0, 2))
         self.assertEqual(fd.mean_abs([None]), (None, 0))
