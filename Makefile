@@ -217,9 +217,17 @@ FIDELITY_FLAGS ?=
 # carried (the host has no Go). Results in out/gpu, summary.json first.
 # gpu-check runs the same plumbing on this machine's CPU at smoke-test
 # sizes (no hw bench), in about a minute.
-.PHONY: gpu gpu-check
+.PHONY: gpu gpu-carry gpu-check
 gpu:
 	TORCH_PY=$(or $(GPU_PY),python3) sh tools/gpu/run.sh out/gpu
+
+# The binaries a device machine runs (it has no Go): stripped and gzipped
+# into out/carry, about 12 MB each, for tools/gpu/device.sh.
+gpu-carry: go-deps cuda-dev
+	@mkdir -p out/carry
+	$(GO) build -ldflags "-s -w -X main.version=$(VERSION)" -o out/carry/placer ./cmd/placer
+	$(CUDA_ENV) $(GO) build -tags cuda -ldflags "-s -w -X main.version=$(VERSION)" -o out/carry/placer-cuda ./cmd/placer
+	gzip -9 -f out/carry/placer out/carry/placer-cuda
 
 gpu-check: build venv
 	GPU_DEVICE=cpu GPU_QUICK=1 TORCH_PY=$(TORCH_PY) sh tools/gpu/run.sh out/gpu-cpu

@@ -52,6 +52,16 @@ step() {
 	[ $rc -eq 124 ] && status=timeout
 	[ $rc -ne 0 ] && [ $rc -ne 124 ] && status=failed
 	printf '{"step": "%s", "status": "%s", "exit": %d, "seconds": %d, "log": "%s"}\n' "$name" "$status" "$rc" "$((t1 - t0))" "$OUT/$name.log" >> "$OUT/steps.jsonl"
+	packed
+}
+
+# packed: with GPU_TAR set (tools/gpu/device.sh), everything in OUT so far
+# as one archive, after every step: a run stopped at its limit still
+# brings back what it measured, and the device tool brings back a few
+# files only.
+packed() {
+	[ -n "${GPU_TAR:-}" ] && tar czf "$GPU_TAR.tmp" -C "$OUT" . && mv "$GPU_TAR.tmp" "$GPU_TAR"
+	return 0
 }
 
 # skip NAME WHY: a step that cannot run here, said in steps.jsonl.
@@ -73,7 +83,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	LB=""
 fi
-step layerbench 150 sh -c "$PY tools/layerbench/layerbench.py --device $DEVICE --json $LB > $OUT/layerbench.jsonl"
+step layerbench 60 sh -c "$PY tools/layerbench/layerbench.py --device $DEVICE --json $LB > $OUT/layerbench.jsonl"
 # The blocks against the pod's kernels and the GEMM efficiency they give
 # (placer report layers: the figure scale.Kernels.GEMM takes; no GPU time).
 step layers-fit 30 sh -c "$BIN report layers --measured $OUT/layerbench.jsonl --json > $OUT/layers-fit.json"
@@ -86,14 +96,14 @@ if [ "$QUICK" = 1 ]; then
 else
 	KB=""
 fi
-step kernelbench 90 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
+step kernelbench 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then
 	step fidelity 240 "$PY" tools/fidelity/fidelity.py --device "$DEVICE" --model resnet50 --batches 4,1 \
 		--warmup 1 --steps 1 --profile-steps 1 --placer "$PLACER" --json -o "$OUT/fidelity.json"
 else
-	step fidelity 270 sh -c "for m in resnet50 inception_v3 vit_b_16 bert_base gpt2_small; do \
+	step fidelity 330 sh -c "for m in resnet50 inception_v3 vit_b_16 bert_base gpt2_small; do \
 		B=\$($PY -c \"import sys; sys.path.insert(0, 'tools/torchexport'); import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
 		$PY tools/fidelity/fidelity.py --device $DEVICE --model \$m --batches \$B,\$((B / 4)) --placer $PLACER --json -o $OUT/fidelity-\$m.json || exit 1; done"
 fi
@@ -106,11 +116,11 @@ elif [ ! -x "$CUDA_BIN" ]; then
 else
 	HB=""
 	[ "$QUICK" = 1 ] && HB="--quick"
-	step hw-bench 90 "$CUDA_BIN" hw bench $HB --quiet --json --profile "$OUT/hw-profile.json"
+	step hw-bench 30 "$CUDA_BIN" hw bench $HB --quiet --json --profile "$OUT/hw-profile.json"
 fi
 
 # 4. torchexport --profile on the device.
-step torchexport-profile 90 "$PY" tools/torchexport/torchexport.py --model resnet50 --device "$DEVICE" \
+step torchexport-profile 45 "$PY" tools/torchexport/torchexport.py --model resnet50 --device "$DEVICE" \
 	--profile --profile-steps 2 --cost-table "$OUT/resnet50.costs.json" -o "$OUT/resnet50.json"
 
 # The summary: every step's status and time, on stderr and in summary.json.
@@ -130,3 +140,6 @@ for s in steps:
 print("gpu: %d files in %s" % (len(files), out), file=sys.stderr)
 sys.exit(0 if all(s["status"] in ("ok", "skipped") for s in steps) else 1)
 PY
+status=$?
+packed
+exit $status
