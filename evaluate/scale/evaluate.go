@@ -183,33 +183,87 @@ func (c *coster) cast(e float64) float64 {
 }
 
 // layer is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included.
-func (c *coster) layer() (fwd, bwd phase) {
-	m, T := c.m, float64(c.pl.T)
-	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
-	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
-	sp := 1.0 // the share of a sequence-split activation on this GPU
-	if c.pl.SequenceParallel {
-		sp = 1 / T
+// micro-batch on one GPU, its recomputation in the backward included: in
+// a model with experts an MoE block (block).
+func (c *coster) layer() (fwd, bwd phase) { return c.block(c.m.MoE()) }
+
+// block is one transformer block's forward and backward for one
+// micro-batch on one GPU, its recomputation in the backward included:
+// the attention (attnBlock), then with moe the experts (moeBlock), else
+// the dense MLP of FFN (mlpBlock).
+func (c *coster) block(moe bool) (fwd, bwd phase) {
+	af, ab, fa := c.attnBlock()
+	var mf, mb phase
+	if moe {
+		mf, mb = c.moeBlock()
+	} else {
+		mf, mb = c.mlpBlock()
 	}
+	fwd, bwd = af.plus(mf), mb.plus(ab)
+	switch c.pl.Recompute {
+	case SelectiveRecompute:
+		bwd = bwd.plus(fa)
+	case FullRecompute:
+		bwd = bwd.plus(fwd)
+	}
+	return fwd, bwd
+}
+
+// tpKinds are the tensor-parallel collectives of a block's GEMMs:
+// before a column-parallel GEMM (an all-gather with sequence
+// parallelism, none without: -1), after a row-parallel one (a
+// reduce-scatter, or an all-reduce), and their mirrors in the backward.
+func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collective) {
+	if !c.pl.SequenceParallel {
+		return -1, roofline.AllReduce, -1, roofline.AllReduce
+	}
+	return roofline.AllGather, roofline.ReduceScatter, roofline.AllGather, roofline.ReduceScatter
+}
+
+// pair is GEMM g with tensor-parallel collective k of bytes beside it
+// (gemmComm), or g alone where k is none (-1).
+func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
+	if k < 0 {
+		return phase{busy: g.time(c.h)}
+	}
+	return c.gemmComm(g, k, bytes)
+}
+
+// sp is the share of a sequence-split activation on this GPU: 1/T with
+// sequence parallelism, else 1.
+func (c *coster) sp() float64 {
+	if c.pl.SequenceParallel {
+		return 1 / float64(c.pl.T)
+	}
+	return 1
+}
+
+// twice is a kernel's backward as the block costs it: twice its FLOPs
+// and traffic.
+func twice(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
+
+// attnBlock is one block's attention for one micro-batch on one GPU,
+// forward and backward (no recomputation), and the core attention's
+// forward (what selective recomputation runs again): the norm, the QKV
+// GEMM (or latent attention's projections: mlaBlock), flash attention,
+// the output projection and the residual, the tensor-parallel
+// collectives beside them, and the FP8 casts of the GEMMs' inputs.
+func (c *coster) attnBlock() (fwd, bwd, fa phase) {
+	if c.m.MLA() {
+		return c.mlaBlock()
+	}
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
+	sp := c.sp()
 	act := n * h * bf16 // one full activation
 	qkv := (heads + 2*kv) * d / T
-	fcols := f / T
-	if m.SwiGLU() {
-		fcols = 2 * f / T
-	}
 	qd := h // the attention's width: heads x head_dim
 	if m.Head > 0 {
 		qd = heads * d
 	}
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	var actFn kernel
-	if m.SwiGLU() {
-		actFn = kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
-	} else {
-		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
-	}
 	// Flash attention: the causal half of the scores, Q K^T and P V,
 	// for this GPU's queries against the whole sequence's keys (with
 	// context parallelism its n = 1/C of the tokens, two chunks placed
@@ -218,25 +272,13 @@ func (c *coster) layer() (fwd, bwd phase) {
 	attnFlops := 2 * 2 * n * s * (heads / T) * d / 2
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
-
 	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
 	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
-	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
-	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
-	bQKV, bProj, bFC1, bFC2 := c.back(gQKV), c.back(gProj), c.back(gFC1), c.back(gFC2)
-	before, after := roofline.AllGather, roofline.ReduceScatter
-	if !c.pl.SequenceParallel {
-		before, after = -1, roofline.AllReduce
-	}
-	pair := func(g kernel, k roofline.Collective) phase {
-		if k < 0 {
-			return phase{busy: g.time(c.h)}
-		}
-		return c.gemmComm(g, k, act)
-	}
+	bQKV, bProj := c.back(gQKV), c.back(gProj)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
 	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
-	var fa, fb phase
+	var fb phase
 	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf}, phase{busy: ub}
@@ -249,40 +291,163 @@ func (c *coster) layer() (fwd, bwd phase) {
 	// an all-gather's backward is a reduce-scatter and the reverse; with
 	// sequence parallelism the column-parallel GEMMs' inputs are gathered
 	// again for their weight gradients.
-	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
-	bwdAfter, bwdBefore := roofline.AllGather, roofline.ReduceScatter // mirrors of after, before
-	if !c.pl.SequenceParallel {
-		bwdAfter, bwdBefore = -1, roofline.AllReduce
-	}
-	if m.MoE() {
-		// The attention as a dense block's, then the experts (moe) on
-		// this GPU's sequence shard; the FP8 casts of the attention's
-		// GEMM inputs, forward and backward.
-		mf, mb := c.moe()
+	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
+		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
 		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T)}
-		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
-			plus(t(norm)).plus(mf).plus(t(resid)).plus(casts)
-		bwd = t(twice(resid)).plus(mb).plus(t(twice(norm))).plus(t(twice(resid))).
-			plus(pair(bProj, bwdAfter)).plus(t(bProj)).plus(fb).
-			plus(pair(bQKV, bwdBefore)).plus(pair(bQKV, before)).plus(t(twice(norm))).plus(casts)
-	} else {
-		fwd = t(norm).plus(pair(gQKV, before)).plus(fa).plus(pair(gProj, after)).plus(t(resid)).
-			plus(t(norm)).plus(pair(gFC1, before)).plus(t(actFn)).plus(pair(gFC2, after)).plus(t(resid))
-		bwd = t(twice(resid)).plus(pair(bFC2, bwdAfter)).plus(t(bFC2)).plus(t(twice(actFn))).
-			plus(pair(bFC1, bwdBefore)).plus(pair(bFC1, before)).plus(t(twice(norm))).plus(t(twice(resid))).
-			plus(pair(bProj, bwdAfter)).plus(t(bProj)).plus(fb).
-			plus(pair(bQKV, bwdBefore)).plus(pair(bQKV, before)).plus(t(twice(norm)))
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd, fa
+}
+
+// mlaBlock is attnBlock's multi-head latent attention (DeepSeek-V2/V3,
+// arXiv 2412.19437 section 2.1.1), as Megatron-Core's MLASelfAttention
+// runs it (megatron/core/transformer/multi_latent_attention.py): the
+// down projections of the normed hidden state to the query's latent of
+// QLoRA and the keys' and values' latent of KVLoRA with the shared
+// rotary key of RopeDim (linear_q_down_proj, linear_kv_down_proj:
+// duplicated over the tensor group, on this GPU's sequence shard with
+// sequence parallelism), an RMS norm of each latent, the latents
+// all-gathered over the tensor group with sequence parallelism, the up
+// projections to every head's query of Head + RopeDim and key and value
+// of Head (linear_q_up_proj, linear_kv_up_proj: column-parallel, the
+// heads split over the group), the rotary embedding of the query's and
+// the key's rotary parts and their concatenation into each head's query
+// and key (the rotary key broadcast to every head), flash attention at
+// query/key width Head + RopeDim and value width Head (its FLOPs at the
+// node's attention rate, measured at head width 128), and the output
+// projection of heads x Head (row-parallel). The GEMMs' FLOPs are
+// transformer.Spec's (AttentionFLOPs: ModelFLOPs counts the same
+// projections). Without a query latent (QLoRA 0) the query is one
+// projection of the hidden state (linear_q_proj). Left out: the down
+// projections' weight gradients all-reduced over the tensor group with
+// sequence parallelism (finalize_model_grads' sequence-parallel
+// parameters, once a step, Hidden x (QLoRA + KVLoRA + RopeDim) x 4
+// bytes a layer).
+func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	heads := float64(m.Heads) / T
+	d, r := float64(m.HeadDim()), float64(m.RopeDim)
+	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
+	sp := c.sp()
+	nd := n * sp // the down projections' tokens on this GPU
+	act := n * h * bf16
+	red := func(e float64) kernel {
+		return kernel{class: graph.ClassReduction, flops: 8 * e, read: e * bf16, writes: e * bf16}
+	}
+	norm := red(nd * h)
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * nd * h, read: 2 * act * sp, writes: 1.5 * act * sp}
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	// The query: a latent (down, norm, up) or one projection.
+	var qf, qb phase
+	qw := heads * (d + r) // this GPU's query width
+	if ql > 0 {
+		gD := c.lgemm(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
+		gU := c.lgemm(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
+		bD, bU := c.back(gD), c.back(gU)
+		lat := n * ql * bf16
+		qf = t(gD).plus(t(red(nd * ql))).plus(c.pair(gU, before, lat))
+		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
 		if c.fp8 > 0 {
-			casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T) + c.cast(n*h*sp) + c.cast(n*f/T)}
-			fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+			qf = qf.plus(phase{busy: c.cast(nd * ql)})
+			qb = qb.plus(phase{busy: c.cast(nd * ql)})
 		}
+	} else {
+		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
+		b := c.back(g)
+		qf = c.pair(g, before, act)
+		qb = c.pair(b, bwdBefore, act).plus(c.pair(b, before, act))
 	}
-	switch c.pl.Recompute {
-	case SelectiveRecompute:
-		bwd = bwd.plus(fa)
-	case FullRecompute:
-		bwd = bwd.plus(fwd)
+	// The keys and values: the latent with the rotary key, its norm, the
+	// up projection to every head's key (without position) and value.
+	kvw := heads * 2 * d
+	gKD := c.lgemm(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
+	gKU := c.lgemm(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
+	bKD, bKU := c.back(gKD), c.back(gKU)
+	lat := n * (kl + r) * bf16
+	kvf := t(gKD).plus(t(red(nd * kl))).plus(c.pair(gKU, before, lat))
+	kvb := c.pair(bKU, bwdBefore, lat).plus(c.pair(bKU, before, lat)).plus(t(twice(red(nd * kl)))).plus(t(bKD)).plus(t(bKD))
+	// Rotary embedding of the query's and the key's rotary parts, and
+	// the heads' queries and keys assembled (read the parts, write Q and
+	// K of Head + RopeDim a head).
+	qk := n * heads * (d + r)
+	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
+		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
+	// Flash attention over the causal half: Q K^T at Head + RopeDim, P V
+	// at Head.
+	s := float64(m.Seq)
+	attnFlops := 2 * n * s * heads * (2*d + r) / 2
+	qkv := 2*qk + n*heads*d // Q, K, V elements
+	o := n * heads * d      // the output's
+	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
+	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
+	kvChunk := n * heads * (2*d + r) * bf16 // this GPU's K and V (context parallelism's message)
+	fa = c.ringAttention(attn, false, kvChunk)
+	fb := c.ringAttention(attnB, true, kvChunk)
+	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
+	bProj := c.back(gProj)
+	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
+		plus(kvb).plus(qb).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(nd*h) + c.cast(nd*kl) + c.cast(o)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
+	return fwd, bwd, fa
+}
+
+// mlpBlock is one block's dense MLP of FFN for one micro-batch on one
+// GPU, forward and backward: the norm, FC1 (column-parallel), the
+// activation (GeLU, or SwiGLU's), FC2 (row-parallel), the residual, the
+// tensor-parallel collectives beside the GEMMs and the FP8 casts.
+func (c *coster) mlpBlock() (fwd, bwd phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	sp := c.sp()
+	act := n * h * bf16
+	fcols := f / T
+	if m.SwiGLU() {
+		fcols = 2 * f / T
+	}
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	var actFn kernel
+	if m.SwiGLU() {
+		actFn = kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
+	} else {
+		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
+	}
+	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	bFC1, bFC2 := c.back(gFC1), c.back(gFC2)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	fwd = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bFC2, bwdAfter, act)).plus(t(bFC2)).plus(t(twice(actFn))).
+		plus(c.pair(bFC1, bwdBefore, act)).plus(c.pair(bFC1, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*f/T)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd
+}
+
+// moeBlock is one MoE block's MLP part for one micro-batch on one GPU:
+// the norm, the experts (moe) and the residual, forward and backward.
+func (c *coster) moeBlock() (fwd, bwd phase) {
+	m := c.m
+	n, h := c.tokens, float64(m.Hidden)
+	sp := c.sp()
+	act := n * h * bf16
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	mf, mb := c.moe()
+	fwd = t(norm).plus(mf).plus(t(resid))
+	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
 	return fwd, bwd
 }
 
@@ -452,6 +617,50 @@ func (c *coster) output() (fwd, bwd phase) {
 	return fwd, bwd
 }
 
+// mtp is the multi-token-prediction modules on the last stage for one
+// micro-batch on one GPU, forward and backward, as Megatron-Core's
+// MultiTokenPredictionLayer runs DeepSeek-V3's (arXiv 2412.19437 section
+// 2.2; Megatron-LM's multi_token_prediction guide): each the shared
+// embedding's lookup of the next tokens (ef, eb: the last stage's copy
+// of the embedding with pipeline stages), an RMS norm of it and of the
+// main model's last hidden state, the two concatenated and projected
+// from 2 x Hidden to Hidden (eh_proj, column-parallel: its output
+// gathered back over the tensor group), one block like the model's last
+// (an MoE block in a model with experts: DeepSeek-V3's MTP module is a
+// full block of the main model's kind), and the shared output layer
+// with its own cross-entropy (of, ob). The block keeps its activations
+// (not recomputed).
+func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
+	m := c.m
+	n, h := c.tokens, float64(m.Hidden)
+	T := float64(c.pl.T)
+	sp := c.sp()
+	act := n * h * bf16
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	cat := kernel{class: graph.ClassDataMovement, read: 2 * act * sp, writes: 2 * act * sp}
+	g := c.lgemm(2*n*2*h*h/T, 2*act+2*h*h/T*bf16, act/T)
+	b := c.back(g)
+	before, _, _, bwdBefore := c.tpKinds()
+	var gather phase
+	if c.pl.T > 1 && !c.noComm {
+		ct, _ := c.pod.Collective(roofline.AllGather, c.tpG, act)
+		gather = phase{busy: ct, tpAll: ct, tpExposed: ct}
+	}
+	keep := *c
+	keep.pl.Recompute = NoRecompute
+	bf, bb := keep.block(m.MoE())
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	fwd = ef.plus(t(norm)).plus(t(norm)).plus(t(cat)).plus(c.pair(g, before, 2*act)).plus(gather).plus(bf).plus(of)
+	bwd = ob.plus(bb).plus(gather).plus(c.pair(b, bwdBefore, 2*act)).plus(c.pair(b, before, 2*act)).
+		plus(t(twice(cat))).plus(t(twice(norm))).plus(t(twice(norm))).plus(eb)
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(2 * n * h * sp)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	x := float64(m.MTP)
+	return scalePhase(fwd, x), scalePhase(bwd, x)
+}
+
 // Evaluate predicts one training step of model m under strategy s on pod
 // p. The errors are Resolve's.
 func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
@@ -482,8 +691,10 @@ type stageKit struct {
 
 // kitPhases are a stageKit's phases: a layer's forward, its backward
 // (recomputing as the plan says, and keeping its activations), the
-// embedding's and the output layer's.
-type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob phase }
+// embedding's and the output layer's; in a model with experts and dense
+// layers before them, a dense layer's (df, db, dbKeep); with
+// multi-token prediction, its modules' (tf, tb: mtp).
+type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob, df, db, dbKeep, tf, tb phase }
 
 // costKey is what a stageKit's phases depend on besides the model and
 // the pod.
@@ -551,6 +762,18 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 			}
 			ph.ef, ph.eb = c.embedding()
 			ph.of, ph.ob = c.output()
+			if m.MoE() && m.DenseLayers > 0 {
+				ph.df, ph.db = c.block(false)
+				ph.dbKeep = ph.db
+				if block {
+					keep := *c
+					keep.pl.Recompute = NoRecompute
+					_, ph.dbKeep = keep.block(false)
+				}
+			}
+			if m.MTP > 0 {
+				ph.tf, ph.tb = c.mtp(ph.ef, ph.eb, ph.of, ph.ob)
+			}
 			if cache != nil {
 				cache[key] = ph
 			}
@@ -573,9 +796,18 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		st := &stages[s]
 		k := kitOf(pl.TPs[s])
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
-		st.fwd = scalePhase(k.lf, layers)
+		// Its dense layers (before the experts) and its MoE ones, each
+		// with its share of the recomputation.
+		dn, dr := pl.denseOn(m, s)
+		dense, drec := float64(dn), float64(dr)
 		kk := pl.recomputed(s)
-		st.bwd = scalePhase(k.lb, kk).plus(scalePhase(k.lbKeep, layers-kk))
+		mrec := min(max(kk-drec, 0), layers-dense)
+		st.fwd = scalePhase(k.lf, layers-dense)
+		st.bwd = scalePhase(k.lb, mrec).plus(scalePhase(k.lbKeep, layers-dense-mrec))
+		if dn > 0 {
+			st.fwd = st.fwd.plus(scalePhase(k.df, dense))
+			st.bwd = st.bwd.plus(scalePhase(k.db, drec)).plus(scalePhase(k.dbKeep, dense-drec))
+		}
 		st.params = stageParams(m, pl, s, lp)
 		if m.MoE() || pl.FP8 != "" || pl.FSDP {
 			st.experts, st.layers = stageLayerParams(m, pl, s)
@@ -585,6 +817,9 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		}
 		if s == pl.P-1 {
 			st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
+			if m.MTP > 0 {
+				st.fwd, st.bwd = st.fwd.plus(k.tf), st.bwd.plus(k.tb)
+			}
 		}
 	}
 	// The schedule: M micro-batches through P devices of V chunks each
@@ -681,7 +916,10 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 	// Tied embeddings on two stages: their gradients are all-reduced
 	// between the first and the last stage after the backward (FP32); of
 	// different degrees, each rank of the smaller group holds 1/min of it.
-	if m.Tied && pl.P > 1 {
+	// Multi-token prediction keeps a copy of the embedding on the last
+	// stage, all-reduced the same way (Megatron-Core's
+	// finalize_model_grads, _allreduce_word_embedding_grads).
+	if (m.Tied || m.MTP > 0) && pl.P > 1 {
 		T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
 		if pl.shareNode(*p, 0, pl.P-1) {
@@ -767,15 +1005,38 @@ func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 }
 
 // stageLayerParams is stage s's experts' parameters on one of its GPUs
-// (its layers' local experts, 1/ETP of each) and its blocks' (the
-// experts included; the embedding and output layer not).
+// (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
+// experts included, its dense layers' before the experts, the
+// multi-token-prediction modules' on the last stage; the embedding and
+// output layer not).
 func stageLayerParams(m transformer.Spec, pl Plan, s int) (experts, layers float64) {
 	l := float64(pl.Stages[s])
+	T := float64(pl.TPs[s])
 	if !m.MoE() {
-		return 0, l * (float64(m.LayerParams()) / float64(pl.TPs[s]))
+		layers = l * (float64(m.LayerParams()) / T)
+	} else {
+		dn, _ := pl.denseOn(m, s)
+		dense := float64(dn)
+		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+		layers = experts + (l-dense)*moeDenseParams(m, pl.TPs[s])
+		if dn > 0 {
+			layers += dense * (float64(m.DenseLayerParams()) / T)
+		}
 	}
-	experts = l * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
-	return experts, experts + l*moeDenseParams(m, pl.TPs[s])
+	if s == pl.P-1 && m.MTP > 0 {
+		// Each module: the projection of 2h to h (column-parallel), its
+		// two norms, and a block like the last (transformer.MTPParams).
+		h := float64(m.Hidden)
+		x := float64(m.MTP)
+		block := float64(m.DenseLayerParams()) / T
+		if m.MoE() {
+			e := float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
+			experts += x * e
+			block = e + moeDenseParams(m, pl.TPs[s])
+		}
+		layers += x * (2*h*h/T + 2*h + block)
+	}
+	return experts, layers
 }
 
 // moeDenseParams is one MoE block's parameters besides its routed
@@ -792,7 +1053,7 @@ func moeDenseParams(m transformer.Spec, T int) float64 {
 func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 	T := float64(pl.TPs[s])
 	params := float64(pl.Stages[s]) * (lp / T)
-	if m.MoE() {
+	if m.MoE() || m.MTP > 0 {
 		_, params = stageLayerParams(m, pl, s)
 	}
 	if s == 0 {
@@ -800,8 +1061,8 @@ func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 	}
 	if s == pl.P-1 {
 		params += float64(m.OutputParams()) / T
-		if m.Tied && pl.P > 1 {
-			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's copy of the embedding
+		if (m.Tied || m.MTP > 0) && pl.P > 1 {
+			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
 		}
 	}
 	return params
@@ -886,11 +1147,29 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 		d := float64(m.HeadDim())
 		attn = 2 + 2*(heads+2*kv)*d/h + 2*heads*d/h + 1
 	}
+	lat := 0.0 // latent attention's latents (replicated over the tensor group without sp)
+	if m.MLA() {
+		// Latent attention, as Megatron-Core's MLASelfAttention keeps it
+		// (mlaBlock): the down projections' input 2; the query's latent
+		// before and after its norm (the norm's input, the up
+		// projection's), 4 QLoRA/h; the keys' and values' latent with the
+		// rotary key (the down projection's output, the norm's input) and
+		// the normed latent (the up projection's input), 2 (KVLoRA +
+		// RopeDim)/h + 2 KVLoRA/h; every head's Q and K of Head + RopeDim
+		// and V of Head as flash attention saves them (the up
+		// projections' outputs are not kept: the rotary embedding and
+		// the concatenation need no input for their backward), the
+		// output 2 heads Head/h, mask 1.
+		d, r := float64(m.HeadDim()), float64(m.RopeDim)
+		ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
+		lat = (4*ql + 2*(kl+r) + 2*kl) / h
+		attn = 2 + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + 1
+	}
 	mlp := 2 + 4*f/h + 1
 	if m.SwiGLU() {
 		mlp = 2 + 6*f/h
 	}
-	replicated := 4.0 + 2 + 2 + 2 // norms' inputs, the two column-parallel inputs, masks
+	replicated := 4.0 + 2 + 2 + 2 + lat // norms' inputs, the two column-parallel inputs, masks, latents
 	if pl.FP8 != "" {
 		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
 		// for their weight gradients, one byte an element: QKV's and
@@ -900,25 +1179,42 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 		attn--
 		mlp -= 1 + f/h
 		replicated -= 2
+		if m.MLA() {
+			// The up projections' normed latents in FP8 too.
+			fp8Lat := (float64(m.QLoRA) + float64(m.KVLoRA)) / h
+			attn -= fp8Lat
+			replicated -= fp8Lat
+		}
 	}
 	perLayer := (4 + attn + mlp) * unit
+	perDense := perLayer // a dense block's in a model with experts
 	switch {
 	case m.MoE():
 		// Attention as a dense block's (sequence-parallel where T > 1:
 		// Resolve requires it); the experts' on this GPU's tokens
-		// (moeActivations).
+		// (moeActivations). Its dense blocks before the experts, all of
+		// their activations sequence-parallel likewise.
 		perLayer = (4+attn)*unit/T + c.moeActivations()
+		perDense /= T
 	case pl.SequenceParallel:
 		perLayer /= T
 	case pl.T > 1:
 		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
 	}
+	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
 	if pl.Recompute == SelectiveRecompute {
-		perLayer -= 2 * unit / T // the attention output, recomputed
+		// The attention output, recomputed.
+		out := 2 * unit / T
+		if m.MLA() {
+			out = 2 * heads * float64(m.HeadDim()) / h * unit / T
+		}
+		perLayer -= out
+		perDense -= out
 	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 {
 		// Unfused attention's softmax output, dropout mask and dropout
 		// output, 5 bytes a score (Korthikanti's 5 a s / h).
 		perLayer += 5 * n * heads / T * float64(m.Seq)
+		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
 	layerInput := 2 * unit
 	if pl.SequenceParallel {
@@ -932,20 +1228,44 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
 	}
+	// A model with experts' dense blocks before them (denseOn): the
+	// stage's dense layers and how many of them recompute.
+	dn, dr := pl.denseOn(m, s)
+	dense, drec := float64(dn), float64(dr)
 	if pl.Recompute == FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one
 		// recomputes.
 		kk := pl.recomputed(s)
-		acts = inflight*(kk*layerInput+(perDevice-kk)*perLayer) + perLayer
+		mrec := min(max(kk-drec, 0), perDevice-dense)
+		keep := (perDevice-dense-mrec)*perLayer + (dense-drec)*perDense
+		most := perLayer
+		if dn == pl.Stages[s] {
+			most = perDense
+		} else if dn > 0 {
+			most = max(perLayer, perDense)
+		}
+		acts = inflight*(kk*layerInput+keep) + most
 	} else {
-		acts = inflight * perDevice * perLayer
+		acts = inflight * ((perDevice-dense)*perLayer + dense*perDense)
 	}
 	if s == 0 {
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.P-1 {
 		acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		if m.MTP > 0 {
+			// Each multi-token-prediction module (mtp), for the
+			// micro-batches in flight on the last stage: the two norms'
+			// inputs and the projection's input (2 + 2 + 4 units, the
+			// latter 2 in FP8; sequence-parallel), its block's (kept, not
+			// recomputed), and its own logits as the output layer's.
+			proj := 4.0
+			if pl.FP8 != "" {
+				proj = 2
+			}
+			acts += float64(m.MTP) * (inflight*((2+2+proj)*unit*c.sp()+mtpBlock) + n*float64(m.Vocab)/T*(bf16+4+4))
+		}
 	}
 	if pl.C > 1 {
 		// The context ring's buffers while one layer's attention runs:

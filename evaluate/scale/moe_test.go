@@ -112,7 +112,7 @@ func TestMoERefusals(t *testing.T) {
 		{moe, "etp=3", h100, "etp=3 does not divide the 8 GPUs of a node"},
 		{dense, "ep=2", h100, "without experts"},
 		{dense, "fp8=current", a100, "no FP8 tensor cores"},
-		{mustSpec(t, smallMoE+",dense_layers=1"), "ep=2", h100, "dense layers before the experts"},
+		{mustSpec(t, smallMoE+",mtp=1"), "cp=2", h100, "mtp=1 with cp=2"},
 	} {
 		s, err := ParseStrategy(c.s)
 		if err != nil {

@@ -325,13 +325,16 @@ func stageTP(d []int) string {
 // the expert FFN, ETP x EP the T x C x D GPUs of a pipeline stage
 // (Megatron-Core's expert mesh); tensor parallelism needs sequence
 // parallelism (Megatron-Core refuses the MoE layer's tensor parallelism
-// without it); one tensor-parallel degree for every stage; and the
-// shapes placer does not cost at cluster scale (dense layers before the
-// experts, latent attention, multi-token prediction) are refused.
+// without it); one tensor-parallel degree for every stage. Multi-token
+// prediction is refused with context parallelism (Megatron-Core's MTP
+// does not support it: its multi_token_prediction guide).
 func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) error {
 	s := pl.Strategy
 	if s.FP8 != "" && p.Kernels.FP8Peak <= 0 {
 		return fmt.Errorf("strategy %s: fp8=%s on %s: its GPUs have no FP8 tensor cores", written, s.FP8, p.Hardware.Name)
+	}
+	if m.MTP > 0 && pl.C > 1 {
+		return fmt.Errorf("strategy %s: mtp=%d with cp=%d: Megatron-Core's multi-token prediction does not run with context parallelism", written, m.MTP, pl.C)
 	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1
 	if !m.MoE() {
@@ -341,12 +344,6 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 		return nil
 	}
 	switch {
-	case m.DenseLayers > 0:
-		return fmt.Errorf("strategy %s: dense_layers=%d: dense layers before the experts are not modelled at cluster scale (every layer the same)", written, m.DenseLayers)
-	case m.MLA():
-		return fmt.Errorf("strategy %s: latent attention (kv_lora) is not modelled at cluster scale", written)
-	case m.MTP > 0:
-		return fmt.Errorf("strategy %s: mtp=%d: multi-token prediction is not modelled at cluster scale", written, m.MTP)
 	case !pl.Uniform():
 		return fmt.Errorf("strategy %s: stage-tp with experts: the experts' mesh is modelled with one tensor-parallel degree (use tp=)", written)
 	case pl.T > 1 && !pl.SequenceParallel:
@@ -393,3 +390,46 @@ func (pl Plan) expertGroups(p Pod) (etp, ep, edp Group) {
 // imbalance is the most loaded expert-parallel rank's tokens over the
 // mean (at least 1).
 func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
+
+// denseOn is how many of stage s's layers are the dense blocks before
+// the experts (a model with experts' first DenseLayers; 0 in a dense
+// model, whose every layer is its one kind), and how many of those
+// recompute their forward in the backward. The layers run in Megatron's
+// order: model chunk v of every stage before chunk v+1 of any (its
+// interleaved layout: chunk v of stage s holds layers after chunk v of
+// stages 0..s-1), a stage's layers split over its V chunks as evenly as
+// they go, the smaller chunks first (Megatron-Core's DeepSeek-V3 layout
+// "Et|(tt|)*30mL" gives stage 0 chunks of 1 and 2 layers); block
+// recomputation recomputes the first RecomputeLayers of each chunk, full
+// recomputation every layer.
+func (pl Plan) denseOn(m transformer.Spec, s int) (dense, recomputed int) {
+	if !m.MoE() || m.DenseLayers == 0 {
+		return 0, 0
+	}
+	k := 0 // layers of a chunk that recompute
+	if pl.Recompute == FullRecompute {
+		k = m.Layers
+		if pl.RecomputeLayers > 0 {
+			k = pl.RecomputeLayers
+		}
+	}
+	start := 0
+	for v := 0; v < pl.V; v++ {
+		for i, l := range pl.Stages {
+			if start >= m.DenseLayers {
+				return dense, recomputed
+			}
+			size := l / pl.V
+			if v >= pl.V-l%pl.V {
+				size++
+			}
+			if i == s {
+				d := min(size, m.DenseLayers-start)
+				dense += d
+				recomputed += min(d, k)
+			}
+			start += size
+		}
+	}
+	return dense, recomputed
+}

@@ -42,6 +42,10 @@ type podPreset struct {
 	nicLatency   float64
 	kernels      Kernels
 	source       string
+	// gpu and nvlinks, where set, rename the hardware preset's GPU and
+	// change its NVLink count (an export variant of the same die).
+	gpu     string
+	nvlinks int
 }
 
 var podPresets = map[string]podPreset{
@@ -54,7 +58,29 @@ var podPresets = map[string]podPreset{
 	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR.
 	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: a100Kernels,
 		source: "DGX A100 user guide: 8 x A100 SXM4 80GB, NVSwitch, 8 x 200 Gb/s ConnectX-6"},
+	// An H800 node as DeepSeek trained DeepSeek-V3 on 2,048 of them: the
+	// H800 SXM5 is the H100 SXM5's die and memory (80 GB HBM3, the same
+	// dense BF16 and FP8 tensor peaks in NVIDIA's H800 datasheet) with
+	// NVLink cut to 400 GB/s both directions (8 links of NVLink 4's 25
+	// GB/s a direction, in place of 18), on NVSwitch; 8 x 400 Gb/s
+	// InfiniBand CX7 NICs a node (DeepSeek-AI, "Insights into
+	// DeepSeek-V3", arXiv 2505.09343, section 4). Kernels: the H100's
+	// measured ones (same die), but NVLink's bus bandwidth the 160 GB/s
+	// DeepSeek states its all-to-all reaches on it (arXiv 2412.19437,
+	// section 3.2.2: "NVLink offers a bandwidth of 160 GB/s, roughly 3.2
+	// times that of IB (50 GB/s)"), not the H100's 362. Nothing fitted to
+	// DeepSeek's throughput.
+	"dgx-h800": {hardware: "h100", gpu: "h800", nvlinks: 8, perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h800Kernels,
+		source: "H800 SXM5: the H100 SXM5 with 400 GB/s NVLink; 8 x 400 Gb/s InfiniBand CX7 a node (arXiv 2505.09343)"},
 }
+
+// h800Kernels are h100Kernels with the NVLink bus bandwidth DeepSeek
+// states for the H800 (160 GB/s).
+var h800Kernels = func() Kernels {
+	k := h100Kernels
+	k.IntraBus = 160e9
+	return k
+}()
 
 // PodPresets lists the pod presets' names, sorted.
 func PodPresets() []string {
@@ -90,6 +116,12 @@ func ParsePod(text string) (Pod, error) {
 	}
 	if p.kernels.GEMM > 0 {
 		h.ComputeEff[graph.ClassMatMul] = p.kernels.GEMM
+	}
+	if p.gpu != "" {
+		h.Name = p.gpu
+	}
+	if p.nvlinks > 0 {
+		h.NVLinks = p.nvlinks
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
 		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels}

@@ -395,6 +395,13 @@ func (m Spec) MTPParams() int64 {
 	return int64(m.MTP) * (2*h*h + 2*h + last)
 }
 
+// AttentionFLOPs is one token's forward matmul FLOPs in one block's
+// attention, as ModelFLOPs and CausalFLOPs count them: its projections
+// (latent attention's down and up projections included), and its scores
+// against s keys (Q K^T and P V). The cluster scale's costing is checked
+// against it.
+func (m Spec) AttentionFLOPs(s float64) (proj, scores float64) { return m.attnMatmulFLOPs(s) }
+
 // attnMatmulFLOPs is one token's forward matmul FLOPs in one block's
 // attention: its projections, and its scores against s keys (s the
 // whole sequence, or the causal half).
