@@ -2,9 +2,11 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/inputs"
@@ -93,6 +95,34 @@ func TestBaselinesRows(t *testing.T) {
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
 			t.Errorf("%s: folder holds %v, want %v", c.graph, got, want)
+		}
+	}
+}
+
+// TestEvalStrategyProgramOrder (held-out item 8): for a graph from
+// PyTorch, eval of a placement without a priority list runs each
+// device's ops in program order, as the torch plan does, with a
+// strategy too: --placement single --strategy dp=N[,shard=...] is the
+// ddp, fsdp and zero2 rows to the bit, and says so.
+func TestEvalStrategyProgramOrder(t *testing.T) {
+	gs := inputs.GraphSpec{Path: torchCNN}
+	for _, gpus := range []int{2, 4} {
+		cs := inputs.ClusterSpec{GPUs: gpus}
+		b, err := Baselines(context.Background(), BaselinesOptions{Graph: gs, Cluster: cs, Methods: []string{"single", "ddp", "fsdp", "zero2"}, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		strategy := map[string]string{"single": "", "ddp": fmt.Sprintf("dp=%d", gpus),
+			"fsdp": fmt.Sprintf("dp=%d,shard=fsdp", gpus), "zero2": fmt.Sprintf("dp=%d,shard=zero2", gpus)}
+		for _, row := range b.Rows {
+			e, err := EvalGraph(context.Background(), EvalOptions{Graph: gs, Cluster: cs, Placement: "single", Strategy: strategy[row.Method]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.StepTime != row.StepTime || !strings.HasPrefix(e.Schedule, "program order") {
+				t.Errorf("%d GPUs: eval --placement single --strategy %q: %v s, schedule %q; the %s row %v s",
+					gpus, strategy[row.Method], e.StepTime, e.Schedule, row.Method, row.StepTime)
+			}
 		}
 	}
 }
