@@ -533,11 +533,12 @@ brkga-tune:
 # The held-out check (issue 43; docs/held-out.md): the thirteen held-out
 # models (tiny transformers, timm and hand-written ones) at 2 and 4 GPUs,
 # each exported, searched (--cpu 10s), exported as a torch plan, evaluated
-# and run with --check on gloo CPU processes (at most 4), with the table's
-# rows the command line can rebuild; HELD_OUT_FLAGS='--models zoo --gpus 2,4'
+# and run with --check on gloo CPU processes (at most 4), with every row of
+# the search's table (placer search --rows); HELD_OUT_FLAGS='--models zoo --gpus 2,4'
 # checks the zoo's instead (exported at their batch; only zoo_mlp and zoo_cnn
 # run unless --zoo-run names more). Long (about 45 minutes on 2 shared
-# cores): not part of make test.
+# cores with four rows a cell; every row adds 3 to 11 s of run each, about
+# 15 rows a cell): not part of make test.
 HELD_OUT_DIR   ?= out/held-out
 HELD_OUT_FLAGS ?= --gpus 2,4 --rows
 .PHONY: held-out

@@ -65,6 +65,10 @@ type BaselinesOptions struct {
 	Backend Backend
 	// Progress, if set, receives one line per method as it finishes.
 	Progress io.Writer
+	// Rows is a folder that gets every row's decision: one result file
+	// per row and the index rows.json (writeRows; "" = none). Written
+	// after an interruption too, with the rows finished.
+	Rows string
 }
 
 // Baselines runs each method on one graph and cluster with the roofline
@@ -106,6 +110,11 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	for i := range b.Rows {
 		if r := &b.Rows[i]; r.Error == "" && r.StepTime > 0 {
 			r.SpeedUp = b.RefStep / r.StepTime
+		}
+	}
+	if o.Rows != "" && len(rows) > 0 {
+		if err := writeRows(o.Rows, p, &b, rows, "", o.Seed); err != nil {
+			return b, err
 		}
 	}
 	return b, ctx.Err()

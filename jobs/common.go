@@ -72,6 +72,31 @@ type learned struct {
 	elapsed time.Duration // wall time of the run
 }
 
+// resultOf is what a result file (search --out, and each file of --rows)
+// holds for res, the decision of the table's row method: the decision on
+// p's devices, its figures, b's problem and reference, the learned
+// methods' settings and curve.
+func resultOf(p *optimize.Problem, b report.Baselines, method string, res *optimize.Result, seed uint64) report.Result {
+	var training, curve any // absent for methods that train nothing (zero-shot)
+	if l := res.Learning; l != nil && l.Settings != nil {
+		training, curve = l.Settings, l.Curve
+	}
+	g := p.Graph
+	r := report.Result{
+		Format: report.ResultFormat, Version: report.ResultVersion, Method: method,
+		Graph: g.Name(), Ops: g.NumOps(), Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Transfers: b.Transfers,
+		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Cost.LowerBound(res.Decision.Fusion != nil),
+		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
+		Reference: b.Reference, RefStep: b.RefStep, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
+		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
+		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
+	}
+	if l := res.Learning; l != nil {
+		r.OnePass, r.OnePassValid = l.OnePass, l.OnePassValid
+	}
+	return r
+}
+
 // learnedReport adds a learned method's row to the comparison, builds the
 // result file's content, and writes it to out ("" = none).
 func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint64, out string) (SearchReport, error) {
@@ -95,23 +120,8 @@ func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint
 		}
 	}
 	b.Seed = seed
-	var training, curve any // absent for methods that train nothing (zero-shot)
-	if l := res.Learning; l != nil && l.Settings != nil {
-		training, curve = l.Settings, l.Curve
-	}
-	g := p.Graph
-	rep := SearchReport{Comparison: b, Result: report.Result{
-		Format: report.ResultFormat, Version: report.ResultVersion, Method: l.method,
-		Graph: g.Name(), Ops: g.NumOps(), Hardware: b.Hardware, Devices: b.Devices, Topology: b.Topology, Transfers: b.Transfers,
-		Tasks: b.Tasks, Seed: seed, StepTime: res.Eval.StepTime, LowerBound: p.Cost.LowerBound(res.Decision.Fusion != nil),
-		PeakMemory: res.Eval.PeakMemory, Capacity: res.Eval.Capacity, OOM: res.Eval.OOM, BytesMoved: res.Eval.BytesMoved,
-		Reference: l.refName, RefStep: l.refStep, Source: l.source, Steps: res.Stats.Steps, Evaluations: res.Stats.Evaluations,
-		SearchTime: res.Stats.Elapsed.Seconds(), Status: res.Stats.Status.String(),
-		Decision: decision.NewFile(g, p.Devices(), res.Decision), Training: training, Curve: curve,
-	}}
-	if l := res.Learning; l != nil {
-		rep.Result.OnePass, rep.Result.OnePassValid = l.OnePass, l.OnePassValid
-	}
+	rep := SearchReport{Comparison: b, Result: resultOf(p, b, l.method, res, seed)}
+	rep.Result.Reference, rep.Result.RefStep, rep.Result.Source = l.refName, l.refStep, l.source
 	// Written even after Ctrl-C: the best result so far is kept.
 	if out != "" {
 		if err := atomicfile.Write(out, func(w io.Writer) error { return report.JSON(w, rep.Result) }); err != nil {

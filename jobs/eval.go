@@ -131,6 +131,15 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 			return report.Eval{}, err
 		}
 		ev = se
+		if p.Realize != nil {
+			// A graph from PyTorch: scored as its torch plan runs, with or
+			// without a strategy (the problem's evaluator realizes every
+			// decision; this one must too): contiguous stages, program
+			// order, no fusion. A placement without a priority list
+			// (--placement single) then runs in program order, as search's
+			// rows and the runner do, not first-in first-out.
+			ev = evaluate.Realizing(se, p.Realize)
+		}
 	}
 	if fromExpertFile {
 		d.Device = p.Expert
@@ -162,6 +171,10 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
+	if p.Realize != nil {
+		// What the torch plan runs, whatever the decision says.
+		e.Schedule, e.Fusion = "program order (the torch plan's)", "none (the torch plan's)"
+	}
 	e.Objective, e.ObjectiveValue, e.Feasible = o.Objective.String(), o.Objective.Of(&res), o.Objective.Valid(&res)
 	e.Transfers = "async"
 	if o.Sync {

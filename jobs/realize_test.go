@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"os"
 	"path/filepath"
@@ -51,8 +52,9 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			}
 			res := filepath.Join(dir, c.name+".result.json")
 			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo, Hardware: "h100"}
+			rowsDir := filepath.Join(dir, c.name+".rows")
 			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
-				Method: c.method, Evals: c.budget, Seed: 3, Out: res})
+				Method: c.method, Evals: c.budget, Seed: 3, Out: res, Rows: rowsDir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,23 +104,50 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				t.Error("the answer fuses ops; the plan runs none")
 			}
 			t.Logf("%s: %v s, %d stages x %d replicas, strategy %s", c.name, want, len(tp.Stages), tp.Replicas, f.Strategy)
-			// Every row of the table is a decision a plan executes: its
-			// plan evaluates to the row's figure.
-			for name, r := range rep.rows {
-				if r == nil {
+			// Every row of the table is a decision a plan executes, and
+			// --rows writes it: the row's file evaluates (placer eval
+			// --placement FILE) and its exported plan read back evaluate
+			// to the row's figure, on the prediction's GPUs.
+			idx, err := report.ReadRows(filepath.Join(rowsDir, report.RowsIndex))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idx.Answer != cmp.Or(rep.Result.Source, rep.Result.Method) {
+				t.Errorf("index: answer %q, the result's %q (source %q)", idx.Answer, rep.Result.Method, rep.Result.Source)
+			}
+			files := map[string]report.RowEntry{}
+			for _, e := range idx.Rows {
+				files[e.Method] = e
+			}
+			table := map[string]report.BaselinesRow{}
+			for _, row := range rep.Comparison.Rows {
+				table[row.Method] = row
+				e, ok := files[row.Method]
+				if !ok {
+					t.Errorf("row %s is not in the index", row.Method)
 					continue
 				}
-				var buf bytes.Buffer
-				if err := decision.Write(&buf, pp.Graph, pp.Devices(), r.Decision); err != nil {
-					t.Fatal(err)
+				if (row.Error == "") != (e.File != "") || (e.File != "" && row.File != filepath.Join(rowsDir, e.File)) {
+					t.Errorf("row %s (error %q, file %q): index file %q, note %q", row.Method, row.Error, row.File, e.File, e.Note)
 				}
-				dec := filepath.Join(dir, "row.json")
-				if err := os.WriteFile(dec, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
+			}
+			for name, r := range rep.rows {
+				if r != nil && files[name].File == "" {
+					t.Errorf("row %s has a decision and no file: %q", name, files[name].Note)
+				}
+			}
+			for _, e := range idx.Rows {
+				if e.File == "" {
+					continue
+				}
+				dec := filepath.Join(rowsDir, e.File)
+				ev, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs, Placement: dec})
+				if err != nil {
+					t.Fatalf("row %s: eval: %v", e.Method, err)
 				}
 				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: dec, To: "torch-plan"})
 				if err != nil {
-					t.Fatalf("row %s: %v", name, err)
+					t.Fatalf("row %s: %v", e.Method, err)
 				}
 				rp, err := export.DecodeTorchPlan(out)
 				if err != nil {
@@ -128,17 +157,25 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				e, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), rd)
+				pe, err := evaluate.Unwrap(pp.Evaluator).Evaluate(context.Background(), rd)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if r.Eval.ColocationViolations != 0 {
-					t.Errorf("row %s: %d co-location violations", name, r.Eval.ColocationViolations)
+				row := table[e.Method]
+				if row.StepTime != e.StepTime || row.ColocationViolations != 0 {
+					t.Errorf("row %s: %v s in the table (%d co-location violations), %v s in the index", e.Method, row.StepTime, row.ColocationViolations, e.StepTime)
 				}
-				if e.StepTime != r.Eval.StepTime || rp.GPUs != c.gpus {
-					t.Errorf("row %s (%s): %v s on %d GPUs, its plan %v s on %d", name, r.Decision.Strategy, r.Eval.StepTime, c.gpus, e.StepTime, rp.GPUs)
+				if ev.StepTime != e.StepTime || pe.StepTime != e.StepTime || rp.GPUs != c.gpus {
+					t.Errorf("row %s (%s): %v s on %d GPUs; eval of its file %v s, its plan %v s on %d GPUs", e.Method, e.Strategy, e.StepTime, c.gpus, ev.StepTime, pe.StepTime, rp.GPUs)
 				}
 			}
+			n := 0
+			for _, e := range idx.Rows {
+				if e.File != "" {
+					n++
+				}
+			}
+			t.Logf("%s: %d rows written, %d without a decision", c.name, n, len(idx.Rows)-n)
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -67,6 +68,10 @@ type SearchOptions struct {
 	Out   string // result file ("" = none)
 	Trace string `world:"graph"` // Chrome trace of the best decision ("" = none)
 	Plot  string `world:"graph"` // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
+	// Rows is a folder that gets every row's decision, the search's own
+	// row's included: one result file per row and the index rows.json
+	// (writeRows; "" = none).
+	Rows string `world:"graph"`
 
 	// Progress receives one line per finished baseline; OnStep the
 	// search's progress: a point of its curve, the reference's value and
@@ -149,6 +154,15 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
+	}
+	if o.Rows != "" {
+		// The table's rows in its order: the references, the strategies,
+		// the joint space's, the search's own (learnedReport's last line).
+		all := append(append(slices.Clone(out.Rows), out.Joint...), pipeline.Row{Name: method, Result: out.Own, Elapsed: out.Elapsed})
+		answer := cmp.Or(out.Source, method)
+		if err := writeRows(o.Rows, p, &rep.Comparison, all, answer, o.Seed); err != nil {
+			return rep, err
+		}
 	}
 	if o.Trace != "" {
 		if err := writeTrace(ctx, p, l.res.Decision, o.Trace); err != nil {

@@ -112,7 +112,7 @@ func (r SearchReport) WriteText(w io.Writer) error {
 			fmt.Fprintf(w, "%s written to %s\n", f.what, f.path)
 		}
 	}
-	return nil
+	return report.WriteRowsNote(w, r.Comparison)
 }
 
 // Found reports whether the search has a result (an interrupted one may

@@ -42,6 +42,9 @@ type Baselines struct {
 	LowerBound       float64        `json:"lower_bound_s"`
 	LowerBoundFusion float64        `json:"lower_bound_fusion_s"`
 	Rows             []BaselinesRow `json:"methods"`
+	// RowsDir is the folder the rows' decisions were written to (--rows:
+	// one result file per row, and the index RowsIndex); "" = none.
+	RowsDir string `json:"rows_dir,omitempty"`
 }
 
 // BaselinesRow is one method's line of the comparison.
@@ -78,6 +81,9 @@ type BaselinesRow struct {
 	// Error says why the method gave no decision (for example no expert
 	// placement for this graph); the other fields are then zero.
 	Error string `json:"error,omitempty"`
+	// File is the row's decision as a result file (--rows DIR: DIR/NAME.json;
+	// "" when not written).
+	File string `json:"decision_file,omitempty"`
 }
 
 // WriteBaselines writes b as one table, with a header naming the problem

@@ -33,7 +33,8 @@ search, simulated annealing, BRKGA and TensorFlow's defaults - on one graph and
 cluster with the roofline model, and print one table: step time, speed-up over
 the expert placement (over one device when no expert placement is available),
 efficiency against the lower bound, peak memory, out-of-memory, search time and
-evaluations. Search methods stop at --budget evaluations, --time (wall) or
+evaluations (--rows DIR: every row's decision, a file each, and an index).
+Search methods stop at --budget evaluations, --time (wall) or
 --cpu, whichever is named and spent first (none named: 5,000 evaluations each,
 REGAL's). docs/methods.md describes each method and how to choose.
 
@@ -58,8 +59,8 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 				var werr error
 				if o.JSON {
 					werr = report.JSON(s.Out, b)
-				} else {
-					werr = report.WriteBaselines(s.Out, b)
+				} else if werr = report.WriteBaselines(s.Out, b); werr == nil {
+					werr = report.WriteRowsNote(s.Out, b)
 				}
 				if o.out != "" && werr == nil {
 					werr = atomicfile.Write(o.out, func(w io.Writer) error { return report.JSON(w, b) })
@@ -87,6 +88,7 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 	f.BoolVar(&o.JSON, "json", false, "print the report as one JSON object")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
 	addOut(cmd, &o.out, "also write the report as JSON to `FILE`")
+	f.StringVar(&o.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the format of search --out, which eval and export read) and the index DIR/rows.json")
 	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
 	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
 	return cmd

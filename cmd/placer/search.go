@@ -47,7 +47,11 @@ writes the best result.
 
 The result file (--out) holds the decision, its step time and memory, the
 search statistics, the seed and the curve; 'placer eval --placement
-result.json' reproduces its step time exactly.
+result.json' reproduces its step time exactly. --rows DIR writes every
+row's decision the same way, one file per row (DIR/ddp.json,
+DIR/go-scored_dp=2,shard=fsdp.json, ...), and the index DIR/rows.json:
+each row's method, step time, strategy and file, or why it has none, and
+which row's decision the answer is.
 
 A transformer named by its shape (--workload gpt:layers=...,hidden=...,
 heads=...,seq=...,vocab=...,batch=... or llama:...) on a pod of nodes
@@ -102,6 +106,7 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
+	f.StringVar(&o.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
 	f.StringVar(&o.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")

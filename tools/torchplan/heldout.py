@@ -13,14 +13,13 @@ each model x GPUs, as subprocesses, each with its own timeout:
   GPUs         the plan's processes (replicas x stages) against the
                prediction's GPUs (replicas x the GPUs its placement uses)
 
-and the same for the rows of the search's table whose decision the command
-line can rebuild (--rows): placer's result file and --json give every row's
-method and step time but only the answer's decision, so single, ddp, fsdp
-and zero2 are rebuilt (as decision files: every op on GPU 0 in program order, with
-the row's replicas and sharding: what placer's single, ddp, fsdp and zero2
-methods decide), evaluated, exported and run; the other rows (the placement
-heuristics, gpipe, 1f1b, pipedream, the joint space's) are listed with
-"decision not exported".
+and the same for every row of the search's table (--rows): the search
+writes each row's decision (placer search --rows DIR: DIR/METHOD.json, a
+result file each, and the index DIR/rows.json), and each is evaluated
+(placer eval of the row's file == the row's figure in --json, to the bit),
+exported and run as the answer is; a row without a decision, an export or
+a run that refuses is one line in its cell. The search's own row, when it
+is the answer, is the answer's cell.
 
 One model's failure is one line in its cell (the first line of the error),
 never the end of the run. Prints the table; --json writes every cell.
@@ -252,7 +251,6 @@ MODELS = {
                        "zoo gpt2_small, batch 8; dropout: run in eval mode"),
 }
 HELD_OUT = [m for m in MODELS if not m.startswith("zoo_")]
-REBUILT_ROWS = ("single", "ddp", "fsdp", "zero2")
 
 
 # ---------------------------------------------------------------- steps
@@ -371,6 +369,8 @@ class Driver:
         res, rep = self.path(name, gpus, "result") + ".json", self.path(name, gpus, "search") + ".json"
         cmd = [self.placer, "search", "--graph", graph, "--gpus", str(gpus), "--cpu", self.a.cpu, "--seed", "1",
                "--out", res, "--json", "-q"]
+        if self.a.rows:
+            cmd += ["--rows", self.path(name, gpus, "rows")]
         ok, out, why, dt = sh(cmd, self.a.timeout_search)
         cell["search_s"] = round(dt, 1)
         if not ok:
@@ -419,45 +419,34 @@ class Driver:
             except Exception as e:  # a plan the driver cannot read
                 cell["run"] = "failed: %s: %s" % (type(e).__name__, first_line(str(e)))
 
-    def rows(self, name, graph, gpus, report, dec):
-        for r in report["comparison"].get("methods", []):
-            m = r["method"]
-            if m == report["result"].get("method") and r.get("status") == report["result"].get("status") and \
-                    r["step_time_s"] == report["result"]["step_time_s"] and m.startswith("go"):
+    def rows(self, name, graph, gpus, report):
+        """Every row of the table from the search's --rows folder: its
+        file evaluated, exported and run as the answer is."""
+        folder = self.path(name, gpus, "rows")
+        with open(os.path.join(folder, "rows.json")) as f:
+            index = json.load(f)
+        table = dict((r["method"], r) for r in report["comparison"].get("methods", []))
+        for e in index["rows"]:
+            m = e["method"]
+            if m == index.get("answer") and m == report["result"].get("method"):
                 continue  # the search's own row: the answer
-            cell = {"model": name, "gpus": gpus, "row": m, "step_s": r["step_time_s"]}
+            r = table.get(m, {})
+            cell = {"model": name, "gpus": gpus, "row": m, "step_s": r.get("step_time_s") or e.get("step_time_s")}
             self.cells.append(cell)
-            if r.get("error"):
-                cell["search"] = "no decision: " + first_line(r["error"])
+            if not e.get("file"):
+                cell["search"] = "no decision: " + first_line(e.get("note") or r.get("error") or "none written")
                 continue
             cell["search"] = "ok"
-            if m not in REBUILT_ROWS:
-                cell["export_plan"] = "decision not exported"
-                continue
-            # The row's decision as classical.DDP/FSDP/ZeRO2 and single
-            # build it: every op on GPU 0, in program order (priority
-            # N - i: the order a realized decision runs in; without it
-            # placer eval orders ready ops first-in first-out), around it
-            # R = N replicas (sharded for fsdp and zero2).
-            n = len(dec["device"])
-            rd = {"format": "placer-decision", "version": 1, "graph": dec["graph"], "ops": n, "devices": gpus,
-                  "device": [0] * n, "priority": [n - i for i in range(n)]}
-            if dec.get("graph_sha256"):
-                rd["graph_sha256"] = dec["graph_sha256"]
-            if m == "single":
-                cell["predicted_gpus"] = 1
-            else:
-                rd.update(version=2, devices=1, strategy={"replicas": gpus})
-                if m != "ddp":
-                    rd["strategy"]["shard"] = m
-                cell["predicted_gpus"] = gpus
-            path = self.path(name, gpus, m, "decision") + ".json"
-            with open(path, "w") as f:
-                json.dump(rd, f)
-            placement = ["--placement", path]
-            cell["rebuilt"] = "all on GPU 0, program order" + ("" if m == "single" else ", " + json.dumps(
-                rd["strategy"], separators=(",", ":")).replace('"', ""))
-            self.plan_eval_run(name, graph, gpus, cell, placement, r["step_time_s"])
+            if e.get("strategy"):
+                cell["strategy"] = e["strategy"]
+            path = os.path.join(folder, e["file"])
+            with open(path) as f:
+                dec = json.load(f)["decision"]
+            st = dec.get("strategy") or {}
+            cell["predicted_gpus"] = st.get("replicas", 1) * len(set(dec["device"]))
+            if e.get("step_time_s") != r.get("step_time_s"):
+                cell["index_differs"] = "index %r, table %r" % (e.get("step_time_s"), r.get("step_time_s"))
+            self.plan_eval_run(name, graph, gpus, cell, ["--placement", path], r.get("step_time_s"))
             self.save()
 
     def save(self):
@@ -486,8 +475,7 @@ class Driver:
                     self.save()
                     print("  %s" % fmt(self.cells[-1]), file=sys.stderr, flush=True)
                     if report is not None and self.a.rows:
-                        with open(self.path(name, g, "result") + ".json") as f:
-                            self.rows(name, graph, g, report, json.load(f)["decision"])
+                        self.rows(name, graph, g, report)
                 except Exception as e:  # never end the run on one model
                     self.cells.append({"model": name, "gpus": g, "row": "answer",
                                        "search": "driver failed: %s: %s" % (type(e).__name__, first_line(str(e)))})
@@ -532,12 +520,12 @@ def table(doc):
 
 
 def summary(doc):
-    """One line per model x GPUs: the answer's cells, then the rebuilt
-    rows (run and match; eval against the row's figure) and how many rows
-    have no exported decision."""
+    """One line per model x GPUs: the answer's cells, then the rows
+    (run and match; eval of the row's file against the row's figure, "="
+    to the bit), and the rows without a decision."""
     H = ["model", "GPUs", "export", "search: step", "export plan", "plan", "run --check", "match 1e-5",
-         "processes / predicted GPUs", "eval == printed step", "rebuilt rows: run+match, eval vs row",
-         "rows without an exported decision"]
+         "processes / predicted GPUs", "eval == printed step", "rows: run+match, eval vs row",
+         "rows without a decision"]
     out = ["| " + " | ".join(H) + " |", "|" + "---|" * len(H)]
     keys = []
     for c in doc["cells"]:
@@ -549,14 +537,22 @@ def summary(doc):
         f = fmt(a).split(" | ")
         ex = doc["exports"].get(k[0], {}).get("export", "-")
         search = f[3] if f[3] != "ok" else "ok: " + f[4]
-        reb = []
+        rows, no = [], []
         for c in cs:
-            if c.get("rebuilt"):
-                run = "ok" if c.get("match") else (c.get("run") or "-")
-                ev = "=" if c.get("eval_equal") else ("rel %.0e" % c["eval_rel"] if "eval_rel" in c else c.get("eval", "-"))
-                reb.append("%s %s, %s" % (c["row"], run, ev))
-        no = [c["row"] for c in cs if c.get("export_plan") == "decision not exported"]
-        out.append("| " + " | ".join([k[0], str(k[1]), ex, search] + f[5:11] + ["; ".join(reb) or "-",
+            if c["row"] == "answer":
+                continue
+            if c.get("export_plan") in (None, "decision not exported"):
+                no.append(c["row"])
+                continue
+            if c.get("match"):
+                run = "ok"
+            elif not c["export_plan"].startswith("ok"):
+                run = "export " + c["export_plan"][:120]
+            else:
+                run = (c.get("run") or "-")[:160]
+            ev = "=" if c.get("eval_equal") else ("rel %.0e" % c["eval_rel"] if "eval_rel" in c else c.get("eval", "-"))
+            rows.append("%s %s, %s" % (c["row"], run, ev))
+        out.append("| " + " | ".join([k[0], str(k[1]), ex, search] + f[5:11] + ["; ".join(rows) or "-",
                                       ("%d (%s)" % (len(no), ", ".join(no))) if no else "-"]) + " |")
     return "\n".join(out)
 
@@ -568,7 +564,8 @@ def main(argv=None):
                     help="comma-separated (default: the thirteen; 'zoo' adds the zoo's; 'all' both): " +
                     ", ".join(MODELS))
     ap.add_argument("--gpus", default="2,4")
-    ap.add_argument("--rows", action="store_true", help="also the table's rows the command line can rebuild")
+    ap.add_argument("--rows", action="store_true",
+                    help="also every row of the search's table (placer search --rows): evaluated, exported and run")
     ap.add_argument("--cpu", default="10s", help="placer search --cpu")
     ap.add_argument("--placer", default=os.path.join(ROOT, "bin", "placer"))
     ap.add_argument("--work", default=os.path.join(ROOT, "out", "held-out"), help="where graphs and plans go")
@@ -614,7 +611,7 @@ def main(argv=None):
     d.go(models, [int(x) for x in a.gpus.split(",")])
     d.save()
     print(table({"cells": d.cells, "exports": d.exports}))
-    bad = [c for c in d.cells if c.get("match") is False or (c.get("eval_equal") is False and not c.get("rebuilt"))]
+    bad = [c for c in d.cells if c.get("match") is False or c.get("eval_equal") is False]
     return 1 if bad else 0
 
 
