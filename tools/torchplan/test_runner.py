@@ -9,7 +9,8 @@ embeddings on both stages) 2 stages x 2 replicas 1F1B, 4 stages, and
 interleaved with FSDP2 and a checkpointed block; a tiny BERT with
 FSDP2 (4 replicas, and 2 x 2); timm's ViT 2 x 2 GPipe; a block applied
 three times with the cut inside its third call; two inputs (one a keyword
-argument); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
+argument); in-place ops on a stage's received and sent tensors (a residual
+block as timm's ResNet writes it, 4 stages); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
 activation checkpointing; and a broken run (no sum over the stages of a
 parameter two stages read) that must fail. Cases needing transformers,
 timm or torch >= 2.4 are skipped, with the reason, where they are missing
@@ -18,6 +19,7 @@ timm or torch >= 2.4 are skipped, with the reason, where they are missing
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,6 +98,8 @@ CASES = {
                       {}, "tok", TM.lm_loss),
     "unequal_micro_batches": ([], tinygpt, plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], micro=3),
                               ["ids"], {}, "tok", TM.lm_loss),
+    "inplace_residual": ([], TM.InPlace, plan([["inp", "a"], ["act", "b", "c"], ["act2"], ["out"]], replicas=1, micro=2),
+                         ["x8"], {}, "c5", F.cross_entropy),
     "ddp": ([], TM.Looped, plan([["inp", "block", "out"]], replicas=4, micro=2), ["x8"], {}, "c5", F.cross_entropy),
     "broken_no_stage_sum": ([], TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]]), ["x8"], {},
                             "c5", F.cross_entropy),
@@ -195,6 +199,12 @@ class RunnerTest(unittest.TestCase):
     def test_ddp(self):
         self.matches("ddp")
 
+    def test_inplace_residual(self):
+        # In-place ops on what a stage receives (ReLU(inplace=True), `y +=
+        # shortcut`) and on what it has sent: timm's ResNet-18 at 4 stages
+        # (docs/held-out.md) raised on one rank and hung the others.
+        self.matches("inplace_residual")
+
     def test_layers_two_steps(self):
         # "layers" (an nn.ModuleList the forward never calls) places its
         # blocks; the second step's gradients (set to None in between;
@@ -280,6 +290,23 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         self.assertIn("max abs difference", r.stdout)
         self.assertIn(": ok", r.stdout)
+
+    def test_inplace_residual_cli(self):
+        # The timm ResNet-18 hang's pattern (docs/held-out.md) through the
+        # command line, under a timeout: a regression fails, not hangs.
+        p = self.write(dict(CASES["inplace_residual"][2], batch=8))
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", p, "--check",
+                                 "--model", "tiny_models:InPlace", "--input", "8", "--classes", "5"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                                env=dict(os.environ, PYTHONPATH=HERE), start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the spawned ranks too
+            proc.communicate()
+            self.fail("torchplan.py --check on tiny_models:InPlace at 4 stages: no result in 120 s (a hang)")
+        self.assertEqual(proc.returncode, 0, err[-2000:])
+        self.assertIn(": ok", out)
 
     def test_bad_input(self):
         looped = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]

@@ -549,10 +549,19 @@ class _Forward:
                 self.depth -= 1
             cons = an.consumers[uid]
             if cons:
+                # What is sent, and the backward's roots, are copies taken
+                # now: the rest of this stage's forward may change the
+                # output in place (`y += shortcut` after a unit whose output
+                # is sent, a ReLU(inplace=True)), which would change the
+                # data of an isend not yet done and put the in-place op in
+                # the gradient sent back. The model keeps the output itself
+                # (and the hooks FSDP put on it, which a copy's backward
+                # reaches through the unit's autograd node).
                 leaves, _ = flatten(out)
+                sent = [t.clone(memory_format=torch.contiguous_format) for t in leaves]
                 for c in cons:
-                    rt._send(leaves, c, self.mb, uid)
-                self.sent.append((uid, leaves))
+                    rt._send(sent, c, self.mb, uid)
+                self.sent.append((uid, sent))
             return out
         if uid > an.last[self.v] and self.v != an.output_stage:
             raise _Stop()
@@ -560,7 +569,11 @@ class _Forward:
         if uid in an.needs[self.v]:
             leaves = rt._recv(u, meta, self.v, self.mb)
             self.received.append((uid, leaves))
-            return unflatten(spec, leaves)
+            # The glue and units get a copy of each leaf that requires grad:
+            # the model may change it in place (timm's ResNet: `x +=
+            # shortcut`, ReLU(inplace=True)), which autograd refuses on a
+            # leaf; the leaf's .grad still gets the gradient to send back.
+            return unflatten(spec, [t.clone() if t.requires_grad else t for t in leaves])
         return unflatten(spec, [torch.zeros(s, dtype=d, device=rt.device) for s, d in meta])
 
 
