@@ -220,6 +220,45 @@ class RunnerTest(unittest.TestCase):
         self.assertGreater(r["worst"], 1.0)
 
 
+def _dropped_send(rank, world):
+    # Stage 0 sends nothing forward: stage 1 (a 3 s limit; stage 0's is 30
+    # s, so stage 1's line comes first) must fail naming what it waits for.
+    os.environ["PLACER_TORCH_P2P_TIMEOUT"] = "3" if rank == 1 else "30"
+    send = R.Placed._send
+
+    def drop(self, leaves, to_v, mb, uid, back=False, from_v=None):
+        if back:
+            send(self, leaves, to_v, mb, uid, back, from_v)
+    R.Placed._send = drop
+    d = data()
+    check(TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]], replicas=1, micro=1), [d["x8"]], {},
+          d["c5"], F.cross_entropy, rank, world)
+
+
+class HangTest(unittest.TestCase):
+    def test_missing_send_fails(self):
+        # A value a stage waits for and never gets: a one-line error within
+        # the point-to-point timeout, not a hang (SIGALRM: the test's own
+        # limit if it does hang).
+        import multiprocessing
+
+        def alarm(*_):
+            for c in multiprocessing.active_children():
+                c.kill()
+            raise AssertionError("a stage waiting for a send that never comes hung (no error in 60 s)")
+        old = signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(60)
+        try:
+            with self.assertRaises(Exception) as cm:
+                torchplan.launch(2, _dropped_send, backend="gloo")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        last = [l for l in str(cm.exception).strip().splitlines() if l.strip()][-1]
+        self.assertIn("stage 1's receive of block#0's output 0 (shape [8, 16], float32) from stage 0, micro-batch 0: "
+                      "not done after 3 s", last)
+
+
 class OrderTest(unittest.TestCase):
     def test_interleaved_order(self):
         # Megatron-LM's order, S = 2, V = 2, M = 2: rank 0 fills with
