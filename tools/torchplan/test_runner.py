@@ -9,7 +9,8 @@ embeddings on both stages) 2 stages x 2 replicas 1F1B, 4 stages, and
 interleaved with FSDP2 and a checkpointed block; a tiny BERT with
 FSDP2 (4 replicas, and 2 x 2); timm's ViT 2 x 2 GPipe; a block applied
 three times with the cut inside its third call; two inputs (one a keyword
-argument); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
+argument); in-place ops on a stage's received and sent tensors (a residual
+block as timm's ResNet writes it, 4 stages); a container placing its blocks, two steps; ZeRO-2; interleaved 1F1B (4 virtual stages on 2 ranks);
 activation checkpointing; and a broken run (no sum over the stages of a
 parameter two stages read) that must fail. Cases needing transformers,
 timm or torch >= 2.4 are skipped, with the reason, where they are missing
@@ -18,6 +19,7 @@ timm or torch >= 2.4 are skipped, with the reason, where they are missing
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -96,6 +98,8 @@ CASES = {
                       {}, "tok", TM.lm_loss),
     "unequal_micro_batches": ([], tinygpt, plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], micro=3),
                               ["ids"], {}, "tok", TM.lm_loss),
+    "inplace_residual": ([], TM.InPlace, plan([["inp", "a"], ["act", "b", "c"], ["act2"], ["out"]], replicas=1, micro=2),
+                         ["x8"], {}, "c5", F.cross_entropy),
     "ddp": ([], TM.Looped, plan([["inp", "block", "out"]], replicas=4, micro=2), ["x8"], {}, "c5", F.cross_entropy),
     "broken_no_stage_sum": ([], TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]]), ["x8"], {},
                             "c5", F.cross_entropy),
@@ -195,6 +199,12 @@ class RunnerTest(unittest.TestCase):
     def test_ddp(self):
         self.matches("ddp")
 
+    def test_inplace_residual(self):
+        # In-place ops on what a stage receives (ReLU(inplace=True), `y +=
+        # shortcut`) and on what it has sent: timm's ResNet-18 at 4 stages
+        # (docs/held-out.md) raised on one rank and hung the others.
+        self.matches("inplace_residual")
+
     def test_layers_two_steps(self):
         # "layers" (an nn.ModuleList the forward never calls) places its
         # blocks; the second step's gradients (set to None in between;
@@ -208,6 +218,45 @@ class RunnerTest(unittest.TestCase):
         r = self.results["broken_no_stage_sum"]
         self.assertFalse(r["ok"])
         self.assertGreater(r["worst"], 1.0)
+
+
+def _dropped_send(rank, world):
+    # Stage 0 sends nothing forward: stage 1 (a 3 s limit; stage 0's is 30
+    # s, so stage 1's line comes first) must fail naming what it waits for.
+    os.environ["PLACER_TORCH_P2P_TIMEOUT"] = "3" if rank == 1 else "30"
+    send = R.Placed._send
+
+    def drop(self, leaves, to_v, mb, uid, back=False, from_v=None):
+        if back:
+            send(self, leaves, to_v, mb, uid, back, from_v)
+    R.Placed._send = drop
+    d = data()
+    check(TM.Looped, plan([["inp", "block#0"], ["block#1", "block#2", "out"]], replicas=1, micro=1), [d["x8"]], {},
+          d["c5"], F.cross_entropy, rank, world)
+
+
+class HangTest(unittest.TestCase):
+    def test_missing_send_fails(self):
+        # A value a stage waits for and never gets: a one-line error within
+        # the point-to-point timeout, not a hang (SIGALRM: the test's own
+        # limit if it does hang).
+        import multiprocessing
+
+        def alarm(*_):
+            for c in multiprocessing.active_children():
+                c.kill()
+            raise AssertionError("a stage waiting for a send that never comes hung (no error in 60 s)")
+        old = signal.signal(signal.SIGALRM, alarm)
+        signal.alarm(60)
+        try:
+            with self.assertRaises(Exception) as cm:
+                torchplan.launch(2, _dropped_send, backend="gloo")
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        last = [l for l in str(cm.exception).strip().splitlines() if l.strip()][-1]
+        self.assertIn("stage 1's receive of block#0's output 0 (shape [8, 16], float32) from stage 0, micro-batch 0: "
+                      "not done after 3 s", last)
 
 
 class OrderTest(unittest.TestCase):
@@ -280,6 +329,23 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
         self.assertIn("max abs difference", r.stdout)
         self.assertIn(": ok", r.stdout)
+
+    def test_inplace_residual_cli(self):
+        # The timm ResNet-18 hang's pattern (docs/held-out.md) through the
+        # command line, under a timeout: a regression fails, not hangs.
+        p = self.write(dict(CASES["inplace_residual"][2], batch=8))
+        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", p, "--check",
+                                 "--model", "tiny_models:InPlace", "--input", "8", "--classes", "5"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
+                                env=dict(os.environ, PYTHONPATH=HERE), start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the spawned ranks too
+            proc.communicate()
+            self.fail("torchplan.py --check on tiny_models:InPlace at 4 stages: no result in 120 s (a hang)")
+        self.assertEqual(proc.returncode, 0, err[-2000:])
+        self.assertIn(": ok", out)
 
     def test_bad_input(self):
         looped = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]

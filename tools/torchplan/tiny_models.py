@@ -85,6 +85,33 @@ class TwoInputs(nn.Module):
         return self.head(h * 0.5)
 
 
+class InPlace(nn.Module):
+    """A residual block written as timm's ResNet writes it: in-place ReLUs
+    and `y += shortcut`. Cut as [inp, a], [act, b, c], [act2], [out], stage
+    1's ReLU runs in place on what it receives, stage 2 adds in place to
+    what it receives, and stage 1 adds in place to b's output after sending
+    it (the timm ResNet-18 hang at 4 stages, docs/held-out.md)."""
+
+    def __init__(self, d=16, classes=5):
+        super().__init__()
+        self.inp = nn.Linear(8, d)
+        self.a = nn.Linear(d, d)
+        self.act = nn.ReLU(inplace=True)
+        self.b = nn.Linear(d, d)
+        self.c = nn.Linear(d, d)
+        self.act2 = nn.ReLU(inplace=True)
+        self.out = nn.Linear(d, classes)
+
+    def forward(self, x):
+        h = self.inp(x)
+        shortcut = h
+        y = self.act(self.a(h))
+        y = self.b(y)
+        y += self.c(shortcut)
+        y = self.act2(y)
+        return self.out(y)
+
+
 def mlp(width=64, depth=8, classes=10, inp=32):
     """A plain sequential MLP (bench_overhead.py: split by hand with
     torch.distributed.pipelining)."""

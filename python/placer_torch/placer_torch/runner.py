@@ -23,8 +23,10 @@ embeddings.
 """
 
 import collections
+import datetime
 import functools
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -549,10 +551,19 @@ class _Forward:
                 self.depth -= 1
             cons = an.consumers[uid]
             if cons:
+                # What is sent, and the backward's roots, are copies taken
+                # now: the rest of this stage's forward may change the
+                # output in place (`y += shortcut` after a unit whose output
+                # is sent, a ReLU(inplace=True)), which would change the
+                # data of an isend not yet done and put the in-place op in
+                # the gradient sent back. The model keeps the output itself
+                # (and the hooks FSDP put on it, which a copy's backward
+                # reaches through the unit's autograd node).
                 leaves, _ = flatten(out)
+                sent = [t.clone(memory_format=torch.contiguous_format) for t in leaves]
                 for c in cons:
-                    rt._send(leaves, c, self.mb, uid)
-                self.sent.append((uid, leaves))
+                    rt._send(sent, c, self.mb, uid)
+                self.sent.append((uid, sent))
             return out
         if uid > an.last[self.v] and self.v != an.output_stage:
             raise _Stop()
@@ -560,8 +571,27 @@ class _Forward:
         if uid in an.needs[self.v]:
             leaves = rt._recv(u, meta, self.v, self.mb)
             self.received.append((uid, leaves))
-            return unflatten(spec, leaves)
+            # The glue and units get a copy of each leaf that requires grad:
+            # the model may change it in place (timm's ResNet: `x +=
+            # shortcut`, ReLU(inplace=True)), which autograd refuses on a
+            # leaf; the leaf's .grad still gets the gradient to send back.
+            return unflatten(spec, [t.clone() if t.requires_grad else t for t in leaves])
         return unflatten(spec, [torch.zeros(s, dtype=d, device=rt.device) for s, d in meta])
+
+
+def _dtype(d):
+    return str(d).replace("torch.", "")
+
+
+def p2p_timeout():
+    """Seconds a stage waits for one point-to-point send or receive (gloo)
+    before the run fails with a line naming it: PLACER_TORCH_P2P_TIMEOUT
+    (0: no limit), default 180."""
+    v = os.environ.get("PLACER_TORCH_P2P_TIMEOUT", "")
+    try:
+        return float(v) if v.strip() else 180.0
+    except ValueError:
+        raise PlanError("PLACER_TORCH_P2P_TIMEOUT=%r: seconds (0: no limit)" % v)
 
 
 def _tag(mb, uid, units, back):
@@ -592,6 +622,9 @@ class Placed:
             raise PlanError("schedule interleaved: micro_batches %d is not a multiple of the %d pipeline ranks"
                             % (self.M, self.S))
         self.shard = plan["shard"]
+        # gloo's waits take a timeout; NCCL's would block the CPU on the
+        # stream (and NCCL has its own watchdog).
+        self.timeout_s = p2p_timeout() if dist.get_backend() == "gloo" else 0
         check_torch(plan)
         self.replica, self.pos = divmod(self.rank, self.S)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
@@ -728,17 +761,44 @@ class Placed:
     def _rank_of(self, v):
         return self.replica * self.S + v % self.S
 
-    def _send(self, leaves, to_v, mb, uid, back=False):
+    def _send(self, leaves, to_v, mb, uid, back=False, from_v=None):
         if to_v % self.S == self.pos:
             self.mail[(uid, to_v, mb, back)] = leaves
             return
         dst = self._rank_of(to_v)
-        for t in leaves:
+        for i, t in enumerate(leaves):
             t = t.detach()
             if t.dtype == torch.bool:
                 t = t.to(torch.uint8)
             t = t.contiguous()
-            self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t))
+            what = ("stage %d's send of the gradient of %s's output %d (shape %s, %s) to stage %d, micro-batch %d" %
+                    (from_v, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb) if back else
+                    "stage %d's send of %s's output %d (shape %s, %s) to stage %d, micro-batch %d" %
+                    (self.an.units[uid].owner, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb))
+            self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t, what))
+
+    def _wait(self, work, what):
+        """work.wait() within the point-to-point timeout: a value that never
+        comes (a send or receive the other side does not make) ends the run
+        with one line naming it, instead of hanging."""
+        if not self.timeout_s:
+            work.wait()
+            return
+        try:
+            ok = work.wait(datetime.timedelta(seconds=self.timeout_s))
+        except RuntimeError as e:
+            if "closed by peer" in str(e):
+                # The other side's process ended (its own error, or its
+                # timeout, closed the connection): a moment for it to exit
+                # first, so that the launch reports its line, not this one.
+                time.sleep(5)
+                raise PlanError("%s: the other stage's process ended" % what)
+            if "imeout" not in str(e) and "imed out" not in str(e):
+                raise
+            ok = False
+        if ok is False:
+            raise PlanError("%s: not done after %g s (a hang: the other stage never matched it; "
+                            "PLACER_TORCH_P2P_TIMEOUT sets the wait)" % (what, self.timeout_s))
 
     def _recv(self, u, meta, v, mb):
         grad = torch.is_grad_enabled()
@@ -747,9 +807,11 @@ class Placed:
         else:
             src = self._rank_of(u.owner)
             leaves = []
-            for shape, dtype in meta:
+            for i, (shape, dtype) in enumerate(meta):
                 t = torch.empty(shape, dtype=torch.uint8 if dtype == torch.bool else dtype, device=self.device)
-                dist.recv(t, src, tag=_tag(mb, u.uid, len(self.an.units), False))
+                self._wait(dist.irecv(t, src, tag=_tag(mb, u.uid, len(self.an.units), False)),
+                           "stage %d's receive of %s's output %d (shape %s, %s) from stage %d, micro-batch %d" %
+                           (v, u, i, list(shape), _dtype(dtype), u.owner, mb))
                 leaves.append(t.bool() if dtype == torch.bool else t)
         return [t.requires_grad_() if grad and t.is_floating_point() else t for t in leaves]
 
@@ -759,9 +821,12 @@ class Placed:
             return self.mail.pop((uid, from_v, mb, True))
         src = self._rank_of(from_v)
         out = []
-        for t in want:
+        for i, t in enumerate(want):
             g = torch.empty(t.shape, dtype=t.dtype, device=self.device)
-            dist.recv(g, src, tag=_tag(mb, uid, len(self.an.units), True))
+            self._wait(dist.irecv(g, src, tag=_tag(mb, uid, len(self.an.units), True)),
+                       "stage %d's receive of the gradient of %s's output %d (shape %s, %s) from stage %d, "
+                       "micro-batch %d" % (self.an.units[uid].owner, self.an.units[uid], i, list(t.shape),
+                                           _dtype(t.dtype), from_v, mb))
             out.append(g)
         return out
 
@@ -818,7 +883,7 @@ class Placed:
             if owner % self.S == self.pos:
                 self.mail[(uid, ctx.v, ctx.mb, True)] = gs
             else:
-                self._send(gs, owner, ctx.mb, uid, back=True)
+                self._send(gs, owner, ctx.mb, uid, back=True, from_v=ctx.v)
 
     def sync_grads(self):
         """Sums each held parameter's gradient over the stages that read it
@@ -1054,8 +1119,8 @@ class _Schedule:
                 pl._arming = i == last_b[v]
                 pl.backward(saved.pop((i, v)))
                 pl._arming = False
-        for w, _ in pl.works:
-            w.wait()
+        for w, _, what in pl.works:
+            pl._wait(w, what)
         pl.works, pl.mail = [], {}
         work = dist.all_reduce(loss_sum, async_op=True) if pl.world > 1 else None
         pl.sync_grads()
