@@ -19,6 +19,7 @@ timm or torch >= 2.4 are skipped, with the reason, where they are missing
 import importlib.util
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -346,6 +347,19 @@ class CommandLineTest(unittest.TestCase):
             self.fail("torchplan.py --check on tiny_models:InPlace at 4 stages: no result in 120 s (a hang)")
         self.assertEqual(proc.returncode, 0, err[-2000:])
         self.assertIn(": ok", out)
+
+    def test_float64_check(self):
+        # --dtype float64: the model, its floating inputs and the check in
+        # float64: 2 replicas x 2 stages x 4 micro-batches of the looped
+        # block then differ from the unsplit step by float64 rounding only,
+        # a millionth of the tolerance (float32's is about 1e-2 of it).
+        p = self.write(dict(plan([["inp", "block"], ["out"]]), batch=8))
+        r = self.cli("--plan", p, "--check", "--model", "tiny_models:Looped", "--input", "8", "--classes", "5",
+                     "--dtype", "float64")
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        self.assertIn(": ok", r.stdout)
+        share = float(re.search(r"([0-9.e+-]+) of the tolerance", r.stdout).group(1))
+        self.assertLess(share, 1e-6, r.stdout)
 
     def test_bad_input(self):
         looped = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]

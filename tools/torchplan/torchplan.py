@@ -213,9 +213,16 @@ class Job:
                 self.inputs.append(v)
         self.target = _draw(tspec, B, g)
         self.config = parse_config(a.config)
+        self.dtype = {"float32": None, "float64": torch.float64}[a.dtype]
+        if self.dtype is not None:  # floating inputs and targets in the step's precision; tokens and labels stay
+            cast = lambda v: v.to(self.dtype) if v.is_floating_point() else v  # noqa: E731
+            self.inputs = [cast(v) for v in self.inputs]
+            self.kwargs = {k: cast(v) for k, v in self.kwargs.items()}
+            self.target = cast(self.target)
 
     def model_fn(self):
-        return model_builder(self.a.model, self.config)()
+        m = model_builder(self.a.model, self.config)()
+        return m if self.dtype is None else m.to(self.dtype)
 
     def loss_fn(self):
         return loss_function(self.a.loss)
@@ -290,6 +297,9 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=0, help="global batch (default: the plan's)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--mode", choices=("train", "eval"), default="train")
+    ap.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="the step's precision: float64 tells a split that is wrong from float32 rounding (a model "
+                         "with random weights whose activations grow through it: the zoo's inception_v3)")
     ap.add_argument("--check", action="store_true",
                     help="compare the loss and every gradient with the unsplit model's step (exit 1 beyond rtol "
                          "1e-5, atol 1e-6)")
