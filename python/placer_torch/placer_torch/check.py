@@ -56,17 +56,24 @@ def run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=
 
 
 def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, mode="train", steps=1):
-    """Runs the plan's step and the unsplit one on every rank; returns the
+    """Runs the plan's step on every rank and the unsplit one on rank 0
+    (its loss and gradients sent to every rank); returns the
     same dict on every rank: loss, want_loss, max_abs, max_rel (over
     elements with |want| >= 1e-6), worst (max |got - want| / (atol + rtol
     |want|): above 1 fails), compared (parameters), missing (parameters no
     rank holds a gradient of), ok."""
-    # The unsplit step first, its model freed before the plan's is built:
-    # a rank holds the reference's gradients beside the plan's model, not
-    # a second model with its activations (GPT-2 small on 4 gloo ranks
-    # was killed for memory).
-    want_loss, want = reference_step(model_fn, inputs, kwargs, target, loss_fn, seed, mode)
-    gc.collect()
+    # The unsplit step first, on rank 0 only, its model freed before the
+    # plan's is built, and its loss and gradients sent to the others: no
+    # rank holds a second model with the whole batch's activations beside
+    # the plan's (GPT-2 small on 4 gloo ranks was killed for memory when
+    # every rank ran it after its plan's step).
+    ref = [None, None]
+    if rank == 0:
+        ref = list(reference_step(model_fn, inputs, kwargs, target, loss_fn, seed, mode))
+        gc.collect()
+    dist.broadcast_object_list(ref, src=0)
+    want_loss, want = ref
+    del ref
     placed, loss = run_step(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed, mode, steps=steps)
     got = placed.gradients()
     abs_d = rel_d = worst = 0.0
