@@ -96,7 +96,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	KB=""
 fi
-step kernelbench 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
+step kernelbench 180 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then

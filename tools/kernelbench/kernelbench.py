@@ -16,7 +16,14 @@ Sections (--only picks some):
   grouped  torch._grouped_mm (BF16) and torch._scaled_grouped_mm (FP8,
            rowwise) over the local experts of MoE presets, beside one dense
            GEMM of the same FLOPs;
-  memory   copy bandwidth by bytes, LayerNorm and RMSNorm-like, softmax;
+  attention causal fused attention (torch's flash and cuDNN SDPA kernels)
+           at the Megatron rows' shards, Llama 3 (GQA) and DeepSeek-V3's MLA
+           shapes, and a sweep of head dimension by sequence;
+  moe      around the expert GEMMs: router, permute and unpermute
+           (forward and backward), the dispatcher's host synchronization;
+  memory   copy bandwidth by bytes; LayerNorm, RMSNorm, SwiGLU and
+           dropout-add (forward and backward) by hidden size; add and
+           softmax by bytes; cross-entropy by vocabulary;
   between  what a step has besides its blocks, for the 1.7B and 7.1B rows:
            the output layer with cross-entropy (forward and backward), the
            embedding (forward and backward), Adam (fused and foreach) on a
@@ -149,6 +156,93 @@ def sec_gemm(args):
             s = bench(lambda: torch.mm(a, b))
             return {"seconds": s, "tflops": 2 * n ** 3 / s / 1e12}
         guarded("gemm", "square.%d" % n, dtype=str(dt).split(".")[1], m=n, k=n, n=n)(f)
+
+
+# Attention shapes beyond the Megatron rows (whose heads and TP come from
+# layerbench.MEGATRON_ROWS, seq 4096, heads = kv heads): name, query heads,
+# kv heads, qk head dim, v head dim, seq, the GPU's share (tensor
+# parallel). Llama 3 (GQA, 8 KV heads, seq 8192 as Megatron-Bridge's rows;
+# 70B at TP 4, 405B at TP 8) and DeepSeek-V3's MLA (128 heads, q/k 192 = 128
+# + 64 rotary, v 128, no TP, seq 4096).
+ATTN_MODELS = [
+    ("llama3-8b", 32, 8, 128, 128, 8192, 1),
+    ("llama3-70b", 64, 8, 128, 128, 8192, 4),
+    ("llama3-405b", 128, 8, 128, 128, 8192, 8),
+    ("dsv3-mla", 128, 128, 192, 128, 4096, 1),
+]
+
+
+def attention_cases(quick):
+    """(name, batch, q heads, kv heads, qk dim, v dim, seq) of every case:
+    the Megatron rows' shards, the models above, and a sweep of head
+    dimension by sequence at 16 heads and about 16K tokens."""
+    if quick:
+        return [("quick", 1, 4, 2, 32, 32, 128)]
+    out = []
+    for name, heads, hidden, layers, tp, pp, gpus, gbs in layerbench.MEGATRON_ROWS:
+        out.append(("megatron-%s" % name, 1, heads // tp, heads // tp, hidden // heads, hidden // heads, 4096))
+    for name, q, kv, dqk, dv, seq, tp in ATTN_MODELS:
+        out.append((name, 1, q // tp, max(1, kv // tp), dqk, dv, seq))
+    for d in (64, 128, 256):
+        for seq in (1024, 2048, 4096, 8192, 16384):
+            out.append(("sweep.d%d.s%d" % (d, seq), max(1, 16384 // seq), 16, 16, d, d, seq))
+    return out
+
+
+def attention_flops(b, h, dqk, dv, s):
+    """Causal attention's forward FLOPs as the attention benchmarks count
+    them (FlashAttention's): the causal half of Q K^T and P V, 2 b h s^2
+    (dqk + dv) / 2. The backward is 2.5 times that (five GEMMs, not two)."""
+    return b * h * s * s * (dqk + dv)
+
+
+def sec_attention(args):
+    """Causal fused attention forward and backward by backend (torch's
+    flash and cuDNN SDPA kernels; cuDNN's is what Transformer Engine runs on
+    H100), head dimension and sequence."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if cuda else [("math", SDPBackend.MATH)]
+    except ImportError:  # torch 1.13: whatever SDPA picks, or none
+        sdpa_kernel, backends = None, [("default", None)]
+    for name, b, hq, hkv, dqk, dv, seq in attention_cases(args.quick):
+        for bname, backend in backends:
+            def f(b=b, hq=hq, hkv=hkv, dqk=dqk, dv=dv, seq=seq, backend=backend):
+                q = torch.randn(b, hq, seq, dqk, device=DEVICE, dtype=dt, requires_grad=True)
+                k = torch.randn(b, hkv, seq, dqk, device=DEVICE, dtype=dt, requires_grad=True)
+                v = torch.randn(b, hkv, seq, dv, device=DEVICE, dtype=dt, requires_grad=True)
+                if hkv != hq:  # GQA: the keys and values of each group, as the kernels read them
+                    k = k.detach().repeat_interleave(hq // hkv, dim=1).requires_grad_()
+                    v = v.detach().repeat_interleave(hq // hkv, dim=1).requires_grad_()
+                g = torch.randn(b, hq, seq, dv, device=DEVICE, dtype=dt)
+                # GQA's keys and values are repeated per query head here (the
+                # FLOPs are the same; the kernel reads more K and V).
+                ctx = sdpa_kernel(backend) if backend is not None else _null()
+                with ctx:
+                    fn = getattr(F, "scaled_dot_product_attention", None)
+                    if fn is None:
+                        raise RuntimeError("this torch has no scaled_dot_product_attention")
+                    fwd = bench(lambda: fn(q, k, v, is_causal=True))
+                    both = bench(lambda: torch.autograd.grad(fn(q, k, v, is_causal=True), (q, k, v), g))
+                fl = attention_flops(b, hq, dqk, dv, seq)
+                bwd = both - fwd
+                return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": bwd,
+                        "fwd_flops": fl, "fwd_tflops": fl / fwd / 1e12,
+                        "bwd_tflops": 2.5 * fl / bwd / 1e12 if bwd > 0 else None}
+            guarded("attention", "%s.%s" % (name, bname), backend=bname, batch=b, heads=hq, kv_heads=hkv,
+                    head_dim=dqk, v_head_dim=dv, seq=seq, causal=True)(f)
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
 
 
 FP8 = getattr(torch, "float8_e4m3fn", None)
@@ -298,6 +392,82 @@ def sec_grouped(args):
         del a
 
 
+def sec_moe(args):
+    """What an MoE layer runs around its expert GEMMs, for each preset at
+    4096 tokens (one micro-batch of seq 4096 on one GPU): the router (a GEMM
+    to the experts' scores, softmax, top-k), the permutation of each token's
+    top-k copies into expert order (argsort and a gather, as Megatron-Core's
+    moe_permute without fusion) and the unpermutation (the weighted sum of
+    each token's copies: index_add), forward and backward; and what the
+    layer's dispatcher costs in host-device synchronizations (the tokens per
+    expert copied to the host, as the all-to-all dispatcher's .cpu() does)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    n = 256 if args.quick else 4096
+    for name, h, ffn, experts, topk, ep in MOE:
+        if args.quick:
+            h = 256
+        base = dict(model=name, hidden=h, experts=experts, topk=topk, tokens=n)
+        x = torch.randn(n, h, device=DEVICE, dtype=dt, requires_grad=True)
+        w = torch.randn(experts, h, device=DEVICE, dtype=dt, requires_grad=True)
+
+        def route():
+            scores = torch.softmax((x @ w.t()).float(), dim=-1)
+            return torch.topk(scores, topk, dim=-1)
+
+        def router():
+            fwd = bench(route)
+            both = bench(lambda: route()[0].sum().backward())
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd}
+        guarded("moe", "%s.router" % name, **base)(router)
+
+        with torch.no_grad():
+            probs, idx = route()
+        flat = idx.reshape(-1)
+
+        def permute_fn():
+            order = torch.argsort(flat, stable=True)
+            return x.index_select(0, order // topk), order
+
+        def permute():
+            fwd = bench(permute_fn)
+            g = torch.randn(n * topk, h, device=DEVICE, dtype=dt)
+            both = bench(lambda: permute_fn()[0].backward(g))
+            moved = 2 * n * topk * h * x.element_size()
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": moved, "fwd_gbps": moved / fwd / 1e9}
+        guarded("moe", "%s.permute" % name, **base)(permute)
+
+        with torch.no_grad():
+            order = torch.argsort(flat, stable=True)
+        y = torch.randn(n * topk, h, device=DEVICE, dtype=dt, requires_grad=True)
+        pw = probs.reshape(-1)[order].to(dt).detach().requires_grad_()
+
+        def unpermute_fn():
+            out = torch.zeros(n, h, device=DEVICE, dtype=dt)
+            return out.index_add(0, order // topk, y * pw.unsqueeze(-1))
+
+        def unpermute():
+            fwd = bench(unpermute_fn)
+            g = torch.randn(n, h, device=DEVICE, dtype=dt)
+            both = bench(lambda: unpermute_fn().backward(g))
+            moved = 2 * n * topk * h * y.element_size() + n * h * y.element_size()
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": moved, "fwd_gbps": moved / fwd / 1e9}
+        guarded("moe", "%s.unpermute" % name, **base)(unpermute)
+
+        def sync():
+            # The tokens per expert to the host: a bincount and a blocking
+            # copy, what a dispatcher that sizes its all-to-all on the host
+            # waits for once per layer and direction.
+            fn = (lambda: torch.bincount(flat, minlength=experts).cpu())
+            return {"seconds": bench(fn)}
+        guarded("moe", "%s.host_sync" % name, **base)(sync)
+        del x, w, y
+        if cuda:
+            torch.cuda.empty_cache()
+
+
 def sec_memory(args):
     sizes = [1 << 20, 1 << 24] if args.quick else [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, 1 << 30]
     for nbytes in sizes:
@@ -325,6 +495,84 @@ def sec_memory(args):
             s = bench(lambda: F.gelu(x, approximate="tanh"))
             return {"seconds": s, "gbps": 2 * x.numel() * x.element_size() / s / 1e9}
         guarded("memory", "gelu.%d" % (4 * h), tokens=seq, hidden=4 * h)(gelu)
+
+        def rms(h=h):
+            x = torch.randn(seq, h, device=DEVICE, dtype=dt, requires_grad=True)
+            w = torch.ones(h, device=DEVICE, dtype=dt, requires_grad=True)
+            g = torch.randn(seq, h, device=DEVICE, dtype=dt)
+            norm = getattr(F, "rms_norm", None)
+            if norm is None:  # torch < 2.4: what a model writes by hand
+                def norm(x, shape, w):
+                    return x * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6).to(x.dtype) * w
+            fwd = bench(lambda: norm(x, (h,), w))
+            both = bench(lambda: norm(x, (h,), w).backward(g))
+            nbytes = seq * h * x.element_size()
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": 2 * nbytes, "fwd_gbps": 2 * nbytes / fwd / 1e9}
+        guarded("memory", "rmsnorm.%d" % h, tokens=seq, hidden=h)(rms)
+
+        def swiglu(h=h):
+            # Llama's MLP activation on fc1's two halves (8h/3 each, rounded
+            # to 256 as Llama does): silu(a) * b, forward and backward.
+            f = (8 * h // 3 + 255) // 256 * 256
+            ab = torch.randn(seq, 2 * f, device=DEVICE, dtype=dt, requires_grad=True)
+            g = torch.randn(seq, f, device=DEVICE, dtype=dt)
+
+            def fn():
+                a, b = ab.chunk(2, dim=-1)
+                return F.silu(a) * b
+            fwd = bench(fn)
+            both = bench(lambda: fn().backward(g))
+            nbytes = seq * 3 * f * ab.element_size()
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": nbytes, "fwd_gbps": nbytes / fwd / 1e9}
+        guarded("memory", "swiglu.%d" % h, tokens=seq, hidden=h)(swiglu)
+
+        def dropadd(h=h):
+            # Megatron's bias-dropout-add after attention and the MLP:
+            # residual + dropout(x), p 0.1, in training.
+            x = torch.randn(seq, h, device=DEVICE, dtype=dt, requires_grad=True)
+            r = torch.randn(seq, h, device=DEVICE, dtype=dt, requires_grad=True)
+            g = torch.randn(seq, h, device=DEVICE, dtype=dt)
+            fwd = bench(lambda: r + F.dropout(x, 0.1, True))
+            both = bench(lambda: (r + F.dropout(x, 0.1, True)).backward(g))
+            nbytes = 3 * seq * h * x.element_size()
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": nbytes, "fwd_gbps": nbytes / fwd / 1e9}
+        guarded("memory", "dropout_add.%d" % h, tokens=seq, hidden=h)(dropadd)
+    # Memory-bound kernels by bytes: an elementwise add (two reads, one
+    # write) and a softmax over rows of 4096 (one read, one write), from 2
+    # MiB to 2 GiB moved: the rate by size that small kernels fall from.
+    for nbytes in ([1 << 21, 1 << 24] if args.quick else [1 << 21, 1 << 23, 1 << 25, 1 << 27, 1 << 29, 1 << 31]):
+        def add(nbytes=nbytes):
+            n = nbytes // 3 // 2
+            a = torch.randn(n, device=DEVICE, dtype=dt)
+            b = torch.randn(n, device=DEVICE, dtype=dt)
+            s = bench(lambda: a + b)
+            moved = 3 * n * a.element_size()
+            return {"seconds": s, "bytes": moved, "gbps": moved / s / 1e9}
+        guarded("memory", "add.%dMiB" % (nbytes >> 20), bytes=nbytes)(add)
+
+        def softmax(nbytes=nbytes):
+            n = max(1, nbytes // 2 // 2 // 4096)
+            x = torch.randn(n, 4096, device=DEVICE, dtype=dt)
+            s = bench(lambda: torch.softmax(x, dim=-1))
+            moved = 2 * x.numel() * x.element_size()
+            return {"seconds": s, "bytes": moved, "gbps": moved / s / 1e9}
+        guarded("memory", "softmax.%dMiB" % (nbytes >> 20), bytes=nbytes)(softmax)
+    # Cross-entropy on the logits of the vocabularies the presets use
+    # (GPT-2's padded 51200, Llama 3's 128256, Qwen3's 151936, DeepSeek-V3's
+    # 129280), 4096 tokens, forward and backward (the logits' gradient).
+    for vocab in ([1000] if args.quick else [51200, 128256, 129280, 151936]):
+        def ce(vocab=vocab):
+            n = 256 if args.quick else 4096
+            x = torch.randn(n, vocab, device=DEVICE, dtype=dt, requires_grad=True)
+            y = torch.randint(0, vocab, (n,), device=DEVICE)
+            fwd = bench(lambda: F.cross_entropy(x.float(), y))
+            both = bench(lambda: F.cross_entropy(x.float(), y).backward())
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "bytes": x.numel() * x.element_size(), "tokens": n}
+        guarded("memory", "cross_entropy.%d" % vocab, vocab=vocab)(ce)
 
 
 def sec_between(args):
@@ -415,7 +663,7 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-SECTIONS = {"gemm": sec_gemm, "fp8": sec_fp8, "grouped": sec_grouped, "memory": sec_memory, "between": sec_between}
+SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "memory": sec_memory, "between": sec_between}
 
 
 def main(argv=None):
