@@ -34,6 +34,10 @@ type MeasuredStep struct {
 	// optimizer). 0: not measured.
 	Adam       float64
 	AdamParams float64
+	// Attention is the backend the blocks' attention ran with
+	// (kernelbench --attention; "" or "any": PyTorch's choice, the pod's
+	// first kernel: MeasuredLayer.Attention).
+	Attention string
 }
 
 // kernelLine is the part of a kernelbench line ReadKernelBench reads.
@@ -50,6 +54,7 @@ type kernelLine struct {
 	MB     int      `json:"micro_batches"`
 	Layers int      `json:"layers"`
 	Params float64  `json:"params"`
+	Attn   string   `json:"attention"`
 }
 
 // ReadKernelBench reads the between section of a kernelbench file (one
@@ -79,8 +84,11 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 		}
 		s := byRow[row]
 		if s == nil {
-			s = &MeasuredStep{Row: row}
+			s = &MeasuredStep{Row: row, Attention: l.Attn}
 			byRow[row] = s
+		}
+		if l.Attn != s.Attention {
+			return nil, fmt.Errorf("line %d (%s): attention %q, the row's other lines %q", n, l.Name, l.Attn, s.Attention)
 		}
 		get := func(name string, v *float64) (float64, error) {
 			if v == nil {
@@ -190,11 +198,13 @@ type StepCheck struct {
 	// Blocks is MicroBatches x Layers blocks, measured one at a time;
 	// Between what the step has besides them (the step less Blocks),
 	// predicted as the embedding, the output layer and the
-	// cross-entropy.
+	// cross-entropy, and Accumulate: plain PyTorch's addition of each
+	// micro-batch's gradients (part of BetweenPredicted).
 	BlocksMeasured   float64 `json:"blocks_measured_s"`
 	BlocksPredicted  float64 `json:"blocks_predicted_s"`
 	BetweenMeasured  float64 `json:"between_measured_s"`
 	BetweenPredicted float64 `json:"between_predicted_s"`
+	Accumulate       float64 `json:"accumulate_predicted_s"`
 	// Head, Embedding: one micro-batch's, forward and backward. Adam:
 	// the optimizer's update of AdamParams FP32 parameters.
 	HeadMeasured       float64 `json:"head_measured_s,omitempty"`
@@ -230,6 +240,10 @@ func CheckSteps(steps []MeasuredStep, p Pod) ([]StepCheck, error) {
 		T := row.Strategy.Tensor
 		st := Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}
 		q := onePod(p, st)
+		var err error
+		if q.Kernels, err = q.Kernels.withAttention(s.Attention); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Row, err)
+		}
 		st.Replicas = q.GPUs() / T // the node's other GPUs as replicas: the same work on each
 		m.Batch = st.Replicas
 		pl, err := Resolve(m, st, q)
@@ -242,9 +256,17 @@ func CheckSteps(steps []MeasuredStep, p Pod) ([]StepCheck, error) {
 		of, ob := c.output()
 		ef, eb := c.embedding()
 		M, L := float64(s.MicroBatches), float64(s.Layers)
+		// Plain PyTorch adds each micro-batch's BF16 gradients into
+		// those already there (kernelbench times the step repeatedly, so
+		// every micro-batch does), where Megatron-Core accumulates in its
+		// weight-gradient GEMMs (gradient_accumulation_fusion): one
+		// elementwise pass over the GPU's parameters a micro-batch,
+		// reading two gradients and writing one.
+		P := L*float64(m.LayerParams())/float64(T) + float64(m.EmbeddingParams()+m.OutputParams())/float64(T)
+		accum := kernel{class: graph.ClassElementwise, flops: P, read: 2 * P * bf16, writes: P * bf16}.time(&q.Hardware)
 		chk := StepCheck{Row: s.Row, MicroBatches: s.MicroBatches, Layers: s.Layers, Measured: s.Seconds,
 			BlocksMeasured: M * L * s.Block, BlocksPredicted: M * L * (lf.busy + lb.busy),
-			BetweenPredicted: M * (of.busy + ob.busy + ef.busy + eb.busy)}
+			BetweenPredicted: M * (of.busy + ob.busy + ef.busy + eb.busy + accum), Accumulate: M * accum}
 		chk.BetweenMeasured = chk.Measured - chk.BlocksMeasured
 		chk.Predicted = chk.BlocksPredicted + chk.BetweenPredicted
 		chk.Error = chk.Predicted/chk.Measured - 1

@@ -133,13 +133,21 @@ func TestCheckStepsParts(t *testing.T) {
 }
 
 // TestH100StepMeasured: the two rows' whole steps measured on one H100
-// (measurements/2026-11-26-h100/kernelbench.jsonl: plain PyTorch BF16,
-// four micro-batches, no communication) against dgx-h100's prediction
-// of the same work: within 7%, the blocks within 3%. This is the check
+// (measurements/2026-11-26-h100-b/kb-between-BACKEND.jsonl: plain
+// PyTorch BF16, four micro-batches, no communication; the blocks'
+// attention with cuDNN's kernel in one file, torch's flash kernel in the
+// other) against dgx-h100's prediction of the same work with the same
+// attention kernel: within 7%, the blocks within 3%. This is the check
 // that the Megatron rows' errors at cluster scale are not in one GPU's
 // kernels (docs/history.md, 2026-11-26).
 func TestH100StepMeasured(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100", "kernelbench.jsonl"))
+	for _, backend := range []string{"cudnn", "flash"} {
+		t.Run(backend, func(t *testing.T) { checkH100Step(t, "kb-between-"+backend+".jsonl") })
+	}
+}
+
+func checkH100Step(t *testing.T, file string) {
+	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-b", file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,7 +283,8 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf}, phase{busy: ub}
 	} else {
-		fa, fb = c.ringAttention(attn, false, kvChunk), c.ringAttention(attnB, true, kvChunk)
+		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
+		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
 	}
 	// Backward: each GEMM's input gradient and weight gradient (each the
 	// forward's FLOPs), twice the elementwise traffic, flash attention's
@@ -385,8 +386,9 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
 	kvChunk := n * heads * (2*d + r) * bf16 // this GPU's K and V (context parallelism's message)
-	fa = c.ringAttention(attn, false, kvChunk)
-	fb := c.ringAttention(attnB, true, kvChunk)
+	e := n * heads * (2*d + r)              // the queries' elements: Q and K of Head + RopeDim, V of Head
+	fa = c.ringAttention(fusedAttn{attn, e, int(d + r)}, false, kvChunk)
+	fb := c.ringAttention(fusedAttn{attnB, e, int(d + r)}, true, kvChunk)
 	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.back(gProj)
 	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))

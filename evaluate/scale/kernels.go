@@ -1,7 +1,9 @@
 package scale
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/placer/placer/graph"
 )
@@ -22,11 +24,12 @@ type Kernels struct {
 	// layer's). 0: the hardware preset's.
 	GEMM float64
 
-	// AttentionFwd and AttentionBwd are the fractions of the BF16 tensor
-	// peak that fused (flash) attention reaches forward and backward,
-	// counted on the causal half of the scores as the attention
-	// benchmarks count it. 0: the matmul class's efficiency.
-	AttentionFwd, AttentionBwd float64
+	// Attention are the fused attention kernels measured on the node's
+	// GPU, timed by shape (AttentionKernel), the one its runs use first
+	// (Transformer Engine's on H100: cuDNN's); the others check blocks
+	// measured with them (MeasuredLayer.Attention). None: fused
+	// attention at the matmul class's efficiency.
+	Attention []*AttentionKernel
 
 	// SMs is the GPU's streaming multiprocessors; OverlapSMs how many of
 	// them a tensor-parallel collective overlapped with a GEMM takes
@@ -85,6 +88,24 @@ type Kernels struct {
 	GroupedGEMM float64
 }
 
+// withAttention is k with the attention kernel of backend first (the one
+// a layer is costed with): "" and "any" leave k as it is; a backend k has
+// not measured is an error naming those it has.
+func (k Kernels) withAttention(backend string) (Kernels, error) {
+	if backend == "" || backend == "any" || len(k.Attention) == 0 {
+		return k, nil
+	}
+	var names []string
+	for i, a := range k.Attention {
+		if a.Backend == backend {
+			k.Attention = append([]*AttentionKernel{a}, append(append([]*AttentionKernel(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
+			return k, nil
+		}
+		names = append(names, a.Backend)
+	}
+	return k, fmt.Errorf("attention %q: not measured on this GPU (measured: %s)", backend, strings.Join(names, ", "))
+}
+
 // fp8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
 // ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
 // (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
@@ -103,22 +124,41 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from measurements:
-//   - GEMMs: 0.683 of the BF16 peak (676 TFLOP/s), the efficiency that
-//     makes nine Megatron-style blocks measured on an H100 SXM
-//     (../shared/data/h100/layers-2026-11-25.jsonl: each H100 row's
-//     tensor-parallel shard, plain PyTorch BF16, micro-batch 1, sequence
-//     4,096) closest to placer's prediction of them, every other kernel
-//     as below (FitGEMM; `placer report layers --measured FILE` prints
-//     the fit and TestH100GEMMMeasured recomputes it): the nine within
-//     3.5%, each within 3.7% when fitted to the other eight. The
-//     preset's 0.75 was an assumption; the profile's 0.909 (hw bench, at
-//     its own square sizes) is not a shard's shape;
-//   - attention: cuDNN's fused attention (what Transformer Engine 1.x runs
-//     on sm90, which Megatron-Core r0.8 uses) at head dimension 128,
-//     sequence 4,096, BF16, in the FlashAttention-3 paper's benchmark
-//     (Shah et al., 2024, figures of forward and backward speed on H100
-//     SXM5): 518 TFLOP/s forward (causal) and 499 TFLOP/s backward, of
-//     989.4;
+//   - GEMMs: 0.755 of the BF16 peak (747 TFLOP/s), the efficiency that
+//     makes placer's own nine blocks (tools/layerbench: each Megatron
+//     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
+//     1, sequence 4,096) measured on an H100 SXM with cuDNN's attention
+//     (measurements/2026-11-26-h100-b/layerbench-cudnn.jsonl) closest to
+//     placer's prediction of them, every other kernel as below (FitGEMM;
+//     `placer report layers --measured FILE` prints the fit and
+//     TestH100GEMMMeasured recomputes it): the nine within 4.6%. The same
+//     blocks with torch's flash kernel, each costed with its own
+//     attention kernel, fit 0.758; the BF16 GEMM microbenchmark's median
+//     at the rows' shard shapes is 0.771. It was 0.683 while attention was
+//     costed at one benchmark's rate (below): the blocks' slower
+//     attention at a shard's few heads was taken for slower GEMMs. The
+//     blocks of ../shared/data/h100/layers-2026-11-25.jsonl (layer.py,
+//     timed with the host's launches inside the window) fit 0.699;
+//   - attention: cuDNN's fused attention (what Transformer Engine runs
+//     on sm90 for Megatron-Core, and what torch 2.11's SDPA picks there
+//     by default) timed by shape, and torch's flash kernel beside it for
+//     blocks measured with it: t = F/R(d) + Beta E + T0 (AttentionRate),
+//     fitted to 28 causal BF16 cases each, forward and backward, measured
+//     on one H100 SXM (measurements/2026-11-26-h100-b/kb-attention.jsonl:
+//     kernelbench's attention section, torch 2.11 with cuDNN 9.19: the
+//     nine Megatron rows' shards, Llama 3 8B/70B/405B with their grouped
+//     keys, DeepSeek-V3's latent attention at head dimension 192/128, and
+//     16 heads by 16K tokens at head dimensions 64, 128 and 256 by
+//     sequences 1K-16K; FitAttention, TestH100AttentionMeasured). cuDNN
+//     within 1.3% on average (5.3% at worst) forward and 1.2% (4.2%)
+//     backward; flash 3.9% (13.5%) and 2.1% (13.6%: Llama 3 70B's
+//     shard, two KV heads repeated to sixteen). Its rate at head
+//     dimension 128 is 638 TFLOP/s forward and 577 backward, but a
+//     Megatron row's shard (7 to 18 heads of 4,096 tokens) reaches 348-
+//     464 and 307-400: Beta and T0 are what a small shard does not
+//     amortise. It replaces the FlashAttention-3 paper's 518 and 499
+//     TFLOP/s at one benchmark shape (Shah et al., 2024), taken for every
+//     shape before;
 //   - 132 SMs (the H100 SXM5 datasheet); Transformer Engine's userbuffers
 //     (--tp-comm-overlap) take num_sm = 16 by default (TE v1.8,
 //     module/base.py);
@@ -146,8 +186,8 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     blockwise 1x128 by 128x128, promoted as Float8BlockScaling
 //     requires). TestH100FP8Measured recomputes them. A ratio, not a
 //     fraction of the FP8 peak: measured in pairs at the same shapes it
-//     keeps the block-fitted BF16 efficiency (0.683, below the
-//     microbenchmark's 0.771 median) for FP8 GEMMs too. Per shape the
+//     keeps the block-fitted BF16 efficiency (0.755, the
+//     microbenchmark's median 0.771) for FP8 GEMMs too. Per shape the
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
 //   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
@@ -162,9 +202,9 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
 var h100Kernels = Kernels{
-	GEMM:         0.683,
-	AttentionFwd: 518 / 989.4, AttentionBwd: 499 / 989.4,
-	SMs: 132, OverlapSMs: 16,
+	GEMM:      0.755,
+	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
+	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
 	IntraBus:        362e9,
 	NICEff:          47.0 / 50,
@@ -172,6 +212,21 @@ var h100Kernels = Kernels{
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 }
+
+// h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
+// describes (FitAttention on kb-attention.jsonl, to four figures).
+var (
+	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
+		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{482.1e12, 638.0e12, 631.5e12, 684.8e12},
+			Beta: 0.2428e-12, T0: 39.01e-6},
+		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.9e12, 576.5e12, 488.6e12, 394.4e12},
+			Beta: 3.049e-12, T0: 92.36e-6}}
+	h100FlashAttention = AttentionKernel{Backend: "flash",
+		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{317.1e12, 321.1e12, 308.2e12},
+			Beta: 0, T0: 91.90e-6},
+		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{293.2e12, 318.1e12, 269.3e12},
+			Beta: 6.189e-12, T0: 160.7e-6}}
+)
 
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
 // same measured slowdown of overlapped compute and the same share of a
@@ -218,20 +273,30 @@ func (c *coster) unfusedAttention() (fwd, bwd float64) {
 	return fwd, bwd
 }
 
-// attention is the time of a fused-attention kernel of flops (causal)
-// moving bytes, forward or backward: its own rate where the pod has one,
-// else the matmul class's.
-func (c *coster) attention(k kernel, backward bool) float64 {
-	eff := c.pod.Kernels.AttentionFwd
+// fusedAttn is one fused attention call on one GPU: its kernel (FLOPs
+// and bytes, what a pod without a measured attention kernel costs at the
+// matmul class's efficiency), its query elements (batch x heads x tokens
+// x (qk + v head dimensions)) and its query and key head dimension: the
+// shape AttentionRate takes.
+type fusedAttn struct {
+	k       kernel
+	elems   float64
+	headDim int
+}
+
+// attention is the time of fused attention a, forward or backward: the
+// pod's measured kernel by shape where it has one, else the matmul
+// class's roofline.
+func (c *coster) attention(a fusedAttn, backward bool) float64 {
+	if len(c.pod.Kernels.Attention) == 0 {
+		return a.k.time(c.h)
+	}
+	k := c.pod.Kernels.Attention[0]
+	r := &k.Fwd
 	if backward {
-		eff = c.pod.Kernels.AttentionBwd
+		r = &k.Bwd
 	}
-	if eff <= 0 {
-		return k.time(c.h)
-	}
-	h := *c.h
-	h.ComputeEff[k.class] = eff
-	return k.time(&h)
+	return r.time(a.k.flops, a.elems, a.headDim)
 }
 
 // overlapped is a GEMM's time when a tensor-parallel collective beside it
@@ -268,13 +333,13 @@ func (p Pod) beside(comm, window float64) float64 {
 // except at the ends, and returns the last chunk's gradient after the
 // last block, exposed. Without context parallelism it is the kernel.
 // The SMs NCCL's send kernels take are not modelled.
-func (c *coster) ringAttention(k kernel, backward bool, kv float64) phase {
+func (c *coster) ringAttention(f fusedAttn, backward bool, kv float64) phase {
 	C := c.pl.C
 	if C <= 1 {
-		return phase{busy: c.attention(k, backward)}
+		return phase{busy: c.attention(f, backward)}
 	}
-	k.flops /= float64(C) // each block reads the GPU's Q (and O, dO) and one chunk's K and V
-	a := c.attention(k, backward)
+	f.k.flops /= float64(C) // each block reads the GPU's Q (and O, dO) and one chunk's K and V
+	a := c.attention(f, backward)
 	x, x2 := c.cpSend(kv), c.cpSend(2*kv)
 	var busy float64
 	if !backward {

@@ -29,6 +29,12 @@ type MeasuredLayer struct {
 	// Seconds is the block's forward and backward; Head the output
 	// layer's and the cross-entropy's (0: not measured).
 	Seconds, Head float64
+	// Attention is the backend its attention ran with (layerbench's
+	// "attention": "cudnn", "flash"); "" or "any" is torch's own choice,
+	// the layers file's (torch 2.11's SDPA, which timed as cuDNN on an H100
+	// and an H200: measurements/2026-11-26-h200/layerbench-any.jsonl), and
+	// the pod's first kernel is taken for it.
+	Attention string
 }
 
 // measuredLine is either file's line.
@@ -45,6 +51,7 @@ type measuredLine struct {
 	Strat    string   `json:"strategy"`
 	Fwd      *float64 `json:"measured_forward_ms"`
 	Bwd      *float64 `json:"measured_backward_ms"`
+	Attn     string   `json:"attention"`
 }
 
 // measuredVocab is the vocabulary of the layers file's output layer
@@ -134,7 +141,7 @@ func readMeasured(text string) (MeasuredLayer, error) {
 	default:
 		return MeasuredLayer{}, errors.New(`neither "layer_fwd_bwd_ms" (layers file) nor "workload" (layerbench --json)`)
 	}
-	m.Name = l.Row
+	m.Name, m.Attention = l.Row, l.Attn
 	if m.Name == "" {
 		m.Name = m.Model.String()
 	}
@@ -168,6 +175,12 @@ func CheckLayers(layers []MeasuredLayer, p Pod) ([]LayerCheck, error) {
 	out := make([]LayerCheck, len(layers))
 	for i, l := range layers {
 		m, st, q := l.Model, l.Strategy, onePod(p, l.Strategy)
+		k, err := p.Kernels.withAttention(l.Attention)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", l.Name, err)
+		}
+		p := p
+		p.Kernels = k
 		if g := st.MaxT() * st.P() * st.R() * st.C(); g != q.GPUs() {
 			// A block's kernels do not depend on the data-parallel
 			// degree: replicas fill the node, each a micro-batch.

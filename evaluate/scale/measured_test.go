@@ -155,20 +155,29 @@ func TestFitGEMMRecovers(t *testing.T) {
 	}
 }
 
-// TestH100GEMMMeasured: the dgx-h100 pod's GEMM efficiency is what the
-// blocks measured on an H100 give (../shared/data/h100, skipped where
-// the data is absent), to its three decimals, and at it every measured
-// block is predicted within 10% (issue 44).
+// TestH100GEMMMeasured: the dgx-h100 pod's GEMM efficiency is what
+// placer's own nine blocks measured on an H100 with cuDNN's attention
+// give (measurements/2026-11-26-h100-b/layerbench-cudnn.jsonl), to its
+// three decimals; the same blocks measured with torch's flash kernel on
+// the same machine, each costed with its own measured attention kernel,
+// give the same within 0.005 (the attention model carries the
+// difference between the two backends, not the GEMMs); and at it every
+// block of both files is predicted within 6%. The blocks of
+// ../shared/data/h100 (layer.py: its own block, timed with the host's
+// launches in the window; skipped where the data is absent) fit 0.699
+// and are within 11% at it.
 func TestH100GEMMMeasured(t *testing.T) {
-	path := filepath.Join("..", "..", "..", "shared", "data", "h100", "layers-2026-11-25.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Skipf("no measured layers: %v", err)
-	}
-	defer f.Close()
-	layers, err := ReadMeasuredLayers(f)
-	if err != nil {
-		t.Fatal(err)
+	read := func(path string) []MeasuredLayer {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Skipf("no measured layers: %v", err)
+		}
+		defer f.Close()
+		layers, err := ReadMeasuredLayers(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return layers
 	}
 	p, err := PodOf("dgx-h100", 8)
 	if err != nil {
@@ -177,20 +186,32 @@ func TestH100GEMMMeasured(t *testing.T) {
 	if p.Hardware.ComputeEff[graph.ClassMatMul] != h100Kernels.GEMM {
 		t.Fatalf("the pod's GEMMs at %v, its kernels say %v", p.Hardware.ComputeEff[graph.ClassMatMul], h100Kernels.GEMM)
 	}
-	fit, err := FitGEMM(layers, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if math.Abs(fit.Eff-h100Kernels.GEMM) > 0.0005 {
-		t.Errorf("the measured blocks give %.4f, h100Kernels.GEMM is %v", fit.Eff, h100Kernels.GEMM)
-	}
-	checks, err := CheckLayers(layers, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if math.Abs(c.Error) > 0.10 {
-			t.Errorf("%s: predicted %.3f ms, measured %.3f ms (%+.1f%%)", c.Name, 1e3*c.Predicted, 1e3*c.Measured, 100*c.Error)
+	dir := filepath.Join("..", "..", "measurements", "2026-11-26-h100-b")
+	for _, c := range []struct {
+		file      string
+		tolerance float64 // of the fit
+		worst     float64 // of any block at h100Kernels.GEMM
+	}{
+		{filepath.Join(dir, "layerbench-cudnn.jsonl"), 0.0005, 0.06},
+		{filepath.Join(dir, "layerbench-flash.jsonl"), 0.005, 0.06},
+		{filepath.Join("..", "..", "..", "shared", "data", "h100", "layers-2026-11-25.jsonl"), 0.06, 0.11},
+	} {
+		layers := read(c.file)
+		fit, err := FitGEMM(layers, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(fit.Eff-h100Kernels.GEMM) > c.tolerance {
+			t.Errorf("%s: the measured blocks give %.4f, h100Kernels.GEMM is %v", c.file, fit.Eff, h100Kernels.GEMM)
+		}
+		checks, err := CheckLayers(layers, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range checks {
+			if math.Abs(k.Error) > c.worst {
+				t.Errorf("%s: %s: predicted %.3f ms, measured %.3f ms (%+.1f%%)", c.file, k.Name, 1e3*k.Predicted, 1e3*k.Measured, 100*k.Error)
+			}
 		}
 	}
 }

@@ -443,16 +443,20 @@ func TestParsePod(t *testing.T) {
 	}
 }
 
-// TestKernels: the node's measured figures, by hand. Fused attention at
-// its own fraction of the peak (here half forward, a quarter backward of
-// 1 TFLOP/s); a GEMM beside an overlapped collective on 116 of 132 SMs;
+// TestKernels: the node's measured figures, by hand. Fused attention by
+// shape: forward at head dimension 16, between rates measured at 8 (0.25
+// TFLOP/s) and 32 (1 TFLOP/s), a third of the way: 1/R = 2/3 / 0.25 +
+// 1/3 / 1 = 3 s per PFLOP, plus 1e-12 s per query element and 1 us a
+// call; backward at 0.25 TFLOP/s plus 2 us a call; a GEMM beside an overlapped collective on 116 of 132 SMs;
 // compute beside a data-parallel collective slowed by a fifth of the
 // overlap, or the collective's unhidden part.
 func TestKernels(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
 	p, _ := PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = Kernels{AttentionFwd: 0.5, AttentionBwd: 0.25}
+	p.Kernels = Kernels{Attention: []*AttentionKernel{{Backend: "test",
+		Fwd: AttentionRate{HeadDims: []int{8, 32}, Rates: []float64{0.25e12, 1e12}, Beta: 1e-12, T0: 1e-6},
+		Bwd: AttentionRate{HeadDims: []int{16}, Rates: []float64{0.25e12}, T0: 2e-6}}}}
 	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -460,10 +464,11 @@ func TestKernels(t *testing.T) {
 	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2 * 32}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
-	if want := (24*n*h*h + 2*n*s*h/0.5 + 62*n*h) / 1e12; !near(fwd.busy, want) {
+	// The query elements: n tokens x 4 heads x (16 + 16).
+	if want := (24*n*h*h+2*n*s*h*3+62*n*h)/1e12 + n*4*32*1e-12 + 1e-6; !near(fwd.busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.busy, want)
 	}
-	if want := (48*n*h*h + 5*n*s*h/0.25 + 124*n*h) / 1e12; !near(bwd.busy, want) {
+	if want := (48*n*h*h+5*n*s*h/0.25+124*n*h)/1e12 + 2e-6; !near(bwd.busy, want) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
 	}
 

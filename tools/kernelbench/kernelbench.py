@@ -675,6 +675,9 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json", action="store_true", help="(the only output: one JSON object a line)")
+    ap.add_argument("--attention", default="any", choices=["any"] + sorted(layerbench.ATTENTION_BACKENDS),
+                    help="scaled_dot_product_attention's backend for the blocks of the between section "
+                         "(default any: PyTorch's choice; the attention section times each backend itself)")
     args = ap.parse_args(argv)
     DEVICE, WARMUP, RUNS = args.device, args.warmup, args.runs
     if torch.device(DEVICE).type == "cuda":
@@ -688,9 +691,14 @@ def main(argv=None):
     for n in names:
         if n not in SECTIONS:
             ap.error("--only %s: unknown section (want %s)" % (n, ",".join(SECTIONS)))
+    META["attention"] = args.attention
     for n in names:
         t0 = time.time()
-        SECTIONS[n](args)
+        if n == "attention":
+            SECTIONS[n](args)
+        else:
+            with layerbench.attention_backend(args.attention):
+                SECTIONS[n](args)
         print("kernelbench: %s %.1f s" % (n, time.time() - t0), file=sys.stderr, flush=True)
 
 
