@@ -411,13 +411,13 @@ def held_names(c, rank):
 def compare(plan, results, seed=0, dtype=torch.float64, rtol=RTOL, atol=ATOL):
     """Checks the ranks' results (a list indexed by plan-local rank) against
     the unsplit model's step. Returns (problems, stats): one-line problems
-    (empty: all match) and {"loss", "want_loss", "compared", "max_abs",
-    "max_rel", "max_abs_experts"}; every parameter must be compared on some
+    (empty: all match) and {"loss", "want_loss", "params", "compared",
+    "max_abs", "max_rel", "max_abs_experts"}; every parameter must be compared on some
     rank, each rank must hold exactly its experts."""
     plan, c = load_experts_plan(plan)
     want_loss, want = reference_step(c, seed, dtype)
-    stats = {"want_loss": want_loss, "loss": None, "compared": 0, "max_abs": 0.0, "max_rel": 0.0,
-             "max_abs_experts": 0.0}
+    stats = {"want_loss": want_loss, "loss": None, "params": len(want), "compared": 0, "max_abs": 0.0,
+             "max_rel": 0.0, "max_abs_experts": 0.0}
     if len(results) != c["gpus"]:
         return ["%d results for %d ranks" % (len(results), c["gpus"])], stats
     problems, seen = [], set()
@@ -495,10 +495,10 @@ def main(argv=None):
                 problems, st = compare(plan, results, seed=a.seed)
                 for line in problems:
                     print("check: %s" % line, file=sys.stderr)
-                print("check: loss %.12g (unsplit %.12g); %d gradients compared on %d ranks (each rank its %d of "
-                      "%d experts per MoE layer): max abs difference %.3g (experts %.3g), max rel difference %.3g "
-                      "(elements >= 1e-6); rtol %g, atol %g: %s"
-                      % (st["loss"], st["want_loss"], st["compared"], c["gpus"], c["experts"] // c["EP"],
+                print("check: loss %.12g (unsplit %.12g); gradients of %d parameters on %d ranks, %d (rank, "
+                      "parameter) pairs compared (each rank its %d of %d experts per MoE layer): max abs difference "
+                      "%.3g (experts %.3g), max rel difference %.3g (elements >= 1e-6); rtol %g, atol %g: %s"
+                      % (st["loss"], st["want_loss"], st["params"], c["gpus"], st["compared"], c["experts"] // c["EP"],
                          c["experts"], st["max_abs"], st["max_abs_experts"], st["max_rel"], RTOL, ATOL,
                          "FAILED" if problems else "ok"))
                 if problems:
