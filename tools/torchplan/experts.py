@@ -430,8 +430,10 @@ def compare(plan, results, seed=0, dtype=torch.float64, rtol=RTOL, atol=ATOL):
         if list(res["experts"]) != local_experts(c, e):
             problems.append("%s: experts %s, want %s" % (where, res["experts"], local_experts(c, e)))
         expected = set(held_names(c, r))
-        if set(res["grads"]) != expected:
-            problems.append("%s: gradients of %s, want %s" % (where, sorted(set(res["grads"]) ^ expected), "none of these"))
+        got = set(res["grads"])
+        if got != expected:
+            problems.append("%s: holds gradients of %s it should not, lacks %s" % (where, sorted(got - expected) or "none",
+                                                                                  sorted(expected - got) or "none"))
         for n, g in res["grads"].items():
             if n not in want:
                 continue

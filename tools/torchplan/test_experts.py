@@ -182,6 +182,13 @@ class ExpertsPlanTest(unittest.TestCase):
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("rank 3 (expert-parallel 1, expert-data 1): layers.1.experts.2.fc1.weight", problems[0])
 
+    def test_a_rank_holding_another_ranks_expert_fails(self):
+        plan, res = self.results("ep2_dp4")
+        res[0]["grads"]["layers.0.experts.2.fc1.weight"] = res[1]["grads"]["layers.0.experts.2.fc1.weight"]
+        problems, _ = experts.compare(plan, res)
+        self.assertEqual(problems, ["rank 0 (expert-parallel 0, expert-data 0): holds gradients of "
+                                    "['layers.0.experts.2.fc1.weight'] it should not, lacks none"])
+
     def test_gradients_are_large_enough(self):
         # The absolute tolerance hides nothing: every parameter's gradient
         # in the unsplit model is far above it (the router's included).
