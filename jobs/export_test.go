@@ -100,16 +100,33 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 // writes for a transformer by its shape is a placer-transformer-plan, and
 // the plan reader reads it back.
 func TestExportTransformerPlanReads(t *testing.T) {
-	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: "gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8"},
-		Cluster: inputs.ClusterSpec{GPUs: 8}, Strategy: "tp=2,pp=2,dp=2,mbs=2,sp=on", To: "torch-plan"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := export.DecodePlan(out)
-	if err != nil || p.PlanFormat() != export.TransformerPlanFormat {
-		t.Fatalf("%v, %v", p, err)
-	}
-	if again, err := p.Encode(); err != nil || !bytes.Equal(again, out) {
-		t.Errorf("written again:\n%s\nwant\n%s", again, out)
+	for _, c := range []struct {
+		workload, strategy string
+		gpus               int
+		want               string
+	}{
+		{"gpt:layers=4,hidden=32,heads=4,seq=8,vocab=64,batch=8", "tp=2,pp=2,dp=2,mbs=2,sp=on", 8, ""},
+		// Issue 45's item 5: experts split over EP 2 x expert-DP 2, the
+		// rest data parallel over the 4 GPUs (tools/torchplan/experts.py runs it).
+		{"gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32", "ep=2,dp=4", 4,
+			`"expert_parallel": 2,
+  "expert_tensor": 1,
+  "expert_data": 2,`},
+	} {
+		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: c.workload},
+			Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Strategy: c.strategy, To: "torch-plan"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := export.DecodePlan(out)
+		if err != nil || p.PlanFormat() != export.TransformerPlanFormat {
+			t.Fatalf("%v, %v", p, err)
+		}
+		if again, err := p.Encode(); err != nil || !bytes.Equal(again, out) {
+			t.Errorf("written again:\n%s\nwant\n%s", again, out)
+		}
+		if !bytes.Contains(out, []byte(c.want)) || (c.want == "") == bytes.Contains(out, []byte(`"experts"`)) {
+			t.Errorf("%s %s: plan\n%s\nwant %s", c.workload, c.strategy, out, c.want)
+		}
 	}
 }

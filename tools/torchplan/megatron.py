@@ -94,6 +94,8 @@ def load_megatron_plan(plan):
     tr = plan.get("transformer")
     if not isinstance(tr, dict):
         raise PlanError("%s: no transformer" % where)
+    if tr.get("experts"):
+        raise PlanError("%s: transformer.experts: a plan with experts runs in experts.py (torchplan.py sends it there)" % where)
 
     def pos_int(doc, key, default=None, what="transformer."):
         v = doc.get(key, default)

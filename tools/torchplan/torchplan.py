@@ -7,7 +7,7 @@ the model in each from the same seed, places it with
 placer_torch.apply_plan and runs one step of a random batch; --check also
 runs the unsplit model's step and compares the loss and every gradient
 (exit 1 beyond rtol 1e-5, atol 1e-6). A placer-transformer-plan goes to
-megatron.py.
+megatron.py, or with experts to experts.py.
 
     python3 tools/torchplan/torchplan.py --plan plan.json --model transformers:GPT2LMHeadModel \\
         --config n_layer=4,n_embd=32,n_head=2,vocab_size=64 --input input_ids=8:int:64 --target 8:int:64 --check
@@ -281,6 +281,13 @@ def _megatron_plan(path):
         doc.get("format") == TRANSFORMER_FORMAT or doc.get("version") == 2)
 
 
+def _experts_plan(path):
+    """Whether the transformer plan at path has experts (experts.py runs it)."""
+    import experts
+    with open(path) as f:
+        return experts.is_experts_plan(json.load(f))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description="Run one training step of a placer torch plan (docs/torch-plan.md).")
     ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
@@ -305,7 +312,11 @@ def main(argv=None):
                          "1e-5, atol 1e-6)")
     pre = argparse.ArgumentParser(add_help=False)
     pre.add_argument("--plan")
-    if _megatron_plan(pre.parse_known_args(argv)[0].plan):  # a transformer in 3D parallelism
+    plan_path = pre.parse_known_args(argv)[0].plan
+    if _megatron_plan(plan_path):  # a transformer in 3D parallelism
+        import experts
+        if _experts_plan(plan_path):  # with experts: data x expert parallel (experts.py)
+            return experts.main(argv)
         import megatron
         return megatron.main(argv)
     a = ap.parse_args(argv)

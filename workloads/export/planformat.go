@@ -233,6 +233,9 @@ func DecodeTransformerPlan(data []byte) (*TransformerPlan, error) {
 	case len(p.Stages) != P:
 		return nil, fmt.Errorf("%s: %d stages for pipeline %d", what, len(p.Stages), P)
 	}
+	if err := checkExperts(what, &p); err != nil {
+		return nil, err
+	}
 	next := 0
 	for i, st := range p.Stages {
 		if st.Stage != i {
@@ -252,6 +255,39 @@ func DecodeTransformerPlan(data []byte) (*TransformerPlan, error) {
 		return nil, fmt.Errorf("%s: the stages hold %d layers, the transformer %d", what, next, m.Layers)
 	}
 	return &p, nil
+}
+
+// checkExperts checks a transformer plan's experts and their mesh
+// (docs/torch-plan.md, "Experts"): none in a dense model; else top-k and
+// dense layers within the model, and ETP x EP x EDP = T x D with EP
+// dividing the experts and ETP the expert FFN (absent degrees: 1).
+func checkExperts(what string, p *TransformerPlan) error {
+	m := &p.Transformer
+	if m.Experts == 0 {
+		if m.TopK != 0 || m.ExpertFFN != 0 || m.DenseLayers != 0 || p.ExpertParallel > 1 || p.ExpertTensor > 1 || p.ExpertData > 0 {
+			return fmt.Errorf("%s: topk, expert_ffn, dense_layers or an expert mesh without transformer.experts", what)
+		}
+		return nil
+	}
+	for _, v := range []*int{&p.ExpertParallel, &p.ExpertTensor} {
+		if *v == 0 {
+			*v = 1
+		}
+	}
+	if p.ExpertData == 0 && p.ExpertParallel*p.ExpertTensor > 0 {
+		p.ExpertData = p.Tensor * p.Replicas / (p.ExpertParallel * p.ExpertTensor)
+	}
+	EP, ETP, EDP := p.ExpertParallel, p.ExpertTensor, p.ExpertData
+	switch {
+	case m.Experts < 0 || m.TopK < 1 || m.TopK > m.Experts || m.ExpertFFN < 1 || m.DenseLayers < 0 || m.DenseLayers >= m.Layers:
+		return fmt.Errorf("%s: experts %d, topk %d, expert_ffn %d, dense_layers %d: want 1 <= topk <= experts, expert_ffn >= 1 and a layer with experts",
+			what, m.Experts, m.TopK, m.ExpertFFN, m.DenseLayers)
+	case EP < 1 || ETP < 1 || EDP < 1 || ETP*EP*EDP != p.Tensor*p.Replicas:
+		return fmt.Errorf("%s: expert_tensor %d x expert_parallel %d x expert_data %d is not tensor x replicas = %d x %d", what, ETP, EP, EDP, p.Tensor, p.Replicas)
+	case m.Experts%EP != 0 || m.ExpertFFN%ETP != 0:
+		return fmt.Errorf("%s: expert_parallel %d does not divide the %d experts, or expert_tensor %d the expert FFN %d", what, EP, m.Experts, ETP, m.ExpertFFN)
+	}
+	return nil
 }
 
 func knownSchedule(s string) bool {

@@ -15,8 +15,8 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// planExamples are the plans of docs/torch-plan.md's examples, one of each
-// format.
+// planExamples are the plans of docs/torch-plan.md's examples: a module
+// plan, a transformer plan and a transformer plan with experts.
 func planExamples(t testing.TB) [][]byte {
 	doc, err := os.ReadFile("../../docs/torch-plan.md")
 	if err != nil {
@@ -26,8 +26,8 @@ func planExamples(t testing.TB) [][]byte {
 	for _, m := range regexp.MustCompile("(?s)```json\n(\\{\n  \"format\".*?)```").FindAllSubmatch(doc, -1) {
 		out = append(out, m[1])
 	}
-	if len(out) != 2 {
-		t.Fatalf("%d plan examples in docs/torch-plan.md, want 2", len(out))
+	if len(out) != 3 {
+		t.Fatalf("%d plan examples in docs/torch-plan.md, want 3", len(out))
 	}
 	return out
 }
@@ -64,7 +64,7 @@ func TestPlanFormats(t *testing.T) {
 	}
 	for i, data := range planExamples(t) {
 		p, err := DecodePlan(data)
-		if err != nil || p.PlanFormat() != []string{TorchPlanFormat, TransformerPlanFormat}[i] {
+		if err != nil || p.PlanFormat() != []string{TorchPlanFormat, TransformerPlanFormat, TransformerPlanFormat}[i] {
 			t.Errorf("docs/torch-plan.md example %d: %v", i, err)
 		}
 	}

@@ -24,13 +24,22 @@ type TransformerPlan struct {
 	Pipeline    int             `json:"pipeline"`
 	Replicas    int             `json:"replicas"`
 	// MicroBatchSize x MicroBatches x Replicas is the global batch.
-	MicroBatchSize   int                `json:"micro_batch_size"`
-	MicroBatches     int                `json:"micro_batches"`
-	Schedule         decision.Schedule  `json:"schedule"`
-	SequenceParallel bool               `json:"sequence_parallel"`
-	Recompute        scale.Recompute    `json:"recompute,omitempty"`
-	DistributedOpt   bool               `json:"distributed_optimizer,omitempty"`
-	Stages           []TransformerStage `json:"stages"`
+	MicroBatchSize   int               `json:"micro_batch_size"`
+	MicroBatches     int               `json:"micro_batches"`
+	Schedule         decision.Schedule `json:"schedule"`
+	SequenceParallel bool              `json:"sequence_parallel"`
+	Recompute        scale.Recompute   `json:"recompute,omitempty"`
+	DistributedOpt   bool              `json:"distributed_optimizer,omitempty"`
+	// The experts' mesh of a model with experts (absent in a dense
+	// one): ExpertParallel EP GPUs split each MoE layer's experts,
+	// ExpertTensor ETP split each expert, and ExpertData EDP hold the
+	// same experts (over which their gradients are reduced), ETP x EP x
+	// EDP = Tensor x Replicas, Megatron-Core's expert rank order (rank =
+	// e + ETP (x + EP d) within a stage: expert-tensor fastest).
+	ExpertParallel int                `json:"expert_parallel,omitempty"`
+	ExpertTensor   int                `json:"expert_tensor,omitempty"`
+	ExpertData     int                `json:"expert_data,omitempty"`
+	Stages         []TransformerStage `json:"stages"`
 }
 
 // TransformerSpec is the model a transformer plan builds.
@@ -46,6 +55,15 @@ type TransformerSpec struct {
 	Tied       bool   `json:"tied"`
 	Norm       string `json:"norm"`       // layernorm or rmsnorm
 	Activation string `json:"activation"` // gelu or swiglu
+	// Mixture of experts (absent: a dense model): every layer from
+	// DenseLayers on replaces its MLP by Experts experts of ExpertFFN
+	// (the same MLP: activation and biases) and a linear router without
+	// bias, each token going to its TopK highest-scoring experts,
+	// weighted by the softmax of those TopK scores.
+	Experts     int `json:"experts,omitempty"`
+	TopK        int `json:"topk,omitempty"`
+	ExpertFFN   int `json:"expert_ffn,omitempty"`
+	DenseLayers int `json:"dense_layers,omitempty"`
 }
 
 // TransformerStage is one pipeline stage: its layers, and whether it holds
@@ -62,7 +80,11 @@ type TransformerStage struct {
 // evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
-// tools/torchplan and are refused, as is context parallelism.
+// tools/torchplan and are refused, as is context parallelism. A model with
+// experts gets its experts and their mesh (EP, ETP, expert-DP); tools/torchplan
+// runs them with data and expert parallelism only (tp=1, pp=1), routed
+// experts only (no shared experts, no multi-head latent attention, no
+// multi-token prediction), so the others are refused.
 func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (TransformerPlan, error) {
 	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
 	if err != nil {
@@ -79,6 +101,24 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 	case s.V() > 1:
 		return TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.V())
 	}
+	var ep, etp, edp int
+	if m.MoE() {
+		ep, etp = s.EP(), T
+		if s.ExpertTensor > 0 {
+			etp = s.ExpertTensor
+		}
+		switch {
+		case m.SharedExperts > 0 || m.MLA() || m.MTP > 0 || m.Head > 0 && m.Head != m.Hidden/m.Heads:
+			return TransformerPlan{}, fmt.Errorf("torch plan: %s: tools/torchplan runs routed experts in a GPT or Llama block only (no shared experts, latent attention, multi-token prediction or head_dim of its own)", m)
+		case T > 1 || P > 1 || etp > 1:
+			return TransformerPlan{}, fmt.Errorf("torch plan: tp=%d, pp=%d, etp=%d with experts: tools/torchplan runs a model with experts in data and expert parallelism only (tp=1, pp=1)", T, P, etp)
+		case m.Experts%ep != 0 || R%ep != 0:
+			return TransformerPlan{}, fmt.Errorf("torch plan: ep=%d does not divide the %d experts and dp=%d", ep, m.Experts, R)
+		}
+		edp = T * R / (ep * etp)
+	} else if s.Experts > 1 || s.ExpertTensor > 1 {
+		return TransformerPlan{}, fmt.Errorf("torch plan: ep=%d, etp=%d on a model without experts", s.Experts, s.ExpertTensor)
+	}
 	counts, err := s.StageLayers(m.Layers)
 	if err != nil {
 		return TransformerPlan{}, fmt.Errorf("torch plan: %w", err)
@@ -88,10 +128,13 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 	if m.SwiGLU() {
 		spec.Norm, spec.Activation = "rmsnorm", "swiglu"
 	}
+	if m.MoE() {
+		spec.Experts, spec.TopK, spec.ExpertFFN, spec.DenseLayers = m.Experts, m.TopK, m.ExpertFFN, m.DenseLayers
+	}
 	tp := TransformerPlan{Format: TransformerPlanFormat, Version: TransformerPlanVersion, Graph: m.String(), Transformer: spec, GPUs: gpus,
 		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
-		DistributedOpt: s.DistOpt}
+		DistributedOpt: s.DistOpt, ExpertParallel: ep, ExpertTensor: etp, ExpertData: edp}
 	next := 0
 	for p, n := range counts {
 		st := TransformerStage{Stage: p, Embedding: p == 0, Output: p == P-1}

@@ -55,3 +55,63 @@ func TestNewTransformerPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestNewTransformerPlanExperts: a model with experts gets its experts and
+// their mesh (the issue's EP 2 x DP 2 on 4 GPUs: dp=4, ep=2, expert-DP 2);
+// what tools/torchplan cannot run with experts is refused.
+func TestNewTransformerPlanExperts(t *testing.T) {
+	m, err := transformer.Parse("gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2}
+	tp, err := NewTransformerPlan(m, s, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := TransformerSpec{Layers: 2, Hidden: 16, Heads: 2, KVHeads: 2, FFN: 64, Seq: 8, Vocab: 64, Batch: 8, Tied: true,
+		Norm: "layernorm", Activation: "gelu", Experts: 4, TopK: 2, ExpertFFN: 32}
+	if tp.Transformer != want || tp.ExpertParallel != 2 || tp.ExpertTensor != 1 || tp.ExpertData != 2 {
+		t.Errorf("plan %+v, want transformer %+v, expert mesh 1 x 2 x 2", tp, want)
+	}
+	data, err := tp.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := DecodePlan(data); err != nil || !reflect.DeepEqual(got, &tp) {
+		t.Errorf("read back %+v, %v", got, err)
+	}
+	// A dense model's plan has no expert fields.
+	dense, _ := NewTransformerPlan(transformer.GPT(2, 16, 2, 8, 64, 8), scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 4)
+	if data, _ := dense.Encode(); strings.Contains(string(data), "expert") {
+		t.Errorf("dense plan mentions experts:\n%s", data)
+	}
+	shared, _ := transformer.Parse("gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32,shared=1")
+	for _, c := range []struct {
+		m    transformer.Spec
+		s    scale.Strategy
+		gpus int
+		want string
+	}{
+		{m, scale.Strategy{Tensor: 2, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2, SequenceParallel: true}, 4, "tp=2, pp=1, etp=2 with experts"},
+		{m, scale.Strategy{Tensor: 1, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2}, 4, "tp=1, pp=2, etp=1 with experts"},
+		{m, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 4}, 2, "ep=4 does not divide the 4 experts and dp=2"},
+		{shared, s, 4, "no shared experts"},
+		{transformer.GPT(2, 16, 2, 8, 64, 8), s, 4, "ep=2, etp=0 on a model without experts"},
+	} {
+		if _, err := NewTransformerPlan(c.m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %+v: %v; want %q", c.m, c.s, err, c.want)
+		}
+	}
+	for _, c := range []struct{ from, to, want string }{
+		{`"expert_parallel": 2`, `"expert_parallel": 3`, "expert_tensor 1 x expert_parallel 3 x expert_data 2 is not tensor x replicas = 1 x 4"},
+		{`"topk": 2`, `"topk": 5`, "want 1 <= topk <= experts"},
+		{`"experts": 4,`, ``, "an expert mesh without transformer.experts"},
+		{`"expert_data": 2`, `"expert_data": 1`, "is not tensor x replicas"},
+	} {
+		bad := strings.Replace(string(data), c.from, c.to, 1)
+		if _, err := DecodePlan([]byte(bad)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s -> %s: %v; want %q", c.from, c.to, err, c.want)
+		}
+	}
+}
