@@ -220,13 +220,44 @@ func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collecti
 	return roofline.AllGather, roofline.ReduceScatter, roofline.AllGather, roofline.ReduceScatter
 }
 
-// pair is GEMM g with tensor-parallel collective k of bytes beside it
-// (gemmComm), or g alone where k is none (-1).
+// pair is GEMM g with tensor-parallel collective k of bytes (BF16)
+// beside it (gemmComm), or g alone where k is none (-1).
+//
+// With tpoverlap=on every such GEMM runs on the GPU's SMs less
+// Kernels.OverlapSMs. That is Transformer Engine's userbuffers for a
+// reduce-scatter after a row-parallel GEMM ("pipeline") and the
+// backward's bulk overlaps (num_sm 16 with an SM margin: module/base.py,
+// initialize_ub). Its all-gathers before a column-parallel GEMM and
+// before a row-parallel layer's data gradient ("ring_exchange") take one
+// SM and no margin, but run the GEMM as TP GEMMs of M/TP rows, one a ring
+// step; those chunks measured 1.02-1.92 times the whole GEMM's time at
+// the nine Megatron rows' shard shapes on an H100, median 1.124
+// (measurements/2026-11-26-h100-b/kb-ringsplit.jsonl), against the
+// 132/116 = 1.138 the SM charge gives: placer keeps the one charge for
+// both until GEMMs are costed by shape.
+//
+// With per-tensor FP8 (fp8=current or delayed) an all-gather carries
+// the GEMM's input already cast to FP8, one byte an element: TE
+// quantizes the local shard into the gathered buffer before the
+// all-gather (fill_userbuffers_buffer_for_all_gather, for
+// Float8Quantizer and Float8CurrentScalingQuantizer; its userbuffers
+// default fp8_buf for every all-gather layer). Reduce-scatters carry
+// the GEMM's BF16 output; blockwise FP8 gathers BF16 (not found
+// otherwise).
 func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
 	if k < 0 {
 		return phase{busy: g.time(c.h)}
 	}
-	return c.gemmComm(g, k, bytes)
+	return c.gemmComm(g, k, c.tpBytes(k, bytes))
+}
+
+// tpBytes is what tensor-parallel collective k of bytes (BF16) carries:
+// half of it for an all-gather under per-tensor FP8 (pair).
+func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
+	if k == roofline.AllGather && (c.pl.FP8 == FP8Current || c.pl.FP8 == FP8Delayed) {
+		return bytes / 2
+	}
+	return bytes
 }
 
 // sp is the share of a sequence-split activation on this GPU: 1/T with

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 )
 
@@ -224,6 +225,44 @@ func TestFP8GEMMByHand(t *testing.T) {
 		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
 		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
 			t.Errorf("fp8=%q: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
+		}
+	}
+}
+
+// TestFP8TPGatherBytes: under per-tensor FP8 a tensor-parallel
+// all-gather beside a GEMM carries one byte an element (Transformer
+// Engine gathers the input already cast); a reduce-scatter, and any
+// collective under blockwise FP8 or BF16, carries the two bytes of BF16.
+func TestFP8TPGatherBytes(t *testing.T) {
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=1")
+	const act = 4096 * 8192 * 2.0
+	g := kernel{class: graph.ClassMatMul, flops: 1e12, read: act, writes: act}
+	for _, c := range []struct {
+		recipe string
+		k      roofline.Collective
+		bytes  float64
+	}{
+		{FP8Current, roofline.AllGather, act / 2},
+		{FP8Delayed, roofline.AllGather, act / 2},
+		{FP8Current, roofline.ReduceScatter, act},
+		{FP8Blockwise, roofline.AllGather, act},
+		{"", roofline.AllGather, act},
+	} {
+		pl, err := Resolve(m, Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true, MicroBatchSize: 1, FP8: c.recipe}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 8, 4096)
+		got, want := co.pair(g, c.k, act), co.gemmComm(g, c.k, c.bytes)
+		if got != want {
+			t.Errorf("fp8=%q %v: %+v, want the collective of %g bytes: %+v", c.recipe, c.k, got, c.bytes, want)
+		}
+		if c.bytes != act && got == co.gemmComm(g, c.k, act) {
+			t.Errorf("fp8=%q %v: the same as BF16's gather", c.recipe, c.k)
 		}
 	}
 }

@@ -19,6 +19,8 @@ Sections (--only picks some):
   attention causal fused attention (torch's flash and cuDNN SDPA kernels)
            at the Megatron rows' shards, Llama 3 (GQA) and DeepSeek-V3's MLA
            shapes, and a sweep of head dimension by sequence;
+  ringsplit the GEMMs a ring-exchange all-gather splits into TP chunks of
+           M/TP rows, against the whole GEMM;
   moe      around the expert GEMMs: router, permute and unpermute
            (forward and backward), the dispatcher's host synchronization;
   memory   copy bandwidth by bytes; LayerNorm, RMSNorm, SwiGLU and
@@ -468,6 +470,41 @@ def sec_moe(args):
             torch.cuda.empty_cache()
 
 
+def sec_ringsplit(args):
+    """The GEMMs Transformer Engine overlaps with a ring-exchange
+    all-gather (the column-parallel layers' forward, QKV and fc1, and the
+    row-parallel layers' data gradient, proj and fc2) run as TP GEMMs of
+    M/TP rows each, one a ring step: their time against the whole GEMM's,
+    at each Megatron row's shard shapes (TP > 1)."""
+    dt = torch.bfloat16 if torch.device(DEVICE).type == "cuda" else torch.float32
+    rows = {r[0]: r[4] for r in layerbench.MEGATRON_ROWS}
+    for row, op, M, K, N in row_shapes(args.quick):
+        tp = 2 if args.quick else rows[row]
+        if tp <= 1:
+            continue
+        cases = []
+        if op in ("qkv", "fc1"):
+            cases.append(("fwd", M, K, N))
+        else:  # the data gradient of a row-parallel layer: [M, hidden] x [hidden, K]
+            cases.append(("dgrad", M, N, K))
+        for orient, m, k, n in cases:
+            def f(m=m, k=k, n=n, tp=tp):
+                a = torch.randn(m, k, device=DEVICE, dtype=dt)
+                b = torch.randn(k, n, device=DEVICE, dtype=dt)
+                chunks = list(a.chunk(tp, dim=0))
+                out = torch.empty(m, n, device=DEVICE, dtype=dt)
+                outs = list(out.chunk(tp, dim=0))
+                whole = bench(lambda: torch.mm(a, b))
+
+                def split():
+                    for x, y in zip(chunks, outs):
+                        torch.mm(x, b, out=y)
+                s = bench(split)
+                return {"whole_seconds": whole, "split_seconds": s, "ratio": s / whole,
+                        "whole_tflops": 2 * m * k * n / whole / 1e12}
+            guarded("ringsplit", "%s.%s.%s" % (row, op, orient), tp=tp, m=m, k=k, n=n)(f)
+
+
 def sec_memory(args):
     sizes = [1 << 20, 1 << 24] if args.quick else [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, 1 << 30]
     for nbytes in sizes:
@@ -663,7 +700,7 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "memory": sec_memory, "between": sec_between}
+SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "ringsplit": sec_ringsplit, "memory": sec_memory, "between": sec_between}
 
 
 def main(argv=None):

@@ -54,7 +54,7 @@ class QuickRun(unittest.TestCase):
             kb.main(["--device", "cpu", "--quick", "--runs", "1", "--warmup", "0", "--json"])
         lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
         kinds = {l["kind"] for l in lines}
-        self.assertTrue({"gemm", "attention", "fp8", "grouped", "moe", "memory", "between"} <= kinds, kinds)
+        self.assertTrue({"gemm", "attention", "fp8", "grouped", "moe", "ringsplit", "memory", "between"} <= kinds, kinds)
         for l in lines:
             for k in ("kind", "name", "device", "torch"):
                 self.assertIn(k, l)
@@ -69,7 +69,7 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(step[0]["micro_batches"], 1)
         self.assertAlmostEqual(step[0]["blocks_seconds"],
                                step[0]["layers"] * (step[0]["block_fwd_seconds"] + step[0]["block_bwd_seconds"]))
-        for sec in ("gemm", "attention", "fp8", "grouped", "moe", "memory", "between"):
+        for sec in ("gemm", "attention", "fp8", "grouped", "moe", "ringsplit", "memory", "between"):
             self.assertIn("kernelbench: %s" % sec, err.getvalue())
 
     def test_unknown_section(self):
