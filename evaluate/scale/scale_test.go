@@ -261,6 +261,49 @@ func BenchmarkEvaluate462B(b *testing.B) {
 	}
 }
 
+// BenchmarkEvaluateCached462B: the 462B row's plan evaluated as Search
+// evaluates its plans, the phases of its degree (and its block alone)
+// cached by the first (issue 44).
+func BenchmarkEvaluateCached462B(b *testing.B) {
+	row := MegatronTable()[8]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	pl, err := Resolve(row.Model, row.Strategy, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := phaseCache{}
+	b.ReportAllocs()
+	for b.Loop() {
+		evaluateCached(row.Model, pl, &p, cache)
+	}
+}
+
+// BenchmarkFitsDeepSeekV3: whether DeepSeek-V3's published plan (16
+// stages of dense and MoE layers, block recomputation) fits, the memory
+// alone as fewestRecomputed's bisection computes it for every plan of
+// full recomputation Search tries (issue 44).
+func BenchmarkFitsDeepSeekV3(b *testing.B) {
+	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
+	p, err := PodOf("dgx-h800", 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := ParseStrategy(deepSeekV3Published)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !fits(m, pl, &p) {
+			b.Fatal("the published plan does not fit")
+		}
+	}
+}
+
 func BenchmarkSearch462B(b *testing.B) {
 	row := MegatronTable()[8]
 	p, _ := PodOf(row.Pod, row.GPUs)
@@ -1164,6 +1207,47 @@ func TestFitsAsEvaluated(t *testing.T) {
 			t.Errorf("%s: no plans", c.m)
 		}
 		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
+	}
+}
+
+// TestCachedAsEvaluated: every plan Search enumerates, evaluated through
+// one phase cache as Search evaluates them, is its evaluation without
+// one, field for field (the block alone, LayerForward and LayerBackward,
+// kept with the cached phases included): dense models with end stages
+// of their own degree, FSDP and FP8, and DeepSeek-V3's dense and MoE
+// layers with multi-token prediction.
+func TestCachedAsEvaluated(t *testing.T) {
+	for _, c := range []struct {
+		m    transformer.Spec
+		pod  string
+		gpus int
+		sp   Space
+	}{
+		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16, Space{FSDP: true, FP8: FP8Current}},
+		{mustSpec(t, "deepseek-v3:seq=4096,batch=1920"), "dgx-h800", 256, Space{FP8: FP8Blockwise}},
+	} {
+		p, err := PodOf(c.pod, c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := phaseCache{}
+		n, bad := 0, 0
+		c.sp.Keep = func(pl Plan) bool {
+			n++
+			got, want := evaluateCached(c.m, pl, &p, cache), evaluateCached(c.m, pl, &p, nil)
+			if !reflect.DeepEqual(got, want) && bad < 5 {
+				bad++
+				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)
+			}
+			return false
+		}
+		if _, err := Search(t.Context(), c.m, p, c.sp); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("%s: no plans", c.m)
+		}
+		t.Logf("%s: %d plans", c.m, n)
 	}
 }
 
