@@ -42,7 +42,7 @@ func TestMLALayer(t *testing.T) {
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.busy, want)
@@ -71,7 +71,7 @@ func TestMLALayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: p2, tokens: n, noComm: true}
+	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: &p2, tokens: n, noComm: true}
 	c2.tpG = Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := c2.mlaBlock()
 	f1, _, _ := c.mlaBlock()

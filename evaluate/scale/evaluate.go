@@ -3,7 +3,6 @@ package scale
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
@@ -92,7 +91,7 @@ type coster struct {
 	m      transformer.Spec
 	pl     Plan
 	h      *roofline.Hardware
-	pod    Pod
+	pod    *Pod // the caller's, as h is its Hardware
 	tpG    Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
@@ -105,7 +104,7 @@ type coster struct {
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
 // T (its hardware p's: p is the caller's, not copied).
 func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: *p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
@@ -521,7 +520,7 @@ func (c *coster) moe() (fwd, bwd phase) {
 	}
 	var comm phase
 	if !c.noComm {
-		etpG, epG, _ := pl.expertGroups(c.pod)
+		etpG, epG, _ := pl.expertGroups(*c.pod)
 		a2a := c.pod.AllToAll(epG, recv*h*bf16)
 		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
 		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
@@ -1115,7 +1114,7 @@ func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	var kitBuf [3]stageKit
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
-		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
+		if kitIndex(kits, T) < 0 {
 			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
 		}
 	}
@@ -1135,6 +1134,17 @@ func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
 	return r.Fits
+}
+
+// kitIndex is the index in kits of the kit of tensor-parallel degree T
+// (-1: none), the kits looked at in place (a stageKit is large to copy).
+func kitIndex(kits []stageKit, T int) int {
+	for i := range kits {
+		if kits[i].c.pl.T == T {
+			return i
+		}
+	}
+	return -1
 }
 
 func scalePhase(a phase, k float64) phase {
@@ -1159,12 +1169,7 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	}
 	var peak, wPeak, gPeak, oPeak, aPeak float64
 	for s := range stages {
-		k := -1
-		for i := range kits {
-			if kits[i].c.pl.T == tps[s] {
-				k = i
-			}
-		}
+		k := kitIndex(kits, tps[s])
 		w, g, o, acts := kits[k].c.stageMemory(s, &stages[s], &lms[k])
 		if tot := w + g + o + acts; tot > peak {
 			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
