@@ -250,7 +250,7 @@ func CheckSteps(steps []MeasuredStep, p Pod) ([]StepCheck, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Row, err)
 		}
-		c := coster{m: m, pl: pl, h: &q.Hardware, pod: q, tpG: Group{PerNode: 1, Nodes: 1},
+		c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: Group{PerNode: 1, Nodes: 1},
 			tokens: float64(m.Seq), noComm: true}
 		lf, lb := c.layer()
 		of, ob := c.output()

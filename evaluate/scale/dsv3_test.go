@@ -42,7 +42,7 @@ func TestMLALayer(t *testing.T) {
 	if !near(proj, n*wantProj) || !near(attn, n*wantScores) {
 		t.Errorf("projections %g, attention %g FLOPs; transformer counts %g, %g", proj, attn, n*wantProj, n*wantScores)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
 	fwd, bwd := c.layer()
 	if want := (proj + attn + elem + mlp + mlpElem) / 1e12; !near(fwd.busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.busy, want)
@@ -71,7 +71,7 @@ func TestMLALayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: p2, tokens: n, noComm: true}
+	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: &p2, tokens: n, noComm: true}
 	c2.tpG = Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := c2.mlaBlock()
 	f1, _, _ := c.mlaBlock()
@@ -150,7 +150,7 @@ func TestDenseOn(t *testing.T) {
 		pl := Plan{V: c.V, Stages: stages, P: 16}
 		pl.Recompute, pl.RecomputeLayers = c.rc, c.k
 		for s := range 3 {
-			d, rc := pl.denseOn(m, s)
+			d, rc := pl.denseOn(&m, s)
 			if d != c.want[s] || rc != c.rec[s] {
 				t.Errorf("V %d, %s k %d: stage %d has %d dense layers (%d recomputed), want %d (%d)", c.V, c.rc, c.k, s, d, rc, c.want[s], c.rec[s])
 			}
@@ -230,7 +230,7 @@ func TestDeepSeekV3(t *testing.T) {
 	if pl.T != 1 || pl.P != 16 || pl.D != 128 || pl.EP != 64 || pl.EDP != 2 || pl.M != 120 {
 		t.Errorf("%s: EP %d, EDP %d, M %d", pl, pl.EP, pl.EDP, pl.M)
 	}
-	if d, _ := pl.denseOn(m, 0); d != 3 {
+	if d, _ := pl.denseOn(&m, 0); d != 3 {
 		t.Errorf("stage 0 holds %d dense layers, want 3", d)
 	}
 	if !r.Fits || r.Step <= 0 || r.EPExposed <= 0 {

@@ -3,7 +3,6 @@ package scale
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
@@ -92,7 +91,7 @@ type coster struct {
 	m      transformer.Spec
 	pl     Plan
 	h      *roofline.Hardware
-	pod    Pod
+	pod    *Pod // the caller's, as h is its Hardware
 	tpG    Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
@@ -105,7 +104,7 @@ type coster struct {
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
 // T (its hardware p's: p is the caller's, not copied).
 func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: *p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
@@ -554,7 +553,7 @@ func (c *coster) moe() (fwd, bwd phase) {
 	}
 	var comm phase
 	if !c.noComm {
-		etpG, epG, _ := pl.expertGroups(c.pod)
+		etpG, epG, _ := pl.expertGroups(*c.pod)
 		a2a := c.pod.AllToAll(epG, recv*h*bf16)
 		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
 		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
@@ -712,6 +711,9 @@ type stageCost struct {
 	// experts are the experts' share of params (0 without experts),
 	// layers the transformer blocks' (FP8 copies are kept of them).
 	experts, layers float64
+	// dense and denseRec are the stage's dense layers before the experts
+	// and how many of them recompute (denseOn's, computed once a stage).
+	dense, denseRec int
 }
 
 // stageKit is what the stages of one tensor-parallel degree share: the
@@ -726,8 +728,16 @@ type stageKit struct {
 // (recomputing as the plan says, and keeping its activations), the
 // embedding's and the output layer's; in a model with experts and dense
 // layers before them, a dense layer's (df, db, dbKeep); with
-// multi-token prediction, its modules' (tf, tb: mtp).
-type kitPhases struct{ lf, lb, lbKeep, ef, eb, of, ob, df, db, dbKeep, tf, tb phase }
+// multi-token prediction, its modules' (tf, tb: mtp). alone is one
+// block's forward and backward kernels alone (the coster's layer
+// without communication: Result's LayerForward and LayerBackward), set
+// (hasAlone) the first time a plan's middle stage is of the kit's
+// degree.
+type kitPhases struct {
+	lf, lb, lbKeep, ef, eb, of, ob, df, db, dbKeep, tf, tb phase
+	alone                                                  [2]float64
+	hasAlone                                               bool
+}
 
 // costKey is what a stageKit's phases depend on besides the model and
 // the pod.
@@ -831,8 +841,9 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 		// Its dense layers (before the experts) and its MoE ones, each
 		// with its share of the recomputation.
-		dn, dr := pl.denseOn(m, s)
-		dense, drec := float64(dn), float64(dr)
+		st.dense, st.denseRec = pl.denseOn(&m, s)
+		dn := st.dense
+		dense, drec := float64(dn), float64(st.denseRec)
 		kk := pl.recomputed(s)
 		mrec := min(max(kk-drec, 0), layers-dense)
 		st.fwd = scalePhase(k.lf, layers-dense)
@@ -841,10 +852,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 			st.fwd = st.fwd.plus(scalePhase(k.df, dense))
 			st.bwd = st.bwd.plus(scalePhase(k.db, drec)).plus(scalePhase(k.dbKeep, dense-drec))
 		}
-		st.params = stageParams(m, pl, s, lp)
-		if m.MoE() || pl.FP8 != "" || pl.FSDP {
-			st.experts, st.layers = stageLayerParams(m, pl, s)
-		}
+		st.weigh(&m, &pl, s, lp)
 		if s == 0 {
 			st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 		}
@@ -1002,11 +1010,17 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
 	memory(&r, stages, kits, pl.TPs)
-	// One block alone: an interior stage's (the middle one's).
-	alone := kitOf(pl.TPs[pl.P/2]).c
-	alone.noComm = true
-	f, b := alone.layer()
-	r.LayerForward, r.LayerBackward = f.busy, b.busy
+	// One block alone: an interior stage's (the middle one's). Without
+	// communication a block depends on nothing outside costKey, so the
+	// kit's phases keep it for every plan of the cache that shares them.
+	k := kitOf(pl.TPs[pl.P/2])
+	if !k.hasAlone {
+		alone := k.c
+		alone.noComm = true
+		f, b := alone.layer()
+		k.alone, k.hasAlone = [2]float64{f.busy, b.busy}, true
+	}
+	r.LayerForward, r.LayerBackward = k.alone[0], k.alone[1]
 	return r
 }
 
@@ -1041,14 +1055,13 @@ func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 // (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
 // experts included, its dense layers' before the experts, the
 // multi-token-prediction modules' on the last stage; the embedding and
-// output layer not).
-func stageLayerParams(m transformer.Spec, pl Plan, s int) (experts, layers float64) {
+// output layer not). dn is the stage's dense layers (denseOn's).
+func stageLayerParams(m *transformer.Spec, pl *Plan, s, dn int) (experts, layers float64) {
 	l := float64(pl.Stages[s])
 	T := float64(pl.TPs[s])
 	if !m.MoE() {
 		layers = l * (float64(m.LayerParams()) / T)
 	} else {
-		dn, _ := pl.denseOn(m, s)
 		dense := float64(dn)
 		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
 		layers = experts + (l-dense)*moeDenseParams(m, pl.TPs[s])
@@ -1075,7 +1088,7 @@ func stageLayerParams(m transformer.Spec, pl Plan, s int) (experts, layers float
 // moeDenseParams is one MoE block's parameters besides its routed
 // experts on one GPU of a tensor group of T: the attention's and the
 // shared experts' shards, the router (replicated over the group).
-func moeDenseParams(m transformer.Spec, T int) float64 {
+func moeDenseParams(m *transformer.Spec, T int) float64 {
 	return float64(m.AttentionParams()+int64(m.SharedExperts)*m.ExpertParams())/float64(T) + float64(m.RouterParams())
 }
 
@@ -1084,10 +1097,19 @@ func moeDenseParams(m transformer.Spec, T int) float64 {
 // (and a tied embedding's copy) on the last.
 // lp is m.LayerParams() (computed once by the caller).
 func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
+	dn, _ := pl.denseOn(&m, s)
+	_, layers := stageLayerParams(&m, &pl, s, dn)
+	return stageParamsOf(&m, &pl, s, lp, layers)
+}
+
+// stageParamsOf is stageParams with the stage's blocks' parameters
+// given (stageLayerParams' layers, read in a model with experts or
+// multi-token prediction only).
+func stageParamsOf(m *transformer.Spec, pl *Plan, s int, lp, layers float64) float64 {
 	T := float64(pl.TPs[s])
 	params := float64(pl.Stages[s]) * (lp / T)
 	if m.MoE() || m.MTP > 0 {
-		_, params = stageLayerParams(m, pl, s)
+		params = layers
 	}
 	if s == 0 {
 		params += float64(m.EmbeddingParams()) / T
@@ -1101,6 +1123,22 @@ func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 	return params
 }
 
+// weigh sets stage s's parameters (stageParams'), and where the plan
+// needs them apart (a model with experts, FP8, FSDP) its experts' and
+// blocks' (stageLayerParams'), from its dense layers st.dense: the
+// blocks' parameters computed once for both.
+func (st *stageCost) weigh(m *transformer.Spec, pl *Plan, s int, lp float64) {
+	split := m.MoE() || pl.FP8 != "" || pl.FSDP
+	var experts, layers float64
+	if split || m.MTP > 0 {
+		experts, layers = stageLayerParams(m, pl, s, st.dense)
+	}
+	st.params = stageParamsOf(m, pl, s, lp, layers)
+	if split {
+		st.experts, st.layers = experts, layers
+	}
+}
+
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
@@ -1109,7 +1147,7 @@ func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	var kitBuf [3]stageKit
 	kits := kitBuf[:0]
 	for _, T := range pl.TPs {
-		if !slices.ContainsFunc(kits, func(k stageKit) bool { return k.c.pl.T == T }) {
+		if kitIndex(kits, T) < 0 {
 			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
 		}
 	}
@@ -1122,14 +1160,24 @@ func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	stages = stages[:pl.P]
 	lp := float64(m.LayerParams())
 	for s := range stages {
-		stages[s].params = stageParams(m, pl, s, lp)
-		if m.MoE() || pl.FP8 != "" || pl.FSDP {
-			stages[s].experts, stages[s].layers = stageLayerParams(m, pl, s)
-		}
+		st := &stages[s]
+		st.dense, st.denseRec = pl.denseOn(&m, s)
+		st.weigh(&m, &pl, s, lp)
 	}
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
 	return r.Fits
+}
+
+// kitIndex is the index in kits of the kit of tensor-parallel degree T
+// (-1: none), the kits looked at in place (a stageKit is large to copy).
+func kitIndex(kits []stageKit, T int) int {
+	for i := range kits {
+		if kits[i].c.pl.T == T {
+			return i
+		}
+	}
+	return -1
 }
 
 func scalePhase(a phase, k float64) phase {
@@ -1145,15 +1193,17 @@ func scalePhase(a phase, k float64) phase {
 // S x S scores), the last stage one micro-batch's FP32 logits. Stage s
 // is costed by the coster of kits of its tensor-parallel degree, tps[s].
 func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
+	// One layer's activations at each kit's degree, shared by its
+	// stages (a plan has at most three kits: kept on the stack).
+	var lmBuf [3]layerMemory
+	lms := lmBuf[:0]
+	for i := range kits {
+		lms = append(lms, kits[i].c.layerMemory())
+	}
 	var peak, wPeak, gPeak, oPeak, aPeak float64
-	for s, st := range stages {
-		var c *coster
-		for i := range kits {
-			if kits[i].c.pl.T == tps[s] {
-				c = &kits[i].c
-			}
-		}
-		w, g, o, acts := c.stageMemory(s, st)
+	for s := range stages {
+		k := kitIndex(kits, tps[s])
+		w, g, o, acts := kits[k].c.stageMemory(s, &stages[s], &lms[k])
 		if tot := w + g + o + acts; tot > peak {
 			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
 		}
@@ -1163,10 +1213,17 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	r.Fits = r.Memory <= kits[0].c.pod.Hardware.Memory-Reserve
 }
 
-// stageMemory is stage s's weights, gradients, optimizer state and
-// activations in flight, bytes, at c's tensor-parallel degree.
-func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
-	m, pl := c.m, c.pl
+// layerMemory is what stageMemory's stages of one tensor-parallel degree
+// share, bytes for one micro-batch: one layer's activations (a block's
+// of the model's kind, and in a model with experts a dense block's
+// before them), the multi-token-prediction module's block's, and the
+// input a recomputing layer keeps.
+type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput float64 }
+
+// layerMemory is c's layerMemory (stageMemory's), computed once for all
+// the stages of its degree.
+func (c *coster) layerMemory() layerMemory {
+	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	heads, kv := float64(m.Heads), float64(m.KVHeads)
@@ -1253,6 +1310,18 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
+	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput}
+}
+
+// stageMemory is stage s's weights, gradients, optimizer state and
+// activations in flight, bytes, at c's tensor-parallel degree; lm is
+// c's layerMemory.
+func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) (w, g, o, acts float64) {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	n, kv := c.tokens, float64(m.KVHeads)
+	unit := n * float64(m.Hidden) // s b h
+	perLayer, perDense, mtpBlock, layerInput := lm.perLayer, lm.perDense, lm.mtpBlock, lm.layerInput
 	perDevice := float64(pl.Stages[s])
 	inflight := float64(min(pl.M, pl.P-s))
 	if pl.V > 1 && s == 0 {
@@ -1261,10 +1330,10 @@ func (c *coster) stageMemory(s int, st stageCost) (w, g, o, acts float64) {
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
 	}
-	// A model with experts' dense blocks before them (denseOn): the
-	// stage's dense layers and how many of them recompute.
-	dn, dr := pl.denseOn(m, s)
-	dense, drec := float64(dn), float64(dr)
+	// A model with experts' dense blocks before them (denseOn's, in st):
+	// the stage's dense layers and how many of them recompute.
+	dn := st.dense
+	dense, drec := float64(dn), float64(st.denseRec)
 	if pl.Recompute == FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one

@@ -312,7 +312,7 @@ func (c *coster) overlapped(gemm float64) float64 {
 // beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps: the part of it the window does not hide,
 // or the compute's slowdown while both run, whichever is longer.
-func (p Pod) beside(comm, window float64) float64 {
+func (p *Pod) beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
 	}
@@ -359,7 +359,7 @@ func (c *coster) cpSend(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
-	if c.pl.cpCrossesNodes(c.pod) {
+	if c.pl.cpCrossesNodes(*c.pod) {
 		bw, lat := c.pod.inter()
 		return bytes/bw + lat
 	}

@@ -191,7 +191,7 @@ func CheckLayers(layers []MeasuredLayer, p Pod) ([]LayerCheck, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name, err)
 		}
-		c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: pl.T, Nodes: 1},
+		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1},
 			tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.C), noComm: true}
 		f, b := c.layer()
 		out[i] = LayerCheck{Name: l.Name, Measured: l.Seconds, Predicted: f.busy + b.busy}

@@ -402,7 +402,7 @@ func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
 // "Et|(tt|)*30mL" gives stage 0 chunks of 1 and 2 layers); block
 // recomputation recomputes the first RecomputeLayers of each chunk, full
 // recomputation every layer.
-func (pl *Plan) denseOn(m transformer.Spec, s int) (dense, recomputed int) {
+func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	if !m.MoE() || m.DenseLayers == 0 {
 		return 0, 0
 	}

@@ -175,12 +175,12 @@ func PodOf(name string, gpus int) (Pod, error) {
 }
 
 // GPUs is the pod's GPU count.
-func (p Pod) GPUs() int { return p.Nodes * p.PerNode }
+func (p *Pod) GPUs() int { return p.Nodes * p.PerNode }
 
 // intra is one GPU's bandwidth to the others of its node (bytes/s per
 // direction, through NVSwitch; PCIe without NVLink): NCCL's measured bus
 // bandwidth where the pod has it (Kernels.IntraBus), else the links'.
-func (p Pod) intra() (bw, latency float64) {
+func (p *Pod) intra() (bw, latency float64) {
 	h := &p.Hardware
 	if p.Kernels.IntraBus > 0 {
 		return p.Kernels.IntraBus, h.NVLinkLatency
@@ -193,13 +193,13 @@ func (p Pod) intra() (bw, latency float64) {
 
 // inter is one GPU's share of its node's NICs when every GPU of the node
 // communicates at once, as every tensor rank's data-parallel group does.
-func (p Pod) inter() (bw, latency float64) {
+func (p *Pod) inter() (bw, latency float64) {
 	return p.nic() * float64(p.NICs) / float64(p.PerNode), p.NICLatency
 }
 
 // nic is what one NIC carries, bytes/s: its line rate times the share a
 // collective reaches (Kernels.NICEff).
-func (p Pod) nic() float64 {
+func (p *Pod) nic() float64 {
 	if e := p.Kernels.NICEff; e > 0 {
 		return p.NICBandwidth * e
 	}
@@ -224,7 +224,7 @@ func (g Group) Size() int { return g.PerNode * g.Nodes }
 // Ring all-gather or reduce-scatter over n GPUs: (n-1)/n x S / bandwidth
 // + (n-1) latencies; ring all-reduce twice that; tree all-reduce: 2 x S /
 // bandwidth + 2 ceil(log2 n) latencies (DESIGN §10).
-func (p Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64, roofline.Algorithm) {
+func (p *Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64, roofline.Algorithm) {
 	if g.Size() <= 1 || bytes <= 0 {
 		return 0, roofline.Ring
 	}
@@ -261,7 +261,7 @@ func (p Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64,
 // the share to its node's other GPUs over NVSwitch and the share to
 // other nodes over its share of the NICs, the two at once, each one
 // latency.
-func (p Pod) AllToAll(g Group, bytes float64) float64 {
+func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 	n := float64(g.Size())
 	if n <= 1 || bytes <= 0 {
 		return 0
@@ -280,7 +280,7 @@ func (p Pod) AllToAll(g Group, bytes float64) float64 {
 
 // SendTime is a point-to-point transfer of bytes between two GPUs, in one
 // node or across nodes.
-func (p Pod) SendTime(sameNode bool, bytes float64) float64 {
+func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 	if bytes <= 0 {
 		return 0
 	}

@@ -80,7 +80,7 @@ func TestLayerFLOPs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2 * 32}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
 	if want := (24*n*h*h + 2*n*s*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
@@ -114,7 +114,7 @@ func TestTensorParallelComm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: g, tokens: 512}
+		c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: g, tokens: 512}
 		fwd, bwd := c.layer()
 		wantF, wantB := 2*ag+2*rs, 4*ag+2*rs
 		if !sp {
@@ -257,6 +257,49 @@ func BenchmarkEvaluate462B(b *testing.B) {
 	for b.Loop() {
 		if _, err := Evaluate(row.Model, row.Strategy, p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEvaluateCached462B: the 462B row's plan evaluated as Search
+// evaluates its plans, the phases of its degree (and its block alone)
+// cached by the first (issue 44).
+func BenchmarkEvaluateCached462B(b *testing.B) {
+	row := MegatronTable()[8]
+	p, _ := PodOf(row.Pod, row.GPUs)
+	pl, err := Resolve(row.Model, row.Strategy, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cache := phaseCache{}
+	b.ReportAllocs()
+	for b.Loop() {
+		evaluateCached(row.Model, pl, &p, cache)
+	}
+}
+
+// BenchmarkFitsDeepSeekV3: whether DeepSeek-V3's published plan (16
+// stages of dense and MoE layers, block recomputation) fits, the memory
+// alone as fewestRecomputed's bisection computes it for every plan of
+// full recomputation Search tries (issue 44).
+func BenchmarkFitsDeepSeekV3(b *testing.B) {
+	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
+	p, err := PodOf("dgx-h800", 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := ParseStrategy(deepSeekV3Published)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !fits(m, pl, &p) {
+			b.Fatal("the published plan does not fit")
 		}
 	}
 }
@@ -461,7 +504,7 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2 * 32}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
 	fwd, bwd := c.layer()
 	n, h, s := 64.0, 64.0, 32.0
 	// The query elements: n tokens x 4 heads x (16 + 16).
@@ -482,7 +525,7 @@ func TestKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c8 := &coster{m: big, pl: pl8, h: &p8.Hardware, pod: p8, tpG: Group{8, 1}, tokens: 512}
+	c8 := &coster{m: big, pl: pl8, h: &p8.Hardware, pod: &p8, tpG: Group{8, 1}, tokens: 512}
 	g := c8.gemm(2*512*1024*384, 512*1024*2, 512*384*2)
 	gt := g.time(&p8.Hardware)
 	ct, _ := p8.Collective(roofline.AllGather, Group{8, 1}, 512*1024*2)
@@ -521,7 +564,7 @@ func TestOutputPasses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 32}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 32}
 	fwd, bwd := c.output()
 	n, h, V := 32.0, 64.0, 1000.0
 	act := n * h * 2
@@ -556,7 +599,7 @@ func TestUnevenStages(t *testing.T) {
 		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
 	}
 	pl, _ := Resolve(m, s, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 1024}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
 	lf, lb := c.layer()
 	ef, eb := c.embedding()
 	of, ob := c.output()
@@ -634,7 +677,7 @@ func TestBlockRecompute(t *testing.T) {
 		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
 	}
 	pl, _ := Resolve(m, block, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2048}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
 	lf, lbFull := c.layer()
 	keep := *c
 	keep.pl.Recompute = NoRecompute
@@ -664,7 +707,7 @@ func TestBlockRecompute(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, q); got != want {
+		if got := fewestRecomputed(m, full, &q); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
 	}
@@ -844,7 +887,7 @@ func TestContextParallel(t *testing.T) {
 		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.C, pl.D, pl.M)
 	}
 	n, h, sq := 32.0, 64.0, 32.0
-	alone := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n, noComm: true}
+	alone := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n, noComm: true}
 	fwd, bwd := alone.layer()
 	if want := (24*n*h*h + 2*n*sq*h + 62*n*h) / 1e12; !near(fwd.busy, want) {
 		t.Errorf("forward %g s, want %g", fwd.busy, want)
@@ -865,7 +908,7 @@ func TestContextParallel(t *testing.T) {
 	bw, lat := p.intra()
 	x := n*2*h*bf16/bw + lat
 	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: n}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
 	fwdR, bwdR := c.layer()
 	if want := max(a, x) - a; !near(fwdR.cpExposed, want) || !near(fwdR.busy, fwd.busy+want) {
 		t.Errorf("forward exchange exposed %g s (busy %g), want %g", fwdR.cpExposed, fwdR.busy, want)
@@ -877,7 +920,7 @@ func TestContextParallel(t *testing.T) {
 	// two middle backward steps carry K and V on and a gradient back.
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
 	p8.Hardware, p8.Kernels = flopHardware(), Kernels{}
-	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: p8, tokens: n / 2}
+	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: &p8, tokens: n / 2}
 	c4.pl.C = 4
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
 	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
@@ -986,7 +1029,7 @@ func TestUnfusedAttention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tokens: 2 * 32}
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2 * 32}
 	fwd, bwd := c.layer()
 	n, h, s, a := 64.0, 64.0, 32.0, 4.0
 	e := n * a * s
@@ -1048,7 +1091,7 @@ func TestKorthikantiTable4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: pl.T, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
+		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
 		f, b := k.layer()
 		got, want := (f.busy+b.busy)*1e3, c.fwd+c.bwd
 		t.Logf("%-38s forward %.2f ms (published %.1f), backward %.2f ms (%.1f), combined %+.1f%%",
@@ -1169,6 +1212,47 @@ func TestFitsAsEvaluated(t *testing.T) {
 			t.Errorf("%s: no plans", c.m)
 		}
 		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
+	}
+}
+
+// TestCachedAsEvaluated: every plan Search enumerates, evaluated through
+// one phase cache as Search evaluates them, is its evaluation without
+// one, field for field (the block alone, LayerForward and LayerBackward,
+// kept with the cached phases included): dense models with end stages
+// of their own degree, FSDP and FP8, and DeepSeek-V3's dense and MoE
+// layers with multi-token prediction.
+func TestCachedAsEvaluated(t *testing.T) {
+	for _, c := range []struct {
+		m    transformer.Spec
+		pod  string
+		gpus int
+		sp   Space
+	}{
+		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16, Space{FSDP: true, FP8: FP8Current}},
+		{mustSpec(t, "deepseek-v3:seq=4096,batch=1920"), "dgx-h800", 256, Space{FP8: FP8Blockwise}},
+	} {
+		p, err := PodOf(c.pod, c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cache := phaseCache{}
+		n, bad := 0, 0
+		c.sp.Keep = func(pl Plan) bool {
+			n++
+			got, want := evaluateCached(c.m, pl, &p, cache), evaluateCached(c.m, pl, &p, nil)
+			if !reflect.DeepEqual(got, want) && bad < 5 {
+				bad++
+				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)
+			}
+			return false
+		}
+		if _, err := Search(t.Context(), c.m, p, c.sp); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			t.Errorf("%s: no plans", c.m)
+		}
+		t.Logf("%s: %d plans", c.m, n)
 	}
 }
 

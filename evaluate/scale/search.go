@@ -172,7 +172,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 										keeps[di] = fits
 									}
 									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
-										if k := fewestRecomputed(m, s, p); k > 0 {
+										if k := fewestRecomputed(m, s, &p); k > 0 {
 											s.RecomputeLayers = k
 											try(s)
 										}
@@ -286,9 +286,9 @@ func keepTop(top []Result, r Result, k int) []Result {
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
 // so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s Strategy, p Pod) int {
-	all, err := Resolve(m, s, p)
-	if err != nil || !fits(m, all, &p) {
+func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod) int {
+	all, err := Resolve(m, s, *p)
+	if err != nil || !fits(m, all, p) {
 		return 0
 	}
 	most := 0
@@ -299,8 +299,8 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p Pod) int {
 	for lo < hi {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
-		pl, err := Resolve(m, s, p)
-		if err == nil && fits(m, pl, &p) {
+		pl, err := Resolve(m, s, *p)
+		if err == nil && fits(m, pl, p) {
 			hi = mid
 		} else {
 			lo = mid + 1
