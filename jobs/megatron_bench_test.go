@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// BenchmarkReportMegatron is the whole of placer report megatron: 23
-// published rows, each read at Megatron's defaults and at its fastest,
-// and searched (issue 44: at most 15 CPU s).
+// BenchmarkReportMegatron is the whole of placer report megatron: every
+// published row, each read at Megatron's defaults and at its fastest,
+// and searched (issue 44: at most 15 CPU s; 7.8 on 2026-11-26, docs/history.md).
 //
 //	go test -run xxx -bench ReportMegatron -benchtime 1x ./jobs
 func BenchmarkReportMegatron(b *testing.B) {
