@@ -21,6 +21,8 @@ Sections (--only picks some):
            shapes, and a sweep of head dimension by sequence;
   ringsplit the GEMMs a ring-exchange all-gather splits into TP chunks of
            M/TP rows, against the whole GEMM;
+  sustained a GEMM and a block run back to back for --sustain seconds each,
+           one throughput a second (not in the default sections);
   moe      around the expert GEMMs: router, permute and unpermute
            (forward and backward), the dispatcher's host synchronization;
   memory   copy bandwidth by bytes; LayerNorm, RMSNorm, SwiGLU and
@@ -505,6 +507,84 @@ def sec_ringsplit(args):
             guarded("ringsplit", "%s.%s.%s" % (row, op, orient), tp=tp, m=m, k=k, n=n)(f)
 
 
+def sec_sustained(args):
+    """Throughput held for --sustain seconds, not a burst: a BF16 GEMM at
+    the 1.7B row's fc1 shape, then each --sustain-rows row's block (its
+    tensor-parallel shard, forward and backward), each run back to back
+    with one timing a second (CUDA events over the second's iterations),
+    beside the block's burst time as layerbench takes it (medians of short
+    timings after a sleep kernel, the GPU rested): what a GPU under
+    sustained load (power and clocks: run nvidia-smi beside it) keeps of
+    the few-second medians the other sections take."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    seconds = 2 if args.quick else args.sustain
+    row, op, M, K, N = [r for r in row_shapes(args.quick) if r[1] == "fc1"][0]
+    a = torch.randn(M, K, device=DEVICE, dtype=dt)
+    b = torch.randn(K, N, device=DEVICE, dtype=dt)
+
+    def loop(name, fn, flops=None, **extra):
+        t_end = time.time() + seconds
+        second = 0
+        while time.time() < t_end:
+            if cuda:
+                torch.cuda.synchronize()
+                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                e0.record()
+            n, t0 = 0, time.time()
+            while time.time() - t0 < 1.0:
+                for _ in range(8):
+                    fn()
+                n += 8
+                if cuda:
+                    torch.cuda.synchronize()
+            if cuda:
+                e1.record()
+                torch.cuda.synchronize()
+                el = e0.elapsed_time(e1) / 1e3
+            else:
+                el = time.time() - t0
+            rec = {"second": second, "wall": time.time(), "iterations": n, "seconds_per_iteration": el / n}
+            if flops:
+                rec["tflops"] = flops * n / el / 1e12
+            rec.update(extra)
+            emit(dict(kind="sustained", name=name, **rec))
+            second += 1
+
+    def guard(name, f):
+        try:
+            f()
+        except Exception as e:  # noqa: BLE001
+            emit(dict(kind="sustained", name=name, error="%s: %s" % (type(e).__name__, str(e).splitlines()[0][:300])))
+
+    guard("%s.gemm" % row, lambda: loop("%s.gemm" % row, lambda: torch.mm(a, b), flops=2 * M * K * N))
+    del a, b
+    want = (args.sustain_rows or "1.7B").split(",")
+    for name, heads, hidden, layers, tp, pp, gpus, gbs in layerbench.MEGATRON_ROWS:
+        if name not in want and not (args.quick and name == layerbench.MEGATRON_ROWS[0][0]):
+            continue
+        if args.quick:
+            hidden, heads, tp = 256, 4, 1
+        seq = 256 if args.quick else 4096
+        sh = layerbench.Shard("gpt", 1, seq, hidden, heads // tp, heads // tp, hidden // heads, 4 * hidden // tp,
+                              sp=tp if tp > 1 else 1)
+
+        def one(sh=sh, name=name):
+            blk = layerbench.Block(sh, device=DEVICE, dtype=dt)
+            f, bw = layerbench.time_block(blk, DEVICE, dt, warmup=WARMUP, runs=RUNS)[:2]
+            x = torch.randn(sh.tokens // sh.sp, sh.hidden, device=DEVICE, dtype=dt, requires_grad=True)
+            g = torch.randn(sh.tokens // sh.sp, sh.hidden, device=DEVICE, dtype=dt)
+
+            def step():
+                for p in blk.parameters():
+                    p.grad = None
+                blk(x).backward(g)
+            loop("%s.block" % name, step, burst_seconds=f + bw)
+        guard("%s.block" % name, one)
+        if cuda:
+            torch.cuda.empty_cache()
+
+
 def sec_memory(args):
     sizes = [1 << 20, 1 << 24] if args.quick else [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, 1 << 30]
     for nbytes in sizes:
@@ -700,7 +780,7 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "ringsplit": sec_ringsplit, "memory": sec_memory, "between": sec_between}
+SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between}
 
 
 def main(argv=None):
@@ -712,6 +792,8 @@ def main(argv=None):
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json", action="store_true", help="(the only output: one JSON object a line)")
+    ap.add_argument("--sustain", type=float, default=40, help="seconds each sustained case runs (section sustained)")
+    ap.add_argument("--sustain-rows", help="Megatron rows whose blocks the sustained section runs (default 1.7B)")
     ap.add_argument("--attention", default="any", choices=["any"] + sorted(layerbench.ATTENTION_BACKENDS),
                     help="scaled_dot_product_attention's backend for the blocks of the between section "
                          "(default any: PyTorch's choice; the attention section times each backend itself)")
@@ -724,7 +806,7 @@ def main(argv=None):
     else:
         META["device"] = "cpu"
     META["torch"] = torch.__version__
-    names = args.only.split(",") if args.only else list(SECTIONS)
+    names = args.only.split(",") if args.only else [n for n in SECTIONS if n != "sustained"]
     for n in names:
         if n not in SECTIONS:
             ap.error("--only %s: unknown section (want %s)" % (n, ",".join(SECTIONS)))

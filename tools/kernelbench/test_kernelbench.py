@@ -72,6 +72,19 @@ class QuickRun(unittest.TestCase):
         for sec in ("gemm", "attention", "fp8", "grouped", "moe", "ringsplit", "memory", "between"):
             self.assertIn("kernelbench: %s" % sec, err.getvalue())
 
+    def test_sustained(self):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--only", "sustained", "--json"])
+        lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
+        for case in ("gemm", "block"):
+            got = [l for l in lines if l["name"].endswith("." + case)]
+            self.assertGreaterEqual(len(got), 1, lines)
+            for l in got:
+                self.assertNotIn("error", l)
+                self.assertGreater(l["seconds_per_iteration"], 0)
+        self.assertTrue(all("tflops" in l for l in lines if l["name"].endswith(".gemm")))
+
     def test_unknown_section(self):
         with self.assertRaises(SystemExit), redirect_stderr(io.StringIO()):
             kb.main(["--device", "cpu", "--only", "nope"])
