@@ -215,6 +215,25 @@ class RunnerTest(unittest.TestCase):
     def test_checkpoint(self):
         self.matches("checkpoint")
 
+    def test_each_rank_holds_its_stage(self):
+        # Each rank keeps the parameters its stages read, the others' are on
+        # the meta device: float32 bytes, hand-counted. InPlace at 4 stages:
+        # [inp 8x16+16, a 16x16+16], [b, c: 272 each], [act2: none], [out
+        # 16x5+5]. The looped block cut inside its third call, 2 x 2:
+        # stage 0 inp 144 + block 304, stage 1 block.norm 32 + out 85.
+        # GPT-2 (n_embd 32, vocab 64, 16 positions; a block 12704) at 4
+        # stages: wte 2048 + wpe 512 + h.0; h.1; h.2; h.3 + ln_f 64 + the
+        # tied wte. The whole model on every rank was 4180, 2132 and
+        # 213760 bytes.
+        want = {"inplace_residual": [(144 + 272) * 4, 2 * 272 * 4, 0, 85 * 4],
+                "looped_cut_inside": [(144 + 304) * 4, (32 + 85) * 4] * 2,
+                "gpt2_4_stages": [(2048 + 512 + 12704) * 4, 12704 * 4, 12704 * 4, (12704 + 64 + 2048) * 4]}
+        for name, w in want.items():
+            if missing(name):
+                continue
+            self.assertEqual(self.results[name]["param_bytes_per_rank"], w, name)
+            self.assertEqual(self.results[name]["buffer_bytes_per_rank"], [0] * WORLD, name)
+
     def test_broken_run_fails(self):
         r = self.results["broken_no_stage_sum"]
         self.assertFalse(r["ok"])
@@ -274,6 +293,38 @@ class OrderTest(unittest.TestCase):
         for pos in range(2):  # every (micro-batch, stage) once forward, once backward
             o = R.schedule_order("interleaved", pos, 2, 4, 2)
             self.assertEqual(sorted(o), sorted([(k, i, v) for k in "FB" for i in range(4) for v in (pos, pos + 2)]))
+
+
+def _other_shapes(rank, world, out_dir):
+    # Steps of 8, 6 and 5 samples after a plan placed with 8 (2
+    # micro-batches): the new micro-batch shapes are recorded with the
+    # other stage's units on the meta device (this rank does not hold
+    # their parameters); each loss against the unsplit model's.
+    d = data()
+    got = []
+    torch.manual_seed(0)
+    ref = tinygpt()
+    torch.manual_seed(0)
+    placed = R.apply_plan(tinygpt(), plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], replicas=1,
+                                          micro=2), TM.lm_loss, example_inputs=(d["ids"],))
+    for b in (8, 6, 5):
+        with torch.no_grad():
+            want = float(TM.lm_loss(ref(d["ids"][:b]), d["tok"][:b]))
+        got.append((b, placed.schedule.step(d["ids"][:b], target=d["tok"][:b]), want))
+    if rank == 0:
+        with open(os.path.join(out_dir, "shapes.json"), "w") as f:
+            json.dump({"losses": got, "shapes": len(placed.an.shapes)}, f)
+
+
+class OtherShapeTest(unittest.TestCase):
+    def test_other_batch_sizes(self):
+        tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        torchplan.launch(2, _other_shapes, (tmp,), backend="gloo")
+        with open(os.path.join(tmp, "shapes.json")) as f:
+            r = json.load(f)
+        for b, loss, want in r["losses"]:
+            self.assertAlmostEqual(loss, want, delta=1e-5 * abs(want) + 1e-6, msg="batch %d" % b)
+        self.assertEqual(r["shapes"], 3)  # micro-batches of 4, 3 and 2
 
 
 class OneProcessTest(unittest.TestCase):

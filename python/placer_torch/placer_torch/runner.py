@@ -1,6 +1,7 @@
 """The runner: a placer torch plan on a whole model, without torch.fx.
 
-Every rank builds the whole model from the same seed. The plan's module
+Every rank builds the whole model from the same seed, and keeps only what
+its stages use (the rest goes to the meta device). The plan's module
 calls are its units: a call of a module the plan places (path, or path#k for
 its k-th call in a forward) whose own calls below all run on the same
 stage; glue between them (residual adds, reshapes, masks, any Python) is
@@ -132,6 +133,10 @@ class _Track(TorchFunctionMode):
         ins = []
         _tensors(args, ins)
         _tensors(kwargs, ins)
+        for t in ins:
+            n = rec.tnames.get(id(t))
+            if n is not None and rec.reads.get(n, rec.calls + 1) > rec.calls:
+                rec.reads[n] = rec.calls
         srcs = set()
         for t in ins:
             p = rec.prov.get(id(t))
@@ -307,6 +312,7 @@ class Analysis:
                             "time): data-dependent control flow" % (where, missing[0]))
         self.shapes = {signature(args, kwargs): [(u.spec, u.meta) for u in units]}
         out_deps, out_params = rec.deps_of(out)
+        self.reads = rec.reads
         self.output_stage = self.n - 1
         needs = [set() for _ in range(self.n)]
         readers = collections.defaultdict(set)
@@ -348,15 +354,16 @@ class Analysis:
                     getattr(loss_fn, "__name__", "loss_fn"), type(model).__name__, _describe(out),
                     (str(e).splitlines() or [type(e).__name__])[0]))
 
-    def record_shapes(self, model, args, kwargs):
+    def record_shapes(self, model, args, kwargs, absent=(), device=None):
         """The units' output nesting and shapes for a micro-batch of another
-        shape (one more recording forward)."""
+        shape (one more recording forward; the units in absent, whose
+        parameters this rank does not hold, on the meta device)."""
         keep = [(u.deps, u.params, u.spec, u.meta) for u in self.units]
         for u in self.units:
             u.spec = None
         state = _save_state(model)
         try:
-            _Recorder(self, model).run(args, kwargs)
+            _Recorder(self, model, absent, device).run(args, kwargs)
         finally:
             _restore_state(model, state)
         changed = [u for u, k in zip(self.units, keep) if u.spec is None or (u.deps, u.params) != k[:2]]
@@ -387,12 +394,20 @@ def signature(args, kwargs):
 
 class _Recorder:
     """The second recording forward: every unit computes; its outputs are
-    marked as its own, and each unit's inputs' marks are its deps."""
+    marked as its own, and each unit's inputs' marks are its deps. reads:
+    parameter or buffer name -> the unit calls started when glue first read
+    it (a stage stopping before then never reads it). The units in absent
+    (another rank's, whose parameters are on the meta device) run on the
+    meta device, their outputs zeros of the shape found there."""
 
-    def __init__(self, an, model):
+    def __init__(self, an, model, absent=(), device=None):
         self.an, self.model = an, model
+        self.absent, self.device = set(absent), device
         self.prov, self.keep, self.depth = {}, [], 0
+        self.reads, self.calls = {}, 0
+        self.tnames = {id(b): n for n, b in model.named_buffers()}
         for n, p in model.named_parameters():
+            self.tnames[id(p)] = n
             self.mark(p, {n})
 
     def mark(self, t, srcs):
@@ -429,9 +444,13 @@ class _Recorder:
                 for p, n in u.nested.items():
                     counts[p] += n
                 u.deps, u.params = self.deps_of((a, k))
+                self.calls += 1
                 self.depth += 1
                 try:
-                    out = orig(*a, **k)
+                    if uid in self.absent:
+                        out = _meta_call(an.modules[path], orig, a, k, self.device, u)
+                    else:
+                        out = orig(*a, **k)
                 finally:
                     self.depth -= 1
                 leaves, u.spec = flatten(out)
@@ -457,15 +476,50 @@ class _Recorder:
                     m.forward = had
 
 
+def _meta_call(module, orig, a, k, device, u):
+    """orig(*a, **k), a unit of another rank, on the meta device (its
+    parameters and buffers, and the tensors it is given): its output, with
+    each tensor zeros of the shape and dtype found there on device."""
+    swapped = []
+    meta = {}
+
+    def on_meta(t):
+        if id(t) not in meta:
+            m = torch.empty_like(t, device="meta")
+            meta[id(t)] = torch.nn.Parameter(m, t.requires_grad) if isinstance(t, torch.nn.Parameter) else m
+        return meta[id(t)]
+    for m in module.modules():
+        for d in (m._parameters, m._buffers):
+            for n, t in list(d.items()):
+                if t is not None and t.device.type != "meta":
+                    swapped.append((d, n, t))
+                    d[n] = on_meta(t)
+    try:
+        leaves, spec = flatten((a, k))
+        ma, mk = unflatten(spec, [torch.empty_like(t, device="meta") for t in leaves])
+        with torch.no_grad():
+            out = orig(*ma, **mk)
+    except Exception as e:
+        raise PlanError("a micro-batch of another shape: %s (stage %d, not held on this rank) cannot run on the meta "
+                        "device to find its output's shape (%s): give batches that split into micro-batches of the "
+                        "first batch's shapes" % (u, u.owner, (str(e).splitlines() or [type(e).__name__])[0]))
+    finally:
+        for d, n, t in swapped:
+            d[n] = t
+    leaves, spec = flatten(out)
+    return unflatten(spec, [torch.zeros(t.shape, dtype=t.dtype, device=device) for t in leaves])
+
+
 def _save_state(model):
-    return ([b.detach().clone() for b in model.buffers()], torch.get_rng_state())
+    return ([None if b.device.type == "meta" else b.detach().clone() for b in model.buffers()],
+            torch.get_rng_state())
 
 
 def _restore_state(model, state):
     bufs, rng = state
     with torch.no_grad():
         for b, s in zip(model.buffers(), bufs):
-            if not torch.equal(b, s):  # a copy bumps the version that saved tensors check
+            if s is not None and not torch.equal(b, s):  # a copy bumps the version that saved tensors check
                 b.copy_(s)
     torch.set_rng_state(rng)
 
@@ -634,10 +688,15 @@ class Placed:
             mbs, _ = self._micro(list(example_inputs), example_kwargs, None)
             a, k, _ = mbs[0]
             analysis = Analysis(model, plan, a, k)
+            for a, k, _ in mbs[1:]:  # the example's other micro-batch shapes, while the whole model is here
+                if signature(a, k) not in analysis.shapes:
+                    analysis.record_shapes(model, a, k)
         self.an = an = analysis
         self.stages = [v for v in range(self.n) if v % self.S == self.pos]
-        names = dict(model.named_parameters())
         self.held = [n for n in an.param_names if self.pos in an.readers.get(n, ())]
+        self.absent = [u.uid for u in an.units if u.owner % self.S != self.pos]
+        self._free_others()
+        names = dict(model.named_parameters())
         # Groups: every rank creates every group, in the same order.
         self.dp_groups = [dist.new_group([r * self.S + q for r in range(self.R)]) if self.R > 1 else None
                           for q in range(self.S)]
@@ -661,6 +720,39 @@ class Placed:
         self.schedule = _Schedule(self)
 
     # --- set-up
+
+    def _free_others(self):
+        """Puts on the meta device the parameters and buffers this rank
+        does not use: those of the other ranks' units, unless one of this
+        rank's stages reads them (a tied embedding, a block applied on two
+        stages, glue before the stage stops). They keep their names and
+        shapes; their memory is freed once nothing else refers to them."""
+        an, model = self.an, self.model
+        if len(self.stages) == self.n:
+            return
+        stops = [float("inf") if v == an.output_stage else an.last[v] + 1 for v in self.stages]
+        keep = set(self.held) | {n for n, c in an.reads.items() if c <= max(stops)}
+        mine = {u.path for u in an.units if u.owner in self.stages}
+        theirs = {u.path for u in an.units if u.owner not in self.stages}
+
+        def under(name, paths):
+            mod = name.rsplit(".", 1)[0] if "." in name else ""
+            return any(mod == p or mod.startswith(p + ".") or p == "" for p in paths)
+        for n, _ in model.named_buffers():
+            if under(n, mine) or not under(n, theirs):
+                keep.add(n)
+        ids = {id(t) for n, t in list(model.named_parameters()) + list(model.named_buffers()) if n in keep}
+        meta = {}
+        for m in model.modules():
+            for d in (m._parameters, m._buffers):
+                for n, t in list(d.items()):
+                    if t is None or id(t) in ids or t.device.type == "meta":
+                        continue
+                    if id(t) not in meta:
+                        e = torch.empty_like(t, device="meta")
+                        meta[id(t)] = torch.nn.Parameter(e, t.requires_grad) if isinstance(t, torch.nn.Parameter) \
+                            else e
+                    d[n] = meta[id(t)]
 
     def _fully_shard(self, names):
         try:
@@ -839,7 +931,7 @@ class Placed:
                 raise PlanError("shard fsdp: a micro-batch of shape %s, the plan was recorded with %s: give "
                                 "batches that split into micro-batches of one shape" %
                                 ([list(x[0]) for x in sig], [list(x[0]) for x in next(iter(self.an.shapes))]))
-            self.an.record_shapes(self.model, a, k)
+            self.an.record_shapes(self.model, a, k, self.absent, self.device)
         ctx = _Forward(self, mb, v, self.an.shapes[sig])
         self.ctx = ctx
         try:
