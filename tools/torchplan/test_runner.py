@@ -327,6 +327,89 @@ class OtherShapeTest(unittest.TestCase):
         self.assertEqual(r["shapes"], 3)  # micro-batches of 4, 3 and 2
 
 
+def _boundary(rank, world, out_dir):
+    # Weak references to every tensor crossing stages (what _send sends,
+    # what each isend holds, what _recv returns), by micro-batch; after
+    # each backward, which are still alive.
+    import torch.distributed as dist
+    import weakref
+    d = data()
+    torch.manual_seed(0)
+    placed = R.apply_plan(tinygpt(), plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], replicas=1,
+                                          micro=4), TM.lm_loss, example_inputs=(d["ids"],))
+    refs, cur, log, done = [], [None], [], {"F": set(), "B": set()}
+    send, recv, isend, forward, backward = placed._send, placed._recv, dist.isend, placed.forward, placed.backward
+
+    def note(kind, mb, ts):
+        refs.extend((weakref.ref(t), kind, mb) for t in ts)
+
+    def my_send(leaves, to_v, mb, uid, back=False, from_v=None):
+        note("grad" if back else "output", mb, leaves)
+        cur[0] = ("isend grad" if back else "isend output", mb)
+        try:
+            send(leaves, to_v, mb, uid, back, from_v)
+        finally:
+            cur[0] = None
+
+    def my_isend(t, *a, **k):
+        note(cur[0][0], cur[0][1], [t])
+        return isend(t, *a, **k)
+
+    def my_recv(u, meta, v, mb):
+        leaves = recv(u, meta, v, mb)
+        note("received", mb, leaves)
+        return leaves
+
+    def my_forward(mb, *a, **k):
+        done["F"].add(mb)
+        return forward(mb, *a, **k)
+
+    def my_backward(ctx):
+        mb = ctx.mb
+        backward(ctx)
+        del ctx
+        done["B"].add(mb)
+        live = sorted({(kind, m) for r, kind, m in refs if r() is not None})
+        log.append({"after": mb, "in_flight": sorted(done["F"] - done["B"]), "live": live})
+
+    placed._send, placed._recv, placed.forward, placed.backward = my_send, my_recv, my_forward, my_backward
+    dist.isend = my_isend
+    try:
+        placed.schedule.step(d["ids"], target=d["tok"])
+    finally:
+        dist.isend = isend
+    end = sorted({(kind, m) for r, kind, m in refs if r() is not None})
+    with open(os.path.join(out_dir, "boundary%d.json" % rank), "w") as f:
+        json.dump({"log": log, "end": end, "runner": [list(x) for x in placed.live_boundary()]}, f)
+
+
+class BoundaryTest(unittest.TestCase):
+    def test_copies_freed_after_backward(self):
+        # 1F1B, 2 stages, 4 micro-batches: after a micro-batch's backward on
+        # a stage, its outputs (the copies sent, the isends' tensors) and
+        # what it received are freed; alive are only the micro-batches in
+        # flight (forward run, backward not) and the gradients just sent
+        # back (until the next one to that stage). Before, every isend's
+        # tensor lived until the step's end: 4 micro-batches' outputs and
+        # gradients, not 1.
+        tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        torchplan.launch(2, _boundary, (tmp,), backend="gloo")
+        for rank in range(2):
+            with open(os.path.join(tmp, "boundary%d.json" % rank)) as f:
+                r = json.load(f)
+            self.assertEqual(len(r["log"]), 4)
+            for e in r["log"]:
+                for kind, mb in e["live"]:
+                    if kind in ("grad", "isend grad"):
+                        self.assertEqual(mb, e["after"], "rank %d after backward %d: %s %d alive" %
+                                         (rank, e["after"], kind, mb))
+                    else:
+                        self.assertIn(mb, e["in_flight"], "rank %d after backward %d: %s %d alive" %
+                                      (rank, e["after"], kind, mb))
+            self.assertEqual(r["end"], [], "rank %d after the step" % rank)
+            self.assertEqual(r["runner"], [], "rank %d: live_boundary() after the step" % rank)
+
+
 class OneProcessTest(unittest.TestCase):
     """One gloo process (R = S = 1): what the checkpoint does."""
 

@@ -28,6 +28,7 @@ import datetime
 import functools
 import os
 import time
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -615,6 +616,7 @@ class _Forward:
                 # reaches through the unit's autograd node).
                 leaves, _ = flatten(out)
                 sent = [t.clone(memory_format=torch.contiguous_format) for t in leaves]
+                rt._note("sent", self.mb, self.v, sent)
                 for c in cons:
                     rt._send(sent, c, self.mb, uid)
                 self.sent.append((uid, sent))
@@ -624,6 +626,7 @@ class _Forward:
         spec, meta = self.shapes[uid]
         if uid in an.needs[self.v]:
             leaves = rt._recv(u, meta, self.v, self.mb)
+            rt._note("received", self.mb, self.v, leaves)
             self.received.append((uid, leaves))
             # The glue and units get a copy of each leaf that requires grad:
             # the model may change it in place (timm's ResNet: `x +=
@@ -715,6 +718,7 @@ class Placed:
         self.zero = None
         self.ctx = None
         self._arming = False
+        self.works, self.mail, self.boundary = {}, {}, []
         self._make_buckets()
         self._install()
         self.schedule = _Schedule(self)
@@ -854,10 +858,16 @@ class Placed:
         return self.replica * self.S + v % self.S
 
     def _send(self, leaves, to_v, mb, uid, back=False, from_v=None):
+        """isend of each leaf to stage to_v (a stage of this rank: into
+        mail). The work and its tensor wait in self.works under ("F", mb,
+        the sending stage) for an output, ("B", to_v) for a gradient, until
+        _finish waits on them (the step's backward of mb, the next gradient
+        sent to to_v) or the step ends."""
         if to_v % self.S == self.pos:
             self.mail[(uid, to_v, mb, back)] = leaves
             return
         dst = self._rank_of(to_v)
+        key = ("B", to_v) if back else ("F", mb, self.an.units[uid].owner)
         for i, t in enumerate(leaves):
             t = t.detach()
             if t.dtype == torch.bool:
@@ -867,7 +877,35 @@ class Placed:
                     (from_v, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb) if back else
                     "stage %d's send of %s's output %d (shape %s, %s) to stage %d, micro-batch %d" %
                     (self.an.units[uid].owner, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb))
-            self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t, what))
+            self._note("send", mb, to_v if back else self.an.units[uid].owner, [t])
+            self.works.setdefault(key, []).append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)),
+                                                   t, what))
+
+    def _finish(self, key):
+        """Waits on the sends under key and lets their tensors go."""
+        for w, _, what in self.works.pop(key, ()):
+            self._wait(w, what)
+
+    def _note(self, kind, mb, v, tensors):
+        """Notes tensors crossing stages (weak references): live_boundary()
+        says which are still allocated."""
+        self.boundary.extend((weakref.ref(t), kind, mb, v) for t in tensors)
+
+    def live_boundary(self):
+        """The boundary tensors of the current (or last) step still alive:
+        [(kind, micro-batch, stage, bytes)], kind "sent" (a unit's output
+        copied for the send and the backward), "send" (a tensor an isend
+        holds), "received" (a received value, the model reads a copy) and
+        "grad" (a gradient sent back). A micro-batch's are freed once its
+        backward on this stage has run (a gradient sent back: once the next
+        one to the same stage is sent, with virtual stages at the step's
+        end)."""
+        out = []
+        for r, kind, mb, v in self.boundary:
+            t = r()
+            if t is not None:
+                out.append((kind, mb, v, t.numel() * t.element_size()))
+        return out
 
     def _wait(self, work, what):
         """work.wait() within the point-to-point timeout: a value that never
@@ -964,18 +1002,35 @@ class Placed:
                         acc[id(t)] = (t, acc[id(t)][1] + g)
                     else:
                         acc[id(t)] = (t, g)
+        # The consumers have received this micro-batch's outputs (they sent
+        # their gradients, or ran their forward of it, which needs nothing
+        # from a later point of this rank's order): the isends are done.
+        self._finish(("F", ctx.mb, ctx.v))
         for t, g in acc.values():
             roots.append(t)
             grads.append(g)
+        del acc
         if roots:
             torch.autograd.backward(roots, grads)
+        del roots, grads
+        sent = set()
         for uid, leaves in ctx.received:
             gs = [t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves if t.is_floating_point()]
+            for t in leaves:
+                t.grad = None
             owner = an.units[uid].owner
             if owner % self.S == self.pos:
                 self.mail[(uid, ctx.v, ctx.mb, True)] = gs
             else:
+                if self.V == 1 and owner not in sent:
+                    # The previous micro-batch's gradients to that stage:
+                    # it has received them (or does, at its backward of
+                    # that micro-batch, before any of this one's).
+                    self._finish(("B", owner))
+                    sent.add(owner)
+                self._note("grad", ctx.mb, ctx.v, gs)
                 self._send(gs, owner, ctx.mb, uid, back=True, from_v=ctx.v)
+        ctx.sent, ctx.received, ctx.loss = [], [], None  # the graph and the copies go with them
 
     def sync_grads(self):
         """Sums each held parameter's gradient over the stages that read it
@@ -1189,7 +1244,7 @@ class _Schedule:
             raise PlanError("step: no target")
         mbs, sizes = pl._micro(list(inputs), kwargs, target)
         B = batch or sum(sizes) * pl.R
-        pl.works, pl.mail = [], {}
+        pl.works, pl.mail, pl.boundary = {}, {}, []
         saved = {}
         loss_sum = torch.zeros((), dtype=torch.float64, device=pl.device)
         last_b = {}
@@ -1211,9 +1266,9 @@ class _Schedule:
                 pl._arming = i == last_b[v]
                 pl.backward(saved.pop((i, v)))
                 pl._arming = False
-        for w, _, what in pl.works:
-            pl._wait(w, what)
-        pl.works, pl.mail = [], {}
+        for key in list(pl.works):
+            pl._finish(key)
+        pl.works, pl.mail = {}, {}
         work = dist.all_reduce(loss_sum, async_op=True) if pl.world > 1 else None
         pl.sync_grads()
         if work is not None:
