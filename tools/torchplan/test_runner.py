@@ -255,7 +255,20 @@ def _dropped_send(rank, world):
           d["c5"], F.cross_entropy, rank, world)
 
 
+def _abort_rank1(rank, world):
+    if rank == 1:
+        os.abort()  # as the gloo SIGABRT does, without a Python traceback
+
+
 class HangTest(unittest.TestCase):
+    def test_rank_killed_names_rank_and_phase(self):
+        # A rank ended by a signal: one line naming it and what it was doing
+        # (spawn's own: "process 1 terminated with signal SIGABRT").
+        with self.assertRaises(R.RankDied) as cm:
+            torchplan.launch(2, _abort_rank1, backend="gloo")
+        self.assertEqual(str(cm.exception), "rank 1 of 2 died of SIGABRT while running")
+        self.assertFalse(cm.exception.done)
+
     def test_missing_send_fails(self):
         # A value a stage waits for and never gets: a one-line error within
         # the point-to-point timeout, not a hang (SIGALRM: the test's own

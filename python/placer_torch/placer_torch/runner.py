@@ -26,7 +26,9 @@ embeddings.
 import collections
 import datetime
 import functools
+import gc
 import os
+import sys
 import time
 import weakref
 
@@ -1290,14 +1292,39 @@ def apply_plan(model, plan, loss_fn, example_inputs=(), example_kwargs=None, ran
 
 # Processes on one machine.
 
-def _worker(rank, world, port, backend, fn, args):
+# What a rank of launch() is doing (launch names it when the rank dies).
+PHASES = ("starting", "joining the process group", "running", "at the final barrier",
+          "destroying the process group", "exiting")
+
+
+def _worker(rank, world, port, backend, fn, args, phase=None):
+    def at(i):
+        if phase is not None:
+            phase[rank] = i
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
+    at(1)
     dist.init_process_group(backend, rank=rank, world_size=world)
+    at(2)
     fn(rank, world, *args)  # an exception ends this process: spawn then ends the others, which may wait on it
+    at(3)
+    # What fn placed (a Placed is a cycle through the model's wrapped
+    # forwards) holds process groups and their works: freed now, while the
+    # interpreter is whole and no collective is running.
+    gc.collect()
     dist.barrier()
+    at(4)
     dist.destroy_process_group()
+    at(5)
+    # No interpreter teardown: a gloo thread still letting go of a finished
+    # collective's tensor then takes the GIL of a finalizing interpreter,
+    # and the process aborts ("terminate called without an active
+    # exception", SIGABRT; seen under load, docs/torch-plan.md). fn's
+    # results are written; the exit code is spawn's.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def free_port():
@@ -1307,10 +1334,31 @@ def free_port():
         return s.getsockname()[1]
 
 
+class RankDied(RuntimeError):
+    """A rank of launch() ended by a signal: one line naming the rank, the
+    signal and what it was doing (PHASES); done is whether fn had returned
+    on that rank (its results written)."""
+
+    def __init__(self, rank, world, signal, phase):
+        self.rank, self.signal, self.phase = rank, signal, PHASES[phase]
+        self.done = phase >= 3
+        super().__init__("rank %d of %d died of %s %s%s" % (
+            rank, world, signal, ("" if phase == 3 else "while ") + self.phase,
+            ", after its work had finished (the gloo teardown race under load: run it again)" if self.done else ""))
+
+
 def launch(world, fn, args=(), backend=None):
     """Starts world processes on this machine (torch.multiprocessing,
     spawn) and runs fn(rank, world, *args) in each with torch.distributed
-    initialised: gloo, or nccl when CUDA is there."""
+    initialised: gloo, or nccl when CUDA is there. A rank that raises:
+    spawn's exception (its traceback's last line is the error); a rank
+    ended by a signal: RankDied."""
     import torch.multiprocessing as mp
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
-    mp.spawn(_worker, args=(world, free_port(), backend, fn, args), nprocs=world, join=True)
+    phase = mp.get_context("spawn").RawArray("i", world)
+    try:
+        mp.spawn(_worker, args=(world, free_port(), backend, fn, args, phase), nprocs=world, join=True)
+    except mp.ProcessExitedException as e:
+        if not getattr(e, "signal_name", None):
+            raise
+        raise RankDied(e.error_index, world, e.signal_name, phase[e.error_index]) from None
