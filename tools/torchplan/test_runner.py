@@ -215,6 +215,25 @@ class RunnerTest(unittest.TestCase):
     def test_checkpoint(self):
         self.matches("checkpoint")
 
+    def test_each_rank_holds_its_stage(self):
+        # Each rank keeps the parameters its stages read, the others' are on
+        # the meta device: float32 bytes, hand-counted. InPlace at 4 stages:
+        # [inp 8x16+16, a 16x16+16], [b, c: 272 each], [act2: none], [out
+        # 16x5+5]. The looped block cut inside its third call, 2 x 2:
+        # stage 0 inp 144 + block 304, stage 1 block.norm 32 + out 85.
+        # GPT-2 (n_embd 32, vocab 64, 16 positions; a block 12704) at 4
+        # stages: wte 2048 + wpe 512 + h.0; h.1; h.2; h.3 + ln_f 64 + the
+        # tied wte. The whole model on every rank was 4180, 2132 and
+        # 213760 bytes.
+        want = {"inplace_residual": [(144 + 272) * 4, 2 * 272 * 4, 0, 85 * 4],
+                "looped_cut_inside": [(144 + 304) * 4, (32 + 85) * 4] * 2,
+                "gpt2_4_stages": [(2048 + 512 + 12704) * 4, 12704 * 4, 12704 * 4, (12704 + 64 + 2048) * 4]}
+        for name, w in want.items():
+            if missing(name):
+                continue
+            self.assertEqual(self.results[name]["param_bytes_per_rank"], w, name)
+            self.assertEqual(self.results[name]["buffer_bytes_per_rank"], [0] * WORLD, name)
+
     def test_broken_run_fails(self):
         r = self.results["broken_no_stage_sum"]
         self.assertFalse(r["ok"])
@@ -236,7 +255,20 @@ def _dropped_send(rank, world):
           d["c5"], F.cross_entropy, rank, world)
 
 
+def _abort_rank1(rank, world):
+    if rank == 1:
+        os.abort()  # as the gloo SIGABRT does, without a Python traceback
+
+
 class HangTest(unittest.TestCase):
+    def test_rank_killed_names_rank_and_phase(self):
+        # A rank ended by a signal: one line naming it and what it was doing
+        # (spawn's own: "process 1 terminated with signal SIGABRT").
+        with self.assertRaises(R.RankDied) as cm:
+            torchplan.launch(2, _abort_rank1, backend="gloo")
+        self.assertEqual(str(cm.exception), "rank 1 of 2 died of SIGABRT while running")
+        self.assertFalse(cm.exception.done)
+
     def test_missing_send_fails(self):
         # A value a stage waits for and never gets: a one-line error within
         # the point-to-point timeout, not a hang (SIGALRM: the test's own
@@ -274,6 +306,121 @@ class OrderTest(unittest.TestCase):
         for pos in range(2):  # every (micro-batch, stage) once forward, once backward
             o = R.schedule_order("interleaved", pos, 2, 4, 2)
             self.assertEqual(sorted(o), sorted([(k, i, v) for k in "FB" for i in range(4) for v in (pos, pos + 2)]))
+
+
+def _other_shapes(rank, world, out_dir):
+    # Steps of 8, 6 and 5 samples after a plan placed with 8 (2
+    # micro-batches): the new micro-batch shapes are recorded with the
+    # other stage's units on the meta device (this rank does not hold
+    # their parameters); each loss against the unsplit model's.
+    d = data()
+    got = []
+    torch.manual_seed(0)
+    ref = tinygpt()
+    torch.manual_seed(0)
+    placed = R.apply_plan(tinygpt(), plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], replicas=1,
+                                          micro=2), TM.lm_loss, example_inputs=(d["ids"],))
+    for b in (8, 6, 5):
+        with torch.no_grad():
+            want = float(TM.lm_loss(ref(d["ids"][:b]), d["tok"][:b]))
+        got.append((b, placed.schedule.step(d["ids"][:b], target=d["tok"][:b]), want))
+    if rank == 0:
+        with open(os.path.join(out_dir, "shapes.json"), "w") as f:
+            json.dump({"losses": got, "shapes": len(placed.an.shapes)}, f)
+
+
+class OtherShapeTest(unittest.TestCase):
+    def test_other_batch_sizes(self):
+        tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        torchplan.launch(2, _other_shapes, (tmp,), backend="gloo")
+        with open(os.path.join(tmp, "shapes.json")) as f:
+            r = json.load(f)
+        for b, loss, want in r["losses"]:
+            self.assertAlmostEqual(loss, want, delta=1e-5 * abs(want) + 1e-6, msg="batch %d" % b)
+        self.assertEqual(r["shapes"], 3)  # micro-batches of 4, 3 and 2
+
+
+def _boundary(rank, world, out_dir):
+    # Weak references to every tensor crossing stages (what _send sends,
+    # what each isend holds, what _recv returns), by micro-batch; after
+    # each backward, which are still alive.
+    import torch.distributed as dist
+    import weakref
+    d = data()
+    torch.manual_seed(0)
+    placed = R.apply_plan(tinygpt(), plan([["tok", "pos", "layers.0"], ["layers.1", "norm", "head"]], replicas=1,
+                                          micro=4), TM.lm_loss, example_inputs=(d["ids"],))
+    refs, cur, log, done = [], [None], [], {"F": set(), "B": set()}
+    send, recv, isend, forward, backward = placed._send, placed._recv, dist.isend, placed.forward, placed.backward
+
+    def note(kind, mb, ts):
+        refs.extend((weakref.ref(t), kind, mb) for t in ts)
+
+    def my_send(leaves, to_v, mb, uid, back=False, from_v=None):
+        note("grad" if back else "output", mb, leaves)
+        cur[0] = ("isend grad" if back else "isend output", mb)
+        try:
+            send(leaves, to_v, mb, uid, back, from_v)
+        finally:
+            cur[0] = None
+
+    def my_isend(t, *a, **k):
+        note(cur[0][0], cur[0][1], [t])
+        return isend(t, *a, **k)
+
+    def my_recv(u, meta, v, mb):
+        leaves = recv(u, meta, v, mb)
+        note("received", mb, leaves)
+        return leaves
+
+    def my_forward(mb, *a, **k):
+        done["F"].add(mb)
+        return forward(mb, *a, **k)
+
+    def my_backward(ctx):
+        mb = ctx.mb
+        backward(ctx)
+        del ctx
+        done["B"].add(mb)
+        live = sorted({(kind, m) for r, kind, m in refs if r() is not None})
+        log.append({"after": mb, "in_flight": sorted(done["F"] - done["B"]), "live": live})
+
+    placed._send, placed._recv, placed.forward, placed.backward = my_send, my_recv, my_forward, my_backward
+    dist.isend = my_isend
+    try:
+        placed.schedule.step(d["ids"], target=d["tok"])
+    finally:
+        dist.isend = isend
+    end = sorted({(kind, m) for r, kind, m in refs if r() is not None})
+    with open(os.path.join(out_dir, "boundary%d.json" % rank), "w") as f:
+        json.dump({"log": log, "end": end, "runner": [list(x) for x in placed.live_boundary()]}, f)
+
+
+class BoundaryTest(unittest.TestCase):
+    def test_copies_freed_after_backward(self):
+        # 1F1B, 2 stages, 4 micro-batches: after a micro-batch's backward on
+        # a stage, its outputs (the copies sent, the isends' tensors) and
+        # what it received are freed; alive are only the micro-batches in
+        # flight (forward run, backward not) and the gradients just sent
+        # back (until the next one to that stage). Before, every isend's
+        # tensor lived until the step's end: 4 micro-batches' outputs and
+        # gradients, not 1.
+        tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        torchplan.launch(2, _boundary, (tmp,), backend="gloo")
+        for rank in range(2):
+            with open(os.path.join(tmp, "boundary%d.json" % rank)) as f:
+                r = json.load(f)
+            self.assertEqual(len(r["log"]), 4)
+            for e in r["log"]:
+                for kind, mb in e["live"]:
+                    if kind in ("grad", "isend grad"):
+                        self.assertEqual(mb, e["after"], "rank %d after backward %d: %s %d alive" %
+                                         (rank, e["after"], kind, mb))
+                    else:
+                        self.assertIn(mb, e["in_flight"], "rank %d after backward %d: %s %d alive" %
+                                      (rank, e["after"], kind, mb))
+            self.assertEqual(r["end"], [], "rank %d after the step" % rank)
+            self.assertEqual(r["runner"], [], "rank %d: live_boundary() after the step" % rank)
 
 
 class OneProcessTest(unittest.TestCase):

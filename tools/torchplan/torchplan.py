@@ -349,6 +349,8 @@ def main(argv=None):
                       max(res["worst"], res["loss_worst"]),
                       "; no gradient of " + ", ".join(res["missing"][:3]) if res["missing"] else "",
                       "ok" if res["ok"] else "FAILED"))
+            print("held: parameter bytes per rank %s, buffer bytes %s" % (
+                " ".join(map(str, res["param_bytes_per_rank"])), " ".join(map(str, res["buffer_bytes_per_rank"]))))
             if not res["ok"]:
                 return 1
     except PlanError as e:

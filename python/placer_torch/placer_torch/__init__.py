@@ -13,7 +13,7 @@ needs torch 2.4 or later).
 """
 
 from .plan import PlanError, load_plan, module_stages
-from .runner import Placed, apply_plan, schedule_order, launch, free_port
+from .runner import Placed, RankDied, apply_plan, schedule_order, launch, free_port
 
-__all__ = ["PlanError", "load_plan", "module_stages", "Placed", "apply_plan", "schedule_order", "launch",
-           "free_port"]
+__all__ = ["PlanError", "load_plan", "module_stages", "Placed", "RankDied", "apply_plan", "schedule_order",
+           "launch", "free_port"]

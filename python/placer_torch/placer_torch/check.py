@@ -61,7 +61,8 @@ def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, 
     same dict on every rank: loss, want_loss, max_abs, max_rel (over
     elements with |want| >= 1e-6), worst (max |got - want| / (atol + rtol
     |want|): above 1 fails), compared (parameters), missing (parameters no
-    rank holds a gradient of), ok."""
+    rank holds a gradient of), param_bytes_per_rank and
+    buffer_bytes_per_rank (held_bytes after the step), ok."""
     # The unsplit step first, on rank 0 only, its model freed before the
     # plan's is built, and its loss and gradients sent to the others: no
     # rank holds a second model with the whole batch's activations beside
@@ -90,6 +91,8 @@ def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, 
     dist.all_reduce(sharded)
     names = [None] * world
     dist.all_gather_object(names, sorted(got))
+    nbytes = [None] * world
+    dist.all_gather_object(nbytes, held_bytes(placed.model))
     held = set().union(*map(set, names))
     missing = sorted(set(want) - held)
     t = torch.tensor([abs_d, rel_d, worst, lw], dtype=torch.float64)
@@ -98,4 +101,14 @@ def check(model_fn, plan, inputs, kwargs, target, loss_fn, rank, world, seed=0, 
     return {"loss": loss, "want_loss": want_loss, "max_abs": abs_d, "max_rel": rel_d, "worst": worst,
             "loss_worst": lw, "compared": len(held), "missing": missing, "held_per_rank": [len(n) for n in names],
             "sharded": int(sharded), "stages_per_parameter": max(len(r) for r in placed.an.readers.values()),
+            "param_bytes_per_rank": [b[0] for b in nbytes], "buffer_bytes_per_rank": [b[1] for b in nbytes],
             "ok": worst <= 1.0 and lw <= 1.0 and not missing}
+
+
+def held_bytes(model):
+    """(parameter bytes, buffer bytes) this rank holds of model: each
+    tensor once, those on the meta device (another stage's) not counted."""
+    def size(ts):
+        ts = [t.to_local() if hasattr(t, "to_local") else t for t in ts]  # FSDP's: this rank's shard
+        return sum(t.numel() * t.element_size() for t in ts if t.device.type != "meta")
+    return size(model.parameters()), size(model.buffers())

@@ -1,6 +1,7 @@
 """The runner: a placer torch plan on a whole model, without torch.fx.
 
-Every rank builds the whole model from the same seed. The plan's module
+Every rank builds the whole model from the same seed, and keeps only what
+its stages use (the rest goes to the meta device). The plan's module
 calls are its units: a call of a module the plan places (path, or path#k for
 its k-th call in a forward) whose own calls below all run on the same
 stage; glue between them (residual adds, reshapes, masks, any Python) is
@@ -25,8 +26,11 @@ embeddings.
 import collections
 import datetime
 import functools
+import gc
 import os
+import sys
 import time
+import weakref
 
 import torch
 import torch.distributed as dist
@@ -132,6 +136,10 @@ class _Track(TorchFunctionMode):
         ins = []
         _tensors(args, ins)
         _tensors(kwargs, ins)
+        for t in ins:
+            n = rec.tnames.get(id(t))
+            if n is not None and rec.reads.get(n, rec.calls + 1) > rec.calls:
+                rec.reads[n] = rec.calls
         srcs = set()
         for t in ins:
             p = rec.prov.get(id(t))
@@ -307,6 +315,7 @@ class Analysis:
                             "time): data-dependent control flow" % (where, missing[0]))
         self.shapes = {signature(args, kwargs): [(u.spec, u.meta) for u in units]}
         out_deps, out_params = rec.deps_of(out)
+        self.reads = rec.reads
         self.output_stage = self.n - 1
         needs = [set() for _ in range(self.n)]
         readers = collections.defaultdict(set)
@@ -348,15 +357,16 @@ class Analysis:
                     getattr(loss_fn, "__name__", "loss_fn"), type(model).__name__, _describe(out),
                     (str(e).splitlines() or [type(e).__name__])[0]))
 
-    def record_shapes(self, model, args, kwargs):
+    def record_shapes(self, model, args, kwargs, absent=(), device=None):
         """The units' output nesting and shapes for a micro-batch of another
-        shape (one more recording forward)."""
+        shape (one more recording forward; the units in absent, whose
+        parameters this rank does not hold, on the meta device)."""
         keep = [(u.deps, u.params, u.spec, u.meta) for u in self.units]
         for u in self.units:
             u.spec = None
         state = _save_state(model)
         try:
-            _Recorder(self, model).run(args, kwargs)
+            _Recorder(self, model, absent, device).run(args, kwargs)
         finally:
             _restore_state(model, state)
         changed = [u for u, k in zip(self.units, keep) if u.spec is None or (u.deps, u.params) != k[:2]]
@@ -387,12 +397,20 @@ def signature(args, kwargs):
 
 class _Recorder:
     """The second recording forward: every unit computes; its outputs are
-    marked as its own, and each unit's inputs' marks are its deps."""
+    marked as its own, and each unit's inputs' marks are its deps. reads:
+    parameter or buffer name -> the unit calls started when glue first read
+    it (a stage stopping before then never reads it). The units in absent
+    (another rank's, whose parameters are on the meta device) run on the
+    meta device, their outputs zeros of the shape found there."""
 
-    def __init__(self, an, model):
+    def __init__(self, an, model, absent=(), device=None):
         self.an, self.model = an, model
+        self.absent, self.device = set(absent), device
         self.prov, self.keep, self.depth = {}, [], 0
+        self.reads, self.calls = {}, 0
+        self.tnames = {id(b): n for n, b in model.named_buffers()}
         for n, p in model.named_parameters():
+            self.tnames[id(p)] = n
             self.mark(p, {n})
 
     def mark(self, t, srcs):
@@ -429,9 +447,13 @@ class _Recorder:
                 for p, n in u.nested.items():
                     counts[p] += n
                 u.deps, u.params = self.deps_of((a, k))
+                self.calls += 1
                 self.depth += 1
                 try:
-                    out = orig(*a, **k)
+                    if uid in self.absent:
+                        out = _meta_call(an.modules[path], orig, a, k, self.device, u)
+                    else:
+                        out = orig(*a, **k)
                 finally:
                     self.depth -= 1
                 leaves, u.spec = flatten(out)
@@ -457,15 +479,50 @@ class _Recorder:
                     m.forward = had
 
 
+def _meta_call(module, orig, a, k, device, u):
+    """orig(*a, **k), a unit of another rank, on the meta device (its
+    parameters and buffers, and the tensors it is given): its output, with
+    each tensor zeros of the shape and dtype found there on device."""
+    swapped = []
+    meta = {}
+
+    def on_meta(t):
+        if id(t) not in meta:
+            m = torch.empty_like(t, device="meta")
+            meta[id(t)] = torch.nn.Parameter(m, t.requires_grad) if isinstance(t, torch.nn.Parameter) else m
+        return meta[id(t)]
+    for m in module.modules():
+        for d in (m._parameters, m._buffers):
+            for n, t in list(d.items()):
+                if t is not None and t.device.type != "meta":
+                    swapped.append((d, n, t))
+                    d[n] = on_meta(t)
+    try:
+        leaves, spec = flatten((a, k))
+        ma, mk = unflatten(spec, [torch.empty_like(t, device="meta") for t in leaves])
+        with torch.no_grad():
+            out = orig(*ma, **mk)
+    except Exception as e:
+        raise PlanError("a micro-batch of another shape: %s (stage %d, not held on this rank) cannot run on the meta "
+                        "device to find its output's shape (%s): give batches that split into micro-batches of the "
+                        "first batch's shapes" % (u, u.owner, (str(e).splitlines() or [type(e).__name__])[0]))
+    finally:
+        for d, n, t in swapped:
+            d[n] = t
+    leaves, spec = flatten(out)
+    return unflatten(spec, [torch.zeros(t.shape, dtype=t.dtype, device=device) for t in leaves])
+
+
 def _save_state(model):
-    return ([b.detach().clone() for b in model.buffers()], torch.get_rng_state())
+    return ([None if b.device.type == "meta" else b.detach().clone() for b in model.buffers()],
+            torch.get_rng_state())
 
 
 def _restore_state(model, state):
     bufs, rng = state
     with torch.no_grad():
         for b, s in zip(model.buffers(), bufs):
-            if not torch.equal(b, s):  # a copy bumps the version that saved tensors check
+            if s is not None and not torch.equal(b, s):  # a copy bumps the version that saved tensors check
                 b.copy_(s)
     torch.set_rng_state(rng)
 
@@ -561,6 +618,7 @@ class _Forward:
                 # reaches through the unit's autograd node).
                 leaves, _ = flatten(out)
                 sent = [t.clone(memory_format=torch.contiguous_format) for t in leaves]
+                rt._note("sent", self.mb, self.v, sent)
                 for c in cons:
                     rt._send(sent, c, self.mb, uid)
                 self.sent.append((uid, sent))
@@ -570,6 +628,7 @@ class _Forward:
         spec, meta = self.shapes[uid]
         if uid in an.needs[self.v]:
             leaves = rt._recv(u, meta, self.v, self.mb)
+            rt._note("received", self.mb, self.v, leaves)
             self.received.append((uid, leaves))
             # The glue and units get a copy of each leaf that requires grad:
             # the model may change it in place (timm's ResNet: `x +=
@@ -634,10 +693,15 @@ class Placed:
             mbs, _ = self._micro(list(example_inputs), example_kwargs, None)
             a, k, _ = mbs[0]
             analysis = Analysis(model, plan, a, k)
+            for a, k, _ in mbs[1:]:  # the example's other micro-batch shapes, while the whole model is here
+                if signature(a, k) not in analysis.shapes:
+                    analysis.record_shapes(model, a, k)
         self.an = an = analysis
         self.stages = [v for v in range(self.n) if v % self.S == self.pos]
-        names = dict(model.named_parameters())
         self.held = [n for n in an.param_names if self.pos in an.readers.get(n, ())]
+        self.absent = [u.uid for u in an.units if u.owner % self.S != self.pos]
+        self._free_others()
+        names = dict(model.named_parameters())
         # Groups: every rank creates every group, in the same order.
         self.dp_groups = [dist.new_group([r * self.S + q for r in range(self.R)]) if self.R > 1 else None
                           for q in range(self.S)]
@@ -656,11 +720,45 @@ class Placed:
         self.zero = None
         self.ctx = None
         self._arming = False
+        self.works, self.mail, self.boundary = {}, {}, []
         self._make_buckets()
         self._install()
         self.schedule = _Schedule(self)
 
     # --- set-up
+
+    def _free_others(self):
+        """Puts on the meta device the parameters and buffers this rank
+        does not use: those of the other ranks' units, unless one of this
+        rank's stages reads them (a tied embedding, a block applied on two
+        stages, glue before the stage stops). They keep their names and
+        shapes; their memory is freed once nothing else refers to them."""
+        an, model = self.an, self.model
+        if len(self.stages) == self.n:
+            return
+        stops = [float("inf") if v == an.output_stage else an.last[v] + 1 for v in self.stages]
+        keep = set(self.held) | {n for n, c in an.reads.items() if c <= max(stops)}
+        mine = {u.path for u in an.units if u.owner in self.stages}
+        theirs = {u.path for u in an.units if u.owner not in self.stages}
+
+        def under(name, paths):
+            mod = name.rsplit(".", 1)[0] if "." in name else ""
+            return any(mod == p or mod.startswith(p + ".") or p == "" for p in paths)
+        for n, _ in model.named_buffers():
+            if under(n, mine) or not under(n, theirs):
+                keep.add(n)
+        ids = {id(t) for n, t in list(model.named_parameters()) + list(model.named_buffers()) if n in keep}
+        meta = {}
+        for m in model.modules():
+            for d in (m._parameters, m._buffers):
+                for n, t in list(d.items()):
+                    if t is None or id(t) in ids or t.device.type == "meta":
+                        continue
+                    if id(t) not in meta:
+                        e = torch.empty_like(t, device="meta")
+                        meta[id(t)] = torch.nn.Parameter(e, t.requires_grad) if isinstance(t, torch.nn.Parameter) \
+                            else e
+                    d[n] = meta[id(t)]
 
     def _fully_shard(self, names):
         try:
@@ -762,10 +860,16 @@ class Placed:
         return self.replica * self.S + v % self.S
 
     def _send(self, leaves, to_v, mb, uid, back=False, from_v=None):
+        """isend of each leaf to stage to_v (a stage of this rank: into
+        mail). The work and its tensor wait in self.works under ("F", mb,
+        the sending stage) for an output, ("B", to_v) for a gradient, until
+        _finish waits on them (the step's backward of mb, the next gradient
+        sent to to_v) or the step ends."""
         if to_v % self.S == self.pos:
             self.mail[(uid, to_v, mb, back)] = leaves
             return
         dst = self._rank_of(to_v)
+        key = ("B", to_v) if back else ("F", mb, self.an.units[uid].owner)
         for i, t in enumerate(leaves):
             t = t.detach()
             if t.dtype == torch.bool:
@@ -775,7 +879,35 @@ class Placed:
                     (from_v, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb) if back else
                     "stage %d's send of %s's output %d (shape %s, %s) to stage %d, micro-batch %d" %
                     (self.an.units[uid].owner, self.an.units[uid], i, list(t.shape), _dtype(t.dtype), to_v, mb))
-            self.works.append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)), t, what))
+            self._note("send", mb, to_v if back else self.an.units[uid].owner, [t])
+            self.works.setdefault(key, []).append((dist.isend(t, dst, tag=_tag(mb, uid, len(self.an.units), back)),
+                                                   t, what))
+
+    def _finish(self, key):
+        """Waits on the sends under key and lets their tensors go."""
+        for w, _, what in self.works.pop(key, ()):
+            self._wait(w, what)
+
+    def _note(self, kind, mb, v, tensors):
+        """Notes tensors crossing stages (weak references): live_boundary()
+        says which are still allocated."""
+        self.boundary.extend((weakref.ref(t), kind, mb, v) for t in tensors)
+
+    def live_boundary(self):
+        """The boundary tensors of the current (or last) step still alive:
+        [(kind, micro-batch, stage, bytes)], kind "sent" (a unit's output
+        copied for the send and the backward), "send" (a tensor an isend
+        holds), "received" (a received value, the model reads a copy) and
+        "grad" (a gradient sent back). A micro-batch's are freed once its
+        backward on this stage has run (a gradient sent back: once the next
+        one to the same stage is sent, with virtual stages at the step's
+        end)."""
+        out = []
+        for r, kind, mb, v in self.boundary:
+            t = r()
+            if t is not None:
+                out.append((kind, mb, v, t.numel() * t.element_size()))
+        return out
 
     def _wait(self, work, what):
         """work.wait() within the point-to-point timeout: a value that never
@@ -839,7 +971,7 @@ class Placed:
                 raise PlanError("shard fsdp: a micro-batch of shape %s, the plan was recorded with %s: give "
                                 "batches that split into micro-batches of one shape" %
                                 ([list(x[0]) for x in sig], [list(x[0]) for x in next(iter(self.an.shapes))]))
-            self.an.record_shapes(self.model, a, k)
+            self.an.record_shapes(self.model, a, k, self.absent, self.device)
         ctx = _Forward(self, mb, v, self.an.shapes[sig])
         self.ctx = ctx
         try:
@@ -872,18 +1004,35 @@ class Placed:
                         acc[id(t)] = (t, acc[id(t)][1] + g)
                     else:
                         acc[id(t)] = (t, g)
+        # The consumers have received this micro-batch's outputs (they sent
+        # their gradients, or ran their forward of it, which needs nothing
+        # from a later point of this rank's order): the isends are done.
+        self._finish(("F", ctx.mb, ctx.v))
         for t, g in acc.values():
             roots.append(t)
             grads.append(g)
+        del acc
         if roots:
             torch.autograd.backward(roots, grads)
+        del roots, grads
+        sent = set()
         for uid, leaves in ctx.received:
             gs = [t.grad if t.grad is not None else torch.zeros_like(t) for t in leaves if t.is_floating_point()]
+            for t in leaves:
+                t.grad = None
             owner = an.units[uid].owner
             if owner % self.S == self.pos:
                 self.mail[(uid, ctx.v, ctx.mb, True)] = gs
             else:
+                if self.V == 1 and owner not in sent:
+                    # The previous micro-batch's gradients to that stage:
+                    # it has received them (or does, at its backward of
+                    # that micro-batch, before any of this one's).
+                    self._finish(("B", owner))
+                    sent.add(owner)
+                self._note("grad", ctx.mb, ctx.v, gs)
                 self._send(gs, owner, ctx.mb, uid, back=True, from_v=ctx.v)
+        ctx.sent, ctx.received, ctx.loss = [], [], None  # the graph and the copies go with them
 
     def sync_grads(self):
         """Sums each held parameter's gradient over the stages that read it
@@ -1097,7 +1246,7 @@ class _Schedule:
             raise PlanError("step: no target")
         mbs, sizes = pl._micro(list(inputs), kwargs, target)
         B = batch or sum(sizes) * pl.R
-        pl.works, pl.mail = [], {}
+        pl.works, pl.mail, pl.boundary = {}, {}, []
         saved = {}
         loss_sum = torch.zeros((), dtype=torch.float64, device=pl.device)
         last_b = {}
@@ -1119,9 +1268,9 @@ class _Schedule:
                 pl._arming = i == last_b[v]
                 pl.backward(saved.pop((i, v)))
                 pl._arming = False
-        for w, _, what in pl.works:
-            pl._wait(w, what)
-        pl.works, pl.mail = [], {}
+        for key in list(pl.works):
+            pl._finish(key)
+        pl.works, pl.mail = {}, {}
         work = dist.all_reduce(loss_sum, async_op=True) if pl.world > 1 else None
         pl.sync_grads()
         if work is not None:
@@ -1143,14 +1292,39 @@ def apply_plan(model, plan, loss_fn, example_inputs=(), example_kwargs=None, ran
 
 # Processes on one machine.
 
-def _worker(rank, world, port, backend, fn, args):
+# What a rank of launch() is doing (launch names it when the rank dies).
+PHASES = ("starting", "joining the process group", "running", "at the final barrier",
+          "destroying the process group", "exiting")
+
+
+def _worker(rank, world, port, backend, fn, args, phase=None):
+    def at(i):
+        if phase is not None:
+            phase[rank] = i
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
     torch.set_num_threads(1)
+    at(1)
     dist.init_process_group(backend, rank=rank, world_size=world)
+    at(2)
     fn(rank, world, *args)  # an exception ends this process: spawn then ends the others, which may wait on it
+    at(3)
+    # What fn placed (a Placed is a cycle through the model's wrapped
+    # forwards) holds process groups and their works: freed now, while the
+    # interpreter is whole and no collective is running.
+    gc.collect()
     dist.barrier()
+    at(4)
     dist.destroy_process_group()
+    at(5)
+    # No interpreter teardown: a gloo thread still letting go of a finished
+    # collective's tensor then takes the GIL of a finalizing interpreter,
+    # and the process aborts ("terminate called without an active
+    # exception", SIGABRT; seen under load, docs/torch-plan.md). fn's
+    # results are written; the exit code is spawn's.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def free_port():
@@ -1160,10 +1334,31 @@ def free_port():
         return s.getsockname()[1]
 
 
+class RankDied(RuntimeError):
+    """A rank of launch() ended by a signal: one line naming the rank, the
+    signal and what it was doing (PHASES); done is whether fn had returned
+    on that rank (its results written)."""
+
+    def __init__(self, rank, world, signal, phase):
+        self.rank, self.signal, self.phase = rank, signal, PHASES[phase]
+        self.done = phase >= 3
+        super().__init__("rank %d of %d died of %s %s%s" % (
+            rank, world, signal, ("" if phase == 3 else "while ") + self.phase,
+            ", after its work had finished (the gloo teardown race under load: run it again)" if self.done else ""))
+
+
 def launch(world, fn, args=(), backend=None):
     """Starts world processes on this machine (torch.multiprocessing,
     spawn) and runs fn(rank, world, *args) in each with torch.distributed
-    initialised: gloo, or nccl when CUDA is there."""
+    initialised: gloo, or nccl when CUDA is there. A rank that raises:
+    spawn's exception (its traceback's last line is the error); a rank
+    ended by a signal: RankDied."""
     import torch.multiprocessing as mp
     backend = backend or ("nccl" if torch.cuda.is_available() else "gloo")
-    mp.spawn(_worker, args=(world, free_port(), backend, fn, args), nprocs=world, join=True)
+    phase = mp.get_context("spawn").RawArray("i", world)
+    try:
+        mp.spawn(_worker, args=(world, free_port(), backend, fn, args, phase), nprocs=world, join=True)
+    except mp.ProcessExitedException as e:
+        if not getattr(e, "signal_name", None):
+            raise
+        raise RankDied(e.error_index, world, e.signal_name, phase[e.error_index]) from None
