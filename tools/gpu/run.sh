@@ -13,6 +13,8 @@
 #      cuBLAS);
 #   1b. kernelbench: the kernels one by one (FP8, grouped GEMMs, what
 #      sits between the blocks);
+#   1c. sustained: blocks held for seconds, with and without idle
+#      shares, beside nvidia-smi (clocks under the power cap);
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
 #      measured times and a cost table (graph/testdata/profile's format).
 #
@@ -97,6 +99,20 @@ else
 	KB=""
 fi
 step kernelbench 180 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --json $KB > $OUT/kernelbench.jsonl"
+
+# 1c. sustained: what a GPU under held load keeps of its burst figures
+# (docs/history.md, "Held, not burst"), the 1.7B and 70B blocks back to
+# back and with the GPU idle 10%, 25% and 50% of the time, nvidia-smi's
+# clocks and power beside them (CUDA only; about 150 s).
+if [ "$DEVICE" = cpu ]; then
+	skip sustained "needs a GPU and nvidia-smi (kernelbench --only sustained)"
+else
+	SU="--sustain 15 --sustain-rows 1.7B,70B --idle 0,0.1,0.25,0.5"
+	[ "$QUICK" = 1 ] && SU="--quick --idle 0,0.5"
+	step sustained 200 sh -c "nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active \
+		--format=csv -lms 500 > $OUT/smi-sustained.csv 2>&1 & P=\$!; \
+		$PY tools/kernelbench/kernelbench.py --device $DEVICE --only sustained $SU --json > $OUT/sustained.jsonl; r=\$?; kill \$P; exit \$r"
+fi
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then

@@ -515,7 +515,9 @@ def sec_sustained(args):
     beside the block's burst time as layerbench takes it (medians of short
     timings after a sleep kernel, the GPU rested): what a GPU under
     sustained load (power and clocks: run nvidia-smi beside it) keeps of
-    the few-second medians the other sections take."""
+    the few-second medians the other sections take. With --idle, the
+    blocks again with the GPU left idle for each share of the time (a
+    step's bubbles and exposed communication)."""
     cuda = torch.device(DEVICE).type == "cuda"
     dt = torch.bfloat16 if cuda else torch.float32
     seconds = 2 if args.quick else args.sustain
@@ -523,30 +525,37 @@ def sec_sustained(args):
     a = torch.randn(M, K, device=DEVICE, dtype=dt)
     b = torch.randn(K, N, device=DEVICE, dtype=dt)
 
-    def loop(name, fn, flops=None, **extra):
+    def loop(name, fn, flops=None, idle=0.0, **extra):
+        """fn back to back for the section's seconds, one record a second:
+        each batch of 8 timed alone (CUDA events), then, with idle > 0, the
+        GPU left idle for idle / (1 - idle) of the batch's time (the host
+        sleeps), so that idle is the share of the time the GPU waits."""
         t_end = time.time() + seconds
         second = 0
         while time.time() < t_end:
-            if cuda:
-                torch.cuda.synchronize()
-                e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                e0.record()
-            n, t0 = 0, time.time()
+            n, busy, t0 = 0, 0.0, time.time()
             while time.time() - t0 < 1.0:
-                for _ in range(8):
-                    fn()
-                n += 8
                 if cuda:
                     torch.cuda.synchronize()
-            if cuda:
-                e1.record()
-                torch.cuda.synchronize()
-                el = e0.elapsed_time(e1) / 1e3
-            else:
-                el = time.time() - t0
-            rec = {"second": second, "wall": time.time(), "iterations": n, "seconds_per_iteration": el / n}
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    e0.record()
+                    for _ in range(8):
+                        fn()
+                    e1.record()
+                    torch.cuda.synchronize()
+                    el = e0.elapsed_time(e1) / 1e3
+                else:
+                    b0 = time.perf_counter()
+                    for _ in range(8):
+                        fn()
+                    el = time.perf_counter() - b0
+                n, busy = n + 8, busy + el
+                if idle > 0:
+                    time.sleep(el * idle / (1 - idle))
+            rec = {"second": second, "wall": time.time(), "iterations": n, "seconds_per_iteration": busy / n,
+                   "idle_share": idle}
             if flops:
-                rec["tflops"] = flops * n / el / 1e12
+                rec["tflops"] = flops * n / busy / 1e12
             rec.update(extra)
             emit(dict(kind="sustained", name=name, **rec))
             second += 1
@@ -560,6 +569,9 @@ def sec_sustained(args):
     guard("%s.gemm" % row, lambda: loop("%s.gemm" % row, lambda: torch.mm(a, b), flops=2 * M * K * N))
     del a, b
     want = (args.sustain_rows or "1.7B").split(",")
+    idles = [float(u) for u in (args.idle or "0").split(",")]
+    if any(not 0 <= u < 1 for u in idles):
+        raise SystemExit("kernelbench: --idle %s: want shares in [0, 1)" % args.idle)
     for name, heads, hidden, layers, tp, pp, gpus, gbs in layerbench.MEGATRON_ROWS:
         if name not in want and not (args.quick and name == layerbench.MEGATRON_ROWS[0][0]):
             continue
@@ -579,7 +591,9 @@ def sec_sustained(args):
                 for p in blk.parameters():
                     p.grad = None
                 blk(x).backward(g)
-            loop("%s.block" % name, step, burst_seconds=f + bw)
+            for u in idles:
+                loop("%s.block" % name if u == 0 else "%s.block.idle%d" % (name, round(100 * u)), step,
+                     idle=u, burst_seconds=f + bw)
         guard("%s.block" % name, one)
         if cuda:
             torch.cuda.empty_cache()
@@ -793,6 +807,8 @@ def main(argv=None):
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--json", action="store_true", help="(the only output: one JSON object a line)")
     ap.add_argument("--sustain", type=float, default=40, help="seconds each sustained case runs (section sustained)")
+    ap.add_argument("--idle", help="shares of idle time between the sustained blocks' batches, comma-separated "
+                    "(default 0: back to back), e.g. 0,0.1,0.25,0.5: what a GPU that waits keeps of its clock")
     ap.add_argument("--sustain-rows", help="Megatron rows whose blocks the sustained section runs (default 1.7B)")
     ap.add_argument("--attention", default="any", choices=["any"] + sorted(layerbench.ATTENTION_BACKENDS),
                     help="scaled_dot_product_attention's backend for the blocks of the between section "

@@ -75,7 +75,7 @@ class QuickRun(unittest.TestCase):
     def test_sustained(self):
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            kb.main(["--device", "cpu", "--quick", "--only", "sustained", "--json"])
+            kb.main(["--device", "cpu", "--quick", "--only", "sustained", "--idle", "0,0.5", "--json"])
         lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
         for case in ("gemm", "block"):
             got = [l for l in lines if l["name"].endswith("." + case)]
@@ -84,6 +84,9 @@ class QuickRun(unittest.TestCase):
                 self.assertNotIn("error", l)
                 self.assertGreater(l["seconds_per_iteration"], 0)
         self.assertTrue(all("tflops" in l for l in lines if l["name"].endswith(".gemm")))
+        idle = [l for l in lines if l["name"].endswith(".block.idle50")]
+        self.assertGreaterEqual(len(idle), 1, lines)
+        self.assertTrue(all(l["idle_share"] == 0.5 for l in idle))
 
     def test_unknown_section(self):
         with self.assertRaises(SystemExit), redirect_stderr(io.StringIO()):
