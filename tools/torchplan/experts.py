@@ -173,23 +173,9 @@ def expert_of(name):
 
 
 def reference_params(c, seed=0, dtype=torch.float64):
-    """The unsplit model's parameters drawn from seed, megatron.py's rule
-    (weights N(0, 1/fan_in), embeddings N(0, 1), biases and norm offsets
-    N(0, 0.1^2), norm scales 1 + N(0, 0.1^2)), the router a weight."""
-    g = torch.Generator().manual_seed(seed)
-    out = {}
-    for name, shape in param_shapes(c).items():
-        x = torch.randn(shape, generator=g, dtype=torch.float64)
-        if name.startswith("embedding."):
-            pass
-        elif "norm" in name:
-            x = (1 + 0.1 * x) if name.endswith(".weight") else 0.1 * x
-        elif name.endswith(".bias"):
-            x = 0.1 * x
-        else:
-            x = x / math.sqrt(shape[1])
-        out[name] = x.to(dtype)
-    return out
+    """The unsplit model's parameters drawn from seed by megatron.py's rule
+    (megatron.draw_params), the router a weight."""
+    return megatron.draw_params(param_shapes(c), seed, dtype)
 
 
 def _mlp(x, prm, pre, c):

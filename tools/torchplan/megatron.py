@@ -209,13 +209,18 @@ def param_shapes(c):
 
 
 def reference_params(c, seed=0, dtype=torch.float64):
-    """The unsplit model's parameters, drawn from seed: weights ~ N(0,
-    1/fan_in), embeddings ~ N(0, 1), biases and norm offsets ~ N(0, 0.1^2),
-    norm scales ~ 1 + N(0, 0.1^2); large enough for the gradients to be
-    far above the check's absolute tolerance."""
+    """The unsplit model's parameters, drawn from seed (draw_params)."""
+    return draw_params(param_shapes(c), seed, dtype)
+
+
+def draw_params(shapes, seed=0, dtype=torch.float64):
+    """Parameters of these shapes (name: shape, in order) drawn from seed:
+    weights ~ N(0, 1/fan_in), embeddings ~ N(0, 1), biases and norm
+    offsets ~ N(0, 0.1^2), norm scales ~ 1 + N(0, 0.1^2); large enough for
+    the gradients to be far above the check's absolute tolerance."""
     g = torch.Generator().manual_seed(seed)
     out = {}
-    for name, shape in param_shapes(c).items():
+    for name, shape in shapes.items():
         x = torch.randn(shape, generator=g, dtype=torch.float64)
         if name.startswith("embedding."):
             pass
