@@ -1,14 +1,12 @@
 package scale
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -115,45 +113,40 @@ type attentionLine struct {
 // causal, a time that is not above 0.
 func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 	var out []MeasuredAttention
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
+	err := eachLine(r, func(n int, text string) error {
 		var l attentionLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 		if l.Kind != "attention" || l.Error != "" {
-			continue
+			return nil
 		}
 		if l.Backend == "" {
-			return nil, fmt.Errorf("line %d (%s): no backend", n, l.Name)
+			return fmt.Errorf("line %d (%s): no backend", n, l.Name)
 		}
 		if l.Batch <= 0 || l.Heads <= 0 || l.Seq <= 0 || l.D <= 0 || l.DV <= 0 {
-			return nil, fmt.Errorf("line %d (%s): batch %d, heads %d, seq %d, head_dim %d, v_head_dim %d: want each above 0",
+			return fmt.Errorf("line %d (%s): batch %d, heads %d, seq %d, head_dim %d, v_head_dim %d: want each above 0",
 				n, l.Name, l.Batch, l.Heads, l.Seq, l.D, l.DV)
 		}
 		if l.Causal == nil || !*l.Causal {
-			return nil, fmt.Errorf("line %d (%s): not causal (the fits are of causal attention)", n, l.Name)
+			return fmt.Errorf("line %d (%s): not causal (the fits are of causal attention)", n, l.Name)
 		}
 		for _, v := range []struct {
 			name string
 			v    *float64
 		}{{"fwd_seconds", l.Fwd}, {"bwd_seconds", l.Bwd}} {
 			if v.v == nil {
-				return nil, fmt.Errorf("line %d (%s): no %s", n, l.Name, v.name)
+				return fmt.Errorf("line %d (%s): no %s", n, l.Name, v.name)
 			}
 			if !(*v.v > 0) || math.IsInf(*v.v, 0) {
-				return nil, fmt.Errorf("line %d (%s): %s %v: want a time above 0", n, l.Name, v.name, *v.v)
+				return fmt.Errorf("line %d (%s): %s %v: want a time above 0", n, l.Name, v.name, *v.v)
 			}
 		}
 		out = append(out, MeasuredAttention{Name: l.Name, Backend: l.Backend, Batch: l.Batch, Heads: l.Heads, Seq: l.Seq,
 			HeadDim: l.D, VHeadDim: l.DV, Fwd: *l.Fwd, Bwd: *l.Bwd})
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

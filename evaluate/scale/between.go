@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,23 +63,17 @@ type kernelLine struct {
 // step measured.
 func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 	byRow := map[string]*MeasuredStep{}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
+	err := eachLine(r, func(n int, text string) error {
 		var l kernelLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 		if l.Kind != "between" || l.Error != "" {
-			continue
+			return nil
 		}
 		row, part := splitPart(l.Name)
 		if row == "" {
-			continue // a part this reader does not take (adam.foreach)
+			return nil // a part this reader does not take (adam.foreach)
 		}
 		s := byRow[row]
 		if s == nil {
@@ -88,7 +81,7 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 			byRow[row] = s
 		}
 		if l.Attn != s.Attention {
-			return nil, fmt.Errorf("line %d (%s): attention %q, the row's other lines %q", n, l.Name, l.Attn, s.Attention)
+			return fmt.Errorf("line %d (%s): attention %q, the row's other lines %q", n, l.Name, l.Attn, s.Attention)
 		}
 		get := func(name string, v *float64) (float64, error) {
 			if v == nil {
@@ -114,40 +107,41 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 		switch part {
 		case "step":
 			if s.Seconds, err = get("seconds", l.Secs); err != nil {
-				return nil, err
+				return err
 			}
 			f, err := get("block_fwd_seconds", l.BlockF)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			b, err := get("block_bwd_seconds", l.BlockB)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			s.Block = f + b
 			if l.MB <= 0 || l.Layers <= 0 {
-				return nil, fmt.Errorf("line %d (%s): micro_batches %d, layers %d: want each above 0", n, l.Name, l.MB, l.Layers)
+				return fmt.Errorf("line %d (%s): micro_batches %d, layers %d: want each above 0", n, l.Name, l.MB, l.Layers)
 			}
 			s.MicroBatches, s.Layers = l.MB, l.Layers
 		case "output-layer+cross-entropy":
 			if s.Head, err = pair(); err != nil {
-				return nil, err
+				return err
 			}
 		case "embedding":
 			if s.Embedding, err = pair(); err != nil {
-				return nil, err
+				return err
 			}
 		case "adam.fused":
 			if s.Adam, err = get("seconds", l.Secs); err != nil {
-				return nil, err
+				return err
 			}
 			if !(l.Params > 0) || math.IsInf(l.Params, 0) {
-				return nil, fmt.Errorf("line %d (%s): params %v: want a count above 0", n, l.Name, l.Params)
+				return fmt.Errorf("line %d (%s): params %v: want a count above 0", n, l.Name, l.Params)
 			}
 			s.AdamParams = l.Params
 		}
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	order := map[string]int{}

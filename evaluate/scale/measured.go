@@ -63,26 +63,37 @@ const measuredVocab = 131072
 // format, a shape the model cannot have, a time that is not positive.
 func ReadMeasuredLayers(r io.Reader) ([]MeasuredLayer, error) {
 	var out []MeasuredLayer
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
+	err := eachLine(r, func(n int, text string) error {
 		l, err := readMeasured(text)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 		out = append(out, l)
-	}
-	if err := sc.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, errors.New("no measured layers")
 	}
 	return out, nil
+}
+
+// eachLine calls each with every line of r that is not blank, trimmed,
+// numbered from 1 (the files' lines of JSON), and stops at its first
+// error or r's.
+func eachLine(r io.Reader, each func(n int, text string) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		if text := strings.TrimSpace(sc.Text()); text != "" {
+			if err := each(n, text); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
 }
 
 func readMeasured(text string) (MeasuredLayer, error) {
