@@ -43,6 +43,9 @@ type Realizer struct {
 	weight []float64
 	// joined maps a joined module to its unit's root.
 	joined map[string]string
+	// container says which units have other units' modules inside them
+	// (Cut).
+	container []bool
 	// Stages, when positive, asks for exactly that many stages (fewer
 	// when the replica has fewer devices or the graph fewer units); 0 =
 	// as many as the cut keeps.
@@ -125,6 +128,15 @@ func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
 	for k, u := range r.units {
 		index[u.root] = k
 	}
+	r.container = make([]bool, len(r.units))
+	for k, u := range r.units {
+		for _, v := range r.units {
+			if strings.HasPrefix(v.root, u.root+".") {
+				r.container[k] = true
+				break
+			}
+		}
+	}
 	for i := range r.unit {
 		r.unit[i] = -1
 		if rootOf[i] != "" {
@@ -145,7 +157,68 @@ type cutScratch struct {
 // of devices devices: contiguous runs, each device at most once, the most
 // work kept where dev put it (ties: fewer stages, then lower devices).
 // work is each unit's work per device, units x devices.
+//
+// A stage whose units are all containers (modules with other units inside
+// them, whose own ops are glue such as GPT-2's position ids) is not one
+// the runner can run: it calls no module of its own, the container's
+// children running on other stages. Such a run of units joins the next
+// stage (the last stage's, the one before), so a cut never ends with one.
 func (r *Realizer) Cut(dev []int, devices int) (stageDev []int, work []float64, err error) {
+	stageDev, work, err = r.cut(dev, devices)
+	if err != nil {
+		return nil, nil, err
+	}
+	r.absorbContainers(stageDev)
+	return stageDev, work, nil
+}
+
+// absorbContainers gives every run of stageDev made of container units
+// alone the device of the run after it (of the run before it, for the
+// last run), a run that then holds containers alone joining on.
+func (r *Realizer) absorbContainers(stageDev []int) {
+	type run struct{ start, end int }
+	var runs []run
+	for i := 0; i < len(stageDev); {
+		j := i
+		for j < len(stageDev) && stageDev[j] == stageDev[i] {
+			j++
+		}
+		runs = append(runs, run{i, j})
+		i = j
+	}
+	only := func(u run) bool {
+		for k := u.start; k < u.end; k++ {
+			if !r.container[k] {
+				return false
+			}
+		}
+		return true
+	}
+	set := func(u run, d int) {
+		for k := u.start; k < u.end; k++ {
+			stageDev[k] = d
+		}
+	}
+	// The last runs first: containers alone at the end join the run
+	// before them, until that run holds a unit of its own.
+	for len(runs) > 1 && only(runs[len(runs)-1]) {
+		last, prev := runs[len(runs)-1], runs[len(runs)-2]
+		set(last, stageDev[prev.start])
+		runs = runs[:len(runs)-1]
+		runs[len(runs)-1].end = last.end
+	}
+	// Then right to left: each run of containers alone takes the device
+	// of the run after it, which by now holds a unit of its own.
+	for i := len(runs) - 2; i >= 0; i-- {
+		if only(runs[i]) {
+			set(runs[i], stageDev[runs[i+1].start])
+			runs[i].end = runs[i+1].end
+			runs = append(runs[:i+1], runs[i+2:]...)
+		}
+	}
+}
+
+func (r *Realizer) cut(dev []int, devices int) (stageDev []int, work []float64, err error) {
 	if err := check(r.g, dev); err != nil {
 		return nil, nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -141,6 +142,9 @@ func TestRealize(t *testing.T) {
 // number of stages is the one asked for where the replica can hold it,
 // and the plan read back is the realized decision.
 func TestRealizeProperties(t *testing.T) {
+	if g, m := lm(t); !func() bool { r, _ := NewRealizer(g, m); return slices.Contains(r.container, true) }() {
+		t.Fatal("lm has no container unit: the property below is not exercised")
+	}
 	lmG, lmM := lm(t)
 	reG, reM := reuse(t)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -182,8 +186,18 @@ func TestRealizeProperties(t *testing.T) {
 					runs++
 				}
 			}
-			if want := min(r.Stages, devices, len(r.units)); r.Stages > 0 && runs != want {
+			if want := min(r.Stages, devices, len(r.units)); r.Stages > 0 && runs != want && !absorbed(r, dev, devices) {
 				t.Fatalf("%v: %d stages, asked for %d", dev, runs, want)
+			}
+			for k := 0; k < len(stageDev); {
+				j, only := k, true
+				for ; j < len(stageDev) && stageDev[j] == stageDev[k]; j++ {
+					only = only && r.container[j]
+				}
+				if only && len(stageDev) > j-k {
+					t.Fatalf("%v: units %d-%d, containers only, are a stage of their own: %v", dev, k, j-1, stageDev)
+				}
+				k = j
 			}
 			stage := map[int]int{}
 			for k, s := range r.stageIndex(stageDev, devices) {
@@ -280,6 +294,50 @@ func TestRealizeZoo(t *testing.T) {
 					group[k] = i
 				}
 			}
+		}
+	}
+}
+
+// absorbed reports whether Cut's program, before containers join their
+// neighbours, cut dev with a run of container units alone (so that Cut
+// may give fewer stages than asked for).
+func absorbed(r *Realizer, dev []int, devices int) bool {
+	raw, _, err := r.cut(dev, devices)
+	if err != nil {
+		return false
+	}
+	for k := 0; k < len(raw); {
+		j, only := k, true
+		for ; j < len(raw) && raw[j] == raw[k]; j++ {
+			only = only && r.container[j]
+		}
+		if only {
+			return true
+		}
+		k = j
+	}
+	return false
+}
+
+// TestAbsorbContainers: a run of container units alone joins the run
+// after it (the last run, the one before it); other runs stay.
+func TestAbsorbContainers(t *testing.T) {
+	for _, c := range []struct {
+		container []bool
+		in, want  []int
+	}{
+		{[]bool{true, false, false}, []int{0, 1, 1}, []int{1, 1, 1}},
+		{[]bool{false, true}, []int{0, 1}, []int{0, 0}},
+		{[]bool{true, true, false, false}, []int{2, 3, 0, 1}, []int{0, 0, 0, 1}},
+		{[]bool{false, true, false}, []int{0, 1, 2}, []int{0, 2, 2}},
+		{[]bool{false, true, false}, []int{0, 0, 2}, []int{0, 0, 2}},
+		{[]bool{false, false, false}, []int{0, 1, 2}, []int{0, 1, 2}},
+	} {
+		r := &Realizer{container: c.container}
+		got := slices.Clone(c.in)
+		r.absorbContainers(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("containers %v, cut %v: %v, want %v", c.container, c.in, got, c.want)
 		}
 	}
 }
