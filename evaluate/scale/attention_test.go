@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/graph/transformer"
 )
 
 // TestAttentionRateByHand: R(d) at measured head dimensions, between
@@ -178,4 +180,35 @@ func FuzzReadAttentionBench(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSlidingWindowCost: a sliding window changes a layer's forward by
+// exactly its attention kernel's time at the window's FLOPs against the
+// causal half's, by hand: 4,096 tokens, 8 heads of 64 on one GPU, every
+// layer windowed to 128 keys (126.015625 a query on average: CausalKeys),
+// cuDNN's forward fit at head dimension 64.
+func TestSlidingWindowCost(t *testing.T) {
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	win := full
+	win.Window = 128
+	fwd := func(m transformer.Spec) float64 {
+		pl, err := Resolve(m, Strategy{Replicas: 8, MicroBatchSize: 1}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 4096, noComm: true}
+		f, _ := c.layer()
+		return f.busy
+	}
+	const n, heads, d = 4096.0, 8.0, 64.0
+	e := n * heads * 2 * d
+	r := &h100CuDNNAttention.Fwd
+	want := r.time(4*n*126.015625*heads*d, e, 64) - r.time(4*n*2048*heads*d, e, 64)
+	if got := fwd(win) - fwd(full); math.Abs(got-want) > 1e-12 {
+		t.Errorf("the window changes the forward by %g s, want %g", got, want)
+	}
 }

@@ -297,9 +297,12 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 	// Flash attention: the causal half of the scores, Q K^T and P V,
 	// for this GPU's queries against the whole sequence's keys (with
 	// context parallelism its n = 1/C of the tokens, two chunks placed
-	// so that its share of the causal half is 1/C: ringAttention).
-	s := float64(m.Seq)
-	attnFlops := 2 * 2 * n * s * (heads / T) * d / 2
+	// so that its share of the causal half is 1/C: ringAttention); with
+	// a sliding window in some layers, the keys a query meets on average
+	// over the layers (CausalKeys: the layers' costs are one layer's
+	// times their number, so the mean is exact in the sum; a kernel's
+	// time is linear in its FLOPs).
+	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
 	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
@@ -407,10 +410,9 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	qk := n * heads * (d + r)
 	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
 		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
-	// Flash attention over the causal half: Q K^T at Head + RopeDim, P V
-	// at Head.
-	s := float64(m.Seq)
-	attnFlops := 2 * n * s * heads * (2*d + r) / 2
+	// Flash attention over the causal half (the window's keys where the
+	// model has one: CausalKeys): Q K^T at Head + RopeDim, P V at Head.
+	attnFlops := 2 * n * m.CausalKeys() * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}

@@ -36,12 +36,13 @@ var presets = map[string]Spec{
 	// openai/gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads
 	// of 64, 8 key/value heads, 128 experts of 2,880 (intermediate_size),
 	// 4 per token, vocabulary 201,088, untied; 116.8B parameters (its
-	// model card). Left out: the attention and expert biases, the
-	// attention sinks and the 128-token sliding window of every other
-	// layer (placer counts and costs every layer's attention over the
-	// whole sequence).
+	// model card); a sliding window of 128 tokens in every other layer
+	// from the first (sliding_window, layer_types). Left out: the
+	// attention and expert biases and the attention sinks. The FLOP
+	// counts (ModelFLOPs, CausalFLOPs) keep every layer's attention over
+	// the whole sequence (Megatron-LM's count); the cost takes the window.
 	"gpt-oss-120b": {Family: "llama", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, FFN: 2880, Seq: 4096, Vocab: 201088, Batch: 1,
-		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880},
+		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880, Window: 128, WindowEvery: 2},
 	// mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4,096,
 	// 32 heads, 8 key/value heads, 8 experts of 14,336, 2 per token,
 	// vocabulary 32,000; 46.7B parameters, 12.9B active (Jiang et al.,

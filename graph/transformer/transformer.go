@@ -50,6 +50,40 @@ type Spec struct {
 	// next token's embedding, one layer like the last, and the shared
 	// output layer.
 	MTP int
+
+	// Window is a sliding window of attention, in tokens (0: none): in
+	// every WindowEvery-th layer from the first (every layer where
+	// WindowEvery is 0 or 1) a query attends to its Window latest keys,
+	// itself included, not to every earlier one (GPT-OSS: 128 in every
+	// other layer; Mistral 7B: 4,096 in every layer).
+	Window, WindowEvery int
+}
+
+// WindowLayers is how many layers attend through the sliding window.
+func (m Spec) WindowLayers() int {
+	if m.Window == 0 {
+		return 0
+	}
+	every := max(1, m.WindowEvery)
+	return (m.Layers + every - 1) / every
+}
+
+// CausalKeys is how many keys a query attends to, on average over the
+// sequence's queries and the layers: s/2 in a causal layer (the causal
+// half, as the attention kernels and Megatron-LM count it), and in a
+// layer with a window of W < s the mean of min(i, W) over the queries
+// i = 1..s, W - W(W-1)/(2s).
+func (m Spec) CausalKeys() float64 {
+	s := float64(m.Seq)
+	full := s / 2
+	w := m.WindowLayers()
+	if w == 0 || m.Window >= m.Seq {
+		return full
+	}
+	W := float64(m.Window)
+	win := W - W*(W-1)/(2*s)
+	l := float64(m.Layers)
+	return (float64(w)*win + (l-float64(w))*full) / l
 }
 
 // GPT is Megatron-LM's GPT of the given shape: FFN 4h, tied embeddings.
@@ -105,7 +139,8 @@ func (m Spec) String() string {
 		v int
 	}{{"head_dim", m.Head}, {"experts", m.Experts}, {"topk", m.TopK}, {"expert_ffn", m.ExpertFFN},
 		{"shared", m.SharedExperts}, {"dense_layers", m.DenseLayers},
-		{"q_lora", m.QLoRA}, {"kv_lora", m.KVLoRA}, {"rope_dim", m.RopeDim}, {"mtp", m.MTP}} {
+		{"q_lora", m.QLoRA}, {"kv_lora", m.KVLoRA}, {"rope_dim", m.RopeDim}, {"mtp", m.MTP},
+		{"window", m.Window}, {"window_every", m.WindowEvery}} {
 		if kv.v > 0 {
 			s += "," + kv.k + "=" + strconv.Itoa(kv.v)
 		}
@@ -207,8 +242,12 @@ func Parse(text string) (Spec, error) {
 			m.RopeDim = n
 		case "mtp":
 			m.MTP = n
+		case "window":
+			m.Window = n
+		case "window_every", "window-every":
+			m.WindowEvery = n
 		default:
-			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp)", text, k)
+			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every)", text, k)
 		}
 	}
 	for _, k := range []string{"layers", "hidden", "heads", "seq", "vocab", "batch"} {
@@ -248,8 +287,10 @@ func (m Spec) Check() error {
 	case m.Layers < 1 || m.Hidden < 1 || m.Heads < 1 || m.Seq < 1 || m.Vocab < 1 || m.Batch < 1 || m.FFN < 1:
 		return fmt.Errorf("layers, hidden, heads, ffn, seq, vocab and batch must be at least 1")
 	case m.Head < 0 || m.Experts < 0 || m.TopK < 0 || m.ExpertFFN < 0 || m.SharedExperts < 0 || m.DenseLayers < 0 ||
-		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0:
-		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim and mtp must not be negative")
+		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0 || m.Window < 0 || m.WindowEvery < 0:
+		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window and window_every must not be negative")
+	case m.WindowEvery > 0 && m.Window == 0:
+		return fmt.Errorf("window_every=%d without window (the sliding window's tokens)", m.WindowEvery)
 	case m.Head == 0 && m.Hidden%m.Heads != 0:
 		return fmt.Errorf("%d heads do not divide hidden %d", m.Heads, m.Hidden)
 	case m.KVHeads < 1 || m.Heads%m.KVHeads != 0:

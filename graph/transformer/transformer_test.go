@@ -104,7 +104,8 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152",
 		"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512", "gpt:tied=false",
 		"llama:layers=4,hidden=64,heads=4,kv_heads=2,seq=32,vocab=100,batch=2,head_dim=32,experts=8,topk=2,expert_ffn=48,shared=1,dense_layers=1",
-		"llama:layers=3,hidden=64,heads=4,seq=32,vocab=100,batch=2,head_dim=16,q_lora=24,kv_lora=16,rope_dim=8,mtp=1", "qwen3-30b-a3b:batch=512"} {
+		"llama:layers=3,hidden=64,heads=4,seq=32,vocab=100,batch=2,head_dim=16,q_lora=24,kv_lora=16,rope_dim=8,mtp=1", "qwen3-30b-a3b:batch=512",
+		"gpt-oss-120b:seq=4096,batch=8", "llama:layers=5,hidden=64,heads=4,seq=32,vocab=100,batch=2,window=8,window_every=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -118,8 +119,63 @@ func FuzzParse(f *testing.F) {
 		if back, err := Parse(m.String()); err != nil || back != m {
 			t.Fatalf("%q: %+v writes %q, which reads %+v, %v", text, m, m.String(), back, err)
 		}
+		if k := m.CausalKeys(); !(k >= 1 && k <= float64(m.Seq)/2+0.5 || m.Seq == 1) {
+			t.Fatalf("%q: %v keys a query", text, k)
+		}
 		if m.ModelFLOPs() <= 0 || m.CausalFLOPs() <= 0 || m.ActiveParams() > m.Params() {
 			t.Fatalf("%q: model FLOPs %g", text, m.ModelFLOPs())
 		}
 	})
+}
+
+// TestWindow: the keys a query meets on average, by hand. GPT-OSS 120B
+// at 4,096 tokens: 18 of its 36 layers with a window of 128, each query
+// i meeting min(i, 128) keys, 128 - 128 x 127 / 8,192 = 126.015625 on
+// average; the other 18 the causal half, 2,048: 1,087.0078125 over the
+// layers. A window as long as the sequence is no window.
+func TestWindow(t *testing.T) {
+	oss, err := Parse("gpt-oss-120b:seq=4096,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	every, err := Parse("llama:layers=4,hidden=256,heads=4,seq=4096,vocab=1000,batch=1,window=128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := Parse("llama:layers=4,hidden=256,heads=4,seq=4096,vocab=1000,batch=1,window=4096,window_every=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd, err := Parse("llama:layers=5,hidden=256,heads=4,seq=4096,vocab=1000,batch=1,window=128,window_every=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := oss
+	none.Window, none.WindowEvery = 0, 0
+	for _, c := range []struct {
+		name   string
+		m      Spec
+		layers int
+		keys   float64
+	}{
+		{"gpt-oss-120b", oss, 18, (18*126.015625 + 18*2048) / 36},
+		{"every layer", every, 4, 126.015625},
+		{"window of the sequence", long, 2, 2048},
+		{"5 layers, every other", odd, 3, (3*126.015625 + 2*2048) / 5},
+		{"no window", none, 0, 2048},
+	} {
+		if got := c.m.WindowLayers(); got != c.layers {
+			t.Errorf("%s: %d layers with the window, want %d", c.name, got, c.layers)
+		}
+		if got := c.m.CausalKeys(); math.Abs(got-c.keys) > 1e-9 {
+			t.Errorf("%s: %v keys a query, want %v", c.name, got, c.keys)
+		}
+	}
+	if got, err := Parse(odd.String()); err != nil || got != odd {
+		t.Errorf("round trip %q: %+v, %v", odd.String(), got, err)
+	}
+	if _, err := Parse("llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window_every=2"); err == nil ||
+		!strings.Contains(err.Error(), "window_every=2 without window") {
+		t.Errorf("window_every alone: %v", err)
+	}
 }
