@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -302,12 +303,8 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	}
 	rep := report.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
 	if o.Steps != "" {
-		steps, err := readFile(o.Steps, scale.ReadKernelBench)
-		if err != nil {
+		if err := kernelBench(&rep, o.Steps, &p); err != nil {
 			return report.Layers{}, err
-		}
-		if rep.Steps, err = scale.CheckSteps(steps, p); err != nil {
-			return report.Layers{}, fmt.Errorf("%s: %w", o.Steps, err)
 		}
 	}
 	if o.Measured == "" {
@@ -329,6 +326,39 @@ func Layers(o LayersOptions) (report.Layers, error) {
 }
 
 // readFile opens name and reads it with read; its errors name the file.
+// kernelBench checks what kernelbench file name holds against pod p:
+// whole steps (its between section), attention cases, the MoE layer's
+// glue; a file with none of them is an error.
+func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
+	steps, err := readFile(name, scale.ReadKernelBench)
+	if err != nil && !errors.Is(err, scale.ErrNoSteps) {
+		return err
+	}
+	if len(steps) > 0 {
+		if rep.Steps, err = scale.CheckSteps(steps, *p); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	attn, err := readFile(name, scale.ReadAttentionBench)
+	if err != nil {
+		return err
+	}
+	if len(attn) > 0 {
+		if rep.Attention, err = scale.CheckAttention(attn, p); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	moe, err := readFile(name, scale.ReadMoEBench)
+	if err != nil {
+		return err
+	}
+	rep.MoE = scale.CheckMoE(moe, p)
+	if len(rep.Steps) == 0 && len(rep.Attention) == 0 && len(rep.MoE) == 0 {
+		return fmt.Errorf("%s: no whole steps, attention cases or MoE parts (kernelbench's between, attention and moe sections)", name)
+	}
+	return nil
+}
+
 func readFile[T any](name string, read func(io.Reader) (T, error)) (T, error) {
 	var zero T
 	f, err := os.Open(name)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -449,6 +450,11 @@ type Layers struct {
 	// (scale.CheckSteps).
 	StepsFile string            `json:"steps_file,omitempty"`
 	Steps     []scale.StepCheck `json:"steps,omitempty"`
+	// Attention and MoE are the same file's attention cases against the
+	// pod's fit (scale.CheckAttention) and its MoE layers' glue in plain
+	// PyTorch against placer's fused kernels (scale.CheckMoE).
+	Attention []scale.AttentionCheck `json:"attention,omitempty"`
+	MoE       []scale.MoECheck       `json:"moe,omitempty"`
 }
 
 // WriteLayers writes the blocks, the errors and the fit, then the whole
@@ -459,15 +465,87 @@ func WriteLayers(w io.Writer, l Layers) error {
 			return err
 		}
 	}
-	if len(l.Steps) == 0 {
-		return nil
-	}
-	if len(l.Layers) > 0 {
-		if _, err := fmt.Fprintln(w); err != nil {
+	sections := []struct {
+		has   bool
+		write func(io.Writer, Layers) error
+	}{{len(l.Steps) > 0, writeSteps}, {len(l.Attention) > 0, writeAttention}, {len(l.MoE) > 0, writeMoE}}
+	first := len(l.Layers) == 0
+	for _, sec := range sections {
+		if !sec.has {
+			continue
+		}
+		if !first {
+			if _, err := fmt.Fprintln(w); err != nil {
+				return err
+			}
+		}
+		first = false
+		if err := sec.write(w, l); err != nil {
 			return err
 		}
 	}
-	return writeSteps(w, l)
+	return nil
+}
+
+// writeAttention writes each measured attention case against the pod's
+// fit of its backend, and the mean error.
+func writeAttention(w io.Writer, l Layers) error {
+	if _, err := fmt.Fprintf(w, "Fused attention, causal, by shape (%s), against %s's fit of each backend, ms:\n", l.StepsFile, l.Cluster); err != nil {
+		return err
+	}
+	var rows [][]string
+	type sums struct{ n, f, b float64 }
+	by := map[string]*sums{}
+	var order []string
+	for _, c := range l.Attention {
+		ef, eb := c.FwdPredicted/c.FwdMeasured-1, c.BwdPredicted/c.BwdMeasured-1
+		s := by[c.Backend]
+		if s == nil {
+			s = &sums{}
+			by[c.Backend] = s
+			order = append(order, c.Backend)
+		}
+		s.n, s.f, s.b = s.n+1, s.f+math.Abs(ef), s.b+math.Abs(eb)
+		rows = append(rows, []string{strings.TrimSuffix(c.Name, "."+c.Backend), c.Backend,
+			fmt.Sprintf("%d x %d x %d", c.Batch, c.Heads, c.Seq), strconv.Itoa(c.HeadDim),
+			fmt.Sprintf("%.3f", 1e3*c.FwdMeasured), fmt.Sprintf("%.3f", 1e3*c.FwdPredicted), fmt.Sprintf("%+.1f%%", 100*ef),
+			fmt.Sprintf("%.3f", 1e3*c.BwdMeasured), fmt.Sprintf("%.3f", 1e3*c.BwdPredicted), fmt.Sprintf("%+.1f%%", 100*eb)})
+	}
+	header := []string{"case", "backend", "batch x heads x seq", "head dim", "fwd", "predicted", "error", "bwd", "predicted", "error"}
+	if err := TableFit(w, header, rows, nil); err != nil {
+		return err
+	}
+	var means []string
+	for _, b := range order {
+		s := by[b]
+		means = append(means, fmt.Sprintf("%s forward %.1f%%, backward %.1f%%", b, 100*s.f/s.n, 100*s.b/s.n))
+	}
+	_, err := fmt.Fprintf(w, "mean |error|: %s (t = F/R(d) + Beta E + T0: docs/hardware.md, \"Fused attention by shape\")\n",
+		strings.Join(means, "; "))
+	return err
+}
+
+// writeMoE writes the MoE layer's glue measured in plain PyTorch against
+// placer's fused kernels.
+func writeMoE(w io.Writer, l Layers) error {
+	if _, err := fmt.Fprintf(w, "An MoE layer besides its experts, one GPU (%s): plain PyTorch against the fused kernels %s costs, forward + backward, ms:\n", l.StepsFile, l.Cluster); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, c := range l.MoE {
+		pred, ratio := "not costed", "-"
+		if c.Predicted > 0 {
+			pred, ratio = fmt.Sprintf("%.3f", 1e3*c.Predicted), fmt.Sprintf("%.1fx", c.Measured/c.Predicted)
+		}
+		rows = append(rows, []string{c.Model, c.Part, strconv.Itoa(c.Tokens), fmt.Sprintf("%.3f", 1e3*c.Measured), pred, ratio})
+	}
+	if err := TableFit(w, []string{"model", "part", "tokens", "PyTorch", "placer", "PyTorch / placer"}, rows, nil); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, "router: GEMM, softmax, top-k; permute: argsort and gather of the top-k copies; unpermute: their weighted sum\n"+
+		"(index_add); host_sync: the tokens per expert copied to the host (the all-to-all dispatcher's, once a layer). placer\n"+
+		"costs Megatron-Core's fused permutation (moe_permute_fusion), not plain PyTorch's\n")
+	return err
 }
 
 // writeSteps writes each whole one-GPU step and its parts, measured

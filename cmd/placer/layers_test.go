@@ -53,3 +53,31 @@ func TestReportLayersKernelBench(t *testing.T) {
 		}
 	}
 }
+
+// TestReportLayersAttentionMoE: a kernelbench file's attention cases and
+// MoE parts are checked too (each in its table and its --json twin); a
+// file with none of the three sections is one line and a non-zero exit.
+func TestReportLayersAttentionMoE(t *testing.T) {
+	dir := filepath.Join("..", "..", "measurements", "2026-11-26-h100-b")
+	code, out, errs := placer(t, "report", "layers", "--kernelbench", filepath.Join(dir, "kb-attention.jsonl"))
+	if code != 0 || !strings.Contains(out, "Fused attention, causal, by shape") || !strings.Contains(out, "megatron-32B") ||
+		!strings.Contains(out, "cudnn forward 1.3%, backward 1.2%") {
+		t.Errorf("attention: exit %d:\n%s%s", code, out, errs)
+	}
+	code, out, errs = placer(t, "report", "layers", "--kernelbench", filepath.Join(dir, "kb-moe.jsonl"), "--json")
+	var rep struct {
+		MoE []struct {
+			Model     string  `json:"model"`
+			Part      string  `json:"part"`
+			Measured  float64 `json:"measured_s"`
+			Predicted float64 `json:"predicted_s"`
+		} `json:"moe"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || len(rep.MoE) != 20 || rep.MoE[1].Part != "permute" || !(rep.MoE[1].Predicted > 0) {
+		t.Errorf("moe --json: exit %d, %q, %s", code, out, errs)
+	}
+	code, _, errs = placer(t, "report", "layers", "--kernelbench", filepath.Join(dir, "kb-gemm.jsonl"))
+	if code == 0 || !strings.Contains(errs, "no whole steps, attention cases or MoE parts") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("a file of GEMMs: exit %d, %q", code, errs)
+	}
+}

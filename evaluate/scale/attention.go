@@ -263,3 +263,40 @@ func (k *AttentionKernel) Check(ms []MeasuredAttention) (fwd, bwd []float64, err
 	}
 	return fwd, bwd, nil
 }
+
+// AttentionCheck is one measured attention case against the pod's fit of
+// the same backend, seconds.
+type AttentionCheck struct {
+	Name         string  `json:"name"`
+	Backend      string  `json:"backend"`
+	Heads        int     `json:"heads"`
+	HeadDim      int     `json:"head_dim"`
+	Seq          int     `json:"seq"`
+	Batch        int     `json:"batch"`
+	FwdMeasured  float64 `json:"fwd_measured_s"`
+	FwdPredicted float64 `json:"fwd_predicted_s"`
+	BwdMeasured  float64 `json:"bwd_measured_s"`
+	BwdPredicted float64 `json:"bwd_predicted_s"`
+}
+
+// CheckAttention predicts each measured case with pod p's attention
+// kernel of its backend (Kernels.Attention). A backend p has not
+// measured is an error naming those it has.
+func CheckAttention(ms []MeasuredAttention, p *Pod) ([]AttentionCheck, error) {
+	out := make([]AttentionCheck, len(ms))
+	for i, m := range ms {
+		k, err := p.Kernels.withAttention(m.Backend)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Name, err)
+		}
+		if len(k.Attention) == 0 {
+			return nil, fmt.Errorf("%s: the pod has no measured attention kernel", m.Name)
+		}
+		a := k.Attention[0]
+		f, e := m.flops(), m.elems()
+		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, Batch: m.Batch,
+			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.time(f, e, m.HeadDim),
+			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.time(2.5*f, e, m.HeadDim)}
+	}
+	return out, nil
+}

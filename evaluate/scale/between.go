@@ -56,6 +56,9 @@ type kernelLine struct {
 	Attn   string   `json:"attention"`
 }
 
+// ErrNoSteps is ReadKernelBench's error for a file without whole steps.
+var ErrNoSteps = errors.New("no measured steps (kernelbench's between section)")
+
 // ReadKernelBench reads the between section of a kernelbench file (one
 // JSON object a line; other sections' lines and lines that record a
 // failed case are skipped) into one MeasuredStep a row, in the order of
@@ -159,7 +162,7 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 		out = append(out, *s)
 	}
 	if len(out) == 0 {
-		return nil, errors.New("no measured steps (kernelbench's between section)")
+		return nil, ErrNoSteps
 	}
 	sort.Slice(out, func(i, j int) bool { return order[out[i].Row] < order[out[j].Row] })
 	return out, nil

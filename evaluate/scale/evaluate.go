@@ -501,6 +501,26 @@ func (c *coster) moeBlock() (fwd, bwd phase) {
 // collectives, twice the elementwise traffic. The experts' communication
 // is not overlapped (Megatron-Core overlaps it only with
 // --overlap-moe-expert-parallel-comm, off by default).
+// moeGlue is what an MoE block runs around its experts for nl tokens on
+// one GPU (moe): the router's GEMM to the experts' scores (FP32), the
+// scores' softmax and top-k, the permutation of each token's TopK copies
+// into expert order and the unpermutation (the copies weighted and
+// summed back), each a memory-bound pass at the rate of a fused kernel
+// (Megatron-Core's moe_permute_fusion, Transformer Engine's), backward
+// twice its traffic.
+func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute kernel) {
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	routed := nl * k
+	ew := func(flops, read, write float64) kernel {
+		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+	}
+	router = kernel{class: graph.ClassMatMul, flops: 2 * nl * h * E, read: nl*h*bf16 + h*E*bf16, writes: nl * E * 4}
+	scores = ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
+	permute = kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
+	unpermute = ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
+	return router, scores, permute, unpermute
+}
+
 func (c *coster) moe() (fwd, bwd phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
@@ -520,10 +540,7 @@ func (c *coster) moe() (fwd, bwd phase) {
 	ew := func(flops, read, write float64) kernel {
 		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
 	}
-	router := c.gemm(2*nl*h*E, nl*h*bf16+h*E*bf16, nl*E*4)
-	scores := ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
-	permute := kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
-	unpermute := ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
+	router, scores, permute, unpermute := moeGlue(m, nl)
 	// The local experts' GEMMs grouped: each at the grouped GEMM's
 	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
 	// its forward shape's for the backward too).

@@ -151,7 +151,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     16 heads by 16K tokens at head dimensions 64, 128 and 256 by
 //     sequences 1K-16K; FitAttention, TestH100AttentionMeasured). cuDNN
 //     within 1.3% on average (5.3% at worst) forward and 1.2% (4.2%)
-//     backward; flash 3.9% (13.5%) and 2.1% (13.6%: Llama 3 70B's
+//     backward; flash 3.9% (13.5%) and 2.0% (13.6%: Llama 3 70B's
 //     shard, two KV heads repeated to sixteen). Its rate at head
 //     dimension 128 is 638 TFLOP/s forward and 577 backward, but a
 //     Megatron row's shard (7 to 18 heads of 4,096 tokens) reaches 348-
