@@ -43,8 +43,10 @@ type Realizer struct {
 	weight []float64
 	// joined maps a joined module to its unit's root.
 	joined map[string]string
-	// container says which units have other units' modules inside them
-	// (Cut).
+	// container says which units run no module call of their own on a
+	// stage of their own (Cut): units with other units' modules inside
+	// them, and units the forward never calls (parameters only: T5's
+	// shared embedding, called as the encoder's and decoder's).
 	container []bool
 	// Stages, when positive, asks for exactly that many stages (fewer
 	// when the replica has fewer devices or the graph fewer units); 0 =
@@ -130,6 +132,10 @@ func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
 	}
 	r.container = make([]bool, len(r.units))
 	for k, u := range r.units {
+		if u.first == math.MaxInt {
+			r.container[k] = true
+			continue
+		}
 		for _, v := range r.units {
 			if strings.HasPrefix(v.root, u.root+".") {
 				r.container[k] = true
@@ -159,10 +165,11 @@ type cutScratch struct {
 // work is each unit's work per device, units x devices.
 //
 // A stage whose units are all containers (modules with other units inside
-// them, whose own ops are glue such as GPT-2's position ids) is not one
-// the runner can run: it calls no module of its own, the container's
-// children running on other stages. Such a run of units joins the next
-// stage (the last stage's, the one before), so a cut never ends with one.
+// them, whose own ops are glue such as GPT-2's position ids) or never
+// called (a module whose parameters only are read, under other names: T5's
+// shared embedding) is not one the runner can run: it calls no module of
+// its own. Such a run of units joins the next stage (the last stage's,
+// the one before), so a cut never ends with one.
 func (r *Realizer) Cut(dev []int, devices int) (stageDev []int, work []float64, err error) {
 	stageDev, work, err = r.cut(dev, devices)
 	if err != nil {
