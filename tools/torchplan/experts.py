@@ -51,14 +51,11 @@ every expert, weighted by its gates: no dispatch at all); main(argv) is
 the command line.
 """
 
-import argparse
 import copy
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 
 import torch
 import torch.distributed as dist
@@ -462,43 +459,20 @@ def main(argv=None):
     one training step on `replicas` CPU processes (gloo), experts split
     over the expert-parallel groups; --check compares the loss and every
     rank's gradients with the unsplit model (exit 1 if any differs)."""
-    ap = argparse.ArgumentParser(description="Run one training step of a placer transformer plan with experts "
-                                             "(data x expert parallel; docs/torch-plan.md).")
-    ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
-    ap.add_argument("--check", action="store_true", help="compare loss and gradients with the unsplit model")
-    ap.add_argument("--seed", type=int, default=0)
-    a, _ = ap.parse_known_args(argv)
-    try:
-        plan, c = load_experts_plan(a.plan)
-        if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun: no check
-            dist.init_process_group("gloo")
-            _cli_rank(dist.get_rank(), dist.get_world_size(), plan, None, a.seed)
-            dist.destroy_process_group()
-            return 0
-        out_dir = tempfile.mkdtemp(prefix="experts-") if a.check else None
-        try:
-            torchplan.launch(c["gpus"], _cli_rank, (plan, out_dir, a.seed), backend="gloo")
-            if a.check:
-                results = [torch.load(os.path.join(out_dir, "rank%d.pt" % r)) for r in range(c["gpus"])]
-                problems, st = compare(plan, results, seed=a.seed)
-                for line in problems:
-                    print("check: %s" % line, file=sys.stderr)
-                print("check: loss %.12g (unsplit %.12g); gradients of %d parameters on %d ranks, %d (rank, "
-                      "parameter) pairs compared (each rank its %d of %d experts per MoE layer): max abs difference "
-                      "%.3g (experts %.3g), max rel difference %.3g (elements >= 1e-6); rtol %g, atol %g: %s"
-                      % (st["loss"], st["want_loss"], st["params"], c["gpus"], st["compared"], c["experts"] // c["EP"],
-                         c["experts"], st["max_abs"], st["max_abs_experts"], st["max_rel"], RTOL, ATOL,
-                         "FAILED" if problems else "ok"))
-                if problems:
-                    return 1
-        finally:
-            if out_dir:
-                shutil.rmtree(out_dir, ignore_errors=True)
-    except PlanError as e:
-        print("torchplan: %s" % e, file=sys.stderr)
-        return 1
-    return 0
-
+    def check(plan, c, results, seed):
+        problems, st = compare(plan, results, seed=seed)
+        for line in problems:
+            print("check: %s" % line, file=sys.stderr)
+        print("check: loss %.12g (unsplit %.12g); gradients of %d parameters on %d ranks, %d (rank, "
+              "parameter) pairs compared (each rank its %d of %d experts per MoE layer): max abs difference "
+              "%.3g (experts %.3g), max rel difference %.3g (elements >= 1e-6); rtol %g, atol %g: %s"
+              % (st["loss"], st["want_loss"], st["params"], c["gpus"], st["compared"], c["experts"] // c["EP"],
+                 c["experts"], st["max_abs"], st["max_abs_experts"], st["max_rel"], RTOL, ATOL,
+                 "FAILED" if problems else "ok"))
+        return 1 if problems else 0
+    return megatron.run_cli(argv, "Run one training step of a placer transformer plan with experts "
+                                  "(data x expert parallel; docs/torch-plan.md).",
+                            load_experts_plan, _cli_rank, check, "experts-")
 
 if __name__ == "__main__":
     sys.exit(main())

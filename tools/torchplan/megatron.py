@@ -713,30 +713,45 @@ def main(argv=None):
     one training step on tensor x pipeline x replicas CPU processes (gloo);
     prints the loss; --check compares the loss and every rank's gradient
     shards with the unsplit model (exit 1 if any differs)."""
-    ap = argparse.ArgumentParser(description="Run one training step of a placer transformer plan "
-                                             "(tensor x pipeline x data parallel GPT; docs/torch-plan.md).")
+    def check(plan, c, results, seed):
+        problems = compare(plan, results, seed=seed)
+        for line in problems:
+            print("check: %s" % line, file=sys.stderr)
+        if problems:
+            return 1
+        print("check: the loss and the gradients of %d ranks match the unsplit model" % c["gpus"])
+        return 0
+    return run_cli(argv, "Run one training step of a placer transformer plan "
+                         "(tensor x pipeline x data parallel GPT; docs/torch-plan.md).",
+                   load_megatron_plan, _cli_rank, check, "megatron-")
+
+
+def run_cli(argv, description, load, cli_rank, check, prefix):
+    """The command line of a transformer plan's runner (this file's and
+    experts.py's): --plan, --check, --seed (torchplan.py's module-plan
+    options ignored). load(path) is (plan, config); cli_rank(rank, world,
+    plan, out_dir, seed) runs one rank, saving its result in out_dir;
+    check(plan, config, results, seed) prints the check and is the exit
+    code. Under torchrun (RANK and WORLD_SIZE set) this process is one
+    rank, without a check; else it launches config["gpus"] gloo processes."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
     ap.add_argument("--check", action="store_true", help="compare loss and gradients with the unsplit model")
     ap.add_argument("--seed", type=int, default=0)
-    a, _ = ap.parse_known_args(argv)  # torchplan.py's module-plan options are ignored
+    a, _ = ap.parse_known_args(argv)
     try:
-        plan, c = load_megatron_plan(a.plan)
+        plan, c = load(a.plan)
         if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun: no check
             dist.init_process_group("gloo")
-            _cli_rank(dist.get_rank(), dist.get_world_size(), plan, None, a.seed)
+            cli_rank(dist.get_rank(), dist.get_world_size(), plan, None, a.seed)
             dist.destroy_process_group()
             return 0
-        out_dir = tempfile.mkdtemp(prefix="megatron-") if a.check else None
+        out_dir = tempfile.mkdtemp(prefix=prefix) if a.check else None
         try:
-            torchplan.launch(c["gpus"], _cli_rank, (plan, out_dir, a.seed), backend="gloo")
+            torchplan.launch(c["gpus"], cli_rank, (plan, out_dir, a.seed), backend="gloo")
             if a.check:
                 results = [torch.load(os.path.join(out_dir, "rank%d.pt" % r)) for r in range(c["gpus"])]
-                problems = compare(plan, results, seed=a.seed)
-                for line in problems:
-                    print("check: %s" % line, file=sys.stderr)
-                if problems:
-                    return 1
-                print("check: the loss and the gradients of %d ranks match the unsplit model" % c["gpus"])
+                return check(plan, c, results, a.seed)
         finally:
             if out_dir:
                 shutil.rmtree(out_dir, ignore_errors=True)
@@ -744,7 +759,6 @@ def main(argv=None):
         print("torchplan: %s" % e, file=sys.stderr)
         return 1
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
