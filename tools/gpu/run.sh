@@ -15,6 +15,8 @@
 #      sits between the blocks);
 #   1c. sustained: blocks held for seconds, with and without idle
 #      shares, beside nvidia-smi (clocks under the power cap);
+#   1d. moehost: a whole eager MoE layer's wall time against its
+#      kernels' busy time;
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
 #      measured times and a cost table (graph/testdata/profile's format).
 #
@@ -113,6 +115,16 @@ else
 		--format=csv -lms 500 > $OUT/smi-sustained.csv 2>&1 & P=\$!; \
 		$PY tools/kernelbench/kernelbench.py --device $DEVICE --only sustained $SU --json > $OUT/sustained.jsonl; r=\$?; kill \$P; exit \$r"
 fi
+
+# 1d. moehost: a whole eager MoE layer at Megatron-Bridge's H100 rows'
+# tokens a GPU, its wall time against its kernels' busy time (issue 45: is
+# Qwen3-30B-A3B's layer host-bound?; about 20 s).
+if [ "$QUICK" = 1 ]; then
+	MH="--quick --runs 2 --warmup 1"
+else
+	MH=""
+fi
+step moehost 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only moehost --json $MH > $OUT/moehost.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then

@@ -25,6 +25,12 @@ Sections (--only picks some):
            one throughput a second (not in the default sections);
   moe      around the expert GEMMs: router, permute and unpermute
            (forward and backward), the dispatcher's host synchronization;
+  moehost  a whole eager MoE layer (router, the dispatcher's host sync,
+           permute, the local experts one GEMM each or grouped, unpermute;
+           forward and backward) at Megatron-Bridge's H100 rows' tokens a
+           GPU: its wall time with the host against its kernels' busy time
+           from torch.profiler (is the layer host-bound?; not in the
+           default sections);
   memory   copy bandwidth by bytes; LayerNorm, RMSNorm, SwiGLU and
            dropout-add (forward and backward) by hidden size; add and
            softmax by bytes; cross-entropy by vocabulary;
@@ -472,6 +478,121 @@ def sec_moe(args):
             torch.cuda.empty_cache()
 
 
+# Megatron-Bridge's H100 MoE rows as one GPU sees a micro-batch (issue 45):
+# name, hidden, expert FFN, experts, top-k, EP, tokens a GPU (micro-batch x
+# sequence / TP with sequence parallelism). Qwen3-30B-A3B: MBS 2, EP 8;
+# GPT-OSS 120B: MBS 4, EP 8; Qwen3-235B-A22B: MBS 1, TP 2, EP 32.
+MOEHOST = [
+    ("qwen3-30b-a3b", 2048, 768, 128, 8, 8, 8192),
+    ("gpt-oss-120b", 2880, 2880, 128, 4, 8, 16384),
+    ("qwen3-235b-a22b", 4096, 1536, 128, 8, 32, 2048),
+]
+
+
+def moe_layer(x, wr, w13, w2, topk, mode, gm=None):
+    """One eager MoE layer on one rank with a balanced all-to-all emulated:
+    the router over every expert, each token's top-k copies sent to this
+    rank's experts (expert id modulo the local experts: a rank of EP
+    receives as many copies as it sends when routing is balanced), the
+    tokens per expert copied to the host (the all-to-all dispatcher sizes
+    its exchange and its GEMMs there), argsort and gather into expert
+    order, SwiGLU experts (one GEMM pair each, or torch's grouped GEMM),
+    and the weighted unpermutation."""
+    local = w2.shape[0]
+    probs = torch.softmax((x @ wr.t()).float(), dim=-1)
+    topv, topi = torch.topk(probs, topk, dim=-1)
+    flat = (topi % local).reshape(-1)
+    counts = torch.bincount(flat, minlength=local).cpu()  # the host sync
+    order = torch.argsort(flat, stable=True)
+    src = order // topk
+    xp = x.index_select(0, src)
+    if mode == "grouped":
+        offs = counts.cumsum(0).to(device=x.device, dtype=torch.int32)
+        gu = gm(xp, w13, offs=offs, out_dtype=x.dtype)
+        g, u = gu.chunk(2, dim=-1)
+        yp = gm(F.silu(g) * u, w2, offs=offs, out_dtype=x.dtype)
+    else:
+        outs = []
+        for e, xe in enumerate(xp.split(counts.tolist())):
+            g, u = (xe @ w13[e]).chunk(2, dim=-1)
+            outs.append((F.silu(g) * u) @ w2[e])
+        yp = torch.cat(outs)
+    wts = topv.reshape(-1)[order].to(x.dtype).unsqueeze(-1)
+    return torch.zeros_like(x).index_add(0, src, yp * wts)
+
+
+def kernel_time(fn):
+    """The GPU's busy time of one fn() call and its kernels, from
+    torch.profiler's device events (None on a CPU)."""
+    from torch.profiler import ProfilerActivity, profile
+    if torch.device(DEVICE).type != "cuda":
+        return None, None
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    busy, n = 0.0, 0
+    for e in prof.events():
+        # Device-side events (kernels, copies, sets) are events of their
+        # own with the device's type; their time range is the kernel's.
+        if str(getattr(e, "device_type", "")).endswith("CUDA"):
+            busy += e.time_range.elapsed_us()
+            n += 1
+    return busy / 1e6, n
+
+
+def wall(fn):
+    """Median wall seconds of one fn() call, the host included (the GPU
+    drained before and after)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    times = []
+    for i in range(WARMUP + RUNS):
+        if cuda:
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn()
+        if cuda:
+            torch.cuda.synchronize()
+        if i >= WARMUP:
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def sec_moehost(args):
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    gm = getattr(torch, "_grouped_mm", None)
+    for name, h, ffn, experts, topk, ep, n in MOEHOST:
+        if args.quick:
+            h, ffn, experts, n = 64, 32, 16, 256
+        local = experts // ep if not args.quick else 4
+        base = dict(model=name, hidden=h, ffn=ffn, experts=experts, topk=topk, ep=ep, local_experts=local, tokens=n)
+        flops = 3 * (2 * n * h * experts + 2 * n * topk * h * 3 * ffn)  # router and experts, forward and backward
+        x = torch.randn(n, h, device=DEVICE, dtype=dt, requires_grad=True)
+        wr = (torch.randn(experts, h, device=DEVICE, dtype=dt) / math.sqrt(h)).requires_grad_()
+        w13 = (torch.randn(local, h, 2 * ffn, device=DEVICE, dtype=dt) / math.sqrt(h)).requires_grad_()
+        w2 = (torch.randn(local, ffn, h, device=DEVICE, dtype=dt) / math.sqrt(ffn)).requires_grad_()
+        gy = torch.randn(n, h, device=DEVICE, dtype=dt)
+        for mode in ("loop", "grouped"):
+            if mode == "grouped" and (gm is None or not cuda):
+                emit(dict(kind="moehost", name="%s.%s" % (name, mode), error="needs torch._grouped_mm on a GPU", **base))
+                continue
+
+            def measure(mode=mode):
+                fwd = lambda: moe_layer(x, wr, w13, w2, topk, mode, gm)  # noqa: E731
+                both = lambda: fwd().backward(gy)  # noqa: E731
+                out = {"wall_fwd_seconds": wall(fwd), "wall_seconds": wall(both)}
+                busy, kernels = kernel_time(both)
+                if busy:
+                    out.update(kernel_seconds=busy, kernels=kernels, busy_share=busy / out["wall_seconds"])
+                out["tflops_wall"] = flops / out["wall_seconds"] / 1e12
+                return out
+            guarded("moehost", "%s.%s" % (name, mode), **base)(measure)
+        del x, wr, w13, w2, gy
+        if cuda:
+            torch.cuda.empty_cache()
+
+
 def sec_ringsplit(args):
     """The GEMMs Transformer Engine overlaps with a ring-exchange
     all-gather (the column-parallel layers' forward, QKV and fc1, and the
@@ -794,7 +915,11 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between}
+SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between}
+
+
+# Sections only --only runs (make gpu runs each as a step of its own).
+NOT_DEFAULT = ("sustained", "moehost")
 
 
 def main(argv=None):
@@ -822,7 +947,7 @@ def main(argv=None):
     else:
         META["device"] = "cpu"
     META["torch"] = torch.__version__
-    names = args.only.split(",") if args.only else [n for n in SECTIONS if n != "sustained"]
+    names = args.only.split(",") if args.only else [n for n in SECTIONS if n not in NOT_DEFAULT]
     for n in names:
         if n not in SECTIONS:
             ap.error("--only %s: unknown section (want %s)" % (n, ",".join(SECTIONS)))

@@ -34,6 +34,29 @@ class Shapes(unittest.TestCase):
         self.assertEqual(len(rows), 4 * 9)
 
 
+class MoELayer(unittest.TestCase):
+    def test_against_each_token(self):
+        # moehost's layer: each token's output is the sum over its top-k
+        # experts (id modulo the local experts) of the routing weight times
+        # that expert's SwiGLU MLP, token by token in float64.
+        kb.DEVICE = "cpu"
+        torch.manual_seed(0)
+        n, h, f, experts, k, local = 12, 8, 6, 8, 3, 4
+        x = torch.randn(n, h, dtype=torch.float64)
+        wr = torch.randn(experts, h, dtype=torch.float64)
+        w13 = torch.randn(local, h, 2 * f, dtype=torch.float64)
+        w2 = torch.randn(local, f, h, dtype=torch.float64)
+        got = kb.moe_layer(x, wr, w13, w2, k, "loop")
+        probs = torch.softmax(x @ wr.t(), dim=-1)
+        for t in range(n):
+            v, i = torch.topk(probs[t], k)
+            want = torch.zeros(h, dtype=torch.float64)
+            for p, e in zip(v, i):
+                g, u = (x[t] @ w13[int(e) % local]).chunk(2)
+                want += p * ((torch.nn.functional.silu(g) * u) @ w2[int(e) % local])
+            self.assertTrue(torch.allclose(got[t], want, atol=1e-9), (t, got[t], want))
+
+
 @unittest.skipIf(kb.FP8 is None, "this torch has no float8_e4m3fn")
 class Quantize(unittest.TestCase):
     def test_round_trip(self):
@@ -71,6 +94,18 @@ class QuickRun(unittest.TestCase):
                                step[0]["layers"] * (step[0]["block_fwd_seconds"] + step[0]["block_bwd_seconds"]))
         for sec in ("gemm", "attention", "fp8", "grouped", "moe", "ringsplit", "memory", "between"):
             self.assertIn("kernelbench: %s" % sec, err.getvalue())
+
+    def test_moehost(self):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--only", "moehost", "--runs", "2", "--warmup", "0", "--json"])
+        lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
+        host = [l for l in lines if l["kind"] == "moehost" and l["name"].endswith(".loop")]
+        self.assertEqual(len(host), len(kb.MOEHOST))
+        for l in host:
+            self.assertNotIn("error", l)
+            self.assertGreater(l["wall_seconds"], l["wall_fwd_seconds"])
+            self.assertGreater(l["tflops_wall"], 0)
 
     def test_sustained(self):
         out, err = io.StringIO(), io.StringIO()
