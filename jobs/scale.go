@@ -224,9 +224,10 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
 	}
 	start := optimize.ProcessCPU()
-	// The run's precision and the experts' load are settings, not plans:
-	// placer's plan keeps the row's.
-	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP})
+	// The run's precision (its GEMMs' and its gradients') and the
+	// experts' load are settings, not plans: placer's plan keeps the row's.
+	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
+		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}

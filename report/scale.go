@@ -248,9 +248,11 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 	if err := TableFit(w, header, out, []int{16, 15, 14, 9, 12, 8, 7}); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "prediction error on tokens/s (Megatron's plan read at Megatron-Core's defaults): mean |error| %s, largest %s, mean %+.1f%%\n"+
+	_, err := fmt.Fprintf(w, "prediction error on tokens/s (Megatron's plan read as its recipe ran it: Megatron-Bridge v0.2.1's performance recipes,\n"+
+		"Megatron-Core's defaults where they are silent): mean |error| %s, largest %s, mean %+.1f%%\n"+
 		"TFLOP/s in Megatron-LM's current count (causal attention; GPT-OSS's published figure counts its MLP as two GEMMs);\n"+
-		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3);\n"+
+		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3),\n"+
+		"g16 gradients kept and reduced in BF16;\n"+
 		"(over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	return err
@@ -385,6 +387,9 @@ func CompactPlan(text string) string {
 	}
 	if s.Imbalance > 1 {
 		parts = append(parts, fmt.Sprintf("imb%g", s.Imbalance))
+	}
+	if s.GradBF16 {
+		parts = append(parts, "g16")
 	}
 	return strings.Join(parts, " ")
 }

@@ -610,13 +610,13 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// gradient of the whole table shard (zeroed, then the tokens' rows
 	// added), and Megatron-Core's DDP adds it into the FP32 main
 	// gradient (a hook's main_grad.add_: the fused accumulation into
-	// main_grad is the linear layers' only). Measured on an H100
+	// main_grad is the linear layers' only; a BF16 one with grads=bf16). Measured on an H100
 	// (measurements/2026-11-26-h100/kernelbench.jsonl, 1.7B.embedding):
 	// the backward of a 131,072 x 2,048 table takes 0.93 ms, where
 	// scattering only the tokens' rows would take 0.02.
 	table := float64(c.m.Vocab) / float64(c.pl.T) * float64(c.m.Hidden)
 	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
-		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + 4), writes: table * 4}.time(c.h)})
+		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.gradBytes()), writes: table * c.pl.gradBytes()}.time(c.h)})
 	return fwd, bwd
 }
 
@@ -768,6 +768,7 @@ type costKey struct {
 	EP, ETP   int
 	imbalance uint64 // its bits (keys of plain words hash fastest)
 	fp8       uint8  // fp8Code's
+	gradBF16  bool   // the embedding's gradient accumulation
 }
 
 // fp8Code numbers the FP8 recipes for costKey (0: BF16).
@@ -811,7 +812,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		c := &k.c
 		block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
 		key := costKey{T: T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block,
-			EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8)}
+			EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16}
 		ph := cache[key]
 		if ph == nil {
 			ph = &kitPhases{}
@@ -931,7 +932,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		}
 	}
 	// Data-parallel gradients (FP32 main grads, Megatron's default with
-	// BF16) reduced over the replicas, overlapped with the last
+	// BF16; BF16 with grads=bf16: gradBytes) reduced over the replicas, overlapped with the last
 	// micro-batch's backward (--overlap-grad-reduce); with the
 	// distributed optimizer a reduce-scatter, and the updated BF16
 	// parameters all-gathered under the next step's first forward
@@ -943,6 +944,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		paramsMax = max(paramsMax, st.params)
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
+	gb := pl.gradBytes()
 	switch {
 	case m.MoE():
 		r.DPExposed = expertsDP(pl, *p, stages)
@@ -954,7 +956,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		for s, st := range stages {
 			_, dpG := pl.groups(*p, s)
 			ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
-			rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
 			exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
 		}
 		r.DPExposed = float64(pl.M) * exposed
@@ -963,33 +965,37 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		for s, st := range stages {
 			_, dpG := pl.groups(*p, s)
 			if pl.DistOpt {
-				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*4)
+				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
 				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
 				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
-				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*4)
+				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*gb)
 				exposed = max(exposed, p.beside(ar, st.bwd.busy/float64(pl.V)))
 			}
 		}
 		r.DPExposed = exposed
 	}
 	// Tied embeddings on two stages: their gradients are all-reduced
-	// between the first and the last stage after the backward (FP32); of
+	// between the first and the last stage after the backward (FP32, or
+	// BF16 with grads=bf16); of
 	// different degrees, each rank of the smaller group holds 1/min of it.
 	// Multi-token prediction keeps a copy of the embedding on the last
 	// stage, all-reduced the same way (Megatron-Core's
 	// finalize_model_grads, _allreduce_word_embedding_grads).
 	if (m.Tied || m.MTP > 0) && pl.P > 1 {
 		T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
-		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*4)
+		r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 		if pl.shareNode(*p, 0, pl.P-1) {
-			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*4)
+			r.Embedding, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 		}
 	}
 	// Adam over the device's share of the optimizer state: read the FP32
 	// gradient, master weight and two moments, write the three back and
 	// the BF16 weight (30 bytes a parameter), and zero the gradient
-	// buffer (4 bytes a parameter of the device's whole model).
+	// buffer (4 bytes a parameter of the device's whole model). With
+	// BF16 gradients the share's gradient is first cast to an FP32 main
+	// gradient (read 2, write 4) and the buffer zeroed is 2 bytes a
+	// parameter.
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {
 		opt /= D
@@ -1006,7 +1012,11 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 			opt = max(opt, o)
 		}
 	}
-	r.Optimizer = kernel{class: graph.ClassElementwise, read: 16 * opt, writes: 14*opt + 4*paramsMax}.time(&p.Hardware)
+	optRead, optWrite := 16.0, 14.0
+	if pl.GradBF16 {
+		optRead, optWrite = 16+bf16, 14+4
+	}
+	r.Optimizer = kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + gb*paramsMax}.time(&p.Hardware)
 	if pl.FP8 != "" {
 		// The blocks' weights cast to FP8 once a step (the first
 		// micro-batch's; Transformer Engine keeps them for the others):
@@ -1043,6 +1053,15 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 	return r
 }
 
+// gradBytes is the bytes of a gradient element: FP32 main gradients, or
+// BF16 with grads=bf16 (Strategy.GradBF16).
+func (pl *Plan) gradBytes() float64 {
+	if pl.GradBF16 {
+		return bf16
+	}
+	return 4
+}
+
 // expertsDP is the exposed data-parallel communication of a plan of a
 // model with experts: each stage's gradients reduced as a dense plan's
 // (evaluateCached), the experts' over their expert-data-parallel group and
@@ -1051,19 +1070,20 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 // the distributed optimizer).
 func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 	var exposed float64
+	gb := pl.gradBytes()
 	_, _, edpG := pl.expertGroups(p)
 	for s, st := range stages {
 		_, dpG := pl.groups(p, s)
 		dense := st.params - st.experts
 		if pl.DistOpt {
-			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*4)
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*gb)
 			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
-			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*4)
+			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*gb)
 			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
 			exposed = max(exposed, p.beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.beside(ag+agE, st.fwd.busy/float64(pl.V)))
 		} else {
-			ar, _ := p.Collective(roofline.AllReduce, dpG, dense*4)
-			arE, _ := p.Collective(roofline.AllReduce, edpG, st.experts*4)
+			ar, _ := p.Collective(roofline.AllReduce, dpG, dense*gb)
+			arE, _ := p.Collective(roofline.AllReduce, edpG, st.experts*gb)
 			exposed = max(exposed, p.beside(ar+arE, st.bwd.busy/float64(pl.V)))
 		}
 	}
@@ -1395,8 +1415,9 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) (w, g, o, ac
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
+	gb := pl.gradBytes()
 	w = st.params * bf16
-	g = st.params * 4
+	g = st.params * gb
 	o = st.params * 12
 	if pl.DistOpt {
 		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
@@ -1413,7 +1434,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) (w, g, o, ac
 		// layer's gradient before its reduce-scatter.
 		D := float64(pl.D * pl.C)
 		layer := st.layers / float64(pl.Stages[s])
-		w, g, o = w/D+2*layer*bf16, g/D+layer*4, st.params*12/D
+		w, g, o = w/D+2*layer*bf16, g/D+layer*gb, st.params*12/D
 	}
 	return w, g, o, acts
 }

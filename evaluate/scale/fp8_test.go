@@ -266,3 +266,54 @@ func TestFP8TPGatherBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestGradBF16 checks grads=bf16 against hand counts: without FP8 or
+// FSDP the gradient buffer is the BF16 weights' bytes (FP32: twice
+// them); the weights, the optimizer state, the activations and the
+// blocks' times do not change (the embedding's gradient accumulation
+// gets cheaper, the optimizer step dearer); the data-parallel reduction shrinks
+// where it is exposed (over nodes) and is nothing without replicas.
+func TestGradBF16(t *testing.T) {
+	m := mustSpec(t, "gpt:layers=4,hidden=2048,heads=16,seq=4096,vocab=32768,batch=64,tied=false")
+	for _, c := range []struct {
+		name   string
+		gpus   int
+		s      Strategy
+		dpLess bool
+	}{
+		{"dp over 8 nodes, distopt", 64, Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1, DistOpt: true}, true},
+		{"dp over 8 nodes, ddp", 64, Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1}, true},
+		{"pipeline, no replicas", 16, Strategy{Tensor: 8, Pipeline: 2, SequenceParallel: true, MicroBatchSize: 1}, false},
+	} {
+		p, err := PodOf("dgx-h100", c.gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f32, err := Evaluate(m, c.s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := c.s
+		s.GradBF16 = true
+		b16, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f32.Grads != 2*f32.Weights || b16.Grads != b16.Weights {
+			t.Errorf("%s: gradients %d (FP32) and %d (BF16) bytes, want 2 x and 1 x the weights' %d", c.name, f32.Grads, b16.Grads, f32.Weights)
+		}
+		if b16.Weights != f32.Weights || b16.OptState != f32.OptState || b16.Activations != f32.Activations ||
+			b16.LayerForward != f32.LayerForward || b16.LayerBackward != f32.LayerBackward || b16.Compute > f32.Compute {
+			t.Errorf("%s: grads=bf16 changed more than the gradients:\n%+v\n%+v", c.name, f32, b16)
+		}
+		if c.dpLess && !(b16.DPExposed < f32.DPExposed) || !c.dpLess && (b16.DPExposed != 0 || f32.DPExposed != 0) {
+			t.Errorf("%s: data-parallel exposure %g (BF16) against %g (FP32)", c.name, b16.DPExposed, f32.DPExposed)
+		}
+		// Only the optimizer may take longer: the BF16 gradient is cast to
+		// an FP32 main gradient first (without replicas, a whole model's).
+		if b16.Step-b16.Optimizer > f32.Step-f32.Optimizer || c.s.Replicas == 0 && !(b16.Optimizer > f32.Optimizer) ||
+			!strings.Contains(b16.Plan.String(), "grads=bf16") {
+			t.Errorf("%s: step %g (BF16) against %g, plan %q", c.name, b16.Step, f32.Step, b16.Plan)
+		}
+	}
+}

@@ -179,13 +179,14 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
-			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp)
+			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
+			pl.GradBF16 == want.GradBF16
 	}, Prefilter: func(s Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
 		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
 			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
-	}, FP8: want.FP8, Imbalance: want.Imbalance, FSDP: want.FSDP})
+	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP})
 	if err != nil {
 		return Result{}, err
 	}
@@ -275,12 +276,32 @@ func Llama3LongContext() Published {
 // scaling, their published tokens/s and TFLOP/s per GPU, their stated
 // GPUs, global and micro-batch, sequence, TP, PP, CP, VP and EP.
 // Megatron-Bridge runs Megatron-Core, so what a row leaves open is read
-// at its defaults (MegatronDefault): no recomputation, and the
-// distributed optimizer, sequence parallelism with TP and the
-// tensor-parallel overlap that Megatron-Bridge's performance recipes
-// turn on (the distributed optimizer is its default; sequence
-// parallelism and the overlap are read as unstated, FreeSP). Read
-// otherwise, each stated where it is:
+// from the performance recipes of the release that carries the table
+// (Megatron-Bridge v0.2.1, scripts/performance/configs: the table's
+// page is docs/performance-summary.md there), where a setting is common
+// to every variant of a model's recipe, and else at Megatron-Core's
+// defaults (MegatronDefault): no recomputation, and the distributed
+// optimizer, sequence parallelism with TP and the tensor-parallel
+// overlap that the recipes turn on (the distributed optimizer is its
+// default; sequence parallelism and the overlap are read as unstated,
+// FreeSP). From the recipes:
+//   - every row keeps and reduces its gradients in BF16 (GradBF16): each
+//     model's common settings (set_llama3_common_configs,
+//     set_llama31_common_configs, set_gpt_oss_common_configs,
+//     set_qwen3_common_configs) set ddp.grad_reduce_in_fp32 = False;
+//   - the Qwen3 rows recompute nothing (set_qwen3_common_configs:
+//     recompute_granularity None);
+//   - left as unstated where a recipe's variant contradicts its row,
+//     so that it may not be what ran: Llama 3 8B's H100 FP8 variant
+//     recomputes 5 layers but runs without FSDP where the row states
+//     FSDP; GPT-OSS's H100 variant recomputes its norms and expert
+//     activations (recompute_modules layernorm, moe_act: not a
+//     recomputation placer models) with micro-batch 1 where the row
+//     states 4; Qwen3-30B-A3B's runs VP 12 with micro-batch 1 where the
+//     row states VP 24 and micro-batch 2 (and GA 32, which agrees with
+//     micro-batch 2).
+//
+// Read otherwise, each stated where it is:
 //   - Llama 3 8B's FSDP is Megatron-FSDP's ZeRO-3 (Strategy.FSDP);
 //   - Llama 3.1 405B's 126 layers on PP 8 x VP 8 and Qwen3-235B's 94 on
 //     PP 8 x VP 4 do not split evenly: Megatron-Bridge accounts the
@@ -304,6 +325,10 @@ func Llama3LongContext() Published {
 // tokens/s for five rows; GPT-OSS's count its MLP as two GEMMs. The
 // errors are counted on tokens/s, which no FLOP count enters.
 func MegatronBridge() []Published {
+	noRecompute := func(p Published) Published {
+		p.Strategy.Recompute, p.RecomputeStated = NoRecompute, true
+		return p
+	}
 	spec := func(text string) transformer.Spec {
 		m, err := transformer.Parse(text)
 		if err != nil {
@@ -314,6 +339,7 @@ func MegatronBridge() []Published {
 	const fp8 = "FP8 current scaling"
 	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
 		s.DistOpt = !s.FSDP
+		s.GradBF16 = true
 		if s.Tensor > 1 {
 			s.SequenceParallel, s.TPOverlap = true, true
 		}
@@ -332,10 +358,10 @@ func MegatronBridge() []Published {
 			Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
 		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
 			Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
-		row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
-			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121),
-		row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
+		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
+			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
+		noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
 			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
-				FirstLayers: 11, LastLayers: 11}, 1575, 233),
+				FirstLayers: 11, LastLayers: 11}, 1575, 233)),
 	}
 }

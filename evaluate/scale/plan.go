@@ -303,6 +303,9 @@ func (pl Plan) String() string {
 	if pl.FSDP {
 		s += ",fsdp=on"
 	}
+	if pl.GradBF16 {
+		s += ",grads=bf16"
+	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"
 	}

@@ -25,10 +25,12 @@ type Space struct {
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Searched.Top; 0 = none).
 	Top int
-	// Imbalance and FP8 are every plan's (Strategy's: the experts' load
-	// imbalance, the FP8 recipe): settings of the run, not searched.
+	// Imbalance, FP8 and GradBF16 are every plan's (Strategy's: the
+	// experts' load imbalance, the FP8 recipe, the gradients' precision):
+	// settings of the run, not searched.
 	Imbalance float64
 	FP8       string
+	GradBF16  bool
 	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
 	// and the distributed optimizer (false: not tried).
 	FSDP bool
@@ -152,7 +154,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
-										Imbalance: sp.Imbalance, FP8: sp.FP8}
+										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16}
 									if em.ep > 1 {
 										s.Experts = em.ep
 									}

@@ -114,6 +114,14 @@ type Strategy struct {
 	// "delayed" per-tensor delayed scaling, "blockwise" 1 x 128 and 128
 	// x 128 blocks); "": BF16.
 	FP8 string
+	// GradBF16 keeps the gradients in BF16 and reduces them over the
+	// data-parallel ranks in BF16 (Megatron-LM's --grad-reduce-in-bf16,
+	// Megatron-Bridge's ddp.grad_reduce_in_fp32=False, torchtitan's
+	// mixed_precision_reduce "bfloat16"); false: FP32 main gradients,
+	// Megatron-LM's rule for BF16 training (arguments.py turns on
+	// --accumulate-allreduce-grads-in-fp32 with --bf16). Halves the
+	// gradient buffer and the data-parallel reduction's bytes.
+	GradBF16 bool
 }
 
 // The FP8 recipes (Strategy.FP8).
@@ -400,6 +408,9 @@ func (s Strategy) moeString() []string {
 	if s.FSDP {
 		parts = append(parts, "fsdp=on")
 	}
+	if s.GradBF16 {
+		parts = append(parts, "grads=bf16")
+	}
 	return parts
 }
 
@@ -419,7 +430,9 @@ func (s Strategy) moeString() []string {
 // (expert-tensor-parallel degree; left out, tp's), imbalance (the most
 // loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
 // (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16)
-// and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3). The keys only an op graph's strategy
+// and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
+// and grads (bf16: gradients kept and reduced in BF16; fp32, the
+// default: FP32 main gradients). The keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
@@ -502,6 +515,15 @@ func ParseStrategy(text string) (Strategy, error) {
 			default:
 				s.FP8 = v
 			}
+		case "grads", "grad-dtype":
+			switch strings.ToLower(v) {
+			case "bf16":
+				s.GradBF16 = true
+			case "fp32":
+				s.GradBF16 = false
+			default:
+				err = fmt.Errorf("%q: want bf16 or fp32", v)
+			}
 		case "distopt", "distributed-optimizer":
 			var on bool
 			if on, err = onOff(v); on {
@@ -532,7 +554,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -39,7 +39,8 @@ import (
 // forward, E5M2 backward; e4m3 for blockwise, as DeepSeek-V3 trained)
 // with --fp8-recipe tensorwise (current scaling), delayed or blockwise;
 // Megatron-FSDP as --use-megatron-fsdp with
-// --data-parallel-sharding-strategy optim_grads_params. Data parallelism is what the GPUs
+// --data-parallel-sharding-strategy optim_grads_params; grads=bf16 as
+// --grad-reduce-in-bf16. Data parallelism is what the GPUs
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
@@ -114,6 +115,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
 	case scale.FP8Blockwise:
 		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
+	}
+	if s.GradBF16 {
+		add("--grad-reduce-in-bf16")
 	}
 	add(arg("--micro-batch-size", s.MicroBatchSize)...)
 	add(arg("--global-batch-size", m.Batch)...)

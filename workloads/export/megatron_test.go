@@ -56,6 +56,10 @@ func TestMegatronArgs(t *testing.T) {
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 " +
 				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --overlap-grad-reduce " +
 				"--recompute-granularity full --recompute-method block --recompute-num-layers 1", ""},
+		{"gradients in bf16", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, DistOpt: true, GradBF16: true}, 8,
+			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 --grad-reduce-in-bf16 " +
+				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"gpus", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
 		{"batch", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
 		{"gpipe", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},

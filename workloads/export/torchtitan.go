@@ -26,7 +26,9 @@ import (
 //     expert_parallel_degree;
 //   - [activation_checkpoint] mode "none" or "full";
 //   - FP8 current scaling as the float8 converter with recipe_name
-//     "tensorwise".
+//     "tensorwise";
+//   - grads=bf16 with fsdp=on as [training] mixed_precision_reduce
+//     "bfloat16" (FSDP2's reduce-scatter in BF16).
 //
 // What torchtitan's configuration cannot say is refused in one line
 // naming the field: the distributed optimizer (ZeRO-1: FSDP2 shards the
@@ -34,6 +36,7 @@ import (
 // parallelism, a tensor-parallel degree per stage, selective or block
 // recomputation (torchtitan's selective checkpointing is per layer or per
 // op, not the attention core), GPipe, FP8 delayed or blockwise scaling,
+// grads=bf16 without fsdp=on (torchtitan's reduction dtype is FSDP's only),
 // expert parallelism outside the data-parallel shard and context ranks it
 // borrows (cp <= ep <= dp_shard x cp) or beside tensor parallelism. The
 // model's name and flavor are torchtitan's own: the shape is written as a
@@ -60,6 +63,8 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case P > 1 && s.Schedule == decision.GPipe && V > 1:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
+	case s.GradBF16 && !s.FSDP:
+		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16 without fsdp=on: torchtitan reduces in BF16 only under FSDP (data_parallel_shard_degree > 1)")
 	case s.FP8 != "" && s.FP8 != scale.FP8Current:
 		return nil, fmt.Errorf("export: torchtitan: float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
 	}
@@ -89,6 +94,9 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 	fmt.Fprintf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\n", m.Batch/D, m.Batch, m.Seq)
 	if s.TPOverlap {
 		b.WriteString("compile = true  # async tensor parallelism takes effect only compiled\n")
+	}
+	if s.GradBF16 {
+		b.WriteString("mixed_precision_reduce = \"bfloat16\"\n")
 	}
 	b.WriteString("\n[parallelism]\n")
 	if s.FSDP {

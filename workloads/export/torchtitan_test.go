@@ -108,6 +108,24 @@ pipeline_parallel_degree = 1
 [activation_checkpoint]
 mode = "none"
 `},
+		{"experts, gradients reduced in bf16", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, GradBF16: true}, 8, `[training]
+local_batch_size = 2
+global_batch_size = 16
+seq_len = 8
+mixed_precision_reduce = "bfloat16"
+
+[parallelism]
+data_parallel_replicate_degree = 1
+data_parallel_shard_degree = 8
+tensor_parallel_degree = 1
+context_parallel_degree = 1
+expert_parallel_degree = 4
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "none"
+`},
+		{"bf16 gradients without fsdp", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16 without fsdp=on"},
 		{"gpus", llama, full, 16, "is not the 16 GPUs"},
 		{"batch", llama, with(func(s *scale.Strategy) { s.MicroBatchSize = 3 }), 8, "training.local_batch_size"},
 		{"distopt", llama, with(func(s *scale.Strategy) { s.FSDP, s.DistOpt = false, true }), 8, "parallelism.data_parallel_shard_degree: distopt=on"},

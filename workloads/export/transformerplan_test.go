@@ -98,6 +98,7 @@ func TestNewTransformerPlanExperts(t *testing.T) {
 		{m, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 4}, 2, "ep=4 does not divide the 4 experts and dp=2"},
 		{shared, s, 4, "no shared experts"},
 		{transformer.GPT(2, 16, 2, 8, 64, 8), s, 4, "ep=2, etp=0 on a model without experts"},
+		{transformer.GPT(2, 16, 2, 8, 64, 8), scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, GradBF16: true}, 4, "grads=bf16"},
 	} {
 		if _, err := NewTransformerPlan(c.m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v; want %q", c.m, c.s, err, c.want)
