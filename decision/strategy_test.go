@@ -90,6 +90,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"fsdp=on", `strategy "fsdp=on": fsdp is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"grads=bf16", `strategy "grads=bf16": grads is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"grad-dtype=bf16", `strategy "grad-dtype=bf16": grad-dtype is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"epoverlap=on", `strategy "epoverlap=on": epoverlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"ep-comm-overlap=on", `strategy "ep-comm-overlap=on": ep-comm-overlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

@@ -252,7 +252,7 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"Megatron-Core's defaults where they are silent): mean |error| %s, largest %s, mean %+.1f%%\n"+
 		"TFLOP/s in Megatron-LM's current count (causal attention; GPT-OSS's published figure counts its MLP as two GEMMs);\n"+
 		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3),\n"+
-		"g16 gradients kept and reduced in BF16;\n"+
+		"epo all-to-alls overlapped with another micro-batch, g16 gradients kept and reduced in BF16;\n"+
 		"(over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	return err
@@ -387,6 +387,9 @@ func CompactPlan(text string) string {
 	}
 	if s.Imbalance > 1 {
 		parts = append(parts, fmt.Sprintf("imb%g", s.Imbalance))
+	}
+	if s.EPOverlap {
+		parts = append(parts, "epo")
 	}
 	if s.GradBF16 {
 		parts = append(parts, "g16")

@@ -883,6 +883,11 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 			}
 		}
 	}
+	if pl.EPOverlap {
+		for s := range stages {
+			epOverlap(&stages[s], pl, p, s)
+		}
+	}
 	// The schedule: M micro-batches through P devices of V chunks each
 	// (1F1B, interleaved when V > 1): the most loaded device is busy M
 	// times its per-micro-batch time; fill and drain add the others'
@@ -1051,6 +1056,44 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 	}
 	r.LayerForward, r.LayerBackward = k.alone[0], k.alone[1]
 	return r
+}
+
+// epOverlap is stage s's forward and backward with the experts'
+// all-to-alls overlapped (epoverlap=on: Megatron-Core's
+// --overlap-moe-expert-parallel-comm, the forward of one micro-batch and
+// the backward of another merged layer by layer): in a merged pair the
+// forward's exchanges run beside the backward's computation and the
+// backward's beside the forward's (Pod.beside: what does not fit is
+// exposed, and the computation beside them slows by the overlap's
+// charge). Only the steady state's micro-batches pair: without a
+// pipeline the first forward and the last backward run alone; in the
+// interleaved schedule stage s's warm-up forwards and cool-down
+// backwards, (P-s-1) x 2 + (V-1) x P model chunks each (Megatron-Core's
+// get_pp_rank_microbatches), are not paired. The saving is spread over
+// the stage's per-micro-batch phases, the forward's and the backward's
+// in proportion to their exchanges.
+func epOverlap(st *stageCost, pl Plan, p *Pod, s int) {
+	fe, be := st.fwd.epExposed, st.bwd.epExposed
+	if fe+be <= 0 || pl.M <= 1 {
+		return
+	}
+	fc, bc := st.fwd.busy-fe, st.bwd.busy-be
+	save := fe + be - (p.beside(fe, bc) + p.beside(be, fc))
+	if save <= 0 {
+		return
+	}
+	M := float64(pl.M)
+	alone := 1.0 // micro-batches whose forward (and backward) run unpaired
+	if pl.P > 1 {
+		warm := min(pl.M*pl.V, (pl.P-s-1)*2+(pl.V-1)*pl.P)
+		alone = max(1, float64(warm)/float64(pl.V))
+	}
+	cut := save * max(0, M-alone) / M
+	ff := fe / (fe + be)
+	st.fwd.busy -= cut * ff
+	st.fwd.epExposed -= cut * ff
+	st.bwd.busy -= cut * (1 - ff)
+	st.bwd.epExposed -= cut * (1 - ff)
 }
 
 // gradBytes is the bytes of a gradient element: FP32 main gradients, or
@@ -1368,6 +1411,11 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) (w, g, o, ac
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
+	}
+	if pl.EPOverlap && pl.M > 1 {
+		// A merged pair runs the next forward before the backward before
+		// it has freed its activations: one model chunk more.
+		inflight += 1 / float64(pl.V)
 	}
 	// A model with experts' dense blocks before them (denseOn's, in st):
 	// the stage's dense layers and how many of them recompute.

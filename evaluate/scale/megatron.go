@@ -180,7 +180,7 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
-			pl.GradBF16 == want.GradBF16
+			pl.GradBF16 == want.GradBF16 && pl.EPOverlap == want.EPOverlap
 	}, Prefilter: func(s Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
@@ -291,14 +291,18 @@ func Llama3LongContext() Published {
 //     set_qwen3_common_configs) set ddp.grad_reduce_in_fp32 = False;
 //   - the Qwen3 rows recompute nothing (set_qwen3_common_configs:
 //     recompute_granularity None);
+//   - Qwen3-235B-A22B overlaps its all-to-alls (EPOverlap: its H100 FP8
+//     variant, QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG, has
+//     moe_a2a_overlap, which turns on overlap_moe_expert_parallel_comm
+//     and delay_wgrad_compute; the variant states the row's plan);
 //   - left as unstated where a recipe's variant contradicts its row,
 //     so that it may not be what ran: Llama 3 8B's H100 FP8 variant
 //     recomputes 5 layers but runs without FSDP where the row states
 //     FSDP; GPT-OSS's H100 variant recomputes its norms and expert
 //     activations (recompute_modules layernorm, moe_act: not a
 //     recomputation placer models) with micro-batch 1 where the row
-//     states 4; Qwen3-30B-A3B's runs VP 12 with micro-batch 1 where the
-//     row states VP 24 and micro-batch 2 (and GA 32, which agrees with
+//     states 4; Qwen3-30B-A3B's runs VP 12 with micro-batch 1 (and
+//     moe_a2a_overlap) where the row states VP 24 and micro-batch 2 (and GA 32, which agrees with
 //     micro-batch 2).
 //
 // Read otherwise, each stated where it is:
@@ -362,6 +366,6 @@ func MegatronBridge() []Published {
 			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
 		noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
 			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
-				FirstLayers: 11, LastLayers: 11}, 1575, 233)),
+				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)),
 	}
 }

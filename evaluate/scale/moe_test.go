@@ -3,6 +3,7 @@ package scale
 import (
 	"context"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -283,5 +284,92 @@ func TestFSDPMemory(t *testing.T) {
 	one, _ := PodOf("dgx-h100", 1)
 	if _, err := Evaluate(m, Strategy{FSDP: true}, one); err == nil || !strings.Contains(err.Error(), "fsdp with dp=1") {
 		t.Errorf("fsdp on one GPU: %v", err)
+	}
+}
+
+// TestEPOverlap: epoverlap=on against the same plan without it, the small
+// MoE on 16 H100s, ep 8 (all-to-alls over NVSwitch), tp 1, dp
+// 16, no pipeline. Without a pipeline the first forward and the last
+// backward run unpaired, so with M micro-batches the exposed all-to-all
+// time is M E - (M - 1) S, E and S a micro-batch's exposure and what a
+// pair saves, both the same at every M: the saving read off at M = 4
+// predicts M = 8 (and M = 1 is the plan without the overlap). Memory
+// holds one micro-batch more; Resolve refuses what Megatron-Core does.
+func TestEPOverlap(t *testing.T) {
+	p, err := PodOf("dgx-h100", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(batch int, on bool) Result {
+		m := mustSpec(t, strings.Replace(smallMoE, "batch=8", "batch="+strconv.Itoa(batch), 1))
+		r, err := Evaluate(m, Strategy{Replicas: 16, MicroBatchSize: 1, DistOpt: true, Experts: 8, EPOverlap: on}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	off1, on1 := eval(16, false), eval(16, true)
+	if on1.Step != off1.Step || on1.Memory != off1.Memory {
+		t.Errorf("M = 1: %v and %v, want the same step and memory", on1, off1)
+	}
+	off4, on4, off8, on8 := eval(64, false), eval(64, true), eval(128, false), eval(128, true)
+	e := off4.EPExposed / 4
+	if math.Abs(off8.EPExposed-8*e) > 1e-12 {
+		t.Fatalf("without the overlap the exposure is not M x E: %g at 8, %g at 4", off8.EPExposed, off4.EPExposed)
+	}
+	s := (4*e - on4.EPExposed) / 3
+	if !(s > 0 && s <= e) {
+		t.Fatalf("a pair saves %g of a micro-batch's %g", s, e)
+	}
+	if want := 8*e - 7*s; math.Abs(on8.EPExposed-want) > 1e-9*want {
+		t.Errorf("M = 8: exposed %g, want 8 E - 7 S = %g", on8.EPExposed, want)
+	}
+	if !(on8.Step < off8.Step) || math.Abs((off8.Step-on8.Step)-(off8.EPExposed-on8.EPExposed)) > 1e-6*off8.Step {
+		t.Errorf("M = 8: step %g against %g: not shorter by the exposure saved (%g)", on8.Step, off8.Step, off8.EPExposed-on8.EPExposed)
+	}
+	if !(on8.Activations > off8.Activations) || on8.Weights != off8.Weights {
+		t.Errorf("M = 8: activations %d against %d, weights %d against %d", on8.Activations, off8.Activations, on8.Weights, off8.Weights)
+	}
+	for _, c := range []struct{ model, strategy, want string }{
+		{"gpt:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=128", "dp=16,epoverlap=on", "on a model without experts"},
+		{strings.Replace(smallMoE, "batch=8", "batch=128", 1), "dp=16,epoverlap=on", "without expert parallelism"},
+		{strings.Replace(smallMoE, "batch=8", "batch=128", 1), "pp=2,dp=8,ep=8,epoverlap=on", "epoverlap=on with pp=2 and no virtual stages"},
+		{strings.Replace(smallMoE, "batch=8", "batch=128", 1), "dp=16,ep=8,epoverlap=on,recompute=full", "epoverlap=on with recompute=full"},
+	} {
+		s, err := ParseStrategy(c.strategy)
+		if err == nil {
+			_, err = Resolve(mustSpec(t, c.model), s, p)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s %s: %v, want one line with %q", c.model, c.strategy, err, c.want)
+		}
+	}
+}
+
+// TestEPOverlapStage: epOverlap on one stage by hand. A micro-batch's
+// forward busy 10 with 4 of all-to-alls exposed, its backward 20 with 4:
+// paired, each side's 4 runs beside the other's computation (16 and 6,
+// both longer), so each is charged k x 4 (k: the pod's overlap slowdown)
+// and a pair saves 8 - 8k. With pp 2 x vp 2 and 8 micro-batches, stage 0
+// runs (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4 chunks, 2 micro-batches, of
+// warm-up unpaired (and as many of cool-down): 6 of the 8 pair, so each
+// micro-batch is 6/8 of a pair's saving shorter, half of it the
+// forward's (its exchanges are half the micro-batch's). Stage 1 warms up
+// 2 chunks: 1 micro-batch, 7 of 8 pair.
+func TestEPOverlapStage(t *testing.T) {
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := p.Kernels.OverlapSlowdown
+	pl := Plan{P: 2, V: 2, M: 8}
+	for s, paired := range []float64{6, 7} {
+		st := stageCost{fwd: phase{busy: 10, epExposed: 4}, bwd: phase{busy: 20, epExposed: 4}}
+		epOverlap(&st, pl, &p, s)
+		cut := (8 - 8*k) * paired / 8
+		if math.Abs(st.fwd.busy-(10-cut/2)) > 1e-12 || math.Abs(st.bwd.busy-(20-cut/2)) > 1e-12 ||
+			math.Abs(st.fwd.epExposed-(4-cut/2)) > 1e-12 || math.Abs(st.bwd.epExposed-(4-cut/2)) > 1e-12 {
+			t.Errorf("stage %d: %+v %+v, want each side %g shorter (k = %g)", s, st.fwd, st.bwd, cut/2, k)
+		}
 	}
 }

@@ -306,6 +306,9 @@ func (pl Plan) String() string {
 	if pl.GradBF16 {
 		s += ",grads=bf16"
 	}
+	if pl.EPOverlap {
+		s += ",epoverlap=on"
+	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"
 	}
@@ -341,10 +344,16 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1
 	if !m.MoE() {
-		if s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 {
-			return fmt.Errorf("strategy %s: ep, etp or imbalance on a model without experts", written)
+		if s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 || s.EPOverlap {
+			return fmt.Errorf("strategy %s: ep, etp, imbalance or epoverlap on a model without experts", written)
 		}
 		return nil
+	}
+	switch {
+	case s.EPOverlap && s.EP() <= 1:
+		return fmt.Errorf("strategy %s: epoverlap=on without expert parallelism (ep=1): no all-to-all to overlap", written)
+	case s.EPOverlap && pl.P > 1 && pl.V == 1:
+		return fmt.Errorf("strategy %s: epoverlap=on with pp=%d and no virtual stages: Megatron-Core overlaps the all-to-alls on the interleaved schedule only (vp > 1)", written, pl.P)
 	}
 	switch {
 	case !pl.Uniform():

@@ -59,7 +59,8 @@ type Searched struct {
 // layer splits centred on the share that balances the stages); in a model
 // with experts, their mesh (expertMeshes: expert-parallel degree and
 // expert-tensor-parallel degree 1 or T) with every plan of the dense
-// degrees, and no end stages of their own degree. It returns the fastest plan that
+// degrees, the all-to-alls overlapped or not (epoverlap, where
+// Megatron-Core allows it), and no end stages of their own degree. It returns the fastest plan that
 // fits the GPU's memory (ties: fewer GPUs per model replica, then the
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
@@ -172,6 +173,13 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 									fits := try(s)
 									if rc == NoRecompute {
 										keeps[di] = fits
+									}
+									if em.ep > 1 && rc != FullRecompute && (P == 1 || V > 1) {
+										// The experts' all-to-alls overlapped with another
+										// micro-batch (one model chunk more in memory).
+										o := s
+										o.EPOverlap = true
+										try(o)
 									}
 									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
 										if k := fewestRecomputed(m, s, &p); k > 0 {

@@ -122,6 +122,13 @@ type Strategy struct {
 	// --accumulate-allreduce-grads-in-fp32 with --bf16). Halves the
 	// gradient buffer and the data-parallel reduction's bytes.
 	GradBF16 bool
+	// EPOverlap overlaps the experts' all-to-alls of one micro-batch with
+	// the computation of another (Megatron-Core's
+	// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: the
+	// forward of a micro-batch and the backward of the one before merged
+	// layer by layer, in the steady state of 1F1B). With ep > 1; with
+	// pp > 1 it needs virtual stages; not with full recomputation.
+	EPOverlap bool
 }
 
 // The FP8 recipes (Strategy.FP8).
@@ -305,6 +312,8 @@ func (s Strategy) Check() error {
 		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
 	case s.FSDP && s.Replicas == 1:
 		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
+	case s.EPOverlap && s.Recompute == FullRecompute:
+		return strategyError("epoverlap=on with recompute=full: Megatron-Core's all-to-all overlap runs without full recomputation")
 	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
 		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
 	}
@@ -411,6 +420,9 @@ func (s Strategy) moeString() []string {
 	if s.GradBF16 {
 		parts = append(parts, "grads=bf16")
 	}
+	if s.EPOverlap {
+		parts = append(parts, "epoverlap=on")
+	}
 	return parts
 }
 
@@ -432,7 +444,9 @@ func (s Strategy) moeString() []string {
 // (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16)
 // and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
 // and grads (bf16: gradients kept and reduced in BF16; fp32, the
-// default: FP32 main gradients). The keys only an op graph's strategy
+// default: FP32 main gradients) and epoverlap (on: the experts'
+// all-to-alls overlapped with another micro-batch's computation). The
+// keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
@@ -501,6 +515,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.ExpertTensor, err = positive(v)
 		case "fsdp":
 			s.FSDP, err = onOff(v)
+		case "epoverlap", "ep-comm-overlap":
+			s.EPOverlap, err = onOff(v)
 		case "imbalance":
 			s.Imbalance, err = strconv.ParseFloat(v, 64)
 			if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
@@ -554,7 +570,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

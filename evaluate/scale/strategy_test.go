@@ -29,7 +29,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -58,6 +58,8 @@ func TestParseStrategy(t *testing.T) {
 		{"dp=8,grads=BF16,grads=fp32", Strategy{}, "given twice"},
 		{"dp=8,grad-dtype=fp32", Strategy{Replicas: 8}, ""},
 		{"dp=8,grads=fp16", Strategy{}, `grads: "fp16": want bf16 or fp32`},
+		{"pp=2,vp=2,ep=8,epoverlap=on", Strategy{Pipeline: 2, Virtual: 2, Experts: 8, EPOverlap: true}, ""},
+		{"ep=8,epoverlap=on,recompute=full", Strategy{}, "epoverlap=on with recompute=full"},
 	}
 	for _, c := range cases {
 		s, err := ParseStrategy(c.text)
@@ -128,7 +130,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"last": "3", "last-stage-layers": "3", "stage-tp": "4:8", "tensor-stages": "4:8",
 		"distopt": "on", "distributed-optimizer": "on", "ep": "8", "expert-parallel": "8", "etp": "1",
 		"expert-tensor-parallel": "1", "imbalance": "1.5", "fp8": "current", "fsdp": "on",
-		"grads": "bf16", "grad-dtype": "bf16",
+		"grads": "bf16", "grad-dtype": "bf16", "epoverlap": "on", "ep-comm-overlap": "on",
 	}
 	for k, v := range planOnly {
 		text := k + "=" + v

@@ -40,7 +40,8 @@ import (
 // with --fp8-recipe tensorwise (current scaling), delayed or blockwise;
 // Megatron-FSDP as --use-megatron-fsdp with
 // --data-parallel-sharding-strategy optim_grads_params; grads=bf16 as
-// --grad-reduce-in-bf16. Data parallelism is what the GPUs
+// --grad-reduce-in-bf16; epoverlap=on as --overlap-moe-expert-parallel-comm
+// --delay-wgrad-compute (Megatron-Core's EP A2A overlap). Data parallelism is what the GPUs
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
 // r0.8's).
@@ -106,6 +107,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 			etp = s.ExpertTensor
 		}
 		add(arg("--expert-tensor-parallel-size", etp)...)
+		if s.EPOverlap {
+			add("--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute")
+		}
 	}
 	add("--bf16")
 	switch s.FP8 {

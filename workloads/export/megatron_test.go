@@ -60,6 +60,13 @@ func TestMegatronArgs(t *testing.T) {
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 --grad-reduce-in-bf16 " +
 				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		{"experts, all-to-alls overlapped", mustParse(t, "gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32"),
+			scale.Strategy{Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, DistOpt: true, Experts: 4, EPOverlap: true}, 4,
+			"--num-layers 2 --hidden-size 16 --ffn-hidden-size 64 --num-attention-heads 2 --seq-length 8 --max-position-embeddings 8 " +
+				"--num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 32 --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 --overlap-moe-expert-parallel-comm --delay-wgrad-compute --bf16 " +
+				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 " +
+				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"gpus", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2}, 16, "", "is not the 16 GPUs"},
 		{"batch", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "", "is not the batch of 8"},
 		{"gpipe", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.GPipe}, 8, "", "Megatron-LM runs 1F1B"},
@@ -116,4 +123,13 @@ func TestMegatronArgs(t *testing.T) {
 			t.Errorf("script lacks %q:\n%s", want, script)
 		}
 	}
+}
+
+func mustParse(t *testing.T, text string) transformer.Spec {
+	t.Helper()
+	m, err := transformer.Parse(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

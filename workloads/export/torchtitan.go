@@ -37,6 +37,7 @@ import (
 // recomputation (torchtitan's selective checkpointing is per layer or per
 // op, not the attention core), GPipe, FP8 delayed or blockwise scaling,
 // grads=bf16 without fsdp=on (torchtitan's reduction dtype is FSDP's only),
+// epoverlap=on,
 // expert parallelism outside the data-parallel shard and context ranks it
 // borrows (cp <= ep <= dp_shard x cp) or beside tensor parallelism. The
 // model's name and flavor are torchtitan's own: the shape is written as a
@@ -63,6 +64,8 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case P > 1 && s.Schedule == decision.GPipe && V > 1:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
+	case s.EPOverlap:
+		return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: epoverlap=on (Megatron-Core's all-to-all overlap across micro-batches) has no torchtitan setting")
 	case s.GradBF16 && !s.FSDP:
 		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16 without fsdp=on: torchtitan reduces in BF16 only under FSDP (data_parallel_shard_degree > 1)")
 	case s.FP8 != "" && s.FP8 != scale.FP8Current:

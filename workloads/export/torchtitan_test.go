@@ -125,6 +125,7 @@ pipeline_parallel_degree = 1
 [activation_checkpoint]
 mode = "none"
 `},
+		{"all-to-alls overlapped", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, EPOverlap: true}, 8, "epoverlap=on"},
 		{"bf16 gradients without fsdp", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16 without fsdp=on"},
 		{"gpus", llama, full, 16, "is not the 16 GPUs"},
 		{"batch", llama, with(func(s *scale.Strategy) { s.MicroBatchSize = 3 }), 8, "training.local_batch_size"},

@@ -81,7 +81,7 @@ type TransformerStage struct {
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as are context parallelism and
-// grads=bf16. A model with
+// grads=bf16 and epoverlap=on. A model with
 // experts gets its experts and their mesh (EP, ETP, expert-DP); tools/torchplan
 // runs them with data and expert parallelism only (tp=1, pp=1), routed
 // experts only (no shared experts, no multi-head latent attention, no
@@ -101,6 +101,8 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 		return TransformerPlan{}, fmt.Errorf("torch plan: dp=%d x mbs=%d x mb=%d is not the batch of %d", R, s.MicroBatchSize, s.M(), m.Batch)
 	case s.V() > 1:
 		return TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.V())
+	case s.EPOverlap:
+		return TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
 	case s.GradBF16:
 		return TransformerPlan{}, fmt.Errorf("torch plan: grads=bf16: tools/torchplan reduces gradients in the parameters' dtype (--to megatron writes --grad-reduce-in-bf16)")
 	}

@@ -99,6 +99,7 @@ func TestNewTransformerPlanExperts(t *testing.T) {
 		{shared, s, 4, "no shared experts"},
 		{transformer.GPT(2, 16, 2, 8, 64, 8), s, 4, "ep=2, etp=0 on a model without experts"},
 		{transformer.GPT(2, 16, 2, 8, 64, 8), scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, GradBF16: true}, 4, "grads=bf16"},
+		{m, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2, EPOverlap: true}, 4, "epoverlap=on"},
 	} {
 		if _, err := NewTransformerPlan(c.m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v; want %q", c.m, c.s, err, c.want)
