@@ -30,7 +30,7 @@ type ScaleOptions struct {
 	// DGX H100 nodes as GPUs takes.
 	Cluster string
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
-	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval)
+	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
 	Out     string // write the search's result here ("" = none)
 }
 
@@ -62,22 +62,33 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 }
 
 // ScaleSearch finds the fastest plan that fits (placer search --workload
-// gpt:... --cluster ...) and writes it to Out.
+// gpt:... --cluster ...), keeping what o.Strat names (scale.SpaceOf: the
+// run's FP8 recipe, gradients' precision, a degree ...), and writes it to
+// Out.
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
+	space, err := scale.SpaceOf(o.Strat)
+	if err != nil {
+		return report.ScaleSearch{}, fmt.Errorf("--strategy: %w", err)
+	}
+	space.Top = 6
 	m, p, err := o.inputs()
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
 	start := optimize.ProcessCPU()
-	got, err := scale.Search(ctx, m, p, scale.Space{Top: 6})
+	got, err := scale.Search(ctx, m, p, space)
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
 	if !got.Found {
-		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan fits %s per GPU (%d plans tried)", m, p.Name, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated)
+		kept := ""
+		if o.Strat != "" {
+			kept = " keeping " + o.Strat
+		}
+		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU (%d plans tried)", m, p.Name, kept, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
-		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out}
+		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat}
 	for _, r := range got.Top[1:] {
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
 	}

@@ -65,7 +65,11 @@ type SearchOptions struct {
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend `world:"graph"`
 
-	Out   string // result file ("" = none)
+	Out string // result file ("" = none)
+	// Fixed, at cluster scale, is a partial plan the search keeps as
+	// given ("fp8=current,grads=bf16,tp=8": scale.SpaceOf); the rest is
+	// searched ("" = all of it).
+	Fixed string `world:"cluster"`
 	Trace string `world:"graph"` // Chrome trace of the best decision ("" = none)
 	Plot  string `world:"graph"` // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
 	// Rows is a folder that gets every row's decision, the search's own

@@ -30,7 +30,7 @@ type Answer interface {
 // parallelism (ScaleSearch).
 func Search(ctx context.Context, o SearchOptions) (Answer, error) {
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
-		rep, err := ScaleSearch(ctx, scaleOptionsOf(o.Graph, o.Cluster, "", o.Out))
+		rep, err := ScaleSearch(ctx, scaleOptionsOf(o.Graph, o.Cluster, o.Fixed, o.Out))
 		return ScaleSearchReport{rep}, err
 	}
 	return SearchGraph(ctx, o)

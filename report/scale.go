@@ -35,6 +35,9 @@ type ScaleSearch struct {
 	Fitting   int         `json:"fitting"`
 	CPU       float64     `json:"search_cpu_s"`
 	Out       string      `json:"out,omitempty"`
+	// Kept is what the search kept as given (placer search --strategy;
+	// "" = nothing: every plan was searched).
+	Kept string `json:"kept,omitempty"`
 }
 
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
@@ -85,7 +88,11 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "searched %d plans (%d fit) exhaustively in %.2f CPU s\n", s.Evaluated, s.Fitting, s.CPU)
+	kept := ""
+	if s.Kept != "" {
+		kept = ", keeping " + s.Kept
+	}
+	_, err := fmt.Fprintf(w, "searched %d plans (%d fit) exhaustively in %.2f CPU s%s\n", s.Evaluated, s.Fitting, s.CPU, kept)
 	if err == nil && s.Out != "" {
 		_, err = fmt.Fprintf(w, "result written to %s\n", s.Out)
 	}

@@ -149,6 +149,11 @@ func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must not be negative")
 	}
+	if o.Fixed != "" {
+		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Fixed); err != nil {
+			return fail.Usagef("--strategy: %v", err)
+		}
+	}
 	if o.Method != "" {
 		if err := checkSearchMethod(o.Method); err != nil {
 			return fail.Usagef("--method: %v", err)

@@ -72,6 +72,14 @@ func TestScaleCLI(t *testing.T) {
 		t.Errorf("search --gpus 2304 found %+v, --cluster dgx-h100:288 %+v (%v)", a.Best, b.Best, err)
 	}
 
+	// A partial plan: the search keeps the run's settings and the degree
+	// named, and says so.
+	r = runBinary(t, dir, time.Minute, nil, "search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=4,fp8=current,grads=bf16", "-q")
+	if last := strings.TrimSpace(r.stdout); r.code != 0 || !strings.Contains(r.stdout, "tp=4,") || !strings.Contains(r.stdout, "fp8=current,grads=bf16") ||
+		!strings.HasSuffix(last, "keeping tp=4,fp8=current,grads=bf16") {
+		t.Errorf("search --strategy tp=4,fp8=current,grads=bf16: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	bad := []struct {
 		args []string
 		want string
@@ -86,6 +94,9 @@ func TestScaleCLI(t *testing.T) {
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits"},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree"},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--method", "go", "--out", out + ".bad"}, "--method does not apply to a transformer at cluster scale"},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--strategy", "tp=8,fp8=current", "--out", out + ".bad"}, "no plan keeping tp=8,fp8=current fits"},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "schedule=gpipe", "--out", out + ".bad"}, "the search runs 1F1B"},
+		{[]string{"search", "--workload", "gnmt8", "--gpus", "8", "--strategy", "dp=2", "--out", out + ".bad"}, "--strategy does not apply to an op graph"},
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--hardware", "a100", "--strategy", "tp=8"}, "--hardware does not apply"},
 	}
 	for _, c := range bad {

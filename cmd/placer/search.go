@@ -58,14 +58,19 @@ heads=...,seq=...,vocab=...,batch=... or llama:...) on a pod of nodes
 (--cluster dgx-h100:NODES, or --gpus N) is planned at cluster scale instead:
 every plan of tensor, pipeline and data parallelism, micro-batch size,
 virtual stages, sequence parallelism, recomputation and the distributed
-optimizer is evaluated, and the fastest that fits is the answer.`,
+optimizer is evaluated, and the fastest that fits is the answer. --strategy
+keeps what it names as given and searches the rest: the run's settings
+(fp8=current|delayed|blockwise, grads=bf16, imbalance=F, fsdp=on, which
+the search does not choose for you) or any degree of the plan.`,
 		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
   placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
   placer search --graph g.json --gpus 4 --method go --steps 200 --json
 
   # A transformer at cluster scale: the fastest plan of tensor, pipeline and
   # data parallelism that fits (docs/cluster-scale.md)
-  placer search --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 --cluster dgx-h100:288`,
+  placer search --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 --cluster dgx-h100:288
+  # ... in FP8 with BF16 gradients, tensor parallelism 8
+  placer search --workload qwen3-235b-a22b:seq=4096,batch=2048 --cluster dgx-h100:32 --strategy fp8=current,grads=bf16,tp=2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.SearchOptions, &o.flags); err != nil {
@@ -106,6 +111,7 @@ optimizer is evaluated, and the fastest that fits is the answer.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
+	f.StringVar(&o.Fixed, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
 	f.StringVar(&o.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
 	f.StringVar(&o.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")

@@ -2,9 +2,12 @@ package scale
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -452,4 +455,86 @@ func divisors(n int) []int {
 	}
 	sort.Ints(d)
 	return d
+}
+
+// SpaceOf is the search space of a partial plan (placer search
+// --strategy at cluster scale): what it names is kept as given and the
+// rest searched. Its degrees (tp, stage-tp, cp, pp, dp, vp, mbs, mb, ep,
+// etp), switches (sp, tpoverlap, distopt or shard, fsdp, epoverlap),
+// recomputation (recompute, recompute-layers), stage layers (first,
+// last) fix the plans Keep lets through (schedule=1f1b is the search's
+// own; gpipe is refused); the run's settings
+// (fp8, grads, imbalance) are every plan's, as Space's fields say, and
+// fsdp=on adds FSDP to the sharding tried. "" is the whole space. The
+// errors are ParseStrategy's.
+func SpaceOf(text string) (Space, error) {
+	s, err := ParseStrategy(text)
+	if err != nil {
+		return Space{}, err
+	}
+	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	if err != nil {
+		return Space{}, err
+	}
+	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP}
+	var keep []func(Plan) bool
+	for _, kv := range pairs {
+		switch kv.Key {
+		case "tp", "tensor":
+			keep = append(keep, func(pl Plan) bool { return pl.Uniform() && pl.T == s.T() })
+		case "stage-tp", "tensor-stages":
+			keep = append(keep, func(pl Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
+		case "cp", "context", "context-parallel":
+			keep = append(keep, func(pl Plan) bool { return pl.C == s.C() })
+		case "pp", "pipeline":
+			keep = append(keep, func(pl Plan) bool { return pl.P == s.P() })
+		case "dp", "replicas":
+			keep = append(keep, func(pl Plan) bool { return pl.D == s.R() })
+		case "vp", "virtual":
+			sp.MaxVirtual = max(8, s.V())
+			keep = append(keep, func(pl Plan) bool { return pl.V == s.V() })
+		case "mbs", "micro-batch-size", "micro_batch_size":
+			sp.MaxMBS = max(8, s.MicroBatchSize)
+			keep = append(keep, func(pl Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
+		case "mb", "micro-batches", "micro_batches":
+			keep = append(keep, func(pl Plan) bool { return pl.M == max(s.MicroBatches, 1) })
+		case "schedule":
+			if s.Schedule != decision.OneFOneB {
+				return Space{}, fmt.Errorf("strategy %q: schedule=%s: the search runs 1F1B, Megatron-Core's schedule (placer eval scores a GPipe plan)", text, s.Schedule)
+			}
+		case "sp", "sequence-parallel":
+			keep = append(keep, func(pl Plan) bool { return pl.SequenceParallel == s.SequenceParallel })
+		case "tpoverlap", "tp-comm-overlap":
+			keep = append(keep, func(pl Plan) bool { return pl.TPOverlap == s.TPOverlap })
+		case "distopt", "distributed-optimizer", "shard":
+			keep = append(keep, func(pl Plan) bool { return pl.DistOpt == s.DistOpt })
+		case "fsdp":
+			keep = append(keep, func(pl Plan) bool { return pl.FSDP == s.FSDP })
+		case "recompute":
+			keep = append(keep, func(pl Plan) bool { return pl.Recompute == s.Recompute })
+		case "recompute-layers", "recompute_layers":
+			keep = append(keep, func(pl Plan) bool { return pl.RecomputeLayers == s.RecomputeLayers })
+		case "first", "first-stage-layers":
+			keep = append(keep, func(pl Plan) bool { return pl.FirstLayers == s.FirstLayers })
+		case "last", "last-stage-layers":
+			keep = append(keep, func(pl Plan) bool { return pl.LastLayers == s.LastLayers })
+		case "ep", "expert-parallel":
+			keep = append(keep, func(pl Plan) bool { return pl.EP == s.EP() })
+		case "etp", "expert-tensor-parallel":
+			keep = append(keep, func(pl Plan) bool { return pl.ETP == s.ExpertTensor })
+		case "epoverlap", "ep-comm-overlap":
+			keep = append(keep, func(pl Plan) bool { return pl.EPOverlap == s.EPOverlap })
+		}
+	}
+	if len(keep) > 0 {
+		sp.Keep = func(pl Plan) bool {
+			for _, k := range keep {
+				if !k(pl) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return sp, nil
 }
