@@ -294,7 +294,9 @@ func Llama3LongContext() Published {
 //   - Qwen3-235B-A22B overlaps its all-to-alls (EPOverlap: its H100 FP8
 //     variant, QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG, has
 //     moe_a2a_overlap, which turns on overlap_moe_expert_parallel_comm
-//     and delay_wgrad_compute; the variant states the row's plan);
+//     and delay_wgrad_compute; the variant states the row's plan) and
+//     not its tensor-parallel communication (qwen3_235b_a22b_h100_config:
+//     CommOverlapConfig(tp_comm_overlap=False));
 //   - left as unstated where a recipe's variant contradicts its row,
 //     so that it may not be what ran: Llama 3 8B's H100 FP8 variant
 //     recomputes 5 layers but runs without FSDP where the row states
@@ -333,6 +335,10 @@ func MegatronBridge() []Published {
 		p.Strategy.Recompute, p.RecomputeStated = NoRecompute, true
 		return p
 	}
+	tpOverlap := func(p Published, on bool) Published {
+		p.Strategy.TPOverlap = on
+		return p
+	}
 	spec := func(text string) transformer.Spec {
 		m, err := transformer.Parse(text)
 		if err != nil {
@@ -364,8 +370,8 @@ func MegatronBridge() []Published {
 			Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
 		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
 			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
-		noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
+		tpOverlap(noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
 			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
-				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)),
+				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)), false),
 	}
 }
