@@ -340,7 +340,8 @@ func Layers(o LayersOptions) (report.Layers, error) {
 // readFile opens name and reads it with read; its errors name the file.
 // kernelBench checks what kernelbench file name holds against pod p:
 // whole steps (its between section), attention cases, the MoE layer's
-// glue; a file with none of them is an error.
+// glue, whole eager MoE layers (moehost); a file with none of them is an
+// error.
 func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
 	steps, err := readFile(name, scale.ReadKernelBench)
 	if err != nil && !errors.Is(err, scale.ErrNoSteps) {
@@ -365,8 +366,13 @@ func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
 		return err
 	}
 	rep.MoE = scale.CheckMoE(moe, p)
-	if len(rep.Steps) == 0 && len(rep.Attention) == 0 && len(rep.MoE) == 0 {
-		return fmt.Errorf("%s: no whole steps, attention cases or MoE parts (kernelbench's between, attention and moe sections)", name)
+	host, err := readFile(name, scale.ReadMoEHostBench)
+	if err != nil {
+		return err
+	}
+	rep.MoEHost = scale.CheckMoEHost(host, p)
+	if len(rep.Steps) == 0 && len(rep.Attention) == 0 && len(rep.MoE) == 0 && len(rep.MoEHost) == 0 {
+		return fmt.Errorf("%s: no whole steps, attention cases, MoE parts or MoE layers (kernelbench's between, attention, moe and moehost sections)", name)
 	}
 	return nil
 }

@@ -470,6 +470,10 @@ type Layers struct {
 	// PyTorch against placer's fused kernels (scale.CheckMoE).
 	Attention []scale.AttentionCheck `json:"attention,omitempty"`
 	MoE       []scale.MoECheck       `json:"moe,omitempty"`
+	// MoEHost are the same file's whole eager MoE layers: wall time with
+	// the host, the GPU's busy time, and placer's kernels for the layer
+	// (scale.CheckMoEHost).
+	MoEHost []scale.MoEHostCheck `json:"moe_host,omitempty"`
 }
 
 // WriteLayers writes the blocks, the errors and the fit, then the whole
@@ -483,7 +487,7 @@ func WriteLayers(w io.Writer, l Layers) error {
 	sections := []struct {
 		has   bool
 		write func(io.Writer, Layers) error
-	}{{len(l.Steps) > 0, writeSteps}, {len(l.Attention) > 0, writeAttention}, {len(l.MoE) > 0, writeMoE}}
+	}{{len(l.Steps) > 0, writeSteps}, {len(l.Attention) > 0, writeAttention}, {len(l.MoE) > 0, writeMoE}, {len(l.MoEHost) > 0, writeMoEHost}}
 	first := len(l.Layers) == 0
 	for _, sec := range sections {
 		if !sec.has {
@@ -560,6 +564,29 @@ func writeMoE(w io.Writer, l Layers) error {
 	_, err := fmt.Fprint(w, "router: GEMM, softmax, top-k; permute: argsort and gather of the top-k copies; unpermute: their weighted sum\n"+
 		"(index_add); host_sync: the tokens per expert copied to the host (the all-to-all dispatcher's, once a layer). placer\n"+
 		"costs Megatron-Core's fused permutation (moe_permute_fusion), not plain PyTorch's\n")
+	return err
+}
+
+// writeMoEHost writes each whole eager MoE layer: its wall time, the
+// GPU's busy time in it, and placer's kernels for it.
+func writeMoEHost(w io.Writer, l Layers) error {
+	if _, err := fmt.Fprintf(w, "A whole MoE layer run eagerly on one GPU (%s): wall time with the host, the GPU's busy time, and the kernels %s costs, forward + backward, ms:\n", l.StepsFile, l.Cluster); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, c := range l.MoEHost {
+		busy, kernels, share := "-", "-", "-"
+		if c.Busy > 0 {
+			busy, kernels, share = fmt.Sprintf("%.3f", 1e3*c.Busy), strconv.Itoa(c.Kernels), Percent(c.BusyShare)
+		}
+		rows = append(rows, []string{c.Model, c.Mode, strconv.Itoa(c.Tokens), strconv.Itoa(c.LocalExperts), fmt.Sprintf("%.3f", 1e3*c.Wall),
+			busy, kernels, share, fmt.Sprintf("%.3f", 1e3*c.Predicted), fmt.Sprintf("%.2fx", c.Wall/c.Predicted)})
+	}
+	if err := TableFit(w, []string{"model", "experts as", "tokens", "local experts", "wall", "GPU busy", "kernels", "busy share", "placer", "wall / placer"}, rows, nil); err != nil {
+		return err
+	}
+	_, err := fmt.Fprint(w, "loop: one GEMM pair per expert; grouped: torch._grouped_mm. A busy share well below 100% is a layer that waits\n"+
+		"on its host (the tokens-per-expert sync and the launches after it), which placer does not cost\n")
 	return err
 }
 

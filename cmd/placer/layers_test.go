@@ -55,8 +55,9 @@ func TestReportLayersKernelBench(t *testing.T) {
 }
 
 // TestReportLayersAttentionMoE: a kernelbench file's attention cases and
-// MoE parts are checked too (each in its table and its --json twin); a
-// file with none of the three sections is one line and a non-zero exit.
+// MoE parts are checked too (each in its table and its --json twin), and
+// so are whole eager MoE layers; a file with none of the four sections is
+// one line and a non-zero exit.
 func TestReportLayersAttentionMoE(t *testing.T) {
 	dir := filepath.Join("..", "..", "measurements", "2026-11-26-h100-b")
 	code, out, errs := placer(t, "report", "layers", "--kernelbench", filepath.Join(dir, "kb-attention.jsonl"))
@@ -77,7 +78,18 @@ func TestReportLayersAttentionMoE(t *testing.T) {
 		t.Errorf("moe --json: exit %d, %q, %s", code, out, errs)
 	}
 	code, _, errs = placer(t, "report", "layers", "--kernelbench", filepath.Join(dir, "kb-gemm.jsonl"))
-	if code == 0 || !strings.Contains(errs, "no whole steps, attention cases or MoE parts") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+	if code == 0 || !strings.Contains(errs, "no whole steps, attention cases, MoE parts or MoE layers") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
 		t.Errorf("a file of GEMMs: exit %d, %q", code, errs)
+	}
+	// A whole eager MoE layer (kernelbench's moehost section): its busy
+	// share, 3 ms of 12.
+	host := filepath.Join(t.TempDir(), "moehost.jsonl")
+	line := `{"kind": "moehost", "name": "qwen3-30b-a3b.loop", "model": "qwen3-30b-a3b", "hidden": 2048, "ffn": 768, "experts": 128, "topk": 8, "ep": 8, "local_experts": 16, "tokens": 8192, "wall_fwd_seconds": 0.004, "wall_seconds": 0.012, "kernel_seconds": 0.003, "kernels": 300}`
+	if err := os.WriteFile(host, []byte(line+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = placer(t, "report", "layers", "--kernelbench", host)
+	if code != 0 || !strings.Contains(out, "A whole MoE layer run eagerly on one GPU") || !strings.Contains(out, "25.0%") {
+		t.Errorf("moehost: exit %d:\n%s%s", code, out, errs)
 	}
 }

@@ -93,3 +93,72 @@ func FuzzReadMoEBench(f *testing.F) {
 		}
 	})
 }
+
+// A moehost line of Qwen3-30B-A3B's row as one GPU sees it: 8,192 tokens,
+// 16 local experts, measured by hand-picked times.
+const qwenHostLine = `{"kind": "moehost", "name": "qwen3-30b-a3b.loop", "model": "qwen3-30b-a3b", "hidden": 2048, "ffn": 768, "experts": 128, "topk": 8, "ep": 8, "local_experts": 16, "tokens": 8192, "wall_fwd_seconds": 0.004, "wall_seconds": 0.012, "kernel_seconds": 0.003, "kernels": 300, "busy_share": 0.25, "tflops_wall": 50}`
+
+// TestMoEHost: a whole eager MoE layer reads and is checked: its busy
+// share is the GPU's busy time over the wall time (3 ms of 12: 25%), a
+// line without a GPU's profile has none, and placer's cost of the layer
+// is the same for both expert modes (it costs grouped GEMMs) and doubles
+// with twice the tokens to within the launches' fixed share (all its
+// kernels scale with the tokens but the experts' weights).
+func TestMoEHost(t *testing.T) {
+	cpu := strings.NewReplacer(`"name": "qwen3-30b-a3b.loop"`, `"name": "qwen3-30b-a3b.grouped"`, `, "kernel_seconds": 0.003, "kernels": 300, "busy_share": 0.25`, "").Replace(qwenHostLine)
+	double := strings.Replace(qwenHostLine, `"tokens": 8192`, `"tokens": 16384`, 1)
+	ms, err := ReadMoEHostBench(strings.NewReader(qwenHostLine + "\n" + cpu + "\n" + double + "\n" + `{"kind": "moe", "name": "x.router"}` + "\n" + `{"kind": "moehost", "name": "x.loop", "error": "OutOfMemoryError"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 3 || ms[0].Busy != 0.003 || ms[0].Kernels != 300 || ms[1].Mode != "grouped" || ms[1].Busy != 0 {
+		t.Fatalf("read %+v", ms)
+	}
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := CheckMoEHost(ms, &p)
+	if cs[0].BusyShare != 0.25 || cs[1].BusyShare != 0 || cs[0].Wall != 0.012 || cs[0].LocalExperts != 16 {
+		t.Errorf("checks %+v", cs)
+	}
+	if !(cs[0].Predicted > 0) || cs[0].Predicted != cs[1].Predicted {
+		t.Errorf("placer's layer: %g (loop) and %g (grouped), want the same, above 0", cs[0].Predicted, cs[1].Predicted)
+	}
+	if r := cs[2].Predicted / cs[0].Predicted; !(r > 1.8 && r <= 2) {
+		t.Errorf("twice the tokens: %gx placer's time", r)
+	}
+	for _, c := range []struct{ text, want string }{
+		{strings.Replace(qwenHostLine, `"model": "qwen3-30b-a3b"`, `"model": "nope"`, 1), `model "nope" is not a preset`},
+		{strings.Replace(qwenHostLine, `"ffn": 768`, `"ffn": 64`, 1), "not qwen3-30b-a3b's"},
+		{strings.Replace(qwenHostLine, `qwen3-30b-a3b.loop`, `qwen3-30b-a3b.fused`, 1), `mode "fused"`},
+		{strings.Replace(qwenHostLine, `"local_experts": 16`, `"local_experts": 3`, 1), "local_experts 3"},
+		{strings.Replace(qwenHostLine, `"wall_seconds": 0.012`, `"wall_seconds": 0.002`, 1), "the whole layer's above its forward's"},
+		{strings.Replace(qwenHostLine, `"kernel_seconds": 0.003`, `"kernel_seconds": 0`, 1), "kernel_seconds 0"},
+		{strings.Replace(qwenHostLine, `"tokens": 8192`, `"tokens": 0`, 1), "tokens 0"},
+	} {
+		if _, err := ReadMoEHostBench(strings.NewReader(c.text)); err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "line 1") {
+			t.Errorf("%s: %v, want %q", c.text, err, c.want)
+		}
+	}
+}
+
+// FuzzReadMoEHostBench: any input is read or refused with an error,
+// never a panic; what is read is a known mode with a wall time above its
+// forward's and a busy time not below 0.
+func FuzzReadMoEHostBench(f *testing.F) {
+	f.Add(qwenHostLine)
+	f.Add(`{"kind": "moehost", "name": "gpt-oss-120b.grouped", "model": "gpt-oss-120b", "hidden": 2880, "ffn": 2880, "experts": 128, "topk": 4, "ep": 8, "local_experts": 16, "tokens": 16384, "wall_fwd_seconds": 0.01, "wall_seconds": 0.03}`)
+	f.Add(`{"kind": "moehost", "name": "x", "error": "RuntimeError"}` + "\n" + `{"kind": "gemm"}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		ms, err := ReadMoEHostBench(strings.NewReader(text))
+		if err != nil {
+			return
+		}
+		for _, m := range ms {
+			if (m.Mode != "loop" && m.Mode != "grouped") || !(m.Wall > m.WallFwd) || m.WallFwd <= 0 || m.Busy < 0 || m.Tokens <= 0 || m.LocalExperts <= 0 {
+				t.Fatalf("read %+v", m)
+			}
+		}
+	})
+}
