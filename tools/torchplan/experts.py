@@ -52,7 +52,6 @@ the command line.
 """
 
 import copy
-import json
 import math
 import os
 import sys
@@ -88,12 +87,7 @@ def load_experts_plan(plan):
     topk, expert_ffn, dense_layers, EP, ETP, EDP. Bad input raises a
     one-line PlanError."""
     where = plan if isinstance(plan, str) else "plan"
-    if isinstance(plan, str):
-        try:
-            with open(plan) as f:
-                plan = json.load(f)
-        except (OSError, ValueError) as e:
-            raise PlanError("%s: %s" % (where, str(e).splitlines()[0]))
+    plan = megatron.read_json(plan, where)
     if not is_experts_plan(plan):
         raise PlanError("%s: no transformer.experts: a dense transformer plan runs in megatron.py" % where)
     dense = copy.deepcopy(plan)

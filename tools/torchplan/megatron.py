@@ -47,7 +47,6 @@ torchplan.py dispatches transformer plans to.
 
 import argparse
 import datetime
-import json
 import math
 import os
 import shutil
@@ -64,6 +63,7 @@ if HERE not in sys.path:
 
 import torchplan  # noqa: E402
 from torchplan import PlanError  # noqa: E402
+from placer_torch.plan import read_json  # noqa: E402
 
 PLAN_FORMAT = torchplan.TRANSFORMER_FORMAT  # version 1
 OLD_SPELLING = (torchplan.PLAN_FORMAT, 2)  # what placer wrote before
@@ -80,12 +80,7 @@ def load_megatron_plan(plan):
     (plan, cfg); cfg holds the transformer's sizes and the degrees. Bad
     input raises a one-line PlanError."""
     where = plan if isinstance(plan, str) else "plan"
-    if isinstance(plan, str):
-        try:
-            with open(plan) as f:
-                plan = json.load(f)
-        except (OSError, ValueError) as e:
-            raise PlanError("%s: %s" % (where, str(e).splitlines()[0]))
+    plan = read_json(plan, where)
     if not isinstance(plan, dict) or plan.get("format") not in (PLAN_FORMAT, OLD_SPELLING[0]):
         raise PlanError("%s: format %r, want %r" % (where, isinstance(plan, dict) and plan.get("format"), PLAN_FORMAT))
     if (plan["format"], plan.get("version")) not in ((PLAN_FORMAT, 1), OLD_SPELLING):

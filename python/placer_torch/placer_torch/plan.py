@@ -12,16 +12,24 @@ class PlanError(ValueError):
     what and where."""
 
 
+def read_json(plan, where):
+    """plan itself, or the JSON of the file it names (a path): what every
+    plan reader starts with. A file that cannot be read or parsed raises a
+    one-line PlanError naming where."""
+    if not isinstance(plan, str):
+        return plan
+    try:
+        with open(plan) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise PlanError("%s: %s" % (where, str(e).splitlines()[0]))
+
+
 def load_plan(plan, where=None):
     """Reads a plan (a path or a dict), checks its fields and returns the
     dict with the defaults filled in: virtual 1, shard "", checkpoint []."""
     where = where or (plan if isinstance(plan, str) else "plan")
-    if isinstance(plan, str):
-        try:
-            with open(plan) as f:
-                plan = json.load(f)
-        except (OSError, ValueError) as e:
-            raise PlanError("%s: %s" % (where, str(e).splitlines()[0]))
+    plan = read_json(plan, where)
     if not isinstance(plan, dict):
         raise PlanError("%s: not a JSON object" % where)
     plan = dict(plan)
