@@ -43,10 +43,18 @@ mkdir -p "$OUT"
 
 # step NAME LIMIT_S CMD...: runs CMD under a time limit, its output in
 # OUT/NAME.log, one line of JSON about it in OUT/steps.jsonl.
+# GPU_STEPS=a,b,...: only those steps (the others leave no line), for a
+# session whose device time is short.
 step() {
 	name=$1
 	limit=$2
 	shift 2
+	if [ -n "${GPU_STEPS:-}" ]; then
+		case ",$GPU_STEPS," in
+		*",$name,"*) ;;
+		*) return 0 ;;
+		esac
+	fi
 	echo "gpu: $name (at most ${limit} s)" >&2
 	t0=$(date +%s)
 	timeout "$limit" "$@" > "$OUT/$name.log" 2>&1
@@ -126,6 +134,17 @@ else
 fi
 step moehost 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only moehost --json $MH > $OUT/moehost.jsonl"
 
+# 1e. host: what eager PyTorch's CPU costs per kernel it issues (by op
+# kind, a module call, an autograd node), a device-to-host sync idle and
+# behind a queued kernel, a CUDA graph's replay (issue 53 item 2: the
+# host model's rates; a few seconds).
+step host 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only host --json $MH > $OUT/host.jsonl"
+
+# 1f. shapes: grouped expert GEMMs by tokens per expert, the zoo's
+# depthwise, grouped, pointwise and dense convolutions, cuDNN LSTMs
+# (issue 53 item 3: kernels by shape; about a minute).
+step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm --json $MH > $OUT/shapes.jsonl"
+
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then
 	step fidelity 240 "$PY" tools/fidelity/fidelity.py --device "$DEVICE" --model resnet50 --batches 4,1 \
@@ -135,6 +154,12 @@ else
 		B=\$($PY -c \"import sys; sys.path.insert(0, 'tools/torchexport'); import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
 		$PY tools/fidelity/fidelity.py --device $DEVICE --model \$m --batches \$B,\$((B / 4)) --placer $PLACER --json -o $OUT/fidelity-\$m.json || exit 1; done"
 fi
+
+# 2b. fidelity beyond the zoo's five: the models whose steps a roofline
+# misses most (RegNetY-1.6GF's grouped convolutions, EfficientNet-B0's and
+# MobileNetV3's depthwise ones, an LSTM language model), one batch each
+# (issue 53, op level; about 40 s a model).
+step fidelity-more 300 sh tools/gpu/fidelity_more.sh "$OUT" "$DEVICE" "$QUICK"
 
 # 3. hw bench (CUDA only).
 if [ "$DEVICE" = cpu ]; then

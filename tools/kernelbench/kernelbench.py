@@ -25,6 +25,12 @@ Sections (--only picks some):
            one throughput a second (not in the default sections);
   moe      around the expert GEMMs: router, permute and unpermute
            (forward and backward), the dispatcher's host synchronization;
+  host     the host: CPU time to issue one op by kind, a device-to-host
+           sync idle and behind a queued kernel, a CUDA graph replay (not
+           in the default sections);
+  tpe      grouped expert GEMMs by tokens per expert (not default);
+  conv     the zoo's convolutions by shape (not default);
+  lstm     cuDNN LSTMs by shape (not default);
   moehost  a whole eager MoE layer (router, the dispatcher's host sync,
            permute, the local experts one GEMM each or grouped, unpermute;
            forward and backward) at Megatron-Bridge's H100 rows' tokens a
@@ -915,11 +921,355 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between}
+# --- The host (issue 53 item 2): what eager PyTorch's CPU thread costs per
+# kernel it issues, a device-to-host synchronization, and CUDA graphs.
+
+def _gpu_busy(cycles=2000000):
+    """Queues a sleep kernel (about 1 ms on an H100) so that the host's
+    launches after it run ahead of the GPU: the host's own time is then
+    what it costs to issue them."""
+    if torch.device(DEVICE).type == "cuda":
+        torch.cuda._sleep(cycles)
+
+
+def issue_costs(op, n):
+    """(host seconds to issue one op, GPU seconds per op back to back,
+    wall seconds per op from an idle GPU) over n calls, each the median of
+    RUNS after WARMUP. Host: the loop's time with the GPU busy ahead, so
+    the launches never wait (n stays under CUDA's launch queue of about a
+    thousand). GPU: CUDA events around the n ops queued behind the busy
+    GPU. Wall: synchronize, the loop, synchronize."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    host, gpu, walls = [], [], []
+    for i in range(WARMUP + RUNS):
+        if cuda:
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            _gpu_busy(30000000)  # about 15 ms: longer than the host takes to issue the n ops
+            e0.record()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            op()
+        t1 = time.perf_counter()
+        if cuda:
+            e1.record()
+            torch.cuda.synchronize()
+        w0 = time.perf_counter()
+        for _ in range(n):
+            op()
+        if cuda:
+            torch.cuda.synchronize()
+        w1 = time.perf_counter()
+        if i >= WARMUP:
+            host.append((t1 - t0) / n)
+            walls.append((w1 - w0) / n)
+            if cuda:
+                gpu.append(e0.elapsed_time(e1) / 1e3 / n)
+    return statistics.median(host), (statistics.median(gpu) if gpu else None), statistics.median(walls)
+
+
+def sec_host(args):
+    """Per-op host costs of eager PyTorch: the CPU time to issue one
+    kernel by op kind (an in-place add, an allocating add, a small cuBLAS
+    GEMM, a module call, an op recorded for autograd, a backward node),
+    against the GPU time of the same ops back to back; a device-to-host
+    synchronization from an idle GPU and behind a queued kernel (what the
+    dispatcher's token counts cost); and a CUDA graph's replay of the same
+    kernels (host time per replay, GPU time per kernel)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    n = 50 if args.quick else 500
+    dt = torch.bfloat16 if cuda else torch.float32
+    x = torch.randn(1024, device=DEVICE)
+    a = torch.randn(64, 64, device=DEVICE, dtype=dt)
+    lin = torch.nn.Linear(64, 64, device=DEVICE, dtype=dt)
+    ln = torch.nn.LayerNorm(64, device=DEVICE, dtype=dt)
+    ops = [
+        ("add_", "an in-place add on 1,024 floats: one elementwise kernel", lambda: x.add_(1)),
+        ("add", "an add that allocates its output (the caching allocator)", lambda: x + 1),
+        ("mm64", "a 64x64x64 GEMM: one cuBLAS launch", lambda: torch.mm(a, a)),
+        ("linear", "nn.Linear(64, 64) called as a module: GEMM and bias", lambda: lin(a)),
+        ("layernorm", "nn.LayerNorm(64) called as a module", lambda: ln(a)),
+    ]
+    for name, what, op in ops:
+        def f(op=op):
+            with torch.no_grad():
+                host, gpu, w = issue_costs(op, n)
+            out = {"host_seconds": host, "wall_seconds": w}
+            if gpu is not None:
+                out.update(gpu_seconds=gpu, host_bound=host > gpu)
+            return out
+        guarded("host", "issue.%s" % name, what=what, ops=n)(f)
+
+    def autograd_fwd():
+        # Each op recorded for autograd (a node and its saved tensors).
+        xr = torch.randn(1024, device=DEVICE, requires_grad=True)
+        host, gpu, w = issue_costs(lambda: xr * 1.0001, n)
+        out = {"host_seconds": host, "wall_seconds": w}
+        if gpu is not None:
+            out.update(gpu_seconds=gpu)
+        return out
+    guarded("host", "issue.mul_autograd", what="a multiply recorded for autograd", ops=n)(autograd_fwd)
+
+    def backward_nodes():
+        # A chain of n multiplies, then backward: the autograd engine's
+        # host time per node (each one or two kernels), with the GPU busy
+        # ahead so the engine never waits on it.
+        host, walls = [], []
+        for i in range(WARMUP + RUNS):
+            xr = torch.randn(1024, device=DEVICE, requires_grad=True)
+            y = xr
+            for _ in range(n):
+                y = y * 1.0001
+            s = y.sum()
+            if cuda:
+                torch.cuda.synchronize()
+                _gpu_busy(30000000)
+            t0 = time.perf_counter()
+            s.backward()
+            t1 = time.perf_counter()
+            if cuda:
+                torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            if i >= WARMUP:
+                host.append((t1 - t0) / n)
+                walls.append(t2 - t0)
+        return {"host_seconds": statistics.median(host), "wall_total_seconds": statistics.median(walls)}
+    guarded("host", "issue.backward_node", what="one node of a backward chain of multiplies", ops=n)(backward_nodes)
+
+    counts = torch.randint(0, 128, (8192,), device=DEVICE)
+
+    def sync_idle():
+        # The tokens per expert to the host, from an idle GPU: bincount
+        # and a blocking copy (the all-to-all dispatcher's .cpu()).
+        walls = []
+        for i in range(WARMUP + RUNS):
+            if cuda:
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            torch.bincount(counts, minlength=128).cpu()
+            walls.append(time.perf_counter() - t0)
+        return {"seconds": statistics.median(walls[WARMUP:])}
+    guarded("host", "sync.idle", what="bincount of 8,192 ids and .cpu() from an idle GPU")(sync_idle)
+
+    def sync_behind():
+        # The same behind a queued kernel of measured length: the wall
+        # less that kernel is what the synchronization adds once the GPU
+        # drains (the host waits for all of it).
+        if not cuda:
+            return {"seconds": None}
+        walls, sleeps = [], []
+        for i in range(WARMUP + RUNS):
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            t0 = time.perf_counter()
+            e0.record()
+            _gpu_busy()
+            e1.record()
+            torch.bincount(counts, minlength=128).cpu()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            if i >= WARMUP:
+                walls.append(t1 - t0)
+                sleeps.append(e0.elapsed_time(e1) / 1e3)
+        w, s = statistics.median(walls), statistics.median(sleeps)
+        return {"wall_seconds": w, "queued_kernel_seconds": s, "added_seconds": w - s}
+    guarded("host", "sync.behind_kernel", what="the same behind a queued kernel of about 1 ms")(sync_behind)
+
+    def graph_replay():
+        if not cuda:
+            return {"host_seconds": None}
+        y = torch.zeros(1024, device=DEVICE)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                y.add_(1)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            for _ in range(n):
+                y.add_(1)
+        host, gpu = [], []
+        for i in range(WARMUP + RUNS):
+            torch.cuda.synchronize()
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            _gpu_busy()
+            e0.record()
+            t0 = time.perf_counter()
+            g.replay()
+            t1 = time.perf_counter()
+            e1.record()
+            torch.cuda.synchronize()
+            if i >= WARMUP:
+                host.append(t1 - t0)
+                gpu.append(e0.elapsed_time(e1) / 1e3 / n)
+        return {"host_seconds_per_replay": statistics.median(host), "gpu_seconds_per_kernel": statistics.median(gpu)}
+    guarded("host", "graph.add_", what="a CUDA graph of the in-place adds, replayed", ops=n)(graph_replay)
+
+
+# --- Kernels by shape (issue 53 item 3).
+
+TPE = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+
+
+def sec_tpe(args):
+    """Grouped expert GEMMs by tokens per expert, at each MoE preset's
+    local experts (EP 8; DeepSeek-V3 EP 64): the up-and-gate projection
+    forward ([T, h] x [E, h, 2f]), the down projection forward ([T, f] x
+    [E, f, h]) and the up projection's weight gradient ([h, T] x [T, 2f]
+    grouped along T), and one GEMM per expert for the first: how far a
+    grouped GEMM falls from the dense rate when each expert gets few
+    tokens."""
+    gm = getattr(torch, "_grouped_mm", None)
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    tpes = [8, 64] if args.quick else TPE
+    for name, h, ffn, experts, topk, ep in MOE:
+        local = experts // ep
+        if args.quick:
+            h, ffn, local = 64, 32, 4
+        for tpe in tpes:
+            total = tpe * local
+            base = dict(model=name, hidden=h, ffn=ffn, local_experts=local, tokens_per_expert=tpe, m=total)
+            offs = torch.arange(1, local + 1, device=DEVICE, dtype=torch.int32) * tpe
+            x = torch.randn(total, h, device=DEVICE, dtype=dt)
+            w13 = torch.randn(local, h, 2 * ffn, device=DEVICE, dtype=dt)
+            if gm is not None and cuda:
+                def up():
+                    s = bench(lambda: gm(x, w13, offs=offs, out_dtype=dt))
+                    return {"seconds": s, "tflops": 2 * total * h * 2 * ffn / s / 1e12}
+                guarded("tpe", "%s.fc1.grouped" % name, **base)(up)
+
+                def down():
+                    y = torch.randn(total, ffn, device=DEVICE, dtype=dt)
+                    w2 = torch.randn(local, ffn, h, device=DEVICE, dtype=dt)
+                    s = bench(lambda: gm(y, w2, offs=offs, out_dtype=dt))
+                    return {"seconds": s, "tflops": 2 * total * ffn * h / s / 1e12}
+                guarded("tpe", "%s.fc2.grouped" % name, **base)(down)
+
+                def wgrad():
+                    xt = x.t().contiguous().t()  # [T, h] viewed as the K-grouped operand's transpose
+                    g = torch.randn(total, 2 * ffn, device=DEVICE, dtype=dt)
+                    s = bench(lambda: gm(xt.t(), g, offs=offs, out_dtype=dt))
+                    return {"seconds": s, "tflops": 2 * total * h * 2 * ffn / s / 1e12}
+                guarded("tpe", "%s.fc1.wgrad.grouped" % name, **base)(wgrad)
+
+            def loop():
+                xs = list(x.split(tpe))
+                s = bench(lambda: [torch.mm(xe, w13[e]) for e, xe in enumerate(xs)])
+                return {"seconds": s, "tflops": 2 * total * h * 2 * ffn / s / 1e12}
+            guarded("tpe", "%s.fc1.loop" % name, **base)(loop)
+            del x, w13
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+# Convolutions as the zoo's vision models run them, batch 32 at 224 px:
+# name, input channels, spatial size, output channels, kernel, stride,
+# groups. Depthwise (groups = channels) from EfficientNet-B0 and
+# MobileNetV3; RegNetY-1.6GF's grouped 3x3 (group width 24); pointwise
+# 1x1; ResNet's dense 3x3 and the stems.
+CONVS = [
+    ("dw3.32x112", 32, 112, 32, 3, 1, 32),
+    ("dw3.96x112s2", 96, 112, 96, 3, 2, 96),
+    ("dw3.144x56", 144, 56, 144, 3, 1, 144),
+    ("dw5.240x28", 240, 28, 240, 5, 1, 240),
+    ("dw3.480x14", 480, 14, 480, 3, 1, 480),
+    ("dw5.672x14", 672, 14, 672, 5, 1, 672),
+    ("dw5.1152x7", 1152, 7, 1152, 5, 1, 1152),
+    ("g24.48x56", 48, 56, 48, 3, 1, 2),
+    ("g24.120x28", 120, 28, 120, 3, 1, 5),
+    ("g24.336x14", 336, 14, 336, 3, 1, 14),
+    ("g24.888x7", 888, 7, 888, 3, 1, 37),
+    ("pw.32-16x112", 32, 112, 16, 1, 1, 1),
+    ("pw.96-24x56", 96, 56, 24, 1, 1, 1),
+    ("pw.240-40x28", 240, 28, 40, 1, 1, 1),
+    ("pw.480-80x14", 480, 14, 80, 1, 1, 1),
+    ("pw.1152-192x7", 1152, 7, 192, 1, 1, 1),
+    ("pw.256-64x56", 256, 56, 64, 1, 1, 1),
+    ("pw.1024-256x14", 1024, 14, 256, 1, 1, 1),
+    ("c3.64x56", 64, 56, 64, 3, 1, 1),
+    ("c3.128x28", 128, 28, 128, 3, 1, 1),
+    ("c3.256x14", 256, 14, 256, 3, 1, 1),
+    ("c3.512x7", 512, 7, 512, 3, 1, 1),
+    ("stem7.3-64x224s2", 3, 224, 64, 7, 2, 1),
+    ("stem3.3-32x224s2", 3, 224, 32, 3, 2, 1),
+]
+
+
+def conv_flops(n, cin, hw, cout, k, stride, groups):
+    """Forward multiply-adds x 2 of a padded (same) convolution."""
+    out = (hw + stride - 1) // stride
+    return 2 * n * out * out * cout * (cin // groups) * k * k
+
+
+def sec_conv(args):
+    """Each convolution of CONVS forward and forward plus backward (input
+    and weight gradients), in FP32 as PyTorch runs it by default (cuDNN
+    with TF32) and in BF16, NCHW: the achieved rate by shape, where a
+    roofline of peak FLOP/s and bandwidth is furthest off (depthwise and
+    narrow grouped convolutions are bound by neither)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    n = 2 if args.quick else 32
+    dts = [("fp32", torch.float32)] + ([("bf16", torch.bfloat16)] if cuda else [])
+    convs = CONVS[:3] if args.quick else CONVS
+    for name, cin, hw, cout, k, stride, groups in convs:
+        if args.quick:
+            hw = min(hw, 16)
+        flops = conv_flops(n, cin, hw, cout, k, stride, groups)
+        for dname, dt in dts:
+            base = dict(batch=n, cin=cin, hw=hw, cout=cout, kernel=k, stride=stride, groups=groups, dtype=dname,
+                        flops=flops)
+
+            def f(dt=dt):
+                x = torch.randn(n, cin, hw, hw, device=DEVICE, dtype=dt, requires_grad=True)
+                c = torch.nn.Conv2d(cin, cout, k, stride, k // 2, groups=groups, bias=False, device=DEVICE, dtype=dt)
+                y = c(x)
+                g = torch.randn_like(y)
+                fwd = bench(lambda: c(x))
+                both = bench(lambda: c(x).backward(g))
+                nbytes = (x.numel() + y.numel() + c.weight.numel()) * x.element_size()
+                return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                        "fwd_tflops": flops / fwd / 1e12, "fwd_gbps": nbytes / fwd / 1e9}
+            guarded("conv", "%s.%s" % (name, dname), **base)(f)
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+# LSTMs as a language model runs them (cuDNN's fused LSTM): seq, batch,
+# input, hidden, layers.
+LSTMS = [(35, 20, 650, 650, 2), (35, 64, 1024, 1024, 2), (64, 32, 512, 512, 2), (128, 64, 1024, 1024, 1)]
+
+
+def sec_lstm(args):
+    """nn.LSTM forward and forward plus backward in FP32, by shape: the
+    recurrence's seq x layers dependent steps of small GEMMs."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    cases = [(8, 4, 32, 32, 2)] if args.quick else LSTMS
+    for seq, b, inp, hid, layers in cases:
+        flops = 2 * seq * b * layers * 4 * hid * (inp + hid)  # forward, input and recurrent GEMMs (approximate for layer > 1)
+        base = dict(seq=seq, batch=b, input=inp, hidden=hid, layers=layers, flops=flops)
+
+        def f():
+            m = torch.nn.LSTM(inp, hid, layers, device=DEVICE)
+            x = torch.randn(seq, b, inp, device=DEVICE, requires_grad=True)
+            y, _ = m(x)
+            g = torch.randn_like(y)
+            fwd = bench(lambda: m(x))
+            both = bench(lambda: m(x)[0].backward(g))
+            return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
+                    "fwd_tflops": flops / fwd / 1e12}
+        guarded("lstm", "lstm.%dx%dx%dx%dx%d" % (seq, b, inp, hid, layers), **base)(f)
+        if cuda:
+            torch.cuda.empty_cache()
+
+
+SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between,
+            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm}
 
 
 # Sections only --only runs (make gpu runs each as a step of its own).
-NOT_DEFAULT = ("sustained", "moehost")
+NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm")
 
 
 def main(argv=None):

@@ -123,6 +123,37 @@ class QuickRun(unittest.TestCase):
         self.assertGreaterEqual(len(idle), 1, lines)
         self.assertTrue(all(l["idle_share"] == 0.5 for l in idle))
 
+    def test_host_and_shapes(self):
+        # The sections make gpu's host and shapes steps run (issue 53):
+        # every line is data or an error, none missing its numbers.
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            kb.main(["--device", "cpu", "--quick", "--only", "host,tpe,conv,lstm", "--runs", "2", "--warmup", "0",
+                     "--json"])
+        lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
+        by = {}
+        for l in lines:
+            self.assertNotIn("error", l)
+            by.setdefault(l["kind"], []).append(l)
+        issue = [l for l in by["host"] if l["name"].startswith("issue.")]
+        self.assertEqual(len(issue), 7)
+        self.assertTrue(all(l["host_seconds"] > 0 for l in issue), issue)
+        # On a CPU there is no kernel queue: the GPU-only cases say null.
+        self.assertIsNone(next(l for l in by["host"] if l["name"] == "graph.add_")["host_seconds"])
+        # tpe: on a CPU only the loop (torch._grouped_mm needs CUDA), 2 sizes x 5 presets.
+        self.assertEqual(len(by["tpe"]), 2 * len(kb.MOE))
+        self.assertEqual(len(by["conv"]), 3)
+        self.assertEqual(len(by["lstm"]), 1)
+
+    def test_conv_flops(self):
+        # EfficientNet's first depthwise 3x3: 32 channels at 112 px, batch
+        # 32: 2 x 32 x 112^2 x 32 x (32/32) x 9 multiply-adds.
+        self.assertEqual(kb.conv_flops(32, 32, 112, 32, 3, 1, 32), 2 * 32 * 112 * 112 * 32 * 1 * 9)
+        # A stride-2 stem: 224 -> 112, 3 channels in, 64 out, 7x7.
+        self.assertEqual(kb.conv_flops(1, 3, 224, 64, 7, 2, 1), 2 * 112 * 112 * 64 * 3 * 49)
+        # Odd sizes round up: 7 px at stride 2 gives 4.
+        self.assertEqual(kb.conv_flops(1, 8, 7, 8, 3, 2, 1), 2 * 4 * 4 * 8 * 8 * 9)
+
     def test_unknown_section(self):
         with self.assertRaises(SystemExit), redirect_stderr(io.StringIO()):
             kb.main(["--device", "cpu", "--only", "nope"])
