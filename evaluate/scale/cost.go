@@ -1,0 +1,125 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// bf16 is the element size of activations, weights and their gradients
+// in BF16 mixed precision.
+const bf16 = 2
+
+// kernel is one kernel of a layer.
+type kernel struct {
+	class        graph.Class
+	flops        float64
+	read, writes float64
+}
+
+func (k kernel) time(h *roofline.Hardware) float64 {
+	op := graph.Op{Class: k.class, DType: graph.BF16, FLOPs: k.flops, BytesRead: int64(k.read), BytesWritten: int64(k.writes)}
+	return h.KernelTime(&op)
+}
+
+// phase is what one layer (or the embedding, or the output layer) does in
+// one direction for one micro-batch on one GPU: its kernels' time and
+// its tensor-parallel communication's, exposed and in all, and the
+// context-parallel exchange's exposed time.
+type phase struct{ busy, tpAll, tpExposed, cpExposed, epExposed float64 }
+
+func (a phase) plus(b phase) phase {
+	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed}
+}
+
+func scalePhase(a phase, k float64) phase {
+	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k}
+}
+
+// coster holds what every layer of one plan shares.
+type coster struct {
+	m      transformer.Spec
+	pl     Plan
+	h      *roofline.Hardware
+	pod    *Pod // the caller's, as h is its Hardware
+	tpG    Group
+	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
+	noComm bool    // cost the kernels alone, no collectives
+	// fp8 and fp8b are what an FP8 GEMM of the blocks takes of the BF16
+	// GEMM's time at its shape, forward and backward, where the blocks'
+	// GEMMs run in FP8 (0: BF16): Kernels.fp8Speedups' inverses.
+	fp8, fp8b float64
+}
+
+// newCoster is the coster of plan pl's stages of tensor-parallel degree
+// T (its hardware p's: p is the caller's, not copied).
+func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+	c.pl.T = T
+	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
+		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		c.fp8, c.fp8b = 1/fwd, 1/bwd
+	}
+	return c
+}
+
+func (c *coster) gemm(flops, read, write float64) kernel {
+	return kernel{class: graph.ClassMatMul, flops: flops, read: read, writes: write}
+}
+
+// lgemm is a forward GEMM of a transformer block: in FP8 with fp8= (the
+// BF16 GEMM's time at its shape over the recipe's forward speedup: its
+// FLOPs scaled by fp8 at the BF16 rate; its inputs and weights read as
+// FP8, one byte; its output BF16), else gemm's.
+func (c *coster) lgemm(flops, read, write float64) kernel {
+	if c.fp8 > 0 {
+		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: read / 2, writes: write}
+	}
+	return c.gemm(flops, read, write)
+}
+
+// back is one of the backward GEMMs (the data or the weight gradient) of
+// forward GEMM g (lgemm's): as many FLOPs and bytes, in FP8 at the
+// recipe's backward speedup.
+func (c *coster) back(g kernel) kernel {
+	if c.fp8 > 0 {
+		g.flops *= c.fp8b / c.fp8
+	}
+	return g
+}
+
+// cast is the FP8 quantisation of a GEMM's input of e elements (BF16)
+// as the recipe runs it, a memory-bound pass or two (0 in BF16): current
+// scaling reads the tensor for its amax and again to cast it (Transformer
+// Engine's Float8CurrentScalingQuantizer); delayed scaling casts with the
+// amax history's scale in one pass; blockwise computes each block's
+// scale in the casting pass (its FP32 scales, one per 128, left out).
+// kernelbench's fp8cast lines (measurements/2026-11-26-h100) time eager
+// PyTorch's current scaling (abs, amax, to FP32, scale, to FP8: five
+// kernels, about 25 bytes an element) at 10.5-17 ps an element, about
+// 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
+// costed here, but not Transformer Engine's fused kernels' bytes, so
+// the 5 (current) and 3 (delayed) bytes an element stay assumptions.
+func (c *coster) cast(e float64) float64 {
+	if c.fp8 == 0 || e <= 0 {
+		return 0
+	}
+	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
+	if c.pl.FP8 == FP8Current {
+		return one + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
+	}
+	return one
+}
+
+// sp is the share of a sequence-split activation on this GPU: 1/T with
+// sequence parallelism, else 1.
+func (c *coster) sp() float64 {
+	if c.pl.SequenceParallel {
+		return 1 / float64(c.pl.T)
+	}
+	return 1
+}
+
+// twice is a kernel's backward as the block costs it: twice its FLOPs
+// and traffic.
+func twice(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }

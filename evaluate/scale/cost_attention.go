@@ -1,0 +1,166 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+)
+
+// attnBlock is one block's attention for one micro-batch on one GPU,
+// forward and backward (no recomputation), and the core attention's
+// forward (what selective recomputation runs again): the norm, the QKV
+// GEMM (or latent attention's projections: mlaBlock), flash attention,
+// the output projection and the residual, the tensor-parallel
+// collectives beside them, and the FP8 casts of the GEMMs' inputs.
+func (c *coster) attnBlock() (fwd, bwd, fa phase) {
+	if c.m.MLA() {
+		return c.mlaBlock()
+	}
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
+	sp := c.sp()
+	act := n * h * bf16 // one full activation
+	qkv := (heads + 2*kv) * d / T
+	qd := h // the attention's width: heads x head_dim
+	if m.Head > 0 {
+		qd = heads * d
+	}
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	// Flash attention: the causal half of the scores, Q K^T and P V,
+	// for this GPU's queries against the whole sequence's keys (with
+	// context parallelism its n = 1/C of the tokens, two chunks placed
+	// so that its share of the causal half is 1/C: ringAttention); with
+	// a sliding window in some layers, the keys a query meets on average
+	// over the layers (CausalKeys: the layers' costs are one layer's
+	// times their number, so the mean is exact in the sum; a kernel's
+	// time is linear in its FLOPs).
+	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
+	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
+	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
+	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
+	bQKV, bProj := c.back(gQKV), c.back(gProj)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
+	var fb phase
+	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
+		uf, ub := c.unfusedAttention()
+		fa, fb = phase{busy: uf}, phase{busy: ub}
+	} else {
+		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
+		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
+	}
+	// Backward: each GEMM's input gradient and weight gradient (each the
+	// forward's FLOPs), twice the elementwise traffic, flash attention's
+	// backward (2.5x its forward). The collectives mirror the forward's:
+	// an all-gather's backward is a reduce-scatter and the reverse; with
+	// sequence parallelism the column-parallel GEMMs' inputs are gathered
+	// again for their weight gradients.
+	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
+		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd, fa
+}
+
+// mlaBlock is attnBlock's multi-head latent attention (DeepSeek-V2/V3,
+// arXiv 2412.19437 section 2.1.1), as Megatron-Core's MLASelfAttention
+// runs it (megatron/core/transformer/multi_latent_attention.py): the
+// down projections of the normed hidden state to the query's latent of
+// QLoRA and the keys' and values' latent of KVLoRA with the shared
+// rotary key of RopeDim (linear_q_down_proj, linear_kv_down_proj:
+// duplicated over the tensor group, on this GPU's sequence shard with
+// sequence parallelism), an RMS norm of each latent, the latents
+// all-gathered over the tensor group with sequence parallelism, the up
+// projections to every head's query of Head + RopeDim and key and value
+// of Head (linear_q_up_proj, linear_kv_up_proj: column-parallel, the
+// heads split over the group), the rotary embedding of the query's and
+// the key's rotary parts and their concatenation into each head's query
+// and key (the rotary key broadcast to every head), flash attention at
+// query/key width Head + RopeDim and value width Head (its FLOPs at the
+// node's attention rate, measured at head width 128), and the output
+// projection of heads x Head (row-parallel). The GEMMs' FLOPs are
+// transformer.Spec's (AttentionFLOPs: ModelFLOPs counts the same
+// projections). Without a query latent (QLoRA 0) the query is one
+// projection of the hidden state (linear_q_proj). Left out: the down
+// projections' weight gradients all-reduced over the tensor group with
+// sequence parallelism (finalize_model_grads' sequence-parallel
+// parameters, once a step, Hidden x (QLoRA + KVLoRA + RopeDim) x 4
+// bytes a layer).
+func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	heads := float64(m.Heads) / T
+	d, r := float64(m.HeadDim()), float64(m.RopeDim)
+	ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
+	sp := c.sp()
+	nd := n * sp // the down projections' tokens on this GPU
+	act := n * h * bf16
+	red := func(e float64) kernel {
+		return kernel{class: graph.ClassReduction, flops: 8 * e, read: e * bf16, writes: e * bf16}
+	}
+	norm := red(nd * h)
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * nd * h, read: 2 * act * sp, writes: 1.5 * act * sp}
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	// The query: a latent (down, norm, up) or one projection.
+	var qf, qb phase
+	qw := heads * (d + r) // this GPU's query width
+	if ql > 0 {
+		gD := c.lgemm(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
+		gU := c.lgemm(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
+		bD, bU := c.back(gD), c.back(gU)
+		lat := n * ql * bf16
+		qf = t(gD).plus(t(red(nd * ql))).plus(c.pair(gU, before, lat))
+		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
+		if c.fp8 > 0 {
+			qf = qf.plus(phase{busy: c.cast(nd * ql)})
+			qb = qb.plus(phase{busy: c.cast(nd * ql)})
+		}
+	} else {
+		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
+		b := c.back(g)
+		qf = c.pair(g, before, act)
+		qb = c.pair(b, bwdBefore, act).plus(c.pair(b, before, act))
+	}
+	// The keys and values: the latent with the rotary key, its norm, the
+	// up projection to every head's key (without position) and value.
+	kvw := heads * 2 * d
+	gKD := c.lgemm(2*nd*h*(kl+r), nd*h*bf16+h*(kl+r)*bf16, nd*(kl+r)*bf16)
+	gKU := c.lgemm(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
+	bKD, bKU := c.back(gKD), c.back(gKU)
+	lat := n * (kl + r) * bf16
+	kvf := t(gKD).plus(t(red(nd * kl))).plus(c.pair(gKU, before, lat))
+	kvb := c.pair(bKU, bwdBefore, lat).plus(c.pair(bKU, before, lat)).plus(t(twice(red(nd * kl)))).plus(t(bKD)).plus(t(bKD))
+	// Rotary embedding of the query's and the key's rotary parts, and
+	// the heads' queries and keys assembled (read the parts, write Q and
+	// K of Head + RopeDim a head).
+	qk := n * heads * (d + r)
+	rope := kernel{class: graph.ClassElementwise, flops: 3 * n * (heads + 1) * r,
+		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
+	// Flash attention over the causal half (the window's keys where the
+	// model has one: CausalKeys): Q K^T at Head + RopeDim, P V at Head.
+	attnFlops := 2 * n * m.CausalKeys() * heads * (2*d + r)
+	qkv := 2*qk + n*heads*d // Q, K, V elements
+	o := n * heads * d      // the output's
+	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
+	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
+	kvChunk := n * heads * (2*d + r) * bf16 // this GPU's K and V (context parallelism's message)
+	e := n * heads * (2*d + r)              // the queries' elements: Q and K of Head + RopeDim, V of Head
+	fa = c.ringAttention(fusedAttn{attn, e, int(d + r)}, false, kvChunk)
+	fb := c.ringAttention(fusedAttn{attnB, e, int(d + r)}, true, kvChunk)
+	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
+	bProj := c.back(gProj)
+	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
+		plus(kvb).plus(qb).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(nd*h) + c.cast(nd*kl) + c.cast(o)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd, fa
+}

@@ -1,0 +1,201 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// gemmComm is a GEMM with a tensor-parallel collective beside it (an
+// all-gather or a reduce-scatter with sequence parallelism, an all-reduce
+// without). With tpoverlap=on the collective is overlapped with the GEMM
+// in T chunks (Megatron-Core's --tp-comm-overlap, which needs sequence
+// parallelism): the longer of the two plus a T-th of the shorter.
+// Otherwise the two run one after the other.
+func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
+	gt := g.time(c.h)
+	if c.pl.T == 1 || c.noComm {
+		return phase{busy: gt}
+	}
+	ct, _ := c.pod.Collective(k, c.tpG, bytes)
+	if c.pl.TPOverlap {
+		og := c.overlapped(gt)
+		busy := max(og, ct) + min(og, ct)/float64(c.pl.T)
+		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt}
+	}
+	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct}
+}
+
+// tpKinds are the tensor-parallel collectives of a block's GEMMs:
+// before a column-parallel GEMM (an all-gather with sequence
+// parallelism, none without: -1), after a row-parallel one (a
+// reduce-scatter, or an all-reduce), and their mirrors in the backward.
+func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collective) {
+	if !c.pl.SequenceParallel {
+		return -1, roofline.AllReduce, -1, roofline.AllReduce
+	}
+	return roofline.AllGather, roofline.ReduceScatter, roofline.AllGather, roofline.ReduceScatter
+}
+
+// pair is GEMM g with tensor-parallel collective k of bytes (BF16)
+// beside it (gemmComm), or g alone where k is none (-1).
+//
+// With tpoverlap=on every such GEMM runs on the GPU's SMs less
+// Kernels.OverlapSMs. That is Transformer Engine's userbuffers for a
+// reduce-scatter after a row-parallel GEMM ("pipeline") and the
+// backward's bulk overlaps (num_sm 16 with an SM margin: module/base.py,
+// initialize_ub). Its all-gathers before a column-parallel GEMM and
+// before a row-parallel layer's data gradient ("ring_exchange") take one
+// SM and no margin, but run the GEMM as TP GEMMs of M/TP rows, one a ring
+// step; those chunks measured 1.02-1.92 times the whole GEMM's time at
+// the nine Megatron rows' shard shapes on an H100, median 1.124
+// (measurements/2026-11-26-h100-b/kb-ringsplit.jsonl), against the
+// 132/116 = 1.138 the SM charge gives: placer keeps the one charge for
+// both until GEMMs are costed by shape.
+//
+// With per-tensor FP8 (fp8=current or delayed) an all-gather carries
+// the GEMM's input already cast to FP8, one byte an element: TE
+// quantizes the local shard into the gathered buffer before the
+// all-gather (fill_userbuffers_buffer_for_all_gather, for
+// Float8Quantizer and Float8CurrentScalingQuantizer; its userbuffers
+// default fp8_buf for every all-gather layer). Reduce-scatters carry
+// the GEMM's BF16 output; blockwise FP8 gathers BF16 (not found
+// otherwise).
+func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
+	if k < 0 {
+		return phase{busy: g.time(c.h)}
+	}
+	return c.gemmComm(g, k, c.tpBytes(k, bytes))
+}
+
+// tpBytes is what tensor-parallel collective k of bytes (BF16) carries:
+// half of it for an all-gather under per-tensor FP8 (pair).
+func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
+	if k == roofline.AllGather && (c.pl.FP8 == FP8Current || c.pl.FP8 == FP8Delayed) {
+		return bytes / 2
+	}
+	return bytes
+}
+
+// pipelineSends is the point-to-point transfers of one micro-batch's
+// activation between a plan's adjacent stages: the first boundary's
+// time, whether every boundary's is the same, and their sum. The
+// activation leaves stage i scattered over its tensor group (each rank
+// sends its 1/T_i: Megatron's scatter-gather, or the rank's sequence
+// shard with sp) and reaches stage i+1's: between groups of different
+// degrees the smaller group's ranks each carry 1/min(T_i, T_i+1) of it,
+// the larger's less, so the transfer is that share's. A receiving group
+// without sp gathers the whole activation over NVSwitch, left out here
+// as for equal degrees.
+func pipelineSends(m *transformer.Spec, pl *Plan, p *Pod, tokens float64) (first float64, same bool, p2ps float64) {
+	first = -1.0
+	same = true
+	for i := 0; i+1 < pl.P; i++ {
+		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
+		t := p.SendTime(pl.shareNode(*p, i, i+1), bytes)
+		if first < 0 {
+			first = t
+		}
+		same = same && t == first
+		p2ps += t
+	}
+	return first, same, p2ps
+}
+
+// dpExposed is the exposed data-parallel communication of a step.
+// Data-parallel gradients (FP32 main grads, Megatron's default with
+// BF16; BF16 with grads=bf16: gradBytes) reduced over the replicas, overlapped with the last
+// micro-batch's backward (--overlap-grad-reduce); with the
+// distributed optimizer a reduce-scatter, and the updated BF16
+// parameters all-gathered under the next step's first forward
+// (--overlap-param-gather). Each stage over its own data-parallel
+// group (groups: placed by its tensor-parallel degree), which with
+// context parallelism is its C x D GPUs of the same weights. A model
+// with experts: expertsDP; FSDP: fsdpExposed.
+func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
+	gb := pl.gradBytes()
+	switch {
+	case m.MoE():
+		return expertsDP(*pl, *p, stages)
+	case pl.FSDP:
+		return fsdpExposed(pl, p, stages)
+	case pl.D*pl.C > 1:
+		var exposed float64
+		for s, st := range stages {
+			_, dpG := pl.groups(*p, s)
+			if pl.DistOpt {
+				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
+				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
+			} else {
+				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*gb)
+				exposed = max(exposed, p.beside(ar, st.bwd.busy/float64(pl.V)))
+			}
+		}
+		return exposed
+	}
+	return 0
+}
+
+// fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
+// weights all-gathered beside its forward and again beside its
+// backward, the gradients reduce-scattered (FP32) beside the backward.
+func fsdpExposed(pl *Plan, p *Pod, stages []stageCost) float64 {
+	gb := pl.gradBytes()
+	var exposed float64
+	for s, st := range stages {
+		_, dpG := pl.groups(*p, s)
+		ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+		rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
+		exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
+	}
+	return float64(pl.M) * exposed
+}
+
+// expertsDP is the exposed data-parallel communication of a plan of a
+// model with experts: each stage's gradients reduced as a dense plan's
+// (dpExposed), the experts' over their expert-data-parallel group and
+// the rest over the data-parallel one, one after the other beside the
+// same backward (and the parameters' all-gathers beside the forward with
+// the distributed optimizer).
+func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
+	var exposed float64
+	gb := pl.gradBytes()
+	_, _, edpG := pl.expertGroups(p)
+	for s, st := range stages {
+		_, dpG := pl.groups(p, s)
+		dense := st.params - st.experts
+		if pl.DistOpt {
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*gb)
+			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
+			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*gb)
+			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
+			exposed = max(exposed, p.beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.beside(ag+agE, st.fwd.busy/float64(pl.V)))
+		} else {
+			ar, _ := p.Collective(roofline.AllReduce, dpG, dense*gb)
+			arE, _ := p.Collective(roofline.AllReduce, edpG, st.experts*gb)
+			exposed = max(exposed, p.beside(ar+arE, st.bwd.busy/float64(pl.V)))
+		}
+	}
+	return exposed
+}
+
+// embeddingAllReduce is the tied embeddings' all-reduce on two stages:
+// their gradients are all-reduced between the first and the last stage
+// after the backward (FP32, or BF16 with grads=bf16); of different
+// degrees, each rank of the smaller group holds 1/min of it.
+// Multi-token prediction keeps a copy of the embedding on the last
+// stage, all-reduced the same way (Megatron-Core's
+// finalize_model_grads, _allreduce_word_embedding_grads). 0 without a
+// second copy or a pipeline.
+func embeddingAllReduce(m *transformer.Spec, pl *Plan, p *Pod) float64 {
+	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
+		return 0
+	}
+	gb := pl.gradBytes()
+	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
+	t, _ := p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+	if pl.shareNode(*p, 0, pl.P-1) {
+		t, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+	}
+	return t
+}

@@ -1,0 +1,191 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// moeBlock is one MoE block's MLP part for one micro-batch on one GPU:
+// the norm, the experts (moe) and the residual, forward and backward.
+func (c *coster) moeBlock() (fwd, bwd phase) {
+	m := c.m
+	n, h := c.tokens, float64(m.Hidden)
+	sp := c.sp()
+	act := n * h * bf16
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	mf, mb := c.moe()
+	fwd = t(norm).plus(mf).plus(t(resid))
+	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
+	return fwd, bwd
+}
+
+// moe is one MoE block's experts for one micro-batch on one GPU, forward
+// and backward, as Megatron-Core's all-to-all token dispatcher runs them
+// (moe/token_dispatcher.py, MoEAlltoAllTokenDispatcher; dropless, every
+// token reaching its TopK experts): the router (a BF16 GEMM to the
+// experts' scores, a softmax and top-k over them), the tokens permuted
+// into expert order, dispatched over the expert-parallel group by an
+// all-to-all (each GPU sends its n/T tokens x TopK copies, an equal share
+// to each rank when balanced), all-gathered over the expert-tensor group,
+// the local experts' grouped GEMMs (FC1, the activation, FC2) over the
+// tokens the rank receives (Imbalance x the mean: the most loaded rank's),
+// reduce-scattered back, combined by the reverse all-to-all and unpermuted
+// (the TopK outputs weighted and summed), and the shared experts over the
+// GPU's tokens. The backward mirrors it: the GEMMs twice, the same
+// collectives, twice the elementwise traffic. The experts' communication
+// is not overlapped (Megatron-Core overlaps it only with
+// --overlap-moe-expert-parallel-comm, off by default).
+func (c *coster) moe() (fwd, bwd phase) {
+	m, pl := c.m, c.pl
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
+	routed := nl * k                // the token copies it dispatches
+	recv := routed * pl.imbalance() // those the most loaded rank receives
+	ETP := float64(pl.ETP)
+	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
+	local := E / float64(pl.EP)
+	fe := float64(m.ExpertFFN)
+	cols := fe / ETP
+	up := cols
+	if m.SwiGLU() {
+		up = 2 * cols
+	}
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	ew := func(flops, read, write float64) kernel {
+		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+	}
+	router, scores, permute, unpermute := moeGlue(m, nl)
+	// The local experts' GEMMs grouped: each at the grouped GEMM's
+	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
+	// its forward shape's for the backward too).
+	grouped := func(g kernel, n float64) kernel {
+		g.flops /= c.pod.Kernels.groupedEff(local, rows/local, n)
+		return g
+	}
+	fc1 := grouped(c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16), up)
+	actFn := ew(10*rows*cols, rows*cols*bf16, rows*cols*bf16)
+	if m.SwiGLU() {
+		actFn = ew(6*rows*cols, 2*rows*cols*bf16, rows*cols*bf16)
+	}
+	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
+	fc1b, fc2b := c.back(fc1), c.back(fc2)
+	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
+		plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+	if sh := float64(m.SharedExperts) * fe; sh > 0 {
+		sup := sh
+		if m.SwiGLU() {
+			sup = 2 * sh
+		}
+		s1 := c.lgemm(2*nl*h*sup, nl*h*bf16+h*sup*bf16, nl*sup*bf16)
+		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
+		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
+		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		s1b, s2b := c.back(s1), c.back(s2)
+		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
+	}
+	var comm phase
+	if !c.noComm {
+		etpG, epG, _ := pl.expertGroups(*c.pod)
+		a2a := c.pod.AllToAll(epG, recv*h*bf16)
+		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
+		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
+		all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
+		comm = phase{busy: all, epExposed: all}
+	}
+	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
+	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm)
+	bwd = t(twice(unpermute)).plus(expertsB).plus(t(twice(permute))).plus(t(twice(scores))).
+		plus(t(router)).plus(t(router)).plus(comm)
+	return fwd, bwd
+}
+
+// moeGlue is what an MoE block runs around its experts for nl tokens on
+// one GPU (moe): the router's GEMM to the experts' scores (FP32), the
+// scores' softmax and top-k, the permutation of each token's TopK copies
+// into expert order and the unpermutation (the copies weighted and
+// summed back), each a memory-bound pass at the rate of a fused kernel
+// (Megatron-Core's moe_permute_fusion, Transformer Engine's), backward
+// twice its traffic.
+func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute kernel) {
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	routed := nl * k
+	ew := func(flops, read, write float64) kernel {
+		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+	}
+	router = kernel{class: graph.ClassMatMul, flops: 2 * nl * h * E, read: nl*h*bf16 + h*E*bf16, writes: nl * E * 4}
+	scores = ew(5*nl*E, nl*E*4, nl*E*4+routed*8)
+	permute = kernel{class: graph.ClassDataMovement, read: nl * h * bf16, writes: routed * h * bf16}
+	unpermute = ew(2*routed*h, routed*h*bf16+routed*4, nl*h*bf16)
+	return router, scores, permute, unpermute
+}
+
+// epOverlap is stage s's forward and backward with the experts'
+// all-to-alls overlapped (epoverlap=on: Megatron-Core's
+// --overlap-moe-expert-parallel-comm, the forward of one micro-batch and
+// the backward of another merged layer by layer): in a merged pair the
+// forward's exchanges run beside the backward's computation and the
+// backward's beside the forward's (Pod.beside: what does not fit is
+// exposed, and the computation beside them slows by the overlap's
+// charge). Only the steady state's micro-batches pair: without a
+// pipeline the first forward and the last backward run alone; in the
+// interleaved schedule stage s's warm-up forwards and cool-down
+// backwards, (P-s-1) x 2 + (V-1) x P model chunks each (Megatron-Core's
+// get_pp_rank_microbatches), are not paired. The saving is spread over
+// the stage's per-micro-batch phases, the forward's and the backward's
+// in proportion to their exchanges.
+func epOverlap(st *stageCost, pl Plan, p *Pod, s int) {
+	fe, be := st.fwd.epExposed, st.bwd.epExposed
+	if fe+be <= 0 || pl.M <= 1 {
+		return
+	}
+	fc, bc := st.fwd.busy-fe, st.bwd.busy-be
+	save := fe + be - (p.beside(fe, bc) + p.beside(be, fc))
+	if save <= 0 {
+		return
+	}
+	M := float64(pl.M)
+	alone := 1.0 // micro-batches whose forward (and backward) run unpaired
+	if pl.P > 1 {
+		warm := min(pl.M*pl.V, (pl.P-s-1)*2+(pl.V-1)*pl.P)
+		alone = max(1, float64(warm)/float64(pl.V))
+	}
+	cut := save * max(0, M-alone) / M
+	ff := fe / (fe + be)
+	st.fwd.busy -= cut * ff
+	st.fwd.epExposed -= cut * ff
+	st.bwd.busy -= cut * (1 - ff)
+	st.bwd.epExposed -= cut * (1 - ff)
+}
+
+// moeActivations is what one MoE block keeps for its backward on one GPU
+// for one micro-batch besides its attention's, bytes: the router's FP32
+// scores, the block's input, and on the most loaded rank the permuted
+// tokens (FC1's input, gathered over the expert-tensor group), FC1's
+// output (the activation's input), FC2's input, and FC2's output (the
+// combine's input, for the routing weights' gradient); the shared
+// experts' as a dense MLP's on the GPU's tokens.
+func (c *coster) moeActivations() float64 {
+	m, pl := c.m, c.pl
+	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
+	nl := c.tokens / float64(pl.T)
+	recv := nl * k * pl.imbalance()
+	rows := recv * float64(pl.ETP)
+	cols := float64(m.ExpertFFN) / float64(pl.ETP)
+	up := cols
+	if m.SwiGLU() {
+		up = 2 * cols
+	}
+	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
+	if pl.FP8 != "" {
+		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
+	}
+	a := nl*E*4 + nl*h*bf16 + in + rows*up*bf16 + mid + recv*h*bf16
+	if sh := float64(m.SharedExperts) * float64(m.ExpertFFN); sh > 0 {
+		a += nl * sh * (2 + 1) * bf16
+	}
+	return a
+}

@@ -1,0 +1,41 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+)
+
+// mlpBlock is one block's dense MLP of FFN for one micro-batch on one
+// GPU, forward and backward: the norm, FC1 (column-parallel), the
+// activation (GeLU, or SwiGLU's), FC2 (row-parallel), the residual, the
+// tensor-parallel collectives beside the GEMMs and the FP8 casts.
+func (c *coster) mlpBlock() (fwd, bwd phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	sp := c.sp()
+	act := n * h * bf16
+	fcols := f / T
+	if m.SwiGLU() {
+		fcols = 2 * f / T
+	}
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	var actFn kernel
+	if m.SwiGLU() {
+		actFn = kernel{class: graph.ClassElementwise, flops: 6 * n * f / T, read: 2 * n * f / T * bf16, writes: n * f / T * bf16}
+	} else {
+		actFn = kernel{class: graph.ClassElementwise, flops: 10 * n * f / T, read: n * f / T * bf16, writes: n * f / T * bf16}
+	}
+	gFC1 := c.lgemm(2*n*h*fcols, act+h*fcols*bf16, n*fcols*bf16)
+	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
+	bFC1, bFC2 := c.back(gFC1), c.back(gFC2)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	fwd = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bFC2, bwdAfter, act)).plus(t(bFC2)).plus(t(twice(actFn))).
+		plus(c.pair(bFC1, bwdBefore, act)).plus(c.pair(bFC1, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*f/T)}
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd
+}

@@ -1,0 +1,60 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// optimizerStep is the optimizer's step on the most loaded device.
+// Adam over the device's share of the optimizer state: read the FP32
+// gradient, master weight and two moments, write the three back and
+// the BF16 weight (30 bytes a parameter), and zero the gradient
+// buffer (4 bytes a parameter of the device's whole model). With
+// BF16 gradients the share's gradient is first cast to an FP32 main
+// gradient (read 2, write 4) and the buffer zeroed is 2 bytes a
+// parameter.
+func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
+	var paramsMax float64
+	for _, st := range stages {
+		paramsMax = max(paramsMax, st.params)
+	}
+	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
+	gb := pl.gradBytes()
+	opt := paramsMax
+	if pl.DistOpt || pl.FSDP {
+		opt /= D
+	}
+	if m.MoE() {
+		// Each stage's share: the experts' over their expert-data-parallel
+		// replicas, the rest over the data-parallel ones.
+		opt = 0
+		for _, st := range stages {
+			o := st.params
+			if pl.DistOpt {
+				o = (st.params-st.experts)/D + st.experts/float64(pl.EDP)
+			}
+			opt = max(opt, o)
+		}
+	}
+	optRead, optWrite := 16.0, 14.0
+	if pl.GradBF16 {
+		optRead, optWrite = 16+bf16, 14+4
+	}
+	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + gb*paramsMax}.time(&p.Hardware)
+	if pl.FP8 != "" {
+		// The blocks' weights cast to FP8 once a step (the first
+		// micro-batch's; Transformer Engine keeps them for the others):
+		// read as BF16, written row- and column-wise (Hopper's FP8 GEMMs
+		// take both layouts), and with current scaling read once more
+		// for their amax.
+		var lw float64
+		for _, st := range stages {
+			lw = max(lw, st.layers)
+		}
+		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
+		if pl.FP8 == FP8Current {
+			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
+		}
+	}
+	return t
+}
