@@ -158,7 +158,9 @@ bench-runner: venv
 # without torch.fx (tools/torchplan/test_runner.py, docs/torch-plan.md):
 # on current torch with the held-out GPT-2, BERT (FSDP2) and ViT, every
 # strategy, one launch of 4 gloo processes (about 70 s on 2 shared cores),
-# and on Debian's 1.13 the cases that need neither (about 20 s).
+# and on Debian's 1.13 the cases that need neither (about 20 s). First,
+# without torch: no import circles in placer_torch and the tools on it
+# (python/placer_torch/tests/test_imports.py, under a second).
 test-python: test-python-venv test-python-debian
 
 test-python-venv: build venv-test
@@ -167,6 +169,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 
 test-python-debian: build py-deps
+	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
@@ -250,11 +253,13 @@ bench-export: venv
 # The model zoo: training steps with Adam, random weights, built from code
 # (tools/torchexport/zoo.py) and exported on current torch (the
 # virtualenv), written to $(ZOO_DIR) with their meta files: each graph is
-# exported again when the exporter or the zoo changes (about 35 s for the
-# five). Not committed; Go tests that read them skip when they are absent.
+# exported again when the exporter (python/placer_torch) or the zoo
+# changes (about 35 s for the five). Not committed; Go tests that read
+# them skip when they are absent.
 ZOO_DIR    ?= out/zoo
 ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
-ZOO_DEPS   := tools/torchexport/torchexport.py tools/torchexport/zoo.py
+ZOO_DEPS   := tools/torchexport/torchexport.py tools/torchexport/zoo.py python/placer_torch/placer_torch/exporter.py \
+              python/placer_torch/placer_torch/torchexport.py
 zoo: $(ZOO_MODELS:%=$(ZOO_DIR)/%.json)
 
 $(ZOO_DIR)/%.json: $(ZOO_DEPS) | venv

@@ -14,8 +14,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import torchexport  # noqa: E402
+import torchexport  # noqa: E402  (the command line)
+from placer_torch import exporter  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
@@ -34,9 +36,9 @@ def three_params():
 def export(build, shape, impl=None, loss="sum", opt=torch.optim.Adam, execution=None, batch_dim=None, **kw):
     if execution is None and impl is not None:
         execution = {"optimizer_impl": impl}
-    return torchexport.export_training_step(build, lambda: ((torch.randn(*shape),), None),
-                                            torchexport._custom_loss(loss), opt, {"lr": 0.1}, None,
-                                            execution=execution, batch_dim=batch_dim, **kw)
+    return exporter.export_training_step(build, lambda: ((torch.randn(*shape),), None),
+                                         exporter._custom_loss(loss), opt, {"lr": 0.1}, None,
+                                         execution=execution, batch_dim=batch_dim, **kw)
 
 
 def phase(graph, meta, name):
@@ -175,7 +177,7 @@ class OptimizerImplTest(unittest.TestCase):
 
     @unittest.skipIf(FUSED_ON_CPU, "this torch records fused Adam")
     def test_fused_refused(self):
-        with self.assertRaises(torchexport.SettingError) as c:
+        with self.assertRaises(exporter.SettingError) as c:
             self.update("fused")
         self.assertIn("torch 2.4 or later", str(c.exception))
         self.assertNotIn("\n", str(c.exception))
@@ -317,7 +319,7 @@ class CudnnRNNTest(unittest.TestCase):
         f, b = fwd[0], bwd[0]
         self.assertEqual((f["bytes_read"], f["bytes_written"], f["temp_bytes"], f["flops"]), (16608, 14208, 3840, 114240))
         self.assertEqual((b["bytes_read"], b["bytes_written"]), (31008, 15360))
-        self.assertEqual(torchexport.cudnn_rnn_sizes("lstm", 2, 1, 5, 3, 16, 4), (12480, 3840))
+        self.assertEqual(exporter.cudnn_rnn_sizes("lstm", 2, 1, 5, 3, 16, 4), (12480, 3840))
         # The reserve is a tensor from the forward op to the backward op.
         res = [t for t in g["tensors"] if t["producer"] == f["name"] and t["bytes"] == 12480]
         self.assertEqual(len(res), 1)
@@ -345,7 +347,7 @@ class CudnnRNNTest(unittest.TestCase):
         self.assertEqual([o["type"] for o in ops["forward"]], ["_cudnn_rnn"])
         self.assertEqual([o["type"] for o in ops["backward"]], ["_cudnn_rnn_backward"])
         self.assertEqual(ops["forward"][0]["temp_bytes"], 2880)
-        self.assertEqual(torchexport.cudnn_rnn_sizes("gru", 2, 1, 5, 3, 16, 4), (8640, 2880))
+        self.assertEqual(exporter.cudnn_rnn_sizes("gru", 2, 1, 5, 3, 16, 4), (8640, 2880))
 
     def test_autocast(self):
         # Under autocast the cuDNN op runs in the low dtype, as CUDA's
@@ -360,14 +362,14 @@ class CudnnRNNTest(unittest.TestCase):
 
 class SettingsTest(unittest.TestCase):
     def test_defaults(self):
-        s = torchexport.execution_settings(device="cuda")
+        s = exporter.execution_settings(device="cuda")
         self.assertEqual((s["optimizer_impl"], s["tf32_matmul"], s["tf32_cudnn"], s["cudnn_rnn"]),
                          ("foreach", False, True, True))
-        s = torchexport.execution_settings()
+        s = exporter.execution_settings()
         self.assertEqual((s["optimizer_impl"], s["tf32_cudnn"], s["cudnn_rnn"]), ("for-loop", True, False))
         for bad in ({"device": "tpu"}, {"optimizer_impl": "fast"}, {"autocast": "f8"}, {"compile": "max"}):
             with self.assertRaises(ValueError):
-                torchexport.execution_settings(**bad)
+                exporter.execution_settings(**bad)
 
     def test_command_line(self):
         # The flags land in the graph's execution object, before its ops,

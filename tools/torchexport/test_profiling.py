@@ -1,6 +1,6 @@
-"""Tests of torchexport --profile on CPU (profiling.py; docs/import.md,
-"Profiling"): the real step's ops matched to the graph's, their times in
-the graph and in a cost table that placer reads."""
+"""Tests of torchexport --profile on CPU (placer_torch.profiling;
+docs/import.md, "Profiling"): the real step's ops matched to the graph's,
+their times in the graph and in a cost table that placer reads."""
 
 import json
 import os
@@ -11,9 +11,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import profiling  # noqa: E402
-import torchexport  # noqa: E402
+import torchexport  # noqa: E402  (the command line)
+from placer_torch import profiling  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))

@@ -17,10 +17,11 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import placement  # noqa: E402
-import torchexport  # noqa: E402
+import torchexport  # noqa: E402  (the command line)
 import zoo  # noqa: E402
+from placer_torch import exporter, placement  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
@@ -38,8 +39,8 @@ def export(model, tmp, batch=None):
     spec = zoo.MODELS[model]
     out = os.path.join(tmp, model + ".json")
     b = batch or spec.batch
-    graph, meta = torchexport.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
-                                                   {"lr": 1e-3}, out, name=model)
+    graph, meta = exporter.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
+                                                {"lr": 1e-3}, out, name=model)
     return out, graph, meta
 
 
@@ -136,8 +137,8 @@ class ExporterTest(unittest.TestCase):
                 self.assertNotIn("fixed_flops", o)
         # Without batch information: version 1, no batch keys.
         spec = zoo.MODELS["mlp"]
-        plain, _ = torchexport.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
-                                                    {"lr": 1e-3}, name="mlp", batch_dim=None)
+        plain, _ = exporter.export_training_step(spec.build, lambda: spec.inputs(b), spec.loss, torch.optim.Adam,
+                                                 {"lr": 1e-3}, name="mlp", batch_dim=None)
         self.assertEqual(plain["version"], 1)
         text = json.dumps(plain)
         self.assertNotIn("batch", text)
@@ -199,9 +200,9 @@ class ExporterTest(unittest.TestCase):
                 return self.out(h)
 
         out = os.path.join(self.tmp, "looped.json")
-        _, meta = torchexport.export_training_step(Looped, lambda: (torch.randn(4, 4), torch.randint(0, 2, (4,))),
-                                                   torch.nn.functional.cross_entropy,
-                                                   torch.optim.Adam, {"lr": 1e-3}, out, name="looped")
+        _, meta = exporter.export_training_step(Looped, lambda: (torch.randn(4, 4), torch.randint(0, 2, (4,))),
+                                                torch.nn.functional.cross_entropy,
+                                                torch.optim.Adam, {"lr": 1e-3}, out, name="looped")
         calls = [m.get("call", 0) for m in meta["ops"] if m["phase"] == "forward" and m["module"] == "block"]
         self.assertEqual(sorted(set(calls)), [0, 1, 2])
         self.assertEqual(calls, sorted(calls))  # in program order
@@ -313,7 +314,7 @@ def peak_bytes(path):
     return rep["devices_detail"][0]["peak_memory"]
 
 
-@unittest.skipIf(torchexport._SDPA is None,
+@unittest.skipIf(exporter._SDPA is None,
                  "torch %s has no scaled_dot_product_attention: attention is the math path" % torch.__version__)
 class FusedAttentionTest(unittest.TestCase):
     B, H, S, D = 2, 4, 128, 32
@@ -322,9 +323,9 @@ class FusedAttentionTest(unittest.TestCase):
         d = tempfile.mkdtemp(prefix="torchexport-sdpa-")
         out = os.path.join(d, attention + ".json")
         inputs = inputs or (lambda: (torch.randn(self.B, self.S, self.H * self.D), None))
-        graph, meta = torchexport.export_training_step(build, inputs, loss or (lambda o, t: o.sum()),
-                                                       torch.optim.Adam, {"lr": 1e-3}, out, name=attention,
-                                                       attention=attention)
+        graph, meta = exporter.export_training_step(build, inputs, loss or (lambda o, t: o.sum()),
+                                                    torch.optim.Adam, {"lr": 1e-3}, out, name=attention,
+                                                    attention=attention)
         return out, graph, meta
 
     def test_saved_tensors(self):
@@ -413,11 +414,11 @@ class FusedAttentionTest(unittest.TestCase):
         # kernel when there is no dropout (the log-sum-exp unpadded: 2 x 4
         # x 128 x 4 B = 4,096 B, as the memory-efficient kernel's at this
         # S), the math path with dropout (a CPU's fused kernel has none).
-        cpu = torchexport.execution_settings(device="cpu")
+        cpu = exporter.execution_settings(device="cpu")
 
         def export(build, inputs, loss):
-            return torchexport.export_training_step(build, inputs, loss, torch.optim.Adam, {"lr": 1e-3},
-                                                    name="cpu", attention="fused", execution=cpu)
+            return exporter.export_training_step(build, inputs, loss, torch.optim.Adam, {"lr": 1e-3},
+                                                 name="cpu", attention="fused", execution=cpu)
         g, meta = export(AttentionLayer, lambda: (torch.randn(self.B, self.S, self.H * self.D), None),
                          lambda o, t: o.sum())
         types = [o["type"] for o in g["ops"]]
@@ -445,9 +446,9 @@ class FusedAttentionTest(unittest.TestCase):
         x = torch.randn(2, 16, 128)
         want = layer(x)
         gw = torch.autograd.grad(want.sum(), layer.wq.weight)[0]
-        graph, _ = torchexport.export_training_step(lambda: layer, lambda: (x, None), lambda o, t: o.sum(),
-                                                    torch.optim.SGD, {"lr": 0.0}, name="real", fake=False,
-                                                    batch_dim=None, attention="fused")
+        graph, _ = exporter.export_training_step(lambda: layer, lambda: (x, None), lambda o, t: o.sum(),
+                                                 torch.optim.SGD, {"lr": 0.0}, name="real", fake=False,
+                                                 batch_dim=None, attention="fused")
         self.assertTrue(any(o["type"] == "_scaled_dot_product_efficient_attention" for o in graph["ops"]))
         self.assertTrue(torch.allclose(layer.wq.weight.grad, gw, atol=1e-5))
 
@@ -465,20 +466,20 @@ class AttentionOptionTest(unittest.TestCase):
     def test_default_and_errors(self):
         spec = zoo.MODELS["mlp"]
         args = (spec.build, lambda: spec.inputs(4), spec.loss)
-        if torchexport._SDPA is None:
-            self.assertEqual(torchexport.default_attention(), "math")
+        if exporter._SDPA is None:
+            self.assertEqual(exporter.default_attention(), "math")
             with self.assertRaisesRegex(ValueError, "needs torch 2.0 or later"):
-                torchexport.export_training_step(*args, attention="fused")
+                exporter.export_training_step(*args, attention="fused")
             e = io.StringIO()
             with contextlib.redirect_stderr(e):
                 code = torchexport.main(["--model", "mlp", "--attention", "fused", "-o", "/tmp/never.json"])
             self.assertEqual(code, 2)
             self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
         else:
-            self.assertEqual(torchexport.default_attention(), "fused")
+            self.assertEqual(exporter.default_attention(), "fused")
         with self.assertRaisesRegex(ValueError, "want one of"):
-            torchexport.export_training_step(*args, attention="flash")
-        _, meta = torchexport.export_training_step(*args, attention="math")
+            exporter.export_training_step(*args, attention="flash")
+        _, meta = exporter.export_training_step(*args, attention="math")
         self.assertEqual(meta["attention"], "math")
 
 
@@ -518,9 +519,9 @@ class DataDependentTest(unittest.TestCase):
     def export(self, build, data_dependent="follow"):
         e = io.StringIO()
         with contextlib.redirect_stderr(e):
-            graph, meta = torchexport.export_training_step(build, lambda: (torch.ones(4, 8), None),
-                                                           lambda o, t: o.sum(), torch.optim.Adam, {"lr": 1e-3},
-                                                           name="dd", data_dependent=data_dependent)
+            graph, meta = exporter.export_training_step(build, lambda: (torch.ones(4, 8), None),
+                                                        lambda o, t: o.sum(), torch.optim.Adam, {"lr": 1e-3},
+                                                        name="dd", data_dependent=data_dependent)
         return graph, meta, e.getvalue()
 
     def test_follow(self):
@@ -540,7 +541,7 @@ class DataDependentTest(unittest.TestCase):
         self.assertIn("example inputs", lines[0])
 
     def test_fail(self):
-        with self.assertRaises(torchexport.DataDependentError) as c:
+        with self.assertRaises(exporter.DataDependentError) as c:
             self.export(Branchy, "fail")
         msg = str(c.exception)
         self.assertEqual(len(msg.splitlines()), 1, msg)
@@ -569,9 +570,9 @@ class DataDependentTest(unittest.TestCase):
         spec = zoo.MODELS["regnet_y_1_6gf"]
         e = io.StringIO()
         with contextlib.redirect_stderr(e):
-            g, meta = torchexport.export_training_step(spec.build, lambda: (torch.randn(2, 3, 64, 64),
-                                                                            torch.randint(0, 1000, (2,))),
-                                                       spec.loss, name="regnet")
+            g, meta = exporter.export_training_step(spec.build, lambda: (torch.randn(2, 3, 64, 64),
+                                                                         torch.randint(0, 1000, (2,))),
+                                                    spec.loss, name="regnet")
         self.assertTrue(meta["fake"])
         self.assertIn("regnet.py", e.getvalue())
         model = spec.build()

@@ -1,10 +1,11 @@
 """Tests of the runner of transformer plans with experts
-(tools/torchplan/experts.py; docs/torch-plan.md, "Experts"): issue 45's
-item 5, a small mixture of experts (4 experts, top-2) exported by `placer
-export --strategy ep=2,dp=4 --to torch-plan` (EP 2 x expert-DP 2 on 4
-ranks, the rest data parallel over all 4) trains one step on 4 gloo
-processes with the unsplit model's loss and gradients (torch.allclose rtol
-1e-5, atol 1e-6 per element, float64).
+(placer_torch.experts, run by tools/torchplan/experts.py;
+docs/torch-plan.md, "Experts"): issue 45's item 5, a small mixture of
+experts (4 experts, top-2) exported by `placer export --strategy ep=2,dp=4
+--to torch-plan` (EP 2 x expert-DP 2 on 4 ranks, the rest data parallel
+over all 4) trains one step on 4 gloo processes with the unsplit model's
+loss and gradients (torch.allclose rtol 1e-5, atol 1e-6 per element,
+float64).
 
 Every plan runs in one launch of 4 processes (smaller plans on the first
 ranks); each is then compared in its own test. Deliberately broken runs (a
@@ -25,10 +26,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
 
-import experts  # noqa: E402
-import megatron  # noqa: E402
-import torchplan  # noqa: E402
+from placer_torch import experts, torchplan, transformer  # noqa: E402
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 WORLD = 4
@@ -242,7 +242,7 @@ class ExpertsPlanInputTest(unittest.TestCase):
 
     def test_megatron_refuses_experts(self):
         with self.assertRaises(torchplan.PlanError) as e:
-            megatron.load_megatron_plan(self.PLAN)
+            transformer.load_megatron_plan(self.PLAN)
         self.assertIn("experts.py", str(e.exception))
 
     def test_dense_plan_refused_here(self):

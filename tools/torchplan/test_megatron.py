@@ -1,8 +1,8 @@
-"""Tests of the version-2 torch plan runner (tools/torchplan/megatron.py;
-docs/torch-plan.md, "Version 2"): a small GPT run with tensor x pipeline x
-data parallelism on CPU processes (gloo) must give the unsplit model's loss
-and gradients (torch.allclose rtol 1e-5, atol 1e-6 per element, float64),
-tied embeddings included.
+"""Tests of the transformer plan runner (placer_torch.transformer, run by
+tools/torchplan/megatron.py; docs/torch-plan.md, "Version 2"): a small GPT
+run with tensor x pipeline x data parallelism on CPU processes (gloo) must
+give the unsplit model's loss and gradients (torch.allclose rtol 1e-5, atol
+1e-6 per element, float64), tied embeddings included.
 
 All plans run in one launch of 8 processes (each process imports torch
 once; on 2 cores that start is most of the time): the smaller plans run on
@@ -25,9 +25,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import megatron  # noqa: E402
-import torchplan  # noqa: E402
+from placer_torch import torchplan, transformer  # noqa: E402
+from placer_torch.plan import is_transformer_plan  # noqa: E402
 
 WORLD = 8
 
@@ -79,7 +80,7 @@ PLANS = {
 
 def _run_all(rank, world, out_dir):
     for name, (plan, faults) in PLANS.items():
-        res = megatron.run_megatron_plan(plan, rank, world, ranks=range(plan["gpus"]), faults=faults)
+        res = transformer.run_megatron_plan(plan, rank, world, ranks=range(plan["gpus"]), faults=faults)
         if res is not None:
             torch.save(res, os.path.join(out_dir, "%s.rank%d.pt" % (name, res["rank"])))
 
@@ -102,11 +103,11 @@ class MegatronPlanTest(unittest.TestCase):
 
     def check(self, name):
         plan, res = self.results(name)
-        problems = megatron.compare(plan, res)
+        problems = transformer.compare(plan, res)
         self.assertEqual(problems, [], "%s:\n%s" % (name, "\n".join(problems)))
         # The same shard on every data-parallel replica, and both copies of
         # a tied embedding equal.
-        _, c = megatron.load_megatron_plan(plan)
+        _, c = transformer.load_megatron_plan(plan)
         by = {}
         for r in res:
             t, d, p = r["coords"]
@@ -155,7 +156,7 @@ class MegatronPlanTest(unittest.TestCase):
 
     def assertFails(self, name, want):
         plan, res = self.results(name)
-        problems = megatron.compare(plan, res)
+        problems = transformer.compare(plan, res)
         self.assertTrue(problems, "%s: the broken run matched the unsplit model" % name)
         self.assertTrue(any(want in p for p in problems), "%s: %s" % (name, problems))
 
@@ -175,26 +176,26 @@ class MegatronPlanTest(unittest.TestCase):
 
     def test_perturbed_gradient_fails(self):
         plan, res = self.results("tp2pp2dp2_sp_1f1b")
-        self.assertEqual(megatron.compare(plan, res), [])
+        self.assertEqual(transformer.compare(plan, res), [])
         g = res[5]["grads"]["layers.2.fc1.weight"]  # rank 5: t=1, d=0, stage 1 (layers 2 and 3)
         g[3, 7] += 1e-4 + 1e-4 * abs(float(g[3, 7]))
-        problems = megatron.compare(plan, res)
+        problems = transformer.compare(plan, res)
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("rank 5 (t=1 d=0 p=1): layers.2.fc1.weight", problems[0])
 
     def test_gradients_are_large_enough(self):
         # The absolute tolerance must not hide anything: every parameter's
         # gradient of the unsplit model is far above it.
-        _, c = megatron.load_megatron_plan(BASE)
-        _, grads = megatron.reference_step(c)
+        _, c = transformer.load_megatron_plan(BASE)
+        _, grads = transformer.reference_step(c)
         for n, g in grads.items():
-            self.assertGreater(float(g.abs().max()), 1000 * megatron.ATOL, n)
+            self.assertGreater(float(g.abs().max()), 1000 * transformer.ATOL, n)
 
 
 class PlanInputTest(unittest.TestCase):
     def bad(self, plan, want):
         with self.assertRaises(torchplan.PlanError) as e:
-            megatron.load_megatron_plan(plan)
+            transformer.load_megatron_plan(plan)
         self.assertIn(want, str(e.exception))
         self.assertNotIn("\n", str(e.exception))
 
@@ -232,9 +233,9 @@ class PlanInputTest(unittest.TestCase):
         # placer-transformer-plan version 1, and its old spelling
         # (placer-torch-plan version 2) that placer wrote before, read
         # alike; nothing else does, and torchplan.py dispatches both.
-        _, want = megatron.load_megatron_plan(BASE)
+        _, want = transformer.load_megatron_plan(BASE)
         old = dict(copy.deepcopy(BASE), format="placer-torch-plan", version=2)
-        self.assertEqual(megatron.load_megatron_plan(old)[1], want)
+        self.assertEqual(transformer.load_megatron_plan(old)[1], want)
         self.bad(dict(copy.deepcopy(BASE), version=2), "placer-transformer-plan version 2, this runner reads")
         self.bad(dict(copy.deepcopy(BASE), format="placer-torch-plan"), "placer-torch-plan version 1, this runner reads")
         self.bad(dict(copy.deepcopy(BASE), format="x"), "format 'x', want 'placer-transformer-plan'")
@@ -244,23 +245,23 @@ class PlanInputTest(unittest.TestCase):
             path = os.path.join(tmp, "plan.json")
             with open(path, "w") as f:
                 json.dump(doc, f)
-            self.assertEqual(torchplan._megatron_plan(path), want, doc["format"])
+            self.assertEqual(is_transformer_plan(path), want, doc["format"])
 
     def test_rank_layout(self):
-        _, c = megatron.load_megatron_plan(BASE)
-        self.assertEqual([megatron.coords(r, c) for r in range(8)],
+        _, c = transformer.load_megatron_plan(BASE)
+        self.assertEqual([transformer.coords(r, c) for r in range(8)],
                          [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 1), (1, 0, 1), (0, 1, 1), (1, 1, 1)])
         for r in range(8):
-            self.assertEqual(megatron.rank_of(*megatron.coords(r, c), c), r)
+            self.assertEqual(transformer.rank_of(*transformer.coords(r, c), c), r)
 
     def test_shards_cover_the_parameters(self):
         # GQA + SwiGLU: the tensor ranks' shards put back together are the
         # whole parameter, each element once.
         p = make_plan(kv_heads=2, activation="swiglu")
-        _, c = megatron.load_megatron_plan(p)
-        full = megatron.reference_params(c)
+        _, c = transformer.load_megatron_plan(p)
+        full = transformer.reference_params(c)
         for n, w in full.items():
-            parts = [megatron.shard(n, w, c, t) for t in range(2)]
+            parts = [transformer.shard(n, w, c, t) for t in range(2)]
             if parts[0].shape == w.shape:
                 continue  # replicated
             self.assertEqual(sum(x.numel() for x in parts), w.numel(), n)

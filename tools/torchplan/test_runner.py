@@ -31,9 +31,10 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import torchplan  # noqa: E402  (puts python/placer_torch on the path)
 import tiny_models as TM  # noqa: E402
+from placer_torch import torchplan  # noqa: E402
 from placer_torch import runner as R  # noqa: E402
 from placer_torch.check import check  # noqa: E402
 

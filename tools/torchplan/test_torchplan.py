@@ -20,11 +20,9 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "tools", "torchexport"))
+sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
 
-import placement  # noqa: E402
-import torchexport  # noqa: E402
-import torchplan  # noqa: E402
+from placer_torch import exporter, placement, torchplan  # noqa: E402
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 VOCAB, SEQ, BATCH = 64, 8, 8
@@ -116,8 +114,8 @@ class TorchPlanTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="torchplan-")
         cls.graph = os.path.join(cls.tmp, "tinygpt.json")
         x, y = batch()
-        cls.g, cls.meta = torchexport.export_training_step(TinyGPT, lambda: (x, y), lm_loss, torch.optim.Adam,
-                                                           {"lr": 1e-3}, cls.graph, name="tinygpt", fake=False)
+        cls.g, cls.meta = exporter.export_training_step(TinyGPT, lambda: (x, y), lm_loss, torch.optim.Adam,
+                                                        {"lr": 1e-3}, cls.graph, name="tinygpt", fake=False)
 
     def decision(self, name, device_of_module, strategy=None):
         dev = [device_of_module(m["module"]) for m in self.meta["ops"]]
@@ -200,8 +198,8 @@ class TorchPlanTest(unittest.TestCase):
         build, data, loss_fn, _ = MODELS["resnet18"]
         graph = os.path.join(self.tmp, "resnet18.json")
         x, y = data()
-        _, meta = torchexport.export_training_step(build, lambda: (x, y), loss_fn, torch.optim.Adam, {"lr": 1e-3},
-                                                   graph, name="resnet18", fake=False)
+        _, meta = exporter.export_training_step(build, lambda: (x, y), loss_fn, torch.optim.Adam, {"lr": 1e-3},
+                                                graph, name="resnet18", fake=False)
         dev = [1 if m["module"].startswith(("layer3", "layer4", "fc")) else 0 for m in meta["ops"]]
         dec = os.path.join(self.tmp, "resnet18-cut.json")
         with open(dec, "w") as f:
@@ -249,8 +247,8 @@ class ModuleMapHooksTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="torchplan-mm-")
         graph = os.path.join(tmp, "tinygpt.json")
         x, y = batch()
-        _, meta = torchexport.export_training_step(TinyGPT, lambda: (x, y), lm_loss, torch.optim.Adam, {"lr": 1e-3},
-                                                   graph, name="tinygpt", fake=False)
+        _, meta = exporter.export_training_step(TinyGPT, lambda: (x, y), lm_loss, torch.optim.Adam, {"lr": 1e-3},
+                                                graph, name="tinygpt", fake=False)
         dev = [TorchPlanTest.issue_map(m["module"]) for m in meta["ops"]]
         dec = os.path.join(tmp, "issue.json")
         with open(dec, "w") as f:

@@ -10,6 +10,27 @@ training loop.
 torch.distributed must be initialised with the plan's R x S ranks
 (rank = replica * S + stage). Tested with torch 2.14.1 and 1.13 (FSDP2
 needs torch 2.4 or later).
+
+The package holds every runner and the exporter; tools/torchplan and
+tools/torchexport are thin command lines on it (docs/torch-plan.md):
+
+    plan, runner, check   a placer-torch-plan read, run (apply_plan) and
+                          checked against the unsplit model
+    torchplan             tools/torchplan/torchplan.py's step once its
+                          flags are parsed
+    transformer, experts  the hand-written tensor/pipeline/data and expert
+                          runners of a placer-transformer-plan: a check of
+                          placer's arithmetic on CPU, where no real engine
+                          (torchtitan, DeepSpeed, Megatron-LM) runs, not a
+                          trainer
+    exporter, profiling   a training step as a placer graph
+                          (docs/import.md), and its ops' measured times
+    torchexport           tools/torchexport/torchexport.py's export once
+                          its flags are parsed
+    placement             apply_module_map: a placer module map on one
+                          process
+
+Importing placer_torch imports plan and runner only.
 """
 
 from .plan import PlanError, load_plan, module_stages

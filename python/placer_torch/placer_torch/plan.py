@@ -1,8 +1,11 @@
-"""Reading and checking a placer-torch-plan (docs/torch-plan.md)."""
+"""Reading and checking a placer-torch-plan (docs/torch-plan.md), and
+telling it from a placer-transformer-plan (placer_torch.transformer and
+placer_torch.experts read those)."""
 
 import json
 
-PLAN_FORMAT = "placer-torch-plan"
+PLAN_FORMAT = "placer-torch-plan"  # a module placement (version 1); placer_torch.transformer runs TRANSFORMER_FORMAT
+TRANSFORMER_FORMAT = "placer-transformer-plan"
 SCHEDULES = ("gpipe", "1f1b", "interleaved")
 SHARDS = ("", "ddp", "fsdp", "zero2")
 
@@ -89,3 +92,22 @@ def split_entry(entry):
         except ValueError:
             raise PlanError("module entry %r: want name or name#call (a number)" % entry)
     return name, None
+
+
+def is_transformer_plan(path):
+    """Whether path is a plan of a transformer (placer_torch.transformer
+    runs it): a placer-transformer-plan, or one written before that format
+    had a name of its own (placer-torch-plan version 2)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, TypeError, ValueError):
+        return False
+    return isinstance(doc, dict) and "transformer" in doc and (
+        doc.get("format") == TRANSFORMER_FORMAT or doc.get("version") == 2)
+
+
+def is_experts_plan(doc):
+    """Whether a transformer plan (a dict) has experts (placer_torch.experts
+    runs it)."""
+    return isinstance(doc, dict) and isinstance(doc.get("transformer"), dict) and bool(doc["transformer"].get("experts"))

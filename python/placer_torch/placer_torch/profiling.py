@@ -1,6 +1,7 @@
 """Measured op costs: runs the real training step under torch.profiler and
 writes each graph op's measured time into the exported graph
-(torchexport --profile; docs/import.md, "Profiling").
+(torchexport --profile; docs/import.md, "Profiling"), with the
+exporter's own training step (placer_torch.exporter).
 
 Matching. The exporter records the ATen ops that reach the dispatcher
 below autograd, in execution order; the profiler records every ATen call
@@ -34,6 +35,8 @@ import statistics
 import tempfile
 
 import torch
+
+from . import exporter
 
 COST_TABLE_FORMAT = "placer-cost-table"
 COST_TABLE_VERSION = 1
@@ -162,7 +165,6 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     the optimizer's implementation, torch.autocast on device around
     forward and loss, and the TF32 settings (restored after)."""
     from torch.profiler import ProfilerActivity, profile, record_function
-    import torchexport as te
 
     device = torch.device(device)
     torch.manual_seed(seed)
@@ -172,13 +174,13 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     inputs = tuple(t.to(device) for t in inputs)
-    target = te._map_tensors(target, lambda t: t.to(device))
+    target = exporter._map_tensors(target, lambda t: t.to(device))
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     impl = (execution or {}).get("optimizer_impl") or "for-loop"
-    opts = te._distinct(te.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
-    ac = te.AUTOCAST[(execution or {}).get("autocast") or "off"]
+    opts = exporter._distinct(exporter.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
+    ac = exporter.AUTOCAST[(execution or {}).get("autocast") or "off"]
 
-    step = te.training_step(model, inputs, target, loss_fn, opts, named, device.type, ac)
+    step = exporter.training_step(model, inputs, target, loss_fn, opts, named, device.type, ac)
 
     def sync():
         if device.type == "cuda":

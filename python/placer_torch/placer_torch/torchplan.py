@@ -1,0 +1,306 @@
+"""The torch-plan command (tools/torchplan/torchplan.py, a thin command
+line on this module: docs/torch-plan.md) once its flags are parsed: run
+a placer torch plan, pipeline stages x data-parallel replicas, with
+torch.distributed.
+
+run(a) starts the plan's R x S processes on this machine (gloo, or nccl
+with CUDA), builds the model in each from the same seed, places it with
+placer_torch.apply_plan and runs one step of a random batch; --check also
+runs the unsplit model's step and compares the loss and every gradient
+(exit 1 beyond rtol 1e-5, atol 1e-6). A placer-transformer-plan goes to
+placer_torch.transformer, or with experts to placer_torch.experts (the
+command line sends it there before parsing these flags).
+
+    python3 tools/torchplan/torchplan.py --plan plan.json --model transformers:GPT2LMHeadModel \\
+        --config n_layer=4,n_embd=32,n_head=2,vocab_size=64 --input input_ids=8:int:64 --target 8:int:64 --check
+"""
+
+import importlib
+import json
+import os
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+
+from .check import check, replica_batch, run_step
+from .plan import PLAN_FORMAT, PlanError, load_plan as _load_plan, module_stages  # noqa: F401 (the tests')
+from .runner import Analysis, check_torch, launch, schedule_order, split_batch
+
+
+def load_plan(plan):
+    """Reads a plan (a path or a dict) and checks its fields."""
+    return _load_plan(plan)
+
+
+def schedule(kind, stage, stages, m):
+    """The order of a stage's forwards and backwards: [("F", i), ("B", i)]
+    (placer_torch.schedule_order without virtual stages)."""
+    return [(k, i) for k, i, _ in schedule_order(kind, stage, stages, m)]
+
+
+def run_plan(model_fn, plan, inputs, target, loss_fn, rank=None, world=None, seed=0, device=None, mode="train",
+             kwargs=None):
+    """One training step of the plan in this rank (torch.distributed
+    initialised with R x S ranks): the model from model_fn() after
+    torch.manual_seed(seed), inputs and target the global batch. Returns
+    "loss" (the global batch's, on every rank), "grads" {name: gradient}
+    that this rank holds, "stage", "replica", "placed"."""
+    plan = load_plan(plan)
+    rank = dist.get_rank() if rank is None else rank
+    world = dist.get_world_size() if world is None else world
+    placed, loss = run_step(model_fn, plan, tuple(inputs), dict(kwargs or {}), target, loss_fn, rank, world, seed,
+                            mode, device)
+    return {"loss": loss, "grads": placed.gradients(), "stage": placed.pos, "replica": placed.replica,
+            "placed": placed}
+
+
+# The command line: a model from "module:callable" (and --config), random
+# inputs from shape specs, a loss by name or "module:callable".
+
+def _value(v):
+    for cast in (int, float):
+        try:
+            return cast(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False, "none": None}.get(v.lower(), v)
+
+
+def parse_config(text):
+    """"a=1,b=x" -> {"a": 1, "b": "x"}."""
+    out = {}
+    for item in filter(None, (text or "").split(",")):
+        k, sep, v = item.partition("=")
+        if not sep or not k:
+            raise PlanError("--config %r: want key=value,..." % text)
+        out[k.strip()] = _value(v.strip())
+    return out
+
+
+def _import(spec, flag):
+    mod, sep, name = spec.partition(":")
+    if not sep or not mod or not name:
+        raise PlanError("%s %r: want module:callable" % (flag, spec))
+    try:
+        obj = importlib.import_module(mod)
+    except ImportError as e:
+        raise PlanError("%s %r: %s" % (flag, spec, str(e).splitlines()[0]))
+    try:
+        for atom in name.split("."):
+            obj = getattr(obj, atom)
+    except AttributeError:
+        return mod, name, None
+    return mod, name, obj
+
+
+def model_builder(spec, config):
+    """A function building the model: a transformers model class (built
+    from its config class with --config), a timm model name (timm:NAME,
+    timm.create_model(NAME, pretrained=False, **config)), or any
+    callable(**config)."""
+    mod, name, obj = _import(spec, "--model")
+    if obj is None and mod == "timm":
+        import timm
+        if name not in timm.list_models():
+            raise PlanError("--model %r: timm has no model %r" % (spec, name))
+        return lambda: timm.create_model(name, pretrained=False, **config)
+    if obj is None:
+        raise PlanError("--model %r: %s has no %r" % (spec, mod, name))
+    if isinstance(obj, type) and hasattr(obj, "config_class") and getattr(obj, "config_class") is not None:
+        return lambda: obj(obj.config_class(**config))
+    return lambda: obj(**config)
+
+
+def parse_spec(text, flag):
+    """"[name=]D1,D2[:int:HIGH|:float]" -> (name or None, dims, kind, high):
+    one sample's shape (the batch is added in front)."""
+    name, sep, rest = text.partition("=")
+    if not sep:
+        name, rest = None, text
+    parts = rest.split(":")
+    try:
+        dims = tuple(int(x) for x in parts[0].split(",") if x != "")
+        kind = parts[1] if len(parts) > 1 else "float"
+        high = int(parts[2]) if kind == "int" else None
+    except (ValueError, IndexError):
+        raise PlanError("%s %r: want [name=]D1,D2,...[:float|:int:HIGH]" % (flag, text))
+    if kind not in ("float", "int"):
+        raise PlanError("%s %r: kind %r, want float or int:HIGH" % (flag, text, kind))
+    return name, dims, kind, high
+
+
+def _draw(spec, B, g):
+    _, dims, kind, high = spec
+    if kind == "int":
+        return torch.randint(0, high, (B,) + dims, generator=g)
+    return torch.randn((B,) + dims, generator=g)
+
+
+def _logits(out):
+    if isinstance(out, torch.Tensor):
+        return out
+    if hasattr(out, "logits"):
+        return out.logits
+    if isinstance(out, dict) and "logits" in out:
+        return out["logits"]
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        return out[0]
+    raise TypeError("no logits in %s" % type(out).__name__)
+
+
+def cross_entropy(out, target):
+    """Cross-entropy of the output's logits (a tensor, .logits, ["logits"]
+    or [0]) against class targets of any shape (a token per position)."""
+    logits = _logits(out)
+    if target.dim() == logits.dim() - 1 and target.dim() > 1:
+        return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+    return torch.nn.functional.cross_entropy(logits, target)
+
+
+def mse(out, target):
+    """Mean squared error of the output (or its logits) against the target."""
+    return torch.nn.functional.mse_loss(_logits(out), target)
+
+
+def loss_function(spec):
+    if spec in ("cross-entropy", "ce"):
+        return cross_entropy
+    if spec == "mse":
+        return mse
+    _, _, obj = _import(spec, "--loss")
+    if obj is None or not callable(obj):
+        raise PlanError("--loss %r: want cross-entropy, mse or module:callable" % spec)
+    return obj
+
+
+class Job:
+    """Everything a rank needs, picklable: the arguments and the batch."""
+
+    def __init__(self, a, plan):
+        self.a, self.plan = a, plan
+        B = a.batch or plan.get("batch") or 0
+        if not B:
+            raise PlanError("%s: the plan has no batch; give --batch" % a.plan)
+        specs = [parse_spec(s, "--input") for s in a.input]
+        if a.tokens:
+            try:
+                vocab, seq = (int(x) for x in a.tokens.split(","))
+            except ValueError:
+                raise PlanError("--tokens %r: want VOCAB,SEQ" % a.tokens)
+            specs = [(None, (seq,), "int", vocab)]
+            tspec = (None, (seq,), "int", vocab)
+        elif a.target:
+            tspec = parse_spec(a.target, "--target")
+        else:
+            tspec = (None, (), "int", a.classes)
+        if not specs:
+            specs = [parse_spec("3,224,224", "--input")]
+        g = torch.Generator().manual_seed(a.seed + 1)
+        self.inputs, self.kwargs = [], {}
+        for s in specs:
+            v = _draw(s, B, g)
+            if s[0]:
+                self.kwargs[s[0]] = v
+            else:
+                self.inputs.append(v)
+        self.target = _draw(tspec, B, g)
+        self.config = parse_config(a.config)
+        self.dtype = {"float32": None, "float64": torch.float64}[a.dtype]
+        if self.dtype is not None:  # floating inputs and targets in the step's precision; tokens and labels stay
+            cast = lambda v: v.to(self.dtype) if v.is_floating_point() else v  # noqa: E731
+            self.inputs = [cast(v) for v in self.inputs]
+            self.kwargs = {k: cast(v) for k, v in self.kwargs.items()}
+            self.target = cast(self.target)
+
+    def model_fn(self):
+        m = model_builder(self.a.model, self.config)()
+        return m if self.dtype is None else m.to(self.dtype)
+
+    def loss_fn(self):
+        return loss_function(self.a.loss)
+
+    def validate(self):
+        """The plan against the model, in this process (one line, before
+        any process starts): module names, stages, the loss."""
+        check_torch(self.plan, self.a.plan)
+        torch.manual_seed(self.a.seed)
+        try:
+            model = self.model_fn()
+        except PlanError:
+            raise
+        except Exception as e:
+            raise PlanError("--model %r: %s" % (self.a.model, (str(e).splitlines() or [type(e).__name__])[0]))
+        model.train(self.a.mode == "train")
+        a, k, t = replica_batch(self.plan, 0, self.inputs, self.kwargs, self.target)
+        parts, _ = split_batch(list(a) + list(k.values()) + [t], self.plan["micro_batches"], "a replica's batch")
+        p = parts[0]
+        Analysis(model, self.plan, p[:len(a)], dict(zip(k, p[len(a):-1])), where=self.a.plan,
+                 loss_fn=self.loss_fn(), target=p[-1])
+
+
+def _cli_rank(rank, world, job, out_dir):
+    a, plan = job.a, job.plan
+    device = None
+    if torch.cuda.is_available() and dist.get_backend() == "nccl":
+        S = len(plan["stages"]) // plan["virtual"]
+        replica, s = divmod(rank, S)
+        gpu = replica * plan.get("devices", S) + plan["stages"][s].get("device", s)
+        device = torch.device("cuda", gpu % torch.cuda.device_count())
+        torch.cuda.set_device(device)
+    if a.check:
+        res = check(job.model_fn, plan, job.inputs, job.kwargs, job.target, job.loss_fn(), rank, world, a.seed,
+                    a.mode)
+        if rank == 0 and out_dir:
+            with open(os.path.join(out_dir, "check.json"), "w") as f:
+                json.dump(res, f)
+        return
+    placed, loss = run_step(job.model_fn, plan, job.inputs, job.kwargs, job.target, job.loss_fn(), rank, world,
+                            a.seed, a.mode, device)
+    print("rank %d (replica %d, stage %d): loss %.6f, %d parameters' gradients" %
+          (rank, placed.replica, placed.pos, loss, len(placed.gradients())), flush=True)
+
+
+def run(a):
+    """The command line's step, its flags parsed (a: an argparse.Namespace of
+    tools/torchplan/torchplan.py's flags) and the plan a module placement.
+    Returns the exit status: a bad plan, model or flag is one line on stderr
+    and 1."""
+    try:
+        if not a.model:
+            raise PlanError("--model: required with a %s" % PLAN_FORMAT)
+        plan = load_plan(a.plan)
+        job = Job(a, plan)
+        job.validate()
+        world = plan["replicas"] * (len(plan["stages"]) // plan["virtual"])
+        if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun
+            if a.check:
+                raise PlanError("--check under torchrun: run it without torchrun (it starts its processes)")
+            dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+            _cli_rank(dist.get_rank(), dist.get_world_size(), job, None)
+            dist.destroy_process_group()
+            return 0
+        out_dir = tempfile.mkdtemp(prefix="torchplan-")
+        try:
+            launch(world, _cli_rank, (job, out_dir))
+        except Exception as e:  # a rank failed: its last line
+            lines = [l for l in str(e).strip().splitlines() if l.strip()]
+            raise PlanError("a process failed: %s" % (lines[-1].strip() if lines else type(e).__name__))
+        if a.check:
+            with open(os.path.join(out_dir, "check.json")) as f:
+                res = json.load(f)
+            print("check: loss %.8g (unsplit %.8g); gradients of %d parameters: max abs difference %.3g, max rel "
+                  "difference %.3g (elements >= 1e-6), %.3g of the tolerance (rtol 1e-5, atol 1e-6)%s: %s" % (
+                      res["loss"], res["want_loss"], res["compared"], res["max_abs"], res["max_rel"],
+                      max(res["worst"], res["loss_worst"]),
+                      "; no gradient of " + ", ".join(res["missing"][:3]) if res["missing"] else "",
+                      "ok" if res["ok"] else "FAILED"))
+            print("held: parameter bytes per rank %s, buffer bytes %s" % (
+                " ".join(map(str, res["param_bytes_per_rank"])), " ".join(map(str, res["buffer_bytes_per_rank"]))))
+            if not res["ok"]:
+                return 1
+    except PlanError as e:
+        print("torchplan: %s" % e, file=sys.stderr)
+        return 1
+    return 0
