@@ -538,13 +538,24 @@ def kernel_time(fn):
         fn()
         torch.cuda.synchronize()
     busy, n = 0.0, 0
+    by = {}
     for e in prof.events():
         # Device-side events (kernels, copies, sets) are events of their
         # own with the device's type; their time range is the kernel's.
         if str(getattr(e, "device_type", "")).endswith("CUDA"):
-            busy += e.time_range.elapsed_us()
+            us = e.time_range.elapsed_us()
+            busy += us
             n += 1
+            t, c = by.get(e.name, (0.0, 0))
+            by[e.name] = (t + us, c + 1)
+    global LAST_KERNELS
+    LAST_KERNELS = [[name[:160], t / 1e6, c] for name, (t, c) in sorted(by.items(), key=lambda kv: -kv[1][0])]
     return busy / 1e6, n
+
+
+# The kernels of kernel_time's last call by name, the longest first:
+# [name, seconds, calls].
+LAST_KERNELS = []
 
 
 def wall(fn):
@@ -590,7 +601,8 @@ def sec_moehost(args):
                 out = {"wall_fwd_seconds": wall(fwd), "wall_seconds": wall(both)}
                 busy, kernels = kernel_time(both)
                 if busy:
-                    out.update(kernel_seconds=busy, kernels=kernels, busy_share=busy / out["wall_seconds"])
+                    out.update(kernel_seconds=busy, kernels=kernels, busy_share=busy / out["wall_seconds"],
+                               by_kernel=LAST_KERNELS[:25])
                 out["tflops_wall"] = flops / out["wall_seconds"] / 1e12
                 return out
             guarded("moehost", "%s.%s" % (name, mode), **base)(measure)
