@@ -65,7 +65,35 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"data-parallel exposed", Seconds(p.DPExposed)},
 		{"embedding all-reduce", Seconds(p.Embedding)},
 		{"optimizer step", Seconds(p.Optimizer)},
+		{"host", hostLine(p.Result)},
 	})
+}
+
+// hostLine says how long the busiest GPU waits on its host per step and
+// which pipeline stages are host-bound (their host issues a
+// micro-batch's kernels slower than the GPU runs them), with the
+// largest host-to-GPU ratio.
+func hostLine(r scale.Result) string {
+	var bound []string
+	worst := 0.0
+	for _, st := range r.HostStages {
+		if st.GPU > 0 {
+			worst = max(worst, st.Issue/st.GPU)
+		}
+		if st.Bound {
+			bound = append(bound, fmt.Sprint(st.Stage))
+		}
+	}
+	line := fmt.Sprintf("GPU waits %s", Seconds(r.HostExposed))
+	switch {
+	case len(r.HostStages) == 0:
+		return line
+	case len(bound) == 0:
+		return line + fmt.Sprintf("; no stage host-bound (its host issues a micro-batch in at most %.2fx the GPU's time)", worst)
+	case len(bound) == len(r.HostStages):
+		return line + fmt.Sprintf("; every stage host-bound (host up to %.2fx the GPU's time)", worst)
+	}
+	return line + fmt.Sprintf("; host-bound stages %s (host up to %.2fx the GPU's time)", strings.Join(bound, ", "), worst)
 }
 
 // WriteScaleSearch writes the search's best plan and its statistics.

@@ -25,16 +25,27 @@ func (k kernel) time(h *roofline.Hardware) float64 {
 // phase is what one layer (or the embedding, or the output layer) does in
 // one direction for one micro-batch on one GPU: its kernels' time and
 // its tensor-parallel communication's, exposed and in all, and the
-// context-parallel exchange's exposed time.
-type phase struct{ busy, tpAll, tpExposed, cpExposed, epExposed float64 }
+// context-parallel exchange's exposed time; the kernels the host issues
+// for it (launches: each costed kernel and collective one), the
+// device-to-host synchronizations it waits on (syncs), and the time the
+// GPU waits on its host (hostExposed, in busy: Host.expose).
+type phase struct {
+	busy, tpAll, tpExposed, cpExposed, epExposed float64
+	launches, syncs, hostExposed                 float64
+}
 
 func (a phase) plus(b phase) phase {
-	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed}
+	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed,
+		a.launches + b.launches, a.syncs + b.syncs, a.hostExposed + b.hostExposed}
 }
 
 func scalePhase(a phase, k float64) phase {
-	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k}
+	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k,
+		a.launches * k, a.syncs * k, a.hostExposed * k}
 }
+
+// run is kernel k as a phase: its time, one launch.
+func (c *coster) run(k kernel) phase { return phase{busy: k.time(c.h), launches: 1} }
 
 // coster holds what every layer of one plan shares.
 type coster struct {
@@ -45,6 +56,7 @@ type coster struct {
 	tpG    Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
+	noHost bool    // and no host: the GPU's time alone (Host.expose)
 	// fp8 and fp8b are what an FP8 GEMM of the blocks takes of the BF16
 	// GEMM's time at its shape, forward and backward, where the blocks'
 	// GEMMs run in FP8 (0: BF16): Kernels.fp8Speedups' inverses.
@@ -109,6 +121,27 @@ func (c *coster) cast(e float64) float64 {
 		return one + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
 	}
 	return one
+}
+
+// casts is the FP8 quantisations of GEMM inputs of es elements each
+// (cast's), as a phase: one kernel each, two with current scaling (its
+// amax first).
+func (c *coster) casts(es ...float64) phase {
+	var p phase
+	if c.fp8 == 0 {
+		return p
+	}
+	per := 1.0
+	if c.pl.FP8 == FP8Current {
+		per = 2
+	}
+	for _, e := range es {
+		p.busy += c.cast(e)
+		if e > 0 {
+			p.launches += per
+		}
+	}
+	return p
 }
 
 // sp is the share of a sequence-split activation on this GPU: 1/T with

@@ -41,12 +41,12 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
 	bQKV, bProj := c.back(gQKV), c.back(gProj)
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
 	var fb phase
 	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
 		uf, ub := c.unfusedAttention()
-		fa, fb = phase{busy: uf}, phase{busy: ub}
+		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
 		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
@@ -61,7 +61,7 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
 		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
 	if c.fp8 > 0 {
-		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*qd/T)}
+		casts := c.casts(n*h*sp, n*qd/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
 	return fwd, bwd, fa
@@ -106,7 +106,7 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	norm := red(nd * h)
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * nd * h, read: 2 * act * sp, writes: 1.5 * act * sp}
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	// The query: a latent (down, norm, up) or one projection.
 	var qf, qb phase
 	qw := heads * (d + r) // this GPU's query width
@@ -118,8 +118,8 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 		qf = t(gD).plus(t(red(nd * ql))).plus(c.pair(gU, before, lat))
 		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
 		if c.fp8 > 0 {
-			qf = qf.plus(phase{busy: c.cast(nd * ql)})
-			qb = qb.plus(phase{busy: c.cast(nd * ql)})
+			qf = qf.plus(c.casts(nd * ql))
+			qb = qb.plus(c.casts(nd * ql))
 		}
 	} else {
 		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -159,7 +159,7 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
 		plus(kvb).plus(qb).plus(t(twice(norm)))
 	if c.fp8 > 0 {
-		casts := phase{busy: c.cast(nd*h) + c.cast(nd*kl) + c.cast(o)}
+		casts := c.casts(nd*h, nd*kl, o)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
 	return fwd, bwd, fa

@@ -14,15 +14,15 @@ import (
 func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
 	gt := g.time(c.h)
 	if c.pl.T == 1 || c.noComm {
-		return phase{busy: gt}
+		return phase{busy: gt, launches: 1}
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
 	if c.pl.TPOverlap {
 		og := c.overlapped(gt)
 		busy := max(og, ct) + min(og, ct)/float64(c.pl.T)
-		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt}
+		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.T)}
 	}
-	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct}
+	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct, launches: 2}
 }
 
 // tpKinds are the tensor-parallel collectives of a block's GEMMs:
@@ -62,7 +62,7 @@ func (c *coster) tpKinds() (before, after, bwdAfter, bwdBefore roofline.Collecti
 // otherwise).
 func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
 	if k < 0 {
-		return phase{busy: g.time(c.h)}
+		return phase{busy: g.time(c.h), launches: 1}
 	}
 	return c.gemmComm(g, k, c.tpBytes(k, bytes))
 }

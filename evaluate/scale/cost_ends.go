@@ -12,17 +12,17 @@ import (
 func (c *coster) embedding() (fwd, bwd phase) {
 	act := c.tokens * float64(c.m.Hidden) * bf16
 	look := kernel{class: graph.ClassEmbedding, read: act, writes: act}
-	fwd = phase{busy: look.time(c.h)}
+	fwd = phase{busy: look.time(c.h), launches: 1}
 	if c.pl.T > 1 {
 		k := roofline.AllReduce
 		if c.pl.SequenceParallel {
 			k = roofline.ReduceScatter
 		}
 		ct, _ := c.pod.Collective(k, c.tpG, act)
-		fwd = fwd.plus(phase{busy: ct, tpAll: ct, tpExposed: ct})
+		fwd = fwd.plus(phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1})
 		if c.pl.SequenceParallel {
 			ct, _ = c.pod.Collective(roofline.AllGather, c.tpG, act)
-			bwd = phase{busy: ct, tpAll: ct, tpExposed: ct}
+			bwd = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 		}
 	}
 	// The gradient: PyTorch's embedding backward writes a dense BF16
@@ -35,7 +35,8 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// scattering only the tokens' rows would take 0.02.
 	table := float64(c.m.Vocab) / float64(c.pl.T) * float64(c.m.Hidden)
 	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
-		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.gradBytes()), writes: table * c.pl.gradBytes()}.time(c.h)})
+		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.gradBytes()), writes: table * c.pl.gradBytes()}.time(c.h),
+		launches: 3}) // zero, scatter, accumulate
 	return fwd, bwd
 }
 
@@ -71,19 +72,22 @@ func (c *coster) output() (fwd, bwd phase) {
 	}
 	pair := func(g kernel, k roofline.Collective) phase {
 		if k < 0 {
-			return phase{busy: g.time(c.h)}
+			return phase{busy: g.time(c.h), launches: 1}
 		}
 		return c.gemmComm(g, k, act)
 	}
 	small, _ := c.pod.Collective(roofline.AllReduce, c.tpG, 3*n*4) // max, sum and target logit
-	fwd = phase{busy: norm.time(c.h)}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small})
+	// Launches: the norm; ce's six passes and the three small
+	// all-reduces; the backward's two passes, the logits' two GEMMs and
+	// the norm's backward.
+	fwd = phase{busy: norm.time(c.h), launches: 1}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small, launches: 9})
 	bk := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		bk = roofline.ReduceScatter
 	} else if c.pl.T > 1 {
 		bk = roofline.AllReduce
 	}
-	bwd = phase{busy: ceB}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h)}).plus(phase{busy: 2 * norm.time(c.h)})
+	bwd = phase{busy: ceB, launches: 2}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h), launches: 1}).plus(phase{busy: 2 * norm.time(c.h), launches: 1})
 	return fwd, bwd
 }
 
@@ -114,17 +118,17 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	var gather phase
 	if c.pl.T > 1 && !c.noComm {
 		ct, _ := c.pod.Collective(roofline.AllGather, c.tpG, act)
-		gather = phase{busy: ct, tpAll: ct, tpExposed: ct}
+		gather = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 	}
 	keep := *c
 	keep.pl.Recompute = NoRecompute
 	bf, bb := keep.block(m.MoE())
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	fwd = ef.plus(t(norm)).plus(t(norm)).plus(t(cat)).plus(c.pair(g, before, 2*act)).plus(gather).plus(bf).plus(of)
 	bwd = ob.plus(bb).plus(gather).plus(c.pair(b, bwdBefore, 2*act)).plus(c.pair(b, before, 2*act)).
 		plus(t(twice(cat))).plus(t(twice(norm))).plus(t(twice(norm))).plus(eb)
 	if c.fp8 > 0 {
-		casts := phase{busy: c.cast(2 * n * h * sp)}
+		casts := c.casts(2 * n * h * sp)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
 	x := float64(m.MTP)

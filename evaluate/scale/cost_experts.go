@@ -15,7 +15,7 @@ func (c *coster) moeBlock() (fwd, bwd phase) {
 	act := n * h * bf16
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	mf, mb := c.moe()
 	fwd = t(norm).plus(mf).plus(t(resid))
 	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
@@ -53,7 +53,7 @@ func (c *coster) moe() (fwd, bwd phase) {
 	if m.SwiGLU() {
 		up = 2 * cols
 	}
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	ew := func(flops, read, write float64) kernel {
 		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
 	}
@@ -72,9 +72,9 @@ func (c *coster) moe() (fwd, bwd phase) {
 	}
 	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
-	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(rows*h, rows*cols))
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
-		plus(phase{busy: c.cast(rows*h) + c.cast(rows*cols)})
+		plus(c.casts(rows*h, rows*cols))
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {
@@ -94,10 +94,16 @@ func (c *coster) moe() (fwd, bwd phase) {
 		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
 		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
 		all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
-		comm = phase{busy: all, epExposed: all}
+		comm = phase{busy: all, epExposed: all, launches: 2}
+		if pl.ETP > 1 {
+			comm.launches += 2
+		}
 	}
 	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
-	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm)
+	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
+	// splits on the host: the tokens per expert copied to it once a
+	// forward (the backward reuses the splits), a synchronization.
+	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm).plus(phase{syncs: 1})
 	bwd = t(twice(unpermute)).plus(expertsB).plus(t(twice(permute))).plus(t(twice(scores))).
 		plus(t(router)).plus(t(router)).plus(comm)
 	return fwd, bwd

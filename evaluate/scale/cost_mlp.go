@@ -29,12 +29,12 @@ func (c *coster) mlpBlock() (fwd, bwd phase) {
 	gFC2 := c.lgemm(2*n*f/T*h, n*f/T*bf16+f/T*h*bf16, act)
 	bFC1, bFC2 := c.back(gFC1), c.back(gFC2)
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := func(k kernel) phase { return phase{busy: k.time(c.h)} }
+	t := c.run
 	fwd = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(t(resid))
 	bwd = t(twice(resid)).plus(c.pair(bFC2, bwdAfter, act)).plus(t(bFC2)).plus(t(twice(actFn))).
 		plus(c.pair(bFC1, bwdBefore, act)).plus(c.pair(bFC1, before, act)).plus(t(twice(norm)))
 	if c.fp8 > 0 {
-		casts := phase{busy: c.cast(n*h*sp) + c.cast(n*f/T)}
+		casts := c.casts(n*h*sp, n*f/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
 	return fwd, bwd

@@ -44,6 +44,13 @@ type Result struct {
 	// step on the most loaded device (part of Compute; 0 without
 	// experts).
 	EPExposed float64 `json:"ep_exposed_s,omitempty"`
+	// HostExposed is the time the most loaded device's GPU waits on its
+	// host (Host: kernels issued slower than they run, and the
+	// dispatcher's synchronizations), per step (part of Compute).
+	HostExposed float64 `json:"host_exposed_s,omitempty"`
+	// HostStages is each pipeline device's host against its GPU, per
+	// micro-batch (Evaluate fills it; the search does not).
+	HostStages []StageHost `json:"host_stages,omitempty"`
 	// MemoryByKind splits Memory: weights, gradients, optimizer state and
 	// activations, bytes.
 	Weights     int64 `json:"weights_bytes"`
@@ -65,7 +72,8 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return evaluate(m, pl, p), nil
+	r := evaluateCached(m, pl, &p, nil, true)
+	return r, nil
 }
 
 // layer is one transformer block's forward and backward for one
@@ -92,7 +100,11 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 	case FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
-	return fwd, bwd
+	if c.noHost {
+		return fwd, bwd
+	}
+	h := &c.pod.Kernels.Host
+	return h.expose(fwd, false), h.expose(bwd, true)
 }
 
 // stageCost is one pipeline device's forward and backward per
@@ -163,10 +175,13 @@ func fp8Code(recipe string) uint8 {
 // sequence parallelism and recomputation.
 type phaseCache map[costKey]*kitPhases
 
-func evaluate(m transformer.Spec, pl Plan, p Pod) Result { return evaluateCached(m, pl, &p, nil) }
+func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
+	return evaluateCached(m, pl, &p, nil, false)
+}
 
-// evaluateCached is evaluate with the phases kept in cache (nil: none).
-func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Result {
+// evaluateCached is evaluate with the phases kept in cache (nil: none);
+// hosts says to fill Result.HostStages.
+func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -198,6 +213,9 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache) Resul
 		}
 	}
 	r := Result{Plan: pl}
+	if hosts {
+		r.HostStages = stageHosts(stages, &p.Kernels.Host)
+	}
 	busiest, sum := r.busiest(stages)
 	if pl.P > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
@@ -235,8 +253,10 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 		keep.pl.Recompute = NoRecompute
 		_, ph.lbKeep = keep.layer()
 	}
+	h := &c.pod.Kernels.Host
 	ph.ef, ph.eb = c.embedding()
 	ph.of, ph.ob = c.output()
+	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
 		ph.df, ph.db = c.block(false)
 		ph.dbKeep = ph.db
@@ -263,7 +283,7 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 func (k *stageKit) blockAlone() (fwd, bwd float64) {
 	if !k.hasAlone {
 		alone := k.c
-		alone.noComm = true
+		alone.noComm, alone.noHost = true, true
 		f, b := alone.layer()
 		k.alone, k.hasAlone = [2]float64{f.busy, b.busy}, true
 	}
@@ -310,13 +330,14 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *Plan, s int,
 // per-micro-batch time. It returns that device's per-micro-batch time
 // and the sum of every device's (bubble's).
 func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
-	var busiestTP, busiestCP, busiestEP float64
+	var busiestTP, busiestCP, busiestEP, busiestHost float64
 	for _, st := range stages {
 		t := st.fwd.busy + st.bwd.busy
 		sum += t
 		if t > busiest {
 			busiest, busiestTP, busiestCP = t, st.fwd.tpExposed+st.bwd.tpExposed, st.fwd.cpExposed+st.bwd.cpExposed
 			busiestEP = st.fwd.epExposed + st.bwd.epExposed
+			busiestHost = st.fwd.hostExposed + st.bwd.hostExposed
 		}
 	}
 	M := float64(r.Plan.M)
@@ -324,6 +345,7 @@ func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
 	r.TPExposed = M * busiestTP
 	r.CPExposed = M * busiestCP
 	r.EPExposed = M * busiestEP
+	r.HostExposed = M * busiestHost
 	return busiest, sum
 }
 

@@ -86,6 +86,10 @@ type Kernels struct {
 	// PyTorch's grouped GEMM on sm90). 0: the experts' GEMMs as one
 	// dense GEMM.
 	GroupedGEMM float64
+
+	// Host is the CPU thread that issues the kernels (Host): zero, a
+	// host that keeps ahead of its GPU.
+	Host Host
 }
 
 // withAttention is k with the attention kernel of backend first (the one
@@ -211,6 +215,7 @@ var h100Kernels = Kernels{
 	FP8Peak:         1978.9e12,
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
+	Host:        h100Host,
 }
 
 // h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
@@ -336,7 +341,9 @@ func (p *Pod) beside(comm, window float64) float64 {
 func (c *coster) ringAttention(f fusedAttn, backward bool, kv float64) phase {
 	C := c.pl.C
 	if C <= 1 {
-		return phase{busy: c.attention(f, backward)}
+		// One fused kernel forward; the backward's main kernel and its
+		// preprocessing (the output's and its gradient's row sums).
+		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
 	}
 	f.k.flops /= float64(C) // each block reads the GPU's Q (and O, dO) and one chunk's K and V
 	a := c.attention(f, backward)
@@ -347,7 +354,13 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, kv float64) phase {
 	} else {
 		busy = 2*max(a, x) + float64(C-2)*max(a, x2) + x
 	}
-	return phase{busy: busy, cpExposed: busy - float64(C)*a}
+	// C blocks and a send and a receive between each two (twice that
+	// backward: the K and V chunk on, the gradient back).
+	sends := 2 * float64(C-1)
+	if backward {
+		sends *= 2
+	}
+	return phase{busy: busy, cpExposed: busy - float64(C)*a, launches: float64(C) + sends}
 }
 
 // cpSend is one step of a context group's ring: every GPU sends bytes

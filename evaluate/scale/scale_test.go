@@ -104,6 +104,7 @@ func TestLayerFLOPs(t *testing.T) {
 func TestTensorParallelComm(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
 	p, _ := PodOf("dgx-h100", 8)
+	p.Kernels.Host = Host{} // the GPU's timeline alone: this layer is bound by its host (Host)
 	act := 512.0 * 1024 * 2
 	g := Group{8, 1}
 	ag, _ := p.Collective(roofline.AllGather, g, act)
@@ -274,7 +275,7 @@ func BenchmarkEvaluateCached462B(b *testing.B) {
 	cache := phaseCache{}
 	b.ReportAllocs()
 	for b.Loop() {
-		evaluateCached(row.Model, pl, &p, cache)
+		evaluateCached(row.Model, pl, &p, cache, false)
 	}
 }
 
@@ -738,7 +739,7 @@ func TestStageTPUniform(t *testing.T) {
 	pl, _ := Resolve(row.Model, plain, p)
 	pl.TensorStages = []int{8, 8, 8, 8, 8, 8}
 	c := evaluate(row.Model, pl, p)
-	c.Plan = a.Plan
+	c.Plan, c.HostStages = a.Plan, a.HostStages // the per-stage host is Evaluate's alone
 	if !reflect.DeepEqual(a, c) {
 		t.Errorf("per-stage path with one degree: %+v; want %+v", c, a)
 	}
@@ -1196,7 +1197,7 @@ func TestFitsAsEvaluated(t *testing.T) {
 		n, yes := 0, 0
 		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl Plan) bool {
 			n++
-			want := evaluateCached(c.m, pl, &p, nil).Fits
+			want := evaluateCached(c.m, pl, &p, nil, false).Fits
 			if got := fits(c.m, pl, &p); got != want {
 				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
 			}
@@ -1239,7 +1240,7 @@ func TestCachedAsEvaluated(t *testing.T) {
 		n, bad := 0, 0
 		c.sp.Keep = func(pl Plan) bool {
 			n++
-			got, want := evaluateCached(c.m, pl, &p, cache), evaluateCached(c.m, pl, &p, nil)
+			got, want := evaluateCached(c.m, pl, &p, cache, false), evaluateCached(c.m, pl, &p, nil, false)
 			if !reflect.DeepEqual(got, want) && bad < 5 {
 				bad++
 				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)

@@ -100,7 +100,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 			return false
 		}
-		r := evaluateCached(m, pl, &p, cache)
+		r := evaluateCached(m, pl, &p, cache, false)
 		out.Evaluated++
 		if !r.Fits {
 			return false
