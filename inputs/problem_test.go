@@ -17,6 +17,7 @@ func TestResolve(t *testing.T) {
 		world   World
 		gpus    int    // the cluster's or the pod's
 		pod     string // the pod's name
+		layers  int    // the model's (0: 2)
 		wantErr string
 	}{
 		{name: "op graph", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 2}, world: OpGraph, gpus: 2},
@@ -26,6 +27,8 @@ func TestResolve(t *testing.T) {
 		{name: "disagree", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-h100:2", GPUs: 8}, wantErr: "--gpus 8 and --cluster dgx-h100:2 (16 GPUs) disagree"},
 		{name: "no cluster", g: GraphSpec{Workload: gpt}, wantErr: "name the cluster"},
 		{name: "not whole nodes", g: GraphSpec{Workload: gpt}, c: ClusterSpec{GPUs: 12}, wantErr: "not a whole number of 8-GPU nodes"},
+		{name: "hf config.json", g: GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/llama3-8b.json:seq=4096,batch=64"}, c: ClusterSpec{Pod: "dgx-h100:1"}, world: ClusterScale, gpus: 8, pod: "dgx-h100:1", layers: 32},
+		{name: "hf bad file", g: GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/none.json"}, c: ClusterSpec{Pod: "dgx-h100:1"}, wantErr: "none.json: cannot read it"},
 		{name: "op graph too many GPUs", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 65}, wantErr: "--gpus 65: out of range [1, 64]"},
 	}
 	for _, c := range cases {
@@ -48,7 +51,7 @@ func TestResolve(t *testing.T) {
 				t.Errorf("%s: graph %v, cluster %+v; want %d GPUs", c.name, p.Graph != nil, p.Cluster, c.gpus)
 			}
 		case ClusterScale:
-			if p.Pod.GPUs() != c.gpus || p.Pod.Name != c.pod || p.Model.Layers != 2 {
+			if p.Pod.GPUs() != c.gpus || p.Pod.Name != c.pod || p.Model.Layers != max(c.layers, 2) {
 				t.Errorf("%s: pod %s of %d GPUs, model %+v; want %s of %d", c.name, p.Pod.Name, p.Pod.GPUs(), p.Model, c.pod, c.gpus)
 			}
 		}

@@ -33,14 +33,15 @@ func (w World) String() string {
 func (w World) tag() string { return [...]string{"graph", "cluster"}[w] }
 
 // WorldOf is the world of the workload g on the cluster c: a transformer
-// named by its shape ("gpt:...", "llama:...") or a preset of
-// graph/transformer ("qwen3-30b-a3b:batch=512"), or any workload on a pod
+// named by its shape ("gpt:...", "llama:..."), a preset of
+// graph/transformer ("qwen3-30b-a3b:batch=512") or a Hugging Face
+// config.json ("hf:PATH/config.json:seq=4096,batch=512"), or any workload on a pod
 // (c.Pod) is planned at cluster scale; everything else is an op graph.
 func WorldOf(g GraphSpec, c ClusterSpec) World {
 	n := strings.ToLower(g.Workload)
 	head, _, _ := strings.Cut(n, ":")
 	_, preset := transformer.Preset(head)
-	if strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:") || preset || c.Pod != "" {
+	if strings.HasPrefix(n, "gpt:") || strings.HasPrefix(n, "llama:") || strings.HasPrefix(n, "hf:") || preset || c.Pod != "" {
 		return ClusterScale
 	}
 	return OpGraph

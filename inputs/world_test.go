@@ -17,6 +17,8 @@ func TestWorldOf(t *testing.T) {
 		{GraphSpec{Workload: "LLAMA:layers=2"}, ClusterSpec{}, ClusterScale},
 		{GraphSpec{Workload: "gnmt8"}, ClusterSpec{Pod: "dgx-h100:2"}, ClusterScale},
 		{GraphSpec{Workload: "gpt2"}, ClusterSpec{}, OpGraph}, // a name, not gpt:
+		{GraphSpec{Workload: "hf:x/config.json:seq=4096,batch=512"}, ClusterSpec{GPUs: 8}, ClusterScale},
+		{GraphSpec{Workload: "llama3.1-405b:seq=8192,batch=2048"}, ClusterSpec{GPUs: 8}, ClusterScale},
 	} {
 		if got := WorldOf(c.g, c.c); got != c.want {
 			t.Errorf("WorldOf(%+v, %+v) = %s, want %s", c.g, c.c, got, c.want)

@@ -38,7 +38,8 @@ func TestMoELayerParams(t *testing.T) {
 
 // TestPresetParams: each preset's total and active parameters as its
 // authors publish them (billions, within 2%, the published figures rounded; GPT-OSS's active count is
-// not compared: its card counts the output layer and not the embedding).
+// not compared: its card counts the output layer and not the embedding;
+// Llama 3.1 405B's card says 405B, 405.85B the usual count).
 func TestPresetParams(t *testing.T) {
 	for _, c := range []struct {
 		name          string
@@ -50,6 +51,9 @@ func TestPresetParams(t *testing.T) {
 		{"gpt-oss-120b", 116.83, 0},
 		{"mixtral-8x7b", 46.7, 12.9},
 		{"mixtral-8x22b", 141, 39},
+		{"llama3-8b", 8.03, 8.03},
+		{"llama3-70b", 70.6, 70.6},
+		{"llama3.1-405b", 405.85, 405.85},
 	} {
 		m, ok := Preset(c.name)
 		if !ok {

@@ -11,6 +11,21 @@ import (
 // "qwen3-30b-a3b:seq=4096,batch=512"). What a preset leaves out is
 // listed beside it.
 var presets = map[string]Spec{
+	// meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4,096, 32
+	// heads, 8 key/value heads, intermediate 14,336, vocabulary 128,256,
+	// untied; 8.03B parameters (its model card). Llama 3.1 8B has the
+	// same shape (its rope_scaling differs, which placer ignores).
+	"llama3-8b": {Family: "llama", Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, FFN: 14336, Seq: 4096, Vocab: 128256, Batch: 1},
+	// meta-llama/Meta-Llama-3-70B config.json (Llama-3.1-70B's has the
+	// same shape): 80 layers, hidden 8,192, 64 heads, 8 key/value heads,
+	// intermediate 28,672, vocabulary 128,256, untied; 70.6B parameters.
+	"llama3-70b": {Family: "llama", Layers: 80, Hidden: 8192, Heads: 64, KVHeads: 8, FFN: 28672, Seq: 4096, Vocab: 128256, Batch: 1},
+	// meta-llama/Llama-3.1-405B config.json: 126 layers, hidden 16,384,
+	// 128 heads, 8 key/value heads, intermediate 53,248, vocabulary
+	// 128,256, untied; 405B parameters (its model card; 405.85B counted,
+	// the usual figure). The Llama 3 paper's table (evaluate/scale's
+	// Llama3) builds the same shape by hand.
+	"llama3.1-405b": {Family: "llama", Layers: 126, Hidden: 16384, Heads: 128, KVHeads: 8, FFN: 53248, Seq: 4096, Vocab: 128256, Batch: 1},
 	// deepseek-ai/DeepSeek-V3 config.json: 61 layers, hidden 7,168, 128
 	// heads, MLA (q_lora_rank 1,536, kv_lora_rank 512, qk_nope_head_dim
 	// 128, qk_rope_head_dim 64, v_head_dim 128), intermediate 18,432 in

@@ -167,17 +167,32 @@ func (m Spec) defaults() Spec {
 // Parse reads a workload written "gpt:layers=96,hidden=12288,heads=96,
 // seq=4096,vocab=131072,batch=1152" (or "llama:..."): the keys layers,
 // hidden, heads, seq, vocab and batch are required; kv_heads, ffn and tied
-// default to the family's. Errors are one line naming the key.
+// default to the family's. A preset ("qwen3-30b-a3b:seq=4096,batch=512")
+// or a Hugging Face config.json ("hf:PATH/config.json:seq=4096,batch=512",
+// ReadHFConfig; PATH may be the model's folder) is a whole shape, with
+// the placeholder seq 4096 and batch 1, which any key after it replaces.
+// Errors are one line naming the key (or the config.json's field).
 func Parse(text string) (Spec, error) {
 	family, rest, ok := strings.Cut(text, ":")
 	family = strings.ToLower(strings.TrimSpace(family))
+	if family == "hf" && ok {
+		path, keys := SplitHF(rest)
+		if strings.TrimSpace(path) == "" {
+			return Spec{}, fmt.Errorf("workload %q: no path (hf:PATH/config.json or hf:PATH/config.json:seq=4096,batch=512)", text)
+		}
+		m, err := ReadHFConfig(path)
+		if err != nil || strings.TrimSpace(keys) == "" {
+			return m, err
+		}
+		return parseKeys(text, m, true, keys)
+	}
 	preset, named := Preset(family)
 	if named {
 		if !ok || strings.TrimSpace(rest) == "" {
 			return preset, nil
 		}
 	} else if family != "gpt" && family != "llama" {
-		return Spec{}, fmt.Errorf("workload %q: want gpt:key=value,..., llama:key=value,... or a preset (%s) with its seq, batch, ...", text, strings.Join(Presets(), ", "))
+		return Spec{}, fmt.Errorf("workload %q: want gpt:key=value,..., llama:key=value,..., hf:PATH/config.json or a preset (%s) with its seq, batch, ...", text, strings.Join(Presets(), ", "))
 	}
 	if !ok || strings.TrimSpace(rest) == "" {
 		return Spec{}, fmt.Errorf("workload %q: no shape (keys layers, hidden, heads, seq, vocab, batch)", text)
@@ -186,6 +201,13 @@ func Parse(text string) (Spec, error) {
 	if named {
 		m = preset
 	}
+	return parseKeys(text, m, named, rest)
+}
+
+// parseKeys reads the keys rest of the workload text over m: a whole
+// shape where named (a preset's, a config.json's), else the family's
+// required keys and defaults.
+func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 	seen := map[string]bool{}
 	tied := ""
 	for _, kv := range strings.Split(rest, ",") {

@@ -1,0 +1,617 @@
+package transformer
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A model by its Hugging Face config.json (the workload
+// "hf:PATH/config.json:seq=4096,batch=512"): FromHFConfig reads the
+// decoder-only families below into a Spec of the Llama family (SwiGLU,
+// RMS norms, rotary positions). Every field of the file is seen: a field
+// is modelled (read into the Spec), ignored (harmless: it changes no
+// shape and no cost placer counts), or refused in one line naming the
+// file and the field, unless it is unset (null, false, 0, "", [] or {}).
+
+// hfMaxBytes bounds a config.json read from disk (they are a few KB).
+const hfMaxBytes = 1 << 20
+
+// hfMaxCount bounds every count a config.json gives (layers, widths,
+// experts, ...): far above any published model's.
+const hfMaxCount = 1 << 24
+
+// How a family's config.json gives its mixture of experts.
+const (
+	moeNone     = iota
+	moeMixtral  // num_local_experts, num_experts_per_tok; experts of intermediate_size
+	moeQwen     // num_experts, num_experts_per_tok, moe_intermediate_size, decoder_sparse_step, mlp_only_layers (and Qwen2-MoE's shared expert)
+	moeDeepSeek // n_routed_experts, n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq, num_nextn_predict_layers
+	moeGPTOSS   // num_local_experts, num_experts_per_tok (experts_per_token); experts of intermediate_size
+)
+
+// How a family's config.json gives a sliding window of attention.
+const (
+	windowNone   = iota
+	windowEvery  // sliding_window (null: none) in every layer (Mistral, Mixtral)
+	windowQwen   // sliding_window where use_sliding_window, in the layers from max_window_layers on
+	windowLayers // layer_types (full_attention, sliding_attention) and sliding_window (GPT-OSS)
+)
+
+// hfFamily is what one model_type's config.json means.
+type hfFamily struct {
+	moe, window int
+	mla         bool // multi-head latent attention (DeepSeek-V2/V3)
+	// shared: a shared expert of shared_expert_intermediate_size
+	// (Qwen2-MoE), read as that over moe_intermediate_size shared experts.
+	shared bool
+	// ignored are this family's harmless fields besides hfIgnored.
+	ignored []string
+}
+
+// hfFamilies are the model types FromHFConfig reads.
+var hfFamilies = map[string]hfFamily{
+	"llama":   {},
+	"mistral": {window: windowEvery},
+	"mixtral": {moe: moeMixtral, window: windowEvery, ignored: hfRouterFields},
+	// Qwen2 (and Qwen2-MoE) always has biases on the query, key and
+	// value projections, which no field says: left out of the Spec (q +
+	// 2 kv head widths a layer: 4,608 of Qwen2-7B's 233M, under 0.01%).
+	"qwen2": {window: windowQwen},
+	"qwen3": {window: windowQwen},
+	// Qwen2-MoE's shared expert's gate (a linear map of h to 1) is left out.
+	"qwen2_moe": {moe: moeQwen, window: windowQwen, shared: true, ignored: hfRouterFields},
+	"qwen3_moe": {moe: moeQwen, window: windowQwen, ignored: hfRouterFields},
+	// DeepSeek's routing (groups of experts, the scoring function, the
+	// balancing loss) changes no shape: a token's experts are any TopK.
+	// head_dim is derived (qk_rope_head_dim in transformers).
+	"deepseek_v2": {moe: moeDeepSeek, mla: true, ignored: hfDeepSeekFields},
+	"deepseek_v3": {moe: moeDeepSeek, mla: true, ignored: hfDeepSeekFields},
+	// GPT-OSS's attention biases (attention_bias), its expert biases and
+	// attention sinks are left out, as the gpt-oss-120b preset leaves
+	// them (0.01% of its parameters); swiglu_limit clamps the activation.
+	"gpt_oss": {moe: moeGPTOSS, window: windowLayers,
+		ignored: append([]string{"attention_bias", "swiglu_limit", "initial_context_length"}, hfRouterFields...)},
+}
+
+// hfRouterFields are the routers' training settings: no shape, no cost.
+var hfRouterFields = []string{"output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "norm_topk_prob"}
+
+var hfDeepSeekFields = []string{"aux_loss_alpha", "seq_aux", "n_group", "topk_group", "topk_method", "scoring_func",
+	"routed_scaling_factor", "norm_topk_prob", "ep_size", "head_dim", "rope_interleave"}
+
+// hfIgnored are the fields of every family's config.json that change no
+// shape and no cost placer counts: tokens' ids, initialisation, the
+// numerics of norms and rotary positions (rope_scaling: the context
+// extension), the longest sequence (the run's seq is the workload's),
+// dropout, the checkpoint's dtype and quantization (the plan's precision
+// is its --strategy's), inference settings and the file's provenance.
+var hfIgnored = []string{
+	"_name_or_path", "architectures", "auto_map", "transformers_version", "model_type",
+	"torch_dtype", "dtype", "quantization_config",
+	"bos_token_id", "eos_token_id", "pad_token_id",
+	"initializer_range", "rms_norm_eps", "rope_theta", "rope_scaling", "rope_parameters",
+	"max_position_embeddings", "attention_dropout", "use_cache", "pretraining_tp",
+}
+
+// HFModelTypes lists the config.json model types FromHFConfig reads.
+func HFModelTypes() []string {
+	var out []string
+	for k := range hfFamilies {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// SplitHF splits the text after "hf:" into the config.json's path and
+// the keys after it ("x/config.json:seq=4096,batch=512"): at the last
+// ':' whose suffix has an '='; with none, all of it is the path.
+func SplitHF(rest string) (path, keys string) {
+	if i := strings.LastIndex(rest, ":"); i >= 0 && strings.Contains(rest[i+1:], "=") {
+		return rest[:i], rest[i+1:]
+	}
+	return rest, ""
+}
+
+// ReadHFConfig reads the config.json at path (or in the folder path)
+// with FromHFConfig.
+func ReadHFConfig(path string) (Spec, error) {
+	st, err := os.Stat(path)
+	if err == nil && st.IsDir() {
+		path = filepath.Join(path, "config.json")
+		st, err = os.Stat(path)
+	}
+	name := hfName(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: cannot read it: %s", name, hfReason(err))
+	}
+	// Stat first: opening a pipe for reading would wait for a writer.
+	if !st.Mode().IsRegular() {
+		return Spec{}, fmt.Errorf("%s: not a file (want a Hugging Face config.json)", name)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: cannot read it: %s", name, hfReason(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, hfMaxBytes+1))
+	if err != nil {
+		return Spec{}, fmt.Errorf("%s: cannot read it: %s", name, hfReason(err))
+	}
+	if len(data) > hfMaxBytes {
+		return Spec{}, fmt.Errorf("%s: larger than %d bytes: not a config.json", name, hfMaxBytes)
+	}
+	return FromHFConfig(data, path)
+}
+
+// hfReason is err without the path a PathError repeats.
+func hfReason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// hfName is where as an error names it: quoted where it would break the
+// line.
+func hfName(where string) string {
+	if where == "" {
+		return `""`
+	}
+	if !utf8.ValidString(where) || strings.IndexFunc(where, unicode.IsControl) >= 0 {
+		return strconv.Quote(where)
+	}
+	return where
+}
+
+// FromHFConfig reads a Hugging Face config.json (data; where names it in
+// errors) into a Spec with the placeholder sequence 4,096 and batch 1 of
+// the presets. Errors are one line naming where and the field.
+func FromHFConfig(data []byte, where string) (Spec, error) {
+	r := &hfReader{where: hfName(where), seen: map[string]bool{}}
+	if err := json.Unmarshal(data, &r.raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return Spec{}, fmt.Errorf("%s: not JSON: %s (at byte %d)", r.where, hfOneLine(se.Error()), se.Offset)
+		}
+		return Spec{}, fmt.Errorf("%s: not a JSON object (want a Hugging Face config.json)", r.where)
+	}
+	typ, ok, err := r.str("model_type")
+	if err != nil {
+		return Spec{}, err
+	}
+	if !ok {
+		return Spec{}, fmt.Errorf("%s: field \"model_type\" missing (placer reads %s)", r.where, strings.Join(HFModelTypes(), ", "))
+	}
+	fam, ok := hfFamilies[typ]
+	if !ok {
+		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)", strings.Join(HFModelTypes(), ", "))
+	}
+	m, err := r.spec(typ, fam)
+	if err != nil {
+		return Spec{}, err
+	}
+	if err := r.leftover(fam); err != nil {
+		return Spec{}, err
+	}
+	if err := m.Check(); err != nil {
+		return Spec{}, fmt.Errorf("%s: %s", r.where, hfOneLine(err.Error()))
+	}
+	return m, nil
+}
+
+// spec reads the modelled fields of a config.json of family fam.
+func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
+	m := Spec{Family: "llama", Seq: 4096, Batch: 1}
+	var err error
+	need := func(k string, dst *int) {
+		if err == nil {
+			*dst, err = r.count(k, true, 1)
+		}
+	}
+	need("num_hidden_layers", &m.Layers)
+	need("hidden_size", &m.Hidden)
+	need("num_attention_heads", &m.Heads)
+	need("intermediate_size", &m.FFN)
+	need("vocab_size", &m.Vocab)
+	if err != nil {
+		return Spec{}, err
+	}
+	if act, ok, err := r.str("hidden_act"); err != nil {
+		return Spec{}, err
+	} else if ok && act != "silu" {
+		return Spec{}, r.fail("hidden_act", "placer models SwiGLU's silu only")
+	}
+	if m.Tied, err = r.boolean("tie_word_embeddings"); err != nil {
+		return Spec{}, err
+	}
+	if m.KVHeads, err = r.count("num_key_value_heads", false, 1); err != nil {
+		return Spec{}, err
+	}
+	if m.KVHeads == 0 {
+		m.KVHeads = m.Heads
+	}
+	if fam.mla {
+		if err := r.mla(&m); err != nil {
+			return Spec{}, err
+		}
+	} else {
+		d, err := r.count("head_dim", false, 1)
+		if err != nil {
+			return Spec{}, err
+		}
+		if d > 0 && (m.Hidden%m.Heads != 0 || m.Hidden/m.Heads != d) {
+			m.Head = d
+		}
+		if m.Heads%m.KVHeads != 0 {
+			return Spec{}, r.fail("num_key_value_heads", "does not divide the %d heads", m.Heads)
+		}
+		if m.Head == 0 && m.Hidden%m.Heads != 0 {
+			return Spec{}, r.fail("num_attention_heads", "does not divide hidden_size %d (and no head_dim)", m.Hidden)
+		}
+	}
+	if err := r.experts(&m, fam); err != nil {
+		return Spec{}, err
+	}
+	if m.Window, m.WindowEvery, err = r.window(fam.window, m.Layers); err != nil {
+		return Spec{}, err
+	}
+	return m, nil
+}
+
+// mla reads DeepSeek's latent attention.
+func (r *hfReader) mla(m *Spec) error {
+	var err error
+	if m.KVHeads != m.Heads {
+		return r.fail("num_key_value_heads", "latent attention has every head's key and value (%d heads)", m.Heads)
+	}
+	if m.KVLoRA, err = r.count("kv_lora_rank", true, 1); err != nil {
+		return err
+	}
+	if m.QLoRA, err = r.count("q_lora_rank", false, 1); err != nil {
+		return err
+	}
+	if m.RopeDim, err = r.count("qk_rope_head_dim", true, 1); err != nil {
+		return err
+	}
+	if m.Head, err = r.count("qk_nope_head_dim", true, 1); err != nil {
+		return err
+	}
+	v, err := r.count("v_head_dim", true, 1)
+	if err != nil {
+		return err
+	}
+	if v != m.Head {
+		return r.fail("v_head_dim", "values of another width than qk_nope_head_dim %d: placer does not model it", m.Head)
+	}
+	return nil
+}
+
+// experts reads the mixture of experts of family fam.
+func (r *hfReader) experts(m *Spec, fam hfFamily) error {
+	var err error
+	moe := fam.moe
+	switch moe {
+	case moeNone:
+		return nil
+	case moeMixtral, moeGPTOSS:
+		if m.Experts, err = r.count("num_local_experts", true, 1); err != nil {
+			return err
+		}
+		m.ExpertFFN = m.FFN
+	case moeQwen:
+		if m.Experts, err = r.count("num_experts", true, 1); err != nil {
+			return err
+		}
+		if m.ExpertFFN, err = r.count("moe_intermediate_size", true, 1); err != nil {
+			return err
+		}
+		if step, err := r.count("decoder_sparse_step", false, 1); err != nil {
+			return err
+		} else if step > 1 {
+			return r.fail("decoder_sparse_step", "experts in every %d-th layer only: placer does not model it", step)
+		}
+		if m.DenseLayers, err = r.firstLayers("mlp_only_layers", m.Layers); err != nil {
+			return err
+		}
+		if !fam.shared {
+			break
+		}
+		shared, err := r.count("shared_expert_intermediate_size", false, 0)
+		if err != nil {
+			return err
+		}
+		if shared%m.ExpertFFN != 0 {
+			return r.fail("shared_expert_intermediate_size", "not a multiple of moe_intermediate_size %d: placer does not model it", m.ExpertFFN)
+		}
+		// A shared expert of n x F is n shared experts of F: the same
+		// parameters and FLOPs.
+		m.SharedExperts = shared / m.ExpertFFN
+	case moeDeepSeek:
+		if m.Experts, err = r.count("n_routed_experts", true, 1); err != nil {
+			return err
+		}
+		if m.ExpertFFN, err = r.count("moe_intermediate_size", true, 1); err != nil {
+			return err
+		}
+		if m.SharedExperts, err = r.count("n_shared_experts", false, 0); err != nil {
+			return err
+		}
+		if m.DenseLayers, err = r.count("first_k_dense_replace", false, 0); err != nil {
+			return err
+		}
+		if freq, err := r.count("moe_layer_freq", false, 1); err != nil {
+			return err
+		} else if freq > 1 {
+			return r.fail("moe_layer_freq", "experts in every %d-th layer only: placer does not model it", freq)
+		}
+		if m.MTP, err = r.count("num_nextn_predict_layers", false, 0); err != nil {
+			return err
+		}
+		if m.DenseLayers >= m.Layers {
+			return r.fail("first_k_dense_replace", "leaves none of the %d layers with experts", m.Layers)
+		}
+	}
+	if m.TopK, err = r.count("num_experts_per_tok", moe != moeGPTOSS, 1); err != nil {
+		return err
+	}
+	if moe == moeGPTOSS {
+		k, err := r.count("experts_per_token", m.TopK == 0, 1)
+		if err != nil {
+			return err
+		}
+		if m.TopK == 0 {
+			m.TopK = k
+		} else if k != 0 && k != m.TopK {
+			return r.fail("experts_per_token", "disagrees with num_experts_per_tok %d", m.TopK)
+		}
+	}
+	if m.TopK > m.Experts {
+		return r.fail("num_experts_per_tok", "more than the %d experts", m.Experts)
+	}
+	return nil
+}
+
+// firstLayers reads a list of layer indices that must be the first k
+// layers (0, 1, ..., k-1), and gives k.
+func (r *hfReader) firstLayers(k string, layers int) (int, error) {
+	raw, ok := r.get(k)
+	if !ok {
+		return 0, nil
+	}
+	var idx []float64
+	if json.Unmarshal(raw, &idx) != nil {
+		return 0, r.fail(k, "not a list of layer indices")
+	}
+	slices.Sort(idx)
+	for i, v := range idx {
+		if v != float64(i) {
+			return 0, r.fail(k, "dense layers other than the first ones: placer does not model it")
+		}
+	}
+	if len(idx) >= layers {
+		return 0, r.fail(k, "leaves none of the %d layers with experts", layers)
+	}
+	return len(idx), nil
+}
+
+// window reads a sliding window of attention as the family gives it:
+// the window's tokens and, where it is not in every layer, every how
+// many layers from the first (0: every layer).
+func (r *hfReader) window(kind, layers int) (window, every int, err error) {
+	if kind == windowNone {
+		return 0, 0, nil
+	}
+	size, err := r.count("sliding_window", false, 0)
+	if err != nil {
+		return 0, 0, err
+	}
+	var sliding []int // the layers with the window
+	if raw, ok := r.get("layer_types"); ok {
+		var types []string
+		if json.Unmarshal(raw, &types) != nil {
+			return 0, 0, r.fail("layer_types", "not a list of strings")
+		}
+		if len(types) != layers {
+			return 0, 0, r.fail("layer_types", "%d entries for num_hidden_layers %d", len(types), layers)
+		}
+		for i, t := range types {
+			switch t {
+			case "sliding_attention":
+				sliding = append(sliding, i)
+			case "full_attention":
+			default:
+				return 0, 0, r.fail("layer_types", "layer %d is %q: placer models full_attention and sliding_attention", i, t)
+			}
+		}
+		if kind == windowQwen {
+			// The switches layer_types was written from.
+			r.seen["use_sliding_window"], r.seen["max_window_layers"] = true, true
+		}
+	} else {
+		switch kind {
+		case windowEvery:
+			if size > 0 {
+				return size, 0, nil
+			}
+			return 0, 0, nil
+		case windowQwen:
+			use, err := r.boolean("use_sliding_window")
+			if err != nil {
+				return 0, 0, err
+			}
+			from, err := r.count("max_window_layers", false, 0)
+			if err != nil {
+				return 0, 0, err
+			}
+			if !use || size == 0 || from >= layers {
+				return 0, 0, nil
+			}
+			if from > 0 {
+				return 0, 0, r.fail("max_window_layers", "the window in the layers from %d on only: placer does not model it", from)
+			}
+			return size, 0, nil
+		case windowLayers:
+			// transformers' default: every other layer from the first.
+			for i := 0; i < layers; i += 2 {
+				sliding = append(sliding, i)
+			}
+		}
+	}
+	if len(sliding) == 0 {
+		return 0, 0, nil
+	}
+	if size == 0 {
+		return 0, 0, fmt.Errorf("%s: field \"sliding_window\" missing (layer_types has sliding_attention layers)", r.where)
+	}
+	every = layers
+	if len(sliding) > 1 {
+		every = sliding[1]
+	}
+	for i, l := range sliding {
+		if l != i*every || len(sliding) != (layers+every-1)/every {
+			return 0, 0, r.fail("layer_types", "sliding_attention not in every N-th layer from the first: placer does not model it")
+		}
+	}
+	if every == 1 {
+		every = 0
+	}
+	return size, every, nil
+}
+
+// leftover refuses the first field, in name order, that is neither read
+// nor harmless nor unset.
+func (r *hfReader) leftover(fam hfFamily) error {
+	keys := make([]string, 0, len(r.raw))
+	for k := range r.raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if r.seen[k] || slices.Contains(hfIgnored, k) || slices.Contains(fam.ignored, k) || hfUnset(r.raw[k]) {
+			continue
+		}
+		return r.fail(k, "placer does not model it")
+	}
+	return nil
+}
+
+// hfUnset reports whether a value is null, false, zero, "", [] or {}.
+func hfUnset(raw json.RawMessage) bool {
+	var c bytes.Buffer
+	if json.Compact(&c, raw) != nil {
+		return false
+	}
+	switch s := c.String(); s {
+	case "null", "false", `""`, "[]", "{}":
+		return true
+	default:
+		f, err := strconv.ParseFloat(s, 64)
+		return err == nil && f == 0
+	}
+}
+
+// hfReader reads a config.json's fields, marking each it reads.
+type hfReader struct {
+	where  string
+	family string
+	raw    map[string]json.RawMessage
+	seen   map[string]bool
+}
+
+// get is field k's value, unless it is absent or null; k is seen.
+func (r *hfReader) get(k string) (json.RawMessage, bool) {
+	r.seen[k] = true
+	raw, ok := r.raw[k]
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, false
+	}
+	return raw, true
+}
+
+// count reads a whole number from min to hfMaxCount (0 where absent or
+// null, an error where required).
+func (r *hfReader) count(k string, required bool, min int) (int, error) {
+	raw, ok := r.get(k)
+	if !ok {
+		if required {
+			return 0, fmt.Errorf("%s: field %q missing (a %s config.json has it)", r.where, k, r.family)
+		}
+		return 0, nil
+	}
+	var f float64
+	if json.Unmarshal(raw, &f) != nil || f != math.Trunc(f) || f < float64(min) || f > hfMaxCount {
+		return 0, r.fail(k, "not a whole number from %d to %d", min, hfMaxCount)
+	}
+	return int(f), nil
+}
+
+// str reads a string.
+func (r *hfReader) str(k string) (string, bool, error) {
+	raw, ok := r.get(k)
+	if !ok {
+		return "", false, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false, r.fail(k, "not a string")
+	}
+	if k == "model_type" {
+		r.family = s
+	}
+	return s, true, nil
+}
+
+// boolean reads true or false (false where absent or null).
+func (r *hfReader) boolean(k string) (bool, error) {
+	raw, ok := r.get(k)
+	if !ok {
+		return false, nil
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) != nil {
+		return false, r.fail(k, "not true or false")
+	}
+	return b, nil
+}
+
+// fail is an error about field k, its value shown.
+func (r *hfReader) fail(k, format string, args ...any) error {
+	return fmt.Errorf("%s: field %q (%s): %s", r.where, k, r.show(k), fmt.Sprintf(format, args...))
+}
+
+// show is field k's value in one short line.
+func (r *hfReader) show(k string) string {
+	raw, ok := r.raw[k]
+	if !ok {
+		return "absent"
+	}
+	var c bytes.Buffer
+	s := string(raw)
+	if json.Compact(&c, raw) == nil {
+		s = c.String()
+	}
+	s = hfOneLine(s)
+	if utf8.RuneCountInString(s) > 48 {
+		s = string([]rune(s)[:45]) + "..."
+	}
+	return s
+}
+
+// hfOneLine is s on one line.
+func hfOneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
+}
