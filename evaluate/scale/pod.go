@@ -46,6 +46,11 @@ type podPreset struct {
 	// change its NVLink count (an export variant of the same die).
 	gpu     string
 	nvlinks int
+	// memory and memBandwidth, where set, replace the hardware preset's
+	// device memory (bytes) and its bandwidth (bytes/s): another memory
+	// part on the same die.
+	memory       int64
+	memBandwidth float64
 }
 
 var podPresets = map[string]podPreset{
@@ -72,6 +77,15 @@ var podPresets = map[string]podPreset{
 	// DeepSeek's throughput.
 	"dgx-h800": {hardware: "h100", gpu: "h800", nvlinks: 8, perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h800Kernels,
 		source: "H800 SXM5: the H100 SXM5 with 400 GB/s NVLink; 8 x 400 Gb/s InfiniBand CX7 a node (arXiv 2505.09343)"},
+	// torchtitan's benchmark machines (benchmarks/llama3_h100_202412_torchtitan.md):
+	// 8 H100s a host on NVLink, each with 96 GB of HBM2e at 2.4 TB/s, a
+	// 400 Gb/s RDMA NIC per GPU, run at the default 500 W power limit.
+	// The power limit is not modelled (the SXM's compute peak: torchtitan
+	// says its peak lies between the SXM's and the NVL's, value unknown);
+	// kernels as measured on the 700 W SXM (h100Kernels).
+	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
+		memory: 96e9, memBandwidth: 2.4e12,
+		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 
 // h800Kernels are h100Kernels with the NVLink bus bandwidth DeepSeek
@@ -122,6 +136,9 @@ func ParsePod(text string) (Pod, error) {
 	}
 	if p.nvlinks > 0 {
 		h.NVLinks = p.nvlinks
+	}
+	if p.memory > 0 {
+		h.Memory, h.MemBandwidth = p.memory, p.memBandwidth
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
 		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels}

@@ -1,0 +1,171 @@
+package scale
+
+import "fmt"
+
+// Sweep is a published sweep: one model (or one family at several
+// sequence lengths) run under several plans on one cluster and one
+// software stack, measured side by side (issue 53 item 5). What a user
+// acts on is placer's order of such plans, so each sweep is a test of
+// the order (Spearman within it) as much as of each figure. Rows keep
+// what a user would type (placer eval --workload W --cluster C
+// --strategy S) so that a row's prediction is placer eval's; a row placer
+// cannot write yet keeps the publication's plan in words and is refused
+// by placer's own reading of its strategy, with that refusal shown.
+type Sweep struct {
+	Name string
+	// Source cites where every row's figure is published.
+	Source string
+	// Unit is what Measured holds: TokensPerGPU (tokens a second per
+	// GPU) or StepSeconds.
+	Unit SweepUnit
+	// Stack is the software the sweep ran, and what of it placer leaves
+	// out (the same for every row: it shifts the figures, not their
+	// order).
+	Stack string
+	Rows  []SweepRow
+}
+
+// SweepUnit is what a sweep measured.
+type SweepUnit int
+
+// The units.
+const (
+	TokensPerGPU SweepUnit = iota // tokens a second per GPU
+	StepSeconds                   // seconds a training step
+)
+
+func (u SweepUnit) String() string {
+	return [...]string{"tokens/s per GPU", "step s"}[u]
+}
+
+// SweepRow is one plan of a sweep as published and as placer reads it.
+type SweepRow struct {
+	// Label is the row as the publication names it.
+	Label string
+	// Workload, Cluster and Strategy are placer's reading of the row
+	// (--workload, --cluster, --strategy); Note says what of the row
+	// the reading assumes where the publication is silent.
+	Workload, Cluster, Strategy string
+	Note                        string
+	// Measured is the published figure, in the sweep's Unit.
+	Measured float64
+}
+
+// Sweeps are the published sweeps placer is checked on.
+func Sweeps() []Sweep {
+	return []Sweep{torchtitanFSDP8B(), torchtitanCP8B(), torchtitanFSDP8B128(), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
+		qwen3ModelZoo()}
+}
+
+// torchtitan's H100 benchmarks of December 2024
+// (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md, tables
+// 1 to 6): Llama 3.1 8B, 70B and 405B on Grand Teton hosts (the
+// grand-teton pod), throughput read at the 90th iteration. Sequence
+// 8,192 unless a table says otherwise; the global batch is the local
+// batch times the FSDP degree. torchtitan's selective activation
+// checkpointing is its per-op policy (saving the matmuls' outputs),
+// read as recompute=selective (Megatron's: the attention core); Float8
+// is torchao's tensorwise dynamic scaling (fp8=current); AsyncTP the
+// all-gather and reduce-scatter overlapped with their GEMMs
+// (tpoverlap=on).
+const torchtitanSource = "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (torch 1963fc8, torchao eab345c, torchtitan 9dec370, 2024-12)"
+
+const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA); placer leaves out torch.compile's fusion and the 500 W power limit"
+
+func torchtitanFSDP8B() Sweep {
+	w := "llama3-8b:seq=8192,batch=16"
+	s := "dp=8,mbs=2,fsdp=on,recompute=selective"
+	return Sweep{Name: "torchtitan table 1: Llama 3.1 8B, FSDP on 8 H100s", Source: torchtitanSource + ", table 1",
+		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
+			{Label: "FSDP", Workload: w, Cluster: "grand-teton:1", Strategy: s, Measured: 5762},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: "grand-teton:1", Strategy: s, Measured: 6667},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: "grand-teton:1", Strategy: s + ",fp8=current", Measured: 8532},
+		}}
+}
+
+func torchtitanFSDP8B128() Sweep {
+	w := "llama3-8b:seq=8192,batch=256"
+	s := "dp=128,mbs=2,fsdp=on,recompute=selective"
+	return Sweep{Name: "torchtitan table 3: Llama 3.1 8B, FSDP on 128 H100s", Source: torchtitanSource + ", table 3",
+		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
+			{Label: "FSDP", Workload: w, Cluster: "grand-teton:16", Strategy: s, Measured: 5605},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: "grand-teton:16", Strategy: s, Measured: 6514},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: "grand-teton:16", Strategy: s + ",fp8=current", Measured: 8380},
+		}}
+}
+
+func torchtitanCP8B() Sweep {
+	row := func(fsdp, cp, seq int, tps float64) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
+			Workload: fmt.Sprintf("llama3-8b:seq=%d,batch=%d", seq, fsdp), Cluster: "grand-teton:1",
+			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current", fsdp, cp), Measured: tps}
+	}
+	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Source: torchtitanSource + ", table 2",
+		Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8)", Rows: []SweepRow{
+			row(8, 1, 32768, 3890), row(4, 2, 65536, 2540), row(2, 4, 131072, 1071), row(1, 8, 262144, 548),
+		}}
+}
+
+func torchtitan70B() Sweep {
+	w := "llama3-70b:seq=8192,batch=512"
+	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current"
+	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Source: torchtitanSource + ", table 4",
+		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8)", Rows: []SweepRow{
+			{Label: "2D", Workload: w, Cluster: "grand-teton:32", Strategy: s, Measured: 829},
+			{Label: "2D + AsyncTP", Workload: w, Cluster: "grand-teton:32", Strategy: s + ",tpoverlap=on", Measured: 876},
+		}}
+}
+
+func torchtitan405BPP() Sweep {
+	w := "llama3.1-405b:seq=8192,batch=256"
+	s := "tp=8,pp=8,dp=8,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15"
+	split := "126 layers: the first and last stages 15 (the embedding and the output as layers; torchtitan's split is not stated)"
+	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Source: torchtitanSource + ", table 5",
+		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8, AsyncTP)", Rows: []SweepRow{
+			{Label: "1F1B", Workload: w, Cluster: "grand-teton:64", Strategy: s, Measured: 100,
+				Note: "micro-batch 1 (torchtitan's default), 32 a step; " + split},
+			{Label: "Interleaved 1F1B", Workload: w, Cluster: "grand-teton:64", Strategy: s + ",vp=2", Measured: 128,
+				Note: "2 stages a rank (the table does not say); " + split},
+		}}
+}
+
+func torchtitan405BCP() Sweep {
+	row := func(fsdp, cp, seq int, tps float64) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
+			Workload: fmt.Sprintf("llama3.1-405b:seq=%d,batch=%d", seq, 8*fsdp), Cluster: "grand-teton:64",
+			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15", fsdp, cp),
+			Measured: tps, Note: "126 layers: the first and last stages 15 (the embedding and the output as layers)"}
+	}
+	return Sweep{Name: "torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens",
+		Source: torchtitanSource + ", table 6", Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8, AsyncTP, 1F1B)",
+		Rows: []SweepRow{row(8, 1, 32768, 76), row(4, 2, 65536, 47), row(2, 4, 131072, 31), row(1, 8, 262144, 16)}}
+}
+
+// qwen3ModelZoo is Megatron-Core's MoE model zoo's Qwen3-235B-A22B runs on
+// 256 H100s (yanring/Megatron-MoE-ModelZoo, best_practice/Qwen3/readme.md:
+// BF16, sequence 4,096, global batch 2,048, step times): the cross-node
+// and intra-node expert-parallel strategies side by side. The rows ran
+// DeepEP's dispatcher but the pipeline of 32 stages (the alltoall one);
+// placer costs the all-to-all dispatcher for every row.
+func qwen3ModelZoo() Sweep {
+	w := "qwen3-235b-a22b:seq=4096,batch=2048"
+	c := "dgx-h100:32"
+	return Sweep{Name: "Megatron-MoE-ModelZoo: Qwen3-235B-A22B on 256 H100s, five plans",
+		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, Performance Results (moe_dev f3e6c5 and main 1e057005)",
+		Unit:   StepSeconds,
+		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16; placer costs the alltoall dispatcher and leaves out the recomputation of norms and activations",
+		Rows: []SweepRow{
+			{Label: "TP2 EP32 PP8 VPP4 DP16 MBS1, DeepEP", Workload: w, Cluster: c,
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,first=11,last=11,distopt=on", Measured: 19.7,
+				Note: "first and last stages 11 layers (94 layers, the embedding and the loss as layers)"},
+			{Label: "the same + 1F1B overlap", Workload: w, Cluster: c,
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,first=11,last=11,distopt=on,epoverlap=on", Measured: 17.6},
+			{Label: "TP2 EP8 EDP32 DP128 FSDP MBS4, full recompute", Workload: w, Cluster: c,
+				Strategy: "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full", Measured: 17.6},
+			{Label: "TP2 EP8 PP32 VPP3 DP4 MBS1, A2A", Workload: w, Cluster: c,
+				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,first=2,last=2,distopt=on", Measured: 24.2,
+				Note: "first and last stages 2 layers (the embedding and the loss as layers)"},
+			{Label: "TP4 EP8 PP8 VPP4 EDP4 DP8 MBS1, DeepEP", Workload: w, Cluster: c,
+				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,first=11,last=11,distopt=on", Measured: 29.0},
+		}}
+}

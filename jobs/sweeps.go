@@ -1,0 +1,137 @@
+package jobs
+
+import (
+	"context"
+	"math"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/report"
+)
+
+// Sweeps is placer report sweeps: every published sweep of scale.Sweeps,
+// each row read as placer eval reads its workload, cluster and strategy,
+// predicted in the sweep's unit, and the order within each sweep against
+// the measured one.
+func Sweeps(ctx context.Context) (report.Sweeps, error) { return sweepsOf(ctx, scale.Sweeps()) }
+
+// sweepsOf is Sweeps of the given sweeps.
+func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) {
+	var rep report.Sweeps
+	var sumAbs float64
+	for _, sw := range sweeps {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack}
+		var measured, predicted []float64
+		var labels []string
+		for _, row := range sw.Rows {
+			r := sweepRow(sw.Unit, row)
+			out.Rows = append(out.Rows, r)
+			if r.Refused != "" {
+				rep.Refused++
+				continue
+			}
+			rep.Rows++
+			measured, predicted, labels = append(measured, r.Measured), append(predicted, r.Predicted), append(labels, r.Label)
+			sumAbs += abs(r.Error)
+			out.MeanAbsError += abs(r.Error)
+			rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
+		}
+		if n := len(measured); n > 0 {
+			out.MeanAbsError /= float64(n)
+			if n >= 3 {
+				rho := spearman(measured, predicted)
+				out.Spearman = &rho
+			}
+			var fm, fp int
+			out.Pairs, out.Concordant, out.Tied, fm, fp = sweepOrder(sw.Unit, measured, predicted)
+			out.FastestMeasured, out.FastestPredicted = labels[fm], labels[fp]
+			out.OrderHolds = out.Concordant == out.Pairs
+		}
+		rep.Sweeps = append(rep.Sweeps, out)
+	}
+	if rep.Rows > 0 {
+		rep.MeanAbsError = sumAbs / float64(rep.Rows)
+	}
+	return rep, nil
+}
+
+// sweepRow predicts one row: its workload, cluster and strategy read as
+// placer eval reads them (a refusal is the row's answer, not an error of
+// the report), the step converted to the sweep's unit.
+func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
+	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
+		Measured: row.Measured}
+	res, m, p, err := evalSweepRow(row)
+	if err != nil {
+		r.Refused = err.Error()
+		return r
+	}
+	switch unit {
+	case scale.StepSeconds:
+		r.Predicted = res.Step
+	default:
+		r.Predicted = float64(m.Batch) * float64(m.Seq) / res.Step / float64(p.GPUs())
+	}
+	r.Error = r.Predicted/row.Measured - 1
+	r.Fits = res.Fits
+	for _, st := range res.HostStages {
+		r.HostBound = r.HostBound || st.Bound
+	}
+	if math.IsNaN(r.Error) || math.IsInf(r.Error, 0) {
+		r.Refused, r.Predicted, r.Error = "no finite prediction", 0, 0
+	}
+	return r
+}
+
+func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod, error) {
+	m, err := transformer.Parse(row.Workload)
+	if err != nil {
+		return scale.Result{}, m, scale.Pod{}, err
+	}
+	p, err := scale.ParsePod(row.Cluster)
+	if err != nil {
+		return scale.Result{}, m, p, err
+	}
+	s, err := scale.ParseStrategy(row.Strategy)
+	if err != nil {
+		return scale.Result{}, m, p, err
+	}
+	res, err := scale.Evaluate(m, s, p)
+	return res, m, p, err
+}
+
+// sweepOrder compares the order of predicted with measured's, in a
+// sweep of unit u (more tokens a second is faster, fewer seconds a step):
+// the pairs measured apart, those predicted in the same order
+// (concordant) and those predicted alike (tied), and the fastest row
+// measured and predicted (the first of equals).
+func sweepOrder(u scale.SweepUnit, measured, predicted []float64) (pairs, concordant, tied, fm, fp int) {
+	faster := func(a, b float64) bool { return a > b }
+	if u == scale.StepSeconds {
+		faster = func(a, b float64) bool { return a < b }
+	}
+	for i := range measured {
+		if faster(measured[i], measured[fm]) {
+			fm = i
+		}
+		if faster(predicted[i], predicted[fp]) {
+			fp = i
+		}
+		for j := range i {
+			if measured[i] == measured[j] {
+				continue // a tie measured orders nothing
+			}
+			pairs++
+			switch {
+			case predicted[i] == predicted[j]:
+				tied++
+			case faster(measured[i], measured[j]) == faster(predicted[i], predicted[j]):
+				concordant++
+			}
+		}
+	}
+	return pairs, concordant, tied, fm, fp
+}

@@ -1,0 +1,76 @@
+package jobs
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
+)
+
+// TestSweepOrder: pairs by hand. Tokens a second 10, 20, 30 predicted
+// 11, 25, 25: of the three pairs, (10, 20) and (10, 30) are ordered as
+// measured, (20, 30) is predicted alike; the fastest measured is row 2,
+// predicted row 1 (the first of equals). Read as seconds a step the same
+// numbers order the other way, which placer's 11 < 25 also does.
+func TestSweepOrder(t *testing.T) {
+	m, p := []float64{10, 20, 30}, []float64{11, 25, 25}
+	pairs, conc, tied, fm, fp := sweepOrder(scale.TokensPerGPU, m, p)
+	if pairs != 3 || conc != 2 || tied != 1 || fm != 2 || fp != 1 {
+		t.Errorf("tokens: %d pairs, %d concordant, %d tied, fastest %d and %d; want 3, 2, 1, 2, 1", pairs, conc, tied, fm, fp)
+	}
+	pairs, conc, tied, fm, fp = sweepOrder(scale.StepSeconds, m, p)
+	if pairs != 3 || conc != 2 || tied != 1 || fm != 0 || fp != 0 {
+		t.Errorf("seconds: %d pairs, %d concordant, %d tied, fastest %d and %d; want 3, 2, 1, 0, 0", pairs, conc, tied, fm, fp)
+	}
+	// Reversed: no pair concordant; equal measured figures order nothing.
+	if pairs, conc, _, _, _ = sweepOrder(scale.TokensPerGPU, []float64{1, 2, 2}, []float64{3, 2, 1}); pairs != 2 || conc != 0 {
+		t.Errorf("reversed: %d pairs, %d concordant; want 2, 0", pairs, conc)
+	}
+}
+
+// TestSweeps: every published sweep's rows are either predicted (a
+// finite figure, its error against the published one) or refused with
+// one line; swapping every published figure for another leaves every
+// prediction the same to the bit (a figure is a test, never an input).
+func TestSweeps(t *testing.T) {
+	sweeps := scale.Sweeps()
+	a, err := sweepsOf(context.Background(), sweeps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Rows < 15 {
+		t.Errorf("%d rows predicted, want at least 15", a.Rows)
+	}
+	swapped := make([]scale.Sweep, len(sweeps))
+	for i, sw := range sweeps {
+		swapped[i] = sw
+		swapped[i].Rows = append([]scale.SweepRow(nil), sw.Rows...)
+		for j := range swapped[i].Rows {
+			swapped[i].Rows[j].Measured *= 1.37 + 0.01*float64(j)
+		}
+	}
+	b, err := sweepsOf(context.Background(), swapped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sw := range a.Sweeps {
+		for j, r := range sw.Rows {
+			if r.Refused != "" {
+				if strings.Contains(r.Refused, "\n") {
+					t.Errorf("%s, %s: refusal of more than one line: %q", sw.Name, r.Label, r.Refused)
+				}
+				continue
+			}
+			if !(r.Predicted > 0) || math.IsInf(r.Predicted, 0) || !near(r.Error, r.Predicted/r.Measured-1, 1e-12) {
+				t.Errorf("%s, %s: predicted %g, error %g against %g", sw.Name, r.Label, r.Predicted, r.Error, r.Measured)
+			}
+			if q := b.Sweeps[i].Rows[j].Predicted; math.Float64bits(q) != math.Float64bits(r.Predicted) {
+				t.Errorf("%s, %s: %g with the published figures, %g with others", sw.Name, r.Label, r.Predicted, q)
+			}
+		}
+	}
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }

@@ -1,0 +1,123 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Sweeps is placer report sweeps: each published sweep (scale.Sweeps:
+// one model under several plans on one cluster and stack, measured side
+// by side) with placer's prediction of every row it can write, and how
+// well it orders them.
+type Sweeps struct {
+	Sweeps []Sweep `json:"sweeps"`
+	// Over every row predicted: the mean |error| and the largest.
+	MeanAbsError float64 `json:"mean_abs_error"`
+	MaxAbsError  float64 `json:"max_abs_error"`
+	// Rows and Refused count the rows placer predicted and those whose
+	// plan it cannot write.
+	Rows    int `json:"rows"`
+	Refused int `json:"refused"`
+}
+
+// Sweep is one published sweep and placer's reading of it.
+type Sweep struct {
+	Name   string     `json:"name"`
+	Source string     `json:"source"`
+	Unit   string     `json:"unit"`
+	Stack  string     `json:"stack"`
+	Rows   []SweepRow `json:"rows"`
+	// Spearman is the rank correlation of measured and predicted over
+	// the rows placer predicted (null with fewer than three: a pair is
+	// ordered right or wrong, OrderHolds); MeanAbsError their mean
+	// |error|.
+	Spearman     *float64 `json:"spearman"`
+	MeanAbsError float64  `json:"mean_abs_error"`
+	// Pairs are the pairs of predicted rows measured apart; Concordant
+	// those placer orders as measured, Tied those it predicts alike (the
+	// rows differ in what placer leaves out); OrderHolds: every pair
+	// concordant.
+	Pairs      int  `json:"pairs"`
+	Concordant int  `json:"concordant"`
+	Tied       int  `json:"tied"`
+	OrderHolds bool `json:"order_holds"`
+	// FastestMeasured and FastestPredicted are the labels of the fastest
+	// row measured and predicted, among the rows predicted.
+	FastestMeasured  string `json:"fastest_measured"`
+	FastestPredicted string `json:"fastest_predicted"`
+}
+
+// SweepRow is one row of a sweep: as published, as placer reads it, and
+// its prediction (Predicted and Error, 0 where Refused says why placer
+// cannot write the plan).
+type SweepRow struct {
+	Label     string  `json:"label"`
+	Workload  string  `json:"workload"`
+	Cluster   string  `json:"cluster"`
+	Strategy  string  `json:"strategy"`
+	Note      string  `json:"note,omitempty"`
+	Measured  float64 `json:"measured"`
+	Predicted float64 `json:"predicted,omitempty"`
+	// Error is predicted over measured, minus 1, in the sweep's unit.
+	Error   float64 `json:"error,omitempty"`
+	Fits    bool    `json:"fits"`
+	Refused string  `json:"refused,omitempty"`
+	// HostBound: a pipeline stage of the plan is bound by its host.
+	HostBound bool `json:"host_bound,omitempty"`
+}
+
+// WriteSweeps writes each sweep's table and how well placer orders it,
+// then the figures over every sweep.
+func WriteSweeps(w io.Writer, s Sweeps) error {
+	for _, sw := range s.Sweeps {
+		if _, err := fmt.Fprintf(w, "%s (%s)\n", sw.Name, sw.Unit); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, r := range sw.Rows {
+			pred, e := "refused", wrap(r.Refused, 48)
+			if r.Refused == "" {
+				pred, e = formatSweep(r.Predicted), fmt.Sprintf("%+.1f%%", 100*r.Error)
+				if !r.Fits {
+					pred += " (over)"
+				}
+				if r.HostBound {
+					pred += " (host)"
+				}
+			}
+			rows = append(rows, []string{wrap(r.Label, 30), formatSweep(r.Measured), pred, e, wrap(CompactPlan(r.Strategy), 26), wrap(r.Note, 30)})
+		}
+		if err := TableFit(w, []string{"row", "measured", "predicted", "error", "placer's reading", "assumed"}, rows, []int{5, 4}); err != nil {
+			return err
+		}
+		rho := "n/a (fewer than 3 rows)"
+		if sw.Spearman != nil {
+			rho = fmt.Sprintf("%.2f", *sw.Spearman)
+		}
+		order := fmt.Sprintf("%d of %d pairs ordered as measured", sw.Concordant, sw.Pairs)
+		if sw.Tied > 0 {
+			order += fmt.Sprintf(", %d alike in placer's model", sw.Tied)
+		}
+		if sw.Pairs > 0 && sw.FastestMeasured != sw.FastestPredicted {
+			order += fmt.Sprintf("; fastest measured %q, predicted %q", sw.FastestMeasured, sw.FastestPredicted)
+		}
+		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\nstack: %s\nsource: %s\n\n", rho, Percent(sw.MeanAbsError), order,
+			sw.Stack, sw.Source); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d rows predicted, %d refused; mean |error| %s, largest %s\n"+
+		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
+		s.Rows, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
+	return err
+}
+
+// formatSweep writes a sweep's figure: whole tokens, or seconds to 3
+// significant figures.
+func formatSweep(x float64) string {
+	if x >= 100 {
+		return strings.TrimSuffix(fmt.Sprintf("%.0f", x), ".")
+	}
+	return fmt.Sprintf("%.3g", x)
+}
