@@ -148,9 +148,18 @@ func ParsePod(text string) (Pod, error) {
 	if opts != "" {
 		for _, kv := range strings.Split(opts, ",") {
 			k, v, _ := strings.Cut(kv, "=")
+			if k == "attention" {
+				// The fused attention kernel the node's software runs
+				// (torch's SDPA picks flash or cuDNN by version:
+				// Kernels.Attention).
+				if pod.Kernels, err = pod.Kernels.withAttention(v); err != nil {
+					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
+				}
+				continue
+			}
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps)", text, kv)
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps; attention=flash or cudnn)", text, kv)
 			}
 			switch k {
 			case "nics":
@@ -161,7 +170,7 @@ func ParsePod(text string) (Pod, error) {
 			case "nic-gbps":
 				pod.NICBandwidth = x * 1e9 / 8
 			default:
-				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps)", text, k)
+				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, attention)", text, k)
 			}
 		}
 		pod.Name += "," + opts

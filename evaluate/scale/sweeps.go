@@ -70,16 +70,30 @@ func Sweeps() []Sweep {
 // (tpoverlap=on).
 const torchtitanSource = "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (torch 1963fc8, torchao eab345c, torchtitan 9dec370, 2024-12)"
 
-const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA); placer leaves out torch.compile's fusion and the 500 W power limit"
+// torchtitan's clusters: grand-teton pods of 1 to 64 hosts, attention
+// torch's flash kernel: torchtitan calls scaled_dot_product_attention,
+// whose cuDNN backend torch made opt-in after 2.5
+// (pytorch/pytorch#138522, October 2024), so that the nightly of
+// December 2024 the benchmarks ran picks FlashAttention-2 on H100
+// (pytorch/pytorch#142132: SDPA at 329 TFLOP/s against cuDNN's 631 on
+// 2.6.0.dev20241204).
+const (
+	gt1  = "grand-teton:1,attention=flash"
+	gt16 = "grand-teton:16,attention=flash"
+	gt32 = "grand-teton:32,attention=flash"
+	gt64 = "grand-teton:64,attention=flash"
+)
+
+const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA: flash attention); placer leaves out torch.compile's fusion and the 500 W power limit"
 
 func torchtitanFSDP8B() Sweep {
 	w := "llama3-8b:seq=8192,batch=16"
 	s := "dp=8,mbs=2,fsdp=on,recompute=selective"
 	return Sweep{Name: "torchtitan table 1: Llama 3.1 8B, FSDP on 8 H100s", Source: torchtitanSource + ", table 1",
 		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
-			{Label: "FSDP", Workload: w, Cluster: "grand-teton:1", Strategy: s, Measured: 5762},
-			{Label: "FSDP + torch.compile", Workload: w, Cluster: "grand-teton:1", Strategy: s, Measured: 6667},
-			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: "grand-teton:1", Strategy: s + ",fp8=current", Measured: 8532},
+			{Label: "FSDP", Workload: w, Cluster: gt1, Strategy: s, Measured: 5762},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: gt1, Strategy: s, Measured: 6667},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: gt1, Strategy: s + ",fp8=current", Measured: 8532},
 		}}
 }
 
@@ -88,16 +102,16 @@ func torchtitanFSDP8B128() Sweep {
 	s := "dp=128,mbs=2,fsdp=on,recompute=selective"
 	return Sweep{Name: "torchtitan table 3: Llama 3.1 8B, FSDP on 128 H100s", Source: torchtitanSource + ", table 3",
 		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
-			{Label: "FSDP", Workload: w, Cluster: "grand-teton:16", Strategy: s, Measured: 5605},
-			{Label: "FSDP + torch.compile", Workload: w, Cluster: "grand-teton:16", Strategy: s, Measured: 6514},
-			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: "grand-teton:16", Strategy: s + ",fp8=current", Measured: 8380},
+			{Label: "FSDP", Workload: w, Cluster: gt16, Strategy: s, Measured: 5605},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: gt16, Strategy: s, Measured: 6514},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: gt16, Strategy: s + ",fp8=current", Measured: 8380},
 		}}
 }
 
 func torchtitanCP8B() Sweep {
 	row := func(fsdp, cp, seq int, tps float64) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
-			Workload: fmt.Sprintf("llama3-8b:seq=%d,batch=%d", seq, fsdp), Cluster: "grand-teton:1",
+			Workload: fmt.Sprintf("llama3-8b:seq=%d,batch=%d", seq, fsdp), Cluster: gt1,
 			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current", fsdp, cp), Measured: tps}
 	}
 	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Source: torchtitanSource + ", table 2",
@@ -111,8 +125,8 @@ func torchtitan70B() Sweep {
 	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current"
 	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Source: torchtitanSource + ", table 4",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8)", Rows: []SweepRow{
-			{Label: "2D", Workload: w, Cluster: "grand-teton:32", Strategy: s, Measured: 829},
-			{Label: "2D + AsyncTP", Workload: w, Cluster: "grand-teton:32", Strategy: s + ",tpoverlap=on", Measured: 876},
+			{Label: "2D", Workload: w, Cluster: gt32, Strategy: s, Measured: 829},
+			{Label: "2D + AsyncTP", Workload: w, Cluster: gt32, Strategy: s + ",tpoverlap=on", Measured: 876},
 		}}
 }
 
@@ -122,9 +136,9 @@ func torchtitan405BPP() Sweep {
 	split := "126 layers: the first and last stages 15 (the embedding and the output as layers; torchtitan's split is not stated)"
 	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Source: torchtitanSource + ", table 5",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8, AsyncTP)", Rows: []SweepRow{
-			{Label: "1F1B", Workload: w, Cluster: "grand-teton:64", Strategy: s, Measured: 100,
+			{Label: "1F1B", Workload: w, Cluster: gt64, Strategy: s, Measured: 100,
 				Note: "micro-batch 1 (torchtitan's default), 32 a step; " + split},
-			{Label: "Interleaved 1F1B", Workload: w, Cluster: "grand-teton:64", Strategy: s + ",vp=2", Measured: 128,
+			{Label: "Interleaved 1F1B", Workload: w, Cluster: gt64, Strategy: s + ",vp=2", Measured: 128,
 				Note: "2 stages a rank (the table does not say); " + split},
 		}}
 }
@@ -132,7 +146,7 @@ func torchtitan405BPP() Sweep {
 func torchtitan405BCP() Sweep {
 	row := func(fsdp, cp, seq int, tps float64) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
-			Workload: fmt.Sprintf("llama3.1-405b:seq=%d,batch=%d", seq, 8*fsdp), Cluster: "grand-teton:64",
+			Workload: fmt.Sprintf("llama3.1-405b:seq=%d,batch=%d", seq, 8*fsdp), Cluster: gt64,
 			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15", fsdp, cp),
 			Measured: tps, Note: "126 layers: the first and last stages 15 (the embedding and the output as layers)"}
 	}
