@@ -50,8 +50,9 @@ func TestEvalHost(t *testing.T) {
 
 // TestEvalHostProfiled: placer eval --host on a graph whose ops carry
 // profiled dispatch times (dispatch_s, here 1 ms on each of the MLP
-// example's 28 ops) takes them: the step is bound by the host at 28 ms
-// and more; --dispatch 1us overrides them for every op.
+// example's 28 ops) does not take them (roofline.MeasuredIssue: a
+// profile's dispatch times hold the profiler's own cost): the step stays
+// the kernels'; --dispatch 1us likewise.
 func TestEvalHostProfiled(t *testing.T) {
 	data, err := os.ReadFile("../examples/mlp.json")
 	if err != nil {
@@ -81,8 +82,11 @@ func TestEvalHostProfiled(t *testing.T) {
 		}
 		return e.StepTime
 	}
-	if s := eval(0); s <= 28e-3 || s > 30e-3 {
-		t.Errorf("profiled dispatch: step %v, want just above 28 ms", s)
+	// --host takes the measured issue rate, not the profile's times
+	// (torch.profiler's own cost is in them): 28 ops at 14 us issue in
+	// 0.4 ms, under the kernels' 0.9.
+	if s := eval(0); s >= 2e-3 {
+		t.Errorf("--host on a profiled graph: step %v, want the kernels' ~1 ms (the profile's 1 ms a op not taken)", s)
 	}
 	if s := eval(time.Microsecond); s >= 2e-3 {
 		t.Errorf("--dispatch 1us: step %v, want the kernels' ~1 ms", s)

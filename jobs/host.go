@@ -17,20 +17,24 @@ func hostNote(h *roofline.Host, dispatch time.Duration) string {
 	case dispatch > 0:
 		return fmt.Sprintf("host dispatch %v per op", dispatch)
 	}
-	return "host dispatch per op class (the graph's profiled times where it has them)"
+	return fmt.Sprintf("host issue %v per op (measured on a lent H100's host)", time.Duration(roofline.MeasuredIssue*1e9))
 }
 
 // HostModel is the host-side model of HostOn and Dispatch, the --host and
-// --dispatch flags (nil: none): with dispatch above 0 every op takes it
-// (the graph's profiled times ignored), else the graph's profiled
-// dispatch times where it has some and roofline's defaults elsewhere.
+// --dispatch flags (nil: none): with dispatch above 0 every op takes it,
+// else roofline.MeasuredIssue (the graph's profiled dispatch times are
+// not used: torch.profiler's own cost of recording each op is in them).
 // dispatch alone turns the model on.
 func HostModel(on bool, dispatch time.Duration) *roofline.Host {
 	if !on && dispatch <= 0 {
 		return nil
 	}
-	h := &roofline.Host{}
+	h := &roofline.Host{IgnoreProfile: true}
+	for ph := range h.Issue {
+		h.Issue[ph] = roofline.MeasuredIssue
+	}
 	if dispatch > 0 {
+		h.Issue = [3]float64{}
 		h.IgnoreProfile = true // the dispatch is for every op
 		for c := range h.Dispatch {
 			h.Dispatch[c] = dispatch.Seconds()

@@ -73,6 +73,14 @@ type Host struct {
 	// profiled dispatch time too (eval --dispatch: one time for every op).
 	IgnoreProfile bool
 
+	// Issue, where set (above 0), is the host's measured time to issue
+	// one op of each phase (graph.Phase: forward, backward, update),
+	// dispatch and kernel launch, in seconds: it takes the place of
+	// Dispatch's class defaults and of a profile's dispatch times (a
+	// profile's include torch.profiler's own cost of recording each op;
+	// MeasuredIssue says how much). ByType and PerOp still override it.
+	Issue [3]float64
+
 	// GraphLaunch is the CPU time of one CUDA graph launch (a captured
 	// region's replay), and CompiledLaunch that of one kernel launched by
 	// torch.compile's generated code, in seconds; 0 takes
@@ -132,6 +140,20 @@ func compiled(e *graph.Execution, i int) bool {
 	}
 	return e.OptimizerFrom == 0 || i < e.OptimizerFrom
 }
+
+// MeasuredIssue is the time eager PyTorch's host takes to issue one op of
+// a training step on a GPU, dispatch and kernel launch, in seconds: a
+// multiply recorded for autograd, 500 in a row with the GPU kept busy so
+// that none waits, on the lent H100 machine of 2026-11-26 (an Intel Xeon
+// of 16 vCPUs, torch 2.11, CUDA 13; kernelbench --only host,
+// measurements/2026-11-26-h100-c/host.jsonl, issue.mul_autograd: 14.04
+// us). The same image on another H100 machine measured 20.0 us
+// (moehost-kernels.jsonl): the host is the noisiest figure of a step.
+// A profile's per-op dispatch times (torchexport --profile) are larger:
+// torch.profiler records each op, and on EfficientNet-B0, whose step
+// waits on its host half the time, they predict it twice as slow as it
+// ran (docs/performance-model.md, "The host").
+const MeasuredIssue = 14.04e-6
 
 // DefaultDispatch is the dispatch time of one op of each class (by
 // graph.Class): PyTorch 2.14.1's CPU time per op on tiny CPU tensors
@@ -209,10 +231,12 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 			}
 		case op.Type == "Parameter" || op.Type == "Input" || op.Type == "Buffer":
 			t = 0
-		case op.HasDispatch && !h.IgnoreProfile:
+		case op.HasDispatch && !h.IgnoreProfile && h.Issue[op.Phase()] <= 0:
 			t = op.Dispatch
 		default:
 			if x, ok := h.ByType[op.Type]; ok {
+				t = x
+			} else if x := h.Issue[op.Phase()]; x > 0 {
 				t = x
 			} else if x, ok := prof.of(op); ok {
 				t = x
