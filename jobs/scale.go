@@ -40,7 +40,35 @@ func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
-	return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
+	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
+	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
+	return sp
+}
+
+// offRow adds to a published plan's unchecked features its own row when
+// placer predicts that row outside the tolerance (scale.CheckedDense,
+// CheckedMoE): a plan whose own figure placer misses is not inside the
+// checked regime, whatever rows vouch for its features.
+func offRow(m transformer.Spec, e float64, unchecked []string) []string {
+	tol := scale.CheckedDense
+	if m.MoE() {
+		tol = scale.CheckedMoE
+	}
+	if abs(e) > tol {
+		return append(unchecked, fmt.Sprintf("its row (%+.0f%%)", 100*e))
+	}
+	return unchecked
+}
+
+// regime is scale.Regime over the published rows placer predicts within
+// tolerance (scale.Checked, computed once a process). A failure to
+// compute them leaves every feature unchecked.
+func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) {
+	rows, err := scale.Checked(context.Background())
+	if err != nil {
+		rows = nil
+	}
+	return scale.Regime(rows, m, s)
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload
@@ -133,6 +161,15 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	rep.MeanAbsError, rep.MeanError, rep.FastestMeanAbsError = sumAbs/n, sum/n, sumFast/n
 	rep.Spearman = spearman(published, predicted)
 	rep.GeomeanSpeedup = stat.GeometricMean(speedups, nil)
+	var checked []float64
+	for _, r := range rep.Rows {
+		if len(r.MegatronUnchecked) == 0 && len(r.PlacerUnchecked) == 0 {
+			checked = append(checked, r.Speedup)
+		}
+	}
+	if rep.CheckedRows = len(checked); len(checked) > 0 {
+		rep.CheckedSpeedup = stat.GeometricMean(checked, nil)
+	}
 	for _, pub := range scale.MegatronStrongScaling() {
 		r, err := row(pub)
 		if err != nil {
@@ -251,9 +288,14 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 		FastestPlan: fast.Plan.String(), FastestTFLOPs: fast.TFLOPs, FastestMFU: fast.MFU,
 		PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
 		Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
+	_, r.MegatronUnchecked = regime(pub.Model, own.Plan.Strategy)
+	_, r.PlacerUnchecked = regime(pub.Model, got.Best.Plan.Strategy)
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
 		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
+		if pub.Tokens == 0 { // a table of tokens counts its error on them (bridgeRow)
+			r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
+		}
 	}
 	return r, own, fast, got.Best, nil
 }
@@ -281,6 +323,7 @@ func bridgeRow(ctx context.Context, pub scale.Published) (report.MegatronRow, er
 	r.MegatronFits, r.PlacerFits = own.Fits, best.Fits
 	r.Error = r.PredictedTokens/pub.Tokens - 1
 	r.FastestError = r.FastestTokens/pub.Tokens - 1
+	r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
 	return r, nil
 }
 

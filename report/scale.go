@@ -23,6 +23,21 @@ type ScalePlan struct {
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result
+	// CheckedBy names, for each feature of the plan a published row
+	// predicted within tolerance vouches for, that row
+	// (scale.Checked); Unchecked are the features none does: a plan
+	// with some is outside the regime placer was checked in.
+	CheckedBy map[string]string `json:"checked_by,omitempty"`
+	Unchecked []string          `json:"unchecked,omitempty"`
+}
+
+// checkedCell says whether a plan is inside the checked regime: "yes",
+// or the features no published row vouches for.
+func checkedCell(unchecked []string) string {
+	if len(unchecked) == 0 {
+		return "yes"
+	}
+	return "no: " + strings.Join(unchecked, ", ")
 }
 
 // ScaleSearch is placer search at cluster scale: the fastest plan that
@@ -66,7 +81,29 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"embedding all-reduce", Seconds(p.Embedding)},
 		{"optimizer step", Seconds(p.Optimizer)},
 		{"host", hostLine(p.Result)},
+		{"checked against", checkedLine(p)},
 	})
+}
+
+// checkedLine says which published rows vouch for the plan's features,
+// or which features none does.
+func checkedLine(p ScalePlan) string {
+	if len(p.Unchecked) > 0 {
+		return fmt.Sprintf("UNCHECKED: no published row placer predicts within 10%% (15%% with experts) uses %s", strings.Join(p.Unchecked, ", "))
+	}
+	seen := map[string]bool{}
+	var srcs []string
+	for _, src := range p.CheckedBy {
+		if !seen[src] {
+			seen[src] = true
+			srcs = append(srcs, src)
+		}
+	}
+	slices.Sort(srcs)
+	if len(srcs) == 0 {
+		return "nothing to check (no tensor, pipeline, context or expert parallelism, FSDP, FP8 or recomputation)"
+	}
+	return "every feature, by " + strings.Join(srcs, "; ")
 }
 
 // hostLine says how long the busiest GPU waits on its host per step and
@@ -110,9 +147,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
 			rows = append(rows, []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
-				fmt.Sprintf("%.3fx", r.Step/s.Best.Step)})
+				fmt.Sprintf("%.3fx", r.Step/s.Best.Step), wrap(checkedCell(r.Unchecked), 24)})
 		}
-		if err := Table(w, []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best"}, rows); err != nil {
+		if err := TableFit(w, []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best", "checked against"}, rows, []int{3}); err != nil {
 			return err
 		}
 	}
@@ -164,9 +201,13 @@ type MegatronRow struct {
 	PlacerTFLOPs float64 `json:"placer_tflops"`
 	PlacerMFU    float64 `json:"placer_mfu"`
 	PlacerMemory int64   `json:"placer_memory_bytes"`
-	// Speedup is placer's plan over Megatron's, both predicted.
-	Speedup float64 `json:"speedup"`
-	Search  float64 `json:"search_cpu_s"`
+	// Speedup is placer's plan over Megatron's, both predicted; it is
+	// printed only where neither plan has an unchecked feature
+	// (MegatronUnchecked, PlacerUnchecked: ScalePlan.Unchecked's).
+	Speedup           float64  `json:"speedup"`
+	MegatronUnchecked []string `json:"megatron_unchecked,omitempty"`
+	PlacerUnchecked   []string `json:"placer_unchecked,omitempty"`
+	Search            float64  `json:"search_cpu_s"`
 	// Megatron-Bridge's rows (Megatron.Bridge) only: the precision, the
 	// tokens a second per GPU published and predicted (the error is
 	// theirs; the TFLOP/s above are in Megatron-LM's current count,
@@ -203,6 +244,10 @@ type Megatron struct {
 	Spearman            float64 `json:"spearman"`
 	FastestMeanAbsError float64 `json:"fastest_mean_abs_error"`
 	GeomeanSpeedup      float64 `json:"geomean_speedup"`
+	// CheckedSpeedup is the geometric mean over the CheckedRows rows
+	// whose plans are both inside the checked regime (speedupCell).
+	CheckedSpeedup float64 `json:"checked_geomean_speedup,omitempty"`
+	CheckedRows    int     `json:"checked_rows"`
 	// Bridge is Megatron-Bridge's H100 table (25.11: Llama 3 in FP8 and
 	// mixtures of experts), its errors on tokens/s: their mean |error|,
 	// largest and mean.
@@ -224,9 +269,10 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 	}
 	if _, err := fmt.Fprintf(w, "prediction error (Megatron's plan read at the framework's defaults): mean |error| %s, largest %s, mean %+.1f%%,\n"+
 		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n"+
-		"placer's plans %.3fx Megatron's (geometric mean, predicted)\n"+
+		"placer's plans %.3fx Megatron's (geometric mean, predicted); %s\n"+
 		"each row's figures again: placer eval --workload W --cluster C --strategy PLAN, placer search --workload W --cluster C (W and C: the row's workload and cluster in --json)\n\n",
-		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError), m.GeomeanSpeedup); err != nil {
+		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError), m.GeomeanSpeedup,
+		checkedSpeedupNote(m)); err != nil {
 		return err
 	}
 	if len(m.Strong) > 0 {
@@ -277,7 +323,7 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
 			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
 			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), wrap(CompactPlan(r.FastestPlan), 24), fmt.Sprintf("%+.1f%%", 100*r.FastestError)})
 	}
 	if err := TableFit(w, header, out, []int{16, 15, 14, 9, 12, 8, 7}); err != nil {
@@ -315,7 +361,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		// A plan longer than 24 columns takes two lines.
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
 			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, GB(r.MegatronMemory),
-			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), fmt.Sprintf("%.3fx", r.Speedup),
+			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU), wrap(CompactPlan(r.FastestPlan), 24), fastErr})
 	}
 	// Narrow terminals lose the memory columns, the search time and the
@@ -687,4 +733,24 @@ func writeBlocks(w io.Writer, l Layers) error {
 		"head: the output layer and its cross-entropy (measured in plain PyTorch; placer costs Megatron-Core's unfused cross-entropy)\n",
 		Percent(sumAbs/float64(len(l.Layers))), Percent(most), l.Fit.Eff)
 	return err
+}
+
+// speedupCell is a row's speedup where both plans are inside the checked
+// regime, else what is unchecked.
+func speedupCell(r MegatronRow) string {
+	if len(r.MegatronUnchecked) > 0 || len(r.PlacerUnchecked) > 0 {
+		u := append(append([]string(nil), r.MegatronUnchecked...), r.PlacerUnchecked...)
+		slices.Sort(u)
+		return wrap("unchecked: "+strings.Join(slices.Compact(u), ", "), 20)
+	}
+	return fmt.Sprintf("%.3fx", r.Speedup)
+}
+
+// checkedSpeedupNote says the geometric mean speedup over the rows whose
+// plans are both inside the checked regime.
+func checkedSpeedupNote(m Megatron) string {
+	if m.CheckedRows == 0 {
+		return "no row's two plans are both inside the checked regime"
+	}
+	return fmt.Sprintf("%.3fx over the %d rows whose two plans are inside the checked regime", m.CheckedSpeedup, m.CheckedRows)
 }

@@ -1,0 +1,167 @@
+package scale
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Where placer's model was checked (issue 53 item 6): a plan uses
+// features (tensor, pipeline, virtual and context parallelism, FSDP,
+// experts, FP8 by recipe, recomputation by kind, the overlaps, latent
+// attention, a sliding window, ...), and a feature is checked where a
+// published row that uses it is predicted within the issue's tolerance:
+// 10% for a dense model, 15% for one with experts. A plan whose every
+// feature is checked is inside the checked regime; the others are
+// marked, with the features no row vouches for.
+
+// Tolerances of a published row counted as checked: predicted within
+// this fraction of its figure.
+const (
+	CheckedDense = 0.10
+	CheckedMoE   = 0.15
+)
+
+// Features are the features of plan s of model m, sorted: what a
+// published row must share with it to vouch for it.
+func Features(m transformer.Spec, s Strategy) []string {
+	var f []string
+	add := func(ok bool, name string) {
+		if ok {
+			f = append(f, name)
+		}
+	}
+	add(s.MaxT() > 1, "tp")
+	add(s.MaxT() > 1 && s.SequenceParallel, "sp")
+	add(s.TPOverlap, "tpoverlap")
+	add(s.TensorStages != nil, "stage-tp")
+	add(s.P() > 1, "pp")
+	add(s.V() > 1, "vp")
+	add(s.C() > 1, "cp")
+	add(s.FSDP, "fsdp")
+	add(s.DistOpt, "distopt")
+	add(s.Recompute == SelectiveRecompute, "recompute=selective")
+	add(s.Recompute == FullRecompute, "recompute=full")
+	add(s.FP8 != "", "fp8="+s.FP8)
+	add(s.GradBF16, "grads=bf16")
+	add(m.MoE(), "experts")
+	add(m.MoE() && s.Experts > 1, "ep")
+	add(m.MoE() && s.ExpertTensor > 1, "etp")
+	add(s.EPOverlap, "epoverlap")
+	add(m.MLA(), "mla")
+	add(m.Window > 0, "window")
+	add(m.MTP > 0, "mtp")
+	sort.Strings(f)
+	return f
+}
+
+// CheckedRow is a published row placer predicts within tolerance, with
+// the features it vouches for.
+type CheckedRow struct {
+	Source   string   // the table or sweep, and the row
+	Error    float64  // predicted over published, minus 1
+	Features []string // Features of its plan
+}
+
+var (
+	checkedOnce sync.Once
+	checkedRows []CheckedRow
+	checkedErr  error
+)
+
+// Checked are the published rows placer predicts within tolerance (the
+// Megatron-LM, Megatron-Bridge and Llama 3 tables read at their
+// configurations' defaults, MegatronDefault, and every sweep row placer
+// can write), computed once a process.
+func Checked(ctx context.Context) ([]CheckedRow, error) {
+	checkedOnce.Do(func() { checkedRows, checkedErr = checkRows(ctx) })
+	return checkedRows, checkedErr
+}
+
+func checkRows(ctx context.Context) ([]CheckedRow, error) {
+	var out []CheckedRow
+	keep := func(source string, m transformer.Spec, s Strategy, e float64) {
+		tol := CheckedDense
+		if m.MoE() {
+			tol = CheckedMoE
+		}
+		if math.Abs(e) <= tol {
+			out = append(out, CheckedRow{Source: source, Error: e, Features: Features(m, s)})
+		}
+	}
+	tables := []struct {
+		name string
+		rows []Published
+	}{{"Megatron-LM H100", MegatronTable()}, {"Megatron-LM A100", MegatronA100()}, {"Llama 3 405B", Llama3()},
+		{"Megatron-Bridge 25.11", MegatronBridge()}}
+	for _, t := range tables {
+		for _, row := range t.rows {
+			p, err := PodOf(row.Pod, row.GPUs)
+			if err != nil {
+				return nil, err
+			}
+			r, err := MegatronDefault(ctx, row, p)
+			if err != nil {
+				return nil, fmt.Errorf("%s, %s: %w", t.name, row.Name, err)
+			}
+			var e float64
+			if row.Tokens > 0 {
+				e = float64(row.Model.Batch)*float64(row.Model.Seq)/r.Step/float64(p.GPUs())/row.Tokens - 1
+			} else {
+				e = r.TFLOPs/row.TFLOPs - 1
+			}
+			keep(t.name+", "+row.Name, row.Model, r.Plan.Strategy, e)
+		}
+	}
+	for _, sw := range Sweeps() {
+		for _, row := range sw.Rows {
+			m, err := transformer.Parse(row.Workload)
+			if err != nil {
+				continue
+			}
+			p, err := ParsePod(row.Cluster)
+			if err != nil {
+				continue
+			}
+			s, err := ParseStrategy(row.Strategy)
+			if err != nil {
+				continue
+			}
+			r, err := Evaluate(m, s, p)
+			if err != nil {
+				continue // a plan placer cannot write vouches for nothing
+			}
+			pred := r.Step
+			if sw.Unit == TokensPerGPU {
+				pred = float64(m.Batch) * float64(m.Seq) / r.Step / float64(p.GPUs())
+			}
+			keep(sw.Name+", "+row.Label, m, s, pred/row.Measured-1)
+		}
+	}
+	return out, nil
+}
+
+// Regime says which of plan s's features published rows vouch for: for
+// each checked feature the first row that does (rows), and the features
+// none does (unchecked, sorted). An empty unchecked is a plan inside the
+// checked regime.
+func Regime(rows []CheckedRow, m transformer.Spec, s Strategy) (vouch map[string]string, unchecked []string) {
+	vouch = map[string]string{}
+	for _, f := range Features(m, s) {
+		for _, r := range rows {
+			if slices.Contains(r.Features, f) {
+				vouch[f] = r.Source
+				break
+			}
+		}
+		if _, ok := vouch[f]; !ok {
+			unchecked = append(unchecked, f)
+		}
+	}
+	return vouch, unchecked
+}
