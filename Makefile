@@ -167,6 +167,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
+	$(MAKE) test-frameworks
 
 test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_*.py'
@@ -175,6 +176,40 @@ test-python-debian: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
+
+# The frameworks' own code reading placer's exports (tools/frameworks,
+# docs/import.md#frameworks): torchtitan 0.2.2 (its last release with
+# TOML job files) and DeepSpeed 0.19.8, with what they import, pinned:
+# FRAMEWORKS_PINS is the set pip resolves for the two beside TORCH_PINS,
+# installed with --no-deps into FRAMEWORKS_DIR (pip --target, on
+# PYTHONPATH for the tests only; not into the virtualenv, whose packages
+# the other tests share: datasets, pandas and tensorboard come with
+# torchtitan) once per machine, again when $(FRAMEWORKS_DIR)/placer-pins
+# differs. DeepSpeed is a source package built against the virtualenv's
+# torch (--no-build-isolation; no ops compiled). Measured on this
+# project's 2-core machine (2026-11-26, others' jobs running): 23 s to
+# install, 351 MB. test-frameworks exports the plans with bin/placer and
+# checks each with the framework's parsers and pipeline builders on a
+# simulated world (torch's fake process group): about 30 s; the last step
+# of test-python-venv.
+FRAMEWORKS_PINS := torchtitan==0.2.2 deepspeed==0.19.8 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 tomli==2.5.0 \
+                   torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 pandas==3.1.1 \
+                   pyarrow==26.0.1 python-dateutil==4.0.0 tzdata==2026.6 requests==2.34.2 certifi==2026.10.19.post1 \
+                   charset-normalizer==3.5.3 urllib3==2.8.0 tensorboard==2.21.0 tensorboard-data-server==0.7.2 \
+                   absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9 hjson==3.1.0 msgpack==1.2.4 \
+                   ninja==1.13.2 psutil==7.2.2 py-cpuinfo==9.0.0 einops==0.8.2
+FRAMEWORKS_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/frameworks
+.PHONY: venv-frameworks test-frameworks
+venv-frameworks: venv
+	@if [ "$$(cat $(FRAMEWORKS_DIR)/placer-pins 2>/dev/null)" != "$(FRAMEWORKS_PINS)" ]; then \
+		echo "venv-frameworks: installing torchtitan 0.2.2, DeepSpeed 0.19.8 and what they import into $(FRAMEWORKS_DIR)"; \
+		rm -rf $(FRAMEWORKS_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation --use-pep517 --target $(FRAMEWORKS_DIR) $(FRAMEWORKS_PINS) && \
+		echo "$(FRAMEWORKS_PINS)" > $(FRAMEWORKS_DIR)/placer-pins; \
+	fi
+
+test-frameworks: build venv-frameworks
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_*.py'
 
 # One transformer block's per-GPU shard for each row of Megatron-LM's table
 # timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's

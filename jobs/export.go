@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -96,8 +97,12 @@ func Export(o ExportOptions) ([]byte, error) {
 	for _, k := range dev {
 		devices = max(devices, k+1)
 	}
-	var out []byte
-	switch strings.ToLower(o.To) {
+	format, version, err := export.SplitFormat(o.To)
+	if err != nil {
+		return nil, err
+	}
+	var out, pipeline []byte
+	switch format {
 	case "tf-device-map":
 		m, err := export.DeviceMap(g, dev)
 		if err != nil {
@@ -129,15 +134,24 @@ func Export(o ExportOptions) ([]byte, error) {
 		}
 		out = append(out, '\n')
 	case "torch-plan", "torchtitan", "deepspeed":
-		tp, err := o.torchPlan(g, dev, devices)
+		tp, tm, err := o.torchPlan(g, dev, devices)
 		if err != nil {
 			return nil, err
 		}
-		switch strings.ToLower(o.To) {
+		switch format {
 		case "torchtitan":
-			out, err = export.TorchTitanConfig(tp)
+			classes := map[string]string{}
+			for _, m := range tm.Modules {
+				classes[m.Path] = m.Class
+			}
+			out, err = export.TorchTitanConfig(tp, version, classes)
 		case "deepspeed":
-			out, err = export.DeepSpeedConfig(tp)
+			// A pipeline is DeepSpeed's PipelineModule in Python, beside
+			// the configuration.
+			out, pipeline, err = export.DeepSpeedConfig(tp, version, filepath.Base(o.Out))
+			if err == nil && pipeline != nil && o.Out == "" {
+				err = fmt.Errorf("export: deepspeed: a pipeline of %d stages is DeepSpeed's PipelineModule in Python, written beside the configuration: give -o FILE (its module goes to %s)", len(tp.Stages), export.DeepSpeedPipelinePath("FILE.json"))
+			}
 		default:
 			out, err = json.MarshalIndent(tp, "", "  ")
 			out = append(out, '\n')
@@ -155,6 +169,12 @@ func Export(o ExportOptions) ([]byte, error) {
 		return nil, fmt.Errorf("export: unknown format %q (want one of %s)", o.To, strings.Join(ExportFormats, ", "))
 	}
 	if o.Out != "" {
+		// The pipeline module first: the configuration appears with it.
+		if pipeline != nil {
+			if err := atomicfile.WriteBytes(export.DeepSpeedPipelinePath(o.Out), pipeline); err != nil {
+				return nil, err
+			}
+		}
 		if err := atomicfile.WriteBytes(o.Out, out); err != nil {
 			return nil, err
 		}
@@ -169,11 +189,18 @@ func Export(o ExportOptions) ([]byte, error) {
 // of them, and one whose replicas of this placement would take other
 // GPUs than the prediction used is refused in one line (the plan runs on
 // the GPUs its prediction used).
-func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int) (*export.TorchPlan, error) {
+func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int) (*export.TorchPlan, *export.TorchMeta, error) {
 	tm, err := export.ReadTorchMeta(o.metaPath(), g)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	tp, err := o.torchPlanOf(g, tm, dev, devices)
+	return tp, tm, err
+}
+
+// torchPlanOf is torchPlan with the exporter's meta tm read.
+func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []int, devices int) (*export.TorchPlan, error) {
+	var err error
 	s := inputs.PlacementStrategy(o.Placement)
 	gpus := devices * s.R()
 	if o.Strategy != "" {
@@ -221,7 +248,11 @@ func (o ExportOptions) metaPath() string {
 // as Megatron-LM's arguments (a bash array for pretrain_gpt.py) or as a
 // torchtitan job configuration.
 func exportTransformer(o ExportOptions) ([]byte, error) {
-	if o.To != "torch-plan" && o.To != "megatron" && o.To != "torchtitan" {
+	format, version, err := export.SplitFormat(o.To)
+	if err != nil {
+		return nil, err
+	}
+	if format != "torch-plan" && format != "megatron" && format != "torchtitan" {
 		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron or --to torchtitan", o.Graph.Workload)
 	}
 	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
@@ -238,11 +269,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	if o.To == "torchtitan" {
-		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs()); err != nil {
+	if format == "torchtitan" {
+		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs(), version); err != nil {
 			return nil, err
 		}
-	} else if o.To == "megatron" {
+	} else if format == "megatron" {
 		args, err := export.MegatronArgs(m, pl.Strategy, p.GPUs())
 		if err != nil {
 			return nil, err

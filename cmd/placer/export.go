@@ -27,13 +27,18 @@ msr-fiddle expert-placement file) into what a framework reads:
                  pipeline stages, with the strategy's replicas, micro-batches and
                  schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
   torchtitan     the torch plan as a torchtitan job configuration (TOML: [training],
-                 [parallelism] degrees, schedule, micro-batch size and each stage's
-                 modules, [activation_checkpoint]); also a transformer at cluster
-                 scale's plan (data-parallel replicate or shard, tensor, context,
-                 expert and pipeline degrees, split points, float8); refused in one
-                 line naming the field torchtitan has none for
+                 [parallelism] degrees, schedule, micro-batch size and each model
+                 part's modules, [activation_checkpoint]); also a transformer at
+                 cluster scale's plan (data-parallel replicate or shard, tensor,
+                 context, expert and pipeline degrees, module_fqns_per_model_part,
+                 float8); refused in one line naming the field torchtitan has none
+                 for. torchtitan@0.2 (the default): torchtitan 0.2's TOML, checked
+                 with 0.2.2; torchtitan 0.3 reads no TOML and is refused
   deepspeed      the torch plan as a DeepSpeed configuration (JSON: batch sizes,
-                 gradient accumulation, zero_optimization.stage, pipeline stages)
+                 gradient accumulation, zero_optimization.stage) and, for a
+                 pipeline, FILE_pipeline.py beside it (-o FILE.json): the
+                 deepspeed.pipe.PipelineModule of its stages. deepspeed@0.19 (the
+                 default), checked with 0.19.8
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
   megatron       for a transformer at cluster scale (--workload gpt:... or llama:...
                  with --strategy): Megatron-LM's arguments for pretrain_gpt.py, a
@@ -44,7 +49,7 @@ a module map to an nn.Module.`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
   placer export --graph gpt.json --placement result.json --to torchtitan -o gpt.toml
-  placer export --graph gpt.json --placement result.json --to deepspeed -o ds_config.json
+  placer export --graph gpt.json --placement result.json --to deepspeed -o ds_config.json   # and ds_config_pipeline.py
   placer export --workload llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128 --gpus 64 \
       --strategy tp=4,pp=4,dp=4,vp=2,mbs=1,sp=on,fsdp=on,recompute=full --to torchtitan -o llama.toml
   placer export --graph g.json --placement result.json --to tf-device-map
@@ -71,7 +76,7 @@ a module map to an nn.Module.`,
 	addGraphFlags(cmd, &o.Graph)
 	f.IntVar(&o.Cluster.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
-	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", "))
+	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's; its replicas share the GPUs the placement's prediction used)")
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")

@@ -65,15 +65,18 @@ func checkExport(o *jobs.ExportOptions) error {
 	if o.To == "" {
 		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
 	}
+	// torchtitan@0.2: the format before the release (jobs.Export checks
+	// the release).
+	to, _, _ := strings.Cut(strings.ToLower(o.To), "@")
 	if o.Strategy != "" {
 		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
-		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron"}, strings.ToLower(o.To)) {
+		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron"}, to) {
 			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed and megatron")
 		}
 	}
-	if o.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, strings.ToLower(o.To)) {
+	if o.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
 		return fail.Usagef("--stages is for --to torch-plan, torchtitan and deepspeed")
 	}
 	return nil

@@ -358,8 +358,8 @@ class Driver:
             ok, out, why, dt = sh(cmd, self.a.timeout_run, self.env)
             line = [l for l in out.splitlines() if l.startswith("check:")]
         cell["run_s"] = round(dt, 1)
-        cell["check"] = line[0] if line else ""
-        if ok and line and line[0].endswith(": ok"):
+        cell["check"] = line[-1] if line else ""  # the comparison (a line naming modules in eval mode before it)
+        if ok and line and line[-1].endswith(": ok"):
             cell["run"], cell["match"] = "ok", True
             if cell.get("first_try"):
                 cell["run"] = "ok on the second try (first: %s)" % cell["first_try"]

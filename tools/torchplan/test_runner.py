@@ -16,7 +16,9 @@ parameter two stages read) that must fail. Cases needing transformers,
 timm or torch >= 2.4 are skipped, with the reason, where they are missing
 (Debian's torch 1.13)."""
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import torch
@@ -39,6 +42,7 @@ from placer_torch import runner as R  # noqa: E402
 from placer_torch.check import check  # noqa: E402
 
 WORLD = 4
+PLACER = os.environ.get("PLACER", os.path.join(os.path.dirname(os.path.dirname(HERE)), "bin", "placer"))
 HAS = {"transformers": importlib.util.find_spec("transformers") is not None,
        "timm": importlib.util.find_spec("timm") is not None,
        "torch>=2.4": R._torch_version() >= (2, 4)}
@@ -451,6 +455,157 @@ class OneProcessTest(unittest.TestCase):
             dist.destroy_process_group()
 
 
+# Train mode under a plan (docs/torch-plan.md): 2-stage plans made by
+# placer (the graph exported, a decision cutting it, `placer export --to
+# torch-plan`, 1 replica x 2 micro-batches, 1F1B), each checked in train
+# mode against the plan's own semantics (the unsplit model per
+# micro-batch, its random streams): BatchNorm, stochastic depth, dropout
+# (modules and functional), and random draws the runner cannot align.
+# name -> (needs, model_fn, inputs, target, loss_fn, the modules of stage 1).
+TRAIN = {
+    "resnet18_bn": (["torchvision"], TM.resnet18, "img", "cls", F.cross_entropy, ("layer3", "layer4", "fc")),
+    "vit_drop_path": (["timm"], TM.vit_drop_path, "img", "cls", F.cross_entropy,
+                      ("blocks.1", "norm", "fc_norm", "head_drop", "head")),
+    "gpt2_dropout": (["transformers"], TM.gpt2_dropout, "ids", "tok", TM.lm_loss,
+                     ("transformer.h.2", "transformer.h.3", "transformer.ln_f", "lm_head")),
+    "dropout": ([], TM.DropMLP, "x8", "c5", F.cross_entropy, ("mid", "drop2", "out")),
+    "own_generator": ([], TM.OwnGeneratorMLP, "x8", "c5", F.cross_entropy, ("mid", "drop2", "out")),
+    "python_random": ([], TM.PyRandomMLP, "x8", "c5", F.cross_entropy, ("mid", "drop2", "out")),
+}
+HAS["torchvision"] = importlib.util.find_spec("torchvision") is not None
+
+
+def placer_plan(tmp, name, build, inputs, target, loss_fn, stage1, strategy="dp=1,mb=2,schedule=1f1b"):
+    """A 2-stage plan of placer's: the step exported (fake tensors), the
+    ops of stage1's modules on device 1, the rest on 0, `placer export
+    --to torch-plan --strategy ...`. Returns (plan, the exporter's meta)."""
+    import test_torchplan
+    from placer_torch import exporter
+    graph = os.path.join(tmp, name + ".json")
+    e = io.StringIO()
+    with contextlib.redirect_stderr(e):
+        _, meta = exporter.export_training_step(build, lambda: (torch.zeros(inputs.shape, dtype=inputs.dtype),
+                                                                torch.zeros(target.shape, dtype=target.dtype)),
+                                                loss_fn, torch.optim.Adam, {"lr": 1e-3}, graph, name=name)
+    dev = [1 if any(m["module"] == p or m["module"].startswith(p + ".") for p in stage1) else 0 for m in meta["ops"]]
+    dec = os.path.join(tmp, name + ".decision.json")
+    with open(dec, "w") as f:
+        json.dump({"format": "placer-decision", "version": 1, "graph": name, "ops": len(dev), "devices": 2,
+                   "device": dev}, f)
+    out = os.path.join(tmp, name + ".plan.json")
+    test_torchplan.placer("export", "--graph", graph, "--placement", dec, "--to", "torch-plan", "--strategy", strategy,
+                          "-o", out)
+    with open(out) as f:
+        return json.load(f), meta
+
+
+def _train_mode(rank, world, plans, out_dir):
+    d = data()
+    results = {}
+    for name, p in plans.items():
+        _, fn, ins, tgt, loss_fn, _ = TRAIN[name]
+        t = time.monotonic()
+        results[name] = check(fn, p, [d[ins]], {}, d[tgt], loss_fn, rank, world)
+        results[name]["seconds"] = time.monotonic() - t
+    if rank == 0:
+        with open(os.path.join(out_dir, "train.json"), "w") as f:
+            json.dump(results, f, indent=1)
+
+
+class TrainModeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="placer-train-")
+        cls.plans, cls.meta, cls.export_s = {}, {}, {}
+        if not os.path.exists(PLACER):
+            raise unittest.SkipTest("no %s (make build)" % PLACER)
+        d = data()
+        for name, (needs, fn, ins, tgt, loss_fn, stage1) in TRAIN.items():
+            if any(not HAS[n] for n in needs):
+                continue
+            t = time.monotonic()
+            torch.manual_seed(0)
+            cls.plans[name], cls.meta[name] = placer_plan(cls.tmp, name, fn, d[ins], d[tgt], loss_fn, stage1)
+            cls.export_s[name] = time.monotonic() - t
+        torchplan.launch(2, _train_mode, (cls.plans, cls.tmp), backend="gloo")
+        with open(os.path.join(cls.tmp, "train.json")) as f:
+            cls.results = json.load(f)
+        for name, r in sorted(cls.results.items()):
+            print("%-14s loss %.6f (per micro-batch %.6f, whole batch %s) %.3g of the tolerance, %s; export and "
+                  "plan %.1f s, check %.1f s" % (name, r["loss"], r["want_loss"], r["whole_loss"],
+                                                  max(r["worst"], r["loss_worst"]),
+                                                  "ok" if r["ok"] else "FAILED", cls.export_s[name], r["seconds"]),
+                  file=sys.stderr)
+
+    def result(self, name):
+        needs = [n for n in TRAIN[name][0] if not HAS[n]]
+        if needs:
+            self.skipTest("needs %s (not installed here)" % ", ".join(needs))
+        r = self.results[name]
+        self.assertEqual(self.plans[name]["micro_batches"], 2)
+        self.assertEqual(len(self.plans[name]["stages"]), 2)
+        self.assertTrue(r["ok"], "%s: loss %r, reference %r, %g of the tolerance" % (
+            name, r["loss"], r["want_loss"], max(r["worst"], r["loss_worst"])))
+        self.assertEqual(r["missing"], [])
+        return r
+
+    def effects(self, r, kind):
+        return {e["module"]: e["class"] for e in r["effects"] if e["effect"] == kind}
+
+    def test_batchnorm(self):
+        # BatchNorm over micro-batches of 4: the plan's step differs from
+        # the whole batch's and equals the reference's, run micro-batch by
+        # micro-batch (to the bit on CPU).
+        r = self.result("resnet18_bn")
+        bn = self.effects(r, "batch-statistics")
+        self.assertEqual(len(bn), 20)
+        self.assertEqual(set(bn.values()), {"BatchNorm2d"})
+        self.assertGreater(abs(r["whole_loss"] - r["want_loss"]), 1e-3)
+        self.assertEqual(r["eval_modules"], [])
+        # The exporter names them too (its meta file).
+        self.assertEqual({e["module"] for e in self.meta["resnet18_bn"]["train_mode"]}, set(bn))
+
+    def test_drop_path(self):
+        r = self.result("vit_drop_path")
+        rnd = self.effects(r, "random")
+        self.assertEqual(rnd.get("blocks.1.drop_path1"), "DropPath")
+        self.assertEqual(rnd.get("pos_drop"), "Dropout")
+        self.assertEqual(r["eval_modules"], [])
+        self.assertIn("blocks.1.drop_path1", {e["module"] for e in self.meta["vit_drop_path"]["train_mode"]})
+
+    def test_gpt2_dropout(self):
+        # nn.Dropout modules and the attention's functional dropout.
+        r = self.result("gpt2_dropout")
+        rnd = self.effects(r, "random")
+        self.assertEqual(rnd.get("transformer.h.3.attn"), "GPT2Attention")
+        self.assertEqual(rnd.get("transformer.drop"), "Dropout")
+        self.assertEqual(r["eval_modules"], [])
+
+    def test_dropout(self):
+        # drop1 on stage 0, drop2 on stage 1, and the root's functional
+        # dropout between them glue, replayed on both ranks: the same draws
+        # on both ranks and in the reference.
+        r = self.result("dropout")
+        self.assertEqual(self.effects(r, "random"), {"": "DropMLP", "drop1": "Dropout", "drop2": "Dropout"})
+        self.assertEqual(r["eval_modules"], [])
+        self.assertEqual([e["module"] for e in self.meta["dropout"]["train_mode"]], ["", "drop1", "drop2"])
+
+    def test_own_generator(self):
+        # A generator of the module's own: compared in eval mode, said.
+        r = self.result("own_generator")
+        self.assertEqual(self.effects(r, "own-generator"), {"drop2": "OwnGenerator"})
+        self.assertEqual((r["eval_modules"], r["eval_why"]), (["drop2"], "own generator"))
+
+    def test_python_random(self):
+        # Python's random, seeded per rank: the step differs in train mode;
+        # with that module in eval mode it matches, and the result says so.
+        r = self.result("python_random")
+        self.assertEqual((r["eval_modules"], r["eval_why"], r["random_state"]), (["drop2"], "random state",
+                                                                                 ["drop2"]))
+        self.assertGreater(r["train_mode"]["worst"], 1.0)
+        self.assertIn("drop2: PyRandomDrop", ["%s: %s" % (e["module"], e["class"]) for e in r["effects"]])
+
+
 class CommandLineTest(unittest.TestCase):
     def cli(self, *args):
         return subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py")] + list(args), capture_output=True,
@@ -508,6 +663,21 @@ class CommandLineTest(unittest.TestCase):
         self.assertIn(": ok", r.stdout)
         share = float(re.search(r"([0-9.e+-]+) of the tolerance", r.stdout).group(1))
         self.assertLess(share, 1e-6, r.stdout)
+
+    def test_train_mode_check(self):
+        # Train mode through the command line: the modules the plan
+        # changes, one line a kind; the module drawing from its own
+        # generator compared in eval mode, one line; the rest matches.
+        p = self.write(dict(plan([["inp", "drop1"], ["mid", "drop2", "out"]], replicas=1, micro=2), batch=8))
+        r = self.cli("--plan", p, "--check", "--model", "tiny_models:OwnGeneratorMLP", "--input", "8", "--classes",
+                     "5")
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        lines = r.stdout.strip().splitlines()
+        self.assertIn("train mode: 2 OwnGeneratorMLP/Dropout modules (<root>, drop1) draw random numbers", lines[0])
+        self.assertIn("train mode: 1 OwnGenerator module (drop2) draws from a torch.Generator of its own", lines[1])
+        self.assertIn("check: drop2 compared in eval mode: it draws from a torch.Generator of its own", lines[2])
+        self.assertIn("in one step on the whole batch", lines[3])
+        self.assertTrue(lines[3].endswith(": ok"), lines[3])
 
     def test_bad_input(self):
         looped = ["--model", "tiny_models:Looped", "--input", "8", "--classes", "5"]

@@ -1,6 +1,10 @@
 """Tiny models for the runner's checks (test_torchplan.py, bench_overhead.py,
 torchplan.py --model tiny_models:NAME): random initialisation from config
-objects, no downloads, no dropout."""
+objects, no downloads. No dropout, except in the train-mode models below
+(resnet18 ... PyRandomDrop: what a plan changes in train mode,
+docs/torch-plan.md)."""
+
+import random
 
 import torch
 import torch.nn as nn
@@ -120,3 +124,102 @@ def mlp(width=64, depth=8, classes=10, inp=32):
         layers += [nn.Linear(width, width), nn.ReLU()]
     layers.append(nn.Linear(width, classes))
     return nn.Sequential(*layers)
+
+
+# Train mode under a plan (test_runner.py's TrainModeTest): BatchNorm,
+# stochastic depth, dropout, and random draws the runner cannot align.
+
+def resnet18(num_classes=10):
+    """torchvision's ResNet-18 (20 BatchNorm2d)."""
+    import torchvision
+    return torchvision.models.resnet18(num_classes=num_classes)
+
+
+def vit_drop_path(depth=2, drop_path_rate=0.2):
+    """timm's vit_tiny_patch16_224 at 32 x 32 pixels with stochastic depth
+    (DropPath in its blocks but the first: timm's rates rise from 0) and
+    dropout after the patch embedding."""
+    import timm
+    return timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=32, depth=depth, num_classes=10,
+                             drop_path_rate=drop_path_rate, drop_rate=0.1, pos_drop_rate=0.1)
+
+
+def gpt2_dropout(n_layer=4, n_embd=32, n_head=2, vocab_size=64, n_positions=16, p=0.1):
+    """transformers' GPT2LMHeadModel with its dropouts on: nn.Dropout
+    modules and the attention's functional dropout."""
+    import transformers
+    cfg = transformers.GPT2Config(n_layer=n_layer, n_embd=n_embd, n_head=n_head, vocab_size=vocab_size,
+                                  n_positions=n_positions, resid_pdrop=p, embd_pdrop=p, attn_pdrop=p,
+                                  use_cache=False, bos_token_id=0, eos_token_id=0, attn_implementation="eager")
+    return transformers.GPT2LMHeadModel(cfg)
+
+
+class DropMLP(nn.Module):
+    """Linear layers with nn.Dropout modules between them, and a functional
+    dropout in the root's own forward (glue: replayed on every stage's
+    rank, which must draw the same mask)."""
+
+    def __init__(self, d=16, classes=5, p=0.25):
+        super().__init__()
+        self.inp = nn.Linear(8, d)
+        self.drop1 = nn.Dropout(p)
+        self.mid = nn.Linear(d, d)
+        self.drop2 = nn.Dropout(p)
+        self.out = nn.Linear(d, classes)
+
+    def forward(self, x):
+        h = self.drop1(torch.relu(self.inp(x)))
+        h = F.dropout(h, 0.25, self.training)
+        h = h + self.drop2(torch.relu(self.mid(h)))
+        return self.out(h)
+
+
+class OwnGenerator(nn.Module):
+    """Dropout drawn from a torch.Generator the module holds: its state is
+    each rank's own, which no seed of the runner's aligns."""
+
+    def __init__(self, p=0.25):
+        super().__init__()
+        self.p = p
+        self.g = torch.Generator().manual_seed(7)
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        keep = torch.rand(x.shape, generator=self.g) >= self.p
+        return x * keep / (1 - self.p)
+
+
+class OwnGeneratorMLP(DropMLP):
+    """DropMLP with its second dropout an OwnGenerator."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop2 = OwnGenerator()
+
+
+class PyRandomDrop(nn.Module):
+    """Dropout, and the whole input dropped (stochastic depth) when a
+    Python random.Random seeded with the process's rank says so, as
+    scripts seed per rank: a random state of each process's own, which the
+    runner does not seed."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        import torch.distributed as dist
+        self.p = p
+        self.rng = random.Random(dist.get_rank() if dist.is_available() and dist.is_initialized() else 0)
+
+    def forward(self, x):
+        if not self.training:
+            return x
+        h = F.dropout(x, 0.25, True)
+        return h * 0 if self.rng.random() < self.p else h
+
+
+class PyRandomMLP(DropMLP):
+    """DropMLP with its second dropout a PyRandomDrop."""
+
+    def __init__(self):
+        super().__init__()
+        self.drop2 = PyRandomDrop()

@@ -11,38 +11,49 @@ import (
 
 // TorchTitanTransformer writes a transformer's plan at cluster scale
 // (model m, resolved strategy s on gpus GPUs) as a torchtitan job
-// configuration (TOML; field names of torchtitan/config/job_config.py):
+// configuration for release version ("" = 0.2): torchtitan 0.2.2's TOML
+// (--job.config_file; field names of torchtitan/config/job_config.py):
 //   - [training] local_batch_size (B / D, a data-parallel rank's),
 //     global_batch_size and seq_len;
 //   - [parallelism] data_parallel_replicate_degree (D for plain data
 //     parallelism) or data_parallel_shard_degree (D with fsdp=on: FSDP2),
 //     tensor_parallel_degree (torchtitan's tensor parallelism always shards
 //     the norms' sequence: sp=on), enable_async_tensor_parallel (tpoverlap,
-//     with [training] compile, which it needs), pipeline_parallel_degree,
+//     with [compile] enable, which it needs), pipeline_parallel_degree,
 //     pipeline_parallel_schedule ("1F1B", or "Interleaved1F1B" with
-//     virtual stages), pipeline_parallel_split_points (the first layer of
-//     every stage but the first, "layers.N": uneven end stages included),
-//     pipeline_parallel_microbatch_size, context_parallel_degree and
-//     expert_parallel_degree;
+//     virtual stages), module_fqns_per_model_part (each model part's
+//     modules by torchtitan's names: tok_embeddings, layers.N, norm,
+//     output; part j = v x P + d is stage d's v-th chunk, which
+//     torchtitan's looped schedules run on pipeline rank j mod P: uneven
+//     end stages included), pipeline_parallel_microbatch_size,
+//     context_parallel_degree and expert_parallel_degree;
 //   - [activation_checkpoint] mode "none" or "full";
-//   - FP8 current scaling as the float8 converter with recipe_name
-//     "tensorwise";
-//   - grads=bf16 with fsdp=on as [training] mixed_precision_reduce
-//     "bfloat16" (FSDP2's reduce-scatter in BF16).
+//   - FP8 current scaling as the model converter quantize.linear.float8
+//     with [quantize.linear.float8] recipe_name "tensorwise".
 //
-// What torchtitan's configuration cannot say is refused in one line
-// naming the field: the distributed optimizer (ZeRO-1: FSDP2 shards the
-// parameters and gradients too), tensor parallelism without sequence
-// parallelism, a tensor-parallel degree per stage, selective or block
-// recomputation (torchtitan's selective checkpointing is per layer or per
-// op, not the attention core), GPipe, FP8 delayed or blockwise scaling,
-// grads=bf16 without fsdp=on (torchtitan's reduction dtype is FSDP's only),
-// epoverlap=on,
+// What torchtitan's configuration cannot say, or torchtitan 0.2.2 does
+// not run, is refused in one line naming the field: the distributed
+// optimizer (ZeRO-1: FSDP2 shards the parameters and gradients too),
+// plain data parallelism beside tensor, context or pipeline parallelism
+// (its llama3 runs DDP only alone: "DDP has not supported > 1D
+// parallelism"; fsdp=on), tensor parallelism without sequence
+// parallelism, a tensor-parallel degree per stage, a sequence that 2 x tp
+// x cp does not divide (its llama3 asserts it), selective or block
+// recomputation (torchtitan's selective checkpointing is per layer or
+// per op, not the attention core), GPipe with virtual stages, 1F1B with
+// fewer micro-batches than stages and an interleaved schedule whose
+// micro-batches are no multiple of its rounds (torch's schedules refuse
+// them), FP8 delayed or blockwise scaling, grads=bf16
+// (mixed_precision_reduce takes float32 only in 0.2.2), epoverlap=on,
 // expert parallelism outside the data-parallel shard and context ranks it
 // borrows (cp <= ep <= dp_shard x cp) or beside tensor parallelism. The
 // model's name and flavor are torchtitan's own: the shape is written as a
 // comment.
-func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]byte, error) {
+func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, version string) ([]byte, error) {
+	rel, err := checkedRelease("torchtitan", version)
+	if err != nil {
+		return nil, err
+	}
 	if s.TensorStages != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
 	}
@@ -53,23 +64,32 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 	if s.MicroBatchSize < 1 || m.Batch%D != 0 || (m.Batch/D)%s.MicroBatchSize != 0 {
 		return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d data-parallel ranks of micro-batches of %d", m.Batch, D, s.MicroBatchSize)
 	}
+	micro := m.Batch / D / s.MicroBatchSize // torchtitan's n_microbatches
 	switch {
 	case s.DistOpt && !s.FSDP:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.data_parallel_shard_degree: distopt=on (the distributed optimizer, ZeRO-1) has no torchtitan setting (FSDP2 shards parameters and gradients too): use fsdp=on or distopt=off")
+	case D > 1 && !s.FSDP && T*C*P > 1:
+		return nil, fmt.Errorf("export: torchtitan: parallelism.data_parallel_replicate_degree: dp=%d without fsdp=on beside tp=%d, cp=%d, pp=%d: torchtitan %s's llama3 runs DDP only as the one parallelism (\"DDP has not supported > 1D parallelism\"): use fsdp=on", D, T, C, P, rel.Version)
 	case T > 1 && !s.SequenceParallel:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: torchtitan's tensor parallelism shards the norms' sequence (sp=on); the plan has sp=off")
+	case m.Seq%(2*T*C) != 0:
+		return nil, fmt.Errorf("export: torchtitan: training.seq_len: %d is not a multiple of 2 x tp x cp = %d, which torchtitan %s's llama3 asserts", m.Seq, 2*T*C, rel.Version)
 	case s.Recompute == scale.SelectiveRecompute:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute=selective (the attention core) is not torchtitan's selective checkpointing (per layer or per op)")
 	case s.Recompute == scale.FullRecompute && s.RecomputeLayers > 0:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case P > 1 && s.Schedule == decision.GPipe && V > 1:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
+	case P > 1 && V == 1 && s.Schedule != decision.GPipe && micro < P:
+		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages", micro, P)
+	case P > 1 && V > 1 && micro%max(1, micro/P) != 0:
+		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches on %d stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its %d rounds", micro, P, max(1, micro/P))
 	case s.EPOverlap:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: epoverlap=on (Megatron-Core's all-to-all overlap across micro-batches) has no torchtitan setting")
-	case s.GradBF16 && !s.FSDP:
-		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16 without fsdp=on: torchtitan reduces in BF16 only under FSDP (data_parallel_shard_degree > 1)")
+	case s.GradBF16:
+		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", rel.Version)
 	case s.FP8 != "" && s.FP8 != scale.FP8Current:
-		return nil, fmt.Errorf("export: torchtitan: float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
+		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
 	}
 	shard := 1
 	if s.FSDP {
@@ -78,28 +98,25 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 	if ep := s.EP(); ep > 1 {
 		switch {
 		case T > 1:
-			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d beside tp=%d: expert tensor parallelism is not a field of torchtitan's job configuration", ep, T)
+			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d beside tp=%d: expert tensor parallelism is not written by placer", ep, T)
 		case ep < C || ep > shard*C || (shard*C)%ep != 0:
 			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d: torchtitan's experts borrow the data-parallel shard and context ranks (cp <= ep <= dp_shard x cp, dividing it): dp_shard=%d, cp=%d", ep, shard, C)
 		}
 	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_split_points: %w", err)
+		return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# torchtitan job configuration written by placer export for %s\n", m)
+	fmt.Fprintf(&b, "# torchtitan %s job configuration (TOML for --job.config_file; checked with torchtitan %s) written by placer export for %s\n", rel.Version, rel.Checked, m)
 	fmt.Fprintf(&b, "# plan %s on %d GPUs (torchtitan's NGPU per node x nodes)\n", s, gpus)
-	b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none)\n")
+	b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n")
 	if s.FP8 == scale.FP8Current {
-		b.WriteString("\n[model]\nconverters = [\"float8\"]\n\n[float8]\nrecipe_name = \"tensorwise\"\n")
+		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}
 	fmt.Fprintf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\n", m.Batch/D, m.Batch, m.Seq)
 	if s.TPOverlap {
-		b.WriteString("compile = true  # async tensor parallelism takes effect only compiled\n")
-	}
-	if s.GradBF16 {
-		b.WriteString("mixed_precision_reduce = \"bfloat16\"\n")
+		b.WriteString("\n[compile]\nenable = true  # async tensor parallelism takes effect only compiled\n")
 	}
 	b.WriteString("\n[parallelism]\n")
 	if s.FSDP {
@@ -125,23 +142,12 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 			sched = "GPipe"
 		}
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
-		// The first layer of every (virtual) stage but the first: a
-		// device's layers split evenly over its V chunks.
-		var points []string
-		next := 0
-		for i, l := range stages {
-			if l%V != 0 {
-				return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_split_points: stage %d's %d layers do not split into %d virtual stages", i, l, V)
-			}
-			for range V {
-				if next > 0 {
-					points = append(points, fmt.Sprintf("%q", fmt.Sprintf("layers.%d", next)))
-				}
-				next += l / V
-			}
-		}
-		fmt.Fprintf(&b, "pipeline_parallel_split_points = [%s]\n", strings.Join(points, ", "))
 		fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", s.MicroBatchSize)
+		parts, err := titanLayerParts(stages, V)
+		if err != nil {
+			return nil, err
+		}
+		b.WriteString(tomlParts(parts))
 	}
 	mode := "none"
 	if s.Recompute == scale.FullRecompute {
@@ -149,4 +155,36 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int) ([]by
 	}
 	fmt.Fprintf(&b, "\n[activation_checkpoint]\nmode = %q\n", mode)
 	return []byte(b.String()), nil
+}
+
+// titanLayerParts is module_fqns_per_model_part for stages of the given
+// layers, V chunks each: part j = v x P + d holds stage d's v-th chunk
+// (torchtitan's looped schedules run part j on pipeline rank j mod P, as
+// Megatron-LM interleaves its chunks), the parts in model order; the
+// embedding opens the first part, the final norm and the output close
+// the last.
+func titanLayerParts(stages []int, V int) ([][]string, error) {
+	P := len(stages)
+	for d, l := range stages {
+		if l%V != 0 {
+			return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: stage %d's %d layers do not split into %d virtual stages", d, l, V)
+		}
+	}
+	parts := make([][]string, 0, P*V)
+	next := 0
+	for j := range P * V {
+		var q []string
+		if j == 0 {
+			q = append(q, "tok_embeddings")
+		}
+		for range stages[j%P] / V {
+			q = append(q, fmt.Sprintf("layers.%d", next))
+			next++
+		}
+		if j == P*V-1 {
+			q = append(q, "norm", "output")
+		}
+		parts = append(parts, q)
+	}
+	return parts, nil
 }

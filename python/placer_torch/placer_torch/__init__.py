@@ -29,6 +29,9 @@ tools/torchexport are thin command lines on it (docs/torch-plan.md):
                           its flags are parsed
     placement             apply_module_map: a placer module map on one
                           process
+    semantics             the modules whose train-mode result a plan
+                          changes (batch statistics, random draws), as
+                          the runner and the exporter find them
 
 Importing placer_torch imports plan and runner only.
 """

@@ -50,6 +50,7 @@ or from Python:
 
 import contextlib
 import json
+import logging
 import math
 import os
 import sys
@@ -74,6 +75,8 @@ try:  # newer torch: the reference FLOP formulas
 except ImportError:
     _flop_counter = None
 
+from .semantics import aten_effect, effects_list
+
 FORMAT_NAME = "placer-graph"
 META_FORMAT = "placer-torch-meta"
 
@@ -90,7 +93,7 @@ _VIEWS = {
 }
 # Autograd bookkeeping: not computation; the output stands for the input.
 _TRANSPARENT = {"detach", "lift_fresh", "lift_fresh_copy", "_local_scalar_dense"}
-_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot", "mv", "addmv"}
+_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "dot", "mv", "addmv", "_grouped_mm"}
 _CONV = {"convolution", "convolution_backward", "_convolution", "conv2d", "cudnn_convolution"}
 _EMBEDDING = {"embedding", "embedding_dense_backward", "index_select", "gather", "scatter", "scatter_add",
               "index_add", "index", "index_put", "_index_put_impl_", "embedding_backward"}
@@ -175,6 +178,16 @@ def _flops_own(name, args, outs):
     if name in ("baddbmm",):
         a, b = ts[1], ts[2]
         return 2 * a.shape[0] * a.shape[1] * a.shape[2] * b.shape[2]
+    if name == "_grouped_mm":
+        # Mixture-of-experts' grouped matmul (transformers' experts):
+        # (M, K) x (G, K, N) -> (M, N), each row by its group's matrix;
+        # (K, M) x (M, N) -> (G, K, N), M split into the groups (the
+        # weights' gradient); 3-D batched. Each output element is a dot
+        # over the contracted dimension: K, or for 2-D x 2-D M.
+        a, out = ts[0], os_[0]
+        if a.dim() == 2 and ts[1].dim() == 2:
+            return 2 * (out.numel() // max(1, out.shape[0])) * a.shape[1]
+        return 2 * out.numel() * a.shape[-1]
     if name == "convolution":
         x, w = ts[0], ts[1]
         transposed = bool(args[6]) if len(args) > 6 else False
@@ -294,11 +307,66 @@ class _Recorder(TorchDispatchMode):
                    w.new_empty(w.shape) if mask[1] else None,
                    grad_out.new_empty((w.shape[1] * args[9],) if args[7] else (w.shape[0],)) if mask[2] else None)
         else:
-            out = func(*args, **kwargs)
+            try:
+                out = func(*args, **kwargs)
+            except Exception as e:
+                out = self.x.real_op(func, args, kwargs, e)
+                if out is _REFUSED:
+                    raise
         if ns in ("prim", "profiler"):
             return out
         self.x.record(func, ns, name, args, kwargs, out)
         return out
+
+
+_REFUSED = object()
+
+
+def _functional(func):
+    """Whether an ATen op writes none of its inputs and returns no view
+    of one (its schema's alias annotations): what can run apart on real
+    copies of its inputs."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return False
+    return all(a.alias_info is None for a in list(schema.arguments) + list(schema.returns))
+
+
+def _run_real(fm, func, args, kwargs):
+    """func on real CPU zeros of its fake inputs' shapes, strides and
+    dtypes (as fake tensors run an op that has no meta kernel); its
+    outputs as fake tensors of fm."""
+    from torch.utils._mode_utils import no_dispatch
+    from torch.utils._pytree import tree_map
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    def real(t):
+        if isinstance(t, FakeTensor):
+            return torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device="cpu").zero_()
+        return t
+    with no_dispatch():
+        out = func(*tree_map(real, list(args)), **tree_map(real, dict(kwargs)))
+    return tree_map(lambda t: fm.from_tensor(t) if isinstance(t, torch.Tensor) else t, out)
+
+
+class _QuietFakeLog(logging.Filter):
+    """Drops fake tensors' own log of a meta kernel's failure (a traceback
+    on stderr): the exporter handles it (Exporter.real_op) or says it in
+    one line."""
+
+    def filter(self, record):
+        return not str(record.msg).startswith("failed while attempting to run meta")
+
+
+@contextlib.contextmanager
+def _quiet_fake_log():
+    log = logging.getLogger("torch._subclasses.fake_tensor")
+    f = _QuietFakeLog()
+    log.addFilter(f)
+    try:
+        yield
+    finally:
+        log.removeFilter(f)
 
 
 class _ModuleGradFns(TorchFunctionMode):
@@ -453,6 +521,25 @@ class Exporter:
         self.autocast = None  # the _Autocast mode while the forward runs under autocast
         self.sdpa_cpu = False  # fused attention as a CPU runs it (execution device cpu)
         self.barrier = None  # the tensor optimizer.step()'s start writes (step_barrier)
+        self.fm = None  # the FakeTensorMode the step records under
+        self.real_ops = {}  # ops fake tensors refused, run on real zeros: {op: the refusal's first line}
+        self.effects = {}  # {module: set of train-mode effects} (placer_torch.semantics)
+
+    def real_op(self, func, args, kwargs, e):
+        """An op that fake tensors refuse although it is no value read (a
+        meta kernel stricter than the CPU's: torch._grouped_mm in FP32):
+        run on real CPU zeros of its inputs (_run_real), its outputs made
+        fake again, and noted in real_ops. _REFUSED when that cannot be:
+        not recording on fake tensors, a data-dependent op, an op that
+        writes or views its inputs, or one the real kernel refuses too."""
+        if self.fm is None or isinstance(e, _ValueRead) or _data_dependent(e) is not None or not _functional(func):
+            return _REFUSED
+        try:
+            out = _run_real(self.fm, func, args, kwargs)
+        except Exception:
+            return _REFUSED
+        self.real_ops.setdefault(str(func), _first_line(e))
+        return out
 
     # --- naming
 
@@ -511,6 +598,10 @@ class Exporter:
         return True
 
     def record(self, func, ns, name, args, kwargs, out):
+        if self.phase == "forward" and ns == "aten":
+            e = aten_effect(func, name, args, kwargs)
+            if e is not None:
+                self.effects.setdefault(self.module_stack[-1], set()).add(e)
         if self.counting is not None:
             # Inside a fused op: its parts are not ops, only FLOPs.
             if name not in _VIEWS and name not in _TRANSPARENT:
@@ -1073,24 +1164,44 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
                          "(its attention is the math path)" % torch.__version__)
     if data_dependent not in ("follow", "fail"):
         raise ValueError("data_dependent %r: want follow or fail" % data_dependent)
+    refused = None
     try:
         x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
                                                    optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
                                                    autocast, cudnn_rnn, cpu)
     except Exception as e:
         where = _data_dependent(e) if fake else None
-        if where is None:
+        refused = _refused(e) if fake and where is None else None
+        if where is None and refused is None:
             raise
-        if data_dependent == "fail":
+        if where is not None and data_dependent == "fail":
             raise DataDependentError("the step reads a tensor's value (%s): fake tensors cannot follow it; "
                                      "record it on real tensors along the example inputs' path (--real, or "
                                      "--data-dependent follow)" % where) from None
-        print("torchexport: warning: the step reads a tensor's value (%s): recorded on real CPU tensors along the "
-              "path the example inputs take (other inputs may take another)" % where, file=sys.stderr)
+        if where is not None:
+            print("torchexport: warning: the step reads a tensor's value (%s): recorded on real CPU tensors along "
+                  "the path the example inputs take (other inputs may take another)" % where, file=sys.stderr)
+        else:
+            # An op fake tensors refuse that cannot run apart (it writes or
+            # views its inputs, or its real kernel refuses zeros): the
+            # whole step on real tensors, as --real records it.
+            print("torchexport: warning: fake tensors refuse %s: recorded the step on real CPU tensors instead "
+                  "(as --real does)" % refused, file=sys.stderr)
         fake = False
-        x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
-                                                   optimizer_kwargs, fake, seed, batch_dim, False, attention, impl,
-                                                   autocast, cudnn_rnn, cpu)
+        try:
+            x, params, buffers, model, batch = _record(build_model, make_inputs, loss_fn, optimizer_cls,
+                                                       optimizer_kwargs, fake, seed, batch_dim, False, attention,
+                                                       impl, autocast, cudnn_rnn, cpu)
+        except Exception as e2:
+            if refused is None:
+                raise
+            raise FakeRefusedError("fake tensors refuse %s, and on real CPU tensors the step fails too (%s): run "
+                                   "it with --real to see where" % (refused, _first_line(e2))) from None
+    for op, why in sorted(x.real_ops.items()):
+        # Ops run apart on real zeros (Exporter.real_op), the rest on fake
+        # tensors: what the graph records is the same.
+        print("torchexport: warning: fake tensors refuse %s (%s): each call of it ran on real CPU zeros of its "
+              "inputs' shapes, the rest of the step on fake tensors" % (op, why), file=sys.stderr)
     x2 = None
     if batch:
         x2 = _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, fake, seed, batch_dim,
@@ -1105,6 +1216,10 @@ def export_training_step(build_model, make_inputs, loss_fn, optimizer_cls=torch.
         meta["execution"] = dict(execution)  # every setting, stated or default
     meta["attention"] = attention
     meta["fake"] = bool(x.fake)
+    if x.real_ops:
+        meta["real_ops"] = sorted(x.real_ops)
+    if refused is not None:
+        meta["fake_refused"] = refused
     if out is not None:
         _write_json(out, graph)
         _write_json(meta_out or _meta_path(out), meta)
@@ -1248,6 +1363,10 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     x = Exporter(fake and FakeTensorMode is not None)
     x.sdpa_cpu = cpu
     fm = FakeTensorMode() if x.fake else None
+    x.fm = fm
+    quiet = _quiet_fake_log() if fm is not None else None
+    if quiet is not None:
+        quiet.__enter__()
     if fm is not None:
         fm.__enter__()
     # The attention path: math forces it for every device; fused puts a
@@ -1269,14 +1388,17 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
             model = build_model()
         except Exception as e:
             where = _data_dependent(e) if fm is not None else None
-            if where is None:
+            refused = _refused(e) if fm is not None and where is None else None
+            if where is None and refused is None:
                 raise
             # The constructor computes with tensor values (torchvision's
-            # regnets size their blocks so): build it on real CPU tensors,
-            # then record the step on fake copies of its state.
+            # regnets size their blocks so), or runs an op fake tensors
+            # refuse: build it on real CPU tensors, then record the step
+            # on fake copies of its state.
             if not double:
-                print("torchexport: the model's constructor reads tensor values (%s): built on real CPU tensors, "
-                      "recorded on fake ones" % where, file=sys.stderr)
+                print("torchexport: the model's constructor %s: built on real CPU tensors, recorded on fake ones" % (
+                    "reads tensor values (%s)" % where if where else "runs %s, which fake tensors refuse (%s)" %
+                    refused), file=sys.stderr)
             fm.__exit__(None, None, None)
             try:
                 model = build_model()
@@ -1390,6 +1512,8 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
             sdpa_ctx.__exit__(None, None, None)
         if fm is not None:
             fm.__exit__(None, None, None)
+        if quiet is not None:
+            quiet.__exit__(None, None, None)
 
     return x, params, buffers, model, batch
 
@@ -1423,6 +1547,32 @@ def _data_dependent(e):
             rel = os.path.relpath(path)
             where = " at %s:%d" % (path if rel.startswith("..") else rel, f.lineno)
     return op + where
+
+
+class FakeRefusedError(Exception):
+    """Fake tensors refuse an op of the step and the step fails on real
+    CPU tensors too: one line naming both, pointing to --real."""
+
+
+def _first_line(e):
+    lines = [l.strip() for l in str(e).splitlines() if l.strip()]
+    return "%s: %s" % (type(e).__name__, lines[0]) if lines else type(e).__name__
+
+
+def _refused(e):
+    """When e was raised while fake tensors ran an op (a meta kernel that
+    refuses its inputs): 'aten.op (the error's first line)', else None."""
+    op = None
+    tb = e.__traceback__
+    fake = os.path.join("_subclasses", "fake_tensor.py")
+    while tb is not None:
+        f = tb.tb_frame
+        if f.f_code.co_filename.endswith(fake):
+            func = f.f_locals.get("func")
+            if func is not None and hasattr(func, "_schema"):
+                op = str(func)
+        tb = tb.tb_next
+    return None if op is None else "%s (%s)" % (op, _first_line(e))
 
 
 def _fakeify(model, fm):
@@ -1498,6 +1648,9 @@ def _assemble(x, name, params, buffers, model, batch=0, x2=None):
         "optimizer_slot_bytes": sum(p["slot_bytes"] for p in params),
         "buffer_bytes": sum(b["bytes"] for b in buffers),
         "params": params, "buffers": buffers, "modules": modules,
+        # The modules whose train-mode result a plan that splits the batch
+        # or draws per stage changes (placer_torch.semantics).
+        "train_mode": effects_list(x.effects, classes),
         "ops": [{"name": ops[i]["name"], **m} for i, m in enumerate(x.meta)],
     }
     return graph, meta

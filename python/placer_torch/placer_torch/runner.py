@@ -21,10 +21,19 @@ A parameter read by several stages (tied embeddings, a block applied on
 two stages, the root's own parameters used by glue) is kept on each of
 them and its gradient is summed over them, as Megatron-LM does for tied
 embeddings.
+
+Random draws (dropout, stochastic depth) come from streams seeded at every
+unit boundary (stream_seed), the same on every rank of a replica, so that
+glue replayed on two ranks draws one mask and the unsplit model run per
+micro-batch with the same seeds (UnitStreams, placer_torch.check) draws
+what the plan draws; Analysis.effects names the modules whose train-mode
+result a plan changes (placer_torch.semantics).
 """
 
 import collections
+import contextlib
 import datetime
+import hashlib
 import functools
 import gc
 import os
@@ -35,8 +44,10 @@ import weakref
 import torch
 import torch.distributed as dist
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from .plan import PlanError, load_plan, module_stages, split_entry
+from .semantics import aten_effect, effects_list
 
 
 class _Stop(Exception):
@@ -179,9 +190,28 @@ class Unit:
         return "%s#%d" % (self.path or "<root>", self.idx)
 
 
-def _call_tree(model, args, kwargs):
+class _Effects(TorchDispatchMode):
+    """Notes, per innermost module running it, each ATen op of a forward
+    whose result a plan changes in train mode (placer_torch.semantics:
+    batch statistics, random draws)."""
+
+    def __init__(self, stack, found):
+        super().__init__()
+        self.stack, self.found = stack, found
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = str(func).split(".")
+        e = aten_effect(func, name[1] if len(name) > 1 else name[0], args, kwargs)
+        if e is not None:
+            self.found.setdefault(self.stack[-1].path if self.stack else "", set()).add(e)
+        return func(*args, **kwargs)
+
+
+def _call_tree(model, args, kwargs, effects=None):
     """Runs the forward once with every module's forward wrapped; returns
-    the root calls (a forward makes one, the model's own)."""
+    the root calls (a forward makes one, the model's own). effects, a
+    dict, gets {module path: set of placer_torch.semantics effects}."""
     tops, stack, counts = [], [], collections.Counter()
     undo = []
 
@@ -204,7 +234,8 @@ def _call_tree(model, args, kwargs):
         undo.append((m, m.__dict__.get("forward")))
         m.forward = wrap(path, m)
     try:
-        model(*args, **kwargs)
+        with (_Effects(stack, effects) if effects is not None else contextlib.nullcontext()):
+            model(*args, **kwargs)
     finally:
         for m, had in undo:
             if had is None:
@@ -240,10 +271,14 @@ class Analysis:
         has_params = {p: any(True for _ in m.parameters()) for p, m in modules.items()}
 
         state = _save_state(model)
+        found = {}
         try:
-            tops = _call_tree(model, args, kwargs)
+            tops = _call_tree(model, args, kwargs, found)
         finally:
             _restore_state(model, state)
+        # The modules whose train-mode result a plan changes (batch
+        # statistics, random draws): [{"module", "class", "effect"}].
+        self.effects = effects_list(found, {p: type(m).__name__ for p, m in modules.items()})
         seen = collections.Counter()
 
         def path_entry(path):
@@ -527,6 +562,95 @@ def _restore_state(model, state):
     torch.set_rng_state(rng)
 
 
+# Random streams: what a forward draws (dropout, stochastic depth) comes
+# from a stream seeded at every unit boundary by (the plan's base seed,
+# step, replica, micro-batch, boundary): 0 the forward's start, 2u + 1
+# before unit u's call, 2u + 2 after it. Every rank of a replica so draws
+# the same numbers at the same point of the forward, whether it computes
+# the unit, receives its output or only replays the glue around it, and
+# the unsplit model run micro-batch by micro-batch with the same seeds
+# (UnitStreams: placer_torch.check's reference) draws them too.
+
+def stream_seed(base, step, replica, mb, boundary):
+    """The seed of one stretch of a forward's random stream (63 bits)."""
+    key = ("%d/%d/%d/%d/%d" % (base, step, replica, mb, boundary)).encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "little") & ((1 << 63) - 1)
+
+
+def reseed(seed, device=None):
+    """Seeds the CPU generator (and device's, a CUDA device)."""
+    torch.default_generator.manual_seed(seed)
+    if device is not None and device.type == "cuda":
+        torch.cuda.default_generators[device.index if device.index is not None else
+                                      torch.cuda.current_device()].manual_seed(seed)
+
+
+def rng_state(device=None):
+    return torch.get_rng_state(), (torch.cuda.get_rng_state(device) if device is not None and
+                                   device.type == "cuda" else None)
+
+
+def set_rng_state(state, device=None):
+    torch.set_rng_state(state[0])
+    if state[1] is not None:
+        torch.cuda.set_rng_state(state[1], device)
+
+
+class UnitStreams:
+    """The runner's random streams on a whole model (the unsplit
+    reference of placer_torch.check): while a micro-batch's forward runs
+    (begin ... end), each unit call of an (an Analysis of this model)
+    reseeds before and after it as a plan's forward does."""
+
+    def __init__(self, model, an, base, device=None):
+        self.an, self.base, self.device = an, base, device
+        self.key, self.counts, self.depth = None, collections.Counter(), 0
+        self.undo = []
+        for path in an.unit_paths:
+            m = an.modules[path]
+            self.undo.append((m, m.__dict__.get("forward")))
+            m.forward = self._wrap(path, m.forward)
+
+    def _wrap(self, path, inner):
+        @functools.wraps(inner)
+        def fw(*a, **k):
+            if self.key is None or self.depth:
+                return inner(*a, **k)
+            idx = self.counts[path]
+            self.counts[path] += 1
+            uid = self.an.unit_of.get((path, idx))
+            if uid is None:
+                return inner(*a, **k)
+            for p, n in self.an.units[uid].nested.items():
+                self.counts[p] += n
+            self.seed(2 * uid + 1)
+            self.depth += 1
+            try:
+                out = inner(*a, **k)
+            finally:
+                self.depth -= 1
+            self.seed(2 * uid + 2)
+            return out
+        return fw
+
+    def begin(self, step, replica, mb):
+        self.key, self.counts, self.depth = (step, replica, mb), collections.Counter(), 0
+        self.seed(0)
+
+    def end(self):
+        self.key = None
+
+    def seed(self, boundary):
+        reseed(stream_seed(self.base, *(self.key + (boundary,))), self.device)
+
+    def remove(self):
+        for m, had in self.undo:
+            if had is None:
+                del m.forward
+            else:
+                m.forward = had
+
+
 # Schedules.
 
 def schedule_order(kind, pos, S, M, V=1):
@@ -596,6 +720,12 @@ class _Forward:
         self.sent, self.received, self.loss = [], [], None
 
     def unit_call(self, uid, inner, a, k):
+        self.rt._reseed(self.mb, 2 * uid + 1)
+        out = self._unit_call(uid, inner, a, k)
+        self.rt._reseed(self.mb, 2 * uid + 2)
+        return out
+
+    def _unit_call(self, uid, inner, a, k):
         rt, an = self.rt, self.rt.an
         u = an.units[uid]
         for p, n in u.nested.items():
@@ -666,7 +796,7 @@ class Placed:
     (ZeroRedundancyOptimizer with shard zero2)."""
 
     def __init__(self, model, plan, loss_fn, example_inputs=(), example_kwargs=None, rank=None, world=None,
-                 device=None, analysis=None):
+                 device=None, analysis=None, rng_seed=None):
         self.plan = plan = load_plan(plan)
         self.model = model
         self.loss_fn = loss_fn
@@ -687,6 +817,14 @@ class Placed:
         check_torch(plan)
         self.replica, self.pos = divmod(self.rank, self.S)
         self.device = torch.device(device) if device is not None else torch.device("cpu")
+        if rng_seed is None:
+            # The base of the step's random streams: drawn on every rank
+            # (each rank's generator moves alike), rank 0's kept.
+            t = torch.randint(0, 1 << 62, (1,), dtype=torch.int64).to(self.device)
+            if self.world > 1:
+                dist.broadcast(t, src=0)
+            rng_seed = int(t.item())
+        self.rng_seed, self.steps = int(rng_seed), 0
         model.to(self.device)
         example_kwargs = dict(example_kwargs or {})
         if analysis is None:
@@ -974,6 +1112,7 @@ class Placed:
             self.an.record_shapes(self.model, a, k, self.absent, self.device)
         ctx = _Forward(self, mb, v, self.an.shapes[sig])
         self.ctx = ctx
+        self._reseed(mb, 0)
         try:
             out = self.model(*a, **k)
         except _Stop:
@@ -985,6 +1124,9 @@ class Placed:
             ctx.loss = loss * scale
             ctx.raw_loss = loss.detach()
         return ctx
+
+    def _reseed(self, mb, boundary):
+        reseed(stream_seed(self.rng_seed, self.steps, self.replica, mb, boundary), self.device)
 
     def backward(self, ctx):
         an = self.an
@@ -1254,20 +1396,27 @@ class _Schedule:
             if kind == "B":
                 last_b[v] = i
         pl._attach()
-        for kind, i, v in self.order:
-            a, k, t = mbs[i]
-            if kind == "F":
-                saved[(i, v)] = ctx = pl.forward(i, v, a, k, t, sizes[i] / B)
-                if ctx.loss is not None:
-                    loss_sum += ctx.loss.detach().double()
-                    if losses is not None:
-                        losses.append(ctx.raw_loss)
-            else:
-                for m in pl.fsdp:
-                    m.set_requires_gradient_sync(i == last_b[v], recurse=False)
-                pl._arming = i == last_b[v]
-                pl.backward(saved.pop((i, v)))
-                pl._arming = False
+        # The forwards draw from the plan's streams (stream_seed); the
+        # caller's random state is as it was before the step.
+        state = rng_state(pl.device)
+        try:
+            for kind, i, v in self.order:
+                a, k, t = mbs[i]
+                if kind == "F":
+                    saved[(i, v)] = ctx = pl.forward(i, v, a, k, t, sizes[i] / B)
+                    if ctx.loss is not None:
+                        loss_sum += ctx.loss.detach().double()
+                        if losses is not None:
+                            losses.append(ctx.raw_loss)
+                else:
+                    for m in pl.fsdp:
+                        m.set_requires_gradient_sync(i == last_b[v], recurse=False)
+                    pl._arming = i == last_b[v]
+                    pl.backward(saved.pop((i, v)))
+                    pl._arming = False
+        finally:
+            set_rng_state(state, pl.device)
+            pl.steps += 1
         for key in list(pl.works):
             pl._finish(key)
         pl.works, pl.mail = {}, {}
@@ -1279,15 +1428,19 @@ class _Schedule:
 
 
 def apply_plan(model, plan, loss_fn, example_inputs=(), example_kwargs=None, rank=None, world=None, device=None,
-               analysis=None):
+               analysis=None, rng_seed=None):
     """Places model (built the same on every rank, e.g. from one seed)
     under plan on this rank; torch.distributed must be initialised with R
     x S ranks (rank = replica x S + pipeline rank). example_inputs and
     example_kwargs: a batch like the ones step will take (its first
     micro-batch is run twice to find the module calls and what flows
-    between them). Returns a Placed: .schedule.step(...), .optimizer(...),
-    .stage_parameters(), .stage_modules(), .gradients()."""
-    return Placed(model, plan, loss_fn, example_inputs, example_kwargs, rank, world, device, analysis)
+    between them). rng_seed: the base of the steps' random streams
+    (dropout's draws: stream_seed), default drawn from torch's generator
+    on every rank and rank 0's kept. Returns a Placed: .schedule.step(...),
+    .optimizer(...), .stage_parameters(), .stage_modules(), .gradients(),
+    .an.effects (the modules whose train-mode result the plan changes:
+    placer_torch.semantics)."""
+    return Placed(model, plan, loss_fn, example_inputs, example_kwargs, rank, world, device, analysis, rng_seed)
 
 
 # Processes on one machine.

@@ -12,8 +12,9 @@ import time
 import torch
 
 from . import profiling
-from .exporter import (_SDPA, DataDependentError, SettingError, UsageError, _meta_path, _write_json,
-                       export_training_step, model_spec)
+from .exporter import (_SDPA, DataDependentError, FakeRefusedError, SettingError, UsageError, _meta_path,
+                       _write_json, export_training_step, model_spec)
+from .semantics import export_line
 
 
 def run(a, zoo_models):
@@ -66,9 +67,12 @@ def run(a, zoo_models):
     except (UsageError, SettingError) as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 2
-    except DataDependentError as e:
+    except (DataDependentError, FakeRefusedError) as e:
         print("torchexport: %s" % e, file=sys.stderr)
         return 1
+    line = export_line(meta.get("train_mode"))
+    if line:
+        print("torchexport: warning: %s" % line, file=sys.stderr)
     flops = sum(o.get("flops", 0) for o in graph["ops"])
     print("%s: %d ops, %d tensors, %.2f GFLOPs, %d parameter bytes, batch %d, %s attention, exported in %.1f s" % (
         a.out, len(graph["ops"]), len(graph["tensors"]), flops / 1e9, meta["param_bytes"], batch,

@@ -27,6 +27,7 @@ import torch.distributed as dist
 from .check import check, replica_batch, run_step
 from .plan import PLAN_FORMAT, PlanError, load_plan as _load_plan, module_stages  # noqa: F401 (the tests')
 from .runner import Analysis, check_torch, launch, schedule_order, split_batch
+from .semantics import plan_lines
 
 
 def load_plan(plan):
@@ -236,8 +237,9 @@ class Job:
         a, k, t = replica_batch(self.plan, 0, self.inputs, self.kwargs, self.target)
         parts, _ = split_batch(list(a) + list(k.values()) + [t], self.plan["micro_batches"], "a replica's batch")
         p = parts[0]
-        Analysis(model, self.plan, p[:len(a)], dict(zip(k, p[len(a):-1])), where=self.a.plan,
-                 loss_fn=self.loss_fn(), target=p[-1])
+        an = Analysis(model, self.plan, p[:len(a)], dict(zip(k, p[len(a):-1])), where=self.a.plan,
+                      loss_fn=self.loss_fn(), target=p[-1])
+        return an.effects if self.a.mode == "train" else []
 
 
 def _cli_rank(rank, world, job, out_dir):
@@ -262,6 +264,39 @@ def _cli_rank(rank, world, job, out_dir):
           (rank, placed.replica, placed.pos, loss, len(placed.gradients())), flush=True)
 
 
+def check_lines(res):
+    """--check's lines from check()'s result: modules compared in eval
+    mode (one line: which and why), then the comparison."""
+    lines = []
+    ev = res.get("eval_modules") or []
+    if ev and res.get("eval_why") == "own generator":
+        lines.append("check: %s compared in eval mode: %s from a torch.Generator of %s own, whose state is each "
+                     "rank's, so no seed aligns the plan's draws with the unsplit model's" % (
+                         ", ".join(ev), "it draws" if len(ev) == 1 else "they draw", "its" if len(ev) == 1 else
+                         "their"))
+    elif ev:
+        t, odd = res["train_mode"], res.get("random_state") or ev
+        cls = {e["module"]: e["class"] for e in res.get("effects") or []}
+        names = ", ".join("%s (%s)" % (m, cls[m]) if m in cls else m for m in odd)
+        lines.append("check: %s draw%s random numbers the runner cannot align (a random state of %s own: Python's "
+                     "or NumPy's random, a torch.Generator): in train mode the step differs (loss %.8g, unsplit "
+                     "%.8g, %.3g of the tolerance); with %s in eval mode it matches" % (
+                         names, "s" if len(odd) == 1 else "", "its" if len(odd) == 1 else "their", t["loss"],
+                         t["want_loss"], max(t["worst"], t["loss_worst"]), "it" if len(odd) == 1 else "them"))
+    if res.get("whole_loss") is not None:
+        unsplit = "unsplit %.8g, as the plan computes it: per micro-batch, its random streams; in one step on the " \
+                  "whole batch %.8g" % (res["want_loss"], res["whole_loss"])
+    else:
+        unsplit = "unsplit %.8g" % res["want_loss"]
+    lines.append("check: loss %.8g (%s); gradients of %d parameters: max abs difference %.3g, max rel "
+                 "difference %.3g (elements >= 1e-6), %.3g of the tolerance (rtol 1e-5, atol 1e-6)%s: %s" % (
+                     res["loss"], unsplit, res["compared"], res["max_abs"], res["max_rel"],
+                     max(res["worst"], res["loss_worst"]),
+                     "; no gradient of " + ", ".join(res["missing"][:3]) if res["missing"] else "",
+                     "ok" if res["ok"] else "FAILED"))
+    return lines
+
+
 def run(a):
     """The command line's step, its flags parsed (a: an argparse.Namespace of
     tools/torchplan/torchplan.py's flags) and the plan a module placement.
@@ -272,7 +307,9 @@ def run(a):
             raise PlanError("--model: required with a %s" % PLAN_FORMAT)
         plan = load_plan(a.plan)
         job = Job(a, plan)
-        job.validate()
+        effects = job.validate()
+        for line in plan_lines(effects, plan["replicas"], plan["micro_batches"], job.target.shape[0]):
+            print(line)
         world = plan["replicas"] * (len(plan["stages"]) // plan["virtual"])
         if "RANK" in os.environ and "WORLD_SIZE" in os.environ:  # torchrun
             if a.check:
@@ -290,12 +327,8 @@ def run(a):
         if a.check:
             with open(os.path.join(out_dir, "check.json")) as f:
                 res = json.load(f)
-            print("check: loss %.8g (unsplit %.8g); gradients of %d parameters: max abs difference %.3g, max rel "
-                  "difference %.3g (elements >= 1e-6), %.3g of the tolerance (rtol 1e-5, atol 1e-6)%s: %s" % (
-                      res["loss"], res["want_loss"], res["compared"], res["max_abs"], res["max_rel"],
-                      max(res["worst"], res["loss_worst"]),
-                      "; no gradient of " + ", ".join(res["missing"][:3]) if res["missing"] else "",
-                      "ok" if res["ok"] else "FAILED"))
+            for line in check_lines(res):
+                print(line)
             print("held: parameter bytes per rank %s, buffer bytes %s" % (
                 " ".join(map(str, res["param_bytes_per_rank"])), " ".join(map(str, res["buffer_bytes_per_rank"]))))
             if not res["ok"]:
