@@ -299,6 +299,8 @@ var scaleKeys = []string{
 	"tpoverlap", "tp-comm-overlap", "recompute-layers", "recompute_layers",
 	"first", "first-stage-layers", "last", "last-stage-layers", "stage-tp", "tensor-stages",
 	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
+	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",
+	"loss-layer", "account-for-loss-in-pipeline-split",
 }
 
 func positive(v string) (int, error) {

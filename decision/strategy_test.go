@@ -92,6 +92,12 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"grad-dtype=bf16", `strategy "grad-dtype=bf16": grad-dtype is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"epoverlap=on", `strategy "epoverlap=on": epoverlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"ep-comm-overlap=on", `strategy "ep-comm-overlap=on": ep-comm-overlap is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"recompute-modules=moe_act", `strategy "recompute-modules=moe_act": recompute-modules is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"recompute_modules=moe_act", `strategy "recompute_modules=moe_act": recompute_modules is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"embedding-layer=on", `strategy "embedding-layer=on": embedding-layer is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"account-for-embedding-in-pipeline-split=on", `strategy "account-for-embedding-in-pipeline-split=on": account-for-embedding-in-pipeline-split is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"loss-layer=on", `strategy "loss-layer=on": loss-layer is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"account-for-loss-in-pipeline-split=on", `strategy "account-for-loss-in-pipeline-split=on": account-for-loss-in-pipeline-split is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

@@ -5,12 +5,13 @@ import (
 )
 
 // attnBlock is one block's attention for one micro-batch on one GPU,
-// forward and backward (no recomputation), and the core attention's
-// forward (what selective recomputation runs again): the norm, the QKV
+// forward and backward (no recomputation), and the forward of what
+// selective recomputation runs again of it (rec: the core attention,
+// with recompute=selective's default modules): the norm, the QKV
 // GEMM (or latent attention's projections: mlaBlock), flash attention,
 // the output projection and the residual, the tensor-parallel
 // collectives beside them, and the FP8 casts of the GEMMs' inputs.
-func (c *coster) attnBlock() (fwd, bwd, fa phase) {
+func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	if c.m.MLA() {
 		return c.mlaBlock()
 	}
@@ -43,7 +44,7 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := c.run
 	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
-	var fb phase
+	var fa, fb phase
 	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
@@ -64,7 +65,10 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 		casts := c.casts(n*h*sp, n*qd/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	return fwd, bwd, fa
+	if c.pl.Recomputes().Has(RecomputeCoreAttn) {
+		rec = fa
+	}
+	return fwd, bwd, rec
 }
 
 // mlaBlock is attnBlock's multi-head latent attention (DeepSeek-V2/V3,
@@ -90,8 +94,12 @@ func (c *coster) attnBlock() (fwd, bwd, fa phase) {
 // projections' weight gradients all-reduced over the tensor group with
 // sequence parallelism (finalize_model_grads' sequence-parallel
 // parameters, once a step, Hidden x (QLoRA + KVLoRA + RopeDim) x 4
-// bytes a layer).
-func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
+// bytes a layer). rec is the forward of what selective recomputation
+// runs again (attnBlock's): the core attention (core_attn), the up
+// projections with their gathers and the rotary embedding (mla_up_proj:
+// Megatron-Core's qkv_up_proj_and_rope_apply), the input norm, a module
+// of its own here (layernorm, with its output's FP8 casts).
+func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	m, T := c.m, float64(c.pl.T)
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads) / T
@@ -108,14 +116,15 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := c.run
 	// The query: a latent (down, norm, up) or one projection.
-	var qf, qb phase
+	var qf, qb, up phase  // up: the query's up projection (or its one projection)
 	qw := heads * (d + r) // this GPU's query width
 	if ql > 0 {
 		gD := c.lgemm(2*nd*h*ql, nd*h*bf16+h*ql*bf16, nd*ql*bf16)
 		gU := c.lgemm(2*n*ql*qw, n*ql*bf16+ql*qw*bf16, n*qw*bf16)
 		bD, bU := c.back(gD), c.back(gU)
 		lat := n * ql * bf16
-		qf = t(gD).plus(t(red(nd * ql))).plus(c.pair(gU, before, lat))
+		up = c.pair(gU, before, lat)
+		qf = t(gD).plus(t(red(nd * ql))).plus(up)
 		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
 		if c.fp8 > 0 {
 			qf = qf.plus(c.casts(nd * ql))
@@ -124,7 +133,8 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	} else {
 		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
 		b := c.back(g)
-		qf = c.pair(g, before, act)
+		up = c.pair(g, before, act)
+		qf = up
 		qb = c.pair(b, bwdBefore, act).plus(c.pair(b, before, act))
 	}
 	// The keys and values: the latent with the rotary key, its norm, the
@@ -134,7 +144,8 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	gKU := c.lgemm(2*n*kl*kvw, n*kl*bf16+kl*kvw*bf16, n*kvw*bf16)
 	bKD, bKU := c.back(gKD), c.back(gKU)
 	lat := n * (kl + r) * bf16
-	kvf := t(gKD).plus(t(red(nd * kl))).plus(c.pair(gKU, before, lat))
+	kvUp := c.pair(gKU, before, lat)
+	kvf := t(gKD).plus(t(red(nd * kl))).plus(kvUp)
 	kvb := c.pair(bKU, bwdBefore, lat).plus(c.pair(bKU, before, lat)).plus(t(twice(red(nd * kl)))).plus(t(bKD)).plus(t(bKD))
 	// Rotary embedding of the query's and the key's rotary parts, and
 	// the heads' queries and keys assembled (read the parts, write Q and
@@ -151,7 +162,7 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
 	kvChunk := n * heads * (2*d + r) * bf16 // this GPU's K and V (context parallelism's message)
 	e := n * heads * (2*d + r)              // the queries' elements: Q and K of Head + RopeDim, V of Head
-	fa = c.ringAttention(fusedAttn{attn, e, int(d + r)}, false, kvChunk)
+	fa := c.ringAttention(fusedAttn{attn, e, int(d + r)}, false, kvChunk)
 	fb := c.ringAttention(fusedAttn{attnB, e, int(d + r)}, true, kvChunk)
 	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.back(gProj)
@@ -162,5 +173,16 @@ func (c *coster) mlaBlock() (fwd, bwd, fa phase) {
 		casts := c.casts(nd*h, nd*kl, o)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	return fwd, bwd, fa
+	if mods := c.pl.Recomputes(); mods != 0 {
+		if mods.Has(RecomputeCoreAttn) {
+			rec = fa
+		}
+		if mods.Has(RecomputeMLAUpProj) {
+			rec = rec.plus(up).plus(kvUp).plus(t(rope))
+		}
+		if mods.Has(RecomputeLayerNorm) {
+			rec = rec.plus(t(norm)).plus(c.casts(nd * h))
+		}
+	}
+	return fwd, bwd, rec
 }

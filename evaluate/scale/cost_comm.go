@@ -109,15 +109,15 @@ func pipelineSends(m *transformer.Spec, pl *Plan, p *Pod, tokens float64) (first
 // parameters all-gathered under the next step's first forward
 // (--overlap-param-gather). Each stage over its own data-parallel
 // group (groups: placed by its tensor-parallel degree), which with
-// context parallelism is its C x D GPUs of the same weights. A model
-// with experts: expertsDP; FSDP: fsdpExposed.
+// context parallelism is its C x D GPUs of the same weights. FSDP:
+// fsdpExposed; a model with experts: expertsDP.
 func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
 	gb := pl.gradBytes()
 	switch {
+	case pl.FSDP:
+		return fsdpExposed(m, pl, p, stages)
 	case m.MoE():
 		return expertsDP(*pl, *p, stages)
-	case pl.FSDP:
-		return fsdpExposed(pl, p, stages)
 	case pl.D*pl.C > 1:
 		var exposed float64
 		for s, st := range stages {
@@ -139,9 +139,27 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 // fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
 // weights all-gathered beside its forward and again beside its
 // backward, the gradients reduce-scattered (FP32) beside the backward.
-func fsdpExposed(pl *Plan, p *Pod, stages []stageCost) float64 {
+// In a model with experts (Megatron-FSDP's two meshes) the experts'
+// weights are gathered and their gradients reduce-scattered over the
+// expert-data-parallel group and the rest's over the data-parallel one
+// (with context parallelism its C x D GPUs), one after the other beside
+// the same compute.
+func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
 	gb := pl.gradBytes()
 	var exposed float64
+	if m.MoE() {
+		_, _, edpG := pl.expertGroups(*p)
+		for s, st := range stages {
+			_, dpG := pl.groups(*p, s)
+			dense := st.params - st.experts
+			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
+			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
+			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*gb)
+			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*gb)
+			exposed = max(exposed, p.beside(ag+agE, st.fwd.busy)+p.beside(ag+agE+rs+rsE, st.bwd.busy))
+		}
+		return float64(pl.M) * exposed
+	}
 	for s, st := range stages {
 		_, dpG := pl.groups(*p, s)
 		ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)

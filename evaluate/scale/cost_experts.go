@@ -7,8 +7,11 @@ import (
 )
 
 // moeBlock is one MoE block's MLP part for one micro-batch on one GPU:
-// the norm, the experts (moe) and the residual, forward and backward.
-func (c *coster) moeBlock() (fwd, bwd phase) {
+// the norm, the experts (moe) and the residual, forward and backward;
+// and rec, the forward selective recomputation runs again of it: the
+// norm (layernorm: a module of its own before the experts in
+// Megatron-Core's layers) and moe's.
+func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 	m := c.m
 	n, h := c.tokens, float64(m.Hidden)
 	sp := c.sp()
@@ -16,10 +19,13 @@ func (c *coster) moeBlock() (fwd, bwd phase) {
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
 	t := c.run
-	mf, mb := c.moe()
+	mf, mb, rec := c.moe()
 	fwd = t(norm).plus(mf).plus(t(resid))
 	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
-	return fwd, bwd
+	if c.pl.Recomputes().Has(RecomputeLayerNorm) {
+		rec = rec.plus(t(norm))
+	}
+	return fwd, bwd, rec
 }
 
 // moe is one MoE block's experts for one micro-batch on one GPU, forward
@@ -37,8 +43,12 @@ func (c *coster) moeBlock() (fwd, bwd phase) {
 // GPU's tokens. The backward mirrors it: the GEMMs twice, the same
 // collectives, twice the elementwise traffic. The experts' communication
 // is not overlapped (Megatron-Core overlaps it only with
-// --overlap-moe-expert-parallel-comm, off by default).
-func (c *coster) moe() (fwd, bwd phase) {
+// --overlap-moe-expert-parallel-comm, off by default). rec is the
+// forward selective recomputation runs again of it: all of it with the
+// moe module (its all-to-alls and the dispatcher's synchronization
+// again), else the experts' activation function with its output's FP8
+// casts (moe_act) and the shared experts (shared_experts).
+func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
@@ -73,6 +83,10 @@ func (c *coster) moe() (fwd, bwd phase) {
 	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(rows*h, rows*cols))
+	mods := c.pl.Recomputes()
+	if mods.Has(RecomputeMoEAct) {
+		rec = t(actFn).plus(c.casts(rows * cols))
+	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
 		plus(c.casts(rows*h, rows*cols))
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
@@ -84,6 +98,9 @@ func (c *coster) moe() (fwd, bwd phase) {
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
 		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
 		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		if mods.Has(RecomputeSharedExperts) {
+			rec = rec.plus(t(s1)).plus(t(sa)).plus(t(s2))
+		}
 		s1b, s2b := c.back(s1), c.back(s2)
 		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
 	}
@@ -106,7 +123,10 @@ func (c *coster) moe() (fwd, bwd phase) {
 	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm).plus(phase{syncs: 1})
 	bwd = t(twice(unpermute)).plus(expertsB).plus(t(twice(permute))).plus(t(twice(scores))).
 		plus(t(router)).plus(t(router)).plus(comm)
-	return fwd, bwd
+	if mods.Has(RecomputeMoE) {
+		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
+	}
+	return fwd, bwd, rec
 }
 
 // moeGlue is what an MoE block runs around its experts for nl tokens on
@@ -175,6 +195,15 @@ func epOverlap(st *stageCost, pl Plan, p *Pod, s int) {
 // combine's input, for the routing weights' gradient); the shared
 // experts' as a dense MLP's on the GPU's tokens.
 func (c *coster) moeActivations() float64 {
+	a, _, _, _ := c.moeActivationParts()
+	return a
+}
+
+// moeActivationParts is moeActivations' total and three of its parts,
+// bytes: the block's input (the norm's output the router and the shared
+// experts read), FC2's input (the activation's output) and the shared
+// experts' activations.
+func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
@@ -189,9 +218,11 @@ func (c *coster) moeActivations() float64 {
 	if pl.FP8 != "" {
 		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
 	}
-	a := nl*E*4 + nl*h*bf16 + in + rows*up*bf16 + mid + recv*h*bf16
+	input = nl * h * bf16
+	a = nl*E*4 + input + in + rows*up*bf16 + mid + recv*h*bf16
 	if sh := float64(m.SharedExperts) * float64(m.ExpertFFN); sh > 0 {
-		a += nl * sh * (2 + 1) * bf16
+		shared = nl * sh * (2 + 1) * bf16
+		a += shared
 	}
-	return a
+	return a, input, mid, shared
 }

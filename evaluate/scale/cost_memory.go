@@ -96,7 +96,8 @@ func (c *coster) layerMemory() layerMemory {
 		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
 	}
 	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
-	if pl.Recompute == SelectiveRecompute {
+	mods := pl.Recomputes()
+	if mods.Has(RecomputeCoreAttn) {
 		// The attention output, recomputed.
 		out := 2 * unit / T
 		if m.MLA() {
@@ -110,11 +111,88 @@ func (c *coster) layerMemory() layerMemory {
 		perLayer += 5 * n * heads / T * float64(m.Seq)
 		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
+	if mods&^RecomputeCoreAttn != 0 {
+		// The other modules selective recomputation names.
+		perLayer -= c.recomputeSaved(m.MoE())
+		perDense -= c.recomputeSaved(false)
+	}
 	layerInput := 2 * unit
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
 	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput}
+}
+
+// recomputeSaved is the bytes of one block's activations (an MoE
+// block's with moe, else a dense block's) that selective
+// recomputation's modules other than the core attention free, for one
+// micro-batch on one GPU (layerMemory's): layernorm the output of the
+// norms that are modules of their own (an MoE block's norm before its
+// experts: the experts' input; latent attention's input norm: the down
+// projections' input, FP8 where they run in FP8); mla_up_proj every
+// head's query, key and value (flash attention's saved inputs); mlp a
+// dense MLP's saved tensors but the dropout mask (FC1's input, the
+// activation's input, FC2's input; its checkpoint keeps the block's
+// residual, counted as the norm's input); moe everything moeActivations
+// counts but the experts' input; moe_act FC2's input (the activation's
+// output); shared_experts the shared experts'. Held while one layer
+// recomputes: not counted (a few of its tensors, not the stage's).
+func (c *coster) recomputeSaved(moe bool) float64 {
+	m, pl := &c.m, &c.pl
+	mods := pl.Recomputes()
+	T := float64(pl.T)
+	unit := c.tokens * float64(m.Hidden) // s b h
+	fp8 := pl.FP8 != ""
+	// rep units replicated over the tensor group without sequence
+	// parallelism, shard units split over it.
+	split := func(rep, shard float64) float64 {
+		if pl.SequenceParallel {
+			return (rep + shard) * unit / T
+		}
+		return rep*unit + shard*unit/T
+	}
+	var saved float64
+	if mods.Has(RecomputeLayerNorm) && m.MLA() {
+		in := 2.0
+		if fp8 {
+			in = 1
+		}
+		saved += split(in, 0)
+	}
+	if mods.Has(RecomputeMLAUpProj) && m.MLA() {
+		d, r, h := float64(m.HeadDim()), float64(m.RopeDim), float64(m.Hidden)
+		saved += split(0, 2*float64(m.Heads)*(2*(d+r)+d)/h)
+	}
+	if moe {
+		a, input, mid, shared := c.moeActivationParts()
+		if mods.Has(RecomputeLayerNorm) {
+			saved += input
+		}
+		switch {
+		case mods.Has(RecomputeMoE):
+			saved += a - input // its checkpoint keeps the input
+		default:
+			if mods.Has(RecomputeMoEAct) {
+				saved += mid
+			}
+			if mods.Has(RecomputeSharedExperts) {
+				saved += shared
+			}
+		}
+		return saved
+	}
+	if mods.Has(RecomputeMLP) {
+		_, mlp, _ := blockUnits(m, fp8)
+		fc1In, mask := 2.0, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
+		if fp8 {
+			fc1In = 1
+		}
+		if m.SwiGLU() {
+			mask = 0
+		}
+		saved += split(fc1In, mlp-mask-fc1In)
+	}
+	return saved
 }
 
 // blockUnits is what one block keeps for its backward in units of s b h
@@ -282,11 +360,27 @@ func (c *coster) stageState(s int, st *stageCost) (w, g, o float64) {
 		w += 2 * st.layers // the blocks' FP8 weights, row- and column-wise
 	}
 	if pl.FSDP {
-		// Sharded over the C x D ranks, but for two layers' weights
-		// gathered (the one running and the next, prefetched) and one
-		// layer's gradient before its reduce-scatter.
+		// Sharded over the C x D ranks (a model with experts: its
+		// experts' over the expert-data-parallel ones), but for two
+		// layers' weights gathered (the one running and the next,
+		// prefetched: Megatron-FSDP's unit is a layer) and one layer's
+		// gradient before its reduce-scatter.
 		D := float64(pl.D * pl.C)
-		layer := st.layers / float64(pl.Stages[s])
+		var layer float64
+		if l := pl.Stages[s]; l > 0 {
+			layer = st.layers / float64(l)
+		}
+		if m.MoE() {
+			E := float64(pl.EDP)
+			dense := st.params - st.experts
+			w = dense*bf16/D + st.experts*bf16/E
+			if pl.FP8 != "" {
+				w += 2*(st.layers-st.experts)/D + 2*st.experts/E
+			}
+			g = dense*gb/D + st.experts*gb/E
+			o = dense*12/D + st.experts*12/E
+			return w + 2*layer*bf16, g + layer*gb, o
+		}
 		w, g, o = w/D+2*layer*bf16, g/D+layer*gb, st.params*12/D
 	}
 	return w, g, o

@@ -7,8 +7,11 @@ import (
 // mlpBlock is one block's dense MLP of FFN for one micro-batch on one
 // GPU, forward and backward: the norm, FC1 (column-parallel), the
 // activation (GeLU, or SwiGLU's), FC2 (row-parallel), the residual, the
-// tensor-parallel collectives beside the GEMMs and the FP8 casts.
-func (c *coster) mlpBlock() (fwd, bwd phase) {
+// tensor-parallel collectives beside the GEMMs and the FP8 casts; and
+// rec, the forward selective recomputation runs again of it: with the
+// mlp module (Megatron-Core's checkpointed MLP, its norm fused into FC1
+// by Transformer Engine) all of it but the residual.
+func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	m, T := c.m, float64(c.pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	sp := c.sp()
@@ -37,5 +40,8 @@ func (c *coster) mlpBlock() (fwd, bwd phase) {
 		casts := c.casts(n*h*sp, n*f/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	return fwd, bwd
+	if c.pl.Recomputes().Has(RecomputeMLP) {
+		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*sp, n*f/T))
+	}
+	return fwd, bwd, rec
 }

@@ -30,7 +30,7 @@ func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) fl
 		opt = 0
 		for _, st := range stages {
 			o := st.params
-			if pl.DistOpt {
+			if pl.DistOpt || pl.FSDP {
 				o = (st.params-st.experts)/D + st.experts/float64(pl.EDP)
 			}
 			opt = max(opt, o)

@@ -84,19 +84,20 @@ func (c *coster) layer() (fwd, bwd phase) { return c.block(c.m.MoE()) }
 // block is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included:
 // the attention (attnBlock), then with moe the experts (moeBlock), else
-// the dense MLP of FFN (mlpBlock).
+// the dense MLP of FFN (mlpBlock); selective recomputation runs the
+// forward of the modules it names again (each part's rec).
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	af, ab, fa := c.attnBlock()
-	var mf, mb phase
+	af, ab, ar := c.attnBlock()
+	var mf, mb, mr phase
 	if moe {
-		mf, mb = c.moeBlock()
+		mf, mb, mr = c.moeBlock()
 	} else {
-		mf, mb = c.mlpBlock()
+		mf, mb, mr = c.mlpBlock()
 	}
 	fwd, bwd = af.plus(mf), mb.plus(ab)
 	switch c.pl.Recompute {
 	case SelectiveRecompute:
-		bwd = bwd.plus(fa)
+		bwd = bwd.plus(ar.plus(mr))
 	case FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
@@ -149,6 +150,7 @@ type costKey struct {
 	T, C, MBS int
 	sp, ov    bool
 	rc        Recompute
+	mods      RecomputeModules // selective recomputation's modules
 	blockRec  bool
 	EP, ETP   int
 	imbalance uint64 // its bits (keys of plain words hash fastest)
@@ -240,7 +242,7 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts
 func (c *coster) phases(cache phaseCache) *kitPhases {
 	pl := &c.pl
 	block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
-	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, blockRec: block,
+	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
 		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16}
 	if ph := cache[key]; ph != nil {
 		return ph

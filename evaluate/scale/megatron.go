@@ -301,8 +301,8 @@ func Llama3LongContext() Published {
 //     so that it may not be what ran: Llama 3 8B's H100 FP8 variant
 //     recomputes 5 layers but runs without FSDP where the row states
 //     FSDP; GPT-OSS's H100 variant recomputes its norms and expert
-//     activations (recompute_modules layernorm, moe_act: not a
-//     recomputation placer models) with micro-batch 1 where the row
+//     activations (recompute_modules layernorm, moe_act: placer's
+//     recompute-modules=layernorm+moe_act) with micro-batch 1 where the row
 //     states 4; Qwen3-30B-A3B's runs VP 12 with micro-batch 1 (and
 //     moe_a2a_overlap) where the row states VP 24 and micro-batch 2 (and GA 32, which agrees with
 //     micro-batch 2).

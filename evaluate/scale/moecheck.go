@@ -249,7 +249,7 @@ func CheckMoEHost(ms []MeasuredMoEHost, p *Pod) []MoEHostCheck {
 		pl := Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{h.spec.Layers}, TPs: []int{1}}
 		c := newCoster(h.spec, pl, p, 1, float64(h.Tokens))
 		c.noComm = true
-		f, b := c.moe()
+		f, b, _ := c.moe()
 		out[i] = MoEHostCheck{Model: h.Model, Mode: h.Mode, Tokens: h.Tokens, LocalExperts: h.LocalExperts, Wall: h.Wall,
 			Busy: h.Busy, Kernels: h.Kernels, Predicted: f.busy + b.busy}
 		if h.Busy > 0 {

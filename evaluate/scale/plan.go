@@ -106,10 +106,12 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 		}
 		replica *= C // the GPUs of one copy of the weights' data-parallel rank
 	}
+	eu, lu := s.endUnits() // the embedding and the loss counted as layers
+	units := s.EmbeddingLayer || s.LossLayer
 	switch {
-	case pl.P > m.Layers:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers)
-	case s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
+	case pl.P > m.Layers+eu+lu:
+		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers+eu+lu)
+	case !units && s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
 		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
 	case n%replica != 0 && pl.Uniform():
 		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
@@ -120,12 +122,26 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err != nil {
 		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
 	}
+	if u := stages[0] + eu; units && u%pl.V != 0 {
+		// Every stage holds as many units (its layers, the embedding or
+		// the loss), split evenly over its model chunks (Megatron-Core's
+		// rule).
+		return Plan{}, fmt.Errorf("strategy %s: vp=%d does not divide a stage's %d units (its layers, the embedding and the loss counted as layers)", written, pl.V, u)
+	}
 	for i, l := range stages {
+		if units {
+			break // a chunk may hold the embedding or the loss alone
+		}
 		if l < pl.V {
 			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
 		}
 	}
 	pl.Stages = stages
+	if units {
+		// The split follows from the layers: first= and last= (checked
+		// against it) are not written back.
+		pl.Strategy.FirstLayers, pl.Strategy.LastLayers = 0, 0
+	}
 	if k := s.RecomputeLayers; k > 0 {
 		most := 0
 		for _, l := range stages {
@@ -173,11 +189,13 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if s.FSDP && pl.D*pl.C == 1 {
 		return Plan{}, fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
 	}
-	if s.FSDP && m.MoE() {
-		return Plan{}, fmt.Errorf("strategy %s: fsdp with experts is not modelled (use distopt=on)", written)
-	}
 	if err := pl.resolveExperts(m, p, written); err != nil {
 		return Plan{}, err
+	}
+	if pl.RecomputeModules != 0 {
+		if err := pl.checkModules(m, written); err != nil {
+			return Plan{}, err
+		}
 	}
 	// The resolved strategy, as it is written back.
 	if pl.Uniform() {
@@ -279,6 +297,9 @@ func (pl Plan) String() string {
 	if pl.Recompute != NoRecompute {
 		s += ",recompute=" + string(pl.Recompute)
 	}
+	if pl.RecomputeModules != 0 {
+		s += ",recompute-modules=" + pl.RecomputeModules.String()
+	}
 	if pl.RecomputeLayers > 0 {
 		s += fmt.Sprintf(",recompute-layers=%d", pl.RecomputeLayers)
 	}
@@ -287,6 +308,12 @@ func (pl Plan) String() string {
 	}
 	if pl.LastLayers > 0 {
 		s += fmt.Sprintf(",last=%d", pl.LastLayers)
+	}
+	if pl.EmbeddingLayer {
+		s += ",embedding-layer=on"
+	}
+	if pl.LossLayer {
+		s += ",loss-layer=on"
 	}
 	if pl.EP > 1 {
 		s += fmt.Sprintf(",ep=%d", pl.EP)
@@ -383,6 +410,41 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 	return nil
 }
 
+// checkModules checks the modules selective recomputation names
+// (recompute-modules) against model m, one line naming the key: each
+// must name a module of m's layers as Megatron-Core builds them with
+// Transformer Engine (mla_up_proj needs latent attention, as
+// Megatron-Core says; moe_act, moe and shared_experts experts, and
+// shared experts for the last; mlp a dense block; layernorm a norm that
+// is a module of its own: an MoE block's before its experts or latent
+// attention's input norm, the other norms fused into the GEMM after
+// them), and moe_act and layernorm not with fp8=delayed (Megatron-Core
+// refuses them with delayed scaling).
+func (pl *Plan) checkModules(m transformer.Spec, written Strategy) error {
+	r := pl.RecomputeModules
+	if r == 0 {
+		return nil
+	}
+	var why string
+	switch {
+	case r.Has(RecomputeMLAUpProj) && !m.MLA():
+		why = "mla_up_proj without latent attention (Megatron-Core refuses it)"
+	case r&(RecomputeMoEAct|RecomputeMoE|RecomputeSharedExperts) != 0 && !m.MoE():
+		why = "moe_act, moe and shared_experts recompute a model's experts: this one has none"
+	case r.Has(RecomputeSharedExperts) && m.SharedExperts == 0:
+		why = "shared_experts: the model has no shared experts"
+	case r.Has(RecomputeMLP) && m.MoE() && m.DenseLayers == 0:
+		why = "mlp recomputes a dense block's MLP: every block of this model is an MoE block (moe recomputes those)"
+	case r.Has(RecomputeLayerNorm) && !m.MoE() && !m.MLA():
+		why = "layernorm: Megatron-Core's Transformer Engine layers fuse this model's norms into the GEMMs after them (TELayerNormColumnParallelLinear), no norm of its own to recompute"
+	case r&(RecomputeMoEAct|RecomputeLayerNorm) != 0 && pl.FP8 == FP8Delayed:
+		why = "moe_act and layernorm with fp8=delayed: Megatron-Core refuses them with delayed scaling"
+	default:
+		return nil
+	}
+	return fmt.Errorf("strategy %s: recompute-modules=%s: %s", written, r, why)
+}
+
 // expertGroups are where the experts' groups sit in a pipeline stage, in
 // Megatron-Core's expert rank order (expert-tensor fastest, then expert,
 // then expert-data: rank = e + ETP (x + EP d)): an expert-tensor group
@@ -399,6 +461,33 @@ func (pl Plan) expertGroups(p Pod) (etp, ep, edp Group) {
 	return Group{PerNode: pl.ETP, Nodes: 1}, stride(pl.EP, pl.ETP), stride(pl.EDP, pl.ETP*pl.EP)
 }
 
+// chunkLayers is how many layers model chunk v of stage s holds: its
+// layers split over the V chunks as evenly as they go, the smaller
+// chunks first; with the embedding or the loss counted as layers
+// (EmbeddingLayer, LossLayer) each chunk holds a stage's units over V,
+// the first chunk of the first stage one layer fewer for the embedding
+// and the last chunk of the last stage one fewer for the loss
+// (Megatron-Core's get_num_layers_to_build).
+func (pl *Plan) chunkLayers(s, v int) int {
+	l := pl.Stages[s]
+	if pl.EmbeddingLayer || pl.LossLayer {
+		e, lu := pl.endUnits()
+		n := (pl.Stages[0] + e) / pl.V
+		if s == 0 && v == 0 {
+			n -= e
+		}
+		if s == pl.P-1 && v == pl.V-1 {
+			n -= lu
+		}
+		return n
+	}
+	size := l / pl.V
+	if v >= pl.V-l%pl.V {
+		size++
+	}
+	return size
+}
+
 // imbalance is the most loaded expert-parallel rank's tokens over the
 // mean (at least 1).
 func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
@@ -413,7 +502,8 @@ func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
 // they go, the smaller chunks first (Megatron-Core's DeepSeek-V3 layout
 // "Et|(tt|)*30mL" gives stage 0 chunks of 1 and 2 layers); block
 // recomputation recomputes the first RecomputeLayers of each chunk, full
-// recomputation every layer.
+// recomputation every layer. With the embedding or the loss counted as
+// layers the chunks are chunkLayers'.
 func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	if !m.MoE() || m.DenseLayers == 0 {
 		return 0, 0
@@ -425,15 +515,21 @@ func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 			k = pl.RecomputeLayers
 		}
 	}
+	units := pl.EmbeddingLayer || pl.LossLayer
 	start := 0
 	for v := 0; v < pl.V; v++ {
 		for i, l := range pl.Stages {
 			if start >= m.DenseLayers {
 				return dense, recomputed
 			}
-			size := l / pl.V
-			if v >= pl.V-l%pl.V {
-				size++
+			var size int
+			if units {
+				size = pl.chunkLayers(i, v)
+			} else { // chunkLayers', kept in the loop (the search's hot path)
+				size = l / pl.V
+				if v >= pl.V-l%pl.V {
+					size++
+				}
 			}
 			if i == s {
 				d := min(size, m.DenseLayers-start)

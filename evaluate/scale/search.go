@@ -37,6 +37,58 @@ type Space struct {
 	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
 	// and the distributed optimizer (false: not tried).
 	FSDP bool
+	// RecomputeModules, when set, adds selective recomputation of these
+	// modules (Strategy.RecomputeModules) to the recomputations tried.
+	RecomputeModules RecomputeModules
+	// EmbeddingLayer and LossLayer count the embedding and the loss as
+	// layers in every plan's pipeline split (Strategy's): the one split
+	// they give replaces the splits tried, and plans without a pipeline
+	// are not tried.
+	EmbeddingLayer, LossLayer bool
+}
+
+// searchRecompute is a recomputation Search tries: the kind, and with
+// selective recomputation its modules (0: the core attention).
+type searchRecompute struct {
+	rc   Recompute
+	mods RecomputeModules
+}
+
+// recomputes are the recomputations Search tries: none, selective,
+// selective of sp's modules where it names others, and full.
+func (sp Space) recomputes() []searchRecompute {
+	if sp.RecomputeModules != 0 && sp.RecomputeModules != RecomputeCoreAttn {
+		return []searchRecompute{{NoRecompute, 0}, {SelectiveRecompute, 0}, {SelectiveRecompute, sp.RecomputeModules}, {FullRecompute, 0}}
+	}
+	return []searchRecompute{{NoRecompute, 0}, {SelectiveRecompute, 0}, {FullRecompute, 0}}
+}
+
+// splits are the layer splits Search tries over P stages: stageSplits',
+// or with the embedding or the loss counted as layers the one split
+// they give (unitSplit).
+func (sp Space) splits(layers, P int) []stageSplit {
+	if sp.EmbeddingLayer || sp.LossLayer {
+		return sp.unitSplit(layers, P)
+	}
+	return stageSplits(layers, P)
+}
+
+// unitSplit is the split of layers over P stages with the embedding or
+// the loss counted as layers (Strategy.StageLayers'), with V among the
+// divisors of a stage's units; none where they do not split evenly or
+// without a pipeline.
+func (sp Space) unitSplit(layers, P int) []stageSplit {
+	units := layers
+	if sp.EmbeddingLayer {
+		units++
+	}
+	if sp.LossLayer {
+		units++
+	}
+	if P == 1 || units%P != 0 {
+		return nil
+	}
+	return []stageSplit{{virtual: divisors(units / P)}}
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -114,7 +166,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		}
 		return true
 	}
-	recomputes := []Recompute{NoRecompute, SelectiveRecompute, FullRecompute}
+	recomputes := sp.recomputes()
 	// plans tries every plan of P stages of tensor-parallel degrees tps
 	// (nil: every stage T) and D replicas over the layer splits given.
 	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
@@ -149,16 +201,18 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								continue // Megatron-Core's MoE layers need sequence parallelism with tp
 							}
 							var keeps [3]bool
-							for _, rc := range recomputes {
+							for _, rcm := range recomputes {
+								rc := rcm.rc
 								for di := range 3 {
 									dist := di == 1
-									if di > 0 && D*C == 1 || di == 2 && (!sp.FSDP || m.MoE()) {
+									if di > 0 && D*C == 1 || di == 2 && !sp.FSDP {
 										continue
 									}
 									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
-										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16}
+										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
+										RecomputeModules: rcm.mods, EmbeddingLayer: sp.EmbeddingLayer, LossLayer: sp.LossLayer}
 									if em.ep > 1 {
 										s.Experts = em.ep
 									}
@@ -211,7 +265,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 				if err := ctx.Err(); err != nil {
 					return out, err
 				}
-				plans(T, nil, P, n/(T*C*P), C, stageSplits(m.Layers, P))
+				plans(T, nil, P, n/(T*C*P), C, sp.splits(m.Layers, P))
 			}
 		}
 	}
@@ -239,7 +293,11 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						stages[i] = mid
 					}
 					stages[0], stages[P-1] = first, last
-					plans(0, stages, P, n/replica, 1, endSplits(m.Layers, P, first, mid, last))
+					splits := endSplits(m.Layers, P, first, mid, last)
+					if sp.EmbeddingLayer || sp.LossLayer {
+						splits = sp.unitSplit(m.Layers, P)
+					}
+					plans(0, stages, P, n/replica, 1, splits)
 				}
 			}
 		}
@@ -465,8 +523,12 @@ func divisors(n int) []int {
 // last) fix the plans Keep lets through (schedule=1f1b is the search's
 // own; gpipe is refused); the run's settings
 // (fp8, grads, imbalance) are every plan's, as Space's fields say, and
-// fsdp=on adds FSDP to the sharding tried. "" is the whole space. The
-// errors are ParseStrategy's.
+// fsdp=on adds FSDP to the sharding tried (in a model with experts too),
+// recompute-modules adds selective recomputation of those modules to the
+// recomputations tried (and keeps it: the plans recompute them), and
+// embedding-layer and loss-layer count the embedding and the loss as
+// layers in every plan's split. "" is the whole space. The errors are
+// ParseStrategy's.
 func SpaceOf(text string) (Space, error) {
 	s, err := ParseStrategy(text)
 	if err != nil {
@@ -476,7 +538,8 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP}
+	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP,
+		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
 	var keep []func(Plan) bool
 	for _, kv := range pairs {
 		switch kv.Key {
@@ -515,9 +578,25 @@ func SpaceOf(text string) (Space, error) {
 		case "recompute-layers", "recompute_layers":
 			keep = append(keep, func(pl Plan) bool { return pl.RecomputeLayers == s.RecomputeLayers })
 		case "first", "first-stage-layers":
-			keep = append(keep, func(pl Plan) bool { return pl.FirstLayers == s.FirstLayers })
+			keep = append(keep, func(pl Plan) bool {
+				if pl.EmbeddingLayer || pl.LossLayer {
+					return pl.Stages[0] == s.FirstLayers // the split the units give, not written back
+				}
+				return pl.FirstLayers == s.FirstLayers
+			})
 		case "last", "last-stage-layers":
-			keep = append(keep, func(pl Plan) bool { return pl.LastLayers == s.LastLayers })
+			keep = append(keep, func(pl Plan) bool {
+				if pl.EmbeddingLayer || pl.LossLayer {
+					return pl.Stages[pl.P-1] == s.LastLayers
+				}
+				return pl.LastLayers == s.LastLayers
+			})
+		case "recompute-modules", "recompute_modules":
+			keep = append(keep, func(pl Plan) bool { return pl.Recompute == s.Recompute && pl.RecomputeModules == s.RecomputeModules })
+		case "embedding-layer", "account-for-embedding-in-pipeline-split":
+			keep = append(keep, func(pl Plan) bool { return pl.EmbeddingLayer == s.EmbeddingLayer })
+		case "loss-layer", "account-for-loss-in-pipeline-split":
+			keep = append(keep, func(pl Plan) bool { return pl.LossLayer == s.LossLayer })
 		case "ep", "expert-parallel":
 			keep = append(keep, func(pl Plan) bool { return pl.EP == s.EP() })
 		case "etp", "expert-tensor-parallel":

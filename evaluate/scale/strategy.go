@@ -106,8 +106,10 @@ type Strategy struct {
 	// data-parallel (and context) ranks, ZeRO-3 as Megatron-FSDP runs it
 	// (--use-megatron-fsdp, optim_grads_params): each stage's weights
 	// all-gathered for every micro-batch's forward and again for its
-	// backward, its gradients reduce-scattered after each backward.
-	// Not with DistOpt; not with experts.
+	// backward, its gradients reduce-scattered after each backward. In
+	// a model with experts (Megatron-FSDP's two meshes) the experts'
+	// weights are sharded over the expert-data-parallel ranks and the
+	// rest over the data-parallel and context ranks. Not with DistOpt.
 	FSDP bool
 	// FP8 is the FP8 recipe of the transformer blocks' GEMMs
 	// (Transformer Engine's: "current" per-tensor current scaling,
@@ -129,6 +131,111 @@ type Strategy struct {
 	// layer by layer, in the steady state of 1F1B). With ep > 1; with
 	// pp > 1 it needs virtual stages; not with full recomputation.
 	EPOverlap bool
+	// EmbeddingLayer and LossLayer count the embedding as one layer of
+	// the first model chunk and the loss (the final norm, the output
+	// layer and the cross-entropy) as one of the last in the pipeline
+	// split (Megatron-Core's account_for_embedding_in_pipeline_split and
+	// account_for_loss_in_pipeline_split, Megatron-LM's
+	// --account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split): the layers and those units
+	// split evenly over the P x V model chunks, so the first chunk holds
+	// one layer fewer (the embedding alone where a chunk is one unit) and
+	// the last likewise. With pp > 1; not with first= or last= other
+	// than the split they give (StageLayers).
+	EmbeddingLayer, LossLayer bool
+	// RecomputeModules, with selective recomputation, are the modules
+	// each layer recomputes in its backward (Megatron-Core's
+	// --recompute-modules); 0: the core attention alone, Megatron-Core's
+	// default (recompute=selective).
+	RecomputeModules RecomputeModules
+}
+
+// RecomputeModules is a set of the modules selective recomputation
+// recomputes (Megatron-Core's recompute_modules,
+// megatron/core/transformer/transformer_config.py), written as their
+// names joined by "+": "layernorm+moe_act".
+type RecomputeModules uint8
+
+// The modules, in Megatron-Core's order. core_attn, mlp, moe and
+// shared_experts are checkpointed (their input kept, their forward run
+// again before their backward); moe_act, layernorm and mla_up_proj
+// discard their output after the forward and recompute it (the input is
+// kept by the modules that read it).
+const (
+	// RecomputeCoreAttn is the core attention (recompute=selective's).
+	RecomputeCoreAttn RecomputeModules = 1 << iota
+	// RecomputeMoEAct is the experts' activation function: its output
+	// (the second grouped GEMM's input) is not kept.
+	RecomputeMoEAct
+	// RecomputeLayerNorm is the norms that are modules of their own in
+	// Megatron-Core's Transformer Engine layers: an MoE block's norm
+	// before its experts and latent attention's input norm (the other
+	// norms are fused into the GEMM after them, TELayerNormColumnParallelLinear,
+	// and not recomputed): their output is not kept.
+	RecomputeLayerNorm
+	// RecomputeMLAUpProj is latent attention's up projections and
+	// rotary embedding: the heads' queries, keys and values are not kept.
+	RecomputeMLAUpProj
+	// RecomputeMLP is the dense MLP of a dense block (its norm fused in).
+	RecomputeMLP
+	// RecomputeMoE is an MoE block's whole MoE layer: router, dispatch,
+	// experts, combine, the shared experts, its all-to-alls again.
+	RecomputeMoE
+	// RecomputeSharedExperts is an MoE block's shared experts.
+	RecomputeSharedExperts
+)
+
+// recomputeNames are the modules' names, in the order of the constants.
+var recomputeNames = [...]string{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"}
+
+// Has reports whether the set holds module x.
+func (r RecomputeModules) Has(x RecomputeModules) bool { return r&x != 0 }
+
+// String writes the set as recompute-modules reads it: the names in
+// Megatron-Core's order joined by "+" ("" for none).
+func (r RecomputeModules) String() string {
+	var parts []string
+	for i, n := range recomputeNames {
+		if r&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// Names are the set's module names, Megatron-Core's spelling, in its
+// order (--recompute-modules' values).
+func (r RecomputeModules) Names() []string {
+	if r == 0 {
+		return nil
+	}
+	return strings.Split(r.String(), "+")
+}
+
+// parseRecomputeModules reads "layernorm+moe_act".
+func parseRecomputeModules(v string) (RecomputeModules, error) {
+	var r RecomputeModules
+	for _, x := range strings.Split(v, "+") {
+		i := slices.Index(recomputeNames[:], strings.ToLower(strings.TrimSpace(x)))
+		if i < 0 {
+			return 0, fmt.Errorf("%q is not a module Megatron-Core recomputes (want %s, joined by +)", x, strings.Join(recomputeNames[:], ", "))
+		}
+		r |= 1 << i
+	}
+	return r, nil
+}
+
+// Recomputes is the set of modules plan s recomputes in each layer's
+// backward with selective recomputation (RecomputeModules, or the core
+// attention alone where none are named); 0 without it.
+func (s Strategy) Recomputes() RecomputeModules {
+	if s.Recompute != SelectiveRecompute {
+		return 0
+	}
+	if s.RecomputeModules == 0 {
+		return RecomputeCoreAttn
+	}
+	return s.RecomputeModules
 }
 
 // The FP8 recipes (Strategy.FP8).
@@ -218,10 +325,18 @@ func (s Strategy) Equal(o Strategy) bool {
 // StageLayers is how many of a transformer's layers each of the P
 // pipeline stages holds: layers / P each, or with FirstLayers or
 // LastLayers those on the end stages and the rest split evenly over the
-// stages between. The error is one line naming what does not add up.
+// stages between; with EmbeddingLayer or LossLayer the layers and those
+// units split evenly over the P stages, the first stage holding one
+// layer fewer for the embedding and the last one fewer for the loss
+// (Megatron-Core's get_num_layers_to_build: 94 layers, both units, pp=8:
+// 11, 12 x 6, 11), FirstLayers and LastLayers, where given, checked
+// against that. The error is one line naming what does not add up.
 func (s Strategy) StageLayers(layers int) ([]int, error) {
 	P := s.P()
 	out := make([]int, P)
+	if s.EmbeddingLayer || s.LossLayer {
+		return s.unitLayers(layers, out)
+	}
 	if s.FirstLayers == 0 && s.LastLayers == 0 {
 		if layers%P != 0 {
 			return nil, fmt.Errorf("pp=%d does not divide the %d layers (first= and last= set the end stages' layers)", P, layers)
@@ -258,6 +373,60 @@ func (s Strategy) StageLayers(layers int) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// endUnits is how many of the embedding and the loss count as layers
+// of the first and of the last pipeline stage (EmbeddingLayer,
+// LossLayer: 0 or 1 each).
+func (s Strategy) endUnits() (first, last int) {
+	if s.EmbeddingLayer {
+		first = 1
+	}
+	if s.LossLayer {
+		last = 1
+	}
+	return first, last
+}
+
+// unitLayers is StageLayers' split with the embedding or the loss
+// counted as a layer (out: P stages to fill).
+func (s Strategy) unitLayers(layers int, out []int) ([]int, error) {
+	P := len(out)
+	e, l := s.endUnits()
+	if P == 1 {
+		return nil, fmt.Errorf("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
+	}
+	units := layers + e + l
+	if units%P != 0 {
+		ends := "embedding and the loss"
+		if e == 0 {
+			ends = "loss"
+		} else if l == 0 {
+			ends = "embedding"
+		}
+		return nil, fmt.Errorf("%s: the %d layers and the %s are %d units, which do not split evenly over pp=%d (Megatron-Core's account_for_*_in_pipeline_split)", s.unitKeys(), layers, ends, units, P)
+	}
+	for i := range out {
+		out[i] = units / P
+	}
+	out[0] -= e
+	out[P-1] -= l
+	if s.FirstLayers > 0 && s.FirstLayers != out[0] || s.LastLayers > 0 && s.LastLayers != out[P-1] {
+		return nil, fmt.Errorf("first=%d, last=%d with %s: the split puts %d layers on the first stage and %d on the last (Megatron-Core sets them from the layers, not both)", s.FirstLayers, s.LastLayers, s.unitKeys(), out[0], out[P-1])
+	}
+	return out, nil
+}
+
+// unitKeys names the plan's ends counted as layers, as written:
+// "embedding-layer=on", "loss-layer=on" or both.
+func (s Strategy) unitKeys() string {
+	switch {
+	case s.EmbeddingLayer && s.LossLayer:
+		return "embedding-layer=on and loss-layer=on"
+	case s.EmbeddingLayer:
+		return "embedding-layer=on"
+	}
+	return "loss-layer=on"
 }
 
 // strategyError is a plan's field out of range, as a one-line error.
@@ -312,6 +481,14 @@ func (s Strategy) Check() error {
 		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
 	case s.FSDP && s.Replicas == 1:
 		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
+	case (s.EmbeddingLayer || s.LossLayer) && s.P() == 1:
+		return strategyError("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
+	case s.RecomputeModules != 0 && s.Recompute != SelectiveRecompute:
+		return strategyError("recompute-modules=%s without recompute=selective: the modules are selective recomputation's (Megatron-Core's --recompute-granularity selective)", s.RecomputeModules)
+	case s.RecomputeModules >= 1<<len(recomputeNames):
+		return strategyError("recompute-modules %#x: not a set of Megatron-Core's modules", uint8(s.RecomputeModules))
+	case s.EPOverlap && s.Recomputes().Has(RecomputeMoE):
+		return strategyError("epoverlap=on with recompute-modules=%s: Megatron-Core's all-to-all overlap runs without the moe module's recomputation", s.RecomputeModules)
 	case s.EPOverlap && s.Recompute == FullRecompute:
 		return strategyError("epoverlap=on with recompute=full: Megatron-Core's all-to-all overlap runs without full recomputation")
 	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
@@ -379,6 +556,9 @@ func (s Strategy) String() string {
 	if s.Recompute != NoRecompute {
 		parts = append(parts, "recompute="+string(s.Recompute))
 	}
+	if s.RecomputeModules != 0 {
+		parts = append(parts, "recompute-modules="+s.RecomputeModules.String())
+	}
 	if s.RecomputeLayers > 0 {
 		parts = append(parts, "recompute-layers="+strconv.Itoa(s.RecomputeLayers))
 	}
@@ -390,6 +570,12 @@ func (s Strategy) String() string {
 	}
 	if s.LastLayers > 0 {
 		parts = append(parts, "last="+strconv.Itoa(s.LastLayers))
+	}
+	if s.EmbeddingLayer {
+		parts = append(parts, "embedding-layer=on")
+	}
+	if s.LossLayer {
+		parts = append(parts, "loss-layer=on")
 	}
 	if s.TensorStages != nil {
 		parts = append(parts, "stage-tp="+stageTP(s.TensorStages))
@@ -445,7 +631,11 @@ func (s Strategy) moeString() []string {
 // and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
 // and grads (bf16: gradients kept and reduced in BF16; fp32, the
 // default: FP32 main gradients) and epoverlap (on: the experts'
-// all-to-alls overlapped with another micro-batch's computation). The
+// all-to-alls overlapped with another micro-batch's computation) and
+// recompute-modules (with selective recomputation, the modules recomputed,
+// Megatron-Core's names joined by +: layernorm+moe_act; alone it means
+// recompute=selective) and embedding-layer and loss-layer (on: the
+// embedding, the loss counted as a layer of the pipeline split). The
 // keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
@@ -517,6 +707,12 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.FSDP, err = onOff(v)
 		case "epoverlap", "ep-comm-overlap":
 			s.EPOverlap, err = onOff(v)
+		case "embedding-layer", "account-for-embedding-in-pipeline-split":
+			s.EmbeddingLayer, err = onOff(v)
+		case "loss-layer", "account-for-loss-in-pipeline-split":
+			s.LossLayer, err = onOff(v)
+		case "recompute-modules", "recompute_modules":
+			s.RecomputeModules, err = parseRecomputeModules(v)
 		case "imbalance":
 			s.Imbalance, err = strconv.ParseFloat(v, 64)
 			if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
@@ -557,6 +753,15 @@ func ParseStrategy(text string) (Strategy, error) {
 			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
 		}
 	}
+	if s.RecomputeModules != 0 {
+		// The modules are selective recomputation's: alone they mean it.
+		if !seen["recompute"] {
+			s.Recompute = SelectiveRecompute
+		}
+		if s.RecomputeModules == RecomputeCoreAttn && s.Recompute == SelectiveRecompute {
+			s.RecomputeModules = 0 // recompute=selective's own
+		}
+	}
 	// A degree of 1 is the default's: written back it is left out.
 	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
 		if *d == 1 {
@@ -570,7 +775,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

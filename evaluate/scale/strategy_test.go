@@ -29,7 +29,7 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,recompute=some", Strategy{}, "want none, selective or full"},
 		{"dp=2,distopt=on,shard=zero1", Strategy{}, "distopt and shard both given"},
 		{"dp=2,shard=zero1,distopt=on", Strategy{}, "distopt and shard both given"},
-		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-layers, distopt, shard, first, last, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap)"},
+		{"tq=2", Strategy{}, "unknown key \"tq\" (keys tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap)"},
 		{"pp=2,schedule=zb", Strategy{}, "want gpipe or 1f1b"},
 		{"shard=zero7", Strategy{}, `shard "zero7": want zero1 or none`},
 		{"tp", Strategy{}, "key=value"},
@@ -131,6 +131,8 @@ func TestKeysOfOneWorld(t *testing.T) {
 		"distopt": "on", "distributed-optimizer": "on", "ep": "8", "expert-parallel": "8", "etp": "1",
 		"expert-tensor-parallel": "1", "imbalance": "1.5", "fp8": "current", "fsdp": "on",
 		"grads": "bf16", "grad-dtype": "bf16", "epoverlap": "on", "ep-comm-overlap": "on",
+		"recompute-modules": "moe_act", "recompute_modules": "moe_act", "embedding-layer": "on",
+		"account-for-embedding-in-pipeline-split": "on", "loss-layer": "on", "account-for-loss-in-pipeline-split": "on",
 	}
 	for k, v := range planOnly {
 		text := k + "=" + v

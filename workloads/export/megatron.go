@@ -24,13 +24,18 @@ import (
 // --num-layers-per-virtual-pipeline-stage (L / (P V), even stages) or
 // --num-virtual-stages-per-pipeline-rank (with uneven stages, whose
 // layers --decoder-first-pipeline-num-layers and
-// --decoder-last-pipeline-num-layers set), --sequence-parallel,
+// --decoder-last-pipeline-num-layers set, or the embedding and the loss
+// counted as layers, --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split, which Megatron-Core takes
+// without the first two), --sequence-parallel,
 // --tp-comm-overlap, --use-distributed-optimizer with
 // --overlap-grad-reduce and --overlap-param-gather (the overlapped
 // data-parallel communication placer's model assumes), and
-// --recompute-granularity selective, or full with --recompute-method
-// uniform --recompute-num-layers 1 (every layer) or --recompute-method
-// block --recompute-num-layers N (N layers of each model chunk); for a
+// --recompute-granularity selective (with --recompute-modules where the
+// plan names modules other than the core attention), or full with
+// --recompute-method uniform --recompute-num-layers 1 (every layer) or
+// --recompute-method block --recompute-num-layers N (N layers of each
+// model chunk); for a
 // model with experts --num-experts, --moe-router-topk,
 // --moe-ffn-hidden-size, --moe-shared-expert-intermediate-size,
 // --moe-layer-freq (dense first layers), the all-to-all dispatcher with
@@ -131,11 +136,25 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		add(arg("--context-parallel-size", C)...)
 	}
 	uneven := s.FirstLayers > 0 || s.LastLayers > 0
-	if s.FirstLayers > 0 {
-		add(arg("--decoder-first-pipeline-num-layers", s.FirstLayers)...)
-	}
-	if s.LastLayers > 0 {
-		add(arg("--decoder-last-pipeline-num-layers", s.LastLayers)...)
+	switch {
+	case s.EmbeddingLayer || s.LossLayer:
+		// The split follows from the layers and these units (StageLayers
+		// checked first= and last= against it): Megatron-Core refuses
+		// them with --decoder-first/last-pipeline-num-layers.
+		uneven = true
+		if s.EmbeddingLayer {
+			add("--account-for-embedding-in-pipeline-split")
+		}
+		if s.LossLayer {
+			add("--account-for-loss-in-pipeline-split")
+		}
+	default:
+		if s.FirstLayers > 0 {
+			add(arg("--decoder-first-pipeline-num-layers", s.FirstLayers)...)
+		}
+		if s.LastLayers > 0 {
+			add(arg("--decoder-last-pipeline-num-layers", s.LastLayers)...)
+		}
 	}
 	if V := s.V(); V > 1 {
 		if uneven {
@@ -161,6 +180,10 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	switch s.Recompute {
 	case scale.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
+		if s.RecomputeModules != 0 {
+			add("--recompute-modules")
+			add(s.RecomputeModules.Names()...)
+		}
 	case scale.FullRecompute:
 		if k := s.RecomputeLayers; k > 0 {
 			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))

@@ -101,6 +101,25 @@ func TestMegatronArgs(t *testing.T) {
 				"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"split", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
+		// Megatron-MoE-ModelZoo's Qwen3-235B-A22B plan of 32 stages of 3
+		// chunks: the embedding and the loss counted as layers (the
+		// virtual stages per rank, not layers per virtual stage, and no
+		// first/last stage layers, which Megatron-Core refuses with
+		// them), the norms and the experts' activation recomputed.
+		{"qwen3 235B, embedding and loss as layers, modules", mustParse(t, "qwen3-235b-a22b:seq=4096,batch=2048"),
+			scale.Strategy{Tensor: 2, Pipeline: 32, Virtual: 3, Replicas: 4, MicroBatchSize: 1, MicroBatches: 512, SequenceParallel: true, DistOpt: true,
+				Experts: 8, ExpertTensor: 1, EmbeddingLayer: true, LossLayer: true, FirstLayers: 2, LastLayers: 2,
+				Recompute: scale.SelectiveRecompute, RecomputeModules: scale.RecomputeLayerNorm | scale.RecomputeMoEAct}, 256,
+			"--num-layers 94 --hidden-size 4096 --ffn-hidden-size 12288 --num-attention-heads 64 --kv-channels 128 --group-query-attention --num-query-groups 4 " +
+				"--seq-length 4096 --max-position-embeddings 4096 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
+				"--untie-embeddings-and-output-weights --num-experts 128 --moe-router-topk 8 --moe-ffn-hidden-size 1536 " +
+				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 " +
+				"--micro-batch-size 1 --global-batch-size 2048 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 32 " +
+				"--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --num-virtual-stages-per-pipeline-rank 3 " +
+				"--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather " +
+				"--recompute-granularity selective --recompute-modules moe_act layernorm", ""},
+		{"units split", small, scale.Strategy{Tensor: 2, Pipeline: 4, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4, LossLayer: true}, 8, "",
+			"loss-layer=on: the 4 layers and the loss are 5 units, which do not split evenly over pp=4"},
 	}
 	for _, c := range cases {
 		args, err := MegatronArgs(c.m, c.s, c.gpus)

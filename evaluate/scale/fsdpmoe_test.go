@@ -1,0 +1,86 @@
+package scale
+
+import (
+	"context"
+	"testing"
+
+	"github.com/placer/placer/evaluate/roofline"
+)
+
+// TestFSDPExperts: FSDP in a model with experts (Megatron-FSDP's two
+// meshes), the small MoE on 8 H100s, tp 1, ep 4, dp 8 (expert-DP 2),
+// micro-batch 1 (one micro-batch), by hand. Its 16,798,720 parameters a
+// GPU (TestMoELayerMemory) are 6,291,456 of experts, sharded over the 2
+// expert-data-parallel ranks, and 10,507,264 of the rest, sharded over
+// the 8 data-parallel ones; a block is 7,350,272 (attention and norms
+// 4,196,352, the router 8,192, two local experts 3,145,728), two of them
+// gathered (the one running and the next) and one's FP32 gradient before
+// its reduce-scatter. Activations are the distributed optimizer's. Each
+// micro-batch: the rest's weights all-gathered over the node's 8 GPUs
+// (ring: 7/8 of 21,014,528 bytes at the node's bus bandwidth, 7
+// latencies) and the experts' over 2 GPUs (1/2 of 12,582,912 bytes, a
+// latency), beside the forward; both again and the FP32 gradients
+// reduce-scattered (twice the bytes) beside the backward.
+func TestFSDPExperts(t *testing.T) {
+	m := mustSpec(t, smallMoE)
+	p, _ := PodOf("dgx-h100", 8)
+	r := evalText(t, m, p, "dp=8,ep=4,mbs=1,fsdp=on")
+	zero1 := evalText(t, m, p, "dp=8,ep=4,mbs=1,distopt=on")
+	dense, experts, block := 10507264.0, 6291456.0, 7350272.0
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"weights", r.Weights, int64(dense*2/8 + experts*2/2 + 2*block*2)},
+		{"gradients", r.Grads, int64(dense*4/8 + experts*4/2 + block*4)},
+		{"optimizer", r.OptState, int64(dense*12/8 + experts*12/2)},
+		{"activations", r.Activations, zero1.Activations},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, c.got, c.want)
+		}
+	}
+	// The exposure, from the stage's forward and backward windows.
+	pl := r.Plan
+	k := stageKit{c: newCoster(m, pl, &p, 1, 1024)}
+	k.kitPhases = k.c.phases(nil)
+	var st stageCost
+	st.assemble(&k, &m, &pl, 0, float64(m.LayerParams()))
+	if st.params != dense+experts || st.experts != experts {
+		t.Fatalf("stage parameters %g, experts %g", st.params, st.experts)
+	}
+	bw, lat := p.intra()
+	ring := func(n, bytes float64) float64 { return (n-1)/n*bytes/bw + (n-1)*lat }
+	ag := ring(8, dense*2) + ring(2, experts*2)
+	rs := ring(8, dense*4) + ring(2, experts*4)
+	want := p.beside(ag, st.fwd.busy) + p.beside(ag+rs, st.bwd.busy)
+	if !nearRel(r.DPExposed, want) {
+		t.Errorf("exposed %g s, want %g", r.DPExposed, want)
+	}
+	if c, _ := p.Collective(roofline.AllGather, Group{PerNode: 8, Nodes: 1}, dense*2); !nearRel(c, ring(8, dense*2)) {
+		t.Errorf("the pod's all-gather %g s, by hand %g", c, ring(8, dense*2))
+	}
+}
+
+// TestFSDPExpertsQwen3: Megatron-MoE-ModelZoo's FSDP plan of
+// Qwen3-235B-A22B (tp 2, ep 8, expert-DP 32, dp 128, micro-batch 4, full
+// recomputation) on 256 H100s evaluates and fits; the search with
+// fsdp=on tries FSDP with experts.
+func TestFSDPExpertsQwen3(t *testing.T) {
+	m := mustSpec(t, "qwen3-235b-a22b:seq=4096,batch=2048")
+	p, _ := PodOf("dgx-h100", 256)
+	r := evalText(t, m, p, "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full")
+	if !r.Fits || r.Plan.EDP != 32 || !(r.DPExposed > 0) || !(r.Step > r.Compute) {
+		t.Errorf("%s: fits %v, expert-DP %d, exposed %g s, step %g s", r, r.Fits, r.Plan.EDP, r.DPExposed, r.Step)
+	}
+	small := mustSpec(t, smallMoE)
+	p8, _ := PodOf("dgx-h100", 8)
+	sp, err := SpaceOf("fsdp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Search(context.Background(), small, p8, sp)
+	if err != nil || !got.Found || !got.Best.Plan.FSDP {
+		t.Errorf("search with fsdp=on: %v, found %v, %s", err, got.Found, got.Best.Plan)
+	}
+}
