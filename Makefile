@@ -168,6 +168,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	$(MAKE) test-frameworks
+	$(MAKE) test-megatron
 
 test-python-debian: build py-deps
 	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_*.py'
@@ -210,6 +211,35 @@ venv-frameworks: venv
 
 test-frameworks: build venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_*.py'
+
+# Megatron-Core's own configuration classes reading placer's --to megatron
+# exports (tools/frameworks/megatron_check.py and test_megatron.py;
+# docs/cluster-scale.md, "Running a plan"): megatron-core 0.16.1, PyPI's
+# newest, installed with --no-deps into MEGATRON_DIR (pip --target, on
+# PYTHONPATH for these tests only; what it imports, torch, numpy and
+# packaging, is the virtualenv's; no Transformer Engine, which its config
+# classes do not need) once per machine, again when
+# $(MEGATRON_DIR)/placer-pins differs. Its wheel has megatron/core, not
+# megatron/training: megatron_check.py does what Megatron-LM
+# core_v0.16.1's pretrain_gpt.py does with its arguments, on the flags
+# and defaults of workloads/export/testdata/megatron-lm-core_v0.16.1-args.txt.
+# Measured on this project's 2-core machine (2026-11-26, others' jobs
+# running, load 7): 2 s to install, 17 MB; test-megatron 30 s, 17 CPU s
+# (every plan of placer report megatron, the docs' examples, every
+# setting); the last step of test-python-venv.
+MEGATRON_PINS := megatron-core==0.16.1
+MEGATRON_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/megatron
+.PHONY: venv-megatron test-megatron
+venv-megatron: venv
+	@if [ "$$(cat $(MEGATRON_DIR)/placer-pins 2>/dev/null)" != "$(MEGATRON_PINS)" ]; then \
+		echo "venv-megatron: installing $(MEGATRON_PINS) into $(MEGATRON_DIR)"; \
+		rm -rf $(MEGATRON_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --target $(MEGATRON_DIR) $(MEGATRON_PINS) && \
+		echo "$(MEGATRON_PINS)" > $(MEGATRON_DIR)/placer-pins; \
+	fi
+
+test-megatron: build venv-megatron
+	PLACER=$(CURDIR)/$(BIN) PLACER_MEGATRON=$(MEGATRON_DIR) PYTHONPATH=$(MEGATRON_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_megatron.py'
 
 # One transformer block's per-GPU shard for each row of Megatron-LM's table
 # timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's

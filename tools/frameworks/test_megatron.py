@@ -1,0 +1,504 @@
+"""placer's `--to megatron` exports read by Megatron-Core's own
+configuration classes (make test-megatron; megatron_check.py says how).
+
+bin/placer exports each plan; megatron_check.py reads the export with
+bash, parses it with Megatron-LM core_v0.16.1's flags and defaults
+(workloads/export/testdata/megatron-lm-core_v0.16.1-args.txt), runs
+validate_args's steps and core_transformer_config_from_args, and builds
+megatron-core 0.16.1's TransformerConfig (with ModelParallelConfig),
+DistributedDataParallelConfig, micro-batch count and layers per pipeline
+rank; each built config is then held against the plan and the model the
+export names. The plans:
+
+  - the docs' examples of `--to megatron` (docs/*.md, `placer export
+    --help`), read from them;
+  - every plan of `placer report megatron --json` (Megatron-LM's table,
+    its strong scaling, the 2022 A100 table, Llama 3 405B and
+    Megatron-Bridge's table: each row's Megatron plan and placer's);
+  - small plans covering every setting the exporter writes;
+  - Megatron-Bridge's rows as its recipes (v0.2.1) set Megatron-Core where
+    they differ from the export (BRIDGE);
+  - plans Megatron-Core refuses, which placer refuses too, in one line
+    naming the setting (REFUSED_BOTH).
+
+An export Megatron-Core refuses is a failure unless KNOWN lists it (with
+the refusal's words, which must still be what it says: fix the exporter,
+then drop the entry).
+
+PLACER names the binary (default: bin/placer of this checkout);
+PLACER_MEGATRON the folder megatron-core is installed in (make
+venv-megatron: a pip --target folder); without it the tests are
+skipped, saying so.
+"""
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PLACER = os.environ.get("PLACER") or os.path.join(ROOT, "bin", "placer")
+MEGATRON = os.environ.get("PLACER_MEGATRON", "")
+
+mc = None
+
+
+def setUpModule():
+    global mc, _report_run
+    if not MEGATRON:
+        raise unittest.SkipTest("PLACER_MEGATRON is not set (make test-megatron sets it)")
+    # The report's searches (seconds) run beside megatron-core's import.
+    _report_run = subprocess.Popen([PLACER, "report", "megatron", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if MEGATRON not in sys.path:
+        sys.path.insert(0, MEGATRON)
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    import megatron_check
+
+    mc = megatron_check
+
+
+SMALL_GPT = "gpt:layers=8,hidden=64,heads=8,seq=64,vocab=128,batch=16"
+SMALL_LLAMA = "llama:layers=8,hidden=64,heads=8,kv_heads=2,ffn=192,seq=64,vocab=128,batch=16"
+LLAMA_14 = "llama:layers=14,hidden=64,heads=8,kv_heads=2,ffn=192,seq=64,vocab=128,batch=16"
+LLAMA_16 = "llama:layers=16,hidden=64,heads=8,kv_heads=2,ffn=192,seq=64,vocab=128,batch=16"
+HEAD_DIM = "llama:layers=4,hidden=64,heads=8,kv_heads=8,ffn=192,seq=64,vocab=128,batch=16,head_dim=16"
+MOE = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=16,head_dim=16,experts=8,topk=2,expert_ffn=64,shared=1"
+MOE_DENSE = MOE + ",dense_layers=1"
+GPT_48 = SMALL_GPT.replace("batch=16", "batch=48")
+MOE_48 = MOE.replace("batch=16", "batch=48")
+
+# Every setting the exporter writes (workloads/export/megatron.go), on
+# small models: name -> (workload, GPUs, plan).
+SETTINGS = {
+    "tp-pp-dp": (SMALL_GPT, 8, "tp=2,pp=2,dp=2,mbs=2"),
+    "sp-tpoverlap-distopt": (SMALL_GPT, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,tpoverlap=on,distopt=on"),
+    "tied-gpt": (SMALL_GPT, 4, "tp=1,pp=1,dp=4,mbs=2"),
+    "untied-gpt": (SMALL_GPT + ",tied=false", 4, "tp=1,pp=1,dp=4,mbs=2"),
+    "llama-gqa": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on"),
+    "head-dim": (HEAD_DIM, 4, "tp=2,pp=1,dp=2,mbs=1,sp=on"),
+    "cp": (SMALL_LLAMA, 8, "tp=2,cp=2,pp=1,dp=2,mbs=1,sp=on"),
+    "vp": (SMALL_GPT, 8, "tp=1,pp=4,dp=2,vp=2,mbs=1"),
+    "vp-pp2": (SMALL_GPT, 4, "tp=1,pp=2,dp=2,vp=2,mbs=1"),
+    "first-last": (SMALL_LLAMA, 8, "tp=1,pp=4,dp=2,mbs=1,first=1,last=1"),
+    "first-only": (SMALL_LLAMA, 8, "tp=1,pp=4,dp=2,mbs=1,first=5"),
+    "first-last-vp": (LLAMA_16, 8, "tp=1,pp=4,dp=2,vp=2,mbs=1,first=2,last=2"),
+    "embedding-loss": (LLAMA_14, 8, "tp=1,pp=4,dp=2,mbs=1,embedding-layer=on,loss-layer=on"),
+    "embedding-loss-vp": (LLAMA_14, 8, "tp=1,pp=4,dp=2,vp=2,mbs=1,embedding-layer=on,loss-layer=on"),
+    "embedding-only": (LLAMA_16.replace("layers=16", "layers=15"), 8, "tp=1,pp=4,dp=2,mbs=1,embedding-layer=on"),
+    "recompute-selective": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective"),
+    "recompute-modules": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute-modules=core_attn+mlp"),
+    "recompute-full": (SMALL_LLAMA, 8, "tp=2,pp=2,dp=2,mbs=1,sp=on,recompute=full"),
+    "recompute-block": (SMALL_LLAMA, 8, "tp=2,pp=2,dp=2,mbs=1,sp=on,recompute=full,recompute-layers=2"),
+    "fp8-current": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=current"),
+    "fp8-delayed": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=delayed"),
+    "fp8-blockwise": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=blockwise"),
+    "grads-bf16": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,grads=bf16"),
+    "fsdp": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,fsdp=on"),
+    "moe-ep": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,distopt=on"),
+    "moe-etp": (MOE, 8, "tp=2,pp=1,dp=4,ep=2,etp=1,mbs=1,sp=on"),
+    "moe-epoverlap": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on"),
+    "moe-recompute": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,recompute-modules=moe_act+layernorm,fp8=current"),
+    "moe-dense-layers": (MOE_DENSE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1"),
+    "moe-top1": (MOE.replace("topk=2", "topk=1"), 8, "tp=1,pp=1,dp=8,ep=4,mbs=1"),
+    "deepseek-v3": ("deepseek-v3:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=16,mbs=1,distopt=on,first=16,last=15"),
+    "gpt-oss-120b": ("gpt-oss-120b:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
+}
+
+# Megatron-Bridge v0.2.1's performance recipes where they set Megatron-Core
+# otherwise than the export of the table's plan (evaluate/scale's
+# MegatronBridge reads its rows from them): row -> (the plan in placer's
+# words, arguments added to the export, why). Llama 3.1 405B's and
+# Qwen3-235B-A22B's recipes (llama31_405b_pretrain_config,
+# qwen3_235b_a22b_pretrain_config) count the embedding and the loss as
+# layers (account_for_embedding_in_pipeline_split,
+# account_for_loss_in_pipeline_split), where the table's plan is placer's
+# nearest split, one layer fewer on each end stage (first=, last=).
+# Llama 3 8B's Megatron-FSDP: the recipe turns gradient accumulation
+# fusion off (as the export does) and saves no checkpoint, so Bridge
+# asks no checkpoint format; Megatron-LM's validate_args asks
+# fsdp_dtensor whether or not it saves.
+BRIDGE = {
+    "Llama 3.1 405B": ("tp=8,cp=2,pp=8,dp=8,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on,embedding-layer=on,loss-layer=on,fp8=current,grads=bf16",
+                       [], "account_for_embedding/loss_in_pipeline_split"),
+    "Qwen3-235B-A22B": ("tp=2,pp=8,dp=16,vp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,ep=32,etp=1,fp8=current,grads=bf16,epoverlap=on",
+                        [], "account_for_embedding/loss_in_pipeline_split"),
+    "Llama 3 8B": ("tp=1,pp=1,dp=8,mbs=1,fp8=current,fsdp=on,grads=bf16", ["--ckpt-format", "fsdp_dtensor"], "ckpt_format fsdp_dtensor"),
+}
+
+# Plans Megatron-Core refuses: name -> (workload, GPUs, the plan, a plan
+# placer exports, edits that make its arguments the refused plan's,
+# placer's words, Megatron-Core's words).
+REFUSED_BOTH = {
+    "heads-tp": (GPT_48, 24, "tp=3,pp=1,dp=8,mbs=2", "tp=1,pp=1,dp=24,mbs=2", {"--tensor-model-parallel-size": "3"},
+                 "tp=3 does not divide the 8 attention heads", "num_attention_heads (8) must be a multiple of tensor_model_parallel_size (3)"),
+    "groups-tp": ("llama:layers=8,hidden=96,heads=6,kv_heads=3,ffn=192,seq=64,vocab=128,batch=16", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on",
+                  "tp=1,pp=1,dp=8,mbs=1", {"--tensor-model-parallel-size": "2", "--sequence-parallel": []},
+                  "tp=2 does not divide the 3 key/value heads", "num_query_groups (3) must be a multiple or divisor of tensor_model_parallel_size (2)"),
+    "layers-pp": (GPT_48, 24, "tp=1,pp=3,dp=8,mbs=1", "tp=1,pp=1,dp=24,mbs=1", {"--pipeline-model-parallel-size": "3"},
+                  "pp=3 x vp=1 does not divide the 8 layers", "Number of layers should be divisible by the pipeline-model-parallel size"),
+    "cp-seq": (GPT_48, 24, "tp=1,cp=3,pp=1,dp=8,mbs=2", "tp=1,pp=1,dp=24,mbs=2", {"--context-parallel-size": "3"},
+               "cp=3: the sequence of 64 does not split into 2 x cp = 6 equal chunks",
+               "seq-length should be a multiple of 2 * context-parallel-size"),
+    "ep-experts": (MOE_48, 24, "tp=1,pp=1,dp=24,ep=3,mbs=1", "tp=1,pp=1,dp=24,ep=4,mbs=1", {"--expert-model-parallel-size": "3"},
+                   "ep=3 does not divide the 8 experts", "Number of experts should be a multiple of expert model parallel_size"),
+    "tpoverlap-without-sp": (SMALL_GPT, 8, "tp=2,pp=1,dp=4,mbs=1,tpoverlap=on", "tp=2,pp=1,dp=4,mbs=1,sp=on,tpoverlap=on",
+                             {"--sequence-parallel": None}, "tpoverlap=on without sp=on",
+                             "Tensor parallel communication/GEMM overlap can happen only when sequence parallelism is enabled"),
+    "epoverlap-pp-without-vp": (MOE, 8, "tp=1,pp=2,dp=4,ep=4,mbs=1,epoverlap=on", "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on",
+                                {"--num-layers-per-virtual-pipeline-stage": None}, "epoverlap=on with pp=2 and no virtual stages",
+                                "virtual_pipeline_model_parallel_size must be specified when pipeline_model_parallel_size > 1"),
+    "epoverlap-full-recompute": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on,recompute=full", "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on",
+                                 {"--recompute-granularity": "full", "--recompute-method": "uniform", "--recompute-num-layers": "1"},
+                                 "epoverlap=on with recompute=full", "disable full recomputation when enabling overlap_moe_expert_parallel_comm"),
+    "epoverlap-without-ep": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=1,mbs=1,epoverlap=on", "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on",
+                             {"--expert-model-parallel-size": "1"}, "epoverlap=on without expert parallelism",
+                             "overlap_moe_expert_parallel_comm is only supported with expert model parallelism"),
+    "first-with-embedding": (LLAMA_14, 8, "tp=1,pp=4,dp=2,mbs=1,first=2,embedding-layer=on,loss-layer=on",
+                             "tp=1,pp=4,dp=2,mbs=1,embedding-layer=on,loss-layer=on", {"--decoder-first-pipeline-num-layers": "2"},
+                             "embedding-layer=on", "num_layers_in_first_pipeline_stage and num_layers_in_last_pipeline_stage cannot be"),
+    "moe-act-dense": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,recompute-modules=moe_act", "tp=1,pp=1,dp=8,mbs=1,recompute=selective",
+                      {"--recompute-modules": "moe_act"}, "recompute-modules=moe_act",
+                      "moe_act in recompute_modules is only supported with moe_grouped_gemm"),
+    "mla-up-proj-without-mla": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,recompute-modules=mla_up_proj", "tp=1,pp=1,dp=8,mbs=1,recompute=selective",
+                                {"--recompute-modules": "mla_up_proj"}, "recompute-modules=mla_up_proj",
+                                "mla_up_proj in recompute_modules is only supported with multi_latent_attention"),
+    "vp-micro-batches": (SMALL_GPT, 8, "tp=1,pp=4,dp=2,vp=2,mbs=4", "tp=1,pp=4,dp=2,vp=2,mbs=1", {"--micro-batch-size": "4"},
+                         "interleaved stages need the 2 micro-batches to be a multiple of pp=4",
+                         "The number of contiguous micro-batches in a virtual pipeline stage"),
+}
+
+# Exports Megatron-Core refuses, to fix in the exporter (then drop the
+# entry): case -> the refusal's words.
+FIRST_VP = "must be divisible by virtual pipeline"
+KNOWN = {
+    # Megatron-FSDP: validate_args asserts --ckpt-format fsdp_dtensor
+    # (core_v0.16.1: "Megatron FSDP only supports fsdp_dtensor checkpoint
+    # format"); the export writes none (default torch_dist).
+    "settings/fsdp": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
+    "bridge/Llama 3 8B/megatron": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
+    "bridge/Llama 3 8B/placer": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
+    # --moe-layer-freq ([0]*N+[1]*M) is written unquoted into the bash
+    # array: bash cannot read the file (MegatronScript).
+    "settings/moe-dense-layers": "syntax error near unexpected token",
+    "settings/deepseek-v3": "syntax error near unexpected token",
+    # Top-1 routing with softmax scores: TransformerConfig asks for
+    # --moe-router-pre-softmax ("Please use --moe-router-pre-softmax when
+    # topk is 1"); the export does not write it.
+    "settings/moe-top1": "Please use --moe-router-pre-softmax when topk is 1",
+    # Uneven end stages with virtual stages: Megatron-Core puts first= (and
+    # last=) layers in equal model chunks (first % vp == 0); placer's
+    # first=7 at vp=4 (and first=15 at vp=8, first=11 at vp=4, ...) are
+    # not.
+    "llama3_405b/405B/megatron": FIRST_VP,
+    "llama3_405b/405B/placer": FIRST_VP,
+    "llama3_405b/405B@dgx-h100:2048/megatron": FIRST_VP,
+    "llama3_405b/405B@dgx-h100:2048/placer": FIRST_VP,
+    "llama3_405b/405B 128K/megatron": FIRST_VP,
+    "llama3_405b/405B 128K/placer": FIRST_VP,
+    "bridge/Llama 3.1 405B/megatron": FIRST_VP,
+    "bridge/Llama 3.1 405B/placer": FIRST_VP,
+    "bridge/Llama 3 70B/placer": FIRST_VP,
+    "bridge/GPT-OSS 120B/placer": FIRST_VP,
+    "bridge/Qwen3-235B-A22B/megatron": FIRST_VP,
+    "bridge/Qwen3-235B-A22B/placer": FIRST_VP,
+    "rows/119B/placer": FIRST_VP,
+}
+
+# Model settings the export does not write (workloads/export/megatron.go):
+# Megatron-Core builds the model without them. key -> what is lost.
+NOT_EXPORTED = {
+    "q_lora": "multi-latent attention (--multi-latent-attention --q-lora-rank)",
+    "kv_lora": "multi-latent attention (--kv-lora-rank)",
+    "rope_dim": "multi-latent attention (--qk-pos-emb-head-dim)",
+    "mtp": "multi-token prediction (--mtp-num-layers)",
+    "window": "sliding-window attention (--window-size)",
+    "window_every": "sliding-window attention (--window-attn-skip-freq)",
+}
+
+
+_report, _report_run = None, None
+
+
+def report():
+    """placer report megatron --json (once, started by setUpModule)."""
+    global _report
+    if _report is None:
+        out, err = _report_run.communicate()
+        if _report_run.returncode != 0:
+            raise AssertionError("placer report megatron --json: " + err)
+        _report = json.loads(out)
+    return _report
+
+
+def export(workload, plan, gpus=None, cluster=None):
+    """(return code, standard output, standard error) of placer export
+    --to megatron."""
+    cmd = [PLACER, "export", "--workload", workload, "--strategy", plan, "--to", "megatron"]
+    cmd += ["--cluster", cluster] if cluster else ["--gpus", str(gpus)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def doc_examples():
+    """The `placer export ... --to megatron` command lines of docs/*.md and
+    of placer export --help: (where, workload, cluster or None, gpus or
+    None, plan)."""
+    texts = []
+    docs = os.path.join(ROOT, "docs")
+    for name in sorted(os.listdir(docs)):
+        if name.endswith(".md"):
+            with open(os.path.join(docs, name)) as f:
+                texts.append(("docs/" + name, f.read()))
+    p = subprocess.run([PLACER, "export", "--help"], capture_output=True, text=True)
+    texts.append(("placer export --help", p.stdout + p.stderr))
+    out = []
+    for where, text in texts:
+        joined = re.sub(r"\\\n\s*", " ", text)
+        for line in joined.splitlines():
+            if "placer export" not in line or "--to megatron" not in line:
+                continue
+            flags = dict(re.findall(r"--(workload|cluster|gpus|strategy)[ =](\S+)", line))
+            if "workload" in flags and "strategy" in flags:
+                out.append((where, flags["workload"], flags.get("cluster"), flags.get("gpus"), flags["strategy"]))
+    return out
+
+
+def plan_keys(plan):
+    return dict(kv.split("=", 1) for kv in plan.split(","))
+
+
+def header_model(text):
+    """The model and GPUs the export's header names (presets resolved)."""
+    m = re.match(r"# placer: Megatron-LM arguments for (\S+) under (\S+) on (\d+) GPUs", text)
+    spec = m.group(1)
+    family, _, rest = spec.partition(":")
+    return family, plan_keys(rest), int(m.group(3))
+
+
+def stage_layers(L, plan):
+    """Each pipeline stage's layers under the plan, as placer splits them
+    (evaluate/scale's StageLayers)."""
+    k = plan_keys(plan)
+    P = int(k.get("pp", 1))
+    emb, loss = k.get("embedding-layer") == "on", k.get("loss-layer") == "on"
+    if emb or loss:
+        per = (L + emb + loss) // P
+        out = [per] * P
+        out[0] -= emb
+        out[-1] -= loss
+        return out
+    first, last = int(k.get("first", 0)), int(k.get("last", 0))
+    inner = P - (first > 0) - (last > 0)
+    mid = (L - first - last) // inner if inner else 0
+    out = [mid] * P
+    if first:
+        out[0] = first
+    if last:
+        out[-1] = last
+    return out
+
+
+class Megatron(unittest.TestCase):
+    maxDiff = None
+
+    def check_export(self, key, workload, plan, gpus=None, cluster=None, extra=()):
+        """Export, check with Megatron-Core, hold the built configs against
+        the plan and the model; a refusal KNOWN lists must still be it."""
+        rc, out, err = export(workload, plan, gpus, cluster)
+        self.assertEqual(rc, 0, "%s: placer export refused %s: %s" % (key, plan, err))
+        try:
+            argv, world = mc.read_export(out)
+            r = mc.check(argv + list(extra), world)
+        except mc.Refused as e:
+            if key in KNOWN:
+                self.assertIn(KNOWN[key], str(e), key)
+                print("\n  known: %s: %s: refused: %s" % (key, plan, str(e)[:300]), file=sys.stderr)
+                return None
+            self.fail("%s: Megatron-Core refuses placer's export of %s on %s: %s" % (key, plan, cluster or gpus, e))
+        self.assertNotIn(key, KNOWN, "%s: accepted now: drop it from KNOWN" % key)
+        self.against_plan(key, out, plan, r)
+        return r
+
+    def against_plan(self, key, out, plan, r):
+        import torch
+
+        c, d, a = r["config"], r["ddp"], r["args"]
+        family, model, gpus = header_model(out)
+        k = plan_keys(plan)
+        on = lambda name: k.get(name) == "on"
+        T, C, P = int(k.get("tp", 1)), int(k.get("cp", 1)), int(k.get("pp", 1))
+        V, E = int(k.get("vp", 1)), int(k.get("ep", 1))
+        D = gpus // (T * C * P)
+        L = int(model["layers"])
+        want = {
+            "tensor_model_parallel_size": T, "context_parallel_size": C, "pipeline_model_parallel_size": P,
+            "virtual_pipeline_model_parallel_size": V if V > 1 else None, "expert_model_parallel_size": E,
+            "expert_tensor_parallel_size": int(k.get("etp", T)), "sequence_parallel": on("sp") and T > 1,
+            "tp_comm_overlap": on("tpoverlap"), "overlap_moe_expert_parallel_comm": on("epoverlap"),
+            "delay_wgrad_compute": on("epoverlap"),
+            "num_layers": L, "hidden_size": int(model["hidden"]), "num_attention_heads": int(model["heads"]),
+            "num_query_groups": int(model.get("kv_heads", model["heads"])),
+            "kv_channels": int(model.get("head_dim", int(model["hidden"]) // int(model["heads"]))),
+            "ffn_hidden_size": int(model.get("ffn", 4 * int(model["hidden"]))),
+            "gated_linear_unit": family == "llama", "normalization": "RMSNorm" if family == "llama" else "LayerNorm",
+            "add_bias_linear": family != "llama", "bf16": True,
+            "pipeline_dtype": torch.bfloat16,
+        }
+        rk = k.get("recompute", "selective" if "recompute-modules" in k else None)
+        want["recompute_granularity"] = rk
+        if rk == "full":
+            n = k.get("recompute-layers")
+            want["recompute_method"], want["recompute_num_layers"] = ("block", int(n)) if n else ("uniform", 1)
+        if rk == "selective":
+            want["recompute_modules"] = k["recompute-modules"].split("+") if "recompute-modules" in k else ["core_attn"]
+        fp8 = {"current": ("hybrid", "tensorwise"), "delayed": ("hybrid", "delayed"), "blockwise": ("e4m3", "blockwise")}
+        want["fp8"], recipe = fp8.get(k.get("fp8"), (None, None))
+        if "experts" in model:
+            x, f = int(model["experts"]), int(model["expert_ffn"])
+            dense = int(model.get("dense_layers", 0))
+            want.update({"num_moe_experts": x, "moe_router_topk": int(model["topk"]), "moe_ffn_hidden_size": f,
+                         "moe_shared_expert_intermediate_size": int(model["shared"]) * f if "shared" in model else None,
+                         "moe_layer_freq": [0] * dense + [1] * (L - dense) if dense else 1,
+                         "moe_token_dispatcher_type": "alltoall", "moe_grouped_gemm": True})
+        else:
+            want["num_moe_experts"] = None
+        got = {name: getattr(c, name) for name in want}
+        self.assertEqual(got, want, key)
+        if recipe:
+            self.assertEqual(getattr(c.fp8_recipe, "value", c.fp8_recipe), recipe, key)
+        self.assertEqual(a.data_parallel_size, D, key)
+        self.assertEqual(a.micro_batch_size, int(k["mbs"]), key)
+        self.assertEqual(r["micro_batches"] * D * int(k["mbs"]), int(model["batch"]), key)
+        self.assertEqual(a.seq_length, int(model["seq"]), key)
+        tied = model.get("tied", "true" if family == "gpt" else "false") == "true"
+        self.assertEqual(a.untie_embeddings_and_output_weights, not tied, key)
+        self.assertEqual([sum(x) for x in r["layers"]], stage_layers(L, plan), key)
+        self.assertEqual(d.use_megatron_fsdp, on("fsdp"), key)
+        self.assertEqual(d.use_distributed_optimizer, on("distopt") or on("fsdp"), key)
+        self.assertEqual(d.grad_reduce_in_fp32, k.get("grads", "fp32") == "fp32", key)
+        self.assertEqual(d.overlap_grad_reduce, D > 1 or on("distopt") or on("fsdp"), key)
+        known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
+                 "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb"}
+        self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
+        lost = set(model) & set(NOT_EXPORTED)
+        if lost:
+            print("\n  not exported: %s: %s" % (key, "; ".join(sorted({NOT_EXPORTED[x] for x in lost}))), file=sys.stderr)
+            self.assertFalse(c.multi_latent_attention or c.mtp_num_layers or c.window_size, key)
+
+    def test_docs_examples(self):
+        examples = doc_examples()
+        self.assertGreaterEqual(len(examples), 2, "the docs' --to megatron examples")
+        for where, workload, cluster, gpus, plan in examples:
+            with self.subTest(where=where, plan=plan):
+                self.check_export("docs/" + plan, workload, plan, gpus=gpus, cluster=cluster)
+
+    def test_report_plans(self):
+        n = 0
+        for section, short in (("rows", "rows"), ("strong_scaling", "strong_scaling"), ("a100_2022", "a100_2022"),
+                               ("llama3_405b", "llama3_405b"), ("megatron_bridge", "bridge")):
+            seen = set()
+            for row in report()[section]:
+                name = row["model"]
+                if name in seen:
+                    name += "@" + row["cluster"]
+                seen.add(name)
+                for which in ("megatron", "placer"):
+                    key = "%s/%s/%s" % (short, name, which)
+                    with self.subTest(key=key):
+                        self.check_export(key, row["workload"], row[which + "_plan"], cluster=row["cluster"])
+                        n += 1
+        self.assertGreaterEqual(n, 50)
+
+    def test_settings(self):
+        for name, (workload, gpus, plan) in SETTINGS.items():
+            with self.subTest(name=name):
+                self.check_export("settings/" + name, workload, plan, gpus=gpus)
+
+    def test_bridge_recipes(self):
+        """Megatron-Bridge's rows as its recipes set Megatron-Core: accepted."""
+        rows = {r["model"]: r for r in report()["megatron_bridge"]}
+        for name, (plan, extra, why) in BRIDGE.items():
+            with self.subTest(row=name, why=why):
+                row = rows[name]
+                r = self.check_export("bridge-recipe/" + name, row["workload"], plan, cluster=row["cluster"], extra=extra)
+                if "embedding-layer=on" in plan:
+                    self.assertTrue(r["config"].account_for_embedding_in_pipeline_split and r["config"].account_for_loss_in_pipeline_split)
+
+    def test_refused_by_both(self):
+        """What Megatron-Core refuses, placer refuses in one line naming the
+        setting, and Megatron-Core is shown refusing the same plan."""
+        for name, (workload, gpus, plan, base, edits, placer_words, megatron_words) in REFUSED_BOTH.items():
+            with self.subTest(name=name):
+                rc, out, err = export(workload, plan, gpus)
+                self.assertNotEqual(rc, 0, "%s: placer exports %s" % (name, plan))
+                self.assertEqual(out, "", name)
+                self.assertEqual(len(err.strip().splitlines()), 1, "%s: one line: %r" % (name, err))
+                self.assertIn(placer_words, err, name)
+                rc, out, err = export(workload, base, gpus)
+                self.assertEqual(rc, 0, "%s: the base plan %s: %s" % (name, base, err))
+                argv, world = mc.read_export(out)
+                argv = edit(argv, edits)
+                with self.assertRaises(mc.Refused, msg=name) as cm:
+                    mc.check(argv, world)
+                self.assertIn(megatron_words, str(cm.exception), name)
+
+    def test_unknown_flag_refused(self):
+        with self.assertRaises(mc.Refused) as cm:
+            mc.check(["--num-layers", "2", "--no-such-flag"], 1)
+        self.assertIn("unrecognized arguments: --no-such-flag", str(cm.exception))
+        with self.assertRaises(mc.Refused) as cm:
+            mc.check(["--num-layers", "2", "--fp8-recipe", "nosuch"], 1)
+        self.assertIn("invalid choice", str(cm.exception))
+
+    def test_command_line(self):
+        """megatron_check.py's main: an export's file, or the arguments
+        themselves; one line, exit status 0 or 1."""
+        rc, out, err = export(SMALL_GPT, "tp=2,pp=2,dp=2,mbs=2", 8)
+        with tempfile.NamedTemporaryFile("w", suffix=".sh") as f:
+            f.write(out)
+            f.flush()
+            for argv, want_rc, want in (
+                    ([f.name], 0, r"^ok: megatron-core 0\.16\.1: layers 8, .*TP 2, CP 1, PP 2, VP -, DP 2,.* stages 4,4;"),
+                    (["--gpus", "6", f.name], 1, r"^refused: validate_args: world size \(6\) is not divisible"),
+                    (["--gpus", "2", "--", "--num-layers", "2", "--hidden-size", "8", "--num-attention-heads", "2",
+                      "--max-position-embeddings", "8", "--seq-length", "8", "--micro-batch-size", "1", "--bf16",
+                      "--pipeline-model-parallel-size", "2"], 0, r"^ok: .*PP 2, VP -, DP 1,.* stages 1,1;.*pipeline_dtype bfloat16")):
+                stdout = io.StringIO()
+                with contextlib.redirect_stdout(stdout):
+                    got = mc.main(argv)
+                self.assertEqual(got, want_rc, stdout.getvalue())
+                self.assertEqual(len(stdout.getvalue().splitlines()), 1, stdout.getvalue())
+                self.assertRegex(stdout.getvalue(), want)
+
+
+def edit(argv, edits):
+    """argv with each flag of edits set to its value (a string, or a list
+    of values: [] for a switch), or removed (None); flags not there are
+    appended."""
+    out, i = [], 0
+    while i < len(argv):
+        flag, j = argv[i], i + 1
+        while j < len(argv) and not argv[j].startswith("--"):
+            j += 1
+        if flag in edits:
+            v = edits[flag]
+            if v is not None:
+                out += [flag] + ([v] if isinstance(v, str) else list(v))
+        else:
+            out += argv[i:j]
+        i = j
+    for flag, v in edits.items():
+        if flag not in argv and v is not None:
+            out += [flag] + ([v] if isinstance(v, str) else list(v))
+    return out
+
+
+if __name__ == "__main__":
+    unittest.main()
