@@ -178,20 +178,6 @@ REFUSED_BOTH = {
 # entry): case -> the refusal's words.
 FIRST_VP = "must be divisible by virtual pipeline"
 KNOWN = {
-    # Megatron-FSDP: validate_args asserts --ckpt-format fsdp_dtensor
-    # (core_v0.16.1: "Megatron FSDP only supports fsdp_dtensor checkpoint
-    # format"); the export writes none (default torch_dist).
-    "settings/fsdp": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
-    "bridge/Llama 3 8B/megatron": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
-    "bridge/Llama 3 8B/placer": "Megatron FSDP only supports fsdp_dtensor checkpoint format",
-    # --moe-layer-freq ([0]*N+[1]*M) is written unquoted into the bash
-    # array: bash cannot read the file (MegatronScript).
-    "settings/moe-dense-layers": "syntax error near unexpected token",
-    "settings/deepseek-v3": "syntax error near unexpected token",
-    # Top-1 routing with softmax scores: TransformerConfig asks for
-    # --moe-router-pre-softmax ("Please use --moe-router-pre-softmax when
-    # topk is 1"); the export does not write it.
-    "settings/moe-top1": "Please use --moe-router-pre-softmax when topk is 1",
     # Uneven end stages with virtual stages: Megatron-Core puts first= (and
     # last=) layers in equal model chunks (first % vp == 0); placer's
     # first=7 at vp=4 (and first=15 at vp=8, first=11 at vp=4, ...) are

@@ -98,6 +98,12 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		// placer costs; the first dense layers by --moe-layer-freq.
 		add(arg("--num-experts", m.Experts)...)
 		add(arg("--moe-router-topk", m.TopK)...)
+		if m.TopK == 1 {
+			// Top-1 routing over softmax scores: Megatron-Core asks for the
+			// softmax before the top-k ("Please use
+			// --moe-router-pre-softmax when topk is 1").
+			add("--moe-router-pre-softmax")
+		}
 		add(arg("--moe-ffn-hidden-size", m.ExpertFFN)...)
 		if m.SharedExperts > 0 {
 			add(arg("--moe-shared-expert-intermediate-size", m.SharedExperts*m.ExpertFFN)...)
@@ -170,7 +176,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		add("--tp-comm-overlap")
 	}
 	if s.FSDP {
-		add("--use-megatron-fsdp", "--data-parallel-sharding-strategy", "optim_grads_params", "--no-gradient-accumulation-fusion",
+		// Megatron-LM core_v0.16.1's validate_args: "Megatron FSDP only
+		// supports fsdp_dtensor checkpoint format".
+		add("--use-megatron-fsdp", "--ckpt-format", "fsdp_dtensor", "--data-parallel-sharding-strategy", "optim_grads_params", "--no-gradient-accumulation-fusion",
 			"--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
 	} else if s.DistOpt {
 		add("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
@@ -207,10 +215,10 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
 	b.WriteString("PLACER_ARGS=(\n")
 	for i := 0; i < len(args); i++ {
-		line := args[i]
+		line := shellWord(args[i])
 		for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
 			i++
-			line += " " + args[i]
+			line += " " + shellWord(args[i])
 		}
 		b.WriteString("  " + line + "\n")
 	}
@@ -236,4 +244,21 @@ func oneTensor(s scale.Strategy, who, why string) (int, error) {
 		}
 	}
 	return ts[0], nil
+}
+
+// shellWord is w as one word of a bash array: as it is where it holds
+// only characters bash takes literally, else in single quotes
+// (--moe-layer-freq's "([0]*3+[1]*58)").
+func shellWord(w string) string {
+	plain := w != ""
+	for _, r := range w {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return w
+	}
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }

@@ -104,6 +104,7 @@ func TestMegatronArgsNames(t *testing.T) {
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fsdp=on,fp8=blockwise"},
 		{moe, "dgx-h100:1", "tp=2,pp=2,dp=2,vp=2,mbs=1,sp=on,distopt=on,ep=2,etp=1,epoverlap=on"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,recompute-modules=moe_act+layernorm"},
+		{strings.Replace(moe, "topk=2", "topk=1", 1), "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4"},
 	}
 	written := map[string]bool{}
 	for _, c := range plans {
@@ -182,5 +183,19 @@ func TestMegatronArgsNames(t *testing.T) {
 	sort.Strings(missed)
 	if len(missed) > 0 {
 		t.Errorf("no plan of the table writes %s: add a plan with that setting", strings.Join(missed, ", "))
+	}
+}
+
+// TestShellWord: a word bash would read otherwise is single-quoted, a
+// quote inside it closed, escaped and reopened; plain words stay as they
+// are.
+func TestShellWord(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"--num-layers", "--num-layers"}, {"128", "128"}, {"core_attn", "core_attn"},
+		{"([0]*3+[1]*58)", "'([0]*3+[1]*58)'"}, {"a b", "'a b'"}, {"it's", `'it'\''s'`}, {"", "''"},
+	} {
+		if got := shellWord(c.in); got != c.want {
+			t.Errorf("shellWord(%q) = %s, want %s", c.in, got, c.want)
+		}
 	}
 }

@@ -98,7 +98,7 @@ func TestMegatronArgs(t *testing.T) {
 				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
 				"--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 --fp8-format e4m3 --fp8-recipe blockwise " +
 				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 " +
-				"--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion " +
+				"--use-megatron-fsdp --ckpt-format fsdp_dtensor --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		{"split", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "", "first=3 + last=3"},
 		// Megatron-MoE-ModelZoo's Qwen3-235B-A22B plan of 32 stages of 3
