@@ -163,3 +163,31 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeEvalReport: an evaluation's report (placer eval -o) holds
+// its decision, one replica's with the strategy, under "decision" and
+// reads as that decision; a report without one (an older eval -o) is
+// refused in one line saying so, not as an unknown field.
+func TestDecodeEvalReport(t *testing.T) {
+	g := testGraph(t)
+	var buf bytes.Buffer
+	d := Decision{Device: []int{0, 1, 0, 1}, Strategy: Strategy{Replicas: 2, MicroBatches: 2, Schedule: OneFOneB}}
+	if err := Write(&buf, g, 4, d); err != nil {
+		t.Fatal(err)
+	}
+	report := `{"graph": "g", "ops": 4, "hardware": "v100", "devices": 4, "strategy": "dp=2,mb=2,schedule=1f1b", "replicas": 2, "step_time_s": 0.001, "decision": ` + buf.String() + `}`
+	f, err := Decode([]byte(report))
+	if err != nil {
+		t.Fatalf("eval report: %v", err)
+	}
+	if f.Devices != 2 || f.Strategy == nil || f.Strategy.R() != 2 || f.Strategy.M() != 2 {
+		t.Errorf("eval report: %d devices a replica, strategy %v; want 2, dp=2,mb=2,schedule=1f1b", f.Devices, f.Strategy)
+	}
+	if err := f.Check(g, 2); err != nil {
+		t.Error(err)
+	}
+	_, err = Decode([]byte(`{"graph": "g", "ops": 4, "hardware": "v100", "devices": 4, "step_time_s": 0.001}`))
+	if err == nil || !strings.Contains(err.Error(), "a report without the decision it evaluated") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("report without a decision: %v", err)
+	}
+}

@@ -74,17 +74,23 @@ func Write(w io.Writer, g *graph.Graph, devices int, d Decision) error {
 }
 
 // Decode reads a decision file. It also accepts a result file (placer
-// search --out) that holds a decision file under the key "decision".
+// search --out) or an evaluation's report (placer eval -o) that holds a
+// decision file under the key "decision".
 func Decode(data []byte) (File, error) {
 	var probe struct {
 		Format   string          `json:"format"`
 		Decision json.RawMessage `json:"decision"`
+		StepTime json.RawMessage `json:"step_time_s"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return File{}, graph.JSONError("decision", data, err)
 	}
 	if probe.Format != FormatName && len(probe.Decision) > 0 {
 		data = probe.Decision
+	}
+	if probe.Format == "" && len(probe.Decision) == 0 && len(probe.StepTime) > 0 {
+		// A report (placer eval -o) from before reports held their decision.
+		return File{}, fmt.Errorf("decision: a report without the decision it evaluated (an older placer eval -o): run placer eval -o again, which writes it")
 	}
 	if err := checkScaleFields(data); err != nil {
 		return File{}, err

@@ -176,11 +176,26 @@ func fillRow(row *report.BaselinesRow, res *optimize.Result, p *optimize.Problem
 	row.OOM = e.OOM
 	row.ColocationViolations = e.ColocationViolations
 	row.Evaluations = res.Stats.Evaluations
-	if sec := res.Stats.Elapsed.Seconds(); sec > 0 {
-		row.EvalsPerSecond = float64(res.Stats.Evaluations) / sec
-	}
+	row.EvalsPerSecond = evalsPerSecond(res.Stats.Evaluations, row.SearchTime, res.Stats.Elapsed.Seconds())
 	row.Status = res.Stats.Status.String()
 	row.Rest = restOf(res.Decision, p)
+}
+
+// evalsPerSecond is a row's evaluations over its search time (the
+// table's column, what the row took in all), else over the result's own
+// elapsed time; 0 when neither is known. A joint row's result is scored
+// once more at the end (its Stats.Elapsed is that one evaluation) while
+// its evaluations are all of its refinement's: their rate is over the
+// row's time.
+func evalsPerSecond(evals int, searchTime, elapsed float64) float64 {
+	sec := searchTime
+	if sec <= 0 {
+		sec = elapsed
+	}
+	if sec <= 0 {
+		return 0
+	}
+	return float64(evals) / sec
 }
 
 // restOf names a decision's non-placement parts for the table: fifo or

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
@@ -142,5 +144,58 @@ func TestCompositeReferences(t *testing.T) {
 				t.Errorf("%s: %s does not order ops on the default placement", tc.tasks, r.Name)
 			}
 		}
+	}
+}
+
+// TestEvalsPerSecondIsOverTheRowsTime: a row's evaluations/s is its
+// evaluations over its search time, by hand: a joint row of the
+// README's quick start (issue 54), 5,016 evaluations in 0.89 s, is
+// 5,016 / 0.89 = 5,635.96/s. A joint row's result is scored once more at
+// the end (its Stats.Elapsed, here 210 us, is that one evaluation), and
+// the rate over it, 5,016 / 210e-6 = 23,885,714/s, was what the table
+// said. A row with no search time falls back to its result's
+// elapsed time (100 evaluations in 0.5 s: 200/s).
+func TestEvalsPerSecondIsOverTheRowsTime(t *testing.T) {
+	pp, err := NewProblem(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, optimize.AllTasks, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Close()
+	p := pp.Problem
+	d := p.Complete(decision.Decision{Device: decision.Single(p.Graph)})
+	ev, err := p.Evaluator.Evaluate(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &optimize.Result{Method: "go-scored dp=2,bucket=1MiB", Decision: d, Eval: ev,
+		Stats: optimize.Stats{Evaluations: 5016, Elapsed: 210 * time.Microsecond}}
+	row := tableRow(pipeline.Row{Name: res.Method, Result: res, Elapsed: 890 * time.Millisecond}, p)
+	if want := 5016 / 0.89; math.Abs(row.EvalsPerSecond-want) > 1e-9*want || math.Abs(row.EvalsPerSecond-5635.955) > 0.001 {
+		t.Errorf("joint row: %.3f evaluations/s, want 5016 / 0.89 s = %.3f", row.EvalsPerSecond, want)
+	}
+	if row.SearchTime != 0.89 || row.Evaluations != 5016 {
+		t.Errorf("joint row: %d evaluations in %g s, want 5016 in 0.89 s", row.Evaluations, row.SearchTime)
+	}
+	res.Stats = optimize.Stats{Evaluations: 100, Elapsed: 500 * time.Millisecond}
+	if row := tableRow(pipeline.Row{Name: "x", Result: res}, p); row.EvalsPerSecond != 200 {
+		t.Errorf("no search time: %g evaluations/s, want 100 / 0.5 s = 200", row.EvalsPerSecond)
+	}
+	for _, c := range []struct {
+		evals           int
+		search, elapsed float64
+		want            float64
+	}{
+		{5016, 0.89, 210e-6, 5016 / 0.89},
+		{1259, 0.25, 0, 5036},
+		{10, 0, 0, 0},
+	} {
+		if got := evalsPerSecond(c.evals, c.search, c.elapsed); got != c.want {
+			t.Errorf("evalsPerSecond(%d, %g, %g) = %g, want %g", c.evals, c.search, c.elapsed, got, c.want)
+		}
+	}
+	var progressLine bytes.Buffer
+	progress(&progressLine, row)
+	if want := "(5016 evaluations in 890.000 ms, 5636 evaluations/s)"; !strings.Contains(progressLine.String(), want) {
+		t.Errorf("progress line %q lacks %q", progressLine.String(), want)
 	}
 }

@@ -64,19 +64,21 @@ type EvalOptions struct {
 func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
-	st, err := decision.ParseStrategy(o.Strategy)
+	st, err := strategyOf(o.Strategy, o.Placement)
 	if err != nil {
 		return report.Eval{}, err
-	}
-	if o.Strategy == "" {
-		st = inputs.PlacementStrategy(o.Placement)
 	}
 	tf32, err := roofline.ParseTF32(o.TF32)
 	if err != nil {
 		return report.Eval{}, err
 	}
+	// --gpus is every GPU; one replica's placement gets GPUs / R of them
+	// (GPUsRule, as search and export read it).
+	if o.Cluster.GPUs, err = replicaCluster(o.Cluster.GPUs, st, o.Placement); err != nil {
+		return report.Eval{}, err
+	}
 	if o.Cluster.GPUs == 0 {
-		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement) * st.R()
+		o.Cluster.GPUs = inputs.PlacementDevices(o.Placement) * st.R() // an msr-fiddle expert file's
 	}
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
@@ -181,6 +183,10 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		e.Transfers = "sync"
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
+	// The decision itself, one replica's with its strategy: eval --placement
+	// and export --placement read the report back as a decision file.
+	file := decision.NewFile(g, c.Devices, d)
+	e.Decision = &file
 	if o.Measure {
 		if err := measure(ctx, &e, g, c, d, o.Repeats); err != nil {
 			return report.Eval{}, err

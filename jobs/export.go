@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,8 +26,9 @@ var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module
 type ExportOptions struct {
 	Graph inputs.GraphSpec
 	// Cluster is the GPUs (an op graph's: every GPU, as search and eval
-	// read --gpus, so that a placement file of R replicas places one on
-	// GPUs / R; 0 = the placement file's, else the graph file's, else 1)
+	// read --gpus, so that a strategy of R replicas, --strategy's or the
+	// placement file's, places one on GPUs / R: GPUsRule; 0 = the
+	// placement file's replica GPUs x R, else the graph file's, else 1)
 	// and, for a transformer at cluster scale,
 	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs and Pod are
 	// read.
@@ -38,15 +40,18 @@ type ExportOptions struct {
 	Meta      string // the exporter's meta file (module-map, torch-plan; "" = beside the graph: X.meta.json)
 	// Strategy replaces the placement file's strategy for torch-plan,
 	// torchtitan and deepspeed ("dp=2,mb=4,schedule=1f1b"; "" = the
-	// file's, else one replica and one micro-batch). Its replicas times
-	// one replica's devices must be the placement's GPUs (the file's, or
-	// --gpus): the plan runs on the GPUs its prediction used.
+	// file's, else one replica and one micro-batch). As in eval
+	// (GPUsRule), its R replicas each get GPUs / R of the cluster's
+	// GPUs, and the placement is one replica's on them.
 	Strategy string
 	// Stages, for a graph from PyTorch (torch-plan, torchtitan,
 	// deepspeed), cuts the placement into exactly that many stages (0 =
 	// as many as keep the most work where the placement put it).
 	Stages int
 	Out    string // "" = return the bytes only
+	// Warn gets a line for what the user should know about the plan
+	// (its train-mode modules: TrainModeOf; nil = none).
+	Warn io.Writer
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -68,28 +73,37 @@ func Export(o ExportOptions) ([]byte, error) {
 			}
 		}
 	}
-	// --gpus is every GPU, as search and eval read it: a placement file
-	// of R replicas places one replica on GPUs / R of them.
-	devices := o.Cluster.GPUs
-	if R := inputs.PlacementStrategy(o.Placement).R(); devices > 0 && R > 1 && devices%R == 0 {
-		devices /= R
+	// --gpus is every GPU, as search and eval read it (GPUsRule): a
+	// strategy of R replicas (--strategy, else the placement file's)
+	// places one replica on GPUs / R of them.
+	st, err := strategyOf(o.Strategy, o.Placement)
+	if err != nil {
+		return nil, err
 	}
 	var dev []int
+	devices := 0 // one replica's GPUs
 	if data, err := os.ReadFile(o.Placement); err == nil && inputs.PlacementFormat(data) == inputs.PlacementMSRFiddle {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Placement, err)
 		}
-	} else {
-		if devices == 0 {
-			if data, err := os.ReadFile(o.Placement); err == nil {
-				if f, err := decision.Decode(data); err == nil {
-					devices = f.Devices
-				}
+		if o.Cluster.GPUs > 0 {
+			if o.Cluster.GPUs%st.R() != 0 {
+				return nil, fmt.Errorf("--gpus %d: %d replicas do not divide %d GPUs (--gpus is every GPU; each replica's placement gets GPUs / replicas)", o.Cluster.GPUs, st.R(), o.Cluster.GPUs)
 			}
+			devices = o.Cluster.GPUs / st.R()
 		}
-		if devices == 0 {
-			devices = max(meta.Devices, 1)
+	} else {
+		gpus, err := replicaCluster(o.Cluster.GPUs, st, o.Placement)
+		if err != nil {
+			return nil, err
 		}
+		if gpus == 0 {
+			gpus = max(meta.Devices, 1) // the graph file's
+		}
+		if gpus%st.R() != 0 {
+			return nil, fmt.Errorf("export: %d replicas do not divide the %d GPUs of the graph file (give --gpus: every GPU, each replica's placement on GPUs / replicas)", st.R(), gpus)
+		}
+		devices = gpus / st.R()
 		if dev, err = inputs.Placement(o.Placement, g, devices); err != nil {
 			return nil, err
 		}
@@ -102,6 +116,7 @@ func Export(o ExportOptions) ([]byte, error) {
 		return nil, err
 	}
 	var out, pipeline []byte
+	var trainMode *TrainMode // what the torch plan changes in train mode
 	switch format {
 	case "tf-device-map":
 		m, err := export.DeviceMap(g, dev)
@@ -134,10 +149,11 @@ func Export(o ExportOptions) ([]byte, error) {
 		}
 		out = append(out, '\n')
 	case "torch-plan", "torchtitan", "deepspeed":
-		tp, tm, err := o.torchPlan(g, dev, devices)
+		tp, tm, err := o.torchPlan(g, dev, devices, st)
 		if err != nil {
 			return nil, err
 		}
+		trainMode = TrainModeOf(tm, st, len(tp.Stages), g.Batch())
 		switch format {
 		case "torchtitan":
 			classes := map[string]string{}
@@ -179,47 +195,35 @@ func Export(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// A plan of several pieces (replicas, micro-batches or stages) whose
+	// model has train-mode modules it changes says so, once written.
+	if trainMode != nil && o.Warn != nil {
+		fmt.Fprintf(o.Warn, "export: %s\n", trainMode.Line)
+	}
 	return out, nil
 }
 
 // torchPlan is the torch plan of placement dev of g, one replica's on
-// devices GPUs (a decision file's "devices", or --gpus): the placement's
-// prediction ran on devices x R GPUs, R the file's replicas. A strategy
-// given with --strategy keeps those GPUs: its replicas each get GPUs / R
-// of them, and one whose replicas of this placement would take other
-// GPUs than the prediction used is refused in one line (the plan runs on
-// the GPUs its prediction used).
-func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int) (*export.TorchPlan, *export.TorchMeta, error) {
+// devices GPUs, with strategy s around it (--strategy, else the
+// placement file's): R x devices GPUs in all, as eval scores it
+// (GPUsRule).
+func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, *export.TorchMeta, error) {
 	tm, err := export.ReadTorchMeta(o.metaPath(), g)
 	if err != nil {
 		return nil, nil, err
 	}
-	tp, err := o.torchPlanOf(g, tm, dev, devices)
-	return tp, tm, err
+	tp, err := o.torchPlanOf(g, tm, dev, devices, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return tp, tm, nil
 }
 
 // torchPlanOf is torchPlan with the exporter's meta tm read.
-func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []int, devices int) (*export.TorchPlan, error) {
-	var err error
-	s := inputs.PlacementStrategy(o.Placement)
-	gpus := devices * s.R()
-	if o.Strategy != "" {
-		if s, err = decision.ParseStrategy(o.Strategy); err != nil {
-			return nil, fmt.Errorf("--strategy: %w", err)
-		}
-	}
-	R, used := s.R(), 1
-	for _, k := range dev {
-		used = max(used, k+1)
-	}
-	if err := s.CheckFor(g.Batch(), used, R*used); err != nil {
+func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, error) {
+	if err := s.CheckFor(g.Batch(), devices, s.R()*devices); err != nil {
 		return nil, fmt.Errorf("export: torch-plan: %w", err)
 	}
-	if gpus%R != 0 || used > gpus/R {
-		return nil, fmt.Errorf("export: --strategy %s: %d replicas of a placement on %d GPUs take %d GPUs, and its prediction used %d (search or eval with --gpus %d, or place one replica on GPUs / replicas)",
-			o.Strategy, R, used, R*used, gpus, R*used)
-	}
-	devices = gpus / R
 	rz, err := export.NewRealizer(g, tm)
 	if err != nil {
 		return nil, err

@@ -180,11 +180,12 @@ func TestSearchPredictsThePlan(t *testing.T) {
 	}
 }
 
-// TestExportTorchGPUs: a plan runs on the GPUs its prediction used. A
-// placement file on 4 GPUs with --strategy dp=2 would take 8: refused in
-// one line; a 4-GPU file whose placement uses 2 GPUs runs 2 replicas of
-// 2; --stages asks for a number of stages, at most a replica's GPUs;
-// torchtitan and deepspeed say the same plan.
+// TestExportTorchGPUs: export reads --gpus as eval does (GPUsRule): a
+// placement file is one replica's, and --strategy dp=2 around a 4-GPU
+// file takes 8 GPUs (without --gpus, or with --gpus 8), while --gpus 4 is
+// refused in one line naming --gpus 8; --stages asks for a number of
+// stages, at most a replica's GPUs; torchtitan and deepspeed say the
+// same plan.
 func TestExportTorchGPUs(t *testing.T) {
 	dir := t.TempDir()
 	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
@@ -217,6 +218,7 @@ func TestExportTorchGPUs(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		placement string
+		cluster   int // --gpus (0 = none)
 		to        string
 		strategy  string
 		stages    int
@@ -224,14 +226,17 @@ func TestExportTorchGPUs(t *testing.T) {
 		gpus      int
 		nstages   int
 	}{
-		{"dp=2 of 4 GPUs", on4, "torch-plan", "dp=2", 0, "--strategy dp=2: 2 replicas of a placement on 4 GPUs take 8 GPUs, and its prediction used 4", 0, 0},
-		{"dp=2 of 2 of 4 GPUs", on2of4, "torch-plan", "dp=2", 0, "", 4, 2},
-		{"stages 2", on4, "torch-plan", "", 2, "", 4, 2},
-		{"stages 5", on4, "torch-plan", "", 5, "--stages 5: want 1 to the 4 GPUs of a replica", 0, 0},
-		{"torchtitan", on2of4, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
-		{"deepspeed gpipe", on2of4, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
+		{"dp=2 of 4 GPUs", on4, 0, "torch-plan", "dp=2", 0, "", 8, 2},
+		{"dp=2 of 4 GPUs, --gpus 8", on4, 8, "torch-plan", "dp=2", 0, "", 8, 2},
+		{"dp=2 of 4 GPUs, --gpus 4", on4, 4, "torch-plan", "dp=2", 0, "made for 4 devices a replica, and 2 replicas of it take 8 GPUs, not --gpus 4 (--gpus is every GPU: give --gpus 8", 0, 0},
+		{"dp=4 of 4 GPUs, --gpus 6", on4, 6, "torch-plan", "dp=4", 0, "--gpus 6: 4 replicas do not divide 6 GPUs", 0, 0},
+		{"dp=2 of 2 of 4 GPUs", on2of4, 0, "torch-plan", "dp=2", 0, "", 8, 2},
+		{"stages 2", on4, 0, "torch-plan", "", 2, "", 4, 2},
+		{"stages 5", on4, 0, "torch-plan", "", 5, "--stages 5: want 1 to the 4 GPUs of a replica", 0, 0},
+		{"torchtitan", on2of4, 0, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
+		{"deepspeed gpipe", on2of4, 0, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
 	} {
-		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Placement: c.placement, To: c.to, Strategy: c.strategy, Stages: c.stages})
+		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: c.cluster}, Placement: c.placement, To: c.to, Strategy: c.strategy, Stages: c.stages})
 		if c.want != "" {
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)

@@ -93,6 +93,10 @@ type SearchReport struct {
 	Out        string           `json:"out,omitempty"`
 	Trace      string           `json:"trace,omitempty"`
 	Plot       string           `json:"plot,omitempty"`
+	// TrainMode is what the answer's plan changes in a PyTorch model's
+	// train-mode step (a graph with the exporter's meta file beside it
+	// that lists train_mode modules; nil when the plan changes none).
+	TrainMode *TrainMode `json:"train_mode,omitempty"`
 
 	// rows are the table's rows' results by method name (nil for a
 	// method that gave none; the search's own row is Result), and batch
@@ -158,6 +162,10 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
+	}
+	if pp.realizer != nil {
+		d := rep.Result.Decision.Decision() // realized: one stage a GPU used
+		rep.TrainMode = TrainModeOf(pp.realizer.Meta(), d.Strategy, usedDevices(d.Device), p.Graph.Batch())
 	}
 	if o.Rows != "" {
 		// The table's rows in its order: the references, the strategies,
@@ -242,4 +250,13 @@ func curvePlot(graphName, method, refName string, refStep float64, curve []gdp.P
 		Title: fmt.Sprintf("%s on %s", method, graphName), XLabel: "evaluations", YLabel: "step time (ms)",
 		Series: series, LegendTop: true,
 	}
+}
+
+// usedDevices is how many distinct devices a placement uses.
+func usedDevices(dev []int) int {
+	seen := map[int]bool{}
+	for _, k := range dev {
+		seen[k] = true
+	}
+	return len(seen)
 }

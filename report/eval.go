@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 )
 
@@ -44,6 +45,11 @@ type Eval struct {
 	PerDevice            []DeviceStats `json:"devices_detail"`
 	Trace                string        `json:"trace,omitempty"`
 	Measured             *Measured     `json:"measured,omitempty"`
+	// Decision is the decision evaluated, as a decision file (one
+	// replica's placement with its strategy): eval --placement and
+	// export --placement read a report holding it as they read a result
+	// file.
+	Decision *decision.File `json:"decision,omitempty"`
 }
 
 // Measured is a decision run on real GPUs (placer eval --measure).

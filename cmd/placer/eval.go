@@ -40,6 +40,10 @@ func newEvalCmd(s *streams) *cobra.Command {
 		Long: `Evaluate one decision (placement + schedule + fusion) for a graph on a cluster
 with the roofline performance model: step time, lower bound, efficiency,
 per-device busy time and peak memory, bytes moved, and out-of-memory.
+-o and --json hold the decision evaluated (one replica's, with its
+strategy): eval --placement and export --placement read that file back.
+
+` + jobs.GPUsRule + `
 
 ` + decisionHelp,
 		Example: `  placer eval --graph examples/mlp.json --gpus 2 --placement round-robin --fusion default
@@ -75,7 +79,8 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
-	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE")
+	f.Lookup("gpus").Usage = gpusUsage
+	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE (an eval -o report too)")
 	f.StringVar(&o.Strategy, "strategy", "", "the strategy around the placement, e.g. dp=4 (data-parallel replicas; docs/decision-format.md): the placement is then one replica's, on GPUs/replicas GPUs (default: the placement file's, else one replica)")
 	f.StringVar(&o.Schedule, "schedule", "", "fifo (TensorFlow's default), or a decision/result FILE with priorities (default: the --placement file's, else fifo)")
 	f.StringVar(&o.Fusion, "fusion", "", "none, default (XLA-like, topological), or a decision/result FILE with fusion priorities (default: the --placement file's, else none)")
@@ -92,6 +97,10 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 	addPodFlag(cmd, &o.Cluster)
 	return cmd
 }
+
+// gpusUsage is --gpus in the commands that take a strategy around a
+// placement (eval, search, export): jobs.GPUsRule in a line.
+const gpusUsage = "every GPU of the cluster: a strategy of R replicas places one replica's placement on GPUs / R of them (default: the placement file's replica GPUs x R, else the graph file's GPUs, else 1)"
 
 // addPodFlag binds --cluster, the pod of a transformer planned at cluster
 // scale (--workload gpt:... or llama:...).

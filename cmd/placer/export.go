@@ -45,7 +45,15 @@ msr-fiddle expert-placement file) into what a framework reads:
                  bash array to source (docs/cluster-scale.md)
 
 docs/import.md describes each format and tools/torchexport/placement.py applies
-a module map to an nn.Module.`,
+a module map to an nn.Module. A placement file is a decision file, a
+result file (search --out) or an eval report (eval -o).
+
+` + jobs.GPUsRule + `
+
+torch-plan, torchtitan and deepspeed of a model whose meta file lists
+train-mode modules (BatchNorm, dropout) say on standard error, in one line,
+which of them the plan changes when it has replicas, micro-batches or
+stages (docs/torch-plan.md, "Train mode under a plan").`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
   placer export --graph gpt.json --placement result.json --to torchtitan -o gpt.toml
@@ -62,6 +70,7 @@ a module map to an nn.Module.`,
 			if err := checkExport(o); err != nil {
 				return err
 			}
+			o.Warn = s.Err
 			out, err := jobs.Export(*o)
 			if err != nil {
 				return err
@@ -74,11 +83,11 @@ a module map to an nn.Module.`,
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
-	f.IntVar(&o.Cluster.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
-	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE, or an msr-fiddle expert FILE")
+	f.IntVar(&o.Cluster.GPUs, "gpus", 0, gpusUsage)
+	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
-	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's; its replicas share the GPUs the placement's prediction used)")
+	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
 	f.StringVar(&o.Cluster.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")

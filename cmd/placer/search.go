@@ -38,6 +38,11 @@ table also has the strategies users run (ddp, fsdp, gpipe, 1f1b, pipedream),
 and three quarters of the budget go to the joint space: replicas, micro-
 batches, pipeline schedule, sharding and DDP's bucket around one replica's
 searched placement, order and fusion (rows "go-scored dp=2,mb=8,...").
+For a graph from PyTorch whose meta file lists train-mode modules
+(BatchNorm, dropout), a line after the summary (and --json's train_mode)
+names those the answer's plan changes.
+
+` + jobs.GPUsRule + `
 
 Budget: --evals (default ` + fmt.Sprint(methods.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
 (wall time) or --steps, whichever is spent first; with --evals or --steps
@@ -94,6 +99,7 @@ the search does not choose for you) or any degree of the plan.`,
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
+	f.Lookup("gpus").Usage = gpusUsage
 	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
 	f.StringVar(&o.Method, "method", pipeline.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
 	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", methods.DefaultSearchEvaluations))

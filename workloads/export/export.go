@@ -51,6 +51,57 @@ type TorchMeta struct {
 	Params              []TorchParam  `json:"params"`
 	Modules             []TorchModule `json:"modules"`
 	Ops                 []TorchOp     `json:"ops"`
+	// TrainMode lists the modules whose train-mode result depends on how
+	// the batch is split or on their random stream (the exporter's
+	// placer_torch.semantics; docs/import.md, "Train-mode modules"):
+	// absent from older meta files.
+	TrainMode []TrainModeModule `json:"train_mode,omitempty"`
+}
+
+// TrainModeModule is a module whose train-mode step a plan changes, and
+// how (one of the TrainMode effects).
+type TrainModeModule struct {
+	Module string `json:"module"` // its path; "" is the root
+	Class  string `json:"class"`
+	Effect string `json:"effect"`
+}
+
+// The effects of a train-mode module (placer_torch.semantics).
+const (
+	// TrainModeBatch: a batch normalization with batch statistics,
+	// which a plan computes per micro-batch of a replica
+	// (SyncBatchNorm: per micro-batch over the replicas).
+	TrainModeBatch = "batch-statistics"
+	// TrainModeRandom: random draws from torch's generator, which the
+	// runner seeds per micro-batch and stage boundary.
+	TrainModeRandom = "random"
+	// TrainModeOwnGenerator: random draws from a torch.Generator of the
+	// module's own, whose state is each rank's.
+	TrainModeOwnGenerator = "own-generator"
+)
+
+// SyncBatchNorm is the class whose batch statistics are over the
+// replicas: only micro-batches change them.
+const SyncBatchNorm = "SyncBatchNorm"
+
+// ChangedByPlan is the train-mode modules a plan of replicas x
+// microBatches changes (placer_torch.semantics.changed_by_plan): batch
+// statistics only when the plan splits the batch (SyncBatchNorm's only
+// when it has micro-batches), random draws always.
+func ChangedByPlan(mods []TrainModeModule, replicas, microBatches int) []TrainModeModule {
+	var out []TrainModeModule
+	for _, m := range mods {
+		if m.Effect == TrainModeBatch {
+			if m.Class == SyncBatchNorm && microBatches <= 1 {
+				continue
+			}
+			if replicas*microBatches <= 1 {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // TorchParam is one trainable parameter.
@@ -107,6 +158,13 @@ func ReadTorchMeta(path string, g *graph.Graph) (*TorchMeta, error) {
 	for i, op := range m.Ops {
 		if op.Name != g.Op(i).Name {
 			return nil, fmt.Errorf("export: %s: ops[%d] is %q, graph %s has %q: not this graph's meta file", path, i, op.Name, g.Name(), g.Op(i).Name)
+		}
+	}
+	for i, t := range m.TrainMode {
+		switch t.Effect {
+		case TrainModeBatch, TrainModeRandom, TrainModeOwnGenerator:
+		default:
+			return nil, fmt.Errorf("export: %s: train_mode[%d] (module %q): effect %q, want %s, %s or %s", path, i, t.Module, t.Effect, TrainModeBatch, TrainModeRandom, TrainModeOwnGenerator)
 		}
 	}
 	return &m, nil

@@ -56,6 +56,9 @@ type Realizer struct {
 	scratch sync.Pool // *cutScratch
 }
 
+// Meta is the exporter's meta file the realizer cuts by.
+func (r *Realizer) Meta() *TorchMeta { return r.meta }
+
 // NewRealizer prepares the realization of decisions for g, whose meta
 // file (tools/torchexport's) is meta.
 func NewRealizer(g *graph.Graph, meta *TorchMeta) (*Realizer, error) {
