@@ -13,7 +13,9 @@ import (
 // (model m, resolved strategy s on gpus GPUs) as a torchtitan job
 // configuration for release version ("" = 0.2): torchtitan 0.2.2's TOML
 // (--job.config_file; field names of torchtitan/config/job_config.py):
-//   - [training] local_batch_size (B / D, a data-parallel rank's),
+//   - [training] local_batch_size (B / D, a data-parallel rank's step,
+//     with a pipeline; the micro-batch size without: torchtitan
+//     accumulates global / (local x D) of them),
 //     global_batch_size and seq_len;
 //   - [parallelism] data_parallel_replicate_degree (D for plain data
 //     parallelism) or data_parallel_shard_degree (D with fsdp=on: FSDP2),
@@ -114,7 +116,17 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	if s.FP8 == scale.FP8Current {
 		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}
-	fmt.Fprintf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\n", m.Batch/D, m.Batch, m.Seq)
+	// torchtitan 0.2.2's Trainer runs global / (local x data-parallel
+	// degree) forward and backward passes of local_batch_size samples a
+	// step (gradient accumulation, torchtitan/train.py); with a pipeline
+	// the local batch is the step's, cut into micro-batches of
+	// pipeline_parallel_microbatch_size by the schedule. So: the step's
+	// B / D with a pipeline, one micro-batch (mbs) without.
+	local := m.Batch / D
+	if P == 1 {
+		local = s.MicroBatchSize
+	}
+	fmt.Fprintf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\n", local, m.Batch, m.Seq)
 	if s.TPOverlap {
 		b.WriteString("\n[compile]\nenable = true  # async tensor parallelism takes effect only compiled\n")
 	}

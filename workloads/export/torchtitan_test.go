@@ -122,8 +122,10 @@ module_fqns_per_model_part = [
 [activation_checkpoint]
 mode = "none"
 `},
+		// Two micro-batches of 1 a rank without a pipeline: torchtitan
+		// accumulates global / (local x 8) = 2 of local_batch_size 1.
 		{"experts over the shard ranks", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4}, 8, `[training]
-local_batch_size = 2
+local_batch_size = 1
 global_batch_size = 16
 seq_len = 8
 
