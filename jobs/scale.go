@@ -40,6 +40,13 @@ func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
+	if r.HostStages == nil {
+		// A search's plans come without their stages' host (the search
+		// leaves it out): the same plan evaluated alone has it.
+		if full, err := scale.Evaluate(m, r.Plan.Strategy, p); err == nil && full.Step == r.Step {
+			r = full
+		}
+	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
 	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
 	return sp

@@ -126,7 +126,7 @@ func hostLine(r scale.Result) string {
 	case len(r.HostStages) == 0:
 		return line
 	case len(bound) == 0:
-		return line + fmt.Sprintf("; no stage host-bound (its host issues a micro-batch in at most %.2fx the GPU's time)", worst)
+		return line + fmt.Sprintf("; no stage host-bound (host at most %.2fx the GPU's time)", worst)
 	case len(bound) == len(r.HostStages):
 		return line + fmt.Sprintf("; every stage host-bound (host up to %.2fx the GPU's time)", worst)
 	}
