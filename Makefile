@@ -168,6 +168,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	$(MAKE) test-frameworks
+	$(MAKE) test-frameworks-run-ci
 	$(MAKE) test-megatron
 
 test-python-debian: build py-deps
@@ -189,28 +190,56 @@ test-python-debian: build py-deps
 # differs. DeepSpeed is a source package built against the virtualenv's
 # torch (--no-build-isolation; no ops compiled). Measured on this
 # project's 2-core machine (2026-11-26, others' jobs running): 23 s to
-# install, 351 MB. test-frameworks exports the plans with bin/placer and
+# install, 351 MB (16 s and 386 MB with torchao). test-frameworks exports the plans with bin/placer and
 # checks each with the framework's parsers and pipeline builders on a
 # simulated world (torch's fake process group): about 30 s; the last step
-# of test-python-venv.
+# of test-python-venv. torchao 0.18.0 is torchtitan's float8 (for
+# test-frameworks-run; its wheel also brings a top-level package named
+# test, removed: on PYTHONPATH it would hide Python's own).
+#
+# test-frameworks-run: the frameworks train placer's plans on CPU
+# processes with gloo, one step's loss and the next against the unsplit
+# model's (tools/frameworks/test_run.py, docs/frameworks.md): torchtitan
+# 0.2.2's own trainer (tools/frameworks/titan_cpu.py) on 4 processes for
+# FSDP 4, TP 2 x FSDP 2, PP 2 x FSDP 2 (1F1B), PP 2 x 2 virtual stages x
+# FSDP 2 (Interleaved1F1B) and FSDP 4 with float8, and DeepSpeed 0.19.8
+# (tools/frameworks/ds_run.py) for ZeRO-2 and ZeRO-3 on 2, a 2-stage
+# pipeline on 2 and 2 stages x 2 replicas on 4; each run a process group
+# of its own with a timeout. Measured on this project's 2-core machine
+# (2026-11-26, others' jobs running, load 4 to 5): 3 min 15 s (make's
+# build included). Not part of make test, whose CI run it would lengthen
+# by that much: run it by hand, or add it to test-python-venv.
 FRAMEWORKS_PINS := torchtitan==0.2.2 deepspeed==0.19.8 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 tomli==2.5.0 \
                    torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 pandas==3.1.1 \
                    pyarrow==26.0.1 python-dateutil==4.0.0 tzdata==2026.6 requests==2.34.2 certifi==2026.10.19.post1 \
                    charset-normalizer==3.5.3 urllib3==2.8.0 tensorboard==2.21.0 tensorboard-data-server==0.7.2 \
                    absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9 hjson==3.1.0 msgpack==1.2.4 \
-                   ninja==1.13.2 psutil==7.2.2 py-cpuinfo==9.0.0 einops==0.8.2
+                   ninja==1.13.2 psutil==7.2.2 py-cpuinfo==9.0.0 einops==0.8.2 torchao==0.18.0
 FRAMEWORKS_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/frameworks
-.PHONY: venv-frameworks test-frameworks
+.PHONY: venv-frameworks test-frameworks test-frameworks-run test-frameworks-run-ci
 venv-frameworks: venv
 	@if [ "$$(cat $(FRAMEWORKS_DIR)/placer-pins 2>/dev/null)" != "$(FRAMEWORKS_PINS)" ]; then \
 		echo "venv-frameworks: installing torchtitan 0.2.2, DeepSpeed 0.19.8 and what they import into $(FRAMEWORKS_DIR)"; \
 		rm -rf $(FRAMEWORKS_DIR) && \
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation --use-pep517 --target $(FRAMEWORKS_DIR) $(FRAMEWORKS_PINS) && \
+		rm -rf $(FRAMEWORKS_DIR)/test && \
 		echo "$(FRAMEWORKS_PINS)" > $(FRAMEWORKS_DIR)/placer-pins; \
 	fi
 
 test-frameworks: build venv-frameworks
-	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_*.py'
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_exports.py'
+
+test-frameworks-run: build venv-frameworks
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py'
+
+# What make test runs of test-frameworks-run (CI has 10 minutes on 2
+# cores; the whole set takes about 3): a pipeline through each framework's
+# own trainer, torchtitan 0.2.2's PP 2 x FSDP 2 (1F1B) on 4 gloo processes
+# and DeepSpeed 0.19.8's 2-stage PipelineModule from the exported
+# _pipeline.py on 2, each loss against the unsplit model's (about 45 s).
+test-frameworks-run-ci: build venv-frameworks
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py' \
+		-k '*TorchtitanRuns.test_pp_fsdp' -k '*DeepSpeedRuns.test_pipeline'
 
 # Megatron-Core's own configuration classes reading placer's --to megatron
 # exports (tools/frameworks/megatron_check.py and test_megatron.py;

@@ -183,13 +183,13 @@ def torchtitan_case(case):
 
 def deepspeed_case(case):
     import deepspeed
-    import deepspeed.comm.torch
     from deepspeed.runtime.config import DeepSpeedConfig
 
     # DeepSpeed's CPU accelerator compiles a shared-memory all-reduce op at
     # start-up (30 s, cached in ~/.cache/torch_extensions); no collective
-    # runs here.
-    deepspeed.comm.torch.build_shm_op = lambda: None
+    # runs here. The module deepspeed.comm.torch (the attribute of that
+    # name on deepspeed.comm is torch itself).
+    sys.modules["deepspeed.comm.torch"].build_shm_op = lambda: None
     facts = {}
     if not case.get("pipeline"):
         fake_world(case["replicas"], 0)
