@@ -230,7 +230,9 @@ class TorchPlanTest(unittest.TestCase):
             self.assertIn(want, str(e.exception))
             self.assertIn(bad, str(e.exception))
             self.assertNotIn("\n", str(e.exception))
-        r = placer("export", "--graph", self.graph, "--placement", "single", "--to", "torch-plan",
+        # --gpus 2: every GPU (a replica's placement on 2 / 2), so that the
+        # batch is what is refused.
+        r = placer("export", "--graph", self.graph, "--placement", "single", "--to", "torch-plan", "--gpus", "2",
                    "--strategy", "dp=2,mb=8", "-o", os.path.join(self.tmp, "never.json"), check=False)
         self.assertEqual(r.returncode, 1)
         self.assertIn("more than the batch of 8", r.stderr)
