@@ -155,6 +155,20 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 			add("--account-for-loss-in-pipeline-split")
 		}
 	default:
+		if V := s.V(); V > 1 {
+			// Megatron-Core splits an end stage's layers into V equal
+			// model chunks ("number of layers at first stage: 7 must be
+			// divisible by virtual pipeline parallel degree 4",
+			// core_v0.16.1's TransformerConfig).
+			for _, e := range []struct {
+				key string
+				n   int
+			}{{"first", s.FirstLayers}, {"last", s.LastLayers}} {
+				if e.n > 0 && e.n%V != 0 {
+					return nil, fmt.Errorf("megatron arguments: %s=%d with vp=%d: Megatron-Core splits an end stage's layers into vp equal model chunks (a multiple of %d, or embedding-layer=on,loss-layer=on)", e.key, e.n, V, V)
+				}
+			}
+		}
 		if s.FirstLayers > 0 {
 			add(arg("--decoder-first-pipeline-num-layers", s.FirstLayers)...)
 		}

@@ -41,13 +41,18 @@ func TestMegatronArgs(t *testing.T) {
 				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 1152 --tensor-model-parallel-size 8 " +
 				"--pipeline-model-parallel-size 6 --num-layers-per-virtual-pipeline-stage 2 --sequence-parallel --tp-comm-overlap " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		// Meta's split (first=7 at vp=4) is not one Megatron-Core runs:
+		// it splits an end stage's layers into vp equal model chunks.
 		{"llama 3 405B, uneven", llama, scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: 64, Virtual: 4, MicroBatchSize: 1, MicroBatches: 32,
-			Recompute: scale.FullRecompute, FirstLayers: 7, LastLayers: 7}, 8192,
+			Recompute: scale.FullRecompute, FirstLayers: 7, LastLayers: 7}, 8192, "",
+			"megatron arguments: first=7 with vp=4: Megatron-Core splits an end stage's layers into vp equal model chunks (a multiple of 4, or embedding-layer=on,loss-layer=on)"},
+		{"llama 3 405B, uneven by vp", llama, scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: 64, Virtual: 2, MicroBatchSize: 1, MicroBatches: 32,
+			Recompute: scale.FullRecompute, FirstLayers: 6, LastLayers: 8}, 8192,
 			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
 				"--seq-length 8192 --max-position-embeddings 8192 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 2048 --tensor-model-parallel-size 8 " +
-				"--pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
-				"--num-virtual-stages-per-pipeline-rank 4 --overlap-grad-reduce --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", ""},
+				"--pipeline-model-parallel-size 16 --decoder-first-pipeline-num-layers 6 --decoder-last-pipeline-num-layers 8 " +
+				"--num-virtual-stages-per-pipeline-rank 2 --overlap-grad-reduce --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", ""},
 		{"small, tied, selective", small, scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Recompute: scale.SelectiveRecompute}, 8,
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 --bf16 " +
 				"--micro-batch-size 2 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --overlap-grad-reduce " +
@@ -73,12 +78,8 @@ func TestMegatronArgs(t *testing.T) {
 		{"stage-tp", small, scale.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 24, "",
 			"megatron arguments: stage-tp=2:4: a tensor-parallel degree per stage cannot be exported (Megatron-LM has one --tensor-model-parallel-size for every stage)"},
 		{"llama 3 405B, 128K", llama128K, scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, Virtual: 4, MicroBatchSize: 1, MicroBatches: 16,
-			SequenceParallel: true, DistOpt: true, FirstLayers: 7, LastLayers: 7}, 16384,
-			"--num-layers 126 --hidden-size 16384 --ffn-hidden-size 53248 --num-attention-heads 128 --group-query-attention --num-query-groups 8 " +
-				"--seq-length 131072 --max-position-embeddings 131072 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
-				"--untie-embeddings-and-output-weights --bf16 --micro-batch-size 1 --global-batch-size 128 --tensor-model-parallel-size 8 " +
-				"--pipeline-model-parallel-size 16 --context-parallel-size 16 --decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 7 " +
-				"--num-virtual-stages-per-pipeline-rank 4 --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+			SequenceParallel: true, DistOpt: true, FirstLayers: 7, LastLayers: 7}, 16384, "",
+			"megatron arguments: first=7 with vp=4: Megatron-Core splits an end stage's layers into vp equal model chunks (a multiple of 4, or embedding-layer=on,loss-layer=on)"},
 		{"cp gpus", llama128K, scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1, MicroBatches: 16}, 8192, "",
 			"megatron arguments: tp=8 x cp=16 x pp=16 x dp=8 is not the 8192 GPUs"},
 		{"moe, fp8 current, ep 4 x etp 1", moe, scale.Strategy{Tensor: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2,
@@ -135,7 +136,7 @@ func TestMegatronArgs(t *testing.T) {
 	}
 	// The script: one flag and its value a line in a bash array, and how
 	// to launch it on the nodes.
-	args, _ := MegatronArgs(small, cases[2].s, 8)
+	args, _ := MegatronArgs(small, cases[3].s, 8) // "small, tied, selective"
 	script := MegatronScript(small, "tp=2,pp=2,dp=2,mbs=2", 8, 8, args)
 	for _, want := range []string{"torchrun --nnodes 1 --nproc-per-node 8", "--vocab-size 63 --mock-data", "PLACER_ARGS=(\n  --num-layers 4\n", "\n  --recompute-granularity selective\n)\n"} {
 		if !strings.Contains(script, want) {
