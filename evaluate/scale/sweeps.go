@@ -53,7 +53,8 @@ type SweepRow struct {
 
 // Sweeps are the published sweeps placer is checked on.
 func Sweeps() []Sweep {
-	return []Sweep{torchtitanFSDP8B(), torchtitanCP8B(), torchtitanFSDP8B128(), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
+	return []Sweep{torchtitanFSDP8B(1, 8, gt1, [3]float64{5762, 6667, 8532}), torchtitanCP8B(),
+		torchtitanFSDP8B(3, 128, gt16, [3]float64{5605, 6514, 8380}), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
 		qwen3ModelZoo()}
 }
 
@@ -86,25 +87,17 @@ const (
 
 const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA: flash attention); placer leaves out torch.compile's fusion and the 500 W power limit"
 
-func torchtitanFSDP8B() Sweep {
-	w := "llama3-8b:seq=8192,batch=16"
-	s := "dp=8,mbs=2,fsdp=on,recompute=selective"
-	return Sweep{Name: "torchtitan table 1: Llama 3.1 8B, FSDP on 8 H100s", Source: torchtitanSource + ", table 1",
-		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
-			{Label: "FSDP", Workload: w, Cluster: gt1, Strategy: s, Measured: 5762},
-			{Label: "FSDP + torch.compile", Workload: w, Cluster: gt1, Strategy: s, Measured: 6667},
-			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: gt1, Strategy: s + ",fp8=current", Measured: 8532},
-		}}
-}
-
-func torchtitanFSDP8B128() Sweep {
-	w := "llama3-8b:seq=8192,batch=256"
-	s := "dp=128,mbs=2,fsdp=on,recompute=selective"
-	return Sweep{Name: "torchtitan table 3: Llama 3.1 8B, FSDP on 128 H100s", Source: torchtitanSource + ", table 3",
-		Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
-			{Label: "FSDP", Workload: w, Cluster: gt16, Strategy: s, Measured: 5605},
-			{Label: "FSDP + torch.compile", Workload: w, Cluster: gt16, Strategy: s, Measured: 6514},
-			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: gt16, Strategy: s + ",fp8=current", Measured: 8380},
+// torchtitanFSDP8B is table 1 (8 GPUs) or 3 (128): Llama 3.1 8B under
+// FSDP, local batch 2, selective checkpointing, eager, compiled, and
+// compiled with Float8 (tps: the three rows' tokens a second per GPU).
+func torchtitanFSDP8B(table, gpus int, cluster string, tps [3]float64) Sweep {
+	w := fmt.Sprintf("llama3-8b:seq=8192,batch=%d", 2*gpus)
+	s := fmt.Sprintf("dp=%d,mbs=2,fsdp=on,recompute=selective", gpus)
+	return Sweep{Name: fmt.Sprintf("torchtitan table %d: Llama 3.1 8B, FSDP on %d H100s", table, gpus),
+		Source: fmt.Sprintf("%s, table %d", torchtitanSource, table), Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
+			{Label: "FSDP", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[0]},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[1]},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: cluster, Strategy: s + ",fp8=current", Measured: tps[2]},
 		}}
 }
 
