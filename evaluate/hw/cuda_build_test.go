@@ -51,13 +51,18 @@ func fileExists(p string) bool {
 // benchmarks, cgo against cuda.h and cublas_v2.h) and builds the CUDA
 // binary, then checks what it links: the driver API (libcuda.so.1) and
 // no cuBLAS, which it loads at run time (cublaslib.go). Skipped, with the
-// reason, where the CUDA headers are absent (make test installs them).
+// reason, where the CUDA headers are absent (make test installs them),
+// and under make test, whose cuda-check makes the same checks just before
+// (PLACER_CUDA_CHECKED=1).
 func TestCUDABuildCompiles(t *testing.T) {
 	if CUDAEnabled {
 		t.Skip("this test binary is the cuda build itself")
 	}
 	if testing.Short() {
 		t.Skip("-short: compiling gorgonia.org/cu takes a while")
+	}
+	if os.Getenv("PLACER_CUDA_CHECKED") == "1" {
+		t.Skip("PLACER_CUDA_CHECKED=1: make test's cuda-check vetted and built the cuda build and read what it links in this run")
 	}
 	cflags, ldflags, ok, missing := cudaHeaders()
 	if !ok {
