@@ -190,6 +190,7 @@ func (b *Builder) Build() (*Graph, error) {
 		return nil, err
 	}
 	g.buildColocation()
+	g.deriveSteps()
 	return g, nil
 }
 

@@ -154,6 +154,14 @@ type Op struct {
 	FixedBytesRead    int64
 	FixedBytesWritten int64
 	FixedTempBytes    int64
+
+	// Steps is how many dependent steps the op runs one after another
+	// inside itself (0: not known or not serial): a cuDNN RNN's time
+	// steps times its layers, each step waiting on the one before, so
+	// that however small its arithmetic the op takes at least Steps
+	// steps' latency. Build derives it (serialSteps); it is not a field
+	// of the graph file.
+	Steps int
 }
 
 // NoBatch is the BatchDim of a tensor without a batch dimension (weights,

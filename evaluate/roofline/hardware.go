@@ -31,6 +31,14 @@ type Hardware struct {
 	Memory       int64   `json:"memory"`        // device memory capacity, bytes
 	Launch       float64 `json:"launch_s"`      // fixed per-kernel overhead
 
+	// SerialStep and SerialStepBwd are the least time one serial step of
+	// an op with graph.Op.Steps takes, forward and backward (a cuDNN RNN's
+	// time step of one layer: a small GEMM and the gates, waiting on the
+	// step before): such an op takes at least Steps x this, whatever its
+	// FLOPs. Zero: not measured on this GPU, no floor.
+	SerialStep    float64 `json:"serial_step_s,omitempty"`
+	SerialStepBwd float64 `json:"serial_step_bwd_s,omitempty"`
+
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
 
@@ -143,7 +151,25 @@ func init() {
 		h.MemEff = defaultMemEff
 		presets[k] = h
 	}
+	h := presets["h100"]
+	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
+	presets["h100"] = h
 }
+
+// h100RNNStep and h100RNNStepBwd are an H100's cuDNN LSTM time step of one
+// layer, forward and backward: the mean over the three LSTMs the lent
+// H100 of 2026-11-26 timed (measurements/2026-11-26-h100-c/shapes.jsonl,
+// kind lstm: sequence 35 x batch 64 x width 1,024 x 2 layers, 64 x 32 x
+// 512 x 2, 128 x 64 x 1,024 x 1; FP32 on TF32 tensor cores) of each one's
+// time over its sequence x layers steps: forward 24.67, 25.95 and 20.08
+// us, backward 42.31, 23.98 and 38.87 us. The fourth LSTM of that file
+// (35 x 20 x 650 x 2, the LSTM language model's own layer in
+// TestFidelityH100) is left out, so that the fidelity test checks the
+// floor on an LSTM it was not taken from (TestSerialStepMeasured).
+const (
+	h100RNNStep    = 23.57e-6
+	h100RNNStepBwd = 35.05e-6
+)
 
 // DefaultHardware is the preset used when none is named.
 const DefaultHardware = "v100"
@@ -269,7 +295,8 @@ func (h *Hardware) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"launch_s", h.Launch}, {"nvlink_latency_s", h.NVLinkLatency}, {"pcie_latency_s", h.PCIeLatency}} {
+	}{{"launch_s", h.Launch}, {"nvlink_latency_s", h.NVLinkLatency}, {"pcie_latency_s", h.PCIeLatency},
+		{"serial_step_s", h.SerialStep}, {"serial_step_bwd_s", h.SerialStepBwd}} {
 		if !(f.v >= 0 && f.v <= MaxLatency) {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}

@@ -332,7 +332,8 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 // opDuration is op's unfused duration on hardware h (launch + the
 // roofline of its compute, f32 matmuls and convolutions on TF32 tensor
 // cores as tf says, and its memory traffic at memRate seconds per byte),
-// or its measured time, and its compute time alone (the measured
+// or its measured time, and its compute time alone (an op of serial
+// steps at least Steps x the hardware's step latency; the measured
 // time for a measured op).
 func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
@@ -340,6 +341,13 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 	}
 	if op.FLOPs > 0 {
 		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * h.ComputeEff[op.Class])
+	}
+	if op.Steps > 0 {
+		step := h.SerialStep
+		if op.Backward {
+			step = h.SerialStepBwd
+		}
+		compute = max(compute, float64(op.Steps)*step)
 	}
 	return h.Launch + max(compute, float64(op.BytesRead+op.BytesWritten)*memRate), compute
 }

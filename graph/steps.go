@@ -1,0 +1,66 @@
+package graph
+
+import (
+	"strconv"
+	"strings"
+)
+
+// rnnTypes are the op types of a whole recurrent layer stack that PyTorch
+// runs as one cuDNN call forward and one backward (Execution.CuDNNRNN):
+// LSTM, GRU and plain RNN layers alike.
+var rnnTypes = map[string]bool{"_cudnn_rnn": true, "_cudnn_rnn_backward": true}
+
+// deriveSteps sets Steps of every op whose type is a cuDNN RNN: the
+// sequence length times the layers. cuDNN runs a layer's time steps one
+// after another (each needs the last one's hidden state) and, measured on
+// an H100 (measurements/2026-11-26-h100-c/shapes.jsonl, kind lstm), a
+// stack of layers as layers x sequence steps: 35 steps of 2 layers and 128
+// of 1 take 24.7 and 20.1 us a step whatever their width. The layers are
+// the op's parameter inputs named as torch.nn.RNNBase names them,
+// "weight_hh_l<k>" (a bidirectional layer's "_reverse" weights run beside
+// the forward ones, not after them); the sequence is the output's
+// dimension beside the batch's (batch_first or not). An op whose layers
+// or sequence cannot be read keeps Steps 0: no serial floor.
+func (g *Graph) deriveSteps() {
+	for i := range g.ops {
+		op := &g.ops[i]
+		if !rnnTypes[op.Type] || op.Steps > 0 {
+			continue
+		}
+		layers := map[int]bool{}
+		for _, p := range g.Preds(i) {
+			q := &g.ops[p]
+			if q.Type != "Parameter" {
+				continue
+			}
+			_, suffix, ok := strings.Cut(q.Name, "weight_hh_l")
+			if !ok || strings.HasSuffix(suffix, "_reverse") {
+				continue
+			}
+			if k, err := strconv.Atoi(suffix); err == nil && k >= 0 {
+				layers[k] = true
+			}
+		}
+		if seq := g.rnnSeq(op); seq > 0 && len(layers) > 0 {
+			op.Steps = seq * len(layers)
+		}
+	}
+}
+
+// rnnSeq is an RNN op's sequence length: of its output's first two
+// dimensions, the one that is not the graph's batch (0 if the graph has
+// no batch, the shape is not [batch, seq, ...] or [seq, batch, ...], or
+// both are the batch's size, so that which is which cannot be told).
+func (g *Graph) rnnSeq(op *Op) int {
+	if g.batch <= 0 || len(op.Shape) < 3 {
+		return 0
+	}
+	b := int64(g.batch)
+	switch a, c := op.Shape[0], op.Shape[1]; {
+	case a == b && c != b:
+		return int(c)
+	case c == b && a != b:
+		return int(a)
+	}
+	return 0
+}

@@ -1,0 +1,44 @@
+package graph
+
+import "testing"
+
+// TestDeriveSteps: a cuDNN RNN op's Steps is its sequence (the output's
+// dimension beside the batch's) times its layers (its weight_hh_l<k>
+// parameters, the "_reverse" ones not counted), and 0 where either cannot
+// be read.
+func TestDeriveSteps(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		typ    string
+		batch  int
+		shape  []int64
+		params []string
+		want   int
+	}{
+		{"batch first, 2 layers", "_cudnn_rnn", 20, []int64{20, 35, 650}, []string{"lstm.weight_ih_l0", "lstm.weight_hh_l0", "lstm.weight_hh_l1", "lstm.bias_hh_l1"}, 70},
+		{"sequence first, 1 layer", "_cudnn_rnn", 64, []int64{128, 64, 1024}, []string{"rnn.weight_hh_l0"}, 128},
+		{"backward op", "_cudnn_rnn_backward", 8, []int64{8, 10, 32}, []string{"gru.weight_hh_l0", "gru.weight_hh_l1", "gru.weight_hh_l2"}, 30},
+		{"bidirectional: reverse weights run beside", "_cudnn_rnn", 4, []int64{4, 9, 64}, []string{"lstm.weight_hh_l0", "lstm.weight_hh_l0_reverse", "lstm.weight_hh_l1", "lstm.weight_hh_l1_reverse"}, 18},
+		{"sequence as long as the batch: unknown", "_cudnn_rnn", 16, []int64{16, 16, 64}, []string{"lstm.weight_hh_l0"}, 0},
+		{"no batch information", "_cudnn_rnn", 0, []int64{16, 10, 64}, []string{"lstm.weight_hh_l0"}, 0},
+		{"no recurrent weights named", "_cudnn_rnn", 16, []int64{16, 10, 64}, []string{"w0"}, 0},
+		{"not an RNN", "mm", 16, []int64{16, 10, 64}, []string{"lstm.weight_hh_l0"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder("g")
+			b.SetBatch(tc.batch)
+			rnn := b.AddOp(Op{Name: "rnn", Type: tc.typ, Class: ClassMatMul, DType: F32, Shape: tc.shape, FLOPs: 1e6})
+			for _, p := range tc.params {
+				q := b.AddOp(Op{Name: "param:" + p, Type: "Parameter", Class: ClassDataMovement, DType: F32, Alias: true})
+				b.AddTensor(q, 64, rnn)
+			}
+			g, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.Op(rnn).Steps; got != tc.want {
+				t.Errorf("Steps = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
