@@ -23,7 +23,7 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack}
+		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == scale.Order}
 		var measured, predicted []float64
 		var labels []string
 		for _, row := range sw.Rows {
@@ -35,12 +35,18 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 			}
 			rep.Rows++
 			measured, predicted, labels = append(measured, r.Measured), append(predicted, r.Predicted), append(labels, r.Label)
+			if out.OrderOnly {
+				rep.Ordered++ // a rank has no error
+				continue
+			}
 			sumAbs += abs(r.Error)
 			out.MeanAbsError += abs(r.Error)
 			rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
 		}
 		if n := len(measured); n > 0 {
-			out.MeanAbsError /= float64(n)
+			if !out.OrderOnly {
+				out.MeanAbsError /= float64(n)
+			}
 			if n >= 3 {
 				rho := spearman(measured, predicted)
 				out.Spearman = &rho
@@ -52,8 +58,8 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 		}
 		rep.Sweeps = append(rep.Sweeps, out)
 	}
-	if rep.Rows > 0 {
-		rep.MeanAbsError = sumAbs / float64(rep.Rows)
+	if n := rep.Rows - rep.Ordered; n > 0 {
+		rep.MeanAbsError = sumAbs / float64(n)
 	}
 	return rep, nil
 }
@@ -70,12 +76,14 @@ func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 		return r
 	}
 	switch unit {
-	case scale.StepSeconds:
+	case scale.StepSeconds, scale.Order:
 		r.Predicted = res.Step
 	default:
 		r.Predicted = float64(m.Batch) * float64(m.Seq) / res.Step / float64(p.GPUs())
 	}
-	r.Error = r.Predicted/row.Measured - 1
+	if unit != scale.Order { // a rank is no figure to be off by
+		r.Error = r.Predicted/row.Measured - 1
+	}
 	r.Fits = res.Fits
 	for _, st := range res.HostStages {
 		r.HostBound = r.HostBound || st.Bound
@@ -107,10 +115,12 @@ func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod
 // sweep of unit u (more tokens a second is faster, fewer seconds a step):
 // the pairs measured apart, those predicted in the same order
 // (concordant) and those predicted alike (tied), and the fastest row
-// measured and predicted (the first of equals).
+// measured and predicted (the first of equals). In an Order sweep the
+// measured figures are ranks (1 the fastest) and the predicted ones
+// seconds: fewer is faster in both.
 func sweepOrder(u scale.SweepUnit, measured, predicted []float64) (pairs, concordant, tied, fm, fp int) {
 	faster := func(a, b float64) bool { return a > b }
-	if u == scale.StepSeconds {
+	if u == scale.StepSeconds || u == scale.Order {
 		faster = func(a, b float64) bool { return a < b }
 	}
 	for i := range measured {

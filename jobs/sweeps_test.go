@@ -24,6 +24,14 @@ func TestSweepOrder(t *testing.T) {
 	if pairs != 3 || conc != 2 || tied != 1 || fm != 0 || fp != 0 {
 		t.Errorf("seconds: %d pairs, %d concordant, %d tied, fastest %d and %d; want 3, 2, 1, 0, 0", pairs, conc, tied, fm, fp)
 	}
+	// Order: ranks 1 and 2 (1 the fastest) against seconds; the first
+	// row predicted faster agrees, the other way it does not.
+	if pairs, conc, _, fm, fp = sweepOrder(scale.Order, []float64{1, 2}, []float64{2.5, 2.7}); pairs != 1 || conc != 1 || fm != 0 || fp != 0 {
+		t.Errorf("order: %d pairs, %d concordant, fastest %d and %d; want 1, 1, 0, 0", pairs, conc, fm, fp)
+	}
+	if _, conc, _, _, fp = sweepOrder(scale.Order, []float64{1, 2}, []float64{2.7, 2.5}); conc != 0 || fp != 1 {
+		t.Errorf("order reversed: %d concordant, fastest predicted %d; want 0, 1", conc, fp)
+	}
 	// Reversed: no pair concordant; equal measured figures order nothing.
 	if pairs, conc, _, _, _ = sweepOrder(scale.TokensPerGPU, []float64{1, 2, 2}, []float64{3, 2, 1}); pairs != 2 || conc != 0 {
 		t.Errorf("reversed: %d pairs, %d concordant; want 2, 0", pairs, conc)
@@ -42,6 +50,9 @@ func TestSweeps(t *testing.T) {
 	}
 	if a.Rows < 15 {
 		t.Errorf("%d rows predicted, want at least 15", a.Rows)
+	}
+	if a.Ordered < 2 {
+		t.Errorf("%d rows ordered only, want the README's 2", a.Ordered)
 	}
 	swapped := make([]scale.Sweep, len(sweeps))
 	for i, sw := range sweeps {
@@ -63,12 +74,22 @@ func TestSweeps(t *testing.T) {
 				}
 				continue
 			}
-			if !(r.Predicted > 0) || math.IsInf(r.Predicted, 0) || !near(r.Error, r.Predicted/r.Measured-1, 1e-12) {
+			wantErr := r.Predicted/r.Measured - 1
+			if sw.OrderOnly {
+				wantErr = 0 // a rank has no error
+			}
+			if !(r.Predicted > 0) || math.IsInf(r.Predicted, 0) || !near(r.Error, wantErr, 1e-12) {
 				t.Errorf("%s, %s: predicted %g, error %g against %g", sw.Name, r.Label, r.Predicted, r.Error, r.Measured)
 			}
 			if q := b.Sweeps[i].Rows[j].Predicted; math.Float64bits(q) != math.Float64bits(r.Predicted) {
 				t.Errorf("%s, %s: %g with the published figures, %g with others", sw.Name, r.Label, r.Predicted, q)
 			}
+		}
+		// Swapping the figures (each row by a factor rising with its
+		// index) may reorder the measured ones, never the predictions:
+		// the order compared is the published one.
+		if sw.OrderOnly && (sw.Pairs != 1 || b.Sweeps[i].Pairs != 1) {
+			t.Errorf("%s: %d and %d pairs, want 1", sw.Name, sw.Pairs, b.Sweeps[i].Pairs)
 		}
 	}
 }

@@ -16,9 +16,11 @@ type Sweeps struct {
 	MeanAbsError float64 `json:"mean_abs_error"`
 	MaxAbsError  float64 `json:"max_abs_error"`
 	// Rows and Refused count the rows placer predicted and those whose
-	// plan it cannot write.
+	// plan it cannot write; Ordered the predicted rows of order-only
+	// sweeps (a rank published, no figure: outside the errors).
 	Rows    int `json:"rows"`
 	Refused int `json:"refused"`
+	Ordered int `json:"ordered,omitempty"`
 }
 
 // Sweep is one published sweep and placer's reading of it.
@@ -34,6 +36,9 @@ type Sweep struct {
 	// |error|.
 	Spearman     *float64 `json:"spearman"`
 	MeanAbsError float64  `json:"mean_abs_error"`
+	// OrderOnly: the publication states only the order (Measured is a
+	// rank, 1 the fastest; Predicted is seconds a step), so no error.
+	OrderOnly bool `json:"order_only,omitempty"`
 	// Pairs are the pairs of predicted rows measured apart; Concordant
 	// those placer orders as measured, Tied those it predicts alike (the
 	// rows differ in what placer leaves out); OrderHolds: every pair
@@ -79,6 +84,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 			pred, e := "refused", wrap(r.Refused, 48)
 			if r.Refused == "" {
 				pred, e = formatSweep(r.Predicted), fmt.Sprintf("%+.1f%%", 100*r.Error)
+				if sw.OrderOnly {
+					e = "n/a"
+				}
 				if !r.Fits {
 					pred += " (over)"
 				}
@@ -102,14 +110,22 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		if sw.Pairs > 0 && sw.FastestMeasured != sw.FastestPredicted {
 			order += fmt.Sprintf("; fastest measured %q, predicted %q", sw.FastestMeasured, sw.FastestPredicted)
 		}
-		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\nstack: %s\nsource: %s\n\n", rho, Percent(sw.MeanAbsError), order,
+		mae := Percent(sw.MeanAbsError)
+		if sw.OrderOnly {
+			mae = "n/a (order only)"
+		}
+		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\nstack: %s\nsource: %s\n\n", rho, mae, order,
 			sw.Stack, sw.Source); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d rows predicted, %d refused; mean |error| %s, largest %s\n"+
+	ordered := ""
+	if s.Ordered > 0 {
+		ordered = fmt.Sprintf(" (%d of them ordered only, outside the errors)", s.Ordered)
+	}
+	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s, largest %s\n"+
 		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
-		s.Rows, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
+		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
 	return err
 }
 

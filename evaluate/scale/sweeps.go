@@ -16,7 +16,7 @@ type Sweep struct {
 	// Source cites where every row's figure is published.
 	Source string
 	// Unit is what Measured holds: TokensPerGPU (tokens a second per
-	// GPU) or StepSeconds.
+	// GPU), StepSeconds, or Order (a rank: only the order is published).
 	Unit SweepUnit
 	// Stack is the software the sweep ran, and what of it placer leaves
 	// out (the same for every row: it shifts the figures, not their
@@ -32,10 +32,15 @@ type SweepUnit int
 const (
 	TokensPerGPU SweepUnit = iota // tokens a second per GPU
 	StepSeconds                   // seconds a training step
+	// Order: the publication states only which plan is faster. Measured
+	// is each row's rank as stated (1 the fastest; equal ranks for plans
+	// stated alike); placer's prediction is the step's seconds, and no
+	// error is counted, only the order.
+	Order
 )
 
 func (u SweepUnit) String() string {
-	return [...]string{"tokens/s per GPU", "step s"}[u]
+	return [...]string{"tokens/s per GPU", "step s", "order stated, 1 the fastest; predicted: step s"}[u]
 }
 
 // SweepRow is one plan of a sweep as published and as placer reads it.
@@ -47,15 +52,16 @@ type SweepRow struct {
 	// the reading assumes where the publication is silent.
 	Workload, Cluster, Strategy string
 	Note                        string
-	// Measured is the published figure, in the sweep's Unit.
+	// Measured is the published figure, in the sweep's Unit (its rank
+	// where the Unit is Order).
 	Measured float64
 }
 
 // Sweeps are the published sweeps placer is checked on.
 func Sweeps() []Sweep {
-	return []Sweep{torchtitanFSDP8B(1, 8, gt1, [3]float64{5762, 6667, 8532}), torchtitanCP8B(),
+	return append([]Sweep{torchtitanFSDP8B(1, 8, gt1, [3]float64{5762, 6667, 8532}), torchtitanCP8B(),
 		torchtitanFSDP8B(3, 128, gt16, [3]float64{5605, 6514, 8380}), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
-		qwen3ModelZoo()}
+		qwen3ModelZoo()}, publishedSweeps()...)
 }
 
 // torchtitan's H100 benchmarks of December 2024

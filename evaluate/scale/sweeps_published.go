@@ -1,0 +1,242 @@
+package scale
+
+import "fmt"
+
+// The sweeps of issue 53 item 5 beyond torchtitan's H100 tables and the
+// MoE model zoo's Qwen3 runs (sweeps.go): each one model under several
+// plans, or one plan under several releases, measured side by side, every
+// figure cited where it is published. A publication's plan that placer
+// reads with an assumption says so in the row's Note.
+//
+// Sought and not used (not reachable here, or not a sweep): MoE Parallel
+// Folding (Liu et al., arXiv 2504.14960): only its abstract is stored
+// ("up to 49.3% MFU for Mixtral 8x22B and 39.0% for Qwen2-57B-A14B"), its
+// tables of mappings are not; Megatron-LM SC'21 (Narayanan et al., arXiv
+// 2104.04473): its (t, p) sweeps of the 162B model are plotted (figures
+// 13 and 14) and its text is not stored here; torchtitan's A100 Llama 3
+// 70B row (331 tokens/s, full checkpointing) is one plan, no sweep.
+func publishedSweeps() []Sweep {
+	var out []Sweep
+	out = append(out, korthikantiRecompute()...)
+	out = append(out, torchtitanA100()...)
+	out = append(out, megatronMoEReadme())
+	out = append(out, bridgeReleases()...)
+	return out
+}
+
+// korthikantiRecompute is Korthikanti et al., "Reducing Activation
+// Recomputation in Large Transformer Models" (arXiv 2205.05198, MLSys'23):
+// the end-to-end iteration time of each of its four GPT models on DGX A100
+// 80 GB nodes with full activation recomputation (its baseline: tensor
+// parallelism without sequence parallelism, every layer recomputed) and
+// with its own method (sequence parallelism and selective recomputation of
+// the attention core), the same model, GPUs and batch. The seconds are the
+// paper's as Calculon transcribes them (calculon-ai/calculon
+// calculon/megatron/validation.py, kProfile, commit 09bbcb7e: "These
+// profiled values are reported here: https://arxiv.org/pdf/2205.05198.pdf");
+// the paper's own text is not stored here, so its table number is not
+// cited. The shapes, GPUs and batches are its configuration table (table
+// 3, read as placer report megatron reads it: MegatronA100): sequence
+// 2,048, vocabulary 51,200, TP 8, data-parallel size 1, micro-batch 1;
+// the virtual stages are not stated and none are read.
+func korthikantiRecompute() []Sweep {
+	type model struct {
+		name                      string
+		layers, hidden, heads, pp int
+		batch                     int
+		full, present             float64
+		nodes                     int // DGX A100 nodes: TP 8 x PP
+	}
+	models := []model{
+		{"22B", 48, 6144, 64, 1, 4, 1.42, 1.10, 1},
+		{"175B", 96, 12288, 96, 8, 64, 18.13, 13.75, 8},
+		{"530B", 105, 20480, 128, 35, 280, 49.05, 37.83, 35},
+		{"1T", 128, 25600, 160, 64, 512, 94.42, 71.49, 64},
+	}
+	var out []Sweep
+	for _, m := range models {
+		w := fmt.Sprintf("gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=51200,batch=%d", m.layers, m.hidden, m.heads, m.batch)
+		c := fmt.Sprintf("dgx-a100:%d", m.nodes)
+		s := fmt.Sprintf("tp=8,pp=%d,dp=1,mbs=1", m.pp)
+		out = append(out, Sweep{
+			Name:   fmt.Sprintf("Korthikanti et al.: GPT %s on %d A100s, full recomputation against sequence parallelism + selective", m.name, 8*m.pp),
+			Source: "Korthikanti et al., arXiv 2205.05198, end-to-end iteration times (as transcribed in calculon-ai/calculon calculon/megatron/validation.py, commit 09bbcb7e); configurations: its table 3",
+			Unit:   StepSeconds,
+			Stack:  "Megatron-LM of 2022 (no tensor-parallel overlap, unfused attention, mixed precision); placer reads both rows on the dgx-a100 pod",
+			Rows: []SweepRow{
+				{Label: "full recompute", Workload: w, Cluster: c, Strategy: s + ",recompute=full", Measured: m.full},
+				{Label: "sequence parallel + selective", Workload: w, Cluster: c, Strategy: s + ",sp=on,recompute=selective", Measured: m.present},
+			}})
+	}
+	return out
+}
+
+// torchtitanA100Source is torchtitan's first performance page: Llama 3
+// and Llama 2 under FSDP2 on 64 A100s of 80 GB (docs/performance.md at
+// pytorch/torchtitan 1ea476e9f, 2024-04-24; the Llama 2 table first at
+// 395a52627, 2024-04-18; both kept unchanged until 4d88a8a, 2024-12-03).
+// WPS is train.py's tokens a second over the model-parallel size: per GPU
+// under FSDP alone. The configurations are the train_configs of that
+// commit: Llama 3 at sequence 8,192, Llama 2 at 4,096, eager (compile
+// false), BF16 parameters with FP32 gradient reduction
+// (parallelize_llama.py: param_dtype bfloat16, reduce_dtype float32).
+// "selective layer" is selective_ac_option's default "2" (config_manager.py:
+// "checkpoint every other layer"): half the layers recompute their
+// forward, recompute=full with recompute-layers half the model's; "selective
+// op" is its per-op policy (saving the compute ops' outputs but every
+// second matmul's), read as recompute=selective as the H100 tables'
+// rows read it; "no" is no checkpointing.
+const torchtitanA100Source = "pytorch/torchtitan docs/performance.md at 1ea476e9f (2024-04-24)"
+
+// torchtitanA100Stack: the A100 hosts are not described beyond 64 A100s
+// of 80 GB; dgx-a100 stands for them. Its kernels cost the unfused
+// attention Megatron-LM ran in 2022, where torchtitan called SDPA (flash
+// attention): placer has no fused-attention measurement on A100.
+const torchtitanA100Stack = "torchtitan of April 2024 (FSDP2, eager, SDPA); placer's dgx-a100 costs unfused attention (no fused-attention measurement on A100) and stands for hosts the page does not describe"
+
+func torchtitanA100() []Sweep {
+	const c = "dgx-a100:8"
+	// meta-llama/Llama-2-13b-hf and Llama-2-70b-hf config.json (and
+	// torchtitan's llama2_configs of 1ea476e9f, whose FFN rule gives the
+	// same widths): 13B 40 layers, hidden 5,120, 40 heads, FFN 13,824; 70B
+	// 80 layers, hidden 8,192, 64 heads, 8 key/value heads, FFN 28,672;
+	// vocabulary 32,000, untied.
+	l2 := func(size string, batch int) string {
+		if size == "13B" {
+			return fmt.Sprintf("llama:layers=40,hidden=5120,heads=40,kv_heads=40,ffn=13824,seq=4096,vocab=32000,batch=%d", batch)
+		}
+		return fmt.Sprintf("llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=%d", batch)
+	}
+	return []Sweep{
+		{Name: "torchtitan A100: Llama 3 8B, FSDP on 64 A100s, two checkpointing policies", Source: torchtitanA100Source + ", Llama 3 table",
+			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
+				{Label: "selective layer", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
+					Strategy: "dp=64,mbs=1,fsdp=on,recompute=full,recompute-layers=16", Measured: 2904,
+					Note: "every other layer recomputed (selective_ac_option 2, the default)"},
+				{Label: "selective op", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
+					Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective", Measured: 2973},
+			}},
+		{Name: "torchtitan A100: Llama 2 13B, FSDP on 64 A100s, three checkpointing policies", Source: torchtitanA100Source + ", Llama 2 table",
+			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
+				{Label: "no checkpointing", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on", Measured: 2162},
+				{Label: "selective layer", Workload: l2("13B", 128), Cluster: c,
+					Strategy: "dp=64,mbs=2,fsdp=on,recompute=full,recompute-layers=20", Measured: 1914,
+					Note: "every other layer recomputed (selective_ac_option 2, the default)"},
+				{Label: "selective op", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective", Measured: 1904},
+			}},
+		{Name: "torchtitan A100: Llama 2 70B, FSDP on 64 A100s, local batch 1 selective against 2 full", Source: torchtitanA100Source + ", Llama 2 table",
+			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
+				{Label: "local batch 1, selective op", Workload: l2("70B", 64), Cluster: c, Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective", Measured: 355,
+					Note: "local batch 2 with selective checkpointing ran out of memory (the page's footnote)"},
+				{Label: "local batch 2, full", Workload: l2("70B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=full", Measured: 353},
+			}},
+	}
+}
+
+// megatronMoEReadme is Megatron-Core's MoE README's statement of order
+// (NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at
+// 022bcb5a, "Tuning Guide of Parallel Mappings", rule 4: "In practice,
+// EP8TP1 is better than EP4TP2 for 8x7B"): no figure, only which is
+// faster. The statement names no cluster or batch; the README's
+// reference mapping for Mixtral 8x7B (same page, "Reference Best
+// Parallel Mapping", MCore v0.8: 64 H100s, sequence 4,096, TP 1, EP 8,
+// PP 4, VP 8, micro-batch 1, global batch 256, BF16, the all-to-all
+// dispatcher, dropless) is read as the EP 8 row, and EP 4 x TP 2 as the
+// same with TP 2 (sequence parallelism, which the README requires with
+// EP and TP) and the data-parallel size the GPUs leave.
+func megatronMoEReadme() Sweep {
+	const w = "mixtral-8x7b:seq=4096,batch=256"
+	const c = "dgx-h100:8"
+	note := "the README's 8x7B reference mapping (64 H100s, PP 4, VP 8, global batch 256); the statement names none"
+	return Sweep{Name: "Megatron-Core MoE README: Mixtral 8x7B, EP 8 x TP 1 faster than EP 4 x TP 2 (order only)",
+		Source: "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a, Tuning Guide of Parallel Mappings, rule 4; reference mapping: Reference Best Parallel Mapping",
+		Unit:   Order,
+		Stack:  "Megatron-Core v0.8 (PyTorch 24.09, Transformer Engine 1.11), BF16, all-to-all dispatcher, grouped GEMM, permute fusion",
+		Rows: []SweepRow{
+			{Label: "EP8 TP1", Workload: w, Cluster: c, Strategy: "tp=1,pp=4,vp=8,ep=8,dp=16,mbs=1,distopt=on", Measured: 1, Note: note},
+			{Label: "EP4 TP2", Workload: w, Cluster: c, Strategy: "tp=2,pp=4,vp=8,ep=4,dp=8,mbs=1,sp=on,distopt=on", Measured: 2, Note: note},
+		}}
+}
+
+// bridgeSource is Megatron-Bridge's performance archive: the DGX-H100
+// pre-training rows of every release it lists (NVIDIA-NeMo/Megatron-Bridge
+// docs/performance-summary-archive.md at 067f987d; last changed in
+// 4ab94dfa, 2026-08-11). Where a figure was revised after it was first
+// published the archive's latest is kept: Qwen3-235B-A22B's 26.04.01
+// row (1,696 when 26.04.01 was current, 1,712 since 21d102f5) and
+// Qwen3-30B-A3B's 26.06 row (8,467 in 63b08b39, 8,826 since 381d0b82).
+const bridgeSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md at 067f987d (DGX-H100 pre-training rows, releases 25.09 to 26.06)"
+
+// bridgeStack: the release is each row's label; stack= (named stacks per
+// release) is not wired yet, so every row is read with the settings placer
+// report megatron reads from the 25.11 recipes (MegatronBridge): BF16
+// gradient reduction, the distributed optimizer (or Megatron-FSDP where
+// the row states FSDP), sequence parallelism and the tensor-parallel
+// overlap with TP > 1 (not for Qwen3-235B-A22B), FP8 as current scaling,
+// no recomputation.
+const bridgeStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 (each row's release in its label); until stack= is wired every row is read with the 25.11 recipes' settings, so rows of one plan are predicted alike"
+
+func bridgeReleases() []Sweep {
+	const fp8 = ",grads=bf16,fp8=current"
+	unstated := "25.09's table states no precision: read as 25.11's FP8 current scaling"
+	sweep := func(model string, rows ...SweepRow) Sweep {
+		return Sweep{Name: "Megatron-Bridge DGX-H100 by release: " + model, Source: bridgeSource, Unit: TokensPerGPU, Stack: bridgeStack, Rows: rows}
+	}
+	l8 := func(rel string, tps float64, note string) SweepRow {
+		return SweepRow{Label: rel + ": FSDP 8, MBS 1, GBS 128", Workload: "llama3-8b:seq=8192,batch=128", Cluster: "dgx-h100:1",
+			Strategy: "dp=8,mbs=1,fsdp=on" + fp8, Measured: tps, Note: note}
+	}
+	l70 := func(rel string, gbs int, tps float64, note string) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("%s: TP4 PP8 VP5, GBS %d", rel, gbs), Workload: fmt.Sprintf("llama3-70b:seq=8192,batch=%d", gbs),
+			Cluster: "dgx-h100:8", Strategy: "tp=4,pp=8,vp=5,dp=2,mbs=1,sp=on,tpoverlap=on,distopt=on" + fp8, Measured: tps, Note: note}
+	}
+	// 126 layers on PP 8 x VP 8: the embedding and the loss count as a
+	// layer each (Megatron-Bridge's account_for_embedding_in_pipeline_split
+	// and account_for_loss_in_pipeline_split; MegatronBridge's comment).
+	l405 := func(rel string, gbs int, tps float64, note string) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("%s: TP8 PP8 VP8 CP2, GBS %d", rel, gbs), Workload: fmt.Sprintf("llama3.1-405b:seq=8192,batch=%d", gbs),
+			Cluster:  "dgx-h100:128",
+			Strategy: "tp=8,pp=8,vp=8,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,distopt=on,embedding-layer=on,loss-layer=on" + fp8, Measured: tps, Note: note}
+	}
+	oss := func(rel string, gbs, mbs int, tps float64, note string) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("%s: PP4 EP8, MBS %d, GBS %d", rel, mbs, gbs), Workload: fmt.Sprintf("gpt-oss-120b:seq=4096,batch=%d", gbs),
+			Cluster: "dgx-h100:8", Strategy: fmt.Sprintf("pp=4,ep=8,dp=16,mbs=%d,distopt=on,grads=bf16", mbs), Measured: tps, Note: note}
+	}
+	q30 := func(rel, plan string, gbs, mbs int, tps float64, note string) SweepRow {
+		s := map[string]string{
+			"PP2 VP24 EP8": "pp=2,vp=24,ep=8,dp=8", "PP2 VP12 EP8": "pp=2,vp=12,ep=8,dp=8", "EP16": "ep=16,dp=16",
+		}[plan]
+		return SweepRow{Label: fmt.Sprintf("%s: %s, MBS %d, GBS %d", rel, plan, mbs, gbs), Workload: fmt.Sprintf("qwen3-30b-a3b:seq=4096,batch=%d", gbs),
+			Cluster: "dgx-h100:2", Strategy: fmt.Sprintf("%s,mbs=%d,distopt=on", s, mbs) + fp8, Measured: tps, Note: note}
+	}
+	// 94 layers on PP 8 x VP 4: the embedding and the loss as layers
+	// (96 units, 3 a chunk); ETP 1 (the model zoo's plan, MegatronBridge's
+	// comment); the all-to-alls overlapped (moe_a2a_overlap), not the
+	// tensor-parallel communication.
+	q235 := func(rel string, gbs int, tps float64, note string) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("%s: TP2 PP8 VP4 EP32, GBS %d", rel, gbs), Workload: fmt.Sprintf("qwen3-235b-a22b:seq=4096,batch=%d", gbs),
+			Cluster:  "dgx-h100:32",
+			Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,epoverlap=on" + fp8, Measured: tps, Note: note}
+	}
+	const drop = "token-dropping (25.09's table: \"tokendrop\"); placer drops none"
+	return []Sweep{
+		sweep("Llama 3 8B, FSDP on 8 GPUs", l8("25.09", 14079, unstated), l8("25.11", 14451, "")),
+		sweep("Llama 3 70B, TP 4 x PP 8 on 64 GPUs",
+			l70("25.09", 128, 1619, unstated), l70("25.11", 128, 1602, ""), l70("26.02", 256, 1621, ""), l70("26.02.01", 256, 1639, ""),
+			l70("26.04", 256, 1633, ""), l70("26.04.01", 256, 1664, "")),
+		sweep("Llama 3.1 405B, TP 8 x PP 8 x CP 2 on 1,024 GPUs",
+			l405("25.09", 512, 302, unstated), l405("25.11", 512, 292, ""), l405("26.02", 1536, 311, ""), l405("26.04.01", 1536, 328, ""),
+			l405("26.06", 1536, 326, "")),
+		sweep("GPT-OSS 120B, PP 4 x EP 8 on 64 GPUs (BF16)",
+			oss("25.11", 512, 4, 5630, "the stated GA 2 does not match PP 4: 512 over DP 16 x MBS 4 is 8 micro-batches, run as such"),
+			oss("26.02", 1280, 1, 5993, ""), oss("26.02.01", 1280, 1, 5984, ""), oss("26.04", 1280, 1, 5810, ""),
+			oss("26.04.01", 1280, 1, 5824, ""), oss("26.06", 1280, 1, 5860, "")),
+		sweep("Qwen3-30B-A3B on 16 GPUs",
+			q30("25.09", "PP2 VP24 EP8", 512, 2, 10494, unstated+"; "+drop), q30("25.11", "PP2 VP24 EP8", 512, 2, 5275, ""),
+			q30("26.02", "PP2 VP12 EP8", 1024, 1, 5113, ""), q30("26.02.01", "PP2 VP12 EP8", 1024, 1, 9058, ""),
+			q30("26.04", "EP16", 1024, 1, 8901, ""), q30("26.04.01", "EP16", 1024, 1, 8960, ""), q30("26.06", "EP16", 1024, 1, 8826, "")),
+		sweep("Qwen3-235B-A22B, TP 2 x PP 8 x EP 32 on 256 GPUs",
+			q235("25.09", 2048, 1204, unstated+"; "+drop), q235("25.11", 2048, 1575, ""), q235("26.02", 8192, 1633, ""),
+			q235("26.02.01", 8192, 1611, ""), q235("26.04", 8192, 1686, ""), q235("26.04.01", 8192, 1712, "")),
+	}
+}
