@@ -244,6 +244,41 @@ test-frameworks-run-ci: build venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py' \
 		-k '*TorchtitanRuns.test_pp_fsdp' -k '*DeepSpeedRuns.test_pipeline'
 
+# torchtitan 0.3.0, PyPI's newest, reading placer's --to torchtitan@0.3
+# exports (the default for --to torchtitan; tools/frameworks/check03.py
+# and test_exports_03.py, docs/frameworks.md): a config module, no TOML.
+# FRAMEWORKS03_PINS is the set pip resolves for torchtitan 0.3.0 beside
+# TORCH_PINS less what the virtualenv has at that version (torch 2.14.1
+# included: 0.3.0 pins no torch and imports on it) and less wandb, which
+# torchtitan imports only with metrics.enable_wandb. datasets 4.7.0
+# (0.3.0 wants < 4.8) and its huggingface_hub 1.33.0 and fsspec
+# 2026.2.0 differ from FRAMEWORKS_PINS' and the virtualenv's, so 0.3.0
+# has a --target folder of its own, FRAMEWORKS03_DIR, on PYTHONPATH for
+# these tests only; torchtitan 0.2.2's stays as it is. Measured on this
+# project's 2-core machine (2026-11-26, others' jobs running): 15 s to
+# install, 368 MB; test-frameworks-03 27 to 41 s (12 CPU s), which CI's
+# 10 minutes (make test took 9 min 11 s) have no room for: not part of
+# make test; run it by hand.
+FRAMEWORKS03_PINS := torchtitan==0.3.0 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 spmd_types==0.2.3 \
+                     torch_checkpointing==0.1.1 torchdata==0.11.0 einops==0.8.2 datasets==4.7.0 dill==0.4.0 \
+                     multiprocess==0.70.18 xxhash==4.1.0 pandas==3.1.1 pyarrow==26.0.1 python-dateutil==4.0.0 tzdata==2026.6 \
+                     requests==2.34.2 certifi==2026.10.19.post1 charset-normalizer==3.5.3 urllib3==2.8.0 fsspec==2026.2.0 \
+                     huggingface_hub==1.33.0 httpx==0.28.1 httpcore==1.0.9 sniffio==1.3.1 aiohttp==3.14.5 aiohappyeyeballs==2.7.1 \
+                     aiosignal==1.4.0 attrs==26.1.0 frozenlist==1.8.0 multidict==7.2.1 propcache==0.5.4 yarl==1.25.1 \
+                     tensorboard==2.21.0 tensorboard-data-server==0.7.2 absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9
+FRAMEWORKS03_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/frameworks-03
+.PHONY: venv-frameworks-03 test-frameworks-03
+venv-frameworks-03: venv
+	@if [ "$$(cat $(FRAMEWORKS03_DIR)/placer-pins 2>/dev/null)" != "$(FRAMEWORKS03_PINS)" ]; then \
+		echo "venv-frameworks-03: installing torchtitan 0.3.0 and what it imports into $(FRAMEWORKS03_DIR)"; \
+		rm -rf $(FRAMEWORKS03_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --target $(FRAMEWORKS03_DIR) $(FRAMEWORKS03_PINS) && \
+		echo "$(FRAMEWORKS03_PINS)" > $(FRAMEWORKS03_DIR)/placer-pins; \
+	fi
+
+test-frameworks-03: build venv-frameworks-03
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS03=$(FRAMEWORKS03_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_exports_03.py'
+
 # Megatron-Core's own configuration classes reading placer's --to megatron
 # exports (tools/frameworks/megatron_check.py and test_megatron.py;
 # docs/cluster-scale.md, "Running a plan"): megatron-core 0.16.1, PyPI's

@@ -5,7 +5,7 @@ bin/placer exports plans of a graph from PyTorch (the zoo's bert_base at
 batch 16, committed under measurements/: ddp, fsdp, zero2, gpipe, 1f1b on
 2 and 3 stages) and of a dense llama at cluster scale (tp/cp/pp/dp/vp,
 even and uneven stages, gpipe, float8) to torchtitan@0.2 and
-deepspeed@0.19; check.py reads them with torchtitan 0.2.2 and DeepSpeed
+deepspeed@0.19 (torchtitan@0.3, the default: test_exports_03.py); check.py reads them with torchtitan 0.2.2 and DeepSpeed
 0.19.8 (FRAMEWORKS_DIR, pinned by make venv-frameworks, on the
 virtualenv's torch) in one process per framework. What placer refuses is
 one line and exit status 1, and where a framework's rule is the reason,
@@ -106,7 +106,7 @@ class TestExports(unittest.TestCase):
             R = strategy["replicas"]
             for fw, ext in (("torchtitan", "toml"), ("deepspeed", "json")):
                 path = os.path.join(cls.tmp, "%s-%s.%s" % (name, fw, ext))
-                r = placer("export", "--graph", GRAPH, "--placement", dec, "--to", fw, "-o", path)
+                r = placer("export", "--graph", GRAPH, "--placement", dec, "--to", fw + ("@0.2" if fw == "torchtitan" else ""), "-o", path)
                 if r.returncode != 0:
                     cls.refused[(fw, name)] = (r.returncode, r.stderr)
                     continue
@@ -125,7 +125,7 @@ class TestExports(unittest.TestCase):
                       "args": ["--parallelism.pipeline_parallel_microbatch_size", "8"]})
         for name, (strategy, rank_layers) in LLAMA_PLANS.items():
             path = os.path.join(cls.tmp, "llama-%s.toml" % len(titan))
-            r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan", "-o", path)
+            r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.2", "-o", path)
             if r.returncode != 0:
                 cls.refused[("torchtitan", "llama " + name)] = (r.returncode, r.stderr)
                 continue
@@ -200,7 +200,7 @@ class TestExports(unittest.TestCase):
                     self.assertEqual(facts["schedule"], want)
         for name, (strategy, words) in LLAMA_REFUSED.items():
             with self.subTest(name):
-                r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan")
+                r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.2")
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(words, r.stderr)
@@ -229,8 +229,8 @@ class TestExports(unittest.TestCase):
     def test_refusals(self):
         dec = os.path.join(self.tmp, "1f1b.decision.json")
         for args, words in (
-                (["--to", "torchtitan@0.9"], "--to torchtitan@0.9: placer writes torchtitan@0.2 (checked against 0.2.2) only"),
-                (["--to", "torchtitan@0.3"], "torchtitan 0.3 reads no TOML job file"),
+                (["--to", "torchtitan@0.9"], "--to torchtitan@0.9: placer writes torchtitan@0.3 (checked against 0.3.0), torchtitan@0.2 (checked against 0.2.2) only"),
+                (["--to", "torchtitan@0.1"], "torchtitan 0.1's TOML names other fields"),
                 (["--to", "deepspeed@0.14"], "placer writes deepspeed@0.19 (checked against 0.19.8) only"),
                 (["--to", "deepspeed"], "give -o FILE"),  # a pipeline's module goes beside the file
         ):
@@ -239,7 +239,7 @@ class TestExports(unittest.TestCase):
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(words, r.stderr)
-        r = placer("export", "--graph", GRAPH, "--placement", dec, "--to", "torchtitan@0.2")
+        r = placer("export", "--graph", GRAPH, "--placement", dec, "--to", "torchtitan@0.2.2")
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.out[("torchtitan", "1f1b")]) as f:
             self.assertEqual(r.stdout, f.read())

@@ -14,11 +14,11 @@ import (
 // micro-batches, schedule) written as a torchtitan job configuration or
 // a DeepSpeed configuration, for the strategies each expresses; what it
 // cannot express is refused in one line naming its field. Each export is
-// for a named release of its framework (--to torchtitan@0.2,
-// deepspeed@0.19) and is checked by that release's own code
-// (tools/frameworks: torchtitan 0.2.2's ConfigManager, ParallelDims,
-// pipeline split and schedule; DeepSpeed 0.19.8's DeepSpeedConfig and
-// PipelineModule).
+// for a named release of its framework (--to torchtitan@0.3,
+// torchtitan@0.2, deepspeed@0.19) and is checked by that release's own
+// code (tools/frameworks: torchtitan 0.3.0's and 0.2.2's ConfigManager,
+// ParallelDims, pipeline split and schedule; DeepSpeed 0.19.8's
+// DeepSpeedConfig and PipelineModule).
 
 // frameworkVersion is a release an export is written for (--to
 // NAME@Version) and the release whose code checks it (tools/frameworks).
@@ -27,18 +27,20 @@ type frameworkVersion struct{ Version, Checked string }
 // frameworkVersions are the releases each framework's export is written
 // for, the default first.
 var frameworkVersions = map[string][]frameworkVersion{
-	"torchtitan": {{"0.2", "0.2.2"}},
+	"torchtitan": {{"0.3", "0.3.0"}, {"0.2", "0.2.2"}},
 	"deepspeed":  {{"0.19", "0.19.8"}},
 }
 
 // frameworkRefused are releases placer knows and does not write, and why.
 var frameworkRefused = map[string]string{
-	"torchtitan@0.3": "torchtitan 0.3 reads no TOML job file (a config function registered in Python, --module and --config, with command-line overrides); placer writes 0.2's TOML (--to torchtitan@0.2)",
+	"torchtitan@0.1": "torchtitan 0.1's TOML names other fields (pipeline_parallel_split_points, [float8]); placer writes 0.3's config function (--to torchtitan@0.3) and 0.2's TOML (--to torchtitan@0.2)",
 }
 
 // SplitFormat splits --to's FORMAT[@VERSION]: the format in lower case
 // and, for torchtitan and deepspeed, the release the export is written
-// for (the default, torchtitan 0.2 and DeepSpeed 0.19, without @). A
+// for (the default, torchtitan 0.3 and DeepSpeed 0.19, without @:
+// torchtitan's current release, the one pip installs, which reads no
+// 0.2 TOML). A
 // release placer does not write, or a version on another format, is a
 // one-line error.
 func SplitFormat(to string) (format, version string, err error) {
@@ -88,7 +90,9 @@ func checkedRelease(name, version string) (frameworkVersion, error) {
 }
 
 // TorchTitanConfig writes plan p as a torchtitan job configuration for
-// release version ("" = 0.2): torchtitan 0.2.2's TOML (--job.config_file;
+// release version ("" = 0.3): for 0.3 a Python module of config
+// functions (torchtitan03.go: the settings below on the user's model),
+// for 0.2 torchtitan 0.2.2's TOML (--job.config_file;
 // torchtitan/config/job_config.py): [training] local_batch_size (B / R)
 // and global_batch_size (B); [parallelism] data_parallel_replicate_degree
 // (R for DDP, else 1), data_parallel_shard_degree (R for FSDP and ZeRO-2,
@@ -115,72 +119,114 @@ func TorchTitanConfig(p *TorchPlan, version string, classes map[string]string) (
 	if err != nil {
 		return nil, err
 	}
-	R, M, S := p.Replicas, p.MicroBatches, len(p.Stages)
+	g, err := titanGraphOf(p, classes)
+	if err != nil {
+		return nil, err
+	}
+	if rel.Version == "0.3" {
+		return titan03Graph(p, g, rel, len(classes) == 0), nil
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# torchtitan %s job configuration (TOML for --job.config_file; checked with torchtitan %s) written by placer export from its torch plan of %s\n", rel.Version, rel.Checked, p.Graph)
-	fmt.Fprintf(&b, "# NGPU = %d (%d data-parallel x %d pipeline stages)", R*S, R, S)
-	if R*S < p.GPUs {
-		fmt.Fprintf(&b, "; placer's prediction had %d GPUs, %d of them idle", p.GPUs, p.GPUs-R*S)
-	}
-	b.WriteString("\n")
+	titanGraphWorld(&b, p)
 	b.WriteString("# [model]: your model's train spec (placer writes none)\n")
 	if p.BucketBytes > 0 {
 		fmt.Fprintf(&b, "# DDP gradient bucket %d bytes: torchtitan has no field for it (replicate's bucket_cap_mb in code)\n", p.BucketBytes)
 	}
-	var parts [][]string
-	if S > 1 {
-		if parts, err = titanParts(p, classes); err != nil {
-			return nil, err
+	if g.stages > 1 && len(classes) == 0 {
+		b.WriteString("# the exporter's meta names no module classes: each top-level module is listed whole (a ModuleList or ModuleDict must be listed by its items)\n")
+	}
+	if g.batch {
+		b.WriteString("\n[training]\n")
+		fmt.Fprintf(&b, "local_batch_size = %d\nglobal_batch_size = %d\n", g.local, g.global)
+	}
+	b.WriteString("\n[parallelism]\n")
+	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n", g.replicate, g.shard)
+	if g.zero2 {
+		b.WriteString("fsdp_reshard_after_forward = \"never\"\n")
+	}
+	b.WriteString("tensor_parallel_degree = 1\n")
+	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", g.stages)
+	if g.stages > 1 {
+		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", g.schedule)
+		if g.micro > 0 {
+			fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", g.micro)
 		}
-		if len(classes) == 0 {
-			b.WriteString("# the exporter's meta names no module classes: each top-level module is listed whole (a ModuleList or ModuleDict must be listed by its items)\n")
+		b.WriteString(tomlParts(g.parts))
+	}
+	b.WriteString("\n[activation_checkpoint]\nmode = \"none\"\n")
+	return []byte(b.String()), nil
+}
+
+// titanGraph is a graph plan's torchtitan settings, whichever release
+// writes them.
+type titanGraph struct {
+	batch            bool // the graph says its batch: local and global are set
+	local, global    int  // training.local_batch_size, global_batch_size
+	replicate, shard int  // the data-parallel degrees
+	zero2            bool // fsdp_reshard_after_forward "never"
+	stages           int  // pipeline_parallel_degree
+	schedule         string
+	micro            int // pipeline_parallel_microbatch_size (0: the graph has no batch)
+	parts            [][]string
+}
+
+// titanGraphOf is plan p's torchtitan settings, or the one-line refusal
+// of what torchtitan cannot say (TorchTitanConfig's list).
+func titanGraphOf(p *TorchPlan, classes map[string]string) (titanGraph, error) {
+	R, M, S := p.Replicas, p.MicroBatches, len(p.Stages)
+	g := titanGraph{replicate: R, shard: 1, zero2: p.Shard == "zero2", stages: S}
+	if p.Shard != "" {
+		g.replicate, g.shard = 1, R
+	}
+	var err error
+	if S > 1 {
+		if g.parts, err = titanParts(p, classes); err != nil {
+			return g, err
 		}
 	}
 	if p.Batch > 0 {
 		if p.Batch%R != 0 {
-			return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d replicas", p.Batch, R)
+			return g, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d replicas", p.Batch, R)
 		}
-		b.WriteString("\n[training]\n")
-		fmt.Fprintf(&b, "local_batch_size = %d\nglobal_batch_size = %d\n", p.Batch/R, p.Batch)
+		g.batch, g.local, g.global = true, p.Batch/R, p.Batch
 	} else if R*M > 1 {
-		return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: graph %s has no batch information to split", p.Graph)
+		return g, fmt.Errorf("export: torchtitan: training.local_batch_size: graph %s has no batch information to split", p.Graph)
 	}
-	b.WriteString("\n[parallelism]\n")
-	replicate, shard := R, 1
-	if p.Shard != "" {
-		replicate, shard = 1, R
+	if S == 1 {
+		if M > 1 {
+			return g, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches without a pipeline (gradient accumulation) has no torchtitan field", M)
+		}
+		return g, nil
 	}
-	fmt.Fprintf(&b, "data_parallel_replicate_degree = %d\ndata_parallel_shard_degree = %d\n", replicate, shard)
-	if p.Shard == "zero2" {
-		b.WriteString("fsdp_reshard_after_forward = \"never\"\n")
+	if len(p.Shared) > 0 {
+		sh := p.Shared[0]
+		return g, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: parameter %s is read on stages %s; torchtitan's pipeline split gives each stage its own modules", sh.Param, joinInts(sh.Stages))
 	}
-	b.WriteString("tensor_parallel_degree = 1\n")
-	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", S)
-	if S > 1 {
-		if len(p.Shared) > 0 {
-			sh := p.Shared[0]
-			return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: parameter %s is read on stages %s; torchtitan's pipeline split gives each stage its own modules", sh.Param, joinInts(sh.Stages))
-		}
-		sched := map[string]string{"gpipe": "GPipe", "1f1b": "1F1B"}[p.Schedule]
-		if sched == "" {
-			return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: schedule %q", p.Schedule)
-		}
-		if sched == "1F1B" && M < S {
-			return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages (mb=%d, or schedule=gpipe)", M, S, S)
-		}
-		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
-		if p.Batch > 0 {
-			if (p.Batch/R)%M != 0 {
-				return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: a replica's %d samples do not split into %d micro-batches", p.Batch/R, M)
-			}
-			fmt.Fprintf(&b, "pipeline_parallel_microbatch_size = %d\n", p.Batch/R/M)
-		}
-		b.WriteString(tomlParts(parts))
-	} else if M > 1 {
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches without a pipeline (gradient accumulation) has no torchtitan field", M)
+	g.schedule = map[string]string{"gpipe": "GPipe", "1f1b": "1F1B"}[p.Schedule]
+	if g.schedule == "" {
+		return g, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: schedule %q", p.Schedule)
 	}
-	b.WriteString("\n[activation_checkpoint]\nmode = \"none\"\n")
-	return []byte(b.String()), nil
+	if g.schedule == "1F1B" && M < S {
+		return g, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages (mb=%d, or schedule=gpipe)", M, S, S)
+	}
+	if p.Batch > 0 {
+		if (p.Batch/R)%M != 0 {
+			return g, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: a replica's %d samples do not split into %d micro-batches", p.Batch/R, M)
+		}
+		g.micro = p.Batch / R / M
+	}
+	return g, nil
+}
+
+// titanGraphWorld writes the header's line on the plan's GPUs.
+func titanGraphWorld(b *strings.Builder, p *TorchPlan) {
+	R, S := p.Replicas, len(p.Stages)
+	fmt.Fprintf(b, "# NGPU = %d (%d data-parallel x %d pipeline stages)", R*S, R, S)
+	if R*S < p.GPUs {
+		fmt.Fprintf(b, "; placer's prediction had %d GPUs, %d of them idle", p.GPUs, p.GPUs-R*S)
+	}
+	b.WriteString("\n")
 }
 
 // tomlParts is module_fqns_per_model_part, one model part a line.

@@ -81,7 +81,7 @@ func TestTorchTitanConfig(t *testing.T) {
 		{"a plain module's child", plan(8, 1, 2, "1f1b", "", []string{"head.a"}, []string{"head.b"}), list,
 			"parallelism.module_fqns_per_model_part: top-level module head runs on stages 0 and 1"},
 	} {
-		got, err := TorchTitanConfig(c.p, "", c.classes)
+		got, err := TorchTitanConfig(c.p, "0.2", c.classes)
 		if strings.HasPrefix(c.want, "\n") {
 			if err != nil || titanBody(got) != c.want {
 				t.Errorf("%s: got %v\n%s\nwant\n%s", c.name, err, got, c.want)
@@ -95,24 +95,23 @@ func TestTorchTitanConfig(t *testing.T) {
 			t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
 		}
 	}
-	if _, err := TorchTitanConfig(plan(8, 1, 1, "gpipe", "", []string{"a"}), "0.3", nil); err == nil || !strings.Contains(err.Error(), "torchtitan 0.3 reads no TOML job file") {
-		t.Errorf("torchtitan 0.3: %v", err)
-	}
 }
 
 // TestSplitFormat: --to FORMAT[@VERSION], the release by default, and
 // the one-line refusals of a release placer does not write.
 func TestSplitFormat(t *testing.T) {
 	for _, c := range []struct{ to, format, version, err string }{
-		{"torchtitan", "torchtitan", "0.2", ""},
+		{"torchtitan", "torchtitan", "0.3", ""},
+		{"torchtitan@0.3", "torchtitan", "0.3", ""},
+		{"torchtitan@0.3.0", "torchtitan", "0.3", ""},
 		{"TorchTitan@0.2", "torchtitan", "0.2", ""},
 		{"torchtitan@0.2.2", "torchtitan", "0.2", ""},
 		{"deepspeed", "deepspeed", "0.19", ""},
 		{"deepspeed@0.19.8", "deepspeed", "0.19", ""},
 		{"torch-plan", "torch-plan", "", ""},
 		{"nonsense", "nonsense", "", ""},
-		{"torchtitan@0.9", "", "", "--to torchtitan@0.9: placer writes torchtitan@0.2 (checked against 0.2.2) only"},
-		{"torchtitan@0.3", "", "", "--to torchtitan@0.3: torchtitan 0.3 reads no TOML job file"},
+		{"torchtitan@0.9", "", "", "--to torchtitan@0.9: placer writes torchtitan@0.3 (checked against 0.3.0), torchtitan@0.2 (checked against 0.2.2) only"},
+		{"torchtitan@0.1", "", "", "--to torchtitan@0.1: torchtitan 0.1's TOML names other fields"},
 		{"deepspeed@0.14", "", "", "placer writes deepspeed@0.19 (checked against 0.19.8) only"},
 		{"megatron@0.12", "", "", "only torchtitan and deepspeed take a version"},
 	} {

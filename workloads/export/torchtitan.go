@@ -11,8 +11,10 @@ import (
 
 // TorchTitanTransformer writes a transformer's plan at cluster scale
 // (model m, resolved strategy s on gpus GPUs) as a torchtitan job
-// configuration for release version ("" = 0.2): torchtitan 0.2.2's TOML
-// (--job.config_file; field names of torchtitan/config/job_config.py):
+// configuration for release version ("" = 0.3): for 0.3 a Python module
+// of config functions with these settings (titan03Transformer), for 0.2
+// torchtitan 0.2.2's TOML (--job.config_file; field names of
+// torchtitan/config/job_config.py):
 //   - [training] local_batch_size (B / D, a data-parallel rank's step,
 //     with a pipeline; the micro-batch size without: torchtitan
 //     accumulates global / (local x D) of them),
@@ -55,6 +57,9 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	rel, err := checkedRelease("torchtitan", version)
 	if err != nil {
 		return nil, err
+	}
+	if rel.Version == "0.3" {
+		return titan03Transformer(m, s, gpus, rel)
 	}
 	if s.TensorStages != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
