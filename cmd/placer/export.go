@@ -26,14 +26,17 @@ msr-fiddle expert-placement file) into what a framework reads:
   torch-plan     for graphs from tools/torchexport: the modules cut into contiguous
                  pipeline stages, with the strategy's replicas, micro-batches and
                  schedule; tools/torchplan/torchplan.py runs it (docs/torch-plan.md)
-  torchtitan     the torch plan as a torchtitan job configuration (TOML: [training],
-                 [parallelism] degrees, schedule, micro-batch size and each model
-                 part's modules, [activation_checkpoint]); also a transformer at
-                 cluster scale's plan (data-parallel replicate or shard, tensor,
-                 context, expert and pipeline degrees, module_fqns_per_model_part,
-                 float8); refused in one line naming the field torchtitan has none
-                 for. torchtitan@0.2 (the default): torchtitan 0.2's TOML, checked
-                 with 0.2.2; torchtitan 0.3 reads no TOML and is refused
+  torchtitan     the torch plan as a torchtitan job configuration (training batch
+                 sizes, parallelism degrees, schedule, micro-batch size and each
+                 model part's modules, activation checkpointing); also a
+                 transformer at cluster scale's plan (data-parallel replicate or
+                 shard, tensor, context, expert and pipeline degrees,
+                 module_fqns_per_model_part, float8 in 0.2); refused in one line
+                 naming the field torchtitan has none for. torchtitan@0.3 (the
+                 default, torchtitan's current release): a Python module for
+                 torchtitan.train --module FILE --config placer_plan (apply_plan,
+                 OVERRIDES), checked with 0.3.0; torchtitan@0.2: 0.2's TOML for
+                 --job.config_file, checked with 0.2.2
   deepspeed      the torch plan as a DeepSpeed configuration (JSON: batch sizes,
                  gradient accumulation, zero_optimization.stage) and, for a
                  pipeline, FILE_pipeline.py beside it (-o FILE.json): the
@@ -56,10 +59,10 @@ which of them the plan changes when it has replicas, micro-batches or
 stages (docs/torch-plan.md, "Train mode under a plan").`,
 		Example: `  placer export --graph mlp.json --placement result.json --to module-map -o mlp.modules.json
   placer export --graph gpt.json --placement result.json --to torch-plan --strategy dp=2,mb=4,schedule=1f1b -o gpt.plan.json
-  placer export --graph gpt.json --placement result.json --to torchtitan -o gpt.toml
+  placer export --graph gpt.json --placement result.json --to torchtitan -o gpt_plan.py   # torchtitan@0.2 -o gpt.toml
   placer export --graph gpt.json --placement result.json --to deepspeed -o ds_config.json   # and ds_config_pipeline.py
   placer export --workload llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128 --gpus 64 \
-      --strategy tp=4,pp=4,dp=4,vp=2,mbs=1,sp=on,fsdp=on,recompute=full --to torchtitan -o llama.toml
+      --strategy tp=4,pp=4,dp=4,vp=2,mbs=1,sp=on,fsdp=on,recompute=full --to torchtitan -o plan.py
   placer export --graph g.json --placement result.json --to tf-device-map
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json
   # Megatron-LM's arguments for a plan at cluster scale (docs/cluster-scale.md)
