@@ -130,7 +130,14 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 	return f, ok
 }
 
-// titan03Transformer is TorchTitanTransformer for torchtitan 0.3.
+// titan03Transformer is TorchTitanTransformer for torchtitan 0.3: the
+// same settings and refusals, except that 0.3 writes plain data
+// parallelism beside the others (fully_shard over dp_replicate x
+// dp_shard) and sp=off (enable_sequence_parallel), its sequence rule is
+// the trainer's (tp with sequence parallelism x 2 cp), experts may borrow
+// tensor-parallel ranks (ep dividing dp_shard x cp x tp, etp 1), the
+// last model part ends in lm_head, and every FP8 recipe is refused
+// (0.3.0's float8 recipes are rowwise only).
 func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
 	if s.TensorStages != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
