@@ -301,6 +301,8 @@ var scaleKeys = []string{
 	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
 	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",
 	"loss-layer", "account-for-loss-in-pipeline-split",
+	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
+	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
 }
 
 func positive(v string) (int, error) {

@@ -27,21 +27,38 @@ func (k kernel) time(h *roofline.Hardware) float64 {
 // its tensor-parallel communication's, exposed and in all, and the
 // context-parallel exchange's exposed time; the kernels the host issues
 // for it (launches: each costed kernel and collective one), the
-// device-to-host synchronizations it waits on (syncs), and the time the
-// GPU waits on its host (hostExposed, in busy: Host.expose).
+// device-to-host synchronizations it waits on (syncs), the CUDA graphs
+// it replays in place of launching their kernels (replays: graphed), and
+// the time the GPU waits on its host (hostExposed, in busy: Host.expose).
 type phase struct {
 	busy, tpAll, tpExposed, cpExposed, epExposed float64
 	launches, syncs, hostExposed                 float64
+	replays                                      float64
 }
 
 func (a phase) plus(b phase) phase {
 	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed,
-		a.launches + b.launches, a.syncs + b.syncs, a.hostExposed + b.hostExposed}
+		a.launches + b.launches, a.syncs + b.syncs, a.hostExposed + b.hostExposed, a.replays + b.replays}
 }
 
 func scalePhase(a phase, k float64) phase {
 	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k,
-		a.launches * k, a.syncs * k, a.hostExposed * k}
+		a.launches * k, a.syncs * k, a.hostExposed * k, a.replays * k}
+}
+
+// graphed is phase a captured in one CUDA graph and replayed: its
+// kernels (their GPU time unchanged) issued by one replay, not launch by
+// launch (Megatron-Core's Transformer Engine graphs, one per captured
+// scope of a layer and direction: cuda_graph_impl "transformer_engine").
+// A phase that syncs with its host cannot be captured: the caller keeps
+// such phases eager (resolveSoftware refuses the plans that would graph
+// them).
+func graphed(a phase) phase {
+	if a.launches == 0 {
+		return a
+	}
+	a.launches, a.replays = 0, 1
+	return a
 }
 
 // run is kernel k as a phase: its time, one launch.

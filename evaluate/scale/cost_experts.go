@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -51,9 +50,9 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
-	routed := nl * k                // the token copies it dispatches
-	recv := routed * pl.imbalance() // those the most loaded rank receives
+	nl := c.tokens / float64(pl.T)   // this GPU's sequence shard
+	routed := nl * k                 // the token copies it dispatches
+	recv := routed * pl.loadFactor() // those the most loaded rank receives
 	ETP := float64(pl.ETP)
 	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
 	local := E / float64(pl.EP)
@@ -75,20 +74,36 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		g.flops /= c.pod.Kernels.groupedEff(local, rows/local, n)
 		return g
 	}
-	fc1 := grouped(c.lgemm(2*rows*h*up, rows*h*bf16+local*h*up*bf16, rows*up*bf16), up)
-	actFn := ew(10*rows*cols, rows*cols*bf16, rows*cols*bf16)
-	if m.SwiGLU() {
-		actFn = ew(6*rows*cols, 2*rows*cols*bf16, rows*cols*bf16)
+	run := pl.Run
+	// With grouped-gemm=off (SequentialMLP) each local expert runs its
+	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
+	// dense GEMM of its shape (no grouped-GEMM efficiency), its casts its
+	// own: the kernels below once per expert (nexp of them), and the
+	// experts' outputs concatenated (expertLoopCat).
+	erows, nexp, gw := rows, 1.0, local
+	if run.ExpertLoop {
+		erows, nexp, gw = rows/local, local, 1
+		grouped = func(g kernel, _ float64) kernel { return g }
 	}
-	fc2 := grouped(c.lgemm(2*rows*cols*h, rows*cols*bf16+local*cols*h*bf16, rows*h*bf16), h)
+	fc1 := grouped(c.lgemm(2*erows*h*up, erows*h*bf16+gw*h*up*bf16, erows*up*bf16), up)
+	actFn := ew(10*erows*cols, erows*cols*bf16, erows*cols*bf16)
+	if m.SwiGLU() {
+		actFn = ew(6*erows*cols, 2*erows*cols*bf16, erows*cols*bf16)
+	}
+	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
-	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(rows*h, rows*cols))
+	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(erows*h, erows*cols))
 	mods := c.pl.Recomputes()
 	if mods.Has(RecomputeMoEAct) {
-		rec = t(actFn).plus(c.casts(rows * cols))
+		rec = t(actFn).plus(c.casts(erows * cols))
 	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
-		plus(c.casts(rows*h, rows*cols))
+		plus(c.casts(erows*h, erows*cols))
+	if run.ExpertLoop {
+		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
+		expertsB = scalePhase(expertsB, nexp)
+		rec = scalePhase(rec, nexp)
+	}
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {
@@ -106,22 +121,18 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	}
 	var comm phase
 	if !c.noComm {
-		etpG, epG, _ := pl.expertGroups(*c.pod)
-		a2a := c.pod.AllToAll(epG, recv*h*bf16)
-		ag, _ := c.pod.Collective(roofline.AllGather, etpG, rows*h*bf16)
-		rs, _ := c.pod.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
-		all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
-		comm = phase{busy: all, epExposed: all, launches: 2}
-		if pl.ETP > 1 {
-			comm.launches += 2
-		}
+		comm = c.dispatchComm(recv, rows, nl)
 	}
-	twice := func(k kernel) kernel { k.read *= 2; k.writes *= 2; k.flops *= 2; return k }
+	// The glue as the stack runs it: the router's top-k fused or not,
+	// the permutation fused, unfused, or (allgather, flex) over the
+	// tokens that dispatcher hands the experts (glue).
+	g := c.glue(router, scores, permute, unpermute, rows, nl)
 	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
 	// splits on the host: the tokens per expert copied to it once a
-	// forward (the backward reuses the splits), a synchronization.
-	fwd = t(router).plus(t(scores)).plus(t(permute)).plus(experts).plus(t(unpermute)).plus(comm).plus(phase{syncs: 1})
-	bwd = t(twice(unpermute)).plus(expertsB).plus(t(twice(permute))).plus(t(twice(scores))).
+	// forward (the backward reuses the splits), a synchronization
+	// (dispatchSyncs: none with capacity routing on the all-to-all).
+	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(phase{syncs: c.dispatchSyncs()})
+	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
 		plus(t(router)).plus(t(router)).plus(comm)
 	if mods.Has(RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
@@ -207,7 +218,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * pl.imbalance()
+	recv := nl * k * pl.loadFactor()
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)
 	up := cols

@@ -22,6 +22,11 @@ type Host struct {
 	// kernel), seconds. The kernels after it start from an empty queue:
 	// one issue more (expose).
 	Sync float64
+	// Replay is the host's time to replay one CUDA graph (graph.add_'s
+	// host_seconds_per_replay: a graph of 500 kernels), seconds: what a
+	// graphed part of a layer costs its host in place of its kernels'
+	// launches (cuda-graphs=).
+	Replay float64
 }
 
 // h100Host is the measured host of h100Kernels: kernelbench's host
@@ -31,8 +36,10 @@ type Host struct {
 // node, 186 us added by a synchronization behind a queued kernel.
 // Another H100 machine of the same image measured 20.0, 23.5 and 192 us
 // (moehost-kernels.jsonl, the same commands a few minutes later): the
-// host is the noisiest figure of a pod.
-var h100Host = Host{Issue: 14.04e-6, IssueBwd: 17.86e-6, Sync: 185.9e-6}
+// host is the noisiest figure of a pod. A CUDA graph of 500 in-place adds
+// replayed in 30.8 us of host time (graph.add_, the same file; 5.3 us on
+// the second machine): Replay.
+var h100Host = Host{Issue: 14.04e-6, IssueBwd: 17.86e-6, Sync: 185.9e-6, Replay: 30.82e-6}
 
 // expose is phase ph with its host's wait in busy (and in hostExposed):
 // the launches' issue time beyond the kernels' own, and each
@@ -47,7 +54,7 @@ func (h *Host) expose(ph phase, bwd bool) phase {
 	if rate <= 0 && h.Sync <= 0 {
 		return ph
 	}
-	wait := max(0, ph.launches*rate-ph.busy) + ph.syncs*(h.Sync+rate)
+	wait := max(0, ph.launches*rate+ph.replays*h.Replay-ph.busy) + ph.syncs*(h.Sync+rate)
 	ph.busy += wait
 	ph.hostExposed += wait
 	return ph
@@ -75,11 +82,12 @@ func stageHosts(stages []stageCost, h *Host) []StageHost {
 	out := make([]StageHost, len(stages))
 	for s, st := range stages {
 		gpu := st.fwd.busy - st.fwd.hostExposed + st.bwd.busy - st.bwd.hostExposed
-		issue := st.fwd.launches*h.Issue + st.bwd.launches*h.IssueBwd +
+		replays := (st.fwd.replays + st.bwd.replays) * h.Replay
+		issue := st.fwd.launches*h.Issue + st.bwd.launches*h.IssueBwd + replays +
 			st.fwd.syncs*(h.Sync+h.Issue) + st.bwd.syncs*(h.Sync+h.IssueBwd)
 		out[s] = StageHost{Stage: s, GPU: gpu, Issue: issue, Exposed: st.fwd.hostExposed + st.bwd.hostExposed,
 			Launches: st.fwd.launches + st.bwd.launches, Syncs: st.fwd.syncs + st.bwd.syncs,
-			Bound: st.fwd.launches*h.Issue+st.bwd.launches*h.IssueBwd > gpu}
+			Bound: st.fwd.launches*h.Issue+st.bwd.launches*h.IssueBwd+replays > gpu}
 	}
 	return out
 }

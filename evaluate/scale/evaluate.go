@@ -94,6 +94,15 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 	} else {
 		mf, mb, mr = c.mlpBlock()
 	}
+	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
+		// The attention and a dense layer's MLP are replayed from their
+		// graphs; an MoE layer stays eager unless the whole layer is
+		// graphed (capacity routing: resolveSoftware).
+		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
+		if !moe || g == GraphsFull {
+			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
+		}
+	}
 	fwd, bwd = af.plus(mf), mb.plus(ab)
 	switch c.pl.Recompute {
 	case SelectiveRecompute:
@@ -156,6 +165,7 @@ type costKey struct {
 	imbalance uint64 // its bits (keys of plain words hash fastest)
 	fp8       uint8  // fp8Code's
 	gradBF16  bool   // the embedding's gradient accumulation
+	run       Settings
 }
 
 // fp8Code numbers the FP8 recipes for costKey (0: BF16).
@@ -243,7 +253,7 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	pl := &c.pl
 	block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
-		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16}
+		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run}
 	if ph := cache[key]; ph != nil {
 		return ph
 	}

@@ -32,6 +32,9 @@ type Plan struct {
 	// (expert-parallel, expert-tensor-parallel and expert-data-parallel
 	// degrees, ETP x EP x EDP = T x C x D); 1 in a dense one.
 	EP, ETP, EDP int
+	// Run is the software settings in effect (Strategy.Software over its
+	// stack: Software.Settings).
+	Run Settings
 }
 
 // Uniform reports whether every stage has the same tensor-parallel
@@ -192,6 +195,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := pl.resolveExperts(m, p, written); err != nil {
 		return Plan{}, err
 	}
+	if err := pl.resolveSoftware(m, written); err != nil {
+		return Plan{}, err
+	}
 	if pl.RecomputeModules != 0 {
 		if err := pl.checkModules(m, written); err != nil {
 			return Plan{}, err
@@ -335,6 +341,9 @@ func (pl Plan) String() string {
 	}
 	if pl.EPOverlap {
 		s += ",epoverlap=on"
+	}
+	for _, kv := range pl.Software.keys() {
+		s += "," + kv
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"

@@ -148,6 +148,10 @@ type Strategy struct {
 	// --recompute-modules); 0: the core attention alone, Megatron-Core's
 	// default (recompute=selective).
 	RecomputeModules RecomputeModules
+	// Software is the software stack the plan runs on (stack.go: a
+	// named stack, the token dispatcher, fusions, grouped GEMMs, CUDA
+	// graphs, the routing); its zero value is placer's default stack.
+	Software Software
 }
 
 // RecomputeModules is a set of the modules selective recomputation
@@ -494,6 +498,9 @@ func (s Strategy) Check() error {
 	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
 		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
 	}
+	if err := s.Software.check(); err != nil {
+		return err
+	}
 	switch s.FP8 {
 	case "", FP8Current, FP8Delayed, FP8Blockwise:
 	default:
@@ -609,7 +616,7 @@ func (s Strategy) moeString() []string {
 	if s.EPOverlap {
 		parts = append(parts, "epoverlap=on")
 	}
-	return parts
+	return append(parts, s.Software.keys()...)
 }
 
 // ParseStrategy reads a plan written as comma-separated key=value pairs:
@@ -635,7 +642,11 @@ func (s Strategy) moeString() []string {
 // recompute-modules (with selective recomputation, the modules recomputed,
 // Megatron-Core's names joined by +: layernorm+moe_act; alone it means
 // recompute=selective) and embedding-layer and loss-layer (on: the
-// embedding, the loss counted as a layer of the pipeline split). The
+// embedding, the loss counted as a layer of the pipeline split) and the
+// software stack's keys (stack.go): stack (a named stack: Stacks),
+// dispatcher (alltoall, allgather or flex), permute-fusion, router-fusion
+// and grouped-gemm (on or off), cuda-graphs (off, dense or full) and
+// routing (dropless or capacity:F), each written over the stack's. The
 // keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
@@ -747,7 +758,10 @@ func ParseStrategy(text string) (Strategy, error) {
 		case "bucket":
 			return s, fmt.Errorf("strategy %q: bucket is a key of an op graph's strategy, not of a transformer's plan at cluster scale (its gradients are reduced in one overlapped pass)", text)
 		default:
-			return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
+			var ok bool
+			if ok, err = s.Software.parse(k, v); !ok {
+				return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
+			}
 		}
 		if err != nil {
 			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
@@ -775,7 +789,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

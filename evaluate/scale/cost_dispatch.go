@@ -1,0 +1,326 @@
+package scale
+
+import (
+	"math"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
+// The token dispatchers and the permutation as the software stack runs
+// them (Settings; issue 53 item 1), read from Megatron-Core core_v0.16.0's
+// megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py.
+// Every dispatcher is counted at the granularity of the default
+// (alltoall, fused: what placer costed before): its data-moving kernels
+// and its collectives one launch each, the small bookkeeping kernels
+// around them (counts, splits, masks) not counted for any dispatcher;
+// the unfused permutation and router are counted kernel by kernel, since
+// their launches are what the setting changes.
+
+// loadFactor is the tokens the most loaded expert-parallel rank receives
+// over the even share: the capacity factor with capacity routing (every
+// expert padded or cut to it: moe_pad_expert_input_to_capacity), else
+// the imbalance.
+func (pl Plan) loadFactor() float64 {
+	if pl.Run.Capacity > 0 {
+		return pl.Run.Capacity
+	}
+	return pl.imbalance()
+}
+
+// dispatchSyncs is the device-to-host synchronizations of one MoE layer's
+// forward (the backward reuses what they fetched):
+//   - alltoall: one, the tokens per expert for the all-to-all's splits
+//     (MoEAlltoAllTokenDispatcher.preprocess: cuda_sync_point
+//     "before_ep_alltoall"); none with capacity routing (drop_and_pad:
+//     the splits are the capacity, computed on the host);
+//   - allgather: two, tokens_per_expert's .cpu() and the masked_select
+//     of the local probabilities (MoEAllGatherTokenDispatcher.
+//     dispatch_postprocess), capacity routing or not;
+//   - flex (DeepEP's normal kernels): one, the host's wait for the
+//     received count (DeepEP README: "an implicit CPU wait for GPU
+//     received count signal"; csrc/deep_ep.cpp's moe_recv_counter loop);
+//   - and with permute-fusion=off and dropless routing three more: the
+//     unfused permute's two masked_selects and the unpermute's one
+//     (moe_utils.permute and unpermute, fused=False: a masked_select's
+//     size is read on the host).
+func (c *coster) dispatchSyncs() float64 {
+	run := &c.pl.Run
+	n := 1.0
+	switch run.Dispatcher {
+	case DispatcherAllGather:
+		n = 2
+	case DispatcherFlex:
+	default:
+		if run.Capacity > 0 {
+			n = 0
+		}
+	}
+	if run.UnfusedPermute && run.Capacity == 0 {
+		n += 3
+	}
+	return n
+}
+
+// moeGluePhases are an MoE layer's router top-k and permutation as the
+// stack runs them, forward and backward.
+type moeGluePhases struct {
+	scores, scoresB, permute, permuteB, unpermute, unpermuteB phase
+}
+
+// glue is the router's scores and top-k and the permutation of nl
+// tokens to rows expert rows, forward and backward: the default's fused
+// kernels (moeGlue's: scores, permute, unpermute), with the permutation
+// over the tokens the dispatcher hands the experts (dispatchedTokens),
+// and unfused where the stack says so (unfusedRouter, unfusedPermute).
+func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float64) moeGluePhases {
+	t := c.run
+	run := &c.pl.Run
+	h, E := float64(c.m.Hidden), float64(c.m.Experts)
+	if src := c.dispatchedTokens(nl); run.Dispatcher == DispatcherAllGather || run.Dispatcher == DispatcherFlex {
+		// The permutation runs over the tokens the dispatcher delivers
+		// (allgather: every token of the group, each rank picking its
+		// experts' rows; flex: DeepEP's received tokens, once per rank,
+		// put in expert order by a local permute: _DeepepManager's
+		// get_permuted_hidden_states_by_experts).
+		read := rows // allgather reads the rows its experts take
+		if run.Dispatcher == DispatcherFlex {
+			read = src // flex every token it received
+		}
+		permute = kernel{class: graph.ClassDataMovement, read: read * h * bf16, writes: rows * h * bf16}
+		unpermute = kernel{class: graph.ClassElementwise, flops: 2 * rows * h, read: rows*h*bf16 + rows*4, writes: src * h * bf16}
+	}
+	g := moeGluePhases{scores: t(scores), scoresB: t(twice(scores)), permute: t(permute), permuteB: t(twice(permute)),
+		unpermute: t(unpermute), unpermuteB: t(twice(unpermute))}
+	if run.UnfusedRouter {
+		g.scores, g.scoresB = c.unfusedRouter(scores, nl, E)
+	}
+	if run.UnfusedPermute {
+		c.unfusedPermute(&g, permute, unpermute, rows, nl, h, E)
+	}
+	return g
+}
+
+// dispatchedTokens is how many tokens the dispatcher delivers to one GPU
+// before the local permutation: allgather every token of its
+// expert-tensor x expert-parallel group (gather_from_sequence_parallel_region
+// over tp_ep_group), flex each token once per GPU that holds one of its
+// experts (deepEPReceived), alltoall the GPU's own nl (permuted before
+// the exchange).
+func (c *coster) dispatchedTokens(nl float64) float64 {
+	switch c.pl.Run.Dispatcher {
+	case DispatcherAllGather:
+		return nl * float64(c.pl.ETP*c.pl.EP)
+	case DispatcherFlex:
+		recv, _ := c.deepEPReceived(nl)
+		return recv
+	}
+	return nl
+}
+
+// small is n small kernels moving bytes between them (memory-bound), as a
+// phase: each pays its launch.
+func (c *coster) small(n int, bytes float64) phase {
+	var p phase
+	k := kernel{class: graph.ClassElementwise, read: bytes / float64(2*n), writes: bytes / float64(2*n)}
+	for range n {
+		p = p.plus(c.run(k))
+	}
+	return p
+}
+
+// unfusedRouter is the router's top-k without moe_router_fusion
+// (moe_utils.topk_routing_with_score_function, fused=False): topk,
+// softmax, and the probabilities and the routing map each a zeros_like
+// and a scatter, six kernels forward; backward the scatter's gather, the
+// softmax's and the top-k's (zeros and a scatter), four. scores is the
+// fused kernel (its traffic is the top-k's and softmax's).
+func (c *coster) unfusedRouter(scores kernel, nl, E float64) (fwd, bwd phase) {
+	fwd = c.run(scores).plus(c.small(1, 0)).plus(c.small(4, nl*E*3*2))
+	bwd = c.run(twice(scores)).plus(c.small(3, nl*E*2*2))
+	return fwd, bwd
+}
+
+// unfusedPermute sets g's permutation without moe_permute_fusion
+// (moe_utils.permute and unpermute, fused=False, with the routing
+// probabilities): permute is the routing map's bool and transpose, an
+// arange, two masked_selects (about three kernels each: the mask's
+// nonzero, its size read on the host, the gather) and the probabilities'
+// transpose around the index_select that moves the tokens (permute's
+// pass): eleven kernels; unpermute the probabilities' and the map's
+// transposes and a masked_select, the tokens times their probabilities
+// (a pass over the rows), a zero fill of the output and the scatter_add
+// (unpermute's pass): eight. Backward: the index_select's zeros and
+// index_add and the masked_select's masked_scatter (five kernels); the
+// scatter_add's gather, the product's two and the masked_select's three
+// (six). The transposes and selections move the nl x E map (a byte) and
+// probabilities (BF16).
+func (c *coster) unfusedPermute(g *moeGluePhases, permute, unpermute kernel, rows, nl, h, E float64) {
+	t := c.run
+	ew := func(flops, read, write float64) kernel {
+		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
+	}
+	mapBytes := nl * E * 3 * 2 // the map and the probabilities, read and written
+	out := unpermute.writes    // the unpermuted tokens, bytes
+	mul := ew(rows*h, rows*h*bf16+rows*bf16, rows*h*bf16)
+	zero := ew(0, 0, out)
+	g.permute = t(permute).plus(c.small(10, mapBytes))
+	g.unpermute = c.small(5, mapBytes).plus(t(mul)).plus(t(zero)).plus(t(unpermute))
+	g.permuteB = t(twice(permute)).plus(t(ew(0, 0, out))).plus(c.small(3, rows*8))
+	g.unpermuteB = t(twice(unpermute)).plus(t(mul)).plus(t(mul)).plus(c.small(3, rows*8))
+}
+
+// expertLoopCat is SequentialMLP's torch.cat of the local experts'
+// outputs (grouped-gemm=off: megatron/core/transformer/moe/experts.py):
+// one pass over the rows.
+func expertLoopCat(rows, h float64) kernel {
+	return kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16}
+}
+
+// dispatchComm is one MoE layer's expert communication for one
+// micro-batch, forward (the backward's the same: a gather's backward is
+// a reduce-scatter, an all-to-all's the reverse all-to-all): recv the
+// token copies the most loaded GPU receives, rows its expert GEMMs' rows,
+// nl its own tokens.
+//   - alltoall: the dispatch and the combine all-to-alls over the
+//     expert-parallel group, the gather and scatter over the
+//     expert-tensor group (what placer costed before);
+//   - allgather: the tokens (BF16), the probabilities (BF16) and the
+//     routing map (a byte) all-gathered over the expert-tensor x
+//     expert-parallel group, the experts' outputs reduce-scattered back
+//     (MoEAllGatherTokenDispatcher.token_dispatch and token_combine): the
+//     whole group's tokens every time, whatever the routing;
+//   - flex: DeepEP's dispatch and combine (deepEPTime).
+func (c *coster) dispatchComm(recv, rows, nl float64) phase {
+	pl, p := &c.pl, c.pod
+	h := float64(c.m.Hidden)
+	switch pl.Run.Dispatcher {
+	case DispatcherAllGather:
+		grp := tpEPGroup(pl, p)
+		G := nl * float64(grp.Size())
+		ag, _ := p.Collective(roofline.AllGather, grp, G*h*bf16)
+		agMap, _ := p.Collective(roofline.AllGather, grp, G*float64(c.m.Experts)*(bf16+1))
+		rs, _ := p.Collective(roofline.ReduceScatter, grp, G*h*bf16)
+		all := ag + agMap + rs
+		return phase{busy: all, epExposed: all, launches: 4}
+	case DispatcherFlex:
+		all := c.deepEPTime(nl)
+		return phase{busy: all, epExposed: all, launches: 2}
+	}
+	etpG, epG, _ := pl.expertGroups(*p)
+	a2a := p.AllToAll(epG, recv*h*bf16)
+	ag, _ := p.Collective(roofline.AllGather, etpG, rows*h*bf16)
+	rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
+	all := 2*a2a + ag + rs // dispatch, gather, scatter, combine
+	comm := phase{busy: all, epExposed: all, launches: 2}
+	if pl.ETP > 1 {
+		comm.launches += 2
+	}
+	return comm
+}
+
+// tpEPGroup is the expert-tensor x expert-parallel group of pl on pod p
+// (Megatron-Core's tp_ep_group, ETP x EP consecutive GPUs: the experts'
+// mesh is ETP innermost, then EP: expertGroups).
+func tpEPGroup(pl *Plan, p *Pod) Group {
+	g := pl.ETP * pl.EP
+	if g <= p.PerNode {
+		return Group{PerNode: g, Nodes: 1}
+	}
+	return Group{PerNode: p.PerNode, Nodes: (g + p.PerNode - 1) / p.PerNode}
+}
+
+// DeepEP's normal (training) kernels' measured bottleneck bandwidths
+// (deepseek-ai/DeepEP README, "Normal kernels with NVLink and RDMA
+// forwarding", V1: now docs/legacy.md at dd758ca): H800s (NVLink at
+// "~160 GB/s maximum"), each with a ConnectX-7 400 Gb/s InfiniBand NIC
+// ("~50 GB/s maximum"), DeepSeek-V3's pre-training setting (4,096 tokens
+// a batch, hidden 7,168, top-8, FP8 dispatch, BF16 combine):
+// intranode EP 8 dispatch 153 GB/s and combine 158 GB/s (NVLink);
+// internode EP 16 43 and 43, EP 32 58 and 57, EP 64 51 and 50 GB/s
+// (RDMA). Bandwidths of the test's own count (tests/test_internode.py:
+// the NVLink bytes a GPU receives, recv_x; the RDMA bytes, each token
+// once per node it goes to, num_rdma_token_sent, the GPU's own node
+// included: "logical" bandwidth, which is why it may pass the NIC's
+// 50). placer takes each as a fraction of the link it ran on, the
+// NVLink's 160 and the NIC's 50, and applies it to the pod's NVLink bus
+// (Pod.intra) and its GPU's NIC line rate: an H100's NVLink is faster
+// than an H800's, its NIC the same.
+var (
+	deepEPIntra = [2]float64{153.0 / 160, 158.0 / 160} // dispatch, combine
+	deepEPInter = []struct {
+		ep      int
+		dispGBs float64
+		combGBs float64
+	}{{16, 43, 43}, {32, 58, 57}, {64, 51, 50}}
+)
+
+// deepEPNIC is the NIC line rate DeepEP's internode figures were
+// measured on, bytes/s (ConnectX-7 400 Gb/s: the README's "~50 GB/s").
+const deepEPNIC = 50e9
+
+// deepEPReceived is, for nl tokens a GPU dispatches with DeepEP over its
+// expert-tensor x expert-parallel group, the tokens the most loaded GPU
+// receives (each token once per GPU holding any of its experts: its
+// TopK x ETP copies among the group's E x ETP expert shards, uniformly
+// at random as the published benchmarks force-balance them: the expected
+// distinct GPUs a token reaches, a hypergeometric count) and the tokens
+// it sends over RDMA (once per node it reaches, its own included), both
+// times the load factor.
+func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
+	pl, p := &c.pl, c.pod
+	grp := tpEPGroup(pl, p)
+	g := float64(grp.Size())
+	k := c.m.TopK * pl.ETP
+	E := c.m.Experts * pl.ETP
+	distinct := func(units float64) float64 {
+		// the expected units of size E/units a token's k picks of E touch
+		per := float64(E) / units
+		miss := 1.0
+		for i := range k {
+			miss *= max(0, float64(E)-per-float64(i)) / float64(E-i)
+		}
+		return units * (1 - miss)
+	}
+	lf := pl.loadFactor()
+	recv = nl * distinct(g) * lf
+	if grp.Nodes > 1 {
+		rdma = nl * distinct(float64(grp.Nodes)) * lf
+	}
+	return recv, rdma
+}
+
+// deepEPTime is DeepEP's dispatch and combine of nl tokens from one GPU
+// (BF16, hidden H), seconds: each the slower of its NVLink share (the
+// tokens received, at deepEPIntra's fraction of the pod's NVLink bus)
+// and its RDMA share across nodes (the tokens sent once per node, at the
+// measured rate of the nearest measured EP size, scaled by the pod's NIC
+// line rate over DeepEP's), each with its link's latency.
+func (c *coster) deepEPTime(nl float64) float64 {
+	pl, p := &c.pl, c.pod
+	h := float64(c.m.Hidden)
+	recv, rdma := c.deepEPReceived(nl)
+	bi, li := p.intra()
+	grp := tpEPGroup(pl, p)
+	var t float64
+	for dir := range 2 {
+		nvl := recv*h*bf16/(deepEPIntra[dir]*bi) + li
+		var net float64
+		if grp.Nodes > 1 {
+			gbs := deepEPInter[0]
+			for _, r := range deepEPInter {
+				if math.Abs(float64(r.ep-grp.Size())) < math.Abs(float64(gbs.ep-grp.Size())) {
+					gbs = r
+				}
+			}
+			rate := gbs.dispGBs
+			if dir == 1 {
+				rate = gbs.combGBs
+			}
+			nic := p.NICBandwidth * float64(p.NICs) / float64(p.PerNode)
+			net = rdma*h*bf16/(rate*1e9/deepEPNIC*nic) + p.NICLatency
+		}
+		t += max(nvl, net)
+	}
+	return t
+}

@@ -1,0 +1,405 @@
+package scale
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Software is a plan's software stack (issue 53 item 1): the settings of
+// the framework that decide how an MoE layer and a small model's kernels
+// run, as written (strategy keys): a named stack (stack=NAME, Stacks) and
+// any setting written beside it, which overrides the stack's. Its zero
+// value is placer's default stack (DefaultSettings): what the cost model
+// ran before these keys, so that a plan that names none is costed as it
+// was, to the bit.
+type Software struct {
+	// Stack is the named stack (Stacks' keys; "": the default).
+	Stack string
+	// Dispatcher is Megatron-Core's moe_token_dispatcher_type
+	// (DispatcherAllToAll, DispatcherAllGather, DispatcherFlex; "": the
+	// stack's).
+	Dispatcher string
+	// PermuteFusion, RouterFusion and GroupedGEMM are Megatron-Core's
+	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm (Unset:
+	// the stack's).
+	PermuteFusion, RouterFusion, GroupedGEMM Toggle
+	// Graphs is the CUDA graphs' scope (GraphsOff, GraphsDense,
+	// GraphsFull; "": the stack's).
+	Graphs string
+	// Routing is the MoE routing (RoutingDropless, or RoutingCapacity with
+	// Capacity its factor; "": the stack's).
+	Routing  string
+	Capacity float64
+}
+
+// Toggle is a setting written on, off or left to the stack.
+type Toggle uint8
+
+// The toggles.
+const (
+	Unset Toggle = iota
+	On
+	Off
+)
+
+// The dispatchers, the graphs' scopes and the routings (Software).
+const (
+	DispatcherAllToAll  = "alltoall"
+	DispatcherAllGather = "allgather"
+	DispatcherFlex      = "flex"
+
+	GraphsOff   = "off"
+	GraphsDense = "dense"
+	GraphsFull  = "full"
+
+	RoutingDropless = "dropless"
+	RoutingCapacity = "capacity"
+)
+
+// Settings are a plan's software settings in effect (Software resolved
+// against its stack): what the cost model reads. Comparable: it keys the
+// phase cache.
+type Settings struct {
+	// Dispatcher is the token dispatcher (alltoall, allgather or flex:
+	// DeepEP's fused kernels).
+	Dispatcher string
+	// UnfusedPermute, UnfusedRouter and ExpertLoop are
+	// moe_permute_fusion, moe_router_fusion and moe_grouped_gemm off:
+	// the permutation as Megatron-Core's sequence of small PyTorch
+	// kernels, the router's top-k likewise, one GEMM pair per local
+	// expert (SequentialMLP) in place of the grouped GEMMs.
+	UnfusedPermute, UnfusedRouter, ExpertLoop bool
+	// Graphs is the CUDA graphs' scope: off, dense (each layer's
+	// attention and a dense layer's MLP replayed from a graph; a dropless
+	// MoE layer eager) or full (the whole layer).
+	Graphs string
+	// Capacity is the capacity factor (0: dropless): every expert
+	// receives Capacity x its even share of the tokens, padded or
+	// dropped to it (moe_expert_capacity_factor with
+	// moe_pad_expert_input_to_capacity).
+	Capacity float64
+}
+
+// DefaultSettings are placer's default stack, the model as it was before
+// the software keys: Megatron-Core's all-to-all dispatcher, fused
+// permutation and router, grouped expert GEMMs, no CUDA graphs, dropless.
+var DefaultSettings = Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff}
+
+// NamedStack is one framework release as it runs by default or in its
+// published recipes: its settings and where each is written.
+type NamedStack struct {
+	Name     string
+	Settings Settings
+	// Source says where the settings are written (repository, file,
+	// release).
+	Source string
+}
+
+// Stacks are the named stacks (stack=NAME). Each setting is read from the
+// release's code or recipes (docs/stacks.md has the table):
+//   - megatron-core-0.16: NVIDIA/Megatron-LM core_v0.16.0,
+//     megatron/core/transformer/transformer_config.py, the defaults a run
+//     gets when it passes no flag: moe_token_dispatcher_type "allgather",
+//     moe_permute_fusion False, moe_router_fusion False, moe_grouped_gemm
+//     False, cuda_graph_impl "none", moe_expert_capacity_factor None
+//     (dropless);
+//   - megatron-bridge-25.11: NVIDIA-NeMo/Megatron-Bridge v0.2.1 (the 25.11
+//     NeMo container's release): the MoE providers' defaults
+//     (src/megatron/bridge/models/qwen/qwen_provider.py Qwen3MoEModelProvider
+//     and gpt_oss/gpt_oss_provider.py: moe_token_dispatcher_type
+//     "alltoall", moe_grouped_gemm True, moe_permute_fusion True), the
+//     performance recipes' common settings (scripts/performance/configs/
+//     qwen3/qwen3_llm_pretrain.py set_qwen3_common_configs and gpt_oss/
+//     gpt_oss_llm_pretrain.py set_gpt_oss_common_configs:
+//     moe_router_fusion True, moe_router_force_load_balancing, dropless),
+//     and no CUDA graphs in the DGX-H100 FP8 and GPT-OSS BF16 variants
+//     (workload_base_configs.py: no cuda_graph_impl);
+//   - megatron-bridge-26.02: Megatron-Bridge v0.3.0 (the 26.02 container):
+//     the same providers' and recipes' settings (qwen_provider.py,
+//     gpt_oss_provider.py, configs/qwen/qwen3_llm_pretrain.py); its
+//     Qwen3-30B-A3B H100 recipe adds DeepEP
+//     (qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_*:
+//     moe_flex_dispatcher_backend "deepep"), a setting of that row
+//     (dispatcher=flex), not of the release;
+//   - torchtitan-0.2: pytorch/torchtitan v0.2.0, torchtitan/models/moe/moe.py
+//     and distributed/expert_parallel.py: eager PyTorch, no CUDA graphs;
+//     the router's softmax or sigmoid, topk and histc as separate kernels;
+//     the tokens reordered by index kernels (moe/utils.py _permute) and
+//     exchanged by all_to_all_single after a .tolist() of the splits;
+//     torch._grouped_mm for the experts (use_grouped_mm True); dropless.
+//     The unfused permutation and router are costed as Megatron-Core's
+//     unfused sequences (unfusedPermute, unfusedRouter), torchtitan's own
+//     kernels not counted one by one;
+//   - model-zoo-moe-dev: yanring/Megatron-MoE-ModelZoo's Qwen3 runs
+//     (best_practice/Qwen3/readme.md, Megatron-Core moe_dev and main of
+//     2025; model_configs/benchmarking/Qwen3-235B-A22B.yaml:
+//     --moe-permute-fusion, --moe-router-fusion, --moe-grouped-gemm, no
+//     CUDA graph flag): DeepEP's dispatcher (the table's "DeepEP" rows;
+//     its "A2A" row is dispatcher=alltoall), dropless.
+var Stacks = []NamedStack{
+	{Name: "megatron-core-0.16", Settings: Settings{Dispatcher: DispatcherAllGather, UnfusedPermute: true, UnfusedRouter: true, ExpertLoop: true, Graphs: GraphsOff},
+		Source: "NVIDIA/Megatron-LM core_v0.16.0 megatron/core/transformer/transformer_config.py (TransformerConfig defaults)"},
+	{Name: "megatron-bridge-25.11", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff},
+		Source: "NVIDIA-NeMo/Megatron-Bridge v0.2.1 src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen3,gpt_oss}/*_llm_pretrain.py, workload_base_configs.py"},
+	{Name: "megatron-bridge-26.02", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff},
+		Source: "NVIDIA-NeMo/Megatron-Bridge v0.3.0 src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/qwen/qwen3_llm_pretrain.py, qwen3_workload_base_configs.py"},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff},
+		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py"},
+	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
+		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},
+}
+
+// stackNames lists Stacks' names for errors.
+func stackNames() string {
+	names := make([]string, len(Stacks))
+	for i, s := range Stacks {
+		names[i] = s.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// LookupStack is the named stack name, or a one-line error naming it and
+// the stacks there are.
+func LookupStack(name string) (NamedStack, error) {
+	i := slices.IndexFunc(Stacks, func(s NamedStack) bool { return s.Name == strings.ToLower(name) })
+	if i < 0 {
+		return NamedStack{}, fmt.Errorf("stack %q is not a named stack (%s)", name, stackNames())
+	}
+	return Stacks[i], nil
+}
+
+// Settings are sw's settings in effect: its stack's (DefaultSettings
+// without one), each written setting over it. An unknown stack is
+// Check's error; here it reads as the default.
+func (sw Software) Settings() Settings {
+	st := DefaultSettings
+	if sw.Stack != "" {
+		if ns, err := LookupStack(sw.Stack); err == nil {
+			st = ns.Settings
+		}
+	}
+	if sw.Dispatcher != "" {
+		st.Dispatcher = sw.Dispatcher
+	}
+	set := func(t Toggle, off *bool) {
+		if t != Unset {
+			*off = t == Off
+		}
+	}
+	set(sw.PermuteFusion, &st.UnfusedPermute)
+	set(sw.RouterFusion, &st.UnfusedRouter)
+	set(sw.GroupedGEMM, &st.ExpertLoop)
+	if sw.Graphs != "" {
+		st.Graphs = sw.Graphs
+	}
+	switch sw.Routing {
+	case RoutingDropless:
+		st.Capacity = 0
+	case RoutingCapacity:
+		st.Capacity = sw.Capacity
+	}
+	return st
+}
+
+// moeKeys reports whether sw writes a setting of an MoE layer (the
+// dispatcher, the permutation, the router, the expert GEMMs, the
+// routing): refused on a model without experts, where a named stack's
+// are ignored.
+func (sw Software) moeKeys() bool {
+	return sw.Dispatcher != "" || sw.PermuteFusion != Unset || sw.RouterFusion != Unset || sw.GroupedGEMM != Unset || sw.Routing != ""
+}
+
+// check is sw's first setting out of range, as a one-line error.
+func (sw Software) check() error {
+	if sw.Stack != "" {
+		if _, err := LookupStack(sw.Stack); err != nil {
+			return strategyError("%v", err)
+		}
+	}
+	switch sw.Dispatcher {
+	case "", DispatcherAllToAll, DispatcherAllGather, DispatcherFlex:
+	default:
+		return strategyError("dispatcher %q: want alltoall, allgather or flex", sw.Dispatcher)
+	}
+	switch sw.Graphs {
+	case "", GraphsOff, GraphsDense, GraphsFull:
+	default:
+		return strategyError("cuda-graphs %q: want off, dense or full", sw.Graphs)
+	}
+	switch {
+	case sw.Routing == RoutingCapacity && !(sw.Capacity > 0 && sw.Capacity <= 64):
+		return strategyError("routing capacity:%g: want a capacity factor above 0, at most 64", sw.Capacity)
+	case sw.Routing != RoutingCapacity && sw.Capacity != 0:
+		return strategyError("capacity %g without routing=capacity", sw.Capacity)
+	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
+		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
+	}
+	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM} {
+		if t > Off {
+			return strategyError("a fusion or grouped-gemm setting %d: want on or off", t)
+		}
+	}
+	return nil
+}
+
+// parseSoftware reads software key k's value v into sw; ok false: k is
+// not a software key.
+func (sw *Software) parse(k, v string) (ok bool, err error) {
+	toggle := func(t *Toggle) error {
+		on, err := onOff(v)
+		if err != nil {
+			return err
+		}
+		*t = Off
+		if on {
+			*t = On
+		}
+		return nil
+	}
+	switch k {
+	case "stack":
+		sw.Stack = strings.ToLower(v)
+		if _, err := LookupStack(v); err != nil {
+			return true, fmt.Errorf("%q is not a named stack (%s)", v, stackNames())
+		}
+	case "dispatcher", "moe-token-dispatcher-type":
+		sw.Dispatcher = strings.ToLower(v)
+		if sw.Dispatcher == "deepep" {
+			sw.Dispatcher = DispatcherFlex
+		}
+	case "permute-fusion", "moe-permute-fusion":
+		err = toggle(&sw.PermuteFusion)
+	case "router-fusion", "moe-router-fusion":
+		err = toggle(&sw.RouterFusion)
+	case "grouped-gemm", "moe-grouped-gemm":
+		err = toggle(&sw.GroupedGEMM)
+	case "cuda-graphs", "graphs":
+		sw.Graphs = strings.ToLower(v)
+		if sw.Graphs == "none" {
+			sw.Graphs = GraphsOff
+		}
+	case "routing":
+		lv := strings.ToLower(v)
+		switch {
+		case lv == RoutingDropless:
+			sw.Routing, sw.Capacity = RoutingDropless, 0
+		case strings.HasPrefix(lv, RoutingCapacity+":"):
+			f, perr := strconv.ParseFloat(strings.TrimPrefix(lv, RoutingCapacity+":"), 64)
+			if perr != nil || !(f > 0 && f <= 64) {
+				return true, fmt.Errorf("%q: want capacity:F, F a capacity factor above 0, at most 64", v)
+			}
+			sw.Routing, sw.Capacity = RoutingCapacity, f
+		default:
+			return true, fmt.Errorf("%q: want dropless or capacity:F", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// keys is sw as ParseStrategy reads it: the stack first, then each
+// setting written.
+func (sw Software) keys() []string {
+	var parts []string
+	if sw.Stack != "" {
+		parts = append(parts, "stack="+sw.Stack)
+	}
+	if sw.Dispatcher != "" {
+		parts = append(parts, "dispatcher="+sw.Dispatcher)
+	}
+	word := map[Toggle]string{On: "on", Off: "off"}
+	for _, kv := range []struct {
+		k string
+		t Toggle
+	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}} {
+		if kv.t != Unset {
+			parts = append(parts, kv.k+"="+word[kv.t])
+		}
+	}
+	if sw.Graphs != "" {
+		parts = append(parts, "cuda-graphs="+sw.Graphs)
+	}
+	switch sw.Routing {
+	case RoutingDropless:
+		parts = append(parts, "routing=dropless")
+	case RoutingCapacity:
+		parts = append(parts, "routing=capacity:"+strconv.FormatFloat(sw.Capacity, 'g', -1, 64))
+	}
+	return parts
+}
+
+// Short is st in a plan's short form where it differs from
+// DefaultSettings (report's tables): "ag" or "flex" for the dispatcher,
+// "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
+// per expert, "cg" or "cgfull" CUDA graphs, "capF" capacity routing; ""
+// for the default. moe says whether the model has experts (the MoE
+// settings are shown only then).
+func (st Settings) Short(moe bool) string {
+	var parts []string
+	if moe {
+		switch st.Dispatcher {
+		case DispatcherAllGather:
+			parts = append(parts, "ag")
+		case DispatcherFlex:
+			parts = append(parts, "flex")
+		}
+		if st.UnfusedPermute {
+			parts = append(parts, "pu")
+		}
+		if st.UnfusedRouter {
+			parts = append(parts, "ru")
+		}
+		if st.ExpertLoop {
+			parts = append(parts, "loop")
+		}
+		if st.Capacity > 0 {
+			parts = append(parts, "cap"+strconv.FormatFloat(st.Capacity, 'g', -1, 64))
+		}
+	}
+	switch st.Graphs {
+	case GraphsDense:
+		parts = append(parts, "cg")
+	case GraphsFull:
+		parts = append(parts, "cgfull")
+	}
+	return strings.Join(parts, " ")
+}
+
+// resolveSoftware sets pl.Run from the plan's software and checks it
+// against model m, each error one line naming the strategy as written:
+// on a model without experts a written MoE setting (dispatcher,
+// permute-fusion, router-fusion, grouped-gemm, routing) is refused, as
+// ep= is, since it could only be a mistake; a named stack's MoE settings
+// are ignored there (a stack names every setting of its release, and a
+// dense model runs none of them). CUDA graphs over a whole dropless MoE
+// layer are refused (Megatron-Core core_v0.16.0 transformer_config.py:
+// "moe cuda graph is only supported with drop-padding MoE": the
+// dispatcher's token counts are a host synchronization a graph cannot
+// hold), graphs with full recomputation likewise ("full recompute is only
+// supported with full iteration CUDA graph"), and the all-gather
+// dispatcher with epoverlap=on ("overlap_moe_expert_parallel_comm is
+// supported with alltoall/flex token dispatcher").
+func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
+	sw := pl.Software
+	pl.Run = sw.Settings()
+	if !m.MoE() {
+		if sw.moeKeys() {
+			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts", written)
+		}
+		return nil
+	}
+	switch {
+	case pl.Run.Graphs == GraphsFull && pl.Run.Capacity == 0:
+		return fmt.Errorf("strategy %s: cuda-graphs=full with dropless routing: a dropless MoE layer syncs its token counts to the host and cannot be graphed (Megatron-Core; use cuda-graphs=dense or routing=capacity:F)", written)
+	case pl.Run.Graphs != GraphsOff && pl.Recompute == FullRecompute:
+		return fmt.Errorf("strategy %s: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers only without full recomputation", written, pl.Run.Graphs)
+	case pl.Run.Dispatcher == DispatcherAllGather && pl.EPOverlap:
+		return fmt.Errorf("strategy %s: epoverlap=on with dispatcher=allgather: Megatron-Core overlaps the alltoall and flex dispatchers' exchanges only", written)
+	}
+	return nil
+}
