@@ -282,7 +282,7 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 	// The run's precision (its GEMMs' and its gradients') and the
 	// experts' load are settings, not plans: placer's plan keeps the row's.
 	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
-		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP})
+		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}

@@ -333,7 +333,8 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"Megatron-Core's defaults where they are silent): mean |error| %s, largest %s, mean %+.1f%%\n"+
 		"TFLOP/s in Megatron-LM's current count (causal attention; GPT-OSS's published figure counts its MLP as two GEMMs);\n"+
 		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3),\n"+
-		"epo all-to-alls overlapped with another micro-batch, g16 gradients kept and reduced in BF16;\n"+
+		"epo all-to-alls overlapped with another micro-batch, g16 gradients kept and reduced in BF16; every row read with\n"+
+		"stack=megatron-bridge-25.11 (docs/stacks.md: the settings shown only where they differ from placer's default);\n"+
 		"(over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	return err
@@ -474,6 +475,11 @@ func CompactPlan(text string) string {
 	}
 	if s.GradBF16 {
 		parts = append(parts, "g16")
+	}
+	// The software settings that differ from placer's default stack (the
+	// MoE ones where the plan has expert parallelism).
+	if sw := s.Software.Settings().Short(s.Experts > 1); sw != "" {
+		parts = append(parts, sw)
 	}
 	return strings.Join(parts, " ")
 }

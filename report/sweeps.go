@@ -124,7 +124,7 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		ordered = fmt.Sprintf(" (%d of them ordered only, outside the errors)", s.Ordered)
 	}
 	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s, largest %s\n"+
-		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
+		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
 		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
 	return err
 }

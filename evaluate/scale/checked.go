@@ -56,6 +56,17 @@ func Features(m transformer.Spec, s Strategy) []string {
 	add(m.MLA(), "mla")
 	add(m.Window > 0, "window")
 	add(m.MTP > 0, "mtp")
+	// The software settings where they differ from placer's default
+	// stack (the MoE ones on a model with experts): a dispatcher, a
+	// fusion or graphs no checked row ran are unchecked.
+	run := s.Software.Settings()
+	moe := m.MoE()
+	add(moe && run.Dispatcher != DispatcherAllToAll, "dispatcher="+run.Dispatcher)
+	add(moe && run.UnfusedPermute, "permute-fusion=off")
+	add(moe && run.UnfusedRouter, "router-fusion=off")
+	add(moe && run.ExpertLoop, "grouped-gemm=off")
+	add(moe && run.Capacity > 0, "routing=capacity")
+	add(run.Graphs != GraphsOff, "cuda-graphs="+run.Graphs)
 	sort.Strings(f)
 	return f
 }

@@ -186,7 +186,7 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 		// strategy before Resolve (which copies them into the plan).
 		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
 			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
-	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP})
+	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP, Software: want.Software})
 	if err != nil {
 		return Result{}, err
 	}
@@ -307,6 +307,11 @@ func Llama3LongContext() Published {
 //     moe_a2a_overlap) where the row states VP 24 and micro-batch 2 (and GA 32, which agrees with
 //     micro-batch 2).
 //
+//   - every row runs the release's software stack
+//     (stack=megatron-bridge-25.11: the all-to-all dispatcher, fused
+//     permutation and router, grouped GEMMs, no CUDA graphs, dropless:
+//     Stacks cites each), which is placer's default stack.
+//
 // Read otherwise, each stated where it is:
 //   - Llama 3 8B's FSDP is Megatron-FSDP's ZeRO-3 (Strategy.FSDP);
 //   - Llama 3.1 405B's 126 layers on PP 8 x VP 8 and Qwen3-235B's 94 on
@@ -348,6 +353,7 @@ func MegatronBridge() []Published {
 	}
 	const fp8 = "FP8 current scaling"
 	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
+		s.Software.Stack = "megatron-bridge-25.11" // the release's settings (Stacks)
 		s.DistOpt = !s.FSDP
 		s.GradBF16 = true
 		if s.Tensor > 1 {

@@ -34,6 +34,9 @@ type Space struct {
 	Imbalance float64
 	FP8       string
 	GradBF16  bool
+	// Software is every plan's software stack (Strategy.Software: a
+	// setting of the run, not searched).
+	Software Software
 	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
 	// and the distributed optimizer (false: not tried).
 	FSDP bool
@@ -212,7 +215,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
 										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
-										RecomputeModules: rcm.mods, EmbeddingLayer: sp.EmbeddingLayer, LossLayer: sp.LossLayer}
+										RecomputeModules: rcm.mods, EmbeddingLayer: sp.EmbeddingLayer, LossLayer: sp.LossLayer, Software: sp.Software}
 									if em.ep > 1 {
 										s.Experts = em.ep
 									}
@@ -538,7 +541,7 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP,
+	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software,
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
 	var keep []func(Plan) bool
 	for _, kv := range pairs {

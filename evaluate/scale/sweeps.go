@@ -98,7 +98,7 @@ const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Floa
 // compiled with Float8 (tps: the three rows' tokens a second per GPU).
 func torchtitanFSDP8B(table, gpus int, cluster string, tps [3]float64) Sweep {
 	w := fmt.Sprintf("llama3-8b:seq=8192,batch=%d", 2*gpus)
-	s := fmt.Sprintf("dp=%d,mbs=2,fsdp=on,recompute=selective", gpus)
+	s := fmt.Sprintf("dp=%d,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", gpus)
 	return Sweep{Name: fmt.Sprintf("torchtitan table %d: Llama 3.1 8B, FSDP on %d H100s", table, gpus),
 		Source: fmt.Sprintf("%s, table %d", torchtitanSource, table), Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
 			{Label: "FSDP", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[0]},
@@ -111,7 +111,7 @@ func torchtitanCP8B() Sweep {
 	row := func(fsdp, cp, seq int, tps float64) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
 			Workload: fmt.Sprintf("llama3-8b:seq=%d,batch=%d", seq, fsdp), Cluster: gt1,
-			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current", fsdp, cp), Measured: tps}
+			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2", fsdp, cp), Measured: tps}
 	}
 	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Source: torchtitanSource + ", table 2",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8)", Rows: []SweepRow{
@@ -121,7 +121,7 @@ func torchtitanCP8B() Sweep {
 
 func torchtitan70B() Sweep {
 	w := "llama3-70b:seq=8192,batch=512"
-	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current"
+	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2"
 	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Source: torchtitanSource + ", table 4",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8)", Rows: []SweepRow{
 			{Label: "2D", Workload: w, Cluster: gt32, Strategy: s, Measured: 829},
@@ -131,7 +131,7 @@ func torchtitan70B() Sweep {
 
 func torchtitan405BPP() Sweep {
 	w := "llama3.1-405b:seq=8192,batch=256"
-	s := "tp=8,pp=8,dp=8,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15"
+	s := "tp=8,pp=8,dp=8,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2"
 	split := "126 layers: the first and last stages 15 (the embedding and the output as layers; torchtitan's split is not stated)"
 	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Source: torchtitanSource + ", table 5",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8, AsyncTP)", Rows: []SweepRow{
@@ -146,7 +146,7 @@ func torchtitan405BCP() Sweep {
 	row := func(fsdp, cp, seq int, tps float64) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
 			Workload: fmt.Sprintf("llama3.1-405b:seq=%d,batch=%d", seq, 8*fsdp), Cluster: gt64,
-			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15", fsdp, cp),
+			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2", fsdp, cp),
 			Measured: tps, Note: "126 layers: the first and last stages 15 (the embedding and the output as layers)"}
 	}
 	return Sweep{Name: "torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens",
@@ -157,29 +157,31 @@ func torchtitan405BCP() Sweep {
 // qwen3ModelZoo is Megatron-Core's MoE model zoo's Qwen3-235B-A22B runs on
 // 256 H100s (yanring/Megatron-MoE-ModelZoo, best_practice/Qwen3/readme.md:
 // BF16, sequence 4,096, global batch 2,048, step times): the cross-node
-// and intra-node expert-parallel strategies side by side. The rows ran
-// DeepEP's dispatcher but the pipeline of 32 stages (the alltoall one);
-// placer costs the all-to-all dispatcher for every row.
+// and intra-node expert-parallel strategies side by side. Every row is
+// read with the model zoo's stack (stack=model-zoo-moe-dev: DeepEP's flex
+// dispatcher, fused permutation and router, grouped GEMMs), the pipeline
+// of 32 stages, which ran the all-to-all dispatcher ("A2A" in the
+// table's Dispatcher column), with dispatcher=alltoall.
 func qwen3ModelZoo() Sweep {
 	w := "qwen3-235b-a22b:seq=4096,batch=2048"
 	c := "dgx-h100:32"
 	return Sweep{Name: "Megatron-MoE-ModelZoo: Qwen3-235B-A22B on 256 H100s, five plans",
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, Performance Results (moe_dev f3e6c5 and main 1e057005)",
 		Unit:   StepSeconds,
-		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16; placer costs the alltoall dispatcher for every row",
+		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16: stack=model-zoo-moe-dev, the A2A row dispatcher=alltoall",
 		Rows: []SweepRow{
 			{Label: "TP2 EP32 PP8 VPP4 DP16 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act",
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev",
 				Measured: 19.7, Note: "the embedding and the loss as layers (94 layers: 11, 12 x 6, 11)"},
 			{Label: "the same + 1F1B overlap", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,epoverlap=on",
+				Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,epoverlap=on,stack=model-zoo-moe-dev",
 				Measured: 17.6},
 			{Label: "TP2 EP8 EDP32 DP128 FSDP MBS4, full recompute", Workload: w, Cluster: c,
-				Strategy: "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full", Measured: 17.6},
+				Strategy: "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full,stack=model-zoo-moe-dev", Measured: 17.6},
 			{Label: "TP2 EP8 PP32 VPP3 DP4 MBS1, A2A", Workload: w, Cluster: c,
-				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act",
+				Strategy: "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,recompute-modules=layernorm+moe_act,stack=model-zoo-moe-dev,dispatcher=alltoall",
 				Measured: 24.2, Note: "the embedding and the loss as layers (2, 3 x 30, 2)"},
 			{Label: "TP4 EP8 PP8 VPP4 EDP4 DP8 MBS1, DeepEP", Workload: w, Cluster: c,
-				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on", Measured: 29.0},
+				Strategy: "tp=4,pp=8,vp=4,ep=8,etp=1,dp=8,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,stack=model-zoo-moe-dev", Measured: 29.0},
 		}}
 }
