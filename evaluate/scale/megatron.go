@@ -285,18 +285,22 @@ func Llama3LongContext() Published {
 // overlap that the recipes turn on (the distributed optimizer is its
 // default; sequence parallelism and the overlap are read as unstated,
 // FreeSP). From the recipes:
+//
 //   - every row keeps and reduces its gradients in BF16 (GradBF16): each
 //     model's common settings (set_llama3_common_configs,
 //     set_llama31_common_configs, set_gpt_oss_common_configs,
 //     set_qwen3_common_configs) set ddp.grad_reduce_in_fp32 = False;
+//
 //   - the Qwen3 rows recompute nothing (set_qwen3_common_configs:
 //     recompute_granularity None);
+//
 //   - Qwen3-235B-A22B overlaps its all-to-alls (EPOverlap: its H100 FP8
 //     variant, QWEN3_235B_A22B_H100_FP8_CS_BASE_CONFIG, has
 //     moe_a2a_overlap, which turns on overlap_moe_expert_parallel_comm
 //     and delay_wgrad_compute; the variant states the row's plan) and
 //     not its tensor-parallel communication (qwen3_235b_a22b_h100_config:
 //     CommOverlapConfig(tp_comm_overlap=False));
+//
 //   - left as unstated where a recipe's variant contradicts its row,
 //     so that it may not be what ran: Llama 3 8B's H100 FP8 variant
 //     recomputes 5 layers but runs without FSDP where the row states

@@ -1,0 +1,232 @@
+package scale
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/roofline"
+)
+
+// stackCoster is the coster of model m (workload text) under strategy
+// text on pod pod, resolved, with its coster for the plan's degree.
+func stackCoster(t *testing.T, workload, strategy, pod string) coster {
+	t.Helper()
+	m := mustSpec(t, workload)
+	p, err := ParsePod(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStrategy(strategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pp := p
+	return newCoster(m, pl, &pp, pl.T, float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
+}
+
+const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
+
+// TestStackLaunchesAndSyncs: one MoE layer's forward and backward, by
+// hand against the default stack. Qwen3-30B-A3B, EP 8 (16 local experts),
+// BF16 (no casts):
+//   - grouped-gemm=off: each local expert its FC1, activation and FC2
+//     (16 x 3 launches for the grouped 3) and the outputs' cat: +46
+//     forward; the backward's 6 kernels per expert: +90;
+//   - router-fusion=off: 6 kernels for the fused 1 forward (+5), 4 for 1
+//     backward (+3);
+//   - permute-fusion=off: permute 11 for 1, unpermute 8 for 1 (+17)
+//     forward; 5 and 6 for 1 and 1 backward (+9); and three syncs more;
+//   - the syncs: alltoall 1, none with capacity routing, allgather 2,
+//     flex 1; allgather's collectives 4 launches for the all-to-all's 2.
+func TestStackLaunchesAndSyncs(t *testing.T) {
+	base := "dp=8,ep=8,mbs=1"
+	c0 := stackCoster(t, stackMoE, base, "dgx-h100:1")
+	f0, b0, _ := c0.moe()
+	for _, c := range []struct {
+		keys                 string
+		dFwd, dBwd, syncsFwd float64
+	}{
+		{"", 0, 0, 1},
+		{"grouped-gemm=off", 3*15 + 1, 6 * 15, 1},
+		{"router-fusion=off", 5, 3, 1},
+		{"permute-fusion=off", 17, 9, 4},
+		{"routing=capacity:1", 0, 0, 0},
+		{"permute-fusion=off,routing=capacity:1", 17, 9, 0},
+		{"dispatcher=allgather", 2, 2, 2},
+		{"dispatcher=flex", 0, 0, 1},
+	} {
+		k := base
+		if c.keys != "" {
+			k += "," + c.keys
+		}
+		cc := stackCoster(t, stackMoE, k, "dgx-h100:1")
+		f, b, _ := cc.moe()
+		if f.launches-f0.launches != c.dFwd || b.launches-b0.launches != c.dBwd || f.syncs != c.syncsFwd || b.syncs != 0 {
+			t.Errorf("%s: launches %+g forward, %+g backward, syncs %g, %g; want %+g, %+g, %g, 0", c.keys,
+				f.launches-f0.launches, b.launches-b0.launches, f.syncs, b.syncs, c.dFwd, c.dBwd, c.syncsFwd)
+		}
+	}
+}
+
+// TestStackAllGatherVolume: the all-gather dispatcher moves every token of
+// the expert-tensor x expert-parallel group, whatever the routing: EP 8
+// in one node, 4,096 tokens a GPU, hidden 2,048, 128 experts: the tokens'
+// all-gather of 8 x 4,096 x 2,048 x 2 bytes, the probabilities' and the
+// map's of 8 x 4,096 x 128 x 3, and the outputs' reduce-scatter of the
+// tokens' bytes; an imbalance of 2 changes none of it.
+func TestStackAllGatherVolume(t *testing.T) {
+	for _, imb := range []string{"", ",imbalance=2"} {
+		c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather"+imb, "dgx-h100:1")
+		got := c.dispatchComm(0, 0, 4096)
+		grp := Group{PerNode: 8, Nodes: 1}
+		G := 8.0 * 4096
+		ag, _ := c.pod.Collective(roofline.AllGather, grp, G*2048*2)
+		mp, _ := c.pod.Collective(roofline.AllGather, grp, G*128*3)
+		rs, _ := c.pod.Collective(roofline.ReduceScatter, grp, G*2048*2)
+		if !near(got.busy, ag+mp+rs) || got.launches != 4 {
+			t.Errorf("imbalance %q: %g s in %g launches, want %g in 4", imb, got.busy, got.launches, ag+mp+rs)
+		}
+	}
+}
+
+// TestStackDeepEPReceived: the tokens DeepEP delivers, by hand. 128
+// experts top-8 over EP 8 (16 a GPU): a GPU is missed by a token with
+// probability (112/128)(111/127)...(105/121); over EP 32 on 4 nodes (32 a
+// node) a node is missed with (96/128)...(89/121).
+func TestStackDeepEPReceived(t *testing.T) {
+	miss := func(E, per, k int) float64 {
+		p := 1.0
+		for i := range k {
+			p *= float64(E-per-i) / float64(E-i)
+		}
+		return p
+	}
+	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex", "dgx-h100:1")
+	recv, rdma := c.deepEPReceived(1000)
+	if want := 1000 * 8 * (1 - miss(128, 16, 8)); !near(recv, want) || rdma != 0 {
+		t.Errorf("EP 8: received %g, RDMA %g; want %g, 0", recv, rdma, want)
+	}
+	c = stackCoster(t, "qwen3-235b-a22b:seq=4096,batch=2048", "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,dispatcher=flex,embedding-layer=on,loss-layer=on", "dgx-h100:32")
+	recv, rdma = c.deepEPReceived(1000)
+	if want := 1000 * 32 * (1 - miss(128, 4, 8)); !near(recv, want) {
+		t.Errorf("EP 32: received %g, want %g", recv, want)
+	}
+	if want := 1000 * 4 * (1 - miss(128, 32, 8)); !near(rdma, want) {
+		t.Errorf("EP 32: RDMA %g, want %g", rdma, want)
+	}
+}
+
+// TestStackDefault: the default stack is placer's model as it was: a plan
+// read with megatron-bridge-25.11 (which sets what placer costed) or with
+// every default written out is costed to the bit as the plan without
+// them; a dense model under megatron-core-0.16 (whose MoE settings it
+// does not run, and no graphs) likewise.
+func TestStackDefault(t *testing.T) {
+	p, _ := PodOf("dgx-h100", 16)
+	for _, c := range []struct{ workload, plan string }{
+		{stackMoE, "pp=2,vp=24,dp=8,mbs=2,ep=8,distopt=on,fp8=current,grads=bf16"},
+		{"qwen3-235b-a22b:seq=4096,batch=64", "tp=2,pp=8,ep=2,etp=1,sp=on,mbs=1,embedding-layer=on,loss-layer=on"},
+		{"llama3-8b:seq=8192,batch=16", "tp=2,dp=8,sp=on,tpoverlap=on"},
+	} {
+		m := mustSpec(t, c.workload)
+		s0, _ := ParseStrategy(c.plan)
+		r0, err := Evaluate(m, s0, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others := []string{",stack=megatron-bridge-25.11"}
+		if m.MoE() {
+			others = append(others, ",dispatcher=alltoall,permute-fusion=on,router-fusion=on,grouped-gemm=on,cuda-graphs=off,routing=dropless")
+		} else {
+			others = append(others, ",stack=megatron-core-0.16", ",cuda-graphs=off")
+		}
+		for _, o := range others {
+			s, err := ParseStrategy(c.plan + o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Evaluate(m, s, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Float64bits(r.Step) != math.Float64bits(r0.Step) || r.Memory != r0.Memory {
+				t.Errorf("%s %s%s: step %g, memory %d; without it %g, %d", c.workload, c.plan, o, r.Step, r.Memory, r0.Step, r0.Memory)
+			}
+		}
+	}
+}
+
+// TestStackGraphs: CUDA graphs take the graphed kernels off the host's
+// issue (a dense layer of a small model, host-bound: the step shortens
+// and the launches drop), and cuda-graphs=dense leaves an MoE layer's
+// experts eager (its syncs stay).
+func TestStackGraphs(t *testing.T) {
+	p, _ := PodOf("dgx-h100", 8)
+	small := mustSpec(t, "llama:layers=8,hidden=512,heads=8,seq=512,vocab=32000,batch=64")
+	eager, _ := ParseStrategy("dp=8,mbs=1")
+	graphs, _ := ParseStrategy("dp=8,mbs=1,cuda-graphs=dense")
+	re, _ := Evaluate(small, eager, p)
+	rg, err := Evaluate(small, graphs, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(rg.Step < re.Step) || !(rg.HostStages[0].Launches < re.HostStages[0].Launches) {
+		t.Errorf("graphs: step %g, launches %g; eager %g, %g", rg.Step, rg.HostStages[0].Launches, re.Step, re.HostStages[0].Launches)
+	}
+	c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,cuda-graphs=dense", "dgx-h100:1")
+	f, _ := c.layer()
+	if f.syncs != 1 || f.replays != 1 {
+		t.Errorf("dense graphs on an MoE layer: %g syncs, %g replays; want 1 and 1 (the attention's)", f.syncs, f.replays)
+	}
+}
+
+// TestStackRefused: each refusal is one line naming what and where.
+func TestStackRefused(t *testing.T) {
+	p, _ := PodOf("dgx-h100", 8)
+	for _, c := range []struct{ workload, plan, want string }{
+		{stackMoE, "dp=8,ep=8,stack=megatron-bridge-99", `"megatron-bridge-99" is not a named stack (megatron-core-0.16, `},
+		{"llama3-8b:seq=8192,batch=16", "dp=8,dispatcher=flex", "dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts"},
+		{stackMoE, "dp=8,ep=8,cuda-graphs=full", "cuda-graphs=full with dropless routing"},
+		{stackMoE, "dp=8,ep=8,cuda-graphs=dense,recompute=full", "cuda-graphs=dense with recompute=full"},
+		{stackMoE, "pp=2,vp=2,dp=4,ep=4,dispatcher=allgather,epoverlap=on", "epoverlap=on with dispatcher=allgather"},
+		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather or flex`},
+		{stackMoE, "dp=8,ep=8,routing=capacity:0", "want capacity:F"},
+		{stackMoE, "dp=8,ep=8,permute-fusion=maybe", `"maybe" is not on or off`},
+	} {
+		m := mustSpec(t, c.workload)
+		s, err := ParseStrategy(c.plan)
+		if err == nil {
+			_, err = Evaluate(m, s, p)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.plan, err, c.want)
+		}
+	}
+}
+
+// TestStackRoundTrip: a plan with a stack and settings over it is written
+// back as it is read.
+func TestStackRoundTrip(t *testing.T) {
+	for _, text := range []string{
+		"dp=8,ep=8,stack=megatron-core-0.16,dispatcher=flex,grouped-gemm=on",
+		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
+	} {
+		s, err := ParseStrategy(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := ParseStrategy(s.String())
+		if err != nil || !again.Equal(s) || again.Software.Settings() != s.Software.Settings() {
+			t.Errorf("%s: written %q, read back %+v, %v", text, s.String(), again.Software, err)
+		}
+	}
+	s, _ := ParseStrategy("stack=megatron-core-0.16,grouped-gemm=on")
+	if got := s.Software.Settings(); got.Dispatcher != DispatcherAllGather || got.ExpertLoop || !got.UnfusedPermute {
+		t.Errorf("megatron-core-0.16 with grouped-gemm=on: %+v", got)
+	}
+}
