@@ -272,15 +272,20 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A plan the framework cannot run: the search that proposes only
+	// plans it runs.
+	forHint := func(err error) error {
+		return fmt.Errorf("%w; placer search --for %s proposes only plans it runs", err, format)
+	}
 	var out []byte
 	if format == "torchtitan" {
 		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs(), version); err != nil {
-			return nil, err
+			return nil, forHint(err)
 		}
 	} else if format == "megatron" {
 		args, err := export.MegatronArgs(m, pl.Strategy, p.GPUs())
 		if err != nil {
-			return nil, err
+			return nil, forHint(err)
 		}
 		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.PerNode, args))
 	} else {

@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
+	"github.com/placer/placer/workloads/export"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -32,6 +33,9 @@ type ScaleOptions struct {
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
 	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
 	Out     string // write the search's result here ("" = none)
+	// For is the framework the search's plans are for (search only:
+	// export.SearchTarget; "" = export.DefaultSearchTarget).
+	For string
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
@@ -96,6 +100,13 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	return scalePlan(m, p, r), nil
 }
 
+// SearchTargets are the frameworks placer search --for names at cluster
+// scale (export.SearchTarget), DefaultSearchTarget its default.
+var SearchTargets = export.SearchTargets
+
+// DefaultSearchTarget is --for's default (export.DefaultSearchTarget).
+const DefaultSearchTarget = export.DefaultSearchTarget
+
 // ScaleSearch finds the fastest plan that fits (placer search --workload
 // gpt:... --cluster ...), keeping what o.Strat names (scale.SpaceOf: the
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
@@ -110,6 +121,9 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
+	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
+		return report.ScaleSearch{}, err
+	}
 	start := optimize.ProcessCPU()
 	got, err := scale.Search(ctx, m, p, space)
 	if err != nil {
@@ -120,10 +134,17 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		if o.Strat != "" {
 			kept = " keeping " + o.Strat
 		}
-		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU (%d plans tried)", m, p.Name, kept, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated)
+		runs := ""
+		if space.For.Name != "" {
+			runs = " for " + space.For.Name
+			if space.For.Name != "any" {
+				runs += "; --for any searches every plan"
+			}
+		}
+		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated, runs)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
-		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat}
+		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
 	for _, r := range got.Top[1:] {
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
 	}
@@ -281,8 +302,14 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 	start := optimize.ProcessCPU()
 	// The run's precision (its GEMMs' and its gradients') and the
 	// experts' load are settings, not plans: placer's plan keeps the row's.
+	// It is a plan Megatron-LM runs (placer search's default --for), as
+	// the plan it is held against is.
+	target, err := export.SearchTarget("megatron", pub.Model, p.GPUs())
+	if err != nil {
+		return report.MegatronRow{}, none, none, none, err
+	}
 	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
-		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software})
+		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, For: target})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}

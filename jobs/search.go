@@ -70,6 +70,11 @@ type SearchOptions struct {
 	// given ("fp8=current,grads=bf16,tp=8": scale.SpaceOf); the rest is
 	// searched ("" = all of it).
 	Fixed string `world:"cluster"`
+	// For, at cluster scale, is the framework the plans are for
+	// (export.SearchTarget: megatron, torchtitan or any; "" =
+	// export.DefaultSearchTarget): the search proposes only plans its
+	// export writes.
+	For   string `world:"cluster"`
 	Trace string `world:"graph"` // Chrome trace of the best decision ("" = none)
 	Plot  string `world:"graph"` // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
 	// Rows is a folder that gets every row's decision, the search's own

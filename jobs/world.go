@@ -30,7 +30,9 @@ type Answer interface {
 // parallelism (ScaleSearch).
 func Search(ctx context.Context, o SearchOptions) (Answer, error) {
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
-		rep, err := ScaleSearch(ctx, scaleOptionsOf(o.Graph, o.Cluster, o.Fixed, o.Out))
+		so := scaleOptionsOf(o.Graph, o.Cluster, o.Fixed, o.Out)
+		so.For = o.For
+		rep, err := ScaleSearch(ctx, so)
 		return ScaleSearchReport{rep}, err
 	}
 	return SearchGraph(ctx, o)

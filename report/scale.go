@@ -53,6 +53,9 @@ type ScaleSearch struct {
 	// Kept is what the search kept as given (placer search --strategy;
 	// "" = nothing: every plan was searched).
 	Kept string `json:"kept,omitempty"`
+	// For is the framework whose runs the plans searched were (placer
+	// search --for; "" = any plan).
+	For string `json:"for,omitempty"`
 }
 
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
@@ -157,7 +160,11 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 	if s.Kept != "" {
 		kept = ", keeping " + s.Kept
 	}
-	_, err := fmt.Fprintf(w, "searched %d plans (%d fit) exhaustively in %.2f CPU s%s\n", s.Evaluated, s.Fitting, s.CPU, kept)
+	runs := ""
+	if s.For != "" {
+		runs = " for " + s.For // placer search --for: the plans its export writes
+	}
+	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, s.CPU, kept)
 	if err == nil && s.Out != "" {
 		_, err = fmt.Fprintf(w, "result written to %s\n", s.Out)
 	}
@@ -337,7 +344,23 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"stack=megatron-bridge-25.11 (docs/stacks.md: the settings shown only where they differ from placer's default);\n"+
 		"(over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
+	if err == nil {
+		err = unitsLegend(w, m.Bridge)
+	}
 	return err
+}
+
+// unitsLegend says what emb and loss mean in a table whose plans have
+// them (CompactPlan).
+func unitsLegend(w io.Writer, rows []MegatronRow) error {
+	for _, r := range rows {
+		if strings.Contains(r.MegatronPlan+r.PlacerPlan+r.FastestPlan, "-layer=on") {
+			_, err := fmt.Fprint(w, "emb/loss the embedding/the loss counted as a layer of the pipeline split (Megatron-Core's\n"+
+				"--account-for-embedding/loss-in-pipeline-split: stages of equal layers and units, interleaved in vN chunks)\n")
+			return err
+		}
+	}
+	return nil
 }
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
@@ -380,6 +403,9 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 			}
 			break
 		}
+	}
+	if err := unitsLegend(w, rows); err != nil {
+		return err
 	}
 	for _, r := range rows {
 		if strings.Contains(r.MegatronPlan+r.PlacerPlan, "stage-tp=") {
@@ -450,6 +476,12 @@ func CompactPlan(text string) string {
 	}
 	if s.LastLayers > 0 {
 		parts = append(parts, fmt.Sprintf("l%d", s.LastLayers))
+	}
+	if s.EmbeddingLayer {
+		parts = append(parts, "emb")
+	}
+	if s.LossLayer {
+		parts = append(parts, "loss")
 	}
 	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
 		parts = append(parts, "gpipe")

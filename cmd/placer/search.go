@@ -66,7 +66,13 @@ virtual stages, sequence parallelism, recomputation and the distributed
 optimizer is evaluated, and the fastest that fits is the answer. --strategy
 keeps what it names as given and searches the rest: the run's settings
 (fp8=current|delayed|blockwise, grads=bf16, imbalance=F, fsdp=on, which
-the search does not choose for you) or any degree of the plan.`,
+the search does not choose for you) or any degree of the plan. --for
+names the framework the plan is for, and the search proposes only plans
+its export (placer export --to) writes: megatron (the default: one
+tensor-parallel degree for every stage, end stages of first= or last=
+layers a multiple of the virtual stages, and the splits counting the
+embedding and the loss as layers beside them), torchtitan (0.2's TOML),
+or any (every plan placer models, stage-tp included).`,
 		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
   placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
   placer search --graph g.json --gpus 4 --method go --steps 200 --json
@@ -117,6 +123,7 @@ the search does not choose for you) or any degree of the plan.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
 	addTrainFlags(cmd, &o.flags.Train)
 	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
+	f.StringVar(&o.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
 	f.StringVar(&o.Fixed, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
 	f.StringVar(&o.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
 	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")

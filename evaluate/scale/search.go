@@ -48,6 +48,44 @@ type Space struct {
 	// they give replaces the splits tried, and plans without a pipeline
 	// are not tried.
 	EmbeddingLayer, LossLayer bool
+	// For is the framework the plans are for (Target): Search enumerates
+	// only plans it runs. The zero value: every plan.
+	For Target
+}
+
+// Target is a framework whose plans Search proposes (Space.For): what
+// its export writes, as constraints on the space Search enumerates
+// (workloads/export's SearchTarget builds each framework's). The zero
+// value constrains nothing.
+type Target struct {
+	// Name is the framework's (--for NAME); "" for none.
+	Name string
+	// OneTensor: one tensor-parallel degree for every stage (no end
+	// stages of their own degree, stage-tp).
+	OneTensor bool
+	// EndChunks: an end stage whose layers first= or last= set splits
+	// them into V equal model chunks, as the stages between do
+	// (Megatron-Core's --decoder-first/last-pipeline-num-layers with
+	// virtual stages: first and last multiples of V).
+	EndChunks bool
+	// LayerChunks: every stage's layers split into V equal model chunks,
+	// with the embedding or the loss counted as layers too (torchtitan's
+	// module_fqns_per_model_part, whole layers a chunk).
+	LayerChunks bool
+	// UnitSplits adds to the splits tried those with the embedding, the
+	// loss, or both counted as layers (Strategy's EmbeddingLayer and
+	// LossLayer: Megatron-Core's --account-for-embedding/loss-in-
+	// pipeline-split), with the virtual stages dividing a stage's units:
+	// the uneven splits with virtual stages that end chunks of their own
+	// share cannot be (Llama 3 405B's 126 layers over 16 stages: 128
+	// units, 8 a stage).
+	UnitSplits bool
+	// FSDP adds FSDP to the sharding tried (Space.FSDP), the framework's
+	// data parallelism beside others (torchtitan's).
+	FSDP bool
+	// Runs, when not nil, is the framework's exporter's verdict on a
+	// resolved plan, before it is evaluated: true where it writes it.
+	Runs func(Plan) bool
 }
 
 // searchRecompute is a recomputation Search tries: the kind, and with
@@ -69,11 +107,54 @@ func (sp Space) recomputes() []searchRecompute {
 // splits are the layer splits Search tries over P stages: stageSplits',
 // or with the embedding or the loss counted as layers the one split
 // they give (unitSplit).
+//
+// For a target (Space.For) the virtual stages of each split are those
+// its framework runs (EndChunks, LayerChunks), and with UnitSplits the
+// splits counting the embedding, the loss or both as layers are tried
+// beside the others.
 func (sp Space) splits(layers, P int) []stageSplit {
 	if sp.EmbeddingLayer || sp.LossLayer {
-		return sp.unitSplit(layers, P)
+		return sp.For.chunked(layers, P, sp.unitSplit(layers, P))
 	}
-	return stageSplits(layers, P)
+	out := stageSplits(layers, P)
+	if sp.For.UnitSplits {
+		for _, u := range [][2]bool{{true, false}, {false, true}, {true, true}} {
+			out = append(out, Space{EmbeddingLayer: u[0], LossLayer: u[1]}.unitSplit(layers, P)...)
+		}
+	}
+	return sp.For.chunked(layers, P, out)
+}
+
+// chunked is splits with each one's virtual stages cut to those target
+// t's framework runs (EndChunks, LayerChunks); a split left with none
+// is dropped.
+func (t Target) chunked(layers, P int, splits []stageSplit) []stageSplit {
+	if !t.EndChunks && !t.LayerChunks {
+		return splits
+	}
+	out := splits[:0:0]
+	for _, sp := range splits {
+		stages, err := Strategy{Pipeline: P, FirstLayers: sp.first, LastLayers: sp.last,
+			EmbeddingLayer: sp.emb, LossLayer: sp.loss}.StageLayers(layers)
+		if err != nil {
+			continue
+		}
+		var vs []int
+		for _, v := range sp.virtual {
+			ok := !t.EndChunks || sp.first%v == 0 && sp.last%v == 0
+			for _, l := range stages {
+				ok = ok && (!t.LayerChunks || l%v == 0)
+			}
+			if ok {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) > 0 {
+			sp.virtual = vs
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // unitSplit is the split of layers over P stages with the embedding or
@@ -91,7 +172,7 @@ func (sp Space) unitSplit(layers, P int) []stageSplit {
 	if P == 1 || units%P != 0 {
 		return nil
 	}
-	return []stageSplit{{virtual: divisors(units / P)}}
+	return []stageSplit{{virtual: divisors(units / P), emb: sp.EmbeddingLayer, loss: sp.LossLayer}}
 }
 
 // Searched is what Search found: the fastest plan that fits, how many
@@ -118,7 +199,10 @@ type Searched struct {
 // with experts, their mesh (expertMeshes: expert-parallel degree and
 // expert-tensor-parallel degree 1 or T) with every plan of the dense
 // degrees, the all-to-alls overlapped or not (epoverlap, where
-// Megatron-Core allows it), and no end stages of their own degree. It returns the fastest plan that
+// Megatron-Core allows it), and no end stages of their own degree; for a
+// target framework (Space.For), only the plans it runs: its constraints
+// cut the splits, the virtual stages and the end stages' degrees before
+// anything is evaluated, and add the splits it has in their place. It returns the fastest plan that
 // fits the GPU's memory (ties: fewer GPUs per model replica, then the
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
@@ -152,7 +236,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 			return false
 		}
 		pl, err := Resolve(m, s, p)
-		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
+		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
 			return false
 		}
 		r := evaluateCached(m, pl, &p, cache, false)
@@ -208,14 +292,14 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 								rc := rcm.rc
 								for di := range 3 {
 									dist := di == 1
-									if di > 0 && D*C == 1 || di == 2 && !sp.FSDP {
+									if di > 0 && D*C == 1 || di == 2 && !sp.FSDP && !sp.For.FSDP {
 										continue
 									}
 									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
 										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
 										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
-										RecomputeModules: rcm.mods, EmbeddingLayer: sp.EmbeddingLayer, LossLayer: sp.LossLayer, Software: sp.Software}
+										RecomputeModules: rcm.mods, EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
 									if em.ep > 1 {
 										s.Experts = em.ep
 									}
@@ -277,7 +361,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	// degree serves them), every combination whose replica's GPUs (their
 	// sum) divide the pod's. (Not with experts: their mesh is modelled
 	// with one degree.)
-	for P := 2; P <= m.Layers && !m.MoE(); P++ {
+	for P := 2; P <= m.Layers && !m.MoE() && !sp.For.OneTensor; P++ {
 		for _, mid := range tps {
 			for _, first := range tps {
 				for _, last := range tps {
@@ -296,9 +380,9 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 						stages[i] = mid
 					}
 					stages[0], stages[P-1] = first, last
-					splits := endSplits(m.Layers, P, first, mid, last)
+					splits := sp.For.chunked(m.Layers, P, endSplits(m.Layers, P, first, mid, last))
 					if sp.EmbeddingLayer || sp.LossLayer {
-						splits = sp.unitSplit(m.Layers, P)
+						splits = sp.For.chunked(m.Layers, P, sp.unitSplit(m.Layers, P))
 					}
 					plans(0, stages, P, n/replica, 1, splits)
 				}
@@ -441,6 +525,9 @@ func endSplits(layers, P, first, mid, last int) []stageSplit {
 type stageSplit struct {
 	first, last int
 	virtual     []int
+	// emb and loss count the embedding and the loss as layers
+	// (Strategy's EmbeddingLayer, LossLayer: unitSplit's).
+	emb, loss bool
 }
 
 // stageSplits are the splits Search tries of layers over P stages: the

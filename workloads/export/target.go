@@ -1,0 +1,73 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// SearchTargets are the frameworks placer search --for names at cluster
+// scale, the default first, and "any" (every plan).
+var SearchTargets = []string{"megatron", "torchtitan", "any"}
+
+// DefaultSearchTarget is --for's default: Megatron-LM, whose settings
+// (the distributed optimizer, tensor-parallel overlap, selective
+// recomputation of the attention core, the experts' all-to-all overlap)
+// are the plans' vocabulary and whose runs the cluster-scale model is
+// checked against (placer report megatron).
+const DefaultSearchTarget = "megatron"
+
+// SearchTarget is the constraint placer search --for name puts on the
+// plans of model m on gpus GPUs (scale.Space.For): only plans its export
+// writes ("" = DefaultSearchTarget; "any": every plan, the splits that
+// count the embedding and the loss as layers with the others, so that
+// its best is at least as fast as every framework's).
+//
+//   - megatron (MegatronArgs): one tensor-parallel degree for every stage;
+//     an end stage whose layers first= or last= set holds a multiple of
+//     the virtual stages (Megatron-Core's TransformerConfig splits it into
+//     V equal model chunks); the splits counting the embedding, the loss
+//     or both as layers (--account-for-embedding/loss-in-pipeline-split)
+//     tried beside them, the uneven splits Megatron-Core interleaves
+//     where first= and last= cannot be (Megatron-Bridge's Llama 3.1 405B
+//     and Qwen3-235B-A22B recipes). The rest of the search's space is
+//     Megatron-Core's already (sequence parallelism with tensor-parallel
+//     overlap and with experts, epoverlap with virtual stages or no
+//     pipeline and without full recomputation, interleaving with
+//     micro-batches a multiple of the stages).
+//   - torchtitan (TorchTitanTransformer, release 0.2): one degree, every
+//     stage's layers a multiple of the virtual stages
+//     (module_fqns_per_model_part), FSDP tried beside the other
+//     sharding (torchtitan's data parallelism beside others), and each
+//     plan its exporter refuses skipped before it is evaluated (the
+//     distributed optimizer, selective or block recomputation, DDP beside
+//     other parallelism, ...).
+func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, error) {
+	format, version, err := SplitFormat(name)
+	if err != nil {
+		return scale.Target{}, fmt.Errorf("--for %s: %w", name, err)
+	}
+	switch format {
+	case "":
+		return SearchTarget(DefaultSearchTarget, m, gpus)
+	case "any":
+		// Every plan: the union of the frameworks' spaces and placer's
+		// own (stage-tp), so that no target's best is faster.
+		return scale.Target{Name: "any", UnitSplits: true}, nil
+	case "megatron":
+		return scale.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, nil
+	case "torchtitan":
+		return scale.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
+			Runs: func(pl scale.Plan) bool {
+				_, err := TorchTitanTransformer(m, pl.Strategy, gpus, version)
+				return err == nil
+			}}, nil
+	case "deepspeed":
+		return scale.Target{}, fmt.Errorf("--for %s: DeepSpeed's export is an op graph's plan; at cluster scale placer searches for %s", name, strings.Join(SearchTargets, ", "))
+	case "torch-plan":
+		return scale.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
+	}
+	return scale.Target{}, fmt.Errorf("--for %s: placer search proposes plans for %s", name, strings.Join(SearchTargets, ", "))
+}

@@ -1,0 +1,145 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// randomModel is a small transformer drawn from r: GPT or Llama, 3 to 31
+// layers (odd counts too, so that pipelines split unevenly), 4 to 16
+// heads, now and then experts; batch and GPUs powers of two.
+func randomModel(r *rand.Rand) (transformer.Spec, int) {
+	heads := []int{4, 8, 16}[r.IntN(3)]
+	layers := 3 + r.IntN(29)
+	batch := []int{16, 32, 64, 128}[r.IntN(4)]
+	gpus := []int{8, 16, 32, 64}[r.IntN(4)]
+	text := fmt.Sprintf("gpt:layers=%d,hidden=%d,heads=%d,seq=2048,vocab=1024,batch=%d", layers, heads*64, heads, batch)
+	if r.IntN(2) == 0 {
+		text = fmt.Sprintf("llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=2048,vocab=1024,batch=%d",
+			layers, heads*64, heads, heads/2, heads*160, batch)
+		if r.IntN(3) == 0 {
+			text += ",experts=8,topk=2,expert_ffn=256"
+		}
+	}
+	m, err := transformer.Parse(text)
+	if err != nil {
+		panic(err) // the shapes above parse
+	}
+	return m, gpus
+}
+
+// TestSearchForMegatron: over random small models, every plan the search
+// returns for Megatron-LM (its best and runners-up) is one MegatronArgs
+// writes, and none is faster than the best of every plan (--for any),
+// the space it is cut from. Some of the models must give the search an
+// uneven split with virtual stages to cut (a plan --for any finds that
+// Megatron-Core refuses), or the test tests nothing.
+func TestSearchForMegatron(t *testing.T) {
+	r := rand.New(rand.NewPCG(54, 1))
+	refusedAny := 0
+	for i := range 40 {
+		m, gpus := randomModel(r)
+		p, err := scale.PodOf("dgx-h100", gpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		search := func(name string) scale.Searched {
+			target, err := SearchTarget(name, m, gpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 50, For: target})
+			if err != nil {
+				t.Fatalf("%d: %s on %d GPUs: --for %s: %v", i, m, gpus, name, err)
+			}
+			return got
+		}
+		mega, any := search("megatron"), search("any")
+		if !mega.Found || !any.Found {
+			t.Errorf("%d: %s on %d GPUs: found: megatron %v, any %v", i, m, gpus, mega.Found, any.Found)
+			continue
+		}
+		for _, res := range mega.Top {
+			if _, err := MegatronArgs(m, res.Plan.Strategy, gpus); err != nil {
+				t.Errorf("%d: %s on %d GPUs: --for megatron proposed %s: %v", i, m, gpus, res.Plan, err)
+			}
+		}
+		if mega.Best.Step < any.Best.Step {
+			t.Errorf("%d: %s on %d GPUs: --for megatron's %s (%v s) is faster than --for any's best %s (%v s)", i, m, gpus,
+				mega.Best.Plan, mega.Best.Step, any.Best.Plan, any.Best.Step)
+		}
+		for _, res := range any.Top {
+			if _, err := MegatronArgs(m, res.Plan.Strategy, gpus); err != nil && strings.Contains(err.Error(), "vp equal model chunks") {
+				refusedAny++
+			}
+		}
+	}
+	if refusedAny == 0 {
+		t.Errorf("no plan of --for any had end stages Megatron-Core refuses: the models test no constraint")
+	}
+}
+
+// TestSearchForTorchTitan: the search for torchtitan proposes plans its
+// exporter writes (the Llama 3 405B on 1,024 GPUs whose best plan of all
+// has the distributed optimizer, which torchtitan has no setting for).
+func TestSearchForTorchTitan(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=2048")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scale.PodOf("dgx-h100", 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := SearchTarget("torchtitan", m, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 20, For: target})
+	if err != nil || !got.Found {
+		t.Fatalf("--for torchtitan: found %v, %v", got.Found, err)
+	}
+	for _, res := range got.Top {
+		if _, err := TorchTitanTransformer(m, res.Plan.Strategy, 1024, ""); err != nil {
+			t.Errorf("--for torchtitan proposed %s: %v", res.Plan, err)
+		}
+	}
+	all, err := scale.Search(context.Background(), m, p, scale.Space{For: scale.Target{Name: "any", UnitSplits: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TorchTitanTransformer(m, all.Best.Plan.Strategy, 1024, ""); err == nil {
+		t.Errorf("the best plan of all, %s, is torchtitan's too: the test tests nothing", all.Best.Plan)
+	}
+}
+
+// TestSearchTarget: --for's names, and one line for the others.
+func TestSearchTarget(t *testing.T) {
+	m := transformer.GPT(8, 64, 8, 64, 128, 16)
+	for _, c := range []struct {
+		name, want, err string
+	}{
+		{"", "megatron", ""},
+		{"Megatron", "megatron", ""},
+		{"torchtitan@0.2", "torchtitan", ""},
+		{"any", "any", ""},
+		{"deepspeed", "", "--for deepspeed: DeepSpeed's export is an op graph's plan"},
+		{"torch-plan", "", "not a framework to search for"},
+		{"torchtitan@0.3", "", "torchtitan 0.3 reads no TOML"},
+		{"nemo", "", "--for nemo: placer search proposes plans for megatron, torchtitan, any"},
+	} {
+		got, err := SearchTarget(c.name, m, 8)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q: error %v, want one line with %q", c.name, err, c.err)
+		case c.err == "" && (err != nil || got.Name != c.want):
+			t.Errorf("%q: %q, %v; want %q", c.name, got.Name, err, c.want)
+		}
+	}
+}
