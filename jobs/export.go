@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -275,6 +276,9 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.
 	forHint := func(err error) error {
+		if errors.As(err, new(export.ModelError)) {
+			return err // no plan of this model runs there
+		}
 		return fmt.Errorf("%w; placer search --for %s proposes only plans it runs", err, format)
 	}
 	var out []byte

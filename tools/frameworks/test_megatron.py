@@ -73,6 +73,13 @@ MOE = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=
 MOE_DENSE = MOE + ",dense_layers=1"
 GPT_48 = SMALL_GPT.replace("batch=16", "batch=48")
 MOE_48 = MOE.replace("batch=16", "batch=48")
+# Models' attention and heads the export writes (workloads/export/
+# megatron.go): latent attention (MLATransformerConfig), multi-token
+# prediction, sliding windows; held against the config in against_plan.
+HF = os.path.join(ROOT, "graph", "transformer", "testdata", "hf")
+MLA = "llama:layers=8,hidden=64,heads=8,ffn=192,seq=64,vocab=128,batch=16,head_dim=16,q_lora=32,kv_lora=16,rope_dim=8"
+MLA_MOE = MOE.replace("kv_heads=2,", "") + ",kv_lora=16,rope_dim=8,mtp=1"
+WINDOW = SMALL_LLAMA + ",window=16"
 
 # Every setting the exporter writes (workloads/export/megatron.go), on
 # small models: name -> (workload, GPUs, plan).
@@ -109,6 +116,19 @@ SETTINGS = {
     "moe-top1": (MOE.replace("topk=2", "topk=1"), 8, "tp=1,pp=1,dp=8,ep=4,mbs=1"),
     "deepseek-v3": ("deepseek-v3:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=16,mbs=1,distopt=on,first=16,last=15"),
     "gpt-oss-120b": ("gpt-oss-120b:seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
+    "mla": (MLA, 8, "tp=2,pp=2,dp=2,mbs=1,sp=on"),
+    "mla-full-queries": (MLA.replace("q_lora=32,", ""), 8, "tp=1,pp=1,dp=8,mbs=1"),
+    "mla-recompute-up-proj": (MLA, 8, "tp=1,pp=1,dp=8,mbs=1,recompute-modules=mla_up_proj"),
+    "mla-moe-mtp-epoverlap": (MLA_MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on"),
+    "mtp": (SMALL_LLAMA + ",mtp=2", 8, "tp=1,pp=2,dp=4,mbs=1"),
+    "window-every-layer": (WINDOW, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on"),
+    "window-every-2": (WINDOW + ",window_every=2", 8, "tp=1,pp=2,dp=4,mbs=1"),
+    "window-every-3": (WINDOW + ",window_every=3", 8, "tp=1,pp=4,dp=2,vp=2,mbs=1"),
+    "hf-deepseek-v2": ("hf:" + os.path.join(HF, "deepseek-v2.json") + ":seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=16,mbs=1,distopt=on"),
+    "hf-deepseek-v3": ("hf:" + os.path.join(HF, "deepseek-v3.json") + ":seq=4096,batch=64", 64,
+                       "tp=1,pp=2,dp=32,ep=32,mbs=1,distopt=on,first=31,last=30"),
+    "hf-gpt-oss-120b": ("hf:" + os.path.join(HF, "gpt-oss-120b.json") + ":seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
+    "hf-mistral-7b": ("hf:" + os.path.join(HF, "mistral-7b-v0.1.json") + ":seq=8192,batch=64", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on"),
 }
 
 # Megatron-Bridge v0.2.1's performance recipes where they set Megatron-Core
@@ -169,6 +189,9 @@ REFUSED_BOTH = {
     "mla-up-proj-without-mla": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,recompute-modules=mla_up_proj", "tp=1,pp=1,dp=8,mbs=1,recompute=selective",
                                 {"--recompute-modules": "mla_up_proj"}, "recompute-modules=mla_up_proj",
                                 "mla_up_proj in recompute_modules is only supported with multi_latent_attention"),
+    "epoverlap-mtp-pp1": (MLA_MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,epoverlap=on", "tp=1,pp=1,dp=8,ep=4,mbs=1",
+                          {"--overlap-moe-expert-parallel-comm": [], "--delay-wgrad-compute": []}, "epoverlap=on with mtp=1 and pp=1",
+                          "Pipeline model parallel size must be larger than 1"),
     "vp-micro-batches": (SMALL_GPT, 8, "tp=1,pp=4,dp=2,vp=2,mbs=4", "tp=1,pp=4,dp=2,vp=2,mbs=1", {"--micro-batch-size": "4"},
                          "interleaved stages need the 2 micro-batches to be a multiple of pp=4",
                          "The number of contiguous micro-batches in a virtual pipeline stage"),
@@ -190,17 +213,6 @@ KNOWN = {
     "llama3_405b/405B 128K/megatron": FIRST_VP,
     "bridge/Llama 3.1 405B/megatron": FIRST_VP,
     "bridge/Qwen3-235B-A22B/megatron": FIRST_VP,
-}
-
-# Model settings the export does not write (workloads/export/megatron.go):
-# Megatron-Core builds the model without them. key -> what is lost.
-NOT_EXPORTED = {
-    "q_lora": "multi-latent attention (--multi-latent-attention --q-lora-rank)",
-    "kv_lora": "multi-latent attention (--kv-lora-rank)",
-    "rope_dim": "multi-latent attention (--qk-pos-emb-head-dim)",
-    "mtp": "multi-token prediction (--mtp-num-layers)",
-    "window": "sliding-window attention (--window-size)",
-    "window_every": "sliding-window attention (--window-attn-skip-freq)",
 }
 
 
@@ -374,10 +386,29 @@ class Megatron(unittest.TestCase):
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb"}
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
-        lost = set(model) & set(NOT_EXPORTED)
-        if lost:
-            print("\n  not exported: %s: %s" % (key, "; ".join(sorted({NOT_EXPORTED[x] for x in lost}))), file=sys.stderr)
-            self.assertFalse(c.multi_latent_attention or c.mtp_num_layers or c.window_size, key)
+        self.against_model(key, model, c)
+
+    def against_model(self, key, model, c):
+        """The model's latent attention, multi-token prediction and
+        sliding window, as the config builds them."""
+        from megatron.core.transformer import MLATransformerConfig
+        from megatron.core.transformer.utils import is_layer_window_attention
+
+        L, head = int(model["layers"]), int(model.get("head_dim", int(model["hidden"]) // int(model["heads"])))
+        mla = "kv_lora" in model
+        self.assertEqual(isinstance(c, MLATransformerConfig), mla, key)
+        self.assertEqual(c.multi_latent_attention, mla, key)
+        if mla:
+            got = {k: getattr(c, k) for k in ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim")}
+            want = {"q_lora_rank": int(model["q_lora"]) if "q_lora" in model else None, "kv_lora_rank": int(model["kv_lora"]),
+                    "qk_head_dim": head, "qk_pos_emb_head_dim": int(model["rope_dim"]), "v_head_dim": head}
+            self.assertEqual(got, want, key)
+        self.assertEqual(c.mtp_num_layers, int(model["mtp"]) if "mtp" in model else None, key)
+        W = int(model.get("window", 0))
+        self.assertEqual(c.window_size, (W - 1, 0) if W else None, key)
+        every = max(1, int(model.get("window_every", 1)))
+        windowed = [is_layer_window_attention(c.window_size, c.window_attn_skip_freq, n + 1) for n in range(L)]
+        self.assertEqual(windowed, [bool(W) and n % every == 0 for n in range(L)], key)
 
     def test_docs_examples(self):
         examples = doc_examples()
@@ -435,6 +466,22 @@ class Megatron(unittest.TestCase):
                 with self.assertRaises(mc.Refused, msg=name) as cm:
                     mc.check(argv, world)
                 self.assertIn(megatron_words, str(cm.exception), name)
+
+    def test_mtp_learned_positions(self):
+        """Multi-token prediction on a GPT's learned positions: placer
+        refuses the model in one line; Megatron-LM refuses its arguments
+        with --mtp-num-layers added."""
+        rc, out, err = export(SMALL_GPT + ",mtp=1", "tp=1,pp=1,dp=8,mbs=1", 8)
+        self.assertEqual((rc, out), (1, ""))
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("mtp=1 on gpt's learned positions", err)
+        self.assertNotIn("--for", err)  # no plan of this model runs
+        rc, out, err = export(SMALL_GPT, "tp=1,pp=1,dp=8,mbs=1", 8)
+        self.assertEqual(rc, 0, err)
+        argv, world = mc.read_export(out)
+        with self.assertRaises(mc.Refused) as cm:
+            mc.check(edit(argv, {"--mtp-num-layers": "1"}), world)
+        self.assertIn("Multi-Token Prediction (MTP) needs rope or none position embeddings", str(cm.exception))
 
     def test_unknown_flag_refused(self):
         with self.assertRaises(mc.Refused) as cm:

@@ -49,7 +49,15 @@ import (
 // --delay-wgrad-compute (Megatron-Core's EP A2A overlap). Data parallelism is what the GPUs
 // leave: Megatron-LM has no flag for it. The uneven-stage and
 // virtual-stages-per-rank flags are Megatron-Core's later releases' (not
-// r0.8's).
+// r0.8's). The model's attention and heads: multi-head latent attention
+// as --multi-latent-attention with --q-lora-rank (where the queries are
+// compressed), --kv-lora-rank, --qk-head-dim, --qk-pos-emb-head-dim and
+// --v-head-dim; multi-token prediction as --mtp-num-layers (rotary
+// positions only; with epoverlap=on one layer and a pipeline, as
+// Megatron-Core asks); a sliding window as --window-size W-1,0 and,
+// where it is not in every layer, --window-attn-skip-freq (2, or the
+// layers' pattern). Every flag is one of Megatron-LM core_v0.16.1's
+// (testdata/megatron-lm-core_v0.16.1-args.txt).
 func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
@@ -92,6 +100,51 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	if !m.Tied {
 		add("--untie-embeddings-and-output-weights")
 	}
+	if m.MLA() {
+		// Multi-head latent attention (Megatron-Core's
+		// MLATransformerConfig): the queries' compression (none: a full
+		// projection, --q-lora-rank left at None), the keys' and values',
+		// each head's query and key of head_dim without position plus
+		// rope_dim rotary, its value of head_dim. Latent attention has
+		// every head's key and value (Spec.Check: no kv_heads).
+		add("--multi-latent-attention")
+		if m.QLoRA > 0 {
+			add(arg("--q-lora-rank", m.QLoRA)...)
+		}
+		add(arg("--kv-lora-rank", m.KVLoRA)...)
+		add(arg("--qk-head-dim", m.HeadDim())...)
+		add(arg("--qk-pos-emb-head-dim", m.RopeDim)...)
+		add(arg("--v-head-dim", m.HeadDim())...)
+	}
+	if m.MTP > 0 {
+		// Multi-token prediction: Megatron-LM core_v0.16.1's validate_args
+		// asks rotary (or no) positions of it (tools/frameworks/
+		// megatron_check.py's step of it).
+		if !m.SwiGLU() {
+			return nil, ModelError{fmt.Errorf("megatron arguments: mtp=%d on %s's learned positions: Megatron-LM's multi-token prediction needs rotary positions (a llama: workload)", m.MTP, m.Family)}
+		}
+		add(arg("--mtp-num-layers", m.MTP)...)
+	}
+	if m.Window > 0 {
+		// A query attends to its Window latest keys, itself included:
+		// Megatron-Core's window_size (left, right) keeps keys i-left..i+right,
+		// so (Window-1, 0). (Megatron-Bridge's GPT-OSS provider writes
+		// (128, 0), 129 keys, for config.json's sliding_window 128, which
+		// transformers and OpenAI's reference model read as 128 keys.)
+		add("--window-size", fmt.Sprintf("%d,0", m.Window-1))
+		if every := m.WindowEvery; every > 1 {
+			// The window in layers 0, every, 2 x every, ... (0-based);
+			// Megatron-Core's window_attn_skip_freq N windows the 1-based
+			// layers n with n % N != 0, which is that for N = 2 only; else
+			// the layers' pattern, 1 a windowed layer
+			// (transformer/utils.py is_layer_window_attention).
+			if every == 2 {
+				add("--window-attn-skip-freq", "2")
+			} else {
+				add("--window-attn-skip-freq", windowPattern(m.Layers, every))
+			}
+		}
+	}
 	if m.MoE() {
 		// Megatron-Core's mixture of experts: dropless (no capacity
 		// factor), the all-to-all dispatcher and grouped expert GEMMs
@@ -119,6 +172,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		}
 		add(arg("--expert-tensor-parallel-size", etp)...)
 		if s.EPOverlap {
+			if err := mtpOverlap(m, P); err != nil {
+				return nil, err
+			}
 			add("--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute")
 		}
 	}
@@ -214,6 +270,53 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		}
 	}
 	return a, nil
+}
+
+// ModelError is an export's refusal of the model itself, whatever its
+// plan (so that no search for the framework finds one it runs).
+type ModelError struct{ Err error }
+
+func (e ModelError) Error() string { return e.Err.Error() }
+func (e ModelError) Unwrap() error { return e.Err }
+
+// mtpOverlap refuses what megatron-core 0.16.1's TransformerConfig does
+// of multi-token prediction beside the experts' all-to-all overlap
+// (epoverlap=on): more than one MTP layer ("MTP layernum only supports 1
+// when enabling overlap_moe_expert_parallel_comm"), and one without a
+// pipeline ("Pipeline model parallel size must be larger than 1 when
+// enabling overlap_moe_expert_parallel_comm with MTP layer").
+func mtpOverlap(m transformer.Spec, P int) error {
+	switch {
+	case m.MTP > 1:
+		return fmt.Errorf("megatron arguments: epoverlap=on with mtp=%d: Megatron-Core overlaps the experts' all-to-alls beside one multi-token-prediction layer at most", m.MTP)
+	case m.MTP == 1 && P == 1:
+		return fmt.Errorf("megatron arguments: epoverlap=on with mtp=1 and pp=1: Megatron-Core overlaps the experts' all-to-alls beside multi-token prediction only with a pipeline")
+	}
+	return nil
+}
+
+// MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
+// as far as multi-token prediction goes (mtpOverlap): the search's
+// constraint for Megatron (SearchTarget).
+func MegatronRunsMTP(m transformer.Spec, s scale.Strategy) bool {
+	return !s.EPOverlap || mtpOverlap(m, s.P()) == nil
+}
+
+// windowPattern is --window-attn-skip-freq's list of layers layers long,
+// 1 where the window is (every every-th layer from the first), as the
+// Python expression Megatron-LM's moe_freq_type evaluates:
+// "([1]+[0]*2)*4" for 12 layers, every 3rd; a last partial period
+// appended ("+[1]+[0]*1").
+func windowPattern(layers, every int) string {
+	period := fmt.Sprintf("[1]+[0]*%d", every-1)
+	s := fmt.Sprintf("(%s)*%d", period, layers/every)
+	if r := layers % every; r > 0 {
+		s += "+[1]"
+		if r > 1 {
+			s += fmt.Sprintf("+[0]*%d", r-1)
+		}
+	}
+	return "(" + s + ")"
 }
 
 // MegatronScript writes args as a bash array a launch script sources,

@@ -105,6 +105,9 @@ func TestMegatronArgsNames(t *testing.T) {
 		{moe, "dgx-h100:1", "tp=2,pp=2,dp=2,vp=2,mbs=1,sp=on,distopt=on,ep=2,etp=1,epoverlap=on"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,recompute-modules=moe_act+layernorm"},
 		{strings.Replace(moe, "topk=2", "topk=1", 1), "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4"},
+		{"llama:layers=8,hidden=64,heads=8,ffn=192,seq=64,vocab=128,batch=16,head_dim=16,q_lora=32,kv_lora=16,rope_dim=8,mtp=1", "dgx-h100:1", "tp=2,pp=2,dp=2,mbs=1,sp=on"},
+		{llama + ",window=32,window_every=2", "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1"},
+		{llama + ",window=32,window_every=3", "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1"},
 	}
 	written := map[string]bool{}
 	for _, c := range plans {

@@ -121,6 +121,41 @@ func TestMegatronArgs(t *testing.T) {
 				"--recompute-granularity selective --recompute-modules moe_act layernorm", ""},
 		{"units split", small, scale.Strategy{Tensor: 2, Pipeline: 4, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4, LossLayer: true}, 8, "",
 			"loss-layer=on: the 4 layers and the loss are 5 units, which do not split evenly over pp=4"},
+		// DeepSeek-V3 (config.json: q_lora_rank 1,536, kv_lora_rank 512,
+		// qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+		// num_nextn_predict_layers 1) on 64 GPUs.
+		{"deepseek-v3: latent attention, multi-token prediction", mustParse(t, "deepseek-v3:seq=4096,batch=64"),
+			scale.Strategy{Tensor: 1, Pipeline: 4, Replicas: 16, MicroBatchSize: 1, MicroBatches: 4, DistOpt: true, Experts: 16, FirstLayers: 16, LastLayers: 15}, 64,
+			"--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 --kv-channels 128 --seq-length 4096 --max-position-embeddings 4096 " +
+				"--normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope --untie-embeddings-and-output-weights " +
+				"--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1 " +
+				"--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) " +
+				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 --bf16 " +
+				"--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 " +
+				"--decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 15 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
+		// Uncompressed queries (DeepSeek-V2-Lite's q_lora_rank null): no
+		// --q-lora-rank.
+		{"latent attention, full queries", mustParse(t, "llama:layers=2,hidden=64,heads=4,ffn=128,seq=8,vocab=64,batch=8,head_dim=16,kv_lora=32,rope_dim=8"),
+			scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 8, MicroBatchSize: 1, MicroBatches: 1}, 8,
+			"--num-layers 2 --hidden-size 64 --ffn-hidden-size 128 --num-attention-heads 4 --seq-length 8 --max-position-embeddings 8 " +
+				"--normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope --untie-embeddings-and-output-weights " +
+				"--multi-latent-attention --kv-lora-rank 32 --qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --bf16 " +
+				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --overlap-grad-reduce", ""},
+		// GPT-OSS's window of 128 keys in every other layer from the first:
+		// keys i-127..i, and Megatron-Core's skip frequency 2 (1-based
+		// layers 1, 3, ...: 0-based 0, 2, ...).
+		{"gpt-oss: a window every other layer", mustParse(t, "llama:layers=4,hidden=64,heads=4,seq=256,vocab=64,batch=8,window=128,window_every=2"),
+			scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 8, MicroBatchSize: 1, MicroBatches: 1}, 8,
+			"--num-layers 4 --hidden-size 64 --ffn-hidden-size 256 --num-attention-heads 4 --seq-length 256 --max-position-embeddings 256 " +
+				"--normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope --untie-embeddings-and-output-weights " +
+				"--window-size 127,0 --window-attn-skip-freq 2 --bf16 " +
+				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 --overlap-grad-reduce", ""},
+		{"mtp on a gpt", mustParse(t, "gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,mtp=1"),
+			scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 8, MicroBatchSize: 1, MicroBatches: 1}, 8, "", "mtp=1 on gpt's learned positions"},
+		{"mtp, epoverlap without a pipeline", mustParse(t, "llama:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32,mtp=1"),
+			scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 8, MicroBatchSize: 1, MicroBatches: 1, Experts: 4, EPOverlap: true}, 8, "", "epoverlap=on with mtp=1 and pp=1"},
+		{"2 mtp layers, epoverlap", mustParse(t, "llama:layers=4,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32,mtp=2"),
+			scale.Strategy{Tensor: 1, Pipeline: 2, Virtual: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 4, EPOverlap: true}, 8, "", "epoverlap=on with mtp=2"},
 	}
 	for _, c := range cases {
 		args, err := MegatronArgs(c.m, c.s, c.gpus)
@@ -152,4 +187,22 @@ func mustParse(t *testing.T, text string) transformer.Spec {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestWindowPattern: --window-attn-skip-freq's list, by hand: the window
+// in 0-based layers 0, every, 2 x every, ...
+func TestWindowPattern(t *testing.T) {
+	for _, c := range []struct {
+		layers, every int
+		want          string
+	}{
+		{12, 3, "(([1]+[0]*2)*4)"},          // 1,0,0 x 4
+		{7, 3, "(([1]+[0]*2)*2+[1])"},       // 1,0,0,1,0,0,1
+		{8, 3, "(([1]+[0]*2)*2+[1]+[0]*1)"}, // 1,0,0,1,0,0,1,0
+		{5, 4, "(([1]+[0]*3)*1+[1])"},       // 1,0,0,0,1
+	} {
+		if got := windowPattern(c.layers, c.every); got != c.want {
+			t.Errorf("windowPattern(%d, %d) = %s, want %s", c.layers, c.every, got, c.want)
+		}
+	}
 }

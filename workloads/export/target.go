@@ -36,7 +36,8 @@ const DefaultSearchTarget = "megatron"
 //     Megatron-Core's already (sequence parallelism with tensor-parallel
 //     overlap and with experts, epoverlap with virtual stages or no
 //     pipeline and without full recomputation, interleaving with
-//     micro-batches a multiple of the stages).
+//     micro-batches a multiple of the stages); with multi-token
+//     prediction, epoverlap only with one MTP layer and a pipeline.
 //   - torchtitan (TorchTitanTransformer, release 0.2): one degree, every
 //     stage's layers a multiple of the virtual stages
 //     (module_fqns_per_model_part), FSDP tried beside the other
@@ -57,7 +58,13 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, erro
 		// own (stage-tp), so that no target's best is faster.
 		return scale.Target{Name: "any", UnitSplits: true}, nil
 	case "megatron":
-		return scale.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, nil
+		t := scale.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}
+		if m.MTP > 0 {
+			// Multi-token prediction beside the experts' all-to-all
+			// overlap: one layer, with a pipeline (mtpOverlap).
+			t.Runs = func(pl scale.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
+		}
+		return t, nil
 	case "torchtitan":
 		return scale.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
 			Runs: func(pl scale.Plan) bool {

@@ -13,7 +13,8 @@ import (
 
 // randomModel is a small transformer drawn from r: GPT or Llama, 3 to 31
 // layers (odd counts too, so that pipelines split unevenly), 4 to 16
-// heads, now and then experts; batch and GPUs powers of two.
+// heads, now and then experts (half of them with a multi-token
+// prediction layer); batch and GPUs powers of two.
 func randomModel(r *rand.Rand) (transformer.Spec, int) {
 	heads := []int{4, 8, 16}[r.IntN(3)]
 	layers := 3 + r.IntN(29)
@@ -25,6 +26,9 @@ func randomModel(r *rand.Rand) (transformer.Spec, int) {
 			layers, heads*64, heads, heads/2, heads*160, batch)
 		if r.IntN(3) == 0 {
 			text += ",experts=8,topk=2,expert_ffn=256"
+			if r.IntN(2) == 0 {
+				text += ",mtp=1" // DeepSeek-V3's multi-token prediction
+			}
 		}
 	}
 	m, err := transformer.Parse(text)
@@ -37,12 +41,13 @@ func randomModel(r *rand.Rand) (transformer.Spec, int) {
 // TestSearchForMegatron: over random small models, every plan the search
 // returns for Megatron-LM (its best and runners-up) is one MegatronArgs
 // writes, and none is faster than the best of every plan (--for any),
-// the space it is cut from. Some of the models must give the search an
-// uneven split with virtual stages to cut (a plan --for any finds that
-// Megatron-Core refuses), or the test tests nothing.
+// the space it is cut from. Some of the models must give the search
+// plans to cut, an uneven split with virtual stages and multi-token
+// prediction beside the experts' overlap without a pipeline (plans --for
+// any finds that Megatron-Core refuses), or the test tests nothing.
 func TestSearchForMegatron(t *testing.T) {
 	r := rand.New(rand.NewPCG(54, 1))
-	refusedAny := 0
+	refused := map[string]int{}
 	for i := range 40 {
 		m, gpus := randomModel(r)
 		p, err := scale.PodOf("dgx-h100", gpus)
@@ -75,14 +80,21 @@ func TestSearchForMegatron(t *testing.T) {
 				mega.Best.Plan, mega.Best.Step, any.Best.Plan, any.Best.Step)
 		}
 		for _, res := range any.Top {
-			if _, err := MegatronArgs(m, res.Plan.Strategy, gpus); err != nil && strings.Contains(err.Error(), "vp equal model chunks") {
-				refusedAny++
+			if _, err := MegatronArgs(m, res.Plan.Strategy, gpus); err != nil {
+				for _, why := range []string{"vp equal model chunks", "mtp=1 and pp=1"} {
+					if strings.Contains(err.Error(), why) {
+						refused[why]++
+					}
+				}
 			}
 		}
 	}
-	if refusedAny == 0 {
-		t.Errorf("no plan of --for any had end stages Megatron-Core refuses: the models test no constraint")
+	for _, why := range []string{"vp equal model chunks", "mtp=1 and pp=1"} {
+		if refused[why] == 0 {
+			t.Errorf("no plan of --for any was refused for %q: the models test no such constraint", why)
+		}
 	}
+	t.Logf("plans of --for any Megatron-Core refuses: %v", refused)
 }
 
 // TestSearchForTorchTitan: the search for torchtitan proposes plans its
