@@ -257,8 +257,8 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format != "torch-plan" && format != "megatron" && format != "torchtitan" {
-		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron or --to torchtitan", o.Graph.Workload)
+	if format != "torch-plan" && format != "megatron" && format != "torchtitan" && format != "deepspeed" {
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to torchtitan or --to deepspeed", o.Graph.Workload)
 	}
 	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
 	m, p, err := so.inputs()
@@ -281,8 +281,17 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		}
 		return fmt.Errorf("%w; placer search --for %s proposes only plans it runs", err, format)
 	}
-	var out []byte
-	if format == "torchtitan" {
+	var out, moe []byte
+	if format == "deepspeed" {
+		// The experts are DeepSpeed-MoE's layers in Python, beside the
+		// configuration.
+		if out, moe, err = export.DeepSpeedTransformer(m, pl.Strategy, p.GPUs(), version, filepath.Base(o.Out)); err != nil {
+			return nil, forHint(err)
+		}
+		if moe != nil && o.Out == "" {
+			return nil, fmt.Errorf("export: deepspeed: the experts are DeepSpeed-MoE's layers in Python, written beside the configuration: give -o FILE (its module goes to %s)", export.DeepSpeedMoEPath("FILE.json"))
+		}
+	} else if format == "torchtitan" {
 		if out, err = export.TorchTitanTransformer(m, pl.Strategy, p.GPUs(), version); err != nil {
 			return nil, forHint(err)
 		}
@@ -303,6 +312,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		out = append(out, '\n')
 	}
 	if o.Out != "" {
+		if moe != nil { // the module first: the configuration appears with it
+			if err := atomicfile.WriteBytes(export.DeepSpeedMoEPath(o.Out), moe); err != nil {
+				return nil, err
+			}
+		}
 		if err := atomicfile.WriteBytes(o.Out, out); err != nil {
 			return nil, err
 		}

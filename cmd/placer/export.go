@@ -40,8 +40,11 @@ msr-fiddle expert-placement file) into what a framework reads:
   deepspeed      the torch plan as a DeepSpeed configuration (JSON: batch sizes,
                  gradient accumulation, zero_optimization.stage) and, for a
                  pipeline, FILE_pipeline.py beside it (-o FILE.json): the
-                 deepspeed.pipe.PipelineModule of its stages. deepspeed@0.19 (the
-                 default), checked with 0.19.8
+                 deepspeed.pipe.PipelineModule of its stages; also a transformer at
+                 cluster scale's plan of data parallelism (ZeRO 0, 1 or 3) and, with
+                 experts, FILE_moe.py: DeepSpeed-MoE's deepspeed.moe.layer.MoE of the
+                 plan's expert parallelism. deepspeed@0.19 (the default), checked
+                 with 0.19.8
   decision       a placer decision file (to evaluate an msr-fiddle expert file)
   megatron       for a transformer at cluster scale (--workload gpt:... or llama:...
                  with --strategy): Megatron-LM's arguments for pretrain_gpt.py, a

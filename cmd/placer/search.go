@@ -72,7 +72,8 @@ its export (placer export --to) writes: megatron (the default: one
 tensor-parallel degree for every stage, end stages of first= or last=
 layers a multiple of the virtual stages, and the splits counting the
 embedding and the loss as layers beside them), torchtitan (0.2's TOML),
-or any (every plan placer models, stage-tp included).`,
+deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's experts), or
+any (every plan placer models, stage-tp included).`,
 		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
   placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
   placer search --graph g.json --gpus 4 --method go --steps 200 --json

@@ -36,7 +36,11 @@ DeepSpeed 0.19 (a JSON configuration and, for a pipeline, a Python module):
     model, its pipeline_module built on a rank of every stage in a world
     of stages x replicas (DeepSpeed's PipelineModule: its topology and
     partition), and DeepSpeedConfig(path, module.mpu()), as
-    deepspeed.initialize builds it for a PipelineModule.
+    deepspeed.initialize builds it for a PipelineModule;
+  - a transformer at cluster scale (deepspeed_transformer):
+    DeepSpeedConfig at the plan's world and, with experts, the module's
+    DeepSpeed-MoE layer with its expert groups, or deepspeed.initialize
+    of a model of it.
 """
 
 import importlib.util
@@ -190,6 +194,8 @@ def deepspeed_case(case):
     # runs here. The module deepspeed.comm.torch (the attribute of that
     # name on deepspeed.comm is torch itself).
     sys.modules["deepspeed.comm.torch"].build_shm_op = lambda: None
+    if case.get("kind") == "transformer":
+        return deepspeed_transformer(case)
     facts = {}
     if not case.get("pipeline"):
         fake_world(case["replicas"], 0)
@@ -218,6 +224,72 @@ def deepspeed_case(case):
         facts["parts"] = net.parts
     facts.update(world_size=cfg.world_size, train_batch_size=cfg.train_batch_size, micro_batch=cfg.train_micro_batch_size_per_gpu,
                  accumulation=cfg.gradient_accumulation_steps, zero_stage=int(cfg.zero_optimization_stage))
+    return facts
+
+
+def deepspeed_transformer(case):
+    """A transformer's plan at cluster scale: DeepSpeedConfig at the
+    plan's world; with experts, the module's moe_layer() built (on the
+    meta device) and its expert groups made by DeepSpeed-MoE's own
+    set_deepspeed_parallelism, or with "engine", deepspeed.initialize on a
+    model of that layer, the optimizer's groups split as DeepSpeed-MoE
+    asks, with the configuration (zero_stage, if given, replacing its
+    stage: DeepSpeed's own refusal of a stage placer refuses)."""
+    import deepspeed
+    import torch
+    import torch.distributed as dist
+    from deepspeed.runtime.config import DeepSpeedConfig
+    from deepspeed.utils import groups
+
+    importlib.reload(groups)  # its groups of the last case's world, anew
+    os.environ.setdefault("LOCAL_RANK", "0")
+    fake_world(case["world"], 0)
+    deepspeed.init_distributed(dist_backend="gloo")
+    config = case["config"]
+    if case.get("zero_stage") is not None:
+        with open(config) as f:
+            cfg = json.load(f)
+        cfg["zero_optimization"]["stage"] = case["zero_stage"]
+        config = config[:-5] + "-zero%d.json" % case["zero_stage"]
+        with open(config, "w") as f:
+            json.dump(cfg, f)
+    cfg = DeepSpeedConfig(config)
+    facts = {"world_size": cfg.world_size, "train_batch_size": cfg.train_batch_size, "micro_batch": cfg.train_micro_batch_size_per_gpu,
+             "accumulation": cfg.gradient_accumulation_steps, "zero_stage": int(cfg.zero_optimization_stage), "bf16": cfg.bfloat16_config.enabled}
+    if not case.get("moe"):
+        return facts
+    spec = importlib.util.spec_from_file_location("placer_ds_moe", case["moe"])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.WORLD_SIZE == case["world"], (mod.WORLD_SIZE, case["world"])
+    assert os.path.samefile(mod.config_path(), case["config"]), mod.config_path()
+    if case.get("engine"):
+        from deepspeed.moe.utils import split_params_into_different_moe_groups_for_optimizer
+
+        class Net(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.moe = mod.moe_layer()
+
+            def forward(self, x):
+                return self.moe(x)[0]
+
+        net = Net()
+        params = split_params_into_different_moe_groups_for_optimizer({"params": list(net.parameters()), "name": "params"})
+        engine, _, _, _ = deepspeed.initialize(model=net, optimizer=torch.optim.AdamW(params), config=config)
+        layer = net.moe
+        facts["engine"] = type(engine).__name__
+    else:
+        with torch.device("meta"):
+            layer = mod.moe_layer()
+        layer.set_deepspeed_parallelism()
+    name = layer.expert_group_name
+    gate = layer.deepspeed_moe.gate
+    expert = layer.deepspeed_moe.experts.deepspeed_experts[0]
+    facts.update(ep=dist.get_world_size(groups._get_expert_parallel_group(name)),
+                 edp=dist.get_world_size(groups._get_expert_data_parallel_group(name)),
+                 local_experts=layer.num_local_experts, experts=layer.num_experts, k=gate.k, drop_tokens=gate.drop_tokens,
+                 gate_shape=list(gate.wg.weight.shape), expert_params=sum(p.numel() for p in expert.parameters()))
     return facts
 
 

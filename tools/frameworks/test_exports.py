@@ -5,7 +5,8 @@ bin/placer exports plans of a graph from PyTorch (the zoo's bert_base at
 batch 16, committed under measurements/: ddp, fsdp, zero2, gpipe, 1f1b on
 2 and 3 stages) and of a dense llama at cluster scale (tp/cp/pp/dp/vp,
 even and uneven stages, gpipe, float8) to torchtitan@0.2 and
-deepspeed@0.19 (torchtitan@0.3, the default: test_exports_03.py); check.py reads them with torchtitan 0.2.2 and DeepSpeed
+deepspeed@0.19 (torchtitan@0.3, the default: test_exports_03.py), and transformers at cluster scale to deepspeed@0.19 (data
+parallelism under ZeRO, DeepSpeed-MoE's experts); check.py reads them with torchtitan 0.2.2 and DeepSpeed
 0.19.8 (FRAMEWORKS_DIR, pinned by make venv-frameworks, on the
 virtualenv's torch) in one process per framework. What placer refuses is
 one line and exit status 1, and where a framework's rule is the reason,
@@ -70,6 +71,31 @@ LLAMA_PLANS = {
     "float8, async tp": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,tpoverlap=on,fp8=current", [16, 16]),
     "ddp alone": ("dp=64,mbs=2", None),
 }
+# A transformer at cluster scale for DeepSpeed 0.19: name -> (workload,
+# GPUs, plan, ZeRO stage, experts' (ep, local experts, experts, top-k,
+# one expert's parameters) or None, DeepSpeed's engine built). The small
+# MoE: 8 experts of a SwiGLU of 64 at hidden 32 (3 x 32 x 64 = 6,144
+# parameters), the first layer dense; Qwen3-30B-A3B: 128 experts of 768
+# at hidden 2,048 (4,718,592), top 8; Mixtral 8x7B: 8 of 14,336 at 4,096
+# (176,160,768), top 2.
+DS_MOE = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=32,head_dim=16,experts=8,topk=2,expert_ffn=64,dense_layers=1"
+DS_PLANS = {
+    "dense ddp": (LLAMA, 64, "dp=64,mbs=2", 0, None, False),
+    "dense zero-1": (LLAMA, 64, "dp=64,mbs=1,distopt=on", 1, None, False),
+    "dense zero-3": (LLAMA, 64, "dp=64,mbs=1,fsdp=on", 3, None, False),
+    "moe ep4 zero-1": (DS_MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,distopt=on", 1, (4, 2, 8, 2, 6144), True),
+    "moe ep8 ddp": (DS_MOE, 16, "tp=1,pp=1,dp=16,ep=8,mbs=2", 0, (8, 1, 8, 2, 6144), True),
+    "qwen3-30b-a3b ep64": ("qwen3-30b-a3b:seq=4096,batch=256", 64, "tp=1,pp=1,dp=64,ep=64,mbs=1,distopt=on", 1, (64, 2, 128, 8, 4718592), False),
+    "mixtral ep8": ("hf:" + os.path.join(ROOT, "graph", "transformer", "testdata", "hf", "mixtral-8x7b.json") + ":seq=4096,batch=128", 64,
+                    "tp=1,pp=1,dp=64,ep=8,mbs=1,distopt=on", 1, (8, 1, 8, 2, 176160768), False),
+}
+DS_REFUSED = {
+    "tp": (LLAMA, 64, "tp=2,pp=1,dp=32,mbs=1,sp=on", "tp=2: DeepSpeed's engine shards no layer"),
+    "pp": (LLAMA, 64, "tp=1,pp=2,dp=32,mbs=1", "pipeline: pp=2"),
+    "recompute": (LLAMA, 64, "dp=64,mbs=1,recompute=full", "activation_checkpointing: recompute=full"),
+    "shared experts": ("deepseek-v3:seq=4096,batch=64", 64, "dp=64,ep=64,mbs=1,distopt=on", "shared=1"),
+    "moe zero-3": (DS_MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,fsdp=on", "Native DeepSpeed MoE is not supported with ZeRO Stage 3"),
+}
 LLAMA_REFUSED = {
     "ddp beside pp": ("tp=4,pp=4,dp=4,mbs=1,sp=on", "dp=4 without fsdp=on beside tp=4, cp=1, pp=4"),
     "bf16 gradients": ("dp=64,mbs=2,fsdp=on,grads=bf16", "training.mixed_precision_reduce: grads=bf16"),
@@ -132,6 +158,20 @@ class TestExports(unittest.TestCase):
             cls.out[("torchtitan", "llama " + name)] = path
             titan.append({"name": "llama " + name, "kind": "transformer", "path": path, "world": 64, "layers": 32,
                           "rank_layers": rank_layers})
+        for name, (workload, gpus, strategy, _, moe, engine) in DS_PLANS.items():
+            path = os.path.join(cls.tmp, "ds-%d.json" % len(ds))
+            r = placer("export", "--workload", workload, "--gpus", str(gpus), "--strategy", strategy, "--to", "deepspeed", "-o", path)
+            if r.returncode != 0:
+                cls.refused[("deepspeed", "transformer " + name)] = (r.returncode, r.stderr)
+                continue
+            cls.out[("deepspeed", "transformer " + name)] = path
+            py = os.path.join(cls.tmp, os.path.basename(path)[:-5].replace("-", "_") + "_moe.py")
+            ds.append({"name": "transformer " + name, "kind": "transformer", "config": path, "world": gpus,
+                       "moe": py if moe else None, "engine": engine})
+        # DeepSpeed's own refusal of what placer refuses: the ZeRO-1 MoE
+        # plan's files with ZeRO-3, in DeepSpeed's engine.
+        zero1 = [c for c in ds if c["name"] == "transformer moe ep4 zero-1"][0]
+        ds.append(dict(zero1, name="transformer moe under zero-3", zero_stage=3))
         cls.results = {}
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (FRAMEWORKS, os.environ.get("PYTHONPATH")) if p))
         for fw, cases in (("torchtitan", titan), ("deepspeed", ds)):
@@ -225,6 +265,42 @@ class TestExports(unittest.TestCase):
                 self.assertEqual(os.path.exists(py), S > 1, py)
                 if S > 1:
                     self.assertEqual(facts["parts"], list(range(S + 1)))
+
+    def test_deepspeed_transformer(self):
+        """A transformer's plan at cluster scale: DeepSpeed's config at the
+        plan's world, its experts as DeepSpeed-MoE builds them (groups,
+        local experts, gate) and, for the small ones, DeepSpeed's engine."""
+        for name, (workload, gpus, strategy, stage, moe, engine) in DS_PLANS.items():
+            with self.subTest(name):
+                facts = self.accepted("deepspeed", "transformer " + name)
+                batch = int(workload.rsplit("batch=", 1)[1].split(",")[0])
+                mbs = int(strategy.split("mbs=")[1].split(",")[0])
+                self.assertEqual((facts["world_size"], facts["train_batch_size"], facts["micro_batch"], facts["accumulation"], facts["zero_stage"], facts["bf16"]),
+                                 (gpus, batch, mbs, batch // (gpus * mbs), stage, True))
+                out = self.out[("deepspeed", "transformer " + name)]
+                with open(out) as f:
+                    self.assertEqual(set(json.load(f)), {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
+                                                         "bf16", "zero_optimization"})
+                py = os.path.join(os.path.dirname(out), os.path.basename(out)[:-5].replace("-", "_") + "_moe.py")
+                self.assertEqual(os.path.exists(py), moe is not None, py)
+                if moe:
+                    ep, local, experts, k, params = moe
+                    self.assertEqual((facts["ep"], facts["edp"], facts["local_experts"], facts["experts"], facts["k"], facts["drop_tokens"],
+                                      facts["expert_params"]), (ep, gpus // ep, local, experts, k, False, params))
+                    self.assertEqual(facts.get("engine"), "DeepSpeedEngine" if engine else None)
+        res = self.results[("deepspeed", "transformer moe under zero-3")]
+        self.assertFalse(res["ok"])
+        self.assertIn("Native DeepSpeed MoE is not supported with ZeRO Stage 3", res["error"])
+        for name, (workload, gpus, strategy, words) in DS_REFUSED.items():
+            with self.subTest(name):
+                r = placer("export", "--workload", workload, "--gpus", str(gpus), "--strategy", strategy, "--to", "deepspeed", "-o",
+                           os.path.join(self.tmp, "refused.json"))
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                self.assertIn(words, r.stderr)
+        r = placer("export", "--workload", DS_MOE, "--gpus", "8", "--strategy", "dp=8,ep=4,mbs=1,distopt=on", "--to", "deepspeed")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("give -o FILE", r.stderr)
 
     def test_refusals(self):
         dec = os.path.join(self.tmp, "1f1b.decision.json")

@@ -10,7 +10,7 @@ import (
 
 // SearchTargets are the frameworks placer search --for names at cluster
 // scale, the default first, and "any" (every plan).
-var SearchTargets = []string{"megatron", "torchtitan", "any"}
+var SearchTargets = []string{"megatron", "torchtitan", "deepspeed", "any"}
 
 // DefaultSearchTarget is --for's default: Megatron-LM, whose settings
 // (the distributed optimizer, tensor-parallel overlap, selective
@@ -45,6 +45,11 @@ const DefaultSearchTarget = "megatron"
 //     plan its exporter refuses skipped before it is evaluated (the
 //     distributed optimizer, selective or block recomputation, DDP beside
 //     other parallelism, ...).
+//   - deepspeed (DeepSpeedTransformer, release 0.19): data parallelism
+//     under ZeRO 0, 1 or 3 (FSDP tried), the experts as DeepSpeed-MoE's
+//     layers of an expert-parallel degree; each plan its exporter
+//     refuses (tensor, context or pipeline parallelism, recomputation,
+//     ...) skipped before it is evaluated.
 func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, error) {
 	format, version, err := SplitFormat(name)
 	if err != nil {
@@ -72,7 +77,11 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, erro
 				return err == nil
 			}}, nil
 	case "deepspeed":
-		return scale.Target{}, fmt.Errorf("--for %s: DeepSpeed's export is an op graph's plan; at cluster scale placer searches for %s", name, strings.Join(SearchTargets, ", "))
+		return scale.Target{Name: "deepspeed", OneTensor: true, FSDP: true,
+			Runs: func(pl scale.Plan) bool {
+				_, _, err := DeepSpeedTransformer(m, pl.Strategy, gpus, version, "")
+				return err == nil
+			}}, nil
 	case "torch-plan":
 		return scale.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
 	}

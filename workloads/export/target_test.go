@@ -131,6 +131,43 @@ func TestSearchForTorchTitan(t *testing.T) {
 	}
 }
 
+// TestSearchForDeepSpeed: the search for DeepSpeed proposes plans its
+// exporter writes: Qwen3-30B-A3B on 64 GPUs, data and expert parallelism
+// only, where the best plan of all has a pipeline or tensor parallelism.
+func TestSearchForDeepSpeed(t *testing.T) {
+	m, err := transformer.Parse("qwen3-30b-a3b:seq=4096,batch=256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scale.PodOf("dgx-h100", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, err := SearchTarget("deepspeed", m, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 20, For: target})
+	if err != nil || !got.Found {
+		t.Fatalf("--for deepspeed: found %v, %v", got.Found, err)
+	}
+	for _, res := range got.Top {
+		if _, _, err := DeepSpeedTransformer(m, res.Plan.Strategy, 64, "", ""); err != nil {
+			t.Errorf("--for deepspeed proposed %s: %v", res.Plan, err)
+		}
+	}
+	all, err := scale.Search(context.Background(), m, p, scale.Space{For: scale.Target{Name: "any", UnitSplits: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := DeepSpeedTransformer(m, all.Best.Plan.Strategy, 64, "", ""); err == nil {
+		t.Errorf("the best plan of all, %s, is DeepSpeed's too: the test tests nothing", all.Best.Plan)
+	}
+	if got.Best.Step < all.Best.Step {
+		t.Errorf("--for deepspeed's %s is faster than the best of all, %s", got.Best.Plan, all.Best.Plan)
+	}
+}
+
 // TestSearchTarget: --for's names, and one line for the others.
 func TestSearchTarget(t *testing.T) {
 	m := transformer.GPT(8, 64, 8, 64, 128, 16)
@@ -141,10 +178,10 @@ func TestSearchTarget(t *testing.T) {
 		{"Megatron", "megatron", ""},
 		{"torchtitan@0.2", "torchtitan", ""},
 		{"any", "any", ""},
-		{"deepspeed", "", "--for deepspeed: DeepSpeed's export is an op graph's plan"},
+		{"deepspeed@0.19", "deepspeed", ""},
 		{"torch-plan", "", "not a framework to search for"},
 		{"torchtitan@0.3", "", "torchtitan 0.3 reads no TOML"},
-		{"nemo", "", "--for nemo: placer search proposes plans for megatron, torchtitan, any"},
+		{"nemo", "", "--for nemo: placer search proposes plans for megatron, torchtitan, deepspeed, any"},
 	} {
 		got, err := SearchTarget(c.name, m, 8)
 		switch {
