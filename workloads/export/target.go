@@ -38,7 +38,8 @@ const DefaultSearchTarget = "megatron"
 //     pipeline and without full recomputation, interleaving with
 //     micro-batches a multiple of the stages); with multi-token
 //     prediction, epoverlap only with one MTP layer and a pipeline.
-//   - torchtitan (TorchTitanTransformer, release 0.2): one degree, every
+//   - torchtitan (TorchTitanTransformer, the release --for names, 0.3 by
+//     default as for --to, or @0.2): one degree, every
 //     stage's layers a multiple of the virtual stages
 //     (module_fqns_per_model_part), FSDP tried beside the other
 //     sharding (torchtitan's data parallelism beside others), and each

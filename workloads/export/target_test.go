@@ -180,7 +180,8 @@ func TestSearchTarget(t *testing.T) {
 		{"any", "any", ""},
 		{"deepspeed@0.19", "deepspeed", ""},
 		{"torch-plan", "", "not a framework to search for"},
-		{"torchtitan@0.3", "", "torchtitan 0.3 reads no TOML"},
+		{"torchtitan@0.3", "torchtitan", ""},
+		{"torchtitan@0.1", "", "torchtitan@0.1"},
 		{"nemo", "", "--for nemo: placer search proposes plans for megatron, torchtitan, deepspeed, any"},
 	} {
 		got, err := SearchTarget(c.name, m, 8)
