@@ -107,24 +107,40 @@ type NamedStack struct {
 //     moe_permute_fusion False, moe_router_fusion False, moe_grouped_gemm
 //     False, cuda_graph_impl "none", moe_expert_capacity_factor None
 //     (dropless);
-//   - megatron-bridge-25.11: NVIDIA-NeMo/Megatron-Bridge v0.2.1 (the 25.11
-//     NeMo container's release): the MoE providers' defaults
-//     (src/megatron/bridge/models/qwen/qwen_provider.py Qwen3MoEModelProvider
-//     and gpt_oss/gpt_oss_provider.py: moe_token_dispatcher_type
-//     "alltoall", moe_grouped_gemm True, moe_permute_fusion True), the
-//     performance recipes' common settings (scripts/performance/configs/
-//     qwen3/qwen3_llm_pretrain.py set_qwen3_common_configs and gpt_oss/
-//     gpt_oss_llm_pretrain.py set_gpt_oss_common_configs:
-//     moe_router_fusion True, moe_router_force_load_balancing, dropless),
-//     and no CUDA graphs in the DGX-H100 FP8 and GPT-OSS BF16 variants
-//     (workload_base_configs.py: no cuda_graph_impl);
-//   - megatron-bridge-26.02: Megatron-Bridge v0.3.0 (the 26.02 container):
-//     the same providers' and recipes' settings (qwen_provider.py,
-//     gpt_oss_provider.py, configs/qwen/qwen3_llm_pretrain.py); its
-//     Qwen3-30B-A3B H100 recipe adds DeepEP
-//     (qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_*:
-//     moe_flex_dispatcher_backend "deepep"), a setting of that row
-//     (dispatcher=flex), not of the release;
+//   - megatron-bridge-25.09 to megatron-bridge-26.06: Megatron-Bridge's
+//     DGX-H100 performance recipes of each NeMo container, matched to the
+//     Megatron-Bridge tag the container ships (docs/versions1.json at
+//     067f987d: "0.1.0 · 25.09", "0.2.0 · 25.11", "0.3.0 · 26.02", "0.3.1
+//     · 26.02.01", "0.4.0 · 26.04", "0.4.2 · 26.04.01", "0.5.0 · 26.06";
+//     docs/releases/software-versions.md: 25.09 ships 0.1.0rc3, the tag
+//     read for it). Each sets what every MoE recipe of its release sets
+//     on H100 (the Qwen3 and GPT-OSS performance scripts): the all-to-all
+//     dispatcher (Qwen3MoEModelProvider and GPTOSSProvider:
+//     moe_token_dispatcher_type "alltoall"; from v0.3.1 the recipes set
+//     it, from v0.4.0 set_workload_base_configs writes "alltoall" where a
+//     workload names no flex backend), fused permutation and grouped
+//     GEMMs (the providers and, from v0.3.1, the recipes:
+//     moe_permute_fusion True, moe_grouped_gemm True), the fused router
+//     (the performance scripts' common settings: moe_router_fusion True,
+//     over the v0.3.1+ recipes' False), no CUDA graphs (no cuda_graph_impl
+//     in the H100 FP8-CS and GPT-OSS BF16 workloads; 25.09's YAML
+//     "cuda_graphs: false" for h100), dropless routing with force-balanced
+//     routers (moe_router_force_load_balancing; use_tokendrop off by
+//     default). Where one model's recipe differs the row says so, not
+//     the stack: 25.09's Qwen3 scripts drop tokens (v0.1.0rc3
+//     scripts/performance/run_script.py: apply_moe_token_drop, whose
+//     defaults are moe_expert_capacity_factor 1.0 with
+//     moe_pad_expert_input_to_capacity: routing=capacity:1); Qwen3-30B-A3B
+//     runs DeepEP in 26.02 (v0.3.0 qwen3_workload_base_configs.py
+//     QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1:
+//     moe_flex_dispatcher_backend "deepep", applied by the recipe's
+//     apply_flex_dispatcher_backend) and HybridEP from 26.02.01 on
+//     (v0.3.1 to v0.5.0: moe_flex_dispatcher_backend "hybridep",
+//     moe_token_dispatcher_type "flex" in qwen3_30b_a3b_pretrain_config_h100):
+//     dispatcher=flex, HybridEP costed as DeepEP's kernels. The releases'
+//     settings are the same: a stack each makes every row's reading
+//     explicit (TestBridgeStacks). megatron-bridge-25.11 is what placer
+//     costed before (v0.2.1 sets the same on H100: git diff v0.2.0 v0.2.1);
 //   - torchtitan-0.2: pytorch/torchtitan v0.2.0, torchtitan/models/moe/moe.py
 //     and distributed/expert_parallel.py: eager PyTorch, no CUDA graphs;
 //     the router's softmax or sigmoid, topk and histc as separate kernels;
@@ -143,14 +159,36 @@ type NamedStack struct {
 var Stacks = []NamedStack{
 	{Name: "megatron-core-0.16", Settings: Settings{Dispatcher: DispatcherAllGather, UnfusedPermute: true, UnfusedRouter: true, ExpertLoop: true, Graphs: GraphsOff},
 		Source: "NVIDIA/Megatron-LM core_v0.16.0 megatron/core/transformer/transformer_config.py (TransformerConfig defaults)"},
-	{Name: "megatron-bridge-25.11", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff},
-		Source: "NVIDIA-NeMo/Megatron-Bridge v0.2.1 src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen3,gpt_oss}/*_llm_pretrain.py, workload_base_configs.py"},
-	{Name: "megatron-bridge-26.02", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff},
-		Source: "NVIDIA-NeMo/Megatron-Bridge v0.3.0 src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/qwen/qwen3_llm_pretrain.py, qwen3_workload_base_configs.py"},
+	{Name: "megatron-bridge-25.09", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.1.0rc3", "scripts/performance/configs/qwen3/*.yaml (moe_router_fusion: true; h100 cuda_graphs: false), run_script.py, src/megatron/bridge/models/qwen/qwen_provider.py")},
+	{Name: "megatron-bridge-25.11", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.2.0", "src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen3,gpt_oss}/*_llm_pretrain.py, workload_base_configs.py")},
+	{Name: "megatron-bridge-26.02", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.3.0", "src/megatron/bridge/models/qwen/qwen_provider.py, gpt_oss/gpt_oss_provider.py; scripts/performance/configs/{qwen,gpt_oss}/*_llm_pretrain.py, *_workload_base_configs.py")},
+	{Name: "megatron-bridge-26.02.01", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.3.1", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/configs/{qwen,gpt_oss}/*_llm_pretrain.py, *_workload_base_configs.py")},
+	{Name: "megatron-bridge-26.04", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.4.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
+	{Name: "megatron-bridge-26.04.01", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
+	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
+		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
 	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff},
 		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py"},
 	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},
+}
+
+// bridgeH100 is what every Megatron-Bridge release of the archive sets
+// for its MoE recipes on DGX-H100 (Stacks' comment): the all-to-all
+// dispatcher, fused permutation and router, grouped GEMMs, no CUDA
+// graphs, dropless.
+var bridgeH100 = Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff}
+
+// bridgeStackSource is a Megatron-Bridge stack's source: the tag its
+// container ships and the files read there.
+func bridgeStackSource(tag, files string) string {
+	return "NVIDIA-NeMo/Megatron-Bridge " + tag + " (docs/versions1.json at 067f987d) " + files
 }
 
 // stackNames lists Stacks' names for errors.

@@ -165,16 +165,26 @@ func megatronMoEReadme() Sweep {
 // published the archive's latest is kept: Qwen3-235B-A22B's 26.04.01
 // row (1,696 when 26.04.01 was current, 1,712 since 21d102f5) and
 // Qwen3-30B-A3B's 26.06 row (8,467 in 63b08b39, 8,826 since 381d0b82).
+// GPT-OSS 120B's 26.06 row (5,860) is docs/performance-summary.md at
+// 63b08b39, when 26.06 was current; 381d0b82 moved 26.06 to the archive
+// without it.
 const bridgeSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md at 067f987d (DGX-H100 pre-training rows, releases 25.09 to 26.06)"
 
-// bridgeStack: the release is each row's label; stack= (named stacks per
-// release) is not wired yet, so every row is read with the settings placer
-// report megatron reads from the 25.11 recipes (MegatronBridge): BF16
-// gradient reduction, the distributed optimizer (or Megatron-FSDP where
-// the row states FSDP), sequence parallelism and the tensor-parallel
-// overlap with TP > 1 (not for Qwen3-235B-A22B), FP8 as current scaling,
-// no recomputation.
-const bridgeStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 (each row's release in its label); until stack= is wired every row is read with the 25.11 recipes' settings, so rows of one plan are predicted alike"
+// bridgeStack: each row is read with its release's stack
+// (stack=megatron-bridge-<release>, Stacks: the settings its container's
+// Megatron-Bridge tag sets on H100) and, where one model's recipe
+// differs, that setting on the row: 25.09's token-dropping Qwen3 runs
+// (routing=capacity:1), Qwen3-30B-A3B's DeepEP (26.02) and HybridEP
+// (26.02.01 on: dispatcher=flex, costed as DeepEP). The other plan keys
+// are those placer report megatron reads from the 25.11 recipes
+// (MegatronBridge): BF16 gradient reduction, the distributed optimizer
+// (or Megatron-FSDP where the row states FSDP), sequence parallelism and
+// the tensor-parallel overlap with TP > 1 (not for Qwen3-235B-A22B), FP8
+// as current scaling, no recomputation.
+const bridgeStack = "Megatron-Bridge NeMo containers 25.09 to 26.06: each row with its release's stack (stack=megatron-bridge-<release>, docs/stacks.md) and its model's own recipe settings (25.09 Qwen3 capacity:1; Qwen3-30B-A3B flex from 26.02); other plan keys as the 25.11 recipes"
+
+// bridgeStackKey is the strategy key of release rel's stack.
+func bridgeStackKey(rel string) string { return ",stack=megatron-bridge-" + rel }
 
 func bridgeReleases() []Sweep {
 	const fp8 = ",grads=bf16,fp8=current"
@@ -184,11 +194,11 @@ func bridgeReleases() []Sweep {
 	}
 	l8 := func(rel string, tps float64, note string) SweepRow {
 		return SweepRow{Label: rel + ": FSDP 8, MBS 1, GBS 128", Workload: "llama3-8b:seq=8192,batch=128", Cluster: "dgx-h100:1",
-			Strategy: "dp=8,mbs=1,fsdp=on" + fp8, Measured: tps, Note: note}
+			Strategy: "dp=8,mbs=1,fsdp=on" + fp8 + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
 	l70 := func(rel string, gbs int, tps float64, note string) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("%s: TP4 PP8 VP5, GBS %d", rel, gbs), Workload: fmt.Sprintf("llama3-70b:seq=8192,batch=%d", gbs),
-			Cluster: "dgx-h100:8", Strategy: "tp=4,pp=8,vp=5,dp=2,mbs=1,sp=on,tpoverlap=on,distopt=on" + fp8, Measured: tps, Note: note}
+			Cluster: "dgx-h100:8", Strategy: "tp=4,pp=8,vp=5,dp=2,mbs=1,sp=on,tpoverlap=on,distopt=on" + fp8 + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
 	// 126 layers on PP 8 x VP 8: the embedding and the loss count as a
 	// layer each (Megatron-Bridge's account_for_embedding_in_pipeline_split
@@ -196,29 +206,40 @@ func bridgeReleases() []Sweep {
 	l405 := func(rel string, gbs int, tps float64, note string) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("%s: TP8 PP8 VP8 CP2, GBS %d", rel, gbs), Workload: fmt.Sprintf("llama3.1-405b:seq=8192,batch=%d", gbs),
 			Cluster:  "dgx-h100:128",
-			Strategy: "tp=8,pp=8,vp=8,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,distopt=on,embedding-layer=on,loss-layer=on" + fp8, Measured: tps, Note: note}
+			Strategy: "tp=8,pp=8,vp=8,cp=2,dp=8,mbs=1,sp=on,tpoverlap=on,distopt=on,embedding-layer=on,loss-layer=on" + fp8 + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
 	oss := func(rel string, gbs, mbs int, tps float64, note string) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("%s: PP4 EP8, MBS %d, GBS %d", rel, mbs, gbs), Workload: fmt.Sprintf("gpt-oss-120b:seq=4096,batch=%d", gbs),
-			Cluster: "dgx-h100:8", Strategy: fmt.Sprintf("pp=4,ep=8,dp=16,mbs=%d,distopt=on,grads=bf16", mbs), Measured: tps, Note: note}
+			Cluster: "dgx-h100:8", Strategy: fmt.Sprintf("pp=4,ep=8,dp=16,mbs=%d,distopt=on,grads=bf16", mbs) + bridgeStackKey(rel), Measured: tps, Note: note}
 	}
-	q30 := func(rel, plan string, gbs, mbs int, tps float64, note string) SweepRow {
+	q30 := func(rel, plan, keys string, gbs, mbs int, tps float64, note string) SweepRow {
 		s := map[string]string{
 			"PP2 VP24 EP8": "pp=2,vp=24,ep=8,dp=8", "PP2 VP12 EP8": "pp=2,vp=12,ep=8,dp=8", "EP16": "ep=16,dp=16",
 		}[plan]
 		return SweepRow{Label: fmt.Sprintf("%s: %s, MBS %d, GBS %d", rel, plan, mbs, gbs), Workload: fmt.Sprintf("qwen3-30b-a3b:seq=4096,batch=%d", gbs),
-			Cluster: "dgx-h100:2", Strategy: fmt.Sprintf("%s,mbs=%d,distopt=on", s, mbs) + fp8, Measured: tps, Note: note}
+			Cluster: "dgx-h100:2", Strategy: fmt.Sprintf("%s,mbs=%d,distopt=on", s, mbs) + fp8 + bridgeStackKey(rel) + keys, Measured: tps, Note: note}
 	}
 	// 94 layers on PP 8 x VP 4: the embedding and the loss as layers
 	// (96 units, 3 a chunk); ETP 1 (the model zoo's plan, MegatronBridge's
 	// comment); the all-to-alls overlapped (moe_a2a_overlap), not the
 	// tensor-parallel communication.
-	q235 := func(rel string, gbs int, tps float64, note string) SweepRow {
+	q235 := func(rel, keys string, gbs int, tps float64, note string) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("%s: TP2 PP8 VP4 EP32, GBS %d", rel, gbs), Workload: fmt.Sprintf("qwen3-235b-a22b:seq=4096,batch=%d", gbs),
 			Cluster:  "dgx-h100:32",
-			Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,epoverlap=on" + fp8, Measured: tps, Note: note}
+			Strategy: "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,epoverlap=on" + fp8 + bridgeStackKey(rel) + keys, Measured: tps, Note: note}
 	}
-	const drop = "token-dropping (25.09's table: \"tokendrop\"); placer drops none"
+	// 25.09's Qwen3 scripts drop tokens (the table's "tokendrop"):
+	// v0.1.0rc3 scripts/performance/run_script.py calls
+	// apply_moe_token_drop on both Qwen3 recipes, whose defaults
+	// (src/megatron/bridge/training/utils/moe_token_drop.py) are
+	// moe_expert_capacity_factor 1.0 and moe_pad_expert_input_to_capacity.
+	const drop, dropKeys = "token-dropping (the table's \"tokendrop\"): v0.1.0rc3 run_script.py apply_moe_token_drop, capacity factor 1.0, padded", ",routing=capacity:1"
+	// Qwen3-30B-A3B's H100 recipe runs a flex backend from 26.02 on.
+	const deepep = "DeepEP: v0.3.0 qwen3_workload_base_configs.py QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 moe_flex_dispatcher_backend \"deepep\""
+	hybridep := func(tag string) string {
+		return "HybridEP, costed as DeepEP: " + tag + " qwen3_llm_pretrain.py qwen3_30b_a3b_pretrain_config_h100 (moe_token_dispatcher_type \"flex\") and QWEN3_30B_A3B_PRETRAIN_CONFIG_H100_FP8_CS_V1 (moe_flex_dispatcher_backend \"hybridep\")"
+	}
+	const flex = ",dispatcher=flex"
 	return []Sweep{
 		sweep("Llama 3 8B, FSDP on 8 GPUs", l8("25.09", 14079, unstated), l8("25.11", 14451, "")),
 		sweep("Llama 3 70B, TP 4 x PP 8 on 64 GPUs",
@@ -230,13 +251,16 @@ func bridgeReleases() []Sweep {
 		sweep("GPT-OSS 120B, PP 4 x EP 8 on 64 GPUs (BF16)",
 			oss("25.11", 512, 4, 5630, "the stated GA 2 does not match PP 4: 512 over DP 16 x MBS 4 is 8 micro-batches, run as such"),
 			oss("26.02", 1280, 1, 5993, ""), oss("26.02.01", 1280, 1, 5984, ""), oss("26.04", 1280, 1, 5810, ""),
-			oss("26.04.01", 1280, 1, 5824, ""), oss("26.06", 1280, 1, 5860, "")),
+			oss("26.04.01", 1280, 1, 5824, ""), oss("26.06", 1280, 1, 5860, "docs/performance-summary.md at 63b08b39 (26.06 current); not carried into the archive")),
 		sweep("Qwen3-30B-A3B on 16 GPUs",
-			q30("25.09", "PP2 VP24 EP8", 512, 2, 10494, unstated+"; "+drop), q30("25.11", "PP2 VP24 EP8", 512, 2, 5275, ""),
-			q30("26.02", "PP2 VP12 EP8", 1024, 1, 5113, ""), q30("26.02.01", "PP2 VP12 EP8", 1024, 1, 9058, ""),
-			q30("26.04", "EP16", 1024, 1, 8901, ""), q30("26.04.01", "EP16", 1024, 1, 8960, ""), q30("26.06", "EP16", 1024, 1, 8826, "")),
+			q30("25.09", "PP2 VP24 EP8", dropKeys, 512, 2, 10494, unstated+"; "+drop),
+			q30("25.11", "PP2 VP24 EP8", "", 512, 2, 5275, "v0.2.0's H100 FP8 recipe is PP 2 x VP 12, MBS 1 (workload_base_configs.py): the row's mapping is 25.09's; its dispatcher alltoall in both"),
+			q30("26.02", "PP2 VP12 EP8", flex, 1024, 1, 5113, deepep),
+			q30("26.02.01", "PP2 VP12 EP8", flex, 1024, 1, 9058, hybridep("v0.3.1")+"; that recipe's mapping is EP 16 without a pipeline (f29a269f), not the row's (v0.3.0's): its dispatcher is read from the tag, not certain"),
+			q30("26.04", "EP16", flex, 1024, 1, 8901, hybridep("v0.4.0")), q30("26.04.01", "EP16", flex, 1024, 1, 8960, hybridep("v0.4.2")),
+			q30("26.06", "EP16", flex, 1024, 1, 8826, hybridep("v0.5.0"))),
 		sweep("Qwen3-235B-A22B, TP 2 x PP 8 x EP 32 on 256 GPUs",
-			q235("25.09", 2048, 1204, unstated+"; "+drop), q235("25.11", 2048, 1575, ""), q235("26.02", 8192, 1633, ""),
-			q235("26.02.01", 8192, 1611, ""), q235("26.04", 8192, 1686, ""), q235("26.04.01", 8192, 1712, "")),
+			q235("25.09", dropKeys, 2048, 1204, unstated+"; "+drop), q235("25.11", "", 2048, 1575, ""), q235("26.02", "", 8192, 1633, ""),
+			q235("26.02.01", "", 8192, 1611, ""), q235("26.04", "", 8192, 1686, ""), q235("26.04.01", "", 8192, 1712, "")),
 	}
 }
