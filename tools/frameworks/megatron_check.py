@@ -179,8 +179,16 @@ def parse_args(argv, table):
     from megatron.core.transformer.enums import AttnBackend
 
     args.attention_backend = AttnBackend[args.attention_backend]
+    if args.cuda_graph_scope != table_default(table, "cuda_graph_scope"):
+        # arguments.py: type=lambda x: CudaGraphScope[x], nargs='+'.
+        from megatron.core.transformer.enums import CudaGraphScope
+
+        try:
+            args.cuda_graph_scope = [CudaGraphScope[x] for x in args.cuda_graph_scope]
+        except KeyError as e:
+            raise Refused("pretrain_gpt.py's parser", "--cuda-graph-scope: invalid choice: %s" % e)
     for dest, t in enums.items():
-        if dest != "attention_backend" and getattr(args, dest) != table_default(table, dest):
+        if dest not in ("attention_backend", "cuda_graph_scope") and getattr(args, dest) != table_default(table, dest):
             raise Refused("megatron_check", "--%s: a value of type %s is not read here" % (dest.replace("_", "-"), t))
     return args
 
@@ -495,7 +503,7 @@ def schedule(args, config):
 
 def stand_in_transformer_engine():
     """Where TE is not installed: its version as ASSUMED_TE to
-    is_te_min_version, and its fused RoPE present."""
+    is_te_min_version, and its fused RoPE and permutation present."""
     if importlib.util.find_spec("transformer_engine") is not None:
         return
     from packaging.version import Version
@@ -505,6 +513,15 @@ def stand_in_transformer_engine():
     mu._te_version = Version(ASSUMED_TE)
     if rope_utils.fused_apply_rotary_pos_emb is None:
         rope_utils.fused_apply_rotary_pos_emb = lambda *a, **k: None  # the kernel's place, never called here
+    # TE's fused permutation kernels, which TransformerConfig asks
+    # moe_utils for when moe_permute_fusion is on (moe_utils binds them
+    # only where TE imports): their places, never called here.
+    from megatron.core.transformer.moe import moe_utils
+
+    for name in ("fused_permute", "fused_permute_with_probs", "fused_sort_chunks_by_index",
+                 "fused_sort_chunks_by_index_with_probs", "fused_unpermute"):
+        if getattr(moe_utils, name, None) is None:
+            setattr(moe_utils, name, lambda *a, **k: None)
 
 
 def check(argv, world_size, table=None):

@@ -128,6 +128,15 @@ SETTINGS = {
     "hf-deepseek-v3": ("hf:" + os.path.join(HF, "deepseek-v3.json") + ":seq=4096,batch=64", 64,
                        "tp=1,pp=2,dp=32,ep=32,mbs=1,distopt=on,first=31,last=30"),
     "hf-gpt-oss-120b": ("hf:" + os.path.join(HF, "gpt-oss-120b.json") + ":seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
+    # The software stack (evaluate/scale/stack.go, docs/stacks.md): the
+    # dispatcher, fusions, grouped GEMMs, capacity and CUDA graphs as
+    # placer costs them, written as Megatron-Core 0.16's arguments.
+    "stack-flex-graphs-dense": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,dispatcher=flex,cuda-graphs=dense"),
+    "stack-capacity-graphs-full": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,routing=capacity:1.25,cuda-graphs=full"),
+    "stack-megatron-core-0.16": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,stack=megatron-core-0.16"),
+    "stack-dense-layers-graphs": (MOE_DENSE, 8, "tp=1,pp=2,dp=4,ep=4,mbs=1,cuda-graphs=dense,recompute-modules=moe_act+layernorm"),
+    "stack-epoverlap-graphs": (MOE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on,cuda-graphs=dense"),
+    "stack-dense-model-graphs": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=full"),
     "hf-mistral-7b": ("hf:" + os.path.join(HF, "mistral-7b-v0.1.json") + ":seq=8192,batch=64", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on"),
 }
 
@@ -156,6 +165,21 @@ BRIDGE = {
 # placer exports, edits that make its arguments the refused plan's,
 # placer's words, Megatron-Core's words).
 REFUSED_BOTH = {
+    "graphs-recompute-full": (SMALL_LLAMA, 8, "tp=2,pp=2,dp=2,mbs=1,sp=on,recompute=full,cuda-graphs=dense",
+                              "tp=2,pp=2,dp=2,mbs=1,sp=on,recompute=full",
+                              {"--cuda-graph-impl": "transformer_engine", "--cuda-graph-scope": ["attn", "mlp"]},
+                              "cuda-graphs=dense with recompute=full",
+                              "full recompute is only supported with full iteration CUDA graph"),
+    "graphs-recompute-core-attn": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective,cuda-graphs=dense",
+                                   "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective",
+                                   {"--cuda-graph-impl": "transformer_engine", "--cuda-graph-scope": ["attn", "mlp"]},
+                                   "beside recompute=selective of the attention core",
+                                   "attention dropout is not supported with graphed attention recomputation"),
+    "graphs-mlp-epoverlap": (MOE_DENSE, 8, "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on,cuda-graphs=dense",
+                             "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,epoverlap=on",
+                             {"--cuda-graph-impl": "transformer_engine", "--cuda-graph-scope": ["attn", "mlp"]},
+                             "beside epoverlap=on",
+                             "CUDA graph scope on moe and mlp is not supported with overlap_moe_expert_parallel_comm"),
     "heads-tp": (GPT_48, 24, "tp=3,pp=1,dp=8,mbs=2", "tp=1,pp=1,dp=24,mbs=2", {"--tensor-model-parallel-size": "3"},
                  "tp=3 does not divide the 8 attention heads", "num_attention_heads (8) must be a multiple of tensor_model_parallel_size (3)"),
     "groups-tp": ("llama:layers=8,hidden=96,heads=6,kv_heads=3,ffn=192,seq=64,vocab=128,batch=16", 8, "tp=2,pp=1,dp=4,mbs=1,sp=on",
@@ -350,6 +374,9 @@ class Megatron(unittest.TestCase):
             "add_bias_linear": family != "llama", "bf16": True,
             "pipeline_dtype": torch.bfloat16,
         }
+        st = stack_settings(k)
+        routing = st["routing"]
+        cap = float(routing.split(":")[1]) if routing.startswith("capacity:") else None
         rk = k.get("recompute", "selective" if "recompute-modules" in k else None)
         want["recompute_granularity"] = rk
         if rk == "full":
@@ -365,11 +392,24 @@ class Megatron(unittest.TestCase):
             want.update({"num_moe_experts": x, "moe_router_topk": int(model["topk"]), "moe_ffn_hidden_size": f,
                          "moe_shared_expert_intermediate_size": int(model["shared"]) * f if "shared" in model else None,
                          "moe_layer_freq": [0] * dense + [1] * (L - dense) if dense else 1,
-                         "moe_token_dispatcher_type": "alltoall", "moe_grouped_gemm": True})
+                         "moe_token_dispatcher_type": st["dispatcher"], "moe_grouped_gemm": st["grouped GEMM"] == "on",
+                         "moe_permute_fusion": st["permute fusion"] == "on", "moe_router_fusion": st["router fusion"] == "on",
+                         "moe_expert_capacity_factor": cap, "moe_pad_expert_input_to_capacity": cap is not None})
+            if st["dispatcher"] == "flex":
+                want["moe_flex_dispatcher_backend"] = "deepep"
         else:
             want["num_moe_experts"] = None
+        graphs = st["CUDA graphs"]
+        want["cuda_graph_impl"] = "none" if graphs == "off" else "transformer_engine"
+        scope = []
+        if graphs != "off":
+            scope = ["attn"] + (["mlp"] if "experts" not in model or "dense_layers" in model else [])
+            if graphs == "full" and "experts" in model:
+                scope.append("moe")
         got = {name: getattr(c, name) for name in want}
         self.assertEqual(got, want, key)
+        if scope:
+            self.assertEqual([x.name for x in c.cuda_graph_scope], scope, key)
         if recipe:
             self.assertEqual(getattr(c.fp8_recipe, "value", c.fp8_recipe), recipe, key)
         self.assertEqual(a.data_parallel_size, D, key)
@@ -384,7 +424,8 @@ class Megatron(unittest.TestCase):
         self.assertEqual(d.grad_reduce_in_fp32, k.get("grads", "fp32") == "fp32", key)
         self.assertEqual(d.overlap_grad_reduce, D > 1 or on("distopt") or on("fsdp"), key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
-                 "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb"}
+                 "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
+                 "stack"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 
@@ -510,6 +551,42 @@ class Megatron(unittest.TestCase):
                 self.assertEqual(got, want_rc, stdout.getvalue())
                 self.assertEqual(len(stdout.getvalue().splitlines()), 1, stdout.getvalue())
                 self.assertRegex(stdout.getvalue(), want)
+
+
+# The software keys (docs/stacks.md's first table) and the named stacks
+# (its stack table, which evaluate/scale's TestBridgeStacks holds against
+# placer's own): a plan's settings as placer costs them, held against the
+# config its export builds.
+STACK_KEYS = {"dispatcher": "dispatcher", "permute-fusion": "permute fusion", "router-fusion": "router fusion",
+              "grouped-gemm": "grouped GEMM", "cuda-graphs": "CUDA graphs", "routing": "routing"}
+
+
+def read_stacks(path=os.path.join(ROOT, "docs", "stacks.md")):
+    """stack name ("" for placer's default) -> its settings, from the
+    docs' stack table."""
+    stacks, head = {}, None
+    with open(path) as f:
+        for line in f:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if cells and cells[0] == "stack":
+                head = cells
+            elif head and line.startswith("|") and not cells[0].startswith("---"):
+                name = "" if cells[0].startswith("(none") else cells[0].strip("`")
+                stacks[name] = dict(zip(head[1:7], cells[1:7]))
+            elif head and not line.startswith("|"):
+                head = None
+    return stacks
+
+
+def stack_settings(keys):
+    """The settings of a plan's keys: its stack's, its own keys over them."""
+    stacks = read_stacks()
+    st = dict(stacks[""])
+    st.update(stacks[keys["stack"]] if "stack" in keys else {})
+    for key, column in STACK_KEYS.items():
+        if key in keys:
+            st[column] = keys[key]
+    return st
 
 
 def edit(argv, edits):

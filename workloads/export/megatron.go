@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -164,7 +165,7 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		if m.DenseLayers > 0 {
 			add("--moe-layer-freq", fmt.Sprintf("([0]*%d+[1]*%d)", m.DenseLayers, m.Layers-m.DenseLayers))
 		}
-		add("--moe-token-dispatcher-type", "alltoall", "--moe-grouped-gemm")
+		moeStack(m, s.Software.Settings(), add)
 		add(arg("--expert-model-parallel-size", s.EP())...)
 		etp := T
 		if s.ExpertTensor > 0 {
@@ -255,6 +256,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	} else if D > 1 {
 		add("--overlap-grad-reduce")
 	}
+	if err := cudaGraphs(m, s, add); err != nil {
+		return nil, err
+	}
 	switch s.Recompute {
 	case scale.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
@@ -270,6 +274,75 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		}
 	}
 	return a, nil
+}
+
+// moeStack writes the software keys of a mixture-of-experts plan (the
+// strategy's stack= and its own keys: evaluate/scale's Settings, as
+// placer costs them) as Megatron-Core 0.16's arguments: the token
+// dispatcher (flex as DeepEP, the backend placer costs: HybridEP is
+// costed as DeepEP), the fused permutation and router
+// (--moe-permute-fusion, --moe-router-fusion; off by default in
+// Megatron-Core, on in placer's default stack as in Megatron-Bridge's
+// recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
+// Megatron-Core runs SequentialMLP, one GEMM pair per local expert) and
+// a capacity factor, padded to capacity as placer costs it.
+func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
+	add("--moe-token-dispatcher-type", st.Dispatcher)
+	if st.Dispatcher == scale.DispatcherFlex {
+		add("--moe-flex-dispatcher-backend", "deepep")
+	}
+	if !st.ExpertLoop {
+		add("--moe-grouped-gemm")
+	}
+	if !st.UnfusedPermute {
+		add("--moe-permute-fusion")
+	}
+	if !st.UnfusedRouter {
+		add("--moe-router-fusion")
+	}
+	if st.Capacity > 0 {
+		add("--moe-expert-capacity-factor", strconv.FormatFloat(st.Capacity, 'g', -1, 64), "--moe-pad-expert-input-to-capacity")
+	}
+}
+
+// cudaGraphs writes the plan's CUDA graphs (cuda-graphs=, or its stack's)
+// as Megatron-Core 0.16's Transformer Engine graphs
+// (--cuda-graph-impl transformer_engine, transformer_config.py): dense,
+// each layer's attention and a dense layer's MLP (--cuda-graph-scope attn,
+// and mlp where the model has dense layers); full, the whole layer (attn
+// and moe with experts: Megatron-Core graphs a MoE layer only with
+// drop-padding, which placer's strategy asks for). What Megatron-Core
+// refuses is refused in one line: graphs beside full recomputation ("full
+// recompute is only supported with full iteration CUDA graph"), graphed
+// attention beside the recomputed attention core (at Megatron-LM's
+// default attention dropout, which the export leaves), and the
+// MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
+// not supported with overlap_moe_expert_parallel_comm").
+func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error {
+	g := s.Software.Settings().Graphs
+	if g == scale.GraphsOff || g == "" {
+		return nil
+	}
+	if s.Recompute == scale.FullRecompute {
+		return fmt.Errorf("megatron arguments: --cuda-graph-impl: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers beside full recomputation only as a full-iteration graph, which placer does not cost", g)
+	}
+	dense := !m.MoE() || m.DenseLayers > 0
+	scope := []string{"attn"}
+	if dense {
+		scope = append(scope, "mlp")
+	}
+	if g == scale.GraphsFull && m.MoE() {
+		scope = append(scope, "moe")
+	}
+	if s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
+		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at its default attention dropout of 0.1 (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g)
+	}
+	if s.EPOverlap && len(scope) > 1 {
+		return fmt.Errorf("megatron arguments: --cuda-graph-scope %s: cuda-graphs=%s beside epoverlap=on: Megatron-Core graphs only the attention beside the experts' all-to-all overlap", strings.Join(scope, " "), g)
+	}
+	add("--cuda-graph-impl", "transformer_engine", "--cuda-graph-scope")
+	add(scope...)
+	return nil
 }
 
 // ModelError is an export's refusal of the model itself, whatever its

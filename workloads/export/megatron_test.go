@@ -68,7 +68,7 @@ func TestMegatronArgs(t *testing.T) {
 		{"experts, all-to-alls overlapped", mustParse(t, "gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32"),
 			scale.Strategy{Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, DistOpt: true, Experts: 4, EPOverlap: true}, 4,
 			"--num-layers 2 --hidden-size 16 --ffn-hidden-size 64 --num-attention-heads 2 --seq-length 8 --max-position-embeddings 8 " +
-				"--num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 32 --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--num-experts 4 --moe-router-topk 2 --moe-ffn-hidden-size 32 --moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion " +
 				"--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 --overlap-moe-expert-parallel-comm --delay-wgrad-compute --bf16 " +
 				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
@@ -87,7 +87,7 @@ func TestMegatronArgs(t *testing.T) {
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 96 --num-attention-heads 4 --kv-channels 16 --group-query-attention --num-query-groups 2 " +
 				"--seq-length 8 --max-position-embeddings 8 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 64 " +
-				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion " +
 				"--expert-model-parallel-size 4 --expert-tensor-parallel-size 1 --bf16 --fp8-format hybrid --fp8-recipe tensorwise " +
 				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 --sequence-parallel " +
 				"--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
@@ -96,7 +96,7 @@ func TestMegatronArgs(t *testing.T) {
 			"--num-layers 4 --hidden-size 32 --ffn-hidden-size 96 --num-attention-heads 4 --kv-channels 16 --group-query-attention --num-query-groups 2 " +
 				"--seq-length 8 --max-position-embeddings 8 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --num-experts 8 --moe-router-topk 2 --moe-ffn-hidden-size 64 " +
-				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm " +
+				"--moe-shared-expert-intermediate-size 64 --moe-layer-freq ([0]*1+[1]*3) --moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion " +
 				"--expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 --fp8-format e4m3 --fp8-recipe blockwise " +
 				"--micro-batch-size 1 --global-batch-size 8 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 " +
 				"--use-megatron-fsdp --ckpt-format fsdp_dtensor --data-parallel-sharding-strategy optim_grads_params --no-gradient-accumulation-fusion " +
@@ -114,7 +114,7 @@ func TestMegatronArgs(t *testing.T) {
 			"--num-layers 94 --hidden-size 4096 --ffn-hidden-size 12288 --num-attention-heads 64 --kv-channels 128 --group-query-attention --num-query-groups 4 " +
 				"--seq-length 4096 --max-position-embeddings 4096 --normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope " +
 				"--untie-embeddings-and-output-weights --num-experts 128 --moe-router-topk 8 --moe-ffn-hidden-size 1536 " +
-				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 " +
+				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion --expert-model-parallel-size 8 --expert-tensor-parallel-size 1 --bf16 " +
 				"--micro-batch-size 1 --global-batch-size 2048 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 32 " +
 				"--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split --num-virtual-stages-per-pipeline-rank 3 " +
 				"--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather " +
@@ -130,7 +130,7 @@ func TestMegatronArgs(t *testing.T) {
 				"--normalization RMSNorm --swiglu --disable-bias-linear --position-embedding-type rope --untie-embeddings-and-output-weights " +
 				"--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1 " +
 				"--num-experts 256 --moe-router-topk 8 --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 --moe-layer-freq ([0]*3+[1]*58) " +
-				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 --bf16 " +
+				"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion --expert-model-parallel-size 16 --expert-tensor-parallel-size 1 --bf16 " +
 				"--micro-batch-size 1 --global-batch-size 64 --tensor-model-parallel-size 1 --pipeline-model-parallel-size 4 " +
 				"--decoder-first-pipeline-num-layers 16 --decoder-last-pipeline-num-layers 15 --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", ""},
 		// Uncompressed queries (DeepSeek-V2-Lite's q_lora_rank null): no
@@ -203,6 +203,68 @@ func TestWindowPattern(t *testing.T) {
 	} {
 		if got := windowPattern(c.layers, c.every); got != c.want {
 			t.Errorf("windowPattern(%d, %d) = %s, want %s", c.layers, c.every, got, c.want)
+		}
+	}
+}
+
+// TestMegatronStack: the software keys written as Megatron-Core's
+// arguments (the parts of the export they change), and Megatron-Core's
+// refusals of CUDA graphs refused in one line.
+func TestMegatronStack(t *testing.T) {
+	const (
+		moe   = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=16,head_dim=16,experts=8,topk=2,expert_ffn=64"
+		dense = "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=16,head_dim=16"
+	)
+	for _, c := range []struct {
+		workload, plan string
+		want, not      []string
+		err            string
+	}{
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2",
+			[]string{"--moe-token-dispatcher-type alltoall --moe-grouped-gemm --moe-permute-fusion --moe-router-fusion --expert-model-parallel-size 4"},
+			[]string{"--cuda-graph", "--moe-expert-capacity-factor", "--moe-flex-dispatcher-backend"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,stack=megatron-core-0.16",
+			[]string{"--moe-token-dispatcher-type allgather --expert-model-parallel-size 4"},
+			[]string{"--moe-grouped-gemm", "--moe-permute-fusion", "--moe-router-fusion"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,dispatcher=flex,grouped-gemm=off,cuda-graphs=dense",
+			[]string{"--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-permute-fusion --moe-router-fusion ",
+				"--cuda-graph-impl transformer_engine --cuda-graph-scope attn"},
+			[]string{"--moe-grouped-gemm", "--cuda-graph-scope attn mlp"}, ""},
+		{moe, "tp=1,pp=1,dp=8,ep=4,mbs=2,routing=capacity:1.25,cuda-graphs=full",
+			[]string{"--moe-expert-capacity-factor 1.25 --moe-pad-expert-input-to-capacity", "--cuda-graph-scope attn moe"}, nil, ""},
+		{dense, "tp=1,pp=1,dp=8,mbs=2,cuda-graphs=dense", []string{"--cuda-graph-impl transformer_engine --cuda-graph-scope attn mlp"}, []string{"--moe-"}, ""},
+		{dense, "tp=1,pp=2,dp=4,mbs=2,mb=2,recompute=full,cuda-graphs=dense", nil, nil, "cuda-graphs=dense with recompute=full"},
+		{dense, "tp=1,pp=1,dp=8,mbs=2,recompute=selective,cuda-graphs=dense", nil, nil, "beside recompute=selective of the attention core"},
+		{moe + ",dense_layers=1", "tp=1,pp=2,dp=4,vp=2,ep=4,mbs=1,mb=4,epoverlap=on,cuda-graphs=dense", nil, nil, "--cuda-graph-scope attn mlp: cuda-graphs=dense beside epoverlap=on"},
+	} {
+		m, err := transformer.Parse(c.workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := scale.ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatalf("%s: %v", c.plan, err)
+		}
+		args, err := MegatronArgs(m, s, 8)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line with %q", c.plan, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.plan, err)
+		}
+		line := strings.Join(args, " ") + " "
+		for _, w := range c.want {
+			if !strings.Contains(line, w) {
+				t.Errorf("%s: %q not in\n%s", c.plan, w, line)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(line, w) {
+				t.Errorf("%s: %q in\n%s", c.plan, w, line)
+			}
 		}
 	}
 }
