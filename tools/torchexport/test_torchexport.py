@@ -67,6 +67,23 @@ class ExporterTest(unittest.TestCase):
         bwd1 = sum(o.get("flops", 0) for o in self.ops_of(self.mlp, self.mlp_meta, "fc1", "backward", "matmul"))
         self.assertEqual(bwd1, 2 * b * 32 * 64)
 
+    def test_grouped_conv_backward_flops(self):
+        """A depthwise (and a grouped) convolution's backward: its input's
+        and weight's gradients each the forward's FLOPs (2 x the output's
+        elements x the weight's elements a group), the bias's the output's
+        elements, whatever torch's flop counter says of grouped weights."""
+        for groups, c_in in ((72, 72), (4, 72), (1, 8)):
+            x, w, go = torch.randn(2, c_in, 28, 28), torch.randn(72, c_in // groups, 5, 5), torch.randn(2, 72, 28, 28)
+            f = torch.ops.aten.convolution_backward.default
+            args = (go, x, w, [72], [1, 1], [2, 2], [1, 1], False, [0, 0], groups, [True, True, True])
+            outs = f(*args)
+            fwd = 2 * go.numel() * (c_in // groups) * 25
+            got = exporter._flops(f, "convolution_backward", args, {}, outs)
+            if groups == 1:  # torch's counter where it has one: no bias term
+                self.assertIn(got, (2 * fwd, 2 * fwd + go.numel()))
+            else:
+                self.assertEqual(got, 2 * fwd + go.numel(), groups)
+
     def test_param_and_state_bytes(self):
         for name, meta in (("mlp", self.mlp_meta), ("cnn", self.cnn_meta)):
             model = zoo.MODELS[name].build()
