@@ -190,7 +190,7 @@ func (b *Builder) Build() (*Graph, error) {
 		return nil, err
 	}
 	g.buildColocation()
-	g.deriveSteps()
+	g.deriveKernels()
 	return g, nil
 }
 

@@ -162,6 +162,12 @@ type Op struct {
 	// steps' latency. Build derives it (serialSteps); it is not a field
 	// of the graph file.
 	Steps int
+
+	// DepthwiseTaps is a depthwise convolution's kernel taps (kh x kw; 0:
+	// not depthwise): a convolution op, forward or backward, whose weight
+	// is [C, 1, kh, kw] with C > 1 (each channel its own filter). Build
+	// derives it from the op's parameter input; not a field of the file.
+	DepthwiseTaps int
 }
 
 // NoBatch is the BatchDim of a tensor without a batch dimension (weights,

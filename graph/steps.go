@@ -10,7 +10,9 @@ import (
 // LSTM, GRU and plain RNN layers alike.
 var rnnTypes = map[string]bool{"_cudnn_rnn": true, "_cudnn_rnn_backward": true}
 
-// deriveSteps sets Steps of every op whose type is a cuDNN RNN: the
+// deriveKernels sets what the cost model reads of an op's kernel beyond
+// its counts: DepthwiseTaps of a depthwise convolution (depthwiseTaps),
+// and Steps of every op whose type is a cuDNN RNN: the
 // sequence length times the layers. cuDNN runs a layer's time steps one
 // after another (each needs the last one's hidden state) and, measured on
 // an H100 (measurements/2026-11-26-h100-c/shapes.jsonl, kind lstm), a
@@ -21,9 +23,12 @@ var rnnTypes = map[string]bool{"_cudnn_rnn": true, "_cudnn_rnn_backward": true}
 // the forward ones, not after them); the sequence is the output's
 // dimension beside the batch's (batch_first or not). An op whose layers
 // or sequence cannot be read keeps Steps 0: no serial floor.
-func (g *Graph) deriveSteps() {
+func (g *Graph) deriveKernels() {
 	for i := range g.ops {
 		op := &g.ops[i]
+		if op.Class == ClassConv && op.DepthwiseTaps == 0 {
+			op.DepthwiseTaps = g.depthwiseTaps(i)
+		}
 		if !rnnTypes[op.Type] || op.Steps > 0 {
 			continue
 		}
@@ -61,6 +66,23 @@ func (g *Graph) rnnSeq(op *Op) int {
 		return int(c)
 	case c == b && a != b:
 		return int(a)
+	}
+	return 0
+}
+
+// depthwiseTaps is the kernel taps of convolution op i if it is
+// depthwise: one of its parameter inputs is a weight of shape [C, 1, kh,
+// kw] with C > 1 (PyTorch's Conv2d with groups = in_channels =
+// out_channels / multiplier); 0 otherwise.
+func (g *Graph) depthwiseTaps(i int) int {
+	for _, p := range g.Preds(i) {
+		q := &g.ops[p]
+		if q.Type != "Parameter" || len(q.Shape) != 4 {
+			continue
+		}
+		if s := q.Shape; s[0] > 1 && s[1] == 1 && s[2] > 0 && s[3] > 0 {
+			return int(s[2] * s[3])
+		}
 	}
 	return 0
 }

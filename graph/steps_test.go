@@ -42,3 +42,37 @@ func TestDeriveSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestDepthwiseTaps: a convolution whose weight is [C, 1, kh, kw] (C > 1)
+// is depthwise with kh x kw taps, forward and backward; a grouped or dense
+// one, a single-channel one, or an op of another class is not.
+func TestDepthwiseTaps(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		class  Class
+		weight []int64
+		want   int
+	}{
+		{"3x3 depthwise", ClassConv, []int64{72, 1, 3, 3}, 9},
+		{"5x5 depthwise", ClassConv, []int64{240, 1, 5, 5}, 25},
+		{"1x7 depthwise", ClassConv, []int64{32, 1, 1, 7}, 7},
+		{"grouped, 2 channels a group", ClassConv, []int64{48, 2, 3, 3}, 0},
+		{"dense", ClassConv, []int64{64, 64, 3, 3}, 0},
+		{"one channel", ClassConv, []int64{1, 1, 3, 3}, 0},
+		{"a matmul's 4-D parameter", ClassMatMul, []int64{72, 1, 3, 3}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := NewBuilder("g")
+			conv := b.AddOp(Op{Name: "conv", Type: "convolution", Class: tc.class, DType: F32, Shape: []int64{8, 72, 28, 28}, FLOPs: 1e6})
+			w := b.AddOp(Op{Name: "param:w", Type: "Parameter", Class: ClassDataMovement, DType: F32, Shape: tc.weight, Alias: true})
+			b.AddTensor(w, 64, conv)
+			g, err := b.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g.Op(conv).DepthwiseTaps; got != tc.want {
+				t.Errorf("DepthwiseTaps = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -31,6 +31,13 @@ type Hardware struct {
 	Memory       int64   `json:"memory"`        // device memory capacity, bytes
 	Launch       float64 `json:"launch_s"`      // fixed per-kernel overhead
 
+	// KernelFloor is the time a near-empty kernel holds the GPU when
+	// kernels queue back to back (0: not measured). Launch lumps the
+	// host's issue and the GPU's per-kernel time together; with the host
+	// modelled on its own (Options.Host, placer eval --host) a kernel
+	// costs the GPU this in Launch's place (Cluster.hostHardware).
+	KernelFloor float64 `json:"kernel_floor_s,omitempty"`
+
 	// SerialStep and SerialStepBwd are the least time one serial step of
 	// an op with graph.Op.Steps takes, forward and backward (a cuDNN RNN's
 	// time step of one layer: a small GEMM and the gates, waiting on the
@@ -38,6 +45,15 @@ type Hardware struct {
 	// FLOPs. Zero: not measured on this GPU, no floor.
 	SerialStep    float64 `json:"serial_step_s,omitempty"`
 	SerialStepBwd float64 `json:"serial_step_bwd_s,omitempty"`
+
+	// Depthwise and DepthwiseBwd are a depthwise convolution's time per
+	// element of its output (forward) or of its input's gradient
+	// (backward): [0] + [1] x its kernel taps (graph.Op.DepthwiseTaps),
+	// in place of its FLOPs' roofline: such a kernel reaches a few
+	// TFLOP/s, neither the tensor cores' rate nor the memory's. Zero: not
+	// measured on this GPU, the roofline.
+	Depthwise    [2]float64 `json:"depthwise_s,omitempty"`
+	DepthwiseBwd [2]float64 `json:"depthwise_bwd_s,omitempty"`
 
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
@@ -153,8 +169,53 @@ func init() {
 	}
 	h := presets["h100"]
 	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
+	h.Depthwise, h.DepthwiseBwd = h100Depthwise, h100DepthwiseBwd
+	h.KernelFloor = h100KernelFloor
 	presets["h100"] = h
+	h = presets["h200"]
+	h.KernelFloor = h200KernelFloor
+	presets["h200"] = h
 }
+
+// h100KernelFloor and h200KernelFloor are a near-empty kernel's time on
+// the GPU, queued back to back behind a busy GPU (kernelbench host
+// section, issue.add_, issue.add and issue.mul_autograd: CUDA events
+// around 500 kernels over 1,024 floats): on two H100 machines
+// (measurements/2026-11-26-h100-c/host.jsonl, 2026-11-26-h100-d/
+// host-moehost.jsonl) 2.091-2.096 us, their mean 2.093; on the H200
+// (2026-11-26-h200-b/host.jsonl, host-after.jsonl) 1.714-1.823, their
+// mean 1.773 (TestKernelFloorMeasured).
+const (
+	h100KernelFloor = 2.093e-6
+	h200KernelFloor = 1.773e-6
+)
+
+// hostHardware is the hardware a model with the host modelled (host)
+// costs kernels on: the cluster's, its kernel floor in place of its
+// launch where it has one.
+func (c *Cluster) hostHardware(host bool) *Hardware {
+	if !host || c.Hardware.KernelFloor <= 0 {
+		return &c.Hardware
+	}
+	h := c.Hardware
+	h.Launch = h.KernelFloor
+	return &h
+}
+
+// h100Depthwise and h100DepthwiseBwd are an H100's depthwise convolution
+// per element, seconds [base, per tap]: the line through the medians of
+// the 3x3 and 5x5 depthwise convolutions the lent H100 of 2026-11-26
+// timed (measurements/2026-11-26-h100-c/shapes.jsonl, kind conv, groups =
+// channels: MobileNetV3's and EfficientNet's layers at batch 32, FP32 and
+// BF16 alike), forward per output element 10.268 ps at 9 taps (9.7-11.5)
+// and 17.746 at 25 (16.5-19.8), backward per element of the input's
+// gradient 37.227 ps at 9 (21.9-41.0; the stride-2 layer the least) and
+// 72.791 at 25 (59.0-137.7; the 7x7 map the most): within about 15%
+// forward and a factor of two backward (TestDepthwiseMeasured).
+var (
+	h100Depthwise    = [2]float64{6.0616e-12, 0.46738e-12}
+	h100DepthwiseBwd = [2]float64{17.2222e-12, 2.22275e-12}
+)
 
 // h100RNNStep and h100RNNStepBwd are an H100's cuDNN LSTM time step of one
 // layer, forward and backward: the mean over the three LSTMs the lent
@@ -296,7 +357,9 @@ func (h *Hardware) Validate() error {
 		name string
 		v    float64
 	}{{"launch_s", h.Launch}, {"nvlink_latency_s", h.NVLinkLatency}, {"pcie_latency_s", h.PCIeLatency},
-		{"serial_step_s", h.SerialStep}, {"serial_step_bwd_s", h.SerialStepBwd}} {
+		{"serial_step_s", h.SerialStep}, {"serial_step_bwd_s", h.SerialStepBwd}, {"kernel_floor_s", h.KernelFloor},
+		{"depthwise_s[0]", h.Depthwise[0]}, {"depthwise_s[1]", h.Depthwise[1]},
+		{"depthwise_bwd_s[0]", h.DepthwiseBwd[0]}, {"depthwise_bwd_s[1]", h.DepthwiseBwd[1]}} {
 		if !(f.v >= 0 && f.v <= MaxLatency) {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}

@@ -92,6 +92,9 @@ type Model struct {
 
 	classRate   [8]float64 // seconds per byte of memory traffic by class (1 / (bw * eff_mem)); 0 for measured ops
 	classLaunch [8]float64 // launch overhead by class; 0 for measured ops
+	// hw is the hardware the ops are costed on: the cluster's, with
+	// --host its kernel floor as the launch (Cluster.hostHardware).
+	hw *Hardware
 
 	// Options.Host: each op's dispatch time on its host thread, by op
 	// (topological numbering), and their sum; nil without a host model.
@@ -178,7 +181,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("roofline: MaxFusion %d is negative", opts.MaxFusion)
 	}
 	n, nt := g.NumOps(), g.NumTensors()
-	h := &c.Hardware
+	h := c.hostHardware(opts.Host != nil)
 	m := &Model{
 		G: g, Cluster: c, Opts: opts, n: n, nt: nt, d: c.Devices,
 		opTime: make([]float64, n), opCompute: make([]float64, n), fusible: make([]bool, n),
@@ -188,8 +191,8 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		inStart: make([]int32, n+1), outStart: make([]int32, n+1),
 		tBytes: make([]int64, 0, nt), view: make([]uint64, (nt+63)/64), tXfer: make([]float64, 0, nt), tOrig: make([]int32, 0, nt),
 		consStart: make([]int32, 1, nt+1), cons: make([]int32, 0, g.NumEdges()),
-		launch: h.Launch,
-		tf32:   ResolveTF32(g, h, opts.TF32),
+		launch: h.Launch, hw: h,
+		tf32: ResolveTF32(g, h, opts.TF32),
 	}
 	if len(h.MemEff) > measured {
 		return nil, fmt.Errorf("roofline: %d op classes, at most %d are supported", len(h.MemEff), measured)
@@ -333,7 +336,8 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 // roofline of its compute, f32 matmuls and convolutions on TF32 tensor
 // cores as tf says, and its memory traffic at memRate seconds per byte),
 // or its measured time, and its compute time alone (an op of serial
-// steps at least Steps x the hardware's step latency; the measured
+// steps at least Steps x the hardware's step latency; a depthwise
+// convolution its elements at the hardware's measured rate; the measured
 // time for a measured op).
 func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
@@ -341,6 +345,16 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 	}
 	if op.FLOPs > 0 {
 		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * h.ComputeEff[op.Class])
+	}
+	if dw := h.Depthwise; op.DepthwiseTaps > 0 && dw[0] > 0 {
+		if op.Backward {
+			dw = h.DepthwiseBwd
+		}
+		elems := 1.0
+		for _, d := range op.Shape {
+			elems *= float64(d)
+		}
+		compute = elems * (dw[0] + dw[1]*float64(op.DepthwiseTaps))
 	}
 	if op.Steps > 0 {
 		step := h.SerialStep
@@ -357,7 +371,7 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 // graph: a planner costs a micro-batch's ops (graph.AtBatch) with it
 // without compiling a model at that batch.
 func (m *Model) TimeOf(op *graph.Op) float64 {
-	h := &m.Cluster.Hardware
+	h := m.hw
 	rate := 0.0
 	if int(op.Class) < len(h.MemEff) && h.MemBandwidth > 0 && h.MemEff[op.Class] > 0 {
 		rate = 1 / (h.MemBandwidth * h.MemEff[op.Class])
