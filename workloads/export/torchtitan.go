@@ -72,6 +72,7 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d data-parallel ranks of micro-batches of %d", m.Batch, D, s.MicroBatchSize)
 	}
 	micro := m.Batch / D / s.MicroBatchSize // torchtitan's n_microbatches
+	runs := titanRunsErr(s, P, V, micro, rel.Version)
 	switch {
 	case s.DistOpt && !s.FSDP:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.data_parallel_shard_degree: distopt=on (the distributed optimizer, ZeRO-1) has no torchtitan setting (FSDP2 shards parameters and gradients too): use fsdp=on or distopt=off")
@@ -85,16 +86,8 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute=selective (the attention core) is not torchtitan's selective checkpointing (per layer or per op)")
 	case s.Recompute == scale.FullRecompute && s.RecomputeLayers > 0:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
-	case P > 1 && s.Schedule == decision.GPipe && V > 1:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
-	case P > 1 && V == 1 && s.Schedule != decision.GPipe && micro < P:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages", micro, P)
-	case P > 1 && V > 1 && micro%max(1, micro/P) != 0:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches on %d stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its %d rounds", micro, P, max(1, micro/P))
-	case s.EPOverlap:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: epoverlap=on (Megatron-Core's all-to-all overlap across micro-batches) has no torchtitan setting")
-	case s.GradBF16:
-		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", rel.Version)
+	case runs != nil:
+		return nil, runs
 	case s.FP8 != "" && s.FP8 != scale.FP8Current:
 		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
 	}
@@ -204,4 +197,26 @@ func titanLayerParts(stages []int, V int) ([][]string, error) {
 		parts = append(parts, q)
 	}
 	return parts, nil
+}
+
+// titanRunsErr is what torchtitan's releases alike refuse of plan s (P
+// stages of V virtual stages, micro micro-batches a step; version names
+// the release in the words): GPipe with virtual stages, torch's 1F1B
+// with fewer micro-batches than stages and its interleaved schedule with
+// micro-batches no multiple of its rounds, Megatron-Core's all-to-all
+// overlap, and gradients reduced in BF16; nil if none.
+func titanRunsErr(s scale.Strategy, P, V, micro int, version string) error {
+	switch {
+	case P > 1 && s.Schedule == decision.GPipe && V > 1:
+		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
+	case P > 1 && V == 1 && s.Schedule != decision.GPipe && micro < P:
+		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages", micro, P)
+	case P > 1 && V > 1 && micro%max(1, micro/P) != 0:
+		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches on %d stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its %d rounds", micro, P, max(1, micro/P))
+	case s.EPOverlap:
+		return fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: epoverlap=on (Megatron-Core's all-to-all overlap across micro-batches) has no torchtitan setting")
+	case s.GradBF16:
+		return fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", version)
+	}
+	return nil
 }

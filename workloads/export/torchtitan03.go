@@ -159,6 +159,7 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 	if C > 1 {
 		div *= 2 * C
 	}
+	runs := titanRunsErr(s, P, V, micro, rel.Checked)
 	switch {
 	case s.DistOpt && !s.FSDP:
 		return nil, fmt.Errorf("export: torchtitan: parallelism.data_parallel_shard_degree: distopt=on (the distributed optimizer, ZeRO-1) has no torchtitan setting (FSDP2 shards parameters and gradients too): use fsdp=on or distopt=off")
@@ -168,16 +169,8 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint: recompute=selective (the attention core) is not torchtitan's selective checkpointing (SelectiveAC: per op)")
 	case s.Recompute == scale.FullRecompute && s.RecomputeLayers > 0:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
-	case P > 1 && s.Schedule == decision.GPipe && V > 1:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
-	case P > 1 && V == 1 && s.Schedule != decision.GPipe && micro < P:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages", micro, P)
-	case P > 1 && V > 1 && micro%max(1, micro/P) != 0:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches on %d stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its %d rounds", micro, P, max(1, micro/P))
-	case s.EPOverlap:
-		return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: epoverlap=on (Megatron-Core's all-to-all overlap across micro-batches) has no torchtitan setting")
-	case s.GradBF16:
-		return nil, fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", rel.Checked)
+	case runs != nil:
+		return nil, runs
 	case s.FP8 != "":
 		// components/quantization/float8.py: Float8LinearConverter.Config
 		// recipe_name is "rowwise" or "rowwise_with_gw_hp"; 0.2's
