@@ -106,6 +106,24 @@ def check_parts(kept, stages):
                 raise AssertionError("stage %d holds stage %d's %s" % (i, j, ", ".join(extra[:5])))
 
 
+def transformer_parts(parts, n, pp, head):
+    """The layers of a transformer's n model parts (parts: part -> (its
+    pipeline rank, its chunk)) in part order, and how many each of the pp
+    ranks holds; asserts that the embedding is the first part's alone and
+    the norm and the output layer (head: "output" in torchtitan 0.2,
+    "lm_head" in 0.3) the last part's."""
+    order, per_rank = [], [0] * pp
+    for j in range(n):
+        r, chunk = parts[j]
+        layers = [int(k) for k in chunk.layers.keys()]
+        order += layers
+        per_rank[r] += len(layers)
+        assert (chunk.tok_embeddings is not None) == (j == 0), "part %d: tok_embeddings" % j
+        assert (chunk.norm is not None) == (j == n - 1) and (getattr(chunk, head) is not None) == (j == n - 1), \
+            "part %d: norm, %s" % (j, head)
+    return order, per_rank
+
+
 def torchtitan_case(case):
     import torch
     import torch.distributed as dist
@@ -169,14 +187,7 @@ def torchtitan_case(case):
     assert sorted(parts) == list(range(n)), "stages built: %s of %d" % (sorted(parts), n)
     facts["parts"] = n
     if case["kind"] == "transformer":
-        order, per_rank = [], [0] * pp
-        for j in range(n):
-            r, chunk = parts[j]
-            layers = [int(k) for k in chunk.layers.keys()]
-            order += layers
-            per_rank[r] += len(layers)
-            assert (chunk.tok_embeddings is not None) == (j == 0), "part %d: tok_embeddings" % j
-            assert (chunk.norm is not None) == (j == n - 1) and (chunk.output is not None) == (j == n - 1), "part %d: norm, output" % j
+        order, per_rank = transformer_parts(parts, n, pp, "output")
         assert order == list(range(case["layers"])), "the parts' layers in order: %s" % order
         assert per_rank == case["rank_layers"], "layers per pipeline rank %s, the plan's %s" % (per_rank, case["rank_layers"])
         facts["rank_layers"] = per_rank

@@ -47,7 +47,7 @@ import traceback
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check import check_parts, fake_world, paths_in, stand_in  # noqa: E402
+from check import check_parts, fake_world, paths_in, stand_in, transformer_parts  # noqa: E402
 
 WRAPPER = '''from torchtitan.models.llama3.config_registry import llama3_debugmodel
 import {module} as plan
@@ -167,14 +167,7 @@ def case_03(case, workdir, n):
     assert sorted(parts) == list(range(n)), "stages built: %s of %d" % (sorted(parts), n)
     facts["parts"] = n
     if case["kind"] == "transformer":
-        order, per_rank = [], [0] * pp
-        for j in range(n):
-            r, chunk = parts[j]
-            layers = [int(k) for k in chunk.layers.keys()]
-            order += layers
-            per_rank[r] += len(layers)
-            assert (chunk.tok_embeddings is not None) == (j == 0), "part %d: tok_embeddings" % j
-            assert (chunk.norm is not None) == (j == n - 1) and (chunk.lm_head is not None) == (j == n - 1), "part %d: norm, lm_head" % j
+        order, per_rank = transformer_parts(parts, n, pp, "lm_head")
         assert order == list(range(len(mc.layers))), "the parts' layers in order: %s" % order
         facts["rank_layers"] = per_rank
     else:

@@ -58,9 +58,6 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	if err != nil {
 		return nil, err
 	}
-	if rel.Version == "0.3" {
-		return titan03Transformer(m, s, gpus, rel)
-	}
 	if s.TensorStages != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
 	}
@@ -72,6 +69,9 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d data-parallel ranks of micro-batches of %d", m.Batch, D, s.MicroBatchSize)
 	}
 	micro := m.Batch / D / s.MicroBatchSize // torchtitan's n_microbatches
+	if rel.Version == "0.3" {
+		return titan03Transformer(m, s, gpus, rel)
+	}
 	runs := titanRunsErr(s, P, V, micro, rel.Version)
 	switch {
 	case s.DistOpt && !s.FSDP:

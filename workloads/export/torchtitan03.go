@@ -130,7 +130,8 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 	return f, ok
 }
 
-// titan03Transformer is TorchTitanTransformer for torchtitan 0.3: the
+// titan03Transformer is TorchTitanTransformer for torchtitan 0.3, after
+// the checks both releases make of the GPUs and the batch: the
 // same settings and refusals, except that 0.3 writes plain data
 // parallelism beside the others (fully_shard over dp_replicate x
 // dp_shard) and sp=off (enable_sequence_parallel), its sequence rule is
@@ -139,16 +140,7 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 // last model part ends in lm_head, and every FP8 recipe is refused
 // (0.3.0's float8 recipes are rowwise only).
 func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
-	if s.TensorStages != nil {
-		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
-	}
 	T, P, D, C, V := s.T(), s.P(), s.R(), s.C(), s.V()
-	if T*C*P*D != gpus {
-		return nil, fmt.Errorf("export: torchtitan: tp=%d x cp=%d x pp=%d x dp=%d is not the %d GPUs", T, C, P, D, gpus)
-	}
-	if s.MicroBatchSize < 1 || m.Batch%D != 0 || (m.Batch/D)%s.MicroBatchSize != 0 {
-		return nil, fmt.Errorf("export: torchtitan: training.local_batch_size: the batch of %d does not split into %d data-parallel ranks of micro-batches of %d", m.Batch, D, s.MicroBatchSize)
-	}
 	micro := m.Batch / D / s.MicroBatchSize
 	// Trainer.__init__ (trainer.py): the sequence splits over tp with
 	// sequence parallelism and over 2 x cp with context parallelism.
