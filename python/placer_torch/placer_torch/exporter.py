@@ -1666,12 +1666,14 @@ def _assemble(x, name, params, buffers, model, batch=0, x2=None):
     return graph, meta
 
 
-def _write_json(path, obj):
+def _write_json(path, obj, indent=None):
+    """obj as JSON at path, atomically (a temporary file beside it,
+    renamed): compact, or indented by indent."""
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, separators=(",", ":"))
+            json.dump(obj, f, indent=indent, separators=None if indent else (",", ":"))
             f.write("\n")
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)

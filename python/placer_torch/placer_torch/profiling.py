@@ -32,7 +32,6 @@ import json
 import os
 import platform
 import statistics
-import tempfile
 
 import torch
 
@@ -267,15 +266,5 @@ def merge_cost_table(path, device, measured):
         e["time_s"] = statistics.median(e["times_s"])
         e["samples"] = len(e["times_s"])
     table["entries"] = [byk[k] for k in sorted(byk)]
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(table, f, indent=1)
-            f.write("\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    exporter._write_json(path, table, indent=1)
     return len(table["entries"])
