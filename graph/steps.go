@@ -8,7 +8,7 @@ import (
 // rnnTypes are the op types of a whole recurrent layer stack that PyTorch
 // runs as one cuDNN call forward and one backward (Execution.CuDNNRNN):
 // LSTM, GRU and plain RNN layers alike.
-var rnnTypes = map[string]bool{"_cudnn_rnn": true, "_cudnn_rnn_backward": true}
+var rnnTypes = map[string]bool{"_cudnn_rnn": true, "_cudnn_rnn_backward": true} // matmul-class ops (the exporter's class)
 
 // deriveKernels sets what the cost model reads of an op's kernel beyond
 // its counts: DepthwiseTaps of a depthwise convolution (depthwiseTaps),
@@ -29,7 +29,7 @@ func (g *Graph) deriveKernels() {
 		if op.Class == ClassConv && op.DepthwiseTaps == 0 {
 			op.DepthwiseTaps = g.depthwiseTaps(i)
 		}
-		if !rnnTypes[op.Type] || op.Steps > 0 {
+		if op.Class != ClassMatMul || op.Steps > 0 || !rnnTypes[op.Type] {
 			continue
 		}
 		layers := map[int]bool{}
