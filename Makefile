@@ -50,6 +50,14 @@ test: go-deps py-deps venv
 	$(MAKE) test-python
 	$(MAKE) test-slurm
 
+# The README's sample outputs made anew from the commands each one's
+# marker names (tools/readme: <!-- readme: COMMAND | options --> above a
+# fence); its test (go test ./tools/readme, in make test) fails when a
+# sample drifts from what its command prints.
+.PHONY: readme
+readme: build
+	$(GO) run ./tools/readme -placer $(BIN) -write README.md
+
 # A single-node Slurm cluster on this machine (tools/slurm/up.sh): Debian's
 # slurmctld, slurmd, slurm-client and munge installed with apt-get
 # --no-install-recommends when missing (about a minute), a minimal

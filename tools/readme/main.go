@@ -1,0 +1,61 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+)
+
+func main() {
+	placer := flag.String("placer", "bin/placer", "the placer binary the samples are made with")
+	write := flag.Bool("write", false, "rewrite the samples in place")
+	check := flag.Bool("check", false, "exit 1 when a sample differs from its command's output")
+	flag.Parse()
+	if flag.NArg() != 1 || *write == *check {
+		fmt.Fprintln(os.Stderr, "readme: usage: readme -placer BIN (-write | -check) README.md")
+		os.Exit(2)
+	}
+	path := flag.Arg(0)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "readme:", err)
+		os.Exit(1)
+	}
+	doc, err := Parse(string(src))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
+		os.Exit(1)
+	}
+	runner, err := NewRunner(*placer, ".")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "readme:", err)
+		os.Exit(1)
+	}
+	defer runner.Close()
+	if *check {
+		diffs, err := doc.Check(runner)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
+			os.Exit(1)
+		}
+		for _, d := range diffs {
+			fmt.Fprintln(os.Stderr, d)
+		}
+		if len(diffs) > 0 {
+			fmt.Fprintf(os.Stderr, "readme: %s: %d samples differ from their commands' output (make readme rewrites them)\n", path, len(diffs))
+			os.Exit(1)
+		}
+		fmt.Printf("readme: %s: %d samples agree with their commands\n", path, len(doc.Samples()))
+		return
+	}
+	out, err := doc.Write(runner)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
+		os.Exit(1)
+	}
+	if err := writeAtomic(path, []byte(out)); err != nil {
+		fmt.Fprintln(os.Stderr, "readme:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("readme: %s: %d samples written\n", path, len(doc.Samples()))
+}
