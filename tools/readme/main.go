@@ -31,31 +31,38 @@ func main() {
 		fmt.Fprintln(os.Stderr, "readme:", err)
 		os.Exit(1)
 	}
-	defer runner.Close()
-	if *check {
+	code := run(doc, runner, path, *check)
+	runner.Close()
+	os.Exit(code)
+}
+
+// run checks or writes the samples and returns the exit code.
+func run(doc *Doc, runner *Runner, path string, check bool) int {
+	if check {
 		diffs, err := doc.Check(runner)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
-			os.Exit(1)
+			return 1
 		}
 		for _, d := range diffs {
 			fmt.Fprintln(os.Stderr, d)
 		}
 		if len(diffs) > 0 {
 			fmt.Fprintf(os.Stderr, "readme: %s: %d samples differ from their commands' output (make readme rewrites them)\n", path, len(diffs))
-			os.Exit(1)
+			return 1
 		}
 		fmt.Printf("readme: %s: %d samples agree with their commands\n", path, len(doc.Samples()))
-		return
+		return 0
 	}
 	out, err := doc.Write(runner)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
-		os.Exit(1)
+		return 1
 	}
 	if err := writeAtomic(path, []byte(out)); err != nil {
 		fmt.Fprintln(os.Stderr, "readme:", err)
-		os.Exit(1)
+		return 1
 	}
 	fmt.Printf("readme: %s: %d samples written\n", path, len(doc.Samples()))
+	return 0
 }
