@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/opcheck"
 )
 
 // Eval is the report of one evaluated decision: what `placer eval`
@@ -50,6 +51,10 @@ type Eval struct {
 	// export --placement read a report holding it as they read a result
 	// file.
 	Decision *decision.File `json:"decision,omitempty"`
+	// Checked is what this graph's op kinds were checked against: the
+	// profiled steps on this GPU that have them and how close the
+	// roofline came there (evaluate/opcheck).
+	Checked *opcheck.Report `json:"checked_against,omitempty"`
 }
 
 // Measured is a decision run on real GPUs (placer eval --measure).
@@ -189,8 +194,55 @@ func WriteEval(w io.Writer, e Eval) error {
 			fmt.Fprintln(w, "note:", n)
 		}
 	}
+	if e.Checked != nil {
+		if err := WriteChecked(w, *e.Checked); err != nil {
+			return err
+		}
+	}
 	if e.Trace != "" {
 		fmt.Fprintf(w, "trace written to %s (open in https://ui.perfetto.dev or chrome://tracing)\n", e.Trace)
+	}
+	return nil
+}
+
+// checkedKinds is how many kinds, largest share first, the checked-against
+// table shows (--json has them all).
+const checkedKinds = 8
+
+// WriteChecked writes what an op graph's figures were checked against: its
+// largest op kinds by share of the GPU time, the profiled steps on this
+// GPU that have each and the roofline's error on their ops of that kind,
+// then one line per warning.
+func WriteChecked(w io.Writer, c opcheck.Report) error {
+	fmt.Fprintf(w, "checked against: %s of the GPU time is in op kinds that %d profiled steps on %s have (evaluate/opcheck)\n",
+		Percent(c.Checked), c.Steps, c.Hardware)
+	if c.Steps > 0 {
+		var rows [][]string
+		for i, k := range c.Kinds {
+			if i == checkedKinds {
+				break
+			}
+			refs, errs := "none", "-"
+			if n := len(k.References); n > 0 {
+				refs = k.References[0]
+				if n > 1 {
+					refs = fmt.Sprintf("%s and %d more", refs, n-1)
+				}
+			}
+			if k.Error != nil {
+				errs = fmt.Sprintf("%+.0f%%", 100**k.Error)
+			}
+			rows = append(rows, []string{k.Kind.String(), fmt.Sprint(k.Ops), Percent(k.Share), refs, errs})
+		}
+		if err := Table(w, []string{"op kind", "ops", "of GPU time", "profiled in", "roofline vs measured"}, rows); err != nil {
+			return err
+		}
+		if n := len(c.Kinds) - checkedKinds; n > 0 {
+			fmt.Fprintf(w, "%d smaller kinds left out (--json lists them)\n", n)
+		}
+	}
+	for _, x := range c.Warnings {
+		fmt.Fprintln(w, "warning:", x)
 	}
 	return nil
 }
