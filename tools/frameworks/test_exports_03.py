@@ -83,7 +83,7 @@ class TestExports03(unittest.TestCase):
                           args=["--parallelism.pipeline_parallel_microbatch_size", "8"]))
         for i, (name, (strategy, _)) in enumerate(PLANS.items()):
             path = os.path.join(cls.tmp, "llama_plan_%d.py" % i)
-            r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan", "-o", path)
+            r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan", "-o", path)
             if r.returncode != 0:
                 cls.refused["llama " + name] = (r.returncode, r.stderr)
                 continue
@@ -164,14 +164,14 @@ class TestExports03(unittest.TestCase):
     def test_refused(self):
         for name, (strategy, words) in REFUSED.items():
             with self.subTest(name):
-                r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.3")
+                r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.3")
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(words, r.stderr)
 
     def test_default_is_03(self):
         path = self.out["llama tp8 pp2 fsdp"]
-        r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", PLANS["tp8 pp2 fsdp"][0], "--to", "torchtitan@0.3.0")
+        r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", PLANS["tp8 pp2 fsdp"][0], "--to", "torchtitan@0.3.0")
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(path) as f:
             self.assertEqual(r.stdout, f.read())

@@ -135,7 +135,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         cls.toml = {}
         for name, strategy in TITAN_PLANS.items():
             path = os.path.join(cls.tmp, "plan-%d.toml" % len(cls.toml))
-            placer("export", "--workload", LLAMA, "--gpus", "4", "--strategy", strategy, "--to", "torchtitan@0.2", "-o", path)
+            placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "4", "--strategy", strategy, "--to", "torchtitan@0.2", "-o", path)
             cls.toml[name] = path
         cls.seed = os.path.join(cls.tmp, "seed")
         fsdp = cls.toml["FSDP 4"]
@@ -211,7 +211,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         counts tokens per expert with torch.histc on int64 indices, which
         the CPU has no kernel for; it stops there, before any all-to-all."""
         path = os.path.join(self.tmp, "moe.toml")
-        placer("export", "--workload", MOE, "--gpus", "2", "--strategy", "dp=2,ep=2,mbs=2,fsdp=on", "--to", "torchtitan@0.2", "-o", path)
+        placer("export", "--allow-over", "--workload", MOE, "--gpus", "2", "--strategy", "dp=2,ep=2,mbs=2,fsdp=on", "--to", "torchtitan@0.2", "-o", path)
         with open(path) as f:
             self.assertIn("expert_parallel_degree = 2", f.read())
         res = self.titan(2, path, os.path.join(self.tmp, "moe"), "--model.name", "qwen3_cpu", "--model.flavor", "placer_tiny_moe",
