@@ -273,6 +273,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 			add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
 		}
 	}
+	if err := unwritten("megatron", s, megatronKeys); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

@@ -188,6 +188,9 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d does not divide dp_shard x cp x tp = %d x %d x %d, the ranks torchtitan %s's experts borrow", ep, shard, C, T, rel.Checked)
 		}
 	}
+	if err := unwritten("torchtitan", s, torchtitanKeys); err != nil {
+		return nil, err
+	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: %w", err)
