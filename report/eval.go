@@ -40,7 +40,10 @@ type Eval struct {
 	Kernels        int     `json:"kernels"`
 	BytesMoved     int64   `json:"bytes_moved"`
 	NumXfers       int     `json:"transfer_count"`
-	OOM            bool    `json:"oom"`
+	// CollectiveBytes is the part of BytesMoved that collectives move
+	// (sent and received count the transfers only).
+	CollectiveBytes int64 `json:"collective_bytes,omitempty"`
+	OOM             bool  `json:"oom"`
 	// ColocationViolations counts ops away from their co-location group.
 	ColocationViolations int           `json:"colocation_violations"`
 	PerDevice            []DeviceStats `json:"devices_detail"`
@@ -95,7 +98,7 @@ type DeviceStats struct {
 // counts the ops placed on each device.
 func NewEval(r *evaluate.Result, lowerBound float64, opsPerDevice []int) Eval {
 	e := Eval{StepTime: r.StepTime, LowerBound: lowerBound, Kernels: r.Kernels, BytesMoved: r.BytesMoved,
-		NumXfers: r.Transfers, OOM: r.OOM, ColocationViolations: r.ColocationViolations}
+		NumXfers: r.Transfers, CollectiveBytes: r.CollectiveBytes, OOM: r.OOM, ColocationViolations: r.ColocationViolations}
 	if r.StepTime > 0 {
 		e.Efficiency = lowerBound / r.StepTime
 	}
@@ -115,6 +118,16 @@ func NewEval(r *evaluate.Result, lowerBound float64, opsPerDevice []int) Eval {
 		e.PerDevice = append(e.PerDevice, ds)
 	}
 	return e
+}
+
+// moved says what moved between GPUs: the transfers (each GPU's sent and
+// received below) and what collectives moved.
+func moved(e Eval) string {
+	if e.CollectiveBytes == 0 {
+		return fmt.Sprintf("%s in %d transfers", Bytes(e.BytesMoved), e.NumXfers)
+	}
+	return fmt.Sprintf("%s: %s in %d transfers, %s by collectives", Bytes(e.BytesMoved),
+		Bytes(e.BytesMoved-e.CollectiveBytes), e.NumXfers, Bytes(e.CollectiveBytes))
 }
 
 func yesNo(b bool) string {
@@ -147,7 +160,7 @@ func WriteEval(w io.Writer, e Eval) error {
 		{"lower bound", Seconds(e.LowerBound)},
 		{"efficiency (lower bound / step)", Percent(e.Efficiency)},
 		{"kernels", fmt.Sprint(e.Kernels)},
-		{"bytes moved", fmt.Sprintf("%s in %d transfers", Bytes(e.BytesMoved), e.NumXfers)},
+		{"bytes moved", moved(e)},
 		{"out of memory", yesNo(e.OOM)},
 	}
 	if e.ColocationViolations > 0 {
