@@ -267,13 +267,17 @@ test-frameworks-run-ci: build venv-frameworks
 # FRAMEWORKS03_PINS is the set pip resolves for torchtitan 0.3.0 beside
 # TORCH_PINS less what the virtualenv has at that version (torch 2.14.1
 # included: 0.3.0 pins no torch and imports on it) and less wandb, which
-# torchtitan imports only with metrics.enable_wandb. datasets 4.7.0
+# torchtitan imports only with metrics.enable_wandb; tokenizers, h11,
+# anyio, idna, PyYAML, safetensors and tqdm, which its trainer imports and
+# which only venv-test's transformers had brought (make venv has none of
+# them: on a virtualenv of TORCH_PINS alone, check03 stopped at
+# "No module named 'tokenizers'"). datasets 4.7.0
 # (0.3.0 wants < 4.8) and its huggingface_hub 1.33.0 and fsspec
 # 2026.2.0 differ from FRAMEWORKS_PINS' and the virtualenv's, so 0.3.0
 # has a --target folder of its own, FRAMEWORKS03_DIR, on PYTHONPATH for
 # these tests only; torchtitan 0.2.2's stays as it is. Measured on this
-# project's 2-core machine (2026-11-26, others' jobs running): 15 s to
-# install, 368 MB; test-frameworks-03 27 to 41 s (12 CPU s), which CI's
+# project's 2-core machine (2026-11-26, others' jobs running): 18 s to
+# install, 387 MB; test-frameworks-03 21 to 41 s (9 to 12 CPU s), which CI's
 # 10 minutes (make test took 9 min 11 s) have no room for: not part of
 # make test; run it by hand.
 FRAMEWORKS03_PINS := torchtitan==0.3.0 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 spmd_types==0.2.3 \
@@ -282,7 +286,8 @@ FRAMEWORKS03_PINS := torchtitan==0.3.0 tyro==1.0.17 docstring_parser==0.18.0 typ
                      requests==2.34.2 certifi==2026.10.19.post1 charset-normalizer==3.5.3 urllib3==2.8.0 fsspec==2026.2.0 \
                      huggingface_hub==1.33.0 httpx==0.28.1 httpcore==1.0.9 sniffio==1.3.1 aiohttp==3.14.5 aiohappyeyeballs==2.7.1 \
                      aiosignal==1.4.0 attrs==26.1.0 frozenlist==1.8.0 multidict==7.2.1 propcache==0.5.4 yarl==1.25.1 \
-                     tensorboard==2.21.0 tensorboard-data-server==0.7.2 absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9
+                     tensorboard==2.21.0 tensorboard-data-server==0.7.2 absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9 \
+                     tokenizers==0.23.3 h11==0.16.0 anyio==4.16.0 idna==3.20 PyYAML==6.0.4 safetensors==0.8.0 tqdm==4.70.1
 FRAMEWORKS03_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/frameworks-03
 .PHONY: venv-frameworks-03 test-frameworks-03
 venv-frameworks-03: venv
