@@ -218,11 +218,18 @@ test-python-debian: build py-deps
 # FSDP 4, TP 2 x FSDP 2, PP 2 x FSDP 2 (1F1B), PP 2 x 2 virtual stages x
 # FSDP 2 (Interleaved1F1B) and FSDP 4 with float8, and DeepSpeed 0.19.8
 # (tools/frameworks/ds_run.py) for ZeRO-2 and ZeRO-3 on 2, a 2-stage
-# pipeline on 2 and 2 stages x 2 replicas on 4; each run a process group
-# of its own with a timeout. Measured on this project's 2-core machine
-# (2026-11-26, others' jobs running, load 4 to 5): 3 min 15 s (make's
-# build included). Not part of make test, whose CI run it would lengthen
-# by that much: run it by hand, or add it to test-python-venv.
+# pipeline on 2 and 2 stages x 2 replicas on 4; and torchtitan 0.3.0's
+# torchtitan.train (tools/frameworks/titan03_cpu.py: the device, SDPA on
+# the CPU, FSDP's sum reduction, synthetic data) on the exported modules
+# as their Run line says, FSDP 4, TP 2 x FSDP 2 and PP 2 x FSDP 2 (1F1B);
+# each run a process group of its own with a timeout. Measured on this
+# project's 2-core machine (2026-11-26, others' jobs running, load 4 to
+# 5): 3 min 15 s (make's build included) before 0.3.0's runs, which add
+# 92.5 s (2026-11-26, other jobs running). Not part of make test, whose
+# CI run it would lengthen by that much: run it by hand, or add it to
+# test-python-venv. torchtitan 0.2.2 imports tokenizers and
+# huggingface_hub, which FRAMEWORKS_PINS leaves to the virtualenv of
+# venv-test (transformers brings them): hence venv-test here.
 FRAMEWORKS_PINS := torchtitan==0.2.2 deepspeed==0.19.8 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 tomli==2.5.0 \
                    torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 pandas==3.1.1 \
                    pyarrow==26.0.1 python-dateutil==4.0.0 tzdata==2026.6 requests==2.34.2 certifi==2026.10.19.post1 \
@@ -243,8 +250,8 @@ venv-frameworks: venv
 test-frameworks: build venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_exports.py'
 
-test-frameworks-run: build venv-frameworks
-	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py'
+test-frameworks-run: build venv-test venv-frameworks venv-frameworks-03
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_FRAMEWORKS03=$(FRAMEWORKS03_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py'
 
 # Two of test-frameworks-run's runs: a pipeline through each framework's
 # own trainer, torchtitan 0.2.2's PP 2 x FSDP 2 (1F1B) on 4 gloo
