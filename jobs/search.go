@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -156,7 +157,12 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	s := &pipeline.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
 		Options: methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}}
 	budget := optimize.Budget{Evaluations: o.Evals, Steps: o.Steps, Time: o.Time, CPU: o.CPU}
-	out, err := s.Run(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed, Recorder: o.recorder(p, s.Budget(budget))})
+	whole := s.Budget(budget, p.Graph.NumOps())
+	b.SearchBudget = describeBudget(whole)
+	if budget == (optimize.Budget{}) {
+		b.SearchBudget += fmt.Sprintf(" (the default for %d ops)", p.Graph.NumOps())
+	}
+	out, err := s.Run(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed, Recorder: o.recorder(p, whole)})
 	if out == nil {
 		return SearchReport{}, err
 	}
@@ -168,6 +174,10 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		l.own = out.Own
 	}
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
+	if budget == (optimize.Budget{}) {
+		rep.Result.BudgetNote = fmt.Sprintf("the default budget for %d ops, %s (%s's share and the joint space's rows); --evals N, --cpu T or --time T searches longer (docs/search.md)",
+			p.Graph.NumOps(), describeBudget(whole), method)
+	}
 	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
@@ -213,15 +223,25 @@ func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) op
 	}
 	var once sync.Once
 	var cpu0 time.Duration
+	var mu sync.Mutex
 	return optimize.RecorderFunc(func(e optimize.Event) {
 		switch e.Kind {
+		case optimize.Share:
+			// The search method's share: its progress counts against
+			// what it will spend, not the joint space's rows' part.
+			mu.Lock()
+			budget = e.Budget
+			mu.Unlock()
 		case optimize.Done:
 			if rows != nil {
 				rows.Record(e)
 			}
 		case optimize.Point:
 			once.Do(func() { cpu0 = optimize.ProcessCPU() })
-			done, total := spent(budget, *e.Point, optimize.ProcessCPU()-cpu0)
+			mu.Lock()
+			b := budget
+			mu.Unlock()
+			done, total := spent(b, *e.Point, optimize.ProcessCPU()-cpu0)
 			o.OnStep(*e.Point, e.RefStep, done, total)
 		}
 	})
@@ -271,4 +291,26 @@ func usedDevices(dev []int) int {
 		seen[k] = true
 	}
 	return len(seen)
+}
+
+// describeBudget says a budget in words: "3271 evaluations", "10 steps or
+// 1m0s CPU".
+func describeBudget(b optimize.Budget) string {
+	var parts []string
+	if b.Evaluations > 0 {
+		parts = append(parts, fmt.Sprintf("%d evaluations", b.Evaluations))
+	}
+	if b.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("%d steps", b.Steps))
+	}
+	if b.Time > 0 {
+		parts = append(parts, b.Time.String()+" wall")
+	}
+	if b.CPU > 0 {
+		parts = append(parts, b.CPU.String()+" CPU")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, " or ")
 }

@@ -138,12 +138,37 @@ func (l Limits) Check(p *optimize.Problem) error {
 }
 
 // SearchBudget is the budget the method spends as placer's search when
-// the user names none (Limits.Budget).
-func (e Entry) SearchBudget() optimize.Budget {
+// the user names none (Limits.Budget) on a graph of any size.
+func (e Entry) SearchBudget() optimize.Budget { return e.SearchBudgetFor(0) }
+
+// DefaultSearchOpEvaluations bounds the default search's work on a large
+// graph: its evaluations times the graph's ops. An evaluation costs about
+// its ops' simulation (go-scored on gnmt8, 76,424 ops: 106 CPU s for the
+// whole search at 10,000 evaluations on this project's 2-core machine,
+// 2026-11-26), so that the default answers within a minute of CPU on
+// every built-in workload: gnmt8 gets 3,271 evaluations, gnmt4 6,085,
+// rnnlm8 7,898, every graph of up to 25,000 ops the full 10,000
+// (docs/search.md, "The default budget").
+const DefaultSearchOpEvaluations = 2.5e8
+
+// MinDefaultSearchEvaluations is the least the default gives a graph,
+// however large.
+const MinDefaultSearchEvaluations = 500
+
+// SearchBudgetFor is the budget the method spends as placer's search
+// when the user names none, on a graph of ops ops (0: any):
+// Limits.Budget, or DefaultSearchEvaluations evaluations, fewer on a
+// graph so large that they would take more than DefaultSearchOpEvaluations
+// op-evaluations (never fewer than MinDefaultSearchEvaluations).
+func (e Entry) SearchBudgetFor(ops int) optimize.Budget {
 	if e.Limits.Budget != (optimize.Budget{}) {
 		return e.Limits.Budget
 	}
-	return optimize.Budget{Evaluations: DefaultSearchEvaluations}
+	n := DefaultSearchEvaluations
+	if ops > 0 {
+		n = min(n, max(MinDefaultSearchEvaluations, int(DefaultSearchOpEvaluations/float64(ops))))
+	}
+	return optimize.Budget{Evaluations: n}
 }
 
 // registry is every method, in table order: references, heuristics,

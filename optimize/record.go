@@ -32,10 +32,14 @@ const (
 	// Result is its answer, nil when it could not run (Err says why), and
 	// Elapsed its wall time.
 	Done
+	// Share: a composed search's method is about to run on Budget, its
+	// share of the search's budget (the rest goes to other rows), so that
+	// progress counts against what it will spend.
+	Share
 )
 
 func (k EventKind) String() string {
-	return [...]string{"step", "point", "done"}[k]
+	return [...]string{"step", "point", "done", "share"}[k]
 }
 
 // Event is one report of a run's progress.
@@ -52,6 +56,8 @@ type Event struct {
 	Result  *Result       // Done
 	Err     error         // Done
 	Elapsed time.Duration // Done
+
+	Budget Budget // Budget
 }
 
 // Record sends e to s's recorder, if s has one.

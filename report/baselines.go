@@ -28,10 +28,14 @@ type Baselines struct {
 	// Budget is the evaluation budget each search method got (0 = each
 	// method's default); TimeLimit its wall-time limit in seconds (0 =
 	// none).
-	Budget    int     `json:"budget_evaluations"`
-	TimeLimit float64 `json:"time_limit_s"`
-	CPULimit  float64 `json:"cpu_limit_s,omitempty"` // CPU-time limit per method in seconds (0 = none)
-	Seed      uint64  `json:"seed"`
+	Budget int `json:"budget_evaluations"`
+	// SearchBudget is what placer search spends in all (its method and
+	// the joint space's rows), said in words ("" for a table of methods
+	// on their own budgets).
+	SearchBudget string  `json:"search_budget,omitempty"`
+	TimeLimit    float64 `json:"time_limit_s"`
+	CPULimit     float64 `json:"cpu_limit_s,omitempty"` // CPU-time limit per method in seconds (0 = none)
+	Seed         uint64  `json:"seed"`
 	// Reference is the method speed-ups are measured against: "expert",
 	// or "single" when no expert placement is available.
 	Reference string  `json:"reference"`
@@ -109,6 +113,9 @@ func WriteBaselines(w io.Writer, b Baselines) error {
 	budget := "each method's default"
 	if len(limits) > 0 {
 		budget = strings.Join(limits, " or ") + " per method"
+	}
+	if b.SearchBudget != "" {
+		budget = b.SearchBudget
 	}
 	fmt.Fprintf(w, "objective %s; tasks %s; search budget %s; seed %d\nlower bound %s (%s with fusion)\n",
 		ObjectiveTitle(b.Objective), b.Tasks, budget, b.Seed, Seconds(b.LowerBound), Seconds(b.LowerBoundFusion))

@@ -43,13 +43,16 @@ type Result struct {
 	Source string `json:"source,omitempty"`
 	// OnePass is the step time of the policy's own most likely decision
 	// (one forward pass, no sampling), beside StepTime, the best found.
-	OnePass      float64       `json:"one_pass_step_time_s,omitempty"`
-	OnePassValid bool          `json:"one_pass_valid,omitempty"`
-	Steps        int           `json:"steps"`
-	Evaluations  int           `json:"evaluations"`
-	SearchTime   float64       `json:"search_time_s"`
-	Status       string        `json:"status"`
-	Decision     decision.File `json:"decision"`
+	OnePass      float64 `json:"one_pass_step_time_s,omitempty"`
+	OnePassValid bool    `json:"one_pass_valid,omitempty"`
+	// BudgetNote says, for a search on its default budget, what that
+	// budget is and how to search longer ("" otherwise).
+	BudgetNote  string        `json:"budget_note,omitempty"`
+	Steps       int           `json:"steps"`
+	Evaluations int           `json:"evaluations"`
+	SearchTime  float64       `json:"search_time_s"`
+	Status      string        `json:"status"`
+	Decision    decision.File `json:"decision"`
 	// Training holds the learned methods' knobs, defaults resolved (the
 	// rollout size, warm-up, PPO settings and network), so that a result
 	// says how it was made; with the seed they reproduce it.
@@ -73,6 +76,9 @@ func WriteSearchSummary(w io.Writer, r Result) error {
 		r.Method, count(r.Steps, "step"), count(r.Evaluations, "evaluation"), Seconds(r.SearchTime), r.Status, r.Reference, Seconds(r.RefStep))
 	if r.Source != "" {
 		fmt.Fprintf(fw, "%s did not improve on %s: the result is %s's decision (%s)\n", r.Method, r.Source, r.Source, Seconds(r.StepTime))
+	}
+	if r.BudgetNote != "" {
+		fmt.Fprintln(fw, r.BudgetNote)
 	}
 	return flush()
 }

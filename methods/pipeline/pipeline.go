@@ -88,14 +88,15 @@ type Outcome struct {
 	Elapsed time.Duration
 }
 
-// Budget is the search's budget: b, or the method's default
-// (methods.Entry.SearchBudget) when b names none.
-func (s *Search) Budget(b optimize.Budget) optimize.Budget {
+// Budget is the search's budget on a graph of ops ops: b, or the
+// method's default for that size (methods.Entry.SearchBudgetFor) when b
+// names none.
+func (s *Search) Budget(b optimize.Budget, ops int) optimize.Budget {
 	if b != (optimize.Budget{}) {
 		return b
 	}
 	e, _ := methods.Lookup(s.Name())
-	return e.SearchBudget()
+	return e.SearchBudgetFor(ops)
 }
 
 // Run runs the search on p, whose Base must be TensorFlow's defaults
@@ -165,7 +166,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 
 	// 4. The budget: the method's share of it, and the joint space's
 	// (as much as the strategies' rows promise: JointShare).
-	budget := s.Budget(set.Budget)
+	budget := s.Budget(set.Budget, p.Graph.NumOps())
 	joint := JointApplies(p, method)
 	main, jointShare := budget, JointShare(p.Objective, out.Rows)
 	if joint {
@@ -178,6 +179,7 @@ func (s *Search) Run(ctx context.Context, p *optimize.Problem, set *optimize.Set
 	if err != nil {
 		return nil, err
 	}
+	set.Record(optimize.Event{Kind: optimize.Share, Method: method, Budget: main})
 	res, err := opt.Optimize(ctx, p, &optimize.Settings{Budget: main, Seed: seed, Recorder: rec})
 	if err != nil {
 		return nil, err

@@ -138,13 +138,17 @@ func TestLimits(t *testing.T) {
 	if err == nil || c.n.Load() != 0 {
 		t.Errorf("go on 16 GPUs: error %v after %d evaluations, want an error before any", err, c.n.Load())
 	}
-	if b := (&Search{Method: "go"}).Budget(optimize.Budget{}); b != (optimize.Budget{Steps: 100}) {
+	if b := (&Search{Method: "go"}).Budget(optimize.Budget{}, 76424); b != (optimize.Budget{Steps: 100}) {
 		t.Errorf("go's default budget %+v, want 100 steps", b)
 	}
-	if b := (&Search{}).Budget(optimize.Budget{}); b != (optimize.Budget{Evaluations: 10000}) {
-		t.Errorf("the default search's budget %+v, want 10000 evaluations", b)
+	// The default: 10,000 evaluations up to 25,000 ops, then 2.5e8
+	// op-evaluations (gnmt8's 76,424 ops: 3,271), never under 500.
+	for _, c := range []struct{ ops, want int }{{0, 10000}, {3332, 10000}, {25000, 10000}, {25001, 9999}, {76424, 3271}, {600000, 500}} {
+		if b := (&Search{}).Budget(optimize.Budget{}, c.ops); b != (optimize.Budget{Evaluations: c.want}) {
+			t.Errorf("the default search's budget on %d ops %+v, want %d evaluations", c.ops, b, c.want)
+		}
 	}
-	if b := (&Search{}).Budget(optimize.Budget{CPU: 5}); b != (optimize.Budget{CPU: 5}) {
+	if b := (&Search{}).Budget(optimize.Budget{CPU: 5}, 76424); b != (optimize.Budget{CPU: 5}) {
 		t.Errorf("a named budget became %+v", b)
 	}
 	if _, err := (&Search{Method: "metis"}).Run(context.Background(), p, nil); err == nil || !strings.Contains(err.Error(), `"metis": not a search (searches: local-search, sa, `) {
