@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -15,6 +16,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -22,6 +24,16 @@ import (
 
 // ExportFormats lists the placement formats `placer export` writes.
 var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
+
+// ExportFormatsOf lists the formats of ExportFormats that a workload of
+// world w exports to: a transformer at cluster scale's plan goes to the
+// frameworks that run one; an op graph's placement to every other.
+func ExportFormatsOf(w inputs.World) []string {
+	if w == inputs.ClusterScale {
+		return []string{"torch-plan", "torchtitan", "deepspeed", "megatron"}
+	}
+	return slices.DeleteFunc(slices.Clone(ExportFormats), func(f string) bool { return f == "megatron" })
+}
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
@@ -267,11 +279,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	}
 	s, err := scale.ParseStrategy(o.Strategy)
 	if err != nil {
-		return nil, fmt.Errorf("--strategy: %w", err)
+		return nil, fail.Usagef("--strategy: %w", err)
 	}
 	pl, err := scale.Resolve(m, s, p)
 	if err != nil {
-		return nil, err
+		return nil, fail.AsUsage(err) // --strategy's plan for this model and pod
 	}
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.

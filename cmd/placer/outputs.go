@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -16,7 +17,7 @@ var outputFlags = map[string]bool{
 // checkOutputs checks, before any work, every output path given on cmd's
 // command line: a path that cannot be written is a usage error (exit 2)
 // now rather than a failure after the search, export or report has run.
-// "-" is standard output.
+// "-" is standard output. A plot's extension must name its format.
 func checkOutputs(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
@@ -30,6 +31,10 @@ func checkOutputs(cmd *cobra.Command) error {
 		}
 		if e := check(v); e != nil {
 			err = usagef("--%s %s: %v", f.Name, v, e)
+		} else if f.Name == "plot" {
+			if e := report.CheckPlotPath(v); e != nil {
+				err = usagef("--%s: %v", f.Name, e)
+			}
 		}
 	})
 	return err
