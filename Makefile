@@ -218,11 +218,18 @@ test-python-debian: build py-deps
 # FSDP 4, TP 2 x FSDP 2, PP 2 x FSDP 2 (1F1B), PP 2 x 2 virtual stages x
 # FSDP 2 (Interleaved1F1B) and FSDP 4 with float8, and DeepSpeed 0.19.8
 # (tools/frameworks/ds_run.py) for ZeRO-2 and ZeRO-3 on 2, a 2-stage
-# pipeline on 2 and 2 stages x 2 replicas on 4; each run a process group
-# of its own with a timeout. Measured on this project's 2-core machine
-# (2026-11-26, others' jobs running, load 4 to 5): 3 min 15 s (make's
-# build included). Not part of make test, whose CI run it would lengthen
-# by that much: run it by hand, or add it to test-python-venv.
+# pipeline on 2 and 2 stages x 2 replicas on 4; and torchtitan 0.3.0's
+# torchtitan.train (tools/frameworks/titan03_cpu.py: the device, SDPA on
+# the CPU, FSDP's sum reduction, synthetic data) on the exported modules
+# as their Run line says, FSDP 4, TP 2 x FSDP 2 and PP 2 x FSDP 2 (1F1B);
+# each run a process group of its own with a timeout. Measured on this
+# project's 2-core machine (2026-11-26, others' jobs running, load 4 to
+# 5): 3 min 15 s (make's build included) before 0.3.0's runs, which add
+# 92.5 s (2026-11-26, other jobs running). Not part of make test, whose
+# CI run it would lengthen by that much: run it by hand, or add it to
+# test-python-venv. torchtitan 0.2.2 imports tokenizers and
+# huggingface_hub, which FRAMEWORKS_PINS leaves to the virtualenv of
+# venv-test (transformers brings them): hence venv-test here.
 FRAMEWORKS_PINS := torchtitan==0.2.2 deepspeed==0.19.8 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 tomli==2.5.0 \
                    torchdata==0.11.0 datasets==5.2.0 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 pandas==3.1.1 \
                    pyarrow==26.0.1 python-dateutil==4.0.0 tzdata==2026.6 requests==2.34.2 certifi==2026.10.19.post1 \
@@ -243,8 +250,8 @@ venv-frameworks: venv
 test-frameworks: build venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_exports.py'
 
-test-frameworks-run: build venv-frameworks
-	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py'
+test-frameworks-run: build venv-test venv-frameworks venv-frameworks-03
+	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_FRAMEWORKS03=$(FRAMEWORKS03_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py'
 
 # Two of test-frameworks-run's runs: a pipeline through each framework's
 # own trainer, torchtitan 0.2.2's PP 2 x FSDP 2 (1F1B) on 4 gloo
@@ -267,13 +274,17 @@ test-frameworks-run-ci: build venv-frameworks
 # FRAMEWORKS03_PINS is the set pip resolves for torchtitan 0.3.0 beside
 # TORCH_PINS less what the virtualenv has at that version (torch 2.14.1
 # included: 0.3.0 pins no torch and imports on it) and less wandb, which
-# torchtitan imports only with metrics.enable_wandb. datasets 4.7.0
+# torchtitan imports only with metrics.enable_wandb; tokenizers, h11,
+# anyio, idna, PyYAML, safetensors and tqdm, which its trainer imports and
+# which only venv-test's transformers had brought (make venv has none of
+# them: on a virtualenv of TORCH_PINS alone, check03 stopped at
+# "No module named 'tokenizers'"). datasets 4.7.0
 # (0.3.0 wants < 4.8) and its huggingface_hub 1.33.0 and fsspec
 # 2026.2.0 differ from FRAMEWORKS_PINS' and the virtualenv's, so 0.3.0
 # has a --target folder of its own, FRAMEWORKS03_DIR, on PYTHONPATH for
 # these tests only; torchtitan 0.2.2's stays as it is. Measured on this
-# project's 2-core machine (2026-11-26, others' jobs running): 15 s to
-# install, 368 MB; test-frameworks-03 27 to 41 s (12 CPU s), which CI's
+# project's 2-core machine (2026-11-26, others' jobs running): 18 s to
+# install, 387 MB; test-frameworks-03 21 to 41 s (9 to 12 CPU s), which CI's
 # 10 minutes (make test took 9 min 11 s) have no room for: not part of
 # make test; run it by hand.
 FRAMEWORKS03_PINS := torchtitan==0.3.0 tyro==1.0.17 docstring_parser==0.18.0 typeguard==4.6.1 spmd_types==0.2.3 \
@@ -282,7 +293,8 @@ FRAMEWORKS03_PINS := torchtitan==0.3.0 tyro==1.0.17 docstring_parser==0.18.0 typ
                      requests==2.34.2 certifi==2026.10.19.post1 charset-normalizer==3.5.3 urllib3==2.8.0 fsspec==2026.2.0 \
                      huggingface_hub==1.33.0 httpx==0.28.1 httpcore==1.0.9 sniffio==1.3.1 aiohttp==3.14.5 aiohappyeyeballs==2.7.1 \
                      aiosignal==1.4.0 attrs==26.1.0 frozenlist==1.8.0 multidict==7.2.1 propcache==0.5.4 yarl==1.25.1 \
-                     tensorboard==2.21.0 tensorboard-data-server==0.7.2 absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9
+                     tensorboard==2.21.0 tensorboard-data-server==0.7.2 absl-py==2.5.1 grpcio==1.85.3 Markdown==3.11.3 Werkzeug==3.1.9 \
+                     tokenizers==0.23.3 h11==0.16.0 anyio==4.16.0 idna==3.20 PyYAML==6.0.4 safetensors==0.8.0 tqdm==4.70.1
 FRAMEWORKS03_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/frameworks-03
 .PHONY: venv-frameworks-03 test-frameworks-03
 venv-frameworks-03: venv

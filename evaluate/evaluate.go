@@ -20,9 +20,14 @@ type Result struct {
 	// group; a decision with any is invalid.
 	ColocationViolations int
 
-	BytesMoved int64   // bytes sent between devices
-	Transfers  int     // number of tensor transfers
-	LinkBytes  []int64 // bytes sent from device s to device d, at s*devices+d
+	BytesMoved int64 // bytes sent between devices, collectives included
+	Transfers  int   // number of tensor transfers (collectives not counted)
+	// CollectiveBytes is the part of BytesMoved that collectives move
+	// (data parallelism's all-reduce, ZeRO's and FSDP's reduce-scatters
+	// and all-gathers), summed over the GPUs; LinkBytes has the
+	// transfers only.
+	CollectiveBytes int64
+	LinkBytes       []int64 // bytes sent from device s to device d, at s*devices+d
 
 	Kernels int // kernels launched (ops after fusion)
 }

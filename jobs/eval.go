@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/opcheck"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
@@ -195,7 +196,29 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if o.Trace != "" {
 		e.Trace = o.Trace
 	}
+	if e.Checked, err = checkedAgainst(g, c, p.opts); err != nil {
+		return report.Eval{}, err
+	}
 	return e, nil
+}
+
+// checkedAgainst is what graph g's op kinds were checked against on one
+// GPU of cluster c, costed as the evaluation costs them (opts).
+func checkedAgainst(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*opcheck.Report, error) {
+	refs, err := opcheck.References()
+	if err != nil {
+		return nil, err
+	}
+	one, err := roofline.NewCluster(c.Hardware, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	m, err := roofline.NewModel(g, one, opts)
+	if err != nil {
+		return nil, err
+	}
+	r := opcheck.Check(g, m, c.Hardware.Name, refs)
+	return &r, nil
 }
 
 // describe names where a part of the decision came from.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +15,11 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/costgraph"
 	"github.com/placer/placer/workloads/export"
 	"github.com/placer/placer/workloads/msrfiddle"
@@ -62,6 +65,15 @@ type ExportOptions struct {
 	// as many as keep the most work where the placement put it).
 	Stages int
 	Out    string // "" = return the bytes only
+	// Plan is a file holding the plan to write: at cluster scale a
+	// search's result (placer search -o: its best plan) or an eval report
+	// (placer eval -o), checked against the workload and the cluster; for
+	// an op graph what Placement reads. "" = Placement's file, else
+	// Strategy. Plan and Strategy are not given together (ExportPlanRule).
+	Plan string
+	// AllowOver writes a plan at cluster scale that does not fit the
+	// GPUs' memory, with a line on Warn; false refuses it.
+	AllowOver bool
 	// Warn gets a line for what the user should know about the plan
 	// (its train-mode modules: TrainModeOf; nil = none).
 	Warn io.Writer
@@ -70,6 +82,12 @@ type ExportOptions struct {
 // Export converts a placement of a graph into a framework's format and
 // returns what it wrote.
 func Export(o ExportOptions) ([]byte, error) {
+	if o.Plan != "" {
+		if o.Placement != "" && o.Placement != "single" && o.Placement != o.Plan {
+			return nil, fail.Usagef("--plan %s and --placement %s both name the plan: give one", o.Plan, o.Placement)
+		}
+		o.Placement = o.Plan
+	}
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
@@ -277,13 +295,9 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := scale.ParseStrategy(o.Strategy)
+	pl, over, err := o.transformerPlan(m, p)
 	if err != nil {
-		return nil, fail.Usagef("--strategy: %w", err)
-	}
-	pl, err := scale.Resolve(m, s, p)
-	if err != nil {
-		return nil, fail.AsUsage(err) // --strategy's plan for this model and pod
+		return nil, err
 	}
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.
@@ -323,6 +337,9 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		}
 		out = append(out, '\n')
 	}
+	if over != "" && !o.AllowOver {
+		return nil, fmt.Errorf("export: %s (placer search --workload %s -o FILE finds plans that fit, --plan FILE exports its best; --allow-over writes this one anyway)", over, o.Graph.Workload)
+	}
 	if o.Out != "" {
 		if moe != nil { // the module first: the configuration appears with it
 			if err := atomicfile.WriteBytes(export.DeepSpeedMoEPath(o.Out), moe); err != nil {
@@ -333,5 +350,117 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if over != "" && o.Warn != nil {
+		fmt.Fprintf(o.Warn, "export: warning: %s (written as --allow-over asks)\n", over)
+	}
 	return out, nil
+}
+
+// ExportPlanRule is where export at cluster scale takes its plan from:
+// one source, never two merged.
+const ExportPlanRule = `At cluster scale the plan comes from one place: --plan FILE (or
+--placement FILE), a search's -o result (its best plan) or an eval's -o
+report, made for the same workload and cluster; else --strategy; else
+the plan every degree left to placer resolves to. --strategy beside a
+plan file is refused: the file's plan is what was searched and
+evaluated, and a plan with some keys changed is another plan (export
+it with --strategy alone, written whole). A plan that does not fit the
+GPUs' memory is refused; --allow-over writes it with a warning.`
+
+// transformerPlan is the plan export writes at cluster scale
+// (ExportPlanRule): a plan file's, checked against model m on pod p,
+// else --strategy's, resolved; one that does not fit p's GPUs is an
+// error unless o.AllowOver: over says how far it is over.
+func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scale.Plan, over string, err error) {
+	file := ""
+	if o.Placement != "" && o.Placement != "single" {
+		file = o.Placement
+	}
+	text := o.Strategy
+	if file != "" {
+		if file == "round-robin" {
+			return scale.Plan{}, "", fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Graph.Workload)
+		}
+		if o.Strategy != "" {
+			return scale.Plan{}, "", fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone exports a plan written whole)", file)
+		}
+		if text, err = planOfFile(file, m, p); err != nil {
+			return scale.Plan{}, "", err
+		}
+	}
+	s, err := scale.ParseStrategy(text)
+	if err != nil {
+		if file != "" {
+			return scale.Plan{}, "", fmt.Errorf("%s: %w", file, err)
+		}
+		return scale.Plan{}, "", fail.Usagef("--strategy: %w", err)
+	}
+	pl, err = scale.Resolve(m, s, p)
+	if err != nil {
+		if file == "" {
+			err = fail.AsUsage(err) // --strategy's plan does not fit this model and pod
+		}
+		return scale.Plan{}, "", err
+	}
+	if file != "" && pl.String() != text {
+		// The file's plan is written resolved: read back, it is itself.
+		return scale.Plan{}, "", fmt.Errorf("%s: plan %s resolves to %s on %s: not the plan the file holds", file, text, pl.String(), p.Name)
+	}
+	r, err := scale.Evaluate(m, pl.Strategy, p)
+	if err != nil {
+		return scale.Plan{}, "", err
+	}
+	if !r.Fits {
+		over = fmt.Sprintf("plan %s needs %s a GPU, more than the %s a GPU of %s has for it", pl.String(), report.GB(r.Memory), report.GB(p.Hardware.Memory-scale.Reserve), p.Name)
+	}
+	return pl, over, nil
+}
+
+// scalePlanFile is the part of a cluster-scale result file (placer eval
+// -o's report.ScalePlan, or placer search -o's report.ScaleSearch: its
+// best) that export reads.
+type scalePlanFile struct {
+	Model    string `json:"model"`
+	Cluster  string `json:"cluster"`
+	GPUs     int    `json:"gpus"`
+	Strategy string `json:"strategy"`
+}
+
+// planOfFile is the plan a search's or eval's result file holds (a
+// search's best), refused where the file is not one or was made for
+// another model or cluster than m on p.
+func planOfFile(path string, m transformer.Spec, p scale.Pod) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))
+	}
+	var f struct {
+		scalePlanFile
+		Best *scalePlanFile `json:"best"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return "", fmt.Errorf("plan file %s: not a placer search or eval result (JSON: %v)", path, err)
+	}
+	pf := f.scalePlanFile
+	if f.Best != nil {
+		pf = *f.Best
+	}
+	switch {
+	case pf.Model == "" || pf.Strategy == "" && pf.Cluster == "":
+		return "", fmt.Errorf("plan file %s: not a placer search or eval result at cluster scale (no model and strategy: placer search -o or placer eval -o of a --workload gpt:, llama: or hf: writes one)", path)
+	case pf.Model != m.String():
+		return "", fmt.Errorf("plan file %s: its plan is for %s, not for the workload %s", path, pf.Model, m)
+	case pf.Cluster != p.Name || pf.GPUs != p.GPUs():
+		return "", fmt.Errorf("plan file %s: its plan is for %s (%d GPUs), not for the cluster %s (%d GPUs)", path, pf.Cluster, pf.GPUs, p.Name, p.GPUs())
+	}
+	return pf.Strategy, nil
+}
+
+// reason is err without the path a PathError repeats.
+func reason(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

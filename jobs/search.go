@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/placer/placer/evaluate/opcheck"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
@@ -102,6 +103,9 @@ type SearchReport struct {
 	// train-mode step (a graph with the exporter's meta file beside it
 	// that lists train_mode modules; nil when the plan changes none).
 	TrainMode *TrainMode `json:"train_mode,omitempty"`
+	// Checked is what the graph's op kinds were checked against
+	// (evaluate/opcheck; eval prints its table).
+	Checked *opcheck.Report `json:"checked_against,omitempty"`
 
 	// rows are the table's rows' results by method name (nil for a
 	// method that gave none; the search's own row is Result), and batch
@@ -166,6 +170,9 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	rep, err := learnedReport(p, b, l, o.Seed, o.Out)
 	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
+		return rep, err
+	}
+	if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
 		return rep, err
 	}
 	if pp.realizer != nil {

@@ -112,6 +112,9 @@ func (r SearchReport) WriteText(w io.Writer) error {
 	if r.TrainMode != nil {
 		fmt.Fprintln(w, r.TrainMode.Line)
 	}
+	if r.Checked != nil {
+		fmt.Fprintln(w, r.Checked.Line())
+	}
 	for _, f := range []struct{ what, path string }{{"result", r.Out}, {"trace", r.Trace}, {"plot", r.Plot}} {
 		if f.path != "" {
 			fmt.Fprintf(w, "%s written to %s\n", f.what, f.path)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/opcheck"
 )
 
 // Eval is the report of one evaluated decision: what `placer eval`
@@ -39,7 +40,10 @@ type Eval struct {
 	Kernels        int     `json:"kernels"`
 	BytesMoved     int64   `json:"bytes_moved"`
 	NumXfers       int     `json:"transfer_count"`
-	OOM            bool    `json:"oom"`
+	// CollectiveBytes is the part of BytesMoved that collectives move
+	// (sent and received count the transfers only).
+	CollectiveBytes int64 `json:"collective_bytes,omitempty"`
+	OOM             bool  `json:"oom"`
 	// ColocationViolations counts ops away from their co-location group.
 	ColocationViolations int           `json:"colocation_violations"`
 	PerDevice            []DeviceStats `json:"devices_detail"`
@@ -50,6 +54,10 @@ type Eval struct {
 	// export --placement read a report holding it as they read a result
 	// file.
 	Decision *decision.File `json:"decision,omitempty"`
+	// Checked is what this graph's op kinds were checked against: the
+	// profiled steps on this GPU that have them and how close the
+	// roofline came there (evaluate/opcheck).
+	Checked *opcheck.Report `json:"checked_against,omitempty"`
 }
 
 // Measured is a decision run on real GPUs (placer eval --measure).
@@ -90,7 +98,7 @@ type DeviceStats struct {
 // counts the ops placed on each device.
 func NewEval(r *evaluate.Result, lowerBound float64, opsPerDevice []int) Eval {
 	e := Eval{StepTime: r.StepTime, LowerBound: lowerBound, Kernels: r.Kernels, BytesMoved: r.BytesMoved,
-		NumXfers: r.Transfers, OOM: r.OOM, ColocationViolations: r.ColocationViolations}
+		NumXfers: r.Transfers, CollectiveBytes: r.CollectiveBytes, OOM: r.OOM, ColocationViolations: r.ColocationViolations}
 	if r.StepTime > 0 {
 		e.Efficiency = lowerBound / r.StepTime
 	}
@@ -110,6 +118,16 @@ func NewEval(r *evaluate.Result, lowerBound float64, opsPerDevice []int) Eval {
 		e.PerDevice = append(e.PerDevice, ds)
 	}
 	return e
+}
+
+// moved says what moved between GPUs: the transfers (each GPU's sent and
+// received below) and what collectives moved.
+func moved(e Eval) string {
+	if e.CollectiveBytes == 0 {
+		return fmt.Sprintf("%s in %d transfers", Bytes(e.BytesMoved), e.NumXfers)
+	}
+	return fmt.Sprintf("%s: %s in %d transfers, %s by collectives", Bytes(e.BytesMoved),
+		Bytes(e.BytesMoved-e.CollectiveBytes), e.NumXfers, Bytes(e.CollectiveBytes))
 }
 
 func yesNo(b bool) string {
@@ -142,7 +160,7 @@ func WriteEval(w io.Writer, e Eval) error {
 		{"lower bound", Seconds(e.LowerBound)},
 		{"efficiency (lower bound / step)", Percent(e.Efficiency)},
 		{"kernels", fmt.Sprint(e.Kernels)},
-		{"bytes moved", fmt.Sprintf("%s in %d transfers", Bytes(e.BytesMoved), e.NumXfers)},
+		{"bytes moved", moved(e)},
 		{"out of memory", yesNo(e.OOM)},
 	}
 	if e.ColocationViolations > 0 {
@@ -189,8 +207,55 @@ func WriteEval(w io.Writer, e Eval) error {
 			fmt.Fprintln(w, "note:", n)
 		}
 	}
+	if e.Checked != nil {
+		if err := WriteChecked(w, *e.Checked); err != nil {
+			return err
+		}
+	}
 	if e.Trace != "" {
 		fmt.Fprintf(w, "trace written to %s (open in https://ui.perfetto.dev or chrome://tracing)\n", e.Trace)
+	}
+	return nil
+}
+
+// checkedKinds is how many kinds, largest share first, the checked-against
+// table shows (--json has them all).
+const checkedKinds = 8
+
+// WriteChecked writes what an op graph's figures were checked against: its
+// largest op kinds by share of the GPU time, the profiled steps on this
+// GPU that have each and the roofline's error on their ops of that kind,
+// then one line per warning.
+func WriteChecked(w io.Writer, c opcheck.Report) error {
+	fmt.Fprintf(w, "checked against: %s of the GPU time is in op kinds that %d profiled steps on %s have (evaluate/opcheck)\n",
+		Percent(c.Checked), c.Steps, c.Hardware)
+	if c.Steps > 0 {
+		var rows [][]string
+		for i, k := range c.Kinds {
+			if i == checkedKinds {
+				break
+			}
+			refs, errs := "none", "-"
+			if n := len(k.References); n > 0 {
+				refs = k.References[0]
+				if n > 1 {
+					refs = fmt.Sprintf("%s and %d more", refs, n-1)
+				}
+			}
+			if k.Error != nil {
+				errs = fmt.Sprintf("%+.0f%%", 100**k.Error)
+			}
+			rows = append(rows, []string{k.Kind.String(), fmt.Sprint(k.Ops), Percent(k.Share), refs, errs})
+		}
+		if err := Table(w, []string{"op kind", "ops", "of GPU time", "profiled in", "roofline vs measured"}, rows); err != nil {
+			return err
+		}
+		if n := len(c.Kinds) - checkedKinds; n > 0 {
+			fmt.Fprintf(w, "%d smaller kinds left out (--json lists them)\n", n)
+		}
+	}
+	for _, x := range c.Warnings {
+		fmt.Fprintln(w, "warning:", x)
 	}
 	return nil
 }

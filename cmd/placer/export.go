@@ -56,6 +56,8 @@ result file (search --out) or an eval report (eval -o).
 
 ` + jobs.GPUsRule + `
 
+` + jobs.ExportPlanRule + `
+
 torch-plan, torchtitan and deepspeed of a model whose meta file lists
 train-mode modules (BatchNorm, dropout) say on standard error, in one line,
 which of them the plan changes when it has replicas, micro-batches or
@@ -68,7 +70,10 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
       --strategy tp=4,pp=4,dp=4,vp=2,mbs=1,sp=on,fsdp=on,recompute=full --to torchtitan -o plan.py
   placer export --graph g.json --placement result.json --to tf-device-map
   placer export --graph resnet50_training.json --placement expert.json --to decision -o expert.decision.json
-  # Megatron-LM's arguments for a plan at cluster scale (docs/cluster-scale.md)
+  # Megatron-LM's arguments for the plan a search found (docs/cluster-scale.md)
+  placer search --workload hf:config.json:seq=8192,batch=256 --cluster dgx-h100:4 -o best.json
+  placer export --workload hf:config.json:seq=8192,batch=256 --cluster dgx-h100:4 --plan best.json --to megatron -o plan.sh
+  # or a plan written by hand
   placer export --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 \
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on --to megatron -o gpt.megatron.sh`,
 		Args: cobra.NoArgs,
@@ -98,5 +103,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
 	f.StringVar(&o.Cluster.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
+	f.StringVar(&o.Plan, "plan", "", "the plan to write: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster (not with --strategy at cluster scale; an op graph's as --placement)")
+	f.BoolVar(&o.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")
 	return cmd
 }

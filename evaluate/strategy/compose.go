@@ -342,6 +342,10 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		ColocationViolations: res.ColocationViolations, Transfers: res.Transfers * M * R, Kernels: res.Kernels * M * R,
 		BytesMoved: res.BytesMoved * int64(M*R),
 	}
+	for k := range devices { // the replicas' ring all-reduce of each GPU's gradients
+		out.CollectiveBytes += int64(2 * float64(R-1) * float64(bucket[k]))
+	}
+	out.BytesMoved += out.CollectiveBytes
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k

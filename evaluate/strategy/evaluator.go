@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/placer/placer/decision"
@@ -88,12 +89,39 @@ type simRec struct {
 	rec *finishRec
 }
 
-// Gradients lists g's parameter gradients: the tensors without a batch
-// dimension that an op whose work scales with the batch produces (a
-// weight's gradient: its bytes are the weight's, its FLOPs sum over the
-// batch).
+// Gradients lists g's parameter gradients, each once and complete: what
+// data parallelism exchanges. In a graph with an optimizer step
+// (OptimizerOps) whose updates own their parameters' state (ParamBytes:
+// TensorFlow's ApplyAdam, the exporter's optimizer ops) a gradient is a
+// tensor without a batch dimension that such an update reads from the
+// backward pass or from an optimizer op on its way (a recurrent graph's
+// sum of its time steps' partial weight gradients, a weight decay's
+// term added, a reshape): the weight's gradient as the update reads it,
+// once, never the partials before it. Otherwise, the tensors without a
+// batch dimension that an op whose work scales with the batch produces
+// (a weight's gradient: its bytes are the weight's, its FLOPs sum over
+// the batch).
 func Gradients(g *graph.Graph) []int32 {
+	opt := OptimizerOps(g)
 	var out []int32
+	seen := make([]bool, g.NumTensors())
+	for i, o := range opt {
+		if !o || g.Op(i).ParamBytes == 0 {
+			continue
+		}
+		for _, t := range g.Inputs(i) {
+			ts := g.Tensor(int(t))
+			if p := ts.Producer; seen[t] || ts.BatchDim != graph.NoBatch || (!opt[p] && g.Op(p).Phase() != graph.PhaseBackward) {
+				continue
+			}
+			seen[t] = true
+			out = append(out, int32(t))
+		}
+	}
+	if out != nil {
+		slices.Sort(out)
+		return out
+	}
 	for t := range g.NumTensors() {
 		ts := g.Tensor(t)
 		if ts.BatchDim != graph.NoBatch {
@@ -293,8 +321,9 @@ func (e *Evaluator) zero2(one *evaluate.Result, g *graph.Graph, dev []int, devic
 	for _, w := range weights {
 		// A reduce-scatter and an all-gather each move (R-1)/R of the
 		// bytes per GPU.
-		out.BytesMoved += int64(2 * float64(R-1) * float64(w))
+		out.CollectiveBytes += int64(2 * float64(R-1) * float64(w))
 	}
+	out.BytesMoved += out.CollectiveBytes
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
@@ -377,8 +406,9 @@ func (e *Evaluator) fsdp(one *evaluate.Result, g *graph.Graph, dev []int, device
 				w += gr.Bytes
 			}
 		}
-		out.BytesMoved += int64(3 * float64(R-1) * float64(w))
+		out.CollectiveBytes += int64(3 * float64(R-1) * float64(w))
 	}
+	out.BytesMoved += out.CollectiveBytes
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
@@ -419,6 +449,7 @@ func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, 
 		moved += int64(float64(2*(R-1)) / float64(R) * float64(bucket[k]) * float64(R))
 	}
 	out.BytesMoved = one.BytesMoved*int64(R) + moved
+	out.CollectiveBytes = moved
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k

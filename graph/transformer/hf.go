@@ -204,6 +204,9 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	if err := r.config(typ, &m); err != nil {
+		return Spec{}, err
+	}
 	if err := r.leftover(fam); err != nil {
 		return Spec{}, err
 	}
@@ -614,4 +617,100 @@ func (r *hfReader) show(k string) string {
 // hfOneLine is s on one line.
 func hfOneLine(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
+}
+
+// config reads the settings of a model_type typ file that change no
+// cost placer counts but that an export writes (ModelConfig).
+func (r *hfReader) config(typ string, m *Spec) error {
+	c := ModelConfig{ModelType: typ, RouterScore: "softmax"}
+	var err error
+	num := func(k string, dst *float64) {
+		if err != nil {
+			return
+		}
+		raw, ok := r.get(k)
+		if !ok {
+			return
+		}
+		if json.Unmarshal(raw, dst) != nil || *dst < 0 || math.IsInf(*dst, 0) {
+			err = r.fail(k, "not a number at least 0")
+		}
+	}
+	num("rope_theta", &c.RopeTheta)
+	num("rms_norm_eps", &c.NormEps)
+	num("attention_dropout", &c.AttentionDropout)
+	num("routed_scaling_factor", &c.RouterScale)
+	num("router_aux_loss_coef", &c.AuxLoss)
+	if c.AuxLoss == 0 {
+		num("aux_loss_alpha", &c.AuxLoss)
+	}
+	if err != nil {
+		return err
+	}
+	if raw, ok := r.get("rope_scaling"); ok {
+		var rs struct {
+			Type, RopeType       string
+			Factor, MScale, MAll float64
+		}
+		var f map[string]json.RawMessage
+		if json.Unmarshal(raw, &f) != nil {
+			return r.fail("rope_scaling", "not an object")
+		}
+		for k, dst := range map[string]*string{"type": &rs.Type, "rope_type": &rs.RopeType} {
+			if v, ok := f[k]; ok && json.Unmarshal(v, dst) != nil {
+				return r.fail("rope_scaling", "%s is not a string", k)
+			}
+		}
+		for k, dst := range map[string]*float64{"factor": &rs.Factor, "mscale": &rs.MScale, "mscale_all_dim": &rs.MAll} {
+			if v, ok := f[k]; ok && json.Unmarshal(v, dst) != nil {
+				return r.fail("rope_scaling", "%s is not a number", k)
+			}
+		}
+		c.RopeScaling = cmpOr(rs.RopeType, rs.Type)
+		if c.RopeScaling == "default" {
+			c.RopeScaling = ""
+		}
+		c.RopeFactor, c.MScale, c.MScaleAll = rs.Factor, rs.MScale, rs.MAll
+	}
+	if c.NormTopK, err = r.boolean("norm_topk_prob"); err != nil {
+		return err
+	}
+	if s, ok, err := r.str("scoring_func"); err != nil {
+		return err
+	} else if ok {
+		c.RouterScore = s
+	}
+	if method, _, err := r.str("topk_method"); err != nil {
+		return err
+	} else {
+		c.ExpertBias = method == "noaux_tc"
+	}
+	if c.RouterGroups, err = r.count("n_group", false, 0); err != nil {
+		return err
+	}
+	if c.RouterGroupK, err = r.count("topk_group", false, 0); err != nil {
+		return err
+	}
+	switch typ {
+	case "qwen2", "qwen2_moe":
+		c.QKVBias = true // always, whatever the file says
+	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3":
+		c.QKNorm = true
+	case "gpt_oss":
+		// Its attention_bias (ignored by the shape: hfFamilies) puts
+		// biases on every linear layer, its experts' too.
+		if c.LinearBias, err = r.boolean("attention_bias"); err != nil {
+			return err
+		}
+	}
+	m.Config = c
+	return nil
+}
+
+// cmpOr is the first of a, b that is not "".
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

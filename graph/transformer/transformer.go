@@ -57,6 +57,46 @@ type Spec struct {
 	// itself included, not to every earlier one (GPT-OSS: 128 in every
 	// other layer; Mistral 7B: 4,096 in every layer).
 	Window, WindowEvery int
+
+	// Config is what the model's config.json says beside its shape
+	// (FromHFConfig reads it; the zero value, a model by its shape, leaves
+	// each framework's defaults): settings that change no cost placer
+	// counts but that an export writes, so that the framework trains the
+	// user's model.
+	Config ModelConfig
+}
+
+// Shape is m without its config.json's settings: what String writes.
+func (m Spec) Shape() Spec {
+	m.Config = ModelConfig{}
+	return m
+}
+
+// ModelConfig is a model's settings from its Hugging Face config.json.
+type ModelConfig struct {
+	ModelType string // config.json's model_type ("": none read)
+	// RopeTheta is the rotary base (rope_theta); NormEps the RMS norms'
+	// epsilon (rms_norm_eps); AttentionDropout attention_dropout (the
+	// families read have no other dropout).
+	RopeTheta, NormEps, AttentionDropout float64
+	// RopeScaling is rope_scaling's type ("llama3", "yarn", "linear";
+	// "": none) with its factor, and YaRN's mscale and mscale_all_dim.
+	RopeScaling                   string
+	RopeFactor, MScale, MScaleAll float64
+	// QKVBias: biases on the query, key and value projections (Qwen2's,
+	// always); LinearBias: on every linear layer (GPT-OSS's
+	// attention_bias, its experts' biases too); QKNorm: RMS norms of
+	// the queries and keys (Qwen3's; DeepSeek's latent norms).
+	QKVBias, LinearBias, QKNorm bool
+	// The router: its score (scoring_func: "softmax" or "sigmoid"),
+	// routed_scaling_factor, n_group and topk_group, the balancing
+	// loss's coefficient (router_aux_loss_coef or aux_loss_alpha),
+	// norm_topk_prob, and the expert bias of DeepSeek-V3's noaux_tc.
+	RouterScore                string
+	RouterScale                float64
+	RouterGroups, RouterGroupK int
+	AuxLoss                    float64
+	NormTopK, ExpertBias       bool
 }
 
 // WindowLayers is how many layers attend through the sliding window.

@@ -129,6 +129,8 @@ def case_03(case, workdir, n):
         blk = model.layers["0"]
         facts["model"].update(heads=blk.attention.n_heads, kv_heads=getattr(blk.attention, "n_kv_heads", None) or blk.attention.n_heads,
                               ffn=blk.feed_forward.w1.weight.shape[0])
+        if case.get("any"):
+            facts["model"]["tied"] = model.lm_head.weight is model.tok_embeddings.weight
     pp = p.pipeline_parallel_degree
     split = None
     if pp > 1:

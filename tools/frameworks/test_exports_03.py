@@ -41,6 +41,16 @@ PLANS = {k: v for k, v in LLAMA_PLANS.items() if "fp8" not in v[0]}
 PLANS["async tp"] = ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,tpoverlap=on", [16, 16])
 PLANS["ddp beside pp"] = ("tp=4,pp=4,dp=4,mbs=1,sp=on", [8, 8, 8, 8])
 PLANS["tp without sp"] = ("tp=8,dp=8,mbs=1,fsdp=on", None)
+# Shapes no torchtitan preset has: the module's base_config is llama3
+# built at the plan's shape (placer_model), so placer_plan runs as
+# written. name -> (workload, GPUs, strategy, the model's facts, layers
+# per pipeline rank).
+ANY_SHAPE = {
+    "tiny, pp 2 x fsdp 2": ("llama:layers=4,hidden=64,heads=4,kv_heads=4,ffn=256,seq=32,vocab=256,batch=8", 4,
+                            "pp=2,dp=2,mbs=1,fsdp=on", dict(dim=64, layers=4, vocab=256, heads=4, kv_heads=4, ffn=256, tied=False), [2, 2]),
+    "gqa tied, tp 2 x fsdp 4": ("llama:layers=6,hidden=256,heads=8,kv_heads=2,ffn=768,seq=64,vocab=1000,batch=16,tied=true", 8,
+                                "tp=2,dp=4,mbs=2,sp=on,fsdp=on", dict(dim=256, layers=6, vocab=1000, heads=8, kv_heads=2, ffn=768, tied=True), None),
+}
 REFUSED = {
     "float8": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,fp8=current", "model_spec converters (Float8LinearConverter.Config.recipe_name): fp8=current has no torchtitan 0.3.0 recipe"),
     "bf16 gradients": ("dp=64,mbs=2,fsdp=on,grads=bf16", "training.mixed_precision_reduce: grads=bf16"),
@@ -83,12 +93,17 @@ class TestExports03(unittest.TestCase):
                           args=["--parallelism.pipeline_parallel_microbatch_size", "8"]))
         for i, (name, (strategy, _)) in enumerate(PLANS.items()):
             path = os.path.join(cls.tmp, "llama_plan_%d.py" % i)
-            r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan", "-o", path)
+            r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan", "-o", path)
             if r.returncode != 0:
                 cls.refused["llama " + name] = (r.returncode, r.stderr)
                 continue
             cls.out["llama " + name] = path
             cases.append({"name": "llama " + name, "kind": "transformer", "path": path, "world": 64, "layers": 32})
+        for i, (name, (workload, gpus, strategy, _, _)) in enumerate(ANY_SHAPE.items()):
+            path = os.path.join(cls.tmp, "any_plan_%d.py" % i)
+            r = placer("export", "--workload", workload, "--gpus", str(gpus), "--strategy", strategy, "--to", "torchtitan", "-o", path)
+            assert r.returncode == 0, r.stderr
+            cases.append({"name": "any " + name, "kind": "transformer", "path": path, "world": gpus, "any": True})
         manifest, results = os.path.join(cls.tmp, "cases.json"), os.path.join(cls.tmp, "results.json")
         with open(manifest, "w") as f:
             json.dump(cases, f)
@@ -161,17 +176,32 @@ class TestExports03(unittest.TestCase):
                     want = "ScheduleInterleaved1F1B" if V > 1 else ("ScheduleGPipe" if "gpipe" in strategy else "Schedule1F1B")
                     self.assertEqual(facts["schedule"], want)
 
+    def test_any_shape(self):
+        """placer_plan as written for shapes no preset has: torchtitan's llama3
+        at the plan's shape (its dimensions read off the model built on the
+        meta device), and the plan's split and degrees."""
+        for name, (workload, gpus, strategy, model, rank_layers) in ANY_SHAPE.items():
+            with self.subTest(name):
+                facts = self.accepted("any " + name)
+                self.assertTrue(facts["own_model"])
+                self.assertEqual(facts["model"], dict(model, flavor="placer"))
+                kv = dict(x.split("=") for x in strategy.split(","))
+                self.assertEqual((facts["dims"]["tp"], facts["dims"]["pp"], facts["dims"]["dp_shard"]),
+                                 (int(kv.get("tp", 1)), int(kv.get("pp", 1)), int(kv["dp"])))
+                if rank_layers:
+                    self.assertEqual(facts["rank_layers"], rank_layers)
+
     def test_refused(self):
         for name, (strategy, words) in REFUSED.items():
             with self.subTest(name):
-                r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.3")
+                r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.3")
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
                 self.assertIn(words, r.stderr)
 
     def test_default_is_03(self):
         path = self.out["llama tp8 pp2 fsdp"]
-        r = placer("export", "--workload", LLAMA, "--gpus", "64", "--strategy", PLANS["tp8 pp2 fsdp"][0], "--to", "torchtitan@0.3.0")
+        r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", PLANS["tp8 pp2 fsdp"][0], "--to", "torchtitan@0.3.0")
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(path) as f:
             self.assertEqual(r.stdout, f.read())

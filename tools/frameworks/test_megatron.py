@@ -257,7 +257,7 @@ def report():
 def export(workload, plan, gpus=None, cluster=None):
     """(return code, standard output, standard error) of placer export
     --to megatron."""
-    cmd = [PLACER, "export", "--workload", workload, "--strategy", plan, "--to", "megatron"]
+    cmd = [PLACER, "export", "--allow-over", "--workload", workload, "--strategy", plan, "--to", "megatron"]
     cmd += ["--cluster", cluster] if cluster else ["--gpus", str(gpus)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr

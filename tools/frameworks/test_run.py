@@ -23,11 +23,21 @@ tiny model with BERT's module paths trains 2 steps with each (ZeRO-2
 and ZeRO-3 on 2 processes, the 2-stage pipeline on 2, and 2 stages x 2
 replicas on 4), against the unsplit model's 2 steps in plain torch.
 
+torchtitan 0.3.0 (titan03_cpu.py: torchtitan.train's main with the
+device bound to the CPU, SDPA attention, FSDP's sum reduction and
+synthetic data): bin/placer exports the same tiny llama's plans (FSDP 4;
+TP 2 x FSDP 2; PP 2 x FSDP 2, 1F1B) to torchtitan 0.3's config module,
+each saved as plan.py and run as its Run line says, titan03_cpu.py in
+place of -m torchtitan.train (--module plan --config placer_plan: the
+module's own base_config, torchtitan's llama3 built at the plan's
+shape), from one seed checkpoint, against the FSDP module on 1 process.
+
 Each run is its own process group (torch.distributed.run and its
 workers), killed whole past its timeout; its log is kept in the failure
 message. PLACER names the binary (default: bin/placer of this
 checkout); PLACER_FRAMEWORKS the frameworks' folder (make
-venv-frameworks; without it the tests are skipped, saying so).
+venv-frameworks), PLACER_FRAMEWORKS03 torchtitan 0.3.0's (make
+venv-frameworks-03); without one, its tests are skipped, saying so.
 """
 
 import json
@@ -44,6 +54,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER") or os.path.join(ROOT, "bin", "placer")
 FRAMEWORKS = os.environ.get("PLACER_FRAMEWORKS", "")
+FRAMEWORKS03 = os.environ.get("PLACER_FRAMEWORKS03", "")
 GRAPH = os.path.join(ROOT, "measurements", "2026-11-26-h100", "graphs", "bert_base-b16-fp32.json")
 
 TOL = 1e-5  # |loss - unsplit loss|; measured: 5e-7 at most (float32, another summation order)
@@ -75,6 +86,17 @@ FLOAT8_ARGS = ["--quantize.linear.float8.emulate"]
 # (torchtitan's qwen3 debugmodel_moe narrowed), expert parallel 2.
 MOE = "llama:layers=2,hidden=64,heads=4,kv_heads=2,seq=32,vocab=256,batch=4,experts=4,topk=2,expert_ffn=64"
 MOE_STOP = "NotImplementedError: \"histogram_cpu\" not implemented for 'Long'"
+
+# torchtitan 0.3.0: the same llama's plans, on its trainer through
+# titan03_cpu.py. The settings a CPU run needs beside the module's: float32
+# parameters (FSDP's default is bfloat16), every step logged, no warmup
+# (the first step's update counts in the second step's loss), and neither
+# the profiler nor TensorBoard, which llama3_8b's trainer settings turn on.
+TITAN03_PLANS = {k: TITAN_PLANS[k] for k in ("FSDP 4", "TP 2 x FSDP 2", "PP 2 x FSDP 2, 1F1B")}
+TITAN03_ARGS = [
+    "--training.steps", "2", "--training.mixed_precision_param", "float32", "--metrics.log_freq", "1",
+    "--lr_scheduler.warmup_steps", "0", "--profiler.no-enable_profiling", "--metrics.no-enable_tensorboard", "--checkpoint.enable",
+]
 
 # The BERT graph's plans for DeepSpeed: name -> (stages, strategy, processes).
 DS_PLANS = {
@@ -135,7 +157,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         cls.toml = {}
         for name, strategy in TITAN_PLANS.items():
             path = os.path.join(cls.tmp, "plan-%d.toml" % len(cls.toml))
-            placer("export", "--workload", LLAMA, "--gpus", "4", "--strategy", strategy, "--to", "torchtitan@0.2", "-o", path)
+            placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "4", "--strategy", strategy, "--to", "torchtitan@0.2", "-o", path)
             cls.toml[name] = path
         cls.seed = os.path.join(cls.tmp, "seed")
         fsdp = cls.toml["FSDP 4"]
@@ -163,12 +185,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         rc, secs = launch(argv, log, env(), cls.tmp)
         if expect_ok:
             assert rc == 0, "torchtitan on %d processes: exit %s\n%s" % (n, rc, tail(log))
-        rows = {}
-        out = os.path.join(dump, "placer_losses")
-        for f in sorted(os.listdir(out)) if os.path.isdir(out) else []:
-            with open(os.path.join(out, f)) as fh:
-                rows[int(f[4:-5])] = json.load(fh)
-        return {"ranks": rows, "rc": rc, "log": log, "seconds": secs}
+        return {"ranks": read_ranks(dump), "rc": rc, "log": log, "seconds": secs}
 
     def compare(self, name, n=4, grad_scale=1.0, float8=False):
         ref = (self.unsplit8 if float8 else self.unsplit)["ranks"][0]
@@ -211,7 +228,7 @@ class TestTorchtitanRuns(unittest.TestCase):
         counts tokens per expert with torch.histc on int64 indices, which
         the CPU has no kernel for; it stops there, before any all-to-all."""
         path = os.path.join(self.tmp, "moe.toml")
-        placer("export", "--workload", MOE, "--gpus", "2", "--strategy", "dp=2,ep=2,mbs=2,fsdp=on", "--to", "torchtitan@0.2", "-o", path)
+        placer("export", "--allow-over", "--workload", MOE, "--gpus", "2", "--strategy", "dp=2,ep=2,mbs=2,fsdp=on", "--to", "torchtitan@0.2", "-o", path)
         with open(path) as f:
             self.assertIn("expert_parallel_degree = 2", f.read())
         res = self.titan(2, path, os.path.join(self.tmp, "moe"), "--model.name", "qwen3_cpu", "--model.flavor", "placer_tiny_moe",
@@ -222,6 +239,80 @@ class TestTorchtitanRuns(unittest.TestCase):
         self.assertTrue(MOE_STOP in log and "torchtitan/models/moe/moe.py" in log and "torch.histc(" in log,
                         "want torchtitan's router stopping at torch.histc:\n" + tail(res["log"]))
         TIMES.append(("torchtitan 0.2.2", "MoE, EP 2 in FSDP 2: stops (torch.histc)", 2, None, res["seconds"]))
+
+
+def read_ranks(dump):
+    """Each rank's [{step, loss, grad_norm}] as titan_cpu.py and
+    titan03_cpu.py record them."""
+    rows = {}
+    out = os.path.join(dump, "placer_losses")
+    for f in sorted(os.listdir(out)) if os.path.isdir(out) else []:
+        with open(os.path.join(out, f)) as fh:
+            rows[int(f[4:-5])] = json.load(fh)
+    return rows
+
+
+@unittest.skipUnless(FRAMEWORKS03, "no PLACER_FRAMEWORKS03: make venv-frameworks-03 installs torchtitan 0.3.0, make test-frameworks-run runs this")
+class TestTorchtitan03Runs(unittest.TestCase):
+    """torchtitan 0.3.0's trainer on placer's --to torchtitan modules, each
+    run as its Run line says with titan03_cpu.py for -m torchtitan.train."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="placer-titan03-run-")
+        cls.dirs = {}
+        for name, strategy in TITAN03_PLANS.items():
+            d = os.path.join(cls.tmp, "plan%d" % len(cls.dirs))
+            os.mkdir(d)
+            placer("export", "--workload", LLAMA, "--gpus", "4", "--strategy", strategy, "--to", "torchtitan", "-o", os.path.join(d, "plan.py"))
+            cls.dirs[name] = d
+        cls.seed = os.path.join(cls.tmp, "seed")
+        fsdp = cls.dirs["FSDP 4"]
+        cls.titan(1, fsdp, cls.seed, "--checkpoint.create_seed_checkpoint", "--parallelism.data_parallel_shard_degree", "1", seed=False)
+        cls.unsplit = cls.titan(1, fsdp, os.path.join(cls.tmp, "unsplit"), "--parallelism.data_parallel_shard_degree", "1")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def titan(cls, n, plan_dir, dump, *args, seed=True):
+        """titan03_cpu.py on n processes in plan_dir (PYTHONPATH=. and
+        torchtitan 0.3.0's folder), --module plan --config placer_plan."""
+        argv = torchrun(n, "titan03_cpu.py", "--module", "plan", "--config", "placer_plan", "--dump_folder", dump, *TITAN03_ARGS)
+        if seed:
+            argv += ["--checkpoint.initial_load_path", os.path.join(cls.seed, "checkpoint", "step-0")]
+        argv += list(args)
+        log = dump + ".log"
+        environ = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (".", FRAMEWORKS03, os.environ.get("PYTHONPATH")) if p))
+        rc, secs = launch(argv, log, environ, plan_dir)
+        assert rc == 0, "torchtitan 0.3.0 on %d processes: exit %s\n%s" % (n, rc, tail(log))
+        return {"ranks": read_ranks(dump), "seconds": secs}
+
+    def compare(self, name, n=4):
+        ref = self.unsplit["ranks"][0]
+        self.assertEqual([r["step"] for r in ref], [1, 2])
+        res = self.titan(n, self.dirs[name], os.path.join(self.tmp, name.replace(" ", "_").replace(",", "")))
+        self.assertEqual(sorted(res["ranks"]), list(range(n)))
+        last = res["ranks"][n - 1]  # the last rank holds the last pipeline stage: its loss is the step's
+        self.assertEqual([r["step"] for r in last], [1, 2])
+        for step, (a, b) in enumerate(zip(last, ref), 1):
+            self.assertLessEqual(abs(a["loss"] - b["loss"]), TOL, "%s step %d: loss %.8f, unsplit %.8f" % (name, step, a["loss"], b["loss"]))
+            self.assertAlmostEqual(a["grad_norm"] / b["grad_norm"], 1.0, delta=TOL,
+                                   msg="%s step %d: grad norm %.8g, unsplit %.8g" % (name, step, a["grad_norm"], b["grad_norm"]))
+        TIMES.append(("torchtitan 0.3.0", name, n, [abs(a["loss"] - b["loss"]) for a, b in zip(last, ref)], res["seconds"]))
+
+    def test_fsdp(self):
+        self.compare("FSDP 4")
+
+    def test_tp_fsdp(self):
+        self.compare("TP 2 x FSDP 2")
+
+    # 0.3.0's pipeline scales its gradients as the unsplit step does (0.2.2's
+    # were the token count times larger, above): the norms are compared as
+    # they are.
+    def test_pp_fsdp(self):
+        self.compare("PP 2 x FSDP 2, 1F1B")
 
 
 @unittest.skipUnless(FRAMEWORKS, "no PLACER_FRAMEWORKS: make venv-frameworks installs torchtitan and DeepSpeed, make test-frameworks-run runs this")

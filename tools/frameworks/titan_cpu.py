@@ -52,62 +52,13 @@ its flavors plus placer_tiny) and qwen3_cpu (qwen3's, plus the mixture
 of experts placer_tiny_moe).
 """
 
-import contextlib
 import dataclasses
 import json
 import os
-import types
 
 import torch
 
-
-class _CPUDeviceModule(types.ModuleType):
-    """torch.cpu, with the CUDA-module calls torchtitan's memory monitor
-    makes (it reports a CPU's memory as nothing used)."""
-
-    def __init__(self):
-        super().__init__("placer_titan_cpu_device")
-
-    def __getattr__(self, name):
-        return getattr(torch.cpu, name)
-
-    @staticmethod
-    def get_device_name(device=None):
-        return "cpu"
-
-    @staticmethod
-    def get_device_properties(device=None):
-        return types.SimpleNamespace(total_memory=os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-    @staticmethod
-    def current_device():
-        return 0  # an index, as CUDA's (torch.cpu's is "cpu"; barrier(device_ids=[...]) takes ints)
-
-    @staticmethod
-    def memory_stats(device=None):
-        return {}
-
-    @staticmethod
-    def reset_peak_memory_stats(device=None):
-        pass
-
-    @staticmethod
-    def empty_cache():
-        pass
-
-
-@contextlib.contextmanager
-def _cpu_as_device():
-    import torch._utils as tu
-
-    query, module = tu._get_available_device_type, tu._get_device_module
-    cpu = _CPUDeviceModule()
-    tu._get_available_device_type = lambda: "cpu"
-    tu._get_device_module = lambda t=None: cpu if t in (None, "cpu") else module(t)
-    try:
-        yield
-    finally:
-        tu._get_available_device_type, tu._get_device_module = query, module
+from titan_device import cpu_as_device
 
 
 def _register():
@@ -190,7 +141,7 @@ def _register():
 
 
 if __name__ == "__main__":
-    with _cpu_as_device():
+    with cpu_as_device():
         import torchtitan.train
         import torchtitan.tools.utils
 

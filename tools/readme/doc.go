@@ -19,6 +19,10 @@
 //	go run ./tools/readme -placer bin/placer -write README.md   # make readme
 //	go run ./tools/readme -placer bin/placer -check README.md   # fails on drift
 //
+// A block of commands the reader is told to paste is an indented block
+// right under "<!-- readme: sh -->": -check (and the test) runs it with sh
+// -e and fails when a line fails.
+//
 // Each command runs in a scratch folder that links the checkout's top-level
 // entries, so the files a command writes (-o x.json) land there, not in the
 // checkout.

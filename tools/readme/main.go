@@ -44,6 +44,7 @@ func run(doc *Doc, runner *Runner, path string, check bool) int {
 			fmt.Fprintf(os.Stderr, "readme: %s: %v\n", path, err)
 			return 1
 		}
+		diffs = append(diffs, doc.RunScripts(runner)...)
 		for _, d := range diffs {
 			fmt.Fprintln(os.Stderr, d)
 		}

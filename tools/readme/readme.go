@@ -33,6 +33,15 @@ type Sample struct {
 type Doc struct {
 	lines   []string
 	samples []*Sample
+	scripts []Script
+}
+
+// Script is a block of commands the README tells its reader to paste: an
+// indented block right under a "<!-- readme: sh -->" marker, run as
+// written by sh -e (bin/placer is the binary under test).
+type Script struct {
+	Line int // the marker's line, 1-based
+	Text string
 }
 
 var markerRE = regexp.MustCompile(`^<!-- readme: (.*) -->$`)
@@ -43,6 +52,17 @@ func Parse(src string) (*Doc, error) {
 	for i := 0; i < len(d.lines); i++ {
 		m := markerRE.FindStringSubmatch(d.lines[i])
 		if m == nil {
+			continue
+		}
+		if m[1] == "sh" {
+			var body []string
+			for j := i + 1; j < len(d.lines) && strings.HasPrefix(d.lines[j], "    "); j++ {
+				body = append(body, strings.TrimPrefix(d.lines[j], "    "))
+			}
+			if len(body) == 0 {
+				return nil, fmt.Errorf("line %d: a readme sh marker must stand right above an indented block", i+1)
+			}
+			d.scripts = append(d.scripts, Script{Line: i + 1, Text: strings.Join(body, "\n")})
 			continue
 		}
 		s, err := parseMarker(m[1])
@@ -155,6 +175,21 @@ func splitWords(s string) ([]string, error) {
 		out = append(out, cur.String())
 	}
 	return out, nil
+}
+
+// Scripts lists the document's command blocks in order.
+func (d *Doc) Scripts() []Script { return d.scripts }
+
+// RunScripts runs every command block and returns a line per block that
+// failed.
+func (d *Doc) RunScripts(r *Runner) []string {
+	var fails []string
+	for _, s := range d.scripts {
+		if err := r.Script(s.Text); err != nil {
+			fails = append(fails, fmt.Sprintf("README line %d: %v", s.Line, err))
+		}
+	}
+	return fails
 }
 
 // Samples lists the document's samples in order.
@@ -356,15 +391,34 @@ func NewRunner(placer, root string) (*Runner, error) {
 		return nil, err
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
+		if strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" {
+			continue // bin/placer is the binary under test, below
 		}
 		if err := os.Symlink(filepath.Join(rootAbs, e.Name()), filepath.Join(scratch, e.Name())); err != nil {
 			os.RemoveAll(scratch)
 			return nil, err
 		}
 	}
+	bin := filepath.Join(scratch, "bin")
+	if err := os.Mkdir(bin, 0o755); err == nil {
+		err = os.Symlink(abs, filepath.Join(bin, "placer"))
+	}
+	if err != nil {
+		os.RemoveAll(scratch)
+		return nil, err
+	}
 	return &Runner{placer: abs, scratch: scratch, cache: map[string][2]string{}}, nil
+}
+
+// Script runs text with sh -e in the scratch folder.
+func (r *Runner) Script(text string) error {
+	cmd := exec.Command("sh", "-e", "-c", text)
+	cmd.Dir = r.scratch
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(r.placer)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
 
 // Close removes the scratch folder.

@@ -20,6 +20,9 @@ func TestParseMarkers(t *testing.T) {
 			want: []Sample{{Command: "placer workloads list", Stream: "stdout"}}},
 		{name: "options", src: `<!-- readme: placer search --workload trxl2 --gpus 2 | stream=stderr lines=3 prompt=on volatile="search time,evaluations/s" -->` + "\n```\n```",
 			want: []Sample{{Command: "placer search --workload trxl2 --gpus 2", Stream: "stderr", Lines: 3, Prompt: true, Volatile: []string{"search time", "evaluations/s"}}}},
+		{name: "script", src: "<!-- readme: sh -->\n    a\n    b\ntext\n<!-- readme: placer version -->\n```\n```",
+			want: []Sample{{Command: "placer version", Stream: "stdout"}}},
+		{name: "empty script", src: "<!-- readme: sh -->\ntext", bad: "indented block"},
 		{name: "no fence", src: "<!-- readme: placer version -->\ntext", bad: "must stand right above"},
 		{name: "unclosed", src: "<!-- readme: placer version -->\n```\nx", bad: "never closed"},
 		{name: "bad stream", src: "<!-- readme: placer version | stream=stdin -->\n```\n```", bad: "stream=stdin"},
@@ -36,6 +39,9 @@ func TestParseMarkers(t *testing.T) {
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.name == "script" && (len(d.Scripts()) != 1 || d.Scripts()[0].Text != "a\nb" || d.Scripts()[0].Line != 1) {
+			t.Errorf("script: %+v, want one at line 1 reading a, b", d.Scripts())
 		}
 		if len(d.Samples()) != len(c.want) {
 			t.Fatalf("%s: %d samples, want %d", c.name, len(d.Samples()), len(c.want))
@@ -141,6 +147,10 @@ func TestREADMESamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(d.Scripts()) == 0 {
+		t.Error("the README marks no command block to run (the quick start's)")
+	}
+	diffs = append(diffs, d.RunScripts(r)...)
 	for _, msg := range diffs {
 		t.Error(msg)
 	}

@@ -8,6 +8,7 @@ import inspect
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -477,6 +478,70 @@ class FusedAttentionTest(unittest.TestCase):
         types = {o["type"] for o in g["ops"]}
         self.assertIn("_scaled_dot_product_flash_attention", types)
         self.assertIn("_scaled_dot_product_flash_attention_backward", types)
+
+
+class TransformerEncoderTest(unittest.TestCase):
+    """torch.nn's own TransformerEncoder, whose constructor deep-copies its
+    layer (_get_clones): recorded on fake tensors, as any module, and its
+    step's FLOPs as counted by hand."""
+
+    B, S, E, H, F, L = 4, 16, 64, 4, 128, 2
+
+    @classmethod
+    def setUpClass(cls):
+        B, S, E, H, F, L = cls.B, cls.S, cls.E, cls.H, cls.F, cls.L
+
+        def build():
+            layer = torch.nn.TransformerEncoderLayer(d_model=E, nhead=H, dim_feedforward=F, dropout=0.0, batch_first=True)
+            return torch.nn.TransformerEncoder(layer, num_layers=L, enable_nested_tensor=False)
+
+        cls.tmp = tempfile.mkdtemp(prefix="torchexport-encoder-")
+        cls.path = os.path.join(cls.tmp, "encoder.json")
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            cls.graph, cls.meta = exporter.export_training_step(build, lambda: (torch.randn(B, S, E), None), lambda o, t: o.sum(),
+                                                                torch.optim.Adam, {"lr": 1e-3}, cls.path, name="encoder")
+        cls.stderr = err.getvalue()
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_fake(self):
+        # Its deep copies kept the recording's fake mode: no op mixed two
+        # and nothing ran on real tensors.
+        self.assertTrue(self.meta["fake"], self.stderr)
+        self.assertNotIn("fake_refused", self.meta)
+        self.assertNotIn("real CPU", self.stderr)
+        self.assertEqual({m["module"].split(".")[1] for m in self.meta["ops"] if m["module"].startswith("layers.")},
+                         {str(i) for i in range(self.L)})
+        placer("eval", "--graph", self.path)
+
+    @unittest.skipIf(exporter._SDPA is None, "torch %s has no scaled_dot_product_attention: its attention is other ops" % torch.__version__)
+    def test_flops(self):
+        """The matmul class's FLOPs of each phase by hand. N = B x S tokens;
+        per layer forward: the QKV projection 2·N·E·3E, the output
+        projection 2·N·E·E, the MLP 2 x 2·N·E·F, and the fused attention
+        at the math path's count: its two batched matmuls 2 x 2·B·H·S·S·(E/H),
+        softmax 5 a score (B·H·S·S scores), Q and K each scaled once
+        (2·B·S·E). Backward: each linear layer's input and weight gradients
+        (2 x its forward), but the first layer's QKV projection has no input
+        gradient (the model's input needs none); attention's four batched
+        matmuls, softmax's backward 3 a score and the two scalings."""
+        B, S, E, H, F, L = self.B, self.S, self.E, self.H, self.F, self.L
+        N = B * S
+        proj = 2 * N * E * 3 * E
+        linear = proj + 2 * N * E * E + 2 * (2 * N * E * F)
+        attn_fwd = 2 * (2 * B * S * S * E) + 5 * B * H * S * S + 2 * B * S * E
+        attn_bwd = 4 * (2 * B * S * S * E) + 3 * B * H * S * S + 2 * B * S * E
+        want_fwd = L * (linear + attn_fwd)
+        want_bwd = L * (2 * linear + attn_bwd) - proj
+        got = {}
+        for o, m in zip(self.graph["ops"], self.meta["ops"]):
+            if o["class"] == "matmul":
+                got[m["phase"]] = got.get(m["phase"], 0) + o.get("flops", 0)
+        self.assertEqual(got, {"forward": want_fwd, "backward": want_bwd})
+        self.assertEqual((want_fwd, want_bwd), (8970240, 16293888))  # B 4, S 16, E 64, H 4, F 128, 2 layers
 
 
 class AttentionOptionTest(unittest.TestCase):

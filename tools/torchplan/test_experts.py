@@ -38,7 +38,7 @@ WORKLOAD = "gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk
 def export(tmp, strategy="ep=2,dp=4"):
     """The plan as placer writes it."""
     out = os.path.join(tmp, "moe.plan.json")
-    r = subprocess.run([PLACER, "export", "--workload", WORKLOAD, "--gpus", "4", "--strategy", strategy,
+    r = subprocess.run([PLACER, "export", "--allow-over", "--workload", WORKLOAD, "--gpus", "4", "--strategy", strategy,
                         "--to", "torch-plan", "-o", out], capture_output=True, text=True)
     if r.returncode != 0:
         raise AssertionError("placer export: exit %d: %s (PLACER=%s; make build)" % (r.returncode, r.stderr.strip(), PLACER))

@@ -295,7 +295,7 @@ class CommandLineTest(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="megatron-export-")
         self.addCleanup(shutil.rmtree, tmp, True)
         path = os.path.join(tmp, "gpt.plan.json")
-        r = subprocess.run([placer, "export", "--workload", BASE["graph"], "--gpus", "8",
+        r = subprocess.run([placer, "export", "--allow-over", "--workload", BASE["graph"], "--gpus", "8",
                             "--strategy", "tp=2,pp=2,dp=2,mbs=2,sp=on", "--to", "torch-plan", "-o", path],
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -63,6 +63,12 @@ func DeepSpeedTransformer(m transformer.Spec, s scale.Strategy, gpus int, versio
 	case s.EPOverlap:
 		return nil, nil, fmt.Errorf("export: deepspeed: epoverlap=on: DeepSpeed-MoE runs each micro-batch's all-to-alls in turn")
 	}
+	if s.ExpertTensor > 1 {
+		return nil, nil, fmt.Errorf("export: deepspeed: deepspeed.moe.layer.MoE: etp=%d: DeepSpeed-MoE splits no expert over GPUs", s.ExpertTensor)
+	}
+	if err := unwritten("deepspeed", s, deepspeedKeys); err != nil {
+		return nil, nil, err
+	}
 	stage := 0
 	switch {
 	case s.FSDP:

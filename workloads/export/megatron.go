@@ -95,9 +95,14 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	}
 	add(arg("--seq-length", m.Seq)...)
 	add(arg("--max-position-embeddings", m.Seq)...)
-	if m.SwiGLU() { // placer's llama: RMS norms, SwiGLU, no biases, rotary positions
-		add("--normalization", "RMSNorm", "--swiglu", "--disable-bias-linear", "--position-embedding-type", "rope")
+	if m.SwiGLU() { // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
+		add("--normalization", "RMSNorm", "--swiglu")
+		if !m.Config.LinearBias {
+			add("--disable-bias-linear")
+		}
+		add("--position-embedding-type", "rope")
 	}
+	add(megatronModel(m)...)
 	if !m.Tied {
 		add("--untie-embeddings-and-output-weights")
 	}
@@ -152,7 +157,7 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		// placer costs; the first dense layers by --moe-layer-freq.
 		add(arg("--num-experts", m.Experts)...)
 		add(arg("--moe-router-topk", m.TopK)...)
-		if m.TopK == 1 {
+		if m.TopK == 1 && !routerPreSoftmax(m) {
 			// Top-1 routing over softmax scores: Megatron-Core asks for the
 			// softmax before the top-k ("Please use
 			// --moe-router-pre-softmax when topk is 1").
@@ -272,6 +277,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		} else {
 			add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
 		}
+	}
+	if err := unwritten("megatron", s, megatronKeys); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

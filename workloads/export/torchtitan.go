@@ -103,6 +103,12 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d: torchtitan's experts borrow the data-parallel shard and context ranks (cp <= ep <= dp_shard x cp, dividing it): dp_shard=%d, cp=%d", ep, shard, C)
 		}
 	}
+	if s.ExpertTensor > 1 {
+		return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: etp=%d: expert tensor parallelism is not written by placer", s.ExpertTensor)
+	}
+	if err := unwritten("torchtitan", s, torchtitanKeys); err != nil {
+		return nil, err
+	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: %w", err)

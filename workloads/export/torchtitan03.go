@@ -22,7 +22,9 @@ import (
 // placer writes that module: apply_plan(config) sets the plan's fields on
 // a Trainer.Config, base_config() is the model's own config function
 // (torchtitan's llama3 8B, 70B or 405B where the plan's shape is one of
-// them, else a stub saying to name it), placer_plan() is
+// them, else llama3 built at the plan's shape by placer_model(), else,
+// for a model that is not torchtitan's llama3, a stub saying to name
+// it), placer_plan() is
 // apply_plan(base_config()), and OVERRIDES is apply_plan's settings as
 // command-line overrides, for a config function of the user's own.
 // Field names and values are torchtitan 0.3.0's: config/configs.py
@@ -188,6 +190,9 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d does not divide dp_shard x cp x tp = %d x %d x %d, the ranks torchtitan %s's experts borrow", ep, shard, C, T, rel.Checked)
 		}
 	}
+	if err := unwritten("torchtitan", s, torchtitanKeys); err != nil {
+		return nil, err
+	}
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: %w", err)
@@ -259,16 +264,24 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 		b.WriteString("from torchtitan.distributed.activation_checkpoint import FullAC\n")
 	}
 	f, known := titanFlavorOf(m)
+	if !known && titan03Builds(m) == "" {
+		b.WriteString("from torchtitan.protocols.model_spec import ModelSpec\n")
+	}
 	if known {
 		fmt.Fprintf(&b, "from torchtitan.models.llama3 import model_registry\nfrom torchtitan.models.llama3.config_registry import %s\n", f.function)
 	}
 	titan03Overrides(&b, t.overrides())
-	b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
-	if known {
+	why := titan03Builds(m)
+	switch {
+	case known:
+		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
 		fmt.Fprintf(&b, "    \"\"\"torchtitan's llama3 %s, the plan's shape: config_registry.%s with model_registry(%q)'s model (no model converters).\"\"\"\n", f.flavor, f.function, f.flavor)
 		fmt.Fprintf(&b, "    config = %s()\n    config.model_spec = model_registry(%q)\n    return config\n", f.function, f.flavor)
-	} else {
-		titan03Stub(&b, fmt.Sprintf("placer names torchtitan's llama3 8B, 70B and 405B by their shape; this plan's is none of them (%s)", m))
+	case why == "":
+		titan03Model(&b, m)
+	default:
+		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
+		titan03Stub(&b, fmt.Sprintf("%s (%s)", why, m))
 	}
 	titan03Apply(&b, t.assign)
 	return []byte(b.String()), nil

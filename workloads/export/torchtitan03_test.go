@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -227,9 +228,21 @@ func TestTorchTitan03Transformer(t *testing.T) {
 		if c.overrides != "" && overrides != c.overrides {
 			t.Errorf("%s: OVERRIDES\n%s\nwant\n%s", c.name, overrides, c.overrides)
 		}
-		// No torchtitan model of these shapes: base_config says so.
-		if !strings.Contains(out, "raise NotImplementedError(") {
-			t.Errorf("%s: base_config names a model\n%s", c.name, out)
+		// No torchtitan preset of these shapes: the dense llama is
+		// torchtitan's llama3 built at its shape, the mixture of experts a
+		// stub that says to name the model.
+		if c.m.Experts > 0 {
+			if !strings.Contains(out, "raise NotImplementedError(") || strings.Contains(out, "def placer_model()") {
+				t.Errorf("%s: base_config names a model\n%s", c.name, out)
+			}
+			continue
+		}
+		dims := fmt.Sprintf("    dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab_size = %d, %d, %d, %d, %d, %d\n", c.m.Hidden, c.m.Layers, c.m.Heads, c.m.KVHeads, c.m.FFN, c.m.Vocab)
+		for _, want := range []string{"from torchtitan.protocols.model_spec import ModelSpec\n", "\n\ndef placer_model() -> ModelSpec:\n", dims,
+			"    config = llama3_8b()\n    config.model_spec = placer_model()\n"} {
+			if !strings.Contains(out, want) || strings.Contains(out, "NotImplementedError") {
+				t.Errorf("%s: no %q in\n%s", c.name, want, out)
+			}
 		}
 	}
 	// Llama 3 8B's shape is torchtitan's llama3 8B: its config function,
@@ -245,6 +258,45 @@ func TestTorchTitan03Transformer(t *testing.T) {
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("8B: no %q in\n%s", want, got)
+		}
+	}
+}
+
+// TestTitan03Model: placer_model() at shapes no preset has, the
+// settings written from the shape by hand (torchtitan 0.3.0's
+// models/llama3/__init__.py: _8b's initialisations untied, _1b's tied),
+// and the shapes torchtitan's llama3 is not, each a stub naming why.
+func TestTitan03Model(t *testing.T) {
+	for _, c := range []struct{ workload, want, why string }{
+		{"llama:layers=6,hidden=256,heads=8,kv_heads=2,ffn=768,seq=64,vocab=1000,batch=16,tied=true", "    dim, n_layers, n_heads, n_kv_heads, hidden_dim, vocab_size = 256, 6, 8, 2, 768, 1000\n" +
+			"    model = llama3.Llama3Model.Config(\n        dim=dim,\n        vocab_size=vocab_size,\n        enable_weight_tying=True,\n" +
+			"        tok_embeddings=Embedding.Config(num_embeddings=vocab_size, embedding_dim=dim, param_init=llama3._EMBEDDING_SKIP_INIT),\n", ""},
+		{"llama:layers=2,hidden=64,heads=4,seq=262144,vocab=256,batch=1", "enable_weight_tying=False,\n        tok_embeddings=Embedding.Config(num_embeddings=vocab_size, embedding_dim=dim, param_init=llama3._EMBEDDING_INIT),\n" +
+			"        norm=RMSNorm.Config(normalized_shape=dim, param_init=llama3._NORM_INIT),\n" +
+			"        lm_head=Linear.Config(in_features=dim, out_features=vocab_size, param_init=llama3._output_linear_init(dim)),\n" +
+			"        layers=llama3._build_llama3_layers(\n            fuse_qkv=True, n_layers=n_layers, dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads, hidden_dim=hidden_dim,\n" +
+			"            rope=ComplexRoPE.Config(dim=dim // n_heads, max_seq_len=262144, theta=500000, scaling=\"llama\"),\n", ""},
+		{"gpt:layers=2,hidden=64,heads=4,seq=32,vocab=256,batch=4", "", "torchtitan 0.3.0 has no gpt model"},
+		{"llama:layers=2,hidden=64,heads=4,seq=32,vocab=256,batch=4,head_dim=32", "", "heads of 32 (not hidden / heads) are not torchtitan's llama3"},
+		{"llama:layers=2,hidden=64,heads=4,seq=32,vocab=256,batch=4,window=8", "", "a sliding window is not torchtitan's llama3"},
+	} {
+		m, err := transformer.Parse(c.workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := TorchTitanTransformer(m, scale.Strategy{Replicas: 1, MicroBatchSize: 1}, 1, "0.3")
+		if err != nil {
+			t.Fatalf("%s: %v", c.workload, err)
+		}
+		out := string(got)
+		if c.why != "" {
+			if !strings.Contains(out, c.why) || !strings.Contains(out, "raise NotImplementedError(") || strings.Contains(out, "placer_model") {
+				t.Errorf("%s: want a stub saying %q\n%s", c.workload, c.why, out)
+			}
+			continue
+		}
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: no\n%s\nin\n%s", c.workload, c.want, out)
 		}
 	}
 }

@@ -29,7 +29,17 @@ type TransformerPlan struct {
 	Schedule         decision.Schedule `json:"schedule"`
 	SequenceParallel bool              `json:"sequence_parallel"`
 	Recompute        scale.Recompute   `json:"recompute,omitempty"`
-	DistributedOpt   bool              `json:"distributed_optimizer,omitempty"`
+	// RecomputeModules are the modules selective recomputation recomputes
+	// (Megatron-Core's names; absent: the attention core);
+	// RecomputeLayers, with full recomputation, the layers of each stage
+	// that recompute (absent: every layer).
+	RecomputeModules []string `json:"recompute_modules,omitempty"`
+	RecomputeLayers  int      `json:"recompute_layers,omitempty"`
+	DistributedOpt   bool     `json:"distributed_optimizer,omitempty"`
+	// FSDP shards the weights, gradients and optimizer state over the
+	// replicas (ZeRO-3; fsdp=on). tools/torchplan checks the plan's
+	// arithmetic, which sharding leaves as it is: it runs it replicated.
+	FSDP bool `json:"fsdp,omitempty"`
 	// The experts' mesh of a model with experts (absent in a dense
 	// one): ExpertParallel EP GPUs split each MoE layer's experts,
 	// ExpertTensor ETP split each expert, and ExpertData EDP hold the
@@ -124,6 +134,9 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 	} else if s.Experts > 1 || s.ExpertTensor > 1 {
 		return TransformerPlan{}, fmt.Errorf("torch plan: ep=%d, etp=%d on a model without experts", s.Experts, s.ExpertTensor)
 	}
+	if err := unwritten("torch plan", s, torchPlanKeys); err != nil {
+		return TransformerPlan{}, err
+	}
 	counts, err := s.StageLayers(m.Layers)
 	if err != nil {
 		return TransformerPlan{}, fmt.Errorf("torch plan: %w", err)
@@ -139,7 +152,10 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 	tp := TransformerPlan{Format: TransformerPlanFormat, Version: TransformerPlanVersion, Graph: m.String(), Transformer: spec, GPUs: gpus,
 		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
-		DistributedOpt: s.DistOpt, ExpertParallel: ep, ExpertTensor: etp, ExpertData: edp}
+		DistributedOpt: s.DistOpt, FSDP: s.FSDP, RecomputeLayers: s.RecomputeLayers, ExpertParallel: ep, ExpertTensor: etp, ExpertData: edp}
+	if s.RecomputeModules != 0 {
+		tp.RecomputeModules = s.RecomputeModules.Names()
+	}
 	next := 0
 	for p, n := range counts {
 		st := TransformerStage{Stage: p, Embedding: p == 0, Output: p == P-1}

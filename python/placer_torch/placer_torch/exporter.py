@@ -55,6 +55,7 @@ import math
 import os
 import sys
 import tempfile
+import warnings
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -1373,6 +1374,14 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
     x = Exporter(fake and FakeTensorMode is not None)
     x.sdpa_cpu = cpu
     fm = FakeTensorMode() if x.fake else None
+    if fm is not None:
+        # A module deep-copied in its constructor (nn.TransformerEncoder's
+        # layers, _get_clones) copies its fake tensors' __dict__, fake_mode
+        # included: copy.deepcopy builds a second FakeTensorMode, and the
+        # step then stops at the first op mixing the two ("Mixing fake
+        # modes NYI", at zeros_like of the gradients). The mode is the
+        # recording's context, not the tensors' data: a copy keeps it.
+        fm.__deepcopy__ = lambda memo: fm
     x.fm = fm
     quiet = _quiet_fake_log() if fm is not None else None
     if quiet is not None:
@@ -1395,7 +1404,11 @@ def _record(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, 
         _rnn_mod._VF = _PerGateVF(vf)
     try:
         try:
-            model = build_model()
+            with warnings.catch_warnings():
+                # Tensor.__deepcopy__ asks a fake tensor for its data
+                # pointer (0) to pick its copy path, which torch warns of.
+                warnings.filterwarnings("ignore", message="Accessing the data pointer of FakeTensor")
+                model = build_model()
         except Exception as e:
             where = _data_dependent(e) if fm is not None else None
             refused = _refused(e) if fm is not None and where is None else None

@@ -1,0 +1,47 @@
+package export
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/placer/placer/evaluate/scale"
+)
+
+// The keys of a plan at cluster scale (scale.Strategy.String's) each
+// target writes a setting for; each writer refuses the others in one
+// line naming the key and the target (unwritten), after its own, more
+// precise refusals. imbalance, the load of the busiest expert-parallel
+// rank placer costed, is how the tokens route, which no framework sets:
+// every target refuses it.
+var (
+	megatronKeys = []string{"dp", "mb", "schedule", "shard", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "recompute-modules",
+		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fsdp", "grads",
+		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing"}
+	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
+	// written by writing for torchtitan (titanStack).
+	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",
+		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "stack"}
+	deepspeedKeys = []string{"dp", "mb", "schedule", "shard", "mbs", "ep", "etp", "fsdp"}
+	torchPlanKeys = []string{"dp", "mb", "schedule", "shard", "tp", "pp", "mbs", "sp", "recompute", "recompute-modules",
+		"recompute-layers", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fsdp"}
+)
+
+// titanStack is the named stack torchtitan runs as it is.
+const titanStack = "torchtitan-0.2"
+
+// unwritten refuses the first key of plan s (as s.String writes it) that
+// target writes no setting for: writes are the keys it does.
+func unwritten(target string, s scale.Strategy, writes []string) error {
+	for _, kv := range strings.Split(s.String(), ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "" || slices.Contains(writes, k) && !(k == "stack" && target == "torchtitan" && v != titanStack):
+		case k == "imbalance":
+			return fmt.Errorf("export: %s: imbalance=%s is the load placer costed on the busiest expert-parallel rank, how the tokens route, which no framework sets: export the plan without it", target, v)
+		default:
+			return fmt.Errorf("export: %s: %s=%s has no %s setting placer writes (it writes %s)", target, k, v, target, strings.Join(writes, ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package export
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// megatronFields is Megatron-Core's model fields as pretrain_gpt.py sets
+// them from args: each flag's value where written, its core_v0.16.1
+// default where not (testdata/megatron-lm-core_v0.16.1-args.txt).
+func megatronFields(t *testing.T, args []string) map[string]string {
+	t.Helper()
+	f, err := os.Open("testdata/megatron-lm-core_v0.16.1-args.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	type flag struct{ dest, action, def string }
+	flags := map[string]flag{}
+	fields := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		col := strings.Split(sc.Text(), "\t")
+		if len(col) != 7 || !strings.HasPrefix(col[0], "--") {
+			continue
+		}
+		fl := flag{dest: col[1], action: col[2], def: strings.Trim(col[5], `"`)}
+		flags[col[0]] = fl
+		if _, ok := fields[fl.dest]; !ok || fl.action != "store_false" {
+			fields[fl.dest] = fl.def
+		}
+	}
+	for i := 0; i < len(args); {
+		j := i + 1
+		for j < len(args) && !strings.HasPrefix(args[j], "--") {
+			j++
+		}
+		fl, ok := flags[args[i]]
+		if !ok {
+			t.Fatalf("%s is not a flag of Megatron-LM core_v0.16.1's pretrain_gpt.py", args[i])
+		}
+		switch fl.action {
+		case "store_true":
+			fields[fl.dest] = "true"
+		case "store_false":
+			fields[fl.dest] = "false"
+		default:
+			fields[fl.dest] = strings.Join(args[i+1:j], " ")
+		}
+		i = j
+	}
+	return fields
+}
+
+// sameValue compares a field's values as numbers where both are.
+func sameValue(a, b string) bool {
+	x, errx := strconv.ParseFloat(a, 64)
+	y, erry := strconv.ParseFloat(b, 64)
+	if errx == nil && erry == nil {
+		return x == y
+	}
+	return a == b
+}
+
+// TestMegatronModelAutoBridge: the Megatron-LM arguments exported for
+// Llama 3 8B, Qwen3 8B and 30B-A3B, DeepSeek-V3 and GPT-OSS 120B from
+// their config.json set Megatron-Core's model fields as Megatron-Bridge
+// v0.6.0's AutoBridge maps the same files, field by field (its values:
+// testdata/megatron-bridge-v0.6.0-autobridge.tsv, with their sources).
+// Before the export read the files' settings, Llama 3 8B's rotary base
+// was Megatron-LM's 10000 and its dropout 0.1.
+func TestMegatronModelAutoBridge(t *testing.T) {
+	f, err := os.Open("testdata/megatron-bridge-v0.6.0-autobridge.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]map[string]string{}
+	var files []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		col := strings.Split(line, "\t")
+		if len(col) != 3 {
+			t.Fatalf("testdata: not file, field, value: %q", line)
+		}
+		if want[col[0]] == nil {
+			want[col[0]] = map[string]string{}
+			files = append(files, col[0])
+		}
+		want[col[0]][col[1]] = col[2]
+	}
+	if len(files) != 5 {
+		t.Fatalf("testdata: %d models, want Llama 3 8B, Qwen3 8B and 30B-A3B, DeepSeek-V3, GPT-OSS 120B", len(files))
+	}
+	pod, err := scale.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range files {
+		m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Batch = 64
+		plan := "tp=1,pp=1,dp=8,mbs=1"
+		if m.MoE() {
+			plan += ",ep=8"
+		}
+		s, err := scale.ParseStrategy(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := scale.Resolve(m, s, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		args, err := MegatronArgs(m, pl.Strategy, pod.GPUs())
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		got := megatronFields(t, args)
+		for field, v := range want[file] {
+			if !sameValue(got[field], v) {
+				t.Errorf("%s: %s = %q, AutoBridge's %q", file, field, got[field], v)
+			}
+		}
+	}
+}
