@@ -32,6 +32,8 @@ func TestEveryReportFits(t *testing.T) {
 		{[]string{"baselines", "--graph", example, "--gpus", "2"}, false},
 		{[]string{"eval", "--graph", example, "--gpus", "2", "--placement", "round-robin"}, false},
 		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--evals", "300", "-q"}, false},
+		// Nothing fits: the NOTHING FITS line too.
+		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--memory", "100000000", "--evals", "200", "-q"}, false},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errs := placer(t, tc.args...)
