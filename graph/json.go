@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 )
 
 // FormatName and the versions identify the native JSON graph format
@@ -288,6 +290,7 @@ func JSONError(what string, data []byte, err error) error {
 		off = syn.Offset
 	case errors.As(err, &typ):
 		off = typ.Offset
+		err = typeError(typ)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s: truncated or empty file (unexpected end of input at line %d)", what, lineOf(data, int64(len(data))))
 	}
@@ -296,6 +299,43 @@ func JSONError(what string, data []byte, err error) error {
 	}
 	line, col := lineCol(data, off)
 	return fmt.Errorf("%s: line %d, column %d: %v", what, line, col, err)
+}
+
+// typeError is a JSON value of the wrong kind in the file's words, not
+// Go's: `field "gpus": want a number, got a string` where encoding/json
+// says "cannot unmarshal string into Go struct field .gpus of type int".
+func typeError(e *json.UnmarshalTypeError) error {
+	want := "a value of another kind"
+	switch e.Type.Kind() {
+	case reflect.Struct, reflect.Map:
+		want = "an object"
+	case reflect.Slice, reflect.Array:
+		want = "an array"
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		want = "a whole number"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
+	}
+	got := e.Value
+	switch {
+	case got == "object" || got == "array":
+		got = "an " + got
+	case got == "bool":
+		got = "true or false"
+	case strings.HasPrefix(got, "number "):
+		got = "the number" + strings.TrimPrefix(got, "number")
+	default:
+		got = "a " + got
+	}
+	if e.Field == "" {
+		return fmt.Errorf("want %s, got %s", want, got)
+	}
+	return fmt.Errorf("field %q: want %s, got %s", e.Field, want, got)
 }
 
 func lineOf(data []byte, off int64) int {

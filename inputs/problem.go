@@ -1,12 +1,14 @@
 package inputs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/fail"
 )
 
 // Problem is a workload on a cluster as the user named them, resolved in
@@ -59,12 +61,24 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 	return p, nil
 }
 
-// resolveScale is a transformer's model and pod.
+// resolveScale is a transformer's model and pod. A mistake in the
+// workload's text, the pod or --gpus is the command line's (fail.Usage,
+// exit 2); one in the workload's config.json is the file's.
 func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, error) {
 	m, err := transformer.Parse(workload)
 	if err != nil {
+		if !errors.As(err, new(transformer.ConfigError)) {
+			err = fail.AsUsage(err)
+		}
 		return m, scale.Pod{}, err
 	}
+	p, err := resolvePod(m, c)
+	return m, p, fail.AsUsage(err)
+}
+
+// resolvePod is the pod c names for the model m.
+func resolvePod(m transformer.Spec, c ClusterSpec) (scale.Pod, error) {
+	var err error
 	var p scale.Pod
 	switch {
 	case c.Pod != "":
@@ -77,5 +91,5 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 	default:
 		err = fmt.Errorf("workload %s: name the cluster (--cluster dgx-h100:NODES) or --gpus N", m.Family)
 	}
-	return m, p, err
+	return p, err
 }

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/placer/placer/decision"
@@ -26,6 +27,16 @@ import (
 
 // ExportFormats lists the placement formats `placer export` writes.
 var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
+
+// ExportFormatsOf lists the formats of ExportFormats that a workload of
+// world w exports to: a transformer at cluster scale's plan goes to the
+// frameworks that run one; an op graph's placement to every other.
+func ExportFormatsOf(w inputs.World) []string {
+	if w == inputs.ClusterScale {
+		return []string{"torch-plan", "torchtitan", "deepspeed", "megatron"}
+	}
+	return slices.DeleteFunc(slices.Clone(ExportFormats), func(f string) bool { return f == "megatron" })
+}
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
@@ -382,10 +393,13 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scal
 		if file != "" {
 			return scale.Plan{}, "", fmt.Errorf("%s: %w", file, err)
 		}
-		return scale.Plan{}, "", fmt.Errorf("--strategy: %w", err)
+		return scale.Plan{}, "", fail.Usagef("--strategy: %w", err)
 	}
 	pl, err = scale.Resolve(m, s, p)
 	if err != nil {
+		if file == "" {
+			err = fail.AsUsage(err) // --strategy's plan does not fit this model and pod
+		}
 		return scale.Plan{}, "", err
 	}
 	if file != "" && pl.String() != text {

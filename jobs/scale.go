@@ -89,9 +89,14 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
+	// The plan is the command line's (--strategy): one that does not
+	// parse, or does not fit the model and pod, is a usage error.
 	s, err := scale.ParseStrategy(o.Strat)
 	if err != nil {
-		return report.ScalePlan{}, err
+		return report.ScalePlan{}, fail.AsUsage(err)
+	}
+	if _, err := scale.Resolve(m, s, p); err != nil {
+		return report.ScalePlan{}, fail.AsUsage(err)
 	}
 	r, err := scale.Evaluate(m, s, p)
 	if err != nil {
@@ -114,7 +119,7 @@ const DefaultSearchTarget = export.DefaultSearchTarget
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
 	space, err := scale.SpaceOf(o.Strat)
 	if err != nil {
-		return report.ScaleSearch{}, fmt.Errorf("--strategy: %w", err)
+		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
 	}
 	space.Top = 6
 	m, p, err := o.inputs()
@@ -388,7 +393,7 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	}
 	p, err := scale.ParsePod(cluster)
 	if err != nil {
-		return report.Layers{}, err
+		return report.Layers{}, fail.Usagef("--cluster: %w", err)
 	}
 	rep := report.Layers{Measured: o.Measured, StepsFile: o.Steps, Cluster: p.Name, GEMMEff: p.Hardware.ComputeEff[graph.ClassMatMul]}
 	if o.Steps != "" {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
@@ -181,8 +182,14 @@ func TestSearchTrainMode(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(text.String(), "\n"+tm.Line+"\n") {
+	// The line is broken at spaces to 120 columns, continuations indented.
+	if flat := strings.ReplaceAll(text.String(), "\n  ", " "); !strings.Contains(flat, "\n"+tm.Line+"\n") {
 		t.Errorf("the text lacks the line %q:\n%s", tm.Line, text.String())
+	}
+	for _, l := range strings.Split(text.String(), "\n") {
+		if w := utf8.RuneCountInString(l); w > report.MaxWidth {
+			t.Errorf("a line %d columns wide: %q", w, l)
+		}
 	}
 	var js bytes.Buffer
 	if err := report.JSON(&js, rep); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -58,6 +59,22 @@ func WorkloadsList(ctx context.Context, progress func(name string)) ([]report.Wo
 	}
 	return rows, nil
 }
+
+// TransformerPresets lists the published models --workload names at
+// cluster scale (graph/transformer's presets), each with its shape and
+// parameters; the run's seq and batch follow the name.
+func TransformerPresets() []report.Preset {
+	var out []report.Preset
+	for _, name := range transformer.Presets() {
+		m, _ := transformer.Preset(name)
+		out = append(out, report.Preset{Name: name, Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads,
+			Experts: m.Experts, TopK: m.TopK, Vocab: m.Vocab, Params: m.Params(), ActiveParams: m.ActiveParams()})
+	}
+	return out
+}
+
+// PresetNames are the names of TransformerPresets.
+func PresetNames() []string { return transformer.Presets() }
 
 // WorkloadExport writes workload name as a native graph file to path ("" or
 // "-" = w).

@@ -100,6 +100,8 @@ func (s ScaleSearchReport) Found() (bool, string) { return s.Best.Strategy != ""
 // WriteText writes the comparison table, the search's summary and where
 // its files went.
 func (r SearchReport) WriteText(w io.Writer) error {
+	w, flush := report.FitLines(w) // its own lines too: at most 120 columns
+	defer flush()
 	if err := report.WriteBaselines(w, r.Comparison); err != nil {
 		return err
 	}

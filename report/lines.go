@@ -18,6 +18,11 @@ type lines struct {
 	err error
 }
 
+// FitLines is fitLines for writers outside this package that print
+// prose beside its tables: lines wider than MaxWidth broken at spaces
+// unless w is Wide.
+func FitLines(w io.Writer) (io.Writer, func() error) { return fitLines(w) }
+
 // fitLines returns the writer a table writer prints through, and the
 // function that writes what is left of a last line without a newline.
 func fitLines(w io.Writer) (io.Writer, func() error) {

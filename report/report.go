@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,7 +30,10 @@ func Table(w io.Writer, header []string, rows [][]string) error {
 // TableFit writes a table with the given header and rows; when it is
 // wider than MaxWidth (and w is not Wide) it leaves out the columns of
 // optional, in that order, until it fits, and names them in a line under
-// the table.
+// the table. When leaving out is not enough, the widest columns' cells
+// and headers are broken over lines (fitColumns) until the table fits:
+// at spaces and after commas, so that a plan string breaks between its
+// keys, never inside a key or value.
 func TableFit(w io.Writer, header []string, rows [][]string, optional []int) error {
 	_, wide := w.(Wide)
 	keep := make([]bool, len(header))
@@ -40,19 +42,12 @@ func TableFit(w io.Writer, header []string, rows [][]string, optional []int) err
 	}
 	var left []string
 	for k := 0; ; k++ {
-		var buf bytes.Buffer
-		if err := render(&buf, pick(header, keep), pickRows(rows, keep)); err != nil {
-			return err
+		h, r := pick(header, keep), pickRows(rows, keep)
+		if !wide && tableWidth(h, r) > MaxWidth && k == len(optional) {
+			h, r = fitColumns(h, r, MaxWidth)
 		}
-		if !wide && k == len(optional) && width(buf.String()) > MaxWidth {
-			// Nothing more to leave out: break long headers over lines.
-			buf.Reset()
-			if err := render(&buf, wrapHeaders(pick(header, keep), pickRows(rows, keep)), pickRows(rows, keep)); err != nil {
-				return err
-			}
-		}
-		if wide || k == len(optional) || width(buf.String()) <= MaxWidth {
-			if _, err := w.Write(buf.Bytes()); err != nil {
+		if wide || k == len(optional) || tableWidth(h, r) <= MaxWidth {
+			if err := render(w, h, r); err != nil {
 				return err
 			}
 			break
@@ -65,6 +60,103 @@ func TableFit(w io.Writer, header []string, rows [][]string, optional []int) err
 		return err
 	}
 	return nil
+}
+
+// tableWidth is the width render draws header and rows at: each column
+// its widest line plus a space either side and a rule, and the first rule.
+func tableWidth(header []string, rows [][]string) int {
+	n := 1
+	for _, c := range columnWidths(header, rows) {
+		n += c + 3
+	}
+	return n
+}
+
+// columnWidths is each column's widest line, header or cell.
+func columnWidths(header []string, rows [][]string) []int {
+	out := make([]int, len(header))
+	for i, h := range header {
+		out[i] = width(h)
+		for _, r := range rows {
+			if i < len(r) {
+				out[i] = max(out[i], width(r[i]))
+			}
+		}
+	}
+	return out
+}
+
+// fitColumns breaks columns over lines (wrap: at spaces, after commas,
+// after a name's hyphens) until the table is at most limit wide: first
+// the headers wider than their cells, down to their cells' width, then
+// the cells, the widest column first each time, down to each column's
+// longest unbreakable piece.
+func fitColumns(header []string, rows [][]string, limit int) ([]string, [][]string) {
+	cur := columnWidths(header, rows)
+	cells := columnWidths(make([]string, len(header)), rows)
+	floor := make([]int, len(header))
+	for i, h := range header {
+		floor[i] = max(pieceWidth(h), 1)
+		for _, r := range rows {
+			if i < len(r) {
+				floor[i] = max(floor[i], pieceWidth(r[i]))
+			}
+		}
+	}
+	total := 1
+	for _, c := range cur {
+		total += c + 3
+	}
+	for _, bound := range [][]int{cells, floor} {
+		for total > limit {
+			widest := -1
+			for i := range cur {
+				if cur[i] > max(bound[i], floor[i]) && (widest < 0 || cur[i] > cur[widest]) {
+					widest = i
+				}
+			}
+			if widest < 0 {
+				break // nothing breaks further at this bound
+			}
+			cur[widest]--
+			total--
+		}
+	}
+	h := make([]string, len(header))
+	for i := range header {
+		h[i] = wrapLines(header[i], cur[i])
+	}
+	out := make([][]string, len(rows))
+	for j, r := range rows {
+		out[j] = make([]string, len(r))
+		for i, c := range r {
+			if i < len(cur) {
+				c = wrapLines(c, cur[i])
+			}
+			out[j][i] = c
+		}
+	}
+	return h, out
+}
+
+// wrapLines is wrap of each line of s.
+func wrapLines(s string, limit int) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = wrap(l, limit)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pieceWidth is the widest piece of s that wrap keeps whole.
+func pieceWidth(s string) int {
+	m := 0
+	for _, l := range strings.Split(s, "\n") {
+		for _, p := range strings.Split(wrap(l, 1), "\n") {
+			m = max(m, runewidth.StringWidth(p))
+		}
+	}
+	return m
 }
 
 func pick(r []string, keep []bool) []string {
@@ -85,26 +177,12 @@ func pickRows(rows [][]string, keep []bool) [][]string {
 	return out
 }
 
-// wrapHeaders breaks each header that is wider than its column's cells
-// (and than 8 columns) into lines at spaces and after hyphens, each at most
-// as wide as the cells, or as its longest piece.
-func wrapHeaders(header []string, rows [][]string) []string {
-	out := make([]string, len(header))
-	for i, h := range header {
-		cells := 8
-		for _, r := range rows {
-			if i < len(r) {
-				cells = max(cells, runewidth.StringWidth(r[i]))
-			}
-		}
-		out[i] = wrap(h, cells)
-	}
-	return out
-}
-
-// wrap breaks s into lines of at most limit columns at spaces and after
-// hyphens and commas not followed by a space (a piece longer than limit
-// stays whole).
+// wrap breaks s into lines of at most limit columns at spaces, after
+// commas not followed by a space, and after hyphens in words that hold no
+// "=" (a piece longer than limit stays whole): a method's name breaks as
+// go-scored-/no-learning, a plan string (tp=8,pp=6,recompute-layers=1)
+// only between its keys, never inside a key or value, so that each line
+// can be pasted back into --strategy.
 func wrap(s string, limit int) string {
 	if runewidth.StringWidth(s) <= limit {
 		return s
@@ -119,7 +197,7 @@ func wrap(s string, limit int) string {
 		if r == ' ' {
 			pieces = append(pieces, piece{s[start:i], false})
 			start = i + 1
-		} else if r == '-' || r == ',' && !strings.HasPrefix(s[i+1:], " ") {
+		} else if r == ',' && !strings.HasPrefix(s[i+1:], " ") || r == '-' && !planWord(s, i) {
 			pieces = append(pieces, piece{s[start : i+1], true})
 			start = i + 1
 		}
@@ -142,6 +220,17 @@ func wrap(s string, limit int) string {
 	return strings.Join(append(lines, cur), "\n")
 }
 
+// planWord reports whether the space-delimited word of s around byte i
+// holds a "=": a plan's key=value list, which breaks only at commas.
+func planWord(s string, i int) bool {
+	start := strings.LastIndexByte(s[:i], ' ') + 1
+	end := strings.IndexByte(s[i:], ' ')
+	if end < 0 {
+		end = len(s) - i
+	}
+	return strings.Contains(s[start:i+end], "=")
+}
+
 // width is the widest line of s in terminal columns.
 func width(s string) int {
 	m := 0
@@ -151,9 +240,14 @@ func width(s string) int {
 	return m
 }
 
+// render draws the table as it is: every line break in a cell is the
+// caller's (TableFit, wrap), none tablewriter's own, which would break a
+// plan string inside a key.
 func render(w io.Writer, header []string, rows [][]string) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithRowAlignment(tw.AlignRight),
 		tablewriter.WithHeaderAlignment(tw.AlignCenter),
 	)
@@ -170,14 +264,24 @@ func render(w io.Writer, header []string, rows [][]string) error {
 	return t.Render()
 }
 
-// KeyValue writes a two-column table of names and values.
+// KeyValue writes a two-column table of names and values, at most
+// MaxWidth wide unless w is Wide: a long value breaks over lines as
+// TableFit's cells do.
 func KeyValue(w io.Writer, rows [][2]string) error {
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = []string{r[0], r[1]}
+	}
+	if _, wide := w.(Wide); !wide && tableWidth([]string{"", ""}, cells) > MaxWidth {
+		_, cells = fitColumns([]string{"", ""}, cells, MaxWidth)
+	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{tw.AlignLeft, tw.AlignRight}}),
 	)
-	for _, r := range rows {
-		if err := t.Append([]string{r[0], r[1]}); err != nil {
+	for _, r := range cells {
+		if err := t.Append(r); err != nil {
 			return err
 		}
 	}

@@ -113,6 +113,10 @@ func TestWrap(t *testing.T) {
 		{"tp=1,cp=8,pp=2", 9, "tp=1,\ncp=8,pp=2"},
 		{"tp=8,pp=6,dp=48,mbs=1", 30, "tp=8,pp=6,dp=48,mbs=1"},
 		{"search CPU, Megatron memory, placer memory", 20, "search CPU, Megatron\nmemory, placer\nmemory"},
+		// A plan breaks only between its keys: each line pastes back.
+		{"tp=1,pp=2,recompute-layers=1,embedding-layer=on", 12, "tp=1,pp=2,\nrecompute-layers=1,\nembedding-layer=on"},
+		{"recompute-layers=1", 10, "recompute-layers=1"},
+		{"1x1x48 sp+o recompute-layers=1 z1", 12, "1x1x48 sp+o\nrecompute-layers=1\nz1"},
 	} {
 		if got := wrap(c.s, c.limit); got != c.want {
 			t.Errorf("wrap(%q, %d) = %q, want %q", c.s, c.limit, got, c.want)
@@ -177,5 +181,51 @@ func TestWriteMegatronPlots(t *testing.T) {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+}
+
+// TestTableFitBreaksCells: a table still wider than MaxWidth with nothing
+// left to leave out breaks its widest cells over lines, a plan only
+// between its keys, until it fits; KeyValue does the same to its values.
+func TestTableFitBreaksCells(t *testing.T) {
+	plan := "tp=1,pp=4,dp=16,vp=2,mbs=1,distopt=on,first=10,last=10,ep=8,epoverlap=on,recompute-layers=1,embedding-layer=on"
+	prose := strings.Repeat("words and words ", 6) // 96 columns
+	var buf bytes.Buffer
+	if err := TableFit(&buf, []string{"plan", "step", "note"}, [][]string{{plan, "2.259 s", prose}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if w := width(out); w > MaxWidth {
+		t.Errorf("%d columns wide:\n%s", w, out)
+	}
+	// The plan's lines, read back from the first column, are its keys in
+	// order, each whole.
+	var got []string
+	for _, line := range strings.Split(out, "\n") {
+		if cells := strings.Split(line, "│"); len(cells) == 5 {
+			got = append(got, strings.TrimSpace(cells[1]))
+		}
+	}
+	if joined := strings.Join(got[1:], ""); joined != plan { // got[0]: the header
+		t.Errorf("the plan's lines join to %q, want %q:\n%s", joined, plan, out)
+	}
+	for _, l := range got[1:] {
+		if l != "" && !strings.HasSuffix(l, ",") && !strings.HasSuffix(plan, l) {
+			t.Errorf("plan line %q breaks inside a key or value", l)
+		}
+	}
+	buf.Reset()
+	if err := KeyValue(&buf, [][2]string{{"strategy", plan + "," + plan}, {"step", "2.259 s"}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := width(buf.String()); w > MaxWidth {
+		t.Errorf("KeyValue: %d columns wide:\n%s", w, buf.String())
+	}
+	buf.Reset()
+	if err := KeyValue(Wide{&buf}, [][2]string{{"strategy", plan + "," + plan}}); err != nil {
+		t.Fatal(err)
+	}
+	if w := width(buf.String()); w != len(plan)*2+1+len("strategy")+7 {
+		t.Errorf("KeyValue, --wide: %d columns wide, want the value on one line:\n%s", w, buf.String())
 	}
 }

@@ -81,6 +81,8 @@ func ReadRows(path string) (Rows, error) {
 // WriteRowsNote writes the line that says where b's rows' decisions went
 // (--rows), nothing when they were not written.
 func WriteRowsNote(w io.Writer, b Baselines) error {
+	w, flush := fitLines(w)
+	defer flush()
 	if b.RowsDir == "" {
 		return nil
 	}

@@ -61,6 +61,8 @@ type ScaleSearch struct {
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
 // where the time and the memory go.
 func WriteScalePlan(w io.Writer, p ScalePlan) error {
+	w, flush := fitLines(w)
+	defer flush()
 	fits := "fits"
 	if !p.Fits {
 		fits = "does NOT fit"
@@ -138,6 +140,8 @@ func hostLine(r scale.Result) string {
 
 // WriteScaleSearch writes the search's best plan and its statistics.
 func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
+	w, flush := fitLines(w)
+	defer flush()
 	if err := WriteScalePlan(w, s.Best); err != nil {
 		return err
 	}
@@ -268,6 +272,8 @@ type Megatron struct {
 
 // WriteMegatron writes both tables and their summary.
 func WriteMegatron(w io.Writer, m Megatron) error {
+	w, flush := fitLines(w)
+	defer flush()
 	if _, err := fmt.Fprintf(w, "Megatron-LM's weak-scaling table (H100, published) against placer's model (%s):\n", m.Hardware); err != nil {
 		return err
 	}
@@ -591,6 +597,8 @@ type Layers struct {
 // WriteLayers writes the blocks, the errors and the fit, then the whole
 // steps.
 func WriteLayers(w io.Writer, l Layers) error {
+	w, flush := fitLines(w)
+	defer flush()
 	if len(l.Layers) > 0 {
 		if err := writeBlocks(w, l); err != nil {
 			return err

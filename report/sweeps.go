@@ -75,6 +75,8 @@ type SweepRow struct {
 // WriteSweeps writes each sweep's table and how well placer orders it,
 // then the figures over every sweep.
 func WriteSweeps(w io.Writer, s Sweeps) error {
+	w, flush := fitLines(w)
+	defer flush()
 	for _, sw := range s.Sweeps {
 		if _, err := fmt.Fprintf(w, "%s (%s)\n", sw.Name, sw.Unit); err != nil {
 			return err

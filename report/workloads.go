@@ -38,3 +38,47 @@ func WriteWorkloads(w io.Writer, rows []Workload, hardware string) error {
 	fmt.Fprintln(w, "params+slots: weights, gradients and optimizer state; activations: peak beyond them on one GPU in FIFO order")
 	return nil
 }
+
+// WorkloadsList is `placer workloads list --json`: the op graphs' rows
+// and the transformer presets'.
+type WorkloadsList struct {
+	Graphs  []Workload `json:"graphs"`
+	Presets []Preset   `json:"presets"`
+}
+
+// Preset is one published model of `placer workloads list`'s second
+// table: what --workload NAME:seq=N,batch=N plans at cluster scale.
+type Preset struct {
+	Name         string `json:"name"`
+	Layers       int    `json:"layers"`
+	Hidden       int    `json:"hidden"`
+	Heads        int    `json:"heads"`
+	KVHeads      int    `json:"kv_heads"`
+	Experts      int    `json:"experts,omitempty"`
+	TopK         int    `json:"topk,omitempty"`
+	Vocab        int    `json:"vocab"`
+	Params       int64  `json:"params"`
+	ActiveParams int64  `json:"active_params"`
+}
+
+// WritePresets writes the presets' table and how to name each.
+func WritePresets(w io.Writer, rows []Preset) error {
+	w, flush := fitLines(w)
+	defer flush()
+	var t [][]string
+	for _, r := range rows {
+		experts := "-"
+		if r.Experts > 0 {
+			experts = fmt.Sprintf("%d (top %d)", r.Experts, r.TopK)
+		}
+		t = append(t, []string{r.Name, fmt.Sprint(r.Layers), fmt.Sprint(r.Hidden), fmt.Sprintf("%d/%d", r.Heads, r.KVHeads),
+			experts, fmt.Sprint(r.Vocab), fmt.Sprintf("%.2fB", float64(r.Params)/1e9), fmt.Sprintf("%.2fB", float64(r.ActiveParams)/1e9)})
+	}
+	if err := TableFit(w, []string{"preset", "layers", "hidden", "heads/kv", "experts", "vocab", "parameters", "active"}, t, nil); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, "transformers at cluster scale: --workload PRESET:seq=4096,batch=512 --cluster dgx-h100:NODES; also "+
+		"gpt:KEYS, llama:KEYS (layers, hidden, heads, seq, vocab, batch, ...) and hf:PATH/config.json:seq=4096,batch=512 "+
+		"(docs/cluster-scale.md)")
+	return err
+}

@@ -25,7 +25,7 @@ func init() { register(newBaselinesCmd) }
 func newBaselinesCmd(s *streams) *cobra.Command {
 	o := &baselinesOptions{}
 	cmd := &cobra.Command{
-		Use:   "baselines (--graph FILE | --workload NAME) --gpus N",
+		Use:   "baselines (--graph FILE | --workload NAME) [--gpus N]",
 		Short: "Compare the classical placement, scheduling and fusion methods in one table",
 		Long: `Run the methods the papers measured against - single device, human expert,
 round-robin, random search, METIS partitioning, GP+DFS, m-TOPO, m-ETF, local

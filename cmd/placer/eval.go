@@ -35,7 +35,7 @@ A result file written by 'placer search --out' is accepted too.`
 func newEvalCmd(s *streams) *cobra.Command {
 	o := &evalOptions{}
 	cmd := &cobra.Command{
-		Use:   "eval (--graph FILE | --workload NAME) --gpus N",
+		Use:   "eval (--graph FILE | --workload NAME) [--gpus N | --cluster PRESET:NODES]",
 		Short: "Evaluate a placement, schedule and fusion with the roofline model",
 		Long: `Evaluate one decision (placement + schedule + fusion) for a graph on a cluster
 with the roofline performance model: step time, lower bound, efficiency,
@@ -78,6 +78,7 @@ strategy): eval --placement and export --placement read that file back.
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
+	addWorkloadForms(cmd)
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = gpusUsage
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE (an eval -o report too)")
@@ -105,7 +106,17 @@ const gpusUsage = "every GPU of the cluster: a strategy of R replicas places one
 // addPodFlag binds --cluster, the pod of a transformer planned at cluster
 // scale (--workload gpt:... or llama:...).
 func addPodFlag(cmd *cobra.Command, o *inputs.ClusterSpec) {
-	cmd.Flags().StringVar(&o.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
+	cmd.Flags().StringVar(&o.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
+}
+
+// addWorkloadForms widens --workload's help on the commands that plan a
+// transformer at cluster scale too (eval, search, export): every form
+// --workload takes.
+func addWorkloadForms(cmd *cobra.Command) {
+	cmd.Flags().Lookup("workload").Usage = "the workload `NAME`: a built-in op graph (gnmt8, trxl2, ...), or a transformer at cluster scale: " +
+		"a preset with its run (" + strings.Join(jobs.PresetNames(), ", ") + ", e.g. llama3-8b:seq=8192,batch=256), " +
+		"gpt:KEYS or llama:KEYS (layers, hidden, heads, seq, vocab, batch, ...) or hf:PATH/config.json:seq=N,batch=N " +
+		"(placer workloads list; docs/cluster-scale.md)"
 }
 
 // addGraphFlags binds --graph, --format, --workload, --expert and the

@@ -12,8 +12,8 @@ func init() { register(newExportCmd) }
 func newExportCmd(s *streams) *cobra.Command {
 	o := &jobs.ExportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export (--graph FILE | --workload NAME) --placement FILE --to FORMAT",
-		Short: "Write a placement in a framework's format (TensorFlow, msr-fiddle, PyTorch module map or plan)",
+		Use:   "export (--graph FILE | --workload NAME) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
+		Short: "Write a plan for Megatron-LM, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
 		Long: `Convert a placement (a decision or result file, single, round-robin, or an
 msr-fiddle expert-placement file) into what a framework reads:
 
@@ -94,13 +94,14 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
+	addWorkloadForms(cmd)
 	f.IntVar(&o.Cluster.GPUs, "gpus", 0, gpusUsage)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
-	f.StringVar(&o.Cluster.Pod, "cluster", "", "with --workload gpt:... or llama:...: the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+	f.StringVar(&o.Cluster.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	f.StringVar(&o.Plan, "plan", "", "the plan to write: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster (not with --strategy at cluster scale; an op graph's as --placement)")
 	f.BoolVar(&o.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")

@@ -10,7 +10,7 @@ func init() { register(newFinetuneCmd) }
 func newFinetuneCmd(s *streams) *cobra.Command {
 	o := &transferOptions{}
 	cmd := &cobra.Command{
-		Use:   "finetune [--model MODEL] (--workload NAME | --graph FILE) --gpus N",
+		Use:   "finetune [--model MODEL] (--workload NAME | --graph FILE) [--gpus N]",
 		Short: "Fine-tune a pre-trained GO policy on one graph with PPO (under 50 steps)",
 		Long: `Fine-tune a pre-trained model on one graph (GDP §4.3: fewer than 50 steps):
 the GO-one search of 'placer search', started from the model's weights

@@ -196,7 +196,8 @@ func TestTrainModeLines(t *testing.T) {
 		t.Fatalf("search: exit %d: %s", code, errs)
 	}
 	line := "train mode: 1 BatchNorm2d module (features.1) normalizes with the statistics of micro-batches of 4 samples, not of the batch of 8"
-	if !strings.Contains(out, "\n"+line) {
+	// Broken at spaces to 120 columns, continuations indented by two.
+	if !strings.Contains(strings.ReplaceAll(out, "\n  ", " "), "\n"+line) {
 		t.Errorf("search's text lacks %q:\n%s", line, out)
 	}
 	code, out, errs = placer(t, "search", "--graph", g, "--gpus", "4", "--methods", "single", "--evals", "100", "--seed", "1", "-q", "--json")

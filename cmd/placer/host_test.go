@@ -8,7 +8,8 @@ import (
 // TestHostFlagsErrors: search's and baselines' --host and --dispatch
 // (eval's meaning) refuse bad values in one line with exit 2 (a
 // transformer planned at cluster scale, which has no host model, as it
-// refuses every flag it does not take: exit 1), never a panic.
+// refuses every flag it does not take: exit 2, a command-line mistake),
+// never a panic.
 func TestHostFlagsErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -22,7 +23,7 @@ func TestHostFlagsErrors(t *testing.T) {
 		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--host", "--measure"}, "--measure runs the real one", 2},
 		{[]string{"baselines", "--workload", "trxl2", "--gpus", "2", "--dispatch", "5us", "--measure"}, "--measure runs the real one", 2},
 		{[]string{"baselines", "--workload", "trxl2", "--gpus", "2", "--dispatch", "fast"}, "--dispatch", 2},
-		{[]string{"search", "--workload", "gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1000,batch=8", "--gpus", "8", "--host"}, "--host does not apply", 1},
+		{[]string{"search", "--workload", "gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1000,batch=8", "--gpus", "8", "--host"}, "--host does not apply", 2},
 	} {
 		code, _, errs := placer(t, tc.args...)
 		if code != tc.code || !strings.Contains(errs, tc.want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {

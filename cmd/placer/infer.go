@@ -21,7 +21,7 @@ func init() { register(newInferCmd) }
 func newInferCmd(s *streams) *cobra.Command {
 	o := &transferOptions{}
 	cmd := &cobra.Command{
-		Use:   "infer [--model MODEL] (--workload NAME | --graph FILE) --gpus N",
+		Use:   "infer [--model MODEL] (--workload NAME | --graph FILE) [--gpus N]",
 		Short: "Place a graph zero-shot with a pre-trained GO policy (one forward pass)",
 		Long: `Place a graph the model has never seen without training (GDP §4.3's
 zero-shot inference). The quick baselines run first; the best valid one is

@@ -40,7 +40,9 @@ func (l *lazyBar) finish() {
 // found does not fit in device memory.
 func warnOOM(s *streams, oom bool) {
 	if oom {
-		fmt.Fprintln(s.Out, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
+		w, flush := report.FitLines(s.Out)
+		defer flush()
+		fmt.Fprintln(w, "NOTHING FITS: no decision found fits in device memory; the result below is the best out-of-memory one (more GPUs, --memory, or a smaller graph)")
 	}
 }
 

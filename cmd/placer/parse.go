@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/reports"
@@ -68,6 +69,17 @@ func checkExport(o *jobs.ExportOptions) error {
 	// torchtitan@0.2: the format before the release (jobs.Export checks
 	// the release).
 	to, _, _ := strings.Cut(strings.ToLower(o.To), "@")
+	if !slices.Contains(jobs.ExportFormats, to) {
+		return fail.Usagef("--to %s: unknown format %q (want one of %s)", o.To, to, strings.Join(jobs.ExportFormats, ", "))
+	}
+	world := inputs.WorldOf(o.Graph, o.Cluster)
+	if formats := jobs.ExportFormatsOf(world); !slices.Contains(formats, to) {
+		other := inputs.OpGraph
+		if world == inputs.OpGraph {
+			other = inputs.ClusterScale
+		}
+		return fail.Usagef("--to %s: %s exports to %s (%s is for %s)", o.To, world, strings.Join(formats, ", "), to, other)
+	}
 	if o.Strategy != "" {
 		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)

@@ -55,12 +55,16 @@ performance model (no GPU needed).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Flag values are checked against their documented ranges
-		// (flagRanges, docs/inputs.md) before any command runs.
+		// (flagRanges, docs/inputs.md), and output paths against the file
+		// system (checkOutputs), before any command runs.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			if wide {
 				s.Out = report.Wide{Writer: s.Out}
 			}
-			return checkFlags(cmd)
+			if err := checkFlags(cmd); err != nil {
+				return err
+			}
+			return checkOutputs(cmd)
 		},
 	}
 	root.PersistentFlags().BoolVar(&wide, "wide", false, fmt.Sprintf("tables with every column, however wide (default: at most %d columns)", report.MaxWidth))

@@ -83,27 +83,28 @@ func TestScaleCLI(t *testing.T) {
 	bad := []struct {
 		args []string
 		want string
+		code int // 2: a command-line mistake; 1: the run finds nothing
 	}{
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=5"}, "tp=5 does not divide the 96 attention heads"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=16"}, "tp=16 does not divide the 8 GPUs of a node"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "pp=97"}, "pp=97 is more than the 96 layers"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,dp=40"}, "is 1920 GPUs, the cluster has 2304"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,mbs=5"}, "not divisible by dp=48 x mbs=5"},
-		{[]string{"eval", "--workload", "gpt:layers=96,hidden=12288", "--cluster", "dgx-h100:288"}, "heads missing"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node"},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits"},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree"},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--method", "go", "--out", out + ".bad"}, "--method does not apply to a transformer at cluster scale"},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--strategy", "tp=8,fp8=current", "--out", out + ".bad"}, "no plan keeping tp=8,fp8=current fits"},
-		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "schedule=gpipe", "--out", out + ".bad"}, "the search runs 1F1B"},
-		{[]string{"search", "--workload", "gnmt8", "--gpus", "8", "--strategy", "dp=2", "--out", out + ".bad"}, "--strategy does not apply to an op graph"},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--hardware", "a100", "--strategy", "tp=8"}, "--hardware does not apply"},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=5"}, "tp=5 does not divide the 96 attention heads", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=16"}, "tp=16 does not divide the 8 GPUs of a node", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "pp=97"}, "pp=97 is more than the 96 layers", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,dp=40"}, "is 1920 GPUs, the cluster has 2304", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,mbs=5"}, "not divisible by dp=48 x mbs=5", 2},
+		{[]string{"eval", "--workload", "gpt:layers=96,hidden=12288", "--cluster", "dgx-h100:288"}, "heads missing", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node", 2},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits", 1},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:2", "--gpus", "8", "--out", out + ".bad"}, "disagree", 2},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--method", "go", "--out", out + ".bad"}, "--method does not apply to a transformer at cluster scale", 2},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--strategy", "tp=8,fp8=current", "--out", out + ".bad"}, "no plan keeping tp=8,fp8=current fits", 1},
+		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "schedule=gpipe", "--out", out + ".bad"}, "the search runs 1F1B", 2},
+		{[]string{"search", "--workload", "gnmt8", "--gpus", "8", "--strategy", "dp=2", "--out", out + ".bad"}, "--strategy does not apply to an op graph", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--hardware", "a100", "--strategy", "tp=8"}, "--hardware does not apply", 2},
 	}
 	for _, c := range bad {
 		r := runBinary(t, dir, time.Minute, nil, c.args...)
 		errs := strings.TrimSpace(r.stderr)
-		if r.code != 1 || !strings.Contains(errs, c.want) || strings.Contains(errs, "\n") || !strings.HasPrefix(errs, "placer: ") {
-			t.Errorf("%v: exit %d, %q; want exit 1 and one line with %q", c.args, r.code, errs, c.want)
+		if r.code != c.code || !strings.Contains(errs, c.want) || strings.Contains(errs, "\n") || !strings.HasPrefix(errs, "placer: ") {
+			t.Errorf("%v: exit %d, %q; want exit %d and one line with %q", c.args, r.code, errs, c.code, c.want)
 		}
 	}
 	if _, err := os.Stat(out + ".bad"); !os.IsNotExist(err) {

@@ -23,7 +23,7 @@ func init() { register(newSearchCmd) }
 func newSearchCmd(s *streams) *cobra.Command {
 	o := &searchOptions{}
 	cmd := &cobra.Command{
-		Use:   "search (--workload NAME | --graph FILE) --gpus N",
+		Use:   "search (--workload NAME | --graph FILE) [--gpus N | --cluster PRESET:NODES]",
 		Short: "Find placer's best decision for one graph: the quick baselines, then a search anchored on the best",
 		Long: `Find the best decision placer can for one graph on one cluster: where each op
 runs, in what order, and what fuses. The quick baselines run first (with
@@ -105,6 +105,7 @@ any (every plan placer models, stage-tp included).`,
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
+	addWorkloadForms(cmd)
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = gpusUsage
 	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")

@@ -16,7 +16,7 @@ func init() { register(newWorkloadsCmd) }
 func newWorkloadsCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "workloads",
-		Short: "The papers' benchmark graphs and REGAL's synthetic graphs",
+		Short: "The papers' benchmark graphs, REGAL's synthetic graphs and the transformer presets",
 		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newWorkloadsListCmd(s), newWorkloadsExportCmd(s), newWorkloadsSynthCmd(s))
@@ -27,7 +27,7 @@ func newWorkloadsListCmd(s *streams) *cobra.Command {
 	var asJSON, quiet bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the built-in workloads with their size, FLOPs and memory",
+		Short: "List the built-in workloads (op graphs with their size, FLOPs and memory; the transformer presets)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var bar *report.Progress
@@ -47,10 +47,15 @@ func newWorkloadsListCmd(s *streams) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			presets := jobs.TransformerPresets()
 			if asJSON {
-				return report.JSON(s.Out, rows)
+				return report.JSON(s.Out, report.WorkloadsList{Graphs: rows, Presets: presets})
 			}
-			return report.WriteWorkloads(s.Out, rows, roofline.DefaultHardware)
+			if err := report.WriteWorkloads(s.Out, rows, roofline.DefaultHardware); err != nil {
+				return err
+			}
+			fmt.Fprintln(s.Out)
+			return report.WritePresets(s.Out, presets)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the table as JSON")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"reflect"
 
 	"github.com/placer/placer/inputs"
@@ -34,9 +33,9 @@ func checkWorld(cmd *cobra.Command, g inputs.GraphSpec, c inputs.ClusterSpec, op
 	case bad == "":
 		return nil
 	case w == inputs.ClusterScale:
-		return fmt.Errorf("--%s does not apply to a transformer at cluster scale (--workload %s): the pod's node sets the hardware, and the search evaluates every plan (docs/cluster-scale.md)", bad, g.Workload)
+		return usagef("--%s does not apply to a transformer at cluster scale (--workload %s): the pod's node sets the hardware, and the search evaluates every plan (docs/cluster-scale.md)", bad, g.Workload)
 	}
-	return fmt.Errorf("--%s does not apply to %s: it is for a transformer at cluster scale (--workload gpt:... or llama:...)", bad, w)
+	return usagef("--%s does not apply to %s: it is for a transformer at cluster scale (--workload gpt:... or llama:...)", bad, w)
 }
 
 // flagAddr is the address of the variable flag f is bound to: pflag's

@@ -199,7 +199,7 @@ func TestSearchMoE(t *testing.T) {
 // BenchmarkEvaluateMoE1024: one plan of Qwen3-235B-A22B on 1,024 H100s
 // (tp 2, pp 8, vp 4, ep 32, FP8).
 func BenchmarkEvaluateMoE1024(b *testing.B) {
-	m := mustSpec(b, "qwen3-235b-a22b:batch=2048")
+	m := mustSpec(b, "qwen3-235b-a22b:seq=4096,batch=2048")
 	p, err := PodOf("dgx-h100", 1024)
 	if err != nil {
 		b.Fatal(err)

@@ -210,13 +210,13 @@ func TestParseHF(t *testing.T) {
 		text string
 		want Spec
 	}{
-		{"hf:testdata/hf/llama3-8b.json", preset},
+		{"hf:testdata/hf/llama3-8b.json:seq=4096,batch=1", preset},
 		{"hf:testdata/hf/llama3-8b.json:seq=8192,batch=512", run},
 		{"HF:testdata/hf/llama3-8b.json:batch=512,seq=8192", run},
-		{"hf:" + dir, preset},
+		{"hf:" + dir + ":seq=4096,batch=1", preset},
 		{"hf:" + dir + ":seq=8192,batch=512", run},
 		{"hf:" + colon + "/config.json:seq=8192,batch=512", run},
-		{"hf:" + colon, preset},
+		{"hf:" + colon + ":batch=1,seq=4096", preset},
 	}
 	for _, c := range ok {
 		if m, err := Parse(c.text); err != nil || m.Shape() != c.want {
@@ -231,6 +231,13 @@ func TestParseHF(t *testing.T) {
 		{"hf:testdata/hf/llama3-8b.json:seq=0", `"seq"="0" is not a whole number`},
 		{"hf:testdata/hf/llama3-8b.json:seq=4096,depth=3", `unknown key "depth"`},
 		{"hf:/dev/null", "/dev/null: not a file"},
+		// A model file names no run: seq and batch are refused missing.
+		{"hf:testdata/hf/llama3-8b.json", `workload "hf:testdata/hf/llama3-8b.json": seq and batch missing: a model names no run, give its sequence length and global batch (hf:testdata/hf/llama3-8b.json:seq=4096,batch=512)`},
+		{"hf:testdata/hf/llama3-8b.json:batch=512", `workload "hf:testdata/hf/llama3-8b.json:batch=512": seq missing`},
+		{"hf:testdata/hf/llama3-8b.json:seq=8192", `workload "hf:testdata/hf/llama3-8b.json:seq=8192": batch missing`},
+		{"llama3-8b", `workload "llama3-8b": seq and batch missing: a model names no run, give its sequence length and global batch (llama3-8b:seq=4096,batch=512)`},
+		{"llama3-8b:", `workload "llama3-8b:": seq and batch missing`},
+		{"qwen3-30b-a3b:batch=512", `workload "qwen3-30b-a3b:batch=512": seq missing`},
 		{"bert:layers=2", "hf:PATH/config.json"},
 	} {
 		if m, err := Parse(c.text); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

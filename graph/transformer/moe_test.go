@@ -84,8 +84,8 @@ func TestCausalFLOPsBridge(t *testing.T) {
 		{"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", 14451, 744},
 		{"llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", 1602, 719},
 		{"llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", 292, 737},
-		{"qwen3-30b-a3b:batch=512", 5275, 121},
-		{"qwen3-235b-a22b:batch=2048", 1575, 233},
+		{"qwen3-30b-a3b:seq=4096,batch=512", 5275, 121},
+		{"qwen3-235b-a22b:seq=4096,batch=2048", 1575, 233},
 	} {
 		m, err := Parse(c.workload)
 		if err != nil {
@@ -115,7 +115,7 @@ func TestParseMoE(t *testing.T) {
 		{"llama:layers=2,hidden=4,heads=2,seq=8,vocab=10,batch=1,experts=4,topk=2,dense_layers=2", "leaves none of the 2 layers"},
 		{"llama:layers=2,hidden=4,heads=2,seq=8,vocab=10,batch=1,rope_dim=2", "without kv_lora"},
 		{"llama:layers=2,hidden=4,heads=2,kv_heads=1,seq=8,vocab=10,batch=1,kv_lora=2", "latent attention"},
-		{"qwen3-30b-a3b:topk=200", "topk=200 is more than the 128 experts"},
+		{"qwen3-30b-a3b:seq=4096,batch=8,topk=200", "topk=200 is more than the 128 experts"},
 		{"qwen4:batch=2", "want gpt:"},
 	} {
 		m, err := Parse(c.text)

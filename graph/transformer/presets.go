@@ -7,8 +7,8 @@ import (
 
 // presets are published models by name, as their authors' config.json
 // (Hugging Face) gives their shapes; sequence and batch are a run's (the
-// preset's seq=4096, batch=1 are placeholders: Parse reads
-// "qwen3-30b-a3b:seq=4096,batch=512"). What a preset leaves out is
+// preset's seq=4096, batch=1 are placeholders Preset returns; Parse
+// refuses a preset without both: "qwen3-30b-a3b:seq=4096,batch=512"). What a preset leaves out is
 // listed beside it.
 var presets = map[string]Spec{
 	// meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4,096, 32
@@ -71,7 +71,7 @@ var presets = map[string]Spec{
 		Experts: 8, TopK: 2, ExpertFFN: 16384},
 }
 
-// Presets lists the named models Parse reads ("qwen3-30b-a3b:batch=512").
+// Presets lists the named models Parse reads ("qwen3-30b-a3b:seq=4096,batch=512").
 func Presets() []string {
 	var out []string
 	for k := range presets {

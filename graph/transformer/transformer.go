@@ -209,9 +209,12 @@ func (m Spec) defaults() Spec {
 // hidden, heads, seq, vocab and batch are required; kv_heads, ffn and tied
 // default to the family's. A preset ("qwen3-30b-a3b:seq=4096,batch=512")
 // or a Hugging Face config.json ("hf:PATH/config.json:seq=4096,batch=512",
-// ReadHFConfig; PATH may be the model's folder) is a whole shape, with
-// the placeholder seq 4096 and batch 1, which any key after it replaces.
-// Errors are one line naming the key (or the config.json's field).
+// ReadHFConfig; PATH may be the model's folder) is a whole model, whose
+// run needs seq and batch after it (refused without them: a model file
+// has no sequence length or batch of its own); any other key after it
+// replaces the model's. Errors are one line naming the key (or the
+// config.json's field); an error reading the config.json is a
+// ConfigError.
 func Parse(text string) (Spec, error) {
 	family, rest, ok := strings.Cut(text, ":")
 	family = strings.ToLower(strings.TrimSpace(family))
@@ -221,15 +224,15 @@ func Parse(text string) (Spec, error) {
 			return Spec{}, fmt.Errorf("workload %q: no path (hf:PATH/config.json or hf:PATH/config.json:seq=4096,batch=512)", text)
 		}
 		m, err := ReadHFConfig(path)
-		if err != nil || strings.TrimSpace(keys) == "" {
-			return m, err
+		if err != nil {
+			return m, ConfigError{err}
 		}
 		return parseKeys(text, m, true, keys)
 	}
 	preset, named := Preset(family)
 	if named {
 		if !ok || strings.TrimSpace(rest) == "" {
-			return preset, nil
+			return Spec{}, runMissing(text, text, map[string]bool{})
 		}
 	} else if family != "gpt" && family != "llama" {
 		return Spec{}, fmt.Errorf("workload %q: want gpt:key=value,..., llama:key=value,..., hf:PATH/config.json or a preset (%s) with its seq, batch, ...", text, strings.Join(Presets(), ", "))
@@ -244,6 +247,26 @@ func Parse(text string) (Spec, error) {
 	return parseKeys(text, m, named, rest)
 }
 
+// ConfigError is an error in a workload's config.json (hf:PATH): the
+// file, not the workload's text.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
+// runMissing refuses a preset or config.json (text, base without its
+// keys) whose keys (seen) lack seq or batch, naming both and an example.
+func runMissing(text, base string, seen map[string]bool) error {
+	var miss []string
+	for _, k := range []string{"seq", "batch"} {
+		if !seen[k] {
+			miss = append(miss, k)
+		}
+	}
+	return fmt.Errorf("workload %q: %s missing: a model names no run, give its sequence length and global batch (%s:seq=4096,batch=512)",
+		text, strings.Join(miss, " and "), strings.TrimSuffix(base, ":"))
+}
+
 // parseKeys reads the keys rest of the workload text over m: a whole
 // shape where named (a preset's, a config.json's), else the family's
 // required keys and defaults.
@@ -251,6 +274,9 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 	seen := map[string]bool{}
 	tied := ""
 	for _, kv := range strings.Split(rest, ",") {
+		if named && strings.TrimSpace(rest) == "" {
+			break // no keys after a config.json: runMissing says which
+		}
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || v == "" {
 			return Spec{}, fmt.Errorf("workload %q: %q is not key=value", text, kv)
@@ -311,6 +337,9 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 		default:
 			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every)", text, k)
 		}
+	}
+	if named && (!seen["seq"] || !seen["batch"]) {
+		return Spec{}, runMissing(text, strings.TrimSuffix(text, rest), seen)
 	}
 	for _, k := range []string{"layers", "hidden", "heads", "seq", "vocab", "batch"} {
 		if !seen[k] && !named {

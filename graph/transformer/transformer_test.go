@@ -106,9 +106,9 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152",
 		"llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512", "gpt:tied=false",
 		"llama:layers=4,hidden=64,heads=4,kv_heads=2,seq=32,vocab=100,batch=2,head_dim=32,experts=8,topk=2,expert_ffn=48,shared=1,dense_layers=1",
-		"llama:layers=3,hidden=64,heads=4,seq=32,vocab=100,batch=2,head_dim=16,q_lora=24,kv_lora=16,rope_dim=8,mtp=1", "qwen3-30b-a3b:batch=512",
+		"llama:layers=3,hidden=64,heads=4,seq=32,vocab=100,batch=2,head_dim=16,q_lora=24,kv_lora=16,rope_dim=8,mtp=1", "qwen3-30b-a3b:seq=4096,batch=512",
 		"gpt-oss-120b:seq=4096,batch=8", "llama:layers=5,hidden=64,heads=4,seq=32,vocab=100,batch=2,window=8,window_every=2",
-		"hf:testdata/hf/llama3-8b.json:seq=8192,batch=512", "llama3.1-405b:batch=2048"} {
+		"hf:testdata/hf/llama3-8b.json:seq=8192,batch=512", "llama3.1-405b:seq=4096,batch=2048"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParseMarkers(t *testing.T) {
@@ -152,5 +153,14 @@ func TestREADMESamples(t *testing.T) {
 	diffs = append(diffs, d.RunScripts(r)...)
 	for _, msg := range diffs {
 		t.Error(msg)
+	}
+	// The README promises 120 columns: every sample's output holds to it
+	// (a wrapped command line, the "$ " prompt's, is the README's own).
+	for _, s := range d.Samples() {
+		for i, line := range strings.Split(d.Body(s), "\n") {
+			if w := utf8.RuneCountInString(line); w > 120 && !strings.HasPrefix(line, "$ ") {
+				t.Errorf("README.md:%d: %s: line %d is %d columns wide", s.Line, s.Command, i+1, w)
+			}
+		}
 	}
 }

@@ -777,6 +777,29 @@ class CommandLineTest(unittest.TestCase):
             self.assertIn(want, r.stderr, args)
 
 
+    def test_bad_output_path(self):
+        # Output paths are checked before any work: one line, exit 2, no
+        # traceback (the write used to fail after the export, in 22 lines).
+        with tempfile.TemporaryDirectory() as d:
+            plain = os.path.join(d, "plain")
+            open(plain, "w").close()
+            missing = os.path.join(d, "nodir")
+            for args, want in (
+                    (["-o", os.path.join(missing, "x.json")], "-o %s: folder %s does not exist" % (
+                        os.path.join(missing, "x.json"), missing)),
+                    (["-o", d], "-o %s: is a folder" % d),
+                    (["-o", os.path.join(plain, "x.json")], "-o %s: %s is not a folder" % (
+                        os.path.join(plain, "x.json"), plain)),
+                    (["-o", os.path.join(d, "x.json"), "--profile", "--cost-table", os.path.join(missing, "c.json")],
+                     "--cost-table %s: folder %s does not exist" % (os.path.join(missing, "c.json"), missing)),
+            ):
+                r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py"), "--model", "mlp"] + args,
+                                   capture_output=True, text=True)
+                self.assertEqual(r.returncode, 2, (args, r.stderr))
+                self.assertEqual(r.stderr, "torchexport: %s\n" % want, args)
+                self.assertFalse(os.path.exists(os.path.join(d, "x.json")), args)
+
+
 class OnnxTest(unittest.TestCase):
     def test_onnx_import(self):
         try:

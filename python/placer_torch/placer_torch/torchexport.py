@@ -17,6 +17,21 @@ from .exporter import (_SDPA, DataDependentError, FakeRefusedError, SettingError
 from .semantics import export_line
 
 
+def _check_out(flag, path):
+    """Raise UsageError unless a file can be written at path (its folder
+    exists and takes a new file, and path is not a folder), in placer's
+    words (atomicfile.CheckFile)."""
+    if os.path.isdir(path):
+        raise UsageError("%s %s: is a folder" % (flag, path))
+    folder = os.path.dirname(path) or "."
+    if not os.path.exists(folder):
+        raise UsageError("%s %s: folder %s does not exist" % (flag, path, folder))
+    if not os.path.isdir(folder):
+        raise UsageError("%s %s: %s is not a folder" % (flag, path, folder))
+    if not os.access(folder, os.W_OK):
+        raise UsageError("%s %s: cannot write in %s: permission denied" % (flag, path, folder))
+
+
 def run(a, zoo_models):
     """The command line's export, its flags parsed (a: an argparse.Namespace
     of tools/torchexport/torchexport.py's flags); zoo_models the models
@@ -24,6 +39,10 @@ def run(a, zoo_models):
     Returns the exit status: bad input is one line on stderr and 2, a step
     that reads a tensor's value under --data-dependent fail 1."""
     try:
+        # The files it writes, before any work: a typo costs nothing.
+        _check_out("-o", a.out)
+        if a.cost_table:
+            _check_out("--cost-table", a.cost_table)
         if a.batch < 0:
             raise UsageError("--batch %d: want a positive size" % a.batch)
         if a.profile_steps < 1:
@@ -69,6 +88,9 @@ def run(a, zoo_models):
         return 2
     except (DataDependentError, FakeRefusedError) as e:
         print("torchexport: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:  # a write that failed after the check (disk full, a folder removed)
+        print("torchexport: %s: %s" % (e.filename or a.out, e.strerror or e), file=sys.stderr)
         return 1
     line = export_line(meta.get("train_mode"))
     if line:

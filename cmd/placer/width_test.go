@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mattn/go-runewidth"
+	"github.com/placer/placer/report"
+)
+
+// TestEveryReportFits: what each command prints for people is at most
+// report.MaxWidth (120) columns, its tables and the lines around them,
+// and --wide draws the widest ones wider. Each command here runs in well
+// under a second; the long reports print through the same TableFit and
+// line wrapping (report's TestTableFit, TestTableFitBreaksCells), and the
+// README's samples are held by go test ./tools/readme.
+func TestEveryReportFits(t *testing.T) {
+	qwen := []string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "-q"}
+	gpt := "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152,tied=false"
+	for _, tc := range []struct {
+		args  []string
+		wider bool // --wide draws it wider than MaxWidth
+	}{
+		{[]string{"report", "megatron"}, true},
+		{[]string{"report", "sweeps"}, true},
+		{[]string{"report", "layers", "--measured", "../../measurements/2026-11-26-h100/layerbench.jsonl",
+			"--kernelbench", "../../measurements/2026-11-26-h100/kernelbench.jsonl"}, false},
+		{qwen, true},
+		{[]string{"eval", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "--strategy", "pp=2,dp=32,ep=8,recompute=full,recompute-layers=1,embedding-layer=on,loss-layer=on,permute-fusion=on,router-fusion=on"}, true},
+		{[]string{"eval", "--workload", gpt, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on"}, false},
+		{[]string{"workloads", "list"}, false},
+		{[]string{"baselines", "--graph", example, "--gpus", "2"}, false},
+		{[]string{"eval", "--graph", example, "--gpus", "2", "--placement", "round-robin"}, false},
+		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--evals", "300", "-q"}, false},
+		// Nothing fits: the NOTHING FITS line too.
+		{[]string{"search", "--workload", "trxl2", "--gpus", "2", "--memory", "100000000", "--evals", "200", "-q"}, false},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errs := placer(t, tc.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errs)
+			}
+			if w, line := widest(out); w > report.MaxWidth {
+				t.Errorf("%d columns wide: %q", w, line)
+			}
+			// A plan breaks between its keys only: each key=value whole.
+			for _, a := range tc.args {
+				if !strings.Contains(a, "=") || strings.Contains(a, ":") {
+					continue
+				}
+				for _, kv := range strings.Split(a, ",") {
+					if strings.Contains(kv, "-") && !strings.Contains(out, kv) {
+						t.Errorf("%s is broken over lines:\n%s", kv, out)
+					}
+				}
+			}
+			if !tc.wider {
+				return
+			}
+			_, wide, _ := placer(t, append([]string{"--wide"}, tc.args...)...)
+			if w, _ := widest(wide); w <= report.MaxWidth {
+				t.Errorf("--wide: %d columns wide, want wider than %d", w, report.MaxWidth)
+			}
+		})
+	}
+}
+
+// widest is the widest line of s in terminal columns, and the line.
+func widest(s string) (int, string) {
+	w, at := 0, ""
+	for _, line := range strings.Split(s, "\n") {
+		if n := runewidth.StringWidth(line); n > w {
+			w, at = n, line
+		}
+	}
+	return w, at
+}
