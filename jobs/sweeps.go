@@ -18,7 +18,7 @@ func Sweeps(ctx context.Context) (report.Sweeps, error) { return sweepsOf(ctx, s
 // sweepsOf is Sweeps of the given sweeps.
 func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) {
 	var rep report.Sweeps
-	var sumAbs float64
+	var sumAbs, sumPeak float64
 	for _, sw := range sweeps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
@@ -34,6 +34,11 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 				continue
 			}
 			rep.Rows++
+			if r.PublishedPeakGiB > 0 {
+				rep.Peaks++
+				sumPeak += abs(r.PeakError)
+				rep.MaxAbsPeakError = max(rep.MaxAbsPeakError, abs(r.PeakError))
+			}
 			measured, predicted, labels = append(measured, r.Measured), append(predicted, r.Predicted), append(labels, r.Label)
 			if out.OrderOnly {
 				rep.Ordered++ // a rank has no error
@@ -61,6 +66,9 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 	if n := rep.Rows - rep.Ordered; n > 0 {
 		rep.MeanAbsError = sumAbs / float64(n)
 	}
+	if rep.Peaks > 0 {
+		rep.MeanAbsPeakError = sumPeak / float64(rep.Peaks)
+	}
 	return rep, nil
 }
 
@@ -69,7 +77,7 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 // the report), the step converted to the sweep's unit.
 func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
-		Measured: row.Measured}
+		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
 	res, m, p, err := evalSweepRow(row)
 	if err != nil {
 		r.Refused = err.Error()
@@ -85,6 +93,10 @@ func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 		r.Error = r.Predicted/row.Measured - 1
 	}
 	r.Fits = res.Fits
+	if row.PeakGiB > 0 {
+		r.PredictedPeakGiB = float64(res.Memory) / (1 << 30)
+		r.PeakError = r.PredictedPeakGiB/row.PeakGiB - 1
+	}
 	for _, st := range res.HostStages {
 		r.HostBound = r.HostBound || st.Bound
 	}

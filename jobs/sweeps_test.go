@@ -60,12 +60,14 @@ func TestSweeps(t *testing.T) {
 		swapped[i].Rows = append([]scale.SweepRow(nil), sw.Rows...)
 		for j := range swapped[i].Rows {
 			swapped[i].Rows[j].Measured *= 1.37 + 0.01*float64(j)
+			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
 		}
 	}
 	b, err := sweepsOf(context.Background(), swapped)
 	if err != nil {
 		t.Fatal(err)
 	}
+	peaks := 0
 	for i, sw := range a.Sweeps {
 		for j, r := range sw.Rows {
 			if r.Refused != "" {
@@ -84,6 +86,17 @@ func TestSweeps(t *testing.T) {
 			if q := b.Sweeps[i].Rows[j].Predicted; math.Float64bits(q) != math.Float64bits(r.Predicted) {
 				t.Errorf("%s, %s: %g with the published figures, %g with others", sw.Name, r.Label, r.Predicted, q)
 			}
+			// A published peak is a test of the memory model too, never
+			// an input: another peak leaves the prediction to the bit.
+			if r.PublishedPeakGiB > 0 {
+				peaks++
+				q := b.Sweeps[i].Rows[j].PredictedPeakGiB
+				if !(r.PredictedPeakGiB > 0) || math.Float64bits(q) != math.Float64bits(r.PredictedPeakGiB) ||
+					!near(r.PeakError, r.PredictedPeakGiB/r.PublishedPeakGiB-1, 1e-12) {
+					t.Errorf("%s, %s: peak %g GiB (error %g) against %g published; %g with another peak", sw.Name, r.Label,
+						r.PredictedPeakGiB, r.PeakError, r.PublishedPeakGiB, q)
+				}
+			}
 		}
 		// Swapping the figures (each row by a factor rising with its
 		// index) may reorder the measured ones, never the predictions:
@@ -91,6 +104,10 @@ func TestSweeps(t *testing.T) {
 		if sw.OrderOnly && (sw.Pairs != 1 || b.Sweeps[i].Pairs != 1) {
 			t.Errorf("%s: %d and %d pairs, want 1", sw.Name, sw.Pairs, b.Sweeps[i].Pairs)
 		}
+	}
+	// torchtitan's tables 1 to 6 publish a peak beside every row.
+	if peaks < 18 || a.Peaks != peaks {
+		t.Errorf("%d rows with a published peak (report: %d), want torchtitan's 18", peaks, a.Peaks)
 	}
 }
 

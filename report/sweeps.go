@@ -21,6 +21,12 @@ type Sweeps struct {
 	Rows    int `json:"rows"`
 	Refused int `json:"refused"`
 	Ordered int `json:"ordered,omitempty"`
+	// Peaks counts the predicted rows with a published peak memory;
+	// MeanAbsPeakError and MaxAbsPeakError are placer's memory against
+	// them.
+	Peaks            int     `json:"peaks,omitempty"`
+	MeanAbsPeakError float64 `json:"mean_abs_peak_error,omitempty"`
+	MaxAbsPeakError  float64 `json:"max_abs_peak_error,omitempty"`
 }
 
 // Sweep is one published sweep and placer's reading of it.
@@ -70,6 +76,14 @@ type SweepRow struct {
 	Refused string  `json:"refused,omitempty"`
 	// HostBound: a pipeline stage of the plan is bound by its host.
 	HostBound bool `json:"host_bound,omitempty"`
+	// PublishedPeakGiB is the published peak memory of a GPU (0: none;
+	// PeakReserved: what the allocator reserved, not what tensors held),
+	// PredictedPeakGiB placer's memory of the plan's most loaded GPU and
+	// PeakError the one over the other, minus 1.
+	PublishedPeakGiB float64 `json:"published_peak_gib,omitempty"`
+	PeakReserved     bool    `json:"peak_reserved,omitempty"`
+	PredictedPeakGiB float64 `json:"predicted_peak_gib,omitempty"`
+	PeakError        float64 `json:"peak_error,omitempty"`
 }
 
 // WriteSweeps writes each sweep's table and how well placer orders it,
@@ -96,9 +110,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 					pred += " (host)"
 				}
 			}
-			rows = append(rows, []string{wrap(r.Label, 30), formatSweep(r.Measured), pred, e, wrap(CompactPlan(r.Strategy), 26), wrap(r.Note, 30)})
+			rows = append(rows, []string{wrap(r.Label, 30), formatSweep(r.Measured), pred, e, peakCell(r), wrap(CompactPlan(r.Strategy), 26), wrap(r.Note, 30)})
 		}
-		if err := TableFit(w, []string{"row", "measured", "predicted", "error", "placer's reading", "assumed"}, rows, []int{5, 4}); err != nil {
+		if err := TableFit(w, []string{"row", "measured", "predicted", "error", "GiB pub/pred", "placer's reading", "assumed"}, rows, []int{6, 5, 4}); err != nil {
 			return err
 		}
 		rho := "n/a (fewer than 3 rows)"
@@ -125,10 +139,33 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 	if s.Ordered > 0 {
 		ordered = fmt.Sprintf(" (%d of them ordered only, outside the errors)", s.Ordered)
 	}
+	if s.Peaks > 0 {
+		if _, err := fmt.Fprintf(w, "memory: %d rows with a published peak, placer's mean |error| %s, largest %s (GiB pub/pred: r = reserved)\n",
+			s.Peaks, Percent(s.MeanAbsPeakError), Percent(s.MaxAbsPeakError)); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s, largest %s\n"+
 		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
 		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
 	return err
+}
+
+// peakCell is a row's published and predicted peak memory in GiB with
+// the error ("82.4r/54.5 -34%"; r: the published figure is reserved),
+// or "-" where no peak is published.
+func peakCell(r SweepRow) string {
+	if r.PublishedPeakGiB <= 0 {
+		return "-"
+	}
+	pub := fmt.Sprintf("%.1f", r.PublishedPeakGiB)
+	if r.PeakReserved {
+		pub += "r"
+	}
+	if r.Refused != "" || r.PredictedPeakGiB <= 0 {
+		return pub
+	}
+	return fmt.Sprintf("%s/%.1f %+.0f%%", pub, r.PredictedPeakGiB, 100*r.PeakError)
 }
 
 // formatSweep writes a sweep's figure: whole tokens, or seconds to 3

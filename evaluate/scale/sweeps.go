@@ -55,12 +55,19 @@ type SweepRow struct {
 	// Measured is the published figure, in the sweep's Unit (its rank
 	// where the Unit is Order).
 	Measured float64
+	// PeakGiB is the published peak memory of a GPU in GiB (0: none
+	// published), and PeakReserved whether it is what the allocator
+	// reserved (torchtitan's memory monitor: torch.cuda's
+	// max_memory_reserved, the largest over the GPUs) rather than what
+	// tensors held (max_memory_allocated).
+	PeakGiB      float64
+	PeakReserved bool
 }
 
 // Sweeps are the published sweeps placer is checked on.
 func Sweeps() []Sweep {
-	return append([]Sweep{torchtitanFSDP8B(1, 8, gt1, [3]float64{5762, 6667, 8532}), torchtitanCP8B(),
-		torchtitanFSDP8B(3, 128, gt16, [3]float64{5605, 6514, 8380}), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
+	return append([]Sweep{torchtitanFSDP8B(1, 8, gt1, [3]float64{5762, 6667, 8532}, [3]float64{82.4, 77.0, 76.8}), torchtitanCP8B(),
+		torchtitanFSDP8B(3, 128, gt16, [3]float64{5605, 6514, 8380}, [3]float64{67.0, 62.0, 61.8}), torchtitan70B(), torchtitan405BPP(), torchtitan405BCP(),
 		qwen3ModelZoo()}, publishedSweeps()...)
 }
 
@@ -74,7 +81,10 @@ func Sweeps() []Sweep {
 // read as recompute=selective (Megatron's: the attention core); Float8
 // is torchao's tensorwise dynamic scaling (fp8=current); AsyncTP the
 // all-gather and reduce-scatter overlapped with their GEMMs
-// (tpoverlap=on).
+// (tpoverlap=on). Memory(GiB) beside each row is the peak torchtitan's
+// memory monitor read (what the allocator reserved), the largest on any
+// GPU (the page's footnote 1: "Different PP ranks can have different peak
+// memory usages. We take the maximum across all GPUs").
 const torchtitanSource = "pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md (torch 1963fc8, torchao eab345c, torchtitan 9dec370, 2024-12)"
 
 // torchtitan's clusters: grand-teton pods of 1 to 64 hosts, attention
@@ -96,26 +106,27 @@ const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Floa
 // torchtitanFSDP8B is table 1 (8 GPUs) or 3 (128): Llama 3.1 8B under
 // FSDP, local batch 2, selective checkpointing, eager, compiled, and
 // compiled with Float8 (tps: the three rows' tokens a second per GPU).
-func torchtitanFSDP8B(table, gpus int, cluster string, tps [3]float64) Sweep {
+func torchtitanFSDP8B(table, gpus int, cluster string, tps, gib [3]float64) Sweep {
 	w := fmt.Sprintf("llama3-8b:seq=8192,batch=%d", 2*gpus)
 	s := fmt.Sprintf("dp=%d,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", gpus)
 	return Sweep{Name: fmt.Sprintf("torchtitan table %d: Llama 3.1 8B, FSDP on %d H100s", table, gpus),
 		Source: fmt.Sprintf("%s, table %d", torchtitanSource, table), Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
-			{Label: "FSDP", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[0]},
-			{Label: "FSDP + torch.compile", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[1]},
-			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: cluster, Strategy: s + ",fp8=current", Measured: tps[2]},
+			{Label: "FSDP", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[0], PeakGiB: gib[0], PeakReserved: true},
+			{Label: "FSDP + torch.compile", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[1], PeakGiB: gib[1], PeakReserved: true},
+			{Label: "FSDP + torch.compile + Float8", Workload: w, Cluster: cluster, Strategy: s + ",fp8=current", Measured: tps[2], PeakGiB: gib[2], PeakReserved: true},
 		}}
 }
 
 func torchtitanCP8B() Sweep {
-	row := func(fsdp, cp, seq int, tps float64) SweepRow {
+	row := func(fsdp, cp, seq int, tps, gib float64) SweepRow {
 		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
 			Workload: fmt.Sprintf("llama3-8b:seq=%d,batch=%d", seq, fsdp), Cluster: gt1,
-			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2", fsdp, cp), Measured: tps}
+			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2", fsdp, cp), Measured: tps,
+			PeakGiB: gib, PeakReserved: true}
 	}
 	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Source: torchtitanSource + ", table 2",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8)", Rows: []SweepRow{
-			row(8, 1, 32768, 3890), row(4, 2, 65536, 2540), row(2, 4, 131072, 1071), row(1, 8, 262144, 548),
+			row(8, 1, 32768, 3890, 83.9), row(4, 2, 65536, 2540, 84.2), row(2, 4, 131072, 1071, 84.0), row(1, 8, 262144, 548, 84.5),
 		}}
 }
 
@@ -124,8 +135,8 @@ func torchtitan70B() Sweep {
 	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2"
 	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Source: torchtitanSource + ", table 4",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8)", Rows: []SweepRow{
-			{Label: "2D", Workload: w, Cluster: gt32, Strategy: s, Measured: 829},
-			{Label: "2D + AsyncTP", Workload: w, Cluster: gt32, Strategy: s + ",tpoverlap=on", Measured: 876},
+			{Label: "2D", Workload: w, Cluster: gt32, Strategy: s, Measured: 829, PeakGiB: 71.9, PeakReserved: true},
+			{Label: "2D + AsyncTP", Workload: w, Cluster: gt32, Strategy: s + ",tpoverlap=on", Measured: 876, PeakGiB: 67.6, PeakReserved: true},
 		}}
 }
 
@@ -135,23 +146,23 @@ func torchtitan405BPP() Sweep {
 	split := "126 layers: the first and last stages 15 (the embedding and the output as layers; torchtitan's split is not stated)"
 	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Source: torchtitanSource + ", table 5",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8, AsyncTP)", Rows: []SweepRow{
-			{Label: "1F1B", Workload: w, Cluster: gt64, Strategy: s, Measured: 100,
+			{Label: "1F1B", Workload: w, Cluster: gt64, Strategy: s, Measured: 100, PeakGiB: 82.5, PeakReserved: true,
 				Note: "micro-batch 1 (torchtitan's default), 32 a step; " + split},
-			{Label: "Interleaved 1F1B", Workload: w, Cluster: gt64, Strategy: s + ",vp=2", Measured: 128,
+			{Label: "Interleaved 1F1B", Workload: w, Cluster: gt64, Strategy: s + ",vp=2", Measured: 128, PeakGiB: 72.7, PeakReserved: true,
 				Note: "2 stages a rank (the table does not say); " + split},
 		}}
 }
 
 func torchtitan405BCP() Sweep {
-	row := func(fsdp, cp, seq int, tps float64) SweepRow {
-		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq),
+	row := func(fsdp, cp, seq int, tps, gib float64) SweepRow {
+		return SweepRow{Label: fmt.Sprintf("FSDP %d, CP %d, %d tokens", fsdp, cp, seq), PeakGiB: gib, PeakReserved: true,
 			Workload: fmt.Sprintf("llama3.1-405b:seq=%d,batch=%d", seq, 8*fsdp), Cluster: gt64,
 			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2", fsdp, cp),
 			Measured: tps, Note: "126 layers: the first and last stages 15 (the embedding and the output as layers)"}
 	}
 	return Sweep{Name: "torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens",
 		Source: torchtitanSource + ", table 6", Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8, AsyncTP, 1F1B)",
-		Rows: []SweepRow{row(8, 1, 32768, 76), row(4, 2, 65536, 47), row(2, 4, 131072, 31), row(1, 8, 262144, 16)}}
+		Rows: []SweepRow{row(8, 1, 32768, 76, 75.3), row(4, 2, 65536, 47, 75.9), row(2, 4, 131072, 31, 77.1), row(1, 8, 262144, 16, 84.9)}}
 }
 
 // qwen3ModelZoo is Megatron-Core's MoE model zoo's Qwen3-235B-A22B runs on
