@@ -1,0 +1,283 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Format and Version name the file's format (docs/profile.md).
+const (
+	Format  = "placer-profile"
+	Version = 1
+)
+
+// Profile is one profile file.
+type Profile struct {
+	Format  string `json:"format"`
+	Version int    `json:"version"`
+	// Complete is false where the run was interrupted: what it measured
+	// before is kept and valid, the rest missing.
+	Complete bool     `json:"complete"`
+	Device   Device   `json:"device"`
+	Software Software `json:"software"`
+	// Model is the workload profiled as placer names it
+	// (transformer.Spec's String: "llama:layers=4,hidden=256,...").
+	Model string `json:"model"`
+	// DType is the precision the layers ran in: "bf16" (autocast over
+	// FP32 weights, on a GPU) or "fp32".
+	DType       string       `json:"dtype"`
+	Layers      []Layer      `json:"layers"`
+	Embedding   []Layer      `json:"embedding,omitempty"`
+	Loss        []Layer      `json:"loss,omitempty"`
+	Optimizer   *Optimizer   `json:"optimizer,omitempty"`
+	Collectives []Collective `json:"collectives,omitempty"`
+	Host        *Host        `json:"host,omitempty"`
+
+	spec transformer.Spec
+}
+
+// Device is the machine a profile ran on.
+type Device struct {
+	// Kind is "cuda" or "cpu"; Name the GPU's name (torch.cuda's
+	// get_device_name) or the CPU's model.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Count is the processes the collectives ran over (GPUs, or gloo
+	// processes on a CPU); Memory one device's memory, bytes (on a CPU
+	// the host's divided by Count).
+	Count  int   `json:"count"`
+	Memory int64 `json:"memory_bytes"`
+	// Threads is torch's intra-op threads a process (a CPU profile; 0 on
+	// a GPU): a run predicted from the profile must use as many.
+	Threads int `json:"threads,omitempty"`
+	// Cores is the host's CPU cores.
+	Cores int `json:"cores,omitempty"`
+}
+
+// Software is what ran the profile: the driver and CUDA ("" on a CPU),
+// torch, the collectives' backend (nccl, gloo) and the framework whose
+// layer was timed ("pytorch": a plain PyTorch layer).
+type Software struct {
+	Driver    string `json:"driver,omitempty"`
+	CUDA      string `json:"cuda,omitempty"`
+	Torch     string `json:"torch"`
+	Backend   string `json:"backend"`
+	Framework string `json:"framework"`
+}
+
+// Layer is one shard shape timed: one transformer layer (or the
+// embedding, or the output layer with its loss) on one device for one
+// micro-batch, its communication left out.
+type Layer struct {
+	// TP is the tensor-parallel degree of the shard, SP sequence
+	// parallelism, MBS the micro-batch, Seq the sequence one rank holds
+	// (the model's over the context-parallel degree), Recompute "none"
+	// or "full" (the backward recomputes the forward).
+	TP        int    `json:"tp"`
+	SP        bool   `json:"sp,omitempty"`
+	MBS       int    `json:"mbs"`
+	Seq       int    `json:"seq"`
+	Recompute string `json:"recompute,omitempty"`
+	// Forward and Backward are seconds (medians of the timed runs),
+	// Peak the device's peak memory over them, bytes (0: not read).
+	Forward  float64 `json:"forward_s"`
+	Backward float64 `json:"backward_s"`
+	Peak     int64   `json:"peak_bytes,omitempty"`
+}
+
+// Tokens is the tokens of one micro-batch the shape holds.
+func (l Layer) Tokens() float64 { return float64(l.MBS) * float64(l.Seq) }
+
+// Optimizer is the optimizer's step timed over Params parameters:
+// Seconds for all of them.
+type Optimizer struct {
+	Name    string  `json:"name"`
+	Params  int64   `json:"params"`
+	Seconds float64 `json:"seconds"`
+}
+
+// PerParam is the step's time per parameter.
+func (o Optimizer) PerParam() float64 { return o.Seconds / float64(o.Params) }
+
+// The collectives a profile times (Collective.Op).
+const (
+	AllGather     = "all_gather"
+	ReduceScatter = "reduce_scatter"
+	AllReduce     = "all_reduce"
+	AllToAll      = "all_to_all"
+	SendRecv      = "send_recv"
+)
+
+var collectiveOps = []string{AllGather, ReduceScatter, AllReduce, AllToAll, SendRecv}
+
+// Collective is one collective timed: Op over Group processes of one
+// node, Bytes the whole buffer (an all-reduce's input, an all-gather's
+// output, a reduce-scatter's input, what one process sends in all in
+// an all-to-all or a send), Seconds its median.
+type Collective struct {
+	Op      string  `json:"op"`
+	Group   int     `json:"group"`
+	Bytes   float64 `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Host is the host's issue of one kernel of a forward (Issue: an op
+// recorded for autograd) and of a backward (IssueBwd: one node of the
+// autograd engine), seconds.
+type Host struct {
+	Issue    float64 `json:"issue_s"`
+	IssueBwd float64 `json:"issue_backward_s"`
+}
+
+// Spec is the profiled model's shape (Model read).
+func (p *Profile) Spec() transformer.Spec { return p.spec }
+
+// Read reads and validates a profile. Its errors are one line: where the
+// file is truncated or not JSON, the field that is missing or out of
+// range.
+func Read(r io.Reader) (*Profile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data)
+}
+
+// ReadFile is Read of the named file, its name in the errors.
+func ReadFile(name string) (*Profile, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	p, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: %w", name, err)
+	}
+	return p, nil
+}
+
+// Decode is Read of data.
+func Decode(data []byte) (*Profile, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var p Profile
+	if err := dec.Decode(&p); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, fmt.Errorf("truncated after %d bytes (a profile run killed while writing? profiles are written whole: rerun placer profile)", len(data))
+		case errors.As(err, &syn):
+			return nil, fmt.Errorf("not JSON at byte %d: %v", syn.Offset, err)
+		case errors.As(err, &typ):
+			return nil, fmt.Errorf("field %s: %v", typ.Field, err)
+		}
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+func (p *Profile) validate() error {
+	if p.Format != Format {
+		return fmt.Errorf("format %q: want %q", p.Format, Format)
+	}
+	if p.Version != Version {
+		return fmt.Errorf("version %d: this placer reads version %d", p.Version, Version)
+	}
+	switch p.Device.Kind {
+	case "cuda", "cpu":
+	default:
+		return fmt.Errorf("device.kind %q: want cuda or cpu", p.Device.Kind)
+	}
+	if strings.TrimSpace(p.Device.Name) == "" {
+		return errors.New("device.name: empty")
+	}
+	if p.Device.Count < 1 || p.Device.Count > 1<<16 {
+		return fmt.Errorf("device.count %d: want at least 1", p.Device.Count)
+	}
+	if p.Device.Memory < 0 || p.Device.Threads < 0 || p.Device.Cores < 0 {
+		return errors.New("device: memory_bytes, threads and cores must not be negative")
+	}
+	if p.Software.Torch == "" || p.Software.Backend == "" || p.Software.Framework == "" {
+		return errors.New("software: torch, backend and framework are required")
+	}
+	if p.DType != "bf16" && p.DType != "fp32" {
+		return fmt.Errorf("dtype %q: want bf16 or fp32", p.DType)
+	}
+	spec, err := transformer.Parse(p.Model)
+	if err != nil {
+		return fmt.Errorf("model: %v", err)
+	}
+	p.spec = spec
+	if len(p.Layers) == 0 && p.Complete {
+		return errors.New("layers: none, in a profile marked complete")
+	}
+	for name, ls := range map[string][]Layer{"layers": p.Layers, "embedding": p.Embedding, "loss": p.Loss} {
+		for i, l := range ls {
+			if err := l.validate(spec); err != nil {
+				return fmt.Errorf("%s[%d]: %v", name, i, err)
+			}
+		}
+	}
+	if o := p.Optimizer; o != nil {
+		if o.Params < 1 || !positive(o.Seconds) {
+			return fmt.Errorf("optimizer: params %d, seconds %v: want both above 0", o.Params, o.Seconds)
+		}
+	}
+	for i, c := range p.Collectives {
+		if !slices.Contains(collectiveOps, c.Op) {
+			return fmt.Errorf("collectives[%d]: op %q: want one of %s", i, c.Op, strings.Join(collectiveOps, ", "))
+		}
+		if c.Group < 2 || c.Group > p.Device.Count {
+			return fmt.Errorf("collectives[%d]: group %d: want 2 to device.count %d", i, c.Group, p.Device.Count)
+		}
+		if !positive(c.Bytes) || !positive(c.Seconds) {
+			return fmt.Errorf("collectives[%d]: bytes %v, seconds %v: want both above 0", i, c.Bytes, c.Seconds)
+		}
+	}
+	if h := p.Host; h != nil && (!positive(h.Issue) || !positive(h.IssueBwd)) {
+		return fmt.Errorf("host: issue_s %v, issue_backward_s %v: want both above 0", h.Issue, h.IssueBwd)
+	}
+	return nil
+}
+
+func (l Layer) validate(m transformer.Spec) error {
+	if l.TP < 1 || l.MBS < 1 || l.Seq < 1 || l.TP > 1<<12 || l.MBS > 1<<20 || l.Seq > 1<<24 {
+		return fmt.Errorf("tp %d, mbs %d, seq %d: want each at least 1", l.TP, l.MBS, l.Seq)
+	}
+	if m.Heads%l.TP != 0 {
+		return fmt.Errorf("tp %d does not divide the model's %d heads", l.TP, m.Heads)
+	}
+	switch l.Recompute {
+	case "", "none", "full":
+	default:
+		return fmt.Errorf("recompute %q: want none or full", l.Recompute)
+	}
+	if l.SP && l.TP == 1 {
+		return errors.New("sp without tensor parallelism (tp 1)")
+	}
+	if !positive(l.Forward) || !positive(l.Backward) {
+		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)
+	}
+	if l.Peak < 0 {
+		return fmt.Errorf("peak_bytes %d: negative", l.Peak)
+	}
+	return nil
+}
+
+func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }

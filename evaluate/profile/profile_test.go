@@ -1,0 +1,202 @@
+package profile
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+func small(t *testing.T) (*Profile, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(data)
+	if err != nil {
+		t.Fatalf("testdata/small.json: %v", err)
+	}
+	return p, data
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	_, data := small(t)
+	text := string(data)
+	cases := []struct {
+		name, text, want string
+	}{
+		{"truncated", text[:len(text)/2], "truncated after"},
+		{"empty", "", "truncated after 0 bytes"},
+		{"not json", "{x", "not JSON at byte 2"},
+		{"format", strings.Replace(text, `"placer-profile"`, `"other"`, 1), `format "other"`},
+		{"version", strings.Replace(text, `"version": 1`, `"version": 2`, 1), "version 2"},
+		{"unknown field", strings.Replace(text, `"dtype"`, `"dtypo": 1, "dtype"`, 1), `unknown field "dtypo"`},
+		{"device kind", strings.Replace(text, `"kind": "cuda"`, `"kind": "tpu"`, 1), `device.kind "tpu"`},
+		{"model", strings.Replace(text, `llama:layers=4`, `llama:layers=-4`, 1), "model:"},
+		{"tp heads", strings.Replace(text, `{"tp": 2, "mbs": 1`, `{"tp": 3, "mbs": 1`, 1), "layers[2]: tp 3 does not divide"},
+		{"negative time", strings.Replace(text, `"forward_s": 0.001,`, `"forward_s": -0.001,`, 1), "layers[0]: forward_s -0.001"},
+		{"sp alone", strings.Replace(text, `{"tp": 1, "mbs": 3`, `{"tp": 1, "sp": true, "mbs": 3`, 1), "layers[1]: sp without"},
+		{"collective op", strings.Replace(text, `"op": "send_recv"`, `"op": "broadcast"`, 1), `collectives[3]: op "broadcast"`},
+		{"group", strings.Replace(text, `"group": 2`, `"group": 8`, 1), "collectives[3]: group 8: want 2 to device.count 4"},
+		{"two values", text + "{}", "more than one JSON value"},
+		{"string time", strings.Replace(text, `"forward_s": 0.001,`, `"forward_s": "fast",`, 1), "field layers.forward_s"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one holding %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error of more than one line: %q", err)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	p, _ := small(t)
+	spec := func(s string) transformer.Spec {
+		m, err := transformer.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	same := spec("llama:layers=16,hidden=256,heads=4,kv_heads=2,ffn=512,seq=512,vocab=1024,batch=64")
+	cases := []struct {
+		name string
+		m    transformer.Spec
+		gpu  string
+		want string // "" = accepted
+	}{
+		{"same layer, other depth, sequence and batch", same, "h100", ""},
+		{"another hidden", spec("llama:layers=4,hidden=512,heads=4,kv_heads=2,ffn=512,seq=128,vocab=1024,batch=8"), "h100", "another model: hidden 256, the workload's 512"},
+		{"another vocabulary", spec("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=128,vocab=2048,batch=8"), "h100", "vocab 1024, the workload's 2048"},
+		{"another family", spec("gpt:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,ffn=512,kv_heads=2"), "h100", "family llama"},
+		{"another GPU", same, "a100", `another device: cuda "NVIDIA H100 80GB HBM3"`},
+		{"a CPU run", same, "cpu", "another device"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := p.Check(c.m, c.gpu)
+			if c.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one holding %q", err, c.want)
+			}
+		})
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
+
+func TestLayerRules(t *testing.T) {
+	p, _ := small(t)
+	cases := []struct {
+		name     string
+		s        Shape
+		fwd, bwd float64
+		src      Source
+	}{
+		{"measured", Shape{TP: 1, MBS: 1, Seq: 128}, 0.001, 0.002, Measured},
+		// Between mbs 1 (1 ms, 2 ms) and 3 (2 ms, 5 ms): halfway.
+		{"between micro-batches", Shape{TP: 1, MBS: 2, Seq: 128}, 0.0015, 0.0035, Composed},
+		// Beyond mbs 3: proportional to tokens from it, x 4/3.
+		{"beyond", Shape{TP: 1, MBS: 4, Seq: 128}, 0.002 * 4 / 3, 0.005 * 4 / 3, Composed},
+		// Another sequence, none of it measured: the nearest below in
+		// tokens (mbs 1 x 128 = 128 <= 1 x 256 < 384): linear from
+		// 128 to 384 tokens, halfway.
+		{"another sequence", Shape{TP: 1, MBS: 1, Seq: 256}, 0.0015, 0.0035, Composed},
+		// Full recomputation at tp 1 from none: backward + forward.
+		{"recompute from none", Shape{TP: 1, MBS: 1, Seq: 128, Recompute: true}, 0.001, 0.003, Composed},
+		// None at tp 2 from full: backward - forward.
+		{"none from recompute", Shape{TP: 2, MBS: 1, Seq: 128}, 0.0006, 0.0012, Composed},
+		{"sp measured", Shape{TP: 2, SP: true, MBS: 1, Seq: 64}, 0.0004, 0.0008, Measured},
+		{"another degree", Shape{TP: 4, MBS: 1, Seq: 128}, 0, 0, Modelled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, b, src := p.Layer(c.s)
+			if src != c.src || !near(f, c.fwd) || !near(b, c.bwd) {
+				t.Fatalf("got %g, %g, %s; want %g, %g, %s", f, b, src, c.fwd, c.bwd, c.src)
+			}
+		})
+	}
+}
+
+func TestCollectiveRules(t *testing.T) {
+	p, _ := small(t)
+	cases := []struct {
+		name  string
+		op    string
+		group int
+		bytes float64
+		want  float64
+		src   Source
+	}{
+		{"measured", AllReduce, 4, 1e6, 0.0011, Measured},
+		// Between 1e6 (1.1 ms) and 3e6 (3.1 ms): 1 ms per 1e6 bytes.
+		{"between", AllReduce, 4, 2e6, 0.0021, Composed},
+		// Above 3e6 at the same bandwidth: 3.1 + 1 ms.
+		{"above", AllReduce, 4, 4e6, 0.0041, Composed},
+		{"below", AllReduce, 4, 10, 0.0001, Composed},
+		// One point only: proportional.
+		{"one point", SendRecv, 2, 8192, 0.00004, Composed},
+		{"another group", AllReduce, 2, 1e6, 0, Modelled},
+		{"another op", AllGather, 4, 1e6, 0, Modelled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, src := p.CollectiveTime(c.op, c.group, c.bytes)
+			if src != c.src || !near(got, c.want) {
+				t.Fatalf("got %g %s, want %g %s", got, src, c.want, c.src)
+			}
+		})
+	}
+	if got, src := p.OptimizerTime(2e6); src != Composed || !near(got, 0.004) {
+		t.Errorf("optimizer over 2e6: %g %s, want 0.004 composed", got, src)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "small.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add(data[:len(data)/3])
+	f.Add([]byte(`{"format":"placer-profile","version":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := Decode(b)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error of more than one line: %q", err)
+			}
+			return
+		}
+		for _, l := range p.Layers {
+			s := Shape{TP: l.TP, SP: l.SP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full()}
+			if f, b, src := p.Layer(s); src != Measured || !(f > 0) || !(b > 0) {
+				t.Fatalf("layer %+v: %g %g %s", l, f, b, src)
+			}
+			s.MBS++
+			if f, b, _ := p.Layer(s); f < 0 || b < 0 || math.IsNaN(f+b) {
+				t.Fatalf("composed layer %+v: %g %g", s, f, b)
+			}
+		}
+		for _, c := range p.Collectives {
+			if got, _ := p.CollectiveTime(c.Op, c.Group, 2*c.Bytes); math.IsNaN(got) || got < 0 {
+				t.Fatalf("collective %+v at twice: %g", c, got)
+			}
+		}
+	})
+}
