@@ -157,6 +157,11 @@ type ClusterSpec struct {
 	// Pod is a transformer's pod at cluster scale, PRESET:NODES
 	// ("dgx-h100:288"); "" = DGX H100 nodes for GPUs.
 	Pod string `world:"cluster"`
+	// Profile is a profile file (placer profile; docs/profile.md) whose
+	// measurements price the plan where they can ("" = the roofline).
+	// With a CPU profile the pod is "cpu" (or left out): the profile's
+	// host, --gpus processes (default the profile's).
+	Profile string `world:"cluster"`
 }
 
 // Cluster resolves a ClusterSpec; meta supplies defaults a graph file

@@ -3,7 +3,9 @@ package inputs
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
@@ -72,15 +74,44 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 		}
 		return m, scale.Pod{}, err
 	}
-	p, err := resolvePod(m, c)
-	return m, p, fail.AsUsage(err)
+	// A profile that cannot be read, or is of another model or device,
+	// is the file's mistake (exit 1).
+	var pr *profile.Profile
+	if c.Profile != "" {
+		if pr, err = profile.ReadFile(c.Profile); err != nil {
+			return m, scale.Pod{}, err
+		}
+	}
+	p, err := resolvePod(m, c, pr)
+	if err != nil {
+		return m, p, fail.AsUsage(err)
+	}
+	if pr != nil {
+		if err = pr.Check(m, p.Hardware.Name); err != nil {
+			return m, scale.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
+		}
+		if p.Profile == nil {
+			p = scale.WithProfile(p, pr)
+		}
+	}
+	return m, p, nil
 }
 
-// resolvePod is the pod c names for the model m.
-func resolvePod(m transformer.Spec, c ClusterSpec) (scale.Pod, error) {
+// resolvePod is the pod c names for the model m (with profile pr, nil
+// for none: a CPU profile's pod is the cpu pod).
+func resolvePod(m transformer.Spec, c ClusterSpec, pr *profile.Profile) (scale.Pod, error) {
 	var err error
 	var p scale.Pod
 	switch {
+	case pr != nil && (c.Pod == "cpu" || strings.HasPrefix(c.Pod, "cpu:") || c.Pod == "" && pr.Device.Kind == "cpu"):
+		if pr.Device.Kind != "cpu" {
+			return scale.Pod{}, fmt.Errorf("profile %s: of a %s device (%s), not the cpu pod", c.Profile, pr.Device.Kind, pr.Device.Name)
+		}
+		n := c.GPUs
+		if n == 0 {
+			n = pr.Device.Count
+		}
+		p = scale.ProfilePod(pr, n)
 	case c.Pod != "":
 		p, err = scale.ParsePod(c.Pod)
 		if err == nil && c.GPUs > 0 && c.GPUs != p.GPUs() {

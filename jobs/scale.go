@@ -31,6 +31,7 @@ type ScaleOptions struct {
 	// DGX H100 nodes as GPUs takes.
 	Cluster string
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
+	Profile string // a profile file pricing what it measured ("" = the roofline alone)
 	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
 	Out     string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
@@ -39,7 +40,7 @@ type ScaleOptions struct {
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster})
+	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster, Profile: o.Profile})
 	return p.Model, p.Pod, err
 }
 

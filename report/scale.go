@@ -72,7 +72,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		busiest = fmt.Sprintf("%s (tensor-parallel communication exposed %s, the experts' all-to-alls and collectives %s)",
 			Seconds(p.Compute), Seconds(p.TPExposed), Seconds(p.EPExposed))
 	}
-	return KeyValue(w, [][2]string{
+	rows := [][2]string{
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
 		{"strategy", p.Strategy},
@@ -87,7 +87,21 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"optimizer step", Seconds(p.Optimizer)},
 		{"host", hostLine(p.Result)},
 		{"checked against", checkedLine(p)},
-	})
+	}
+	if s := p.Sources; s != nil {
+		line := fmt.Sprintf("layers %s, embedding %s, loss %s, optimizer %s, host %s", s.Layers, s.Embedding, s.Loss, s.Optimizer, s.Host)
+		for _, c := range []struct {
+			name string
+			src  fmt.Stringer
+			on   bool
+		}{{"tensor-parallel", s.TP, p.Plan.T > 1}, {"data-parallel", s.DP, p.Plan.D*p.Plan.C > 1}, {"pipeline sends", s.Pipeline, p.Plan.P > 1}} {
+			if c.on {
+				line += fmt.Sprintf(", %s %s", c.name, c.src)
+			}
+		}
+		rows = append(rows, [2]string{"from the profile", line})
+	}
+	return KeyValue(w, rows)
 }
 
 // checkedLine says which published rows vouch for the plan's features,

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -41,6 +42,13 @@ func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) fl
 		optRead, optWrite = 16+bf16, 14+4
 	}
 	t := kernel{class: graph.ClassElementwise, read: optRead * opt, writes: optWrite*opt + gb*paramsMax}.time(&p.Hardware)
+	if p.Profile != nil {
+		// The profile's AdamW step over the device's share (its time per
+		// parameter, FP32 weights and moments; profile.OptimizerTime).
+		if mt, src := p.Profile.OptimizerTime(opt); src != profile.Modelled {
+			t = mt
+		}
+	}
 	if pl.FP8 != "" {
 		// The blocks' weights cast to FP8 once a step (the first
 		// micro-batch's; Transformer Engine keeps them for the others):

@@ -57,6 +57,9 @@ type Result struct {
 	Grads       int64 `json:"grads_bytes"`
 	OptState    int64 `json:"optimizer_state_bytes"`
 	Activations int64 `json:"activations_bytes"`
+	// Sources says which figures a profile measured or composed and
+	// which the roofline modelled (nil: no profile, all modelled).
+	Sources *Sources `json:"sources,omitempty"`
 	// LayerForward and LayerBackward are one transformer block's kernels
 	// on one GPU for one micro-batch (its tensor-parallel shard, its
 	// recomputation included, no communication): what one GPU measures
@@ -73,13 +76,25 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 		return Result{}, err
 	}
 	r := evaluateCached(m, pl, &p, nil, true)
+	if p.Profile != nil {
+		mid := pl.P / 2
+		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
+		r.Sources = sources(&c.pl, &c, &p, stageParams(m, pl, mid, float64(m.LayerParams())))
+	}
 	return r, nil
 }
 
 // layer is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included: in
 // a model with experts an MoE block (block).
-func (c *coster) layer() (fwd, bwd phase) { return c.block(c.m.MoE()) }
+func (c *coster) layer() (fwd, bwd phase) {
+	if c.pod.Profile != nil {
+		if f, b, ok := c.profiled(c.pod.Profile.Layer, blockOf); ok {
+			return f, b
+		}
+	}
+	return c.block(c.m.MoE())
+}
 
 // block is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included:
@@ -268,6 +283,14 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	h := &c.pod.Kernels.Host
 	ph.ef, ph.eb = c.embedding()
 	ph.of, ph.ob = c.output()
+	if pr := c.pod.Profile; pr != nil {
+		if f, b, ok := c.profiled(pr.EmbeddingAt, (*coster).embedding); ok {
+			ph.ef, ph.eb = f, b
+		}
+		if f, b, ok := c.profiled(pr.LossAt, (*coster).output); ok {
+			ph.of, ph.ob = f, b
+		}
+	}
 	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
 		ph.df, ph.db = c.block(false)

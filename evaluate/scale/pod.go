@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 )
@@ -31,6 +32,10 @@ type Pod struct {
 	// Kernels is what the node's kernels and collectives reach beyond
 	// the hardware's per-class efficiencies (the preset's measurements).
 	Kernels Kernels
+	// Profile, where set (WithProfile), prices what it measured: layers,
+	// collectives inside a node, sends, the optimizer, the host
+	// (profiled.go); nil: the roofline alone.
+	Profile *profile.Profile
 }
 
 // podPreset is a node design; a pod is so many of them.
@@ -254,6 +259,11 @@ func (p *Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64
 	if g.Size() <= 1 || bytes <= 0 {
 		return 0, roofline.Ring
 	}
+	if p.Profile != nil {
+		if t, src := p.profiledCollective(k, g, bytes); src != profile.Modelled {
+			return t, roofline.Ring
+		}
+	}
 	bi, li := p.intra()
 	be, le := p.inter()
 	ring := func(n int, s, bw, lat float64) float64 {
@@ -292,6 +302,11 @@ func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 	if n <= 1 || bytes <= 0 {
 		return 0
 	}
+	if p.Profile != nil {
+		if t, src := p.profiledAllToAll(g, bytes); src != profile.Modelled {
+			return t
+		}
+	}
 	var in, across float64
 	if g.PerNode > 1 {
 		bi, li := p.intra()
@@ -309,6 +324,11 @@ func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 	if bytes <= 0 {
 		return 0
+	}
+	if sameNode && p.Profile != nil {
+		if t, src := p.Profile.CollectiveTime(profile.SendRecv, 2, bytes); src != profile.Modelled {
+			return t
+		}
 	}
 	if sameNode {
 		bw, lat := p.intra()

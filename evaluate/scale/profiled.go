@@ -1,0 +1,208 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
+// The profile provider (DESIGN §13): with Pod.Profile set, a layer, the
+// embedding, the loss, a collective inside a node, a send between two
+// GPUs of a node, the optimizer's step and the host's issue take the
+// profile's figure where its shape was measured or composed from
+// measured neighbours (evaluate/profile's rules, docs/profile.md), and
+// the roofline's elsewhere. Without a profile nothing here runs: every
+// figure is the roofline's, to the byte.
+
+// WithProfile is pod p priced from profile pr: its collectives, sends,
+// layers, optimizer and host from pr where pr has them (the host's issue
+// rates replace the pod's).
+func WithProfile(p Pod, pr *profile.Profile) Pod {
+	p.Profile = pr
+	if h := pr.Host; h != nil {
+		p.Kernels.Host.Issue, p.Kernels.Host.IssueBwd = h.Issue, h.IssueBwd
+	}
+	return p
+}
+
+// ProfilePod is the pod of a CPU profile: one host of gpus processes
+// (gloo), each with the profile's threads, the memory of one process the
+// profile recorded. Its roofline, for what the profile did not measure,
+// is the rates the profile's own figures give: the first layer's FLOPs
+// over its measured time (6 a parameter a token) as the peak of every class (FP32), the
+// optimizer's bytes (AdamW: 28 a parameter) over its measured time as
+// the memory's bandwidth, the host's issue as a kernel's launch.
+func ProfilePod(pr *profile.Profile, gpus int) Pod {
+	m := pr.Spec()
+	// Its memory is the process's share of the host's, plus the Reserve
+	// a GPU keeps for its CUDA context (which a CPU process does not).
+	h := roofline.Hardware{Name: "cpu", Memory: pr.Device.Memory + Reserve, Source: "profile: " + pr.Device.Name}
+	if len(pr.Layers) > 0 {
+		l := pr.Layers[0]
+		// Forward and backward: 6 FLOPs a parameter a token (the
+		// attention's scores left out).
+		flops := 6 * float64(m.LayerParams()) * l.Tokens() / float64(l.TP)
+		h.FP32 = flops / (l.Forward + l.Backward)
+	}
+	h.FP16Tensor, h.TF32, h.FP16 = h.FP32, h.FP32, h.FP32
+	if o := pr.Optimizer; o != nil {
+		h.MemBandwidth = 28 * float64(o.Params) / o.Seconds
+	}
+	if pr.Host != nil {
+		h.Launch = pr.Host.Issue
+	}
+	for c := range graph.NumClasses {
+		h.ComputeEff[c], h.MemEff[c] = 1, 1
+	}
+	// Processes of one host exchange through its memory: the pod's
+	// "NVLink" is the memory's bandwidth, what the profile did not time
+	// of a collective is priced at it.
+	h.PCIeBandwidth, h.PCIeLatency = h.MemBandwidth, 50e-6
+	pod := Pod{Name: "cpu:1", Hardware: h, Nodes: 1, PerNode: max(1, gpus), NICs: 1, NICBandwidth: h.MemBandwidth, NICLatency: 50e-6}
+	return WithProfile(pod, pr)
+}
+
+var collectiveOp = map[roofline.Collective]string{
+	roofline.AllReduce: profile.AllReduce, roofline.AllGather: profile.AllGather, roofline.ReduceScatter: profile.ReduceScatter,
+}
+
+// profiledCollective is collective k of bytes over g from the profile:
+// its in-node part measured or composed (profile.CollectiveTime), and
+// across nodes the pod's links' part (Collective's rings) added:
+// composed. false: the profile has no figure for it.
+func (p *Pod) profiledCollective(k roofline.Collective, g Group, bytes float64) (float64, profile.Source) {
+	op, ok := collectiveOp[k]
+	if !ok || p.Profile == nil {
+		return 0, profile.Modelled
+	}
+	var in float64
+	src := profile.Measured
+	if g.PerNode > 1 {
+		in, src = p.Profile.CollectiveTime(op, g.PerNode, bytes)
+		if src == profile.Modelled {
+			return 0, profile.Modelled
+		}
+	}
+	if g.Nodes <= 1 {
+		return in, src
+	}
+	be, le := p.inter()
+	n := float64(g.Nodes)
+	across := (n-1)/n*bytes/float64(g.PerNode)/be + (n-1)*le
+	if k == roofline.AllReduce {
+		across *= 2
+	}
+	return in + across, profile.Composed
+}
+
+// profiledAllToAll is AllToAll from the profile (its in-node part;
+// across nodes the links' part, as AllToAll takes the longer).
+func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source) {
+	if p.Profile == nil || g.PerNode <= 1 {
+		return 0, profile.Modelled
+	}
+	in, src := p.Profile.CollectiveTime(profile.AllToAll, g.PerNode, bytes)
+	if src == profile.Modelled || g.Nodes <= 1 {
+		return in, src
+	}
+	be, le := p.inter()
+	n := float64(g.Size())
+	return max(in, bytes*(n-float64(g.PerNode))/n/be+le), profile.Composed
+}
+
+// layerShape is the profile's shape of c's layer.
+func (c *coster) layerShape() profile.Shape {
+	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C), Recompute: c.pl.Recompute == FullRecompute}
+}
+
+// profiled is part (a layer's block, the embedding, the output layer)
+// from the profile where at (its lookup) answers: the measured kernels'
+// time in place of the roofline's, the part's communication as costed
+// (its phase with communication less its kernels alone), no host wait
+// added (the measurement holds its host). ok false: nothing measured,
+// the roofline's part stands.
+func (c *coster) profiled(at func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
+	pr := c.pod.Profile
+	if pr == nil || c.m.MoE() || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+		return phase{}, phase{}, false
+	}
+	mf, mb, src := at(c.layerShape())
+	if src == profile.Modelled {
+		return phase{}, phase{}, false
+	}
+	comm, alone := *c, *c
+	comm.noHost = true
+	alone.noComm, alone.noHost = true, true
+	f1, b1 := part(&comm)
+	f0, b0 := part(&alone)
+	fwd, bwd = f1, b1
+	fwd.busy += mf - f0.busy
+	bwd.busy += mb - b0.busy
+	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
+	return fwd, bwd, true
+}
+
+// blockOf is a dense block's forward and backward (block's, the
+// profile's layers being dense).
+func blockOf(c *coster) (phase, phase) { return c.block(false) }
+
+// Sources says where each of a plan's figures came from: measured on
+// this machine (a profile), composed from measured neighbours, or
+// modelled (the roofline). Nil without a profile.
+type Sources struct {
+	Layers    profile.Source `json:"layers"`
+	Embedding profile.Source `json:"embedding"`
+	Loss      profile.Source `json:"loss"`
+	Optimizer profile.Source `json:"optimizer"`
+	TP        profile.Source `json:"tensor_parallel,omitempty"`
+	DP        profile.Source `json:"data_parallel,omitempty"`
+	Pipeline  profile.Source `json:"pipeline,omitempty"`
+	Host      profile.Source `json:"host"`
+}
+
+// sources is where plan pl's figures on p come from (p.Profile's
+// lookups at the shapes the plan costs).
+func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
+	pr := p.Profile
+	s := &Sources{Host: profile.Modelled}
+	if pr.Host != nil {
+		s.Host = profile.Measured
+	}
+	ok := func(f func(profile.Shape) (float64, float64, profile.Source)) profile.Source {
+		if _, _, good := c.profiled(f, blockOf); !good {
+			return profile.Modelled
+		}
+		_, _, src := f(c.layerShape())
+		return src
+	}
+	s.Layers, s.Embedding, s.Loss = ok(pr.Layer), ok(pr.EmbeddingAt), ok(pr.LossAt)
+	act := c.tokens * float64(c.m.Hidden) * bf16
+	if m.T > 1 {
+		k := roofline.AllReduce
+		if m.SequenceParallel {
+			k = roofline.ReduceScatter
+		}
+		_, s.TP = p.profiledCollective(k, c.tpG, act)
+	}
+	if D := m.D * m.C; D > 1 {
+		k := roofline.AllReduce
+		if m.DistOpt || m.FSDP {
+			k = roofline.ReduceScatter
+		}
+		_, dpG := m.groups(*p, 0)
+		_, s.DP = p.profiledCollective(k, dpG, stageParams*m.gradBytes())
+	}
+	if m.P > 1 {
+		if m.shareNode(*p, 0, 1) {
+			_, s.Pipeline = p.Profile.CollectiveTime(profile.SendRecv, 2, act/float64(m.T))
+		} else {
+			s.Pipeline = profile.Modelled
+		}
+	}
+	opt := stageParams
+	if m.DistOpt || m.FSDP {
+		opt /= float64(m.D * m.C)
+	}
+	_, s.Optimizer = pr.OptimizerTime(opt)
+	return s
+}

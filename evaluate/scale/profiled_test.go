@@ -1,0 +1,103 @@
+package scale
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// A CPU profile that measured every part at tp 1, mbs 1, seq 256
+// (testdata/profile-cpu.json): layer 4 + 8 ms, embedding 0.2 + 0.4 ms,
+// loss 3 + 6 ms, AdamW 15 ms over 1e6 parameters, a 131,072-byte send
+// 0.5 ms. A plan of that shape is the profile's parts summed as the
+// schedule runs them, nothing of the roofline.
+func TestProfiledPlans(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pr.Check(m, "cpu"); err != nil {
+		t.Fatal(err)
+	}
+	adam := 0.015 / 1e6
+	lp, emb, out := float64(m.LayerParams()), float64(m.EmbeddingParams()), float64(m.OutputParams())
+	cases := []struct {
+		strategy                  string
+		compute, bubble, opt      float64
+		layers, pipeline, optFrom profile.Source
+	}{
+		// Two micro-batches on one process: 2 x (4 x 12 + 0.6 + 9) ms.
+		{"tp=1,pp=1,dp=1,mbs=1", 2 * (4*0.012 + 0.0006 + 0.009), 0, adam * (4*lp + emb + out), profile.Measured, profile.Modelled, profile.Composed},
+		// Two stages of two layers: the last (24 + 9 ms) the busiest,
+		// twice; the bubble the first's 24.6 ms and a send each way.
+		{"tp=1,pp=2,dp=1,mbs=1", 2 * (2*0.012 + 0.009), 2*0.012 + 0.0006 + 2*0.0005, adam * (2*lp + out), profile.Measured, profile.Measured, profile.Composed},
+		// Full recomputation: each backward 8 + 4 ms (composed).
+		{"tp=1,pp=1,dp=1,mbs=1,recompute=full", 2 * (4*0.016 + 0.0006 + 0.009), 0, adam * (4*lp + emb + out), profile.Composed, profile.Modelled, profile.Composed},
+	}
+	for _, c := range cases {
+		t.Run(c.strategy, func(t *testing.T) {
+			s, err := ParseStrategy(c.strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Evaluate(m, s, ProfilePod(pr, s.P()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			near := func(name string, got, want float64) {
+				if math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s %.9g, want %.9g", name, got, want)
+				}
+			}
+			near("compute", r.Compute, c.compute)
+			near("bubble", r.Bubble, c.bubble)
+			near("optimizer", r.Optimizer, c.opt)
+			near("step", r.Step, c.compute+c.bubble+c.opt)
+			if r.Sources == nil || r.Sources.Layers != c.layers || r.Sources.Optimizer != c.optFrom || r.Sources.Host != profile.Measured {
+				t.Fatalf("sources %+v", r.Sources)
+			}
+			if s.P() > 1 && r.Sources.Pipeline != c.pipeline {
+				t.Errorf("pipeline %s, want %s", r.Sources.Pipeline, c.pipeline)
+			}
+		})
+	}
+}
+
+// Without a profile a pod's figures are the roofline's: the same plan on
+// the same pod with and without WithProfile of an empty profile of no
+// figures differs in nothing.
+func TestNoProfileNoChange(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := &profile.Profile{}
+	for _, st := range []string{"tp=2,pp=2,dp=2,mbs=1,sp=on", "tp=1,pp=1,dp=8,mbs=2,distopt=on", "tp=2,pp=1,dp=4,mbs=1,recompute=full"} {
+		s, err := ParseStrategy(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Evaluate(m, s, WithProfile(p, empty))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Sources = nil
+		if a.Step != b.Step || a.Compute != b.Compute || a.DPExposed != b.DPExposed || a.Bubble != b.Bubble || a.Optimizer != b.Optimizer {
+			t.Errorf("%s: %v without a profile, %v with an empty one", st, a, b)
+		}
+	}
+}
