@@ -281,3 +281,65 @@ func (l Layer) validate(m transformer.Spec) error {
 }
 
 func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
+
+// AddLine adds one line of placer profile's measurements (tools/profile
+// measure.py: one JSON object a line, "kind" meta, host, layer,
+// embedding, loss, optimizer or collective) to p.
+func (p *Profile) AddLine(line []byte) error {
+	var probe struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return err
+	}
+	switch probe.Kind {
+	case "meta":
+		var meta struct {
+			DType    string   `json:"dtype"`
+			Device   Device   `json:"device"`
+			Software Software `json:"software"`
+		}
+		if err := json.Unmarshal(line, &meta); err != nil {
+			return err
+		}
+		p.DType, p.Device, p.Software = meta.DType, meta.Device, meta.Software
+	case "host":
+		var h Host
+		if err := json.Unmarshal(line, &h); err != nil {
+			return err
+		}
+		p.Host = &h
+	case "layer", "embedding", "loss":
+		var l Layer
+		if err := json.Unmarshal(line, &l); err != nil {
+			return err
+		}
+		switch probe.Kind {
+		case "layer":
+			p.Layers = append(p.Layers, l)
+		case "embedding":
+			p.Embedding = append(p.Embedding, l)
+		default:
+			p.Loss = append(p.Loss, l)
+		}
+	case "optimizer":
+		var o Optimizer
+		if err := json.Unmarshal(line, &o); err != nil {
+			return err
+		}
+		p.Optimizer = &o
+	case "collective":
+		var c Collective
+		if err := json.Unmarshal(line, &c); err != nil {
+			return err
+		}
+		p.Collectives = append(p.Collectives, c)
+	default:
+		return fmt.Errorf("kind %q", probe.Kind)
+	}
+	return nil
+}
+
+// Truncated is whether fewer than want layers were measured (a budget
+// spent before the last shape).
+func (p *Profile) Truncated(want int) bool { return len(p.Layers) < want }

@@ -1,0 +1,260 @@
+package jobs
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/internal/fail"
+	profiletool "github.com/placer/placer/tools/profile"
+)
+
+// ProfileOptions are placer profile's.
+type ProfileOptions struct {
+	Workload string // the model: llama:..., gpt:..., hf:config.json:...
+	Out      string // the profile file
+	Python   string // the torch virtualenv's python ("" = TorchPython())
+	Device   string // auto (CUDA when present), cpu
+	Procs    int    // processes for the collectives (0: every GPU; a CPU: 1)
+	Threads  int    // torch threads a process on a CPU (default 1)
+	// Budget bounds the whole run (default 5 minutes): shapes past it
+	// are left out, in the order Shapes lists them.
+	Budget time.Duration
+	// TP, MBS, CP and Recompute are the shard shapes timed (nil: the
+	// defaults of ProfileShapes).
+	TP, MBS, CP []int
+	Recompute   []string
+	// Repeats is the timed loops per shape (default 5).
+	Repeats int
+}
+
+// TorchPython is the python that runs placer's PyTorch tools: $TORCH_PY,
+// else the project's virtualenv (~/.cache/placer/torch-venv, what make
+// venv builds), else python3.
+func TorchPython() string {
+	if p := os.Getenv("TORCH_PY"); p != "" {
+		return p
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		p := filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "python3"
+}
+
+type shape struct {
+	TP        int    `json:"tp"`
+	SP        bool   `json:"sp,omitempty"`
+	MBS       int    `json:"mbs"`
+	Seq       int    `json:"seq"`
+	Recompute string `json:"recompute,omitempty"`
+}
+
+// ProfileShapes is the shard shapes profiled for m: every tensor degree
+// of tp that divides its heads, with and without sequence parallelism,
+// each micro-batch of mbs, the sequence over each context degree of cp,
+// each recomputation setting; ordered so that a budget cut leaves the
+// composition rules the most to work from (docs/profile.md): first each
+// degree at the first micro-batch, whole sequence and no recomputation,
+// then the other micro-batches, sequences and settings.
+func ProfileShapes(m transformer.Spec, tp, mbs, cp []int, recompute []string) []shape {
+	var out []shape
+	seen := map[shape]bool{}
+	add := func(s shape) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for pass := range 3 {
+		for _, T := range tp {
+			if T < 1 || m.Heads%T != 0 || m.FFN%T != 0 {
+				continue
+			}
+			for _, sp := range []bool{false, true} {
+				if sp && T == 1 {
+					continue
+				}
+				for i, b := range mbs {
+					for j, c := range cp {
+						for k, rc := range recompute {
+							first := i == 0 && j == 0 && k == 0
+							if (pass == 0) != first || pass == 1 && (j > 0 || k > 0) {
+								continue
+							}
+							seq := m.Seq / c
+							if c < 1 || m.Seq%c != 0 || sp && seq%T != 0 {
+								continue
+							}
+							add(shape{TP: T, SP: sp, MBS: b, Seq: seq, Recompute: rc})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Profile is placer profile: it runs tools/profile's measurements in
+// the torch virtualenv on the machine at hand for the workload, and
+// writes what they measured to o.Out (atomically; with complete false
+// when ctx is cancelled or the measurements stop early, whatever they
+// had measured kept). progress gets the measurements' progress lines.
+func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profile.Profile, error) {
+	if o.Out == "" {
+		return nil, fail.Usagef("--out: name the profile file")
+	}
+	m, err := transformer.Parse(o.Workload)
+	if err != nil {
+		return nil, fail.Usagef("--workload: %v", err)
+	}
+	if m.MoE() || m.KVLoRA > 0 {
+		return nil, fail.Usagef("--workload %s: placer profile builds dense Llama and GPT layers; experts and latent attention are not profiled yet", m)
+	}
+	switch o.Device {
+	case "", "auto", "cpu", "cuda":
+	default:
+		return nil, fail.Usagef("--device %q: want auto, cpu or cuda", o.Device)
+	}
+	if o.Budget <= 0 {
+		o.Budget = 5 * time.Minute
+	}
+	if o.Threads <= 0 {
+		o.Threads = 1
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 5
+	}
+	if o.TP == nil {
+		o.TP = []int{1, 2, 4, 8}
+	}
+	if o.MBS == nil {
+		o.MBS = []int{1, 2, 4}
+	}
+	if o.CP == nil {
+		o.CP = []int{1, 2}
+	}
+	if o.Recompute == nil {
+		o.Recompute = []string{"none", "full"}
+	}
+	for _, r := range o.Recompute {
+		if r != "none" && r != "full" {
+			return nil, fail.Usagef("--recompute %q: want none or full", r)
+		}
+	}
+	layers := ProfileShapes(m, o.TP, o.MBS, o.CP, o.Recompute)
+	var ends []shape
+	for _, s := range ProfileShapes(m, o.TP, o.MBS[:1], []int{1}, []string{"none"}) {
+		s.Recompute = ""
+		ends = append(ends, s)
+	}
+	kv := m.KVHeads
+	if kv == 0 {
+		kv = m.Heads
+	}
+	params := m.LayerParams()
+	req := map[string]any{
+		"model":  map[string]int{"hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq},
+		"device": o.Device, "procs": o.Procs, "threads": o.Threads, "budget_s": o.Budget.Seconds() * 0.9,
+		"warmup": 1, "repeats": o.Repeats, "loop_s": 0.05,
+		"layers": layers, "embeddings": ends, "losss": ends,
+		"optimizer_params": params,
+		"groups":           []int{2, 4, 8},
+		"ops":              []string{profile.AllReduce, profile.AllGather, profile.ReduceScatter, profile.AllToAll, profile.SendRecv},
+		"sizes":            []float64{1 << 16, 1 << 20, 1 << 24},
+	}
+	reqJSON, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "placer-profile-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	for _, name := range []string{"measure.py", "llama.py"} {
+		data, err := profiletool.Scripts.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	py := o.Python
+	if py == "" {
+		py = TorchPython()
+	}
+	run, cancel := context.WithTimeout(context.Background(), o.Budget+time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(run, py, filepath.Join(dir, "measure.py"), string(reqJSON))
+	cmd.Stderr = progress
+	// Its own process group, killed whole: the measurements' processes
+	// (torch.multiprocessing's) go with it, and a terminal's SIGINT
+	// reaches placer alone, which keeps what was measured.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("profile: %s: %w (set TORCH_PY or --python to a python with torch)", py, err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel() // SIGINT: stop the measurements, keep what they sent
+		case <-run.Done():
+		}
+	}()
+	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Model: m.String()}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if err := pr.AddLine(sc.Bytes()); err != nil {
+			return nil, fmt.Errorf("profile: the measurements' line %q: %w", bytes.TrimSpace(sc.Bytes()), err)
+		}
+	}
+	werr := cmd.Wait()
+	pr.Complete = werr == nil && ctx.Err() == nil && !pr.Truncated(len(layers))
+	if pr.Device.Kind == "" {
+		if werr != nil {
+			return nil, fmt.Errorf("profile: %s measure.py measured nothing: %v", py, werr)
+		}
+		return nil, errors.New("profile: the measurements sent nothing")
+	}
+	data, err := json.MarshalIndent(pr, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := profile.Decode(data); err != nil {
+		return nil, fmt.Errorf("profile: what was measured does not read back: %w", err)
+	}
+	if err := atomicfile.WriteBytes(o.Out, append(data, '\n')); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return pr, ctx.Err()
+	}
+	if werr != nil && !slices.Contains([]int{0}, cmd.ProcessState.ExitCode()) {
+		return pr, fmt.Errorf("profile: the measurements stopped (%v); what they measured is in %s, complete false", werr, o.Out)
+	}
+	return pr, nil
+}

@@ -1,0 +1,345 @@
+"""placer profile's measurements (placer profile runs this; its Go side
+writes the profile file, docs/profile.md).
+
+Reads a request (JSON, argv[1]): the model's shape, the shard shapes to
+time, the collectives' groups and sizes, the processes, the threads a
+process and the budget in seconds. Launches the processes (gloo on a
+CPU, NCCL on GPUs), times on the device at hand and prints one JSON
+object a line on stdout as each figure is measured (the Go side keeps
+every line it got, so an interrupted run keeps what it measured);
+progress on stderr.
+
+On a CPU every process times the same shape at once (the processes share
+the cores, as in the runs the profile predicts); rank 0 reports. On GPUs
+rank 0 times the layers while the others wait.
+"""
+
+import json
+import os
+import platform
+import signal
+import socket
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.utils.checkpoint import checkpoint
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llama  # noqa: E402
+
+
+def emit(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def say(msg):
+    sys.stderr.write("profile: %s\n" % msg)
+    sys.stderr.flush()
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "cpu"
+
+
+class Timer:
+    """Seconds between two points on the device (CUDA events on a GPU)."""
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+    def start(self):
+        if self.cuda:
+            self.a, self.b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            self.a.record()
+        else:
+            self.t0 = time.perf_counter()
+
+    def stop(self):
+        if self.cuda:
+            self.b.record()
+            self.b.synchronize()
+            return self.a.elapsed_time(self.b) / 1e3
+        return time.perf_counter() - self.t0
+
+
+def sync():
+    """Lines the processes up (a CPU profile's: they time at once)."""
+    if dist.is_initialized() and EVERYONE[0]:
+        dist.barrier()
+
+
+EVERYONE = [False]
+
+
+def time_part(make, shape, req, dev, timer, kind):
+    """Forward and backward medians (and the peak memory) of one part
+    (a block, the embedding, the loss) at one shard shape."""
+    c = req["model"]
+    T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
+    full = shape.get("recompute", "none") == "full"
+    torch.manual_seed(0)
+    shard = llama.Shard(T, 0, None, sp)
+    part = make(c, shard).to(dev)
+    cos, sin = llama.rotary(seq, c["hidden"] // c["heads"])
+    cos, sin = cos.to(dev), sin.to(dev)
+    rows = seq // T if sp else seq
+    ids = torch.randint(0, c["vocab"], (mbs, seq), device=dev)
+    if kind == "layer":
+        x = torch.randn(rows, mbs, c["hidden"], device=dev, requires_grad=True)
+
+        def fwd():
+            if full:
+                return checkpoint(part, x, cos, sin, use_reentrant=False)
+            return part(x, cos, sin)
+    elif kind == "embedding":
+        def fwd():
+            return part(ids)
+    else:
+        x = torch.randn(rows, mbs, c["hidden"], device=dev, requires_grad=True)
+
+        def fwd():
+            return part(x, ids)
+    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if req["dtype"] == "bf16" else torch.autocast("cpu", enabled=False)
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+
+    def once(back):
+        with ctx:
+            y = fwd()
+        if back:
+            y.backward(torch.ones_like(y) if y.dim() == 0 else torch.full_like(y, 1e-3))
+            for p in part.parameters():
+                p.grad = None
+            if x_grad is not None:
+                x_grad.grad = None
+
+    x_grad = x if kind != "embedding" else None
+    for _ in range(req["warmup"]):
+        once(True)
+    # Loops of k runs, timed whole (a process sharing cores is
+    # descheduled for whole time slices: one run's time is noise), k
+    # chosen so that a loop takes about loop_s; the forward alone in one
+    # loop, forward and backward in the next, the backward their
+    # difference; the median over the repeats.
+    timer.start()
+    once(True)
+    one = max(timer.stop(), 1e-6)
+    k = max(1, min(1000, int(req.get("loop_s", 0.05) / one)))
+    fs, fbs = [], []
+    for _ in range(req["repeats"]):
+        for back, out in ((False, fs), (True, fbs)):
+            sync()
+            timer.start()
+            for _ in range(k):
+                once(back)
+            out.append(timer.stop() / k)
+    f, fb = statistics.median(fs), statistics.median(fbs)
+    return f, max(fb - f, 1e-9), (torch.cuda.max_memory_allocated() if dev.type == "cuda" else 0)
+
+
+def time_collective(op, group, nbytes, ranks, req, dev, timer):
+    me = dist.get_rank()
+    n = len(ranks)
+    dt = torch.bfloat16
+    el = max(n, int(nbytes) // 2 // n * n)
+    g = group
+    if op == "all_reduce":
+        x = torch.ones(el, dtype=dt, device=dev)
+        run = lambda: dist.all_reduce(x, group=g)  # noqa: E731
+    elif op == "all_gather":
+        x, out = torch.ones(el // n, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
+        run = lambda: dist.all_gather_into_tensor(out, x, group=g)  # noqa: E731
+    elif op == "reduce_scatter":
+        x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el // n, dtype=dt, device=dev)
+        run = lambda: dist.reduce_scatter_tensor(out, x, group=g)  # noqa: E731
+    elif op == "all_to_all":
+        x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
+        run = lambda: dist.all_to_all_single(out, x, group=g)  # noqa: E731
+    else:  # send_recv: ranks[0] to ranks[1]
+        x = torch.ones(el, dtype=dt, device=dev)
+
+        def run():
+            if me == ranks[0]:
+                dist.send(x, ranks[1])
+            elif me == ranks[1]:
+                dist.recv(x, ranks[0])
+    for _ in range(req["warmup"]):
+        run()
+    dist.barrier(group=g)
+    t0 = time.perf_counter()
+    run()
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    # Loops of k runs timed whole, as the layers' (k the same on every
+    # rank: the largest any rank asks for).
+    k = torch.tensor([max(1, min(200, int(req.get("loop_s", 0.05) / max(time.perf_counter() - t0, 1e-6))))], device=dev)
+    dist.all_reduce(k, op=dist.ReduceOp.MAX, group=g)
+    k = int(k.item())
+    ts = []
+    for _ in range(req["repeats"]):
+        dist.barrier(group=g)
+        timer.start()
+        for _ in range(k):
+            run()
+        ts.append(timer.stop() / k)
+    return statistics.median(ts), el * 2
+
+
+def time_optimizer(req, dev, timer):
+    n = req["optimizer_params"]
+    p = torch.nn.Parameter(torch.zeros(n, device=dev))
+    p.grad = torch.ones(n, device=dev)
+    opt = torch.optim.AdamW([p], lr=1e-4, foreach=True)
+    ts = []
+    for i in range(req["warmup"] + req["repeats"]):
+        timer.start()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        t = timer.stop()
+        if i >= req["warmup"]:
+            ts.append(t)
+    return statistics.median(ts), n
+
+
+def time_host(dev):
+    """The host's issue of one op recorded for autograd (a tiny multiply,
+    many in a row, host time over ops) and of one backward node."""
+    x = torch.ones(8, device=dev, requires_grad=True)
+    n = 2000
+    y = x
+    t0 = time.perf_counter()
+    for _ in range(n):
+        y = y * 1.0
+    issue = (time.perf_counter() - t0) / n
+    t0 = time.perf_counter()
+    y.sum().backward()
+    back = (time.perf_counter() - t0) / n
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    return issue, back
+
+
+def worker(rank, world, port, req):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it kills us
+    cuda = req["device"] == "cuda"
+    if cuda:
+        torch.cuda.set_device(rank)
+        dev = torch.device("cuda", rank)
+    else:
+        dev = torch.device("cpu")
+        torch.set_num_threads(req["threads"])
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    if world > 1:
+        dist.init_process_group("nccl" if cuda else "gloo", rank=rank, world_size=world)
+    timer = Timer(cuda)
+    lead = rank == 0
+    deadline = time.time() + req["budget_s"]
+    parts = {"layer": llama.Block, "embedding": llama.Embedding, "loss": llama.Loss}
+    everyone = not cuda  # on a CPU every process times at once
+    EVERYONE[0] = everyone and world > 1
+    if lead:
+        issue, back = time_host(dev)
+        emit({"kind": "host", "issue_s": issue, "issue_backward_s": back})
+    for kind in ("layer", "embedding", "loss"):
+        shapes = req[kind + "s"]
+        for i, shape in enumerate(shapes):
+            stop = [time.time() > deadline]
+            if world > 1:
+                dist.broadcast_object_list(stop, src=0)
+            if stop[0]:
+                if lead:
+                    say("budget spent: %s shapes from %d on left out" % (kind, i))
+                break
+            if lead or everyone:
+                f, b, peak = time_part(parts[kind], shape, req, dev, timer, kind)
+                if lead:
+                    emit(dict(shape, kind=kind, forward_s=f, backward_s=b, peak_bytes=peak))
+                    say("%s %d/%d %s: %.3f ms + %.3f ms" % (kind, i + 1, len(shapes), shape, f * 1e3, b * 1e3))
+            if world > 1:
+                dist.barrier()
+    if req.get("optimizer_params"):
+        if lead or everyone:
+            t, n = time_optimizer(req, dev, timer)
+            if lead:
+                emit({"kind": "optimizer", "name": "adamw", "params": n, "seconds": t})
+                say("optimizer: AdamW over %d parameters %.3f ms" % (n, t * 1e3))
+        if world > 1:
+            dist.barrier()
+    if world > 1:
+        for group_size in req["groups"]:
+            if group_size > world:
+                continue
+            ranks = list(range(group_size))
+            g = dist.new_group(ranks)
+            for op in req["ops"]:
+                if op == "send_recv" and group_size != 2:
+                    continue
+                for nbytes in req["sizes"]:
+                    stop = [time.time() > deadline]
+                    dist.broadcast_object_list(stop, src=0)
+                    if stop[0]:
+                        break
+                    if rank in ranks:
+                        t, real = time_collective(op, g, nbytes, ranks, req, dev, timer)
+                        if lead:
+                            emit({"kind": "collective", "op": op, "group": group_size, "bytes": real, "seconds": t})
+                            say("%s over %d, %d bytes: %.3f ms" % (op, group_size, real, t * 1e3))
+                    dist.barrier()
+        dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    req = json.loads(sys.argv[1])
+    cuda = torch.cuda.is_available() and req.get("device", "auto") != "cpu"
+    req["device"] = "cuda" if cuda else "cpu"
+    world = req["procs"]
+    if cuda:
+        world = min(world, torch.cuda.device_count()) if world > 0 else torch.cuda.device_count()
+    world = max(1, world)
+    req["dtype"] = "bf16" if cuda else "fp32"
+    mem = torch.cuda.get_device_properties(0).total_memory if cuda else os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // world
+    meta = {"kind": "meta", "dtype": req["dtype"],
+            "device": {"kind": req["device"], "name": torch.cuda.get_device_name(0) if cuda else cpu_name(),
+                       "count": world, "memory_bytes": mem,
+                       "threads": 0 if cuda else req["threads"], "cores": os.cpu_count() or 0},
+            "software": {"torch": torch.__version__, "backend": "nccl" if cuda else "gloo", "framework": "pytorch",
+                         "cuda": torch.version.cuda or "" if cuda else "", "driver": driver() if cuda else ""}}
+    emit(meta)
+    say("%d %s process(es), budget %.0f s" % (world, meta["device"]["name"], req["budget_s"]))
+    port = free_port()
+    if world == 1:
+        worker(0, 1, port, req)
+    else:
+        mp.spawn(worker, args=(world, port, req), nprocs=world)
+
+
+def driver():
+    try:
+        import subprocess
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout
+        return out.strip().splitlines()[0] if out.strip() else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""Timed training steps of a tiny Llama (llama.py) under several plans on
+CPU processes with gloo: the runs a CPU profile predicts (tools/profile/
+cpuloop.sh). Not a trainer: each rank draws its own shards (no
+checkpoint to match), and what Megatron-LM also reduces beside the plan's
+collectives (replicated norms' gradients under sequence parallelism) is
+left out; every collective the plan's costs count is run.
+
+One launch runs every plan: its groups made once, the plans then timed in
+interleaved rounds (plan A, B, C, ..., A, B, C, ...; each a warm-up step
+and the timed steps), so that a load on the machine falls on every plan
+alike; a plan's time is the median of its steps over the rounds.
+
+Plan: "tp=T,pp=P,dp=D,mbs=B" (placer's keys). Rank layout Megatron-LM's:
+rank = t + T (d + D p). Data parallelism: DistributedDataParallel where
+P = 1 (its bucketed all-reduce beside the last micro-batch's backward,
+no_sync before), one flat all-reduce after the step's backwards where P > 1.
+Pipeline: 1F1B, activations and gradients between stages as BF16 (isend,
+recv). AdamW over each rank's shards.
+
+Prints one JSON object a line: {"plan", "step_s" (median), "steps": [...]}.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llama  # noqa: E402
+from measure import free_port  # noqa: E402
+
+
+def parse(plan):
+    kv = dict(x.split("=") for x in plan.split(","))
+    return int(kv.get("tp", 1)), int(kv.get("pp", 1)), int(kv.get("dp", 1)), int(kv.get("mbs", 1))
+
+
+def order(p, P, M):
+    warm = min(P - 1 - p, M)
+    out = [("F", i) for i in range(warm)]
+    f, b = warm, 0
+    while f < M:
+        out += [("F", f), ("B", b)]
+        f, b = f + 1, b + 1
+    return out + [("B", i) for i in range(b, M)]
+
+
+class Rank:
+    def __init__(self, plan, c, rank, world):
+        T, P, D, mbs = parse(plan)
+        assert T * P * D == world, plan
+        self.T, self.P, self.D, self.mbs = T, P, D, mbs
+        t, d, p = rank % T, (rank // T) % D, rank // (T * D)
+        self.t, self.d, self.p = t, d, p
+        glob = lambda t_, d_, p_: t_ + T * (d_ + D * p_)  # noqa: E731
+        self.tg = self.dg = None
+        for pp in range(P):  # every rank creates every group, in one order
+            for dd in range(D):
+                g = dist.new_group([glob(x, dd, pp) for x in range(T)]) if T > 1 else None
+                if (pp, dd) == (p, d):
+                    self.tg = g
+            for tt in range(T):
+                g = dist.new_group([glob(tt, x, pp) for x in range(D)]) if D > 1 else None
+                if (pp, tt) == (p, t):
+                    self.dg = g
+        self.prev = glob(t, d, p - 1) if p > 0 else None
+        self.next = glob(t, d, p + 1) if p < P - 1 else None
+        torch.manual_seed(1 + rank)
+        shard = llama.Shard(T, t, self.tg, False)
+        L = c["layers"]
+        self.blocks = torch.nn.ModuleList(llama.Block(c, shard) for _ in range(p * L // P, (p + 1) * L // P))
+        self.emb = llama.Embedding(c, shard) if p == 0 else None
+        self.loss = llama.Loss(c, shard) if p == P - 1 else None
+        self.model = torch.nn.ModuleList([m for m in (self.emb, self.blocks, self.loss) if m is not None])
+        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 else None
+        self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, foreach=True)
+        self.c = c
+        self.M = c["batch"] // D // mbs
+        self.cos, self.sin = llama.rope_for(c)
+        g = torch.Generator().manual_seed(7 + d)
+        self.ids = torch.randint(0, c["vocab"], (self.M, mbs, c["seq"]), generator=g)
+
+    def forward(self, i, x):
+        if self.emb is not None:
+            x = self.emb(self.ids[i])
+        for b in self.blocks:
+            x = b(x, self.cos, self.sin)
+        if self.loss is not None:
+            return self.loss(x, self.ids[i]) / self.M
+        return x
+
+    def step(self):
+        c, M = self.c, self.M
+        shape = (c["seq"], self.mbs, c["hidden"])
+        saved, works = {}, []
+        for n, (kind, i) in enumerate(order(self.p, self.P, M)):
+            last_b = kind == "B" and i == M - 1
+            if kind == "F":
+                x = None
+                if self.prev is not None:
+                    w = torch.empty(shape, dtype=llama.WIRE)
+                    dist.recv(w, self.prev)
+                    x = w.float().requires_grad_()
+                if self.ddp is not None and i < M - 1:
+                    with self.ddp.no_sync():
+                        out = self.forward(i, x)
+                else:
+                    out = self.forward(i, x)
+                if self.next is not None:
+                    y = out.detach().to(llama.WIRE)
+                    works.append((dist.isend(y, self.next), y))
+                saved[i] = (x, out)
+            else:
+                x, out = saved.pop(i)
+                if self.next is None:
+                    grad = None
+                else:
+                    w = torch.empty(shape, dtype=llama.WIRE)
+                    dist.recv(w, self.next)
+                    grad = w.float()
+                if self.ddp is not None and not last_b:
+                    with self.ddp.no_sync():
+                        out.backward(grad)
+                else:
+                    out.backward(grad)
+                if self.prev is not None:
+                    gx = x.grad.to(llama.WIRE)
+                    works.append((dist.isend(gx, self.prev), gx))
+        for w, _ in works:
+            w.wait()
+        if self.dg is not None and self.ddp is None:
+            gs = [q.grad for q in self.model.parameters() if q.grad is not None]
+            flat = torch.cat([g.reshape(-1) for g in gs])
+            dist.all_reduce(flat, group=self.dg)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=False)
+
+
+def worker(rank, world, port, req):
+    torch.set_num_threads(req["threads"])
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    ranks = [Rank(plan, req["model"], rank, world) for plan in req["plans"]]
+    times = {plan: [] for plan in req["plans"]}
+    for _ in range(req["rounds"]):
+        for plan, r in zip(req["plans"], ranks):
+            r.step()  # warm-up
+            for _ in range(req["steps"]):
+                dist.barrier()
+                t0 = time.perf_counter()
+                r.step()
+                dist.barrier()
+                times[plan].append(time.perf_counter() - t0)
+    if rank == 0:
+        for plan in req["plans"]:
+            print(json.dumps({"plan": plan, "step_s": statistics.median(times[plan]), "steps": times[plan]}), flush=True)
+    dist.destroy_process_group()
+
+
+def main():
+    req = json.loads(sys.argv[1])
+    mp.spawn(worker, args=(req["procs"], free_port(), req), nprocs=req["procs"])
+
+
+if __name__ == "__main__":
+    main()
