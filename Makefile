@@ -382,6 +382,15 @@ FIDELITY_FLAGS ?=
 # carried (the host has no Go). Results in out/gpu, summary.json first.
 # gpu-check runs the same plumbing on this machine's CPU at smoke-test
 # sizes (no hw bench), in about a minute.
+# Profile, then predict, then run, on this machine's CPU (issue 58): a
+# tiny Llama profiled on 4 gloo processes (placer profile), five plans
+# predicted from it (eval --profile) and run (tools/profile/runs.py,
+# interleaved rounds, medians); fails under Spearman 0.8 or over 20%
+# median error. Not in make test.
+.PHONY: test-profile-cpu
+test-profile-cpu: build
+	$(TORCH_PY) tools/profile/cpuloop.py $(BIN) --out out/profile-cpu
+
 .PHONY: gpu gpu-carry gpu-check
 gpu:
 	TORCH_PY=$(or $(GPU_PY),python3) sh tools/gpu/run.sh out/gpu

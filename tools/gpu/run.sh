@@ -176,6 +176,19 @@ fi
 step torchexport-profile 45 "$PY" tools/torchexport/torchexport.py --model resnet50 --device "$DEVICE" \
 	--profile --profile-steps 2 --cost-table "$OUT/resnet50.costs.json" -o "$OUT/resnet50.json"
 
+# 5. placer profile (docs/profile.md): a zoo-shaped Llama (Llama 3.2 1B's
+# layer) and the Megatron H100 table's 1.7B row's layer (GPT, h 2304,
+# 24 heads, seq 2048), each within its --budget of the GPU; the files
+# are what eval and search --profile read, kept in measurements/.
+PB=120s
+[ "$QUICK" = 1 ] && PB=20s
+step profile-llama1b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
+	--workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=2048,vocab=128256,batch=64 \
+	--out "$OUT/llama1b.profile.json"
+step profile-megatron-1.7b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
+	--workload gpt:layers=24,hidden=2304,heads=24,seq=2048,vocab=131072,batch=512 \
+	--out "$OUT/megatron-1.7b.profile.json"
+
 # The summary: every step's status and time, on stderr and in summary.json.
 "$PY" - "$OUT" <<'PY'
 import json, sys, os

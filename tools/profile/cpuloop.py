@@ -1,0 +1,116 @@
+"""Profile, then predict, then run, on CPU (issue 58's CI loop).
+
+1. placer profile a tiny Llama on PROCS gloo CPU processes (THREADS torch
+   threads each, the same in the runs);
+2. placer eval --profile each plan on the profile's cpu pod;
+3. runs.py runs every plan in one launch, in interleaved rounds (plan A,
+   B, C, ..., A, B, C, ...), each plan's time the median of its steps;
+4. prints each plan's predicted and measured step, the error, the
+   Spearman rank correlation and the median absolute error, and exits 1
+   when Spearman < --min-spearman or the median error > --max-error.
+
+Protocol against this machine's noise: medians of interleaved rounds
+(a load falls on every plan alike), and the error also given as ratios
+to the first plan measured in the same rounds (a load that slows every
+plan cancels in them).
+
+Usage: python cpuloop.py PLACER [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = {"layers": 4, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn": 512, "vocab": 1024, "seq": 256, "batch": 8}
+PLANS = ["tp=1,pp=1,dp=4,mbs=1", "tp=1,pp=2,dp=2,mbs=1", "tp=1,pp=4,dp=1,mbs=1", "tp=2,pp=1,dp=2,mbs=1", "tp=4,pp=1,dp=1,mbs=1"]
+
+
+def ranks(x):
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    r = [0.0] * len(x)
+    for k, i in enumerate(order):
+        r[i] = float(k)
+    return r
+
+
+def spearman(a, b):
+    ra, rb = ranks(a), ranks(b)
+    n = len(a)
+    ma, mb = sum(ra) / n, sum(rb) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra) ** 0.5
+    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return cov / (va * vb)
+
+
+def median(x):
+    s = sorted(x)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("placer")
+    ap.add_argument("--out", default="out/profile-cpu")
+    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--min-spearman", type=float, default=0.8)
+    ap.add_argument("--max-error", type=float, default=0.2)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    work = "llama:" + ",".join("%s=%d" % (k, v) for k, v in MODEL.items())
+    prof = os.path.join(a.out, "tiny.profile.json")
+    t0 = time.time()
+    subprocess.run([a.placer, "profile", "--workload", work, "--device", "cpu", "--procs", str(a.procs),
+                    "--threads", str(a.threads), "--tp", "1,2,4", "--mbs", "1", "--cp", "1", "--recompute", "none",
+                    "--repeats", "3", "--budget", "60s", "--out", prof], check=True)
+    t_prof = time.time() - t0
+    pred = {}
+    for plan in PLANS:
+        out = subprocess.run([a.placer, "eval", "--workload", work, "--profile", prof, "--strategy", plan, "--json"],
+                             check=True, capture_output=True, text=True).stdout
+        d = json.loads(out)
+        pred[plan] = (d["step_s"], d.get("sources"))
+    t1 = time.time()
+    req = {"model": MODEL, "procs": a.procs, "threads": a.threads, "rounds": a.rounds, "steps": a.steps, "plans": PLANS}
+    lines = subprocess.run([sys.executable, os.path.join(HERE, "runs.py"), json.dumps(req)],
+                           check=True, capture_output=True, text=True).stdout.splitlines()
+    t_runs = time.time() - t1
+    meas = {}
+    for line in lines:
+        if line.startswith("{"):
+            d = json.loads(line)
+            meas[d["plan"]] = d["step_s"]
+    p = [pred[x][0] for x in PLANS]
+    m = [meas[x] for x in PLANS]
+    errs = [pp / mm - 1 for pp, mm in zip(p, m)]
+    ratio_errs = [(pp / p[0]) / (mm / m[0]) - 1 for pp, mm in zip(p, m)]
+    rho = spearman(p, m)
+    med = median([abs(e) for e in errs])
+    med_ratio = median([abs(e) for e in ratio_errs[1:]])
+    rows = []
+    for x, pp, mm, e, re_ in zip(PLANS, p, m, errs, ratio_errs):
+        rows.append({"plan": x, "predicted_s": pp, "measured_s": mm, "error": e, "ratio_error": re_, "sources": pred[x][1]})
+        print("%-24s predicted %8.1f ms  measured %8.1f ms  %+6.1f%%  (ratio to %s %+6.1f%%)"
+              % (x, pp * 1e3, mm * 1e3, 100 * e, PLANS[0], 100 * re_))
+    summary = {"spearman": rho, "median_abs_error": med, "median_abs_ratio_error": med_ratio,
+               "profile_s": t_prof, "runs_s": t_runs, "total_s": time.time() - t0, "plans": rows}
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    print("Spearman %.3f, median |error| %.1f%%, median |ratio error| %.1f%%; profile %.1f s, runs %.1f s, total %.1f s"
+          % (rho, 100 * med, 100 * med_ratio, t_prof, t_runs, time.time() - t0))
+    if rho < a.min_spearman or med > a.max_error:
+        print("cpuloop: Spearman %.3f (at least %.2f wanted), median error %.1f%% (at most %.0f%% wanted)"
+              % (rho, a.min_spearman, 100 * med, 100 * a.max_error), file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
