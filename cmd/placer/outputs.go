@@ -14,6 +14,10 @@ var outputFlags = map[string]bool{
 	"out": true, "output": true, "trace": true, "plot": true, "plot-dir": true, "rows": true, "profile": true,
 }
 
+// inputAnnotation marks a flag of outputFlags' name that a command reads
+// instead (eval's and search's --profile, which hw bench writes).
+const inputAnnotation = "placer-input"
+
 // checkOutputs checks, before any work, every output path given on cmd's
 // command line: a path that cannot be written is a usage error (exit 2)
 // now rather than a failure after the search, export or report has run.
@@ -22,7 +26,7 @@ func checkOutputs(cmd *cobra.Command) error {
 	var err error
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
-		if err != nil || !outputFlags[f.Name] || v == "" || v == "-" {
+		if err != nil || !outputFlags[f.Name] || v == "" || v == "-" || f.Annotations[inputAnnotation] != nil {
 			return
 		}
 		check := atomicfile.CheckFile
