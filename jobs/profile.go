@@ -158,6 +158,22 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 			return nil, fail.Usagef("--recompute %q: want none or full", r)
 		}
 	}
+	// Every degree and micro-batch at least 1, and the procs not
+	// negative, before anything runs (a 0 measured for minutes, then
+	// refused on reading back, lost the profile).
+	for _, l := range []struct {
+		flag string
+		v    []int
+	}{{"--tp", o.TP}, {"--mbs", o.MBS}, {"--cp", o.CP}} {
+		for _, x := range l.v {
+			if x < 1 {
+				return nil, fail.Usagef("%s %d: want at least 1", l.flag, x)
+			}
+		}
+	}
+	if o.Procs < 0 {
+		return nil, fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
+	}
 	layers := ProfileShapes(m, o.TP, o.MBS, o.CP, o.Recompute)
 	var ends []shape
 	for _, s := range ProfileShapes(m, o.TP, o.MBS[:1], []int{1}, []string{"none"}) {

@@ -27,8 +27,8 @@ func TestOutputPathsCheckedFirst(t *testing.T) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
-			if !outputFlags[f.Name] || f.Hidden {
-				return
+			if !outputFlags[f.Name] || f.Hidden || f.Annotations[inputAnnotation] != nil {
+				return // an input of an output's name (eval's --profile) is read
 			}
 			n++
 			path, want := filepath.Join(missing, "x.json"), "folder "+missing+" does not exist"
