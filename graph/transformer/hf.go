@@ -640,6 +640,7 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	num("rms_norm_eps", &c.NormEps)
 	num("attention_dropout", &c.AttentionDropout)
 	num("routed_scaling_factor", &c.RouterScale)
+	num("swiglu_limit", &c.SwiGLULimit)
 	num("router_aux_loss_coef", &c.AuxLoss)
 	if c.AuxLoss == 0 {
 		num("aux_loss_alpha", &c.AuxLoss)
@@ -649,8 +650,10 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	}
 	if raw, ok := r.get("rope_scaling"); ok {
 		var rs struct {
-			Type, RopeType       string
-			Factor, MScale, MAll float64
+			Type, RopeType        string
+			Factor, MScale, MAll  float64
+			Low, High, Fast, Slow float64
+			Original              int
 		}
 		var f map[string]json.RawMessage
 		if json.Unmarshal(raw, &f) != nil {
@@ -661,16 +664,21 @@ func (r *hfReader) config(typ string, m *Spec) error {
 				return r.fail("rope_scaling", "%s is not a string", k)
 			}
 		}
-		for k, dst := range map[string]*float64{"factor": &rs.Factor, "mscale": &rs.MScale, "mscale_all_dim": &rs.MAll} {
-			if v, ok := f[k]; ok && json.Unmarshal(v, dst) != nil {
-				return r.fail("rope_scaling", "%s is not a number", k)
+		for k, dst := range map[string]*float64{"factor": &rs.Factor, "mscale": &rs.MScale, "mscale_all_dim": &rs.MAll,
+			"low_freq_factor": &rs.Low, "high_freq_factor": &rs.High, "beta_fast": &rs.Fast, "beta_slow": &rs.Slow} {
+			if v, ok := f[k]; ok && (json.Unmarshal(v, dst) != nil || *dst < 0 || math.IsInf(*dst, 0)) {
+				return r.fail("rope_scaling", "%s is not a number at least 0", k)
 			}
+		}
+		if v, ok := f["original_max_position_embeddings"]; ok && (json.Unmarshal(v, &rs.Original) != nil || rs.Original < 0) {
+			return r.fail("rope_scaling", "original_max_position_embeddings is not a count")
 		}
 		c.RopeScaling = cmpOr(rs.RopeType, rs.Type)
 		if c.RopeScaling == "default" {
 			c.RopeScaling = ""
 		}
 		c.RopeFactor, c.MScale, c.MScaleAll = rs.Factor, rs.MScale, rs.MAll
+		c.RopeLowFreq, c.RopeHighFreq, c.BetaFast, c.BetaSlow, c.RopeOriginal = rs.Low, rs.High, rs.Fast, rs.Slow, rs.Original
 	}
 	if c.NormTopK, err = r.boolean("norm_topk_prob"); err != nil {
 		return err

@@ -286,3 +286,46 @@ func FuzzFromHFConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestHFRopeScaling: rope_scaling's fields beside its type and factor,
+// and GPT-OSS's swiglu_limit, as the files say.
+func TestHFRopeScaling(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want ModelConfig
+	}{
+		// "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}
+		{"llama3.1-70b.json", ModelConfig{RopeScaling: "llama3", RopeFactor: 8, RopeLowFreq: 1, RopeHighFreq: 4, RopeOriginal: 8192}},
+		// "rope_scaling": null
+		{"llama3-8b.json", ModelConfig{}},
+		// {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096, "rope_type": "yarn"}, "swiglu_limit": 7.0
+		{"gpt-oss-120b.json", ModelConfig{RopeScaling: "yarn", RopeFactor: 32, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096, SwiGLULimit: 7}},
+		// {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "type": "yarn"}
+		{"deepseek-v2.json", ModelConfig{RopeScaling: "yarn", RopeFactor: 40, MScale: 0.707, MScaleAll: 0.707, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096}},
+	} {
+		m, err := ReadHFConfig(filepath.Join("testdata", "hf", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := m.Config
+		got := ModelConfig{RopeScaling: g.RopeScaling, RopeFactor: g.RopeFactor, MScale: g.MScale, MScaleAll: g.MScaleAll,
+			RopeLowFreq: g.RopeLowFreq, RopeHighFreq: g.RopeHighFreq, BetaFast: g.BetaFast, BetaSlow: g.BetaSlow,
+			RopeOriginal: g.RopeOriginal, SwiGLULimit: g.SwiGLULimit}
+		if got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.file, got, c.want)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", "hf", "llama3.1-70b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	f["rope_scaling"].(map[string]any)["low_freq_factor"] = -1
+	data, _ = json.Marshal(f)
+	if _, err := FromHFConfig(data, "m/config.json"); err == nil || !strings.Contains(err.Error(), "low_freq_factor") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("low_freq_factor -1: %v, want a line naming low_freq_factor", err)
+	}
+}

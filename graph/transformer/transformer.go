@@ -80,9 +80,19 @@ type ModelConfig struct {
 	// families read have no other dropout).
 	RopeTheta, NormEps, AttentionDropout float64
 	// RopeScaling is rope_scaling's type ("llama3", "yarn", "linear";
-	// "": none) with its factor, and YaRN's mscale and mscale_all_dim.
+	// "": none) with its factor, and YaRN's mscale and mscale_all_dim;
+	// RopeLowFreq and RopeHighFreq are Llama 3's low_freq_factor and
+	// high_freq_factor, BetaFast and BetaSlow YaRN's beta_fast and
+	// beta_slow, RopeOriginal the context both scale from
+	// (original_max_position_embeddings); 0 where the file has none.
 	RopeScaling                   string
 	RopeFactor, MScale, MScaleAll float64
+	RopeLowFreq, RopeHighFreq     float64
+	BetaFast, BetaSlow            float64
+	RopeOriginal                  int
+	// SwiGLULimit clamps the SwiGLU's inputs (GPT-OSS's swiglu_limit;
+	// 0: none).
+	SwiGLULimit float64
 	// QKVBias: biases on the query, key and value projections (Qwen2's,
 	// always); LinearBias: on every linear layer (GPT-OSS's
 	// attention_bias, its experts' biases too); QKNorm: RMS norms of
