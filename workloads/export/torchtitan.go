@@ -113,10 +113,21 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	if err != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.module_fqns_per_model_part: %w", err)
 	}
+	model, margs, hasArgs, err := titanModelArgs(m, rel)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# torchtitan %s job configuration (TOML for --job.config_file; checked with torchtitan %s) written by placer export for %s\n", rel.Version, rel.Checked, m)
 	fmt.Fprintf(&b, "# plan %s on %d GPUs (torchtitan's NGPU per node x nodes)\n", s, gpus)
-	b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n")
+	if hasArgs {
+		// A job file names a registered flavor, never its fields: the
+		// model args are for the user's flavor of torchtitan's model.
+		fmt.Fprintf(&b, "# [model] name = %q and flavor: a flavor of these model args registered in its train spec (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n", model)
+		titanArgsComment(&b, model, margs, rel)
+	} else {
+		b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n")
+	}
 	if s.FP8 == scale.FP8Current {
 		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}

@@ -255,23 +255,34 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 	}
 	t.checkpoint(mode)
 
+	model, margs, hasArgs, err := titanModelArgs(m, rel)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# torchtitan %s configuration (a config function for torchtitan.train's --module and --config; checked with torchtitan %s) written by placer export for %s\n", rel.Version, rel.Checked, m)
 	fmt.Fprintf(&b, "# plan %s on %d GPUs (torchtitan's world size: torchrun's nodes x processes per node)\n", s, gpus)
 	titan03Run(&b, gpus)
+	if hasArgs {
+		titanArgsComment(&b, model, margs, rel)
+	}
 	b.WriteString("\nfrom torchtitan.trainer import Trainer\n")
 	if mode == "full" {
 		b.WriteString("from torchtitan.distributed.activation_checkpoint import FullAC\n")
 	}
+	why := titan03Builds(m)
+	if hasArgs && model != "llama3" {
+		why = fmt.Sprintf("torchtitan's %s at the model args above (placer builds torchtitan's llama3 only)", model)
+	}
 	f, known := titanFlavorOf(m)
-	if !known && titan03Builds(m) == "" {
+	known = known && (!hasArgs || titanFlavorSettings(m.Config))
+	if !known && why == "" {
 		b.WriteString("from torchtitan.protocols.model_spec import ModelSpec\n")
 	}
 	if known {
 		fmt.Fprintf(&b, "from torchtitan.models.llama3 import model_registry\nfrom torchtitan.models.llama3.config_registry import %s\n", f.function)
 	}
 	titan03Overrides(&b, t.overrides())
-	why := titan03Builds(m)
 	switch {
 	case known:
 		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")

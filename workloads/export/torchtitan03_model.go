@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/placer/placer/graph/transformer"
@@ -36,6 +37,32 @@ func titan03Builds(m transformer.Spec) string {
 	return ""
 }
 
+// titanFlavorSettings reports whether config.json's settings c are
+// those torchtitan 0.3.0's llama3 flavors 8B, 70B and 405B build
+// (models/llama3/__init__.py: ComplexRoPE theta 500,000 with "llama"
+// scaling at its defaults, factor 8, low and high frequency factors 1
+// and 4 from 8,192 positions; RMSNorm's eps 1e-5): Llama 3.1's.
+func titanFlavorSettings(c transformer.ModelConfig) bool {
+	return c.RopeTheta == 500000 && c.RopeScaling == "llama3" && c.RopeFactor == 8 && c.RopeLowFreq == 1 &&
+		c.RopeHighFreq == 4 && c.RopeOriginal == 8192 && c.NormEps == 1e-5
+}
+
+// titan03Rope is placer_model's ComplexRoPE settings after its dim and
+// max_seq_len: torchtitan's llama3 defaults (theta 500,000, "llama"
+// scaling at its defaults) for a model by its shape, else the
+// config.json's theta and scaling ("none" where it has none).
+func titan03Rope(c transformer.ModelConfig) string {
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	switch {
+	case c.ModelType == "":
+		return `theta=500000, scaling="llama"`
+	case c.RopeScaling == "llama3":
+		return fmt.Sprintf(`theta=%s, scaling="llama", scaling_factor=%s, low_freq_factor=%s, high_freq_factor=%s, original_max_position_embeddings=%d`,
+			num(c.RopeTheta), num(c.RopeFactor), num(c.RopeLowFreq), num(c.RopeHighFreq), c.RopeOriginal)
+	}
+	return fmt.Sprintf(`theta=%s, scaling="none"`, num(c.RopeTheta))
+}
+
 // titan03Model writes placer_model(), torchtitan 0.3.0's llama3 at the
 // plan's shape, built as models/llama3/__init__.py builds its flavors
 // (_8b, and _1b for tied embeddings: the same initialisations, fused
@@ -50,9 +77,16 @@ func titan03Model(b *strings.Builder, m transformer.Spec) {
 		embInit, tied = "_EMBEDDING_SKIP_INIT", "True"
 	}
 	ctx := max(131072, m.Seq)
+	// RMSNorm.Config's eps is 1e-5 (models/common/nn_modules.py) and
+	// _build_llama3_layers sets none: another is set on every norm.
+	eps, epsArg := "", ""
+	if c := m.Config; c.ModelType != "" && c.NormEps != 1e-5 {
+		eps = strconv.FormatFloat(c.NormEps, 'g', -1, 64)
+		epsArg = ", eps=" + eps
+	}
 	b.WriteString("\n\ndef placer_model() -> ModelSpec:\n")
-	fmt.Fprintf(b, "    \"\"\"torchtitan's llama3 at the plan's shape (%d layers, dim %d, %d heads, %d KV heads, MLP %d, vocabulary %d%s), built as models/llama3/__init__.py builds its flavors; rotary theta 500,000 with llama scaling, as its flavors.\"\"\"\n",
-		m.Layers, m.Hidden, m.Heads, m.KVHeads, m.FFN, m.Vocab, map[bool]string{true: ", tied embeddings", false: ""}[m.Tied])
+	fmt.Fprintf(b, "    \"\"\"torchtitan's llama3 at the plan's shape (%d layers, dim %d, %d heads, %d KV heads, MLP %d, vocabulary %d%s), built as models/llama3/__init__.py builds its flavors; rotary %s.\"\"\"\n",
+		m.Layers, m.Hidden, m.Heads, m.KVHeads, m.FFN, m.Vocab, map[bool]string{true: ", tied embeddings", false: ""}[m.Tied], titan03Rope(m.Config))
 	b.WriteString("    from torchtitan.distributed.pipeline_parallel import pipeline_llm\n")
 	b.WriteString("    from torchtitan.models import llama3\n")
 	b.WriteString("    from torchtitan.models.common import ComplexRoPE, Embedding, Linear, RMSNorm\n")
@@ -62,12 +96,15 @@ func titan03Model(b *strings.Builder, m transformer.Spec) {
 	b.WriteString("        dim=dim,\n        vocab_size=vocab_size,\n")
 	fmt.Fprintf(b, "        enable_weight_tying=%s,\n", tied)
 	fmt.Fprintf(b, "        tok_embeddings=Embedding.Config(num_embeddings=vocab_size, embedding_dim=dim, param_init=llama3.%s),\n", embInit)
-	b.WriteString("        norm=RMSNorm.Config(normalized_shape=dim, param_init=llama3._NORM_INIT),\n")
+	fmt.Fprintf(b, "        norm=RMSNorm.Config(normalized_shape=dim, param_init=llama3._NORM_INIT%s),\n", epsArg)
 	b.WriteString("        lm_head=Linear.Config(in_features=dim, out_features=vocab_size, param_init=llama3._output_linear_init(dim)),\n")
 	b.WriteString("        layers=llama3._build_llama3_layers(\n")
 	b.WriteString("            fuse_qkv=True, n_layers=n_layers, dim=dim, n_heads=n_heads, n_kv_heads=n_kv_heads, hidden_dim=hidden_dim,\n")
-	fmt.Fprintf(b, "            rope=ComplexRoPE.Config(dim=dim // n_heads, max_seq_len=%d, theta=500000, scaling=\"llama\"),\n", ctx)
+	fmt.Fprintf(b, "            rope=ComplexRoPE.Config(dim=dim // n_heads, max_seq_len=%d, %s),\n", ctx, titan03Rope(m.Config))
 	b.WriteString("            attn_backend=\"flex\",\n        ),\n    )\n")
+	if eps != "" {
+		fmt.Fprintf(b, "    for layer in model.layers:  # the config.json's rms_norm_eps\n        layer.attention_norm.eps = layer.ffn_norm.eps = %s\n", eps)
+	}
 	b.WriteString("    return ModelSpec(name=\"llama3\", flavor=\"placer\", model=model, parallelize_fn=llama3.parallelize_llama, pipelining_fn=pipeline_llm,\n")
 	b.WriteString("                     post_optimizer_build_fn=None, state_dict_adapter=llama3.Llama3StateDictAdapter)\n")
 
