@@ -127,7 +127,8 @@ SETTINGS = {
     "hf-deepseek-v2": ("hf:" + os.path.join(HF, "deepseek-v2.json") + ":seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=16,mbs=1,distopt=on"),
     "hf-deepseek-v3": ("hf:" + os.path.join(HF, "deepseek-v3.json") + ":seq=4096,batch=64", 64,
                        "tp=1,pp=2,dp=32,ep=32,mbs=1,distopt=on,first=31,last=30"),
-    "hf-gpt-oss-120b": ("hf:" + os.path.join(HF, "gpt-oss-120b.json") + ":seq=4096,batch=64", 64, "tp=1,pp=4,dp=16,ep=8,mbs=1,distopt=on"),
+    # hf:gpt-oss-120b.json is refused (its rope_scaling yarn has no pretrain_gpt.py
+    # flag: TestMegatronModelAutoBridge); the preset above holds its windows.
     # The software stack (evaluate/scale/stack.go, docs/stacks.md): the
     # dispatcher, fusions, grouped GEMMs, capacity and CUDA graphs as
     # placer costs them, written as Megatron-Core 0.16's arguments.

@@ -60,6 +60,28 @@ import (
 // layers' pattern). Every flag is one of Megatron-LM core_v0.16.1's
 // (testdata/megatron-lm-core_v0.16.1-args.txt).
 func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+	if err := megatronRope(m); err != nil {
+		return nil, err
+	}
+	return megatronArgs(m, s, gpus)
+}
+
+// megatronRope refuses a config.json's rope scaling that pretrain_gpt.py
+// cannot write: Llama 3's (--use-rope-scaling) and latent attention's
+// YaRN (--rotary-scaling-factor, --mscale) it can; GPT-OSS's YaRN on
+// plain attention it cannot (core_v0.16.1's --position-embedding-type
+// has no yarn, and its --rope-type is latent attention's), nor any other.
+func megatronRope(m transformer.Spec) error {
+	switch c := m.Config; {
+	case c.RopeScaling == "" || c.RopeScaling == "llama3" || (c.RopeScaling == "yarn" && m.MLA()):
+		return nil
+	default:
+		return fmt.Errorf("megatron arguments: rope_scaling %s (config.json's model_type %s) on attention without latents: Megatron-LM core_v0.16.1's pretrain_gpt.py has no setting for it (--position-embedding-type has no %s)", c.RopeScaling, c.ModelType, c.RopeScaling)
+	}
+}
+
+// megatronArgs is MegatronArgs without the rope check.
+func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
 		return nil, err

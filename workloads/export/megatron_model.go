@@ -18,7 +18,8 @@ import (
 // attention), and the router (its score, pre-softmax, balancing loss and
 // coefficient, expert bias, group-limited routing, top-k scaling,
 // FP32). GPT-OSS's YaRN has no pretrain_gpt.py flag in core_v0.16.1
-// (--position-embedding-type has no yarn): not written.
+// (--position-embedding-type has no yarn): MegatronArgs refuses it
+// (megatronRope).
 func megatronModel(m transformer.Spec) []string {
 	c := m.Config
 	if c.ModelType == "" {
