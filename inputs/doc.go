@@ -10,5 +10,6 @@
 // per kind of file (formats.go).
 //
 // May import: graph, graph/costtable, graph/transformer, decision,
-// evaluate/roofline, evaluate/scale, workloads/..., internal/...
+// evaluate/roofline, evaluate/scale, evaluate/profile, workloads/...,
+// internal/...
 package inputs

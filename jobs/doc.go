@@ -19,5 +19,6 @@
 // report parallel's (ErrUnknownGraph, ErrNoDir) are jobs/reports'.
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., inputs, jobs/grid, report, internal/...
+// nn/..., methods/..., inputs, jobs/grid, report, internal/...,
+// tools/profile
 package jobs

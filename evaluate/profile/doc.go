@@ -8,4 +8,6 @@
 // figure composed from measured neighbours by the rules written beside
 // them, or nothing (the caller's roofline then answers), and say which
 // (Source).
+//
+// May import: graph/transformer
 package profile

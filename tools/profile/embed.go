@@ -1,7 +1,3 @@
-// Package profiletool holds placer profile's Python measurements
-// (measure.py, llama.py), embedded so that the placer binary runs them
-// from anywhere: jobs.Profile writes them to a temporary folder and runs
-// measure.py in the torch virtualenv.
 package profiletool
 
 import "embed"
