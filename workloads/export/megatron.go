@@ -76,7 +76,9 @@ func megatronRope(m transformer.Spec) error {
 	case c.RopeScaling == "" || c.RopeScaling == "llama3" || (c.RopeScaling == "yarn" && m.MLA()):
 		return nil
 	default:
-		return fmt.Errorf("megatron arguments: rope_scaling %s (config.json's model_type %s) on attention without latents: Megatron-LM core_v0.16.1's pretrain_gpt.py has no setting for it (--position-embedding-type has no %s)", c.RopeScaling, c.ModelType, c.RopeScaling)
+		// A ModelError: no plan of this model runs there, so the
+		// search's --for hint does not apply.
+		return ModelError{fmt.Errorf("megatron arguments: rope_scaling %s (config.json's model_type %s) on attention without latents: Megatron-LM core_v0.16.1's pretrain_gpt.py has no setting for it (--position-embedding-type has no %s)", c.RopeScaling, c.ModelType, c.RopeScaling)}
 	}
 }
 
