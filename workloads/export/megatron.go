@@ -346,8 +346,9 @@ func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
 // drop-padding, which placer's strategy asks for). What Megatron-Core
 // refuses is refused in one line: graphs beside full recomputation ("full
 // recompute is only supported with full iteration CUDA graph"), graphed
-// attention beside the recomputed attention core (at Megatron-LM's
-// default attention dropout, which the export leaves), and the
+// attention beside the recomputed attention core (where the attention
+// dropout is not 0: Megatron-LM's default 0.1 for a model by its shape,
+// the config.json's otherwise), and the
 // MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
 // not supported with overlap_moe_expert_parallel_comm").
 func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error {
@@ -366,8 +367,14 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if g == scale.GraphsFull && m.MoE() {
 		scope = append(scope, "moe")
 	}
-	if s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
-		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at its default attention dropout of 0.1 (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g)
+	// The attention dropout the arguments leave Megatron-Core: the
+	// config.json's (megatronModel writes it), else Megatron-LM's 0.1.
+	dropout := 0.1
+	if m.Config.ModelType != "" {
+		dropout = m.Config.AttentionDropout
+	}
+	if dropout > 0 && s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
+		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
 	if s.EPOverlap && len(scope) > 1 {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope %s: cuda-graphs=%s beside epoverlap=on: Megatron-Core graphs only the attention beside the experts' all-to-all overlap", strings.Join(scope, " "), g)

@@ -143,3 +143,52 @@ func TestMegatronModelAutoBridge(t *testing.T) {
 		}
 	}
 }
+
+// TestGraphedAttentionDropout: Megatron-Core refuses graphed attention
+// beside the recomputed attention core only at a non-zero attention
+// dropout. A model by its shape keeps Megatron-LM's 0.1 and is refused;
+// Llama 3 8B from its config.json exports --attention-dropout 0 and the
+// same plan is written.
+func TestGraphedAttentionDropout(t *testing.T) {
+	pod, err := scale.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scale.ParseStrategy("tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective,cuda-graphs=dense")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "llama3-8b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf.Seq, hf.Batch = 4096, 64
+	shape, err := transformer.Parse("llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=4096,vocab=128256,batch=64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		m       transformer.Spec
+		refused bool
+	}{{"by its shape", shape, true}, {"config.json", hf, false}} {
+		pl, err := scale.Resolve(c.m, s, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		args, err := MegatronArgs(c.m, pl.Strategy, pod.GPUs())
+		if c.refused {
+			if err == nil || !strings.Contains(err.Error(), "attention dropout of 0.1") {
+				t.Errorf("%s: %v, want a refusal at the attention dropout of 0.1", c.name, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		line := " " + strings.Join(args, " ") + " "
+		if !strings.Contains(line, " --attention-dropout 0 ") || !strings.Contains(line, " --cuda-graph-scope attn mlp ") {
+			t.Errorf("%s: %s, want --attention-dropout 0 and the graphs' scope attn mlp", c.name, line)
+		}
+	}
+}
