@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,9 @@ func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 // plain attention it cannot (core_v0.16.1's --position-embedding-type
 // has no yarn, and its --rope-type is latent attention's), nor any other.
 func megatronRope(m transformer.Spec) error {
+	if t := m.Config.RopeTheta; t != math.Trunc(t) {
+		return ModelError{fmt.Errorf("megatron arguments: rope_theta %g (config.json's model_type %s) is not whole: Megatron-LM's --rotary-base takes an int", t, m.Config.ModelType)}
+	}
 	switch c := m.Config; {
 	case c.RopeScaling == "" || c.RopeScaling == "llama3" || (c.RopeScaling == "yarn" && m.MLA()):
 		return nil

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,7 +30,9 @@ func megatronModel(m transformer.Spec) []string {
 	var a []string
 	add := func(xs ...string) { a = append(a, xs...) }
 	if c.RopeTheta > 0 {
-		add("--rotary-base", num(c.RopeTheta))
+		// Megatron-LM's --rotary-base is an int (arguments.py: type=int):
+		// a whole base in digits, never 1e+06, which its parser refuses.
+		add("--rotary-base", strconv.FormatFloat(math.Round(c.RopeTheta), 'f', 0, 64))
 	}
 	if c.NormEps > 0 {
 		add("--norm-epsilon", num(c.NormEps))

@@ -192,3 +192,39 @@ func TestGraphedAttentionDropout(t *testing.T) {
 		}
 	}
 }
+
+// TestRotaryBaseIsInt: Megatron-LM parses --rotary-base as an int
+// (megatron/training/arguments.py: type=int), so every config.json's
+// rope_theta is written in digits equal to it (Mixtral's and Qwen3's
+// 1,000,000 was written 1e+06, which int() refuses).
+func TestRotaryBaseIsInt(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "*.json"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d config.json files (%v), want the 13 of testdata/hf", len(files), err)
+	}
+	seen := 0
+	for _, f := range files {
+		m, err := transformer.ReadHFConfig(f)
+		if err != nil {
+			continue // a family placer refuses
+		}
+		if m.Config.RopeTheta <= 0 {
+			continue
+		}
+		seen++
+		args := megatronModel(m)
+		for i, a := range args {
+			if a != "--rotary-base" {
+				continue
+			}
+			v := args[i+1]
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || float64(n) != m.Config.RopeTheta {
+				t.Errorf("%s: --rotary-base %s, want the digits of rope_theta %g", filepath.Base(f), v, m.Config.RopeTheta)
+			}
+		}
+	}
+	if seen < 8 {
+		t.Errorf("%d files with a rope_theta read, want at least 8", seen)
+	}
+}
