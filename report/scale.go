@@ -29,6 +29,9 @@ type ScalePlan struct {
 	// with some is outside the regime placer was checked in.
 	CheckedBy map[string]string `json:"checked_by,omitempty"`
 	Unchecked []string          `json:"unchecked,omitempty"`
+	// CheckedNote, when set, is why no published row can vouch for the
+	// plan at all (a CPU profile's pod: the rows ran on GPUs).
+	CheckedNote string `json:"checked_note,omitempty"`
 }
 
 // checkedCell says whether a plan is inside the checked regime: "yes",
@@ -107,6 +110,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 // checkedLine says which published rows vouch for the plan's features,
 // or which features none does.
 func checkedLine(p ScalePlan) string {
+	if p.CheckedNote != "" {
+		return p.CheckedNote
+	}
 	if len(p.Unchecked) > 0 {
 		return fmt.Sprintf("UNCHECKED: no published row placer predicts within 10%% (15%% with experts) uses %s", strings.Join(p.Unchecked, ", "))
 	}
