@@ -137,6 +137,15 @@ def time_part(make, shape, req, dev, timer, kind):
     once(True)
     one = max(timer.stop(), 1e-6)
     k = max(1, min(1000, int(req.get("loop_s", 0.05) / one)))
+    if dist.is_initialized() and EVERYONE[0]:
+        # The same k on every process (the largest any asks for), so that
+        # all of them are busy for the whole of every timed loop: with
+        # each its own k, one that finished early left its cores to the
+        # others, and a layer's time varied by 30% from one profile to
+        # the next.
+        kt = torch.tensor([k], device=dev)
+        dist.all_reduce(kt, op=dist.ReduceOp.MAX)
+        k = int(kt.item())
     fs, fbs = [], []
     for _ in range(req["repeats"]):
         for back, out in ((False, fs), (True, fbs)):
