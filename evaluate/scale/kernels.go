@@ -41,6 +41,10 @@ type Kernels struct {
 	// data-parallel collective (NCCL's kernels) runs beside it, as a
 	// fraction (0.189: 18.9% slower). 0: overlap is free.
 	OverlapSlowdown float64
+	// Serial: communication runs on the same cores as compute (gloo on
+	// a CPU host), so none overlaps it: what beside a compute window is
+	// exposed whole.
+	Serial bool
 
 	// IntraBus is the bus bandwidth of a ring all-gather or
 	// reduce-scatter among a node's GPUs, bytes/s per GPU (nccl-tests'
@@ -320,6 +324,9 @@ func (c *coster) overlapped(gemm float64) float64 {
 func (p *Pod) beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
+	}
+	if p.Kernels.Serial {
+		return comm // the communication runs on the cores that compute
 	}
 	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
 }

@@ -59,6 +59,9 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	// of a collective is priced at it.
 	h.PCIeBandwidth, h.PCIeLatency = h.MemBandwidth, 50e-6
 	pod := Pod{Name: "cpu:1", Hardware: h, Nodes: 1, PerNode: max(1, gpus), NICs: 1, NICBandwidth: h.MemBandwidth, NICLatency: 50e-6}
+	// gloo moves the bytes with the same cores that compute: nothing of
+	// a collective overlaps the compute beside it.
+	pod.Kernels.Serial = true
 	return WithProfile(pod, pr)
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -99,5 +100,47 @@ func TestNoProfileNoChange(t *testing.T) {
 		if a.Step != b.Step || a.Compute != b.Compute || a.DPExposed != b.DPExposed || a.Bubble != b.Bubble || a.Optimizer != b.Optimizer {
 			t.Errorf("%s: %v without a profile, %v with an empty one", st, a, b)
 		}
+	}
+}
+
+// TestCPUCommunicationSerial: on a CPU profile's pod gloo moves the bytes
+// with the cores that compute, so the data-parallel all-reduce of the
+// gradients is exposed whole (the profile's all-reduce over 4 of their
+// bytes), where a GPU pod's rule would hide it behind the backward pass.
+func TestCPUCommunicationSerial(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ProfilePod(pr, 4)
+	if !pod.Kernels.Serial {
+		t.Fatal("a CPU profile's pod overlaps communication with compute")
+	}
+	r, err := Evaluate(m, s, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Resolve(m, s, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dpG := pl.groups(pod, 0)
+	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*pl.gradBytes())
+	if ar <= 0 || math.Abs(r.DPExposed-ar) > 1e-12 {
+		t.Errorf("data-parallel exposed %.9g s, want the whole all-reduce's %.9g", r.DPExposed, ar)
+	}
+	gpu := pod
+	gpu.Kernels.Serial = false
+	if r2, err := Evaluate(m, s, gpu); err != nil || r2.DPExposed >= r.DPExposed {
+		t.Errorf("with overlap the all-reduce is exposed %.9g s (%v), want less than the whole %.9g", r2.DPExposed, err, r.DPExposed)
 	}
 }
