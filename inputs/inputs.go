@@ -162,6 +162,11 @@ type ClusterSpec struct {
 	// With a CPU profile the pod is "cpu" (or left out): the profile's
 	// host, --gpus processes (default the profile's).
 	Profile string `world:"cluster"`
+	// MemoryMargin is the share of each GPU's memory a plan must leave
+	// free to fit (0: none; --memory-margin's default is
+	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a
+	// usage error.
+	MemoryMargin float64 `world:"cluster"`
 }
 
 // Cluster resolves a ClusterSpec; meta supplies defaults a graph file

@@ -86,6 +86,13 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 	if err != nil {
 		return m, p, fail.AsUsage(err)
 	}
+	if err := scale.CheckMemoryMargin(c.MemoryMargin); err != nil {
+		return m, p, fail.AsUsage(err)
+	}
+	p.MemoryMargin = c.MemoryMargin
+	if c.MemoryMargin == 0 {
+		p.MemoryMargin = scale.NoMemoryMargin
+	}
 	if pr != nil {
 		if err = pr.Check(m, p.Hardware.Name); err != nil {
 			return m, scale.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)

@@ -32,15 +32,18 @@ type ScaleOptions struct {
 	Cluster string
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
 	Profile string // a profile file pricing what it measured ("" = the roofline alone)
-	Strat   string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
-	Out     string // write the search's result here ("" = none)
+	// MemoryMargin is the share of each GPU's memory a plan leaves free
+	// to fit (--memory-margin; 0: none).
+	MemoryMargin float64
+	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
+	Out          string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster, Profile: o.Profile})
+	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
 	return p.Model, p.Pod, err
 }
 
@@ -111,6 +114,13 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	return scalePlan(m, p, r), nil
 }
 
+// DefaultMemoryMargin and MaxMemoryMargin are --memory-margin's default
+// and largest value (scale's).
+const (
+	DefaultMemoryMargin = scale.DefaultMemoryMargin
+	MaxMemoryMargin     = scale.MaxMemoryMargin
+)
+
 // SearchTargets are the frameworks placer search --for names at cluster
 // scale (export.SearchTarget), DefaultSearchTarget its default.
 var SearchTargets = export.SearchTargets
@@ -152,7 +162,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 				runs += "; --for any searches every plan"
 			}
 		}
-		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory-scale.Reserve), got.Evaluated, runs)
+		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), report.Percent(p.Margin()), got.Evaluated, runs)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}

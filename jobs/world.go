@@ -65,7 +65,7 @@ func CheckStrategy(g inputs.GraphSpec, c inputs.ClusterSpec, s string) error {
 
 // scaleOptionsOf is the cluster-scale options of what the user named.
 func scaleOptionsOf(g inputs.GraphSpec, c inputs.ClusterSpec, strategy, out string) ScaleOptions {
-	return ScaleOptions{Workload: g.Workload, Cluster: c.Pod, GPUs: c.GPUs, Profile: c.Profile, Strat: strategy, Out: out}
+	return ScaleOptions{Workload: g.Workload, Cluster: c.Pod, GPUs: c.GPUs, Profile: c.Profile, MemoryMargin: c.MemoryMargin, Strat: strategy, Out: out}
 }
 
 // EvalReport is an op graph's evaluation as an Answer.

@@ -81,8 +81,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"strategy", p.Strategy},
 		{"step", Seconds(p.Step)},
 		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
-		{"memory per GPU", fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
-			GB(p.Memory), fits, GB(p.Weights), GB(p.Grads), GB(p.OptState), GB(p.Activations))},
+		{"memory per GPU", memoryLine(p.Result, fits)},
 		{"busiest stage", busiest},
 		{"pipeline bubble", Seconds(p.Bubble)},
 		{"data-parallel exposed", Seconds(p.DPExposed)},
@@ -105,6 +104,33 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		rows = append(rows, [2]string{"from the profile", line})
 	}
 	return KeyValue(w, rows)
+}
+
+// memoryLine is the most loaded GPU's memory: what the allocator holds,
+// whether it fits what the GPU leaves it (its capacity less the CUDA
+// context, NCCL's buffers and the margin), and its named parts.
+func memoryLine(r scale.Result, fits string) string {
+	if len(r.MemoryParts) == 0 {
+		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
+			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
+	}
+	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, the CUDA context and NCCL's buffers kept free; %s to spare)",
+		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
+	for i, pt := range r.MemoryParts {
+		if pt.Bytes == 0 {
+			continue
+		}
+		sep := ", "
+		if i == 0 {
+			sep = ": "
+		}
+		name := pt.Name
+		if pt.Outside {
+			name += " (outside the allocator)"
+		}
+		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
+	}
+	return line
 }
 
 // checkedLine says which published rows vouch for the plan's features,

@@ -109,6 +109,7 @@ func addPodFlag(cmd *cobra.Command, o *inputs.ClusterSpec) {
 	cmd.Flags().StringVar(&o.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
 	cmd.Flags().StringVar(&o.Profile, "profile", "", "with a transformer: price layers, collectives, the optimizer and the host from this profile `FILE` where it measured them (placer profile; docs/profile.md); a CPU profile's pod is --cluster cpu")
 	_ = cmd.Flags().SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
+	cmd.Flags().Float64Var(&o.MemoryMargin, "memory-margin", jobs.DefaultMemoryMargin, "with a transformer: the share of each GPU's memory a plan leaves free to fit, beside the CUDA context and NCCL's buffers (0 to "+fmt.Sprint(jobs.MaxMemoryMargin)+"; docs/cluster-scale.md, Memory)")
 }
 
 // addWorkloadForms widens --workload's help on the commands that plan a

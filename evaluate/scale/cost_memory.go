@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"strings"
+
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -35,14 +37,18 @@ func fits(m transformer.Spec, pl Plan, p *Pod) bool {
 	return r.Fits
 }
 
-// memory is the most loaded GPU's peak: BF16 weights, FP32 main
-// gradients, FP32 master weights and Adam moments (divided over the
-// replicas with the distributed optimizer), and the activations of the
+// memory is the most loaded GPU's peak, as a sum of named parts
+// (Result.MemoryParts): its weights (BF16 in Megatron-Core; FP32 shards
+// and gathered BF16 layers under torchtitan's FSDP2), its FP8 weight
+// copies, its gradient buffer, its optimizer state (divided over the
+// replicas with the distributed optimizer), the activations of the
 // micro-batches in flight: with 1F1B the first stage holds P of them
-// (times 1 + (P-1)/(P V) interleaved; all M with GPipe), each L/P layers
-// of activations (Korthikanti et al., 2022, with flash attention: no
-// S x S scores), the last stage one micro-batch's FP32 logits. Stage s
-// is costed by the coster of kits of its tensor-parallel degree, tps[s].
+// (interleaved as Megatron-Core's warm-up counts them; all M with
+// GPipe), each L/P layers of activations (Korthikanti et al., 2022, with
+// flash attention: no S x S scores), the last stage's logits and the
+// loss's FP32 copy; beside them the CUDA context and NCCL's buffers,
+// which the allocator does not count. Stage s is costed by the coster
+// of kits of its tensor-parallel degree, tps[s].
 func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	// One layer's activations at each kit's degree, shared by its
 	// stages (a plan has at most three kits: kept on the stack).
@@ -51,25 +57,49 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	for i := range kits {
 		lms = append(lms, kits[i].c.layerMemory())
 	}
-	var peak, wPeak, gPeak, oPeak, aPeak float64
+	var peak float64
+	var at stageMem
 	for s := range stages {
 		k := kitIndex(kits, tps[s])
-		w, g, o, acts := kits[k].c.stageMemory(s, &stages[s], &lms[k])
-		if tot := w + g + o + acts; tot > peak {
-			peak, wPeak, gPeak, oPeak, aPeak = tot, w, g, o, acts
+		sm := kits[k].c.stageMemory(s, &stages[s], &lms[k])
+		if tot := sm.total(); tot > peak {
+			peak, at = tot, sm
 		}
 	}
+	c := &kits[0].c
 	r.Memory = int64(peak)
-	r.Weights, r.Grads, r.OptState, r.Activations = int64(wPeak), int64(gPeak), int64(oPeak), int64(aPeak)
-	r.Fits = r.Memory <= kits[0].c.pod.Hardware.Memory-Reserve
+	r.Weights, r.Grads, r.OptState, r.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
+	ctx, nccl := int64(CUDAContext), ncclBuffers(&c.pl)
+	r.MemoryParts = []MemoryPart{
+		{Name: "weights", Bytes: int64(at.weights)},
+		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
+		{Name: "gradients", Bytes: int64(at.grads)},
+		{Name: "optimizer state", Bytes: int64(at.opt)},
+		{Name: "activations in flight", Bytes: int64(at.acts)},
+		{Name: "logits and loss", Bytes: int64(at.logits)},
+		{Name: "CUDA context", Bytes: ctx, Outside: true},
+		{Name: "NCCL buffers", Bytes: nccl, Outside: true},
+	}
+	r.Capacity = c.pod.Hardware.Memory
+	r.Usable, r.MemoryMargin = c.pod.usable(ctx+nccl), c.pod.Margin()
+	r.Fits = r.Memory <= r.Usable
+}
+
+// stageMem is one GPU's memory of one pipeline stage by part, bytes
+// (stageMemory's).
+type stageMem struct{ weights, fp8, grads, opt, acts, logits float64 }
+
+func (sm stageMem) total() float64 {
+	return sm.weights + sm.fp8 + sm.grads + sm.opt + sm.acts + sm.logits
 }
 
 // layerMemory is what stageMemory's stages of one tensor-parallel degree
 // share, bytes for one micro-batch: one layer's activations (a block's
 // of the model's kind, and in a model with experts a dense block's
 // before them), the multi-token-prediction module's block's, and the
-// input a recomputing layer keeps.
-type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput float64 }
+// input a recomputing layer keeps; under torchtitan's per-op
+// checkpointing, what one block's recomputed forward holds.
+type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing float64 }
 
 // layerMemory is c's layerMemory (stageMemory's), computed once for all
 // the stages of its degree.
@@ -116,11 +146,48 @@ func (c *coster) layerMemory() layerMemory {
 		perLayer -= c.recomputeSaved(m.MoE())
 		perDense -= c.recomputeSaved(false)
 	}
+	var recomputing float64
+	if pl.titan() && pl.Recompute == SelectiveRecompute && !m.MoE() {
+		// One block's forward recomputed before its backward holds
+		// what the block keeps without recomputation.
+		recomputing = perLayer
+		perLayer = c.titanOpSAC()
+		perDense = perLayer
+	}
 	layerInput := 2 * unit
 	if pl.SequenceParallel {
 		layerInput /= T
 	}
-	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput}
+	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput, recomputing: recomputing}
+}
+
+// titanOpSAC is one block's activations under torchtitan's selective
+// per-op checkpointing (selective_ac_option "op"; pytorch/torchtitan
+// torchtitan/parallelisms/parallelize_llama.py at 9dec370: _save_list
+// and _get_custom_policy), bytes for one micro-batch on one GPU: the
+// checkpoint keeps the block's input, and the policy the outputs of the
+// flash attention (its output, BF16, and its log-sum-exp, FP32 a head
+// and token), of the reduce-scatters (sequence parallelism's, one after
+// the attention and one after the MLP) and of every other matmul of
+// the block, counted in its order: wq, wk, wv, wo, w1, w3, w2 (the 1st,
+// 3rd, 5th and 7th kept: wq's, wv's, w1's and w2's outputs, each on
+// this GPU's shard; w2's row-parallel output whole before its
+// reduction). Float8Linear's matmul is aten.mm too (the policy sees it
+// before torchao's subclass dispatches it), so Float8 counts alike.
+// The rest is recomputed.
+func (c *coster) titanOpSAC() float64 {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	h, f := float64(m.Hidden), float64(m.FFN)
+	heads, kv, d := float64(m.Heads), float64(m.KVHeads), float64(m.HeadDim())
+	units := 2*c.sp() + // the block's input
+		2*heads*d/h/T + 2*kv*d/h/T + // wq's and wv's outputs
+		2*heads*d/h/T + 4*heads/h/T + // the attention's output and log-sum-exp
+		2*f/h/T + 2 // w1's output, w2's
+	if pl.T > 1 && pl.SequenceParallel {
+		units += 2 * 2 / T // the two reduce-scatters' outputs
+	}
+	return units * c.tokens * h
 }
 
 // recomputeSaved is the bytes of one block's activations (an MoE
@@ -254,18 +321,20 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 	return attn, mlp, replicated
 }
 
-// stageMemory is stage s's weights, gradients, optimizer state and
-// activations in flight, bytes, at c's tensor-parallel degree; lm is
-// c's layerMemory.
-func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) (w, g, o, acts float64) {
-	acts = c.stageActivations(s, st, lm)
-	w, g, o = c.stageState(s, st)
-	return w, g, o, acts
+// stageMemory is stage s's memory by part on one of its GPUs, bytes, at
+// c's tensor-parallel degree; lm is c's layerMemory.
+func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
+	var sm stageMem
+	sm.acts, sm.logits = c.stageActivations(s, st, lm)
+	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
+	return sm
 }
 
-// stageActivations is stage s's activations in flight, bytes, at c's
-// tensor-parallel degree (stageMemory's); lm is c's layerMemory.
-func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts float64) {
+// stageActivations is stage s's activations in flight and, on the last
+// stage, its logits and the loss's (the output layer's and the
+// multi-token-prediction modules'), bytes, at c's tensor-parallel
+// degree (stageMemory's); lm is c's layerMemory.
+func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, kv := c.tokens, float64(m.KVHeads)
@@ -292,13 +361,21 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts f
 		}
 		acts = inflight*(kk*layerInput+keep) + most
 	} else {
-		acts = inflight * ((perDevice-dense)*perLayer + dense*perDense)
+		acts = inflight*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
 	}
 	if s == 0 {
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.P-1 {
-		acts += n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		if pl.titan() {
+			// torchtitan's loss (train.py loss_fn: cross_entropy of
+			// pred.float()) in eager autograd: at its backward the log
+			// softmax's FP32 output, the gradient nll_loss hands it and
+			// the one it computes, FP32 each, and the BF16 logits the
+			// train step still holds.
+			logits = n * float64(m.Vocab) / T * (4 + 4 + 4 + bf16)
+		}
 		if m.MTP > 0 {
 			// Each multi-token-prediction module (mtp), for the
 			// micro-batches in flight on the last stage: the two norms'
@@ -309,7 +386,8 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts f
 			if pl.FP8 != "" {
 				proj = 2
 			}
-			acts += float64(m.MTP) * (inflight*((2+2+proj)*unit*c.sp()+mtpBlock) + n*float64(m.Vocab)/T*(bf16+4+4))
+			acts += float64(m.MTP) * inflight * ((2+2+proj)*unit*c.sp() + mtpBlock)
+			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
 		}
 	}
 	if pl.C > 1 {
@@ -319,7 +397,7 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts f
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
-	return acts
+	return acts, logits
 }
 
 // inflight is the micro-batches whose activations stage s holds at
@@ -342,10 +420,14 @@ func (pl *Plan) inflight(s int) float64 {
 	return inflight
 }
 
-// stageState is stage s's weights, gradients and optimizer state,
-// bytes, on one of its GPUs (stageMemory's).
-func (c *coster) stageState(s int, st *stageCost) (w, g, o float64) {
+// stageState is stage s's weights, FP8 weight copies, gradients and
+// optimizer state, bytes, on one of its GPUs (stageMemory's).
+func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	m, pl := &c.m, &c.pl
+	if pl.FSDP && pl.titan() {
+		w, g, o = c.fsdp2State(s, st)
+		return w, 0, g, o
+	}
 	gb := pl.gradBytes()
 	w = st.params * bf16
 	g = st.params * gb
@@ -357,7 +439,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, g, o float64) {
 		}
 	}
 	if pl.FP8 != "" {
-		w += 2 * st.layers // the blocks' FP8 weights, row- and column-wise
+		fp8 = 2 * st.layers // the blocks' FP8 weights, row- and column-wise
 	}
 	if pl.FSDP {
 		// Sharded over the C x D ranks (a model with experts: its
@@ -375,18 +457,61 @@ func (c *coster) stageState(s int, st *stageCost) (w, g, o float64) {
 			dense := st.params - st.experts
 			w = dense*bf16/D + st.experts*bf16/E
 			if pl.FP8 != "" {
-				w += 2*(st.layers-st.experts)/D + 2*st.experts/E
+				fp8 = 2*(st.layers-st.experts)/D + 2*st.experts/E
 			}
 			g = dense*gb/D + st.experts*gb/E
 			o = dense*12/D + st.experts*12/E
-			return w + 2*layer*bf16, g + layer*gb, o
+			return w + 2*layer*bf16, fp8, g + layer*gb, o
 		}
 		w, g, o = w/D+2*layer*bf16, g/D+layer*gb, st.params*12/D
+		fp8 /= D
 	}
-	return w, g, o
+	return w, fp8, g, o
 }
 
-// Reserve is the memory of a GPU a plan cannot use: the CUDA context,
-// NCCL's buffers and the allocator's fragmentation (an assumption: a few
-// GiB is what users of Megatron-LM and PyTorch see on 80 GB GPUs).
+// fsdp2State is stage s's weights, gradients and optimizer state under
+// torchtitan's FSDP2 (fully_shard of every block and of the model,
+// MixedPrecisionPolicy BF16 parameters, reduce in FP32 or BF16;
+// pytorch/torchtitan torchtitan/parallelisms/parallelize_llama.py
+// apply_fsdp at 9dec370): the parameters are sharded FP32 over the
+// C x D ranks with their FP32 gradients and AdamW's two FP32 moments (16
+// bytes a parameter over C x D); a block's BF16 weights are gathered for
+// its forward and its backward, the running block's and the next one,
+// prefetched. With a pipeline torchtitan does not reshard after the
+// forward (reshard_after_forward=not pp_enabled), so every block of the
+// stage stays gathered, and torch's pipelining runs every micro-batch
+// but the last without gradient sync (stage.py
+// backward_maybe_with_nosync): FSDP2 accumulates the unsharded
+// gradients in the reduce dtype. Without a pipeline one block's BF16
+// gradient and its reduce-dtype copy wait for the reduce-scatter.
+// Float8 keeps no weight copies: torchao's Float8Linear saves the
+// high-precision weight and casts it again in the backward.
+func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
+	pl := &c.pl
+	D := float64(pl.D * pl.C)
+	rd := pl.gradBytes() // the reduce dtype
+	var layer float64
+	if l := pl.Stages[s]; l > 0 {
+		layer = st.layers / float64(l)
+	}
+	w, g, o = st.params*4/D, st.params*4/D, st.params*8/D
+	if pl.P > 1 {
+		return w + st.params*bf16, g + st.params*rd, o
+	}
+	// The root (the embedding, the final norm, the output layer) is not
+	// resharded after the forward (FSDP2 sets the root's
+	// reshard_after_forward to False) and its BF16 gradients wait for
+	// the root's reduce-scatter at the end of the backward.
+	root := st.params - st.layers
+	return w + 2*layer*bf16 + root*bf16, g + layer*(bf16+rd) + root*bf16, o
+}
+
+// titan is whether the plan runs on torchtitan (a torchtitan stack):
+// its memory is FSDP2's and its selective recomputation torchtitan's
+// per-op policy.
+func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }
+
+// Reserve is what a CPU profile's pod adds to the process's share of
+// the host's memory (profiled.go), so that its usable memory is that
+// share.
 const Reserve = 6 << 30

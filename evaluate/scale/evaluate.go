@@ -57,6 +57,15 @@ type Result struct {
 	Grads       int64 `json:"grads_bytes"`
 	OptState    int64 `json:"optimizer_state_bytes"`
 	Activations int64 `json:"activations_bytes"`
+	// MemoryParts is Memory by named part, and beside them the parts
+	// held outside the allocator (Outside); Capacity is the GPU's
+	// memory and Usable what the allocator may hold of it at the pod's
+	// margin: Fits is Memory <= Usable.
+	MemoryParts []MemoryPart `json:"memory_parts,omitempty"`
+	Capacity    int64        `json:"capacity_bytes,omitempty"`
+	Usable      int64        `json:"usable_bytes,omitempty"`
+	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
+	MemoryMargin float64 `json:"memory_margin,omitempty"`
 	// Sources says which figures a profile measured or composed and
 	// which the roofline modelled (nil: no profile, all modelled).
 	Sources *Sources `json:"sources,omitempty"`

@@ -36,6 +36,9 @@ type Pod struct {
 	// collectives inside a node, sends, the optimizer, the host
 	// (profiled.go); nil: the roofline alone.
 	Profile *profile.Profile
+	// MemoryMargin is the share of each GPU's memory a plan must leave
+	// free to fit (0: DefaultMemoryMargin; NoMemoryMargin: none).
+	MemoryMargin float64
 }
 
 // podPreset is a node design; a pod is so many of them.
