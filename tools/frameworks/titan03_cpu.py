@@ -54,7 +54,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from titan_device import cpu_as_device  # noqa: E402
+from titan_device import Tokens, cpu_as_device  # noqa: E402
 
 
 def on_cpu(config):
@@ -62,7 +62,6 @@ def on_cpu(config):
     SDPA attention, FSDP's sum reduction, no tokenizer, synthetic data,
     and the losses recorded."""
     from torch.distributed.fsdp import FSDPModule
-    from torch.utils.data import IterableDataset
 
     from torchtitan.components.dataloader import ParallelAwareDataloader
     from torchtitan.components.metrics import MetricsProcessor
@@ -89,23 +88,6 @@ def on_cpu(config):
         return model
 
     config.model_spec = dataclasses.replace(spec, parallelize_fn=parallelize)
-
-    class Tokens(IterableDataset):
-        """Sample i: seq_len + 1 tokens seeded by i; a step's global batch of
-        G samples is samples sG .. sG + G - 1, data-parallel rank r of W
-        reading the r-th G/W of them in order."""
-
-        def __init__(self, vocab, seq_len, per_rank, rank, world):
-            self.vocab, self.seq_len, self.per_rank, self.rank, self.world = vocab, seq_len, per_rank, rank, world
-
-        def __iter__(self):
-            k = 0
-            while True:
-                s, j = divmod(k, self.per_rank)
-                g = torch.Generator().manual_seed(1000 + (s * self.world + self.rank) * self.per_rank + j)
-                t = torch.randint(0, self.vocab, (self.seq_len + 1,), generator=g)
-                yield {"input": t[:-1]}, t[1:]
-                k += 1
 
     class Synthetic(ParallelAwareDataloader):
         @dataclasses.dataclass(kw_only=True, slots=True)

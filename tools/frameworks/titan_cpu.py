@@ -58,12 +58,11 @@ import os
 
 import torch
 
-from titan_device import cpu_as_device
+from titan_device import Tokens, cpu_as_device
 
 
 def _register():
     from torch.distributed.fsdp import FSDPModule
-    from torch.utils.data import IterableDataset
 
     from torchtitan.components.dataloader import ParallelAwareDataloader
     from torchtitan.components.metrics import MetricsProcessor
@@ -72,23 +71,6 @@ def _register():
     from torchtitan.tools.utils import device_type
 
     assert device_type == "cpu", "titan_cpu: torchtitan was imported before its device was bound (run titan_cpu.py, not torchtitan.train)"
-
-    class Tokens(IterableDataset):
-        """Sample i: seq_len + 1 tokens seeded by i. A step's global batch of
-        G samples is samples sG .. sG + G - 1, data-parallel rank r of W
-        reading the r-th G/W of them in order."""
-
-        def __init__(self, vocab, seq_len, per_rank, rank, world):
-            self.vocab, self.seq_len, self.per_rank, self.rank, self.world = vocab, seq_len, per_rank, rank, world
-
-        def __iter__(self):
-            k = 0
-            while True:
-                s, j = divmod(k, self.per_rank)
-                g = torch.Generator().manual_seed(1000 + (s * self.world + self.rank) * self.per_rank + j)
-                t = torch.randint(0, self.vocab, (self.seq_len + 1,), generator=g)
-                yield {"input": t[:-1]}, t[1:]
-                k += 1
 
     class Recorded(MetricsProcessor):
         def log(self, step, global_avg_loss, global_max_loss, grad_norm, extra_metrics=None):

@@ -18,6 +18,7 @@ import os
 import types
 
 import torch
+from torch.utils.data import IterableDataset
 
 
 class _CPUDeviceModule(types.ModuleType):
@@ -67,3 +68,23 @@ def cpu_as_device():
         yield
     finally:
         tu._get_available_device_type, tu._get_device_module = query, module
+
+
+class Tokens(IterableDataset):
+    """Synthetic training data both releases' CPU runs read: sample i is
+    seq_len + 1 tokens seeded by i; a step's global batch of G samples is
+    samples sG .. sG + G - 1, data-parallel rank r of W reading the r-th
+    G/W of them in order (so that a run of any plan sees the one-process
+    run's batches)."""
+
+    def __init__(self, vocab, seq_len, per_rank, rank, world):
+        self.vocab, self.seq_len, self.per_rank, self.rank, self.world = vocab, seq_len, per_rank, rank, world
+
+    def __iter__(self):
+        k = 0
+        while True:
+            s, j = divmod(k, self.per_rank)
+            g = torch.Generator().manual_seed(1000 + (s * self.world + self.rank) * self.per_rank + j)
+            t = torch.randint(0, self.vocab, (self.seq_len + 1,), generator=g)
+            yield {"input": t[:-1]}, t[1:]
+            k += 1
