@@ -75,7 +75,7 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
 	addClusterFlags(cmd, &o.Cluster)
-	f.StringSliceVar(&o.Methods, "methods", nil, "comma-separated methods to compare (default: "+strings.Join(jobs.DefaultBaselines, ",")+")")
+	f.StringSliceVar(&o.Methods, "methods", nil, "comma-separated methods to compare (default: "+strings.Join(jobs.DefaultBaselines, ", ")+")")
 	f.IntVar(&o.Budget, "budget", 0, "evaluations per search method (default: each method's, 5000 for the searches)")
 	f.DurationVar(&o.Time, "time", 0, "wall-time limit per method, e.g. 30s (default: none)")
 	f.DurationVar(&o.CPU, "cpu", 0, "CPU-time limit per method (this process's; the methods run one at a time), e.g. 30s (default: none)")

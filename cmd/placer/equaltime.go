@@ -69,8 +69,8 @@ it (Ctrl-C keeps what finished).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.EqualTimeGraphs, ",")+")")
-	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.EqualTimeMethods(), ",")+")")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.EqualTimeGraphs, ", ")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.EqualTimeMethods(), ", ")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "1m,5m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)

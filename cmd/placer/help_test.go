@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/report"
+	"github.com/spf13/cobra"
 )
 
 // TestHelpNamesEveryForm: placer --help names every framework export
@@ -38,10 +42,18 @@ func TestHelpNamesEveryForm(t *testing.T) {
 		if !strings.Contains(usage, "[--gpus N | --cluster PRESET:NODES]") {
 			t.Errorf("%s --help: usage %q, want --gpus and --cluster, both optional", cmd, usage)
 		}
+		// The flag's help, wrapped at the tables' width: its line and the
+		// indented lines after it.
 		var flag string
+		in := false
 		for _, l := range strings.Split(help, "\n") {
-			if strings.Contains(l, "--workload NAME") {
-				flag = l
+			switch t := strings.TrimSpace(l); {
+			case strings.Contains(l, "--workload NAME"):
+				flag, in = l, true
+			case in && t != "" && !strings.HasPrefix(t, "-"):
+				flag += " " + t
+			default:
+				in = false
 			}
 		}
 		for _, f := range forms {
@@ -56,4 +68,33 @@ func TestHelpNamesEveryForm(t *testing.T) {
 			t.Errorf("workloads list lacks the preset %s", p)
 		}
 	}
+}
+
+// TestHelpFlagsFit: every command's flag help, local and global, is
+// wrapped at the tables' width (examples are commands to paste, and are
+// not wrapped).
+func TestHelpFlagsFit(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		var out bytes.Buffer
+		c.SetOut(&out)
+		if err := c.Usage(); err != nil {
+			t.Fatal(err)
+		}
+		in := false
+		for _, l := range strings.Split(out.String(), "\n") {
+			switch {
+			case l == "Flags:" || l == "Global Flags:":
+				in = true
+			case l == "":
+				in = false
+			case in && utf8.RuneCountInString(l) > report.MaxWidth:
+				t.Errorf("%s --help: a flag's line of %d columns: %q", c.CommandPath(), utf8.RuneCountInString(l), l)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&streams{}))
 }

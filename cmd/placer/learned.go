@@ -84,8 +84,8 @@ table, the claims and the plots.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.LearnedGraphs, ",")+")")
-	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.LearnedMethods(), ",")+")")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads or graph files, comma-separated (default: "+strings.Join(reports.LearnedGraphs, ", ")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of methods, comma-separated (default: "+strings.Join(reports.LearnedMethods(), ", ")+")")
 	f.StringVar(&o.flags.Budgets, "budgets", "5m,15m,30m", "wall-time budgets per method and graph, comma-separated")
 	f.BoolVar(&o.CPU, "cpu", false, "the budgets are CPU time of placer's process (all threads), not wall time: the fair budget on a machine shared with other work")
 	addClusterFlags(cmd, &o.Cluster)

@@ -65,7 +65,7 @@ or several processes kept there.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+reports.ParallelZooDir+"/{"+strings.Join(reports.ParallelZoo, ",")+"}.json)")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of workloads, graph files or zoo models, comma-separated (default: "+reports.ParallelZooDir+"/{"+strings.Join(reports.ParallelZoo, ", ")+"}.json)")
 	f.StringVar(&o.flags.GPUs, "gpus-list", "2,4,8", "`LIST` of GPU counts, comma-separated (2 to 64)")
 	f.StringVar(&o.flags.Topologies, "topologies", "nvswitch,pcie", "`LIST` of topologies, comma-separated: "+strings.Join(roofline.Topologies, ", "))
 	f.StringVar(&o.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))

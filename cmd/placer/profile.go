@@ -14,7 +14,7 @@ func newProfileCmd(s *streams) *cobra.Command {
 	o := &jobs.ProfileOptions{}
 	cmd := &cobra.Command{
 		Use:   "profile --workload MODEL --out FILE",
-		Short: "Measure one layer of a model, its collectives, optimizer and host on the machine at hand, for eval and search --profile",
+		Short: "Measure a model's layer, collectives, optimizer and host here, for eval and search --profile",
 		Long: `Builds one layer of the model as plain PyTorch (RMS norm, rotary, grouped-query
 SDPA, SwiGLU), times its forward and backward at every shard shape the
 search can choose (tensor degree with and without sequence parallelism,

@@ -56,9 +56,9 @@ and a rerun with the same --dir and settings skips it.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), synthetic-2x:N (N held-out graphs of 100-400 nodes, twice the training graphs), msr-fiddle:DIR (default: "+strings.Join(reports.RegalGraphs, ",")+")")
-	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of the table's methods (default: "+strings.Join(reports.RegalMethods(), ",")+"; brkga always runs)")
-	f.StringVar(&o.flags.CurveMethods, "curve-methods", "", "`LIST` of the methods run at every --budgets limit (default: "+strings.Join(reports.RegalCurveMethods(), ",")+")")
+	f.StringVar(&o.flags.Graphs, "graphs", "", "`LIST` of test graphs, comma-separated: workloads, graph files, synthetic:N (N held-out synthetic graphs), synthetic-train:N (the training set's first N), synthetic-2x:N (N held-out graphs of 100-400 nodes, twice the training graphs), msr-fiddle:DIR (default: "+strings.Join(reports.RegalGraphs, ", ")+")")
+	f.StringVar(&o.flags.Methods, "methods", "", "`LIST` of the table's methods (default: "+strings.Join(reports.RegalMethods(), ", ")+"; brkga always runs)")
+	f.StringVar(&o.flags.CurveMethods, "curve-methods", "", "`LIST` of the methods run at every --budgets limit (default: "+strings.Join(reports.RegalCurveMethods(), ", ")+")")
 	f.StringVar(&o.flags.Objectives, "objectives", "peak-memory,step-time", "objectives, comma-separated")
 	f.IntVar(&o.Evaluations, "evaluations", 5000, "the table's evaluation limit per method and graph")
 	f.StringVar(&o.flags.Budgets, "budgets", "5000,10000,20000,50000", "the curve's evaluation limits, comma-separated")

@@ -107,7 +107,7 @@ times aside.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.flags.Families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(reports.GeneralizationFamilies(), ",")+")")
+	f.StringVar(&o.flags.Families, "families", "", "`LIST` of families to hold out in turn, comma-separated (default: "+strings.Join(reports.GeneralizationFamilies(), ", ")+")")
 	f.StringVar(&o.flags.Train, "train", "", "`LIST` of built-in workloads to pre-train on, comma-separated; each run leaves out the held-out family's ('none' = only --graphs; default: "+strings.Join(reports.GeneralizationTrain(), ",")+")")
 	f.StringVar(&o.GraphsDir, "graphs", "", "also pre-train on every native JSON graph under `DIR` (a file named FAMILY-... is left out when FAMILY is held out)")
 	f.StringToStringVar(&o.Test, "test", nil, "test graph of a held-out family, `FAMILY=GRAPH` with GRAPH a workload name or a graph file, e.g. gnmt=gnmt4 (default: the family's smallest workload; repeat or comma-separate for more)")

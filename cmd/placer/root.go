@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/placer/placer/internal/earlysig"
 	"github.com/placer/placer/internal/fail"
@@ -69,6 +71,11 @@ performance model (no GPU needed).`,
 	}
 	root.PersistentFlags().BoolVar(&wide, "wide", false, fmt.Sprintf("tables with every column, however wide (default: at most %d columns)", report.MaxWidth))
 	root.SetVersionTemplate("{{.Version}}\n")
+	// Flag help wrapped at the tables' width (pflag's FlagUsagesWrapped),
+	// in cobra's own usage template otherwise unchanged.
+	cobra.AddTemplateFunc("wrappedFlagUsages", wrappedFlagUsages)
+	usage := strings.ReplaceAll(root.UsageTemplate(), ".LocalFlags.FlagUsages", "wrappedFlagUsages .LocalFlags")
+	root.SetUsageTemplate(strings.ReplaceAll(usage, ".InheritedFlags.FlagUsages", "wrappedFlagUsages .InheritedFlags"))
 	root.SetIn(s.In)
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
@@ -157,4 +164,16 @@ func runContext(ctx context.Context, args []string, in io.Reader, out, errw io.W
 		fmt.Fprintf(errw, "placer: %s\n", fail.Line(err))
 	}
 	return fail.Code(err, interrupted)
+}
+
+// wrappedFlagUsages is f's help wrapped at the tables' width. A list's
+// default (a method list, a workload list) is shown with a space after
+// each comma so that it wraps too: pflag breaks lines only at spaces.
+func wrappedFlagUsages(f *pflag.FlagSet) string {
+	f.VisitAll(func(fl *pflag.Flag) {
+		if strings.HasSuffix(fl.Value.Type(), "Slice") && !strings.Contains(fl.DefValue, ", ") {
+			fl.DefValue = strings.ReplaceAll(fl.DefValue, ",", ", ")
+		}
+	})
+	return f.FlagUsagesWrapped(report.MaxWidth)
 }
