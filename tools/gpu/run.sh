@@ -18,7 +18,14 @@
 #   1d. moehost: a whole eager MoE layer's wall time against its
 #      kernels' busy time;
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
-#      measured times and a cost table (graph/testdata/profile's format).
+#      measured times and a cost table (graph/testdata/profile's format);
+#   5. placer profile of a Llama 3.2 1B layer and Megatron's 1.7B row's
+#      (profile-llama1b, profile-megatron-1.7b: docs/profile.md);
+#   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
+#      under micro-batches 1 to 8 with and without full recomputation.
+#
+# The next lent GPU's short list (issues 58 to 60):
+#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,shapes make gpu
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
@@ -188,6 +195,19 @@ step profile-llama1b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --
 step profile-megatron-1.7b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	--workload gpt:layers=24,hidden=2304,heads=24,seq=2048,vocab=131072,batch=512 \
 	--out "$OUT/megatron-1.7b.profile.json"
+
+# 6. A plain-PyTorch Llama 3.2 1B trained on the GPU under each plan of a
+# one-GPU sweep (tools/profile/llamasweep.py: BF16 autocast, fused AdamW,
+# global batch 16, micro-batch 1 to 8, with and without full
+# recomputation): each plan's step and torch.cuda.max_memory_allocated
+# and reserved, or oom, beside the placer eval command line of the same
+# plan (issues 59 and 60: the plain-PyTorch step and the peak as tests).
+if [ "$QUICK" = 1 ]; then
+	LS="--quick"
+else
+	LS="--shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full"
+fi
+step llamasweep 240 sh -c "$PY tools/profile/llamasweep.py --device $DEVICE $LS > $OUT/llamasweep.jsonl"
 
 # The summary: every step's status and time, on stderr and in summary.json.
 "$PY" - "$OUT" <<'PY'
