@@ -114,20 +114,28 @@ func TestSlurm(t *testing.T) {
 		slurmJobs(t, evals, dir)
 		cells := cellsOf(t, evals)
 		job := sbatch(t, filepath.Join(dir, "slurm", "cells.sbatch"))
-		// Cancel once a cell is kept and another is claimed, unfinished.
+		// Cancel once a cell is kept and another has just been claimed
+		// (claimed now, not at the last look): a cell caught near its end
+		// could finish before scancel takes effect, and the cancel would
+		// then hit no running cell.
 		deadline := time.Now().Add(2 * time.Minute)
+		seen := map[string]bool{}
 		for {
-			kept, running := 0, 0
+			kept, running, fresh := 0, 0, 0
 			for _, c := range cells {
 				f := filepath.Join(dir, c)
 				if _, err := os.Stat(f); err == nil {
 					kept++
 				} else if h, _ := claim.History(f); len(h) > 0 {
 					running++
+					if !seen[c] {
+						fresh++
+					}
+					seen[c] = true
 				}
 			}
-			if kept >= 1 && running >= 1 {
-				t.Logf("cancelling with %d cells kept, %d running", kept, running)
+			if kept >= 1 && fresh >= 1 {
+				t.Logf("cancelling with %d cells kept, %d running (%d just claimed)", kept, running, fresh)
 				break
 			}
 			if kept == len(cells) || time.Now().After(deadline) {
