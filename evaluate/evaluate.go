@@ -24,10 +24,15 @@ type Result struct {
 	Transfers  int   // number of tensor transfers (collectives not counted)
 	// CollectiveBytes is the part of BytesMoved that collectives move
 	// (data parallelism's all-reduce, ZeRO's and FSDP's reduce-scatters
-	// and all-gathers), summed over the GPUs; LinkBytes has the
-	// transfers only.
+	// and all-gathers), summed over the GPUs: the sum of Collective.
+	// LinkBytes has the transfers, BytesMoved less CollectiveBytes.
 	CollectiveBytes int64
 	LinkBytes       []int64 // bytes sent from device s to device d, at s*devices+d
+	// Collective is, per device, the bytes it sends in collectives, as
+	// many as it receives in them (a ring's all-reduce, reduce-scatter and
+	// all-gather send each GPU's share on and receive as much); nil
+	// without collectives.
+	Collective []int64
 
 	Kernels int // kernels launched (ops after fusion)
 }
@@ -77,6 +82,9 @@ func (r *Result) Clone() Result {
 	c.PeakMemory = append([]int64(nil), r.PeakMemory...)
 	c.Capacity = append([]int64(nil), r.Capacity...)
 	c.LinkBytes = append([]int64(nil), r.LinkBytes...)
+	if r.Collective != nil {
+		c.Collective = append([]int64(nil), r.Collective...)
+	}
 	return c
 }
 

@@ -41,7 +41,8 @@ type Eval struct {
 	BytesMoved     int64   `json:"bytes_moved"`
 	NumXfers       int     `json:"transfer_count"`
 	// CollectiveBytes is the part of BytesMoved that collectives move
-	// (sent and received count the transfers only).
+	// (each device's sent and received count its transfers and its share
+	// of the collectives: the devices' sent add up to BytesMoved).
 	CollectiveBytes int64 `json:"collective_bytes,omitempty"`
 	OOM             bool  `json:"oom"`
 	// ColocationViolations counts ops away from their co-location group.
@@ -90,8 +91,12 @@ type DeviceStats struct {
 	PeakMemory  int64   `json:"peak_memory"`
 	Capacity    int64   `json:"capacity"`
 	OOM         bool    `json:"oom"`
-	BytesOut    int64   `json:"bytes_out"`
-	BytesIn     int64   `json:"bytes_in"`
+	// BytesOut and BytesIn are what the device sends and receives, in
+	// transfers and in collectives; Collective the collectives' part of
+	// each (a ring collective sends what it receives).
+	BytesOut   int64 `json:"bytes_out"`
+	BytesIn    int64 `json:"bytes_in"`
+	Collective int64 `json:"collective_bytes,omitempty"`
 }
 
 // NewEval fills the numeric part of an Eval from a result; opsPerDevice
@@ -115,13 +120,18 @@ func NewEval(r *evaluate.Result, lowerBound float64, opsPerDevice []int) Eval {
 				ds.BytesIn += r.LinkBytes[j*d+k]
 			}
 		}
+		if len(r.Collective) == d {
+			ds.Collective = r.Collective[k]
+			ds.BytesOut += ds.Collective
+			ds.BytesIn += ds.Collective
+		}
 		e.PerDevice = append(e.PerDevice, ds)
 	}
 	return e
 }
 
-// moved says what moved between GPUs: the transfers (each GPU's sent and
-// received below) and what collectives moved.
+// moved says what moved between GPUs: the transfers and what collectives
+// moved (each GPU's sent and received below are its part of both).
 func moved(e Eval) string {
 	if e.CollectiveBytes == 0 {
 		return fmt.Sprintf("%s in %d transfers", Bytes(e.BytesMoved), e.NumXfers)
@@ -180,6 +190,9 @@ func WriteEval(w io.Writer, e Eval) error {
 	}
 	if err := Table(w, []string{"GPU", "ops", "busy", "util", "peak memory", "of capacity", "sent", "received"}, dev); err != nil {
 		return err
+	}
+	if e.CollectiveBytes > 0 {
+		fmt.Fprintln(w, "sent and received: each GPU's transfers and its part of the collectives")
 	}
 	if m := e.Measured; m != nil {
 		rows := [][2]string{

@@ -340,12 +340,12 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	out := evaluate.Result{
 		StepTime: step, DeviceBusy: make([]float64, n), PeakMemory: make([]int64, n), Capacity: make([]int64, n),
 		ColocationViolations: res.ColocationViolations, Transfers: res.Transfers * M * R, Kernels: res.Kernels * M * R,
-		BytesMoved: res.BytesMoved * int64(M*R),
 	}
-	for k := range devices { // the replicas' ring all-reduce of each GPU's gradients
-		out.CollectiveBytes += int64(2 * float64(R-1) * float64(bucket[k]))
+	share := make([]int64, devices)
+	for k, b := range bucket { // the replicas' ring all-reduce of each GPU's gradients
+		share[k] = ringShare(2, R, b)
 	}
-	out.BytesMoved += out.CollectiveBytes
+	traffic(&out, res, devices, R, M, share)
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
@@ -378,6 +378,9 @@ func (e *Evaluator) accumulated(one *evaluate.Result, grads []Gradient, devices,
 	out.Transfers *= M
 	out.Kernels *= M
 	out.BytesMoved += one.BytesMoved * int64((M-1)*R)
+	for i := range out.LinkBytes {
+		out.LinkBytes[i] *= int64(M)
+	}
 	for i := range out.DeviceBusy {
 		out.DeviceBusy[i] *= float64(M)
 	}

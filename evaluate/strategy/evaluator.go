@@ -318,12 +318,13 @@ func (e *Evaluator) zero2(one *evaluate.Result, g *graph.Graph, dev []int, devic
 		ColocationViolations: one.ColocationViolations, Transfers: one.Transfers * R, Kernels: one.Kernels * R,
 		BytesMoved: one.BytesMoved * int64(R),
 	}
-	for _, w := range weights {
-		// A reduce-scatter and an all-gather each move (R-1)/R of the
-		// bytes per GPU.
-		out.CollectiveBytes += int64(2 * float64(R-1) * float64(w))
+	share := make([]int64, devices)
+	for k, w := range weights {
+		// A reduce-scatter and an all-gather each send (R-1)/R of the
+		// bytes from every GPU.
+		share[k] = ringShare(2, R, w)
 	}
-	out.BytesMoved += out.CollectiveBytes
+	traffic(&out, one, devices, R, 1, share)
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
@@ -398,17 +399,15 @@ func (e *Evaluator) fsdp(one *evaluate.Result, g *graph.Graph, dev []int, device
 		ColocationViolations: one.ColocationViolations, Transfers: one.Transfers * R, Kernels: one.Kernels * R,
 		BytesMoved: one.BytesMoved * int64(R),
 	}
-	for k := range state {
-		// Each weight crosses (R-1)/R of its bytes per GPU three times.
-		var w int64
-		for _, gr := range grads {
-			if gr.Device == k {
-				w += gr.Bytes
-			}
-		}
-		out.CollectiveBytes += int64(3 * float64(R-1) * float64(w))
+	share := make([]int64, devices)
+	for _, gr := range grads {
+		share[gr.Device] += gr.Bytes
 	}
-	out.BytesMoved += out.CollectiveBytes
+	for k, w := range share {
+		// Each weight crosses (R-1)/R of its bytes per GPU three times.
+		share[k] = ringShare(3, R, w)
+	}
+	traffic(&out, one, devices, R, 1, share)
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k
@@ -419,6 +418,46 @@ func (e *Evaluator) fsdp(one *evaluate.Result, g *graph.Graph, dev []int, device
 		}
 	}
 	return out, nil
+}
+
+// ringShare is what each of R GPUs sends, and receives, in times ring
+// passes over b bytes: times (R-1)/R of them (an all-reduce is a
+// reduce-scatter and an all-gather, 2 passes).
+func ringShare(times, R int, b int64) int64 {
+	return int64(times) * int64(R-1) * b / int64(R)
+}
+
+// traffic fills out's transfers and collectives for R replicas of one
+// replica's result one on devices GPUs each: every replica's links as
+// one's, m times (its micro-batches), and each GPU in the place of device
+// k sending and receiving share[k] bytes in collectives; BytesMoved is
+// their sum.
+func traffic(out, one *evaluate.Result, devices, R, m int, share []int64) {
+	n := devices * R
+	out.LinkBytes = make([]int64, n*n)
+	out.BytesMoved = one.BytesMoved * int64(R*m)
+	if len(one.LinkBytes) == devices*devices {
+		for r := range R {
+			o := r * devices
+			for s := range devices {
+				for d := range devices {
+					out.LinkBytes[(o+s)*n+o+d] = one.LinkBytes[s*devices+d] * int64(m)
+				}
+			}
+		}
+	}
+	out.Collective, out.CollectiveBytes = nil, 0
+	for _, b := range share {
+		out.CollectiveBytes += b * int64(R)
+	}
+	if out.CollectiveBytes == 0 {
+		return
+	}
+	out.Collective = make([]int64, n)
+	for i := range out.Collective {
+		out.Collective[i] = share[i%devices]
+	}
+	out.BytesMoved += out.CollectiveBytes
 }
 
 // compose builds the whole cluster's result from one replica's: every
@@ -444,12 +483,11 @@ func (e *Evaluator) compose(one *evaluate.Result, ar *AllReduceResult, devices, 
 			bucket[g.Device] += g.Bytes
 		}
 	}
-	var moved int64
-	for k := 0; k < devices; k++ {
-		moved += int64(float64(2*(R-1)) / float64(R) * float64(bucket[k]) * float64(R))
+	share := make([]int64, devices)
+	for k, b := range bucket {
+		share[k] = ringShare(2, R, b)
 	}
-	out.BytesMoved = one.BytesMoved*int64(R) + moved
-	out.CollectiveBytes = moved
+	traffic(&out, one, devices, R, 1, share)
 	for r := 0; r < R; r++ {
 		for k := 0; k < devices; k++ {
 			i := r*devices + k

@@ -41,9 +41,18 @@ func NewFixed(e *Evaluator, s decision.Strategy) (Fixed, error) {
 func (f Fixed) Devices() int { return f.E.c.Devices / f.S.R() }
 
 func (f Fixed) first(r evaluate.Result) evaluate.Result {
-	k := f.Devices()
+	k, n := f.Devices(), len(r.DeviceBusy)
 	r.DeviceBusy, r.PeakMemory, r.Capacity = r.DeviceBusy[:k:k], r.PeakMemory[:k:k], r.Capacity[:k:k]
-	r.LinkBytes = nil
+	if len(r.LinkBytes) == n*n && n > k { // the first replica's links
+		links := make([]int64, k*k)
+		for s := range k {
+			copy(links[s*k:(s+1)*k], r.LinkBytes[s*n:s*n+k])
+		}
+		r.LinkBytes = links
+	}
+	if len(r.Collective) > k {
+		r.Collective = r.Collective[:k:k]
+	}
 	return r
 }
 
