@@ -86,10 +86,11 @@ type SearchOptions struct {
 
 	// Progress receives one line per finished baseline; OnStep the
 	// search's progress: a point of its curve, the reference's value and
-	// how much of the budget is spent (done of total, in the budget's unit:
-	// steps, evaluations or seconds).
+	// how much of the budget is spent (done of total in unit: "steps",
+	// "evaluations", "s" or "CPU s"), and once more when the search
+	// method ends, at the steps and evaluations its summary says.
 	Progress io.Writer
-	OnStep   func(pt gdp.Point, refStep float64, done, total int)
+	OnStep   func(pt gdp.Point, refStep float64, done, total int, unit string)
 }
 
 // SearchReport is what `placer search` prints: the comparison with the
@@ -162,10 +163,12 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if budget == (optimize.Budget{}) {
 		b.SearchBudget += fmt.Sprintf(" (the default for %d ops)", p.Graph.NumOps())
 	}
-	out, err := s.Run(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed, Recorder: o.recorder(p, whole)})
+	rec, final := o.recorder(p, whole)
+	out, err := s.Run(ctx, p, &optimize.Settings{Budget: budget, Seed: o.Seed, Recorder: rec})
 	if out == nil {
 		return SearchReport{}, err
 	}
+	final(out.Own)
 	b.Rows = tableRows(out.Rows, p)
 	b.Reference, b.RefStep = reference(ctx, p, out.Rows)
 	b.Rows = append(b.Rows, tableRows(out.Joint, p)...)
@@ -215,15 +218,34 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 
 // recorder is the search's progress as o asks for it: a line per row
 // finished on o.Progress, and o.OnStep for each point of the search
-// method's curve with how much of budget it has spent.
-func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) optimize.Recorder {
+// method's curve with how much of budget it has spent. final reports the
+// search method's result, own, as the last point: a curve has a point
+// every few rounds, and the progress ends where the summary does.
+func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) (rec optimize.Recorder, final func(own *optimize.Result)) {
 	rows := rowPrinter(p, o.Progress)
 	if o.OnStep == nil {
-		return rows
+		return rows, func(*optimize.Result) {}
 	}
 	var once sync.Once
 	var cpu0 time.Duration
 	var mu sync.Mutex
+	var last *gdp.Point
+	var ref float64
+	final = func(own *optimize.Result) {
+		mu.Lock()
+		b, pt := budget, last
+		mu.Unlock()
+		if own == nil || pt == nil {
+			return
+		}
+		end := *pt
+		end.Step, end.Evaluations, end.Elapsed = own.Stats.Steps, own.Stats.Evaluations, own.Stats.Elapsed.Seconds()
+		if own.Stats.BestStep > 0 {
+			end.BestStep, end.Best = own.Stats.BestStep, own.Stats.Best
+		}
+		done, total, unit := spent(b, end, optimize.ProcessCPU()-cpu0)
+		o.OnStep(end, ref, done, total, unit)
+	}
 	return optimize.RecorderFunc(func(e optimize.Event) {
 		switch e.Kind {
 		case optimize.Share:
@@ -240,28 +262,30 @@ func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) op
 			once.Do(func() { cpu0 = optimize.ProcessCPU() })
 			mu.Lock()
 			b := budget
+			pt := *e.Point
+			last, ref = &pt, e.RefStep
 			mu.Unlock()
-			done, total := spent(b, *e.Point, optimize.ProcessCPU()-cpu0)
-			o.OnStep(*e.Point, e.RefStep, done, total)
+			done, total, unit := spent(b, pt, optimize.ProcessCPU()-cpu0)
+			o.OnStep(pt, e.RefStep, done, total, unit)
 		}
-	})
+	}), final
 }
 
 // spent is how much of budget a search has used at point pt, after cpu
 // of CPU time: done of total in the unit of the budget that binds first
 // (steps, evaluations, or seconds of wall or CPU time).
-func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int) {
-	frac, d, t := -1.0, 0, 0
-	try := func(x, of float64, dx, of2 int) {
+func spent(b optimize.Budget, pt gdp.Point, cpu time.Duration) (done, total int, unit string) {
+	frac := -1.0
+	try := func(x, of float64, dx, of2 int, u string) {
 		if of > 0 && x/of > frac {
-			frac, d, t = x/of, dx, of2
+			frac, done, total, unit = x/of, dx, of2, u
 		}
 	}
-	try(float64(pt.Step), float64(b.Steps), pt.Step, b.Steps)
-	try(float64(pt.Evaluations), float64(b.Evaluations), pt.Evaluations, b.Evaluations)
-	try(pt.Elapsed, b.Time.Seconds(), int(pt.Elapsed), int(b.Time.Seconds()))
-	try(cpu.Seconds(), b.CPU.Seconds(), int(cpu.Seconds()), int(b.CPU.Seconds()))
-	return d, t
+	try(float64(pt.Step), float64(b.Steps), pt.Step, b.Steps, "steps")
+	try(float64(pt.Evaluations), float64(b.Evaluations), pt.Evaluations, b.Evaluations, "evaluations")
+	try(pt.Elapsed, b.Time.Seconds(), int(pt.Elapsed), int(b.Time.Seconds()), "s")
+	try(cpu.Seconds(), b.CPU.Seconds(), int(cpu.Seconds()), int(b.CPU.Seconds()), "CPU s")
+	return done, total, unit
 }
 
 // curvePlot draws the best step time found so far (milliseconds)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/pipeline"
 )
 
@@ -132,5 +133,37 @@ func TestSearchJoint(t *testing.T) {
 	}
 	if joint != pipeline.JointSearches {
 		t.Errorf("%d joint rows, want %d", joint, pipeline.JointSearches)
+	}
+}
+
+// TestSearchProgressEndsAtSummary: the search's progress counts its
+// budget's unit and ends where its summary does: a curve has a point
+// every 16 rounds, so at 300 evaluations in rounds of 8 the last point
+// falls short of the summary's steps and evaluations, and the search
+// reports its result's once more when it ends.
+func TestSearchProgressEndsAtSummary(t *testing.T) {
+	type call struct {
+		step, evals, done, total int
+		unit                     string
+	}
+	var calls []call
+	o := SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7}
+	o.OnStep = func(pt gdp.Point, _ float64, done, total int, unit string) {
+		calls = append(calls, call{pt.Step, pt.Evaluations, done, total, unit})
+	}
+	rep, err := SearchGraph(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) < 2 {
+		t.Fatalf("%d progress reports, want a point of the curve and the end", len(calls))
+	}
+	before, end := calls[len(calls)-2], calls[len(calls)-1]
+	if end.step != rep.Result.Steps || end.evals != rep.Result.Evaluations || end.done != rep.Result.Evaluations || end.unit != "evaluations" {
+		t.Errorf("progress ends at step %d, %d evaluations (%d/%d %s); the summary says %d steps, %d evaluations",
+			end.step, end.evals, end.done, end.total, end.unit, rep.Result.Steps, rep.Result.Evaluations)
+	}
+	if before.step >= end.step || end.total > 300 || end.done > end.total+16 {
+		t.Errorf("the last point of the curve at step %d, the end at %d, %d of %d evaluations: want the end after the last point, within the budget of 300", before.step, end.step, end.done, end.total)
 	}
 }

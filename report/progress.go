@@ -21,6 +21,7 @@ type Progress struct {
 	w           io.Writer
 	what        string
 	total       int
+	unit        string // what steps count ("" = steps)
 	last        time.Time
 	step        int
 	desc        string
@@ -50,7 +51,7 @@ func NewProgress(w io.Writer, total int, what string) *Progress {
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 	)
-	return &Progress{bar: bar}
+	return &Progress{bar: bar, total: total}
 }
 
 // Step advances the bar to step and shows desc beside it.
@@ -67,12 +68,32 @@ func (p *Progress) Step(step int, desc string) {
 	p.bar.Set(step)
 }
 
+// StepIn advances the bar to done of total counted in unit
+// ("evaluations", "CPU s": a search's budget, which may change unit when
+// another limit binds first) and shows desc beside it.
+func (p *Progress) StepIn(done, total int, unit, desc string) {
+	if p.bar == nil {
+		p.total, p.unit = total, unit
+		p.Step(done, desc)
+		return
+	}
+	if total != p.total && total > 0 {
+		p.total = total
+		p.bar.ChangeMax(total)
+	}
+	p.Step(done, unit+": "+desc)
+}
+
 func (p *Progress) line() {
 	of := ""
 	if p.total > 0 {
 		of = fmt.Sprintf("/%d", p.total)
 	}
-	fmt.Fprintf(p.w, "%s: step %d%s: %s\n", p.what, p.step, of, p.desc)
+	if p.unit != "" {
+		fmt.Fprintf(p.w, "%s: %d%s %s: %s\n", p.what, p.step, of, p.unit, p.desc)
+	} else {
+		fmt.Fprintf(p.w, "%s: step %d%s: %s\n", p.what, p.step, of, p.desc)
+	}
 	p.wroteLatest = true
 }
 

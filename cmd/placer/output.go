@@ -15,6 +15,7 @@ import (
 type lazyBar struct {
 	w    io.Writer
 	what string
+	unit string // what the steps count ("" = steps)
 	bar  *report.Progress
 }
 
@@ -25,6 +26,10 @@ func (l *lazyBar) step(total, step int, desc string) {
 			total = -1
 		}
 		l.bar = report.NewProgress(l.w, total, l.what)
+	}
+	if l.unit != "" {
+		l.bar.StepIn(step, total, l.unit, desc)
+		return
 	}
 	l.bar.Step(step, desc)
 }

@@ -94,7 +94,10 @@ any (every plan placer models, stage-tp included).`,
 			if !o.quiet {
 				o.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt gdp.Point, ref float64, done, total int) { bar.step(total, done, searchStep(pt, ref)) }
+				o.OnStep = func(pt gdp.Point, ref float64, done, total int, unit string) {
+					bar.unit = unit
+					bar.step(total, done, searchStep(pt, ref))
+				}
 				defer bar.finish()
 			}
 			rep, err := jobs.Search(cmd.Context(), o.SearchOptions)

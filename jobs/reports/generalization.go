@@ -493,9 +493,9 @@ func expertAndBest(rows []report.BaselinesRow) (expert, best report.Generalizati
 }
 
 // searchStepOf is f as Search's OnStep (steps: the budget's total).
-func searchStepOf(f func(gdp.Point, float64, int)) func(gdp.Point, float64, int, int) {
+func searchStepOf(f func(gdp.Point, float64, int)) func(gdp.Point, float64, int, int, string) {
 	if f == nil {
 		return nil
 	}
-	return func(pt gdp.Point, ref float64, _, total int) { f(pt, ref, total) }
+	return func(pt gdp.Point, ref float64, _, total int, _ string) { f(pt, ref, total) }
 }
