@@ -49,6 +49,7 @@ test: go-deps py-deps venv
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
 	$(MAKE) test-slurm
+	$(MAKE) test-profile-cpu
 
 # The README's sample outputs made anew from the commands each one's
 # marker names (tools/readme: <!-- readme: COMMAND | options --> above a
@@ -384,10 +385,12 @@ FIDELITY_FLAGS ?=
 # gpu-check runs the same plumbing on this machine's CPU at smoke-test
 # sizes (no hw bench), in about a minute.
 # Profile, then predict, then run, on this machine's CPU (issue 58): a
-# tiny Llama profiled on 4 gloo processes (placer profile), five plans
-# predicted from it (eval --profile) and run (tools/profile/runs.py,
-# interleaved rounds, medians); fails under Spearman 0.8 or over 20%
-# median error. Not in make test.
+# tiny Llama profiled on 4 gloo processes where the cores give each its
+# own, else 2 (placer profile), eight plans predicted from it (eval
+# --profile: DDP, FSDP, TP with and without SP, 1F1B, recomputation, a
+# larger micro-batch) and run (tools/profile/runs.py, 4 interleaved
+# rounds, medians); fails under Spearman 0.8 or over 20% median error.
+# About 70 s on 2 cores; in make test.
 .PHONY: test-profile-cpu
 test-profile-cpu: build
 	$(TORCH_PY) tools/profile/cpuloop.py $(BIN) --out out/profile-cpu

@@ -124,7 +124,7 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 			_, dpG := pl.groups(*p, s)
 			if pl.DistOpt {
 				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
-				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*p.weightBytes())
 				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
 				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*gb)
@@ -162,7 +162,7 @@ func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) floa
 	}
 	for s, st := range stages {
 		_, dpG := pl.groups(*p, s)
-		ag, _ := p.Collective(roofline.AllGather, dpG, st.params*bf16)
+		ag, _ := p.Collective(roofline.AllGather, dpG, st.params*p.weightBytes())
 		rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
 		exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
 	}

@@ -65,6 +65,17 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	return WithProfile(pod, pr)
 }
 
+// weightBytes is the bytes of a weight as the pod's ranks gather it:
+// BF16, but FP32 on the pod of an FP32 profile (a CPU's: its runs keep
+// their weights in FP32 and FSDP and the distributed optimizer gather
+// them so).
+func (p *Pod) weightBytes() float64 {
+	if p.Profile != nil && p.Profile.DType == "fp32" {
+		return 4
+	}
+	return bf16
+}
+
 var collectiveOp = map[roofline.Collective]string{
 	roofline.AllReduce: profile.AllReduce, roofline.AllGather: profile.AllGather, roofline.ReduceScatter: profile.ReduceScatter,
 }

@@ -144,3 +144,50 @@ func TestCPUCommunicationSerial(t *testing.T) {
 		t.Errorf("with overlap the all-reduce is exposed %.9g s (%v), want less than the whole %.9g", r2.DPExposed, err, r.DPExposed)
 	}
 }
+
+// TestCPUWeightsGatheredFP32: on an FP32 profile's pod FSDP gathers each
+// micro-batch's weights as FP32 (the CPU runs keep them so), on a BF16
+// profile's as BF16; the reduce-scatter is the FP32 gradients' in both.
+func TestCPUWeightsGatheredFP32(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.DType != "fp32" {
+		t.Fatalf("testdata/profile-cpu.json is %s, want fp32", pr.DType)
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1,fsdp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	for _, tc := range []struct {
+		dtype string
+		bytes float64
+	}{{"fp32", 4}, {"bf16", 2}} {
+		p := *pr
+		p.DType = tc.dtype
+		pod := ProfilePod(&p, 4)
+		r, err := Evaluate(m, s, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Resolve(m, s, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, dpG := pl.groups(pod, 0)
+		ag, _ := pod.Collective(roofline.AllGather, dpG, params*tc.bytes)
+		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*pl.gradBytes())
+		// Serial: every micro-batch's two gathers and its reduce-scatter exposed whole.
+		want := float64(pl.M) * (2*ag + rs)
+		if math.Abs(r.DPExposed-want) > 1e-9*want {
+			t.Errorf("%s profile: FSDP exposed %.9g s, want %d x (2 gathers of %g bytes a weight + the reduce-scatter) = %.9g",
+				tc.dtype, r.DPExposed, pl.M, tc.bytes, want)
+		}
+	}
+}

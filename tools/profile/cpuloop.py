@@ -1,7 +1,8 @@
 """Profile, then predict, then run, on CPU (issue 58's CI loop).
 
 1. placer profile a tiny Llama on PROCS gloo CPU processes (THREADS torch
-   threads each, the same in the runs);
+   threads each, the same in the runs): 4 where the cores give each its
+   own, else 2;
 2. placer eval --profile each plan on the profile's cpu pod;
 3. runs.py runs every plan in one launch, in interleaved rounds (plan A,
    B, C, ..., A, B, C, ...), each plan's time the median of its steps;
@@ -9,10 +10,13 @@
    Spearman rank correlation and the median absolute error, and exits 1
    when Spearman < --min-spearman or the median error > --max-error.
 
-Protocol against this machine's noise: medians of interleaved rounds
-(a load falls on every plan alike), and the error also given as ratios
-to the first plan measured in the same rounds (a load that slows every
-plan cancels in them).
+Protocol against this machine's noise: one process a core (4 processes
+of one thread on 2 cores time the kernel's scheduler: a 128 KiB
+all-reduce between two of them after compute took 2.98 ms against 1.00
+ms with 2 processes, docs/profile.md), medians of 4 interleaved rounds of
+2 steps (a load falls on every plan alike), and the error also given as
+ratios to the first plan measured in the same rounds (a load that slows
+every plan cancels in them).
 
 Usage: python cpuloop.py PLACER [--out DIR]
 """
@@ -26,7 +30,26 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODEL = {"layers": 4, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn": 512, "vocab": 1024, "seq": 256, "batch": 8}
-PLANS = ["tp=1,pp=1,dp=4,mbs=1", "tp=1,pp=2,dp=2,mbs=1", "tp=1,pp=4,dp=1,mbs=1", "tp=2,pp=1,dp=2,mbs=1", "tp=4,pp=1,dp=1,mbs=1"]
+# The plans run: DDP, FSDP, tensor parallelism with and without sequence
+# parallelism, 1F1B pipelines, full recomputation and a larger
+# micro-batch, over 2 or 4 processes (as many as the cores: 4 processes
+# of one thread on 2 cores time the kernel's scheduler, not the plan;
+# docs/profile.md).
+PLANS = {
+    2: ["tp=1,pp=1,dp=2,mbs=1", "tp=1,pp=1,dp=2,mbs=4", "tp=1,pp=1,dp=2,mbs=1,fsdp=on",
+        "tp=1,pp=1,dp=2,mbs=1,recompute=full", "tp=1,pp=2,dp=1,mbs=1", "tp=1,pp=2,dp=1,mbs=4",
+        "tp=2,pp=1,dp=1,mbs=1", "tp=2,pp=1,dp=1,mbs=1,sp=on"],
+    4: ["tp=1,pp=1,dp=4,mbs=1", "tp=1,pp=1,dp=4,mbs=1,fsdp=on", "tp=1,pp=2,dp=2,mbs=1", "tp=1,pp=4,dp=1,mbs=1",
+        "tp=2,pp=1,dp=2,mbs=1", "tp=2,pp=1,dp=2,mbs=1,sp=on", "tp=4,pp=1,dp=1,mbs=1",
+        "tp=1,pp=1,dp=4,mbs=1,recompute=full"],
+}
+
+
+def cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def ranks(x):
@@ -54,22 +77,28 @@ def median(x):
 
 
 def main():
+    global PLANS
     ap = argparse.ArgumentParser()
     ap.add_argument("placer")
     ap.add_argument("--out", default="out/profile-cpu")
-    ap.add_argument("--procs", type=int, default=4)
+    ap.add_argument("--procs", type=int, default=0, help="processes (default 4 where the cores allow, else 2)")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--min-spearman", type=float, default=0.8)
     ap.add_argument("--max-error", type=float, default=0.2)
+    ap.add_argument("--plans", default="", help="plans separated by ';' (default: the process count's)")
     a = ap.parse_args()
+    if a.procs <= 0:
+        a.procs = 4 if cores() >= 4 * a.threads else 2
+    PLANS = a.plans.split(";") if a.plans else PLANS[a.procs]
     os.makedirs(a.out, exist_ok=True)
     work = "llama:" + ",".join("%s=%d" % (k, v) for k, v in MODEL.items())
     prof = os.path.join(a.out, "tiny.profile.json")
     t0 = time.time()
     subprocess.run([a.placer, "profile", "--workload", work, "--device", "cpu", "--procs", str(a.procs),
-                    "--threads", str(a.threads), "--tp", "1,2,4", "--mbs", "1", "--cp", "1", "--recompute", "none",
+                    "--threads", str(a.threads), "--tp", ",".join(str(t) for t in (1, 2, 4) if t <= a.procs),
+                    "--mbs", "1,4", "--cp", "1", "--recompute", "none,full",
                     "--repeats", "3", "--budget", "60s", "--out", prof], check=True)
     t_prof = time.time() - t0
     pred = {}
@@ -98,8 +127,8 @@ def main():
     rows = []
     for x, pp, mm, e, re_ in zip(PLANS, p, m, errs, ratio_errs):
         rows.append({"plan": x, "predicted_s": pp, "measured_s": mm, "error": e, "ratio_error": re_, "sources": pred[x][1]})
-        print("%-24s predicted %8.1f ms  measured %8.1f ms  %+6.1f%%  (ratio to %s %+6.1f%%)"
-              % (x, pp * 1e3, mm * 1e3, 100 * e, PLANS[0], 100 * re_))
+        print("%-36s predicted %7.1f ms  measured %7.1f ms  %+6.1f%%  (ratio to the first %+6.1f%%)"
+              % (x, pp * 1e3, mm * 1e3, 100 * e, 100 * re_))
     summary = {"spearman": rho, "median_abs_error": med, "median_abs_ratio_error": med_ratio,
                "profile_s": t_prof, "runs_s": t_runs, "total_s": time.time() - t0, "plans": rows}
     with open(os.path.join(a.out, "summary.json"), "w") as f:

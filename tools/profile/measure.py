@@ -158,32 +158,72 @@ def time_part(make, shape, req, dev, timer, kind):
     return f, max(fb - f, 1e-9), (torch.cuda.max_memory_allocated() if dev.type == "cuda" else 0)
 
 
+def burst_for(dev, hidden, seconds=1e-3):
+    """A compute burst of about `seconds` (matmuls at the model's hidden
+    size): what a step runs between two collectives."""
+    a = torch.randn(256, hidden, device=dev)
+    b = torch.randn(hidden, hidden, device=dev)
+    t0 = time.perf_counter()
+    for _ in range(5):
+        a @ b
+    one = max((time.perf_counter() - t0) / 5, 1e-7)
+    n = max(1, int(seconds / one))
+
+    def burst():
+        for _ in range(n):
+            a @ b
+    return burst
+
+
 def time_collective(op, group, nbytes, ranks, req, dev, timer):
+    """One collective's time as a step issues it. On a GPU: back to back
+    (the kernels queue on the stream). On a CPU: through the runner's own
+    functions (llama.py: the activations cast from the compute's FP32 to
+    the wire's BF16 and back, as the step does) and each after a burst of
+    compute, the time of (burst + collective) less the burst's own: gloo's
+    threads sleep while the cores compute, and a step pays their waking
+    (2 processes, a 128 KiB all-reduce: 0.40 ms back to back, 1.25 ms
+    after a millisecond of matmuls; runs.py's tensor-parallel step spent
+    1.65 ms an all-reduce, docs/profile.md)."""
     me = dist.get_rank()
     n = len(ranks)
     dt = torch.bfloat16
     el = max(n, int(nbytes) // 2 // n * n)
     g = group
+    cpu = dev.type == "cpu"
+    src = torch.float32 if cpu else dt  # the compute's dtype; the wire is BF16
     if op == "all_reduce":
-        x = torch.ones(el, dtype=dt, device=dev)
-        run = lambda: dist.all_reduce(x, group=g)  # noqa: E731
+        x = torch.ones(el, dtype=src, device=dev)
+        run = (lambda: llama._all_reduce(x, g)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
     elif op == "all_gather":
-        x, out = torch.ones(el // n, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
-        run = lambda: dist.all_gather_into_tensor(out, x, group=g)  # noqa: E731
+        if cpu:
+            x = torch.ones(el // n, 1, dtype=src, device=dev)
+            run = lambda: llama._gather_seq(x, g)  # noqa: E731
+        else:
+            x, out = torch.ones(el // n, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
+            run = lambda: dist.all_gather_into_tensor(out, x, group=g)  # noqa: E731
     elif op == "reduce_scatter":
-        x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el // n, dtype=dt, device=dev)
-        run = lambda: dist.reduce_scatter_tensor(out, x, group=g)  # noqa: E731
+        if cpu:
+            x = torch.ones(el, 1, dtype=src, device=dev)
+            run = lambda: llama._scatter_seq(x, g)  # noqa: E731
+        else:
+            x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el // n, dtype=dt, device=dev)
+            run = lambda: dist.reduce_scatter_tensor(out, x, group=g)  # noqa: E731
     elif op == "all_to_all":
         x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
         run = lambda: dist.all_to_all_single(out, x, group=g)  # noqa: E731
-    else:  # send_recv: ranks[0] to ranks[1]
-        x = torch.ones(el, dtype=dt, device=dev)
+    else:  # send_recv: ranks[0] to ranks[1], as runs.py's pipeline: cast, isend, recv, cast back
+        x = torch.ones(el, dtype=src, device=dev)
 
         def run():
             if me == ranks[0]:
-                dist.send(x, ranks[1])
+                y = x.to(dt)
+                dist.isend(y, ranks[1]).wait()
             elif me == ranks[1]:
-                dist.recv(x, ranks[0])
+                w = torch.empty(el, dtype=dt, device=dev)
+                dist.recv(w, ranks[0])
+                w.to(src)
+    burst = burst_for(dev, req["model"]["hidden"]) if cpu else None
     for _ in range(req["warmup"]):
         run()
     dist.barrier(group=g)
@@ -193,17 +233,27 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer):
         torch.cuda.synchronize()
     # Loops of k runs timed whole, as the layers' (k the same on every
     # rank: the largest any rank asks for).
-    k = torch.tensor([max(1, min(200, int(req.get("loop_s", 0.05) / max(time.perf_counter() - t0, 1e-6))))], device=dev)
+    one = max(time.perf_counter() - t0, 1e-6) + (1e-3 if cpu else 0)
+    k = torch.tensor([max(1, min(200, int(req.get("loop_s", 0.05) / one)))], device=dev)
     dist.all_reduce(k, op=dist.ReduceOp.MAX, group=g)
     k = int(k.item())
-    ts = []
-    for _ in range(req["repeats"]):
+
+    def loop(comm, comp):
         dist.barrier(group=g)
         timer.start()
         for _ in range(k):
-            run()
-        ts.append(timer.stop() / k)
-    return statistics.median(ts), el * 2
+            if comp:
+                burst()
+            if comm:
+                run()
+        return timer.stop() / k
+    ts = []
+    for _ in range(req["repeats"]):
+        if cpu:
+            ts.append(loop(True, True) - loop(False, True))
+        else:
+            ts.append(loop(True, False))
+    return max(statistics.median(ts), 1e-7), el * 2
 
 
 def time_optimizer(req, dev, timer):

@@ -10,7 +10,9 @@ interleaved rounds (plan A, B, C, ..., A, B, C, ...; each a warm-up step
 and the timed steps), so that a load on the machine falls on every plan
 alike; a plan's time is the median of its steps over the rounds.
 
-Plan: "tp=T,pp=P,dp=D,mbs=B" (placer's keys). Rank layout Megatron-LM's:
+Plan: "tp=T,pp=P,dp=D,mbs=B" (placer's keys), and sp=on (sequence
+parallelism), recompute=full (each block checkpointed) and fsdp=on
+(FSDP2 over the data-parallel group). Rank layout Megatron-LM's:
 rank = t + T (d + D p). Data parallelism: DistributedDataParallel where
 P = 1 (its bucketed all-reduce beside the last micro-batch's backward,
 no_sync before), one flat all-reduce after the step's backwards where P > 1.
@@ -30,6 +32,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.checkpoint import checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llama  # noqa: E402
@@ -39,6 +42,17 @@ from measure import free_port  # noqa: E402
 def parse(plan):
     kv = dict(x.split("=") for x in plan.split(","))
     return int(kv.get("tp", 1)), int(kv.get("pp", 1)), int(kv.get("dp", 1)), int(kv.get("mbs", 1))
+
+
+def flags(plan):
+    """The plan's other keys: sequence parallelism, full recomputation, FSDP."""
+    kv = dict(x.split("=") for x in plan.split(","))
+    for k in kv:
+        if k not in ("tp", "pp", "dp", "mbs", "sp", "recompute", "fsdp"):
+            raise SystemExit("runs.py: plan %r: key %s is not run here" % (plan, k))
+    if kv.get("recompute", "none") not in ("none", "full"):
+        raise SystemExit("runs.py: plan %r: recompute=%s is not run here (none or full)" % (plan, kv["recompute"]))
+    return kv.get("sp") == "on", kv.get("recompute") == "full", kv.get("fsdp") == "on"
 
 
 def order(p, P, M):
@@ -54,8 +68,10 @@ def order(p, P, M):
 class Rank:
     def __init__(self, plan, c, rank, world):
         T, P, D, mbs = parse(plan)
+        sp, self.full, fsdp = flags(plan)
         assert T * P * D == world, plan
         self.T, self.P, self.D, self.mbs = T, P, D, mbs
+        self.sp = sp and T > 1
         t, d, p = rank % T, (rank // T) % D, rank // (T * D)
         self.t, self.d, self.p = t, d, p
         glob = lambda t_, d_, p_: t_ + T * (d_ + D * p_)  # noqa: E731
@@ -72,13 +88,28 @@ class Rank:
         self.prev = glob(t, d, p - 1) if p > 0 else None
         self.next = glob(t, d, p + 1) if p < P - 1 else None
         torch.manual_seed(1 + rank)
-        shard = llama.Shard(T, t, self.tg, False)
+        shard = llama.Shard(T, t, self.tg, self.sp)
         L = c["layers"]
         self.blocks = torch.nn.ModuleList(llama.Block(c, shard) for _ in range(p * L // P, (p + 1) * L // P))
         self.emb = llama.Embedding(c, shard) if p == 0 else None
         self.loss = llama.Loss(c, shard) if p == P - 1 else None
         self.model = torch.nn.ModuleList([m for m in (self.emb, self.blocks, self.loss) if m is not None])
-        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 else None
+        self.fsdp = fsdp and D > 1
+        if self.fsdp:
+            # FSDP2 (torch.distributed.fsdp.fully_shard) over the
+            # data-parallel group, the embedding, each block and the loss
+            # a unit, as torchtitan shards: every micro-batch its weights
+            # all-gathered before its forward and again before its
+            # backward, its gradients reduce-scattered after it (FSDP2's
+            # default, which torchtitan keeps), as placer's fsdp=on. On a
+            # CPU the weights are FP32, gathered as FP32.
+            from torch.distributed.device_mesh import DeviceMesh
+            from torch.distributed.fsdp import fully_shard
+            mesh = DeviceMesh("cpu", dist.get_process_group_ranks(self.dg))
+            self.units = [m for m in (self.emb, *self.blocks, self.loss) if m is not None]
+            for m in self.units:
+                fully_shard(m, mesh=mesh)
+        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 and not self.fsdp else None
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, foreach=True)
         self.c = c
         self.M = c["batch"] // D // mbs
@@ -90,14 +121,17 @@ class Rank:
         if self.emb is not None:
             x = self.emb(self.ids[i])
         for b in self.blocks:
-            x = b(x, self.cos, self.sin)
+            if self.full:
+                x = checkpoint(b, x, self.cos, self.sin, use_reentrant=False)
+            else:
+                x = b(x, self.cos, self.sin)
         if self.loss is not None:
             return self.loss(x, self.ids[i]) / self.M
         return x
 
     def step(self):
         c, M = self.c, self.M
-        shape = (c["seq"], self.mbs, c["hidden"])
+        shape = (c["seq"] // self.T if self.sp else c["seq"], self.mbs, c["hidden"])
         saved, works = {}, []
         for n, (kind, i) in enumerate(order(self.p, self.P, M)):
             last_b = kind == "B" and i == M - 1
@@ -134,7 +168,7 @@ class Rank:
                     works.append((dist.isend(gx, self.prev), gx))
         for w, _ in works:
             w.wait()
-        if self.dg is not None and self.ddp is None:
+        if self.dg is not None and self.ddp is None and not self.fsdp:
             gs = [q.grad for q in self.model.parameters() if q.grad is not None]
             flat = torch.cat([g.reshape(-1) for g in gs])
             dist.all_reduce(flat, group=self.dg)
