@@ -107,6 +107,39 @@ func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
 	return compose(p.Loss, s)
 }
 
+// LayerInPlace is the forward and backward of one layer at shape s
+// with its tensor-parallel collectives, timed in place (Layer's
+// ForwardInPlace): Layer's rules over the shapes timed so; Modelled
+// where none answers (tp 1 has none).
+func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
+	return compose(inPlace(p.Layers), s)
+}
+
+// EmbeddingInPlace is EmbeddingAt's with its collectives in place.
+func (p *Profile) EmbeddingInPlace(s Shape) (fwd, bwd float64, src Source) {
+	s.Recompute = false
+	return compose(inPlace(p.Embedding), s)
+}
+
+// LossInPlace is LossAt's with its collectives in place.
+func (p *Profile) LossInPlace(s Shape) (fwd, bwd float64, src Source) {
+	s.Recompute = false
+	return compose(inPlace(p.Loss), s)
+}
+
+// inPlace is the shapes of ls timed in place, their in-place times as
+// their times.
+func inPlace(ls []Layer) []Layer {
+	var out []Layer
+	for _, l := range ls {
+		if l.ForwardInPlace > 0 {
+			l.Forward, l.Backward = l.ForwardInPlace, l.BackwardInPlace
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // compose answers shape s from ls by these rules, in order:
 //  1. a layer of s's shape: measured;
 //  2. layers of s's degree, sequence parallelism and recomputation:

@@ -92,6 +92,15 @@ type Layer struct {
 	Forward  float64 `json:"forward_s"`
 	Backward float64 `json:"backward_s"`
 	Peak     int64   `json:"peak_bytes,omitempty"`
+	// ForwardInPlace and BackwardInPlace, where TP > 1 and the profile
+	// had TP processes, are the same shard timed in place: each process
+	// of a group of TP running its shard with the layer's own
+	// tensor-parallel collectives (the runner's: llama.py), every group
+	// at once, so that the times hold what the step pays for them
+	// (waking, the partners' skew, the compute slowed beside them) and
+	// not only the collectives' own (0: not timed).
+	ForwardInPlace  float64 `json:"forward_inplace_s,omitempty"`
+	BackwardInPlace float64 `json:"backward_inplace_s,omitempty"`
 }
 
 // Tokens is the tokens of one micro-batch the shape holds.
@@ -276,6 +285,14 @@ func (l Layer) validate(m transformer.Spec) error {
 	}
 	if l.Peak < 0 {
 		return fmt.Errorf("peak_bytes %d: negative", l.Peak)
+	}
+	if l.ForwardInPlace != 0 || l.BackwardInPlace != 0 {
+		if l.TP == 1 {
+			return errors.New("forward_inplace_s, backward_inplace_s at tp 1 (no tensor-parallel collectives to time in place)")
+		}
+		if !positive(l.ForwardInPlace) || !positive(l.BackwardInPlace) {
+			return fmt.Errorf("forward_inplace_s %v, backward_inplace_s %v: want both above 0, or neither", l.ForwardInPlace, l.BackwardInPlace)
+		}
 	}
 	return nil
 }

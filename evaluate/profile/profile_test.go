@@ -44,6 +44,10 @@ func TestDecodeRefuses(t *testing.T) {
 		{"group", strings.Replace(text, `"group": 2`, `"group": 8`, 1), "collectives[3]: group 8: want 2 to device.count 4"},
 		{"two values", text + "{}", "more than one JSON value"},
 		{"string time", strings.Replace(text, `"forward_s": 0.001,`, `"forward_s": "fast",`, 1), "field layers.forward_s"},
+		{"in place at tp 1", strings.Replace(text, `"forward_s": 0.001,`, `"forward_s": 0.001, "forward_inplace_s": 0.002, "backward_inplace_s": 0.003,`, 1),
+			"layers[0]: forward_inplace_s, backward_inplace_s at tp 1"},
+		{"in place half", strings.Replace(text, `"forward_s": 0.0006,`, `"forward_s": 0.0006, "forward_inplace_s": 0.002,`, 1),
+			"layers[2]: forward_inplace_s 0.002, backward_inplace_s 0: want both above 0, or neither"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -130,6 +134,51 @@ func TestLayerRules(t *testing.T) {
 				t.Fatalf("got %g, %g, %s; want %g, %g, %s", f, b, src, c.fwd, c.bwd, c.src)
 			}
 		})
+	}
+}
+
+// TestLayerInPlace: the in-place timings answer by Layer's rules over
+// the shapes timed in place, and nothing else does.
+func TestLayerInPlace(t *testing.T) {
+	p, _ := small(t)
+	// tp 2 sp, mbs 1 and 3 at sequence 64, timed in place (the kernels
+	// alone 0.4/0.8 ms at mbs 1, as small.json has them).
+	p.Layers = append(p.Layers,
+		Layer{TP: 2, SP: true, MBS: 3, Seq: 64, Recompute: "none", Forward: 0.0012, Backward: 0.0024, ForwardInPlace: 0.003, BackwardInPlace: 0.005})
+	for i := range p.Layers {
+		if l := &p.Layers[i]; l.TP == 2 && l.SP && l.MBS == 1 {
+			l.ForwardInPlace, l.BackwardInPlace = 0.001, 0.002
+		}
+	}
+	cases := []struct {
+		name     string
+		s        Shape
+		fwd, bwd float64
+		src      Source
+	}{
+		{"measured", Shape{TP: 2, SP: true, MBS: 1, Seq: 64}, 0.001, 0.002, Measured},
+		// Halfway between mbs 1 (1, 2 ms) and mbs 3 (3, 5 ms).
+		{"between", Shape{TP: 2, SP: true, MBS: 2, Seq: 64}, 0.002, 0.0035, Composed},
+		// Full recomputation from none: the backward runs the forward
+		// (and its collectives) again.
+		{"recompute", Shape{TP: 2, SP: true, MBS: 1, Seq: 64, Recompute: true}, 0.001, 0.003, Composed},
+		// tp 2 without sp was timed alone only.
+		{"alone only", Shape{TP: 2, MBS: 1, Seq: 128}, 0, 0, Modelled},
+		{"tp 1", Shape{TP: 1, MBS: 1, Seq: 128}, 0, 0, Modelled},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, b, src := p.LayerInPlace(c.s)
+			if src != c.src || !near(f, c.fwd) || !near(b, c.bwd) {
+				t.Fatalf("got %g, %g, %s; want %g, %g, %s", f, b, src, c.fwd, c.bwd, c.src)
+			}
+		})
+	}
+	if f, b, src := p.Layer(Shape{TP: 2, SP: true, MBS: 1, Seq: 64}); src != Measured || !near(f, 0.0004) || !near(b, 0.0008) {
+		t.Errorf("the kernels alone: %g, %g, %s; want 0.0004, 0.0008, measured (unchanged by the in-place timing)", f, b, src)
+	}
+	if _, _, src := p.EmbeddingInPlace(Shape{TP: 2, MBS: 1, Seq: 64}); src != Modelled {
+		t.Errorf("an embedding never timed in place answered %s", src)
 	}
 }
 

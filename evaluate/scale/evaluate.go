@@ -98,7 +98,7 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 // a model with experts an MoE block (block).
 func (c *coster) layer() (fwd, bwd phase) {
 	if c.pod.Profile != nil {
-		if f, b, ok := c.profiled(c.pod.Profile.Layer, blockOf); ok {
+		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, blockOf); ok {
 			return f, b
 		}
 	}
@@ -293,10 +293,10 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	ph.ef, ph.eb = c.embedding()
 	ph.of, ph.ob = c.output()
 	if pr := c.pod.Profile; pr != nil {
-		if f, b, ok := c.profiled(pr.EmbeddingAt, (*coster).embedding); ok {
+		if f, b, ok := c.profiled(pr.EmbeddingAt, pr.EmbeddingInPlace, (*coster).embedding); ok {
 			ph.ef, ph.eb = f, b
 		}
-		if f, b, ok := c.profiled(pr.LossAt, (*coster).output); ok {
+		if f, b, ok := c.profiled(pr.LossAt, pr.LossInPlace, (*coster).output); ok {
 			ph.of, ph.ob = f, b
 		}
 	}

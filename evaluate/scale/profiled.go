@@ -133,9 +133,13 @@ func (c *coster) layerShape() profile.Shape {
 // from the profile where at (its lookup) answers: the measured kernels'
 // time in place of the roofline's, the part's communication as costed
 // (its phase with communication less its kernels alone), no host wait
-// added (the measurement holds its host). ok false: nothing measured,
-// the roofline's part stands.
-func (c *coster) profiled(at func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
+// added (the measurement holds its host). Where inPlace answers too (the
+// part timed with its tensor-parallel collectives in place, the profile's
+// processes a group: tp > 1, no tpoverlap, which the plain PyTorch layer
+// does not run), the part's time is that, and its tensor-parallel
+// communication the in-place time less the kernels' alone. ok false:
+// nothing measured, the roofline's part stands.
+func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
 	if pr == nil || c.m.MoE() || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
 		return phase{}, phase{}, false
@@ -152,8 +156,26 @@ func (c *coster) profiled(at func(profile.Shape) (float64, float64, profile.Sour
 	fwd, bwd = f1, b1
 	fwd.busy += mf - f0.busy
 	bwd.busy += mb - b0.busy
+	if pf, pb, psrc := c.inPlace(inPlace); psrc != profile.Modelled {
+		// The costed communication that is not tensor-parallel stays;
+		// the tensor-parallel part is what the in-place timing added.
+		fwd.busy += pf - mf - f1.tpExposed
+		bwd.busy += pb - mb - b1.tpExposed
+		fwd.tpExposed, fwd.tpAll = max(0, pf-mf), max(0, pf-mf)
+		bwd.tpExposed, bwd.tpAll = max(0, pb-mb), max(0, pb-mb)
+	}
 	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
 	return fwd, bwd, true
+}
+
+// inPlace is lookup f's answer at c's shape where an in-place timing
+// can stand for the plan's tensor-parallel communication: tp > 1, no
+// tpoverlap, the tensor-parallel group inside one node. Else Modelled.
+func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source)) (fwd, bwd float64, src profile.Source) {
+	if f == nil || c.noComm || c.pl.T == 1 || c.pl.TPOverlap || c.tpG.Nodes > 1 {
+		return 0, 0, profile.Modelled
+	}
+	return f(c.layerShape())
 }
 
 // blockOf is a dense block's forward and backward (block's, the
@@ -183,7 +205,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		s.Host = profile.Measured
 	}
 	ok := func(f func(profile.Shape) (float64, float64, profile.Source)) profile.Source {
-		if _, _, good := c.profiled(f, blockOf); !good {
+		if _, _, good := c.profiled(f, nil, blockOf); !good {
 			return profile.Modelled
 		}
 		_, _, src := f(c.layerShape())
@@ -197,6 +219,11 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 			k = roofline.ReduceScatter
 		}
 		_, s.TP = p.profiledCollective(k, c.tpG, act)
+		if s.Layers != profile.Modelled {
+			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
+				s.TP = src
+			}
+		}
 	}
 	if D := m.D * m.C; D > 1 {
 		k := roofline.AllReduce

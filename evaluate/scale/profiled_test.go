@@ -191,3 +191,56 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 		}
 	}
 }
+
+// TestProfiledInPlace: where the profile timed a tensor-parallel layer
+// with its collectives in place, the layer costs that time and its
+// tensor-parallel communication is what the in-place timing added to
+// the kernels alone; the sources say measured. Without the in-place
+// timing the collectives are the profile's, composed beside the kernels;
+// with tpoverlap (which the plain layer does not run) the in-place
+// timing is not used.
+func TestProfiledInPlace(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone := profile.Layer{TP: 2, MBS: 1, Seq: 256, Recompute: "none", Forward: 0.002, Backward: 0.004}
+	inPlace := alone
+	inPlace.ForwardInPlace, inPlace.BackwardInPlace = 0.005, 0.0075
+	layer := func(l profile.Layer, overlap bool) (phase, phase, *Sources) {
+		p := *pr
+		p.Layers = append(append([]profile.Layer(nil), pr.Layers...), l)
+		pod := ProfilePod(&p, 4)
+		pl, err := Resolve(m, Strategy{Tensor: 2, Replicas: 2, MicroBatchSize: 1}, pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newCoster(m, pl, &pod, 2, float64(m.Seq))
+		c.pl.TPOverlap = overlap
+		f, b := c.layer()
+		return f, b, sources(&c.pl, &c, &pod, float64(m.LayerParams()))
+	}
+	f, b, src := layer(inPlace, false)
+	if !near(f.busy, 0.005) || !near(b.busy, 0.0075) || !near(f.tpExposed, 0.003) || !near(b.tpExposed, 0.0035) {
+		t.Errorf("in place: forward %.6g s (tp %.6g), backward %.6g s (tp %.6g); want 0.005 (0.003), 0.0075 (0.0035)",
+			f.busy, f.tpExposed, b.busy, b.tpExposed)
+	}
+	if src.TP != profile.Measured || src.Layers != profile.Measured {
+		t.Errorf("sources: layers %s, tensor-parallel %s; want measured, measured", src.Layers, src.TP)
+	}
+	f, b, src = layer(alone, false)
+	if f.tpExposed <= 0 || !near(f.busy, 0.002+f.tpExposed) || !near(b.busy, 0.004+b.tpExposed) {
+		t.Errorf("alone: forward %.6g s with %.6g s of collectives, want the kernels' 0.002 plus them", f.busy, f.tpExposed)
+	}
+	if src.TP != profile.Modelled {
+		t.Errorf("alone: tensor-parallel %s, want modelled (the profile timed no all-reduce over 2)", src.TP)
+	}
+	fo, _, _ := layer(inPlace, true)
+	if near(fo.busy, 0.005) {
+		t.Errorf("tpoverlap: forward %.6g s, the in-place timing's (the plain layer runs no overlap)", fo.busy)
+	}
+}

@@ -74,23 +74,20 @@ class Timer:
         return time.perf_counter() - self.t0
 
 
-def sync():
-    """Lines the processes up (a CPU profile's: they time at once)."""
-    if dist.is_initialized() and EVERYONE[0]:
-        dist.barrier()
-
-
 EVERYONE = [False]
 
 
-def time_part(make, shape, req, dev, timer, kind):
+def time_part(make, shape, req, dev, timer, kind, group=None):
     """Forward and backward medians (and the peak memory) of one part
-    (a block, the embedding, the loss) at one shard shape."""
+    (a block, the embedding, the loss) at one shard shape: its kernels
+    alone, or with group (this process's tensor-parallel group, every
+    process in one) its collectives in place, every process timing."""
     c = req["model"]
     T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
     full = shape.get("recompute", "none") == "full"
+    together = group is not None or (dist.is_initialized() and EVERYONE[0])
     torch.manual_seed(0)
-    shard = llama.Shard(T, 0, None, sp)
+    shard = llama.Shard(T, dist.get_rank() % T if group is not None else 0, group, sp)
     part = make(c, shard).to(dev)
     cos, sin = llama.rotary(seq, c["hidden"] // c["heads"])
     cos, sin = cos.to(dev), sin.to(dev)
@@ -137,7 +134,7 @@ def time_part(make, shape, req, dev, timer, kind):
     once(True)
     one = max(timer.stop(), 1e-6)
     k = max(1, min(1000, int(req.get("loop_s", 0.05) / one)))
-    if dist.is_initialized() and EVERYONE[0]:
+    if together:
         # The same k on every process (the largest any asks for), so that
         # all of them are busy for the whole of every timed loop: with
         # each its own k, one that finished early left its cores to the
@@ -149,7 +146,8 @@ def time_part(make, shape, req, dev, timer, kind):
     fs, fbs = [], []
     for _ in range(req["repeats"]):
         for back, out in ((False, fs), (True, fbs)):
-            sync()
+            if together:
+                dist.barrier()
             timer.start()
             for _ in range(k):
                 once(back)
@@ -311,6 +309,19 @@ def worker(rank, world, port, req):
     if lead:
         issue, back = time_host(dev)
         emit({"kind": "host", "issue_s": issue, "issue_backward_s": back})
+    # Tensor-parallel groups for the in-place timings: for each degree T
+    # the profile times that divides the processes, the world split into
+    # groups of T consecutive ranks (every process creates every group,
+    # in one order); the process's own.
+    tp_groups = {}
+    if world > 1:
+        for T in sorted({sh["tp"] for k in ("layer", "embedding", "loss") for sh in req[k + "s"]}):
+            if T < 2 or T > world or world % T:
+                continue
+            for first in range(0, world, T):
+                g = dist.new_group(list(range(first, first + T)))
+                if first <= rank < first + T:
+                    tp_groups[T] = g
     for kind in ("layer", "embedding", "loss"):
         shapes = req[kind + "s"]
         for i, shape in enumerate(shapes):
@@ -323,11 +334,22 @@ def worker(rank, world, port, req):
                 break
             if lead or everyone:
                 f, b, peak = time_part(parts[kind], shape, req, dev, timer, kind)
-                if lead:
-                    emit(dict(shape, kind=kind, forward_s=f, backward_s=b, peak_bytes=peak))
-                    say("%s %d/%d %s: %.3f ms + %.3f ms" % (kind, i + 1, len(shapes), shape, f * 1e3, b * 1e3))
             if world > 1:
                 dist.barrier()
+            line = None
+            if lead:
+                line = dict(shape, kind=kind, forward_s=f, backward_s=b, peak_bytes=peak)
+                msg = "%s %d/%d %s: %.3f ms + %.3f ms" % (kind, i + 1, len(shapes), shape, f * 1e3, b * 1e3)
+            g = tp_groups.get(shape["tp"])
+            if g is not None:
+                fi, bi, _ = time_part(parts[kind], shape, req, dev, timer, kind, group=g)
+                if lead:
+                    line.update(forward_inplace_s=fi, backward_inplace_s=bi)
+                    msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
+                dist.barrier()
+            if lead:
+                emit(line)
+                say(msg)
     if req.get("optimizer_params"):
         if lead or everyone:
             t, n = time_optimizer(req, dev, timer)
