@@ -3,8 +3,14 @@ package jobs
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
 )
@@ -43,5 +49,56 @@ func TestProfileRefuses(t *testing.T) {
 		if !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a command-line error", o, err)
 		}
+	}
+}
+
+// progressWatch is a progress writer that calls hit once the text it
+// was given holds want.
+type progressWatch struct {
+	want string
+	seen strings.Builder
+	once sync.Once
+	hit  func()
+}
+
+func (w *progressWatch) Write(p []byte) (int, error) {
+	w.seen.Write(p)
+	if strings.Contains(w.seen.String(), w.want) {
+		w.once.Do(w.hit)
+	}
+	return len(p), nil
+}
+
+// TestProfileInterrupted: a profile cancelled (a terminal's SIGINT is the
+// context's cancellation) after its first layer keeps what was measured:
+// the file is written, reads back, says complete false and holds that
+// layer; the error is the cancellation's. Runs the real measurements on
+// the CPU (one process, a tiny Llama), a few seconds; skipped without
+// the torch virtualenv.
+func TestProfileInterrupted(t *testing.T) {
+	py := TorchPython()
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("no torch at %s (make venv): %v", py, err)
+	}
+	out := filepath.Join(t.TempDir(), "tiny.profile.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &progressWatch{want: "layer 1/", hit: cancel}
+	o := ProfileOptions{Workload: "llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=64,vocab=256,batch=4", Out: out,
+		Device: "cpu", Procs: 1, TP: []int{1, 2}, MBS: []int{1, 2}, CP: []int{1}, Recompute: []string{"none", "full"},
+		Repeats: 2, Budget: time.Minute}
+	pr, err := Profile(ctx, o, w)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want the cancellation's (progress: %q)", err, w.seen.String())
+	}
+	got, rerr := profile.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("the interrupted profile does not read back: %v", rerr)
+	}
+	if got.Complete || pr == nil || pr.Complete {
+		t.Errorf("complete %v, want false", got.Complete)
+	}
+	if len(got.Layers) < 1 || len(got.Layers) >= 8 {
+		t.Errorf("%d layers kept, want the first (and fewer than the 8 asked)", len(got.Layers))
 	}
 }
