@@ -180,6 +180,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_llamasweep.py'
+	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
@@ -388,9 +389,10 @@ FIDELITY_FLAGS ?=
 # tiny Llama profiled on 4 gloo processes where the cores give each its
 # own, else 2 (placer profile), eight plans predicted from it (eval
 # --profile: DDP, FSDP, TP with and without SP, 1F1B, recomputation, a
-# larger micro-batch) and run (tools/profile/runs.py, 4 interleaved
-# rounds, medians); fails under Spearman 0.8 or over 20% median error.
-# About 70 s on 2 cores; in make test.
+# larger micro-batch) and run (tools/profile/runs.py, 3 interleaved
+# rounds, medians), and a tiny MoE's three plans beside them; fails
+# under Spearman 0.8 (the dense plans) or over 20% median error (every
+# plan). About 85 s on 2 cores; in make test.
 .PHONY: test-profile-cpu
 test-profile-cpu: build
 	$(TORCH_PY) tools/profile/cpuloop.py $(BIN) --out out/profile-cpu

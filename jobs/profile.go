@@ -37,6 +37,10 @@ type ProfileOptions struct {
 	// defaults of ProfileShapes).
 	TP, MBS, CP []int
 	Recompute   []string
+	// EP is the expert-parallel degrees timed in a model with experts
+	// (nil: 1, 2, 4 and 8, those that divide the experts); its layers
+	// are timed at tensor parallelism 1.
+	EP []int
 	// Repeats is the timed loops per shape (default 5).
 	Repeats int
 }
@@ -60,19 +64,21 @@ func TorchPython() string {
 type shape struct {
 	TP        int    `json:"tp"`
 	SP        bool   `json:"sp,omitempty"`
+	EP        int    `json:"ep,omitempty"`
 	MBS       int    `json:"mbs"`
 	Seq       int    `json:"seq"`
 	Recompute string `json:"recompute,omitempty"`
 }
 
 // ProfileShapes is the shard shapes profiled for m: every tensor degree
-// of tp that divides its heads, with and without sequence parallelism,
-// each micro-batch of mbs, the sequence over each context degree of cp,
+// of tp that divides its heads, with and without sequence parallelism
+// (in a model with experts, each expert-parallel degree of ep that
+// divides the experts, at tensor parallelism 1), each micro-batch of mbs, the sequence over each context degree of cp,
 // each recomputation setting; ordered so that a budget cut leaves the
 // composition rules the most to work from (docs/profile.md): first each
 // degree at the first micro-batch, whole sequence and no recomputation,
 // then the other micro-batches, sequences and settings.
-func ProfileShapes(m transformer.Spec, tp, mbs, cp []int, recompute []string) []shape {
+func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
 	var out []shape
 	seen := map[shape]bool{}
 	add := func(s shape) {
@@ -81,15 +87,36 @@ func ProfileShapes(m transformer.Spec, tp, mbs, cp []int, recompute []string) []
 			out = append(out, s)
 		}
 	}
-	for pass := range 3 {
+	type degree struct {
+		T, E int
+		sp   bool
+	}
+	var degrees []degree
+	if m.MoE() {
+		for _, E := range ep {
+			if E >= 1 && m.Experts%E == 0 {
+				d := degree{T: 1}
+				if E > 1 {
+					d.E = E
+				}
+				degrees = append(degrees, d)
+			}
+		}
+	} else {
 		for _, T := range tp {
 			if T < 1 || m.Heads%T != 0 || m.FFN%T != 0 {
 				continue
 			}
-			for _, sp := range []bool{false, true} {
-				if sp && T == 1 {
-					continue
-				}
+			degrees = append(degrees, degree{T: T})
+			if T > 1 {
+				degrees = append(degrees, degree{T: T, sp: true})
+			}
+		}
+	}
+	for pass := range 3 {
+		for _, d := range degrees {
+			T, sp := d.T, d.sp
+			{
 				for i, b := range mbs {
 					for j, c := range cp {
 						for k, rc := range recompute {
@@ -101,7 +128,7 @@ func ProfileShapes(m transformer.Spec, tp, mbs, cp []int, recompute []string) []
 							if c < 1 || m.Seq%c != 0 || sp && seq%T != 0 {
 								continue
 							}
-							add(shape{TP: T, SP: sp, MBS: b, Seq: seq, Recompute: rc})
+							add(shape{TP: T, SP: sp, EP: d.E, MBS: b, Seq: seq, Recompute: rc})
 						}
 					}
 				}
@@ -109,6 +136,32 @@ func ProfileShapes(m transformer.Spec, tp, mbs, cp []int, recompute []string) []
 		}
 	}
 	return out
+}
+
+// profilable is nil where tools/profile's llama.py builds m's layer as
+// its family runs it (a Llama or GPT layer; experts as Mixtral's and
+// Qwen3-MoE's, QK norm as Qwen3's), else what it does not build.
+func profilable(m transformer.Spec) error {
+	switch {
+	case m.KVLoRA > 0:
+		return errors.New("latent attention is not profiled yet (tools/profile/llama.py builds grouped-query attention)")
+	case m.MoE() && m.DenseLayers > 0:
+		return fmt.Errorf("%d dense layers before the experts' are not profiled yet", m.DenseLayers)
+	case m.Window > 0:
+		return errors.New("windowed attention is not profiled yet")
+	case m.Config.QKVBias || m.Config.LinearBias:
+		return errors.New("biases are not profiled yet (llama.py's linears have none)")
+	case m.MoE() && (m.Config.RouterGroups > 0 || m.Config.ExpertBias):
+		return errors.New("group-limited or biased routing is not profiled yet")
+	}
+	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Profile is placer profile: it runs tools/profile's measurements in
@@ -124,8 +177,26 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if err != nil {
 		return nil, fail.Usagef("--workload: %v", err)
 	}
-	if m.MoE() || m.KVLoRA > 0 {
-		return nil, fail.Usagef("--workload %s: placer profile builds dense Llama and GPT layers; experts and latent attention are not profiled yet", m)
+	if err := profilable(m); err != nil {
+		return nil, fail.Usagef("--workload %s: %v", m, err)
+	}
+	if m.MoE() {
+		for _, T := range o.TP {
+			if T != 1 {
+				return nil, fail.Usagef("--tp %d: a model with experts is profiled at tensor parallelism 1 (its expert-parallel degrees: --ep)", T)
+			}
+		}
+		o.TP = []int{1}
+		if o.EP == nil {
+			o.EP = []int{1, 2, 4, 8}
+		}
+		for _, E := range o.EP {
+			if E < 1 || m.Experts%E != 0 {
+				return nil, fail.Usagef("--ep %d: want a degree that divides the %d experts", E, m.Experts)
+			}
+		}
+	} else if o.EP != nil {
+		return nil, fail.Usagef("--ep: %s has no experts", m)
 	}
 	switch o.Device {
 	case "", "auto", "cpu", "cuda":
@@ -174,9 +245,9 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if o.Procs < 0 {
 		return nil, fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
 	}
-	layers := ProfileShapes(m, o.TP, o.MBS, o.CP, o.Recompute)
+	layers := ProfileShapes(m, o.TP, o.EP, o.MBS, o.CP, o.Recompute)
 	var ends []shape
-	for _, s := range ProfileShapes(m, o.TP, o.MBS[:1], []int{1}, []string{"none"}) {
+	for _, s := range ProfileShapes(m, o.TP, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
 		ends = append(ends, s)
 	}
@@ -186,7 +257,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	}
 	params := m.LayerParams()
 	req := map[string]any{
-		"model":  map[string]int{"hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq},
+		"model": map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
+			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)},
 		"device": o.Device, "procs": o.Procs, "threads": o.Threads, "budget_s": o.Budget.Seconds() * 0.9,
 		"warmup": 1, "repeats": o.Repeats, "loop_s": 0.05,
 		"layers": layers, "embeddings": ends, "losss": ends,

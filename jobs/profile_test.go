@@ -23,9 +23,9 @@ func TestProfileShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ProfileShapes(m, []int{1, 2, 3, 4}, []int{1, 2}, []int{1, 2}, []string{"none", "full"})
-	want := []shape{{1, false, 1, 256, "none"}, {2, false, 1, 256, "none"}, {2, true, 1, 256, "none"}, {4, false, 1, 256, "none"}, {4, true, 1, 256, "none"},
-		{1, false, 2, 256, "none"}, {2, false, 2, 256, "none"}, {2, true, 2, 256, "none"}, {4, false, 2, 256, "none"}, {4, true, 2, 256, "none"}}
+	got := ProfileShapes(m, []int{1, 2, 3, 4}, []int{1}, []int{1, 2}, []int{1, 2}, []string{"none", "full"})
+	want := []shape{{1, false, 0, 1, 256, "none"}, {2, false, 0, 1, 256, "none"}, {2, true, 0, 1, 256, "none"}, {4, false, 0, 1, 256, "none"}, {4, true, 0, 1, 256, "none"},
+		{1, false, 0, 2, 256, "none"}, {2, false, 0, 2, 256, "none"}, {2, true, 0, 2, 256, "none"}, {4, false, 0, 2, 256, "none"}, {4, true, 0, 2, 256, "none"}}
 	// Then every other sequence and setting: 5 degrees x 2 mbs x (2 x 2 - 1).
 	if len(got) != len(want)+5*2*3 {
 		t.Fatalf("%d shapes, want %d", len(got), len(want)+30)

@@ -84,11 +84,14 @@ func (p *Profile) OfDevice(gpu string) bool {
 type Shape struct {
 	TP        int
 	SP        bool
+	EP        int // expert parallelism (0 or 1: none)
 	MBS, Seq  int
 	Recompute bool // full recomputation
 }
 
 func (l Layer) full() bool { return l.Recompute == "full" }
+
+func (l Layer) ep() int { return max(1, l.EP) }
 
 // Layer is the forward and backward of one layer at shape s: measured,
 // composed (Compose's rules) or, with Modelled, nothing.
@@ -96,14 +99,14 @@ func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose
 
 // Embedding is the embedding's forward and backward at s (Layer's rules).
 func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute = false
+	s.Recompute, s.EP = false, 0
 	return compose(p.Embedding, s)
 }
 
 // LossAt is the output layer's and the loss's forward and backward at
 // s (Layer's rules).
 func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute = false
+	s.Recompute, s.EP = false, 0
 	return compose(p.Loss, s)
 }
 
@@ -117,13 +120,13 @@ func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
 
 // EmbeddingInPlace is EmbeddingAt's with its collectives in place.
 func (p *Profile) EmbeddingInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute = false
+	s.Recompute, s.EP = false, 0
 	return compose(inPlace(p.Embedding), s)
 }
 
 // LossInPlace is LossAt's with its collectives in place.
 func (p *Profile) LossInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute = false
+	s.Recompute, s.EP = false, 0
 	return compose(inPlace(p.Loss), s)
 }
 
@@ -175,7 +178,7 @@ func compose(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 func composeOne(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 	var same, seq []Layer
 	for _, l := range ls {
-		if l.TP != s.TP || l.SP != s.SP || l.full() != s.Recompute {
+		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.full() != s.Recompute {
 			continue
 		}
 		if l.MBS == s.MBS && l.Seq == s.Seq {

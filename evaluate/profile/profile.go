@@ -82,8 +82,12 @@ type Layer struct {
 	// parallelism, MBS the micro-batch, Seq the sequence one rank holds
 	// (the model's over the context-parallel degree), Recompute "none"
 	// or "full" (the backward recomputes the forward).
-	TP        int    `json:"tp"`
-	SP        bool   `json:"sp,omitempty"`
+	TP int  `json:"tp"`
+	SP bool `json:"sp,omitempty"`
+	// EP is the expert-parallel degree of a model with experts' layer
+	// (0 or 1: none): its experts/EP local experts, each the tokens it
+	// gets from the EP ranks under forced balance.
+	EP        int    `json:"ep,omitempty"`
 	MBS       int    `json:"mbs"`
 	Seq       int    `json:"seq"`
 	Recompute string `json:"recompute,omitempty"`
@@ -280,6 +284,12 @@ func (l Layer) validate(m transformer.Spec) error {
 	if l.SP && l.TP == 1 {
 		return errors.New("sp without tensor parallelism (tp 1)")
 	}
+	if l.EP < 0 || l.EP > 1<<12 {
+		return fmt.Errorf("ep %d: want at least 1 (0: none)", l.EP)
+	}
+	if l.EP > 1 && (m.Experts == 0 || m.Experts%l.EP != 0) {
+		return fmt.Errorf("ep %d does not divide the model's %d experts", l.EP, m.Experts)
+	}
 	if !positive(l.Forward) || !positive(l.Backward) {
 		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)
 	}
@@ -287,8 +297,8 @@ func (l Layer) validate(m transformer.Spec) error {
 		return fmt.Errorf("peak_bytes %d: negative", l.Peak)
 	}
 	if l.ForwardInPlace != 0 || l.BackwardInPlace != 0 {
-		if l.TP == 1 {
-			return errors.New("forward_inplace_s, backward_inplace_s at tp 1 (no tensor-parallel collectives to time in place)")
+		if l.TP == 1 && l.EP <= 1 {
+			return errors.New("forward_inplace_s, backward_inplace_s at tp 1 without expert parallelism (no collectives to time in place)")
 		}
 		if !positive(l.ForwardInPlace) || !positive(l.BackwardInPlace) {
 			return fmt.Errorf("forward_inplace_s %v, backward_inplace_s %v: want both above 0, or neither", l.ForwardInPlace, l.BackwardInPlace)

@@ -126,7 +126,8 @@ func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source)
 
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
-	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C), Recompute: c.pl.Recompute == FullRecompute}
+	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+		Recompute: c.pl.Recompute == FullRecompute}
 }
 
 // profiled is part (a layer's block, the embedding, the output layer)
@@ -134,14 +135,17 @@ func (c *coster) layerShape() profile.Shape {
 // time in place of the roofline's, the part's communication as costed
 // (its phase with communication less its kernels alone), no host wait
 // added (the measurement holds its host). Where inPlace answers too (the
-// part timed with its tensor-parallel collectives in place, the profile's
-// processes a group: tp > 1, no tpoverlap, which the plain PyTorch layer
-// does not run), the part's time is that, and its tensor-parallel
-// communication the in-place time less the kernels' alone. ok false:
-// nothing measured, the roofline's part stands.
+// part timed with its tensor-parallel or expert-parallel collectives in
+// place, the profile's processes a group: c.inPlace), the part's time is
+// that, and its tensor- or expert-parallel communication the in-place
+// time less the kernels' alone. A model with experts is priced from its
+// profile where the plan runs them as the profile's layer did: tensor
+// parallelism 1 (the experts' too), forced balance, no all-to-all
+// overlap. ok false: nothing measured, the roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
-	if pr == nil || c.m.MoE() || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+	moeAsProfiled := c.pl.T == 1 && c.pl.ETP == 1 && c.pl.Imbalance <= 1 && !c.pl.EPOverlap
+	if pr == nil || c.m.MoE() && !moeAsProfiled || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())
@@ -157,22 +161,34 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 	fwd.busy += mf - f0.busy
 	bwd.busy += mb - b0.busy
 	if pf, pb, psrc := c.inPlace(inPlace); psrc != profile.Modelled {
-		// The costed communication that is not tensor-parallel stays;
-		// the tensor-parallel part is what the in-place timing added.
-		fwd.busy += pf - mf - f1.tpExposed
-		bwd.busy += pb - mb - b1.tpExposed
-		fwd.tpExposed, fwd.tpAll = max(0, pf-mf), max(0, pf-mf)
-		bwd.tpExposed, bwd.tpAll = max(0, pb-mb), max(0, pb-mb)
+		// The costed communication of other kinds stays; the tensor-
+		// or expert-parallel part is what the in-place timing added.
+		fwd.busy += pf - mf - f1.tpExposed - f1.epExposed
+		bwd.busy += pb - mb - b1.tpExposed - b1.epExposed
+		fc, bc := max(0, pf-mf), max(0, pb-mb)
+		if c.pl.T > 1 {
+			fwd.tpExposed, fwd.tpAll, bwd.tpExposed, bwd.tpAll = fc, fc, bc, bc
+		} else {
+			fwd.epExposed, bwd.epExposed = fc, bc
+		}
 	}
 	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
 	return fwd, bwd, true
 }
 
 // inPlace is lookup f's answer at c's shape where an in-place timing
-// can stand for the plan's tensor-parallel communication: tp > 1, no
-// tpoverlap, the tensor-parallel group inside one node. Else Modelled.
+// can stand for the plan's communication: tensor-parallel (tp > 1, no
+// tpoverlap, which the plain PyTorch layer does not run, the group in
+// one node) or expert-parallel (ep > 1 at tp 1, the group in one node).
+// Else Modelled.
 func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source)) (fwd, bwd float64, src profile.Source) {
-	if f == nil || c.noComm || c.pl.T == 1 || c.pl.TPOverlap || c.tpG.Nodes > 1 {
+	if f == nil || c.noComm {
+		return 0, 0, profile.Modelled
+	}
+	_, epG, _ := c.pl.expertGroups(*c.pod)
+	tp := c.pl.T > 1 && !c.pl.TPOverlap && c.tpG.Nodes <= 1
+	ep := c.m.MoE() && c.pl.T == 1 && c.pl.EP > 1 && epG.Nodes <= 1
+	if !tp && !ep {
 		return 0, 0, profile.Modelled
 	}
 	return f(c.layerShape())
@@ -191,6 +207,7 @@ type Sources struct {
 	Loss      profile.Source `json:"loss"`
 	Optimizer profile.Source `json:"optimizer"`
 	TP        profile.Source `json:"tensor_parallel,omitempty"`
+	EP        profile.Source `json:"expert_parallel,omitempty"`
 	DP        profile.Source `json:"data_parallel,omitempty"`
 	Pipeline  profile.Source `json:"pipeline,omitempty"`
 	Host      profile.Source `json:"host"`
@@ -222,6 +239,15 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.TP = src
+			}
+		}
+	}
+	if c.m.MoE() && m.EP > 1 {
+		_, epG, _ := m.expertGroups(*p)
+		_, s.EP = p.profiledAllToAll(epG, c.tokens*float64(c.m.Hidden)*bf16*float64(c.m.TopK))
+		if s.Layers != profile.Modelled {
+			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
+				s.EP = src
 			}
 		}
 	}

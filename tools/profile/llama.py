@@ -139,10 +139,88 @@ def apply_rotary(x, cos, sin):
     return torch.stack((a * cos - b * sin, a * sin + b * cos), -1).flatten(-2)
 
 
-class Block(nn.Module):
-    """One Llama layer's shard; x is [seq (/T with sp), batch, hidden]."""
+class _AllToAll(torch.autograd.Function):
+    """An all-to-all of equal splits over group g (its own mirror in the
+    backward), as BF16 on the wire."""
 
-    def __init__(self, c, shard):
+    @staticmethod
+    def forward(ctx, x, g):
+        ctx.g = g
+        return _all_to_all(x, g)
+
+    @staticmethod
+    def backward(ctx, d):
+        return _all_to_all(d, ctx.g), None
+
+
+def _all_to_all(x, g):
+    y = x.to(WIRE).contiguous()
+    out = torch.empty_like(y)
+    dist.all_to_all_single(out, y, group=g)
+    return out.to(x.dtype)
+
+
+class Experts(nn.Module):
+    """A mixture of experts' MLP as plain PyTorch runs it (Mixtral's and
+    Qwen3-MoE's layer, with Megatron-style expert parallelism): a router
+    (a linear to the experts' scores, a softmax in FP32, the top-k), the
+    token copies permuted into expert order, dispatched over the
+    expert-parallel group by an all-to-all (ep ranks, experts/ep each),
+    each local expert's SwiGLU as batched GEMMs over its tokens, the
+    reverse all-to-all, the copies weighted and summed back; shared
+    experts beside. Routing is forced balanced (Megatron-Core's
+    moe_router_force_load_balancing, as the published MoE benchmarks
+    run): token i's j-th copy goes to expert (i topk + j) mod experts,
+    after the router's kernels ran. group None: no communication, the
+    rank's own copies standing in for those it would receive (the same
+    count under forced balance)."""
+
+    def __init__(self, c, ep=1, group=None):
+        super().__init__()
+        h, E, f = c["hidden"], c["experts"], c["expert_ffn"]
+        self.E, self.k, self.ep, self.group = E, c["topk"], ep, group
+        self.local = E // ep
+        self.router = nn.Linear(h, E, bias=False)
+        self.w1 = nn.Parameter(torch.randn(self.local, h, 2 * f) * h ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(self.local, f, h) * f ** -0.5)
+        sh = c.get("shared", 0) * f
+        self.shared = nn.ModuleList([nn.Linear(h, 2 * sh, bias=False), nn.Linear(sh, h, bias=False)]) if sh else None
+
+    def forward(self, x):
+        S, B, h = x.shape
+        t = x.reshape(-1, h)
+        n, k, E = t.shape[0], self.k, self.E
+        w, _ = F.softmax(self.router(t).float(), -1).topk(k, -1)
+        idx = (torch.arange(n * k, device=x.device) % E).view(n, k)
+        order = idx.reshape(-1).argsort(stable=True)  # the copies in expert order
+        perm = t.index_select(0, order // k)
+        per = n * k // E  # tokens an expert gets from one rank
+        if self.group is not None and self.ep > 1:
+            # [dest rank, local expert, token] -> [source rank, local expert, token]
+            recv = _AllToAll.apply(perm, self.group)
+            xs = recv.view(self.ep, self.local, per, h).transpose(0, 1).reshape(self.local, self.ep * per, h)
+        else:
+            xs = perm.view(self.local, self.ep * per, h)
+        g, u = torch.bmm(xs, self.w1).chunk(2, -1)
+        ys = torch.bmm(F.silu(g) * u, self.w2)
+        if self.group is not None and self.ep > 1:
+            back = _AllToAll.apply(ys.view(self.local, self.ep, per, h).transpose(0, 1).reshape(-1, h), self.group)
+        else:
+            back = ys.reshape(-1, h)
+        copies = torch.zeros_like(back).index_copy(0, order, back)
+        y = (copies.view(n, k, h) * w.to(copies.dtype).unsqueeze(-1)).sum(1)
+        if self.shared is not None:
+            a, b = self.shared[0](t).chunk(2, -1)
+            y = y + self.shared[1](F.silu(a) * b)
+        return y.view(S, B, h)
+
+
+class Block(nn.Module):
+    """One Llama layer's shard; x is [seq (/T with sp), batch, hidden].
+    With experts (c["experts"]) its MLP is Experts over ep (the
+    expert-parallel degree and group; tensor parallelism 1)."""
+
+    def __init__(self, c, shard, ep=1, ep_group=None):
         super().__init__()
         T = shard.T
         self.shard = shard
@@ -151,10 +229,20 @@ class Block(nn.Module):
         self.nkv = max(1, c["kv_heads"] // T)
         h = c["hidden"]
         self.norm1, self.norm2 = RMSNorm(h), RMSNorm(h)
+        # Qwen3's RMS norms of each head's queries and keys, before the
+        # rotary embedding.
+        self.qk_norm = bool(c.get("qk_norm"))
+        if self.qk_norm:
+            self.q_norm, self.k_norm = RMSNorm(self.hd), RMSNorm(self.hd)
         self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
         self.proj = nn.Linear(self.nh * self.hd, h, bias=False)
-        self.gate_up = nn.Linear(h, 2 * (c["ffn"] // T), bias=False)
-        self.down = nn.Linear(c["ffn"] // T, h, bias=False)
+        self.moe = None
+        if c.get("experts"):
+            assert T == 1, "experts at tensor parallelism 1 only"
+            self.moe = Experts(c, ep, ep_group)
+        else:
+            self.gate_up = nn.Linear(h, 2 * (c["ffn"] // T), bias=False)
+            self.down = nn.Linear(c["ffn"] // T, h, bias=False)
 
     def forward(self, x, cos, sin):
         s = self.shard
@@ -164,10 +252,14 @@ class Block(nn.Module):
         q = q.reshape(S, B, self.nh, self.hd).permute(1, 2, 0, 3)
         k = k.reshape(S, B, self.nkv, self.hd).permute(1, 2, 0, 3)
         v = v.reshape(S, B, self.nkv, self.hd).permute(1, 2, 0, 3)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos[:S], sin[:S]), apply_rotary(k, cos[:S], sin[:S])
         o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.nkv != self.nh)
         o = o.permute(2, 0, 1, 3).reshape(S, B, self.nh * self.hd)
         x = x + s.row_out(self.proj(o))
+        if self.moe is not None:
+            return x + self.moe(self.norm2(x))
         g, u = self.gate_up(s.col_in(self.norm2(x))).chunk(2, -1)
         return x + s.row_out(self.down(F.silu(g) * u))
 

@@ -6,9 +6,10 @@ collectives (replicated norms' gradients under sequence parallelism) is
 left out; every collective the plan's costs count is run.
 
 One launch runs every plan: its groups made once, the plans then timed in
-interleaved rounds (plan A, B, C, ..., A, B, C, ...; each a warm-up step
-and the timed steps), so that a load on the machine falls on every plan
-alike; a plan's time is the median of its steps over the rounds.
+interleaved rounds (plan A, B, C, ..., A, B, C, ...; each built for its
+turn, a warm-up step and the timed steps, then dropped), so that a load
+on the machine falls on every plan alike; a plan's time is the median of
+its steps over the rounds.
 
 Plan: "tp=T,pp=P,dp=D,mbs=B" (placer's keys), and sp=on (sequence
 parallelism), recompute=full (each block checkpointed) and fsdp=on
@@ -22,6 +23,7 @@ recv). AdamW over each rank's shards.
 Prints one JSON object a line: {"plan", "step_s" (median), "steps": [...]}.
 """
 
+import gc
 import json
 import os
 import statistics
@@ -36,7 +38,7 @@ from torch.utils.checkpoint import checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llama  # noqa: E402
-from measure import free_port  # noqa: E402
+from measure import caching_malloc, free_port  # noqa: E402
 
 
 def parse(plan):
@@ -48,7 +50,7 @@ def flags(plan):
     """The plan's other keys: sequence parallelism, full recomputation, FSDP."""
     kv = dict(x.split("=") for x in plan.split(","))
     for k in kv:
-        if k not in ("tp", "pp", "dp", "mbs", "sp", "recompute", "fsdp"):
+        if k not in ("tp", "pp", "dp", "mbs", "sp", "recompute", "fsdp", "ep"):
             raise SystemExit("runs.py: plan %r: key %s is not run here" % (plan, k))
     if kv.get("recompute", "none") not in ("none", "full"):
         raise SystemExit("runs.py: plan %r: recompute=%s is not run here (none or full)" % (plan, kv["recompute"]))
@@ -65,11 +67,25 @@ def order(p, P, M):
     return out + [("B", i) for i in range(b, M)]
 
 
+_GROUPS = {}
+
+
+def group_of(ranks):
+    """The process group of ranks, made once (every process asks for the
+    same groups in the same order, as new_group needs)."""
+    key = tuple(ranks)
+    if key not in _GROUPS:
+        _GROUPS[key] = dist.new_group(list(ranks))
+    return _GROUPS[key]
+
+
 class Rank:
     def __init__(self, plan, c, rank, world):
         T, P, D, mbs = parse(plan)
         sp, self.full, fsdp = flags(plan)
+        E = int(dict(x.split("=") for x in plan.split(",")).get("ep", 1))
         assert T * P * D == world, plan
+        assert E == 1 or T == 1 and D % E == 0 and not fsdp, plan
         self.T, self.P, self.D, self.mbs = T, P, D, mbs
         self.sp = sp and T > 1
         t, d, p = rank % T, (rank // T) % D, rank // (T * D)
@@ -78,19 +94,33 @@ class Rank:
         self.tg = self.dg = None
         for pp in range(P):  # every rank creates every group, in one order
             for dd in range(D):
-                g = dist.new_group([glob(x, dd, pp) for x in range(T)]) if T > 1 else None
+                g = group_of([glob(x, dd, pp) for x in range(T)]) if T > 1 else None
                 if (pp, dd) == (p, d):
                     self.tg = g
             for tt in range(T):
-                g = dist.new_group([glob(tt, x, pp) for x in range(D)]) if D > 1 else None
+                g = group_of([glob(tt, x, pp) for x in range(D)]) if D > 1 else None
                 if (pp, tt) == (p, t):
                     self.dg = g
+            # Expert parallelism (tp 1): E consecutive data-parallel
+            # ranks share their experts, the expert-data-parallel
+            # groups (the same experts) across them.
+            self.eg = self.edg = None
+            if E > 1:
+                for first in range(0, D, E):
+                    g = group_of([glob(0, first + x, pp) for x in range(E)])
+                    if pp == p and first <= d < first + E:
+                        self.eg = g
+                for j in range(E):
+                    g = group_of([glob(0, x, pp) for x in range(j, D, E)]) if D > E else None
+                    if pp == p and d % E == j:
+                        self.edg = g
         self.prev = glob(t, d, p - 1) if p > 0 else None
         self.next = glob(t, d, p + 1) if p < P - 1 else None
         torch.manual_seed(1 + rank)
         shard = llama.Shard(T, t, self.tg, self.sp)
         L = c["layers"]
-        self.blocks = torch.nn.ModuleList(llama.Block(c, shard) for _ in range(p * L // P, (p + 1) * L // P))
+        self.E = E
+        self.blocks = torch.nn.ModuleList(llama.Block(c, shard, E, self.eg) for _ in range(p * L // P, (p + 1) * L // P))
         self.emb = llama.Embedding(c, shard) if p == 0 else None
         self.loss = llama.Loss(c, shard) if p == P - 1 else None
         self.model = torch.nn.ModuleList([m for m in (self.emb, self.blocks, self.loss) if m is not None])
@@ -109,7 +139,11 @@ class Rank:
             self.units = [m for m in (self.emb, *self.blocks, self.loss) if m is not None]
             for m in self.units:
                 fully_shard(m, mesh=mesh)
-        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 and not self.fsdp else None
+        # DDP where every weight is replicated over the data-parallel
+        # group; with expert parallelism the experts' gradients are
+        # reduced over their expert-data-parallel group, the rest over
+        # the data-parallel one, after the step's backwards.
+        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 and not self.fsdp and E == 1 else None
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, foreach=True)
         self.c = c
         self.M = c["batch"] // D // mbs
@@ -169,21 +203,29 @@ class Rank:
         for w, _ in works:
             w.wait()
         if self.dg is not None and self.ddp is None and not self.fsdp:
-            gs = [q.grad for q in self.model.parameters() if q.grad is not None]
-            flat = torch.cat([g.reshape(-1) for g in gs])
-            dist.all_reduce(flat, group=self.dg)
+            experts = {id(q) for b in self.blocks if b.moe is not None for q in (b.moe.w1, b.moe.w2)} if self.E > 1 else set()
+            for ids, g in ((False, self.dg), (True, self.edg)):
+                gs = [q.grad for q in self.model.parameters() if q.grad is not None and (id(q) in experts) == ids]
+                if g is not None and gs:
+                    flat = torch.cat([x.reshape(-1) for x in gs])
+                    dist.all_reduce(flat, group=g)
         self.opt.step()
         self.opt.zero_grad(set_to_none=False)
 
 
 def worker(rank, world, port, req):
     torch.set_num_threads(req["threads"])
+    caching_malloc()
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
-    ranks = [Rank(plan, req["model"], rank, world) for plan in req["plans"]]
     times = {plan: [] for plan in req["plans"]}
     for _ in range(req["rounds"]):
-        for plan, r in zip(req["plans"], ranks):
+        for plan in req["plans"]:
+            # Each plan built for its turn and dropped after it, as a
+            # user's launch holds one plan: with all eight resident, the
+            # tensor-parallel plan's step was 392.6 ms against 352 alone
+            # (docs/history.md). The process groups are made once.
+            r = Rank(plan, req["model"], rank, world)
             r.step()  # warm-up
             for _ in range(req["steps"]):
                 dist.barrier()
@@ -191,6 +233,8 @@ def worker(rank, world, port, req):
                 r.step()
                 dist.barrier()
                 times[plan].append(time.perf_counter() - t0)
+            del r
+            gc.collect()
     if rank == 0:
         for plan in req["plans"]:
             print(json.dumps({"plan": plan, "step_s": statistics.median(times[plan]), "steps": times[plan]}), flush=True)
