@@ -240,7 +240,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		case <-run.Done():
 		}
 	}()
-	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Model: m.String()}
+	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Kind: profile.KindLayers, Model: m.String()}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -9,5 +9,5 @@
 // them, or nothing (the caller's roofline then answers), and say which
 // (Source).
 //
-// May import: graph/transformer
+// May import: graph, graph/transformer
 package profile
