@@ -184,6 +184,11 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		e.Transfers = "sync"
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
+	if p.profile != nil {
+		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st.R()); err != nil {
+			return report.Eval{}, err
+		}
+	}
 	// The decision itself, one replica's with its strategy: eval --placement
 	// and export --placement read the report back as a decision file.
 	file := decision.NewFile(g, c.Devices, d)

@@ -79,6 +79,11 @@ type OpGraph struct {
 	Steps  int             `json:"steps"`
 	Warmup int             `json:"warmup"`
 	Graph  json.RawMessage `json:"graph"`
+	// Meta is the exporter's meta file of the graph (tools/torchexport's
+	// X.meta.json: each op's module, the parameters, the train-mode
+	// modules), which search realizes a decision with and export
+	// --to torch-plan and module-map read; checked where it is used.
+	Meta json.RawMessage `json:"meta,omitempty"`
 
 	g *graph.Graph
 }
@@ -340,6 +345,9 @@ func (p *Profile) validateOps() error {
 	}
 	if o.Steps == 0 && p.Complete {
 		return errors.New("ops: steps 0, in a profile marked complete")
+	}
+	if len(o.Meta) > 0 && o.Meta[0] != '{' {
+		return errors.New("ops.meta: not a JSON object")
 	}
 	if len(o.Graph) == 0 {
 		return errors.New("ops.graph: missing")

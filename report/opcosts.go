@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// OpCosts says where an op graph's figures come from when an ops profile
+// priced it (eval and search --profile; docs/profile.md, Op graphs):
+// each op is measured (its median time on the profile's device) or
+// modelled (the roofline's, where the profile matched no event to it),
+// and each figure says which it rests on.
+type OpCosts struct {
+	Profile   string `json:"profile"`   // the file
+	Model     string `json:"model"`     // as placer profile --model named it
+	Device    string `json:"device"`    // kind and name: cuda "NVIDIA H100 80GB HBM3"
+	Software  string `json:"software"`  // torch, CUDA and driver versions
+	Precision string `json:"precision"` // fp32, tf32, bf16
+	Steps     int    `json:"steps"`     // the profiled steps the times are medians of
+	Complete  bool   `json:"complete"`  // false: the profile run was interrupted
+	// MeasuredOps and ModelledOps count one replica's ops that do work
+	// (not the inputs, parameters and buffers); Measured and Modelled
+	// are their seconds, each op alone and unfused.
+	MeasuredOps int     `json:"measured_ops"`
+	ModelledOps int     `json:"modelled_ops"`
+	Measured    float64 `json:"measured_s"`
+	Modelled    float64 `json:"modelled_s"`
+	// StepTime is what the step time (and the busy time of each GPU in
+	// PerDevice) rests on: "measured" (every op that does work measured),
+	// "modelled" (none), or "measured and modelled".
+	StepTime  string       `json:"step_time"`
+	PerDevice []DeviceCost `json:"devices,omitempty"`
+}
+
+// DeviceCost is one GPU's share of OpCosts: the seconds of its ops
+// measured and modelled, and what its busy time rests on.
+type DeviceCost struct {
+	Measured float64 `json:"measured_s"`
+	Modelled float64 `json:"modelled_s"`
+	Busy     string  `json:"busy"`
+}
+
+// Source is what a figure made of measured seconds and modelled seconds
+// rests on.
+func Source(measured, modelled float64) string {
+	switch {
+	case modelled == 0 && measured > 0:
+		return "measured"
+	case measured == 0:
+		return "modelled"
+	}
+	return "measured and modelled"
+}
+
+// WriteOpCosts writes c's lines (none for nil).
+func WriteOpCosts(w io.Writer, c *OpCosts) {
+	if c == nil {
+		return
+	}
+	state := ""
+	if !c.Complete {
+		state = ", interrupted"
+	}
+	fmt.Fprintf(w, "profile %s: %s, %s, on %s (%s), %d steps%s\n", c.Profile, c.Model, c.Precision, c.Device, c.Software, c.Steps, state)
+	fmt.Fprintf(w, "step time %s: %d ops measured (%s), %d modelled by the roofline (%s)\n",
+		c.StepTime, c.MeasuredOps, Seconds(c.Measured), c.ModelledOps, Seconds(c.Modelled))
+	if len(c.PerDevice) > 1 {
+		parts := make([]string, len(c.PerDevice))
+		for i, d := range c.PerDevice {
+			parts[i] = fmt.Sprintf("GPU %d %s", i, d.Busy)
+		}
+		fmt.Fprintf(w, "busy time: %s\n", strings.Join(parts, ", "))
+	}
+}
