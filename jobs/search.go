@@ -189,8 +189,10 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
-		return rep, err
+	if pp.profile == nil { // as eval: the costs' lines stand for it
+		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
+			return rep, err
+		}
 	}
 	if pp.profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
 		d := rep.Result.Decision.Decision()
