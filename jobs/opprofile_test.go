@@ -154,6 +154,18 @@ func TestProfileModelCPU(t *testing.T) {
 	if _, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out, Hardware: "h100", HardwareSet: true}, Placement: "single"}); err == nil || !strings.Contains(err.Error(), "of another device: cpu") {
 		t.Errorf("a CPU profile on --hardware h100: %v", err)
 	}
+	// search on it, then export the searched placement as a torch plan
+	// from the profile's graph and meta.
+	res := filepath.Join(t.TempDir(), "result.json")
+	cl := inputs.ClusterSpec{Profile: out, GPUs: 2}
+	rep, err := SearchGraph(context.Background(), SearchOptions{Cluster: cl, Evals: 30, Out: res})
+	if err != nil || rep.Costs == nil || rep.Costs.MeasuredOps != timed {
+		t.Fatalf("search --profile: %v, costs %+v", err, rep.Costs)
+	}
+	plan, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "torch-plan"})
+	if err != nil || !strings.Contains(string(plan), `"placer-torch-plan"`) || !strings.Contains(string(plan), `"fc1"`) {
+		t.Errorf("export --profile --to torch-plan: %v\n%s", err, plan)
+	}
 }
 
 // An interrupted placer profile --model keeps the steps it finished:
@@ -207,4 +219,37 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 		c.cancel()
 	}
 	return len(p), nil
+}
+
+// search and export --profile on the three-op profile: the search's
+// answer says what it rests on, and export writes the searched
+// placement from the profile's graph; the profile holds no exporter's
+// meta, so torch-plan is refused in one line.
+func TestSearchExportOpsProfile(t *testing.T) {
+	res := filepath.Join(t.TempDir(), "result.json")
+	cl := inputs.ClusterSpec{Profile: opsProfile, GPUs: 2}
+	rep, err := SearchGraph(context.Background(), SearchOptions{Cluster: cl, Evals: 50, Out: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := rep.Costs; k == nil || k.MeasuredOps != 2 || k.ModelledOps != 1 || k.StepTime != "measured and modelled" || len(k.PerDevice) != 2 {
+		t.Fatalf("search costs %+v", rep.Costs)
+	}
+	var b bytes.Buffer
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "step time measured and modelled: 2 ops measured (1.500 ms), 1 modelled") {
+		t.Errorf("search's text:\n%s", b.String())
+	}
+	out, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "decision"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"graph":"three"`) || !strings.Contains(string(out), `"ops":3`) {
+		t.Errorf("export: %s", out)
+	}
+	if _, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("torch-plan of a profile without meta: %v", err)
+	}
 }
