@@ -3,6 +3,7 @@ package jobs
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,7 +149,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 		return nil, fmt.Errorf("profile: the measurements' line: %w", lerr)
 	}
 	if werr != nil && ctx.Err() == nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 2 {
-		return nil, fail.Usagef("profile --model %s: %s", m.Model, stderr.last) // the exporter refused a flag
+		return nil, fail.Usagef("profile: %s", cmp.Or(stderr.err, stderr.last)) // the exporter refused a flag
 	}
 	if r.meta == nil || r.graph == nil {
 		if ctx.Err() != nil {
@@ -326,6 +327,7 @@ type quietWriter struct {
 	w    io.Writer
 	buf  []byte
 	last string
+	err  string // the measurements' own error line ("error: ..."), held back
 }
 
 func (q *quietWriter) Write(p []byte) (int, error) {
@@ -343,6 +345,10 @@ func (q *quietWriter) Write(p []byte) (int, error) {
 
 func (q *quietWriter) line(l []byte) {
 	if kinetoLine.Match(l) {
+		return
+	}
+	if e, ok := bytes.CutPrefix(l, []byte("error: ")); ok {
+		q.err = strings.TrimSpace(string(e)) // placer prints it
 		return
 	}
 	if s := strings.TrimSpace(string(l)); s != "" {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/report"
 )
 
@@ -251,5 +253,42 @@ func TestSearchExportOpsProfile(t *testing.T) {
 	}
 	if _, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("torch-plan of a profile without meta: %v", err)
+	}
+}
+
+// A hub's id: a Hugging Face config.json (a 2-layer Llama, 64 wide, 32
+// tokens) built with random weights and profiled, and a torchvision name
+// it does not have refused in one line, exit 2. About 8 s of CPU.
+func TestProfileModelHub(t *testing.T) {
+	py := torchPython(t)
+	if testing.Short() {
+		t.Skip("runs torch (-short)")
+	}
+	dir := t.TempDir()
+	cfg := `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 2, "vocab_size": 256,
+ "max_position_embeddings": 128, "tie_word_embeddings": false}`
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hf.profile.json")
+	o := ProfileOptions{Out: out, Python: py, Device: "cpu", Threads: 1, ModelOptions: ModelOptions{
+		Model: "hf:" + filepath.Join(dir, "config.json"), InputShapes: []string{"32:int64"}, Batch: 2, Steps: 1, Warmup: -1}}
+	var progress bytes.Buffer
+	pr, err := Profile(context.Background(), o, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if !pr.Complete || pr.Ops.Batch != 2 || pr.Graph().NumOps() < 100 {
+		t.Errorf("hf profile: complete %v, batch %d, %d ops", pr.Complete, pr.Ops.Batch, pr.Graph().NumOps())
+	}
+	o.Model, o.InputShapes = "torchvision:nope", nil
+	_, err = Profile(context.Background(), o, &progress)
+	var u fail.Usage
+	if !errors.As(err, &u) || !strings.Contains(err.Error(), "has no model 'nope'") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("torchvision:nope: %v, want one usage line", err)
+	}
+	if strings.Contains(progress.String(), "no model 'nope'") {
+		t.Errorf("the error is in the progress too (two lines):\n%s", progress.String())
 	}
 }

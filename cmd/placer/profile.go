@@ -23,9 +23,10 @@ median time (on a GPU its kernels' time and its dispatch time), the GPU or
 CPU, driver, CUDA and torch versions. eval, search and export read it with
 --profile FILE in place of --graph: measured ops take their times, the
 others the roofline's, and the report says which. MODEL is a zoo name
-(mlp, cnn, resnet50, vit_b_16, bert_base, gpt2_small, ...) or
-package.module:factory (file.py:factory), torchvision.models:resnet18 among
-them, with --input-shape.
+(mlp, cnn, resnet50, vit_b_16, bert_base, gpt2_small, ...),
+package.module:factory (file.py:factory) with --input-shape, or a hub's
+id with random weights, nothing downloaded: torchvision:NAME, timm:NAME,
+hf:PATH/config.json.
 
 With --workload: builds one layer of the model as plain PyTorch (RMS norm,
 rotary, grouped-query SDPA, SwiGLU), times its forward and backward at every
@@ -44,6 +45,7 @@ shapes past it are left out.`,
   placer eval --profile resnet50.profile.json --hardware h100
   placer search --profile resnet50.profile.json --hardware h100 --gpus 2 -o result.json
   placer profile --model mlp --device cpu --out mlp.profile.json
+  placer profile --model timm:convnext_tiny --batch 64 --out convnext.profile.json
   placer profile --workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=4096,vocab=128256,batch=64 --out llama1b.profile.json
   placer eval --workload llama:... --cluster dgx-h100:1 --strategy tp=2,dp=4 --profile llama1b.profile.json
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 4 --out tiny.profile.json`,
@@ -57,7 +59,7 @@ shapes past it are left out.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (tools/torchexport/zoo.py) or package.module:factory (with --input-shape)")
+	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (tools/torchexport/zoo.py), package.module:factory (with --input-shape), torchvision:NAME, timm:NAME or hf:PATH/config.json")
 	f.StringArrayVar(&o.InputShapes, "input-shape", nil, "with --model package.module:factory: one example's input `SHAPE[:DTYPE]` without the batch (3,224,224; 128:int64), once per model input")
 	f.IntVar(&o.Batch, "batch", 0, "with --model: the batch size (default the zoo model's, 1 for a factory)")
 	f.StringVar(&o.Precision, "precision", "", "with --model: fp32 (TF32 off), tf32 (TF32 matmuls and convolutions) or bf16 (autocast over FP32 weights) (default bf16 on a GPU, fp32 on a CPU)")

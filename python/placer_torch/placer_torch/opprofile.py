@@ -10,7 +10,8 @@ the steps it finished):
     {"kind": "step", "ops": [[op index, seconds, dispatch seconds or -1], ...]}  (one a profiled step)
 
 Progress on stderr. Its argument is one JSON object (placer's request):
-model, input_shapes, batch, loss, optimizer, precision (fp32, tf32,
+model (a zoo name, package.module:factory, or a hub's id: torchvision:NAME,
+timm:NAME, hf:PATH/config.json), input_shapes, batch, loss, optimizer, precision (fp32, tf32,
 bf16), device (cpu, cuda), steps, warmup, seed, zoo (the folder of
 tools/torchexport's zoo.py).
 
@@ -81,12 +82,70 @@ def execution(precision, device):
     return exporter.execution_settings(**kw)
 
 
+HUBS = ("torchvision", "timm", "hf")
+
+
+def hub_spec(name, input_shapes, batch, loss):
+    """(build, make_inputs, loss_fn, batch) of a model named by a hub's id,
+    with random weights (nothing downloaded), or None for another name:
+    torchvision:NAME (torchvision.models.get_model), timm:NAME
+    (timm.create_model), hf:PATH (a Hugging Face config.json or its
+    folder: AutoModelForCausalLM.from_config, else AutoModel). Inputs as
+    --input-shape says, else an image batch (3,224,224) or 128 token ids
+    (hf); the loss as a factory's (exporter's --loss)."""
+    hub, _, ident = name.partition(":")
+    if hub not in HUBS or not ident:
+        return None
+    try:
+        if hub == "torchvision":
+            import torchvision
+            if ident not in torchvision.models.list_models():
+                raise UsageError("--model %s: torchvision %s has no model %r" % (name, torchvision.__version__, ident))
+
+            def factory():
+                return torchvision.models.get_model(ident, weights=None)
+            default = ["3,224,224"]
+        elif hub == "timm":
+            import timm
+            if not timm.is_model(ident):
+                raise UsageError("--model %s: timm %s has no model %r" % (name, timm.__version__, ident))
+
+            def factory():
+                return timm.create_model(ident, pretrained=False)
+            default = ["3,224,224"]
+        else:
+            import transformers
+            path = ident[:-len("config.json")] if ident.endswith("config.json") else ident
+            if not os.path.exists(os.path.join(path or ".", "config.json")):
+                raise UsageError("--model %s: no config.json at %s (hf: takes a local config; nothing is downloaded)" %
+                                 (name, path or "."))
+            cfg = transformers.AutoConfig.from_pretrained(path or ".")
+
+            def factory():
+                try:
+                    return transformers.AutoModelForCausalLM.from_config(cfg)
+                except ValueError:
+                    return transformers.AutoModel.from_config(cfg)
+            default = ["128:int64"]
+    except ImportError as e:
+        raise UsageError("--model %s: %s is not installed in this python (%s)" % (name, hub, e))
+    shapes = [exporter.parse_input_shape(t) for t in (input_shapes or default)]
+    b = batch or 1
+
+    def make_inputs():
+        xs = tuple(torch.randn(b, *sh).to(dt) if dt.is_floating_point else torch.zeros((b,) + sh, dtype=dt)
+                   for sh, dt in shapes)
+        return xs, None
+    return factory, make_inputs, exporter._custom_loss(loss), b
+
+
 def main(argv=None):
     req = json.loads((argv or sys.argv)[1])
     try:
         return run(req)
     except UsageError as e:
-        say(str(e))
+        # One line, which placer prints as its own (exit 2).
+        sys.stderr.write("error: %s\n" % e)
         return 2
 
 
@@ -104,9 +163,12 @@ def run(req):
     ex = execution(precision, device)
     if device == "cpu" and req.get("threads"):
         torch.set_num_threads(req["threads"])
-    build, make_inputs, loss, batch = exporter.model_spec(req["model"], req.get("input_shapes") or [],
-                                                          req.get("batch") or 0, req.get("loss") or "cross-entropy",
-                                                          zoo.MODELS)
+    spec = hub_spec(req["model"], req.get("input_shapes") or [], req.get("batch") or 0,
+                    req.get("loss") or "cross-entropy")
+    if spec is None:
+        spec = exporter.model_spec(req["model"], req.get("input_shapes") or [], req.get("batch") or 0,
+                                   req.get("loss") or "cross-entropy", zoo.MODELS)
+    build, make_inputs, loss, batch = spec
     opt = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}[req.get("optimizer") or "adam"]
     kw = {"lr": 1e-3}
     if opt is torch.optim.SGD:
