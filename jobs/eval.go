@@ -188,6 +188,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st.R()); err != nil {
 			return report.Eval{}, err
 		}
+		e.Costs.Moved(e.BytesMoved)
 	}
 	// The decision itself, one replica's with its strategy: eval --placement
 	// and export --placement read the report back as a decision file.

@@ -78,8 +78,19 @@ func TestEvalOpsProfile(t *testing.T) {
 			}
 		})
 	}
+	// Every op measured, on two GPUs round-robin: mm and add on GPU 0,
+	// relu on GPU 1, each busy time measured, but the step moves relu's
+	// input and output between them, which the roofline's links price.
+	e, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: allMeasured, GPUs: 2}, Placement: "round-robin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k := e.Costs; k.StepTime != "measured and modelled" || k.Transfers != "modelled" || len(k.PerDevice) != 2 ||
+		k.PerDevice[0] != (report.DeviceCost{Measured: 1.25e-3, Busy: "measured"}) || k.PerDevice[1] != (report.DeviceCost{Measured: 5e-4, Busy: "measured"}) {
+		t.Errorf("round-robin on 2 GPUs: costs %+v", *k)
+	}
 	// Without a profile nothing says measured.
-	e, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: filepath.Join("..", "examples", "mlp.json")}, Placement: "single"})
+	e, err = EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: filepath.Join("..", "examples", "mlp.json")}, Placement: "single"})
 	if err != nil || e.Costs != nil {
 		t.Errorf("eval without a profile: costs %+v, %v", e.Costs, err)
 	}

@@ -199,6 +199,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy.R()); err != nil {
 			return rep, err
 		}
+		rep.Costs.Moved(rep.Result.BytesMoved)
 	}
 	if pp.realizer != nil {
 		d := rep.Result.Decision.Decision() // realized: one stage a GPU used

@@ -31,6 +31,22 @@ type OpCosts struct {
 	// "modelled" (none), or "measured and modelled".
 	StepTime  string       `json:"step_time"`
 	PerDevice []DeviceCost `json:"devices,omitempty"`
+	// Transfers is "modelled" where the decision moves bytes between
+	// GPUs (transfers, collectives: the roofline's links; the profile
+	// ran on one device), "" where it moves none.
+	Transfers string `json:"transfers,omitempty"`
+}
+
+// Moved notes that the decision moves bytes between GPUs: its transfers
+// and collectives are the roofline's, and the step rests on them too.
+func (c *OpCosts) Moved(bytes int64) {
+	if c == nil || bytes <= 0 {
+		return
+	}
+	c.Transfers = "modelled"
+	if c.StepTime == "measured" {
+		c.StepTime = "measured and modelled"
+	}
 }
 
 // DeviceCost is one GPU's share of OpCosts: the seconds of its ops
@@ -63,8 +79,12 @@ func WriteOpCosts(w io.Writer, c *OpCosts) {
 		state = ", interrupted"
 	}
 	fmt.Fprintf(w, "profile %s: %s, %s, on %s (%s), %d steps%s\n", c.Profile, c.Model, c.Precision, c.Device, c.Software, c.Steps, state)
-	fmt.Fprintf(w, "step time %s: %d ops measured (%s), %d modelled by the roofline (%s)\n",
-		c.StepTime, c.MeasuredOps, Seconds(c.Measured), c.ModelledOps, Seconds(c.Modelled))
+	moved := ""
+	if c.Transfers != "" {
+		moved = "; transfers and collectives modelled (the roofline's links)"
+	}
+	fmt.Fprintf(w, "step time %s: %d ops measured (%s), %d modelled by the roofline (%s)%s\n",
+		c.StepTime, c.MeasuredOps, Seconds(c.Measured), c.ModelledOps, Seconds(c.Modelled), moved)
 	if len(c.PerDevice) > 1 {
 		parts := make([]string, len(c.PerDevice))
 		for i, d := range c.PerDevice {
