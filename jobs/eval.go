@@ -185,7 +185,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
 	if p.profile != nil {
-		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st.R()); err != nil {
+		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st); err != nil {
 			return report.Eval{}, err
 		}
 		e.Costs.Moved(e.BytesMoved)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
@@ -402,7 +403,12 @@ func stateOp(op *graph.Op) bool {
 // replicas GPUs): each op that does work measured (its profiled time)
 // or modelled (the roofline of c's hardware under opts), alone and
 // unfused, per GPU.
-func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Cluster, opts roofline.Options, dev []int, replicas int) (*report.OpCosts, error) {
+//
+// Under a strategy that splits the batch (replicas, micro-batches) each
+// op runs on a share of the profiled batch, its time scaled linearly from
+// the measured one (graph.AtBatch): composed, not measured.
+func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Cluster, opts roofline.Options, dev []int, st decision.Strategy) (*report.OpCosts, error) {
+	replicas := st.R()
 	one, err := roofline.NewCluster(c.Hardware, 1, "")
 	if err != nil {
 		return nil, err
@@ -449,9 +455,13 @@ func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Clust
 			rc.Modelled += t
 		}
 	}
-	rc.StepTime = report.Source(rc.Measured, rc.Modelled)
+	if b := g.Batch(); b > 0 && st.R()*st.M() > 1 {
+		rc.ScaledTo = max(1, (b+st.R()*st.M()-1)/(st.R()*st.M()))
+		rc.Batch = b
+	}
+	rc.StepTime = rc.Source(rc.Measured, rc.Modelled)
 	for k := range rc.PerDevice {
-		rc.PerDevice[k].Busy = report.Source(rc.PerDevice[k].Measured, rc.PerDevice[k].Modelled)
+		rc.PerDevice[k].Busy = rc.Source(rc.PerDevice[k].Measured, rc.PerDevice[k].Modelled)
 	}
 	return rc, nil
 }

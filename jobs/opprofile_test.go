@@ -167,6 +167,12 @@ func TestProfileModelCPU(t *testing.T) {
 	if _, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out, Hardware: "h100", HardwareSet: true}, Placement: "single"}); err == nil || !strings.Contains(err.Error(), "of another device: cpu") {
 		t.Errorf("a CPU profile on --hardware h100: %v", err)
 	}
+	// Two replicas of batch 8 each: the measured times scaled from 16
+	// (composed), the gradients' all-reduce the roofline's.
+	e, err = EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out, GPUs: 2}, Placement: "single", Strategy: "dp=2"})
+	if err != nil || e.Costs.Batch != 16 || e.Costs.ScaledTo != 8 || e.Costs.StepTime != "composed and modelled" || e.Costs.Transfers != "modelled" {
+		t.Errorf("dp=2: %v, costs %+v", err, e.Costs)
+	}
 	// search on it, then export the searched placement as a torch plan
 	// from the profile's graph and meta.
 	res := filepath.Join(t.TempDir(), "result.json")

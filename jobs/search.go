@@ -196,7 +196,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	}
 	if pp.profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
 		d := rep.Result.Decision.Decision()
-		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy.R()); err != nil {
+		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy); err != nil {
 			return rep, err
 		}
 		rep.Costs.Moved(rep.Result.BytesMoved)

@@ -31,6 +31,13 @@ type OpCosts struct {
 	// "modelled" (none), or "measured and modelled".
 	StepTime  string       `json:"step_time"`
 	PerDevice []DeviceCost `json:"devices,omitempty"`
+	// Batch and ScaledTo, where the decision's strategy splits the batch
+	// (replicas, micro-batches): the profiled batch and the share one
+	// micro-batch of a replica runs, each measured op's time scaled
+	// linearly from the one to the other (graph.AtBatch): composed, not
+	// measured. 0: not scaled.
+	Batch    int `json:"batch,omitempty"`
+	ScaledTo int `json:"scaled_to,omitempty"`
 	// Transfers is "modelled" where the decision moves bytes between
 	// GPUs (transfers, collectives: the roofline's links; the profile
 	// ran on one device), "" where it moves none.
@@ -44,8 +51,8 @@ func (c *OpCosts) Moved(bytes int64) {
 		return
 	}
 	c.Transfers = "modelled"
-	if c.StepTime == "measured" {
-		c.StepTime = "measured and modelled"
+	if c.StepTime == "measured" || c.StepTime == "composed" {
+		c.StepTime += " and modelled"
 	}
 }
 
@@ -58,15 +65,20 @@ type DeviceCost struct {
 }
 
 // Source is what a figure made of measured seconds and modelled seconds
-// rests on.
-func Source(measured, modelled float64) string {
+// rests on: measured, modelled, or both; composed in place of measured
+// where the measured times were scaled to another batch (ScaledTo).
+func (c *OpCosts) Source(measured, modelled float64) string {
+	m := "measured"
+	if c.ScaledTo > 0 {
+		m = "composed"
+	}
 	switch {
 	case modelled == 0 && measured > 0:
-		return "measured"
+		return m
 	case measured == 0:
 		return "modelled"
 	}
-	return "measured and modelled"
+	return m + " and modelled"
 }
 
 // WriteOpCosts writes c's lines (none for nil).
@@ -83,8 +95,12 @@ func WriteOpCosts(w io.Writer, c *OpCosts) {
 	if c.Transfers != "" {
 		moved = "; transfers and collectives modelled (the roofline's links)"
 	}
-	fmt.Fprintf(w, "step time %s: %d ops measured (%s), %d modelled by the roofline (%s)%s\n",
-		c.StepTime, c.MeasuredOps, Seconds(c.Measured), c.ModelledOps, Seconds(c.Modelled), moved)
+	scaled := ""
+	if c.ScaledTo > 0 {
+		scaled = fmt.Sprintf(" at batch %d, scaled to the %d a micro-batch runs (composed)", c.Batch, c.ScaledTo)
+	}
+	fmt.Fprintf(w, "step time %s: %d ops measured (%s%s), %d modelled by the roofline (%s)%s\n",
+		c.StepTime, c.MeasuredOps, Seconds(c.Measured), scaled, c.ModelledOps, Seconds(c.Modelled), moved)
 	if len(c.PerDevice) > 1 {
 		parts := make([]string, len(c.PerDevice))
 		for i, d := range c.PerDevice {
