@@ -88,7 +88,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 		m.Warmup = 0
 	}
 	if o.Budget <= 0 {
-		o.Budget = 10 * time.Minute
+		o.Budget = 5 * time.Minute
 	}
 	dir, err := os.MkdirTemp("", "placer-profile-")
 	if err != nil {
@@ -156,11 +156,25 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if run.Err() != nil {
+			return nil, fmt.Errorf("profile --model %s: --budget %v spent while exporting: nothing measured, nothing written", m.Model, o.Budget)
+		}
 		why := stderr.last
 		if werr != nil {
 			why = strings.TrimSpace(werr.Error() + ": " + why)
 		}
 		return nil, fmt.Errorf("profile --model %s: nothing measured (%s)", m.Model, strings.TrimSuffix(why, ": "))
+	}
+	if r.steps == 0 {
+		// Exported, nothing timed: no profile (one would price every op
+		// by the roofline, and say measured nowhere).
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if run.Err() != nil {
+			return nil, fmt.Errorf("profile --model %s: --budget %v spent before the first profiled step: nothing measured, nothing written", m.Model, o.Budget)
+		}
+		return nil, fmt.Errorf("profile --model %s: no step timed (%v: %s)", m.Model, werr, stderr.last)
 	}
 	pr, err := r.profile(m.Model)
 	if err != nil {
@@ -181,7 +195,10 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 	if ctx.Err() != nil {
 		return pr, ctx.Err()
 	}
-	if werr != nil {
+	switch {
+	case werr != nil && run.Err() != nil:
+		return pr, fmt.Errorf("profile: --budget %v spent after %d of %d steps; they are in %s, complete false", o.Budget, pr.Ops.Steps, m.Steps, o.Out)
+	case werr != nil:
 		return pr, fmt.Errorf("profile: the measurements stopped (%v); the %d steps they timed are in %s, complete false", werr, pr.Ops.Steps, o.Out)
 	}
 	return pr, nil
