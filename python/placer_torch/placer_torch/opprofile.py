@@ -184,8 +184,9 @@ def run(req):
                        "cuda": (torch.version.cuda or "") if cuda else "", "driver": driver() if cuda else ""}})
     start = time.monotonic()
     say("exporting %s at batch %d (%s)" % (req["model"], batch, precision))
-    graph, meta = exporter.export_training_step(build, make_inputs, loss, opt, kw, None, name=req.get("name") or "model",
-                                             seed=req.get("seed") or 0, batch_dim=0, execution=ex)
+    graph, meta = exporter.export_training_step(build, make_inputs, loss, opt, kw, None,
+                                                name=req.get("name") or "model", seed=req.get("seed") or 0,
+                                                batch_dim=0, execution=ex)
     say("exported %d ops in %.1f s" % (len(graph["ops"]), time.monotonic() - start))
     emit({"kind": "graph", "batch": batch, "graph": graph, "meta": meta})
     steps, warmup = req.get("steps") or 5, req.get("warmup", 3)
