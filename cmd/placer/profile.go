@@ -60,7 +60,7 @@ shapes past it are left out.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (tools/torchexport/zoo.py), package.module:factory (with --input-shape), torchvision:NAME, timm:NAME or hf:PATH/config.json")
-	f.StringArrayVar(&o.InputShapes, "input-shape", nil, "with --model package.module:factory: one example's input `SHAPE[:DTYPE]` without the batch (3,224,224; 128:int64), once per model input")
+	f.StringArrayVar(&o.InputShapes, "input-shape", nil, "with --model package.module:factory (or a hub's id): one example's input shape without the batch, `SHAPE[:DTYPE]` (3,224,224 or 128:int64), once per model input")
 	f.IntVar(&o.Batch, "batch", 0, "with --model: the batch size (default the zoo model's, 1 for a factory)")
 	f.StringVar(&o.Precision, "precision", "", "with --model: fp32 (TF32 off), tf32 (TF32 matmuls and convolutions) or bf16 (autocast over FP32 weights) (default bf16 on a GPU, fp32 on a CPU)")
 	f.StringVar(&o.Loss, "loss", "", "with --model package.module:factory: cross-entropy, mse or sum (default cross-entropy)")
@@ -73,7 +73,7 @@ shapes past it are left out.`,
 	f.StringVar(&o.Device, "device", "auto", "auto (CUDA when present), cuda or cpu")
 	f.IntVar(&o.Procs, "procs", 0, "processes the collectives run over (default every GPU; a CPU 1)")
 	f.IntVar(&o.Threads, "threads", 1, "torch threads a process on a CPU (a run predicted from the profile must use as many)")
-	f.DurationVar(&o.Budget, "budget", 5*time.Minute, "the most the whole profile takes: shapes past it are left out")
+	f.DurationVar(&o.Budget, "budget", 5*time.Minute, "the most the whole profile takes: shapes (--model: steps) past it are left out")
 	f.IntSliceVar(&o.TP, "tp", nil, "tensor-parallel degrees to time (default 1,2,4,8, those that divide the heads)")
 	f.IntSliceVar(&o.MBS, "mbs", nil, "micro-batches to time (default 1,2,4)")
 	f.IntSliceVar(&o.CP, "cp", nil, "context-parallel degrees: the sequence over each (default 1,2)")
