@@ -222,6 +222,13 @@ func Decode(data []byte) (*Profile, error) {
 	dec.DisallowUnknownFields()
 	var p Profile
 	if err := dec.Decode(&p); err != nil {
+		// Another file's fields (a graph, a cost table): say whose.
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(data, &head) == nil && head.Format != Format {
+			return nil, fmt.Errorf("format %q: want %q (placer profile writes it)", head.Format, Format)
+		}
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {

@@ -33,6 +33,7 @@ func TestDecodeRefuses(t *testing.T) {
 		{"empty", "", "truncated after 0 bytes"},
 		{"not json", "{x", "not JSON at byte 2"},
 		{"format", strings.Replace(text, `"placer-profile"`, `"other"`, 1), `format "other"`},
+		{"a graph", `{"format": "placer-graph", "version": 1, "name": "mlp", "ops": []}`, `format "placer-graph": want "placer-profile"`},
 		{"version", strings.Replace(text, `"version": 1`, `"version": 3`, 1), "version 3: this placer reads versions 1 and 2"},
 		{"version 1 with a kind", strings.Replace(text, `"version": 1`, `"version": 1, "kind": "ops"`, 1), `kind "ops": a version 1 profile has none`},
 		{"version 2 without a kind", strings.Replace(text, `"version": 1`, `"version": 2`, 1), `kind "": want layers or ops`},
