@@ -258,7 +258,7 @@ func TestSearchExportOpsProfile(t *testing.T) {
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "step time measured and modelled: 2 ops measured (1.500 ms), 1 modelled") {
+	if !strings.Contains(b.String(), " measured and modelled: 2 ops measured (1.500 ms), 1 modelled") || !strings.Contains(b.String(), "step time of the answer") {
 		t.Errorf("search's text:\n%s", b.String())
 	}
 	out, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "decision"})

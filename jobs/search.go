@@ -200,6 +200,10 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 			return rep, err
 		}
 		rep.Costs.Moved(rep.Result.BytesMoved)
+		rep.Costs.Of = "the answer"
+		if !d.Strategy.IsZero() {
+			rep.Costs.Of += " (" + d.Strategy.String() + ")"
+		}
 	}
 	if pp.realizer != nil {
 		d := rep.Result.Decision.Decision() // realized: one stage a GPU used

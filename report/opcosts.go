@@ -29,7 +29,11 @@ type OpCosts struct {
 	// StepTime is what the step time (and the busy time of each GPU in
 	// PerDevice) rests on: "measured" (every op that does work measured),
 	// "modelled" (none), or "measured and modelled".
-	StepTime  string       `json:"step_time"`
+	StepTime string `json:"step_time"`
+	// Of names the figures' decision where there are several (search:
+	// "the answer"; every row's ops are priced alike, its strategy may
+	// scale them); "" for eval's one.
+	Of        string       `json:"of,omitempty"`
 	PerDevice []DeviceCost `json:"devices,omitempty"`
 	// Batch and ScaledTo, where the decision's strategy splits the batch
 	// (replicas, micro-batches): the profiled batch and the share one
@@ -99,8 +103,12 @@ func WriteOpCosts(w io.Writer, c *OpCosts) {
 	if c.ScaledTo > 0 {
 		scaled = fmt.Sprintf(" at batch %d, scaled to the %d a micro-batch runs (composed)", c.Batch, c.ScaledTo)
 	}
-	fmt.Fprintf(w, "step time %s: %d ops measured (%s%s), %d modelled by the roofline (%s)%s\n",
-		c.StepTime, c.MeasuredOps, Seconds(c.Measured), scaled, c.ModelledOps, Seconds(c.Modelled), moved)
+	of := ""
+	if c.Of != "" {
+		of = " of " + c.Of
+	}
+	fmt.Fprintf(w, "step time%s %s: %d ops measured (%s%s), %d modelled by the roofline (%s)%s\n",
+		of, c.StepTime, c.MeasuredOps, Seconds(c.Measured), scaled, c.ModelledOps, Seconds(c.Modelled), moved)
 	if len(c.PerDevice) > 1 {
 		parts := make([]string, len(c.PerDevice))
 		for i, d := range c.PerDevice {
