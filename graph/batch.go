@@ -177,3 +177,26 @@ func WithTimes(g *Graph, times []float64) (*Graph, error) {
 	}
 	return ng, nil
 }
+
+// WithDispatch returns g with op i given the measured dispatch time
+// disp[i] where that is 0 or more (HasDispatch set); ops where it is
+// negative keep theirs. As WithTimes, g is shared and read-only;
+// len(disp) must be g.NumOps().
+func WithDispatch(g *Graph, disp []float64) (*Graph, error) {
+	if len(disp) != len(g.ops) {
+		return nil, fmt.Errorf("graph %q: %d dispatch times for %d ops", g.name, len(disp), len(g.ops))
+	}
+	ng := new(Graph)
+	*ng = *g
+	ng.ops = slices.Clone(g.ops)
+	for i, x := range disp {
+		if x < 0 {
+			continue
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) || x > MaxTime {
+			return nil, fmt.Errorf("graph %q: op %q: dispatch %v s: want a finite one of at most %g s", g.name, g.ops[i].Name, x, MaxTime)
+		}
+		ng.ops[i].HasDispatch, ng.ops[i].Dispatch = true, x
+	}
+	return ng, nil
+}

@@ -273,3 +273,30 @@ func TestScaleOps(t *testing.T) {
 		}
 	}
 }
+
+// WithDispatch gives each op with a dispatch time of 0 or more that time
+// and leaves the others (negative) as they were; g is not changed; a
+// time out of range, or a slice of another length, is refused.
+func TestWithDispatch(t *testing.T) {
+	g := tinyBatched(t)
+	got, err := WithDispatch(g, []float64{-1, 2e-5, 0, -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []struct {
+		has bool
+		d   float64
+	}{{false, 0}, {true, 2e-5}, {true, 0}, {false, 0}} {
+		if op := got.Op(i); op.HasDispatch != want.has || op.Dispatch != want.d {
+			t.Errorf("op %d: dispatch %v %v, want %v %v", i, op.HasDispatch, op.Dispatch, want.has, want.d)
+		}
+		if g.Op(i).HasDispatch {
+			t.Errorf("op %d: g changed", i)
+		}
+	}
+	for _, bad := range [][]float64{{1}, {nan(), -1, -1, -1}, {inf(), -1, -1, -1}, {2 * MaxTime, -1, -1, -1}} {
+		if _, err := WithDispatch(g, bad); err == nil {
+			t.Errorf("%v: accepted", bad)
+		}
+	}
+}

@@ -159,9 +159,16 @@ type ClusterSpec struct {
 	Pod string `world:"cluster"`
 	// Profile is a profile file (placer profile; docs/profile.md) whose
 	// measurements price the plan where they can ("" = the roofline).
-	// With a CPU profile the pod is "cpu" (or left out): the profile's
-	// host, --gpus processes (default the profile's).
-	Profile string `world:"cluster"`
+	// At cluster scale a layers profile: with a CPU profile the pod is
+	// "cpu" (or left out): the profile's host, --gpus processes (default
+	// the profile's). For an op graph an ops profile, which holds the
+	// graph (no --graph or --workload then): its measured ops take their
+	// times, the rest the roofline's (ProfiledGraph).
+	Profile string
+	// HardwareSet says that Hardware was named (the --hardware flag
+	// given): with an ops profile, the profile's device must be it;
+	// unnamed, the profile's device is the hardware.
+	HardwareSet bool `world:"graph"`
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: none; --memory-margin's default is
 	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a

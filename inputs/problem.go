@@ -29,6 +29,9 @@ type Problem struct {
 	// none named: the built-in workload's, if any, is the caller's to
 	// find).
 	Expert []int
+	// Profile is the ops profile the graph came from (nil: none; its
+	// measured ops carry their times in Graph).
+	Profile *profile.Profile
 
 	// ClusterScale.
 	Model transformer.Spec
@@ -45,15 +48,20 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 		m, p, err := resolveScale(g.Workload, c)
 		return Problem{World: ClusterScale, Model: m, Pod: p}, err
 	}
-	gr, meta, err := Graph(g)
+	gr, meta, pr, err := ProfiledGraph(g, c)
 	if err != nil {
 		return Problem{}, err
 	}
-	cl, err := Cluster(c, meta)
+	var cl *roofline.Cluster
+	if pr != nil {
+		cl, err = ProfileCluster(c, pr)
+	} else {
+		cl, err = Cluster(c, meta)
+	}
 	if err != nil {
 		return Problem{}, err
 	}
-	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl}
+	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl, Profile: pr}
 	// An expert file that does not fit the graph is the user's error.
 	if g.Expert != "" {
 		if p.Expert, err = ExpertFor(g, gr, cl.Devices); err != nil {
@@ -80,6 +88,9 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 	if c.Profile != "" {
 		if pr, err = profile.ReadFile(c.Profile); err != nil {
 			return m, scale.Pod{}, err
+		}
+		if pr.Kind != profile.KindLayers {
+			return m, scale.Pod{}, fmt.Errorf("profile %s: an op graph (%s), not a transformer's layers: give it without --workload", c.Profile, pr.Model)
 		}
 	}
 	p, err := resolvePod(m, c, pr)

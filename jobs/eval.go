@@ -184,6 +184,12 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		e.Transfers = "sync"
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
+	if p.profile != nil {
+		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st); err != nil {
+			return report.Eval{}, err
+		}
+		e.Costs.Moved(e.BytesMoved)
+	}
 	// The decision itself, one replica's with its strategy: eval --placement
 	// and export --placement read the report back as a decision file.
 	file := decision.NewFile(g, c.Devices, d)
@@ -195,6 +201,12 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	}
 	if o.Trace != "" {
 		e.Trace = o.Trace
+	}
+	// With an ops profile the costs' lines say what the figures rest on:
+	// the roofline's check of op kinds (and its host-bound warning, a
+	// GPU's host) is for graphs the roofline prices.
+	if p.profile != nil {
+		return e, nil
 	}
 	if e.Checked, err = checkedAgainst(g, c, p.opts); err != nil {
 		return report.Eval{}, err

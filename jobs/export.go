@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/placer/placer/evaluate/profile"
 	"io"
 	"io/fs"
 	"os"
@@ -46,7 +47,8 @@ type ExportOptions struct {
 	// placement file's, places one on GPUs / R: GPUsRule; 0 = the
 	// placement file's replica GPUs x R, else the graph file's, else 1)
 	// and, for a transformer at cluster scale,
-	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs and Pod are
+	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs, Pod and
+	// Profile (an ops profile: the graph it holds and its meta) are
 	// read.
 	Cluster inputs.ClusterSpec
 	// Placement is "single", "round-robin", a decision or result file, or
@@ -77,6 +79,8 @@ type ExportOptions struct {
 	// Warn gets a line for what the user should know about the plan
 	// (its train-mode modules: TrainModeOf; nil = none).
 	Warn io.Writer
+
+	profile *profile.Profile // Cluster.Profile's, read
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -91,10 +95,11 @@ func Export(o ExportOptions) ([]byte, error) {
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
-	g, meta, err := inputs.Graph(o.Graph)
+	g, meta, pr, err := inputs.ProfiledGraph(o.Graph, o.Cluster)
 	if err != nil {
 		return nil, err
 	}
+	o.profile = pr
 	// msr-fiddle names nodes by id: read them when the graph is one.
 	var ids []int64
 	if o.Graph.Path != "" {
@@ -167,7 +172,7 @@ func Export(o ExportOptions) ([]byte, error) {
 			return nil, err
 		}
 	case "module-map":
-		tm, err := export.ReadTorchMeta(o.metaPath(), g)
+		tm, err := o.torchMeta(g)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +244,7 @@ func Export(o ExportOptions) ([]byte, error) {
 // placement file's): R x devices GPUs in all, as eval scores it
 // (GPUsRule).
 func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, *export.TorchMeta, error) {
-	tm, err := export.ReadTorchMeta(o.metaPath(), g)
+	tm, err := o.torchMeta(g)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -267,6 +272,19 @@ func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []i
 	}
 	rz.Stages = o.Stages
 	return rz.Plan(dev, devices, s)
+}
+
+// torchMeta is the exporter's meta of g: an ops profile's (--profile),
+// else the file metaPath names.
+func (o ExportOptions) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
+	if o.profile != nil {
+		tm, err := profileMeta(o.profile, o.Cluster.Profile, g)
+		if err == nil && tm == nil {
+			err = fmt.Errorf("export: profile %s holds no meta of its graph (placer profile --model writes it)", o.Cluster.Profile)
+		}
+		return tm, err
+	}
+	return export.ReadTorchMeta(o.metaPath(), g)
 }
 
 // metaPath is the exporter's meta file: --meta, else X.meta.json beside

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"github.com/placer/placer/evaluate/profile"
 	"io"
 	"os"
 	"strings"
@@ -69,6 +70,10 @@ type Problem struct {
 	// realizer realizes the decisions of a graph from PyTorch (its meta
 	// file beside it); nil for the others (realize).
 	realizer *export.Realizer
+	// profile is the ops profile the graph came from (eval and search
+	// --profile; nil: none), read from profilePath.
+	profile     *profile.Profile
+	profilePath string
 }
 
 // Close releases the evaluator (GPUs), if it holds any.
@@ -140,7 +145,8 @@ func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.T
 	if r.Expert != nil {
 		p.Expert = r.Expert
 	}
-	rz, err := torchRealizer(gs, r.Graph)
+	p.profile, p.profilePath = r.Profile, cs.Profile
+	rz, err := torchRealizer(gs, r.Graph, r.Profile, cs.Profile)
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -154,7 +160,14 @@ func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.T
 // torchRealizer is the realizer of a graph from PyTorch: one whose
 // exporter's meta file (tools/torchexport) lies beside it, X.meta.json
 // for X.json; nil for any other graph.
-func torchRealizer(gs inputs.GraphSpec, g *graph.Graph) (*export.Realizer, error) {
+func torchRealizer(gs inputs.GraphSpec, g *graph.Graph, pr *profile.Profile, prPath string) (*export.Realizer, error) {
+	if pr != nil {
+		meta, err := profileMeta(pr, prPath, g)
+		if meta == nil || err != nil {
+			return nil, err
+		}
+		return export.NewRealizer(g, meta)
+	}
 	if gs.Path == "" || !strings.HasSuffix(gs.Path, ".json") {
 		return nil, nil
 	}
@@ -167,6 +180,15 @@ func torchRealizer(gs inputs.GraphSpec, g *graph.Graph) (*export.Realizer, error
 		return nil, err
 	}
 	return export.NewRealizer(g, meta)
+}
+
+// profileMeta is the exporter's meta of an ops profile's graph g (nil
+// when it holds none), path the profile's file.
+func profileMeta(pr *profile.Profile, path string, g *graph.Graph) (*export.TorchMeta, error) {
+	if pr.Ops == nil || len(pr.Ops.Meta) == 0 {
+		return nil, nil
+	}
+	return export.DecodeTorchMeta("profile "+path+" ops.meta", pr.Ops.Meta, g)
 }
 
 // realize makes pp score what PyTorch runs (DESIGN §10): every decision

@@ -43,6 +43,9 @@ type ProfileOptions struct {
 	EP []int
 	// Repeats is the timed loops per shape (default 5).
 	Repeats int
+	// ModelOptions are --model's (in place of Workload): a model's
+	// training step profiled as an op graph.
+	ModelOptions
 }
 
 // TorchPython is the python that runs placer's PyTorch tools: $TORCH_PY,
@@ -172,6 +175,21 @@ func b2i(b bool) int {
 func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profile.Profile, error) {
 	if o.Out == "" {
 		return nil, fail.Usagef("--out: name the profile file")
+	}
+	if o.Model != "" {
+		switch {
+		case o.Workload != "":
+			return nil, fail.Usagef("give --workload (a transformer's layers at shard shapes) or --model (a model's training step, op by op), not both")
+		case o.TP != nil || o.MBS != nil || o.CP != nil || o.Recompute != nil || o.Procs != 0:
+			return nil, fail.Usagef("--tp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
+		}
+		return profileModel(ctx, o, progress)
+	}
+	if mo := o.ModelOptions; len(mo.InputShapes) > 0 || mo.Batch != 0 || mo.Precision != "" || mo.Loss != "" || mo.Optimizer != "" || mo.Steps != 0 || mo.Warmup != 0 {
+		return nil, fail.Usagef("--input-shape, --batch, --precision, --loss, --optimizer, --steps and --warmup are --model's")
+	}
+	if o.Workload == "" {
+		return nil, fail.Usagef("name what to profile: --model MODEL (a model's training step, op by op) or --workload llama:... (a transformer's layers at shard shapes)")
 	}
 	m, err := transformer.Parse(o.Workload)
 	if err != nil {
@@ -312,7 +330,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		case <-run.Done():
 		}
 	}()
-	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Model: m.String()}
+	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Kind: profile.KindLayers, Model: m.String()}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {

@@ -108,6 +108,10 @@ type SearchReport struct {
 	// Checked is what the graph's op kinds were checked against
 	// (evaluate/opcheck; eval prints its table).
 	Checked *opcheck.Report `json:"checked_against,omitempty"`
+	// Costs says which of the answer's figures are measured and which
+	// modelled, where an ops profile priced the graph (search --profile;
+	// nil: none). Every row's ops are costed alike.
+	Costs *report.OpCosts `json:"costs,omitempty"`
 
 	// rows are the table's rows' results by method name (nil for a
 	// method that gave none; the search's own row is Result), and batch
@@ -185,8 +189,21 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
-		return rep, err
+	if pp.profile == nil { // as eval: the costs' lines stand for it
+		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
+			return rep, err
+		}
+	}
+	if pp.profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
+		d := rep.Result.Decision.Decision()
+		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy); err != nil {
+			return rep, err
+		}
+		rep.Costs.Moved(rep.Result.BytesMoved)
+		rep.Costs.Of = "the answer"
+		if !d.Strategy.IsZero() {
+			rep.Costs.Of += " (" + d.Strategy.String() + ")"
+		}
 	}
 	if pp.realizer != nil {
 		d := rep.Result.Decision.Decision() // realized: one stage a GPU used

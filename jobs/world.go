@@ -102,6 +102,7 @@ func (s ScaleSearchReport) Found() (bool, string) { return s.Best.Strategy != ""
 func (r SearchReport) WriteText(w io.Writer) error {
 	w, flush := report.FitLines(w) // its own lines too: at most 120 columns
 	defer flush()
+	report.WriteOpCosts(w, r.Costs)
 	if err := report.WriteBaselines(w, r.Comparison); err != nil {
 		return err
 	}

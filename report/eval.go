@@ -59,6 +59,10 @@ type Eval struct {
 	// profiled steps on this GPU that have them and how close the
 	// roofline came there (evaluate/opcheck).
 	Checked *opcheck.Report `json:"checked_against,omitempty"`
+	// Costs says which figures are measured and which modelled, where an
+	// ops profile priced the graph (eval --profile; nil: none, every
+	// figure the roofline's).
+	Costs *OpCosts `json:"costs,omitempty"`
 }
 
 // Measured is a decision run on real GPUs (placer eval --measure).
@@ -160,6 +164,7 @@ func WriteEval(w io.Writer, e Eval) error {
 	if e.Execution != "" {
 		fmt.Fprintf(w, "run as: %s\n", e.Execution)
 	}
+	WriteOpCosts(w, e.Costs)
 	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)
 	if !e.Feasible {
 		obj += " (invalid)"

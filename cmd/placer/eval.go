@@ -55,6 +55,7 @@ strategy): eval --placement and export --placement read that file back.
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
 			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.EvalOptions); err != nil {
 				return err
 			}
@@ -107,7 +108,7 @@ const gpusUsage = "every GPU of the cluster: a strategy of R replicas places one
 // scale (--workload gpt:... or llama:...).
 func addPodFlag(cmd *cobra.Command, o *inputs.ClusterSpec) {
 	cmd.Flags().StringVar(&o.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (dgx-h100:288 is 2,304 GPUs; presets "+strings.Join(jobs.PodPresets(), ", ")+"; default: DGX H100 nodes for --gpus)")
-	cmd.Flags().StringVar(&o.Profile, "profile", "", "with a transformer: price layers, collectives, the optimizer and the host from this profile `FILE` where it measured them (placer profile; docs/profile.md); a CPU profile's pod is --cluster cpu")
+	cmd.Flags().StringVar(&o.Profile, "profile", "", "price what this profile `FILE` measured (placer profile; docs/profile.md): a model's ops (--model's profile, which holds its graph: no --graph), or with a transformer its layers, collectives, optimizer and host (a CPU profile's pod is --cluster cpu)")
 	_ = cmd.Flags().SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	cmd.Flags().Float64Var(&o.MemoryMargin, "memory-margin", jobs.DefaultMemoryMargin, "with a transformer: the share of each GPU's memory a plan leaves free to fit, beside the CUDA context and NCCL's buffers (0 to "+fmt.Sprint(jobs.MaxMemoryMargin)+"; docs/cluster-scale.md, Memory)")
 }

@@ -23,6 +23,8 @@ func TestOneExitRule(t *testing.T) {
 	missing := filepath.Join(dir, "nodir", "x.json")
 	hf := "hf:../../graph/transformer/testdata/hf/llama3-8b.json"
 	gpt := "gpt:layers=2,hidden=64,heads=4,seq=128,vocab=100,batch=8"
+	opsProfile := filepath.Join("..", "..", "evaluate", "profile", "testdata", "ops.json")
+	layersProfile := filepath.Join("..", "..", "evaluate", "profile", "testdata", "small.json")
 	tests := []struct {
 		args []string
 		code int
@@ -60,6 +62,20 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"profile", "--workload", gpt, "--mbs", "0", "--out", filepath.Join(dir, "p.json")}, 2, "--mbs 0: want at least 1"},
 		{[]string{"profile", "--workload", gpt, "--out", missing}, 2, "does not exist"},
 		{[]string{"eval", "--workload", gpt, "--cluster", "dgx-h100:1", "--profile", trunc}, 1, "truncated"},
+		// Ops profiles (placer profile --model): a bad, foreign or
+		// mismatched file 1, a flag beside it that does not go with it 2.
+		{[]string{"eval", "--profile", trunc}, 1, "truncated"},
+		{[]string{"eval", "--profile", opsProfile, "--hardware", "a100"}, 1, `of another device: cuda "NVIDIA H100 80GB HBM3" (torch 2.11.0), the run's a100`},
+		{[]string{"eval", "--profile", layersProfile}, 1, "a transformer's layers"},
+		{[]string{"eval", "--workload", gpt, "--cluster", "dgx-h100:1", "--profile", opsProfile}, 1, "an op graph (three), not a transformer's layers"},
+		{[]string{"eval", "--profile", opsProfile, "--graph", example}, 2, "holds the graph it measured"},
+		{[]string{"search", "--profile", opsProfile, "--hardware", "v100"}, 1, "of another device"},
+		{[]string{"export", "--profile", arr, "--to", "decision"}, 1, "profile"},
+		{[]string{"profile", "--model", "mlp", "--workload", gpt, "--out", filepath.Join(dir, "p.json")}, 2, "not both"},
+		{[]string{"profile", "--model", "mlp", "--device", "cpu", "--precision", "bf16", "--out", filepath.Join(dir, "p.json")}, 2, "a CPU profile is fp32"},
+		{[]string{"profile", "--model", "mlp", "--precision", "fp16", "--out", filepath.Join(dir, "p.json")}, 2, `--precision "fp16": want fp32, tf32, bf16`},
+		{[]string{"profile", "--model", "mlp", "--out", missing}, 2, "does not exist"},
+		{[]string{"profile", "--batch", "4", "--workload", gpt, "--out", filepath.Join(dir, "p.json")}, 2, "are --model's"},
 		{[]string{"finetune", "--workload", "nosuch"}, 2, "unknown workload"},
 		{[]string{"finetune", "--graph", example, "--model", trunc}, 1, "is not a placer policy file"},
 		{[]string{"hw", "bench", "--gpu", "99"}, 2, "out of range"},

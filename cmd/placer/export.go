@@ -12,7 +12,7 @@ func init() { register(newExportCmd) }
 func newExportCmd(s *streams) *cobra.Command {
 	o := &jobs.ExportOptions{}
 	cmd := &cobra.Command{
-		Use:   "export (--graph FILE | --workload NAME) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
+		Use:   "export (--graph FILE | --workload NAME | --profile FILE) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
 		Short: "Write a plan for Megatron-LM, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
 		Long: `Convert a placement (a decision or result file, single, round-robin, or an
 msr-fiddle expert-placement file) into what a framework reads:
@@ -102,6 +102,8 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
 	f.StringVar(&o.Cluster.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+	f.StringVar(&o.Cluster.Profile, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan")
+	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	f.StringVar(&o.Plan, "plan", "", "the plan to write: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster (not with --strategy at cluster scale; an op graph's as --placement)")
 	f.BoolVar(&o.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")

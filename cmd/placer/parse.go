@@ -25,7 +25,7 @@ import (
 
 // checkEval checks eval's options as its flags give them.
 func checkEval(o *jobs.EvalOptions) error {
-	if err := checkGraphGiven(o.Graph); err != nil {
+	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
 	if o.Cluster.GPUs < 0 {
@@ -60,7 +60,7 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 
 // checkExport checks export's options as its flags give them.
 func checkExport(o *jobs.ExportOptions) error {
-	if err := checkGraphGiven(o.Graph); err != nil {
+	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
 	if o.To == "" {
@@ -155,7 +155,7 @@ type searchFlags struct {
 // parseSearchFlags checks o and fills its methods, backend, policy and
 // PPO settings from f.
 func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
-	if err := checkGraphGiven(o.Graph); err != nil {
+	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
 	if o.Steps < 0 || o.Samples < 0 || o.Evals < 0 {

@@ -40,6 +40,18 @@ func checkGraphGiven(g inputs.GraphSpec) error {
 	return nil
 }
 
+// checkGraphOrProfile is checkGraphGiven of the commands that read a
+// graph from an ops profile too (eval, search, export: --profile FILE).
+func checkGraphOrProfile(g inputs.GraphSpec, c inputs.ClusterSpec) error {
+	if c.Profile != "" && g.Path == "" && g.Workload == "" {
+		return nil
+	}
+	if g.Path == "" && g.Workload == "" {
+		return fail.Usagef("give --graph FILE or --workload NAME (or --profile FILE, placer profile --model's)")
+	}
+	return nil
+}
+
 // checkMethodList checks the methods of a --methods list (tag names the
 // flag) against the registry.
 func checkMethodList(tag string, list []string) error {

@@ -13,39 +13,67 @@ func init() { register(newProfileCmd) }
 func newProfileCmd(s *streams) *cobra.Command {
 	o := &jobs.ProfileOptions{}
 	cmd := &cobra.Command{
-		Use:   "profile --workload MODEL --out FILE",
-		Short: "Measure a model's layer, collectives, optimizer and host here, for eval and search --profile",
-		Long: `Builds one layer of the model as plain PyTorch (RMS norm, rotary, grouped-query
-SDPA, SwiGLU), times its forward and backward at every shard shape the
-search can choose (tensor degree with and without sequence parallelism,
-micro-batch, the sequence of a context rank, recomputation), the embedding
-and the loss, one AdamW step, the collectives over the processes present
-(NCCL on GPUs, gloo on a CPU) and the host's issue of a kernel, and writes
-the profile file (docs/profile.md) that eval and search read with
---profile. CUDA when present, else the CPU; progress on stderr. It runs
-in the torch virtualenv (--python, else $TORCH_PY, else
-~/.cache/placer/torch-venv). Ctrl-C keeps what was measured (complete:
-false). --budget bounds it: shapes past it are left out.`,
-		Example: `  placer profile --workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=4096,vocab=128256,batch=64 --out llama1b.profile.json
+		Use:   "profile (--model MODEL | --workload MODEL) --out FILE",
+		Short: "Measure a model's training step op by op, or a transformer's layers, collectives and host, for eval and search --profile",
+		Long: `With --model: exports the model's training step (forward, loss, backward, the
+optimizer's update) as an op graph, as tools/torchexport does, runs it on the
+device (--steps profiled steps after --warmup) under torch.profiler and writes
+an ops profile (docs/profile.md, Op graphs): the graph, each op with its
+median time (on a GPU its kernels' time and its dispatch time), the GPU or
+CPU, driver, CUDA and torch versions. eval, search and export read it with
+--profile FILE in place of --graph: measured ops take their times, the
+others the roofline's, and the report says which. MODEL is a zoo name
+(mlp, cnn, resnet50, vit_b_16, bert_base, gpt2_small, ...),
+package.module:factory (file.py:factory) with --input-shape, or a hub's
+id with random weights, nothing downloaded: torchvision:NAME, timm:NAME,
+hf:PATH/config.json.
+
+With --workload: builds one layer of the model as plain PyTorch (RMS norm,
+rotary, grouped-query SDPA, SwiGLU), times its forward and backward at every
+shard shape the search can choose (tensor degree with and without sequence
+parallelism, micro-batch, the sequence of a context rank, recomputation),
+the embedding and the loss, one AdamW step, the collectives over the
+processes present (NCCL on GPUs, gloo on a CPU) and the host's issue of a
+kernel, and writes the layers profile that eval and search at cluster scale
+read with --profile.
+
+CUDA when present, else the CPU; progress on stderr. It runs in the torch
+virtualenv (--python, else $TORCH_PY, else ~/.cache/placer/torch-venv).
+Ctrl-C keeps what was measured (complete: false). --budget bounds it:
+shapes past it are left out.`,
+		Example: `  placer profile --model resnet50 --batch 32 --precision bf16 --out resnet50.profile.json
+  placer eval --profile resnet50.profile.json --hardware h100
+  placer search --profile resnet50.profile.json --hardware h100 --gpus 2 -o result.json
+  placer profile --model mlp --device cpu --out mlp.profile.json
+  placer profile --model timm:convnext_tiny --batch 64 --out convnext.profile.json
+  placer profile --workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=4096,vocab=128256,batch=64 --out llama1b.profile.json
   placer eval --workload llama:... --cluster dgx-h100:1 --strategy tp=2,dp=4 --profile llama1b.profile.json
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 4 --out tiny.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			pr, err := jobs.Profile(cmd.Context(), *o, s.Err)
 			if pr != nil {
-				fmt.Fprintf(s.Out, "%s: %d layer shapes, %d collectives on %d %s (%s), complete %v\n", o.Out, len(pr.Layers), len(pr.Collectives), pr.Device.Count, pr.Device.Name, pr.Software.Backend, pr.Complete)
+				fmt.Fprintln(s.Out, jobs.ProfileLine(o.Out, pr))
 			}
 			return err
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Workload, "workload", "", "the model: `llama:...`, gpt:... or hf:config.json:...")
+	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (tools/torchexport/zoo.py), package.module:factory (with --input-shape), torchvision:NAME, timm:NAME or hf:PATH/config.json")
+	f.StringArrayVar(&o.InputShapes, "input-shape", nil, "with --model package.module:factory (or a hub's id): one example's input shape without the batch, `SHAPE[:DTYPE]` (3,224,224 or 128:int64), once per model input")
+	f.IntVar(&o.Batch, "batch", 0, "with --model: the batch size (default the zoo model's, 1 for a factory)")
+	f.StringVar(&o.Precision, "precision", "", "with --model: fp32 (TF32 off), tf32 (TF32 matmuls and convolutions) or bf16 (autocast over FP32 weights) (default bf16 on a GPU, fp32 on a CPU)")
+	f.StringVar(&o.Loss, "loss", "", "with --model package.module:factory: cross-entropy, mse or sum (default cross-entropy)")
+	f.StringVar(&o.Optimizer, "optimizer", "", "with --model: adam, adamw or sgd (default adam)")
+	f.IntVar(&o.Steps, "steps", 0, "with --model: profiled steps, each op's time their median (default 5)")
+	f.IntVar(&o.Warmup, "warmup", 0, "with --model: unprofiled steps before them (default 3; -1 none)")
+	f.StringVar(&o.Workload, "workload", "", "the transformer whose layers to time at shard shapes: `llama:...`, gpt:... or hf:config.json:...")
 	f.StringVarP(&o.Out, "out", "o", "", "the profile `FILE` to write")
 	f.StringVar(&o.Python, "python", "", "the `PYTHON` with torch (default $TORCH_PY, else ~/.cache/placer/torch-venv/bin/python, else python3)")
 	f.StringVar(&o.Device, "device", "auto", "auto (CUDA when present), cuda or cpu")
 	f.IntVar(&o.Procs, "procs", 0, "processes the collectives run over (default every GPU; a CPU 1)")
 	f.IntVar(&o.Threads, "threads", 1, "torch threads a process on a CPU (a run predicted from the profile must use as many)")
-	f.DurationVar(&o.Budget, "budget", 5*time.Minute, "the most the whole profile takes: shapes past it are left out")
+	f.DurationVar(&o.Budget, "budget", 5*time.Minute, "the most the whole profile takes: shapes (--model: steps) past it are left out")
 	f.IntSliceVar(&o.TP, "tp", nil, "tensor-parallel degrees to time (default 1,2,4,8, those that divide the heads; 1 with experts)")
 	f.IntSliceVar(&o.EP, "ep", nil, "with experts: expert-parallel degrees to time (default 1,2,4,8, those that divide the experts)")
 	f.IntSliceVar(&o.MBS, "mbs", nil, "micro-batches to time (default 1,2,4)")

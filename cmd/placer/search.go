@@ -85,6 +85,7 @@ any (every plan placer models, stage-tp included).`,
   placer search --workload qwen3-235b-a22b:seq=4096,batch=2048 --cluster dgx-h100:32 --strategy fp8=current,grads=bf16,tp=2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
 			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.SearchOptions, &o.flags); err != nil {
 				return err
 			}

@@ -11,38 +11,89 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Format and Version name the file's format (docs/profile.md).
+// Format and Version name the file's format (docs/profile.md): version
+// 2 says what the profile holds (Kind); a version 1 file, which has no
+// kind, is read as KindLayers.
 const (
 	Format  = "placer-profile"
-	Version = 1
+	Version = 2
+)
+
+// The kinds of profile (Profile.Kind).
+const (
+	// KindLayers is a transformer's layers at shard shapes, its
+	// collectives, optimizer and host (placer profile --workload).
+	KindLayers = "layers"
+	// KindOps is a model's training step as an op graph whose ops carry
+	// the times measured on the device (placer profile --model).
+	KindOps = "ops"
 )
 
 // Profile is one profile file.
 type Profile struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
+	// Kind is KindLayers or KindOps (version 2; a version 1 file has
+	// none and is read as KindLayers).
+	Kind string `json:"kind,omitempty"`
 	// Complete is false where the run was interrupted: what it measured
 	// before is kept and valid, the rest missing.
 	Complete bool     `json:"complete"`
 	Device   Device   `json:"device"`
 	Software Software `json:"software"`
 	// Model is the workload profiled as placer names it
-	// (transformer.Spec's String: "llama:layers=4,hidden=256,...").
+	// (transformer.Spec's String: "llama:layers=4,hidden=256,...") in a
+	// layers profile; in an ops profile the model as placer profile
+	// --model named it (a zoo name, package.module:factory).
 	Model string `json:"model"`
-	// DType is the precision the layers ran in: "bf16" (autocast over
-	// FP32 weights, on a GPU) or "fp32".
+	// DType is the precision the step ran in: "bf16" (autocast over
+	// FP32 weights, on a GPU) or "fp32"; an ops profile's may be "tf32"
+	// too (FP32 with TF32 matmuls and convolutions).
 	DType       string       `json:"dtype"`
-	Layers      []Layer      `json:"layers"`
+	Layers      []Layer      `json:"layers,omitempty"`
 	Embedding   []Layer      `json:"embedding,omitempty"`
 	Loss        []Layer      `json:"loss,omitempty"`
 	Optimizer   *Optimizer   `json:"optimizer,omitempty"`
 	Collectives []Collective `json:"collectives,omitempty"`
 	Host        *Host        `json:"host,omitempty"`
+	// Ops is an ops profile's graph (KindOps; nil in a layers profile).
+	Ops *OpGraph `json:"ops,omitempty"`
 
 	spec transformer.Spec
+}
+
+// OpGraph is a model's training step as placer profile --model measured
+// it: the op graph the exporter recorded (docs/graph-format.md), each op
+// it matched to a profiled event with its median time (time_s) and, on a
+// GPU, its dispatch time (dispatch_s); the ops it could not match have
+// none (the roofline prices them).
+type OpGraph struct {
+	// Batch is the step's batch size; Steps the profiled steps the
+	// times are medians of (fewer than asked where the run was
+	// interrupted), after Warmup unprofiled ones.
+	Batch  int             `json:"batch"`
+	Steps  int             `json:"steps"`
+	Warmup int             `json:"warmup"`
+	Graph  json.RawMessage `json:"graph"`
+	// Meta is the exporter's meta file of the graph (tools/torchexport's
+	// X.meta.json: each op's module, the parameters, the train-mode
+	// modules), which search realizes a decision with and export
+	// --to torch-plan and module-map read; checked where it is used.
+	Meta json.RawMessage `json:"meta,omitempty"`
+
+	g *graph.Graph
+}
+
+// Graph is an ops profile's graph, read (nil in a layers profile).
+func (p *Profile) Graph() *graph.Graph {
+	if p.Ops == nil {
+		return nil
+	}
+	return p.Ops.g
 }
 
 // Device is the machine a profile ran on.
@@ -184,6 +235,13 @@ func Decode(data []byte) (*Profile, error) {
 	dec.DisallowUnknownFields()
 	var p Profile
 	if err := dec.Decode(&p); err != nil {
+		// Another file's fields (a graph, a cost table): say whose.
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(data, &head) == nil && head.Format != Format {
+			return nil, fmt.Errorf("format %q: want %q (placer profile writes it)", head.Format, Format)
+		}
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
@@ -209,8 +267,15 @@ func (p *Profile) validate() error {
 	if p.Format != Format {
 		return fmt.Errorf("format %q: want %q", p.Format, Format)
 	}
-	if p.Version != Version {
-		return fmt.Errorf("version %d: this placer reads version %d", p.Version, Version)
+	switch {
+	case p.Version == 1 && p.Kind == "":
+		p.Kind = KindLayers
+	case p.Version == 1:
+		return fmt.Errorf("kind %q: a version 1 profile has none (it is a transformer's layers)", p.Kind)
+	case p.Version != Version:
+		return fmt.Errorf("version %d: this placer reads versions 1 and %d", p.Version, Version)
+	case p.Kind != KindLayers && p.Kind != KindOps:
+		return fmt.Errorf("kind %q: want %s or %s", p.Kind, KindLayers, KindOps)
 	}
 	switch p.Device.Kind {
 	case "cuda", "cpu":
@@ -226,8 +291,14 @@ func (p *Profile) validate() error {
 	if p.Device.Memory < 0 || p.Device.Threads < 0 || p.Device.Cores < 0 {
 		return errors.New("device: memory_bytes, threads and cores must not be negative")
 	}
+	if p.Kind == KindOps {
+		return p.validateOps()
+	}
 	if p.Software.Torch == "" || p.Software.Backend == "" || p.Software.Framework == "" {
 		return errors.New("software: torch, backend and framework are required")
+	}
+	if p.Ops != nil {
+		return errors.New("ops: in a layers profile")
 	}
 	if p.DType != "bf16" && p.DType != "fp32" {
 		return fmt.Errorf("dtype %q: want bf16 or fp32", p.DType)
@@ -267,6 +338,54 @@ func (p *Profile) validate() error {
 		return fmt.Errorf("host: issue_s %v, issue_backward_s %v: want both above 0", h.Issue, h.IssueBwd)
 	}
 	return nil
+}
+
+// validateOps validates an ops profile past the device: its software,
+// model, precision and graph, and no layer, collective or host of a
+// layers profile.
+func (p *Profile) validateOps() error {
+	if p.Software.Torch == "" || p.Software.Framework == "" {
+		return errors.New("software: torch and framework are required")
+	}
+	if strings.TrimSpace(p.Model) == "" || len(p.Model) > 1000 || strings.ContainsAny(p.Model, "\n\r") {
+		return fmt.Errorf("model %q: want the model's name on one line", p.Model)
+	}
+	if p.DType != "bf16" && p.DType != "fp32" && p.DType != "tf32" {
+		return fmt.Errorf("dtype %q: want fp32, tf32 or bf16", p.DType)
+	}
+	if len(p.Layers)+len(p.Embedding)+len(p.Loss)+len(p.Collectives) > 0 || p.Optimizer != nil || p.Host != nil {
+		return errors.New("layers, embedding, loss, optimizer, collectives or host: in an ops profile")
+	}
+	o := p.Ops
+	if o == nil {
+		return errors.New("ops: missing, in an ops profile")
+	}
+	if o.Batch < 1 || o.Batch > 1<<24 || o.Steps < 0 || o.Steps > 1<<20 || o.Warmup < 0 || o.Warmup > 1<<20 {
+		return fmt.Errorf("ops: batch %d, steps %d, warmup %d: want a batch of at least 1", o.Batch, o.Steps, o.Warmup)
+	}
+	if o.Steps == 0 && p.Complete {
+		return errors.New("ops: steps 0, in a profile marked complete")
+	}
+	if len(o.Meta) > 0 && o.Meta[0] != '{' {
+		return errors.New("ops.meta: not a JSON object")
+	}
+	if len(o.Graph) == 0 {
+		return errors.New("ops.graph: missing")
+	}
+	g, err := graph.Read(bytes.NewReader(o.Graph))
+	if err != nil {
+		return fmt.Errorf("ops.graph: %v", oneLine(err))
+	}
+	if g.NumOps() == 0 {
+		return errors.New("ops.graph: no ops")
+	}
+	o.g = g
+	return nil
+}
+
+// oneLine is err's text on one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
 func (l Layer) validate(m transformer.Spec) error {

@@ -33,7 +33,11 @@ func TestDecodeRefuses(t *testing.T) {
 		{"empty", "", "truncated after 0 bytes"},
 		{"not json", "{x", "not JSON at byte 2"},
 		{"format", strings.Replace(text, `"placer-profile"`, `"other"`, 1), `format "other"`},
-		{"version", strings.Replace(text, `"version": 1`, `"version": 2`, 1), "version 2"},
+		{"a graph", `{"format": "placer-graph", "version": 1, "name": "mlp", "ops": []}`, `format "placer-graph": want "placer-profile"`},
+		{"version", strings.Replace(text, `"version": 1`, `"version": 3`, 1), "version 3: this placer reads versions 1 and 2"},
+		{"version 1 with a kind", strings.Replace(text, `"version": 1`, `"version": 1, "kind": "ops"`, 1), `kind "ops": a version 1 profile has none`},
+		{"version 2 without a kind", strings.Replace(text, `"version": 1`, `"version": 2`, 1), `kind "": want layers or ops`},
+		{"layers with ops", strings.Replace(text, `"version": 1`, `"version": 2, "kind": "layers", "ops": {}`, 1), "ops: in a layers profile"},
 		{"unknown field", strings.Replace(text, `"dtype"`, `"dtypo": 1, "dtype"`, 1), `unknown field "dtypo"`},
 		{"device kind", strings.Replace(text, `"kind": "cuda"`, `"kind": "tpu"`, 1), `device.kind "tpu"`},
 		{"model", strings.Replace(text, `llama:layers=4`, `llama:layers=-4`, 1), "model:"},
@@ -59,6 +63,66 @@ func TestDecodeRefuses(t *testing.T) {
 				t.Errorf("error of more than one line: %q", err)
 			}
 		})
+	}
+}
+
+// An ops profile (testdata/ops.json: three ops, two measured) and what
+// its reader refuses, each in one line.
+func TestDecodeOps(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "ops.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := p.Graph()
+	if p.Kind != KindOps || g == nil || g.NumOps() != 3 || p.Ops.Batch != 4 {
+		t.Fatalf("kind %q, graph %v, ops %+v", p.Kind, g, p.Ops)
+	}
+	for i, want := range []struct {
+		has        bool
+		time, disp float64
+	}{{true, 0.001, 2e-5}, {true, 0.0005, 1e-5}, {false, 0, 0}} {
+		op := g.Op(i)
+		if op.HasTime != want.has || op.Time != want.time || op.Dispatch != want.disp {
+			t.Errorf("op %s: time %v %v, dispatch %v; want %+v", op.Name, op.HasTime, op.Time, op.Dispatch, want)
+		}
+	}
+	if small, _ := small(t); small.Graph() != nil {
+		t.Error("a layers profile has a graph")
+	}
+	text := string(data)
+	cases := []struct {
+		name, text, want string
+	}{
+		{"kind", strings.Replace(text, `"kind": "ops"`, `"kind": "graph"`, 1), `kind "graph": want layers or ops`},
+		{"no ops", strings.Replace(text, `"ops": {`, `"opz": {`, 1), `unknown field "opz"`},
+		{"dtype", strings.Replace(text, `"dtype": "fp32"`, `"dtype": "fp8"`, 1), `dtype "fp8": want fp32, tf32 or bf16`},
+		{"model", strings.Replace(text, `"model": "three"`, `"model": " "`, 1), "model"},
+		{"batch", strings.Replace(text, `"batch": 4`, `"batch": 0`, 1), "ops: batch 0"},
+		{"no steps, complete", strings.Replace(text, `"steps": 5`, `"steps": 0`, 1), "steps 0, in a profile marked complete"},
+		{"graph", strings.Replace(text, `"consumers": ["relu"]`, `"consumers": ["nope"]`, 1), "ops.graph:"},
+		{"negative time", strings.Replace(text, `"time_s": 0.001`, `"time_s": -0.001`, 1), "ops.graph:"},
+		{"a layer", strings.Replace(text, `"dtype": "fp32",`, `"dtype": "fp32", "layers": [{"tp": 1, "mbs": 1, "seq": 1, "forward_s": 1, "backward_s": 1}],`, 1), "in an ops profile"},
+		{"truncated", text[:len(text)*2/3], "truncated after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.text))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err %v, want one holding %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error of more than one line: %q", err)
+			}
+		})
+	}
+	// Interrupted before its first profiled step: read, nothing measured.
+	q, err := Decode([]byte(strings.Replace(strings.Replace(text, `"steps": 5`, `"steps": 0`, 1), `"complete": true`, `"complete": false`, 1)))
+	if err != nil || q.Complete {
+		t.Fatalf("an interrupted ops profile: %v", err)
 	}
 }
 
@@ -224,6 +288,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(data)
 	f.Add(data[:len(data)/3])
 	f.Add([]byte(`{"format":"placer-profile","version":1}`))
+	ops, err := os.ReadFile(filepath.Join("testdata", "ops.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ops)
+	f.Add(ops[:len(ops)/2])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p, err := Decode(b)
 		if err != nil {
@@ -241,6 +311,9 @@ func FuzzDecode(f *testing.F) {
 			if f, b, _ := p.Layer(s); f < 0 || b < 0 || math.IsNaN(f+b) {
 				t.Fatalf("composed layer %+v: %g %g", s, f, b)
 			}
+		}
+		if g := p.Graph(); (g == nil) != (p.Kind != KindOps) {
+			t.Fatalf("kind %q with graph %v", p.Kind, g)
 		}
 		for _, c := range p.Collectives {
 			if got, _ := p.CollectiveTime(c.Op, c.Group, 2*c.Bytes); math.IsNaN(got) || got < 0 {

@@ -21,11 +21,13 @@
 #      measured times and a cost table (graph/testdata/profile's format);
 #   5. placer profile of a Llama 3.2 1B layer and Megatron's 1.7B row's
 #      (profile-llama1b, profile-megatron-1.7b: docs/profile.md);
+#   5b. placer profile --model resnet50 (BF16, op by op) and eval
+#      --profile of it (profile-ops-resnet50, eval-ops-resnet50);
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
 #      under micro-batches 1 to 8 with and without full recomputation.
 #
 # The next lent GPU's short list (issues 58 to 60):
-#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,shapes make gpu
+#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
@@ -195,6 +197,20 @@ step profile-llama1b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --
 step profile-megatron-1.7b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	--workload gpt:layers=24,hidden=2304,heads=24,seq=2048,vocab=131072,batch=512 \
 	--out "$OUT/megatron-1.7b.profile.json"
+
+# 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
+# ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the
+# GPU with its dispatch time, and placer eval --profile of it (each figure
+# measured or modelled): what the profile costs in GPU time, and the
+# step it predicts beside fidelity's measured step of the same model.
+if [ "$QUICK" = 1 ]; then
+	OM="--model mlp --steps 1"
+else
+	OM="--model resnet50 --batch 32 --precision bf16"
+fi
+step profile-ops-resnet50 150 env TORCH_PY="$PY" "$BIN" profile $OM --device "$DEVICE" \
+	--out "$OUT/resnet50.ops.profile.json"
+step eval-ops-resnet50 30 sh -c "\"$BIN\" eval --profile \"$OUT/resnet50.ops.profile.json\" --json > \"$OUT/resnet50.ops.eval.json\""
 
 # 6. A plain-PyTorch Llama 3.2 1B trained on the GPU under each plan of a
 # one-GPU sweep (tools/profile/llamasweep.py: BF16 autocast, fused AdamW,

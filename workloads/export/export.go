@@ -145,6 +145,13 @@ func ReadTorchMeta(path string, g *graph.Graph) (*TorchMeta, error) {
 	if err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
+	return DecodeTorchMeta(path, data, g)
+}
+
+// DecodeTorchMeta is ReadTorchMeta of data, the meta file's contents
+// (an ops profile holds them: placer profile --model), path naming
+// where they came from in its errors.
+func DecodeTorchMeta(path string, data []byte, g *graph.Graph) (*TorchMeta, error) {
 	var m TorchMeta
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, graph.JSONError("export: "+path, data, err)

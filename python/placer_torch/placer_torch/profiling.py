@@ -166,25 +166,8 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     from torch.profiler import ProfilerActivity, profile, record_function
 
     device = torch.device(device)
-    torch.manual_seed(seed)
-    model = build_model().to(device)
-    model.train()
-    inputs, target = make_inputs()
-    if isinstance(inputs, torch.Tensor):
-        inputs = (inputs,)
-    inputs = tuple(t.to(device) for t in inputs)
-    target = exporter._map_tensors(target, lambda t: t.to(device))
-    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
-    impl = (execution or {}).get("optimizer_impl") or "for-loop"
-    opts = exporter._distinct(exporter.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
-    ac = exporter.AUTOCAST[(execution or {}).get("autocast") or "off"]
-
-    step = exporter.training_step(model, inputs, target, loss_fn, opts, named, device.type, ac)
-
-    def sync():
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-
+    step, sync = _real_step(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, device, seed,
+                            execution)
     tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     if execution is not None:
         torch.backends.cuda.matmul.allow_tf32 = bool(execution.get("tf32_matmul"))
@@ -209,14 +192,11 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     disp = [[] for _ in ops]
     kernels = [None] * len(ops)
     for m in markers:
-        for i, e in match(types, _step_events(events, m)).items():
-            if device.type == "cuda":
-                t, names = _kernels(e)
-                times[i].append(t)
-                disp[i].append(e.cpu_time_total * 1e-6)
+        for i, (t, d, names) in _times(types, events, m, device).items():
+            times[i].append(t)
+            if d is not None:
+                disp[i].append(d)
                 kernels[i] = names
-            else:
-                times[i].append(e.cpu_time_total * 1e-6)
     matched = 0
     for i, o in enumerate(ops):
         if not times[i]:
@@ -233,6 +213,80 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
         meta["profile"] = {"device": name, "steps": steps, "warmup": warmup, "matched": matched,
                            "unmatched": unmatched, "torch": torch.__version__}
     return matched, unmatched, name, [(ops[i], times[i]) for i in range(len(ops)) if times[i]]
+
+
+def _times(types, events, marker, device):
+    """Graph op index -> (seconds, dispatch seconds or None, kernel names)
+    of one profiled step (the events inside marker): on CUDA the device
+    time of the kernels the op's event launched and its CPU time as the
+    dispatch, on a CPU its CPU time and no dispatch."""
+    out = {}
+    for i, e in match(types, _step_events(events, marker)).items():
+        if device.type == "cuda":
+            t, names = _kernels(e)
+            out[i] = (t, e.cpu_time_total * 1e-6, names)
+        else:
+            out[i] = (e.cpu_time_total * 1e-6, None, None)
+    return out
+
+
+def step_times(graph, build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, device="cpu", steps=5,
+               warmup=3, seed=0, execution=None):
+    """Yields, for each of steps profiled steps (after warmup unprofiled
+    ones), {graph op index: (seconds, dispatch seconds or None)}: each
+    step under its own torch.profiler, so that a caller stopped after k
+    steps keeps k steps' times (placer profile --model). Times as
+    profile_step's."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    device = torch.device(device)
+    step, sync = _real_step(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, device, seed,
+                            execution)
+    types = [None if o["type"] in _STATE_OPS else o["type"] for o in graph["ops"]]
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device.type == "cuda" else [])
+    tf32 = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    if execution is not None:
+        torch.backends.cuda.matmul.allow_tf32 = bool(execution.get("tf32_matmul"))
+        torch.backends.cudnn.allow_tf32 = bool(execution.get("tf32_cudnn", True))
+    try:
+        for _ in range(warmup):
+            step()
+        sync()
+        for k in range(steps):
+            with profile(activities=acts) as prof:
+                with record_function("placer_step_%d" % k):
+                    step()
+                sync()
+            events = list(prof.events())
+            marker = next(e for e in events if e.name == "placer_step_%d" % k)
+            yield {i: (t, d) for i, (t, d, _) in _times(types, events, marker, device).items()}
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = tf32
+
+
+def _real_step(build_model, make_inputs, loss_fn, optimizer_cls, optimizer_kwargs, device, seed, execution):
+    """(step, sync): the model built on device and its training step as a
+    closure (exporter.training_step, with execution's optimizer and
+    autocast), and a function that waits for the device."""
+    torch.manual_seed(seed)
+    model = build_model().to(device)
+    model.train()
+    inputs, target = make_inputs()
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    inputs = tuple(t.to(device) for t in inputs)
+    target = exporter._map_tensors(target, lambda t: t.to(device))
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    impl = (execution or {}).get("optimizer_impl") or "for-loop"
+    opts = exporter._distinct(exporter.make_optimizers(named, optimizer_cls, optimizer_kwargs, impl))
+    ac = exporter.AUTOCAST[(execution or {}).get("autocast") or "off"]
+
+    step = exporter.training_step(model, inputs, target, loss_fn, opts, named, device.type, ac)
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+    return step, sync
 
 
 def cost_key(op, device):
