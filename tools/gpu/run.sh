@@ -19,15 +19,16 @@
 #      kernels' busy time;
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
 #      measured times and a cost table (graph/testdata/profile's format);
-#   5. placer profile of a Llama 3.2 1B layer and Megatron's 1.7B row's
-#      (profile-llama1b, profile-megatron-1.7b: docs/profile.md);
+#   5. placer profile of a Llama 3.2 1B layer, Megatron's 1.7B row's and
+#      Qwen3-30B-A3B's experts (profile-llama1b, profile-megatron-1.7b,
+#      profile-qwen3-30b-a3b: docs/profile.md);
 #   5b. placer profile --model resnet50 (BF16, op by op) and eval
 #      --profile of it (profile-ops-resnet50, eval-ops-resnet50);
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
 #      under micro-batches 1 to 8 with and without full recomputation.
 #
 # The next lent GPU's short list (issues 58 to 60):
-#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
+#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-qwen3-30b-a3b,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
@@ -197,6 +198,15 @@ step profile-llama1b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --
 step profile-megatron-1.7b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	--workload gpt:layers=24,hidden=2304,heads=24,seq=2048,vocab=131072,batch=512 \
 	--out "$OUT/megatron-1.7b.profile.json"
+# A mixture of experts' layer (Qwen3-30B-A3B's: 128 experts, top 8, QK
+# norms) at each expert-parallel shard one GPU can time alone (ep 1 to 8:
+# 128/ep experts, the tokens they get under forced balance), for the
+# MoE rows placer predicts 3.4x too fast (issue 58).
+QE=""
+[ "$QUICK" = 1 ] && QE="--ep 8" # a CPU's smoke test: 16 local experts, not 128
+step profile-qwen3-30b-a3b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
+	--workload hf:graph/transformer/testdata/hf/qwen3-30b-a3b.json:seq=4096,batch=512 --mbs 1,2 --cp 1 $QE \
+	--out "$OUT/qwen3-30b-a3b.profile.json"
 
 # 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
 # ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the
