@@ -43,6 +43,13 @@ func TestProfileRefuses(t *testing.T) {
 		{Workload: "nope:1", Out: "x.json"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Device: "tpu"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Recompute: []string{"some"}},
+		// Experts: at tensor parallelism 1, degrees that divide them; no
+		// --ep without them; latent attention and dense layers first not built.
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", TP: []int{2}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", EP: []int{3}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", EP: []int{2}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,dense_layers=1", Out: "x.json"},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,q_lora=64,kv_lora=32,rope_dim=16", Out: "x.json"},
 	} {
 		_, err := Profile(context.Background(), o, nil)
 		var u fail.Usage
@@ -100,5 +107,26 @@ func TestProfileInterrupted(t *testing.T) {
 	}
 	if len(got.Layers) < 1 || len(got.Layers) >= 8 {
 		t.Errorf("%d layers kept, want the first (and fewer than the 8 asked)", len(got.Layers))
+	}
+}
+
+// A model with experts is timed at tensor parallelism 1, at each
+// expert-parallel degree that divides its experts (3 does not divide 8),
+// the first micro-batch first.
+func TestProfileShapesExperts(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,ffn=512,seq=256,vocab=1024,batch=8,experts=8,topk=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ProfileShapes(m, []int{1, 2}, []int{1, 2, 3, 8}, []int{1, 2}, []int{1}, []string{"none"})
+	want := []shape{{1, false, 0, 1, 256, "none"}, {1, false, 2, 1, 256, "none"}, {1, false, 8, 1, 256, "none"},
+		{1, false, 0, 2, 256, "none"}, {1, false, 2, 2, 256, "none"}, {1, false, 8, 2, 256, "none"}}
+	if len(got) != len(want) {
+		t.Fatalf("%d shapes %+v, want %d", len(got), got, len(want))
+	}
+	for i, w := range want {
+		if got[i] != w {
+			t.Errorf("shape %d: %+v, want %+v", i, got[i], w)
+		}
 	}
 }
