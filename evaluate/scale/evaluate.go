@@ -97,7 +97,7 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 // micro-batch on one GPU, its recomputation in the backward included: in
 // a model with experts an MoE block (block).
 func (c *coster) layer() (fwd, bwd phase) {
-	if c.pod.Profile != nil {
+	if c.pod.Profile != nil && c.layerAsProfiled() {
 		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, blockOf); ok {
 			return f, b
 		}

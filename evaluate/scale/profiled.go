@@ -144,8 +144,7 @@ func (c *coster) layerShape() profile.Shape {
 // overlap. ok false: nothing measured, the roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
-	moeAsProfiled := c.pl.T == 1 && c.pl.ETP == 1 && c.pl.Imbalance <= 1 && !c.pl.EPOverlap
-	if pr == nil || c.m.MoE() && !moeAsProfiled || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+	if pr == nil || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())
@@ -174,6 +173,14 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 	}
 	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
 	return fwd, bwd, true
+}
+
+// layerAsProfiled is whether the profile's layer is the plan's: a dense
+// layer, or a model with experts run as the profile ran them: tensor
+// parallelism 1 (the experts' too), forced balance (imbalance 1), no
+// all-to-all overlap.
+func (c *coster) layerAsProfiled() bool {
+	return !c.m.MoE() || c.pl.T == 1 && c.pl.ETP == 1 && c.pl.Imbalance <= 1 && !c.pl.EPOverlap
 }
 
 // inPlace is lookup f's answer at c's shape where an in-place timing
@@ -228,7 +235,10 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		_, _, src := f(c.layerShape())
 		return src
 	}
-	s.Layers, s.Embedding, s.Loss = ok(pr.Layer), ok(pr.EmbeddingAt), ok(pr.LossAt)
+	s.Layers, s.Embedding, s.Loss = profile.Modelled, ok(pr.EmbeddingAt), ok(pr.LossAt)
+	if c.layerAsProfiled() {
+		s.Layers = ok(pr.Layer)
+	}
 	act := c.tokens * float64(c.m.Hidden) * bf16
 	if m.T > 1 {
 		k := roofline.AllReduce

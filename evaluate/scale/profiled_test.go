@@ -244,3 +244,55 @@ func TestProfiledInPlace(t *testing.T) {
 		t.Errorf("tpoverlap: forward %.6g s, the in-place timing's (the plain layer runs no overlap)", fo.busy)
 	}
 }
+
+// TestProfiledExperts: a model with experts is priced from a profile of
+// its layer (a CPU profile of the tiny MoE, 2 processes: measured alone
+// at ep 1, 2, 4 and 8, in place at ep 2) where the plan runs its experts
+// as the profile did, and by the roofline where it does not (an
+// imbalance, tensor parallelism).
+func TestProfiledExperts(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu-moe.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse(pr.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ProfilePod(pr, 2)
+	for _, c := range []struct {
+		plan       string
+		layers, ep profile.Source
+	}{
+		{"tp=1,pp=1,dp=2,mbs=1", profile.Measured, profile.Modelled},
+		{"tp=1,pp=1,dp=2,ep=2,mbs=1", profile.Measured, profile.Measured},
+		// The layer modelled, the all-to-alls the profile's (composed).
+		{"tp=1,pp=1,dp=2,ep=2,mbs=1,imbalance=1.5", profile.Modelled, profile.Composed},
+	} {
+		s, err := ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", c.plan, err)
+		}
+		if r.Sources == nil || r.Sources.Layers != c.layers || r.Sources.Embedding != profile.Measured || c.ep != profile.Modelled && r.Sources.EP != c.ep {
+			t.Errorf("%s: sources %+v, want layers %s, expert-parallel %s", c.plan, r.Sources, c.layers, c.ep)
+		}
+	}
+	// At ep 2 the layer is its in-place time, the all-to-alls what that
+	// added to the kernels alone.
+	pl, err := Resolve(m, Strategy{Replicas: 2, Experts: 2, MicroBatchSize: 1}, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCoster(m, pl, &pod, 1, float64(m.Seq))
+	f, b := c.layer()
+	af, ab, _ := pr.Layer(profile.Shape{TP: 1, EP: 2, MBS: 1, Seq: m.Seq})
+	pf, pb, src := pr.LayerInPlace(profile.Shape{TP: 1, EP: 2, MBS: 1, Seq: m.Seq})
+	if src != profile.Measured || !near(f.busy, pf) || !near(b.busy, pb) || !near(f.epExposed, pf-af) || !near(b.epExposed, pb-ab) {
+		t.Errorf("ep 2: forward %.6g s (all-to-all %.6g), backward %.6g (%.6g); want the in-place %.6g (%.6g), %.6g (%.6g)",
+			f.busy, f.epExposed, b.busy, b.epExposed, pf, pf-af, pb, pb-ab)
+	}
+}
