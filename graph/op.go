@@ -129,6 +129,16 @@ type Op struct {
 	HasDispatch bool
 	Dispatch    float64
 
+	// HasLaunches says that Launches is how many times the op put work on
+	// the GPU's stream in a profiled run (kernels, memsets and copies
+	// under its profiler event: torchexport --profile on a GPU, the meta
+	// file's kernel names counted): the host model (roofline Host) issues
+	// each launch at its measured cost. Without it roofline.Launches's
+	// rule stands in (a view launches nothing, a cuDNN convolution
+	// several).
+	HasLaunches bool
+	Launches    int
+
 	// Colocation names the group of ops that must run on the same device
 	// ("" = none), e.g. a variable and the ops that update it.
 	Colocation string

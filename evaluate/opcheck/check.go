@@ -22,8 +22,8 @@ type Report struct {
 	Checked float64     `json:"checked_share"`
 	Kinds   []KindCheck `json:"kinds"`
 	// Issue is the host's time to issue the graph's kernels
-	// (roofline.MeasuredIssue each, or the model's dispatch times with
-	// --host) and GPU the kernels' time: a step whose Issue exceeds its
+	// (roofline.EagerIssue each: the measured issue of an op and of each
+	// further launch, or the model's dispatch times with --host) and GPU the kernels' time: a step whose Issue exceeds its
 	// GPU is host-bound at its batch.
 	Issue     float64  `json:"host_issue_s"`
 	GPU       float64  `json:"gpu_s"`
@@ -94,7 +94,7 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 		if disp != nil {
 			r.Issue += disp[i]
 		} else {
-			r.Issue += roofline.MeasuredIssue
+			r.Issue += roofline.EagerIssue(g, i)
 		}
 	}
 	r.GPU = total

@@ -78,9 +78,11 @@ func TestCheck(t *testing.T) {
 		{name: "h100", scale: 1e-3, hw: "h100", steps: 2, checked: 3 / 4.2,
 			warnings: []string{"conv bf16 is 24% of the GPU time", "each under 5%: 5% of the GPU time"}},
 		// The same kinds at microseconds from eager PyTorch: three
-		// issues of 14.04 us against 4.2 us of kernels.
+		// issues of 14.04 us and the convolution's second launch (a cuDNN
+		// convolution forward launches 2: roofline.Launches) of 4.57 us,
+		// 46.69 us, against 4.2 us of kernels.
 		{name: "host-bound", scale: 1e-6, exec: &graph.Execution{Device: "cuda"}, hw: "h100", steps: 2, checked: 3 / 4.2, hostBound: true,
-			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.042 ms against 0.004 ms"}},
+			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.047 ms against 0.004 ms"}},
 		// Under CUDA graphs the eager issue cost does not apply.
 		{name: "graphs", scale: 1e-6, exec: &graph.Execution{Device: "cuda", CUDAGraphs: true}, hw: "h100", steps: 2, checked: 3 / 4.2,
 			warnings: []string{"conv bf16", "each under 5%"}},

@@ -1022,6 +1022,51 @@ def sec_host(args):
         return out
     guarded("host", "issue.mul_autograd", what="a multiply recorded for autograd", ops=n)(autograd_fwd)
 
+    # What placer's host model (roofline.Launches, MeasuredLaunch) takes
+    # from the kinds above and has not measured: an op that launches
+    # nothing (a view), and cuDNN's convolutions and batch norm in FP32
+    # (PyTorch's defaults: TF32 for cuDNN; several launches each, and
+    # cuDNN's own host work), forward under autograd and backward.
+    conv = torch.nn.Conv2d(16, 16, 3, padding=1, device=DEVICE)
+    bn = torch.nn.BatchNorm2d(16, device=DEVICE)
+    img = torch.randn(2, 16, 8, 8, device=DEVICE, requires_grad=True)
+    for name, what, op in [
+            ("view_autograd", "a view recorded for autograd: no kernel", lambda: img.view(2, 16, 64)),
+            ("conv2d_autograd", "nn.Conv2d(16, 16, 3) on 2x16x8x8 FP32, recorded for autograd", lambda: conv(img)),
+            ("batchnorm_autograd", "nn.BatchNorm2d(16) in training on 2x16x8x8 FP32, recorded for autograd",
+             lambda: bn(img))]:
+        def g(op=op):
+            host, gpu, w = issue_costs(op, n)
+            out = {"host_seconds": host, "wall_seconds": w}
+            if gpu is not None:
+                out.update(gpu_seconds=gpu)
+            return out
+        guarded("host", "issue.%s" % name, what=what, ops=n)(g)
+
+    def conv_backward():
+        # n convolutions in a chain, then backward: the engine's host time
+        # per convolution's backward node (cuDNN's data and weight
+        # gradients and their layout transposes), the GPU busy ahead.
+        host = []
+        for i in range(WARMUP + RUNS):
+            y = img
+            for _ in range(n // 10 or 1):
+                y = conv(y)
+            s = y.sum()
+            if cuda:
+                torch.cuda.synchronize()
+                _gpu_busy(30000000)
+            t0 = time.perf_counter()
+            s.backward()
+            t1 = time.perf_counter()
+            if cuda:
+                torch.cuda.synchronize()
+            if i >= WARMUP:
+                host.append((t1 - t0) / (n // 10 or 1))
+        return {"host_seconds": statistics.median(host)}
+    guarded("host", "issue.conv2d_backward", what="one convolution's backward node in a chain of nn.Conv2d(16, 16, 3)",
+            ops=n // 10 or 1)(conv_backward)
+
     def backward_nodes():
         # A chain of n multiplies, then backward: the autograd engine's
         # host time per node (each one or two kernels), with the GPU busy
