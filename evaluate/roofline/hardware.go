@@ -55,6 +55,14 @@ type Hardware struct {
 	Depthwise    [2]float64 `json:"depthwise_s,omitempty"`
 	DepthwiseBwd [2]float64 `json:"depthwise_bwd_s,omitempty"`
 
+	// Grouped are grouped convolutions measured on this GPU (not
+	// depthwise: 1 < channels per group < channels), by precision,
+	// direction and forward FLOPs: a grouped convolution op
+	// (graph.Op.GroupedFLOPs) of a measured precision and direction takes
+	// GroupedTime's interpolation of them in place of its FLOPs'
+	// roofline. Nil: none measured, the roofline.
+	Grouped []GroupedConv `json:"grouped_conv,omitempty"`
+
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
 
@@ -170,6 +178,7 @@ func init() {
 	h := presets["h100"]
 	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
 	h.Depthwise, h.DepthwiseBwd = h100Depthwise, h100DepthwiseBwd
+	h.Grouped = h100Grouped
 	h.KernelFloor = h100KernelFloor
 	presets["h100"] = h
 	h = presets["h200"]
@@ -362,6 +371,14 @@ func (h *Hardware) Validate() error {
 		{"depthwise_bwd_s[0]", h.DepthwiseBwd[0]}, {"depthwise_bwd_s[1]", h.DepthwiseBwd[1]}} {
 		if !(f.v >= 0 && f.v <= MaxLatency) {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
+		}
+	}
+	for k, c := range h.Grouped {
+		if c.Precision != "tf32" && c.Precision != "bf16" {
+			return bad(fmt.Sprintf("grouped_conv[%d].precision", k), c.Precision, "tf32 or bf16")
+		}
+		if !(c.FLOPs >= 1 && c.FLOPs <= graph.MaxFLOPs) || !(c.Seconds > 0 && c.Seconds <= MaxLatency) {
+			return bad(fmt.Sprintf("grouped_conv[%d]", k), fmt.Sprintf("%g FLOPs in %g s", c.FLOPs, c.Seconds), "FLOPs from 1 to 1e21 and a time above 0")
 		}
 	}
 	if h.Memory < 1 || h.Memory > MaxMemory {

@@ -1305,6 +1305,39 @@ def sec_conv(args):
             torch.cuda.empty_cache()
 
 
+# Small GEMMs (M, N, K) of the op graphs placer costs at op level: a
+# transformer's projections and MLP at a few hundred to two thousand
+# tokens (BERT-base and GPT-2 small at batches 2 to 16), their weight
+# gradients (K the tokens), a classifier head, and the smallest shapes
+# where a kernel's fixed time rules.
+SMALLMM = [(64, 64, 64), (256, 256, 256), (512, 768, 768), (512, 3072, 768), (512, 768, 3072), (768, 768, 512),
+           (2048, 768, 768), (2048, 3072, 768), (768, 3072, 2048), (32, 1000, 1280), (1280, 1000, 32)]
+
+
+def sec_smallmm(args):
+    """torch.mm by shape in FP32 as PyTorch runs it by default (no TF32 for
+    matmuls), FP32 on TF32 and BF16: the achieved rate of the small GEMMs
+    where a roofline of peak FLOP/s is furthest off (the measured files
+    held none of them, issue 59)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    cases = SMALLMM[:2] if args.quick else SMALLMM
+    precs = [("fp32", torch.float32, False)] + ([("tf32", torch.float32, True), ("bf16", torch.bfloat16, False)] if cuda else [])
+    for m, n, k in cases:
+        for pname, dt, tf32 in precs:
+            def f(m=m, n=n, k=k, dt=dt, tf32=tf32):
+                old = torch.backends.cuda.matmul.allow_tf32
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                try:
+                    a = torch.randn(m, k, device=DEVICE, dtype=dt)
+                    b = torch.randn(k, n, device=DEVICE, dtype=dt)
+                    t = bench(lambda: torch.mm(a, b), inner=10)
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32 = old
+                return {"seconds": t, "tflops": 2 * m * n * k / t / 1e12}
+            guarded("smallmm", "mm.%dx%dx%d.%s" % (m, n, k, pname), m=m, n=n, k=k, precision=pname,
+                    flops=2 * m * n * k)(f)
+
+
 # LSTMs as a language model runs them (cuDNN's fused LSTM): seq, batch,
 # input, hidden, layers.
 LSTMS = [(35, 20, 650, 650, 2), (35, 64, 1024, 1024, 2), (64, 32, 512, 512, 2), (128, 64, 1024, 1024, 1)]
@@ -1334,11 +1367,11 @@ def sec_lstm(args):
 
 
 SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between,
-            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm}
+            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm, "smallmm": sec_smallmm}
 
 
 # Sections only --only runs (make gpu runs each as a step of its own).
-NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm")
+NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm")
 
 
 def main(argv=None):
