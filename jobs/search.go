@@ -185,7 +185,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
+	if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts, rep.Result.Decision.Decision().Device); err != nil {
 		return rep, err
 	}
 	if pp.realizer != nil {

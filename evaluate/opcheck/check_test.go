@@ -159,3 +159,60 @@ func TestKindOf(t *testing.T) {
 		}
 	}
 }
+
+// TestAddStages: per GPU of a two-GPU placement, its ops' issue against
+// their GPU time. three's mm on GPU 0 (issued in 14.04 us), the
+// convolution and the add on GPU 1 (18.61 us: a cuDNN convolution's two
+// launches, and 14.04 us); at microseconds (3 us of GPU work on GPU 0,
+// 1.2 us on GPU 1) both are host-bound, at milliseconds neither; one GPU
+// gives no stages.
+func TestAddStages(t *testing.T) {
+	eager := &graph.Execution{Device: "cuda"}
+	for _, c := range []struct {
+		name   string
+		scale  float64
+		device []int
+		want   []StageCheck
+	}{
+		{"microseconds", 1e-6, []int{0, 1, 1}, []StageCheck{
+			{GPU: 0, Ops: 1, Issue: 14.04e-6, GPUTime: 3e-6, HostBound: true},
+			{GPU: 1, Ops: 2, Issue: 2*14.04e-6 + 4.573468e-6, GPUTime: 1.2e-6, HostBound: true}}},
+		{"milliseconds", 1e-3, []int{0, 1, 1}, []StageCheck{
+			{GPU: 0, Ops: 1, Issue: 14.04e-6, GPUTime: 3e-3},
+			{GPU: 1, Ops: 2, Issue: 2*14.04e-6 + 4.573468e-6, GPUTime: 1.2e-3}}},
+		{"one GPU", 1e-6, []int{0, 0, 0}, nil},
+	} {
+		g := three(t, c.scale, eager)
+		m := modelOf(t, g, "h100")
+		r := Check(g, m, "h100", testRefs)
+		r.AddStages(g, m, c.device)
+		if len(r.Stages) != len(c.want) {
+			t.Fatalf("%s: %d stages, want %d", c.name, len(r.Stages), len(c.want))
+		}
+		for k, w := range c.want {
+			got := r.Stages[k]
+			if got.GPU != w.GPU || got.Ops != w.Ops || got.HostBound != w.HostBound ||
+				math.Abs(got.Issue-w.Issue) > 1e-12 || math.Abs(got.GPUTime-w.GPUTime) > 1e-12 {
+				t.Errorf("%s: stage %d %+v, want %+v", c.name, k, got, w)
+			}
+		}
+		warned := strings.Contains(strings.Join(r.Warnings, "\n"), "GPUs host-bound")
+		if warned != (c.name == "microseconds") {
+			t.Errorf("%s: warnings %q", c.name, r.Warnings)
+		}
+	}
+}
+
+// TestAddStagesNotEager: a graph that records no eager PyTorch execution
+// (a paper workload) or a captured step gets no stages.
+func TestAddStagesNotEager(t *testing.T) {
+	for _, exec := range []*graph.Execution{nil, {Device: "cuda", CUDAGraphs: true}} {
+		g := three(t, 1e-6, exec)
+		m := modelOf(t, g, "h100")
+		r := Check(g, m, "h100", testRefs)
+		r.AddStages(g, m, []int{0, 1, 1})
+		if r.Stages != nil {
+			t.Errorf("execution %+v: stages %+v, want none", exec, r.Stages)
+		}
+	}
+}
