@@ -232,7 +232,8 @@ func hardwareOf(refs []Reference) string {
 
 // Line is the report in one line (what search prints; eval prints the
 // kinds): the share checked, the unchecked kinds of at least Unchecked
-// each, and whether the step is host-bound.
+// each, and whether the step, and which GPUs of its stages, are
+// host-bound.
 func (r Report) Line() string {
 	if r.Steps == 0 {
 		return fmt.Sprintf("checked against: nothing, no profiled step on %s", r.Hardware)
@@ -249,6 +250,15 @@ func (r Report) Line() string {
 	}
 	if r.HostBound {
 		s += "; host-bound at this batch"
+	}
+	var bound []string
+	for _, st := range r.Stages {
+		if st.HostBound {
+			bound = append(bound, fmt.Sprint(st.GPU))
+		}
+	}
+	if len(bound) > 0 {
+		s += fmt.Sprintf("; GPUs %s of %d host-bound", strings.Join(bound, ", "), len(r.Stages))
 	}
 	return s + " (eval lists the kinds)"
 }

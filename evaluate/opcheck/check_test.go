@@ -200,6 +200,9 @@ func TestAddStages(t *testing.T) {
 		if warned != (c.name == "microseconds") {
 			t.Errorf("%s: warnings %q", c.name, r.Warnings)
 		}
+		if line := r.Line(); strings.Contains(line, "GPUs 0, 1 of 2 host-bound") != (c.name == "microseconds") {
+			t.Errorf("%s: line %q", c.name, line)
+		}
 	}
 }
 
