@@ -151,6 +151,8 @@ func TestKindOf(t *testing.T) {
 		{graph.Op{Class: graph.ClassConv, DType: graph.F32}, roofline.TF32{MatMul: true}, "conv f32"},
 		{graph.Op{Class: graph.ClassConv, DType: graph.BF16, Backward: true}, roofline.TF32{Conv: true}, "conv bf16 backward"},
 		{graph.Op{Class: graph.ClassConv, DType: graph.F32, DepthwiseTaps: 9, Backward: true}, roofline.TF32{Conv: true}, "conv tf32 depthwise-backward"},
+		{graph.Op{Class: graph.ClassConv, DType: graph.F32, GroupedFLOPs: 1e9, Backward: true}, roofline.TF32{Conv: true}, "conv tf32 grouped-backward"},
+		{graph.Op{Class: graph.ClassConv, DType: graph.BF16, GroupedFLOPs: 1e9}, roofline.TF32{}, "conv bf16 grouped"},
 		{graph.Op{Class: graph.ClassMatMul, DType: graph.F32, Steps: 70}, roofline.TF32{}, "matmul f32 serial"},
 	}
 	for _, c := range cases {
