@@ -3,6 +3,7 @@ package roofline
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/placer/placer/graph"
 )
@@ -44,6 +45,24 @@ var h100Grouped = []GroupedConv{
 	{Name: "g24.888x7.fp32", Precision: "tf32", Backward: true, FLOPs: 601509888, Seconds: 0.00018377600237727163},
 	{Name: "g24.888x7.bf16", Precision: "bf16", FLOPs: 601509888, Seconds: 4.758399911224842e-05},
 	{Name: "g24.888x7.bf16", Precision: "bf16", Backward: true, FLOPs: 601509888, Seconds: 0.00010091200284659865},
+}
+
+// h100GroupedName is h100Grouped's name in GroupedTables: the
+// measurement it comes from.
+const h100GroupedName = "h100-2026-11-26"
+
+// GroupedTables are the measured grouped convolutions by name
+// (Hardware.Grouped names one).
+var GroupedTables = map[string][]GroupedConv{h100GroupedName: h100Grouped}
+
+// groupedNames lists GroupedTables' names, sorted.
+func groupedNames() string {
+	var names []string
+	for n := range GroupedTables {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
 }
 
 // GroupedTime is how long a grouped convolution of forward FLOPs flops

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/graph"
@@ -49,12 +50,13 @@ func TestGroupedMeasured(t *testing.T) {
 			GroupedConv{Name: c.Name, Precision: prec, Backward: true, FLOPs: c.FLOPs, Seconds: c.Bwd})
 	}
 	h, _ := Preset("h100")
-	if len(want) != 16 || len(h.Grouped) != len(want) {
-		t.Fatalf("%d grouped convolutions in shapes.jsonl (want 16: 4 shapes, 2 precisions, 2 directions), %d in the preset", len(want), len(h.Grouped))
+	rows := GroupedTables[h.Grouped]
+	if len(want) != 16 || len(rows) != len(want) {
+		t.Fatalf("%d grouped convolutions in shapes.jsonl (want 16: 4 shapes, 2 precisions, 2 directions), %d in the preset's %q", len(want), len(rows), h.Grouped)
 	}
 	for k, w := range want {
-		if h.Grouped[k] != w {
-			t.Errorf("preset row %d %+v, shapes.jsonl %+v", k, h.Grouped[k], w)
+		if rows[k] != w {
+			t.Errorf("preset row %d %+v, shapes.jsonl %+v", k, rows[k], w)
 		}
 		dt := map[string]graph.DType{"tf32": graph.F32, "bf16": graph.BF16}[w.Precision]
 		op := &graph.Op{Name: w.Name, Type: "convolution", Class: graph.ClassConv, DType: dt, FLOPs: 37 * w.FLOPs,
@@ -98,6 +100,30 @@ func TestGroupedTime(t *testing.T) {
 		got, ok := GroupedTime(rows, c.prec, c.backward, c.flops)
 		if ok != (c.want > 0) || math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%s backward %v at %g FLOPs: %.4g s (%v), want %.4g", c.prec, c.backward, c.flops, got, ok, c.want)
+		}
+	}
+}
+
+// TestGroupedProfile: a profile names a measured table or none; another
+// name is an error naming the field; the h100 preset's round-trips.
+func TestGroupedProfile(t *testing.T) {
+	for _, c := range []struct {
+		json, want, err string
+	}{
+		{`{"base": "h100", "name": "x"}`, h100GroupedName, ""},
+		{`{"base": "h100", "name": "x", "grouped_conv": ""}`, "", ""},
+		{`{"base": "a100", "name": "x"}`, "", ""},
+		{`{"base": "h100", "name": "x", "grouped_conv": "nope"}`, "", "grouped_conv"},
+	} {
+		h, err := DecodeHardware([]byte(c.json))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want one naming %s", c.json, err, c.err)
+			}
+			continue
+		}
+		if err != nil || h.Grouped != c.want {
+			t.Errorf("%s: grouped %q (%v), want %q", c.json, h.Grouped, err, c.want)
 		}
 	}
 }

@@ -55,13 +55,15 @@ type Hardware struct {
 	Depthwise    [2]float64 `json:"depthwise_s,omitempty"`
 	DepthwiseBwd [2]float64 `json:"depthwise_bwd_s,omitempty"`
 
-	// Grouped are grouped convolutions measured on this GPU (not
-	// depthwise: 1 < channels per group < channels), by precision,
-	// direction and forward FLOPs: a grouped convolution op
-	// (graph.Op.GroupedFLOPs) of a measured precision and direction takes
-	// GroupedTime's interpolation of them in place of its FLOPs'
-	// roofline. Nil: none measured, the roofline.
-	Grouped []GroupedConv `json:"grouped_conv,omitempty"`
+	// Grouped names the grouped convolutions measured on this GPU (a key
+	// of GroupedTables; not depthwise: 1 < channels per group <
+	// channels), by precision, direction and forward FLOPs: a grouped
+	// convolution op (graph.Op.GroupedFLOPs) of a measured precision and
+	// direction takes GroupedTime's interpolation of them in place of its
+	// FLOPs' roofline. "": none measured, the roofline. (A name, not the
+	// rows: a Hardware stays a comparable value, and a decoded profile
+	// cannot write into a preset's rows.)
+	Grouped string `json:"grouped_conv,omitempty"`
 
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
@@ -178,7 +180,7 @@ func init() {
 	h := presets["h100"]
 	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
 	h.Depthwise, h.DepthwiseBwd = h100Depthwise, h100DepthwiseBwd
-	h.Grouped = h100Grouped
+	h.Grouped = h100GroupedName
 	h.KernelFloor = h100KernelFloor
 	presets["h100"] = h
 	h = presets["h200"]
@@ -373,13 +375,8 @@ func (h *Hardware) Validate() error {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}
 	}
-	for k, c := range h.Grouped {
-		if c.Precision != "tf32" && c.Precision != "bf16" {
-			return bad(fmt.Sprintf("grouped_conv[%d].precision", k), c.Precision, "tf32 or bf16")
-		}
-		if !(c.FLOPs >= 1 && c.FLOPs <= graph.MaxFLOPs) || !(c.Seconds > 0 && c.Seconds <= MaxLatency) {
-			return bad(fmt.Sprintf("grouped_conv[%d]", k), fmt.Sprintf("%g FLOPs in %g s", c.FLOPs, c.Seconds), "FLOPs from 1 to 1e21 and a time above 0")
-		}
+	if _, ok := GroupedTables[h.Grouped]; h.Grouped != "" && !ok {
+		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", groupedNames()))
 	}
 	if h.Memory < 1 || h.Memory > MaxMemory {
 		return bad("memory", h.Memory, fmt.Sprintf("1 to %d bytes", MaxMemory))

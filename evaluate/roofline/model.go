@@ -356,8 +356,8 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 		}
 		compute = elems * (dw[0] + dw[1]*float64(op.DepthwiseTaps))
 	}
-	if op.GroupedFLOPs > 0 && len(h.Grouped) > 0 {
-		if t, ok := GroupedTime(h.Grouped, groupedPrecision(op, tf), op.Backward, op.GroupedFLOPs); ok {
+	if op.GroupedFLOPs > 0 && h.Grouped != "" {
+		if t, ok := GroupedTime(GroupedTables[h.Grouped], groupedPrecision(op, tf), op.Backward, op.GroupedFLOPs); ok {
 			compute = t
 		}
 	}
