@@ -993,10 +993,20 @@ def sec_host(args):
     dt = torch.bfloat16 if cuda else torch.float32
     x = torch.randn(1024, device=DEVICE)
     a = torch.randn(64, 64, device=DEVICE, dtype=dt)
+
+    class AddOne(torch.nn.Module):
+        """issue.add_ inside a module call: the difference is what an
+        nn.Module's __call__ costs the host (placer's host model issues
+        ATen ops only; issue 59)."""
+
+        def forward(self, t):
+            return t.add_(1)
+    add_one = AddOne()
     lin = torch.nn.Linear(64, 64, device=DEVICE, dtype=dt)
     ln = torch.nn.LayerNorm(64, device=DEVICE, dtype=dt)
     ops = [
         ("add_", "an in-place add on 1,024 floats: one elementwise kernel", lambda: x.add_(1)),
+        ("module_add_", "the same add_ as an nn.Module's forward, called as a module", lambda: add_one(x)),
         ("add", "an add that allocates its output (the caching allocator)", lambda: x + 1),
         ("mm64", "a 64x64x64 GEMM: one cuBLAS launch", lambda: torch.mm(a, a)),
         ("linear", "nn.Linear(64, 64) called as a module: GEMM and bias", lambda: lin(a)),
