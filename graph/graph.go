@@ -264,6 +264,7 @@ const (
 	MaxOps        = 1 << 26
 	MaxNameLen    = 4096
 	MaxBatch      = 1 << 30 // examples per step
+	MaxLaunches   = 1 << 20 // GPU launches of one op (graph.Op.Launches)
 )
 
 // badName says what is wrong with a graph name ("" when nothing):
@@ -337,6 +338,9 @@ func (g *Graph) validate() error {
 		}
 		if op.Dispatch > MaxTime {
 			return &Error{Op: op.Name, Tensor: -1, Field: "dispatch_s", Msg: fmt.Sprintf("%g s is above the largest allowed, %g s", op.Dispatch, MaxTime)}
+		}
+		if op.Launches < 0 || op.Launches > MaxLaunches {
+			return &Error{Op: op.Name, Tensor: -1, Field: "launches", Msg: fmt.Sprintf("%d is outside 0 to %d", op.Launches, MaxLaunches)}
 		}
 		for _, f := range []struct {
 			name string

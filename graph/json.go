@@ -47,6 +47,7 @@ type fileOp struct {
 	TempBytes    int64    `json:"temp_bytes,omitempty"`
 	Time         *float64 `json:"time_s,omitempty"`
 	Dispatch     *float64 `json:"dispatch_s,omitempty"`
+	Launches     *int     `json:"launches,omitempty"`
 	Colocation   string   `json:"colocation,omitempty"`
 	Backward     bool     `json:"backward,omitempty"`
 	Alias        bool     `json:"alias,omitempty"`
@@ -104,6 +105,10 @@ func write(w io.Writer, g *Graph, full bool) error {
 		if op.HasDispatch {
 			t := op.Dispatch
 			fo.Dispatch = &t
+		}
+		if op.HasLaunches {
+			n := op.Launches
+			fo.Launches = &n
 		}
 		f.Ops[i] = fo
 	}
@@ -218,6 +223,9 @@ func decodeRef(data []byte) (*Graph, error) {
 		}
 		if fo.Dispatch != nil {
 			op.HasDispatch, op.Dispatch = true, *fo.Dispatch
+		}
+		if fo.Launches != nil {
+			op.HasLaunches, op.Launches = true, *fo.Launches
 		}
 		b.AddOp(op)
 	}

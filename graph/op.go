@@ -129,6 +129,16 @@ type Op struct {
 	HasDispatch bool
 	Dispatch    float64
 
+	// HasLaunches says that Launches is how many times the op put work on
+	// the GPU's stream in a profiled run (kernels, memsets and copies
+	// under its profiler event: torchexport --profile on a GPU, the meta
+	// file's kernel names counted): the host model (roofline Host) issues
+	// each launch at its measured cost. Without it roofline.Launches's
+	// rule stands in (a view launches nothing, a cuDNN convolution
+	// several).
+	HasLaunches bool
+	Launches    int
+
 	// Colocation names the group of ops that must run on the same device
 	// ("" = none), e.g. a variable and the ops that update it.
 	Colocation string
@@ -168,6 +178,17 @@ type Op struct {
 	// is [C, 1, kh, kw] with C > 1 (each channel its own filter). Build
 	// derives it from the op's parameter input; not a field of the file.
 	DepthwiseTaps int
+
+	// GroupedFLOPs is a grouped convolution's forward FLOPs, 2 x its
+	// forward output's elements x channels per group x kernel taps (0:
+	// not grouped, or not known): a convolution op, forward or backward,
+	// whose weight is [Cout, Cin/G, kh, kw] with 1 < Cin/G < Cin. The
+	// roofline prices such a convolution by shape from measured ones
+	// (roofline Hardware.Grouped), whatever FLOPs the graph counts for it
+	// (torch's flop counter counted a grouped weight gradient as
+	// ungrouped before torchexport's own formula). Build derives it; not
+	// a field of the file.
+	GroupedFLOPs float64
 }
 
 // NoBatch is the BatchDim of a tensor without a batch dimension (weights,

@@ -29,6 +29,9 @@ func (g *Graph) deriveKernels() {
 		if op.Class == ClassConv && op.DepthwiseTaps == 0 {
 			op.DepthwiseTaps = g.depthwiseTaps(i)
 		}
+		if op.Class == ClassConv && op.DepthwiseTaps == 0 && op.GroupedFLOPs == 0 {
+			op.GroupedFLOPs = g.groupedFLOPs(i)
+		}
 		if op.Class != ClassMatMul || op.Steps > 0 || !rnnTypes[op.Type] {
 			continue
 		}
@@ -85,4 +88,50 @@ func (g *Graph) depthwiseTaps(i int) int {
 		}
 	}
 	return 0
+}
+
+// groupedFLOPs is the forward FLOPs of convolution op i if it is grouped
+// and not depthwise (GroupedFLOPs), else 0. Its weight is its parameter
+// input of shape [Cout, cpg, kh, kw] with cpg > 1; its input channels
+// Cin are those of its activation input (forward: the only 4-D input
+// besides the weight) or of its output (backward: the input's gradient,
+// [N, Cin, H, W]); it is grouped where Cin is a multiple of cpg above it.
+// Its forward output is its own output (forward) or, backward, the
+// output gradient among its inputs: the smallest 4-D one of Cout
+// channels.
+func (g *Graph) groupedFLOPs(i int) float64 {
+	op := &g.ops[i]
+	var w []int64
+	var acts [][]int64
+	for _, p := range g.Preds(i) {
+		q := &g.ops[p]
+		switch {
+		case q.Type == "Parameter" && len(q.Shape) == 4:
+			w = q.Shape
+		case q.Type != "Parameter" && len(q.Shape) == 4:
+			acts = append(acts, q.Shape)
+		}
+	}
+	if w == nil || w[1] <= 1 || w[2] <= 0 || w[3] <= 0 || len(op.Shape) != 4 {
+		return 0
+	}
+	numel := func(s []int64) int64 { return s[0] * s[1] * s[2] * s[3] }
+	var cin, out int64
+	if !op.Backward {
+		if len(acts) != 1 || op.Shape[1] != w[0] {
+			return 0
+		}
+		cin, out = acts[0][1], numel(op.Shape)
+	} else {
+		cin = op.Shape[1]
+		for _, a := range acts {
+			if a[1] == w[0] && (out == 0 || numel(a) < out) {
+				out = numel(a)
+			}
+		}
+	}
+	if out <= 0 || cin <= w[1] || cin%w[1] != 0 {
+		return 0
+	}
+	return 2 * float64(out) * float64(w[1]*w[2]*w[3])
 }

@@ -469,7 +469,7 @@ func (d *fastDecoder) object(keys []string, field func(k int) bool) bool {
 
 var (
 	fileKeys    = []string{"format", "version", "name", "ops", "tensors", "control", "batch", "execution"}
-	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes", "dispatch_s"}
+	opKeys      = []string{"name", "type", "class", "dtype", "shape", "flops", "bytes_read", "bytes_written", "param_bytes", "temp_bytes", "time_s", "colocation", "backward", "alias", "fixed_flops", "fixed_bytes_read", "fixed_bytes_written", "fixed_temp_bytes", "dispatch_s", "launches"}
 	tensorKeys  = []string{"name", "producer", "consumers", "bytes", "transfer_s", "batch_dim"}
 	controlKeys = []string{"from", "to"}
 )
@@ -640,6 +640,11 @@ func (d *fastDecoder) op() bool {
 		case 18:
 			op.Dispatch, ok = d.float64()
 			op.HasDispatch = true
+		case 19:
+			var n int64
+			n, ok = d.int64()
+			op.Launches, op.HasLaunches = int(n), true
+			ok = ok && n >= 0 && n <= MaxLaunches
 		}
 		return ok
 	})

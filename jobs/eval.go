@@ -208,15 +208,17 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if p.profile != nil {
 		return e, nil
 	}
-	if e.Checked, err = checkedAgainst(g, c, p.opts); err != nil {
+	if e.Checked, err = checkedAgainst(g, c, p.opts, d.Device); err != nil {
 		return report.Eval{}, err
 	}
 	return e, nil
 }
 
 // checkedAgainst is what graph g's op kinds were checked against on one
-// GPU of cluster c, costed as the evaluation costs them (opts).
-func checkedAgainst(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) (*opcheck.Report, error) {
+// GPU of cluster c, costed as the evaluation costs them (opts), with which
+// GPUs of the decision's placement (device: op -> GPU of one replica;
+// nil: none) are host-bound where it uses more than one.
+func checkedAgainst(g *graph.Graph, c *roofline.Cluster, opts roofline.Options, device []int) (*opcheck.Report, error) {
 	refs, err := opcheck.References()
 	if err != nil {
 		return nil, err
@@ -230,6 +232,7 @@ func checkedAgainst(g *graph.Graph, c *roofline.Cluster, opts roofline.Options) 
 		return nil, err
 	}
 	r := opcheck.Check(g, m, c.Hardware.Name, refs)
+	r.AddStages(g, m, device)
 	return &r, nil
 }
 

@@ -17,13 +17,15 @@ func hostNote(h *roofline.Host, dispatch time.Duration) string {
 	case dispatch > 0:
 		return fmt.Sprintf("host dispatch %v per op", dispatch)
 	}
-	return fmt.Sprintf("host issue %v per op (measured on a lent H100's host)", time.Duration(roofline.MeasuredIssue*1e9))
+	return fmt.Sprintf("host issue %v per op, %v per further launch (measured on a lent H100's host)", time.Duration(roofline.MeasuredIssue*1e9), time.Duration(roofline.MeasuredLaunch*1e12)/1000)
 }
 
 // HostModel is the host-side model of HostOn and Dispatch, the --host and
 // --dispatch flags (nil: none): with dispatch above 0 every op takes it,
-// else roofline.MeasuredIssue (the graph's profiled dispatch times are
-// not used: torch.profiler's own cost of recording each op is in them).
+// else roofline.MeasuredIssue, and roofline.MeasuredLaunch for each
+// launch of an op beyond its first (roofline.Launches; the graph's
+// profiled dispatch times are not used: torch.profiler's own cost of
+// recording each op is in them).
 // dispatch alone turns the model on.
 func HostModel(on bool, dispatch time.Duration) *roofline.Host {
 	if !on && dispatch <= 0 {
@@ -33,8 +35,9 @@ func HostModel(on bool, dispatch time.Duration) *roofline.Host {
 	for ph := range h.Issue {
 		h.Issue[ph] = roofline.MeasuredIssue
 	}
+	h.Launch = roofline.MeasuredLaunch
 	if dispatch > 0 {
-		h.Issue = [3]float64{}
+		h.Issue, h.Launch = [3]float64{}, 0
 		h.IgnoreProfile = true // the dispatch is for every op
 		for c := range h.Dispatch {
 			h.Dispatch[c] = dispatch.Seconds()

@@ -190,7 +190,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		return rep, err
 	}
 	if pp.profile == nil { // as eval: the costs' lines stand for it
-		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts); err != nil {
+		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts, rep.Result.Decision.Decision().Device); err != nil {
 			return rep, err
 		}
 	}

@@ -272,6 +272,19 @@ func WriteChecked(w io.Writer, c opcheck.Report) error {
 			fmt.Fprintf(w, "%d smaller kinds left out (--json lists them)\n", n)
 		}
 	}
+	if len(c.Stages) > 1 {
+		var rows [][]string
+		for _, st := range c.Stages {
+			bound := "GPU"
+			if st.HostBound {
+				bound = "host"
+			}
+			rows = append(rows, []string{fmt.Sprint(st.GPU), fmt.Sprint(st.Ops), Seconds(st.Issue), Seconds(st.GPUTime), bound})
+		}
+		if err := Table(w, []string{"GPU", "ops", "host issue", "GPU work", "bound by"}, rows); err != nil {
+			return err
+		}
+	}
 	for _, x := range c.Warnings {
 		fmt.Fprintln(w, "warning:", x)
 	}

@@ -22,13 +22,28 @@ type Report struct {
 	Checked float64     `json:"checked_share"`
 	Kinds   []KindCheck `json:"kinds"`
 	// Issue is the host's time to issue the graph's kernels
-	// (roofline.MeasuredIssue each, or the model's dispatch times with
-	// --host) and GPU the kernels' time: a step whose Issue exceeds its
-	// GPU is host-bound at its batch.
-	Issue     float64  `json:"host_issue_s"`
-	GPU       float64  `json:"gpu_s"`
-	HostBound bool     `json:"host_bound"`
-	Warnings  []string `json:"warnings,omitempty"`
+	// (roofline.EagerIssue each: the measured issue of an op and of each
+	// further launch, or the model's dispatch times with --host) and GPU
+	// the kernels' time: a step whose Issue exceeds its GPU is host-bound
+	// at its batch.
+	Issue     float64 `json:"host_issue_s"`
+	GPU       float64 `json:"gpu_s"`
+	HostBound bool    `json:"host_bound"`
+	// Stages are the same per GPU of a decision that places the graph on
+	// more than one (AddStages; nil for one GPU): each GPU's host thread
+	// issues that GPU's kernels, so a stage is host-bound on its own.
+	Stages   []StageCheck `json:"stages,omitempty"`
+	Warnings []string     `json:"warnings,omitempty"`
+}
+
+// StageCheck is one GPU of a decision: its ops, its host's time to issue
+// their kernels against their GPU time, and whether it is host-bound.
+type StageCheck struct {
+	GPU       int     `json:"gpu"`
+	Ops       int     `json:"ops"`
+	Issue     float64 `json:"host_issue_s"`
+	GPUTime   float64 `json:"gpu_s"`
+	HostBound bool    `json:"host_bound"`
 }
 
 // KindCheck is one kind of the graph: its share of the GPU time and the
@@ -74,12 +89,11 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 	}
 	tf := m.TF32()
 	by := map[Kind]*KindCheck{}
-	times := m.OpTimes()
-	disp := m.DispatchTimes()
+	times, issue := costs(g, m)
 	total := 0.0
 	for i := 0; i < g.NumOps(); i++ {
 		op := g.Op(i)
-		if op.Class == graph.ClassUnknown || op.Alias {
+		if !counted(op) {
 			continue
 		}
 		k := KindOf(op, tf)
@@ -91,18 +105,10 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 		c.Ops++
 		c.Share += times[i]
 		total += times[i]
-		if disp != nil {
-			r.Issue += disp[i]
-		} else {
-			r.Issue += roofline.MeasuredIssue
-		}
+		r.Issue += issue[i]
 	}
 	r.GPU = total
-	// The issue cost is eager PyTorch's (a graph from torchexport that
-	// neither compiles nor captures its step; --host models the others).
-	if e := g.Execution(); e != nil && e.Compile == "" && !e.CUDAGraphs {
-		r.HostBound = r.Issue > r.GPU
-	}
+	r.HostBound = eager(g) && r.Issue > r.GPU
 	small := 0.0
 	for k, c := range by {
 		if total > 0 {
@@ -144,6 +150,71 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 	return r
 }
 
+// counted says whether op is one of the graph's kernels the report
+// counts (not a view, nor of an unknown class).
+func counted(op *graph.Op) bool { return op.Class != graph.ClassUnknown && !op.Alias }
+
+// eager says whether g's step is issued op by op by eager PyTorch (a
+// graph from torchexport that neither compiles nor captures its step;
+// --host models the others), so that EagerIssue's costs apply.
+func eager(g *graph.Graph) bool {
+	e := g.Execution()
+	return e != nil && e.Compile == "" && !e.CUDAGraphs
+}
+
+// costs are each op's GPU time by model m and its host's time to issue
+// it: m's dispatch times where m models the host (--host), else
+// roofline.EagerIssue's.
+func costs(g *graph.Graph, m *roofline.Model) (times, issue []float64) {
+	times = m.OpTimes()
+	if issue = m.DispatchTimes(); issue == nil {
+		issue = make([]float64, g.NumOps())
+		for i := range issue {
+			issue[i] = roofline.EagerIssue(g, i)
+		}
+	}
+	return times, issue
+}
+
+// AddStages says, for a decision that places g's ops on more than one GPU
+// (device: op -> GPU), which GPUs are host-bound: each GPU's ops' issue
+// time against their GPU time, as Check counts them for the whole step
+// with model m (g's ops on one GPU). One GPU or none, or a graph not
+// issued op by op by eager PyTorch (eager: the paper workloads, a
+// compiled or captured step): nothing.
+func (r *Report) AddStages(g *graph.Graph, m *roofline.Model, device []int) {
+	n := 0
+	for _, d := range device {
+		n = max(n, d+1)
+	}
+	if n < 2 || len(device) != g.NumOps() || !eager(g) {
+		return
+	}
+	times, issue := costs(g, m)
+	st := make([]StageCheck, n)
+	for i := range st {
+		st[i].GPU = i
+	}
+	for i, d := range device {
+		if op := g.Op(i); d >= 0 && counted(op) {
+			st[d].Ops++
+			st[d].Issue += issue[i]
+			st[d].GPUTime += times[i]
+		}
+	}
+	bound := 0
+	for i := range st {
+		st[i].HostBound = st[i].Issue > st[i].GPUTime
+		if st[i].HostBound {
+			bound++
+		}
+	}
+	r.Stages = st
+	if bound > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d of %d GPUs host-bound: their hosts take longer to issue their kernels than the kernels run (the stages table)", bound, n))
+	}
+}
+
 func ms(s float64) string { return fmt.Sprintf("%.3f ms", s*1e3) }
 
 func hardwareOf(refs []Reference) string {
@@ -161,7 +232,8 @@ func hardwareOf(refs []Reference) string {
 
 // Line is the report in one line (what search prints; eval prints the
 // kinds): the share checked, the unchecked kinds of at least Unchecked
-// each, and whether the step is host-bound.
+// each, and whether the step, and which GPUs of its stages, are
+// host-bound.
 func (r Report) Line() string {
 	if r.Steps == 0 {
 		return fmt.Sprintf("checked against: nothing, no profiled step on %s", r.Hardware)
@@ -178,6 +250,15 @@ func (r Report) Line() string {
 	}
 	if r.HostBound {
 		s += "; host-bound at this batch"
+	}
+	var bound []string
+	for _, st := range r.Stages {
+		if st.HostBound {
+			bound = append(bound, fmt.Sprint(st.GPU))
+		}
+	}
+	if len(bound) > 0 {
+		s += fmt.Sprintf("; GPUs %s of %d host-bound", strings.Join(bound, ", "), len(r.Stages))
 	}
 	return s + " (eval lists the kinds)"
 }

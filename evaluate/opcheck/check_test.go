@@ -78,9 +78,11 @@ func TestCheck(t *testing.T) {
 		{name: "h100", scale: 1e-3, hw: "h100", steps: 2, checked: 3 / 4.2,
 			warnings: []string{"conv bf16 is 24% of the GPU time", "each under 5%: 5% of the GPU time"}},
 		// The same kinds at microseconds from eager PyTorch: three
-		// issues of 14.04 us against 4.2 us of kernels.
+		// issues of 14.04 us and the convolution's second launch (a cuDNN
+		// convolution forward launches 2: roofline.Launches) of 4.57 us,
+		// 46.69 us, against 4.2 us of kernels.
 		{name: "host-bound", scale: 1e-6, exec: &graph.Execution{Device: "cuda"}, hw: "h100", steps: 2, checked: 3 / 4.2, hostBound: true,
-			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.042 ms against 0.004 ms"}},
+			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.047 ms against 0.004 ms"}},
 		// Under CUDA graphs the eager issue cost does not apply.
 		{name: "graphs", scale: 1e-6, exec: &graph.Execution{Device: "cuda", CUDAGraphs: true}, hw: "h100", steps: 2, checked: 3 / 4.2,
 			warnings: []string{"conv bf16", "each under 5%"}},
@@ -149,11 +151,73 @@ func TestKindOf(t *testing.T) {
 		{graph.Op{Class: graph.ClassConv, DType: graph.F32}, roofline.TF32{MatMul: true}, "conv f32"},
 		{graph.Op{Class: graph.ClassConv, DType: graph.BF16, Backward: true}, roofline.TF32{Conv: true}, "conv bf16 backward"},
 		{graph.Op{Class: graph.ClassConv, DType: graph.F32, DepthwiseTaps: 9, Backward: true}, roofline.TF32{Conv: true}, "conv tf32 depthwise-backward"},
+		{graph.Op{Class: graph.ClassConv, DType: graph.F32, GroupedFLOPs: 1e9, Backward: true}, roofline.TF32{Conv: true}, "conv tf32 grouped-backward"},
+		{graph.Op{Class: graph.ClassConv, DType: graph.BF16, GroupedFLOPs: 1e9}, roofline.TF32{}, "conv bf16 grouped"},
 		{graph.Op{Class: graph.ClassMatMul, DType: graph.F32, Steps: 70}, roofline.TF32{}, "matmul f32 serial"},
 	}
 	for _, c := range cases {
 		if got := KindOf(&c.op, c.tf).String(); got != c.want {
 			t.Errorf("KindOf(%+v, %+v) = %q, want %q", c.op, c.tf, got, c.want)
+		}
+	}
+}
+
+// TestAddStages: per GPU of a two-GPU placement, its ops' issue against
+// their GPU time. three's mm on GPU 0 (issued in 14.04 us), the
+// convolution and the add on GPU 1 (18.61 us: a cuDNN convolution's two
+// launches, and 14.04 us); at microseconds (3 us of GPU work on GPU 0,
+// 1.2 us on GPU 1) both are host-bound, at milliseconds neither; one GPU
+// gives no stages.
+func TestAddStages(t *testing.T) {
+	eager := &graph.Execution{Device: "cuda"}
+	for _, c := range []struct {
+		name   string
+		scale  float64
+		device []int
+		want   []StageCheck
+	}{
+		{"microseconds", 1e-6, []int{0, 1, 1}, []StageCheck{
+			{GPU: 0, Ops: 1, Issue: 14.04e-6, GPUTime: 3e-6, HostBound: true},
+			{GPU: 1, Ops: 2, Issue: 2*14.04e-6 + 4.573468e-6, GPUTime: 1.2e-6, HostBound: true}}},
+		{"milliseconds", 1e-3, []int{0, 1, 1}, []StageCheck{
+			{GPU: 0, Ops: 1, Issue: 14.04e-6, GPUTime: 3e-3},
+			{GPU: 1, Ops: 2, Issue: 2*14.04e-6 + 4.573468e-6, GPUTime: 1.2e-3}}},
+		{"one GPU", 1e-6, []int{0, 0, 0}, nil},
+	} {
+		g := three(t, c.scale, eager)
+		m := modelOf(t, g, "h100")
+		r := Check(g, m, "h100", testRefs)
+		r.AddStages(g, m, c.device)
+		if len(r.Stages) != len(c.want) {
+			t.Fatalf("%s: %d stages, want %d", c.name, len(r.Stages), len(c.want))
+		}
+		for k, w := range c.want {
+			got := r.Stages[k]
+			if got.GPU != w.GPU || got.Ops != w.Ops || got.HostBound != w.HostBound ||
+				math.Abs(got.Issue-w.Issue) > 1e-12 || math.Abs(got.GPUTime-w.GPUTime) > 1e-12 {
+				t.Errorf("%s: stage %d %+v, want %+v", c.name, k, got, w)
+			}
+		}
+		warned := strings.Contains(strings.Join(r.Warnings, "\n"), "GPUs host-bound")
+		if warned != (c.name == "microseconds") {
+			t.Errorf("%s: warnings %q", c.name, r.Warnings)
+		}
+		if line := r.Line(); strings.Contains(line, "GPUs 0, 1 of 2 host-bound") != (c.name == "microseconds") {
+			t.Errorf("%s: line %q", c.name, line)
+		}
+	}
+}
+
+// TestAddStagesNotEager: a graph that records no eager PyTorch execution
+// (a paper workload) or a captured step gets no stages.
+func TestAddStagesNotEager(t *testing.T) {
+	for _, exec := range []*graph.Execution{nil, {Device: "cuda", CUDAGraphs: true}} {
+		g := three(t, 1e-6, exec)
+		m := modelOf(t, g, "h100")
+		r := Check(g, m, "h100", testRefs)
+		r.AddStages(g, m, []int{0, 1, 1})
+		if r.Stages != nil {
+			t.Errorf("execution %+v: stages %+v, want none", exec, r.Stages)
 		}
 	}
 }

@@ -43,6 +43,8 @@ func KindOf(op *graph.Op, tf roofline.TF32) Kind {
 	switch {
 	case op.DepthwiseTaps > 0:
 		v = append(v, "depthwise")
+	case op.GroupedFLOPs > 0:
+		v = append(v, "grouped")
 	case op.Steps > 0:
 		v = append(v, "serial")
 	}

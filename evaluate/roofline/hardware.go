@@ -55,6 +55,16 @@ type Hardware struct {
 	Depthwise    [2]float64 `json:"depthwise_s,omitempty"`
 	DepthwiseBwd [2]float64 `json:"depthwise_bwd_s,omitempty"`
 
+	// Grouped names the grouped convolutions measured on this GPU (a key
+	// of GroupedTables; not depthwise: 1 < channels per group <
+	// channels), by precision, direction and forward FLOPs: a grouped
+	// convolution op (graph.Op.GroupedFLOPs) of a measured precision and
+	// direction takes GroupedTime's interpolation of them in place of its
+	// FLOPs' roofline. "": none measured, the roofline. (A name, not the
+	// rows: a Hardware stays a comparable value, and a decoded profile
+	// cannot write into a preset's rows.)
+	Grouped string `json:"grouped_conv,omitempty"`
+
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
 
@@ -170,6 +180,7 @@ func init() {
 	h := presets["h100"]
 	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
 	h.Depthwise, h.DepthwiseBwd = h100Depthwise, h100DepthwiseBwd
+	h.Grouped = h100GroupedName
 	h.KernelFloor = h100KernelFloor
 	presets["h100"] = h
 	h = presets["h200"]
@@ -363,6 +374,9 @@ func (h *Hardware) Validate() error {
 		if !(f.v >= 0 && f.v <= MaxLatency) {
 			return bad(f.name, f.v, fmt.Sprintf("a time from 0 to %g s", MaxLatency))
 		}
+	}
+	if _, ok := GroupedTables[h.Grouped]; h.Grouped != "" && !ok {
+		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", groupedNames()))
 	}
 	if h.Memory < 1 || h.Memory > MaxMemory {
 		return bad("memory", h.Memory, fmt.Sprintf("1 to %d bytes", MaxMemory))

@@ -81,6 +81,13 @@ type Host struct {
 	// MeasuredIssue says how much). ByType and PerOp still override it.
 	Issue [3]float64
 
+	// Launch, where set (above 0) beside Issue, is the host's time for
+	// each launch of an op beyond its first, in seconds (MeasuredLaunch):
+	// an op that puts n kernels on the stream (Launches: a cuDNN
+	// convolution several, a view none) is issued in Issue + (n-1) x
+	// Launch. 0: every op takes Issue, whatever it launches.
+	Launch float64
+
 	// GraphLaunch is the CPU time of one CUDA graph launch (a captured
 	// region's replay), and CompiledLaunch that of one kernel launched by
 	// torch.compile's generated code, in seconds; 0 takes
@@ -206,6 +213,9 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 	if compLaunch == 0 {
 		compLaunch = DefaultCompiledLaunch
 	}
+	if h.Launch < 0 || math.IsNaN(h.Launch) || math.IsInf(h.Launch, 0) {
+		return nil, 0, fmt.Errorf("roofline: host launch time %v", h.Launch)
+	}
 	var prof *profiledDispatch
 	if !h.IgnoreProfile {
 		prof = profiledDispatchOf(g)
@@ -238,6 +248,9 @@ func (h *Host) dispatchTimes(g *graph.Graph, orig []int32) ([]float64, float64, 
 				t = x
 			} else if x := h.Issue[op.Phase()]; x > 0 {
 				t = x
+				if h.Launch > 0 {
+					t = max(0, x+float64(Launches(g, int(i))-1)*h.Launch)
+				}
 			} else if x, ok := prof.of(op); ok {
 				t = x
 			} else {

@@ -356,6 +356,11 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 		}
 		compute = elems * (dw[0] + dw[1]*float64(op.DepthwiseTaps))
 	}
+	if op.GroupedFLOPs > 0 && h.Grouped != "" {
+		if t, ok := GroupedTime(GroupedTables[h.Grouped], groupedPrecision(op, tf), op.Backward, op.GroupedFLOPs); ok {
+			compute = t
+		}
+	}
 	if op.Steps > 0 {
 		step := h.SerialStep
 		if op.Backward {

@@ -359,5 +359,27 @@ class EndToEndCPUTest(unittest.TestCase):
             print("\nend to end on cpu: %.1f s (torch %s)" % (elapsed, torch.__version__), file=sys.stderr)
 
 
+class OplevelTableTest(unittest.TestCase):
+    """tools/fidelity/oplevel_table.py's parts on the committed files."""
+
+    def test_committed_graph_and_strip(self):
+        import oplevel_table as ot
+        # The zoo's resnet50 at 32 is committed from the first H100; a
+        # torchvision model is found by its factory's name; a batch no
+        # run profiled has none.
+        self.assertTrue(ot.committed_graph("resnet50", 32).endswith(
+            os.path.join("2026-11-26-h100", "graphs", "resnet50-b32-fp32.json")))
+        self.assertIn("mobilenet_v3_large-b32", ot.committed_graph("torchvision.models:mobilenet_v3_large", 32))
+        self.assertIsNone(ot.committed_graph("resnet50", 3))
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            ot.strip(ot.committed_graph("resnet50", 8), out)
+            with open(out) as f:
+                g = json.load(f)
+            self.assertTrue(all("time_s" not in o and "dispatch_s" not in o for o in g["ops"]))
+            with open(os.path.join(d, "r.meta.json")) as f:
+                self.assertNotIn("profile", json.load(f))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -152,8 +152,9 @@ step host 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only
 
 # 1f. shapes: grouped expert GEMMs by tokens per expert, the zoo's
 # depthwise, grouped, pointwise and dense convolutions, cuDNN LSTMs
-# (issue 53 item 3: kernels by shape; about a minute).
-step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm --json $MH > $OUT/shapes.jsonl"
+# (issue 53 item 3: kernels by shape; about a minute), small GEMMs in
+# FP32, TF32 and BF16 (issue 59: none measured before).
+step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm,smallmm --json $MH > $OUT/shapes.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then

@@ -993,10 +993,20 @@ def sec_host(args):
     dt = torch.bfloat16 if cuda else torch.float32
     x = torch.randn(1024, device=DEVICE)
     a = torch.randn(64, 64, device=DEVICE, dtype=dt)
+
+    class AddOne(torch.nn.Module):
+        """issue.add_ inside a module call: the difference is what an
+        nn.Module's __call__ costs the host (placer's host model issues
+        ATen ops only; issue 59)."""
+
+        def forward(self, t):
+            return t.add_(1)
+    add_one = AddOne()
     lin = torch.nn.Linear(64, 64, device=DEVICE, dtype=dt)
     ln = torch.nn.LayerNorm(64, device=DEVICE, dtype=dt)
     ops = [
         ("add_", "an in-place add on 1,024 floats: one elementwise kernel", lambda: x.add_(1)),
+        ("module_add_", "the same add_ as an nn.Module's forward, called as a module", lambda: add_one(x)),
         ("add", "an add that allocates its output (the caching allocator)", lambda: x + 1),
         ("mm64", "a 64x64x64 GEMM: one cuBLAS launch", lambda: torch.mm(a, a)),
         ("linear", "nn.Linear(64, 64) called as a module: GEMM and bias", lambda: lin(a)),
@@ -1021,6 +1031,51 @@ def sec_host(args):
             out.update(gpu_seconds=gpu)
         return out
     guarded("host", "issue.mul_autograd", what="a multiply recorded for autograd", ops=n)(autograd_fwd)
+
+    # What placer's host model (roofline.Launches, MeasuredLaunch) takes
+    # from the kinds above and has not measured: an op that launches
+    # nothing (a view), and cuDNN's convolutions and batch norm in FP32
+    # (PyTorch's defaults: TF32 for cuDNN; several launches each, and
+    # cuDNN's own host work), forward under autograd and backward.
+    conv = torch.nn.Conv2d(16, 16, 3, padding=1, device=DEVICE)
+    bn = torch.nn.BatchNorm2d(16, device=DEVICE)
+    img = torch.randn(2, 16, 8, 8, device=DEVICE, requires_grad=True)
+    for name, what, op in [
+            ("view_autograd", "a view recorded for autograd: no kernel", lambda: img.view(2, 16, 64)),
+            ("conv2d_autograd", "nn.Conv2d(16, 16, 3) on 2x16x8x8 FP32, recorded for autograd", lambda: conv(img)),
+            ("batchnorm_autograd", "nn.BatchNorm2d(16) in training on 2x16x8x8 FP32, recorded for autograd",
+             lambda: bn(img))]:
+        def g(op=op):
+            host, gpu, w = issue_costs(op, n)
+            out = {"host_seconds": host, "wall_seconds": w}
+            if gpu is not None:
+                out.update(gpu_seconds=gpu)
+            return out
+        guarded("host", "issue.%s" % name, what=what, ops=n)(g)
+
+    def conv_backward():
+        # n convolutions in a chain, then backward: the engine's host time
+        # per convolution's backward node (cuDNN's data and weight
+        # gradients and their layout transposes), the GPU busy ahead.
+        host = []
+        for i in range(WARMUP + RUNS):
+            y = img
+            for _ in range(n // 10 or 1):
+                y = conv(y)
+            s = y.sum()
+            if cuda:
+                torch.cuda.synchronize()
+                _gpu_busy(30000000)
+            t0 = time.perf_counter()
+            s.backward()
+            t1 = time.perf_counter()
+            if cuda:
+                torch.cuda.synchronize()
+            if i >= WARMUP:
+                host.append((t1 - t0) / (n // 10 or 1))
+        return {"host_seconds": statistics.median(host)}
+    guarded("host", "issue.conv2d_backward", what="one convolution's backward node in a chain of nn.Conv2d(16, 16, 3)",
+            ops=n // 10 or 1)(conv_backward)
 
     def backward_nodes():
         # A chain of n multiplies, then backward: the autograd engine's
@@ -1260,6 +1315,39 @@ def sec_conv(args):
             torch.cuda.empty_cache()
 
 
+# Small GEMMs (M, N, K) of the op graphs placer costs at op level: a
+# transformer's projections and MLP at a few hundred to two thousand
+# tokens (BERT-base and GPT-2 small at batches 2 to 16), their weight
+# gradients (K the tokens), a classifier head, and the smallest shapes
+# where a kernel's fixed time rules.
+SMALLMM = [(64, 64, 64), (256, 256, 256), (512, 768, 768), (512, 3072, 768), (512, 768, 3072), (768, 768, 512),
+           (2048, 768, 768), (2048, 3072, 768), (768, 3072, 2048), (32, 1000, 1280), (1280, 1000, 32)]
+
+
+def sec_smallmm(args):
+    """torch.mm by shape in FP32 as PyTorch runs it by default (no TF32 for
+    matmuls), FP32 on TF32 and BF16: the achieved rate of the small GEMMs
+    where a roofline of peak FLOP/s is furthest off (the measured files
+    held none of them, issue 59)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    cases = SMALLMM[:2] if args.quick else SMALLMM
+    precs = [("fp32", torch.float32, False)] + ([("tf32", torch.float32, True), ("bf16", torch.bfloat16, False)] if cuda else [])
+    for m, n, k in cases:
+        for pname, dt, tf32 in precs:
+            def f(m=m, n=n, k=k, dt=dt, tf32=tf32):
+                old = torch.backends.cuda.matmul.allow_tf32
+                torch.backends.cuda.matmul.allow_tf32 = tf32
+                try:
+                    a = torch.randn(m, k, device=DEVICE, dtype=dt)
+                    b = torch.randn(k, n, device=DEVICE, dtype=dt)
+                    t = bench(lambda: torch.mm(a, b), inner=10)
+                finally:
+                    torch.backends.cuda.matmul.allow_tf32 = old
+                return {"seconds": t, "tflops": 2 * m * n * k / t / 1e12}
+            guarded("smallmm", "mm.%dx%dx%d.%s" % (m, n, k, pname), m=m, n=n, k=k, precision=pname,
+                    flops=2 * m * n * k)(f)
+
+
 # LSTMs as a language model runs them (cuDNN's fused LSTM): seq, batch,
 # input, hidden, layers.
 LSTMS = [(35, 20, 650, 650, 2), (35, 64, 1024, 1024, 2), (64, 32, 512, 512, 2), (128, 64, 1024, 1024, 1)]
@@ -1289,11 +1377,11 @@ def sec_lstm(args):
 
 
 SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between,
-            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm}
+            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm, "smallmm": sec_smallmm}
 
 
 # Sections only --only runs (make gpu runs each as a step of its own).
-NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm")
+NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm")
 
 
 def main(argv=None):

@@ -128,7 +128,7 @@ class QuickRun(unittest.TestCase):
         # every line is data or an error, none missing its numbers.
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):
-            kb.main(["--device", "cpu", "--quick", "--only", "host,tpe,conv,lstm", "--runs", "2", "--warmup", "0",
+            kb.main(["--device", "cpu", "--quick", "--only", "host,tpe,conv,lstm,smallmm", "--runs", "2", "--warmup", "0",
                      "--json"])
         lines = [json.loads(l) for l in out.getvalue().splitlines() if l.strip()]
         by = {}
@@ -136,7 +136,9 @@ class QuickRun(unittest.TestCase):
             self.assertNotIn("error", l)
             by.setdefault(l["kind"], []).append(l)
         issue = [l for l in by["host"] if l["name"].startswith("issue.")]
-        self.assertEqual(len(issue), 7)
+        # 7, and a module call, a view, a convolution, a batch norm and a
+        # convolution's backward.
+        self.assertEqual(len(issue), 12)
         self.assertTrue(all(l["host_seconds"] > 0 for l in issue), issue)
         # On a CPU there is no kernel queue: the GPU-only cases say null.
         self.assertIsNone(next(l for l in by["host"] if l["name"] == "graph.add_")["host_seconds"])
@@ -144,6 +146,9 @@ class QuickRun(unittest.TestCase):
         self.assertEqual(len(by["tpe"]), 2 * len(kb.MOE))
         self.assertEqual(len(by["conv"]), 3)
         self.assertEqual(len(by["lstm"]), 1)
+        # smallmm: on a CPU 2 shapes in FP32 only, each with its rate.
+        self.assertEqual(len(by["smallmm"]), 2)
+        self.assertTrue(all(l["seconds"] > 0 and l["tflops"] > 0 for l in by["smallmm"]), by["smallmm"])
 
     def test_conv_flops(self):
         # EfficientNet's first depthwise 3x3: 32 channels at 112 px, batch

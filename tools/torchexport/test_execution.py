@@ -145,6 +145,16 @@ class OptimizerImplTest(unittest.TestCase):
         self.assertTrue(all("colocation" not in o for o in ops))
         self.assertEqual(g["execution"]["optimizer_from"], "optimizer/step")
 
+    @unittest.skipIf(not TORCH2, "torch 1.13's _multi_tensor_adam differs (test_foreach_torch113)")
+    def test_foreach_launches(self):
+        # Each foreach op's kernels as multi_tensor_apply launches them on
+        # CUDA: the three parameters (12, 3, 6 elements) fit one launch at
+        # any depth; the step counters (0-dimensional, on the CPU) none.
+        _, _, ops = self.update("foreach")
+        self.assertEqual([o.get("launches") for o in ops], [0, 1, 1, 1, 1, 1, 1, 1])
+        _, _, loop = self.update("for-loop")
+        self.assertTrue(all("launches" not in o for o in loop))
+
     @unittest.skipIf(TORCH2, "torch 2.x: test_foreach_by_hand")
     def test_foreach_torch113(self):
         # torch 1.13's _multi_tensor_adam: 9 multi-tensor ops for the group.
@@ -399,6 +409,21 @@ class SettingsTest(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             with open(out) as f:
                 self.assertNotIn("execution", json.load(f))
+
+
+class MultiTensorLaunchesTest(unittest.TestCase):
+    def test_by_hand(self):
+        # (sizes, depth, launches), counted as MultiTensorApply.cuh's loop:
+        # 200 small tensors at depth 1 fill 110 then 90; at depth 4, 36,
+        # 36, 36, 36, 36 and 20; one tensor of 400 chunks fills 320 blocks
+        # and carries 80 into a second launch; a tensor whose last chunk is
+        # the 320th block ends one, the next small one takes another; empty
+        # tensors are skipped, and none at all launch nothing.
+        C = 65536
+        for sizes, depth, want in [([10] * 200, 1, 2), ([10] * 200, 4, 6), ([400 * C], 2, 2),
+                                   ([319 * C + 1, 5], 1, 2), ([1, 0, 1], 4, 1), ([0, 0], 1, 0), ([], 3, 0)]:
+            self.assertEqual(exporter.multi_tensor_launches(sizes, depth), want, (len(sizes), depth))
+        self.assertIsNone(exporter.multi_tensor_launches([1], 6))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,15 @@ class _Ev:
         self.name, self.cpu_parent = "aten::" + name, parent
 
 
+class LaunchCountTest(unittest.TestCase):
+    def test_median_of_steps(self):
+        # (counts per profiled step, launches): a cuDNN convolution's 7 in
+        # every step, a view's none, one step's extra memset outvoted, a
+        # tie of two steps rounded half up.
+        for counts, want in [([7, 7, 7], 7), ([0, 0], 0), ([2, 3, 2], 2), ([1, 2], 2), ([4], 4)]:
+            self.assertEqual(profiling.launch_count(counts), want, counts)
+
+
 class MatchTest(unittest.TestCase):
     def test_order_and_subtrees(self):
         lin = _Ev("linear")

@@ -219,6 +219,59 @@ def _flops_own(name, args, outs):
     return os_[0].numel() if os_ else 0
 
 
+# PyTorch's multi_tensor_apply (aten/src/ATen/native/cuda/MultiTensorApply.cuh):
+# a foreach op's tensors go to the GPU in chunks of kChunkSize elements,
+# one thread block a chunk, in launches of at most 320 blocks and of at
+# most depth_to_max_tensors[depth - 1] tensors (depth: how many tensor
+# lists the kernel reads and writes).
+_MTA_CHUNK = 65536
+_MTA_MAX_BLOCKS = 320
+_MTA_MAX_TENSORS = (110, 64, 48, 36, 30)
+
+
+def multi_tensor_launches(numels, depth):
+    """The kernels multi_tensor_apply launches for tensors of these sizes
+    and this depth, as its loop counts them: a launch whenever the
+    tensors in flight reach the depth's limit at a tensor's last chunk or
+    the blocks reach 320 (a tensor cut there carries on into the next
+    launch), and one for what is left; empty tensors are skipped."""
+    if not 1 <= depth <= len(_MTA_MAX_TENSORS):
+        return None
+    launches = blocks = tensors = 0
+    for n in numels:
+        if n <= 0:
+            continue
+        tensors += 1
+        chunks = -(-n // _MTA_CHUNK)
+        for c in range(chunks):
+            blocks += 1
+            if (tensors == _MTA_MAX_TENSORS[depth - 1] and c == chunks - 1) or blocks == _MTA_MAX_BLOCKS:
+                launches += 1
+                blocks = 0
+                tensors = 0 if c == chunks - 1 else 1
+    return launches + (1 if blocks else 0)
+
+
+def foreach_launches(name, args, kwargs):
+    """How many kernels a _foreach_ op launches on CUDA (the graph's
+    launches; placer's host model issues each at its measured cost): the
+    tensor lists among its arguments, and its output list unless it works
+    in place, are its depth; their first list's sizes go through
+    multi_tensor_apply's count. A list of 0-dimensional tensors alone is
+    Adam's step counters, which live on the CPU unless capturable: no
+    kernel (torch.optim's _multi_tensor_adam adds 1 to them on the CPU).
+    None where the op is not a list op placer can count."""
+    lists = [a for a in list(args) + list(kwargs.values())
+             if isinstance(a, (list, tuple)) and a and all(isinstance(t, torch.Tensor) for t in a)]
+    if not lists:
+        return None
+    first = lists[0]
+    if all(t.dim() == 0 for t in first) and len(lists) == 1:
+        return 0
+    depth = len([l for l in lists if len(l) == len(first)]) + (0 if name.endswith("_") else 1)
+    return multi_tensor_launches([t.numel() for t in first], depth)
+
+
 def _flops(func, name, args, kwargs, outs):
     if name == "convolution_backward" and len(args) > 9 and isinstance(args[9], int) and args[9] > 1:
         # torch.utils.flop_counter's convolution_backward counts the
@@ -646,9 +699,11 @@ class Exporter:
         read = 0 if view else sum(_nbytes(t) for t in ins)
         written = 0 if view else sum(_nbytes(t) for t in outs) + sum(_nbytes(t) for t in mutated)
         flops = 0 if view else _flops(func, name, args, kwargs, out)
+        launches = None
         if name.startswith("_foreach_"):
             # Elementwise over a list: one per element written.
             flops = sum(t.numel() for t in outs + mutated)
+            launches = foreach_launches(name, args, kwargs)
         elif name in _FUSED_OPT:
             # The for-loop's elementwise ops per element of the parameters.
             flops = _FUSED_OPT[name] * sum(t.numel() for t in _tensors(args[0]))
@@ -667,6 +722,8 @@ class Exporter:
         op = self.add_op(base, name, _class(name), dtype, shape, module, str(func), flops, read, written,
                          coloc=coloc, alias=view,
                          param=self.current_param if self.phase == "optimizer" else None)
+        if launches is not None:
+            self.ops[op]["launches"] = launches
         if self.phase == "optimizer" and self.barrier is not None:
             self._after_barrier(op, ins)
         for t in ins:

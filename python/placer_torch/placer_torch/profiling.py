@@ -24,7 +24,8 @@ included, and there is no dispatch time (the CPU runs the op as it
 dispatches it). On CUDA an op's time is the device time of the kernels its
 event (and its children) launched, and its dispatch time is the event's
 CPU time, children included (the dispatcher, autograd's bookkeeping and
-the launches); the kernels' names go into the meta file.
+the launches); the kernels' names go into the meta file, and their count
+(kernels, memsets and copies: launch_count) into the graph's launches.
 """
 
 import bisect
@@ -89,6 +90,15 @@ def _kernels(e):
             total += getattr(k, "duration", 0) or 0
         stack.extend(x.cpu_children)
     return total * 1e-6, names
+
+
+def launch_count(counts):
+    """An op's launches on the GPU's stream (the graph's launches: placer's
+    host model issues each at its measured cost) from the kernels, memsets
+    and copies its event launched in each profiled step: their median,
+    rounded half up (a cuDNN convolution picks its algorithm once, then
+    launches the same kernels every step)."""
+    return int(statistics.median(counts) + 0.5)
 
 
 def _step_events(events, marker):
@@ -190,12 +200,15 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
     types = [None if o["type"] in _STATE_OPS else o["type"] for o in ops]
     times = [[] for _ in ops]
     disp = [[] for _ in ops]
+    launches = [[] for _ in ops]
     kernels = [None] * len(ops)
     for m in markers:
         for i, (t, d, names) in _times(types, events, m, device).items():
             times[i].append(t)
             if d is not None:
                 disp[i].append(d)
+            if names is not None:
+                launches[i].append(len(names))
                 kernels[i] = names
     matched = 0
     for i, o in enumerate(ops):
@@ -205,6 +218,8 @@ def profile_step(graph, meta, build_model, make_inputs, loss_fn, optimizer_cls, 
         o["time_s"] = statistics.median(times[i])
         if disp[i]:
             o["dispatch_s"] = statistics.median(disp[i])
+        if launches[i]:
+            o["launches"] = launch_count(launches[i])
         if kernels[i] is not None and meta is not None:
             meta["ops"][i]["kernels"] = kernels[i]
     unmatched = sum(1 for t in types if t is not None) - matched

@@ -1,0 +1,42 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/opcheck"
+)
+
+// TestWriteCheckedStages: a placement over two GPUs gets one row per GPU
+// (its ops, host issue, GPU work, and which bounds it), within 120
+// columns; one GPU gets none.
+func TestWriteCheckedStages(t *testing.T) {
+	two := opcheck.Report{Hardware: "h100", Stages: []opcheck.StageCheck{
+		{GPU: 0, Ops: 1, Issue: 14.04e-6, GPUTime: 3e-6, HostBound: true},
+		{GPU: 1, Ops: 2, Issue: 32.65e-6, GPUTime: 1.2e-3},
+	}}
+	var buf bytes.Buffer
+	if err := WriteChecked(&buf, two); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"bound by", "host issue", "GPU work", "host │", "GPU │"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("%d columns: %s", n, line)
+		}
+	}
+	buf.Reset()
+	one := opcheck.Report{Hardware: "h100", Stages: nil}
+	if err := WriteChecked(&buf, one); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "bound by") {
+		t.Errorf("one GPU printed stages:\n%s", buf.String())
+	}
+}
