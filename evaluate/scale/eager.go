@@ -1,0 +1,268 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Eager PyTorch's Llama layer (issue 59 item 1): the ATen ops a plain
+// PyTorch training step issues for one dense transformer block (RMS
+// norm, rotary embedding, grouped-query SDPA, SwiGLU, no biases), each
+// costed at its class's roofline rate (evaluate/roofline, the op-level
+// model's) and issued by the host one launch each, in place of
+// Transformer Engine's fused kernels (attnBlock, mlpBlock). The list is
+// what the project's exporter (placer_torch.exporter, fake CPU tensors,
+// CUDA's execution settings) records for tools/profile/llama.py's Block,
+// op for op: TestEagerOpsMatchExporter holds it there.
+//
+// Written for llama.py's layer: one QKV and one gate-up projection (a GEMM
+// each), RMS norm in the residual stream's dtype
+// (x * rsqrt(mean(x^2) + eps) * weight: pow, mean, add, rsqrt, mul, mul),
+// the rotary embedding on interleaved halves (two slices, four muls, a
+// sub, an add, a stack per Q and K) with FP32 tables under autocast,
+// torch's flash SDPA, silu(gate) * up, residual adds. Under autocast
+// ("autocast BF16 over FP32 weights") the residual stream, the norms and
+// the rotary embedding run in FP32 and every matmul casts its FP32
+// weight (and an FP32 input) to BF16 on every forward, their gradients
+// cast back in the backward; with BF16 weights everything is BF16 and
+// there are no casts. Each weight's gradient is laid out as its
+// parameter by AccumulateGrad (new_empty_strided, an allocation, and a
+// copy_).
+
+// EagerShape is one GPU's shard of a layer for one micro-batch as eager
+// PyTorch runs it.
+type EagerShape struct {
+	// T is the tensor-parallel degree (heads/T query heads, max(1,
+	// kv/T) key/value heads, FFN/T of the MLP), SP sequence parallelism
+	// (the residual stream, its norms and adds on Seq/T of the tokens).
+	T  int
+	SP bool
+	// Batch is the micro-batch, Seq the sequence on this GPU (with
+	// context parallelism its share).
+	Batch, Seq int
+	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
+	FP32Weights bool
+}
+
+// EagerOp is one ATen op of an eager layer as the exporter records it.
+type EagerOp struct {
+	// Type is the ATen op (mm, mul, _to_copy, ...), Class its cost class
+	// (the exporter's _class), DType its output's.
+	Type  string
+	Class graph.Class
+	DType graph.DType
+	// FLOPs, Read and Written as the exporter counts them: one FLOP an
+	// output element for elementwise ops, one an input element for
+	// reductions, 2mnk for a GEMM; the bytes of every input and output.
+	FLOPs, Read, Written float64
+	Backward             bool
+	// Launches is the kernels the host issues for it: 1, or 0 for an
+	// allocation (new_empty, new_empty_strided: no kernel).
+	Launches int
+	// tp is the tensor-parallel collective beside a GEMM (tpNone,
+	// tpBefore ... : attnBlock's roles), attn marks SDPA (costed as the
+	// fused model's flash attention), rec what torchtitan's per-op
+	// selective checkpointing runs again.
+	tp   tpRole
+	attn bool
+}
+
+type tpRole uint8
+
+const (
+	tpNone      tpRole = iota
+	tpBefore           // the all-gather before a column-parallel GEMM (sp)
+	tpAfter            // the reduce-scatter or all-reduce after a row-parallel one
+	tpBwdAfter         // the backward's mirror of tpAfter (sp: an all-gather)
+	tpBwdBefore        // the backward's mirror of tpBefore (a reduce-scatter or all-reduce)
+)
+
+// EagerLayerOps is the ops of one Llama-style layer of m at shard shape
+// s, forward then backward (no recomputation: eagerBlock adds it).
+func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
+	T := max(1, s.T)
+	h, d := float64(m.Hidden), float64(m.HeadDim())
+	nh, nkv := float64(m.Heads/T), float64(max(1, m.KVHeads/T))
+	f := float64(m.FFN / T)
+	S, B := float64(s.Seq), float64(s.Batch)
+	N := S * B // the GEMMs' tokens (gathered with sp)
+	Ns := N    // the residual stream's
+	if s.SP && T > 1 {
+		Ns = N / float64(T)
+	}
+	ac := s.FP32Weights
+	a, at := 2.0, graph.BF16 // the residual stream's (and weights') element
+	if ac {
+		a, at = 4, graph.F32
+	}
+	const b = 2.0 // BF16
+	bt := graph.BF16
+	var ops []EagerOp
+	bwd := false
+	add := func(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *EagerOp {
+		ops = append(ops, EagerOp{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: bwd, Launches: 1})
+		return &ops[len(ops)-1]
+	}
+	ew, red, dm, mm := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.ClassMatMul
+	norm := func() {
+		e := Ns * h
+		add("pow", ew, at, e, e*a, e*a)
+		add("mean", red, at, e, e*a, Ns*a)
+		add("add", ew, at, Ns, Ns*a, Ns*a)
+		add("rsqrt", ew, at, Ns, Ns*a, Ns*a)
+		add("mul", ew, at, e, e*a+Ns*a, e*a)
+		add("mul", ew, at, e, e*a+h*a, e*a)
+	}
+	// linear is nn.Linear of k inputs and o outputs on N tokens (its
+	// input FP32 under autocast where castIn).
+	linear := func(k, o float64, castIn bool, role tpRole) {
+		if ac && castIn {
+			add("_to_copy", dm, bt, 0, N*k*4, N*k*b)
+		}
+		if ac {
+			add("_to_copy", dm, bt, 0, k*o*4, k*o*b)
+		}
+		add("mm", mm, bt, 2*N*k*o, N*k*b+k*o*b, N*o*b).tp = role
+	}
+	cos := S * d / 2 * a // one rotary table's bytes: [seq, d/2], FP32 under autocast
+	rotary := func(heads float64) {
+		half := N * heads * d / 2
+		for range 2 {
+			add("mul", ew, at, half, half*b+cos, half*a)
+		}
+		add("sub", ew, at, half, 2*half*a, half*a)
+		for range 2 {
+			add("mul", ew, at, half, half*b+cos, half*a)
+		}
+		add("add", ew, at, half, 2*half*a, half*a)
+		add("stack", dm, at, 0, 2*half*a, 2*half*a)
+	}
+	// clone is the copy a reshape of heads (permuted from [batch, heads,
+	// seq, d] to [seq, batch, heads x d]) makes of e elements: none of a
+	// single head, whose permuted layout is already a view.
+	clone := func(heads, e float64) {
+		if heads > 1 {
+			add("clone", dm, bt, 0, e*b, e*b)
+		}
+	}
+	resid := func() { add("add", ew, at, Ns*h, Ns*h*a+Ns*h*b, Ns*h*a) }
+	Eq, Ek := N*nh*d, N*nkv*d
+	lse := B * nh * S * 4
+	q := (nh + 2*nkv) * d
+
+	// Forward.
+	norm()
+	linear(h, q, true, tpBefore)
+	rotary(nh)
+	rotary(nkv)
+	if ac { // autocast's casts of the FP32 rotary outputs for SDPA
+		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
+		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
+	}
+	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
+	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*Ek)*b, Eq*b+lse)
+	sdpa.attn = true
+	clone(nh, Eq)
+	linear(nh*d, h, false, tpAfter)
+	resid()
+	norm()
+	linear(h, 2*f, true, tpBefore)
+	add("silu", ew, bt, N*f, N*f*b, N*f*b)
+	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	linear(f, h, false, tpAfter)
+	resid()
+
+	// Backward.
+	bwd = true
+	// grad is a weight's gradient of e elements (BF16 from its GEMM)
+	// made its parameter's: cast to FP32 under autocast, laid out as the
+	// parameter (AccumulateGrad).
+	grad := func(e float64) {
+		if ac {
+			add("_to_copy", dm, graph.F32, 0, e*b, e*4)
+		}
+		add("new_empty_strided", dm, at, 0, e*a, e*a).Launches = 0
+		add("copy_", dm, at, 0, 2*e*a, e*a)
+	}
+	// linearB is linear's backward: the weight's gradient, then the
+	// input's (the roles: attnBlock's pairs).
+	linearB := func(k, o float64, castIn bool, wRole, xRole tpRole) {
+		add("mm", mm, bt, 2*N*k*o, N*o*b+N*k*b, k*o*b).tp = wRole
+		add("mm", mm, bt, 2*N*k*o, N*o*b+k*o*b, N*k*b).tp = xRole
+		grad(k * o)
+		if ac && castIn {
+			add("_to_copy", dm, graph.F32, 0, N*k*b, N*k*4)
+		}
+	}
+	residB := func() {
+		if ac { // the BF16 branch's gradient of an FP32 add
+			add("_to_copy", dm, bt, 0, Ns*h*4, Ns*h*b)
+		}
+	}
+	normB := func() {
+		e := Ns * h
+		add("mul", ew, at, e, 2*e*a, e*a)
+		add("mul", ew, at, e, e*a+h*a, e*a)
+		add("sum", red, at, e, e*a, h*a)
+		add("new_empty_strided", dm, at, 0, h*a, h*a).Launches = 0
+		add("copy_", dm, at, 0, 2*h*a, h*a)
+		add("mul", ew, at, e, 2*e*a, e*a)
+		add("mul", ew, at, e, e*a+Ns*a, e*a)
+		add("sum", red, at, e, e*a, Ns*a)
+		add("add", ew, at, e, 2*e*a, e*a) // the residual's gradient joins
+		add("pow", ew, at, Ns, Ns*a, Ns*a)
+		add("mul", ew, at, Ns, Ns*a, Ns*a)
+		add("mul", ew, at, Ns, 2*Ns*a, Ns*a)
+		add("div", ew, at, e, e*a, e*a)
+		add("pow", ew, at, e, e*a, e*a)
+		add("mul", ew, at, e, e*a, e*a)
+		add("mul", ew, at, e, 2*e*a, e*a)
+		add("add", ew, at, e, 2*e*a, e*a) // x's two uses (pow, mul) join
+	}
+	rotaryB := func(heads float64) {
+		half, E := N*heads*d/2, N*heads*d
+		mul := func() {
+			add("mul", ew, at, half, half*a+cos, half*a)
+			if ac {
+				add("_to_copy", dm, bt, 0, half*a, half*b)
+			}
+		}
+		mul()
+		mul()
+		add("neg", ew, at, half, half*a, half*a)
+		for range 2 {
+			mul()
+			add("add", ew, bt, half, 2*half*b, half*b)
+		}
+		for range 2 {
+			add("slice_backward", ew, bt, E, half*b, E*b)
+		}
+		add("add", ew, bt, E, 2*E*b, E*b)
+	}
+	residB()
+	linearB(f, h, false, tpBwdAfter, tpNone)
+	for range 2 {
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	}
+	add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+	add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
+	linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+	normB()
+	residB()
+	linearB(nh*d, h, false, tpBwdAfter, tpNone)
+	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*Ek)*b+lse, (Eq+2*Ek)*b)
+	sdpaB.attn = true
+	if ac {
+		add("_to_copy", dm, graph.F32, 0, Ek*b, Ek*4)
+		add("_to_copy", dm, graph.F32, 0, Eq*b, Eq*4)
+	}
+	rotaryB(nkv)
+	rotaryB(nh)
+	clone(nkv, Ek)
+	clone(nkv, Ek)
+	clone(nh, Eq)
+	add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
+	linearB(h, q, true, tpBefore, tpBwdBefore)
+	normB()
+	return ops
+}

@@ -1,0 +1,210 @@
+package scale
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// torchPython is the project's PyTorch (jobs.TorchPython's rule: $TORCH_PY,
+// else ~/.cache/placer/torch-venv), "" where there is none.
+func torchPython() string {
+	if p := os.Getenv("TORCH_PY"); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// opKey groups ops as the comparison does: direction, ATen op, class,
+// dtype.
+type opKey struct {
+	bwd         bool
+	typ, class  string
+	dtype       string
+	attnFLOPsNA bool
+}
+
+type opSum struct {
+	n                    int
+	flops, read, written float64
+}
+
+func sumOps(ops []EagerOp) map[opKey]opSum {
+	out := map[opKey]opSum{}
+	for _, o := range ops {
+		k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class.String(), dtype: o.DType.String()}
+		s := out[k]
+		s.n++
+		s.flops += o.FLOPs
+		s.read += o.Read
+		s.written += o.Written
+		out[k] = s
+	}
+	return out
+}
+
+// TestEagerOpsMatchExporter holds EagerLayerOps against the project's
+// exporter (placer_torch.exporter on fake CPU tensors, CUDA's execution
+// settings: tools/profile/eagerops.py) on tools/profile/llama.py's
+// Block at three shard shapes, autocast over FP32 weights and BF16
+// weights, with tensor and sequence parallelism: for every ATen op,
+// class and dtype, in each direction, the same number of ops and to the
+// byte the same FLOPs, bytes read and bytes written. One exception:
+// SDPA's FLOPs, which the exporter counts as the math path's (both
+// products over the whole S x S square, the mask's and the softmax's
+// elementwise ops), where the list counts what flash attention computes
+// of a causal mask (the two products over the lower half: the fused
+// model's attention, costed at the same rate); its count and bytes are
+// compared.
+func TestEagerOpsMatchExporter(t *testing.T) {
+	py := torchPython()
+	if py == "" {
+		t.Skip("no PyTorch virtualenv (make venv, or TORCH_PY): the exporter cannot run")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "profile", "eagerops.py")
+	cases := []struct {
+		hidden, heads, kv, ffn, seq, batch, tp int
+		sp, bf16                               bool
+	}{
+		{256, 4, 2, 512, 64, 2, 1, false, false},
+		{256, 4, 2, 512, 64, 2, 1, false, true},
+		{384, 6, 2, 768, 32, 3, 2, true, false},
+		{384, 6, 6, 1024, 48, 1, 2, false, true},
+	}
+	for _, tc := range cases {
+		name := fmt.Sprintf("h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{script, "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
+			if tc.sp {
+				args = append(args, "--sp")
+			}
+			prec := "autocast"
+			if tc.bf16 {
+				prec = "bf16"
+			}
+			args = append(args, "--precision", prec)
+			cmd := exec.Command(py, args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", py, strings.Join(args, " "), err, stderr.String())
+			}
+			var got struct {
+				Ops []struct {
+					Type, Class, DType string
+					FLOPs              float64
+					Read, Written      float64
+					Backward           bool
+				} `json:"ops"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			exp := map[opKey]opSum{}
+			for _, o := range got.Ops {
+				k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class, dtype: o.DType}
+				s := exp[k]
+				s.n++
+				s.flops += o.FLOPs
+				s.read += o.Read
+				s.written += o.Written
+				exp[k] = s
+			}
+			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
+				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
+			mine := sumOps(EagerLayerOps(m, EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16}))
+			keys := map[opKey]bool{}
+			for k := range exp {
+				keys[k] = true
+			}
+			for k := range mine {
+				keys[k] = true
+			}
+			var bad []string
+			for k := range keys {
+				e, g := exp[k], mine[k]
+				sdpa := strings.HasPrefix(k.typ, "_scaled_dot_product")
+				if e.n != g.n || (!sdpa && e.flops != g.flops) || e.read != g.read || e.written != g.written {
+					bad = append(bad, fmt.Sprintf("bwd=%v %s %s %s: exporter %d ops %.0f FLOPs %.0f/%.0f B, list %d ops %.0f FLOPs %.0f/%.0f B",
+						k.bwd, k.typ, k.class, k.dtype, e.n, e.flops, e.read, e.written, g.n, g.flops, g.read, g.written))
+				}
+			}
+			sort.Strings(bad)
+			for _, b := range bad {
+				t.Error(b)
+			}
+		})
+	}
+}
+
+// TestEagerLayerOps holds a few of the list's ops by hand: the shape
+// h 256, 4 heads of 64 (2 key/value heads), FFN 512, 2 x 64 tokens.
+func TestEagerLayerOps(t *testing.T) {
+	m := transformer.Spec{Layers: 1, Hidden: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 1024, Seq: 64, Batch: 2, Family: "llama"}
+	cases := []struct {
+		name        string
+		fp32        bool
+		launchesF   int
+		launchesB   int
+		castsF      int
+		mmFLOPsF    float64
+		firstNormRd float64
+	}{
+		// Forward: 2 norms of 6, 4 GEMMs, 2 rotary of 7, SDPA (and its
+		// allocation, no launch), a clone, silu, mul, 2 adds: 36
+		// launches; autocast adds the 4 weights' casts, 2 inputs' and
+		// Q's and K's: 8. GEMMs: 2 x 128 x (256 x 512 + 256 x 256 +
+		// 256 x 1024 + 512 x 256) = 150,994,944.
+		// The first norm's pow reads 128 x 256 elements.
+		{"autocast", true, 44, 0, 8, 150994944, 128 * 256 * 4},
+		{"bf16", false, 36, 0, 0, 150994944, 128 * 256 * 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := EagerLayerOps(m, EagerShape{T: 1, Batch: 2, Seq: 64, FP32Weights: tc.fp32})
+			var lf, casts int
+			var mmf float64
+			for _, o := range ops {
+				if o.Backward {
+					continue
+				}
+				lf += o.Launches
+				if o.Type == "_to_copy" {
+					casts++
+				}
+				if o.Type == "mm" {
+					mmf += o.FLOPs
+				}
+			}
+			if lf != tc.launchesF || casts != tc.castsF || mmf != tc.mmFLOPsF || ops[0].Read != tc.firstNormRd {
+				t.Errorf("forward launches %d casts %d GEMM FLOPs %.0f first read %.0f, want %d %d %.0f %.0f",
+					lf, casts, mmf, ops[0].Read, tc.launchesF, tc.castsF, tc.mmFLOPsF, tc.firstNormRd)
+			}
+			if ops[0].Class != graph.ClassElementwise {
+				t.Errorf("first op class %v, want elementwise (pow)", ops[0].Class)
+			}
+		})
+	}
+}
