@@ -1,6 +1,9 @@
 package scale
 
 import (
+	"math"
+
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -265,4 +268,67 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 	linearB(h, q, true, tpBefore, tpBwdBefore)
 	normB()
 	return ops
+}
+
+// eagerBlock is block's dense layer under an eager stack (Settings.Eager):
+// EagerLayerOps at the coster's shard shape, each op a kernel at its
+// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
+// model's), one launch each (an allocation none); its GEMMs as the fused
+// model's (lgemm, back: FP8 where the plan says so) with the same
+// tensor-parallel collectives beside them (pair); SDPA as the fused
+// model's flash attention (coreAttention: the kernel torch's SDPA
+// dispatches to, at the pod's attention rate, context parallelism's ring
+// included). rec is what selective recomputation runs again:
+// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
+// save list), every forward op but SDPA and the GEMMs it saves (of
+// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
+// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
+// gate-up GEMM run again, without their collectives (the policy saves
+// the reduce-scatters' outputs).
+func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
+	m := c.m
+	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights})
+	fa, fb := c.coreAttention()
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
+	act := c.tokens * float64(m.Hidden) * bf16
+	T := float64(c.pl.T)
+	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
+	gemms := 0 // the forward's GEMMs in order: QKV, output projection, gate-up, down
+	for _, o := range ops {
+		var p, r phase
+		switch {
+		case o.Launches == 0:
+			continue
+		case o.attn && o.Backward:
+			p = fb
+		case o.attn:
+			p = fa
+		case o.Class == graph.ClassMatMul:
+			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			if o.Backward {
+				g = c.back(g)
+			} else {
+				share := [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[gemms]
+				gemms++
+				if share > 0 {
+					rg := g
+					rg.flops *= share
+					r = c.run(rg)
+				}
+			}
+			p = c.pair(g, kinds[o.tp], act)
+		default:
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			r = p
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd, rec = fwd.plus(p), rec.plus(r)
+		}
+	}
+	return fwd, bwd, rec
 }

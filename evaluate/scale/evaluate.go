@@ -111,11 +111,17 @@ func (c *coster) layer() (fwd, bwd phase) {
 // the dense MLP of FFN (mlpBlock); selective recomputation runs the
 // forward of the modules it names again (each part's rec).
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	af, ab, ar := c.attnBlock()
-	var mf, mb, mr phase
-	if moe {
+	var af, ab, ar, mf, mb, mr phase
+	switch {
+	case c.pl.Run.Eager && !moe:
+		// An eager stack's dense layer: its ATen ops (eagerBlock), the
+		// whole layer in af, ab and ar.
+		af, ab, ar = c.eagerBlock()
+	case moe:
+		af, ab, ar = c.attnBlock()
 		mf, mb, mr = c.moeBlock()
-	} else {
+	default:
+		af, ab, ar = c.attnBlock()
 		mf, mb, mr = c.mlpBlock()
 	}
 	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
