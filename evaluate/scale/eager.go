@@ -45,7 +45,37 @@ type EagerShape struct {
 	Batch, Seq int
 	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
 	FP32Weights bool
+	// Layer is whose layer: LayerLlamaPy (tools/profile/llama.py) or
+	// LayerHF (transformers' LlamaDecoderLayer).
+	Layer EagerLayer
 }
+
+// EagerLayer is a Llama layer as one code base writes it.
+type EagerLayer uint8
+
+// The layers EagerLayerOps writes.
+const (
+	// LayerLlamaPy is tools/profile/llama.py's Block: one QKV and one
+	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
+	// interleaved halves (slices, muls, sub, add, stack).
+	LayerLlamaPy EagerLayer = iota
+	// LayerHF is transformers' LlamaDecoderLayer (modeling_llama.py,
+	// 5.24 in the project's virtualenv): q, k, v, gate and up
+	// projections a GEMM each (their inputs' gradients added), RMS norm
+	// upcast to FP32 and cast back (LlamaRMSNorm: hidden_states.to(float32)
+	// ... weight * hidden_states.to(input_dtype)), rotary by rotate_half
+	// (neg, cat) over [batch, seq, head_dim] tables, SDPA with
+	// enable_gqa (no repeated keys).
+	LayerHF
+	// LayerTitan is torchtitan's Llama at 9dec370
+	// (torchtitan/models/llama/model.py, models/norms.py RMSNorm):
+	// LayerHF's norms and projections (w1, w3 for gate and up), the
+	// rotary embedding as a complex product in FP32 (x.float(),
+	// view_as_complex, a complex mul, view_as_real, type_as), keys and
+	// values repeated to every query head (repeat_kv: expand, reshape)
+	// for SDPA without enable_gqa, [batch, seq, hidden] activations.
+	LayerTitan
+)
 
 // EagerOp is one ATen op of an eager layer as the exporter records it.
 type EagerOp struct {
@@ -107,13 +137,29 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		return &ops[len(ops)-1]
 	}
 	ew, red, dm, mm := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.ClassMatMul
+	titan := s.Layer == LayerTitan
+	hf := s.Layer == LayerHF || titan // their norms and projections
+	rp := nh / nkv                    // torchtitan's repeat_kv
+	// The norm's arithmetic: the residual stream's dtype, FP32 in
+	// transformers' (upcast, with a cast each way where the stream is
+	// BF16: up).
+	c, ct, up := a, at, false
+	if hf {
+		c, ct, up = 4, graph.F32, !ac
+	}
 	norm := func() {
 		e := Ns * h
-		add("pow", ew, at, e, e*a, e*a)
-		add("mean", red, at, e, e*a, Ns*a)
-		add("add", ew, at, Ns, Ns*a, Ns*a)
-		add("rsqrt", ew, at, Ns, Ns*a, Ns*a)
-		add("mul", ew, at, e, e*a+Ns*a, e*a)
+		if up {
+			add("_to_copy", dm, ct, 0, e*a, e*c)
+		}
+		add("pow", ew, ct, e, e*c, e*c)
+		add("mean", red, ct, e, e*c, Ns*c)
+		add("add", ew, ct, Ns, Ns*c, Ns*c)
+		add("rsqrt", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, e, e*c+Ns*c, e*c)
+		if up {
+			add("_to_copy", dm, at, 0, e*c, e*a)
+		}
 		add("mul", ew, at, e, e*a+h*a, e*a)
 	}
 	// linear is nn.Linear of k inputs and o outputs on N tokens (its
@@ -128,7 +174,29 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		add("mm", mm, bt, 2*N*k*o, N*k*b+k*o*b, N*o*b).tp = role
 	}
 	cos := S * d / 2 * a // one rotary table's bytes: [seq, d/2], FP32 under autocast
+	if hf {
+		cos = B * S * d * a // transformers': [batch, seq, d]
+	}
+	freqs := S * d / 2 * 8 // torchtitan's complex64 table
 	rotary := func(heads float64) {
+		if titan { // view_as_real(view_as_complex(x.float()) * freqs).type_as(x)
+			E := N * heads * d
+			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
+			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0 // a view the exporter records
+			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
+			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
+			add("_to_copy", dm, bt, 0, E*4, E*b)
+			return
+		}
+		if hf { // q * cos + cat(-q2, q1) * sin
+			E := N * heads * d
+			add("mul", ew, at, E, E*b+cos, E*a)
+			add("neg", ew, bt, E/2, E/2*b, E/2*b)
+			add("cat", dm, bt, 0, E*b, E*b)
+			add("mul", ew, at, E, E*b+cos, E*a)
+			add("add", ew, at, E, 2*E*a, E*a)
+			return
+		}
 		half := N * heads * d / 2
 		for range 2 {
 			add("mul", ew, at, half, half*b+cos, half*a)
@@ -153,24 +221,49 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 	lse := B * nh * S * 4
 	q := (nh + 2*nkv) * d
 
+	// join is autograd's sum of the gradients of a tensor of e
+	// elements that several ops read.
+	join := func(e, size float64, dt graph.DType) { add("add", ew, dt, e, 2*e*size, e*size) }
+
 	// Forward.
 	norm()
-	linear(h, q, true, tpBefore)
+	if hf { // the tensor-parallel gather once, before q
+		linear(h, nh*d, true, tpBefore)
+		linear(h, nkv*d, true, tpNone)
+		linear(h, nkv*d, true, tpNone)
+	} else {
+		linear(h, q, true, tpBefore)
+	}
 	rotary(nh)
 	rotary(nkv)
+	kvs := Ek // the keys' (and values') elements SDPA reads
+	if titan && rp > 1 {
+		if nkv > 1 { // repeat_kv's copies of K and V (one head's expand reshapes as a view)
+			for range 2 {
+				add("clone", dm, bt, 0, Eq*b, Eq*b)
+			}
+		}
+		kvs = Eq
+	}
 	if ac { // autocast's casts of the FP32 rotary outputs for SDPA
 		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
 		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
 	}
 	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
-	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*Ek)*b, Eq*b+lse)
+	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*kvs)*b, Eq*b+lse)
 	sdpa.attn = true
 	clone(nh, Eq)
 	linear(nh*d, h, false, tpAfter)
 	resid()
 	norm()
-	linear(h, 2*f, true, tpBefore)
-	add("silu", ew, bt, N*f, N*f*b, N*f*b)
+	if hf {
+		linear(h, f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		linear(h, f, true, tpNone)
+	} else {
+		linear(h, 2*f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+	}
 	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
 	linear(f, h, false, tpAfter)
 	resid()
@@ -209,20 +302,44 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		add("sum", red, at, e, e*a, h*a)
 		add("new_empty_strided", dm, at, 0, h*a, h*a).Launches = 0
 		add("copy_", dm, at, 0, 2*h*a, h*a)
-		add("mul", ew, at, e, 2*e*a, e*a)
-		add("mul", ew, at, e, e*a+Ns*a, e*a)
-		add("sum", red, at, e, e*a, Ns*a)
-		add("add", ew, at, e, 2*e*a, e*a) // the residual's gradient joins
-		add("pow", ew, at, Ns, Ns*a, Ns*a)
-		add("mul", ew, at, Ns, Ns*a, Ns*a)
-		add("mul", ew, at, Ns, 2*Ns*a, Ns*a)
-		add("div", ew, at, e, e*a, e*a)
-		add("pow", ew, at, e, e*a, e*a)
-		add("mul", ew, at, e, e*a, e*a)
-		add("mul", ew, at, e, 2*e*a, e*a)
-		add("add", ew, at, e, 2*e*a, e*a) // x's two uses (pow, mul) join
+		if up {
+			add("_to_copy", dm, ct, 0, e*a, e*c)
+		}
+		add("mul", ew, ct, e, 2*e*c, e*c)
+		add("mul", ew, ct, e, e*c+Ns*c, e*c)
+		add("sum", red, ct, e, e*c, Ns*c)
+		join(e, a, at) // the residual's gradient
+		add("pow", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
+		add("div", ew, ct, e, e*c, e*c)
+		add("pow", ew, ct, e, e*c, e*c)
+		add("mul", ew, ct, e, e*c, e*c)
+		add("mul", ew, ct, e, 2*e*c, e*c)
+		join(e, c, ct) // x's two uses (pow, mul)
+		if up {
+			add("_to_copy", dm, at, 0, e*c, e*a)
+		}
 	}
 	rotaryB := func(heads float64) {
+		if hf {
+			E := N * heads * d
+			mul := func() {
+				add("mul", ew, at, E, E*a+cos, E*a)
+				if ac {
+					add("_to_copy", dm, bt, 0, E*a, E*b)
+				}
+			}
+			mul()
+			add("neg", ew, bt, E/2, E/2*b, E/2*b)
+			for range 2 {
+				add("slice_backward", ew, bt, E, E/2*b, E*b)
+			}
+			join(E, b, bt)
+			mul()
+			join(E, b, bt)
+			return
+		}
 		half, E := N*heads*d/2, N*heads*d
 		mul := func() {
 			add("mul", ew, at, half, half*a+cos, half*a)
@@ -247,25 +364,78 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 	for range 2 {
 		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
 	}
-	add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
-	add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
-	linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+	if hf {
+		linearB(h, f, true, tpNone, tpNone)
+		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linearB(h, f, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	} else {
+		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
+		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+	}
 	normB()
 	residB()
 	linearB(nh*d, h, false, tpBwdAfter, tpNone)
-	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*Ek)*b+lse, (Eq+2*Ek)*b)
+	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*kvs)*b+lse, (Eq+2*kvs)*b)
 	sdpaB.attn = true
 	if ac {
 		add("_to_copy", dm, graph.F32, 0, Ek*b, Ek*4)
 		add("_to_copy", dm, graph.F32, 0, Eq*b, Eq*4)
 	}
-	rotaryB(nkv)
-	rotaryB(nh)
-	clone(nkv, Ek)
-	clone(nkv, Ek)
-	clone(nh, Eq)
-	add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
-	linearB(h, q, true, tpBefore, tpBwdBefore)
+	if titan {
+		// repeat_kv's gradients summed back to the key/value heads (or,
+		// without it, SDPA's transposed gradients); each rotary
+		// gradient made contiguous for view_as_complex where it is
+		// transposed; the table's conjugate materialized.
+		if rp > 1 {
+			for range 2 {
+				add("sum", red, bt, Eq, Eq*b, Ek*b)
+			}
+		}
+		for _, w := range []float64{nkv, nh} {
+			E := N * w * d
+			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
+			if w > 1 && w == nh { // SDPA's transposed gradient (k's: without repeat_kv)
+				add("clone", dm, graph.F32, 0, E*4, E*4)
+			}
+			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0
+			add("_conj", ew, graph.F32, S*d/2, freqs, freqs).Launches = 0
+			add("clone", dm, graph.F32, 0, freqs, freqs)
+			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
+			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
+			add("_to_copy", dm, bt, 0, E*4, E*b)
+		}
+		if rp == 1 {
+			clone(nkv, Ek) // v's transposed gradient for its view
+		}
+		linearB(h, nkv*d, true, tpNone, tpNone)
+		linearB(h, nkv*d, true, tpNone, tpNone)
+		join(N*h, a, at)
+		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	} else {
+		rotaryB(nkv)
+		rotaryB(nh)
+	}
+	switch {
+	case titan: // its projections' gradients above, after the rotary's
+	case hf:
+		for _, w := range []float64{nkv, nkv} {
+			clone(w, w*N*d)
+			linearB(h, w*d, true, tpNone, tpNone)
+		}
+		join(N*h, a, at)
+		clone(nh, Eq)
+		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	default:
+		clone(nkv, Ek)
+		clone(nkv, Ek)
+		clone(nh, Eq)
+		add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
+		linearB(h, q, true, tpBefore, tpBwdBefore)
+	}
 	normB()
 	return ops
 }
@@ -288,14 +458,24 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
 	m := c.m
 	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
 	act := c.tokens * float64(m.Hidden) * bf16
 	T := float64(c.pl.T)
 	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
-	gemms := 0 // the forward's GEMMs in order: QKV, output projection, gate-up, down
+	// share is what of each forward GEMM the per-op policy runs again,
+	// in order: llama.py's QKV (wk's share), output projection, gate-up
+	// (w3's half), down; a layer of separate projections (wq, wk, wv,
+	// wo, w1, w3, w2) every other one from the second.
+	share := func(i int) float64 {
+		if c.pl.Run.Layer != LayerLlamaPy {
+			return float64(i % 2)
+		}
+		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
+	}
+	gemms := 0
 	for _, o := range ops {
 		var p, r phase
 		switch {
@@ -310,11 +490,11 @@ func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
 			if o.Backward {
 				g = c.back(g)
 			} else {
-				share := [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[gemms]
+				sh := share(gemms)
 				gemms++
-				if share > 0 {
+				if sh > 0 {
 					rg := g
-					rg.flops *= share
+					rg.flops *= sh
 					r = c.run(rg)
 				}
 			}

@@ -63,17 +63,20 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 
 // TestEagerOpsMatchExporter holds EagerLayerOps against the project's
 // exporter (placer_torch.exporter on fake CPU tensors, CUDA's execution
-// settings: tools/profile/eagerops.py) on tools/profile/llama.py's
-// Block at three shard shapes, autocast over FP32 weights and BF16
-// weights, with tensor and sequence parallelism: for every ATen op,
-// class and dtype, in each direction, the same number of ops and to the
-// byte the same FLOPs, bytes read and bytes written. One exception:
-// SDPA's FLOPs, which the exporter counts as the math path's (both
-// products over the whole S x S square, the mask's and the softmax's
-// elementwise ops), where the list counts what flash attention computes
-// of a causal mask (the two products over the lower half: the fused
-// model's attention, costed at the same rate); its count and bytes are
-// compared.
+// settings: tools/profile/eagerops.py) on three real layers:
+// tools/profile/llama.py's Block at four shard shapes (autocast over
+// FP32 weights and BF16 weights, tensor parallelism with and without
+// sequence parallelism), transformers' LlamaDecoderLayer at three
+// (autocast and BF16) and torchtitan's layer (eagerops.py's
+// _TitanBlock, BF16 as FSDP2 runs it) at three (keys repeated 2x, not,
+// 6x): for every ATen op, class and dtype, in each direction, the same
+// number of ops and to the byte the same FLOPs, bytes read and bytes
+// written. One exception: SDPA's FLOPs, which the exporter counts as
+// the math path's (both products over the whole S x S square, the
+// mask's and the softmax's elementwise ops), where the list counts what
+// flash attention computes of a causal mask (the two products over the
+// lower half: the fused model's attention, costed at the same rate);
+// its count and bytes are compared.
 func TestEagerOpsMatchExporter(t *testing.T) {
 	py := torchPython()
 	if py == "" {
@@ -84,17 +87,28 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 	cases := []struct {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
+		layer                                  EagerLayer
 	}{
-		{256, 4, 2, 512, 64, 2, 1, false, false},
-		{256, 4, 2, 512, 64, 2, 1, false, true},
-		{384, 6, 2, 768, 32, 3, 2, true, false},
-		{384, 6, 6, 1024, 48, 1, 2, false, true},
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerLlamaPy},
+		{384, 6, 2, 768, 32, 3, 2, true, false, LayerLlamaPy},
+		{384, 6, 6, 1024, 48, 1, 2, false, true, LayerLlamaPy},
+		// transformers' LlamaDecoderLayer (tp 1: it has no shards).
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerHF},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerHF},
+		{384, 6, 3, 1024, 48, 1, 1, false, true, LayerHF},
+		// torchtitan's layer (eagerops.py's _TitanBlock), BF16 weights
+		// as FSDP2 runs it: keys repeated twice, not at all, six times.
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan},
+		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan},
+		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan},
 	}
 	for _, tc := range cases {
-		name := fmt.Sprintf("h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
+		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
+		name := fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{script, "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+			args := []string{script, "--layer", layer, "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
 				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
 			if tc.sp {
 				args = append(args, "--sp")
@@ -134,7 +148,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 			}
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
 				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
-			mine := sumOps(EagerLayerOps(m, EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16}))
+			mine := sumOps(EagerLayerOps(m, EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}))
 			keys := map[opKey]bool{}
 			for k := range exp {
 				keys[k] = true

@@ -93,6 +93,8 @@ type Settings struct {
 	// autocast BF16 over FP32 weights (its casts, an FP32 residual
 	// stream), else BF16 weights.
 	Eager, FP32Weights bool
+	// Layer is whose Llama layer an eager stack runs (EagerLayerOps').
+	Layer EagerLayer
 }
 
 // DefaultSettings are placer's default stack, the model as it was before
@@ -184,12 +186,16 @@ var Stacks = []NamedStack{
 		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
 	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
 		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
-	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layer: LayerTitan},
 		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights)"},
 	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true},
 		Source: "plain PyTorch eager, torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights: tools/profile/llama.py's Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true},
 		Source: "plain PyTorch eager, BF16 weights (model.to(torch.bfloat16)): tools/profile/llama.py's Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layer: LayerHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") under torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layer: LayerHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") with BF16 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},
 }

@@ -26,6 +26,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
 
 import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 import llama  # noqa: E402
 from placer_torch import exporter  # noqa: E402
@@ -44,6 +45,65 @@ class _Sum(torch.nn.Module):
         return self.block(x, self.cos, self.sin)
 
 
+class _TitanNorm(torch.nn.Module):
+    """RMS norm as torchtitan's Llama computes it (torchtitan/models/norms.py
+    RMSNorm: in FP32, cast back to the input's dtype, then scaled)."""
+
+    def __init__(self, h, eps=1e-5):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(h))
+        self.eps = eps
+
+    def forward(self, x):
+        y = x.float()
+        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.eps)
+        return y.type_as(x) * self.weight
+
+
+class _TitanBlock(torch.nn.Module):
+    """A Llama layer written as torchtitan 9dec370 writes its
+    TransformerBlock (torchtitan/models/llama/model.py: wq, wk, wv, wo,
+    w1, w2, w3 a GEMM each; [batch, seq, hidden] activations; the rotary
+    embedding as a complex product in FP32, cast back; keys and values
+    repeated to every query head by expand and reshape before SDPA,
+    without enable_gqa); written here after its structure, for the
+    exporter to record."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, nh, nkv = c["hidden"], c["heads"], c["kv_heads"]
+        self.nh, self.nkv, self.hd = nh, nkv, h // nh
+        lin = lambda i, o: torch.nn.Linear(i, o, bias=False)  # noqa: E731
+        self.wq, self.wk, self.wv, self.wo = lin(h, nh * self.hd), lin(h, nkv * self.hd), lin(h, nkv * self.hd), lin(nh * self.hd, h)
+        self.w1, self.w2, self.w3 = lin(h, c["ffn"]), lin(c["ffn"], h), lin(h, c["ffn"])
+        self.attention_norm, self.ffn_norm = _TitanNorm(h), _TitanNorm(h)
+
+    def _rope(self, x, freqs):
+        B, S = x.shape[:2]
+        z = torch.view_as_complex(x.float().reshape(B, S, x.shape[2], -1, 2))
+        return torch.view_as_real(z * freqs.view(1, S, 1, -1)).flatten(3).type_as(x)
+
+    def _repeat(self, x):
+        rep = self.nh // self.nkv
+        if rep == 1:
+            return x
+        B, S, n, d = x.shape
+        return x[:, :, :, None, :].expand(B, S, n, rep, d).reshape(B, S, n * rep, d)
+
+    def forward(self, x, freqs):
+        B, S, _ = x.shape
+        y = self.attention_norm(x)
+        q = self.wq(y).view(B, S, -1, self.hd)
+        k = self.wk(y).view(B, S, -1, self.hd)
+        v = self.wv(y).view(B, S, -1, self.hd)
+        q, k = self._rope(q, freqs), self._rope(k, freqs)
+        k, v = self._repeat(k), self._repeat(v)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        x = x + self.wo(o.transpose(1, 2).contiguous().view(B, S, -1))
+        y = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(y)) * self.w3(y))
+
+
 def _built(make, dtype):
     """make() with its parameters created in dtype (a fake module cannot
     be converted after it is built)."""
@@ -57,7 +117,7 @@ def _built(make, dtype):
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--layer", choices=("llama", "hf"), default="llama")
+    p.add_argument("--layer", choices=("llama", "hf", "titan"), default="llama")
     p.add_argument("--hidden", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -85,6 +145,22 @@ def main(argv=None):
         def inputs():
             # A layer's input needs its gradient (the layer below's).
             return torch.randn(S, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
+    elif a.layer == "titan":
+        class Titan(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = _TitanBlock(c)
+                cos, sin = llama.rotary(a.seq, hd)
+                self.register_buffer("freqs", torch.complex(cos, sin), persistent=False)  # complex64
+
+            def forward(self, x):
+                return self.block(x, self.freqs)
+
+        def build():
+            return _built(Titan, dtype)
+
+        def inputs():
+            return torch.randn(a.batch, a.seq, a.hidden, dtype=dtype, requires_grad=True), None
     else:
         from transformers import LlamaConfig
         from transformers.models.llama.modeling_llama import LlamaDecoderLayer
@@ -123,8 +199,8 @@ def main(argv=None):
     for op, m in zip(graph["ops"], meta["ops"]):
         if m.get("phase") not in ("forward", "backward") or not m.get("module") or op.get("alias"):
             continue  # inputs, parameters, the loss (the sum), views
-        if op["type"] == "repeat" or op["type"] == "sum" and m["module"] == "block" or (
-                op["type"] == "slice_backward" and op["shape"][-1] == a.hidden):
+        if a.layer == "llama" and a.sp and (op["type"] == "repeat" or op["type"] == "sum" and m["module"] == "block" or (
+                op["type"] == "slice_backward" and op["shape"][-1] == a.hidden)):
             continue  # the stand-ins of sequence parallelism's gather and reduce-scatter (llama.Shard, no group)
         ops.append({"type": op["type"], "class": op["class"], "dtype": op["dtype"], "flops": op.get("flops", 0),
                     "read": op.get("bytes_read", 0), "written": op.get("bytes_written", 0),
