@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -511,4 +512,44 @@ func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
 		}
 	}
 	return fwd, bwd, rec
+}
+
+// eagerLayerNames are the layers' names in EagerCosting.
+var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block", LayerHF: "transformers' LlamaDecoderLayer",
+	LayerTitan: "torchtitan's TransformerBlock"}
+
+// EagerCosting says how plan pl's dense layers are costed under an eager
+// stack: whose layer, its precision, the kernels a layer launches
+// forward and backward at its middle stage's shard shape, and what the
+// op list was checked against; "" where the layers are fused (not
+// eager, or a model whose layers are all experts').
+func EagerCosting(m transformer.Spec, pl Plan) string {
+	if !pl.Run.Eager || m.MoE() && m.DenseLayers == 0 {
+		return ""
+	}
+	T := pl.T
+	if len(pl.TPs) > 0 {
+		T = pl.TPs[len(pl.TPs)/2]
+	}
+	ops := EagerLayerOps(m, EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer})
+	var fwd, bwd int
+	for _, o := range ops {
+		if o.Backward {
+			bwd += o.Launches
+		} else {
+			fwd += o.Launches
+		}
+	}
+	prec := "BF16 weights"
+	if pl.Run.FP32Weights {
+		prec = "autocast BF16 over FP32 weights"
+	}
+	stack := pl.Software.Stack
+	if stack == "" {
+		stack = "compile=off"
+	}
+	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %d kernels forward and %d backward a layer, each at its class's roofline rate; "+
+		"the op list held against placer_torch.exporter's record of the layer (TestEagerOpsMatchExporter)",
+		stack, eagerLayerNames[pl.Run.Layer], prec, fwd, bwd)
 }

@@ -222,3 +222,34 @@ func TestEagerLayerOps(t *testing.T) {
 		})
 	}
 }
+
+// TestEagerCosting: what eval says of an eager plan's layers. torchtitan's
+// layer forward, by hand: 2 norms of 8 (an FP32 cast each way), 7 GEMMs,
+// Q's and K's rotary 3 each (a cast, the complex mul, a cast back: the
+// views launch nothing), repeat_kv's 2 copies, SDPA, the output's clone,
+// silu, mul, 2 residual adds: 37.
+func TestEagerCosting(t *testing.T) {
+	p, err := ParsePod("grand-teton:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ plan, want string }{
+		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and"},
+		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward"},
+		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", ""},
+		{"dp=8,mbs=2", ""},
+	} {
+		m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
+		s, err := ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.LayerCosting, c.want) || (c.want == "") != (r.LayerCosting == "") {
+			t.Errorf("%s: %q, want it to start %q", c.plan, r.LayerCosting, c.want)
+		}
+	}
+}

@@ -455,6 +455,15 @@ func (st Settings) Short(moe bool) string {
 func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
+	if pl.titan() && pl.TPOverlap {
+		// torchtitan's async tensor parallelism takes effect only
+		// compiled (its config: "enable_async_tensor_parallel" needs
+		// compile): the layers are compiled, fused.
+		if sw.Compile == Off {
+			return fmt.Errorf("strategy %s: tpoverlap=on with compile=off: torchtitan's async tensor parallelism runs only compiled", written)
+		}
+		pl.Run.Eager = false
+	}
 	if !m.MoE() {
 		if sw.moeKeys() {
 			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts", written)
