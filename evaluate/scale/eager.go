@@ -16,10 +16,12 @@ import (
 // model's) and issued by the host one launch each, in place of
 // Transformer Engine's fused kernels (attnBlock, mlpBlock). The list is
 // what the project's exporter (placer_torch.exporter, fake CPU tensors,
-// CUDA's execution settings) records for tools/profile/llama.py's Block,
-// op for op: TestEagerOpsMatchExporter holds it there.
+// CUDA's execution settings) records for the layer, op for op:
+// TestEagerOpsMatchExporter holds it there for three layers (EagerLayer:
+// llama.py's, transformers', torchtitan's; torchtitan's with BF16
+// weights only, as FSDP2 runs it).
 //
-// Written for llama.py's layer: one QKV and one gate-up projection (a GEMM
+// llama.py's layer, for instance: one QKV and one gate-up projection (a GEMM
 // each), RMS norm in the residual stream's dtype
 // (x * rsqrt(mean(x^2) + eps) * weight: pow, mean, add, rsqrt, mul, mul),
 // the rotary embedding on interleaved halves (two slices, four muls, a
@@ -46,8 +48,9 @@ type EagerShape struct {
 	Batch, Seq int
 	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
 	FP32Weights bool
-	// Layer is whose layer: LayerLlamaPy (tools/profile/llama.py) or
-	// LayerHF (transformers' LlamaDecoderLayer).
+	// Layer is whose layer: LayerLlamaPy (tools/profile/llama.py),
+	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
+	// (torchtitan's TransformerBlock).
 	Layer EagerLayer
 }
 
@@ -246,7 +249,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		}
 		kvs = Eq
 	}
-	if ac { // autocast's casts of the FP32 rotary outputs for SDPA
+	if ac && !titan { // autocast's casts of the FP32 rotary outputs for SDPA (torchtitan's are cast back already)
 		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
 		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
 	}
@@ -380,7 +383,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 	linearB(nh*d, h, false, tpBwdAfter, tpNone)
 	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*kvs)*b+lse, (Eq+2*kvs)*b)
 	sdpaB.attn = true
-	if ac {
+	if ac && !titan {
 		add("_to_copy", dm, graph.F32, 0, Ek*b, Ek*4)
 		add("_to_copy", dm, graph.F32, 0, Eq*b, Eq*4)
 	}
