@@ -116,7 +116,15 @@ const (
 
 // EagerLayerOps is the ops of one Llama-style layer of m at shard shape
 // s, forward then backward (no recomputation: eagerBlock adds it).
-func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
+func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, false) }
+
+// EagerOutputOps is the ops of the output part at shard shape s (T 1:
+// the vocabulary whole on the GPU): the final norm (the layer's kind),
+// the output layer and the cross-entropy of the FP32 logits, forward and
+// backward.
+func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
+
+func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 	T := max(1, s.T)
 	h, d := float64(m.Hidden), float64(m.HeadDim())
 	nh, nkv := float64(m.Heads/T), float64(max(1, m.KVHeads/T))
@@ -229,51 +237,6 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 	// elements that several ops read.
 	join := func(e, size float64, dt graph.DType) { add("add", ew, dt, e, 2*e*size, e*size) }
 
-	// Forward.
-	norm()
-	if hf { // the tensor-parallel gather once, before q
-		linear(h, nh*d, true, tpBefore)
-		linear(h, nkv*d, true, tpNone)
-		linear(h, nkv*d, true, tpNone)
-	} else {
-		linear(h, q, true, tpBefore)
-	}
-	rotary(nh)
-	rotary(nkv)
-	kvs := Ek // the keys' (and values') elements SDPA reads
-	if titan && rp > 1 {
-		if nkv > 1 { // repeat_kv's copies of K and V (one head's expand reshapes as a view)
-			for range 2 {
-				add("clone", dm, bt, 0, Eq*b, Eq*b)
-			}
-		}
-		kvs = Eq
-	}
-	if ac && !titan { // autocast's casts of the FP32 rotary outputs for SDPA (torchtitan's are cast back already)
-		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
-		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
-	}
-	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
-	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*kvs)*b, Eq*b+lse)
-	sdpa.attn = true
-	clone(nh, Eq)
-	linear(nh*d, h, false, tpAfter)
-	resid()
-	norm()
-	if hf {
-		linear(h, f, true, tpBefore)
-		add("silu", ew, bt, N*f, N*f*b, N*f*b)
-		linear(h, f, true, tpNone)
-	} else {
-		linear(h, 2*f, true, tpBefore)
-		add("silu", ew, bt, N*f, N*f*b, N*f*b)
-	}
-	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-	linear(f, h, false, tpAfter)
-	resid()
-
-	// Backward.
-	bwd = true
 	// grad is a weight's gradient of e elements (BF16 from its GEMM)
 	// made its parameter's: cast to FP32 under autocast, laid out as the
 	// parameter (AccumulateGrad).
@@ -299,7 +262,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 			add("_to_copy", dm, bt, 0, Ns*h*4, Ns*h*b)
 		}
 	}
-	normB := func() {
+	normB := func(resid bool) {
 		e := Ns * h
 		add("mul", ew, at, e, 2*e*a, e*a)
 		add("mul", ew, at, e, e*a+h*a, e*a)
@@ -312,7 +275,9 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		add("mul", ew, ct, e, 2*e*c, e*c)
 		add("mul", ew, ct, e, e*c+Ns*c, e*c)
 		add("sum", red, ct, e, e*c, Ns*c)
-		join(e, a, at) // the residual's gradient
+		if resid {
+			join(e, a, at) // the residual's gradient
+		}
 		add("pow", ew, ct, Ns, Ns*c, Ns*c)
 		add("mul", ew, ct, Ns, Ns*c, Ns*c)
 		add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
@@ -363,6 +328,76 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		}
 		add("add", ew, bt, E, 2*E*b, E*b)
 	}
+	if output {
+		// The output part: the final norm, the output layer, the FP32
+		// logits' cross-entropy (llama.py's Loss at T = 1, torchtitan's
+		// and transformers' alike: logits.float(), log_softmax, nll);
+		// in llama.py's [seq, batch] layout the targets' transposed
+		// copy; the backward from the loss's seed.
+		V := float64(m.Vocab)
+		norm()
+		linear(h, V, true, tpBefore)
+		add("_to_copy", dm, graph.F32, 0, N*V*b, N*V*4)
+		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
+			add("clone", dm, graph.I64, 0, N*8, N*8)
+		}
+		add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
+		add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+		bwd = true
+		add("ones_like", dm, graph.F32, 0, 4, 4)
+		add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
+		add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
+		linearB(h, V, true, tpBefore, tpBwdBefore)
+		normB(false)
+		return ops
+	}
+
+	// Forward.
+	norm()
+	if hf { // the tensor-parallel gather once, before q
+		linear(h, nh*d, true, tpBefore)
+		linear(h, nkv*d, true, tpNone)
+		linear(h, nkv*d, true, tpNone)
+	} else {
+		linear(h, q, true, tpBefore)
+	}
+	rotary(nh)
+	rotary(nkv)
+	kvs := Ek // the keys' (and values') elements SDPA reads
+	if titan && rp > 1 {
+		if nkv > 1 { // repeat_kv's copies of K and V (one head's expand reshapes as a view)
+			for range 2 {
+				add("clone", dm, bt, 0, Eq*b, Eq*b)
+			}
+		}
+		kvs = Eq
+	}
+	if ac && !titan { // autocast's casts of the FP32 rotary outputs for SDPA (torchtitan's are cast back already)
+		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
+		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
+	}
+	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
+	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*kvs)*b, Eq*b+lse)
+	sdpa.attn = true
+	clone(nh, Eq)
+	linear(nh*d, h, false, tpAfter)
+	resid()
+	norm()
+	if hf {
+		linear(h, f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		linear(h, f, true, tpNone)
+	} else {
+		linear(h, 2*f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+	}
+	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	linear(f, h, false, tpAfter)
+	resid()
+
+	// Backward.
+	bwd = true
 	residB()
 	linearB(f, h, false, tpBwdAfter, tpNone)
 	for range 2 {
@@ -378,7 +413,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
 		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
 	}
-	normB()
+	normB(true)
 	residB()
 	linearB(nh*d, h, false, tpBwdAfter, tpNone)
 	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*kvs)*b+lse, (Eq+2*kvs)*b)
@@ -440,7 +475,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp {
 		add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
 		linearB(h, q, true, tpBefore, tpBwdBefore)
 	}
-	normB()
+	normB(true)
 	return ops
 }
 
@@ -555,4 +590,35 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %d kernels forward and %d backward a layer, each at its class's roofline rate; "+
 		"the op list held against placer_torch.exporter's record of the layer (TestEagerOpsMatchExporter)",
 		stack, eagerLayerNames[pl.Run.Layer], prec, fwd, bwd)
+}
+
+// eagerOutput is output's eager stack without tensor parallelism: the
+// ops of EagerOutputOps (the final norm, the output layer, the FP32
+// logits' log_softmax and nll_loss, their backward), each at its
+// class's roofline rate and one launch (allocations none), the GEMMs as
+// output's. With a tensor group the loss is vocabulary-parallel
+// (llama.py's Loss: a max, exponentials and sums reduced over the group;
+// torchtitan's loss_parallel), whose ops are not listed: output's fused
+// reading stands.
+func (c *coster) eagerOutput() (fwd, bwd phase) {
+	ops := EagerOutputOps(c.m, EagerShape{T: 1, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+	for _, o := range ops {
+		if o.Launches == 0 {
+			continue
+		}
+		var p phase
+		if o.Class == graph.ClassMatMul {
+			p = c.run(c.gemm(o.FLOPs, o.Read, o.Written))
+		} else {
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd = fwd.plus(p)
+		}
+	}
+	return fwd, bwd
 }

@@ -69,7 +69,9 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 // sequence parallelism), transformers' LlamaDecoderLayer at three
 // (autocast and BF16) and torchtitan's layer (eagerops.py's
 // _TitanBlock, BF16 as FSDP2 runs it) at three (keys repeated 2x, not,
-// 6x): for every ATen op, class and dtype, in each direction, the same
+// 6x), and the output part (EagerOutputOps: llama.py's Loss at tp 1,
+// torchtitan's norm and loss_fn) at three: for every ATen op, class and
+// dtype, in each direction, the same
 // number of ops and to the byte the same FLOPs, bytes read and bytes
 // written. One exception: SDPA's FLOPs, which the exporter counts as
 // the math path's (both products over the whole S x S square, the
@@ -88,27 +90,36 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
 		layer                                  EagerLayer
+		vocab                                  int // the output part (EagerOutputOps) of this vocabulary
 	}{
-		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy},
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerLlamaPy},
-		{384, 6, 2, 768, 32, 3, 2, true, false, LayerLlamaPy},
-		{384, 6, 6, 1024, 48, 1, 2, false, true, LayerLlamaPy},
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerLlamaPy, 0},
+		{384, 6, 2, 768, 32, 3, 2, true, false, LayerLlamaPy, 0},
+		{384, 6, 6, 1024, 48, 1, 2, false, true, LayerLlamaPy, 0},
 		// transformers' LlamaDecoderLayer (tp 1: it has no shards).
-		{256, 4, 2, 512, 64, 2, 1, false, false, LayerHF},
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerHF},
-		{384, 6, 3, 1024, 48, 1, 1, false, true, LayerHF},
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerHF, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerHF, 0},
+		{384, 6, 3, 1024, 48, 1, 1, false, true, LayerHF, 0},
 		// torchtitan's layer (eagerops.py's _TitanBlock), BF16 weights
 		// as FSDP2 runs it: keys repeated twice, not at all, six times.
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan},
-		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan},
-		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 0},
+		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan, 0},
+		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan, 0},
+		// The output part: llama.py's Loss (tp 1) under autocast and
+		// with BF16 weights; with torchtitan's norm before it.
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 1000},
+		{384, 6, 2, 768, 48, 1, 1, false, true, LayerLlamaPy, 2048},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 1000},
 	}
 	for _, tc := range cases {
 		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
+		if tc.vocab > 0 {
+			layer += fmt.Sprintf("-output-v%d", tc.vocab)
+		}
 		name := fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{script, "--layer", layer, "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+			args := []string{script, "--layer", strings.SplitN(layer, "-", 2)[0], "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
 				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
 			if tc.sp {
 				args = append(args, "--sp")
@@ -148,7 +159,13 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 			}
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
 				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
-			mine := sumOps(EagerLayerOps(m, EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}))
+			sh := EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}
+			list := EagerLayerOps(m, sh)
+			if tc.vocab > 0 {
+				m.Vocab = tc.vocab
+				list = EagerOutputOps(m, sh)
+			}
+			mine := sumOps(list)
 			keys := map[opKey]bool{}
 			for k := range exp {
 				keys[k] = true

@@ -104,6 +104,13 @@ class _TitanBlock(torch.nn.Module):
         return x + self.w2(F.silu(self.w1(y)) * self.w3(y))
 
 
+class _CrossEntropy(torch.nn.Module):
+    """torchtitan's loss_fn: the FP32 logits' cross-entropy over [batch, seq]."""
+
+    def forward(self, pred, targets):
+        return F.cross_entropy(pred.flatten(0, 1).float(), targets.flatten(0, 1))
+
+
 def _built(make, dtype):
     """make() with its parameters created in dtype (a fake module cannot
     be converted after it is built)."""
@@ -127,12 +134,44 @@ def main(argv=None):
     p.add_argument("--tp", type=int, default=1)
     p.add_argument("--sp", action="store_true")
     p.add_argument("--precision", choices=("autocast", "bf16"), default="autocast")
+    p.add_argument("--vocab", type=int, default=0,
+                   help="record the output part instead: the final norm, the output layer and the cross-entropy of "
+                   "this vocabulary (llama.py's Loss; --layer titan: torchtitan's norm before it), tp 1")
     a = p.parse_args(argv)
     c = llama.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
     dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
     hd = a.hidden // a.heads
     S = a.seq // a.tp if a.sp else a.seq
-    if a.layer == "llama":
+    if a.vocab:
+        c["vocab"] = a.vocab
+
+        class Out(torch.nn.Module):
+            """llama.py's Loss; with --layer titan torchtitan's: its norm, the
+            output layer, cross_entropy(pred.flatten(0, 1).float(),
+            labels.flatten(0, 1)) on [batch, seq] (train.py's loss_fn)."""
+
+            def __init__(self):
+                super().__init__()
+                if a.layer == "titan":
+                    self.norm, self.output = _TitanNorm(a.hidden), torch.nn.Linear(a.hidden, a.vocab, bias=False)
+                    self.ce = _CrossEntropy()  # a module, so that the exporter names its ops
+                else:
+                    self.loss = llama.Loss(c, llama.Shard())
+
+            def forward(self, x, targets):
+                if a.layer == "titan":
+                    pred = self.output(self.norm(x))
+                    return self.ce(pred, targets)
+                return self.loss(x, targets)
+
+        def build():
+            return _built(Out, dtype)
+
+        def inputs():
+            shape = (a.batch, a.seq) if a.layer == "titan" else (a.seq, a.batch)
+            x = torch.randn(*shape, a.hidden, dtype=dtype, requires_grad=True)
+            return (x, torch.zeros(a.batch, a.seq, dtype=torch.int64)), None
+    elif a.layer == "llama":
         shard = llama.Shard(a.tp, 0, None, a.sp)
 
         def build():
@@ -192,7 +231,8 @@ def main(argv=None):
     ex = {"device": "cuda", "optimizer_impl": "foreach"}
     if a.precision == "autocast":
         ex["autocast"] = "bf16"
-    graph, meta = exporter.export_training_step(build, inputs, lambda out, target: out.float().sum(),
+    loss = (lambda out, target: out) if a.vocab else (lambda out, target: out.float().sum())
+    graph, meta = exporter.export_training_step(build, inputs, loss,
                                                 optimizer_cls=torch.optim.SGD, out=None, name="layer",
                                                 batch_dim=None, attention="fused", execution=ex)
     ops = []
