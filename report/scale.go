@@ -90,6 +90,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"host", hostLine(p.Result)},
 		{"checked against", checkedLine(p)},
 	}
+	if p.LayerCosting != "" {
+		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
+	}
 	if s := p.Sources; s != nil {
 		line := fmt.Sprintf("layers %s, embedding %s, loss %s, optimizer %s, host %s", s.Layers, s.Embedding, s.Loss, s.Optimizer, s.Host)
 		for _, c := range []struct {

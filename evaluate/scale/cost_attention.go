@@ -27,31 +27,12 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	}
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
 	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
-	// Flash attention: the causal half of the scores, Q K^T and P V,
-	// for this GPU's queries against the whole sequence's keys (with
-	// context parallelism its n = 1/C of the tokens, two chunks placed
-	// so that its share of the causal half is 1/C: ringAttention); with
-	// a sliding window in some layers, the keys a query meets on average
-	// over the layers (CausalKeys: the layers' costs are one layer's
-	// times their number, so the mean is exact in the sum; a kernel's
-	// time is linear in its FLOPs).
-	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
-	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
-	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+	fa, fb := c.coreAttention()
 	gQKV := c.lgemm(2*n*h*qkv, act+h*qkv*bf16, n*qkv*bf16)
 	gProj := c.lgemm(2*n*qd/T*h, n*qd/T*bf16+qd*h/T*bf16, act)
 	bQKV, bProj := c.back(gQKV), c.back(gProj)
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	t := c.run
-	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
-	var fa, fb phase
-	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
-		uf, ub := c.unfusedAttention()
-		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
-	} else {
-		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
-		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
-	}
 	// Backward: each GEMM's input gradient and weight gradient (each the
 	// forward's FLOPs), twice the elementwise traffic, flash attention's
 	// backward (2.5x its forward). The collectives mirror the forward's:
@@ -69,6 +50,37 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		rec = fa
 	}
 	return fwd, bwd, rec
+}
+
+// coreAttention is a block's core attention forward and backward
+// (attnBlock's; eagerBlock's SDPA): flash attention, context
+// parallelism's ring of it, or the unfused kernels where the pod's
+// attention is unfused.
+func (c *coster) coreAttention() (fa, fb phase) {
+	m, T := c.m, float64(c.pl.T)
+	n := c.tokens
+	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
+	qkv := (heads + 2*kv) * d / T
+	// Flash attention: the causal half of the scores, Q K^T and P V,
+	// for this GPU's queries against the whole sequence's keys (with
+	// context parallelism its n = 1/C of the tokens, two chunks placed
+	// so that its share of the causal half is 1/C: ringAttention); with
+	// a sliding window in some layers, the keys a query meets on average
+	// over the layers (CausalKeys: the layers' costs are one layer's
+	// times their number, so the mean is exact in the sum; a kernel's
+	// time is linear in its FLOPs).
+	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
+	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
+	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
+	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
+	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
+		uf, ub := c.unfusedAttention()
+		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
+	} else {
+		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
+		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
+	}
+	return fa, fb
 }
 
 // mlaBlock is attnBlock's multi-head latent attention (DeepSeek-V2/V3,

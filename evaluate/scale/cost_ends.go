@@ -50,6 +50,9 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // multiplication by the loss's gradient, in place, and the cast back to
 // BF16 (8 read, 6 written).
 func (c *coster) output() (fwd, bwd phase) {
+	if c.pl.Run.Eager && c.pl.T == 1 {
+		return c.eagerOutput()
+	}
 	T := float64(c.pl.T)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
 	act := n * h * bf16

@@ -75,6 +75,10 @@ type Result struct {
 	// running the block alone (tools/layerbench).
 	LayerForward  float64 `json:"layer_forward_s"`
 	LayerBackward float64 `json:"layer_backward_s"`
+	// LayerCosting says how a dense layer was costed where an eager
+	// stack costs it from its ATen ops (EagerCosting; "": placer's fused
+	// kernels).
+	LayerCosting string `json:"layer_costing,omitempty"`
 }
 
 // Evaluate predicts one training step of model m under strategy s on pod
@@ -85,6 +89,7 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 		return Result{}, err
 	}
 	r := evaluateCached(m, pl, &p, nil, true)
+	r.LayerCosting = EagerCosting(m, pl)
 	if p.Profile != nil {
 		mid := pl.P / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
@@ -111,11 +116,17 @@ func (c *coster) layer() (fwd, bwd phase) {
 // the dense MLP of FFN (mlpBlock); selective recomputation runs the
 // forward of the modules it names again (each part's rec).
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	af, ab, ar := c.attnBlock()
-	var mf, mb, mr phase
-	if moe {
+	var af, ab, ar, mf, mb, mr phase
+	switch {
+	case c.pl.Run.Eager && !moe:
+		// An eager stack's dense layer: its ATen ops (eagerBlock), the
+		// whole layer in af, ab and ar.
+		af, ab, ar = c.eagerBlock()
+	case moe:
+		af, ab, ar = c.attnBlock()
 		mf, mb, mr = c.moeBlock()
-	} else {
+	default:
+		af, ab, ar = c.attnBlock()
 		mf, mb, mr = c.mlpBlock()
 	}
 	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {

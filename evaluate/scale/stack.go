@@ -34,6 +34,10 @@ type Software struct {
 	// Capacity its factor; "": the stack's).
 	Routing  string
 	Capacity float64
+	// Compile is torch.compile of the layers (compile=on: Transformer
+	// Engine-like fused kernels, the default costing; off: the stack's
+	// eager ATen ops; Unset: the stack's).
+	Compile Toggle
 }
 
 // Toggle is a setting written on, off or left to the stack.
@@ -82,6 +86,15 @@ type Settings struct {
 	// dropped to it (moe_expert_capacity_factor with
 	// moe_pad_expert_input_to_capacity).
 	Capacity float64
+	// Eager is a dense layer costed as eager PyTorch issues it: its ATen
+	// ops (EagerLayerOps: unfused norms, rotary embedding, SwiGLU,
+	// residual adds, SDPA) each at its class's rate and launched apart,
+	// not Transformer Engine's fused kernels; FP32Weights its precision,
+	// autocast BF16 over FP32 weights (its casts, an FP32 residual
+	// stream), else BF16 weights.
+	Eager, FP32Weights bool
+	// Layer is whose Llama layer an eager stack runs (EagerLayerOps').
+	Layer EagerLayer
 }
 
 // DefaultSettings are placer's default stack, the model as it was before
@@ -173,8 +186,16 @@ var Stacks = []NamedStack{
 		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
 	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
 		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
-	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff},
-		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py"},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layer: LayerTitan},
+		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights)"},
+	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true},
+		Source: "plain PyTorch eager, torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights: tools/profile/llama.py's Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true},
+		Source: "plain PyTorch eager, BF16 weights (model.to(torch.bfloat16)): tools/profile/llama.py's Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layer: LayerHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") under torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
+	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layer: LayerHF},
+		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") with BF16 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},
 }
@@ -240,6 +261,7 @@ func (sw Software) Settings() Settings {
 	case RoutingCapacity:
 		st.Capacity = sw.Capacity
 	}
+	set(sw.Compile, &st.Eager)
 	return st
 }
 
@@ -276,7 +298,7 @@ func (sw Software) check() error {
 	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
 		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
 	}
-	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM} {
+	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile} {
 		if t > Off {
 			return strategyError("a fusion or grouped-gemm setting %d: want on or off", t)
 		}
@@ -315,6 +337,8 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		err = toggle(&sw.RouterFusion)
 	case "grouped-gemm", "moe-grouped-gemm":
 		err = toggle(&sw.GroupedGEMM)
+	case "compile":
+		err = toggle(&sw.Compile)
 	case "cuda-graphs", "graphs":
 		sw.Graphs = strings.ToLower(v)
 		if sw.Graphs == "none" {
@@ -354,7 +378,7 @@ func (sw Software) keys() []string {
 	for _, kv := range []struct {
 		k string
 		t Toggle
-	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}} {
+	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}} {
 		if kv.t != Unset {
 			parts = append(parts, kv.k+"="+word[kv.t])
 		}
@@ -399,6 +423,12 @@ func (st Settings) Short(moe bool) string {
 			parts = append(parts, "cap"+strconv.FormatFloat(st.Capacity, 'g', -1, 64))
 		}
 	}
+	if st.Eager {
+		parts = append(parts, "eager")
+		if st.FP32Weights {
+			parts = append(parts, "amp")
+		}
+	}
 	switch st.Graphs {
 	case GraphsDense:
 		parts = append(parts, "cg")
@@ -425,6 +455,15 @@ func (st Settings) Short(moe bool) string {
 func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
+	if pl.titan() && pl.TPOverlap {
+		// torchtitan's async tensor parallelism takes effect only
+		// compiled (its config: "enable_async_tensor_parallel" needs
+		// compile): the layers are compiled, fused.
+		if sw.Compile == Off {
+			return fmt.Errorf("strategy %s: tpoverlap=on with compile=off: torchtitan's async tensor parallelism runs only compiled", written)
+		}
+		pl.Run.Eager = false
+	}
 	if !m.MoE() {
 		if sw.moeKeys() {
 			return fmt.Errorf("strategy %s: dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts", written)

@@ -197,6 +197,7 @@ func TestStackRefused(t *testing.T) {
 		{stackMoE, "dp=8,ep=8,dispatcher=ring", `dispatcher "ring": want alltoall, allgather or flex`},
 		{stackMoE, "dp=8,ep=8,routing=capacity:0", "want capacity:F"},
 		{stackMoE, "dp=8,ep=8,permute-fusion=maybe", `"maybe" is not on or off`},
+		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
 	} {
 		m := mustSpec(t, c.workload)
 		s, err := ParseStrategy(c.plan)
@@ -215,6 +216,7 @@ func TestStackRoundTrip(t *testing.T) {
 	for _, text := range []string{
 		"dp=8,ep=8,stack=megatron-core-0.16,dispatcher=flex,grouped-gemm=on",
 		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
+		"dp=8,stack=torchtitan-0.2,compile=on",
 	} {
 		s, err := ParseStrategy(text)
 		if err != nil {
@@ -228,5 +230,46 @@ func TestStackRoundTrip(t *testing.T) {
 	s, _ := ParseStrategy("stack=megatron-core-0.16,grouped-gemm=on")
 	if got := s.Software.Settings(); got.Dispatcher != DispatcherAllGather || got.ExpertLoop || !got.UnfusedPermute {
 		t.Errorf("megatron-core-0.16 with grouped-gemm=on: %+v", got)
+	}
+}
+
+// TestEagerStacks: what each eager stack and compile= set (the layer's
+// ops, their precision, whose layer), and that an eager layer costs more
+// than the fused one of the same plan, forward and backward, with more
+// launches: Llama 3 8B at micro-batch 2 on 8 GPUs.
+func TestEagerStacks(t *testing.T) {
+	for _, c := range []struct {
+		plan        string
+		eager, fp32 bool
+		layer       EagerLayer
+	}{
+		{"dp=8", false, false, LayerLlamaPy},
+		{"dp=8,stack=torch-eager", true, true, LayerLlamaPy},
+		{"dp=8,stack=torch-eager-bf16", true, false, LayerLlamaPy},
+		{"dp=8,stack=hf-eager", true, true, LayerHF},
+		{"dp=8,stack=hf-eager-bf16", true, false, LayerHF},
+		{"dp=8,stack=torchtitan-0.2", true, false, LayerTitan},
+		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, LayerTitan},
+		{"dp=8,stack=torch-eager,compile=on", false, true, LayerLlamaPy},
+		{"dp=8,compile=off", true, false, LayerLlamaPy},
+	} {
+		s, err := ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Software.Settings(); got.Eager != c.eager || got.FP32Weights != c.fp32 || got.Layer != c.layer {
+			t.Errorf("%s: eager %v fp32 weights %v layer %d, want %v %v %d", c.plan, got.Eager, got.FP32Weights, got.Layer, c.eager, c.fp32, c.layer)
+		}
+	}
+	const w, pod = "llama3-8b:seq=8192,batch=16", "grand-teton:1,attention=flash"
+	fused := stackCoster(t, w, "dp=8,mbs=2,stack=torchtitan-0.2,compile=on", pod)
+	ff, fb := fused.block(false)
+	for _, plan := range []string{"dp=8,mbs=2,stack=torchtitan-0.2", "dp=8,mbs=2,stack=torch-eager", "dp=8,mbs=2,stack=hf-eager-bf16"} {
+		c := stackCoster(t, w, plan, pod)
+		ef, eb := c.block(false)
+		if !(ef.busy > ff.busy && eb.busy > fb.busy && ef.launches > ff.launches && eb.launches > fb.launches) {
+			t.Errorf("%s: eager %.2f/%.2f ms, %g/%g launches; fused %.2f/%.2f ms, %g/%g: want more of each",
+				plan, ef.busy*1e3, eb.busy*1e3, ef.launches, eb.launches, ff.busy*1e3, fb.busy*1e3, ff.launches, fb.launches)
+		}
 	}
 }

@@ -73,7 +73,9 @@ def run_plan(shape, batch, mbs, recompute, steps, warmup, dev):
     line = {"batch": batch, "mbs": mbs, "recompute": "full" if recompute else "none",
             "workload": "llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d"
                         % (layers, hidden, heads, kv, ffn, seq, vocab, batch),
-            "strategy": "tp=1,pp=1,dp=1,mbs=%d%s" % (mbs, ",recompute=full" if recompute else "")}
+            "strategy": "tp=1,pp=1,dp=1,mbs=%d%s%s" % (mbs, ",recompute=full" if recompute else "",
+                                                      # the layers' ATen ops under autocast (issue 59)
+                                                      ",stack=torch-eager" if cuda else "")}
     if cuda:
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()

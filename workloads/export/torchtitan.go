@@ -142,8 +142,11 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		local = s.MicroBatchSize
 	}
 	fmt.Fprintf(&b, "\n[training]\nlocal_batch_size = %d\nglobal_batch_size = %d\nseq_len = %d\n", local, m.Batch, m.Seq)
-	if s.TPOverlap {
+	switch {
+	case s.TPOverlap:
 		b.WriteString("\n[compile]\nenable = true  # async tensor parallelism takes effect only compiled\n")
+	case s.Software.Compile == scale.On:
+		b.WriteString("\n[compile]\nenable = true  # compile=on: the layers compiled, as placer costed them\n")
 	}
 	b.WriteString("\n[parallelism]\n")
 	if s.FSDP {

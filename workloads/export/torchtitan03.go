@@ -245,8 +245,8 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 		last[len(last)-1] = "lm_head"
 		t.parts(parts)
 	}
-	if s.TPOverlap {
-		t.bool("compile.enable", true) // CompileConfig: async TP needs the model compiled
+	if s.TPOverlap || s.Software.Compile == scale.On {
+		t.bool("compile.enable", true) // CompileConfig: async TP needs the model compiled; compile=on
 	}
 	t.bool("compile.enable_async_tensor_parallel", s.TPOverlap)
 	mode := "none"

@@ -96,6 +96,26 @@ pipeline_parallel_degree = 1
 [activation_checkpoint]
 mode = "none"
 `},
+		// compile=on: the plan placer costed as compiled layers, written
+		// compiled.
+		{"compiled", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4, Software: scale.Software{Stack: "torchtitan-0.2", Compile: scale.On}}, 8, `[training]
+local_batch_size = 4
+global_batch_size = 32
+seq_len = 16
+
+[compile]
+enable = true  # compile=on: the layers compiled, as placer costed them
+
+[parallelism]
+data_parallel_replicate_degree = 8
+data_parallel_shard_degree = 1
+tensor_parallel_degree = 1
+context_parallel_degree = 1
+pipeline_parallel_degree = 1
+
+[activation_checkpoint]
+mode = "none"
+`},
 		// With fsdp=on: torchtitan 0.2.2's llama3 runs plain data
 		// parallelism only alone (the dp=2 pipeline without it is refused
 		// below).

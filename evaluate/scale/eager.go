@@ -1,0 +1,624 @@
+package scale
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Eager PyTorch's Llama layer (issue 59 item 1): the ATen ops a plain
+// PyTorch training step issues for one dense transformer block (RMS
+// norm, rotary embedding, grouped-query SDPA, SwiGLU, no biases), each
+// costed at its class's roofline rate (evaluate/roofline, the op-level
+// model's) and issued by the host one launch each, in place of
+// Transformer Engine's fused kernels (attnBlock, mlpBlock). The list is
+// what the project's exporter (placer_torch.exporter, fake CPU tensors,
+// CUDA's execution settings) records for the layer, op for op:
+// TestEagerOpsMatchExporter holds it there for three layers (EagerLayer:
+// llama.py's, transformers', torchtitan's; torchtitan's with BF16
+// weights only, as FSDP2 runs it).
+//
+// llama.py's layer, for instance: one QKV and one gate-up projection (a GEMM
+// each), RMS norm in the residual stream's dtype
+// (x * rsqrt(mean(x^2) + eps) * weight: pow, mean, add, rsqrt, mul, mul),
+// the rotary embedding on interleaved halves (two slices, four muls, a
+// sub, an add, a stack per Q and K) with FP32 tables under autocast,
+// torch's flash SDPA, silu(gate) * up, residual adds. Under autocast
+// ("autocast BF16 over FP32 weights") the residual stream, the norms and
+// the rotary embedding run in FP32 and every matmul casts its FP32
+// weight (and an FP32 input) to BF16 on every forward, their gradients
+// cast back in the backward; with BF16 weights everything is BF16 and
+// there are no casts. Each weight's gradient is laid out as its
+// parameter by AccumulateGrad (new_empty_strided, an allocation, and a
+// copy_).
+
+// EagerShape is one GPU's shard of a layer for one micro-batch as eager
+// PyTorch runs it.
+type EagerShape struct {
+	// T is the tensor-parallel degree (heads/T query heads, max(1,
+	// kv/T) key/value heads, FFN/T of the MLP), SP sequence parallelism
+	// (the residual stream, its norms and adds on Seq/T of the tokens).
+	T  int
+	SP bool
+	// Batch is the micro-batch, Seq the sequence on this GPU (with
+	// context parallelism its share).
+	Batch, Seq int
+	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
+	FP32Weights bool
+	// Layer is whose layer: LayerLlamaPy (tools/profile/llama.py),
+	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
+	// (torchtitan's TransformerBlock).
+	Layer EagerLayer
+}
+
+// EagerLayer is a Llama layer as one code base writes it.
+type EagerLayer uint8
+
+// The layers EagerLayerOps writes.
+const (
+	// LayerLlamaPy is tools/profile/llama.py's Block: one QKV and one
+	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
+	// interleaved halves (slices, muls, sub, add, stack).
+	LayerLlamaPy EagerLayer = iota
+	// LayerHF is transformers' LlamaDecoderLayer (modeling_llama.py,
+	// 5.24 in the project's virtualenv): q, k, v, gate and up
+	// projections a GEMM each (their inputs' gradients added), RMS norm
+	// upcast to FP32 and cast back (LlamaRMSNorm: hidden_states.to(float32)
+	// ... weight * hidden_states.to(input_dtype)), rotary by rotate_half
+	// (neg, cat) over [batch, seq, head_dim] tables, SDPA with
+	// enable_gqa (no repeated keys).
+	LayerHF
+	// LayerTitan is torchtitan's Llama at 9dec370
+	// (torchtitan/models/llama/model.py, models/norms.py RMSNorm):
+	// LayerHF's norms and projections (w1, w3 for gate and up), the
+	// rotary embedding as a complex product in FP32 (x.float(),
+	// view_as_complex, a complex mul, view_as_real, type_as), keys and
+	// values repeated to every query head (repeat_kv: expand, reshape)
+	// for SDPA without enable_gqa, [batch, seq, hidden] activations.
+	LayerTitan
+)
+
+// EagerOp is one ATen op of an eager layer as the exporter records it.
+type EagerOp struct {
+	// Type is the ATen op (mm, mul, _to_copy, ...), Class its cost class
+	// (the exporter's _class), DType its output's.
+	Type  string
+	Class graph.Class
+	DType graph.DType
+	// FLOPs, Read and Written as the exporter counts them: one FLOP an
+	// output element for elementwise ops, one an input element for
+	// reductions, 2mnk for a GEMM; the bytes of every input and output.
+	FLOPs, Read, Written float64
+	Backward             bool
+	// Launches is the kernels the host issues for it: 1, or 0 for an
+	// allocation (new_empty, new_empty_strided: no kernel).
+	Launches int
+	// tp is the tensor-parallel collective beside a GEMM (tpNone,
+	// tpBefore ... : attnBlock's roles), attn marks SDPA (costed as the
+	// fused model's flash attention), rec what torchtitan's per-op
+	// selective checkpointing runs again.
+	tp   tpRole
+	attn bool
+}
+
+type tpRole uint8
+
+const (
+	tpNone      tpRole = iota
+	tpBefore           // the all-gather before a column-parallel GEMM (sp)
+	tpAfter            // the reduce-scatter or all-reduce after a row-parallel one
+	tpBwdAfter         // the backward's mirror of tpAfter (sp: an all-gather)
+	tpBwdBefore        // the backward's mirror of tpBefore (a reduce-scatter or all-reduce)
+)
+
+// EagerLayerOps is the ops of one Llama-style layer of m at shard shape
+// s, forward then backward (no recomputation: eagerBlock adds it).
+func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, false) }
+
+// EagerOutputOps is the ops of the output part at shard shape s (T 1:
+// the vocabulary whole on the GPU): the final norm (the layer's kind),
+// the output layer and the cross-entropy of the FP32 logits, forward and
+// backward.
+func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
+
+func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
+	T := max(1, s.T)
+	h, d := float64(m.Hidden), float64(m.HeadDim())
+	nh, nkv := float64(m.Heads/T), float64(max(1, m.KVHeads/T))
+	f := float64(m.FFN / T)
+	S, B := float64(s.Seq), float64(s.Batch)
+	N := S * B // the GEMMs' tokens (gathered with sp)
+	Ns := N    // the residual stream's
+	if s.SP && T > 1 {
+		Ns = N / float64(T)
+	}
+	ac := s.FP32Weights
+	a, at := 2.0, graph.BF16 // the residual stream's (and weights') element
+	if ac {
+		a, at = 4, graph.F32
+	}
+	const b = 2.0 // BF16
+	bt := graph.BF16
+	var ops []EagerOp
+	bwd := false
+	add := func(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *EagerOp {
+		ops = append(ops, EagerOp{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: bwd, Launches: 1})
+		return &ops[len(ops)-1]
+	}
+	ew, red, dm, mm := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.ClassMatMul
+	titan := s.Layer == LayerTitan
+	hf := s.Layer == LayerHF || titan // their norms and projections
+	rp := nh / nkv                    // torchtitan's repeat_kv
+	// The norm's arithmetic: the residual stream's dtype, FP32 in
+	// transformers' (upcast, with a cast each way where the stream is
+	// BF16: up).
+	c, ct, up := a, at, false
+	if hf {
+		c, ct, up = 4, graph.F32, !ac
+	}
+	norm := func() {
+		e := Ns * h
+		if up {
+			add("_to_copy", dm, ct, 0, e*a, e*c)
+		}
+		add("pow", ew, ct, e, e*c, e*c)
+		add("mean", red, ct, e, e*c, Ns*c)
+		add("add", ew, ct, Ns, Ns*c, Ns*c)
+		add("rsqrt", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, e, e*c+Ns*c, e*c)
+		if up {
+			add("_to_copy", dm, at, 0, e*c, e*a)
+		}
+		add("mul", ew, at, e, e*a+h*a, e*a)
+	}
+	// linear is nn.Linear of k inputs and o outputs on N tokens (its
+	// input FP32 under autocast where castIn).
+	linear := func(k, o float64, castIn bool, role tpRole) {
+		if ac && castIn {
+			add("_to_copy", dm, bt, 0, N*k*4, N*k*b)
+		}
+		if ac {
+			add("_to_copy", dm, bt, 0, k*o*4, k*o*b)
+		}
+		add("mm", mm, bt, 2*N*k*o, N*k*b+k*o*b, N*o*b).tp = role
+	}
+	cos := S * d / 2 * a // one rotary table's bytes: [seq, d/2], FP32 under autocast
+	if hf {
+		cos = B * S * d * a // transformers': [batch, seq, d]
+	}
+	freqs := S * d / 2 * 8 // torchtitan's complex64 table
+	rotary := func(heads float64) {
+		if titan { // view_as_real(view_as_complex(x.float()) * freqs).type_as(x)
+			E := N * heads * d
+			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
+			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0 // a view the exporter records
+			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
+			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
+			add("_to_copy", dm, bt, 0, E*4, E*b)
+			return
+		}
+		if hf { // q * cos + cat(-q2, q1) * sin
+			E := N * heads * d
+			add("mul", ew, at, E, E*b+cos, E*a)
+			add("neg", ew, bt, E/2, E/2*b, E/2*b)
+			add("cat", dm, bt, 0, E*b, E*b)
+			add("mul", ew, at, E, E*b+cos, E*a)
+			add("add", ew, at, E, 2*E*a, E*a)
+			return
+		}
+		half := N * heads * d / 2
+		for range 2 {
+			add("mul", ew, at, half, half*b+cos, half*a)
+		}
+		add("sub", ew, at, half, 2*half*a, half*a)
+		for range 2 {
+			add("mul", ew, at, half, half*b+cos, half*a)
+		}
+		add("add", ew, at, half, 2*half*a, half*a)
+		add("stack", dm, at, 0, 2*half*a, 2*half*a)
+	}
+	// clone is the copy a reshape of heads (permuted from [batch, heads,
+	// seq, d] to [seq, batch, heads x d]) makes of e elements: none of a
+	// single head, whose permuted layout is already a view.
+	clone := func(heads, e float64) {
+		if heads > 1 {
+			add("clone", dm, bt, 0, e*b, e*b)
+		}
+	}
+	resid := func() { add("add", ew, at, Ns*h, Ns*h*a+Ns*h*b, Ns*h*a) }
+	Eq, Ek := N*nh*d, N*nkv*d
+	lse := B * nh * S * 4
+	q := (nh + 2*nkv) * d
+
+	// join is autograd's sum of the gradients of a tensor of e
+	// elements that several ops read.
+	join := func(e, size float64, dt graph.DType) { add("add", ew, dt, e, 2*e*size, e*size) }
+
+	// grad is a weight's gradient of e elements (BF16 from its GEMM)
+	// made its parameter's: cast to FP32 under autocast, laid out as the
+	// parameter (AccumulateGrad).
+	grad := func(e float64) {
+		if ac {
+			add("_to_copy", dm, graph.F32, 0, e*b, e*4)
+		}
+		add("new_empty_strided", dm, at, 0, e*a, e*a).Launches = 0
+		add("copy_", dm, at, 0, 2*e*a, e*a)
+	}
+	// linearB is linear's backward: the weight's gradient, then the
+	// input's (the roles: attnBlock's pairs).
+	linearB := func(k, o float64, castIn bool, wRole, xRole tpRole) {
+		add("mm", mm, bt, 2*N*k*o, N*o*b+N*k*b, k*o*b).tp = wRole
+		add("mm", mm, bt, 2*N*k*o, N*o*b+k*o*b, N*k*b).tp = xRole
+		grad(k * o)
+		if ac && castIn {
+			add("_to_copy", dm, graph.F32, 0, N*k*b, N*k*4)
+		}
+	}
+	residB := func() {
+		if ac { // the BF16 branch's gradient of an FP32 add
+			add("_to_copy", dm, bt, 0, Ns*h*4, Ns*h*b)
+		}
+	}
+	normB := func(resid bool) {
+		e := Ns * h
+		add("mul", ew, at, e, 2*e*a, e*a)
+		add("mul", ew, at, e, e*a+h*a, e*a)
+		add("sum", red, at, e, e*a, h*a)
+		add("new_empty_strided", dm, at, 0, h*a, h*a).Launches = 0
+		add("copy_", dm, at, 0, 2*h*a, h*a)
+		if up {
+			add("_to_copy", dm, ct, 0, e*a, e*c)
+		}
+		add("mul", ew, ct, e, 2*e*c, e*c)
+		add("mul", ew, ct, e, e*c+Ns*c, e*c)
+		add("sum", red, ct, e, e*c, Ns*c)
+		if resid {
+			join(e, a, at) // the residual's gradient
+		}
+		add("pow", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, Ns, Ns*c, Ns*c)
+		add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
+		add("div", ew, ct, e, e*c, e*c)
+		add("pow", ew, ct, e, e*c, e*c)
+		add("mul", ew, ct, e, e*c, e*c)
+		add("mul", ew, ct, e, 2*e*c, e*c)
+		join(e, c, ct) // x's two uses (pow, mul)
+		if up {
+			add("_to_copy", dm, at, 0, e*c, e*a)
+		}
+	}
+	rotaryB := func(heads float64) {
+		if hf {
+			E := N * heads * d
+			mul := func() {
+				add("mul", ew, at, E, E*a+cos, E*a)
+				if ac {
+					add("_to_copy", dm, bt, 0, E*a, E*b)
+				}
+			}
+			mul()
+			add("neg", ew, bt, E/2, E/2*b, E/2*b)
+			for range 2 {
+				add("slice_backward", ew, bt, E, E/2*b, E*b)
+			}
+			join(E, b, bt)
+			mul()
+			join(E, b, bt)
+			return
+		}
+		half, E := N*heads*d/2, N*heads*d
+		mul := func() {
+			add("mul", ew, at, half, half*a+cos, half*a)
+			if ac {
+				add("_to_copy", dm, bt, 0, half*a, half*b)
+			}
+		}
+		mul()
+		mul()
+		add("neg", ew, at, half, half*a, half*a)
+		for range 2 {
+			mul()
+			add("add", ew, bt, half, 2*half*b, half*b)
+		}
+		for range 2 {
+			add("slice_backward", ew, bt, E, half*b, E*b)
+		}
+		add("add", ew, bt, E, 2*E*b, E*b)
+	}
+	if output {
+		// The output part: the final norm, the output layer, the FP32
+		// logits' cross-entropy (llama.py's Loss at T = 1, torchtitan's
+		// and transformers' alike: logits.float(), log_softmax, nll);
+		// in llama.py's [seq, batch] layout the targets' transposed
+		// copy; the backward from the loss's seed.
+		V := float64(m.Vocab)
+		norm()
+		linear(h, V, true, tpBefore)
+		add("_to_copy", dm, graph.F32, 0, N*V*b, N*V*4)
+		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
+			add("clone", dm, graph.I64, 0, N*8, N*8)
+		}
+		add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
+		add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+		bwd = true
+		add("ones_like", dm, graph.F32, 0, 4, 4)
+		add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
+		add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
+		linearB(h, V, true, tpBefore, tpBwdBefore)
+		normB(false)
+		return ops
+	}
+
+	// Forward.
+	norm()
+	if hf { // the tensor-parallel gather once, before q
+		linear(h, nh*d, true, tpBefore)
+		linear(h, nkv*d, true, tpNone)
+		linear(h, nkv*d, true, tpNone)
+	} else {
+		linear(h, q, true, tpBefore)
+	}
+	rotary(nh)
+	rotary(nkv)
+	kvs := Ek // the keys' (and values') elements SDPA reads
+	if titan && rp > 1 {
+		if nkv > 1 { // repeat_kv's copies of K and V (one head's expand reshapes as a view)
+			for range 2 {
+				add("clone", dm, bt, 0, Eq*b, Eq*b)
+			}
+		}
+		kvs = Eq
+	}
+	if ac && !titan { // autocast's casts of the FP32 rotary outputs for SDPA (torchtitan's are cast back already)
+		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
+		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
+	}
+	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
+	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*kvs)*b, Eq*b+lse)
+	sdpa.attn = true
+	clone(nh, Eq)
+	linear(nh*d, h, false, tpAfter)
+	resid()
+	norm()
+	if hf {
+		linear(h, f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		linear(h, f, true, tpNone)
+	} else {
+		linear(h, 2*f, true, tpBefore)
+		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+	}
+	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	linear(f, h, false, tpAfter)
+	resid()
+
+	// Backward.
+	bwd = true
+	residB()
+	linearB(f, h, false, tpBwdAfter, tpNone)
+	for range 2 {
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	}
+	if hf {
+		linearB(h, f, true, tpNone, tpNone)
+		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linearB(h, f, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	} else {
+		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
+		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+	}
+	normB(true)
+	residB()
+	linearB(nh*d, h, false, tpBwdAfter, tpNone)
+	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*kvs)*b+lse, (Eq+2*kvs)*b)
+	sdpaB.attn = true
+	if ac && !titan {
+		add("_to_copy", dm, graph.F32, 0, Ek*b, Ek*4)
+		add("_to_copy", dm, graph.F32, 0, Eq*b, Eq*4)
+	}
+	if titan {
+		// repeat_kv's gradients summed back to the key/value heads (or,
+		// without it, SDPA's transposed gradients); each rotary
+		// gradient made contiguous for view_as_complex where it is
+		// transposed; the table's conjugate materialized.
+		if rp > 1 {
+			for range 2 {
+				add("sum", red, bt, Eq, Eq*b, Ek*b)
+			}
+		}
+		for _, w := range []float64{nkv, nh} {
+			E := N * w * d
+			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
+			if w > 1 && w == nh { // SDPA's transposed gradient (k's: without repeat_kv)
+				add("clone", dm, graph.F32, 0, E*4, E*4)
+			}
+			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0
+			add("_conj", ew, graph.F32, S*d/2, freqs, freqs).Launches = 0
+			add("clone", dm, graph.F32, 0, freqs, freqs)
+			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
+			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
+			add("_to_copy", dm, bt, 0, E*4, E*b)
+		}
+		if rp == 1 {
+			clone(nkv, Ek) // v's transposed gradient for its view
+		}
+		linearB(h, nkv*d, true, tpNone, tpNone)
+		linearB(h, nkv*d, true, tpNone, tpNone)
+		join(N*h, a, at)
+		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	} else {
+		rotaryB(nkv)
+		rotaryB(nh)
+	}
+	switch {
+	case titan: // its projections' gradients above, after the rotary's
+	case hf:
+		for _, w := range []float64{nkv, nkv} {
+			clone(w, w*N*d)
+			linearB(h, w*d, true, tpNone, tpNone)
+		}
+		join(N*h, a, at)
+		clone(nh, Eq)
+		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
+		join(N*h, a, at)
+	default:
+		clone(nkv, Ek)
+		clone(nkv, Ek)
+		clone(nh, Eq)
+		add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
+		linearB(h, q, true, tpBefore, tpBwdBefore)
+	}
+	normB(true)
+	return ops
+}
+
+// eagerBlock is block's dense layer under an eager stack (Settings.Eager):
+// EagerLayerOps at the coster's shard shape, each op a kernel at its
+// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
+// model's), one launch each (an allocation none); its GEMMs as the fused
+// model's (lgemm, back: FP8 where the plan says so) with the same
+// tensor-parallel collectives beside them (pair); SDPA as the fused
+// model's flash attention (coreAttention: the kernel torch's SDPA
+// dispatches to, at the pod's attention rate, context parallelism's ring
+// included). rec is what selective recomputation runs again:
+// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
+// save list), every forward op but SDPA and the GEMMs it saves (of
+// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
+// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
+// gate-up GEMM run again, without their collectives (the policy saves
+// the reduce-scatters' outputs).
+func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
+	m := c.m
+	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+	fa, fb := c.coreAttention()
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
+	act := c.tokens * float64(m.Hidden) * bf16
+	T := float64(c.pl.T)
+	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
+	// share is what of each forward GEMM the per-op policy runs again,
+	// in order: llama.py's QKV (wk's share), output projection, gate-up
+	// (w3's half), down; a layer of separate projections (wq, wk, wv,
+	// wo, w1, w3, w2) every other one from the second.
+	share := func(i int) float64 {
+		if c.pl.Run.Layer != LayerLlamaPy {
+			return float64(i % 2)
+		}
+		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
+	}
+	gemms := 0
+	for _, o := range ops {
+		var p, r phase
+		switch {
+		case o.Launches == 0:
+			continue
+		case o.attn && o.Backward:
+			p = fb
+		case o.attn:
+			p = fa
+		case o.Class == graph.ClassMatMul:
+			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			if o.Backward {
+				g = c.back(g)
+			} else {
+				sh := share(gemms)
+				gemms++
+				if sh > 0 {
+					rg := g
+					rg.flops *= sh
+					r = c.run(rg)
+				}
+			}
+			p = c.pair(g, kinds[o.tp], act)
+		default:
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			r = p
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd, rec = fwd.plus(p), rec.plus(r)
+		}
+	}
+	return fwd, bwd, rec
+}
+
+// eagerLayerNames are the layers' names in EagerCosting.
+var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block", LayerHF: "transformers' LlamaDecoderLayer",
+	LayerTitan: "torchtitan's TransformerBlock"}
+
+// EagerCosting says how plan pl's dense layers are costed under an eager
+// stack: whose layer, its precision, the kernels a layer launches
+// forward and backward at its middle stage's shard shape, and what the
+// op list was checked against; "" where the layers are fused (not
+// eager, or a model whose layers are all experts').
+func EagerCosting(m transformer.Spec, pl Plan) string {
+	if !pl.Run.Eager || m.MoE() && m.DenseLayers == 0 {
+		return ""
+	}
+	T := pl.T
+	if len(pl.TPs) > 0 {
+		T = pl.TPs[len(pl.TPs)/2]
+	}
+	ops := EagerLayerOps(m, EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer})
+	var fwd, bwd int
+	for _, o := range ops {
+		if o.Backward {
+			bwd += o.Launches
+		} else {
+			fwd += o.Launches
+		}
+	}
+	prec := "BF16 weights"
+	if pl.Run.FP32Weights {
+		prec = "autocast BF16 over FP32 weights"
+	}
+	stack := pl.Software.Stack
+	if stack == "" {
+		stack = "compile=off"
+	}
+	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %d kernels forward and %d backward a layer, each at its class's roofline rate; "+
+		"the op list held against placer_torch.exporter's record of the layer (TestEagerOpsMatchExporter)",
+		stack, eagerLayerNames[pl.Run.Layer], prec, fwd, bwd)
+}
+
+// eagerOutput is output's eager stack without tensor parallelism: the
+// ops of EagerOutputOps (the final norm, the output layer, the FP32
+// logits' log_softmax and nll_loss, their backward), each at its
+// class's roofline rate and one launch (allocations none), the GEMMs as
+// output's. With a tensor group the loss is vocabulary-parallel
+// (llama.py's Loss: a max, exponentials and sums reduced over the group;
+// torchtitan's loss_parallel), whose ops are not listed: output's fused
+// reading stands.
+func (c *coster) eagerOutput() (fwd, bwd phase) {
+	ops := EagerOutputOps(c.m, EagerShape{T: 1, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+	for _, o := range ops {
+		if o.Launches == 0 {
+			continue
+		}
+		var p phase
+		if o.Class == graph.ClassMatMul {
+			p = c.run(c.gemm(o.FLOPs, o.Read, o.Written))
+		} else {
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd = fwd.plus(p)
+		}
+	}
+	return fwd, bwd
+}

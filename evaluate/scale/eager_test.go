@@ -1,0 +1,272 @@
+package scale
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// torchPython is the project's PyTorch (jobs.TorchPython's rule: $TORCH_PY,
+// else ~/.cache/placer/torch-venv), "" where there is none.
+func torchPython() string {
+	if p := os.Getenv("TORCH_PY"); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ""
+	}
+	p := filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
+	if _, err := os.Stat(p); err != nil {
+		return ""
+	}
+	return p
+}
+
+// opKey groups ops as the comparison does: direction, ATen op, class,
+// dtype.
+type opKey struct {
+	bwd         bool
+	typ, class  string
+	dtype       string
+	attnFLOPsNA bool
+}
+
+type opSum struct {
+	n                    int
+	flops, read, written float64
+}
+
+func sumOps(ops []EagerOp) map[opKey]opSum {
+	out := map[opKey]opSum{}
+	for _, o := range ops {
+		k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class.String(), dtype: o.DType.String()}
+		s := out[k]
+		s.n++
+		s.flops += o.FLOPs
+		s.read += o.Read
+		s.written += o.Written
+		out[k] = s
+	}
+	return out
+}
+
+// TestEagerOpsMatchExporter holds EagerLayerOps against the project's
+// exporter (placer_torch.exporter on fake CPU tensors, CUDA's execution
+// settings: tools/profile/eagerops.py) on three real layers:
+// tools/profile/llama.py's Block at four shard shapes (autocast over
+// FP32 weights and BF16 weights, tensor parallelism with and without
+// sequence parallelism), transformers' LlamaDecoderLayer at three
+// (autocast and BF16) and torchtitan's layer (eagerops.py's
+// _TitanBlock, BF16 as FSDP2 runs it) at three (keys repeated 2x, not,
+// 6x), and the output part (EagerOutputOps: llama.py's Loss at tp 1,
+// torchtitan's norm and loss_fn) at three: for every ATen op, class and
+// dtype, in each direction, the same
+// number of ops and to the byte the same FLOPs, bytes read and bytes
+// written. One exception: SDPA's FLOPs, which the exporter counts as
+// the math path's (both products over the whole S x S square, the
+// mask's and the softmax's elementwise ops), where the list counts what
+// flash attention computes of a causal mask (the two products over the
+// lower half: the fused model's attention, costed at the same rate);
+// its count and bytes are compared.
+func TestEagerOpsMatchExporter(t *testing.T) {
+	py := torchPython()
+	if py == "" {
+		t.Skip("no PyTorch virtualenv (make venv, or TORCH_PY): the exporter cannot run")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "profile", "eagerops.py")
+	cases := []struct {
+		hidden, heads, kv, ffn, seq, batch, tp int
+		sp, bf16                               bool
+		layer                                  EagerLayer
+		vocab                                  int // the output part (EagerOutputOps) of this vocabulary
+	}{
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerLlamaPy, 0},
+		{384, 6, 2, 768, 32, 3, 2, true, false, LayerLlamaPy, 0},
+		{384, 6, 6, 1024, 48, 1, 2, false, true, LayerLlamaPy, 0},
+		// transformers' LlamaDecoderLayer (tp 1: it has no shards).
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerHF, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerHF, 0},
+		{384, 6, 3, 1024, 48, 1, 1, false, true, LayerHF, 0},
+		// torchtitan's layer (eagerops.py's _TitanBlock), BF16 weights
+		// as FSDP2 runs it: keys repeated twice, not at all, six times.
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 0},
+		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan, 0},
+		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan, 0},
+		// The output part: llama.py's Loss (tp 1) under autocast and
+		// with BF16 weights; with torchtitan's norm before it.
+		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 1000},
+		{384, 6, 2, 768, 48, 1, 1, false, true, LayerLlamaPy, 2048},
+		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 1000},
+	}
+	for _, tc := range cases {
+		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
+		if tc.vocab > 0 {
+			layer += fmt.Sprintf("-output-v%d", tc.vocab)
+		}
+		name := fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := []string{script, "--layer", strings.SplitN(layer, "-", 2)[0], "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
+			if tc.sp {
+				args = append(args, "--sp")
+			}
+			prec := "autocast"
+			if tc.bf16 {
+				prec = "bf16"
+			}
+			args = append(args, "--precision", prec)
+			cmd := exec.Command(py, args...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%s %s: %v\n%s", py, strings.Join(args, " "), err, stderr.String())
+			}
+			var got struct {
+				Ops []struct {
+					Type, Class, DType string
+					FLOPs              float64
+					Read, Written      float64
+					Backward           bool
+				} `json:"ops"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			exp := map[opKey]opSum{}
+			for _, o := range got.Ops {
+				k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class, dtype: o.DType}
+				s := exp[k]
+				s.n++
+				s.flops += o.FLOPs
+				s.read += o.Read
+				s.written += o.Written
+				exp[k] = s
+			}
+			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
+				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
+			sh := EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}
+			list := EagerLayerOps(m, sh)
+			if tc.vocab > 0 {
+				m.Vocab = tc.vocab
+				list = EagerOutputOps(m, sh)
+			}
+			mine := sumOps(list)
+			keys := map[opKey]bool{}
+			for k := range exp {
+				keys[k] = true
+			}
+			for k := range mine {
+				keys[k] = true
+			}
+			var bad []string
+			for k := range keys {
+				e, g := exp[k], mine[k]
+				sdpa := strings.HasPrefix(k.typ, "_scaled_dot_product")
+				if e.n != g.n || (!sdpa && e.flops != g.flops) || e.read != g.read || e.written != g.written {
+					bad = append(bad, fmt.Sprintf("bwd=%v %s %s %s: exporter %d ops %.0f FLOPs %.0f/%.0f B, list %d ops %.0f FLOPs %.0f/%.0f B",
+						k.bwd, k.typ, k.class, k.dtype, e.n, e.flops, e.read, e.written, g.n, g.flops, g.read, g.written))
+				}
+			}
+			sort.Strings(bad)
+			for _, b := range bad {
+				t.Error(b)
+			}
+		})
+	}
+}
+
+// TestEagerLayerOps holds a few of the list's ops by hand: the shape
+// h 256, 4 heads of 64 (2 key/value heads), FFN 512, 2 x 64 tokens.
+func TestEagerLayerOps(t *testing.T) {
+	m := transformer.Spec{Layers: 1, Hidden: 256, Heads: 4, KVHeads: 2, FFN: 512, Vocab: 1024, Seq: 64, Batch: 2, Family: "llama"}
+	cases := []struct {
+		name        string
+		fp32        bool
+		launchesF   int
+		launchesB   int
+		castsF      int
+		mmFLOPsF    float64
+		firstNormRd float64
+	}{
+		// Forward: 2 norms of 6, 4 GEMMs, 2 rotary of 7, SDPA (and its
+		// allocation, no launch), a clone, silu, mul, 2 adds: 36
+		// launches; autocast adds the 4 weights' casts, 2 inputs' and
+		// Q's and K's: 8. GEMMs: 2 x 128 x (256 x 512 + 256 x 256 +
+		// 256 x 1024 + 512 x 256) = 150,994,944.
+		// The first norm's pow reads 128 x 256 elements.
+		{"autocast", true, 44, 0, 8, 150994944, 128 * 256 * 4},
+		{"bf16", false, 36, 0, 0, 150994944, 128 * 256 * 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ops := EagerLayerOps(m, EagerShape{T: 1, Batch: 2, Seq: 64, FP32Weights: tc.fp32})
+			var lf, casts int
+			var mmf float64
+			for _, o := range ops {
+				if o.Backward {
+					continue
+				}
+				lf += o.Launches
+				if o.Type == "_to_copy" {
+					casts++
+				}
+				if o.Type == "mm" {
+					mmf += o.FLOPs
+				}
+			}
+			if lf != tc.launchesF || casts != tc.castsF || mmf != tc.mmFLOPsF || ops[0].Read != tc.firstNormRd {
+				t.Errorf("forward launches %d casts %d GEMM FLOPs %.0f first read %.0f, want %d %d %.0f %.0f",
+					lf, casts, mmf, ops[0].Read, tc.launchesF, tc.castsF, tc.mmFLOPsF, tc.firstNormRd)
+			}
+			if ops[0].Class != graph.ClassElementwise {
+				t.Errorf("first op class %v, want elementwise (pow)", ops[0].Class)
+			}
+		})
+	}
+}
+
+// TestEagerCosting: what eval says of an eager plan's layers. torchtitan's
+// layer forward, by hand: 2 norms of 8 (an FP32 cast each way), 7 GEMMs,
+// Q's and K's rotary 3 each (a cast, the complex mul, a cast back: the
+// views launch nothing), repeat_kv's 2 copies, SDPA, the output's clone,
+// silu, mul, 2 residual adds: 37.
+func TestEagerCosting(t *testing.T) {
+	p, err := ParsePod("grand-teton:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ plan, want string }{
+		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and"},
+		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward"},
+		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", ""},
+		{"dp=8,mbs=2", ""},
+	} {
+		m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
+		s, err := ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(r.LayerCosting, c.want) || (c.want == "") != (r.LayerCosting == "") {
+			t.Errorf("%s: %q, want it to start %q", c.plan, r.LayerCosting, c.want)
+		}
+	}
+}

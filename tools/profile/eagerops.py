@@ -1,0 +1,256 @@
+"""The ATen ops one Llama layer's training step issues under eager
+PyTorch, as the project's exporter records them (placer_torch.exporter on
+fake CPU tensors, execution settings of a CUDA run): the test of
+evaluate/scale's eager op list (eager.go, TestEagerOpsMatchExporter).
+
+    python tools/profile/eagerops.py --layer llama --hidden 256 --heads 4 --kv-heads 2 --ffn 512 \
+        --seq 64 --batch 2 --tp 1 --precision autocast
+
+prints one JSON object: {"ops": [{"type", "class", "dtype", "flops",
+"read", "written", "backward"}...]}, the layer's forward and backward
+ops that are not views (no optimizer, no loss: the layer's output summed,
+that sum and its backward left out; with --tp and --sp the stand-ins of
+the sequence's gather and reduce-scatter left out, since placer costs
+the collectives apart). --layer hf: transformers' LlamaDecoderLayer
+(tp 1 only).
+"""
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import llama  # noqa: E402
+from placer_torch import exporter  # noqa: E402
+
+
+class _Sum(torch.nn.Module):
+    """The layer and its rotary tables: x -> layer(x)."""
+
+    def __init__(self, block, cos, sin):
+        super().__init__()
+        self.block = block
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, x):
+        return self.block(x, self.cos, self.sin)
+
+
+class _TitanNorm(torch.nn.Module):
+    """RMS norm as torchtitan's Llama computes it (torchtitan/models/norms.py
+    RMSNorm: in FP32, cast back to the input's dtype, then scaled)."""
+
+    def __init__(self, h, eps=1e-5):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(h))
+        self.eps = eps
+
+    def forward(self, x):
+        y = x.float()
+        y = y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.eps)
+        return y.type_as(x) * self.weight
+
+
+class _TitanBlock(torch.nn.Module):
+    """A Llama layer written as torchtitan 9dec370 writes its
+    TransformerBlock (torchtitan/models/llama/model.py: wq, wk, wv, wo,
+    w1, w2, w3 a GEMM each; [batch, seq, hidden] activations; the rotary
+    embedding as a complex product in FP32, cast back; keys and values
+    repeated to every query head by expand and reshape before SDPA,
+    without enable_gqa); written here after its structure, for the
+    exporter to record."""
+
+    def __init__(self, c):
+        super().__init__()
+        h, nh, nkv = c["hidden"], c["heads"], c["kv_heads"]
+        self.nh, self.nkv, self.hd = nh, nkv, h // nh
+        lin = lambda i, o: torch.nn.Linear(i, o, bias=False)  # noqa: E731
+        self.wq, self.wk, self.wv, self.wo = lin(h, nh * self.hd), lin(h, nkv * self.hd), lin(h, nkv * self.hd), lin(nh * self.hd, h)
+        self.w1, self.w2, self.w3 = lin(h, c["ffn"]), lin(c["ffn"], h), lin(h, c["ffn"])
+        self.attention_norm, self.ffn_norm = _TitanNorm(h), _TitanNorm(h)
+
+    def _rope(self, x, freqs):
+        B, S = x.shape[:2]
+        z = torch.view_as_complex(x.float().reshape(B, S, x.shape[2], -1, 2))
+        return torch.view_as_real(z * freqs.view(1, S, 1, -1)).flatten(3).type_as(x)
+
+    def _repeat(self, x):
+        rep = self.nh // self.nkv
+        if rep == 1:
+            return x
+        B, S, n, d = x.shape
+        return x[:, :, :, None, :].expand(B, S, n, rep, d).reshape(B, S, n * rep, d)
+
+    def forward(self, x, freqs):
+        B, S, _ = x.shape
+        y = self.attention_norm(x)
+        q = self.wq(y).view(B, S, -1, self.hd)
+        k = self.wk(y).view(B, S, -1, self.hd)
+        v = self.wv(y).view(B, S, -1, self.hd)
+        q, k = self._rope(q, freqs), self._rope(k, freqs)
+        k, v = self._repeat(k), self._repeat(v)
+        o = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True)
+        x = x + self.wo(o.transpose(1, 2).contiguous().view(B, S, -1))
+        y = self.ffn_norm(x)
+        return x + self.w2(F.silu(self.w1(y)) * self.w3(y))
+
+
+class _CrossEntropy(torch.nn.Module):
+    """torchtitan's loss_fn: the FP32 logits' cross-entropy over [batch, seq]."""
+
+    def forward(self, pred, targets):
+        return F.cross_entropy(pred.flatten(0, 1).float(), targets.flatten(0, 1))
+
+
+def _built(make, dtype):
+    """make() with its parameters created in dtype (a fake module cannot
+    be converted after it is built)."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        return make()
+    finally:
+        torch.set_default_dtype(old)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--layer", choices=("llama", "hf", "titan"), default="llama")
+    p.add_argument("--hidden", type=int, required=True)
+    p.add_argument("--heads", type=int, required=True)
+    p.add_argument("--kv-heads", type=int, required=True)
+    p.add_argument("--ffn", type=int, required=True)
+    p.add_argument("--seq", type=int, required=True)
+    p.add_argument("--batch", type=int, required=True)
+    p.add_argument("--tp", type=int, default=1)
+    p.add_argument("--sp", action="store_true")
+    p.add_argument("--precision", choices=("autocast", "bf16"), default="autocast")
+    p.add_argument("--vocab", type=int, default=0,
+                   help="record the output part instead: the final norm, the output layer and the cross-entropy of "
+                   "this vocabulary (llama.py's Loss; --layer titan: torchtitan's norm before it), tp 1")
+    a = p.parse_args(argv)
+    c = llama.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
+    dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
+    hd = a.hidden // a.heads
+    S = a.seq // a.tp if a.sp else a.seq
+    if a.vocab:
+        c["vocab"] = a.vocab
+
+        class Out(torch.nn.Module):
+            """llama.py's Loss; with --layer titan torchtitan's: its norm, the
+            output layer, cross_entropy(pred.flatten(0, 1).float(),
+            labels.flatten(0, 1)) on [batch, seq] (train.py's loss_fn)."""
+
+            def __init__(self):
+                super().__init__()
+                if a.layer == "titan":
+                    self.norm, self.output = _TitanNorm(a.hidden), torch.nn.Linear(a.hidden, a.vocab, bias=False)
+                    self.ce = _CrossEntropy()  # a module, so that the exporter names its ops
+                else:
+                    self.loss = llama.Loss(c, llama.Shard())
+
+            def forward(self, x, targets):
+                if a.layer == "titan":
+                    pred = self.output(self.norm(x))
+                    return self.ce(pred, targets)
+                return self.loss(x, targets)
+
+        def build():
+            return _built(Out, dtype)
+
+        def inputs():
+            shape = (a.batch, a.seq) if a.layer == "titan" else (a.seq, a.batch)
+            x = torch.randn(*shape, a.hidden, dtype=dtype, requires_grad=True)
+            return (x, torch.zeros(a.batch, a.seq, dtype=torch.int64)), None
+    elif a.layer == "llama":
+        shard = llama.Shard(a.tp, 0, None, a.sp)
+
+        def build():
+            # The rotary tables FP32 under autocast (llama.rotary's), the
+            # weights' dtype with BF16 weights; made here, under the
+            # exporter's fake tensors.
+            cos, sin = llama.rotary(a.seq, hd)
+            return _Sum(_built(lambda: llama.Block(c, shard), dtype), cos.to(dtype), sin.to(dtype))
+
+        def inputs():
+            # A layer's input needs its gradient (the layer below's).
+            return torch.randn(S, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
+    elif a.layer == "titan":
+        class Titan(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = _TitanBlock(c)
+                cos, sin = llama.rotary(a.seq, hd)
+                self.register_buffer("freqs", torch.complex(cos, sin), persistent=False)  # complex64
+
+            def forward(self, x):
+                return self.block(x, self.freqs)
+
+        def build():
+            return _built(Titan, dtype)
+
+        def inputs():
+            return torch.randn(a.batch, a.seq, a.hidden, dtype=dtype, requires_grad=True), None
+    else:
+        from transformers import LlamaConfig
+        from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+        cfg = LlamaConfig(hidden_size=a.hidden, num_attention_heads=a.heads, num_key_value_heads=a.kv_heads,
+                          intermediate_size=a.ffn, attn_implementation="sdpa")
+        cfg._attn_implementation = "sdpa"
+
+        class HF(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                cos0, sin0 = llama.rotary(a.seq, hd)
+                # transformers' rotary tables: [batch, seq, head_dim], the halves repeated.
+                cos = torch.cat((cos0, cos0), -1).unsqueeze(0).expand(a.batch, -1, -1).contiguous()
+                sin = torch.cat((sin0, sin0), -1).unsqueeze(0).expand(a.batch, -1, -1).contiguous()
+                self.block = LlamaDecoderLayer(cfg, 0)
+                self.register_buffer("cos", cos.to(torch.get_default_dtype()), persistent=False)
+                self.register_buffer("sin", sin.to(torch.get_default_dtype()), persistent=False)
+
+            def forward(self, x):
+                y = self.block(x, position_embeddings=(self.cos, self.sin), attention_mask=None)
+                return y[0] if isinstance(y, tuple) else y
+
+        def build():
+            return _built(HF, dtype)
+
+        def inputs():
+            return torch.randn(a.batch, a.seq, a.hidden, dtype=dtype, requires_grad=True), None
+
+    ex = {"device": "cuda", "optimizer_impl": "foreach"}
+    if a.precision == "autocast":
+        ex["autocast"] = "bf16"
+    loss = (lambda out, target: out) if a.vocab else (lambda out, target: out.float().sum())
+    graph, meta = exporter.export_training_step(build, inputs, loss,
+                                                optimizer_cls=torch.optim.SGD, out=None, name="layer",
+                                                batch_dim=None, attention="fused", execution=ex)
+    ops = []
+    for op, m in zip(graph["ops"], meta["ops"]):
+        if m.get("phase") not in ("forward", "backward") or not m.get("module") or op.get("alias"):
+            continue  # inputs, parameters, the loss (the sum), views
+        if a.layer == "llama" and a.sp and (op["type"] == "repeat" or op["type"] == "sum" and m["module"] == "block" or (
+                op["type"] == "slice_backward" and op["shape"][-1] == a.hidden)):
+            continue  # the stand-ins of sequence parallelism's gather and reduce-scatter (llama.Shard, no group)
+        ops.append({"type": op["type"], "class": op["class"], "dtype": op["dtype"], "flops": op.get("flops", 0),
+                    "read": op.get("bytes_read", 0), "written": op.get("bytes_written", 0),
+                    "backward": m["phase"] == "backward"})
+    # The input's own gradient laid out as the leaf it is here (the
+    # layer below's output in a model): not the layer's.
+    if [o["type"] for o in ops[-2:]] == ["new_empty_strided", "copy_"]:
+        ops = ops[:-2]
+    json.dump({"ops": ops}, sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
