@@ -240,11 +240,11 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		o.CP = []int{1, 2}
 	}
 	if o.Recompute == nil {
-		o.Recompute = []string{"none", "full"}
+		o.Recompute = []string{"none", "full", "selective"}
 	}
 	for _, r := range o.Recompute {
-		if r != "none" && r != "full" {
-			return nil, fail.Usagef("--recompute %q: want none or full", r)
+		if r != "none" && r != "full" && r != "selective" {
+			return nil, fail.Usagef("--recompute %q: want none, full or selective", r)
 		}
 	}
 	// Every degree and micro-batch at least 1, and the procs not

@@ -78,7 +78,7 @@ shapes past it are left out.`,
 	f.IntSliceVar(&o.EP, "ep", nil, "with experts: expert-parallel degrees to time (default 1,2,4,8, those that divide the experts)")
 	f.IntSliceVar(&o.MBS, "mbs", nil, "micro-batches to time (default 1,2,4)")
 	f.IntSliceVar(&o.CP, "cp", nil, "context-parallel degrees: the sequence over each (default 1,2)")
-	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full (default both)")
+	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full, selective (the attention core; default all three)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed loops per shape (their median)")
 	return cmd
 }

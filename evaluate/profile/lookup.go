@@ -87,9 +87,14 @@ type Shape struct {
 	EP        int // expert parallelism (0 or 1: none)
 	MBS, Seq  int
 	Recompute bool // full recomputation
+	// Selective is Megatron-Core's selective recomputation of the
+	// attention core (core_attn) alone; not with Recompute.
+	Selective bool
 }
 
 func (l Layer) full() bool { return l.Recompute == "full" }
+
+func (l Layer) selective() bool { return l.Recompute == "selective" }
 
 func (l Layer) ep() int { return max(1, l.EP) }
 
@@ -99,14 +104,14 @@ func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose
 
 // Embedding is the embedding's forward and backward at s (Layer's rules).
 func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.EP = false, 0
+	s.Recompute, s.Selective, s.EP = false, false, 0
 	return compose(p.Embedding, s)
 }
 
 // LossAt is the output layer's and the loss's forward and backward at
 // s (Layer's rules).
 func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.EP = false, 0
+	s.Recompute, s.Selective, s.EP = false, false, 0
 	return compose(p.Loss, s)
 }
 
@@ -120,13 +125,13 @@ func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
 
 // EmbeddingInPlace is EmbeddingAt's with its collectives in place.
 func (p *Profile) EmbeddingInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.EP = false, 0
+	s.Recompute, s.Selective, s.EP = false, false, 0
 	return compose(inPlace(p.Embedding), s)
 }
 
 // LossInPlace is LossAt's with its collectives in place.
 func (p *Profile) LossInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.EP = false, 0
+	s.Recompute, s.Selective, s.EP = false, false, 0
 	return compose(inPlace(p.Loss), s)
 }
 
@@ -157,7 +162,9 @@ func inPlace(ls []Layer) []Layer {
 //     forward (what it runs again), and the other way round;
 //  4. else nothing: modelled.
 func compose(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
-	if f, b, src := composeOne(ls, s); src != Modelled {
+	if f, b, src := composeOne(ls, s); src != Modelled || s.Selective {
+		// Selective recomputation is measured or composed in tokens
+		// from its own shapes: no rule gives it from the others.
 		return f, b, src
 	}
 	other := s
@@ -178,7 +185,7 @@ func compose(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 func composeOne(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 	var same, seq []Layer
 	for _, l := range ls {
-		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.full() != s.Recompute {
+		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.full() != s.Recompute || l.selective() != s.Selective {
 			continue
 		}
 		if l.MBS == s.MBS && l.Seq == s.Seq {

@@ -132,7 +132,8 @@ type Layer struct {
 	// TP is the tensor-parallel degree of the shard, SP sequence
 	// parallelism, MBS the micro-batch, Seq the sequence one rank holds
 	// (the model's over the context-parallel degree), Recompute "none"
-	// or "full" (the backward recomputes the forward).
+	// "full" (the backward recomputes the forward) or "selective" (it
+	// recomputes the attention core: Megatron-Core's core_attn).
 	TP int  `json:"tp"`
 	SP bool `json:"sp,omitempty"`
 	// EP is the expert-parallel degree of a model with experts' layer
@@ -396,9 +397,9 @@ func (l Layer) validate(m transformer.Spec) error {
 		return fmt.Errorf("tp %d does not divide the model's %d heads", l.TP, m.Heads)
 	}
 	switch l.Recompute {
-	case "", "none", "full":
+	case "", "none", "full", "selective":
 	default:
-		return fmt.Errorf("recompute %q: want none or full", l.Recompute)
+		return fmt.Errorf("recompute %q: want none, full or selective", l.Recompute)
 	}
 	if l.SP && l.TP == 1 {
 		return errors.New("sp without tensor parallelism (tp 1)")

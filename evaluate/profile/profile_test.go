@@ -169,6 +169,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
 
 func TestLayerRules(t *testing.T) {
 	p, _ := small(t)
+	p.Layers = append(p.Layers, Layer{TP: 1, MBS: 1, Seq: 128, Recompute: "selective", Forward: 0.001, Backward: 0.0025})
 	cases := []struct {
 		name     string
 		s        Shape
@@ -190,6 +191,10 @@ func TestLayerRules(t *testing.T) {
 		{"none from recompute", Shape{TP: 2, MBS: 1, Seq: 128}, 0.0006, 0.0012, Composed},
 		{"sp measured", Shape{TP: 2, SP: true, MBS: 1, Seq: 64}, 0.0004, 0.0008, Measured},
 		{"another degree", Shape{TP: 4, MBS: 1, Seq: 128}, 0, 0, Modelled},
+		// Selective recomputation: only from its own shapes.
+		{"selective measured", Shape{TP: 1, MBS: 1, Seq: 128, Selective: true}, 0.001, 0.0025, Measured},
+		{"selective in tokens", Shape{TP: 1, MBS: 2, Seq: 128, Selective: true}, 0.002, 0.005, Composed},
+		{"selective from none: no rule", Shape{TP: 2, SP: true, MBS: 1, Seq: 64, Selective: true}, 0, 0, Modelled},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -127,7 +127,7 @@ func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source)
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
 	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		Recompute: c.pl.Recompute == FullRecompute}
+		Recompute: c.pl.Recompute == FullRecompute, Selective: c.pl.Recompute == SelectiveRecompute}
 }
 
 // profiled is part (a layer's block, the embedding, the output layer)
@@ -144,7 +144,10 @@ func (c *coster) layerShape() profile.Shape {
 // overlap. ok false: nothing measured, the roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
-	if pr == nil || c.pl.Recompute == SelectiveRecompute || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+	// Selective recomputation is the profile's where it recomputes the
+	// attention core alone (the profile's "selective"); other modules
+	// (recompute-modules) are the roofline's.
+	if pr == nil || c.pl.Recompute == SelectiveRecompute && c.pl.Recomputes() != RecomputeCoreAttn || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())

@@ -296,3 +296,45 @@ func TestProfiledExperts(t *testing.T) {
 			f.busy, f.epExposed, b.busy, b.epExposed, pf, pf-af, pb, pb-ab)
 	}
 }
+
+// TestProfiledSelective: selective recomputation of the attention core
+// (the default's) is the profile's where it timed it; other modules
+// recomputed are the roofline's.
+func TestProfiledSelective(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *pr
+	p.Layers = append(append([]profile.Layer(nil), pr.Layers...),
+		profile.Layer{TP: 1, MBS: 1, Seq: 256, Recompute: "selective", Forward: 0.004, Backward: 0.0095})
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ProfilePod(&p, 4)
+	for _, c := range []struct {
+		plan string
+		want profile.Source
+		bwd  float64
+	}{
+		{"tp=1,pp=1,dp=4,mbs=1,recompute=selective", profile.Measured, 0.0095},
+		{"tp=1,pp=1,dp=4,mbs=1,recompute-modules=core_attn", profile.Measured, 0.0095},
+		{"tp=1,pp=1,dp=4,mbs=1,recompute-modules=mlp", profile.Modelled, 0},
+	} {
+		s, err := ParseStrategy(c.plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", c.plan, err)
+		}
+		if r.Sources.Layers != c.want {
+			t.Errorf("%s: layers %s, want %s", c.plan, r.Sources.Layers, c.want)
+		}
+		if c.bwd > 0 && !near(r.LayerBackward, c.bwd) {
+			t.Errorf("%s: a layer's backward %.6g s, want the profile's %.6g", c.plan, r.LayerBackward, c.bwd)
+		}
+	}
+}

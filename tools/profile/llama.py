@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 WIRE = torch.bfloat16
 
@@ -215,6 +216,10 @@ class Experts(nn.Module):
         return y.view(S, B, h)
 
 
+def _core_attention(q, k, v, gqa):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+
+
 class Block(nn.Module):
     """One Llama layer's shard; x is [seq (/T with sp), batch, hidden].
     With experts (c["experts"]) its MLP is Experts over ep (the
@@ -231,6 +236,7 @@ class Block(nn.Module):
         self.norm1, self.norm2 = RMSNorm(h), RMSNorm(h)
         # Qwen3's RMS norms of each head's queries and keys, before the
         # rotary embedding.
+        self.recompute_core = False  # selective recomputation: set by the caller
         self.qk_norm = bool(c.get("qk_norm"))
         if self.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(self.hd), RMSNorm(self.hd)
@@ -255,7 +261,12 @@ class Block(nn.Module):
         if self.qk_norm:
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos[:S], sin[:S]), apply_rotary(k, cos[:S], sin[:S])
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=self.nkv != self.nh)
+        if self.recompute_core:
+            # Megatron-Core's selective recomputation (core_attn): the
+            # attention core run again in the backward, its inputs kept.
+            o = checkpoint(_core_attention, q, k, v, self.nkv != self.nh, use_reentrant=False)
+        else:
+            o = _core_attention(q, k, v, self.nkv != self.nh)
         o = o.permute(2, 0, 1, 3).reshape(S, B, self.nh * self.hd)
         x = x + s.row_out(self.proj(o))
         if self.moe is not None:

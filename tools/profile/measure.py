@@ -86,6 +86,7 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
     c = req["model"]
     T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
     full = shape.get("recompute", "none") == "full"
+    selective = shape.get("recompute", "none") == "selective"
     together = group is not None or ep_group is not None or (dist.is_initialized() and EVERYONE[0])
     torch.manual_seed(0)
     shard = llama.Shard(T, dist.get_rank() % T if group is not None else 0, group, sp)
@@ -97,6 +98,8 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
         part = nn_list([make(c, shard, shape.get("ep", 1), ep_group) for _ in range(reps)]).to(dev)
+        for layer in part:
+            layer.recompute_core = selective
     else:
         part = make(c, shard).to(dev)
     cos, sin = llama.rotary(seq, c["hidden"] // c["heads"])
