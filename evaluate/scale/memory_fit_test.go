@@ -143,3 +143,42 @@ func TestMemoryMargin(t *testing.T) {
 		}
 	}
 }
+
+// TestTitanParts: torchtitan's parts as its source holds them, by hand
+// for Llama 3.1 70B (hidden 8,192, 64 heads, 8 key/value heads, head
+// 128) at 8,192 tokens: the loss's bytes a logit (12 eager on one GPU's
+// vocabulary, 16 with loss parallel, 2 more under a pipeline), the
+// gathered inputs of a sequence-parallel block (4 units of s h whole,
+// 2 with Float8, less the 1/T Megatron-Core's count has) and the keys
+// and values repeat_kv widens to every head.
+func TestTitanParts(t *testing.T) {
+	m := mustSpec(t, "llama3-70b:seq=8192,batch=8")
+	const n, h = 8192.0, 8192.0
+	unit := n * h
+	kvWide := 2 * 2 * (64 - 8) * 128 / h // 14 units of s h, over T
+	for _, c := range []struct {
+		name      string
+		pl        Plan
+		loss      float64
+		extra     float64
+		buffersS0 float64 // titanStageBuffers of stage 0 with 1 in flight
+	}{
+		{"fsdp", Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
+		{"tp 8 sp", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
+		{"tp 8 sp fp8", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
+		// 8 micro-batches: stage 0 receives the gradient of each, 2 s h / T bytes.
+		{"tp 8 sp pp 4", Plan{T: 8, P: 4, M: 8, Strategy: Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, 8 * 2 * unit / 8},
+	} {
+		c.pl.Software.Stack = "torchtitan-0.2"
+		if got := titanLossBytes(&c.pl); got != c.loss {
+			t.Errorf("%s: %g bytes a logit, want %g", c.name, got, c.loss)
+		}
+		co := coster{m: m, pl: c.pl, tokens: n}
+		if got := co.titanBlockExtra(); math.Abs(got/c.extra-1) > 1e-12 {
+			t.Errorf("%s: %.0f bytes beyond Megatron-Core's count, want %.0f", c.name, got, c.extra)
+		}
+		if got := co.titanStageBuffers(0, 1); math.Abs(got-c.buffersS0) > 1e-3 {
+			t.Errorf("%s: stage 0's buffers %.0f bytes, want %.0f", c.name, got, c.buffersS0)
+		}
+	}
+}
