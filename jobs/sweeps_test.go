@@ -122,11 +122,6 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math
 func TestPublishedRunsFit(t *testing.T) {
 	// Sweep name prefix | row label: why placer's count is above the GPU.
 	over := map[string]string{
-		"torchtitan A100: Llama 3 8B|selective layer": "dgx-a100 costs unfused attention (no fused-attention measurement on A100), " +
-			"and its memory keeps the S x S scores torchtitan's SDPA never holds",
-		"torchtitan A100: Llama 2 13B|no checkpointing":                                          "as above: unfused attention's scores",
-		"torchtitan A100: Llama 2 13B|selective layer":                                           "as above: unfused attention's scores",
-		"torchtitan A100: Llama 2 70B|local batch 1, selective op":                               "as above: unfused attention's scores",
 		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B|25.11: PP4 EP8, MBS 4, GBS 512":       "MoE activations at MBS 4 (issue 60: Megatron-Core's MoE parts not yet counted)",
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B|25.09: PP2 VP24 EP8, MBS 2, GBS 512": "MoE activations at MBS 2 (as above)",
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B|25.11: PP2 VP24 EP8, MBS 2, GBS 512": "MoE activations at MBS 2 (as above)",
@@ -162,6 +157,15 @@ func TestPublishedRunsFit(t *testing.T) {
 	}
 	if checked < 60 {
 		t.Errorf("%d published runs checked, want every sweep row (at least 60)", checked)
+	}
+	// And a plan published as out of memory is over: torchtitan's A100
+	// page, Llama 2 70B at local batch 2 with selective checkpointing
+	// (the page's footnote: "local batch 2 with selective checkpointing
+	// ran out of memory"; scale's torchtitanA100Source).
+	oom := scale.SweepRow{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=128",
+		Cluster: "dgx-a100:8", Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 1}
+	if r := sweepRow(scale.TokensPerGPU, oom); r.Refused != "" || r.Fits {
+		t.Errorf("torchtitan A100 Llama 2 70B, local batch 2, selective op (ran out of memory): fits %v, refused %q; want over", r.Fits, r.Refused)
 	}
 	bridgeOver := map[string]bool{"Qwen3-30B-A3B": true} // 84.1 GB: MoE activations at MBS 2 (as above)
 	for _, pub := range scale.MegatronBridge() {

@@ -139,9 +139,12 @@ func (c *coster) layerMemory() layerMemory {
 		}
 		perLayer -= out
 		perDense -= out
-	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 {
+	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.titan() {
 		// Unfused attention's softmax output, dropout mask and dropout
-		// output, 5 bytes a score (Korthikanti's 5 a s / h).
+		// output, 5 bytes a score (Korthikanti's 5 a s / h). Not under
+		// torchtitan, whose attention is scaled_dot_product_attention
+		// (models/llama/model.py), flash attention on A100 and H100
+		// alike: a pod's unfused kernels stand for its time only.
 		perLayer += 5 * n * heads / T * float64(m.Seq)
 		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
