@@ -413,6 +413,12 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, 
 		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
 		if pl.titan() {
 			logits = n * float64(m.Vocab) / T * titanLossBytes(pl)
+			// The final norm's input (sequence-parallel: norm is
+			// SequenceParallel in apply_tp) and the output layer's
+			// input, which its ColwiseParallel(input_layouts Shard(1))
+			// all-gathers: whole on every GPU (parallelize_llama.py at
+			// 9dec370; the output layer is left out of Float8).
+			acts += inflight * (2*unit*c.sp() + 2*unit)
 		}
 		if m.MTP > 0 {
 			// Each multi-token-prediction module (mtp), for the
@@ -458,9 +464,12 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, 
 // for each chunk): the activation each stage but the first receives
 // (those of the micro-batches in flight are their first layer's
 // inputs, counted already) and the gradient each stage but the last
-// receives, each one stage boundary's tensor, sequence-parallel where
-// the blocks are (torchtitan's blocks end in a row-parallel
-// reduce-scatter to Shard(1)).
+// receives; and the output of each micro-batch in flight, which
+// forward_one_chunk keeps in its forward cache (fwd_cache) until the
+// micro-batch's backward (no block of the stage saves its last block's
+// output under full checkpointing). Each is one stage boundary's
+// tensor, sequence-parallel where the blocks are (torchtitan's blocks
+// end in a row-parallel reduce-scatter to Shard(1)).
 func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 	pl := &c.pl
 	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
@@ -470,7 +479,7 @@ func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 		b += max(M-inflight, 0) * boundary
 	}
 	if s < pl.P-1 {
-		b += M * boundary
+		b += (M + inflight) * boundary
 	}
 	return b
 }

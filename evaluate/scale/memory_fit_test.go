@@ -166,8 +166,9 @@ func TestTitanParts(t *testing.T) {
 		{"fsdp", Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
 		{"tp 8 sp", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
 		{"tp 8 sp fp8", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
-		// 8 micro-batches: stage 0 receives the gradient of each, 2 s h / T bytes.
-		{"tp 8 sp pp 4", Plan{T: 8, P: 4, M: 8, Strategy: Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, 8 * 2 * unit / 8},
+		// 8 micro-batches: stage 0 receives the gradient of each and
+		// keeps the output of the one in flight, 2 s h / T bytes each.
+		{"tp 8 sp pp 4", Plan{T: 8, P: 4, M: 8, Strategy: Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
 	} {
 		c.pl.Software.Stack = "torchtitan-0.2"
 		if got := titanLossBytes(&c.pl); got != c.loss {
