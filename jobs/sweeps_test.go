@@ -122,7 +122,8 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math
 func TestPublishedRunsFit(t *testing.T) {
 	// Sweep name prefix | row label: why placer's count is above the GPU.
 	over := map[string]string{
-		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B|25.11: PP4 EP8, MBS 4, GBS 512":       "BF16 at MBS 4: not yet found what placer over-counts (issue 60)",
+		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B|25.11: PP4 EP8, MBS 4, GBS 512": "read at MBS 4 with no recomputation (134.7 GB), where its recipe recomputes (megatron.go: recompute_modules " +
+			"layernorm, moe_act) and report megatron's reading of the same row (recompute=full) fits at 76.2 GB: the reading is in question",
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B|25.09: PP2 VP24 EP8, MBS 2, GBS 512": "FP8 at MBS 2: Megatron-Bridge's FP8 primary weights not counted (branch mem-60-fp8params counts them: fits)",
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B|25.11: PP2 VP24 EP8, MBS 2, GBS 512": "FP8 at MBS 2: Megatron-Bridge's FP8 primary weights not counted (branch mem-60-fp8params counts them: fits)",
 	}
