@@ -206,3 +206,27 @@ func TestMegatronLMEstimate(t *testing.T) {
 		t.Errorf("activations %.1f, want 8,311,502,438.4", a)
 	}
 }
+
+// TestMoEDistOptShards: Megatron-Core's distributed optimizer shards a
+// model with experts' dense parameters over the data-parallel and
+// context ranks and its experts' over the expert-data-parallel ranks
+// (megatron/core/optimizer: the dense and expert parameter groups'
+// buffers, each over its own data-parallel group). By hand, a stage of
+// 1e9 parameters of which 6e8 experts' and 9e8 in its blocks, D 8, C 2,
+// EDP 4, BF16 weights and gradients: optimizer 4e8 x 12 / 16 + 6e8 x
+// 12 / 4 = 2.1e9 bytes, weights and gradients 2e9 each (unsharded).
+func TestMoEDistOptShards(t *testing.T) {
+	m := mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=64")
+	pl := Plan{T: 1, P: 1, D: 8, C: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: Strategy{DistOpt: true, GradBF16: true}}
+	co := coster{m: m, pl: pl}
+	st := stageCost{params: 1e9, experts: 6e8, layers: 9e8}
+	w, fp8, g, o := co.stageState(0, &st)
+	if w != 2e9 || fp8 != 0 || g != 2e9 || math.Abs(o-2.1e9) > 1 {
+		t.Errorf("weights %.0f, FP8 copies %.0f, gradients %.0f, optimizer %.0f; want 2e9, 0, 2e9, 2.1e9", w, fp8, g, o)
+	}
+	// Without the distributed optimizer every GPU keeps all 12 bytes.
+	co.pl.DistOpt = false
+	if _, _, _, o := co.stageState(0, &st); o != 12e9 {
+		t.Errorf("optimizer without distopt %.0f, want 1.2e10", o)
+	}
+}
