@@ -343,6 +343,9 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 		FastestPlan: fast.Plan.String(), FastestTFLOPs: fast.TFLOPs, FastestMFU: fast.MFU,
 		PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
 		Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
+	r.MegatronFits, r.PlacerFits = own.Fits, got.Best.Fits
+	wo, act := scale.MegatronLMEstimate(pub.Model, own.Plan)
+	r.MegatronLMEstimate = int64(wo + act)
 	_, r.MegatronUnchecked = regime(pub.Model, own.Plan.Strategy)
 	_, r.PlacerUnchecked = regime(pub.Model, got.Best.Plan.Strategy)
 	if pub.TFLOPs > 0 {

@@ -250,6 +250,11 @@ type MegatronRow struct {
 	// Error is predicted over published, minus 1: the error counted.
 	Error          float64 `json:"error"`
 	MegatronMemory int64   `json:"megatron_memory_bytes"`
+	// MegatronLMEstimate is Megatron-LM's own estimate of the same
+	// plan's memory (theoretical_memory_usage.py: weights and optimizer
+	// plus activations, scale.MegatronLMEstimate): a second opinion
+	// beside placer's MegatronMemory, not a measurement.
+	MegatronLMEstimate int64 `json:"megatron_lm_estimate_bytes,omitempty"`
 	// The fastest reading of what the row leaves open
 	// (scale.MegatronPlan), shown beside the default's, and its error.
 	FastestPlan   string  `json:"fastest_plan"`
@@ -375,20 +380,17 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		return err
 	}
 	header := []string{"model", "GPUs", "precision", "Megatron's plan", "published tok/s", "predicted", "error", "published TFLOP/s",
-		"predicted TFLOP/s", "Megatron memory", "placer's plan", "placer tok/s", "placer memory", "speedup", "search CPU", "fastest reading", "its error"}
+		"predicted TFLOP/s", "GB placer / MLM est.", "placer's plan", "placer tok/s", "placer memory", "speedup", "search CPU", "fastest reading", "its error"}
 	var out [][]string
 	for _, r := range m.Bridge {
-		mem := GB(r.MegatronMemory)
-		if !r.MegatronFits {
-			mem += " (over)"
-		}
+		mem := memoryBeside(r)
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), r.Precision, wrap(CompactPlan(r.MegatronPlan), 24),
 			fmt.Sprintf("%.0f", r.PublishedTokens), fmt.Sprintf("%.0f", r.PredictedTokens), fmt.Sprintf("%+.1f%%", 100*r.Error),
 			fmt.Sprintf("%.0f", r.PublishedTFLOPs), fmt.Sprintf("%.0f", r.PredictedTFLOPs), mem,
 			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.0f", r.PlacerTokens), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), wrap(CompactPlan(r.FastestPlan), 24), fmt.Sprintf("%+.1f%%", 100*r.FastestError)})
 	}
-	if err := TableFit(w, header, out, []int{16, 15, 14, 9, 12, 8, 7}); err != nil {
+	if err := TableFit(w, header, out, []int{16, 15, 14, 12, 8, 7}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "prediction error on tokens/s (Megatron's plan read as its recipe ran it: Megatron-Bridge v0.2.1's performance recipes,\n"+
@@ -397,12 +399,26 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"epN expert parallelism, etN expert tensor parallelism where not TP's, fp8 FP8 current scaling, fsdp FSDP (ZeRO-3),\n"+
 		"epo all-to-alls overlapped with another micro-batch, g16 gradients kept and reduced in BF16; every row read with\n"+
 		"stack=megatron-bridge-25.11 (docs/stacks.md: the settings shown only where they differ from placer's default);\n"+
-		"(over): above the GPU's memory in placer's model\n",
+		"GB placer / MLM est.: placer's memory of Megatron's plan / Megatron-LM's own estimate (theoretical_memory_usage.py:\n"+
+		"a second opinion, not a measurement); (over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
 	if err == nil {
 		err = unitsLegend(w, m.Bridge)
 	}
 	return err
+}
+
+// memoryBeside is a row's memory cell: placer's of Megatron's plan,
+// (over) where it does not fit, and Megatron-LM's estimate beside it.
+func memoryBeside(r MegatronRow) string {
+	mem := fmt.Sprintf("%.1f", float64(r.MegatronMemory)/1e9)
+	if !r.MegatronFits {
+		mem += " (over)"
+	}
+	if r.MegatronLMEstimate > 0 {
+		return fmt.Sprintf("%s / %.1f", mem, float64(r.MegatronLMEstimate)/1e9)
+	}
+	return mem
 }
 
 // unitsLegend says what emb and loss mean in a table whose plans have
@@ -419,7 +435,7 @@ func unitsLegend(w io.Writer, rows []MegatronRow) error {
 }
 
 func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
-	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "Megatron memory",
+	header := []string{"model", "GPUs", "Megatron's plan", "published TFLOP/s", "predicted", "error", "GB placer / MLM est.",
 		"placer's plan", "placer TFLOP/s", "placer memory", "speedup", "search CPU", "MFU published", "MFU predicted",
 		"fastest reading", "its error"}
 	var out [][]string
@@ -439,18 +455,21 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 		}
 		// A plan longer than 24 columns takes two lines.
 		out = append(out, []string{r.Model, strconv.Itoa(r.GPUs), wrap(CompactPlan(r.MegatronPlan), 24), pub,
-			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, GB(r.MegatronMemory),
+			fmt.Sprintf("%.1f", r.PredictedTFLOPs), errS, memoryBeside(r),
 			wrap(CompactPlan(r.PlacerPlan), 24), fmt.Sprintf("%.1f", r.PlacerTFLOPs), GB(r.PlacerMemory), speedupCell(r),
 			fmt.Sprintf("%.2f s", r.Search), pubMFU, pct0(r.PredictedMFU), wrap(CompactPlan(r.FastestPlan), 24), fastErr})
 	}
-	// Narrow terminals lose the memory columns, the search time and the
-	// fastest reading's plan first.
-	if err := TableFit(w, header, out, []int{11, 6, 9, 14, 12, 13}); err != nil {
+	// Narrow terminals lose the search time, placer's plan's memory, the
+	// fastest reading's plan, the MFUs and its error; the memory of
+	// Megatron's plan stays.
+	if err := TableFit(w, header, out, []int{11, 9, 14, 12, 13, 15}); err != nil {
 		return err
 	}
 	_, err := fmt.Fprint(w, "plans: TPxPPxDP, vN virtual stages, bN micro-batch size (1 unless shown), sp sequence parallelism (+o: its\n"+
 		"communication overlapped), z1 distributed optimizer, rs/rf selective/full recomputation (rfN: N layers a chunk),\n"+
-		"fN/lN layers of the first/last stage (the others an even share); --json writes them as --strategy reads them\n")
+		"fN/lN layers of the first/last stage (the others an even share); --json writes them as --strategy reads them\n"+
+		"GB placer / MLM est.: placer's memory of Megatron's plan (allocated, the most loaded GPU) / Megatron-LM's own\n"+
+		"estimate of it (theoretical_memory_usage.py: a second opinion, not a measurement); (over): above the GPU's memory\n")
 	for _, r := range rows {
 		if strings.Contains(r.MegatronPlan+r.PlacerPlan, "cp=") {
 			if _, err = fmt.Fprint(w, "cpN context parallelism: each sequence split over N GPUs (TPxPPxDP x N GPUs in all)\n"); err != nil {

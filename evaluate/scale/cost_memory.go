@@ -125,6 +125,10 @@ func (c *coster) layerMemory() layerMemory {
 	case pl.T > 1:
 		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
 	}
+	if pl.titan() && !m.MoE() {
+		perLayer += c.titanBlockExtra()
+		perDense = perLayer
+	}
 	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
 	mods := pl.Recomputes()
 	if mods.Has(RecomputeCoreAttn) {
@@ -135,9 +139,12 @@ func (c *coster) layerMemory() layerMemory {
 		}
 		perLayer -= out
 		perDense -= out
-	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 {
+	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.titan() {
 		// Unfused attention's softmax output, dropout mask and dropout
-		// output, 5 bytes a score (Korthikanti's 5 a s / h).
+		// output, 5 bytes a score (Korthikanti's 5 a s / h). Not under
+		// torchtitan, whose attention is scaled_dot_product_attention
+		// (models/llama/model.py), flash attention on A100 and H100
+		// alike: a pod's unfused kernels stand for its time only.
 		perLayer += 5 * n * heads / T * float64(m.Seq)
 		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
@@ -159,6 +166,42 @@ func (c *coster) layerMemory() layerMemory {
 		layerInput /= T
 	}
 	return layerMemory{perLayer: perLayer, perDense: perDense, mtpBlock: mtpBlock, layerInput: layerInput, recomputing: recomputing}
+}
+
+// titanBlockExtra is what a torchtitan block keeps for its backward
+// beyond layerMemory's Megatron-Core count, bytes for one micro-batch
+// on one GPU
+// (pytorch/torchtitan at 9dec370):
+//   - with sequence parallelism, its attention's and its MLP's inputs
+//     whole: apply_tp (parallelize_llama.py) gives attention and
+//     feed_forward PrepareModuleInput(input_layouts Shard(1),
+//     desired_input_layouts Replicate()), so the norms' outputs are
+//     all-gathered before wq, wk, wv and w1, w3, which save the
+//     gathered tensor (Megatron-Core saves the sequence-parallel shard
+//     and gathers it again in the backward). 2 units each, 1 with
+//     Float8 (Float8ColwiseParallel casts to float8 before the
+//     all-gather, and the float8 matmul saves its float8 input);
+//   - with fewer key/value heads than heads, the keys and values
+//     scaled_dot_product_attention saves at every head: Attention.forward
+//     (models/llama/model.py) calls repeat_kv on them before it, a
+//     copy of heads/kv_heads times the projections' outputs.
+func (c *coster) titanBlockExtra() float64 {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	unit := c.tokens * float64(m.Hidden)
+	var extra float64
+	if pl.T > 1 && pl.SequenceParallel {
+		in := 2.0 + 2 // the attention's and the MLP's gathered inputs
+		if pl.FP8 != "" {
+			in = 1 + 1
+		}
+		extra += in * unit * (1 - 1/T)
+	}
+	if kv, heads := float64(m.KVHeads), float64(m.Heads); kv > 0 && kv < heads {
+		d, h := float64(m.HeadDim()), float64(m.Hidden)
+		extra += 2 * 2 * (heads - kv) * d / h * unit / T
+	}
+	return extra
 }
 
 // titanOpSAC is one block's activations under torchtitan's selective
@@ -369,12 +412,13 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, 
 	if s == pl.P-1 {
 		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
 		if pl.titan() {
-			// torchtitan's loss (train.py loss_fn: cross_entropy of
-			// pred.float()) in eager autograd: at its backward the log
-			// softmax's FP32 output, the gradient nll_loss hands it and
-			// the one it computes, FP32 each, and the BF16 logits the
-			// train step still holds.
-			logits = n * float64(m.Vocab) / T * (4 + 4 + 4 + bf16)
+			logits = n * float64(m.Vocab) / T * titanLossBytes(pl)
+			// The final norm's input (sequence-parallel: norm is
+			// SequenceParallel in apply_tp) and the output layer's
+			// input, which its ColwiseParallel(input_layouts Shard(1))
+			// all-gathers: whole on every GPU (parallelize_llama.py at
+			// 9dec370; the output layer is left out of Float8).
+			acts += inflight * (2*unit*c.sp() + 2*unit)
 		}
 		if m.MTP > 0 {
 			// Each multi-token-prediction module (mtp), for the
@@ -390,14 +434,88 @@ func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, 
 			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
 		}
 	}
-	if pl.C > 1 {
+	switch {
+	case pl.C > 1 && pl.titan():
+		// torch's context parallelism as torchtitan runs it
+		// (experimental.context_parallel_rotate_method "allgather", the
+		// default at 9dec370: the key and value shards all-gathered
+		// after the first sub-attention): every rank's keys and values
+		// at once while one layer's attention runs, at every head
+		// (repeat_kv precedes the attention: titanBlockExtra).
+		acts += 2 * float64(pl.C) * n * float64(m.Heads) / T * float64(m.HeadDim()) * bf16
+	case pl.C > 1:
 		// The context ring's buffers while one layer's attention runs:
 		// the K and V chunk received and, in the backward, the chunk
 		// sent on and a gradient chunk in flight (three chunks of this
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
+	if pl.P > 1 && pl.titan() {
+		acts += c.titanStageBuffers(s, inflight)
+	}
 	return acts, logits
+}
+
+// titanStageBuffers is what torch's PipelineStage allocates for stage s
+// beyond the activations of its micro-batches in flight (inflight),
+// bytes on one GPU: its buffers for every micro-batch of the step, made
+// before the first (torch/distributed/pipelining/stage.py
+// _prepare_forward_infra and _prepare_backward_infra, _make_tensor_from_meta
+// for each chunk): the activation each stage but the first receives
+// (those of the micro-batches in flight are their first layer's
+// inputs, counted already) and the gradient each stage but the last
+// receives; and the output of each micro-batch in flight, which
+// forward_one_chunk keeps in its forward cache (fwd_cache) until the
+// micro-batch's backward (no block of the stage saves its last block's
+// output under full checkpointing). Each is one stage boundary's
+// tensor, sequence-parallel where the blocks are (torchtitan's blocks
+// end in a row-parallel reduce-scatter to Shard(1)).
+func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
+	pl := &c.pl
+	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
+	M := float64(pl.M)
+	var b float64
+	if s > 0 {
+		b += max(M-inflight, 0) * boundary
+	}
+	if s < pl.P-1 {
+		b += (M + inflight) * boundary
+	}
+	return b
+}
+
+// titanLossBytes is the bytes a logit (one token, one entry of this
+// GPU's share of the vocabulary) takes at the peak of torchtitan's loss
+// (pytorch/torchtitan train.py at 9dec370: loss_fn is cross_entropy of
+// pred.float(), eager: "compiling loss function causes CUDA errors,
+// turning off for now"), the largest of its forward and its backward:
+//   - one GPU's whole vocabulary (no tensor parallelism): aten's
+//     log_softmax saves its FP32 output; at its backward the gradient
+//     nll_loss_backward hands it and the one it computes, FP32 each:
+//     4 + 4 + 4 (the forward: the BF16 logits, their FP32 copy and the
+//     log softmax's output, 2 + 4 + 4, is less). Without a pipeline
+//     the train step deletes the BF16 logits before the backward ("del
+//     pred ... need to free to before bwd to avoid peaking memory");
+//   - loss parallel (torchtitan's default with TP: parallelize_llama.py
+//     apply_tp, output ColwiseParallel to Shard(-1) and
+//     training.disable_loss_parallel false): torch's
+//     distributed/tensor/parallel/loss.py computes the backward of
+//     nll_loss and log_softmax at once, (grad_input + torch.exp(x)) *
+//     grad_output over the saved FP32 log softmax x: x, grad_input,
+//     exp(x) and their sum, 4 bytes each, 16;
+//   - under a pipeline torch's PipelineStage keeps the last stage's
+//     output, the BF16 logits, in its forward cache until the
+//     micro-batch's backward has run (stage.py backward_one_chunk): 2
+//     bytes more.
+func titanLossBytes(pl *Plan) float64 {
+	b := 4.0 + 4 + 4
+	if pl.T > 1 {
+		b = 4 + 4 + 4 + 4
+	}
+	if pl.P > 1 {
+		b += bf16
+	}
+	return b
 }
 
 // inflight is the micro-batches whose activations stage s holds at

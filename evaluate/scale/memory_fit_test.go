@@ -143,3 +143,90 @@ func TestMemoryMargin(t *testing.T) {
 		}
 	}
 }
+
+// TestTitanParts: torchtitan's parts as its source holds them, by hand
+// for Llama 3.1 70B (hidden 8,192, 64 heads, 8 key/value heads, head
+// 128) at 8,192 tokens: the loss's bytes a logit (12 eager on one GPU's
+// vocabulary, 16 with loss parallel, 2 more under a pipeline), the
+// gathered inputs of a sequence-parallel block (4 units of s h whole,
+// 2 with Float8, less the 1/T Megatron-Core's count has) and the keys
+// and values repeat_kv widens to every head.
+func TestTitanParts(t *testing.T) {
+	m := mustSpec(t, "llama3-70b:seq=8192,batch=8")
+	const n, h = 8192.0, 8192.0
+	unit := n * h
+	kvWide := 2 * 2 * (64 - 8) * 128 / h // 14 units of s h, over T
+	for _, c := range []struct {
+		name      string
+		pl        Plan
+		loss      float64
+		extra     float64
+		buffersS0 float64 // titanStageBuffers of stage 0 with 1 in flight
+	}{
+		{"fsdp", Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
+		{"tp 8 sp", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
+		{"tp 8 sp fp8", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
+		// 8 micro-batches: stage 0 receives the gradient of each and
+		// keeps the output of the one in flight, 2 s h / T bytes each.
+		{"tp 8 sp pp 4", Plan{T: 8, P: 4, M: 8, Strategy: Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
+	} {
+		c.pl.Software.Stack = "torchtitan-0.2"
+		if got := titanLossBytes(&c.pl); got != c.loss {
+			t.Errorf("%s: %g bytes a logit, want %g", c.name, got, c.loss)
+		}
+		co := coster{m: m, pl: c.pl, tokens: n}
+		if got := co.titanBlockExtra(); math.Abs(got/c.extra-1) > 1e-12 {
+			t.Errorf("%s: %.0f bytes beyond Megatron-Core's count, want %.0f", c.name, got, c.extra)
+		}
+		if got := co.titanStageBuffers(0, 1); math.Abs(got-c.buffersS0) > 1e-3 {
+			t.Errorf("%s: stage 0's buffers %.0f bytes, want %.0f", c.name, got, c.buffersS0)
+		}
+	}
+}
+
+// TestMegatronLMEstimate: Megatron-LM's theoretical_memory_usage.py as
+// MegatronLMEstimate ports it, by hand for Korthikanti et al.'s 22B
+// (48 layers, hidden 6,144, 64 heads, sequence 2,048, vocabulary 51,200
+// tied, TP 8, micro-batch 1, no sequence parallelism):
+// weights: a layer 2h(4h + 2) + 4h^2 = 453,009,408, the blocks 48 of
+// them and the final norm 2h, 21,744,463,872, the embedding 314,572,800,
+// over TP 8 at 18 bytes: 49,632,832,512 (the norms over TP too, as the
+// script divides them); activations
+// (compute_activation_memory_without_sp): sbh(10 + 24/8) x 48 +
+// 8sb + sbh, the logits and the final norm's output (sbV/8 + sbh) x 2,
+// all x 1.05: 8,311,502,438.4.
+func TestMegatronLMEstimate(t *testing.T) {
+	m := mustSpec(t, "gpt:layers=48,hidden=6144,heads=64,seq=2048,vocab=51200,batch=4")
+	pl := Plan{T: 8, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 4}
+	w, a := MegatronLMEstimate(m, pl)
+	if w != 49_632_832_512 {
+		t.Errorf("weights and optimizer %.0f, want 49,632,832,512", w)
+	}
+	if math.Abs(a-8_311_502_438.4) > 1e-3 {
+		t.Errorf("activations %.1f, want 8,311,502,438.4", a)
+	}
+}
+
+// TestMoEDistOptShards: Megatron-Core's distributed optimizer shards a
+// model with experts' dense parameters over the data-parallel and
+// context ranks and its experts' over the expert-data-parallel ranks
+// (megatron/core/optimizer: the dense and expert parameter groups'
+// buffers, each over its own data-parallel group). By hand, a stage of
+// 1e9 parameters of which 6e8 experts' and 9e8 in its blocks, D 8, C 2,
+// EDP 4, BF16 weights and gradients: optimizer 4e8 x 12 / 16 + 6e8 x
+// 12 / 4 = 2.1e9 bytes, weights and gradients 2e9 each (unsharded).
+func TestMoEDistOptShards(t *testing.T) {
+	m := mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=64")
+	pl := Plan{T: 1, P: 1, D: 8, C: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: Strategy{DistOpt: true, GradBF16: true}}
+	co := coster{m: m, pl: pl}
+	st := stageCost{params: 1e9, experts: 6e8, layers: 9e8}
+	w, fp8, g, o := co.stageState(0, &st)
+	if w != 2e9 || fp8 != 0 || g != 2e9 || math.Abs(o-2.1e9) > 1 {
+		t.Errorf("weights %.0f, FP8 copies %.0f, gradients %.0f, optimizer %.0f; want 2e9, 0, 2e9, 2.1e9", w, fp8, g, o)
+	}
+	// Without the distributed optimizer every GPU keeps all 12 bytes.
+	co.pl.DistOpt = false
+	if _, _, _, o := co.stageState(0, &st); o != 12e9 {
+		t.Errorf("optimizer without distopt %.0f, want 1.2e10", o)
+	}
+}

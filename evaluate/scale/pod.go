@@ -90,9 +90,17 @@ var podPresets = map[string]podPreset{
 	// 400 Gb/s RDMA NIC per GPU, run at the default 500 W power limit.
 	// The power limit is not modelled (the SXM's compute peak: torchtitan
 	// says its peak lies between the SXM's and the NVL's, value unknown);
-	// kernels as measured on the 700 W SXM (h100Kernels).
+	// kernels as measured on the 700 W SXM (h100Kernels). Its memory is
+	// what torch.cuda.get_device_properties().total_memory reads on
+	// these GPUs, 95.0 GiB (102.0 GB), not the 96 GB of the page:
+	// torchtitan's memory monitor logs its peak as a share of that
+	// figure (metrics.py DeviceMemoryMonitor, at 9dec370), and the logs
+	// torchtitan's developers publish from their 8-H100 hosts read
+	// 49.66 GiB as 52.28% (pytorch/torchtitan#1287) and 48.87 GiB as
+	// 51.44% (torchtitan/experiments/graph_trainer/.claude/CLAUDE.md,
+	// "8xH100"): 94.99 and 95.00 GiB.
 	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
-		memory: 96e9, memBandwidth: 2.4e12,
+		memory: 95 << 30, memBandwidth: 2.4e12,
 		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 

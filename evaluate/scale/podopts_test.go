@@ -28,7 +28,7 @@ func TestPodAttentionOption(t *testing.T) {
 	}
 	g, _ := ParsePod("grand-teton:2")
 	h, _ := ParsePod("dgx-h100:2")
-	if g.Hardware.Memory != 96e9 || g.Hardware.MemBandwidth != 2.4e12 || g.Hardware.FP16Tensor != h.Hardware.FP16Tensor || g.GPUs() != 16 {
+	if g.Hardware.Memory != 95<<30 || g.Hardware.MemBandwidth != 2.4e12 || g.Hardware.FP16Tensor != h.Hardware.FP16Tensor || g.GPUs() != 16 {
 		t.Errorf("grand-teton: %d bytes at %g B/s, %g FLOP/s, %d GPUs", g.Hardware.Memory, g.Hardware.MemBandwidth, g.Hardware.FP16Tensor, g.GPUs())
 	}
 }

@@ -85,7 +85,10 @@ func korthikantiRecompute() []Sweep {
 // forward, recompute=full with recompute-layers half the model's; "selective
 // op" is its per-op policy (saving the compute ops' outputs but every
 // second matmul's), read as recompute=selective as the H100 tables'
-// rows read it; "no" is no checkpointing.
+// rows read it; "no" is no checkpointing. Every row is read with
+// stack=torchtitan-0.2 as the H100 tables' are: FSDP2's memory and
+// SDPA's (no S x S scores kept, whatever kernels time the attention on
+// dgx-a100); for a dense model the stack changes no time (docs/stacks.md).
 const torchtitanA100Source = "pytorch/torchtitan docs/performance.md at 1ea476e9f (2024-04-24)"
 
 // torchtitanA100Stack: the A100 hosts are not described beyond 64 A100s
@@ -111,24 +114,24 @@ func torchtitanA100() []Sweep {
 		{Name: "torchtitan A100: Llama 3 8B, FSDP on 64 A100s, two checkpointing policies", Source: torchtitanA100Source + ", Llama 3 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
 				{Label: "selective layer", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
-					Strategy: "dp=64,mbs=1,fsdp=on,recompute=full,recompute-layers=16", Measured: 2904,
+					Strategy: "dp=64,mbs=1,fsdp=on,recompute=full,recompute-layers=16,stack=torchtitan-0.2", Measured: 2904,
 					Note: "every other layer recomputed (selective_ac_option 2, the default)"},
 				{Label: "selective op", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
-					Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective", Measured: 2973},
+					Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 2973},
 			}},
 		{Name: "torchtitan A100: Llama 2 13B, FSDP on 64 A100s, three checkpointing policies", Source: torchtitanA100Source + ", Llama 2 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
-				{Label: "no checkpointing", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on", Measured: 2162},
+				{Label: "no checkpointing", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,stack=torchtitan-0.2", Measured: 2162},
 				{Label: "selective layer", Workload: l2("13B", 128), Cluster: c,
-					Strategy: "dp=64,mbs=2,fsdp=on,recompute=full,recompute-layers=20", Measured: 1914,
+					Strategy: "dp=64,mbs=2,fsdp=on,recompute=full,recompute-layers=20,stack=torchtitan-0.2", Measured: 1914,
 					Note: "every other layer recomputed (selective_ac_option 2, the default)"},
-				{Label: "selective op", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective", Measured: 1904},
+				{Label: "selective op", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 1904},
 			}},
 		{Name: "torchtitan A100: Llama 2 70B, FSDP on 64 A100s, local batch 1 selective against 2 full", Source: torchtitanA100Source + ", Llama 2 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
-				{Label: "local batch 1, selective op", Workload: l2("70B", 64), Cluster: c, Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective", Measured: 355,
+				{Label: "local batch 1, selective op", Workload: l2("70B", 64), Cluster: c, Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 355,
 					Note: "local batch 2 with selective checkpointing ran out of memory (the page's footnote)"},
-				{Label: "local batch 2, full", Workload: l2("70B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=full", Measured: 353},
+				{Label: "local batch 2, full", Workload: l2("70B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=full,stack=torchtitan-0.2", Measured: 353},
 			}},
 	}
 }
