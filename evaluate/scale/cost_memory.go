@@ -546,6 +546,9 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 		w, g, o = c.fsdp2State(s, st)
 		return w, 0, g, o
 	}
+	if pl.Run.Eager && !pl.titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
+		return c.eagerState(st)
+	}
 	gb := pl.gradBytes()
 	w = st.params * bf16
 	g = st.params * gb
@@ -585,6 +588,24 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 		fp8 /= D
 	}
 	return w, fp8, g, o
+}
+
+// eagerState is a plain PyTorch stage's weights, gradients and
+// optimizer state (the torch-eager and hf-eager stacks: a hand-written
+// or Hugging Face loop, DDP, torch.optim.AdamW): the weights and their
+// gradients in the weights' dtype, and AdamW's two moments as its
+// parameters are (torch/optim/adamw.py: zeros_like the parameter). Under
+// autocast over FP32 weights that is 4 + 4 + 8 bytes a parameter, and
+// autocast's BF16 copy of each block weight its GEMMs read, saved for
+// their backward (2 bytes a block parameter, counted with the weights:
+// one micro-batch's, as a step without a pipeline holds one); with BF16
+// weights 2 + 2 + 4. Megatron's count (2 + 4 + 12) is 18 against 18
+// under autocast and 8 with BF16 weights.
+func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
+	if c.pl.Run.FP32Weights {
+		return st.params*4 + st.layers*bf16, 0, st.params * 4, st.params * 8
+	}
+	return st.params * bf16, 0, st.params * bf16, st.params * 2 * bf16
 }
 
 // fsdp2State is stage s's weights, gradients and optimizer state under

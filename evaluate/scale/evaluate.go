@@ -498,11 +498,12 @@ func stageParamsOf(m *transformer.Spec, pl *Plan, s int, lp, layers float64) flo
 }
 
 // weigh sets stage s's parameters (stageParams'), and where the plan
-// needs them apart (a model with experts, FP8, FSDP) its experts' and
-// blocks' (stageLayerParams'), from its dense layers st.dense: the
-// blocks' parameters computed once for both.
+// needs them apart (a model with experts, FP8, FSDP, autocast's copies
+// of the blocks' weights) its experts' and blocks' (stageLayerParams'),
+// from its dense layers st.dense: the blocks' parameters computed once
+// for both.
 func (st *stageCost) weigh(m *transformer.Spec, pl *Plan, s int, lp float64) {
-	split := m.MoE() || pl.FP8 != "" || pl.FSDP
+	split := m.MoE() || pl.FP8 != "" || pl.FSDP || pl.Run.Eager && pl.Run.FP32Weights
 	var experts, layers float64
 	if split || m.MTP > 0 {
 		experts, layers = stageLayerParams(m, pl, s, st.dense)

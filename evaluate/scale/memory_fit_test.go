@@ -3,6 +3,8 @@ package scale
 import (
 	"math"
 	"testing"
+
+	"github.com/placer/placer/graph/transformer"
 )
 
 // TestKorthikantiTable2 checks one layer's activations against
@@ -228,5 +230,49 @@ func TestMoEDistOptShards(t *testing.T) {
 	co.pl.DistOpt = false
 	if _, _, _, o := co.stageState(0, &st); o != 12e9 {
 		t.Errorf("optimizer without distopt %.0f, want 1.2e10", o)
+	}
+}
+
+// TestEagerState: a plain PyTorch plan (torch-eager: autocast over FP32
+// weights; torch-eager-bf16) holds its weights, gradients and AdamW's
+// moments in the weights' dtype, and under autocast each block weight's
+// BF16 copy; by hand for the tiny Llama on one GPU (no pipeline, no
+// sharding): P parameters, L of them the blocks'.
+func TestEagerState(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PodOf("dgx-h100", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := 4 * float64(m.LayerParams())
+	P := L + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	for _, c := range []struct {
+		stack            string
+		weights, g, o, l float64 // bytes a parameter, and a block parameter's autocast copy
+	}{
+		{"torch-eager", 4, 4, 8, 2},
+		{"torch-eager-bf16", 2, 2, 4, 0},
+		{"", 2, 4, 12, 0}, // Megatron's count, unchanged
+	} {
+		plan := "tp=1,pp=1,dp=1,mbs=1"
+		if c.stack != "" {
+			plan += ",stack=" + c.stack
+		}
+		s, err := ParseStrategy(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, g, o := c.weights*P+c.l*L, c.g*P, c.o*P
+		if math.Abs(float64(r.Weights)-w) > 2 || math.Abs(float64(r.Grads)-g) > 2 || math.Abs(float64(r.OptState)-o) > 2 {
+			t.Errorf("%s: weights %d, gradients %d, optimizer %d bytes; by hand %.0f, %.0f, %.0f",
+				plan, r.Weights, r.Grads, r.OptState, w, g, o)
+		}
 	}
 }
