@@ -97,7 +97,7 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
     # layer's forward 3.29 ms alone in a loop, 3.67 ms inside the step).
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
-        part = nn_list([make(c, shard, shape.get("ep", 1), ep_group) for _ in range(reps)]).to(dev)
+        part = torch.nn.ModuleList([make(c, shard, shape.get("ep", 1), ep_group) for _ in range(reps)]).to(dev)
         for layer in part:
             layer.recompute_core = selective
     else:
@@ -300,10 +300,6 @@ def time_host(dev):
     if dev.type == "cuda":
         torch.cuda.synchronize()
     return issue, back
-
-
-def nn_list(mods):
-    return torch.nn.ModuleList(mods)
 
 
 def caching_malloc():
