@@ -561,6 +561,12 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = 2 * st.layers // the blocks' FP8 weights, row- and column-wise
+		if pl.bridgeFP8Params() && !pl.FSDP {
+			// FP8 primary weights: the blocks' weights are FP8 (one
+			// byte) with their transpose (one byte), no BF16 copy.
+			w -= st.layers * (bf16 - 1)
+			fp8 = st.layers
+		}
 	}
 	if pl.FSDP {
 		// Sharded over the C x D ranks (a model with experts: its
@@ -643,6 +649,21 @@ func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	// the root's reduce-scatter at the end of the backward.
 	root := st.params - st.layers
 	return w + 2*layer*bf16 + root*bf16, g + layer*(bf16+rd) + root*bf16, o
+}
+
+// bridgeFP8Params is whether plan pl keeps FP8 primary weights, as
+// Megatron-Bridge's FP8 current-scaling runs do: their performance
+// scripts take bf16_with_fp8_current_scaling_mixed
+// (scripts/performance/utils/helpers.py get_precision_config "fp8_cs"),
+// which sets fp8_param_gather = True and with it fp8_param
+// (src/megatron/bridge/training/mixed_precision.py), in every tag from
+// v0.1.0rc3 to v0.5.1 (NVIDIA-NeMo/Megatron-Bridge): Megatron-Core then
+// builds the blocks' weights under Transformer Engine's fp8_model_init,
+// FP8 tensors of one byte, the distributed optimizer keeping the FP32
+// master copy (its 12 bytes); on Hopper the dgrad GEMM reads their
+// transpose, one byte more.
+func (pl *Plan) bridgeFP8Params() bool {
+	return pl.FP8 == "current" && strings.HasPrefix(pl.Software.Stack, "megatron-bridge-")
 }
 
 // titan is whether the plan runs on torchtitan (a torchtitan stack):
