@@ -11,12 +11,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/placer/placer/decision"
@@ -111,30 +109,13 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 	if py == "" {
 		py = TorchPython()
 	}
-	run, cancel := context.WithTimeout(context.Background(), o.Budget)
-	defer cancel()
-	cmd := exec.CommandContext(run, py, "-m", "placer_torch.opprofile", string(reqJSON))
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
+	env := append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 	stderr := &quietWriter{w: progress}
-	cmd.Stderr = stderr
-	// As Profile's: its own process group, killed whole; a terminal's
-	// SIGINT reaches placer alone, which keeps what was measured.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.StdoutPipe()
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget, py, env, stderr, "-m", "placer_torch.opprofile", string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("profile: %s: %w (set TORCH_PY or --python to a python with torch)", py, err)
-	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			cancel()
-		case <-run.Done():
-		}
-	}()
+	defer cancel()
 	var r stepReader
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)

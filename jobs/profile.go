@@ -141,6 +141,41 @@ func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string
 	return out
 }
 
+// startMeasurements starts py with args, the measurements of placer
+// profile, and returns the command, its standard output, the context it
+// runs under (its Err says whether timeout or ctx ended it) and the cancel
+// that ends it (deferred by the caller). The command runs in its own
+// process group, killed whole when timeout passes or ctx is cancelled
+// (torch.multiprocessing's processes go with it), so that a terminal's
+// SIGINT reaches placer alone, which keeps what was measured. env, where
+// not nil, is the command's environment; stderr gets its progress.
+func startMeasurements(ctx context.Context, timeout time.Duration, py string, env []string, stderr io.Writer,
+	args ...string) (*exec.Cmd, io.Reader, context.Context, context.CancelFunc, error) {
+	run, cancel := context.WithTimeout(context.Background(), timeout)
+	cmd := exec.CommandContext(run, py, args...)
+	cmd.Env = env
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, nil, nil, nil, fmt.Errorf("profile: %s: %w (set TORCH_PY or --python to a python with torch)", py, err)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			cancel() // SIGINT: stop the measurements, keep what they sent
+		case <-run.Done():
+		}
+	}()
+	return cmd, out, run, cancel, nil
+}
+
 // profilable is nil where tools/profile's llama.py builds m's layer as
 // its family runs it (a Llama or GPT layer; experts as Mixtral's and
 // Qwen3-MoE's, QK norm as Qwen3's), else what it does not build.
@@ -307,29 +342,11 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if py == "" {
 		py = TorchPython()
 	}
-	run, cancel := context.WithTimeout(context.Background(), o.Budget+time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(run, py, filepath.Join(dir, "measure.py"), string(reqJSON))
-	cmd.Stderr = progress
-	// Its own process group, killed whole: the measurements' processes
-	// (torch.multiprocessing's) go with it, and a terminal's SIGINT
-	// reaches placer alone, which keeps what was measured.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	out, err := cmd.StdoutPipe()
+	cmd, out, _, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, nil, progress, filepath.Join(dir, "measure.py"), string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("profile: %s: %w (set TORCH_PY or --python to a python with torch)", py, err)
-	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			cancel() // SIGINT: stop the measurements, keep what they sent
-		case <-run.Done():
-		}
-	}()
+	defer cancel()
 	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Kind: profile.KindLayers, Model: m.String()}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
