@@ -520,12 +520,17 @@ func titanLossBytes(pl *Plan) float64 {
 
 // inflight is the micro-batches whose activations stage s holds at
 // its peak (stageMemory's): with 1F1B P - s of them at most M,
-// interleaved the first stage 1 + (P-1)/(P V) times P, with GPipe all
-// M; with the experts' all-to-alls overlapped one model chunk more.
+// interleaved the first stage 1 + (P-1)/(P V) times P at most M (its
+// warm-up's model chunks, (P-1)2 + (V-1)P and the one it runs, each 1/V
+// of the stage, capped at the step's M V chunks as Megatron-Core caps
+// num_warmup_microbatches at total_num_microbatches: with M = P, as
+// torchtitan runs by default, every chunk of the step is in flight, M
+// micro-batches of the whole stage), with GPipe all M; with the
+// experts' all-to-alls overlapped one model chunk more.
 func (pl *Plan) inflight(s int) float64 {
 	inflight := float64(min(pl.M, pl.P-s))
 	if pl.V > 1 && s == 0 {
-		inflight = float64(pl.P) * (1 + float64(pl.P-1)/float64(pl.P*pl.V))
+		inflight = min(float64(pl.P)*(1+float64(pl.P-1)/float64(pl.P*pl.V)), float64(pl.M))
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)

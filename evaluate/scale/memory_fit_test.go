@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/decision"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -273,6 +274,33 @@ func TestEagerState(t *testing.T) {
 		if math.Abs(float64(r.Weights)-w) > 2 || math.Abs(float64(r.Grads)-g) > 2 || math.Abs(float64(r.OptState)-o) > 2 {
 			t.Errorf("%s: weights %d, gradients %d, optimizer %d bytes; by hand %.0f, %.0f, %.0f",
 				plan, r.Weights, r.Grads, r.OptState, w, g, o)
+		}
+	}
+}
+
+// TestInflightInterleaved checks the micro-batches in flight on the first
+// stage, by hand: 1F1B min(M, P - s); interleaved P (1 + (P-1)/(P V)),
+// Megatron-Core's warm-up of (P-1)2 + (V-1)P model chunks and the one
+// it runs, each 1/V of the stage, at most the step's M V chunks (M
+// micro-batches of the whole stage).
+func TestInflightInterleaved(t *testing.T) {
+	for _, c := range []struct {
+		p, v, m, s int
+		want       float64
+	}{
+		{8, 1, 32, 0, 8},    // 1F1B: P
+		{8, 1, 32, 5, 3},    // 1F1B, stage 5: P - s
+		{8, 1, 4, 0, 4},     // fewer micro-batches than stages
+		{8, 2, 32, 0, 11.5}, // (14 + 8 + 1) chunks / 2
+		{8, 2, 8, 0, 8},     // torchtitan's default M = P: all 16 chunks, 8 micro-batches
+		{8, 2, 10, 0, 10},   // 20 chunks < 23
+		{4, 3, 16, 0, 5},    // (6 + 8 + 1) / 3
+		{4, 3, 4, 0, 4},     // 12 chunks < 15
+	} {
+		pl := Plan{P: c.p, V: c.v, M: c.m}
+		pl.Schedule = decision.OneFOneB
+		if got := pl.inflight(c.s); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("P %d V %d M %d stage %d: %g micro-batches in flight, want %g", c.p, c.v, c.m, c.s, got, c.want)
 		}
 	}
 }
