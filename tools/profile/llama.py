@@ -416,7 +416,7 @@ def config(hidden, heads, kv_heads, ffn, vocab, seq):
 
 
 def rope_for(c):
-    return rotary(c["seq"], c["hidden"] // c["heads"])
+    return rotary_for(c, c["seq"])
 
 
 def rotary_for(c, seq):
