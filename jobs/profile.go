@@ -178,13 +178,10 @@ func startMeasurements(ctx context.Context, timeout time.Duration, py string, en
 
 // profilable is nil where tools/profile's llama.py builds m's layer as
 // its family runs it (a Llama or GPT layer; experts as Mixtral's and
-// Qwen3-MoE's, QK norm as Qwen3's), else what it does not build.
+// Qwen3-MoE's, QK norm as Qwen3's, latent attention and the dense
+// layers before the experts as DeepSeek's), else what it does not build.
 func profilable(m transformer.Spec) error {
 	switch {
-	case m.KVLoRA > 0:
-		return errors.New("latent attention is not profiled yet (tools/profile/llama.py builds grouped-query attention)")
-	case m.MoE() && m.DenseLayers > 0:
-		return fmt.Errorf("%d dense layers before the experts' are not profiled yet", m.DenseLayers)
 	case m.Window > 0:
 		return errors.New("windowed attention is not profiled yet")
 	case m.Config.QKVBias || m.Config.LinearBias:
@@ -298,7 +295,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if o.Procs < 0 {
 		return nil, fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
 	}
-	layers := ProfileShapes(m, o.TP, o.EP, o.MBS, o.CP, o.Recompute)
+	layers := withDense(m, ProfileShapes(m, o.TP, o.EP, o.MBS, o.CP, o.Recompute))
 	var ends []shape
 	for _, s := range ProfileShapes(m, o.TP, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
@@ -310,8 +307,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	}
 	params := m.LayerParams()
 	req := map[string]any{
-		"model": map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
-			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)},
+		"model": latentKeys(m, map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
+			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)}),
 		"device": o.Device, "procs": o.Procs, "threads": o.Threads, "budget_s": o.Budget.Seconds() * 0.9,
 		"warmup": 1, "repeats": o.Repeats, "loop_s": 0.05,
 		"layers": layers, "embeddings": ends, "losss": ends,

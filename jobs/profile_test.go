@@ -44,17 +44,67 @@ func TestProfileRefuses(t *testing.T) {
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Device: "tpu"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Recompute: []string{"some"}},
 		// Experts: at tensor parallelism 1, degrees that divide them; no
-		// --ep without them; latent attention and dense layers first not built.
+		// --ep without them.
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", TP: []int{2}},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", EP: []int{3}},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", EP: []int{2}},
-		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,dense_layers=1", Out: "x.json"},
-		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,q_lora=64,kv_lora=32,rope_dim=16", Out: "x.json"},
+		// Latent attention and dense layers before the experts are
+		// built, and refused as experts are where the flags are wrong.
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,dense_layers=1", Out: "x.json", TP: []int{2}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,q_lora=64,kv_lora=32,rope_dim=16", Out: "x.json", EP: []int{2}},
+		// What llama.py does not build: windows, biases, group-limited routing.
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,window=64", Out: "x.json"},
 	} {
 		_, err := Profile(context.Background(), o, nil)
 		var u fail.Usage
 		if !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a command-line error", o, err)
+		}
+	}
+	for _, c := range []struct {
+		m    transformer.Spec
+		want string // "": profiled
+	}{
+		{transformer.Spec{Family: "llama", KVLoRA: 32, QLoRA: 64, RopeDim: 16}, ""},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 1}, ""},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 3, KVLoRA: 32, RopeDim: 16}, ""},
+		{transformer.Spec{Family: "llama", Window: 64}, "windowed attention is not profiled yet"},
+		{transformer.Spec{Family: "llama", Config: transformer.ModelConfig{QKVBias: true}}, "biases are not profiled yet"},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, Config: transformer.ModelConfig{RouterGroups: 4}}, "group-limited or biased routing is not profiled yet"},
+	} {
+		err := profilable(c.m)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%+v: %v, want %q", c.m, err, c.want)
+		}
+	}
+}
+
+// A model with experts and dense layers before them times each shape
+// without expert parallelism twice, its MoE layer then its dense one;
+// another model its shapes as they are.
+func TestProfileDenseShapes(t *testing.T) {
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,expert_ffn=64,dense_layers=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := withDense(m, ProfileShapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"}))
+	want := []blockShape{
+		{shape{TP: 1, MBS: 1, Seq: 128, Recompute: "none"}, "moe"},
+		{shape{TP: 1, MBS: 1, Seq: 128, Recompute: "none"}, "dense"},
+		{shape{TP: 1, EP: 2, MBS: 1, Seq: 128, Recompute: "none"}, "moe"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("shape %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	m.DenseLayers = 0
+	for _, s := range withDense(m, ProfileShapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"})) {
+		if s.Block != "" {
+			t.Errorf("%+v: a block in a model without dense layers", s)
 		}
 	}
 }

@@ -94,7 +94,11 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
 	}
 	if s := p.Sources; s != nil {
-		line := fmt.Sprintf("layers %s, embedding %s, loss %s, optimizer %s, host %s", s.Layers, s.Embedding, s.Loss, s.Optimizer, s.Host)
+		layers := s.Layers.String()
+		if s.DenseLayers != nil {
+			layers = fmt.Sprintf("%s (the dense ones before the experts %s)", s.Layers, *s.DenseLayers)
+		}
+		line := fmt.Sprintf("layers %s, embedding %s, loss %s, optimizer %s, host %s", layers, s.Embedding, s.Loss, s.Optimizer, s.Host)
 		for _, c := range []struct {
 			name string
 			src  fmt.Stringer

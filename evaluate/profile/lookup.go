@@ -59,6 +59,9 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 	if q.Family != m.Family {
 		return fmt.Errorf("profile of another model: family %s, the workload's %s", q.Family, m.Family)
 	}
+	if err := checkLatent(q, m); err != nil {
+		return err
+	}
 	if !p.OfDevice(gpu) {
 		return fmt.Errorf("profile of another device: %s %q (%s, torch %s), the run's %s", p.Device.Kind, p.Device.Name, p.Software.Backend, p.Software.Torch, gpu)
 	}
@@ -100,7 +103,7 @@ func (l Layer) ep() int { return max(1, l.EP) }
 
 // Layer is the forward and backward of one layer at shape s: measured,
 // composed (Compose's rules) or, with Modelled, nothing.
-func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose(p.Layers, s) }
+func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose(own(p.Layers), s) }
 
 // Embedding is the embedding's forward and backward at s (Layer's rules).
 func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
@@ -120,7 +123,7 @@ func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
 // ForwardInPlace): Layer's rules over the shapes timed so; Modelled
 // where none answers (tp 1 has none).
 func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
-	return compose(inPlace(p.Layers), s)
+	return compose(inPlace(own(p.Layers)), s)
 }
 
 // EmbeddingInPlace is EmbeddingAt's with its collectives in place.

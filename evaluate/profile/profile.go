@@ -157,7 +157,21 @@ type Layer struct {
 	// not only the collectives' own (0: not timed).
 	ForwardInPlace  float64 `json:"forward_inplace_s,omitempty"`
 	BackwardInPlace float64 `json:"backward_inplace_s,omitempty"`
+	// Block is which of the model's layers this is, in a model with
+	// experts and dense layers before them (DeepSeek's
+	// first_k_dense_replace): BlockDense one of the dense layers (the
+	// MLP of the model's FFN, no experts), BlockMoE one with experts.
+	// "": the model's own layer (a profile written before dense layers
+	// were profiled: its MoE layer in a model with experts).
+	Block string `json:"block,omitempty"`
 }
+
+// The layers of a model with experts and dense layers before them
+// (Layer.Block).
+const (
+	BlockDense = "dense"
+	BlockMoE   = "moe"
+)
 
 // Tokens is the tokens of one micro-batch the shape holds.
 func (l Layer) Tokens() float64 { return float64(l.MBS) * float64(l.Seq) }
@@ -410,6 +424,9 @@ func (l Layer) validate(m transformer.Spec) error {
 	if l.EP > 1 && (m.Experts == 0 || m.Experts%l.EP != 0) {
 		return fmt.Errorf("ep %d does not divide the model's %d experts", l.EP, m.Experts)
 	}
+	if err := l.validateBlock(m); err != nil {
+		return err
+	}
 	if !positive(l.Forward) || !positive(l.Backward) {
 		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)
 	}
@@ -490,3 +507,27 @@ func (p *Profile) AddLine(line []byte) error {
 // Truncated is whether fewer than want layers were measured (a budget
 // spent before the last shape).
 func (p *Profile) Truncated(want int) bool { return len(p.Layers) < want }
+
+// validateBlock checks l's block against model m: a dense layer only in
+// a model with experts and dense layers before them, without expert
+// parallelism (it has no experts); an MoE layer only in a model with
+// experts.
+func (l Layer) validateBlock(m transformer.Spec) error {
+	switch l.Block {
+	case "":
+	case BlockMoE:
+		if !m.MoE() {
+			return fmt.Errorf("block %q in a model without experts", l.Block)
+		}
+	case BlockDense:
+		if !m.MoE() || m.DenseLayers == 0 {
+			return fmt.Errorf("block %q: the model has no dense layers before its experts", l.Block)
+		}
+		if l.EP > 1 {
+			return fmt.Errorf("block %q at ep %d: a dense layer has no experts to split", l.Block, l.EP)
+		}
+	default:
+		return fmt.Errorf("block %q: want %s or %s (none: the model's own layer)", l.Block, BlockDense, BlockMoE)
+	}
+	return nil
+}

@@ -308,12 +308,16 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, l := range p.Layers {
-			s := Shape{TP: l.TP, SP: l.SP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full()}
-			if f, b, src := p.Layer(s); src != Measured || !(f > 0) || !(b > 0) {
+			s := Shape{TP: l.TP, SP: l.SP, EP: l.EP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full(), Selective: l.selective()}
+			at := p.Layer
+			if l.Block == BlockDense {
+				at = p.DenseLayer // the dense layers before the experts: their own lookup
+			}
+			if f, b, src := at(s); src != Measured || !(f > 0) || !(b > 0) {
 				t.Fatalf("layer %+v: %g %g %s", l, f, b, src)
 			}
 			s.MBS++
-			if f, b, _ := p.Layer(s); f < 0 || b < 0 || math.IsNaN(f+b) {
+			if f, b, _ := at(s); f < 0 || b < 0 || math.IsNaN(f+b) {
 				t.Fatalf("composed layer %+v: %g %g", s, f, b)
 			}
 		}

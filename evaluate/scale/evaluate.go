@@ -313,12 +313,12 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	}
 	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
-		ph.df, ph.db = c.block(false)
+		ph.df, ph.db = c.denseLayer()
 		ph.dbKeep = ph.db
 		if block {
 			keep := *c
 			keep.pl.Recompute = NoRecompute
-			_, ph.dbKeep = keep.block(false)
+			_, ph.dbKeep = keep.denseLayer()
 		}
 	}
 	if c.m.MTP > 0 {

@@ -221,6 +221,9 @@ type Sources struct {
 	DP        profile.Source `json:"data_parallel,omitempty"`
 	Pipeline  profile.Source `json:"pipeline,omitempty"`
 	Host      profile.Source `json:"host"`
+	// DenseLayers is a model with experts' dense layers before them
+	// (nil in another model): the profile's dense layers, or modelled.
+	DenseLayers *profile.Source `json:"dense_layers,omitempty"`
 }
 
 // sources is where plan pl's figures on p come from (p.Profile's
@@ -242,6 +245,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 	if c.layerAsProfiled() {
 		s.Layers = ok(pr.Layer)
 	}
+	s.DenseLayers = denseSource(c)
 	act := c.tokens * float64(c.m.Hidden) * bf16
 	if m.T > 1 {
 		k := roofline.AllReduce

@@ -220,6 +220,81 @@ def _core_attention(q, k, v, gqa):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
 
 
+class LatentAttention(nn.Module):
+    """Multi-head latent attention as DeepSeek-V2/V3 train it (DeepSeek-V2,
+    arXiv:2405.04434 section 2.1), the layer placer costs
+    (evaluate/scale/cost_attention.go mlaBlock, transformer.Spec's
+    AttentionParams): the queries through a latent of q_lora (a down
+    projection, an RMS norm, an up projection to every head's query of
+    head_dim + rope_dim), or one projection where q_lora is 0; the keys
+    and values through one down projection to a latent of kv_lora and one
+    rotary key of rope_dim shared by the heads, an RMS norm of the latent
+    (not of the rotary key), an up projection to every head's key of
+    head_dim (no position) and value of head_dim; the rotary embedding of
+    the queries' and the key's rotary parts; causal SDPA with queries and
+    keys of head_dim + rope_dim and values of head_dim (its scale
+    1/sqrt(head_dim + rope_dim)); the output projection.
+
+    Tensor parallelism as Megatron-Core's MLASelfAttention splits it
+    (NVIDIA/Megatron-LM megatron/core/transformer/multi_latent_attention.py
+    at 13f8f526bed803fd9ab8b8d4ce1ca14bc032bbbc): the down projections and
+    the latents' norms whole on every rank of the group, on its sequence
+    shard with sequence parallelism; the latents (the rotary key with the
+    keys' and values' latent, one message here as placer costs it) then
+    go through the shard's col_in (gathered over the sequence with
+    sequence parallelism, else identity forward and all-reduce backward);
+    the up projections column-parallel (heads/T heads a rank), the output
+    projection row-parallel (the block's row_out). Its input y is the
+    normed hidden state as the rank holds it ([seq (/T with sp), batch,
+    hidden]); it returns the output projection's partial sum before
+    row_out."""
+
+    def __init__(self, c, shard):
+        super().__init__()
+        T = shard.T
+        h, heads = c["hidden"], c["heads"]
+        self.shard = shard
+        self.d, self.r = c["head_dim"], c["rope_dim"]
+        self.ql, self.kl = c.get("q_lora", 0), c["kv_lora"]
+        self.nh = heads // T
+        qw = self.nh * (self.d + self.r)
+        if self.ql:
+            self.q_down = nn.Linear(h, self.ql, bias=False)
+            self.q_norm = RMSNorm(self.ql)
+            self.q_up = nn.Linear(self.ql, qw, bias=False)
+        else:
+            self.q_proj = nn.Linear(h, qw, bias=False)
+        self.kv_down = nn.Linear(h, self.kl + self.r, bias=False)
+        self.kv_norm = RMSNorm(self.kl)
+        self.kv_up = nn.Linear(self.kl, self.nh * 2 * self.d, bias=False)
+        self.proj = nn.Linear(self.nh * self.d, h, bias=False)
+
+    def forward(self, y, cos, sin, recompute_core=False):
+        s = self.shard
+        if self.ql:
+            q = self.q_up(s.col_in(self.q_norm(self.q_down(y))))
+        else:
+            q = self.q_proj(s.col_in(y))
+        lat, kr = self.kv_down(y).split([self.kl, self.r], -1)
+        lat, kr = s.col_in(torch.cat((self.kv_norm(lat), kr), -1)).split([self.kl, self.r], -1)
+        S, B = q.shape[:2]
+        nh, d, r = self.nh, self.d, self.r
+        q = q.reshape(S, B, nh, d + r).permute(1, 2, 0, 3)
+        qn, qr = q.split([d, r], -1)
+        kv = self.kv_up(lat).reshape(S, B, nh, 2 * d).permute(1, 2, 0, 3)
+        kn, v = kv.split([d, d], -1)
+        cs, sn = cos[:S], sin[:S]
+        qr = apply_rotary(qr, cs, sn)
+        kr = apply_rotary(kr.reshape(S, B, 1, r).permute(1, 2, 0, 3), cs, sn)
+        q = torch.cat((qn, qr), -1)
+        k = torch.cat((kn, kr.expand(B, nh, S, r)), -1)
+        if recompute_core:
+            o = checkpoint(_core_attention, q, k, v, False, use_reentrant=False)
+        else:
+            o = _core_attention(q, k, v, False)
+        return self.proj(o.permute(2, 0, 1, 3).reshape(S, B, nh * d))
+
+
 class Block(nn.Module):
     """One Llama layer's shard; x is [seq (/T with sp), batch, hidden].
     With experts (c["experts"]) its MLP is Experts over ep (the
@@ -240,8 +315,12 @@ class Block(nn.Module):
         self.qk_norm = bool(c.get("qk_norm"))
         if self.qk_norm:
             self.q_norm, self.k_norm = RMSNorm(self.hd), RMSNorm(self.hd)
-        self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
-        self.proj = nn.Linear(self.nh * self.hd, h, bias=False)
+        # Latent attention (DeepSeek's) in place of the query, key and
+        # value projection where the model has it.
+        self.mla = LatentAttention(c, shard) if c.get("kv_lora") else None
+        if self.mla is None:
+            self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
+            self.proj = nn.Linear(self.nh * self.hd, h, bias=False)
         self.moe = None
         if c.get("experts"):
             assert T == 1, "experts at tensor parallelism 1 only"
@@ -252,6 +331,8 @@ class Block(nn.Module):
 
     def forward(self, x, cos, sin):
         s = self.shard
+        if self.mla is not None:
+            return self.mlp(x + s.row_out(self.mla(self.norm1(x), cos, sin, self.recompute_core)))
         y = s.col_in(self.norm1(x))
         S, B = y.shape[:2]
         q, k, v = self.qkv(y).split([self.nh * self.hd, self.nkv * self.hd, self.nkv * self.hd], -1)
@@ -269,6 +350,11 @@ class Block(nn.Module):
             o = _core_attention(q, k, v, self.nkv != self.nh)
         o = o.permute(2, 0, 1, 3).reshape(S, B, self.nh * self.hd)
         x = x + s.row_out(self.proj(o))
+        return self.mlp(x)
+
+    def mlp(self, x):
+        """The block's second half: x plus its MLP (or experts) of x's norm."""
+        s = self.shard
         if self.moe is not None:
             return x + self.moe(self.norm2(x))
         g, u = self.gate_up(s.col_in(self.norm2(x))).chunk(2, -1)
@@ -330,4 +416,21 @@ def config(hidden, heads, kv_heads, ffn, vocab, seq):
 
 
 def rope_for(c):
-    return rotary(c["seq"], c["hidden"] // c["heads"])
+    return rotary_for(c, c["seq"])
+
+
+def rotary_for(c, seq):
+    """The rotary tables a block of config c uses over seq positions: its
+    rope_dim with latent attention, else its heads' width."""
+    if c.get("kv_lora"):
+        return rotary(seq, c["rope_dim"])
+    return rotary(seq, c["hidden"] // c["heads"])
+
+
+def dense_config(c):
+    """The config of c's dense layers before the experts (DeepSeek's
+    first_k_dense_replace): c with the dense MLP of ffn, no experts."""
+    d = dict(c)
+    for k in ("experts", "topk", "expert_ffn", "shared"):
+        d.pop(k, None)
+    return d

@@ -84,6 +84,8 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
     process in one) or ep_group (its expert-parallel group) its
     collectives in place, every process timing."""
     c = req["model"]
+    if shape.get("block") == "dense":
+        c = llama.dense_config(c)  # a dense layer before the experts
     T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
     full = shape.get("recompute", "none") == "full"
     selective = shape.get("recompute", "none") == "selective"
@@ -102,7 +104,7 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
             layer.recompute_core = selective
     else:
         part = make(c, shard).to(dev)
-    cos, sin = llama.rotary(seq, c["hidden"] // c["heads"])
+    cos, sin = llama.rotary_for(c, seq)
     cos, sin = cos.to(dev), sin.to(dev)
     rows = seq // T if sp else seq
     ids = torch.randint(0, c["vocab"], (mbs, seq), device=dev)

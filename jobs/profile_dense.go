@@ -1,0 +1,46 @@
+package jobs
+
+import (
+	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// blockShape is a layer's shape to time with its kind in a model with
+// experts and dense layers before them (profile.BlockDense,
+// profile.BlockMoE; "": the model's one kind).
+type blockShape struct {
+	shape
+	Block string `json:"block,omitempty"`
+}
+
+// withDense is the layer shapes of m to time: in a model with experts
+// and dense layers before them (DeepSeek's first_k_dense_replace), each
+// MoE shape marked so and, after each without expert parallelism, the
+// same shape of a dense layer (the dense layer has no experts to split:
+// it runs alike at every expert-parallel degree), so that a budget cut
+// leaves both kinds of each shape it reached; else layers as they are.
+func withDense(m transformer.Spec, layers []shape) []blockShape {
+	out := make([]blockShape, 0, 2*len(layers))
+	for _, s := range layers {
+		if !m.MoE() || m.DenseLayers == 0 {
+			out = append(out, blockShape{shape: s})
+			continue
+		}
+		out = append(out, blockShape{s, profile.BlockMoE})
+		if s.EP <= 1 {
+			out = append(out, blockShape{s, profile.BlockDense})
+		}
+	}
+	return out
+}
+
+// latentKeys is the model's keys for llama.py (keys) with latent
+// attention's where m has it: the heads' width without position
+// (head_dim: the values' width too), the rotary width, the query's and
+// the keys' and values' latents (q_lora 0: one query projection).
+func latentKeys(m transformer.Spec, keys map[string]int) map[string]int {
+	if m.MLA() {
+		keys["head_dim"], keys["rope_dim"], keys["q_lora"], keys["kv_lora"] = m.HeadDim(), m.RopeDim, m.QLoRA, m.KVLoRA
+	}
+	return keys
+}
