@@ -123,6 +123,11 @@ type Software struct {
 	Torch     string `json:"torch"`
 	Backend   string `json:"backend"`
 	Framework string `json:"framework"`
+	// FP8 is what ran the layers measured under an FP8 recipe
+	// (Layer.FP8): "transformer-engine VERSION" (its layers under
+	// fp8_autocast) or "torchao-style ..." (tools/profile/fp8.py's
+	// tensorwise scaling through torch._scaled_mm); "" where none was.
+	FP8 string `json:"fp8,omitempty"`
 }
 
 // Layer is one shard shape timed: one transformer layer (or the
@@ -157,7 +162,15 @@ type Layer struct {
 	// not only the collectives' own (0: not timed).
 	ForwardInPlace  float64 `json:"forward_inplace_s,omitempty"`
 	BackwardInPlace float64 `json:"backward_inplace_s,omitempty"`
+	// FP8 is the FP8 recipe the layer's linears ran under ("current",
+	// "delayed", "blockwise": a plan's fp8=), "" none (the profile's
+	// dtype alone; every layer of a profile written before it).
+	FP8 string `json:"fp8,omitempty"`
 }
+
+// FP8Recipes are the recipes a layer may be measured under (Layer.FP8):
+// a plan's fp8= values.
+var FP8Recipes = []string{"current", "delayed", "blockwise"}
 
 // Tokens is the tokens of one micro-batch the shape holds.
 func (l Layer) Tokens() float64 { return float64(l.MBS) * float64(l.Seq) }
@@ -317,6 +330,9 @@ func (p *Profile) validate() error {
 			if err := l.validate(spec); err != nil {
 				return fmt.Errorf("%s[%d]: %v", name, i, err)
 			}
+			if l.FP8 != "" && name != "layers" {
+				return fmt.Errorf("%s[%d]: fp8 %q: a recipe covers the blocks' linears, not the embedding or the output layer", name, i, l.FP8)
+			}
 		}
 	}
 	if o := p.Optimizer; o != nil {
@@ -409,6 +425,9 @@ func (l Layer) validate(m transformer.Spec) error {
 	}
 	if l.EP > 1 && (m.Experts == 0 || m.Experts%l.EP != 0) {
 		return fmt.Errorf("ep %d does not divide the model's %d experts", l.EP, m.Experts)
+	}
+	if l.FP8 != "" && !slices.Contains(FP8Recipes, l.FP8) {
+		return fmt.Errorf("fp8 %q: want one of %s (or none)", l.FP8, strings.Join(FP8Recipes, ", "))
 	}
 	if !positive(l.Forward) || !positive(l.Backward) {
 		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)

@@ -309,6 +309,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		for _, l := range p.Layers {
 			s := Shape{TP: l.TP, SP: l.SP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full()}
+			s.FP8 = l.FP8
 			if f, b, src := p.Layer(s); src != Measured || !(f > 0) || !(b > 0) {
 				t.Fatalf("layer %+v: %g %g %s", l, f, b, src)
 			}
