@@ -66,7 +66,9 @@ class _Matmul(torch.autograd.Function):
         xq, xs = quantize(x, E4M3)
         wq, ws = quantize(w, E4M3)
         ctx.save_for_backward(x, w)
-        return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=out_dtype)
+        # torchao's default: fast accumulation for the output's GEMM,
+        # not the gradients' (Float8LinearConfig's gemm_config_*).
+        return torch._scaled_mm(xq, wq.t(), scale_a=xs, scale_b=ws, out_dtype=out_dtype, use_fast_accum=True)
 
     @staticmethod
     def backward(ctx, g):
@@ -134,31 +136,65 @@ class _TEBlock(nn.Module):
         self.inner.recompute_core = v
 
     def forward(self, x, cos, sin):
-        with self.te.fp8_autocast(enabled=True, fp8_recipe=self.recipe):
+        with te_autocast(self.te, self.recipe):
             return self.inner(x, cos, sin)
 
 
-def _te_recipe(name):
+def te_autocast(te, recipe):
+    """TE's quantization context for recipe: autocast(recipe=) where TE
+    has it (2.9 on; fp8_autocast is deprecated there, quantization.py),
+    else fp8_autocast(fp8_recipe=)."""
+    if hasattr(te, "autocast"):
+        return te.autocast(enabled=True, recipe=recipe)
+    return te.fp8_autocast(enabled=True, fp8_recipe=recipe)
+
+
+TE_RECIPES = {"current": "Float8CurrentScaling", "delayed": "DelayedScaling", "blockwise": "Float8BlockScaling"}
+
+
+def te_recipe(name):
+    """TE's recipe object for name (its defaults), or None where this TE
+    has no such recipe."""
     from transformer_engine.common import recipe as r
-    return {"current": r.Float8CurrentScaling, "delayed": r.DelayedScaling, "blockwise": r.Float8BlockScaling}[name]()
+    cls = getattr(r, TE_RECIPES[name], None)
+    return cls() if cls is not None else None
+
+
+def _first_line(e):
+    t = str(e).strip()
+    return t.splitlines()[0] if t else type(e).__name__
 
 
 def te_module():
     """transformer_engine.pytorch where it imports and says this GPU runs
-    FP8, else None and why."""
+    FP8 (per-tensor scaling), else None and why."""
     if not torch.cuda.is_available():
         return None, "no GPU"
     try:
         import transformer_engine.pytorch as te
     except Exception as e:  # noqa: BLE001 (an import of a compiled extension fails many ways)
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return None, "Transformer Engine does not import (%s)" % first
+        return None, "Transformer Engine does not import (%s)" % _first_line(e)
     try:
-        from transformer_engine.pytorch.fp8 import check_fp8_support
-        ok, why = check_fp8_support()
+        if hasattr(te, "is_fp8_available"):
+            ok, why = te.is_fp8_available(return_reason=True)
+        else:
+            from transformer_engine.pytorch.fp8 import check_fp8_support
+            ok, why = check_fp8_support()
     except Exception as e:  # noqa: BLE001
-        return None, "Transformer Engine's FP8 check failed (%s)" % e
+        return None, "Transformer Engine's FP8 check failed (%s)" % _first_line(e)
     return (te, "") if ok else (None, why)
+
+
+def te_refusal(te, recipes):
+    """'' where TE runs every recipe here, else the one-line refusal."""
+    for r in recipes:
+        if te_recipe(r) is None:
+            return "--fp8 %s: this Transformer Engine has no %s recipe" % (r, TE_RECIPES[r])
+        if r == "blockwise" and hasattr(te, "is_fp8_block_scaling_available"):
+            ok, why = te.is_fp8_block_scaling_available(return_reason=True)
+            if not ok:
+                return "--fp8 blockwise: Transformer Engine's Float8BlockScaling does not run on this GPU (%s)" % why
+    return ""
 
 
 def torch_fp8(dev):
@@ -172,7 +208,7 @@ def torch_fp8(dev):
         torch._scaled_mm(a.to(E4M3), _col(a.to(E4M3)), scale_a=one, scale_b=one, out_dtype=torch.float32)
         torch._scaled_mm(a.to(E5M2), _col(a.to(E4M3)), scale_a=one, scale_b=one, out_dtype=torch.float32)
     except Exception as e:  # noqa: BLE001 (each backend refuses in its own words)
-        return "torch._scaled_mm fails on %s (torch %s): %s" % (dev, torch.__version__, str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__)
+        return "torch._scaled_mm fails on %s (torch %s): %s" % (dev, torch.__version__, _first_line(e))
     return ""
 
 
@@ -180,15 +216,18 @@ def plan(recipes, dev):
     """How recipes run on dev: (framework, maker(recipe) or None, error).
     framework names what measures them (the profile's software.fp8);
     error, where not empty, is the one-line refusal."""
-    te = None
+    te, te_why = None, "no GPU"
     if dev.type == "cuda":
-        te, _ = te_module()
+        te, te_why = te_module()
     if te is not None:
         import transformer_engine as tem
         framework = "transformer-engine %s" % getattr(tem, "__version__", "?")
+        why = te_refusal(te, recipes)
+        if why:
+            return "", None, why
 
         def make_te(recipe):
-            rec = _te_recipe(recipe)
+            rec = te_recipe(recipe)
             return lambda *a, **k: _TEBlock(_block(*a, **k), rec, te)
         return framework, make_te, ""
     why = torch_fp8(dev)
@@ -196,9 +235,8 @@ def plan(recipes, dev):
         return "", None, "--fp8: this device has no FP8: " + why
     for r in recipes:
         if r != "current":
-            return "", None, ("--fp8 %s: measured only through Transformer Engine's %s recipe, which is not available here "
-                              "(no GPU, or it does not import or run FP8); without it the profile runs torchao's tensorwise "
-                              "(current) scaling: --fp8 current" % (r, {"delayed": "DelayedScaling", "blockwise": "Float8BlockScaling"}[r]))
+            return "", None, ("--fp8 %s: measured only through Transformer Engine's %s, not available here (%s); "
+                              "without it the profile runs torchao's tensorwise scaling: --fp8 current" % (r, TE_RECIPES[r], te_why))
     return "torchao-style (torch._scaled_mm, tensorwise current scaling, torch %s)" % torch.__version__, \
         lambda recipe: (lambda *a, **k: _torch_block(_block(*a, **k))), ""
 
