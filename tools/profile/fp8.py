@@ -5,8 +5,8 @@ A layer under an FP8 recipe is llama.py's Block with its four linears
 
 - Transformer Engine importable and the GPU able to run FP8 (its own
   check): each linear a transformer_engine.pytorch.Linear of the same
-  shape, the layer's forward under TE's fp8_autocast with the recipe's
-  object (transformer_engine.common.recipe: DelayedScaling,
+  shape, the layer's forward under TE's autocast (fp8_autocast in a TE
+  without it) with the recipe's object (transformer_engine.common.recipe: DelayedScaling,
   Float8CurrentScaling, Float8BlockScaling; their defaults);
 - otherwise the path torchtitan takes through torchao's Float8Linear
   with its default tensorwise recipe, built here (no torchao needed):
@@ -23,16 +23,14 @@ A layer under an FP8 recipe is llama.py's Block with its four linears
   again for its two GEMMs (grad_input = grad_output @ weight, grad_weight
   = grad_output^T @ input), so every amax, scale and cast kernel of the
   three GEMMs is inside the timed loop. Only current scaling: a delayed
-  or blockwise recipe without Transformer Engine is refused (check).
+  or blockwise recipe without Transformer Engine is refused (plan).
 """
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 E4M3 = getattr(torch, "float8_e4m3fn", None)
 E5M2 = getattr(torch, "float8_e5m2", None)
-RECIPES = ("current", "delayed", "blockwise")
 EPS = 1e-12
 
 
@@ -117,7 +115,7 @@ def _torch_block(block):
 
 class _TEBlock(nn.Module):
     """A Block whose linears are Transformer Engine's, its forward under
-    fp8_autocast with recipe."""
+    TE's autocast with recipe (te_autocast)."""
 
     def __init__(self, block, recipe, te):
         super().__init__()
