@@ -43,6 +43,10 @@ type ProfileOptions struct {
 	EP []int
 	// Repeats is the timed loops per shape (default 5).
 	Repeats int
+	// FP8 is the FP8 recipes (current, delayed, blockwise) each layer
+	// shape is timed under too, beside the profile's dtype
+	// (tools/profile/fp8.py; nil: none).
+	FP8 []string
 	// ModelOptions are --model's (in place of Workload): a model's
 	// training step profiled as an op graph.
 	ModelOptions
@@ -192,6 +196,41 @@ func profilable(m transformer.Spec) error {
 	return nil
 }
 
+// checkFP8 refuses --fp8 recipes placer does not know, one twice, or
+// any with experts (fp8.py converts the dense block's four linears; the
+// experts' batched GEMMs have no FP8 path there).
+func checkFP8(m transformer.Spec, recipes []string) error {
+	for i, r := range recipes {
+		if !slices.Contains(profile.FP8Recipes, r) {
+			return fail.Usagef("--fp8 %q: want current, delayed or blockwise", r)
+		}
+		if slices.Contains(recipes[:i], r) {
+			return fail.Usagef("--fp8 %s: named twice", r)
+		}
+	}
+	if len(recipes) > 0 && m.MoE() {
+		return fail.Usagef("--fp8 with experts: not profiled yet (tools/profile/fp8.py converts a dense layer's linears, not the experts' batched GEMMs)")
+	}
+	return nil
+}
+
+// refusal is the measurements' one-line refusal where line is one
+// (measure.py's {"kind": "refused"}: the device cannot run what was
+// asked, --fp8's recipes), else "".
+func refusal(line []byte) string {
+	var r struct {
+		Kind  string `json:"kind"`
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(line, &r) != nil || r.Kind != "refused" {
+		return ""
+	}
+	if r.Error == "" {
+		return "profile: the measurements refused without saying why"
+	}
+	return r.Error
+}
+
 func b2i(b bool) int {
 	if b {
 		return 1
@@ -214,6 +253,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 			return nil, fail.Usagef("give --workload (a transformer's layers at shard shapes) or --model (a model's training step, op by op), not both")
 		case o.TP != nil || o.MBS != nil || o.CP != nil || o.Recompute != nil || o.Procs != 0:
 			return nil, fail.Usagef("--tp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
+		case o.FP8 != nil:
+			return nil, fail.Usagef("--fp8 is --workload's: --model times the step it is given at its --precision")
 		}
 		return profileModel(ctx, o, progress)
 	}
@@ -295,6 +336,9 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if o.Procs < 0 {
 		return nil, fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
 	}
+	if err := checkFP8(m, o.FP8); err != nil {
+		return nil, err
+	}
 	layers := withDense(m, ProfileShapes(m, o.TP, o.EP, o.MBS, o.CP, o.Recompute))
 	var ends []shape
 	for _, s := range ProfileShapes(m, o.TP, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
@@ -316,6 +360,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		"groups":           []int{2, 4, 8},
 		"ops":              []string{profile.AllReduce, profile.AllGather, profile.ReduceScatter, profile.AllToAll, profile.SendRecv},
 		"sizes":            []float64{1 << 16, 1 << 20, 1 << 24},
+		"fp8":              o.FP8,
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -326,7 +371,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	for _, name := range []string{"measure.py", "llama.py"} {
+	for _, name := range []string{"measure.py", "llama.py", "fp8.py"} {
 		data, err := profiletool.Scripts.ReadFile(name)
 		if err != nil {
 			return nil, err
@@ -348,12 +393,16 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
+		if why := refusal(sc.Bytes()); why != "" {
+			_ = cmd.Wait()
+			return nil, fail.Usagef("%s", why)
+		}
 		if err := pr.AddLine(sc.Bytes()); err != nil {
 			return nil, fmt.Errorf("profile: the measurements' line %q: %w", bytes.TrimSpace(sc.Bytes()), err)
 		}
 	}
 	werr := cmd.Wait()
-	pr.Complete = werr == nil && ctx.Err() == nil && !pr.Truncated(len(layers))
+	pr.Complete = werr == nil && ctx.Err() == nil && !pr.Truncated(len(layers)*(1+len(o.FP8)))
 	if pr.Device.Kind == "" {
 		if werr != nil {
 			return nil, fmt.Errorf("profile: %s measure.py measured nothing: %v", py, werr)

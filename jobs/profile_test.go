@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -177,6 +178,54 @@ func TestProfileShapesExperts(t *testing.T) {
 	for i, w := range want {
 		if got[i] != w {
 			t.Errorf("shape %d: %+v, want %+v", i, got[i], w)
+		}
+	}
+}
+
+// TestProfileFP8Options: --fp8 takes placer's recipes once each, not
+// with experts nor with --model; measure.py's refusal line is the error
+// (one line, exit 2), any other line none.
+func TestProfileFP8Options(t *testing.T) {
+	dense, err := transformer.Parse("llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moe, err := transformer.Parse("llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2,experts=4,topk=2,expert_ffn=32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		m       transformer.Spec
+		recipes []string
+		want    string
+	}{
+		{dense, nil, ""},
+		{dense, []string{"current", "delayed", "blockwise"}, ""},
+		{dense, []string{"mxfp8"}, `--fp8 "mxfp8": want current, delayed or blockwise`},
+		{dense, []string{"current", "current"}, "--fp8 current: named twice"},
+		{moe, []string{"current"}, "--fp8 with experts: not profiled yet"},
+	} {
+		err := checkFP8(c.m, c.recipes)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%v: %v", c.recipes, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || fail.Code(err, false) != fail.UsageStatus {
+			t.Errorf("%v: %v, want exit 2 with %q", c.recipes, err, c.want)
+		}
+	}
+	_, err = Profile(context.Background(), ProfileOptions{Out: t.TempDir() + "/p.json", FP8: []string{"current"}, ModelOptions: ModelOptions{Model: "mlp"}}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--fp8 is --workload's") {
+		t.Errorf("--fp8 with --model: %v", err)
+	}
+	if got := refusal([]byte(`{"kind": "refused", "error": "--fp8: this device has no FP8: torch 2.1 has no float8 dtypes"}`)); got != "--fp8: this device has no FP8: torch 2.1 has no float8 dtypes" {
+		t.Errorf("refusal %q", got)
+	}
+	for _, line := range []string{`{"kind": "layer", "tp": 1}`, `not json`, `{"kind": "meta"}`} {
+		if got := refusal([]byte(line)); got != "" {
+			t.Errorf("%s: refusal %q, want none", line, got)
 		}
 	}
 }

@@ -80,5 +80,6 @@ shapes past it are left out.`,
 	f.IntSliceVar(&o.CP, "cp", nil, "context-parallel degrees: the sequence over each (default 1,2)")
 	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full, selective (the attention core; default all three)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed loops per shape (their median)")
+	f.StringSliceVar(&o.FP8, "fp8", nil, "with --workload: FP8 `RECIPE`s (current, delayed, blockwise) each layer shape is timed under too, as eval's fp8= prices them: Transformer Engine's where it runs, else torchao's tensorwise scaling (current only)")
 	return cmd
 }

@@ -93,6 +93,10 @@ type Shape struct {
 	// Selective is Megatron-Core's selective recomputation of the
 	// attention core (core_attn) alone; not with Recompute.
 	Selective bool
+	// FP8 is the layer's FP8 recipe ("" none): only layers measured
+	// under it answer (Layer.FP8). The embedding and the loss run no
+	// recipe: their lookups drop it.
+	FP8 string
 }
 
 func (l Layer) full() bool { return l.Recompute == "full" }
@@ -108,6 +112,7 @@ func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose
 // Embedding is the embedding's forward and backward at s (Layer's rules).
 func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
 	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.FP8 = ""
 	return compose(p.Embedding, s)
 }
 
@@ -115,6 +120,7 @@ func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
 // s (Layer's rules).
 func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
 	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.FP8 = ""
 	return compose(p.Loss, s)
 }
 
@@ -129,12 +135,14 @@ func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
 // EmbeddingInPlace is EmbeddingAt's with its collectives in place.
 func (p *Profile) EmbeddingInPlace(s Shape) (fwd, bwd float64, src Source) {
 	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.FP8 = ""
 	return compose(inPlace(p.Embedding), s)
 }
 
 // LossInPlace is LossAt's with its collectives in place.
 func (p *Profile) LossInPlace(s Shape) (fwd, bwd float64, src Source) {
 	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.FP8 = ""
 	return compose(inPlace(p.Loss), s)
 }
 
@@ -151,7 +159,9 @@ func inPlace(ls []Layer) []Layer {
 	return out
 }
 
-// compose answers shape s from ls by these rules, in order:
+// compose answers shape s from ls by these rules, in order, over the
+// layers of s's FP8 recipe alone (none, or the one it names: another
+// recipe's times are not s's):
 //  1. a layer of s's shape: measured;
 //  2. layers of s's degree, sequence parallelism and recomputation:
 //     composed linearly in tokens (micro-batch x sequence) between the
@@ -189,6 +199,9 @@ func composeOne(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 	var same, seq []Layer
 	for _, l := range ls {
 		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.full() != s.Recompute || l.selective() != s.Selective {
+			continue
+		}
+		if l.FP8 != s.FP8 {
 			continue
 		}
 		if l.MBS == s.MBS && l.Seq == s.Seq {

@@ -123,6 +123,11 @@ type Software struct {
 	Torch     string `json:"torch"`
 	Backend   string `json:"backend"`
 	Framework string `json:"framework"`
+	// FP8 is what ran the layers measured under an FP8 recipe
+	// (Layer.FP8): "transformer-engine VERSION" (its layers under
+	// fp8_autocast) or "torchao-style ..." (tools/profile/fp8.py's
+	// tensorwise scaling through torch._scaled_mm); "" where none was.
+	FP8 string `json:"fp8,omitempty"`
 }
 
 // Layer is one shard shape timed: one transformer layer (or the
@@ -164,6 +169,10 @@ type Layer struct {
 	// "": the model's own layer (a profile written before dense layers
 	// were profiled: its MoE layer in a model with experts).
 	Block string `json:"block,omitempty"`
+	// FP8 is the FP8 recipe the layer's linears ran under ("current",
+	// "delayed", "blockwise": a plan's fp8=), "" none (the profile's
+	// dtype alone; every layer of a profile written before it).
+	FP8 string `json:"fp8,omitempty"`
 }
 
 // The layers of a model with experts and dense layers before them
@@ -172,6 +181,10 @@ const (
 	BlockDense = "dense"
 	BlockMoE   = "moe"
 )
+
+// FP8Recipes are the recipes a layer may be measured under (Layer.FP8):
+// a plan's fp8= values.
+var FP8Recipes = []string{"current", "delayed", "blockwise"}
 
 // Tokens is the tokens of one micro-batch the shape holds.
 func (l Layer) Tokens() float64 { return float64(l.MBS) * float64(l.Seq) }
@@ -331,6 +344,9 @@ func (p *Profile) validate() error {
 			if err := l.validate(spec); err != nil {
 				return fmt.Errorf("%s[%d]: %v", name, i, err)
 			}
+			if l.FP8 != "" && name != "layers" {
+				return fmt.Errorf("%s[%d]: fp8 %q: a recipe covers the blocks' linears, not the embedding or the output layer", name, i, l.FP8)
+			}
 		}
 	}
 	if o := p.Optimizer; o != nil {
@@ -426,6 +442,9 @@ func (l Layer) validate(m transformer.Spec) error {
 	}
 	if err := l.validateBlock(m); err != nil {
 		return err
+	}
+	if l.FP8 != "" && !slices.Contains(FP8Recipes, l.FP8) {
+		return fmt.Errorf("fp8 %q: want one of %s (or none)", l.FP8, strings.Join(FP8Recipes, ", "))
 	}
 	if !positive(l.Forward) || !positive(l.Backward) {
 		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)

@@ -37,8 +37,8 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	// Its memory is the process's share of the host's, plus the Reserve
 	// a GPU keeps for its CUDA context (which a CPU process does not).
 	h := roofline.Hardware{Name: "cpu", Memory: pr.Device.Memory + Reserve, Source: "profile: " + pr.Device.Name}
-	if len(pr.Layers) > 0 {
-		l := pr.Layers[0]
+	if i := firstUnscaled(pr.Layers); i >= 0 {
+		l := pr.Layers[i]
 		// Forward and backward: 6 FLOPs a parameter a token (the
 		// attention's scores left out).
 		flops := 6 * float64(m.LayerParams()) * l.Tokens() / float64(l.TP)
@@ -62,7 +62,33 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	// gloo moves the bytes with the same cores that compute: nothing of
 	// a collective overlaps the compute beside it.
 	pod.Kernels.Serial = true
+	pod.Kernels.FP8Peak = fp8Peak(pr, h)
 	return WithProfile(pod, pr)
+}
+
+// firstUnscaled is the index of the first layer of ls measured without
+// an FP8 recipe (-1: none).
+func firstUnscaled(ls []profile.Layer) int {
+	for i, l := range ls {
+		if l.FP8 == "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// fp8Peak is a CPU profile's pod's FP8 peak: where the profile measured
+// layers under an FP8 recipe (torch._scaled_mm ran on the CPU), its
+// BF16 peak (the profile's own rate: what the roofline models of an
+// FP8 plan goes no faster than what it measured), so that fp8= plans
+// resolve and take the measured layers; else 0, no FP8, as before.
+func fp8Peak(pr *profile.Profile, h roofline.Hardware) float64 {
+	for _, l := range pr.Layers {
+		if l.FP8 != "" {
+			return h.FP16Tensor
+		}
+	}
+	return 0
 }
 
 // weightBytes is the bytes of a weight as the pod's ranks gather it:
@@ -127,7 +153,7 @@ func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source)
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
 	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		Recompute: c.pl.Recompute == FullRecompute, Selective: c.pl.Recompute == SelectiveRecompute}
+		Recompute: c.pl.Recompute == FullRecompute, Selective: c.pl.Recompute == SelectiveRecompute, FP8: c.pl.FP8}
 }
 
 // profiled is part (a layer's block, the embedding, the output layer)
@@ -141,13 +167,17 @@ func (c *coster) layerShape() profile.Shape {
 // time less the kernels' alone. A model with experts is priced from its
 // profile where the plan runs them as the profile's layer did: tensor
 // parallelism 1 (the experts' too), forced balance, no all-to-all
-// overlap. ok false: nothing measured, the roofline's part stands.
+// overlap. A plan with fp8=R takes the layers measured under R (the
+// shape's FP8); where the profile has none at R the roofline's layer
+// stands (Sources says modelled); the embedding and the loss, which no
+// recipe covers, take their measured times either way. ok false:
+// nothing measured, the roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
 	// Selective recomputation is the profile's where it recomputes the
 	// attention core alone (the profile's "selective"); other modules
 	// (recompute-modules) are the roofline's.
-	if pr == nil || c.pl.Recompute == SelectiveRecompute && c.pl.Recomputes() != RecomputeCoreAttn || c.pl.FP8 != "" || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+	if pr == nil || c.pl.Recompute == SelectiveRecompute && c.pl.Recomputes() != RecomputeCoreAttn || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())

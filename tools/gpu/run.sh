@@ -19,16 +19,17 @@
 #      kernels' busy time;
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
 #      measured times and a cost table (graph/testdata/profile's format);
-#   5. placer profile of a Llama 3.2 1B layer, Megatron's 1.7B row's and
-#      Qwen3-30B-A3B's experts (profile-llama1b, profile-megatron-1.7b,
-#      profile-qwen3-30b-a3b: docs/profile.md);
+#   5. placer profile of a Llama 3.2 1B layer, Megatron's 1.7B row's,
+#      Qwen3-30B-A3B's experts and Llama 3 8B's layer in BF16 and under
+#      FP8 current scaling (profile-llama1b, profile-megatron-1.7b,
+#      profile-qwen3-30b-a3b, profile-llama3-8b-fp8: docs/profile.md);
 #   5b. placer profile --model resnet50 (BF16, op by op) and eval
 #      --profile of it (profile-ops-resnet50, eval-ops-resnet50);
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
 #      under micro-batches 1 to 8 with and without full recomputation.
 #
 # The next lent GPU's short list (issues 58 to 60):
-#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-qwen3-30b-a3b,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
+#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-qwen3-30b-a3b,profile-llama3-8b-fp8,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
@@ -208,6 +209,24 @@ QE=""
 step profile-qwen3-30b-a3b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	--workload hf:graph/transformer/testdata/hf/qwen3-30b-a3b.json:seq=4096,batch=512 --mbs 1,2 --cp 1 $QE \
 	--out "$OUT/qwen3-30b-a3b.profile.json"
+# The Megatron H100 table's FP8 rows (Llama 3 8B and 70B, FP8 current
+# scaling) priced from measured layers: Llama 3 8B's layer at the 8B
+# row's shard (tp 1, micro-batch 1, sequence 8192, no recomputation) in
+# BF16 and under --fp8 current (Transformer Engine's Float8CurrentScaling
+# where the host's torch imports TE, else tools/profile/fp8.py's
+# torchao-style tensorwise scaling: the profile's software.fp8 says
+# which). A step of its own: profile-megatron-1.7b times 126 BF16 shapes
+# (7 tensor degrees x 3 micro-batches x 2 sequences x 3 recomputations)
+# within its 120 s budget, and each timed twice more would leave shapes
+# out (an estimate: no H100 has run that step yet).
+if [ "$QUICK" = 1 ]; then
+	F8="--workload llama:layers=1,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2 --repeats 1"
+else
+	F8="--workload llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128"
+fi
+step profile-llama3-8b-fp8 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
+	$F8 --tp 1 --mbs 1 --cp 1 --recompute none --fp8 current \
+	--out "$OUT/llama3-8b-fp8.profile.json"
 
 # 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
 # ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the

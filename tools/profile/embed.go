@@ -2,7 +2,7 @@ package profiletool
 
 import "embed"
 
-// Scripts are measure.py and llama.py.
+// Scripts are measure.py, llama.py and fp8.py.
 //
-//go:embed measure.py llama.py
+//go:embed measure.py llama.py fp8.py
 var Scripts embed.FS

@@ -29,6 +29,7 @@ import torch.multiprocessing as mp
 from torch.utils.checkpoint import checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fp8  # noqa: E402
 import llama  # noqa: E402
 
 
@@ -338,6 +339,7 @@ def worker(rank, world, port, req):
     timer = Timer(cuda)
     lead = rank == 0
     deadline = time.time() + req["budget_s"]
+    makers = fp8_makers(req, dev)
     parts = {"layer": llama.Block, "embedding": llama.Embedding, "loss": llama.Loss}
     everyone = not cuda  # on a CPU every process times at once
     EVERYONE[0] = everyone and world > 1
@@ -386,6 +388,8 @@ def worker(rank, world, port, req):
             if lead:
                 emit(line)
                 say(msg)
+            if kind == "layer" and makers:
+                time_fp8(makers, shape, req, dev, timer, lead, everyone, world, g, eg)
     if req.get("optimizer_params"):
         if lead or everyone:
             t, n = time_optimizer(req, dev, timer)
@@ -423,6 +427,41 @@ def worker(rank, world, port, req):
         dist.destroy_process_group()
 
 
+def fp8_makers(req, dev):
+    """The layer's makers under each --fp8 recipe (fp8.plan; main has
+    refused what this device cannot run): [(recipe, make)]."""
+    recipes = req.get("fp8") or []
+    if not recipes:
+        return []
+    _, maker, err = fp8.plan(recipes, dev)
+    if err:
+        raise SystemExit(err)
+    return [(r, maker(r)) for r in recipes]
+
+
+def time_fp8(makers, shape, req, dev, timer, lead, everyone, world, g, eg):
+    """The layer at shape under each FP8 recipe, timed as its line
+    without one (its kernels alone; in place where g or eg is this
+    process's group): one line each, its recipe in fp8."""
+    for recipe, make in makers:
+        if lead or everyone:
+            f, b, peak = time_part(make, shape, req, dev, timer, "layer")
+        if world > 1:
+            dist.barrier()
+        if lead:
+            line = dict(shape, kind="layer", fp8=recipe, forward_s=f, backward_s=b, peak_bytes=peak)
+            msg = "layer %s fp8=%s: %.3f ms + %.3f ms" % (shape, recipe, f * 1e3, b * 1e3)
+        if g is not None or eg is not None:
+            fi, bi, _ = time_part(make, shape, req, dev, timer, "layer", group=g, ep_group=eg)
+            if lead:
+                line.update(forward_inplace_s=fi, backward_inplace_s=bi)
+                msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
+            dist.barrier()
+        if lead:
+            emit(line)
+            say(msg)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -445,6 +484,14 @@ def main():
                        "threads": 0 if cuda else req["threads"], "cores": os.cpu_count() or 0},
             "software": {"torch": torch.__version__, "backend": "nccl" if cuda else "gloo", "framework": "pytorch",
                          "cuda": torch.version.cuda or "" if cuda else "", "driver": driver() if cuda else ""}}
+    if req.get("fp8"):
+        # What runs the FP8 recipes, or one line saying why they cannot
+        # run here (placer profile exits 2 with it).
+        framework, _, err = fp8.plan(req["fp8"], torch.device("cuda", 0) if cuda else torch.device("cpu"))
+        if err:
+            emit({"kind": "refused", "error": err})
+            sys.exit(2)
+        meta["software"]["fp8"] = framework
     emit(meta)
     say("%d %s process(es), budget %.0f s" % (world, meta["device"]["name"], req["budget_s"]))
     port = free_port()
