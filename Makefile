@@ -181,6 +181,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_llamasweep.py'
 	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts.py'
+	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts_tp.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
