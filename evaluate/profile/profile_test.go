@@ -308,7 +308,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, l := range p.Layers {
-			s := Shape{TP: l.TP, SP: l.SP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full()}
+			s := Shape{TP: l.TP, SP: l.SP, EP: l.EP, ETP: l.ETP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full(), Selective: l.selective()}
 			if f, b, src := p.Layer(s); src != Measured || !(f > 0) || !(b > 0) {
 				t.Fatalf("layer %+v: %g %g %s", l, f, b, src)
 			}
