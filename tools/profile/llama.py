@@ -36,7 +36,7 @@ def _all_reduce(x, g):
 def _gather_seq(x, g):
     n = dist.get_world_size(g)
     y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] * n,) + tuple(y.shape[1:]), dtype=WIRE)
+    out = torch.empty((y.shape[0] * n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
     dist.all_gather_into_tensor(out, y, group=g)
     return out.to(x.dtype)
 
@@ -44,7 +44,7 @@ def _gather_seq(x, g):
 def _scatter_seq(x, g):
     n = dist.get_world_size(g)
     y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] // n,) + tuple(y.shape[1:]), dtype=WIRE)
+    out = torch.empty((y.shape[0] // n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
     dist.reduce_scatter_tensor(out, y, group=g)
     return out.to(x.dtype)
 

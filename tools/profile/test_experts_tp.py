@@ -1,6 +1,7 @@
 """llama.Experts under tensor parallelism (the attention's, with
 sequence parallelism), expert tensor parallelism and expert parallelism
-is the whole layer: two gloo processes, each holding its slices of the
+is the whole layer's experts, and llama.Block at tp 2 (its attention
+with sequence parallelism, its experts at etp 1 and 2) the whole layer: two gloo processes, each holding its slices of the
 whole layer's weights and its seq/T tokens, give what one process with
 the whole layer gives on those tokens, outputs, input gradients and
 weight gradients (each rank's gradient put at its slice of the whole
@@ -89,6 +90,56 @@ def worker(rank, world, port, tp, etp, ep, q):
     dist.destroy_process_group()
 
 
+def block_worker(rank, world, port, etp, q):
+    """The whole layer (llama.Block: the attention tensor-parallel over
+    2 with sequence parallelism, then the experts at etp) on two
+    processes against one process's whole layer on the whole sequence."""
+    llama.WIRE = torch.float32
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    W, T = dist.group.WORLD, world
+    torch.manual_seed(0)
+    whole = llama.Block(C, llama.Shard())
+    mine = llama.Block(C, llama.Shard(T, rank, W, sp=True), 1, None, etp, W if etp > 1 else None)
+    hd = C["hidden"] // C["heads"]
+    nh, nkv = C["heads"] // T, C["kv_heads"] // T
+    H, KV = C["heads"] * hd, C["kv_heads"] * hd
+
+    def qkv(w):  # [q heads, kv heads, kv heads] x hd rows, each split over T
+        q, k, v = w[:H], w[H:H + KV], w[H + KV:]
+        return torch.cat((q[rank * nh * hd:(rank + 1) * nh * hd], k[rank * nkv * hd:(rank + 1) * nkv * hd],
+                          v[rank * nkv * hd:(rank + 1) * nkv * hd]), 0)
+    cut = {"qkv.weight": qkv, "proj.weight": lambda w: w[:, rank * nh * hd:(rank + 1) * nh * hd],
+           "norm1.weight": lambda w: w, "norm2.weight": lambda w: w}
+    cut.update({"moe." + k: f for k, f in slicers(T, etp, 1, rank).items()})
+    wp, mp_ = dict(whole.named_parameters()), dict(mine.named_parameters())
+    assert set(wp) == set(cut) == set(mp_), (sorted(wp), sorted(mp_))
+    with torch.no_grad():
+        for name, fn in cut.items():
+            mp_[name].copy_(fn(wp[name]))
+    cos, sin = llama.rope_for(C)
+    torch.manual_seed(1)  # the same whole sequence on both
+    xs = torch.randn(C["seq"], 2, C["hidden"])
+    rows = C["seq"] // T
+    x = xs[rank * rows:(rank + 1) * rows].clone().requires_grad_(True)
+    y = mine(x, cos, sin)
+    y.square().sum().backward()
+    xw = xs.clone().requires_grad_(True)
+    z = whole(xw, cos, sin)
+    z.square().sum().backward()  # the sum over both ranks' outputs
+    out = {"y": (y - z[rank * rows:(rank + 1) * rows]).abs().max().item(),
+           "dx": (x.grad - xw.grad[rank * rows:(rank + 1) * rows]).abs().max().item(), "scale": z.abs().max().item()}
+    for name, fn in cut.items():
+        idx = fn(torch.arange(wp[name].numel()).view(wp[name].shape)).reshape(-1)
+        placed = torch.zeros(wp[name].numel()).index_add_(0, idx, mp_[name].grad.reshape(-1))
+        dist.all_reduce(placed)
+        ref = wp[name].grad.reshape(-1)
+        out[name] = ((placed - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+    q.put((rank, out))
+    dist.destroy_process_group()
+
+
 class ExpertsTPTest(unittest.TestCase):
     def run_mesh(self, tp, etp, ep):
         ctx = mp.get_context("spawn")
@@ -114,6 +165,22 @@ class ExpertsTPTest(unittest.TestCase):
 
     def test_tp1_etp2(self):
         self.run_mesh(1, 2, 1)
+
+    def run_block(self, etp):
+        ctx = mp.get_context("spawn")
+        q = ctx.Queue()
+        mp.spawn(block_worker, args=(2, free_port(), etp, q), nprocs=2)
+        for _ in range(2):
+            rank, out = q.get()
+            self.assertGreater(out.pop("scale"), 0.01)
+            for what, d in out.items():
+                self.assertLess(d, 1e-5, "layer at tp 2 etp %d, rank %d: %s differs by %g" % (etp, rank, what, d))
+
+    def test_layer_tp2_etp1(self):
+        self.run_block(1)
+
+    def test_layer_tp2_etp2(self):
+        self.run_block(2)
 
     def test_shapes_without_group(self):
         # tp 2 with sp, etp 2, ep 2, no groups (what a profile times
