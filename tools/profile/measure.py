@@ -98,7 +98,8 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
     # layer's forward 3.29 ms alone in a loop, 3.67 ms inside the step).
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
-        part = torch.nn.ModuleList([make(c, shard, shape.get("ep", 1), ep_group, shape.get("etp", 1), etp_group) for _ in range(reps)]).to(dev)
+        degrees = (shape.get("ep", 1), ep_group, shape.get("etp", 1), etp_group)
+        part = torch.nn.ModuleList([make(c, shard, *degrees) for _ in range(reps)]).to(dev)
         for layer in part:
             layer.recompute_core = selective
     else:
