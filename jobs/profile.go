@@ -101,11 +101,12 @@ type expertDegree struct{ T, X, E int }
 // tensor degree of tp that divides its heads and its shared experts'
 // FFN, with each expert-tensor degree of etp (nil: 1 and the tensor
 // degree, Megatron-Core's default expert_tensor_parallel_size = tp:
-// core_v0.16.0, megatron/core/parallel_state.py) that divides the
+// core_v0.16.0 3bec9aa, megatron/core/parallel_state.py) that divides the
 // expert FFN, with each expert-parallel degree of ep that divides the
 // experts. Above tensor degree 1 the layer runs with sequence
 // parallelism only: Megatron-Core's MoELayer.forward refuses training
-// with tensor parallelism without it (moe_layer.py, core_v0.16.0).
+// with tensor parallelism without it (megatron/core/transformer/moe/
+// moe_layer.py, core_v0.16.0 3bec9aa).
 func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
 	var out []expertDegree
 	for _, T := range tp {

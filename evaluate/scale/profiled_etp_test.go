@@ -131,6 +131,40 @@ func TestProfiledExpertsTP(t *testing.T) {
 	}
 }
 
+// TestProfiledExpertsETPLacking: a profile of the layer at etp 1 only
+// prices a plan at etp 1 (measured) and leaves the same plan at etp 2
+// (tp 2's default) to the roofline.
+func TestProfiledExpertsETPLacking(t *testing.T) {
+	pr, err := profile.Decode([]byte(etpProfile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *pr
+	p.Layers = pr.Layers[:1] // tp 2, sp, no "etp": 1
+	m, err := transformer.Parse(p.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ProfilePod(&p, 2)
+	for plan, want := range map[string]profile.Source{
+		"tp=2,pp=1,dp=1,mbs=1,sp=on,etp=1": profile.Measured,
+		"tp=2,pp=1,dp=1,mbs=1,sp=on,etp=2": profile.Modelled,
+		"tp=2,pp=1,dp=1,mbs=1,sp=on":       profile.Modelled,
+	} {
+		s, err := ParseStrategy(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, pod)
+		if err != nil {
+			t.Fatalf("%s: %v", plan, err)
+		}
+		if r.Sources.Layers != want {
+			t.Errorf("%s: layers %s, want %s", plan, r.Sources.Layers, want)
+		}
+	}
+}
+
 // TestProfiledExpertsAlone: without an in-place timing (one process
 // timed the shard alone) the layer is the measured kernels plus the
 // communication the roofline costs for its MoE block, the experts'
