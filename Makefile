@@ -183,6 +183,7 @@ test-python-venv: build venv-test
 	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_mla.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_fp8.py'
+	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts_tp.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 

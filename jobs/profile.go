@@ -38,9 +38,13 @@ type ProfileOptions struct {
 	TP, MBS, CP []int
 	Recompute   []string
 	// EP is the expert-parallel degrees timed in a model with experts
-	// (nil: 1, 2, 4 and 8, those that divide the experts); its layers
-	// are timed at tensor parallelism 1.
+	// (nil: 1, 2, 4 and 8, those that divide the experts), at each of
+	// its tensor-parallel degrees (TP; nil: 1) and expert-tensor degrees.
 	EP []int
+	// ETP is the expert-tensor-parallel degrees timed in a model with
+	// experts (each expert's FFN split over ETP ranks; nil: 1 and each
+	// tensor-parallel degree, Megatron-Core's default etp = tp).
+	ETP []int
 	// Repeats is the timed loops per shape (default 5).
 	Repeats int
 	// FP8 is the FP8 recipes (current, delayed, blockwise) each layer
@@ -72,6 +76,7 @@ type shape struct {
 	TP        int    `json:"tp"`
 	SP        bool   `json:"sp,omitempty"`
 	EP        int    `json:"ep,omitempty"`
+	ETP       int    `json:"etp,omitempty"`
 	MBS       int    `json:"mbs"`
 	Seq       int    `json:"seq"`
 	Recompute string `json:"recompute,omitempty"`
@@ -79,13 +84,63 @@ type shape struct {
 
 // ProfileShapes is the shard shapes profiled for m: every tensor degree
 // of tp that divides its heads, with and without sequence parallelism
-// (in a model with experts, each expert-parallel degree of ep that
-// divides the experts, at tensor parallelism 1), each micro-batch of mbs, the sequence over each context degree of cp,
+// (in a model with experts, expertDegrees: each tensor degree with
+// sequence parallelism above 1, each expert-tensor degree, each
+// expert-parallel degree that divides the experts; a micro-batch whose
+// token copies do not split evenly over the experts left out), each
+// micro-batch of mbs, the sequence over each context degree of cp,
 // each recomputation setting; ordered so that a budget cut leaves the
 // composition rules the most to work from (docs/profile.md): first each
 // degree at the first micro-batch, whole sequence and no recomputation,
 // then the other micro-batches, sequences and settings.
 func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
+	return ProfileShapesETP(m, tp, nil, ep, mbs, cp, recompute)
+}
+
+// expertDegree is one tensor x expert-tensor x expert-parallel degree of
+// a model with experts' layer.
+type expertDegree struct{ T, X, E int }
+
+// expertDegrees is the degrees profiled of a model with experts: each
+// tensor degree of tp that divides its heads and its shared experts'
+// FFN, with each expert-tensor degree of etp (nil: 1 and the tensor
+// degree, Megatron-Core's default expert_tensor_parallel_size = tp:
+// core_v0.16.0 3bec9aa, megatron/core/parallel_state.py) that divides the
+// expert FFN, with each expert-parallel degree of ep that divides the
+// experts. Above tensor degree 1 the layer runs with sequence
+// parallelism only: Megatron-Core's MoELayer.forward refuses training
+// with tensor parallelism without it (megatron/core/transformer/moe/
+// moe_layer.py, core_v0.16.0 3bec9aa).
+func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
+	var out []expertDegree
+	for _, T := range tp {
+		if T < 1 || m.Heads%T != 0 || m.SharedExperts*m.ExpertFFN%T != 0 {
+			continue
+		}
+		xs := etp
+		if xs == nil {
+			xs = []int{1}
+			if T > 1 {
+				xs = append(xs, T)
+			}
+		}
+		for _, X := range xs {
+			if X < 1 || m.ExpertFFN%X != 0 {
+				continue
+			}
+			for _, E := range ep {
+				if E >= 1 && m.Experts%E == 0 {
+					out = append(out, expertDegree{T, X, E})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// ProfileShapesETP is ProfileShapes with the expert-tensor degrees etp
+// of a model with experts (expertDegrees; nil: its defaults).
+func ProfileShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute []string) []shape {
 	var out []shape
 	seen := map[shape]bool{}
 	add := func(s shape) {
@@ -95,19 +150,20 @@ func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string
 		}
 	}
 	type degree struct {
-		T, E int
-		sp   bool
+		T, E, X int
+		sp      bool
 	}
 	var degrees []degree
 	if m.MoE() {
-		for _, E := range ep {
-			if E >= 1 && m.Experts%E == 0 {
-				d := degree{T: 1}
-				if E > 1 {
-					d.E = E
-				}
-				degrees = append(degrees, d)
+		for _, x := range expertDegrees(m, tp, etp, ep) {
+			d := degree{T: x.T, sp: x.T > 1}
+			if x.E > 1 {
+				d.E = x.E
 			}
+			if x.X > 1 {
+				d.X = x.X
+			}
+			degrees = append(degrees, d)
 		}
 	} else {
 		for _, T := range tp {
@@ -135,7 +191,10 @@ func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string
 							if c < 1 || m.Seq%c != 0 || sp && seq%T != 0 {
 								continue
 							}
-							add(shape{TP: T, SP: sp, EP: d.E, MBS: b, Seq: seq, Recompute: rc})
+							if m.MoE() && (b*seq/T*m.TopK)%m.Experts != 0 {
+								continue // forced balance: a rank's token copies split evenly over the experts
+							}
+							add(shape{TP: T, SP: sp, EP: d.E, ETP: d.X, MBS: b, Seq: seq, Recompute: rc})
 						}
 					}
 				}
@@ -251,8 +310,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		switch {
 		case o.Workload != "":
 			return nil, fail.Usagef("give --workload (a transformer's layers at shard shapes) or --model (a model's training step, op by op), not both")
-		case o.TP != nil || o.MBS != nil || o.CP != nil || o.Recompute != nil || o.Procs != 0:
-			return nil, fail.Usagef("--tp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
+		case o.TP != nil || o.MBS != nil || o.CP != nil || o.Recompute != nil || o.Procs != 0 || o.EP != nil || o.ETP != nil:
+			return nil, fail.Usagef("--tp, --ep, --etp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
 		case o.FP8 != nil:
 			return nil, fail.Usagef("--fp8 is --workload's: --model times the step it is given at its --precision")
 		}
@@ -272,12 +331,9 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		return nil, fail.Usagef("--workload %s: %v", m, err)
 	}
 	if m.MoE() {
-		for _, T := range o.TP {
-			if T != 1 {
-				return nil, fail.Usagef("--tp %d: a model with experts is profiled at tensor parallelism 1 (its expert-parallel degrees: --ep)", T)
-			}
+		if o.TP == nil {
+			o.TP = []int{1}
 		}
-		o.TP = []int{1}
 		if o.EP == nil {
 			o.EP = []int{1, 2, 4, 8}
 		}
@@ -286,8 +342,13 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 				return nil, fail.Usagef("--ep %d: want a degree that divides the %d experts", E, m.Experts)
 			}
 		}
-	} else if o.EP != nil {
-		return nil, fail.Usagef("--ep: %s has no experts", m)
+		for _, X := range o.ETP {
+			if X < 1 || m.ExpertFFN%X != 0 {
+				return nil, fail.Usagef("--etp %d: want a degree that divides the expert FFN of %d", X, m.ExpertFFN)
+			}
+		}
+	} else if o.EP != nil || o.ETP != nil {
+		return nil, fail.Usagef("--ep, --etp: %s has no experts", m)
 	}
 	switch o.Device {
 	case "", "auto", "cpu", "cuda":
@@ -339,9 +400,9 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if err := checkFP8(m, o.FP8); err != nil {
 		return nil, err
 	}
-	layers := withDense(m, ProfileShapes(m, o.TP, o.EP, o.MBS, o.CP, o.Recompute))
+	layers := withDense(m, ProfileShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
 	var ends []shape
-	for _, s := range ProfileShapes(m, o.TP, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
+	for _, s := range ProfileShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
 		ends = append(ends, s)
 	}

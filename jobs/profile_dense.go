@@ -27,7 +27,7 @@ func withDense(m transformer.Spec, layers []shape) []blockShape {
 			continue
 		}
 		out = append(out, blockShape{s, profile.BlockMoE})
-		if s.EP <= 1 {
+		if s.EP <= 1 && s.ETP <= 1 { // a dense layer has no experts to split
 			out = append(out, blockShape{s, profile.BlockDense})
 		}
 	}

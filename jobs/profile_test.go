@@ -25,8 +25,8 @@ func TestProfileShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := ProfileShapes(m, []int{1, 2, 3, 4}, []int{1}, []int{1, 2}, []int{1, 2}, []string{"none", "full"})
-	want := []shape{{1, false, 0, 1, 256, "none"}, {2, false, 0, 1, 256, "none"}, {2, true, 0, 1, 256, "none"}, {4, false, 0, 1, 256, "none"}, {4, true, 0, 1, 256, "none"},
-		{1, false, 0, 2, 256, "none"}, {2, false, 0, 2, 256, "none"}, {2, true, 0, 2, 256, "none"}, {4, false, 0, 2, 256, "none"}, {4, true, 0, 2, 256, "none"}}
+	want := []shape{{1, false, 0, 0, 1, 256, "none"}, {2, false, 0, 0, 1, 256, "none"}, {2, true, 0, 0, 1, 256, "none"}, {4, false, 0, 0, 1, 256, "none"}, {4, true, 0, 0, 1, 256, "none"},
+		{1, false, 0, 0, 2, 256, "none"}, {2, false, 0, 0, 2, 256, "none"}, {2, true, 0, 0, 2, 256, "none"}, {4, false, 0, 0, 2, 256, "none"}, {4, true, 0, 0, 2, 256, "none"}}
 	// Then every other sequence and setting: 5 degrees x 2 mbs x (2 x 2 - 1).
 	if len(got) != len(want)+5*2*3 {
 		t.Fatalf("%d shapes, want %d", len(got), len(want)+30)
@@ -44,14 +44,16 @@ func TestProfileRefuses(t *testing.T) {
 		{Workload: "nope:1", Out: "x.json"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Device: "tpu"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Recompute: []string{"some"}},
-		// Experts: at tensor parallelism 1, degrees that divide them; no
-		// --ep without them.
-		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", TP: []int{2}},
+		// Experts: degrees that divide them (ep) and their FFN (etp); no
+		// --ep or --etp without them, nor with --model.
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", EP: []int{3}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,expert_ffn=96", Out: "x.json", TP: []int{2}, ETP: []int{5}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: "x.json", ETP: []int{0}},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", EP: []int{2}},
-		// Latent attention and dense layers before the experts are
-		// built, and refused as experts are where the flags are wrong.
-		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2,dense_layers=1", Out: "x.json", TP: []int{2}},
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", ETP: []int{2}},
+		{ModelOptions: ModelOptions{Model: "mlp"}, Out: "x.json", ETP: []int{2}},
+		// Latent attention is built, and refused where the flags are
+		// wrong (no experts to split).
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,q_lora=64,kv_lora=32,rope_dim=16", Out: "x.json", EP: []int{2}},
 		// What llama.py does not build: windows, biases, group-limited routing.
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,window=64", Out: "x.json"},
@@ -77,6 +79,15 @@ func TestProfileRefuses(t *testing.T) {
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: %v, want %q", c.m, err, c.want)
 		}
+	}
+	// Tensor parallelism above 1 with experts is no longer refused: the
+	// options pass and the run fails only at starting the python.
+	o := ProfileOptions{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: filepath.Join(t.TempDir(), "x.json"),
+		TP: []int{2}, ETP: []int{1, 2}, EP: []int{1, 2}, Python: filepath.Join(t.TempDir(), "no-python"), Budget: time.Second}
+	_, err := Profile(context.Background(), o, nil)
+	var u fail.Usage
+	if err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "no-python") {
+		t.Errorf("tp 2 with experts: %v, want the options accepted and the missing python named", err)
 	}
 }
 
@@ -161,25 +172,46 @@ func TestProfileInterrupted(t *testing.T) {
 	}
 }
 
-// A model with experts is timed at tensor parallelism 1, at each
-// expert-parallel degree that divides its experts (3 does not divide 8),
-// the first micro-batch first.
+// A model with experts is timed at each tensor degree (with sequence
+// parallelism above 1), each expert-tensor degree (by default 1 and the
+// tensor degree, Megatron-Core's default), each expert-parallel degree
+// that divides its experts (3 does not divide 8), the first micro-batch
+// first; given expert-tensor degrees replace the default, one that
+// does not divide the expert FFN left out.
 func TestProfileShapesExperts(t *testing.T) {
-	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,ffn=512,seq=256,vocab=1024,batch=8,experts=8,topk=2")
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,ffn=512,seq=256,vocab=1024,batch=8,experts=8,topk=2,expert_ffn=96")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := ProfileShapes(m, []int{1, 2}, []int{1, 2, 3, 8}, []int{1, 2}, []int{1}, []string{"none"})
-	want := []shape{{1, false, 0, 1, 256, "none"}, {1, false, 2, 1, 256, "none"}, {1, false, 8, 1, 256, "none"},
-		{1, false, 0, 2, 256, "none"}, {1, false, 2, 2, 256, "none"}, {1, false, 8, 2, 256, "none"}}
-	if len(got) != len(want) {
-		t.Fatalf("%d shapes %+v, want %d", len(got), got, len(want))
-	}
-	for i, w := range want {
-		if got[i] != w {
-			t.Errorf("shape %d: %+v, want %+v", i, got[i], w)
+	var want []shape
+	for _, b := range []int{1, 2} {
+		for _, d := range [][3]int{{1, 0, 0}, {1, 0, 2}, {1, 0, 8}, {2, 0, 0}, {2, 0, 2}, {2, 0, 8}, {2, 2, 0}, {2, 2, 2}, {2, 2, 8}} {
+			want = append(want, shape{TP: d[0], SP: d[0] > 1, ETP: d[1], EP: d[2], MBS: b, Seq: 256, Recompute: "none"})
 		}
 	}
+	same := func(name string, got, want []shape) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d shapes %+v, want %d", name, len(got), got, len(want))
+		}
+		for i, w := range want {
+			if got[i] != w {
+				t.Errorf("%s: shape %d: %+v, want %+v", name, i, got[i], w)
+			}
+		}
+	}
+	same("default etp", got, want)
+	// etp 4 at tp 1 (Megatron-Core lets the experts' split exceed the
+	// attention's), 5 does not divide the expert FFN of 96.
+	got = ProfileShapesETP(m, []int{1}, []int{4, 5}, []int{1}, []int{1}, []int{1}, []string{"none"})
+	same("etp 4, 5", got, []shape{{TP: 1, ETP: 4, MBS: 1, Seq: 256, Recompute: "none"}})
+	// tp 4, forced balance: at seq 256 a rank's 64 tokens x top-2 = 128
+	// copies split evenly over the 8 experts, at cp 16 (seq 16) its 4
+	// tokens' 8 copies too; at cp 64 (seq 4) its one token's 2 do not:
+	// left out.
+	got = ProfileShapesETP(m, []int{4}, []int{1}, []int{1}, []int{1}, []int{1, 16, 64}, []string{"none"})
+	same("tp 4", got, []shape{{TP: 4, SP: true, MBS: 1, Seq: 256, Recompute: "none"}, {TP: 4, SP: true, MBS: 1, Seq: 16, Recompute: "none"}})
 }
 
 // TestProfileFP8Options: --fp8 takes placer's recipes once each, not

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
 )
 
@@ -103,7 +104,8 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 			name string
 			src  fmt.Stringer
 			on   bool
-		}{{"tensor-parallel", s.TP, p.Plan.T > 1}, {"data-parallel", s.DP, p.Plan.D*p.Plan.C > 1}, {"pipeline sends", s.Pipeline, p.Plan.P > 1}} {
+		}{{"tensor-parallel", s.TP, p.Plan.T > 1}, {"experts' communication", s.EP, expertsComm(p.Plan, s)},
+			{"data-parallel", s.DP, p.Plan.D*p.Plan.C > 1}, {"pipeline sends", s.Pipeline, p.Plan.P > 1}} {
 			if c.on {
 				line += fmt.Sprintf(", %s %s", c.name, c.src)
 			}
@@ -111,6 +113,14 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		rows = append(rows, [2]string{"from the profile", line})
 	}
 	return KeyValue(w, rows)
+}
+
+// expertsComm is whether plan pl has experts' communication to say the
+// source of: expert parallelism, or an expert-tensor degree above 1
+// priced from a profile (a dense plan's ETP is its T, its experts'
+// source the zero, modelled: not said).
+func expertsComm(pl scale.Plan, s *scale.Sources) bool {
+	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
 // memoryLine is the most loaded GPU's memory: what the allocator holds,

@@ -15,14 +15,14 @@ import (
 // profile has none (a profile without dense layers, or of none of s's
 // degree).
 func (p *Profile) DenseLayer(s Shape) (fwd, bwd float64, src Source) {
-	s.EP = 0
+	s.EP, s.ETP = 0, 0
 	return compose(dense(p.Layers), s)
 }
 
 // DenseLayerInPlace is DenseLayer's with its tensor-parallel
 // collectives in place (LayerInPlace's rules).
 func (p *Profile) DenseLayerInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.EP = 0
+	s.EP, s.ETP = 0, 0
 	return compose(inPlace(dense(p.Layers)), s)
 }
 

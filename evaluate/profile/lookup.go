@@ -88,6 +88,7 @@ type Shape struct {
 	TP        int
 	SP        bool
 	EP        int // expert parallelism (0 or 1: none)
+	ETP       int // expert tensor parallelism (0 or 1: none)
 	MBS, Seq  int
 	Recompute bool // full recomputation
 	// Selective is Megatron-Core's selective recomputation of the
@@ -105,13 +106,15 @@ func (l Layer) selective() bool { return l.Recompute == "selective" }
 
 func (l Layer) ep() int { return max(1, l.EP) }
 
+func (l Layer) etp() int { return max(1, l.ETP) }
+
 // Layer is the forward and backward of one layer at shape s: measured,
 // composed (Compose's rules) or, with Modelled, nothing.
 func (p *Profile) Layer(s Shape) (fwd, bwd float64, src Source) { return compose(own(p.Layers), s) }
 
 // Embedding is the embedding's forward and backward at s (Layer's rules).
 func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.Recompute, s.Selective, s.EP, s.ETP = false, false, 0, 0
 	s.FP8 = ""
 	return compose(p.Embedding, s)
 }
@@ -119,7 +122,7 @@ func (p *Profile) EmbeddingAt(s Shape) (fwd, bwd float64, src Source) {
 // LossAt is the output layer's and the loss's forward and backward at
 // s (Layer's rules).
 func (p *Profile) LossAt(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.Recompute, s.Selective, s.EP, s.ETP = false, false, 0, 0
 	s.FP8 = ""
 	return compose(p.Loss, s)
 }
@@ -134,14 +137,14 @@ func (p *Profile) LayerInPlace(s Shape) (fwd, bwd float64, src Source) {
 
 // EmbeddingInPlace is EmbeddingAt's with its collectives in place.
 func (p *Profile) EmbeddingInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.Recompute, s.Selective, s.EP, s.ETP = false, false, 0, 0
 	s.FP8 = ""
 	return compose(inPlace(p.Embedding), s)
 }
 
 // LossInPlace is LossAt's with its collectives in place.
 func (p *Profile) LossInPlace(s Shape) (fwd, bwd float64, src Source) {
-	s.Recompute, s.Selective, s.EP = false, false, 0
+	s.Recompute, s.Selective, s.EP, s.ETP = false, false, 0, 0
 	s.FP8 = ""
 	return compose(inPlace(p.Loss), s)
 }
@@ -198,7 +201,7 @@ func compose(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 func composeOne(ls []Layer, s Shape) (fwd, bwd float64, src Source) {
 	var same, seq []Layer
 	for _, l := range ls {
-		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.full() != s.Recompute || l.selective() != s.Selective {
+		if l.TP != s.TP || l.SP != s.SP || l.ep() != max(1, s.EP) || l.etp() != max(1, s.ETP) || l.full() != s.Recompute || l.selective() != s.Selective {
 			continue
 		}
 		if l.FP8 != s.FP8 {

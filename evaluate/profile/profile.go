@@ -144,7 +144,11 @@ type Layer struct {
 	// EP is the expert-parallel degree of a model with experts' layer
 	// (0 or 1: none): its experts/EP local experts, each the tokens it
 	// gets from the EP ranks under forced balance.
-	EP        int    `json:"ep,omitempty"`
+	EP int `json:"ep,omitempty"`
+	// ETP is the expert-tensor-parallel degree of a model with experts'
+	// layer (0 or 1: none, what a file without it holds): each local
+	// expert's FFN split over ETP ranks, the tokens gathered over them.
+	ETP       int    `json:"etp,omitempty"`
 	MBS       int    `json:"mbs"`
 	Seq       int    `json:"seq"`
 	Recompute string `json:"recompute,omitempty"`
@@ -446,6 +450,9 @@ func (l Layer) validate(m transformer.Spec) error {
 	if l.FP8 != "" && !slices.Contains(FP8Recipes, l.FP8) {
 		return fmt.Errorf("fp8 %q: want one of %s (or none)", l.FP8, strings.Join(FP8Recipes, ", "))
 	}
+	if err := l.validateETP(m); err != nil {
+		return err
+	}
 	if !positive(l.Forward) || !positive(l.Backward) {
 		return fmt.Errorf("forward_s %v, backward_s %v: want both above 0", l.Forward, l.Backward)
 	}
@@ -453,12 +460,24 @@ func (l Layer) validate(m transformer.Spec) error {
 		return fmt.Errorf("peak_bytes %d: negative", l.Peak)
 	}
 	if l.ForwardInPlace != 0 || l.BackwardInPlace != 0 {
-		if l.TP == 1 && l.EP <= 1 {
+		if l.TP == 1 && l.EP <= 1 && l.ETP <= 1 {
 			return errors.New("forward_inplace_s, backward_inplace_s at tp 1 without expert parallelism (no collectives to time in place)")
 		}
 		if !positive(l.ForwardInPlace) || !positive(l.BackwardInPlace) {
 			return fmt.Errorf("forward_inplace_s %v, backward_inplace_s %v: want both above 0, or neither", l.ForwardInPlace, l.BackwardInPlace)
 		}
+	}
+	return nil
+}
+
+// validateETP refuses an expert-tensor degree out of range, or one
+// that does not divide the model's expert FFN.
+func (l Layer) validateETP(m transformer.Spec) error {
+	if l.ETP < 0 || l.ETP > 1<<12 {
+		return fmt.Errorf("etp %d: want at least 1 (0: none)", l.ETP)
+	}
+	if l.ETP > 1 && (m.Experts == 0 || m.ExpertFFN%l.ETP != 0) {
+		return fmt.Errorf("etp %d does not divide the model's expert FFN of %d (experts %d)", l.ETP, m.ExpertFFN, m.Experts)
 	}
 	return nil
 }
@@ -544,6 +563,9 @@ func (l Layer) validateBlock(m transformer.Spec) error {
 		}
 		if l.EP > 1 {
 			return fmt.Errorf("block %q at ep %d: a dense layer has no experts to split", l.Block, l.EP)
+		}
+		if l.ETP > 1 {
+			return fmt.Errorf("block %q at etp %d: a dense layer has no experts to split", l.Block, l.ETP)
 		}
 	default:
 		return fmt.Errorf("block %q: want %s or %s (none: the model's own layer)", l.Block, BlockDense, BlockMoE)

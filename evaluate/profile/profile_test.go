@@ -308,7 +308,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, l := range p.Layers {
-			s := Shape{TP: l.TP, SP: l.SP, EP: l.EP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full(), Selective: l.selective()}
+			s := Shape{TP: l.TP, SP: l.SP, EP: l.EP, ETP: l.ETP, MBS: l.MBS, Seq: l.Seq, Recompute: l.full(), Selective: l.selective()}
 			s.FP8 = l.FP8
 			at := p.Layer
 			if l.Block == BlockDense {

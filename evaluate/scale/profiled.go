@@ -152,8 +152,12 @@ func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source)
 
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
-	return profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+	s := profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
 		Recompute: c.pl.Recompute == FullRecompute, Selective: c.pl.Recompute == SelectiveRecompute, FP8: c.pl.FP8}
+	if c.m.MoE() {
+		s.ETP = c.pl.ETP // a dense plan's ETP is its T: no experts to split
+	}
+	return s
 }
 
 // profiled is part (a layer's block, the embedding, the output layer)
@@ -164,14 +168,17 @@ func (c *coster) layerShape() profile.Shape {
 // part timed with its tensor-parallel or expert-parallel collectives in
 // place, the profile's processes a group: c.inPlace), the part's time is
 // that, and its tensor- or expert-parallel communication the in-place
-// time less the kernels' alone. A model with experts is priced from its
-// profile where the plan runs them as the profile's layer did: tensor
-// parallelism 1 (the experts' too), forced balance, no all-to-all
-// overlap. A plan with fp8=R takes the layers measured under R (the
-// shape's FP8); where the profile has none at R the roofline's layer
-// stands (Sources says modelled); the embedding and the loss, which no
-// recipe covers, take their measured times either way. ok false:
-// nothing measured, the roofline's part stands.
+// time less the kernels' alone (split between the tensor-parallel and
+// the experts' groups as the roofline costs them: inPlaceShares). A
+// model with experts is priced from its profile where the plan runs
+// them as the profile's layer did: the profile's tensor, expert-tensor
+// and expert-parallel degrees (the shape's lookup answers), forced
+// balance, no all-to-all overlap. A plan with fp8=R takes the layers
+// measured under R (the shape's FP8); where the profile has none at R
+// the roofline's layer stands (Sources says modelled); the embedding and
+// the loss, which no recipe covers, take their measured times either
+// way. ok false: nothing measured, the
+// roofline's part stands.
 func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
 	// Selective recomputation is the profile's where it recomputes the
@@ -198,45 +205,72 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 		fwd.busy += pf - mf - f1.tpExposed - f1.epExposed
 		bwd.busy += pb - mb - b1.tpExposed - b1.epExposed
 		fc, bc := max(0, pf-mf), max(0, pb-mb)
-		if c.pl.T > 1 {
-			fwd.tpExposed, fwd.tpAll, bwd.tpExposed, bwd.tpAll = fc, fc, bc, bc
-		} else {
-			fwd.epExposed, bwd.epExposed = fc, bc
-		}
+		ft, fe := inPlaceShares(fc, f1.tpExposed, f1.epExposed, c.pl.T > 1)
+		bt, be := inPlaceShares(bc, b1.tpExposed, b1.epExposed, c.pl.T > 1)
+		fwd.tpExposed, fwd.tpAll, bwd.tpExposed, bwd.tpAll = ft, ft, bt, bt
+		fwd.epExposed, bwd.epExposed = fe, be
 	}
 	fwd.launches, bwd.launches, fwd.replays, bwd.replays, fwd.hostExposed, bwd.hostExposed = 0, 0, 0, 0, 0, 0
 	return fwd, bwd, true
 }
 
-// layerAsProfiled is whether the profile's layer is the plan's: a dense
-// layer, or a model with experts run as the profile ran them: tensor
-// parallelism 1 (the experts' too), forced balance (imbalance 1), no
-// all-to-all overlap.
+// inPlaceShares splits x, the communication an in-place timing added
+// to the kernels alone, between the tensor-parallel group and the
+// experts' (expert-parallel and expert-tensor) groups in the proportion
+// the roofline costs them (tp, ep); where it costs neither, all of it
+// to the tensor-parallel group if the plan has one, else the experts'.
+func inPlaceShares(x, tp, ep float64, hasTP bool) (tpPart, epPart float64) {
+	switch {
+	case tp+ep > 0:
+		return x * tp / (tp + ep), x * ep / (tp + ep)
+	case hasTP:
+		return x, 0
+	}
+	return 0, x
+}
+
+// layerAsProfiled is whether the profile's layer can be the plan's: a
+// dense layer, or a model with experts run as the profile ran them:
+// forced balance (imbalance 1), no all-to-all overlap; its tensor,
+// expert-tensor and expert-parallel degrees are the lookup's to match
+// (layerShape: a profile without them answers modelled).
 func (c *coster) layerAsProfiled() bool {
-	return !c.m.MoE() || c.pl.T == 1 && c.pl.ETP == 1 && c.pl.Imbalance <= 1 && !c.pl.EPOverlap
+	return !c.m.MoE() || c.pl.Imbalance <= 1 && !c.pl.EPOverlap
 }
 
 // inPlace is lookup f's answer at c's shape where an in-place timing
 // can stand for the plan's communication: tensor-parallel (tp > 1, no
 // tpoverlap, which the plain PyTorch layer does not run, the group in
-// one node) or expert-parallel (ep > 1 at tp 1, the group in one node).
+// one node) or, with experts, every group of the layer so (expertsInPlace).
 // Else Modelled.
 func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source)) (fwd, bwd float64, src profile.Source) {
 	if f == nil || c.noComm {
 		return 0, 0, profile.Modelled
 	}
-	_, epG, _ := c.pl.expertGroups(*c.pod)
 	tp := c.pl.T > 1 && !c.pl.TPOverlap && c.tpG.Nodes <= 1
-	ep := c.m.MoE() && c.pl.T == 1 && c.pl.EP > 1 && epG.Nodes <= 1
-	if !tp && !ep {
+	if c.m.MoE() && !c.expertsInPlace(tp) || !c.m.MoE() && !tp {
 		return 0, 0, profile.Modelled
 	}
 	return f(c.layerShape())
 }
 
-// blockOf is a dense block's forward and backward (block's, the
-// profile's layers being dense).
-func blockOf(c *coster) (phase, phase) { return c.block(false) }
+// expertsInPlace is whether a layer with experts timed in place stands
+// for the plan's communication: it has some (tp, etp or ep above 1),
+// and each group it has is as the timing ran it: the tensor-parallel
+// group as inPlace asks (tp), the expert-parallel group in one node (the
+// expert-tensor group always is: resolveExperts).
+func (c *coster) expertsInPlace(tp bool) bool {
+	_, epG, _ := c.pl.expertGroups(*c.pod)
+	some := c.pl.T > 1 || c.pl.ETP > 1 || c.pl.EP > 1
+	return some && (c.pl.T == 1 || tp) && (c.pl.EP == 1 || epG.Nodes <= 1)
+}
+
+// blockOf is the plan's block's forward and backward as the roofline
+// costs it (block's): an MoE block in a model with experts (the
+// profile's layer is one: its communication, the dispatcher's
+// collectives, is what the roofline adds beside the measured kernels
+// where no in-place timing stands for it), else a dense one.
+func blockOf(c *coster) (phase, phase) { return c.block(c.m.MoE()) }
 
 // Sources says where each of a plan's figures came from: measured on
 // this machine (a profile), composed from measured neighbours, or
@@ -289,7 +323,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 			}
 		}
 	}
-	if c.m.MoE() && m.EP > 1 {
+	if c.m.MoE() && (m.EP > 1 || m.ETP > 1) {
 		_, epG, _ := m.expertGroups(*p)
 		_, s.EP = p.profiledAllToAll(epG, c.tokens*float64(c.m.Hidden)*bf16*float64(c.m.TopK))
 		if s.Layers != profile.Modelled {

@@ -36,7 +36,7 @@ def _all_reduce(x, g):
 def _gather_seq(x, g):
     n = dist.get_world_size(g)
     y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] * n,) + tuple(y.shape[1:]), dtype=WIRE)
+    out = torch.empty((y.shape[0] * n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
     dist.all_gather_into_tensor(out, y, group=g)
     return out.to(x.dtype)
 
@@ -44,7 +44,7 @@ def _gather_seq(x, g):
 def _scatter_seq(x, g):
     n = dist.get_world_size(g)
     y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] // n,) + tuple(y.shape[1:]), dtype=WIRE)
+    out = torch.empty((y.shape[0] // n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
     dist.reduce_scatter_tensor(out, y, group=g)
     return out.to(x.dtype)
 
@@ -174,18 +174,42 @@ class Experts(nn.Module):
     run): token i's j-th copy goes to expert (i topk + j) mod experts,
     after the router's kernels ran. group None: no communication, the
     rank's own copies standing in for those it would receive (the same
-    count under forced balance)."""
+    count under forced balance).
 
-    def __init__(self, c, ep=1, group=None):
+    Under tensor parallelism (shard: the attention's, degree T > 1, with
+    sequence parallelism) and expert tensor parallelism etp, as
+    Megatron-Core's MoEAlltoAllTokenDispatcher runs them (core_v0.16.0,
+    3bec9aa, megatron/core/transformer/moe/token_dispatcher.py: its
+    workflow "A2A(EP)", then "AG(TP)" and back "RS(TP)", "A2A(EP)", its
+    TP the expert-tensor group, pg_collection.expt_tp): the layer's
+    input is the rank's seq/T tokens (MoELayer refuses tensor
+    parallelism without sequence parallelism in training, moe_layer.py),
+    each rank routes and permutes its own, the all-to-all over ep, then
+    the received copies all-gathered over the etp group (etp_forward);
+    each expert's SwiGLU is column-split (FC1) and row-split (FC2) over
+    etp, its partial outputs reduce-scattered back (etp_back) before the
+    reverse all-to-all. With etp 1 (at any T) an expert is whole on the
+    rank and its tokens are the rank's own: nothing gathered. The
+    shared experts are a tensor-parallel MLP over the attention's group
+    (shared_experts.py: SharedExpertMLP on pg_collection.tp), their
+    input gathered over the sequence and output reduce-scattered
+    (Shard.col_in, row_out). etp_group None: no communication, the
+    gather's and scatter's shapes as they would be."""
+
+    def __init__(self, c, ep=1, group=None, etp=1, etp_group=None, shard=None):
         super().__init__()
         h, E, f = c["hidden"], c["experts"], c["expert_ffn"]
         self.E, self.k, self.ep, self.group = E, c["topk"], ep, group
+        self.etp, self.etp_group = etp, etp_group
+        self.shard = shard if shard is not None else Shard()
         self.local = E // ep
+        fe = f // etp  # an expert's FFN on one expert-tensor rank
         self.router = nn.Linear(h, E, bias=False)
-        self.w1 = nn.Parameter(torch.randn(self.local, h, 2 * f) * h ** -0.5)
-        self.w2 = nn.Parameter(torch.randn(self.local, f, h) * f ** -0.5)
+        self.w1 = nn.Parameter(torch.randn(self.local, h, 2 * fe) * h ** -0.5)
+        self.w2 = nn.Parameter(torch.randn(self.local, fe, h) * f ** -0.5)
         sh = c.get("shared", 0) * f
-        self.shared = nn.ModuleList([nn.Linear(h, 2 * sh, bias=False), nn.Linear(sh, h, bias=False)]) if sh else None
+        T = self.shard.T
+        self.shared = nn.ModuleList([nn.Linear(h, 2 * sh // T, bias=False), nn.Linear(sh // T, h, bias=False)]) if sh else None
 
     def forward(self, x):
         S, B, h = x.shape
@@ -202,8 +226,9 @@ class Experts(nn.Module):
             xs = recv.view(self.ep, self.local, per, h).transpose(0, 1).reshape(self.local, self.ep * per, h)
         else:
             xs = perm.view(self.local, self.ep * per, h)
+        xs = self.etp_forward(xs)
         g, u = torch.bmm(xs, self.w1).chunk(2, -1)
-        ys = torch.bmm(F.silu(g) * u, self.w2)
+        ys = self.etp_back(torch.bmm(F.silu(g) * u, self.w2))
         if self.group is not None and self.ep > 1:
             back = _AllToAll.apply(ys.view(self.local, self.ep, per, h).transpose(0, 1).reshape(-1, h), self.group)
         else:
@@ -211,9 +236,36 @@ class Experts(nn.Module):
         copies = torch.zeros_like(back).index_copy(0, order, back)
         y = (copies.view(n, k, h) * w.to(copies.dtype).unsqueeze(-1)).sum(1)
         if self.shared is not None:
-            a, b = self.shared[0](t).chunk(2, -1)
-            y = y + self.shared[1](F.silu(a) * b)
+            sd = self.shard
+            a, b = self.shared[0](sd.col_in(x)).chunk(2, -1)
+            y = y + sd.row_out(self.shared[1](F.silu(a) * b)).reshape(-1, h)
         return y.view(S, B, h)
+
+    def etp_forward(self, xs):
+        """[local expert, copies, h] -> the same with the copies of the
+        etp group's ranks (rank by rank) for each local expert."""
+        if self.etp == 1:
+            return xs
+        L, R, h = xs.shape
+        flat = xs.reshape(-1, h)
+        if self.etp_group is None:
+            flat = flat.repeat(self.etp, 1)  # what the gather writes
+        else:
+            flat = _GatherSeq.apply(flat, self.etp_group)
+        return flat.view(self.etp, L, R, h).transpose(0, 1).reshape(L, self.etp * R, h)
+
+    def etp_back(self, ys):
+        """The experts' partial outputs [local expert, etp x copies, h]
+        summed over the etp group, each rank its own copies back."""
+        if self.etp == 1:
+            return ys
+        L, R, h = ys.shape[0], ys.shape[1] // self.etp, ys.shape[2]
+        flat = ys.view(L, self.etp, R, h).transpose(0, 1).reshape(-1, h)
+        if self.etp_group is None:
+            flat = flat[: L * R]
+        else:
+            flat = _ScatterSeq.apply(flat, self.etp_group)
+        return flat.view(L, R, h)
 
 
 def _core_attention(q, k, v, gqa):
@@ -298,9 +350,11 @@ class LatentAttention(nn.Module):
 class Block(nn.Module):
     """One Llama layer's shard; x is [seq (/T with sp), batch, hidden].
     With experts (c["experts"]) its MLP is Experts over ep (the
-    expert-parallel degree and group; tensor parallelism 1)."""
+    expert-parallel degree and group) and etp (the expert-tensor degree
+    and group), the attention's tensor parallelism with sequence
+    parallelism."""
 
-    def __init__(self, c, shard, ep=1, ep_group=None):
+    def __init__(self, c, shard, ep=1, ep_group=None, etp=1, etp_group=None):
         super().__init__()
         T = shard.T
         self.shard = shard
@@ -323,8 +377,8 @@ class Block(nn.Module):
             self.proj = nn.Linear(self.nh * self.hd, h, bias=False)
         self.moe = None
         if c.get("experts"):
-            assert T == 1, "experts at tensor parallelism 1 only"
-            self.moe = Experts(c, ep, ep_group)
+            assert T == 1 or shard.sp, "experts at tensor parallelism above 1 need sequence parallelism"
+            self.moe = Experts(c, ep, ep_group, etp, etp_group, shard)
         else:
             self.gate_up = nn.Linear(h, 2 * (c["ffn"] // T), bias=False)
             self.down = nn.Linear(c["ffn"] // T, h, bias=False)

@@ -78,19 +78,20 @@ class Timer:
 EVERYONE = [False]
 
 
-def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
+def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp_group=None):
     """Forward and backward medians (and the peak memory) of one part
     (a block, the embedding, the loss) at one shard shape: its kernels
     alone, or with group (this process's tensor-parallel group, every
-    process in one) or ep_group (its expert-parallel group) its
-    collectives in place, every process timing."""
+    process in one), ep_group (its expert-parallel group) or etp_group
+    (its expert-tensor group) its collectives in place, every process
+    timing."""
     c = req["model"]
     if shape.get("block") == "dense":
         c = llama.dense_config(c)  # a dense layer before the experts
     T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
     full = shape.get("recompute", "none") == "full"
     selective = shape.get("recompute", "none") == "selective"
-    together = group is not None or ep_group is not None or (dist.is_initialized() and EVERYONE[0])
+    together = group is not None or ep_group is not None or etp_group is not None or (dist.is_initialized() and EVERYONE[0])
     torch.manual_seed(0)
     shard = llama.Shard(T, dist.get_rank() % T if group is not None else 0, group, sp)
     # A layer is timed as a stack of as many as the model has, up to 4,
@@ -100,7 +101,8 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None):
     # layer's forward 3.29 ms alone in a loop, 3.67 ms inside the step).
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
-        part = torch.nn.ModuleList([make(c, shard, shape.get("ep", 1), ep_group) for _ in range(reps)]).to(dev)
+        degrees = (shape.get("ep", 1), ep_group, shape.get("etp", 1), etp_group)
+        part = torch.nn.ModuleList([make(c, shard, *degrees) for _ in range(reps)]).to(dev)
         for layer in part:
             layer.recompute_core = selective
     else:
@@ -350,9 +352,9 @@ def worker(rank, world, port, req):
     # the profile times that divides the processes, the world split into
     # groups of T consecutive ranks (every process creates every group,
     # in one order); the process's own.
-    tp_groups, ep_groups = {}, {}
+    tp_groups, xp_groups = {}, {}
     if world > 1:
-        for key, groups in (("tp", tp_groups), ("ep", ep_groups)):
+        for key, groups in (("tp", tp_groups),):
             for T in sorted({sh.get(key, 1) for k in ("layer", "embedding", "loss") for sh in req[k + "s"]}):
                 if T < 2 or T > world or world % T:
                     continue
@@ -360,6 +362,7 @@ def worker(rank, world, port, req):
                     g = dist.new_group(list(range(first, first + T)))
                     if first <= rank < first + T:
                         groups[T] = g
+        xp_groups = expert_groups(world, rank, req["layers"])
     for kind in ("layer", "embedding", "loss"):
         shapes = req[kind + "s"]
         for i, shape in enumerate(shapes):
@@ -378,9 +381,14 @@ def worker(rank, world, port, req):
             if lead:
                 line = dict(shape, kind=kind, forward_s=f, backward_s=b, peak_bytes=peak)
                 msg = "%s %d/%d %s: %.3f ms + %.3f ms" % (kind, i + 1, len(shapes), shape, f * 1e3, b * 1e3)
-            g, eg = tp_groups.get(shape["tp"]), ep_groups.get(shape.get("ep", 1)) if kind == "layer" else None
-            if g is not None or eg is not None:
-                fi, bi, _ = time_part(parts[kind], shape, req, dev, timer, kind, group=g, ep_group=eg)
+            g = tp_groups.get(shape["tp"])
+            xd = (shape.get("etp", 1), shape.get("ep", 1)) if kind == "layer" else (1, 1)
+            eg, xg = xp_groups.get(xd, (None, None))
+            # In place where every degree above 1 of the shape has its
+            # groups among the processes (tensor, expert-tensor x expert).
+            tp_ok, x_ok = shape["tp"] == 1 or g is not None, xd == (1, 1) or xd in xp_groups
+            if (shape["tp"] > 1 or xd != (1, 1)) and tp_ok and x_ok:
+                fi, bi, _ = time_part(parts[kind], shape, req, dev, timer, kind, group=g, ep_group=eg, etp_group=xg)
                 if lead:
                     line.update(forward_inplace_s=fi, backward_inplace_s=bi)
                     msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
@@ -460,6 +468,40 @@ def time_fp8(makers, shape, req, dev, timer, lead, everyone, world, g, eg):
         if lead:
             emit(line)
             say(msg)
+
+
+def expert_groups(world, rank, shapes):
+    """The experts' groups of the in-place timings: for each
+    (etp, ep) of the shapes with etp x ep dividing the processes, the
+    world split into meshes of etp x ep consecutive ranks, each as
+    Megatron-Core lays the experts' out (core_v0.16.0, 3bec9aa,
+    megatron/core/parallel_state.py: the expert mesh's order
+    tp-ep-dp-pp, the expert-tensor group innermost): an expert-tensor
+    group is etp consecutive ranks, an expert-parallel group ep ranks
+    striding etp. Every process creates every group, in one order.
+    {(etp, ep): (this process's expert-parallel group or None,
+    its expert-tensor group or None)}."""
+    out = {}
+    for etp, ep in sorted({(sh.get("etp", 1), sh.get("ep", 1)) for sh in shapes}):
+        n = etp * ep
+        if n < 2 or n > world or world % n:
+            continue
+        mine = [None, None]
+        for first in range(0, world, n):
+            if ep > 1:
+                for j in range(etp):
+                    rs = list(range(first + j, first + n, etp))
+                    g = dist.new_group(rs)
+                    if rank in rs:
+                        mine[0] = g
+            if etp > 1:
+                for e in range(ep):
+                    rs = list(range(first + e * etp, first + (e + 1) * etp))
+                    g = dist.new_group(rs)
+                    if rank in rs:
+                        mine[1] = g
+        out[(etp, ep)] = tuple(mine)
+    return out
 
 
 def free_port():
