@@ -66,6 +66,10 @@ type Result struct {
 	Usable      int64        `json:"usable_bytes,omitempty"`
 	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
 	MemoryMargin float64 `json:"memory_margin,omitempty"`
+	// Allocator is what PyTorch's caching allocator reserves for Memory's
+	// tensors, simulated on each stage's allocation trace (Evaluate fills
+	// it; the search does not).
+	Allocator *AllocatorPeak `json:"allocator,omitempty"`
 	// Sources says which figures a profile measured or composed and
 	// which the roofline modelled (nil: no profile, all modelled).
 	Sources *Sources `json:"sources,omitempty"`
@@ -90,6 +94,7 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	}
 	r := evaluateCached(m, pl, &p, nil, true)
 	r.LayerCosting = EagerCosting(m, pl)
+	r.Allocator = allocatorPeak(m, pl, &p)
 	if p.Profile != nil {
 		mid := pl.P / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
