@@ -130,7 +130,11 @@ func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod
 		return scale.Result{}, m, p, err
 	}
 	res, err := scale.Evaluate(m, s, p)
-	return res, m, p, err
+	if err != nil || row.PeakGiB == 0 {
+		return res, m, p, err
+	}
+	// The allocator's reserve where a peak is published to set it beside.
+	return scale.WithAllocator(m, p, res), m, p, nil
 }
 
 // sweepOrder compares the order of predicted with measured's, in a

@@ -67,8 +67,8 @@ type Result struct {
 	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
 	MemoryMargin float64 `json:"memory_margin,omitempty"`
 	// Allocator is what PyTorch's caching allocator reserves for Memory's
-	// tensors, simulated on each stage's allocation trace (Evaluate fills
-	// it; the search does not).
+	// tensors, simulated on each stage's allocation trace (WithAllocator
+	// fills it; Evaluate and the search do not).
 	Allocator *AllocatorPeak `json:"allocator,omitempty"`
 	// Sources says which figures a profile measured or composed and
 	// which the roofline modelled (nil: no profile, all modelled).
@@ -94,7 +94,6 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	}
 	r := evaluateCached(m, pl, &p, nil, true)
 	r.LayerCosting = EagerCosting(m, pl)
-	r.Allocator = allocatorPeak(m, pl, &p)
 	if p.Profile != nil {
 		mid := pl.P / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))

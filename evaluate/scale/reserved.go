@@ -52,6 +52,15 @@ func (pl *Plan) Expandable() bool {
 	return pl.titan()
 }
 
+// WithAllocator is r, a result of model m on pod p, with its Allocator
+// filled (a replay of each stage's trace: milliseconds a plan, left out
+// of Evaluate, which the searches and the checks of every published row
+// call).
+func WithAllocator(m transformer.Spec, p Pod, r Result) Result {
+	r.Allocator = allocatorPeak(m, r.Plan, &p)
+	return r
+}
+
 // allocatorPeak runs the allocator on every stage's trace of plan pl
 // and keeps the stage that reserves most.
 func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {

@@ -69,7 +69,7 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Allocator == nil || r.Allocator.Reserved < r.Allocator.Allocated {
+		if r = WithAllocator(m, p, r); r.Allocator == nil || r.Allocator.Reserved < r.Allocator.Allocated {
 			t.Errorf("%s: allocator %+v", c.strategy, r.Allocator)
 		}
 	}

@@ -739,7 +739,7 @@ func TestStageTPUniform(t *testing.T) {
 	pl, _ := Resolve(row.Model, plain, p)
 	pl.TensorStages = []int{8, 8, 8, 8, 8, 8}
 	c := evaluate(row.Model, pl, p)
-	c.Plan, c.HostStages, c.Allocator = a.Plan, a.HostStages, a.Allocator // the per-stage host and the allocator's trace are Evaluate's alone
+	c.Plan, c.HostStages = a.Plan, a.HostStages // the per-stage host is Evaluate's alone
 	if !reflect.DeepEqual(a, c) {
 		t.Errorf("per-stage path with one degree: %+v; want %+v", c, a)
 	}
