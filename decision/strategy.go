@@ -303,6 +303,7 @@ var scaleKeys = []string{
 	"loss-layer", "account-for-loss-in-pipeline-split",
 	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
 	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
+	"expandable-segments", "expandable_segments",
 }
 
 func positive(v string) (int, error) {

@@ -110,6 +110,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"cuda-graphs=dense", `strategy "cuda-graphs=dense": cuda-graphs is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"graphs=dense", `strategy "graphs=dense": graphs is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"routing=dropless", `strategy "routing=dropless": routing is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"expandable-segments=on", `strategy "expandable-segments=on": expandable-segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"expandable_segments=off", `strategy "expandable_segments=off": expandable_segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

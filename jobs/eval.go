@@ -1,15 +1,19 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
+	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/evaluate/hw"
 	"github.com/placer/placer/evaluate/opcheck"
 	"github.com/placer/placer/evaluate/roofline"
@@ -184,6 +188,14 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 		e.Transfers = "sync"
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
+	// The allocator's reserve, where the cost model times the decision op
+	// by op (the roofline) and it runs as given (one replica, no torch
+	// plan re-ordering it).
+	if sc, ok := p.Cost.(evaluate.Scheduler); ok && st.IsZero() && p.Realize == nil {
+		if err := reservedPerDevice(ctx, &e, sc, g, d, c.Devices); err != nil {
+			return report.Eval{}, err
+		}
+	}
 	if p.profile != nil {
 		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st); err != nil {
 			return report.Eval{}, err
@@ -335,4 +347,60 @@ func execNote(g *graph.Graph, h *roofline.Hardware, override *roofline.TF32) str
 		return t
 	}
 	return strings.Join(parts, ", ") + "; " + t
+}
+
+// reservedPerDevice fills each device's reserved memory (DeviceStats):
+// PyTorch's caching allocator simulated (evaluate/alloc) on the device's
+// allocation trace, the tensors' lifetimes in the order the simulation
+// ran the ops (sc's schedule: its kernels by start), with and without
+// expandable segments; only where the trace's peak of tensor bytes is
+// the simulation's peak memory within 1% (transfers are timed in the
+// simulation, not in the trace). A schedule that does not run every op
+// once leaves them unset.
+func reservedPerDevice(ctx context.Context, e *report.Eval, sc evaluate.Scheduler, g *graph.Graph, d decision.Decision, devices int) error {
+	_, sched, err := sc.Schedule(ctx, d)
+	if err != nil {
+		return err
+	}
+	ks := slices.Clone(sched.Kernels)
+	slices.SortStableFunc(ks, func(a, b evaluate.Kernel) int { return cmp.Compare(a.Start, b.Start) })
+	seen := make([]bool, g.NumOps())
+	var order []int32
+	for _, k := range ks {
+		for _, v := range k.Ops {
+			if int(v) >= len(seen) || v < 0 || seen[v] {
+				return nil
+			}
+			seen[v] = true
+			order = append(order, v)
+		}
+	}
+	if len(order) != g.NumOps() || len(e.PerDevice) < devices {
+		return nil
+	}
+	if order, err = alloc.Ordered(g, order); err != nil {
+		return nil
+	}
+	traces, err := alloc.GraphTracesInOrder(g, d.Device, devices, order)
+	if err != nil {
+		return nil // a placement the trace cannot follow: no figure
+	}
+	for k, tr := range traces {
+		seg, err1 := alloc.Replay(alloc.Config{}, tr)
+		exp, err2 := alloc.Replay(alloc.Config{Expandable: true}, tr)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("eval: device %d's allocation trace: %w", k, errors.Join(err1, err2))
+		}
+		ds := &e.PerDevice[k]
+		if d := float64(seg.PeakRequested) - float64(ds.PeakMemory); math.Abs(d) > 0.01*float64(ds.PeakMemory) {
+			// The trace copies a tensor sent to another device at its
+			// first consumer there and frees it on its own device at its
+			// last consumer, where the simulation holds both for the
+			// transfer's time: a device whose peak that moves gets no
+			// figure.
+			continue
+		}
+		ds.Reserved, ds.ReservedExpandable, ds.AllocatorAllocated = seg.PeakReserved, exp.PeakReserved, seg.PeakAllocated
+	}
+	return nil
 }

@@ -55,6 +55,9 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 			r = full
 		}
 	}
+	if r.Allocator == nil {
+		r = scale.WithAllocator(m, p, r)
+	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
 	if p.Hardware.Name == "cpu" {
 		// A CPU profile's pod: every published row ran on GPUs.

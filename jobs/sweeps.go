@@ -36,6 +36,9 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 			rep.Rows++
 			if r.PublishedPeakGiB > 0 {
 				rep.Peaks++
+				if r.PredictedReserved {
+					rep.ReservedPeaks++
+				}
 				sumPeak += abs(r.PeakError)
 				rep.MaxAbsPeakError = max(rep.MaxAbsPeakError, abs(r.PeakError))
 			}
@@ -94,7 +97,14 @@ func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 	}
 	r.Fits = res.Fits
 	if row.PeakGiB > 0 {
-		r.PredictedPeakGiB = float64(res.Memory) / (1 << 30)
+		// A reserved figure against placer's reserved (the caching
+		// allocator simulated on the plan's trace), an allocated one
+		// against its allocated.
+		r.PredictedAllocatedGiB = float64(res.Memory) / (1 << 30)
+		r.PredictedPeakGiB = r.PredictedAllocatedGiB
+		if row.PeakReserved && res.Allocator != nil {
+			r.PredictedPeakGiB, r.PredictedReserved = float64(res.Allocator.Reserved)/(1<<30), true
+		}
 		r.PeakError = r.PredictedPeakGiB/row.PeakGiB - 1
 	}
 	for _, st := range res.HostStages {
@@ -120,7 +130,11 @@ func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod
 		return scale.Result{}, m, p, err
 	}
 	res, err := scale.Evaluate(m, s, p)
-	return res, m, p, err
+	if err != nil || row.PeakGiB == 0 {
+		return res, m, p, err
+	}
+	// The allocator's reserve where a peak is published to set it beside.
+	return scale.WithAllocator(m, p, res), m, p, nil
 }
 
 // sweepOrder compares the order of predicted with measured's, in a

@@ -67,7 +67,7 @@ func TestSweeps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	peaks := 0
+	peaks, reserved := 0, 0
 	for i, sw := range a.Sweeps {
 		for j, r := range sw.Rows {
 			if r.Refused != "" {
@@ -90,6 +90,18 @@ func TestSweeps(t *testing.T) {
 			// an input: another peak leaves the prediction to the bit.
 			if r.PublishedPeakGiB > 0 {
 				peaks++
+				// A reserved figure is set beside placer's simulated
+				// reserve (at least its allocated), an allocated one
+				// beside its allocated.
+				if r.PredictedReserved != r.PeakReserved || r.PredictedAllocatedGiB <= 0 ||
+					r.PredictedReserved && r.PredictedPeakGiB < r.PredictedAllocatedGiB ||
+					!r.PredictedReserved && r.PredictedPeakGiB != r.PredictedAllocatedGiB {
+					t.Errorf("%s, %s: published reserved %v, predicted reserved %v: %g GiB (allocated %g)", sw.Name, r.Label,
+						r.PeakReserved, r.PredictedReserved, r.PredictedPeakGiB, r.PredictedAllocatedGiB)
+				}
+				if r.PeakReserved {
+					reserved++
+				}
 				q := b.Sweeps[i].Rows[j].PredictedPeakGiB
 				if !(r.PredictedPeakGiB > 0) || math.Float64bits(q) != math.Float64bits(r.PredictedPeakGiB) ||
 					!near(r.PeakError, r.PredictedPeakGiB/r.PublishedPeakGiB-1, 1e-12) {
@@ -106,8 +118,8 @@ func TestSweeps(t *testing.T) {
 		}
 	}
 	// torchtitan's tables 1 to 6 publish a peak beside every row.
-	if peaks < 18 || a.Peaks != peaks {
-		t.Errorf("%d rows with a published peak (report: %d), want torchtitan's 18", peaks, a.Peaks)
+	if peaks < 18 || a.Peaks != peaks || a.ReservedPeaks != reserved {
+		t.Errorf("%d rows with a published peak (report: %d), %d reserved (report: %d), want torchtitan's 18", peaks, a.Peaks, reserved, a.ReservedPeaks)
 	}
 }
 

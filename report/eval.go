@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
@@ -94,7 +95,16 @@ type DeviceStats struct {
 	Utilization float64 `json:"utilization"` // busy / step time
 	PeakMemory  int64   `json:"peak_memory"`
 	Capacity    int64   `json:"capacity"`
-	OOM         bool    `json:"oom"`
+	// Reserved and ReservedExpandable are what PyTorch's caching
+	// allocator reserves at its peak for the device's tensors, without
+	// and with expandable segments, and AllocatorAllocated what it counts
+	// allocated (requests rounded, blocks not split counted whole):
+	// evaluate/alloc's simulator on the device's allocation trace (0: not
+	// simulated).
+	Reserved           int64 `json:"reserved,omitempty"`
+	ReservedExpandable int64 `json:"reserved_expandable,omitempty"`
+	AllocatorAllocated int64 `json:"allocator_allocated,omitempty"`
+	OOM                bool  `json:"oom"`
 	// BytesOut and BytesIn are what the device sends and receives, in
 	// transfers and in collectives; Collective the collectives' part of
 	// each (a ring collective sends what it receives).
@@ -185,16 +195,34 @@ func WriteEval(w io.Writer, e Eval) error {
 		return err
 	}
 	var dev [][]string
+	reserved := false
 	for _, d := range e.PerDevice {
 		oom := ""
 		if d.OOM {
 			oom = " OOM"
 		}
-		dev = append(dev, []string{fmt.Sprint(d.Device), fmt.Sprint(d.Ops), Seconds(d.Busy), Percent(d.Utilization),
-			Bytes(d.PeakMemory) + oom, Percent(float64(d.PeakMemory) / float64(max(d.Capacity, 1))), Bytes(d.BytesOut), Bytes(d.BytesIn)})
+		row := []string{fmt.Sprint(d.Device), fmt.Sprint(d.Ops), Seconds(d.Busy), Percent(d.Utilization),
+			Bytes(d.PeakMemory) + oom, Percent(float64(d.PeakMemory) / float64(max(d.Capacity, 1))), Bytes(d.BytesOut), Bytes(d.BytesIn)}
+		if d.Reserved > 0 {
+			reserved = true
+			row = slices.Insert(row, 5, Bytes(d.Reserved)+" / "+Bytes(d.ReservedExpandable))
+		} else {
+			row = slices.Insert(row, 5, "-")
+		}
+		dev = append(dev, row)
 	}
-	if err := Table(w, []string{"GPU", "ops", "busy", "util", "peak memory", "of capacity", "sent", "received"}, dev); err != nil {
+	head := []string{"GPU", "ops", "busy", "util", "peak memory", "reserved", "of capacity", "sent", "received"}
+	if !reserved {
+		for i := range dev {
+			dev[i] = slices.Delete(dev[i], 5, 6)
+		}
+		head = slices.Delete(head, 5, 6)
+	}
+	if err := Table(w, head, dev); err != nil {
 		return err
+	}
+	if reserved {
+		fmt.Fprintln(w, "peak memory: what the tensors hold (allocated); reserved: what PyTorch's caching allocator would reserve for them at its peak, without / with expandable segments (simulated on each GPU's allocation trace)")
 	}
 	if e.CollectiveBytes > 0 {
 		fmt.Fprintln(w, "sent and received: each GPU's transfers and its part of the collectives")

@@ -91,6 +91,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"host", hostLine(p.Result)},
 		{"checked against", checkedLine(p)},
 	}
+	if a := p.Allocator; a != nil {
+		rows = slices.Insert(rows, 6, [2]string{"reserved per GPU", reservedLine(a)})
+	}
 	if p.LayerCosting != "" {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
 	}
@@ -146,6 +149,23 @@ func memoryLine(r scale.Result, fits string) string {
 			name += " (outside the allocator)"
 		}
 		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
+	}
+	return line
+}
+
+// reservedLine is what PyTorch's caching allocator reserves for the
+// memory line's tensors (torch.cuda.max_memory_reserved), simulated.
+func reservedLine(a *scale.AllocatorPeak) string {
+	exp := "off"
+	if a.Expandable {
+		exp = "on"
+	}
+	line := fmt.Sprintf("%s reserved by PyTorch's caching allocator (expandable segments %s), %s allocated as it counts: simulated on stage %d's allocation trace (%d events)",
+		GB(a.Reserved), exp, GB(a.Allocated), a.Stage, a.Events)
+	if a.OutOfMemory {
+		line += "; OUT OF MEMORY in the simulation, with the cache released"
+	} else if a.Releases > 0 {
+		line += fmt.Sprintf("; the cache released %d times to make room", a.Releases)
 	}
 	return line
 }

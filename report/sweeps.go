@@ -21,10 +21,13 @@ type Sweeps struct {
 	Rows    int `json:"rows"`
 	Refused int `json:"refused"`
 	Ordered int `json:"ordered,omitempty"`
-	// Peaks counts the predicted rows with a published peak memory;
+	// Peaks counts the predicted rows with a published peak memory,
+	// ReservedPeaks those of them published as reserved and compared
+	// with placer's reserved (the rest with its allocated);
 	// MeanAbsPeakError and MaxAbsPeakError are placer's memory against
 	// them.
 	Peaks            int     `json:"peaks,omitempty"`
+	ReservedPeaks    int     `json:"reserved_peaks,omitempty"`
 	MeanAbsPeakError float64 `json:"mean_abs_peak_error,omitempty"`
 	MaxAbsPeakError  float64 `json:"max_abs_peak_error,omitempty"`
 }
@@ -78,12 +81,17 @@ type SweepRow struct {
 	HostBound bool `json:"host_bound,omitempty"`
 	// PublishedPeakGiB is the published peak memory of a GPU (0: none;
 	// PeakReserved: what the allocator reserved, not what tensors held),
-	// PredictedPeakGiB placer's memory of the plan's most loaded GPU and
-	// PeakError the one over the other, minus 1.
-	PublishedPeakGiB float64 `json:"published_peak_gib,omitempty"`
-	PeakReserved     bool    `json:"peak_reserved,omitempty"`
-	PredictedPeakGiB float64 `json:"predicted_peak_gib,omitempty"`
-	PeakError        float64 `json:"peak_error,omitempty"`
+	// PredictedPeakGiB placer's figure of the same kind (PredictedReserved:
+	// what its simulated caching allocator reserves on the plan's most
+	// reserving GPU; else what its most loaded GPU's tensors hold,
+	// PredictedAllocatedGiB) and PeakError the one over the other,
+	// minus 1.
+	PublishedPeakGiB      float64 `json:"published_peak_gib,omitempty"`
+	PeakReserved          bool    `json:"peak_reserved,omitempty"`
+	PredictedPeakGiB      float64 `json:"predicted_peak_gib,omitempty"`
+	PredictedReserved     bool    `json:"predicted_reserved,omitempty"`
+	PredictedAllocatedGiB float64 `json:"predicted_allocated_gib,omitempty"`
+	PeakError             float64 `json:"peak_error,omitempty"`
 }
 
 // WriteSweeps writes each sweep's table and how well placer orders it,
@@ -140,8 +148,8 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		ordered = fmt.Sprintf(" (%d of them ordered only, outside the errors)", s.Ordered)
 	}
 	if s.Peaks > 0 {
-		if _, err := fmt.Fprintf(w, "memory: %d rows with a published peak, placer's mean |error| %s, largest %s (GiB pub/pred: r = reserved)\n",
-			s.Peaks, Percent(s.MeanAbsPeakError), Percent(s.MaxAbsPeakError)); err != nil {
+		if _, err := fmt.Fprintf(w, "memory: %d rows with a published peak (%d reserved, against placer's reserved: its caching allocator simulated; %d allocated, against its allocated), placer's mean |error| %s, largest %s (GiB pub/pred: r = reserved)\n",
+			s.Peaks, s.ReservedPeaks, s.Peaks-s.ReservedPeaks, Percent(s.MeanAbsPeakError), Percent(s.MaxAbsPeakError)); err != nil {
 			return err
 		}
 	}
@@ -152,7 +160,7 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 }
 
 // peakCell is a row's published and predicted peak memory in GiB with
-// the error ("82.4r/54.5 -34%"; r: the published figure is reserved),
+// the error ("82.4r/54.5r -34%"; r: the figure is reserved),
 // or "-" where no peak is published.
 func peakCell(r SweepRow) string {
 	if r.PublishedPeakGiB <= 0 {
@@ -165,7 +173,11 @@ func peakCell(r SweepRow) string {
 	if r.Refused != "" || r.PredictedPeakGiB <= 0 {
 		return pub
 	}
-	return fmt.Sprintf("%s/%.1f %+.0f%%", pub, r.PredictedPeakGiB, 100*r.PeakError)
+	pred := fmt.Sprintf("%.1f", r.PredictedPeakGiB)
+	if r.PredictedReserved {
+		pred += "r"
+	}
+	return fmt.Sprintf("%s/%s %+.0f%%", pub, pred, 100*r.PeakError)
 }
 
 // formatSweep writes a sweep's figure: whole tokens, or seconds to 3

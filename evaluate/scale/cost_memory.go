@@ -11,30 +11,37 @@ import (
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
 func fits(m transformer.Spec, pl Plan, p *Pod) bool {
-	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	var kitBuf [3]stageKit
-	kits := kitBuf[:0]
+	var stageBuf [128]stageCost
+	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
+	var r Result
+	memory(&r, stages, kits, pl.TPs)
+	return r.Fits
+}
+
+// memoryStages is the kits (one coster per tensor-parallel degree) and
+// the stages' weights that memory reads, in kits and stages (buffers
+// of the caller's: a pipeline of up to their capacity stays on its
+// stack).
+func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
+	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
 			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
 		}
 	}
-	// A pipeline of up to 128 stages keeps its costs on the stack.
-	var stageBuf [128]stageCost
-	stages := stageBuf[:0]
-	if pl.P > len(stageBuf) {
+	if pl.P > cap(stages) {
 		stages = make([]stageCost, 0, pl.P)
 	}
 	stages = stages[:pl.P]
 	lp := float64(m.LayerParams())
 	for s := range stages {
 		st := &stages[s]
+		*st = stageCost{}
 		st.dense, st.denseRec = pl.denseOn(&m, s)
 		st.weigh(&m, &pl, s, lp)
 	}
-	var r Result
-	memory(&r, stages, kits, pl.TPs)
-	return r.Fits
+	return kits, stages
 }
 
 // memory is the most loaded GPU's peak, as a sum of named parts
@@ -378,13 +385,18 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
 func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
+	return c.stageActivationsAt(s, st, lm, c.pl.inflight(s))
+}
+
+// stageActivationsAt is stageActivations with inflight micro-batches in
+// flight (the allocator's trace reads what one micro-batch adds).
+func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, inflight float64) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, kv := c.tokens, float64(m.KVHeads)
 	unit := n * float64(m.Hidden) // s b h
 	perLayer, perDense, mtpBlock, layerInput := lm.perLayer, lm.perDense, lm.mtpBlock, lm.layerInput
 	perDevice := float64(pl.Stages[s])
-	inflight := pl.inflight(s)
 	// A model with experts' dense blocks before them (denseOn's, in st):
 	// the stage's dense layers and how many of them recompute.
 	dn := st.dense

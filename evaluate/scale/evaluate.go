@@ -66,6 +66,10 @@ type Result struct {
 	Usable      int64        `json:"usable_bytes,omitempty"`
 	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
 	MemoryMargin float64 `json:"memory_margin,omitempty"`
+	// Allocator is what PyTorch's caching allocator reserves for Memory's
+	// tensors, simulated on each stage's allocation trace (WithAllocator
+	// fills it; Evaluate and the search do not).
+	Allocator *AllocatorPeak `json:"allocator,omitempty"`
 	// Sources says which figures a profile measured or composed and
 	// which the roofline modelled (nil: no profile, all modelled).
 	Sources *Sources `json:"sources,omitempty"`

@@ -38,6 +38,9 @@ type Software struct {
 	// Engine-like fused kernels, the default costing; off: the stack's
 	// eager ATen ops; Unset: the stack's).
 	Compile Toggle
+	// Expandable is PyTorch's caching allocator's expandable_segments
+	// (PYTORCH_CUDA_ALLOC_CONF; Unset: the stack's, Plan.Expandable).
+	Expandable Toggle
 }
 
 // Toggle is a setting written on, off or left to the stack.
@@ -298,9 +301,9 @@ func (sw Software) check() error {
 	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
 		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
 	}
-	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile} {
+	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable} {
 		if t > Off {
-			return strategyError("a fusion or grouped-gemm setting %d: want on or off", t)
+			return strategyError("a fusion, grouped-gemm or allocator setting %d: want on or off", t)
 		}
 	}
 	return nil
@@ -339,6 +342,8 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		err = toggle(&sw.GroupedGEMM)
 	case "compile":
 		err = toggle(&sw.Compile)
+	case "expandable-segments", "expandable_segments":
+		err = toggle(&sw.Expandable)
 	case "cuda-graphs", "graphs":
 		sw.Graphs = strings.ToLower(v)
 		if sw.Graphs == "none" {
@@ -378,7 +383,7 @@ func (sw Software) keys() []string {
 	for _, kv := range []struct {
 		k string
 		t Toggle
-	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}} {
+	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}, {"expandable-segments", sw.Expandable}} {
 		if kv.t != Unset {
 			parts = append(parts, kv.k+"="+word[kv.t])
 		}

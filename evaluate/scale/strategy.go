@@ -789,7 +789,7 @@ func ParseStrategy(text string) (Strategy, error) {
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing"
+const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -1,0 +1,584 @@
+// Package alloc simulates PyTorch's CUDA caching allocator: what it
+// reserves from the device (torch.cuda.max_memory_reserved) for a
+// sequence of tensor allocations and frees, beside what the tensors hold
+// (max_memory_allocated).
+//
+// The rules are those of c10/cuda/CUDACachingAllocator.cpp at
+// pytorch/pytorch 001074d25084fdb87a799823e395a50f5ec044d3
+// (DeviceCachingAllocator), with the allocator's defaults
+// (max_split_size unlimited, roundup_power2_divisions 0, no garbage
+// collection threshold, no memory fraction) and one device:
+//   - a request is rounded up to a multiple of 512 bytes (round_size,
+//     kMinBlockSize); requests of at most 1 MiB (kSmallSize) go to the
+//     small pool, larger ones to the large pool, one pair of pools per
+//     stream (BlockComparatorSize orders by stream first: a block freed
+//     on one stream is not reused by another);
+//   - a request takes the smallest free block of its pool and stream
+//     that holds it, the lowest address among equals (get_free_block's
+//     lower_bound on size then address);
+//   - without one, a new segment is asked of the device
+//     (get_allocation_size): 2 MiB (kSmallBuffer) for a small request,
+//     20 MiB (kLargeBuffer) for one under 10 MiB (kMinLargeAlloc), else
+//     the request rounded up to 2 MiB (kRoundLarge);
+//   - the block found is split when what remains is at least 512 bytes
+//     in the small pool, more than 1 MiB in the large one
+//     (should_split); a block that is not split is counted allocated
+//     whole;
+//   - a freed block merges with its free neighbours of its segment
+//     (free_block, try_merge_blocks); segments are never given back but
+//     when the device refuses a new one: then every cached segment with
+//     no block in use is released (release_cached_blocks) and the
+//     request tried once more; failing again is out of memory;
+//   - with expandable segments (PYTORCH_CUDA_ALLOC_CONF
+//     expandable_segments:True) each pool of each stream has one segment
+//     of address space, mapped in pages of 2 MiB in the small pool and
+//     20 MiB (kLargeBuffer) in the large one (ExpandableSegment,
+//     find_expandable_block: segment_size is kSmallBuffer or
+//     kLargeBuffer); a request that no free block holds maps pages at the
+//     lowest address where free and unmapped space together hold it
+//     (try_allocate_expandable_block, map_block), every remainder of at
+//     least 512 bytes is split off (should_split), and free pages are
+//     unmapped only when the device refuses (release_cached_blocks,
+//     unmap_block).
+//
+// Reserved is the bytes of segments (mapped pages) held, Allocated the
+// bytes of blocks in use, as torch's reserved_bytes and allocated_bytes
+// count them.
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// The allocator's sizes (CUDACachingAllocator.cpp, names as there).
+const (
+	MinBlockSize = 512      // kMinBlockSize: every request rounded to it
+	SmallSize    = 1 << 20  // kSmallSize: the largest small request
+	SmallBuffer  = 2 << 20  // kSmallBuffer: a small segment, an expandable small page
+	MinLargeLoc  = 10 << 20 // kMinLargeAlloc: below it a large request takes a 20 MiB segment
+	LargeBuffer  = 20 << 20 // kLargeBuffer: that segment, an expandable large page
+	RoundLarge   = 2 << 20  // kRoundLarge: a larger segment's rounding
+)
+
+// Config is how the allocator runs.
+type Config struct {
+	// Expandable is PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.
+	Expandable bool
+	// Capacity is the device memory the allocator may reserve, bytes (0:
+	// unlimited): a segment or page beyond it is refused, as cudaMalloc
+	// or cuMemCreate refuse one beyond the device's free memory.
+	Capacity int64
+	// Device is the device's whole memory (totalGlobalMem), bytes: an
+	// expandable segment reserves address space for 1 1/8 of it
+	// (find_expandable_block), and a request the rest of a segment's
+	// space cannot hold opens another segment. 0: as good as unlimited
+	// (2^48 bytes of address space a segment).
+	Device int64
+}
+
+// Stats is what the allocator holds, bytes, now and at its peak, and
+// how often it had to release its cache.
+type Stats struct {
+	Allocated, Reserved         int64
+	PeakAllocated, PeakReserved int64
+	// Requested is the bytes asked for of the blocks in use (before
+	// rounding and unsplit remainders).
+	Requested, PeakRequested int64
+	Segments                 int // cudaMalloc segments or mapped pages asked of the device
+	Retries                  int // allocations that released the cache and tried again
+}
+
+// ErrOutOfMemory is a request the device cannot hold even with the
+// cache released.
+var ErrOutOfMemory = errors.New("out of memory")
+
+type block struct {
+	addr, size int64
+	prev, next int32 // neighbours in the segment, -1: none
+	seg        int32 // expandable segment, -1: a cudaMalloc segment
+	pool       int32
+	allocated  bool
+	mapped     bool
+	req        int64 // the request a block in use serves
+}
+
+type pool struct {
+	stream   int32
+	small    bool
+	free     []int32 // free mapped blocks by (size, address)
+	unmapped []int32 // unmapped blocks of expandable segments by address
+}
+
+type segment struct {
+	base, size, page int64
+}
+
+// Allocator is one device's caching allocator.
+type Allocator struct {
+	cfg      Config
+	blocks   []block
+	spare    []int32 // indices of deleted blocks
+	pools    []pool
+	segs     []segment
+	nextAddr int64
+	st       Stats
+}
+
+// New is an allocator with nothing reserved.
+func New(cfg Config) *Allocator {
+	return &Allocator{cfg: cfg, nextAddr: 1 << 40}
+}
+
+// Stats is the allocator's figures now.
+func (a *Allocator) Stats() Stats { return a.st }
+
+// Config is the allocator's configuration.
+func (a *Allocator) Config() Config { return a.cfg }
+
+func roundSize(n int64) int64 {
+	if n < MinBlockSize {
+		return MinBlockSize
+	}
+	return (n + MinBlockSize - 1) / MinBlockSize * MinBlockSize
+}
+
+func allocationSize(n int64) int64 {
+	switch {
+	case n <= SmallSize:
+		return SmallBuffer
+	case n < MinLargeLoc:
+		return LargeBuffer
+	default:
+		return (n + RoundLarge - 1) / RoundLarge * RoundLarge
+	}
+}
+
+func (a *Allocator) newBlock(b block) int32 {
+	if n := len(a.spare); n > 0 {
+		i := a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		a.blocks[i] = b
+		return i
+	}
+	a.blocks = append(a.blocks, b)
+	return int32(len(a.blocks) - 1)
+}
+
+func (a *Allocator) poolOf(stream int32, small bool) int32 {
+	for i := range a.pools {
+		if a.pools[i].stream == stream && a.pools[i].small == small {
+			return int32(i)
+		}
+	}
+	a.pools = append(a.pools, pool{stream: stream, small: small})
+	return int32(len(a.pools) - 1)
+}
+
+// freeIndex is where block key (size, addr) sits in p's free list.
+func (a *Allocator) freeIndex(p *pool, size, addr int64) (int, bool) {
+	return slices.BinarySearchFunc(p.free, [2]int64{size, addr}, func(i int32, k [2]int64) int {
+		b := &a.blocks[i]
+		if b.size != k[0] {
+			if b.size < k[0] {
+				return -1
+			}
+			return 1
+		}
+		switch {
+		case b.addr < k[1]:
+			return -1
+		case b.addr > k[1]:
+			return 1
+		}
+		return 0
+	})
+}
+
+func (a *Allocator) insertFree(i int32) {
+	b := &a.blocks[i]
+	p := &a.pools[b.pool]
+	at, _ := a.freeIndex(p, b.size, b.addr)
+	p.free = slices.Insert(p.free, at, i)
+}
+
+func (a *Allocator) removeFree(i int32) {
+	b := &a.blocks[i]
+	p := &a.pools[b.pool]
+	if at, ok := a.freeIndex(p, b.size, b.addr); ok {
+		p.free = slices.Delete(p.free, at, at+1)
+	}
+}
+
+func (a *Allocator) unmappedIndex(p *pool, addr int64) (int, bool) {
+	return slices.BinarySearchFunc(p.unmapped, addr, func(i int32, k int64) int {
+		switch b := a.blocks[i].addr; {
+		case b < k:
+			return -1
+		case b > k:
+			return 1
+		}
+		return 0
+	})
+}
+
+func (a *Allocator) insertUnmapped(i int32) {
+	p := &a.pools[a.blocks[i].pool]
+	at, _ := a.unmappedIndex(p, a.blocks[i].addr)
+	p.unmapped = slices.Insert(p.unmapped, at, i)
+}
+
+func (a *Allocator) removeUnmapped(i int32) {
+	p := &a.pools[a.blocks[i].pool]
+	if at, ok := a.unmappedIndex(p, a.blocks[i].addr); ok {
+		p.unmapped = slices.Delete(p.unmapped, at, at+1)
+	}
+}
+
+func (a *Allocator) reserve(n int64) {
+	a.st.Reserved += n
+	a.st.PeakReserved = max(a.st.PeakReserved, a.st.Reserved)
+}
+
+// Malloc allocates size bytes on stream and returns the block's handle
+// (for Free); ErrOutOfMemory where the device cannot hold it.
+func (a *Allocator) Malloc(size int64, stream int32) (int32, error) {
+	if size < 0 {
+		return -1, fmt.Errorf("alloc: negative size %d", size)
+	}
+	n := roundSize(size)
+	pi := a.poolOf(stream, n <= SmallSize)
+	b, ok := a.freeBlock(pi, n)
+	if !ok {
+		b, ok = a.allocBlock(pi, n)
+	}
+	if !ok {
+		// release_cached_blocks, then alloc_block again.
+		a.st.Retries++
+		a.releaseCached()
+		b, ok = a.allocBlock(pi, n)
+	}
+	if !ok {
+		return -1, fmt.Errorf("alloc: %d bytes with %d reserved of %d: %w", size, a.st.Reserved, a.cfg.Capacity, ErrOutOfMemory)
+	}
+	return a.found(b, n, size), nil
+}
+
+// freeBlock is get_free_block: the best fit among pool pi's free blocks.
+func (a *Allocator) freeBlock(pi int32, n int64) (int32, bool) {
+	p := &a.pools[pi]
+	at, _ := a.freeIndex(p, n, -1<<62)
+	if at == len(p.free) {
+		return -1, false
+	}
+	if a.cfg.Expandable && a.blocks[p.free[at]].seg >= 0 {
+		// Best fit by the size a block could grow to: its own and the
+		// unmapped space after it.
+		grow := func(i int32) int64 {
+			b := &a.blocks[i]
+			if b.next >= 0 && !a.blocks[b.next].mapped {
+				return b.size + a.blocks[b.next].size
+			}
+			return b.size
+		}
+		for at+1 < len(p.free) && a.blocks[p.free[at]].seg >= 0 && grow(p.free[at+1]) < grow(p.free[at]) {
+			at++
+		}
+	}
+	i := p.free[at]
+	p.free = slices.Delete(p.free, at, at+1)
+	return i, true
+}
+
+// allocBlock is alloc_block: a new segment, or pages mapped.
+func (a *Allocator) allocBlock(pi int32, n int64) (int32, bool) {
+	if a.cfg.Expandable {
+		return a.expandBlock(pi, n)
+	}
+	size := allocationSize(n)
+	if a.cfg.Capacity > 0 && a.st.Reserved+size > a.cfg.Capacity {
+		return -1, false
+	}
+	a.st.Segments++
+	a.reserve(size)
+	b := a.newBlock(block{addr: a.nextAddr, size: size, prev: -1, next: -1, seg: -1, pool: pi, mapped: true})
+	a.nextAddr += size + SmallBuffer
+	return b, true
+}
+
+// found is alloc_found_block: block b serves a request of n bytes
+// (size asked), split where should_split says.
+func (a *Allocator) found(b int32, n, size int64) int32 {
+	blk := a.blocks[b]
+	rest := blk.size - n
+	split := rest > SmallSize
+	if a.pools[blk.pool].small || a.cfg.Expandable {
+		split = rest >= MinBlockSize
+	}
+	if split {
+		// The block keeps the rest; a new one in front of it serves the
+		// request.
+		u := a.newBlock(block{addr: blk.addr, size: n, prev: blk.prev, next: b, seg: blk.seg, pool: blk.pool, mapped: true})
+		if blk.prev >= 0 {
+			a.blocks[blk.prev].next = u
+		}
+		r := &a.blocks[b]
+		r.prev, r.addr, r.size = u, blk.addr+n, rest
+		a.insertFree(b)
+		b = u
+	}
+	ub := &a.blocks[b]
+	ub.allocated, ub.req = true, size
+	a.st.Allocated += ub.size
+	a.st.Requested += size
+	a.st.PeakAllocated = max(a.st.PeakAllocated, a.st.Allocated)
+	a.st.PeakRequested = max(a.st.PeakRequested, a.st.Requested)
+	return b
+}
+
+// Free returns block h (a handle of Malloc) to its pool.
+func (a *Allocator) Free(h int32) error {
+	if h < 0 || int(h) >= len(a.blocks) || !a.blocks[h].allocated {
+		return fmt.Errorf("alloc: free of %d, no block in use", h)
+	}
+	b := &a.blocks[h]
+	b.allocated = false
+	a.st.Allocated -= b.size
+	a.st.Requested -= b.req
+	b.req = 0
+	a.merge(h, b.prev)
+	a.merge(h, a.blocks[h].next)
+	a.insertFree(h)
+	return nil
+}
+
+// merge is try_merge_blocks: dst absorbs its neighbour src where src is
+// free and mapped alike; src leaves its list.
+func (a *Allocator) merge(dst, src int32) {
+	if src < 0 {
+		return
+	}
+	s := a.blocks[src]
+	d := &a.blocks[dst]
+	if s.allocated || s.mapped != d.mapped {
+		return
+	}
+	if s.mapped {
+		a.removeFree(src)
+	} else {
+		a.removeUnmapped(src)
+	}
+	if d.prev == src {
+		d.addr, d.prev = s.addr, s.prev
+		if s.prev >= 0 {
+			a.blocks[s.prev].next = dst
+		}
+	} else {
+		d.next = s.next
+		if s.next >= 0 {
+			a.blocks[s.next].prev = dst
+		}
+	}
+	d.size += s.size
+	a.spare = append(a.spare, src)
+}
+
+// EmptyCache is torch.cuda.empty_cache: every cached segment with no
+// block in use released, every free page unmapped.
+func (a *Allocator) EmptyCache() { a.releaseCached() }
+
+// releaseCached is release_cached_blocks (release_blocks of every pool).
+func (a *Allocator) releaseCached() {
+	for pi := range a.pools {
+		p := &a.pools[pi]
+		var unmap []int32
+		for k := 0; k < len(p.free); {
+			i := p.free[k]
+			b := &a.blocks[i]
+			switch {
+			case b.seg >= 0:
+				unmap = append(unmap, i)
+				k++
+			case b.prev < 0 && b.next < 0:
+				a.st.Reserved -= b.size
+				p.free = slices.Delete(p.free, k, k+1)
+				a.spare = append(a.spare, i)
+			default:
+				k++
+			}
+		}
+		for _, i := range unmap {
+			a.unmap(i)
+		}
+	}
+}
+
+// unmap is unmap_block: the whole pages inside free block i unmapped,
+// what is left of it before and after them staying free blocks.
+func (a *Allocator) unmap(i int32) {
+	b := a.blocks[i]
+	sg := a.segs[b.seg]
+	lo := b.addr - sg.base
+	first := (lo + sg.page - 1) / sg.page
+	end := (lo + b.size) / sg.page
+	if first >= end {
+		return
+	}
+	a.removeFree(i)
+	ua, un := sg.base+first*sg.page, (end-first)*sg.page
+	if before := ua - b.addr; before > 0 {
+		f := a.newBlock(block{addr: b.addr, size: before, prev: b.prev, next: i, seg: b.seg, pool: b.pool, mapped: true})
+		if b.prev >= 0 {
+			a.blocks[b.prev].next = f
+		}
+		a.blocks[i].prev = f
+		a.insertFree(f)
+	}
+	if after := b.addr + b.size - (ua + un); after > 0 {
+		f := a.newBlock(block{addr: ua + un, size: after, prev: i, next: b.next, seg: b.seg, pool: b.pool, mapped: true})
+		if b.next >= 0 {
+			a.blocks[b.next].prev = f
+		}
+		a.blocks[i].next = f
+		a.insertFree(f)
+	}
+	u := &a.blocks[i]
+	u.addr, u.size, u.mapped = ua, un, false
+	a.st.Reserved -= un
+	a.merge(i, u.prev)
+	a.merge(i, a.blocks[i].next)
+	a.insertUnmapped(i)
+	// A segment all unmapped is released (release_expandable_segment):
+	// its address space left as it is, nothing reserved.
+}
+
+// expandBlock is try_allocate_expandable_block: pages mapped at the
+// lowest address of pool pi's segment where free and unmapped space
+// hold n bytes.
+func (a *Allocator) expandBlock(pi int32, n int64) (int32, bool) {
+	c := a.findExpandable(pi, n)
+	if !a.blocks[c].mapped {
+		if !a.mapBlock(c, min(a.blocks[c].size, n)) {
+			return -1, false
+		}
+	}
+	for a.blocks[c].size < n {
+		nx := a.blocks[c].next
+		if !a.mapBlock(nx, min(n-a.blocks[c].size, a.blocks[nx].size)) {
+			return -1, false
+		}
+		c = nx // it absorbed c
+	}
+	a.removeFree(c)
+	return c, true
+}
+
+// findExpandable is find_expandable_block.
+func (a *Allocator) findExpandable(pi int32, n int64) int32 {
+	p := &a.pools[pi]
+	free := func(i int32) bool { return i >= 0 && !a.blocks[i].allocated }
+	for _, c := range p.unmapped {
+		if pr := a.blocks[c].prev; free(pr) {
+			c = pr
+		}
+		var got int64
+		for i := c; got < n && free(i); i = a.blocks[i].next {
+			got += a.blocks[i].size
+		}
+		if got >= n {
+			return c
+		}
+	}
+	// A new segment: address space for 1 1/8 the device's memory.
+	page := int64(LargeBuffer)
+	if p.small {
+		page = SmallBuffer
+	}
+	space := a.cfg.Device + a.cfg.Device/8
+	if a.cfg.Device <= 0 {
+		space = 1 << 48
+	}
+	space = (space + page - 1) / page * page
+	space = max(space, (n+page-1)/page*page)
+	a.segs = append(a.segs, segment{base: a.nextAddr, size: space, page: page})
+	a.nextAddr += space + page
+	sg := a.segs[len(a.segs)-1]
+	c := a.newBlock(block{addr: sg.base, size: sg.size, prev: -1, next: -1, seg: int32(len(a.segs) - 1), pool: pi})
+	a.insertUnmapped(c)
+	return c
+}
+
+// mapBlock is map_block: the pages covering the first n bytes of
+// unmapped block i mapped, merged with the free blocks beside it.
+func (a *Allocator) mapBlock(i int32, n int64) bool {
+	b := a.blocks[i]
+	page := a.segs[b.seg].page
+	m := min((n+page-1)/page*page, b.size)
+	if a.cfg.Capacity > 0 && a.st.Reserved+m > a.cfg.Capacity {
+		return false
+	}
+	a.removeUnmapped(i)
+	if m < b.size {
+		r := a.newBlock(block{addr: b.addr + m, size: b.size - m, prev: i, next: b.next, seg: b.seg, pool: b.pool})
+		if b.next >= 0 {
+			a.blocks[b.next].prev = r
+		}
+		a.blocks[i].next = r
+		a.insertUnmapped(r)
+	}
+	u := &a.blocks[i]
+	u.size, u.mapped = m, true
+	a.merge(i, u.prev)
+	a.merge(i, a.blocks[i].next)
+	a.insertFree(i)
+	a.st.Segments += int(m / page)
+	a.reserve(m)
+	return true
+}
+
+// Event is one step of a trace: a tensor of Size bytes allocated on
+// Stream, or (Free) the tensor freed. Tensor names it, 0 to the
+// trace's tensors less one.
+type Event struct {
+	Tensor int32
+	Stream int32
+	Free   bool
+	Size   int64
+}
+
+// Replay runs trace on a new allocator of cfg and returns its figures;
+// an error where a tensor is freed that is not held, or where the
+// device cannot hold the trace (the figures then are those before the
+// failing request).
+func Replay(cfg Config, trace []Event) (Stats, error) {
+	a := New(cfg)
+	var h []int32
+	for k, e := range trace {
+		if e.Tensor < 0 {
+			return a.st, fmt.Errorf("alloc: event %d: tensor %d", k, e.Tensor)
+		}
+		for int(e.Tensor) >= len(h) {
+			h = append(h, -1)
+		}
+		if e.Free {
+			if h[e.Tensor] < 0 {
+				return a.st, fmt.Errorf("alloc: event %d frees tensor %d, not held", k, e.Tensor)
+			}
+			if err := a.Free(h[e.Tensor]); err != nil {
+				return a.st, err
+			}
+			h[e.Tensor] = -1
+			continue
+		}
+		if h[e.Tensor] >= 0 {
+			return a.st, fmt.Errorf("alloc: event %d allocates tensor %d, held already", k, e.Tensor)
+		}
+		b, err := a.Malloc(e.Size, e.Stream)
+		if err != nil {
+			return a.st, fmt.Errorf("event %d: %w", k, err)
+		}
+		h[e.Tensor] = b
+	}
+	return a.st, nil
+}

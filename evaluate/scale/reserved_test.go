@@ -1,0 +1,112 @@
+package scale
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// reservedPlans are plans of every kind allocatorTrace lays out:
+// Megatron-Core's buffers under 1F1B, interleaved, GPipe, full and
+// selective recomputation, the distributed optimizer, Megatron-FSDP,
+// experts; torchtitan's FSDP2 with and without a pipeline, with context
+// parallelism; plain PyTorch.
+var reservedPlans = []struct{ workload, cluster, strategy string }{
+	{"llama3-70b:seq=4096,batch=64", "dgx-h100:8", "tp=8,pp=4,dp=2,mbs=1,sp=on,distopt=on"},
+	{"llama3-70b:seq=4096,batch=64", "dgx-h100:8", "tp=8,pp=4,vp=5,dp=2,mbs=1,sp=on,distopt=on,recompute=full"},
+	{"llama3-70b:seq=4096,batch=64", "dgx-h100:8", "tp=8,pp=4,dp=2,mbs=1,sp=on,schedule=gpipe,recompute=selective"},
+	{"llama3-8b:seq=8192,batch=64", "dgx-h100:4", "tp=2,dp=16,mbs=1,sp=on,fsdp=on"},
+	{"qwen3-30b-a3b:seq=4096,batch=256", "dgx-h100:4", "tp=2,pp=2,ep=8,dp=8,mbs=1,sp=on,distopt=on"},
+	{"llama3-8b:seq=8192,batch=16", "grand-teton:1,attention=flash", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2"},
+	{"llama3-8b:seq=32768,batch=4", "grand-teton:1,attention=flash", "dp=4,cp=2,mbs=1,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2,compile=on"},
+	{"llama3.1-405b:seq=8192,batch=256", "grand-teton:64,attention=flash", "tp=8,pp=8,dp=8,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2,compile=on,vp=2"},
+	{"llama3-8b:seq=2048,batch=8", "dgx-h100:1", "dp=8,mbs=1,stack=torch-eager"},
+}
+
+// TestAllocatorTraceMatchesMemory: every stage's trace holds at its peak
+// exactly the tensor bytes stageMemory counts for the stage (the
+// trace's requested peak), within one byte a tensor (the trace's sizes
+// are whole bytes); and the allocator's counts on it are at least that.
+func TestAllocatorTraceMatchesMemory(t *testing.T) {
+	for _, c := range reservedPlans {
+		m, err := transformer.Parse(c.workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ParsePod(c.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := Resolve(m, s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.strategy, err)
+		}
+		var kitBuf [3]stageKit
+		var stageBuf [128]stageCost
+		kits, stages := memoryStages(m, pl, &p, kitBuf[:0], stageBuf[:0])
+		for st := range stages {
+			k := &kits[kitIndex(kits, pl.TPs[st])].c
+			lm := k.layerMemory()
+			tr, total := k.allocatorTrace(st, &stages[st], &lm)
+			stats, err := alloc.Replay(alloc.Config{}, tr)
+			if err != nil {
+				t.Fatalf("%s stage %d: %v", c.strategy, st, err)
+			}
+			if d := math.Abs(float64(stats.PeakRequested) - total); d > float64(len(tr)) {
+				t.Errorf("%s stage %d: trace peak %d bytes, stageMemory %.0f", c.strategy, st, stats.PeakRequested, total)
+			}
+			if stats.PeakReserved < stats.PeakAllocated || stats.PeakAllocated < stats.PeakRequested {
+				t.Errorf("%s stage %d: reserved %d allocated %d requested %d", c.strategy, st, stats.PeakReserved, stats.PeakAllocated, stats.PeakRequested)
+			}
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r = WithAllocator(m, p, r); r.Allocator == nil || r.Allocator.Reserved < r.Allocator.Allocated {
+			t.Errorf("%s: allocator %+v", c.strategy, r.Allocator)
+		}
+	}
+}
+
+// TestExpandableKey: torchtitan's stacks run with expandable segments
+// (run_llama_train.sh), the others without; the key overrides both and
+// is written back.
+func TestExpandableKey(t *testing.T) {
+	for _, c := range []struct {
+		strategy string
+		want     bool
+	}{
+		{"dp=8,fsdp=on,stack=torchtitan-0.2", true},
+		{"dp=8,fsdp=on,stack=torchtitan-0.2,expandable_segments=off", false},
+		{"dp=8", false},
+		{"dp=8,expandable-segments=on", true},
+	} {
+		s, err := ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := transformer.Parse("llama3-8b:seq=2048,batch=8")
+		p, _ := ParsePod("dgx-h100:1")
+		pl, err := Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pl.Expandable() != c.want {
+			t.Errorf("%s: expandable %v", c.strategy, pl.Expandable())
+		}
+		back, err := ParseStrategy(s.String())
+		if err != nil || back.Software.Expandable != s.Software.Expandable {
+			t.Errorf("%s: written %q read back %v (%v)", c.strategy, s.String(), back.Software.Expandable, err)
+		}
+	}
+	if _, err := ParseStrategy("dp=8,expandable-segments=maybe"); err == nil {
+		t.Error("expandable-segments=maybe: no error")
+	}
+}
