@@ -1,0 +1,230 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Eager MoE layers (issue 59 item 1): the ATen ops of an MoE block's
+// experts part as eager PyTorch issues them, in place of the fused
+// kernels of moe() (Megatron-Core's grouped GEMMs and fused permutation).
+// EagerMoEOps writes one of two code bases' blocks:
+//
+// MoEHFLoop is transformers' Qwen3MoeSparseMoeBlock (5.24,
+// models/qwen3_moe/modeling_qwen3_moe.py, with experts_implementation
+// "eager": Qwen3MoeExperts' own forward): the router's linear, an FP32
+// softmax, topk, the top-k weights renormalised (sum, div_) and cast back,
+// a one_hot mask of every (token, choice) over experts+1 classes (aminmax,
+// zeros, scatter_), the experts hit (sum, gt, nonzero), then one pass per
+// expert hit: a compare with the sentinel read by the host (eq: a
+// synchronisation), torch.where on its mask (nonzero, another), its
+// tokens gathered (index), its gate-up and down GEMMs with SwiGLU between,
+// its tokens' weights gathered and multiplied in, and index_add_ into the
+// output. Autograd's backward runs the loop in reverse; each expert's
+// weight slice gradient is written into a zero tensor of all the experts'
+// weights (select_backward) and those summed (add): traffic that grows
+// with the square of the experts.
+//
+// MoETitan is torchtitan v0.2.0's MoE (torchtitan/models/moe/moe.py and
+// utils.py at tag v0.2.0, 29624e37): the router (linear, FP32 softmax,
+// topk of the scores plus expert_bias, gather, route_norm's sum and div,
+// route_scale's mul), histc of the choices (twice: the reorderer's
+// own), argsort, the token copies gathered in expert order, the grouped
+// experts (torch._grouped_mm for w1, w3 and w2, after
+// indices_padding_wrapper's permutation: the rows padded to multiples of
+// 8 per expert, index and index_put back; or, use_grouped_mm=False, a
+// host sync and three matmuls per expert), the scores multiplied in after
+// the experts (Qwen3's score_before_experts=False) and scatter_add into
+// the shared experts' output (or zeros).
+//
+// Both are held to the project's exporter on the real module (transformers')
+// or eagerops.py's re-implementation (torchtitan's) by
+// TestEagerMoEOpsMatchExporter, at routing forced balanced: each expert
+// receives tokens x TopK / Experts of the copies (eagerops.py _route).
+
+// MoEImpl is whose MoE block an eager stack runs.
+type MoEImpl uint8
+
+// The MoE blocks EagerMoEOps writes.
+const (
+	MoEHFLoop MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
+	MoETitan                 // torchtitan's MoE, torch._grouped_mm (Loop: its for-loop)
+)
+
+// EagerMoEShape is one GPU's share of an MoE block for one micro-batch:
+// Tokens routed on it, Local experts among which they are balanced
+// (Tokens x TopK / Local each), FP32Weights as EagerShape's, Impl whose
+// block; Loop is torchtitan's use_grouped_mm=False.
+type EagerMoEShape struct {
+	Tokens      int
+	Local       int
+	FP32Weights bool
+	Impl        MoEImpl
+	Loop        bool
+}
+
+// EagerMoEOps is the ops of m's MoE block (router, experts, combine; not
+// the norm or the residual around it) at shape s, forward then backward,
+// routing balanced.
+func EagerMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+	if s.Impl == MoETitan {
+		return titanMoEOps(m, s)
+	}
+	return hfMoEOps(m, s)
+}
+
+type opList struct {
+	ops []EagerOp
+	bwd bool
+}
+
+func (l *opList) add(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *EagerOp {
+	l.ops = append(l.ops, EagerOp{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: l.bwd, Launches: 1})
+	return &l.ops[len(l.ops)-1]
+}
+
+const (
+	ew  = graph.ClassElementwise
+	red = graph.ClassReduction
+	dmv = graph.ClassDataMovement
+	gmm = graph.ClassMatMul
+	emb = graph.ClassEmbedding
+)
+
+func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
+	r := N * k / E // each expert's tokens
+	ac := s.FP32Weights
+	a, at := 2.0, graph.BF16 // the weights' and hidden states' element
+	if ac {
+		a, at = 4, graph.F32
+	}
+	const b, w = 2.0, 2.0 // BF16; the top-k weights (cast to the BF16 logits' dtype)
+	bt, i64 := graph.BF16, graph.I64
+	var l opList
+	add := l.add
+	// Forward: the router.
+	if ac {
+		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
+		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
+	}
+	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
+	add("_to_copy", dmv, graph.F32, 0, N*E*b, N*E*4)
+	add("_softmax", red, graph.F32, 5*N*E, N*E*4, N*E*4)
+	add("topk", red, graph.F32, N*E, N*E*4, N*k*(4+8))
+	add("sum", red, graph.F32, N*k, N*k*4, N*4)
+	add("clone", dmv, graph.F32, 0, N*k*4, N*k*4)
+	add("div_", ew, graph.F32, N*k, N*k*4+N*4, N*k*4)
+	add("_to_copy", dmv, bt, 0, N*k*4, N*k*w)
+	// The experts: the output's zeros, one_hot's mask, the experts hit.
+	add("zeros_like", dmv, at, 0, N*h*a, N*h*a)
+	add("aminmax", ew, i64, 1, N*k*8, 16)
+	add("zeros", dmv, i64, 0, 0, N*k*(E+1)*8)
+	add("scatter_", ew, i64, N*k*(E+1), N*k*(E+1)*8+N*k*8, N*k*(E+1)*8)
+	add("sum", red, i64, N*k*(E+1), N*k*(E+1)*8, (E+1)*8)
+	add("gt", ew, graph.Bool, E+1, (E+1)*8, E+1)
+	add("nonzero", ew, i64, E, E+1, E*8)
+	for range int(E) {
+		add("eq", ew, graph.Bool, 1, 8, 1)
+		add("nonzero", ew, i64, 2*r, N*k*8, 2*r*8)
+		add("index", emb, at, 0, r*h*a+r*8, r*h*a)
+		if ac {
+			add("_to_copy", dmv, bt, 0, r*h*4, r*h*b)
+			add("_to_copy", dmv, bt, 0, 2*f*h*4, 2*f*h*b)
+		}
+		add("mm", gmm, bt, 2*r*h*2*f, r*h*b+2*f*h*b, r*2*f*b)
+		add("silu", ew, bt, r*f, r*f*b, r*f*b)
+		add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+		if ac {
+			add("_to_copy", dmv, bt, 0, h*f*4, h*f*b)
+		}
+		add("mm", gmm, bt, 2*r*f*h, r*f*b+h*f*b, r*h*b)
+		add("index", emb, bt, 0, 2*r*8+r*w, r*w)
+		add("mul", ew, bt, r*h, r*h*b+r*w, r*h*b)
+		if ac {
+			add("_to_copy", dmv, graph.F32, 0, r*h*b, r*h*4)
+		}
+		add("index_add_", ew, at, N*h, N*h*a+r*8+r*h*a, N*h*a)
+	}
+	// Backward: the loop in reverse, then the router.
+	l.bwd = true
+	// wgrad is an expert's weight slice gradient of e elements made the
+	// whole parameter's (select_backward into E x e zeros, cast to FP32
+	// first under autocast), summed with the other experts' (first: none).
+	wgrad := func(e float64, first bool, castIn float64) {
+		if ac {
+			add("_to_copy", dmv, graph.F32, 0, e*b, e*4)
+			if castIn > 0 {
+				add("_to_copy", dmv, graph.F32, 0, castIn*b, castIn*4)
+			}
+		}
+		add("select_backward", ew, at, E*e, e*a, E*e*a)
+		if !first {
+			add("add", ew, at, E*e, 2*E*e*a, E*e*a)
+		}
+	}
+	for i := range int(E) {
+		first, last := i == 0, i == int(E)-1
+		add("index_select", emb, at, 0, r*h*a+r*8, r*h*a)
+		if ac {
+			add("_to_copy", dmv, bt, 0, r*h*4, r*h*b)
+		}
+		add("mul", ew, bt, r*h, 2*r*h*b, r*h*b)
+		add("mul", ew, bt, r*h, r*h*b+r*w, r*h*b)
+		add("sum", red, bt, r*h, r*h*b, r*w)
+		add("new_zeros", dmv, bt, 0, r*w, N*k*w)
+		add("index_put", emb, bt, 0, N*k*w+2*r*8+r*w, N*k*w)
+		if !first {
+			add("add", ew, bt, N*k, 2*N*k*w, N*k*w)
+		}
+		add("mm", gmm, bt, 2*r*f*h, r*h*b+r*f*b, h*f*b)
+		add("mm", gmm, bt, 2*r*f*h, r*h*b+h*f*b, r*f*b)
+		wgrad(h*f, first, 0)
+		if last {
+			add("new_empty_strided", dmv, at, 0, E*h*f*a, E*h*f*a).Launches = 0
+			add("copy_", dmv, at, 0, 2*E*h*f*a, E*h*f*a)
+		}
+		add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+		add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+		add("silu_backward", ew, bt, r*f, 2*r*f*b, r*f*b)
+		add("cat", dmv, bt, 0, 2*r*f*b, 2*r*f*b)
+		add("mm", gmm, bt, 2*r*2*f*h, r*2*f*b+r*h*b, 2*f*h*b)
+		add("mm", gmm, bt, 2*r*2*f*h, r*2*f*b+2*f*h*b, r*h*b)
+		wgrad(2*f*h, first, r*h)
+		if last {
+			add("new_empty_strided", dmv, at, 0, E*2*f*h*a, E*2*f*h*a).Launches = 0
+			add("copy_", dmv, at, 0, 2*E*2*f*h*a, E*2*f*h*a)
+		}
+		add("new_zeros", dmv, at, 0, r*h*a, N*h*a)
+		add("index_put", emb, at, 0, N*h*a+r*8+r*h*a, N*h*a)
+		if !first {
+			add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+		}
+	}
+	// The top-k weights' cast and renormalisation, topk, softmax.
+	add("_to_copy", dmv, graph.F32, 0, N*k*w, N*k*4)
+	for range 3 {
+		add("div", ew, graph.F32, N*k, N*k*4+N*4, N*k*4)
+	}
+	add("neg", ew, graph.F32, N*k, N*k*4, N*k*4)
+	add("mul", ew, graph.F32, N*k, 2*N*k*4, N*k*4)
+	add("sum", red, graph.F32, N*k, N*k*4, N*4)
+	add("add", ew, graph.F32, N*k, 2*N*k*4, N*k*4)
+	add("new_zeros", dmv, graph.F32, 0, N*k*4, N*E*4)
+	add("scatter", emb, graph.F32, 0, N*E*4+N*k*8+N*k*4, N*E*4)
+	add("_softmax_backward_data", red, graph.F32, 3*N*E, 2*N*E*4, N*E*4)
+	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	if ac {
+		add("_to_copy", dmv, graph.F32, 0, E*h*b, E*h*4)
+		add("new_empty_strided", dmv, graph.F32, 0, E*h*4, E*h*4).Launches = 0
+		add("copy_", dmv, graph.F32, 0, 2*E*h*4, E*h*4)
+		add("_to_copy", dmv, graph.F32, 0, N*h*b, N*h*4)
+	}
+	return l.ops
+}
+
+func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+	return nil
+}
