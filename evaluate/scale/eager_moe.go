@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"math"
+
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -225,6 +227,173 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	return l.ops
 }
 
+// titanRows is the rows torchtitan v0.2.0's grouped GEMMs are given for
+// R token copies over E local experts (utils.py _permute: R + E x 8
+// rounded up to 8) and the rows their groups cover (each expert's copies
+// rounded up to 8, at least 8: generate_permute_indices' m_sizes).
+func titanRows(R, E float64) (padded, covered float64) {
+	const align = 8
+	padded = math.Ceil((R+E*align)/align) * align
+	covered = E * math.Max(align, math.Ceil(R/E/align)*align)
+	return padded, covered
+}
+
 func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
-	return nil
+	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
+	R := N * k
+	P, C := titanRows(R, E)
+	const b = 2.0
+	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
+	var l opList
+	add := l.add
+	// linear, linearB: a shared expert's nn.Linear of i inputs and o
+	// outputs on the N tokens, and its backward (weight's gradient, the
+	// input's, AccumulateGrad's layout).
+	linear := func(i, o float64) { add("mm", gmm, bt, 2*N*i*o, N*i*b+i*o*b, N*o*b) }
+	linearB := func(i, o float64) {
+		add("mm", gmm, bt, 2*N*i*o, N*o*b+N*i*b, i*o*b)
+		add("mm", gmm, bt, 2*N*i*o, N*o*b+i*o*b, N*i*b)
+		add("new_empty_strided", dmv, bt, 0, i*o*b, i*o*b).Launches = 0
+		add("copy_", dmv, bt, 0, 2*i*o*b, i*o*b)
+	}
+	fs := float64(m.SharedExperts) * f
+	// Forward: the router (softmax scores, topk of the biased scores,
+	// the scores gathered, route_norm, route_scale), the counts (histc
+	// twice, the running count's add_), the reorderer's argsort.
+	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
+	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
+	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	add("add", ew, f32, N*E, N*E*4+E*4, N*E*4)
+	add("topk", red, f32, N*E, N*E*4, N*k*12)
+	add("gather", emb, f32, 0, N*k*12, N*k*4)
+	add("sum", red, f32, N*k, N*k*4, N*4)
+	add("add", ew, f32, N, N*4, N*4)
+	add("div", ew, f32, N*k, N*k*4+N*4, N*k*4)
+	add("mul", ew, f32, N*k, N*k*4, N*k*4)
+	for range 2 {
+		add("histc", ew, f32, E, R*4, E*4)
+	}
+	add("add_", ew, f32, E, 2*E*4, E*4)
+	add("sort", red, i64, R, R*8, R*16)
+	add("index", emb, f32, 0, R*12, R*4)
+	add("floor_divide", ew, i64, R, R*8, R*8)
+	add("gather", emb, bt, 0, R*h*(8+b), R*h*b)
+	// generate_permute_indices' arithmetic on the counts, its fill.
+	for _, t := range []string{"cumsum", "sub", "sum", "clamp_min", "add", "sub", "floor_divide", "mul"} {
+		rd := E * 4
+		if t == "sub" && len(l.ops) > 0 && l.ops[len(l.ops)-1].Type == "cumsum" {
+			rd = 2 * E * 4
+		}
+		cl := ew
+		if t == "cumsum" || t == "sum" {
+			cl = red
+		}
+		add(t, cl, f32, E, rd, E*4)
+	}
+	add("_to_copy", dmv, graph.I32, 0, E*4, E*4)
+	add("cumsum", red, i64, E, E*4, E*8)
+	add("sub", ew, i64, E, E*8+E*4, E*8)
+	add("full", dmv, graph.I32, 0, 0, P*4)
+	// The padded permutation (a zero row appended, the rows gathered),
+	// the grouped GEMMs (their FLOPs over the rows the groups cover), the
+	// rows put back and the pad row dropped.
+	add("new_zeros", dmv, bt, 0, R*h*b, h*b)
+	add("cat", dmv, bt, 0, (R+1)*h*b, (R+1)*h*b)
+	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+	add("cumsum", red, graph.I32, E, E*4, E*4)
+	up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
+	up()
+	add("silu", ew, bt, P*f, P*f*b, P*f*b)
+	up()
+	add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+	add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
+	add("new_empty", dmv, bt, 0, P*h*b, (R+1)*h*b).Launches = 0
+	add("index_put_", ew, bt, (R+1)*h, (R+1)*h*b+P*4+P*h*b, (R+1)*h*b)
+	// The shared experts (or zeros), the scores multiplied in, the
+	// copies scatter-added onto them.
+	if fs > 0 {
+		linear(h, fs)
+		add("silu", ew, bt, N*fs, N*fs*b, N*fs*b)
+		linear(h, fs)
+		add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+		linear(fs, h)
+	} else {
+		add("zeros_like", dmv, bt, 0, N*h*b, N*h*b)
+	}
+	add("_to_copy", dmv, f32, 0, R*h*b, R*h*4)
+	add("mul", ew, f32, R*h, R*h*4+R*4, R*h*4)
+	add("_to_copy", dmv, bt, 0, R*h*4, R*h*b)
+	add("scatter_add", emb, bt, 0, N*h*b+R*h*(8+b), N*h*b)
+
+	// Backward.
+	l.bwd = true
+	add("gather", emb, bt, 0, R*h*(8+b), R*h*b)
+	add("_to_copy", dmv, f32, 0, R*h*b, R*h*4)
+	add("mul", ew, f32, R*h, 2*R*h*4, R*h*4)
+	add("mul", ew, f32, R*h, R*h*4+R*4, R*h*4)
+	add("sum", red, f32, R*h, R*h*4, R*4)
+	add("_to_copy", dmv, bt, 0, R*h*4, R*h*b)
+	if fs > 0 {
+		linearB(fs, h)
+		for range 2 {
+			add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+		}
+		linearB(h, fs)
+		add("silu_backward", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+		linearB(h, fs)
+		add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
+	}
+	add("slice_backward", ew, bt, (R+1)*h, R*h*b, (R+1)*h*b)
+	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+	// gmmB is a grouped GEMM's backward of i inputs and o outputs per
+	// expert: the weights' gradient, the input's, the layout.
+	gmmB := func(i, o float64) {
+		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+P*i*b+E*4, E*i*o*b)
+		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+E*i*o*b+E*4, P*i*b)
+	}
+	wlay := func(e float64) {
+		add("new_empty_strided", dmv, bt, 0, e*b, e*b).Launches = 0
+		add("copy_", dmv, bt, 0, 2*e*b, e*b)
+	}
+	gmmB(f, h)
+	wlay(E * h * f)
+	for range 2 {
+		add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+	}
+	gmmB(h, f)
+	wlay(E * h * f)
+	add("silu_backward", ew, bt, P*f, 2*P*f*b, P*f*b)
+	gmmB(h, f)
+	add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
+	wlay(E * h * f)
+	add("new_zeros", dmv, bt, 0, P*h*b, (R+1)*h*b)
+	add("index_put", emb, bt, 0, (R+1)*h*b+P*4+P*h*b, (R+1)*h*b)
+	add("new_zeros", dmv, bt, 0, R*h*b, N*h*b)
+	add("scatter_add", emb, bt, 0, N*h*b+R*h*(8+b), N*h*b)
+	// The scores: the reorder's index, route_scale, route_norm, gather,
+	// softmax.
+	add("new_zeros", dmv, f32, 0, R*4, R*4)
+	add("index_put", emb, f32, 0, R*16, R*4)
+	add("mul", ew, f32, R, R*4, R*4)
+	for range 3 {
+		add("div", ew, f32, N*k, N*k*4+N*4, N*k*4)
+	}
+	add("neg", ew, f32, N*k, N*k*4, N*k*4)
+	add("mul", ew, f32, N*k, 2*N*k*4, N*k*4)
+	add("sum", red, f32, N*k, N*k*4, N*4)
+	add("add", ew, f32, N*k, 2*N*k*4, N*k*4)
+	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
+	add("scatter_add", emb, f32, 0, N*E*4+N*k*12, N*E*4)
+	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
+	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	// x's gradients joined: the router's and the gathered copies' (and
+	// the shared experts').
+	add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
+	if fs > 0 {
+		add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
+	}
+	wlay(E * h)
+	return l.ops
 }

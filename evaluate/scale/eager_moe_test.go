@@ -92,14 +92,20 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		t.Skip("no PyTorch virtualenv (make venv, or TORCH_PY): the exporter cannot run")
 	}
 	cases := []struct {
-		impl                                   MoEImpl
+		impl                                    MoEImpl
 		hidden, experts, topk, effn, seq, batch int
-		bf16, loop                             bool
-		shared                                 int
+		bf16, loop                              bool
+		shared                                  int
 	}{
 		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, false, 0},
 		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, false, 0},
 		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, false, 0},
+		// torchtitan's MoE (BF16 weights as FSDP2 runs it), torch._grouped_mm:
+		// 16 copies an expert (a multiple of 8), 6 (padded to 8), and one
+		// shared expert.
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, false, 0},
+		{MoETitan, 96, 8, 3, 48, 16, 1, true, false, 0},
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, false, 1},
 	}
 	for _, tc := range cases {
 		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe"}[tc.impl]
