@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
@@ -52,6 +53,10 @@ type EagerShape struct {
 	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
 	// (torchtitan's TransformerBlock).
 	Layer EagerLayer
+	// NoMLP leaves the MLP out (its GEMMs, activation and their
+	// backward; the norm before it and the residual after it stay): an
+	// MoE layer's attention half, its experts EagerMoEOps'.
+	NoMLP bool
 }
 
 // EagerLayer is a Llama layer as one code base writes it.
@@ -384,31 +389,47 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 	linear(nh*d, h, false, tpAfter)
 	resid()
 	norm()
-	if hf {
+	switch {
+	case s.NoMLP:
+	case hf:
 		linear(h, f, true, tpBefore)
 		add("silu", ew, bt, N*f, N*f*b, N*f*b)
 		linear(h, f, true, tpNone)
-	} else {
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linear(f, h, false, tpAfter)
+	default:
 		linear(h, 2*f, true, tpBefore)
 		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linear(f, h, false, tpAfter)
 	}
-	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-	linear(f, h, false, tpAfter)
-	resid()
+	if s.NoMLP && ac { // transformers' experts add into the FP32 hidden states' dtype: an FP32 branch
+		add("add", ew, at, Ns*h, 2*Ns*h*a, Ns*h*a)
+	} else {
+		resid()
+	}
 
 	// Backward.
 	bwd = true
-	residB()
-	linearB(f, h, false, tpBwdAfter, tpNone)
-	for range 2 {
-		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	if !s.NoMLP {
+		residB()
 	}
-	if hf {
+	switch {
+	case s.NoMLP:
+	case hf:
+		linearB(f, h, false, tpBwdAfter, tpNone)
+		for range 2 {
+			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		}
 		linearB(h, f, true, tpNone, tpNone)
 		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
 		linearB(h, f, true, tpBefore, tpBwdBefore)
 		join(N*h, a, at)
-	} else {
+	default:
+		linearB(f, h, false, tpBwdAfter, tpNone)
+		for range 2 {
+			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		}
 		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
 		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
 		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
@@ -494,10 +515,13 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 // outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
 // gate-up GEMM run again, without their collectives (the policy saves
 // the reduce-scatters' outputs).
-func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
+//
+// With noMLP (an MoE layer) the list is the attention half's
+// (EagerShape.NoMLP); the experts are eagerMoE's.
+func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
 	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
@@ -552,33 +576,45 @@ func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
 	return fwd, bwd, rec
 }
 
+// eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
+// QKV and output GEMMs of llama.py's, wq, wk, wv and wo elsewhere.
+func eagerAttnGEMMs(l EagerLayer) int {
+	if l == LayerLlamaPy {
+		return 2
+	}
+	return 4
+}
+
 // eagerLayerNames are the layers' names in EagerCosting.
 var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block", LayerHF: "transformers' LlamaDecoderLayer",
 	LayerTitan: "torchtitan's TransformerBlock"}
 
-// EagerCosting says how plan pl's dense layers are costed under an eager
+// EagerCosting says how plan pl's layers are costed under an eager
 // stack: whose layer, its precision, the kernels a layer launches
 // forward and backward at its middle stage's shard shape, and what the
-// op list was checked against; "" where the layers are fused (not
-// eager, or a model whose layers are all experts').
+// op list was checked against; in a model with experts, the MoE layers'
+// the same (their attention half and whose experts' block, with its
+// host syncs); "" where the layers are fused (not eager).
 func EagerCosting(m transformer.Spec, pl Plan) string {
-	if !pl.Run.Eager || m.MoE() && m.DenseLayers == 0 {
+	if !pl.Run.Eager {
 		return ""
 	}
 	T := pl.T
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
 	}
-	ops := EagerLayerOps(m, EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
-		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer})
-	var fwd, bwd int
-	for _, o := range ops {
-		if o.Backward {
-			bwd += o.Launches
-		} else {
-			fwd += o.Launches
+	count := func(ops []EagerOp) (fwd, bwd int) {
+		for _, o := range ops {
+			if o.Backward {
+				bwd += o.Launches
+			} else {
+				fwd += o.Launches
+			}
 		}
+		return fwd, bwd
 	}
+	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
 		prec = "autocast BF16 over FP32 weights"
@@ -587,10 +623,38 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 	if stack == "" {
 		stack = "compile=off"
 	}
-	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %d kernels forward and %d backward a layer, each at its class's roofline rate; "+
-		"the op list held against placer_torch.exporter's record of the layer (TestEagerOpsMatchExporter)",
-		stack, eagerLayerNames[pl.Run.Layer], prec, fwd, bwd)
+	var parts []string
+	if !m.MoE() || m.DenseLayers > 0 {
+		fwd, bwd := count(EagerLayerOps(m, sh))
+		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
+	}
+	if m.MoE() {
+		sh.NoMLP = true
+		af, ab := count(EagerLayerOps(m, sh))
+		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
+		local := max(1, m.Experts/max(1, pl.EP))
+		me := m
+		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
+		impl, syncs := MoEHFLoop, fmt.Sprintf("%d host syncs", 2*local+1)
+		if pl.Run.Layer == LayerTitan {
+			impl, syncs = MoETitan, "no host sync"
+			if pl.EP > 1 {
+				syncs = "one host sync"
+			}
+		}
+		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
+			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl}))
+		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
+			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
+	}
+	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
+		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
+		stack, eagerLayerNames[pl.Run.Layer], prec, strings.Join(parts, "; "))
 }
+
+// eagerMoENames are the MoE blocks' names in EagerCosting.
+var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
+	MoETitan: "torchtitan's MoE (torch._grouped_mm)"}
 
 // eagerOutput is output's eager stack without tensor parallelism: the
 // ops of EagerOutputOps (the final norm, the output layer, the FP32

@@ -58,7 +58,11 @@ const (
 // (Tokens x TopK / Local each), FP32Weights as EagerShape's, Impl whose
 // block; Loop is torchtitan's use_grouped_mm=False.
 type EagerMoEShape struct {
-	Tokens      int
+	Tokens int
+	// Copies is the token copies the local experts receive (0: Tokens x
+	// TopK, no expert parallelism): with expert parallelism the most
+	// loaded rank's, its expert-tensor group's gathered.
+	Copies      float64
 	Local       int
 	FP32Weights bool
 	Impl        MoEImpl
@@ -73,6 +77,40 @@ func EagerMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		return titanMoEOps(m, s)
 	}
 	return hfMoEOps(m, s)
+}
+
+// sharedFwd and sharedBwd are shared experts of fs columns as a SwiGLU
+// MLP of nn.Linear layers on N tokens (torchtitan's FeedForward: w1, w3,
+// w2; BF16 weights), forward, and backward with their weights' layout
+// and the input's gradient joined.
+func (l *opList) sharedFwd(N, h, fs float64) {
+	const b = 2.0
+	bt := graph.BF16
+	lin := func(i, o float64) { l.add("mm", gmm, bt, 2*N*i*o, N*i*b+i*o*b, N*o*b) }
+	lin(h, fs)
+	l.add("silu", ew, bt, N*fs, N*fs*b, N*fs*b)
+	lin(h, fs)
+	l.add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+	lin(fs, h)
+}
+
+func (l *opList) sharedBwd(N, h, fs float64) {
+	const b = 2.0
+	bt := graph.BF16
+	linB := func(i, o float64) {
+		l.add("mm", gmm, bt, 2*N*i*o, N*o*b+N*i*b, i*o*b)
+		l.add("mm", gmm, bt, 2*N*i*o, N*o*b+i*o*b, N*i*b)
+		l.add("new_empty_strided", dmv, bt, 0, i*o*b, i*o*b).Launches = 0
+		l.add("copy_", dmv, bt, 0, 2*i*o*b, i*o*b)
+	}
+	linB(fs, h)
+	for range 2 {
+		l.add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+	}
+	linB(h, fs)
+	l.add("silu_backward", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
+	linB(h, fs)
+	l.add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
 }
 
 type opList struct {
@@ -95,7 +133,11 @@ const (
 
 func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
-	r := N * k / E // each expert's tokens
+	R := N * k
+	if s.Copies > 0 {
+		R = s.Copies
+	}
+	r := R / E // each expert's tokens
 	ac := s.FP32Weights
 	a, at := 2.0, graph.BF16 // the weights' and hidden states' element
 	if ac {
@@ -148,8 +190,18 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		}
 		add("index_add_", ew, at, N*h, N*h*a+r*8+r*h*a, N*h*a)
 	}
+	// Shared experts (Qwen3-MoE and Mixtral have none; a model with them
+	// gets torchtitan's FeedForward's ops, not held to the exporter).
+	fs := float64(m.SharedExperts) * f
+	if fs > 0 {
+		l.sharedFwd(N, h, fs)
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+	}
 	// Backward: the loop in reverse, then the router.
 	l.bwd = true
+	if fs > 0 {
+		l.sharedBwd(N, h, fs)
+	}
 	// wgrad is an expert's weight slice gradient of e elements made the
 	// whole parameter's (select_backward into E x e zeros, cast to FP32
 	// first under autocast), summed with the other experts' (first: none).
@@ -240,22 +292,16 @@ func titanRows(R, E float64) (padded, covered float64) {
 
 func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
-	R := N * k
-	P, C := titanRows(R, E)
+	R := N * k // the copies routed here
+	X := R     // those the local experts receive
+	if s.Copies > 0 {
+		X = s.Copies
+	}
+	P, C := titanRows(X, E)
 	const b = 2.0
 	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
 	var l opList
 	add := l.add
-	// linear, linearB: a shared expert's nn.Linear of i inputs and o
-	// outputs on the N tokens, and its backward (weight's gradient, the
-	// input's, AccumulateGrad's layout).
-	linear := func(i, o float64) { add("mm", gmm, bt, 2*N*i*o, N*i*b+i*o*b, N*o*b) }
-	linearB := func(i, o float64) {
-		add("mm", gmm, bt, 2*N*i*o, N*o*b+N*i*b, i*o*b)
-		add("mm", gmm, bt, 2*N*i*o, N*o*b+i*o*b, N*i*b)
-		add("new_empty_strided", dmv, bt, 0, i*o*b, i*o*b).Launches = 0
-		add("copy_", dmv, bt, 0, 2*i*o*b, i*o*b)
-	}
 	fs := float64(m.SharedExperts) * f
 	// Forward: the router (softmax scores, topk of the biased scores,
 	// the scores gathered, route_norm, route_scale), the counts (histc
@@ -297,8 +343,8 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	// The padded permutation (a zero row appended, the rows gathered),
 	// the grouped GEMMs (their FLOPs over the rows the groups cover), the
 	// rows put back and the pad row dropped.
-	add("new_zeros", dmv, bt, 0, R*h*b, h*b)
-	add("cat", dmv, bt, 0, (R+1)*h*b, (R+1)*h*b)
+	add("new_zeros", dmv, bt, 0, X*h*b, h*b)
+	add("cat", dmv, bt, 0, (X+1)*h*b, (X+1)*h*b)
 	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
 	add("cumsum", red, graph.I32, E, E*4, E*4)
 	up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
@@ -307,16 +353,12 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	up()
 	add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
 	add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
-	add("new_empty", dmv, bt, 0, P*h*b, (R+1)*h*b).Launches = 0
-	add("index_put_", ew, bt, (R+1)*h, (R+1)*h*b+P*4+P*h*b, (R+1)*h*b)
+	add("new_empty", dmv, bt, 0, P*h*b, (X+1)*h*b).Launches = 0
+	add("index_put_", ew, bt, (X+1)*h, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	// The shared experts (or zeros), the scores multiplied in, the
 	// copies scatter-added onto them.
 	if fs > 0 {
-		linear(h, fs)
-		add("silu", ew, bt, N*fs, N*fs*b, N*fs*b)
-		linear(h, fs)
-		add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
-		linear(fs, h)
+		l.sharedFwd(N, h, fs)
 	} else {
 		add("zeros_like", dmv, bt, 0, N*h*b, N*h*b)
 	}
@@ -334,16 +376,9 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("sum", red, f32, R*h, R*h*4, R*4)
 	add("_to_copy", dmv, bt, 0, R*h*4, R*h*b)
 	if fs > 0 {
-		linearB(fs, h)
-		for range 2 {
-			add("mul", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
-		}
-		linearB(h, fs)
-		add("silu_backward", ew, bt, N*fs, 2*N*fs*b, N*fs*b)
-		linearB(h, fs)
-		add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
+		l.sharedBwd(N, h, fs)
 	}
-	add("slice_backward", ew, bt, (R+1)*h, R*h*b, (R+1)*h*b)
+	add("slice_backward", ew, bt, (X+1)*h, X*h*b, (X+1)*h*b)
 	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
 	// gmmB is a grouped GEMM's backward of i inputs and o outputs per
 	// expert: the weights' gradient, the input's, the layout.
@@ -366,8 +401,8 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	gmmB(h, f)
 	add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
 	wlay(E * h * f)
-	add("new_zeros", dmv, bt, 0, P*h*b, (R+1)*h*b)
-	add("index_put", emb, bt, 0, (R+1)*h*b+P*4+P*h*b, (R+1)*h*b)
+	add("new_zeros", dmv, bt, 0, P*h*b, (X+1)*h*b)
+	add("index_put", emb, bt, 0, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	add("new_zeros", dmv, bt, 0, R*h*b, N*h*b)
 	add("scatter_add", emb, bt, 0, N*h*b+R*h*(8+b), N*h*b)
 	// The scores: the reorder's index, route_scale, route_norm, gather,
@@ -396,4 +431,85 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	}
 	wlay(E * h)
 	return l.ops
+}
+
+// eagerMoE is moeBlock's experts part under an eager stack
+// (Settings.Eager): EagerMoEOps of the stack's block (torchtitan's for
+// torchtitan-0.2, transformers' loop for hf-eager and torch-eager, whose
+// llama.py has no experts) on this GPU's tokens (the sequence shard, as
+// moe's), the local experts receiving the most loaded rank's copies; each
+// op a kernel at its class's roofline rate, one launch each; the GEMMs as
+// the fused model's (lgemm, back), torch._grouped_mm's at the grouped
+// GEMM's efficiency (Kernels.groupedEff); the dispatch's collectives as
+// moe's (dispatchComm) where there is expert parallelism. Host syncs:
+// transformers' loop reads two values per expert hit (the sentinel
+// compare's branch and torch.where's nonzero) and one for the experts
+// hit; torchtitan's grouped path none without expert parallelism, one
+// (the splits' .tolist()) with it. gemms is the forward GEMMs the
+// layer's attention half ran before (the per-op policy's count, which
+// the router's mm continues: every second mm recomputed, _grouped_mm
+// not in torchtitan's save list and so recomputed).
+func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
+	m, pl := c.m, c.pl
+	k := float64(m.TopK)
+	nl := c.tokens / float64(pl.T)
+	recv := nl * k * pl.loadFactor()
+	rows := recv * float64(pl.ETP)
+	local := max(1, m.Experts/max(1, pl.EP))
+	me := m
+	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
+	impl := MoEHFLoop
+	if pl.Run.Layer == LayerTitan {
+		impl = MoETitan
+	}
+	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
+		FP32Weights: pl.Run.FP32Weights, Impl: impl})
+	L := float64(local)
+	for _, o := range ops {
+		if o.Launches == 0 {
+			continue
+		}
+		var p, r phase
+		if o.Class == graph.ClassMatMul {
+			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			if o.Type == "_grouped_mm" {
+				g.flops /= c.pod.Kernels.groupedEff(L, rows/L, float64(me.Hidden))
+			}
+			if o.Backward {
+				g = c.back(g)
+			}
+			p = c.run(g)
+			if !o.Backward {
+				if o.Type != "mm" || gemms%2 == 1 {
+					r = p
+				}
+				if o.Type == "mm" {
+					gemms++
+				}
+			}
+		} else {
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			r = p
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd, rec = fwd.plus(p), rec.plus(r)
+		}
+	}
+	syncs := 0.0
+	switch {
+	case impl == MoEHFLoop:
+		syncs = 2*L + 1
+	case pl.EP > 1:
+		syncs = 1
+	}
+	fwd.syncs += syncs
+	rec.syncs += syncs
+	if pl.EP > 1 && !c.noComm {
+		comm := c.dispatchComm(recv, rows, nl)
+		fwd, bwd = fwd.plus(comm), bwd.plus(comm)
+	}
+	return fwd, bwd, rec
 }

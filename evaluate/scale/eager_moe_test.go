@@ -131,3 +131,70 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		})
 	}
 }
+
+// TestEagerMoEOpsByHand holds a tiny MoE block's list by hand: hidden
+// 64, 4 experts of FFN 32, top-2, routing balanced (each expert's tokens
+// = tokens x 2 / 4), BF16 weights.
+func TestEagerMoEOpsByHand(t *testing.T) {
+	m := transformer.Spec{Layers: 1, Hidden: 64, Heads: 1, KVHeads: 1, FFN: 32, Vocab: 1024, Seq: 32, Batch: 1, Family: "llama",
+		Experts: 4, TopK: 2, ExpertFFN: 32}
+	cases := []struct {
+		name   string
+		impl   MoEImpl
+		tokens int
+		// Forward and backward launches, the forward GEMMs' FLOPs, the
+		// bytes select_backward writes.
+		fwd, bwd     int
+		gemm, selBwd float64
+	}{
+		// transformers' loop, 32 tokens (16 a expert). Forward: the
+		// router 8 (mm, cast, softmax, topk, sum, clone, div_, cast), the
+		// mask and experts hit 7 (zeros_like, aminmax, zeros, scatter_,
+		// sum, gt, nonzero), 10 an expert (eq, nonzero, index, mm, silu,
+		// mul, mm, index, mul, index_add_): 55. Backward: 18 an expert
+		// and 4 sums of the other experts' gradients (top-k weights,
+		// down, gate-up, input) for each but the first, the two 3-D
+		// weights' copy_, the router's 14: 4 x 18 + 3 x 4 + 2 + 14 = 100.
+		// GEMMs: the router 2 x 32 x 64 x 4 = 16,384, the experts 6 x
+		// 64 copies x 64 x 32 = 786,432. select_backward: each of 4
+		// experts writes both whole weights, 4 x (4 x 128 x 64 + 4 x 64 x
+		// 32) x 2 bytes = 196,608.
+		{"hf-loop-32", MoEHFLoop, 32, 55, 100, 16384 + 786432, 196608},
+		// torchtitan's grouped path, 32 tokens: forward the router 10
+		// (mm, cast, softmax, add of the bias, topk, gather, sum, add,
+		// div, mul), the counts and order 7 (histc x 2, add_, sort,
+		// index, floor_divide, gather), generate_permute_indices 12, the
+		// padded permutation 4 (new_zeros, cat, index, cumsum), the
+		// experts 5 (3 grouped GEMMs, silu, mul), index_put_, the combine
+		// 5 (zeros_like, cast, mul, cast, scatter_add): 44. The grouped
+		// GEMMs cover 16 rows an expert (a multiple of 8): 786,432.
+		{"titan-32", MoETitan, 32, 44, 43, 16384 + 786432, 0},
+		// 12 tokens: 6 copies an expert, padded to 8: the grouped GEMMs
+		// cover 32 rows, 3 x 2 x 32 x 64 x 32 = 393,216; the router 2 x
+		// 12 x 64 x 4 = 6,144.
+		{"titan-12", MoETitan, 12, 44, 43, 6144 + 393216, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var fwd, bwd int
+			var gemm, sel float64
+			for _, o := range EagerMoEOps(m, EagerMoEShape{Tokens: tc.tokens, Local: 4, Impl: tc.impl}) {
+				if o.Backward {
+					bwd += o.Launches
+				} else {
+					fwd += o.Launches
+					if o.Class.String() == "matmul" {
+						gemm += o.FLOPs
+					}
+				}
+				if o.Type == "select_backward" {
+					sel += o.Written
+				}
+			}
+			if fwd != tc.fwd || bwd != tc.bwd || gemm != tc.gemm || sel != tc.selBwd {
+				t.Errorf("launches %d/%d, forward GEMM FLOPs %.0f, select_backward %.0f B; want %d/%d, %.0f, %.0f",
+					fwd, bwd, gemm, sel, tc.fwd, tc.bwd, tc.gemm, tc.selBwd)
+			}
+		})
+	}
+}

@@ -250,13 +250,24 @@ func TestEagerCosting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ plan, want string }{
-		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and"},
-		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward"},
-		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", ""},
-		{"dp=8,mbs=2", ""},
+	for _, c := range []struct {
+		plan, want string
+		moe        bool
+	}{
+		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and", false},
+		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward", false},
+		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", "", false},
+		{"dp=8,mbs=2", "", false},
+		// An MoE model (all its layers MoE): transformers' loop over its
+		// 128 experts syncs the host 2 x 128 + 1 times a layer.
+		{"dp=8,mbs=1,stack=hf-eager-bf16", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (a loop over the experts) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, MoE layers eager: the layer's attention half and torchtitan's MoE (torch._grouped_mm) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=megatron-bridge-25.11", "", true},
 	} {
 		m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
+		if c.moe {
+			m = mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=16")
+		}
 		s, err := ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
