@@ -635,13 +635,8 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		local := max(1, m.Experts/max(1, pl.EP))
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-		impl, syncs := MoEHFLoop, fmt.Sprintf("%d host syncs", 2*local+1)
-		if pl.Run.Layer == LayerTitan {
-			impl, syncs = MoETitan, "no host sync"
-			if pl.EP > 1 {
-				syncs = "one host sync"
-			}
-		}
+		impl := eagerMoEImpl(pl.Run.Layer)
+		syncs := fmt.Sprintf("%.0f host syncs", eagerMoESyncs(impl, local, pl.EP))
 		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
 			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
@@ -654,7 +649,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
 var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	MoETitan: "torchtitan's MoE (torch._grouped_mm)"}
+	MoETitan: "torchtitan's MoE (torch._grouped_mm)", MoELlamaPy: "llama.py's Experts (bmm)"}
 
 // eagerOutput is output's eager stack without tensor parallelism: the
 // ops of EagerOutputOps (the final norm, the output layer, the FP32

@@ -39,7 +39,16 @@ import (
 // the experts (Qwen3's score_before_experts=False) and scatter_add into
 // the shared experts' output (or zeros).
 //
-// Both are held to the project's exporter on the real module (transformers')
+// MoELlamaPy is the project's own plain PyTorch layer,
+// tools/profile/llama.py's Experts (what placer profile times): the
+// router's linear, FP32 softmax and topk, the routing forced balanced by
+// arange after them (remainder), argsort, the copies gathered
+// (index_select), every local expert's SwiGLU as two bmm over [experts,
+// copies an expert, hidden] (one kernel each, whatever the experts), the
+// copies put back (zeros_like, index_copy), weighted (the FP32 top-k
+// weights cast) and summed over the TopK.
+//
+// All three are held to the project's exporter on the real module (transformers')
 // or eagerops.py's re-implementation (torchtitan's) by
 // TestEagerMoEOpsMatchExporter, at routing forced balanced: each expert
 // receives tokens x TopK / Experts of the copies (eagerops.py _route).
@@ -49,14 +58,15 @@ type MoEImpl uint8
 
 // The MoE blocks EagerMoEOps writes.
 const (
-	MoEHFLoop MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
-	MoETitan                 // torchtitan's MoE, torch._grouped_mm (Loop: its for-loop)
+	MoEHFLoop  MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
+	MoETitan                  // torchtitan's MoE, torch._grouped_mm
+	MoELlamaPy                // tools/profile/llama.py's Experts: batched GEMMs (bmm) over the local experts
 )
 
 // EagerMoEShape is one GPU's share of an MoE block for one micro-batch:
 // Tokens routed on it, Local experts among which they are balanced
 // (Tokens x TopK / Local each), FP32Weights as EagerShape's, Impl whose
-// block; Loop is torchtitan's use_grouped_mm=False.
+// block.
 type EagerMoEShape struct {
 	Tokens int
 	// Copies is the token copies the local experts receive (0: Tokens x
@@ -66,15 +76,17 @@ type EagerMoEShape struct {
 	Local       int
 	FP32Weights bool
 	Impl        MoEImpl
-	Loop        bool
 }
 
 // EagerMoEOps is the ops of m's MoE block (router, experts, combine; not
 // the norm or the residual around it) at shape s, forward then backward,
 // routing balanced.
 func EagerMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
-	if s.Impl == MoETitan {
+	switch s.Impl {
+	case MoETitan:
 		return titanMoEOps(m, s)
+	case MoELlamaPy:
+		return llamaMoEOps(m, s)
 	}
 	return hfMoEOps(m, s)
 }
@@ -433,10 +445,39 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	return l.ops
 }
 
+// eagerMoEImpl is the MoE block of an eager stack's layer: llama.py's
+// Experts for torch-eager, transformers' loop for hf-eager, torchtitan's
+// for torchtitan-0.2.
+func eagerMoEImpl(l EagerLayer) MoEImpl {
+	switch l {
+	case LayerTitan:
+		return MoETitan
+	case LayerLlamaPy:
+		return MoELlamaPy
+	}
+	return MoEHFLoop
+}
+
+// eagerMoESyncs is the host's synchronisations in one forward of an
+// eager MoE block over local experts: transformers' loop reads two
+// values an expert hit (the sentinel compare's branch, torch.where's
+// nonzero) and one for the experts hit (nonzero); torchtitan's grouped
+// path none without expert parallelism and one with it (the splits'
+// .tolist() before all_to_all_single, distributed/expert_parallel.py);
+// llama.py's forced balance none.
+func eagerMoESyncs(impl MoEImpl, local, ep int) float64 {
+	switch {
+	case impl == MoEHFLoop:
+		return 2*float64(local) + 1
+	case impl == MoETitan && ep > 1:
+		return 1
+	}
+	return 0
+}
+
 // eagerMoE is moeBlock's experts part under an eager stack
-// (Settings.Eager): EagerMoEOps of the stack's block (torchtitan's for
-// torchtitan-0.2, transformers' loop for hf-eager and torch-eager, whose
-// llama.py has no experts) on this GPU's tokens (the sequence shard, as
+// (Settings.Eager): EagerMoEOps of the stack's block (eagerMoEImpl) on
+// this GPU's tokens (the sequence shard, as
 // moe's), the local experts receiving the most loaded rank's copies; each
 // op a kernel at its class's roofline rate, one launch each; the GEMMs as
 // the fused model's (lgemm, back), torch._grouped_mm's at the grouped
@@ -444,8 +485,7 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 // moe's (dispatchComm) where there is expert parallelism. Host syncs:
 // transformers' loop reads two values per expert hit (the sentinel
 // compare's branch and torch.where's nonzero) and one for the experts
-// hit; torchtitan's grouped path none without expert parallelism, one
-// (the splits' .tolist()) with it. gemms is the forward GEMMs the
+// hit (eagerMoESyncs). gemms is the forward GEMMs the
 // layer's attention half ran before (the per-op policy's count, which
 // the router's mm continues: every second mm recomputed, _grouped_mm
 // not in torchtitan's save list and so recomputed).
@@ -458,10 +498,7 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m
 	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-	impl := MoEHFLoop
-	if pl.Run.Layer == LayerTitan {
-		impl = MoETitan
-	}
+	impl := eagerMoEImpl(pl.Run.Layer)
 	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
 		FP32Weights: pl.Run.FP32Weights, Impl: impl})
 	L := float64(local)
@@ -498,13 +535,7 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 			fwd, rec = fwd.plus(p), rec.plus(r)
 		}
 	}
-	syncs := 0.0
-	switch {
-	case impl == MoEHFLoop:
-		syncs = 2*L + 1
-	case pl.EP > 1:
-		syncs = 1
-	}
+	syncs := eagerMoESyncs(impl, local, pl.EP)
 	fwd.syncs += syncs
 	rec.syncs += syncs
 	if pl.EP > 1 && !c.noComm {
@@ -512,4 +543,108 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.plus(comm), bwd.plus(comm)
 	}
 	return fwd, bwd, rec
+}
+
+func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+	N, h, L, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
+	E := float64(max(1, m.Experts))
+	R := N * k // the copies routed here
+	X := R     // those the local experts receive
+	if s.Copies > 0 {
+		X = s.Copies
+	}
+	ac := s.FP32Weights
+	a, at := 2.0, graph.BF16
+	if ac {
+		a, at = 4, graph.F32
+	}
+	const b = 2.0
+	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
+	var l opList
+	add := l.add
+	if ac {
+		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
+		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
+	}
+	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
+	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
+	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	add("topk", red, f32, N*E, N*E*4, R*12)
+	add("arange", dmv, i64, 0, 0, R*8)
+	add("remainder", ew, i64, R, R*8, R*8)
+	add("sort", red, i64, R, R*8, R*16)
+	add("floor_divide", ew, i64, R, R*8, R*8)
+	add("index_select", emb, at, 0, R*h*a+R*8, R*h*a)
+	if ac {
+		add("_to_copy", dmv, bt, 0, X*h*4, X*h*b)
+		add("_to_copy", dmv, bt, 0, L*h*2*f*4, L*h*2*f*b)
+	}
+	add("bmm", gmm, bt, 2*X*h*2*f, X*h*b+L*h*2*f*b, X*2*f*b)
+	add("silu", ew, bt, X*f, X*f*b, X*f*b)
+	add("mul", ew, bt, X*f, 2*X*f*b, X*f*b)
+	if ac {
+		add("_to_copy", dmv, bt, 0, L*f*h*4, L*f*h*b)
+	}
+	add("bmm", gmm, bt, 2*X*f*h, X*f*b+L*f*h*b, X*h*b)
+	add("zeros_like", dmv, bt, 0, R*h*b, R*h*b)
+	add("index_copy", ew, bt, R*h, 2*R*h*b+R*8, R*h*b)
+	add("_to_copy", dmv, bt, 0, R*4, R*b)
+	add("mul", ew, bt, R*h, R*h*b+R*b, R*h*b)
+	add("sum", red, at, R*h, R*h*b, N*h*a) // FP32 under autocast
+	fs := float64(m.SharedExperts) * f
+	if fs > 0 { // not held to the exporter
+		l.sharedFwd(N, h, fs)
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+	}
+
+	l.bwd = true
+	if fs > 0 {
+		l.sharedBwd(N, h, fs)
+	}
+	if ac {
+		add("_to_copy", dmv, bt, 0, R*h*4, R*h*b)
+	}
+	add("mul", ew, bt, R*h, 2*R*h*b, R*h*b)
+	add("mul", ew, bt, R*h, R*h*b+R*b, R*h*b)
+	add("sum", red, bt, R*h, R*h*b, R*b)
+	add("_to_copy", dmv, f32, 0, R*b, R*4)
+	add("index_select", emb, bt, 0, R*h*b+R*8, R*h*b)
+	wlay := func(e float64) {
+		if ac {
+			add("_to_copy", dmv, f32, 0, e*b, e*4)
+		}
+		add("new_empty_strided", dmv, at, 0, e*a, e*a).Launches = 0
+		add("copy_", dmv, at, 0, 2*e*a, e*a)
+	}
+	add("bmm", gmm, bt, 2*X*f*h, X*f*b+X*h*b, L*f*h*b)
+	add("bmm", gmm, bt, 2*X*f*h, X*h*b+L*f*h*b, X*f*b)
+	wlay(L * f * h)
+	for range 2 {
+		add("mul", ew, bt, X*f, 2*X*f*b, X*f*b)
+	}
+	add("silu_backward", ew, bt, X*f, 2*X*f*b, X*f*b)
+	add("cat", dmv, bt, 0, 2*X*f*b, 2*X*f*b)
+	add("bmm", gmm, bt, 2*X*h*2*f, X*2*f*b+X*h*b, L*h*2*f*b)
+	add("bmm", gmm, bt, 2*X*h*2*f, X*2*f*b+L*h*2*f*b, X*h*b)
+	wlay(L * h * 2 * f)
+	if ac {
+		add("_to_copy", dmv, f32, 0, R*h*b, R*h*4)
+	}
+	add("new_zeros", dmv, at, 0, R*h*a, N*h*a)
+	add("index_add", emb, at, 0, N*h*a+R*8+R*h*a, N*h*a)
+	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
+	add("scatter", emb, f32, 0, N*E*4+N*k*12, N*E*4)
+	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
+	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	if ac {
+		wlay(E * h)
+		add("_to_copy", dmv, f32, 0, N*h*b, N*h*4)
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+	} else {
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+		wlay(E * h)
+	}
+	return l.ops
 }

@@ -94,22 +94,27 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 	cases := []struct {
 		impl                                    MoEImpl
 		hidden, experts, topk, effn, seq, batch int
-		bf16, loop                              bool
+		bf16                                    bool
 		shared                                  int
 	}{
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, false, 0},
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, false, 0},
-		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, false, 0},
+		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0},
+		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0},
+		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0},
 		// torchtitan's MoE (BF16 weights as FSDP2 runs it), torch._grouped_mm:
 		// 16 copies an expert (a multiple of 8), 6 (padded to 8), and one
 		// shared expert.
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, false, 0},
-		{MoETitan, 96, 8, 3, 48, 16, 1, true, false, 0},
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, false, 1},
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0},
+		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0},
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, 1},
+		// tools/profile/llama.py's Experts (its own forced balance),
+		// BF16 and autocast.
+		{MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0},
+		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0},
+		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0},
 	}
 	for _, tc := range cases {
-		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe"}[tc.impl]
-		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-loop%v-shared%d", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.loop, tc.shared)
+		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe"}[tc.impl]
+		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			prec := "autocast"
@@ -120,13 +125,13 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 				"--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--experts", strconv.Itoa(tc.experts),
 				"--topk", strconv.Itoa(tc.topk), "--expert-ffn", strconv.Itoa(tc.effn), "--shared-experts", strconv.Itoa(tc.shared),
 				"--precision", prec}
-			if tc.impl == MoETitan && !tc.loop {
+			if tc.impl == MoETitan {
 				args = append(args, "--grouped")
 			}
 			exp := exporterOps(t, py, args...)
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: 1, KVHeads: 1, FFN: tc.effn, Vocab: 1024, Seq: tc.seq, Batch: tc.batch,
 				Family: "llama", Experts: tc.experts, TopK: tc.topk, ExpertFFN: tc.effn, SharedExperts: tc.shared}
-			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl, Loop: tc.loop}))
+			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl}))
 			compareOps(t, exp, mine, func(k opKey) bool { return k.typ == "_grouped_mm" })
 		})
 	}
@@ -173,6 +178,15 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// cover 32 rows, 3 x 2 x 32 x 64 x 32 = 393,216; the router 2 x
 		// 12 x 64 x 4 = 6,144.
 		{"titan-12", MoETitan, 12, 44, 43, 6144 + 393216, 0},
+		// llama.py's Experts, 32 tokens: forward the router 4 (mm, cast,
+		// softmax, topk), the forced routing and order 4 (arange,
+		// remainder, sort, floor_divide), index_select, 2 bmm with silu
+		// and mul between, zeros_like, index_copy, the weights' cast, mul,
+		// sum: 18, whatever the experts. Backward: mul, mul, sum, cast,
+		// index_select, 2 bmm and a copy_, mul, mul, silu_backward, cat,
+		// 2 bmm and a copy_, new_zeros, index_add, new_zeros, scatter,
+		// softmax's, cast, 2 mm, the input's add, the router's copy_: 25.
+		{"llama-32", MoELlamaPy, 32, 18, 25, 16384 + 786432, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -246,6 +246,18 @@ def _moe(a, dtype):
     (_route, _eye_router)."""
     if a.hidden < a.experts or (a.batch * a.seq * a.topk) % a.experts:
         raise SystemExit("eagerops: balanced routing needs hidden >= experts and tokens x topk a multiple of experts")
+    if a.layer == "llama-moe":
+        # llama.py's own Experts (its routing forced balanced by arange
+        # after the router's kernels), no expert parallelism.
+        c = llama.config(a.hidden, 1, 1, 1, 1024, a.seq)
+        c.update(experts=a.experts, topk=a.topk, expert_ffn=a.expert_ffn, shared=a.shared_experts)
+
+        def build():
+            return _built(lambda: _Wrap(llama.Experts(c)), dtype)
+
+        def inputs():
+            return torch.randn(a.seq, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
+        return build, inputs
     if a.layer == "hf-moe":
         from transformers import Qwen3MoeConfig
         from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeSparseMoeBlock
@@ -289,7 +301,7 @@ def _built(make, dtype):
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "titan-moe"), default="llama")
+    p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "titan-moe", "llama-moe"), default="llama")
     p.add_argument("--hidden", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -341,7 +353,7 @@ def main(argv=None):
             shape = (a.batch, a.seq) if a.layer == "titan" else (a.seq, a.batch)
             x = torch.randn(*shape, a.hidden, dtype=dtype, requires_grad=True)
             return (x, torch.zeros(a.batch, a.seq, dtype=torch.int64)), None
-    elif a.layer in ("hf-moe", "titan-moe"):
+    elif a.layer in ("hf-moe", "titan-moe", "llama-moe"):
         build, inputs = _moe(a, dtype)
     elif a.layer == "llama":
         shard = llama.Shard(a.tp, 0, None, a.sp)
