@@ -338,7 +338,10 @@ def main(argv=None):
                     self.norm, self.output = _TitanNorm(a.hidden), torch.nn.Linear(a.hidden, a.vocab, bias=False)
                     self.ce = _CrossEntropy()  # a module, so that the exporter names its ops
                 else:
-                    self.loss = llama.Loss(c, llama.Shard())
+                    # Its shard of the vocabulary at --tp (no group: the
+                    # max's and the sums' all-reduces, which placer costs
+                    # apart, not run).
+                    self.loss = llama.Loss(c, llama.Shard(a.tp, 0, None, False))
 
             def forward(self, x, targets):
                 if a.layer == "titan":
