@@ -708,7 +708,11 @@ func (c *coster) eagerOutput() (fwd, bwd phase) {
 //     bitwise_or, a clone minus the offset, the masked ones zeroed),
 //     gather, the partial zeroed and all-reduced (SUM), neg, the mean;
 //     backward _nll_loss_and_log_softmax_backward: zeros_like, the mask
-//     again, the -1 put at the targets, (grad + exp(x)) * grad_output).
+//     again, the -1 put at the targets, (grad + exp(x)) * grad_output);
+//     funcol.all_reduce's copy of its input before each all-reduce. Its
+//     op names and order were compared with torch.profiler's record of a
+//     loss_parallel step on one process of a fake 4-rank group (the
+//     masked writes run as masked_fill_; costed as index_put_'s kernel).
 //   - transformers at T > 1: the output layer "colwise_gather_output"
 //     (LlamaForCausalLM._tp_plan; ColwiseParallel with Replicate output):
 //     its logits all-gathered over the group and laid out by the last
@@ -780,6 +784,11 @@ func eagerLoss(bwd *bool, add func(string, graph.Class, graph.DType, float64, fl
 		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
 		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
 	case s.Layer == LayerTitan:
+		// funcol.all_reduce copies its input before reducing it in place.
+		coll := func(k roofline.Collective, bytes float64) {
+			add("clone", dm, f32, 0, bytes, bytes)
+			coll(k, bytes)
+		}
 		linear(h, Vl, true, tpBefore)
 		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
 		// _log_softmax (its x.to(float32) a no-op on FP32 logits).
