@@ -39,6 +39,17 @@ import (
 // the experts (Qwen3's score_before_experts=False) and scatter_add into
 // the shared experts' output (or zeros).
 //
+// MoEHFGrouped is the same block as transformers 5.24 runs it by default
+// (experts_implementation "grouped_mm": integrations/moe.py
+// grouped_mm_experts_forward): the router as above, the copies sorted by
+// expert (sort), gathered (index) with their weights, histc and cumsum
+// of the counts, torch._grouped_mm for gate-up and down with SwiGLU
+// between, the weights multiplied in, the inverse permutation (arange,
+// index_put_), the copies gathered back and summed over the TopK; no
+// host sync. Under autocast over FP32 weights its grouped GEMMs run in
+// FP32 (_grouped_mm casts its input to the weights' dtype and is not
+// autocast's): the exporter's record, kept.
+//
 // MoELlamaPy is the project's own plain PyTorch layer,
 // tools/profile/llama.py's Experts (what placer profile times): the
 // router's linear, FP32 softmax and topk, the routing forced balanced by
@@ -48,8 +59,9 @@ import (
 // copies put back (zeros_like, index_copy), weighted (the FP32 top-k
 // weights cast) and summed over the TopK.
 //
-// All three are held to the project's exporter on the real module (transformers')
-// or eagerops.py's re-implementation (torchtitan's) by
+// All four are held to the project's exporter on the real module
+// (transformers', llama.py's) or eagerops.py's re-implementation
+// (torchtitan's) by
 // TestEagerMoEOpsMatchExporter, at routing forced balanced: each expert
 // receives tokens x TopK / Experts of the copies (eagerops.py _route).
 
@@ -58,9 +70,10 @@ type MoEImpl uint8
 
 // The MoE blocks EagerMoEOps writes.
 const (
-	MoEHFLoop  MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
-	MoETitan                  // torchtitan's MoE, torch._grouped_mm
-	MoELlamaPy                // tools/profile/llama.py's Experts: batched GEMMs (bmm) over the local experts
+	MoEHFLoop    MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
+	MoETitan                    // torchtitan's MoE, torch._grouped_mm
+	MoELlamaPy                  // tools/profile/llama.py's Experts: batched GEMMs (bmm) over the local experts
+	MoEHFGrouped                // transformers' sparse MoE block with experts_implementation "grouped_mm" (5.24's default)
 )
 
 // EagerMoEShape is one GPU's share of an MoE block for one micro-batch:
@@ -87,6 +100,8 @@ func EagerMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		return titanMoEOps(m, s)
 	case MoELlamaPy:
 		return llamaMoEOps(m, s)
+	case MoEHFGrouped:
+		return hfGroupedOps(m, s)
 	}
 	return hfMoEOps(m, s)
 }
@@ -446,16 +461,22 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 }
 
 // eagerMoEImpl is the MoE block of an eager stack's layer: llama.py's
-// Experts for torch-eager, transformers' loop for hf-eager, torchtitan's
-// for torchtitan-0.2.
-func eagerMoEImpl(l EagerLayer) MoEImpl {
-	switch l {
+// Experts for torch-eager; transformers' block for hf-eager, as 5.24
+// runs it by default (grouped_mm) or, with grouped-gemm=off
+// (ExpertLoop), its "eager" loop over the experts; torchtitan's for
+// torchtitan-0.2 (its use_grouped_mm=False loop is not listed: costed
+// grouped).
+func eagerMoEImpl(run Settings) MoEImpl {
+	switch run.Layer {
 	case LayerTitan:
 		return MoETitan
 	case LayerLlamaPy:
 		return MoELlamaPy
 	}
-	return MoEHFLoop
+	if run.ExpertLoop {
+		return MoEHFLoop
+	}
+	return MoEHFGrouped
 }
 
 // eagerMoESyncs is the host's synchronisations in one forward of an
@@ -498,7 +519,7 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m
 	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-	impl := eagerMoEImpl(pl.Run.Layer)
+	impl := eagerMoEImpl(pl.Run)
 	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
 		FP32Weights: pl.Run.FP32Weights, Impl: impl})
 	L := float64(local)
@@ -645,6 +666,116 @@ func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	} else {
 		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
 		wlay(E * h)
+	}
+	return l.ops
+}
+
+func hfGroupedOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
+	R := N * k
+	X := R
+	if s.Copies > 0 {
+		X = s.Copies
+	}
+	ac := s.FP32Weights
+	a, at := 2.0, graph.BF16
+	if ac {
+		a, at = 4, graph.F32
+	}
+	const b, w = 2.0, 2.0
+	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
+	var l opList
+	add := l.add
+	if ac {
+		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
+		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
+	}
+	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
+	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
+	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	add("topk", red, f32, N*E, N*E*4, N*k*(4+8))
+	add("sum", red, f32, N*k, N*k*4, N*4)
+	add("clone", dmv, f32, 0, N*k*4, N*k*4)
+	add("div_", ew, f32, N*k, N*k*4+N*4, N*k*4)
+	add("_to_copy", dmv, bt, 0, N*k*4, N*k*w)
+	// The copies in expert order; the counts (histc of a 4-byte copy of
+	// the ids: FP32 as a CPU records it, int32 on a GPU) and offsets.
+	add("sort", red, i64, R, R*8, R*16)
+	add("floor_divide", ew, i64, R, R*8, R*8)
+	add("index", emb, at, 0, X*h*a+X*8, X*h*a)
+	add("index", emb, bt, 0, X*w+X*8, X*w)
+	add("_to_copy", dmv, f32, 0, R*8, R*4)
+	add("histc", ew, f32, E, R*4, E*4)
+	add("cumsum", red, graph.I32, E, E*4, E*4)
+	add("_grouped_mm", gmm, at, 2*X*h*2*f, X*h*a+E*2*f*h*a+E*4, X*2*f*a)
+	add("silu", ew, at, X*f, X*f*a, X*f*a)
+	add("mul", ew, at, X*f, 2*X*f*a, X*f*a)
+	add("_grouped_mm", gmm, at, 2*X*f*h, X*f*a+E*h*f*a+E*4, X*h*a)
+	add("mul", ew, at, X*h, X*h*a+X*w, X*h*a)
+	add("empty_like", dmv, i64, 0, R*8, R*8).Launches = 0
+	add("arange", dmv, i64, 0, 0, R*8)
+	add("index_put_", ew, i64, R, 3*R*8, R*8)
+	add("index", emb, at, 0, X*h*a+X*8, X*h*a)
+	add("sum", red, at, X*h, X*h*a, N*h*a)
+	fs := float64(m.SharedExperts) * f
+	if fs > 0 { // not held to the exporter
+		l.sharedFwd(N, h, fs)
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+	}
+
+	l.bwd = true
+	if fs > 0 {
+		l.sharedBwd(N, h, fs)
+	}
+	if !ac {
+		add("clone", dmv, at, 0, X*h*a, X*h*a)
+	}
+	add("new_zeros", dmv, at, 0, X*h*a, X*h*a)
+	add("index_put", emb, at, 0, 2*X*h*a+X*8, X*h*a)
+	add("mul", ew, at, X*h, 2*X*h*a, X*h*a)
+	add("mul", ew, at, X*h, X*h*a+X*w, X*h*a)
+	add("sum", red, at, X*h, X*h*a, X*a)
+	if ac {
+		add("_to_copy", dmv, bt, 0, X*4, X*w)
+	}
+	wlay := func(e float64) {
+		add("new_empty_strided", dmv, at, 0, e*a, e*a).Launches = 0
+		add("copy_", dmv, at, 0, 2*e*a, e*a)
+	}
+	add("_grouped_mm", gmm, at, 2*X*f*h, X*h*a+X*f*a+E*4, E*h*f*a)
+	add("_grouped_mm", gmm, at, 2*X*f*h, X*h*a+E*h*f*a+E*4, X*f*a)
+	wlay(E * h * f)
+	for range 2 {
+		add("mul", ew, at, X*f, 2*X*f*a, X*f*a)
+	}
+	add("silu_backward", ew, at, X*f, 2*X*f*a, X*f*a)
+	add("cat", dmv, at, 0, 2*X*f*a, 2*X*f*a)
+	add("_grouped_mm", gmm, at, 2*X*h*2*f, X*2*f*a+X*h*a+E*4, E*2*f*h*a)
+	add("_grouped_mm", gmm, at, 2*X*h*2*f, X*2*f*a+E*2*f*h*a+E*4, X*h*a)
+	wlay(E * 2 * f * h)
+	add("new_zeros", dmv, bt, 0, X*w, X*w)
+	add("index_put", emb, bt, 0, 2*X*w+X*8, X*w)
+	add("new_zeros", dmv, at, 0, X*h*a, N*h*a)
+	add("index_put", emb, at, 0, N*h*a+X*8+X*h*a, N*h*a)
+	add("_to_copy", dmv, f32, 0, N*k*w, N*k*4)
+	for range 3 {
+		add("div", ew, f32, N*k, N*k*4+N*4, N*k*4)
+	}
+	add("neg", ew, f32, N*k, N*k*4, N*k*4)
+	add("mul", ew, f32, N*k, 2*N*k*4, N*k*4)
+	add("sum", red, f32, N*k, N*k*4, N*4)
+	add("add", ew, f32, N*k, 2*N*k*4, N*k*4)
+	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
+	add("scatter", emb, f32, 0, N*E*4+N*k*8+N*k*4, N*E*4)
+	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
+	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
+	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	if ac {
+		add("_to_copy", dmv, f32, 0, E*h*b, E*h*4)
+		add("new_empty_strided", dmv, f32, 0, E*h*4, E*h*4).Launches = 0
+		add("copy_", dmv, f32, 0, 2*E*h*4, E*h*4)
+		add("_to_copy", dmv, f32, 0, N*h*b, N*h*4)
 	}
 	return l.ops
 }

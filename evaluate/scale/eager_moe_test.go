@@ -100,6 +100,10 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0},
 		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0},
 		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0},
+		// transformers' grouped_mm form (5.24's default).
+		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, true, 0},
+		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, false, 0},
+		{MoEHFGrouped, 96, 8, 3, 48, 16, 1, true, 0},
 		// torchtitan's MoE (BF16 weights as FSDP2 runs it), torch._grouped_mm:
 		// 16 copies an expert (a multiple of 8), 6 (padded to 8), and one
 		// shared expert.
@@ -113,7 +117,7 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0},
 	}
 	for _, tc := range cases {
-		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe"}[tc.impl]
+		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe", MoEHFGrouped: "hf-moe-grouped"}[tc.impl]
 		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -165,6 +169,16 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// experts writes both whole weights, 4 x (4 x 128 x 64 + 4 x 64 x
 		// 32) x 2 bytes = 196,608.
 		{"hf-loop-32", MoEHFLoop, 32, 55, 100, 16384 + 786432, 196608},
+		// transformers' grouped_mm form, 32 tokens: the router 8, sort,
+		// floor_divide, the copies' and weights' index, the ids' cast,
+		// histc, cumsum, 2 grouped GEMMs with silu and mul, the weights'
+		// mul, arange, index_put_ (the inverse order), index, sum: 24
+		// (empty_like allocates). Backward 34: clone, new_zeros,
+		// index_put, mul, mul, sum, 2 grouped GEMMs and a copy_, mul,
+		// mul, silu_backward, cat, 2 grouped GEMMs and a copy_, the
+		// weights' and the tokens' new_zeros and index_put, the router's
+		// 14. GEMMs as the loop's.
+		{"hf-grouped-32", MoEHFGrouped, 32, 24, 34, 16384 + 786432, 0},
 		// torchtitan's grouped path, 32 tokens: forward the router 10
 		// (mm, cast, softmax, add of the bias, topk, gather, sum, add,
 		// div, mul), the counts and order 7 (histc x 2, add_, sort,

@@ -265,9 +265,12 @@ func TestEagerCosting(t *testing.T) {
 		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward", false},
 		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", "", false},
 		{"dp=8,mbs=2", "", false},
-		// An MoE model (all its layers MoE): transformers' loop over its
-		// 128 experts syncs the host 2 x 128 + 1 times a layer.
-		{"dp=8,mbs=1,stack=hf-eager-bf16", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (a loop over the experts) over 128 local experts", true},
+		// An MoE model (all its layers MoE): transformers' block as 5.24
+		// runs it by default (grouped_mm, no host sync); its loop over
+		// the 128 experts (grouped-gemm=off) syncs the host 2 x 128 + 1
+		// times a layer's forward.
+		{"dp=8,mbs=1,stack=hf-eager-bf16", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=hf-eager-bf16,grouped-gemm=off", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (a loop over the experts) over 128 local experts", true},
 		{"dp=8,mbs=1,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, MoE layers eager: the layer's attention half and torchtitan's MoE (torch._grouped_mm) over 128 local experts", true},
 		{"dp=8,mbs=1,stack=megatron-bridge-25.11", "", true},
 	} {
@@ -282,6 +285,15 @@ func TestEagerCosting(t *testing.T) {
 		r, err := Evaluate(m, s, p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.moe && c.want != "" {
+			syncs := "(0 host syncs)"
+			if strings.Contains(c.plan, "grouped-gemm=off") {
+				syncs = "(257 host syncs)"
+			}
+			if !strings.Contains(r.LayerCosting, syncs) {
+				t.Errorf("%s: %q, want it to say %s", c.plan, r.LayerCosting, syncs)
+			}
 		}
 		if !strings.HasPrefix(r.LayerCosting, c.want) || (c.want == "") != (r.LayerCosting == "") {
 			t.Errorf("%s: %q, want it to start %q", c.plan, r.LayerCosting, c.want)

@@ -258,12 +258,14 @@ def _moe(a, dtype):
         def inputs():
             return torch.randn(a.seq, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
         return build, inputs
-    if a.layer == "hf-moe":
+    if a.layer in ("hf-moe", "hf-moe-grouped"):
         from transformers import Qwen3MoeConfig
         from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeSparseMoeBlock
         cfg = Qwen3MoeConfig(hidden_size=a.hidden, moe_intermediate_size=a.expert_ffn, num_experts=a.experts,
                              num_experts_per_tok=a.topk, norm_topk_prob=True)
-        cfg._experts_implementation = "eager"
+        # "eager": Qwen3MoeExperts' own loop; "grouped_mm": what 5.24 picks
+        # by default (integrations/moe.py grouped_mm_experts_forward).
+        cfg._experts_implementation = "grouped_mm" if a.layer == "hf-moe-grouped" else "eager"
 
         def make():
             m = Qwen3MoeSparseMoeBlock(cfg)
@@ -301,7 +303,7 @@ def _built(make, dtype):
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "titan-moe", "llama-moe"), default="llama")
+    p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"), default="llama")
     p.add_argument("--hidden", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -356,7 +358,7 @@ def main(argv=None):
             shape = (a.batch, a.seq) if a.layer == "titan" else (a.seq, a.batch)
             x = torch.randn(*shape, a.hidden, dtype=dtype, requires_grad=True)
             return (x, torch.zeros(a.batch, a.seq, dtype=torch.int64)), None
-    elif a.layer in ("hf-moe", "titan-moe", "llama-moe"):
+    elif a.layer in ("hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"):
         build, inputs = _moe(a, dtype)
     elif a.layer == "llama":
         shard = llama.Shard(a.tp, 0, None, a.sp)
