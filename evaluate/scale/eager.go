@@ -622,9 +622,10 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
 		impl := eagerMoEImpl(pl.Run)
-		syncs := fmt.Sprintf("%.0f host syncs", eagerMoESyncs(impl, local, pl.EP))
+		loop := impl == MoETitan && pl.Run.ExpertLoop
+		syncs := fmt.Sprintf("%.0f host syncs", eagerMoESyncs(impl, local, pl.EP, loop))
 		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
-			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl}))
+			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
 			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
 	}
@@ -635,7 +636,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
 var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	MoETitan: "torchtitan's MoE (torch._grouped_mm)", MoELlamaPy: "llama.py's Experts (bmm)",
+	MoETitan: "torchtitan's MoE", MoELlamaPy: "llama.py's Experts (bmm)",
 	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
 
 // eagerOutput is output's eager stack: the ops of EagerOutputOps (the

@@ -34,8 +34,9 @@ import (
 // own), argsort, the token copies gathered in expert order, the grouped
 // experts (torch._grouped_mm for w1, w3 and w2, after
 // indices_padding_wrapper's permutation: the rows padded to multiples of
-// 8 per expert, index and index_put back; or, use_grouped_mm=False, a
-// host sync and three matmuls per expert), the scores multiplied in after
+// 8 per expert, index and index_put back; or, use_grouped_mm=False
+// (EagerMoEShape.Loop), a host sync and three matmuls per expert, each
+// weight's slice gradient written whole as in transformers' loop), the scores multiplied in after
 // the experts (Qwen3's score_before_experts=False) and scatter_add into
 // the shared experts' output (or zeros).
 //
@@ -89,6 +90,8 @@ type EagerMoEShape struct {
 	Local       int
 	FP32Weights bool
 	Impl        MoEImpl
+	// Loop is torchtitan's use_grouped_mm=False: its experts in a loop.
+	Loop bool
 }
 
 // EagerMoEOps is the ops of m's MoE block (router, experts, combine; not
@@ -351,37 +354,55 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("index", emb, f32, 0, R*12, R*4)
 	add("floor_divide", ew, i64, R, R*8, R*8)
 	add("gather", emb, bt, 0, R*h*(8+b), R*h*b)
-	// generate_permute_indices' arithmetic on the counts, its fill.
-	for _, t := range []string{"cumsum", "sub", "sum", "clamp_min", "add", "sub", "floor_divide", "mul"} {
-		rd := E * 4
-		if t == "sub" && len(l.ops) > 0 && l.ops[len(l.ops)-1].Type == "cumsum" {
-			rd = 2 * E * 4
+	if s.Loop {
+		// _run_experts_for_loop: the counts read by the host
+		// (.tolist(): a sync), each expert's w1, w3 and w2 a matmul on
+		// its copies, the outputs concatenated, the (empty) padding rows
+		// appended.
+		r := X / E
+		for range int(E) {
+			add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
+			add("silu", ew, bt, r*f, r*f*b, r*f*b)
+			add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
+			add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+			add("mm", gmm, bt, 2*r*f*h, r*f*b+h*f*b, r*h*b)
 		}
-		cl := ew
-		if t == "cumsum" || t == "sum" {
-			cl = red
+		add("cat", dmv, bt, 0, X*h*b, X*h*b)
+		add("new_zeros", dmv, bt, 0, X*h*b, 0)
+		add("cat", dmv, bt, 0, X*h*b, X*h*b)
+	} else {
+		// generate_permute_indices' arithmetic on the counts, its fill.
+		for _, t := range []string{"cumsum", "sub", "sum", "clamp_min", "add", "sub", "floor_divide", "mul"} {
+			rd := E * 4
+			if t == "sub" && len(l.ops) > 0 && l.ops[len(l.ops)-1].Type == "cumsum" {
+				rd = 2 * E * 4
+			}
+			cl := ew
+			if t == "cumsum" || t == "sum" {
+				cl = red
+			}
+			add(t, cl, f32, E, rd, E*4)
 		}
-		add(t, cl, f32, E, rd, E*4)
+		add("_to_copy", dmv, graph.I32, 0, E*4, E*4)
+		add("cumsum", red, i64, E, E*4, E*8)
+		add("sub", ew, i64, E, E*8+E*4, E*8)
+		add("full", dmv, graph.I32, 0, 0, P*4)
+		// The padded permutation (a zero row appended, the rows gathered),
+		// the grouped GEMMs (their FLOPs over the rows the groups cover), the
+		// rows put back and the pad row dropped.
+		add("new_zeros", dmv, bt, 0, X*h*b, h*b)
+		add("cat", dmv, bt, 0, (X+1)*h*b, (X+1)*h*b)
+		add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+		add("cumsum", red, graph.I32, E, E*4, E*4)
+		up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
+		up()
+		add("silu", ew, bt, P*f, P*f*b, P*f*b)
+		up()
+		add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+		add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
+		add("new_empty", dmv, bt, 0, P*h*b, (X+1)*h*b).Launches = 0
+		add("index_put_", ew, bt, (X+1)*h, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	}
-	add("_to_copy", dmv, graph.I32, 0, E*4, E*4)
-	add("cumsum", red, i64, E, E*4, E*8)
-	add("sub", ew, i64, E, E*8+E*4, E*8)
-	add("full", dmv, graph.I32, 0, 0, P*4)
-	// The padded permutation (a zero row appended, the rows gathered),
-	// the grouped GEMMs (their FLOPs over the rows the groups cover), the
-	// rows put back and the pad row dropped.
-	add("new_zeros", dmv, bt, 0, X*h*b, h*b)
-	add("cat", dmv, bt, 0, (X+1)*h*b, (X+1)*h*b)
-	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
-	add("cumsum", red, graph.I32, E, E*4, E*4)
-	up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
-	up()
-	add("silu", ew, bt, P*f, P*f*b, P*f*b)
-	up()
-	add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
-	add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
-	add("new_empty", dmv, bt, 0, P*h*b, (X+1)*h*b).Launches = 0
-	add("index_put_", ew, bt, (X+1)*h, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	// The shared experts (or zeros), the scores multiplied in, the
 	// copies scatter-added onto them.
 	if fs > 0 {
@@ -405,31 +426,66 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	if fs > 0 {
 		l.sharedBwd(N, h, fs)
 	}
-	add("slice_backward", ew, bt, (X+1)*h, X*h*b, (X+1)*h*b)
-	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
-	// gmmB is a grouped GEMM's backward of i inputs and o outputs per
-	// expert: the weights' gradient, the input's, the layout.
-	gmmB := func(i, o float64) {
-		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+P*i*b+E*4, E*i*o*b)
-		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+E*i*o*b+E*4, P*i*b)
-	}
 	wlay := func(e float64) {
 		add("new_empty_strided", dmv, bt, 0, e*b, e*b).Launches = 0
 		add("copy_", dmv, bt, 0, 2*e*b, e*b)
 	}
-	gmmB(f, h)
-	wlay(E * h * f)
-	for range 2 {
-		add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+	if s.Loop {
+		// Each expert's backward (the last first): w2's, the mul's, w3's,
+		// silu's, w1's, its copies' two gradients joined; each weight's
+		// slice gradient written into zeros of all the experts'
+		// (select_backward) and summed with the others'.
+		r := X / E
+		for i := range int(E) {
+			wg := func(e float64) {
+				add("select_backward", ew, bt, E*e, e*b, E*e*b)
+				if i > 0 {
+					add("add", ew, bt, E*e, 2*E*e*b, E*e*b)
+				}
+				if i == int(E)-1 {
+					wlay(E * e)
+				}
+			}
+			add("mm", gmm, bt, 2*r*f*h, r*h*b+r*f*b, h*f*b)
+			add("mm", gmm, bt, 2*r*f*h, r*h*b+h*f*b, r*f*b)
+			wg(h * f)
+			for range 2 {
+				add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+			}
+			add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
+			add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
+			wg(h * f)
+			add("silu_backward", ew, bt, r*f, 2*r*f*b, r*f*b)
+			add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
+			add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
+			add("add", ew, bt, r*h, 2*r*h*b, r*h*b)
+			wg(h * f)
+		}
+		add("cat", dmv, bt, 0, X*h*b, X*h*b)
+		add("slice_backward", ew, bt, X*h, X*h*b, X*h*b)
+	} else {
+		add("slice_backward", ew, bt, (X+1)*h, X*h*b, (X+1)*h*b)
+		add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+		// gmmB is a grouped GEMM's backward of i inputs and o outputs per
+		// expert: the weights' gradient, the input's, the layout.
+		gmmB := func(i, o float64) {
+			add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+P*i*b+E*4, E*i*o*b)
+			add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+E*i*o*b+E*4, P*i*b)
+		}
+		gmmB(f, h)
+		wlay(E * h * f)
+		for range 2 {
+			add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+		}
+		gmmB(h, f)
+		wlay(E * h * f)
+		add("silu_backward", ew, bt, P*f, 2*P*f*b, P*f*b)
+		gmmB(h, f)
+		add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
+		wlay(E * h * f)
+		add("new_zeros", dmv, bt, 0, P*h*b, (X+1)*h*b)
+		add("index_put", emb, bt, 0, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	}
-	gmmB(h, f)
-	wlay(E * h * f)
-	add("silu_backward", ew, bt, P*f, 2*P*f*b, P*f*b)
-	gmmB(h, f)
-	add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
-	wlay(E * h * f)
-	add("new_zeros", dmv, bt, 0, P*h*b, (X+1)*h*b)
-	add("index_put", emb, bt, 0, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 	add("new_zeros", dmv, bt, 0, R*h*b, N*h*b)
 	add("scatter_add", emb, bt, 0, N*h*b+R*h*(8+b), N*h*b)
 	// The scores: the reorder's index, route_scale, route_norm, gather,
@@ -464,8 +520,8 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 // Experts for torch-eager; transformers' block for hf-eager, as 5.24
 // runs it by default (grouped_mm) or, with grouped-gemm=off
 // (ExpertLoop), its "eager" loop over the experts; torchtitan's for
-// torchtitan-0.2 (its use_grouped_mm=False loop is not listed: costed
-// grouped).
+// torchtitan-0.2 (with grouped-gemm=off its use_grouped_mm=False loop,
+// EagerMoEShape.Loop).
 func eagerMoEImpl(run Settings) MoEImpl {
 	switch run.Layer {
 	case LayerTitan:
@@ -484,16 +540,23 @@ func eagerMoEImpl(run Settings) MoEImpl {
 // values an expert hit (the sentinel compare's branch, torch.where's
 // nonzero) and one for the experts hit (nonzero); torchtitan's grouped
 // path none without expert parallelism and one with it (the splits'
-// .tolist() before all_to_all_single, distributed/expert_parallel.py);
-// llama.py's forced balance none.
-func eagerMoESyncs(impl MoEImpl, local, ep int) float64 {
+// .tolist() before all_to_all_single, distributed/expert_parallel.py),
+// its for-loop (loop) one more (the counts' .tolist()); llama.py's forced
+// balance and transformers' grouped_mm none.
+func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
+	n := 0.0
 	switch {
 	case impl == MoEHFLoop:
-		return 2*float64(local) + 1
-	case impl == MoETitan && ep > 1:
-		return 1
+		n = 2*float64(local) + 1
+	case impl == MoETitan:
+		if ep > 1 {
+			n++
+		}
+		if loop {
+			n++
+		}
 	}
-	return 0
+	return n
 }
 
 // eagerMoE is moeBlock's experts part under an eager stack
@@ -520,8 +583,9 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 	me := m
 	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
 	impl := eagerMoEImpl(pl.Run)
+	loop := impl == MoETitan && pl.Run.ExpertLoop
 	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
-		FP32Weights: pl.Run.FP32Weights, Impl: impl})
+		FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop})
 	L := float64(local)
 	for _, o := range ops {
 		if o.Launches == 0 {
@@ -556,7 +620,7 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 			fwd, rec = fwd.plus(p), rec.plus(r)
 		}
 	}
-	syncs := eagerMoESyncs(impl, local, pl.EP)
+	syncs := eagerMoESyncs(impl, local, pl.EP, loop)
 	fwd.syncs += syncs
 	rec.syncs += syncs
 	if pl.EP > 1 && !c.noComm {

@@ -96,29 +96,33 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		hidden, experts, topk, effn, seq, batch int
 		bf16                                    bool
 		shared                                  int
+		loop                                    bool // torchtitan's for-loop
 	}{
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0},
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0},
-		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0},
+		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0, false},
 		// transformers' grouped_mm form (5.24's default).
-		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, true, 0},
-		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, false, 0},
-		{MoEHFGrouped, 96, 8, 3, 48, 16, 1, true, 0},
+		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{MoEHFGrouped, 96, 8, 3, 48, 16, 1, true, 0, false},
 		// torchtitan's MoE (BF16 weights as FSDP2 runs it), torch._grouped_mm:
 		// 16 copies an expert (a multiple of 8), 6 (padded to 8), and one
 		// shared expert.
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0},
-		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0},
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, 1},
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0, false},
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, 1, false},
+		// torchtitan's for-loop experts (use_grouped_mm=False).
+		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0, true},
+		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0, true},
 		// tools/profile/llama.py's Experts (its own forced balance),
 		// BF16 and autocast.
-		{MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0},
-		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0},
-		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0},
+		{MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0, false},
 	}
 	for _, tc := range cases {
 		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe", MoEHFGrouped: "hf-moe-grouped"}[tc.impl]
-		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared)
+		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d-loop%v", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared, tc.loop)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			prec := "autocast"
@@ -129,13 +133,13 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 				"--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--experts", strconv.Itoa(tc.experts),
 				"--topk", strconv.Itoa(tc.topk), "--expert-ffn", strconv.Itoa(tc.effn), "--shared-experts", strconv.Itoa(tc.shared),
 				"--precision", prec}
-			if tc.impl == MoETitan {
+			if tc.impl == MoETitan && !tc.loop {
 				args = append(args, "--grouped")
 			}
 			exp := exporterOps(t, py, args...)
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: 1, KVHeads: 1, FFN: tc.effn, Vocab: 1024, Seq: tc.seq, Batch: tc.batch,
 				Family: "llama", Experts: tc.experts, TopK: tc.topk, ExpertFFN: tc.effn, SharedExperts: tc.shared}
-			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl}))
+			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl, Loop: tc.loop}))
 			compareOps(t, exp, mine, func(k opKey) bool { return k.typ == "_grouped_mm" })
 		})
 	}
@@ -150,6 +154,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 	cases := []struct {
 		name   string
 		impl   MoEImpl
+		loop   bool
 		tokens int
 		// Forward and backward launches, the forward GEMMs' FLOPs, the
 		// bytes select_backward writes.
@@ -168,7 +173,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// 64 copies x 64 x 32 = 786,432. select_backward: each of 4
 		// experts writes both whole weights, 4 x (4 x 128 x 64 + 4 x 64 x
 		// 32) x 2 bytes = 196,608.
-		{"hf-loop-32", MoEHFLoop, 32, 55, 100, 16384 + 786432, 196608},
+		{"hf-loop-32", MoEHFLoop, false, 32, 55, 100, 16384 + 786432, 196608},
 		// transformers' grouped_mm form, 32 tokens: the router 8, sort,
 		// floor_divide, the copies' and weights' index, the ids' cast,
 		// histc, cumsum, 2 grouped GEMMs with silu and mul, the weights'
@@ -178,7 +183,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// mul, silu_backward, cat, 2 grouped GEMMs and a copy_, the
 		// weights' and the tokens' new_zeros and index_put, the router's
 		// 14. GEMMs as the loop's.
-		{"hf-grouped-32", MoEHFGrouped, 32, 24, 34, 16384 + 786432, 0},
+		{"hf-grouped-32", MoEHFGrouped, false, 32, 24, 34, 16384 + 786432, 0},
 		// torchtitan's grouped path, 32 tokens: forward the router 10
 		// (mm, cast, softmax, add of the bias, topk, gather, sum, add,
 		// div, mul), the counts and order 7 (histc x 2, add_, sort,
@@ -187,11 +192,22 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// experts 5 (3 grouped GEMMs, silu, mul), index_put_, the combine
 		// 5 (zeros_like, cast, mul, cast, scatter_add): 44. The grouped
 		// GEMMs cover 16 rows an expert (a multiple of 8): 786,432.
-		{"titan-32", MoETitan, 32, 44, 43, 16384 + 786432, 0},
+		{"titan-32", MoETitan, false, 32, 44, 43, 16384 + 786432, 0},
 		// 12 tokens: 6 copies an expert, padded to 8: the grouped GEMMs
 		// cover 32 rows, 3 x 2 x 32 x 64 x 32 = 393,216; the router 2 x
 		// 12 x 64 x 4 = 6,144.
-		{"titan-12", MoETitan, 12, 44, 43, 6144 + 393216, 0},
+		// torchtitan's for-loop, 32 tokens: the router and order as
+		// grouped (17), 5 an expert (mm, silu, mm, mul, mm: 20), cat,
+		// the padding's new_zeros, cat, the combine's 5: 45. Backward:
+		// the combine's 6, 13 an expert (6 matmuls, 3 select_backward,
+		// mul, mul, silu_backward, the copies' join: 52), 3 sums of the
+		// weights' gradients for each but the first (9), the 3 copy_,
+		// cat and slice_backward, the gather's new_zeros and
+		// scatter_add, the scores' 14, the router's 2 mm, the input's
+		// add, its copy_: 92. select_backward: 3 weights x 4 experts x
+		// 4 x 64 x 32 x 2 bytes = 196,608.
+		{"titan-loop-32", MoETitan, true, 32, 45, 92, 16384 + 786432, 196608},
+		{"titan-12", MoETitan, false, 12, 44, 43, 6144 + 393216, 0},
 		// llama.py's Experts, 32 tokens: forward the router 4 (mm, cast,
 		// softmax, topk), the forced routing and order 4 (arange,
 		// remainder, sort, floor_divide), index_select, 2 bmm with silu
@@ -200,13 +216,13 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// index_select, 2 bmm and a copy_, mul, mul, silu_backward, cat,
 		// 2 bmm and a copy_, new_zeros, index_add, new_zeros, scatter,
 		// softmax's, cast, 2 mm, the input's add, the router's copy_: 25.
-		{"llama-32", MoELlamaPy, 32, 18, 25, 16384 + 786432, 0},
+		{"llama-32", MoELlamaPy, false, 32, 18, 25, 16384 + 786432, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var fwd, bwd int
 			var gemm, sel float64
-			for _, o := range EagerMoEOps(m, EagerMoEShape{Tokens: tc.tokens, Local: 4, Impl: tc.impl}) {
+			for _, o := range EagerMoEOps(m, EagerMoEShape{Tokens: tc.tokens, Local: 4, Impl: tc.impl, Loop: tc.loop}) {
 				if o.Backward {
 					bwd += o.Launches
 				} else {

@@ -271,7 +271,7 @@ func TestEagerCosting(t *testing.T) {
 		// times a layer's forward.
 		{"dp=8,mbs=1,stack=hf-eager-bf16", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default) over 128 local experts", true},
 		{"dp=8,mbs=1,stack=hf-eager-bf16,grouped-gemm=off", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (a loop over the experts) over 128 local experts", true},
-		{"dp=8,mbs=1,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, MoE layers eager: the layer's attention half and torchtitan's MoE (torch._grouped_mm) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, MoE layers eager: the layer's attention half and torchtitan's MoE over 128 local experts", true},
 		{"dp=8,mbs=1,stack=megatron-bridge-25.11", "", true},
 	} {
 		m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
