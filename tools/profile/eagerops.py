@@ -12,7 +12,17 @@ ops that are not views (no optimizer, no loss: the layer's output summed,
 that sum and its backward left out; with --tp and --sp the stand-ins of
 the sequence's gather and reduce-scatter left out, since placer costs
 the collectives apart). --layer hf: transformers' LlamaDecoderLayer
-(tp 1 only).
+(tp 1 only). --vocab: the output part instead (llama.py's Loss at --tp:
+its vocabulary shard, the all-reduces left out).
+
+An MoE block alone (eager_moe.go, TestEagerMoEOpsMatchExporter), routed
+forced balanced (_route), with --experts, --topk, --expert-ffn:
+--layer hf-moe, transformers' Qwen3MoeSparseMoeBlock with
+experts_implementation "eager" (its loop; recorded on real CPU tensors,
+since it reads values); hf-moe-grouped, the same with "grouped_mm"
+(5.24's default); titan-moe, _TitanMoE (torchtitan v0.2.0's MoE, with
+--grouped its torch._grouped_mm path, else its for-loop;
+--shared-experts); llama-moe, tools/profile/llama.py's Experts.
 """
 
 import argparse
