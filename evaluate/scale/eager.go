@@ -623,7 +623,13 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
 		impl := eagerMoEImpl(pl.Run)
 		loop := impl == MoETitan && pl.Run.ExpertLoop
-		syncs := fmt.Sprintf("%.0f host syncs", eagerMoESyncs(impl, local, pl.EP, loop))
+		syncs := "no host sync"
+		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
+		case n == 1:
+			syncs = "1 host sync"
+		case n > 1:
+			syncs = fmt.Sprintf("%.0f host syncs", n)
+		}
 		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
 			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",

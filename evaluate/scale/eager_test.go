@@ -287,7 +287,7 @@ func TestEagerCosting(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.moe && c.want != "" {
-			syncs := "(0 host syncs)"
+			syncs := "(no host sync)"
 			if strings.Contains(c.plan, "grouped-gemm=off") {
 				syncs = "(257 host syncs)"
 			}
