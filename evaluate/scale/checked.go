@@ -67,9 +67,9 @@ func Features(m transformer.Spec, s Strategy) []string {
 	add(moe && run.ExpertLoop, "grouped-gemm=off")
 	add(moe && run.Capacity > 0, "routing=capacity")
 	add(run.Graphs != GraphsOff, "cuda-graphs="+run.Graphs)
-	// An eager stack's dense layers, costed from their ATen ops
-	// (eagerBlock), and under autocast over FP32 weights: unchecked
-	// until a published eager row holds.
+	// An eager stack's layers, dense and MoE, costed from their ATen
+	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
+	// unchecked until a published eager row holds.
 	add(run.Eager, "layers=eager")
 	add(run.Eager && run.FP32Weights, "autocast")
 	sort.Strings(f)

@@ -50,7 +50,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // multiplication by the loss's gradient, in place, and the cast back to
 // BF16 (8 read, 6 written).
 func (c *coster) output() (fwd, bwd phase) {
-	if c.pl.Run.Eager && c.pl.T == 1 {
+	if c.pl.Run.Eager {
 		return c.eagerOutput()
 	}
 	T := float64(c.pl.T)

@@ -3,6 +3,7 @@ package scale
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
@@ -52,6 +53,10 @@ type EagerShape struct {
 	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
 	// (torchtitan's TransformerBlock).
 	Layer EagerLayer
+	// NoMLP leaves the MLP out (its GEMMs, activation and their
+	// backward; the norm before it and the residual after it stay): an
+	// MoE layer's attention half, its experts EagerMoEOps'.
+	NoMLP bool
 }
 
 // EagerLayer is a Llama layer as one code base writes it.
@@ -96,6 +101,11 @@ type EagerOp struct {
 	// Launches is the kernels the host issues for it: 1, or 0 for an
 	// allocation (new_empty, new_empty_strided: no kernel).
 	Launches int
+	// Comm marks a tensor-parallel collective of the loss (Coll of Read
+	// bytes, an all-gather's gathered total): placer's, not in the
+	// exporter's record, costed as placer costs collectives.
+	Comm bool
+	Coll roofline.Collective
 	// tp is the tensor-parallel collective beside a GEMM (tpNone,
 	// tpBefore ... : attnBlock's roles), attn marks SDPA (costed as the
 	// fused model's flash attention), rec what torchtitan's per-op
@@ -118,10 +128,11 @@ const (
 // s, forward then backward (no recomputation: eagerBlock adds it).
 func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, false) }
 
-// EagerOutputOps is the ops of the output part at shard shape s (T 1:
-// the vocabulary whole on the GPU): the final norm (the layer's kind),
-// the output layer and the cross-entropy of the FP32 logits, forward and
-// backward.
+// EagerOutputOps is the ops of the output part at shard shape s: the
+// final norm (the layer's kind), the output layer (V/T of the
+// vocabulary at tensor degree T) and the cross-entropy of the FP32
+// logits as the layer's code base runs it (eagerLoss), forward and
+// backward; the loss's collectives among them (EagerOp.Comm).
 func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
 
 func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
@@ -329,27 +340,7 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 		add("add", ew, bt, E, 2*E*b, E*b)
 	}
 	if output {
-		// The output part: the final norm, the output layer, the FP32
-		// logits' cross-entropy (llama.py's Loss at T = 1, torchtitan's
-		// and transformers' alike: logits.float(), log_softmax, nll);
-		// in llama.py's [seq, batch] layout the targets' transposed
-		// copy; the backward from the loss's seed.
-		V := float64(m.Vocab)
-		norm()
-		linear(h, V, true, tpBefore)
-		add("_to_copy", dm, graph.F32, 0, N*V*b, N*V*4)
-		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
-			add("clone", dm, graph.I64, 0, N*8, N*8)
-		}
-		add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
-		add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
-		bwd = true
-		add("ones_like", dm, graph.F32, 0, 4, 4)
-		add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
-		add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
-		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
-		linearB(h, V, true, tpBefore, tpBwdBefore)
-		normB(false)
+		eagerLoss(&bwd, add, m, s, N, h, b, norm, normB, linear, linearB)
 		return ops
 	}
 
@@ -384,31 +375,47 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 	linear(nh*d, h, false, tpAfter)
 	resid()
 	norm()
-	if hf {
+	switch {
+	case s.NoMLP:
+	case hf:
 		linear(h, f, true, tpBefore)
 		add("silu", ew, bt, N*f, N*f*b, N*f*b)
 		linear(h, f, true, tpNone)
-	} else {
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linear(f, h, false, tpAfter)
+	default:
 		linear(h, 2*f, true, tpBefore)
 		add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		linear(f, h, false, tpAfter)
 	}
-	add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-	linear(f, h, false, tpAfter)
-	resid()
+	if s.NoMLP && ac { // transformers' experts add into the FP32 hidden states' dtype: an FP32 branch
+		add("add", ew, at, Ns*h, 2*Ns*h*a, Ns*h*a)
+	} else {
+		resid()
+	}
 
 	// Backward.
 	bwd = true
-	residB()
-	linearB(f, h, false, tpBwdAfter, tpNone)
-	for range 2 {
-		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+	if !s.NoMLP {
+		residB()
 	}
-	if hf {
+	switch {
+	case s.NoMLP:
+	case hf:
+		linearB(f, h, false, tpBwdAfter, tpNone)
+		for range 2 {
+			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		}
 		linearB(h, f, true, tpNone, tpNone)
 		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
 		linearB(h, f, true, tpBefore, tpBwdBefore)
 		join(N*h, a, at)
-	} else {
+	default:
+		linearB(f, h, false, tpBwdAfter, tpNone)
+		for range 2 {
+			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		}
 		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
 		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
 		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
@@ -494,10 +501,13 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 // outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
 // gate-up GEMM run again, without their collectives (the policy saves
 // the reduce-scatters' outputs).
-func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
+//
+// With noMLP (an MoE layer) the list is the attention half's
+// (EagerShape.NoMLP); the experts are eagerMoE's.
+func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
 	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
@@ -552,33 +562,45 @@ func (c *coster) eagerBlock() (fwd, bwd, rec phase) {
 	return fwd, bwd, rec
 }
 
+// eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
+// QKV and output GEMMs of llama.py's, wq, wk, wv and wo elsewhere.
+func eagerAttnGEMMs(l EagerLayer) int {
+	if l == LayerLlamaPy {
+		return 2
+	}
+	return 4
+}
+
 // eagerLayerNames are the layers' names in EagerCosting.
 var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block", LayerHF: "transformers' LlamaDecoderLayer",
 	LayerTitan: "torchtitan's TransformerBlock"}
 
-// EagerCosting says how plan pl's dense layers are costed under an eager
+// EagerCosting says how plan pl's layers are costed under an eager
 // stack: whose layer, its precision, the kernels a layer launches
 // forward and backward at its middle stage's shard shape, and what the
-// op list was checked against; "" where the layers are fused (not
-// eager, or a model whose layers are all experts').
+// op list was checked against; in a model with experts, the MoE layers'
+// the same (their attention half and whose experts' block, with its
+// host syncs); "" where the layers are fused (not eager).
 func EagerCosting(m transformer.Spec, pl Plan) string {
-	if !pl.Run.Eager || m.MoE() && m.DenseLayers == 0 {
+	if !pl.Run.Eager {
 		return ""
 	}
 	T := pl.T
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
 	}
-	ops := EagerLayerOps(m, EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
-		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer})
-	var fwd, bwd int
-	for _, o := range ops {
-		if o.Backward {
-			bwd += o.Launches
-		} else {
-			fwd += o.Launches
+	count := func(ops []EagerOp) (fwd, bwd int) {
+		for _, o := range ops {
+			if o.Backward {
+				bwd += o.Launches
+			} else {
+				fwd += o.Launches
+			}
 		}
+		return fwd, bwd
 	}
+	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
 		prec = "autocast BF16 over FP32 weights"
@@ -587,30 +609,81 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 	if stack == "" {
 		stack = "compile=off"
 	}
-	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %d kernels forward and %d backward a layer, each at its class's roofline rate; "+
-		"the op list held against placer_torch.exporter's record of the layer (TestEagerOpsMatchExporter)",
-		stack, eagerLayerNames[pl.Run.Layer], prec, fwd, bwd)
+	var parts []string
+	if !m.MoE() || m.DenseLayers > 0 {
+		fwd, bwd := count(EagerLayerOps(m, sh))
+		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
+	}
+	if m.MoE() {
+		sh.NoMLP = true
+		af, ab := count(EagerLayerOps(m, sh))
+		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
+		local := max(1, m.Experts/max(1, pl.EP))
+		me := m
+		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
+		impl := eagerMoEImpl(pl.Run)
+		loop := impl == MoETitan && pl.Run.ExpertLoop
+		syncs := "no host sync"
+		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
+		case n == 1:
+			syncs = "1 host sync"
+		case n > 1:
+			syncs = fmt.Sprintf("%.0f host syncs", n)
+		}
+		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
+			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
+		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
+			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
+	}
+	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
+		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
+		stack, eagerLayerNames[pl.Run.Layer], prec, strings.Join(parts, "; "))
 }
 
-// eagerOutput is output's eager stack without tensor parallelism: the
-// ops of EagerOutputOps (the final norm, the output layer, the FP32
-// logits' log_softmax and nll_loss, their backward), each at its
-// class's roofline rate and one launch (allocations none), the GEMMs as
-// output's. With a tensor group the loss is vocabulary-parallel
-// (llama.py's Loss: a max, exponentials and sums reduced over the group;
-// torchtitan's loss_parallel), whose ops are not listed: output's fused
-// reading stands.
+// eagerMoENames are the MoE blocks' names in EagerCosting.
+var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
+	MoETitan: "torchtitan's MoE", MoELlamaPy: "llama.py's Experts (bmm)",
+	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
+
+// eagerOutput is output's eager stack: the ops of EagerOutputOps (the
+// final norm, the output layer, the loss as the stack's code base runs
+// it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
+// llama.py's vocabulary-parallel loss, torchtitan's loss_parallel or
+// transformers' gathered logits, eagerLoss), each at its class's
+// roofline rate and one launch (allocations none); the GEMMs as
+// output's, with the tensor-parallel collectives beside them as the
+// layers' (pair); the loss's collectives (the max's and the sums'
+// all-reduces, transformers' all-gather of the logits) as placer costs
+// collectives over the tensor group (Pod.Collective).
 func (c *coster) eagerOutput() (fwd, bwd phase) {
-	ops := EagerOutputOps(c.m, EagerShape{T: 1, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+	ops := EagerOutputOps(c.m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
+	if c.pl.T <= 1 {
+		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
+	}
+	act := c.tokens * float64(c.m.Hidden) * bf16
 	for _, o := range ops {
 		if o.Launches == 0 {
 			continue
 		}
 		var p phase
-		if o.Class == graph.ClassMatMul {
-			p = c.run(c.gemm(o.FLOPs, o.Read, o.Written))
-		} else {
+		switch {
+		case o.Comm:
+			if c.noComm {
+				continue
+			}
+			ct, _ := c.pod.Collective(o.Coll, c.tpG, o.Read)
+			p = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+		case o.Class == graph.ClassMatMul:
+			g := c.gemm(o.FLOPs, o.Read, o.Written)
+			if k := kinds[o.tp]; k >= 0 {
+				p = c.pair(g, k, act)
+			} else {
+				p = c.run(g)
+			}
+		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
 			p = phase{busy: c.h.KernelTime(&op), launches: 1}
 		}
@@ -621,4 +694,170 @@ func (c *coster) eagerOutput() (fwd, bwd phase) {
 		}
 	}
 	return fwd, bwd
+}
+
+// eagerLoss writes the output part's ops (EagerOutputOps): the final
+// norm, the output layer's shard of V/T logits, the loss of the FP32
+// logits, and their backward, as each code base runs it:
+//
+//   - T 1: logits.float(), log_softmax, nll_loss (llama.py's Loss,
+//     torchtitan's loss_fn and transformers' alike); in llama.py's [seq,
+//     batch] layout the targets' transposed copy.
+//   - llama.py's Loss at T > 1 (tools/profile/llama.py): vocabulary
+//     parallel by hand: the detached max all-reduced (MAX), the sum of the
+//     shifted exponentials and the target's logit (gather of the clamped
+//     local index, times whether it is in the shard) all-reduced (SUM),
+//     log, add, sub, mean; autograd's backward of those.
+//   - torchtitan at T > 1: loss_parallel (torch
+//     distributed/tensor/parallel/loss.py, torch 2.14.1 as installed:
+//     _log_softmax: amax, an all-reduce (MAX), sub, exp, sum, an
+//     all-reduce (SUM), log, sub; _nll_loss_forward: the ignore index's
+//     where, _MaskPartial's mask of the targets outside the shard (lt, ge,
+//     bitwise_or, a clone minus the offset, the masked ones zeroed),
+//     gather, the partial zeroed and all-reduced (SUM), neg, the mean;
+//     backward _nll_loss_and_log_softmax_backward: zeros_like, the mask
+//     again, the -1 put at the targets, (grad + exp(x)) * grad_output);
+//     funcol.all_reduce's copy of its input before each all-reduce. Its
+//     op names and order were compared with torch.profiler's record of a
+//     loss_parallel step on one process of a fake 4-rank group (the
+//     masked writes run as masked_fill_; costed as index_put_'s kernel).
+//   - transformers at T > 1: the output layer "colwise_gather_output"
+//     (LlamaForCausalLM._tp_plan; ColwiseParallel with Replicate output):
+//     its logits all-gathered over the group and laid out by the last
+//     dimension (a cat), then the T 1 loss on the whole vocabulary.
+func eagerLoss(bwd *bool, add func(string, graph.Class, graph.DType, float64, float64, float64) *EagerOp,
+	m transformer.Spec, s EagerShape, N, h, b float64, norm func(), normB func(bool),
+	linear func(k, o float64, castIn bool, role tpRole), linearB func(k, o float64, castIn bool, wRole, xRole tpRole)) {
+	T := float64(max(1, s.T))
+	V := float64(m.Vocab)
+	Vl := V / T
+	B := float64(s.Batch)
+	ew, red, dm, f32, i64, bt := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.F32, graph.I64, graph.BF16
+	coll := func(k roofline.Collective, bytes float64) {
+		o := add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
+			dm, f32, 0, bytes, bytes)
+		o.Comm, o.Coll = true, k
+	}
+	wholeLoss := func(V float64) { // the T 1 loss of V logits, forward; its backward below
+		add("_to_copy", dm, f32, 0, N*V*b, N*V*4)
+		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
+			add("clone", dm, i64, 0, N*8, N*8)
+		}
+		add("_log_softmax", red, f32, 5*N*V, N*V*4, N*V*4)
+		add("nll_loss_forward", red, f32, N*V, N*V*4+N*8, 8)
+	}
+	wholeLossB := func(V float64) {
+		add("ones_like", dm, f32, 0, 4, 4)
+		add("nll_loss_backward", red, f32, N*V, 4+N*V*4+N*8+4, N*V*4)
+		add("_log_softmax_backward_data", red, f32, 3*N*V, 2*N*V*4, N*V*4)
+		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
+	}
+	norm()
+	switch {
+	case T == 1:
+		linear(h, V, true, tpBefore)
+		wholeLoss(V)
+		*bwd = true
+		wholeLossB(V)
+	case s.Layer == LayerLlamaPy:
+		linear(h, Vl, true, tpBefore)
+		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
+		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
+		coll(roofline.AllReduce, N*4)
+		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
+		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
+		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
+		add("ge", ew, graph.Bool, N, N*8, N)
+		add("lt", ew, graph.Bool, N, N*8, N)
+		add("bitwise_and", ew, graph.Bool, N, 2*N, N)
+		add("sub", ew, i64, N, N*8, N*8)
+		add("clamp", ew, i64, N, N*8, N*8)
+		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
+		add("mul", ew, f32, N, N*4+N, N*4)
+		coll(roofline.AllReduce, N*4)
+		coll(roofline.AllReduce, N*4)
+		add("log", ew, f32, N, N*4, N*4)
+		add("add", ew, f32, N, 2*N*4, N*4)
+		add("sub", ew, f32, N, 2*N*4, N*4)
+		add("mean", red, f32, N, N*4, 4)
+		*bwd = true
+		add("ones_like", dm, f32, 0, 4, 4)
+		add("div", ew, f32, N, N*4, N*4)
+		add("neg", ew, f32, N, N*4, N*4)
+		add("div", ew, f32, N, 2*N*4, N*4)
+		add("mul", ew, f32, N, N*4+N, N*4)
+		add("new_zeros", dm, f32, 0, N*4, N*Vl*4)
+		add("scatter_add", graph.ClassEmbedding, f32, 0, N*Vl*4+N*8+N*4, N*Vl*4)
+		add("mul", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
+		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
+		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
+	case s.Layer == LayerTitan:
+		// funcol.all_reduce copies its input before reducing it in place.
+		coll := func(k roofline.Collective, bytes float64) {
+			add("clone", dm, f32, 0, bytes, bytes)
+			coll(k, bytes)
+		}
+		linear(h, Vl, true, tpBefore)
+		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
+		// _log_softmax (its x.to(float32) a no-op on FP32 logits).
+		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
+		coll(roofline.AllReduce, N*4)
+		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
+		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
+		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
+		coll(roofline.AllReduce, N*4)
+		add("log", ew, f32, N, N*4, N*4)
+		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
+		// _nll_loss_forward (mean, no class weights).
+		ignore := func() { // where(target != ignore_index, ...)
+			add("ne", ew, graph.Bool, N, N*8, N)
+			add("where", ew, i64, N, N+N*8, N*8)
+		}
+		mask := func() { // _MaskPartial._mask_tensor
+			add("lt", ew, graph.Bool, N, N*8, N)
+			add("ge", ew, graph.Bool, N, N*8, N)
+			add("bitwise_or", ew, graph.Bool, N, 2*N, N)
+			add("clone", dm, i64, 0, N*8, N*8)
+			add("sub", ew, i64, N, N*8, N*8)
+			add("index_put_", ew, i64, N, N*8+N, N*8)
+		}
+		ignore()
+		mask()
+		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
+		add("index_put_", ew, f32, N, N*4+N, N*4) // the partial's masked rows zeroed
+		coll(roofline.AllReduce, N*4)
+		add("neg", ew, f32, N, N*4, N*4)
+		add("ne", ew, graph.Bool, N, N*8, N)
+		add("where", ew, f32, N, N+N*4, N*4)
+		add("ne", ew, graph.Bool, N, N*8, N) // total_weight
+		add("sum", red, i64, N, N, 8)
+		add("_to_copy", dm, f32, 0, 8, 4)
+		add("sum", red, f32, N, N*4, 4)
+		add("div", ew, f32, 1, 8, 4)
+		*bwd = true
+		add("ones_like", dm, f32, 0, 4, 4)
+		add("div", ew, f32, 1, 8, 4)
+		ignore()
+		add("zeros_like", dm, f32, 0, N*Vl*4, N*Vl*4)
+		mask()
+		add("_to_copy", dm, f32, 0, N, N*4)
+		add("sub", ew, f32, N, N*4, N*4)
+		add("arange", dm, i64, 0, 0, N*8)
+		add("index_put_", ew, f32, N, 2*N*8+N*4, N*4)
+		add("ne", ew, graph.Bool, N, N*8, N)
+		add("where", ew, f32, N, N+4, N*4)
+		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
+		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
+		add("mul", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
+		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
+	default: // transformers': the logits gathered, the whole loss
+		linear(h, Vl, true, tpBefore)
+		coll(roofline.AllGather, N*V*b)
+		add("cat", dm, bt, 0, N*V*b, N*V*b)
+		wholeLoss(V)
+		*bwd = true
+		wholeLossB(V)
+	}
+	linearB(h, Vl, true, tpBefore, tpBwdBefore)
+	normB(false)
 }

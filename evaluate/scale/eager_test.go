@@ -50,6 +50,9 @@ type opSum struct {
 func sumOps(ops []EagerOp) map[opKey]opSum {
 	out := map[opKey]opSum{}
 	for _, o := range ops {
+		if o.Comm { // placer's collectives: not the exporter's
+			continue
+		}
 		k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class.String(), dtype: o.DType.String()}
 		s := out[k]
 		s.n++
@@ -110,6 +113,10 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 1000},
 		{384, 6, 2, 768, 48, 1, 1, false, true, LayerLlamaPy, 2048},
 		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 1000},
+		// llama.py's Loss at tp 2 and 4 (its vocabulary-parallel loss on
+		// this rank's shard; the all-reduces are placer's, not recorded).
+		{256, 4, 2, 512, 64, 2, 2, false, true, LayerLlamaPy, 1000},
+		{384, 6, 2, 768, 48, 1, 4, false, false, LayerLlamaPy, 2048},
 	}
 	for _, tc := range cases {
 		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
@@ -250,13 +257,27 @@ func TestEagerCosting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ plan, want string }{
-		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and"},
-		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward"},
-		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", ""},
-		{"dp=8,mbs=2", ""},
+	for _, c := range []struct {
+		plan, want string
+		moe        bool
+	}{
+		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and", false},
+		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward", false},
+		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", "", false},
+		{"dp=8,mbs=2", "", false},
+		// An MoE model (all its layers MoE): transformers' block as 5.24
+		// runs it by default (grouped_mm, no host sync); its loop over
+		// the 128 experts (grouped-gemm=off) syncs the host 2 x 128 + 1
+		// times a layer's forward.
+		{"dp=8,mbs=1,stack=hf-eager-bf16", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=hf-eager-bf16,grouped-gemm=off", "eager ATen ops (hf-eager-bf16): transformers' LlamaDecoderLayer, BF16 weights, MoE layers eager: the layer's attention half and transformers' Qwen3MoeSparseMoeBlock (a loop over the experts) over 128 local experts", true},
+		{"dp=8,mbs=1,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, MoE layers eager: the layer's attention half and torchtitan's MoE over 128 local experts", true},
+		{"dp=8,mbs=1,stack=megatron-bridge-25.11", "", true},
 	} {
 		m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
+		if c.moe {
+			m = mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=16")
+		}
 		s, err := ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
@@ -265,8 +286,96 @@ func TestEagerCosting(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if c.moe && c.want != "" {
+			syncs := "(no host sync)"
+			if strings.Contains(c.plan, "grouped-gemm=off") {
+				syncs = "(257 host syncs)"
+			}
+			if !strings.Contains(r.LayerCosting, syncs) {
+				t.Errorf("%s: %q, want it to say %s", c.plan, r.LayerCosting, syncs)
+			}
+		}
 		if !strings.HasPrefix(r.LayerCosting, c.want) || (c.want == "") != (r.LayerCosting == "") {
 			t.Errorf("%s: %q, want it to start %q", c.plan, r.LayerCosting, c.want)
 		}
+	}
+}
+
+// TestEagerLossTP holds the output part at tensor degree 4 by hand: h
+// 64, vocabulary 1,024 (256 logits a GPU), 2 x 64 = 128 tokens, BF16
+// weights. The output layer's shard is 2 x 128 x 64 x 256 = 4,194,304
+// FLOPs for each code base. (The norm's ops write at most 128 x 64 x 4
+// bytes, under a logit's BF16 shard: the "big" sums below are the
+// loss's alone.)
+func TestEagerLossTP(t *testing.T) {
+	m := transformer.Spec{Layers: 1, Hidden: 64, Heads: 4, KVHeads: 2, FFN: 128, Vocab: 1024, Seq: 64, Batch: 2, Family: "llama"}
+	const N, Vl, V, h = 128.0, 256.0, 1024.0, 64.0
+	cases := []struct {
+		name  string
+		layer EagerLayer
+		// Forward launches; the bytes the forward's collectives carry
+		// (and how many); the bytes written by its non-GEMM ops of a
+		// logit or more each; the backward's.
+		fwd          int
+		comm         float64
+		comms        int
+		big, bigBack float64
+	}{
+		// torchtitan's loss_parallel: the norm 8 (FP32 cast each way),
+		// the GEMM, _log_softmax's 9 with two all-reduces (_to_copy,
+		// amax, all-reduce, sub, exp, sum, all-reduce, log, sub), the
+		// ignore index's 2, _MaskPartial's 6, gather, the partial zeroed,
+		// its all-reduce, neg, the mean's 7, and funcol's copy before
+		// each of the 3 all-reduces: 40. Three all-reduces of a
+		// float a token, 3 x 128 x 4 = 1,536 B. Of a logit each: the
+		// cast, the shift, exp, the result, 4 x 128 x 256 x 4 =
+		// 524,288 B; backward zeros_like, exp, add, mul in FP32 and the
+		// cast back, 4 x 131,072 + 65,536 = 589,824 B.
+		{"titan", LayerTitan, 40, 3 * N * 4, 3, 4 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
+		// llama.py's Loss: the norm 6, the GEMM, 19: 26. The max's, the
+		// exponentials' sum's and the target logit's all-reduces, 1,536
+		// B. Of a logit: the cast, the shift, exp, 3 x 131,072; backward
+		// the gather's zeros, its scatter_add, exp's mul, the join's
+		// add, the cast back: 4 x 131,072 + 65,536.
+		{"llama.py", LayerLlamaPy, 26, 3 * N * 4, 3, 3 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
+		// transformers': the norm 8, the GEMM, the logits' all-gather
+		// (128 x 1,024 x 2 = 262,144 B) and cat, the whole loss's 3:
+		// 14. Of a logit: the gather, the cat, the FP32 cast and
+		// log_softmax over the whole vocabulary: 2 x 262,144 + 2 x
+		// 524,288; backward nll_loss_backward, its softmax's and the
+		// cast back: 2 x 524,288 + 262,144.
+		{"hf", LayerHF, 14, N * V * 2, 1, 2*N*V*2 + 2*N*V*4, 2*N*V*4 + N*V*2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var fwd, comms int
+			var comm, big, bigBack, gemm float64
+			for _, o := range EagerOutputOps(m, EagerShape{T: 4, Batch: 2, Seq: 64, Layer: tc.layer}) {
+				switch {
+				case o.Comm && !o.Backward:
+					comm += o.Read
+					comms++
+				case o.Class == graph.ClassMatMul:
+					if !o.Backward {
+						gemm += o.FLOPs
+					}
+					continue
+				}
+				if o.Written >= N*Vl*2 {
+					if o.Backward {
+						bigBack += o.Written
+					} else {
+						big += o.Written
+					}
+				}
+				if !o.Backward {
+					fwd += o.Launches
+				}
+			}
+			if gemm != 2*N*h*Vl || fwd+1 != tc.fwd || comm != tc.comm || comms != tc.comms || big != tc.big || bigBack != tc.bigBack {
+				t.Errorf("GEMM %.0f FLOPs, %d launches forward, collectives %d of %.0f B, big ops %.0f/%.0f B; want %.0f, %d, %d of %.0f, %.0f/%.0f",
+					gemm, fwd+1, comms, comm, big, bigBack, 2*N*h*Vl, tc.fwd, tc.comms, tc.comm, tc.big, tc.bigBack)
+			}
+		})
 	}
 }

@@ -125,7 +125,13 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 	case c.pl.Run.Eager && !moe:
 		// An eager stack's dense layer: its ATen ops (eagerBlock), the
 		// whole layer in af, ab and ar.
-		af, ab, ar = c.eagerBlock()
+		af, ab, ar = c.eagerBlock(false)
+	case c.pl.Run.Eager:
+		// An eager stack's MoE layer: its attention half's ATen ops
+		// (eagerBlock, the norm and residual of the experts included),
+		// its experts' (eagerMoE).
+		af, ab, ar = c.eagerBlock(true)
+		mf, mb, mr = c.eagerMoE(eagerAttnGEMMs(c.pl.Run.Layer))
 	case moe:
 		af, ab, ar = c.attnBlock()
 		mf, mb, mr = c.moeBlock()

@@ -12,7 +12,17 @@ ops that are not views (no optimizer, no loss: the layer's output summed,
 that sum and its backward left out; with --tp and --sp the stand-ins of
 the sequence's gather and reduce-scatter left out, since placer costs
 the collectives apart). --layer hf: transformers' LlamaDecoderLayer
-(tp 1 only).
+(tp 1 only). --vocab: the output part instead (llama.py's Loss at --tp:
+its vocabulary shard, the all-reduces left out).
+
+An MoE block alone (eager_moe.go, TestEagerMoEOpsMatchExporter), routed
+forced balanced (_route), with --experts, --topk, --expert-ffn:
+--layer hf-moe, transformers' Qwen3MoeSparseMoeBlock with
+experts_implementation "eager" (its loop; recorded on real CPU tensors,
+since it reads values); hf-moe-grouped, the same with "grouped_mm"
+(5.24's default); titan-moe, _TitanMoE (torchtitan v0.2.0's MoE, with
+--grouped its torch._grouped_mm path, else its for-loop;
+--shared-experts); llama-moe, tools/profile/llama.py's Experts.
 """
 
 import argparse
@@ -111,6 +121,185 @@ class _CrossEntropy(torch.nn.Module):
         return F.cross_entropy(pred.flatten(0, 1).float(), targets.flatten(0, 1))
 
 
+def _route(x, experts, topk):
+    """Forced balanced routing: token t's largest router logits are those of
+    experts t*topk ... t*topk+topk-1 (mod experts), in falling order, so that
+    every expert receives tokens*topk/experts of them. The router's weight is
+    [I | 0] (each expert reads one coordinate of the input) and x carries
+    the scores there: x[t, (t*topk+j) % experts] = 8 - j."""
+    flat = x.detach().view(-1, x.shape[-1])
+    with torch.no_grad():
+        flat.zero_()
+        for t in range(flat.shape[0]):
+            for j in range(topk):
+                flat[t, (t * topk + j) % experts] = 8.0 - j
+    return x
+
+
+def _eye_router(weight):
+    with torch.no_grad():
+        weight.zero_()
+        for e in range(weight.shape[0]):
+            weight[e, e] = 1.0
+
+
+class _TitanMoE(torch.nn.Module):
+    """torchtitan v0.2.0's MoE layer (torchtitan/models/moe/moe.py: MoE,
+    TokenChoiceTopKRouter, TokenReorderer, GroupedExperts; utils.py
+    indices_padding_wrapper, _permute, _unpermute) with its Qwen3 settings
+    (models/qwen3/__init__.py: softmax scores, route_norm, scores applied
+    after the experts, no shared experts unless asked; MoEArgs's default
+    load_balance_coeff 1e-3, so an expert_bias buffer), written here after
+    its structure for the exporter to record. One stand-in:
+    generate_permute_indices' Triton fill kernel (kernels.py) is one
+    torch.full of its output's shape, its arithmetic on the counts kept."""
+
+    def __init__(self, h, ffn, experts, topk, shared, grouped):
+        super().__init__()
+        self.E, self.k, self.grouped = experts, topk, grouped
+        self.gate = torch.nn.Linear(h, experts, bias=False)
+        self.w1 = torch.nn.Parameter(torch.empty(experts, ffn, h))
+        self.w2 = torch.nn.Parameter(torch.empty(experts, h, ffn))
+        self.w3 = torch.nn.Parameter(torch.empty(experts, ffn, h))
+        self.shared = None
+        if shared:
+            lin = lambda i, o: torch.nn.Linear(i, o, bias=False)  # noqa: E731
+            self.shared = torch.nn.ModuleDict({"w1": lin(h, ffn * shared), "w2": lin(ffn * shared, h), "w3": lin(h, ffn * shared)})
+        self.register_buffer("expert_bias", torch.zeros(experts, dtype=torch.float32))
+        self.register_buffer("tokens_per_expert", torch.zeros(experts, dtype=torch.float32), persistent=False)
+
+    def _permute_indices(self, counts, max_len, align=8):
+        start = torch.cumsum(counts, 0) - counts  # noqa: F841 (the fill kernel's input)
+        total = counts.view(1, -1).sum(0)
+        total = torch.clamp_min(total, align)
+        sizes = ((total + align - 1) // align * align).to(torch.int32)
+        offs = torch.cumsum(sizes, 0)
+        write = offs - sizes  # noqa: F841
+        return torch.full((max_len,), -1, dtype=torch.int32), sizes
+
+    def _experts(self, x, counts):
+        if not self.grouped:
+            # _run_experts_for_loop: a host sync, then each expert's three matmuls.
+            sizes = counts.tolist()
+            outs = []
+            for e, xe in enumerate(torch.split(x[: int(sum(sizes))], [int(n) for n in sizes], dim=0)):
+                y = F.silu(torch.matmul(xe, self.w1[e].transpose(-2, -1)))
+                y = y * torch.matmul(xe, self.w3[e].transpose(-2, -1))
+                outs.append(torch.matmul(y, self.w2[e].transpose(-2, -1)))
+            out = torch.cat(outs, dim=0)
+            return torch.vstack((out, out.new_zeros((x.shape[0] - int(sum(sizes)), out.shape[-1]))))
+        # indices_padding_wrapper(_run_experts_grouped_mm) without expert parallelism.
+        max_len = -(-(x.shape[0] + self.E * 8) // 8) * 8
+        with torch.no_grad():
+            idx, sizes = self._permute_indices(counts, max_len)
+        x = torch.vstack((x, x.new_zeros((x.shape[-1]))))
+        shape = x.shape
+        x = x[idx, :]
+        offs = torch.cumsum(sizes, dim=0, dtype=torch.int32)
+        y = F.silu(torch._grouped_mm(x.bfloat16(), self.w1.bfloat16().transpose(-2, -1), offs=offs))
+        y = y * torch._grouped_mm(x.bfloat16(), self.w3.bfloat16().transpose(-2, -1), offs=offs)
+        out = torch._grouped_mm(y, self.w2.bfloat16().transpose(-2, -1), offs=offs).type_as(x)
+        back = out.new_empty(shape)
+        back[idx, :] = out
+        return back[:-1]
+
+    def forward(self, x):
+        bs, slen, dim = x.shape
+        x = x.view(-1, dim)
+        scores = F.softmax(self.gate(x).to(torch.float32), dim=1)
+        _, chosen = torch.topk(scores + self.expert_bias, k=self.k, dim=1)
+        top = scores.gather(dim=1, index=chosen)
+        top = top / (top.sum(dim=-1, keepdim=True) + 1e-20)
+        top = top * 1.0
+        # histc of the int64 choices, as CUDA runs it; a CPU has no int64
+        # histogram, so it runs on an FP32 copy here (the copy left out of
+        # the record: _histc_cast).
+        counts = torch.histc(chosen.view(-1).float(), bins=self.E, min=0, max=self.E)
+        with torch.no_grad():
+            self.tokens_per_expert.add_(counts)
+        counts = torch.histc(chosen.view(-1).float(), bins=self.E, min=0, max=self.E)
+        order = torch.argsort(chosen.view(-1), stable=True)
+        top_sorted = top.view(-1)[order]
+        order = (order // self.k).reshape(-1, 1).expand(-1, dim)
+        routed = torch.gather(x, dim=0, index=order)
+        y = self._experts(routed, counts)
+        if self.shared is not None:
+            s = self.shared
+            out = s["w2"](F.silu(s["w1"](x)) * s["w3"](x))
+        else:
+            out = torch.zeros_like(x)
+        y = (y.to(torch.float32) * top_sorted.reshape(-1, 1)).to(x.dtype)
+        out = out.scatter_add(dim=0, index=order, src=y)
+        return out.reshape(bs, slen, dim)
+
+
+class _Wrap(torch.nn.Module):
+    def __init__(self, block):
+        super().__init__()
+        self.block = block
+
+    def forward(self, x):
+        return self.block(x)
+
+
+def _histc_cast(op, m, a):
+    """The FP32 copy of the choices _TitanMoE makes for histc on a CPU."""
+    n = a.batch * a.seq * a.topk
+    return (m.get("phase") == "forward" and op["type"] == "_to_copy" and op["dtype"] == "f32"
+            and op.get("bytes_read") == 8 * n and op.get("bytes_written") == 4 * n)
+
+
+def _moe(a, dtype):
+    """build and inputs of an MoE block alone: --layer hf-moe, transformers'
+    Qwen3MoeSparseMoeBlock (experts_implementation "eager": the loop over
+    the experts hit); titan-moe, _TitanMoE. The routing forced balanced
+    (_route, _eye_router)."""
+    if a.hidden < a.experts or (a.batch * a.seq * a.topk) % a.experts:
+        raise SystemExit("eagerops: balanced routing needs hidden >= experts and tokens x topk a multiple of experts")
+    if a.layer == "llama-moe":
+        # llama.py's own Experts (its routing forced balanced by arange
+        # after the router's kernels), no expert parallelism.
+        c = llama.config(a.hidden, 1, 1, 1, 1024, a.seq)
+        c.update(experts=a.experts, topk=a.topk, expert_ffn=a.expert_ffn, shared=a.shared_experts)
+
+        def build():
+            return _built(lambda: _Wrap(llama.Experts(c)), dtype)
+
+        def inputs():
+            return torch.randn(a.seq, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
+        return build, inputs
+    if a.layer in ("hf-moe", "hf-moe-grouped"):
+        from transformers import Qwen3MoeConfig
+        from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeSparseMoeBlock
+        cfg = Qwen3MoeConfig(hidden_size=a.hidden, moe_intermediate_size=a.expert_ffn, num_experts=a.experts,
+                             num_experts_per_tok=a.topk, norm_topk_prob=True)
+        # "eager": Qwen3MoeExperts' own loop; "grouped_mm": what 5.24 picks
+        # by default (integrations/moe.py grouped_mm_experts_forward).
+        cfg._experts_implementation = "grouped_mm" if a.layer == "hf-moe-grouped" else "eager"
+
+        def make():
+            m = Qwen3MoeSparseMoeBlock(cfg)
+            torch.nn.init.normal_(m.experts.gate_up_proj, std=0.02)
+            torch.nn.init.normal_(m.experts.down_proj, std=0.02)
+            _eye_router(m.gate.weight)
+            return m
+    else:
+        def make():
+            m = _TitanMoE(a.hidden, a.expert_ffn, a.experts, a.topk, a.shared_experts, a.grouped)
+            for w in (m.w1, m.w2, m.w3):
+                torch.nn.init.normal_(w, std=0.02)
+            _eye_router(m.gate.weight)
+            return _Wrap(m)  # a named child, so that the exporter names its ops' module
+
+    def build():
+        return _built(make, dtype)
+
+    def inputs():
+        x = torch.randn(a.batch, a.seq, a.hidden, dtype=dtype)
+        return _route(x, a.experts, a.topk).requires_grad_(True), None
+    return build, inputs
+
+
 def _built(make, dtype):
     """make() with its parameters created in dtype (a fake module cannot
     be converted after it is built)."""
@@ -124,7 +313,7 @@ def _built(make, dtype):
 
 def main(argv=None):
     p = argparse.ArgumentParser()
-    p.add_argument("--layer", choices=("llama", "hf", "titan"), default="llama")
+    p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"), default="llama")
     p.add_argument("--hidden", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
     p.add_argument("--kv-heads", type=int, required=True)
@@ -137,6 +326,11 @@ def main(argv=None):
     p.add_argument("--vocab", type=int, default=0,
                    help="record the output part instead: the final norm, the output layer and the cross-entropy of "
                    "this vocabulary (llama.py's Loss; --layer titan: torchtitan's norm before it), tp 1")
+    p.add_argument("--experts", type=int, default=0, help="--layer hf-moe, titan-moe: the routed experts")
+    p.add_argument("--topk", type=int, default=0, help="the experts each token is routed to")
+    p.add_argument("--expert-ffn", type=int, default=0, help="each expert's FFN")
+    p.add_argument("--shared-experts", type=int, default=0, help="titan-moe: shared experts of --expert-ffn")
+    p.add_argument("--grouped", action="store_true", help="titan-moe: torch._grouped_mm (else the for-loop)")
     a = p.parse_args(argv)
     c = llama.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
     dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
@@ -156,7 +350,10 @@ def main(argv=None):
                     self.norm, self.output = _TitanNorm(a.hidden), torch.nn.Linear(a.hidden, a.vocab, bias=False)
                     self.ce = _CrossEntropy()  # a module, so that the exporter names its ops
                 else:
-                    self.loss = llama.Loss(c, llama.Shard())
+                    # Its shard of the vocabulary at --tp (no group: the
+                    # max's and the sums' all-reduces, which placer costs
+                    # apart, not run).
+                    self.loss = llama.Loss(c, llama.Shard(a.tp, 0, None, False))
 
             def forward(self, x, targets):
                 if a.layer == "titan":
@@ -171,6 +368,8 @@ def main(argv=None):
             shape = (a.batch, a.seq) if a.layer == "titan" else (a.seq, a.batch)
             x = torch.randn(*shape, a.hidden, dtype=dtype, requires_grad=True)
             return (x, torch.zeros(a.batch, a.seq, dtype=torch.int64)), None
+    elif a.layer in ("hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"):
+        build, inputs = _moe(a, dtype)
     elif a.layer == "llama":
         shard = llama.Shard(a.tp, 0, None, a.sp)
 
@@ -242,6 +441,8 @@ def main(argv=None):
         if a.layer == "llama" and a.sp and (op["type"] == "repeat" or op["type"] == "sum" and m["module"] == "block" or (
                 op["type"] == "slice_backward" and op["shape"][-1] == a.hidden)):
             continue  # the stand-ins of sequence parallelism's gather and reduce-scatter (llama.Shard, no group)
+        if a.layer == "titan-moe" and _histc_cast(op, m, a):
+            continue
         ops.append({"type": op["type"], "class": op["class"], "dtype": op["dtype"], "flops": op.get("flops", 0),
                     "read": op.get("bytes_read", 0), "written": op.get("bytes_written", 0),
                     "backward": m["phase"] == "backward"})
