@@ -1,7 +1,10 @@
 """One Llama as plain PyTorch builds it, with Megatron-style tensor
 shards: RMS norm, rotary embedding, grouped-query attention through
-scaled_dot_product_attention (causal), SwiGLU, no biases, an untied
-output layer with a vocabulary-parallel cross-entropy.
+scaled_dot_product_attention (causal; a sliding window in the layers
+the model has one: window_of, windowed_attention), SwiGLU, no biases
+unless the model has them (qkv_bias: Qwen2's; linear_bias: GPT-OSS's,
+every linear's, a row-parallel one's added after the reduction), an
+untied output layer with a vocabulary-parallel cross-entropy.
 
 A tensor shard of degree T holds heads/T query heads, max(1,
 kv_heads/T) key/value heads and ffn/T of the MLP; its column-parallel
@@ -172,7 +175,8 @@ class Experts(nn.Module):
     experts beside. Routing is forced balanced (Megatron-Core's
     moe_router_force_load_balancing, as the published MoE benchmarks
     run): token i's j-th copy goes to expert (i topk + j) mod experts,
-    after the router's kernels ran. group None: no communication, the
+    after the router's kernels ran (DeepSeek-V3's sigmoid, expert bias
+    and group-limited top-k where c has them: route). group None: no communication, the
     rank's own copies standing in for those it would receive (the same
     count under forced balance).
 
