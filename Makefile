@@ -184,6 +184,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_mla.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_fp8.py'
 	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts_tp.py'
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_layer_features.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 

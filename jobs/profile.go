@@ -242,15 +242,22 @@ func startMeasurements(ctx context.Context, timeout time.Duration, py string, en
 // profilable is nil where tools/profile's llama.py builds m's layer as
 // its family runs it (a Llama or GPT layer; experts as Mixtral's and
 // Qwen3-MoE's, QK norm as Qwen3's, latent attention and the dense
-// layers before the experts as DeepSeek's), else what it does not build.
+// layers before the experts as DeepSeek's, sliding windows as Mistral's
+// and GPT-OSS's, biases as Qwen2's and GPT-OSS's, group-limited and
+// biased sigmoid routing as DeepSeek-V3's), else what it does not build.
 func profilable(m transformer.Spec) error {
+	c := m.Config
 	switch {
-	case m.Window > 0:
-		return errors.New("windowed attention is not profiled yet")
-	case m.Config.QKVBias || m.Config.LinearBias:
-		return errors.New("biases are not profiled yet (llama.py's linears have none)")
-	case m.MoE() && (m.Config.RouterGroups > 0 || m.Config.ExpertBias):
-		return errors.New("group-limited or biased routing is not profiled yet")
+	case m.MLA() && (c.QKVBias || c.LinearBias):
+		return errors.New("biases with latent attention are not profiled (llama.py's latent projections have none)")
+	case !m.MoE():
+		return nil
+	case c.RouterScore != "" && c.RouterScore != "softmax" && c.RouterScore != "sigmoid":
+		return fmt.Errorf("router score %q is not profiled (llama.py scores by softmax or sigmoid)", c.RouterScore)
+	case c.RouterGroups > 0 && c.RouterGroupK > 0 && (m.Experts%c.RouterGroups != 0 || c.RouterGroupK > c.RouterGroups ||
+		m.TopK > c.RouterGroupK*(m.Experts/c.RouterGroups)):
+		return fmt.Errorf("group-limited routing of %d groups, %d kept, top %d of %d experts: the groups do not hold the experts routed to",
+			c.RouterGroups, c.RouterGroupK, m.TopK, m.Experts)
 	}
 	return nil
 }
@@ -266,6 +273,9 @@ func checkFP8(m transformer.Spec, recipes []string) error {
 		if slices.Contains(recipes[:i], r) {
 			return fail.Usagef("--fp8 %s: named twice", r)
 		}
+	}
+	if len(recipes) > 0 && (m.Config.QKVBias || m.Config.LinearBias) {
+		return fail.Usagef("--fp8 with biases: not profiled yet (tools/profile/fp8.py's linears have none)")
 	}
 	if len(recipes) > 0 && m.MoE() {
 		return fail.Usagef("--fp8 with experts: not profiled yet (tools/profile/fp8.py converts a dense layer's linears, not the experts' batched GEMMs)")
@@ -412,7 +422,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	}
 	params := m.LayerParams()
 	req := map[string]any{
-		"model": latentKeys(m, map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
+		"model": layerKeys(m, map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
 			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)}),
 		"device": o.Device, "procs": o.Procs, "threads": o.Threads, "budget_s": o.Budget.Seconds() * 0.9,
 		"warmup": 1, "repeats": o.Repeats, "loop_s": 0.05,

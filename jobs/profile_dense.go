@@ -44,3 +44,36 @@ func latentKeys(m transformer.Spec, keys map[string]int) map[string]int {
 	}
 	return keys
 }
+
+// layerKeys is latentKeys(m, keys) with the keys of what else llama.py
+// builds of m's layer where m has it: the heads' width where it is not
+// hidden / heads (head_dim), the sliding window and the layers it is in
+// (window, window_every: llama.window_of), the query, key and value
+// biases (qkv_bias: Qwen2's) or every linear's (linear_bias: GPT-OSS's),
+// and the router's sigmoid scores (router_sigmoid), groups (router_groups,
+// router_group_k: n_group, topk_group) and expert bias (expert_bias:
+// DeepSeek-V3's noaux_tc).
+func layerKeys(m transformer.Spec, keys map[string]int) map[string]int {
+	keys = latentKeys(m, keys)
+	if !m.MLA() && m.Head > 0 {
+		keys["head_dim"] = m.Head
+	}
+	c := m.Config
+	for k, v := range map[string]int{"window": m.Window, "window_every": m.WindowEvery,
+		"qkv_bias": b2i(c.QKVBias), "linear_bias": b2i(c.LinearBias)} {
+		if v > 0 {
+			keys[k] = v
+		}
+	}
+	if m.MoE() {
+		for k, v := range map[string]int{"router_sigmoid": b2i(c.RouterScore == "sigmoid"), "expert_bias": b2i(c.ExpertBias)} {
+			if v > 0 {
+				keys[k] = v
+			}
+		}
+		if c.RouterGroups > 0 && c.RouterGroupK > 0 {
+			keys["router_groups"], keys["router_group_k"] = c.RouterGroups, c.RouterGroupK
+		}
+	}
+	return keys
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,9 @@ func TestProfileRefuses(t *testing.T) {
 		// Latent attention is built, and refused where the flags are
 		// wrong (no experts to split).
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,q_lora=64,kv_lora=32,rope_dim=16", Out: "x.json", EP: []int{2}},
-		// What llama.py does not build: windows, biases, group-limited routing.
-		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,window=64", Out: "x.json"},
+		// Windows are built; a window with --ep (no experts) is still a
+		// command-line error.
+		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,window=64,window_every=2", Out: "x.json", EP: []int{2}},
 	} {
 		_, err := Profile(context.Background(), o, nil)
 		var u fail.Usage
@@ -71,12 +73,25 @@ func TestProfileRefuses(t *testing.T) {
 		{transformer.Spec{Family: "llama", KVLoRA: 32, QLoRA: 64, RopeDim: 16}, ""},
 		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 1}, ""},
 		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 3, KVLoRA: 32, RopeDim: 16}, ""},
-		{transformer.Spec{Family: "llama", Window: 64}, "windowed attention is not profiled yet"},
-		{transformer.Spec{Family: "llama", Config: transformer.ModelConfig{QKVBias: true}}, "biases are not profiled yet"},
-		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, Config: transformer.ModelConfig{RouterGroups: 4}}, "group-limited or biased routing is not profiled yet"},
+		// Windows, biases and DeepSeek-V3's routing are built (issue 58).
+		{transformer.Spec{Family: "llama", Window: 64}, ""},
+		{transformer.Spec{Family: "llama", Window: 128, WindowEvery: 2, Experts: 8, TopK: 2, Config: transformer.ModelConfig{LinearBias: true}}, ""},
+		{transformer.Spec{Family: "llama", Config: transformer.ModelConfig{QKVBias: true}}, ""},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, Config: transformer.ModelConfig{RouterGroups: 4}}, ""},
+		{transformer.Spec{Family: "llama", Experts: 256, TopK: 8, DenseLayers: 3, KVLoRA: 512, RopeDim: 64,
+			Config: transformer.ModelConfig{RouterScore: "sigmoid", RouterGroups: 8, RouterGroupK: 4, ExpertBias: true}}, ""},
+		// What remains refused, in one line each.
+		{transformer.Spec{Family: "llama", KVLoRA: 32, RopeDim: 16, Config: transformer.ModelConfig{LinearBias: true}},
+			"biases with latent attention are not profiled"},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, Config: transformer.ModelConfig{RouterScore: "sqrtsoftplus"}},
+			`router score "sqrtsoftplus" is not profiled`},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, Config: transformer.ModelConfig{RouterGroups: 3, RouterGroupK: 1}},
+			"group-limited routing of 3 groups, 1 kept, top 2 of 8 experts"},
+		{transformer.Spec{Family: "llama", Experts: 8, TopK: 4, Config: transformer.ModelConfig{RouterGroups: 4, RouterGroupK: 1}},
+			"the groups do not hold the experts routed to"},
 	} {
 		err := profilable(c.m)
-		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n")) {
 			t.Errorf("%+v: %v, want %q", c.m, err, c.want)
 		}
 	}
@@ -226,6 +241,8 @@ func TestProfileFP8Options(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	biased := dense
+	biased.Config.QKVBias = true
 	for _, c := range []struct {
 		m       transformer.Spec
 		recipes []string
@@ -236,6 +253,8 @@ func TestProfileFP8Options(t *testing.T) {
 		{dense, []string{"mxfp8"}, `--fp8 "mxfp8": want current, delayed or blockwise`},
 		{dense, []string{"current", "current"}, "--fp8 current: named twice"},
 		{moe, []string{"current"}, "--fp8 with experts: not profiled yet"},
+		{biased, []string{"current"}, "--fp8 with biases: not profiled yet"},
+		{biased, nil, ""},
 	} {
 		err := checkFP8(c.m, c.recipes)
 		if c.want == "" {
@@ -258,6 +277,38 @@ func TestProfileFP8Options(t *testing.T) {
 	for _, line := range []string{`{"kind": "layer", "tp": 1}`, `not json`, `{"kind": "meta"}`} {
 		if got := refusal([]byte(line)); got != "" {
 			t.Errorf("%s: refusal %q, want none", line, got)
+		}
+	}
+}
+
+// The keys placer profile passes llama.py for GPT-OSS's and DeepSeek-V3's
+// config.json: GPT-OSS's head width (64, not 2,880 / 64), its window in
+// every other layer and its biases on every linear; DeepSeek-V3's sigmoid
+// scores, groups and expert bias beside its latent attention; a Llama's
+// none of them.
+func TestProfileLayerKeys(t *testing.T) {
+	for _, c := range []struct {
+		workload string
+		want     map[string]int
+	}{
+		{"hf:../graph/transformer/testdata/hf/gpt-oss-120b.json:seq=4096,batch=8",
+			map[string]int{"head_dim": 64, "window": 128, "window_every": 2, "linear_bias": 1}},
+		{"hf:../graph/transformer/testdata/hf/deepseek-v3.json:seq=4096,batch=8",
+			map[string]int{"head_dim": 128, "rope_dim": 64, "q_lora": 1536, "kv_lora": 512,
+				"router_sigmoid": 1, "router_groups": 8, "router_group_k": 4, "expert_bias": 1}},
+		{"hf:../graph/transformer/testdata/hf/qwen2-7b.json:seq=4096,batch=8", map[string]int{"qkv_bias": 1}},
+		{"llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", map[string]int{}},
+	} {
+		m, err := transformer.Parse(c.workload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := profilable(m); err != nil {
+			t.Errorf("%s: %v", c.workload, err)
+		}
+		got := layerKeys(m, map[string]int{})
+		if !maps.Equal(got, c.want) {
+			t.Errorf("%s: keys %v, want %v", c.workload, got, c.want)
 		}
 	}
 }

@@ -51,7 +51,8 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 	}
 	for _, f := range []field{{"hidden", q.Hidden, m.Hidden}, {"heads", q.Heads, m.Heads}, {"kv_heads", q.KVHeads, m.KVHeads},
 		{"ffn", q.FFN, m.FFN}, {"head_dim", q.HeadDim(), m.HeadDim()}, {"vocab", q.Vocab, m.Vocab},
-		{"experts", q.Experts, m.Experts}, {"topk", q.TopK, m.TopK}, {"expert_ffn", q.ExpertFFN, m.ExpertFFN}} {
+		{"experts", q.Experts, m.Experts}, {"topk", q.TopK, m.TopK}, {"expert_ffn", q.ExpertFFN, m.ExpertFFN},
+		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)}} {
 		if f.got != f.run {
 			return fmt.Errorf("profile of another model: %s %d, the workload's %d (profile %s; workload %s)", f.name, f.got, f.run, q, m)
 		}
@@ -308,4 +309,15 @@ func (p *Profile) OptimizerTime(params float64) (float64, Source) {
 		return o.Seconds, Measured
 	}
 	return o.PerParam() * params, Composed
+}
+
+// windowEvery is how often m's layers attend through its sliding window
+// (every window_every-th; 1 where window_every is 0), 0 without one: a
+// windowed layer costs less than a causal one, so a profile prices only
+// the windows it measured.
+func windowEvery(m transformer.Spec) int {
+	if m.Window == 0 {
+		return 0
+	}
+	return max(1, m.WindowEvery)
 }

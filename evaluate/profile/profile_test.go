@@ -148,6 +148,10 @@ func TestCheck(t *testing.T) {
 		{"another family", spec("gpt:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,ffn=512,kv_heads=2"), "h100", "family llama"},
 		{"another GPU", same, "a100", `another device: cuda "NVIDIA H100 80GB HBM3"`},
 		{"a CPU run", same, "cpu", "another device"},
+		// A windowed layer costs less than a causal one: the profile's
+		// layers (no window) do not price a model with one (issue 58).
+		{"a sliding window", spec("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=128,vocab=1024,batch=8,window=64,window_every=2"), "h100",
+			"another model: window 0, the workload's 64"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

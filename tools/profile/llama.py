@@ -1,7 +1,10 @@
 """One Llama as plain PyTorch builds it, with Megatron-style tensor
 shards: RMS norm, rotary embedding, grouped-query attention through
-scaled_dot_product_attention (causal), SwiGLU, no biases, an untied
-output layer with a vocabulary-parallel cross-entropy.
+scaled_dot_product_attention (causal; a sliding window in the layers
+the model has one: window_of, windowed_attention), SwiGLU, no biases
+unless the model has them (qkv_bias: Qwen2's; linear_bias: GPT-OSS's,
+every linear's, a row-parallel one's added after the reduction), an
+untied output layer with a vocabulary-parallel cross-entropy.
 
 A tensor shard of degree T holds heads/T query heads, max(1,
 kv_heads/T) key/value heads and ffn/T of the MLP; its column-parallel
@@ -172,7 +175,8 @@ class Experts(nn.Module):
     experts beside. Routing is forced balanced (Megatron-Core's
     moe_router_force_load_balancing, as the published MoE benchmarks
     run): token i's j-th copy goes to expert (i topk + j) mod experts,
-    after the router's kernels ran. group None: no communication, the
+    after the router's kernels ran (DeepSeek-V3's sigmoid, expert bias
+    and group-limited top-k where c has them: route). group None: no communication, the
     rank's own copies standing in for those it would receive (the same
     count under forced balance).
 
@@ -204,19 +208,35 @@ class Experts(nn.Module):
         self.shard = shard if shard is not None else Shard()
         self.local = E // ep
         fe = f // etp  # an expert's FFN on one expert-tensor rank
-        self.router = nn.Linear(h, E, bias=False)
+        lb = bool(c.get("linear_bias"))
+        self.router = nn.Linear(h, E, bias=lb)
         self.w1 = nn.Parameter(torch.randn(self.local, h, 2 * fe) * h ** -0.5)
         self.w2 = nn.Parameter(torch.randn(self.local, fe, h) * f ** -0.5)
         sh = c.get("shared", 0) * f
         T = self.shard.T
-        self.shared = nn.ModuleList([nn.Linear(h, 2 * sh // T, bias=False), nn.Linear(sh // T, h, bias=False)]) if sh else None
+        self.shared = nn.ModuleList([nn.Linear(h, 2 * sh // T, bias=lb), nn.Linear(sh // T, h, bias=False)]) if sh else None
+        # Biases on every linear (GPT-OSS's experts): FC1's column-split
+        # over etp with its columns, FC2's (and the shared experts'
+        # row-parallel linear's) added once after the reduction.
+        self.w1_bias = nn.Parameter(torch.zeros(self.local, 1, 2 * fe)) if lb else None
+        self.w2_bias = nn.Parameter(torch.zeros(self.local, 1, h)) if lb else None
+        self.shared_bias = nn.Parameter(torch.zeros(h)) if lb and sh else None
+        setup_routing(self, c)
 
     def forward(self, x):
         S, B, h = x.shape
         t = x.reshape(-1, h)
         n, k, E = t.shape[0], self.k, self.E
-        w, _ = F.softmax(self.router(t).float(), -1).topk(k, -1)
+        if self.routing is None:
+            w, _ = F.softmax(self.router(t).float(), -1).topk(k, -1)
+        else:
+            w, _ = route(self, t)
         idx = (torch.arange(n * k, device=x.device) % E).view(n, k)
+        if self.tokens_per_expert is not None:
+            # What the aux-loss-free balancing counts (Megatron-Core's
+            # local_tokens_per_expert): the copies each expert is sent.
+            with torch.no_grad():
+                self.tokens_per_expert += torch.bincount(idx.reshape(-1), minlength=E).to(self.tokens_per_expert.dtype)
         order = idx.reshape(-1).argsort(stable=True)  # the copies in expert order
         perm = t.index_select(0, order // k)
         per = n * k // E  # tokens an expert gets from one rank
@@ -227,8 +247,13 @@ class Experts(nn.Module):
         else:
             xs = perm.view(self.local, self.ep * per, h)
         xs = self.etp_forward(xs)
-        g, u = torch.bmm(xs, self.w1).chunk(2, -1)
+        if self.w1_bias is None:
+            g, u = torch.bmm(xs, self.w1).chunk(2, -1)
+        else:
+            g, u = torch.baddbmm(self.w1_bias, xs, self.w1).chunk(2, -1)
         ys = self.etp_back(torch.bmm(F.silu(g) * u, self.w2))
+        if self.w2_bias is not None:
+            ys = ys + self.w2_bias
         if self.group is not None and self.ep > 1:
             back = _AllToAll.apply(ys.view(self.local, self.ep, per, h).transpose(0, 1).reshape(-1, h), self.group)
         else:
@@ -238,7 +263,10 @@ class Experts(nn.Module):
         if self.shared is not None:
             sd = self.shard
             a, b = self.shared[0](sd.col_in(x)).chunk(2, -1)
-            y = y + sd.row_out(self.shared[1](F.silu(a) * b)).reshape(-1, h)
+            z = sd.row_out(self.shared[1](F.silu(a) * b))
+            if self.shared_bias is not None:
+                z = z + self.shared_bias
+            y = y + z.reshape(-1, h)
         return y.view(S, B, h)
 
     def etp_forward(self, xs):
@@ -268,7 +296,9 @@ class Experts(nn.Module):
         return flat.view(L, R, h)
 
 
-def _core_attention(q, k, v, gqa):
+def _core_attention(q, k, v, gqa, window=0):
+    if window and window < q.shape[-2]:
+        return windowed_attention(q, k, v, gqa, window)
     return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
 
 
@@ -320,6 +350,7 @@ class LatentAttention(nn.Module):
         self.kv_norm = RMSNorm(self.kl)
         self.kv_up = nn.Linear(self.kl, self.nh * 2 * self.d, bias=False)
         self.proj = nn.Linear(self.nh * self.d, h, bias=False)
+        self.window = 0  # the sliding window (Block sets it; 0: causal over the whole sequence)
 
     def forward(self, y, cos, sin, recompute_core=False):
         s = self.shard
@@ -341,9 +372,9 @@ class LatentAttention(nn.Module):
         q = torch.cat((qn, qr), -1)
         k = torch.cat((kn, kr.expand(B, nh, S, r)), -1)
         if recompute_core:
-            o = checkpoint(_core_attention, q, k, v, False, use_reentrant=False)
+            o = checkpoint(_core_attention, q, k, v, False, self.window, use_reentrant=False)
         else:
-            o = _core_attention(q, k, v, False)
+            o = _core_attention(q, k, v, False, self.window)
         return self.proj(o.permute(2, 0, 1, 3).reshape(S, B, nh * d))
 
 
@@ -354,11 +385,11 @@ class Block(nn.Module):
     and group), the attention's tensor parallelism with sequence
     parallelism."""
 
-    def __init__(self, c, shard, ep=1, ep_group=None, etp=1, etp_group=None):
+    def __init__(self, c, shard, ep=1, ep_group=None, etp=1, etp_group=None, layer=0):
         super().__init__()
         T = shard.T
         self.shard = shard
-        self.hd = c["hidden"] // c["heads"]
+        self.hd = c.get("head_dim") or c["hidden"] // c["heads"]
         self.nh = c["heads"] // T
         self.nkv = max(1, c["kv_heads"] // T)
         h = c["hidden"]
@@ -372,21 +403,34 @@ class Block(nn.Module):
         # Latent attention (DeepSeek's) in place of the query, key and
         # value projection where the model has it.
         self.mla = LatentAttention(c, shard) if c.get("kv_lora") else None
+        # The sliding window of this layer (layer: its place in the
+        # model, 0 first; window_of).
+        self.window = window_of(c, layer)
+        if self.mla is not None:
+            self.mla.window = self.window
+        lb = bool(c.get("linear_bias"))
         if self.mla is None:
-            self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=False)
+            # Qwen2's query, key and value biases, or every linear's
+            # (GPT-OSS): column-parallel, each rank its heads' biases.
+            self.qkv = nn.Linear(h, (self.nh + 2 * self.nkv) * self.hd, bias=lb or bool(c.get("qkv_bias")))
             self.proj = nn.Linear(self.nh * self.hd, h, bias=False)
+        # A row-parallel linear's bias is added once, after the reduction
+        # (Megatron-Core's RowParallelLinear): not on each rank's partial
+        # sum.
+        self.proj_bias = nn.Parameter(torch.zeros(h)) if lb else None
         self.moe = None
         if c.get("experts"):
             assert T == 1 or shard.sp, "experts at tensor parallelism above 1 need sequence parallelism"
             self.moe = Experts(c, ep, ep_group, etp, etp_group, shard)
         else:
-            self.gate_up = nn.Linear(h, 2 * (c["ffn"] // T), bias=False)
+            self.gate_up = nn.Linear(h, 2 * (c["ffn"] // T), bias=lb)
             self.down = nn.Linear(c["ffn"] // T, h, bias=False)
+            self.down_bias = nn.Parameter(torch.zeros(h)) if lb else None
 
     def forward(self, x, cos, sin):
         s = self.shard
         if self.mla is not None:
-            return self.mlp(x + s.row_out(self.mla(self.norm1(x), cos, sin, self.recompute_core)))
+            return self.mlp(x + self._bias(s.row_out(self.mla(self.norm1(x), cos, sin, self.recompute_core)), self.proj_bias))
         y = s.col_in(self.norm1(x))
         S, B = y.shape[:2]
         q, k, v = self.qkv(y).split([self.nh * self.hd, self.nkv * self.hd, self.nkv * self.hd], -1)
@@ -399,12 +443,16 @@ class Block(nn.Module):
         if self.recompute_core:
             # Megatron-Core's selective recomputation (core_attn): the
             # attention core run again in the backward, its inputs kept.
-            o = checkpoint(_core_attention, q, k, v, self.nkv != self.nh, use_reentrant=False)
+            o = checkpoint(_core_attention, q, k, v, self.nkv != self.nh, self.window, use_reentrant=False)
         else:
-            o = _core_attention(q, k, v, self.nkv != self.nh)
+            o = _core_attention(q, k, v, self.nkv != self.nh, self.window)
         o = o.permute(2, 0, 1, 3).reshape(S, B, self.nh * self.hd)
-        x = x + s.row_out(self.proj(o))
+        x = x + self._bias(s.row_out(self.proj(o)), self.proj_bias)
         return self.mlp(x)
+
+    @staticmethod
+    def _bias(y, b):
+        return y if b is None else y + b
 
     def mlp(self, x):
         """The block's second half: x plus its MLP (or experts) of x's norm."""
@@ -412,7 +460,7 @@ class Block(nn.Module):
         if self.moe is not None:
             return x + self.moe(self.norm2(x))
         g, u = self.gate_up(s.col_in(self.norm2(x))).chunk(2, -1)
-        return x + s.row_out(self.down(F.silu(g) * u))
+        return x + self._bias(s.row_out(self.down(F.silu(g) * u)), self.down_bias)
 
 
 class Embedding(nn.Module):
@@ -475,10 +523,11 @@ def rope_for(c):
 
 def rotary_for(c, seq):
     """The rotary tables a block of config c uses over seq positions: its
-    rope_dim with latent attention, else its heads' width."""
+    rope_dim with latent attention, else its heads' width (head_dim where
+    c has one: Qwen3's, GPT-OSS's)."""
     if c.get("kv_lora"):
         return rotary(seq, c["rope_dim"])
-    return rotary(seq, c["hidden"] // c["heads"])
+    return rotary(seq, c.get("head_dim") or c["hidden"] // c["heads"])
 
 
 def dense_config(c):
@@ -488,3 +537,133 @@ def dense_config(c):
     for k in ("experts", "topk", "expert_ffn", "shared"):
         d.pop(k, None)
     return d
+
+
+# Sliding windows (transformer.Spec's Window and WindowEvery).
+
+def window_of(c, layer):
+    """The sliding window, in tokens, of the layer at place `layer` (0
+    first) of a model of config c, 0 for causal attention over the whole
+    sequence: placer's transformer.Spec puts the window in every
+    window_every-th layer from the first (every layer where window_every
+    is 0 or 1: Mistral's; GPT-OSS's every other one, its first
+    windowed)."""
+    W = c.get("window", 0)
+    if not W:
+        return 0
+    return W if layer % max(1, c.get("window_every", 0)) == 0 else 0
+
+
+def window_mask(S, W, device=None):
+    """[S, S] booleans: query i attends key j where i - W < j <= i (its W
+    latest keys, itself included)."""
+    i = torch.arange(S, device=device)
+    back = i[:, None] - i[None, :]
+    return (back >= 0) & (back < W)
+
+
+# Which kernel runs a windowed layer's attention: "flex" (FlexAttention
+# with the window's block mask, compiled: on a GPU it skips the key
+# blocks outside the window, so its work is the window's keys, what
+# placer's cost counts, transformer.Spec.CausalKeys), "sdpa" (SDPA with
+# the window as an explicit boolean mask: every key block computed and
+# masked), or "auto": flex on CUDA where torch has it, else sdpa.
+WINDOW_KERNEL = "auto"
+_FLEX = {}
+
+
+def windowed_attention(q, k, v, gqa, W):
+    """Causal attention with a sliding window of W keys (q, k, v:
+    [batch, heads, seq, width])."""
+    kind = WINDOW_KERNEL
+    if kind == "auto":
+        kind = "flex" if q.is_cuda and _flex_available() and q.shape[-1] == v.shape[-1] else "sdpa"
+    if kind == "flex":
+        return _flex_window(q, k, v, gqa, W)
+    mask = window_mask(q.shape[-2], W, q.device)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=gqa)
+
+
+def _flex_available():
+    try:
+        from torch.nn.attention import flex_attention  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _flex_window(q, k, v, gqa, W):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+    S = q.shape[-2]
+    key = (S, W, str(q.device))
+    if key not in _FLEX:
+        def inside(b, h, qi, ki):
+            return (ki <= qi) & (qi - ki < W)
+        _FLEX[key] = create_block_mask(inside, None, None, S, S, device=q.device)
+    if "run" not in _FLEX:
+        _FLEX["run"] = torch.compile(flex_attention) if q.is_cuda else flex_attention
+    return _FLEX["run"](q, k, v, block_mask=_FLEX[key], enable_gqa=gqa)
+
+
+# Group-limited and biased routing (DeepSeek-V3's).
+
+def setup_routing(m, c):
+    """An Experts m's routing beyond the softmax top-k, from config c:
+    router_sigmoid (sigmoid scores, DeepSeek-V3's scoring_func),
+    router_groups and router_group_k (n_group groups of experts, the
+    token's experts from its router_group_k best groups: DeepSeek-V3's
+    node-limited routing), expert_bias (the aux-loss-free balancing's
+    bias, a buffer added to the scores for the selection only, and the
+    copies each expert gets counted for its update). m.routing None:
+    the softmax top-k alone, as before."""
+    groups, gk = c.get("router_groups", 0), c.get("router_group_k", 0)
+    m.sigmoid = bool(c.get("router_sigmoid"))
+    m.groups = (groups, gk) if groups and gk else None
+    m.routing = "grouped" if (m.sigmoid or m.groups or c.get("expert_bias")) else None
+    if c.get("expert_bias"):
+        m.register_buffer("expert_bias", torch.zeros(m.E))
+        m.register_buffer("tokens_per_expert", torch.zeros(m.E))
+    else:
+        m.expert_bias, m.tokens_per_expert = None, None
+
+
+def group_limited_topk(scores, k, groups, group_k):
+    """The k experts each token may be routed to under group-limited
+    routing: the experts in groups equal blocks of scores' columns, each
+    group scored by the sum of its k // group_k best scores, the
+    token's group_k best groups kept and the rest masked, the top k of
+    what is left. Megatron-Core's group_limited_topk
+    (megatron/core/transformer/moe/moe_utils.py, NVIDIA/Megatron-LM at
+    d98e8a64ddf34856e74b24714e3bedb2f5a39553); for DeepSeek-V3 (8 of 256
+    experts, 8 groups, 4 kept) k // group_k is 2, the sum of each group's
+    top 2 of DeepSeek-V3's own gate. Returns (scores, indices) [n, k]."""
+    n, E = scores.shape
+    per = max(1, k // group_k)
+    gs = scores.view(n, groups, E // groups).topk(per, -1)[0].sum(-1)
+    keep = torch.zeros_like(gs).scatter_(1, gs.topk(group_k, -1)[1], 1.0).bool()
+    allowed = keep.unsqueeze(-1).expand(n, groups, E // groups).reshape(n, E)
+    return scores.masked_fill(~allowed, float("-inf")).topk(k, -1)
+
+
+def route(m, t):
+    """The router of Experts m on tokens t [n, h], run whole as
+    Megatron-Core's topk_routing_with_score_function runs it
+    (moe_utils.py, as above): the logits in FP32, the scores (softmax,
+    or sigmoid), the expert bias added for the selection, the
+    group-limited (or plain) top-k, the selected experts' scores without
+    the bias gathered and, for sigmoid, normalised over the k. Returns
+    (weights, indices) [n, k]; the profile then overrides the indices
+    with the balanced assignment (Experts.forward) and keeps the
+    weights, so that every kernel of the routing runs and its backward
+    reaches the router."""
+    logits = m.router(t).float()
+    s = torch.sigmoid(logits) if m.sigmoid else F.softmax(logits, -1)
+    choice = s if m.expert_bias is None else s + m.expert_bias
+    if m.groups:
+        _, idx = group_limited_topk(choice, m.k, *m.groups)
+    else:
+        _, idx = choice.topk(m.k, -1)
+    w = s.gather(1, idx)
+    if m.sigmoid and m.k > 1:
+        w = w / (w.sum(-1, keepdim=True) + 1e-20)
+    return w, idx

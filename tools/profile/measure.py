@@ -102,7 +102,9 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
         degrees = (shape.get("ep", 1), ep_group, shape.get("etp", 1), etp_group)
-        part = torch.nn.ModuleList([make(c, shard, *degrees) for _ in range(reps)]).to(dev)
+        # Each layer at its place in the model (llama.window_of: which
+        # layers attend through the sliding window).
+        part = torch.nn.ModuleList([make(c, shard, *degrees, layer=i) for i in range(reps)]).to(dev)
         for layer in part:
             layer.recompute_core = selective
     else:
