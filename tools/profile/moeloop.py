@@ -103,6 +103,7 @@ def main():
     if a.procs != 2:
         raise SystemExit("moeloop: its plans are of 2 processes (--procs 2)")
     os.makedirs(a.out, exist_ok=True)
+    load = os.getloadavg()
     t0 = time.time()
     rows, rho, t_prof, t_runs = [], {}, 0.0, 0.0
     for name, model, plans, shapes in MODELS:
@@ -127,10 +128,11 @@ def main():
             " ".join("%.1f" % (r["parts_s"][k] * 1e3) for k, _ in PARTS)))
     med = median([abs(r["error"]) for r in rows])
     total = time.time() - t0
-    print("median |error| %.1f%%; Spearman (not gated, 3 plans each) %s; profiles %.1f s, runs %.1f s, total %.1f s"
-          % (100 * med, ", ".join("%s %.2f" % kv for kv in rho.items()), t_prof, t_runs, total))
-    summary = {"median_abs_error": med, "spearman_by_model": rho, "max_error": a.max_error,
-               "profile_s": t_prof, "runs_s": t_runs, "total_s": total, "load_average": os.getloadavg(), "plans": rows}
+    print("median |error| %.1f%%; Spearman (not gated, 3 plans each) %s; profiles %.1f s, runs %.1f s, total %.1f s; "
+          "load average %.1f before, %.1f after" % (100 * med, ", ".join("%s %.2f" % kv for kv in rho.items()),
+                                                     t_prof, t_runs, total, load[0], os.getloadavg()[0]))
+    summary = {"median_abs_error": med, "spearman_by_model": rho, "max_error": a.max_error, "profile_s": t_prof,
+               "runs_s": t_runs, "total_s": total, "load_average": [load[0], os.getloadavg()[0]], "plans": rows}
     with open(a.json or os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     if med > a.max_error:

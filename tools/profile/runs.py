@@ -245,8 +245,12 @@ class Rank:
             for ids, g in ((False, self.dg), (True, self.edg)):
                 gs = [q.grad for q in self.model.parameters() if q.grad is not None and (id(q) in experts) == ids]
                 if g is not None and gs:
+                    # One flat all-reduce, the sums copied back (as
+                    # DDP's bucket is: its gradients not views of it).
                     flat = torch.cat([x.reshape(-1) for x in gs])
                     dist.all_reduce(flat, group=g)
+                    for x, y in zip(gs, flat.split([x.numel() for x in gs])):
+                        x.copy_(y.view_as(x))
         self.opt.step()
         self.opt.zero_grad(set_to_none=False)
 
