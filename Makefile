@@ -405,7 +405,7 @@ test-profile-cpu: build
 # attention, a dense layer first, experts) at dp2, dp2 ep2 and pp2, and the
 # tiny MoE at tp2 with sequence parallelism at etp 1, etp 2 and ep 2,
 # profiled, predicted and run on 2 gloo processes; fails when the median
-# |error| is above 20%. About 70 s on 2 cores: not in make test.
+# |error| is above 20%. About 110 s on 2 cores: not in make test.
 .PHONY: test-profile-cpu-moe
 test-profile-cpu-moe: build
 	$(TORCH_PY) tools/profile/moeloop.py $(BIN) --out out/profile-cpu-moe --json out/profile-cpu-moe/summary.json

@@ -15,7 +15,10 @@ Two tiny models on 2 gloo processes of one thread:
   group's ranks), as Megatron-Core's all-to-all dispatcher runs them.
 
 For each model: placer profile at the shapes its plans run (--tp,
---etp, --ep), placer eval --profile for each plan, then runs.py runs
+--etp, --ep; medians of 9 loops, not cpuloop.py's 3: on this shared
+2-core machine one layer's time in place, its collectives run, went
+from 15.6 to 34.3 ms between profiles of 3 loops, 17.3 and 18.0 with
+9), placer eval --profile for each plan, then runs.py runs
 the plans in one launch in interleaved rounds (medians of each plan's
 steps). Prints a table (plan, predicted, measured, error, and the
 prediction's parts: compute, exposed data-parallel, expert-parallel
@@ -70,7 +73,7 @@ def profile(placer, name, model, shapes, out, a):
     path = os.path.join(out, name + ".profile.json")
     subprocess.run([placer, "profile", "--workload", workload(model), "--device", "cpu", "--procs", str(a.procs),
                     "--threads", str(a.threads), "--cp", "1", "--mbs", "1", "--recompute", "none", *shapes,
-                    "--repeats", "3", "--budget", "90s", "--out", path], check=True)
+                    "--repeats", str(a.repeats), "--budget", "120s", "--out", path], check=True)
     return path
 
 
@@ -96,6 +99,8 @@ def main():
     ap.add_argument("--json", default="", help="the table as JSON (default OUT/summary.json)")
     ap.add_argument("--procs", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=9,
+                    help="the profile's loops a figure is the median of (a layer's in place varied from 15.6 to 34.3 ms over 3, 17.3 to 18.0 over 9)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--max-error", type=float, default=0.2)
