@@ -18,9 +18,12 @@ and etp (expert and expert-tensor parallelism; etp defaults to T, as
 placer's). Rank layout Megatron-LM's: rank = t + T (d + D p); the
 experts' groups Megatron-Core's expert mesh over each stage's ranks
 (expert_mesh). A model with experts and dense_layers runs its first
-dense_layers layers dense (llama.dense_config), as DeepSeek's. Data parallelism: DistributedDataParallel where
-P = 1 (its bucketed all-reduce beside the last micro-batch's backward,
-no_sync before), one flat all-reduce after the step's backwards where P > 1.
+dense_layers layers dense (llama.dense_config), as DeepSeek's. Data
+parallelism: DistributedDataParallel where P = 1 and the experts (if
+any) are replicated as the rest (its bucketed all-reduce beside the
+last micro-batch's backward, no_sync before); else one flat all-reduce
+after the step's backwards, and one of the experts' gradients over
+their expert-data-parallel group.
 Pipeline: 1F1B, activations and gradients between stages as BF16 (isend,
 recv). AdamW over each rank's shards.
 
