@@ -261,9 +261,25 @@ func inTokens(ls []Layer, t float64) (fwd, bwd float64) {
 // below the smallest at the smallest's time (latency-bound); else
 // Modelled.
 func (p *Profile) CollectiveTime(op string, group int, bytes float64) (float64, Source) {
+	return p.collectiveTime(op, "", group, bytes)
+}
+
+// CollectiveTimeWire is CollectiveTime from the collectives timed on
+// wire (WireFP32: an FP32 profile's gradients and weights, uncast),
+// or, where the profile timed none of op and group on it (every GPU
+// profile, and CPU profiles written before 2026-11-27), from the
+// activations' (CollectiveTime).
+func (p *Profile) CollectiveTimeWire(op, wire string, group int, bytes float64) (float64, Source) {
+	if t, src := p.collectiveTime(op, wire, group, bytes); src != Modelled {
+		return t, src
+	}
+	return p.collectiveTime(op, "", group, bytes)
+}
+
+func (p *Profile) collectiveTime(op, wire string, group int, bytes float64) (float64, Source) {
 	var pts []Collective
 	for _, c := range p.Collectives {
-		if c.Op == op && c.Group == group {
+		if c.Op == op && c.Group == group && c.Wire == wire {
 			if c.Bytes == bytes {
 				return c.Seconds, Measured
 			}

@@ -218,13 +218,21 @@ var collectiveOps = []string{AllGather, ReduceScatter, AllReduce, AllToAll, Send
 // Collective is one collective timed: Op over Group processes of one
 // node, Bytes the whole buffer (an all-reduce's input, an all-gather's
 // output, a reduce-scatter's input, what one process sends in all in
-// an all-to-all or a send), Seconds its median.
+// an all-to-all or a send), Seconds its median. Wire is "" for the
+// activations' collective as the runner issues it (on a CPU the FP32
+// activation cast to BF16 and back), or WireFP32: an FP32 profile's
+// gradients' and weights' all-reduce, all-gather or reduce-scatter,
+// FP32 on the wire and nothing cast (CollectiveTimeWire).
 type Collective struct {
 	Op      string  `json:"op"`
 	Group   int     `json:"group"`
 	Bytes   float64 `json:"bytes"`
 	Seconds float64 `json:"seconds"`
+	Wire    string  `json:"wire,omitempty"`
 }
+
+// WireFP32 is Collective.Wire of a collective of FP32 tensors, uncast.
+const WireFP32 = "fp32"
 
 // Host is the host's issue of one kernel of a forward (Issue: an op
 // recorded for autograd) and of a backward (IssueBwd: one node of the
@@ -367,6 +375,9 @@ func (p *Profile) validate() error {
 		}
 		if !positive(c.Bytes) || !positive(c.Seconds) {
 			return fmt.Errorf("collectives[%d]: bytes %v, seconds %v: want both above 0", i, c.Bytes, c.Seconds)
+		}
+		if c.Wire != "" && (c.Wire != WireFP32 || c.Op == AllToAll || c.Op == SendRecv) {
+			return fmt.Errorf("collectives[%d]: wire %q of %s: want none, or %s of an all-reduce, all-gather or reduce-scatter", i, c.Wire, c.Op, WireFP32)
 		}
 	}
 	if h := p.Host; h != nil && (!positive(h.Issue) || !positive(h.IssueBwd)) {

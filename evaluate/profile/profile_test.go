@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -335,4 +336,63 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCollectiveWire: an FP32 profile's gradients' and weights'
+// collectives, timed uncast (wire fp32), answer CollectiveTimeWire
+// where timed; an op or group without them falls back on the
+// activations' entries; CollectiveTime never takes them; a wire on an
+// all-to-all or a send, or another wire, is refused.
+func TestCollectiveWire(t *testing.T) {
+	p, err := withCollectives(t, Collective{Op: AllReduce, Group: 4, Bytes: 1e6, Seconds: 0.0005, Wire: WireFP32},
+		Collective{Op: AllReduce, Group: 4, Bytes: 3e6, Seconds: 0.0009, Wire: WireFP32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, op, wire string
+		group          int
+		bytes, want    float64
+		src            Source
+	}{
+		{"uncast, measured", AllReduce, WireFP32, 4, 1e6, 0.0005, Measured},
+		{"uncast, between", AllReduce, WireFP32, 4, 2e6, 0.0007, Composed},
+		{"the activations' unchanged", AllReduce, "", 4, 1e6, 0.0011, Measured},
+		{"none uncast: the activations'", SendRecv, WireFP32, 2, 8192, 0.00004, Composed},
+		{"none at all", AllGather, WireFP32, 4, 1e6, 0, Modelled},
+	} {
+		got, src := p.CollectiveTimeWire(c.op, c.wire, c.group, c.bytes)
+		if src != c.src || !near(got, c.want) {
+			t.Errorf("%s: got %g %s, want %g %s", c.name, got, src, c.want, c.src)
+		}
+	}
+	if got, _ := p.CollectiveTime(AllReduce, 4, 2e6); !near(got, 0.0021) {
+		t.Errorf("CollectiveTime took the uncast entries: %g, want 0.0021", got)
+	}
+	for _, bad := range []Collective{{Op: AllToAll, Group: 4, Bytes: 1e6, Seconds: 1e-3, Wire: WireFP32},
+		{Op: AllReduce, Group: 4, Bytes: 1e6, Seconds: 1e-3, Wire: "fp16"}} {
+		if _, err := withCollectives(t, bad); err == nil || !strings.Contains(err.Error(), "wire") {
+			t.Errorf("%+v: got %v, want the wire refused", bad, err)
+		}
+	}
+}
+
+// withCollectives is testdata/small.json with extra collectives, decoded.
+func withCollectives(t *testing.T, extra ...Collective) (*Profile, error) {
+	t.Helper()
+	_, data := small(t)
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := doc["collectives"].([]any)
+	for _, c := range extra {
+		cs = append(cs, c)
+	}
+	doc["collectives"] = cs
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Decode(out)
 }

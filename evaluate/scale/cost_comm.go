@@ -123,11 +123,11 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 		for s, st := range stages {
 			_, dpG := pl.groups(*p, s)
 			if pl.DistOpt {
-				rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
-				ag, _ := p.Collective(roofline.AllGather, dpG, st.params*p.weightBytes())
+				rs := p.stateCollective(roofline.ReduceScatter, dpG, st.params*gb)
+				ag := p.stateCollective(roofline.AllGather, dpG, st.params*p.weightBytes())
 				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
-				ar, _ := p.Collective(roofline.AllReduce, dpG, st.params*gb)
+				ar := p.stateCollective(roofline.AllReduce, dpG, st.params*gb)
 				exposed = max(exposed, p.beside(ar, st.bwd.busy/float64(pl.V)))
 			}
 		}
@@ -152,18 +152,18 @@ func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) floa
 		for s, st := range stages {
 			_, dpG := pl.groups(*p, s)
 			dense := st.params - st.experts
-			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
-			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
-			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*gb)
-			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*gb)
+			ag := p.stateCollective(roofline.AllGather, dpG, dense*bf16)
+			agE := p.stateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			rs := p.stateCollective(roofline.ReduceScatter, dpG, dense*gb)
+			rsE := p.stateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
 			exposed = max(exposed, p.beside(ag+agE, st.fwd.busy)+p.beside(ag+agE+rs+rsE, st.bwd.busy))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.groups(*p, s)
-		ag, _ := p.Collective(roofline.AllGather, dpG, st.params*p.weightBytes())
-		rs, _ := p.Collective(roofline.ReduceScatter, dpG, st.params*gb)
+		ag := p.stateCollective(roofline.AllGather, dpG, st.params*p.weightBytes())
+		rs := p.stateCollective(roofline.ReduceScatter, dpG, st.params*gb)
 		exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
 	}
 	return float64(pl.M) * exposed
@@ -183,14 +183,14 @@ func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 		_, dpG := pl.groups(p, s)
 		dense := st.params - st.experts
 		if pl.DistOpt {
-			rs, _ := p.Collective(roofline.ReduceScatter, dpG, dense*gb)
-			ag, _ := p.Collective(roofline.AllGather, dpG, dense*bf16)
-			rsE, _ := p.Collective(roofline.ReduceScatter, edpG, st.experts*gb)
-			agE, _ := p.Collective(roofline.AllGather, edpG, st.experts*bf16)
+			rs := p.stateCollective(roofline.ReduceScatter, dpG, dense*gb)
+			ag := p.stateCollective(roofline.AllGather, dpG, dense*bf16)
+			rsE := p.stateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
+			agE := p.stateCollective(roofline.AllGather, edpG, st.experts*bf16)
 			exposed = max(exposed, p.beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.beside(ag+agE, st.fwd.busy/float64(pl.V)))
 		} else {
-			ar, _ := p.Collective(roofline.AllReduce, dpG, dense*gb)
-			arE, _ := p.Collective(roofline.AllReduce, edpG, st.experts*gb)
+			ar := p.stateCollective(roofline.AllReduce, dpG, dense*gb)
+			arE := p.stateCollective(roofline.AllReduce, edpG, st.experts*gb)
 			exposed = max(exposed, p.beside(ar+arE, st.bwd.busy/float64(pl.V)))
 		}
 	}
@@ -211,9 +211,9 @@ func embeddingAllReduce(m *transformer.Spec, pl *Plan, p *Pod) float64 {
 	}
 	gb := pl.gradBytes()
 	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
-	t, _ := p.Collective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+	t := p.stateCollective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	if pl.shareNode(*p, 0, pl.P-1) {
-		t, _ = p.Collective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+		t = p.stateCollective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	}
 	return t
 }

@@ -267,11 +267,34 @@ func (g Group) Size() int { return g.PerNode * g.Nodes }
 // + (n-1) latencies; ring all-reduce twice that; tree all-reduce: 2 x S /
 // bandwidth + 2 ceil(log2 n) latencies (DESIGN §10).
 func (p *Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64, roofline.Algorithm) {
+	return p.collective(k, "", g, bytes)
+}
+
+// stateCollective is Collective of the model's state: the gradients'
+// reductions and the weights' gathers. On the pod of an FP32 profile (a
+// CPU's) they move FP32 tensors as they are, which the profile times
+// apart from the activations' collectives (cast to BF16 for the wire
+// and back): profile.WireFP32; elsewhere Collective.
+func (p *Pod) stateCollective(k roofline.Collective, g Group, bytes float64) float64 {
+	t, _ := p.collective(k, p.stateWire(), g, bytes)
+	return t
+}
+
+// stateWire is the profile's wire of the state's collectives
+// (stateCollective): profile.WireFP32 on an FP32 profile's pod, else "".
+func (p *Pod) stateWire() string {
+	if p.Profile != nil && p.Profile.DType == "fp32" {
+		return profile.WireFP32
+	}
+	return ""
+}
+
+func (p *Pod) collective(k roofline.Collective, wire string, g Group, bytes float64) (float64, roofline.Algorithm) {
 	if g.Size() <= 1 || bytes <= 0 {
 		return 0, roofline.Ring
 	}
 	if p.Profile != nil {
-		if t, src := p.profiledCollective(k, g, bytes); src != profile.Modelled {
+		if t, src := p.profiledCollective(k, wire, g, bytes); src != profile.Modelled {
 			return t, roofline.Ring
 		}
 	}

@@ -107,10 +107,11 @@ var collectiveOp = map[roofline.Collective]string{
 }
 
 // profiledCollective is collective k of bytes over g from the profile:
-// its in-node part measured or composed (profile.CollectiveTime), and
-// across nodes the pod's links' part (Collective's rings) added:
-// composed. false: the profile has no figure for it.
-func (p *Pod) profiledCollective(k roofline.Collective, g Group, bytes float64) (float64, profile.Source) {
+// its in-node part measured or composed (profile.CollectiveTimeWire:
+// those timed on wire first), and across nodes the pod's links' part
+// (Collective's rings) added: composed. false: the profile has no
+// figure for it.
+func (p *Pod) profiledCollective(k roofline.Collective, wire string, g Group, bytes float64) (float64, profile.Source) {
 	op, ok := collectiveOp[k]
 	if !ok || p.Profile == nil {
 		return 0, profile.Modelled
@@ -118,7 +119,7 @@ func (p *Pod) profiledCollective(k roofline.Collective, g Group, bytes float64) 
 	var in float64
 	src := profile.Measured
 	if g.PerNode > 1 {
-		in, src = p.Profile.CollectiveTime(op, g.PerNode, bytes)
+		in, src = p.Profile.CollectiveTimeWire(op, wire, g.PerNode, bytes)
 		if src == profile.Modelled {
 			return 0, profile.Modelled
 		}
@@ -316,7 +317,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		if m.SequenceParallel {
 			k = roofline.ReduceScatter
 		}
-		_, s.TP = p.profiledCollective(k, c.tpG, act)
+		_, s.TP = p.profiledCollective(k, "", c.tpG, act)
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.TP = src
@@ -338,7 +339,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 			k = roofline.ReduceScatter
 		}
 		_, dpG := m.groups(*p, 0)
-		_, s.DP = p.profiledCollective(k, dpG, stageParams*m.gradBytes())
+		_, s.DP = p.profiledCollective(k, p.stateWire(), dpG, stageParams*m.gradBytes())
 	}
 	if m.P > 1 {
 		if m.shareNode(*p, 0, 1) {

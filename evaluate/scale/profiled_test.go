@@ -2,6 +2,7 @@ package scale
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
@@ -335,6 +336,50 @@ func TestProfiledSelective(t *testing.T) {
 		}
 		if c.bwd > 0 && !near(r.LayerBackward, c.bwd) {
 			t.Errorf("%s: a layer's backward %.6g s, want the profile's %.6g", c.plan, r.LayerBackward, c.bwd)
+		}
+	}
+}
+
+// TestCPUStateCollectivesUncast: on an FP32 profile's pod the
+// data-parallel all-reduce of the gradients is priced from the
+// collectives timed uncast (wire fp32), not from the activations'
+// (cast to BF16 and back); on a BF16 profile, and an FP32 one without
+// them, from the activations'.
+func TestCPUStateCollectivesUncast(t *testing.T) {
+	pr, err := profile.ReadFile("testdata/profile-cpu.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
+	uncast := profile.Collective{Op: profile.AllReduce, Group: 4, Bytes: 1 << 20, Seconds: 0.002, Wire: profile.WireFP32}
+	cast, _ := pr.CollectiveTime(profile.AllReduce, 4, params*4)
+	for _, tc := range []struct {
+		name  string
+		dtype string
+		extra []profile.Collective
+		want  float64
+	}{
+		{"fp32, uncast timed", "fp32", []profile.Collective{uncast}, 0.002 * params * 4 / (1 << 20)},
+		{"fp32, none uncast", "fp32", nil, cast},
+		{"bf16", "bf16", []profile.Collective{uncast}, cast},
+	} {
+		p := *pr
+		p.DType = tc.dtype
+		p.Collectives = append(slices.Clone(pr.Collectives), tc.extra...)
+		r, err := Evaluate(m, s, ProfilePod(&p, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(r.DPExposed-tc.want) > 1e-9*tc.want {
+			t.Errorf("%s: DDP's all-reduce exposed %.9g s, want %.9g", tc.name, r.DPExposed, tc.want)
 		}
 	}
 }

@@ -138,8 +138,12 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
             y = fwd()
         if back:
             y.backward(torch.ones_like(y) if y.dim() == 0 else torch.full_like(y, 1e-3))
-            for p in part.parameters():
-                p.grad = None
+            # The weights' gradients kept, each backward adding to them
+            # as a step's micro-batches do (runs.py zeroes them once a
+            # step, not to None): a tiny MoE layer's forward and backward
+            # took 16.0 to 16.6 ms with them dropped after each, 16.8 to
+            # 17.1 ms adding (a dense one 12.5 to 12.7, 13.0). The
+            # input's is dropped: in a step it is an activation's.
             if x_grad is not None:
                 x_grad.grad = None
 
@@ -194,7 +198,7 @@ def burst_for(dev, hidden, seconds=1e-3):
     return burst
 
 
-def time_collective(op, group, nbytes, ranks, req, dev, timer):
+def time_collective(op, group, nbytes, ranks, req, dev, timer, wire=None):
     """One collective's time as a step issues it. On a GPU: back to back
     (the kernels queue on the stream). On a CPU: through the runner's own
     functions (llama.py: the activations cast from the compute's FP32 to
@@ -203,14 +207,28 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer):
     threads sleep while the cores compute, and a step pays their waking
     (2 processes, a 128 KiB all-reduce: 0.40 ms back to back, 1.25 ms
     after a millisecond of matmuls; runs.py's tensor-parallel step spent
-    1.65 ms an all-reduce, docs/profile.md)."""
+    1.65 ms an all-reduce, docs/profile.md). wire "fp32" (a CPU's
+    all-reduce, all-gather and reduce-scatter): the FP32 gradients' and
+    weights' own collective, FP32 on the wire and nothing cast (DDP's
+    buckets, runs.py's flat reduction, FSDP2's FP32 weights and
+    gradients on a CPU): 16 MiB all-reduced in 20 ms where the
+    activations' path (cast, BF16, cast back) took 46 to 51 ms."""
     me = dist.get_rank()
     n = len(ranks)
     dt = torch.bfloat16
-    el = max(n, int(nbytes) // 2 // n * n)
     g = group
     cpu = dev.type == "cpu"
     src = torch.float32 if cpu else dt  # the compute's dtype; the wire is BF16
+    if wire == "fp32":
+        el = max(n, int(nbytes) // 4 // n * n)
+        x = torch.ones(el, dtype=torch.float32, device=dev)
+        big = torch.empty(el, dtype=torch.float32, device=dev)
+        small = torch.empty(el // n, dtype=torch.float32, device=dev)
+        run = {"all_reduce": lambda: dist.all_reduce(x, group=g),  # noqa: E731
+               "all_gather": lambda: dist.all_gather_into_tensor(big, x[: el // n], group=g),
+               "reduce_scatter": lambda: dist.reduce_scatter_tensor(small, x, group=g)}[op]
+        return time_loops(run, g, req, dev, timer), el * 4
+    el = max(n, int(nbytes) // 2 // n * n)
     if op == "all_reduce":
         x = torch.ones(el, dtype=src, device=dev)
         run = (lambda: llama._all_reduce(x, g)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
@@ -242,6 +260,13 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer):
                 w = torch.empty(el, dtype=dt, device=dev)
                 dist.recv(w, ranks[0])
                 w.to(src)
+    return time_loops(run, g, req, dev, timer), el * 2
+
+
+def time_loops(run, g, req, dev, timer):
+    """The median time of run, a collective over group g (on a CPU after
+    a burst of compute, less the burst's own; time_collective)."""
+    cpu = dev.type == "cpu"
     burst = burst_for(dev, req["model"]["hidden"]) if cpu else None
     for _ in range(req["warmup"]):
         run()
@@ -272,7 +297,7 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer):
             ts.append(loop(True, True) - loop(False, True))
         else:
             ts.append(loop(True, False))
-    return max(statistics.median(ts), 1e-7), el * 2
+    return max(statistics.median(ts), 1e-7)
 
 
 def time_optimizer(req, dev, timer):
@@ -429,11 +454,19 @@ def worker(rank, world, port, req):
                     dist.broadcast_object_list(stop, src=0)
                     if stop[0]:
                         break
-                    t, real = time_collective(op, mine, nbytes, ranks, req, dev, timer)
-                    if lead:
-                        emit({"kind": "collective", "op": op, "group": group_size, "bytes": real, "seconds": t})
-                        say("%s over %d (x%d groups), %d bytes: %.3f ms" % (op, group_size, world // group_size, real, t * 1e3))
-                    dist.barrier()
+                    # On a CPU the FP32 gradients' and weights'
+                    # collectives too, nothing cast (time_collective).
+                    wires = [None, "fp32"] if not cuda and op in ("all_reduce", "all_gather", "reduce_scatter") else [None]
+                    for wire in wires:
+                        t, real = time_collective(op, mine, nbytes, ranks, req, dev, timer, wire)
+                        if lead:
+                            line = {"kind": "collective", "op": op, "group": group_size, "bytes": real, "seconds": t}
+                            if wire:
+                                line["wire"] = wire
+                            emit(line)
+                            say("%s%s over %d (x%d groups), %d bytes: %.3f ms" % (op, " (%s, uncast)" % wire if wire else "",
+                                                                               group_size, world // group_size, real, t * 1e3))
+                        dist.barrier()
         dist.destroy_process_group()
 
 

@@ -12,11 +12,18 @@ on the machine falls on every plan alike; a plan's time is the median of
 its steps over the rounds.
 
 Plan: "tp=T,pp=P,dp=D,mbs=B" (placer's keys), and sp=on (sequence
-parallelism), recompute=full (each block checkpointed) and fsdp=on
-(FSDP2 over the data-parallel group). Rank layout Megatron-LM's:
-rank = t + T (d + D p). Data parallelism: DistributedDataParallel where
-P = 1 (its bucketed all-reduce beside the last micro-batch's backward,
-no_sync before), one flat all-reduce after the step's backwards where P > 1.
+parallelism), recompute=full (each block checkpointed), fsdp=on
+(FSDP2 over the data-parallel group) and, in a model with experts, ep
+and etp (expert and expert-tensor parallelism; etp defaults to T, as
+placer's). Rank layout Megatron-LM's: rank = t + T (d + D p); the
+experts' groups Megatron-Core's expert mesh over each stage's ranks
+(expert_mesh). A model with experts and dense_layers runs its first
+dense_layers layers dense (llama.dense_config), as DeepSeek's. Data
+parallelism: DistributedDataParallel where P = 1 and the experts (if
+any) are replicated as the rest (its bucketed all-reduce beside the
+last micro-batch's backward, no_sync before); else one flat all-reduce
+after the step's backwards, and one of the experts' gradients over
+their expert-data-parallel group.
 Pipeline: 1F1B, activations and gradients between stages as BF16 (isend,
 recv). AdamW over each rank's shards.
 
@@ -50,11 +57,34 @@ def flags(plan):
     """The plan's other keys: sequence parallelism, full recomputation, FSDP."""
     kv = dict(x.split("=") for x in plan.split(","))
     for k in kv:
-        if k not in ("tp", "pp", "dp", "mbs", "sp", "recompute", "fsdp", "ep"):
+        if k not in ("tp", "pp", "dp", "mbs", "sp", "recompute", "fsdp", "ep", "etp"):
             raise SystemExit("runs.py: plan %r: key %s is not run here" % (plan, k))
     if kv.get("recompute", "none") not in ("none", "full"):
         raise SystemExit("runs.py: plan %r: recompute=%s is not run here (none or full)" % (plan, kv["recompute"]))
     return kv.get("sp") == "on", kv.get("recompute") == "full", kv.get("fsdp") == "on"
+
+
+def expert_degrees(plan):
+    """The plan's expert-parallel and expert-tensor-parallel degrees: ep
+    (default 1) and etp (default the tensor degree, as placer and
+    Megatron-Core's expert_tensor_parallel_size default it)."""
+    kv = dict(x.split("=") for x in plan.split(","))
+    return int(kv.get("ep", 1)), int(kv.get("etp", kv.get("tp", 1)))
+
+
+def expert_mesh(n, E, X):
+    """Megatron-Core's experts' mesh over one stage's n = T x D ranks
+    (each by its index t + T d in the stage; core_v0.16.0,
+    megatron/core/parallel_state.py: expert-tensor innermost, then
+    expert, then expert-data-parallel): the expert-tensor groups (X
+    consecutive ranks), the expert-parallel groups (E ranks striding X)
+    and the expert-data-parallel groups (n / (E X) ranks striding E X),
+    each a list of the stage's indices."""
+    ex = E * X
+    etp = [list(range(f, f + X)) for f in range(0, n, X)]
+    ep = [list(range(f + j, f + ex, X)) for f in range(0, n, ex) for j in range(X)]
+    edp = [list(range(j, n, ex)) for j in range(ex)]
+    return etp, ep, edp
 
 
 def order(p, P, M):
@@ -83,9 +113,9 @@ class Rank:
     def __init__(self, plan, c, rank, world):
         T, P, D, mbs = parse(plan)
         sp, self.full, fsdp = flags(plan)
-        E = int(dict(x.split("=") for x in plan.split(",")).get("ep", 1))
+        E, X = expert_degrees(plan) if c.get("experts") else (1, 1)
         assert T * P * D == world, plan
-        assert E == 1 or T == 1 and D % E == 0 and not fsdp, plan
+        assert (T * D) % (E * X) == 0 and (E * X == 1 or not fsdp), plan
         self.T, self.P, self.D, self.mbs = T, P, D, mbs
         self.sp = sp and T > 1
         t, d, p = rank % T, (rank // T) % D, rank // (T * D)
@@ -101,26 +131,28 @@ class Rank:
                 g = group_of([glob(tt, x, pp) for x in range(D)]) if D > 1 else None
                 if (pp, tt) == (p, t):
                     self.dg = g
-            # Expert parallelism (tp 1): E consecutive data-parallel
-            # ranks share their experts, the expert-data-parallel
-            # groups (the same experts) across them.
-            self.eg = self.edg = None
-            if E > 1:
-                for first in range(0, D, E):
-                    g = group_of([glob(0, first + x, pp) for x in range(E)])
-                    if pp == p and first <= d < first + E:
-                        self.eg = g
-                for j in range(E):
-                    g = group_of([glob(0, x, pp) for x in range(j, D, E)]) if D > E else None
-                    if pp == p and d % E == j:
-                        self.edg = g
+        # The experts' groups: expert-tensor (xg), expert-parallel (eg)
+        # and expert-data-parallel (edg, the replicas of the same expert
+        # shards, over which their gradients are reduced), each stage's
+        # T x D ranks laid out as Megatron-Core's expert mesh.
+        self.xg = self.eg = self.edg = None
+        mine = t + T * d
+        for pp in range(P):
+            for kind, groups in zip(("xg", "eg", "edg"), expert_mesh(T * D, E, X)):
+                for local in groups:
+                    g = group_of([x + T * D * pp for x in local]) if len(local) > 1 else None
+                    if pp == p and mine in local:
+                        setattr(self, kind, g)
         self.prev = glob(t, d, p - 1) if p > 0 else None
         self.next = glob(t, d, p + 1) if p < P - 1 else None
         torch.manual_seed(1 + rank)
         shard = llama.Shard(T, t, self.tg, self.sp)
         L = c["layers"]
-        self.E = E
-        self.blocks = torch.nn.ModuleList(llama.Block(c, shard, E, self.eg) for _ in range(p * L // P, (p + 1) * L // P))
+        # Experts whose replicas are not the dense weights' (expert or
+        # expert-tensor parallelism, or tensor parallelism: at etp 1 an
+        # expert is whole on each of the tensor group's ranks).
+        self.experts = bool(c.get("experts")) and (E * X > 1 or T > 1)
+        self.blocks = torch.nn.ModuleList(self.block(c, shard, i, E, X) for i in range(p * L // P, (p + 1) * L // P))
         self.emb = llama.Embedding(c, shard) if p == 0 else None
         self.loss = llama.Loss(c, shard) if p == P - 1 else None
         self.model = torch.nn.ModuleList([m for m in (self.emb, self.blocks, self.loss) if m is not None])
@@ -140,16 +172,25 @@ class Rank:
             for m in self.units:
                 fully_shard(m, mesh=mesh)
         # DDP where every weight is replicated over the data-parallel
-        # group; with expert parallelism the experts' gradients are
-        # reduced over their expert-data-parallel group, the rest over
-        # the data-parallel one, after the step's backwards.
-        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 and not self.fsdp and E == 1 else None
+        # group; where the experts' replicas are others (self.experts)
+        # their gradients are reduced over their expert-data-parallel
+        # group, the rest over the data-parallel one, after the step's
+        # backwards.
+        self.ddp = DDP(self.model, process_group=self.dg) if D > 1 and P == 1 and not self.fsdp and not self.experts else None
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, foreach=True)
         self.c = c
         self.M = c["batch"] // D // mbs
         self.cos, self.sin = llama.rope_for(c)
         g = torch.Generator().manual_seed(7 + d)
         self.ids = torch.randint(0, c["vocab"], (self.M, mbs, c["seq"]), generator=g)
+
+    def block(self, c, shard, i, E, X):
+        """Layer i: a dense layer where it is one of the model's first
+        dense_layers (DeepSeek's first_k_dense_replace: the MLP of ffn),
+        else the model's own (its experts over this rank's groups)."""
+        if c.get("experts") and i < c.get("dense_layers", 0):
+            return llama.Block(llama.dense_config(c), shard)
+        return llama.Block(c, shard, E, self.eg, X, self.xg)
 
     def forward(self, i, x):
         if self.emb is not None:
@@ -202,13 +243,17 @@ class Rank:
                     works.append((dist.isend(gx, self.prev), gx))
         for w, _ in works:
             w.wait()
-        if self.dg is not None and self.ddp is None and not self.fsdp:
-            experts = {id(q) for b in self.blocks if b.moe is not None for q in (b.moe.w1, b.moe.w2)} if self.E > 1 else set()
+        if self.ddp is None and not self.fsdp:
+            experts = {id(q) for b in self.blocks if b.moe is not None for q in (b.moe.w1, b.moe.w2)} if self.experts else set()
             for ids, g in ((False, self.dg), (True, self.edg)):
                 gs = [q.grad for q in self.model.parameters() if q.grad is not None and (id(q) in experts) == ids]
                 if g is not None and gs:
+                    # One flat all-reduce, the sums copied back (as
+                    # DDP's bucket is: its gradients not views of it).
                     flat = torch.cat([x.reshape(-1) for x in gs])
                     dist.all_reduce(flat, group=g)
+                    for x, y in zip(gs, flat.split([x.numel() for x in gs])):
+                        x.copy_(y.view_as(x))
         self.opt.step()
         self.opt.zero_grad(set_to_none=False)
 
