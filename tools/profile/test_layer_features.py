@@ -114,7 +114,22 @@ def cuts(c, T, t, etp, ep, rank):
     return out
 
 
-def worker(rank, world, port, q, c, T, sp, etp, ep, layer):
+def worker(rank, world, port, q, cases):
+    """Every case of cases ({name: (c, T, sp, etp, ep, layer)}) on one
+    process group, one after another (one spawn for them all: a spawn
+    and gloo's start cost seconds each): compare's figures, put on q as
+    (name, rank, out)."""
+    llama.WIRE = torch.float32
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    for name, case in cases.items():
+        q.put((name, rank, compare(rank, *case)))
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def compare(rank, c, T, sp, etp, ep, layer):
     """One rank's llama.Block(c) at tensor degree T (sp: with sequence
     parallelism), etp, ep against the whole layer on one process: at T 2
     every rank holds the whole sequence's slice (its rows with sp), at
@@ -123,10 +138,6 @@ def worker(rank, world, port, q, c, T, sp, etp, ep, layer):
     rank's weight gradients are put at their slice of the whole weight
     and summed over the ranks (a weight whole on every rank without
     sequence parallelism has the whole gradient on each: its share 1/T)."""
-    llama.WIRE = torch.float32
-    torch.set_num_threads(1)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
     W = dist.group.WORLD  # two processes: every group of degree 2 is the world
     torch.manual_seed(0)
     whole = llama.Block(c, llama.Shard(), layer=layer)
@@ -173,17 +184,38 @@ def worker(rank, world, port, q, c, T, sp, etp, ep, layer):
         if T == 1:
             dist.all_reduce(ref)
         out[name] = ((placed - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
-    q.put((rank, out))
-    dist.destroy_process_group()
+    return out
+
+
+# ParallelTest's cases: (config, T, sp, etp, ep, layer).
+CASES = {
+    "window_biases_tp2": (OSS, 2, False, 1, 1, 0),
+    "window_biases_tp2_sp": (OSS, 2, True, 1, 1, 0),
+    "qkv_bias_tp2": (QWEN2, 2, False, 1, 1, 0),
+    "gptoss_moe_tp2_etp1": (OSS_MOE, 2, True, 1, 1, 0),
+    "gptoss_moe_tp2_etp2": (OSS_MOE, 2, True, 2, 1, 0),
+    "gptoss_moe_ep2": (OSS_MOE, 1, False, 1, 2, 0),
+    "deepseek_routing_ep2": (DSV3, 1, False, 1, 2, 0),
+    "deepseek_routing_tp2_etp2": (DSV3, 2, True, 2, 1, 0),
+}
 
 
 class ParallelTest(unittest.TestCase):
-    def run_ranks(self, c, T=2, sp=False, etp=1, ep=1, layer=0):
+    @classmethod
+    def setUpClass(cls):
+        # Two processes run every case in turn (one spawn).
         ctx = mp.get_context("spawn")
         q = ctx.Queue()
-        mp.spawn(worker, args=(2, free_port(), q, c, T, sp, etp, ep, layer), nprocs=2)
-        for _ in range(2):
-            rank, out = q.get()
+        mp.spawn(worker, args=(2, free_port(), q, CASES), nprocs=2)
+        cls.results = {}
+        for _ in range(2 * len(CASES)):
+            name, rank, out = q.get()
+            cls.results.setdefault(name, []).append((rank, out))
+
+    def run_ranks(self, name):
+        c, T, sp, etp, ep, _ = CASES[name]
+        self.assertEqual(len(self.results.get(name, [])), 2, name)
+        for rank, out in self.results[name]:
             self.assertGreater(out.pop("scale"), 0.01)
             self.assertGreater(out.pop("dx_scale"), 0.01)
             self.assertTrue(any(k.endswith("bias") for k in out) or not (c.get("linear_bias") or c.get("qkv_bias")))
@@ -191,28 +223,28 @@ class ParallelTest(unittest.TestCase):
                 self.assertLess(d, 1e-5, "tp %d sp %s etp %d ep %d, rank %d: %s differs by %g" % (T, sp, etp, ep, rank, what, d))
 
     def test_window_biases_tp2(self):
-        self.run_ranks(OSS)
+        self.run_ranks("window_biases_tp2")
 
     def test_window_biases_tp2_sp(self):
-        self.run_ranks(OSS, sp=True)
+        self.run_ranks("window_biases_tp2_sp")
 
     def test_qkv_bias_tp2(self):
-        self.run_ranks(QWEN2)
+        self.run_ranks("qkv_bias_tp2")
 
     def test_gptoss_moe_tp2_etp1(self):
-        self.run_ranks(OSS_MOE, sp=True)
+        self.run_ranks("gptoss_moe_tp2_etp1")
 
     def test_gptoss_moe_tp2_etp2(self):
-        self.run_ranks(OSS_MOE, sp=True, etp=2)
+        self.run_ranks("gptoss_moe_tp2_etp2")
 
     def test_gptoss_moe_ep2(self):
-        self.run_ranks(OSS_MOE, T=1, ep=2)
+        self.run_ranks("gptoss_moe_ep2")
 
     def test_deepseek_routing_ep2(self):
-        self.run_ranks(DSV3, T=1, ep=2)
+        self.run_ranks("deepseek_routing_ep2")
 
     def test_deepseek_routing_tp2_etp2(self):
-        self.run_ranks(DSV3, sp=True, etp=2)
+        self.run_ranks("deepseek_routing_tp2_etp2")
 
 
 def warnings_off(fn):
