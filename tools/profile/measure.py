@@ -400,31 +400,20 @@ def worker(rank, world, port, req):
                 if lead:
                     say("budget spent: %s shapes from %d on left out" % (kind, i))
                 break
-            if lead or everyone:
-                f, b, peak = time_part(parts[kind], shape, req, dev, timer, kind)
-            if world > 1:
-                dist.barrier()
-            line = None
-            if lead:
-                line = dict(shape, kind=kind, forward_s=f, backward_s=b, peak_bytes=peak)
-                msg = "%s %d/%d %s: %.3f ms + %.3f ms" % (kind, i + 1, len(shapes), shape, f * 1e3, b * 1e3)
             g = tp_groups.get(shape["tp"])
             xd = (shape.get("etp", 1), shape.get("ep", 1)) if kind == "layer" else (1, 1)
             eg, xg = xp_groups.get(xd, (None, None))
             # In place where every degree above 1 of the shape has its
             # groups among the processes (tensor, expert-tensor x expert).
             tp_ok, x_ok = shape["tp"] == 1 or g is not None, xd == (1, 1) or xd in xp_groups
-            if (shape["tp"] > 1 or xd != (1, 1)) and tp_ok and x_ok:
-                fi, bi, _ = time_part(parts[kind], shape, req, dev, timer, kind, group=g, ep_group=eg, etp_group=xg)
-                if lead:
-                    line.update(forward_inplace_s=fi, backward_inplace_s=bi)
-                    msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
-                dist.barrier()
-            if lead:
-                emit(line)
-                say(msg)
-            if kind == "layer" and makers:
-                time_fp8(makers, shape, req, dev, timer, lead, everyone, world, g, eg)
+            groups = (g, eg, xg) if (shape["tp"] > 1 or xd != (1, 1)) and tp_ok and x_ok else None
+            timed = (lead, everyone, world, groups)
+            time_shape(parts[kind], kind, shape, "%s %d/%d %s" % (kind, i + 1, len(shapes), shape), req, dev, timer, *timed)
+            if kind == "layer":
+                # Under each FP8 recipe, timed as its line without one.
+                for recipe, make in makers:
+                    time_shape(make, kind, shape, "layer %s fp8=%s" % (shape, recipe), req, dev, timer, *timed,
+                               extra={"fp8": recipe})
     if req.get("optimizer_params"):
         if lead or everyone:
             t, n = time_optimizer(req, dev, timer)
@@ -482,27 +471,28 @@ def fp8_makers(req, dev):
     return [(r, maker(r)) for r in recipes]
 
 
-def time_fp8(makers, shape, req, dev, timer, lead, everyone, world, g, eg):
-    """The layer at shape under each FP8 recipe, timed as its line
-    without one (its kernels alone; in place where g or eg is this
-    process's group): one line each, its recipe in fp8."""
-    for recipe, make in makers:
-        if lead or everyone:
-            f, b, peak = time_part(make, shape, req, dev, timer, "layer")
-        if world > 1:
-            dist.barrier()
+def time_shape(make, kind, shape, what, req, dev, timer, lead, everyone, world, groups, extra=None):
+    """One line of kind at shape (make's part; extra's keys added):
+    its kernels alone, then, where groups (this process's tensor,
+    expert and expert-tensor groups) is not None, with its collectives
+    in place; emitted by the lead, said as what."""
+    if lead or everyone:
+        f, b, peak = time_part(make, shape, req, dev, timer, kind)
+    if world > 1:
+        dist.barrier()
+    if lead:
+        line = dict(shape, kind=kind, **(extra or {}), forward_s=f, backward_s=b, peak_bytes=peak)
+        msg = "%s: %.3f ms + %.3f ms" % (what, f * 1e3, b * 1e3)
+    if groups is not None:
+        g, eg, xg = groups
+        fi, bi, _ = time_part(make, shape, req, dev, timer, kind, group=g, ep_group=eg, etp_group=xg)
         if lead:
-            line = dict(shape, kind="layer", fp8=recipe, forward_s=f, backward_s=b, peak_bytes=peak)
-            msg = "layer %s fp8=%s: %.3f ms + %.3f ms" % (shape, recipe, f * 1e3, b * 1e3)
-        if g is not None or eg is not None:
-            fi, bi, _ = time_part(make, shape, req, dev, timer, "layer", group=g, ep_group=eg)
-            if lead:
-                line.update(forward_inplace_s=fi, backward_inplace_s=bi)
-                msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
-            dist.barrier()
-        if lead:
-            emit(line)
-            say(msg)
+            line.update(forward_inplace_s=fi, backward_inplace_s=bi)
+            msg += "; with its collectives in place %.3f ms + %.3f ms" % (fi * 1e3, bi * 1e3)
+        dist.barrier()
+    if lead:
+        emit(line)
+        say(msg)
 
 
 def expert_groups(world, rank, shapes):
