@@ -143,6 +143,31 @@ func (l *opList) sharedBwd(N, h, fs float64) {
 	l.add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
 }
 
+// routerScores is the router's scores as every eager MoE block here
+// computes them on N tokens of width h over E experts: under autocast
+// (castIn) the input and the router's weight cast to BF16, the logits'
+// GEMM, their FP32 copy and its softmax. routerScoresBwd is its
+// backward from the scores' gradient: the softmax's, its cast to the
+// logits' BF16, the weight's and the input's GEMMs.
+func (l *opList) routerScores(N, h, E float64, castIn bool) {
+	const b = 2.0
+	if castIn {
+		l.add("_to_copy", dmv, graph.BF16, 0, N*h*4, N*h*b)
+		l.add("_to_copy", dmv, graph.BF16, 0, E*h*4, E*h*b)
+	}
+	l.add("mm", gmm, graph.BF16, 2*N*h*E, N*h*b+E*h*b, N*E*b)
+	l.add("_to_copy", dmv, graph.F32, 0, N*E*b, N*E*4)
+	l.add("_softmax", red, graph.F32, 5*N*E, N*E*4, N*E*4)
+}
+
+func (l *opList) routerScoresBwd(N, h, E float64) {
+	const b = 2.0
+	l.add("_softmax_backward_data", red, graph.F32, 3*N*E, 2*N*E*4, N*E*4)
+	l.add("_to_copy", dmv, graph.BF16, 0, N*E*4, N*E*b)
+	l.add("mm", gmm, graph.BF16, 2*N*h*E, N*E*b+N*h*b, E*h*b)
+	l.add("mm", gmm, graph.BF16, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+}
+
 type opList struct {
 	ops []EagerOp
 	bwd bool
@@ -178,13 +203,7 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	var l opList
 	add := l.add
 	// Forward: the router.
-	if ac {
-		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
-		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
-	}
-	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
-	add("_to_copy", dmv, graph.F32, 0, N*E*b, N*E*4)
-	add("_softmax", red, graph.F32, 5*N*E, N*E*4, N*E*4)
+	l.routerScores(N, h, E, ac)
 	add("topk", red, graph.F32, N*E, N*E*4, N*k*(4+8))
 	add("sum", red, graph.F32, N*k, N*k*4, N*4)
 	add("clone", dmv, graph.F32, 0, N*k*4, N*k*4)
@@ -296,10 +315,7 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("add", ew, graph.F32, N*k, 2*N*k*4, N*k*4)
 	add("new_zeros", dmv, graph.F32, 0, N*k*4, N*E*4)
 	add("scatter", emb, graph.F32, 0, N*E*4+N*k*8+N*k*4, N*E*4)
-	add("_softmax_backward_data", red, graph.F32, 3*N*E, 2*N*E*4, N*E*4)
-	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	l.routerScoresBwd(N, h, E)
 	if ac {
 		add("_to_copy", dmv, graph.F32, 0, E*h*b, E*h*4)
 		add("new_empty_strided", dmv, graph.F32, 0, E*h*4, E*h*4).Launches = 0
@@ -336,9 +352,7 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	// Forward: the router (softmax scores, topk of the biased scores,
 	// the scores gathered, route_norm, route_scale), the counts (histc
 	// twice, the running count's add_), the reorderer's argsort.
-	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
-	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
-	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	l.routerScores(N, h, E, false)
 	add("add", ew, f32, N*E, N*E*4+E*4, N*E*4)
 	add("topk", red, f32, N*E, N*E*4, N*k*12)
 	add("gather", emb, f32, 0, N*k*12, N*k*4)
@@ -502,10 +516,7 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("add", ew, f32, N*k, 2*N*k*4, N*k*4)
 	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
 	add("scatter_add", emb, f32, 0, N*E*4+N*k*12, N*E*4)
-	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
-	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	l.routerScoresBwd(N, h, E)
 	// x's gradients joined: the router's and the gathered copies' (and
 	// the shared experts').
 	add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
@@ -647,13 +658,7 @@ func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
 	var l opList
 	add := l.add
-	if ac {
-		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
-		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
-	}
-	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
-	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
-	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	l.routerScores(N, h, E, ac)
 	add("topk", red, f32, N*E, N*E*4, R*12)
 	add("arange", dmv, i64, 0, 0, R*8)
 	add("remainder", ew, i64, R, R*8, R*8)
@@ -719,10 +724,7 @@ func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("index_add", emb, at, 0, N*h*a+R*8+R*h*a, N*h*a)
 	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
 	add("scatter", emb, f32, 0, N*E*4+N*k*12, N*E*4)
-	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
-	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	l.routerScoresBwd(N, h, E)
 	if ac {
 		wlay(E * h)
 		add("_to_copy", dmv, f32, 0, N*h*b, N*h*4)
@@ -750,13 +752,7 @@ func hfGroupedOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
 	var l opList
 	add := l.add
-	if ac {
-		add("_to_copy", dmv, bt, 0, N*h*4, N*h*b)
-		add("_to_copy", dmv, bt, 0, E*h*4, E*h*b)
-	}
-	add("mm", gmm, bt, 2*N*h*E, N*h*b+E*h*b, N*E*b)
-	add("_to_copy", dmv, f32, 0, N*E*b, N*E*4)
-	add("_softmax", red, f32, 5*N*E, N*E*4, N*E*4)
+	l.routerScores(N, h, E, ac)
 	add("topk", red, f32, N*E, N*E*4, N*k*(4+8))
 	add("sum", red, f32, N*k, N*k*4, N*4)
 	add("clone", dmv, f32, 0, N*k*4, N*k*4)
@@ -831,10 +827,7 @@ func hfGroupedOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("add", ew, f32, N*k, 2*N*k*4, N*k*4)
 	add("new_zeros", dmv, f32, 0, N*k*4, N*E*4)
 	add("scatter", emb, f32, 0, N*E*4+N*k*8+N*k*4, N*E*4)
-	add("_softmax_backward_data", red, f32, 3*N*E, 2*N*E*4, N*E*4)
-	add("_to_copy", dmv, bt, 0, N*E*4, N*E*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+N*h*b, E*h*b)
-	add("mm", gmm, bt, 2*N*h*E, N*E*b+E*h*b, N*h*b)
+	l.routerScoresBwd(N, h, E)
 	if ac {
 		add("_to_copy", dmv, f32, 0, E*h*b, E*h*4)
 		add("new_empty_strided", dmv, f32, 0, E*h*4, E*h*4).Launches = 0
