@@ -179,13 +179,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_llamasweep.py'
-	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_mla.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_fp8.py'
-	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_experts_tp.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_layer_features.py'
-	$(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_runs.py'
+	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
