@@ -13,10 +13,27 @@ CUDA_CGO_CFLAGS := -O2 -g -Wno-deprecated-declarations
 
 all: build
 
-# The set-up, once per machine: Go's modules, and the PyTorch exporter's
-# Python packages (py-deps and venv below say what and why before they
-# install).
-deps: go-deps py-deps venv
+# The set-up, once per machine: everything make test needs. Go's modules;
+# Debian's torch 1.13 for the exporter's old-torch tests (py-deps); the
+# virtualenv of current PyTorch (venv) with the held-out models'
+# transformers and timm (venv-test); the frameworks that read placer's
+# exports (venv-frameworks, venv-megatron); CUDA 11.8's and 13's headers
+# for the cuda build's check (cuda-dev, cuda13-dev); Slurm's packages
+# (slurm-deps; make test starts the daemons). Each step says what and why
+# before it installs, and does nothing when it is already there. A fresh
+# machine (2026-11-27, this project's 2-core machine, PyPI's downloads
+# included): see docs/history.md for the measured time.
+#
+# Where the Python packages go: VENV, FRAMEWORKS_DIR, MEGATRON_DIR,
+# CUDA_DEV_DIR and CUDA13_DEV_DIR default to folders under
+# ${XDG_CACHE_HOME:-$HOME/.cache}/placer (one per machine, shared by its
+# clones); the placer binary and the Go tests find the virtualenv by the
+# same rule (internal/torchenv: $TORCH_PY, else that folder's
+# torch-venv), and make exports TORCH_PY to every command it runs, so a
+# make VENV=DIR reaches them too. CI (.ci/run) points XDG_CACHE_HOME at an
+# empty folder of its own, so that nothing installed by hand on the
+# machine can stand in for a step missing here.
+deps: go-deps py-deps venv venv-test venv-frameworks venv-megatron cuda-dev cuda13-dev slurm-deps
 
 go-deps:
 	$(GO) mod download
@@ -40,12 +57,17 @@ build: go-deps
 # cuda-check has just vetted and built the cuda build and read what it
 # links, so TestCUDABuildCompiles, the same check from go test (another
 # cgo compile of gorgonia.org/cu, 1-2.5 minutes on 2 cores), says SKIP.
-test: go-deps py-deps venv
+#
+# make test depends on make deps (each step a no-op once installed), and
+# runs the Go tests with PLACER_REQUIRE_TORCH=1: a Go test that needs the
+# virtualenv or a package in it fails instead of saying SKIP, so a set-up
+# step missing from make deps cannot pass unseen.
+test: deps
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(MAKE) cuda-check
 	$(MAKE) zoo
-	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
+	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) test-python
 	$(MAKE) test-slurm
@@ -65,9 +87,14 @@ readme: build
 # slurm.conf (this host, SLURM_CPUS=2 CPUs, no cgroups), munged, slurmctld
 # and slurmd started as root (or with sudo); it waits for sinfo to show the
 # node idle. Idempotent.
-.PHONY: slurm-up test-slurm
+.PHONY: slurm-up slurm-deps test-slurm
 slurm-up:
 	sh tools/slurm/up.sh
+
+# Slurm's packages only (make deps): what slurm-up installs when missing,
+# without starting the daemons.
+slurm-deps:
+	SLURM_INSTALL_ONLY=1 sh tools/slurm/up.sh
 
 # The Slurm test (cmd/placer TestSlurm, docs/cluster.md): a small report's
 # cells as a job array and its table job, checked against one process's
@@ -108,6 +135,9 @@ PY_DEBS     := python3-torch python3-torchvision python3-onnx python3-venv
 TORCH_PINS  := torch==2.14.1 torchvision==0.29.2 onnx==1.23.2 onnxscript==0.7.2
 VENV        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/torch-venv
 TORCH_PY    := $(VENV)/bin/python
+# The Go code's rule (internal/torchenv) reads $TORCH_PY first: every
+# command make runs (go test, the binary's placer profile) gets this one.
+export TORCH_PY
 # The runner's held-out models (tools/torchplan/test_runner.py): tiny
 # configs of transformers' GPT-2 and BERT and timm's ViT, random weights,
 # nothing downloaded. Installed into the virtualenv beside TORCH_PINS (not

@@ -17,6 +17,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/internal/torchenv/torchtest"
 	"github.com/placer/placer/report"
 )
 
@@ -101,18 +102,11 @@ func TestEvalOpsProfile(t *testing.T) {
 
 func closeTo(a, b float64) bool { return math.Abs(a-b) <= 1e-12+1e-9*math.Abs(b) }
 
-// torchPython is the torch virtualenv's python, or a skip.
+// torchPython is the torch virtualenv's python, or a skip (a failure
+// under make test).
 func torchPython(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("TORCH_PY")
-	if py == "" {
-		home, _ := os.UserHomeDir()
-		py = filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
-	}
-	if _, err := os.Stat(py); err != nil {
-		t.Skipf("no torch virtualenv (%s; make venv builds it): %v", py, err)
-	}
-	return py
+	return torchtest.Python(t)
 }
 
 // placer profile --model on the CPU, end to end: the zoo's mlp (batch

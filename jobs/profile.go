@@ -19,6 +19,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/internal/torchenv"
 	profiletool "github.com/placer/placer/tools/profile"
 )
 
@@ -56,18 +57,12 @@ type ProfileOptions struct {
 	ModelOptions
 }
 
-// TorchPython is the python that runs placer's PyTorch tools: $TORCH_PY,
-// else the project's virtualenv (~/.cache/placer/torch-venv, what make
-// venv builds), else python3.
+// TorchPython is the python that runs placer's PyTorch tools, by
+// torchenv's rule ($TORCH_PY, else ${XDG_CACHE_HOME:-~/.cache}/placer/
+// torch-venv, what make deps builds), else python3.
 func TorchPython() string {
-	if p := os.Getenv("TORCH_PY"); p != "" {
+	if p := torchenv.Python(); p != "" {
 		return p
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		p := filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
 	}
 	return "python3"
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"maps"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
+	"github.com/placer/placer/internal/torchenv/torchtest"
 )
 
 // The shapes a profile times, in the order a budget cuts them: every
@@ -160,10 +160,7 @@ func (w *progressWatch) Write(p []byte) (int, error) {
 // the CPU (one process, a tiny Llama), a few seconds; skipped without
 // the torch virtualenv.
 func TestProfileInterrupted(t *testing.T) {
-	py := TorchPython()
-	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
-		t.Skipf("no torch at %s (make venv): %v", py, err)
-	}
+	torchtest.Python(t)
 	out := filepath.Join(t.TempDir(), "tiny.profile.json")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

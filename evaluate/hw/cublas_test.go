@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/internal/torchenv"
 )
 
 // stubCublas builds a shared library with cuBLAS's entry points (which
@@ -124,12 +126,7 @@ func TestCublasReal(t *testing.T) {
 		t.Skip("built without cgo: cuBLAS cannot be loaded")
 	}
 	cands := []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}
-	venv := os.Getenv("VENV")
-	if venv == "" {
-		if home, err := os.UserHomeDir(); err == nil {
-			venv = filepath.Join(home, ".cache", "placer", "torch-venv")
-		}
-	}
+	venv := torchenv.Venv()
 	for _, pat := range []string{"lib/python3*/site-packages/nvidia/cu*/lib/libcublas.so.*", "lib/python3*/site-packages/nvidia/cublas/lib/libcublas.so.*"} {
 		m, _ := filepath.Glob(filepath.Join(venv, pat))
 		cands = append(cands, m...)

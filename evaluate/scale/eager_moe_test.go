@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/torchenv/torchtest"
 )
 
 // exporterOps runs tools/profile/eagerops.py with args and sums its ops
@@ -87,10 +88,7 @@ func compareOps(t *testing.T, exp, mine map[opKey]opSum, noFLOPs func(opKey) boo
 // dtype, in each direction, the same count, FLOPs, bytes read and bytes
 // written.
 func TestEagerMoEOpsMatchExporter(t *testing.T) {
-	py := torchPython()
-	if py == "" {
-		t.Skip("no PyTorch virtualenv (make venv, or TORCH_PY): the exporter cannot run")
-	}
+	py := torchtest.Python(t, "transformers")
 	cases := []struct {
 		impl                                    MoEImpl
 		hidden, experts, topk, effn, seq, batch int

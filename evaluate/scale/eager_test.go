@@ -3,7 +3,6 @@ package scale
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -14,24 +13,8 @@ import (
 
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/torchenv/torchtest"
 )
-
-// torchPython is the project's PyTorch (jobs.TorchPython's rule: $TORCH_PY,
-// else ~/.cache/placer/torch-venv), "" where there is none.
-func torchPython() string {
-	if p := os.Getenv("TORCH_PY"); p != "" {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return ""
-	}
-	p := filepath.Join(home, ".cache", "placer", "torch-venv", "bin", "python")
-	if _, err := os.Stat(p); err != nil {
-		return ""
-	}
-	return p
-}
 
 // opKey groups ops as the comparison does: direction, ATen op, class,
 // dtype.
@@ -83,10 +66,7 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 // lower half: the fused model's attention, costed at the same rate);
 // its count and bytes are compared.
 func TestEagerOpsMatchExporter(t *testing.T) {
-	py := torchPython()
-	if py == "" {
-		t.Skip("no PyTorch virtualenv (make venv, or TORCH_PY): the exporter cannot run")
-	}
+	py := torchtest.Python(t, "transformers")
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "profile", "eagerops.py")
 	cases := []struct {

@@ -27,6 +27,11 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1
 	$sudo apt-get update -qq
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends slurmctld slurmd slurm-client munge >/dev/null
 fi
+# SLURM_INSTALL_ONLY=1 (make slurm-deps, part of make deps): the packages
+# only, no configuration and no daemons.
+if [ "${SLURM_INSTALL_ONLY:-}" = 1 ]; then
+	exit 0
+fi
 
 host=$(hostname -s)
 conf=/etc/slurm/slurm.conf
