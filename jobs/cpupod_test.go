@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/report"
 )
 
@@ -100,9 +101,10 @@ func TestCPUPodSpeaksOfCPUs(t *testing.T) {
 	}
 }
 
-// TestCPUPodNoFit: a search on a CPU pod that nothing fits says so per
-// process (the profile's memory made 1 MB a process: 0.0 GB).
-func TestCPUPodNoFit(t *testing.T) {
+// smallCPUProfile is cpuDense with 1 MB a process (a path in a test's
+// folder): nothing fits it.
+func smallCPUProfile(t *testing.T) string {
+	t.Helper()
 	data, err := os.ReadFile(cpuDense)
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +119,23 @@ func TestCPUPodNoFit(t *testing.T) {
 	if err := os.WriteFile(small, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ScaleSearch(t.Context(), ScaleOptions{Workload: cpuDenseModel, Profile: small})
+	return small
+}
+
+// TestCPUPodNoFit: on a CPU pod nothing fits (1 MB a process), search
+// and export say so per process and of the process's memory (export
+// wrote the plan before: a 6 GiB reserve kept for a CUDA context made
+// room the process has not).
+func TestCPUPodNoFit(t *testing.T) {
+	small := smallCPUProfile(t)
+	_, err := ScaleSearch(t.Context(), ScaleOptions{Workload: cpuDenseModel, Profile: small})
 	if err == nil || !strings.Contains(err.Error(), "fits 0.0 GB per process at a 0.0% margin") {
-		t.Errorf("error %v, want no plan fitting 0.0 GB per process", err)
+		t.Errorf("search: error %v, want no plan fitting 0.0 GB per process", err)
+	}
+	var warn strings.Builder
+	_, err = Export(ExportOptions{Graph: inputs.GraphSpec{Workload: cpuDenseModel}, Cluster: inputs.ClusterSpec{Profile: small},
+		Strategy: "tp=1,pp=1,dp=2,mbs=4", To: "megatron", Warn: &warn})
+	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 0.1 GB a process, more than the 0.0 GB a process of cpu:1 has for it") {
+		t.Errorf("export: error %v, want the plan refused for 0.0 GB a process", err)
 	}
 }
