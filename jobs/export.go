@@ -429,7 +429,13 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scal
 		return scale.Plan{}, "", err
 	}
 	if !r.Fits {
-		over = fmt.Sprintf("plan %s needs %s a GPU, more than the %s a GPU of %s has for it", pl.String(), report.GB(r.Memory), report.GB(p.Hardware.Memory-scale.Reserve), p.Name)
+		rank, room := "GPU", p.Hardware.Memory-scale.Reserve
+		if p.CPU() {
+			// A CPU pod's process: its share of the host's memory less
+			// the margin (no CUDA context kept free).
+			rank, room = "process", r.Usable
+		}
+		over = fmt.Sprintf("plan %s needs %s a %s, more than the %s a %s of %s has for it", pl.String(), report.GB(r.Memory), rank, report.GB(room), rank, p.Name)
 	}
 	return pl, over, nil
 }

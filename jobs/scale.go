@@ -55,15 +55,17 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 			r = full
 		}
 	}
+	if p.CPU() {
+		// A CPU profile's pod: every published row ran on GPUs, and its
+		// processes allocate through the host's malloc, not PyTorch's
+		// caching allocator (no Allocator).
+		return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r,
+			DeviceKind: report.DeviceCPU, CheckedNote: "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"}
+	}
 	if r.Allocator == nil {
 		r = scale.WithAllocator(m, p, r)
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
-	if p.Hardware.Name == "cpu" {
-		// A CPU profile's pod: every published row ran on GPUs.
-		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"
-		return sp
-	}
 	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
 	return sp
 }
@@ -165,7 +167,11 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 				runs += "; --for any searches every plan"
 			}
 		}
-		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per GPU at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), report.Percent(p.Margin()), got.Evaluated, runs)
+		rank := "GPU"
+		if p.CPU() {
+			rank = "process"
+		}
+		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}

@@ -33,15 +33,48 @@ type ScalePlan struct {
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
+	// DeviceKind is "cpu" on a CPU profile's pod (scale.Pod.CPU): GPUs
+	// then counts its processes, TFLOPs is per process and there is no
+	// MFU; "" (left out) on a pod of GPUs.
+	DeviceKind string `json:"device_kind,omitempty"`
 }
 
-// checkedCell says whether a plan is inside the checked regime: "yes",
-// or the features no published row vouches for.
-func checkedCell(unchecked []string) string {
-	if len(unchecked) == 0 {
-		return "yes"
+// DeviceCPU is ScalePlan.DeviceKind on a CPU profile's pod.
+const DeviceCPU = "cpu"
+
+// cpu is whether p's pod is a CPU profile's: its ranks are processes.
+func (p *ScalePlan) cpu() bool { return p.DeviceKind == DeviceCPU }
+
+// rank is what one rank of p's pod is: a GPU, or a CPU pod's process.
+func (p *ScalePlan) rank() string {
+	if p.cpu() {
+		return "process"
 	}
-	return "no: " + strings.Join(unchecked, ", ")
+	return "GPU"
+}
+
+// ranks is n ranks of p's pod: "4 GPUs", "2 processes".
+func (p *ScalePlan) ranks(n int) string {
+	if p.cpu() {
+		return fmt.Sprintf("%d processes", n)
+	}
+	return fmt.Sprintf("%d GPUs", n)
+}
+
+// checkedCell says, row by row, what the published rows checked of a
+// plan: "yes" (a row vouches for each of its features), the features
+// none does, "nothing to check" (it has none), or, where no published
+// row can apply (CheckedNote: a CPU pod), "no published row".
+func checkedCell(p *ScalePlan) string {
+	switch {
+	case p.CheckedNote != "":
+		return "no published row"
+	case len(p.Unchecked) > 0:
+		return "no: " + strings.Join(p.Unchecked, ", ")
+	case len(p.CheckedBy) == 0:
+		return "nothing to check"
+	}
+	return "yes"
 }
 
 // ScaleSearch is placer search at cluster scale: the fastest plan that
@@ -78,17 +111,17 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	}
 	rows := [][2]string{
 		{"model", p.Model},
-		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
+		{"cluster", fmt.Sprintf("%s (%s)", p.Cluster, p.ranks(p.GPUs))},
 		{"strategy", p.Strategy},
 		{"step", Seconds(p.Step)},
-		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
-		{"memory per GPU", memoryLine(p.Result, fits)},
+		throughputRow(&p),
+		{"memory per " + p.rank(), memoryLine(&p, fits)},
 		{"busiest stage", busiest},
 		{"pipeline bubble", Seconds(p.Bubble)},
 		{"data-parallel exposed", Seconds(p.DPExposed)},
 		{"embedding all-reduce", Seconds(p.Embedding)},
 		{"optimizer step", Seconds(p.Optimizer)},
-		{"host", hostLine(p.Result)},
+		{"host", hostLine(&p)},
 		{"checked against", checkedLine(p)},
 	}
 	if a := p.Allocator; a != nil {
@@ -118,6 +151,17 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	return KeyValue(w, rows)
 }
 
+// throughputRow is the plan's model FLOP/s per rank: TFLOP/s per GPU
+// and the MFU; on a CPU pod GFLOP/s per process (a CPU's rate in
+// TFLOP/s rounds to 0.0) and no MFU: the profile measured no peak of
+// the CPU to take a fraction of (scale.Pod.CPU).
+func throughputRow(p *ScalePlan) [2]string {
+	if p.cpu() {
+		return [2]string{"GFLOP/s per process", fmt.Sprintf("%.1f (no MFU: the profile measured no peak of the CPU)", 1e3*p.TFLOPs)}
+	}
+	return [2]string{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))}
+}
+
 // expertsComm is whether plan pl has experts' communication to say the
 // source of: expert parallelism, or an expert-tensor degree above 1
 // priced from a profile (a dense plan's ETP is its T, its experts'
@@ -128,14 +172,22 @@ func expertsComm(pl scale.Plan, s *scale.Sources) bool {
 
 // memoryLine is the most loaded GPU's memory: what the allocator holds,
 // whether it fits what the GPU leaves it (its capacity less the CUDA
-// context, NCCL's buffers and the margin), and its named parts.
-func memoryLine(r scale.Result, fits string) string {
+// context, NCCL's buffers and the margin), and its named parts. On a
+// CPU pod, the most loaded process's: what its tensors hold against its
+// share of the host's memory less the margin (gloo's buffers and the
+// process's own not counted).
+func memoryLine(p *ScalePlan, fits string) string {
+	r := &p.Result
 	if len(r.MemoryParts) == 0 {
 		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
 	}
 	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, the CUDA context and NCCL's buffers kept free; %s to spare)",
 		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
+	if p.cpu() {
+		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s to spare)",
+			GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
+	}
 	for i, pt := range r.MemoryParts {
 		if pt.Bytes == 0 {
 			continue
@@ -197,8 +249,18 @@ func checkedLine(p ScalePlan) string {
 // hostLine says how long the busiest GPU waits on its host per step and
 // which pipeline stages are host-bound (their host issues a
 // micro-batch's kernels slower than the GPU runs them), with the
-// largest host-to-GPU ratio.
-func hostLine(r scale.Result) string {
+// largest host-to-GPU ratio; on a CPU pod the process's compute in the
+// GPU's place.
+func hostLine(p *ScalePlan) string {
+	line := hostLineGPU(p.Result)
+	if p.cpu() {
+		line = strings.ReplaceAll(strings.ReplaceAll(line, "GPU waits", "compute waits"), "the GPU's time", "the compute's time")
+	}
+	return line
+}
+
+// hostLineGPU is hostLine on a pod of GPUs.
+func hostLineGPU(r scale.Result) string {
 	var bound []string
 	worst := 0.0
 	for _, st := range r.HostStages {
@@ -233,13 +295,24 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 			return err
 		}
 		var rows [][]string
+		cpu := s.Best.cpu()
 		for _, r := range append([]ScalePlan{s.Best}, s.Runners...) {
 			// The plan as --strategy reads it, broken after commas to fit
 			// 120 columns.
-			rows = append(rows, []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
-				fmt.Sprintf("%.3fx", r.Step/s.Best.Step), wrap(checkedCell(r.Unchecked), 24)})
+			row := []string{wrap(r.Strategy, 60), Seconds(r.Step), fmt.Sprintf("%.1f", r.TFLOPs), Percent(r.MFU), GB(r.Memory),
+				fmt.Sprintf("%.3fx", r.Step/s.Best.Step), wrap(checkedCell(&r), 24)}
+			if cpu {
+				// GFLOP/s per process, no MFU (throughputRow).
+				row = slices.Delete(row, 3, 4)
+				row[2] = fmt.Sprintf("%.1f", 1e3*r.TFLOPs)
+			}
+			rows = append(rows, row)
 		}
-		if err := TableFit(w, []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best", "checked against"}, rows, []int{3}); err != nil {
+		header, optional := []string{"plan", "step", "TFLOP/s per GPU", "MFU", "memory per GPU", "vs best", "checked against"}, []int{3}
+		if cpu {
+			header, optional = []string{"plan", "step", "GFLOP/s per process", "memory per process", "vs best", "checked against"}, nil
+		}
+		if err := TableFit(w, header, rows, optional); err != nil {
 			return err
 		}
 	}

@@ -53,8 +53,8 @@ func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages [
 // (interleaved as Megatron-Core's warm-up counts them; all M with
 // GPipe), each L/P layers of activations (Korthikanti et al., 2022, with
 // flash attention: no S x S scores), the last stage's logits and the
-// loss's FP32 copy; beside them the CUDA context and NCCL's buffers,
-// which the allocator does not count. Stage s is costed by the coster
+// loss's FP32 copy; beside them, on a GPU, the CUDA context and NCCL's
+// buffers, which the allocator does not count. Stage s is costed by the coster
 // of kits of its tensor-parallel degree, tps[s].
 func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	// One layer's activations at each kit's degree, shared by its
@@ -76,7 +76,6 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	c := &kits[0].c
 	r.Memory = int64(peak)
 	r.Weights, r.Grads, r.OptState, r.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
-	ctx, nccl := int64(CUDAContext), ncclBuffers(&c.pl)
 	r.MemoryParts = []MemoryPart{
 		{Name: "weights", Bytes: int64(at.weights)},
 		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
@@ -84,11 +83,19 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 		{Name: "optimizer state", Bytes: int64(at.opt)},
 		{Name: "activations in flight", Bytes: int64(at.acts)},
 		{Name: "logits and loss", Bytes: int64(at.logits)},
-		{Name: "CUDA context", Bytes: ctx, Outside: true},
-		{Name: "NCCL buffers", Bytes: nccl, Outside: true},
+	}
+	var outside int64
+	if !c.pod.CPU() {
+		// A CPU process has neither: its tensors are in the host's
+		// memory, gloo's buffers among them (not counted).
+		ctx, nccl := int64(CUDAContext), ncclBuffers(&c.pl)
+		r.MemoryParts = append(r.MemoryParts,
+			MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
+			MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
+		outside = ctx + nccl
 	}
 	r.Capacity = c.pod.Hardware.Memory
-	r.Usable, r.MemoryMargin = c.pod.usable(ctx+nccl), c.pod.Margin()
+	r.Usable, r.MemoryMargin = c.pod.usable(outside), c.pod.Margin()
 	r.Fits = r.Memory <= r.Usable
 }
 
@@ -688,7 +695,8 @@ func (pl *Plan) bridgeFP8Params() bool {
 // per-op policy.
 func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }
 
-// Reserve is what a CPU profile's pod adds to the process's share of
-// the host's memory (profiled.go), so that its usable memory is that
-// share.
+// Reserve is 6 GiB: the share of a GPU's memory placer kept free before
+// the CUDA context, NCCL's buffers and the margin were parts of their
+// own (memory, Pod.usable); export's refusal of a plan over memory
+// still states a GPU's memory less it.
 const Reserve = 6 << 30

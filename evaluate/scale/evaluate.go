@@ -13,10 +13,11 @@ type Result struct {
 	Plan Plan `json:"-"`
 	// Step is the step's time in seconds; TFLOPs the model TFLOP/s per
 	// GPU (Megatron's count: transformer.ModelFLOPs over the step and
-	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak.
+	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak (0,
+	// left out: none, a CPU pod's processes, Pod.CPU).
 	Step   float64 `json:"step_s"`
 	TFLOPs float64 `json:"tflops_per_gpu"`
-	MFU    float64 `json:"mfu"`
+	MFU    float64 `json:"mfu,omitempty"`
 	// Memory is the peak bytes of the most loaded GPU (weights,
 	// gradients, optimizer state, activations in flight); Fits whether
 	// it is within the GPU's memory.
@@ -283,7 +284,9 @@ func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
 	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
-	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 {
+	// A CPU pod has no measured peak to take a fraction of (Pod.CPU):
+	// no MFU.
+	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 && !p.CPU() {
 		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
 	}
 	memory(&r, stages, kits, pl.TPs)

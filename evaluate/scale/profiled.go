@@ -27,16 +27,16 @@ func WithProfile(p Pod, pr *profile.Profile) Pod {
 
 // ProfilePod is the pod of a CPU profile: one host of gpus processes
 // (gloo), each with the profile's threads, the memory of one process the
-// profile recorded. Its roofline, for what the profile did not measure,
+// profile recorded (the host's over the processes: no CUDA context or
+// NCCL buffers to keep beside it, Pod.CPU). Its roofline, for what the profile did not measure,
 // is the rates the profile's own figures give: the first layer's FLOPs
 // over its measured time (6 a parameter a token) as the peak of every class (FP32), the
 // optimizer's bytes (AdamW: 28 a parameter) over its measured time as
 // the memory's bandwidth, the host's issue as a kernel's launch.
 func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	m := pr.Spec()
-	// Its memory is the process's share of the host's, plus the Reserve
-	// a GPU keeps for its CUDA context (which a CPU process does not).
-	h := roofline.Hardware{Name: "cpu", Memory: pr.Device.Memory + Reserve, Source: "profile: " + pr.Device.Name}
+	// Its memory is the process's share of the host's.
+	h := roofline.Hardware{Name: CPUHardware, Memory: pr.Device.Memory, Source: "profile: " + pr.Device.Name}
 	if i := firstUnscaled(pr.Layers); i >= 0 {
 		l := pr.Layers[i]
 		// Forward and backward: 6 FLOPs a parameter a token (the
@@ -65,6 +65,17 @@ func ProfilePod(pr *profile.Profile, gpus int) Pod {
 	pod.Kernels.FP8Peak = fp8Peak(pr, h)
 	return WithProfile(pod, pr)
 }
+
+// CPUHardware is the hardware's name on a CPU profile's pod (ProfilePod).
+const CPUHardware = "cpu"
+
+// CPU is whether p is a CPU profile's pod (ProfilePod): its ranks are
+// processes of one host, not GPUs. Its memory holds no CUDA context and
+// no NCCL buffers, and it has no peak FLOP rate to take an MFU of: the
+// profile measures layers, not the CPU's peak, and the rate the pod's
+// roofline takes from its first layer is that layer's own, which the
+// step's other shapes (more tokens a micro-batch) run faster than.
+func (p *Pod) CPU() bool { return p.Hardware.Name == CPUHardware }
 
 // firstUnscaled is the index of the first layer of ls measured without
 // an FP8 recipe (-1: none).
