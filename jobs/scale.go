@@ -58,7 +58,7 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 	if r.Allocator == nil {
 		r = scale.WithAllocator(m, p, r)
 	}
-	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
+	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
 	if p.Hardware.Name == "cpu" {
 		// A CPU profile's pod: every published row ran on GPUs.
 		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"
@@ -147,6 +147,12 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return report.ScaleSearch{}, err
+	}
+	// Every plan is costed on the stack its framework's file runs
+	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
+	// default), a stack --strategy names kept where that framework runs it.
+	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
+		return report.ScaleSearch{}, fail.AsUsage(err)
 	}
 	start := optimize.ProcessCPU()
 	got, err := scale.Search(ctx, m, p, space)

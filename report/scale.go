@@ -21,6 +21,10 @@ type ScalePlan struct {
 	Cluster  string `json:"cluster"`
 	GPUs     int    `json:"gpus"`
 	Strategy string `json:"strategy"`
+	// Stack is the software stack the plan is costed on (its stack= and
+	// compile= keys, or placer's default) and whose run it is: what placer
+	// export checks against the framework it writes for.
+	Stack scale.StackInfo `json:"stack"`
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result
@@ -80,6 +84,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%d GPUs)", p.Cluster, p.GPUs)},
 		{"strategy", p.Strategy},
+		{"stack", p.Stack.String()},
 		{"step", Seconds(p.Step)},
 		{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))},
 		{"memory per GPU", memoryLine(p.Result, fits)},
