@@ -236,7 +236,39 @@ func Export(o ExportOptions) ([]byte, error) {
 	if trainMode != nil && o.Warn != nil {
 		fmt.Fprintf(o.Warn, "export: %s\n", trainMode.Line)
 	}
+	if o.Warn != nil {
+		where := "standard output"
+		if o.Out != "" {
+			where = o.Out
+			if pipeline != nil {
+				where += " and " + export.DeepSpeedPipelinePath(o.Out)
+			}
+		}
+		gpus := fmt.Sprintf("%d GPUs", devices)
+		if devices == 1 {
+			gpus = "1 GPU"
+		}
+		fmt.Fprintf(o.Warn, "export: wrote %s: %s, the placement of %s (%d ops) on %s a replica\n", where, graphFile(format, version), g.Name(), g.NumOps(), gpus)
+	}
 	return out, nil
+}
+
+// graphFile names what export writes of an op graph's placement for
+// format at version.
+func graphFile(format, version string) string {
+	switch format {
+	case "tf-device-map":
+		return "TensorFlow's device map"
+	case "costgraph":
+		return "TensorFlow's CostGraphDef text"
+	case "msr-fiddle":
+		return "msr-fiddle's expert placement"
+	case "module-map":
+		return "a module map (tools/torchexport/placement.py)"
+	case "decision":
+		return "a placer decision file"
+	}
+	return frameworkFile(format, version)
 }
 
 // torchPlan is the torch plan of placement dev of g, one replica's on
