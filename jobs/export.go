@@ -248,7 +248,7 @@ func Export(o ExportOptions) ([]byte, error) {
 		if devices == 1 {
 			gpus = "1 GPU"
 		}
-		fmt.Fprintf(o.Warn, "export: wrote %s: %s, the placement of %s (%d ops) on %s a replica\n", where, graphFile(format, version), g.Name(), g.NumOps(), gpus)
+		fmt.Fprintf(o.Warn, "export: wrote %s (%s): the placement of %s (%d ops) on %s a replica\n", where, graphFile(format, version), g.Name(), g.NumOps(), gpus)
 	}
 	return out, nil
 }
@@ -264,7 +264,7 @@ func graphFile(format, version string) string {
 	case "msr-fiddle":
 		return "msr-fiddle's expert placement"
 	case "module-map":
-		return "a module map (tools/torchexport/placement.py)"
+		return "a module map"
 	case "decision":
 		return "a placer decision file"
 	}
@@ -417,35 +417,35 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 func frameworkFile(format, version string) string {
 	switch {
 	case format == "torchtitan" && version == "0.2":
-		return "torchtitan 0.2's job TOML (--job.config_file)"
+		return "torchtitan 0.2's TOML"
 	case format == "torchtitan":
-		return fmt.Sprintf("torchtitan %s's config module (torchtitan.train --module, --config placer_plan)", version)
+		return "torchtitan " + version + "'s config module"
 	case format == "megatron":
-		return "Megatron-LM's pretrain_gpt.py arguments"
+		return "Megatron-LM's arguments"
 	case format == "deepspeed":
-		return fmt.Sprintf("DeepSpeed %s's configuration", version)
+		return "DeepSpeed " + version + "'s configuration"
 	}
-	return "a torch plan (tools/torchplan)"
+	return "a torch plan"
 }
 
 // stackShort is a stack as export's lines name it.
 func stackShort(si scale.StackInfo) string {
 	switch {
 	case si.Name == "default" && si.Compiled:
-		return "placer's default stack (Megatron-Core, Transformer Engine's fused kernels)"
+		return "placer's default stack"
 	case si.Name == "default":
-		return "placer's default stack with compile=off (eager)"
+		return "placer's default stack, eager"
 	case si.Framework == scale.FrameworkMegatron:
 		return si.Name
 	case si.Compiled:
-		return si.Name + " compiled (torch.compile)"
+		return si.Name + " compiled"
 	}
 	return si.Name + " eager"
 }
 
 // wroteLine says what export wrote: the file (or standard output), for
-// which framework, the plan, and its step time on the stack the file
-// runs.
+// which framework, and the plan's step time on the stack the file runs
+// (the plan is the file's own header).
 func wroteLine(out string, moe []byte, format, version string, ep exportPlan) string {
 	where := "standard output"
 	if out != "" {
@@ -454,22 +454,21 @@ func wroteLine(out string, moe []byte, format, version string, ep exportPlan) st
 			where += " and " + export.DeepSpeedMoEPath(out)
 		}
 	}
-	return fmt.Sprintf("wrote %s: %s, plan %s, costed at %s a step on %s", where, frameworkFile(format, version), ep.pl.String(),
-		report.Seconds(ep.r.Step), stackShort(ep.pl.Stack()))
+	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.pl.Stack()))
 }
 
 // convertedLine says that the plan given was costed on another stack
-// than format's file runs, and what it costs on that one.
+// than format's file runs, and so was costed again (wroteLine says at
+// what step time).
 func convertedLine(ep exportPlan, file, format string) string {
 	from := "--strategy's plan"
 	if ep.file.Strategy != "" {
 		from = file + "'s plan"
 		if ep.file.For != "" {
-			from += " (searched for " + ep.file.For + ")"
+			from += " (for " + ep.file.For + ")"
 		}
 	}
-	return fmt.Sprintf("%s was costed on %s: %s a step; %s's file runs %s: %s a step there (placer search --for %s searches %s's own plans)",
-		from, stackShort(ep.given.Plan.Stack()), report.Seconds(ep.given.Step), format, stackShort(ep.pl.Stack()), report.Seconds(ep.r.Step), format, format)
+	return fmt.Sprintf("%s: %s a step on %s; costed again on the stack %s runs", from, report.Seconds(ep.given.Step), stackShort(ep.given.Plan.Stack()), format)
 }
 
 // ExportPlanRule is where export at cluster scale takes its plan from:

@@ -131,7 +131,7 @@ func TestExportTrainMode(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		// The last line says what was written (TestExportSaysWhatItWrote).
-		got, wrote, _ := strings.Cut(warn.String(), "export: wrote standard output: ")
+		got, wrote, _ := strings.Cut(warn.String(), "export: wrote standard output (")
 		if wrote == "" {
 			t.Errorf("%s: %q, want a line saying what it wrote last", c.name, warn.String())
 		}

@@ -97,7 +97,8 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"checked against", checkedLine(p)},
 	}
 	if a := p.Allocator; a != nil {
-		rows = slices.Insert(rows, 6, [2]string{"reserved per GPU", reservedLine(a)})
+		i := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "memory per GPU" })
+		rows = slices.Insert(rows, i+1, [2]string{"reserved per GPU", reservedLine(a)})
 	}
 	if p.LayerCosting != "" {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
