@@ -236,7 +236,39 @@ func Export(o ExportOptions) ([]byte, error) {
 	if trainMode != nil && o.Warn != nil {
 		fmt.Fprintf(o.Warn, "export: %s\n", trainMode.Line)
 	}
+	if o.Warn != nil {
+		where := "standard output"
+		if o.Out != "" {
+			where = o.Out
+			if pipeline != nil {
+				where += " and " + export.DeepSpeedPipelinePath(o.Out)
+			}
+		}
+		gpus := fmt.Sprintf("%d GPUs", devices)
+		if devices == 1 {
+			gpus = "1 GPU"
+		}
+		fmt.Fprintf(o.Warn, "export: wrote %s (%s): the placement of %s (%d ops) on %s a replica\n", where, graphFile(format, version), g.Name(), g.NumOps(), gpus)
+	}
 	return out, nil
+}
+
+// graphFile names what export writes of an op graph's placement for
+// format at version.
+func graphFile(format, version string) string {
+	switch format {
+	case "tf-device-map":
+		return "TensorFlow's device map"
+	case "costgraph":
+		return "TensorFlow's CostGraphDef text"
+	case "msr-fiddle":
+		return "msr-fiddle's expert placement"
+	case "module-map":
+		return "a module map"
+	case "decision":
+		return "a placer decision file"
+	}
+	return frameworkFile(format, version)
 }
 
 // torchPlan is the torch plan of placement dev of g, one replica's on
@@ -313,10 +345,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, over, err := o.transformerPlan(m, p)
+	ep, err := o.transformerPlan(m, p, format)
 	if err != nil {
 		return nil, err
 	}
+	pl, over := ep.pl, ep.over
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.
 	forHint := func(err error) error {
@@ -371,7 +404,71 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if over != "" && o.Warn != nil {
 		fmt.Fprintf(o.Warn, "export: warning: %s (written as --allow-over asks)\n", over)
 	}
+	if o.Warn != nil {
+		if ep.given != nil {
+			fmt.Fprintln(o.Warn, "export: "+convertedLine(ep, o.Placement, format))
+		}
+		fmt.Fprintln(o.Warn, "export: "+wroteLine(o.Out, moe, format, version, ep))
+	}
 	return out, nil
+}
+
+// frameworkFile names what export writes for format at version.
+func frameworkFile(format, version string) string {
+	switch {
+	case format == "torchtitan" && version == "0.2":
+		return "torchtitan 0.2's TOML"
+	case format == "torchtitan":
+		return "torchtitan " + version + "'s config module"
+	case format == "megatron":
+		return "Megatron-LM's arguments"
+	case format == "deepspeed":
+		return "DeepSpeed " + version + "'s configuration"
+	}
+	return "a torch plan"
+}
+
+// stackShort is a stack as export's lines name it.
+func stackShort(si scale.StackInfo) string {
+	switch {
+	case si.Name == "default" && si.Compiled:
+		return "placer's default stack"
+	case si.Name == "default":
+		return "placer's default stack, eager"
+	case si.Framework == scale.FrameworkMegatron:
+		return si.Name
+	case si.Compiled:
+		return si.Name + " compiled"
+	}
+	return si.Name + " eager"
+}
+
+// wroteLine says what export wrote: the file (or standard output), for
+// which framework, and the plan's step time on the stack the file runs
+// (the plan is the file's own header).
+func wroteLine(out string, moe []byte, format, version string, ep exportPlan) string {
+	where := "standard output"
+	if out != "" {
+		where = out
+		if moe != nil {
+			where += " and " + export.DeepSpeedMoEPath(out)
+		}
+	}
+	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.pl.Stack()))
+}
+
+// convertedLine says that the plan given was costed on another stack
+// than format's file runs, and so was costed again (wroteLine says at
+// what step time).
+func convertedLine(ep exportPlan, file, format string) string {
+	from := "--strategy's plan"
+	if ep.file.Strategy != "" {
+		from = file + "'s plan"
+		if ep.file.For != "" {
+			from += " (for " + ep.file.For + ")"
+		}
+	}
+	return fmt.Sprintf("%s: %s a step on %s; costed again on the stack %s runs", from, report.Seconds(ep.given.Step), stackShort(ep.given.Plan.Stack()), format)
 }
 
 // ExportPlanRule is where export at cluster scale takes its plan from:
@@ -385,11 +482,31 @@ evaluated, and a plan with some keys changed is another plan (export
 it with --strategy alone, written whole). A plan that does not fit the
 GPUs' memory is refused; --allow-over writes it with a warning.`
 
-// transformerPlan is the plan export writes at cluster scale
+// exportPlan is the plan export writes at cluster scale and what it
+// says of it.
+type exportPlan struct {
+	pl scale.Plan
+	// r is pl's cost on the stack the framework's file runs.
+	r scale.Result
+	// over says how far pl is over the GPUs' memory ("": it fits).
+	over string
+	// file is the plan file's record (Strategy "" without one).
+	file PlanFile
+	// given is the plan as the file or --strategy gave it, and its cost,
+	// where that was on another stack than the framework's file runs
+	// (nil: the plan is written as given).
+	given *scale.Result
+}
+
+// transformerPlan is the plan export writes at cluster scale for format
 // (ExportPlanRule): a plan file's, checked against model m on pod p,
-// else --strategy's, resolved; one that does not fit p's GPUs is an
-// error unless o.AllowOver: over says how far it is over.
-func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scale.Plan, over string, err error) {
+// else --strategy's, resolved, and costed on the stack format's file
+// runs: a plan costed on another (a search for Megatron-LM's plan
+// written for torchtitan, whose file runs compiled torchtitan) is costed
+// again on the framework's stack (export.AsRunOn), its other keys kept.
+// One that does not fit p's GPUs there is an error unless o.AllowOver:
+// over says how far it is over.
+func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format string) (ep exportPlan, err error) {
 	file := ""
 	if o.Placement != "" && o.Placement != "single" {
 		file = o.Placement
@@ -397,37 +514,50 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scal
 	text := o.Strategy
 	if file != "" {
 		if file == "round-robin" {
-			return scale.Plan{}, "", fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Graph.Workload)
+			return ep, fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Graph.Workload)
 		}
 		if o.Strategy != "" {
-			return scale.Plan{}, "", fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone exports a plan written whole)", file)
+			return ep, fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone exports a plan written whole)", file)
 		}
-		if text, err = planOfFile(file, m, p); err != nil {
-			return scale.Plan{}, "", err
+		if ep.file, err = readPlanFile(file, m, p); err != nil {
+			return ep, err
 		}
+		text = ep.file.Strategy
 	}
 	s, err := scale.ParseStrategy(text)
 	if err != nil {
 		if file != "" {
-			return scale.Plan{}, "", fmt.Errorf("%s: %w", file, err)
+			return ep, fmt.Errorf("%s: %w", file, err)
 		}
-		return scale.Plan{}, "", fail.Usagef("--strategy: %w", err)
+		return ep, fail.Usagef("--strategy: %w", err)
 	}
-	pl, err = scale.Resolve(m, s, p)
+	pl, err := scale.Resolve(m, s, p)
 	if err != nil {
 		if file == "" {
 			err = fail.AsUsage(err) // --strategy's plan does not fit this model and pod
 		}
-		return scale.Plan{}, "", err
+		return ep, err
 	}
 	if file != "" && pl.String() != text {
 		// The file's plan is written resolved: read back, it is itself.
-		return scale.Plan{}, "", fmt.Errorf("%s: plan %s resolves to %s on %s: not the plan the file holds", file, text, pl.String(), p.Name)
+		return ep, fmt.Errorf("%s: plan %s resolves to %s on %s: not the plan the file holds", file, text, pl.String(), p.Name)
+	}
+	if sw, converted := export.AsRunOn(format, s.Software); converted {
+		given, err := scale.Evaluate(m, pl.Strategy, p)
+		if err != nil {
+			return ep, err
+		}
+		ep.given = &given
+		s.Software = sw
+		if pl, err = scale.Resolve(m, s, p); err != nil {
+			return ep, fmt.Errorf("export: %s: plan %s on %s's stack (%s): %w", format, pl.String(), format, strategyKeysOf(sw), err)
+		}
 	}
 	r, err := scale.Evaluate(m, pl.Strategy, p)
 	if err != nil {
-		return scale.Plan{}, "", err
+		return ep, err
 	}
+	ep.pl, ep.r = pl, r
 	if !r.Fits {
 		rank, room := "GPU", p.Hardware.Memory-scale.Reserve
 		if p.CPU() {
@@ -435,9 +565,18 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod) (pl scal
 			// the margin (no CUDA context kept free).
 			rank, room = "process", r.Usable
 		}
-		over = fmt.Sprintf("plan %s needs %s a %s, more than the %s a %s of %s has for it", pl.String(), report.GB(r.Memory), rank, report.GB(room), rank, p.Name)
+		ep.over = fmt.Sprintf("plan %s needs %s a %s, more than the %s a %s of %s has for it", pl.String(), report.GB(r.Memory), rank, report.GB(room), rank, p.Name)
 	}
-	return pl, over, nil
+	return ep, nil
+}
+
+// strategyKeysOf is software sw's keys as a strategy writes them
+// ("placer's default stack" for none).
+func strategyKeysOf(sw scale.Software) string {
+	if k := (scale.Plan{Strategy: scale.Strategy{Software: sw}}).Stack().Keys; k != "" {
+		return k
+	}
+	return "placer's default stack"
 }
 
 // scalePlanFile is the part of a cluster-scale result file (placer eval
@@ -448,22 +587,52 @@ type scalePlanFile struct {
 	Cluster  string `json:"cluster"`
 	GPUs     int    `json:"gpus"`
 	Strategy string `json:"strategy"`
+	// Stack is the stack the plan was costed on (nil in a file written
+	// before placer recorded it: its strategy's stack= and compile= keys
+	// say the same).
+	Stack *scale.StackInfo `json:"stack"`
+	Step  float64          `json:"step_s"`
+}
+
+// PlanFile is the plan a search's or eval's result file holds (a
+// search's best) and what it was made for.
+type PlanFile struct {
+	// Strategy is the plan, resolved (scale.Plan.String).
+	Strategy string
+	// For is the framework the search proposed plans for (placer search
+	// --for: megatron, torchtitan, deepspeed, any); "" for an eval's report
+	// or a file written before placer recorded it.
+	For string
+	// Stack is the software stack the plan was costed on (its strategy's
+	// stack= and compile= keys, or placer's default): whose run, compiled
+	// or eager. Nil in a file written before placer recorded it.
+	Stack *scale.StackInfo
+	// Step is the step time the file gives the plan, in seconds.
+	Step float64
 }
 
 // planOfFile is the plan a search's or eval's result file holds (a
 // search's best), refused where the file is not one or was made for
 // another model or cluster than m on p.
 func planOfFile(path string, m transformer.Spec, p scale.Pod) (string, error) {
+	pf, err := readPlanFile(path, m, p)
+	return pf.Strategy, err
+}
+
+// readPlanFile is planOfFile with what the file says the plan was
+// searched for and costed on.
+func readPlanFile(path string, m transformer.Spec, p scale.Pod) (PlanFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))
+		return PlanFile{}, fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))
 	}
 	var f struct {
 		scalePlanFile
 		Best *scalePlanFile `json:"best"`
+		For  string         `json:"for"`
 	}
 	if err := json.Unmarshal(data, &f); err != nil {
-		return "", fmt.Errorf("plan file %s: not a placer search or eval result (JSON: %v)", path, err)
+		return PlanFile{}, fmt.Errorf("plan file %s: not a placer search or eval result (JSON: %v)", path, err)
 	}
 	pf := f.scalePlanFile
 	if f.Best != nil {
@@ -471,13 +640,13 @@ func planOfFile(path string, m transformer.Spec, p scale.Pod) (string, error) {
 	}
 	switch {
 	case pf.Model == "" || pf.Strategy == "" && pf.Cluster == "":
-		return "", fmt.Errorf("plan file %s: not a placer search or eval result at cluster scale (no model and strategy: placer search -o or placer eval -o of a --workload gpt:, llama: or hf: writes one)", path)
+		return PlanFile{}, fmt.Errorf("plan file %s: not a placer search or eval result at cluster scale (no model and strategy: placer search -o or placer eval -o of a --workload gpt:, llama: or hf: writes one)", path)
 	case pf.Model != m.String():
-		return "", fmt.Errorf("plan file %s: its plan is for %s, not for the workload %s", path, pf.Model, m)
+		return PlanFile{}, fmt.Errorf("plan file %s: its plan is for %s, not for the workload %s", path, pf.Model, m)
 	case pf.Cluster != p.Name || pf.GPUs != p.GPUs():
-		return "", fmt.Errorf("plan file %s: its plan is for %s (%d GPUs), not for the cluster %s (%d GPUs)", path, pf.Cluster, pf.GPUs, p.Name, p.GPUs())
+		return PlanFile{}, fmt.Errorf("plan file %s: its plan is for %s (%d GPUs), not for the cluster %s (%d GPUs)", path, pf.Cluster, pf.GPUs, p.Name, p.GPUs())
 	}
-	return pf.Strategy, nil
+	return PlanFile{Strategy: pf.Strategy, For: f.For, Stack: pf.Stack, Step: pf.Step}, nil
 }
 
 // reason is err without the path a PathError repeats.

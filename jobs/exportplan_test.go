@@ -112,8 +112,14 @@ func TestExportPlanFile(t *testing.T) {
 			if got := header(out); !strings.Contains(got, " under "+tc.plan+" on 32 GPUs") {
 				t.Errorf("written %q, want the plan %s", got, tc.plan)
 			}
-			if n := strings.Count(warn.String(), "\n"); n != tc.warnings || tc.warnings > 0 && !strings.Contains(warn.String(), "192.7 GB") {
-				t.Errorf("warnings %q, want %d", warn.String(), tc.warnings)
+			// Standard error: the warnings, then the line saying what
+			// was written (TestExportSaysWhatItWrote).
+			warnings, wrote, _ := strings.Cut(warn.String(), "export: wrote ")
+			if n := strings.Count(warnings, "\n"); n != tc.warnings || tc.warnings > 0 && !strings.Contains(warnings, "192.7 GB") {
+				t.Errorf("warnings %q, want %d", warnings, tc.warnings)
+			}
+			if !strings.HasPrefix(wrote, "standard output (Megatron-LM's arguments): ") || !strings.HasSuffix(wrote, " a step on placer's default stack\n") {
+				t.Errorf("standard error %q: want a line saying what it wrote", warn.String())
 			}
 		})
 	}

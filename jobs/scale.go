@@ -59,13 +59,13 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 		// A CPU profile's pod: every published row ran on GPUs, and its
 		// processes allocate through the host's malloc, not PyTorch's
 		// caching allocator (no Allocator).
-		return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r,
+		return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r,
 			DeviceKind: report.DeviceCPU, CheckedNote: "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"}
 	}
 	if r.Allocator == nil {
 		r = scale.WithAllocator(m, p, r)
 	}
-	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
+	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
 	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
 	return sp
 }
@@ -149,6 +149,12 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return report.ScaleSearch{}, err
+	}
+	// Every plan is costed on the stack its framework's file runs
+	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
+	// default), a stack --strategy names kept where that framework runs it.
+	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
+		return report.ScaleSearch{}, fail.AsUsage(err)
 	}
 	start := optimize.ProcessCPU()
 	got, err := scale.Search(ctx, m, p, space)

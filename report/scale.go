@@ -21,6 +21,10 @@ type ScalePlan struct {
 	Cluster  string `json:"cluster"`
 	GPUs     int    `json:"gpus"`
 	Strategy string `json:"strategy"`
+	// Stack is the software stack the plan is costed on (its stack= and
+	// compile= keys, or placer's default) and whose run it is: what placer
+	// export checks against the framework it writes for.
+	Stack scale.StackInfo `json:"stack"`
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result
@@ -113,6 +117,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"model", p.Model},
 		{"cluster", fmt.Sprintf("%s (%s)", p.Cluster, p.ranks(p.GPUs))},
 		{"strategy", p.Strategy},
+		{"stack", p.Stack.String()},
 		{"step", Seconds(p.Step)},
 		throughputRow(&p),
 		{"memory per " + p.rank(), memoryLine(&p, fits)},
@@ -125,7 +130,8 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"checked against", checkedLine(p)},
 	}
 	if a := p.Allocator; a != nil {
-		rows = slices.Insert(rows, 6, [2]string{"reserved per GPU", reservedLine(a)})
+		i := slices.IndexFunc(rows, func(r [2]string) bool { return r[0] == "memory per GPU" })
+		rows = slices.Insert(rows, i+1, [2]string{"reserved per GPU", reservedLine(a)})
 	}
 	if p.LayerCosting != "" {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})

@@ -58,6 +58,13 @@ result file (search --out) or an eval report (eval -o).
 
 ` + jobs.ExportPlanRule + `
 
+At cluster scale the plan is costed on the software stack the framework's
+file runs (docs/stacks.md: torchtitan compiled, written with compile on;
+Megatron-LM's and DeepSpeed's placer's default stack): a plan costed on
+another (a search for Megatron-LM written --to torchtitan) is costed again
+there. Standard error says what was written, for which framework, and the
+plan's step time on that stack.
+
 torch-plan, torchtitan and deepspeed of a model whose meta file lists
 train-mode modules (BatchNorm, dropout) say on standard error, in one line,
 which of them the plan changes when it has replicas, micro-batches or

@@ -71,9 +71,16 @@ names the framework the plan is for, and the search proposes only plans
 its export (placer export --to) writes: megatron (the default: one
 tensor-parallel degree for every stage, end stages of first= or last=
 layers a multiple of the virtual stages, and the splits counting the
-embedding and the loss as layers beside them), torchtitan (0.2's TOML),
-deepspeed (0.19: data parallelism under ZeRO, DeepSpeed-MoE's experts), or
-any (every plan placer models, stage-tp included).`,
+embedding and the loss as layers beside them), torchtitan (0.3's config
+module, or @0.2's TOML), deepspeed (0.19: data parallelism under ZeRO,
+DeepSpeed-MoE's experts), or any (every plan placer models, stage-tp
+included). Every plan is costed on the software stack that framework's
+file runs, which the "stack" line (and "stack" in --json and -o's file)
+names: placer's default (Megatron-Core, Transformer Engine's fused
+kernels) for megatron and deepspeed, torchtitan compiled for torchtitan
+(stack=torchtitan-0.2,compile=on; compile=off for its eager run); a
+stack= or compile= in --strategy that the framework does not run is
+refused (docs/stacks.md).`,
 		Example: `  placer search --workload trxl2 --gpus 2 --out trxl2.json --plot trxl2.svg
   placer search --workload gnmt8 --gpus 8 --cpu 5m --out gnmt8.json
   placer search --graph g.json --gpus 4 --method go --steps 200 --json

@@ -485,3 +485,78 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 	}
 	return nil
 }
+
+// The frameworks a stack is the run of (Software.Framework): whose code
+// issues the kernels placer costs.
+const (
+	FrameworkMegatron     = "megatron"     // Megatron-LM / Megatron-Core (placer's default stack, megatron-core-*, megatron-bridge-*, model-zoo-moe-dev)
+	FrameworkTorchTitan   = "torchtitan"   // torchtitan-*
+	FrameworkPyTorch      = "pytorch"      // a plain PyTorch loop: torch-eager, torch-eager-bf16
+	FrameworkTransformers = "transformers" // Hugging Face transformers' layers: hf-eager, hf-eager-bf16
+)
+
+// Framework is the framework whose run sw's stack is: FrameworkMegatron
+// for placer's default stack (Megatron-Core with Transformer Engine's
+// fused kernels) and the Megatron stacks, FrameworkTorchTitan for
+// torchtitan's, FrameworkPyTorch and FrameworkTransformers for the eager
+// stacks of a plain PyTorch loop and of transformers' layers.
+func (sw Software) Framework() string {
+	switch s := sw.Stack; {
+	case strings.HasPrefix(s, "torchtitan"):
+		return FrameworkTorchTitan
+	case strings.HasPrefix(s, "torch-eager"):
+		return FrameworkPyTorch
+	case strings.HasPrefix(s, "hf-eager"):
+		return FrameworkTransformers
+	}
+	return FrameworkMegatron
+}
+
+// StackInfo says which software stack a plan is costed on: what
+// placer eval and search print on their "stack" line and write as
+// "stack" in --json and in a search's plan file (-o), which placer
+// export reads to write the plan for the framework it was costed for.
+type StackInfo struct {
+	// Name is the named stack (stack=NAME), "default" for placer's
+	// default stack (Megatron-Core with Transformer Engine's fused
+	// kernels).
+	Name string `json:"name"`
+	// Framework is whose run the stack is (Software.Framework).
+	Framework string `json:"framework"`
+	// Compiled is whether the dense layers are costed as fused kernels
+	// (Transformer Engine's, or torch.compile's: compile=on) rather than
+	// as the ATen ops eager PyTorch issues.
+	Compiled bool `json:"compiled"`
+	// Keys are the plan's software keys as written in its strategy
+	// (stack=..., compile=..., dispatcher=...; "" for none).
+	Keys string `json:"keys,omitempty"`
+}
+
+// Stack is the stack plan pl is costed on.
+func (pl Plan) Stack() StackInfo {
+	name := pl.Software.Stack
+	if name == "" {
+		name = "default"
+	}
+	return StackInfo{Name: name, Framework: pl.Software.Framework(), Compiled: !pl.Run.Eager, Keys: strings.Join(pl.Software.keys(), ",")}
+}
+
+// String is the stack as the "stack" line says it: its name, whose run
+// it is and how its layers are costed (the keys are the strategy's).
+func (si StackInfo) String() string {
+	name := si.Name
+	if name == "default" {
+		name = "placer's default"
+	}
+	who := map[string]string{FrameworkMegatron: "Megatron-Core", FrameworkTorchTitan: "torchtitan",
+		FrameworkPyTorch: "a plain PyTorch loop", FrameworkTransformers: "Hugging Face transformers' layers"}[si.Framework]
+	switch {
+	case si.Framework == FrameworkMegatron && si.Compiled:
+		return name + ": Megatron-Core, Transformer Engine's fused kernels"
+	case si.Compiled:
+		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
+	case si.Name == "default":
+		return name + " with compile=off: its layers costed as the ATen ops eager PyTorch issues"
+	}
+	return fmt.Sprintf("%s: %s, eager: its layers costed as the ATen ops eager PyTorch issues", name, who)
+}

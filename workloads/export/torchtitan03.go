@@ -209,9 +209,13 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 	t.int("training.local_batch_size", local)
 	t.int("training.global_batch_size", m.Batch)
 	t.int("training.seq_len", m.Seq)
-	if P > 1 {
-		t.bool("training.disable_cuda_graphs", true)
-	}
+	// torchtitan 0.3 captures each step's forward and backward in a CUDA
+	// graph unless training.disable_cuda_graphs (trainer.py:
+	// wrap_with_cuda_graph; refused with a pipeline and with expert
+	// parallelism's synchronizing dispatchers, Trainer.Config
+	// _validate_cuda_graphs). placer costs torchtitan's stack without
+	// graphs, each kernel launched by the host: the file runs that.
+	t.bool("training.disable_cuda_graphs", true)
 	// A replicate degree beside a shard degree of 1 is fully_shard
 	// replicating (llama3's parallelize applies FSDP2 over the
 	// dp_replicate x dp_shard mesh whatever the degrees): DDP's
@@ -245,9 +249,14 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 		last[len(last)-1] = "lm_head"
 		t.parts(parts)
 	}
-	if s.TPOverlap || s.Software.Compile == scale.On {
-		t.bool("compile.enable", true) // CompileConfig: async TP needs the model compiled; compile=on
-	}
+	// The layers compiled as placer costed them: compile=on (torchtitan's
+	// stack as search --for torchtitan and export cost it) or async
+	// tensor parallelism, which CompileConfig refuses uncompiled; eager
+	// otherwise, written so that a config function of the user's that
+	// compiles does not run another plan than the one costed.
+	// CompileConfig.components is left at its default, the model and the
+	// loss.
+	t.bool("compile.enable", s.TPOverlap || s.Software.Compile == scale.On)
 	t.bool("compile.enable_async_tensor_parallel", s.TPOverlap)
 	mode := "none"
 	if s.Recompute == scale.FullRecompute {

@@ -83,24 +83,27 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.training.local_batch_size = 4",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 16",
+			"config.training.disable_cuda_graphs = True",
 			"config.parallelism.data_parallel_replicate_degree = 1",
 			"config.parallelism.data_parallel_shard_degree = 8",
 			"config.parallelism.tensor_parallel_degree = 1",
 			"config.parallelism.context_parallel_degree = 1",
 			"config.parallelism.expert_parallel_degree = 1",
 			"config.parallelism.pipeline_parallel_degree = 1",
+			"config.compile.enable = False",
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
-		}, overrides: "--training.local_batch_size 4 --training.global_batch_size 32 --training.seq_len 16 " +
+		}, overrides: "--training.local_batch_size 4 --training.global_batch_size 32 --training.seq_len 16 --training.disable_cuda_graphs " +
 			"--parallelism.data_parallel_replicate_degree 1 --parallelism.data_parallel_shard_degree 8 --parallelism.tensor_parallel_degree 1 " +
 			"--parallelism.context_parallel_degree 1 --parallelism.expert_parallel_degree 1 --parallelism.pipeline_parallel_degree 1 " +
-			"--compile.no-enable_async_tensor_parallel activation-checkpoint:none"},
+			"--compile.no-enable --compile.no-enable_async_tensor_parallel activation-checkpoint:none"},
 		// TP 2 x FSDP 4 with sequence parallelism, async TP (compiled),
 		// full checkpointing.
 		{name: "tp x fsdp", m: llama, s: scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 2, SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: scale.FullRecompute}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 2",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 16",
+			"config.training.disable_cuda_graphs = True",
 			"config.parallelism.data_parallel_replicate_degree = 1",
 			"config.parallelism.data_parallel_shard_degree = 4",
 			"config.parallelism.tensor_parallel_degree = 2",
@@ -111,7 +114,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.compile.enable = True",
 			"config.compile.enable_async_tensor_parallel = True",
 			"config.activation_checkpoint = FullAC.Config()",
-		}, overrides: "--training.local_batch_size 2 --training.global_batch_size 32 --training.seq_len 16 " +
+		}, overrides: "--training.local_batch_size 2 --training.global_batch_size 32 --training.seq_len 16 --training.disable_cuda_graphs " +
 			"--parallelism.data_parallel_replicate_degree 1 --parallelism.data_parallel_shard_degree 4 --parallelism.tensor_parallel_degree 2 " +
 			"--parallelism.enable_sequence_parallel --parallelism.context_parallel_degree 1 --parallelism.expert_parallel_degree 1 " +
 			"--parallelism.pipeline_parallel_degree 1 --compile.enable --compile.enable_async_tensor_parallel activation-checkpoint:full"},
@@ -136,6 +139,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			`config.parallelism.pipeline_parallel_schedule = "Interleaved1F1B"`,
 			"config.parallelism.pipeline_parallel_microbatch_size = 2",
 			`config.parallelism.module_fqns_per_model_part = [["tok_embeddings", "layers.0"],["layers.1", "layers.2", "layers.3"],["layers.4"],["layers.5", "layers.6", "layers.7", "norm", "lm_head"],]`,
+			"config.compile.enable = False",
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}, overrides: "--training.local_batch_size 16 --training.global_batch_size 32 --training.seq_len 16 --training.disable_cuda_graphs " +
@@ -143,7 +147,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"--parallelism.enable_sequence_parallel --parallelism.context_parallel_degree 1 --parallelism.expert_parallel_degree 1 " +
 			"--parallelism.pipeline_parallel_degree 2 --parallelism.pipeline_parallel_schedule Interleaved1F1B --parallelism.pipeline_parallel_microbatch_size 2 " +
 			"--parallelism.module_fqns_per_model_part tok_embeddings,layers.0 layers.1,layers.2,layers.3 layers.4 layers.5,layers.6,layers.7,norm,lm_head " +
-			"--compile.no-enable_async_tensor_parallel activation-checkpoint:none"},
+			"--compile.no-enable --compile.no-enable_async_tensor_parallel activation-checkpoint:none"},
 		// 0.3 runs what 0.2 refuses: DDP beside a pipeline (its llama3
 		// applies fully_shard over dp_replicate x dp_shard, here 2 x 1),
 		// tensor parallelism without sequence parallelism (seq 12: tp 4
@@ -162,6 +166,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			`config.parallelism.pipeline_parallel_schedule = "GPipe"`,
 			"config.parallelism.pipeline_parallel_microbatch_size = 4",
 			`config.parallelism.module_fqns_per_model_part = [["tok_embeddings", "layers.0", "layers.1", "layers.2", "layers.3"],["layers.4", "layers.5", "layers.6", "layers.7", "norm", "lm_head"],]`,
+			"config.compile.enable = False",
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}},
@@ -169,6 +174,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.training.local_batch_size = 1",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 12",
+			"config.training.disable_cuda_graphs = True",
 			"config.parallelism.data_parallel_replicate_degree = 1",
 			"config.parallelism.data_parallel_shard_degree = 2",
 			"config.parallelism.tensor_parallel_degree = 4",
@@ -176,6 +182,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.parallelism.context_parallel_degree = 1",
 			"config.parallelism.expert_parallel_degree = 1",
 			"config.parallelism.pipeline_parallel_degree = 1",
+			"config.compile.enable = False",
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}},
@@ -184,6 +191,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.training.local_batch_size = 1",
 			"config.training.global_batch_size = 16",
 			"config.training.seq_len = 8",
+			"config.training.disable_cuda_graphs = True",
 			"config.parallelism.data_parallel_replicate_degree = 1",
 			"config.parallelism.data_parallel_shard_degree = 4",
 			"config.parallelism.tensor_parallel_degree = 2",
@@ -191,6 +199,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.parallelism.context_parallel_degree = 1",
 			"config.parallelism.expert_parallel_degree = 4",
 			"config.parallelism.pipeline_parallel_degree = 1",
+			"config.compile.enable = False",
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}},

@@ -1797,35 +1797,16 @@ def _custom_loss(kind):
 
 def load_factory(spec):
     """'package.module:factory' (or 'path/to/file.py:factory') -> the
-    callable. The current directory is on the import path, as with
-    python -m."""
-    import importlib
-    import importlib.util
-    mod_name, sep, attr = spec.partition(":")
-    if not sep or not mod_name or not attr:
-        raise UsageError("--model %r: want a zoo model or package.module:factory" % spec)
+    callable, found as placer_torch.loader finds every command's MODULE:NAME
+    (the current directory on the import path, as with python -m)."""
+    from .loader import LoadError, attribute, import_spec
     try:
-        if mod_name.endswith(".py"):
-            if not os.path.isfile(mod_name):
-                raise UsageError("--model %r: no such file %s" % (spec, mod_name))
-            sys.path.insert(0, os.path.dirname(os.path.abspath(mod_name)))
-            ms = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod_name))[0], mod_name)
-            module = importlib.util.module_from_spec(ms)
-            ms.loader.exec_module(module)
-        else:
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
-            module = importlib.import_module(mod_name)
-    except UsageError:
-        raise
-    except Exception as e:  # ImportError, or the module's own failure
-        raise UsageError("--model %r: cannot import %s: %s: %s" % (spec, mod_name, type(e).__name__,
-                                                                  str(e).splitlines()[0] if str(e) else ""))
-    f = module
-    for part in attr.split("."):
-        if not hasattr(f, part):
-            raise UsageError("--model %r: %s has no attribute %r" % (spec, mod_name, attr))
-        f = getattr(f, part)
+        module, mod_name, attr = import_spec(spec, "--model", "a zoo model or package.module:factory")
+    except LoadError as e:
+        raise UsageError(str(e)) from None
+    f = attribute(module, attr)
+    if f is None:
+        raise UsageError("--model %r: %s has no attribute %r" % (spec, mod_name, attr))
     if not callable(f):
         raise UsageError("--model %r: %s is not callable" % (spec, attr))
     return f

@@ -15,7 +15,6 @@ command line sends it there before parsing these flags).
         --config n_layer=4,n_embd=32,n_head=2,vocab_size=64 --input input_ids=8:int:64 --target 8:int:64 --check
 """
 
-import importlib
 import json
 import os
 import sys
@@ -25,6 +24,7 @@ import torch
 import torch.distributed as dist
 
 from .check import check, replica_batch, run_step
+from .loader import LoadError, attribute, import_spec
 from .plan import PLAN_FORMAT, PlanError, load_plan as _load_plan, module_stages  # noqa: F401 (the tests')
 from .runner import Analysis, check_torch, launch, schedule_order, split_batch
 from .semantics import plan_lines
@@ -81,19 +81,15 @@ def parse_config(text):
 
 
 def _import(spec, flag):
-    mod, sep, name = spec.partition(":")
-    if not sep or not mod or not name:
-        raise PlanError("%s %r: want module:callable" % (flag, spec))
+    """(MODULE, NAME, the object or None where MODULE has no NAME) of flag's
+    'MODULE:NAME', found as tools/torchexport's --model is
+    (placer_torch.loader: a module on the import path with the current
+    directory on it, or a file.py by its path)."""
     try:
-        obj = importlib.import_module(mod)
-    except ImportError as e:
-        raise PlanError("%s %r: %s" % (flag, spec, str(e).splitlines()[0]))
-    try:
-        for atom in name.split("."):
-            obj = getattr(obj, atom)
-    except AttributeError:
-        return mod, name, None
-    return mod, name, obj
+        module, mod, name = import_spec(spec, flag, "module:callable (or file.py:callable)")
+    except LoadError as e:
+        raise PlanError(str(e)) from None
+    return mod, name, attribute(module, name)
 
 
 def model_builder(spec, config):
