@@ -59,6 +59,14 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 		r = scale.WithAllocator(m, p, r)
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Result: r}
+	if pr := p.Profile; pr != nil && !pr.Complete {
+		sp.ProfileMissing = pr.Missing()
+		if len(sp.ProfileMissing) == 0 {
+			// Everything it asked for measured, the run not ended
+			// cleanly (the measurements failed after their last line).
+			sp.ProfileMissing = []string{"nothing it can name (its run did not end cleanly)"}
+		}
+	}
 	if p.Hardware.Name == "cpu" {
 		// A CPU profile's pod: every published row ran on GPUs.
 		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"

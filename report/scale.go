@@ -33,6 +33,12 @@ type ScalePlan struct {
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
+	// ProfileMissing is, where the plan was priced from an incomplete
+	// profile, what it lacks of what its run set out to measure
+	// (profile.Missing: "40 of 54 layer shapes", "the collectives"):
+	// the figures that need them fall back to the model. Nil: a
+	// complete profile, or none.
+	ProfileMissing []string `json:"profile_missing,omitempty"`
 }
 
 // checkedCell says whether a plan is inside the checked regime: "yes",
@@ -114,6 +120,10 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 			}
 		}
 		rows = append(rows, [2]string{"from the profile", line})
+	}
+	if len(p.ProfileMissing) > 0 {
+		rows = append(rows, [2]string{"profile", "incomplete, not measured: " + strings.Join(p.ProfileMissing, ", ") +
+			"; a figure that needs them is modelled (the roofline), as the line above says"})
 	}
 	return KeyValue(w, rows)
 }

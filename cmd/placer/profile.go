@@ -51,9 +51,12 @@ shapes past it are left out.`,
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 4 --out tiny.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pr, err := jobs.Profile(cmd.Context(), *o, s.Err)
-			if pr != nil {
-				fmt.Fprintln(s.Out, jobs.ProfileLine(o.Out, pr))
+			r, err := jobs.Profile(cmd.Context(), *o, s.Err)
+			if r != nil && r.Profile != nil {
+				fmt.Fprintln(s.Out, jobs.ProfileLine(r))
+			}
+			if r != nil {
+				s.kept = r.Kept
 			}
 			return err
 		},
@@ -69,6 +72,7 @@ shapes past it are left out.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "with --model: unprofiled steps before them (default 3; -1 none)")
 	f.StringVar(&o.Workload, "workload", "", "the transformer whose layers to time at shard shapes: `llama:...`, gpt:... or hf:config.json:...")
 	f.StringVarP(&o.Out, "out", "o", "", "the profile `FILE` to write")
+	f.BoolVar(&o.Force, "force", false, "let an incomplete profile (interrupted, cut by --budget, failed) replace an existing --out file (default: it goes to FILE.partial beside it)")
 	f.StringVar(&o.Python, "python", "", "the `PYTHON` with torch (default $TORCH_PY, else ~/.cache/placer/torch-venv/bin/python, else python3)")
 	f.StringVar(&o.Device, "device", "auto", "auto (CUDA when present), cuda or cpu")
 	f.IntVar(&o.Procs, "procs", 0, "processes the collectives run over (default every GPU; a CPU 1)")
