@@ -501,7 +501,9 @@ func checkProfileOptions(m transformer.Spec, o *ProfileOptions) error {
 			o.TP = []int{1}
 		}
 		if o.EP == nil {
-			o.EP = []int{1, 2, 4, 8}
+			// The defaults that divide the experts (8 with 4 experts
+			// was refused as if given).
+			o.EP = slices.DeleteFunc([]int{1, 2, 4, 8}, func(E int) bool { return m.Experts%E != 0 })
 		}
 		for _, E := range o.EP {
 			if E < 1 || m.Experts%E != 0 {
