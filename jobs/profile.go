@@ -90,7 +90,8 @@ type shape struct {
 }
 
 // ProfileShapes is the shard shapes profiled for m: every tensor degree
-// of tp that divides its heads, with and without sequence parallelism
+// of tp that shards it (tpRefusal: its heads, key/value heads and FFN),
+// with and without sequence parallelism
 // (in a model with experts, expertDegrees: each tensor degree with
 // sequence parallelism above 1, each expert-tensor degree, each
 // expert-parallel degree that divides the experts; a micro-batch whose
@@ -109,8 +110,8 @@ func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string
 type expertDegree struct{ T, X, E int }
 
 // expertDegrees is the degrees profiled of a model with experts: each
-// tensor degree of tp that divides its heads and its shared experts'
-// FFN, with each expert-tensor degree of etp (nil: 1 and the tensor
+// tensor degree of tp that shards it (tpRefusal: its heads, key/value
+// heads, shared experts' FFN and dense layers' FFN), with each expert-tensor degree of etp (nil: 1 and the tensor
 // degree, Megatron-Core's default expert_tensor_parallel_size = tp:
 // core_v0.16.0 3bec9aa, megatron/core/parallel_state.py) that divides the
 // expert FFN, with each expert-parallel degree of ep that divides the
