@@ -92,6 +92,12 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 		if pr.Kind != profile.KindLayers {
 			return m, scale.Pod{}, fmt.Errorf("profile %s: an op graph (%s), not a transformer's layers: give it without --workload", c.Profile, pr.Model)
 		}
+		if pr.Device.Kind == "cpu" {
+			// A CPU profile prices the cpu pod alone, whose model it is.
+			if err := scale.CheckProfilePod(pr); err != nil {
+				return m, scale.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
+			}
+		}
 	}
 	p, err := resolvePod(m, c, pr)
 	if err != nil {

@@ -57,7 +57,7 @@ var Precisions = []string{"fp32", "tf32", "bf16"}
 // profile (docs/profile.md, "Op graphs"): each op the profiler matched
 // with its median time and, on a GPU, its dispatch time. Interrupted
 // (ctx), it writes the steps finished, complete false.
-func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*profile.Profile, error) {
+func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*ProfileRun, error) {
 	m := o.ModelOptions
 	switch o.Device {
 	case "", "auto", "cpu", "cuda":
@@ -110,7 +110,8 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 		py = TorchPython()
 	}
 	env := append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
-	stderr := &quietWriter{w: progress}
+	trace := &pyStderr{w: progress}
+	stderr := &quietWriter{w: trace}
 	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget, py, env, stderr, "-m", "placer_torch.opprofile", string(reqJSON))
 	if err != nil {
 		return nil, err
@@ -127,6 +128,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 	}
 	werr := cmd.Wait()
 	stderr.flush()
+	trace.flush()
 	if lerr != nil {
 		return nil, fmt.Errorf("profile: the measurements' line: %w", lerr)
 	}
@@ -135,13 +137,15 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 	}
 	if r.meta == nil || r.graph == nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return &ProfileRun{Kept: "nothing measured yet, nothing written"}, ctx.Err()
 		}
 		if run.Err() != nil {
 			return nil, fmt.Errorf("profile --model %s: --budget %v spent while exporting: nothing measured, nothing written", m.Model, o.Budget)
 		}
 		why := stderr.last
-		if werr != nil {
+		if werr != nil && trace.inTrace {
+			why = trace.failure(werr)
+		} else if werr != nil {
 			why = strings.TrimSpace(werr.Error() + ": " + why)
 		}
 		return nil, fmt.Errorf("profile --model %s: nothing measured (%s)", m.Model, strings.TrimSuffix(why, ": "))
@@ -150,10 +154,13 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 		// Exported, nothing timed: no profile (one would price every op
 		// by the roofline, and say measured nowhere).
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return &ProfileRun{Kept: "nothing timed yet, nothing written"}, ctx.Err()
 		}
 		if run.Err() != nil {
 			return nil, fmt.Errorf("profile --model %s: --budget %v spent before the first profiled step: nothing measured, nothing written", m.Model, o.Budget)
+		}
+		if trace.inTrace {
+			return nil, fmt.Errorf("profile --model %s: no step timed: %s", m.Model, trace.failure(werr))
 		}
 		return nil, fmt.Errorf("profile --model %s: no step timed (%v: %s)", m.Model, werr, stderr.last)
 	}
@@ -170,19 +177,31 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*p
 	if pr, err = profile.Decode(data); err != nil {
 		return nil, fmt.Errorf("profile: what was measured does not read back: %w", err)
 	}
-	if err := atomicfile.WriteBytes(o.Out, append(data, '\n')); err != nil {
+	path, err := saveProfile(o.Out, append(data, '\n'), pr.Complete, o.Force)
+	if err != nil {
 		return nil, err
 	}
+	res := &ProfileRun{Profile: pr, Path: path}
+	where := path
+	if path != o.Out {
+		where += "; " + o.Out + " is left as it was (--force replaces it)"
+	}
 	if ctx.Err() != nil {
-		return pr, ctx.Err()
+		res.Kept = fmt.Sprintf("the %d of %d steps timed written to %s", pr.Ops.Steps, m.Steps, where)
+		return res, ctx.Err()
 	}
 	switch {
 	case werr != nil && run.Err() != nil:
-		return pr, fmt.Errorf("profile: --budget %v spent after %d of %d steps; they are in %s, complete false", o.Budget, pr.Ops.Steps, m.Steps, o.Out)
+		return res, fmt.Errorf("profile: --budget %v spent after %d of %d steps; they are in %s, complete false", o.Budget, pr.Ops.Steps, m.Steps, where)
+	case werr != nil && trace.inTrace:
+		return res, fmt.Errorf("profile: the measurements failed: %s; the %d steps they timed are in %s, complete false", trace.failure(werr), pr.Ops.Steps, where)
 	case werr != nil:
-		return pr, fmt.Errorf("profile: the measurements stopped (%v); the %d steps they timed are in %s, complete false", werr, pr.Ops.Steps, o.Out)
+		return res, fmt.Errorf("profile: the measurements stopped (%v); the %d steps they timed are in %s, complete false", werr, pr.Ops.Steps, where)
 	}
-	return pr, nil
+	if path != o.Out && progress != nil {
+		fmt.Fprintf(progress, "placer: %d of %d steps timed: written to %s\n", pr.Ops.Steps, m.Steps, where)
+	}
+	return res, nil
 }
 
 // writeScripts writes placer_torch's sources to dir/placer_torch and the
@@ -365,9 +384,10 @@ func (q *quietWriter) flush() {
 	}
 }
 
-// ProfileLine is placer profile's summary of the profile pr written to
-// out.
-func ProfileLine(out string, pr *profile.Profile) string {
+// ProfileLine is placer profile's summary of the profile it wrote (r's
+// Profile, to r's Path).
+func ProfileLine(r *ProfileRun) string {
+	out, pr := r.Path, r.Profile
 	if g := pr.Graph(); g != nil {
 		n, timed := 0, 0
 		for i := range g.NumOps() {

@@ -3,6 +3,7 @@ package jobs
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,13 +12,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/graph/transformer"
-	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/internal/torchenv"
 	profiletool "github.com/placer/placer/tools/profile"
@@ -52,6 +55,10 @@ type ProfileOptions struct {
 	// shape is timed under too, beside the profile's dtype
 	// (tools/profile/fp8.py; nil: none).
 	FP8 []string
+	// Force lets an incomplete profile (interrupted, cut by the budget,
+	// failed) replace an existing Out; without it, it goes to
+	// PartialPath(Out) beside it.
+	Force bool
 	// ModelOptions are --model's (in place of Workload): a model's
 	// training step profiled as an op graph.
 	ModelOptions
@@ -78,7 +85,8 @@ type shape struct {
 }
 
 // ProfileShapes is the shard shapes profiled for m: every tensor degree
-// of tp that divides its heads, with and without sequence parallelism
+// of tp that shards it (tpRefusal: its heads, key/value heads and FFN),
+// with and without sequence parallelism
 // (in a model with experts, expertDegrees: each tensor degree with
 // sequence parallelism above 1, each expert-tensor degree, each
 // expert-parallel degree that divides the experts; a micro-batch whose
@@ -97,8 +105,8 @@ func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string
 type expertDegree struct{ T, X, E int }
 
 // expertDegrees is the degrees profiled of a model with experts: each
-// tensor degree of tp that divides its heads and its shared experts'
-// FFN, with each expert-tensor degree of etp (nil: 1 and the tensor
+// tensor degree of tp that shards it (tpRefusal: its heads, key/value
+// heads, shared experts' FFN and dense layers' FFN), with each expert-tensor degree of etp (nil: 1 and the tensor
 // degree, Megatron-Core's default expert_tensor_parallel_size = tp:
 // core_v0.16.0 3bec9aa, megatron/core/parallel_state.py) that divides the
 // expert FFN, with each expert-parallel degree of ep that divides the
@@ -109,7 +117,7 @@ type expertDegree struct{ T, X, E int }
 func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
 	var out []expertDegree
 	for _, T := range tp {
-		if T < 1 || m.Heads%T != 0 || m.SharedExperts*m.ExpertFFN%T != 0 {
+		if tpRefusal(m, T) != "" {
 			continue
 		}
 		xs := etp
@@ -131,6 +139,28 @@ func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
 		}
 	}
 	return out
+}
+
+// tpRefusal is why tensor degree T cannot shard m's layer as eval runs
+// it, "" where it can: T must divide the attention heads and the
+// key/value heads (evaluate/scale's Resolve refuses a plan whose tp does
+// not, so a shape at it would never be read), and the FFN that llama.py
+// splits over it: the dense MLP's (a model without experts, or the dense
+// layers before them) and the shared experts'.
+func tpRefusal(m transformer.Spec, T int) string {
+	switch {
+	case T < 1:
+		return "want at least 1"
+	case m.Heads%T != 0:
+		return fmt.Sprintf("does not divide the model's %d attention heads", m.Heads)
+	case cmp.Or(m.KVHeads, m.Heads)%T != 0:
+		return fmt.Sprintf("does not divide the model's %d key/value heads (eval refuses tp=%d for it)", m.KVHeads, T)
+	case (!m.MoE() || m.DenseLayers > 0) && m.FFN%T != 0:
+		return fmt.Sprintf("does not divide the model's FFN of %d", m.FFN)
+	case m.MoE() && m.SharedExperts*m.ExpertFFN%T != 0:
+		return fmt.Sprintf("does not divide the model's shared experts' FFN of %d", m.SharedExperts*m.ExpertFFN)
+	}
+	return ""
 }
 
 // ProfileShapesETP is ProfileShapes with the expert-tensor degrees etp
@@ -162,7 +192,7 @@ func ProfileShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute 
 		}
 	} else {
 		for _, T := range tp {
-			if T < 1 || m.Heads%T != 0 || m.FFN%T != 0 {
+			if tpRefusal(m, T) != "" {
 				continue
 			}
 			degrees = append(degrees, degree{T: T})
@@ -302,12 +332,16 @@ func b2i(b bool) int {
 	return 0
 }
 
-// Profile is placer profile: it runs tools/profile's measurements in
-// the torch virtualenv on the machine at hand for the workload, and
-// writes what they measured to o.Out (atomically; with complete false
-// when ctx is cancelled or the measurements stop early, whatever they
-// had measured kept). progress gets the measurements' progress lines.
-func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profile.Profile, error) {
+// Profile is placer profile: it checks every option, runs tools/
+// profile's measurements in the torch virtualenv on the machine at hand
+// for the workload, and writes what they measured (saveProfile: whole,
+// to a temporary file renamed into place; an incomplete profile beside
+// an existing o.Out rather than over it). The run's Path says where it
+// went, Kept (on an interruption) what was kept. progress gets the
+// measurements' progress lines; a Python traceback is held back, its
+// last line said in the error and the whole of it kept in a log file.
+func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*ProfileRun, error) {
+	start := time.Now()
 	if o.Out == "" {
 		return nil, fail.Usagef("--out: name the profile file")
 	}
@@ -335,78 +369,17 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if err := profilable(m); err != nil {
 		return nil, fail.Usagef("--workload %s: %v", m, err)
 	}
-	if m.MoE() {
-		if o.TP == nil {
-			o.TP = []int{1}
-		}
-		if o.EP == nil {
-			o.EP = []int{1, 2, 4, 8}
-		}
-		for _, E := range o.EP {
-			if E < 1 || m.Experts%E != 0 {
-				return nil, fail.Usagef("--ep %d: want a degree that divides the %d experts", E, m.Experts)
-			}
-		}
-		for _, X := range o.ETP {
-			if X < 1 || m.ExpertFFN%X != 0 {
-				return nil, fail.Usagef("--etp %d: want a degree that divides the expert FFN of %d", X, m.ExpertFFN)
-			}
-		}
-	} else if o.EP != nil || o.ETP != nil {
-		return nil, fail.Usagef("--ep, --etp: %s has no experts", m)
-	}
-	switch o.Device {
-	case "", "auto", "cpu", "cuda":
-	default:
-		return nil, fail.Usagef("--device %q: want auto, cpu or cuda", o.Device)
-	}
-	if o.Budget <= 0 {
-		o.Budget = 5 * time.Minute
-	}
-	if o.Threads <= 0 {
-		o.Threads = 1
-	}
-	if o.Repeats <= 0 {
-		o.Repeats = 5
-	}
-	if o.TP == nil {
-		o.TP = []int{1, 2, 4, 8}
-	}
-	if o.MBS == nil {
-		o.MBS = []int{1, 2, 4}
-	}
-	if o.CP == nil {
-		o.CP = []int{1, 2}
-	}
-	if o.Recompute == nil {
-		o.Recompute = []string{"none", "full", "selective"}
-	}
-	for _, r := range o.Recompute {
-		if r != "none" && r != "full" && r != "selective" {
-			return nil, fail.Usagef("--recompute %q: want none, full or selective", r)
-		}
-	}
-	// Every degree and micro-batch at least 1, and the procs not
-	// negative, before anything runs (a 0 measured for minutes, then
-	// refused on reading back, lost the profile).
-	for _, l := range []struct {
-		flag string
-		v    []int
-	}{{"--tp", o.TP}, {"--mbs", o.MBS}, {"--cp", o.CP}} {
-		for _, x := range l.v {
-			if x < 1 {
-				return nil, fail.Usagef("%s %d: want at least 1", l.flag, x)
-			}
-		}
-	}
-	if o.Procs < 0 {
-		return nil, fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
-	}
-	if err := checkFP8(m, o.FP8); err != nil {
+	if err := checkProfileOptions(m, &o); err != nil {
 		return nil, err
 	}
 	layers := withDense(m, ProfileShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
-	var ends []shape
+	if len(layers) == 0 {
+		// Every shape left out (with experts: no micro-batch whose token
+		// copies split evenly over them).
+		return nil, fail.Usagef("--tp %s, --mbs %s, --cp %s: no layer shape of %s to time (with experts, a micro-batch's tokens x topk must split evenly over the experts)",
+			ints(o.TP), ints(o.MBS), ints(o.CP), m)
+	}
+	ends := []shape{}
 	for _, s := range ProfileShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
 		ends = append(ends, s)
@@ -420,13 +393,16 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 		"model": layerKeys(m, map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": kv, "ffn": m.FFN, "vocab": m.Vocab, "seq": m.Seq,
 			"experts": m.Experts, "topk": m.TopK, "expert_ffn": m.ExpertFFN, "shared": m.SharedExperts, "qk_norm": b2i(m.Config.QKNorm)}),
 		"device": o.Device, "procs": o.Procs, "threads": o.Threads, "budget_s": o.Budget.Seconds() * 0.9,
-		"warmup": 1, "repeats": o.Repeats, "loop_s": 0.05,
+		// The budget counts from now: starting the processes and
+		// importing torch is part of it (measure.py's deadline).
+		"deadline": float64(start.UnixNano())/1e9 + o.Budget.Seconds()*0.9,
+		"warmup":   1, "repeats": o.Repeats, "loop_s": 0.05,
 		"layers": layers, "embeddings": ends, "losss": ends,
 		"optimizer_params": params,
 		"groups":           []int{2, 4, 8},
 		"ops":              []string{profile.AllReduce, profile.AllGather, profile.ReduceScatter, profile.AllToAll, profile.SendRecv},
 		"sizes":            []float64{1 << 16, 1 << 20, 1 << 24},
-		"fp8":              o.FP8,
+		"fp8":              slices.Concat([]string{}, o.FP8),
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -450,30 +426,51 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if py == "" {
 		py = TorchPython()
 	}
-	cmd, out, _, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, nil, progress, filepath.Join(dir, "measure.py"), string(reqJSON))
+	stderr := &pyStderr{w: progress}
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, nil, stderr, filepath.Join(dir, "measure.py"), string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Kind: profile.KindLayers, Model: m.String()}
+	pr := &profile.Profile{Format: profile.Format, Version: profile.Version, Kind: profile.KindLayers, Model: m.String(),
+		Asked: &profile.Asked{Layers: len(layers) * (1 + len(o.FP8)), Embedding: len(ends), Loss: len(ends)}}
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var lerr error
 	for sc.Scan() {
+		if lerr != nil {
+			continue // the rest read, so that the measurements do not block writing it
+		}
 		if why := refusal(sc.Bytes()); why != "" {
 			_ = cmd.Wait()
 			return nil, fail.Usagef("%s", why)
 		}
-		if err := pr.AddLine(sc.Bytes()); err != nil {
-			return nil, fmt.Errorf("profile: the measurements' line %q: %w", bytes.TrimSpace(sc.Bytes()), err)
+		if lerr = pr.AddLine(sc.Bytes()); lerr != nil {
+			lerr = fmt.Errorf("profile: the measurements' line %q: %w", bytes.TrimSpace(sc.Bytes()), lerr)
+			continue
+		}
+		if n, ok := askedCollectives(sc.Bytes()); ok {
+			pr.Asked.Collectives = n
+			if w := crowded(pr.Device, runtime.NumCPU()); w != "" && progress != nil {
+				fmt.Fprintf(progress, "placer: warning: %s\n", w)
+			}
 		}
 	}
 	werr := cmd.Wait()
-	pr.Complete = werr == nil && ctx.Err() == nil && !pr.Truncated(len(layers)*(1+len(o.FP8)))
-	if pr.Device.Kind == "" {
-		if werr != nil {
-			return nil, fmt.Errorf("profile: %s measure.py measured nothing: %v", py, werr)
-		}
-		return nil, errors.New("profile: the measurements sent nothing")
+	stderr.flush()
+	if lerr != nil {
+		return nil, lerr
+	}
+	res := outcome{interrupted: ctx.Err() != nil, ctxErr: ctx.Err(), werr: werr}
+	if !res.interrupted && errors.Is(run.Err(), context.DeadlineExceeded) {
+		res.timedOut = fmt.Sprintf("--budget %v (and a minute's grace) spent", o.Budget)
+	}
+	if werr != nil && !res.interrupted && res.timedOut == "" {
+		res.failure = stderr.failure(werr)
+	}
+	pr.Complete = werr == nil && !res.interrupted && !pr.Truncated(pr.Asked.Layers)
+	if !measuredAny(pr) {
+		return res.nothing()
 	}
 	data, err := json.MarshalIndent(pr, "", " ")
 	if err != nil {
@@ -482,14 +479,134 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*profil
 	if _, err := profile.Decode(data); err != nil {
 		return nil, fmt.Errorf("profile: what was measured does not read back: %w", err)
 	}
-	if err := atomicfile.WriteBytes(o.Out, append(data, '\n')); err != nil {
+	path, err := saveProfile(o.Out, append(data, '\n'), pr.Complete, o.Force)
+	if err != nil {
 		return nil, err
 	}
-	if ctx.Err() != nil {
-		return pr, ctx.Err()
+	return res.saved(&ProfileRun{Profile: pr, Path: path}, o.Out, progress)
+}
+
+// checkProfileOptions checks o's options for m before anything runs,
+// each refusal one line naming the flag and its value (exit 2), and
+// fills in the defaults: the degrees, micro-batches and context degrees
+// of the defaults that m can take; given ones that it cannot are
+// refused (a degree eval refuses for m would be measured for nothing).
+func checkProfileOptions(m transformer.Spec, o *ProfileOptions) error {
+	if m.MoE() {
+		if o.TP == nil {
+			o.TP = []int{1}
+		}
+		if o.EP == nil {
+			// The defaults that divide the experts (8 with 4 experts
+			// was refused as if given).
+			o.EP = slices.DeleteFunc([]int{1, 2, 4, 8}, func(E int) bool { return m.Experts%E != 0 })
+		}
+		for _, E := range o.EP {
+			if E < 1 || m.Experts%E != 0 {
+				return fail.Usagef("--ep %d: want a degree that divides the %d experts", E, m.Experts)
+			}
+		}
+		for _, X := range o.ETP {
+			if X < 1 || m.ExpertFFN%X != 0 {
+				return fail.Usagef("--etp %d: want a degree that divides the expert FFN of %d", X, m.ExpertFFN)
+			}
+		}
+	} else if o.EP != nil || o.ETP != nil {
+		return fail.Usagef("--ep, --etp: %s has no experts", m)
 	}
-	if werr != nil && !slices.Contains([]int{0}, cmd.ProcessState.ExitCode()) {
-		return pr, fmt.Errorf("profile: the measurements stopped (%v); what they measured is in %s, complete false", werr, o.Out)
+	switch o.Device {
+	case "", "auto", "cpu", "cuda":
+	default:
+		return fail.Usagef("--device %q: want auto, cpu or cuda", o.Device)
 	}
-	return pr, nil
+	if o.Budget <= 0 {
+		o.Budget = 5 * time.Minute
+	}
+	if o.Threads <= 0 {
+		o.Threads = 1
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 5
+	}
+	if o.Procs < 0 {
+		return fail.Usagef("--procs %d: want at least 1 (0: every GPU, or 1 on a CPU)", o.Procs)
+	}
+	cpRefusal := func(C int) string {
+		switch {
+		case C < 1:
+			return "want at least 1"
+		case m.Seq%C != 0:
+			return fmt.Sprintf("does not divide the model's sequence of %d", m.Seq)
+		}
+		return ""
+	}
+	mbsRefusal := func(B int) string {
+		if B < 1 {
+			return "want at least 1"
+		}
+		return ""
+	}
+	// Given values are each checked; the defaults keep those m takes.
+	for _, l := range []struct {
+		flag    string
+		v       *[]int
+		def     []int
+		refusal func(int) string
+	}{
+		{"--tp", &o.TP, []int{1, 2, 4, 8}, func(T int) string { return tpRefusal(m, T) }},
+		{"--mbs", &o.MBS, []int{1, 2, 4}, mbsRefusal},
+		{"--cp", &o.CP, []int{1, 2}, cpRefusal},
+	} {
+		if *l.v == nil {
+			*l.v = slices.DeleteFunc(slices.Clone(l.def), func(x int) bool { return l.refusal(x) != "" })
+			continue
+		}
+		if len(*l.v) == 0 {
+			return fail.Usagef("%s: name at least one", l.flag)
+		}
+		for _, x := range *l.v {
+			if why := l.refusal(x); why != "" {
+				return fail.Usagef("%s %d: %s", l.flag, x, why)
+			}
+		}
+	}
+	if o.Recompute == nil {
+		o.Recompute = []string{"none", "full", "selective"}
+	}
+	for _, r := range o.Recompute {
+		if r != "none" && r != "full" && r != "selective" {
+			return fail.Usagef("--recompute %q: want none, full or selective", r)
+		}
+	}
+	return checkFP8(m, o.FP8)
+}
+
+// ints is xs written as a flag takes them ("1,2,4").
+func ints(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// askedCollectives is the collectives the measurements will time, where
+// line is their meta line (measure.py counts them once it knows its
+// processes).
+func askedCollectives(line []byte) (int, bool) {
+	var meta struct {
+		Kind        string `json:"kind"`
+		Collectives int    `json:"collectives"`
+	}
+	if json.Unmarshal(line, &meta) != nil || meta.Kind != "meta" {
+		return 0, false
+	}
+	return meta.Collectives, true
+}
+
+// measuredAny is whether pr holds a measurement beyond the machine's
+// description and its host's issue (timed first, in a few milliseconds):
+// a layer, the embedding, the loss, the optimizer or a collective.
+func measuredAny(pr *profile.Profile) bool {
+	return len(pr.Layers)+len(pr.Embedding)+len(pr.Loss)+len(pr.Collectives) > 0 || pr.Optimizer != nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -154,14 +155,21 @@ func (w *progressWatch) Write(p []byte) (int, error) {
 }
 
 // TestProfileInterrupted: a profile cancelled (a terminal's SIGINT is the
-// context's cancellation) after its first layer keeps what was measured:
-// the file is written, reads back, says complete false and holds that
-// layer; the error is the cancellation's. Runs the real measurements on
-// the CPU (one process, a tiny Llama), a few seconds; skipped without
-// the torch virtualenv.
+// context's cancellation) after its first layer keeps what was measured,
+// beside the profile already at --out (which it does not replace: it
+// may hold more): FILE.partial is written, reads back, says complete
+// false, holds that layer and the embedding, loss and optimizer (timed
+// before the layers) and says what it lacks; the error is the
+// cancellation's, the run's Kept says where it went. Runs the real
+// measurements on the CPU (one process, a tiny Llama), a few seconds;
+// skipped without the torch virtualenv.
 func TestProfileInterrupted(t *testing.T) {
 	torchtest.Python(t)
 	out := filepath.Join(t.TempDir(), "tiny.profile.json")
+	const old = "a complete profile"
+	if err := os.WriteFile(out, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &progressWatch{want: "layer 1/", hit: cancel}
@@ -172,15 +180,22 @@ func TestProfileInterrupted(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the cancellation's (progress: %q)", err, w.seen.String())
 	}
-	got, rerr := profile.ReadFile(out)
+	if data, _ := os.ReadFile(out); string(data) != old {
+		t.Errorf("%s replaced by the interrupted run: %.80q", out, data)
+	}
+	got, rerr := profile.ReadFile(PartialPath(out))
 	if rerr != nil {
 		t.Fatalf("the interrupted profile does not read back: %v", rerr)
 	}
-	if got.Complete || pr == nil || pr.Complete {
-		t.Errorf("complete %v, want false", got.Complete)
+	if got.Complete || pr == nil || pr.Complete || pr.Path != PartialPath(out) || !strings.Contains(pr.Kept, "written to "+PartialPath(out)) {
+		t.Errorf("complete %v, run %+v, want false and the partial file", got.Complete, pr)
 	}
-	if len(got.Layers) < 1 || len(got.Layers) >= 8 {
-		t.Errorf("%d layers kept, want the first (and fewer than the 8 asked)", len(got.Layers))
+	if len(got.Layers) < 1 || len(got.Layers) >= 12 || len(got.Embedding) != 3 || len(got.Loss) != 3 || got.Optimizer == nil {
+		t.Errorf("%d layers, %d embedding, %d loss shapes, optimizer %v kept; want the first layer (of 12 asked: tp 1, 2 and 2 with sp, at 2 micro-batches, 2 settings) and the 3 of each end, and the optimizer",
+			len(got.Layers), len(got.Embedding), len(got.Loss), got.Optimizer)
+	}
+	if m := got.Missing(); len(m) != 1 || !strings.HasSuffix(m[0], " of 12 layer shapes") {
+		t.Errorf("missing %q, want only layer shapes", m)
 	}
 }
 

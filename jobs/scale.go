@@ -55,17 +55,26 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 			r = full
 		}
 	}
+	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
+	if pr := p.Profile; pr != nil && !pr.Complete {
+		sp.ProfileMissing = pr.Missing()
+		if len(sp.ProfileMissing) == 0 {
+			// Everything it asked for measured, the run not ended
+			// cleanly (the measurements failed after their last line).
+			sp.ProfileMissing = []string{"nothing it can name (its run did not end cleanly)"}
+		}
+	}
 	if p.CPU() {
 		// A CPU profile's pod: every published row ran on GPUs, and its
 		// processes allocate through the host's malloc, not PyTorch's
 		// caching allocator (no Allocator).
-		return report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r,
-			DeviceKind: report.DeviceCPU, CheckedNote: "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"}
+		sp.DeviceKind = report.DeviceCPU
+		sp.CheckedNote = "no published row: they ran on GPUs, this pod is a CPU's (make test-profile-cpu runs its plans)"
+		return sp
 	}
 	if r.Allocator == nil {
-		r = scale.WithAllocator(m, p, r)
+		sp.Result = scale.WithAllocator(m, p, r)
 	}
-	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
 	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
 	return sp
 }

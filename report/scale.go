@@ -41,6 +41,12 @@ type ScalePlan struct {
 	// then counts its processes, TFLOPs is per process and there is no
 	// MFU; "" (left out) on a pod of GPUs.
 	DeviceKind string `json:"device_kind,omitempty"`
+	// ProfileMissing is, where the plan was priced from an incomplete
+	// profile, what it lacks of what its run set out to measure
+	// (profile.Missing: "40 of 54 layer shapes", "the collectives"):
+	// the figures that need them fall back to the model. Nil: a
+	// complete profile, or none.
+	ProfileMissing []string `json:"profile_missing,omitempty"`
 }
 
 // DeviceCPU is ScalePlan.DeviceKind on a CPU profile's pod.
@@ -153,6 +159,10 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 			}
 		}
 		rows = append(rows, [2]string{"from the profile", line})
+	}
+	if len(p.ProfileMissing) > 0 {
+		rows = append(rows, [2]string{"profile", "incomplete, not measured: " + strings.Join(p.ProfileMissing, ", ") +
+			"; a figure that needs them is modelled (the roofline), as the line above says"})
 	}
 	return KeyValue(w, rows)
 }

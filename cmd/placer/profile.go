@@ -39,8 +39,12 @@ read with --profile.
 
 CUDA when present, else the CPU; progress on stderr. It runs in the torch
 virtualenv (--python, else $TORCH_PY, else ~/.cache/placer/torch-venv).
-Ctrl-C keeps what was measured (complete: false). --budget bounds it:
-shapes past it are left out.`,
+Every option is checked before anything runs. --budget bounds it: the
+embedding, loss, optimizer and collectives first, then the layer shapes
+(tp 1 at micro-batch 1 first); shapes past it are left out. Ctrl-C keeps
+what was measured (complete: false). An incomplete profile never
+replaces an existing --out FILE: it goes to FILE.partial (--force
+replaces FILE).`,
 		Example: `  placer profile --model resnet50 --batch 32 --precision bf16 --out resnet50.profile.json
   placer eval --profile resnet50.profile.json --hardware h100
   placer search --profile resnet50.profile.json --hardware h100 --gpus 2 -o result.json
@@ -48,12 +52,15 @@ shapes past it are left out.`,
   placer profile --model timm:convnext_tiny --batch 64 --out convnext.profile.json
   placer profile --workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=4096,vocab=128256,batch=64 --out llama1b.profile.json
   placer eval --workload llama:... --cluster dgx-h100:1 --strategy tp=2,dp=4 --profile llama1b.profile.json
-  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 4 --out tiny.profile.json`,
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 2 --mbs 1,2 --cp 1 --recompute none --budget 2m --out tiny.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			pr, err := jobs.Profile(cmd.Context(), *o, s.Err)
-			if pr != nil {
-				fmt.Fprintln(s.Out, jobs.ProfileLine(o.Out, pr))
+			r, err := jobs.Profile(cmd.Context(), *o, s.Err)
+			if r != nil && r.Profile != nil {
+				fmt.Fprintln(s.Out, jobs.ProfileLine(r))
+			}
+			if r != nil {
+				s.kept = r.Kept
 			}
 			return err
 		},
@@ -69,6 +76,7 @@ shapes past it are left out.`,
 	f.IntVar(&o.Warmup, "warmup", 0, "with --model: unprofiled steps before them (default 3; -1 none)")
 	f.StringVar(&o.Workload, "workload", "", "the transformer whose layers to time at shard shapes: `llama:...`, gpt:... or hf:config.json:...")
 	f.StringVarP(&o.Out, "out", "o", "", "the profile `FILE` to write")
+	f.BoolVar(&o.Force, "force", false, "let an incomplete profile (interrupted, cut by --budget, failed) replace an existing --out file (default: it goes to FILE.partial beside it)")
 	f.StringVar(&o.Python, "python", "", "the `PYTHON` with torch (default $TORCH_PY, else ~/.cache/placer/torch-venv/bin/python, else python3)")
 	f.StringVar(&o.Device, "device", "auto", "auto (CUDA when present), cuda or cpu")
 	f.IntVar(&o.Procs, "procs", 0, "processes the collectives run over (default every GPU; a CPU 1)")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/placer/placer/internal/earlysig"
 	"github.com/placer/placer/internal/fail"
@@ -106,24 +107,41 @@ func markRunErrors(c *cobra.Command) {
 	}
 }
 
+// sameSignal is how long after the first signal another of its kind is
+// the same interrupt delivered twice: coreutils' timeout sends its signal
+// to the command and then to the command's whole process group
+// (src/timeout.c, cleanup(), coreutils 9.1), so placer, in that group,
+// gets it twice within microseconds, read a moment apart on a loaded
+// machine. A person's second Ctrl-C comes later.
+const sameSignal = time.Second
+
 // signalContext is a context cancelled, with fail.Interrupted as its
-// cause, by the first SIGINT or SIGTERM; a second one exits at once.
+// cause, by the first SIGINT or SIGTERM; a second one (but one of the
+// same kind within sameSignal of the first) exits at once.
 func signalContext(errw io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := earlysig.C
 	done := make(chan struct{})
 	go func() {
+		var first os.Signal
 		select {
-		case sig := <-ch:
-			cancel(fail.Interrupted{Signal: sig})
+		case first = <-ch:
+			cancel(fail.Interrupted{Signal: first})
 		case <-done:
 			return
 		}
-		select {
-		case sig := <-ch:
-			fmt.Fprintf(errw, "placer: second %s: stopping without writing anything more\n", fail.SignalName(sig))
-			os.Exit(fail.Interrupt)
-		case <-done:
+		at := time.Now()
+		for {
+			select {
+			case sig := <-ch:
+				if sig == first && time.Since(at) < sameSignal {
+					continue
+				}
+				fmt.Fprintf(errw, "placer: second %s: stopping without writing anything more\n", fail.SignalName(sig))
+				os.Exit(fail.Interrupt)
+			case <-done:
+				return
+			}
 		}
 	}()
 	return ctx, func() {

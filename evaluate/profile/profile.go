@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/placer/placer/graph"
@@ -62,6 +63,10 @@ type Profile struct {
 	Host        *Host        `json:"host,omitempty"`
 	// Ops is an ops profile's graph (KindOps; nil in a layers profile).
 	Ops *OpGraph `json:"ops,omitempty"`
+	// Asked is what the run set out to measure of a layers profile
+	// (nil in a file written before 2026-11-27, or an ops profile), so
+	// that an incomplete one can say what it lacks (Missing).
+	Asked *Asked `json:"asked,omitempty"`
 
 	spec transformer.Spec
 }
@@ -242,6 +247,59 @@ type Host struct {
 	IssueBwd float64 `json:"issue_backward_s"`
 }
 
+// Asked counts what a layers profile's run set out to measure: its
+// layer shapes (each FP8 recipe's counted apart), embedding and loss
+// shapes, and collectives (0 with one process); one optimizer step and
+// the host's issue besides.
+type Asked struct {
+	Layers      int `json:"layers"`
+	Embedding   int `json:"embedding"`
+	Loss        int `json:"loss"`
+	Collectives int `json:"collectives"`
+}
+
+// Missing is what a layers profile lacks of what its run set out to
+// measure, one phrase a part ("40 of 54 layer shapes", "the embedding",
+// "the optimizer's step", "the collectives"), in the order the run
+// measures them; nil where it lacks nothing (a complete profile, or an
+// ops profile: its steps say how many were timed). A file without Asked
+// (written before 2026-11-27) says only which parts it has none of, and
+// that its layer shapes were cut short where it is incomplete.
+func (p *Profile) Missing() []string {
+	if p.Kind == KindOps || p.Complete {
+		return nil
+	}
+	var out []string
+	part := func(got, asked int, one, many string) {
+		switch {
+		case got >= asked:
+		case got == 0:
+			out = append(out, one)
+		default:
+			out = append(out, fmt.Sprintf("%d of %d %s", asked-got, asked, many))
+		}
+	}
+	a := p.Asked
+	if a == nil {
+		// How many were asked is not known: 1 of each end, every
+		// collective of a profile of several processes.
+		a = &Asked{Embedding: 1, Loss: 1, Collectives: min(1, p.Device.Count-1)}
+	}
+	part(len(p.Embedding), a.Embedding, "the embedding", "embedding shapes")
+	part(len(p.Loss), a.Loss, "the loss", "loss shapes")
+	if p.Optimizer == nil {
+		out = append(out, "the optimizer's step")
+	}
+	part(len(p.Collectives), a.Collectives, "the collectives", "collectives")
+	switch {
+	case p.Asked == nil:
+		out = append(out, "layer shapes past the "+strconv.Itoa(len(p.Layers))+" measured (how many were asked is not recorded)")
+	default:
+		part(len(p.Layers), a.Layers, fmt.Sprintf("the %d layer shapes", a.Layers), "layer shapes")
+	}
+	return out
+}
+
 // Spec is the profiled model's shape (Model read).
 func (p *Profile) Spec() transformer.Spec { return p.spec }
 
@@ -380,6 +438,9 @@ func (p *Profile) validate() error {
 			return fmt.Errorf("collectives[%d]: wire %q of %s: want none, or %s of an all-reduce, all-gather or reduce-scatter", i, c.Wire, c.Op, WireFP32)
 		}
 	}
+	if a := p.Asked; a != nil && (a.Layers < 0 || a.Embedding < 0 || a.Loss < 0 || a.Collectives < 0) {
+		return fmt.Errorf("asked: layers %d, embedding %d, loss %d, collectives %d: want none negative", a.Layers, a.Embedding, a.Loss, a.Collectives)
+	}
 	if h := p.Host; h != nil && (!positive(h.Issue) || !positive(h.IssueBwd)) {
 		return fmt.Errorf("host: issue_s %v, issue_backward_s %v: want both above 0", h.Issue, h.IssueBwd)
 	}
@@ -399,8 +460,8 @@ func (p *Profile) validateOps() error {
 	if p.DType != "bf16" && p.DType != "fp32" && p.DType != "tf32" {
 		return fmt.Errorf("dtype %q: want fp32, tf32 or bf16", p.DType)
 	}
-	if len(p.Layers)+len(p.Embedding)+len(p.Loss)+len(p.Collectives) > 0 || p.Optimizer != nil || p.Host != nil {
-		return errors.New("layers, embedding, loss, optimizer, collectives or host: in an ops profile")
+	if len(p.Layers)+len(p.Embedding)+len(p.Loss)+len(p.Collectives) > 0 || p.Optimizer != nil || p.Host != nil || p.Asked != nil {
+		return errors.New("layers, embedding, loss, optimizer, collectives, host or asked: in an ops profile")
 	}
 	o := p.Ops
 	if o == nil {

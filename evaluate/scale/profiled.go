@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"errors"
+
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
@@ -76,6 +78,21 @@ const CPUHardware = "cpu"
 // roofline takes from its first layer is that layer's own, which the
 // step's other shapes (more tokens a micro-batch) run faster than.
 func (p *Pod) CPU() bool { return p.Hardware.Name == CPUHardware }
+
+// CheckProfilePod says whether ProfilePod can model the CPU of profile
+// pr: its roofline takes the compute's rate from a layer measured without
+// an FP8 recipe and the memory's bandwidth from the optimizer's step. An
+// incomplete profile without them (interrupted before) gave a rate of 0
+// and a step of NaN seconds.
+func CheckProfilePod(pr *profile.Profile) error {
+	switch {
+	case firstUnscaled(pr.Layers) < 0:
+		return errors.New("incomplete, no layer measured: the cpu pod's model takes its compute rate from one (rerun placer profile)")
+	case pr.Optimizer == nil:
+		return errors.New("incomplete, no optimizer step measured: the cpu pod's model takes its memory's bandwidth from it (rerun placer profile)")
+	}
+	return nil
+}
 
 // firstUnscaled is the index of the first layer of ls measured without
 // an FP8 recipe (-1: none).
