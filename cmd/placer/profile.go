@@ -38,7 +38,8 @@ kernel, and writes the layers profile that eval and search at cluster scale
 read with --profile.
 
 CUDA when present, else the CPU; progress on stderr. It runs in the torch
-virtualenv (--python, else $TORCH_PY, else ~/.cache/placer/torch-venv).
+virtualenv (--python, else $TORCH_PY, else
+${XDG_CACHE_HOME:-~/.cache}/placer/torch-venv, where make deps puts it).
 Every option is checked before anything runs. --budget bounds it: the
 embedding, loss, optimizer and collectives first, then the layer shapes
 (tp 1 at micro-batch 1 first); shapes past it are left out. Ctrl-C keeps
@@ -77,7 +78,7 @@ replaces FILE).`,
 	f.StringVar(&o.Workload, "workload", "", "the transformer whose layers to time at shard shapes: `llama:...`, gpt:... or hf:config.json:...")
 	f.StringVarP(&o.Out, "out", "o", "", "the profile `FILE` to write")
 	f.BoolVar(&o.Force, "force", false, "let an incomplete profile (interrupted, cut by --budget, failed) replace an existing --out file (default: it goes to FILE.partial beside it)")
-	f.StringVar(&o.Python, "python", "", "the `PYTHON` with torch (default $TORCH_PY, else ~/.cache/placer/torch-venv/bin/python, else python3)")
+	f.StringVar(&o.Python, "python", "", "the `PYTHON` with torch (default $TORCH_PY, else ${XDG_CACHE_HOME:-~/.cache}/placer/torch-venv/bin/python, else python3)")
 	f.StringVar(&o.Device, "device", "auto", "auto (CUDA when present), cuda or cpu")
 	f.IntVar(&o.Procs, "procs", 0, "processes the collectives run over (default every GPU; a CPU 1)")
 	f.IntVar(&o.Threads, "threads", 1, "torch threads a process on a CPU (a run predicted from the profile must use as many)")
