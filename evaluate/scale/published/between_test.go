@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
 
 	"github.com/placer/placer/graph"
 )
@@ -65,7 +67,7 @@ func TestReadKernelBench(t *testing.T) {
 func FuzzReadKernelBench(f *testing.F) {
 	f.Add([]byte(kernelbenchLines))
 	f.Add([]byte(`{"kind": "between", "name": "1.7B.step", "seconds": 1, "micro_batches": 1, "layers": 1, "block_fwd_seconds": 1, "block_bwd_seconds": 1}`))
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestCheckStepsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +114,7 @@ func TestCheckStepsParts(t *testing.T) {
 		row := MegatronTable()[i]
 		T := row.Strategy.Tensor
 		one := MeasuredLayer{Name: row.Name, Model: row.Model,
-			Strategy: Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
+			Strategy: scale.Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
 		lc, err := CheckLayers([]MeasuredLayer{one}, p)
 		if err != nil {
 			t.Fatal(err)
@@ -147,7 +149,7 @@ func TestH100StepMeasured(t *testing.T) {
 }
 
 func checkH100Step(t *testing.T, file string) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-b", file))
+	f, err := os.Open(filepath.Join("..", "..", "..", "measurements", "2026-11-26-h100-b", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +158,7 @@ func checkH100Step(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}

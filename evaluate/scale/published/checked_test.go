@@ -1,10 +1,12 @@
-package scale
+package published
 
 import (
 	"context"
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
 )
 
 // TestFeatures: a plan's features by hand.
@@ -26,7 +28,7 @@ func TestFeatures(t *testing.T) {
 		if c.m == "moe" {
 			m = moe
 		}
-		s, err := ParseStrategy(c.s)
+		s, err := scale.ParseStrategy(c.s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +43,7 @@ func TestFeatures(t *testing.T) {
 func TestRegime(t *testing.T) {
 	rows := []CheckedRow{{Source: "A", Features: []string{"pp", "tp"}}, {Source: "B", Features: []string{"cp", "tp"}}}
 	m := mustSpec(t, "gpt:layers=8,hidden=1024,heads=16,seq=1024,vocab=1024,batch=64")
-	s, _ := ParseStrategy("tp=2,pp=2,cp=2,dp=2,fsdp=on")
+	s, _ := scale.ParseStrategy("tp=2,pp=2,cp=2,dp=2,fsdp=on")
 	vouch, un := Regime(rows, m, s)
 	if !reflect.DeepEqual(vouch, map[string]string{"tp": "A", "pp": "A", "cp": "B"}) || !reflect.DeepEqual(un, []string{"fsdp"}) {
 		t.Errorf("vouched %v, unchecked %v; want tp, pp by A, cp by B, fsdp unchecked", vouch, un)

@@ -1,7 +1,9 @@
-package scale
+package published
 
 import (
 	"context"
+
+	"github.com/placer/placer/evaluate/scale"
 
 	"github.com/placer/placer/graph/transformer"
 )
@@ -14,7 +16,7 @@ type Published struct {
 	Model    transformer.Spec `json:"-"`
 	Pod      string           `json:"-"` // pod preset
 	GPUs     int              `json:"gpus"`
-	Strategy Strategy
+	Strategy scale.Strategy
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
 	// RecomputeStated: the publication states the recomputation (else
@@ -56,8 +58,8 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 // does not state (the micro-batch size, the virtual stages,
 // recomputation) is left to MegatronPlan; the micro-batch size written
 // here, 1, is only where the search starts.
-func megatronStrategy(tp, pp, dp int) Strategy {
-	s := Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
+func megatronStrategy(tp, pp, dp int) scale.Strategy {
+	s := scale.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
 	if tp > 1 {
 		s.SequenceParallel, s.TPOverlap = true, true
 	}
@@ -122,7 +124,7 @@ func MegatronStrongScaling() []Published {
 // counted from (issue 44); MegatronPlan's fastest reading is shown beside
 // it. A row run on another stack (row.Megatron false: Llama 3's) has no
 // documented defaults to read it at: its reading is MegatronPlan's.
-func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) {
+func MegatronDefault(ctx context.Context, row Published, p scale.Pod) (scale.Result, error) {
 	if !row.Megatron {
 		return MegatronPlan(ctx, row, p)
 	}
@@ -134,20 +136,20 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 		s.Virtual = 0
 	}
 	if !row.RecomputeStated {
-		s.Recompute, s.RecomputeLayers = NoRecompute, 0
+		s.Recompute, s.RecomputeLayers = scale.NoRecompute, 0
 	}
-	tries := []Strategy{s}
+	tries := []scale.Strategy{s}
 	if !row.RecomputeStated {
-		for _, rc := range []Recompute{SelectiveRecompute, FullRecompute} {
+		for _, rc := range []scale.Recompute{scale.SelectiveRecompute, scale.FullRecompute} {
 			t := s
 			t.Recompute = rc
 			tries = append(tries, t)
 		}
 	}
 	for _, t := range tries {
-		r, err := Evaluate(row.Model, t, p)
+		r, err := scale.Evaluate(row.Model, t, p)
 		if err != nil {
-			return Result{}, err
+			return scale.Result{}, err
 		}
 		if r.Fits {
 			return r, nil
@@ -164,35 +166,35 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 // not (virtual stages; the micro-batch size and recomputation where
 // unstated): the configuration's best reading, so that a plan placer
 // finds is not better only for a knob its authors would have set.
-func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
+func MegatronPlan(ctx context.Context, row Published, p scale.Pod) (scale.Result, error) {
 	want := row.Strategy
 	etp := want.ExpertTensor // the experts' tensor-parallel degree: tp's unless stated
 	if etp == 0 {
 		etp = want.T()
 	}
-	maxV := 0 // Search's default, unless the row states more virtual stages
+	maxV := 0 // scale.Search's default, unless the row states more virtual stages
 	if row.VirtualStated {
 		maxV = max(8, want.V())
 	}
-	got, err := Search(ctx, row.Model, p, Space{MaxVirtual: maxV, Keep: func(pl Plan) bool {
+	got, err := scale.Search(ctx, row.Model, p, scale.Space{MaxVirtual: maxV, Keep: func(pl scale.Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
 			pl.GradBF16 == want.GradBF16 && pl.EPOverlap == want.EPOverlap
-	}, Prefilter: func(s Strategy) bool {
+	}, Prefilter: func(s scale.Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
 		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
 			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
 	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP, Software: want.Software})
 	if err != nil {
-		return Result{}, err
+		return scale.Result{}, err
 	}
 	if !got.Found {
 		// No reading fits: the stated plan as it is, to show by how much.
-		return Evaluate(row.Model, want, p)
+		return scale.Evaluate(row.Model, want, p)
 	}
 	return got.Best, nil
 }
@@ -209,8 +211,8 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 func MegatronA100() []Published {
 	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Published {
 		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
-			Strategy: Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
-				Recompute: SelectiveRecompute},
+			Strategy: scale.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
+				Recompute: scale.SelectiveRecompute},
 			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true, Megatron: true}
 	}
 	return []Published{
@@ -242,7 +244,7 @@ func Llama3() []Published {
 	}
 	row := func(gpus int, tflops, mfu float64) Published {
 		return Published{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
-			Strategy: Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
+			Strategy: scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
 				DistOpt: true, FirstLayers: 7, LastLayers: 7},
 			TFLOPs: tflops, MFU: mfu, FreeSP: true}
 	}
@@ -263,7 +265,7 @@ func Llama3LongContext() Published {
 		panic(err) // a constant that parses
 	}
 	return Published{Name: "405B 128K", Model: m, Pod: "dgx-h100", GPUs: 16384,
-		Strategy: Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
+		Strategy: scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
 			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
 }
@@ -341,7 +343,7 @@ func Llama3LongContext() Published {
 // errors are counted on tokens/s, which no FLOP count enters.
 func MegatronBridge() []Published {
 	noRecompute := func(p Published) Published {
-		p.Strategy.Recompute, p.RecomputeStated = NoRecompute, true
+		p.Strategy.Recompute, p.RecomputeStated = scale.NoRecompute, true
 		return p
 	}
 	tpOverlap := func(p Published, on bool) Published {
@@ -356,7 +358,7 @@ func MegatronBridge() []Published {
 		return m
 	}
 	const fp8 = "FP8 current scaling"
-	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
+	row := func(name, workload, precision string, gpus int, s scale.Strategy, tokens, tflops float64) Published {
 		s.Software.Stack = "megatron-bridge-25.11" // the release's settings (Stacks)
 		s.DistOpt = !s.FSDP
 		s.GradBF16 = true
@@ -364,24 +366,24 @@ func MegatronBridge() []Published {
 			s.SequenceParallel, s.TPOverlap = true, true
 		}
 		if precision == fp8 {
-			s.FP8 = FP8Current
+			s.FP8 = scale.FP8Current
 		}
 		return Published{Name: name, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
 			MBSStated: true, VirtualStated: true, Megatron: true, FreeSP: s.Tensor > 1, Precision: precision}
 	}
 	return []Published{
 		row("Llama 3 8B", "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", fp8, 8,
-			Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
+			scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
 		row("Llama 3 70B", "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", fp8, 64,
-			Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
+			scale.Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
 		row("Llama 3.1 405B", "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", fp8, 1024,
-			Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
+			scale.Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
 		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
-			Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
+			scale.Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
 		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
-			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
+			scale.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
 		tpOverlap(noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
-			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
+			scale.Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
 				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)), false),
 	}
 }

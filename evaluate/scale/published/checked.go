@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"sync"
+
+	"github.com/placer/placer/evaluate/scale"
 
 	"github.com/placer/placer/graph/transformer"
 )
@@ -29,7 +31,7 @@ const (
 
 // Features are the features of plan s of model m, sorted: what a
 // published row must share with it to vouch for it.
-func Features(m transformer.Spec, s Strategy) []string {
+func Features(m transformer.Spec, s scale.Strategy) []string {
 	var f []string
 	add := func(ok bool, name string) {
 		if ok {
@@ -45,8 +47,8 @@ func Features(m transformer.Spec, s Strategy) []string {
 	add(s.C() > 1, "cp")
 	add(s.FSDP, "fsdp")
 	add(s.DistOpt, "distopt")
-	add(s.Recompute == SelectiveRecompute, "recompute=selective")
-	add(s.Recompute == FullRecompute, "recompute=full")
+	add(s.Recompute == scale.SelectiveRecompute, "recompute=selective")
+	add(s.Recompute == scale.FullRecompute, "recompute=full")
 	add(s.FP8 != "", "fp8="+s.FP8)
 	add(s.GradBF16, "grads=bf16")
 	add(m.MoE(), "experts")
@@ -61,12 +63,12 @@ func Features(m transformer.Spec, s Strategy) []string {
 	// fusion or graphs no checked row ran are unchecked.
 	run := s.Software.Settings()
 	moe := m.MoE()
-	add(moe && run.Dispatcher != DispatcherAllToAll, "dispatcher="+run.Dispatcher)
+	add(moe && run.Dispatcher != scale.DispatcherAllToAll, "dispatcher="+run.Dispatcher)
 	add(moe && run.UnfusedPermute, "permute-fusion=off")
 	add(moe && run.UnfusedRouter, "router-fusion=off")
 	add(moe && run.ExpertLoop, "grouped-gemm=off")
 	add(moe && run.Capacity > 0, "routing=capacity")
-	add(run.Graphs != GraphsOff, "cuda-graphs="+run.Graphs)
+	add(run.Graphs != scale.GraphsOff, "cuda-graphs="+run.Graphs)
 	// An eager stack's layers, dense and MoE, costed from their ATen
 	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
 	// unchecked until a published eager row holds.
@@ -101,7 +103,7 @@ func Checked(ctx context.Context) ([]CheckedRow, error) {
 
 func checkRows(ctx context.Context) ([]CheckedRow, error) {
 	var out []CheckedRow
-	keep := func(source string, m transformer.Spec, s Strategy, e float64) {
+	keep := func(source string, m transformer.Spec, s scale.Strategy, e float64) {
 		tol := CheckedDense
 		if m.MoE() {
 			tol = CheckedMoE
@@ -117,7 +119,7 @@ func checkRows(ctx context.Context) ([]CheckedRow, error) {
 		{"Megatron-Bridge 25.11", MegatronBridge()}}
 	for _, t := range tables {
 		for _, row := range t.rows {
-			p, err := PodOf(row.Pod, row.GPUs)
+			p, err := scale.PodOf(row.Pod, row.GPUs)
 			if err != nil {
 				return nil, err
 			}
@@ -140,15 +142,15 @@ func checkRows(ctx context.Context) ([]CheckedRow, error) {
 			if err != nil {
 				continue
 			}
-			p, err := ParsePod(row.Cluster)
+			p, err := scale.ParsePod(row.Cluster)
 			if err != nil {
 				continue
 			}
-			s, err := ParseStrategy(row.Strategy)
+			s, err := scale.ParseStrategy(row.Strategy)
 			if err != nil {
 				continue
 			}
-			r, err := Evaluate(m, s, p)
+			r, err := scale.Evaluate(m, s, p)
 			if err != nil {
 				continue // a plan placer cannot write vouches for nothing
 			}
@@ -166,7 +168,7 @@ func checkRows(ctx context.Context) ([]CheckedRow, error) {
 // each checked feature the first row that does (rows), and the features
 // none does (unchecked, sorted). An empty unchecked is a plan inside the
 // checked regime.
-func Regime(rows []CheckedRow, m transformer.Spec, s Strategy) (vouch map[string]string, unchecked []string) {
+func Regime(rows []CheckedRow, m transformer.Spec, s scale.Strategy) (vouch map[string]string, unchecked []string) {
 	vouch = map[string]string{}
 	for _, f := range Features(m, s) {
 		for _, r := range rows {

@@ -1,8 +1,10 @@
-package scale
+package published
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
 
 	"github.com/placer/placer/graph/transformer"
 )
@@ -74,17 +76,17 @@ func TestPublishedSweepsRead(t *testing.T) {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			p, err := ParsePod(r.Cluster)
+			p, err := scale.ParsePod(r.Cluster)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			s, err := ParseStrategy(r.Strategy)
+			s, err := scale.ParseStrategy(r.Strategy)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			pl, err := Resolve(m, s, p)
+			pl, err := scale.Resolve(m, s, p)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
