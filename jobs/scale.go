@@ -88,10 +88,10 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 }
 
 // regime is published.Regime over the published rows placer predicts within
-// tolerance (published.Checked, computed once a process). A failure to
-// compute them leaves every feature unchecked.
+// tolerance (published.Checked: the committed table, not recomputed). A
+// failure to read them leaves every feature unchecked.
 func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) {
-	rows, err := published.Checked(context.Background())
+	rows, err := published.Checked()
 	if err != nil {
 		rows = nil
 	}

@@ -2,6 +2,8 @@ package published
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -9,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/placer/placer/evaluate/scale"
-
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -81,35 +82,63 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 // CheckedRow is a published row placer predicts within tolerance, with
 // the features it vouches for.
 type CheckedRow struct {
-	Source   string   // the table or sweep, and the row
-	Error    float64  // predicted over published, minus 1
-	Features []string // Features of its plan
+	Source   string   `json:"source"`   // the table or sweep, and the row
+	Features []string `json:"features"` // Features of its plan
 }
 
-var (
-	checkedOnce sync.Once
-	checkedRows []CheckedRow
-	checkedErr  error
-)
+// checkedTable is CheckRows as it was last written (checked.json): eval
+// and search read which features published rows vouch for from it rather
+// than evaluate every row (and search some) in every process.
+// TestCheckedTable recomputes it and fails where it is stale;
+//
+//	go test ./evaluate/scale/published -run TestCheckedTable -update
+//
+// (go generate ./evaluate/scale/published) rewrites it.
+//
+//go:generate go test -run TestCheckedTable -update .
+//go:embed checked.json
+var checkedTable []byte
 
-// Checked are the published rows placer predicts within tolerance (the
-// Megatron-LM, Megatron-Bridge and Llama 3 tables read at their
-// configurations' defaults, MegatronDefault, and every sweep row placer
-// can write), computed once a process.
-func Checked(ctx context.Context) ([]CheckedRow, error) {
-	checkedOnce.Do(func() { checkedRows, checkedErr = checkRows(ctx) })
-	return checkedRows, checkedErr
+// Checked are the published rows placer predicts within tolerance, as
+// CheckRows last computed them: the committed table, decoded once a
+// process.
+var Checked = sync.OnceValues(func() ([]CheckedRow, error) {
+	var rows []CheckedRow
+	if err := json.Unmarshal(checkedTable, &rows); err != nil {
+		return nil, fmt.Errorf("checked.json: %w", err)
+	}
+	return rows, nil
+})
+
+// rowError is a published row's error: predicted over published, minus 1.
+type rowError struct {
+	CheckedRow
+	Error float64
 }
 
-func checkRows(ctx context.Context) ([]CheckedRow, error) {
-	var out []CheckedRow
+// CheckRows computes the published rows placer predicts within
+// tolerance (the Megatron-LM, Megatron-Bridge and Llama 3 tables read at
+// their configurations' defaults, MegatronDefault, and every sweep row
+// placer can write): what Checked reads, computed. It evaluates every row
+// and searches those read at their fastest, about 20 ms.
+func CheckRows(ctx context.Context) ([]CheckedRow, error) {
+	rows, err := checkRows(ctx)
+	out := make([]CheckedRow, len(rows))
+	for i, r := range rows {
+		out[i] = r.CheckedRow
+	}
+	return out, err
+}
+
+func checkRows(ctx context.Context) ([]rowError, error) {
+	var out []rowError
 	keep := func(source string, m transformer.Spec, s scale.Strategy, e float64) {
 		tol := CheckedDense
 		if m.MoE() {
 			tol = CheckedMoE
 		}
 		if math.Abs(e) <= tol {
-			out = append(out, CheckedRow{Source: source, Error: e, Features: Features(m, s)})
+			out = append(out, rowError{CheckedRow{Source: source, Features: Features(m, s)}, e})
 		}
 	}
 	tables := []struct {
