@@ -16,8 +16,8 @@ import (
 // 70B row printed a plan that eval scored 1.2% lower, its untied output
 // layer left out of the model the report printed).
 func TestMegatronRowsReproduce(t *testing.T) {
-	pick := func(rows []published.Published, names ...string) []published.Published {
-		var out []published.Published
+	pick := func(rows []published.Row, names ...string) []published.Row {
+		var out []published.Row
 		for _, r := range rows {
 			for _, n := range names {
 				if r.Name == n {
@@ -85,7 +85,7 @@ func TestSpearman(t *testing.T) {
 // of a row replaced by others, the row's predictions, plans and memory
 // are the same to the bit; only the error moves.
 func TestPredictionsIgnorePublished(t *testing.T) {
-	rows := []published.Published{published.MegatronTable()[0], published.MegatronTable()[3], published.MegatronStrongScaling()[0], published.MegatronA100()[0], published.Llama3()[0]}
+	rows := []published.Row{published.MegatronTable()[0], published.MegatronTable()[3], published.MegatronStrongScaling()[0], published.MegatronA100()[0], published.Llama3()[0]}
 	ctx := context.Background()
 	for _, pub := range rows {
 		want, err := megatronRow(ctx, pub)
@@ -117,7 +117,7 @@ func TestPredictionsIgnorePublished(t *testing.T) {
 func TestBridgeIgnoresPublished(t *testing.T) {
 	all := published.MegatronBridge()
 	ctx := context.Background()
-	for _, pub := range []published.Published{all[0], all[3], all[4]} {
+	for _, pub := range []published.Row{all[0], all[3], all[4]} {
 		want, err := bridgeRow(ctx, pub)
 		if err != nil {
 			t.Fatal(err)

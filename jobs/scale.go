@@ -9,9 +9,8 @@ import (
 	"os"
 	"slices"
 
-	"github.com/placer/placer/evaluate/scale/published"
-
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -201,7 +200,7 @@ type MegatronOptions struct {
 // placer's best plan for the same model, GPUs and batch.
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
-	row := func(pub published.Published) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
+	row := func(pub published.Row) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
 	var speedups, pubTFLOPs, predTFLOPs []float64
 	var sumAbs, sum, sumFast float64
 	for _, pub := range published.MegatronTable() {
@@ -309,7 +308,7 @@ func ranks(x []float64) []float64 {
 // configuration and placer's best plan (the search's answer), with the
 // workload and pod a user gives placer eval and search to get the same
 // figures (--workload, --cluster).
-func megatronRow(ctx context.Context, pub published.Published) (report.MegatronRow, error) {
+func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
 	r, _, _, _, err := megatronRuns(ctx, pub)
 	return r, err
 }
@@ -317,7 +316,7 @@ func megatronRow(ctx context.Context, pub published.Published) (report.MegatronR
 // megatronRuns is megatronRow with the three predictions it shows:
 // Megatron's plan read at the defaults, its fastest reading, and
 // placer's plan.
-func megatronRuns(ctx context.Context, pub published.Published) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
+func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
 	var none scale.Result
 	p, err := scale.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
@@ -374,7 +373,7 @@ func megatronRuns(ctx context.Context, pub published.Published) (report.Megatron
 // GPU and TFLOP/s per GPU in Megatron-LM's current count
 // (transformer.CausalFLOPs), the error counted on tokens/s (no FLOP count
 // enters it: GPT-OSS's published TFLOP/s count its MLP otherwise).
-func bridgeRow(ctx context.Context, pub published.Published) (report.MegatronRow, error) {
+func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
 	r, own, fast, best, err := megatronRuns(ctx, pub)
 	if err != nil {
 		return r, err
@@ -404,7 +403,7 @@ type LayersOptions struct {
 	// Measured is the file of measured blocks (published.ReadMeasuredLayers).
 	Measured string
 	// Steps is a kernelbench file whose whole one-GPU steps and their
-	// parts are checked too (published.ReadKernelBench); "": none.
+	// parts are checked too (published.ReadMeasuredSteps); "": none.
 	Steps string
 	// Cluster is the pod whose kernels predict them ("" = dgx-h100).
 	Cluster string
@@ -455,7 +454,7 @@ func Layers(o LayersOptions) (report.Layers, error) {
 // glue, whole eager MoE layers (moehost); a file with none of them is an
 // error.
 func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
-	steps, err := readFile(name, published.ReadKernelBench)
+	steps, err := readFile(name, published.ReadMeasuredSteps)
 	if err != nil && !errors.Is(err, published.ErrNoSteps) {
 		return err
 	}

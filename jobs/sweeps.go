@@ -4,9 +4,8 @@ import (
 	"context"
 	"math"
 
-	"github.com/placer/placer/evaluate/scale/published"
-
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/report"
 )

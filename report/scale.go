@@ -9,11 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale/published"
-
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // ScalePlan is one plan of a transformer at cluster scale and its

@@ -34,12 +34,12 @@ func TestMegatronBridgeRows(t *testing.T) {
 
 // BenchmarkSearchBridgeLargest: the search of Megatron-Bridge's largest
 // rows: Llama 3.1 405B on 1,024 H100s and Qwen3-235B-A22B on 256, FP8
-// (issue 45: at most 10 CPU s each).
+// (at most 10 CPU s each).
 //
 //	go test -run xxx -bench SearchBridgeLargest -benchtime 1x ./evaluate/scale
 func BenchmarkSearchBridgeLargest(b *testing.B) {
 	rows := MegatronBridge()
-	for _, row := range []Published{rows[2], rows[5]} {
+	for _, row := range []Row{rows[2], rows[5]} {
 		b.Run(strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
 			p, err := scale.PodOf(row.Pod, row.GPUs)
 			if err != nil {
@@ -64,7 +64,7 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 func BenchmarkSearchBridgeLargestFor(b *testing.B) {
 	rows := MegatronBridge()
 	for _, t := range []scale.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
-		for _, row := range []Published{rows[2], rows[5]} {
+		for _, row := range []Row{rows[2], rows[5]} {
 			b.Run(t.Name+"/"+strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
 				p, err := scale.PodOf(row.Pod, row.GPUs)
 				if err != nil {

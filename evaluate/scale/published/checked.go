@@ -14,11 +14,11 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Where placer's model was checked (issue 53 item 6): a plan uses
+// Where placer's model was checked: a plan uses
 // features (tensor, pipeline, virtual and context parallelism, FSDP,
 // experts, FP8 by recipe, recomputation by kind, the overlaps, latent
 // attention, a sliding window, ...), and a feature is checked where a
-// published row that uses it is predicted within the issue's tolerance:
+// published row that uses it is predicted within a tolerance:
 // 10% for a dense model, 15% for one with experts. A plan whose every
 // feature is checked is inside the checked regime; the others are
 // marked, with the features no row vouches for.
@@ -143,7 +143,7 @@ func checkRows(ctx context.Context) ([]rowError, error) {
 	}
 	tables := []struct {
 		name string
-		rows []Published
+		rows []Row
 	}{{"Megatron-LM H100", MegatronTable()}, {"Megatron-LM A100", MegatronA100()}, {"Llama 3 405B", Llama3()},
 		{"Megatron-Bridge 25.11", MegatronBridge()}}
 	for _, t := range tables {

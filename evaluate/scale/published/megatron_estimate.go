@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/scale"
-
 	"github.com/placer/placer/graph/transformer"
 )
 

@@ -91,7 +91,7 @@ func TestMegatronDefault(t *testing.T) {
 	// keeps about 113 GB of activations and weights per GPU (108 GB
 	// with selective recomputation, 28 GB with full).
 	m := transformer.GPT(80, 8192, 64, 32768, 131072, 64)
-	big := Published{Name: "tight", Model: m, Pod: "dgx-h100", GPUs: 64,
+	big := Row{Name: "tight", Model: m, Pod: "dgx-h100", GPUs: 64,
 		Strategy: scale.Strategy{Tensor: 8, Pipeline: 8, Replicas: 1, SequenceParallel: true}, Megatron: true}
 	p, err = scale.PodOf(big.Pod, big.GPUs)
 	if err != nil {

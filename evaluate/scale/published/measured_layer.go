@@ -8,10 +8,9 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/internal/lines"
-
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/lines"
 )
 
 // MeasuredLayer is one transformer block timed on one GPU: forward and

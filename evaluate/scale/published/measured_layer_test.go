@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
-
 	"github.com/placer/placer/graph"
 )
 

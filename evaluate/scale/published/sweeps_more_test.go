@@ -5,11 +5,10 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
-
 	"github.com/placer/placer/graph/transformer"
 )
 
-// TestPublishedSweepsRead: every row of the sweeps of sweeps_published.go
+// TestPublishedSweepsRead: every row of the sweeps of sweeps_more.go
 // is a plan placer writes (its workload, cluster and strategy read as
 // placer eval reads them, and resolved), on the GPUs the publication
 // states, its global batch that of the row's source, with the

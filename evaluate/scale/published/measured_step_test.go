@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
-
 	"github.com/placer/placer/graph"
 )
 
@@ -28,7 +27,7 @@ const kernelbenchLines = `{"kind": "gemm", "name": "1.7B.qkv.fwd", "seconds": 0.
 // order, other sections and failed cases skipped; the errors name their
 // line.
 func TestReadKernelBench(t *testing.T) {
-	got, err := ReadKernelBench(strings.NewReader(kernelbenchLines))
+	got, err := ReadMeasuredSteps(strings.NewReader(kernelbenchLines))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +54,7 @@ func TestReadKernelBench(t *testing.T) {
 		{`{"kind": "between", "name": "1.7B.adam.fused", "seconds": 1, "params": -1}`, "params -1"},
 		{`{"kind": "between", "name": "1.7B.output-layer+cross-entropy", "fwd_seconds": 1}`, "no bwd_seconds"},
 	} {
-		_, err := ReadKernelBench(strings.NewReader(c.in))
+		_, err := ReadMeasuredSteps(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to say %q", c.in, err, c.want)
 		}
@@ -72,7 +71,7 @@ func FuzzReadKernelBench(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		steps, err := ReadKernelBench(bytes.NewReader(b))
+		steps, err := ReadMeasuredSteps(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
@@ -92,7 +91,7 @@ func FuzzReadKernelBench(f *testing.F) {
 // Adam is its 28 bytes a parameter at the elementwise class's bandwidth,
 // by hand.
 func TestCheckStepsParts(t *testing.T) {
-	steps, err := ReadKernelBench(strings.NewReader(kernelbenchLines))
+	steps, err := ReadMeasuredSteps(strings.NewReader(kernelbenchLines))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +153,7 @@ func checkH100Step(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	steps, err := ReadKernelBench(f)
+	steps, err := ReadMeasuredSteps(f)
 	if err != nil {
 		t.Fatal(err)
 	}

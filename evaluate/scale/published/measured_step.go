@@ -40,7 +40,7 @@ type MeasuredStep struct {
 	Attention string
 }
 
-// kernelLine is the part of a kernelbench line ReadKernelBench reads.
+// kernelLine is the part of a kernelbench line ReadMeasuredSteps reads.
 type kernelLine struct {
 	Kind   string   `json:"kind"`
 	Name   string   `json:"name"`
@@ -57,15 +57,15 @@ type kernelLine struct {
 	Attn   string   `json:"attention"`
 }
 
-// ErrNoSteps is ReadKernelBench's error for a file without whole steps.
+// ErrNoSteps is ReadMeasuredSteps's error for a file without whole steps.
 var ErrNoSteps = errors.New("no measured steps (kernelbench's between section)")
 
-// ReadKernelBench reads the between section of a kernelbench file (one
+// ReadMeasuredSteps reads the between section of a kernelbench file (one
 // JSON object a line; other sections' lines and lines that record a
 // failed case are skipped) into one MeasuredStep a row, in the order of
 // MegatronTable. A row must be one of that table's and have its whole
 // step measured.
-func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
+func ReadMeasuredSteps(r io.Reader) ([]MeasuredStep, error) {
 	byRow := map[string]*MeasuredStep{}
 	err := lines.Each(r, func(n int, text string) error {
 		var l kernelLine
@@ -169,7 +169,7 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 	return out, nil
 }
 
-// betweenParts are the between section's parts ReadKernelBench reads.
+// betweenParts are the between section's parts ReadMeasuredSteps reads.
 var betweenParts = []string{"step", "output-layer+cross-entropy", "embedding", "adam.fused"}
 
 // splitPart splits a between line's name, ROW.PART, where the row's name
@@ -223,7 +223,7 @@ type StepCheck struct {
 // BF16 copy and the gradient buffer's zeroing, which kernelbench does
 // not run, left out).
 func CheckSteps(steps []MeasuredStep, p scale.Pod) ([]StepCheck, error) {
-	rows := map[string]Published{}
+	rows := map[string]Row{}
 	for _, r := range MegatronTable() {
 		rows[r.Name] = r
 	}

@@ -8,9 +8,8 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
-	"github.com/placer/placer/internal/lines"
-
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/lines"
 )
 
 // MeasuredMoE is one part of an MoE layer besides its experts, timed on
