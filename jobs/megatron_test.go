@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // TestMegatronRowsReproduce: one plan, one number. A row of report
@@ -16,8 +16,8 @@ import (
 // 70B row printed a plan that eval scored 1.2% lower, its untied output
 // layer left out of the model the report printed).
 func TestMegatronRowsReproduce(t *testing.T) {
-	pick := func(rows []scale.Published, names ...string) []scale.Published {
-		var out []scale.Published
+	pick := func(rows []published.Row, names ...string) []published.Row {
+		var out []published.Row
 		for _, r := range rows {
 			for _, n := range names {
 				if r.Name == n {
@@ -27,9 +27,9 @@ func TestMegatronRowsReproduce(t *testing.T) {
 		}
 		return out
 	}
-	pubs := pick(scale.MegatronTable(), "1.7B", "70B")
-	pubs = append(pubs, scale.MegatronA100()[0])
-	pubs = append(pubs, scale.Llama3()[0])
+	pubs := pick(published.MegatronTable(), "1.7B", "70B")
+	pubs = append(pubs, published.MegatronA100()[0])
+	pubs = append(pubs, published.Llama3()[0])
 	ctx := context.Background()
 	for _, pub := range pubs {
 		row, err := megatronRow(ctx, pub)
@@ -85,7 +85,7 @@ func TestSpearman(t *testing.T) {
 // of a row replaced by others, the row's predictions, plans and memory
 // are the same to the bit; only the error moves.
 func TestPredictionsIgnorePublished(t *testing.T) {
-	rows := []scale.Published{scale.MegatronTable()[0], scale.MegatronTable()[3], scale.MegatronStrongScaling()[0], scale.MegatronA100()[0], scale.Llama3()[0]}
+	rows := []published.Row{published.MegatronTable()[0], published.MegatronTable()[3], published.MegatronStrongScaling()[0], published.MegatronA100()[0], published.Llama3()[0]}
 	ctx := context.Background()
 	for _, pub := range rows {
 		want, err := megatronRow(ctx, pub)
@@ -115,9 +115,9 @@ func TestPredictionsIgnorePublished(t *testing.T) {
 // same to the bit (the dense FP8 row and the two MoE rows of the
 // smallest GPU counts).
 func TestBridgeIgnoresPublished(t *testing.T) {
-	all := scale.MegatronBridge()
+	all := published.MegatronBridge()
 	ctx := context.Background()
-	for _, pub := range []scale.Published{all[0], all[3], all[4]} {
+	for _, pub := range []published.Row{all[0], all[3], all[4]} {
 		want, err := bridgeRow(ctx, pub)
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -80,13 +81,13 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 }
 
 // offRow adds to a published plan's unchecked features its own row when
-// placer predicts that row outside the tolerance (scale.CheckedDense,
+// placer predicts that row outside the tolerance (published.CheckedDense,
 // CheckedMoE): a plan whose own figure placer misses is not inside the
 // checked regime, whatever rows vouch for its features.
 func offRow(m transformer.Spec, e float64, unchecked []string) []string {
-	tol := scale.CheckedDense
+	tol := published.CheckedDense
 	if m.MoE() {
-		tol = scale.CheckedMoE
+		tol = published.CheckedMoE
 	}
 	if abs(e) > tol {
 		return append(unchecked, fmt.Sprintf("its row (%+.0f%%)", 100*e))
@@ -94,15 +95,15 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 	return unchecked
 }
 
-// regime is scale.Regime over the published rows placer predicts within
-// tolerance (scale.Checked, computed once a process). A failure to
-// compute them leaves every feature unchecked.
+// regime is published.Regime over the published rows placer predicts within
+// tolerance (published.Checked: the committed table, not recomputed). A
+// failure to read them leaves every feature unchecked.
 func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) {
-	rows, err := scale.Checked(context.Background())
+	rows, err := published.Checked()
 	if err != nil {
 		rows = nil
 	}
-	return scale.Regime(rows, m, s)
+	return published.Regime(rows, m, s)
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload
@@ -214,17 +215,17 @@ type MegatronOptions struct {
 // placer's best plan for the same model, GPUs and batch.
 func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	rep := report.Megatron{Hardware: "h100 and a100 presets, dgx pods"}
-	row := func(pub scale.Published) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
-	var speedups, published, predicted []float64
+	row := func(pub published.Row) (report.MegatronRow, error) { return megatronRow(ctx, pub) }
+	var speedups, pubTFLOPs, predTFLOPs []float64
 	var sumAbs, sum, sumFast float64
-	for _, pub := range scale.MegatronTable() {
+	for _, pub := range published.MegatronTable() {
 		r, err := row(pub)
 		if err != nil {
 			return rep, err
 		}
 		rep.Rows = append(rep.Rows, r)
 		speedups = append(speedups, r.Speedup)
-		published, predicted = append(published, r.PublishedTFLOPs), append(predicted, r.PredictedTFLOPs)
+		pubTFLOPs, predTFLOPs = append(pubTFLOPs, r.PublishedTFLOPs), append(predTFLOPs, r.PredictedTFLOPs)
 		sumAbs += abs(r.Error)
 		sum += r.Error
 		sumFast += abs(r.FastestError)
@@ -232,7 +233,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	}
 	n := float64(len(rep.Rows))
 	rep.MeanAbsError, rep.MeanError, rep.FastestMeanAbsError = sumAbs/n, sum/n, sumFast/n
-	rep.Spearman = spearman(published, predicted)
+	rep.Spearman = spearman(pubTFLOPs, predTFLOPs)
 	rep.GeomeanSpeedup = stat.GeometricMean(speedups, nil)
 	var checked []float64
 	for _, r := range rep.Rows {
@@ -243,21 +244,21 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	if rep.CheckedRows = len(checked); len(checked) > 0 {
 		rep.CheckedSpeedup = stat.GeometricMean(checked, nil)
 	}
-	for _, pub := range scale.MegatronStrongScaling() {
+	for _, pub := range published.MegatronStrongScaling() {
 		r, err := row(pub)
 		if err != nil {
 			return rep, err
 		}
 		rep.Strong = append(rep.Strong, r)
 	}
-	for _, pub := range scale.MegatronA100() {
+	for _, pub := range published.MegatronA100() {
 		r, err := row(pub)
 		if err != nil {
 			return rep, err
 		}
 		rep.A100 = append(rep.A100, r)
 	}
-	for _, pub := range scale.Llama3() {
+	for _, pub := range published.Llama3() {
 		r, err := row(pub)
 		if err != nil {
 			return rep, err
@@ -265,7 +266,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		rep.Llama3 = append(rep.Llama3, r)
 	}
 	var bAbs, bSum float64
-	for _, pub := range scale.MegatronBridge() {
+	for _, pub := range published.MegatronBridge() {
 		r, err := bridgeRow(ctx, pub)
 		if err != nil {
 			return rep, err
@@ -322,7 +323,7 @@ func ranks(x []float64) []float64 {
 // configuration and placer's best plan (the search's answer), with the
 // workload and pod a user gives placer eval and search to get the same
 // figures (--workload, --cluster).
-func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, error) {
+func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
 	r, _, _, _, err := megatronRuns(ctx, pub)
 	return r, err
 }
@@ -330,17 +331,17 @@ func megatronRow(ctx context.Context, pub scale.Published) (report.MegatronRow, 
 // megatronRuns is megatronRow with the three predictions it shows:
 // Megatron's plan read at the defaults, its fastest reading, and
 // placer's plan.
-func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
+func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
 	var none scale.Result
 	p, err := scale.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}
-	own, err := scale.MegatronDefault(ctx, pub, p)
+	own, err := published.MegatronDefault(ctx, pub, p)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 	}
-	fast, err := scale.MegatronPlan(ctx, pub, p)
+	fast, err := published.MegatronPlan(ctx, pub, p)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
 	}
@@ -368,7 +369,7 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 		PlacerPlan: got.Best.Plan.String(), PlacerTFLOPs: got.Best.TFLOPs, PlacerMFU: got.Best.MFU, PlacerMemory: got.Best.Memory,
 		Speedup: own.Step / got.Best.Step, Search: (optimize.ProcessCPU() - start).Seconds()}
 	r.MegatronFits, r.PlacerFits = own.Fits, got.Best.Fits
-	wo, act := scale.MegatronLMEstimate(pub.Model, own.Plan)
+	wo, act := published.MegatronLMEstimate(pub.Model, own.Plan)
 	r.MegatronLMEstimate = int64(wo + act)
 	_, r.MegatronUnchecked = regime(pub.Model, own.Plan.Strategy)
 	_, r.PlacerUnchecked = regime(pub.Model, got.Best.Plan.Strategy)
@@ -382,12 +383,12 @@ func megatronRuns(ctx context.Context, pub scale.Published) (report.MegatronRow,
 	return r, own, fast, got.Best, nil
 }
 
-// bridgeRow is one row of Megatron-Bridge's table (scale.MegatronBridge):
+// bridgeRow is one row of Megatron-Bridge's table (published.MegatronBridge):
 // megatronRow's figures as that table gives them, tokens a second per
 // GPU and TFLOP/s per GPU in Megatron-LM's current count
 // (transformer.CausalFLOPs), the error counted on tokens/s (no FLOP count
 // enters it: GPT-OSS's published TFLOP/s count its MLP otherwise).
-func bridgeRow(ctx context.Context, pub scale.Published) (report.MegatronRow, error) {
+func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, error) {
 	r, own, fast, best, err := megatronRuns(ctx, pub)
 	if err != nil {
 		return r, err
@@ -414,10 +415,10 @@ func PodPresets() []string { return scale.PodPresets() }
 
 // LayersOptions are placer report layers'.
 type LayersOptions struct {
-	// Measured is the file of measured blocks (scale.ReadMeasuredLayers).
+	// Measured is the file of measured blocks (published.ReadMeasuredLayers).
 	Measured string
 	// Steps is a kernelbench file whose whole one-GPU steps and their
-	// parts are checked too (scale.ReadKernelBench); "": none.
+	// parts are checked too (published.ReadMeasuredSteps); "": none.
 	Steps string
 	// Cluster is the pod whose kernels predict them ("" = dgx-h100).
 	Cluster string
@@ -447,14 +448,14 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	if o.Measured == "" {
 		return rep, nil
 	}
-	layers, err := readFile(o.Measured, scale.ReadMeasuredLayers)
+	layers, err := readFile(o.Measured, published.ReadMeasuredLayers)
 	if err != nil {
 		return report.Layers{}, err
 	}
-	if rep.Layers, err = scale.CheckLayers(layers, p); err != nil {
+	if rep.Layers, err = published.CheckLayers(layers, p); err != nil {
 		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
-	fit, err := scale.FitGEMM(layers, p)
+	fit, err := published.FitGEMM(layers, p)
 	if err != nil {
 		return report.Layers{}, fmt.Errorf("%s: %w", o.Measured, err)
 	}
@@ -468,12 +469,12 @@ func Layers(o LayersOptions) (report.Layers, error) {
 // glue, whole eager MoE layers (moehost); a file with none of them is an
 // error.
 func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
-	steps, err := readFile(name, scale.ReadKernelBench)
-	if err != nil && !errors.Is(err, scale.ErrNoSteps) {
+	steps, err := readFile(name, published.ReadMeasuredSteps)
+	if err != nil && !errors.Is(err, published.ErrNoSteps) {
 		return err
 	}
 	if len(steps) > 0 {
-		if rep.Steps, err = scale.CheckSteps(steps, *p); err != nil {
+		if rep.Steps, err = published.CheckSteps(steps, *p); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
@@ -486,16 +487,16 @@ func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	moe, err := readFile(name, scale.ReadMoEBench)
+	moe, err := readFile(name, published.ReadMoEBench)
 	if err != nil {
 		return err
 	}
-	rep.MoE = scale.CheckMoE(moe, p)
-	host, err := readFile(name, scale.ReadMoEHostBench)
+	rep.MoE = published.CheckMoE(moe, p)
+	host, err := readFile(name, published.ReadMoEHostBench)
 	if err != nil {
 		return err
 	}
-	rep.MoEHost = scale.CheckMoEHost(host, p)
+	rep.MoEHost = published.CheckMoEHost(host, p)
 	if len(rep.Steps) == 0 && len(rep.Attention) == 0 && len(rep.MoE) == 0 && len(rep.MoEHost) == 0 {
 		return fmt.Errorf("%s: no whole steps, attention cases, MoE parts or MoE layers (kernelbench's between, attention, moe and moehost sections)", name)
 	}

@@ -5,25 +5,26 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/report"
 )
 
-// Sweeps is placer report sweeps: every published sweep of scale.Sweeps,
+// Sweeps is placer report sweeps: every published sweep of published.Sweeps,
 // each row read as placer eval reads its workload, cluster and strategy,
 // predicted in the sweep's unit, and the order within each sweep against
 // the measured one.
-func Sweeps(ctx context.Context) (report.Sweeps, error) { return sweepsOf(ctx, scale.Sweeps()) }
+func Sweeps(ctx context.Context) (report.Sweeps, error) { return sweepsOf(ctx, published.Sweeps()) }
 
 // sweepsOf is Sweeps of the given sweeps.
-func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) {
+func sweepsOf(ctx context.Context, sweeps []published.Sweep) (report.Sweeps, error) {
 	var rep report.Sweeps
 	var sumAbs, sumPeak float64
 	for _, sw := range sweeps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == scale.Order}
+		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == published.Order}
 		var measured, predicted []float64
 		var labels []string
 		for _, row := range sw.Rows {
@@ -78,7 +79,7 @@ func sweepsOf(ctx context.Context, sweeps []scale.Sweep) (report.Sweeps, error) 
 // sweepRow predicts one row: its workload, cluster and strategy read as
 // placer eval reads them (a refusal is the row's answer, not an error of
 // the report), the step converted to the sweep's unit.
-func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
+func sweepRow(unit published.SweepUnit, row published.SweepRow) report.SweepRow {
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
 		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
 	res, m, p, err := evalSweepRow(row)
@@ -87,12 +88,12 @@ func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 		return r
 	}
 	switch unit {
-	case scale.StepSeconds, scale.Order:
+	case published.StepSeconds, published.Order:
 		r.Predicted = res.Step
 	default:
 		r.Predicted = float64(m.Batch) * float64(m.Seq) / res.Step / float64(p.GPUs())
 	}
-	if unit != scale.Order { // a rank is no figure to be off by
+	if unit != published.Order { // a rank is no figure to be off by
 		r.Error = r.Predicted/row.Measured - 1
 	}
 	r.Fits = res.Fits
@@ -116,7 +117,7 @@ func sweepRow(unit scale.SweepUnit, row scale.SweepRow) report.SweepRow {
 	return r
 }
 
-func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod, error) {
+func evalSweepRow(row published.SweepRow) (scale.Result, transformer.Spec, scale.Pod, error) {
 	m, err := transformer.Parse(row.Workload)
 	if err != nil {
 		return scale.Result{}, m, scale.Pod{}, err
@@ -144,9 +145,9 @@ func evalSweepRow(row scale.SweepRow) (scale.Result, transformer.Spec, scale.Pod
 // measured and predicted (the first of equals). In an Order sweep the
 // measured figures are ranks (1 the fastest) and the predicted ones
 // seconds: fewer is faster in both.
-func sweepOrder(u scale.SweepUnit, measured, predicted []float64) (pairs, concordant, tied, fm, fp int) {
+func sweepOrder(u published.SweepUnit, measured, predicted []float64) (pairs, concordant, tied, fm, fp int) {
 	faster := func(a, b float64) bool { return a > b }
-	if u == scale.StepSeconds || u == scale.Order {
+	if u == published.StepSeconds || u == published.Order {
 		faster = func(a, b float64) bool { return a < b }
 	}
 	for i := range measured {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // TestSweepOrder: pairs by hand. Tokens a second 10, 20, 30 predicted
@@ -16,24 +16,24 @@ import (
 // numbers order the other way, which placer's 11 < 25 also does.
 func TestSweepOrder(t *testing.T) {
 	m, p := []float64{10, 20, 30}, []float64{11, 25, 25}
-	pairs, conc, tied, fm, fp := sweepOrder(scale.TokensPerGPU, m, p)
+	pairs, conc, tied, fm, fp := sweepOrder(published.TokensPerGPU, m, p)
 	if pairs != 3 || conc != 2 || tied != 1 || fm != 2 || fp != 1 {
 		t.Errorf("tokens: %d pairs, %d concordant, %d tied, fastest %d and %d; want 3, 2, 1, 2, 1", pairs, conc, tied, fm, fp)
 	}
-	pairs, conc, tied, fm, fp = sweepOrder(scale.StepSeconds, m, p)
+	pairs, conc, tied, fm, fp = sweepOrder(published.StepSeconds, m, p)
 	if pairs != 3 || conc != 2 || tied != 1 || fm != 0 || fp != 0 {
 		t.Errorf("seconds: %d pairs, %d concordant, %d tied, fastest %d and %d; want 3, 2, 1, 0, 0", pairs, conc, tied, fm, fp)
 	}
 	// Order: ranks 1 and 2 (1 the fastest) against seconds; the first
 	// row predicted faster agrees, the other way it does not.
-	if pairs, conc, _, fm, fp = sweepOrder(scale.Order, []float64{1, 2}, []float64{2.5, 2.7}); pairs != 1 || conc != 1 || fm != 0 || fp != 0 {
+	if pairs, conc, _, fm, fp = sweepOrder(published.Order, []float64{1, 2}, []float64{2.5, 2.7}); pairs != 1 || conc != 1 || fm != 0 || fp != 0 {
 		t.Errorf("order: %d pairs, %d concordant, fastest %d and %d; want 1, 1, 0, 0", pairs, conc, fm, fp)
 	}
-	if _, conc, _, _, fp = sweepOrder(scale.Order, []float64{1, 2}, []float64{2.7, 2.5}); conc != 0 || fp != 1 {
+	if _, conc, _, _, fp = sweepOrder(published.Order, []float64{1, 2}, []float64{2.7, 2.5}); conc != 0 || fp != 1 {
 		t.Errorf("order reversed: %d concordant, fastest predicted %d; want 0, 1", conc, fp)
 	}
 	// Reversed: no pair concordant; equal measured figures order nothing.
-	if pairs, conc, _, _, _ = sweepOrder(scale.TokensPerGPU, []float64{1, 2, 2}, []float64{3, 2, 1}); pairs != 2 || conc != 0 {
+	if pairs, conc, _, _, _ = sweepOrder(published.TokensPerGPU, []float64{1, 2, 2}, []float64{3, 2, 1}); pairs != 2 || conc != 0 {
 		t.Errorf("reversed: %d pairs, %d concordant; want 2, 0", pairs, conc)
 	}
 }
@@ -43,7 +43,7 @@ func TestSweepOrder(t *testing.T) {
 // one line; swapping every published figure for another leaves every
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
-	sweeps := scale.Sweeps()
+	sweeps := published.Sweeps()
 	a, err := sweepsOf(context.Background(), sweeps)
 	if err != nil {
 		t.Fatal(err)
@@ -54,10 +54,10 @@ func TestSweeps(t *testing.T) {
 	if a.Ordered < 2 {
 		t.Errorf("%d rows ordered only, want the README's 2", a.Ordered)
 	}
-	swapped := make([]scale.Sweep, len(sweeps))
+	swapped := make([]published.Sweep, len(sweeps))
 	for i, sw := range sweeps {
 		swapped[i] = sw
-		swapped[i].Rows = append([]scale.SweepRow(nil), sw.Rows...)
+		swapped[i].Rows = append([]published.SweepRow(nil), sw.Rows...)
 		for j := range swapped[i].Rows {
 			swapped[i].Rows[j].Measured *= 1.37 + 0.01*float64(j)
 			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
@@ -126,8 +126,8 @@ func TestSweeps(t *testing.T) {
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Abs(b)) }
 
 // TestPublishedRunsFit: every plan published as run (each sweep's rows,
-// cited in its Source, scale.Sweeps; Megatron-Bridge's 25.11 table,
-// scale.MegatronBridge) fits the GPU's memory in placer's model at the
+// cited in its Source, published.Sweeps; Megatron-Bridge's 25.11 table,
+// published.MegatronBridge) fits the GPU's memory in placer's model at the
 // default margin. The rows placer still calls over are listed with
 // why; a listed row that comes to fit fails the test too, so the list
 // only shrinks.
@@ -146,7 +146,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := sweepsOf(context.Background(), scale.Sweeps())
+	rep, err := sweepsOf(context.Background(), published.Sweeps())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,12 +173,12 @@ func TestPublishedRunsFit(t *testing.T) {
 	// page, Llama 2 70B at local batch 2 with selective checkpointing
 	// (the page's footnote: "local batch 2 with selective checkpointing
 	// ran out of memory"; scale's torchtitanA100Source).
-	oom := scale.SweepRow{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=128",
+	oom := published.SweepRow{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=128",
 		Cluster: "dgx-a100:8", Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 1}
-	if r := sweepRow(scale.TokensPerGPU, oom); r.Refused != "" || r.Fits {
+	if r := sweepRow(published.TokensPerGPU, oom); r.Refused != "" || r.Fits {
 		t.Errorf("torchtitan A100 Llama 2 70B, local batch 2, selective op (ran out of memory): fits %v, refused %q; want over", r.Fits, r.Refused)
 	}
-	for _, pub := range scale.MegatronBridge() {
+	for _, pub := range published.MegatronBridge() {
 		r, err := bridgeRow(context.Background(), pub)
 		if err != nil {
 			t.Fatal(err)
@@ -197,7 +197,7 @@ func TestPublishedRunsFit(t *testing.T) {
 // plan is within 2% of it (measured 0.2% to 1.1%, 2026-11-27): a
 // second opinion, not a measurement.
 func TestBesideMegatronLMEstimate(t *testing.T) {
-	for _, pub := range scale.MegatronA100() {
+	for _, pub := range published.MegatronA100() {
 		r, err := megatronRow(context.Background(), pub)
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // ScalePlan is one plan of a transformer at cluster scale and its
@@ -30,7 +31,7 @@ type ScalePlan struct {
 	scale.Result
 	// CheckedBy names, for each feature of the plan a published row
 	// predicted within tolerance vouches for, that row
-	// (scale.Checked); Unchecked are the features none does: a plan
+	// (published.Checked); Unchecked are the features none does: a plan
 	// with some is outside the regime placer was checked in.
 	CheckedBy map[string]string `json:"checked_by,omitempty"`
 	Unchecked []string          `json:"unchecked,omitempty"`
@@ -366,7 +367,7 @@ type MegatronRow struct {
 	PublishedMFU    float64 `json:"published_mfu"`
 	// Megatron's own configuration read as it ran (what the row states,
 	// the rest at the framework's documented defaults:
-	// scale.MegatronDefault) and placer's prediction of it.
+	// published.MegatronDefault) and placer's prediction of it.
 	MegatronPlan    string  `json:"megatron_plan"`
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
 	PredictedMFU    float64 `json:"predicted_mfu"`
@@ -375,11 +376,11 @@ type MegatronRow struct {
 	MegatronMemory int64   `json:"megatron_memory_bytes"`
 	// MegatronLMEstimate is Megatron-LM's own estimate of the same
 	// plan's memory (theoretical_memory_usage.py: weights and optimizer
-	// plus activations, scale.MegatronLMEstimate): a second opinion
+	// plus activations, published.MegatronLMEstimate): a second opinion
 	// beside placer's MegatronMemory, not a measurement.
 	MegatronLMEstimate int64 `json:"megatron_lm_estimate_bytes,omitempty"`
 	// The fastest reading of what the row leaves open
-	// (scale.MegatronPlan), shown beside the default's, and its error.
+	// (published.MegatronPlan), shown beside the default's, and its error.
 	FastestPlan   string  `json:"fastest_plan"`
 	FastestTFLOPs float64 `json:"fastest_tflops"`
 	FastestMFU    float64 `json:"fastest_mfu"`
@@ -759,30 +760,30 @@ func WriteMegatronPlots(path string, m Megatron) ([]string, error) {
 }
 
 // Layers is placer report layers: measured transformer blocks against
-// the pod's prediction of them (scale.CheckLayers) and the GEMM
-// efficiency they give (scale.FitGEMM).
+// the pod's prediction of them (published.CheckLayers) and the GEMM
+// efficiency they give (published.FitGEMM).
 type Layers struct {
 	Measured string `json:"measured,omitempty"`
 	Cluster  string `json:"cluster"`
 	// GEMMEff is the pod's GEMM efficiency, the one Layers are
 	// predicted at.
-	GEMMEff float64            `json:"gemm_eff"`
-	Layers  []scale.LayerCheck `json:"layers,omitempty"`
-	Fit     *scale.GEMMFit     `json:"fit,omitempty"`
+	GEMMEff float64                `json:"gemm_eff"`
+	Layers  []published.LayerCheck `json:"layers,omitempty"`
+	Fit     *published.GEMMFit     `json:"fit,omitempty"`
 	// StepsFile is the kernelbench file of Steps: whole steps of a
 	// row on one GPU and their parts against the pod's prediction
-	// (scale.CheckSteps).
-	StepsFile string            `json:"steps_file,omitempty"`
-	Steps     []scale.StepCheck `json:"steps,omitempty"`
+	// (published.CheckSteps).
+	StepsFile string                `json:"steps_file,omitempty"`
+	Steps     []published.StepCheck `json:"steps,omitempty"`
 	// Attention and MoE are the same file's attention cases against the
 	// pod's fit (scale.CheckAttention) and its MoE layers' glue in plain
-	// PyTorch against placer's fused kernels (scale.CheckMoE).
+	// PyTorch against placer's fused kernels (published.CheckMoE).
 	Attention []scale.AttentionCheck `json:"attention,omitempty"`
-	MoE       []scale.MoECheck       `json:"moe,omitempty"`
+	MoE       []published.MoECheck   `json:"moe,omitempty"`
 	// MoEHost are the same file's whole eager MoE layers: wall time with
 	// the host, the GPU's busy time, and placer's kernels for the layer
-	// (scale.CheckMoEHost).
-	MoEHost []scale.MoEHostCheck `json:"moe_host,omitempty"`
+	// (published.CheckMoEHost).
+	MoEHost []published.MoEHostCheck `json:"moe_host,omitempty"`
 }
 
 // WriteLayers writes the blocks, the errors and the fit, then the whole

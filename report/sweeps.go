@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Sweeps is placer report sweeps: each published sweep (scale.Sweeps:
+// Sweeps is placer report sweeps: each published sweep (published.Sweeps:
 // one model under several plans on one cluster and stack, measured side
 // by side) with placer's prediction of every row it can write, and how
 // well it orders them.

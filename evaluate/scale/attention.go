@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/placer/placer/internal/lines"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -113,7 +115,7 @@ type attentionLine struct {
 // causal, a time that is not above 0.
 func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 	var out []MeasuredAttention
-	err := eachLine(r, func(n int, text string) error {
+	err := lines.Each(r, func(n int, text string) error {
 		var l attentionLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)

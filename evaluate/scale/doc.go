@@ -13,8 +13,10 @@
 // pod's node measures beyond it (Kernels: fused attention's rate, the SMs
 // an overlapped collective takes, NCCL's bus bandwidths), the collectives
 // by the pod's two-level network. Search enumerates the space of such
-// plans for a model and a pod. MegatronTable, MegatronA100 and Llama3
-// are published tables to check the model against.
+// plans for a model and a pod. OneGPU costs parts of a step on one GPU,
+// their kernels alone, as a measurement on one GPU times them. The
+// published tables and sweeps the model is checked against, and the
+// checks, are evaluate/scale/published, a client of this package.
 //
 // May import: graph/..., decision, evaluate/..., internal/...
 package scale

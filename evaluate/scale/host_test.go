@@ -96,7 +96,7 @@ func TestHostStages(t *testing.T) {
 	if len(r.HostStages) != 1 || !r.HostStages[0].Bound || !(r.HostStages[0].Exposed > 0) || !(r.HostExposed > 0) {
 		t.Errorf("small model: %+v, exposed %g; want host-bound", r.HostStages, r.HostExposed)
 	}
-	big := MegatronTable()[6] // 177B: tp 8, pp 6 on 2,304 H100s
+	big := megatronRow177B() // 177B: tp 8, pp 6 on 2,304 H100s
 	bp, _ := PodOf(big.Pod, big.GPUs)
 	br, err := Evaluate(big.Model, big.Strategy, bp)
 	if err != nil {

@@ -27,7 +27,7 @@ type Kernels struct {
 	// Attention are the fused attention kernels measured on the node's
 	// GPU, timed by shape (AttentionKernel), the one its runs use first
 	// (Transformer Engine's on H100: cuDNN's); the others check blocks
-	// measured with them (MeasuredLayer.Attention). None: fused
+	// measured with them (published.MeasuredLayer.Attention). None: fused
 	// attention at the matmul class's efficiency.
 	Attention []*AttentionKernel
 
@@ -137,7 +137,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
 //     1, sequence 4,096) measured on an H100 SXM with cuDNN's attention
 //     (measurements/2026-11-26-h100-b/layerbench-cudnn.jsonl) closest to
-//     placer's prediction of them, every other kernel as below (FitGEMM;
+//     placer's prediction of them, every other kernel as below (published.FitGEMM;
 //     `placer report layers --measured FILE` prints the fit and
 //     TestH100GEMMMeasured recomputes it): the nine within 4.6%. The same
 //     blocks with torch's flash kernel, each costed with its own

@@ -215,53 +215,6 @@ func BenchmarkEvaluateMoE1024(b *testing.B) {
 	}
 }
 
-// TestMegatronBridgeRows: every row's stated plan resolves on its pod as
-// the table states it (GPUs, TP x CP x PP x DP, EP, micro-batches).
-func TestMegatronBridgeRows(t *testing.T) {
-	want := []struct{ tp, cp, pp, dp, vp, ep, etp, M int }{
-		{1, 1, 1, 8, 1, 1, 1, 16}, {4, 1, 8, 2, 5, 1, 4, 64}, {8, 2, 8, 8, 8, 1, 8, 64},
-		{1, 1, 4, 16, 1, 8, 1, 8}, {1, 1, 2, 8, 24, 8, 1, 32}, {2, 1, 8, 16, 4, 32, 1, 128},
-	}
-	for i, row := range MegatronBridge() {
-		p, err := PodOf(row.Pod, row.GPUs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := Resolve(row.Model, row.Strategy, p)
-		if err != nil {
-			t.Errorf("%s: %v", row.Name, err)
-			continue
-		}
-		w := want[i]
-		if pl.T != w.tp || pl.C != w.cp || pl.P != w.pp || pl.D != w.dp || pl.V != w.vp || pl.EP != w.ep || pl.ETP != w.etp || pl.M != w.M {
-			t.Errorf("%s: %s (EP %d, ETP %d, M %d), want %+v", row.Name, pl, pl.EP, pl.ETP, pl.M, w)
-		}
-	}
-}
-
-// BenchmarkSearchBridgeLargest: the search of Megatron-Bridge's largest
-// rows: Llama 3.1 405B on 1,024 H100s and Qwen3-235B-A22B on 256, FP8
-// (issue 45: at most 10 CPU s each).
-//
-//	go test -run xxx -bench SearchBridgeLargest -benchtime 1x ./evaluate/scale
-func BenchmarkSearchBridgeLargest(b *testing.B) {
-	rows := MegatronBridge()
-	for _, row := range []Published{rows[2], rows[5]} {
-		b.Run(strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
-			p, err := PodOf(row.Pod, row.GPUs)
-			if err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				got, err := Search(context.Background(), row.Model, p, Space{FP8: row.Strategy.FP8})
-				if err != nil || !got.Found {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // TestFSDPMemory: FSDP on 8 GPUs shards a small Llama's 27,792,384
 // parameters (two blocks of 4,196,352 attention and norms + 3 x 1,024 x
 // 2,816 MLP = 12,847,104; embedding 1,048,576; output 1,049,600) over 8:

@@ -170,7 +170,7 @@ func TestMemory(t *testing.T) {
 
 // TestResolveErrors: bad plans are one line naming what is wrong.
 func TestResolveErrors(t *testing.T) {
-	big := MegatronTable()[8].Model // 462B: 144 heads, 112 layers, batch 3072
+	big := megatronRow462B().Model // 462B: 144 heads, 112 layers, batch 3072
 	p, _ := PodOf("dgx-h100", 6144)
 	cases := []struct {
 		text string
@@ -195,35 +195,8 @@ func TestResolveErrors(t *testing.T) {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
 	}
-	if _, err := Evaluate(big, MegatronTable()[8].Strategy, p); err != nil {
+	if _, err := Evaluate(big, megatronRow462B().Strategy, p); err != nil {
 		t.Errorf("Megatron's own 462B plan: %v", err)
-	}
-}
-
-// TestSearchBeatsMegatron: on every row of Megatron-LM's table the
-// exhaustive search returns a plan that fits and is no slower than the
-// row's own configuration in the same model; and it is the fastest
-// fitting plan: no plan it enumerates is faster.
-func TestSearchBeatsMegatron(t *testing.T) {
-	for _, row := range MegatronTable() {
-		p, err := PodOf(row.Pod, row.GPUs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		own, err := Evaluate(row.Model, row.Strategy, p)
-		if err != nil {
-			t.Fatalf("%s: %v", row.Name, err)
-		}
-		got, err := Search(t.Context(), row.Model, p, Space{})
-		if err != nil || !got.Found {
-			t.Fatalf("%s: %v, found %v", row.Name, err, got.Found)
-		}
-		if !got.Best.Fits || got.Best.Memory > p.Hardware.Memory-Reserve {
-			t.Errorf("%s: best plan %s does not fit", row.Name, got.Best)
-		}
-		if own.Fits && got.Best.Step > own.Step {
-			t.Errorf("%s: search %s slower than Megatron's %s", row.Name, got.Best, own)
-		}
 	}
 }
 
@@ -253,7 +226,7 @@ func TestSymmetry(t *testing.T) {
 }
 
 func BenchmarkEvaluate462B(b *testing.B) {
-	row := MegatronTable()[8]
+	row := megatronRow462B()
 	p, _ := PodOf(row.Pod, row.GPUs)
 	for b.Loop() {
 		if _, err := Evaluate(row.Model, row.Strategy, p); err != nil {
@@ -266,7 +239,7 @@ func BenchmarkEvaluate462B(b *testing.B) {
 // evaluates its plans, the phases of its degree (and its block alone)
 // cached by the first (issue 44).
 func BenchmarkEvaluateCached462B(b *testing.B) {
-	row := MegatronTable()[8]
+	row := megatronRow462B()
 	p, _ := PodOf(row.Pod, row.GPUs)
 	pl, err := Resolve(row.Model, row.Strategy, p)
 	if err != nil {
@@ -306,7 +279,7 @@ func BenchmarkFitsDeepSeekV3(b *testing.B) {
 }
 
 func BenchmarkSearch462B(b *testing.B) {
-	row := MegatronTable()[8]
+	row := megatronRow462B()
 	p, _ := PodOf(row.Pod, row.GPUs)
 	for b.Loop() {
 		if _, err := Search(b.Context(), row.Model, p, Space{}); err != nil {
@@ -317,7 +290,7 @@ func BenchmarkSearch462B(b *testing.B) {
 
 // TestPlanString: a resolved plan reads back as the same plan.
 func TestPlanString(t *testing.T) {
-	row := MegatronTable()[8]
+	row := megatronRow462B()
 	p, _ := PodOf(row.Pod, row.GPUs)
 	for _, text := range []string{"tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "tp=4,pp=16,recompute=full,mbs=2", "tp=8,pp=16,schedule=gpipe"} {
 		s, err := ParseStrategy(text)
@@ -439,7 +412,7 @@ func searched(pl Plan, layers int) bool {
 // TestSearchTop: the kept plans are the fastest fitting ones, sorted, the
 // best first.
 func TestSearchTop(t *testing.T) {
-	row := MegatronTable()[4]
+	row := megatronRow70B()
 	p, _ := PodOf(row.Pod, row.GPUs)
 	got, err := Search(t.Context(), row.Model, p, Space{Top: 5})
 	if err != nil || len(got.Top) != 5 {
@@ -630,31 +603,6 @@ func TestUnevenStages(t *testing.T) {
 	}
 }
 
-// TestLlama3: the Llama 3 paper's plan resolves (7, 8 x 14, 7 layers) and
-// its reading keeps its degrees and stages.
-func TestLlama3(t *testing.T) {
-	for _, row := range Llama3() {
-		p, err := PodOf(row.Pod, row.GPUs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pl, err := Resolve(row.Model, row.Strategy, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(pl.Stages) != 16 || pl.Stages[0] != 7 || pl.Stages[1] != 8 || pl.Stages[15] != 7 {
-			t.Errorf("stages %v", pl.Stages)
-		}
-		r, err := MegatronPlan(t.Context(), row, p)
-		if err != nil || !r.Fits {
-			t.Fatalf("%s: %v", r, err)
-		}
-		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.C != row.Strategy.C() || r.Plan.D != row.GPUs/(128*r.Plan.C) || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
-			t.Errorf("reading %s", r.Plan)
-		}
-	}
-}
-
 // TestBlockRecompute: recompute-layers=k recomputes k layers of each
 // chunk: by hand, each stage's backward is k recomputing layers and the
 // rest keeping theirs, M times the busiest; fewer recomputing layers is
@@ -718,7 +666,7 @@ func TestBlockRecompute(t *testing.T) {
 // the same Result to the bit, and the evaluator's per-stage path (a plan
 // that keeps its stage-tp) gives the same numbers.
 func TestStageTPUniform(t *testing.T) {
-	row := MegatronTable()[6] // 177B: 8 x 6 x 48
+	row := megatronRow177B() // 177B: 8 x 6 x 48
 	p, _ := PodOf(row.Pod, row.GPUs)
 	plain, err := ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
 	if err != nil {
@@ -810,7 +758,7 @@ func TestStageTP(t *testing.T) {
 	}
 
 	// Bad per-stage plans.
-	big := MegatronTable()[8].Model // 462B: 144 heads, 112 layers, batch 3072
+	big := megatronRow462B().Model // 462B: 144 heads, 112 layers, batch 3072
 	p6k, _ := PodOf("dgx-h100", 6144)
 	for _, c := range []struct{ text, want string }{
 		{"pp=2,stage-tp=4:8:8", "stage-tp=4:8:8 names 3 stages, pp=2 has 2"},
@@ -945,17 +893,6 @@ func TestContextParallel(t *testing.T) {
 	// The gradients reduce over the C x D GPUs of the same weights.
 	if _, dp := pl.groups(p, 0); dp.Size() != 2 {
 		t.Errorf("gradient group %+v, want the 2 context ranks", dp)
-	}
-	// cp=1 is the plan without it, to the bit.
-	for _, row := range append(MegatronTable()[:2], Llama3()[0]) {
-		pp, _ := PodOf(row.Pod, row.GPUs)
-		one := row.Strategy
-		one.Context = 1
-		r0, err0 := Evaluate(row.Model, row.Strategy, pp)
-		r1, err1 := Evaluate(row.Model, one, pp)
-		if err0 != nil || err1 != nil || r0.Step != r1.Step || r0.Memory != r1.Memory || r0.Plan.String() != r1.Plan.String() {
-			t.Errorf("%s: cp=1 %v %v, without %v %v", row.Name, r1, err1, r0, err0)
-		}
 	}
 }
 
@@ -1103,80 +1040,6 @@ func TestKorthikantiTable4(t *testing.T) {
 	}
 }
 
-// TestMegatronDefault: a Megatron-LM row is read as it ran: its stated
-// degrees with micro-batch 1, no virtual stages and no recomputation
-// (Megatron-LM's defaults) where that fits; the least recomputation
-// that fits where it does not; a row of another stack (Llama 3's) at
-// MegatronPlan's fastest reading.
-func TestMegatronDefault(t *testing.T) {
-	ctx := t.Context()
-	row := MegatronTable()[0] // 1.7B: TP 1, PP 1, DP 48
-	p, err := PodOf(row.Pod, row.GPUs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := MegatronDefault(ctx, row, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := r.Plan.String(), "tp=1,pp=1,dp=48,mbs=1,distopt=on"; got != want {
-		t.Errorf("1.7B read at the defaults: %s, want %s", got, want)
-	}
-	want, err := Evaluate(row.Model, Strategy{Tensor: 1, Pipeline: 1, Replicas: 48, MicroBatchSize: 1, DistOpt: true}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Step != want.Step {
-		t.Errorf("1.7B default reading: step %v, the stated plan at mbs=1 %v", r.Step, want.Step)
-	}
-
-	// A row whose plan does not fit without recomputation, nor with
-	// selective: a 70B-shaped GPT at sequence 32,768 on TP 8 x PP 8
-	// keeps about 113 GB of activations and weights per GPU (108 GB
-	// with selective recomputation, 28 GB with full).
-	m := transformer.GPT(80, 8192, 64, 32768, 131072, 64)
-	big := Published{Name: "tight", Model: m, Pod: "dgx-h100", GPUs: 64,
-		Strategy: Strategy{Tensor: 8, Pipeline: 8, Replicas: 1, SequenceParallel: true}, Megatron: true}
-	p, err = PodOf(big.Pod, big.GPUs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	none := big.Strategy
-	none.MicroBatchSize = 1
-	rn, err := Evaluate(big.Model, none, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err = MegatronDefault(ctx, big, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rn.Fits {
-		t.Fatalf("%s fits without recomputation: the case needs a plan that does not", rn.Plan)
-	}
-	if !r.Fits || r.Plan.Recompute != FullRecompute || r.Plan.V > 1 || r.Plan.MBS != 1 {
-		t.Errorf("does not fit without full recomputation: read as %s (fits %v)", r.Plan, r.Fits)
-	}
-
-	// Llama 3's rows ran on Meta's stack: the fastest reading.
-	l := Llama3()[0]
-	p, err = PodOf(l.Pod, l.GPUs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := MegatronDefault(ctx, l, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := MegatronPlan(ctx, l, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a.Plan.String() != b.Plan.String() || a.Step != b.Step {
-		t.Errorf("Llama 3 row: default %s, fastest %s", a.Plan, b.Plan)
-	}
-}
-
 // TestFitsAsEvaluated: fits, the memory alone, says what a whole
 // evaluation's Fits says, on every plan Search enumerates for models
 // that fit, fit only with recomputation, and do not fit at all.
@@ -1188,7 +1051,7 @@ func TestFitsAsEvaluated(t *testing.T) {
 	}{
 		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16},
 		{transformer.GPT(80, 8192, 64, 32768, 131072, 64), "dgx-h100", 64},
-		{MegatronTable()[4].Model, "dgx-h100", 768},
+		{megatronRow70B().Model, "dgx-h100", 768},
 	} {
 		p, err := PodOf(c.pod, c.gpus)
 		if err != nil {
@@ -1262,7 +1125,7 @@ func TestCachedAsEvaluated(t *testing.T) {
 // reading, with and without it, is the same plan at the same step from
 // the same evaluations.
 func TestPrefilterKeepsTheBest(t *testing.T) {
-	row := MegatronTable()[4]
+	row := megatronRow70B()
 	p, err := PodOf(row.Pod, row.GPUs)
 	if err != nil {
 		t.Fatal(err)

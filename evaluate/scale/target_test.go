@@ -1,9 +1,7 @@
 package scale
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"testing"
 )
 
@@ -57,32 +55,6 @@ func TestTargetSplits(t *testing.T) {
 	}{{Target{}, "0/0+emb+loss[1 2 4 8] "}, {Target{LayerChunks: true}, "0/0+emb+loss[1] "}} {
 		if got := show(Space{EmbeddingLayer: true, LossLayer: true, For: c.t}.splits(126, 16)); got != c.want {
 			t.Errorf("embedding and loss layers, %+v: %s, want %s", c.t, got, c.want)
-		}
-	}
-}
-
-// BenchmarkSearchBridgeLargestFor: BenchmarkSearchBridgeLargest's
-// searches for Megatron-LM (workloads/export's SearchTarget("megatron"):
-// fewer plans) and for any framework (the embedding and loss splits
-// added to every plan: more).
-//
-//	go test -run xxx -bench SearchBridgeLargestFor -benchtime 3x ./evaluate/scale
-func BenchmarkSearchBridgeLargestFor(b *testing.B) {
-	rows := MegatronBridge()
-	for _, t := range []Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
-		for _, row := range []Published{rows[2], rows[5]} {
-			b.Run(t.Name+"/"+strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
-				p, err := PodOf(row.Pod, row.GPUs)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for b.Loop() {
-					got, err := Search(context.Background(), row.Model, p, Space{FP8: row.Strategy.FP8, For: t})
-					if err != nil || !got.Found {
-						b.Fatal(err)
-					}
-				}
-			})
 		}
 	}
 }

@@ -1,20 +1,21 @@
-package scale
+package published
 
 import (
 	"context"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Published is one row of a published table of training throughput: a
+// Row is one row of a published table of training throughput: a
 // model, the cluster, the configuration its authors chose and what they
 // measured.
-type Published struct {
+type Row struct {
 	Name     string           `json:"model"`
 	Model    transformer.Spec `json:"-"`
 	Pod      string           `json:"-"` // pod preset
 	GPUs     int              `json:"gpus"`
-	Strategy Strategy
+	Strategy scale.Strategy
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
 	// RecomputeStated: the publication states the recomputation (else
@@ -56,8 +57,8 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 // does not state (the micro-batch size, the virtual stages,
 // recomputation) is left to MegatronPlan; the micro-batch size written
 // here, 1, is only where the search starts.
-func megatronStrategy(tp, pp, dp int) Strategy {
-	s := Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
+func megatronStrategy(tp, pp, dp int) scale.Strategy {
+	s := scale.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
 	if tp > 1 {
 		s.SequenceParallel, s.TPOverlap = true, true
 	}
@@ -66,12 +67,12 @@ func megatronStrategy(tp, pp, dp int) Strategy {
 
 // MegatronTable is Megatron-LM's weak-scaling table on H100s (README,
 // Megatron-Core r0.8.0, images/model_table.png), as the issue quotes it.
-func MegatronTable() []Published {
-	row := func(name string, heads, hidden, layers, tp, pp, gpus, batch int, tflops, mfu float64) Published {
-		return Published{Name: name, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
+func MegatronTable() []Row {
+	row := func(name string, heads, hidden, layers, tp, pp, gpus, batch int, tflops, mfu float64) Row {
+		return Row{Name: name, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
 			Strategy: megatronStrategy(tp, pp, gpus/(tp*pp)), TFLOPs: tflops, MFU: mfu, Megatron: true}
 	}
-	return []Published{
+	return []Row{
 		row("1.7B", 16, 2048, 24, 1, 1, 48, 192, 408.8, 0.41),
 		row("7.1B", 32, 4096, 30, 2, 1, 96, 192, 465.9, 0.47),
 		row("16B", 48, 6144, 32, 4, 1, 192, 192, 489.1, 0.49),
@@ -90,10 +91,10 @@ func MegatronTable() []Published {
 // (published at the two ends only: MFU of the others is 0 here). The
 // README does not state the plan; this takes the 177B row's TP 8 and PP 6
 // with the data-parallel size the GPUs leave.
-func MegatronStrongScaling() []Published {
-	var out []Published
+func MegatronStrongScaling() []Row {
+	var out []Row
 	for _, gpus := range []int{96, 192, 384, 768, 1536, 3072, 4608} {
-		p := Published{Name: "175B", Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
+		p := Row{Name: "175B", Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
 			Strategy: megatronStrategy(8, 6, gpus/48), Megatron: true}
 		switch gpus {
 		case 96:
@@ -119,10 +120,10 @@ func MegatronStrongScaling() []Published {
 // recomputation that fits is taken (selective, then full), as a user
 // who hit the limit would, and failing that MegatronPlan's fastest
 // reading. This is the reading an error against the published figure is
-// counted from (issue 44); MegatronPlan's fastest reading is shown beside
+// counted from; MegatronPlan's fastest reading is shown beside
 // it. A row run on another stack (row.Megatron false: Llama 3's) has no
 // documented defaults to read it at: its reading is MegatronPlan's.
-func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) {
+func MegatronDefault(ctx context.Context, row Row, p scale.Pod) (scale.Result, error) {
 	if !row.Megatron {
 		return MegatronPlan(ctx, row, p)
 	}
@@ -134,20 +135,20 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 		s.Virtual = 0
 	}
 	if !row.RecomputeStated {
-		s.Recompute, s.RecomputeLayers = NoRecompute, 0
+		s.Recompute, s.RecomputeLayers = scale.NoRecompute, 0
 	}
-	tries := []Strategy{s}
+	tries := []scale.Strategy{s}
 	if !row.RecomputeStated {
-		for _, rc := range []Recompute{SelectiveRecompute, FullRecompute} {
+		for _, rc := range []scale.Recompute{scale.SelectiveRecompute, scale.FullRecompute} {
 			t := s
 			t.Recompute = rc
 			tries = append(tries, t)
 		}
 	}
 	for _, t := range tries {
-		r, err := Evaluate(row.Model, t, p)
+		r, err := scale.Evaluate(row.Model, t, p)
 		if err != nil {
-			return Result{}, err
+			return scale.Result{}, err
 		}
 		if r.Fits {
 			return r, nil
@@ -164,35 +165,35 @@ func MegatronDefault(ctx context.Context, row Published, p Pod) (Result, error) 
 // not (virtual stages; the micro-batch size and recomputation where
 // unstated): the configuration's best reading, so that a plan placer
 // finds is not better only for a knob its authors would have set.
-func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
+func MegatronPlan(ctx context.Context, row Row, p scale.Pod) (scale.Result, error) {
 	want := row.Strategy
 	etp := want.ExpertTensor // the experts' tensor-parallel degree: tp's unless stated
 	if etp == 0 {
 		etp = want.T()
 	}
-	maxV := 0 // Search's default, unless the row states more virtual stages
+	maxV := 0 // scale.Search's default, unless the row states more virtual stages
 	if row.VirtualStated {
 		maxV = max(8, want.V())
 	}
-	got, err := Search(ctx, row.Model, p, Space{MaxVirtual: maxV, Keep: func(pl Plan) bool {
+	got, err := scale.Search(ctx, row.Model, p, scale.Space{MaxVirtual: maxV, Keep: func(pl scale.Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
 			pl.GradBF16 == want.GradBF16 && pl.EPOverlap == want.EPOverlap
-	}, Prefilter: func(s Strategy) bool {
+	}, Prefilter: func(s scale.Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
 		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
 			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
 	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP, Software: want.Software})
 	if err != nil {
-		return Result{}, err
+		return scale.Result{}, err
 	}
 	if !got.Found {
 		// No reading fits: the stated plan as it is, to show by how much.
-		return Evaluate(row.Model, want, p)
+		return scale.Evaluate(row.Model, want, p)
 	}
 	return got.Best, nil
 }
@@ -206,14 +207,14 @@ func MegatronPlan(ctx context.Context, row Published, p Pod) (Result, error) {
 // parallelism and selective recomputation (the paper's subject), no
 // tensor-parallel overlap (Megatron-LM had none then), tied embeddings
 // (Megatron's default then). The virtual stages are not stated.
-func MegatronA100() []Published {
-	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Published {
-		return Published{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
-			Strategy: Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
-				Recompute: SelectiveRecompute},
+func MegatronA100() []Row {
+	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Row {
+		return Row{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
+			Strategy: scale.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
+				Recompute: scale.SelectiveRecompute},
 			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true, Megatron: true}
 	}
-	return []Published{
+	return []Row{
 		row("22B", 64, 6144, 48, 1, 8, 4, 0.415),
 		row("175B", 96, 12288, 96, 8, 64, 64, 0.514),
 		row("530B", 128, 20480, 105, 35, 280, 280, 0.560),
@@ -235,18 +236,18 @@ func MegatronA100() []Published {
 // virtual stages, recomputation, how the replicas shard: Meta's FSDP is
 // taken as the distributed optimizer, the nearest in placer's space,
 // and sequence parallelism and its overlap are searched).
-func Llama3() []Published {
+func Llama3() []Row {
 	m, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=2048")
 	if err != nil {
 		panic(err) // a constant that parses
 	}
-	row := func(gpus int, tflops, mfu float64) Published {
-		return Published{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
-			Strategy: Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
+	row := func(gpus int, tflops, mfu float64) Row {
+		return Row{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
+			Strategy: scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
 				DistOpt: true, FirstLayers: 7, LastLayers: 7},
 			TFLOPs: tflops, MFU: mfu, FreeSP: true}
 	}
-	return []Published{row(8192, 430, 0.43), row(16384, 400, 0.41), Llama3LongContext()}
+	return []Row{row(8192, 430, 0.43), row(16384, 400, 0.41), Llama3LongContext()}
 }
 
 // Llama3LongContext is table 4's third row: the same 405B model at
@@ -257,13 +258,13 @@ func Llama3() []Published {
 // V (the paper's section 3.3.2); placer costs Megatron-Core's ring of
 // point-to-point exchanges (ringAttention), the same bytes, overlapped
 // with the attention blocks. The rest is read as the other rows are.
-func Llama3LongContext() Published {
+func Llama3LongContext() Row {
 	m, err := transformer.Parse("llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=131072,vocab=128256,batch=128")
 	if err != nil {
 		panic(err) // a constant that parses
 	}
-	return Published{Name: "405B 128K", Model: m, Pod: "dgx-h100", GPUs: 16384,
-		Strategy: Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
+	return Row{Name: "405B 128K", Model: m, Pod: "dgx-h100", GPUs: 16384,
+		Strategy: scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
 			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
 }
@@ -339,12 +340,12 @@ func Llama3LongContext() Published {
 // The table's TFLOP/s are transformer.CausalFLOPs per token x its
 // tokens/s for five rows; GPT-OSS's count its MLP as two GEMMs. The
 // errors are counted on tokens/s, which no FLOP count enters.
-func MegatronBridge() []Published {
-	noRecompute := func(p Published) Published {
-		p.Strategy.Recompute, p.RecomputeStated = NoRecompute, true
+func MegatronBridge() []Row {
+	noRecompute := func(p Row) Row {
+		p.Strategy.Recompute, p.RecomputeStated = scale.NoRecompute, true
 		return p
 	}
-	tpOverlap := func(p Published, on bool) Published {
+	tpOverlap := func(p Row, on bool) Row {
 		p.Strategy.TPOverlap = on
 		return p
 	}
@@ -356,7 +357,7 @@ func MegatronBridge() []Published {
 		return m
 	}
 	const fp8 = "FP8 current scaling"
-	row := func(name, workload, precision string, gpus int, s Strategy, tokens, tflops float64) Published {
+	row := func(name, workload, precision string, gpus int, s scale.Strategy, tokens, tflops float64) Row {
 		s.Software.Stack = "megatron-bridge-25.11" // the release's settings (Stacks)
 		s.DistOpt = !s.FSDP
 		s.GradBF16 = true
@@ -364,24 +365,24 @@ func MegatronBridge() []Published {
 			s.SequenceParallel, s.TPOverlap = true, true
 		}
 		if precision == fp8 {
-			s.FP8 = FP8Current
+			s.FP8 = scale.FP8Current
 		}
-		return Published{Name: name, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
+		return Row{Name: name, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
 			MBSStated: true, VirtualStated: true, Megatron: true, FreeSP: s.Tensor > 1, Precision: precision}
 	}
-	return []Published{
+	return []Row{
 		row("Llama 3 8B", "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", fp8, 8,
-			Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
+			scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
 		row("Llama 3 70B", "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", fp8, 64,
-			Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
+			scale.Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
 		row("Llama 3.1 405B", "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", fp8, 1024,
-			Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
+			scale.Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
 		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
-			Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
+			scale.Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
 		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
-			Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
+			scale.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
 		tpOverlap(noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
-			Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
+			scale.Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
 				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)), false),
 	}
 }

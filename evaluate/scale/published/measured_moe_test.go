@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 )
 
@@ -18,7 +19,7 @@ import (
 // Plain PyTorch's glue (argsort, index_select, index_add) is slower than
 // the fused kernels placer costs: each measured part is above placer's.
 func TestMoEGlueMeasured(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-b", "kb-moe.jsonl"))
+	f, err := os.Open(filepath.Join("..", "..", "..", "measurements", "2026-11-26-h100-b", "kb-moe.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestMoEGlueMeasured(t *testing.T) {
 	if len(ms) != 20 {
 		t.Fatalf("%d parts, want 5 presets x 4", len(ms))
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := scale.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestMoEHost(t *testing.T) {
 	if len(ms) != 3 || ms[0].Busy != 0.003 || ms[0].Kernels != 300 || ms[1].Mode != "grouped" || ms[1].Busy != 0 {
 		t.Fatalf("read %+v", ms)
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := scale.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,16 +1,16 @@
-package scale
+package published
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/lines"
 )
 
 // MeasuredLayer is one transformer block timed on one GPU: forward and
@@ -25,7 +25,7 @@ import (
 type MeasuredLayer struct {
 	Name     string
 	Model    transformer.Spec
-	Strategy Strategy
+	Strategy scale.Strategy
 	// Seconds is the block's forward and backward; Head the output
 	// layer's and the cross-entropy's (0: not measured).
 	Seconds, Head float64
@@ -63,7 +63,7 @@ const measuredVocab = 131072
 // format, a shape the model cannot have, a time that is not positive.
 func ReadMeasuredLayers(r io.Reader) ([]MeasuredLayer, error) {
 	var out []MeasuredLayer
-	err := eachLine(r, func(n int, text string) error {
+	err := lines.Each(r, func(n int, text string) error {
 		l, err := readMeasured(text)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
@@ -78,22 +78,6 @@ func ReadMeasuredLayers(r io.Reader) ([]MeasuredLayer, error) {
 		return nil, errors.New("no measured layers")
 	}
 	return out, nil
-}
-
-// eachLine calls each with every line of r that is not blank, trimmed,
-// numbered from 1 (the files' lines of JSON), and stops at its first
-// error or r's.
-func eachLine(r io.Reader, each func(n int, text string) error) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		if text := strings.TrimSpace(sc.Text()); text != "" {
-			if err := each(n, text); err != nil {
-				return err
-			}
-		}
-	}
-	return sc.Err()
 }
 
 func readMeasured(text string) (MeasuredLayer, error) {
@@ -117,7 +101,7 @@ func readMeasured(text string) (MeasuredLayer, error) {
 		if m.Model, err = transformer.Parse(l.Workload); err != nil {
 			return MeasuredLayer{}, err
 		}
-		if m.Strategy, err = ParseStrategy(l.Strat); err != nil {
+		if m.Strategy, err = scale.ParseStrategy(l.Strat); err != nil {
 			return MeasuredLayer{}, err
 		}
 		f, err := positive("measured_forward_ms", l.Fwd)
@@ -140,7 +124,7 @@ func readMeasured(text string) (MeasuredLayer, error) {
 		if err := m.Model.Check(); err != nil {
 			return MeasuredLayer{}, err
 		}
-		m.Strategy = Strategy{Tensor: l.TP, Pipeline: 1, Replicas: 1, MicroBatchSize: l.MBS}
+		m.Strategy = scale.Strategy{Tensor: l.TP, Pipeline: 1, Replicas: 1, MicroBatchSize: l.MBS}
 		if m.Seconds, err = positive("layer_fwd_bwd_ms", l.Layer); err != nil {
 			return MeasuredLayer{}, err
 		}
@@ -182,45 +166,21 @@ type LayerCheck struct {
 // CheckLayers predicts each measured block on one node of pod p (its
 // kernels alone: Result.LayerForward + LayerBackward) and, where
 // measured, the output layer with its cross-entropy.
-func CheckLayers(layers []MeasuredLayer, p Pod) ([]LayerCheck, error) {
+func CheckLayers(layers []MeasuredLayer, p scale.Pod) ([]LayerCheck, error) {
+	g := scale.OneGPU{Pod: p}
 	out := make([]LayerCheck, len(layers))
 	for i, l := range layers {
-		m, st, q := l.Model, l.Strategy, onePod(p, l.Strategy)
-		k, err := p.Kernels.withAttention(l.Attention)
+		block, head, err := g.Block(l.Model, l.Strategy, l.Attention)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", l.Name, err)
 		}
-		p := p
-		p.Kernels = k
-		if g := st.MaxT() * st.P() * st.R() * st.C(); g != q.GPUs() {
-			// A block's kernels do not depend on the data-parallel
-			// degree: replicas fill the node, each a micro-batch.
-			st.Replicas = q.GPUs() / (st.MaxT() * st.P() * st.C())
-			m.Batch = st.Replicas * max(st.MicroBatchSize, 1)
-		}
-		pl, err := Resolve(m, st, q)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", l.Name, err)
-		}
-		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1},
-			tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.C), noComm: true}
-		f, b := c.layer()
-		out[i] = LayerCheck{Name: l.Name, Measured: l.Seconds, Predicted: f.busy + b.busy}
+		out[i] = LayerCheck{Name: l.Name, Measured: l.Seconds, Predicted: block}
 		out[i].Error = out[i].Predicted/out[i].Measured - 1
 		if l.Head > 0 {
-			of, ob := c.output()
-			out[i].HeadMeasured, out[i].HeadPredicted = l.Head, of.busy+ob.busy
+			out[i].HeadMeasured, out[i].HeadPredicted = l.Head, head
 		}
 	}
 	return out, nil
-}
-
-// onePod is p with as many nodes as plan s's GPUs take (a block's shard
-// is resolved on them; its kernels do not depend on the nodes).
-func onePod(p Pod, s Strategy) Pod {
-	gpus := s.MaxT() * s.P() * s.R() * s.C()
-	p.Nodes = max(1, (gpus+p.PerNode-1)/p.PerNode)
-	return p
 }
 
 // GEMMFit is the GEMM efficiency (fraction of the BF16 tensor peak) that
@@ -238,7 +198,7 @@ type GEMMFit struct {
 // efficiency (each block's time is a GEMM part falling as 1/eff plus a
 // part that does not move): a golden-section search over (0.05, 1]
 // finds it to 1e-7.
-func FitGEMM(layers []MeasuredLayer, p Pod) (GEMMFit, error) {
+func FitGEMM(layers []MeasuredLayer, p scale.Pod) (GEMMFit, error) {
 	if len(layers) == 0 {
 		return GEMMFit{}, errors.New("no measured layers")
 	}

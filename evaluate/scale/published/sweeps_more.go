@@ -1,8 +1,8 @@
-package scale
+package published
 
 import "fmt"
 
-// The sweeps of issue 53 item 5 beyond torchtitan's H100 tables and the
+// The published sweeps beyond torchtitan's H100 tables and the
 // MoE model zoo's Qwen3 runs (sweeps.go): each one model under several
 // plans, or one plan under several releases, measured side by side, every
 // figure cited where it is published. A publication's plan that placer

@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 )
 
@@ -57,7 +58,7 @@ func TestReadMeasuredLayers(t *testing.T) {
 func FuzzReadMeasuredLayers(f *testing.F) {
 	f.Add([]byte(`{"row": "1.7B", "hidden": 2048, "heads": 16, "tp": 1, "seq": 4096, "mbs": 1, "layer_fwd_bwd_ms": 2.5}`))
 	f.Add([]byte(`{"workload": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=32,batch=2", "strategy": "tp=2", "measured_forward_ms": 1, "measured_backward_ms": 1}`))
-	p, err := PodOf("dgx-h100", 8)
+	p, err := scale.PodOf("dgx-h100", 8)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -84,17 +85,17 @@ func FuzzReadMeasuredLayers(f *testing.F) {
 // with and without sequence parallelism and recomputation.
 func TestCheckLayersIsEvaluate(t *testing.T) {
 	m := MegatronTable()[1].Model // 7.1B
-	p, err := PodOf("dgx-h100", 96)
+	p, err := scale.PodOf("dgx-h100", 96)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []Strategy{
+	for _, s := range []scale.Strategy{
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 1},
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 2, SequenceParallel: true},
-		{Tensor: 4, Pipeline: 2, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, Recompute: SelectiveRecompute},
-		{Tensor: 8, Pipeline: 1, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, TPOverlap: true, Recompute: FullRecompute},
+		{Tensor: 4, Pipeline: 2, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, Recompute: scale.SelectiveRecompute},
+		{Tensor: 8, Pipeline: 1, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, TPOverlap: true, Recompute: scale.FullRecompute},
 	} {
-		r, err := Evaluate(m, s, p)
+		r, err := scale.Evaluate(m, s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestCheckLayersIsEvaluate(t *testing.T) {
 // leave-one-out error) about 0; the time scaled by 1.1 gives a lower
 // efficiency.
 func TestFitGEMMRecovers(t *testing.T) {
-	p, err := PodOf("dgx-h100", 8)
+	p, err := scale.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestFitGEMMRecovers(t *testing.T) {
 	var layers []MeasuredLayer
 	for _, row := range MegatronTable()[:5] {
 		tp := row.Strategy.T()
-		l := MeasuredLayer{Name: row.Name, Model: row.Model, Strategy: Strategy{Tensor: tp, Pipeline: 1, Replicas: 8 / tp, MicroBatchSize: 1}}
+		l := MeasuredLayer{Name: row.Name, Model: row.Model, Strategy: scale.Strategy{Tensor: tp, Pipeline: 1, Replicas: 8 / tp, MicroBatchSize: 1}}
 		l.Model.Batch = 8 / tp
 		c, err := CheckLayers([]MeasuredLayer{l}, q)
 		if err != nil {
@@ -179,30 +180,30 @@ func TestH100GEMMMeasured(t *testing.T) {
 		}
 		return layers
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := scale.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Hardware.ComputeEff[graph.ClassMatMul] != h100Kernels.GEMM {
-		t.Fatalf("the pod's GEMMs at %v, its kernels say %v", p.Hardware.ComputeEff[graph.ClassMatMul], h100Kernels.GEMM)
+	if p.Hardware.ComputeEff[graph.ClassMatMul] != p.Kernels.GEMM {
+		t.Fatalf("the pod's GEMMs at %v, its kernels say %v", p.Hardware.ComputeEff[graph.ClassMatMul], p.Kernels.GEMM)
 	}
-	dir := filepath.Join("..", "..", "measurements", "2026-11-26-h100-b")
+	dir := filepath.Join("..", "..", "..", "measurements", "2026-11-26-h100-b")
 	for _, c := range []struct {
 		file      string
 		tolerance float64 // of the fit
-		worst     float64 // of any block at h100Kernels.GEMM
+		worst     float64 // of any block at p.Kernels.GEMM
 	}{
 		{filepath.Join(dir, "layerbench-cudnn.jsonl"), 0.0005, 0.06},
 		{filepath.Join(dir, "layerbench-flash.jsonl"), 0.005, 0.06},
-		{filepath.Join("..", "..", "..", "shared", "data", "h100", "layers-2026-11-25.jsonl"), 0.06, 0.11},
+		{filepath.Join("..", "..", "..", "..", "shared", "data", "h100", "layers-2026-11-25.jsonl"), 0.06, 0.11},
 	} {
 		layers := read(c.file)
 		fit, err := FitGEMM(layers, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if math.Abs(fit.Eff-h100Kernels.GEMM) > c.tolerance {
-			t.Errorf("%s: the measured blocks give %.4f, h100Kernels.GEMM is %v", c.file, fit.Eff, h100Kernels.GEMM)
+		if math.Abs(fit.Eff-p.Kernels.GEMM) > c.tolerance {
+			t.Errorf("%s: the measured blocks give %.4f, p.Kernels.GEMM is %v", c.file, fit.Eff, p.Kernels.GEMM)
 		}
 		checks, err := CheckLayers(layers, p)
 		if err != nil {

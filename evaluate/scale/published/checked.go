@@ -1,21 +1,24 @@
-package scale
+package published
 
 import (
 	"context"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
 	"sync"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Where placer's model was checked (issue 53 item 6): a plan uses
+// Where placer's model was checked: a plan uses
 // features (tensor, pipeline, virtual and context parallelism, FSDP,
 // experts, FP8 by recipe, recomputation by kind, the overlaps, latent
 // attention, a sliding window, ...), and a feature is checked where a
-// published row that uses it is predicted within the issue's tolerance:
+// published row that uses it is predicted within a tolerance:
 // 10% for a dense model, 15% for one with experts. A plan whose every
 // feature is checked is inside the checked regime; the others are
 // marked, with the features no row vouches for.
@@ -29,7 +32,7 @@ const (
 
 // Features are the features of plan s of model m, sorted: what a
 // published row must share with it to vouch for it.
-func Features(m transformer.Spec, s Strategy) []string {
+func Features(m transformer.Spec, s scale.Strategy) []string {
 	var f []string
 	add := func(ok bool, name string) {
 		if ok {
@@ -45,8 +48,8 @@ func Features(m transformer.Spec, s Strategy) []string {
 	add(s.C() > 1, "cp")
 	add(s.FSDP, "fsdp")
 	add(s.DistOpt, "distopt")
-	add(s.Recompute == SelectiveRecompute, "recompute=selective")
-	add(s.Recompute == FullRecompute, "recompute=full")
+	add(s.Recompute == scale.SelectiveRecompute, "recompute=selective")
+	add(s.Recompute == scale.FullRecompute, "recompute=full")
 	add(s.FP8 != "", "fp8="+s.FP8)
 	add(s.GradBF16, "grads=bf16")
 	add(m.MoE(), "experts")
@@ -61,12 +64,12 @@ func Features(m transformer.Spec, s Strategy) []string {
 	// fusion or graphs no checked row ran are unchecked.
 	run := s.Software.Settings()
 	moe := m.MoE()
-	add(moe && run.Dispatcher != DispatcherAllToAll, "dispatcher="+run.Dispatcher)
+	add(moe && run.Dispatcher != scale.DispatcherAllToAll, "dispatcher="+run.Dispatcher)
 	add(moe && run.UnfusedPermute, "permute-fusion=off")
 	add(moe && run.UnfusedRouter, "router-fusion=off")
 	add(moe && run.ExpertLoop, "grouped-gemm=off")
 	add(moe && run.Capacity > 0, "routing=capacity")
-	add(run.Graphs != GraphsOff, "cuda-graphs="+run.Graphs)
+	add(run.Graphs != scale.GraphsOff, "cuda-graphs="+run.Graphs)
 	// An eager stack's layers, dense and MoE, costed from their ATen
 	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
 	// unchecked until a published eager row holds.
@@ -79,45 +82,73 @@ func Features(m transformer.Spec, s Strategy) []string {
 // CheckedRow is a published row placer predicts within tolerance, with
 // the features it vouches for.
 type CheckedRow struct {
-	Source   string   // the table or sweep, and the row
-	Error    float64  // predicted over published, minus 1
-	Features []string // Features of its plan
+	Source   string   `json:"source"`   // the table or sweep, and the row
+	Features []string `json:"features"` // Features of its plan
 }
 
-var (
-	checkedOnce sync.Once
-	checkedRows []CheckedRow
-	checkedErr  error
-)
+// checkedTable is CheckRows as it was last written (checked.json): eval
+// and search read which features published rows vouch for from it rather
+// than evaluate every row (and search some) in every process.
+// TestCheckedTable recomputes it and fails where it is stale;
+//
+//	go test ./evaluate/scale/published -run TestCheckedTable -update
+//
+// (go generate ./evaluate/scale/published) rewrites it.
+//
+//go:generate go test -run TestCheckedTable -update .
+//go:embed checked.json
+var checkedTable []byte
 
-// Checked are the published rows placer predicts within tolerance (the
-// Megatron-LM, Megatron-Bridge and Llama 3 tables read at their
-// configurations' defaults, MegatronDefault, and every sweep row placer
-// can write), computed once a process.
-func Checked(ctx context.Context) ([]CheckedRow, error) {
-	checkedOnce.Do(func() { checkedRows, checkedErr = checkRows(ctx) })
-	return checkedRows, checkedErr
+// Checked are the published rows placer predicts within tolerance, as
+// CheckRows last computed them: the committed table, decoded once a
+// process.
+var Checked = sync.OnceValues(func() ([]CheckedRow, error) {
+	var rows []CheckedRow
+	if err := json.Unmarshal(checkedTable, &rows); err != nil {
+		return nil, fmt.Errorf("checked.json: %w", err)
+	}
+	return rows, nil
+})
+
+// rowError is a published row's error: predicted over published, minus 1.
+type rowError struct {
+	CheckedRow
+	Error float64
 }
 
-func checkRows(ctx context.Context) ([]CheckedRow, error) {
-	var out []CheckedRow
-	keep := func(source string, m transformer.Spec, s Strategy, e float64) {
+// CheckRows computes the published rows placer predicts within
+// tolerance (the Megatron-LM, Megatron-Bridge and Llama 3 tables read at
+// their configurations' defaults, MegatronDefault, and every sweep row
+// placer can write): what Checked reads, computed. It evaluates every row
+// and searches those read at their fastest, about 20 ms.
+func CheckRows(ctx context.Context) ([]CheckedRow, error) {
+	rows, err := checkRows(ctx)
+	out := make([]CheckedRow, len(rows))
+	for i, r := range rows {
+		out[i] = r.CheckedRow
+	}
+	return out, err
+}
+
+func checkRows(ctx context.Context) ([]rowError, error) {
+	var out []rowError
+	keep := func(source string, m transformer.Spec, s scale.Strategy, e float64) {
 		tol := CheckedDense
 		if m.MoE() {
 			tol = CheckedMoE
 		}
 		if math.Abs(e) <= tol {
-			out = append(out, CheckedRow{Source: source, Error: e, Features: Features(m, s)})
+			out = append(out, rowError{CheckedRow{Source: source, Features: Features(m, s)}, e})
 		}
 	}
 	tables := []struct {
 		name string
-		rows []Published
+		rows []Row
 	}{{"Megatron-LM H100", MegatronTable()}, {"Megatron-LM A100", MegatronA100()}, {"Llama 3 405B", Llama3()},
 		{"Megatron-Bridge 25.11", MegatronBridge()}}
 	for _, t := range tables {
 		for _, row := range t.rows {
-			p, err := PodOf(row.Pod, row.GPUs)
+			p, err := scale.PodOf(row.Pod, row.GPUs)
 			if err != nil {
 				return nil, err
 			}
@@ -140,15 +171,15 @@ func checkRows(ctx context.Context) ([]CheckedRow, error) {
 			if err != nil {
 				continue
 			}
-			p, err := ParsePod(row.Cluster)
+			p, err := scale.ParsePod(row.Cluster)
 			if err != nil {
 				continue
 			}
-			s, err := ParseStrategy(row.Strategy)
+			s, err := scale.ParseStrategy(row.Strategy)
 			if err != nil {
 				continue
 			}
-			r, err := Evaluate(m, s, p)
+			r, err := scale.Evaluate(m, s, p)
 			if err != nil {
 				continue // a plan placer cannot write vouches for nothing
 			}
@@ -166,7 +197,7 @@ func checkRows(ctx context.Context) ([]CheckedRow, error) {
 // each checked feature the first row that does (rows), and the features
 // none does (unchecked, sorted). An empty unchecked is a plan inside the
 // checked regime.
-func Regime(rows []CheckedRow, m transformer.Spec, s Strategy) (vouch map[string]string, unchecked []string) {
+func Regime(rows []CheckedRow, m transformer.Spec, s scale.Strategy) (vouch map[string]string, unchecked []string) {
 	vouch = map[string]string{}
 	for _, f := range Features(m, s) {
 		for _, r := range rows {

@@ -1,13 +1,14 @@
-package scale
+package published
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
-// TestPublishedSweepsRead: every row of the sweeps of sweeps_published.go
+// TestPublishedSweepsRead: every row of the sweeps of sweeps_more.go
 // is a plan placer writes (its workload, cluster and strategy read as
 // placer eval reads them, and resolved), on the GPUs the publication
 // states, its global batch that of the row's source, with the
@@ -74,17 +75,17 @@ func TestPublishedSweepsRead(t *testing.T) {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			p, err := ParsePod(r.Cluster)
+			p, err := scale.ParsePod(r.Cluster)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			s, err := ParseStrategy(r.Strategy)
+			s, err := scale.ParseStrategy(r.Strategy)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			pl, err := Resolve(m, s, p)
+			pl, err := scale.Resolve(m, s, p)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue

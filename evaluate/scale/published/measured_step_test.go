@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 )
 
@@ -26,7 +27,7 @@ const kernelbenchLines = `{"kind": "gemm", "name": "1.7B.qkv.fwd", "seconds": 0.
 // order, other sections and failed cases skipped; the errors name their
 // line.
 func TestReadKernelBench(t *testing.T) {
-	got, err := ReadKernelBench(strings.NewReader(kernelbenchLines))
+	got, err := ReadMeasuredSteps(strings.NewReader(kernelbenchLines))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +54,7 @@ func TestReadKernelBench(t *testing.T) {
 		{`{"kind": "between", "name": "1.7B.adam.fused", "seconds": 1, "params": -1}`, "params -1"},
 		{`{"kind": "between", "name": "1.7B.output-layer+cross-entropy", "fwd_seconds": 1}`, "no bwd_seconds"},
 	} {
-		_, err := ReadKernelBench(strings.NewReader(c.in))
+		_, err := ReadMeasuredSteps(strings.NewReader(c.in))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want it to say %q", c.in, err, c.want)
 		}
@@ -65,12 +66,12 @@ func TestReadKernelBench(t *testing.T) {
 func FuzzReadKernelBench(f *testing.F) {
 	f.Add([]byte(kernelbenchLines))
 	f.Add([]byte(`{"kind": "between", "name": "1.7B.step", "seconds": 1, "micro_batches": 1, "layers": 1, "block_fwd_seconds": 1, "block_bwd_seconds": 1}`))
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		steps, err := ReadKernelBench(bytes.NewReader(b))
+		steps, err := ReadMeasuredSteps(bytes.NewReader(b))
 		if err != nil {
 			return
 		}
@@ -90,11 +91,11 @@ func FuzzReadKernelBench(f *testing.F) {
 // Adam is its 28 bytes a parameter at the elementwise class's bandwidth,
 // by hand.
 func TestCheckStepsParts(t *testing.T) {
-	steps, err := ReadKernelBench(strings.NewReader(kernelbenchLines))
+	steps, err := ReadMeasuredSteps(strings.NewReader(kernelbenchLines))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestCheckStepsParts(t *testing.T) {
 		row := MegatronTable()[i]
 		T := row.Strategy.Tensor
 		one := MeasuredLayer{Name: row.Name, Model: row.Model,
-			Strategy: Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
+			Strategy: scale.Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
 		lc, err := CheckLayers([]MeasuredLayer{one}, p)
 		if err != nil {
 			t.Fatal(err)
@@ -147,16 +148,16 @@ func TestH100StepMeasured(t *testing.T) {
 }
 
 func checkH100Step(t *testing.T, file string) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-b", file))
+	f, err := os.Open(filepath.Join("..", "..", "..", "measurements", "2026-11-26-h100-b", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	steps, err := ReadKernelBench(f)
+	steps, err := ReadMeasuredSteps(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := ParsePod("dgx-h100")
+	p, err := scale.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}

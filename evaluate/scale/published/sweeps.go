@@ -1,10 +1,10 @@
-package scale
+package published
 
 import "fmt"
 
 // Sweep is a published sweep: one model (or one family at several
 // sequence lengths) run under several plans on one cluster and one
-// software stack, measured side by side (issue 53 item 5). What a user
+// software stack, measured side by side. What a user
 // acts on is placer's order of such plans, so each sweep is a test of
 // the order (Spearman within it) as much as of each figure. Rows keep
 // what a user would type (placer eval --workload W --cluster C

@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"encoding/json"
@@ -9,7 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/placer/placer/graph"
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/internal/lines"
 )
 
 // MeasuredStep is one GPU's whole training step of a Megatron H100 row,
@@ -39,7 +40,7 @@ type MeasuredStep struct {
 	Attention string
 }
 
-// kernelLine is the part of a kernelbench line ReadKernelBench reads.
+// kernelLine is the part of a kernelbench line ReadMeasuredSteps reads.
 type kernelLine struct {
 	Kind   string   `json:"kind"`
 	Name   string   `json:"name"`
@@ -56,17 +57,17 @@ type kernelLine struct {
 	Attn   string   `json:"attention"`
 }
 
-// ErrNoSteps is ReadKernelBench's error for a file without whole steps.
+// ErrNoSteps is ReadMeasuredSteps's error for a file without whole steps.
 var ErrNoSteps = errors.New("no measured steps (kernelbench's between section)")
 
-// ReadKernelBench reads the between section of a kernelbench file (one
+// ReadMeasuredSteps reads the between section of a kernelbench file (one
 // JSON object a line; other sections' lines and lines that record a
 // failed case are skipped) into one MeasuredStep a row, in the order of
 // MegatronTable. A row must be one of that table's and have its whole
 // step measured.
-func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
+func ReadMeasuredSteps(r io.Reader) ([]MeasuredStep, error) {
 	byRow := map[string]*MeasuredStep{}
-	err := eachLine(r, func(n int, text string) error {
+	err := lines.Each(r, func(n int, text string) error {
 		var l kernelLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
@@ -168,7 +169,7 @@ func ReadKernelBench(r io.Reader) ([]MeasuredStep, error) {
 	return out, nil
 }
 
-// betweenParts are the between section's parts ReadKernelBench reads.
+// betweenParts are the between section's parts ReadMeasuredSteps reads.
 var betweenParts = []string{"step", "output-layer+cross-entropy", "embedding", "adam.fused"}
 
 // splitPart splits a between line's name, ROW.PART, where the row's name
@@ -221,62 +222,41 @@ type StepCheck struct {
 // gradient, master weight and two moments read, the three written; the
 // BF16 copy and the gradient buffer's zeroing, which kernelbench does
 // not run, left out).
-func CheckSteps(steps []MeasuredStep, p Pod) ([]StepCheck, error) {
-	rows := map[string]Published{}
+func CheckSteps(steps []MeasuredStep, p scale.Pod) ([]StepCheck, error) {
+	rows := map[string]Row{}
 	for _, r := range MegatronTable() {
 		rows[r.Name] = r
 	}
+	g := scale.OneGPU{Pod: p}
 	out := make([]StepCheck, len(steps))
 	for i, s := range steps {
 		row, ok := rows[s.Row]
 		if !ok {
 			return nil, fmt.Errorf("row %q: not a row of Megatron-LM's H100 table", s.Row)
 		}
-		m := row.Model
-		m.Batch = 1
-		T := row.Strategy.Tensor
-		st := Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}
-		q := onePod(p, st)
-		var err error
-		if q.Kernels, err = q.Kernels.withAttention(s.Attention); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.Row, err)
-		}
-		st.Replicas = q.GPUs() / T // the node's other GPUs as replicas: the same work on each
-		m.Batch = st.Replicas
-		pl, err := Resolve(m, st, q)
+		parts, err := g.Step(row.Model, row.Strategy.Tensor, s.Layers, s.Attention)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Row, err)
 		}
-		c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: Group{PerNode: 1, Nodes: 1},
-			tokens: float64(m.Seq), noComm: true}
-		lf, lb := c.layer()
-		of, ob := c.output()
-		ef, eb := c.embedding()
 		M, L := float64(s.MicroBatches), float64(s.Layers)
 		// Plain PyTorch adds each micro-batch's BF16 gradients into
 		// those already there (kernelbench times the step repeatedly, so
-		// every micro-batch does), where Megatron-Core accumulates in its
-		// weight-gradient GEMMs (gradient_accumulation_fusion): one
-		// elementwise pass over the GPU's parameters a micro-batch,
-		// reading two gradients and writing one.
-		P := L*float64(m.LayerParams())/float64(T) + float64(m.EmbeddingParams()+m.OutputParams())/float64(T)
-		accum := kernel{class: graph.ClassElementwise, flops: P, read: 2 * P * bf16, writes: P * bf16}.time(&q.Hardware)
+		// every micro-batch does): parts.Accumulate.
 		chk := StepCheck{Row: s.Row, MicroBatches: s.MicroBatches, Layers: s.Layers, Measured: s.Seconds,
-			BlocksMeasured: M * L * s.Block, BlocksPredicted: M * L * (lf.busy + lb.busy),
-			BetweenPredicted: M * (of.busy + ob.busy + ef.busy + eb.busy + accum), Accumulate: M * accum}
+			BlocksMeasured: M * L * s.Block, BlocksPredicted: M * L * parts.Block,
+			BetweenPredicted: M * (parts.Head + parts.Embedding + parts.Accumulate), Accumulate: M * parts.Accumulate}
 		chk.BetweenMeasured = chk.Measured - chk.BlocksMeasured
 		chk.Predicted = chk.BlocksPredicted + chk.BetweenPredicted
 		chk.Error = chk.Predicted/chk.Measured - 1
 		if s.Head > 0 {
-			chk.HeadMeasured, chk.HeadPredicted = s.Head, of.busy+ob.busy
+			chk.HeadMeasured, chk.HeadPredicted = s.Head, parts.Head
 		}
 		if s.Embedding > 0 {
-			chk.EmbeddingMeasured, chk.EmbeddingPredicted = s.Embedding, ef.busy+eb.busy
+			chk.EmbeddingMeasured, chk.EmbeddingPredicted = s.Embedding, parts.Embedding
 		}
 		if s.Adam > 0 {
-			n := s.AdamParams
-			chk.AdamParams, chk.AdamMeasured = n, s.Adam
-			chk.AdamPredicted = kernel{class: graph.ClassElementwise, read: 16 * n, writes: 12 * n}.time(&q.Hardware)
+			chk.AdamParams, chk.AdamMeasured = s.AdamParams, s.Adam
+			chk.AdamPredicted = g.Adam(s.AdamParams)
 		}
 		out[i] = chk
 	}

@@ -1,4 +1,4 @@
-package scale
+package published
 
 import (
 	"encoding/json"
@@ -7,7 +7,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
+	"github.com/placer/placer/internal/lines"
 )
 
 // MeasuredMoE is one part of an MoE layer besides its experts, timed on
@@ -46,7 +48,7 @@ type moeLine struct {
 // part it does not know, a time that is not above 0.
 func ReadMoEBench(r io.Reader) ([]MeasuredMoE, error) {
 	var out []MeasuredMoE
-	err := eachLine(r, func(n int, text string) error {
+	err := lines.Each(r, func(n int, text string) error {
 		var l moeLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
@@ -105,7 +107,7 @@ func ReadMoEBench(r io.Reader) ([]MeasuredMoE, error) {
 }
 
 // MoECheck is one part of an MoE layer measured in plain PyTorch
-// against what placer costs for it on pod p (moeGlue: fused,
+// against what placer costs for it on pod p (scale.OneGPU.MoEGlue: fused,
 // memory-bound kernels), forward and backward together, seconds.
 // Predicted is 0 for what placer does not cost (host_sync).
 type MoECheck struct {
@@ -117,19 +119,19 @@ type MoECheck struct {
 }
 
 // CheckMoE costs each measured part on one GPU of pod p.
-func CheckMoE(ms []MeasuredMoE, p *Pod) []MoECheck {
+func CheckMoE(ms []MeasuredMoE, p *scale.Pod) []MoECheck {
+	g := scale.OneGPU{Pod: *p}
 	out := make([]MoECheck, len(ms))
 	for i, mm := range ms {
-		router, scores, permute, unpermute := moeGlue(mm.spec, float64(mm.Tokens))
-		t := func(k kernel) float64 { return k.time(&p.Hardware) }
+		router, permute, unpermute := g.MoEGlue(mm.spec, mm.Tokens)
 		c := MoECheck{Model: mm.Model, Part: mm.Part, Tokens: mm.Tokens, Measured: mm.Fwd + mm.Bwd}
 		switch mm.Part {
 		case "router":
-			c.Predicted = t(router) + t(scores) + 2*t(router) + t(twice(scores))
+			c.Predicted = router
 		case "permute":
-			c.Predicted = t(permute) + t(twice(permute))
+			c.Predicted = permute
 		case "unpermute":
-			c.Predicted = t(unpermute) + t(twice(unpermute))
+			c.Predicted = unpermute
 		case "host_sync":
 			c.Measured = mm.Seconds
 		}
@@ -181,7 +183,7 @@ type moeHostLine struct {
 // or below the forward's, a busy time that is not above 0.
 func ReadMoEHostBench(r io.Reader) ([]MeasuredMoEHost, error) {
 	var out []MeasuredMoEHost
-	err := eachLine(r, func(n int, text string) error {
+	err := lines.Each(r, func(n int, text string) error {
 		var l moeHostLine
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
@@ -226,7 +228,7 @@ func ReadMoEHostBench(r io.Reader) ([]MeasuredMoEHost, error) {
 // MoEHostCheck is a whole eager MoE layer measured on one GPU against
 // what placer costs for the same layer's kernels (the router, its glue
 // and the grouped expert GEMMs at those tokens and local experts, BF16,
-// no communication: coster.moe), forward and backward, seconds.
+// no communication: scale.OneGPU.MoELayer), forward and backward, seconds.
 // BusyShare is the GPU's busy time over the wall time (0 without a
 // GPU's profile): well below 1, the layer waits on its host.
 type MoEHostCheck struct {
@@ -242,16 +244,12 @@ type MoEHostCheck struct {
 }
 
 // CheckMoEHost costs each measured layer on one GPU of pod p.
-func CheckMoEHost(ms []MeasuredMoEHost, p *Pod) []MoEHostCheck {
+func CheckMoEHost(ms []MeasuredMoEHost, p *scale.Pod) []MoEHostCheck {
+	g := scale.OneGPU{Pod: *p}
 	out := make([]MoEHostCheck, len(ms))
 	for i, h := range ms {
-		ep := h.spec.Experts / h.LocalExperts
-		pl := Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{h.spec.Layers}, TPs: []int{1}}
-		c := newCoster(h.spec, pl, p, 1, float64(h.Tokens))
-		c.noComm = true
-		f, b, _ := c.moe()
 		out[i] = MoEHostCheck{Model: h.Model, Mode: h.Mode, Tokens: h.Tokens, LocalExperts: h.LocalExperts, Wall: h.Wall,
-			Busy: h.Busy, Kernels: h.Kernels, Predicted: f.busy + b.busy}
+			Busy: h.Busy, Kernels: h.Kernels, Predicted: g.MoELayer(h.spec, h.LocalExperts, h.Tokens)}
 		if h.Busy > 0 {
 			out[i].BusyShare = h.Busy / h.Wall
 		}

@@ -1,0 +1,131 @@
+package scale
+
+import (
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// OneGPU costs parts of a training step on one GPU of Pod, their kernels
+// alone: no communication, no pipeline, no optimizer unless asked. It is
+// what a measurement on one GPU (tools/kernelbench, tools/layerbench)
+// times, and what evaluate/scale/reference checks those measurements
+// against. Times are seconds of the GPU's busy time, forward and
+// backward together.
+type OneGPU struct {
+	Pod Pod
+}
+
+// Block is one transformer block of model m at plan s's shard (its
+// tensor-parallel degree, micro-batch, context degree; Result.LayerForward
+// + LayerBackward), forward and backward, with the output layer and its
+// cross-entropy beside it (head). Attention names the backend the block's
+// attention runs with ("" or "any": the pod's first kernel). A plan whose
+// GPUs are not those of whole nodes fills them with replicas, each a
+// micro-batch: a block's kernels do not depend on the data-parallel
+// degree.
+func (g OneGPU) Block(m transformer.Spec, s Strategy, attention string) (block, head float64, err error) {
+	p := g.Pod
+	st, q := s, onePod(p, s)
+	k, err := p.Kernels.withAttention(attention)
+	if err != nil {
+		return 0, 0, err
+	}
+	p.Kernels = k
+	if n := st.MaxT() * st.P() * st.R() * st.C(); n != q.GPUs() {
+		st.Replicas = q.GPUs() / (st.MaxT() * st.P() * st.C())
+		m.Batch = st.Replicas * max(st.MicroBatchSize, 1)
+	}
+	pl, err := Resolve(m, st, q)
+	if err != nil {
+		return 0, 0, err
+	}
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1},
+		tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.C), noComm: true}
+	f, b := c.layer()
+	of, ob := c.output()
+	return f.busy + b.busy, of.busy + ob.busy, nil
+}
+
+// onePod is p with as many nodes as plan s's GPUs take (a block's shard
+// is resolved on them; its kernels do not depend on the nodes).
+func onePod(p Pod, s Strategy) Pod {
+	gpus := s.MaxT() * s.P() * s.R() * s.C()
+	p.Nodes = max(1, (gpus+p.PerNode-1)/p.PerNode)
+	return p
+}
+
+// StepParts are one micro-batch's parts of a training step on one GPU
+// (OneGPU.Step), forward and backward, seconds.
+type StepParts struct {
+	// Block is one block at the tensor-parallel shard; Head the output
+	// layer with its cross-entropy; Embedding the lookup and its
+	// gradient.
+	Block, Head, Embedding float64
+	// Accumulate is plain PyTorch's addition of a micro-batch's BF16
+	// gradients into those already there: one elementwise pass over the
+	// GPU's parameters, reading two gradients and writing one
+	// (Megatron-Core accumulates in its weight-gradient GEMMs instead:
+	// gradient_accumulation_fusion).
+	Accumulate float64
+}
+
+// Step costs one micro-batch of a step of model m (micro-batch 1) with
+// layers of its blocks on one GPU at tensor-parallel degree tensor
+// (sequence parallelism where it is above 1), the node's other GPUs
+// replicas doing the same work. Attention is as for Block.
+func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (StepParts, error) {
+	m.Batch = 1
+	T := tensor
+	st := Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}
+	q := onePod(g.Pod, st)
+	var err error
+	if q.Kernels, err = q.Kernels.withAttention(attention); err != nil {
+		return StepParts{}, err
+	}
+	st.Replicas = q.GPUs() / T // the node's other GPUs as replicas: the same work on each
+	m.Batch = st.Replicas
+	pl, err := Resolve(m, st, q)
+	if err != nil {
+		return StepParts{}, err
+	}
+	c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: Group{PerNode: 1, Nodes: 1},
+		tokens: float64(m.Seq), noComm: true}
+	lf, lb := c.layer()
+	of, ob := c.output()
+	ef, eb := c.embedding()
+	L := float64(layers)
+	P := L*float64(m.LayerParams())/float64(T) + float64(m.EmbeddingParams()+m.OutputParams())/float64(T)
+	accum := kernel{class: graph.ClassElementwise, flops: P, read: 2 * P * bf16, writes: P * bf16}.time(&q.Hardware)
+	return StepParts{Block: lf.busy + lb.busy, Head: of.busy + ob.busy, Embedding: ef.busy + eb.busy, Accumulate: accum}, nil
+}
+
+// Adam is fused Adam's update of params FP32 parameters as the optimizer
+// step costs it: the FP32 gradient, master weight and two moments read,
+// the three written (the BF16 copy and the gradient buffer's zeroing,
+// which kernelbench does not run, left out).
+func (g OneGPU) Adam(params float64) float64 {
+	n := params
+	return kernel{class: graph.ClassElementwise, read: 16 * n, writes: 12 * n}.time(&g.Pod.Hardware)
+}
+
+// MoEGlue costs the parts of an MoE layer of model m besides its experts
+// at tokens tokens, as placer's fused, memory-bound kernels (moeGlue):
+// the router (its GEMM to the experts' scores, softmax, top-k), the
+// permutation of each token's copies and their unpermutation.
+func (g OneGPU) MoEGlue(m transformer.Spec, tokens int) (router, permute, unpermute float64) {
+	rk, scores, pk, uk := moeGlue(m, float64(tokens))
+	t := func(k kernel) float64 { return k.time(&g.Pod.Hardware) }
+	return t(rk) + t(scores) + 2*t(rk) + t(twice(scores)), t(pk) + t(twice(pk)), t(uk) + t(twice(uk))
+}
+
+// MoELayer costs one whole MoE layer of model m on one GPU holding
+// localExperts of its experts at tokens tokens: the router, its glue and
+// the grouped expert GEMMs, BF16, no communication (coster.moe).
+func (g OneGPU) MoELayer(m transformer.Spec, localExperts, tokens int) float64 {
+	ep := m.Experts / localExperts
+	pl := Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
+	c := newCoster(m, pl, &g.Pod, 1, float64(tokens))
+	c.noComm = true
+	f, b, _ := c.moe()
+	return f.busy + b.busy
+}

@@ -1,0 +1,149 @@
+package published
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale"
+)
+
+// TestMegatronBridgeRows: every row's stated plan resolves on its pod as
+// the table states it (GPUs, TP x CP x PP x DP, EP, micro-batches).
+func TestMegatronBridgeRows(t *testing.T) {
+	want := []struct{ tp, cp, pp, dp, vp, ep, etp, M int }{
+		{1, 1, 1, 8, 1, 1, 1, 16}, {4, 1, 8, 2, 5, 1, 4, 64}, {8, 2, 8, 8, 8, 1, 8, 64},
+		{1, 1, 4, 16, 1, 8, 1, 8}, {1, 1, 2, 8, 24, 8, 1, 32}, {2, 1, 8, 16, 4, 32, 1, 128},
+	}
+	for i, row := range MegatronBridge() {
+		p, err := scale.PodOf(row.Pod, row.GPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := scale.Resolve(row.Model, row.Strategy, p)
+		if err != nil {
+			t.Errorf("%s: %v", row.Name, err)
+			continue
+		}
+		w := want[i]
+		if pl.T != w.tp || pl.C != w.cp || pl.P != w.pp || pl.D != w.dp || pl.V != w.vp || pl.EP != w.ep || pl.ETP != w.etp || pl.M != w.M {
+			t.Errorf("%s: %s (EP %d, ETP %d, M %d), want %+v", row.Name, pl, pl.EP, pl.ETP, pl.M, w)
+		}
+	}
+}
+
+// BenchmarkSearchBridgeLargest: the search of Megatron-Bridge's largest
+// rows: Llama 3.1 405B on 1,024 H100s and Qwen3-235B-A22B on 256, FP8
+// (at most 10 CPU s each).
+//
+//	go test -run xxx -bench SearchBridgeLargest -benchtime 1x ./evaluate/scale
+func BenchmarkSearchBridgeLargest(b *testing.B) {
+	rows := MegatronBridge()
+	for _, row := range []Row{rows[2], rows[5]} {
+		b.Run(strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
+			p, err := scale.PodOf(row.Pod, row.GPUs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8})
+				if err != nil || !got.Found {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSearchBridgeLargestFor: BenchmarkSearchBridgeLargest's
+// searches for Megatron-LM (workloads/export's SearchTarget("megatron"):
+// fewer plans) and for any framework (the embedding and loss splits
+// added to every plan: more).
+//
+//	go test -run xxx -bench SearchBridgeLargestFor -benchtime 3x ./evaluate/scale
+func BenchmarkSearchBridgeLargestFor(b *testing.B) {
+	rows := MegatronBridge()
+	for _, t := range []scale.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
+		for _, row := range []Row{rows[2], rows[5]} {
+			b.Run(t.Name+"/"+strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
+				p, err := scale.PodOf(row.Pod, row.GPUs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for b.Loop() {
+					got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8, For: t})
+					if err != nil || !got.Found {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestBridgeRowsStacks: every row of the Megatron-Bridge by-release
+// sweeps names the stack of the release in its label, and the settings
+// in effect are its release's with its model's own (by hand, from the
+// recipes: 25.09's Qwen3 rows capacity factor 1; Qwen3-30B-A3B the flex
+// dispatcher from 26.02 on; everything else the all-to-all dispatcher,
+// dropless).
+func TestBridgeRowsStacks(t *testing.T) {
+	type run struct {
+		dispatcher string
+		capacity   float64
+	}
+	a2a, drop, flex := run{scale.DispatcherAllToAll, 0}, run{scale.DispatcherAllToAll, 1}, run{scale.DispatcherFlex, 0}
+	wants := map[string]map[string]run{
+		"Llama 3 8B":      {"25.09": a2a, "25.11": a2a},
+		"Llama 3 70B":     {"25.09": a2a, "25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a},
+		"Llama 3.1 405B":  {"25.09": a2a, "25.11": a2a, "26.02": a2a, "26.04.01": a2a, "26.06": a2a},
+		"GPT-OSS 120B":    {"25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a, "26.06": a2a},
+		"Qwen3-30B-A3B":   {"25.09": drop, "25.11": a2a, "26.02": flex, "26.02.01": flex, "26.04": flex, "26.04.01": flex, "26.06": flex},
+		"Qwen3-235B-A22B": {"25.09": drop, "25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a},
+	}
+	const prefix = "Megatron-Bridge DGX-H100 by release: "
+	seen := 0
+	for _, sw := range publishedSweeps() {
+		if !strings.HasPrefix(sw.Name, prefix) {
+			continue
+		}
+		var model string
+		for k := range wants {
+			if strings.HasPrefix(sw.Name, prefix+k+",") || strings.HasPrefix(sw.Name, prefix+k+" ") {
+				model = k
+			}
+		}
+		if model == "" {
+			t.Errorf("%s: no expectation", sw.Name)
+			continue
+		}
+		seen++
+		if len(sw.Rows) != len(wants[model]) {
+			t.Errorf("%s: %d rows, want %d", sw.Name, len(sw.Rows), len(wants[model]))
+		}
+		for _, r := range sw.Rows {
+			rel, _, _ := strings.Cut(r.Label, ":")
+			w, ok := wants[model][rel]
+			if !ok {
+				t.Errorf("%s, %s: release %q not expected", sw.Name, r.Label, rel)
+				continue
+			}
+			s, err := scale.ParseStrategy(r.Strategy)
+			if err != nil {
+				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
+				continue
+			}
+			if s.Software.Stack != "megatron-bridge-"+rel {
+				t.Errorf("%s, %s: stack %q, want megatron-bridge-%s", sw.Name, r.Label, s.Software.Stack, rel)
+			}
+			st := s.Software.Settings()
+			if st.Dispatcher != w.dispatcher || st.Capacity != w.capacity || st.Graphs != scale.GraphsOff ||
+				st.UnfusedPermute || st.UnfusedRouter || st.ExpertLoop {
+				t.Errorf("%s, %s: %+v, want dispatcher %s, capacity %g, the rest fused, grouped, no graphs", sw.Name, r.Label, st, w.dispatcher, w.capacity)
+			}
+		}
+	}
+	if seen != len(wants) {
+		t.Errorf("%d Megatron-Bridge sweeps, want %d", seen, len(wants))
+	}
+}

@@ -1,0 +1,19 @@
+// Package published holds what placer's cluster-scale model
+// (evaluate/scale) is checked against, and the checks: the published
+// tables of training throughput (Row: Megatron-LM's weak- and
+// strong-scaling tables on H100s and its 2022 table on A100s, the Llama 3
+// paper's, Megatron-Bridge's), the published sweeps (Sweep: one model
+// under several plans, measured side by side), Megatron-LM's own
+// estimate of a GPU's memory, the readers of placer's own measurements on
+// one GPU (kernelbench's and layerbench's lines: MeasuredLayer,
+// MeasuredStep, MeasuredMoE, MeasuredMoEHost) with their checks against
+// scale.OneGPU, and which of a plan's features the rows placer predicts
+// within tolerance vouch for (Features, Regime).
+//
+// It is a client of evaluate/scale's exported API: a plan is parsed
+// (ParseStrategy), resolved (Resolve), evaluated (Evaluate) or searched
+// (Search) on a pod (PodOf, ParsePod), and a part of a step costed on one
+// GPU (OneGPU); nothing here reaches into the cost model.
+//
+// May import: graph/..., evaluate/scale, internal/...
+package published
