@@ -27,9 +27,16 @@ import (
 
 // EvalOptions are the inputs of an evaluation.
 type EvalOptions struct {
-	Graph     inputs.GraphSpec
-	Cluster   inputs.ClusterSpec
-	Placement string `world:"graph"` // "single", "round-robin", "expert" or a decision file
+	Graph   inputs.GraphSpec
+	Cluster inputs.ClusterSpec
+	// Placement is "single", "round-robin", "expert" or a decision file;
+	// at cluster scale a plan file, as Plan.
+	Placement string
+	// Plan is a file holding the plan: at cluster scale a search's -o
+	// result (its best plan) or an eval's -o report, read as export reads
+	// it (ExportPlanRule); for an op graph what Placement reads. "" =
+	// Placement.
+	Plan string
 	// Strategy is the decision's strategy around the placement, e.g.
 	// "dp=4" ("" = the placement file's, else none: one replica). The
 	// placement is then one replica's, on GPUs / replicas GPUs.
