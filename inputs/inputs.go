@@ -150,8 +150,11 @@ type ClusterSpec struct {
 	// GPUs is the number of devices: for an op graph at most MaxGPUs (0 =
 	// the graph's own count, else 1); at cluster scale a whole number of
 	// nodes (of Pod's preset, else DGX H100 nodes) or Pod's count.
-	GPUs     int
-	Hardware string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // preset name or profile file ("" = roofline.DefaultHardware)
+	GPUs int
+	// Hardware is a preset name or a profile file; "" = the default:
+	// roofline.GraphFileHardware for a graph file (GraphSpec.Path, in
+	// Resolve), else roofline.DefaultHardware.
+	Hardware string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"`
 	Topology string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // "" = the hardware's default
 	Memory   int64  `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // override of the device capacity in bytes (0 = the hardware's)
 	// Pod is a transformer's pod at cluster scale, PRESET:NODES

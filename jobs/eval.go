@@ -183,6 +183,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	e := report.NewEval(&res, lower, perDev)
 	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
+	e.HardwareNote = p.hardwareNote
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
 	if p.Realize != nil {

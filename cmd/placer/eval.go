@@ -142,7 +142,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
 	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
-	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
+	f.StringVar(&c.Hardware, "hardware", "", fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file (default: %s for a graph file, %s for a built-in workload, the papers' GPU)", strings.Join(roofline.Presets(), ", "), roofline.GraphFileHardware, roofline.DefaultHardware))
 	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(roofline.Topologies, ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,6 +152,35 @@ func TestEvalPlanFile(t *testing.T) {
 		r := runBinary(t, dir, time.Minute, nil, append([]string{"eval", "--workload", llama8B}, c.args...)...)
 		if got := strings.TrimSpace(r.stderr); r.code == 0 || !strings.HasPrefix(got, c.want) || strings.Contains(got, "\n") {
 			t.Errorf("eval %v: exit %d, %q; want one line starting %q", c.args, r.code, got, c.want)
+		}
+	}
+}
+
+// TestGraphFileHardware: a graph file with no --hardware is costed on
+// the current GPU (h100) and the header says so (it was a V100, shown only
+// as "on 2 x v100"); --hardware v100 still names the V100, and a built-in
+// workload keeps its paper's V100.
+func TestGraphFileHardware(t *testing.T) {
+	dir := t.TempDir()
+	example, err := filepath.Abs(example)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string // the header's first line
+	}{
+		{[]string{"eval", "--graph", example, "--gpus", "2"}, "mlp (28 ops) on 2 x h100 (nvswitch); h100: a graph file's default (--hardware)"},
+		{[]string{"eval", "--graph", example, "--gpus", "2", "--hardware", "v100"}, "mlp (28 ops) on 2 x v100 (hybrid-cube-mesh)"},
+		{[]string{"eval", "--graph", example, "--gpus", "2", "--hardware", "h100"}, "mlp (28 ops) on 2 x h100 (nvswitch)"},
+		{[]string{"eval", "--workload", "trxl2", "--gpus", "2"}, "trxl2 (3332 ops) on 2 x v100 (hybrid-cube-mesh)"},
+		{[]string{"search", "-q", "--graph", example, "--gpus", "2", "--evals", "20", "--methods", "single"}, "mlp (28 ops) on 2 x h100 (nvswitch), 80.00 GiB per device, async transfers; h100: a graph file's default (--hardware)"},
+	}
+	for _, c := range cases {
+		r := runBinary(t, dir, time.Minute, nil, c.args...)
+		first, _, _ := strings.Cut(r.stdout, "\n")
+		if r.code != 0 || first != c.want {
+			t.Errorf("%v: exit %d, %q; want %q (%s)", c.args, r.code, first, c.want, r.stderr)
 		}
 	}
 }
