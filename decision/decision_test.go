@@ -191,3 +191,29 @@ func TestDecodeEvalReport(t *testing.T) {
 		t.Errorf("report without a decision: %v", err)
 	}
 }
+
+// TestDecodeClusterPlan: a plan file of a transformer at cluster scale
+// (search -o's best, eval -o's report) where an op graph's decision goes
+// is refused in one line that says what it is and what takes it (it was
+// `json: unknown field "best"`); an op graph's eval report, whose
+// strategy is text too, is still a decision.
+func TestDecodeClusterPlan(t *testing.T) {
+	const want = "decision: a plan of a transformer at cluster scale (placer search -o or eval -o), not an op graph's decision: give it to eval or export as --plan FILE with --workload llama:layers=2 --cluster dgx-h100:1"
+	for _, file := range []string{
+		`{"best": {"model": "llama:layers=2", "cluster": "dgx-h100:1", "gpus": 8, "strategy": "tp=8,pp=1,dp=1,mbs=1"}, "runners_up": [], "evaluated": 3}`,
+		`{"model": "llama:layers=2", "cluster": "dgx-h100:1", "gpus": 8, "strategy": "tp=8,pp=1,dp=1,mbs=1", "step_s": 1.5}`,
+	} {
+		if _, err := Decode([]byte(file)); err == nil || err.Error() != want {
+			t.Errorf("%s: %v; want %s", file, err, want)
+		}
+	}
+	g := testGraph(t)
+	var buf bytes.Buffer
+	if err := Write(&buf, g, 2, Decision{Device: []int{0, 1, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	report := `{"graph": "g", "ops": 4, "hardware": "h100", "devices": 2, "strategy": "", "step_time_s": 0.001, "decision": ` + buf.String() + `}`
+	if _, err := Decode([]byte(report)); err != nil {
+		t.Errorf("an op graph's eval report: %v", err)
+	}
+}

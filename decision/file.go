@@ -88,6 +88,9 @@ func Decode(data []byte) (File, error) {
 	if probe.Format != FormatName && len(probe.Decision) > 0 {
 		data = probe.Decision
 	}
+	if err := scalePlanFile(data); err != nil {
+		return File{}, err
+	}
 	if probe.Format == "" && len(probe.Decision) == 0 && len(probe.StepTime) > 0 {
 		// A report (placer eval -o) from before reports held their decision.
 		return File{}, fmt.Errorf("decision: a report without the decision it evaluated (an older placer eval -o): run placer eval -o again, which writes it")
@@ -144,6 +147,34 @@ func (f File) Check(g *graph.Graph, devices int) error {
 // does is refused by name rather than as an unknown field.
 var scaleFields = []string{"tensor", "sequence_parallel", "pipeline", "virtual_stages", "micro_batch_size", "recompute",
 	"recompute_layers", "tp_overlap", "first_stage_layers", "last_stage_layers", "tensor_stages", "context"}
+
+// scalePlanFile refuses, in one line, a plan file of a transformer at
+// cluster scale (placer search -o's, its plan under "best", or placer
+// eval -o's: a model, a cluster and a strategy written as text) given
+// where an op graph's decision goes, naming what takes it: eval or export
+// with that workload and cluster, and --plan.
+func scalePlanFile(data []byte) error {
+	type plan struct {
+		Model    string          `json:"model"`
+		Cluster  string          `json:"cluster"`
+		Strategy json.RawMessage `json:"strategy"`
+	}
+	var probe struct {
+		plan
+		Best *plan `json:"best"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return nil // Decode's own decoding reports it
+	}
+	pl := probe.plan
+	if probe.Best != nil {
+		pl = *probe.Best
+	}
+	if pl.Model == "" || pl.Cluster == "" || len(pl.Strategy) == 0 || pl.Strategy[0] != '"' {
+		return nil
+	}
+	return fmt.Errorf("decision: a plan of a transformer at cluster scale (placer search -o or eval -o), not an op graph's decision: give it to eval or export as --plan FILE with --workload %s --cluster %s", pl.Model, pl.Cluster)
+}
 
 // checkScaleFields refuses a decision file whose strategy has a field of
 // a transformer's plan at cluster scale, naming the first, in one line.

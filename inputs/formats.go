@@ -2,6 +2,8 @@ package inputs
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -128,7 +130,34 @@ func GraphFormat(spec GraphSpec, data []byte) (string, error) {
 	if f := detectGraph(data, spec.Path); f != "" {
 		return f, nil
 	}
+	if err := jsonFault(data); err != nil {
+		// JSON that does not parse: that, not its format, is what is wrong.
+		return "", fmt.Errorf("%s: %w", spec.Path, err)
+	}
 	return "", fmt.Errorf("%s: cannot tell the graph format; give --format (one of %s)", spec.Path, strings.Join(Formats(), ", "))
+}
+
+// jsonFault says where data, a whole file shorter than headSize that
+// starts as JSON does (an object or an array), stops being JSON: the end
+// of a truncated file, or the byte of a syntax error. nil for data that
+// parses, does not start as JSON, or is only a file's head.
+func jsonFault(data []byte) error {
+	t := bytes.TrimLeft(data, " \t\r\n")
+	if len(data) >= headSize || len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && se.Offset >= int64(len(data)):
+		return fmt.Errorf("truncated JSON: the file ends at byte %d, inside a value", len(data))
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d: %s", se.Offset, se)
+	}
+	return nil
 }
 
 // IsGraphFormat reports whether the graph file of spec, data its contents

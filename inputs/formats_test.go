@@ -38,9 +38,25 @@ func TestGraphFormat(t *testing.T) {
 	if want := `--format "tf": unknown graph format (want one of costgraph, msr-fiddle, native, onnx)`; err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}
-	_, err = GraphFormat(GraphSpec{Path: "x.txt"}, []byte("hello"))
-	if want := "x.txt: cannot tell the graph format; give --format (one of costgraph, msr-fiddle, native, onnx)"; err == nil || err.Error() != want {
-		t.Errorf("err = %v, want %s", err, want)
+	// A file no format recognizes: JSON that does not parse says where
+	// (a truncated file: "cannot tell the graph format" said nothing of
+	// it); anything else asks for --format.
+	mlp := read("../examples/mlp.json")
+	for _, c := range []struct {
+		data []byte
+		want string
+	}{
+		{[]byte("hello"), "x.txt: cannot tell the graph format; give --format (one of costgraph, msr-fiddle, native, onnx)"},
+		{[]byte(`{"a": 1}`), "x.txt: cannot tell the graph format; give --format (one of costgraph, msr-fiddle, native, onnx)"},
+		{mlp[:20], "x.txt: truncated JSON: the file ends at byte 20, inside a value"},
+		{[]byte(` {"a":`), "x.txt: truncated JSON: the file ends at byte 6, inside a value"},
+		{[]byte(`[1, 2`), "x.txt: truncated JSON: the file ends at byte 5, inside a value"},
+		{[]byte(`{"a": 1,, "b": 2}`), "x.txt: invalid JSON at byte 9: invalid character ',' looking for beginning of object key string"},
+	} {
+		_, err = GraphFormat(GraphSpec{Path: "x.txt"}, c.data)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%q: %v; want %s", c.data, err, c.want)
+		}
 	}
 }
 

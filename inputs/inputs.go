@@ -150,10 +150,13 @@ type ClusterSpec struct {
 	// GPUs is the number of devices: for an op graph at most MaxGPUs (0 =
 	// the graph's own count, else 1); at cluster scale a whole number of
 	// nodes (of Pod's preset, else DGX H100 nodes) or Pod's count.
-	GPUs     int
-	Hardware string `world:"graph"` // preset name or profile file ("" = roofline.DefaultHardware)
-	Topology string `world:"graph"` // "" = the hardware's default
-	Memory   int64  `world:"graph"` // override of the device capacity in bytes (0 = the hardware's)
+	GPUs int
+	// Hardware is a preset name or a profile file; "" = the default:
+	// roofline.GraphFileHardware for a graph file (GraphSpec.Path, in
+	// Resolve), else roofline.DefaultHardware.
+	Hardware string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"`
+	Topology string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // "" = the hardware's default
+	Memory   int64  `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // override of the device capacity in bytes (0 = the hardware's)
 	// Pod is a transformer's pod at cluster scale, PRESET:NODES
 	// ("dgx-h100:288"); "" = DGX H100 nodes for GPUs.
 	Pod string `world:"cluster"`
@@ -168,7 +171,7 @@ type ClusterSpec struct {
 	// HardwareSet says that Hardware was named (the --hardware flag
 	// given): with an ops profile, the profile's device must be it;
 	// unnamed, the profile's device is the hardware.
-	HardwareSet bool `world:"graph"`
+	HardwareSet bool `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"`
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: none; --memory-margin's default is
 	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a

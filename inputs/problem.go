@@ -32,6 +32,9 @@ type Problem struct {
 	// Profile is the ops profile the graph came from (nil: none; its
 	// measured ops carry their times in Graph).
 	Profile *profile.Profile
+	// GraphFileDefault says the hardware is a graph file's default
+	// (roofline.GraphFileHardware), none named.
+	GraphFileDefault bool
 
 	// ClusterScale.
 	Model transformer.Spec
@@ -53,6 +56,12 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 		return Problem{}, err
 	}
 	var cl *roofline.Cluster
+	// A graph file with no hardware named is costed on the current GPU;
+	// a built-in workload on its paper's (roofline.DefaultHardware).
+	fileDefault := pr == nil && g.Path != "" && c.Hardware == ""
+	if fileDefault {
+		c.Hardware = roofline.GraphFileHardware
+	}
 	if pr != nil {
 		cl, err = ProfileCluster(c, pr)
 	} else {
@@ -61,7 +70,7 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 	if err != nil {
 		return Problem{}, err
 	}
-	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl, Profile: pr}
+	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl, Profile: pr, GraphFileDefault: fileDefault}
 	// An expert file that does not fit the graph is the user's error.
 	if g.Expert != "" {
 		if p.Expert, err = ExpertFor(g, gr, cl.Devices); err != nil {

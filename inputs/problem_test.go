@@ -57,3 +57,33 @@ func TestResolve(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultHardware: with no --hardware, a graph file (a user's own
+// graph) is costed on the current GPU, h100, and says so
+// (GraphFileDefault); a built-in workload keeps the V100 its paper
+// modelled; a named preset is taken as named (a graph file was costed
+// on a V100 unless --hardware said otherwise).
+func TestDefaultHardware(t *testing.T) {
+	cases := []struct {
+		g           GraphSpec
+		hardware    string
+		want        string
+		fileDefault bool
+	}{
+		{GraphSpec{Path: "../examples/mlp.json"}, "", "h100", true},
+		{GraphSpec{Path: "../examples/mlp.json"}, "v100", "v100", false},
+		{GraphSpec{Path: "../examples/mlp.json"}, "h100", "h100", false},
+		{GraphSpec{Path: "../examples/mlp.json"}, "a100", "a100", false},
+		{GraphSpec{Workload: "trxl2"}, "", "v100", false},
+		{GraphSpec{Workload: "trxl2"}, "h100", "h100", false},
+	}
+	for _, c := range cases {
+		p, err := Resolve(c.g, ClusterSpec{GPUs: 2, Hardware: c.hardware})
+		if err != nil {
+			t.Fatalf("%+v --hardware %q: %v", c.g, c.hardware, err)
+		}
+		if p.Cluster.Hardware.Name != c.want || p.GraphFileDefault != c.fileDefault {
+			t.Errorf("%+v --hardware %q: %s (a graph file's default: %v); want %s (%v)", c.g, c.hardware, p.Cluster.Hardware.Name, p.GraphFileDefault, c.want, c.fileDefault)
+		}
+	}
+}

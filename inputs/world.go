@@ -62,6 +62,13 @@ func (w World) Applies(f reflect.StructField) bool {
 // by its field's type, with no list of flag names (the CLI calls this for
 // each flag the user set).
 func (w World) Foreign(opts any, addr uintptr) (string, bool) {
+	name, _, foreign := w.ForeignWhy(opts, addr)
+	return name, foreign
+}
+
+// ForeignWhy is Foreign with why the field does not apply in w: its
+// why:"..." tag, "" where it has none.
+func (w World) ForeignWhy(opts any, addr uintptr) (name, why string, foreign bool) {
 	v := reflect.ValueOf(opts)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		panic(fmt.Sprintf("inputs: Foreign of %T: want a pointer to a struct", opts))
@@ -69,7 +76,7 @@ func (w World) Foreign(opts any, addr uintptr) (string, bool) {
 	return w.foreign(v.Elem(), addr, "")
 }
 
-func (w World) foreign(v reflect.Value, addr uintptr, path string) (string, bool) {
+func (w World) foreign(v reflect.Value, addr uintptr, path string) (string, string, bool) {
 	t := v.Type()
 	for i := range t.NumField() {
 		f, fv := t.Field(i), v.Field(i)
@@ -82,12 +89,12 @@ func (w World) foreign(v reflect.Value, addr uintptr, path string) (string, bool
 		}
 		name := path + f.Name
 		if !w.Applies(f) {
-			return name, true
+			return name, f.Tag.Get("why"), true
 		}
 		if f.Type.Kind() == reflect.Struct {
 			return w.foreign(fv, addr, name+".")
 		}
-		return name, false
+		return name, "", false
 	}
-	return "", false
+	return "", "", false
 }

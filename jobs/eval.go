@@ -27,9 +27,16 @@ import (
 
 // EvalOptions are the inputs of an evaluation.
 type EvalOptions struct {
-	Graph     inputs.GraphSpec
-	Cluster   inputs.ClusterSpec
-	Placement string `world:"graph"` // "single", "round-robin", "expert" or a decision file
+	Graph   inputs.GraphSpec
+	Cluster inputs.ClusterSpec
+	// Placement is "single", "round-robin", "expert" or a decision file;
+	// at cluster scale a plan file, as Plan.
+	Placement string
+	// Plan is a file holding the plan: at cluster scale a search's -o
+	// result (its best plan) or an eval's -o report, read as export reads
+	// it (ExportPlanRule); for an op graph what Placement reads. "" =
+	// Placement.
+	Plan string
 	// Strategy is the decision's strategy around the placement, e.g.
 	// "dp=4" ("" = the placement file's, else none: one replica). The
 	// placement is then one replica's, on GPUs / replicas GPUs.
@@ -176,6 +183,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	e := report.NewEval(&res, lower, perDev)
 	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
+	e.HardwareNote = p.hardwareNote
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
 	if p.Realize != nil {

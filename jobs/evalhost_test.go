@@ -17,7 +17,7 @@ import (
 // is 28 ms plus the last kernel; the GPU's busy time is unchanged.
 func TestEvalHost(t *testing.T) {
 	opts := func(host bool, d time.Duration) EvalOptions {
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: "single", HostOn: host, Dispatch: d}
+		o := EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{Hardware: "v100"}, Placement: "single", HostOn: host, Dispatch: d}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}

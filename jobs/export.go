@@ -86,11 +86,9 @@ type ExportOptions struct {
 // Export converts a placement of a graph into a framework's format and
 // returns what it wrote.
 func Export(o ExportOptions) ([]byte, error) {
-	if o.Plan != "" {
-		if o.Placement != "" && o.Placement != "single" && o.Placement != o.Plan {
-			return nil, fail.Usagef("--plan %s and --placement %s both name the plan: give one", o.Plan, o.Placement)
-		}
-		o.Placement = o.Plan
+	var err error
+	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
+		return nil, err
 	}
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
 		return exportTransformer(o)
@@ -471,6 +469,20 @@ func convertedLine(ep exportPlan, file, format string) string {
 	return fmt.Sprintf("%s: %s a step on %s; costed again on the stack %s runs", from, report.Seconds(ep.given.Step), stackShort(ep.given.Plan.Stack()), format)
 }
 
+// planOrPlacement is the file eval and export read a plan from: --plan
+// (a search's or eval's -o file), which for an op graph is what
+// --placement reads, or --placement itself; both naming files is a
+// usage error.
+func planOrPlacement(plan, placement string) (string, error) {
+	if plan == "" {
+		return placement, nil
+	}
+	if placement != "" && placement != "single" && placement != plan {
+		return "", fail.Usagef("--plan %s and --placement %s both name the plan: give one", plan, placement)
+	}
+	return plan, nil
+}
+
 // ExportPlanRule is where export at cluster scale takes its plan from:
 // one source, never two merged.
 const ExportPlanRule = `At cluster scale the plan comes from one place: --plan FILE (or
@@ -517,7 +529,7 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format s
 			return ep, fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Graph.Workload)
 		}
 		if o.Strategy != "" {
-			return ep, fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone exports a plan written whole)", file)
+			return ep, fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone gives a plan written whole)", file)
 		}
 		if ep.file, err = readPlanFile(file, m, p); err != nil {
 			return ep, err

@@ -74,7 +74,14 @@ type Problem struct {
 	// --profile; nil: none), read from profilePath.
 	profile     *profile.Profile
 	profilePath string
+	// hardwareNote is GraphFileNote where the hardware is a graph file's
+	// default, none named ("" otherwise).
+	hardwareNote string
 }
+
+// GraphFileNote is what a report's header says of hardware that no
+// --hardware named on a graph file (roofline.GraphFileHardware).
+var GraphFileNote = roofline.GraphFileHardware + ": a graph file's default (--hardware)"
 
 // Close releases the evaluator (GPUs), if it holds any.
 func (p *Problem) Close() error {
@@ -146,6 +153,9 @@ func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.T
 		p.Expert = r.Expert
 	}
 	p.profile, p.profilePath = r.Profile, cs.Profile
+	if r.GraphFileDefault {
+		p.hardwareNote = GraphFileNote
+	}
 	rz, err := torchRealizer(gs, r.Graph, r.Profile, cs.Profile)
 	if err != nil {
 		p.Close()
@@ -255,7 +265,7 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 	c := p.cluster
 	b := report.Baselines{
 		Graph: p.Graph.Name(), Ops: p.Graph.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
-		Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
+		HardwareNote: p.hardwareNote, Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
 		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),
 	}
 	if p.realizer != nil {

@@ -37,7 +37,11 @@ type ScaleOptions struct {
 	// to fit (--memory-margin; 0: none).
 	MemoryMargin float64
 	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
-	Out          string // write the search's result here ("" = none)
+	// PlanFile is eval's plan as a file: a search's -o result (its best
+	// plan) or an eval's -o report, read as export reads it
+	// (ExportPlanRule); "" = Strat.
+	PlanFile string
+	Out      string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
@@ -113,20 +117,52 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
-	// The plan is the command line's (--strategy): one that does not
-	// parse, or does not fit the model and pod, is a usage error.
-	s, err := scale.ParseStrategy(o.Strat)
-	if err != nil {
-		return report.ScalePlan{}, fail.AsUsage(err)
-	}
-	if _, err := scale.Resolve(m, s, p); err != nil {
-		return report.ScalePlan{}, fail.AsUsage(err)
+	var s scale.Strategy
+	if o.PlanFile != "" {
+		// A plan file's plan, read as export reads it: one reader, so
+		// what export writes of a file is what eval costs of it.
+		// No framework ("" format): the plan is costed on the stack the
+		// file records.
+		ep, err := ExportOptions{Graph: inputs.GraphSpec{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
+		if err != nil {
+			return report.ScalePlan{}, err
+		}
+		s = ep.pl.Strategy
+	} else {
+		// The plan is the command line's (--strategy): one that does not
+		// parse, or does not fit the model and pod, is a usage error. The
+		// keys left out take their defaults (scale.Resolve).
+		w, err := scaleStrategy(m, p, o.Strat)
+		if err != nil {
+			return report.ScalePlan{}, err
+		}
+		if _, err := scale.Resolve(m, w.Strategy, p); err != nil {
+			return report.ScalePlan{}, fail.AsUsage(err)
+		}
+		s = w.Strategy
 	}
 	r, err := scale.Evaluate(m, s, p)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
 	return scalePlan(m, p, r), nil
+}
+
+// scaleStrategy reads a plan written on the command line (--strategy)
+// for model m on pod p and checks the keys it names against them
+// (scale.Written.Check), whatever the keys it leaves out: placer eval
+// and placer search both read their --strategy here, so a key one
+// refuses the other refuses with the same line, a usage error (exit 2),
+// before anything is evaluated or searched.
+func scaleStrategy(m transformer.Spec, p scale.Pod, text string) (scale.Written, error) {
+	w, err := scale.ParseWritten(text)
+	if err != nil {
+		return w, fail.AsUsage(err)
+	}
+	if err := w.Check(m, p); err != nil {
+		return w, fail.AsUsage(err)
+	}
+	return w, nil
 }
 
 // DefaultMemoryMargin and MaxMemoryMargin are --memory-margin's default
@@ -148,15 +184,18 @@ const DefaultSearchTarget = export.DefaultSearchTarget
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
 // Out.
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
+	m, p, err := o.inputs()
+	if err != nil {
+		return report.ScaleSearch{}, err
+	}
+	if _, err := scaleStrategy(m, p, o.Strat); err != nil {
+		return report.ScaleSearch{}, err
+	}
 	space, err := scale.SpaceOf(o.Strat)
 	if err != nil {
 		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
 	}
 	space.Top = 6
-	m, p, err := o.inputs()
-	if err != nil {
-		return report.ScaleSearch{}, err
-	}
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return report.ScaleSearch{}, err
 	}

@@ -27,18 +27,18 @@ import (
 type SearchOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
-	Tasks   string `world:"graph"` // "" = placement,scheduling,fusion
+	Tasks   string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // "" = placement,scheduling,fusion
 	// Method is the search that runs after the quick baselines ("" =
 	// pipeline.DefaultMethod): any of methods.Methods that searches.
-	Method string `world:"graph"`
+	Method string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
 	// The search's budget, whichever is spent first; none named =
 	// methods.DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
 	// same result for the same seed; Time (wall) and CPU (this process's
 	// CPU time) stop where the clock says.
-	Evals int           `world:"graph"`
-	Steps int           `world:"graph"` // go's PPO steps, or another method's rounds
-	Time  time.Duration `world:"graph"`
-	CPU   time.Duration `world:"graph"`
+	Evals int           `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
+	Steps int           `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"` // go's PPO steps, or another method's rounds
+	Time  time.Duration `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
+	CPU   time.Duration `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
 	Seed  uint64
 	// Stages, for a graph from PyTorch, cuts every decision whose
 	// replica has at least that many GPUs into exactly that many
@@ -46,9 +46,9 @@ type SearchOptions struct {
 	// most work where the placement put it). An error for other graphs.
 	Stages int `world:"graph"`
 	// Samples is go's rollout size K (0 = 16).
-	Samples int      `world:"graph"`
-	Methods []string `world:"graph"` // baselines to compare with and take the reference from (nil = methods.Quick())
-	Budget  int      `world:"graph"` // evaluation budget of the search baselines among Methods (0 = their default)
+	Samples int      `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
+	Methods []string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // baselines to compare with and take the reference from (nil = methods.Quick())
+	Budget  int      `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // evaluation budget of the search baselines among Methods (0 = their default)
 	Sync    bool     `world:"graph"`
 	// Host models each GPU's host thread dispatching its kernels in
 	// every evaluation, the baselines', the search's and the joint
@@ -61,9 +61,9 @@ type SearchOptions struct {
 	// Objective is what the search and the baselines minimise (zero =
 	// step time).
 	Objective optimize.Objective `world:"graph"`
-	Policy    *policy.Config     `world:"graph"` // go's network; nil = defaults
-	PPO       ppo.Settings       `world:"graph"`
-	Warmup    int                `world:"graph"` // go's imitation steps (0 = its default; negative = none)
+	Policy    *policy.Config     `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // go's network; nil = defaults
+	PPO       ppo.Settings       `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
+	Warmup    int                `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // go's imitation steps (0 = its default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
 	Backend Backend `world:"graph"`
 

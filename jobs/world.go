@@ -43,8 +43,16 @@ func Search(ctx context.Context, o SearchOptions) (Answer, error) {
 // strategy (EvalGraph), or a transformer's plan at cluster scale
 // (ScaleEval).
 func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
+	var err error
+	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
+		return nil, err
+	}
 	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
-		p, err := ScaleEval(ctx, scaleOptionsOf(o.Graph, o.Cluster, o.Strategy, ""))
+		so := scaleOptionsOf(o.Graph, o.Cluster, o.Strategy, "")
+		if o.Placement != "" && o.Placement != "single" {
+			so.PlanFile = o.Placement
+		}
+		p, err := ScaleEval(ctx, so)
 		return ScalePlanReport{p}, err
 	}
 	e, err := EvalGraph(ctx, o)

@@ -9,13 +9,17 @@ import (
 // Baselines is the comparison of methods on one graph and cluster: what
 // `placer baselines` prints as a table, and as JSON with --json.
 type Baselines struct {
-	Graph     string `json:"graph"`
-	Ops       int    `json:"ops"`
-	Hardware  string `json:"hardware"`
-	Devices   int    `json:"devices"`
-	Topology  string `json:"topology"`
-	Capacity  int64  `json:"capacity"`  // memory per device, bytes
-	Transfers string `json:"transfers"` // "async" or "sync"
+	Graph    string `json:"graph"`
+	Ops      int    `json:"ops"`
+	Hardware string `json:"hardware"`
+	Devices  int    `json:"devices"`
+	Topology string `json:"topology"`
+	// HardwareNote says where the hardware came from when no --hardware
+	// named it and it is a graph file's default (jobs.GraphFileNote; ""
+	// otherwise).
+	HardwareNote string `json:"hardware_note,omitempty"`
+	Capacity     int64  `json:"capacity"`  // memory per device, bytes
+	Transfers    string `json:"transfers"` // "async" or "sync"
 	// Host says that every evaluation modelled each GPU's host thread
 	// dispatching its kernels (--host), and at what dispatch times; ""
 	// = no host model (the default).
@@ -90,13 +94,22 @@ type BaselinesRow struct {
 	File string `json:"decision_file,omitempty"`
 }
 
+// hardwareNote is a header's note on where its hardware came from
+// ("; NOTE"), "" for none.
+func hardwareNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	return "; " + note
+}
+
 // WriteBaselines writes b as one table, with a header naming the problem
 // and footnotes for the methods that failed.
 func WriteBaselines(w io.Writer, b Baselines) error {
 	w, flush := fitLines(w)
 	defer flush()
-	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s), %s per device, %s transfers\n",
-		b.Graph, b.Ops, b.Devices, b.Hardware, b.Topology, Bytes(b.Capacity), b.Transfers)
+	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s), %s per device, %s transfers%s\n",
+		b.Graph, b.Ops, b.Devices, b.Hardware, b.Topology, Bytes(b.Capacity), b.Transfers, hardwareNote(b.HardwareNote))
 	if b.Host != "" {
 		fmt.Fprintf(w, "host model on: %s\n", b.Host)
 	}

@@ -13,14 +13,18 @@ import (
 // Eval is the report of one evaluated decision: what `placer eval`
 // prints as a table, and as JSON with --json.
 type Eval struct {
-	Graph     string `json:"graph"`
-	Ops       int    `json:"ops"`
-	Hardware  string `json:"hardware"`
-	Devices   int    `json:"devices"`
-	Topology  string `json:"topology"`
-	Placement string `json:"placement"`
-	Schedule  string `json:"schedule"`
-	Fusion    string `json:"fusion"`
+	Graph    string `json:"graph"`
+	Ops      int    `json:"ops"`
+	Hardware string `json:"hardware"`
+	Devices  int    `json:"devices"`
+	Topology string `json:"topology"`
+	// HardwareNote says where the hardware came from when no --hardware
+	// named it and it is a graph file's default (jobs.GraphFileNote; ""
+	// otherwise).
+	HardwareNote string `json:"hardware_note,omitempty"`
+	Placement    string `json:"placement"`
+	Schedule     string `json:"schedule"`
+	Fusion       string `json:"fusion"`
 	// Strategy is the decision's strategy around the placement (e.g.
 	// "dp=4"; "" = one replica).
 	Strategy  string `json:"strategy,omitempty"`
@@ -166,7 +170,7 @@ func yesNo(b bool) string {
 func WriteEval(w io.Writer, e Eval) error {
 	w, flush := fitLines(w)
 	defer flush()
-	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s)\n", e.Graph, e.Ops, e.Devices, e.Hardware, e.Topology)
+	fmt.Fprintf(w, "%s (%d ops) on %d x %s (%s)%s\n", e.Graph, e.Ops, e.Devices, e.Hardware, e.Topology, hardwareNote(e.HardwareNote))
 	fmt.Fprintf(w, "placement %s, schedule %s, fusion %s, %s transfers\n", e.Placement, e.Schedule, e.Fusion, e.Transfers)
 	if e.Strategy != "" {
 		fmt.Fprintf(w, "strategy %s: the placement is one replica's, on %d of the %d GPUs\n", e.Strategy, e.Devices/max(1, e.Replicas), e.Devices)

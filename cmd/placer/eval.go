@@ -52,7 +52,9 @@ strategy): eval --placement and export --placement read that file back.
 
   # A transformer at cluster scale (docs/cluster-scale.md): Megatron's 177B row
   placer eval --workload gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152 \
-      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on`,
+      --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,mbs=1,sp=on,tpoverlap=on,distopt=on
+  # ... the plan a search wrote (placer search ... -o plan.json)
+  placer eval --workload llama3-8b:seq=8192,batch=256 --cluster dgx-h100:4 --plan plan.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
@@ -82,8 +84,9 @@ strategy): eval --placement and export --placement read that file back.
 	addWorkloadForms(cmd)
 	addClusterFlags(cmd, &o.Cluster)
 	f.Lookup("gpus").Usage = gpusUsage
-	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE (an eval -o report too)")
-	f.StringVar(&o.Strategy, "strategy", "", "the strategy around the placement, e.g. dp=4 (data-parallel replicas; docs/decision-format.md): the placement is then one replica's, on GPUs/replicas GPUs (default: the placement file's, else one replica)")
+	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, expert, or a decision/result FILE (an eval -o report too); at cluster scale a plan FILE, as --plan")
+	f.StringVar(&o.Plan, "plan", "", "the plan to evaluate: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster, read as export reads it (not with --strategy at cluster scale; an op graph's as --placement)")
+	f.StringVar(&o.Strategy, "strategy", "", "the strategy around the placement, e.g. dp=4 (data-parallel replicas; docs/decision-format.md): the placement is then one replica's, on GPUs/replicas GPUs (default: the placement file's, else one replica); at cluster scale the plan, e.g. tp=8,pp=4: keys left out take their defaults (tp, cp, pp 1, dp what they leave), a key written is kept or refused, never replaced")
 	f.StringVar(&o.Schedule, "schedule", "", "fifo (TensorFlow's default), or a decision/result FILE with priorities (default: the --placement file's, else fifo)")
 	f.StringVar(&o.Fusion, "fusion", "", "none, default (XLA-like, topological), or a decision/result FILE with fusion priorities (default: the --placement file's, else none)")
 	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
@@ -139,7 +142,7 @@ func addGraphFlags(cmd *cobra.Command, g *inputs.GraphSpec) {
 func addClusterFlags(cmd *cobra.Command, c *inputs.ClusterSpec) {
 	f := cmd.Flags()
 	f.IntVar(&c.GPUs, "gpus", 0, "number of GPUs (default: the placement file's, else the graph file's, else 1)")
-	f.StringVar(&c.Hardware, "hardware", roofline.DefaultHardware, fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file", strings.Join(roofline.Presets(), ", ")))
+	f.StringVar(&c.Hardware, "hardware", "", fmt.Sprintf("hardware `PRESET|FILE`: one of %s, or a profile file (default: %s for a graph file, %s for a built-in workload, the papers' GPU)", strings.Join(roofline.Presets(), ", "), roofline.GraphFileHardware, roofline.DefaultHardware))
 	f.StringVar(&c.Topology, "topology", "", fmt.Sprintf("GPU interconnect: %s (default: the hardware's)", strings.Join(roofline.Topologies, ", ")))
 	f.Int64Var(&c.Memory, "memory", 0, "device memory capacity in bytes (default: the hardware's)")
 }

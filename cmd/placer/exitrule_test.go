@@ -32,7 +32,7 @@ func TestOneExitRule(t *testing.T) {
 	}{
 		{[]string{"baselines", "--workload", "nosuch"}, 2, `--workload "nosuch": unknown workload`},
 		{[]string{"baselines", "--graph", example, "--out", missing}, 2, "does not exist"},
-		{[]string{"baselines", "--graph", trunc}, 1, "cannot tell the graph format"},
+		{[]string{"baselines", "--graph", trunc}, 1, "trunc.json: truncated JSON: the file ends at byte 5, inside a value"},
 		{[]string{"calibrate", "--out", missing}, 2, "does not exist"},
 		{[]string{"calibrate", "--from-profile", trunc}, 1, "truncated"},
 		{[]string{"cluster", "slurm", "--dir", dir, "regal"}, 2, "give the report command after --"},
@@ -99,7 +99,7 @@ func TestOneExitRule(t *testing.T) {
 		{[]string{"search", "--workload", "llama3-8b:seq=4096", "--cluster", "dgx-h100:1"}, 2, "batch missing"},
 		{[]string{"search", "--workload", gpt, "--cluster", "dgx-h100:1", "--strategy", "tpp=2"}, 2, `unknown key "tpp"`},
 		{[]string{"search", "--workload", "mlp", "--out", missing}, 2, "does not exist"},
-		{[]string{"search", "--graph", trunc}, 1, "cannot tell the graph format"},
+		{[]string{"search", "--graph", trunc}, 1, "trunc.json: truncated JSON: the file ends at byte 5, inside a value"},
 		{[]string{"tune-brkga", "--objectives", "nosuch"}, 2, `objective "nosuch"`},
 		{[]string{"tune-brkga", "--hardware", trunc}, 1, "truncated"},
 		{[]string{"version", "extra"}, 2, `unknown command "extra"`},

@@ -146,8 +146,8 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 //
 // Each is an op graph's only (world:"graph"; checkWorld).
 type searchFlags struct {
-	Methods string     `world:"graph"` // --methods, comma-separated
-	Train   trainFlags `world:"graph"`
+	Methods string     `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // --methods, comma-separated
+	Train   trainFlags `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
 	Measure bool       `world:"graph"`
 	Repeats int        `world:"graph"`
 }

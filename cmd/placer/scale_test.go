@@ -89,7 +89,7 @@ func TestScaleCLI(t *testing.T) {
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=16"}, "tp=16 does not divide the 8 GPUs of a node", 2},
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "pp=97"}, "pp=97 is more than the 96 layers", 2},
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,dp=40"}, "is 1920 GPUs, the cluster has 2304", 2},
-		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,mbs=5"}, "not divisible by dp=48 x mbs=5", 2},
+		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", "tp=8,pp=6,mbs=5"}, "the batch of 1152 is not divisible by mbs=5", 2},
 		{[]string{"eval", "--workload", "gpt:layers=96,hidden=12288", "--cluster", "dgx-h100:288"}, "heads missing", 2},
 		{[]string{"eval", "--workload", gpt175, "--cluster", "dgx-z100:3"}, "unknown node", 2},
 		{[]string{"search", "--workload", gpt175, "--cluster", "dgx-h100:1", "--out", out + ".bad"}, "no plan fits", 1},

@@ -64,7 +64,8 @@ heads=...,seq=...,vocab=...,batch=... or llama:...) on a pod of nodes
 every plan of tensor, pipeline and data parallelism, micro-batch size,
 virtual stages, sequence parallelism, recomputation and the distributed
 optimizer is evaluated, and the fastest that fits is the answer. --strategy
-keeps what it names as given and searches the rest: the run's settings
+keeps what it names as given and searches the rest (a key no plan can keep,
+tp=3 for 32 heads say, is refused before searching, with eval's line): the run's settings
 (fp8=current|delayed|blockwise, grads=bf16, imbalance=F, fsdp=on, which
 the search does not choose for you) or any degree of the plan. --for
 names the framework the plan is for, and the search proposes only plans

@@ -16,15 +16,15 @@ import (
 // options structs). No list of flag names.
 func checkWorld(cmd *cobra.Command, g inputs.GraphSpec, c inputs.ClusterSpec, opts ...any) error {
 	w := inputs.WorldOf(g, c)
-	var bad string
+	var bad, why string
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		addr, ok := flagAddr(f)
 		if bad != "" || !ok {
 			return
 		}
 		for _, o := range opts {
-			if _, foreign := w.Foreign(o, addr); foreign {
-				bad = f.Name
+			if _, reason, foreign := w.ForeignWhy(o, addr); foreign {
+				bad, why = f.Name, reason
 				return
 			}
 		}
@@ -33,7 +33,13 @@ func checkWorld(cmd *cobra.Command, g inputs.GraphSpec, c inputs.ClusterSpec, op
 	case bad == "":
 		return nil
 	case w == inputs.ClusterScale:
-		return usagef("--%s does not apply to a transformer at cluster scale (--workload %s): the pod's node sets the hardware, and the search evaluates every plan (docs/cluster-scale.md)", bad, g.Workload)
+		// Why this option does not apply there: its field's why:"..."
+		// tag (the hardware, a search's budget or method), else that it
+		// is an op graph's.
+		if why == "" {
+			why = "it is an op graph's option (a placement's, its schedule's, fusion's or evaluation's)"
+		}
+		return usagef("--%s does not apply to a transformer at cluster scale (--workload %s): %s (docs/cluster-scale.md)", bad, g.Workload, why)
 	}
 	return usagef("--%s does not apply to %s: it is for a transformer at cluster scale (--workload gpt:... or llama:...)", bad, w)
 }

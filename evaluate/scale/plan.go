@@ -85,13 +85,8 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 		return fmt.Sprintf("stage %d's tp=%d", i, pl.TPs[i])
 	}
 	for i, T := range pl.TPs {
-		switch {
-		case m.Heads%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d attention heads", written, tpName(i), m.Heads)
-		case m.KVHeads%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d key/value heads", written, tpName(i), m.KVHeads)
-		case T > p.PerNode || p.PerNode%T != 0:
-			return Plan{}, fmt.Errorf("strategy %s: %s does not divide the %d GPUs of a node (tensor groups stay inside a node)", written, tpName(i), p.PerNode)
+		if err := tensorFits(m, p, T, tpName(i)); err != nil {
+			return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
 		}
 		if pl.Uniform() {
 			break
@@ -99,11 +94,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	}
 	replica := pl.ReplicaGPUs()
 	if C := pl.C; C > 1 {
-		// Each GPU of a context group holds chunks i and 2C-1-i of every
-		// sequence (load-balanced causal attention): 2C equal chunks.
 		switch {
-		case m.Seq%(2*C) != 0:
-			return Plan{}, fmt.Errorf("strategy %s: cp=%d: the sequence of %d does not split into 2 x cp = %d equal chunks (load-balanced causal attention)", written, C, m.Seq, 2*C)
+		case contextFits(m, C) != nil:
+			return Plan{}, fmt.Errorf("strategy %s: %w", written, contextFits(m, C))
 		case n%(replica*C) != 0:
 			return Plan{}, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.T, C, pl.P, n)
 		}
@@ -112,8 +105,8 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	eu, lu := s.endUnits() // the embedding and the loss counted as layers
 	units := s.EmbeddingLayer || s.LossLayer
 	switch {
-	case pl.P > m.Layers+eu+lu:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d is more than the %d layers", written, pl.P, m.Layers+eu+lu)
+	case pipelineFits(m, pl.P, eu+lu) != nil:
+		return Plan{}, fmt.Errorf("strategy %s: %w", written, pipelineFits(m, pl.P, eu+lu))
 	case !units && s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
 		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
 	case n%replica != 0 && pl.Uniform():
@@ -156,13 +149,18 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	}
 	pl.D = n / replica
 	if s.Replicas > 0 && s.Replicas != pl.D {
-		if pl.C > 1 {
-			return Plan{}, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.C, pl.P, s.Replicas, replica*s.Replicas, n)
+		// A dp written is the plan's: never replaced by what the other
+		// degrees leave (left out, it is that).
+		factors := []string{fmt.Sprintf("tp=%d", pl.T), fmt.Sprintf("pp=%d", pl.P)}
+		switch {
+		case pl.C > 1:
+			factors = []string{fmt.Sprintf("tp=%d", pl.T), fmt.Sprintf("cp=%d", pl.C), fmt.Sprintf("pp=%d", pl.P)}
 		}
-		if pl.Uniform() {
-			return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d x dp=%d is %d GPUs, the cluster has %d", written, pl.T, pl.P, s.Replicas, pl.T*pl.P*s.Replicas, n)
+		factors = append(factors, fmt.Sprintf("dp=%d", s.Replicas))
+		if !pl.Uniform() {
+			factors = []string{fmt.Sprintf("dp=%d", s.Replicas), fmt.Sprintf("the %d GPUs of stage-tp", replica)}
 		}
-		return Plan{}, fmt.Errorf("strategy %s: dp=%d x the %d GPUs of stage-tp is %d GPUs, the cluster has %d", written, s.Replicas, replica, replica*s.Replicas, n)
+		return Plan{}, fmt.Errorf("strategy %s: %w", written, worldMismatch(factors, replica*s.Replicas, n, s.Replicas))
 	}
 	if !pl.Uniform() {
 		// Stage i's D tensor groups follow the stages before it: its first
@@ -176,8 +174,8 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 			at += pl.D * T
 		}
 	}
-	if m.Batch%(pl.D*pl.MBS) != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: the batch of %d is not divisible by dp=%d x mbs=%d", written, m.Batch, pl.D, pl.MBS)
+	if err := batchFits(m, pl.D, pl.MBS); err != nil {
+		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
 	}
 	pl.M = m.Batch / (pl.D * pl.MBS)
 	if s.MicroBatches > 0 && s.MicroBatches != pl.M {
@@ -372,18 +370,15 @@ func stageTP(d []int) string {
 // does not support it: its multi_token_prediction guide).
 func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) error {
 	s := pl.Strategy
-	if s.FP8 != "" && p.Kernels.FP8Peak <= 0 {
-		return fmt.Errorf("strategy %s: fp8=%s on %s: its GPUs have no FP8 tensor cores", written, s.FP8, p.Hardware.Name)
+	if err := fp8Fits(s, p); err != nil {
+		return fmt.Errorf("strategy %s: %w", written, err)
 	}
-	if m.MTP > 0 && pl.C > 1 {
-		return fmt.Errorf("strategy %s: mtp=%d with cp=%d: Megatron-Core's multi-token prediction does not run with context parallelism", written, m.MTP, pl.C)
+	if err := mtpFits(m, pl.C); err != nil {
+		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1
 	if !m.MoE() {
-		if s.Experts > 1 || s.ExpertTensor > 0 || s.Imbalance > 1 || s.EPOverlap {
-			return fmt.Errorf("strategy %s: ep, etp, imbalance or epoverlap on a model without experts", written)
-		}
-		return nil
+		return expertKeysFit(m, s, written)
 	}
 	switch {
 	case s.EPOverlap && s.EP() <= 1:
@@ -403,12 +398,8 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 	}
 	inner := pl.T * pl.C * pl.D
 	switch {
-	case m.Experts%pl.EP != 0:
-		return fmt.Errorf("strategy %s: ep=%d does not divide the %d experts", written, pl.EP, m.Experts)
-	case pl.ETP > p.PerNode || p.PerNode%pl.ETP != 0:
-		return fmt.Errorf("strategy %s: etp=%d does not divide the %d GPUs of a node (expert tensor groups stay inside a node)", written, pl.ETP, p.PerNode)
-	case m.ExpertFFN%pl.ETP != 0:
-		return fmt.Errorf("strategy %s: etp=%d does not divide the expert FFN of %d", written, pl.ETP, m.ExpertFFN)
+	case expertsFit(m, p, pl.EP, pl.ETP) != nil:
+		return fmt.Errorf("strategy %s: %w", written, expertsFit(m, p, pl.EP, pl.ETP))
 	case inner%(pl.EP*pl.ETP) != 0:
 		return fmt.Errorf("strategy %s: ep=%d x etp=%d does not divide a pipeline stage's %d GPUs (tp x cp x dp, the experts' mesh)", written, pl.EP, pl.ETP, inner)
 	}

@@ -17,6 +17,11 @@ type Space struct {
 	MaxMBS int
 	// MaxVirtual is the most model chunks per device tried (0 = 8).
 	MaxVirtual int
+	// MBS and Context, when above 0, are the micro-batch size and the
+	// context-parallel degree a --strategy keeps (SpaceOf): the only ones
+	// tried, whatever the powers of two up to MaxMBS and the long
+	// sequences contextDegrees keeps to (0: those).
+	MBS, Context int
 	// Keep, when not nil, keeps only the plans it returns true for (a
 	// published configuration's stated degrees, with its unstated knobs
 	// searched).
@@ -262,7 +267,14 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		for _, t := range tps {
 			maxT = max(maxT, t)
 		}
+		var sizes []int
 		for mbs := 1; mbs <= maxMBS; mbs *= 2 {
+			sizes = append(sizes, mbs)
+		}
+		if sp.MBS > 0 {
+			sizes = []int{sp.MBS}
+		}
+		for _, mbs := range sizes {
 			if m.Batch%(D*mbs) != 0 {
 				continue
 			}
@@ -344,7 +356,14 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		if n%T != 0 {
 			continue
 		}
-		for _, C := range contextDegrees(m, n/T) {
+		cs := contextDegrees(m, n/T)
+		if C := sp.Context; C > 0 {
+			cs = nil
+			if (n/T)%C == 0 {
+				cs = []int{C}
+			}
+		}
+		for _, C := range cs {
 			for _, P := range divisors(n / (T * C)) {
 				if P > m.Layers {
 					continue
@@ -638,6 +657,7 @@ func SpaceOf(text string) (Space, error) {
 		case "stage-tp", "tensor-stages":
 			keep = append(keep, func(pl Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
 		case "cp", "context", "context-parallel":
+			sp.Context = s.C()
 			keep = append(keep, func(pl Plan) bool { return pl.C == s.C() })
 		case "pp", "pipeline":
 			keep = append(keep, func(pl Plan) bool { return pl.P == s.P() })
@@ -647,7 +667,7 @@ func SpaceOf(text string) (Space, error) {
 			sp.MaxVirtual = max(8, s.V())
 			keep = append(keep, func(pl Plan) bool { return pl.V == s.V() })
 		case "mbs", "micro-batch-size", "micro_batch_size":
-			sp.MaxMBS = max(8, s.MicroBatchSize)
+			sp.MaxMBS, sp.MBS = max(8, s.MicroBatchSize), s.MicroBatchSize
 			keep = append(keep, func(pl Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
 		case "mb", "micro-batches", "micro_batches":
 			keep = append(keep, func(pl Plan) bool { return pl.M == max(s.MicroBatches, 1) })

@@ -483,7 +483,7 @@ func (s Strategy) Check() error {
 		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
 	case s.FSDP && s.DistOpt:
 		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
-	case s.FSDP && s.Replicas == 1:
+	case s.FSDP && s.Replicas == 1 && s.C() == 1:
 		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
 	case (s.EmbeddingLayer || s.LossLayer) && s.P() == 1:
 		return strategyError("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
@@ -517,8 +517,9 @@ func (s Strategy) Check() error {
 		return strategyError("schedule %q: want gpipe or 1f1b", s.Schedule)
 	}
 	// dp may be left to the GPUs the other degrees leave; Resolve checks
-	// it then.
-	if s.DistOpt && s.Replicas == 1 {
+	// it then. The context ranks hold the same weights as the replicas:
+	// sharding runs over both (dp=1,cp=8,fsdp=on shards over 8).
+	if s.DistOpt && s.Replicas == 1 && s.C() == 1 {
 		return strategyError("shard zero1 with one replica: sharding needs replicas to shard over")
 	}
 	return nil
@@ -530,10 +531,10 @@ func (s Strategy) Check() error {
 // plan.
 func (s Strategy) String() string {
 	var parts []string
-	if s.Replicas > 1 {
+	if s.Replicas > 0 {
 		parts = append(parts, "dp="+strconv.Itoa(s.Replicas))
 	}
-	if s.MicroBatches > 1 {
+	if s.MicroBatches > 0 {
 		parts = append(parts, "mb="+strconv.Itoa(s.MicroBatches))
 	}
 	if s.Schedule != "" {
@@ -776,8 +777,10 @@ func ParseStrategy(text string) (Strategy, error) {
 			s.RecomputeModules = 0 // recompute=selective's own
 		}
 	}
-	// A degree of 1 is the default's: written back it is left out.
-	for _, d := range []*int{&s.Replicas, &s.MicroBatches, &s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
+	// A degree of 1 is the default's: written back it is left out. Not
+	// dp's and mb's: left out, they are what the GPUs and the batch leave
+	// (Resolve), so dp=1 and mb=1 are kept as written, never replaced.
+	for _, d := range []*int{&s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
 		if *d == 1 {
 			*d = 0
 		}

@@ -50,7 +50,12 @@ func TestParseStrategy(t *testing.T) {
 		{"pp=2,stage-tp=1:1,sp=on", Strategy{}, "sp=on with tp=1"},
 		{"tp=8,cp=16,pp=16,dp=8", Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8}, ""},
 		{"cp=2", Strategy{Context: 2}, ""},
-		{"cp=1,tp=2,dp=1,mb=1", Strategy{Tensor: 2}, ""},
+		// dp=1 and mb=1 are kept as written: left out, dp is what the
+		// GPUs leave and mb what the batch leaves, so 1 is not their
+		// default (tp=1, cp=1 and the others' 1 is).
+		{"cp=1,tp=2,dp=1,mb=1", Strategy{Tensor: 2, Replicas: 1, MicroBatches: 1}, ""},
+		{"dp=1", Strategy{Replicas: 1}, ""},
+		{"tp=1,pp=1,vp=1,ep=1", Strategy{}, ""},
 		{"cp=0", Strategy{}, "cp: \"0\" is not a whole number"},
 		{"cp=2,cp=4", Strategy{}, "given twice"},
 		{"pp=2,stage-tp=4:8,cp=2", Strategy{}, "cp=2 with stage-tp=4:8: context parallelism is modelled with one tensor-parallel degree"},
@@ -91,6 +96,9 @@ func TestStrategyString(t *testing.T) {
 		{Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8}, "dp=8,tp=8,cp=16,pp=16"},
 		{Strategy{Pipeline: 4, MicroBatches: 8, Schedule: decision.GPipe, Virtual: 2, Recompute: FullRecompute, RecomputeLayers: 2, FirstLayers: 3, LastLayers: 5}, "mb=8,schedule=gpipe,pp=4,vp=2,recompute=full,recompute-layers=2,first=3,last=5"},
 		{Strategy{Pipeline: 3, TensorStages: []int{2, 8, 4}}, "pp=3,stage-tp=2:8:4"},
+		// dp=1 and mb=1 written: the errors that quote them name them.
+		{Strategy{Replicas: 1}, "dp=1"},
+		{Strategy{Replicas: 1, MicroBatches: 1, Tensor: 8}, "dp=1,mb=1,tp=8"},
 	}
 	for _, c := range cases {
 		if got := c.s.String(); got != c.want {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
@@ -156,7 +158,7 @@ func equalTimeSeed(ctx context.Context, g grid.Grid, o EqualTimeOptions) (report
 	} else if !slices.Contains(a.Methods, lead) {
 		return report.EqualTime{}, fmt.Errorf("equal-time: lead %q is not one of the methods", lead)
 	}
-	rep := report.EqualTime{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
+	rep := report.EqualTime{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, Lead: lead, CPU: o.CPU, Objective: o.Objective.String()}
 	var model modelRef
 	if o.Model != "" {
 		if model, err = loadModel(o.Model); err != nil {

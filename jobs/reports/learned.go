@@ -1,12 +1,14 @@
 package reports
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
@@ -86,7 +88,7 @@ func Learned(ctx context.Context, o LearnedOptions) (report.Learned, error) {
 		return report.Learned{}, err
 	}
 	return grid.Loop(ctx, g, func() (report.Learned, error) {
-		rep := report.Learned{Hardware: o.Cluster.Hardware, Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
+		rep := report.Learned{Hardware: cmp.Or(o.Cluster.Hardware, roofline.DefaultHardware), Seed: o.Seed, Methods: a.Methods, CPU: o.CPU, Budgets: a.Seconds()}
 		var err error
 		rep.Graphs, err = grid.Rows(a.Graphs, func(name string) (report.LearnedGraph, error) {
 			return learnedGraph(ctx, g, o, name, a)
