@@ -163,8 +163,9 @@ func TestChainChild(t *testing.T) {
 }
 
 // BenchmarkChainDecodeEvaluate reads a chain graph file and evaluates it
-// on 2 GPUs, round-robin, with the roofline model: issue 18's scale item
-// (2,000,000 ops in at most 20 s and 1.5 GB). Sizes: 100k, 500k, 2M ops
+// on 2 GPUs, round-robin, with the roofline model: the project's scale
+// bound (2,000,000 ops in at most 20 s and 1.5 GB; docs/history.md,
+// "The 2,000,000-op chain"). Sizes: 100k, 500k, 2M ops
 // (-bench 'Chain.*/2000000' for the largest). Each run is a process of
 // its own (this test binary, TestChainChild), so that its peak resident
 // memory is the work's alone, not the file writer's or an earlier run's:

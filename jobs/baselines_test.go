@@ -149,7 +149,7 @@ func TestCompositeReferences(t *testing.T) {
 
 // TestEvalsPerSecondIsOverTheRowsTime: a row's evaluations/s is its
 // evaluations over its search time, by hand: a joint row of the
-// README's quick start (issue 54), 5,016 evaluations in 0.89 s, is
+// README's quick start, 5,016 evaluations in 0.89 s, is
 // 5,016 / 0.89 = 5,635.96/s. A joint row's result is scored once more at
 // the end (its Stats.Elapsed, here 210 us, is that one evaluation), and
 // the rate over it, 5,016 / 210e-6 = 23,885,714/s, was what the table

@@ -55,11 +55,12 @@ func TestFidelityH100Roofline(t *testing.T) { fidelityH100(t, true, true, false,
 
 // TestFidelityH100Strict is TestFidelityH100Roofline without the host
 // model (eval without --host: every kernel from the roofline, back to
-// back) on the four models no one here tuned on (issue 59's "strict"
-// figure): regnet -38.9% (-52.0% before grouped convolutions by shape),
-// efficientnet -25.5%, mobilenet -54.9%, the LSTM +5.2%; the mean 31.1%
-// (34.4% before). The issue asks 25%; a GPU-only model cannot reach it on
-// host-bound steps: the kernels the real runs timed (real_kernel_ms of
+// back) on the four models no one here tuned on (the "strict" figure,
+// docs/history.md, "host-bound steps from first principles"): regnet
+// -38.9% (-52.0% before grouped convolutions by shape), efficientnet
+// -25.5%, mobilenet -54.9%, the LSTM +5.2%; the mean 31.1% (34.4%
+// before). The project's target is 25%; a GPU-only model cannot reach it
+// on host-bound steps: the kernels the real runs timed (real_kernel_ms of
 // the fidelity files) are 41%, 53%, 32% and 71% of their steps, so exact
 // kernel times alone would be 59%, 47%, 68% and 29% too fast (a mean of
 // 51%). Each row within 56%, the mean at most 32%.

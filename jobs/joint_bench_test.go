@@ -12,7 +12,7 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// BenchmarkJointStep is issue 34's speed figure for the joint search: 512
+// BenchmarkJointStep is the joint search's speed figure (docs/search.md): 512
 // evaluations of go-scored on trxl4 at 4 V100s, its single-replica search
 // ("plain": the whole cluster, no strategy) against one refinement of the
 // joint space ("dp2": two replicas of a searched 2-GPU placement, every

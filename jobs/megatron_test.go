@@ -12,8 +12,8 @@ import (
 // TestMegatronRowsReproduce: one plan, one number. A row of report
 // megatron names its workload and pod; placer eval of either plan it
 // prints gives the row's figure to the bit, and placer search's answer is
-// the row's placer plan, at the same figure (issue 44: the report's
-// 70B row printed a plan that eval scored 1.2% lower, its untied output
+// the row's placer plan, at the same figure (the report's 70B row once
+// printed a plan that eval scored 1.2% lower, its untied output
 // layer left out of the model the report printed).
 func TestMegatronRowsReproduce(t *testing.T) {
 	pick := func(rows []published.Row, names ...string) []published.Row {
@@ -81,7 +81,7 @@ func TestSpearman(t *testing.T) {
 }
 
 // TestPredictionsIgnorePublished: no figure placer predicts depends on a
-// published throughput (issue 44): with every published TFLOP/s and MFU
+// published throughput: with every published TFLOP/s and MFU
 // of a row replaced by others, the row's predictions, plans and memory
 // are the same to the bit; only the error moves.
 func TestPredictionsIgnorePublished(t *testing.T) {

@@ -74,7 +74,8 @@ func TestProfileRefuses(t *testing.T) {
 		{transformer.Spec{Family: "llama", KVLoRA: 32, QLoRA: 64, RopeDim: 16}, ""},
 		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 1}, ""},
 		{transformer.Spec{Family: "llama", Experts: 8, TopK: 2, DenseLayers: 3, KVLoRA: 32, RopeDim: 16}, ""},
-		// Windows, biases and DeepSeek-V3's routing are built (issue 58).
+		// Windows, biases and DeepSeek-V3's routing are built (docs/profile.md,
+		// "Windows, biases and group-limited routing").
 		{transformer.Spec{Family: "llama", Window: 64}, ""},
 		{transformer.Spec{Family: "llama", Window: 128, WindowEvery: 2, Experts: 8, TopK: 2, Config: transformer.ModelConfig{LinearBias: true}}, ""},
 		{transformer.Spec{Family: "llama", Config: transformer.ModelConfig{QKVBias: true}}, ""},

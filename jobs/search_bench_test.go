@@ -10,8 +10,8 @@ import (
 // BenchmarkSearch is the cost of `placer search` itself on trxl4 at 4
 // V100s with 1,500 evaluations: the quick baselines, the fewer-GPU rows,
 // the strategies' rows, the search and the joint space, and the report
-// (issue 46: the search's own cost unchanged or lower after it moved into
-// methods).
+// (the search's own cost, unchanged or lower after it moved into methods:
+// docs/history.md, "The search's own cost").
 func BenchmarkSearch(b *testing.B) {
 	o := SearchOptions{Graph: inputs.GraphSpec{Workload: "trxl4"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 1500, Seed: 3}
 	b.ReportAllocs()

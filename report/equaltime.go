@@ -106,7 +106,8 @@ type EqualTimeBudget struct {
 	// untrained twin (M... without "-pretrained") in the table, the
 	// graphs where the pre-trained network beats the untrained one.
 	PretrainingWins map[string]int `json:"pretrained_beats_untrained"`
-	// MoreGPUs is issue 17's "never worse with more GPUs", per method:
+	// MoreGPUs is the check "never worse with more GPUs" (docs/search.md),
+	// per method:
 	// over the pairs of rows that are one graph on N and N/2 GPUs
 	// (GPUPairs), where the N-GPU result is worse.
 	MoreGPUs map[string]MoreGPUsCheck `json:"more_gpus"`

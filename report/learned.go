@@ -10,8 +10,8 @@ import (
 )
 
 // Learned is the comparison of the learned methods of `placer report
-// learned` (issue 21): on each graph, every method given the same wall
-// time (or CPU time), its step time against the expert placement's, the
+// learned` (docs/learned.md): on each graph, every method given the same
+// wall time (or CPU time), its step time against the expert placement's, the
 // time it took to beat the expert, and its learning curve.
 type Learned struct {
 	Hardware string    `json:"hardware"`

@@ -39,7 +39,7 @@ func oneLine(t *testing.T, what string, code int, stderr, want string) {
 	}
 }
 
-// TestGPUsSameInEvalAndExport is issue 54's dead end: export --gpus 2
+// TestGPUsSameInEvalAndExport is a dead end a user met: export --gpus 2
 // --strategy dp=2,mb=2,schedule=1f1b round-robin was refused ("take 4
 // GPUs"), --gpus 4 too ("take 8 GPUs"), and eval's -o file was refused
 // by export. Now --gpus is every GPU in both: export --gpus 2 writes 2

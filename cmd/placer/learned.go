@@ -21,7 +21,7 @@ func newReportLearnedCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "learned [--graphs LIST] [--methods LIST] [--budgets LIST] [--dir DIR] [--plot-dir DIR]",
 		Short: "The learned placers (rl17, hdp, go) at the same time on each graph: step time, time to beat the expert, learning curves",
-		Long: `The comparison the learned-placement papers make (issue 21): on each graph (by
+		Long: `The comparison the learned-placement papers make: on each graph (by
 default rnnlm2, rnnlm4, gnmt2, gnmt4, trxl2, inception_b32 and amoebanet, each
 on GO table 2's GPU count), every method gets the same wall time (or CPU time,
 --cpu) per graph, for each budget: rl17 (the 2017 RL placer) and hdp (its

@@ -1,5 +1,6 @@
 // Package opcheck says, for an op graph, what placer's op-level figures
-// were checked against (issue 59 item 3): which of the graph's op kinds
+// were checked against (docs/performance-model.md, "Checked against, at
+// op level"): which of the graph's op kinds
 // (class, the precision its arithmetic runs at, and a variant such as
 // depthwise convolution or a serial RNN) have measured references in the
 // project, how close the roofline came to them, and where the graph leaves

@@ -150,7 +150,7 @@ func TestCheck(t *testing.T) {
 		{"another GPU", same, "a100", `another device: cuda "NVIDIA H100 80GB HBM3"`},
 		{"a CPU run", same, "cpu", "another device"},
 		// A windowed layer costs less than a causal one: the profile's
-		// layers (no window) do not price a model with one (issue 58).
+		// layers (no window) do not price a model with one.
 		{"a sliding window", spec("llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=128,vocab=1024,batch=8,window=64,window_every=2"), "h100",
 			"another model: window 0, the workload's 64"},
 	}

@@ -17,7 +17,7 @@ import (
 // ErrNotYet is the error for the parts of a strategy this evaluator does
 // not cost yet: micro-batches through pipeline stages and FSDP's sharding
 // (their schedules and collectives are in this package; composing them
-// with the replica's simulation is the next step of issue 34).
+// with the replica's simulation is the next step).
 var ErrNotYet = errors.New("strategy: not costed yet")
 
 // Evaluator scores decisions with strategies on a cluster of GPUs. A

@@ -55,19 +55,18 @@ func replicaGraphs(t *testing.T) (names []string, gs []*graph.Graph) {
 	return names, gs
 }
 
-// TestReplicasNeverWorse is the property issue 61 item 3 asks of data
-// parallelism on any graph, over every built-in workload (recurrent ones
-// included: their unrolled time steps each make a partial weight
-// gradient, which is not what DDP exchanges), the profiled PyTorch steps
-// under measurements/ and the zoo: R = 2 and 8 replicas of a one-GPU
-// placement (as many as the batch allows) take at most the whole batch's
-// step on one GPU plus one all-reduce of every gradient, and at least one
-// replica's step on its share of the batch; each GPU holds at most one
-// replica's peak at its share plus its buckets; the collectives move
+// TestReplicasNeverWorse is the property the project asks of data
+// parallelism on any graph (docs/performance-model.md), over every built-in
+// workload (recurrent ones included: their unrolled time steps each make a
+// partial weight gradient, which is not what DDP exchanges), the profiled
+// PyTorch steps under measurements/ and the zoo: R = 2 and 8 replicas of a
+// one-GPU placement (as many as the batch allows) take at most the whole
+// batch's step on one GPU plus one all-reduce of every gradient, and at
+// least one replica's step on its share of the batch; each GPU holds at most
+// one replica's peak at its share plus its buckets; the collectives move
 // 2(R-1) times the gradients' bytes, each GPU 2(R-1)/R of them, sent and
-// received; and those bytes are the trainable parameters' (a quarter of
-// an Adam or RMSProp update's state: weight, gradient and two slots), no
-// more.
+// received; and those bytes are the trainable parameters' (a quarter of an
+// Adam or RMSProp update's state: weight, gradient and two slots), no more.
 func TestReplicasNeverWorse(t *testing.T) {
 	if testing.Short() {
 		t.Skip("every workload, up to 76,424 ops")

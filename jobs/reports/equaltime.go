@@ -64,15 +64,15 @@ type EqualTimeOptions struct {
 	// It is the summary of a measurement whose cells were run by several
 	// processes or machines, their Dirs merged into one.
 	NoRun bool
-	// Cascade makes every row of a graph that the report also runs on
-	// fewer GPUs (listed before it, e.g. gnmt4@2,gnmt4) start each method
-	// from that method's result there, at the same budget: the fewer-GPU
-	// decision is valid on more GPUs, is the anchored methods' anchor
-	// when better than the row's reference, and is the cell's result when
-	// the method finds nothing better. So no method is worse with more
-	// GPUs than with fewer (issue 17). The fewer-GPU run's budget is not
-	// counted in the row's. Cells keep their decision (a .decision.json
-	// beside the cell) and are kept apart from cells without it.
+	// Cascade makes every row of a graph that the report also runs on fewer
+	// GPUs (listed before it, e.g. gnmt4@2,gnmt4) start each method from
+	// that method's result there, at the same budget: the fewer-GPU decision
+	// is valid on more GPUs, is the anchored methods' anchor when better
+	// than the row's reference, and is the cell's result when the method
+	// finds nothing better. So no method is worse with more GPUs than with
+	// fewer (docs/search.md). The fewer-GPU run's budget is not counted in
+	// the row's. Cells keep their decision (a .decision.json beside the
+	// cell) and are kept apart from cells without it.
 	Cascade bool
 	// Head is go-scored's pre-trained move head file, for
 	// go-scored-pretrained and go-scored-zero-shot ("" = the embedded

@@ -17,9 +17,9 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// LearnedGraphs are the graphs of issue 21's comparison of the learned
-// methods, the report's default: the 2017 papers' RNNLM and GNMT, and GO
-// table 2's Transformer-XL, Inception-V3 and AmoebaNet.
+// LearnedGraphs are the graphs of the learned methods' comparison
+// (docs/learned.md), the report's default: the 2017 papers' RNNLM and GNMT,
+// and GO table 2's Transformer-XL, Inception-V3 and AmoebaNet.
 var LearnedGraphs = []string{"rnnlm2", "rnnlm4", "gnmt2", "gnmt4", "trxl2", "inception_b32", "amoebanet"}
 
 // LearnedBudgets are the report's default wall-time budgets.

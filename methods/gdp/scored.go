@@ -14,7 +14,7 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// Scored is the learned optimizer of issue 17's third design: anchored
+// Scored is go-scored, the learned optimizer of docs/search.md: anchored
 // local search (classical.AnchoredLocalSearch, the classical bar, with the
 // same units, move set, delta filter and acceptance) whose moves are
 // picked by a learned scoring model instead of at random. Each round draws

@@ -11,10 +11,11 @@ import (
 	"github.com/placer/placer/optimize"
 )
 
-// NumStateHints is the number of per-op hints that describe a
-// decision's schedule (stateHints; issue 17: "let the policy see why its
-// anchor is slow"). go-scored's state features read them; a policy whose
-// HintDim is NumHints + NumStateHints has room for them after Hints'.
+// NumStateHints is the number of per-op hints that describe a decision's
+// schedule (stateHints), to let the policy see why its anchor is slow
+// (docs/history.md, "State hints"). go-scored's state features read them; a
+// policy whose HintDim is NumHints + NumStateHints has room for them after
+// Hints'.
 const NumStateHints = 6
 
 // Columns of the state hints, per op. Every value is a non-negative

@@ -137,7 +137,7 @@ func twoChains(t *testing.T, n int) *graph.Graph {
 	return g
 }
 
-// TestHDPNoCollapse is the failure issue 21 found on rnnlm2 (random
+// TestHDPNoCollapse is the failure found on rnnlm2 (docs/hdp.md; random
 // groups, so that no two-GPU placement beats one GPU), on a graph where
 // it is easy to see: two independent chains of 40 ops on 2 GPUs, 64 MiB
 // between consecutive ops. Random groups cut the chains everywhere:

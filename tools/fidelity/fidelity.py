@@ -76,9 +76,9 @@ KINDS = ("roofline", "calibrated", "measured")
 PRECISIONS = ("fp32", "bf16")
 FORMAT = "placer-fidelity"
 GIB = float(1 << 30)
-# The issue's targets (issue 35): step time within 5% with measured costs
-# and 15% with the calibrated roofline, peak memory within 10%, GPU-busy
-# share within 0.1.
+# The project's targets (docs/hardware.md): step time within 5% with
+# measured costs and 15% with the calibrated roofline, peak memory within
+# 10%, GPU-busy share within 0.1.
 TARGETS = {"measured_ms_pct": 5.0, "calibrated_ms_pct": 15.0, "peak_pct": 10.0, "busy_abs": 0.1}
 CPU_NOTE = ("device cpu: no CUDA kernel time on a CPU: the GPU-busy share is null, and the step times are placer's "
             "for a GPU, not comparable with a CPU step (this checks the plumbing); the real peak is the CPU "
@@ -211,7 +211,7 @@ def format_table(rows, s=None, notes=()):
                                  ("GPU-busy share", "_busy_abs", "")):
             out.append("%-24s %-19s %-19s %s" % (label, m("roofline" + key, unit), m("calibrated" + key, unit),
                                                   m("measured" + key, unit)))
-        out.append("targets (issue 35): step time within %g%% with measured costs, %g%% calibrated; peak memory "
+        out.append("targets: step time within %g%% with measured costs, %g%% calibrated; peak memory "
                    "within %g%%; GPU-busy share within %g" % (TARGETS["measured_ms_pct"], TARGETS["calibrated_ms_pct"],
                                                                TARGETS["peak_pct"], TARGETS["busy_abs"]))
     for r in rows:

@@ -1,4 +1,4 @@
-"""The op-level table of issue 59: every committed fidelity row of the lent
+"""The op-level fidelity table: every committed fidelity row of the lent
 H100s and H200s (measurements/*/fidelity-MODEL.json, real_ms) against
 `placer eval --graph G --hardware HW --gpus 1` without and with --host,
 by one or two placer binaries (before and after a change), on the row's

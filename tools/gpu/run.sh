@@ -1,6 +1,6 @@
 #!/bin/sh
-# make gpu: everything a lent GPU settles, in one command (issue 44 item
-# 5), within about 8 minutes on one H100 or H200. Each step runs under its
+# make gpu: everything a lent GPU settles, in one command (docs/hardware.md,
+# "make gpu"), within about 8 minutes on one H100 or H200. Each step runs under its
 # own time limit and the run goes on when one fails; what each wrote goes
 # to OUT, and summary.json says what ran, how long, and why a step did not.
 #
@@ -28,7 +28,7 @@
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
 #      under micro-batches 1 to 8 with and without full recomputation.
 #
-# The next lent GPU's short list (issues 58 to 60):
+# The next lent GPU's short list:
 #   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-qwen3-30b-a3b,profile-llama3-8b-fp8,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
@@ -136,7 +136,7 @@ else
 fi
 
 # 1d. moehost: a whole eager MoE layer at Megatron-Bridge's H100 rows'
-# tokens a GPU, its wall time against its kernels' busy time (issue 45: is
+# tokens a GPU, its wall time against its kernels' busy time (is
 # Qwen3-30B-A3B's layer host-bound?; about 20 s).
 if [ "$QUICK" = 1 ]; then
 	MH="--quick --runs 2 --warmup 1"
@@ -147,14 +147,14 @@ step moehost 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --o
 
 # 1e. host: what eager PyTorch's CPU costs per kernel it issues (by op
 # kind, a module call, an autograd node), a device-to-host sync idle and
-# behind a queued kernel, a CUDA graph's replay (issue 53 item 2: the
-# host model's rates; a few seconds).
+# behind a queued kernel, a CUDA graph's replay (the host model's rates,
+# docs/performance-model.md; a few seconds).
 step host 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only host --json $MH > $OUT/host.jsonl"
 
 # 1f. shapes: grouped expert GEMMs by tokens per expert, the zoo's
 # depthwise, grouped, pointwise and dense convolutions, cuDNN LSTMs
-# (issue 53 item 3: kernels by shape; about a minute), small GEMMs in
-# FP32, TF32 and BF16 (issue 59: none measured before).
+# (kernels by shape; about a minute), small GEMMs in FP32, TF32 and BF16
+# (none measured before).
 step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm,smallmm --json $MH > $OUT/shapes.jsonl"
 
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
@@ -170,7 +170,7 @@ fi
 # 2b. fidelity beyond the zoo's five: the models whose steps a roofline
 # misses most (RegNetY-1.6GF's grouped convolutions, EfficientNet-B0's and
 # MobileNetV3's depthwise ones, an LSTM language model), one batch each
-# (issue 53, op level; about 40 s a model).
+# (op level; about 40 s a model).
 step fidelity-more 300 sh tools/gpu/fidelity_more.sh "$OUT" "$DEVICE" "$QUICK"
 
 # 3. hw bench (CUDA only).
@@ -203,7 +203,7 @@ step profile-megatron-1.7b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVI
 # A mixture of experts' layer (Qwen3-30B-A3B's: 128 experts, top 8, QK
 # norms) at each expert-parallel shard one GPU can time alone (ep 1 to 8:
 # 128/ep experts, the tokens they get under forced balance), for the
-# MoE rows placer predicts 3.4x too fast (issue 58).
+# MoE rows placer predicts 3.4x too fast.
 QE=""
 [ "$QUICK" = 1 ] && QE="--ep 8" # a CPU's smoke test: 16 local experts, not 128
 step profile-qwen3-30b-a3b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
@@ -247,7 +247,7 @@ step eval-ops-resnet50 30 sh -c "\"$BIN\" eval --profile \"$OUT/resnet50.ops.pro
 # global batch 16, micro-batch 1 to 8, with and without full
 # recomputation): each plan's step and torch.cuda.max_memory_allocated
 # and reserved, or oom, beside the placer eval command line of the same
-# plan (issues 59 and 60: the plain-PyTorch step and the peak as tests).
+# plan (the plain-PyTorch step and the peak as tests).
 if [ "$QUICK" = 1 ]; then
 	LS="--quick"
 else

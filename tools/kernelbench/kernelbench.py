@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """kernelbench: the kernels placer's cluster-scale model prices, timed one by
-one on a GPU, one JSON object a line (issue 44 items 1 and 2, issue 45's FP8
-and grouped expert GEMMs).
+one on a GPU, one JSON object a line (docs/hardware.md, "make gpu"; the
+FP8 and grouped expert GEMMs: docs/hardware.md, "FP8 and grouped GEMMs on
+H100").
 
 Sections (--only picks some):
 
@@ -484,7 +485,7 @@ def sec_moe(args):
             torch.cuda.empty_cache()
 
 
-# Megatron-Bridge's H100 MoE rows as one GPU sees a micro-batch (issue 45):
+# Megatron-Bridge's H100 MoE rows as one GPU sees a micro-batch:
 # name, hidden, expert FFN, experts, top-k, EP, tokens a GPU (micro-batch x
 # sequence / TP with sequence parallelism). Qwen3-30B-A3B: MBS 2, EP 8;
 # GPT-OSS 120B: MBS 4, EP 8; Qwen3-235B-A22B: MBS 1, TP 2, EP 32.
@@ -933,7 +934,8 @@ def sec_between(args):
             torch.cuda.empty_cache()
 
 
-# --- The host (issue 53 item 2): what eager PyTorch's CPU thread costs per
+# --- The host (docs/performance-model.md, "The host's rate, measured"):
+# what eager PyTorch's CPU thread costs per
 # kernel it issues, a device-to-host synchronization, and CUDA graphs.
 
 def _gpu_busy(cycles=2000000):
@@ -997,7 +999,7 @@ def sec_host(args):
     class AddOne(torch.nn.Module):
         """issue.add_ inside a module call: the difference is what an
         nn.Module's __call__ costs the host (placer's host model issues
-        ATen ops only; issue 59)."""
+        ATen ops only)."""
 
         def forward(self, t):
             return t.add_(1)
@@ -1174,7 +1176,7 @@ def sec_host(args):
     guarded("host", "graph.add_", what="a CUDA graph of the in-place adds, replayed", ops=n)(graph_replay)
 
 
-# --- Kernels by shape (issue 53 item 3).
+# --- Kernels by shape.
 
 TPE = [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 
@@ -1249,7 +1251,8 @@ CONVS = [
     ("g24.336x14", 336, 14, 336, 3, 1, 14),
     ("g24.888x7", 888, 7, 888, 3, 1, 37),
     # Other group widths, where the roofline has no measured rate yet
-    # (issue 59 item 2): ResNeXt-50 32x4d's cardinality 32 (group width 4
+    # (docs/history.md, "host-bound steps from first principles, kernels
+    # by shape"): ResNeXt-50 32x4d's cardinality 32 (group width 4
     # to 32 over its four stages), RegNetX/Y's widths 8, 16, 48 and 64,
     # the same 3x3 kernel at the stages' sizes.
     ("g4.128x56", 128, 56, 128, 3, 1, 32),
@@ -1328,7 +1331,7 @@ def sec_smallmm(args):
     """torch.mm by shape in FP32 as PyTorch runs it by default (no TF32 for
     matmuls), FP32 on TF32 and BF16: the achieved rate of the small GEMMs
     where a roofline of peak FLOP/s is furthest off (the measured files
-    held none of them, issue 59)."""
+    held none of them)."""
     cuda = torch.device(DEVICE).type == "cuda"
     cases = SMALLMM[:2] if args.quick else SMALLMM
     precs = [("fp32", torch.float32, False)] + ([("tf32", torch.float32, True), ("bf16", torch.bfloat16, False)] if cuda else [])

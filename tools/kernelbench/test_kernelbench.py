@@ -124,7 +124,7 @@ class QuickRun(unittest.TestCase):
         self.assertTrue(all(l["idle_share"] == 0.5 for l in idle))
 
     def test_host_and_shapes(self):
-        # The sections make gpu's host and shapes steps run (issue 53):
+        # The sections make gpu's host and shapes steps run (tools/gpu/run.sh):
         # every line is data or an error, none missing its numbers.
         out, err = io.StringIO(), io.StringIO()
         with redirect_stdout(out), redirect_stderr(err):

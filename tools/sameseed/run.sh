@@ -6,7 +6,7 @@
 # times, evaluations per second, elapsed times: what the clock decides)
 # into DIR, one file per command. Two binaries agree when `diff -r` of
 # their two DIRs is empty. Used by refactors to show the output did not
-# change (issue 46); about two minutes on 2 cores.
+# change; about two minutes on 2 cores.
 #
 #   tools/sameseed/run.sh BIN DIR
 #

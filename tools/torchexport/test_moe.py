@@ -1,5 +1,5 @@
 """Mixture-of-experts models from Hugging Face export with no extra flag
-(issue 54; docs/import.md, "Ops fake tensors refuse"): transformers'
+(docs/import.md, "Ops fake tensors refuse"): transformers'
 experts call torch._grouped_mm, whose fake-tensor rule refuses FP32, so
 the exporter runs that op on real CPU zeros of its inputs and the rest of
 the step on fake tensors, with one warning line; an op that cannot run

@@ -1,4 +1,4 @@
-"""The held-out check (issue 43's must-hold table; docs/held-out.md): for
+"""The held-out check (the project's must-hold table; docs/held-out.md): for
 each model x GPUs, as subprocesses, each with its own timeout:
 
   export       tools/torchexport/torchexport.py (the training step -> G.json + G.meta.json)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The held-out models' quality table (issue 43): on each model the
+"""The held-out models' quality table (docs/held-out.md): on each model the
 held-out check uses (tools/torchplan/heldout.py: thirteen models no one
 here wrote, tiny configurations) and for each GPU count and topology,
 placer search's answer (go-scored, the default) against the best strategy

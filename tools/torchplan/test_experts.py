@@ -1,6 +1,6 @@
 """Tests of the runner of transformer plans with experts
 (placer_torch.experts, run by tools/torchplan/experts.py;
-docs/torch-plan.md, "Experts"): issue 45's item 5, a small mixture of
+docs/torch-plan.md, "Experts"): a small mixture of
 experts (4 experts, top-2) exported by `placer export --strategy ep=2,dp=4
 --to torch-plan` (EP 2 x expert-DP 2 on 4 ranks, the rest data parallel
 over all 4) trains one step on 4 gloo processes with the unsplit model's
@@ -111,7 +111,7 @@ class ExpertsPlanTest(unittest.TestCase):
         return plan, res
 
     def test_ep2_dp4_exported(self):
-        # Issue 45, item 5: the exported plan, EP 2 x expert-DP 2 on 4 ranks.
+        # The exported plan, EP 2 x expert-DP 2 on 4 ranks.
         plan, res = self.check("ep2_dp4")
         self.assertEqual((plan["expert_parallel"], plan["expert_tensor"], plan["expert_data"], plan["replicas"]),
                          (2, 1, 2, 4))

@@ -1,8 +1,8 @@
 // Command walk measures the walk a maintainer takes to follow a command's
 // options from where the command runs to the evaluator, with a call graph
-// of the module's code, so that the count (issue 46: "walking placer
-// search's options from cmd to the evaluator crosses at most 4 folders
-// and enters no file more than twice") is one anyone can rerun:
+// of the module's code, so that the count (the project's bound: walking
+// placer search's options from cmd to the evaluator crosses at most 4
+// folders and enters no file more than twice) is one anyone can rerun:
 //
 //	go run ./tools/walk              # placer search: cmd/placer to the evaluator
 //	go run ./tools/walk --steps      # and the walk itself, a call or return a line
