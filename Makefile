@@ -209,7 +209,7 @@ test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_*.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tests/profile -t . -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
@@ -418,13 +418,13 @@ FIDELITY_FLAGS ?=
 # tiny Llama profiled on 4 gloo processes where the cores give each its
 # own, else 2 (placer profile), eight plans predicted from it (eval
 # --profile: DDP, FSDP, TP with and without SP, 1F1B, recomputation, a
-# larger micro-batch) and run (tools/profile/runs.py, 3 interleaved
+# larger micro-batch) and run (placer_torch.profile.runs, 3 interleaved
 # rounds, medians), and a tiny MoE's three plans beside them; fails
 # under Spearman 0.8 (the dense plans) or over 20% median error (every
 # plan). About 85 s on 2 cores; in make test.
 .PHONY: test-profile-cpu
 test-profile-cpu: build
-	$(TORCH_PY) tools/profile/cpuloop.py $(BIN) --out out/profile-cpu
+	PYTHONPATH=$(CURDIR)/python/placer_torch $(TORCH_PY) -m placer_torch.profile.cpuloop $(BIN) --out out/profile-cpu
 
 # The CPU loop's second half (issue 58): a tiny DeepSeek-like model (latent
 # attention, a dense layer first, experts) at dp2, dp2 ep2 and pp2, and the
@@ -433,7 +433,7 @@ test-profile-cpu: build
 # |error| is above 20%. About 110 s on 2 cores: not in make test.
 .PHONY: test-profile-cpu-moe
 test-profile-cpu-moe: build
-	$(TORCH_PY) tools/profile/moeloop.py $(BIN) --out out/profile-cpu-moe --json out/profile-cpu-moe/summary.json
+	PYTHONPATH=$(CURDIR)/python/placer_torch $(TORCH_PY) -m placer_torch.profile.moeloop $(BIN) --out out/profile-cpu-moe --json out/profile-cpu-moe/summary.json
 
 .PHONY: gpu gpu-carry gpu-check
 gpu:

@@ -19,8 +19,6 @@ precision (placer counts them so). tg=None: no communication (what a
 profile times: a shard's kernels alone).
 """
 
-import math
-
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
