@@ -25,14 +25,13 @@ import (
 	"github.com/placer/placer/internal/fail"
 	placertorch "github.com/placer/placer/python/placer_torch/placer_torch"
 	"github.com/placer/placer/report"
-	torchexporttool "github.com/placer/placer/tools/torchexport"
 )
 
 // ModelOptions are placer profile --model's: the model's training step
 // exported as an op graph and timed op by op on the device.
 type ModelOptions struct {
 	// Model is the model as tools/torchexport names it: a zoo name
-	// (zoo.py), package.module:factory or file.py:factory (with
+	// (placer_torch/zoo.py), package.module:factory or file.py:factory (with
 	// InputShapes), torchvision.models:resnet18 among them.
 	Model       string
 	InputShapes []string // one example's input shape a model input ("3,224,224", "128:int64")
@@ -204,12 +203,12 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 }
 
 // writeScripts writes placer_torch's sources (its subpackages' in their
-// folders) to dir/placer_torch and the exporter's zoo to dir/zoo.py, so
-// that a python with dir on PYTHONPATH (pythonPath) runs them as modules
-// (python -m placer_torch.opprofile), from an installed binary too.
+// folders) to dir/placer_torch, so that a python with dir on PYTHONPATH
+// (pythonPath) runs them as modules (python -m placer_torch.opprofile),
+// from an installed binary too.
 func writeScripts(dir string) error {
 	pkg := filepath.Join(dir, "placer_torch")
-	err := fs.WalkDir(placertorch.Files, ".", func(path string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(placertorch.Files, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -222,14 +221,10 @@ func writeScripts(dir string) error {
 		}
 		return os.WriteFile(filepath.Join(pkg, path), data, 0o644)
 	})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "zoo.py"), torchexporttool.Zoo, 0o644)
 }
 
 // pythonPath is this process's environment with dir first on PYTHONPATH:
-// where writeScripts put placer_torch and zoo.py.
+// where writeScripts put placer_torch.
 func pythonPath(dir string) []string {
 	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 }

@@ -163,7 +163,7 @@ if [ "$QUICK" = 1 ]; then
 		--warmup 1 --steps 1 --profile-steps 1 --placer "$PLACER" --json -o "$OUT/fidelity.json"
 else
 	step fidelity 330 sh -c "for m in resnet50 inception_v3 vit_b_16 bert_base gpt2_small; do \
-		B=\$($PY -c \"import sys; sys.path.insert(0, 'tools/torchexport'); import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
+		B=\$(PYTHONPATH=python/placer_torch $PY -c \"from placer_torch import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
 		$PY tools/fidelity/fidelity.py --device $DEVICE --model \$m --batches \$B,\$((B / 4)) --placer $PLACER --json -o $OUT/fidelity-\$m.json || exit 1; done"
 fi
 

@@ -12,9 +12,7 @@ the steps it finished):
 Progress on stderr. Its argument is one JSON object (placer's request):
 model (a zoo name, package.module:factory, or a hub's id: torchvision:NAME,
 timm:NAME, hf:PATH/config.json), input_shapes, batch, loss, optimizer, precision (fp32, tf32,
-bf16), device (cpu, cuda), steps, warmup, seed. tools/torchexport's
-zoo.py is imported as the module zoo: placer writes it beside
-placer_torch, in the folder it puts on PYTHONPATH.
+bf16), device (cpu, cuda), steps, warmup, seed.
 
     python -m placer_torch.opprofile '{"model": "mlp", "device": "cpu", ...}'
 """
@@ -120,7 +118,7 @@ def main(argv=None):
 
 
 def run(req):
-    import zoo  # tools/torchexport's zoo.py: placer writes it beside placer_torch, on PYTHONPATH
+    from . import zoo
 
     device = req.get("device") or "auto"
     if device == "auto":
