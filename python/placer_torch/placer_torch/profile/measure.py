@@ -27,6 +27,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils.checkpoint import checkpoint
 
+from .. import collectives
 from ..measuring import cpu_name, driver, emit, say
 from ..runner import free_port
 from . import fp8, layers
@@ -189,7 +190,7 @@ def burst_for(dev, hidden, seconds=1e-3):
 def time_collective(op, group, nbytes, ranks, req, dev, timer, wire=None):
     """One collective's time as a step issues it. On a GPU: back to back
     (the kernels queue on the stream). On a CPU: through the runner's own
-    functions (layers.py: the activations cast from the compute's FP32 to
+    functions (placer_torch.collectives as layers.py calls them: the activations cast from the compute's FP32 to
     the wire's BF16 and back, as the step does) and each after a burst of
     compute, the time of (burst + collective) less the burst's own: gloo's
     threads sleep while the cores compute, and a step pays their waking
@@ -217,20 +218,21 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer, wire=None):
                "reduce_scatter": lambda: dist.reduce_scatter_tensor(small, x, group=g)}[op]
         return time_loops(run, g, req, dev, timer), el * 4
     el = max(n, int(nbytes) // 2 // n * n)
+    c = layers.comm(g)  # as the layers call it
     if op == "all_reduce":
         x = torch.ones(el, dtype=src, device=dev)
-        run = (lambda: layers._all_reduce(x, g)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
+        run = (lambda: collectives.all_reduce(x, c)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
     elif op == "all_gather":
         if cpu:
             x = torch.ones(el // n, 1, dtype=src, device=dev)
-            run = lambda: layers._gather_seq(x, g)  # noqa: E731
+            run = lambda: collectives.all_gather(x, c)  # noqa: E731
         else:
             x, out = torch.ones(el // n, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
             run = lambda: dist.all_gather_into_tensor(out, x, group=g)  # noqa: E731
     elif op == "reduce_scatter":
         if cpu:
             x = torch.ones(el, 1, dtype=src, device=dev)
-            run = lambda: layers._scatter_seq(x, g)  # noqa: E731
+            run = lambda: collectives.reduce_scatter(x, c)  # noqa: E731
         else:
             x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el // n, dtype=dt, device=dev)
             run = lambda: dist.reduce_scatter_tensor(out, x, group=g)  # noqa: E731
