@@ -202,14 +202,17 @@ bench-runner: venv
 # strategy, one launch of 4 gloo processes (about 70 s on 2 shared cores),
 # and on Debian's 1.13 the cases that need neither (about 20 s). First,
 # without torch: no import circles in placer_torch and the tools on it
-# (python/placer_torch/tests/test_imports.py, under a second).
+# (python/placer_torch/tests/test_imports.py, under a second). The
+# package's own tests (python/placer_torch/tests: the imports and
+# placer profile's measurements, tests/profile) run as one discovery from
+# python/placer_torch; Debian's 1.13 runs test_imports alone.
 test-python: test-python-venv test-python-debian
 
 test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tests/profile -t . -p 'test_*.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
