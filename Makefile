@@ -202,14 +202,17 @@ bench-runner: venv
 # strategy, one launch of 4 gloo processes (about 70 s on 2 shared cores),
 # and on Debian's 1.13 the cases that need neither (about 20 s). First,
 # without torch: no import circles in placer_torch and the tools on it
-# (python/placer_torch/tests/test_imports.py, under a second).
+# (python/placer_torch/tests/test_imports.py, under a second). The
+# package's own tests (python/placer_torch/tests: the imports and
+# placer profile's measurements, tests/profile) run as one discovery from
+# python/placer_torch; Debian's 1.13 runs test_imports alone.
 test-python: test-python-venv test-python-debian
 
 test-python-venv: build venv-test
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/profile -p 'test_*.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 
@@ -217,7 +220,7 @@ test-python-debian-runner: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 
 test-python-debian: build py-deps
-	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_*.py'
+	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_imports.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	for t in tools/torchplan/test_*.py; do case $$t in */test_runner.py) ;; *) \
 		PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p $$(basename $$t) || exit 1;; esac; done
@@ -418,13 +421,13 @@ FIDELITY_FLAGS ?=
 # tiny Llama profiled on 4 gloo processes where the cores give each its
 # own, else 2 (placer profile), eight plans predicted from it (eval
 # --profile: DDP, FSDP, TP with and without SP, 1F1B, recomputation, a
-# larger micro-batch) and run (tools/profile/runs.py, 3 interleaved
+# larger micro-batch) and run (placer_torch.profile.runs, 3 interleaved
 # rounds, medians), and a tiny MoE's three plans beside them; fails
 # under Spearman 0.8 (the dense plans) or over 20% median error (every
 # plan). About 85 s on 2 cores; in make test.
 .PHONY: test-profile-cpu
 test-profile-cpu: build
-	$(TORCH_PY) tools/profile/cpuloop.py $(BIN) --out out/profile-cpu
+	PYTHONPATH=$(CURDIR)/python/placer_torch $(TORCH_PY) -m placer_torch.profile.cpuloop $(BIN) --out out/profile-cpu
 
 # The CPU loop's second half (issue 58): a tiny DeepSeek-like model (latent
 # attention, a dense layer first, experts) at dp2, dp2 ep2 and pp2, and the
@@ -433,7 +436,7 @@ test-profile-cpu: build
 # |error| is above 20%. About 110 s on 2 cores: not in make test.
 .PHONY: test-profile-cpu-moe
 test-profile-cpu-moe: build
-	$(TORCH_PY) tools/profile/moeloop.py $(BIN) --out out/profile-cpu-moe --json out/profile-cpu-moe/summary.json
+	PYTHONPATH=$(CURDIR)/python/placer_torch $(TORCH_PY) -m placer_torch.profile.moeloop $(BIN) --out out/profile-cpu-moe --json out/profile-cpu-moe/summary.json
 
 .PHONY: gpu gpu-carry gpu-check
 gpu:
@@ -465,14 +468,14 @@ bench-export: venv
 	$(GO) test ./workloads/export -run '^$$' -bench ZooImport -benchmem
 
 # The model zoo: training steps with Adam, random weights, built from code
-# (tools/torchexport/zoo.py) and exported on current torch (the
+# (python/placer_torch/placer_torch/zoo.py) and exported on current torch (the
 # virtualenv), written to $(ZOO_DIR) with their meta files: each graph is
 # exported again when the exporter (python/placer_torch) or the zoo
 # changes (about 35 s for the five). Not committed; Go tests that read
 # them skip when they are absent.
 ZOO_DIR    ?= out/zoo
 ZOO_MODELS ?= resnet50 inception_v3 vit_b_16 bert_base gpt2_small
-ZOO_DEPS   := tools/torchexport/torchexport.py tools/torchexport/zoo.py python/placer_torch/placer_torch/exporter.py \
+ZOO_DEPS   := tools/torchexport/torchexport.py python/placer_torch/placer_torch/zoo.py python/placer_torch/placer_torch/exporter.py \
               python/placer_torch/placer_torch/torchexport.py
 zoo: $(ZOO_MODELS:%=$(ZOO_DIR)/%.json)
 

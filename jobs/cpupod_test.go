@@ -15,7 +15,7 @@ import (
 
 // cpuDense is a CPU profile placer profile wrote (2 gloo processes of
 // one thread on this project's 2-core machine, torch 2.14.1): the tiny
-// Llama of tools/profile/cpuloop.py at tp 1 and 2, mbs 1 and 4. On it
+// Llama of placer_torch.profile.cpuloop at tp 1 and 2, mbs 1 and 4. On it
 // eval printed "TFLOP/s per GPU 0.0 (MFU 61.4%)" for tp=1,pp=1,dp=2,mbs=4
 // and search's best "0.0 (MFU 120.7%)", "cpu:1 (2 GPUs)", a CUDA context
 // and NCCL buffers in a CPU process's memory, and "yes" in every

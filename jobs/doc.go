@@ -20,5 +20,5 @@
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
 // nn/..., methods/..., inputs, jobs/grid, report, internal/...,
-// tools/profile, tools/torchexport, python/...
+// python/...
 package jobs

@@ -25,14 +25,13 @@ import (
 	"github.com/placer/placer/internal/fail"
 	placertorch "github.com/placer/placer/python/placer_torch/placer_torch"
 	"github.com/placer/placer/report"
-	torchexporttool "github.com/placer/placer/tools/torchexport"
 )
 
 // ModelOptions are placer profile --model's: the model's training step
 // exported as an op graph and timed op by op on the device.
 type ModelOptions struct {
 	// Model is the model as tools/torchexport names it: a zoo name
-	// (zoo.py), package.module:factory or file.py:factory (with
+	// (placer_torch/zoo.py), package.module:factory or file.py:factory (with
 	// InputShapes), torchvision.models:resnet18 among them.
 	Model       string
 	InputShapes []string // one example's input shape a model input ("3,224,224", "128:int64")
@@ -99,7 +98,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	req := map[string]any{
 		"model": m.Model, "input_shapes": m.InputShapes, "batch": m.Batch, "loss": m.Loss, "optimizer": m.Optimizer,
 		"precision": m.Precision, "device": o.Device, "steps": m.Steps, "warmup": m.Warmup, "threads": o.Threads,
-		"zoo": dir, "name": modelName(m.Model),
+		"name": modelName(m.Model),
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -109,10 +108,9 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	if py == "" {
 		py = TorchPython()
 	}
-	env := append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 	trace := &pyStderr{w: progress}
 	stderr := &quietWriter{w: trace}
-	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget, py, env, stderr, "-m", "placer_torch.opprofile", string(reqJSON))
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget, py, pythonPath(dir), stderr, "-m", "placer_torch.opprofile", string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
@@ -204,16 +202,18 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	return res, nil
 }
 
-// writeScripts writes placer_torch's sources to dir/placer_torch and the
-// exporter's zoo to dir/zoo.py.
+// writeScripts writes placer_torch's sources (its subpackages' in their
+// folders) to dir/placer_torch, so that a python with dir on PYTHONPATH
+// (pythonPath) runs them as modules (python -m placer_torch.opprofile),
+// from an installed binary too.
 func writeScripts(dir string) error {
 	pkg := filepath.Join(dir, "placer_torch")
-	if err := os.Mkdir(pkg, 0o755); err != nil {
-		return err
-	}
-	err := fs.WalkDir(placertorch.Files, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+	return fs.WalkDir(placertorch.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(pkg, path), 0o755)
 		}
 		data, err := placertorch.Files.ReadFile(path)
 		if err != nil {
@@ -221,10 +221,12 @@ func writeScripts(dir string) error {
 		}
 		return os.WriteFile(filepath.Join(pkg, path), data, 0o644)
 	})
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "zoo.py"), torchexporttool.Zoo, 0o644)
+}
+
+// pythonPath is this process's environment with dir first on PYTHONPATH:
+// where writeScripts put placer_torch.
+func pythonPath(dir string) []string {
+	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 }
 
 // modelName is the graph's name for a model spec: the zoo name, or the

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -23,7 +22,6 @@ import (
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/internal/torchenv"
-	profiletool "github.com/placer/placer/tools/profile"
 )
 
 // ProfileOptions are placer profile's.
@@ -53,7 +51,7 @@ type ProfileOptions struct {
 	Repeats int
 	// FP8 is the FP8 recipes (current, delayed, blockwise) each layer
 	// shape is timed under too, beside the profile's dtype
-	// (tools/profile/fp8.py; nil: none).
+	// (placer_torch/profile/fp8.py; nil: none).
 	FP8 []string
 	// Force lets an incomplete profile (interrupted, cut by the budget,
 	// failed) replace an existing Out; without it, it goes to
@@ -144,7 +142,7 @@ func expertDegrees(m transformer.Spec, tp, etp, ep []int) []expertDegree {
 // tpRefusal is why tensor degree T cannot shard m's layer as eval runs
 // it, "" where it can: T must divide the attention heads and the
 // key/value heads (evaluate/scale's Resolve refuses a plan whose tp does
-// not, so a shape at it would never be read), and the FFN that llama.py
+// not, so a shape at it would never be read), and the FFN that layers.py
 // splits over it: the dense MLP's (a model without experts, or the dense
 // layers before them) and the shared experts'.
 func tpRefusal(m transformer.Spec, T int) string {
@@ -264,7 +262,7 @@ func startMeasurements(ctx context.Context, timeout time.Duration, py string, en
 	return cmd, out, run, cancel, nil
 }
 
-// profilable is nil where tools/profile's llama.py builds m's layer as
+// profilable is nil where placer_torch.profile.layers builds m's layer as
 // its family runs it (a Llama or GPT layer; experts as Mixtral's and
 // Qwen3-MoE's, QK norm as Qwen3's, latent attention and the dense
 // layers before the experts as DeepSeek's, sliding windows as Mistral's
@@ -274,11 +272,11 @@ func profilable(m transformer.Spec) error {
 	c := m.Config
 	switch {
 	case m.MLA() && (c.QKVBias || c.LinearBias):
-		return errors.New("biases with latent attention are not profiled (llama.py's latent projections have none)")
+		return errors.New("biases with latent attention are not profiled (layers.py's latent projections have none)")
 	case !m.MoE():
 		return nil
 	case c.RouterScore != "" && c.RouterScore != "softmax" && c.RouterScore != "sigmoid":
-		return fmt.Errorf("router score %q is not profiled (llama.py scores by softmax or sigmoid)", c.RouterScore)
+		return fmt.Errorf("router score %q is not profiled (layers.py scores by softmax or sigmoid)", c.RouterScore)
 	case c.RouterGroups > 0 && c.RouterGroupK > 0 && (m.Experts%c.RouterGroups != 0 || c.RouterGroupK > c.RouterGroups ||
 		m.TopK > c.RouterGroupK*(m.Experts/c.RouterGroups)):
 		return fmt.Errorf("group-limited routing of %d groups, %d kept, top %d of %d experts: the groups do not hold the experts routed to",
@@ -300,10 +298,10 @@ func checkFP8(m transformer.Spec, recipes []string) error {
 		}
 	}
 	if len(recipes) > 0 && (m.Config.QKVBias || m.Config.LinearBias) {
-		return fail.Usagef("--fp8 with biases: not profiled yet (tools/profile/fp8.py's linears have none)")
+		return fail.Usagef("--fp8 with biases: not profiled yet (placer_torch.profile.fp8's linears have none)")
 	}
 	if len(recipes) > 0 && m.MoE() {
-		return fail.Usagef("--fp8 with experts: not profiled yet (tools/profile/fp8.py converts a dense layer's linears, not the experts' batched GEMMs)")
+		return fail.Usagef("--fp8 with experts: not profiled yet (placer_torch/profile/fp8.py converts a dense layer's linears, not the experts' batched GEMMs)")
 	}
 	return nil
 }
@@ -413,21 +411,15 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	for _, name := range []string{"measure.py", "llama.py", "fp8.py"} {
-		data, err := profiletool.Scripts.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return nil, err
-		}
+	if err := writeScripts(dir); err != nil {
+		return nil, err
 	}
 	py := o.Python
 	if py == "" {
 		py = TorchPython()
 	}
 	stderr := &pyStderr{w: progress}
-	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, nil, stderr, filepath.Join(dir, "measure.py"), string(reqJSON))
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
 	if err != nil {
 		return nil, err
 	}

@@ -34,7 +34,7 @@ func withDense(m transformer.Spec, layers []shape) []blockShape {
 	return out
 }
 
-// latentKeys is the model's keys for llama.py (keys) with latent
+// latentKeys is the model's keys for layers.py (keys) with latent
 // attention's where m has it: the heads' width without position
 // (head_dim: the values' width too), the rotary width, the query's and
 // the keys' and values' latents (q_lora 0: one query projection).
@@ -45,7 +45,7 @@ func latentKeys(m transformer.Spec, keys map[string]int) map[string]int {
 	return keys
 }
 
-// layerKeys is latentKeys(m, keys) with the keys of what else llama.py
+// layerKeys is latentKeys(m, keys) with the keys of what else layers.py
 // builds of m's layer where m has it: the heads' width where it is not
 // hidden / heads (head_dim), the sliding window and the layers it is in
 // (window, window_every: llama.window_of), the query, key and value

@@ -44,7 +44,7 @@ func TestProfileRefusesDegrees(t *testing.T) {
 		{ProfileOptions{CP: []int{-1}}, "--cp -1: want at least 1"},
 		{ProfileOptions{MBS: []int{1, 0}}, "--mbs 0: want at least 1"},
 		{ProfileOptions{Procs: -2}, "--procs -2: want at least 1 (0: every GPU, or 1 on a CPU)"},
-		// The FFN llama.py splits over tp: 90 over tp 4 is not whole, in
+		// The FFN layers.py splits over tp: 90 over tp 4 is not whole, in
 		// a dense model and in the dense layers before the experts.
 		{ProfileOptions{Workload: "llama:layers=2,hidden=64,heads=4,kv_heads=4,ffn=90,seq=64,vocab=256,batch=4", TP: []int{4}},
 			"--tp 4: does not divide the model's FFN of 90"},

@@ -294,7 +294,7 @@ func TestProfileFP8Options(t *testing.T) {
 	}
 }
 
-// The keys placer profile passes llama.py for GPT-OSS's and DeepSeek-V3's
+// The keys placer profile passes layers.py for GPT-OSS's and DeepSeek-V3's
 // config.json: GPT-OSS's head width (64, not 2,880 / 64), its window in
 // every other layer and its biases on every linear; DeepSeek-V3's sigmoid
 // scores, groups and expert bias beside its latent attention; a Llama's

@@ -67,7 +67,7 @@ replaces FILE).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (tools/torchexport/zoo.py), package.module:factory (with --input-shape), torchvision:NAME, timm:NAME or hf:PATH/config.json")
+	f.StringVar(&o.Model, "model", "", "the model whose training step to time op by op: a zoo `NAME` (python/placer_torch/placer_torch/zoo.py), package.module:factory (with --input-shape), torchvision:NAME, timm:NAME or hf:PATH/config.json")
 	f.StringArrayVar(&o.InputShapes, "input-shape", nil, "with --model package.module:factory (or a hub's id): one example's input shape without the batch, `SHAPE[:DTYPE]` (3,224,224 or 128:int64), once per model input")
 	f.IntVar(&o.Batch, "batch", 0, "with --model: the batch size (default the zoo model's, 1 for a factory)")
 	f.StringVar(&o.Precision, "precision", "", "with --model: fp32 (TF32 off), tf32 (TF32 matmuls and convolutions) or bf16 (autocast over FP32 weights) (default bf16 on a GPU, fp32 on a CPU)")

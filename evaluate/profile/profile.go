@@ -130,7 +130,7 @@ type Software struct {
 	Framework string `json:"framework"`
 	// FP8 is what ran the layers measured under an FP8 recipe
 	// (Layer.FP8): "transformer-engine VERSION" (its layers under
-	// fp8_autocast) or "torchao-style ..." (tools/profile/fp8.py's
+	// fp8_autocast) or "torchao-style ..." (placer_torch.profile.fp8's
 	// tensorwise scaling through torch._scaled_mm); "" where none was.
 	FP8 string `json:"fp8,omitempty"`
 }
@@ -165,7 +165,7 @@ type Layer struct {
 	// ForwardInPlace and BackwardInPlace, where TP > 1 and the profile
 	// had TP processes, are the same shard timed in place: each process
 	// of a group of TP running its shard with the layer's own
-	// tensor-parallel collectives (the runner's: llama.py), every group
+	// tensor-parallel collectives (the runner's: layers.py), every group
 	// at once, so that the times hold what the step pays for them
 	// (waking, the partners' skew, the compute slowed beside them) and
 	// not only the collectives' own (0: not timed).
@@ -556,8 +556,8 @@ func (l Layer) validateETP(m transformer.Spec) error {
 
 func positive(x float64) bool { return x > 0 && !math.IsInf(x, 0) }
 
-// AddLine adds one line of placer profile's measurements (tools/profile
-// measure.py: one JSON object a line, "kind" meta, host, layer,
+// AddLine adds one line of placer profile's measurements (placer_torch.profile.measure:
+// one JSON object a line, "kind" meta, host, layer,
 // embedding, loss, optimizer or collective) to p.
 func (p *Profile) AddLine(line []byte) error {
 	var probe struct {

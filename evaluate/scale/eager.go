@@ -19,10 +19,10 @@ import (
 // what the project's exporter (placer_torch.exporter, fake CPU tensors,
 // CUDA's execution settings) records for the layer, op for op:
 // TestEagerOpsMatchExporter holds it there for three layers (EagerLayer:
-// llama.py's, transformers', torchtitan's; torchtitan's with BF16
+// layers.py's, transformers', torchtitan's; torchtitan's with BF16
 // weights only, as FSDP2 runs it).
 //
-// llama.py's layer, for instance: one QKV and one gate-up projection (a GEMM
+// layers.py's layer, for instance: one QKV and one gate-up projection (a GEMM
 // each), RMS norm in the residual stream's dtype
 // (x * rsqrt(mean(x^2) + eps) * weight: pow, mean, add, rsqrt, mul, mul),
 // the rotary embedding on interleaved halves (two slices, four muls, a
@@ -49,7 +49,7 @@ type EagerShape struct {
 	Batch, Seq int
 	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
 	FP32Weights bool
-	// Layer is whose layer: LayerLlamaPy (tools/profile/llama.py),
+	// Layer is whose layer: LayerLlamaPy (placer_torch/profile/layers.py),
 	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
 	// (torchtitan's TransformerBlock).
 	Layer EagerLayer
@@ -64,7 +64,7 @@ type EagerLayer uint8
 
 // The layers EagerLayerOps writes.
 const (
-	// LayerLlamaPy is tools/profile/llama.py's Block: one QKV and one
+	// LayerLlamaPy is placer_torch.profile.layers' Block: one QKV and one
 	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
 	// interleaved halves (slices, muls, sub, add, stack).
 	LayerLlamaPy EagerLayer = iota
@@ -515,7 +515,7 @@ func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 	T := float64(c.pl.T)
 	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
 	// share is what of each forward GEMM the per-op policy runs again,
-	// in order: llama.py's QKV (wk's share), output projection, gate-up
+	// in order: layers.py's QKV (wk's share), output projection, gate-up
 	// (w3's half), down; a layer of separate projections (wq, wk, wv,
 	// wo, w1, w3, w2) every other one from the second.
 	share := func(i int) float64 {
@@ -563,7 +563,7 @@ func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 }
 
 // eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
-// QKV and output GEMMs of llama.py's, wq, wk, wv and wo elsewhere.
+// QKV and output GEMMs of layers.py's, wq, wk, wv and wo elsewhere.
 func eagerAttnGEMMs(l EagerLayer) int {
 	if l == LayerLlamaPy {
 		return 2
@@ -572,7 +572,7 @@ func eagerAttnGEMMs(l EagerLayer) int {
 }
 
 // eagerLayerNames are the layers' names in EagerCosting.
-var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block", LayerHF: "transformers' LlamaDecoderLayer",
+var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Block", LayerHF: "transformers' LlamaDecoderLayer",
 	LayerTitan: "torchtitan's TransformerBlock"}
 
 // EagerCosting says how plan pl's layers are costed under an eager
@@ -642,13 +642,13 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
 var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	MoETitan: "torchtitan's MoE", MoELlamaPy: "llama.py's Experts (bmm)",
+	MoETitan: "torchtitan's MoE", MoELlamaPy: "layers.py's Experts (bmm)",
 	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
 
 // eagerOutput is output's eager stack: the ops of EagerOutputOps (the
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
-// llama.py's vocabulary-parallel loss, torchtitan's loss_parallel or
+// layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
 // transformers' gathered logits, eagerLoss), each at its class's
 // roofline rate and one launch (allocations none); the GEMMs as
 // output's, with the tensor-parallel collectives beside them as the
@@ -700,10 +700,10 @@ func (c *coster) eagerOutput() (fwd, bwd phase) {
 // norm, the output layer's shard of V/T logits, the loss of the FP32
 // logits, and their backward, as each code base runs it:
 //
-//   - T 1: logits.float(), log_softmax, nll_loss (llama.py's Loss,
-//     torchtitan's loss_fn and transformers' alike); in llama.py's [seq,
+//   - T 1: logits.float(), log_softmax, nll_loss (layers.py's Loss,
+//     torchtitan's loss_fn and transformers' alike); in layers.py's [seq,
 //     batch] layout the targets' transposed copy.
-//   - llama.py's Loss at T > 1 (tools/profile/llama.py): vocabulary
+//   - layers.py's Loss at T > 1 (placer_torch/profile/layers.py): vocabulary
 //     parallel by hand: the detached max all-reduced (MAX), the sum of the
 //     shifted exponentials and the target's logit (gather of the clamped
 //     local index, times whether it is in the shard) all-reduced (SUM),

@@ -52,7 +52,7 @@ import (
 // autocast's): the exporter's record, kept.
 //
 // MoELlamaPy is the project's own plain PyTorch layer,
-// tools/profile/llama.py's Experts (what placer profile times): the
+// placer_torch.profile.layers' Experts (what placer profile times): the
 // router's linear, FP32 softmax and topk, the routing forced balanced by
 // arange after them (remainder), argsort, the copies gathered
 // (index_select), every local expert's SwiGLU as two bmm over [experts,
@@ -61,7 +61,7 @@ import (
 // weights cast) and summed over the TopK.
 //
 // All four are held to the project's exporter on the real module
-// (transformers', llama.py's) or eagerops.py's re-implementation
+// (transformers', layers.py's) or eagerops.py's re-implementation
 // (torchtitan's) by
 // TestEagerMoEOpsMatchExporter, at routing forced balanced: each expert
 // receives tokens x TopK / Experts of the copies (eagerops.py _route).
@@ -73,7 +73,7 @@ type MoEImpl uint8
 const (
 	MoEHFLoop    MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
 	MoETitan                    // torchtitan's MoE, torch._grouped_mm
-	MoELlamaPy                  // tools/profile/llama.py's Experts: batched GEMMs (bmm) over the local experts
+	MoELlamaPy                  // placer_torch.profile.layers' Experts: batched GEMMs (bmm) over the local experts
 	MoEHFGrouped                // transformers' sparse MoE block with experts_implementation "grouped_mm" (5.24's default)
 )
 
@@ -527,7 +527,7 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	return l.ops
 }
 
-// eagerMoEImpl is the MoE block of an eager stack's layer: llama.py's
+// eagerMoEImpl is the MoE block of an eager stack's layer: layers.py's
 // Experts for torch-eager; transformers' block for hf-eager, as 5.24
 // runs it by default (grouped_mm) or, with grouped-gemm=off
 // (ExpertLoop), its "eager" loop over the experts; torchtitan's for
@@ -552,7 +552,7 @@ func eagerMoEImpl(run Settings) MoEImpl {
 // nonzero) and one for the experts hit (nonzero); torchtitan's grouped
 // path none without expert parallelism and one with it (the splits'
 // .tolist() before all_to_all_single, distributed/expert_parallel.py),
-// its for-loop (loop) one more (the counts' .tolist()); llama.py's forced
+// its for-loop (loop) one more (the counts' .tolist()); layers.py's forced
 // balance and transformers' grouped_mm none.
 func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
 	n := 0.0

@@ -15,18 +15,20 @@ import (
 	"github.com/placer/placer/internal/torchenv/torchtest"
 )
 
-// exporterOps runs tools/profile/eagerops.py with args and sums its ops
+// exporterOps runs placer_torch.profile.eagerops with args and sums its ops
 // as sumOps does.
 func exporterOps(t *testing.T, py string, args ...string) map[opKey]opSum {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "profile", "eagerops.py")
-	cmd := exec.Command(py, append([]string{script}, args...)...)
+	cmd := exec.Command(py, append([]string{"-m", "placer_torch.profile.eagerops"}, args...)...)
+	// python -m runs it with the folder it starts in (placer_torch's) on
+	// the import path.
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..", "python", "placer_torch")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("eagerops.py %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("placer_torch.profile.eagerops %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	var got struct {
 		Ops []struct {
@@ -78,7 +80,7 @@ func compareOps(t *testing.T, exp, mine map[opKey]opSum, noFLOPs func(opKey) boo
 }
 
 // TestEagerMoEOpsMatchExporter holds EagerMoEOps against the exporter's
-// record of the real blocks (tools/profile/eagerops.py --layer hf-moe:
+// record of the real blocks (placer_torch.profile.eagerops --layer hf-moe:
 // transformers' Qwen3MoeSparseMoeBlock with experts_implementation
 // "eager"; titan-moe: its re-implementation of torchtitan v0.2.0's MoE),
 // routing forced balanced (eagerops.py _route: the router's weight [I |
@@ -112,7 +114,7 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		// torchtitan's for-loop experts (use_grouped_mm=False).
 		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0, true},
 		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0, true},
-		// tools/profile/llama.py's Experts (its own forced balance),
+		// placer_torch.profile.layers' Experts (its own forced balance),
 		// BF16 and autocast.
 		{MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0, false},
 		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0, false},
@@ -206,7 +208,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// 4 x 64 x 32 x 2 bytes = 196,608.
 		{"titan-loop-32", MoETitan, true, 32, 45, 92, 16384 + 786432, 196608},
 		{"titan-12", MoETitan, false, 12, 44, 43, 6144 + 393216, 0},
-		// llama.py's Experts, 32 tokens: forward the router 4 (mm, cast,
+		// layers.py's Experts, 32 tokens: forward the router 4 (mm, cast,
 		// softmax, topk), the forced routing and order 4 (arange,
 		// remainder, sort, floor_divide), index_select, 2 bmm with silu
 		// and mul between, zeros_like, index_copy, the weights' cast, mul,

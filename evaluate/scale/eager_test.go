@@ -49,13 +49,13 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 
 // TestEagerOpsMatchExporter holds EagerLayerOps against the project's
 // exporter (placer_torch.exporter on fake CPU tensors, CUDA's execution
-// settings: tools/profile/eagerops.py) on three real layers:
-// tools/profile/llama.py's Block at four shard shapes (autocast over
+// settings: placer_torch.profile.eagerops) on three real layers:
+// placer_torch.profile.layers' Block at four shard shapes (autocast over
 // FP32 weights and BF16 weights, tensor parallelism with and without
 // sequence parallelism), transformers' LlamaDecoderLayer at three
 // (autocast and BF16) and torchtitan's layer (eagerops.py's
 // _TitanBlock, BF16 as FSDP2 runs it) at three (keys repeated 2x, not,
-// 6x), and the output part (EagerOutputOps: llama.py's Loss at tp 1,
+// 6x), and the output part (EagerOutputOps: layers.py's Loss at tp 1,
 // torchtitan's norm and loss_fn) at three: for every ATen op, class and
 // dtype, in each direction, the same
 // number of ops and to the byte the same FLOPs, bytes read and bytes
@@ -68,7 +68,9 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 func TestEagerOpsMatchExporter(t *testing.T) {
 	py := torchtest.Python(t, "transformers")
 	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "..", "tools", "profile", "eagerops.py")
+	// python -m runs it with the folder it starts in (placer_torch's) on
+	// the import path.
+	pkg := filepath.Join(filepath.Dir(file), "..", "..", "python", "placer_torch")
 	cases := []struct {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
@@ -88,12 +90,12 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 0},
 		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan, 0},
 		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan, 0},
-		// The output part: llama.py's Loss (tp 1) under autocast and
+		// The output part: layers.py's Loss (tp 1) under autocast and
 		// with BF16 weights; with torchtitan's norm before it.
 		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 1000},
 		{384, 6, 2, 768, 48, 1, 1, false, true, LayerLlamaPy, 2048},
 		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 1000},
-		// llama.py's Loss at tp 2 and 4 (its vocabulary-parallel loss on
+		// layers.py's Loss at tp 2 and 4 (its vocabulary-parallel loss on
 		// this rank's shard; the all-reduces are placer's, not recorded).
 		{256, 4, 2, 512, 64, 2, 2, false, true, LayerLlamaPy, 1000},
 		{384, 6, 2, 768, 48, 1, 4, false, false, LayerLlamaPy, 2048},
@@ -106,7 +108,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 		name := fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			args := []string{script, "--layer", strings.SplitN(layer, "-", 2)[0], "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+			args := []string{"-m", "placer_torch.profile.eagerops", "--layer", strings.SplitN(layer, "-", 2)[0], "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
 				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
 			if tc.sp {
 				args = append(args, "--sp")
@@ -117,6 +119,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 			}
 			args = append(args, "--precision", prec)
 			cmd := exec.Command(py, args...)
+			cmd.Dir = pkg
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			out, err := cmd.Output()
@@ -242,7 +245,7 @@ func TestEagerCosting(t *testing.T) {
 		moe        bool
 	}{
 		{"dp=8,mbs=2,stack=torchtitan-0.2", "eager ATen ops (torchtitan-0.2): torchtitan's TransformerBlock, BF16 weights, 37 kernels forward and", false},
-		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): tools/profile/llama.py's Block, autocast BF16 over FP32 weights, 44 kernels forward", false},
+		{"dp=8,mbs=2,stack=torch-eager", "eager ATen ops (torch-eager): placer_torch.profile.layers' Block, autocast BF16 over FP32 weights, 44 kernels forward", false},
 		{"dp=8,mbs=2,stack=torchtitan-0.2,compile=on", "", false},
 		{"dp=8,mbs=2", "", false},
 		// An MoE model (all its layers MoE): transformers' block as 5.24
@@ -312,12 +315,12 @@ func TestEagerLossTP(t *testing.T) {
 		// 524,288 B; backward zeros_like, exp, add, mul in FP32 and the
 		// cast back, 4 x 131,072 + 65,536 = 589,824 B.
 		{"titan", LayerTitan, 40, 3 * N * 4, 3, 4 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
-		// llama.py's Loss: the norm 6, the GEMM, 19: 26. The max's, the
+		// layers.py's Loss: the norm 6, the GEMM, 19: 26. The max's, the
 		// exponentials' sum's and the target logit's all-reduces, 1,536
 		// B. Of a logit: the cast, the shift, exp, 3 x 131,072; backward
 		// the gather's zeros, its scatter_add, exp's mul, the join's
 		// add, the cast back: 4 x 131,072 + 65,536.
-		{"llama.py", LayerLlamaPy, 26, 3 * N * 4, 3, 3 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
+		{"layers.py", LayerLlamaPy, 26, 3 * N * 4, 3, 3 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
 		// transformers': the norm 8, the GEMM, the logits' all-gather
 		// (128 x 1,024 x 2 = 262,144 B) and cat, the whole loss's 3:
 		// 14. Of a logit: the gather, the cat, the FP32 cast and

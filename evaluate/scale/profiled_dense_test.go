@@ -127,8 +127,8 @@ func TestProfiledDenseFirst(t *testing.T) {
 // profile as any other: its layer measured at the shape timed (2 + 4 ms
 // at tp 1, 1.5 + 2.5 ms at tp 2 with sp), composed at another
 // micro-batch, the roofline's where no shape answers (tp 4). Its
-// layer's parameters are those tools/profile/test_mla.py counts of
-// llama.py's block of the same shape (12,062).
+// layer's parameters are those python/placer_torch/tests/profile/test_mla.py counts of
+// layers.py's block of the same shape (12,062).
 func TestProfiledMLA(t *testing.T) {
 	const mla = "llama:layers=4,hidden=48,heads=4,ffn=40,seq=16,vocab=64,batch=4,head_dim=12,q_lora=20,kv_lora=10,rope_dim=4"
 	layers := []profile.Layer{

@@ -352,10 +352,7 @@ def measure_real(model, input_shapes, batch, loss, optimizer, device, warmup, st
     import gc
 
     import torch
-    if EXPORTER_DIR not in sys.path:
-        sys.path.insert(0, EXPORTER_DIR)
-    import torchexport as te
-    import zoo
+    from placer_torch import exporter as te, zoo
 
     dev = torch.device(device)
     cuda = dev.type == "cuda"
@@ -443,9 +440,7 @@ def cpu_peak_bytes(step, model, named, opts, inputs, target):
     allocation, in the order they happen)."""
     import torch
     from torch.profiler import ProfilerActivity, profile
-    if EXPORTER_DIR not in sys.path:
-        sys.path.insert(0, EXPORTER_DIR)
-    import torchexport as te
+    from placer_torch import exporter as te
 
     def nbytes(t):
         return t.numel() * t.element_size()
@@ -621,9 +616,7 @@ def parse_args(argv):
 
 def run(a):
     import torch
-    if EXPORTER_DIR not in sys.path:
-        sys.path.insert(0, EXPORTER_DIR)
-    import zoo
+    from placer_torch import zoo
 
     device = a.device or "cuda"
     if device.startswith("cuda") and not torch.cuda.is_available():

@@ -1,4 +1,4 @@
-"""Models for make gpu's fidelity step beyond the zoo (tools/torchexport/zoo.py),
+"""Models for make gpu's fidelity step beyond the zoo (python/placer_torch/placer_torch/zoo.py),
 named as torchexport takes a factory: tools/fidelity/models.py:NAME.
 
     lstm_lm   Zaremba et al.'s medium word-level LSTM language model (2014):

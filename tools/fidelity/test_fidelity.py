@@ -29,9 +29,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
-import fidelity as fd  # noqa: E402
+import fidelity as fd
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 HAVE_PLACER = os.access(PLACER, os.X_OK)
@@ -80,8 +79,7 @@ class CPUPeakTest(unittest.TestCase):
         # floats (32,000 B) at batch 8 are gone before the backward runs,
         # which needs none of them (the loss, out.sum(), keeps no input).
         import weakref
-        sys.path.insert(0, os.path.join(ROOT, "tools", "torchexport"))
-        import torchexport as te
+        from placer_torch import exporter as te
         model = torch.nn.Linear(3, 1000)
         named = list(model.named_parameters())
         refs, alive = [], []

@@ -6,7 +6,9 @@
 CASES.json is a list of cases (test_exports_03.py writes them): each an
 exported module (--to torchtitan@0.3: base_config, apply_plan,
 placer_plan, OVERRIDES), checked in this process with torchtitan 0.3.0
-(FRAMEWORKS03_DIR on PYTHONPATH, on the virtualenv's torch); RESULTS.json
+(FRAMEWORKS03_DIR on PYTHONPATH, on the virtualenv's torch; each
+module imported by name, as torchtitan's --module does, so its folder and
+RESULTS.json's, where the wrappers are written, on PYTHONPATH too); RESULTS.json
 gets one object per case: {"name", "ok", "error" (the framework's words),
 "facts" (what was established)}.
 
@@ -46,8 +48,7 @@ import sys
 import traceback
 import warnings
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check import check_parts, fake_world, paths_in, stand_in, transformer_parts  # noqa: E402
+from check import check_parts, fake_world, paths_in, stand_in, transformer_parts
 
 WRAPPER = '''from torchtitan.models.llama3.config_registry import llama3_debugmodel
 import {module} as plan
@@ -87,9 +88,6 @@ def case_03(case, workdir, n):
     from torchtitan.distributed.pipeline_parallel import _build_pipeline_schedule, _pipeline_module_split
 
     facts = {}
-    d = os.path.dirname(os.path.abspath(case["path"]))
-    if d not in sys.path:
-        sys.path.insert(0, d)
     module = os.path.basename(case["path"])[:-3]
     plan = importlib.import_module(module)
     facts["header"] = open(case["path"]).readline().rstrip("\n")
@@ -111,8 +109,6 @@ def case_03(case, workdir, n):
         wrapper = "placer_check03_%d" % n
         with open(os.path.join(workdir, wrapper + ".py"), "w") as f:
             f.write(WRAPPER.format(module=module, layers=case.get("layers") or 6))
-        if workdir not in sys.path:
-            sys.path.insert(0, workdir)
         cfg = parse(wrapper, "planned", extra)
         base = parse(wrapper, "stand_in", over)
     a, b = settings(cfg), settings(base)

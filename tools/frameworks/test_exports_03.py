@@ -107,7 +107,9 @@ class TestExports03(unittest.TestCase):
         manifest, results = os.path.join(cls.tmp, "cases.json"), os.path.join(cls.tmp, "results.json")
         with open(manifest, "w") as f:
             json.dump(cases, f)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (FRAMEWORKS03, os.environ.get("PYTHONPATH")) if p))
+        # check03 imports each plan, and the wrapper it writes beside the
+        # results, by module name: their folder, cls.tmp, on PYTHONPATH.
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (cls.tmp, FRAMEWORKS03, os.environ.get("PYTHONPATH")) if p))
         r = subprocess.run([sys.executable, os.path.join(HERE, "check03.py"), manifest, results], capture_output=True, text=True,
                            env=env, cwd=cls.tmp, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]

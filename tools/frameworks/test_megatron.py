@@ -55,10 +55,9 @@ def setUpModule():
         raise unittest.SkipTest("PLACER_MEGATRON is not set (make test-megatron sets it)")
     # The report's searches (seconds) run beside megatron-core's import.
     _report_run = subprocess.Popen([PLACER, "report", "megatron", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if MEGATRON not in sys.path:
-        sys.path.insert(0, MEGATRON)
-    if HERE not in sys.path:
-        sys.path.insert(0, HERE)
+    # megatron-core from PLACER_MEGATRON's folder, which make
+    # test-megatron also puts on PYTHONPATH; megatron_check beside this
+    # file (unittest discover -s tools/frameworks puts it on the path).
     import megatron_check
 
     mc = megatron_check

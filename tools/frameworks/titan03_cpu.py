@@ -49,12 +49,10 @@ command line's overrides.
 import dataclasses
 import json
 import os
-import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from titan_device import Tokens, cpu_as_device  # noqa: E402
+from titan_device import Tokens, cpu_as_device
 
 
 def on_cpu(config):

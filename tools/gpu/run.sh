@@ -163,7 +163,7 @@ if [ "$QUICK" = 1 ]; then
 		--warmup 1 --steps 1 --profile-steps 1 --placer "$PLACER" --json -o "$OUT/fidelity.json"
 else
 	step fidelity 330 sh -c "for m in resnet50 inception_v3 vit_b_16 bert_base gpt2_small; do \
-		B=\$($PY -c \"import sys; sys.path.insert(0, 'tools/torchexport'); import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
+		B=\$(PYTHONPATH=python/placer_torch $PY -c \"from placer_torch import zoo; print(zoo.MODELS['\$m'].batch)\") || exit 1; \
 		$PY tools/fidelity/fidelity.py --device $DEVICE --model \$m --batches \$B,\$((B / 4)) --placer $PLACER --json -o $OUT/fidelity-\$m.json || exit 1; done"
 fi
 
@@ -213,7 +213,7 @@ step profile-qwen3-30b-a3b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVI
 # scaling) priced from measured layers: Llama 3 8B's layer at the 8B
 # row's shard (tp 1, micro-batch 1, sequence 8192, no recomputation) in
 # BF16 and under --fp8 current (Transformer Engine's Float8CurrentScaling
-# where the host's torch imports TE, else tools/profile/fp8.py's
+# where the host's torch imports TE, else placer_torch.profile.fp8's
 # torchao-style tensorwise scaling: the profile's software.fp8 says
 # which). A step of its own: profile-megatron-1.7b times 126 BF16 shapes
 # (7 tensor degrees x 3 micro-batches x 2 sequences x 3 recomputations)
@@ -243,7 +243,7 @@ step profile-ops-resnet50 150 env TORCH_PY="$PY" "$BIN" profile $OM --device "$D
 step eval-ops-resnet50 30 sh -c "\"$BIN\" eval --profile \"$OUT/resnet50.ops.profile.json\" --json > \"$OUT/resnet50.ops.eval.json\""
 
 # 6. A plain-PyTorch Llama 3.2 1B trained on the GPU under each plan of a
-# one-GPU sweep (tools/profile/llamasweep.py: BF16 autocast, fused AdamW,
+# one-GPU sweep (placer_torch.profile.sweep: BF16 autocast, fused AdamW,
 # global batch 16, micro-batch 1 to 8, with and without full
 # recomputation): each plan's step and torch.cuda.max_memory_allocated
 # and reserved, or oom, beside the placer eval command line of the same
@@ -253,7 +253,7 @@ if [ "$QUICK" = 1 ]; then
 else
 	LS="--shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full"
 fi
-step llamasweep 240 sh -c "$PY tools/profile/llamasweep.py --device $DEVICE $LS > $OUT/llamasweep.jsonl"
+step llamasweep 240 sh -c "PYTHONPATH=python/placer_torch $PY -m placer_torch.profile.sweep --device $DEVICE $LS > $OUT/llamasweep.jsonl"
 
 # The summary: every step's status and time, on stderr and in summary.json.
 "$PY" - "$OUT" <<'PY'

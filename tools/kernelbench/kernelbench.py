@@ -61,6 +61,7 @@ goes on. Each line has the device's name and torch's version.
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
@@ -72,8 +73,21 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "layerbench"))
-import layerbench  # noqa: E402  (the rows and the block)
+
+
+def _load_layerbench():
+    """tools/layerbench/layerbench.py (the rows and the block), loaded
+    from its file: kernelbench runs as a script from a checkout, where
+    layerbench is no installed module."""
+    path = os.path.join(os.path.dirname(HERE), "layerbench", "layerbench.py")
+    spec = importlib.util.spec_from_file_location("layerbench", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["layerbench"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+layerbench = _load_layerbench()
 
 DEVICE = "cuda"
 WARMUP, RUNS = 3, 10

@@ -6,16 +6,14 @@ with its kind, name, device and torch, and a time above 0 or an error."""
 import io
 import json
 import os
-import sys
 import unittest
 from contextlib import redirect_stdout, redirect_stderr
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import kernelbench as kb  # noqa: E402
+import kernelbench as kb
 
 
 class Shapes(unittest.TestCase):

@@ -20,9 +20,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
-import layerbench as lb  # noqa: E402
+import layerbench as lb
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 HAVE_PLACER = os.access(PLACER, os.X_OK)

@@ -6,18 +6,15 @@ They run on CPU, on current torch and on Debian's 1.13."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import torchexport  # noqa: E402  (the command line)
-from placer_torch import exporter  # noqa: E402
+import torchexport  # the command line
+from placer_torch import exporter
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))

@@ -22,12 +22,10 @@ from unittest import mock
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import tiny_moe  # noqa: E402
-import torchexport  # noqa: E402  (the command line)
-from placer_torch import exporter  # noqa: E402
+import tiny_moe
+import torchexport  # the command line
+from placer_torch import exporter
 
 try:
     import transformers

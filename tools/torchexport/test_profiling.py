@@ -5,16 +5,13 @@ their times in the graph and in a cost table that placer reads."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import torchexport  # noqa: E402  (the command line)
-from placer_torch import profiling  # noqa: E402
+import torchexport  # the command line
+from placer_torch import profiling
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))

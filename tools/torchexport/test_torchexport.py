@@ -17,12 +17,10 @@ import unittest
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import torchexport  # noqa: E402  (the command line)
-import zoo  # noqa: E402
-from placer_torch import exporter, placement  # noqa: E402
+import torchexport  # the command line
+from placer_torch import zoo
+from placer_torch import exporter, placement
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))

@@ -5,7 +5,7 @@ placer_torch.torchexport.run, which exports the model's step with
 placer_torch.exporter (the recording: forward, loss, backward and one
 optimizer update at ATen granularity, into placer's native JSON graph and
 a meta file beside it) and, with --profile, measures it with
-placer_torch.profiling. The zoo's models (zoo.py, beside this file) are
+placer_torch.profiling. The zoo's models (placer_torch.zoo) are
 named by --model without a colon.
 
     python3 tools/torchexport/torchexport.py --model resnet50 --batch 32 -o resnet50.json
@@ -21,15 +21,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch")
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-if PACKAGE not in sys.path:
-    sys.path.insert(0, PACKAGE)
 
-import zoo  # noqa: E402
-from placer_torch import exporter, torchexport as command  # noqa: E402
-from placer_torch.exporter import _LOSSES, ATTENTION, AUTOCAST, COMPILE_MODES, OPTIMIZER_IMPLS  # noqa: E402
+from placer_torch import exporter, torchexport as command, zoo
+from placer_torch.exporter import _LOSSES, ATTENTION, AUTOCAST, COMPILE_MODES, OPTIMIZER_IMPLS
 
 
 def __getattr__(name):

@@ -22,7 +22,6 @@ the median of the paired ratios (runner / hand).
 import argparse
 import os
 import statistics
-import sys
 import time
 
 import torch
@@ -30,11 +29,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import tiny_models as TM  # noqa: E402
-from placer_torch import apply_plan, launch  # noqa: E402
+import tiny_models as TM
+from placer_torch import apply_plan, launch
 
 
 def model_fn(a):

@@ -13,11 +13,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
 
-import megatron  # noqa: E402  (the flags; puts python/placer_torch on the path)
-from placer_torch import experts  # noqa: E402
+import megatron  # the flags
+from placer_torch import experts
 
 
 def main(argv=None):

@@ -43,11 +43,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(1, os.path.join(ROOT, "tools", "torchexport"))
 
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
+import torch
+import torch.nn as nn
 
 VOCAB, SEQ, BATCH = 64, 8, 8
 
@@ -198,7 +196,7 @@ def two_inputs():
 
 def _zoo(name):
     def build():
-        import zoo
+        from placer_torch import zoo
         return zoo.MODELS[name].build()
     return build
 
@@ -232,7 +230,7 @@ MODELS = {
     "looped": (["--input-shape", "8"], ["--input", "8", "--classes", "5"], "a block applied three times"),
     "two_inputs": (["--input-shape", "3,4", "--input-shape", "4"], ["--input", "3,4", "--input", "4", "--classes", "5"],
                    "two inputs"),
-    # The zoo (tools/torchexport/zoo.py) at its own batch; the runner's
+    # The zoo (python/placer_torch/placer_torch/zoo.py) at its own batch; the runner's
     # batch and inputs are given here (smaller than the export's).
     "zoo_mlp": (["zoo"], ["--input", "32", "--classes", "10"], "zoo mlp, batch 16"),
     "zoo_cnn": (["zoo"], ["--input", "3,16,16", "--classes", "10", "--mode", "eval"],

@@ -9,15 +9,10 @@ That runner is a check of placer's arithmetic on CPU, where no real engine
 """
 
 import argparse
-import os
 import sys
 
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "python",
-                       "placer_torch")
-if PACKAGE not in sys.path:
-    sys.path.insert(0, PACKAGE)
 
-from placer_torch import transformer  # noqa: E402
+from placer_torch import transformer
 
 
 def parse(argv, description):

@@ -23,14 +23,12 @@ import argparse
 import json
 import math
 import os
-import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
 
-import heldout  # noqa: E402
+import heldout
 
 STRATEGY_ROWS = ("ddp", "fsdp", "zero2", "gpipe", "1f1b", "pipedream")
 

@@ -25,10 +25,8 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
 
-from placer_torch import experts, torchplan, transformer  # noqa: E402
+from placer_torch import experts, torchplan, transformer
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 WORLD = 4

@@ -4,15 +4,13 @@ factories building and giving logits of the runner's shapes."""
 
 import json
 import os
-import sys
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
 
-import torch  # noqa: E402
+import torch
 
-import heldout  # noqa: E402
+import heldout
 
 
 class HeldOutTest(unittest.TestCase):

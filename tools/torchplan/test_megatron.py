@@ -24,11 +24,9 @@ import unittest
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-from placer_torch import torchplan, transformer  # noqa: E402
-from placer_torch.plan import is_transformer_plan  # noqa: E402
+from placer_torch import torchplan, transformer
+from placer_torch.plan import is_transformer_plan
 
 WORLD = 8
 

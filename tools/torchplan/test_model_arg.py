@@ -15,7 +15,6 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCHPLAN = os.path.join(HERE, "torchplan.py")
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
 MODEL = '''import torch.nn as nn
 

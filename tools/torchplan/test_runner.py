@@ -33,13 +33,11 @@ import torch
 import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch"))
 
-import tiny_models as TM  # noqa: E402
-from placer_torch import torchplan  # noqa: E402
-from placer_torch import runner as R  # noqa: E402
-from placer_torch.check import check  # noqa: E402
+import tiny_models as TM
+from placer_torch import torchplan
+from placer_torch import runner as R
+from placer_torch.check import check
 
 WORLD = 4
 PLACER = os.environ.get("PLACER", os.path.join(os.path.dirname(os.path.dirname(HERE)), "bin", "placer"))

@@ -9,7 +9,6 @@ batch (torch.allclose: |got - want| <= 1e-6 + 1e-5 |want| per element)."""
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
@@ -19,10 +18,8 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
 
-from placer_torch import exporter, placement, torchplan  # noqa: E402
+from placer_torch import exporter, placement, torchplan
 
 PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 VOCAB, SEQ, BATCH = 64, 8, 8

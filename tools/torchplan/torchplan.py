@@ -20,12 +20,9 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "python", "placer_torch")
-if PACKAGE not in sys.path:
-    sys.path.insert(0, PACKAGE)
 
-from placer_torch import torchplan as command  # noqa: E402
-from placer_torch.plan import is_experts_plan, is_transformer_plan  # noqa: E402
+from placer_torch import torchplan as command
+from placer_torch.plan import is_experts_plan, is_transformer_plan
 
 
 def main(argv=None):

@@ -32,6 +32,16 @@ tools/torchexport are thin command lines on it (docs/torch-plan.md):
     semantics             the modules whose train-mode result a plan
                           changes (batch statistics, random draws), as
                           the runner and the exporter find them
+    collectives           tensor, sequence and expert parallelism's
+                          collectives with autograd, which the
+                          transformer and experts runners and
+                          profile.layers share
+    zoo                   the zoo's models (--model NAME)
+    opprofile, profile    placer profile's measurements (--model's ops;
+                          --workload's layers and collectives, and the
+                          CPU loops that check their predictions), with
+                          measuring (their lines to placer) and child
+                          (a child python on this package)
 
 Importing placer_torch imports plan and runner only.
 """

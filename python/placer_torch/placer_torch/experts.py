@@ -68,6 +68,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 
 from . import transformer
+from .collectives import AllToAll, all_to_all
 from .plan import PlanError, is_experts_plan, read_json
 
 RTOL, ATOL = transformer.RTOL, transformer.ATOL
@@ -234,33 +235,6 @@ def reference_step(c, seed=0, dtype=torch.float64):
     return float(loss.detach()), {n: p.grad for n, p in prm.items()}
 
 
-# ----------------------------------------------------------- communication
-
-class AllToAll(torch.autograd.Function):
-    """all_to_all_single over a group with autograd: x [n, H] cut into
-    send[r] rows for each rank r of the group (in group order); returns
-    [sum(recv), H], recv[r] rows from rank r. The backward sends the
-    gradients back the other way."""
-
-    @staticmethod
-    def forward(ctx, x, send, recv, comm):
-        ctx.send, ctx.recv, ctx.comm = send, recv, comm
-        return _all_to_all(x, send, recv, comm)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _all_to_all(g, ctx.recv, ctx.send, ctx.comm), None, None, None
-
-
-def _all_to_all(x, send, recv, comm):
-    x = x.contiguous()
-    if comm.size == 1:
-        return x.clone()
-    out = x.new_empty((sum(recv),) + tuple(x.shape[1:]))
-    dist.all_to_all_single(out, x, output_split_sizes=list(recv), input_split_sizes=list(send), group=comm.group)
-    return out
-
-
 # -------------------------------------------------------- one rank's model
 
 class Rank:
@@ -289,19 +263,19 @@ class Rank:
         key = dest * n + expert % n  # rank, then its local expert
         order = torch.sort(key, stable=True)[1]
         counts = torch.bincount(key, minlength=EP * n)
-        got = _all_to_all(counts, [n] * EP, [n] * EP, self.ep).view(EP, n)  # [source, local expert]
+        got = all_to_all(counts, self.ep, [n] * EP, [n] * EP).view(EP, n)  # [source, local expert]
         send, recv = counts.view(EP, n).sum(1).tolist(), got.sum(1).tolist()
         me = self.ep.index
         self.sent += sum(send) - send[me]
         self.received += sum(recv) - recv[me]
-        tokens = AllToAll.apply(x[order // k], send, recv, self.ep)  # dispatch
+        tokens = AllToAll.apply(x[order // k], self.ep, send, recv)  # dispatch
         chunks = list(tokens.split(got.reshape(-1).tolist()))  # source-major, then local expert
         for j in range(n):  # each local expert on what every source sent it
             ins = [chunks[s * n + j] for s in range(EP)]
             ys = _mlp(torch.cat(ins), prm, pre + "experts.%d." % self.local[j], c)
             for s, y in enumerate(ys.split([len(t) for t in ins])):
                 chunks[s * n + j] = y
-        back = AllToAll.apply(torch.cat(chunks), recv, send, self.ep)  # combine
+        back = AllToAll.apply(torch.cat(chunks), self.ep, recv, send)  # combine
         inverse = torch.empty_like(order)
         inverse[order] = torch.arange(len(order))
         y = (back[inverse].view(-1, k, shape[-1]) * gates.unsqueeze(-1)).sum(1)

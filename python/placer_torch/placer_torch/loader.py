@@ -2,10 +2,12 @@
 of placer_torch (tools/torchexport's --model, tools/torchplan's --model
 and --loss).
 
-MODULE is a module on the import path with the current directory on it,
-as python -m has it (mymodel:SmallCNN for ./mymodel.py, package.module),
-or a file by its path (path/to/file.py), loaded from there with its
-folder on the import path for its own imports. NAME is an attribute of
+MODULE is a module on the import path with the current directory on it
+(mymodel:SmallCNN for ./mymodel.py, package.module), or a file by its
+path (path/to/file.py), loaded from there with its folder on the import
+path for its own imports. The folder is appended to the import path
+(sys.path), after the installed packages: a name that is both the user's
+and an installed package's imports the installed one. NAME is an attribute of
 it, dotted for a nested one (module:Class.build). No torch import.
 """
 
@@ -31,15 +33,12 @@ def import_spec(spec, flag, want="package.module:factory"):
         if mod_name.endswith(".py"):
             if not os.path.isfile(mod_name):
                 raise LoadError("%s %r: no such file %s" % (flag, spec, mod_name))
-            folder = os.path.dirname(os.path.abspath(mod_name))
-            if folder not in sys.path:
-                sys.path.insert(0, folder)
+            on_import_path(os.path.dirname(os.path.abspath(mod_name)))
             ms = importlib.util.spec_from_file_location(os.path.splitext(os.path.basename(mod_name))[0], mod_name)
             module = importlib.util.module_from_spec(ms)
             ms.loader.exec_module(module)
         else:
-            if os.getcwd() not in sys.path:
-                sys.path.insert(0, os.getcwd())
+            on_import_path(os.getcwd())
             module = importlib.import_module(mod_name)
     except LoadError:
         raise
@@ -47,6 +46,13 @@ def import_spec(spec, flag, want="package.module:factory"):
         raise LoadError("%s %r: cannot import %s: %s: %s" % (flag, spec, mod_name, type(e).__name__,
                                                             str(e).splitlines()[0] if str(e) else ""))
     return module, mod_name, attr
+
+
+def on_import_path(folder):
+    """folder on the import path (appended; once) for the user's own
+    modules, which placer_torch imports by name."""
+    if folder not in sys.path:
+        sys.path.append(folder)
 
 
 def attribute(module, attr):

@@ -12,16 +12,13 @@ the steps it finished):
 Progress on stderr. Its argument is one JSON object (placer's request):
 model (a zoo name, package.module:factory, or a hub's id: torchvision:NAME,
 timm:NAME, hf:PATH/config.json), input_shapes, batch, loss, optimizer, precision (fp32, tf32,
-bf16), device (cpu, cuda), steps, warmup, seed, zoo (the folder of
-tools/torchexport's zoo.py).
+bf16), device (cpu, cuda), steps, warmup, seed.
 
     python -m placer_torch.opprofile '{"model": "mlp", "device": "cpu", ...}'
 """
 
 import json
 import os
-import platform
-import subprocess
 import sys
 import time
 
@@ -29,38 +26,9 @@ import torch
 
 from . import exporter, profiling
 from .exporter import UsageError
+from .measuring import cpu_name, driver, emit, say
 
 PRECISIONS = ("fp32", "tf32", "bf16")
-
-
-def say(msg):
-    sys.stderr.write("profile: %s\n" % msg)
-    sys.stderr.flush()
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "cpu"
-
-
-def driver():
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout
-        return out.strip().splitlines()[0] if out.strip() else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def execution(precision, device):
@@ -150,9 +118,7 @@ def main(argv=None):
 
 
 def run(req):
-    if req.get("zoo"):
-        sys.path.insert(0, req["zoo"])
-    import zoo
+    from . import zoo
 
     device = req.get("device") or "auto"
     if device == "auto":

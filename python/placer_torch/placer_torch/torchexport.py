@@ -35,7 +35,7 @@ def _check_out(flag, path):
 def run(a, zoo_models):
     """The command line's export, its flags parsed (a: an argparse.Namespace
     of tools/torchexport/torchexport.py's flags); zoo_models the models
-    --model names without a colon (tools/torchexport/zoo.py's MODELS).
+    --model names without a colon (python/placer_torch/placer_torch/zoo.py's MODELS).
     Returns the exit status: bad input is one line on stderr and 2, a step
     that reads a tensor's value under --data-dependent fail 1."""
     try:

@@ -66,6 +66,8 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 
+from .collectives import (Comm, CopyToTensorGroup, GatherFromSequence, ReduceFromTensorGroup, ReduceScatterToSequence,
+                          all_reduce)
 from .plan import PLAN_FORMAT as MODULE_PLAN_FORMAT, TRANSFORMER_FORMAT, PlanError, read_json
 from .runner import launch, schedule_order
 
@@ -331,13 +333,6 @@ def stage_param_names(c, p):
 
 # ----------------------------------------------------------- communication
 
-class Comm:
-    """A process group and this rank's place in it (size 1: no calls)."""
-
-    def __init__(self, group, size, index):
-        self.group, self.size, self.index = group, size, index
-
-
 _GROUPS = {}
 
 
@@ -350,85 +345,6 @@ def _group(ranks):
     return _GROUPS[key]
 
 
-def _all_reduce(x, comm, op=None):
-    if comm.size == 1:
-        return x
-    x = x.clone().contiguous()
-    dist.all_reduce(x, op=op or dist.ReduceOp.SUM, group=comm.group)
-    return x
-
-
-def _all_gather(x, comm):
-    """Concatenation along dimension 0 (the sequence) in tensor-rank order."""
-    if comm.size == 1:
-        return x
-    x = x.contiguous()
-    parts = [torch.empty_like(x) for _ in range(comm.size)]
-    dist.all_gather(parts, x, group=comm.group)
-    return torch.cat(parts, 0)
-
-
-def _reduce_scatter(x, comm):
-    """Sum over the group, keep this rank's chunk of dimension 0 (gloo in
-    torch 1.13 has no reduce_scatter: an all-reduce and a slice)."""
-    if comm.size == 1:
-        return x
-    return _all_reduce(x, comm).chunk(comm.size, 0)[comm.index].contiguous()
-
-
-class CopyToTensorGroup(torch.autograd.Function):
-    """Input of a column-parallel layer: identity forward, all-reduce backward."""
-
-    @staticmethod
-    def forward(ctx, x, comm):
-        ctx.comm = comm
-        return x
-
-    @staticmethod
-    def backward(ctx, g):
-        return _all_reduce(g, ctx.comm), None
-
-
-class ReduceFromTensorGroup(torch.autograd.Function):
-    """Output of a row-parallel layer: all-reduce forward, identity backward."""
-
-    @staticmethod
-    def forward(ctx, x, comm):
-        return _all_reduce(x, comm)
-
-    @staticmethod
-    def backward(ctx, g):
-        return g, None
-
-
-class GatherFromSequence(torch.autograd.Function):
-    """Sequence parallel, input of a column-parallel layer: all-gather the
-    sequence forward, reduce-scatter backward."""
-
-    @staticmethod
-    def forward(ctx, x, comm):
-        ctx.comm = comm
-        return _all_gather(x, comm)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _reduce_scatter(g, ctx.comm), None
-
-
-class ReduceScatterToSequence(torch.autograd.Function):
-    """Sequence parallel, output of a row-parallel layer: reduce-scatter
-    along the sequence forward, all-gather backward."""
-
-    @staticmethod
-    def forward(ctx, x, comm):
-        ctx.comm = comm
-        return _reduce_scatter(x, comm)
-
-    @staticmethod
-    def backward(ctx, g):
-        return _all_gather(g, ctx.comm), None
-
-
 class VocabParallelCrossEntropy(torch.autograd.Function):
     """Cross-entropy of logits split over the vocabulary: [s, b, V/T] on
     tensor rank t holding vocabulary rows [start, start + V/T). The max, the
@@ -438,14 +354,14 @@ class VocabParallelCrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx, logits, target, comm, start):
         n = logits.shape[-1]
-        m = _all_reduce(logits.max(-1)[0], comm, dist.ReduceOp.MAX)
+        m = all_reduce(logits.max(-1)[0], comm, dist.ReduceOp.MAX)
         z = logits - m.unsqueeze(-1)
         outside = (target < start) | (target >= start + n)
         local = (target - start).masked_fill(outside, 0)
         picked = z.gather(-1, local.unsqueeze(-1)).squeeze(-1).masked_fill(outside, 0.0)
-        picked = _all_reduce(picked, comm)
+        picked = all_reduce(picked, comm)
         e = z.exp()
-        total = _all_reduce(e.sum(-1), comm)
+        total = all_reduce(e.sum(-1), comm)
         ctx.save_for_backward(e / total.unsqueeze(-1), local, outside)
         return total.log() - picked
 

@@ -1,6 +1,6 @@
 """FP8 linears for placer profile --fp8 RECIPE (docs/profile.md, "FP8").
 
-A layer under an FP8 recipe is llama.py's Block with its four linears
+A layer under an FP8 recipe is layers.py's Block with its four linears
 (qkv, proj, gate_up, down) run as the user's framework runs them:
 
 - Transformer Engine importable and the GPU able to run FP8 (its own
@@ -240,6 +240,6 @@ def plan(recipes, dev):
 
 
 def _block(*a, **k):
-    import llama
-    return llama.Block(*a, **k)
+    from . import layers
+    return layers.Block(*a, **k)
 

@@ -1,4 +1,4 @@
-"""llamasweep's plumbing on the CPU: every plan of a tiny sweep prints one
+"""sweep's plumbing on the CPU: every plan of a tiny sweep prints one
 line with its step and the workload and strategy placer eval takes for
 it (and placer, when PLACER names the binary, evaluates each)."""
 
@@ -7,18 +7,16 @@ import io
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llamasweep  # noqa: E402
+from placer_torch.profile import sweep
 
 
 class SweepTest(unittest.TestCase):
     def test_quick(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            self.assertEqual(llamasweep.main(["--quick", "--device", "cpu"]), 0)
+            self.assertEqual(sweep.main(["--quick", "--device", "cpu"]), 0)
         lines = [json.loads(x) for x in out.getvalue().splitlines()]
         # mbs 1 and 2, without and with full recomputation.
         self.assertEqual([(x["mbs"], x["recompute"]) for x in lines], [(1, "none"), (2, "none"), (1, "full"), (2, "full")])
@@ -39,7 +37,7 @@ class SweepTest(unittest.TestCase):
         err = io.StringIO()
         for argv in (["--mbs", "3", "--batch", "4"], ["--mbs", "0"], ["--recompute", "half"]):
             with self.subTest(argv=argv), contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
-                llamasweep.main(argv + ["--device", "cpu"])
+                sweep.main(argv + ["--device", "cpu"])
             self.assertEqual(e.exception.code, 2)
 
 

@@ -24,9 +24,7 @@ from unittest import mock
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fp8  # noqa: E402
-import llama  # noqa: E402
+from placer_torch.profile import fp8, layers
 
 FWD, BWD = 2.0 ** -3, 2.0 ** -2
 
@@ -98,12 +96,12 @@ class FP8Test(unittest.TestCase):
         _, maker, err = fp8.plan(["current"], torch.device("cpu"))
         self.assertEqual(err, "")
         torch.manual_seed(0)
-        block = maker("current")(c, llama.Shard())
+        block = maker("current")(c, layers.Shard())
         for name in fp8.LINEARS:
             self.assertIsInstance(getattr(block, name), fp8.Linear, name)
         torch.manual_seed(0)
-        plain = llama.Block(c, llama.Shard())
-        cos, sin = llama.rope_for(c)
+        plain = layers.Block(c, layers.Shard())
+        cos, sin = layers.rope_for(c)
         x = torch.randn(32, 2, 64)
         y, r = block(x, cos, sin), plain(x, cos, sin)
         # The residual stream carries x through: the layer's own output
@@ -122,7 +120,7 @@ def placer_bin():
     p = os.environ.get("PLACER")
     if p:
         return p
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bin", "placer")
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "bin", "placer")
 
 
 @unittest.skipIf(fp8.torch_fp8(torch.device("cpu")), "this torch has no FP8 on the CPU")

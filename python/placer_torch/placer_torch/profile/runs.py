@@ -1,6 +1,6 @@
-"""Timed training steps of a tiny Llama (llama.py) under several plans on
-CPU processes with gloo: the runs a CPU profile predicts (tools/profile/
-cpuloop.sh). Not a trainer: each rank draws its own shards (no
+"""Timed training steps of a tiny Llama (layers.py) under several plans on
+CPU processes with gloo: the runs a CPU profile predicts
+(placer_torch.profile.cpuloop). Not a trainer: each rank draws its own shards (no
 checkpoint to match), and what Megatron-LM also reduces beside the plan's
 collectives (replicated norms' gradients under sequence parallelism) is
 left out; every collective the plan's costs count is run.
@@ -18,7 +18,7 @@ and etp (expert and expert-tensor parallelism; etp defaults to T, as
 placer's). Rank layout Megatron-LM's: rank = t + T (d + D p); the
 experts' groups Megatron-Core's expert mesh over each stage's ranks
 (expert_mesh). A model with experts and dense_layers runs its first
-dense_layers layers dense (llama.dense_config), as DeepSeek's. Data
+dense_layers layers dense (layers.dense_config), as DeepSeek's. Data
 parallelism: DistributedDataParallel where P = 1 and the experts (if
 any) are replicated as the rest (its bucketed all-reduce beside the
 last micro-batch's backward, no_sync before); else one flat all-reduce
@@ -43,9 +43,9 @@ import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.checkpoint import checkpoint
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
-from measure import caching_malloc, free_port  # noqa: E402
+from ..runner import free_port
+from . import layers
+from .measure import caching_malloc
 
 
 def parse(plan):
@@ -146,15 +146,15 @@ class Rank:
         self.prev = glob(t, d, p - 1) if p > 0 else None
         self.next = glob(t, d, p + 1) if p < P - 1 else None
         torch.manual_seed(1 + rank)
-        shard = llama.Shard(T, t, self.tg, self.sp)
+        shard = layers.Shard(T, t, self.tg, self.sp)
         L = c["layers"]
         # Experts whose replicas are not the dense weights' (expert or
         # expert-tensor parallelism, or tensor parallelism: at etp 1 an
         # expert is whole on each of the tensor group's ranks).
         self.experts = bool(c.get("experts")) and (E * X > 1 or T > 1)
         self.blocks = torch.nn.ModuleList(self.block(c, shard, i, E, X) for i in range(p * L // P, (p + 1) * L // P))
-        self.emb = llama.Embedding(c, shard) if p == 0 else None
-        self.loss = llama.Loss(c, shard) if p == P - 1 else None
+        self.emb = layers.Embedding(c, shard) if p == 0 else None
+        self.loss = layers.Loss(c, shard) if p == P - 1 else None
         self.model = torch.nn.ModuleList([m for m in (self.emb, self.blocks, self.loss) if m is not None])
         self.fsdp = fsdp and D > 1
         if self.fsdp:
@@ -180,7 +180,7 @@ class Rank:
         self.opt = torch.optim.AdamW(self.model.parameters(), lr=1e-4, foreach=True)
         self.c = c
         self.M = c["batch"] // D // mbs
-        self.cos, self.sin = llama.rope_for(c)
+        self.cos, self.sin = layers.rope_for(c)
         g = torch.Generator().manual_seed(7 + d)
         self.ids = torch.randint(0, c["vocab"], (self.M, mbs, c["seq"]), generator=g)
 
@@ -189,8 +189,8 @@ class Rank:
         dense_layers (DeepSeek's first_k_dense_replace: the MLP of ffn),
         else the model's own (its experts over this rank's groups)."""
         if c.get("experts") and i < c.get("dense_layers", 0):
-            return llama.Block(llama.dense_config(c), shard)
-        return llama.Block(c, shard, E, self.eg, X, self.xg)
+            return layers.Block(layers.dense_config(c), shard)
+        return layers.Block(c, shard, E, self.eg, X, self.xg)
 
     def forward(self, i, x):
         if self.emb is not None:
@@ -213,7 +213,7 @@ class Rank:
             if kind == "F":
                 x = None
                 if self.prev is not None:
-                    w = torch.empty(shape, dtype=llama.WIRE)
+                    w = torch.empty(shape, dtype=layers.WIRE)
                     dist.recv(w, self.prev)
                     x = w.float().requires_grad_()
                 if self.ddp is not None and i < M - 1:
@@ -222,7 +222,7 @@ class Rank:
                 else:
                     out = self.forward(i, x)
                 if self.next is not None:
-                    y = out.detach().to(llama.WIRE)
+                    y = out.detach().to(layers.WIRE)
                     works.append((dist.isend(y, self.next), y))
                 saved[i] = (x, out)
             else:
@@ -230,7 +230,7 @@ class Rank:
                 if self.next is None:
                     grad = None
                 else:
-                    w = torch.empty(shape, dtype=llama.WIRE)
+                    w = torch.empty(shape, dtype=layers.WIRE)
                     dist.recv(w, self.next)
                     grad = w.float()
                 if self.ddp is not None and not last_b:
@@ -239,7 +239,7 @@ class Rank:
                 else:
                     out.backward(grad)
                 if self.prev is not None:
-                    gx = x.grad.to(llama.WIRE)
+                    gx = x.grad.to(layers.WIRE)
                     works.append((dist.isend(gx, self.prev), gx))
         for w, _ in works:
             w.wait()

@@ -29,7 +29,7 @@ but not gated: over 3 plans it takes only the values -1, -0.5, 0.5
 and 1, and one swapped pair of plans within a few percent of each
 other moves it from 1 to 0.5.
 
-Usage: python moeloop.py PLACER [--out DIR] [--json FILE]
+Usage: python -m placer_torch.profile.moeloop PLACER [--out DIR] [--json FILE]
 """
 
 import argparse
@@ -39,9 +39,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from cpuloop import MOE, median, spearman  # noqa: E402
+from .. import child
+from .cpuloop import MOE, median, spearman
 
 # DeepSeek's layer shrunk: latent attention (query latent 128, key-value
 # latent 64, heads of 64 + a rotary 32), the first layer dense (FFN
@@ -87,7 +86,7 @@ def predict(placer, model, prof, plan):
 def run(model, plans, a):
     """runs.py's median step of each plan, the plans in interleaved rounds."""
     req = {"model": model, "procs": a.procs, "threads": a.threads, "rounds": a.rounds, "steps": a.steps, "plans": plans}
-    lines = subprocess.run([sys.executable, os.path.join(HERE, "runs.py"), json.dumps(req)],
+    lines = subprocess.run(child.command("placer_torch.profile.runs", json.dumps(req)), env=child.env(),
                            check=True, capture_output=True, text=True).stdout.splitlines()
     return {d["plan"]: d for d in map(json.loads, (x for x in lines if x.startswith("{")))}
 

@@ -8,16 +8,14 @@ to reduce; in a model with dense layers first, the first layer has no
 experts. Run by make test-python-venv."""
 
 import os
-import sys
 import unittest
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import runs  # noqa: E402
-from measure import free_port  # noqa: E402
+from placer_torch import free_port
+from placer_torch.profile import runs
 
 C = {"layers": 2, "hidden": 32, "heads": 4, "kv_heads": 4, "ffn": 64, "vocab": 64, "seq": 16, "batch": 2,
      "experts": 4, "topk": 2, "expert_ffn": 16}

@@ -4,7 +4,7 @@
    threads each, the same in the runs): 4 where the cores give each its
    own, else 2;
 2. placer eval --profile each plan on the profile's cpu pod;
-3. runs.py runs every plan in one launch, in interleaved rounds (plan A,
+3. placer_torch.profile.runs runs every plan in one launch, in interleaved rounds (plan A,
    B, C, ..., A, B, C, ...), each plan's time the median of its steps;
 4. prints each plan's predicted and measured step, the error, the
    Spearman rank correlation and the median absolute error, and exits 1
@@ -18,7 +18,7 @@ ms with 2 processes, docs/profile.md), medians of 3 interleaved rounds of
 ratios to the first plan measured in the same rounds (a load that slows
 every plan cancels in them).
 
-Usage: python cpuloop.py PLACER [--out DIR]
+Usage: python -m placer_torch.profile.cpuloop PLACER [--out DIR]
 """
 
 import argparse
@@ -28,7 +28,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from .. import child
+
 MODEL = {"layers": 4, "hidden": 256, "heads": 4, "kv_heads": 4, "ffn": 512, "vocab": 1024, "seq": 256, "batch": 8}
 # A tiny mixture of experts (8 experts, top 2, Mixtral's layer): its
 # plans data-parallel with and without expert parallelism, and a pipeline.
@@ -121,7 +122,7 @@ def main():
             pred[(name, plan)] = (d["step_s"], d.get("sources"))
         t = time.time()
         req = {"model": model, "procs": a.procs, "threads": a.threads, "rounds": a.rounds, "steps": a.steps, "plans": plans}
-        lines = subprocess.run([sys.executable, os.path.join(HERE, "runs.py"), json.dumps(req)],
+        lines = subprocess.run(child.command("placer_torch.profile.runs", json.dumps(req)), env=child.env(),
                                check=True, capture_output=True, text=True).stdout.splitlines()
         t_runs += time.time() - t
         for line in lines:

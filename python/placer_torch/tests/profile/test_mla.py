@@ -1,4 +1,4 @@
-"""llama.LatentAttention (DeepSeek-V2/V3's multi-head latent attention)
+"""layers.LatentAttention (DeepSeek-V2/V3's multi-head latent attention)
 and the dense layers before the experts, as placer profile measures them:
 
 - a block with latent attention split over two gloo processes (tensor
@@ -24,9 +24,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
-from measure import free_port  # noqa: E402
+from placer_torch import free_port
+from placer_torch.profile import layers
 
 # Small, and every width distinct so that a slice taken along the wrong
 # axis fails: hidden 48, 4 heads of nope width 12 and rope width 4 (query
@@ -48,7 +47,7 @@ def shares(whole, t, c, grad):
     gradients), by its shard's names: the down projections and norms
     whole, the up projections' (or the query's one projection's) rows of
     its heads, the output projection's columns of its heads, the MLP's
-    rows and columns as llama.Block splits it."""
+    rows and columns as layers.Block splits it."""
     d, r, f = c["head_dim"], c["rope_dim"], c["ffn"] // T
     w = {n: (p.grad if grad else p.detach()) for n, p in whole.named_parameters()}
     out = dict(w)
@@ -69,19 +68,19 @@ REPLICATED = ("norm1.weight", "norm2.weight", "mla.q_down.weight", "mla.q_norm.w
 
 
 def worker(rank, world, port, q, sp, q_lora):
-    llama.WIRE = torch.float32
+    layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     c = dict(C, q_lora=q_lora)
     torch.manual_seed(0)
-    whole = llama.Block(c, llama.Shard())
-    mine = llama.Block(c, llama.Shard(T, rank, dist.group.WORLD, sp))
+    whole = layers.Block(c, layers.Shard())
+    mine = layers.Block(c, layers.Shard(T, rank, dist.group.WORLD, sp))
     mw = shares(whole, rank, c, False)
     with torch.no_grad():
         for n, p in mine.named_parameters():
             p.copy_(mw[n])
-    cos, sin = llama.rotary_for(c, c["seq"])
+    cos, sin = layers.rotary_for(c, c["seq"])
     torch.manual_seed(7)
     x = torch.randn(c["seq"], 2, c["hidden"], requires_grad=True)
     S = c["seq"] // T
@@ -144,17 +143,17 @@ class LatentAttentionTest(unittest.TestCase):
         rest = heads * d * h + 2 * h + 3 * h * f
         for q_lora, want in ((ql, h * ql + ql + ql * heads * (d + r) + kv + rest),
                              (0, h * heads * (d + r) + kv + rest)):
-            b = llama.Block(dict(C, q_lora=q_lora), llama.Shard())
+            b = layers.Block(dict(C, q_lora=q_lora), layers.Shard())
             self.assertEqual(sum(p.numel() for p in b.parameters()), want, "q_lora %d" % q_lora)
         # 48*20 + 20 + 20*4*16 + 48*14 + 10 + 10*4*24 + 4*12*48 + 96 + 3*48*40:
         # the figure by hand, so that the formula above is not its own check.
         self.assertEqual(48 * 20 + 20 + 20 * 4 * 16 + 48 * 14 + 10 + 10 * 4 * 24 + 4 * 12 * 48 + 96 + 3 * 48 * 40, 12062)
-        self.assertEqual(sum(p.numel() for p in llama.Block(C, llama.Shard()).parameters()), 12062)
+        self.assertEqual(sum(p.numel() for p in layers.Block(C, layers.Shard()).parameters()), 12062)
 
     def test_dense_config(self):
         c = dict(C, experts=4, topk=2, expert_ffn=16, shared=1)
-        self.assertIsNotNone(llama.Block(c, llama.Shard()).moe)
-        d = llama.Block(llama.dense_config(c), llama.Shard())
+        self.assertIsNotNone(layers.Block(c, layers.Shard()).moe)
+        d = layers.Block(layers.dense_config(c), layers.Shard())
         self.assertIsNone(d.moe)
         self.assertEqual(tuple(d.gate_up.weight.shape), (2 * C["ffn"], C["hidden"]))
 

@@ -3,7 +3,7 @@ PyTorch, as the project's exporter records them (placer_torch.exporter on
 fake CPU tensors, execution settings of a CUDA run): the test of
 evaluate/scale's eager op list (eager.go, TestEagerOpsMatchExporter).
 
-    python tools/profile/eagerops.py --layer llama --hidden 256 --heads 4 --kv-heads 2 --ffn 512 \
+    python -m placer_torch.profile.eagerops --layer llama --hidden 256 --heads 4 --kv-heads 2 --ffn 512 \
         --seq 64 --batch 2 --tp 1 --precision autocast
 
 prints one JSON object: {"ops": [{"type", "class", "dtype", "flops",
@@ -12,7 +12,7 @@ ops that are not views (no optimizer, no loss: the layer's output summed,
 that sum and its backward left out; with --tp and --sp the stand-ins of
 the sequence's gather and reduce-scatter left out, since placer costs
 the collectives apart). --layer hf: transformers' LlamaDecoderLayer
-(tp 1 only). --vocab: the output part instead (llama.py's Loss at --tp:
+(tp 1 only). --vocab: the output part instead (layers.py's Loss at --tp:
 its vocabulary shard, the all-reduces left out).
 
 An MoE block alone (eager_moe.go, TestEagerMoEOpsMatchExporter), routed
@@ -22,24 +22,18 @@ experts_implementation "eager" (its loop; recorded on real CPU tensors,
 since it reads values); hf-moe-grouped, the same with "grouped_mm"
 (5.24's default); titan-moe, _TitanMoE (torchtitan v0.2.0's MoE, with
 --grouped its torch._grouped_mm path, else its for-loop;
---shared-experts); llama-moe, tools/profile/llama.py's Experts.
+--shared-experts); llama-moe, placer_torch.profile.layers' Experts.
 """
 
 import argparse
 import json
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(ROOT, "python", "placer_torch"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import llama  # noqa: E402
-from placer_torch import exporter  # noqa: E402
+from .. import exporter
+from . import layers
 
 
 class _Sum(torch.nn.Module):
@@ -257,13 +251,13 @@ def _moe(a, dtype):
     if a.hidden < a.experts or (a.batch * a.seq * a.topk) % a.experts:
         raise SystemExit("eagerops: balanced routing needs hidden >= experts and tokens x topk a multiple of experts")
     if a.layer == "llama-moe":
-        # llama.py's own Experts (its routing forced balanced by arange
+        # layers.py's own Experts (its routing forced balanced by arange
         # after the router's kernels), no expert parallelism.
-        c = llama.config(a.hidden, 1, 1, 1, 1024, a.seq)
+        c = layers.config(a.hidden, 1, 1, 1, 1024, a.seq)
         c.update(experts=a.experts, topk=a.topk, expert_ffn=a.expert_ffn, shared=a.shared_experts)
 
         def build():
-            return _built(lambda: _Wrap(llama.Experts(c)), dtype)
+            return _built(lambda: _Wrap(layers.Experts(c)), dtype)
 
         def inputs():
             return torch.randn(a.seq, a.batch, a.hidden, dtype=dtype, requires_grad=True), None
@@ -325,14 +319,14 @@ def main(argv=None):
     p.add_argument("--precision", choices=("autocast", "bf16"), default="autocast")
     p.add_argument("--vocab", type=int, default=0,
                    help="record the output part instead: the final norm, the output layer and the cross-entropy of "
-                   "this vocabulary (llama.py's Loss; --layer titan: torchtitan's norm before it), tp 1")
+                   "this vocabulary (layers.py's Loss; --layer titan: torchtitan's norm before it), tp 1")
     p.add_argument("--experts", type=int, default=0, help="--layer hf-moe, titan-moe: the routed experts")
     p.add_argument("--topk", type=int, default=0, help="the experts each token is routed to")
     p.add_argument("--expert-ffn", type=int, default=0, help="each expert's FFN")
     p.add_argument("--shared-experts", type=int, default=0, help="titan-moe: shared experts of --expert-ffn")
     p.add_argument("--grouped", action="store_true", help="titan-moe: torch._grouped_mm (else the for-loop)")
     a = p.parse_args(argv)
-    c = llama.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
+    c = layers.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
     dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
     hd = a.hidden // a.heads
     S = a.seq // a.tp if a.sp else a.seq
@@ -340,7 +334,7 @@ def main(argv=None):
         c["vocab"] = a.vocab
 
         class Out(torch.nn.Module):
-            """llama.py's Loss; with --layer titan torchtitan's: its norm, the
+            """layers.py's Loss; with --layer titan torchtitan's: its norm, the
             output layer, cross_entropy(pred.flatten(0, 1).float(),
             labels.flatten(0, 1)) on [batch, seq] (train.py's loss_fn)."""
 
@@ -353,7 +347,7 @@ def main(argv=None):
                     # Its shard of the vocabulary at --tp (no group: the
                     # max's and the sums' all-reduces, which placer costs
                     # apart, not run).
-                    self.loss = llama.Loss(c, llama.Shard(a.tp, 0, None, False))
+                    self.loss = layers.Loss(c, layers.Shard(a.tp, 0, None, False))
 
             def forward(self, x, targets):
                 if a.layer == "titan":
@@ -371,14 +365,14 @@ def main(argv=None):
     elif a.layer in ("hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"):
         build, inputs = _moe(a, dtype)
     elif a.layer == "llama":
-        shard = llama.Shard(a.tp, 0, None, a.sp)
+        shard = layers.Shard(a.tp, 0, None, a.sp)
 
         def build():
-            # The rotary tables FP32 under autocast (llama.rotary's), the
+            # The rotary tables FP32 under autocast (layers.rotary's), the
             # weights' dtype with BF16 weights; made here, under the
             # exporter's fake tensors.
-            cos, sin = llama.rotary(a.seq, hd)
-            return _Sum(_built(lambda: llama.Block(c, shard), dtype), cos.to(dtype), sin.to(dtype))
+            cos, sin = layers.rotary(a.seq, hd)
+            return _Sum(_built(lambda: layers.Block(c, shard), dtype), cos.to(dtype), sin.to(dtype))
 
         def inputs():
             # A layer's input needs its gradient (the layer below's).
@@ -388,7 +382,7 @@ def main(argv=None):
             def __init__(self):
                 super().__init__()
                 self.block = _TitanBlock(c)
-                cos, sin = llama.rotary(a.seq, hd)
+                cos, sin = layers.rotary(a.seq, hd)
                 self.register_buffer("freqs", torch.complex(cos, sin), persistent=False)  # complex64
 
             def forward(self, x):
@@ -409,7 +403,7 @@ def main(argv=None):
         class HF(torch.nn.Module):
             def __init__(self):
                 super().__init__()
-                cos0, sin0 = llama.rotary(a.seq, hd)
+                cos0, sin0 = layers.rotary(a.seq, hd)
                 # transformers' rotary tables: [batch, seq, head_dim], the halves repeated.
                 cos = torch.cat((cos0, cos0), -1).unsqueeze(0).expand(a.batch, -1, -1).contiguous()
                 sin = torch.cat((sin0, sin0), -1).unsqueeze(0).expand(a.batch, -1, -1).contiguous()
@@ -440,7 +434,7 @@ def main(argv=None):
             continue  # inputs, parameters, the loss (the sum), views
         if a.layer == "llama" and a.sp and (op["type"] == "repeat" or op["type"] == "sum" and m["module"] == "block" or (
                 op["type"] == "slice_backward" and op["shape"][-1] == a.hidden)):
-            continue  # the stand-ins of sequence parallelism's gather and reduce-scatter (llama.Shard, no group)
+            continue  # the stand-ins of sequence parallelism's gather and reduce-scatter (layers.Shard, no group)
         if a.layer == "titan-moe" and _histc_cast(op, m, a):
             continue
         ops.append({"type": op["type"], "class": op["class"], "dtype": op["dtype"], "flops": op.get("flops", 0),

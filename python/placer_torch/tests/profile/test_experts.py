@@ -1,4 +1,4 @@
-"""llama.Experts under expert parallelism is the whole layer's experts:
+"""layers.Experts under expert parallelism is the whole layer's experts:
 two gloo processes, each with half the experts (the whole layer's
 weights), the all-to-alls exchanging their tokens, give what one
 process with every expert gives (the wire FP32 here, so to 1e-5), and
@@ -6,29 +6,27 @@ the shard without a group holds the tokens an expert gets from the
 whole group (forced balance). Run by make test-python-venv."""
 
 import os
-import sys
 import unittest
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
-from measure import free_port  # noqa: E402
+from placer_torch import free_port
+from placer_torch.profile import layers
 
 C = {"hidden": 64, "heads": 4, "kv_heads": 4, "ffn": 128, "vocab": 256, "seq": 32,
      "experts": 8, "topk": 2, "expert_ffn": 32, "shared": 1}
 
 
 def worker(rank, world, port, q):
-    llama.WIRE = torch.float32
+    layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     torch.manual_seed(0)
-    whole = llama.Experts(C, 1)
-    mine = llama.Experts(C, world, dist.group.WORLD)
+    whole = layers.Experts(C, 1)
+    mine = layers.Experts(C, world, dist.group.WORLD)
     n = C["experts"] // world
     with torch.no_grad():
         mine.router.weight.copy_(whole.router.weight)
@@ -62,7 +60,7 @@ class ExpertsTest(unittest.TestCase):
     def test_shard_tokens(self):
         # ep 4 of 8 experts, top 2, 64 tokens: 2 local experts, each the
         # 64 x 2 / 8 x 4 = 64 tokens it gets from the 4 ranks.
-        m = llama.Experts(C, 4)
+        m = layers.Experts(C, 4)
         self.assertEqual(tuple(m.w1.shape), (2, 64, 64))
         seen = {}
         orig = torch.bmm

@@ -6,7 +6,6 @@ than the CPU profiled; torch's deprecation warnings of the two
 collectives it calls are not printed, other warnings are."""
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ import unittest
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from placer_torch import child
 
 
 def request(**kw):
@@ -31,7 +30,7 @@ def request(**kw):
 
 
 def run(req):
-    return subprocess.run([sys.executable, os.path.join(HERE, "measure.py"), json.dumps(req)],
+    return subprocess.run(child.command("placer_torch.profile.measure", json.dumps(req)), env=child.env(),
                           capture_output=True, text=True, timeout=120)
 
 
@@ -67,11 +66,11 @@ class MeasureTest(unittest.TestCase):
         # starts do: its filter drops these two (eight lines of them in a
         # 4-process profile's progress before); another FutureWarning
         # still shows.
-        code = ("import warnings, measure\n"
+        code = ("import warnings, placer_torch.profile.measure\n"
                 "for op in ('all_gather_into_tensor', 'reduce_scatter_tensor', 'broadcast'):\n"
                 "    warnings.warn_explicit('`torch.distributed.%s` is deprecated. Please use x instead.' % op,"
                 " FutureWarning, 'c10d_logger.py', 83)\n")
-        r = subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True, text=True, timeout=120)
+        r = subprocess.run([sys.executable, "-c", code], env=child.env(), capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("all_gather_into_tensor", r.stderr)
         self.assertNotIn("reduce_scatter_tensor", r.stderr)

@@ -9,19 +9,18 @@ memory; one JSON line each, with the workload and strategy placer eval
 takes for the same plan (placer eval --workload W --gpus 1 --strategy S), so that the step and the peak are tests of
 placer's plain-PyTorch figures (issues 59 and 60), never constants.
 
-The model is tools/profile/llama.py's (RMS norm, rotary, grouped-query
+The model is placer_torch.profile.layers' (RMS norm, rotary, grouped-query
 SDPA, SwiGLU, untied output, the loss's FP32 logits), one shard (T = 1).
 
-    python tools/profile/llamasweep.py --shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full
-    python tools/profile/llamasweep.py --quick          # a tiny shape on the CPU: the plumbing, not a figure
+    python -m placer_torch.profile.sweep --shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full
+    python -m placer_torch.profile.sweep --quick          # a tiny shape on the CPU: the plumbing, not a figure
 
-make gpu runs it (step llamasweep). Exit 0 with every plan's line, an
+make gpu runs it (step sweep). Exit 0 with every plan's line, an
 OOM included; 2 for a bad argument.
 """
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -30,13 +29,12 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
+from . import layers
 
 # Shapes by name: layers, hidden, heads, kv_heads, ffn, vocab, seq.
 SHAPES = {
     # Llama 3.2 1B (its config.json: 16 x 2048, 32 heads, 8 KV heads,
-    # FFN 8192, vocabulary 128,256; untied here, as llama.py builds it).
+    # FFN 8192, vocabulary 128,256; untied here, as layers.py builds it).
     "llama3.2-1b": (16, 2048, 32, 8, 8192, 128256, 2048),
     # Llama 3 8B's layer, 8 of its 32 layers (fits one H100 with AdamW).
     "llama3-8b-8l": (8, 4096, 32, 8, 14336, 128256, 2048),
@@ -45,14 +43,14 @@ SHAPES = {
 
 
 class Model(nn.Module):
-    def __init__(self, c, layers, recompute):
+    def __init__(self, c, n_layers, recompute):
         super().__init__()
-        sh = llama.Shard()
-        self.emb = llama.Embedding(c, sh)
-        self.blocks = nn.ModuleList(llama.Block(c, sh) for _ in range(layers))
-        self.loss = llama.Loss(c, sh)
+        sh = layers.Shard()
+        self.emb = layers.Embedding(c, sh)
+        self.blocks = nn.ModuleList(layers.Block(c, sh) for _ in range(n_layers))
+        self.loss = layers.Loss(c, sh)
         self.recompute = recompute
-        cos, sin = llama.rope_for(c)
+        cos, sin = layers.rope_for(c)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
@@ -67,12 +65,12 @@ class Model(nn.Module):
 
 
 def run_plan(shape, batch, mbs, recompute, steps, warmup, dev):
-    layers, hidden, heads, kv, ffn, vocab, seq = shape
-    c = llama.config(hidden, heads, kv, ffn, vocab, seq)
+    n_layers, hidden, heads, kv, ffn, vocab, seq = shape
+    c = layers.config(hidden, heads, kv, ffn, vocab, seq)
     cuda = dev.type == "cuda"
     line = {"batch": batch, "mbs": mbs, "recompute": "full" if recompute else "none",
             "workload": "llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d"
-                        % (layers, hidden, heads, kv, ffn, seq, vocab, batch),
+                        % (n_layers, hidden, heads, kv, ffn, seq, vocab, batch),
             "strategy": "tp=1,pp=1,dp=1,mbs=%d%s%s" % (mbs, ",recompute=full" if recompute else "",
                                                       # the layers' ATen ops under autocast (issue 59)
                                                       ",stack=torch-eager" if cuda else "")}
@@ -81,7 +79,7 @@ def run_plan(shape, batch, mbs, recompute, steps, warmup, dev):
         torch.cuda.reset_peak_memory_stats()
     try:
         torch.manual_seed(0)
-        model = Model(c, layers, recompute).to(dev)
+        model = Model(c, n_layers, recompute).to(dev)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=cuda)
         ids = torch.randint(0, vocab, (batch, seq + 1), device=dev)
         ctx = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if cuda else (lambda: torch.autocast("cpu", enabled=False))

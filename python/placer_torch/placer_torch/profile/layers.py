@@ -8,9 +8,11 @@ untied output layer with a vocabulary-parallel cross-entropy.
 
 A tensor shard of degree T holds heads/T query heads, max(1,
 kv_heads/T) key/value heads and ffn/T of the MLP; its column-parallel
-inputs go through copy_in (identity forward, all-reduce backward) and
-its row-parallel outputs through reduce_out (all-reduce forward,
-identity backward), after Shoeybi et al. 2019 (Megatron-LM). With
+inputs go through Shard.col_in (identity forward, all-reduce backward)
+and its row-parallel outputs through Shard.row_out (all-reduce forward,
+identity backward), after Shoeybi et al. 2019 (Megatron-LM): the
+autograd functions of placer_torch.collectives, which the
+transformer-plan runners call too. With
 sequence parallelism the layer's input holds seq/T tokens, gathered
 before the column-parallel GEMMs and reduce-scattered after the
 row-parallel ones (Korthikanti et al. 2022). Activations cross the
@@ -19,80 +21,25 @@ precision (placer counts them so). tg=None: no communication (what a
 profile times: a shard's kernels alone).
 """
 
-import math
-
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from ..collectives import (AllToAll, Comm, CopyToTensorGroup, GatherFromSequence, ReduceFromTensorGroup,
+                           ReduceScatterToSequence)
+
 WIRE = torch.bfloat16
 
 
-def _all_reduce(x, g):
-    y = x.to(WIRE)
-    dist.all_reduce(y, group=g)
-    return y.to(x.dtype)
-
-
-def _gather_seq(x, g):
-    n = dist.get_world_size(g)
-    y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] * n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
-    dist.all_gather_into_tensor(out, y, group=g)
-    return out.to(x.dtype)
-
-
-def _scatter_seq(x, g):
-    n = dist.get_world_size(g)
-    y = x.to(WIRE).contiguous()
-    out = torch.empty((y.shape[0] // n,) + tuple(y.shape[1:]), dtype=WIRE, device=y.device)
-    dist.reduce_scatter_tensor(out, y, group=g)
-    return out.to(x.dtype)
-
-
-class _CopyIn(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g):
-        ctx.g = g
-        return x
-
-    @staticmethod
-    def backward(ctx, d):
-        return _all_reduce(d, ctx.g), None
-
-
-class _ReduceOut(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g):
-        return _all_reduce(x, g)
-
-    @staticmethod
-    def backward(ctx, d):
-        return d, None
-
-
-class _GatherSeq(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g):
-        ctx.g = g
-        return _gather_seq(x, g)
-
-    @staticmethod
-    def backward(ctx, d):
-        return _scatter_seq(d, ctx.g), None
-
-
-class _ScatterSeq(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, g):
-        ctx.g = g
-        return _scatter_seq(x, g)
-
-    @staticmethod
-    def backward(ctx, d):
-        return _gather_seq(d, ctx.g), None
+def comm(group, index=None):
+    """group (None: no communication) as placer_torch.collectives takes it:
+    activations on the wire as WIRE (read when the layer is built), the
+    fused collectives NCCL runs."""
+    if group is None:
+        return None
+    return Comm(group, dist.get_world_size(group), dist.get_rank(group) if index is None else index, wire=WIRE, fused=True)
 
 
 class Shard:
@@ -101,6 +48,7 @@ class Shard:
 
     def __init__(self, T=1, t=0, group=None, sp=False):
         self.T, self.t, self.group, self.sp = T, t, group, sp and T > 1
+        self.comm = comm(group, t) if T > 1 else None
 
     def col_in(self, x):
         if self.T == 1:
@@ -108,8 +56,8 @@ class Shard:
         if self.sp:
             if self.group is None:
                 return x.repeat(self.T, 1, 1)  # what the gather writes
-            return _GatherSeq.apply(x, self.group)
-        return x if self.group is None else _CopyIn.apply(x, self.group)
+            return GatherFromSequence.apply(x, self.comm)
+        return x if self.group is None else CopyToTensorGroup.apply(x, self.comm)
 
     def row_out(self, y):
         if self.T == 1:
@@ -117,8 +65,8 @@ class Shard:
         if self.sp:
             if self.group is None:
                 return y[: y.shape[0] // self.T]
-            return _ScatterSeq.apply(y, self.group)
-        return y if self.group is None else _ReduceOut.apply(y, self.group)
+            return ReduceScatterToSequence.apply(y, self.comm)
+        return y if self.group is None else ReduceFromTensorGroup.apply(y, self.comm)
 
 
 class RMSNorm(nn.Module):
@@ -141,27 +89,6 @@ def apply_rotary(x, cos, sin):
     # x: [batch, heads, seq, dim]
     a, b = x[..., 0::2], x[..., 1::2]
     return torch.stack((a * cos - b * sin, a * sin + b * cos), -1).flatten(-2)
-
-
-class _AllToAll(torch.autograd.Function):
-    """An all-to-all of equal splits over group g (its own mirror in the
-    backward), as BF16 on the wire."""
-
-    @staticmethod
-    def forward(ctx, x, g):
-        ctx.g = g
-        return _all_to_all(x, g)
-
-    @staticmethod
-    def backward(ctx, d):
-        return _all_to_all(d, ctx.g), None
-
-
-def _all_to_all(x, g):
-    y = x.to(WIRE).contiguous()
-    out = torch.empty_like(y)
-    dist.all_to_all_single(out, y, group=g)
-    return out.to(x.dtype)
 
 
 class Experts(nn.Module):
@@ -205,6 +132,8 @@ class Experts(nn.Module):
         h, E, f = c["hidden"], c["experts"], c["expert_ffn"]
         self.E, self.k, self.ep, self.group = E, c["topk"], ep, group
         self.etp, self.etp_group = etp, etp_group
+        self.ep_comm = comm(group) if ep > 1 else None
+        self.etp_comm = comm(etp_group) if etp > 1 else None
         self.shard = shard if shard is not None else Shard()
         self.local = E // ep
         fe = f // etp  # an expert's FFN on one expert-tensor rank
@@ -242,7 +171,7 @@ class Experts(nn.Module):
         per = n * k // E  # tokens an expert gets from one rank
         if self.group is not None and self.ep > 1:
             # [dest rank, local expert, token] -> [source rank, local expert, token]
-            recv = _AllToAll.apply(perm, self.group)
+            recv = AllToAll.apply(perm, self.ep_comm, None, None)
             xs = recv.view(self.ep, self.local, per, h).transpose(0, 1).reshape(self.local, self.ep * per, h)
         else:
             xs = perm.view(self.local, self.ep * per, h)
@@ -255,7 +184,7 @@ class Experts(nn.Module):
         if self.w2_bias is not None:
             ys = ys + self.w2_bias
         if self.group is not None and self.ep > 1:
-            back = _AllToAll.apply(ys.view(self.local, self.ep, per, h).transpose(0, 1).reshape(-1, h), self.group)
+            back = AllToAll.apply(ys.view(self.local, self.ep, per, h).transpose(0, 1).reshape(-1, h), self.ep_comm, None, None)
         else:
             back = ys.reshape(-1, h)
         copies = torch.zeros_like(back).index_copy(0, order, back)
@@ -279,7 +208,7 @@ class Experts(nn.Module):
         if self.etp_group is None:
             flat = flat.repeat(self.etp, 1)  # what the gather writes
         else:
-            flat = _GatherSeq.apply(flat, self.etp_group)
+            flat = GatherFromSequence.apply(flat, self.etp_comm)
         return flat.view(self.etp, L, R, h).transpose(0, 1).reshape(L, self.etp * R, h)
 
     def etp_back(self, ys):
@@ -292,7 +221,7 @@ class Experts(nn.Module):
         if self.etp_group is None:
             flat = flat[: L * R]
         else:
-            flat = _ScatterSeq.apply(flat, self.etp_group)
+            flat = ReduceScatterToSequence.apply(flat, self.etp_comm)
         return flat.view(L, R, h)
 
 
@@ -480,7 +409,7 @@ class Embedding(nn.Module):
         h = F.embedding((ids - lo).masked_fill(outside, 0), self.weight).masked_fill(outside.unsqueeze(-1), 0.0)
         if s.T == 1 or s.group is None:
             return h[: h.shape[0] // s.T] if s.sp else h
-        return _ScatterSeq.apply(h, s.group) if s.sp else _ReduceOut.apply(h, s.group)
+        return ReduceScatterToSequence.apply(h, s.comm) if s.sp else ReduceFromTensorGroup.apply(h, s.comm)
 
 
 class Loss(nn.Module):
@@ -509,7 +438,7 @@ class Loss(nn.Module):
         inside = (t >= lo) & (t < lo + self.n)
         tl = logits.gather(-1, (t - lo).clamp(0, self.n - 1).unsqueeze(-1)).squeeze(-1) * inside
         if s.group is not None:
-            e, tl = _ReduceOut.apply(e, s.group), _ReduceOut.apply(tl, s.group)
+            e, tl = ReduceFromTensorGroup.apply(e, s.comm), ReduceFromTensorGroup.apply(tl, s.comm)
         return (e.log() + m.squeeze(-1) - tl).mean()
 
 

@@ -1,5 +1,5 @@
 """The layers placer profile builds for GPT-OSS-like and DeepSeek-V3-like
-models (issue 58), in llama.py:
+models (issue 58), in layers.py:
 
 - sliding-window attention (transformer.Spec's Window, WindowEvery): the
   window's mask by hand on a tiny sequence (query i attends key j where
@@ -36,11 +36,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
-from measure import free_port  # noqa: E402
+from placer_torch import free_port
+from placer_torch.profile import layers
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
 
 # Widths all distinct, so that a slice along the wrong axis fails: hidden
 # 48, 4 heads of 8 (head_dim, not 48 / 4), 2 key-value heads, a window of
@@ -59,7 +58,7 @@ DSV3 = {"hidden": 48, "heads": 4, "kv_heads": 4, "ffn": 40, "vocab": 64, "seq": 
 
 
 def cuts(c, T, t, etp, ep, rank):
-    """For each parameter name of llama.Block(c) the function taking the
+    """For each parameter name of layers.Block(c) the function taking the
     whole layer's tensor to this rank's slice of it (tensor rank t of T;
     the experts' mesh as Megatron-Core lays it out, expert-tensor
     innermost, then expert). Absent: the parameter is whole on every
@@ -119,7 +118,7 @@ def worker(rank, world, port, q, cases):
     process group, one after another (one spawn for them all: a spawn
     and gloo's start cost seconds each): compare's figures, put on q as
     (name, rank, out)."""
-    llama.WIRE = torch.float32
+    layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -130,7 +129,7 @@ def worker(rank, world, port, q, cases):
 
 
 def compare(rank, c, T, sp, etp, ep, layer):
-    """One rank's llama.Block(c) at tensor degree T (sp: with sequence
+    """One rank's layers.Block(c) at tensor degree T (sp: with sequence
     parallelism), etp, ep against the whole layer on one process: at T 2
     every rank holds the whole sequence's slice (its rows with sp), at
     T 1 each rank its own micro-batch (the whole layer's gradients then
@@ -140,12 +139,12 @@ def compare(rank, c, T, sp, etp, ep, layer):
     sequence parallelism has the whole gradient on each: its share 1/T)."""
     W = dist.group.WORLD  # two processes: every group of degree 2 is the world
     torch.manual_seed(0)
-    whole = llama.Block(c, llama.Shard(), layer=layer)
+    whole = layers.Block(c, layers.Shard(), layer=layer)
     with torch.no_grad():  # biases and the expert bias not zero, so that one added twice shows
         for name, p in list(whole.named_parameters()) + list(whole.named_buffers()):
             if name.endswith("bias"):
                 p.copy_(torch.randn_like(p) * 0.5)
-    mine = llama.Block(c, llama.Shard(T, rank % T, W if T > 1 else None, sp), ep, W if ep > 1 else None,
+    mine = layers.Block(c, layers.Shard(T, rank % T, W if T > 1 else None, sp), ep, W if ep > 1 else None,
                        etp, W if etp > 1 else None, layer=layer)
     cut = cuts(c, T, rank % T, etp, ep, rank)
     wp, mp_ = dict(whole.named_parameters()), dict(mine.named_parameters())
@@ -155,7 +154,7 @@ def compare(rank, c, T, sp, etp, ep, layer):
             p.copy_(cut.get(name, lambda w: w)(wp[name]))
         if c.get("expert_bias"):
             mine.moe.expert_bias.copy_(whole.moe.expert_bias)
-    cos, sin = llama.rotary_for(c, c["seq"])
+    cos, sin = layers.rotary_for(c, c["seq"])
     torch.manual_seed(1 if T > 1 else 1 + rank)
     xs = torch.randn(c["seq"], 2, c["hidden"])
     rows = c["seq"] // T if sp else c["seq"]
@@ -266,14 +265,14 @@ class WindowTest(unittest.TestCase):
                 [0, 1, 1, 1, 0, 0],
                 [0, 0, 1, 1, 1, 0],
                 [0, 0, 0, 1, 1, 1]]
-        self.assertEqual(llama.window_mask(6, 3).int().tolist(), want)
+        self.assertEqual(layers.window_mask(6, 3).int().tolist(), want)
         # A window as long as the sequence is the causal mask.
-        self.assertEqual(llama.window_mask(4, 4).int().tolist(), torch.ones(4, 4).tril().int().tolist())
+        self.assertEqual(layers.window_mask(4, 4).int().tolist(), torch.ones(4, 4).tril().int().tolist())
 
     def test_attention_by_hand(self):
         torch.manual_seed(3)
         q, k, v = (torch.randn(1, 2, 7, 4) for _ in range(3))
-        got = llama._core_attention(q, k, v, False, 3)
+        got = layers._core_attention(q, k, v, False, 3)
         want = torch.empty_like(got)
         for i in range(7):
             js = [j for j in range(7) if i - 3 < j <= i]
@@ -283,7 +282,7 @@ class WindowTest(unittest.TestCase):
         self.assertLess((got - want).abs().max().item(), 1e-5)
         # Window 0, or at least the sequence: causal attention.
         causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        self.assertLess((llama._core_attention(q, k, v, False, 7) - causal).abs().max().item(), 1e-6)
+        self.assertLess((layers._core_attention(q, k, v, False, 7) - causal).abs().max().item(), 1e-6)
         self.assertGreater((got - causal).abs().max().item(), 1e-3)
 
     @warnings_off
@@ -295,23 +294,23 @@ class WindowTest(unittest.TestCase):
         torch.manual_seed(4)
         q, k, v = (torch.randn(1, 4, 32, 8) for _ in range(3))
         k, v = k[:, :2], v[:, :2]  # grouped-query: 2 key-value heads
-        a = llama._flex_window(q, k, v, True, 5)
-        b = F.scaled_dot_product_attention(q, k, v, attn_mask=llama.window_mask(32, 5), enable_gqa=True)
+        a = layers._flex_window(q, k, v, True, 5)
+        b = F.scaled_dot_product_attention(q, k, v, attn_mask=layers.window_mask(32, 5), enable_gqa=True)
         self.assertLess((a - b).abs().max().item(), 1e-5)
 
     def test_which_layers(self):
         # GPT-OSS: every other layer from the first; Mistral: every layer.
-        self.assertEqual([llama.window_of(OSS, i) for i in range(4)], [5, 0, 5, 0])
-        self.assertEqual([llama.window_of(dict(OSS, window_every=0), i) for i in range(3)], [5, 5, 5])
-        self.assertEqual([llama.window_of(QWEN2, i) for i in range(2)], [0, 0])
+        self.assertEqual([layers.window_of(OSS, i) for i in range(4)], [5, 0, 5, 0])
+        self.assertEqual([layers.window_of(dict(OSS, window_every=0), i) for i in range(3)], [5, 5, 5])
+        self.assertEqual([layers.window_of(QWEN2, i) for i in range(2)], [0, 0])
         # The second layer of the GPT-OSS-like model is causal over the
         # whole sequence: the same weights give another output.
         torch.manual_seed(0)
-        a = llama.Block(OSS, llama.Shard(), layer=0)
-        b = llama.Block(OSS, llama.Shard(), layer=1)
+        a = layers.Block(OSS, layers.Shard(), layer=0)
+        b = layers.Block(OSS, layers.Shard(), layer=1)
         b.load_state_dict(a.state_dict())
         self.assertEqual((a.window, b.window), (5, 0))
-        cos, sin = llama.rotary_for(OSS, 16)
+        cos, sin = layers.rotary_for(OSS, 16)
         x = torch.randn(16, 1, 48)
         ya, yb = a(x, cos, sin), b(x, cos, sin)
         self.assertLess((ya[:5] - yb[:5]).abs().max().item(), 1e-5)  # the first 5 tokens see the same keys
@@ -327,25 +326,25 @@ class RoutingTest(unittest.TestCase):
         # 1.1, 1.3: experts 4 to 7 alone.
         s = torch.tensor([[0.9, 0.1, 0.5, 0.5, 0.8, 0.0, 0.3, 0.2],
                           [0.1, 0.1, 0.2, 0.1, 0.6, 0.5, 0.7, 0.6]])
-        _, idx = llama.group_limited_topk(s, 4, 4, 2)
+        _, idx = layers.group_limited_topk(s, 4, 4, 2)
         self.assertEqual([sorted(r) for r in idx.tolist()], [[0, 1, 2, 3], [4, 5, 6, 7]])
         # Without the groups the top 4 would take expert 4 for token 0.
         self.assertIn(4, s.topk(4, -1)[1][0].tolist())
         # One group kept, top 2: token 0's best group is 0 or 1 (both
         # 1.0; group 0's top is 0.9), token 1's is 3 (0.7 + 0.6).
-        _, idx = llama.group_limited_topk(s, 2, 4, 1)
+        _, idx = layers.group_limited_topk(s, 2, 4, 1)
         self.assertEqual(sorted(idx[1].tolist()), [6, 7])
 
     def test_sigmoid_bias_by_hand(self):
         # The bias moves the selection, not the weights: the weights are
         # the selected experts' sigmoid scores, normalised over the k.
         c = {"hidden": 2, "experts": 4, "topk": 2, "expert_ffn": 2, "router_sigmoid": 1, "expert_bias": 1}
-        m = llama.Experts(c)
+        m = layers.Experts(c)
         with torch.no_grad():
             m.router.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5], [-1.0, 0.0]]))
             m.expert_bias.copy_(torch.tensor([0.0, 0.0, 0.0, 2.0]))
         t = torch.tensor([[1.0, 0.5]])  # logits 1, 0.5, 0.75, -1
-        w, idx = llama.route(m, t)
+        w, idx = layers.route(m, t)
         sg = [1 / (1 + math.exp(-v)) for v in (1.0, 0.5, 0.75, -1.0)]
         # Biased scores: 0.731, 0.622, 0.679, 0.269 + 2: experts 3 and 0.
         self.assertEqual(sorted(idx[0].tolist()), [0, 3])
@@ -358,7 +357,7 @@ class RoutingTest(unittest.TestCase):
         # balanced assignment's weights; the expert bias's counts are the
         # balanced copies.
         torch.manual_seed(0)
-        m = llama.Experts(DSV3)
+        m = layers.Experts(DSV3)
         y = m(torch.randn(8, 2, 48))
         y.square().sum().backward()
         self.assertGreater(m.router.weight.grad.abs().max().item(), 0)
@@ -384,11 +383,11 @@ class ParamsTest(unittest.TestCase):
         for c, want in ((dict(OSS, linear_bias=0), attn + 3 * h * ffn),
                         (OSS, attn + 3 * h * ffn + qkv_b + h + 2 * ffn + h),
                         (dict(QWEN2, head_dim=8), attn + 3 * h * ffn + qkv_b)):
-            b = llama.Block(c, llama.Shard())
+            b = layers.Block(c, layers.Shard())
             self.assertEqual(sum(p.numel() for p in b.parameters()), want, c)
         E, f = 4, 24
         moe = attn + h * E + E * 3 * h * f
-        b = llama.Block(OSS_MOE, llama.Shard())
+        b = layers.Block(OSS_MOE, layers.Shard())
         self.assertEqual(sum(p.numel() for p in b.parameters()), moe + qkv_b + h + E + E * (2 * f + h))
         # The same by hand: 48*8*8 + 32*48 + 96 = 4704 of attention,
         # 192 router, 4 x 3456 experts; biases 64 + 48 + 4 + 4 x 96.

@@ -16,9 +16,7 @@ rank 0 times the layers while the others wait.
 
 import json
 import os
-import platform
 import signal
-import socket
 import statistics
 import sys
 import time
@@ -29,12 +27,13 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.utils.checkpoint import checkpoint
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import fp8  # noqa: E402
-import llama  # noqa: E402
+from .. import collectives
+from ..measuring import cpu_name, driver, emit, say
+from ..runner import free_port
+from . import fp8, layers
 
 # torch 2.14 marks all_gather_into_tensor and reduce_scatter_tensor, which
-# llama.py's sequence-parallel gathers and the collectives' timings call,
+# layers.py's sequence-parallel gathers and the collectives' timings call,
 # deprecated with a FutureWarning in every process at their first call
 # (torch/distributed/c10d_logger.py); eight lines of it in the progress
 # of a 4-process profile said nothing to its user. These two alone are
@@ -42,27 +41,6 @@ import llama  # noqa: E402
 # processes mp.spawn starts (which import this module) drop them too.
 warnings.filterwarnings("ignore", category=FutureWarning,
                         message=r"`torch\.distributed\.(all_gather_into_tensor|reduce_scatter_tensor)` is deprecated")
-
-
-def emit(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-
-def say(msg):
-    sys.stderr.write("profile: %s\n" % msg)
-    sys.stderr.flush()
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "cpu"
 
 
 class Timer:
@@ -98,13 +76,13 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
     timing."""
     c = req["model"]
     if shape.get("block") == "dense":
-        c = llama.dense_config(c)  # a dense layer before the experts
+        c = layers.dense_config(c)  # a dense layer before the experts
     T, sp, mbs, seq = shape["tp"], shape.get("sp", False), shape["mbs"], shape["seq"]
     full = shape.get("recompute", "none") == "full"
     selective = shape.get("recompute", "none") == "selective"
     together = group is not None or ep_group is not None or etp_group is not None or (dist.is_initialized() and EVERYONE[0])
     torch.manual_seed(0)
-    shard = llama.Shard(T, dist.get_rank() % T if group is not None else 0, group, sp)
+    shard = layers.Shard(T, dist.get_rank() % T if group is not None else 0, group, sp)
     # A layer is timed as a stack of as many as the model has, up to 4,
     # each with its own weights, the input passed from one to the next:
     # a step's layers miss the caches that one layer timed over and over
@@ -113,14 +91,14 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
     reps = max(1, min(4, c.get("layers", 1))) if kind == "layer" else 1
     if kind == "layer":
         degrees = (shape.get("ep", 1), ep_group, shape.get("etp", 1), etp_group)
-        # Each layer at its place in the model (llama.window_of: which
+        # Each layer at its place in the model (layers.window_of: which
         # layers attend through the sliding window).
         part = torch.nn.ModuleList([make(c, shard, *degrees, layer=i) for i in range(reps)]).to(dev)
         for layer in part:
             layer.recompute_core = selective
     else:
         part = make(c, shard).to(dev)
-    cos, sin = llama.rotary_for(c, seq)
+    cos, sin = layers.rotary_for(c, seq)
     cos, sin = cos.to(dev), sin.to(dev)
     rows = seq // T if sp else seq
     ids = torch.randint(0, c["vocab"], (mbs, seq), device=dev)
@@ -212,7 +190,7 @@ def burst_for(dev, hidden, seconds=1e-3):
 def time_collective(op, group, nbytes, ranks, req, dev, timer, wire=None):
     """One collective's time as a step issues it. On a GPU: back to back
     (the kernels queue on the stream). On a CPU: through the runner's own
-    functions (llama.py: the activations cast from the compute's FP32 to
+    functions (placer_torch.collectives as layers.py calls them: the activations cast from the compute's FP32 to
     the wire's BF16 and back, as the step does) and each after a burst of
     compute, the time of (burst + collective) less the burst's own: gloo's
     threads sleep while the cores compute, and a step pays their waking
@@ -240,20 +218,21 @@ def time_collective(op, group, nbytes, ranks, req, dev, timer, wire=None):
                "reduce_scatter": lambda: dist.reduce_scatter_tensor(small, x, group=g)}[op]
         return time_loops(run, g, req, dev, timer), el * 4
     el = max(n, int(nbytes) // 2 // n * n)
+    c = layers.comm(g)  # as the layers call it
     if op == "all_reduce":
         x = torch.ones(el, dtype=src, device=dev)
-        run = (lambda: llama._all_reduce(x, g)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
+        run = (lambda: collectives.all_reduce(x, c)) if cpu else (lambda: dist.all_reduce(x, group=g))  # noqa: E731
     elif op == "all_gather":
         if cpu:
             x = torch.ones(el // n, 1, dtype=src, device=dev)
-            run = lambda: llama._gather_seq(x, g)  # noqa: E731
+            run = lambda: collectives.all_gather(x, c)  # noqa: E731
         else:
             x, out = torch.ones(el // n, dtype=dt, device=dev), torch.empty(el, dtype=dt, device=dev)
             run = lambda: dist.all_gather_into_tensor(out, x, group=g)  # noqa: E731
     elif op == "reduce_scatter":
         if cpu:
             x = torch.ones(el, 1, dtype=src, device=dev)
-            run = lambda: llama._scatter_seq(x, g)  # noqa: E731
+            run = lambda: collectives.reduce_scatter(x, c)  # noqa: E731
         else:
             x, out = torch.ones(el, dtype=dt, device=dev), torch.empty(el // n, dtype=dt, device=dev)
             run = lambda: dist.reduce_scatter_tensor(out, x, group=g)  # noqa: E731
@@ -383,7 +362,7 @@ def worker(rank, world, port, req):
     # import torch on 2 cores.
     deadline = req.get("deadline") or time.time() + req["budget_s"]
     makers = fp8_makers(req, dev)
-    parts = {"layer": llama.Block, "embedding": llama.Embedding, "loss": llama.Loss}
+    parts = {"layer": layers.Block, "embedding": layers.Embedding, "loss": layers.Loss}
     everyone = not cuda  # on a CPU every process times at once
     EVERYONE[0] = everyone and world > 1
     if lead:
@@ -574,12 +553,6 @@ def expert_groups(world, rank, shapes):
     return out
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def main():
     req = json.loads(sys.argv[1])
     if req.get("device") == "cuda" and not torch.cuda.is_available():
@@ -621,16 +594,6 @@ def main():
         worker(0, 1, port, req)
     else:
         mp.spawn(worker, args=(world, port, req), nprocs=world)
-
-
-def driver():
-    try:
-        import subprocess
-        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20).stdout
-        return out.strip().splitlines()[0] if out.strip() else ""
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 if __name__ == "__main__":

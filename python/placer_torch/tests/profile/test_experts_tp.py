@@ -1,6 +1,6 @@
-"""llama.Experts under tensor parallelism (the attention's, with
+"""layers.Experts under tensor parallelism (the attention's, with
 sequence parallelism), expert tensor parallelism and expert parallelism
-is the whole layer's experts, and llama.Block at tp 2 (its attention
+is the whole layer's experts, and layers.Block at tp 2 (its attention
 with sequence parallelism, its experts at etp 1 and 2) the whole layer: two gloo processes, each holding its slices of the
 whole layer's weights and its seq/T tokens, give what one process with
 the whole layer gives on those tokens, outputs, input gradients and
@@ -10,16 +10,14 @@ with the wire in FP32, routing forced balanced. Run by make
 test-python-venv beside test_experts.py."""
 
 import os
-import sys
 import unittest
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import llama  # noqa: E402
-from measure import free_port  # noqa: E402
+from placer_torch import free_port
+from placer_torch.profile import layers
 
 C = {"hidden": 64, "heads": 4, "kv_heads": 4, "ffn": 128, "vocab": 256, "seq": 32,
      "experts": 8, "topk": 2, "expert_ffn": 32, "shared": 1}
@@ -51,15 +49,15 @@ def slicers(tp, etp, ep, rank):
 
 
 def worker(rank, world, port, tp, etp, ep, q):
-    llama.WIRE = torch.float32
+    layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     W = dist.group.WORLD  # two processes: every group of degree 2 is the world
     torch.manual_seed(0)
-    whole = llama.Experts(C, 1)
-    shard = llama.Shard(tp, rank % tp, W if tp > 1 else None, sp=True)
-    mine = llama.Experts(C, ep, W if ep > 1 else None, etp, W if etp > 1 else None, shard)
+    whole = layers.Experts(C, 1)
+    shard = layers.Shard(tp, rank % tp, W if tp > 1 else None, sp=True)
+    mine = layers.Experts(C, ep, W if ep > 1 else None, etp, W if etp > 1 else None, shard)
     cut = slicers(tp, etp, ep, rank)
     wp, mp_ = dict(whole.named_parameters()), dict(mine.named_parameters())
     assert set(wp) == set(cut) == set(mp_), (sorted(wp), sorted(mp_))
@@ -91,17 +89,17 @@ def worker(rank, world, port, tp, etp, ep, q):
 
 
 def block_worker(rank, world, port, etp, q):
-    """The whole layer (llama.Block: the attention tensor-parallel over
+    """The whole layer (layers.Block: the attention tensor-parallel over
     2 with sequence parallelism, then the experts at etp) on two
     processes against one process's whole layer on the whole sequence."""
-    llama.WIRE = torch.float32
+    layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
     W, T = dist.group.WORLD, world
     torch.manual_seed(0)
-    whole = llama.Block(C, llama.Shard())
-    mine = llama.Block(C, llama.Shard(T, rank, W, sp=True), 1, None, etp, W if etp > 1 else None)
+    whole = layers.Block(C, layers.Shard())
+    mine = layers.Block(C, layers.Shard(T, rank, W, sp=True), 1, None, etp, W if etp > 1 else None)
     hd = C["hidden"] // C["heads"]
     nh, nkv = C["heads"] // T, C["kv_heads"] // T
     H, KV = C["heads"] * hd, C["kv_heads"] * hd
@@ -118,7 +116,7 @@ def block_worker(rank, world, port, etp, q):
     with torch.no_grad():
         for name, fn in cut.items():
             mp_[name].copy_(fn(wp[name]))
-    cos, sin = llama.rope_for(C)
+    cos, sin = layers.rope_for(C)
     torch.manual_seed(1)  # the same whole sequence on both
     xs = torch.randn(C["seq"], 2, C["hidden"])
     rows = C["seq"] // T
@@ -188,7 +186,7 @@ class ExpertsTPTest(unittest.TestCase):
         # expert from each rank; the expert GEMMs over the etp x ep = 4
         # ranks' 8 each, an expert's FFN 32 / 2 columns; the output the
         # input's shape.
-        m = llama.Experts(C, 2, None, 2, None, llama.Shard(2, 0, None, sp=True))
+        m = layers.Experts(C, 2, None, 2, None, layers.Shard(2, 0, None, sp=True))
         self.assertEqual(tuple(m.w1.shape), (4, 64, 32))
         self.assertEqual(tuple(m.w2.shape), (4, 16, 64))
         seen = []
