@@ -41,16 +41,23 @@ func ExportFormatsOf(w inputs.World) []string {
 
 // ExportOptions are the inputs of a placement export.
 type ExportOptions struct {
+	// World is the workload's, decided once by the caller
+	// (inputs.WorldOf): an op graph's placement, or a transformer's plan
+	// at cluster scale (Graph.Workload on the pod Pod with Cluster's GPUs
+	// and Profile).
+	World inputs.World
 	Graph inputs.GraphSpec
 	// Cluster is the GPUs (an op graph's: every GPU, as search and eval
 	// read --gpus, so that a strategy of R replicas, --strategy's or the
 	// placement file's, places one on GPUs / R: GPUsRule; 0 = the
 	// placement file's replica GPUs x R, else the graph file's, else 1)
-	// and, for a transformer at cluster scale,
-	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs, Pod and
-	// Profile (an ops profile: the graph it holds and its meta) are
-	// read.
+	// and, for a transformer at cluster scale, its pod's GPUs. Only GPUs
+	// and Profile (an ops profile: the graph it holds and its meta; at
+	// cluster scale a layers profile) are read.
 	Cluster inputs.ClusterSpec
+	// Pod is a transformer's pod at cluster scale, PRESET:NODES ("" =
+	// DGX H100 nodes for Cluster.GPUs).
+	Pod string
 	// Placement is "single", "round-robin", a decision or result file, or
 	// an msr-fiddle expert-placement file ({"fpgas": ...}).
 	Placement string
@@ -90,7 +97,7 @@ func Export(o ExportOptions) ([]byte, error) {
 	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
 		return nil, err
 	}
-	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
+	if o.World == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
 	g, meta, pr, err := inputs.ProfiledGraph(o.Graph, o.Cluster)
@@ -338,8 +345,7 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if format != "torch-plan" && format != "megatron" && format != "torchtitan" && format != "deepspeed" {
 		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to torchtitan or --to deepspeed", o.Graph.Workload)
 	}
-	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
-	m, p, err := so.inputs()
+	m, p, err := inputs.Transformer(o.Graph.Workload, inputs.PodSpec{Pod: o.Pod, GPUs: o.Cluster.GPUs, Profile: o.Cluster.Profile})
 	if err != nil {
 		return nil, err
 	}

@@ -75,11 +75,11 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 	e["cpus"] = []any{map[string]any{"nodes": []any{}}}
 	data, _ = json.Marshal(e)
 	os.WriteFile(expert, data, 0o644)
-	ev, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Placement: expert})
+	ev, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Placement: expert})
 	if err != nil {
 		t.Fatalf("eval of an msr-fiddle expert file: %v", err)
 	}
-	rr, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", Fusion: "default"})
+	rr, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", Fusion: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +87,10 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 		t.Errorf("expert file: %d devices, %v s; want 2 and round-robin's %v s (with default fusion)", ev.Devices, ev.StepTime, rr.StepTime)
 	}
 	res := filepath.Join(dir, "r.json")
-	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 50, Out: res}); err != nil {
+	if _, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 50, Out: res}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err = EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: res})
+	ev, err = EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: res})
 	if err != nil || ev.Devices != 4 {
 		t.Errorf("eval of a 4-GPU result file without --gpus: %v, %d devices", err, ev.Devices)
 	}
@@ -113,7 +113,7 @@ func TestExportTransformerPlanReads(t *testing.T) {
   "expert_tensor": 1,
   "expert_data": 2,`},
 	} {
-		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: c.workload},
+		out, err := Export(ExportOptions{World: inputs.ClusterScale, Graph: inputs.GraphSpec{Workload: c.workload},
 			Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Strategy: c.strategy, To: "torch-plan"})
 		if err != nil {
 			t.Fatal(err)

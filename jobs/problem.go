@@ -138,12 +138,12 @@ func NewProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks
 
 // newProblemWith is NewProblem with the cost model's options.
 func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
+	if w := inputs.WorldOf(gs.Workload); w != inputs.OpGraph {
+		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, w)
+	}
 	r, err := inputs.Resolve(gs, cs)
 	if err != nil {
 		return nil, err
-	}
-	if r.World != inputs.OpGraph {
-		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, r.World)
 	}
 	p, err := NewProblemOn(r.Graph, r.Cluster, tasks, opts, backend)
 	if err != nil {

@@ -53,7 +53,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			res := filepath.Join(dir, c.name+".result.json")
 			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo, Hardware: "h100"}
 			rowsDir := filepath.Join(dir, c.name+".rows")
-			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
+			rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
 				Method: c.method, Evals: c.budget, Seed: 3, Out: res, Rows: rowsDir})
 			if err != nil {
 				t.Fatal(err)
@@ -141,7 +141,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 					continue
 				}
 				dec := filepath.Join(rowsDir, e.File)
-				ev, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs, Placement: dec})
+				ev, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs, Placement: dec})
 				if err != nil {
 					t.Fatalf("row %s: eval: %v", e.Method, err)
 				}
@@ -266,7 +266,7 @@ func TestExportTorchGPUs(t *testing.T) {
 // TestSearchStages: --stages N cuts the answer of a graph from PyTorch
 // into N stages, and is refused in one line for another graph.
 func TestSearchStages(t *testing.T) {
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
 		Methods: []string{"single"}, Evals: 100, Seed: 1, Stages: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestSearchStages(t *testing.T) {
 			t.Errorf("row %s (%s): %d stages, want %d", name, r.Decision.Strategy, len(used), want)
 		}
 	}
-	_, err = SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
+	_, err = SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
 	if err == nil || !strings.Contains(err.Error(), "--stages 2: for a graph from PyTorch") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("--stages on a graph without a meta file: %v", err)
 	}
@@ -303,7 +303,7 @@ func TestTorchGraphLearned(t *testing.T) {
 	if d := rep.Result.Decision.Decision(); d.Fusion != nil {
 		t.Error("infer's answer fuses ops on a graph from PyTorch")
 	}
-	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
+	if _, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
 		Method: "go", Steps: 1, Samples: 2, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestExportGPUsAsEval(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Eval(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: path}); err != nil {
+	if _, err := Eval(context.Background(), EvalOptions{OpGraph: GraphEvalOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: path}}); err != nil {
 		t.Fatalf("eval --gpus 4: %v", err)
 	}
 	for _, gpus := range []int{0, 4} {

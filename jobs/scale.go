@@ -32,7 +32,7 @@ type ScaleOptions struct {
 	// DGX H100 nodes as GPUs takes.
 	Cluster string
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
-	Profile string // a profile file pricing what it measured ("" = the roofline alone)
+	Profile string // a layers profile file pricing what it measured ("" = the roofline alone)
 	// MemoryMargin is the share of each GPU's memory a plan leaves free
 	// to fit (--memory-margin; 0: none).
 	MemoryMargin float64
@@ -41,15 +41,18 @@ type ScaleOptions struct {
 	// plan) or an eval's -o report, read as export reads it
 	// (ExportPlanRule); "" = Strat.
 	PlanFile string
-	Out      string // write the search's result here ("" = none)
+	// Placement is eval's --placement at cluster scale: the plan file,
+	// as PlanFile, which Eval takes it for ("" or "single" = none; both
+	// naming files is a usage error).
+	Placement string
+	Out       string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
-	return p.Model, p.Pod, err
+	return inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {

@@ -170,7 +170,7 @@ func TestExportTrainMode(t *testing.T) {
 // and in the JSON (train_mode); the answer here is 2 replicas.
 func TestSearchTrainMode(t *testing.T) {
 	g := trainModeCNN(t, cnnTrainMode)
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestSearchTrainMode(t *testing.T) {
 		t.Errorf("JSON train_mode: %+v", back.TrainMode)
 	}
 	// Without train_mode in the meta file: none.
-	plain, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
+	plain, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
@@ -85,6 +86,10 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on --to megatron -o gpt.megatron.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.World, err = chooseWorld(cmd, o.Graph.Workload); err != nil {
+				return err
+			}
 			if err := checkExport(o); err != nil {
 				return err
 			}
@@ -101,14 +106,16 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	}
 	f := cmd.Flags()
 	addGraphFlags(cmd, &o.Graph)
-	addWorkloadForms(cmd)
+	f.Lookup("workload").Usage = workloadForms()
 	f.IntVar(&o.Cluster.GPUs, "gpus", 0, gpusUsage)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
 	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
-	f.StringVar(&o.Cluster.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+	onlyIn(cmd, inputs.ClusterScale, "", func() {
+		f.StringVar(&o.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+	})
 	f.StringVar(&o.Cluster.Profile, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan")
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")

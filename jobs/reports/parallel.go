@@ -244,7 +244,7 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
 	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
 	timer := grid.StartTimer()
-	rep, err := jobs.SearchGraph(ctx, jobs.SearchOptions{
+	rep, err := jobs.SearchGraph(ctx, jobs.GraphSearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
 		Method: o.Method, Evals: o.Evals, CPU: o.CPU, Seed: o.Seed,
 	})
