@@ -18,7 +18,7 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
@@ -92,7 +92,7 @@ func (p *Problem) Close() error {
 }
 
 // resize is the problem of g on k GPUs of pp's hardware and topology,
-// with pp's tasks, cost-model options and backend (pipeline.Resizer).
+// with pp's tasks, cost-model options and backend (anchored.Resizer).
 func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
 	c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
 	if err != nil {
@@ -110,11 +110,11 @@ func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() erro
 	return q.Problem, q.Close, nil
 }
 
-// references runs the quick references on pp (pipeline.References: the
+// references runs the quick references on pp (anchored.References: the
 // quick methods with their compositions, fewer-GPU rows and fusion
 // variants), a line each on w (nil = none).
-func (pp *Problem) references(ctx context.Context, seed uint64, w io.Writer) ([]pipeline.Row, error) {
-	return pipeline.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
+func (pp *Problem) references(ctx context.Context, seed uint64, w io.Writer) ([]anchored.Row, error) {
+	return anchored.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
 }
 
 // QuickReference runs the quick references on pp (references) and
@@ -281,7 +281,7 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 // setBase gives the problem TensorFlow's defaults for the parts its tasks
 // leave alone: the expert placement (else one GPU), FIFO scheduling,
 // XLA-like default fusion.
-func setBase(p *optimize.Problem) { pipeline.TFBase(p) }
+func setBase(p *optimize.Problem) { anchored.TFBase(p) }
 
 // writeTrace writes the Chrome trace of d to path through the problem's
 // evaluator (atomically), so the trace shows the evaluator that scored it.

@@ -15,9 +15,9 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
@@ -29,7 +29,7 @@ type GraphSearchOptions struct {
 	Cluster inputs.ClusterSpec
 	Tasks   string // "" = placement,scheduling,fusion
 	// Method is the search that runs after the quick baselines ("" =
-	// pipeline.DefaultMethod): any of methods.Methods that searches.
+	// anchored.DefaultMethod): any of methods.Methods that searches.
 	Method string
 	// The search's budget, whichever is spent first; none named =
 	// methods.DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
@@ -119,7 +119,7 @@ func (r *SearchReport) RowResult(method string) *optimize.Result { return r.rows
 // Batch is the graph's batch (0 = no batch information).
 func (r *SearchReport) Batch() int { return r.batch }
 
-// SearchGraph runs placer's search (methods/pipeline: the quick baselines
+// SearchGraph runs placer's search (methods/anchored: the quick baselines
 // with their compositions, their decisions on fewer GPUs and fusion
 // variants, the strategies users run, the search method anchored on the
 // best of them and the joint space) on one graph and returns the
@@ -133,7 +133,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	if err != nil {
 		return SearchReport{}, err
 	}
-	method := cmp.Or(o.Method, pipeline.DefaultMethod)
+	method := cmp.Or(o.Method, anchored.DefaultMethod)
 	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return SearchReport{}, err
@@ -150,7 +150,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)
 	setBase(p)
-	s := &pipeline.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
+	s := &anchored.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
 		Options: methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}}
 	budget := optimize.Budget{Evaluations: o.Evals, Steps: o.Steps, Time: o.Time, CPU: o.CPU}
 	whole := s.Budget(budget, p.Graph.NumOps())
@@ -176,7 +176,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 		rep.Result.BudgetNote = fmt.Sprintf("the default budget for %d ops, %s (%s's share and the joint space's rows); --evals N, --cpu T or --time T searches longer (docs/search.md)",
 			p.Graph.NumOps(), describeBudget(whole), method)
 	}
-	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
+	rep.rows, rep.batch = anchored.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
 	}
@@ -203,7 +203,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	if o.Rows != "" {
 		// The table's rows in its order: the references, the strategies,
 		// the joint space's, the search's own (learnedReport's last line).
-		all := append(append(slices.Clone(out.Rows), out.Joint...), pipeline.Row{Name: method, Result: out.Own, Elapsed: out.Elapsed})
+		all := append(append(slices.Clone(out.Rows), out.Joint...), anchored.Row{Name: method, Result: out.Own, Elapsed: out.Elapsed})
 		answer := cmp.Or(out.Source, method)
 		if err := writeRows(o.Rows, p, &rep.Comparison, all, answer, o.Seed); err != nil {
 			return rep, err

@@ -8,8 +8,8 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/methods/pipeline"
 )
 
 // TestSearchNeverWorseThanItsTable: whatever the method and budget, the
@@ -45,7 +45,7 @@ func TestSearchNeverWorseThanItsTable(t *testing.T) {
 		if (r.Source != "") != c.source {
 			t.Errorf("%s on %d GPUs with %q: source %q, want a kept row %v", c.graph, c.gpus, c.method, r.Source, c.source)
 		}
-		if want := cmpOr(c.method, pipeline.DefaultMethod); r.Method != want {
+		if want := cmpOr(c.method, anchored.DefaultMethod); r.Method != want {
 			t.Errorf("method %q, want %q", r.Method, want)
 		}
 	}
@@ -131,8 +131,8 @@ func TestSearchJoint(t *testing.T) {
 			t.Errorf("row %s %v ms beats the answer %v ms", r.Method, r.StepTime*1e3, rep.Result.StepTime*1e3)
 		}
 	}
-	if joint != pipeline.JointSearches {
-		t.Errorf("%d joint rows, want %d", joint, pipeline.JointSearches)
+	if joint != anchored.JointSearches {
+		t.Errorf("%d joint rows, want %d", joint, anchored.JointSearches)
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -29,7 +29,7 @@ func newSearchCmd(s *streams) *cobra.Command {
 		Long: `Find the best decision placer can for one graph on one cluster: where each op
 runs, in what order, and what fuses. The quick baselines run first (with
 their compositions, their decisions on fewer GPUs and fusion variants); then
-the search (--method, default ` + pipeline.DefaultMethod + `: anchored local search whose
+the search (--method, default ` + anchored.DefaultMethod + `: anchored local search whose
 moves a learned head picks) starts from the best of them. The answer is never
 worse than a row of the comparison table printed at the end: when the search
 does not improve on the best row, that row's decision is the result.
@@ -122,7 +122,7 @@ refused (docs/stacks.md).`,
 	addWorldFlags(cmd, &g.Graph, &g.Cluster, sc)
 	onlyIn(cmd, inputs.OpGraph, whyNoMethod, func() {
 		f.StringVar(&g.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
-		f.StringVar(&g.Method, "method", pipeline.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
+		f.StringVar(&g.Method, "method", anchored.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
 		f.IntVar(&g.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
 		f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
 		f.IntVar(&g.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")

@@ -21,10 +21,10 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -313,7 +313,7 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Problem
 	if err != nil {
 		return nil, err
 	}
-	pipeline.TFBase(pp.Problem)
+	anchored.TFBase(pp.Problem)
 	return pp, nil
 }
 
