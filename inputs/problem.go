@@ -13,11 +13,12 @@ import (
 	"github.com/placer/placer/internal/fail"
 )
 
-// Problem is an op graph on a cluster of GPUs as the user named them,
-// with its expert placement when one was named. Every command that places
-// an op graph's ops starts from one (a transformer at cluster scale
-// starts from Transformer).
-type Problem struct {
+// GraphOnCluster is an op graph on a cluster of GPUs as the user named
+// them, with its expert placement when one was named: what a job makes
+// its optimize.Problem of (its cost model and evaluator are the job's
+// choice). Every command that places an op graph's ops starts from one
+// (a transformer at cluster scale starts from Transformer).
+type GraphOnCluster struct {
 	Graph   *graph.Graph
 	Meta    Meta
 	Cluster *roofline.Cluster
@@ -26,8 +27,9 @@ type Problem struct {
 	// find).
 	Expert []int
 	// Profile is the ops profile the graph came from (nil: none; its
-	// measured ops carry their times in Graph).
-	Profile *profile.Profile
+	// measured ops carry their times in Graph), read from ProfilePath.
+	Profile     *profile.Profile
+	ProfilePath string
 	// GraphFileDefault says the hardware is a graph file's default
 	// (roofline.GraphFileHardware), none named.
 	GraphFileDefault bool
@@ -36,10 +38,10 @@ type Problem struct {
 // Resolve resolves the op graph g on the cluster c: the graph, the
 // cluster (defaults from the graph file's meta) and the expert file's
 // placement.
-func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
+func Resolve(g GraphSpec, c ClusterSpec) (GraphOnCluster, error) {
 	gr, meta, pr, err := ProfiledGraph(g, c)
 	if err != nil {
-		return Problem{}, err
+		return GraphOnCluster{}, err
 	}
 	var cl *roofline.Cluster
 	// A graph file with no hardware named is costed on the current GPU;
@@ -54,13 +56,16 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 		cl, err = Cluster(c, meta)
 	}
 	if err != nil {
-		return Problem{}, err
+		return GraphOnCluster{}, err
 	}
-	p := Problem{Graph: gr, Meta: meta, Cluster: cl, Profile: pr, GraphFileDefault: fileDefault}
+	p := GraphOnCluster{Graph: gr, Meta: meta, Cluster: cl, Profile: pr, GraphFileDefault: fileDefault}
+	if pr != nil {
+		p.ProfilePath = c.Profile
+	}
 	// An expert file that does not fit the graph is the user's error.
 	if g.Expert != "" {
 		if p.Expert, err = ExpertFor(g, gr, cl.Devices); err != nil {
-			return Problem{}, err
+			return GraphOnCluster{}, err
 		}
 	}
 	return p, nil

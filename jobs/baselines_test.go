@@ -156,7 +156,7 @@ func TestCompositeReferences(t *testing.T) {
 // said. A row with no search time falls back to its result's
 // elapsed time (100 evaluations in 0.5 s: 200/s).
 func TestEvalsPerSecondIsOverTheRowsTime(t *testing.T) {
-	pp, err := NewProblem(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,12 +92,12 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
+	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
 	defer p.Close()
-	g, c := p.Graph, p.cluster
+	g, c := p.Graph, p.cluster()
 	// "expert" means one thing in every command: the expert placement with
 	// TensorFlow's defaults for the rest (FIFO scheduling, XLA-like
 	// default fusion), the tables' expert row (classical.Expert on the
@@ -180,7 +180,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	e := report.NewEval(&res, lower, perDev)
 	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
-	e.HardwareNote = p.hardwareNote
+	e.HardwareNote = p.hardwareNote()
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
 	if p.Realize != nil {
@@ -201,8 +201,8 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 			return report.Eval{}, err
 		}
 	}
-	if p.profile != nil {
-		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st); err != nil {
+	if p.in.Profile != nil {
+		if e.Costs, err = opCosts(p.in.Profile, p.in.ProfilePath, g, c, p.opts, d.Device, st); err != nil {
 			return report.Eval{}, err
 		}
 		e.Costs.Moved(e.BytesMoved)
@@ -222,7 +222,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	// With an ops profile the costs' lines say what the figures rest on:
 	// the roofline's check of op kinds (and its host-bound warning, a
 	// GPU's host) is for graphs the roofline prices.
-	if p.profile != nil {
+	if p.in.Profile != nil {
 		return e, nil
 	}
 	if e.Checked, err = checkedAgainst(g, c, p.opts, d.Device); err != nil {

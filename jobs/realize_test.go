@@ -74,7 +74,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			if tp.GPUs != c.gpus {
 				t.Errorf("plan on %d GPUs, the prediction on %d", tp.GPUs, c.gpus)
 			}
-			pp, err := NewProblem(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
+			pp, err := NewSetup(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +188,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 // same plan.
 func TestExportTorchGPUs(t *testing.T) {
 	dir := t.TempDir()
-	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestBaselinesRealizable(t *testing.T) {
 // exports with --gpus 4, as eval --gpus 4 scores it, and the plan takes
 // the 4 GPUs; a GPU count its replicas do not divide stays refused.
 func TestExportGPUsAsEval(t *testing.T) {
-	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 1}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 1}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,14 +180,14 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	if err != nil {
 		return rep, err
 	}
-	if pp.profile == nil { // as eval: the costs' lines stand for it
-		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts, rep.Result.Decision.Decision().Device); err != nil {
+	if pp.in.Profile == nil { // as eval: the costs' lines stand for it
+		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster(), pp.opts, rep.Result.Decision.Decision().Device); err != nil {
 			return rep, err
 		}
 	}
-	if pp.profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
+	if pp.in.Profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
 		d := rep.Result.Decision.Decision()
-		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy); err != nil {
+		if rep.Costs, err = opCosts(pp.in.Profile, pp.in.ProfilePath, p.Graph, pp.cluster(), pp.opts, d.Device, d.Strategy); err != nil {
 			return rep, err
 		}
 		rep.Costs.Moved(rep.Result.BytesMoved)
