@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/launch"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
@@ -154,8 +155,8 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"parallel graphs", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
 		{"parallel no-run", parseParallelFlags(&reports.ParallelOptions{NoRun: true}, parallelFlags{Graphs: "nosuch"}), "--no-run reports the cells kept in --dir: give --dir"},
 		{"parallel gpus", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
-		{"cluster dir", checkCluster(&jobs.ClusterOptions{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
-		{"cluster k8s name", checkClusterK8s(&jobs.ClusterOptions{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
+		{"cluster dir", checkCluster(&launch.Options{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
+		{"cluster k8s name", checkClusterK8s(&launch.Options{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
 		{"search policy", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
 		{"pretrain gpus", parsePretrainFlags(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, pretrainFlags{}), "give --gpus N (1 to 8)"},
 		{"pretrain extra", parsePretrainFlags(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, pretrainFlags{Workloads: "trxl2"}),
