@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -96,6 +97,31 @@ func TestPodWithOpGraph(t *testing.T) {
 		{[]string{"export", "--workload", "trxl2", "--cluster", "dgx-h100:4", "--to", "megatron"}, pod},
 		{[]string{"eval", "--graph", example, "--cluster", "dgx-h100:1"}, pod},
 		{[]string{"eval", "--cluster", "dgx-h100:4", "--hardware", "h100"}, "placer: give --graph FILE or --workload NAME (or --profile FILE, placer profile --model's)"},
+	} {
+		code, _, stderr := placer(t, c.args...)
+		if got := strings.TrimSpace(stderr); code != 2 || got != c.want {
+			t.Errorf("%v: exit %d, %q; want exit 2, %q", c.args, code, got, c.want)
+		}
+	}
+}
+
+// TestExportFlagsOfOneWorld: export refuses, in one line, exit 2, a flag
+// of the other world, as eval and search do. Before, export wrote the
+// plan of a transformer with --stages, --meta or --expert, and an op
+// graph's placement with --allow-over, each silently ignored.
+func TestExportFlagsOfOneWorld(t *testing.T) {
+	const llama8B = "llama3-8b:seq=4096,batch=32"
+	scale := []string{"export", "--workload", llama8B, "--cluster", "dgx-h100:4", "--to", "torch-plan", "--strategy", "tp=8,pp=4"}
+	opGraph := "it is an op graph's option (a placement's, its schedule's, fusion's or evaluation's) (docs/cluster-scale.md)"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(scale), "--stages", "2"), "placer: --stages does not apply to a transformer at cluster scale (--workload " + llama8B + "): " + opGraph},
+		{append(slices.Clone(scale), "--meta", "x.meta.json"), "placer: --meta does not apply to a transformer at cluster scale (--workload " + llama8B + "): " + opGraph},
+		{append(slices.Clone(scale), "--expert", "e.json"), "placer: --expert does not apply to a transformer at cluster scale (--workload " + llama8B + "): " + opGraph},
+		{[]string{"export", "--workload", "trxl2", "--gpus", "2", "--to", "decision", "--allow-over"},
+			"placer: --allow-over does not apply to an op graph: it is for a transformer at cluster scale (--workload gpt:... or llama:...)"},
 	} {
 		code, _, stderr := placer(t, c.args...)
 		if got := strings.TrimSpace(stderr); code != 2 || got != c.want {
