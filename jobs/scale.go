@@ -126,7 +126,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// what export writes of a file is what eval costs of it.
 		// No framework ("" format): the plan is costed on the stack the
 		// file records.
-		ep, err := ExportOptions{Graph: inputs.GraphSpec{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
+		ep, err := ExportOptions{Scale: ScaleExportOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
 		if err != nil {
 			return report.ScalePlan{}, err
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/report"
 )
@@ -158,7 +159,7 @@ func TestExportRunsWhatWasCosted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			var warn bytes.Buffer
-			o := ExportOptions{World: llama8bWorld, Graph: llama8b, Pod: llama8bNodes, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
+			o := ExportOptions{World: inputs.ClusterScale, Scale: ScaleExportOptions{Workload: llama8b.Workload, Pod: inputs.PodSpec{Pod: llama8bNodes}}, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
 			if c.planFile != "" {
 				o.Plan = searched[c.planFile]
 			}

@@ -66,7 +66,7 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 
 // checkExport checks export's options as its flags give them.
 func checkExport(o *jobs.ExportOptions) error {
-	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
+	if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
 		return err
 	}
 	if o.To == "" {
@@ -94,7 +94,7 @@ func checkExport(o *jobs.ExportOptions) error {
 			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed and megatron")
 		}
 	}
-	if o.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
+	if o.OpGraph.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
 		return fail.Usagef("--stages is for --to torch-plan, torchtitan and deepspeed")
 	}
 	return nil
