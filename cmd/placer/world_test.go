@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,5 +128,53 @@ func TestExportFlagsOfOneWorld(t *testing.T) {
 		if got := strings.TrimSpace(stderr); code != 2 || got != c.want {
 			t.Errorf("%v: exit %d, %q; want exit 2, %q", c.args, code, got, c.want)
 		}
+	}
+}
+
+// TestFlagsOfBothWorlds: a flag that applies in both worlds is bound into
+// both worlds' options, each given the value typed (or the default), and
+// a malformed number is refused with pflag's own line for an int flag.
+func TestFlagsOfBothWorlds(t *testing.T) {
+	s := &streams{In: strings.NewReader(""), Out: new(bytes.Buffer), Err: new(bytes.Buffer)}
+	for _, c := range []struct {
+		cmd  func(*streams) *cobra.Command
+		args []string
+		flag string
+		want string // each destination's value
+	}{
+		{newEvalCmd, []string{"--gpus", "16"}, "gpus", "16"},
+		{newEvalCmd, []string{"--gpus", "0x10"}, "gpus", "16"}, // as pflag reads an int: base prefixes too
+		{newEvalCmd, []string{"--workload", "trxl2"}, "workload", "trxl2"},
+		{newEvalCmd, nil, "placement", "single"},
+		{newEvalCmd, []string{"--plan", "p.json"}, "plan", "p.json"},
+		{newEvalCmd, []string{"--strategy", "tp=8"}, "strategy", "tp=8"},
+		{newSearchCmd, []string{"-o", "r.json"}, "out", "r.json"},
+		{newSearchCmd, []string{"--profile", "p.json"}, "profile", "p.json"},
+		{newExportCmd, []string{"--gpus", "8"}, "gpus", "8"},
+	} {
+		cmd := c.cmd(s)
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		var got []string
+		switch v := cmd.Flags().Lookup(c.flag).Value.(type) {
+		case bothString:
+			for _, p := range v {
+				got = append(got, *p)
+			}
+		case bothInt:
+			for _, p := range v {
+				got = append(got, strconv.Itoa(*p))
+			}
+		default:
+			t.Fatalf("--%s: bound as %T, want into both worlds' options", c.flag, v)
+		}
+		if len(got) != 2 || got[0] != c.want || got[1] != c.want {
+			t.Errorf("%s %v: --%s bound %q, want %q in both worlds' options", cmd.Name(), c.args, c.flag, got, c.want)
+		}
+	}
+	err := newEvalCmd(s).ParseFlags([]string{"--gpus", "x"})
+	if want := `invalid argument "x" for "--gpus" flag: strconv.ParseInt: parsing "x": invalid syntax`; err == nil || err.Error() != want {
+		t.Errorf("--gpus x: %v, want %q", err, want)
 	}
 }
