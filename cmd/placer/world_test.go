@@ -85,8 +85,10 @@ func TestChooseWorld(t *testing.T) {
 // --workload trxl2 --cluster dgx-h100:4` said "workload "trxl2": want
 // gpt:key=value,...", `eval --graph g.json --cluster dgx-h100:1` said
 // "--graph does not apply to a transformer at cluster scale (--workload
-// )", and `eval --cluster dgx-h100:4 --hardware h100` "--hardware does
-// not apply to a transformer at cluster scale (--workload )".
+// )", `eval --cluster dgx-h100:4 --hardware h100` "--hardware does
+// not apply to a transformer at cluster scale (--workload )", and `eval
+// --profile p.json --cluster cpu` (a CPU profile, no workload) 'workload
+// "": want gpt:key=value,...'.
 func TestPodWithOpGraph(t *testing.T) {
 	const pod = "placer: --cluster does not apply to an op graph: it is for a transformer at cluster scale (--workload gpt:... or llama:...)"
 	for _, c := range []struct {
@@ -97,6 +99,7 @@ func TestPodWithOpGraph(t *testing.T) {
 		{[]string{"search", "--workload", "trxl2", "--cluster", "dgx-h100:4", "--evals", "10"}, pod},
 		{[]string{"export", "--workload", "trxl2", "--cluster", "dgx-h100:4", "--to", "megatron"}, pod},
 		{[]string{"eval", "--graph", example, "--cluster", "dgx-h100:1"}, pod},
+		{[]string{"eval", "--profile", "p.json", "--cluster", "cpu"}, pod},
 		{[]string{"eval", "--cluster", "dgx-h100:4", "--hardware", "h100"}, "placer: give --graph FILE or --workload NAME (or --profile FILE, placer profile --model's)"},
 	} {
 		code, _, stderr := placer(t, c.args...)
