@@ -42,8 +42,8 @@ type ScaleOptions struct {
 	// (ExportPlanRule); "" = Strat.
 	PlanFile string
 	// Placement is eval's --placement at cluster scale: the plan file,
-	// as PlanFile, which Eval takes it for ("" or "single" = none; both
-	// naming files is a usage error).
+	// as PlanFile ("" or "single" = none; both naming files is a usage
+	// error).
 	Placement string
 	Out       string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
@@ -116,6 +116,13 @@ func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) 
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
 func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
+	plan, err := planOrPlacement(o.PlanFile, o.Placement)
+	if err != nil {
+		return report.ScalePlan{}, err
+	}
+	if o.PlanFile = plan; plan == "single" {
+		o.PlanFile = "" // --placement's default: no file
+	}
 	m, p, err := o.inputs()
 	if err != nil {
 		return report.ScalePlan{}, err

@@ -58,16 +58,7 @@ type EvalOptions struct {
 // transformer's plan at cluster scale (ScaleEval).
 func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
 	if o.World == inputs.ClusterScale {
-		so := o.Scale
-		plan, err := planOrPlacement(so.PlanFile, so.Placement)
-		if err != nil {
-			return nil, err
-		}
-		so.PlanFile, so.Placement = plan, ""
-		if plan == "single" {
-			so.PlanFile = "" // --placement's default: no file
-		}
-		p, err := ScaleEval(ctx, so)
+		p, err := ScaleEval(ctx, o.Scale)
 		return ScalePlanReport{p}, err
 	}
 	g := o.OpGraph
