@@ -2,12 +2,12 @@
 // workload name, a hardware preset or profile, a pod, a placement strategy
 // or decision file) into the values the library works on. Every command
 // that takes a graph, a cluster or a decision resolves it here, so that
-// they all accept the same things and report the same one-line errors. A
-// workload and a cluster resolve to one Problem in its world (WorldOf,
-// Resolve): an op graph on a cluster of GPUs, or a transformer by its
-// shape on a pod of nodes; an option's world:"..." tag says which world
-// it is for (World.Foreign). A file's format is found through one registry
-// per kind of file (formats.go).
+// they all accept the same things and report the same one-line errors.
+// The workload decides its world, once (WorldOf), and each world resolves
+// with types of its own: an op graph on a cluster of GPUs (GraphSpec,
+// ClusterSpec, Resolve: a Problem), or a transformer by its shape on a
+// pod of nodes (PodSpec, Transformer). A file's format is found through
+// one registry per kind of file (formats.go).
 //
 // May import: graph, graph/costtable, graph/transformer, decision,
 // evaluate/roofline, evaluate/scale, evaluate/profile, workloads/...,

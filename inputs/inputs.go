@@ -18,25 +18,22 @@ import (
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
-// GraphSpec names a graph: a file (with an optional format) or a workload.
-//
-// A field tagged world:"graph" is an op graph's only: it does not apply
-// to a transformer at cluster scale (World).
+// GraphSpec names an op graph: a file (with an optional format) or a
+// built-in workload.
 type GraphSpec struct {
-	Path   string `world:"graph"` // graph file
-	Format string `world:"graph"` // "" = detect; see Formats
-	// Workload is a built-in workload's name (instead of Path), or a
-	// transformer by its shape ("gpt:layers=...,...", "llama:...").
+	Path   string // graph file
+	Format string // "" = detect; see Formats
+	// Workload is a built-in workload's name (instead of Path).
 	Workload string
 	// Expert is an expert-placement file for the graph: msr-fiddle's
 	// ({"fpgas": [{"nodes": [ids]}]}) or a decision or result file. ""
 	// = the built-in workload's expert placement, if any.
-	Expert string `world:"graph"`
+	Expert string
 	// CostTable is a measured-cost table (torchexport --profile
 	// --cost-table) whose times fill the graph's ops that have none, on
 	// CostDevice ("" = the table's only device). "" = none.
-	CostTable  string `world:"graph"`
-	CostDevice string `world:"graph"`
+	CostTable  string
+	CostDevice string
 }
 
 // Graph resolves a GraphSpec.
@@ -142,41 +139,27 @@ func readNative(path string) (*graph.Graph, error) {
 	return graph.Read(f)
 }
 
-// ClusterSpec names a cluster.
-//
-// A field tagged world:"graph" is an op graph's only, one tagged
-// world:"cluster" a transformer's at cluster scale only (World).
+// ClusterSpec names the cluster of GPUs an op graph is placed on (a
+// transformer's pod at cluster scale is a PodSpec).
 type ClusterSpec struct {
-	// GPUs is the number of devices: for an op graph at most MaxGPUs (0 =
-	// the graph's own count, else 1); at cluster scale a whole number of
-	// nodes (of Pod's preset, else DGX H100 nodes) or Pod's count.
+	// GPUs is the number of devices, at most MaxGPUs (0 = the graph's own
+	// count, else 1).
 	GPUs int
 	// Hardware is a preset name or a profile file; "" = the default:
 	// roofline.GraphFileHardware for a graph file (GraphSpec.Path, in
 	// Resolve), else roofline.DefaultHardware.
-	Hardware string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"`
-	Topology string `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // "" = the hardware's default
-	Memory   int64  `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"` // override of the device capacity in bytes (0 = the hardware's)
-	// Pod is a transformer's pod at cluster scale, PRESET:NODES
-	// ("dgx-h100:288"); "" = DGX H100 nodes for GPUs.
-	Pod string `world:"cluster"`
-	// Profile is a profile file (placer profile; docs/profile.md) whose
-	// measurements price the plan where they can ("" = the roofline).
-	// At cluster scale a layers profile: with a CPU profile the pod is
-	// "cpu" (or left out): the profile's host, --gpus processes (default
-	// the profile's). For an op graph an ops profile, which holds the
-	// graph (no --graph or --workload then): its measured ops take their
-	// times, the rest the roofline's (ProfiledGraph).
+	Hardware string
+	Topology string // "" = the hardware's default
+	Memory   int64  // override of the device capacity in bytes (0 = the hardware's)
+	// Profile is an ops profile file (placer profile --model;
+	// docs/profile.md), which holds the graph (no --graph or --workload
+	// then): its measured ops take their times, the rest the roofline's
+	// (ProfiledGraph). "" = none.
 	Profile string
 	// HardwareSet says that Hardware was named (the --hardware flag
 	// given): with an ops profile, the profile's device must be it;
 	// unnamed, the profile's device is the hardware.
-	HardwareSet bool `world:"graph" why:"the pod's node sets the hardware (--cluster PRESET:NODES)"`
-	// MemoryMargin is the share of each GPU's memory a plan must leave
-	// free to fit (0: none; --memory-margin's default is
-	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a
-	// usage error.
-	MemoryMargin float64 `world:"cluster"`
+	HardwareSet bool
 }
 
 // Cluster resolves a ClusterSpec; meta supplies defaults a graph file

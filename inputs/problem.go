@@ -13,15 +13,12 @@ import (
 	"github.com/placer/placer/internal/fail"
 )
 
-// Problem is a workload on a cluster as the user named them, resolved in
-// its world (World): an op graph on a cluster of GPUs, with its expert
-// placement when one was named, or a transformer by its shape on a pod of
-// nodes. Every command that takes a workload and a cluster (eval, search,
-// export) starts from one.
-type Problem struct {
-	World World
-
-	// OpGraph.
+// GraphOnCluster is an op graph on a cluster of GPUs as the user named
+// them, with its expert placement when one was named: what a job makes
+// its optimize.Problem of (its cost model and evaluator are the job's
+// choice). Every command that places an op graph's ops starts from one
+// (a transformer at cluster scale starts from Transformer).
+type GraphOnCluster struct {
 	Graph   *graph.Graph
 	Meta    Meta
 	Cluster *roofline.Cluster
@@ -30,30 +27,21 @@ type Problem struct {
 	// find).
 	Expert []int
 	// Profile is the ops profile the graph came from (nil: none; its
-	// measured ops carry their times in Graph).
-	Profile *profile.Profile
+	// measured ops carry their times in Graph), read from ProfilePath.
+	Profile     *profile.Profile
+	ProfilePath string
 	// GraphFileDefault says the hardware is a graph file's default
 	// (roofline.GraphFileHardware), none named.
 	GraphFileDefault bool
-
-	// ClusterScale.
-	Model transformer.Spec
-	Pod   scale.Pod
 }
 
-// Resolve resolves the workload g on the cluster c in its world
-// (WorldOf). For an op graph: the graph, the cluster (defaults from the
-// graph file's meta) and the expert file's placement; for a transformer:
-// the model and the pod, from c.Pod (PRESET:NODES) or c.GPUs (DGX H100
-// nodes), which must agree when both are given.
-func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
-	if WorldOf(g, c) == ClusterScale {
-		m, p, err := resolveScale(g.Workload, c)
-		return Problem{World: ClusterScale, Model: m, Pod: p}, err
-	}
+// Resolve resolves the op graph g on the cluster c: the graph, the
+// cluster (defaults from the graph file's meta) and the expert file's
+// placement.
+func Resolve(g GraphSpec, c ClusterSpec) (GraphOnCluster, error) {
 	gr, meta, pr, err := ProfiledGraph(g, c)
 	if err != nil {
-		return Problem{}, err
+		return GraphOnCluster{}, err
 	}
 	var cl *roofline.Cluster
 	// A graph file with no hardware named is costed on the current GPU;
@@ -68,22 +56,48 @@ func Resolve(g GraphSpec, c ClusterSpec) (Problem, error) {
 		cl, err = Cluster(c, meta)
 	}
 	if err != nil {
-		return Problem{}, err
+		return GraphOnCluster{}, err
 	}
-	p := Problem{World: OpGraph, Graph: gr, Meta: meta, Cluster: cl, Profile: pr, GraphFileDefault: fileDefault}
+	p := GraphOnCluster{Graph: gr, Meta: meta, Cluster: cl, Profile: pr, GraphFileDefault: fileDefault}
+	if pr != nil {
+		p.ProfilePath = c.Profile
+	}
 	// An expert file that does not fit the graph is the user's error.
 	if g.Expert != "" {
 		if p.Expert, err = ExpertFor(g, gr, cl.Devices); err != nil {
-			return Problem{}, err
+			return GraphOnCluster{}, err
 		}
 	}
 	return p, nil
 }
 
-// resolveScale is a transformer's model and pod. A mistake in the
-// workload's text, the pod or --gpus is the command line's (fail.Usage,
-// exit 2); one in the workload's config.json is the file's.
-func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, error) {
+// PodSpec names the pod of nodes a transformer is planned on at cluster
+// scale.
+type PodSpec struct {
+	// Pod is the pod, PRESET:NODES ("dgx-h100:288"); "" = DGX H100 nodes
+	// for GPUs (or, with a CPU profile, its host).
+	Pod string
+	// GPUs is the pod's GPUs: a whole number of nodes, or Pod's count
+	// when both are given (0 = Pod's).
+	GPUs int
+	// Profile is a layers profile file (placer profile; docs/profile.md)
+	// whose measurements price the plan where they can ("" = the
+	// roofline). With a CPU profile the pod is "cpu" (or left out): the
+	// profile's host, GPUs processes (default the profile's).
+	Profile string
+	// MemoryMargin is the share of each GPU's memory a plan must leave
+	// free to fit (0: none; --memory-margin's default is
+	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a
+	// usage error.
+	MemoryMargin float64
+}
+
+// Transformer resolves a transformer at cluster scale: the model the
+// workload names and the pod c names, from c.Pod (PRESET:NODES) or c.GPUs
+// (DGX H100 nodes), which must agree when both are given. A mistake in
+// the workload's text, the pod or --gpus is the command line's
+// (fail.Usage, exit 2); one in the workload's config.json is the file's.
+func Transformer(workload string, c PodSpec) (transformer.Spec, scale.Pod, error) {
 	m, err := transformer.Parse(workload)
 	if err != nil {
 		if !errors.As(err, new(transformer.ConfigError)) {
@@ -132,7 +146,7 @@ func resolveScale(workload string, c ClusterSpec) (transformer.Spec, scale.Pod, 
 
 // resolvePod is the pod c names for the model m (with profile pr, nil
 // for none: a CPU profile's pod is the cpu pod).
-func resolvePod(m transformer.Spec, c ClusterSpec, pr *profile.Profile) (scale.Pod, error) {
+func resolvePod(m transformer.Spec, c PodSpec, pr *profile.Profile) (scale.Pod, error) {
 	var err error
 	var p scale.Pod
 	switch {

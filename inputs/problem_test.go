@@ -5,30 +5,17 @@ import (
 	"testing"
 )
 
-// TestResolve: a workload and a cluster resolve to one problem in their
-// world: an op graph's graph and cluster, a transformer's model and pod
-// (from the pod, or from --gpus as DGX H100 nodes), with one-line errors.
+// TestResolve: an op graph and a cluster resolve to the graph and the
+// cluster, with one-line errors.
 func TestResolve(t *testing.T) {
-	const gpt = "gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1000,batch=8"
 	cases := []struct {
 		name    string
 		g       GraphSpec
 		c       ClusterSpec
-		world   World
-		gpus    int    // the cluster's or the pod's
-		pod     string // the pod's name
-		layers  int    // the model's (0: 2)
+		gpus    int // the cluster's
 		wantErr string
 	}{
-		{name: "op graph", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 2}, world: OpGraph, gpus: 2},
-		{name: "gpus as nodes", g: GraphSpec{Workload: gpt}, c: ClusterSpec{GPUs: 16}, world: ClusterScale, gpus: 16, pod: "dgx-h100:2"},
-		{name: "pod", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-a100:4"}, world: ClusterScale, gpus: 32, pod: "dgx-a100:4"},
-		{name: "pod and gpus agree", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-h100:2", GPUs: 16}, world: ClusterScale, gpus: 16, pod: "dgx-h100:2"},
-		{name: "disagree", g: GraphSpec{Workload: gpt}, c: ClusterSpec{Pod: "dgx-h100:2", GPUs: 8}, wantErr: "--gpus 8 and --cluster dgx-h100:2 (16 GPUs) disagree"},
-		{name: "no cluster", g: GraphSpec{Workload: gpt}, wantErr: "name the cluster"},
-		{name: "not whole nodes", g: GraphSpec{Workload: gpt}, c: ClusterSpec{GPUs: 12}, wantErr: "not a whole number of 8-GPU nodes"},
-		{name: "hf config.json", g: GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/llama3-8b.json:seq=4096,batch=64"}, c: ClusterSpec{Pod: "dgx-h100:1"}, world: ClusterScale, gpus: 8, pod: "dgx-h100:1", layers: 32},
-		{name: "hf bad file", g: GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/none.json"}, c: ClusterSpec{Pod: "dgx-h100:1"}, wantErr: "none.json: cannot read it"},
+		{name: "op graph", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 2}, gpus: 2},
 		{name: "op graph too many GPUs", g: GraphSpec{Path: "../examples/mlp.json"}, c: ClusterSpec{GPUs: 65}, wantErr: "--gpus 65: out of range [1, 64]"},
 	}
 	for _, c := range cases {
@@ -42,18 +29,48 @@ func TestResolve(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if p.World != c.world {
-			t.Errorf("%s: world %s, want %s", c.name, p.World, c.world)
+		if p.Graph == nil || p.Cluster == nil || p.Cluster.Devices != c.gpus {
+			t.Errorf("%s: graph %v, cluster %+v; want %d GPUs", c.name, p.Graph != nil, p.Cluster, c.gpus)
 		}
-		switch c.world {
-		case OpGraph:
-			if p.Graph == nil || p.Cluster == nil || p.Cluster.Devices != c.gpus {
-				t.Errorf("%s: graph %v, cluster %+v; want %d GPUs", c.name, p.Graph != nil, p.Cluster, c.gpus)
+	}
+}
+
+// TestTransformer: a transformer and a pod resolve to the model and the
+// pod (from the pod, or from --gpus as DGX H100 nodes), with one-line
+// errors.
+func TestTransformer(t *testing.T) {
+	const gpt = "gpt:layers=2,hidden=256,heads=4,seq=128,vocab=1000,batch=8"
+	cases := []struct {
+		name     string
+		workload string
+		c        PodSpec
+		gpus     int    // the pod's
+		pod      string // the pod's name
+		layers   int    // the model's (0: 2)
+		wantErr  string
+	}{
+		{name: "gpus as nodes", workload: gpt, c: PodSpec{GPUs: 16}, gpus: 16, pod: "dgx-h100:2"},
+		{name: "pod", workload: gpt, c: PodSpec{Pod: "dgx-a100:4"}, gpus: 32, pod: "dgx-a100:4"},
+		{name: "pod and gpus agree", workload: gpt, c: PodSpec{Pod: "dgx-h100:2", GPUs: 16}, gpus: 16, pod: "dgx-h100:2"},
+		{name: "disagree", workload: gpt, c: PodSpec{Pod: "dgx-h100:2", GPUs: 8}, wantErr: "--gpus 8 and --cluster dgx-h100:2 (16 GPUs) disagree"},
+		{name: "no cluster", workload: gpt, wantErr: "name the cluster"},
+		{name: "not whole nodes", workload: gpt, c: PodSpec{GPUs: 12}, wantErr: "not a whole number of 8-GPU nodes"},
+		{name: "hf config.json", workload: "hf:../graph/transformer/testdata/hf/llama3-8b.json:seq=4096,batch=64", c: PodSpec{Pod: "dgx-h100:1"}, gpus: 8, pod: "dgx-h100:1", layers: 32},
+		{name: "hf bad file", workload: "hf:../graph/transformer/testdata/hf/none.json", c: PodSpec{Pod: "dgx-h100:1"}, wantErr: "none.json: cannot read it"},
+	}
+	for _, c := range cases {
+		m, p, err := Transformer(c.workload, c.c)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line with %q", c.name, err, c.wantErr)
 			}
-		case ClusterScale:
-			if p.Pod.GPUs() != c.gpus || p.Pod.Name != c.pod || p.Model.Layers != max(c.layers, 2) {
-				t.Errorf("%s: pod %s of %d GPUs, model %+v; want %s of %d", c.name, p.Pod.Name, p.Pod.GPUs(), p.Model, c.pod, c.gpus)
-			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if p.GPUs() != c.gpus || p.Name != c.pod || m.Layers != max(c.layers, 2) {
+			t.Errorf("%s: pod %s of %d GPUs, model %+v; want %s of %d", c.name, p.Name, p.GPUs(), m, c.pod, c.gpus)
 		}
 	}
 }

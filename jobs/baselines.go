@@ -13,8 +13,8 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/classical"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -92,7 +92,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	pp.placementOnly()
 	p := pp.Problem
 	if len(names) == 0 {
-		names = pipeline.Realizable(p, DefaultBaselines)
+		names = anchored.Realizable(p, DefaultBaselines)
 	}
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)
@@ -101,7 +101,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	// alone leaves the evaluations unbounded; none at all is each
 	// method's default (optimize.DefaultEvaluations for the searches).
 	s := &optimize.Settings{Budget: optimize.Budget{Evaluations: o.Budget, Time: o.Time, CPU: o.CPU}, Seed: o.Seed}
-	rows, err := pipeline.Methods(ctx, p, names, methods.Options{Start: o.Start}, false, s, rowPrinter(p, o.Progress))
+	rows, err := anchored.Methods(ctx, p, names, methods.Options{Start: o.Start}, false, s, rowPrinter(p, o.Progress))
 	b.Rows = tableRows(rows, p)
 	if err != nil && !interrupted(ctx, err) {
 		return b, err
@@ -121,7 +121,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 }
 
 // tableRows are the search's rows as the table's.
-func tableRows(rows []pipeline.Row, p *optimize.Problem) []report.BaselinesRow {
+func tableRows(rows []anchored.Row, p *optimize.Problem) []report.BaselinesRow {
 	out := make([]report.BaselinesRow, len(rows))
 	for i, r := range rows {
 		out[i] = tableRow(r, p)
@@ -132,7 +132,7 @@ func tableRows(rows []pipeline.Row, p *optimize.Problem) []report.BaselinesRow {
 // tableRow is one row of the search as the table's: its measures, or
 // why its method could not run (an expected absence, no expert placement
 // or no batch, said as a note).
-func tableRow(r pipeline.Row, p *optimize.Problem) report.BaselinesRow {
+func tableRow(r anchored.Row, p *optimize.Problem) report.BaselinesRow {
 	row := report.BaselinesRow{Method: r.Name, SearchTime: r.Elapsed.Seconds()}
 	switch {
 	case r.Result != nil:
@@ -155,7 +155,7 @@ func rowPrinter(p *optimize.Problem, w io.Writer) optimize.Recorder {
 	}
 	return optimize.RecorderFunc(func(e optimize.Event) {
 		if e.Kind == optimize.Done {
-			progress(w, tableRow(pipeline.Row{Name: e.Method, Result: e.Result, Err: e.Err, Elapsed: e.Elapsed}, p))
+			progress(w, tableRow(anchored.Row{Name: e.Method, Result: e.Result, Err: e.Err, Elapsed: e.Elapsed}, p))
 		}
 	})
 }
@@ -219,14 +219,14 @@ func restOf(d decision.Decision, p *optimize.Problem) string {
 // reference picks the method speed-ups are measured against: expert when
 // it ran, else single (evaluated here if it was not among the rows), else
 // the best valid row.
-func reference(ctx context.Context, p *optimize.Problem, rows []pipeline.Row) (string, float64) {
+func reference(ctx context.Context, p *optimize.Problem, rows []anchored.Row) (string, float64) {
 	// A reference that runs out of memory measures nothing: skip it.
 	for _, want := range []string{"expert", "single"} {
-		if i := slices.IndexFunc(rows, func(r pipeline.Row) bool { return r.Name == want }); i >= 0 && rows[i].Result != nil && rows[i].Eval.Valid() {
+		if i := slices.IndexFunc(rows, func(r anchored.Row) bool { return r.Name == want }); i >= 0 && rows[i].Result != nil && rows[i].Eval.Valid() {
 			return want, rows[i].Eval.StepTime
 		}
 	}
-	if best, ok := pipeline.Best(p.Objective, rows, true); ok {
+	if best, ok := anchored.Best(p.Objective, rows, true); ok {
 		return best.Name, best.Eval.StepTime
 	}
 	r, err := p.Evaluator.Evaluate(context.WithoutCancel(ctx), p.Complete(decision.Decision{Device: decision.Single(p.Graph)}))

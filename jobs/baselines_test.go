@@ -14,7 +14,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -126,7 +126,7 @@ func TestCompositeReferences(t *testing.T) {
 		}
 		p := pp.Problem
 		setBase(p)
-		rows, err := pipeline.Methods(context.Background(), p, methods.Quick(), methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
+		rows, err := anchored.Methods(context.Background(), p, methods.Quick(), methods.Options{}, true, &optimize.Settings{Seed: 1}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func TestCompositeReferences(t *testing.T) {
 // said. A row with no search time falls back to its result's
 // elapsed time (100 evaluations in 0.5 s: 200/s).
 func TestEvalsPerSecondIsOverTheRowsTime(t *testing.T) {
-	pp, err := NewProblem(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: "../examples/mlp.json"}, inputs.ClusterSpec{GPUs: 2}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestEvalsPerSecondIsOverTheRowsTime(t *testing.T) {
 	}
 	res := &optimize.Result{Method: "go-scored dp=2,bucket=1MiB", Decision: d, Eval: ev,
 		Stats: optimize.Stats{Evaluations: 5016, Elapsed: 210 * time.Microsecond}}
-	row := tableRow(pipeline.Row{Name: res.Method, Result: res, Elapsed: 890 * time.Millisecond}, p)
+	row := tableRow(anchored.Row{Name: res.Method, Result: res, Elapsed: 890 * time.Millisecond}, p)
 	if want := 5016 / 0.89; math.Abs(row.EvalsPerSecond-want) > 1e-9*want || math.Abs(row.EvalsPerSecond-5635.955) > 0.001 {
 		t.Errorf("joint row: %.3f evaluations/s, want 5016 / 0.89 s = %.3f", row.EvalsPerSecond, want)
 	}
@@ -177,7 +177,7 @@ func TestEvalsPerSecondIsOverTheRowsTime(t *testing.T) {
 		t.Errorf("joint row: %d evaluations in %g s, want 5016 in 0.89 s", row.Evaluations, row.SearchTime)
 	}
 	res.Stats = optimize.Stats{Evaluations: 100, Elapsed: 500 * time.Millisecond}
-	if row := tableRow(pipeline.Row{Name: "x", Result: res}, p); row.EvalsPerSecond != 200 {
+	if row := tableRow(anchored.Row{Name: "x", Result: res}, p); row.EvalsPerSecond != 200 {
 		t.Errorf("no search time: %g evaluations/s, want 100 / 0.5 s = 200", row.EvalsPerSecond)
 	}
 	for _, c := range []struct {

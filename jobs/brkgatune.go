@@ -167,7 +167,7 @@ func regalProblem(g *graph.Graph, cs inputs.ClusterSpec, tasks optimize.Tasks, s
 	if err != nil {
 		return nil, err
 	}
-	pp, err := NewProblemOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
+	pp, err := NewSetupOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -32,13 +32,13 @@ func ParseTasks(s string) (optimize.Tasks, error) {
 
 // interrupted reports whether err is ctx's cancellation (a signal), as
 // opposed to a failure.
-func interrupted(ctx context.Context, err error) bool { return pipeline.Interrupted(ctx, err) }
+func interrupted(ctx context.Context, err error) bool { return anchored.Interrupted(ctx, err) }
 
 // bestValid is the name and result of the best valid single-replica row
 // under objective o; "tf-defaults" and nil when none is valid (the
 // learned methods then take the problem's Base as reference).
-func bestValid(o optimize.Objective, rows []pipeline.Row) (string, *optimize.Result) {
-	if best, ok := pipeline.Best(o, rows, false); ok {
+func bestValid(o optimize.Objective, rows []anchored.Row) (string, *optimize.Result) {
+	if best, ok := anchored.Best(o, rows, false); ok {
 		return best.Name, best.Result
 	}
 	return "tf-defaults", nil

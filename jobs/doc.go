@@ -1,22 +1,25 @@
 // Package jobs holds the end-to-end jobs the placer CLI runs (eval,
 // baselines, search, export, pretrain, infer, finetune, regal train and
-// imitate, brkga-tuned's tuning, the cluster-scale plans, workloads,
-// cluster jobs): each is a function from an options struct to a report,
+// imitate, brkga-tuned's tuning, the cluster-scale plans, workloads):
+// each is a function from an options struct to a report,
 // composed from inputs -> problem (cost model and evaluator, from a
 // Backend: the roofline model by default, real GPUs with GPUs) -> methods
 // (from the methods registry) -> report, so that cmd/placer only binds
 // flags and prints. Traces come from the problem's evaluator. The report
 // grids (equal-time, learned, regal, parallel, generalization) are not
 // here: they are table definitions on one runner, jobs/grid, in
-// jobs/reports, which runs these jobs (Problem, QuickReference, Search,
-// Pretrain, Infer, Finetune) in its cells; nothing here imports it.
+// jobs/reports, which runs these jobs (Setup, QuickReference, Search,
+// Pretrain, Infer, Finetune) in its cells; nothing here imports it. The
+// files that run a report's cells as a cluster's array job (Slurm,
+// Kubernetes) are jobs/launch's.
 //
 // The CLI's side of each job (its flags, their parsing and the usage
 // errors that name them) is cmd/placer's: the options here take values,
 // and an error here says what is wrong with a value, not which flag gave
-// it. Where the CLI must tell one error from another (a cluster job's
-// cells without a time limit) jobs returns a typed error (NoTimeError);
-// report parallel's (ErrUnknownGraph, ErrNoDir) are jobs/reports'.
+// it. Where the CLI must tell one error from another, the package that
+// makes it returns a typed error: a cluster job's cells without a time
+// limit (launch.NoTimeError), report parallel's unknown graph or missing
+// folder (reports.ErrUnknownGraph, ErrNoDir).
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
 // nn/..., methods/..., inputs, jobs/grid, report, internal/...,

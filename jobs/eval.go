@@ -25,55 +25,52 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// EvalOptions are the inputs of an evaluation.
-type EvalOptions struct {
+// GraphEvalOptions are the inputs of an op graph's evaluation.
+type GraphEvalOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
-	// Placement is "single", "round-robin", "expert" or a decision file;
-	// at cluster scale a plan file, as Plan.
+	// Placement is "single", "round-robin", "expert" or a decision file.
 	Placement string
-	// Plan is a file holding the plan: at cluster scale a search's -o
-	// result (its best plan) or an eval's -o report, read as export reads
-	// it (ExportPlanRule); for an op graph what Placement reads. "" =
-	// Placement.
+	// Plan is a file holding the decision: what Placement reads (a
+	// search's or an eval's -o file; "" = Placement).
 	Plan string
 	// Strategy is the decision's strategy around the placement, e.g.
 	// "dp=4" ("" = the placement file's, else none: one replica). The
 	// placement is then one replica's, on GPUs / replicas GPUs.
 	Strategy string
-	Schedule string `world:"graph"` // "fifo" or a decision file; "" = the placement file's, else fifo
-	Fusion   string `world:"graph"` // "none", "default" or a decision file; "" = the placement file's, else none
-	Sync     bool   `world:"graph"` // REGAL's synchronous transfers
+	Schedule string // "fifo" or a decision file; "" = the placement file's, else fifo
+	Fusion   string // "none", "default" or a decision file; "" = the placement file's, else none
+	Sync     bool   // REGAL's synchronous transfers
 	// Host models each device's host thread dispatching its kernels
 	// (roofline.Options.Host; nil = none, the default). The CLI makes it
 	// from HostOn and Dispatch, the --host and --dispatch flags: every
 	// op at Dispatch when that is above 0, else the graph's profiled
 	// dispatch times (dispatch_s) where it has some and roofline's
 	// defaults elsewhere.
-	Host     *roofline.Host `world:"graph"`
-	HostOn   bool           `world:"graph"`
-	Dispatch time.Duration  `world:"graph"`
+	Host     *roofline.Host
+	HostOn   bool
+	Dispatch time.Duration
 	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
 	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
 	// the hardware's; on, off, matmul, conv; roofline.ParseTF32).
-	TF32 string `world:"graph"`
+	TF32 string
 	// Objective is the objective whose value the report shows beside the
 	// rest (zero = step time).
-	Objective optimize.Objective `world:"graph"`
-	Trace     string             `world:"graph"` // write a Chrome trace here ("" = none)
+	Objective optimize.Objective
+	Trace     string // write a Chrome trace here ("" = none)
 	// Measure also runs the decision on the GPUs present (a binary built
 	// with make cuda) and reports measured beside predicted.
-	Measure bool `world:"graph"`
-	Repeats int  `world:"graph"` // timed runs when measuring (0 = 5)
+	Measure bool
+	Repeats int // timed runs when measuring (0 = 5)
 	// Backend makes the cost model and the evaluator of the prediction
 	// (nil = Roofline).
-	Backend Backend `world:"graph"`
+	Backend Backend
 }
 
 // EvalGraph evaluates one decision of an op graph with the roofline model (through its
 // evaluator, which writes the trace too), and with --measure on the GPUs
 // as well.
-func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
+func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
 	st, err := strategyOf(o.Strategy, o.Placement)
@@ -95,12 +92,12 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newProblemWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
+	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
 	if err != nil {
 		return report.Eval{}, err
 	}
 	defer p.Close()
-	g, c := p.Graph, p.cluster
+	g, c := p.Graph, p.cluster()
 	// "expert" means one thing in every command: the expert placement with
 	// TensorFlow's defaults for the rest (FIFO scheduling, XLA-like
 	// default fusion), the tables' expert row (classical.Expert on the
@@ -183,7 +180,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	e := report.NewEval(&res, lower, perDev)
 	e.Strategy, e.Replicas = st.String(), st.R()
 	e.Graph, e.Ops, e.Hardware, e.Devices, e.Topology = g.Name(), g.NumOps(), c.Hardware.Name, c.Devices, c.Topology
-	e.HardwareNote = p.hardwareNote
+	e.HardwareNote = p.hardwareNote()
 	e.Placement = orDefault(o.Placement, "single")
 	e.Schedule, e.Fusion = describe(o.Schedule, d.Priority != nil, "fifo", o.Placement), describe(o.Fusion, d.Fusion != nil, "none", o.Placement)
 	if p.Realize != nil {
@@ -204,8 +201,8 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 			return report.Eval{}, err
 		}
 	}
-	if p.profile != nil {
-		if e.Costs, err = opCosts(p.profile, p.profilePath, g, c, p.opts, d.Device, st); err != nil {
+	if p.in.Profile != nil {
+		if e.Costs, err = opCosts(p.in.Profile, p.in.ProfilePath, g, c, p.opts, d.Device, st); err != nil {
 			return report.Eval{}, err
 		}
 		e.Costs.Moved(e.BytesMoved)
@@ -225,7 +222,7 @@ func EvalGraph(ctx context.Context, o EvalOptions) (report.Eval, error) {
 	// With an ops profile the costs' lines say what the figures rest on:
 	// the roofline's check of op kinds (and its host-bound warning, a
 	// GPU's host) is for graphs the roofline prices.
-	if p.profile != nil {
+	if p.in.Profile != nil {
 		return e, nil
 	}
 	if e.Checked, err = checkedAgainst(g, c, p.opts, d.Device); err != nil {

@@ -40,7 +40,7 @@ func mlpWith(t *testing.T, dtype string, exec map[string]any) string {
 	return path
 }
 
-func evalOf(t *testing.T, o EvalOptions) float64 {
+func evalOf(t *testing.T, o GraphEvalOptions) float64 {
 	t.Helper()
 	o.Host = HostModel(o.HostOn, o.Dispatch)
 	e, err := EvalGraph(context.Background(), o)
@@ -58,7 +58,7 @@ func TestEvalTF32(t *testing.T) {
 	plain := mlpWith(t, "f32", nil)
 	rec := mlpWith(t, "f32", map[string]any{"version": 1, "tf32_matmul": true})
 	run := func(path, flag string) float64 {
-		return evalOf(t, EvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag})
+		return evalOf(t, GraphEvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag})
 	}
 	base, on := run(plain, ""), run(rec, "")
 	if !(on < base) {
@@ -70,7 +70,7 @@ func TestEvalTF32(t *testing.T) {
 	if forced := run(plain, "on"); forced != on {
 		t.Errorf("--tf32 on: %v, want %v", forced, on)
 	}
-	bad := EvalOptions{Graph: inputs.GraphSpec{Path: plain}, Placement: "single", TF32: "maybe"}
+	bad := GraphEvalOptions{Graph: inputs.GraphSpec{Path: plain}, Placement: "single", TF32: "maybe"}
 	if _, err := EvalGraph(context.Background(), bad); err == nil || !strings.Contains(err.Error(), `tf32 "maybe"`) {
 		t.Errorf("tf32 maybe: %v, want an error naming it", err)
 	}
@@ -82,8 +82,8 @@ func TestEvalTF32(t *testing.T) {
 // torch.compile eval fuses by default (fewer kernels than ops) unless
 // --fusion says otherwise.
 func TestEvalExecutionHost(t *testing.T) {
-	o := func(path, fusion string) EvalOptions {
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: time.Millisecond, Fusion: fusion}
+	o := func(path, fusion string) GraphEvalOptions {
+		o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: time.Millisecond, Fusion: fusion}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}
@@ -114,7 +114,7 @@ func TestEvalExecutionHost(t *testing.T) {
 // without settings and no --tf32 has none.
 func TestEvalExecutionNote(t *testing.T) {
 	note := func(path, flag string) string {
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag}
+		o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "a100"}, Placement: "single", TF32: flag}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		e, err := EvalGraph(context.Background(), o)
 		if err != nil {

@@ -16,8 +16,8 @@ import (
 // by its host: kernel k starts when it is dispatched, at k ms, so the step
 // is 28 ms plus the last kernel; the GPU's busy time is unchanged.
 func TestEvalHost(t *testing.T) {
-	opts := func(host bool, d time.Duration) EvalOptions {
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{Hardware: "v100"}, Placement: "single", HostOn: host, Dispatch: d}
+	opts := func(host bool, d time.Duration) GraphEvalOptions {
+		o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{Hardware: "v100"}, Placement: "single", HostOn: host, Dispatch: d}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		return o
 	}
@@ -74,7 +74,7 @@ func TestEvalHostProfiled(t *testing.T) {
 		t.Fatal(err)
 	}
 	eval := func(d time.Duration) float64 {
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: d}
+		o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: path}, Placement: "single", HostOn: true, Dispatch: d}
 		o.Host = HostModel(o.HostOn, o.Dispatch)
 		e, err := EvalGraph(context.Background(), o)
 		if err != nil {

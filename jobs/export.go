@@ -39,48 +39,69 @@ func ExportFormatsOf(w inputs.World) []string {
 	return slices.DeleteFunc(slices.Clone(ExportFormats), func(f string) bool { return f == "megatron" })
 }
 
-// ExportOptions are the inputs of a placement export.
+// ExportOptions are the inputs of `placer export` in either world: the
+// world of the workload, decided once by the caller (inputs.WorldOf),
+// what both worlds read, and each world's own (the other's are not
+// read).
 type ExportOptions struct {
-	Graph inputs.GraphSpec
-	// Cluster is the GPUs (an op graph's: every GPU, as search and eval
-	// read --gpus, so that a strategy of R replicas, --strategy's or the
-	// placement file's, places one on GPUs / R: GPUsRule; 0 = the
-	// placement file's replica GPUs x R, else the graph file's, else 1)
-	// and, for a transformer at cluster scale,
-	// its pod (Pod "" = DGX H100 nodes for GPUs). Only GPUs, Pod and
-	// Profile (an ops profile: the graph it holds and its meta) are
-	// read.
-	Cluster inputs.ClusterSpec
+	World   inputs.World
+	OpGraph GraphExportOptions // an op graph's
+	Scale   ScaleExportOptions // a transformer's at cluster scale
+
 	// Placement is "single", "round-robin", a decision or result file, or
-	// an msr-fiddle expert-placement file ({"fpgas": ...}).
+	// an msr-fiddle expert-placement file ({"fpgas": ...}); at cluster
+	// scale a plan file, as Plan.
 	Placement string
 	To        string // one of ExportFormats
-	Meta      string // the exporter's meta file (module-map, torch-plan; "" = beside the graph: X.meta.json)
 	// Strategy replaces the placement file's strategy for torch-plan,
 	// torchtitan and deepspeed ("dp=2,mb=4,schedule=1f1b"; "" = the
 	// file's, else one replica and one micro-batch). As in eval
 	// (GPUsRule), its R replicas each get GPUs / R of the cluster's
-	// GPUs, and the placement is one replica's on them.
+	// GPUs, and the placement is one replica's on them. At cluster scale
+	// the plan ("tp=8,pp=4").
 	Strategy string
-	// Stages, for a graph from PyTorch (torch-plan, torchtitan,
-	// deepspeed), cuts the placement into exactly that many stages (0 =
-	// as many as keep the most work where the placement put it).
-	Stages int
-	Out    string // "" = return the bytes only
+	Out      string // "" = return the bytes only
 	// Plan is a file holding the plan to write: at cluster scale a
 	// search's result (placer search -o: its best plan) or an eval report
 	// (placer eval -o), checked against the workload and the cluster; for
 	// an op graph what Placement reads. "" = Placement's file, else
 	// Strategy. Plan and Strategy are not given together (ExportPlanRule).
 	Plan string
-	// AllowOver writes a plan at cluster scale that does not fit the
-	// GPUs' memory, with a line on Warn; false refuses it.
-	AllowOver bool
 	// Warn gets a line for what the user should know about the plan
 	// (its train-mode modules: TrainModeOf; nil = none).
 	Warn io.Writer
 
-	profile *profile.Profile // Cluster.Profile's, read
+	profile *profile.Profile // OpGraph.Cluster.Profile's, read
+}
+
+// GraphExportOptions are an op graph's export options.
+type GraphExportOptions struct {
+	Graph inputs.GraphSpec
+	// Cluster is the GPUs: every GPU, as search and eval read --gpus, so
+	// that a strategy of R replicas, --strategy's or the placement
+	// file's, places one on GPUs / R (GPUsRule; 0 = the placement file's
+	// replica GPUs x R, else the graph file's, else 1). Only GPUs and
+	// Profile (an ops profile: the graph it holds and its meta) are read.
+	Cluster inputs.ClusterSpec
+	Meta    string // the exporter's meta file (module-map, torch-plan; "" = beside the graph: X.meta.json)
+	// Stages, for a graph from PyTorch (torch-plan, torchtitan,
+	// deepspeed), cuts the placement into exactly that many stages (0 =
+	// as many as keep the most work where the placement put it).
+	Stages int
+}
+
+// ScaleExportOptions are a transformer's export options at cluster
+// scale.
+type ScaleExportOptions struct {
+	// Workload is the model: "gpt:...", "llama:...", "hf:..." or a
+	// preset with its run.
+	Workload string
+	// Pod is the pod (Pod "" = DGX H100 nodes for GPUs), with a layers
+	// profile pricing what it measured; MemoryMargin 0: none.
+	Pod inputs.PodSpec
+	// AllowOver writes a plan that does not fit the GPUs' memory, with a
+	// line on Warn; false refuses it.
+	AllowOver bool
 }
 
 // Export converts a placement of a graph into a framework's format and
@@ -90,18 +111,18 @@ func Export(o ExportOptions) ([]byte, error) {
 	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
 		return nil, err
 	}
-	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
+	if o.World == inputs.ClusterScale {
 		return exportTransformer(o)
 	}
-	g, meta, pr, err := inputs.ProfiledGraph(o.Graph, o.Cluster)
+	g, meta, pr, err := inputs.ProfiledGraph(o.OpGraph.Graph, o.OpGraph.Cluster)
 	if err != nil {
 		return nil, err
 	}
 	o.profile = pr
 	// msr-fiddle names nodes by id: read them when the graph is one.
 	var ids []int64
-	if o.Graph.Path != "" {
-		if data, err := os.ReadFile(o.Graph.Path); err == nil && inputs.IsGraphFormat(o.Graph, data, "msr-fiddle") {
+	if o.OpGraph.Graph.Path != "" {
+		if data, err := os.ReadFile(o.OpGraph.Graph.Path); err == nil && inputs.IsGraphFormat(o.OpGraph.Graph, data, "msr-fiddle") {
 			if _, _, ids, err = msrfiddle.DecodeWithIDs(data, g.Name()); err != nil {
 				return nil, err
 			}
@@ -120,14 +141,14 @@ func Export(o ExportOptions) ([]byte, error) {
 		if dev, err = msrfiddle.ReadExpert(data, g, ids); err != nil {
 			return nil, fmt.Errorf("%s: %w", o.Placement, err)
 		}
-		if o.Cluster.GPUs > 0 {
-			if o.Cluster.GPUs%st.R() != 0 {
-				return nil, fmt.Errorf("--gpus %d: %d replicas do not divide %d GPUs (--gpus is every GPU; each replica's placement gets GPUs / replicas)", o.Cluster.GPUs, st.R(), o.Cluster.GPUs)
+		if o.OpGraph.Cluster.GPUs > 0 {
+			if o.OpGraph.Cluster.GPUs%st.R() != 0 {
+				return nil, fmt.Errorf("--gpus %d: %d replicas do not divide %d GPUs (--gpus is every GPU; each replica's placement gets GPUs / replicas)", o.OpGraph.Cluster.GPUs, st.R(), o.OpGraph.Cluster.GPUs)
 			}
-			devices = o.Cluster.GPUs / st.R()
+			devices = o.OpGraph.Cluster.GPUs / st.R()
 		}
 	} else {
-		gpus, err := replicaCluster(o.Cluster.GPUs, st, o.Placement)
+		gpus, err := replicaCluster(o.OpGraph.Cluster.GPUs, st, o.Placement)
 		if err != nil {
 			return nil, err
 		}
@@ -294,13 +315,13 @@ func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []i
 	if err != nil {
 		return nil, err
 	}
-	if o.Stages < 0 || o.Stages > devices {
-		return nil, fmt.Errorf("export: --stages %d: want 1 to the %d GPUs of a replica", o.Stages, devices)
+	if o.OpGraph.Stages < 0 || o.OpGraph.Stages > devices {
+		return nil, fmt.Errorf("export: --stages %d: want 1 to the %d GPUs of a replica", o.OpGraph.Stages, devices)
 	}
-	if n := len(rz.Units()); o.Stages > n {
-		return nil, fmt.Errorf("export: --stages %d: graph %s has %d modules to cut", o.Stages, g.Name(), n)
+	if n := len(rz.Units()); o.OpGraph.Stages > n {
+		return nil, fmt.Errorf("export: --stages %d: graph %s has %d modules to cut", o.OpGraph.Stages, g.Name(), n)
 	}
-	rz.Stages = o.Stages
+	rz.Stages = o.OpGraph.Stages
 	return rz.Plan(dev, devices, s)
 }
 
@@ -308,9 +329,9 @@ func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []i
 // else the file metaPath names.
 func (o ExportOptions) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
 	if o.profile != nil {
-		tm, err := profileMeta(o.profile, o.Cluster.Profile, g)
+		tm, err := profileMeta(o.profile, o.OpGraph.Cluster.Profile, g)
 		if err == nil && tm == nil {
-			err = fmt.Errorf("export: profile %s holds no meta of its graph (placer profile --model writes it)", o.Cluster.Profile)
+			err = fmt.Errorf("export: profile %s holds no meta of its graph (placer profile --model writes it)", o.OpGraph.Cluster.Profile)
 		}
 		return tm, err
 	}
@@ -320,10 +341,10 @@ func (o ExportOptions) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
 // metaPath is the exporter's meta file: --meta, else X.meta.json beside
 // the graph X.json.
 func (o ExportOptions) metaPath() string {
-	if o.Meta != "" {
-		return o.Meta
+	if o.OpGraph.Meta != "" {
+		return o.OpGraph.Meta
 	}
-	return strings.TrimSuffix(o.Graph.Path, ".json") + ".meta.json"
+	return strings.TrimSuffix(o.OpGraph.Graph.Path, ".json") + ".meta.json"
 }
 
 // exportTransformer writes a transformer's plan at cluster scale as a
@@ -336,10 +357,9 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		return nil, err
 	}
 	if format != "torch-plan" && format != "megatron" && format != "torchtitan" && format != "deepspeed" {
-		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to torchtitan or --to deepspeed", o.Graph.Workload)
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to torchtitan or --to deepspeed", o.Scale.Workload)
 	}
-	so := scaleOptionsOf(o.Graph, o.Cluster, "", "")
-	m, p, err := so.inputs()
+	m, p, err := inputs.Transformer(o.Scale.Workload, o.Scale.Pod)
 	if err != nil {
 		return nil, err
 	}
@@ -386,8 +406,8 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 		}
 		out = append(out, '\n')
 	}
-	if over != "" && !o.AllowOver {
-		return nil, fmt.Errorf("export: %s (placer search --workload %s -o FILE finds plans that fit, --plan FILE exports its best; --allow-over writes this one anyway)", over, o.Graph.Workload)
+	if over != "" && !o.Scale.AllowOver {
+		return nil, fmt.Errorf("export: %s (placer search --workload %s -o FILE finds plans that fit, --plan FILE exports its best; --allow-over writes this one anyway)", over, o.Scale.Workload)
 	}
 	if o.Out != "" {
 		if moe != nil { // the module first: the configuration appears with it
@@ -516,7 +536,7 @@ type exportPlan struct {
 // runs: a plan costed on another (a search for Megatron-LM's plan
 // written for torchtitan, whose file runs compiled torchtitan) is costed
 // again on the framework's stack (export.AsRunOn), its other keys kept.
-// One that does not fit p's GPUs there is an error unless o.AllowOver:
+// One that does not fit p's GPUs there is an error unless o.Scale.AllowOver:
 // over says how far it is over.
 func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format string) (ep exportPlan, err error) {
 	file := ""
@@ -526,7 +546,7 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format s
 	text := o.Strategy
 	if file != "" {
 		if file == "round-robin" {
-			return ep, fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Graph.Workload)
+			return ep, fail.Usagef("--placement round-robin: a transformer at cluster scale (%s) takes its plan from --strategy or a search's or eval's result (--plan FILE)", o.Scale.Workload)
 		}
 		if o.Strategy != "" {
 			return ep, fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone gives a plan written whole)", file)

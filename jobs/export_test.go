@@ -22,7 +22,7 @@ func TestExportExpertRoundTrip(t *testing.T) {
 	graphPath := "../workloads/msrfiddle/testdata/small.json"
 	dir := t.TempDir()
 	expert := filepath.Join(dir, "expert.json")
-	out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", To: "msr-fiddle", Out: expert})
+	out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: "round-robin", To: "msr-fiddle", Out: expert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestExportExpertRoundTrip(t *testing.T) {
 		t.Fatalf("expert file %s: %v", out, err)
 	}
 	dec := filepath.Join(dir, "d.json")
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Placement: expert, To: "decision", Out: dec}); err != nil {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: graphPath}}, Placement: expert, To: "decision", Out: dec}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(dec)
@@ -51,7 +51,7 @@ func TestExportExpertRoundTrip(t *testing.T) {
 	if want := decision.RoundRobin(g, 2); !slices.Equal(f.Device, want) {
 		t.Errorf("read back %v, want %v", f.Device, want)
 	}
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, To: "yaml"}); err == nil || !strings.Contains(err.Error(), "unknown format") {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: graphPath}}, To: "yaml"}); err == nil || !strings.Contains(err.Error(), "unknown format") {
 		t.Errorf("unknown format: %v", err)
 	}
 }
@@ -64,7 +64,7 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 	graphPath := "../workloads/msrfiddle/testdata/small.json"
 	dir := t.TempDir()
 	expert := filepath.Join(dir, "expert.json")
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", To: "msr-fiddle", Out: expert}); err != nil {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: "round-robin", To: "msr-fiddle", Out: expert}); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(expert)
@@ -75,11 +75,11 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 	e["cpus"] = []any{map[string]any{"nodes": []any{}}}
 	data, _ = json.Marshal(e)
 	os.WriteFile(expert, data, 0o644)
-	ev, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Placement: expert})
+	ev, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Placement: expert})
 	if err != nil {
 		t.Fatalf("eval of an msr-fiddle expert file: %v", err)
 	}
-	rr, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", Fusion: "default"})
+	rr, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: graphPath}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", Fusion: "default"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +87,10 @@ func TestEvalReadsPlacementFiles(t *testing.T) {
 		t.Errorf("expert file: %d devices, %v s; want 2 and round-robin's %v s (with default fusion)", ev.Devices, ev.StepTime, rr.StepTime)
 	}
 	res := filepath.Join(dir, "r.json")
-	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 50, Out: res}); err != nil {
+	if _, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 50, Out: res}); err != nil {
 		t.Fatal(err)
 	}
-	ev, err = EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: res})
+	ev, err = EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Placement: res})
 	if err != nil || ev.Devices != 4 {
 		t.Errorf("eval of a 4-GPU result file without --gpus: %v, %d devices", err, ev.Devices)
 	}
@@ -114,8 +114,8 @@ func TestExportTransformerPlanReads(t *testing.T) {
   "expert_tensor": 1,
   "expert_data": 2,`},
 	} {
-		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Workload: c.workload},
-			Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Strategy: c.strategy, To: "torch-plan"})
+		out, err := Export(ExportOptions{World: inputs.ClusterScale, Scale: ScaleExportOptions{Workload: c.workload,
+			Pod: inputs.PodSpec{GPUs: c.gpus}}, Strategy: c.strategy, To: "torch-plan"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,7 +19,7 @@ import (
 // tokens, 256 sequences, 4 DGX H100 nodes.
 var (
 	llama8b      = inputs.GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/llama3-8b.json:seq=8192,batch=256"}
-	llama8bNodes = inputs.ClusterSpec{Pod: "dgx-h100:4"}
+	llama8bNodes = "dgx-h100:4" // the pod
 )
 
 // TestExportPlanFile: export at cluster scale writes the plan of a
@@ -32,7 +32,7 @@ var (
 func TestExportPlanFile(t *testing.T) {
 	dir := t.TempDir()
 	searched := filepath.Join(dir, "search.json")
-	rep, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes.Pod, Out: searched})
+	rep, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes, Out: searched})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestExportPlanFile(t *testing.T) {
 	// An eval's report of a plan that does not fit (the plan every
 	// degree left to placer resolves to).
 	over := "tp=1,pp=1,dp=32,mbs=1"
-	ev, err := ScaleEval(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes.Pod, Strat: over})
+	ev, err := ScaleEval(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes, Strat: over})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,26 +73,27 @@ func TestExportPlanFile(t *testing.T) {
 	}{
 		{"search by --plan", ExportOptions{Plan: searched}, best, "", 0, 0},
 		{"search by --placement", ExportOptions{Placement: searched}, best, "", 0, 0},
-		{"eval over, allowed", ExportOptions{Plan: evaluated, AllowOver: true}, over, "", 0, 1},
+		{"eval over, allowed", ExportOptions{Plan: evaluated, Scale: ScaleExportOptions{AllowOver: true}}, over, "", 0, 1},
 		{"eval over", ExportOptions{Plan: evaluated}, "", "needs 192.7 GB a GPU, more than the 79.5 GB a GPU of dgx-h100:4 has for it", 1, 0},
 		{"default plan over", ExportOptions{}, "", "plan tp=1,pp=1,dp=32,mbs=1 needs 192.7 GB", 1, 0},
 		{"strategy", ExportOptions{Strategy: best}, best, "", 0, 0},
 		{"missing", ExportOptions{Plan: filepath.Join(dir, "nosuch.json")}, "", "nosuch.json: cannot read it: no such file or directory", 1, 0},
 		{"not a result", ExportOptions{Plan: notResult}, "", "not a placer search or eval result at cluster scale", 1, 0},
-		{"other model", ExportOptions{Graph: qwen, Plan: searched}, "", "its plan is for llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=256, not for the workload llama:layers=36", 1, 0},
-		{"other cluster", ExportOptions{Cluster: inputs.ClusterSpec{Pod: "dgx-h100:8"}, Plan: searched}, "", "its plan is for dgx-h100:4 (32 GPUs), not for the cluster dgx-h100:8 (64 GPUs)", 1, 0},
+		{"other model", ExportOptions{Scale: ScaleExportOptions{Workload: qwen.Workload}, Plan: searched}, "", "its plan is for llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=256, not for the workload llama:layers=36", 1, 0},
+		{"other cluster", ExportOptions{Scale: ScaleExportOptions{Pod: inputs.PodSpec{Pod: "dgx-h100:8"}}, Plan: searched}, "", "its plan is for dgx-h100:4 (32 GPUs), not for the cluster dgx-h100:8 (64 GPUs)", 1, 0},
 		{"plan and strategy", ExportOptions{Plan: searched, Strategy: "tp=2"}, "", "--strategy and the plan file", 2, 0},
 		{"plan and placement", ExportOptions{Plan: searched, Placement: evaluated}, "", "both name the plan", 2, 0},
 		{"round-robin", ExportOptions{Placement: "round-robin"}, "", "takes its plan from --strategy or a search's or eval's result", 2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
-			if o.Graph.Workload == "" {
-				o.Graph = llama8b
+			if o.Scale.Workload == "" {
+				o.Scale.Workload = llama8b.Workload
 			}
-			if o.Cluster.Pod == "" {
-				o.Cluster = llama8bNodes
+			if o.Scale.Pod.Pod == "" {
+				o.Scale.Pod.Pod = llama8bNodes
 			}
+			o.World = inputs.ClusterScale
 			var warn bytes.Buffer
 			o.To, o.Warn = "megatron", &warn
 			out, err := Export(o)

@@ -145,7 +145,7 @@ func TestSearchThroughFakeEvaluator(t *testing.T) {
 	dir := t.TempDir()
 	out, trace := filepath.Join(dir, "r.json"), filepath.Join(dir, "t.json")
 	small := &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
-	rep, err := SearchGraph(context.Background(), SearchOptions{
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{
 		Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2},
 		Steps: 3, Samples: 4, Warmup: -1, Seed: 1, Policy: small, Backend: backend, Out: out, Trace: trace,
 	})
@@ -233,7 +233,7 @@ func mustCluster(t *testing.T) *roofline.Cluster {
 // its reference, which the search keeps as a candidate).
 func TestFewerGPUReferences(t *testing.T) {
 	small := &policy.Config{SageLayers: 2, SageDim: 32, DModel: 32, Heads: 2, HeadDim: 16, Inner: 64, CondDim: 32, HeadHidden: 32, SegmentLen: 16}
-	rep, err := SearchGraph(context.Background(), SearchOptions{
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{
 		Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 4},
 		Steps: 2, Samples: 4, Warmup: -1, Seed: 1, Policy: small,
 	})
@@ -292,7 +292,7 @@ func TestExpertFromFile(t *testing.T) {
 	if b.Reference != "expert" || b.Rows[1].Error != "" || b.Rows[1].StepTime <= 0 {
 		t.Fatalf("reference %q, expert row %+v", b.Reference, b.Rows[1])
 	}
-	e, err := EvalGraph(context.Background(), EvalOptions{Graph: spec, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "expert"})
+	e, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: spec, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "expert"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -117,7 +117,7 @@ func fidelityH100(t *testing.T, roofline, host, unnamed bool, rowTol, meanTol fl
 		if roofline {
 			path = withoutTimes(t, path)
 		}
-		o := EvalOptions{Graph: inputs.GraphSpec{Path: path},
+		o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: path},
 			Cluster: inputs.ClusterSpec{GPUs: 1, Hardware: "h100"}, Placement: "single", HostOn: host}
 		o.Host = HostModel(host, 0)
 		r, err := EvalGraph(context.Background(), o)

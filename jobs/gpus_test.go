@@ -23,7 +23,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 	ctx := context.Background()
 	g := inputs.GraphSpec{Path: torchCNN}
 	const strat = "dp=2,mb=2,schedule=1f1b"
-	ans, err := Eval(ctx, EvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: "round-robin", Strategy: strat})
+	ans, err := Eval(ctx, EvalOptions{OpGraph: GraphEvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: "round-robin", Strategy: strat}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 	}
 	f.Close()
 
-	direct, err := Export(ExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+	direct, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 	if err != nil {
 		t.Fatalf("export round-robin --gpus 4 --strategy %s: %v", strat, err)
 	}
@@ -54,7 +54,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 			strat, want.GPUs, want.Replicas, want.Devices, want.MicroBatches, want.Schedule)
 	}
 	for _, gpus := range []int{0, 4} {
-		out, err := Export(ExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: path, To: "torch-plan"})
+		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export eval's -o with --gpus %d: %v", gpus, err)
 		}
@@ -65,7 +65,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("export eval's -o with --gpus %d:\n%s\nwant the plan of round-robin --gpus 4 --strategy %s:\n%s", gpus, out, strat, direct)
 		}
-		again, err := Eval(ctx, EvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: path})
+		again, err := Eval(ctx, EvalOptions{OpGraph: GraphEvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: path}})
 		if err != nil {
 			t.Fatalf("eval --placement eval's -o with --gpus %d: %v", gpus, err)
 		}
@@ -79,23 +79,23 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 		want string
 	}{
 		{"export --gpus 2", func() error {
-			_, err := Export(ExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: path, To: "torch-plan"})
+			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: path, To: "torch-plan"})
 			return err
 		}, "made for 2 devices a replica, and 2 replicas of it take 4 GPUs, not --gpus 2 (--gpus is every GPU: give --gpus 4, or leave it out)"},
 		{"eval --gpus 2", func() error {
-			_, err := Eval(ctx, EvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: path})
+			_, err := Eval(ctx, EvalOptions{OpGraph: GraphEvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: path}})
 			return err
 		}, "not --gpus 2 (--gpus is every GPU: give --gpus 4"},
 		{"export --gpus 3", func() error {
-			_, err := Export(ExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 			return err
 		}, "--gpus 3: 2 replicas do not divide 3 GPUs"},
 		{"eval --gpus 3", func() error {
-			_, err := Eval(ctx, EvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}, Placement: "round-robin", Strategy: strat})
+			_, err := Eval(ctx, EvalOptions{OpGraph: GraphEvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}, Placement: "round-robin", Strategy: strat}})
 			return err
 		}, "--gpus 3: 2 replicas do not divide 3 GPUs"},
 		{"export dp=2 on the graph's one GPU", func() error {
-			_, err := Export(ExportOptions{Graph: g, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 			return err
 		}, "2 replicas do not divide the 1 GPUs of the graph file (give --gpus"},
 	} {
@@ -113,7 +113,7 @@ func TestGPUsRuleSearch(t *testing.T) {
 	ctx := context.Background()
 	g := inputs.GraphSpec{Path: torchCNN}
 	out := filepath.Join(t.TempDir(), "result.json")
-	rep, err := SearchGraph(ctx, SearchOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1, Out: out})
+	rep, err := SearchGraph(ctx, GraphSearchOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1, Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,14 +123,14 @@ func TestGPUsRuleSearch(t *testing.T) {
 		t.Fatalf("search --gpus 4: the answer is %d replicas of %d GPUs", R, d.Devices)
 	}
 	for _, gpus := range []int{0, 4} {
-		ans, err := Eval(ctx, EvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: out})
+		ans, err := Eval(ctx, EvalOptions{OpGraph: GraphEvalOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: out}})
 		if err != nil {
 			t.Fatalf("eval --gpus %d: %v", gpus, err)
 		}
 		if e := ans.(EvalReport).Eval; e.Devices != 4 || e.StepTime != rep.Result.StepTime {
 			t.Errorf("eval --gpus %d: %g s on %d GPUs, want search's %g s on 4", gpus, e.StepTime, e.Devices, rep.Result.StepTime)
 		}
-		plan, err := Export(ExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: out, To: "torch-plan"})
+		plan, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: out, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export --gpus %d: %v", gpus, err)
 		}

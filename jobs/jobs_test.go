@@ -24,7 +24,7 @@ func TestEvalExpertEveryGOWorkload(t *testing.T) {
 		if !ok {
 			t.Fatalf("workload %s missing", name)
 		}
-		e, err := EvalGraph(context.Background(), EvalOptions{
+		e, err := EvalGraph(context.Background(), GraphEvalOptions{
 			Graph: inputs.GraphSpec{Workload: name}, Cluster: inputs.ClusterSpec{GPUs: spec.Devices}, Placement: "expert",
 		})
 		if err != nil {
@@ -76,7 +76,7 @@ func TestWorkloadExportRoundTrip(t *testing.T) {
 // simulate, report.
 func BenchmarkEvalGNMT8Expert(b *testing.B) {
 	for b.Loop() {
-		if _, err := EvalGraph(context.Background(), EvalOptions{
+		if _, err := EvalGraph(context.Background(), GraphEvalOptions{
 			Graph: inputs.GraphSpec{Workload: "gnmt8"}, Cluster: inputs.ClusterSpec{GPUs: 8}, Placement: "expert",
 		}); err != nil {
 			b.Fatal(err)

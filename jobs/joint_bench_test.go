@@ -19,7 +19,7 @@ import (
 // decision scored with the replicas and their all-reduce through
 // strategy.Fixed). Bound: dp2 at most 1.5x plain per op.
 func BenchmarkJointStep(b *testing.B) {
-	pp, err := NewProblem(inputs.GraphSpec{Workload: "trxl4"}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Workload: "trxl4"}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestEvalOpsProfile(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			cl := inputs.ClusterSpec{Profile: c.file, Hardware: c.hardware, HardwareSet: c.hardware != ""}
-			e, err := EvalGraph(context.Background(), EvalOptions{Cluster: cl, Placement: "single"})
+			e, err := EvalGraph(context.Background(), GraphEvalOptions{Cluster: cl, Placement: "single"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +85,7 @@ func TestEvalOpsProfile(t *testing.T) {
 	// Every op measured, on two GPUs round-robin: mm and add on GPU 0,
 	// relu on GPU 1, each busy time measured, but the step moves relu's
 	// input and output between them, which the roofline's links price.
-	e, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: allMeasured, GPUs: 2}, Placement: "round-robin"})
+	e, err := EvalGraph(context.Background(), GraphEvalOptions{Cluster: inputs.ClusterSpec{Profile: allMeasured, GPUs: 2}, Placement: "round-robin"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestEvalOpsProfile(t *testing.T) {
 		t.Errorf("round-robin on 2 GPUs: costs %+v", *k)
 	}
 	// Without a profile nothing says measured.
-	e, err = EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: filepath.Join("..", "examples", "mlp.json")}, Placement: "single"})
+	e, err = EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: filepath.Join("..", "examples", "mlp.json")}, Placement: "single"})
 	if err != nil || e.Costs != nil {
 		t.Errorf("eval without a profile: costs %+v, %v", e.Costs, err)
 	}
@@ -150,7 +150,7 @@ func TestProfileModelCPU(t *testing.T) {
 	if timed < g.NumOps()/2 {
 		t.Errorf("%d of %d ops timed", timed, g.NumOps())
 	}
-	e, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out}, Placement: "single"})
+	e, err := EvalGraph(context.Background(), GraphEvalOptions{Cluster: inputs.ClusterSpec{Profile: out}, Placement: "single"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,12 +161,12 @@ func TestProfileModelCPU(t *testing.T) {
 	if !closeTo(e.StepTime, k.Measured+k.Modelled) {
 		t.Errorf("step %v, want the measured %v + the modelled %v", e.StepTime, k.Measured, k.Modelled)
 	}
-	if _, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out, Hardware: "h100", HardwareSet: true}, Placement: "single"}); err == nil || !strings.Contains(err.Error(), "of another device: cpu") {
+	if _, err := EvalGraph(context.Background(), GraphEvalOptions{Cluster: inputs.ClusterSpec{Profile: out, Hardware: "h100", HardwareSet: true}, Placement: "single"}); err == nil || !strings.Contains(err.Error(), "of another device: cpu") {
 		t.Errorf("a CPU profile on --hardware h100: %v", err)
 	}
 	// Two replicas of batch 8 each: the measured times scaled from 16
 	// (composed), the gradients' all-reduce the roofline's.
-	e, err = EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out, GPUs: 2}, Placement: "single", Strategy: "dp=2"})
+	e, err = EvalGraph(context.Background(), GraphEvalOptions{Cluster: inputs.ClusterSpec{Profile: out, GPUs: 2}, Placement: "single", Strategy: "dp=2"})
 	if err != nil || e.Costs.Batch != 16 || e.Costs.ScaledTo != 8 || e.Costs.StepTime != "composed and modelled" || e.Costs.Transfers != "modelled" {
 		t.Errorf("dp=2: %v, costs %+v", err, e.Costs)
 	}
@@ -174,11 +174,11 @@ func TestProfileModelCPU(t *testing.T) {
 	// from the profile's graph and meta.
 	res := filepath.Join(t.TempDir(), "result.json")
 	cl := inputs.ClusterSpec{Profile: out, GPUs: 2}
-	rep, err := SearchGraph(context.Background(), SearchOptions{Cluster: cl, Evals: 30, Out: res})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Cluster: cl, Evals: 30, Out: res})
 	if err != nil || rep.Costs == nil || rep.Costs.MeasuredOps != timed {
 		t.Fatalf("search --profile: %v, costs %+v", err, rep.Costs)
 	}
-	plan, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "torch-plan"})
+	plan, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "torch-plan"})
 	if err != nil || !strings.Contains(string(plan), `"placer-torch-plan"`) || !strings.Contains(string(plan), `"fc1"`) {
 		t.Errorf("export --profile --to torch-plan: %v\n%s", err, plan)
 	}
@@ -208,7 +208,7 @@ func TestProfileModelInterrupted(t *testing.T) {
 	if read.Complete || read.Ops.Steps < 1 || read.Ops.Steps >= 100000 {
 		t.Errorf("complete %v after %d steps", read.Complete, read.Ops.Steps)
 	}
-	e, err := EvalGraph(context.Background(), EvalOptions{Cluster: inputs.ClusterSpec{Profile: out}, Placement: "single"})
+	e, err := EvalGraph(context.Background(), GraphEvalOptions{Cluster: inputs.ClusterSpec{Profile: out}, Placement: "single"})
 	if err != nil || e.Costs == nil || e.Costs.Complete || e.Costs.MeasuredOps == 0 {
 		t.Fatalf("eval of the interrupted profile: %v, %+v", err, e.Costs)
 	}
@@ -244,7 +244,7 @@ func (c *cancelAfter) Write(p []byte) (int, error) {
 func TestSearchExportOpsProfile(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "result.json")
 	cl := inputs.ClusterSpec{Profile: opsProfile, GPUs: 2}
-	rep, err := SearchGraph(context.Background(), SearchOptions{Cluster: cl, Evals: 50, Out: res})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Cluster: cl, Evals: 50, Out: res})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,14 +258,14 @@ func TestSearchExportOpsProfile(t *testing.T) {
 	if !strings.Contains(b.String(), " measured and modelled: 2 ops measured (1.500 ms), 1 modelled") || !strings.Contains(b.String(), "step time of the answer") {
 		t.Errorf("search's text:\n%s", b.String())
 	}
-	out, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "decision"})
+	out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "decision"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(out), `"graph":"three"`) || !strings.Contains(string(out), `"ops":3`) {
 		t.Errorf("export: %s", out)
 	}
-	if _, err := Export(ExportOptions{Cluster: cl, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("torch-plan of a profile without meta: %v", err)
 	}
 }

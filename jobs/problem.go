@@ -18,7 +18,7 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
@@ -58,25 +58,34 @@ func GPUs(repeats int) Backend {
 	}
 }
 
-// Problem is a resolved graph and cluster with its cost model and
-// evaluator: what a job (and a report's cell, jobs/reports) runs methods
-// on.
-type Problem struct {
+// Setup is an op graph's problem as a job sets it up: the one problem
+// type from what the user named to the methods, optimize.Problem (what
+// every method takes), made of the resolved graph and cluster (in, kept
+// whole as inputs resolved it) with the job's cost model and evaluator.
+// A job (and a report's cell, jobs/reports) runs methods on its Problem.
+type Setup struct {
 	*optimize.Problem
-	cluster *roofline.Cluster
+	// in is the op graph on its cluster as inputs resolved it (its
+	// graph is Problem's, its expert file's placement Problem's Expert).
+	in      inputs.GraphOnCluster
 	opts    roofline.Options
 	backend Backend
 	close   func() error
 	// realizer realizes the decisions of a graph from PyTorch (its meta
 	// file beside it); nil for the others (realize).
 	realizer *export.Realizer
-	// profile is the ops profile the graph came from (eval and search
-	// --profile; nil: none), read from profilePath.
-	profile     *profile.Profile
-	profilePath string
-	// hardwareNote is GraphFileNote where the hardware is a graph file's
-	// default, none named ("" otherwise).
-	hardwareNote string
+}
+
+// cluster is the cluster the problem's decisions are costed on.
+func (pp *Setup) cluster() *roofline.Cluster { return pp.in.Cluster }
+
+// hardwareNote is GraphFileNote where the hardware is a graph file's
+// default, none named ("" otherwise).
+func (pp *Setup) hardwareNote() string {
+	if pp.in.GraphFileDefault {
+		return GraphFileNote
+	}
+	return ""
 }
 
 // GraphFileNote is what a report's header says of hardware that no
@@ -84,7 +93,7 @@ type Problem struct {
 var GraphFileNote = roofline.GraphFileHardware + ": a graph file's default (--hardware)"
 
 // Close releases the evaluator (GPUs), if it holds any.
-func (p *Problem) Close() error {
+func (p *Setup) Close() error {
 	if p == nil || p.close == nil {
 		return nil
 	}
@@ -92,13 +101,13 @@ func (p *Problem) Close() error {
 }
 
 // resize is the problem of g on k GPUs of pp's hardware and topology,
-// with pp's tasks, cost-model options and backend (pipeline.Resizer).
-func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
-	c, err := roofline.NewCluster(pp.cluster.Hardware, k, pp.cluster.Topology)
+// with pp's tasks, cost-model options and backend (anchored.Resizer).
+func (pp *Setup) resize(g *graph.Graph, k int) (*optimize.Problem, func() error, error) {
+	c, err := roofline.NewCluster(pp.cluster().Hardware, k, pp.cluster().Topology)
 	if err != nil {
 		return nil, nil, err
 	}
-	q, err := NewProblemOn(g, c, pp.Tasks, pp.opts, pp.backend)
+	q, err := NewSetupOn(g, c, pp.Tasks, pp.opts, pp.backend)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,17 +119,17 @@ func (pp *Problem) resize(g *graph.Graph, k int) (*optimize.Problem, func() erro
 	return q.Problem, q.Close, nil
 }
 
-// references runs the quick references on pp (pipeline.References: the
+// references runs the quick references on pp (anchored.References: the
 // quick methods with their compositions, fewer-GPU rows and fusion
 // variants), a line each on w (nil = none).
-func (pp *Problem) references(ctx context.Context, seed uint64, w io.Writer) ([]pipeline.Row, error) {
-	return pipeline.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
+func (pp *Setup) references(ctx context.Context, seed uint64, w io.Writer) ([]anchored.Row, error) {
+	return anchored.References(ctx, pp.Problem, methods.Quick(), &optimize.Settings{Seed: seed}, pp.resize, rowPrinter(pp.Problem, w))
 }
 
 // QuickReference runs the quick references on pp (references) and
 // returns the best valid one under pp's objective ("tf-defaults" and nil
 // when none is valid: bestValid).
-func (pp *Problem) QuickReference(ctx context.Context, seed uint64) (string, *optimize.Result, error) {
+func (pp *Setup) QuickReference(ctx context.Context, seed uint64) (string, *optimize.Result, error) {
 	rows, err := pp.references(ctx, seed, nil)
 	if err != nil {
 		return "", nil, err
@@ -129,34 +138,27 @@ func (pp *Problem) QuickReference(ctx context.Context, seed uint64) (string, *op
 	return name, ref, nil
 }
 
-// NewProblem resolves the graph and the cluster, makes the cost model and
+// NewSetup resolves the graph and the cluster, makes the cost model and
 // the evaluator with backend (nil = Roofline), and fills the problem's
 // expert placement (nil for a graph that has none).
-func NewProblem(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Problem, error) {
-	return newProblemWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
+func NewSetup(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, error) {
+	return newSetupWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
 }
 
-// newProblemWith is NewProblem with the cost model's options.
-func newProblemWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
+// newSetupWith is NewSetup with the cost model's options.
+func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, error) {
+	if w := inputs.WorldOf(gs.Workload); w != inputs.OpGraph {
+		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, w)
+	}
 	r, err := inputs.Resolve(gs, cs)
 	if err != nil {
 		return nil, err
 	}
-	if r.World != inputs.OpGraph {
-		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, r.World)
-	}
-	p, err := NewProblemOn(r.Graph, r.Cluster, tasks, opts, backend)
+	p, err := setupOf(r, tasks, opts, backend)
 	if err != nil {
 		return nil, err
 	}
-	if r.Expert != nil {
-		p.Expert = r.Expert
-	}
-	p.profile, p.profilePath = r.Profile, cs.Profile
-	if r.GraphFileDefault {
-		p.hardwareNote = GraphFileNote
-	}
-	rz, err := torchRealizer(gs, r.Graph, r.Profile, cs.Profile)
+	rz, err := torchRealizer(gs, r.Graph, r.Profile, r.ProfilePath)
 	if err != nil {
 		p.Close()
 		return nil, err
@@ -208,7 +210,7 @@ func profileMeta(pr *profile.Profile, path string, g *graph.Graph) (*export.Torc
 // (the policies of go and infer decide all three), but only the
 // placement and the strategy reach the evaluator: the order and the
 // fusion are the realization's.
-func (pp *Problem) realize(rz *export.Realizer) {
+func (pp *Setup) realize(rz *export.Realizer) {
 	pp.realizer = rz
 	n := pp.Devices()
 	pp.Realize = func(d decision.Decision) (decision.Decision, error) {
@@ -226,14 +228,24 @@ func (pp *Problem) realize(rz *export.Realizer) {
 // them would change nothing that runs. search and baselines call it; the
 // learned policies of infer and finetune decide the tasks they were
 // trained for.
-func (pp *Problem) placementOnly() {
+func (pp *Setup) placementOnly() {
 	if pp.realizer != nil {
 		pp.Tasks = optimize.Tasks{Placement: true}
 	}
 }
 
-// NewProblemOn is NewProblem for a resolved graph and cluster.
-func NewProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, error) {
+// NewSetupOn is NewSetup for a graph and a cluster made, not named (a
+// generated graph, a resized cluster).
+func NewSetupOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, error) {
+	return setupOf(inputs.GraphOnCluster{Graph: g, Cluster: c}, tasks, opts, backend)
+}
+
+// setupOf makes the problem of the op graph on its cluster in: the cost
+// model and the evaluator with backend (nil = Roofline), the expert
+// placement of in's expert file, else the graph's own (nil when it has
+// none, or the expert cannot place it).
+func setupOf(in inputs.GraphOnCluster, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, error) {
+	g, c := in.Graph, in.Cluster
 	if backend == nil {
 		backend = Roofline
 	}
@@ -243,29 +255,31 @@ func NewProblemOn(g *graph.Graph, c *roofline.Cluster, tasks optimize.Tasks, opt
 	}
 	// A graph without an expert placement (or one the expert cannot
 	// place) has none: the expert row says so, the base is one GPU.
-	exp, err := inputs.Expert(g, c.Devices)
-	if err != nil {
-		exp = nil
+	exp := in.Expert
+	if exp == nil {
+		if exp, err = inputs.Expert(g, c.Devices); err != nil {
+			exp = nil
+		}
 	}
 	p := &optimize.Problem{Graph: g, Cost: cost, Evaluator: ev, Tasks: tasks, Expert: exp}
-	return &Problem{Problem: p, cluster: c, opts: opts, backend: backend, close: closer}, nil
+	return &Setup{Problem: p, in: in, opts: opts, backend: backend, close: closer}, nil
 }
 
 // newComparison sets up the problem and the report's header.
-func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Problem, report.Baselines, error) {
+func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, report.Baselines, error) {
 	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
 }
 
 // newComparisonWith is newComparison with the cost model's options.
-func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Problem, report.Baselines, error) {
-	p, err := newProblemWith(gs, cs, tasks, opts, backend)
+func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, report.Baselines, error) {
+	p, err := newSetupWith(gs, cs, tasks, opts, backend)
 	if err != nil {
 		return nil, report.Baselines{}, err
 	}
-	c := p.cluster
+	c := p.cluster()
 	b := report.Baselines{
 		Graph: p.Graph.Name(), Ops: p.Graph.NumOps(), Hardware: c.Hardware.Name, Devices: c.Devices, Topology: c.Topology,
-		HardwareNote: p.hardwareNote, Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
+		HardwareNote: p.hardwareNote(), Capacity: c.Hardware.Memory, Transfers: "async", Tasks: tasks.String(),
 		LowerBound: p.Cost.LowerBound(false), LowerBoundFusion: p.Cost.LowerBound(true),
 	}
 	if p.realizer != nil {
@@ -281,7 +295,7 @@ func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimiz
 // setBase gives the problem TensorFlow's defaults for the parts its tasks
 // leave alone: the expert placement (else one GPU), FIFO scheduling,
 // XLA-like default fusion.
-func setBase(p *optimize.Problem) { pipeline.TFBase(p) }
+func setBase(p *optimize.Problem) { anchored.TFBase(p) }
 
 // writeTrace writes the Chrome trace of d to path through the problem's
 // evaluator (atomically), so the trace shows the evaluator that scored it.

@@ -53,14 +53,14 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			res := filepath.Join(dir, c.name+".result.json")
 			cs := inputs.ClusterSpec{GPUs: c.gpus, Topology: c.topo, Hardware: "h100"}
 			rowsDir := filepath.Join(dir, c.name+".rows")
-			rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
+			rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs,
 				Method: c.method, Evals: c.budget, Seed: 3, Out: res, Rows: rowsDir})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := rep.Result.StepTime
 			plan := filepath.Join(dir, c.name+".plan.json")
-			if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
+			if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(plan)
@@ -74,7 +74,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			if tp.GPUs != c.gpus {
 				t.Errorf("plan on %d GPUs, the prediction on %d", tp.GPUs, c.gpus)
 			}
-			pp, err := NewProblem(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
+			pp, err := NewSetup(inputs.GraphSpec{Path: c.graph}, cs, optimize.AllTasks, false, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,11 +141,11 @@ func TestSearchPredictsThePlan(t *testing.T) {
 					continue
 				}
 				dec := filepath.Join(rowsDir, e.File)
-				ev, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs, Placement: dec})
+				ev, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: cs, Placement: dec})
 				if err != nil {
 					t.Fatalf("row %s: eval: %v", e.Method, err)
 				}
-				out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: c.graph}, Placement: dec, To: "torch-plan"})
+				out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: dec, To: "torch-plan"})
 				if err != nil {
 					t.Fatalf("row %s: %v", e.Method, err)
 				}
@@ -188,7 +188,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 // same plan.
 func TestExportTorchGPUs(t *testing.T) {
 	dir := t.TempDir()
-	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 4}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestExportTorchGPUs(t *testing.T) {
 		{"torchtitan", on2of4, 0, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
 		{"deepspeed gpipe", on2of4, 0, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
 	} {
-		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: c.cluster}, Placement: c.placement, To: c.to, Strategy: c.strategy, Stages: c.stages})
+		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: c.cluster}, Stages: c.stages}, Placement: c.placement, To: c.to, Strategy: c.strategy})
 		if c.want != "" {
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
@@ -266,7 +266,7 @@ func TestExportTorchGPUs(t *testing.T) {
 // TestSearchStages: --stages N cuts the answer of a graph from PyTorch
 // into N stages, and is refused in one line for another graph.
 func TestSearchStages(t *testing.T) {
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4},
 		Methods: []string{"single"}, Evals: 100, Seed: 1, Stages: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestSearchStages(t *testing.T) {
 			t.Errorf("row %s (%s): %d stages, want %d", name, r.Decision.Strategy, len(used), want)
 		}
 	}
-	_, err = SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
+	_, err = SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 10, Stages: 2})
 	if err == nil || !strings.Contains(err.Error(), "--stages 2: for a graph from PyTorch") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("--stages on a graph without a meta file: %v", err)
 	}
@@ -303,7 +303,7 @@ func TestTorchGraphLearned(t *testing.T) {
 	if d := rep.Result.Decision.Decision(); d.Fusion != nil {
 		t.Error("infer's answer fuses ops on a graph from PyTorch")
 	}
-	if _, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
+	if _, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 2},
 		Method: "go", Steps: 1, Samples: 2, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,7 @@ func TestBaselinesRealizable(t *testing.T) {
 // exports with --gpus 4, as eval --gpus 4 scores it, and the plan takes
 // the 4 GPUs; a GPU count its replicas do not divide stays refused.
 func TestExportGPUsAsEval(t *testing.T) {
-	pp, err := NewProblem(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 1}, optimize.AllTasks, false, nil)
+	pp, err := NewSetup(inputs.GraphSpec{Path: torchCNN}, inputs.ClusterSpec{GPUs: 1}, optimize.AllTasks, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,11 +362,11 @@ func TestExportGPUsAsEval(t *testing.T) {
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Eval(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: path}); err != nil {
+	if _, err := Eval(context.Background(), EvalOptions{OpGraph: GraphEvalOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: path}}); err != nil {
 		t.Fatalf("eval --gpus 4: %v", err)
 	}
 	for _, gpus := range []int{0, 4} {
-		out, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: gpus}, Placement: path, To: "torch-plan"})
+		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export --gpus %d: %v", gpus, err)
 		}
@@ -378,7 +378,7 @@ func TestExportGPUsAsEval(t *testing.T) {
 			t.Errorf("export --gpus %d: %d GPUs, %d replicas of %d; want 4, 4 of 1", gpus, tp.GPUs, tp.Replicas, tp.Devices)
 		}
 	}
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 6}, Placement: path, To: "torch-plan"}); err == nil {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 6}}, Placement: path, To: "torch-plan"}); err == nil {
 		t.Errorf("export --gpus 6 of 4 one-GPU replicas: no error")
 	}
 }

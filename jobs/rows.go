@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/internal/atomicfile"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -29,7 +29,7 @@ import (
 // its torch plan runs: export --to torch-plan writes that plan, eval
 // scores it to the row's figure); a row whose decision no plan realizes
 // gets no file, and its note says why.
-func writeRows(dir string, p *optimize.Problem, b *report.Baselines, rows []pipeline.Row, answer string, seed uint64) error {
+func writeRows(dir string, p *optimize.Problem, b *report.Baselines, rows []anchored.Row, answer string, seed uint64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--rows %s: %w", dir, err)
 	}

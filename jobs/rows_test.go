@@ -75,7 +75,7 @@ func TestBaselinesRows(t *testing.T) {
 				continue
 			}
 			want = append(want, e.File)
-			ev, err := EvalGraph(context.Background(), EvalOptions{Graph: gs, Cluster: cs, Placement: filepath.Join(dir, e.File)})
+			ev, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: gs, Cluster: cs, Placement: filepath.Join(dir, e.File)})
 			if err != nil {
 				t.Fatalf("%s: row %s: %v", c.graph, e.Method, err)
 			}
@@ -115,7 +115,7 @@ func TestEvalStrategyProgramOrder(t *testing.T) {
 		strategy := map[string]string{"single": "", "ddp": fmt.Sprintf("dp=%d", gpus),
 			"fsdp": fmt.Sprintf("dp=%d,shard=fsdp", gpus), "zero2": fmt.Sprintf("dp=%d,shard=zero2", gpus)}
 		for _, row := range b.Rows {
-			e, err := EvalGraph(context.Background(), EvalOptions{Graph: gs, Cluster: cs, Placement: "single", Strategy: strategy[row.Method]})
+			e, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: gs, Cluster: cs, Placement: "single", Strategy: strategy[row.Method]})
 			if err != nil {
 				t.Fatal(err)
 			}

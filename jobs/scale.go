@@ -32,7 +32,7 @@ type ScaleOptions struct {
 	// DGX H100 nodes as GPUs takes.
 	Cluster string
 	GPUs    int    // the pod's GPUs, when Cluster is "" (or to check it)
-	Profile string // a profile file pricing what it measured ("" = the roofline alone)
+	Profile string // a layers profile file pricing what it measured ("" = the roofline alone)
 	// MemoryMargin is the share of each GPU's memory a plan leaves free
 	// to fit (--memory-margin; 0: none).
 	MemoryMargin float64
@@ -41,15 +41,18 @@ type ScaleOptions struct {
 	// plan) or an eval's -o report, read as export reads it
 	// (ExportPlanRule); "" = Strat.
 	PlanFile string
-	Out      string // write the search's result here ("" = none)
+	// Placement is eval's --placement at cluster scale: the plan file,
+	// as PlanFile ("" or "single" = none; both naming files is a usage
+	// error).
+	Placement string
+	Out       string // write the search's result here ("" = none)
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
-	p, err := inputs.Resolve(inputs.GraphSpec{Workload: o.Workload}, inputs.ClusterSpec{GPUs: o.GPUs, Pod: o.Cluster, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
-	return p.Model, p.Pod, err
+	return inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
 }
 
 func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
@@ -113,6 +116,13 @@ func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) 
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
 func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
+	plan, err := planOrPlacement(o.PlanFile, o.Placement)
+	if err != nil {
+		return report.ScalePlan{}, err
+	}
+	if o.PlanFile = plan; plan == "single" {
+		o.PlanFile = "" // --placement's default: no file
+	}
 	m, p, err := o.inputs()
 	if err != nil {
 		return report.ScalePlan{}, err
@@ -123,7 +133,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// what export writes of a file is what eval costs of it.
 		// No framework ("" format): the plan is costed on the stack the
 		// file records.
-		ep, err := ExportOptions{Graph: inputs.GraphSpec{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
+		ep, err := ExportOptions{Scale: ScaleExportOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
 		if err != nil {
 			return report.ScalePlan{}, err
 		}

@@ -15,74 +15,65 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/nn/ppo"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
 
-// SearchOptions are the inputs of `placer search`.
-type SearchOptions struct {
+// GraphSearchOptions are the inputs of `placer search` for an op graph.
+type GraphSearchOptions struct {
 	Graph   inputs.GraphSpec
 	Cluster inputs.ClusterSpec
-	Tasks   string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // "" = placement,scheduling,fusion
+	Tasks   string // "" = placement,scheduling,fusion
 	// Method is the search that runs after the quick baselines ("" =
-	// pipeline.DefaultMethod): any of methods.Methods that searches.
-	Method string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
+	// anchored.DefaultMethod): any of methods.Methods that searches.
+	Method string
 	// The search's budget, whichever is spent first; none named =
 	// methods.DefaultSearchEvaluations (go: 100 steps). Evals and Steps give the
 	// same result for the same seed; Time (wall) and CPU (this process's
 	// CPU time) stop where the clock says.
-	Evals int           `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
-	Steps int           `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"` // go's PPO steps, or another method's rounds
-	Time  time.Duration `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
-	CPU   time.Duration `world:"graph" why:"the search there tries every plan of its degrees, exhaustively: it takes no budget"`
+	Evals int
+	Steps int // go's PPO steps, or another method's rounds
+	Time  time.Duration
+	CPU   time.Duration
 	Seed  uint64
 	// Stages, for a graph from PyTorch, cuts every decision whose
 	// replica has at least that many GPUs into exactly that many
 	// contiguous stages (export.Realizer.Stages; 0 = as many as keep the
 	// most work where the placement put it). An error for other graphs.
-	Stages int `world:"graph"`
+	Stages int
 	// Samples is go's rollout size K (0 = 16).
-	Samples int      `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
-	Methods []string `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // baselines to compare with and take the reference from (nil = methods.Quick())
-	Budget  int      `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // evaluation budget of the search baselines among Methods (0 = their default)
-	Sync    bool     `world:"graph"`
+	Samples int
+	Methods []string // baselines to compare with and take the reference from (nil = methods.Quick())
+	Budget  int      // evaluation budget of the search baselines among Methods (0 = their default)
+	Sync    bool
 	// Host models each GPU's host thread dispatching its kernels in
 	// every evaluation, the baselines', the search's and the joint
 	// space's (strategies, pipelines) alike (roofline.Options.Host; nil =
 	// none, the default). ParseFlags makes it from HostOn and Dispatch,
 	// the --host and --dispatch flags, as eval's Check does.
-	Host     *roofline.Host `world:"graph"`
-	HostOn   bool           `world:"graph"`
-	Dispatch time.Duration  `world:"graph"`
+	Host     *roofline.Host
+	HostOn   bool
+	Dispatch time.Duration
 	// Objective is what the search and the baselines minimise (zero =
 	// step time).
-	Objective optimize.Objective `world:"graph"`
-	Policy    *policy.Config     `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // go's network; nil = defaults
-	PPO       ppo.Settings       `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
-	Warmup    int                `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // go's imitation steps (0 = its default; negative = none)
+	Objective optimize.Objective
+	Policy    *policy.Config // go's network; nil = defaults
+	PPO       ppo.Settings
+	Warmup    int // go's imitation steps (0 = its default; negative = none)
 	// Backend makes the cost model and the evaluator (nil = Roofline).
-	Backend Backend `world:"graph"`
+	Backend Backend
 
-	Out string // result file ("" = none)
-	// Fixed, at cluster scale, is a partial plan the search keeps as
-	// given ("fp8=current,grads=bf16,tp=8": scale.SpaceOf); the rest is
-	// searched ("" = all of it).
-	Fixed string `world:"cluster"`
-	// For, at cluster scale, is the framework the plans are for
-	// (export.SearchTarget: megatron, torchtitan or any; "" =
-	// export.DefaultSearchTarget): the search proposes only plans its
-	// export writes.
-	For   string `world:"cluster"`
-	Trace string `world:"graph"` // Chrome trace of the best decision ("" = none)
-	Plot  string `world:"graph"` // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
+	Out   string // result file ("" = none)
+	Trace string // Chrome trace of the best decision ("" = none)
+	Plot  string // the search's curve in milliseconds, .png/.svg/.pdf ("" = none)
 	// Rows is a folder that gets every row's decision, the search's own
 	// row's included: one result file per row and the index rows.json
 	// (writeRows; "" = none).
-	Rows string `world:"graph"`
+	Rows string
 
 	// Progress receives one line per finished baseline; OnStep the
 	// search's progress: a point of its curve, the reference's value and
@@ -128,7 +119,7 @@ func (r *SearchReport) RowResult(method string) *optimize.Result { return r.rows
 // Batch is the graph's batch (0 = no batch information).
 func (r *SearchReport) Batch() int { return r.batch }
 
-// SearchGraph runs placer's search (methods/pipeline: the quick baselines
+// SearchGraph runs placer's search (methods/anchored: the quick baselines
 // with their compositions, their decisions on fewer GPUs and fusion
 // variants, the strategies users run, the search method anchored on the
 // best of them and the joint space) on one graph and returns the
@@ -137,12 +128,12 @@ func (r *SearchReport) Batch() int { return r.batch }
 // result is that row's decision, and the report says so (Result.Source).
 // When ctx is cancelled (Ctrl-C) it still returns, and writes, the best
 // result found so far.
-func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
+func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error) {
 	tasks, err := ParseTasks(o.Tasks)
 	if err != nil {
 		return SearchReport{}, err
 	}
-	method := cmp.Or(o.Method, pipeline.DefaultMethod)
+	method := cmp.Or(o.Method, anchored.DefaultMethod)
 	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
 	if err != nil {
 		return SearchReport{}, err
@@ -159,7 +150,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
 	b.Host = hostNote(o.Host, o.Dispatch)
 	setBase(p)
-	s := &pipeline.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
+	s := &anchored.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
 		Options: methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}}
 	budget := optimize.Budget{Evaluations: o.Evals, Steps: o.Steps, Time: o.Time, CPU: o.CPU}
 	whole := s.Budget(budget, p.Graph.NumOps())
@@ -185,18 +176,18 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 		rep.Result.BudgetNote = fmt.Sprintf("the default budget for %d ops, %s (%s's share and the joint space's rows); --evals N, --cpu T or --time T searches longer (docs/search.md)",
 			p.Graph.NumOps(), describeBudget(whole), method)
 	}
-	rep.rows, rep.batch = pipeline.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
+	rep.rows, rep.batch = anchored.Results(append(out.Rows, out.Joint...)), p.Graph.Batch()
 	if err != nil {
 		return rep, err
 	}
-	if pp.profile == nil { // as eval: the costs' lines stand for it
-		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster, pp.opts, rep.Result.Decision.Decision().Device); err != nil {
+	if pp.in.Profile == nil { // as eval: the costs' lines stand for it
+		if rep.Checked, err = checkedAgainst(p.Graph, pp.cluster(), pp.opts, rep.Result.Decision.Decision().Device); err != nil {
 			return rep, err
 		}
 	}
-	if pp.profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
+	if pp.in.Profile != nil && len(rep.Result.Decision.Device) == p.Graph.NumOps() {
 		d := rep.Result.Decision.Decision()
-		if rep.Costs, err = opCosts(pp.profile, pp.profilePath, p.Graph, pp.cluster, pp.opts, d.Device, d.Strategy); err != nil {
+		if rep.Costs, err = opCosts(pp.in.Profile, pp.in.ProfilePath, p.Graph, pp.cluster(), pp.opts, d.Device, d.Strategy); err != nil {
 			return rep, err
 		}
 		rep.Costs.Moved(rep.Result.BytesMoved)
@@ -212,7 +203,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 	if o.Rows != "" {
 		// The table's rows in its order: the references, the strategies,
 		// the joint space's, the search's own (learnedReport's last line).
-		all := append(append(slices.Clone(out.Rows), out.Joint...), pipeline.Row{Name: method, Result: out.Own, Elapsed: out.Elapsed})
+		all := append(append(slices.Clone(out.Rows), out.Joint...), anchored.Row{Name: method, Result: out.Own, Elapsed: out.Elapsed})
 		answer := cmp.Or(out.Source, method)
 		if err := writeRows(o.Rows, p, &rep.Comparison, all, answer, o.Seed); err != nil {
 			return rep, err
@@ -238,7 +229,7 @@ func SearchGraph(ctx context.Context, o SearchOptions) (SearchReport, error) {
 // method's curve with how much of budget it has spent. final reports the
 // search method's result, own, as the last point: a curve has a point
 // every few rounds, and the progress ends where the summary does.
-func (o *SearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) (rec optimize.Recorder, final func(own *optimize.Result)) {
+func (o *GraphSearchOptions) recorder(p *optimize.Problem, budget optimize.Budget) (rec optimize.Recorder, final func(own *optimize.Result)) {
 	rows := rowPrinter(p, o.Progress)
 	if o.OnStep == nil {
 		return rows, func(*optimize.Result) {}

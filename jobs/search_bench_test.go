@@ -13,7 +13,7 @@ import (
 // (the search's own cost, unchanged or lower after it moved into methods:
 // docs/history.md, "The search's own cost").
 func BenchmarkSearch(b *testing.B) {
-	o := SearchOptions{Graph: inputs.GraphSpec{Workload: "trxl4"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 1500, Seed: 3}
+	o := GraphSearchOptions{Graph: inputs.GraphSpec{Workload: "trxl4"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 1500, Seed: 3}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := SearchGraph(context.Background(), o); err != nil {

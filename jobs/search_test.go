@@ -8,8 +8,8 @@ import (
 
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/methods/pipeline"
 )
 
 // TestSearchNeverWorseThanItsTable: whatever the method and budget, the
@@ -32,7 +32,7 @@ func TestSearchNeverWorseThanItsTable(t *testing.T) {
 		{"../examples/mlp.json", 2, "local-search", 2, true},
 	}
 	for _, c := range cases {
-		rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Method: c.method, Evals: c.evals, Seed: 3})
+		rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: c.graph}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Method: c.method, Evals: c.evals, Seed: 3})
 		if err != nil {
 			t.Fatalf("%s on %d with %q: %v", c.graph, c.gpus, c.method, err)
 		}
@@ -45,7 +45,7 @@ func TestSearchNeverWorseThanItsTable(t *testing.T) {
 		if (r.Source != "") != c.source {
 			t.Errorf("%s on %d GPUs with %q: source %q, want a kept row %v", c.graph, c.gpus, c.method, r.Source, c.source)
 		}
-		if want := cmpOr(c.method, pipeline.DefaultMethod); r.Method != want {
+		if want := cmpOr(c.method, anchored.DefaultMethod); r.Method != want {
 			t.Errorf("method %q, want %q", r.Method, want)
 		}
 	}
@@ -62,7 +62,7 @@ func cmpOr(a, b string) string {
 // gives the same decision and numbers.
 func TestSearchSameSeedSameAnswer(t *testing.T) {
 	run := func() SearchReport {
-		rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7})
+		rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestSearchSameSeedSameAnswer(t *testing.T) {
 // ddp row, its anchor is never a strategy's decision, and its answer is
 // never worse than ddp's.
 func TestSearchDDPRow(t *testing.T) {
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 200, Seed: 1})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 200, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestSearchDDPRow(t *testing.T) {
 // of a searched placement among them), whose decisions carry their
 // strategy, and answers with the best row.
 func TestSearchJoint(t *testing.T) {
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 400, Seed: 2})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Workload: "wavenet2x18"}, Cluster: inputs.ClusterSpec{GPUs: 4}, Evals: 400, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,8 @@ func TestSearchJoint(t *testing.T) {
 			t.Errorf("row %s %v ms beats the answer %v ms", r.Method, r.StepTime*1e3, rep.Result.StepTime*1e3)
 		}
 	}
-	if joint != pipeline.JointSearches {
-		t.Errorf("%d joint rows, want %d", joint, pipeline.JointSearches)
+	if joint != anchored.JointSearches {
+		t.Errorf("%d joint rows, want %d", joint, anchored.JointSearches)
 	}
 }
 
@@ -147,7 +147,7 @@ func TestSearchProgressEndsAtSummary(t *testing.T) {
 		unit                     string
 	}
 	var calls []call
-	o := SearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7}
+	o := GraphSearchOptions{Graph: inputs.GraphSpec{Path: "../examples/tiny.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Evals: 300, Seed: 7}
 	o.OnStep = func(pt gdp.Point, _ float64, done, total int, unit string) {
 		calls = append(calls, call{pt.Step, pt.Evaluations, done, total, unit})
 	}

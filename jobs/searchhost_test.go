@@ -123,7 +123,7 @@ func TestHostUnsplitsTheBatch(t *testing.T) {
 				t.Errorf("host %v: %s step %v (%s), want %v", tc.host, r.Method, r.StepTime, r.Error, want)
 			}
 		}
-		so := SearchOptions{Graph: gs, Cluster: cs, Evals: 200, Seed: 1, HostOn: tc.host, Dispatch: d, Host: HostModel(tc.host, d), PPO: gdp.DefaultPPO}
+		so := GraphSearchOptions{Graph: gs, Cluster: cs, Evals: 200, Seed: 1, HostOn: tc.host, Dispatch: d, Host: HostModel(tc.host, d), PPO: gdp.DefaultPPO}
 		rep, err := SearchGraph(context.Background(), so)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/report"
 )
@@ -58,7 +59,7 @@ func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "plan.json")
-			rep, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes.Pod, Strat: c.strat, For: c.forName, Out: out})
+			rep, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes, Strat: c.strat, For: c.forName, Out: out})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") || fail.Code(err, false) != 2 {
 					t.Fatalf("error %v (exit %d), want one line with %q, exit 2", err, fail.Code(err, false), c.err)
@@ -79,7 +80,7 @@ func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
 					t.Errorf("runner-up %s on %+v, want %+v", r.Strategy, r.Stack, c.stack)
 				}
 			}
-			m, p, err := ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes.Pod}.inputs()
+			m, p, err := ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes}.inputs()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -115,7 +116,7 @@ func TestExportRunsWhatWasCosted(t *testing.T) {
 	searched := map[string]string{}
 	for _, f := range []string{"megatron", "torchtitan"} {
 		searched[f] = filepath.Join(dir, f+".json")
-		if _, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes.Pod, Strat: "fsdp=on", For: f, Out: searched[f]}); err != nil {
+		if _, err := ScaleSearch(context.Background(), ScaleOptions{Workload: llama8b.Workload, Cluster: llama8bNodes, Strat: "fsdp=on", For: f, Out: searched[f]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,7 +159,7 @@ func TestExportRunsWhatWasCosted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			var warn bytes.Buffer
-			o := ExportOptions{Graph: llama8b, Cluster: llama8bNodes, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
+			o := ExportOptions{World: inputs.ClusterScale, Scale: ScaleExportOptions{Workload: llama8b.Workload, Pod: inputs.PodSpec{Pod: llama8bNodes}}, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
 			if c.planFile != "" {
 				o.Plan = searched[c.planFile]
 			}

@@ -127,7 +127,7 @@ func TestExportTrainMode(t *testing.T) {
 		{"module map", "round-robin", "", "module-map", 2, ""},
 	} {
 		var warn bytes.Buffer
-		if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}, Placement: c.placement, Strategy: c.strategy, To: c.to, Warn: &warn}); err != nil {
+		if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}}, Placement: c.placement, Strategy: c.strategy, To: c.to, Warn: &warn}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		// The last line says what was written (TestExportSaysWhatItWrote).
@@ -147,20 +147,20 @@ func TestExportTrainMode(t *testing.T) {
 	}
 	// A refusal is its one line, with no train-mode line before it.
 	var refused bytes.Buffer
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "deepspeed", Out: filepath.Join(t.TempDir(), "ds.json"), Warn: &refused}); err == nil || refused.Len() != 0 {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "deepspeed", Out: filepath.Join(t.TempDir(), "ds.json"), Warn: &refused}); err == nil || refused.Len() != 0 {
 		t.Errorf("deepspeed with gpipe: %v, %q; want a refusal and no train-mode line", err, refused.String())
 	}
 	var warn bytes.Buffer
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "torch-plan", Warn: &warn}); err != nil || !strings.HasPrefix(warn.String(), "export: wrote ") || strings.Count(warn.String(), "\n") != 1 {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "torch-plan", Warn: &warn}); err != nil || !strings.HasPrefix(warn.String(), "export: wrote ") || strings.Count(warn.String(), "\n") != 1 {
 		t.Errorf("meta file without train_mode: %v, %q; want no error and only the line saying what was written", err, warn.String())
 	}
 	bad := trainModeCNN(t, []map[string]string{{"module": "features.1", "class": "BatchNorm2d", "effect": "batch-stats"}})
-	_, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: bad}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: "round-robin", To: "torch-plan"})
+	_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: bad}, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: "round-robin", To: "torch-plan"})
 	if err == nil || !strings.Contains(err.Error(), `train_mode[0] (module "features.1"): effect "batch-stats", want batch-statistics, random or own-generator`) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("unknown effect: %v, want one line naming it", err)
 	}
 	notList := trainModeCNN(t, "batch-statistics")
-	if _, err := Export(ExportOptions{Graph: inputs.GraphSpec{Path: notList}, Placement: "single", To: "torch-plan"}); err == nil || strings.Contains(err.Error(), "\n") {
+	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: notList}}, Placement: "single", To: "torch-plan"}); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("train_mode not a list: %v, want one line", err)
 	}
 }
@@ -170,7 +170,7 @@ func TestExportTrainMode(t *testing.T) {
 // and in the JSON (train_mode); the answer here is 2 replicas.
 func TestSearchTrainMode(t *testing.T) {
 	g := trainModeCNN(t, cnnTrainMode)
-	rep, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
+	rep, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestSearchTrainMode(t *testing.T) {
 		t.Errorf("JSON train_mode: %+v", back.TrainMode)
 	}
 	// Without train_mode in the meta file: none.
-	plain, err := SearchGraph(context.Background(), SearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
+	plain, err := SearchGraph(context.Background(), GraphSearchOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}, Methods: []string{"single"}, Evals: 100, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

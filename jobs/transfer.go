@@ -502,7 +502,7 @@ func modelTasks(c policy.Config) optimize.Tasks {
 
 // transferSetup loads the model, builds the problem and runs the quick
 // baselines.
-func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *Problem, report.Baselines, string, *optimize.Result, error) {
+func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*policy.Policy, *Setup, report.Baselines, string, *optimize.Result, error) {
 	var b report.Baselines
 	pol, err := LoadModel(o.Model)
 	if err != nil {
@@ -523,7 +523,7 @@ func transferSetup(ctx context.Context, o *TransferOptions, verb string) (*polic
 		return nil, nil, b, "", nil, err
 	}
 	p := pp.Problem
-	fail := func(err error) (*policy.Policy, *Problem, report.Baselines, string, *optimize.Result, error) {
+	fail := func(err error) (*policy.Policy, *Setup, report.Baselines, string, *optimize.Result, error) {
 		pp.Close()
 		return nil, nil, b, "", nil, err
 	}

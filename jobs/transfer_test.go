@@ -82,7 +82,7 @@ func checkResult(t *testing.T, rep SearchReport, method string, before ...string
 	}
 	// The result file is a decision file eval reads back, with the same
 	// step time.
-	e, err := EvalGraph(context.Background(), EvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: rep.Out})
+	e, err := EvalGraph(context.Background(), GraphEvalOptions{Graph: inputs.GraphSpec{Path: "../examples/mlp.json"}, Cluster: inputs.ClusterSpec{GPUs: 2}, Placement: rep.Out})
 	if err != nil || e.StepTime != r.StepTime {
 		t.Fatalf("eval of the result: %v, step %v vs %v", err, e.StepTime, r.StepTime)
 	}

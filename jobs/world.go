@@ -23,57 +23,63 @@ type Answer interface {
 	Found() (bool, string)
 }
 
-// Search runs placer's search on the workload o names, in its world
-// (inputs.WorldOf): for an op graph, the quick baselines, the strategies
-// and the search method anchored on the best of them (SearchGraph); for
-// a transformer at cluster scale, every plan of its degrees of
-// parallelism (ScaleSearch).
-func Search(ctx context.Context, o SearchOptions) (Answer, error) {
-	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
-		so := scaleOptionsOf(o.Graph, o.Cluster, o.Fixed, o.Out)
-		so.For = o.For
-		rep, err := ScaleSearch(ctx, so)
-		return ScaleSearchReport{rep}, err
-	}
-	return SearchGraph(ctx, o)
+// SearchOptions are the inputs of `placer search` in either world: the
+// world of the workload, decided once by the caller (inputs.WorldOf), and
+// that world's options (the other's are not read).
+type SearchOptions struct {
+	World   inputs.World
+	OpGraph GraphSearchOptions // an op graph's
+	Scale   ScaleOptions       // a transformer's at cluster scale
 }
 
-// Eval evaluates the decision o names in its workload's world
-// (inputs.WorldOf): an op graph's placement, schedule, fusion and
-// strategy (EvalGraph), or a transformer's plan at cluster scale
-// (ScaleEval).
-func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
-	var err error
-	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
-		return nil, err
+// Search runs placer's search in o's world: for an op graph, the quick
+// baselines, the strategies and the search method anchored on the best
+// of them (SearchGraph); for a transformer at cluster scale, every plan
+// of its degrees of parallelism (ScaleSearch).
+func Search(ctx context.Context, o SearchOptions) (Answer, error) {
+	if o.World == inputs.ClusterScale {
+		rep, err := ScaleSearch(ctx, o.Scale)
+		return ScaleSearchReport{rep}, err
 	}
-	if inputs.WorldOf(o.Graph, o.Cluster) == inputs.ClusterScale {
-		so := scaleOptionsOf(o.Graph, o.Cluster, o.Strategy, "")
-		if o.Placement != "" && o.Placement != "single" {
-			so.PlanFile = o.Placement
-		}
-		p, err := ScaleEval(ctx, so)
+	return SearchGraph(ctx, o.OpGraph)
+}
+
+// EvalOptions are the inputs of `placer eval` in either world: the world
+// of the workload, decided once by the caller (inputs.WorldOf), and that
+// world's options (the other's are not read).
+type EvalOptions struct {
+	World   inputs.World
+	OpGraph GraphEvalOptions // an op graph's
+	Scale   ScaleOptions     // a transformer's at cluster scale
+}
+
+// Eval evaluates the decision o names in its world: an op graph's
+// placement, schedule, fusion and strategy (EvalGraph), or a
+// transformer's plan at cluster scale (ScaleEval).
+func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
+	if o.World == inputs.ClusterScale {
+		p, err := ScaleEval(ctx, o.Scale)
 		return ScalePlanReport{p}, err
 	}
-	e, err := EvalGraph(ctx, o)
+	g := o.OpGraph
+	var err error
+	if g.Placement, err = planOrPlacement(g.Plan, g.Placement); err != nil {
+		return nil, err
+	}
+	e, err := EvalGraph(ctx, g)
 	return EvalReport{e}, err
 }
 
-// CheckStrategy checks strategy s in the world of the workload g on c:
-// an op graph's strategy (decision.ParseStrategy) or a transformer's plan
-// at cluster scale (scale.ParseStrategy), each refusing the other's keys.
-func CheckStrategy(g inputs.GraphSpec, c inputs.ClusterSpec, s string) error {
-	if inputs.WorldOf(g, c) == inputs.ClusterScale {
+// CheckStrategy checks strategy s in world w: an op graph's strategy
+// (decision.ParseStrategy) or a transformer's plan at cluster scale
+// (scale.ParseStrategy), each refusing the other's keys.
+func CheckStrategy(w inputs.World, s string) error {
+	if w == inputs.ClusterScale {
 		_, err := scale.ParseStrategy(s)
 		return err
 	}
 	_, err := decision.ParseStrategy(s)
 	return err
-}
-
-// scaleOptionsOf is the cluster-scale options of what the user named.
-func scaleOptionsOf(g inputs.GraphSpec, c inputs.ClusterSpec, strategy, out string) ScaleOptions {
-	return ScaleOptions{Workload: g.Workload, Cluster: c.Pod, GPUs: c.GPUs, Profile: c.Profile, MemoryMargin: c.MemoryMargin, Strat: strategy, Out: out}
 }
 
 // EvalReport is an op graph's evaluation as an Answer.

@@ -116,7 +116,7 @@ type Entry struct {
 }
 
 // DefaultSearchEvaluations is the budget a search method spends in
-// placer's search (methods/pipeline) when neither the user nor its
+// placer's search (methods/anchored) when neither the user nor its
 // Limits name one.
 const DefaultSearchEvaluations = 10000
 
@@ -518,7 +518,7 @@ func Check(names []string) error {
 	return nil
 }
 
-// Searches are the methods placer's search (methods/pipeline) runs after
+// Searches are the methods placer's search (methods/anchored) runs after
 // its references: the distinct algorithms (Methods) that search or learn,
 // not the fixed references and one-shot heuristics.
 func Searches() []string {

@@ -5,7 +5,7 @@
 // statistics, and for a learned method its typed Learning (Knobs, Model,
 // curve). The methods themselves, and the one list of them, are in
 // package methods; placer's search, the pipeline of methods `placer
-// search` runs, is methods/pipeline.
+// search` runs, is methods/anchored.
 //
 // May import: graph, decision, evaluate, internal/...
 package optimize

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/internal/fail"
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/launch"
 	"github.com/spf13/cobra"
 )
 
@@ -26,7 +26,7 @@ func newClusterCmd(s *streams) *cobra.Command {
 }
 
 // clusterArgs reads the report command after --.
-func clusterArgs(cmd *cobra.Command, args []string, o *jobs.ClusterOptions) error {
+func clusterArgs(cmd *cobra.Command, args []string, o *launch.Options) error {
 	if at := cmd.ArgsLenAtDash(); at >= 0 {
 		if at > 0 {
 			return usagef("unexpected %q before --: give the report command after --", args[0])
@@ -40,7 +40,7 @@ func clusterArgs(cmd *cobra.Command, args []string, o *jobs.ClusterOptions) erro
 	return nil
 }
 
-func addClusterJobFlags(cmd *cobra.Command, o *jobs.ClusterOptions, asJSON *bool) {
+func addClusterJobFlags(cmd *cobra.Command, o *launch.Options, asJSON *bool) {
 	f := cmd.Flags()
 	f.StringVar(&o.Placer, "placer", "", "the placer `BINARY` that lists the cells here (and, for Slurm, runs them on the nodes; default: this one)")
 	f.IntVar(&o.Parallel, "parallel", 0, "cells running at once (default: all)")
@@ -50,7 +50,7 @@ func addClusterJobFlags(cmd *cobra.Command, o *jobs.ClusterOptions, asJSON *bool
 }
 
 func newClusterSlurmCmd(s *streams) *cobra.Command {
-	o := jobs.ClusterOptions{}
+	o := launch.Options{}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "slurm --dir DIR [flags] -- report NAME [report flags]",
@@ -73,8 +73,8 @@ whose task was cancelled or killed is taken over (docs/cluster.md).`,
 				return err
 			}
 			o.Progress = s.Err
-			res, err := jobs.ClusterSlurm(cmd.Context(), o)
-			if te := (*jobs.NoTimeError)(nil); errors.As(err, &te) {
+			res, err := launch.Slurm(cmd.Context(), o)
+			if te := (*launch.NoTimeError)(nil); errors.As(err, &te) {
 				return fail.Usagef("give --time (each task's time limit): %v", te)
 			}
 			return emit(s, asJSON, res, func() error { return writeCluster(s, res) }, err)
@@ -91,7 +91,7 @@ whose task was cancelled or killed is taken over (docs/cluster.md).`,
 }
 
 func newClusterK8sCmd(s *streams) *cobra.Command {
-	o := jobs.ClusterOptions{}
+	o := launch.Options{}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "k8s --image IMAGE --claim PVC [flags] -- report NAME [report flags]",
@@ -114,7 +114,7 @@ they are done. The manifests are JSON (kubectl apply -f takes them).`,
 				return err
 			}
 			o.Progress = s.Err
-			res, err := jobs.ClusterK8s(cmd.Context(), o)
+			res, err := launch.K8s(cmd.Context(), o)
 			return emit(s, asJSON, res, func() error { return writeCluster(s, res) }, err)
 		},
 	}
@@ -129,7 +129,7 @@ they are done. The manifests are JSON (kubectl apply -f takes them).`,
 	return cmd
 }
 
-func writeCluster(s *streams, res jobs.ClusterResult) error {
+func writeCluster(s *streams, res launch.Result) error {
 	for _, f := range res.Files {
 		if _, err := s.Out.Write([]byte(f + "\n")); err != nil {
 			return err
@@ -141,7 +141,7 @@ func writeCluster(s *streams, res jobs.ClusterResult) error {
 
 // checkCluster checks the report command after -- and the flags of both
 // cluster commands.
-func checkCluster(o *jobs.ClusterOptions) error {
+func checkCluster(o *launch.Options) error {
 	r := o.Report
 	if n := o.RoundsWords(); n > 0 {
 		for _, a := range r[n:] {
@@ -155,8 +155,8 @@ func checkCluster(o *jobs.ClusterOptions) error {
 			return fail.Usagef("%s as cells runs in synchronous rounds: give --workers K --steps N in its command", strings.Join(r[:n], " "))
 		}
 	} else {
-		if len(r) < 2 || r[0] != "report" || !slices.Contains(jobs.ClusterReports, r[1]) {
-			return fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ..., or -- regal train --workers K ...", strings.Join(jobs.ClusterReports, ", "))
+		if len(r) < 2 || r[0] != "report" || !slices.Contains(launch.Reports, r[1]) {
+			return fail.Usagef("give the report command after --, e.g. -- report equal-time --budgets 1m (one of: %s), or -- pretrain --scored --workers K ..., or -- regal train --workers K ...", strings.Join(launch.Reports, ", "))
 		}
 		for _, a := range r[2:] {
 			name, _, _ := strings.Cut(a, "=")
@@ -176,7 +176,7 @@ func checkCluster(o *jobs.ClusterOptions) error {
 }
 
 // checkClusterK8s checks cluster k8s's flags.
-func checkClusterK8s(o *jobs.ClusterOptions) error {
+func checkClusterK8s(o *launch.Options) error {
 	if err := checkCluster(o); err != nil {
 		return err
 	}

@@ -12,9 +12,12 @@
 // come from the packages that define them (roofline's presets and
 // topologies, the methods registry, the workloads, optimize's
 // objectives). Exit codes are decided in one place (internal/fail). No
-// command branches on its workload's world: jobs.Search, Eval and Export
-// take either (jobs/world.go); a flag of the other world is refused by the
-// world:"..." tag of the option it is bound to (world.go), and a
+// command branches on its workload's world: eval, search and export bind
+// each flag into the options of the world it applies to (an op graph's,
+// a transformer's at cluster scale, or both), the world is decided once
+// from the workload (chooseWorld, world.go) and jobs.Search, Eval and
+// Export take either (jobs/world.go); a flag of the other world is
+// refused with the reason its binding recorded (onlyIn), and a
 // --strategy is read by its world's parser (jobs.CheckStrategy).
 //
 // May import: jobs/..., inputs, report, internal/..., decision, graph,

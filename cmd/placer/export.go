@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/spf13/cobra"
 )
@@ -85,6 +86,10 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
       --cluster dgx-h100:288 --strategy tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on --to megatron -o gpt.megatron.sh`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
+				return err
+			}
 			if err := checkExport(o); err != nil {
 				return err
 			}
@@ -100,19 +105,26 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 		},
 	}
 	f := cmd.Flags()
-	addGraphFlags(cmd, &o.Graph)
-	addWorkloadForms(cmd)
-	f.IntVar(&o.Cluster.GPUs, "gpus", 0, gpusUsage)
+	// Each flag is bound into the options of the world(s) it applies to;
+	// one world's are refused in the other (chooseWorld).
+	g, sc := &o.OpGraph, &o.Scale
+	onlyIn(cmd, inputs.OpGraph, "", func() {
+		addGraphFileFlags(cmd, &g.Graph)
+		f.StringVar(&g.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
+		f.IntVar(&g.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
+	})
+	onlyIn(cmd, inputs.ClusterScale, "", func() {
+		f.StringVar(&sc.Pod.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
+		f.BoolVar(&sc.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")
+	})
+	stringBoth(f, "workload", "", workloadForms(), &g.Graph.Workload, &sc.Workload)
+	intBoth(f, "gpus", 0, gpusUsage, &g.Cluster.GPUs, &sc.Pod.GPUs)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
-	f.StringVar(&o.Meta, "meta", "", "the exporter's meta `FILE` for module-map and torch-plan (default: the graph's X.meta.json)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
-	f.IntVar(&o.Stages, "stages", 0, "torch-plan, torchtitan, deepspeed: cut the placement into exactly `N` pipeline stages (default: as many as keep the most work where the placement put it)")
-	f.StringVar(&o.Cluster.Pod, "cluster", "", "with a transformer (--workload gpt:..., llama:..., hf:... or a preset): the pod, `PRESET:NODES` (default: DGX H100 nodes for --gpus)")
-	f.StringVar(&o.Cluster.Profile, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan")
+	stringBoth(f, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan", &g.Cluster.Profile, &sc.Pod.Profile)
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")
 	f.StringVar(&o.Plan, "plan", "", "the plan to write: a search's -o result (its best) or an eval's -o report `FILE`, for this workload and cluster (not with --strategy at cluster scale; an op graph's as --placement)")
-	f.BoolVar(&o.AllowOver, "allow-over", false, "at cluster scale, write a plan that does not fit the GPUs' memory, with a warning (default: refuse it)")
 	return cmd
 }

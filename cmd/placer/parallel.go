@@ -12,7 +12,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs/reports"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -118,7 +118,7 @@ func parseParallelFlags(o *reports.ParallelOptions, f parallelFlags) error {
 	if o.CPU < 0 {
 		return fail.Usagef("--cpu %v: want a positive duration", o.CPU)
 	}
-	if err := checkSearchMethod(cmp.Or(o.Method, pipeline.DefaultMethod)); err != nil {
+	if err := checkSearchMethod(cmp.Or(o.Method, anchored.DefaultMethod)); err != nil {
 		return fail.Usagef("%v", err)
 	}
 	for _, n := range o.GPUs {

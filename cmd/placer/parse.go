@@ -23,22 +23,28 @@ import (
 	"github.com/placer/placer/report"
 )
 
-// checkEval checks eval's options as its flags give them.
+// checkEval checks eval's options as its flags give them, in the
+// world chooseWorld decided (o.World).
 func checkEval(o *jobs.EvalOptions) error {
-	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
+	g := &o.OpGraph
+	if err := checkGraphOrProfile(g.Graph, g.Cluster); err != nil {
 		return err
 	}
-	if o.Cluster.GPUs < 0 {
-		return fail.Usagef("--gpus %d: must be at least 1", o.Cluster.GPUs)
+	if g.Cluster.GPUs < 0 {
+		return fail.Usagef("--gpus %d: must be at least 1", g.Cluster.GPUs)
 	}
-	if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
+	strategy := g.Strategy
+	if o.World == inputs.ClusterScale {
+		strategy = o.Scale.Strat
+	}
+	if err := jobs.CheckStrategy(o.World, strategy); err != nil {
 		return fail.Usagef("--strategy: %v", err)
 	}
-	if _, err := roofline.ParseTF32(o.TF32); err != nil {
+	if _, err := roofline.ParseTF32(g.TF32); err != nil {
 		return fail.Usagef("--%v", err)
 	}
 	var err error
-	o.Host, err = hostModel(o.HostOn, o.Dispatch, false)
+	g.Host, err = hostModel(g.HostOn, g.Dispatch, false)
 	return err
 }
 
@@ -60,7 +66,7 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 
 // checkExport checks export's options as its flags give them.
 func checkExport(o *jobs.ExportOptions) error {
-	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
+	if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
 		return err
 	}
 	if o.To == "" {
@@ -72,7 +78,7 @@ func checkExport(o *jobs.ExportOptions) error {
 	if !slices.Contains(jobs.ExportFormats, to) {
 		return fail.Usagef("--to %s: unknown format %q (want one of %s)", o.To, to, strings.Join(jobs.ExportFormats, ", "))
 	}
-	world := inputs.WorldOf(o.Graph, o.Cluster)
+	world := o.World
 	if formats := jobs.ExportFormatsOf(world); !slices.Contains(formats, to) {
 		other := inputs.OpGraph
 		if world == inputs.OpGraph {
@@ -81,14 +87,14 @@ func checkExport(o *jobs.ExportOptions) error {
 		return fail.Usagef("--to %s: %s exports to %s (%s is for %s)", o.To, world, strings.Join(formats, ", "), to, other)
 	}
 	if o.Strategy != "" {
-		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Strategy); err != nil {
+		if err := jobs.CheckStrategy(o.World, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
 		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron"}, to) {
 			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed and megatron")
 		}
 	}
-	if o.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
+	if o.OpGraph.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {
 		return fail.Usagef("--stages is for --to torch-plan, torchtitan and deepspeed")
 	}
 	return nil
@@ -141,20 +147,20 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	return nil
 }
 
-// searchFlags are the search command's flags besides jobs.SearchOptions'
-// own.
-//
-// Each is an op graph's only (world:"graph"; checkWorld).
+// searchFlags are the search command's flags besides
+// jobs.GraphSearchOptions' own: each is an op graph's only.
 type searchFlags struct {
-	Methods string     `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"` // --methods, comma-separated
-	Train   trainFlags `world:"graph" why:"the search there tries every plan of its degrees: it has no method, policy or baselines to choose"`
-	Measure bool       `world:"graph"`
-	Repeats int        `world:"graph"`
+	Methods string // --methods, comma-separated
+	Train   trainFlags
+	Measure bool
+	Repeats int
 }
 
-// parseSearchFlags checks o and fills its methods, backend, policy and
-// PPO settings from f.
-func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
+// parseSearchFlags checks so, in the world chooseWorld decided
+// (so.World), and fills the op graph's methods, backend, policy and PPO
+// settings from f.
+func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
+	o := &so.OpGraph
 	if err := checkGraphOrProfile(o.Graph, o.Cluster); err != nil {
 		return err
 	}
@@ -164,8 +170,8 @@ func parseSearchFlags(o *jobs.SearchOptions, f searchFlags) error {
 	if o.Time < 0 || o.CPU < 0 {
 		return fail.Usagef("--time and --cpu must not be negative")
 	}
-	if o.Fixed != "" {
-		if err := jobs.CheckStrategy(o.Graph, o.Cluster, o.Fixed); err != nil {
+	if s := so.Scale.Strat; s != "" {
+		if err := jobs.CheckStrategy(so.World, s); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/launch"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
@@ -140,23 +141,23 @@ func TestParseFlagsUsage(t *testing.T) {
 		want string
 	}{
 		{"eval no graph", checkEval(&jobs.EvalOptions{}), "give --graph FILE or --workload NAME"},
-		{"export no --to", checkExport(&jobs.ExportOptions{Graph: graph}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron)"},
+		{"export no --to", checkExport(&jobs.ExportOptions{OpGraph: jobs.GraphExportOptions{Graph: graph}}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron)"},
 		{"baselines budget", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, baselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
 		{"baselines tasks", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, baselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
-		{"search methods", parseSearchFlags(&jobs.SearchOptions{Graph: graph}, searchFlags{Methods: "nosuch"}), "--methods: "},
-		{"search dispatch", parseSearchFlags(&jobs.SearchOptions{Graph: graph, Dispatch: -time.Microsecond}, searchFlags{Train: trainFlags{PPO: defaultPPOFlags()}}), "--dispatch -1µs: must be 0 or more"},
-		{"search host measure", parseSearchFlags(&jobs.SearchOptions{Graph: graph, HostOn: true}, searchFlags{Measure: true, Train: trainFlags{PPO: defaultPPOFlags()}}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
-		{"search dispatch no graph", parseSearchFlags(&jobs.SearchOptions{Dispatch: time.Microsecond}, searchFlags{}), "give --graph FILE or --workload NAME"},
+		{"search methods", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Methods: "nosuch"}), "--methods: "},
+		{"search dispatch", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, Dispatch: -time.Microsecond}}, searchFlags{Train: trainFlags{PPO: defaultPPOFlags()}}), "--dispatch -1µs: must be 0 or more"},
+		{"search host measure", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph, HostOn: true}}, searchFlags{Measure: true, Train: trainFlags{PPO: defaultPPOFlags()}}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
+		{"search dispatch no graph", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Dispatch: time.Microsecond}}, searchFlags{}), "give --graph FILE or --workload NAME"},
 		{"baselines dispatch", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: -time.Millisecond}, baselinesFlags{}), "--dispatch -1ms: must be 0 or more"},
 		{"baselines dispatch measure", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Dispatch: time.Millisecond}, baselinesFlags{Measure: true}), "--host and --dispatch model the host in the roofline model; --measure runs the real one: give one"},
-		{"eval dispatch", checkEval(&jobs.EvalOptions{Graph: graph, Dispatch: -time.Second}), "--dispatch -1s: must be 0 or more"},
-		{"eval tf32", checkEval(&jobs.EvalOptions{Graph: graph, TF32: "maybe"}), `--tf32 "maybe": want graph, on, off, matmul or conv`},
+		{"eval dispatch", checkEval(&jobs.EvalOptions{OpGraph: jobs.GraphEvalOptions{Graph: graph, Dispatch: -time.Second}}), "--dispatch -1s: must be 0 or more"},
+		{"eval tf32", checkEval(&jobs.EvalOptions{OpGraph: jobs.GraphEvalOptions{Graph: graph, TF32: "maybe"}}), `--tf32 "maybe": want graph, on, off, matmul or conv`},
 		{"parallel graphs", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "nosuch"}), `--graphs: unknown graph "nosuch": not a workload`},
 		{"parallel no-run", parseParallelFlags(&reports.ParallelOptions{NoRun: true}, parallelFlags{Graphs: "nosuch"}), "--no-run reports the cells kept in --dir: give --dir"},
 		{"parallel gpus", parseParallelFlags(&reports.ParallelOptions{}, parallelFlags{Graphs: "wavenet2x18", GPUs: "2,65"}), "--gpus-list: 65 GPUs: want 2 to 64"},
-		{"cluster dir", checkCluster(&jobs.ClusterOptions{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
-		{"cluster k8s name", checkClusterK8s(&jobs.ClusterOptions{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
-		{"search policy", parseSearchFlags(&jobs.SearchOptions{Graph: graph}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
+		{"cluster dir", checkCluster(&launch.Options{Report: []string{"report", "regal"}}), "give --dir: the folder every task shares"},
+		{"cluster k8s name", checkClusterK8s(&launch.Options{Report: []string{"report", "equal-time"}, Dir: "/cells", Image: "i", Claim: "c", Name: "Big"}), `--name "Big": want lower-case letters`},
+		{"search policy", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Train: trainFlags{Policy: "huge", PPO: defaultPPOFlags()}}), `--policy "huge"`},
 		{"pretrain gpus", parsePretrainFlags(&jobs.PretrainOptions{Workloads: []string{"trxl2"}, Out: "m"}, pretrainFlags{}), "give --gpus N (1 to 8)"},
 		{"pretrain extra", parsePretrainFlags(&jobs.PretrainOptions{Out: "m", Cluster: inputs.ClusterSpec{GPUs: 2}, ExtraGPUs: []int{2}}, pretrainFlags{Workloads: "trxl2"}),
 			"--extra-gpus: 2; want counts of 1 to 8 other than --gpus"},

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/spf13/cobra"
 )
 
@@ -28,7 +29,7 @@ func newSearchCmd(s *streams) *cobra.Command {
 		Long: `Find the best decision placer can for one graph on one cluster: where each op
 runs, in what order, and what fuses. The quick baselines run first (with
 their compositions, their decisions on fewer GPUs and fusion variants); then
-the search (--method, default ` + pipeline.DefaultMethod + `: anchored local search whose
+the search (--method, default ` + anchored.DefaultMethod + `: anchored local search whose
 moves a learned head picks) starts from the best of them. The answer is never
 worse than a row of the comparison table printed at the end: when the search
 does not improve on the best row, that row's decision is the result.
@@ -93,17 +94,18 @@ refused (docs/stacks.md).`,
   placer search --workload qwen3-235b-a22b:seq=4096,batch=2048 --cluster dgx-h100:32 --strategy fp8=current,grads=bf16,tp=2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
-			if err := checkWorld(cmd, o.Graph, o.Cluster, &o.SearchOptions, &o.flags); err != nil {
+			o.OpGraph.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
+			var err error
+			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
 				return err
 			}
 			if err := parseSearchFlags(&o.SearchOptions, o.flags); err != nil {
 				return err
 			}
 			if !o.quiet {
-				o.Progress = s.Err
+				o.OpGraph.Progress = s.Err
 				bar := &lazyBar{w: s.Err, what: "search"}
-				o.OnStep = func(pt gdp.Point, ref float64, done, total int, unit string) {
+				o.OpGraph.OnStep = func(pt gdp.Point, ref float64, done, total int, unit string) {
 					bar.unit = unit
 					bar.step(total, done, searchStep(pt, ref))
 				}
@@ -116,36 +118,43 @@ refused (docs/stacks.md).`,
 		},
 	}
 	f := cmd.Flags()
-	addGraphFlags(cmd, &o.Graph)
-	addWorkloadForms(cmd)
-	addClusterFlags(cmd, &o.Cluster)
-	f.Lookup("gpus").Usage = gpusUsage
-	f.StringVar(&o.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
-	f.StringVar(&o.Method, "method", pipeline.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
-	f.IntVar(&o.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", methods.DefaultSearchEvaluations))
-	f.DurationVar(&o.CPU, "cpu", 0, "stop the search after this much CPU time of this process (e.g. 60s, 5m)")
-	f.DurationVar(&o.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
-	f.IntVar(&o.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
-	f.Uint64Var(&o.Seed, "seed", 0, "random seed: same seed, same result")
-	f.IntVar(&o.Stages, "stages", 0, "for a graph from PyTorch (X.meta.json beside it): cut every plan whose replica has at least `N` GPUs into exactly N pipeline stages (default: as many as keep the most work where the placement put it)")
-	f.IntVar(&o.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
-	f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
-	f.IntVar(&o.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
-	f.BoolVar(&o.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-	addHostFlags(cmd, &o.HostOn, &o.Dispatch)
-	addObjectiveFlag(cmd, &o.Objective)
-	f.IntVar(&o.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
-	addTrainFlags(cmd, &o.flags.Train)
-	f.StringVarP(&o.Out, "out", "o", "", "write the result (decision, statistics, curve) to `FILE`")
-	f.StringVar(&o.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
-	f.StringVar(&o.Fixed, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
-	f.StringVar(&o.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
-	f.StringVar(&o.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
-	f.StringVar(&o.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")
+	g, sc := &o.OpGraph, &o.Scale
+	addWorldFlags(cmd, &g.Graph, &g.Cluster, sc)
+	onlyIn(cmd, inputs.OpGraph, whyNoMethod, func() {
+		f.StringVar(&g.Tasks, "tasks", "placement,scheduling,fusion", "what to learn: any of placement, scheduling, fusion (the rest keep TensorFlow's defaults)")
+		f.StringVar(&g.Method, "method", anchored.DefaultMethod, "the search: "+strings.Join(methods.Searches(), ", "))
+		f.IntVar(&g.Samples, "samples", 16, "go: decisions sampled per step (the rollout size K)")
+		f.StringVar(&o.flags.Methods, "methods", "", "baselines to run first, comma-separated (default: "+strings.Join(methods.Quick(), ",")+")")
+		f.IntVar(&g.Budget, "budget", 0, "evaluation budget of search baselines in --methods (default 5000)")
+		f.IntVar(&g.Warmup, "warmup", 0, "go: most imitation steps on the reference before PPO (default 200; -1 = none)")
+		addTrainFlags(cmd, &o.flags.Train)
+	})
+	onlyIn(cmd, inputs.OpGraph, whyNoBudget, func() {
+		f.IntVar(&g.Evals, "evals", 0, fmt.Sprintf("stop the search after this many evaluations (default %d when no budget is named)", methods.DefaultSearchEvaluations))
+		f.DurationVar(&g.CPU, "cpu", 0, "stop the search after this much CPU time of this process (e.g. 60s, 5m)")
+		f.DurationVar(&g.Time, "time", 0, "stop the search after this wall time (e.g. 90s, 30m)")
+		f.IntVar(&g.Steps, "steps", 0, "stop after this many steps (go: PPO steps, default 100; other searches: rounds)")
+	})
+	onlyIn(cmd, inputs.OpGraph, "", func() {
+		f.IntVar(&g.Stages, "stages", 0, "for a graph from PyTorch (X.meta.json beside it): cut every plan whose replica has at least `N` GPUs into exactly N pipeline stages (default: as many as keep the most work where the placement put it)")
+		f.BoolVar(&g.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
+		addHostFlags(cmd, &g.HostOn, &g.Dispatch)
+		addObjectiveFlag(cmd, &g.Objective)
+		f.StringVar(&g.Rows, "rows", "", "write every row's decision to folder `DIR`: DIR/METHOD.json for each row (the --out format, which eval and export read) and the index DIR/rows.json")
+		f.StringVar(&g.Trace, "trace", "", "write a Chrome trace of the best decision to `FILE`")
+		f.StringVar(&g.Plot, "plot", "", "plot the best step time (ms) against evaluations to `FILE` (.png, .svg or .pdf)")
+		f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
+		f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
+	})
+	onlyIn(cmd, inputs.ClusterScale, "", func() {
+		f.StringVar(&sc.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
+		f.StringVar(&sc.Strat, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
+	})
+	// The seed is an op graph's (the search at cluster scale is
+	// exhaustive), accepted in both worlds as it always was.
+	f.Uint64Var(&g.Seed, "seed", 0, "random seed: same seed, same result")
+	f.VarP(bothString{&g.Out, &sc.Out}, "out", "o", "write the result (decision, statistics, curve) to `FILE`")
 	f.BoolVar(&o.JSON, "json", false, "print the report as JSON")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr")
-	f.BoolVar(&o.flags.Measure, "measure", false, "score every decision on this machine's GPUs instead of the roofline model (bin/placer-cuda)")
-	f.IntVar(&o.flags.Repeats, "repeats", 5, "timed runs per measured decision, with --measure")
-	addPodFlag(cmd, &o.Cluster)
 	return cmd
 }

@@ -1,59 +1,136 @@
 package main
 
 import (
-	"reflect"
+	"strconv"
 
 	"github.com/placer/placer/inputs"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// checkWorld refuses, in one line, the first flag the user set whose
-// option belongs to another world than the workload's (an op graph's
-// --method for a transformer at cluster scale, say): each option's field
-// says which world it is for (its world:"..." tag, inputs.World.Foreign),
-// found by the address the flag is bound to in one of opts (pointers to
-// options structs). No list of flag names.
-func checkWorld(cmd *cobra.Command, g inputs.GraphSpec, c inputs.ClusterSpec, opts ...any) error {
-	w := inputs.WorldOf(g, c)
+// The commands of both worlds (eval, search, export) bind each flag into
+// the options of the world it applies to: an op graph's
+// (jobs.GraphEvalOptions, jobs.GraphSearchOptions), a transformer's at
+// cluster scale (jobs.ScaleOptions), or both (bothString, bothInt). A
+// flag of one world only carries that world, and why it does not apply
+// in the other, as data on the flag (onlyIn); chooseWorld reads it.
+
+// worldAnnotation is the annotation of a flag that applies in one world
+// only: the world (inputs.World's String) and why the flag does not
+// apply in the other ("" = that world's usual reason: chooseWorld).
+const worldAnnotation = "placer_world"
+
+// Why an op graph's flags do not apply at cluster scale, where the
+// reason is not that they are an op graph's options.
+const (
+	whyNoMethod   = "the search there tries every plan of its degrees: it has no method, policy or baselines to choose"
+	whyNoBudget   = "the search there tries every plan of its degrees, exhaustively: it takes no budget"
+	whyNoHardware = "the pod's node sets the hardware (--cluster PRESET:NODES)"
+)
+
+// onlyIn marks the flags that bind adds to cmd as applying in world w
+// only, with why they do not apply in the other ("" = the usual line).
+func onlyIn(cmd *cobra.Command, w inputs.World, why string, bind func()) {
+	f := cmd.Flags()
+	before := map[string]bool{}
+	f.VisitAll(func(fl *pflag.Flag) { before[fl.Name] = true })
+	bind()
+	f.VisitAll(func(fl *pflag.Flag) {
+		if !before[fl.Name] {
+			_ = f.SetAnnotation(fl.Name, worldAnnotation, []string{w.String(), why})
+		}
+	})
+}
+
+// chooseWorld decides the world of a command line, once, from the
+// workload it names (inputs.WorldOf), and refuses in one line the first
+// flag set (in name order) that applies in the other world only
+// (onlyIn), with why: an op graph's --method for a transformer at cluster
+// scale, a pod (--cluster) for an op graph. A command line that names no
+// workload, graph file or profile is an op graph's, whose own check says
+// what is missing.
+func chooseWorld(cmd *cobra.Command, workload string) (inputs.World, error) {
+	w := inputs.WorldOf(workload)
+	f := cmd.Flags()
+	if workload == "" && !f.Changed("graph") && !f.Changed("profile") {
+		return w, nil
+	}
 	var bad, why string
-	cmd.Flags().Visit(func(f *pflag.Flag) {
-		addr, ok := flagAddr(f)
-		if bad != "" || !ok {
+	f.Visit(func(fl *pflag.Flag) {
+		a, ok := fl.Annotations[worldAnnotation]
+		if bad != "" || !ok || a[0] == w.String() {
 			return
 		}
-		for _, o := range opts {
-			if _, reason, foreign := w.ForeignWhy(o, addr); foreign {
-				bad, why = f.Name, reason
-				return
-			}
-		}
+		bad, why = fl.Name, a[1]
 	})
 	switch {
 	case bad == "":
-		return nil
+		return w, nil
 	case w == inputs.ClusterScale:
-		// Why this option does not apply there: its field's why:"..."
-		// tag (the hardware, a search's budget or method), else that it
-		// is an op graph's.
 		if why == "" {
 			why = "it is an op graph's option (a placement's, its schedule's, fusion's or evaluation's)"
 		}
-		return usagef("--%s does not apply to a transformer at cluster scale (--workload %s): %s (docs/cluster-scale.md)", bad, g.Workload, why)
+		return w, usagef("--%s does not apply to a transformer at cluster scale (--workload %s): %s (docs/cluster-scale.md)", bad, workload, why)
 	}
-	return usagef("--%s does not apply to %s: it is for a transformer at cluster scale (--workload gpt:... or llama:...)", bad, w)
+	return w, usagef("--%s does not apply to %s: it is for a transformer at cluster scale (--workload gpt:... or llama:...)", bad, w)
 }
 
-// flagAddr is the address of the variable flag f is bound to: pflag's
-// values are the variable's address under another type, or a struct whose
-// first field is it (this package's own flag types).
-func flagAddr(f *pflag.Flag) (uintptr, bool) {
-	v := reflect.ValueOf(f.Value)
-	if v.Kind() == reflect.Struct && v.NumField() > 0 {
-		v = v.Field(0)
+// bothString is a string flag that applies in both worlds, bound into
+// each world's options.
+type bothString []*string
+
+func (b bothString) String() string {
+	if len(b) == 0 {
+		return ""
 	}
-	if v.Kind() != reflect.Pointer {
-		return 0, false
+	return *b[0]
+}
+
+func (b bothString) Set(s string) error {
+	for _, p := range b {
+		*p = s
 	}
-	return v.Pointer(), true
+	return nil
+}
+
+func (bothString) Type() string { return "string" }
+
+// stringBoth binds the string flag name into every one of dst, with
+// default value def.
+func stringBoth(f *pflag.FlagSet, name, def, usage string, dst ...*string) {
+	for _, p := range dst {
+		*p = def
+	}
+	f.Var(bothString(dst), name, usage)
+}
+
+// bothInt is an int flag that applies in both worlds, bound into each
+// world's options.
+type bothInt []*int
+
+func (b bothInt) String() string {
+	if len(b) == 0 {
+		return "0"
+	}
+	return strconv.Itoa(*b[0])
+}
+
+// Set parses s as pflag's own int flags do, with the same error.
+func (b bothInt) Set(s string) error {
+	v, err := strconv.ParseInt(s, 0, 64)
+	for _, p := range b {
+		*p = int(v)
+	}
+	return err
+}
+
+func (bothInt) Type() string { return "int" }
+
+// intBoth binds the int flag name into every one of dst, with default
+// value def.
+func intBoth(f *pflag.FlagSet, name string, def int, usage string, dst ...*int) {
+	for _, p := range dst {
+		*p = def
+	}
+	f.Var(bothInt(dst), name, usage)
 }

@@ -21,10 +21,10 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/methods/gdp/policy"
-	"github.com/placer/placer/methods/pipeline"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -294,7 +294,7 @@ func objectiveDir(graph string, o optimize.Objective) string {
 // cs.GPUs is set, every task, TensorFlow's defaults as its base. A name
 // NAME@N is graph NAME on N GPUs whatever cs.GPUs says (gnmt4@2: gnmt4 on
 // 2 GPUs, the pair a "never worse with more GPUs" check compares).
-func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Problem, error) {
+func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Setup, error) {
 	if at := strings.LastIndex(name, "@"); at > 0 {
 		if n, err := strconv.Atoi(name[at+1:]); err == nil {
 			if n < 1 || n > 8 {
@@ -309,11 +309,11 @@ func table2Problem(name string, cs inputs.ClusterSpec, sync bool) (*jobs.Problem
 			cs.GPUs = w.Devices
 		}
 	}
-	pp, err := jobs.NewProblem(spec, cs, optimize.AllTasks, sync, nil)
+	pp, err := jobs.NewSetup(spec, cs, optimize.AllTasks, sync, nil)
 	if err != nil {
 		return nil, err
 	}
-	pipeline.TFBase(pp.Problem)
+	anchored.TFBase(pp.Problem)
 	return pp, nil
 }
 
@@ -328,7 +328,7 @@ type referenceFile struct {
 // graphReference runs the quick baselines (with the composite and fewer-GPU
 // rows) once per graph, or reads them from g, and fills row's reference;
 // nil (and no error) with NoRun when g does not keep them.
-func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Problem, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
+func graphReference(ctx context.Context, g grid.Grid, pp *jobs.Setup, row *report.EqualTimeGraph, seed uint64) (*optimize.Result, error) {
 	var kept, ran optimize.Result
 	f, out, err := grid.Do(ctx, g, grid.Cell[referenceFile]{
 		File: "reference.json",

@@ -415,7 +415,7 @@ func generalizationFamily(ctx context.Context, o GeneralizationOptions, fam, tag
 	}
 	// GO-one: the baselines and a policy trained from scratch (go).
 	pf("%s: baselines and GO-one on %s (%s)", tag, set.Test, report.StepsOrTime(set.SearchSteps, set.SearchTime))
-	so, err := jobs.SearchGraph(ctx, jobs.SearchOptions{
+	so, err := jobs.SearchGraph(ctx, jobs.GraphSearchOptions{
 		Graph: test, Cluster: o.Cluster, Tasks: o.Tasks, Method: "go", Steps: o.SearchSteps, Time: o.SearchTime, Seed: o.Seed, Samples: set.Samples,
 		Sync: o.Sync, Policy: o.Policy, Out: out("go-one"), Progress: o.Progress, OnStep: searchStepOf(onStep("go-one")),
 	})

@@ -18,7 +18,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/grid"
 	"github.com/placer/placer/methods"
-	"github.com/placer/placer/methods/pipeline"
+	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
@@ -103,7 +103,7 @@ func (o *ParallelOptions) Check() error {
 	if o.CPU == 0 {
 		o.Evals = cmp.Or(o.Evals, DefaultParallelEvaluations)
 	}
-	o.Method = cmp.Or(o.Method, pipeline.DefaultMethod)
+	o.Method = cmp.Or(o.Method, anchored.DefaultMethod)
 	if err := methods.CheckSearch(o.Method); err != nil {
 		return err
 	}
@@ -244,7 +244,7 @@ func parallelCell(o ParallelOptions, gr string, n int, t string) grid.Cell[paral
 func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int, t string) (report.ParallelCell, error) {
 	c := report.ParallelCell{Graph: label, GPUs: n, Topology: t}
 	timer := grid.StartTimer()
-	rep, err := jobs.SearchGraph(ctx, jobs.SearchOptions{
+	rep, err := jobs.SearchGraph(ctx, jobs.GraphSearchOptions{
 		Graph: graphSpec(gr), Cluster: inputs.ClusterSpec{GPUs: n, Hardware: o.Hardware, Topology: t},
 		Method: o.Method, Evals: o.Evals, CPU: o.CPU, Seed: o.Seed,
 	})
@@ -284,13 +284,13 @@ func parallelRun(ctx context.Context, o ParallelOptions, gr, label string, n int
 	// The best single-replica placement of the quick baselines (their
 	// compositions, fewer-GPU and fusion variants included): the search's
 	// anchor.
-	var quick []pipeline.Row
+	var quick []anchored.Row
 	for _, row := range b.Rows {
 		if r := rep.RowResult(row.Method); r != nil && r.Decision.Strategy.IsZero() && !strings.HasPrefix(row.Method, o.Method+" ") && row.Method != o.Method {
-			quick = append(quick, pipeline.Row{Name: row.Method, Result: r})
+			quick = append(quick, anchored.Row{Name: row.Method, Result: r})
 		}
 	}
-	if best, ok := pipeline.Best(optimize.StepTime, quick, false); ok {
+	if best, ok := anchored.Best(optimize.StepTime, quick, false); ok {
 		add("best quick", best.Name)
 	} else {
 		c.Rows = append(c.Rows, report.ParallelRow{Strategy: "best quick", Note: "no quick baseline fits"})

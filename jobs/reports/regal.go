@@ -227,20 +227,20 @@ func regalGraphs(list []string) ([]regalGraph, error) {
 }
 
 // regalProblemFor builds graph rg's problem for objective obj.
-func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*jobs.Problem, error) {
+func regalProblemFor(rg regalGraph, o RegalOptions, tasks optimize.Tasks, obj optimize.Objective) (*jobs.Setup, error) {
 	if rg.g != nil {
 		c, err := inputs.Cluster(o.Cluster, inputs.Meta{})
 		if err != nil {
 			return nil, err
 		}
-		pp, err := jobs.NewProblemOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
+		pp, err := jobs.NewSetupOn(rg.g, c, tasks, roofline.Options{SyncTransfers: o.Sync}, nil)
 		if err != nil {
 			return nil, err
 		}
 		pp.Objective = obj
 		return pp, nil
 	}
-	pp, err := jobs.NewProblem(rg.spec, o.Cluster, tasks, o.Sync, nil)
+	pp, err := jobs.NewSetup(rg.spec, o.Cluster, tasks, o.Sync, nil)
 	if err != nil {
 		return nil, err
 	}

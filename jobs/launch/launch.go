@@ -1,4 +1,4 @@
-package jobs
+package launch
 
 // placer cluster slurm and placer cluster k8s: a report's cells as a
 // cluster's array job (docs/cluster.md). The cells are counted by running
@@ -29,11 +29,11 @@ import (
 	"github.com/placer/placer/jobs/grid"
 )
 
-// ClusterReports are the report commands a cluster job runs as cells.
-var ClusterReports = []string{"equal-time", "learned", "regal", "generalization"}
+// Reports are the report commands a cluster job runs as cells.
+var Reports = []string{"equal-time", "learned", "regal", "generalization"}
 
-// ClusterOptions are the inputs of placer cluster slurm and k8s.
-type ClusterOptions struct {
+// Options are the inputs of placer cluster slurm and k8s.
+type Options struct {
 	// Report is the report command after "placer": "report", its name,
 	// and its flags (no --dir, --cell, --worker, --list-cells, --no-run:
 	// the cluster job sets them).
@@ -72,8 +72,8 @@ type ClusterOptions struct {
 	Progress io.Writer
 }
 
-// ClusterResult is what a cluster command wrote.
-type ClusterResult struct {
+// Result is what a cluster command wrote.
+type Result struct {
 	Cells int      `json:"cells"`
 	Files []string `json:"files"`
 	// Submit is the command that starts it all.
@@ -82,7 +82,7 @@ type ClusterResult struct {
 
 // RoundsWords is the length of o.Report's command words when it is a
 // training run in synchronous rounds (pretrain, regal train), else 0.
-func (o *ClusterOptions) RoundsWords() int {
+func (o *Options) RoundsWords() int {
 	r := o.Report
 	switch {
 	case len(r) > 0 && r[0] == "pretrain":
@@ -96,7 +96,7 @@ func (o *ClusterOptions) RoundsWords() int {
 // clusterReport checks o and returns the report's name ("pretrain" or
 // "regal-train" for training in rounds). The CLI has checked the
 // report's own flags (cmd/placer).
-func (o *ClusterOptions) clusterReport() (string, error) {
+func (o *Options) clusterReport() (string, error) {
 	r := o.Report
 	name := ""
 	switch o.RoundsWords() {
@@ -105,8 +105,8 @@ func (o *ClusterOptions) clusterReport() (string, error) {
 	case 2:
 		name = "regal-train"
 	default:
-		if len(r) < 2 || r[0] != "report" || !slices.Contains(ClusterReports, r[1]) {
-			return "", fmt.Errorf("%q: not a report run as cells (%s), pretrain nor regal train", strings.Join(r, " "), strings.Join(ClusterReports, ", "))
+		if len(r) < 2 || r[0] != "report" || !slices.Contains(Reports, r[1]) {
+			return "", fmt.Errorf("%q: not a report run as cells (%s), pretrain nor regal train", strings.Join(r, " "), strings.Join(Reports, ", "))
 		}
 		name = r[1]
 	}
@@ -121,7 +121,7 @@ func (o *ClusterOptions) clusterReport() (string, error) {
 
 // dirArgs are the flags that give the command its shared folder: --dir
 // for a report, --rounds for training in rounds.
-func (o *ClusterOptions) dirArgs() []string {
+func (o *Options) dirArgs() []string {
 	if o.RoundsWords() > 0 {
 		return []string{"--rounds", o.Dir}
 	}
@@ -130,7 +130,7 @@ func (o *ClusterOptions) dirArgs() []string {
 
 // listArgs are the command that lists the cells: training's needs its
 // folder.
-func (o *ClusterOptions) listArgs() []string {
+func (o *Options) listArgs() []string {
 	if o.RoundsWords() > 0 {
 		return append(slices.Clone(o.Report), o.dirArgs()...)
 	}
@@ -140,7 +140,7 @@ func (o *ClusterOptions) listArgs() []string {
 // followArgs are the follow-up job's command: a report's table of the
 // cells kept (--no-run); for training in rounds, one more worker (--cell
 // all), which runs any step left and writes the model.
-func (o *ClusterOptions) followArgs() []string {
+func (o *Options) followArgs() []string {
 	more := "--no-run"
 	if o.RoundsWords() > 0 {
 		more = "--cell=all"
@@ -179,7 +179,7 @@ func listCells(ctx context.Context, placer string, report []string) ([]grid.List
 
 // cellTime is a task's time limit: o.Time, or twice the largest budget
 // of the cells plus 10 minutes.
-func cellTime(o *ClusterOptions, cells []grid.Listed) (time.Duration, error) {
+func cellTime(o *Options, cells []grid.Listed) (time.Duration, error) {
 	if o.Time > 0 {
 		return o.Time, nil
 	}
@@ -208,7 +208,7 @@ func (e *NoTimeError) Error() string {
 
 // placerPath is the placer binary: o.Placer made absolute, or this
 // executable.
-func placerPath(o *ClusterOptions) (string, error) {
+func placerPath(o *Options) (string, error) {
 	if o.Placer != "" {
 		if strings.ContainsRune(o.Placer, '/') {
 			return filepath.Abs(o.Placer)
@@ -218,12 +218,12 @@ func placerPath(o *ClusterOptions) (string, error) {
 	return os.Executable()
 }
 
-// ClusterSlurm writes a Slurm job array running the report's cells
+// Slurm writes a Slurm job array running the report's cells
 // (cells.sbatch), a follow-up job printing the table (table.sbatch), and
 // submit.sh, which submits the array and the follow-up after it
 // (--dependency=afterany).
-func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
-	var res ClusterResult
+func Slurm(ctx context.Context, o Options) (Result, error) {
+	var res Result
 	name, err := o.clusterReport()
 	if err != nil {
 		return res, err
@@ -299,7 +299,7 @@ func ClusterSlurm(ctx context.Context, o ClusterOptions) (ClusterResult, error) 
 	return res, nil
 }
 
-func sbatchExtra(sb *strings.Builder, o ClusterOptions) {
+func sbatchExtra(sb *strings.Builder, o Options) {
 	if o.Partition != "" {
 		fmt.Fprintf(sb, "#SBATCH --partition=%s\n", o.Partition)
 	}
@@ -394,7 +394,7 @@ var k8sName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
 // K8sJobName is the Kubernetes Job's name, o.Name or placer-REPORT, and
 // whether it is a valid one: lower-case letters, digits and '-', at most
 // 52 characters.
-func (o *ClusterOptions) K8sJobName() (string, bool) {
+func (o *Options) K8sJobName() (string, bool) {
 	job := o.Name
 	if job == "" {
 		name, _ := o.clusterReport()
@@ -403,13 +403,13 @@ func (o *ClusterOptions) K8sJobName() (string, bool) {
 	return job, k8sName.MatchString(job) && len(job) <= 52
 }
 
-// ClusterK8s writes a Kubernetes Indexed Job running the report's cells,
+// K8s writes a Kubernetes Indexed Job running the report's cells,
 // one pod per cell index (job.json), and a Job printing the table from
 // the same volume once they are done (table-job.json). Dir is where the
 // PersistentVolumeClaim Claim is mounted in each pod; the image is one
 // built from the repository's Dockerfile (placer on the PATH).
-func ClusterK8s(ctx context.Context, o ClusterOptions) (ClusterResult, error) {
-	var res ClusterResult
+func K8s(ctx context.Context, o Options) (Result, error) {
+	var res Result
 	name, err := o.clusterReport()
 	if err != nil {
 		return res, err

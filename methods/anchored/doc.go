@@ -1,4 +1,4 @@
-// Package pipeline is placer's search, the optimizer `placer search`
+// Package anchored is placer's search, the optimizer `placer search`
 // runs: quick references first, then a search method anchored on the best
 // of them, the joint space of strategies around searched placements, and
 // the rule that the answer is never worse than a row of its own table.
@@ -11,4 +11,4 @@
 // the report's table of them.
 //
 // May import: graph, decision, evaluate/..., optimize, methods/...
-package pipeline
+package anchored
