@@ -417,7 +417,7 @@ FIDELITY_FLAGS ?=
 # carried (the host has no Go). Results in out/gpu, summary.json first.
 # gpu-check runs the same plumbing on this machine's CPU at smoke-test
 # sizes (no hw bench), in about a minute.
-# Profile, then predict, then run, on this machine's CPU (issue 58): a
+# Profile, then predict, then run, on this machine's CPU (docs/profile.md, "The CPU loop"): a
 # tiny Llama profiled on 4 gloo processes where the cores give each its
 # own, else 2 (placer profile), eight plans predicted from it (eval
 # --profile: DDP, FSDP, TP with and without SP, 1F1B, recomputation, a
@@ -429,7 +429,7 @@ FIDELITY_FLAGS ?=
 test-profile-cpu: build
 	PYTHONPATH=$(CURDIR)/python/placer_torch $(TORCH_PY) -m placer_torch.profile.cpuloop $(BIN) --out out/profile-cpu
 
-# The CPU loop's second half (issue 58): a tiny DeepSeek-like model (latent
+# The CPU loop's second half (docs/profile.md): a tiny DeepSeek-like model (latent
 # attention, a dense layer first, experts) at dp2, dp2 ep2 and pp2, and the
 # tiny MoE at tp2 with sequence parallelism at etp 1, etp 2 and ep 2,
 # profiled, predicted and run on 2 gloo processes; fails when the median
@@ -754,7 +754,7 @@ brkga-tune:
 	$(GO) build -o bin/placer-tune ./cmd/placer
 	nice -n 10 bin/placer-tune tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json
 
-# The held-out check (issue 43; docs/held-out.md): the thirteen held-out
+# The held-out check (docs/held-out.md): the thirteen held-out
 # models (tiny transformers, timm and hand-written ones) at 2 and 4 GPUs,
 # each exported, searched (--cpu 10s), exported as a torch plan, evaluated
 # and run with --check on gloo CPU processes (at most 4), with every row of

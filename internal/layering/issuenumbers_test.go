@@ -29,14 +29,6 @@ var issueNumber = regexp.MustCompile(`(?i)\bissues? #?\d+(\.\d)?`)
 // removed from this list so the whole repository is held to the rule.
 var pendingIssueNumberPaths = []string{
 	"evaluate/scale/",
-	"tools/profile/",
-	"python/placer_torch/",
-	"Makefile",
-	"jobs/search.go",
-	"jobs/scale.go",
-	"jobs/eval.go",
-	"cmd/placer/eval.go",
-	"cmd/placer/search.go",
 }
 
 // issueNumberLines returns the lines of src, a file called name, that

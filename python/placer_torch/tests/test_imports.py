@@ -1,4 +1,4 @@
-"""No import circles (issue 54): every module of placer_torch
+"""No import circles: every module of placer_torch
 (python/placer_torch/placer_torch) and of the command lines on it
 (tools/torchplan, tools/torchexport) is parsed with ast, and an import
 anywhere in it, inside a function too, is an edge to the module it names;

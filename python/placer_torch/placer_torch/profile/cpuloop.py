@@ -1,4 +1,4 @@
-"""Profile, then predict, then run, on CPU (issue 58's CI loop).
+"""Profile, then predict, then run, on CPU (make test-profile-cpu; docs/profile.md).
 
 1. placer profile a tiny Llama on PROCS gloo CPU processes (THREADS torch
    threads each, the same in the runs): 4 where the cores give each its

@@ -1,5 +1,5 @@
 """Profile, then predict, then run, on CPU: the mixtures of experts'
-paths cpuloop.py does not run (issue 58, item 3).
+paths cpuloop.py does not run (make test-profile-cpu-moe; docs/profile.md).
 
 Two tiny models on 2 gloo processes of one thread:
 

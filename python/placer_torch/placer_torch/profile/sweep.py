@@ -7,7 +7,7 @@ timed steps, after warm-up), torch.cuda.max_memory_allocated and
 max_memory_reserved (reset per plan), or "oom" where it ran out of
 memory; one JSON line each, with the workload and strategy placer eval
 takes for the same plan (placer eval --workload W --gpus 1 --strategy S), so that the step and the peak are tests of
-placer's plain-PyTorch figures (issues 59 and 60), never constants.
+placer's plain-PyTorch figures, never constants.
 
 The model is placer_torch.profile.layers' (RMS norm, rotary, grouped-query
 SDPA, SwiGLU, untied output, the loss's FP32 logits), one shard (T = 1).
@@ -72,7 +72,7 @@ def run_plan(shape, batch, mbs, recompute, steps, warmup, dev):
             "workload": "llama:layers=%d,hidden=%d,heads=%d,kv_heads=%d,ffn=%d,seq=%d,vocab=%d,batch=%d"
                         % (n_layers, hidden, heads, kv, ffn, seq, vocab, batch),
             "strategy": "tp=1,pp=1,dp=1,mbs=%d%s%s" % (mbs, ",recompute=full" if recompute else "",
-                                                      # the layers' ATen ops under autocast (issue 59)
+                                                      # the layers' ATen ops under autocast
                                                       ",stack=torch-eager" if cuda else "")}
     if cuda:
         torch.cuda.empty_cache()

@@ -1,5 +1,5 @@
 """The layers placer profile builds for GPT-OSS-like and DeepSeek-V3-like
-models (issue 58), in layers.py:
+models, in layers.py:
 
 - sliding-window attention (transformer.Spec's Window, WindowEvery): the
   window's mask by hand on a tiny sequence (query i attends key j where
