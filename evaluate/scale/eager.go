@@ -486,8 +486,8 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 	return ops
 }
 
-// eagerBlock is block's dense layer under an eager stack (Settings.Eager):
-// EagerLayerOps at the coster's shard shape, each op a kernel at its
+// eagerBlock is a dense block under an eager stack (eagerLayers):
+// EagerLayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
 // class's and dtype's roofline rate (Hardware.KernelTime, the op-level
 // model's), one launch each (an allocation none); its GEMMs as the fused
 // model's (lgemm, back: FP8 where the plan says so) with the same
@@ -504,10 +504,10 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 //
 // With noMLP (an MoE layer) the list is the attention half's
 // (EagerShape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
+func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
 	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer, NoMLP: noMLP})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
@@ -519,7 +519,7 @@ func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 	// (w3's half), down; a layer of separate projections (wq, wk, wv,
 	// wo, w1, w3, w2) every other one from the second.
 	share := func(i int) float64 {
-		if c.pl.Run.Layer != LayerLlamaPy {
+		if code != LayerLlamaPy {
 			return float64(i % 2)
 		}
 		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
@@ -582,9 +582,11 @@ var eagerLayerNames = [...]string{LayerLlamaPy: "tools/profile/llama.py's Block"
 // the same (their attention half and whose experts' block, with its
 // host syncs); "" where the layers are fused (not eager).
 func EagerCosting(m transformer.Spec, pl Plan) string {
-	if !pl.Run.Eager {
+	es, ok := pl.Run.layerCoster().(eagerStack)
+	if !ok {
 		return ""
 	}
+	code := es.eagerCode()
 	T := pl.T
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
@@ -600,7 +602,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		return fwd, bwd
 	}
 	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
-		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer}
+		FP32Weights: pl.Run.FP32Weights, Layer: code}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
 		prec = "autocast BF16 over FP32 weights"
@@ -621,8 +623,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		local := max(1, m.Experts/max(1, pl.EP))
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-		impl := eagerMoEImpl(pl.Run)
-		loop := impl == MoETitan && pl.Run.ExpertLoop
+		impl, loop := es.experts(pl.Run)
 		syncs := "no host sync"
 		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
 		case n == 1:
@@ -637,7 +638,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 	}
 	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
 		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
-		stack, eagerLayerNames[pl.Run.Layer], prec, strings.Join(parts, "; "))
+		stack, eagerLayerNames[code], prec, strings.Join(parts, "; "))
 }
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
@@ -645,19 +646,20 @@ var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock
 	MoETitan: "torchtitan's MoE", MoELlamaPy: "llama.py's Experts (bmm)",
 	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
 
-// eagerOutput is output's eager stack: the ops of EagerOutputOps (the
+// eagerOutput is the output part of an eager stack running code base
+// code's layers (eagerLayers): the ops of EagerOutputOps (the
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
 // llama.py's vocabulary-parallel loss, torchtitan's loss_parallel or
 // transformers' gathered logits, eagerLoss), each at its class's
 // roofline rate and one launch (allocations none); the GEMMs as
-// output's, with the tensor-parallel collectives beside them as the
+// fusedOutput's, with the tensor-parallel collectives beside them as the
 // layers' (pair); the loss's collectives (the max's and the sums'
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput() (fwd, bwd phase) {
+func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 	ops := EagerOutputOps(c.m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
 	if c.pl.T <= 1 {

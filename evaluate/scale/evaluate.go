@@ -105,7 +105,7 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 
 // layer is one transformer block's forward and backward for one
 // micro-batch on one GPU, its recomputation in the backward included: in
-// a model with experts an MoE block (block).
+// a model with experts an MoE block (block: the stack's layer costs).
 func (c *coster) layer() (fwd, bwd phase) {
 	if c.pod.Profile != nil && c.layerAsProfiled() {
 		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, blockOf); ok {
@@ -113,54 +113,6 @@ func (c *coster) layer() (fwd, bwd phase) {
 		}
 	}
 	return c.block(c.m.MoE())
-}
-
-// block is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included:
-// the attention (attnBlock), then with moe the experts (moeBlock), else
-// the dense MLP of FFN (mlpBlock); selective recomputation runs the
-// forward of the modules it names again (each part's rec).
-func (c *coster) block(moe bool) (fwd, bwd phase) {
-	var af, ab, ar, mf, mb, mr phase
-	switch {
-	case c.pl.Run.Eager && !moe:
-		// An eager stack's dense layer: its ATen ops (eagerBlock), the
-		// whole layer in af, ab and ar.
-		af, ab, ar = c.eagerBlock(false)
-	case c.pl.Run.Eager:
-		// An eager stack's MoE layer: its attention half's ATen ops
-		// (eagerBlock, the norm and residual of the experts included),
-		// its experts' (eagerMoE).
-		af, ab, ar = c.eagerBlock(true)
-		mf, mb, mr = c.eagerMoE(eagerAttnGEMMs(c.pl.Run.Layer))
-	case moe:
-		af, ab, ar = c.attnBlock()
-		mf, mb, mr = c.moeBlock()
-	default:
-		af, ab, ar = c.attnBlock()
-		mf, mb, mr = c.mlpBlock()
-	}
-	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
-		// The attention and a dense layer's MLP are replayed from their
-		// graphs; an MoE layer stays eager unless the whole layer is
-		// graphed (capacity routing: resolveSoftware).
-		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
-		if !moe || g == GraphsFull {
-			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
-		}
-	}
-	fwd, bwd = af.plus(mf), mb.plus(ab)
-	switch c.pl.Recompute {
-	case SelectiveRecompute:
-		bwd = bwd.plus(ar.plus(mr))
-	case FullRecompute:
-		bwd = bwd.plus(fwd)
-	}
-	if c.noHost {
-		return fwd, bwd
-	}
-	h := &c.pod.Kernels.Host
-	return h.expose(fwd, false), h.expose(bwd, true)
 }
 
 // stageCost is one pipeline device's forward and backward per
@@ -314,13 +266,14 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 		_, ph.lbKeep = keep.layer()
 	}
 	h := &c.pod.Kernels.Host
-	ph.ef, ph.eb = c.embedding()
-	ph.of, ph.ob = c.output()
+	stack := c.pl.Run.layerCoster()
+	ph.ef, ph.eb = stack.Embedding(*c)
+	ph.of, ph.ob = stack.Output(*c)
 	if pr := c.pod.Profile; pr != nil {
-		if f, b, ok := c.profiled(pr.EmbeddingAt, pr.EmbeddingInPlace, (*coster).embedding); ok {
+		if f, b, ok := c.profiled(pr.EmbeddingAt, pr.EmbeddingInPlace, stack.Embedding); ok {
 			ph.ef, ph.eb = f, b
 		}
-		if f, b, ok := c.profiled(pr.LossAt, pr.LossInPlace, (*coster).output); ok {
+		if f, b, ok := c.profiled(pr.LossAt, pr.LossInPlace, stack.Output); ok {
 			ph.of, ph.ob = f, b
 		}
 	}

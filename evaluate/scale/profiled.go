@@ -208,7 +208,7 @@ func (c *coster) layerShape() profile.Shape {
 // the loss, which no recipe covers, take their measured times either
 // way. ok false: nothing measured, the
 // roofline's part stands.
-func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(*coster) (phase, phase)) (fwd, bwd phase, ok bool) {
+func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, profile.Source), part func(coster) (phase, phase)) (fwd, bwd phase, ok bool) {
 	pr := c.pod.Profile
 	// Selective recomputation is the profile's where it recomputes the
 	// attention core alone (the profile's "selective"); other modules
@@ -223,8 +223,8 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 	comm, alone := *c, *c
 	comm.noHost = true
 	alone.noComm, alone.noHost = true, true
-	f1, b1 := part(&comm)
-	f0, b0 := part(&alone)
+	f1, b1 := part(comm)
+	f0, b0 := part(alone)
 	fwd, bwd = f1, b1
 	fwd.busy += mf - f0.busy
 	bwd.busy += mb - b0.busy
@@ -299,7 +299,7 @@ func (c *coster) expertsInPlace(tp bool) bool {
 // profile's layer is one: its communication, the dispatcher's
 // collectives, is what the roofline adds beside the measured kernels
 // where no in-place timing stands for it), else a dense one.
-func blockOf(c *coster) (phase, phase) { return c.block(c.m.MoE()) }
+func blockOf(c coster) (phase, phase) { return c.block(c.m.MoE()) }
 
 // Sources says where each of a plan's figures came from: measured on
 // this machine (a profile), composed from measured neighbours, or
