@@ -103,18 +103,6 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	return r, nil
 }
 
-// layer is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included: in
-// a model with experts an MoE block (block: the stack's layer costs).
-func (c *coster) layer() (fwd, bwd phase) {
-	if c.pod.Profile != nil && c.layerAsProfiled() {
-		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, blockOf); ok {
-			return f, b
-		}
-	}
-	return c.block(c.m.MoE())
-}
-
 // stageCost is one pipeline device's forward and backward per
 // micro-batch (all its chunks), and its parameter count.
 type stageCost struct {
@@ -266,25 +254,18 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 		_, ph.lbKeep = keep.layer()
 	}
 	h := &c.pod.Kernels.Host
-	stack := c.pl.Run.layerCoster()
-	ph.ef, ph.eb = stack.Embedding(*c)
-	ph.of, ph.ob = stack.Output(*c)
-	if pr := c.pod.Profile; pr != nil {
-		if f, b, ok := c.profiled(pr.EmbeddingAt, pr.EmbeddingInPlace, stack.Embedding); ok {
-			ph.ef, ph.eb = f, b
-		}
-		if f, b, ok := c.profiled(pr.LossAt, pr.LossInPlace, stack.Output); ok {
-			ph.of, ph.ob = f, b
-		}
-	}
+	lc := c.layerCosts()
+	ph.ef, ph.eb = lc.Embedding(*c)
+	ph.of, ph.ob = lc.Output(*c)
 	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
-		ph.df, ph.db = c.denseLayer()
+		// A model with experts' dense layers before them.
+		ph.df, ph.db = lc.Dense(*c)
 		ph.dbKeep = ph.db
 		if block {
 			keep := *c
 			keep.pl.Recompute = NoRecompute
-			_, ph.dbKeep = keep.denseLayer()
+			_, ph.dbKeep = lc.Dense(keep)
 		}
 	}
 	if c.m.MTP > 0 {

@@ -187,6 +187,36 @@ func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 // half is a block half's three phases as a part.
 func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
 
+// layersOf is the layer costs a coster of a plan of settings run on pod
+// p asks: the stack's (Settings.layerCoster), the profile's
+// measurements in their place where p has a profile (profiledLayers).
+func layersOf(run *Settings, p *Pod) LayerCoster {
+	lc := run.layerCoster()
+	if p != nil && p.Profile != nil {
+		return profiledLayers{stack: lc}
+	}
+	return lc
+}
+
+// layerCosts is the layer costs c asks: those newCoster chose, or for a
+// coster built field by field layersOf's.
+func (c *coster) layerCosts() LayerCoster {
+	if c.layers != nil {
+		return c.layers
+	}
+	return layersOf(&c.pl.Run, c.pod)
+}
+
+// layer is one transformer block's forward and backward for one
+// micro-batch on one GPU, its recomputation in the backward included: in
+// a model with experts an MoE block.
+func (c *coster) layer() (fwd, bwd phase) {
+	if c.m.MoE() {
+		return c.layerCosts().MoE(*c)
+	}
+	return c.layerCosts().Dense(*c)
+}
+
 // block is a transformer block as the plan's stack costs it (no
 // profile): with moe an MoE block, else a dense one.
 func (c *coster) block(moe bool) (fwd, bwd phase) {
