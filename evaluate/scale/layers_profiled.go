@@ -26,14 +26,15 @@ func (p profiledLayers) Name() string { return p.stack.Name() }
 // (profile.DenseLayer: the dense layer runs alike at every
 // expert-parallel degree; a profile written before they were profiled
 // has none and leaves them the stack's). The communication around the
-// measured kernels is the model's own block's (blockOf).
+// measured kernels is the stack's dense block's: a dense layer has no
+// token dispatch, whose all-to-alls and host sync an MoE block adds.
 func (p profiledLayers) Dense(c coster) (fwd, bwd phase) {
 	pr := c.pod.Profile
 	at, inPlace := pr.Layer, pr.LayerInPlace
 	if c.m.MoE() {
 		at, inPlace = pr.DenseLayer, pr.DenseLayerInPlace
 	}
-	if f, b, ok := c.profiled(at, inPlace, blockOf); ok {
+	if f, b, ok := c.profiled(at, inPlace, p.stack.Dense); ok {
 		return f, b
 	}
 	return p.stack.Dense(c)
