@@ -17,3 +17,82 @@ func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
 }
 
 func (llamaPyLayers) experts(Settings) (MoEImpl, bool) { return MoELlamaPy, false }
+
+// llamaPyLayer writes llama.py's Block (LayerLlamaPy): one QKV and one
+// gate-up GEMM, RMS norm in the residual stream's dtype, the rotary
+// embedding on interleaved halves, torch's flash SDPA, silu(gate) * up;
+// then autograd's backward of it, the QKV gradients' heads laid out and
+// concatenated for the QKV GEMM's.
+func (o *layerOps) llamaPyLayer() {
+	h, f, N, b, bt := o.h, o.f, o.N, o.b, o.bt
+	o.norm()
+	o.linear(h, o.q, true, tpBefore)
+	o.rotaryHalves(o.nh)
+	o.rotaryHalves(o.nkv)
+	o.sdpaCasts()
+	sdpa := o.attention(o.Ek)
+	if !o.s.NoMLP {
+		o.linear(h, 2*f, true, tpBefore)
+		o.add("silu", ew, bt, N*f, N*f*b, N*f*b)
+		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		o.linear(f, h, false, tpAfter)
+	}
+	o.closeBlock()
+	if !o.s.NoMLP {
+		o.linearB(f, h, false, tpBwdAfter, tpNone)
+		for range 2 {
+			o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		}
+		o.add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
+		o.add("cat", dmv, bt, 0, 2*N*f*b, 2*N*f*b)
+		o.linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+	}
+	o.attentionB(sdpa, o.Ek)
+	o.sdpaCastsB()
+	o.rotaryHalvesB(o.nkv)
+	o.rotaryHalvesB(o.nh)
+	o.clone(o.nkv, o.Ek)
+	o.clone(o.nkv, o.Ek)
+	o.clone(o.nh, o.Eq)
+	o.add("cat", dmv, bt, 0, (o.Eq+2*o.Ek)*b, (o.Eq+2*o.Ek)*b)
+	o.linearB(h, o.q, true, tpBefore, tpBwdBefore)
+	o.normB(true)
+}
+
+// rotaryHalves is llama.py's rotary embedding of heads heads on
+// interleaved halves: two slices' muls, a sub, two muls, an add, a
+// stack (FP32 tables under autocast).
+func (o *layerOps) rotaryHalves(heads float64) {
+	half, a, b, at, cos := o.N*heads*o.d/2, o.a, o.b, o.at, o.cos
+	for range 2 {
+		o.add("mul", ew, at, half, half*b+cos, half*a)
+	}
+	o.add("sub", ew, at, half, 2*half*a, half*a)
+	for range 2 {
+		o.add("mul", ew, at, half, half*b+cos, half*a)
+	}
+	o.add("add", ew, at, half, 2*half*a, half*a)
+	o.add("stack", dmv, at, 0, 2*half*a, 2*half*a)
+}
+
+// rotaryHalvesB is rotaryHalves' backward.
+func (o *layerOps) rotaryHalvesB(heads float64) {
+	half, E, a, b, at, bt := o.N*heads*o.d/2, o.N*heads*o.d, o.a, o.b, o.at, o.bt
+	mul := func() {
+		o.add("mul", ew, at, half, half*a+o.cos, half*a)
+		if o.ac {
+			o.add("_to_copy", dmv, bt, 0, half*a, half*b)
+		}
+	}
+	mul()
+	mul()
+	o.add("neg", ew, at, half, half*a, half*a)
+	for range 2 {
+		mul()
+		o.add("add", ew, bt, half, 2*half*b, half*b)
+	}
+	for range 2 {
+		o.add("slice_backward", ew, bt, E, half*b, E*b)
+	}
+	o.add("add", ew, bt, E, 2*E*b, E*b)
+}
