@@ -131,7 +131,7 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps
 // EagerOutputOps is the ops of the output part at shard shape s: the
 // final norm (the layer's kind), the output layer (V/T of the
 // vocabulary at tensor degree T) and the cross-entropy of the FP32
-// logits as the layer's code base runs it (eagerLoss), forward and
+// logits as the layer's code base runs it (layerOps.loss), forward and
 // backward; the loss's collectives among them (EagerOp.Comm).
 func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
 
@@ -139,7 +139,7 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 	o := newLayerOps(m, s)
 	switch {
 	case output:
-		eagerLoss(&o.bwd, o.add, m, s, o.N, o.h, o.b, o.norm, o.normB, o.linear, o.linearB)
+		o.loss()
 	case s.Layer == LayerTitan:
 		o.titanLayer()
 	case s.Layer == LayerHF:
@@ -174,6 +174,8 @@ type layerOps struct {
 	c  float64
 	ct graph.DType
 	up bool
+	// V is the vocabulary (the output part's).
+	V float64
 	// cos is one rotary table's bytes ([seq, d/2], FP32 under autocast;
 	// transformers' [batch, seq, d]); Eq and Ek the query's and a key's
 	// elements, lse SDPA's log-sum-exp bytes, q llama.py's QKV width.
@@ -186,6 +188,7 @@ func newLayerOps(m transformer.Spec, s EagerShape) *layerOps {
 		f: float64(m.FFN / T), S: float64(s.Seq), B: float64(s.Batch), ac: s.FP32Weights, a: 2, b: 2, at: graph.BF16, bt: graph.BF16}
 	o.N = o.S * o.B
 	o.Ns = o.N
+	o.V = float64(m.Vocab)
 	if s.SP && T > 1 {
 		o.Ns = o.N / float64(T)
 	}
@@ -543,7 +546,7 @@ var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
 // llama.py's vocabulary-parallel loss, torchtitan's loss_parallel or
-// transformers' gathered logits, eagerLoss), each at its class's
+// transformers' gathered logits: layerOps.loss), each at its class's
 // roofline rate and one launch (allocations none); the GEMMs as
 // fusedOutput's, with the tensor-parallel collectives beside them as the
 // layers' (pair); the loss's collectives (the max's and the sums'
@@ -590,168 +593,61 @@ func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// eagerLoss writes the output part's ops (EagerOutputOps): the final
-// norm, the output layer's shard of V/T logits, the loss of the FP32
-// logits, and their backward, as each code base runs it:
-//
-//   - T 1: logits.float(), log_softmax, nll_loss (llama.py's Loss,
-//     torchtitan's loss_fn and transformers' alike); in llama.py's [seq,
-//     batch] layout the targets' transposed copy.
-//   - llama.py's Loss at T > 1 (tools/profile/llama.py): vocabulary
-//     parallel by hand: the detached max all-reduced (MAX), the sum of the
-//     shifted exponentials and the target's logit (gather of the clamped
-//     local index, times whether it is in the shard) all-reduced (SUM),
-//     log, add, sub, mean; autograd's backward of those.
-//   - torchtitan at T > 1: loss_parallel (torch
-//     distributed/tensor/parallel/loss.py, torch 2.14.1 as installed:
-//     _log_softmax: amax, an all-reduce (MAX), sub, exp, sum, an
-//     all-reduce (SUM), log, sub; _nll_loss_forward: the ignore index's
-//     where, _MaskPartial's mask of the targets outside the shard (lt, ge,
-//     bitwise_or, a clone minus the offset, the masked ones zeroed),
-//     gather, the partial zeroed and all-reduced (SUM), neg, the mean;
-//     backward _nll_loss_and_log_softmax_backward: zeros_like, the mask
-//     again, the -1 put at the targets, (grad + exp(x)) * grad_output);
-//     funcol.all_reduce's copy of its input before each all-reduce. Its
-//     op names and order were compared with torch.profiler's record of a
-//     loss_parallel step on one process of a fake 4-rank group (the
-//     masked writes run as masked_fill_; costed as index_put_'s kernel).
-//   - transformers at T > 1: the output layer "colwise_gather_output"
-//     (LlamaForCausalLM._tp_plan; ColwiseParallel with Replicate output):
-//     its logits all-gathered over the group and laid out by the last
-//     dimension (a cat), then the T 1 loss on the whole vocabulary.
-func eagerLoss(bwd *bool, add func(string, graph.Class, graph.DType, float64, float64, float64) *EagerOp,
-	m transformer.Spec, s EagerShape, N, h, b float64, norm func(), normB func(bool),
-	linear func(k, o float64, castIn bool, role tpRole), linearB func(k, o float64, castIn bool, wRole, xRole tpRole)) {
-	T := float64(max(1, s.T))
-	V := float64(m.Vocab)
+// loss writes the output part's ops (EagerOutputOps): the final norm,
+// the output layer's shard of V/T logits, the loss of the FP32 logits,
+// and their backward, as each code base runs it: at T 1 wholeLoss
+// (llama.py's Loss, torchtitan's loss_fn and transformers' alike); at
+// T > 1 llama.py's vocabulary-parallel loss (llamaPyLoss), torchtitan's
+// loss_parallel (titanLoss) or transformers' gathered logits (hfLoss).
+func (o *layerOps) loss() {
+	T := float64(max(1, o.s.T))
+	V, h := o.V, o.h
 	Vl := V / T
-	B := float64(s.Batch)
-	ew, red, dm, f32, i64, bt := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.F32, graph.I64, graph.BF16
-	coll := func(k roofline.Collective, bytes float64) {
-		o := add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
-			dm, f32, 0, bytes, bytes)
-		o.Comm, o.Coll = true, k
-	}
-	wholeLoss := func(V float64) { // the T 1 loss of V logits, forward; its backward below
-		add("_to_copy", dm, f32, 0, N*V*b, N*V*4)
-		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
-			add("clone", dm, i64, 0, N*8, N*8)
-		}
-		add("_log_softmax", red, f32, 5*N*V, N*V*4, N*V*4)
-		add("nll_loss_forward", red, f32, N*V, N*V*4+N*8, 8)
-	}
-	wholeLossB := func(V float64) {
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("nll_loss_backward", red, f32, N*V, 4+N*V*4+N*8+4, N*V*4)
-		add("_log_softmax_backward_data", red, f32, 3*N*V, 2*N*V*4, N*V*4)
-		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
-	}
-	norm()
+	o.norm()
 	switch {
 	case T == 1:
-		linear(h, V, true, tpBefore)
-		wholeLoss(V)
-		*bwd = true
-		wholeLossB(V)
-	case s.Layer == LayerLlamaPy:
-		linear(h, Vl, true, tpBefore)
-		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
-		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
-		add("ge", ew, graph.Bool, N, N*8, N)
-		add("lt", ew, graph.Bool, N, N*8, N)
-		add("bitwise_and", ew, graph.Bool, N, 2*N, N)
-		add("sub", ew, i64, N, N*8, N*8)
-		add("clamp", ew, i64, N, N*8, N*8)
-		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
-		add("mul", ew, f32, N, N*4+N, N*4)
-		coll(roofline.AllReduce, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("log", ew, f32, N, N*4, N*4)
-		add("add", ew, f32, N, 2*N*4, N*4)
-		add("sub", ew, f32, N, 2*N*4, N*4)
-		add("mean", red, f32, N, N*4, 4)
-		*bwd = true
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("div", ew, f32, N, N*4, N*4)
-		add("neg", ew, f32, N, N*4, N*4)
-		add("div", ew, f32, N, 2*N*4, N*4)
-		add("mul", ew, f32, N, N*4+N, N*4)
-		add("new_zeros", dm, f32, 0, N*4, N*Vl*4)
-		add("scatter_add", graph.ClassEmbedding, f32, 0, N*Vl*4+N*8+N*4, N*Vl*4)
-		add("mul", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
-	case s.Layer == LayerTitan:
-		// funcol.all_reduce copies its input before reducing it in place.
-		coll := func(k roofline.Collective, bytes float64) {
-			add("clone", dm, f32, 0, bytes, bytes)
-			coll(k, bytes)
-		}
-		linear(h, Vl, true, tpBefore)
-		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
-		// _log_softmax (its x.to(float32) a no-op on FP32 logits).
-		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("log", ew, f32, N, N*4, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		// _nll_loss_forward (mean, no class weights).
-		ignore := func() { // where(target != ignore_index, ...)
-			add("ne", ew, graph.Bool, N, N*8, N)
-			add("where", ew, i64, N, N+N*8, N*8)
-		}
-		mask := func() { // _MaskPartial._mask_tensor
-			add("lt", ew, graph.Bool, N, N*8, N)
-			add("ge", ew, graph.Bool, N, N*8, N)
-			add("bitwise_or", ew, graph.Bool, N, 2*N, N)
-			add("clone", dm, i64, 0, N*8, N*8)
-			add("sub", ew, i64, N, N*8, N*8)
-			add("index_put_", ew, i64, N, N*8+N, N*8)
-		}
-		ignore()
-		mask()
-		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
-		add("index_put_", ew, f32, N, N*4+N, N*4) // the partial's masked rows zeroed
-		coll(roofline.AllReduce, N*4)
-		add("neg", ew, f32, N, N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N)
-		add("where", ew, f32, N, N+N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N) // total_weight
-		add("sum", red, i64, N, N, 8)
-		add("_to_copy", dm, f32, 0, 8, 4)
-		add("sum", red, f32, N, N*4, 4)
-		add("div", ew, f32, 1, 8, 4)
-		*bwd = true
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("div", ew, f32, 1, 8, 4)
-		ignore()
-		add("zeros_like", dm, f32, 0, N*Vl*4, N*Vl*4)
-		mask()
-		add("_to_copy", dm, f32, 0, N, N*4)
-		add("sub", ew, f32, N, N*4, N*4)
-		add("arange", dm, i64, 0, 0, N*8)
-		add("index_put_", ew, f32, N, 2*N*8+N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N)
-		add("where", ew, f32, N, N+4, N*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("mul", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
-	default: // transformers': the logits gathered, the whole loss
-		linear(h, Vl, true, tpBefore)
-		coll(roofline.AllGather, N*V*b)
-		add("cat", dm, bt, 0, N*V*b, N*V*b)
-		wholeLoss(V)
-		*bwd = true
-		wholeLossB(V)
+		o.linear(h, V, true, tpBefore)
+		o.wholeLoss(V)
+		o.bwd = true
+		o.wholeLossB(V)
+	case o.s.Layer == LayerLlamaPy:
+		o.llamaPyLoss(Vl)
+	case o.s.Layer == LayerTitan:
+		o.titanLoss(Vl)
+	default:
+		o.hfLoss(V, Vl)
 	}
-	linearB(h, Vl, true, tpBefore, tpBwdBefore)
-	normB(false)
+	o.linearB(h, Vl, true, tpBefore, tpBwdBefore)
+	o.normB(false)
+}
+
+// coll is a tensor-parallel collective of the loss of bytes (an
+// all-gather's gathered total): placer's, costed as placer costs
+// collectives (EagerOp.Comm).
+func (o *layerOps) coll(k roofline.Collective, bytes float64) {
+	op := o.add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
+		dmv, graph.F32, 0, bytes, bytes)
+	op.Comm, op.Coll = true, k
+}
+
+// wholeLoss is the loss of V logits on one GPU, forward:
+// logits.float(), log_softmax, nll_loss; in llama.py's [seq, batch]
+// layout the targets' transposed copy.
+func (o *layerOps) wholeLoss(V float64) {
+	N, b := o.N, o.b
+	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
+	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
+		o.add("clone", dmv, graph.I64, 0, N*8, N*8)
+	}
+	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
+	o.add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+}
+
+// wholeLossB is wholeLoss's backward.
+func (o *layerOps) wholeLossB(V float64) {
+	N, b := o.N, o.b
+	o.add("ones_like", dmv, graph.F32, 0, 4, 4)
+	o.add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
+	o.add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+	o.add("_to_copy", dmv, o.bt, 0, N*V*4, N*V*b)
 }

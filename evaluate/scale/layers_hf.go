@@ -1,5 +1,7 @@
 package scale
 
+import "github.com/placer/placer/evaluate/roofline"
+
 // hfLayers are Hugging Face transformers' layers run eager (hf-eager,
 // hf-eager-bf16): LlamaDecoderLayer (5.24, attn_implementation "sdpa")
 // as eager PyTorch issues it (LayerHF), and Qwen3MoeSparseMoeBlock as
@@ -121,4 +123,19 @@ func (o *layerOps) rotateHalfB(heads float64) {
 	o.join(E, b, bt)
 	mul()
 	o.join(E, b, bt)
+}
+
+// hfLoss is transformers' loss at T > 1: the output layer
+// "colwise_gather_output" (LlamaForCausalLM._tp_plan; ColwiseParallel
+// with Replicate output): its Vl logits a GPU all-gathered over the
+// group to all V and laid out by the last dimension (a cat), then the
+// T 1 loss on the whole vocabulary (wholeLoss).
+func (o *layerOps) hfLoss(V, Vl float64) {
+	N, b := o.N, o.b
+	o.linear(o.h, Vl, true, tpBefore)
+	o.coll(roofline.AllGather, N*V*b)
+	o.add("cat", dmv, o.bt, 0, N*V*b, N*V*b)
+	o.wholeLoss(V)
+	o.bwd = true
+	o.wholeLossB(V)
 }

@@ -1,5 +1,10 @@
 package scale
 
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
 // llamaPyLayers are a plain PyTorch loop's layers (torch-eager,
 // torch-eager-bf16, compile=off on a stack without eager layers of its
 // own): tools/profile/llama.py's Block as eager PyTorch issues it
@@ -95,4 +100,46 @@ func (o *layerOps) rotaryHalvesB(heads float64) {
 		o.add("slice_backward", ew, bt, E, half*b, E*b)
 	}
 	o.add("add", ew, bt, E, 2*E*b, E*b)
+}
+
+// llamaPyLoss is llama.py's Loss at T > 1 over Vl logits a GPU
+// (tools/profile/llama.py): vocabulary parallel by hand: the detached
+// max all-reduced (MAX), the sum of the shifted exponentials and the
+// target's logit (gather of the clamped local index, times whether it is
+// in the shard) all-reduced (SUM), log, add, sub, mean; autograd's
+// backward of those.
+func (o *layerOps) llamaPyLoss(Vl float64) {
+	N, h, b, bt, f32, i64, dm := o.N, o.h, o.b, o.bt, graph.F32, graph.I64, dmv
+	add, coll := o.add, o.coll
+	o.linear(h, Vl, true, tpBefore)
+	add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
+	add("amax", red, f32, N*Vl, N*Vl*4, N*4)
+	coll(roofline.AllReduce, N*4)
+	add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
+	add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
+	add("sum", red, f32, N*Vl, N*Vl*4, N*4)
+	add("ge", ew, graph.Bool, N, N*8, N)
+	add("lt", ew, graph.Bool, N, N*8, N)
+	add("bitwise_and", ew, graph.Bool, N, 2*N, N)
+	add("sub", ew, i64, N, N*8, N*8)
+	add("clamp", ew, i64, N, N*8, N*8)
+	add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
+	add("mul", ew, f32, N, N*4+N, N*4)
+	coll(roofline.AllReduce, N*4)
+	coll(roofline.AllReduce, N*4)
+	add("log", ew, f32, N, N*4, N*4)
+	add("add", ew, f32, N, 2*N*4, N*4)
+	add("sub", ew, f32, N, 2*N*4, N*4)
+	add("mean", red, f32, N, N*4, 4)
+	o.bwd = true
+	add("ones_like", dm, f32, 0, 4, 4)
+	add("div", ew, f32, N, N*4, N*4)
+	add("neg", ew, f32, N, N*4, N*4)
+	add("div", ew, f32, N, 2*N*4, N*4)
+	add("mul", ew, f32, N, N*4+N, N*4)
+	add("new_zeros", dm, f32, 0, N*4, N*Vl*4)
+	add("scatter_add", graph.ClassEmbedding, f32, 0, N*Vl*4+N*8+N*4, N*Vl*4)
+	add("mul", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
+	add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
+	add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
 }
