@@ -78,6 +78,9 @@ type coster struct {
 	// GEMM's time at its shape, forward and backward, where the blocks'
 	// GEMMs run in FP8 (0: BF16): Kernels.fp8Speedups' inverses.
 	fp8, fp8b float64
+	// layers are the layer costs it asks (layersOf: the plan's stack's,
+	// a profile's where the pod has one).
+	layers LayerCoster
 }
 
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
@@ -85,6 +88,7 @@ type coster struct {
 func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
 	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
+	c.layers = layersOf(&c.pl.Run, p)
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
 		c.fp8, c.fp8b = 1/fwd, 1/bwd

@@ -40,7 +40,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// output is the last stage's final norm, vocabulary-parallel output layer
+// fusedOutput is the last stage's final norm, vocabulary-parallel output layer
 // and cross-entropy, the logits never gathered (a max and a sum
 // all-reduced over the tensor group). The cross-entropy is Megatron-Core's
 // unfused one (tensor_parallel/cross_entropy.py; --cross-entropy-loss-fusion
@@ -49,10 +49,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // the division (22 bytes read and 16 written per logit); backward the
 // multiplication by the loss's gradient, in place, and the cast back to
 // BF16 (8 read, 6 written).
-func (c *coster) output() (fwd, bwd phase) {
-	if c.pl.Run.Eager {
-		return c.eagerOutput()
-	}
+func (c *coster) fusedOutput() (fwd, bwd phase) {
 	T := float64(c.pl.T)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
 	act := n * h * bf16

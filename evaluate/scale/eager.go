@@ -131,363 +131,258 @@ func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps
 // EagerOutputOps is the ops of the output part at shard shape s: the
 // final norm (the layer's kind), the output layer (V/T of the
 // vocabulary at tensor degree T) and the cross-entropy of the FP32
-// logits as the layer's code base runs it (eagerLoss), forward and
+// logits as the layer's code base runs it (layerOps.loss), forward and
 // backward; the loss's collectives among them (EagerOp.Comm).
 func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
 
 func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
-	T := max(1, s.T)
-	h, d := float64(m.Hidden), float64(m.HeadDim())
-	nh, nkv := float64(m.Heads/T), float64(max(1, m.KVHeads/T))
-	f := float64(m.FFN / T)
-	S, B := float64(s.Seq), float64(s.Batch)
-	N := S * B // the GEMMs' tokens (gathered with sp)
-	Ns := N    // the residual stream's
-	if s.SP && T > 1 {
-		Ns = N / float64(T)
-	}
-	ac := s.FP32Weights
-	a, at := 2.0, graph.BF16 // the residual stream's (and weights') element
-	if ac {
-		a, at = 4, graph.F32
-	}
-	const b = 2.0 // BF16
-	bt := graph.BF16
-	var ops []EagerOp
-	bwd := false
-	add := func(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *EagerOp {
-		ops = append(ops, EagerOp{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: bwd, Launches: 1})
-		return &ops[len(ops)-1]
-	}
-	ew, red, dm, mm := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.ClassMatMul
-	titan := s.Layer == LayerTitan
-	hf := s.Layer == LayerHF || titan // their norms and projections
-	rp := nh / nkv                    // torchtitan's repeat_kv
-	// The norm's arithmetic: the residual stream's dtype, FP32 in
-	// transformers' (upcast, with a cast each way where the stream is
-	// BF16: up).
-	c, ct, up := a, at, false
-	if hf {
-		c, ct, up = 4, graph.F32, !ac
-	}
-	norm := func() {
-		e := Ns * h
-		if up {
-			add("_to_copy", dm, ct, 0, e*a, e*c)
-		}
-		add("pow", ew, ct, e, e*c, e*c)
-		add("mean", red, ct, e, e*c, Ns*c)
-		add("add", ew, ct, Ns, Ns*c, Ns*c)
-		add("rsqrt", ew, ct, Ns, Ns*c, Ns*c)
-		add("mul", ew, ct, e, e*c+Ns*c, e*c)
-		if up {
-			add("_to_copy", dm, at, 0, e*c, e*a)
-		}
-		add("mul", ew, at, e, e*a+h*a, e*a)
-	}
-	// linear is nn.Linear of k inputs and o outputs on N tokens (its
-	// input FP32 under autocast where castIn).
-	linear := func(k, o float64, castIn bool, role tpRole) {
-		if ac && castIn {
-			add("_to_copy", dm, bt, 0, N*k*4, N*k*b)
-		}
-		if ac {
-			add("_to_copy", dm, bt, 0, k*o*4, k*o*b)
-		}
-		add("mm", mm, bt, 2*N*k*o, N*k*b+k*o*b, N*o*b).tp = role
-	}
-	cos := S * d / 2 * a // one rotary table's bytes: [seq, d/2], FP32 under autocast
-	if hf {
-		cos = B * S * d * a // transformers': [batch, seq, d]
-	}
-	freqs := S * d / 2 * 8 // torchtitan's complex64 table
-	rotary := func(heads float64) {
-		if titan { // view_as_real(view_as_complex(x.float()) * freqs).type_as(x)
-			E := N * heads * d
-			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
-			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0 // a view the exporter records
-			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
-			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
-			add("_to_copy", dm, bt, 0, E*4, E*b)
-			return
-		}
-		if hf { // q * cos + cat(-q2, q1) * sin
-			E := N * heads * d
-			add("mul", ew, at, E, E*b+cos, E*a)
-			add("neg", ew, bt, E/2, E/2*b, E/2*b)
-			add("cat", dm, bt, 0, E*b, E*b)
-			add("mul", ew, at, E, E*b+cos, E*a)
-			add("add", ew, at, E, 2*E*a, E*a)
-			return
-		}
-		half := N * heads * d / 2
-		for range 2 {
-			add("mul", ew, at, half, half*b+cos, half*a)
-		}
-		add("sub", ew, at, half, 2*half*a, half*a)
-		for range 2 {
-			add("mul", ew, at, half, half*b+cos, half*a)
-		}
-		add("add", ew, at, half, 2*half*a, half*a)
-		add("stack", dm, at, 0, 2*half*a, 2*half*a)
-	}
-	// clone is the copy a reshape of heads (permuted from [batch, heads,
-	// seq, d] to [seq, batch, heads x d]) makes of e elements: none of a
-	// single head, whose permuted layout is already a view.
-	clone := func(heads, e float64) {
-		if heads > 1 {
-			add("clone", dm, bt, 0, e*b, e*b)
-		}
-	}
-	resid := func() { add("add", ew, at, Ns*h, Ns*h*a+Ns*h*b, Ns*h*a) }
-	Eq, Ek := N*nh*d, N*nkv*d
-	lse := B * nh * S * 4
-	q := (nh + 2*nkv) * d
-
-	// join is autograd's sum of the gradients of a tensor of e
-	// elements that several ops read.
-	join := func(e, size float64, dt graph.DType) { add("add", ew, dt, e, 2*e*size, e*size) }
-
-	// grad is a weight's gradient of e elements (BF16 from its GEMM)
-	// made its parameter's: cast to FP32 under autocast, laid out as the
-	// parameter (AccumulateGrad).
-	grad := func(e float64) {
-		if ac {
-			add("_to_copy", dm, graph.F32, 0, e*b, e*4)
-		}
-		add("new_empty_strided", dm, at, 0, e*a, e*a).Launches = 0
-		add("copy_", dm, at, 0, 2*e*a, e*a)
-	}
-	// linearB is linear's backward: the weight's gradient, then the
-	// input's (the roles: attnBlock's pairs).
-	linearB := func(k, o float64, castIn bool, wRole, xRole tpRole) {
-		add("mm", mm, bt, 2*N*k*o, N*o*b+N*k*b, k*o*b).tp = wRole
-		add("mm", mm, bt, 2*N*k*o, N*o*b+k*o*b, N*k*b).tp = xRole
-		grad(k * o)
-		if ac && castIn {
-			add("_to_copy", dm, graph.F32, 0, N*k*b, N*k*4)
-		}
-	}
-	residB := func() {
-		if ac { // the BF16 branch's gradient of an FP32 add
-			add("_to_copy", dm, bt, 0, Ns*h*4, Ns*h*b)
-		}
-	}
-	normB := func(resid bool) {
-		e := Ns * h
-		add("mul", ew, at, e, 2*e*a, e*a)
-		add("mul", ew, at, e, e*a+h*a, e*a)
-		add("sum", red, at, e, e*a, h*a)
-		add("new_empty_strided", dm, at, 0, h*a, h*a).Launches = 0
-		add("copy_", dm, at, 0, 2*h*a, h*a)
-		if up {
-			add("_to_copy", dm, ct, 0, e*a, e*c)
-		}
-		add("mul", ew, ct, e, 2*e*c, e*c)
-		add("mul", ew, ct, e, e*c+Ns*c, e*c)
-		add("sum", red, ct, e, e*c, Ns*c)
-		if resid {
-			join(e, a, at) // the residual's gradient
-		}
-		add("pow", ew, ct, Ns, Ns*c, Ns*c)
-		add("mul", ew, ct, Ns, Ns*c, Ns*c)
-		add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
-		add("div", ew, ct, e, e*c, e*c)
-		add("pow", ew, ct, e, e*c, e*c)
-		add("mul", ew, ct, e, e*c, e*c)
-		add("mul", ew, ct, e, 2*e*c, e*c)
-		join(e, c, ct) // x's two uses (pow, mul)
-		if up {
-			add("_to_copy", dm, at, 0, e*c, e*a)
-		}
-	}
-	rotaryB := func(heads float64) {
-		if hf {
-			E := N * heads * d
-			mul := func() {
-				add("mul", ew, at, E, E*a+cos, E*a)
-				if ac {
-					add("_to_copy", dm, bt, 0, E*a, E*b)
-				}
-			}
-			mul()
-			add("neg", ew, bt, E/2, E/2*b, E/2*b)
-			for range 2 {
-				add("slice_backward", ew, bt, E, E/2*b, E*b)
-			}
-			join(E, b, bt)
-			mul()
-			join(E, b, bt)
-			return
-		}
-		half, E := N*heads*d/2, N*heads*d
-		mul := func() {
-			add("mul", ew, at, half, half*a+cos, half*a)
-			if ac {
-				add("_to_copy", dm, bt, 0, half*a, half*b)
-			}
-		}
-		mul()
-		mul()
-		add("neg", ew, at, half, half*a, half*a)
-		for range 2 {
-			mul()
-			add("add", ew, bt, half, 2*half*b, half*b)
-		}
-		for range 2 {
-			add("slice_backward", ew, bt, E, half*b, E*b)
-		}
-		add("add", ew, bt, E, 2*E*b, E*b)
-	}
-	if output {
-		eagerLoss(&bwd, add, m, s, N, h, b, norm, normB, linear, linearB)
-		return ops
-	}
-
-	// Forward.
-	norm()
-	if hf { // the tensor-parallel gather once, before q
-		linear(h, nh*d, true, tpBefore)
-		linear(h, nkv*d, true, tpNone)
-		linear(h, nkv*d, true, tpNone)
-	} else {
-		linear(h, q, true, tpBefore)
-	}
-	rotary(nh)
-	rotary(nkv)
-	kvs := Ek // the keys' (and values') elements SDPA reads
-	if titan && rp > 1 {
-		if nkv > 1 { // repeat_kv's copies of K and V (one head's expand reshapes as a view)
-			for range 2 {
-				add("clone", dm, bt, 0, Eq*b, Eq*b)
-			}
-		}
-		kvs = Eq
-	}
-	if ac && !titan { // autocast's casts of the FP32 rotary outputs for SDPA (torchtitan's are cast back already)
-		add("_to_copy", dm, bt, 0, Eq*4, Eq*b)
-		add("_to_copy", dm, bt, 0, Ek*4, Ek*b)
-	}
-	add("new_empty", dm, graph.F32, 0, Eq*b, lse).Launches = 0
-	sdpa := add("_scaled_dot_product_flash_attention", mm, bt, 4*N*S/2*nh*d, (Eq+2*kvs)*b, Eq*b+lse)
-	sdpa.attn = true
-	clone(nh, Eq)
-	linear(nh*d, h, false, tpAfter)
-	resid()
-	norm()
+	o := newLayerOps(m, s)
 	switch {
-	case s.NoMLP:
-	case hf:
-		linear(h, f, true, tpBefore)
-		add("silu", ew, bt, N*f, N*f*b, N*f*b)
-		linear(h, f, true, tpNone)
-		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-		linear(f, h, false, tpAfter)
+	case output:
+		o.loss()
+	case s.Layer == LayerTitan:
+		o.titanLayer()
+	case s.Layer == LayerHF:
+		o.hfLayer()
 	default:
-		linear(h, 2*f, true, tpBefore)
-		add("silu", ew, bt, N*f, N*f*b, N*f*b)
-		add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-		linear(f, h, false, tpAfter)
+		o.llamaPyLayer()
 	}
-	if s.NoMLP && ac { // transformers' experts add into the FP32 hidden states' dtype: an FP32 branch
-		add("add", ew, at, Ns*h, 2*Ns*h*a, Ns*h*a)
-	} else {
-		resid()
-	}
-
-	// Backward.
-	bwd = true
-	if !s.NoMLP {
-		residB()
-	}
-	switch {
-	case s.NoMLP:
-	case hf:
-		linearB(f, h, false, tpBwdAfter, tpNone)
-		for range 2 {
-			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-		}
-		linearB(h, f, true, tpNone, tpNone)
-		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
-		linearB(h, f, true, tpBefore, tpBwdBefore)
-		join(N*h, a, at)
-	default:
-		linearB(f, h, false, tpBwdAfter, tpNone)
-		for range 2 {
-			add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-		}
-		add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
-		add("cat", dm, bt, 0, 2*N*f*b, 2*N*f*b)
-		linearB(h, 2*f, true, tpBefore, tpBwdBefore)
-	}
-	normB(true)
-	residB()
-	linearB(nh*d, h, false, tpBwdAfter, tpNone)
-	sdpaB := add("_scaled_dot_product_flash_attention_backward", mm, bt, 2.5*sdpa.FLOPs, (3*Eq+2*kvs)*b+lse, (Eq+2*kvs)*b)
-	sdpaB.attn = true
-	if ac && !titan {
-		add("_to_copy", dm, graph.F32, 0, Ek*b, Ek*4)
-		add("_to_copy", dm, graph.F32, 0, Eq*b, Eq*4)
-	}
-	if titan {
-		// repeat_kv's gradients summed back to the key/value heads (or,
-		// without it, SDPA's transposed gradients); each rotary
-		// gradient made contiguous for view_as_complex where it is
-		// transposed; the table's conjugate materialized.
-		if rp > 1 {
-			for range 2 {
-				add("sum", red, bt, Eq, Eq*b, Ek*b)
-			}
-		}
-		for _, w := range []float64{nkv, nh} {
-			E := N * w * d
-			add("_to_copy", dm, graph.F32, 0, E*b, E*4)
-			if w > 1 && w == nh { // SDPA's transposed gradient (k's: without repeat_kv)
-				add("clone", dm, graph.F32, 0, E*4, E*4)
-			}
-			add("view_as_complex", ew, graph.F32, E/2, E*4, E*4).Launches = 0
-			add("_conj", ew, graph.F32, S*d/2, freqs, freqs).Launches = 0
-			add("clone", dm, graph.F32, 0, freqs, freqs)
-			add("mul", ew, graph.F32, E/2, E*4+freqs, E*4)
-			add("view_as_real", ew, graph.F32, E, E*4, E*4).Launches = 0
-			add("_to_copy", dm, bt, 0, E*4, E*b)
-		}
-		if rp == 1 {
-			clone(nkv, Ek) // v's transposed gradient for its view
-		}
-		linearB(h, nkv*d, true, tpNone, tpNone)
-		linearB(h, nkv*d, true, tpNone, tpNone)
-		join(N*h, a, at)
-		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
-		join(N*h, a, at)
-	} else {
-		rotaryB(nkv)
-		rotaryB(nh)
-	}
-	switch {
-	case titan: // its projections' gradients above, after the rotary's
-	case hf:
-		for _, w := range []float64{nkv, nkv} {
-			clone(w, w*N*d)
-			linearB(h, w*d, true, tpNone, tpNone)
-		}
-		join(N*h, a, at)
-		clone(nh, Eq)
-		linearB(h, nh*d, true, tpBefore, tpBwdBefore)
-		join(N*h, a, at)
-	default:
-		clone(nkv, Ek)
-		clone(nkv, Ek)
-		clone(nh, Eq)
-		add("cat", dm, bt, 0, (Eq+2*Ek)*b, (Eq+2*Ek)*b)
-		linearB(h, q, true, tpBefore, tpBwdBefore)
-	}
-	normB(true)
-	return ops
+	return o.ops
 }
 
-// eagerBlock is block's dense layer under an eager stack (Settings.Eager):
-// EagerLayerOps at the coster's shard shape, each op a kernel at its
+// layerOps writes one eager layer's ATen ops at shard shape s (eagerOps):
+// the parts every code base's Llama layer has (RMS norm, nn.Linear, the
+// residual adds, SDPA, autograd's gradient sums and AccumulateGrad), each
+// code base's own writer (llamaPyLayer, hfLayer, titanLayer: in the file
+// of its layer costs) putting them in its order with its own rotary
+// embedding, projections and MLP.
+type layerOps struct {
+	opList
+	s EagerShape
+	// The shard: hidden, head dim, query and key/value heads and FFN on
+	// this GPU, the sequence and batch, the GEMMs' tokens N (gathered
+	// with sp) and the residual stream's Ns.
+	h, d, nh, nkv, f, S, B, N, Ns float64
+	// ac: autocast over FP32 weights; a and at the residual stream's
+	// (and weights') element, b and bt BF16's.
+	ac     bool
+	a, b   float64
+	at, bt graph.DType
+	// c and ct are the norm's arithmetic: the residual stream's dtype, FP32
+	// in transformers' and torchtitan's (upcast, with a cast each way
+	// where the stream is BF16: up).
+	c  float64
+	ct graph.DType
+	up bool
+	// V is the vocabulary (the output part's).
+	V float64
+	// cos is one rotary table's bytes ([seq, d/2], FP32 under autocast;
+	// transformers' [batch, seq, d]); Eq and Ek the query's and a key's
+	// elements, lse SDPA's log-sum-exp bytes, q layers.py's QKV width.
+	cos, Eq, Ek, lse, q float64
+}
+
+func newLayerOps(m transformer.Spec, s EagerShape) *layerOps {
+	T := max(1, s.T)
+	o := &layerOps{s: s, h: float64(m.Hidden), d: float64(m.HeadDim()), nh: float64(m.Heads / T), nkv: float64(max(1, m.KVHeads/T)),
+		f: float64(m.FFN / T), S: float64(s.Seq), B: float64(s.Batch), ac: s.FP32Weights, a: 2, b: 2, at: graph.BF16, bt: graph.BF16}
+	o.N = o.S * o.B
+	o.Ns = o.N
+	o.V = float64(m.Vocab)
+	if s.SP && T > 1 {
+		o.Ns = o.N / float64(T)
+	}
+	if o.ac {
+		o.a, o.at = 4, graph.F32
+	}
+	o.c, o.ct = o.a, o.at
+	o.cos = o.S * o.d / 2 * o.a
+	if s.Layer == LayerHF || s.Layer == LayerTitan {
+		o.c, o.ct, o.up = 4, graph.F32, !o.ac
+		o.cos = o.B * o.S * o.d * o.a
+	}
+	o.Eq, o.Ek = o.N*o.nh*o.d, o.N*o.nkv*o.d
+	o.lse = o.B * o.nh * o.S * 4
+	o.q = (o.nh + 2*o.nkv) * o.d
+	return o
+}
+
+// norm is RMS norm over the residual stream: x * rsqrt(mean(x^2) + eps)
+// * weight.
+func (o *layerOps) norm() {
+	e, Ns, a, c, at, ct := o.Ns*o.h, o.Ns, o.a, o.c, o.at, o.ct
+	if o.up {
+		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
+	}
+	o.add("pow", ew, ct, e, e*c, e*c)
+	o.add("mean", red, ct, e, e*c, Ns*c)
+	o.add("add", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c)
+	if o.up {
+		o.add("_to_copy", dmv, at, 0, e*c, e*a)
+	}
+	o.add("mul", ew, at, e, e*a+o.h*a, e*a)
+}
+
+// linear is nn.Linear of k inputs and o outputs on N tokens (its input
+// FP32 under autocast where castIn), role the tensor-parallel collective
+// beside its GEMM.
+func (o *layerOps) linear(k, out float64, castIn bool, role tpRole) {
+	N, b := o.N, o.b
+	if o.ac && castIn {
+		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b)
+	}
+	if o.ac {
+		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b)
+	}
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*k*b+k*out*b, N*out*b).tp = role
+}
+
+// clone is the copy a reshape of heads (permuted from [batch, heads,
+// seq, d] to [seq, batch, heads x d]) makes of e elements: none of a
+// single head, whose permuted layout is already a view.
+func (o *layerOps) clone(heads, e float64) {
+	if heads > 1 {
+		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b)
+	}
+}
+
+// resid is a residual add.
+func (o *layerOps) resid() {
+	e := o.Ns * o.h
+	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a)
+}
+
+// join is autograd's sum of the gradients of a tensor of e elements
+// that several ops read.
+func (o *layerOps) join(e, size float64, dt graph.DType) { o.add("add", ew, dt, e, 2*e*size, e*size) }
+
+// grad is a weight's gradient of e elements (BF16 from its GEMM) made
+// its parameter's: cast to FP32 under autocast, laid out as the
+// parameter (AccumulateGrad).
+func (o *layerOps) grad(e float64) {
+	a := o.a
+	if o.ac {
+		o.add("_to_copy", dmv, graph.F32, 0, e*o.b, e*4)
+	}
+	o.add("new_empty_strided", dmv, o.at, 0, e*a, e*a).Launches = 0
+	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a)
+}
+
+// linearB is linear's backward: the weight's gradient, then the
+// input's (the roles: attnBlock's pairs).
+func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole tpRole) {
+	N, b := o.N, o.b
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+N*k*b, k*out*b).tp = wRole
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+k*out*b, N*k*b).tp = xRole
+	o.grad(k * out)
+	if o.ac && castIn {
+		o.add("_to_copy", dmv, graph.F32, 0, N*k*b, N*k*4)
+	}
+}
+
+// residB is a residual add's backward: under autocast the BF16 branch's
+// gradient of an FP32 add.
+func (o *layerOps) residB() {
+	if o.ac {
+		o.add("_to_copy", dmv, o.bt, 0, o.Ns*o.h*4, o.Ns*o.h*o.b)
+	}
+}
+
+// normB is norm's backward (with resid, the residual's gradient added
+// to its input's).
+func (o *layerOps) normB(resid bool) {
+	e, Ns, h, a, c, at, ct := o.Ns*o.h, o.Ns, o.h, o.a, o.c, o.at, o.ct
+	o.add("mul", ew, at, e, 2*e*a, e*a)
+	o.add("mul", ew, at, e, e*a+h*a, e*a)
+	o.add("sum", red, at, e, e*a, h*a)
+	o.add("new_empty_strided", dmv, at, 0, h*a, h*a).Launches = 0
+	o.add("copy_", dmv, at, 0, 2*h*a, h*a)
+	if o.up {
+		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
+	}
+	o.add("mul", ew, ct, e, 2*e*c, e*c)
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c)
+	o.add("sum", red, ct, e, e*c, Ns*c)
+	if resid {
+		o.join(e, a, at) // the residual's gradient
+	}
+	o.add("pow", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("mul", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
+	o.add("div", ew, ct, e, e*c, e*c)
+	o.add("pow", ew, ct, e, e*c, e*c)
+	o.add("mul", ew, ct, e, e*c, e*c)
+	o.add("mul", ew, ct, e, 2*e*c, e*c)
+	o.join(e, c, ct) // x's two uses (pow, mul)
+	if o.up {
+		o.add("_to_copy", dmv, at, 0, e*c, e*a)
+	}
+}
+
+// sdpaCasts are autocast's casts of the FP32 rotary outputs for SDPA
+// (none with BF16 weights).
+func (o *layerOps) sdpaCasts() {
+	if o.ac {
+		o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b)
+		o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b)
+	}
+}
+
+// sdpaCastsB are sdpaCasts' backward: the gradients cast back to FP32.
+func (o *layerOps) sdpaCastsB() {
+	if o.ac {
+		o.add("_to_copy", dmv, graph.F32, 0, o.Ek*o.b, o.Ek*4)
+		o.add("_to_copy", dmv, graph.F32, 0, o.Eq*o.b, o.Eq*4)
+	}
+}
+
+// attention is the forward from SDPA to the MLP's norm: SDPA over kvs
+// key (and value) elements, its output's heads laid out, the output
+// projection, the residual add and the norm. It returns SDPA's FLOPs.
+func (o *layerOps) attention(kvs float64) float64 {
+	b := o.b
+	o.add("new_empty", dmv, graph.F32, 0, o.Eq*b, o.lse).Launches = 0
+	sdpa := o.add("_scaled_dot_product_flash_attention", gmm, o.bt, 4*o.N*o.S/2*o.nh*o.d, (o.Eq+2*kvs)*b, o.Eq*b+o.lse)
+	sdpa.attn = true
+	flops := sdpa.FLOPs
+	o.clone(o.nh, o.Eq)
+	o.linear(o.nh*o.d, o.h, false, tpAfter)
+	o.resid()
+	o.norm()
+	return flops
+}
+
+// closeBlock is the block's last residual add: an MoE layer's attention
+// half under autocast adds the experts' output into the FP32 hidden
+// states (transformers' experts: an FP32 branch). The backward starts
+// here (residB where the block has its MLP).
+func (o *layerOps) closeBlock() {
+	if o.s.NoMLP && o.ac {
+		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a)
+	} else {
+		o.resid()
+	}
+	o.bwd = true
+	if !o.s.NoMLP {
+		o.residB()
+	}
+}
+
+// attentionB is attention's backward from the MLP's norm to SDPA's
+// (sdpa its forward's FLOPs, kvs as attention's).
+func (o *layerOps) attentionB(sdpa, kvs float64) {
+	b := o.b
+	o.normB(true)
+	o.residB()
+	o.linearB(o.nh*o.d, o.h, false, tpBwdAfter, tpNone)
+	sdpaB := o.add("_scaled_dot_product_flash_attention_backward", gmm, o.bt, 2.5*sdpa, (3*o.Eq+2*kvs)*b+o.lse, (o.Eq+2*kvs)*b)
+	sdpaB.attn = true
+}
+
+// eagerBlock is a dense block under an eager stack (eagerLayers):
+// EagerLayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
 // class's and dtype's roofline rate (Hardware.KernelTime, the op-level
 // model's), one launch each (an allocation none); its GEMMs as the fused
 // model's (lgemm, back: FP8 where the plan says so) with the same
@@ -504,10 +399,10 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 //
 // With noMLP (an MoE layer) the list is the attention half's
 // (EagerShape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
+func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
 	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer, NoMLP: noMLP})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
@@ -519,7 +414,7 @@ func (c *coster) eagerBlock(noMLP bool) (fwd, bwd, rec phase) {
 	// (w3's half), down; a layer of separate projections (wq, wk, wv,
 	// wo, w1, w3, w2) every other one from the second.
 	share := func(i int) float64 {
-		if c.pl.Run.Layer != LayerLlamaPy {
+		if code != LayerLlamaPy {
 			return float64(i % 2)
 		}
 		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
@@ -582,9 +477,11 @@ var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Bl
 // the same (their attention half and whose experts' block, with its
 // host syncs); "" where the layers are fused (not eager).
 func EagerCosting(m transformer.Spec, pl Plan) string {
-	if !pl.Run.Eager {
+	es, ok := pl.Run.layerCoster().(eagerStack)
+	if !ok {
 		return ""
 	}
+	code := es.eagerCode()
 	T := pl.T
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
@@ -600,7 +497,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		return fwd, bwd
 	}
 	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
-		FP32Weights: pl.Run.FP32Weights, Layer: pl.Run.Layer}
+		FP32Weights: pl.Run.FP32Weights, Layer: code}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
 		prec = "autocast BF16 over FP32 weights"
@@ -621,8 +518,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		local := max(1, m.Experts/max(1, pl.EP))
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-		impl := eagerMoEImpl(pl.Run)
-		loop := impl == MoETitan && pl.Run.ExpertLoop
+		impl, loop := es.experts(pl.Run)
 		syncs := "no host sync"
 		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
 		case n == 1:
@@ -637,7 +533,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 	}
 	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
 		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
-		stack, eagerLayerNames[pl.Run.Layer], prec, strings.Join(parts, "; "))
+		stack, eagerLayerNames[code], prec, strings.Join(parts, "; "))
 }
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
@@ -645,19 +541,20 @@ var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock
 	MoETitan: "torchtitan's MoE", MoELlamaPy: "layers.py's Experts (bmm)",
 	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
 
-// eagerOutput is output's eager stack: the ops of EagerOutputOps (the
+// eagerOutput is the output part of an eager stack running code base
+// code's layers (eagerLayers): the ops of EagerOutputOps (the
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
 // layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
-// transformers' gathered logits, eagerLoss), each at its class's
+// transformers' gathered logits: layerOps.loss), each at its class's
 // roofline rate and one launch (allocations none); the GEMMs as
-// output's, with the tensor-parallel collectives beside them as the
+// fusedOutput's, with the tensor-parallel collectives beside them as the
 // layers' (pair); the loss's collectives (the max's and the sums'
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput() (fwd, bwd phase) {
+func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 	ops := EagerOutputOps(c.m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: c.pl.Run.Layer})
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
 	if c.pl.T <= 1 {
@@ -696,168 +593,61 @@ func (c *coster) eagerOutput() (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// eagerLoss writes the output part's ops (EagerOutputOps): the final
-// norm, the output layer's shard of V/T logits, the loss of the FP32
-// logits, and their backward, as each code base runs it:
-//
-//   - T 1: logits.float(), log_softmax, nll_loss (layers.py's Loss,
-//     torchtitan's loss_fn and transformers' alike); in layers.py's [seq,
-//     batch] layout the targets' transposed copy.
-//   - layers.py's Loss at T > 1 (placer_torch/profile/layers.py): vocabulary
-//     parallel by hand: the detached max all-reduced (MAX), the sum of the
-//     shifted exponentials and the target's logit (gather of the clamped
-//     local index, times whether it is in the shard) all-reduced (SUM),
-//     log, add, sub, mean; autograd's backward of those.
-//   - torchtitan at T > 1: loss_parallel (torch
-//     distributed/tensor/parallel/loss.py, torch 2.14.1 as installed:
-//     _log_softmax: amax, an all-reduce (MAX), sub, exp, sum, an
-//     all-reduce (SUM), log, sub; _nll_loss_forward: the ignore index's
-//     where, _MaskPartial's mask of the targets outside the shard (lt, ge,
-//     bitwise_or, a clone minus the offset, the masked ones zeroed),
-//     gather, the partial zeroed and all-reduced (SUM), neg, the mean;
-//     backward _nll_loss_and_log_softmax_backward: zeros_like, the mask
-//     again, the -1 put at the targets, (grad + exp(x)) * grad_output);
-//     funcol.all_reduce's copy of its input before each all-reduce. Its
-//     op names and order were compared with torch.profiler's record of a
-//     loss_parallel step on one process of a fake 4-rank group (the
-//     masked writes run as masked_fill_; costed as index_put_'s kernel).
-//   - transformers at T > 1: the output layer "colwise_gather_output"
-//     (LlamaForCausalLM._tp_plan; ColwiseParallel with Replicate output):
-//     its logits all-gathered over the group and laid out by the last
-//     dimension (a cat), then the T 1 loss on the whole vocabulary.
-func eagerLoss(bwd *bool, add func(string, graph.Class, graph.DType, float64, float64, float64) *EagerOp,
-	m transformer.Spec, s EagerShape, N, h, b float64, norm func(), normB func(bool),
-	linear func(k, o float64, castIn bool, role tpRole), linearB func(k, o float64, castIn bool, wRole, xRole tpRole)) {
-	T := float64(max(1, s.T))
-	V := float64(m.Vocab)
+// loss writes the output part's ops (EagerOutputOps): the final norm,
+// the output layer's shard of V/T logits, the loss of the FP32 logits,
+// and their backward, as each code base runs it: at T 1 wholeLoss
+// (layers.py's Loss, torchtitan's loss_fn and transformers' alike); at
+// T > 1 layers.py's vocabulary-parallel loss (llamaPyLoss), torchtitan's
+// loss_parallel (titanLoss) or transformers' gathered logits (hfLoss).
+func (o *layerOps) loss() {
+	T := float64(max(1, o.s.T))
+	V, h := o.V, o.h
 	Vl := V / T
-	B := float64(s.Batch)
-	ew, red, dm, f32, i64, bt := graph.ClassElementwise, graph.ClassReduction, graph.ClassDataMovement, graph.F32, graph.I64, graph.BF16
-	coll := func(k roofline.Collective, bytes float64) {
-		o := add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
-			dm, f32, 0, bytes, bytes)
-		o.Comm, o.Coll = true, k
-	}
-	wholeLoss := func(V float64) { // the T 1 loss of V logits, forward; its backward below
-		add("_to_copy", dm, f32, 0, N*V*b, N*V*4)
-		if s.Layer == LayerLlamaPy && B > 1 { // its targets.t(), reshaped
-			add("clone", dm, i64, 0, N*8, N*8)
-		}
-		add("_log_softmax", red, f32, 5*N*V, N*V*4, N*V*4)
-		add("nll_loss_forward", red, f32, N*V, N*V*4+N*8, 8)
-	}
-	wholeLossB := func(V float64) {
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("nll_loss_backward", red, f32, N*V, 4+N*V*4+N*8+4, N*V*4)
-		add("_log_softmax_backward_data", red, f32, 3*N*V, 2*N*V*4, N*V*4)
-		add("_to_copy", dm, bt, 0, N*V*4, N*V*b)
-	}
-	norm()
+	o.norm()
 	switch {
 	case T == 1:
-		linear(h, V, true, tpBefore)
-		wholeLoss(V)
-		*bwd = true
-		wholeLossB(V)
-	case s.Layer == LayerLlamaPy:
-		linear(h, Vl, true, tpBefore)
-		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
-		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
-		add("ge", ew, graph.Bool, N, N*8, N)
-		add("lt", ew, graph.Bool, N, N*8, N)
-		add("bitwise_and", ew, graph.Bool, N, 2*N, N)
-		add("sub", ew, i64, N, N*8, N*8)
-		add("clamp", ew, i64, N, N*8, N*8)
-		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
-		add("mul", ew, f32, N, N*4+N, N*4)
-		coll(roofline.AllReduce, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("log", ew, f32, N, N*4, N*4)
-		add("add", ew, f32, N, 2*N*4, N*4)
-		add("sub", ew, f32, N, 2*N*4, N*4)
-		add("mean", red, f32, N, N*4, 4)
-		*bwd = true
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("div", ew, f32, N, N*4, N*4)
-		add("neg", ew, f32, N, N*4, N*4)
-		add("div", ew, f32, N, 2*N*4, N*4)
-		add("mul", ew, f32, N, N*4+N, N*4)
-		add("new_zeros", dm, f32, 0, N*4, N*Vl*4)
-		add("scatter_add", graph.ClassEmbedding, f32, 0, N*Vl*4+N*8+N*4, N*Vl*4)
-		add("mul", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
-	case s.Layer == LayerTitan:
-		// funcol.all_reduce copies its input before reducing it in place.
-		coll := func(k roofline.Collective, bytes float64) {
-			add("clone", dm, f32, 0, bytes, bytes)
-			coll(k, bytes)
-		}
-		linear(h, Vl, true, tpBefore)
-		add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
-		// _log_softmax (its x.to(float32) a no-op on FP32 logits).
-		add("amax", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("sum", red, f32, N*Vl, N*Vl*4, N*4)
-		coll(roofline.AllReduce, N*4)
-		add("log", ew, f32, N, N*4, N*4)
-		add("sub", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		// _nll_loss_forward (mean, no class weights).
-		ignore := func() { // where(target != ignore_index, ...)
-			add("ne", ew, graph.Bool, N, N*8, N)
-			add("where", ew, i64, N, N+N*8, N*8)
-		}
-		mask := func() { // _MaskPartial._mask_tensor
-			add("lt", ew, graph.Bool, N, N*8, N)
-			add("ge", ew, graph.Bool, N, N*8, N)
-			add("bitwise_or", ew, graph.Bool, N, 2*N, N)
-			add("clone", dm, i64, 0, N*8, N*8)
-			add("sub", ew, i64, N, N*8, N*8)
-			add("index_put_", ew, i64, N, N*8+N, N*8)
-		}
-		ignore()
-		mask()
-		add("gather", graph.ClassEmbedding, f32, 0, N*8+N*4, N*4)
-		add("index_put_", ew, f32, N, N*4+N, N*4) // the partial's masked rows zeroed
-		coll(roofline.AllReduce, N*4)
-		add("neg", ew, f32, N, N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N)
-		add("where", ew, f32, N, N+N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N) // total_weight
-		add("sum", red, i64, N, N, 8)
-		add("_to_copy", dm, f32, 0, 8, 4)
-		add("sum", red, f32, N, N*4, 4)
-		add("div", ew, f32, 1, 8, 4)
-		*bwd = true
-		add("ones_like", dm, f32, 0, 4, 4)
-		add("div", ew, f32, 1, 8, 4)
-		ignore()
-		add("zeros_like", dm, f32, 0, N*Vl*4, N*Vl*4)
-		mask()
-		add("_to_copy", dm, f32, 0, N, N*4)
-		add("sub", ew, f32, N, N*4, N*4)
-		add("arange", dm, i64, 0, 0, N*8)
-		add("index_put_", ew, f32, N, 2*N*8+N*4, N*4)
-		add("ne", ew, graph.Bool, N, N*8, N)
-		add("where", ew, f32, N, N+4, N*4)
-		add("exp", ew, f32, N*Vl, N*Vl*4, N*Vl*4)
-		add("add", ew, f32, N*Vl, 2*N*Vl*4, N*Vl*4)
-		add("mul", ew, f32, N*Vl, N*Vl*4+N*4, N*Vl*4)
-		add("_to_copy", dm, bt, 0, N*Vl*4, N*Vl*b)
-	default: // transformers': the logits gathered, the whole loss
-		linear(h, Vl, true, tpBefore)
-		coll(roofline.AllGather, N*V*b)
-		add("cat", dm, bt, 0, N*V*b, N*V*b)
-		wholeLoss(V)
-		*bwd = true
-		wholeLossB(V)
+		o.linear(h, V, true, tpBefore)
+		o.wholeLoss(V)
+		o.bwd = true
+		o.wholeLossB(V)
+	case o.s.Layer == LayerLlamaPy:
+		o.llamaPyLoss(Vl)
+	case o.s.Layer == LayerTitan:
+		o.titanLoss(Vl)
+	default:
+		o.hfLoss(V, Vl)
 	}
-	linearB(h, Vl, true, tpBefore, tpBwdBefore)
-	normB(false)
+	o.linearB(h, Vl, true, tpBefore, tpBwdBefore)
+	o.normB(false)
+}
+
+// coll is a tensor-parallel collective of the loss of bytes (an
+// all-gather's gathered total): placer's, costed as placer costs
+// collectives (EagerOp.Comm).
+func (o *layerOps) coll(k roofline.Collective, bytes float64) {
+	op := o.add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
+		dmv, graph.F32, 0, bytes, bytes)
+	op.Comm, op.Coll = true, k
+}
+
+// wholeLoss is the loss of V logits on one GPU, forward:
+// logits.float(), log_softmax, nll_loss; in layers.py's [seq, batch]
+// layout the targets' transposed copy.
+func (o *layerOps) wholeLoss(V float64) {
+	N, b := o.N, o.b
+	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
+	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
+		o.add("clone", dmv, graph.I64, 0, N*8, N*8)
+	}
+	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
+	o.add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+}
+
+// wholeLossB is wholeLoss's backward.
+func (o *layerOps) wholeLossB(V float64) {
+	N, b := o.N, o.b
+	o.add("ones_like", dmv, graph.F32, 0, 4, 4)
+	o.add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
+	o.add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+	o.add("_to_copy", dmv, o.bt, 0, N*V*4, N*V*b)
 }

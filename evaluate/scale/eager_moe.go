@@ -527,25 +527,6 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	return l.ops
 }
 
-// eagerMoEImpl is the MoE block of an eager stack's layer: layers.py's
-// Experts for torch-eager; transformers' block for hf-eager, as 5.24
-// runs it by default (grouped_mm) or, with grouped-gemm=off
-// (ExpertLoop), its "eager" loop over the experts; torchtitan's for
-// torchtitan-0.2 (with grouped-gemm=off its use_grouped_mm=False loop,
-// EagerMoEShape.Loop).
-func eagerMoEImpl(run Settings) MoEImpl {
-	switch run.Layer {
-	case LayerTitan:
-		return MoETitan
-	case LayerLlamaPy:
-		return MoELlamaPy
-	}
-	if run.ExpertLoop {
-		return MoEHFLoop
-	}
-	return MoEHFGrouped
-}
-
 // eagerMoESyncs is the host's synchronisations in one forward of an
 // eager MoE block over local experts: transformers' loop reads two
 // values an expert hit (the sentinel compare's branch, torch.where's
@@ -571,7 +552,8 @@ func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
 }
 
 // eagerMoE is moeBlock's experts part under an eager stack
-// (Settings.Eager): EagerMoEOps of the stack's block (eagerMoEImpl) on
+// (eagerLayers): EagerMoEOps of the stack's block impl (with loop,
+// torchtitan's for-loop over the experts: EagerMoEShape.Loop) on
 // this GPU's tokens (the sequence shard, as
 // moe's), the local experts receiving the most loaded rank's copies; each
 // op a kernel at its class's roofline rate, one launch each; the GEMMs as
@@ -584,7 +566,7 @@ func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
 // layer's attention half ran before (the per-op policy's count, which
 // the router's mm continues: every second mm recomputed, _grouped_mm
 // not in torchtitan's save list and so recomputed).
-func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
+func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
@@ -593,8 +575,6 @@ func (c *coster) eagerMoE(gemms int) (fwd, bwd, rec phase) {
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m
 	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-	impl := eagerMoEImpl(pl.Run)
-	loop := impl == MoETitan && pl.Run.ExpertLoop
 	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
 		FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop})
 	L := float64(local)

@@ -103,66 +103,6 @@ func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
 	return r, nil
 }
 
-// layer is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included: in
-// a model with experts an MoE block (block).
-func (c *coster) layer() (fwd, bwd phase) {
-	if c.pod.Profile != nil && c.layerAsProfiled() {
-		if f, b, ok := c.profiled(c.pod.Profile.Layer, c.pod.Profile.LayerInPlace, blockOf); ok {
-			return f, b
-		}
-	}
-	return c.block(c.m.MoE())
-}
-
-// block is one transformer block's forward and backward for one
-// micro-batch on one GPU, its recomputation in the backward included:
-// the attention (attnBlock), then with moe the experts (moeBlock), else
-// the dense MLP of FFN (mlpBlock); selective recomputation runs the
-// forward of the modules it names again (each part's rec).
-func (c *coster) block(moe bool) (fwd, bwd phase) {
-	var af, ab, ar, mf, mb, mr phase
-	switch {
-	case c.pl.Run.Eager && !moe:
-		// An eager stack's dense layer: its ATen ops (eagerBlock), the
-		// whole layer in af, ab and ar.
-		af, ab, ar = c.eagerBlock(false)
-	case c.pl.Run.Eager:
-		// An eager stack's MoE layer: its attention half's ATen ops
-		// (eagerBlock, the norm and residual of the experts included),
-		// its experts' (eagerMoE).
-		af, ab, ar = c.eagerBlock(true)
-		mf, mb, mr = c.eagerMoE(eagerAttnGEMMs(c.pl.Run.Layer))
-	case moe:
-		af, ab, ar = c.attnBlock()
-		mf, mb, mr = c.moeBlock()
-	default:
-		af, ab, ar = c.attnBlock()
-		mf, mb, mr = c.mlpBlock()
-	}
-	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
-		// The attention and a dense layer's MLP are replayed from their
-		// graphs; an MoE layer stays eager unless the whole layer is
-		// graphed (capacity routing: resolveSoftware).
-		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
-		if !moe || g == GraphsFull {
-			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
-		}
-	}
-	fwd, bwd = af.plus(mf), mb.plus(ab)
-	switch c.pl.Recompute {
-	case SelectiveRecompute:
-		bwd = bwd.plus(ar.plus(mr))
-	case FullRecompute:
-		bwd = bwd.plus(fwd)
-	}
-	if c.noHost {
-		return fwd, bwd
-	}
-	h := &c.pod.Kernels.Host
-	return h.expose(fwd, false), h.expose(bwd, true)
-}
-
 // stageCost is one pipeline device's forward and backward per
 // micro-batch (all its chunks), and its parameter count.
 type stageCost struct {
@@ -314,24 +254,18 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 		_, ph.lbKeep = keep.layer()
 	}
 	h := &c.pod.Kernels.Host
-	ph.ef, ph.eb = c.embedding()
-	ph.of, ph.ob = c.output()
-	if pr := c.pod.Profile; pr != nil {
-		if f, b, ok := c.profiled(pr.EmbeddingAt, pr.EmbeddingInPlace, (*coster).embedding); ok {
-			ph.ef, ph.eb = f, b
-		}
-		if f, b, ok := c.profiled(pr.LossAt, pr.LossInPlace, (*coster).output); ok {
-			ph.of, ph.ob = f, b
-		}
-	}
+	lc := c.layerCosts()
+	ph.ef, ph.eb = lc.Embedding(*c)
+	ph.of, ph.ob = lc.Output(*c)
 	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
-		ph.df, ph.db = c.denseLayer()
+		// A model with experts' dense layers before them.
+		ph.df, ph.db = lc.Dense(*c)
 		ph.dbKeep = ph.db
 		if block {
 			keep := *c
 			keep.pl.Recompute = NoRecompute
-			_, ph.dbKeep = keep.denseLayer()
+			_, ph.dbKeep = lc.Dense(keep)
 		}
 	}
 	if c.m.MTP > 0 {

@@ -175,3 +175,40 @@ func TestProfiledMLA(t *testing.T) {
 		})
 	}
 }
+
+// TestProfiledDenseOwnComm: a model with experts' dense layer priced
+// from the profile keeps its own block's communication around the
+// measured kernels, not an MoE block's: at ep=2 and tp=1 a dense layer
+// has no collective, so its phases are the measured 1 + 2 ms alone, no
+// expert-parallel time and no host sync (the MoE block's all-to-alls and
+// its dispatcher's token-count sync belong to the MoE layers).
+func TestProfiledDenseOwnComm(t *testing.T) {
+	moe := profile.Layer{TP: 1, EP: 2, MBS: 1, Seq: 16, Recompute: "none", Forward: 0.003, Backward: 0.006, Block: profile.BlockMoE}
+	dense := profile.Layer{TP: 1, MBS: 1, Seq: 16, Recompute: "none", Forward: 0.001, Backward: 0.002, Block: profile.BlockDense}
+	pr := cpuProfile(t, dsLike, 2, []profile.Layer{moe, dense})
+	m := pr.Spec()
+	s, err := ParseStrategy("tp=1,pp=1,dp=2,ep=2,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := ProfilePod(pr, 2)
+	pl, err := Resolve(m, s, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newCoster(m, pl, &pod, 1, float64(m.Seq))
+	if mf, _ := c.block(true); !(mf.epExposed > 0) || !(mf.syncs > 0) {
+		t.Fatalf("the MoE block at ep=2: %g s expert-parallel, %g syncs: the test needs both", mf.epExposed, mf.syncs)
+	}
+	f, b := c.layerCosts().Dense(c)
+	for _, d := range []struct {
+		dir  string
+		p    phase
+		want float64
+	}{{"forward", f, 0.001}, {"backward", b, 0.002}} {
+		if !near(d.p.busy, d.want) || d.p.epExposed != 0 || d.p.tpExposed != 0 || d.p.syncs != 0 {
+			t.Errorf("dense layer %s: %.9g s, %g s expert-parallel, %g s tensor-parallel, %g syncs; want %g s and none",
+				d.dir, d.p.busy, d.p.epExposed, d.p.tpExposed, d.p.syncs, d.want)
+		}
+	}
+}

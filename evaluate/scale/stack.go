@@ -89,15 +89,18 @@ type Settings struct {
 	// dropped to it (moe_expert_capacity_factor with
 	// moe_pad_expert_input_to_capacity).
 	Capacity float64
-	// Eager is a dense layer costed as eager PyTorch issues it: its ATen
-	// ops (EagerLayerOps: unfused norms, rotary embedding, SwiGLU,
+	// Eager is the layers costed as eager PyTorch issues them: their
+	// ATen ops (EagerLayerOps: unfused norms, rotary embedding, SwiGLU,
 	// residual adds, SDPA) each at its class's rate and launched apart,
-	// not Transformer Engine's fused kernels; FP32Weights its precision,
-	// autocast BF16 over FP32 weights (its casts, an FP32 residual
-	// stream), else BF16 weights.
+	// not Transformer Engine's fused kernels (compile=off);
+	// FP32Weights their precision, autocast BF16 over FP32 weights (its
+	// casts, an FP32 residual stream), else BF16 weights.
 	Eager, FP32Weights bool
-	// Layer is whose Llama layer an eager stack runs (EagerLayerOps').
-	Layer EagerLayer
+	// Layers names the registered layer costs (layerCosters) of the
+	// stack's eager layers, whose code the layers run where Eager
+	// (LayersLlamaPy where it is empty: a plain PyTorch loop's);
+	// layerCoster chooses.
+	Layers string
 }
 
 // DefaultSettings are placer's default stack, the model as it was before
@@ -189,15 +192,15 @@ var Stacks = []NamedStack{
 		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
 	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
 		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
-	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layer: LayerTitan},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layers: LayersTitan},
 		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights)"},
-	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true},
+	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layers: LayersLlamaPy},
 		Source: "plain PyTorch eager, torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights: placer_torch.profile.layers' Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
-	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true},
+	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersLlamaPy},
 		Source: "plain PyTorch eager, BF16 weights (model.to(torch.bfloat16)): placer_torch.profile.layers' Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
-	{Name: "hf-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layer: LayerHF},
+	{Name: "hf-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layers: LayersHF},
 		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") under torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
-	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layer: LayerHF},
+	{Name: "hf-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersHF},
 		Source: "Hugging Face transformers' LlamaDecoderLayer (5.24, attn_implementation \"sdpa\") with BF16 weights, as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "model-zoo-moe-dev", Settings: Settings{Dispatcher: DispatcherFlex, Graphs: GraphsOff},
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, model_configs/benchmarking/Qwen3-235B-A22B.yaml"},

@@ -239,31 +239,34 @@ func TestStackRoundTrip(t *testing.T) {
 }
 
 // TestEagerStacks: what each eager stack and compile= set (the layer's
-// ops, their precision, whose layer), and that an eager layer costs more
+// ops, their precision, and the layer costs chosen: whose layer), and that an eager layer costs more
 // than the fused one of the same plan, forward and backward, with more
 // launches: Llama 3 8B at micro-batch 2 on 8 GPUs.
 func TestEagerStacks(t *testing.T) {
 	for _, c := range []struct {
 		plan        string
 		eager, fp32 bool
-		layer       EagerLayer
+		layers      string
 	}{
-		{"dp=8", false, false, LayerLlamaPy},
-		{"dp=8,stack=torch-eager", true, true, LayerLlamaPy},
-		{"dp=8,stack=torch-eager-bf16", true, false, LayerLlamaPy},
-		{"dp=8,stack=hf-eager", true, true, LayerHF},
-		{"dp=8,stack=hf-eager-bf16", true, false, LayerHF},
-		{"dp=8,stack=torchtitan-0.2", true, false, LayerTitan},
-		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, LayerTitan},
-		{"dp=8,stack=torch-eager,compile=on", false, true, LayerLlamaPy},
-		{"dp=8,compile=off", true, false, LayerLlamaPy},
+		{"dp=8", false, false, LayersFused},
+		{"dp=8,stack=torch-eager", true, true, LayersLlamaPy},
+		{"dp=8,stack=torch-eager-bf16", true, false, LayersLlamaPy},
+		{"dp=8,stack=hf-eager", true, true, LayersHF},
+		{"dp=8,stack=hf-eager-bf16", true, false, LayersHF},
+		{"dp=8,stack=torchtitan-0.2", true, false, LayersTitan},
+		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, LayersFused},
+		{"dp=8,stack=torch-eager,compile=on", false, true, LayersFused},
+		{"dp=8,compile=off", true, false, LayersLlamaPy},
+		{"dp=8,stack=megatron-core-0.16,compile=off", true, false, LayersLlamaPy},
+		{"dp=8,stack=hf-eager,compile=off", true, true, LayersHF},
 	} {
 		s, err := ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.Software.Settings(); got.Eager != c.eager || got.FP32Weights != c.fp32 || got.Layer != c.layer {
-			t.Errorf("%s: eager %v fp32 weights %v layer %d, want %v %v %d", c.plan, got.Eager, got.FP32Weights, got.Layer, c.eager, c.fp32, c.layer)
+		got := s.Software.Settings()
+		if layers := got.layerCoster().Name(); got.Eager != c.eager || got.FP32Weights != c.fp32 || layers != c.layers {
+			t.Errorf("%s: eager %v fp32 weights %v layer costs %s, want %v %v %s", c.plan, got.Eager, got.FP32Weights, layers, c.eager, c.fp32, c.layers)
 		}
 	}
 	const w, pod = "llama3-8b:seq=8192,batch=16", "grand-teton:1,attention=flash"

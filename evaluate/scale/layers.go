@@ -1,0 +1,232 @@
+package scale
+
+import (
+	"fmt"
+	"strings"
+)
+
+// LayerCoster is what a stack's code costs of a training step's layers:
+// one transformer block, dense or with experts, and the two ends of the
+// model, the embedding and the output layer with its loss. It is the one
+// seam between the plan (the model, the plan's shard shapes, the
+// hardware and its measurements, all held by the coster it is given) and
+// the kernels a stack issues for them (DESIGN §13: the same layer under
+// two stacks is two lists of kernels, not one list and a fudge factor).
+//
+// Each method costs one micro-batch on one GPU of the plan's tensor
+// group, at the coster's shard shape (c.pl.T, c.pl.SequenceParallel,
+// c.tokens, the experts' EP and ETP), and returns its forward and its
+// backward as phases: the kernels' time (busy), the tensor-, context-
+// and expert-parallel communication (all and exposed), the kernels and
+// collectives the host launches, the CUDA graphs it replays and the
+// device-to-host synchronizations it waits on. Where the coster says
+// noComm (a block's kernels alone) no communication is costed; where it
+// says noHost the host's wait is left out.
+//
+//   - Dense and MoE are a block's, its selective or full recomputation
+//     included in the backward and the host's wait exposed in both
+//     (coster.join does both for a block of two halves). Dense is a
+//     block with a dense MLP: every block of a dense model, the dense
+//     blocks before the experts in a model with experts. MoE is a block
+//     whose MLP is routed experts.
+//   - Embedding and Output are the first stage's lookup and the last
+//     stage's final norm, output layer and loss, their host's wait not
+//     exposed (the caller exposes it).
+//
+// A stack's layer costs are one implementation in a file of their own
+// (layers_fused.go, layers_llamapy.go, ...), registered by name in
+// layerCosters and chosen by the plan's stack (Settings.layerCoster). A
+// profile wraps them (profiledLayers), answering where it measured.
+type LayerCoster interface {
+	// Name is the name the layer costs are registered under (a stack
+	// names them in Settings.Layers).
+	Name() string
+	Dense(c coster) (fwd, bwd phase)
+	MoE(c coster) (fwd, bwd phase)
+	Embedding(c coster) (fwd, bwd phase)
+	Output(c coster) (fwd, bwd phase)
+}
+
+// The registered layer costs' names.
+const (
+	// LayersFused is Megatron-Core's layers with Transformer Engine's
+	// fused kernels: placer's default stack, the Megatron stacks, and
+	// any stack compiled (compile=on).
+	LayersFused = "fused"
+	// LayersLlamaPy is eager PyTorch running placer_torch/profile/layers.py's
+	// Block: the layers of a plain PyTorch loop (torch-eager) and of
+	// any other stack with compile=off that names no eager layer.
+	LayersLlamaPy = "llama.py"
+	// LayersHF is eager PyTorch running transformers' Llama and Qwen3
+	// MoE layers (hf-eager).
+	LayersHF = "transformers"
+	// LayersTitan is eager PyTorch running torchtitan's layers
+	// (torchtitan-0.2).
+	LayersTitan = "torchtitan"
+)
+
+// layerRegistry is the registered layer costs, in the order registered
+// (a handful: looked up by a scan, which is faster than a map's hash at
+// this size and keeps the order for listing).
+type layerRegistry struct{ costers []LayerCoster }
+
+// register adds lc under its name, or refuses it where the name is taken
+// or empty.
+func (r *layerRegistry) register(lc LayerCoster) error {
+	name := lc.Name()
+	if name == "" {
+		return fmt.Errorf("layer costs %T have no name", lc)
+	}
+	if r.lookup(name) != nil {
+		return fmt.Errorf("layer costs %q registered twice (%T and %T)", name, r.lookup(name), lc)
+	}
+	r.costers = append(r.costers, lc)
+	return nil
+}
+
+// lookup is the layer costs registered as name (nil: none).
+func (r *layerRegistry) lookup(name string) LayerCoster {
+	for _, lc := range r.costers {
+		if lc.Name() == name {
+			return lc
+		}
+	}
+	return nil
+}
+
+// names lists the registered names, comma-separated.
+func (r *layerRegistry) names() string {
+	names := make([]string, len(r.costers))
+	for i, lc := range r.costers {
+		names[i] = lc.Name()
+	}
+	return strings.Join(names, ", ")
+}
+
+// newLayerRegistry registers lcs in order, refusing a duplicate name.
+func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
+	r := &layerRegistry{}
+	for _, lc := range lcs {
+		if err := r.register(lc); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// layerCosters are the stacks' layer costs, one registration line each
+// (a duplicate name stops the program at its start, and the package's
+// tests with it).
+var layerCosters = mustLayerRegistry(
+	fusedLayers{},
+	llamaPyLayers{eagerLayers{LayerLlamaPy}},
+	hfLayers{eagerLayers{LayerHF}},
+	titanLayers{eagerLayers{LayerTitan}},
+)
+
+func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
+	r, err := newLayerRegistry(lcs...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// layerCoster is the layer costs a plan of settings st runs: its stack's
+// eager layers (Layers; layers.py's where it names none) where they run
+// eager (compile=off, or an eager stack's default), else the fused
+// kernels'.
+func (st *Settings) layerCoster() LayerCoster {
+	if !st.Eager {
+		return layerCosters.costers[0]
+	}
+	name := st.Layers
+	if name == "" {
+		name = LayersLlamaPy
+	}
+	return layerCosters.lookup(name)
+}
+
+// part is one half of a block (its attention, or its MLP or experts)
+// for one micro-batch on one GPU: its forward, its backward without
+// recomputation, and rec, the forward selective recomputation runs again
+// of it.
+type part struct{ fwd, bwd, rec phase }
+
+// join is the block of attention half a and MLP or experts half f (an
+// MoE block's with moe), forward and backward: CUDA graphs replay what
+// the plan graphs of it, the backward runs the recomputation the plan
+// asks for (selective: the halves' rec; full: the whole forward), and
+// the host's wait is exposed in each direction (unless c.noHost).
+func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
+	af, ab, ar := a.fwd, a.bwd, a.rec
+	mf, mb, mr := f.fwd, f.bwd, f.rec
+	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
+		// The attention and a dense layer's MLP are replayed from their
+		// graphs; an MoE layer stays eager unless the whole layer is
+		// graphed (capacity routing: resolveSoftware).
+		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
+		if !moe || g == GraphsFull {
+			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
+		}
+	}
+	fwd, bwd = af.plus(mf), mb.plus(ab)
+	switch c.pl.Recompute {
+	case SelectiveRecompute:
+		bwd = bwd.plus(ar.plus(mr))
+	case FullRecompute:
+		bwd = bwd.plus(fwd)
+	}
+	if c.noHost {
+		return fwd, bwd
+	}
+	h := &c.pod.Kernels.Host
+	return h.expose(fwd, false), h.expose(bwd, true)
+}
+
+// half is a block half's three phases as a part.
+func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
+
+// layersOf is the layer costs a coster of a plan of settings run on pod
+// p asks: the stack's (Settings.layerCoster), the profile's
+// measurements in their place where p has a profile (profiledLayers).
+func layersOf(run *Settings, p *Pod) LayerCoster {
+	lc := run.layerCoster()
+	if p != nil && p.Profile != nil {
+		return profiledLayers{stack: lc}
+	}
+	return lc
+}
+
+// layerCosts is the layer costs c asks: those newCoster chose, or for a
+// coster built field by field layersOf's.
+func (c *coster) layerCosts() LayerCoster {
+	if c.layers != nil {
+		return c.layers
+	}
+	return layersOf(&c.pl.Run, c.pod)
+}
+
+// layer is one transformer block's forward and backward for one
+// micro-batch on one GPU, its recomputation in the backward included: in
+// a model with experts an MoE block.
+func (c *coster) layer() (fwd, bwd phase) {
+	if c.m.MoE() {
+		return c.layerCosts().MoE(*c)
+	}
+	return c.layerCosts().Dense(*c)
+}
+
+// block is a transformer block as the plan's stack costs it (no
+// profile): with moe an MoE block, else a dense one.
+func (c *coster) block(moe bool) (fwd, bwd phase) {
+	st := c.pl.Run.layerCoster()
+	if moe {
+		return st.MoE(*c)
+	}
+	return st.Dense(*c)
+}
+
+// output is the output layer and its loss as the plan's stack costs it
+// (no profile).
+func (c *coster) output() (fwd, bwd phase) { return c.pl.Run.layerCoster().Output(*c) }
