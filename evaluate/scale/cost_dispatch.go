@@ -8,7 +8,7 @@ import (
 )
 
 // The token dispatchers and the permutation as the software stack runs
-// them (Settings; issue 53 item 1), read from Megatron-Core core_v0.16.0's
+// them (Settings; docs/stacks.md), read from Megatron-Core core_v0.16.0's
 // megatron/core/transformer/moe/token_dispatcher.py and moe_utils.py.
 // Every dispatcher is counted at the granularity of the default
 // (alltoall, fused: what placer costed before): its data-moving kernels

@@ -1,6 +1,6 @@
 package scale
 
-// Host is the CPU thread that issues a step's kernels (issue 53 item 2):
+// Host is the CPU thread that issues a step's kernels (docs/performance-model.md):
 // each kernel a layer runs is issued by it at a measured rate, and a
 // device-to-host synchronization (the dropless dispatcher's tokens per
 // expert) stops it until the GPU drains. A layer whose kernels take less

@@ -245,7 +245,7 @@ func TestDeepSeekV3(t *testing.T) {
 }
 
 // BenchmarkSearchDeepSeekV3: the search of DeepSeek-V3 on 2,048 H800s in
-// FP8 (blockwise), issue 45's budget: at most 10 CPU s.
+// FP8 (blockwise), the project's budget: at most 10 CPU s.
 //
 //	go test -run xxx -bench SearchDeepSeekV3 -benchtime 1x ./evaluate/scale
 func BenchmarkSearchDeepSeekV3(b *testing.B) {

@@ -10,7 +10,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Eager PyTorch's Llama layer (issue 59 item 1): the ATen ops a plain
+// Eager PyTorch's Llama layer (docs/stacks.md): the ATen ops a plain
 // PyTorch training step issues for one dense transformer block (RMS
 // norm, rotary embedding, grouped-query SDPA, SwiGLU, no biases), each
 // costed at its class's roofline rate (evaluate/roofline, the op-level

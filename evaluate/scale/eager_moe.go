@@ -7,7 +7,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Eager MoE layers (issue 59 item 1): the ATen ops of an MoE block's
+// Eager MoE layers (docs/stacks.md): the ATen ops of an MoE block's
 // experts part as eager PyTorch issues them, in place of the fused
 // kernels of moe() (Megatron-Core's grouped GEMMs and fused permutation).
 // EagerMoEOps writes one of two code bases' blocks:

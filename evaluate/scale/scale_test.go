@@ -237,7 +237,7 @@ func BenchmarkEvaluate462B(b *testing.B) {
 
 // BenchmarkEvaluateCached462B: the 462B row's plan evaluated as Search
 // evaluates its plans, the phases of its degree (and its block alone)
-// cached by the first (issue 44).
+// cached by the first.
 func BenchmarkEvaluateCached462B(b *testing.B) {
 	row := megatronRow462B()
 	p, _ := PodOf(row.Pod, row.GPUs)
@@ -255,7 +255,7 @@ func BenchmarkEvaluateCached462B(b *testing.B) {
 // BenchmarkFitsDeepSeekV3: whether DeepSeek-V3's published plan (16
 // stages of dense and MoE layers, block recomputation) fits, the memory
 // alone as fewestRecomputed's bisection computes it for every plan of
-// full recomputation Search tries (issue 44).
+// full recomputation Search tries.
 func BenchmarkFitsDeepSeekV3(b *testing.B) {
 	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
 	p, err := PodOf("dgx-h800", 2048)

@@ -9,7 +9,7 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Software is a plan's software stack (issue 53 item 1): the settings of
+// Software is a plan's software stack (docs/stacks.md): the settings of
 // the framework that decide how an MoE layer and a small model's kernels
 // run, as written (strategy keys): a named stack (stack=NAME, Stacks) and
 // any setting written beside it, which overrides the stack's. Its zero

@@ -23,14 +23,6 @@ import (
 // names no issue.
 var issueNumber = regexp.MustCompile(`(?i)\bissues? #?\d+(\.\d)?`)
 
-// pendingIssueNumberPaths are the files and folders (those ending in "/")
-// whose issue numbers other branches are rewording while this test is
-// added; they are skipped until those branches are merged, and then
-// removed from this list so the whole repository is held to the rule.
-var pendingIssueNumberPaths = []string{
-	"evaluate/scale/",
-}
-
 // issueNumberLines returns the lines of src, a file called name, that
 // cite an issue by number. In Go only comments are read (go/scanner's,
 // so a "//" inside a string is no comment); in Python, shell and make
@@ -131,11 +123,6 @@ func TestNoIssueNumbersInComments(t *testing.T) {
 		}
 		if !strings.Contains(rel, "/") && (ext == ".py" || ext == ".sh") {
 			return nil
-		}
-		for _, p := range pendingIssueNumberPaths {
-			if rel == p || strings.HasSuffix(p, "/") && strings.HasPrefix(rel, p) {
-				return nil
-			}
 		}
 		src, err := os.ReadFile(path)
 		if err != nil {
