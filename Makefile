@@ -58,6 +58,11 @@ build: go-deps
 # links, so TestCUDABuildCompiles, the same check from go test (another
 # cgo compile of gorgonia.org/cu, 1-2.5 minutes on 2 cores), says SKIP.
 #
+# The exporter's tests on current torch and on Debian's 1.13 run side by
+# side (make -j2, each target's output kept whole): most of their time is
+# one python process at a time, torch's import, and gloo's start, which
+# leave the second core idle.
+#
 # make test depends on make deps (each step a no-op once installed), and
 # runs the Go tests with PLACER_REQUIRE_TORCH=1: a Go test that needs the
 # virtualenv or a package in it fails instead of saying SKIP, so a set-up
@@ -69,7 +74,7 @@ test: deps
 	$(MAKE) zoo
 	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
-	$(MAKE) test-python
+	$(MAKE) -j2 --output-sync=recurse test-python-venv test-python-debian
 	$(MAKE) test-slurm
 	$(MAKE) test-profile-cpu
 
