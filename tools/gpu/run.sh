@@ -15,6 +15,8 @@
 #      sits between the blocks);
 #   1c. sustained: blocks held for seconds, with and without idle
 #      shares, beside nvidia-smi (clocks under the power cap);
+#   1g. longattn, hflayer: attention at long sequences and a ring's
+#      chunks; transformers' own decoder layers (kernelbench);
 #   1d. moehost: a whole eager MoE layer's wall time against its
 #      kernels' busy time;
 #   4. torchexport --profile on CUDA: ResNet-50's step with its kernels'
@@ -157,6 +159,14 @@ step host 60 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only
 # (none measured before).
 step shapes 150 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only tpe,conv,lstm,smallmm --json $MH > $OUT/shapes.jsonl"
 
+# 1g. longattn: fused attention at long sequences and a context-parallel
+# ring's chunks (Llama 3 8B's heads; about 40 s); hflayer: transformers'
+# own decoder layers (Llama 3.2 1B, Llama 3 8B, Qwen3-30B-A3B's MoE), wall
+# time against the GPU's busy time (the layer a user's framework builds,
+# beside the profile's own; about 30 s).
+step longattn 90 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only longattn --json $MH > $OUT/longattn.jsonl"
+step hflayer 90 sh -c "$PY tools/kernelbench/kernelbench.py --device $DEVICE --only hflayer --json $MH > $OUT/hflayer.jsonl"
+
 # 2. fidelity: full and quarter batch (the zoo's B and B/4).
 if [ "$QUICK" = 1 ]; then
 	step fidelity 240 "$PY" tools/fidelity/fidelity.py --device "$DEVICE" --model resnet50 --batches 4,1 \
@@ -188,11 +198,27 @@ fi
 step torchexport-profile 45 "$PY" tools/torchexport/torchexport.py --model resnet50 --device "$DEVICE" \
 	--profile --profile-steps 2 --cost-table "$OUT/resnet50.costs.json" -o "$OUT/resnet50.json"
 
+# 6. (run before the profiles: the shorter step, kept when a lease runs
+# out) A plain-PyTorch Llama 3.2 1B trained on the GPU under each plan of a
+# one-GPU sweep (placer_torch.profile.sweep: BF16 autocast, fused AdamW,
+# global batch 16, micro-batch 1 to 8, with and without full
+# recomputation): each plan's step and torch.cuda.max_memory_allocated
+# and reserved, or oom, beside the placer eval command line of the same
+# plan (the plain-PyTorch step and the peak as tests).
+if [ "$QUICK" = 1 ]; then
+	LS="--quick"
+else
+	LS="--shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full"
+fi
+step llamasweep 240 sh -c "PYTHONPATH=python/placer_torch $PY -m placer_torch.profile.sweep --device $DEVICE $LS > $OUT/llamasweep.jsonl"
+
 # 5. placer profile (docs/profile.md): a zoo-shaped Llama (Llama 3.2 1B's
 # layer) and the Megatron H100 table's 1.7B row's layer (GPT, h 2304,
 # 24 heads, seq 2048), each within its --budget of the GPU; the files
 # are what eval and search --profile read, kept in measurements/.
-PB=120s
+# GPU_PROFILE_BUDGET: each profile's --budget (default 120s; a short
+# lease's list runs them at 45s).
+PB=${GPU_PROFILE_BUDGET:-120s}
 [ "$QUICK" = 1 ] && PB=20s
 step profile-llama1b 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	--workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=2048,vocab=128256,batch=64 \
@@ -241,19 +267,6 @@ fi
 step profile-ops-resnet50 150 env TORCH_PY="$PY" "$BIN" profile $OM --device "$DEVICE" \
 	--out "$OUT/resnet50.ops.profile.json"
 step eval-ops-resnet50 30 sh -c "\"$BIN\" eval --profile \"$OUT/resnet50.ops.profile.json\" --json > \"$OUT/resnet50.ops.eval.json\""
-
-# 6. A plain-PyTorch Llama 3.2 1B trained on the GPU under each plan of a
-# one-GPU sweep (placer_torch.profile.sweep: BF16 autocast, fused AdamW,
-# global batch 16, micro-batch 1 to 8, with and without full
-# recomputation): each plan's step and torch.cuda.max_memory_allocated
-# and reserved, or oom, beside the placer eval command line of the same
-# plan (the plain-PyTorch step and the peak as tests).
-if [ "$QUICK" = 1 ]; then
-	LS="--quick"
-else
-	LS="--shape llama3.2-1b --batch 16 --mbs 1,2,4,8 --recompute none,full"
-fi
-step llamasweep 240 sh -c "PYTHONPATH=python/placer_torch $PY -m placer_torch.profile.sweep --device $DEVICE $LS > $OUT/llamasweep.jsonl"
 
 # The summary: every step's status and time, on stderr and in summary.json.
 "$PY" - "$OUT" <<'PY'

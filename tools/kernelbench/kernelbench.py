@@ -38,6 +38,12 @@ Sections (--only picks some):
            GPU: its wall time with the host against its kernels' busy time
            from torch.profiler (is the layer host-bound?; not in the
            default sections);
+  longattn fused attention at Llama 3 8B's heads, causal at 32K to 128K
+           tokens, and a context-parallel ring's blocks (a chunk against a
+           chunk, causal and full) at 2K to 32K (not default);
+  hflayer  transformers' decoder layers (Llama 3.2 1B, Llama 3 8B,
+           Qwen3-30B-A3B's MoE), forward and backward: wall time and the
+           GPU's busy time (not default);
   memory   copy bandwidth by bytes; LayerNorm, RMSNorm, SwiGLU and
            dropout-add (forward and backward) by hidden size; add and
            softmax by bytes; cross-entropy by vocabulary;
@@ -1393,12 +1399,132 @@ def sec_lstm(args):
             torch.cuda.empty_cache()
 
 
+
+# Long sequences (context parallelism's regime): Llama 3 8B's heads (32
+# query, 8 key-value, head 128) causal on one GPU at 32K to 128K tokens,
+# and the blocks a ring of context parallelism runs per step: a query
+# chunk against a key-value chunk of the same length, causal (the
+# diagonal block) and full (a block off the diagonal), 2K to 32K tokens.
+LONG_CAUSAL = (32768, 65536, 131072)
+RING_CHUNKS = (2048, 4096, 8192, 16384, 32768)
+
+
+def sec_longattn(args):
+    """Fused attention at long sequences and at a context-parallel ring's
+    chunk sizes, forward and backward, by backend (torch's flash and cuDNN
+    SDPA kernels): the kernel's rate where placer's attention is furthest
+    off (sequence sweeps to 1M tokens)."""
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        backends = [("flash", SDPBackend.FLASH_ATTENTION), ("cudnn", SDPBackend.CUDNN_ATTENTION)] if cuda else [("math", SDPBackend.MATH)]
+    except ImportError:
+        sdpa_kernel, backends = None, [("default", None)]
+    hq, hkv, d = (32, 8, 128) if not args.quick else (4, 2, 32)
+    cases = [("causal.s%d" % s, s, True) for s in ((256,) if args.quick else LONG_CAUSAL)]
+    for c in ((128,) if args.quick else RING_CHUNKS):
+        cases += [("ring.diag.c%d" % c, c, True), ("ring.full.c%d" % c, c, False)]
+    old = (globals()["WARMUP"], globals()["RUNS"])
+    for name, seq, causal in cases:
+        if seq >= 65536:  # a second a step: fewer samples
+            globals()["WARMUP"], globals()["RUNS"] = 1, 3
+        for bname, backend in backends:
+            def f(seq=seq, causal=causal, backend=backend):
+                q = torch.randn(1, hq, seq, d, device=DEVICE, dtype=dt, requires_grad=True)
+                k = torch.randn(1, hkv, seq, d, device=DEVICE, dtype=dt).repeat_interleave(hq // hkv, dim=1).requires_grad_()
+                v = torch.randn(1, hkv, seq, d, device=DEVICE, dtype=dt).repeat_interleave(hq // hkv, dim=1).requires_grad_()
+                g = torch.randn(1, hq, seq, d, device=DEVICE, dtype=dt)
+                ctx = sdpa_kernel(backend) if backend is not None else _null()
+                with ctx:
+                    fn = F.scaled_dot_product_attention
+                    fwd = bench(lambda: fn(q, k, v, is_causal=causal))
+                    both = bench(lambda: torch.autograd.grad(fn(q, k, v, is_causal=causal), (q, k, v), g))
+                fl = attention_flops(1, hq, d, d, seq) * (1 if causal else 2)
+                bwd = both - fwd
+                return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": bwd,
+                        "fwd_flops": fl, "fwd_tflops": fl / fwd / 1e12,
+                        "bwd_tflops": 2.5 * fl / bwd / 1e12 if bwd > 0 else None}
+            guarded("longattn", "%s.%s" % (name, bname), backend=bname, batch=1, heads=hq, kv_heads=hkv,
+                    head_dim=d, v_head_dim=d, seq=seq, causal=causal)(f)
+            if cuda:
+                torch.cuda.empty_cache()
+        globals()["WARMUP"], globals()["RUNS"] = old
+
+
+# The layer a user's framework builds (Hugging Face transformers' decoder
+# layers), forward and backward in BF16 at one micro-batch: what placer's
+# own layer (placer profile) times differently. Llama 3.2 1B's and Llama 3
+# 8B's layers at 4K and 8K tokens, and Qwen3-30B-A3B's MoE layer (128
+# experts, top 8) at 4K tokens, as transformers runs it (its own expert
+# loop), with the kernels' busy time beside the wall time.
+HF_LAYERS = [
+    ("llama3.2-1b.s4096", "llama", dict(hidden_size=2048, intermediate_size=8192, num_attention_heads=32, num_key_value_heads=8), 4096),
+    ("llama3-8b.s8192", "llama", dict(hidden_size=4096, intermediate_size=14336, num_attention_heads=32, num_key_value_heads=8), 8192),
+    ("qwen3-30b-a3b.s4096", "qwen3_moe", dict(hidden_size=2048, intermediate_size=6144, moe_intermediate_size=768, num_experts=128,
+                                             num_experts_per_tok=8, num_attention_heads=32, num_key_value_heads=4, head_dim=128), 4096),
+]
+
+
+def sec_hflayer(args):
+    """transformers' decoder layers (Llama, Qwen3-MoE) built from their
+    configs with random weights, forward and backward in BF16 (FP32 on a
+    CPU) with SDPA attention: wall time, and with torch.profiler the GPU's
+    busy time and the kernel count."""
+    try:
+        import transformers
+        from transformers.models.llama.modeling_llama import LlamaConfig, LlamaDecoderLayer, LlamaRotaryEmbedding
+    except Exception as e:  # noqa: BLE001
+        emit(dict(kind="hflayer", name="unsupported", error="transformers: %s" % e))
+        return
+    cuda = torch.device(DEVICE).type == "cuda"
+    dt = torch.bfloat16 if cuda else torch.float32
+    for name, family, cfg, seq in (HF_LAYERS if not args.quick else [("quick", "llama", dict(hidden_size=64, intermediate_size=128, num_attention_heads=4, num_key_value_heads=2), 32)]):
+        def f(family=family, cfg=cfg, seq=seq):
+            if family == "llama":
+                c = LlamaConfig(num_hidden_layers=1, attn_implementation="sdpa", **cfg)
+                layer_cls, rot_cls = LlamaDecoderLayer, LlamaRotaryEmbedding
+            else:
+                from transformers.models.qwen3_moe.modeling_qwen3_moe import Qwen3MoeConfig, Qwen3MoeDecoderLayer, Qwen3MoeRotaryEmbedding
+                c = Qwen3MoeConfig(num_hidden_layers=1, attn_implementation="sdpa", **cfg)
+                layer_cls, rot_cls = Qwen3MoeDecoderLayer, Qwen3MoeRotaryEmbedding
+            c._attn_implementation = "sdpa"
+            layer = layer_cls(c, 0).to(device=DEVICE, dtype=dt)
+            rot = rot_cls(config=c).to(DEVICE)
+            x = torch.randn(1, seq, c.hidden_size, device=DEVICE, dtype=dt, requires_grad=True)
+            pos = torch.arange(seq, device=DEVICE).unsqueeze(0)
+            pe = rot(x, pos)
+            g = torch.randn_like(x)
+
+            def step():
+                out = layer(x, position_embeddings=pe, position_ids=pos, attention_mask=None)
+                out = out[0] if isinstance(out, tuple) else out
+                out.backward(g)
+            wall = bench(step)
+            busy, kernels = None, None
+            if cuda:
+                from torch.profiler import profile, ProfilerActivity
+                step()
+                torch.cuda.synchronize()
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    step()
+                    torch.cuda.synchronize()
+                evs = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+                busy = sum(e.device_time for e in evs) / 1e6
+                kernels = len(evs)
+            return {"seconds": wall, "gpu_busy_seconds": busy, "kernels": kernels,
+                    "transformers": transformers.__version__, "params": sum(p.numel() for p in layer.parameters())}
+        guarded("hflayer", name, family=family, seq=seq, batch=1, **cfg)(f)
+        if cuda:
+            torch.cuda.empty_cache()
+
 SECTIONS = {"gemm": sec_gemm, "attention": sec_attention, "fp8": sec_fp8, "grouped": sec_grouped, "moe": sec_moe, "moehost": sec_moehost, "ringsplit": sec_ringsplit, "sustained": sec_sustained, "memory": sec_memory, "between": sec_between,
-            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm, "smallmm": sec_smallmm}
+            "host": sec_host, "tpe": sec_tpe, "conv": sec_conv, "lstm": sec_lstm, "smallmm": sec_smallmm,
+            "longattn": sec_longattn, "hflayer": sec_hflayer}
 
 
 # Sections only --only runs (make gpu runs each as a step of its own).
-NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm")
+NOT_DEFAULT = ("sustained", "moehost", "host", "tpe", "conv", "lstm", "smallmm", "longattn", "hflayer")
 
 
 def main(argv=None):
