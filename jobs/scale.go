@@ -104,14 +104,9 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 
 // check is published.CheckPlan of plan s of model m on pod p over the
 // published rows (published.Checked: the committed table, not
-// recomputed), and the error of its regime over the same rows. A
-// failure to read them leaves the plan unchecked and its regime
-// without a row.
+// recomputed), and the error of its regime over the same rows.
 func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check, *published.RegimeError) {
-	rows, err := published.Checked()
-	if err != nil {
-		rows = nil
-	}
+	rows := published.Checked()
 	t := published.TraitsOf(m, s, p)
 	c := published.CheckPlan(rows, t)
 	e := published.ErrorOf(rows, published.RegimeOf(t))

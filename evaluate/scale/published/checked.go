@@ -2,12 +2,9 @@ package published
 
 import (
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
@@ -78,29 +75,22 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 	return f
 }
 
-// checkedTable is CheckRows as it was last written (checked.json): eval
-// and search read the published rows' traits and errors from it rather
-// than evaluate every row (and search some) in every process.
-// TestCheckedTable recomputes it and fails where it is stale;
+// checkedRows (checked_table.go, generated) is CheckRows as it was last
+// written: eval and search read the published rows' traits and errors
+// from it rather than evaluate every row (and search some) in every
+// process, and as Go, not a file to decode (a JSON table of these rows
+// took 0.7 ms a process to decode). TestCheckedTable recomputes it and
+// fails where it is stale;
 //
 //	go test ./evaluate/scale/published -run TestCheckedTable -update
 //
 // (go generate ./evaluate/scale/published) rewrites it.
 //
 //go:generate go test -run TestCheckedTable -update .
-//go:embed checked.json
-var checkedTable []byte
 
 // Checked are the published rows placer predicts, with their traits and
-// errors, as CheckRows last computed them: the committed table, decoded
-// once a process.
-var Checked = sync.OnceValues(func() ([]CheckedRow, error) {
-	var rows []CheckedRow
-	if err := json.Unmarshal(checkedTable, &rows); err != nil {
-		return nil, fmt.Errorf("checked.json: %w", err)
-	}
-	return rows, nil
-})
+// errors, as CheckRows last computed them (checkedRows). Read only.
+func Checked() []CheckedRow { return checkedRows }
 
 // CheckRows computes every published row placer predicts (the
 // Megatron-LM, Megatron-Bridge and Llama 3 tables read at their
