@@ -113,14 +113,19 @@ func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check,
 	return &c, &e
 }
 
-// unchecked is how plan s of model m on pod p differs from the nearest
-// published row (check): nil where a row checks it.
+// unchecked is the traits in which plan s of model m on pod p differs
+// from the nearest published row (check: "precision", "scale"): nil
+// where a row checks it.
 func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
 	c, _ := check(m, s, p)
 	if c.Row == nil {
 		return []string{"no published row"}
 	}
-	return c.Reasons()
+	var out []string
+	for _, d := range c.Differences {
+		out = append(out, d.Trait)
+	}
+	return out
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload

@@ -1045,5 +1045,9 @@ func checkedSpeedupNote(m Megatron) string {
 	if m.CheckedRows == 0 {
 		return "no row's two plans are both inside the checked regime"
 	}
-	return fmt.Sprintf("%.3fx over the %d rows whose two plans are inside the checked regime", m.CheckedSpeedup, m.CheckedRows)
+	rows := fmt.Sprintf("the %d rows whose two plans are", m.CheckedRows)
+	if m.CheckedRows == 1 {
+		rows = "the one row whose two plans are"
+	}
+	return fmt.Sprintf("%.3fx over %s inside the checked regime", m.CheckedSpeedup, rows)
 }

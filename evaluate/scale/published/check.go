@@ -13,8 +13,9 @@ import (
 // What "checked" means: a plan is checked by a published row only where
 // the row ran what the plan runs, and placer predicts the row within its
 // tolerance (CheckedDense, CheckedMoE). "What the plan runs" is its
-// Traits: the precision and FP8 recipe, the attention kernel, the model
-// family (dense or with experts), the GPU's generation and the set of
+// Traits: the precision and FP8 recipe, the attention kernel, the
+// layers' kernels (fused, or eager PyTorch's ATen ops), the model family
+// (dense or with experts), the GPU's generation and the set of
 // parallelisms in use (tensor, sequence, pipeline, virtual, context,
 // expert, FSDP) all the same, the GPU count and the sequence each within
 // a factor of MaxScale.
@@ -33,6 +34,10 @@ type Traits struct {
 	// one: "cudnn", "flash"), "unfused" (Kernels.UnfusedAttention), or
 	// "roofline" (fused, no measured kernel).
 	Attention string `json:"attention"`
+	// Layers is "fused" (a stack's fused kernels: Megatron-Core's,
+	// torch.compile's) or "eager" (eager PyTorch's ATen ops: the stack's
+	// Settings().Eager).
+	Layers string `json:"layers"`
 	// Family is "dense" or "moe" (a model with experts).
 	Family string `json:"family"`
 	// Parallel are the parallelisms in use, sorted: of cp, ep, fsdp,
@@ -50,7 +55,10 @@ var parallelFeatures = []string{"cp", "ep", "fsdp", "pp", "sp", "tp", "vp"}
 
 // TraitsOf are the traits of plan s of model m on pod p.
 func TraitsOf(m transformer.Spec, s scale.Strategy, p scale.Pod) Traits {
-	t := Traits{Precision: "bf16", Family: "dense", GPUs: p.GPUs(), Seq: m.Seq, Parallel: []string{}}
+	t := Traits{Precision: "bf16", Layers: "fused", Family: "dense", GPUs: p.GPUs(), Seq: m.Seq, Parallel: []string{}}
+	if s.Software.Settings().Eager {
+		t.Layers = "eager"
+	}
 	if s.FP8 != "" {
 		t.Precision = "fp8=" + s.FP8
 	}
@@ -100,7 +108,7 @@ func (r CheckedRow) Tolerance() float64 {
 // Difference is one way a published row differs from a plan: the
 // trait, the row's value and the plan's.
 type Difference struct {
-	Trait string `json:"trait"` // precision, attention, family, GPU, parallelism, scale, sequence, error
+	Trait string `json:"trait"` // precision, attention, layers, family, GPU, parallelism, scale, sequence, error
 	Row   string `json:"row"`
 	Plan  string `json:"plan"`
 }
@@ -134,7 +142,7 @@ func (c Check) Reasons() []string {
 
 // CheckPlan checks a plan of traits t against rows. The nearest row is
 // the one with the fewest differences of kind (precision, attention,
-// family, GPU, parallelism, an error beyond tolerance: Differences less
+// layers, family, GPU, parallelism, an error beyond tolerance: Differences less
 // scale and sequence), then the closest in scale and sequence (the sum
 // of the absolute logarithms of the GPU counts' and the sequences'
 // ratios), then the first in rows' order. The plan is checked where the
@@ -168,7 +176,8 @@ func ratio(a, b int) float64 {
 }
 
 // Differences are the ways row r differs from a plan of traits t:
-// precision, attention, family, GPU, parallelism, scale, sequence, then
+// precision, attention, layers, family, GPU, parallelism, scale,
+// sequence, then
 // its error where beyond its tolerance.
 func Differences(r CheckedRow, t Traits) []Difference {
 	var d []Difference
@@ -179,6 +188,7 @@ func Differences(r CheckedRow, t Traits) []Difference {
 	}
 	add("precision", r.Precision != t.Precision, PrecisionName(r.Precision), PrecisionName(t.Precision))
 	add("attention", r.Attention != t.Attention, r.Attention, t.Attention)
+	add("layers", r.Layers != t.Layers, r.Layers, t.Layers)
 	add("family", r.Family != t.Family, r.Family, t.Family)
 	add("GPU", r.GPU != t.GPU, strings.ToUpper(r.GPU), strings.ToUpper(t.GPU))
 	add("parallelism", !slices.Equal(r.Parallel, t.Parallel), parallelName(r.Parallel), parallelName(t.Parallel))

@@ -11,7 +11,7 @@ import (
 
 // plan8B is the quick start's plan as Traits: Llama 3 8B, BF16, FSDP on
 // 32 H100s, cuDNN's attention, 8,192 tokens.
-var plan8B = Traits{Precision: "bf16", Attention: "cudnn", Family: "dense", Parallel: []string{"fsdp"}, GPUs: 32, Seq: 8192, GPU: "h100"}
+var plan8B = Traits{Precision: "bf16", Attention: "cudnn", Layers: "fused", Family: "dense", Parallel: []string{"fsdp"}, GPUs: 32, Seq: 8192, GPU: "h100"}
 
 // row8B is a hand-built published row of the same traits, predicted
 // +4% (within the 10% tolerance of a dense model).
@@ -48,8 +48,8 @@ func TestCheckPlan(t *testing.T) {
 		{"the README's case: FP8 on 8 GPUs", []CheckedRow{fp8}, false, "FP8 8",
 			[]string{"precision (FP8 current vs BF16)", "scale (8 vs 32 GPUs)"}},
 		{"attention, family, GPU, parallelism", []CheckedRow{row8B("other", func(r *CheckedRow) {
-			r.Attention, r.Family, r.GPU, r.Parallel = "flash", "moe", "a100", []string{"ep", "fsdp"}
-		})}, false, "other", []string{"attention (flash vs cudnn)", "family (moe vs dense)", "GPU (A100 vs H100)", "parallelism (EP+FSDP vs FSDP)"}},
+			r.Attention, r.Layers, r.Family, r.GPU, r.Parallel = "flash", "eager", "moe", "a100", []string{"ep", "fsdp"}
+		})}, false, "other", []string{"attention (flash vs cudnn)", "layers (eager vs fused)", "family (moe vs dense)", "GPU (A100 vs H100)", "parallelism (EP+FSDP vs FSDP)"}},
 		{"a same row placer misses", []CheckedRow{row8B("off", func(r *CheckedRow) { r.Error = 0.3 })}, false, "off",
 			[]string{"error (predicted +30% off the row, beyond its 10% tolerance)"}},
 		{"fewest differences of kind first", []CheckedRow{fp8, row8B("128", func(r *CheckedRow) { r.GPUs = 128 })}, false, "128",
@@ -85,13 +85,13 @@ func TestTraitsOf(t *testing.T) {
 		want      Traits
 	}{
 		{"the quick start", "dgx-h100:4", false, "dp=32,fsdp=on",
-			Traits{Precision: "bf16", Attention: "cudnn", Family: "dense", Parallel: []string{"fsdp"}, GPUs: 32, Seq: 8192, GPU: "h100"}},
-		{"torchtitan's pod, FP8", "grand-teton:1,attention=flash", false, "dp=2,tp=4,sp=on,fp8=current",
-			Traits{Precision: "fp8=current", Attention: "flash", Family: "dense", Parallel: []string{"sp", "tp"}, GPUs: 8, Seq: 8192, GPU: "h100"}},
+			Traits{Precision: "bf16", Attention: "cudnn", Layers: "fused", Family: "dense", Parallel: []string{"fsdp"}, GPUs: 32, Seq: 8192, GPU: "h100"}},
+		{"torchtitan's pod, FP8, eager", "grand-teton:1,attention=flash", false, "dp=2,tp=4,sp=on,fp8=current,stack=torchtitan-0.2",
+			Traits{Precision: "fp8=current", Attention: "flash", Layers: "eager", Family: "dense", Parallel: []string{"sp", "tp"}, GPUs: 8, Seq: 8192, GPU: "h100"}},
 		{"A100, unfused", "dgx-a100:2", false, "pp=2,dp=8",
-			Traits{Precision: "bf16", Attention: "unfused", Family: "dense", Parallel: []string{"pp"}, GPUs: 16, Seq: 8192, GPU: "a100"}},
+			Traits{Precision: "bf16", Attention: "unfused", Layers: "fused", Family: "dense", Parallel: []string{"pp"}, GPUs: 16, Seq: 8192, GPU: "a100"}},
 		{"experts", "dgx-h100:1", true, "ep=4,dp=8",
-			Traits{Precision: "bf16", Attention: "cudnn", Family: "moe", Parallel: []string{"ep"}, GPUs: 8, Seq: moe.Seq, GPU: "h100"}},
+			Traits{Precision: "bf16", Attention: "cudnn", Layers: "fused", Family: "moe", Parallel: []string{"ep"}, GPUs: 8, Seq: moe.Seq, GPU: "h100"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := scale.ParsePod(c.pod)

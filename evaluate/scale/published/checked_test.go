@@ -136,8 +136,8 @@ func TestEncodeChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const row1 = `	{Source: "A, 1", Traits: Traits{Precision: "bf16", Attention: "", Family: "", Parallel: []string{"pp", "tp"}, GPUs: 8, Seq: 0, GPU: ""}, Error: 0.05, Fast: true},`
-	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false},`
+	const row1 = `	{Source: "A, 1", Traits: Traits{Precision: "bf16", Attention: "", Layers: "", Family: "", Parallel: []string{"pp", "tp"}, GPUs: 8, Seq: 0, GPU: ""}, Error: 0.05, Fast: true},`
+	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Layers: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false},`
 	if !strings.Contains(string(got), "var checkedRows = []CheckedRow{\n"+row1+"\n"+row2+"\n}\n") || !strings.HasPrefix(string(got), "// Code generated") {
 		t.Errorf("%s\nwant the rows\n%s\n%s", got, row1, row2)
 	}
@@ -156,8 +156,8 @@ func encodeChecked(rows []CheckedRow) ([]byte, error) {
 		for _, p := range r.Parallel {
 			par = append(par, strconv.Quote(p))
 		}
-		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t},\n",
-			r.Source, r.Precision, r.Attention, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast)
+		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t},\n",
+			r.Source, r.Precision, r.Attention, r.Layers, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast)
 	}
 	b.WriteString("}\n")
 	return format.Source([]byte(b.String()))
