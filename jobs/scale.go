@@ -83,7 +83,7 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 	if r.Allocator == nil {
 		sp.Result = scale.WithAllocator(m, p, r)
 	}
-	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
+	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	return sp
 }
 
@@ -102,15 +102,30 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 	return unchecked
 }
 
-// regime is published.Regime over the published rows placer predicts within
-// tolerance (published.Checked: the committed table, not recomputed). A
-// failure to read them leaves every feature unchecked.
-func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) {
-	rows, err := published.Checked()
-	if err != nil {
-		rows = nil
+// check is published.CheckPlan of plan s of model m on pod p over the
+// published rows (published.Checked: the committed table, not
+// recomputed), and the error of its regime over the same rows.
+func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check, *published.RegimeError) {
+	rows := published.Checked()
+	t := published.TraitsOf(m, s, p)
+	c := published.CheckPlan(rows, t)
+	e := published.ErrorOf(rows, published.RegimeOf(t))
+	return &c, &e
+}
+
+// unchecked is the traits in which plan s of model m on pod p differs
+// from the nearest published row (check: "precision", "scale"): nil
+// where a row checks it.
+func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
+	c, _ := check(m, s, p)
+	if c.Row == nil {
+		return []string{"no published row"}
 	}
-	return published.Regime(rows, m, s)
+	var out []string
+	for _, d := range c.Differences {
+		out = append(out, d.Trait)
+	}
+	return out
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload
@@ -240,8 +255,13 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
+	steps := []float64{got.Best.Step}
 	for _, r := range got.Top[1:] {
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
+		steps = append(steps, r.Step)
+	}
+	if e := rep.Best.RegimeError; e != nil && e.Rows > 0 {
+		rep.Tied = report.TiedWithin(steps, e.MeanAbs)
 	}
 	if o.Out != "" {
 		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
@@ -420,8 +440,8 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	r.MegatronFits, r.PlacerFits = own.Fits, got.Best.Fits
 	wo, act := published.MegatronLMEstimate(pub.Model, own.Plan)
 	r.MegatronLMEstimate = int64(wo + act)
-	_, r.MegatronUnchecked = regime(pub.Model, own.Plan.Strategy)
-	_, r.PlacerUnchecked = regime(pub.Model, got.Best.Plan.Strategy)
+	r.MegatronUnchecked = unchecked(pub.Model, own.Plan.Strategy, p)
+	r.PlacerUnchecked = unchecked(pub.Model, got.Best.Plan.Strategy, p)
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
 		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
