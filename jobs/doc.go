@@ -11,7 +11,9 @@
 // jobs/reports, which runs these jobs (Setup, QuickReference, Search,
 // Pretrain, Infer, Finetune) in its cells; nothing here imports it. The
 // files that run a report's cells as a cluster's array job (Slurm,
-// Kubernetes) are jobs/launch's.
+// Kubernetes) are jobs/launch's. placer profile's job, which measures
+// what --profile reads, is jobs/profile's; it imports nothing of this
+// package, and the jobs here read the file it writes.
 //
 // The CLI's side of each job (its flags, their parsing and the usage
 // errors that name them) is cmd/placer's: the options here take values,
@@ -22,6 +24,5 @@
 // folder (reports.ErrUnknownGraph, ErrNoDir).
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., inputs, jobs/grid, report, internal/...,
-// python/...
+// nn/..., methods/..., inputs, jobs/grid, report, internal/...
 package jobs
