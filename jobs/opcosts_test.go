@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/torchenv/torchtest"
+	exportjob "github.com/placer/placer/jobs/export"
 	profilejob "github.com/placer/placer/jobs/profile"
 	"github.com/placer/placer/report"
 )
@@ -167,7 +168,7 @@ func TestProfileModelCPU(t *testing.T) {
 	if err != nil || rep.Costs == nil || rep.Costs.MeasuredOps != timed {
 		t.Fatalf("search --profile: %v, costs %+v", err, rep.Costs)
 	}
-	plan, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "torch-plan"})
+	plan, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Cluster: cl}, Placement: res, To: "torch-plan"})
 	if err != nil || !strings.Contains(string(plan), `"placer-torch-plan"`) || !strings.Contains(string(plan), `"fc1"`) {
 		t.Errorf("export --profile --to torch-plan: %v\n%s", err, plan)
 	}
@@ -247,14 +248,14 @@ func TestSearchExportOpsProfile(t *testing.T) {
 	if !strings.Contains(b.String(), " measured and modelled: 2 ops measured (1.500 ms), 1 modelled") || !strings.Contains(b.String(), "step time of the answer") {
 		t.Errorf("search's text:\n%s", b.String())
 	}
-	out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "decision"})
+	out, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Cluster: cl}, Placement: res, To: "decision"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(out), `"graph":"three"`) || !strings.Contains(string(out), `"ops":3`) {
 		t.Errorf("export: %s", out)
 	}
-	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Cluster: cl}, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
+	if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Cluster: cl}, Placement: res, To: "torch-plan"}); err == nil || !strings.Contains(err.Error(), "holds no meta") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("torch-plan of a profile without meta: %v", err)
 	}
 }
