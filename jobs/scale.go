@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
@@ -39,7 +40,7 @@ type ScaleOptions struct {
 	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
 	// PlanFile is eval's plan as a file: a search's -o result (its best
 	// plan) or an eval's -o report, read as export reads it
-	// (ExportPlanRule); "" = Strat.
+	// (exportjob.PlanRule); "" = Strat.
 	PlanFile string
 	// Placement is eval's --placement at cluster scale: the plan file,
 	// as PlanFile ("" or "single" = none; both naming files is a usage
@@ -131,7 +132,7 @@ func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
 func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
-	plan, err := planOrPlacement(o.PlanFile, o.Placement)
+	plan, err := exportjob.PlanOrPlacement(o.PlanFile, o.Placement)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
@@ -148,11 +149,11 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// what export writes of a file is what eval costs of it.
 		// No framework ("" format): the plan is costed on the stack the
 		// file records.
-		ep, err := ExportOptions{Scale: ScaleExportOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
+		ep, err := exportjob.Options{Scale: exportjob.ScaleOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.TransformerPlan(m, p, "")
 		if err != nil {
 			return report.ScalePlan{}, err
 		}
-		s = ep.pl.Strategy
+		s = ep.Plan.Strategy
 	} else {
 		// The plan is the command line's (--strategy): one that does not
 		// parse, or does not fit the model and pod, is a usage error. The

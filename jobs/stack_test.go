@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 )
 
@@ -84,7 +85,7 @@ func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pf, err := readPlanFile(out, m, p)
+			pf, err := exportjob.ReadPlanFile(out, m, p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,11 +160,11 @@ func TestExportRunsWhatWasCosted(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			var warn bytes.Buffer
-			o := ExportOptions{World: inputs.ClusterScale, Scale: ScaleExportOptions{Workload: llama8b.Workload, Pod: inputs.PodSpec{Pod: llama8bNodes}}, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
+			o := exportjob.Options{World: inputs.ClusterScale, Scale: exportjob.ScaleOptions{Workload: llama8b.Workload, Pod: inputs.PodSpec{Pod: llama8bNodes}}, To: c.to, Strategy: c.strategy, Out: out, Warn: &warn}
 			if c.planFile != "" {
 				o.Plan = searched[c.planFile]
 			}
-			if _, err := Export(o); err != nil {
+			if _, err := exportjob.Run(o); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(out)

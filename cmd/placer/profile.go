@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/profile"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newProfileCmd) }
 
 func newProfileCmd(s *streams) *cobra.Command {
-	o := &jobs.ProfileOptions{}
+	o := &profile.Options{}
 	cmd := &cobra.Command{
 		Use:   "profile (--model MODEL | --workload MODEL) --out FILE",
 		Short: "Measure a model's training step op by op, or a transformer's layers, collectives and host, for eval and search --profile",
@@ -56,9 +56,9 @@ replaces FILE).`,
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 2 --mbs 1,2 --cp 1 --recompute none --budget 2m --out tiny.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := jobs.Profile(cmd.Context(), *o, s.Err)
+			r, err := profile.Run(cmd.Context(), *o, s.Err)
 			if r != nil && r.Profile != nil {
-				fmt.Fprintln(s.Out, jobs.ProfileLine(r))
+				fmt.Fprintln(s.Out, profile.Line(r))
 			}
 			if r != nil {
 				s.kept = r.Kept

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/jobs"
+	profilejob "github.com/placer/placer/jobs/profile"
 )
 
 // lockedBuffer is a bytes.Buffer written by a command and read by the test
@@ -48,7 +48,7 @@ func (b *lockedBuffer) String() string {
 // skipped without the torch virtualenv.
 func TestProfileOneInterrupt(t *testing.T) {
 	bin := placerBinary(t)
-	py := jobs.TorchPython()
+	py := profilejob.TorchPython()
 	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
 		t.Skipf("no torch at %s (make venv): %v", py, err)
 	}

@@ -101,6 +101,18 @@ func (p *Profile) Graph() *graph.Graph {
 	return p.Ops.g
 }
 
+// StateOp is whether op, of an ops profile's graph, is the step's state
+// (an input, a parameter, a buffer) or the optimizer's start marker: no
+// kernel, never timed, so neither counted among the ops measured nor
+// priced as one.
+func StateOp(op *graph.Op) bool {
+	switch op.Type {
+	case "Input", "Parameter", "Buffer", "OptimizerStep", "Placeholder":
+		return true
+	}
+	return false
+}
+
 // Device is the machine a profile ran on.
 type Device struct {
 	// Kind is "cuda" or "cpu"; Name the GPU's name (torch.cuda's

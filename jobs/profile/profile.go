@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"bufio"
@@ -24,8 +24,8 @@ import (
 	"github.com/placer/placer/internal/torchenv"
 )
 
-// ProfileOptions are placer profile's.
-type ProfileOptions struct {
+// Options are placer profile's.
+type Options struct {
 	Workload string // the model: llama:..., gpt:..., hf:config.json:...
 	Out      string // the profile file
 	Python   string // the torch virtualenv's python ("" = TorchPython())
@@ -36,7 +36,7 @@ type ProfileOptions struct {
 	// are left out, in the order Shapes lists them.
 	Budget time.Duration
 	// TP, MBS, CP and Recompute are the shard shapes timed (nil: the
-	// defaults of ProfileShapes).
+	// defaults of Shapes).
 	TP, MBS, CP []int
 	Recompute   []string
 	// EP is the expert-parallel degrees timed in a model with experts
@@ -82,7 +82,7 @@ type shape struct {
 	Recompute string `json:"recompute,omitempty"`
 }
 
-// ProfileShapes is the shard shapes profiled for m: every tensor degree
+// Shapes is the shard shapes profiled for m: every tensor degree
 // of tp that shards it (tpRefusal: its heads, key/value heads and FFN),
 // with and without sequence parallelism
 // (in a model with experts, expertDegrees: each tensor degree with
@@ -94,8 +94,8 @@ type shape struct {
 // composition rules the most to work from (docs/profile.md): first each
 // degree at the first micro-batch, whole sequence and no recomputation,
 // then the other micro-batches, sequences and settings.
-func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
-	return ProfileShapesETP(m, tp, nil, ep, mbs, cp, recompute)
+func Shapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
+	return ShapesETP(m, tp, nil, ep, mbs, cp, recompute)
 }
 
 // expertDegree is one tensor x expert-tensor x expert-parallel degree of
@@ -161,9 +161,9 @@ func tpRefusal(m transformer.Spec, T int) string {
 	return ""
 }
 
-// ProfileShapesETP is ProfileShapes with the expert-tensor degrees etp
+// ShapesETP is Shapes with the expert-tensor degrees etp
 // of a model with experts (expertDegrees; nil: its defaults).
-func ProfileShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute []string) []shape {
+func ShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute []string) []shape {
 	var out []shape
 	seen := map[shape]bool{}
 	add := func(s shape) {
@@ -330,7 +330,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// Profile is placer profile: it checks every option, runs tools/
+// Run is placer profile: it checks every option, runs tools/
 // profile's measurements in the torch virtualenv on the machine at hand
 // for the workload, and writes what they measured (saveProfile: whole,
 // to a temporary file renamed into place; an incomplete profile beside
@@ -338,7 +338,7 @@ func b2i(b bool) int {
 // went, Kept (on an interruption) what was kept. progress gets the
 // measurements' progress lines; a Python traceback is held back, its
 // last line said in the error and the whole of it kept in a log file.
-func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*ProfileRun, error) {
+func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 	start := time.Now()
 	if o.Out == "" {
 		return nil, fail.Usagef("--out: name the profile file")
@@ -370,7 +370,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if err := checkProfileOptions(m, &o); err != nil {
 		return nil, err
 	}
-	layers := withDense(m, ProfileShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
+	layers := withDense(m, ShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
 	if len(layers) == 0 {
 		// Every shape left out (with experts: no micro-batch whose token
 		// copies split evenly over them).
@@ -378,7 +378,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 			ints(o.TP), ints(o.MBS), ints(o.CP), m)
 	}
 	ends := []shape{}
-	for _, s := range ProfileShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
+	for _, s := range ShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
 		ends = append(ends, s)
 	}
@@ -418,7 +418,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if py == "" {
 		py = TorchPython()
 	}
-	stderr := &pyStderr{w: progress}
+	stderr := newPyStderr(progress)
 	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
 	if err != nil {
 		return nil, err
@@ -475,7 +475,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if err != nil {
 		return nil, err
 	}
-	return res.saved(&ProfileRun{Profile: pr, Path: path}, o.Out, progress)
+	return res.saved(&Result{Profile: pr, Path: path}, o.Out, progress)
 }
 
 // checkProfileOptions checks o's options for m before anything runs,
@@ -483,7 +483,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 // fills in the defaults: the degrees, micro-batches and context degrees
 // of the defaults that m can take; given ones that it cannot are
 // refused (a degree eval refuses for m would be measured for nothing).
-func checkProfileOptions(m transformer.Spec, o *ProfileOptions) error {
+func checkProfileOptions(m transformer.Spec, o *Options) error {
 	if m.MoE() {
 		if o.TP == nil {
 			o.TP = []int{1}
