@@ -132,7 +132,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from measurements:
-//   - GEMMs: 0.755 of the BF16 peak (747 TFLOP/s), the efficiency that
+//   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
 //     1, sequence 4,096) measured on an H100 SXM with cuDNN's attention
@@ -205,7 +205,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     blockwise 1x128 by 128x128, promoted as Float8BlockScaling
 //     requires). TestH100FP8Measured recomputes them. A ratio, not a
 //     fraction of the FP8 peak: measured in pairs at the same shapes it
-//     keeps the block-fitted BF16 efficiency (0.755, the
+//     keeps the block-fitted BF16 efficiency (0.756, the
 //     microbenchmark's median 0.771) for FP8 GEMMs too. Per shape the
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
@@ -221,7 +221,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
 var h100Kernels = Kernels{
-	GEMM:      0.755,
+	GEMM:      0.756,
 	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
