@@ -1,7 +1,11 @@
 package scale
 
 import (
+	"os"
 	"reflect"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -48,5 +52,66 @@ func TestTunedDeclared(t *testing.T) {
 	}
 	if Tuned[0].Name != "DefaultMemoryMargin" || Tuned[0].Value != DefaultMemoryMargin {
 		t.Errorf("%s %g, want DefaultMemoryMargin %g", Tuned[0].Name, Tuned[0].Value, DefaultMemoryMargin)
+	}
+}
+
+// TestTunedInventory: docs/constants.md lists every constant of kind
+// "chosen with rows" that Tuned declares, and Tuned declares every one
+// the table lists; each row's kind is one the page defines, and the file
+// it names holds the constant (one of its `names`, the part after the
+// last dot).
+func TestTunedInventory(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/constants.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []string{"hardware measurement", "published spec", "first principles", "assumption", "chosen with rows"}
+	name := regexp.MustCompile("`([^`]+)`")
+	listed := map[string]bool{}
+	rows := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 8 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| name") {
+			continue
+		}
+		rows++
+		col := func(i int) string { return strings.TrimSpace(cells[i]) }
+		kind := col(4)
+		if !slices.ContainsFunc(kinds, func(k string) bool { return strings.HasPrefix(kind, k) }) {
+			t.Errorf("%s: kind %q is none of %q", col(1), kind, kinds)
+		}
+		names := name.FindAllStringSubmatch(col(1), -1)
+		if kind == "chosen with rows" {
+			for _, n := range names {
+				listed[n[1]] = true
+			}
+		}
+		file, _, _ := strings.Cut(col(3), ":")
+		src, err := os.ReadFile("../../" + file)
+		if err != nil {
+			t.Errorf("%s: %v", col(1), err)
+			continue
+		}
+		if len(names) > 0 && !slices.ContainsFunc(names, func(n []string) bool {
+			id := n[1][strings.LastIndex(n[1], ".")+1:]
+			return strings.Contains(string(src), id)
+		}) {
+			t.Errorf("%s: %s does not hold it", col(1), file)
+		}
+	}
+	if rows < 30 {
+		t.Errorf("%d rows read from docs/constants.md, want the inventory (30 or more)", rows)
+	}
+	declared := map[string]bool{}
+	for _, c := range Tuned {
+		declared[c.Name] = true
+		if !listed[c.Name] {
+			t.Errorf("%s: declared in Tuned, not listed in docs/constants.md as chosen with rows", c.Name)
+		}
+	}
+	for n := range listed {
+		if !declared[n] {
+			t.Errorf("%s: listed in docs/constants.md as chosen with rows, not declared in Tuned", n)
+		}
 	}
 }
