@@ -110,7 +110,7 @@ func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check,
 	rows := published.Checked()
 	t := published.TraitsOf(m, s, p)
 	c := published.CheckPlan(rows, t)
-	e := published.ErrorOf(rows, published.RegimeOf(t))
+	e := published.OutOfSampleOf(rows, published.RegimeOf(t))
 	return &c, &e
 }
 
@@ -349,6 +349,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	if n := float64(len(rep.Bridge)); n > 0 {
 		rep.BridgeMeanAbsError, rep.BridgeMeanError = bAbs/n, bSum/n
 	}
+	rep.Samples = megatronSamples(rep)
 	if o.Plot != "" {
 		files, err := report.WriteMegatronPlots(o.Plot, rep)
 		rep.Plots = files
@@ -357,6 +358,37 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		}
 	}
 	return rep, nil
+}
+
+// megatronSamples are report megatron's tables' errors in and out of
+// sample (published.SampleError): Megatron-LM's H100 table, its 2022
+// A100 table and Llama 3's on TFLOP/s, Megatron-Bridge's on tokens/s;
+// the strong-scaling series publishes MFU at its ends only, no figure
+// of each row.
+func megatronSamples(rep report.Megatron) []report.TableSample {
+	tables := []struct {
+		name, set string
+		rows      []report.MegatronRow
+		tokens    bool
+	}{{"Megatron-LM H100", published.SetMegatronLMH100, rep.Rows, false}, {"Megatron-LM A100 (2022)", published.SetKorthikanti, rep.A100, false},
+		{"Llama 3 405B", published.SetLlama3, rep.Llama3, false}, {"Megatron-Bridge 25.11", published.SetBridge, rep.Bridge, true}}
+	var out []report.TableSample
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		var measured, in, outs []float64
+		for _, r := range t.rows {
+			if t.tokens {
+				measured, in, outs = append(measured, r.PublishedTokens), append(in, r.PredictedTokens), append(outs, r.OutOfSampleTokens)
+			} else {
+				measured, in, outs = append(measured, r.PublishedTFLOPs), append(in, r.PredictedTFLOPs), append(outs, r.OutOfSampleTFLOPs)
+			}
+		}
+		_, reset := published.WithoutSource(scale.Pod{}, t.set)
+		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, spearman)})
+	}
+	return out
 }
 
 func abs(x float64) float64 { return max(x, -x) }
@@ -411,6 +443,14 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 	}
+	// Out of sample: the same reading with the constants the row's own
+	// source chose reset (the same result where it chose none).
+	ownOut := own
+	if pOut, reset := published.WithoutSource(p, pub.Set); len(reset) > 0 {
+		if ownOut, err = published.MegatronDefault(ctx, pub, pOut); err != nil {
+			return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan out of sample: %w", pub.Name, err)
+		}
+	}
 	fast, err := published.MegatronPlan(ctx, pub, p)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
@@ -443,8 +483,10 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	r.MegatronLMEstimate = int64(wo + act)
 	r.MegatronUnchecked = unchecked(pub.Model, own.Plan.Strategy, p)
 	r.PlacerUnchecked = unchecked(pub.Model, got.Best.Plan.Strategy, p)
+	r.OutOfSampleTFLOPs, r.OutOfSampleStep = ownOut.TFLOPs, ownOut.Step
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
+		r.OutOfSampleError = ownOut.TFLOPs/pub.TFLOPs - 1
 		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
 		if pub.Tokens == 0 { // a table of tokens counts its error on them (bridgeRow)
 			r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
@@ -475,6 +517,8 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 	r.PlacerTokens, r.PlacerTFLOPs = tps(best), tf(best)
 	r.MegatronFits, r.PlacerFits = own.Fits, best.Fits
 	r.Error = r.PredictedTokens/pub.Tokens - 1
+	r.OutOfSampleTokens = tokens / r.OutOfSampleStep / gpus
+	r.OutOfSampleError = r.OutOfSampleTokens/pub.Tokens - 1
 	r.FastestError = r.FastestTokens/pub.Tokens - 1
 	r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
 	return r, nil

@@ -427,8 +427,16 @@ type MegatronRow struct {
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
 	PredictedMFU    float64 `json:"predicted_mfu"`
 	// Error is predicted over published, minus 1: the error counted.
-	Error          float64 `json:"error"`
-	MegatronMemory int64   `json:"megatron_memory_bytes"`
+	Error float64 `json:"error"`
+	// OutOfSampleError is Error with the constants the row's own source
+	// chose reset (Megatron.Samples; Error where it chose none), of the
+	// step OutOfSampleStep: OutOfSampleTFLOPs, and on Megatron-Bridge's
+	// rows OutOfSampleTokens.
+	OutOfSampleError  float64 `json:"out_of_sample_error"`
+	OutOfSampleStep   float64 `json:"out_of_sample_step_s"`
+	OutOfSampleTFLOPs float64 `json:"out_of_sample_tflops"`
+	OutOfSampleTokens float64 `json:"out_of_sample_tokens_per_gpu,omitempty"`
+	MegatronMemory    int64   `json:"megatron_memory_bytes"`
 	// MegatronLMEstimate is Megatron-LM's own estimate of the same
 	// plan's memory (theoretical_memory_usage.py: weights and optimizer
 	// plus activations, published.MegatronLMEstimate): a second opinion
@@ -499,8 +507,28 @@ type Megatron struct {
 	BridgeMeanAbsError float64       `json:"bridge_mean_abs_error,omitempty"`
 	BridgeMaxAbsError  float64       `json:"bridge_max_abs_error,omitempty"`
 	BridgeMeanError    float64       `json:"bridge_mean_error,omitempty"`
+	// Samples are the tables' errors in sample and out of sample (each
+	// table's rows with the constants its own source chose reset).
+	Samples []TableSample `json:"in_and_out_of_sample"`
 	// Plots are the files --plot wrote.
 	Plots []string `json:"plots,omitempty"`
+}
+
+// TableSample is one table's error in and out of sample.
+type TableSample struct {
+	Name string `json:"table"`
+	published.SampleError
+}
+
+// sampleLine is table name's out-of-sample line (OutOfSampleLine), "" where
+// m has none.
+func sampleLine(m Megatron, name string) string {
+	for _, t := range m.Samples {
+		if t.Name == name {
+			return name + " " + OutOfSampleLine(t.SampleError, false) + "\n"
+		}
+	}
+	return ""
 }
 
 // WriteMegatron writes both tables and their summary.
@@ -514,11 +542,11 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "prediction error (Megatron's plan read at the framework's defaults): mean |error| %s, largest %s, mean %+.1f%%,\n"+
-		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n"+
+		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n%s"+
 		"placer's plans %.3fx Megatron's (geometric mean, predicted); %s\n"+
 		"each row's figures again: placer eval --workload W --cluster C --strategy PLAN, placer search --workload W --cluster C (W and C: the row's workload and cluster in --json)\n\n",
-		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError), m.GeomeanSpeedup,
-		checkedSpeedupNote(m)); err != nil {
+		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError),
+		sampleLine(m, "Megatron-LM H100"), m.GeomeanSpeedup, checkedSpeedupNote(m)); err != nil {
 		return err
 	}
 	if len(m.Strong) > 0 {
@@ -536,12 +564,18 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		if err := writeMegatronRows(w, m.A100); err != nil {
 			return err
 		}
+		if _, err := fmt.Fprint(w, sampleLine(m, "Megatron-LM A100 (2022)")); err != nil {
+			return err
+		}
 	}
 	if len(m.Llama3) > 0 {
 		if _, err := fmt.Fprintln(w, "\nLlama 3 405B's pre-training (Meta's table 4; Meta's own stack on H100s: its stated plan in the Megatron column):"); err != nil {
 			return err
 		}
 		if err := writeMegatronRows(w, m.Llama3); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprint(w, sampleLine(m, "Llama 3 405B")); err != nil {
 			return err
 		}
 	}
@@ -581,6 +615,9 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"GB placer / MLM est.: placer's memory of Megatron's plan / Megatron-LM's own estimate (theoretical_memory_usage.py:\n"+
 		"a second opinion, not a measurement); (over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
+	if err == nil {
+		_, err = fmt.Fprint(w, sampleLine(m, "Megatron-Bridge 25.11"))
+	}
 	if err == nil {
 		err = unitsLegend(w, m.Bridge)
 	}

@@ -94,6 +94,13 @@ type CheckedRow struct {
 	Error float64 `json:"error"`
 	// Fast says placer predicts the row faster than it was measured.
 	Fast bool `json:"fast"`
+	// Set is the row's published source set; OutOfSample and OutFast
+	// are Error and Fast with the constants that set chose reset to
+	// their values without it (WithoutSource; Error and Fast where it
+	// chose none).
+	Set         string  `json:"source_set"`
+	OutOfSample float64 `json:"out_of_sample_error"`
+	OutFast     bool    `json:"out_of_sample_fast"`
 }
 
 // Tolerance is the error within which the row checks a plan:

@@ -138,6 +138,26 @@ func TestRegimeError(t *testing.T) {
 	}
 }
 
+// TestOutOfSampleRegimeError: out of sample, a regime's error is its
+// rows' OutOfSample errors (each with its own source's constants
+// reset), by hand, and its too-fast count their OutFast; the kind says
+// out-of-sample.
+func TestOutOfSampleRegimeError(t *testing.T) {
+	rows := []CheckedRow{
+		row8B("A", func(r *CheckedRow) { r.Error, r.OutOfSample, r.OutFast = 0.20, 0.30, true }),
+		row8B("B", func(r *CheckedRow) { r.Error, r.Fast, r.OutOfSample, r.OutFast = -0.10, false, -0.02, false }),
+		row8B("C, FP8", func(r *CheckedRow) { r.Precision, r.Error, r.OutOfSample = "fp8=current", 0.5, 0.9 }),
+	}
+	got := OutOfSampleOf(rows, RegimeOf(plan8B))
+	// (|0.30| + |-0.02|) / 2 = 0.16; the largest 0.30; A too fast.
+	if got.Rows != 2 || math.Abs(got.MeanAbs-0.16) > 1e-12 || got.MaxAbs != 0.30 || got.Fast != 1 || got.Kind != OutOfSample {
+		t.Errorf("%+v, want 2 rows, mean 0.16, largest 0.30, 1 too fast, out-of-sample", got)
+	}
+	if want := "dense BF16 FSDP on H100: mean |error| 16% (largest 30%, 1 of 2 too fast) on 2 published rows (out-of-sample)"; got.String() != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}
+
 // TestMainStyle: the first of pp, cp, tp, ep, fsdp in use, else dp.
 func TestMainStyle(t *testing.T) {
 	for _, c := range []struct {

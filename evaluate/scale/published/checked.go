@@ -97,13 +97,16 @@ func Checked() []CheckedRow { return checkedRows }
 // configurations' defaults, MegatronDefault, as placer report megatron
 // reads them, and every sweep row placer can write and whose figure is
 // published, as placer report sweeps reads them): what Checked reads,
-// computed. It evaluates every row and searches those read at their
-// fastest, about 20 ms.
+// computed, each row's error in sample and out of sample (its source
+// set's tuned constants reset: WithoutSource). It evaluates every row
+// and searches those read at their fastest, about 20 ms, and again the
+// rows of a source set that chose a constant.
 func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 	var out []CheckedRow
-	keep := func(source string, m transformer.Spec, s scale.Strategy, p scale.Pod, e float64, fast bool) {
-		e = math.Round(e*1e4) / 1e4
-		out = append(out, CheckedRow{Source: source, Traits: TraitsOf(m, s, p), Error: e, Fast: fast})
+	round := func(e float64) float64 { return math.Round(e*1e4) / 1e4 }
+	keep := func(source, set string, m transformer.Spec, s scale.Strategy, p scale.Pod, e, eOut float64, fast func(float64) bool) {
+		out = append(out, CheckedRow{Source: source, Traits: TraitsOf(m, s, p), Error: round(e), Fast: fast(e),
+			Set: set, OutOfSample: round(eOut), OutFast: fast(eOut)})
 	}
 	tables := []struct {
 		name string
@@ -120,13 +123,19 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s, %s: %w", t.name, row.Name, err)
 			}
-			var e float64
-			if row.Tokens > 0 {
-				e = float64(row.Model.Batch)*float64(row.Model.Seq)/r.Step/float64(p.GPUs())/row.Tokens - 1
-			} else {
-				e = r.TFLOPs/row.TFLOPs - 1
+			rOut := r
+			if pOut, reset := WithoutSource(p, row.Set); len(reset) > 0 {
+				if rOut, err = MegatronDefault(ctx, row, pOut); err != nil {
+					return nil, fmt.Errorf("%s, %s, out of sample: %w", t.name, row.Name, err)
+				}
 			}
-			keep(t.name+", "+row.Name, row.Model, r.Plan.Strategy, p, e, e > 0)
+			e := func(r scale.Result) float64 {
+				if row.Tokens > 0 {
+					return float64(row.Model.Batch)*float64(row.Model.Seq)/r.Step/float64(p.GPUs())/row.Tokens - 1
+				}
+				return r.TFLOPs/row.TFLOPs - 1
+			}
+			keep(t.name+", "+row.Name, row.Set, row.Model, r.Plan.Strategy, p, e(r), e(rOut), func(e float64) bool { return e > 0 })
 		}
 	}
 	for _, sw := range Sweeps() {
@@ -134,39 +143,50 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 			continue // a rank is no figure to be off by
 		}
 		for _, row := range sw.Rows {
-			m, p, r, ok := evalSweep(row)
+			m, p, r, rOut, ok := evalSweep(row, sw.Set)
 			if !ok {
 				continue // a plan placer cannot write checks nothing
 			}
-			pred := r.Step
-			if sw.Unit == TokensPerGPU {
-				pred = float64(m.Batch) * float64(m.Seq) / r.Step / float64(p.GPUs())
+			e := func(r scale.Result) float64 {
+				pred := r.Step
+				if sw.Unit == TokensPerGPU {
+					pred = float64(m.Batch) * float64(m.Seq) / r.Step / float64(p.GPUs())
+				}
+				return pred/row.Measured - 1
 			}
-			e := pred/row.Measured - 1
-			if math.IsNaN(e) || math.IsInf(e, 0) {
+			if x := e(r) + e(rOut); math.IsNaN(x) || math.IsInf(x, 0) {
 				continue
 			}
-			keep(sw.Name+", "+row.Label, m, r.Plan.Strategy, p, e, (e > 0) == (sw.Unit == TokensPerGPU))
+			keep(sw.Name+", "+row.Label, sw.Set, m, r.Plan.Strategy, p, e(r), e(rOut),
+				func(e float64) bool { return (e > 0) == (sw.Unit == TokensPerGPU) })
 		}
 	}
 	return out, nil
 }
 
-// evalSweep is a sweep row as placer eval reads and predicts it; !ok
-// where placer refuses it.
-func evalSweep(row SweepRow) (transformer.Spec, scale.Pod, scale.Result, bool) {
+// evalSweep is a sweep row as placer eval reads and predicts it, in
+// sample and with the constants its source set chose reset (the same
+// result where it chose none); !ok where placer refuses it.
+func evalSweep(row SweepRow, set string) (m transformer.Spec, p scale.Pod, r, rOut scale.Result, ok bool) {
 	m, err := transformer.Parse(row.Workload)
 	if err != nil {
-		return m, scale.Pod{}, scale.Result{}, false
+		return m, p, r, r, false
 	}
-	p, err := scale.ParsePod(row.Cluster)
-	if err != nil {
-		return m, p, scale.Result{}, false
+	if p, err = scale.ParsePod(row.Cluster); err != nil {
+		return m, p, r, r, false
 	}
 	s, err := scale.ParseStrategy(row.Strategy)
 	if err != nil {
-		return m, p, scale.Result{}, false
+		return m, p, r, r, false
 	}
-	r, err := scale.Evaluate(m, s, p)
-	return m, p, r, err == nil
+	if r, err = scale.Evaluate(m, s, p); err != nil {
+		return m, p, r, r, false
+	}
+	rOut = r
+	if pOut, reset := WithoutSource(p, set); len(reset) > 0 {
+		if rOut, err = scale.Evaluate(m, s, pOut); err != nil {
+			return m, p, r, r, false
+		}
+	}
+	return m, p, r, rOut, true
 }

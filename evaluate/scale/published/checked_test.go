@@ -119,9 +119,9 @@ func TestCheckedTable(t *testing.T) {
 // within 0.001 of each other.
 func sameRows(a, b []CheckedRow) bool {
 	return slices.EqualFunc(a, b, func(x, y CheckedRow) bool {
-		ex, ey := x.Error, y.Error
-		x.Error, y.Error = 0, 0
-		return reflect.DeepEqual(x, y) && math.Abs(ex-ey) <= 1e-3
+		ex, ey, ox, oy := x.Error, y.Error, x.OutOfSample, y.OutOfSample
+		x.Error, y.Error, x.OutOfSample, y.OutOfSample = 0, 0, 0, 0
+		return reflect.DeepEqual(x, y) && math.Abs(ex-ey) <= 1e-3 && math.Abs(ox-oy) <= 1e-3
 	})
 }
 
@@ -129,15 +129,15 @@ func sameRows(a, b []CheckedRow) bool {
 // order, gofmt's layout.
 func TestEncodeChecked(t *testing.T) {
 	rows := []CheckedRow{
-		{Source: "A, 1", Traits: Traits{Precision: "bf16", Parallel: []string{"pp", "tp"}, GPUs: 8}, Error: 0.05, Fast: true},
-		{Source: `B "2"`, Error: -0.1},
+		{Source: "A, 1", Traits: Traits{Precision: "bf16", Parallel: []string{"pp", "tp"}, GPUs: 8}, Error: 0.05, Fast: true, Set: "a", OutOfSample: 0.07, OutFast: true},
+		{Source: `B "2"`, Error: -0.1, OutOfSample: -0.1},
 	}
 	got, err := encodeChecked(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const row1 = `	{Source: "A, 1", Traits: Traits{Precision: "bf16", Attention: "", Layers: "", Family: "", Parallel: []string{"pp", "tp"}, GPUs: 8, Seq: 0, GPU: ""}, Error: 0.05, Fast: true},`
-	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Layers: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false},`
+	const row1 = `	{Source: "A, 1", Traits: Traits{Precision: "bf16", Attention: "", Layers: "", Family: "", Parallel: []string{"pp", "tp"}, GPUs: 8, Seq: 0, GPU: ""}, Error: 0.05, Fast: true, Set: "a", OutOfSample: 0.07, OutFast: true},`
+	const row2 = `	{Source: "B \"2\"", Traits: Traits{Precision: "", Attention: "", Layers: "", Family: "", Parallel: []string{}, GPUs: 0, Seq: 0, GPU: ""}, Error: -0.1, Fast: false, Set: "", OutOfSample: -0.1, OutFast: false},`
 	if !strings.Contains(string(got), "var checkedRows = []CheckedRow{\n"+row1+"\n"+row2+"\n}\n") || !strings.HasPrefix(string(got), "// Code generated") {
 		t.Errorf("%s\nwant the rows\n%s\n%s", got, row1, row2)
 	}
@@ -156,8 +156,9 @@ func encodeChecked(rows []CheckedRow) ([]byte, error) {
 		for _, p := range r.Parallel {
 			par = append(par, strconv.Quote(p))
 		}
-		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t},\n",
-			r.Source, r.Precision, r.Attention, r.Layers, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast)
+		fmt.Fprintf(&b, "\t{Source: %q, Traits: Traits{Precision: %q, Attention: %q, Layers: %q, Family: %q, Parallel: []string{%s}, GPUs: %d, Seq: %d, GPU: %q}, Error: %s, Fast: %t, Set: %q, OutOfSample: %s, OutFast: %t},\n",
+			r.Source, r.Precision, r.Attention, r.Layers, r.Family, strings.Join(par, ", "), r.GPUs, r.Seq, r.GPU, strconv.FormatFloat(r.Error, 'g', -1, 64), r.Fast,
+			r.Set, strconv.FormatFloat(r.OutOfSample, 'g', -1, 64), r.OutFast)
 	}
 	b.WriteString("}\n")
 	return format.Source([]byte(b.String()))

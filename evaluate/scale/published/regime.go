@@ -75,15 +75,29 @@ type RegimeError struct {
 // ErrorOf is regime g's error over rows, in sample (the rows are those
 // CheckRows computes, on the model as it stands).
 func ErrorOf(rows []CheckedRow, g Regime) RegimeError {
-	e := RegimeError{Regime: g, Kind: InSample}
+	return errorOver(rows, g, InSample, func(r CheckedRow) (float64, bool) { return r.Error, r.Fast })
+}
+
+// OutOfSampleOf is regime g's error over rows out of sample: each row's
+// error with the constants its own source set chose reset to their
+// values without it (CheckedRow.OutOfSample, leave one source out).
+func OutOfSampleOf(rows []CheckedRow, g Regime) RegimeError {
+	return errorOver(rows, g, OutOfSample, func(r CheckedRow) (float64, bool) { return r.OutOfSample, r.OutFast })
+}
+
+// errorOver is regime g's error over rows of kind, each row's error and
+// whether it is too fast read by pick.
+func errorOver(rows []CheckedRow, g Regime, kind string, pick func(CheckedRow) (float64, bool)) RegimeError {
+	e := RegimeError{Regime: g, Kind: kind}
 	for _, r := range rows {
 		if RegimeOf(r.Traits) != g {
 			continue
 		}
+		x, fast := pick(r)
 		e.Rows++
-		e.MeanAbs += math.Abs(r.Error)
-		e.MaxAbs = max(e.MaxAbs, math.Abs(r.Error))
-		if r.Fast {
+		e.MeanAbs += math.Abs(x)
+		e.MaxAbs = max(e.MaxAbs, math.Abs(x))
+		if fast {
 			e.Fast++
 		}
 	}
