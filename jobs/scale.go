@@ -65,6 +65,9 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 		}
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
+	if pr := p.Profile; pr != nil {
+		sp.ProfileLayer = pr.Software.TimedLayer()
+	}
 	if pr := p.Profile; pr != nil && !pr.Complete {
 		sp.ProfileMissing = pr.Missing()
 		if len(sp.ProfileMissing) == 0 {

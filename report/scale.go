@@ -51,6 +51,10 @@ type ScalePlan struct {
 	// the figures that need them fall back to the model. Nil: a
 	// complete profile, or none.
 	ProfileMissing []string `json:"profile_missing,omitempty"`
+	// ProfileLayer is, where the plan was priced from a profile of
+	// another framework's layer than placer's own (placer profile
+	// --framework), whose: profile.Software.TimedLayer.
+	ProfileLayer string `json:"profile_layer,omitempty"`
 }
 
 // DeviceCPU is ScalePlan.DeviceKind on a CPU profile's pod.
@@ -198,6 +202,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 			}
 		}
 		rows = append(rows, [2]string{"from the profile", line})
+	}
+	if p.ProfileLayer != "" {
+		rows = append(rows, [2]string{"profile's layer", p.ProfileLayer + ", not placer's own"})
 	}
 	if len(p.ProfileMissing) > 0 {
 		rows = append(rows, [2]string{"profile", "incomplete, not measured: " + strings.Join(p.ProfileMissing, ", ") +

@@ -162,3 +162,20 @@ func TestEvalIncompleteProfile(t *testing.T) {
 		t.Errorf("eval of a CPU profile without its optimizer: exit %d, %q %q; want exit 1, %q", r.code, r.stdout, r.stderr, wantErr)
 	}
 }
+
+// A --framework placer does not know, and megatron's (not built), are
+// refused in one line, exit 2, before anything runs (no python started:
+// --python names none).
+func TestProfileFrameworkFlag(t *testing.T) {
+	const w = "llama:layers=2,hidden=64,heads=2,ffn=128,seq=64,vocab=256,batch=4"
+	for _, c := range []struct{ fw, want string }{
+		{"bogus", `placer: --framework "bogus": want hf, torchtitan or megatron`},
+		{"megatron", "placer: --framework megatron: not profiled:"},
+	} {
+		dir := t.TempDir()
+		r := runBinary(t, dir, time.Minute, nil, "profile", "--workload", w, "--framework", c.fw, "--python", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "x.json"))
+		if r.code != 2 || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("--framework %s: exit %d, stderr %q; want 2 and one line %q", c.fw, r.code, r.stderr, c.want)
+		}
+	}
+}

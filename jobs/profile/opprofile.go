@@ -221,10 +221,11 @@ func writeScripts(dir string) error {
 	})
 }
 
-// pythonPath is this process's environment with dir first on PYTHONPATH:
-// where writeScripts put placer_torch.
-func pythonPath(dir string) []string {
-	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
+// pythonPath is this process's environment with dirs first on PYTHONPATH,
+// in order, those empty left out: where writeScripts put placer_torch,
+// then a framework's folder (frameworkPath).
+func pythonPath(dirs ...string) []string {
+	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc(append(dirs, os.Getenv("PYTHONPATH")), func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 }
 
 // modelName is the graph's name for a model spec: the zoo name, or the

@@ -53,6 +53,9 @@ type Options struct {
 	// shape is timed under too, beside the profile's dtype
 	// (placer_torch/profile/fp8.py; nil: none).
 	FP8 []string
+	// Framework is whose layer --workload times (Frameworks: hf,
+	// torchtitan, megatron; "": placer_torch.profile.layers' own).
+	Framework string
 	// Force lets an incomplete profile (interrupted, cut by the budget,
 	// failed) replace an existing Out; without it, it goes to
 	// PartialPath(Out) beside it.
@@ -351,6 +354,8 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 			return nil, fail.Usagef("--tp, --ep, --etp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
 		case o.FP8 != nil:
 			return nil, fail.Usagef("--fp8 is --workload's: --model times the step it is given at its --precision")
+		case o.Framework != "":
+			return nil, fail.Usagef("--framework is --workload's: --model times the model it is given")
 		}
 		return profileModel(ctx, o, progress)
 	}
@@ -364,7 +369,10 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 	if err != nil {
 		return nil, fail.Usagef("--workload: %v", err)
 	}
-	if err := profilable(m); err != nil {
+	if err := checkFramework(m, &o); err != nil {
+		return nil, err
+	}
+	if err := profilable(m); err != nil && o.Framework == "" {
 		return nil, fail.Usagef("--workload %s: %v", m, err)
 	}
 	if err := checkProfileOptions(m, &o); err != nil {
@@ -401,6 +409,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 		"ops":              []string{profile.AllReduce, profile.AllGather, profile.ReduceScatter, profile.AllToAll, profile.SendRecv},
 		"sizes":            []float64{1 << 16, 1 << 20, 1 << 24},
 		"fp8":              slices.Concat([]string{}, o.FP8),
+		"framework":        o.Framework,
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -419,7 +428,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 		py = TorchPython()
 	}
 	stderr := newPyStderr(progress)
-	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir, frameworkPath(o.Framework)), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
