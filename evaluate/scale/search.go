@@ -33,6 +33,10 @@ type Space struct {
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Searched.Top; 0 = none).
 	Top int
+	// AllowTight keeps the plans whose memory is "tight" (Result.Verdict:
+	// within their regime's measured error of the usable memory); false
+	// sets them aside (Searched.Tight counts them).
+	AllowTight bool
 	// Imbalance, FP8 and GradBF16 are every plan's (Strategy's: the
 	// experts' load imbalance, the FP8 recipe, the gradients' precision):
 	// settings of the run, not searched.
@@ -187,6 +191,9 @@ type Searched struct {
 	Found     bool
 	Evaluated int
 	Fitting   int
+	// Tight is the plans set aside as "tight" (Space.AllowTight false),
+	// not counted in Fitting.
+	Tight int
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
 	Top []Result
@@ -247,6 +254,10 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		r := evaluateCached(m, pl, &p, cache, false)
 		out.Evaluated++
 		if !r.Fits {
+			return false
+		}
+		if r.Verdict == VerdictTight && !sp.AllowTight {
+			out.Tight++
 			return false
 		}
 		out.Fitting++
