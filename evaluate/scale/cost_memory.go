@@ -10,13 +10,17 @@ import (
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl Plan, p *Pod) bool {
+func fits(m transformer.Spec, pl Plan, p *Pod) bool { return fitsTight(m, pl, p, true) }
+
+// fitsTight is fits with a "tight" plan (Result.Verdict) counted as
+// fitting only where tight says.
+func fitsTight(m transformer.Spec, pl Plan, p *Pod, tight bool) bool {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
-	return r.Fits
+	return r.Verdict == VerdictFits || tight && r.Verdict == VerdictTight
 }
 
 // memoryStages is the kits (one coster per tensor-parallel degree) and

@@ -349,7 +349,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 										try(o)
 									}
 									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
-										if k := fewestRecomputed(m, s, &p); k > 0 {
+										if k := fewestRecomputed(m, s, &p, sp.AllowTight); k > 0 {
 											s.RecomputeLayers = k
 											try(s)
 										}
@@ -473,10 +473,11 @@ func keepTop(top []Result, r Result, k int) []Result {
 // layers per model chunk that can recompute (block recomputation) with
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
-// so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod) int {
+// so the fewest that fits is the fastest: a bisection. A tight plan
+// fits only where tight (Space.AllowTight).
+func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
 	all, err := Resolve(m, s, *p)
-	if err != nil || !fits(m, all, p) {
+	if err != nil || !fitsTight(m, all, p, tight) {
 		return 0
 	}
 	most := 0
@@ -488,7 +489,7 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod) int {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := Resolve(m, s, *p)
-		if err == nil && fits(m, pl, p) {
+		if err == nil && fitsTight(m, pl, p, tight) {
 			hi = mid
 		} else {
 			lo = mid + 1
