@@ -51,43 +51,60 @@ func readSweep(t *testing.T, path string) []sweepLine {
 // without full recomputation; measurements/README.md).
 const llamaSweep = "../../measurements/2026-11-27-h100/llamasweep.jsonl"
 
-// TestLlamaSweepMemory: each plan of the measured sweep, as placer eval
+// llamaSweep8B is the same loop over 8 of Llama 3 8B's layers (hidden
+// 4,096, FFN 14,336) at global batch 4, micro-batch 1, 2 and 4, measured
+// on an H200 after the trace was written (a held-out shape: nothing of
+// placer was set from it).
+const llamaSweep8B = "../../measurements/2026-11-27-h200/llamasweep-8b8l.jsonl"
+
+// TestLlamaSweepMemory: each plan of the measured sweeps, as placer eval
 // reads it on one H100, peaks within 8% of torch.cuda's
 // max_memory_allocated (placer's trace's peak) and max_memory_reserved
-// (the caching allocator replaying that trace); the plan that ran out
-// of memory is told "over", and no plan that ran is.
+// (the caching allocator replaying that trace; the H200's plans
+// reserve far from either GPU's capacity, where the device's size does
+// not enter the allocator's rules). On the H100's sweep the plan that
+// ran out of memory is told "over", and no plan that ran is.
 func TestLlamaSweepMemory(t *testing.T) {
-	lines := readSweep(t, llamaSweep)
-	if len(lines) != 8 {
-		t.Fatalf("%s: %d plans, want 8", llamaSweep, len(lines))
-	}
 	p, err := PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ooms := 0
-	for _, l := range lines {
-		r := evalSweepPlan(t, l, p)
-		if l.OOM {
-			ooms++
-			if r.Verdict != VerdictOver {
-				t.Errorf("%s ran out of memory on the GPU: placer says %q (%.2f GB of %.2f usable)", l.Strategy, r.Verdict,
-					float64(r.Memory)/1e9, float64(r.Usable)/1e9)
+	for _, c := range []struct {
+		path         string
+		plans, ooms  int
+		verdictsHere bool // measured on an H100: the verdicts are the pod's
+	}{
+		{llamaSweep, 8, 1, true},
+		{llamaSweep8B, 6, 0, false},
+	} {
+		lines := readSweep(t, c.path)
+		if len(lines) != c.plans {
+			t.Fatalf("%s: %d plans, want %d", c.path, len(lines), c.plans)
+		}
+		ooms := 0
+		for _, l := range lines {
+			r := evalSweepPlan(t, l, p)
+			if l.OOM {
+				ooms++
+				if r.Verdict != VerdictOver {
+					t.Errorf("%s ran out of memory on the GPU: placer says %q (%.2f GB of %.2f usable)", l.Strategy, r.Verdict,
+						float64(r.Memory)/1e9, float64(r.Usable)/1e9)
+				}
+				continue
 			}
-			continue
+			if c.verdictsHere && r.Verdict == VerdictOver {
+				t.Errorf("%s ran on the GPU: placer says over (%.2f GB of %.2f usable)", l.Strategy, float64(r.Memory)/1e9, float64(r.Usable)/1e9)
+			}
+			if e := relErr(r.Memory, l.Allocated); math.Abs(e) > 0.08 {
+				t.Errorf("%s %s: allocated %.2f GB, measured %.2f: %+.1f%%", c.path, l.Strategy, float64(r.Memory)/1e9, float64(l.Allocated)/1e9, 100*e)
+			}
+			if e := relErr(r.Allocator.Reserved, l.Reserved); math.Abs(e) > 0.08 {
+				t.Errorf("%s %s: reserved %.2f GB, measured %.2f: %+.1f%%", c.path, l.Strategy, float64(r.Allocator.Reserved)/1e9, float64(l.Reserved)/1e9, 100*e)
+			}
 		}
-		if r.Verdict == VerdictOver {
-			t.Errorf("%s ran on the GPU: placer says over (%.2f GB of %.2f usable)", l.Strategy, float64(r.Memory)/1e9, float64(r.Usable)/1e9)
+		if ooms != c.ooms {
+			t.Errorf("%d plans out of memory in %s, want %d", ooms, c.path, c.ooms)
 		}
-		if e := relErr(r.Memory, l.Allocated); math.Abs(e) > 0.08 {
-			t.Errorf("%s: allocated %.2f GB, measured %.2f: %+.1f%%", l.Strategy, float64(r.Memory)/1e9, float64(l.Allocated)/1e9, 100*e)
-		}
-		if e := relErr(r.Allocator.Reserved, l.Reserved); math.Abs(e) > 0.08 {
-			t.Errorf("%s: reserved %.2f GB, measured %.2f: %+.1f%%", l.Strategy, float64(r.Allocator.Reserved)/1e9, float64(l.Reserved)/1e9, 100*e)
-		}
-	}
-	if ooms != 1 {
-		t.Errorf("%d plans out of memory in %s, want 1", ooms, llamaSweep)
 	}
 }
 
