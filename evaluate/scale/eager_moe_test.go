@@ -15,43 +15,67 @@ import (
 	"github.com/placer/placer/internal/torchenv/torchtest"
 )
 
-// exporterOps runs placer_torch.profile.eagerops with args and sums its ops
-// as sumOps does.
-func exporterOps(t *testing.T, py string, args ...string) map[opKey]opSum {
+// exporterCases runs placer_torch.profile.eagerops once for every case
+// (--cases: each case's arguments a JSON line on its input, one result a
+// line on its output; torch, transformers and the exporter imported once
+// instead of once a case) and returns each case's ops summed as sumOps
+// does, with the error the exporter gave where a case failed ("" where it
+// did not). A python that does not run or answers for another number of
+// cases fails t.
+func exporterCases(t *testing.T, py string, cases [][]string) (ops []map[opKey]opSum, errs []string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(py, append([]string{"-m", "placer_torch.profile.eagerops"}, args...)...)
+	var in strings.Builder
+	for _, args := range cases {
+		line, err := json.Marshal(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(line)
+		in.WriteByte('\n')
+	}
+	cmd := exec.Command(py, "-m", "placer_torch.profile.eagerops", "--cases")
 	// python -m runs it with the folder it starts in (placer_torch's) on
 	// the import path.
 	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..", "python", "placer_torch")
+	cmd.Stdin = strings.NewReader(in.String())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("placer_torch.profile.eagerops %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		t.Fatalf("placer_torch.profile.eagerops --cases (%d cases): %v\n%s", len(cases), err, stderr.String())
 	}
-	var got struct {
-		Ops []struct {
-			Type, Class, DType string
-			FLOPs              float64
-			Read, Written      float64
-			Backward           bool
-		} `json:"ops"`
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(cases) {
+		t.Fatalf("placer_torch.profile.eagerops --cases: %d results for %d cases\n%s", len(lines), len(cases), stderr.String())
 	}
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
+	for _, line := range lines {
+		var got struct {
+			Ops []struct {
+				Type, Class, DType string
+				FLOPs              float64
+				Read, Written      float64
+				Backward           bool
+			} `json:"ops"`
+			Error string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &got); err != nil {
+			t.Fatalf("placer_torch.profile.eagerops --cases: %v in %.200q", err, line)
+		}
+		exp := map[opKey]opSum{}
+		for _, o := range got.Ops {
+			k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class, dtype: o.DType}
+			s := exp[k]
+			s.n++
+			s.flops += o.FLOPs
+			s.read += o.Read
+			s.written += o.Written
+			exp[k] = s
+		}
+		ops = append(ops, exp)
+		errs = append(errs, got.Error)
 	}
-	exp := map[opKey]opSum{}
-	for _, o := range got.Ops {
-		k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class, dtype: o.DType}
-		s := exp[k]
-		s.n++
-		s.flops += o.FLOPs
-		s.read += o.Read
-		s.written += o.Written
-		exp[k] = s
-	}
-	return exp
+	return ops, errs
 }
 
 // compareOps reports every op key whose count, FLOPs (unless noFLOPs
@@ -120,27 +144,35 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0, false},
 		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0, false},
 	}
+	layerName := func(impl MoEImpl) string {
+		return [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe", MoEHFGrouped: "hf-moe-grouped"}[impl]
+	}
+	var args [][]string
 	for _, tc := range cases {
-		layer := [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe", MoEHFGrouped: "hf-moe-grouped"}[tc.impl]
-		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d-loop%v", layer, tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared, tc.loop)
+		prec := "autocast"
+		if tc.bf16 {
+			prec = "bf16"
+		}
+		a := []string{"--layer", layerName(tc.impl), "--hidden", strconv.Itoa(tc.hidden), "--heads", "1", "--kv-heads", "1", "--ffn", "1",
+			"--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--experts", strconv.Itoa(tc.experts),
+			"--topk", strconv.Itoa(tc.topk), "--expert-ffn", strconv.Itoa(tc.effn), "--shared-experts", strconv.Itoa(tc.shared),
+			"--precision", prec}
+		if tc.impl == MoETitan && !tc.loop {
+			a = append(a, "--grouped")
+		}
+		args = append(args, a)
+	}
+	recorded, errs := exporterCases(t, py, args)
+	for i, tc := range cases {
+		name := fmt.Sprintf("%s-h%d-e%d-k%d-f%d-s%d-b%d-bf16%v-shared%d-loop%v", layerName(tc.impl), tc.hidden, tc.experts, tc.topk, tc.effn, tc.seq, tc.batch, tc.bf16, tc.shared, tc.loop)
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			prec := "autocast"
-			if tc.bf16 {
-				prec = "bf16"
+			if errs[i] != "" {
+				t.Fatal(errs[i])
 			}
-			args := []string{"--layer", layer, "--hidden", strconv.Itoa(tc.hidden), "--heads", "1", "--kv-heads", "1", "--ffn", "1",
-				"--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--experts", strconv.Itoa(tc.experts),
-				"--topk", strconv.Itoa(tc.topk), "--expert-ffn", strconv.Itoa(tc.effn), "--shared-experts", strconv.Itoa(tc.shared),
-				"--precision", prec}
-			if tc.impl == MoETitan && !tc.loop {
-				args = append(args, "--grouped")
-			}
-			exp := exporterOps(t, py, args...)
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: 1, KVHeads: 1, FFN: tc.effn, Vocab: 1024, Seq: tc.seq, Batch: tc.batch,
 				Family: "llama", Experts: tc.experts, TopK: tc.topk, ExpertFFN: tc.effn, SharedExperts: tc.shared}
 			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl, Loop: tc.loop}))
-			compareOps(t, exp, mine, func(k opKey) bool { return k.typ == "_grouped_mm" })
+			compareOps(t, recorded[i], mine, func(k opKey) bool { return k.typ == "_grouped_mm" })
 		})
 	}
 }

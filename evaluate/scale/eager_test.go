@@ -1,12 +1,7 @@
 package scale
 
 import (
-	"encoding/json"
 	"fmt"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,10 +62,6 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 // its count and bytes are compared.
 func TestEagerOpsMatchExporter(t *testing.T) {
 	py := torchtest.Python(t, "transformers")
-	_, file, _, _ := runtime.Caller(0)
-	// python -m runs it with the folder it starts in (placer_torch's) on
-	// the import path.
-	pkg := filepath.Join(filepath.Dir(file), "..", "..", "python", "placer_torch")
 	cases := []struct {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
@@ -100,52 +91,30 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 		{256, 4, 2, 512, 64, 2, 2, false, true, LayerLlamaPy, 1000},
 		{384, 6, 2, 768, 48, 1, 4, false, false, LayerLlamaPy, 2048},
 	}
+	var names []string
+	var args [][]string
 	for _, tc := range cases {
 		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
+		a := []string{"--layer", layer, "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
+			"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
+		if tc.sp {
+			a = append(a, "--sp")
+		}
+		prec := "autocast"
+		if tc.bf16 {
+			prec = "bf16"
+		}
+		args = append(args, append(a, "--precision", prec))
 		if tc.vocab > 0 {
 			layer += fmt.Sprintf("-output-v%d", tc.vocab)
 		}
-		name := fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16)
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			args := []string{"-m", "placer_torch.profile.eagerops", "--layer", strings.SplitN(layer, "-", 2)[0], "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
-				"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
-			if tc.sp {
-				args = append(args, "--sp")
-			}
-			prec := "autocast"
-			if tc.bf16 {
-				prec = "bf16"
-			}
-			args = append(args, "--precision", prec)
-			cmd := exec.Command(py, args...)
-			cmd.Dir = pkg
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%s %s: %v\n%s", py, strings.Join(args, " "), err, stderr.String())
-			}
-			var got struct {
-				Ops []struct {
-					Type, Class, DType string
-					FLOPs              float64
-					Read, Written      float64
-					Backward           bool
-				} `json:"ops"`
-			}
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatal(err)
-			}
-			exp := map[opKey]opSum{}
-			for _, o := range got.Ops {
-				k := opKey{bwd: o.Backward, typ: o.Type, class: o.Class, dtype: o.DType}
-				s := exp[k]
-				s.n++
-				s.flops += o.FLOPs
-				s.read += o.Read
-				s.written += o.Written
-				exp[k] = s
+		names = append(names, fmt.Sprintf("%s-h%d-a%d-kv%d-f%d-s%d-b%d-tp%d-sp%v-bf16%v", layer, tc.hidden, tc.heads, tc.kv, tc.ffn, tc.seq, tc.batch, tc.tp, tc.sp, tc.bf16))
+	}
+	recorded, errs := exporterCases(t, py, args)
+	for i, tc := range cases {
+		t.Run(names[i], func(t *testing.T) {
+			if errs[i] != "" {
+				t.Fatal(errs[i])
 			}
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
 				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
@@ -155,27 +124,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 				m.Vocab = tc.vocab
 				list = EagerOutputOps(m, sh)
 			}
-			mine := sumOps(list)
-			keys := map[opKey]bool{}
-			for k := range exp {
-				keys[k] = true
-			}
-			for k := range mine {
-				keys[k] = true
-			}
-			var bad []string
-			for k := range keys {
-				e, g := exp[k], mine[k]
-				sdpa := strings.HasPrefix(k.typ, "_scaled_dot_product")
-				if e.n != g.n || (!sdpa && e.flops != g.flops) || e.read != g.read || e.written != g.written {
-					bad = append(bad, fmt.Sprintf("bwd=%v %s %s %s: exporter %d ops %.0f FLOPs %.0f/%.0f B, list %d ops %.0f FLOPs %.0f/%.0f B",
-						k.bwd, k.typ, k.class, k.dtype, e.n, e.flops, e.read, e.written, g.n, g.flops, g.read, g.written))
-				}
-			}
-			sort.Strings(bad)
-			for _, b := range bad {
-				t.Error(b)
-			}
+			compareOps(t, recorded[i], sumOps(list), func(k opKey) bool { return strings.HasPrefix(k.typ, "_scaled_dot_product") })
 		})
 	}
 }

@@ -334,8 +334,7 @@ def _other_shapes(rank, world, out_dir):
 
 class OtherShapeTest(unittest.TestCase):
     def test_other_batch_sizes(self):
-        tmp = tempfile.mkdtemp(prefix="placer-runner-")
-        torchplan.launch(2, _other_shapes, (tmp,), backend="gloo")
+        tmp = two_ranks()
         with open(os.path.join(tmp, "shapes.json")) as f:
             r = json.load(f)
         for b, loss, want in r["losses"]:
@@ -399,6 +398,31 @@ def _boundary(rank, world, out_dir):
         json.dump({"log": log, "end": end, "runner": [list(x) for x in placed.live_boundary()]}, f)
 
 
+def _two_ranks(rank, world, out_dir):
+    _other_shapes(rank, world, out_dir)
+    _boundary(rank, world, out_dir)
+
+
+_TWO = {}  # two_ranks' folder, or the launch's error
+
+
+def two_ranks():
+    """The folder where one launch of 2 gloo processes wrote _other_shapes'
+    and _boundary's results, one after the other (one launch for both
+    tests: a spawn and gloo's start cost seconds each); the launch's
+    error in each test where it failed."""
+    if not _TWO:
+        tmp = tempfile.mkdtemp(prefix="placer-runner-")
+        try:
+            torchplan.launch(2, _two_ranks, (tmp,), backend="gloo")
+            _TWO["dir"] = tmp
+        except Exception as e:
+            _TWO["error"] = e
+    if "error" in _TWO:
+        raise _TWO["error"]
+    return _TWO["dir"]
+
+
 class BoundaryTest(unittest.TestCase):
     def test_copies_freed_after_backward(self):
         # 1F1B, 2 stages, 4 micro-batches: after a micro-batch's backward on
@@ -408,8 +432,7 @@ class BoundaryTest(unittest.TestCase):
         # back (until the next one to that stage). Before, every isend's
         # tensor lived until the step's end: 4 micro-batches' outputs and
         # gradients, not 1.
-        tmp = tempfile.mkdtemp(prefix="placer-runner-")
-        torchplan.launch(2, _boundary, (tmp,), backend="gloo")
+        tmp = two_ranks()
         for rank in range(2):
             with open(os.path.join(tmp, "boundary%d.json" % rank)) as f:
                 r = json.load(f)

@@ -23,11 +23,20 @@ since it reads values); hf-moe-grouped, the same with "grouped_mm"
 (5.24's default); titan-moe, _TitanMoE (torchtitan v0.2.0's MoE, with
 --grouped its torch._grouped_mm path, else its for-loop;
 --shared-experts); llama-moe, placer_torch.profile.layers' Experts.
+
+Many cases in one process (evaluate/scale's tests: torch and transformers
+imported once, not once a case):
+
+    python -m placer_torch.profile.eagerops --cases < cases.jsonl
+
+reads one JSON list of a case's arguments a line and prints, in order,
+one line a case: {"ops": [...]}, or {"error": "case N ...: why"}.
 """
 
 import argparse
 import json
 import sys
+import traceback
 
 import torch
 import torch.nn.functional as F
@@ -305,8 +314,17 @@ def _built(make, dtype):
         torch.set_default_dtype(old)
 
 
-def main(argv=None):
-    p = argparse.ArgumentParser()
+class _CaseError(Exception):
+    """A case's refused arguments (--cases: reported for that case)."""
+
+
+class _CaseParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _CaseError(message)
+
+
+def _parser(cls=argparse.ArgumentParser):
+    p = cls(prog="python -m placer_torch.profile.eagerops")
     p.add_argument("--layer", choices=("llama", "hf", "titan", "hf-moe", "hf-moe-grouped", "titan-moe", "llama-moe"), default="llama")
     p.add_argument("--hidden", type=int, required=True)
     p.add_argument("--heads", type=int, required=True)
@@ -325,7 +343,11 @@ def main(argv=None):
     p.add_argument("--expert-ffn", type=int, default=0, help="each expert's FFN")
     p.add_argument("--shared-experts", type=int, default=0, help="titan-moe: shared experts of --expert-ffn")
     p.add_argument("--grouped", action="store_true", help="titan-moe: torch._grouped_mm (else the for-loop)")
-    a = p.parse_args(argv)
+    return p
+
+
+def _model(a):
+    """build and inputs of what a's --layer and --vocab name."""
     c = layers.config(a.hidden, a.heads, a.kv_heads, a.ffn, 1024, a.seq)
     dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
     hd = a.hidden // a.heads
@@ -421,6 +443,14 @@ def main(argv=None):
         def inputs():
             return torch.randn(a.batch, a.seq, a.hidden, dtype=dtype, requires_grad=True), None
 
+    return build, inputs
+
+
+def record(a):
+    """The ops of a (parsed arguments) as the module's docstring says: a
+    list of {"type", "class", "dtype", "flops", "read", "written",
+    "backward"}."""
+    build, inputs = _model(a)
     ex = {"device": "cuda", "optimizer_impl": "foreach"}
     if a.precision == "autocast":
         ex["autocast"] = "bf16"
@@ -444,7 +474,35 @@ def main(argv=None):
     # layer below's output in a model): not the layer's.
     if [o["type"] for o in ops[-2:]] == ["new_empty_strided", "copy_"]:
         ops = ops[:-2]
-    json.dump({"ops": ops}, sys.stdout)
+    return ops
+
+
+def cases(lines, out):
+    """--cases: each line of lines a JSON list of one case's arguments;
+    for each, in order, one line on out: {"ops": [...]} as a single run
+    prints, or {"error": "..."} where that case failed (the others still
+    run). One process for many cases: torch, transformers and the
+    exporter imported once (evaluate/scale's tests run every case this
+    way). Each export seeds torch itself (exporter._record's
+    torch.manual_seed) and _built restores the default dtype, so a case
+    records what it records alone."""
+    p = _parser(_CaseParser)
+    for n, line in enumerate(l for l in lines if l.strip()):
+        try:
+            argv = json.loads(line)
+            res = {"ops": record(p.parse_args(argv))}
+        except (Exception, SystemExit) as e:  # SystemExit: _moe's refusal
+            res = {"error": "case %d %s: %s" % (n + 1, line.strip(), "".join(
+                traceback.format_exception_only(type(e), e)).strip())}
+        out.write(json.dumps(res) + "\n")
+        out.flush()
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--cases"]:
+        return cases(sys.stdin, sys.stdout)
+    json.dump({"ops": record(_parser().parse_args(argv))}, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -48,11 +48,29 @@ def slicers(tp, etp, ep, rank):
     }
 
 
-def worker(rank, world, port, tp, etp, ep, q):
+def worker(rank, world, port, q, cases):
+    """Every case of cases ({name: (fn, args)}: mesh or block with their
+    arguments after rank) on one process group, one after another (one
+    spawn for them all: a spawn and gloo's start cost seconds each): the
+    case's figures, put on q as (name, rank, figures)."""
     layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    for name, (fn, args) in cases.items():
+        try:
+            figures = fn(rank, *args)
+        except Exception as e:  # the rank ends (spawn ends the other): say which case
+            raise RuntimeError("case %s, rank %d: %s" % (name, rank, e)) from e
+        q.put((name, rank, figures))
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def mesh(rank, tp, etp, ep):
+    """Rank rank's layers.Experts at tp (sequence parallel), etp, ep on
+    two processes against the whole layer's on its tokens: the largest
+    differences, and the whole output's scale."""
     W = dist.group.WORLD  # two processes: every group of degree 2 is the world
     torch.manual_seed(0)
     whole = layers.Experts(C, 1)
@@ -84,19 +102,14 @@ def worker(rank, world, port, tp, etp, ep, q):
         dist.all_reduce(placed)
         dist.all_reduce(ref)
         out[name] = ((placed - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
-    q.put((rank, out))
-    dist.destroy_process_group()
+    return out
 
 
-def block_worker(rank, world, port, etp, q):
+def block(rank, etp):
     """The whole layer (layers.Block: the attention tensor-parallel over
     2 with sequence parallelism, then the experts at etp) on two
     processes against one process's whole layer on the whole sequence."""
-    layers.WIRE = torch.float32
-    torch.set_num_threads(1)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    W, T = dist.group.WORLD, world
+    W, T = dist.group.WORLD, dist.get_world_size()
     torch.manual_seed(0)
     whole = layers.Block(C, layers.Shard())
     mine = layers.Block(C, layers.Shard(T, rank, W, sp=True), 1, None, etp, W if etp > 1 else None)
@@ -134,17 +147,43 @@ def block_worker(rank, world, port, etp, q):
         dist.all_reduce(placed)
         ref = wp[name].grad.reshape(-1)
         out[name] = ((placed - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
-    q.put((rank, out))
-    dist.destroy_process_group()
+    return out
+
+
+# name -> (the case's function, its arguments after rank): the experts at
+# (tp, etp, ep), the whole layer at tp 2 and etp.
+CASES = {"tp2_etp1": (mesh, (2, 1, 1)), "tp2_etp2": (mesh, (2, 2, 1)), "tp2_ep2": (mesh, (2, 1, 2)),
+         "tp1_ep2": (mesh, (1, 1, 2)), "tp1_etp2": (mesh, (1, 2, 1)),
+         "layer_tp2_etp1": (block, (1,)), "layer_tp2_etp2": (block, (2,))}
 
 
 class ExpertsTPTest(unittest.TestCase):
+    results = None  # name -> [(rank, figures)], from the one spawn
+
+    @classmethod
+    def spawned(cls):
+        if cls.results is None:
+            try:
+                ctx = mp.get_context("spawn")
+                q = ctx.Queue()
+                mp.spawn(worker, args=(2, free_port(), q, CASES), nprocs=2)
+                cls.results = {}
+                for _ in range(2 * len(CASES)):
+                    name, rank, out = q.get()
+                    cls.results.setdefault(name, []).append((rank, out))
+            except Exception as e:  # a rank failed: every case's test says so, without another spawn
+                cls.results = e
+        if isinstance(cls.results, Exception):
+            raise cls.results
+        return cls.results
+
+    def ranks(self, name):
+        got = self.spawned().get(name, [])
+        self.assertEqual(len(got), 2, name)
+        return got
+
     def run_mesh(self, tp, etp, ep):
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        mp.spawn(worker, args=(2, free_port(), tp, etp, ep, q), nprocs=2)
-        for _ in range(2):
-            rank, out = q.get()
+        for rank, out in self.ranks("tp%d_%s" % (tp, "ep2" if ep > 1 else "etp%d" % etp)):
             self.assertGreater(out.pop("scale"), 0.01)
             for what, d in out.items():
                 self.assertLess(d, 1e-5, "tp %d etp %d ep %d, rank %d: %s differs by %g" % (tp, etp, ep, rank, what, d))
@@ -165,11 +204,7 @@ class ExpertsTPTest(unittest.TestCase):
         self.run_mesh(1, 2, 1)
 
     def run_block(self, etp):
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        mp.spawn(block_worker, args=(2, free_port(), etp, q), nprocs=2)
-        for _ in range(2):
-            rank, out = q.get()
+        for rank, out in self.ranks("layer_tp2_etp%d" % etp):
             self.assertGreater(out.pop("scale"), 0.01)
             for what, d in out.items():
                 self.assertLess(d, 1e-5, "layer at tp 2 etp %d, rank %d: %s differs by %g" % (etp, rank, what, d))

@@ -67,11 +67,34 @@ REPLICATED = ("norm1.weight", "norm2.weight", "mla.q_down.weight", "mla.q_norm.w
               "mla.kv_down.weight", "mla.kv_norm.weight")
 
 
-def worker(rank, world, port, q, sp, q_lora):
+# name -> (sp, q_lora): the block at tp 2 with and without sequence
+# parallelism, and with the query one column-parallel projection (q_lora 0).
+CASES = {"tp2": (False, C["q_lora"]), "tp2_sp": (True, C["q_lora"]), "tp2_query_projection": (False, 0)}
+
+
+def worker(rank, world, port, q, cases):
+    """Every case of cases on one process group, one after another (one
+    spawn for them all: a spawn and gloo's start cost seconds each):
+    compare's figures, put on q as (name, rank, figures)."""
     layers.WIRE = torch.float32
     torch.set_num_threads(1)
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    for name, (sp, q_lora) in cases.items():
+        try:
+            figures = compare(rank, sp, q_lora)
+        except Exception as e:  # the rank ends (spawn ends the other): say which case
+            raise RuntimeError("case %s, rank %d: %s" % (name, rank, e)) from e
+        q.put((name, rank, figures))
+        dist.barrier()
+    dist.destroy_process_group()
+
+
+def compare(rank, sp, q_lora):
+    """Rank rank's shard of the block (tp 2, sp: with sequence
+    parallelism) against the whole block: the largest differences of the
+    outputs, the input's gradients and the weights' gradients, and the
+    whole output's scale."""
     c = dict(C, q_lora=q_lora)
     torch.manual_seed(0)
     whole = layers.Block(c, layers.Shard())
@@ -103,32 +126,47 @@ def worker(rank, world, port, q, sp, q_lora):
         # Relative to the gradient's largest element: the weights'
         # gradients sum over every token and reach the hundreds here.
         dw = max(dw, (g - want[n]).abs().max().item() / max(want[n].abs().max().item(), 1.0))
-    q.put((rank, (y - want_y).abs().max().item(), (xs.grad - want_gx).abs().max().item(), dw,
-           z.abs().max().item()))
-    dist.destroy_process_group()
+    return (y - want_y).abs().max().item(), (xs.grad - want_gx).abs().max().item(), dw, z.abs().max().item()
 
 
 class LatentAttentionTest(unittest.TestCase):
-    def check_tp(self, sp, q_lora):
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        mp.spawn(worker, args=(T, free_port(), q, sp, q_lora), nprocs=T)
-        for _ in range(T):
-            rank, dy, dx, dw, scale = q.get()
+    results = None  # name -> [(rank, figures)], from the one spawn
+
+    @classmethod
+    def spawned(cls):
+        if cls.results is None:
+            try:
+                ctx = mp.get_context("spawn")
+                q = ctx.Queue()
+                mp.spawn(worker, args=(T, free_port(), q, CASES), nprocs=T)
+                cls.results = {}
+                for _ in range(T * len(CASES)):
+                    name, rank, figures = q.get()
+                    cls.results.setdefault(name, []).append((rank, figures))
+            except Exception as e:  # a rank failed: every case's test says so, without another spawn
+                cls.results = e
+        if isinstance(cls.results, Exception):
+            raise cls.results
+        return cls.results
+
+    def check_tp(self, name):
+        got = self.spawned().get(name, [])
+        self.assertEqual(len(got), T, name)
+        for rank, (dy, dx, dw, scale) in got:
             self.assertGreater(scale, 0.01)
             self.assertLess(dy, 1e-5, "rank %d: outputs differ by %g" % (rank, dy))
             self.assertLess(dx, 1e-5, "rank %d: input gradients differ by %g" % (rank, dx))
             self.assertLess(dw, 1e-5, "rank %d: weight gradients differ by %g" % (rank, dw))
 
     def test_tp2_is_whole(self):
-        self.check_tp(False, C["q_lora"])
+        self.check_tp("tp2")
 
     def test_tp2_sp_is_whole(self):
-        self.check_tp(True, C["q_lora"])
+        self.check_tp("tp2_sp")
 
     def test_tp2_query_projection_is_whole(self):
         # q_lora 0: the query one column-parallel projection.
-        self.check_tp(False, 0)
+        self.check_tp("tp2_query_projection")
 
     def test_params_are_placers(self):
         # transformer.Spec's AttentionParams for latent attention
