@@ -56,7 +56,9 @@ func TestRegime(t *testing.T) {
 
 // TestChecked: every row kept is within its tolerance; Megatron-LM's H100
 // rows from 16B up, predicted within 10% today, are among them (a change
-// that loses one of them loses what it vouches for, and says so here).
+// that loses one of them loses what it vouches for, and says so here):
+// 314B left them when the GPUs' 700 W limit was modelled (-0.7% at the
+// burst clock, -11.6% at the held clock).
 func TestChecked(t *testing.T) {
 	rows, err := checkRows(t.Context())
 	if err != nil {
@@ -69,7 +71,7 @@ func TestChecked(t *testing.T) {
 			t.Errorf("%s: %+.1f%% kept as checked", r.Source, 100*r.Error)
 		}
 	}
-	for _, name := range []string{"16B", "70B", "119B", "177B", "314B", "462B"} {
+	for _, name := range []string{"16B", "70B", "119B", "177B", "462B"} {
 		if !have["Megatron-LM H100, "+name] {
 			t.Errorf("Megatron-LM H100, %s: not among the checked rows %v", name, rows)
 		}
