@@ -210,14 +210,17 @@ bench-runner: venv
 # (python/placer_torch/tests/test_imports.py, under a second). The
 # package's own tests (python/placer_torch/tests: the imports and
 # placer profile's measurements, tests/profile) run as one discovery from
-# python/placer_torch; Debian's 1.13 runs test_imports alone.
+# python/placer_torch (with torchtitan's folder, PLACER_FRAMEWORKS, for
+# placer profile --framework torchtitan's tests: tests/profile/
+# test_frameworks.py, its DTensor case 44 s on 2 loaded cores,
+# 2026-11-27); Debian's 1.13 runs test_imports alone.
 test-python: test-python-venv test-python-debian
 
-test-python-venv: build venv-test
+test-python-venv: build venv-test venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 )
 
@@ -133,7 +134,7 @@ func TestCPUPodNoFit(t *testing.T) {
 		t.Errorf("search: error %v, want no plan fitting 0.0 GB per process", err)
 	}
 	var warn strings.Builder
-	_, err = Export(ExportOptions{World: inputs.ClusterScale, Scale: ScaleExportOptions{Workload: cpuDenseModel, Pod: inputs.PodSpec{Profile: small}},
+	_, err = exportjob.Run(exportjob.Options{World: inputs.ClusterScale, Scale: exportjob.ScaleOptions{Workload: cpuDenseModel, Pod: inputs.PodSpec{Profile: small}},
 		Strategy: "tp=1,pp=1,dp=2,mbs=4", To: "megatron", Warn: &warn})
 	if err == nil || !strings.Contains(err.Error(), "plan tp=1,pp=1,dp=2,mbs=4 needs 0.1 GB a process, more than the 0.0 GB a process of cpu:1 has for it") {
 		t.Errorf("export: error %v, want the plan refused for 0.0 GB a process", err)

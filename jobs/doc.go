@@ -1,5 +1,5 @@
 // Package jobs holds the end-to-end jobs the placer CLI runs (eval,
-// baselines, search, export, pretrain, infer, finetune, regal train and
+// baselines, search, pretrain, infer, finetune, regal train and
 // imitate, brkga-tuned's tuning, the cluster-scale plans, workloads):
 // each is a function from an options struct to a report,
 // composed from inputs -> problem (cost model and evaluator, from a
@@ -11,7 +11,12 @@
 // jobs/reports, which runs these jobs (Setup, QuickReference, Search,
 // Pretrain, Infer, Finetune) in its cells; nothing here imports it. The
 // files that run a report's cells as a cluster's array job (Slurm,
-// Kubernetes) are jobs/launch's.
+// Kubernetes) are jobs/launch's. placer profile's job, which measures
+// what --profile reads, is jobs/profile's; it imports nothing of this
+// package, and the jobs here read the file it writes. placer export's
+// job is jobs/export's, with the rules eval and search share with it
+// (where a plan comes from, --gpus with a strategy's replicas, the
+// train-mode line), which they import from there.
 //
 // The CLI's side of each job (its flags, their parsing and the usage
 // errors that name them) is cmd/placer's: the options here take values,
@@ -22,6 +27,6 @@
 // folder (reports.ErrUnknownGraph, ErrNoDir).
 //
 // May import: graph/..., decision, evaluate/..., workloads/..., optimize,
-// nn/..., methods/..., inputs, jobs/grid, report, internal/...,
-// python/...
+// nn/..., methods/..., inputs, jobs/grid, jobs/export, report,
+// internal/...
 package jobs

@@ -21,6 +21,7 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 )
@@ -73,7 +74,7 @@ type GraphEvalOptions struct {
 func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	// A placement file says how many GPUs it was made for; an msr-fiddle
 	// expert file is the graph's expert placement.
-	st, err := strategyOf(o.Strategy, o.Placement)
+	st, err := exportjob.StrategyOf(o.Strategy, o.Placement)
 	if err != nil {
 		return report.Eval{}, err
 	}
@@ -83,7 +84,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	}
 	// --gpus is every GPU; one replica's placement gets GPUs / R of them
 	// (GPUsRule, as search and export read it).
-	if o.Cluster.GPUs, err = replicaCluster(o.Cluster.GPUs, st, o.Placement); err != nil {
+	if o.Cluster.GPUs, err = exportjob.ReplicaCluster(o.Cluster.GPUs, st, o.Placement); err != nil {
 		return report.Eval{}, err
 	}
 	if o.Cluster.GPUs == 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 )
 
@@ -65,25 +66,25 @@ func TestExportPlanFile(t *testing.T) {
 	qwen := inputs.GraphSpec{Workload: "hf:../graph/transformer/testdata/hf/qwen3-8b.json:seq=8192,batch=256"}
 	for _, tc := range []struct {
 		name     string
-		o        ExportOptions
+		o        exportjob.Options
 		plan     string // the plan written ("" = refused)
 		err      string // in the one-line refusal
 		code     int    // fail.Code of the refusal
 		warnings int
 	}{
-		{"search by --plan", ExportOptions{Plan: searched}, best, "", 0, 0},
-		{"search by --placement", ExportOptions{Placement: searched}, best, "", 0, 0},
-		{"eval over, allowed", ExportOptions{Plan: evaluated, Scale: ScaleExportOptions{AllowOver: true}}, over, "", 0, 1},
-		{"eval over", ExportOptions{Plan: evaluated}, "", "needs 192.7 GB a GPU, more than the 79.5 GB a GPU of dgx-h100:4 has for it", 1, 0},
-		{"default plan over", ExportOptions{}, "", "plan tp=1,pp=1,dp=32,mbs=1 needs 192.7 GB", 1, 0},
-		{"strategy", ExportOptions{Strategy: best}, best, "", 0, 0},
-		{"missing", ExportOptions{Plan: filepath.Join(dir, "nosuch.json")}, "", "nosuch.json: cannot read it: no such file or directory", 1, 0},
-		{"not a result", ExportOptions{Plan: notResult}, "", "not a placer search or eval result at cluster scale", 1, 0},
-		{"other model", ExportOptions{Scale: ScaleExportOptions{Workload: qwen.Workload}, Plan: searched}, "", "its plan is for llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=256, not for the workload llama:layers=36", 1, 0},
-		{"other cluster", ExportOptions{Scale: ScaleExportOptions{Pod: inputs.PodSpec{Pod: "dgx-h100:8"}}, Plan: searched}, "", "its plan is for dgx-h100:4 (32 GPUs), not for the cluster dgx-h100:8 (64 GPUs)", 1, 0},
-		{"plan and strategy", ExportOptions{Plan: searched, Strategy: "tp=2"}, "", "--strategy and the plan file", 2, 0},
-		{"plan and placement", ExportOptions{Plan: searched, Placement: evaluated}, "", "both name the plan", 2, 0},
-		{"round-robin", ExportOptions{Placement: "round-robin"}, "", "takes its plan from --strategy or a search's or eval's result", 2, 0},
+		{"search by --plan", exportjob.Options{Plan: searched}, best, "", 0, 0},
+		{"search by --placement", exportjob.Options{Placement: searched}, best, "", 0, 0},
+		{"eval over, allowed", exportjob.Options{Plan: evaluated, Scale: exportjob.ScaleOptions{AllowOver: true}}, over, "", 0, 1},
+		{"eval over", exportjob.Options{Plan: evaluated}, "", "needs 192.7 GB a GPU, more than the 79.5 GB a GPU of dgx-h100:4 has for it", 1, 0},
+		{"default plan over", exportjob.Options{}, "", "plan tp=1,pp=1,dp=32,mbs=1 needs 192.7 GB", 1, 0},
+		{"strategy", exportjob.Options{Strategy: best}, best, "", 0, 0},
+		{"missing", exportjob.Options{Plan: filepath.Join(dir, "nosuch.json")}, "", "nosuch.json: cannot read it: no such file or directory", 1, 0},
+		{"not a result", exportjob.Options{Plan: notResult}, "", "not a placer search or eval result at cluster scale", 1, 0},
+		{"other model", exportjob.Options{Scale: exportjob.ScaleOptions{Workload: qwen.Workload}, Plan: searched}, "", "its plan is for llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=256, not for the workload llama:layers=36", 1, 0},
+		{"other cluster", exportjob.Options{Scale: exportjob.ScaleOptions{Pod: inputs.PodSpec{Pod: "dgx-h100:8"}}, Plan: searched}, "", "its plan is for dgx-h100:4 (32 GPUs), not for the cluster dgx-h100:8 (64 GPUs)", 1, 0},
+		{"plan and strategy", exportjob.Options{Plan: searched, Strategy: "tp=2"}, "", "--strategy and the plan file", 2, 0},
+		{"plan and placement", exportjob.Options{Plan: searched, Placement: evaluated}, "", "both name the plan", 2, 0},
+		{"round-robin", exportjob.Options{Placement: "round-robin"}, "", "takes its plan from --strategy or a search's or eval's result", 2, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := tc.o
@@ -96,7 +97,7 @@ func TestExportPlanFile(t *testing.T) {
 			o.World = inputs.ClusterScale
 			var warn bytes.Buffer
 			o.To, o.Warn = "megatron", &warn
-			out, err := Export(o)
+			out, err := exportjob.Run(o)
 			if tc.plan == "" {
 				msg := ""
 				if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/inputs"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
 )
@@ -41,7 +42,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 	}
 	f.Close()
 
-	direct, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+	direct, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 	if err != nil {
 		t.Fatalf("export round-robin --gpus 4 --strategy %s: %v", strat, err)
 	}
@@ -54,7 +55,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 			strat, want.GPUs, want.Replicas, want.Devices, want.MicroBatches, want.Schedule)
 	}
 	for _, gpus := range []int{0, 4} {
-		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
+		out, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export eval's -o with --gpus %d: %v", gpus, err)
 		}
@@ -79,7 +80,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 		want string
 	}{
 		{"export --gpus 2", func() error {
-			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: path, To: "torch-plan"})
+			_, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: path, To: "torch-plan"})
 			return err
 		}, "made for 2 devices a replica, and 2 replicas of it take 4 GPUs, not --gpus 2 (--gpus is every GPU: give --gpus 4, or leave it out)"},
 		{"eval --gpus 2", func() error {
@@ -87,7 +88,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 			return err
 		}, "not --gpus 2 (--gpus is every GPU: give --gpus 4"},
 		{"export --gpus 3", func() error {
-			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+			_, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: 3}}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 			return err
 		}, "--gpus 3: 2 replicas do not divide 3 GPUs"},
 		{"eval --gpus 3", func() error {
@@ -95,7 +96,7 @@ func TestGPUsRuleEvalExport(t *testing.T) {
 			return err
 		}, "--gpus 3: 2 replicas do not divide 3 GPUs"},
 		{"export dp=2 on the graph's one GPU", func() error {
-			_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
+			_, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g}, Placement: "round-robin", Strategy: strat, To: "torch-plan"})
 			return err
 		}, "2 replicas do not divide the 1 GPUs of the graph file (give --gpus"},
 	} {
@@ -130,7 +131,7 @@ func TestGPUsRuleSearch(t *testing.T) {
 		if e := ans.(EvalReport).Eval; e.Devices != 4 || e.StepTime != rep.Result.StepTime {
 			t.Errorf("eval --gpus %d: %g s on %d GPUs, want search's %g s on 4", gpus, e.StepTime, e.Devices, rep.Result.StepTime)
 		}
-		plan, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: out, To: "torch-plan"})
+		plan, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: g, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: out, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export --gpus %d: %v", gpus, err)
 		}

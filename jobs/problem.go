@@ -3,7 +3,6 @@ package jobs
 import (
 	"context"
 	"fmt"
-	"github.com/placer/placer/evaluate/profile"
 	"io"
 	"os"
 	"strings"
@@ -11,12 +10,14 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/evaluate/hw"
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/strategy"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/optimize"
@@ -174,7 +175,7 @@ func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tas
 // for X.json; nil for any other graph.
 func torchRealizer(gs inputs.GraphSpec, g *graph.Graph, pr *profile.Profile, prPath string) (*export.Realizer, error) {
 	if pr != nil {
-		meta, err := profileMeta(pr, prPath, g)
+		meta, err := exportjob.ProfileMeta(pr, prPath, g)
 		if meta == nil || err != nil {
 			return nil, err
 		}
@@ -192,15 +193,6 @@ func torchRealizer(gs inputs.GraphSpec, g *graph.Graph, pr *profile.Profile, prP
 		return nil, err
 	}
 	return export.NewRealizer(g, meta)
-}
-
-// profileMeta is the exporter's meta of an ops profile's graph g (nil
-// when it holds none), path the profile's file.
-func profileMeta(pr *profile.Profile, path string, g *graph.Graph) (*export.TorchMeta, error) {
-	if pr.Ops == nil || len(pr.Ops.Meta) == 0 {
-		return nil, nil
-	}
-	return export.DecodeTorchMeta("profile "+path+" ops.meta", pr.Ops.Meta, g)
 }
 
 // realize makes pp score what PyTorch runs (DESIGN §10): every decision

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate"
 	"github.com/placer/placer/inputs"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
@@ -60,7 +61,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 			}
 			want := rep.Result.StepTime
 			plan := filepath.Join(dir, c.name+".plan.json")
-			if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
+			if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: res, To: "torch-plan", Out: plan}); err != nil {
 				t.Fatal(err)
 			}
 			data, err := os.ReadFile(plan)
@@ -145,7 +146,7 @@ func TestSearchPredictsThePlan(t *testing.T) {
 				if err != nil {
 					t.Fatalf("row %s: eval: %v", e.Method, err)
 				}
-				out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: dec, To: "torch-plan"})
+				out, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: c.graph}}, Placement: dec, To: "torch-plan"})
 				if err != nil {
 					t.Fatalf("row %s: %v", e.Method, err)
 				}
@@ -236,7 +237,7 @@ func TestExportTorchGPUs(t *testing.T) {
 		{"torchtitan", on2of4, 0, "torchtitan", "dp=2,mb=2,schedule=1f1b", 0, "", 0, 0},
 		{"deepspeed gpipe", on2of4, 0, "deepspeed", "dp=2,mb=2", 0, "pipeline: schedule gpipe", 0, 0},
 	} {
-		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: c.cluster}, Stages: c.stages}, Placement: c.placement, To: c.to, Strategy: c.strategy})
+		out, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: c.cluster}, Stages: c.stages}, Placement: c.placement, To: c.to, Strategy: c.strategy})
 		if c.want != "" {
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%s: error %v, want one line containing %q", c.name, err, c.want)
@@ -366,7 +367,7 @@ func TestExportGPUsAsEval(t *testing.T) {
 		t.Fatalf("eval --gpus 4: %v", err)
 	}
 	for _, gpus := range []int{0, 4} {
-		out, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
+		out, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: gpus}}, Placement: path, To: "torch-plan"})
 		if err != nil {
 			t.Fatalf("export --gpus %d: %v", gpus, err)
 		}
@@ -378,7 +379,7 @@ func TestExportGPUsAsEval(t *testing.T) {
 			t.Errorf("export --gpus %d: %d GPUs, %d replicas of %d; want 4, 4 of 1", gpus, tp.GPUs, tp.Replicas, tp.Devices)
 		}
 	}
-	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 6}}, Placement: path, To: "torch-plan"}); err == nil {
+	if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 6}}, Placement: path, To: "torch-plan"}); err == nil {
 		t.Errorf("export --gpus 6 of 4 one-GPU replicas: no error")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads/export"
@@ -39,7 +40,7 @@ type ScaleOptions struct {
 	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
 	// PlanFile is eval's plan as a file: a search's -o result (its best
 	// plan) or an eval's -o report, read as export reads it
-	// (ExportPlanRule); "" = Strat.
+	// (exportjob.PlanRule); "" = Strat.
 	PlanFile string
 	// Placement is eval's --placement at cluster scale: the plan file,
 	// as PlanFile ("" or "single" = none; both naming files is a usage
@@ -64,6 +65,9 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 		}
 	}
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
+	if pr := p.Profile; pr != nil {
+		sp.ProfileLayer = pr.Software.TimedLayer()
+	}
 	if pr := p.Profile; pr != nil && !pr.Complete {
 		sp.ProfileMissing = pr.Missing()
 		if len(sp.ProfileMissing) == 0 {
@@ -83,7 +87,7 @@ func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan
 	if r.Allocator == nil {
 		sp.Result = scale.WithAllocator(m, p, r)
 	}
-	sp.CheckedBy, sp.Unchecked = regime(m, r.Plan.Strategy)
+	sp.Check, sp.RegimeError = check(m, r.Plan.Strategy, p)
 	return sp
 }
 
@@ -102,21 +106,36 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 	return unchecked
 }
 
-// regime is published.Regime over the published rows placer predicts within
-// tolerance (published.Checked: the committed table, not recomputed). A
-// failure to read them leaves every feature unchecked.
-func regime(m transformer.Spec, s scale.Strategy) (map[string]string, []string) {
-	rows, err := published.Checked()
-	if err != nil {
-		rows = nil
+// check is published.CheckPlan of plan s of model m on pod p over the
+// published rows (published.Checked: the committed table, not
+// recomputed), and the error of its regime over the same rows.
+func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check, *published.RegimeError) {
+	rows := published.Checked()
+	t := published.TraitsOf(m, s, p)
+	c := published.CheckPlan(rows, t)
+	e := published.OutOfSampleOf(rows, published.RegimeOf(t))
+	return &c, &e
+}
+
+// unchecked is the traits in which plan s of model m on pod p differs
+// from the nearest published row (check: "precision", "scale"): nil
+// where a row checks it.
+func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
+	c, _ := check(m, s, p)
+	if c.Row == nil {
+		return []string{"no published row"}
 	}
-	return published.Regime(rows, m, s)
+	var out []string
+	for _, d := range c.Differences {
+		out = append(out, d.Trait)
+	}
+	return out
 }
 
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
 func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
-	plan, err := planOrPlacement(o.PlanFile, o.Placement)
+	plan, err := exportjob.PlanOrPlacement(o.PlanFile, o.Placement)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
@@ -133,11 +152,11 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 		// what export writes of a file is what eval costs of it.
 		// No framework ("" format): the plan is costed on the stack the
 		// file records.
-		ep, err := ExportOptions{Scale: ScaleExportOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.transformerPlan(m, p, "")
+		ep, err := exportjob.Options{Scale: exportjob.ScaleOptions{Workload: o.Workload}, Placement: o.PlanFile, Strategy: o.Strat}.TransformerPlan(m, p, "")
 		if err != nil {
 			return report.ScalePlan{}, err
 		}
-		s = ep.pl.Strategy
+		s = ep.Plan.Strategy
 	} else {
 		// The plan is the command line's (--strategy): one that does not
 		// parse, or does not fit the model and pod, is a usage error. The
@@ -240,8 +259,13 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
+	steps := []float64{got.Best.Step}
 	for _, r := range got.Top[1:] {
 		rep.Runners = append(rep.Runners, scalePlan(m, p, r))
+		steps = append(steps, r.Step)
+	}
+	if e := rep.Best.RegimeError; e != nil && e.Rows > 0 {
+		rep.Tied = report.TiedWithin(steps, e.MeanAbs)
 	}
 	if o.Out != "" {
 		if err := atomicfile.Write(o.Out, func(w io.Writer) error { return report.JSON(w, rep) }); err != nil {
@@ -328,6 +352,7 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 	if n := float64(len(rep.Bridge)); n > 0 {
 		rep.BridgeMeanAbsError, rep.BridgeMeanError = bAbs/n, bSum/n
 	}
+	rep.Samples = megatronSamples(rep)
 	if o.Plot != "" {
 		files, err := report.WriteMegatronPlots(o.Plot, rep)
 		rep.Plots = files
@@ -336,6 +361,37 @@ func Megatron(ctx context.Context, o MegatronOptions) (report.Megatron, error) {
 		}
 	}
 	return rep, nil
+}
+
+// megatronSamples are report megatron's tables' errors in and out of
+// sample (published.SampleError): Megatron-LM's H100 table, its 2022
+// A100 table and Llama 3's on TFLOP/s, Megatron-Bridge's on tokens/s;
+// the strong-scaling series publishes MFU at its ends only, no figure
+// of each row.
+func megatronSamples(rep report.Megatron) []report.TableSample {
+	tables := []struct {
+		name, set string
+		rows      []report.MegatronRow
+		tokens    bool
+	}{{"Megatron-LM H100", published.SetMegatronLMH100, rep.Rows, false}, {"Megatron-LM A100 (2022)", published.SetKorthikanti, rep.A100, false},
+		{"Llama 3 405B", published.SetLlama3, rep.Llama3, false}, {"Megatron-Bridge 25.11", published.SetBridge, rep.Bridge, true}}
+	var out []report.TableSample
+	for _, t := range tables {
+		if len(t.rows) == 0 {
+			continue
+		}
+		var measured, in, outs []float64
+		for _, r := range t.rows {
+			if t.tokens {
+				measured, in, outs = append(measured, r.PublishedTokens), append(in, r.PredictedTokens), append(outs, r.OutOfSampleTokens)
+			} else {
+				measured, in, outs = append(measured, r.PublishedTFLOPs), append(in, r.PredictedTFLOPs), append(outs, r.OutOfSampleTFLOPs)
+			}
+		}
+		_, reset := published.WithoutSource(scale.Pod{}, t.set)
+		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, spearman)})
+	}
+	return out
 }
 
 func abs(x float64) float64 { return max(x, -x) }
@@ -390,6 +446,14 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan: %w", pub.Name, err)
 	}
+	// Out of sample: the same reading with the constants the row's own
+	// source chose reset (the same result where it chose none).
+	ownOut := own
+	if pOut, reset := published.WithoutSource(p, pub.Set); len(reset) > 0 {
+		if ownOut, err = published.MegatronDefault(ctx, pub, pOut); err != nil {
+			return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan out of sample: %w", pub.Name, err)
+		}
+	}
 	fast, err := published.MegatronPlan(ctx, pub, p)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, fmt.Errorf("%s: Megatron's plan, fastest reading: %w", pub.Name, err)
@@ -420,10 +484,12 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	r.MegatronFits, r.PlacerFits = own.Fits, got.Best.Fits
 	wo, act := published.MegatronLMEstimate(pub.Model, own.Plan)
 	r.MegatronLMEstimate = int64(wo + act)
-	_, r.MegatronUnchecked = regime(pub.Model, own.Plan.Strategy)
-	_, r.PlacerUnchecked = regime(pub.Model, got.Best.Plan.Strategy)
+	r.MegatronUnchecked = unchecked(pub.Model, own.Plan.Strategy, p)
+	r.PlacerUnchecked = unchecked(pub.Model, got.Best.Plan.Strategy, p)
+	r.OutOfSampleTFLOPs, r.OutOfSampleStep = ownOut.TFLOPs, ownOut.Step
 	if pub.TFLOPs > 0 {
 		r.Error = own.TFLOPs/pub.TFLOPs - 1
+		r.OutOfSampleError = ownOut.TFLOPs/pub.TFLOPs - 1
 		r.FastestError = fast.TFLOPs/pub.TFLOPs - 1
 		if pub.Tokens == 0 { // a table of tokens counts its error on them (bridgeRow)
 			r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
@@ -454,6 +520,8 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 	r.PlacerTokens, r.PlacerTFLOPs = tps(best), tf(best)
 	r.MegatronFits, r.PlacerFits = own.Fits, best.Fits
 	r.Error = r.PredictedTokens/pub.Tokens - 1
+	r.OutOfSampleTokens = tokens / r.OutOfSampleStep / gpus
+	r.OutOfSampleError = r.OutOfSampleTokens/pub.Tokens - 1
 	r.FastestError = r.FastestTokens/pub.Tokens - 1
 	r.MegatronUnchecked = offRow(pub.Model, r.Error, r.MegatronUnchecked)
 	return r, nil

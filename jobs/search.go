@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
@@ -95,7 +96,7 @@ type SearchReport struct {
 	// TrainMode is what the answer's plan changes in a PyTorch model's
 	// train-mode step (a graph with the exporter's meta file beside it
 	// that lists train_mode modules; nil when the plan changes none).
-	TrainMode *TrainMode `json:"train_mode,omitempty"`
+	TrainMode *exportjob.TrainMode `json:"train_mode,omitempty"`
 	// Checked is what the graph's op kinds were checked against
 	// (evaluate/opcheck; eval prints its table).
 	Checked *opcheck.Report `json:"checked_against,omitempty"`
@@ -198,7 +199,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	}
 	if pp.realizer != nil {
 		d := rep.Result.Decision.Decision() // realized: one stage a GPU used
-		rep.TrainMode = TrainModeOf(pp.realizer.Meta(), d.Strategy, usedDevices(d.Device), p.Graph.Batch())
+		rep.TrainMode = exportjob.TrainModeOf(pp.realizer.Meta(), d.Strategy, usedDevices(d.Device), p.Graph.Batch())
 	}
 	if o.Rows != "" {
 		// The table's rows in its order: the references, the strategies,

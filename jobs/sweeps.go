@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/published"
@@ -14,21 +16,27 @@ import (
 // each row read as placer eval reads its workload, cluster and strategy,
 // predicted in the sweep's unit, and the order within each sweep against
 // the measured one.
-func Sweeps(ctx context.Context) (report.Sweeps, error) { return sweepsOf(ctx, published.Sweeps()) }
+func Sweeps(ctx context.Context) (report.Sweeps, error) {
+	return sweepsOf(ctx, published.Sweeps(), scale.Tuned)
+}
 
-// sweepsOf is Sweeps of the given sweeps.
-func sweepsOf(ctx context.Context, sweeps []published.Sweep) (report.Sweeps, error) {
+// sweepsOf is Sweeps of the given sweeps, each also out of sample: its
+// rows again with the constants of tuned its source set chose reset to
+// their values without it (scale.Pod.WithoutSource).
+func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.TunedConstant) (report.Sweeps, error) {
 	var rep report.Sweeps
-	var sumAbs, sumPeak float64
+	var sumAbs, sumOut, sumPeak float64
 	for _, sw := range sweeps {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
 		out := report.Sweep{Name: sw.Name, Source: sw.Source, Unit: sw.Unit.String(), Stack: sw.Stack, OrderOnly: sw.Unit == published.Order}
-		var measured, predicted []float64
+		var measured, predicted, outPredicted []float64
 		var labels []string
+		// What the sweep's source chose: the same for every row.
+		_, reset := scale.Pod{}.WithoutSource(tuned, sw.Set)
 		for _, row := range sw.Rows {
-			r := sweepRow(sw.Unit, row)
+			r := sweepRow(sw.Unit, row, sw.Set, tuned)
 			out.Rows = append(out.Rows, r)
 			if r.Refused != "" {
 				rep.Refused++
@@ -44,11 +52,13 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep) (report.Sweeps, err
 				rep.MaxAbsPeakError = max(rep.MaxAbsPeakError, abs(r.PeakError))
 			}
 			measured, predicted, labels = append(measured, r.Measured), append(predicted, r.Predicted), append(labels, r.Label)
+			outPredicted = append(outPredicted, r.OutOfSamplePredicted)
 			if out.OrderOnly {
 				rep.Ordered++ // a rank has no error
 				continue
 			}
 			sumAbs += abs(r.Error)
+			sumOut += abs(r.OutOfSampleError)
 			out.MeanAbsError += abs(r.Error)
 			rep.MaxAbsError = max(rep.MaxAbsError, abs(r.Error))
 		}
@@ -65,10 +75,14 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep) (report.Sweeps, err
 			out.FastestMeasured, out.FastestPredicted = labels[fm], labels[fp]
 			out.OrderHolds = out.Concordant == out.Pairs
 		}
+		out.Sample = published.SampleErrorOf(sw.Set, reset, measured, predicted, outPredicted, spearman)
+		if out.OrderOnly {
+			out.Sample.MeanAbs, out.Sample.OutMeanAbs = 0, 0 // a rank is no figure to be off by
+		}
 		rep.Sweeps = append(rep.Sweeps, out)
 	}
 	if n := rep.Rows - rep.Ordered; n > 0 {
-		rep.MeanAbsError = sumAbs / float64(n)
+		rep.MeanAbsError, rep.OutOfSampleMeanAbsError = sumAbs/float64(n), sumOut/float64(n)
 	}
 	if rep.Peaks > 0 {
 		rep.MeanAbsPeakError = sumPeak / float64(rep.Peaks)
@@ -78,23 +92,27 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep) (report.Sweeps, err
 
 // sweepRow predicts one row: its workload, cluster and strategy read as
 // placer eval reads them (a refusal is the row's answer, not an error of
-// the report), the step converted to the sweep's unit.
-func sweepRow(unit published.SweepUnit, row published.SweepRow) report.SweepRow {
+// the report), the step converted to the sweep's unit; and again out of
+// sample, on the pod with the constants of tuned its source set chose
+// reset (none: the same prediction).
+func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []scale.TunedConstant) report.SweepRow {
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
 		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
-	res, m, p, err := evalSweepRow(row)
+	res, out, m, p, err := evalSweepRow(row, set, tuned)
 	if err != nil {
 		r.Refused = err.Error()
 		return r
 	}
-	switch unit {
-	case published.StepSeconds, published.Order:
-		r.Predicted = res.Step
-	default:
-		r.Predicted = float64(m.Batch) * float64(m.Seq) / res.Step / float64(p.GPUs())
+	inUnit := func(res scale.Result) float64 {
+		if unit == published.StepSeconds || unit == published.Order {
+			return res.Step
+		}
+		return float64(m.Batch) * float64(m.Seq) / res.Step / float64(p.GPUs())
 	}
+	r.Predicted, r.OutOfSamplePredicted = inUnit(res), inUnit(out)
 	if unit != published.Order { // a rank is no figure to be off by
 		r.Error = r.Predicted/row.Measured - 1
+		r.OutOfSampleError = r.OutOfSamplePredicted/row.Measured - 1
 	}
 	r.Fits = res.Fits
 	if row.PeakGiB > 0 {
@@ -111,31 +129,41 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow) report.SweepRow 
 	for _, st := range res.HostStages {
 		r.HostBound = r.HostBound || st.Bound
 	}
-	if math.IsNaN(r.Error) || math.IsInf(r.Error, 0) {
-		r.Refused, r.Predicted, r.Error = "no finite prediction", 0, 0
+	if bad := r.Error + r.OutOfSampleError; math.IsNaN(bad) || math.IsInf(bad, 0) {
+		r.Refused, r.Predicted, r.Error, r.OutOfSamplePredicted, r.OutOfSampleError = "no finite prediction", 0, 0, 0, 0
 	}
 	return r
 }
 
-func evalSweepRow(row published.SweepRow) (scale.Result, transformer.Spec, scale.Pod, error) {
-	m, err := transformer.Parse(row.Workload)
-	if err != nil {
-		return scale.Result{}, m, scale.Pod{}, err
+// evalSweepRow is row's prediction in sample and out of sample (on its
+// pod without the constants of tuned that set chose), with the
+// allocator's reserve where a peak is published.
+func evalSweepRow(row published.SweepRow, set string, tuned []scale.TunedConstant) (res, out scale.Result, m transformer.Spec, p scale.Pod, err error) {
+	if m, err = transformer.Parse(row.Workload); err != nil {
+		return res, out, m, p, err
 	}
-	p, err := scale.ParsePod(row.Cluster)
-	if err != nil {
-		return scale.Result{}, m, p, err
+	if p, err = scale.ParsePod(row.Cluster); err != nil {
+		return res, out, m, p, err
 	}
 	s, err := scale.ParseStrategy(row.Strategy)
 	if err != nil {
-		return scale.Result{}, m, p, err
+		return res, out, m, p, err
 	}
-	res, err := scale.Evaluate(m, s, p)
-	if err != nil || row.PeakGiB == 0 {
-		return res, m, p, err
+	if res, err = scale.Evaluate(m, s, p); err != nil {
+		return res, out, m, p, err
 	}
-	// The allocator's reserve where a peak is published to set it beside.
-	return scale.WithAllocator(m, p, res), m, p, nil
+	out = res
+	pOut, reset := p.WithoutSource(tuned, set)
+	if len(reset) > 0 {
+		if out, err = scale.Evaluate(m, s, pOut); err != nil {
+			return res, out, m, p, fmt.Errorf("out of sample (%s): %w", strings.Join(reset, ", "), err)
+		}
+	}
+	if row.PeakGiB > 0 {
+		// The allocator's reserve where a peak is published to set it beside.
+		res = scale.WithAllocator(m, p, res)
+	}
+	return res, out, m, p, nil
 }
 
 // sweepOrder compares the order of predicted with measured's, in a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -44,7 +45,7 @@ func TestSweepOrder(t *testing.T) {
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps)
+	a, err := sweepsOf(context.Background(), sweeps, scale.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestSweeps(t *testing.T) {
 			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
 		}
 	}
-	b, err := sweepsOf(context.Background(), swapped)
+	b, err := sweepsOf(context.Background(), swapped, scale.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,6 +86,9 @@ func TestSweeps(t *testing.T) {
 			}
 			if q := b.Sweeps[i].Rows[j].Predicted; math.Float64bits(q) != math.Float64bits(r.Predicted) {
 				t.Errorf("%s, %s: %g with the published figures, %g with others", sw.Name, r.Label, r.Predicted, q)
+			}
+			if q := b.Sweeps[i].Rows[j].OutOfSamplePredicted; math.Float64bits(q) != math.Float64bits(r.OutOfSamplePredicted) || !(q > 0) {
+				t.Errorf("%s, %s: out of sample %g with the published figures, %g with others", sw.Name, r.Label, r.OutOfSamplePredicted, q)
 			}
 			// A published peak is a test of the memory model too, never
 			// an input: another peak leaves the prediction to the bit.
@@ -146,7 +150,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := sweepsOf(context.Background(), published.Sweeps())
+	rep, err := sweepsOf(context.Background(), published.Sweeps(), scale.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +179,7 @@ func TestPublishedRunsFit(t *testing.T) {
 	// ran out of memory"; scale's torchtitanA100Source).
 	oom := published.SweepRow{Workload: "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=128",
 		Cluster: "dgx-a100:8", Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 1}
-	if r := sweepRow(published.TokensPerGPU, oom); r.Refused != "" || r.Fits {
+	if r := sweepRow(published.TokensPerGPU, oom, "", nil); r.Refused != "" || r.Fits {
 		t.Errorf("torchtitan A100 Llama 2 70B, local batch 2, selective op (ran out of memory): fits %v, refused %q; want over", r.Fits, r.Refused)
 	}
 	for _, pub := range published.MegatronBridge() {

@@ -10,10 +10,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/inputs"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
-	"github.com/placer/placer/workloads/export"
 )
 
 // trainModeCNN copies the torch CNN and its meta file into a folder of
@@ -57,57 +56,6 @@ var cnnTrainMode = []map[string]string{
 	{"module": "features.2", "class": "Dropout", "effect": "random"},
 }
 
-// TestTrainModeLine: the one line, by hand, for each kind of module and
-// plan: batch statistics per micro-batch of a replica (4 or 5 samples
-// when the batch does not divide), SyncBatchNorm's only under
-// micro-batches, random streams whenever the plan has several pieces,
-// own generators; nothing for a plan of one piece.
-func TestTrainModeLine(t *testing.T) {
-	bn := export.TrainModeModule{Module: "bn1", Class: "BatchNorm2d", Effect: export.TrainModeBatch}
-	bn2 := export.TrainModeModule{Module: "layer1.0.bn1", Class: "BatchNorm2d", Effect: export.TrainModeBatch}
-	sync := export.TrainModeModule{Module: "norm", Class: "SyncBatchNorm", Effect: export.TrainModeBatch}
-	drop := export.TrainModeModule{Module: "", Class: "Net", Effect: export.TrainModeRandom}
-	gen := export.TrainModeModule{Module: "noise", Class: "Noise", Effect: export.TrainModeOwnGenerator}
-	const tail = ` (docs/torch-plan.md, "Train mode under a plan")`
-	for _, c := range []struct {
-		name   string
-		mods   []export.TrainModeModule
-		s      decision.Strategy
-		stages int
-		batch  int
-		want   string // "" = no line
-	}{
-		{"one piece", []export.TrainModeModule{bn, drop}, decision.Strategy{}, 1, 16, ""},
-		{"dp=2,mb=2", []export.TrainModeModule{bn, bn2}, decision.Strategy{Replicas: 2, MicroBatches: 2}, 1, 16,
-			"train mode: 2 BatchNorm2d modules (bn1, layer1.0.bn1) normalize with the statistics of micro-batches of 4 samples, not of the batch of 16 (SyncBatchNorm over the replicas, or fewer micro-batches, come closer)" + tail},
-		{"mb=3 of 10", []export.TrainModeModule{bn}, decision.Strategy{MicroBatches: 3}, 2, 10,
-			"train mode: 1 BatchNorm2d module (bn1) normalizes with the statistics of micro-batches of 3 or 4 samples, not of the batch of 10 (SyncBatchNorm over the replicas, or fewer micro-batches, come closer)" + tail},
-		{"no batch", []export.TrainModeModule{bn}, decision.Strategy{Replicas: 4}, 1, 0,
-			"train mode: 1 BatchNorm2d module (bn1) normalizes with the statistics of each of the 4 micro-batches, not of the whole batch (SyncBatchNorm over the replicas, or fewer micro-batches, come closer)" + tail},
-		{"sync, replicas only", []export.TrainModeModule{sync}, decision.Strategy{Replicas: 2}, 1, 16, ""},
-		{"sync, micro-batches", []export.TrainModeModule{sync}, decision.Strategy{Replicas: 2, MicroBatches: 4}, 1, 16,
-			"train mode: 1 SyncBatchNorm module (norm) normalizes with the statistics of micro-batches over the replicas of 4 samples, not of the batch of 16" + tail},
-		{"stages: random only", []export.TrainModeModule{bn, drop}, decision.Strategy{}, 2, 16,
-			"train mode: 1 Net module (<root>) draws random numbers from streams seeded per micro-batch and stage boundary, the same on every rank, not the unsplit model's one stream" + tail},
-		{"all kinds", []export.TrainModeModule{bn, drop, gen, {Module: "a", Class: "Dropout", Effect: export.TrainModeRandom}, {Module: "b", Class: "DropPath", Effect: export.TrainModeRandom}, {Module: "c", Class: "Dropout", Effect: export.TrainModeRandom}}, decision.Strategy{Replicas: 2}, 1, 8,
-			"train mode: 1 BatchNorm2d module (bn1) normalizes with the statistics of micro-batches of 4 samples, not of the batch of 8 (SyncBatchNorm over the replicas, or fewer micro-batches, come closer); " +
-				"4 Net/Dropout/DropPath modules (<root>, a, b, ...) draw random numbers from streams seeded per micro-batch and stage boundary, the same on every rank, not the unsplit model's one stream; " +
-				"1 Noise module (noise) draws from a torch.Generator of its own, whose state is each rank's: the runner cannot align its draws with the unsplit model's" + tail},
-	} {
-		n := TrainModeOf(&export.TorchMeta{TrainMode: c.mods}, c.s, c.stages, c.batch)
-		got := ""
-		if n != nil {
-			got = n.Line
-		}
-		if got != c.want {
-			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
-		}
-	}
-	if TrainModeOf(nil, decision.Strategy{Replicas: 2}, 1, 8) != nil {
-		t.Error("no meta file: a train-mode note")
-	}
-}
-
 // TestExportTrainMode: export of a torch plan with replicas or
 // micro-batches says in one line on Warn which train-mode modules the
 // plan changes; a plan of one piece, a module map or a meta file without
@@ -127,7 +75,7 @@ func TestExportTrainMode(t *testing.T) {
 		{"module map", "round-robin", "", "module-map", 2, ""},
 	} {
 		var warn bytes.Buffer
-		if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}}, Placement: c.placement, Strategy: c.strategy, To: c.to, Warn: &warn}); err != nil {
+		if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: c.gpus}}, Placement: c.placement, Strategy: c.strategy, To: c.to, Warn: &warn}); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		// The last line says what was written (TestExportSaysWhatItWrote).
@@ -147,20 +95,20 @@ func TestExportTrainMode(t *testing.T) {
 	}
 	// A refusal is its one line, with no train-mode line before it.
 	var refused bytes.Buffer
-	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "deepspeed", Out: filepath.Join(t.TempDir(), "ds.json"), Warn: &refused}); err == nil || refused.Len() != 0 {
+	if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: g}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "deepspeed", Out: filepath.Join(t.TempDir(), "ds.json"), Warn: &refused}); err == nil || refused.Len() != 0 {
 		t.Errorf("deepspeed with gpipe: %v, %q; want a refusal and no train-mode line", err, refused.String())
 	}
 	var warn bytes.Buffer
-	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "torch-plan", Warn: &warn}); err != nil || !strings.HasPrefix(warn.String(), "export: wrote ") || strings.Count(warn.String(), "\n") != 1 {
+	if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: torchCNN}, Cluster: inputs.ClusterSpec{GPUs: 4}}, Placement: "round-robin", Strategy: "dp=2,mb=2", To: "torch-plan", Warn: &warn}); err != nil || !strings.HasPrefix(warn.String(), "export: wrote ") || strings.Count(warn.String(), "\n") != 1 {
 		t.Errorf("meta file without train_mode: %v, %q; want no error and only the line saying what was written", err, warn.String())
 	}
 	bad := trainModeCNN(t, []map[string]string{{"module": "features.1", "class": "BatchNorm2d", "effect": "batch-stats"}})
-	_, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: bad}, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: "round-robin", To: "torch-plan"})
+	_, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: bad}, Cluster: inputs.ClusterSpec{GPUs: 2}}, Placement: "round-robin", To: "torch-plan"})
 	if err == nil || !strings.Contains(err.Error(), `train_mode[0] (module "features.1"): effect "batch-stats", want batch-statistics, random or own-generator`) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("unknown effect: %v, want one line naming it", err)
 	}
 	notList := trainModeCNN(t, "batch-statistics")
-	if _, err := Export(ExportOptions{OpGraph: GraphExportOptions{Graph: inputs.GraphSpec{Path: notList}}, Placement: "single", To: "torch-plan"}); err == nil || strings.Contains(err.Error(), "\n") {
+	if _, err := exportjob.Run(exportjob.Options{OpGraph: exportjob.GraphOptions{Graph: inputs.GraphSpec{Path: notList}}, Placement: "single", To: "torch-plan"}); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("train_mode not a list: %v, want one line", err)
 	}
 }

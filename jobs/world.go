@@ -8,6 +8,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/inputs"
+	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 )
 
@@ -63,7 +64,7 @@ func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
 	}
 	g := o.OpGraph
 	var err error
-	if g.Placement, err = planOrPlacement(g.Plan, g.Placement); err != nil {
+	if g.Placement, err = exportjob.PlanOrPlacement(g.Plan, g.Placement); err != nil {
 		return nil, err
 	}
 	e, err := EvalGraph(ctx, g)

@@ -29,12 +29,15 @@ type ScalePlan struct {
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result
-	// CheckedBy names, for each feature of the plan a published row
-	// predicted within tolerance vouches for, that row
-	// (published.Checked); Unchecked are the features none does: a plan
-	// with some is outside the regime placer was checked in.
-	CheckedBy map[string]string `json:"checked_by,omitempty"`
-	Unchecked []string          `json:"unchecked,omitempty"`
+	// Check is whether a published row checks the plan
+	// (published.CheckPlan over published.Checked): the row that does,
+	// or the nearest and how it differs. Nil where no published row can
+	// apply (CheckedNote).
+	Check *published.Check `json:"check,omitempty"`
+	// RegimeError is the error of the plan's regime, said beside its
+	// step and TFLOP/s (published.ErrorOf: in sample today); nil where
+	// no published row can apply (CheckedNote).
+	RegimeError *published.RegimeError `json:"regime_error,omitempty"`
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
@@ -48,6 +51,10 @@ type ScalePlan struct {
 	// the figures that need them fall back to the model. Nil: a
 	// complete profile, or none.
 	ProfileMissing []string `json:"profile_missing,omitempty"`
+	// ProfileLayer is, where the plan was priced from a profile of
+	// another framework's layer than placer's own (placer profile
+	// --framework), whose: profile.Software.TimedLayer.
+	ProfileLayer string `json:"profile_layer,omitempty"`
 }
 
 // DeviceCPU is ScalePlan.DeviceKind on a CPU profile's pod.
@@ -72,20 +79,22 @@ func (p *ScalePlan) ranks(n int) string {
 	return fmt.Sprintf("%d GPUs", n)
 }
 
-// checkedCell says, row by row, what the published rows checked of a
-// plan: "yes" (a row vouches for each of its features), the features
-// none does, "nothing to check" (it has none), or, where no published
-// row can apply (CheckedNote: a CPU pod), "no published row".
+// checkedCell says, row by row, whether a published row checks a plan:
+// "yes", the traits the nearest row differs in ("no: precision,
+// scale"), or, where none can apply (CheckedNote: a CPU pod; no rows),
+// "no published row".
 func checkedCell(p *ScalePlan) string {
 	switch {
-	case p.CheckedNote != "":
+	case p.CheckedNote != "" || p.Check == nil || p.Check.Row == nil:
 		return "no published row"
-	case len(p.Unchecked) > 0:
-		return "no: " + strings.Join(p.Unchecked, ", ")
-	case len(p.CheckedBy) == 0:
-		return "nothing to check"
+	case p.Check.Checked:
+		return "yes"
 	}
-	return "yes"
+	var traits []string
+	for _, d := range p.Check.Differences {
+		traits = append(traits, d.Trait)
+	}
+	return "no: " + strings.Join(traits, ", ")
 }
 
 // ScaleSearch is placer search at cluster scale: the fastest plan that
@@ -104,6 +113,39 @@ type ScaleSearch struct {
 	// For is the framework whose runs the plans searched were (placer
 	// search --for; "" = any plan).
 	For string `json:"for,omitempty"`
+	// Tied is how many of the plans shown, the best first, are closer
+	// to the best's step than the best plan's regime error (its mean
+	// |error|): a tie within the regime's error, placer's figures too
+	// rough to order them. 0: the best's regime has no published row
+	// (or none can apply); 1: the best stands apart.
+	Tied int `json:"tied_within_error,omitempty"`
+}
+
+// TiedWithin is how many of steps, the best (steps[0]) first, are within
+// err (a fraction) of the best: steps[i] <= steps[0] (1 + err).
+func TiedWithin(steps []float64, err float64) int {
+	n := 0
+	for _, s := range steps {
+		if s <= steps[0]*(1+err) {
+			n++
+		}
+	}
+	return n
+}
+
+// tieLine says, below the search's table, that its first plans are a
+// tie within the best plan's regime error; "" where they are not.
+func tieLine(s ScaleSearch) string {
+	e := s.Best.RegimeError
+	if s.Tied < 2 || e == nil || len(s.Runners) == 0 {
+		return ""
+	}
+	last := s.Best
+	if s.Tied > 1 {
+		last = s.Runners[s.Tied-2]
+	}
+	return fmt.Sprintf("a tie within the regime's error: the best %d of the %d plans shown are within %s of the best step, closer than %s's mean |error| %s (%s)\n",
+		s.Tied, len(s.Runners)+1, Percent(last.Step/s.Best.Step-1), e.Regime, Percent(e.MeanAbs), e.Kind)
 }
 
 // WriteScalePlan writes a plan's prediction: the step, the throughput and
@@ -125,7 +167,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		{"cluster", fmt.Sprintf("%s (%s)", p.Cluster, p.ranks(p.GPUs))},
 		{"strategy", p.Strategy},
 		{"stack", p.Stack.String()},
-		{"step", Seconds(p.Step)},
+		{"step", Seconds(p.Step) + regimeNote(&p)},
 		throughputRow(&p),
 		{"memory per " + p.rank(), memoryLine(&p, fits)},
 		{"busiest stage", busiest},
@@ -161,6 +203,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 		}
 		rows = append(rows, [2]string{"from the profile", line})
 	}
+	if p.ProfileLayer != "" {
+		rows = append(rows, [2]string{"profile's layer", p.ProfileLayer + ", not placer's own"})
+	}
 	if len(p.ProfileMissing) > 0 {
 		rows = append(rows, [2]string{"profile", "incomplete, not measured: " + strings.Join(p.ProfileMissing, ", ") +
 			"; a figure that needs them is modelled (the roofline), as the line above says"})
@@ -176,7 +221,21 @@ func throughputRow(p *ScalePlan) [2]string {
 	if p.cpu() {
 		return [2]string{"GFLOP/s per process", fmt.Sprintf("%.1f (no MFU: the profile measured no peak of the CPU)", 1e3*p.TFLOPs)}
 	}
-	return [2]string{"TFLOP/s per GPU", fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))}
+	line := fmt.Sprintf("%.1f (MFU %s)", p.TFLOPs, Percent(p.MFU))
+	if p.RegimeError != nil {
+		line += "; the step's regime error applies"
+	}
+	return [2]string{"TFLOP/s per GPU", line}
+}
+
+// regimeNote is the error of p's regime as the step's line carries it:
+// "; dense BF16 FSDP on H100: mean |error| 30% (...) on 4 published
+// rows (in-sample)", or "" where no published row can apply.
+func regimeNote(p *ScalePlan) string {
+	if p.RegimeError == nil {
+		return ""
+	}
+	return "; " + p.RegimeError.String()
 }
 
 // expertsComm is whether plan pl has experts' communication to say the
@@ -239,28 +298,28 @@ func reservedLine(a *scale.AllocatorPeak) string {
 	return line
 }
 
-// checkedLine says which published rows vouch for the plan's features,
-// or which features none does.
+// checkedLine says which published row checks the plan, or that none
+// does: the nearest row and how it differs.
 func checkedLine(p ScalePlan) string {
-	if p.CheckedNote != "" {
+	c := p.Check
+	switch {
+	case p.CheckedNote != "":
 		return p.CheckedNote
+	case c == nil || c.Row == nil:
+		return "UNCHECKED: no published row"
+	case c.Checked:
+		return fmt.Sprintf("checked by %s: the same precision (%s), attention, family and parallelism, %d GPUs, %d tokens; predicted %+.0f%%, within its %.0f%%",
+			c.Row.Source, published.PrecisionName(c.Row.Precision), c.Row.GPUs, c.Row.Seq, 100*c.Row.Error, 100*c.Row.Tolerance())
 	}
-	if len(p.Unchecked) > 0 {
-		return fmt.Sprintf("UNCHECKED: no published row placer predicts within 10%% (15%% with experts) uses %s", strings.Join(p.Unchecked, ", "))
+	return fmt.Sprintf("UNCHECKED: nearest %s (%s, %d GPUs) differs in %s", c.Row.Source, published.PrecisionName(c.Row.Precision), c.Row.GPUs, andList(c.Reasons()))
+}
+
+// andList joins words as a sentence does: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
 	}
-	seen := map[string]bool{}
-	var srcs []string
-	for _, src := range p.CheckedBy {
-		if !seen[src] {
-			seen[src] = true
-			srcs = append(srcs, src)
-		}
-	}
-	slices.Sort(srcs)
-	if len(srcs) == 0 {
-		return "nothing to check (no tensor, pipeline, context or expert parallelism, FSDP, FP8 or recomputation)"
-	}
-	return "every feature, by " + strings.Join(srcs, "; ")
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // hostLine says how long the busiest GPU waits on its host per step and
@@ -332,6 +391,9 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		if err := TableFit(w, header, rows, optional); err != nil {
 			return err
 		}
+		if _, err := io.WriteString(w, tieLine(s)); err != nil {
+			return err
+		}
 	}
 	kept := ""
 	if s.Kept != "" {
@@ -372,8 +434,16 @@ type MegatronRow struct {
 	PredictedTFLOPs float64 `json:"predicted_tflops"`
 	PredictedMFU    float64 `json:"predicted_mfu"`
 	// Error is predicted over published, minus 1: the error counted.
-	Error          float64 `json:"error"`
-	MegatronMemory int64   `json:"megatron_memory_bytes"`
+	Error float64 `json:"error"`
+	// OutOfSampleError is Error with the constants the row's own source
+	// chose reset (Megatron.Samples; Error where it chose none), of the
+	// step OutOfSampleStep: OutOfSampleTFLOPs, and on Megatron-Bridge's
+	// rows OutOfSampleTokens.
+	OutOfSampleError  float64 `json:"out_of_sample_error"`
+	OutOfSampleStep   float64 `json:"out_of_sample_step_s"`
+	OutOfSampleTFLOPs float64 `json:"out_of_sample_tflops"`
+	OutOfSampleTokens float64 `json:"out_of_sample_tokens_per_gpu,omitempty"`
+	MegatronMemory    int64   `json:"megatron_memory_bytes"`
 	// MegatronLMEstimate is Megatron-LM's own estimate of the same
 	// plan's memory (theoretical_memory_usage.py: weights and optimizer
 	// plus activations, published.MegatronLMEstimate): a second opinion
@@ -444,8 +514,28 @@ type Megatron struct {
 	BridgeMeanAbsError float64       `json:"bridge_mean_abs_error,omitempty"`
 	BridgeMaxAbsError  float64       `json:"bridge_max_abs_error,omitempty"`
 	BridgeMeanError    float64       `json:"bridge_mean_error,omitempty"`
+	// Samples are the tables' errors in sample and out of sample (each
+	// table's rows with the constants its own source chose reset).
+	Samples []TableSample `json:"in_and_out_of_sample"`
 	// Plots are the files --plot wrote.
 	Plots []string `json:"plots,omitempty"`
+}
+
+// TableSample is one table's error in and out of sample.
+type TableSample struct {
+	Name string `json:"table"`
+	published.SampleError
+}
+
+// sampleLine is table name's out-of-sample line (OutOfSampleLine), "" where
+// m has none.
+func sampleLine(m Megatron, name string) string {
+	for _, t := range m.Samples {
+		if t.Name == name {
+			return name + " " + OutOfSampleLine(t.SampleError, false) + "\n"
+		}
+	}
+	return ""
 }
 
 // WriteMegatron writes both tables and their summary.
@@ -459,11 +549,11 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		return err
 	}
 	if _, err := fmt.Fprintf(w, "prediction error (Megatron's plan read at the framework's defaults): mean |error| %s, largest %s, mean %+.1f%%,\n"+
-		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n"+
+		"Spearman %.2f; at the fastest reading of what the table leaves open: mean |error| %s\n%s"+
 		"placer's plans %.3fx Megatron's (geometric mean, predicted); %s\n"+
 		"each row's figures again: placer eval --workload W --cluster C --strategy PLAN, placer search --workload W --cluster C (W and C: the row's workload and cluster in --json)\n\n",
-		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError), m.GeomeanSpeedup,
-		checkedSpeedupNote(m)); err != nil {
+		Percent(m.MeanAbsError), Percent(m.MaxAbsError), 100*m.MeanError, m.Spearman, Percent(m.FastestMeanAbsError),
+		sampleLine(m, "Megatron-LM H100"), m.GeomeanSpeedup, checkedSpeedupNote(m)); err != nil {
 		return err
 	}
 	if len(m.Strong) > 0 {
@@ -481,12 +571,18 @@ func WriteMegatron(w io.Writer, m Megatron) error {
 		if err := writeMegatronRows(w, m.A100); err != nil {
 			return err
 		}
+		if _, err := fmt.Fprint(w, sampleLine(m, "Megatron-LM A100 (2022)")); err != nil {
+			return err
+		}
 	}
 	if len(m.Llama3) > 0 {
 		if _, err := fmt.Fprintln(w, "\nLlama 3 405B's pre-training (Meta's table 4; Meta's own stack on H100s: its stated plan in the Megatron column):"); err != nil {
 			return err
 		}
 		if err := writeMegatronRows(w, m.Llama3); err != nil {
+			return err
+		}
+		if _, err := fmt.Fprint(w, sampleLine(m, "Llama 3 405B")); err != nil {
 			return err
 		}
 	}
@@ -526,6 +622,9 @@ func writeBridgeRows(w io.Writer, m Megatron) error {
 		"GB placer / MLM est.: placer's memory of Megatron's plan / Megatron-LM's own estimate (theoretical_memory_usage.py:\n"+
 		"a second opinion, not a measurement); (over): above the GPU's memory in placer's model\n",
 		Percent(m.BridgeMeanAbsError), Percent(m.BridgeMaxAbsError), 100*m.BridgeMeanError)
+	if err == nil {
+		_, err = fmt.Fprint(w, sampleLine(m, "Megatron-Bridge 25.11"))
+	}
 	if err == nil {
 		err = unitsLegend(w, m.Bridge)
 	}
@@ -990,5 +1089,9 @@ func checkedSpeedupNote(m Megatron) string {
 	if m.CheckedRows == 0 {
 		return "no row's two plans are both inside the checked regime"
 	}
-	return fmt.Sprintf("%.3fx over the %d rows whose two plans are inside the checked regime", m.CheckedSpeedup, m.CheckedRows)
+	rows := fmt.Sprintf("the %d rows whose two plans are", m.CheckedRows)
+	if m.CheckedRows == 1 {
+		rows = "the one row whose two plans are"
+	}
+	return fmt.Sprintf("%.3fx over %s inside the checked regime", m.CheckedSpeedup, rows)
 }

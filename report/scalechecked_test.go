@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // TestScaleSearchChecked: the search table's "checked against" says,
-// row by row, what was checked: "yes" only where a published row vouches
-// for each of the plan's features; the features none does; "nothing to
-// check" for a plan with no feature (the plan's own line says so); "no
-// published row" where none can apply (the header's note: a CPU pod's
-// plans, every row of which said "yes" before).
+// row by row, what was checked: "yes" only where a published row checks
+// the plan; else the traits the nearest row differs in; "no published
+// row" where none can apply (the header's note: a CPU pod's plans, every
+// row of which said "yes" before, or no rows).
 func TestScaleSearchChecked(t *testing.T) {
 	const note = "no published row: they ran on GPUs, this pod is a CPU's"
+	row := published.CheckedRow{Source: "Megatron-LM H100, 16B"}
 	for _, c := range []struct {
 		name  string
 		plans []ScalePlan // the best first
@@ -22,11 +23,12 @@ func TestScaleSearchChecked(t *testing.T) {
 	}{
 		{"gpu pod",
 			[]ScalePlan{
-				{Strategy: "tp=8,pp=1,dp=1,mbs=1", CheckedBy: map[string]string{"tp": "Megatron-LM H100, 16B"}},
-				{Strategy: "tp=4,pp=2,dp=1,mbs=1", CheckedBy: map[string]string{"tp": "Megatron-LM H100, 16B"}, Unchecked: []string{"pp"}},
-				{Strategy: "tp=1,pp=1,dp=8,mbs=1"},
+				{Strategy: "tp=8,pp=1,dp=1,mbs=1", Check: &published.Check{Checked: true, Row: &row}},
+				{Strategy: "tp=4,pp=2,dp=1,mbs=1", Check: &published.Check{Row: &row, Differences: []published.Difference{
+					{Trait: "parallelism", Row: "SP+TP", Plan: "PP+SP+TP"}, {Trait: "scale", Row: "192", Plan: "8 GPUs"}}}},
+				{Strategy: "tp=1,pp=1,dp=8,mbs=1", Check: &published.Check{}},
 			},
-			[]string{"yes", "no: pp", "nothing to check"}},
+			[]string{"yes", "no: parallelism, scale", "no published row"}},
 		{"cpu pod",
 			[]ScalePlan{
 				{Strategy: "tp=2,pp=1,dp=1,mbs=1", CheckedNote: note},
@@ -59,5 +61,73 @@ func TestScaleSearchChecked(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckedLine: the plan's "checked against" line names the row that
+// checks it, or says UNCHECKED with the nearest row and how it differs;
+// its step line carries its regime's error, or that no published row is
+// of its regime (hand-built rows and errors).
+func TestCheckedLine(t *testing.T) {
+	fp8 := published.CheckedRow{Source: "Megatron-Bridge 25.11, Llama 3 8B", Error: 0.0628,
+		Traits: published.Traits{Precision: "fp8=current", Family: "dense", GPUs: 8, Seq: 8192}}
+	bf16 := fp8
+	bf16.Precision, bf16.GPUs, bf16.Error = "bf16", 32, -0.04
+	regime := published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}
+	for _, c := range []struct {
+		name       string
+		check      *published.Check
+		err        *published.RegimeError
+		line, step string
+	}{
+		{"FP8 row, 4x fewer GPUs",
+			&published.Check{Row: &fp8, Differences: []published.Difference{{Trait: "precision", Row: "FP8 current", Plan: "BF16"}, {Trait: "scale", Row: "8", Plan: "32 GPUs"}}},
+			&published.RegimeError{Regime: regime, Kind: published.InSample, Rows: 4, MeanAbs: 0.3007, MaxAbs: 0.3981, Fast: 4},
+			"UNCHECKED: nearest Megatron-Bridge 25.11, Llama 3 8B (FP8 current, 8 GPUs) differs in precision (FP8 current vs BF16) and scale (8 vs 32 GPUs)",
+			"5.921 s; dense BF16 FSDP on H100: mean |error| 30% (largest 40%, 4 of 4 too fast) on 4 published rows (in-sample)"},
+		{"checked", &published.Check{Checked: true, Row: &bf16}, &published.RegimeError{Regime: regime, Kind: published.InSample},
+			"checked by Megatron-Bridge 25.11, Llama 3 8B: the same precision (BF16), attention, family and parallelism, 32 GPUs, 8192 tokens; predicted -4%, within its 10%",
+			"5.921 s; no published row of this regime (dense BF16 FSDP on H100)"},
+		{"no rows", &published.Check{}, nil, "UNCHECKED: no published row", "5.921 s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := ScalePlan{Check: c.check, RegimeError: c.err, Result: scale.Result{Step: 5.921}}
+			if got := checkedLine(p); got != c.line {
+				t.Errorf("checked line %q, want %q", got, c.line)
+			}
+			if got := Seconds(p.Step) + regimeNote(&p); got != c.step {
+				t.Errorf("step %q, want %q", got, c.step)
+			}
+		})
+	}
+}
+
+// TestTied: the plans closer to the best than its regime's error are a
+// tie, counted from the best; the line says so only where two or more
+// are (steps and error by hand).
+func TestTied(t *testing.T) {
+	for _, c := range []struct {
+		steps []float64
+		err   float64
+		want  int
+	}{
+		{[]float64{10, 10.5, 11, 13}, 0.10, 3}, // 0, 5%, 10% within 10%; 30% not
+		{[]float64{10, 12}, 0.10, 1},
+		{[]float64{10, 10.1}, 0, 1},
+		{[]float64{10}, 0.5, 1},
+	} {
+		if got := TiedWithin(c.steps, c.err); got != c.want {
+			t.Errorf("%v within %g: %d tied, want %d", c.steps, c.err, got, c.want)
+		}
+	}
+	e := &published.RegimeError{Regime: published.Regime{Family: "dense", Precision: "bf16", Style: "fsdp", GPU: "h100"}, Kind: published.InSample, Rows: 4, MeanAbs: 0.30}
+	s := ScaleSearch{Best: ScalePlan{RegimeError: e, Result: scale.Result{Step: 10}},
+		Runners: []ScalePlan{{Result: scale.Result{Step: 10.5}}, {Result: scale.Result{Step: 20}}}, Tied: 2}
+	want := "a tie within the regime's error: the best 2 of the 3 plans shown are within 5.0% of the best step, closer than dense BF16 FSDP on H100's mean |error| 30.0% (in-sample)\n"
+	if got := tieLine(s); got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if s.Tied = 1; tieLine(s) != "" {
+		t.Errorf("one plan tied: %q, want no line", tieLine(s))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/placer/placer/evaluate/scale/published"
 )
 
 // Sweeps is placer report sweeps: each published sweep (published.Sweeps:
@@ -15,6 +17,9 @@ type Sweeps struct {
 	// Over every row predicted: the mean |error| and the largest.
 	MeanAbsError float64 `json:"mean_abs_error"`
 	MaxAbsError  float64 `json:"max_abs_error"`
+	// OutOfSampleMeanAbsError is the mean |error| over the same rows, each
+	// sweep's with the constants its own source chose reset (Sweep.Sample).
+	OutOfSampleMeanAbsError float64 `json:"out_of_sample_mean_abs_error"`
 	// Rows and Refused count the rows placer predicted and those whose
 	// plan it cannot write; Ordered the predicted rows of order-only
 	// sweeps (a rank published, no figure: outside the errors).
@@ -60,6 +65,11 @@ type Sweep struct {
 	// row measured and predicted, among the rows predicted.
 	FastestMeasured  string `json:"fastest_measured"`
 	FastestPredicted string `json:"fastest_predicted"`
+	// Sample is the sweep's error in sample (MeanAbsError, Spearman) and
+	// out of sample: its rows with the constants its own published
+	// source set chose reset to their values without it (leave one
+	// source out), which constants, and the source set.
+	Sample published.SampleError `json:"in_and_out_of_sample"`
 }
 
 // SweepRow is one row of a sweep: as published, as placer reads it, and
@@ -74,9 +84,14 @@ type SweepRow struct {
 	Measured  float64 `json:"measured"`
 	Predicted float64 `json:"predicted,omitempty"`
 	// Error is predicted over measured, minus 1, in the sweep's unit.
-	Error   float64 `json:"error,omitempty"`
-	Fits    bool    `json:"fits"`
-	Refused string  `json:"refused,omitempty"`
+	Error float64 `json:"error,omitempty"`
+	// OutOfSamplePredicted and OutOfSampleError are Predicted and Error
+	// with the constants the sweep's source chose reset (Sweep.Sample;
+	// the same where it chose none).
+	OutOfSamplePredicted float64 `json:"out_of_sample_predicted,omitempty"`
+	OutOfSampleError     float64 `json:"out_of_sample_error,omitempty"`
+	Fits                 bool    `json:"fits"`
+	Refused              string  `json:"refused,omitempty"`
 	// HostBound: a pipeline stage of the plan is bound by its host.
 	HostBound bool `json:"host_bound,omitempty"`
 	// PublishedPeakGiB is the published peak memory of a GPU (0: none;
@@ -138,8 +153,8 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		if sw.OrderOnly {
 			mae = "n/a (order only)"
 		}
-		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\nstack: %s\nsource: %s\n\n", rho, mae, order,
-			sw.Stack, sw.Source); err != nil {
+		if _, err := fmt.Fprintf(w, "Spearman %s; mean |error| %s; %s\n%s\nstack: %s\nsource: %s\n\n", rho, mae, order,
+			OutOfSampleLine(sw.Sample, sw.OrderOnly), sw.Stack, sw.Source); err != nil {
 			return err
 		}
 	}
@@ -153,10 +168,30 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s, largest %s\n"+
+	_, err := fmt.Fprintf(w, "%d rows predicted%s, %d refused; mean |error| %s in sample, %s out of sample (each sweep's own source left out), largest %s\n"+
 		"(over): above the GPU's memory in placer's model; (host): a stage bound by its host; flex, ag: the DeepEP and all-gather token dispatchers (docs/stacks.md); each row again: placer eval --workload W --cluster C --strategy S (--json)\n",
-		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.MaxAbsError))
+		s.Rows, ordered, s.Refused, Percent(s.MeanAbsError), Percent(s.OutOfSampleMeanAbsError), Percent(s.MaxAbsError))
 	return err
+}
+
+// OutOfSampleLine says a sweep's or table's error out of sample beside
+// in sample: "out of sample (source set S, DefaultMemoryMargin 0.06 ->
+// 0): mean |error| 12.0% (in sample 10.0%), Spearman 0.80 (1.00)", or
+// that no constant was chosen with its source, so that the two are the
+// same by construction. orderOnly: a sweep of ranks, no error.
+func OutOfSampleLine(e published.SampleError, orderOnly bool) string {
+	head := fmt.Sprintf("out of sample (source set %s", e.Set)
+	if len(e.Reset) == 0 {
+		return head + "): the same, " + published.NoneChosen
+	}
+	var parts []string
+	if !orderOnly {
+		parts = append(parts, fmt.Sprintf("mean |error| %s (in sample %s)", Percent(e.OutMeanAbs), Percent(e.MeanAbs)))
+	}
+	if e.OutSpearman != nil {
+		parts = append(parts, fmt.Sprintf("Spearman %.2f (%.2f)", *e.OutSpearman, *e.Spearman))
+	}
+	return head + ", reset: " + strings.Join(e.Reset, ", ") + "): " + strings.Join(parts, ", ")
 }
 
 // peakCell is a row's published and predicted peak memory in GiB with

@@ -2,7 +2,8 @@
 // of an ML training graph run on a cluster of GPUs. See README.md.
 //
 // One file per command: an options struct, its flags bound with cobra,
-// and one call into jobs (a report grid's into jobs/reports); the table
+// and one call into jobs (a report grid's into jobs/reports, profile's
+// and export's into jobs/profile and jobs/export); the table
 // or JSON printed with report. The
 // commands' raw flag values are parsed and checked into the jobs' options
 // here (parse.go, parsechecks.go, cellflags.go, trainflags.go,
@@ -15,8 +16,8 @@
 // command branches on its workload's world: eval, search and export bind
 // each flag into the options of the world it applies to (an op graph's,
 // a transformer's at cluster scale, or both), the world is decided once
-// from the workload (chooseWorld, world.go) and jobs.Search, Eval and
-// Export take either (jobs/world.go); a flag of the other world is
+// from the workload (chooseWorld, world.go) and jobs.Search and Eval
+// (jobs/world.go) and export.Run take either; a flag of the other world is
 // refused with the reason its binding recorded (onlyIn), and a
 // --strategy is read by its world's parser (jobs.CheckStrategy).
 //

@@ -9,6 +9,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -43,7 +44,7 @@ per-device busy time and peak memory, bytes moved, and out-of-memory.
 -o and --json hold the decision evaluated (one replica's, with its
 strategy): eval --placement and export --placement read that file back.
 
-` + jobs.GPUsRule + `
+` + export.GPUsRule + `
 
 ` + decisionHelp,
 		Example: `  placer eval --graph examples/mlp.json --gpus 2 --placement round-robin --fusion default
@@ -104,7 +105,7 @@ strategy): eval --placement and export --placement read that file back.
 }
 
 // gpusUsage is --gpus in the commands that take a strategy around a
-// placement (eval, search, export): jobs.GPUsRule in a line.
+// placement (eval, search, export): export.GPUsRule in a line.
 const gpusUsage = "every GPU of the cluster: a strategy of R replicas places one replica's placement on GPUs / R of them (default: the placement file's replica GPUs x R, else the graph file's GPUs, else 1)"
 
 // addWorldFlags binds the flags of eval and search that name the workload

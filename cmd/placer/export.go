@@ -4,14 +4,14 @@ import (
 	"strings"
 
 	"github.com/placer/placer/inputs"
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newExportCmd) }
 
 func newExportCmd(s *streams) *cobra.Command {
-	o := &jobs.ExportOptions{}
+	o := &export.Options{}
 	cmd := &cobra.Command{
 		Use:   "export (--graph FILE | --workload NAME | --profile FILE) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
 		Short: "Write a plan for Megatron-LM, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
@@ -55,9 +55,9 @@ docs/import.md describes each format and tools/torchexport/placement.py applies
 a module map to an nn.Module. A placement file is a decision file, a
 result file (search --out) or an eval report (eval -o).
 
-` + jobs.GPUsRule + `
+` + export.GPUsRule + `
 
-` + jobs.ExportPlanRule + `
+` + export.PlanRule + `
 
 At cluster scale the plan is costed on the software stack the framework's
 file runs (docs/stacks.md: torchtitan compiled, written with compile on;
@@ -94,7 +94,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 				return err
 			}
 			o.Warn = s.Err
-			out, err := jobs.Export(*o)
+			out, err := export.Run(*o)
 			if err != nil {
 				return err
 			}
@@ -120,7 +120,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	stringBoth(f, "workload", "", workloadForms(), &g.Graph.Workload, &sc.Workload)
 	intBoth(f, "gpus", 0, gpusUsage, &g.Cluster.GPUs, &sc.Pod.GPUs)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
-	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(jobs.ExportFormats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
+	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(export.Formats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
 	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	stringBoth(f, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan", &g.Cluster.Profile, &sc.Pod.Profile)
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written

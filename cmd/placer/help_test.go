@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
 )
@@ -29,7 +30,7 @@ func TestHelpNamesEveryForm(t *testing.T) {
 		}
 	}
 	_, exp, _ := placer(t, "export", "--help")
-	for _, f := range jobs.ExportFormats {
+	for _, f := range export.Formats {
 		if !strings.Contains(exp, "\n  "+f+" ") {
 			t.Errorf("export --help does not describe --to %s", f)
 		}

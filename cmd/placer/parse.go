@@ -16,6 +16,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
@@ -65,21 +66,21 @@ func hostModel(on bool, dispatch time.Duration, measure bool) (*roofline.Host, e
 }
 
 // checkExport checks export's options as its flags give them.
-func checkExport(o *jobs.ExportOptions) error {
+func checkExport(o *export.Options) error {
 	if err := checkGraphOrProfile(o.OpGraph.Graph, o.OpGraph.Cluster); err != nil {
 		return err
 	}
 	if o.To == "" {
-		return fail.Usagef("give --to (one of %s)", strings.Join(jobs.ExportFormats, ", "))
+		return fail.Usagef("give --to (one of %s)", strings.Join(export.Formats, ", "))
 	}
-	// torchtitan@0.2: the format before the release (jobs.Export checks
+	// torchtitan@0.2: the format before the release (export.Run checks
 	// the release).
 	to, _, _ := strings.Cut(strings.ToLower(o.To), "@")
-	if !slices.Contains(jobs.ExportFormats, to) {
-		return fail.Usagef("--to %s: unknown format %q (want one of %s)", o.To, to, strings.Join(jobs.ExportFormats, ", "))
+	if !slices.Contains(export.Formats, to) {
+		return fail.Usagef("--to %s: unknown format %q (want one of %s)", o.To, to, strings.Join(export.Formats, ", "))
 	}
 	world := o.World
-	if formats := jobs.ExportFormatsOf(world); !slices.Contains(formats, to) {
+	if formats := export.FormatsOf(world); !slices.Contains(formats, to) {
 		other := inputs.OpGraph
 		if world == inputs.OpGraph {
 			other = inputs.ClusterScale

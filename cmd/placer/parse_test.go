@@ -11,6 +11,7 @@ import (
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/launch"
 	"github.com/placer/placer/jobs/reports"
 	"github.com/placer/placer/methods/gdp"
@@ -141,7 +142,7 @@ func TestParseFlagsUsage(t *testing.T) {
 		want string
 	}{
 		{"eval no graph", checkEval(&jobs.EvalOptions{}), "give --graph FILE or --workload NAME"},
-		{"export no --to", checkExport(&jobs.ExportOptions{OpGraph: jobs.GraphExportOptions{Graph: graph}}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron)"},
+		{"export no --to", checkExport(&export.Options{OpGraph: export.GraphOptions{Graph: graph}}), "give --to (one of tf-device-map, costgraph, msr-fiddle, module-map, torch-plan, torchtitan, deepspeed, decision, megatron)"},
 		{"baselines budget", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Budget: -1, Time: -1}, baselinesFlags{}), "--budget -1: must be positive (0 = each method's default)"},
 		{"baselines tasks", parseBaselinesFlags(&jobs.BaselinesOptions{Graph: graph, Tasks: ","}, baselinesFlags{}), `--tasks ",": want a comma-separated list of placement, scheduling, fusion`},
 		{"search methods", parseSearchFlags(&jobs.SearchOptions{OpGraph: jobs.GraphSearchOptions{Graph: graph}}, searchFlags{Methods: "nosuch"}), "--methods: "},

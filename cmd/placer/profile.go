@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/profile"
 	"github.com/spf13/cobra"
 )
 
 func init() { register(newProfileCmd) }
 
 func newProfileCmd(s *streams) *cobra.Command {
-	o := &jobs.ProfileOptions{}
+	o := &profile.Options{}
 	cmd := &cobra.Command{
 		Use:   "profile (--model MODEL | --workload MODEL) --out FILE",
 		Short: "Measure a model's training step op by op, or a transformer's layers, collectives and host, for eval and search --profile",
@@ -35,7 +35,12 @@ parallelism, micro-batch, the sequence of a context rank, recomputation),
 the embedding and the loss, one AdamW step, the collectives over the
 processes present (NCCL on GPUs, gloo on a CPU) and the host's issue of a
 kernel, and writes the layers profile that eval and search at cluster scale
-read with --profile.
+read with --profile. --framework hf or torchtitan times the layer that
+framework builds instead (transformers' decoder layer; torchtitan's Llama 3
+block, tensor-parallel through torch's DTensor with torchtitan's plan), at
+the same shard shapes; the embedding and the loss stay placer's own. The
+profile says whose layer it timed (software.framework, framework_version,
+layer) and eval prints it.
 
 CUDA when present, else the CPU; progress on stderr. It runs in the torch
 virtualenv (--python, else $TORCH_PY, else
@@ -53,12 +58,14 @@ replaces FILE).`,
   placer profile --model timm:convnext_tiny --batch 64 --out convnext.profile.json
   placer profile --workload llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=4096,vocab=128256,batch=64 --out llama1b.profile.json
   placer eval --workload llama:... --cluster dgx-h100:1 --strategy tp=2,dp=4 --profile llama1b.profile.json
-  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 2 --mbs 1,2 --cp 1 --recompute none --budget 2m --out tiny.profile.json`,
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 2 --mbs 1,2 --cp 1 --recompute none --budget 2m --out tiny.profile.json
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework torchtitan --device cpu --procs 2 --tp 1,2 --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-titan.profile.json
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework hf --device cpu --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-hf.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			r, err := jobs.Profile(cmd.Context(), *o, s.Err)
+			r, err := profile.Run(cmd.Context(), *o, s.Err)
 			if r != nil && r.Profile != nil {
-				fmt.Fprintln(s.Out, jobs.ProfileLine(r))
+				fmt.Fprintln(s.Out, profile.Line(r))
 			}
 			if r != nil {
 				s.kept = r.Kept
@@ -90,6 +97,7 @@ replaces FILE).`,
 	f.IntSliceVar(&o.CP, "cp", nil, "context-parallel degrees: the sequence over each (default 1,2)")
 	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full, selective (the attention core; default all three)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed loops per shape (their median)")
+	f.StringVar(&o.Framework, "framework", "", "with --workload: time the layer this framework builds in place of placer's own: hf (transformers' LlamaDecoderLayer, Qwen3DecoderLayer, MixtralDecoderLayer or Qwen3MoeDecoderLayer; tp 1), torchtitan (torchtitan's Llama 3 TransformerBlock; tp above 1 by DTensor with torchtitan's plan) or megatron (refused: not built yet)")
 	f.StringSliceVar(&o.FP8, "fp8", nil, "with --workload: FP8 `RECIPE`s (current, delayed, blockwise) each layer shape is timed under too, as eval's fp8= prices them: Transformer Engine's where it runs, else torchao's tensorwise scaling (current only)")
 	return cmd
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/jobs"
+	profilejob "github.com/placer/placer/jobs/profile"
 )
 
 // lockedBuffer is a bytes.Buffer written by a command and read by the test
@@ -48,7 +48,7 @@ func (b *lockedBuffer) String() string {
 // skipped without the torch virtualenv.
 func TestProfileOneInterrupt(t *testing.T) {
 	bin := placerBinary(t)
-	py := jobs.TorchPython()
+	py := profilejob.TorchPython()
 	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
 		t.Skipf("no torch at %s (make venv): %v", py, err)
 	}
@@ -160,5 +160,22 @@ func TestEvalIncompleteProfile(t *testing.T) {
 	wantErr := "placer: profile " + path + ": incomplete, no optimizer step measured: the cpu pod's model takes its memory's bandwidth from it (rerun placer profile)\n"
 	if r.code != 1 || r.stderr != wantErr || r.stdout != "" {
 		t.Errorf("eval of a CPU profile without its optimizer: exit %d, %q %q; want exit 1, %q", r.code, r.stdout, r.stderr, wantErr)
+	}
+}
+
+// A --framework placer does not know, and megatron's (not built), are
+// refused in one line, exit 2, before anything runs (no python started:
+// --python names none).
+func TestProfileFrameworkFlag(t *testing.T) {
+	const w = "llama:layers=2,hidden=64,heads=2,ffn=128,seq=64,vocab=256,batch=4"
+	for _, c := range []struct{ fw, want string }{
+		{"bogus", `placer: --framework "bogus": want hf, torchtitan or megatron`},
+		{"megatron", "placer: --framework megatron: not profiled:"},
+	} {
+		dir := t.TempDir()
+		r := runBinary(t, dir, time.Minute, nil, "profile", "--workload", w, "--framework", c.fw, "--python", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "x.json"))
+		if r.code != 2 || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("--framework %s: exit %d, stderr %q; want 2 and one line %q", c.fw, r.code, r.stderr, c.want)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/methods"
 	"github.com/placer/placer/methods/anchored"
 	"github.com/placer/placer/methods/gdp"
@@ -43,7 +44,7 @@ For a graph from PyTorch whose meta file lists train-mode modules
 (BatchNorm, dropout), a line after the summary (and --json's train_mode)
 names those the answer's plan changes.
 
-` + jobs.GPUsRule + `
+` + export.GPUsRule + `
 
 Budget: --evals (default ` + fmt.Sprint(methods.DefaultSearchEvaluations) + `), --cpu (this process's CPU time), --time
 (wall time) or --steps, whichever is spent first; with --evals or --steps

@@ -101,6 +101,18 @@ func (p *Profile) Graph() *graph.Graph {
 	return p.Ops.g
 }
 
+// StateOp is whether op, of an ops profile's graph, is the step's state
+// (an input, a parameter, a buffer) or the optimizer's start marker: no
+// kernel, never timed, so neither counted among the ops measured nor
+// priced as one.
+func StateOp(op *graph.Op) bool {
+	switch op.Type {
+	case "Input", "Parameter", "Buffer", "OptimizerStep", "Placeholder":
+		return true
+	}
+	return false
+}
+
 // Device is the machine a profile ran on.
 type Device struct {
 	// Kind is "cuda" or "cpu"; Name the GPU's name (torch.cuda's
@@ -121,18 +133,51 @@ type Device struct {
 
 // Software is what ran the profile: the driver and CUDA ("" on a CPU),
 // torch, the collectives' backend (nccl, gloo) and the framework whose
-// layer was timed ("pytorch": a plain PyTorch layer).
+// layer was timed ("pytorch": placer_torch.profile.layers' plain
+// PyTorch layer; "transformers", "torchtitan": that framework's own,
+// placer profile --framework).
 type Software struct {
 	Driver    string `json:"driver,omitempty"`
 	CUDA      string `json:"cuda,omitempty"`
 	Torch     string `json:"torch"`
 	Backend   string `json:"backend"`
 	Framework string `json:"framework"`
+	// FrameworkVersion is the framework's version where it is not
+	// placer's own layer ("5.24.0"); Layer the class timed, module and
+	// name ("transformers.models.llama.modeling_llama.LlamaDecoderLayer").
+	FrameworkVersion string `json:"framework_version,omitempty"`
+	Layer            string `json:"layer,omitempty"`
 	// FP8 is what ran the layers measured under an FP8 recipe
 	// (Layer.FP8): "transformer-engine VERSION" (its layers under
 	// fp8_autocast) or "torchao-style ..." (placer_torch.profile.fp8's
 	// tensorwise scaling through torch._scaled_mm); "" where none was.
 	FP8 string `json:"fp8,omitempty"`
+}
+
+// TimedLayer is whose layer the profile timed where it is another
+// framework's than placer's own ("torchtitan 0.2.2's TransformerBlock
+// (torchtitan.models.llama3.model.model)"), "" for placer's own
+// (framework "pytorch", every profile before --framework).
+func (s Software) TimedLayer() string {
+	if s.Framework == "" || s.Framework == "pytorch" {
+		return ""
+	}
+	out := s.Framework
+	if s.FrameworkVersion != "" {
+		out += " " + s.FrameworkVersion
+	}
+	if s.Layer == "" {
+		return out + "'s layer"
+	}
+	mod, name := "", s.Layer
+	if i := strings.LastIndexByte(s.Layer, '.'); i >= 0 {
+		mod, name = s.Layer[:i], s.Layer[i+1:]
+	}
+	out += "'s " + name
+	if mod != "" {
+		out += " (" + mod + ")"
+	}
+	return out
 }
 
 // Layer is one shard shape timed: one transformer layer (or the

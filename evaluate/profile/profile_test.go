@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -395,4 +396,17 @@ func withCollectives(t *testing.T, extra ...Collective) (*Profile, error) {
 		t.Fatal(err)
 	}
 	return Decode(out)
+}
+
+// StateOp: the step's state and the optimizer's marker are never timed;
+// every op that runs a kernel is, whatever its class.
+func TestStateOp(t *testing.T) {
+	for typ, want := range map[string]bool{
+		"Input": true, "Parameter": true, "Buffer": true, "OptimizerStep": true, "Placeholder": true,
+		"MatMul": false, "Relu": false, "AdamW": false, "": false, "input": false,
+	} {
+		if got := StateOp(&graph.Op{Type: typ}); got != want {
+			t.Errorf("StateOp(%q) = %v, want %v", typ, got, want)
+		}
+	}
 }

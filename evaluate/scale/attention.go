@@ -26,32 +26,46 @@ type AttentionKernel struct {
 
 // AttentionRate is one direction of a fused attention kernel:
 //
-//	t = F / R(d) + Beta * E + T0
+//	t = F / R(d) + Beta * E + Tail * L + T0
 //
-// F the call's FLOPs (forward: the causal half of Q K^T and P V, 2 b h s^2
-// (dqk + dv) / 2 as the attention benchmarks count them; backward 2.5
-// times that), d the query and key head dimension, E the call's query
-// elements b h s (dqk + dv) and T0 what a call costs whatever its size.
+// F the call's FLOPs (forward: Q K^T and P V over the scores the call
+// computes, 2 b h sq sk (dqk + dv): a causal call of s queries and keys
+// the causal half, 2 b h s^2 (dqk + dv) / 2, as the attention benchmarks
+// count it, a ring's full block of a chunk against another chunk all of
+// it; backward 2.5 times that), d the query and key head dimension, E the
+// call's query elements b h s (dqk + dv), L a causal call's s (dqk + dv)
+// (0 for a full block) and T0 what a call costs whatever its size.
 // F / R is the tiles' arithmetic; Beta * E the work of each block of
 // queries that does not grow with the keys it meets (loading Q, the
 // softmax's rescaling and writing O, forward; dO, O and the row sums,
-// backward); T0 the launch and the last wave's tail. A small shard (a
-// tensor-parallel GPU's few heads) is further from the rate than a
-// benchmark's 16 heads by 16K tokens.
+// backward); Tail * L a causal call's tail: its last block of queries
+// meets every key, so the call ends a row of s key tiles after the
+// others' work is spread over the SMs, whatever b and h (a full block's
+// rows are all alike and leave no such tail); T0 the launch and the last
+// wave's. A small shard (a tensor-parallel GPU's few heads) is further
+// from the rate than a benchmark's 16 heads by 16K tokens.
 type AttentionRate struct {
 	// HeadDims are the head dimensions measured, ascending; Rates the
 	// FLOP/s at each. Between two, 1/R is interpolated linearly in d;
 	// outside, the nearest is taken.
 	HeadDims []int
 	Rates    []float64
-	// Beta is seconds per query element, T0 seconds per call.
-	Beta, T0 float64
+	// Beta is seconds per query element, Tail seconds per element of a
+	// causal call's last row (s (dqk + dv)), T0 seconds per call.
+	Beta, Tail, T0 float64
 }
 
-// time is the kernel's time for flops at head dimension d over elems
-// query elements.
-func (r *AttentionRate) time(flops, elems float64, d int) float64 {
-	return flops/r.rate(d) + r.Beta*elems + r.T0
+// attnCall is the shape of one fused attention call as AttentionRate
+// takes it: its FLOPs (F), query elements (E), causal row elements (L:
+// 0 for a full block) and query and key head dimension (d).
+type attnCall struct {
+	flops, elems, tail float64
+	headDim            int
+}
+
+// time is the kernel's time for call a.
+func (r *AttentionRate) time(a attnCall) float64 {
+	return a.flops/r.rate(a.headDim) + r.Beta*a.elems + r.Tail*a.tail + r.T0
 }
 
 // rate is R(d).
@@ -71,27 +85,45 @@ func (r *AttentionRate) rate(d int) float64 {
 	return 1 / ((1-w)/r.Rates[i-1] + w/r.Rates[i])
 }
 
-// MeasuredAttention is one case of kernelbench's attention section: a
-// causal attention of Batch x Heads queries of Seq tokens, Q and K of
-// HeadDim, V of VHeadDim, timed forward and backward (seconds) with one
-// backend.
+// MeasuredAttention is one case of kernelbench's attention or longattn
+// section: an attention of Batch x Heads queries of Seq tokens against
+// Seq keys, causal (the causal half of the scores) or not (every score:
+// a context-parallel ring's block of one chunk against an earlier one),
+// Q and K of HeadDim, V of VHeadDim, timed forward and backward
+// (seconds) with one backend.
 type MeasuredAttention struct {
 	Name              string
 	Backend           string
 	Batch, Heads, Seq int
 	HeadDim, VHeadDim int
+	Causal            bool
 	Fwd, Bwd          float64
 }
 
-// flops is the case's forward FLOPs (AttentionRate's F).
+// flops is the case's forward FLOPs (AttentionRate's F): a causal call
+// the causal half of the scores, a full one all of them.
 func (m MeasuredAttention) flops() float64 {
 	s := float64(m.Seq)
-	return float64(m.Batch) * float64(m.Heads) * s * s * float64(m.HeadDim+m.VHeadDim)
+	f := float64(m.Batch) * float64(m.Heads) * s * s * float64(m.HeadDim+m.VHeadDim)
+	if !m.Causal {
+		f *= 2
+	}
+	return f
 }
 
 // elems is the case's query elements (AttentionRate's E).
 func (m MeasuredAttention) elems() float64 {
 	return float64(m.Batch) * float64(m.Heads) * float64(m.Seq) * float64(m.HeadDim+m.VHeadDim)
+}
+
+// call is the case's forward call (mul 1) or backward (mul 2.5: its
+// FLOPs 2.5 times the forward's).
+func (m MeasuredAttention) call(mul float64) attnCall {
+	var tail float64
+	if m.Causal {
+		tail = float64(m.Seq) * float64(m.HeadDim+m.VHeadDim)
+	}
+	return attnCall{flops: mul * m.flops(), elems: m.elems(), tail: tail, headDim: m.HeadDim}
 }
 
 type attentionLine struct {
@@ -109,10 +141,10 @@ type attentionLine struct {
 	Bwd     *float64 `json:"bwd_seconds"`
 }
 
-// ReadAttentionBench reads kernelbench's attention section (one JSON
-// object a line; other sections' lines and failed cases are skipped).
-// Errors name the line: a shape that is not positive, a case that is not
-// causal, a time that is not above 0.
+// ReadAttentionBench reads kernelbench's attention and longattn sections
+// (one JSON object a line; other sections' lines and failed cases are
+// skipped). Errors name the line: a shape that is not positive, a case
+// that does not say whether it is causal, a time that is not above 0.
 func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 	var out []MeasuredAttention
 	err := lines.Each(r, func(n int, text string) error {
@@ -120,7 +152,7 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 		if err := json.Unmarshal([]byte(text), &l); err != nil {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
-		if l.Kind != "attention" || l.Error != "" {
+		if (l.Kind != "attention" && l.Kind != "longattn") || l.Error != "" {
 			return nil
 		}
 		if l.Backend == "" {
@@ -130,8 +162,8 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 			return fmt.Errorf("line %d (%s): batch %d, heads %d, seq %d, head_dim %d, v_head_dim %d: want each above 0",
 				n, l.Name, l.Batch, l.Heads, l.Seq, l.D, l.DV)
 		}
-		if l.Causal == nil || !*l.Causal {
-			return fmt.Errorf("line %d (%s): not causal (the fits are of causal attention)", n, l.Name)
+		if l.Causal == nil {
+			return fmt.Errorf("line %d (%s): no causal (true: the causal half; false: a full block)", n, l.Name)
 		}
 		for _, v := range []struct {
 			name string
@@ -145,7 +177,7 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 			}
 		}
 		out = append(out, MeasuredAttention{Name: l.Name, Backend: l.Backend, Batch: l.Batch, Heads: l.Heads, Seq: l.Seq,
-			HeadDim: l.D, VHeadDim: l.DV, Fwd: *l.Fwd, Bwd: *l.Bwd})
+			HeadDim: l.D, VHeadDim: l.DV, Causal: *l.Causal, Fwd: *l.Fwd, Bwd: *l.Bwd})
 		return nil
 	})
 	if err != nil {
@@ -155,13 +187,13 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 }
 
 // FitAttention fits backend's AttentionKernel to the measured cases of
-// that backend: per direction, one rate per head dimension measured, Beta
-// and T0, minimising the sum of squared relative errors (a linear least
-// squares in 1/R, Beta and T0: each case's equation divided by its
-// measured time). A Beta or T0 that comes out below 0 is set to 0 and the
-// rest refitted (a kernel does not get faster as it is given more). A
-// head dimension needs at least one case; the fit needs more cases than
-// unknowns.
+// that backend: per direction, one rate per head dimension measured,
+// Beta, Tail and T0, minimising the sum of squared relative errors (a
+// linear least squares in 1/R, Beta, Tail and T0: each case's equation
+// divided by its measured time). A Beta, Tail or T0 that comes out below
+// 0 is set to 0 and the rest refitted (a kernel does not get faster as
+// it is given more). A head dimension needs at least one case; the fit
+// needs more cases than unknowns.
 func FitAttention(ms []MeasuredAttention, backend string) (AttentionKernel, error) {
 	var use []MeasuredAttention
 	for _, m := range ms {
@@ -192,14 +224,15 @@ func FitAttention(ms []MeasuredAttention, backend string) (AttentionKernel, erro
 
 // fitRate is one direction's fit: its FLOPs are mul times the forward's.
 func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(MeasuredAttention) float64) (AttentionRate, error) {
-	beta, t0 := true, true
+	// The terms beside the rates: Beta, Tail, T0, each in the fit until
+	// it comes out below 0.
+	in := [3]bool{true, true, true}
 	for {
 		cols := len(dims)
-		if beta {
-			cols++
-		}
-		if t0 {
-			cols++
+		for _, on := range in {
+			if on {
+				cols++
+			}
 		}
 		if len(ms) <= cols {
 			return AttentionRate{}, fmt.Errorf("%d cases for %d unknowns: want more cases", len(ms), cols)
@@ -207,15 +240,14 @@ func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(Measured
 		a := mat.NewDense(len(ms), cols, nil)
 		b := mat.NewVecDense(len(ms), nil)
 		for i, m := range ms {
-			t := secs(m)
-			a.Set(i, slices.Index(dims, m.HeadDim), mul*m.flops()/t)
+			t, x := secs(m), m.call(mul)
+			a.Set(i, slices.Index(dims, m.HeadDim), x.flops/t)
 			c := len(dims)
-			if beta {
-				a.Set(i, c, m.elems()/t)
-				c++
-			}
-			if t0 {
-				a.Set(i, c, 1/t)
+			for j, v := range [3]float64{x.elems, x.tail, 1} {
+				if in[j] {
+					a.Set(i, c, v/t)
+					c++
+				}
 			}
 			b.SetVec(i, 1)
 		}
@@ -230,22 +262,21 @@ func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(Measured
 			}
 			r.Rates = append(r.Rates, 1/x.AtVec(i))
 		}
-		c := len(dims)
-		if beta {
-			r.Beta = x.AtVec(c)
-			c++
+		terms := [3]*float64{&r.Beta, &r.Tail, &r.T0}
+		c, neg := len(dims), -1
+		for j := range in {
+			if in[j] {
+				*terms[j] = x.AtVec(c)
+				c++
+				if neg < 0 && *terms[j] < 0 {
+					neg = j
+				}
+			}
 		}
-		if t0 {
-			r.T0 = x.AtVec(c)
-		}
-		switch {
-		case beta && r.Beta < 0:
-			beta = false
-		case t0 && r.T0 < 0:
-			t0 = false
-		default:
+		if neg < 0 {
 			return r, nil
 		}
+		in[neg] = false
 	}
 }
 
@@ -256,9 +287,8 @@ func (k *AttentionKernel) Check(ms []MeasuredAttention) (fwd, bwd []float64, err
 		if m.Backend != k.Backend {
 			continue
 		}
-		f, e := m.flops(), m.elems()
-		fwd = append(fwd, k.Fwd.time(f, e, m.HeadDim)/m.Fwd-1)
-		bwd = append(bwd, k.Bwd.time(2.5*f, e, m.HeadDim)/m.Bwd-1)
+		fwd = append(fwd, k.Fwd.time(m.call(1))/m.Fwd-1)
+		bwd = append(bwd, k.Bwd.time(m.call(2.5))/m.Bwd-1)
 	}
 	if len(fwd) == 0 {
 		return nil, nil, errors.New("no measured attention with backend " + k.Backend)
@@ -295,10 +325,9 @@ func CheckAttention(ms []MeasuredAttention, p *Pod) ([]AttentionCheck, error) {
 			return nil, fmt.Errorf("%s: the pod has no measured attention kernel", m.Name)
 		}
 		a := k.Attention[0]
-		f, e := m.flops(), m.elems()
 		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, Batch: m.Batch,
-			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.time(f, e, m.HeadDim),
-			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.time(2.5*f, e, m.HeadDim)}
+			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.time(m.call(1)),
+			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.time(m.call(2.5))}
 	}
 	return out, nil
 }

@@ -15,7 +15,7 @@ import (
 // them (1/R linear in d) and outside (the nearest), and the time it
 // gives.
 func TestAttentionRateByHand(t *testing.T) {
-	r := AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{400e12, 600e12, 300e12}, Beta: 2e-12, T0: 10e-6}
+	r := AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{400e12, 600e12, 300e12}, Beta: 2e-12, Tail: 50e-12, T0: 10e-6}
 	for _, c := range []struct {
 		d    int
 		want float64
@@ -32,9 +32,14 @@ func TestAttentionRateByHand(t *testing.T) {
 		}
 	}
 	// 1.2 TFLOP at d 128 (2 ms) with 1e8 query elements (0.2 ms) and the
-	// call's 10 us.
-	if got, want := r.time(1.2e12, 1e8, 128), 2e-3+0.2e-3+10e-6; math.Abs(got/want-1) > 1e-12 {
-		t.Errorf("time %g, want %g", got, want)
+	// call's 10 us; causal over 4,096 tokens of 128 + 128 (a last row
+	// of 1,048,576 elements: 52.4288 us more).
+	for _, c := range []struct {
+		tail, want float64
+	}{{0, 2e-3 + 0.2e-3 + 10e-6}, {4096 * 256, 2e-3 + 0.2e-3 + 52.4288e-6 + 10e-6}} {
+		if got := r.time(attnCall{flops: 1.2e12, elems: 1e8, tail: c.tail, headDim: 128}); math.Abs(got/c.want-1) > 1e-12 {
+			t.Errorf("time with a last row of %g: %g, want %g", c.tail, got, c.want)
+		}
 	}
 }
 
@@ -49,15 +54,15 @@ func TestFitAttentionRecovers(t *testing.T) {
 			for range r.HeadDims {
 				r.Rates = append(r.Rates, (200+500*rng.Float64())*1e12)
 			}
-			r.Beta, r.T0 = 5e-12*rng.Float64(), 100e-6*rng.Float64()
+			r.Beta, r.Tail, r.T0 = 5e-12*rng.Float64(), 50e-12*rng.Float64(), 100e-6*rng.Float64()
 		}
 		var ms []MeasuredAttention
 		for i := 0; i < 15; i++ {
 			d := []int{64, 128, 256}[i%3]
 			m := MeasuredAttention{Name: "c", Backend: "x", Batch: 1 + rng.IntN(8), Heads: 1 + rng.IntN(32),
-				Seq: 512 << rng.IntN(5), HeadDim: d, VHeadDim: d}
-			m.Fwd = truth.Fwd.time(m.flops(), m.elems(), d)
-			m.Bwd = truth.Bwd.time(2.5*m.flops(), m.elems(), d)
+				Seq: 512 << rng.IntN(5), HeadDim: d, VHeadDim: d, Causal: rng.IntN(3) > 0}
+			m.Fwd = truth.Fwd.time(m.call(1))
+			m.Bwd = truth.Bwd.time(m.call(2.5))
 			ms = append(ms, m)
 		}
 		ms = append(ms, MeasuredAttention{Name: "other", Backend: "y", Batch: 1, Heads: 1, Seq: 1, HeadDim: 1, VHeadDim: 1, Fwd: 1, Bwd: 1})
@@ -72,8 +77,8 @@ func TestFitAttentionRecovers(t *testing.T) {
 					t.Errorf("trial %d %s: R(%d) %g, want %g", trial, dir, w.HeadDims[i], g.Rates[i], w.Rates[i])
 				}
 			}
-			if math.Abs(g.Beta-w.Beta) > 1e-6*w.Beta+1e-18 || math.Abs(g.T0-w.T0) > 1e-6*w.T0+1e-12 {
-				t.Errorf("trial %d %s: Beta %g T0 %g, want %g %g", trial, dir, g.Beta, g.T0, w.Beta, w.T0)
+			if math.Abs(g.Beta-w.Beta) > 1e-6*w.Beta+1e-18 || math.Abs(g.Tail-w.Tail) > 1e-6*w.Tail+1e-17 || math.Abs(g.T0-w.T0) > 1e-6*w.T0+1e-12 {
+				t.Errorf("trial %d %s: Beta %g Tail %g T0 %g, want %g %g %g", trial, dir, g.Beta, g.Tail, g.T0, w.Beta, w.Tail, w.T0)
 			}
 		}
 	}
@@ -99,14 +104,18 @@ func TestFitAttentionErrors(t *testing.T) {
 // of the H100's measured cases (to the four figures they are written
 // with), and each fits its cases within the errors kernels.go states.
 func TestH100AttentionMeasured(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-b", "kb-attention.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ms, err := ReadAttentionBench(f)
-	if err != nil {
-		t.Fatal(err)
+	var ms []MeasuredAttention
+	for _, name := range []string{"2026-11-26-h100-b/kb-attention.jsonl", "2026-11-27-h100/longattn.jsonl"} {
+		f, err := os.Open(filepath.Join("..", "..", "measurements", filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := ReadAttentionBench(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ms = append(ms, m...)
 	}
 	if h100Kernels.Attention[0] != &h100CuDNNAttention {
 		t.Errorf("the H100's runs attend with %s, want cuDNN's kernel (Transformer Engine's)", h100Kernels.Attention[0].Backend)
@@ -117,8 +126,8 @@ func TestH100AttentionMeasured(t *testing.T) {
 		fwdMean, fwdWorst float64
 		bwdMean, bwdWorst float64
 	}{
-		{&h100CuDNNAttention, 28, 0.014, 0.054, 0.014, 0.043},
-		{&h100FlashAttention, 27, 0.040, 0.136, 0.022, 0.137},
+		{&h100CuDNNAttention, 41, 0.030, 0.158, 0.026, 0.113},
+		{&h100FlashAttention, 40, 0.040, 0.148, 0.023, 0.123},
 	} {
 		fit, err := FitAttention(ms, c.k.Backend)
 		if err != nil {
@@ -134,8 +143,8 @@ func TestH100AttentionMeasured(t *testing.T) {
 					t.Errorf("%s %s: R(%d) fits %.4g, kernels.go %.4g", c.k.Backend, dir, g.HeadDims[i], g.Rates[i], w.Rates[i])
 				}
 			}
-			if math.Abs(g.Beta-w.Beta) > 5e-4*g.Beta || math.Abs(g.T0-w.T0) > 5e-4*g.T0 {
-				t.Errorf("%s %s: Beta %.4g T0 %.4g fit, kernels.go %.4g %.4g", c.k.Backend, dir, g.Beta, g.T0, w.Beta, w.T0)
+			if math.Abs(g.Beta-w.Beta) > 5e-4*g.Beta || math.Abs(g.Tail-w.Tail) > 5e-4*g.Tail || math.Abs(g.T0-w.T0) > 5e-4*g.T0 {
+				t.Errorf("%s %s: Beta %.4g Tail %.4g T0 %.4g fit, kernels.go %.4g %.4g %.4g", c.k.Backend, dir, g.Beta, g.Tail, g.T0, w.Beta, w.Tail, w.T0)
 			}
 		}
 		fwd, bwd, err := c.k.Check(ms)
@@ -209,7 +218,10 @@ func TestSlidingWindowCost(t *testing.T) {
 	r := &h100CuDNNAttention.Fwd
 	// The kernel's rate term at the clock the pod's 700 W holds.
 	_, slow := p.HeldClock()
-	want := r.time(4*n*126.015625*heads*d*slow, e, 64) - r.time(4*n*2048*heads*d*slow, e, 64)
+	call := func(keys float64) attnCall {
+		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: e, tail: n * 2 * d, headDim: 64}
+	}
+	want := r.time(call(126.015625)) - r.time(call(2048))
 	if got := fwd(win) - fwd(full); math.Abs(got-want) > 1e-12 {
 		t.Errorf("the window changes the forward by %g s, want %g", got, want)
 	}

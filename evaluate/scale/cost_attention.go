@@ -72,13 +72,22 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
-	kvChunk := n * 2 * kv / T * d * bf16 // this GPU's K and V (context parallelism's message)
+	// This GPU's K and V as a context-parallel ring moves them (every
+	// query head's where the stack's model repeats them: RepeatKV) and
+	// its output's elements.
+	kvHeads := kv
+	if c.pl.Run.RepeatKV {
+		kvHeads = heads
+	}
+	msg := ringMsg{kv: n * 2 * kvHeads / T * d * bf16, out: n * heads / T * d}
 	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
 	} else {
 		e := n * heads / T * 2 * d // the queries' elements: Q and K of d, V of d
-		fa, fb = c.ringAttention(fusedAttn{attn, e, int(d)}, false, kvChunk), c.ringAttention(fusedAttn{attnB, e, int(d)}, true, kvChunk)
+		row := n * 2 * d           // a causal call's last row: its keys, of d each way
+		fa = c.ringAttention(fusedAttn{attn, e, row, int(d)}, false, msg)
+		fb = c.ringAttention(fusedAttn{attnB, e, row, int(d)}, true, msg)
 	}
 	return fa, fb
 }
@@ -172,10 +181,11 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	o := n * heads * d      // the output's
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: (qkv + 2*o) * bf16, writes: qkv * bf16}
-	kvChunk := n * heads * (2*d + r) * bf16 // this GPU's K and V (context parallelism's message)
-	e := n * heads * (2*d + r)              // the queries' elements: Q and K of Head + RopeDim, V of Head
-	fa := c.ringAttention(fusedAttn{attn, e, int(d + r)}, false, kvChunk)
-	fb := c.ringAttention(fusedAttn{attnB, e, int(d + r)}, true, kvChunk)
+	msg := ringMsg{kv: n * heads * (2*d + r) * bf16, out: o} // this GPU's K and V (context parallelism's message), its output
+	e := n * heads * (2*d + r)                               // the queries' elements: Q and K of Head + RopeDim, V of Head
+	row := n * (2*d + r)                                     // a causal call's last row
+	fa := c.ringAttention(fusedAttn{attn, e, row, int(d + r)}, false, msg)
+	fb := c.ringAttention(fusedAttn{attnB, e, row, int(d + r)}, true, msg)
 	gProj := c.lgemm(2*n*heads*d*h, o*bf16+heads*d*h*bf16, act)
 	bProj := c.back(gProj)
 	fwd = t(norm).plus(qf).plus(kvf).plus(t(rope)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))

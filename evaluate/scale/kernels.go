@@ -138,7 +138,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 }
 
 // h100Kernels are an H100 SXM's (DGX H100), from measurements:
-//   - GEMMs: 0.755 of the BF16 peak (747 TFLOP/s), the efficiency that
+//   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
 //     1, sequence 4,096) measured on an H100 SXM with cuDNN's attention
@@ -155,24 +155,35 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     timed with the host's launches inside the window) fit 0.699;
 //   - attention: cuDNN's fused attention (what Transformer Engine runs
 //     on sm90 for Megatron-Core, and what torch 2.11's SDPA picks there
-//     by default) timed by shape, and torch's flash kernel beside it for
-//     blocks measured with it: t = F/R(d) + Beta E + T0 (AttentionRate),
-//     fitted to 28 causal BF16 cases each, forward and backward, measured
-//     on one H100 SXM (measurements/2026-11-26-h100-b/kb-attention.jsonl:
-//     kernelbench's attention section, torch 2.11 with cuDNN 9.19: the
-//     nine Megatron rows' shards, Llama 3 8B/70B/405B with their grouped
-//     keys, DeepSeek-V3's latent attention at head dimension 192/128, and
-//     16 heads by 16K tokens at head dimensions 64, 128 and 256 by
-//     sequences 1K-16K; FitAttention, TestH100AttentionMeasured). cuDNN
-//     within 1.3% on average (5.3% at worst) forward and 1.2% (4.2%)
-//     backward; flash 3.9% (13.5%) and 2.0% (13.6%: Llama 3 70B's
-//     shard, two KV heads repeated to sixteen). Its rate at head
-//     dimension 128 is 638 TFLOP/s forward and 577 backward, but a
-//     Megatron row's shard (7 to 18 heads of 4,096 tokens) reaches 348-
-//     464 and 307-400: Beta and T0 are what a small shard does not
-//     amortise. It replaces the FlashAttention-3 paper's 518 and 499
-//     TFLOP/s at one benchmark shape (Shah et al., 2024), taken for every
-//     shape before;
+//     by default) timed by shape, and torch's flash kernel beside it
+//     (what torchtitan's SDPA ran in December 2024: published/sweeps.go)
+//     for the stacks and blocks measured with it: t = F/R(d) + Beta E +
+//     Tail L + T0 (AttentionRate), fitted to the causal and full BF16
+//     calls measured on two H100 SXMs, forward and backward, 41 cases
+//     with cuDNN and 40 with flash (FitAttention,
+//     TestH100AttentionMeasured): measurements/2026-11-26-h100-b/
+//     kb-attention.jsonl (kernelbench's attention section, torch 2.11
+//     with cuDNN 9.19: the nine Megatron rows' shards, Llama 3
+//     8B/70B/405B with their grouped keys, DeepSeek-V3's latent
+//     attention at head dimension 192/128, 16 heads by 1K-16K tokens at
+//     head dimensions 64, 128 and 256) and
+//     measurements/2026-11-27-h100/longattn.jsonl (its longattn section:
+//     Llama 3 8B's 32 heads causal at 32K, 64K and 128K tokens, and a
+//     context-parallel ring's blocks of 2K to 32K tokens a chunk, causal
+//     diagonal and full). cuDNN within 2.9% on average forward (15.7% at
+//     worst: 128K tokens, the fit 13% fast there; 64K and 32K 3-5%) and
+//     2.5% backward (11.2%); flash 3.9% (14.7%: 64K) and 2.3% (12.2%:
+//     Llama 3 70B's shard, two KV heads repeated to sixteen). Its rate at
+//     head dimension 128 is 663 TFLOP/s forward and 567 backward with
+//     cuDNN, 356 and 335 with flash; a Megatron row's shard (7 to 18
+//     heads of 4,096 tokens) reaches far less: Beta, Tail and T0 are what
+//     a small call does not amortise. Tail is a causal call's last row
+//     of query tiles, which meets every key: without it (fitted to the
+//     causal cases of kb-attention.jsonl alone) the full blocks of a
+//     ring were predicted up to 25% (cuDNN) and 47% (flash) slow at 2K a
+//     chunk and cuDNN's 128K case 13% fast, forward. It replaces the
+//     FlashAttention-3 paper's 518 and 499 TFLOP/s at one benchmark
+//     shape (Shah et al., 2024), taken for every shape before;
 //   - 132 SMs (the H100 SXM5 datasheet); Transformer Engine's userbuffers
 //     (--tp-comm-overlap) take num_sm = 16 by default (TE v1.8,
 //     module/base.py);
@@ -200,7 +211,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     blockwise 1x128 by 128x128, promoted as Float8BlockScaling
 //     requires). TestH100FP8Measured recomputes them. A ratio, not a
 //     fraction of the FP8 peak: measured in pairs at the same shapes it
-//     keeps the block-fitted BF16 efficiency (0.755, the
+//     keeps the block-fitted BF16 efficiency (0.756, the
 //     microbenchmark's median 0.771) for FP8 GEMMs too. Per shape the
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
@@ -216,7 +227,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
 var h100Kernels = Kernels{
-	GEMM:      0.755,
+	GEMM:      0.756,
 	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
@@ -230,18 +241,19 @@ var h100Kernels = Kernels{
 }
 
 // h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
-// describes (FitAttention on kb-attention.jsonl, to four figures).
+// describes (FitAttention on kb-attention.jsonl and longattn.jsonl
+// together, to four figures).
 var (
 	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
-		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{482.1e12, 638.0e12, 631.5e12, 684.8e12},
-			Beta: 0.2428e-12, T0: 39.01e-6},
-		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.9e12, 576.5e12, 488.6e12, 394.4e12},
-			Beta: 3.049e-12, T0: 92.36e-6}}
+		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
+			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
+		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
+			Beta: 2.901e-12, T0: 92.10e-6}}
 	h100FlashAttention = AttentionKernel{Backend: "flash",
-		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{317.1e12, 321.1e12, 308.2e12},
-			Beta: 0, T0: 91.90e-6},
-		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{293.2e12, 318.1e12, 269.3e12},
-			Beta: 6.189e-12, T0: 160.7e-6}}
+		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
+			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
+		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},
+			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
 )
 
 // a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
@@ -292,12 +304,13 @@ func (c *coster) unfusedAttention() (fwd, bwd float64) {
 // fusedAttn is one fused attention call on one GPU: its kernel (FLOPs
 // and bytes, what a pod without a measured attention kernel costs at the
 // matmul class's efficiency), its query elements (batch x heads x tokens
-// x (qk + v head dimensions)) and its query and key head dimension: the
-// shape AttentionRate takes.
+// x (qk + v head dimensions)), a causal call's last row (tokens x (qk +
+// v head dimensions); 0 for a full block) and its query and key head
+// dimension: the shape AttentionRate takes.
 type fusedAttn struct {
-	k       kernel
-	elems   float64
-	headDim int
+	k           kernel
+	elems, tail float64
+	headDim     int
 }
 
 // attention is the time of fused attention a, forward or backward: the
@@ -319,7 +332,7 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	if s := c.h.ComputeSlowdown; s > 0 {
 		flops *= s
 	}
-	return r.time(flops, a.elems, a.headDim)
+	return r.time(attnCall{flops: flops, elems: a.elems, tail: a.tail, headDim: a.headDim})
 }
 
 // overlapped is a GEMM's time when a tensor-parallel collective beside it
@@ -343,62 +356,6 @@ func (p *Pod) beside(comm, window float64) float64 {
 		return comm // the communication runs on the cores that compute
 	}
 	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
-}
-
-// ringAttention is fused attention k (forward, or backward) on one GPU
-// with its context-parallel exchange, Megatron-Core's default
-// (--cp-comm-type p2p: Transformer Engine's ring of point-to-point
-// sends, context_parallel.py's AttnFuncWithCPAndKVP2P). k is the GPU's
-// whole share of the scores (1/C of the causal half, its two chunks
-// placed i and 2C-1-i); the ring runs it as C blocks of equal work, one
-// per key/value chunk, each overlapped with the send of the next chunk
-// (kv bytes: this GPU's K and V) to the next rank: the forward is a
-// block and C-1 steps of the longer of a block and a send. The
-// backward sends the K and V chunk on and the gradient of the chunk
-// before it (dK, dV, BF16: as many bytes) back, two messages at a time
-// except at the ends, and returns the last chunk's gradient after the
-// last block, exposed. Without context parallelism it is the kernel.
-// The SMs NCCL's send kernels take are not modelled.
-func (c *coster) ringAttention(f fusedAttn, backward bool, kv float64) phase {
-	C := c.pl.C
-	if C <= 1 {
-		// One fused kernel forward; the backward's main kernel and its
-		// preprocessing (the output's and its gradient's row sums).
-		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
-	}
-	f.k.flops /= float64(C) // each block reads the GPU's Q (and O, dO) and one chunk's K and V
-	a := c.attention(f, backward)
-	x, x2 := c.cpSend(kv), c.cpSend(2*kv)
-	var busy float64
-	if !backward {
-		busy = a + float64(C-1)*max(a, x)
-	} else {
-		busy = 2*max(a, x) + float64(C-2)*max(a, x2) + x
-	}
-	// C blocks and a send and a receive between each two (twice that
-	// backward: the K and V chunk on, the gradient back).
-	sends := 2 * float64(C-1)
-	if backward {
-		sends *= 2
-	}
-	return phase{busy: busy, cpExposed: busy - float64(C)*a, launches: float64(C) + sends}
-}
-
-// cpSend is one step of a context group's ring: every GPU sends bytes
-// to its neighbour and receives as many, all at once, over NVSwitch
-// where the group sits in a node, else on each GPU's share of its
-// node's NICs (every GPU of the node sends at once). 0 when the layer
-// is costed alone.
-func (c *coster) cpSend(bytes float64) float64 {
-	if c.noComm || bytes <= 0 {
-		return 0
-	}
-	if c.pl.cpCrossesNodes(*c.pod) {
-		bw, lat := c.pod.inter()
-		return bytes/bw + lat
-	}
-	bw, lat := c.pod.intra()
-	return bytes/bw + lat
 }
 
 // groupedEff is how fast a grouped GEMM over local experts of rows

@@ -51,7 +51,11 @@ func ncclBuffers(pl *Plan) int64 {
 // so it is not yet measured: 6% is the share at which the search keeps
 // the plans it kept under the fixed 6 GiB reserve before the CUDA
 // context and NCCL's buffers were parts of their own (report megatron's
-// plans unchanged). --memory-margin sets it.
+// plans unchanged). Chosen with rows: placer report megatron's searched
+// plans of Megatron-LM's H100 and A100 tables, Llama 3 405B's and
+// Megatron-Bridge 25.11's; declared with them in Tuned, whose
+// out-of-sample figures set it to 0 for those sources. --memory-margin
+// sets it.
 const DefaultMemoryMargin = 0.06
 
 // MaxMemoryMargin bounds --memory-margin: a margin of half the GPU is a

@@ -60,12 +60,12 @@ func TestPodPower(t *testing.T) {
 		watts, mhz    float64
 		slowdown, eff float64
 	}{
-		{"dgx-h100:4", 700, 1612.5, 1.144174, 0.755},
-		{"dgx-h800:2", 700, 1612.5, 1.144174, 0.755},
-		{"grand-teton:1", 500, 1417.80, 1.250845, 0.755},
-		{"dgx-h100:1,power=500", 500, 1417.80, 1.250845, 0.755},
-		{"dgx-h100:1,power=off", 0, 0, 1, 0.755},
-		{"grand-teton:1,power=off", 0, 0, 1, 0.755},
+		{"dgx-h100:4", 700, 1612.5, 1.144174, 0.756},
+		{"dgx-h800:2", 700, 1612.5, 1.144174, 0.756},
+		{"grand-teton:1", 500, 1417.80, 1.250845, 0.756},
+		{"dgx-h100:1,power=500", 500, 1417.80, 1.250845, 0.756},
+		{"dgx-h100:1,power=off", 0, 0, 1, 0.756},
+		{"grand-teton:1,power=off", 0, 0, 1, 0.756},
 		{"dgx-a100:2", 400, 0, 1, 0},
 	} {
 		p, err := ParsePod(c.cluster)
@@ -107,7 +107,7 @@ func TestPodPower(t *testing.T) {
 }
 
 // TestHeldGEMMByHand: on a DGX H100 at 700 W a compute-bound GEMM (4,096
-// x 8,192 x 8,192, BF16: 549.8 GFLOP at 0.755 of 989.4 TFLOP/s, 0.7360
+// x 8,192 x 8,192, BF16: 549.8 GFLOP at 0.756 of 989.4 TFLOP/s, 0.7350
 // ms, plus the 5 us launch) takes 1.144174 times its burst compute time;
 // a memory-bound kernel (an elementwise pass over 256 MiB) as long as at
 // its burst clock; fused attention's rate term the slowdown's times, its
@@ -118,7 +118,7 @@ func TestHeldGEMMByHand(t *testing.T) {
 	const n, h = 4096.0, 8192.0
 	gemm := kernel{class: graph.ClassMatMul, flops: 2 * n * h * h, read: (n*h + h*h) * bf16, writes: n * h * bf16}
 	launch := held.Hardware.Launch
-	want := 2*n*h*h/(989.4e12*0.755)*1.144174 + launch
+	want := 2*n*h*h/(989.4e12*0.756)*1.144174 + launch
 	if got := gemm.time(&held.Hardware); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held GEMM %.6g s, by hand %.6g", got, want)
 	}
@@ -130,10 +130,11 @@ func TestHeldGEMMByHand(t *testing.T) {
 		t.Errorf("memory-bound kernel %g s held, %g s at burst: want the same", a, b)
 	}
 	// Attention at head dimension 128, 1 GFLOP, 1e6 query elements:
-	// forward 1e9 x 1.144174 / 638.0e12 + 0.2428e-12 x 1e6 + 39.01e-6.
+	// forward 1e9 x 1.144174 / 663.2e12 + 0.5461e-12 x 1e6 + 11.62e-6
+	// (no causal last row).
 	a := fusedAttn{k: kernel{class: graph.ClassMatMul, flops: 1e9}, elems: 1e6, headDim: 128}
 	c := coster{pod: &held, h: &held.Hardware}
-	want = 1e9*1.144174/638.0e12 + 0.2428e-12*1e6 + 39.01e-6
+	want = 1e9*1.144174/663.2e12 + 0.5461e-12*1e6 + 11.62e-6
 	if got := c.attention(a, false); math.Abs(got/want-1) > 1e-6 {
 		t.Errorf("held attention %.6g s, by hand %.6g", got, want)
 	}

@@ -101,6 +101,14 @@ type Settings struct {
 	// (LayersLlamaPy where it is empty: a plain PyTorch loop's);
 	// layerCoster chooses.
 	Layers string
+	// CPRing is the context-parallel ring the stack runs (CPRingP2P,
+	// CPRingAllGather; "": CPRingP2P, Transformer Engine's).
+	CPRing string
+	// RepeatKV: the model's code repeats its key-value heads to every
+	// query head before the attention kernel (torchtitan 9dec370's
+	// Attention: repeat_kv, then SDPA without enable_gqa), so that a
+	// context-parallel ring exchanges the query heads' count of K and V.
+	RepeatKV bool
 }
 
 // DefaultSettings are placer's default stack, the model as it was before
@@ -192,8 +200,9 @@ var Stacks = []NamedStack{
 		Source: bridgeStackSource("v0.4.2", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
 	{Name: "megatron-bridge-26.06", Settings: bridgeH100,
 		Source: bridgeStackSource("v0.5.0", "src/megatron/bridge/recipes/{qwen/qwen3_moe.py,gpt_oss/gpt_oss.py}; scripts/performance/utils/overrides.py set_workload_base_configs; configs/{qwen,gpt_oss}/*")},
-	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layers: LayersTitan},
-		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights)"},
+	{Name: "torchtitan-0.2", Settings: Settings{Dispatcher: DispatcherAllToAll, UnfusedPermute: true, UnfusedRouter: true, Graphs: GraphsOff, Eager: true, Layers: LayersTitan,
+		CPRing: CPRingAllGather, RepeatKV: true},
+		Source: "pytorch/torchtitan v0.2.0 torchtitan/models/moe/moe.py, torchtitan/distributed/expert_parallel.py; dense layers eager (compile=false, its default; FSDP2 MixedPrecisionPolicy param_dtype bfloat16: BF16 weights); context parallelism torch's context_parallel with the all-gather rotater (9dec370 config_manager.py --experimental.context_parallel_rotate_method default \"allgather\"), K and V repeated to the query heads before SDPA (models/llama/model.py repeat_kv)"},
 	{Name: "torch-eager", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, FP32Weights: true, Layers: LayersLlamaPy},
 		Source: "plain PyTorch eager, torch.autocast(\"cuda\", torch.bfloat16) over FP32 weights: placer_torch.profile.layers' Block as placer_torch.exporter records it (TestEagerOpsMatchExporter)"},
 	{Name: "torch-eager-bf16", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: LayersLlamaPy},

@@ -2,26 +2,21 @@ package published
 
 import (
 	"context"
-	_ "embed"
-	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
-	"sync"
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
-// Where placer's model was checked: a plan uses
-// features (tensor, pipeline, virtual and context parallelism, FSDP,
-// experts, FP8 by recipe, recomputation by kind, the overlaps, latent
-// attention, a sliding window, ...), and a feature is checked where a
-// published row that uses it is predicted within a tolerance:
-// 10% for a dense model, 15% for one with experts. A plan whose every
-// feature is checked is inside the checked regime; the others are
-// marked, with the features no row vouches for.
+// Where placer's model was checked: every published row placer can
+// write, predicted as placer report megatron and report sweeps predict
+// it, with what it ran (Traits) and placer's error on it (CheckedRow).
+// A row checks a plan that runs what it ran, where placer predicts the
+// row within a tolerance: 10% for a dense model, 15% for one with
+// experts (CheckPlan); the rows of a regime give the error its figures
+// carry (ErrorOf).
 
 // Tolerances of a published row counted as checked: predicted within
 // this fraction of its figure.
@@ -30,8 +25,9 @@ const (
 	CheckedMoE   = 0.15
 )
 
-// Features are the features of plan s of model m, sorted: what a
-// published row must share with it to vouch for it.
+// Features are the features of plan s of model m, sorted; the
+// parallelisms among them are what a published row must share with it
+// to check it (Traits.Parallel).
 func Features(m transformer.Spec, s scale.Strategy) []string {
 	var f []string
 	add := func(ok bool, name string) {
@@ -79,67 +75,38 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 	return f
 }
 
-// CheckedRow is a published row placer predicts within tolerance, with
-// the features it vouches for.
-type CheckedRow struct {
-	Source   string   `json:"source"`   // the table or sweep, and the row
-	Features []string `json:"features"` // Features of its plan
-}
-
-// checkedTable is CheckRows as it was last written (checked.json): eval
-// and search read which features published rows vouch for from it rather
-// than evaluate every row (and search some) in every process.
-// TestCheckedTable recomputes it and fails where it is stale;
+// checkedRows (checked_table.go, generated) is CheckRows as it was last
+// written: eval and search read the published rows' traits and errors
+// from it rather than evaluate every row (and search some) in every
+// process, and as Go, not a file to decode (a JSON table of these rows
+// took 0.7 ms a process to decode). TestCheckedTable recomputes it and
+// fails where it is stale;
 //
 //	go test ./evaluate/scale/published -run TestCheckedTable -update
 //
 // (go generate ./evaluate/scale/published) rewrites it.
 //
 //go:generate go test -run TestCheckedTable -update .
-//go:embed checked.json
-var checkedTable []byte
 
-// Checked are the published rows placer predicts within tolerance, as
-// CheckRows last computed them: the committed table, decoded once a
-// process.
-var Checked = sync.OnceValues(func() ([]CheckedRow, error) {
-	var rows []CheckedRow
-	if err := json.Unmarshal(checkedTable, &rows); err != nil {
-		return nil, fmt.Errorf("checked.json: %w", err)
-	}
-	return rows, nil
-})
+// Checked are the published rows placer predicts, with their traits and
+// errors, as CheckRows last computed them (checkedRows). Read only.
+func Checked() []CheckedRow { return checkedRows }
 
-// rowError is a published row's error: predicted over published, minus 1.
-type rowError struct {
-	CheckedRow
-	Error float64
-}
-
-// CheckRows computes the published rows placer predicts within
-// tolerance (the Megatron-LM, Megatron-Bridge and Llama 3 tables read at
-// their configurations' defaults, MegatronDefault, and every sweep row
-// placer can write): what Checked reads, computed. It evaluates every row
-// and searches those read at their fastest, about 20 ms.
+// CheckRows computes every published row placer predicts (the
+// Megatron-LM, Megatron-Bridge and Llama 3 tables read at their
+// configurations' defaults, MegatronDefault, as placer report megatron
+// reads them, and every sweep row placer can write and whose figure is
+// published, as placer report sweeps reads them): what Checked reads,
+// computed, each row's error in sample and out of sample (its source
+// set's tuned constants reset: WithoutSource). It evaluates every row
+// and searches those read at their fastest, about 20 ms, and again the
+// rows of a source set that chose a constant.
 func CheckRows(ctx context.Context) ([]CheckedRow, error) {
-	rows, err := checkRows(ctx)
-	out := make([]CheckedRow, len(rows))
-	for i, r := range rows {
-		out[i] = r.CheckedRow
-	}
-	return out, err
-}
-
-func checkRows(ctx context.Context) ([]rowError, error) {
-	var out []rowError
-	keep := func(source string, m transformer.Spec, s scale.Strategy, e float64) {
-		tol := CheckedDense
-		if m.MoE() {
-			tol = CheckedMoE
-		}
-		if math.Abs(e) <= tol {
-			out = append(out, rowError{CheckedRow{Source: source, Features: Features(m, s)}, e})
-		}
+	var out []CheckedRow
+	round := func(e float64) float64 { return math.Round(e*1e4) / 1e4 }
+	keep := func(source, set string, m transformer.Spec, s scale.Strategy, p scale.Pod, e, eOut float64, fast func(float64) bool) {
+		out = append(out, CheckedRow{Source: source, Traits: TraitsOf(m, s, p), Error: round(e), Fast: fast(e),
+			Set: set, OutOfSample: round(eOut), OutFast: fast(eOut)})
 	}
 	tables := []struct {
 		name string
@@ -156,59 +123,70 @@ func checkRows(ctx context.Context) ([]rowError, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s, %s: %w", t.name, row.Name, err)
 			}
-			var e float64
-			if row.Tokens > 0 {
-				e = float64(row.Model.Batch)*float64(row.Model.Seq)/r.Step/float64(p.GPUs())/row.Tokens - 1
-			} else {
-				e = r.TFLOPs/row.TFLOPs - 1
+			rOut := r
+			if pOut, reset := WithoutSource(p, row.Set); len(reset) > 0 {
+				if rOut, err = MegatronDefault(ctx, row, pOut); err != nil {
+					return nil, fmt.Errorf("%s, %s, out of sample: %w", t.name, row.Name, err)
+				}
 			}
-			keep(t.name+", "+row.Name, row.Model, r.Plan.Strategy, e)
+			e := func(r scale.Result) float64 {
+				if row.Tokens > 0 {
+					return float64(row.Model.Batch)*float64(row.Model.Seq)/r.Step/float64(p.GPUs())/row.Tokens - 1
+				}
+				return r.TFLOPs/row.TFLOPs - 1
+			}
+			keep(t.name+", "+row.Name, row.Set, row.Model, r.Plan.Strategy, p, e(r), e(rOut), func(e float64) bool { return e > 0 })
 		}
 	}
 	for _, sw := range Sweeps() {
+		if sw.Unit == Order {
+			continue // a rank is no figure to be off by
+		}
 		for _, row := range sw.Rows {
-			m, err := transformer.Parse(row.Workload)
-			if err != nil {
+			m, p, r, rOut, ok := evalSweep(row, sw.Set)
+			if !ok {
+				continue // a plan placer cannot write checks nothing
+			}
+			e := func(r scale.Result) float64 {
+				pred := r.Step
+				if sw.Unit == TokensPerGPU {
+					pred = float64(m.Batch) * float64(m.Seq) / r.Step / float64(p.GPUs())
+				}
+				return pred/row.Measured - 1
+			}
+			if x := e(r) + e(rOut); math.IsNaN(x) || math.IsInf(x, 0) {
 				continue
 			}
-			p, err := scale.ParsePod(row.Cluster)
-			if err != nil {
-				continue
-			}
-			s, err := scale.ParseStrategy(row.Strategy)
-			if err != nil {
-				continue
-			}
-			r, err := scale.Evaluate(m, s, p)
-			if err != nil {
-				continue // a plan placer cannot write vouches for nothing
-			}
-			pred := r.Step
-			if sw.Unit == TokensPerGPU {
-				pred = float64(m.Batch) * float64(m.Seq) / r.Step / float64(p.GPUs())
-			}
-			keep(sw.Name+", "+row.Label, m, s, pred/row.Measured-1)
+			keep(sw.Name+", "+row.Label, sw.Set, m, r.Plan.Strategy, p, e(r), e(rOut),
+				func(e float64) bool { return (e > 0) == (sw.Unit == TokensPerGPU) })
 		}
 	}
 	return out, nil
 }
 
-// Regime says which of plan s's features published rows vouch for: for
-// each checked feature the first row that does (rows), and the features
-// none does (unchecked, sorted). An empty unchecked is a plan inside the
-// checked regime.
-func Regime(rows []CheckedRow, m transformer.Spec, s scale.Strategy) (vouch map[string]string, unchecked []string) {
-	vouch = map[string]string{}
-	for _, f := range Features(m, s) {
-		for _, r := range rows {
-			if slices.Contains(r.Features, f) {
-				vouch[f] = r.Source
-				break
-			}
-		}
-		if _, ok := vouch[f]; !ok {
-			unchecked = append(unchecked, f)
+// evalSweep is a sweep row as placer eval reads and predicts it, in
+// sample and with the constants its source set chose reset (the same
+// result where it chose none); !ok where placer refuses it.
+func evalSweep(row SweepRow, set string) (m transformer.Spec, p scale.Pod, r, rOut scale.Result, ok bool) {
+	m, err := transformer.Parse(row.Workload)
+	if err != nil {
+		return m, p, r, r, false
+	}
+	if p, err = scale.ParsePod(row.Cluster); err != nil {
+		return m, p, r, r, false
+	}
+	s, err := scale.ParseStrategy(row.Strategy)
+	if err != nil {
+		return m, p, r, r, false
+	}
+	if r, err = scale.Evaluate(m, s, p); err != nil {
+		return m, p, r, r, false
+	}
+	rOut = r
+	if pOut, reset := WithoutSource(p, set); len(reset) > 0 {
+		if rOut, err = scale.Evaluate(m, s, pOut); err != nil {
+			return m, p, r, r, false
 		}
 	}
-	return vouch, unchecked
+	return m, p, r, rOut, true
 }

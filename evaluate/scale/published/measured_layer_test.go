@@ -208,7 +208,7 @@ func TestH100GEMMMeasured(t *testing.T) {
 			t.Fatal(err)
 		}
 		if math.Abs(fit.Eff-p.Kernels.GEMM) > c.tolerance {
-			t.Errorf("%s: the measured blocks give %.4f, p.Kernels.GEMM is %v", c.file, fit.Eff, p.Kernels.GEMM)
+			t.Errorf("%s: the measured blocks give %.6f, p.Kernels.GEMM is %v", c.file, fit.Eff, p.Kernels.GEMM)
 		}
 		checks, err := CheckLayers(layers, p)
 		if err != nil {

@@ -11,7 +11,10 @@ import (
 // model, the cluster, the configuration its authors chose and what they
 // measured.
 type Row struct {
-	Name     string           `json:"model"`
+	Name string `json:"model"`
+	// Set is the published source set of the row's figure (SourceSets'
+	// keys).
+	Set      string           `json:"-"`
 	Model    transformer.Spec `json:"-"`
 	Pod      string           `json:"-"` // pod preset
 	GPUs     int              `json:"gpus"`
@@ -69,7 +72,7 @@ func megatronStrategy(tp, pp, dp int) scale.Strategy {
 // Megatron-Core r0.8.0, images/model_table.png), as the issue quotes it.
 func MegatronTable() []Row {
 	row := func(name string, heads, hidden, layers, tp, pp, gpus, batch int, tflops, mfu float64) Row {
-		return Row{Name: name, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
+		return Row{Name: name, Set: SetMegatronLMH100, Model: megatronGPT(layers, hidden, heads, batch), Pod: "dgx-h100", GPUs: gpus,
 			Strategy: megatronStrategy(tp, pp, gpus/(tp*pp)), TFLOPs: tflops, MFU: mfu, Megatron: true}
 	}
 	return []Row{
@@ -94,7 +97,7 @@ func MegatronTable() []Row {
 func MegatronStrongScaling() []Row {
 	var out []Row
 	for _, gpus := range []int{96, 192, 384, 768, 1536, 3072, 4608} {
-		p := Row{Name: "175B", Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
+		p := Row{Name: "175B", Set: SetMegatronLMH100, Model: megatronGPT(96, 12288, 96, 1152), Pod: "dgx-h100", GPUs: gpus,
 			Strategy: megatronStrategy(8, 6, gpus/48), Megatron: true}
 		switch gpus {
 		case 96:
@@ -209,7 +212,7 @@ func MegatronPlan(ctx context.Context, row Row, p scale.Pod) (scale.Result, erro
 // (Megatron's default then). The virtual stages are not stated.
 func MegatronA100() []Row {
 	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Row {
-		return Row{Name: name, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
+		return Row{Name: name, Set: SetKorthikanti, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
 			Strategy: scale.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
 				Recompute: scale.SelectiveRecompute},
 			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true, Megatron: true}
@@ -242,7 +245,7 @@ func Llama3() []Row {
 		panic(err) // a constant that parses
 	}
 	row := func(gpus int, tflops, mfu float64) Row {
-		return Row{Name: "405B", Model: m, Pod: "dgx-h100", GPUs: gpus,
+		return Row{Name: "405B", Set: SetLlama3, Model: m, Pod: "dgx-h100", GPUs: gpus,
 			Strategy: scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
 				DistOpt: true, FirstLayers: 7, LastLayers: 7},
 			TFLOPs: tflops, MFU: mfu, FreeSP: true}
@@ -263,7 +266,7 @@ func Llama3LongContext() Row {
 	if err != nil {
 		panic(err) // a constant that parses
 	}
-	return Row{Name: "405B 128K", Model: m, Pod: "dgx-h100", GPUs: 16384,
+	return Row{Name: "405B 128K", Set: SetLlama3, Model: m, Pod: "dgx-h100", GPUs: 16384,
 		Strategy: scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
 			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
@@ -367,7 +370,7 @@ func MegatronBridge() []Row {
 		if precision == fp8 {
 			s.FP8 = scale.FP8Current
 		}
-		return Row{Name: name, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
+		return Row{Name: name, Set: SetBridge, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
 			MBSStated: true, VirtualStated: true, Megatron: true, FreeSP: s.Tensor > 1, Precision: precision}
 	}
 	return []Row{

@@ -13,6 +13,9 @@ import "fmt"
 // by placer's own reading of its strategy, with that refusal shown.
 type Sweep struct {
 	Name string
+	// Set is the published source set the sweep's figures come from
+	// (SourceSets' keys).
+	Set string
 	// Source cites where every row's figure is published.
 	Source string
 	// Unit is what Measured holds: TokensPerGPU (tokens a second per
@@ -115,7 +118,7 @@ const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Floa
 func torchtitanFSDP8B(table, gpus int, cluster string, tps, gib [3]float64) Sweep {
 	w := fmt.Sprintf("llama3-8b:seq=8192,batch=%d", 2*gpus)
 	s := fmt.Sprintf("dp=%d,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", gpus)
-	return Sweep{Name: fmt.Sprintf("torchtitan table %d: Llama 3.1 8B, FSDP on %d H100s", table, gpus),
+	return Sweep{Name: fmt.Sprintf("torchtitan table %d: Llama 3.1 8B, FSDP on %d H100s", table, gpus), Set: SetTorchtitanH100,
 		Source: fmt.Sprintf("%s, table %d", torchtitanSource, table), Unit: TokensPerGPU, Stack: torchtitanStack, Rows: []SweepRow{
 			{Label: "FSDP", Workload: w, Cluster: cluster, Strategy: s, Measured: tps[0], PeakGiB: gib[0], PeakReserved: true},
 			{Label: "FSDP + torch.compile", Workload: w, Cluster: cluster, Strategy: s + ",compile=on", Measured: tps[1], PeakGiB: gib[1], PeakReserved: true},
@@ -130,7 +133,7 @@ func torchtitanCP8B() Sweep {
 			Strategy: fmt.Sprintf("dp=%d,cp=%d,mbs=1,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2,compile=on", fsdp, cp), Measured: tps,
 			PeakGiB: gib, PeakReserved: true}
 	}
-	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Source: torchtitanSource + ", table 2",
+	return Sweep{Name: "torchtitan table 2: Llama 3.1 8B, FSDP x CP on 8 H100s, 32K to 262K tokens", Set: SetTorchtitanH100, Source: torchtitanSource + ", table 2",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8)", Rows: []SweepRow{
 			row(8, 1, 32768, 3890, 83.9), row(4, 2, 65536, 2540, 84.2), row(2, 4, 131072, 1071, 84.0), row(1, 8, 262144, 548, 84.5),
 		}}
@@ -139,7 +142,7 @@ func torchtitanCP8B() Sweep {
 func torchtitan70B() Sweep {
 	w := "llama3-70b:seq=8192,batch=512"
 	s := "tp=8,dp=32,mbs=16,sp=on,fsdp=on,recompute=full,fp8=current,stack=torchtitan-0.2,compile=on"
-	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Source: torchtitanSource + ", table 4",
+	return Sweep{Name: "torchtitan table 4: Llama 3.1 70B, FSDP 32 x TP 8 on 256 H100s", Set: SetTorchtitanH100, Source: torchtitanSource + ", table 4",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8)", Rows: []SweepRow{
 			{Label: "2D", Workload: w, Cluster: gt32, Strategy: s, Measured: 829, PeakGiB: 71.9, PeakReserved: true},
 			{Label: "2D + AsyncTP", Workload: w, Cluster: gt32, Strategy: s + ",tpoverlap=on", Measured: 876, PeakGiB: 67.6, PeakReserved: true},
@@ -156,7 +159,7 @@ func torchtitan405BPP() Sweep {
 	// the same); the table sets no other.
 	s := "tp=8,pp=8,dp=8,mbs=4,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2,compile=on"
 	split := "126 layers: the first and last stages 15 (the embedding and the output as layers; torchtitan's split is not stated)"
-	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Source: torchtitanSource + ", table 5",
+	return Sweep{Name: "torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s", Set: SetTorchtitanH100, Source: torchtitanSource + ", table 5",
 		Unit: TokensPerGPU, Stack: torchtitanStack + " (both rows compiled, Float8, AsyncTP)", Rows: []SweepRow{
 			{Label: "1F1B", Workload: w, Cluster: gt64, Strategy: s, Measured: 100, PeakGiB: 82.5, PeakReserved: true,
 				Note: "micro-batch 4, 8 a step (torchtitan's default: as many as pipeline ranks); " + split},
@@ -172,7 +175,7 @@ func torchtitan405BCP() Sweep {
 			Strategy: fmt.Sprintf("tp=8,pp=8,dp=%d,cp=%d,mbs=1,sp=on,tpoverlap=on,fsdp=on,recompute=full,fp8=current,first=15,last=15,stack=torchtitan-0.2,compile=on", fsdp, cp),
 			Measured: tps, Note: "126 layers: the first and last stages 15 (the embedding and the output as layers)"}
 	}
-	return Sweep{Name: "torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens",
+	return Sweep{Name: "torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens", Set: SetTorchtitanH100,
 		Source: torchtitanSource + ", table 6", Unit: TokensPerGPU, Stack: torchtitanStack + " (every row compiled, Float8, AsyncTP, 1F1B)",
 		Rows: []SweepRow{row(8, 1, 32768, 76, 75.3), row(4, 2, 65536, 47, 75.9), row(2, 4, 131072, 31, 77.1), row(1, 8, 262144, 16, 84.9)}}
 }
@@ -188,7 +191,7 @@ func torchtitan405BCP() Sweep {
 func qwen3ModelZoo() Sweep {
 	w := "qwen3-235b-a22b:seq=4096,batch=2048"
 	c := "dgx-h100:32"
-	return Sweep{Name: "Megatron-MoE-ModelZoo: Qwen3-235B-A22B on 256 H100s, five plans",
+	return Sweep{Name: "Megatron-MoE-ModelZoo: Qwen3-235B-A22B on 256 H100s, five plans", Set: SetModelZoo,
 		Source: "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md, Performance Results (moe_dev f3e6c5 and main 1e057005)",
 		Unit:   StepSeconds,
 		Stack:  "Megatron-Core with DeepEP (one row the alltoall dispatcher), BF16: stack=model-zoo-moe-dev, the A2A row dispatcher=alltoall",

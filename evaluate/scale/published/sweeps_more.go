@@ -60,6 +60,7 @@ func korthikantiRecompute() []Sweep {
 		s := fmt.Sprintf("tp=8,pp=%d,dp=1,mbs=1", m.pp)
 		out = append(out, Sweep{
 			Name:   fmt.Sprintf("Korthikanti et al.: GPT %s on %d A100s, full recomputation against sequence parallelism + selective", m.name, 8*m.pp),
+			Set:    SetKorthikanti,
 			Source: "Korthikanti et al., arXiv 2205.05198, end-to-end iteration times (as transcribed in calculon-ai/calculon calculon/megatron/validation.py, commit 09bbcb7e); configurations: its table 3",
 			Unit:   StepSeconds,
 			Stack:  "Megatron-LM of 2022 (no tensor-parallel overlap, unfused attention, mixed precision); placer reads both rows on the dgx-a100 pod",
@@ -111,7 +112,7 @@ func torchtitanA100() []Sweep {
 		return fmt.Sprintf("llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=32000,batch=%d", batch)
 	}
 	return []Sweep{
-		{Name: "torchtitan A100: Llama 3 8B, FSDP on 64 A100s, two checkpointing policies", Source: torchtitanA100Source + ", Llama 3 table",
+		{Name: "torchtitan A100: Llama 3 8B, FSDP on 64 A100s, two checkpointing policies", Set: SetTorchtitanA100, Source: torchtitanA100Source + ", Llama 3 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
 				{Label: "selective layer", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
 					Strategy: "dp=64,mbs=1,fsdp=on,recompute=full,recompute-layers=16,stack=torchtitan-0.2", Measured: 2904,
@@ -119,7 +120,7 @@ func torchtitanA100() []Sweep {
 				{Label: "selective op", Workload: "llama3-8b:seq=8192,batch=64", Cluster: c,
 					Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 2973},
 			}},
-		{Name: "torchtitan A100: Llama 2 13B, FSDP on 64 A100s, three checkpointing policies", Source: torchtitanA100Source + ", Llama 2 table",
+		{Name: "torchtitan A100: Llama 2 13B, FSDP on 64 A100s, three checkpointing policies", Set: SetTorchtitanA100, Source: torchtitanA100Source + ", Llama 2 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
 				{Label: "no checkpointing", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,stack=torchtitan-0.2", Measured: 2162},
 				{Label: "selective layer", Workload: l2("13B", 128), Cluster: c,
@@ -127,7 +128,7 @@ func torchtitanA100() []Sweep {
 					Note: "every other layer recomputed (selective_ac_option 2, the default)"},
 				{Label: "selective op", Workload: l2("13B", 128), Cluster: c, Strategy: "dp=64,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 1904},
 			}},
-		{Name: "torchtitan A100: Llama 2 70B, FSDP on 64 A100s, local batch 1 selective against 2 full", Source: torchtitanA100Source + ", Llama 2 table",
+		{Name: "torchtitan A100: Llama 2 70B, FSDP on 64 A100s, local batch 1 selective against 2 full", Set: SetTorchtitanA100, Source: torchtitanA100Source + ", Llama 2 table",
 			Unit: TokensPerGPU, Stack: torchtitanA100Stack, Rows: []SweepRow{
 				{Label: "local batch 1, selective op", Workload: l2("70B", 64), Cluster: c, Strategy: "dp=64,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", Measured: 355,
 					Note: "local batch 2 with selective checkpointing ran out of memory (the page's footnote)"},
@@ -151,7 +152,7 @@ func megatronMoEReadme() Sweep {
 	const w = "mixtral-8x7b:seq=4096,batch=256"
 	const c = "dgx-h100:8"
 	note := "the README's 8x7B reference mapping (64 H100s, PP 4, VP 8, global batch 256); the statement names none"
-	return Sweep{Name: "Megatron-Core MoE README: Mixtral 8x7B, EP 8 x TP 1 faster than EP 4 x TP 2 (order only)",
+	return Sweep{Name: "Megatron-Core MoE README: Mixtral 8x7B, EP 8 x TP 1 faster than EP 4 x TP 2 (order only)", Set: SetMegatronMoEReadme,
 		Source: "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a, Tuning Guide of Parallel Mappings, rule 4; reference mapping: Reference Best Parallel Mapping",
 		Unit:   Order,
 		Stack:  "Megatron-Core v0.8 (PyTorch 24.09, Transformer Engine 1.11), BF16, all-to-all dispatcher, grouped GEMM, permute fusion",
@@ -193,7 +194,7 @@ func bridgeReleases() []Sweep {
 	const fp8 = ",grads=bf16,fp8=current"
 	unstated := "25.09's table states no precision: read as 25.11's FP8 current scaling"
 	sweep := func(model string, rows ...SweepRow) Sweep {
-		return Sweep{Name: "Megatron-Bridge DGX-H100 by release: " + model, Source: bridgeSource, Unit: TokensPerGPU, Stack: bridgeStack, Rows: rows}
+		return Sweep{Name: "Megatron-Bridge DGX-H100 by release: " + model, Set: SetBridge, Source: bridgeSource, Unit: TokensPerGPU, Stack: bridgeStack, Rows: rows}
 	}
 	l8 := func(rel string, tps float64, note string) SweepRow {
 		return SweepRow{Label: rel + ": FSDP 8, MBS 1, GBS 128", Workload: "llama3-8b:seq=8192,batch=128", Cluster: "dgx-h100:1",

@@ -30,7 +30,7 @@ from torch.utils.checkpoint import checkpoint
 from .. import collectives
 from ..measuring import cpu_name, driver, emit, say
 from ..runner import free_port
-from . import fp8, layers
+from . import fp8, frameworks, layers
 
 # torch 2.14 marks all_gather_into_tensor and reduce_scatter_tensor, which
 # layers.py's sequence-parallel gathers and the collectives' timings call,
@@ -103,7 +103,10 @@ def time_part(make, shape, req, dev, timer, kind, group=None, ep_group=None, etp
     rows = seq // T if sp else seq
     ids = torch.randint(0, c["vocab"], (mbs, seq), device=dev)
     if kind == "layer":
-        x = torch.randn(rows, mbs, c["hidden"], device=dev, requires_grad=True)
+        # A framework's layer takes [batch, seq, hidden] (frameworks.py),
+        # layers.Block [seq, batch, hidden].
+        dims = (mbs, rows) if getattr(part[0], "batch_first", False) else (rows, mbs)
+        x = torch.randn(*dims, c["hidden"], device=dev, requires_grad=True)
 
         def fwd():
             y = x
@@ -363,6 +366,11 @@ def worker(rank, world, port, req):
     deadline = req.get("deadline") or time.time() + req["budget_s"]
     makers = fp8_makers(req, dev)
     parts = {"layer": layers.Block, "embedding": layers.Embedding, "loss": layers.Loss}
+    if req.get("framework"):
+        # The framework's own layer in place of layers.Block (main has
+        # refused one that does not import); the embedding and the loss
+        # stay layers.py's.
+        parts["layer"] = frameworks.plan(req["framework"], req["model"])[1]
     everyone = not cuda  # on a CPU every process times at once
     EVERYONE[0] = everyone and world > 1
     if lead:
@@ -574,6 +582,14 @@ def main():
                        "threads": 0 if cuda else req["threads"], "cores": os.cpu_count() or 0},
             "software": {"torch": torch.__version__, "backend": "nccl" if cuda else "gloo", "framework": "pytorch",
                          "cuda": torch.version.cuda or "" if cuda else "", "driver": driver() if cuda else ""}}
+    if req.get("framework"):
+        # Whose layer is timed (its class), or one line saying why it
+        # cannot be (placer profile exits 2 with it).
+        sw, _, err = frameworks.plan(req["framework"], req["model"])
+        if err:
+            emit({"kind": "refused", "error": err})
+            sys.exit(2)
+        meta["software"].update(sw)
     if req.get("fp8"):
         # What runs the FP8 recipes, or one line saying why they cannot
         # run here (placer profile exits 2 with it).

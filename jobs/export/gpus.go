@@ -1,4 +1,4 @@
-package jobs
+package export
 
 import (
 	"fmt"
@@ -20,13 +20,13 @@ read back with --gpus 4 or without --gpus. Without --gpus the cluster is
 the placement file's replica GPUs times R (a decision file records one
 replica's GPUs), else the graph file's GPUs, else 1.`
 
-// replicaCluster resolves --gpus (gpus; 0 = not given) with strategy st
+// ReplicaCluster resolves --gpus (gpus; 0 = not given) with strategy st
 // around placement (a named placement or a file) by GPUsRule: it returns
 // the cluster's GPUs (0 when neither --gpus nor a decision file says:
 // the caller's default, the graph file's) and refuses, in one line, a
 // GPU count that R replicas do not divide or that gives a replica other
 // GPUs than the decision file's placement was made for.
-func replicaCluster(gpus int, st decision.Strategy, placement string) (int, error) {
+func ReplicaCluster(gpus int, st decision.Strategy, placement string) (int, error) {
 	R := st.R()
 	fileGPUs := decisionFileGPUs(placement)
 	if gpus <= 0 {
@@ -57,9 +57,9 @@ func decisionFileGPUs(placement string) int {
 	return f.Devices
 }
 
-// strategyOf is the strategy around a placement: spec (--strategy) when
+// StrategyOf is the strategy around a placement: spec (--strategy) when
 // given, else the placement file's, else none (one replica).
-func strategyOf(spec, placement string) (decision.Strategy, error) {
+func StrategyOf(spec, placement string) (decision.Strategy, error) {
 	if spec == "" {
 		return inputs.PlacementStrategy(placement), nil
 	}

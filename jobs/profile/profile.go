@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"bufio"
@@ -24,8 +24,8 @@ import (
 	"github.com/placer/placer/internal/torchenv"
 )
 
-// ProfileOptions are placer profile's.
-type ProfileOptions struct {
+// Options are placer profile's.
+type Options struct {
 	Workload string // the model: llama:..., gpt:..., hf:config.json:...
 	Out      string // the profile file
 	Python   string // the torch virtualenv's python ("" = TorchPython())
@@ -36,7 +36,7 @@ type ProfileOptions struct {
 	// are left out, in the order Shapes lists them.
 	Budget time.Duration
 	// TP, MBS, CP and Recompute are the shard shapes timed (nil: the
-	// defaults of ProfileShapes).
+	// defaults of Shapes).
 	TP, MBS, CP []int
 	Recompute   []string
 	// EP is the expert-parallel degrees timed in a model with experts
@@ -53,6 +53,9 @@ type ProfileOptions struct {
 	// shape is timed under too, beside the profile's dtype
 	// (placer_torch/profile/fp8.py; nil: none).
 	FP8 []string
+	// Framework is whose layer --workload times (Frameworks: hf,
+	// torchtitan, megatron; "": placer_torch.profile.layers' own).
+	Framework string
 	// Force lets an incomplete profile (interrupted, cut by the budget,
 	// failed) replace an existing Out; without it, it goes to
 	// PartialPath(Out) beside it.
@@ -82,7 +85,7 @@ type shape struct {
 	Recompute string `json:"recompute,omitempty"`
 }
 
-// ProfileShapes is the shard shapes profiled for m: every tensor degree
+// Shapes is the shard shapes profiled for m: every tensor degree
 // of tp that shards it (tpRefusal: its heads, key/value heads and FFN),
 // with and without sequence parallelism
 // (in a model with experts, expertDegrees: each tensor degree with
@@ -94,8 +97,8 @@ type shape struct {
 // composition rules the most to work from (docs/profile.md): first each
 // degree at the first micro-batch, whole sequence and no recomputation,
 // then the other micro-batches, sequences and settings.
-func ProfileShapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
-	return ProfileShapesETP(m, tp, nil, ep, mbs, cp, recompute)
+func Shapes(m transformer.Spec, tp, ep, mbs, cp []int, recompute []string) []shape {
+	return ShapesETP(m, tp, nil, ep, mbs, cp, recompute)
 }
 
 // expertDegree is one tensor x expert-tensor x expert-parallel degree of
@@ -161,9 +164,9 @@ func tpRefusal(m transformer.Spec, T int) string {
 	return ""
 }
 
-// ProfileShapesETP is ProfileShapes with the expert-tensor degrees etp
+// ShapesETP is Shapes with the expert-tensor degrees etp
 // of a model with experts (expertDegrees; nil: its defaults).
-func ProfileShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute []string) []shape {
+func ShapesETP(m transformer.Spec, tp, etp, ep, mbs, cp []int, recompute []string) []shape {
 	var out []shape
 	seen := map[shape]bool{}
 	add := func(s shape) {
@@ -330,7 +333,7 @@ func b2i(b bool) int {
 	return 0
 }
 
-// Profile is placer profile: it checks every option, runs tools/
+// Run is placer profile: it checks every option, runs tools/
 // profile's measurements in the torch virtualenv on the machine at hand
 // for the workload, and writes what they measured (saveProfile: whole,
 // to a temporary file renamed into place; an incomplete profile beside
@@ -338,7 +341,7 @@ func b2i(b bool) int {
 // went, Kept (on an interruption) what was kept. progress gets the
 // measurements' progress lines; a Python traceback is held back, its
 // last line said in the error and the whole of it kept in a log file.
-func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*ProfileRun, error) {
+func Run(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 	start := time.Now()
 	if o.Out == "" {
 		return nil, fail.Usagef("--out: name the profile file")
@@ -351,6 +354,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 			return nil, fail.Usagef("--tp, --ep, --etp, --mbs, --cp, --recompute and --procs are --workload's: --model times the step it is given")
 		case o.FP8 != nil:
 			return nil, fail.Usagef("--fp8 is --workload's: --model times the step it is given at its --precision")
+		case o.Framework != "":
+			return nil, fail.Usagef("--framework is --workload's: --model times the model it is given")
 		}
 		return profileModel(ctx, o, progress)
 	}
@@ -364,13 +369,16 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if err != nil {
 		return nil, fail.Usagef("--workload: %v", err)
 	}
-	if err := profilable(m); err != nil {
+	if err := checkFramework(m, &o); err != nil {
+		return nil, err
+	}
+	if err := profilable(m); err != nil && o.Framework == "" {
 		return nil, fail.Usagef("--workload %s: %v", m, err)
 	}
 	if err := checkProfileOptions(m, &o); err != nil {
 		return nil, err
 	}
-	layers := withDense(m, ProfileShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
+	layers := withDense(m, ShapesETP(m, o.TP, o.ETP, o.EP, o.MBS, o.CP, o.Recompute))
 	if len(layers) == 0 {
 		// Every shape left out (with experts: no micro-batch whose token
 		// copies split evenly over them).
@@ -378,7 +386,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 			ints(o.TP), ints(o.MBS), ints(o.CP), m)
 	}
 	ends := []shape{}
-	for _, s := range ProfileShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
+	for _, s := range ShapesETP(m, o.TP, []int{1}, []int{1}, o.MBS[:1], []int{1}, []string{"none"}) {
 		s.Recompute = ""
 		ends = append(ends, s)
 	}
@@ -401,6 +409,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 		"ops":              []string{profile.AllReduce, profile.AllGather, profile.ReduceScatter, profile.AllToAll, profile.SendRecv},
 		"sizes":            []float64{1 << 16, 1 << 20, 1 << 24},
 		"fp8":              slices.Concat([]string{}, o.FP8),
+		"framework":        o.Framework,
 	}
 	reqJSON, err := json.Marshal(req)
 	if err != nil {
@@ -418,8 +427,8 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if py == "" {
 		py = TorchPython()
 	}
-	stderr := &pyStderr{w: progress}
-	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
+	stderr := newPyStderr(progress)
+	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget+time.Minute, py, pythonPath(dir, frameworkPath(o.Framework)), stderr, "-m", "placer_torch.profile.measure", string(reqJSON))
 	if err != nil {
 		return nil, err
 	}
@@ -475,7 +484,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 	if err != nil {
 		return nil, err
 	}
-	return res.saved(&ProfileRun{Profile: pr, Path: path}, o.Out, progress)
+	return res.saved(&Result{Profile: pr, Path: path}, o.Out, progress)
 }
 
 // checkProfileOptions checks o's options for m before anything runs,
@@ -483,7 +492,7 @@ func Profile(ctx context.Context, o ProfileOptions, progress io.Writer) (*Profil
 // fills in the defaults: the degrees, micro-batches and context degrees
 // of the defaults that m can take; given ones that it cannot are
 // refused (a degree eval refuses for m would be measured for nothing).
-func checkProfileOptions(m transformer.Spec, o *ProfileOptions) error {
+func checkProfileOptions(m transformer.Spec, o *Options) error {
 	if m.MoE() {
 		if o.TP == nil {
 			o.TP = []int{1}

@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"bytes"
@@ -12,8 +12,8 @@ import (
 	"github.com/placer/placer/internal/atomicfile"
 )
 
-// ProfileRun is what placer profile measured and where it went.
-type ProfileRun struct {
+// Result is what placer profile measured and where it went.
+type Result struct {
 	// Profile is what was measured (nil: nothing, nothing written).
 	*profile.Profile
 	// Path is the file written: the --out file, or beside it FILE.partial
@@ -54,10 +54,10 @@ type outcome struct {
 }
 
 // nothing is the end of a run that measured nothing: nothing written.
-func (r outcome) nothing() (*ProfileRun, error) {
+func (r outcome) nothing() (*Result, error) {
 	switch {
 	case r.interrupted:
-		return &ProfileRun{Kept: "nothing measured yet, nothing written"}, r.ctxErr
+		return &Result{Kept: "nothing measured yet, nothing written"}, r.ctxErr
 	case r.failure != "":
 		return nil, fmt.Errorf("profile: the measurements failed: %s; nothing measured, nothing written", r.failure)
 	case r.timedOut != "":
@@ -71,7 +71,7 @@ func (r outcome) nothing() (*ProfileRun, error) {
 // cancellation's error, on a failure or placer's limit an error saying
 // where what was measured went; else nil, a line on progress saying so
 // where the profile went beside out.
-func (r outcome) saved(run *ProfileRun, out string, progress io.Writer) (*ProfileRun, error) {
+func (r outcome) saved(run *Result, out string, progress io.Writer) (*Result, error) {
 	where := run.Path
 	if missing := run.Missing(); len(missing) > 0 {
 		where += " (complete false; not measured: " + strings.Join(missing, ", ") + ")"
@@ -110,8 +110,8 @@ func crowded(d profile.Device, cores int) string {
 // call last):") on, nothing more is passed. Everything is kept (the last
 // MiB), for the log file failure names.
 type pyStderr struct {
+	lineWriter
 	w       io.Writer
-	buf     []byte // a line not yet ended
 	all     []byte
 	inTrace bool
 	last    string // the trace's last line that says something: its exception
@@ -119,17 +119,11 @@ type pyStderr struct {
 
 const traceStart = "Traceback (most recent call last):"
 
-func (p *pyStderr) Write(b []byte) (int, error) {
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			break
-		}
-		p.line(p.buf[:i+1])
-		p.buf = p.buf[i+1:]
-	}
-	return len(b), nil
+// newPyStderr is a pyStderr passing lines on to w (nil: none).
+func newPyStderr(w io.Writer) *pyStderr {
+	p := &pyStderr{w: w}
+	p.lineWriter.line = p.line
+	return p
 }
 
 func (p *pyStderr) line(l []byte) {
@@ -170,13 +164,6 @@ func meaningful(s string) bool {
 	return true
 }
 
-func (p *pyStderr) flush() {
-	if len(p.buf) > 0 {
-		p.line(append(p.buf, '\n'))
-		p.buf = nil
-	}
-}
-
 // failure is the measurements' failure in one line (werr: their exit):
 // a traceback's exception with the log file its whole text was written
 // to, else the exit.
@@ -197,4 +184,33 @@ func (p *pyStderr) failure(werr error) string {
 		return why
 	}
 	return fmt.Sprintf("%s (the whole trace: %s)", why, f.Name())
+}
+
+// lineWriter is an io.Writer that hands each line written to it, its
+// "\n" kept, to line once it is whole (the measurements write their
+// standard error in pieces of any length); flush hands on a last line
+// left without one, a "\n" added.
+type lineWriter struct {
+	buf  []byte // a line not yet ended
+	line func(l []byte)
+}
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(w.buf[:i+1])
+		w.buf = w.buf[i+1:]
+	}
+	return len(b), nil
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.line(append(w.buf, '\n'))
+		w.buf = nil
+	}
 }

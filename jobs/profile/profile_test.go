@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func TestProfileShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ProfileShapes(m, []int{1, 2, 3, 4}, []int{1}, []int{1, 2}, []int{1, 2}, []string{"none", "full"})
+	got := Shapes(m, []int{1, 2, 3, 4}, []int{1}, []int{1, 2}, []int{1, 2}, []string{"none", "full"})
 	want := []shape{{1, false, 0, 0, 1, 256, "none"}, {2, false, 0, 0, 1, 256, "none"}, {2, true, 0, 0, 1, 256, "none"}, {4, false, 0, 0, 1, 256, "none"}, {4, true, 0, 0, 1, 256, "none"},
 		{1, false, 0, 0, 2, 256, "none"}, {2, false, 0, 0, 2, 256, "none"}, {2, true, 0, 0, 2, 256, "none"}, {4, false, 0, 0, 2, 256, "none"}, {4, true, 0, 0, 2, 256, "none"}}
 	// Then every other sequence and setting: 5 degrees x 2 mbs x (2 x 2 - 1).
@@ -41,7 +41,7 @@ func TestProfileShapes(t *testing.T) {
 }
 
 func TestProfileRefuses(t *testing.T) {
-	for _, o := range []ProfileOptions{
+	for _, o := range []Options{
 		{Workload: "llama:layers=4,hidden=256,heads=4", Out: ""},
 		{Workload: "nope:1", Out: "x.json"},
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8", Out: "x.json", Device: "tpu"},
@@ -61,7 +61,7 @@ func TestProfileRefuses(t *testing.T) {
 		// command-line error.
 		{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,window=64,window_every=2", Out: "x.json", EP: []int{2}},
 	} {
-		_, err := Profile(context.Background(), o, nil)
+		_, err := Run(context.Background(), o, nil)
 		var u fail.Usage
 		if !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a command-line error", o, err)
@@ -99,9 +99,9 @@ func TestProfileRefuses(t *testing.T) {
 	}
 	// Tensor parallelism above 1 with experts is no longer refused: the
 	// options pass and the run fails only at starting the python.
-	o := ProfileOptions{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: filepath.Join(t.TempDir(), "x.json"),
+	o := Options{Workload: "llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", Out: filepath.Join(t.TempDir(), "x.json"),
 		TP: []int{2}, ETP: []int{1, 2}, EP: []int{1, 2}, Python: filepath.Join(t.TempDir(), "no-python"), Budget: time.Second}
-	_, err := Profile(context.Background(), o, nil)
+	_, err := Run(context.Background(), o, nil)
 	var u fail.Usage
 	if err == nil || errors.As(err, &u) || !strings.Contains(err.Error(), "no-python") {
 		t.Errorf("tp 2 with experts: %v, want the options accepted and the missing python named", err)
@@ -116,7 +116,7 @@ func TestProfileDenseShapes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := withDense(m, ProfileShapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"}))
+	got := withDense(m, Shapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"}))
 	want := []blockShape{
 		{shape{TP: 1, MBS: 1, Seq: 128, Recompute: "none"}, "moe"},
 		{shape{TP: 1, MBS: 1, Seq: 128, Recompute: "none"}, "dense"},
@@ -131,7 +131,7 @@ func TestProfileDenseShapes(t *testing.T) {
 		}
 	}
 	m.DenseLayers = 0
-	for _, s := range withDense(m, ProfileShapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"})) {
+	for _, s := range withDense(m, Shapes(m, []int{1}, []int{1, 2}, []int{1}, []int{1}, []string{"none"})) {
 		if s.Block != "" {
 			t.Errorf("%+v: a block in a model without dense layers", s)
 		}
@@ -174,10 +174,10 @@ func TestProfileInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	w := &progressWatch{want: "layer 1/", hit: cancel}
-	o := ProfileOptions{Workload: "llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=64,vocab=256,batch=4", Out: out,
+	o := Options{Workload: "llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=64,vocab=256,batch=4", Out: out,
 		Device: "cpu", Procs: 1, TP: []int{1, 2}, MBS: []int{1, 2}, CP: []int{1}, Recompute: []string{"none", "full"},
 		Repeats: 2, Budget: time.Minute}
-	pr, err := Profile(ctx, o, w)
+	pr, err := Run(ctx, o, w)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err %v, want the cancellation's (progress: %q)", err, w.seen.String())
 	}
@@ -211,7 +211,7 @@ func TestProfileShapesExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := ProfileShapes(m, []int{1, 2}, []int{1, 2, 3, 8}, []int{1, 2}, []int{1}, []string{"none"})
+	got := Shapes(m, []int{1, 2}, []int{1, 2, 3, 8}, []int{1, 2}, []int{1}, []string{"none"})
 	var want []shape
 	for _, b := range []int{1, 2} {
 		for _, d := range [][3]int{{1, 0, 0}, {1, 0, 2}, {1, 0, 8}, {2, 0, 0}, {2, 0, 2}, {2, 0, 8}, {2, 2, 0}, {2, 2, 2}, {2, 2, 8}} {
@@ -232,13 +232,13 @@ func TestProfileShapesExperts(t *testing.T) {
 	same("default etp", got, want)
 	// etp 4 at tp 1 (Megatron-Core lets the experts' split exceed the
 	// attention's), 5 does not divide the expert FFN of 96.
-	got = ProfileShapesETP(m, []int{1}, []int{4, 5}, []int{1}, []int{1}, []int{1}, []string{"none"})
+	got = ShapesETP(m, []int{1}, []int{4, 5}, []int{1}, []int{1}, []int{1}, []string{"none"})
 	same("etp 4, 5", got, []shape{{TP: 1, ETP: 4, MBS: 1, Seq: 256, Recompute: "none"}})
 	// tp 4, forced balance: at seq 256 a rank's 64 tokens x top-2 = 128
 	// copies split evenly over the 8 experts, at cp 16 (seq 16) its 4
 	// tokens' 8 copies too; at cp 64 (seq 4) its one token's 2 do not:
 	// left out.
-	got = ProfileShapesETP(m, []int{4}, []int{1}, []int{1}, []int{1}, []int{1, 16, 64}, []string{"none"})
+	got = ShapesETP(m, []int{4}, []int{1}, []int{1}, []int{1}, []int{1, 16, 64}, []string{"none"})
 	same("tp 4", got, []shape{{TP: 4, SP: true, MBS: 1, Seq: 256, Recompute: "none"}, {TP: 4, SP: true, MBS: 1, Seq: 16, Recompute: "none"}})
 }
 
@@ -280,7 +280,7 @@ func TestProfileFP8Options(t *testing.T) {
 			t.Errorf("%v: %v, want exit 2 with %q", c.recipes, err, c.want)
 		}
 	}
-	_, err = Profile(context.Background(), ProfileOptions{Out: t.TempDir() + "/p.json", FP8: []string{"current"}, ModelOptions: ModelOptions{Model: "mlp"}}, io.Discard)
+	_, err = Run(context.Background(), Options{Out: t.TempDir() + "/p.json", FP8: []string{"current"}, ModelOptions: ModelOptions{Model: "mlp"}}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "--fp8 is --workload's") {
 		t.Errorf("--fp8 with --model: %v", err)
 	}
@@ -304,12 +304,12 @@ func TestProfileLayerKeys(t *testing.T) {
 		workload string
 		want     map[string]int
 	}{
-		{"hf:../graph/transformer/testdata/hf/gpt-oss-120b.json:seq=4096,batch=8",
+		{"hf:../../graph/transformer/testdata/hf/gpt-oss-120b.json:seq=4096,batch=8",
 			map[string]int{"head_dim": 64, "window": 128, "window_every": 2, "linear_bias": 1}},
-		{"hf:../graph/transformer/testdata/hf/deepseek-v3.json:seq=4096,batch=8",
+		{"hf:../../graph/transformer/testdata/hf/deepseek-v3.json:seq=4096,batch=8",
 			map[string]int{"head_dim": 128, "rope_dim": 64, "q_lora": 1536, "kv_lora": 512,
 				"router_sigmoid": 1, "router_groups": 8, "router_group_k": 4, "expert_bias": 1}},
-		{"hf:../graph/transformer/testdata/hf/qwen2-7b.json:seq=4096,batch=8", map[string]int{"qkv_bias": 1}},
+		{"hf:../../graph/transformer/testdata/hf/qwen2-7b.json:seq=4096,batch=8", map[string]int{"qkv_bias": 1}},
 		{"llama:layers=4,hidden=256,heads=4,seq=128,vocab=1024,batch=8,experts=8,topk=2", map[string]int{}},
 	} {
 		m, err := transformer.Parse(c.workload)

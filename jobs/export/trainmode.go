@@ -1,6 +1,7 @@
-package jobs
+package export
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -107,7 +108,7 @@ func countModules(mods []export.TrainModeModule, verb string) string {
 			classes = append(classes, m.Class)
 		}
 		if len(names) < 3 {
-			names = append(names, orDefault(m.Module, "<root>"))
+			names = append(names, cmp.Or(m.Module, "<root>"))
 		}
 	}
 	list := strings.Join(names, ", ")

@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"bytes"
@@ -33,22 +33,22 @@ func TestProfileRefusesDegrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		o    ProfileOptions
+		o    Options
 		want string
 	}{
-		{ProfileOptions{TP: []int{3}}, "--tp 3: does not divide the model's 4 attention heads"},
-		{ProfileOptions{TP: []int{1, 4}}, "--tp 4: does not divide the model's 2 key/value heads (eval refuses tp=4 for it)"},
-		{ProfileOptions{TP: []int{0}}, "--tp 0: want at least 1"},
-		{ProfileOptions{TP: []int{}}, "--tp: name at least one"},
-		{ProfileOptions{CP: []int{3}}, "--cp 3: does not divide the model's sequence of 64"},
-		{ProfileOptions{CP: []int{-1}}, "--cp -1: want at least 1"},
-		{ProfileOptions{MBS: []int{1, 0}}, "--mbs 0: want at least 1"},
-		{ProfileOptions{Procs: -2}, "--procs -2: want at least 1 (0: every GPU, or 1 on a CPU)"},
+		{Options{TP: []int{3}}, "--tp 3: does not divide the model's 4 attention heads"},
+		{Options{TP: []int{1, 4}}, "--tp 4: does not divide the model's 2 key/value heads (eval refuses tp=4 for it)"},
+		{Options{TP: []int{0}}, "--tp 0: want at least 1"},
+		{Options{TP: []int{}}, "--tp: name at least one"},
+		{Options{CP: []int{3}}, "--cp 3: does not divide the model's sequence of 64"},
+		{Options{CP: []int{-1}}, "--cp -1: want at least 1"},
+		{Options{MBS: []int{1, 0}}, "--mbs 0: want at least 1"},
+		{Options{Procs: -2}, "--procs -2: want at least 1 (0: every GPU, or 1 on a CPU)"},
 		// The FFN layers.py splits over tp: 90 over tp 4 is not whole, in
 		// a dense model and in the dense layers before the experts.
-		{ProfileOptions{Workload: "llama:layers=2,hidden=64,heads=4,kv_heads=4,ffn=90,seq=64,vocab=256,batch=4", TP: []int{4}},
+		{Options{Workload: "llama:layers=2,hidden=64,heads=4,kv_heads=4,ffn=90,seq=64,vocab=256,batch=4", TP: []int{4}},
 			"--tp 4: does not divide the model's FFN of 90"},
-		{ProfileOptions{Workload: "llama:layers=2,hidden=64,heads=4,seq=64,vocab=256,batch=4,experts=4,topk=2,expert_ffn=32,shared=1,dense_layers=1,ffn=90",
+		{Options{Workload: "llama:layers=2,hidden=64,heads=4,seq=64,vocab=256,batch=4,experts=4,topk=2,expert_ffn=32,shared=1,dense_layers=1,ffn=90",
 			TP: []int{4}}, "--tp 4: does not divide the model's FFN of 90"},
 	} {
 		o := c.o
@@ -57,7 +57,7 @@ func TestProfileRefusesDegrees(t *testing.T) {
 		}
 		o.Out, o.Device = out, "cpu"
 		o.Python = filepath.Join(dir, "no-python") // an option let through fails at starting it
-		_, err := Profile(context.Background(), o, nil)
+		_, err := Run(context.Background(), o, nil)
 		var u fail.Usage
 		if !errors.As(err, &u) || err.Error() != c.want {
 			t.Errorf("%+v: %v, want the command-line error %q", c.o, err, c.want)
@@ -85,12 +85,12 @@ func TestProfileDefaultDegrees(t *testing.T) {
 			t.Fatal(err)
 		}
 		var tps, cps []int
-		for _, s := range ProfileShapes(m, []int{1, 2, 4, 8}, nil, []int{1}, []int{1, 2}, []string{"none"}) {
+		for _, s := range Shapes(m, []int{1, 2, 4, 8}, nil, []int{1}, []int{1, 2}, []string{"none"}) {
 			if !s.SP && s.Seq == m.Seq {
 				tps = append(tps, s.TP)
 			}
 		}
-		o := ProfileOptions{}
+		o := Options{}
 		if err := checkProfileOptions(m, &o); err != nil {
 			t.Fatal(err)
 		}
@@ -176,10 +176,10 @@ func TestProfileKeepsExisting(t *testing.T) {
 			}
 			var progress bytes.Buffer
 			// Two layer shapes asked (tp 1 at mbs 1 and 2), one sent.
-			o := ProfileOptions{Workload: tinyGQA, Out: out, Device: "cpu", TP: []int{1}, MBS: []int{1, 2}, CP: []int{1},
+			o := Options{Workload: tinyGQA, Out: out, Device: "cpu", TP: []int{1}, MBS: []int{1, 2}, CP: []int{1},
 				Recompute: []string{"none"}, Force: c.force, Budget: time.Minute,
 				Python: fakeMeasurements(t, c.stdout, c.stderr, c.code)}
-			r, err := Profile(context.Background(), o, &progress)
+			r, err := Run(context.Background(), o, &progress)
 			switch {
 			case c.wantErr == "" && err != nil, c.wantErr != "" && (err == nil || !strings.HasPrefix(err.Error(), c.wantErr)):
 				t.Fatalf("err %v, want %q", err, c.wantErr)
@@ -246,9 +246,9 @@ func TestProfileCrowded(t *testing.T) {
 	// The warning is said once the measurements say their processes.
 	meta := strings.Replace(fakeMeta, `"count": 1`, `"count": 4096`, 1)
 	var progress bytes.Buffer
-	o := ProfileOptions{Workload: tinyGQA, Out: filepath.Join(t.TempDir(), "p.json"), Device: "cpu", TP: []int{1}, MBS: []int{1}, CP: []int{1},
+	o := Options{Workload: tinyGQA, Out: filepath.Join(t.TempDir(), "p.json"), Device: "cpu", TP: []int{1}, MBS: []int{1}, CP: []int{1},
 		Recompute: []string{"none"}, Budget: time.Minute, Python: fakeMeasurements(t, []string{meta, fakeHost, fakeLayer}, "", 0)}
-	if _, err := Profile(context.Background(), o, &progress); err != nil {
+	if _, err := Run(context.Background(), o, &progress); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(progress.String(), "placer: warning: 4096 processes x 1 thread(s) on ") {

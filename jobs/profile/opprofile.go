@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"bufio"
@@ -17,14 +17,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/hw"
 	"github.com/placer/placer/evaluate/profile"
-	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/internal/atomicfile"
 	"github.com/placer/placer/internal/fail"
 	placertorch "github.com/placer/placer/python/placer_torch/placer_torch"
-	"github.com/placer/placer/report"
 )
 
 // ModelOptions are placer profile --model's: the model's training step
@@ -56,7 +54,7 @@ var Precisions = []string{"fp32", "tf32", "bf16"}
 // profile (docs/profile.md, "Op graphs"): each op the profiler matched
 // with its median time and, on a GPU, its dispatch time. Interrupted
 // (ctx), it writes the steps finished, complete false.
-func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*ProfileRun, error) {
+func profileModel(ctx context.Context, o Options, progress io.Writer) (*Result, error) {
 	m := o.ModelOptions
 	switch o.Device {
 	case "", "auto", "cpu", "cuda":
@@ -108,8 +106,8 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	if py == "" {
 		py = TorchPython()
 	}
-	trace := &pyStderr{w: progress}
-	stderr := &quietWriter{w: trace}
+	trace := newPyStderr(progress)
+	stderr := newQuietWriter(trace)
 	cmd, out, run, cancel, err := startMeasurements(ctx, o.Budget, py, pythonPath(dir), stderr, "-m", "placer_torch.opprofile", string(reqJSON))
 	if err != nil {
 		return nil, err
@@ -135,7 +133,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	}
 	if r.meta == nil || r.graph == nil {
 		if ctx.Err() != nil {
-			return &ProfileRun{Kept: "nothing measured yet, nothing written"}, ctx.Err()
+			return &Result{Kept: "nothing measured yet, nothing written"}, ctx.Err()
 		}
 		if run.Err() != nil {
 			return nil, fmt.Errorf("profile --model %s: --budget %v spent while exporting: nothing measured, nothing written", m.Model, o.Budget)
@@ -152,7 +150,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 		// Exported, nothing timed: no profile (one would price every op
 		// by the roofline, and say measured nowhere).
 		if ctx.Err() != nil {
-			return &ProfileRun{Kept: "nothing timed yet, nothing written"}, ctx.Err()
+			return &Result{Kept: "nothing timed yet, nothing written"}, ctx.Err()
 		}
 		if run.Err() != nil {
 			return nil, fmt.Errorf("profile --model %s: --budget %v spent before the first profiled step: nothing measured, nothing written", m.Model, o.Budget)
@@ -179,7 +177,7 @@ func profileModel(ctx context.Context, o ProfileOptions, progress io.Writer) (*P
 	if err != nil {
 		return nil, err
 	}
-	res := &ProfileRun{Profile: pr, Path: path}
+	res := &Result{Profile: pr, Path: path}
 	where := path
 	if path != o.Out {
 		where += "; " + o.Out + " is left as it was (--force replaces it)"
@@ -223,10 +221,11 @@ func writeScripts(dir string) error {
 	})
 }
 
-// pythonPath is this process's environment with dir first on PYTHONPATH:
-// where writeScripts put placer_torch.
-func pythonPath(dir string) []string {
-	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc([]string{dir, os.Getenv("PYTHONPATH")}, func(s string) bool { return s == "" }), string(os.PathListSeparator)))
+// pythonPath is this process's environment with dirs first on PYTHONPATH,
+// in order, those empty left out: where writeScripts put placer_torch,
+// then a framework's folder (frameworkPath).
+func pythonPath(dirs ...string) []string {
+	return append(os.Environ(), "PYTHONPATH="+strings.Join(slices.DeleteFunc(append(dirs, os.Getenv("PYTHONPATH")), func(s string) bool { return s == "" }), string(os.PathListSeparator)))
 }
 
 // modelName is the graph's name for a model spec: the zoo name, or the
@@ -313,10 +312,10 @@ func (r *stepReader) profile(model string) (*profile.Profile, error) {
 	for i := range times {
 		times[i], disp[i] = -1, -1
 		if i < len(r.times) && len(r.times[i]) > 0 {
-			times[i] = median(r.times[i])
+			times[i] = hw.Median(r.times[i])
 		}
 		if i < len(r.disp) && len(r.disp[i]) > 0 {
-			disp[i] = median(r.disp[i])
+			disp[i] = hw.Median(r.disp[i])
 		}
 	}
 	if g, err = graph.WithTimes(g, times); err != nil {
@@ -344,23 +343,17 @@ var kinetoLine = regexp.MustCompile(`^(USDT|ERROR|WARNING|INFO):\d{4}-\d\d-\d\d 
 // Kineto's own lines, and keeps the last line passed (the error of a run
 // that failed).
 type quietWriter struct {
+	lineWriter
 	w    io.Writer
-	buf  []byte
 	last string
 	err  string // the measurements' own error line ("error: ..."), held back
 }
 
-func (q *quietWriter) Write(p []byte) (int, error) {
-	q.buf = append(q.buf, p...)
-	for {
-		i := bytes.IndexByte(q.buf, '\n')
-		if i < 0 {
-			break
-		}
-		q.line(q.buf[:i+1])
-		q.buf = q.buf[i+1:]
-	}
-	return len(p), nil
+// newQuietWriter is a quietWriter passing lines on to w (nil: none).
+func newQuietWriter(w io.Writer) *quietWriter {
+	q := &quietWriter{w: w}
+	q.lineWriter.line = q.line
+	return q
 }
 
 func (q *quietWriter) line(l []byte) {
@@ -379,22 +372,15 @@ func (q *quietWriter) line(l []byte) {
 	}
 }
 
-func (q *quietWriter) flush() {
-	if len(q.buf) > 0 {
-		q.line(append(q.buf, '\n'))
-		q.buf = nil
-	}
-}
-
-// ProfileLine is placer profile's summary of the profile it wrote (r's
+// Line is placer profile's summary of the profile it wrote (r's
 // Profile, to r's Path).
-func ProfileLine(r *ProfileRun) string {
+func Line(r *Result) string {
 	out, pr := r.Path, r.Profile
 	if g := pr.Graph(); g != nil {
 		n, timed := 0, 0
 		for i := range g.NumOps() {
 			op := g.Op(i)
-			if stateOp(op) {
+			if profile.StateOp(op) {
 				continue
 			}
 			n++
@@ -406,82 +392,4 @@ func ProfileLine(r *ProfileRun) string {
 			out, pr.Model, pr.Ops.Batch, pr.DType, timed, n, pr.Ops.Steps, pr.Device.Kind, pr.Device.Name, pr.Software.Torch, pr.Complete)
 	}
 	return fmt.Sprintf("%s: %d layer shapes, %d collectives on %d %s (%s), complete %v", out, len(pr.Layers), len(pr.Collectives), pr.Device.Count, pr.Device.Name, pr.Software.Backend, pr.Complete)
-}
-
-// stateOp is whether op is the step's state (an input, a parameter, a
-// buffer) or the optimizer's start marker: no kernel, never timed.
-func stateOp(op *graph.Op) bool {
-	switch op.Type {
-	case "Input", "Parameter", "Buffer", "OptimizerStep", "Placeholder":
-		return true
-	}
-	return false
-}
-
-// opCosts is what the figures of graph g (from the ops profile pr, read
-// from path) rest on, placed by dev (one replica's, on c.Devices /
-// replicas GPUs): each op that does work measured (its profiled time)
-// or modelled (the roofline of c's hardware under opts), alone and
-// unfused, per GPU.
-//
-// Under a strategy that splits the batch (replicas, micro-batches) each
-// op runs on a share of the profiled batch, its time scaled linearly from
-// the measured one (graph.AtBatch): composed, not measured.
-func opCosts(pr *profile.Profile, path string, g *graph.Graph, c *roofline.Cluster, opts roofline.Options, dev []int, st decision.Strategy) (*report.OpCosts, error) {
-	replicas := st.R()
-	one, err := roofline.NewCluster(c.Hardware, 1, "")
-	if err != nil {
-		return nil, err
-	}
-	m, err := roofline.NewModel(g, one, opts)
-	if err != nil {
-		return nil, err
-	}
-	sw := "torch " + pr.Software.Torch
-	if pr.Software.CUDA != "" {
-		sw += ", CUDA " + pr.Software.CUDA
-	}
-	if pr.Software.Driver != "" {
-		sw += ", driver " + pr.Software.Driver
-	}
-	rc := &report.OpCosts{
-		Profile: path, Model: pr.Model, Device: fmt.Sprintf("%s %q", pr.Device.Kind, pr.Device.Name), Software: sw,
-		Precision: pr.DType, Steps: pr.Ops.Steps, Complete: pr.Complete,
-		PerDevice: make([]report.DeviceCost, c.Devices),
-	}
-	devices := c.Devices / max(1, replicas)
-	for i := range g.NumOps() {
-		op := g.Op(i)
-		if stateOp(op) {
-			continue
-		}
-		t := m.TimeOf(op)
-		for r := range max(1, replicas) {
-			k := r*devices + dev[i]
-			if k >= len(rc.PerDevice) {
-				continue
-			}
-			if op.HasTime {
-				rc.PerDevice[k].Measured += t
-			} else {
-				rc.PerDevice[k].Modelled += t
-			}
-		}
-		if op.HasTime {
-			rc.MeasuredOps++
-			rc.Measured += t
-		} else {
-			rc.ModelledOps++
-			rc.Modelled += t
-		}
-	}
-	if b := g.Batch(); b > 0 && st.R()*st.M() > 1 {
-		rc.ScaledTo = max(1, (b+st.R()*st.M()-1)/(st.R()*st.M()))
-		rc.Batch = b
-	}
-	rc.StepTime = rc.Source(rc.Measured, rc.Modelled)
-	for k := range rc.PerDevice {
-		rc.PerDevice[k].Busy = rc.Source(rc.PerDevice[k].Measured, rc.PerDevice[k].Modelled)
-	}
-	return rc, nil
 }

@@ -1,4 +1,4 @@
-package jobs
+package profile
 
 import (
 	"github.com/placer/placer/evaluate/profile"

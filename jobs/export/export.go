@@ -1,11 +1,10 @@
-package jobs
+package export
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/placer/placer/evaluate/profile"
 	"io"
 	"io/fs"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -26,33 +26,33 @@ import (
 	"github.com/placer/placer/workloads/msrfiddle"
 )
 
-// ExportFormats lists the placement formats `placer export` writes.
-var ExportFormats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
+// Formats lists the placement formats `placer export` writes.
+var Formats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
 
-// ExportFormatsOf lists the formats of ExportFormats that a workload of
+// FormatsOf lists the formats of Formats that a workload of
 // world w exports to: a transformer at cluster scale's plan goes to the
 // frameworks that run one; an op graph's placement to every other.
-func ExportFormatsOf(w inputs.World) []string {
+func FormatsOf(w inputs.World) []string {
 	if w == inputs.ClusterScale {
 		return []string{"torch-plan", "torchtitan", "deepspeed", "megatron"}
 	}
-	return slices.DeleteFunc(slices.Clone(ExportFormats), func(f string) bool { return f == "megatron" })
+	return slices.DeleteFunc(slices.Clone(Formats), func(f string) bool { return f == "megatron" })
 }
 
-// ExportOptions are the inputs of `placer export` in either world: the
+// Options are the inputs of `placer export` in either world: the
 // world of the workload, decided once by the caller (inputs.WorldOf),
 // what both worlds read, and each world's own (the other's are not
 // read).
-type ExportOptions struct {
+type Options struct {
 	World   inputs.World
-	OpGraph GraphExportOptions // an op graph's
-	Scale   ScaleExportOptions // a transformer's at cluster scale
+	OpGraph GraphOptions // an op graph's
+	Scale   ScaleOptions // a transformer's at cluster scale
 
 	// Placement is "single", "round-robin", a decision or result file, or
 	// an msr-fiddle expert-placement file ({"fpgas": ...}); at cluster
 	// scale a plan file, as Plan.
 	Placement string
-	To        string // one of ExportFormats
+	To        string // one of Formats
 	// Strategy replaces the placement file's strategy for torch-plan,
 	// torchtitan and deepspeed ("dp=2,mb=4,schedule=1f1b"; "" = the
 	// file's, else one replica and one micro-batch). As in eval
@@ -65,7 +65,7 @@ type ExportOptions struct {
 	// search's result (placer search -o: its best plan) or an eval report
 	// (placer eval -o), checked against the workload and the cluster; for
 	// an op graph what Placement reads. "" = Placement's file, else
-	// Strategy. Plan and Strategy are not given together (ExportPlanRule).
+	// Strategy. Plan and Strategy are not given together (PlanRule).
 	Plan string
 	// Warn gets a line for what the user should know about the plan
 	// (its train-mode modules: TrainModeOf; nil = none).
@@ -74,8 +74,8 @@ type ExportOptions struct {
 	profile *profile.Profile // OpGraph.Cluster.Profile's, read
 }
 
-// GraphExportOptions are an op graph's export options.
-type GraphExportOptions struct {
+// GraphOptions are an op graph's export options.
+type GraphOptions struct {
 	Graph inputs.GraphSpec
 	// Cluster is the GPUs: every GPU, as search and eval read --gpus, so
 	// that a strategy of R replicas, --strategy's or the placement
@@ -90,9 +90,9 @@ type GraphExportOptions struct {
 	Stages int
 }
 
-// ScaleExportOptions are a transformer's export options at cluster
+// ScaleOptions are a transformer's export options at cluster
 // scale.
-type ScaleExportOptions struct {
+type ScaleOptions struct {
 	// Workload is the model: "gpt:...", "llama:...", "hf:..." or a
 	// preset with its run.
 	Workload string
@@ -104,11 +104,12 @@ type ScaleExportOptions struct {
 	AllowOver bool
 }
 
-// Export converts a placement of a graph into a framework's format and
+// Run is placer export: it converts a placement of a graph, or a
+// transformer's plan at cluster scale, into a framework's format and
 // returns what it wrote.
-func Export(o ExportOptions) ([]byte, error) {
+func Run(o Options) ([]byte, error) {
 	var err error
-	if o.Placement, err = planOrPlacement(o.Plan, o.Placement); err != nil {
+	if o.Placement, err = PlanOrPlacement(o.Plan, o.Placement); err != nil {
 		return nil, err
 	}
 	if o.World == inputs.ClusterScale {
@@ -131,7 +132,7 @@ func Export(o ExportOptions) ([]byte, error) {
 	// --gpus is every GPU, as search and eval read it (GPUsRule): a
 	// strategy of R replicas (--strategy, else the placement file's)
 	// places one replica on GPUs / R of them.
-	st, err := strategyOf(o.Strategy, o.Placement)
+	st, err := StrategyOf(o.Strategy, o.Placement)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func Export(o ExportOptions) ([]byte, error) {
 			devices = o.OpGraph.Cluster.GPUs / st.R()
 		}
 	} else {
-		gpus, err := replicaCluster(o.OpGraph.Cluster.GPUs, st, o.Placement)
+		gpus, err := ReplicaCluster(o.OpGraph.Cluster.GPUs, st, o.Placement)
 		if err != nil {
 			return nil, err
 		}
@@ -237,7 +238,7 @@ func Export(o ExportOptions) ([]byte, error) {
 		}
 		out = buf.Bytes()
 	default:
-		return nil, fmt.Errorf("export: unknown format %q (want one of %s)", o.To, strings.Join(ExportFormats, ", "))
+		return nil, fmt.Errorf("export: unknown format %q (want one of %s)", o.To, strings.Join(Formats, ", "))
 	}
 	if o.Out != "" {
 		// The pipeline module first: the configuration appears with it.
@@ -294,7 +295,7 @@ func graphFile(format, version string) string {
 // devices GPUs, with strategy s around it (--strategy, else the
 // placement file's): R x devices GPUs in all, as eval scores it
 // (GPUsRule).
-func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, *export.TorchMeta, error) {
+func (o Options) torchPlan(g *graph.Graph, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, *export.TorchMeta, error) {
 	tm, err := o.torchMeta(g)
 	if err != nil {
 		return nil, nil, err
@@ -307,7 +308,7 @@ func (o ExportOptions) torchPlan(g *graph.Graph, dev []int, devices int, s decis
 }
 
 // torchPlanOf is torchPlan with the exporter's meta tm read.
-func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, error) {
+func (o Options) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []int, devices int, s decision.Strategy) (*export.TorchPlan, error) {
 	if err := s.CheckFor(g.Batch(), devices, s.R()*devices); err != nil {
 		return nil, fmt.Errorf("export: torch-plan: %w", err)
 	}
@@ -327,9 +328,9 @@ func (o ExportOptions) torchPlanOf(g *graph.Graph, tm *export.TorchMeta, dev []i
 
 // torchMeta is the exporter's meta of g: an ops profile's (--profile),
 // else the file metaPath names.
-func (o ExportOptions) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
+func (o Options) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
 	if o.profile != nil {
-		tm, err := profileMeta(o.profile, o.OpGraph.Cluster.Profile, g)
+		tm, err := ProfileMeta(o.profile, o.OpGraph.Cluster.Profile, g)
 		if err == nil && tm == nil {
 			err = fmt.Errorf("export: profile %s holds no meta of its graph (placer profile --model writes it)", o.OpGraph.Cluster.Profile)
 		}
@@ -340,7 +341,7 @@ func (o ExportOptions) torchMeta(g *graph.Graph) (*export.TorchMeta, error) {
 
 // metaPath is the exporter's meta file: --meta, else X.meta.json beside
 // the graph X.json.
-func (o ExportOptions) metaPath() string {
+func (o Options) metaPath() string {
 	if o.OpGraph.Meta != "" {
 		return o.OpGraph.Meta
 	}
@@ -351,7 +352,7 @@ func (o ExportOptions) metaPath() string {
 // version-2 torch plan (tools/torchplan runs it with torch.distributed),
 // as Megatron-LM's arguments (a bash array for pretrain_gpt.py) or as a
 // torchtitan job configuration.
-func exportTransformer(o ExportOptions) ([]byte, error) {
+func exportTransformer(o Options) ([]byte, error) {
 	format, version, err := export.SplitFormat(o.To)
 	if err != nil {
 		return nil, err
@@ -363,11 +364,11 @@ func exportTransformer(o ExportOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	ep, err := o.transformerPlan(m, p, format)
+	ep, err := o.TransformerPlan(m, p, format)
 	if err != nil {
 		return nil, err
 	}
-	pl, over := ep.pl, ep.over
+	pl, over := ep.Plan, ep.over
 	// A plan the framework cannot run: the search that proposes only
 	// plans it runs.
 	forHint := func(err error) error {
@@ -464,7 +465,7 @@ func stackShort(si scale.StackInfo) string {
 // wroteLine says what export wrote: the file (or standard output), for
 // which framework, and the plan's step time on the stack the file runs
 // (the plan is the file's own header).
-func wroteLine(out string, moe []byte, format, version string, ep exportPlan) string {
+func wroteLine(out string, moe []byte, format, version string, ep ScalePlan) string {
 	where := "standard output"
 	if out != "" {
 		where = out
@@ -472,13 +473,13 @@ func wroteLine(out string, moe []byte, format, version string, ep exportPlan) st
 			where += " and " + export.DeepSpeedMoEPath(out)
 		}
 	}
-	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.pl.Stack()))
+	return fmt.Sprintf("wrote %s (%s): %s a step on %s", where, frameworkFile(format, version), report.Seconds(ep.r.Step), stackShort(ep.Plan.Stack()))
 }
 
 // convertedLine says that the plan given was costed on another stack
 // than format's file runs, and so was costed again (wroteLine says at
 // what step time).
-func convertedLine(ep exportPlan, file, format string) string {
+func convertedLine(ep ScalePlan, file, format string) string {
 	from := "--strategy's plan"
 	if ep.file.Strategy != "" {
 		from = file + "'s plan"
@@ -489,11 +490,11 @@ func convertedLine(ep exportPlan, file, format string) string {
 	return fmt.Sprintf("%s: %s a step on %s; costed again on the stack %s runs", from, report.Seconds(ep.given.Step), stackShort(ep.given.Plan.Stack()), format)
 }
 
-// planOrPlacement is the file eval and export read a plan from: --plan
+// PlanOrPlacement is the file eval and export read a plan from: --plan
 // (a search's or eval's -o file), which for an op graph is what
 // --placement reads, or --placement itself; both naming files is a
 // usage error.
-func planOrPlacement(plan, placement string) (string, error) {
+func PlanOrPlacement(plan, placement string) (string, error) {
 	if plan == "" {
 		return placement, nil
 	}
@@ -503,9 +504,9 @@ func planOrPlacement(plan, placement string) (string, error) {
 	return plan, nil
 }
 
-// ExportPlanRule is where export at cluster scale takes its plan from:
+// PlanRule is where export at cluster scale takes its plan from:
 // one source, never two merged.
-const ExportPlanRule = `At cluster scale the plan comes from one place: --plan FILE (or
+const PlanRule = `At cluster scale the plan comes from one place: --plan FILE (or
 --placement FILE), a search's -o result (its best plan) or an eval's -o
 report, made for the same workload and cluster; else --strategy; else
 the plan every degree left to placer resolves to. --strategy beside a
@@ -514,13 +515,14 @@ evaluated, and a plan with some keys changed is another plan (export
 it with --strategy alone, written whole). A plan that does not fit the
 GPUs' memory is refused; --allow-over writes it with a warning.`
 
-// exportPlan is the plan export writes at cluster scale and what it
+// ScalePlan is the plan export writes at cluster scale and what it
 // says of it.
-type exportPlan struct {
-	pl scale.Plan
-	// r is pl's cost on the stack the framework's file runs.
+type ScalePlan struct {
+	// Plan is the plan, resolved.
+	Plan scale.Plan
+	// r is Plan's cost on the stack the framework's file runs.
 	r scale.Result
-	// over says how far pl is over the GPUs' memory ("": it fits).
+	// over says how far Plan is over the GPUs' memory ("": it fits).
 	over string
 	// file is the plan file's record (Strategy "" without one).
 	file PlanFile
@@ -530,15 +532,17 @@ type exportPlan struct {
 	given *scale.Result
 }
 
-// transformerPlan is the plan export writes at cluster scale for format
-// (ExportPlanRule): a plan file's, checked against model m on pod p,
+// TransformerPlan is the plan export writes at cluster scale for format
+// (PlanRule): a plan file's, checked against model m on pod p,
 // else --strategy's, resolved, and costed on the stack format's file
 // runs: a plan costed on another (a search for Megatron-LM's plan
 // written for torchtitan, whose file runs compiled torchtitan) is costed
 // again on the framework's stack (export.AsRunOn), its other keys kept.
 // One that does not fit p's GPUs there is an error unless o.Scale.AllowOver:
-// over says how far it is over.
-func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format string) (ep exportPlan, err error) {
+// over says how far it is over. placer eval reads its plan file here too
+// (format "": costed on the stack the file records), so that what export
+// writes of a file is what eval costs of it.
+func (o Options) TransformerPlan(m transformer.Spec, p scale.Pod, format string) (ep ScalePlan, err error) {
 	file := ""
 	if o.Placement != "" && o.Placement != "single" {
 		file = o.Placement
@@ -551,7 +555,7 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format s
 		if o.Strategy != "" {
 			return ep, fail.Usagef("--strategy and the plan file %s both give the plan: give one (the file's is the plan searched and evaluated; --strategy alone gives a plan written whole)", file)
 		}
-		if ep.file, err = readPlanFile(file, m, p); err != nil {
+		if ep.file, err = ReadPlanFile(file, m, p); err != nil {
 			return ep, err
 		}
 		text = ep.file.Strategy
@@ -589,7 +593,7 @@ func (o ExportOptions) transformerPlan(m transformer.Spec, p scale.Pod, format s
 	if err != nil {
 		return ep, err
 	}
-	ep.pl, ep.r = pl, r
+	ep.Plan, ep.r = pl, r
 	if !r.Fits {
 		rank, room := "GPU", p.Hardware.Memory-scale.Reserve
 		if p.CPU() {
@@ -643,17 +647,11 @@ type PlanFile struct {
 	Step float64
 }
 
-// planOfFile is the plan a search's or eval's result file holds (a
-// search's best), refused where the file is not one or was made for
-// another model or cluster than m on p.
-func planOfFile(path string, m transformer.Spec, p scale.Pod) (string, error) {
-	pf, err := readPlanFile(path, m, p)
-	return pf.Strategy, err
-}
-
-// readPlanFile is planOfFile with what the file says the plan was
-// searched for and costed on.
-func readPlanFile(path string, m transformer.Spec, p scale.Pod) (PlanFile, error) {
+// ReadPlanFile is the plan a search's or eval's result file holds (a
+// search's best) with what the file says it was searched for and costed
+// on, refused where the file is not one or was made for another model or
+// cluster than m on p.
+func ReadPlanFile(path string, m transformer.Spec, p scale.Pod) (PlanFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return PlanFile{}, fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))
@@ -688,4 +686,13 @@ func reason(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// ProfileMeta is the exporter's meta of an ops profile's graph g (nil
+// when it holds none), path the profile's file.
+func ProfileMeta(pr *profile.Profile, path string, g *graph.Graph) (*export.TorchMeta, error) {
+	if pr.Ops == nil || len(pr.Ops.Meta) == 0 {
+		return nil, nil
+	}
+	return export.DecodeTorchMeta("profile "+path+" ops.meta", pr.Ops.Meta, g)
 }

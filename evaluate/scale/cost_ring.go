@@ -1,0 +1,192 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
+// The context-parallel rings a stack runs (Settings.CPRing).
+const (
+	// CPRingP2P is Transformer Engine's ring of point-to-point sends
+	// (Megatron-Core's default --cp-comm-type p2p: TE
+	// pytorch/attention/dot_product_attention/context_parallel.py,
+	// AttnFuncWithCPAndKVP2P): at each step every rank sends the K and
+	// V it holds to the next rank while it attends to them.
+	CPRingP2P = "p2p"
+	// CPRingAllGather is torch's context_parallel with its all-gather
+	// rotater (torch/distributed/tensor/experimental/_attention.py:
+	// _templated_ring_attention, _AllGatherRotater; torchtitan 9dec370's
+	// default context_parallel_rotate_method "allgather"): every rank's
+	// K and V all-gathered once, issued before the first step and
+	// waited before the second; each step's output merged into an FP32
+	// running output (_SDPAMerger, convert_to_f32); backward, the K and
+	// V gathered again and the FP32 gradients of K and V passed on by an
+	// all-to-all after each step (_templated_ring_attention_backward's
+	// dkv_rotater), accumulated in FP32.
+	CPRingAllGather = "allgather"
+)
+
+// ringMsg is what a GPU's ring moves and merges: kv the bytes of its K
+// and V as the ring exchanges them (BF16; the query heads' count of
+// them where the model repeats its key-value heads before the kernel),
+// out the elements of its attention output (and of dQ).
+type ringMsg struct{ kv, out float64 }
+
+// ringAttention is fused attention f (forward, or backward) on one GPU
+// with its context-parallel ring, as the plan's stack runs it
+// (Settings.CPRing). f is the GPU's whole share of the scores: with C
+// ranks the sequence is cut into 2C chunks of s/(2C) tokens, rank i
+// holding chunks i and 2C-1-i, so that its share of the causal half is
+// 1/C (load balance: Transformer Engine's and torch's alike). Both run
+// one kernel call a step, of equal FLOPs (two chunk-by-chunk blocks'
+// worth: 1/C of f), read from the code (TE's AttnFuncWithCPAndKVP2P
+// forward, torch's _templated_ring_attention):
+//   - step 0: the rank's two chunks against themselves, one causal call
+//     (two causal diagonal blocks and the full block between them);
+//   - step i >= 1: one full call, either both query chunks against the
+//     first key chunk received (i <= rank) or the second query chunk
+//     against both (i > rank). Rank C-1 runs the first kind at every
+//     step, all its queries each time: the ring is costed at its calls.
+//
+// Each call is priced by the measured kernel at its own shape (the
+// causal tail only in step 0's). The exchanges are ringP2P's or
+// ringAllGather's. Without context parallelism it is the kernel.
+func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
+	C := c.pl.C
+	if C <= 1 {
+		// One fused kernel forward; the backward's main kernel and its
+		// preprocessing (the output's and its gradient's row sums).
+		return phase{busy: c.attention(f, backward), launches: map[bool]float64{false: 1, true: 2}[backward]}
+	}
+	f.k.flops /= float64(C)
+	steps := make([]float64, C)
+	steps[0] = c.attention(f, backward)
+	f.tail = 0
+	full := c.attention(f, backward)
+	for i := 1; i < C; i++ {
+		steps[i] = full
+	}
+	compute := steps[0] + float64(C-1)*full
+	if c.pl.Run.CPRing == CPRingAllGather {
+		ag := c.cpAllGather(float64(C) * msg.kv)
+		merges := c.ringMerges(backward, msg)
+		busy := ringAllGather(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
+		launches := 2*float64(C) + 1 // the calls, the merges, the all-gather
+		if backward {
+			launches += float64(C) // the gradients' all-to-alls
+		}
+		return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
+	}
+	busy := ringP2P(steps, backward, c.cpSend(msg.kv), c.cpSend(2*msg.kv))
+	// C calls and a send and a receive between each two (twice that
+	// backward: the K and V chunk on, the gradient back).
+	sends := 2 * float64(C-1)
+	if backward {
+		sends *= 2
+	}
+	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+}
+
+// ringP2P is Transformer Engine's p2p ring of calls a (seconds each, in
+// order) with x the send of a rank's K and V to the next rank and x2 of
+// K, V and their gradients together. Forward, the send of the next
+// step's K and V is issued before each call and waited before the next
+// (AttnFuncWithCPAndKVP2P.forward: send_recv_reqs waited at the top of
+// step i+1): C-1 steps of the longer of a call and a send, then the last
+// call; the first exchange runs beside step 0's call, so none is exposed
+// unless a send outlasts its call. Backward, step 0 sends K and V on,
+// the middle steps K, V and the gradient of the chunk before (dK, dV:
+// as many bytes again), the last step the gradient only, and the last
+// chunk's gradient goes back after the last call, exposed whole.
+func ringP2P(a []float64, backward bool, x, x2 float64) float64 {
+	C := len(a)
+	var t float64
+	if !backward {
+		for i := 0; i < C-1; i++ {
+			t += max(a[i], x)
+		}
+		return t + a[C-1]
+	}
+	for i, ai := range a {
+		if i == 0 || i == C-1 {
+			t += max(ai, x)
+		} else {
+			t += max(ai, x2)
+		}
+	}
+	return t + x
+}
+
+// ringAllGather is torch's all-gather ring of calls a: the all-gather of
+// every rank's K and V (ag seconds) is issued before step 0's call and
+// waited before step 1's, so it is exposed where it outlasts that call;
+// forward, the other calls follow back to back. Backward, the K and V
+// are gathered the same way and after each call the rank's FP32 dK and
+// dV go to the next rank (xd seconds), waited after the next call: each
+// later step is the longer of its call and the gradient's send, and the
+// last send is exposed whole.
+func ringAllGather(a []float64, backward bool, ag, xd float64) float64 {
+	t := max(a[0], ag)
+	for _, ai := range a[1:] {
+		if backward {
+			t += max(ai, xd)
+		} else {
+			t += ai
+		}
+	}
+	if backward {
+		t += xd
+	}
+	return t
+}
+
+// ringMerges is the memory-bound work torch's ring runs on its one
+// stream besides the calls (convert_to_f32): forward, each step's output
+// cast to FP32 and merged into the running FP32 output (reading both,
+// writing it: 4 + 2 + 4 bytes an element, one fused pass counted a
+// step, fewer bytes than its eager sigmoid, subtract and multiply) and
+// the result cast back (4 + 2); backward, each step's dQ added into an
+// FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
+// bytes an element) and those copied into the buffer sent on (4 + 4).
+func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
+	C := float64(c.pl.C)
+	pass := func(elems, read, write float64) float64 {
+		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+	}
+	if !backward {
+		return C*pass(msg.out, 6, 4) + pass(msg.out, 4, 2)
+	}
+	kv := msg.kv / bf16
+	return C * (pass(msg.out, 6, 4) + pass(kv, 6, 4) + pass(kv, 4, 4))
+}
+
+// cpSend is one step of a context group's ring: every GPU sends bytes
+// to its neighbour and receives as many, all at once, over NVSwitch
+// where the group sits in a node, else on each GPU's share of its
+// node's NICs (every GPU of the node sends at once). 0 when the layer
+// is costed alone.
+func (c *coster) cpSend(bytes float64) float64 {
+	if c.noComm || bytes <= 0 {
+		return 0
+	}
+	if c.pl.cpCrossesNodes(*c.pod) {
+		bw, lat := c.pod.inter()
+		return bytes/bw + lat
+	}
+	bw, lat := c.pod.intra()
+	return bytes/bw + lat
+}
+
+// cpAllGather is an all-gather of bytes in all (every rank's share of
+// them) over the plan's context group: its C ranks stride T, so a node
+// holds PerNode/T of them (Plan.groups). 0 when the layer is costed
+// alone.
+func (c *coster) cpAllGather(bytes float64) float64 {
+	if c.noComm || bytes <= 0 {
+		return 0
+	}
+	in := max(1, min(c.pl.C, c.pod.PerNode/max(1, c.pl.T)))
+	g := Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
+	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
+	return t
+}

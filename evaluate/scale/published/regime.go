@@ -1,0 +1,124 @@
+package published
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Regime is a class of plans whose predictions share an error: the
+// model's family, the precision, the main parallel style and the GPU's
+// generation. A figure placer prints carries its regime's error
+// (RegimeError), measured on the published rows of the same regime.
+type Regime struct {
+	Family    string `json:"family"`    // Traits.Family
+	Precision string `json:"precision"` // Traits.Precision
+	Style     string `json:"style"`     // MainStyle
+	GPU       string `json:"gpu"`       // Traits.GPU
+}
+
+// styles are the parallel styles in the order MainStyle picks them: the
+// one whose costs placer prices least directly first (a pipeline's
+// bubble and sends, a context ring's exchanges, tensor parallelism's
+// collectives, the experts' all-to-alls, FSDP's gathers), data
+// parallelism alone last.
+var styles = []string{"pp", "cp", "tp", "ep", "fsdp"}
+
+// MainStyle is a plan's main parallel style: the first of pipeline,
+// context, tensor, expert parallelism and FSDP it uses (parallel, as
+// Traits.Parallel), else "dp" (data parallelism alone).
+func MainStyle(parallel []string) string {
+	for _, s := range styles {
+		if slices.Contains(parallel, s) {
+			return s
+		}
+	}
+	return "dp"
+}
+
+// RegimeOf is the regime of a plan of traits t.
+func RegimeOf(t Traits) Regime {
+	return Regime{Family: t.Family, Precision: t.Precision, Style: MainStyle(t.Parallel), GPU: t.GPU}
+}
+
+// String is the regime as a user reads it: "dense BF16 FSDP on H100".
+func (r Regime) String() string {
+	family := r.Family
+	if family == "moe" {
+		family = "MoE"
+	}
+	return fmt.Sprintf("%s %s %s on %s", family, PrecisionName(r.Precision), strings.ToUpper(r.Style), strings.ToUpper(r.GPU))
+}
+
+// The kinds of a RegimeError: measured on the rows the model was
+// checked against (in-sample), or on rows whose source left the model's
+// constants as they were without it (out-of-sample).
+const (
+	InSample    = "in-sample"
+	OutOfSample = "out-of-sample"
+)
+
+// RegimeError is the error placer's figures have in one regime: the
+// mean and largest absolute error over the published rows of that
+// regime (0 rows: no published row of it).
+type RegimeError struct {
+	Regime  Regime  `json:"regime"`
+	Kind    string  `json:"kind"` // InSample or OutOfSample
+	Rows    int     `json:"rows"`
+	MeanAbs float64 `json:"mean_abs_error"`
+	MaxAbs  float64 `json:"max_abs_error"`
+	// Fast is how many of the rows placer predicts faster than they ran.
+	Fast int `json:"too_fast"`
+}
+
+// ErrorOf is regime g's error over rows, in sample (the rows are those
+// CheckRows computes, on the model as it stands).
+func ErrorOf(rows []CheckedRow, g Regime) RegimeError {
+	return errorOver(rows, g, InSample, func(r CheckedRow) (float64, bool) { return r.Error, r.Fast })
+}
+
+// OutOfSampleOf is regime g's error over rows out of sample: each row's
+// error with the constants its own source set chose reset to their
+// values without it (CheckedRow.OutOfSample, leave one source out).
+func OutOfSampleOf(rows []CheckedRow, g Regime) RegimeError {
+	return errorOver(rows, g, OutOfSample, func(r CheckedRow) (float64, bool) { return r.OutOfSample, r.OutFast })
+}
+
+// errorOver is regime g's error over rows of kind, each row's error and
+// whether it is too fast read by pick.
+func errorOver(rows []CheckedRow, g Regime, kind string, pick func(CheckedRow) (float64, bool)) RegimeError {
+	e := RegimeError{Regime: g, Kind: kind}
+	for _, r := range rows {
+		if RegimeOf(r.Traits) != g {
+			continue
+		}
+		x, fast := pick(r)
+		e.Rows++
+		e.MeanAbs += math.Abs(x)
+		e.MaxAbs = max(e.MaxAbs, math.Abs(x))
+		if fast {
+			e.Fast++
+		}
+	}
+	if e.Rows > 0 {
+		e.MeanAbs /= float64(e.Rows)
+	}
+	return e
+}
+
+// String says the error as a figure's line carries it: "dense BF16
+// FSDP on H100: mean |error| 35% (largest 75%, 6 of 6 too fast) on 6
+// published rows (in-sample)", or "no published row of this regime
+// (...)".
+func (e RegimeError) String() string {
+	if e.Rows == 0 {
+		return fmt.Sprintf("no published row of this regime (%s)", e.Regime)
+	}
+	rows := "rows"
+	if e.Rows == 1 {
+		rows = "row"
+	}
+	return fmt.Sprintf("%s: mean |error| %.0f%% (largest %.0f%%, %d of %d too fast) on %d published %s (%s)",
+		e.Regime, 100*e.MeanAbs, 100*e.MaxAbs, e.Fast, e.Rows, e.Rows, rows, e.Kind)
+}

@@ -1,0 +1,102 @@
+package scale
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRingTimelinesByHand: the two rings' timelines of calls a, by hand.
+func TestRingTimelinesByHand(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		// p2p forward: the send of step 1's K and V (1) beside step 0's
+		// call (3), then step 1's (2): nothing exposed.
+		{"p2p fwd", ringP2P([]float64{3, 2}, false, 1, 2), 3 + 2},
+		// ... the send (4) outlasts step 0's call: 1 exposed.
+		{"p2p fwd, send exposed", ringP2P([]float64{3, 2}, false, 4, 8), 4 + 2},
+		// p2p backward of 3 ranks: K, V (1) beside step 0, K, V and dK,
+		// dV (2) beside step 1, dK, dV (1) beside step 2, the last
+		// gradient (1) after it.
+		{"p2p bwd", ringP2P([]float64{3, 2, 2}, true, 1, 2), 3 + 2 + 2 + 1},
+		{"p2p bwd, sends exposed", ringP2P([]float64{3, 2, 2}, true, 2.5, 5), 3 + 5 + 2.5 + 2.5},
+		// all-gather forward: the gather (1) beside step 0, then the calls.
+		{"allgather fwd", ringAllGather([]float64{3, 2, 2}, false, 1, 9), 3 + 2 + 2},
+		{"allgather fwd, gather exposed", ringAllGather([]float64{3, 2, 2}, false, 4, 9), 4 + 2 + 2},
+		// backward: each FP32 gradient send (1) beside the next call,
+		// the last after the last call.
+		{"allgather bwd", ringAllGather([]float64{3, 2, 2}, true, 1, 1), 3 + 2 + 2 + 1},
+		{"allgather bwd, sends exposed", ringAllGather([]float64{3, 2, 2}, true, 1, 3), 3 + 3 + 3 + 3},
+	} {
+		if math.Abs(c.got-c.want) > 1e-12 {
+			t.Errorf("%s: %g, want %g", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestTwoRankRingByHand: a 2-rank ring's calls priced by a hand-written
+// kernel: step 0 causal (its last row's Tail), step 1 full, each at half
+// the GPU's FLOPs, 2 calls and 2 sends, and the K and V send exposed
+// where it outlasts step 0's call.
+func TestTwoRankRingByHand(t *testing.T) {
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p = p.AtBurst() // the hand kernel's rates as written, not held
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	pl, err := Resolve(m, Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// R 500 TFLOP/s, Beta 1e-12 s an element, Tail 10e-12, T0 10 us;
+	// NVSwitch at 1 GB/s and no latency.
+	hand := AttentionKernel{Backend: "hand", Fwd: AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
+	p.Kernels.Attention = []*AttentionKernel{&hand}
+	p.Kernels.IntraBus = 1e9
+	p.Hardware.NVLinkLatency = 0
+	// The GPU's share: 1 TFLOP, 1e8 query elements, a last row of 1e6.
+	f := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	a0 := 0.5e12/500e12 + 1e-12*1e8 + 10e-12*1e6 + 10e-6 // 1.12 ms: causal
+	a1 := 0.5e12/500e12 + 1e-12*1e8 + 10e-6              // 1.11 ms: full
+	for _, c := range []struct {
+		name      string
+		kv        float64
+		busy, exp float64
+	}{
+		{"send hidden", 1e6, a0 + a1, 0},            // 1 ms send beside a 1.12 ms call
+		{"send exposed", 2e6, 2e-3 + a1, 2e-3 - a0}, // 2 ms send: 0.88 ms exposed
+		{"send exposed, 3 ms", 3e6, 3e-3 + a1, 3e-3 - a0},
+	} {
+		co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+		got := co.ringAttention(f, false, ringMsg{kv: c.kv})
+		if math.Abs(got.busy-c.busy) > 1e-12 || math.Abs(got.cpExposed-c.exp) > 1e-12 || got.launches != 4 {
+			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, 4", c.name, got.busy, got.cpExposed, got.launches, c.busy, c.exp)
+		}
+	}
+	// Without context parallelism: one causal call of all the FLOPs.
+	one := pl
+	one.C = 1
+	co := coster{m: m, pl: one, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 4096}
+	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
+		t.Errorf("one rank: %g, want %g", got, want)
+	}
+	// torch's all-gather ring: the gather of both ranks' K and V (2 MB
+	// over 2 GPUs: a ring's (n-1)/n of it at 1 GB/s, 1 ms) beside step
+	// 0's call, then step 1's, and the FP32 merges (ringMerges) on the
+	// same stream.
+	ag := pl
+	ag.Run.CPRing = CPRingAllGather
+	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	msg := ringMsg{kv: 1e6, out: 1e6}
+	got := co.ringAttention(f, false, msg)
+	if want := a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed) > 1e-12 {
+		t.Errorf("all-gather ring: busy %g, exposed %g; want %g, 0", got.busy, got.cpExposed, want)
+	}
+	msg.kv = 2.5e6 // a 2.5 ms gather: 1.38 ms exposed
+	got = co.ringAttention(f, false, msg)
+	if want := 2.5e-3 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-(2.5e-3-a0)) > 1e-12 {
+		t.Errorf("all-gather ring, gather exposed: busy %g, exposed %g; want %g, %g", got.busy, got.cpExposed, want, 2.5e-3-a0)
+	}
+}

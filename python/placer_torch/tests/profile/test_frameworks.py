@@ -1,0 +1,139 @@
+"""placer profile --framework's layers (placer_torch/profile/frameworks.py):
+transformers' own decoder layer and torchtitan's Llama 3 block, built at
+the model's shape (their parameters those of layers.Block at the same
+shard), timed by measure.py, the meta saying whose layer it was; at
+tensor degree 2 torchtitan's block runs torch's DTensor on 2 gloo
+processes and gives the unsplit block's output."""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import torch
+
+from placer_torch import child
+from placer_torch.profile import frameworks, layers
+
+from .test_measure import request
+
+# torchtitan 0.2.2 as make venv-frameworks installs it (pip --target):
+# PLACER_FRAMEWORKS, else the folder beside the torch virtualenv.
+TITAN = os.environ.get("PLACER_FRAMEWORKS") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "placer", "frameworks")
+
+
+def titan_env():
+    e = child.env()
+    e["PYTHONPATH"] = os.pathsep.join([e["PYTHONPATH"], TITAN])
+    return e
+
+
+def have_titan():
+    return subprocess.run([sys.executable, "-c", "import torchtitan.models.llama3.model.model"], env=titan_env(),
+                          capture_output=True).returncode == 0
+
+
+C = {"layers": 1, "hidden": 32, "heads": 2, "kv_heads": 2, "ffn": 64, "vocab": 64, "seq": 32}
+# One layer's parameters at hidden 32, FFN 64: two norms (2 x 32), the
+# query, key, value and output projections (4 x 32 x 32) and SwiGLU's
+# three (3 x 32 x 64).
+PARAMS = 2 * 32 + 4 * 32 * 32 + 3 * 32 * 64
+
+
+def count(m):
+    return sum(p.numel() for p in m.parameters())
+
+
+class HFTest(unittest.TestCase):
+    def test_builds_transformers_class(self):
+        from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+        m = frameworks.hf_layer(C, layers.Shard())
+        self.assertIsInstance(m.layer, LlamaDecoderLayer)
+        self.assertEqual(m.layer.self_attn.config._attn_implementation, "sdpa")
+        self.assertEqual(count(m), PARAMS)
+        self.assertEqual(count(layers.Block(C, layers.Shard())), PARAMS)
+        y = m(torch.randn(2, 32, 32))
+        self.assertEqual(tuple(y.shape), (2, 32, 32))
+
+    def test_moe_classes(self):
+        moe = dict(C, experts=4, topk=2, expert_ffn=16)
+        self.assertEqual(type(frameworks.hf_layer(moe, layers.Shard()).layer).__name__, "MixtralDecoderLayer")
+        self.assertEqual(type(frameworks.hf_layer(dict(moe, qk_norm=1), layers.Shard()).layer).__name__, "Qwen3MoeDecoderLayer")
+
+    def test_measure_records_the_class(self):
+        r = subprocess.run(child.command("placer_torch.profile.measure", json.dumps(request(framework="hf"))), env=child.env(),
+                           capture_output=True, text=True, timeout=180)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = [json.loads(x) for x in r.stdout.splitlines()]
+        sw = lines[0]["software"]
+        self.assertEqual(sw["framework"], "transformers")
+        self.assertEqual(sw["layer"], "transformers.models.llama.modeling_llama.LlamaDecoderLayer")
+        self.assertEqual([x["kind"] for x in lines], ["meta", "host", "embedding", "loss", "optimizer", "layer", "layer"])
+
+    def test_unknown_refused(self):
+        r = subprocess.run(child.command("placer_torch.profile.measure", json.dumps(request(framework="nope"))), env=child.env(),
+                           capture_output=True, text=True, timeout=180)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(json.loads(r.stdout.splitlines()[-1])["error"], "--framework 'nope': want hf or torchtitan")
+
+
+# The unsplit block's output, then each of 2 gloo processes' with the
+# same weights parallelized by DTensor with torchtitan's plan (with and
+# without sequence parallelism): the same, each rank its sequence half
+# with sequence parallelism.
+DTENSOR = r"""
+import os, sys, torch, torch.distributed as dist, torch.multiprocessing as mp
+from placer_torch.profile import frameworks, layers
+C = %s
+def run(rank):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=sys.argv[1])
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    for sp in (False, True):
+        torch.manual_seed(0)
+        full = frameworks.titan_layer(C, layers.Shard())
+        torch.manual_seed(0)
+        tp = frameworks.titan_layer(C, layers.Shard(2, rank, dist.new_group([0, 1]), sp))
+        torch.manual_seed(1)
+        x = torch.randn(2, 32, 32)
+        want = full(x)
+        got = tp(x[:, rank * 16:(rank + 1) * 16] if sp else x)
+        ref = want[:, rank * 16:(rank + 1) * 16] if sp else want
+        assert torch.allclose(got, ref, atol=1e-5), (rank, sp, (got - ref).abs().max())
+        got.sum().backward()
+    dist.destroy_process_group()
+if __name__ == "__main__":
+    mp.spawn(run, nprocs=2)
+    print("ok")
+"""
+
+
+@unittest.skipUnless(have_titan(), "torchtitan is not installed (make venv-frameworks)")
+class TorchtitanTest(unittest.TestCase):
+    def test_shard_widths(self):
+        # Its linears at a rank's widths of 2: half the projections and
+        # the FFN, the norms whole.
+        sys.path.append(TITAN)
+        whole = frameworks.titan_layer(C, layers.Shard())
+        self.assertEqual(count(whole), PARAMS)
+        half = frameworks.titan_layer(C, layers.Shard(2, 0, None, True))
+        self.assertEqual(count(half), 2 * 32 + (PARAMS - 2 * 32) // 2)
+        # Sequence parallelism: a rank's 16 tokens in, 16 out.
+        self.assertEqual(tuple(half(torch.randn(2, 16, 32)).shape), (2, 16, 32))
+
+    def test_dtensor_matches_unsplit(self):
+        from placer_torch.runner import free_port
+        with tempfile.TemporaryDirectory() as d:
+            script = os.path.join(d, "dtensor.py")  # a file: mp.spawn's processes import it
+            with open(script, "w") as f:
+                f.write(DTENSOR % json.dumps(C))
+            r = subprocess.run([sys.executable, script, str(free_port())], env=titan_env(),
+                               capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+        self.assertIn("ok", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
