@@ -50,6 +50,9 @@ type ScaleOptions struct {
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
+	// AllowTight keeps the search's "tight" plans (scale.Space.AllowTight;
+	// placer search --allow-tight).
+	AllowTight bool
 }
 
 func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
@@ -225,6 +228,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
 	}
 	space.Top = 6
+	space.AllowTight = o.AllowTight
 	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return report.ScaleSearch{}, err
 	}
@@ -255,9 +259,13 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		if p.CPU() {
 			rank = "process"
 		}
+		if got.Tight > 0 {
+			runs += fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", got.Tight)
+		}
 		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
+		Tight: got.Tight, AllowTight: o.AllowTight,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
 	steps := []float64{got.Best.Step}
 	for _, r := range got.Top[1:] {

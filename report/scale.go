@@ -105,8 +105,13 @@ type ScaleSearch struct {
 	Runners   []ScalePlan `json:"runners_up"`
 	Evaluated int         `json:"evaluated"`
 	Fitting   int         `json:"fitting"`
-	CPU       float64     `json:"search_cpu_s"`
-	Out       string      `json:"out,omitempty"`
+	// Tight is the plans set aside as tight (their memory within their
+	// regime's measured error of the usable memory), AllowTight whether
+	// the search kept them instead (placer search --allow-tight).
+	Tight      int     `json:"tight_set_aside"`
+	AllowTight bool    `json:"allow_tight,omitempty"`
+	CPU        float64 `json:"search_cpu_s"`
+	Out        string  `json:"out,omitempty"`
 	// Kept is what the search kept as given (placer search --strategy;
 	// "" = nothing: every plan was searched).
 	Kept string `json:"kept,omitempty"`
@@ -153,10 +158,7 @@ func tieLine(s ScaleSearch) string {
 func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	w, flush := fitLines(w)
 	defer flush()
-	fits := "fits"
-	if !p.Fits {
-		fits = "does NOT fit"
-	}
+	fits := verdictWords(&p.Result)
 	busiest := fmt.Sprintf("%s (tensor-parallel communication exposed %s)", Seconds(p.Compute), Seconds(p.TPExposed))
 	if p.EPExposed > 0 {
 		busiest = fmt.Sprintf("%s (tensor-parallel communication exposed %s, the experts' all-to-alls and collectives %s)",
@@ -246,6 +248,27 @@ func expertsComm(pl scale.Plan, s *scale.Sources) bool {
 	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
+// verdictWords is the memory line's verdict on r (scale.Result.Verdict):
+// "fits", "is TIGHT against" or "does NOT fit" the usable memory.
+func verdictWords(r *scale.Result) string {
+	switch {
+	case r.Verdict == scale.VerdictTight:
+		return "is TIGHT against"
+	case !r.Fits:
+		return "does NOT fit"
+	}
+	return "fits"
+}
+
+// errorWords is what the memory line says of r's measured error, where
+// its regime has one: "tight" is within it of the usable memory.
+func errorWords(r *scale.Result) string {
+	if r.MemoryError <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; tight within ±%s of it, the measured error of %s", Percent(r.MemoryError), r.MemoryErrorSource)
+}
+
 // memoryLine is the most loaded GPU's memory: what the allocator holds,
 // whether it fits what the GPU leaves it (its capacity less the CUDA
 // context, NCCL's buffers and the margin), and its named parts. On a
@@ -258,8 +281,8 @@ func memoryLine(p *ScalePlan, fits string) string {
 		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
 	}
-	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, the CUDA context and NCCL's buffers kept free; %s to spare)",
-		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
+	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, the CUDA context and NCCL's buffers kept free; %s to spare%s)",
+		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory), errorWords(r))
 	if p.cpu() {
 		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s to spare)",
 			GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
@@ -403,7 +426,14 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 	if s.For != "" {
 		runs = " for " + s.For // placer search --for: the plans its export writes
 	}
-	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, s.CPU, kept)
+	tight := ""
+	switch {
+	case s.AllowTight:
+		tight = "; tight plans kept (--allow-tight)"
+	case s.Tight > 0:
+		tight = fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", s.Tight)
+	}
+	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit%s) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, tight, s.CPU, kept)
 	if err == nil && s.Out != "" {
 		_, err = fmt.Fprintf(w, "result written to %s\n", s.Out)
 	}

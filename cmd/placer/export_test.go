@@ -10,7 +10,7 @@ import (
 // TestExportSaysWhatItWrote: export says on standard error, in one line,
 // what it wrote: the file (or standard output), for which framework, and
 // at cluster scale the plan, its step time and the stack it is costed on
-// (GPT-3 175B's plan of docs/cluster-scale.md: 4.974 s, as eval gives it at the 700 W clock; 4.488 s at the burst clock);
+// (GPT-3 175B's plan of docs/cluster-scale.md: 4.974 s, as eval gives it at the 700 W clock; 4.484 s at the burst clock);
 // of an op graph, the placement's graph and GPUs. Nothing on standard
 // output with -o.
 func TestExportSaysWhatItWrote(t *testing.T) {

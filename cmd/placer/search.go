@@ -150,6 +150,7 @@ refused (docs/stacks.md).`,
 	onlyIn(cmd, inputs.ClusterScale, "", func() {
 		f.StringVar(&sc.For, "for", "", "at cluster scale: the framework the plan is for, "+strings.Join(jobs.SearchTargets, ", ")+" (default "+jobs.DefaultSearchTarget+"): only plans its export writes")
 		f.StringVar(&sc.Strat, "strategy", "", "at cluster scale: what the search keeps as given, e.g. fp8=current,grads=bf16 (the run's settings) or tp=8,ep=8 (degrees); the rest is searched")
+		f.BoolVar(&sc.AllowTight, "allow-tight", false, "at cluster scale: keep plans whose memory is tight (within their regime's measured memory error of the usable memory; set aside by default, and counted)")
 	})
 	// The seed is an op graph's (the search at cluster scale is
 	// exhaustive), accepted in both worlds as it always was.

@@ -324,3 +324,76 @@ func (c *coster) deepEPTime(nl float64) float64 {
 	}
 	return t
 }
+
+// megatronAllToAll says the plan's MoE layers run Megatron-Core's
+// alltoall dispatcher (MoEAlltoAllTokenDispatcher): a Megatron stack
+// (Software.Framework) with its default dispatcher or dispatcher=alltoall.
+// torchtitan's expert parallelism, also an all-to-all, is its own code.
+func (c *coster) megatronAllToAll() bool {
+	d := c.pl.Run.Dispatcher
+	return c.pl.Software.Framework() == FrameworkMegatron && (d == "" || d == DispatcherAllToAll)
+}
+
+// a2aBookkeeping is what Megatron-Core's alltoall dispatcher runs for one
+// MoE layer around its two token exchanges (dispatchComm's), forward and
+// backward, read from megatron/core/transformer/moe/token_dispatcher.py
+// (MoEAlltoAllTokenDispatcher, core_v0.16.0):
+//   - with more than one local expert, the tokens a GPU receives (rows of
+//     hidden h, after the expert-tensor gather) sorted from source-rank
+//     order into local-expert order with their probabilities
+//     (dispatch_postprocess: sort_chunks_by_idxs; with capacity routing a
+//     transpose made contiguous, the same pass), and the experts' output
+//     put back in source-rank order before the combine
+//     (combine_preprocess): two passes over the rows forward, each
+//     reading and writing every BF16 element (and the FP32 probability
+//     of each row with the first), and their gradients' two inverse
+//     passes backward;
+//   - the routing probabilities of the copies exchanged by an all-to-all
+//     of their own after the tokens' (dispatch_all_to_all's second
+//     all_to_all; FP32, 4 bytes a copy: recv of them on the most loaded
+//     GPU), all-gathered over the expert-tensor group with ETP > 1, and
+//     their gradients sent back the reverse way in the backward;
+//   - dropless, each GPU's tokens per expert (E int64 counts)
+//     all-gathered over the expert-tensor x expert-parallel group
+//     (preprocess: gather_from_sequence_parallel_region over tp_ep_group)
+//     before the synchronization, forward only; capacity routing
+//     returns before it (drop_and_pad).
+//
+// The collectives carry a few kilobytes: their time is the links'
+// latency, on the layer's path (nothing beside them), and each is a
+// launch. None of it runs under the other dispatchers (allgather sorts
+// nothing and its probabilities ride its gather; flex permutes what
+// DeepEP delivers: glue).
+func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
+	if !c.megatronAllToAll() {
+		return fwd, bwd
+	}
+	h := float64(c.m.Hidden)
+	if local > 1 {
+		sort := c.run(kernel{class: graph.ClassDataMovement, read: rows * (h*bf16 + 4), writes: rows * (h*bf16 + 4)})
+		restore := c.run(kernel{class: graph.ClassDataMovement, read: rows * h * bf16, writes: rows * h * bf16})
+		fwd = sort.plus(restore)
+		bwd = fwd
+	}
+	pl, p := &c.pl, c.pod
+	if c.noComm || pl.EP*pl.ETP <= 1 {
+		return fwd, bwd
+	}
+	etpG, epG, _ := pl.expertGroups(*p)
+	exch := func(t float64) phase { return phase{busy: t, epExposed: t, launches: 1} }
+	if pl.EP > 1 {
+		a2a := exch(p.AllToAll(epG, recv*4))
+		fwd, bwd = fwd.plus(a2a), bwd.plus(a2a)
+	}
+	if pl.ETP > 1 {
+		ag, _ := p.Collective(roofline.AllGather, etpG, rows*4)
+		rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*4)
+		fwd, bwd = fwd.plus(exch(ag)), bwd.plus(exch(rs))
+	}
+	if pl.Run.Capacity == 0 {
+		grp := tpEPGroup(pl, p)
+		ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.m.Experts)*8)
+		fwd = fwd.plus(exch(ag))
+	}
+	return fwd, bwd
+}

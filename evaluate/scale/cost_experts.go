@@ -127,13 +127,16 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// the permutation fused, unfused, or (allgather, flex) over the
 	// tokens that dispatcher hands the experts (glue).
 	g := c.glue(router, scores, permute, unpermute, rows, nl)
+	// Megatron-Core's alltoall dispatcher's sort by local expert and its
+	// small exchanges beside the tokens' (a2aBookkeeping).
+	bf, bb := c.a2aBookkeeping(recv, rows, local)
 	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
 	// splits on the host: the tokens per expert copied to it once a
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(phase{syncs: c.dispatchSyncs()})
+	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
 	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
-		plus(t(router)).plus(t(router)).plus(comm)
+		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
 	if mods.Has(RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
 	}

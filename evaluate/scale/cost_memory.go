@@ -10,13 +10,17 @@ import (
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl Plan, p *Pod) bool {
+func fits(m transformer.Spec, pl Plan, p *Pod) bool { return fitsTight(m, pl, p, true) }
+
+// fitsTight is fits with a "tight" plan (Result.Verdict) counted as
+// fitting only where tight says.
+func fitsTight(m transformer.Spec, pl Plan, p *Pod, tight bool) bool {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
-	return r.Fits
+	return r.Verdict == VerdictFits || tight && r.Verdict == VerdictTight
 }
 
 // memoryStages is the kits (one coster per tensor-parallel degree) and
@@ -56,7 +60,18 @@ func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages [
 // loss's FP32 copy; beside them, on a GPU, the CUDA context and NCCL's
 // buffers, which the allocator does not count. Stage s is costed by the coster
 // of kits of its tensor-parallel degree, tps[s].
+//
+// Where the plan's stack writes its step tensor by tensor (stepTraced:
+// plain PyTorch on one GPU), the peak is that trace's maximum instead,
+// by part at that instant (tracedMemory).
 func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
+	if len(stages) == 1 {
+		if t, e, ok := kits[0].c.stepTraced(2); ok {
+			tracedMemory(r, &t)
+			finishMemory(r, &kits[0].c, e)
+			return
+		}
+	}
 	// One layer's activations at each kit's degree, shared by its
 	// stages (a plan has at most three kits: kept on the stack).
 	var lmBuf [3]layerMemory
@@ -84,6 +99,13 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 		{Name: "activations in flight", Bytes: int64(at.acts)},
 		{Name: "logits and loss", Bytes: int64(at.logits)},
 	}
+	finishMemory(r, c, regimeError{})
+}
+
+// finishMemory adds to r's memory (Memory and its parts counted) what
+// the allocator does not hold, the GPU's usable memory and the verdict
+// at the regime's measured error e, for plans of coster c.
+func finishMemory(r *Result, c *coster, e regimeError) {
 	var outside int64
 	if !c.pod.CPU() {
 		// A CPU process has neither: its tensors are in the host's
@@ -96,7 +118,9 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	}
 	r.Capacity = c.pod.Hardware.Memory
 	r.Usable, r.MemoryMargin = c.pod.usable(outside), c.pod.Margin()
-	r.Fits = r.Memory <= r.Usable
+	r.MemoryError, r.MemoryErrorSource = e.frac, e.source
+	r.Verdict = verdict(r.Memory, r.Usable, e.frac)
+	r.Fits = r.Verdict != VerdictOver
 }
 
 // stageMem is one GPU's memory of one pipeline stage by part, bytes

@@ -112,6 +112,12 @@ type EagerOp struct {
 	// selective checkpointing runs again.
 	tp   tpRole
 	attn bool
+	// keep and until are how long its output is held in the step's
+	// allocation trace (eagerStepTrace): keepNext (a temporary) and
+	// keepSaved until the op at index until of the same list has run
+	// (0: the next op; a saved tensor the end of its part's backward).
+	keep  memKeep
+	until int32
 }
 
 type tpRole uint8
@@ -217,26 +223,33 @@ func (o *layerOps) norm() {
 	o.add("pow", ew, ct, e, e*c, e*c)
 	o.add("mean", red, ct, e, e*c, Ns*c)
 	o.add("add", ew, ct, Ns, Ns*c, Ns*c)
-	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c)
-	o.add("mul", ew, ct, e, e*c+Ns*c, e*c)
+	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c).keep = keepSaved
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c).keep = keepSaved
 	if o.up {
 		o.add("_to_copy", dmv, at, 0, e*c, e*a)
 	}
-	o.add("mul", ew, at, e, e*a+o.h*a, e*a)
+	y := o.add("mul", ew, at, e, e*a+o.h*a, e*a)
+	if !o.ac {
+		y.keep = keepSaved // the GEMM after it saves it (under autocast its BF16 cast)
+	}
 }
 
 // linear is nn.Linear of k inputs and o outputs on N tokens (its input
 // FP32 under autocast where castIn), role the tensor-parallel collective
-// beside its GEMM.
-func (o *layerOps) linear(k, out float64, castIn bool, role tpRole) {
+// beside its GEMM. It returns the GEMM's index: its output is a
+// temporary unless the caller says what saves it. The GEMM saves its
+// input (the BF16 cast where castIn) and autocast's BF16 copy of the
+// weight, which autocast also caches to the end of its region.
+func (o *layerOps) linear(k, out float64, castIn bool, role tpRole) int32 {
 	N, b := o.N, o.b
 	if o.ac && castIn {
-		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b)
+		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b).keep = keepSaved
 	}
 	if o.ac {
-		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b)
+		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b).keep = keepCache
 	}
 	o.add("mm", gmm, o.bt, 2*N*k*out, N*k*b+k*out*b, N*out*b).tp = role
+	return o.last()
 }
 
 // clone is the copy a reshape of heads (permuted from [batch, heads,
@@ -248,10 +261,18 @@ func (o *layerOps) clone(heads, e float64) {
 	}
 }
 
-// resid is a residual add.
-func (o *layerOps) resid() {
+// cloneSaved is clone whose copy the GEMM after it saves.
+func (o *layerOps) cloneSaved(heads, e float64) {
+	if heads > 1 {
+		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b).keep = keepSaved
+	}
+}
+
+// resid is a residual add; keep is how long its sum is held (the
+// next norm saves it; a block's last is the next part's input).
+func (o *layerOps) resid(keep memKeep) {
 	e := o.Ns * o.h
-	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a)
+	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a).keep = keep
 }
 
 // join is autograd's sum of the gradients of a tensor of e elements
@@ -261,25 +282,43 @@ func (o *layerOps) join(e, size float64, dt graph.DType) { o.add("add", ew, dt, 
 // grad is a weight's gradient of e elements (BF16 from its GEMM) made
 // its parameter's: cast to FP32 under autocast, laid out as the
 // parameter (AccumulateGrad).
+//
+// In the allocation trace the parameter's .grad is the
+// new_empty_strided (made on the step's first micro-batch only, as
+// AccumulateGrad makes it where the gradient is None, then added to in
+// place) and copy_ writes into it.
 func (o *layerOps) grad(e float64) {
 	a := o.a
 	if o.ac {
-		o.add("_to_copy", dmv, graph.F32, 0, e*o.b, e*4)
+		c := o.add("_to_copy", dmv, graph.F32, 0, e*o.b, e*4)
+		c.until = o.last() + 2 // copied into the .grad
 	}
-	o.add("new_empty_strided", dmv, o.at, 0, e*a, e*a).Launches = 0
-	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a)
+	g := o.add("new_empty_strided", dmv, o.at, 0, e*a, e*a)
+	g.Launches, g.keep = 0, keepGrad
+	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a).keep = keepNone
 }
 
 // linearB is linear's backward: the weight's gradient, then the
 // input's (the roles: attnBlock's pairs).
-func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole tpRole) {
+//
+// It returns the input gradient's GEMM: what feeds the GEMMs' backward
+// is held to it. The weight's gradient is held to its cast (or the copy
+// into the .grad); the input's to the op after linearB.
+func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole tpRole) int32 {
 	N, b := o.N, o.b
-	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+N*k*b, k*out*b).tp = wRole
+	w := o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+N*k*b, k*out*b)
+	w.tp, w.until = wRole, o.last()+2
+	if !o.ac {
+		w.until = o.last() + 3
+	}
 	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+k*out*b, N*k*b).tp = xRole
+	x := o.last()
 	o.grad(k * out)
+	o.ops[x].until = o.last() + 1
 	if o.ac && castIn {
 		o.add("_to_copy", dmv, graph.F32, 0, N*k*b, N*k*4)
 	}
+	return x
 }
 
 // residB is a residual add's backward: under autocast the BF16 branch's
@@ -296,9 +335,11 @@ func (o *layerOps) normB(resid bool) {
 	e, Ns, h, a, c, at, ct := o.Ns*o.h, o.Ns, o.h, o.a, o.c, o.at, o.ct
 	o.add("mul", ew, at, e, 2*e*a, e*a)
 	o.add("mul", ew, at, e, e*a+h*a, e*a)
-	o.add("sum", red, at, e, e*a, h*a)
-	o.add("new_empty_strided", dmv, at, 0, h*a, h*a).Launches = 0
-	o.add("copy_", dmv, at, 0, 2*h*a, h*a)
+	sum := o.add("sum", red, at, e, e*a, h*a)
+	sum.until = o.last() + 2 // copied into the .grad
+	g := o.add("new_empty_strided", dmv, at, 0, h*a, h*a)
+	g.Launches, g.keep = 0, keepGrad
+	o.add("copy_", dmv, at, 0, 2*h*a, h*a).keep = keepNone
 	if o.up {
 		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
 	}
@@ -322,12 +363,18 @@ func (o *layerOps) normB(resid bool) {
 }
 
 // sdpaCasts are autocast's casts of the FP32 rotary outputs for SDPA
-// (none with BF16 weights).
-func (o *layerOps) sdpaCasts() {
-	if o.ac {
-		o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b)
-		o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b)
+// (none with BF16 weights), q and k the ops that wrote the query and
+// the key: the casts, which SDPA saves, consume them; with BF16 weights
+// SDPA saves them themselves.
+func (o *layerOps) sdpaCasts(q, k int32) {
+	if !o.ac {
+		o.ops[q].keep, o.ops[k].keep = keepSaved, keepSaved
+		return
 	}
+	o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b).keep = keepSaved
+	o.ops[q].until = o.last()
+	o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b).keep = keepSaved
+	o.ops[k].until = o.last()
 }
 
 // sdpaCastsB are sdpaCasts' backward: the gradients cast back to FP32.
@@ -343,13 +390,14 @@ func (o *layerOps) sdpaCastsB() {
 // projection, the residual add and the norm. It returns SDPA's FLOPs.
 func (o *layerOps) attention(kvs float64) float64 {
 	b := o.b
-	o.add("new_empty", dmv, graph.F32, 0, o.Eq*b, o.lse).Launches = 0
+	lse := o.add("new_empty", dmv, graph.F32, 0, o.Eq*b, o.lse)
+	lse.Launches, lse.keep = 0, keepNone // SDPA's own output below counts it
 	sdpa := o.add("_scaled_dot_product_flash_attention", gmm, o.bt, 4*o.N*o.S/2*o.nh*o.d, (o.Eq+2*kvs)*b, o.Eq*b+o.lse)
-	sdpa.attn = true
+	sdpa.attn, sdpa.keep = true, keepSaved
 	flops := sdpa.FLOPs
-	o.clone(o.nh, o.Eq)
+	o.cloneSaved(o.nh, o.Eq)
 	o.linear(o.nh*o.d, o.h, false, tpAfter)
-	o.resid()
+	o.resid(keepSaved)
 	o.norm()
 	return flops
 }
@@ -360,9 +408,9 @@ func (o *layerOps) attention(kvs float64) float64 {
 // here (residB where the block has its MLP).
 func (o *layerOps) closeBlock() {
 	if o.s.NoMLP && o.ac {
-		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a)
+		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a).keep = keepCarry
 	} else {
-		o.resid()
+		o.resid(keepCarry)
 	}
 	o.bwd = true
 	if !o.s.NoMLP {
@@ -607,9 +655,12 @@ func (o *layerOps) loss() {
 	switch {
 	case T == 1:
 		o.linear(h, V, true, tpBefore)
-		o.wholeLoss(V)
+		lsm := o.wholeLoss(V)
 		o.bwd = true
-		o.wholeLossB(V)
+		g := o.wholeLossB(V, lsm)
+		o.ops[g].until = o.linearB(h, Vl, true, tpBefore, tpBwdBefore)
+		o.normB(false)
+		return
 	case o.s.Layer == LayerLlamaPy:
 		o.llamaPyLoss(Vl)
 	case o.s.Layer == LayerTitan:
@@ -633,21 +684,33 @@ func (o *layerOps) coll(k roofline.Collective, bytes float64) {
 // wholeLoss is the loss of V logits on one GPU, forward:
 // logits.float(), log_softmax, nll_loss; in layers.py's [seq, batch]
 // layout the targets' transposed copy.
-func (o *layerOps) wholeLoss(V float64) {
+//
+// It returns the log softmax's index. In the allocation trace the FP32
+// logits are held to the log softmax (the BF16 ones to their cast), and
+// its output, which it saves, to its backward (wholeLossB).
+func (o *layerOps) wholeLoss(V float64) int32 {
 	N, b := o.N, o.b
 	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
+	f32 := o.last()
 	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
-		o.add("clone", dmv, graph.I64, 0, N*8, N*8)
+		o.add("clone", dmv, graph.I64, 0, N*8, N*8).keep = keepSaved // nll_loss saves the targets
 	}
-	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4)
+	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4).keep = keepSaved
+	lsm := o.last()
+	o.ops[f32].until = lsm
 	o.add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+	return lsm
 }
 
-// wholeLossB is wholeLoss's backward.
-func (o *layerOps) wholeLossB(V float64) {
+// wholeLossB is wholeLoss's backward (lsm: the log softmax's index, its
+// saved output freed by its backward). It returns the index of the
+// logits' BF16 gradient, which the output layer's GEMMs read.
+func (o *layerOps) wholeLossB(V float64, lsm int32) int32 {
 	N, b := o.N, o.b
 	o.add("ones_like", dmv, graph.F32, 0, 4, 4)
 	o.add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
 	o.add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+	o.ops[lsm].until = o.last()
 	o.add("_to_copy", dmv, o.bt, 0, N*V*4, N*V*b)
+	return o.last()
 }

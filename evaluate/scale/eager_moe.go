@@ -178,6 +178,9 @@ func (l *opList) add(typ string, cl graph.Class, dt graph.DType, flops, read, wr
 	return &l.ops[len(l.ops)-1]
 }
 
+// last is the index of the op added last.
+func (l *opList) last() int32 { return int32(len(l.ops) - 1) }
+
 const (
 	ew  = graph.ClassElementwise
 	red = graph.ClassReduction

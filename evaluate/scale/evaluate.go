@@ -23,6 +23,13 @@ type Result struct {
 	// it is within the GPU's memory.
 	Memory int64 `json:"memory_bytes"`
 	Fits   bool  `json:"fits"`
+	// Verdict is "fits", "tight" or "over" (VerdictFits ...): Memory
+	// against Usable within MemoryError, the plan's regime's measured
+	// error of the peak (0 where none is measured: "fits" or "over"
+	// alone), which MemoryErrorSource names. Fits is Verdict != "over".
+	Verdict           string  `json:"verdict"`
+	MemoryError       float64 `json:"memory_error,omitempty"`
+	MemoryErrorSource string  `json:"memory_error_source,omitempty"`
 	// Where the step goes, seconds: the pipeline's busy time on its most
 	// loaded device (Compute, tensor-parallel communication included),
 	// the bubble (fill and drain, stage imbalance, their point-to-point

@@ -35,8 +35,9 @@ func (o *layerOps) hfLayer() {
 	o.norm()
 	o.projections()
 	o.rotateHalf(o.nh)
+	q := o.last()
 	o.rotateHalf(o.nkv)
-	o.sdpaCasts()
+	o.sdpaCasts(q, o.last())
 	sdpa := o.attention(o.Ek)
 	o.splitMLP()
 	o.closeBlock()
@@ -135,7 +136,7 @@ func (o *layerOps) hfLoss(V, Vl float64) {
 	o.linear(o.h, Vl, true, tpBefore)
 	o.coll(roofline.AllGather, N*V*b)
 	o.add("cat", dmv, o.bt, 0, N*V*b, N*V*b)
-	o.wholeLoss(V)
+	lsm := o.wholeLoss(V)
 	o.bwd = true
-	o.wholeLossB(V)
+	o.wholeLossB(V, lsm)
 }

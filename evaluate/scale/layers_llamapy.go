@@ -23,6 +23,31 @@ func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
 
 func (llamaPyLayers) experts(Settings) (MoEImpl, bool) { return MoELlamaPy, false }
 
+var _ stepTracer = llamaPyLayers{}
+
+// EagerOneGPUMemoryError is the measured error of a plain PyTorch plan's
+// traced peak on one GPU: the largest |predicted - measured| / measured
+// over the 7 plans that ran of measurements/2026-11-27-h100/llamasweep.jsonl
+// (Llama 3.2 1B on an H100 80GB HBM3, torch 2.11), allocated and
+// reserved alike, rounded up to a tenth of a percent: micro-batch 2 with
+// full recomputation's reserved, 35.49 GB against 34.85 (+1.82%).
+// TestLlamaSweepMemoryError holds it to that file.
+const EagerOneGPUMemoryError = 0.019
+
+func (llamaPyLayers) memoryError() regimeError {
+	return regimeError{EagerOneGPUMemoryError, "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}
+}
+
+// stepTrace writes a plain PyTorch loop's step over layers.py's model
+// tensor by tensor (eagerStepTrace) where the plan is one GPU's
+// (eagerTraceable).
+func (l llamaPyLayers) stepTrace(c coster, micro int) (memTrace, bool) {
+	if !eagerTraceable(&c) {
+		return memTrace{}, false
+	}
+	return eagerStepTrace(&c, l.code, micro), true
+}
+
 // llamaPyLayer writes layers.py's Block (LayerLlamaPy): one QKV and one
 // gate-up GEMM, RMS norm in the residual stream's dtype, the rotary
 // embedding on interleaved halves, torch's flash SDPA, silu(gate) * up;
@@ -31,15 +56,18 @@ func (llamaPyLayers) experts(Settings) (MoEImpl, bool) { return MoELlamaPy, fals
 func (o *layerOps) llamaPyLayer() {
 	h, f, N, b, bt := o.h, o.f, o.N, o.b, o.bt
 	o.norm()
-	o.linear(h, o.q, true, tpBefore)
-	o.rotaryHalves(o.nh)
-	o.rotaryHalves(o.nkv)
-	o.sdpaCasts()
+	// The QKV GEMM's output is held while SDPA saves the values, a view
+	// of it (as the gate-up GEMM's is while SiLU and the product save
+	// the gate and the up halves, views of it).
+	o.ops[o.linear(h, o.q, true, tpBefore)].keep = keepSaved
+	q := o.rotaryHalves(o.nh)
+	k := o.rotaryHalves(o.nkv)
+	o.sdpaCasts(q, k)
 	sdpa := o.attention(o.Ek)
 	if !o.s.NoMLP {
-		o.linear(h, 2*f, true, tpBefore)
-		o.add("silu", ew, bt, N*f, N*f*b, N*f*b)
-		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
+		o.ops[o.linear(h, 2*f, true, tpBefore)].keep = keepSaved
+		o.add("silu", ew, bt, N*f, N*f*b, N*f*b).keep = keepSaved
+		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b).keep = keepSaved
 		o.linear(f, h, false, tpAfter)
 	}
 	o.closeBlock()
@@ -66,9 +94,13 @@ func (o *layerOps) llamaPyLayer() {
 
 // rotaryHalves is layers.py's rotary embedding of heads heads on
 // interleaved halves: two slices' muls, a sub, two muls, an add, a
-// stack (FP32 tables under autocast).
-func (o *layerOps) rotaryHalves(heads float64) {
+// stack (FP32 tables under autocast). It returns the stack's index
+// (held to what consumes it: sdpaCasts). The products are held to the
+// sub and the add that read them, their results to the stack (the
+// muls save the tables, not the query: nothing of it is saved here).
+func (o *layerOps) rotaryHalves(heads float64) int32 {
 	half, a, b, at, cos := o.N*heads*o.d/2, o.a, o.b, o.at, o.cos
+	i := o.last() + 1
 	for range 2 {
 		o.add("mul", ew, at, half, half*b+cos, half*a)
 	}
@@ -78,6 +110,8 @@ func (o *layerOps) rotaryHalves(heads float64) {
 	}
 	o.add("add", ew, at, half, 2*half*a, half*a)
 	o.add("stack", dmv, at, 0, 2*half*a, 2*half*a)
+	o.ops[i].until, o.ops[i+2].until, o.ops[i+3].until = i+2, i+6, i+5
+	return o.last()
 }
 
 // rotaryHalvesB is rotaryHalves' backward.

@@ -91,3 +91,39 @@ func (p *Pod) usable(outside int64) int64 {
 	c := float64(p.Hardware.Memory)
 	return int64(c*(1-p.Margin())) - outside
 }
+
+// The verdicts on a plan's memory (Result.Verdict).
+const (
+	// VerdictFits: the peak fits the usable memory, its error
+	// (Result.MemoryError) added.
+	VerdictFits = "fits"
+	// VerdictTight: the peak is within its error of the usable memory,
+	// on either side: it may run or run out of memory. The search sets
+	// such plans aside unless asked (Space.AllowTight).
+	VerdictTight = "tight"
+	// VerdictOver: the peak is over the usable memory, its error taken
+	// off.
+	VerdictOver = "over"
+)
+
+// verdict is peak bytes against usable with a relative error e of the
+// peak: fits where peak (1 + e) <= usable, over where peak (1 - e) >
+// usable, tight between. With e 0 it is fits or over, peak <= usable.
+func verdict(peak, usable int64, e float64) string {
+	p, u := float64(peak), float64(usable)
+	switch {
+	case p*(1+e) <= u:
+		return VerdictFits
+	case p*(1-e) > u:
+		return VerdictOver
+	}
+	return VerdictTight
+}
+
+// regimeError is a memory regime's measured error of the peak (the
+// largest relative error over a measured sweep's plans, allocated and
+// reserved) and where it was measured.
+type regimeError struct {
+	frac   float64
+	source string
+}

@@ -72,6 +72,13 @@ func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
+	if len(stages) == 1 {
+		if t, _, ok := kits[0].c.stepTraced(pl.M); ok {
+			st, err := alloc.Replay(cfg, t.ev)
+			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
+				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
+		}
+	}
 	var best *AllocatorPeak
 	for s := range stages {
 		k := kitIndex(kits, pl.TPs[s])

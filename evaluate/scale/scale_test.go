@@ -656,7 +656,7 @@ func TestBlockRecompute(t *testing.T) {
 				break
 			}
 		}
-		if got := fewestRecomputed(m, full, &q); got != want {
+		if got := fewestRecomputed(m, full, &q, false); got != want {
 			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
 		}
 	}

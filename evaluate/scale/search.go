@@ -33,6 +33,10 @@ type Space struct {
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Searched.Top; 0 = none).
 	Top int
+	// AllowTight keeps the plans whose memory is "tight" (Result.Verdict:
+	// within their regime's measured error of the usable memory); false
+	// sets them aside (Searched.Tight counts them).
+	AllowTight bool
 	// Imbalance, FP8 and GradBF16 are every plan's (Strategy's: the
 	// experts' load imbalance, the FP8 recipe, the gradients' precision):
 	// settings of the run, not searched.
@@ -187,6 +191,9 @@ type Searched struct {
 	Found     bool
 	Evaluated int
 	Fitting   int
+	// Tight is the plans set aside as "tight" (Space.AllowTight false),
+	// not counted in Fitting.
+	Tight int
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
 	Top []Result
@@ -247,6 +254,10 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 		r := evaluateCached(m, pl, &p, cache, false)
 		out.Evaluated++
 		if !r.Fits {
+			return false
+		}
+		if r.Verdict == VerdictTight && !sp.AllowTight {
+			out.Tight++
 			return false
 		}
 		out.Fitting++
@@ -338,7 +349,7 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 										try(o)
 									}
 									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
-										if k := fewestRecomputed(m, s, &p); k > 0 {
+										if k := fewestRecomputed(m, s, &p, sp.AllowTight); k > 0 {
 											s.RecomputeLayers = k
 											try(s)
 										}
@@ -462,10 +473,11 @@ func keepTop(top []Result, r Result, k int) []Result {
 // layers per model chunk that can recompute (block recomputation) with
 // the plan still fitting, 0 when every layer must (or the plan does not
 // fit at all). Fewer recomputing layers is faster and takes more memory,
-// so the fewest that fits is the fastest: a bisection.
-func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod) int {
+// so the fewest that fits is the fastest: a bisection. A tight plan
+// fits only where tight (Space.AllowTight).
+func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
 	all, err := Resolve(m, s, *p)
-	if err != nil || !fits(m, all, p) {
+	if err != nil || !fitsTight(m, all, p, tight) {
 		return 0
 	}
 	most := 0
@@ -477,7 +489,7 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod) int {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := Resolve(m, s, *p)
-		if err == nil && fits(m, pl, p) {
+		if err == nil && fitsTight(m, pl, p, tight) {
 			hi = mid
 		} else {
 			lo = mid + 1

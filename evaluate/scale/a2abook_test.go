@@ -1,0 +1,78 @@
+package scale
+
+import (
+	"testing"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+)
+
+// TestA2ABookkeeping: what Megatron-Core's alltoall dispatcher runs
+// around its token exchanges, by hand. Qwen3-30B-A3B at EP 8 in one node
+// (16 local experts), 4,096 tokens a GPU, top-8: 32,768 rows of 2,048
+// received. Forward: the sort into local-expert order reads and writes
+// 32,768 x (2,048 x 2 + 4) bytes (the rows and their FP32
+// probabilities), the restore 32,768 x 2,048 x 2; the probabilities'
+// all-to-all of 32,768 x 4 bytes over the 8 GPUs; the counts' all-gather
+// of 8 x 128 int64 (8,192 bytes): 4 launches. Backward: the two passes
+// and the probabilities' all-to-all, 3 launches. Capacity routing drops
+// the counts' gather; the flex and allgather dispatchers and torchtitan
+// run none of it. The small MoE at EP 8 has one expert a GPU: no sort,
+// the exchanges alone (1,024 tokens, top-2: 2,048 copies). At ETP 2 x EP
+// 4 (tp 2) its 4,096 rows (2,048 copies gathered over 2) take the
+// probabilities' all-gather over the expert-tensor pair forward and a
+// reduce-scatter backward, and 2 local experts sort.
+func TestA2ABookkeeping(t *testing.T) {
+	node := Group{PerNode: 8, Nodes: 1}
+	for _, tc := range []struct {
+		name, model, keys        string
+		rows, hidden, recv       float64
+		sorts                    bool
+		counts                   float64 // the counts' all-gather, bytes (0: none)
+		etp                      int
+		fwdLaunches, bwdLaunches float64
+	}{
+		{"dropless", stackMoE, "dp=8,ep=8,mbs=1", 32768, 2048, 32768, true, 8192, 1, 4, 3},
+		{"capacity", stackMoE, "dp=8,ep=8,mbs=1,routing=capacity:1", 32768, 2048, 32768, true, 0, 1, 3, 3},
+		{"one expert a GPU", smallMoE, "dp=8,ep=8,mbs=1", 2048, 1024, 2048, false, 8 * 8 * 8, 1, 2, 1},
+		{"etp 2", smallMoE, "tp=2,dp=4,ep=4,etp=2,sp=on,mbs=1", 4096, 1024, 1024, true, 8 * 8 * 8, 2, 5, 4},
+		{"flex", stackMoE, "dp=8,ep=8,mbs=1,dispatcher=flex", 0, 0, 0, false, 0, 1, 0, 0},
+		{"allgather", stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather", 0, 0, 0, false, 0, 1, 0, 0},
+		{"torchtitan", stackMoE, "dp=8,ep=8,mbs=1,stack=torchtitan-0.2,compile=on", 0, 0, 0, false, 0, 1, 0, 0},
+	} {
+		c := stackCoster(t, tc.model, tc.keys, "dgx-h100:1")
+		local := float64(c.m.Experts / c.pl.EP)
+		f, b := c.a2aBookkeeping(tc.recv, tc.rows, local)
+		var wantF, wantB float64
+		if tc.sorts {
+			r, h := tc.rows, tc.hidden
+			sort := kernel{class: graph.ClassDataMovement, read: r * (h*2 + 4), writes: r * (h*2 + 4)}.time(c.h)
+			restore := kernel{class: graph.ClassDataMovement, read: r * h * 2, writes: r * h * 2}.time(c.h)
+			wantF, wantB = sort+restore, sort+restore
+		}
+		if tc.fwdLaunches > 0 {
+			ep := Group{PerNode: c.pl.EP, Nodes: 1}
+			probs := c.pod.AllToAll(ep, tc.recv*4)
+			wantF += probs
+			wantB += probs
+			if tc.etp > 1 {
+				pair := Group{PerNode: tc.etp, Nodes: 1}
+				ag, _ := c.pod.Collective(roofline.AllGather, pair, tc.rows*4)
+				rs, _ := c.pod.Collective(roofline.ReduceScatter, pair, tc.rows*4)
+				wantF += ag
+				wantB += rs
+			}
+			if tc.counts > 0 {
+				ag, _ := c.pod.Collective(roofline.AllGather, node, tc.counts)
+				wantF += ag
+			}
+		}
+		if !near(f.busy, wantF) || !near(b.busy, wantB) || f.launches != tc.fwdLaunches || b.launches != tc.bwdLaunches {
+			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g, %g in %g", tc.name,
+				f.busy, f.launches, b.busy, b.launches, wantF, tc.fwdLaunches, wantB, tc.bwdLaunches)
+		}
+		if f.epExposed > f.busy || (tc.fwdLaunches > 0 && f.epExposed <= 0) {
+			t.Errorf("%s: exposed exchange %g of %g", tc.name, f.epExposed, f.busy)
+		}
+	}
+}
