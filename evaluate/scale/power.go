@@ -161,3 +161,96 @@ func (p *Pod) setPower(v string) error {
 	p.PowerLimit = w
 	return nil
 }
+
+// StepTime is where a step's time goes on its busiest GPU for the energy
+// balance (HeldClock.Balanced), seconds: Compute the compute-bound
+// kernels' time at the burst clock (the part the SM clock lengthens),
+// Memory the memory-bound kernels' (HBM-bound: their time does not follow
+// the SM clock), Idle the time the GPU waits (pipeline bubbles, exposed
+// communication, its host).
+type StepTime struct{ Compute, Memory, Idle float64 }
+
+// Balanced is the SM clock (MHz) a step's compute-bound kernels hold
+// under limitW when the limit binds the step's average power, not each
+// kernel's: the highest f at most BurstMHz with
+//
+//	C(f) (P(f) - L) <= M (L - Pm) + I (L - IdleW)
+//
+// C(f) = Compute x Slowdown(f), P(f) = IdleW + (TDPW - IdleW)
+// (f/HeldMHz)^Exponent the compute-bound phases' power (P(Clock(L)) = L:
+// a step of compute only holds Clock(L), as before), idle phases at
+// IdleW (measured at rest) and memory-bound ones at Pm = IdleW + memShare
+// (L - IdleW). memShare is an assumption, 0 (memory-bound kernels draw
+// what the GPU draws at rest) to 1 (as much as the limit: they give the
+// compute no headroom): no sustained memory-bound measurement was made
+// (measurements/2026-11-26-h100-b has GEMMs and whole blocks only). The
+// left side grows with f above Clock(L), where it is 0, so the clock is
+// found by bisection. TestBalancedByHand works it; TestH100BalancedIdle
+// checks it against the blocks held at idle shares 0.1, 0.25 and 0.5.
+func (h HeldClock) Balanced(limitW float64, t StepTime, memShare float64) float64 {
+	lo := h.Clock(limitW)
+	if lo <= 0 || t.Compute <= 0 || lo >= h.BurstMHz {
+		return lo
+	}
+	slack := t.Memory*(1-memShare)*(limitW-h.IdleW) + t.Idle*(limitW-h.IdleW)
+	over := func(f float64) float64 {
+		p := h.IdleW + (h.TDPW-h.IdleW)*math.Pow(f/h.HeldMHz, h.Exponent)
+		return t.Compute*h.Slowdown(f)*(p-limitW) - slack
+	}
+	if over(h.BurstMHz) <= 0 {
+		return h.BurstMHz
+	}
+	hi := h.BurstMHz
+	for range 60 {
+		mid := (lo + hi) / 2
+		if over(mid) <= 0 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// MemoryPowerShare is where between the power at rest (0) and the limit
+// (1) a memory-bound kernel's draw is taken (HeldClock.Balanced): an
+// assumption, the middle of its bounds; no sustained memory-bound run
+// was measured.
+const MemoryPowerShare = 0.5
+
+// balanced is eval's result at the clock the step's compute holds when
+// the pod's power limit binds its average power (HeldClock.Balanced). The
+// step is priced at the burst clock (r0) and at the held clock of compute
+// alone (r1, slowdown s1); their difference in Compute over s1 - 1 is the
+// compute-bound kernels' burst time; the bubble, exposed data-parallel,
+// embedding, tensor-, context- and expert-parallel and host waits at r1
+// are idle; the rest of r1's step memory-bound. The step at the balanced
+// clock's slowdown s is taken on the line between r0 and r1 (x = (s -
+// 1)/(s1 - 1)): exact for a kernel on one side of its roofline's ridge
+// throughout, and at most r1 where the clock's rise moves a kernel from
+// compute- to memory-bound (the roofline's time is convex in s). Memory
+// figures are r1's (the clock moves no byte).
+func balanced(p *Pod, eval func(*Pod) Result) Result {
+	h, s1 := p.Kernels.Held, p.Hardware.ComputeSlowdown
+	r1 := eval(p)
+	if h == nil || p.PowerLimit <= 0 || s1 <= 1 {
+		return r1
+	}
+	b := p.AtBurst()
+	r0 := eval(&b)
+	cb := (r1.Compute - r0.Compute) / (s1 - 1)
+	idle := r1.Bubble + r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
+	mem := max(r1.Step-idle-cb*s1, 0)
+	f := h.Balanced(p.PowerLimit, StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, MemoryPowerShare)
+	x := (h.Slowdown(f) - 1) / (s1 - 1)
+	r := r1
+	lerp := func(a, b float64) float64 { return a + x*(b-a) }
+	r.Step, r.Compute, r.Bubble = lerp(r0.Step, r1.Step), lerp(r0.Compute, r1.Compute), lerp(r0.Bubble, r1.Bubble)
+	r.DPExposed, r.Embedding, r.Optimizer = lerp(r0.DPExposed, r1.DPExposed), lerp(r0.Embedding, r1.Embedding), lerp(r0.Optimizer, r1.Optimizer)
+	r.TPExposed, r.CPExposed = lerp(r0.TPExposed, r1.TPExposed), lerp(r0.CPExposed, r1.CPExposed)
+	r.EPExposed, r.HostExposed = lerp(r0.EPExposed, r1.EPExposed), lerp(r0.HostExposed, r1.HostExposed)
+	r.LayerForward, r.LayerBackward = lerp(r0.LayerForward, r1.LayerForward), lerp(r0.LayerBackward, r1.LayerBackward)
+	r.TFLOPs *= r1.Step / r.Step
+	r.MFU *= r1.Step / r.Step
+	return r
+}
