@@ -73,6 +73,13 @@ type Hardware struct {
 	ComputeEff [graph.NumClasses]float64 `json:"compute_eff"`
 	MemEff     [graph.NumClasses]float64 `json:"mem_eff"`
 
+	// ComputeSlowdown is how many times longer an op's FLOPs take than
+	// at the rates above, which are a burst's (a rested GPU at its boost
+	// clock): the SM clock a GPU holds under a power limit through a
+	// step (evaluate/scale's power.go). It lowers the compute roof only;
+	// the memory's clock, and its roof, stay. 0 or 1: none.
+	ComputeSlowdown float64 `json:"compute_slowdown,omitempty"`
+
 	// Interconnect between GPUs of one server.
 	NVLinkGen       int     `json:"nvlink_gen"`       // 0 = none
 	NVLinkBandwidth float64 `json:"nvlink_bandwidth"` // per link, per direction, bytes/s

@@ -345,6 +345,9 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 	}
 	if op.FLOPs > 0 {
 		compute = op.FLOPs / (h.Peak(op.Class, op.DType, tf) * h.ComputeEff[op.Class])
+		if s := h.ComputeSlowdown; s > 0 {
+			compute *= s
+		}
 	}
 	if dw := h.Depthwise; op.DepthwiseTaps > 0 && dw[0] > 0 {
 		if op.Backward {

@@ -216,8 +216,10 @@ func TestSlidingWindowCost(t *testing.T) {
 	const n, heads, d = 4096.0, 8.0, 64.0
 	e := n * heads * 2 * d
 	r := &h100CuDNNAttention.Fwd
+	// The kernel's rate term at the clock the pod's 700 W holds.
+	_, slow := p.HeldClock()
 	call := func(keys float64) attnCall {
-		return attnCall{flops: 4 * n * keys * heads * d, elems: e, tail: n * 2 * d, headDim: 64}
+		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: e, tail: n * 2 * d, headDim: 64}
 	}
 	want := r.time(call(126.015625)) - r.time(call(2048))
 	if got := fwd(win) - fwd(full); math.Abs(got-want) > 1e-12 {

@@ -159,6 +159,7 @@ type costKey struct {
 	fp8       uint8  // fp8Code's
 	gradBF16  bool   // the embedding's gradient accumulation
 	run       Settings
+	slowdown  uint64 // the compute's clock (Hardware.ComputeSlowdown's bits)
 }
 
 // fp8Code numbers the FP8 recipes for costKey (0: BF16).
@@ -185,8 +186,14 @@ func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
 }
 
 // evaluateCached is evaluate with the phases kept in cache (nil: none);
-// hosts says to fill Result.HostStages.
+// hosts says to fill Result.HostStages. Under a power limit the step's
+// compute is priced at the clock its average power allows (balanced).
 func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts bool) Result {
+	return balanced(p, func(q *Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
+}
+
+// evaluateAt is evaluateCached at the pod's ComputeSlowdown as it is.
+func evaluateAt(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -248,7 +255,8 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	pl := &c.pl
 	block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
-		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run}
+		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
+		slowdown: math.Float64bits(c.h.ComputeSlowdown)}
 	if ph := cache[key]; ph != nil {
 		return ph
 	}

@@ -94,6 +94,12 @@ type Kernels struct {
 	// Host is the CPU thread that issues the kernels (Host): zero, a
 	// host that keeps ahead of its GPU.
 	Host Host
+
+	// Held is what the GPU's SM clock does under held load (power.go):
+	// with the pod's power limit it prices compute at the clock held
+	// under it. nil: no held-load measurement, the kernels at their
+	// burst rates whatever the limit.
+	Held *HeldClock
 }
 
 // withAttention is k with the attention kernel of backend first (the one
@@ -231,6 +237,7 @@ var h100Kernels = Kernels{
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
+	Held:        &h100Held,
 }
 
 // h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
@@ -308,7 +315,10 @@ type fusedAttn struct {
 
 // attention is the time of fused attention a, forward or backward: the
 // pod's measured kernel by shape where it has one, else the matmul
-// class's roofline.
+// class's roofline. The measured kernel's rate term (its FLOPs over
+// R(d)) runs at the clock the pod's GPUs hold (power.go): its FLOPs
+// taken Hardware.ComputeSlowdown's times; its per-element and fixed
+// terms as timed.
 func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	if len(c.pod.Kernels.Attention) == 0 {
 		return a.k.time(c.h)
@@ -318,7 +328,11 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	if backward {
 		r = &k.Bwd
 	}
-	return r.time(attnCall{flops: a.k.flops, elems: a.elems, tail: a.tail, headDim: a.headDim})
+	flops := a.k.flops
+	if s := c.h.ComputeSlowdown; s > 0 {
+		flops *= s
+	}
+	return r.time(attnCall{flops: flops, elems: a.elems, tail: a.tail, headDim: a.headDim})
 }
 
 // overlapped is a GEMM's time when a tensor-parallel collective beside it

@@ -39,6 +39,11 @@ type Pod struct {
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: DefaultMemoryMargin; NoMemoryMargin: none).
 	MemoryMargin float64
+	// PowerLimit is the power limit its GPUs run under, watts: their
+	// compute priced at the clock they hold under it (power.go, set in
+	// Hardware.ComputeSlowdown when parsed; the preset's stated limit,
+	// power=W or power=off). 0: at the kernels' burst clock.
+	PowerLimit float64
 }
 
 // podPreset is a node design; a pod is so many of them.
@@ -59,18 +64,27 @@ type podPreset struct {
 	// part on the same die.
 	memory       int64
 	memBandwidth float64
+	// power is the GPUs' power limit, watts, as the source states it
+	// (Pod.PowerLimit).
+	power float64
 }
 
 var podPresets = map[string]podPreset{
 	// DGX H100: 8 H100 SXM5 on NVSwitch (NVLink 4, 900 GB/s per GPU
 	// both directions), 8 ConnectX-7 NICs of 400 Gb/s InfiniBand NDR for
 	// the compute fabric (DGX H100 user guide; DESIGN §12).
-	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
-		source: "DGX H100 user guide: 8 x H100 SXM5, NVSwitch, 8 x 400 Gb/s ConnectX-7"},
+	// Its GPUs at the H100 SXM5's 700 W (NVIDIA H100 Tensor Core GPU
+	// datasheet: max thermal design power up to 700 W; nvidia-smi reads
+	// 700.00 W as the power limit on the H100 SXMs of measurements/).
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels, power: 700,
+		source: "DGX H100 user guide: 8 x H100 SXM5 (700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
-	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR.
-	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: a100Kernels,
-		source: "DGX A100 user guide: 8 x A100 SXM4 80GB, NVSwitch, 8 x 200 Gb/s ConnectX-6"},
+	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR. Its GPUs at the
+	// A100 SXM4's 400 W (NVIDIA A100 Tensor Core GPU datasheet: max TDP
+	// 400 W); no held-load measurement of an A100 (a100Kernels.Held nil),
+	// so its kernels stay at their burst rates.
+	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: a100Kernels, power: 400,
+		source: "DGX A100 user guide: 8 x A100 SXM4 80GB (400 W), NVSwitch, 8 x 200 Gb/s ConnectX-6"},
 	// An H800 node as DeepSeek trained DeepSeek-V3 on 2,048 of them: the
 	// H800 SXM5 is the H100 SXM5's die and memory (80 GB HBM3, the same
 	// dense BF16 and FP8 tensor peaks in NVIDIA's H800 datasheet) with
@@ -82,14 +96,19 @@ var podPresets = map[string]podPreset{
 	// DeepSeek states its all-to-all reaches on it (arXiv 2412.19437,
 	// section 3.2.2: "NVLink offers a bandwidth of 160 GB/s, roughly 3.2
 	// times that of IB (50 GB/s)"), not the H100's 362. Nothing fitted to
-	// DeepSeek's throughput.
-	"dgx-h800": {hardware: "h100", gpu: "h800", nvlinks: 8, perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h800Kernels,
-		source: "H800 SXM5: the H100 SXM5 with 400 GB/s NVLink; 8 x 400 Gb/s InfiniBand CX7 a node (arXiv 2505.09343)"},
+	// DeepSeek's throughput. Its GPUs at 700 W (NVIDIA's H800 SXM5
+	// datasheet: max TDP up to 700 W), held as an H100 SXM (same die).
+	"dgx-h800": {hardware: "h100", gpu: "h800", nvlinks: 8, perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h800Kernels, power: 700,
+		source: "H800 SXM5 (700 W): the H100 SXM5 with 400 GB/s NVLink; 8 x 400 Gb/s InfiniBand CX7 a node (arXiv 2505.09343)"},
 	// torchtitan's benchmark machines (benchmarks/llama3_h100_202412_torchtitan.md):
 	// 8 H100s a host on NVLink, each with 96 GB of HBM2e at 2.4 TB/s, a
-	// 400 Gb/s RDMA NIC per GPU, run at the default 500 W power limit.
-	// The power limit is not modelled (the SXM's compute peak: torchtitan
-	// says its peak lies between the SXM's and the NVL's, value unknown);
+	// 400 Gb/s RDMA NIC per GPU, run at "the default 500W power limit,
+	// although tuning it up to 700W TDP can potentially provide further
+	// speedups" (the page's words). The limit is modelled (power.go: the
+	// H100 SXM's held clock at 700 W carried to 500 W by the power
+	// model; the HBM2e part's own idle power is not measured, the HBM3
+	// SXM's stands for it); the compute peak is the SXM's (torchtitan
+	// says its peak lies between the SXM's and the NVL's, value unknown),
 	// kernels as measured on the 700 W SXM (h100Kernels). Its memory is
 	// what torch.cuda.get_device_properties().total_memory reads on
 	// these GPUs, 95.0 GiB (102.0 GB), not the 96 GB of the page:
@@ -100,7 +119,7 @@ var podPresets = map[string]podPreset{
 	// 51.44% (torchtitan/experiments/graph_trainer/.claude/CLAUDE.md,
 	// "8xH100"): 94.99 and 95.00 GiB.
 	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
-		memory: 95 << 30, memBandwidth: 2.4e12,
+		memory: 95 << 30, memBandwidth: 2.4e12, power: 500,
 		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 
@@ -157,7 +176,7 @@ func ParsePod(text string) (Pod, error) {
 		h.Memory, h.MemBandwidth = p.memory, p.memBandwidth
 	}
 	pod := Pod{Name: head, Hardware: h, Nodes: nodes, PerNode: p.perNode,
-		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels}
+		NICs: p.nics, NICBandwidth: p.nicBandwidth, NICLatency: p.nicLatency, Kernels: p.kernels, PowerLimit: p.power}
 	if !ok {
 		pod.Name = name + ":1"
 	}
@@ -173,9 +192,17 @@ func ParsePod(text string) (Pod, error) {
 				}
 				continue
 			}
+			if k == "power" {
+				// The GPUs' power limit (power.go), or off: the
+				// kernels at their burst clock.
+				if err := pod.setPower(v); err != nil {
+					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
+				}
+				continue
+			}
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps; attention=flash or cudnn)", text, kv)
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps; attention=flash or cudnn; power=W or off)", text, kv)
 			}
 			switch k {
 			case "nics":
@@ -186,11 +213,12 @@ func ParsePod(text string) (Pod, error) {
 			case "nic-gbps":
 				pod.NICBandwidth = x * 1e9 / 8
 			default:
-				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, attention)", text, k)
+				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, attention, power)", text, k)
 			}
 		}
 		pod.Name += "," + opts
 	}
+	pod.hold()
 	return pod, nil
 }
 

@@ -44,6 +44,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p = p.AtBurst() // the hand kernel's rates as written, not held
 	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
 	pl, err := Resolve(m, Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1}, p)
 	if err != nil {

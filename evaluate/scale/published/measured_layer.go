@@ -167,7 +167,8 @@ type LayerCheck struct {
 // kernels alone: Result.LayerForward + LayerBackward) and, where
 // measured, the output layer with its cross-entropy.
 func CheckLayers(layers []MeasuredLayer, p scale.Pod) ([]LayerCheck, error) {
-	g := scale.OneGPU{Pod: p}
+	// Timed in bursts on a rested GPU: predicted at the burst clock.
+	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]LayerCheck, len(layers))
 	for i, l := range layers {
 		block, head, err := g.Block(l.Model, l.Strategy, l.Attention)
@@ -202,6 +203,7 @@ func FitGEMM(layers []MeasuredLayer, p scale.Pod) (GEMMFit, error) {
 	if len(layers) == 0 {
 		return GEMMFit{}, errors.New("no measured layers")
 	}
+	p = p.AtBurst() // the blocks were timed in bursts
 	fit := func(use []MeasuredLayer) (float64, error) {
 		var failed error
 		cost := func(eff float64) float64 {

@@ -89,6 +89,9 @@ func TestCheckLayersIsEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// CheckLayers predicts at the burst clock (its blocks were timed in
+	// bursts): Evaluate at the same.
+	p = p.AtBurst()
 	for _, s := range []scale.Strategy{
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 1},
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 2, SequenceParallel: true},
@@ -184,6 +187,8 @@ func TestH100GEMMMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The blocks were timed in bursts: at the burst clock.
+	p = p.AtBurst()
 	if p.Hardware.ComputeEff[graph.ClassMatMul] != p.Kernels.GEMM {
 		t.Fatalf("the pod's GEMMs at %v, its kernels say %v", p.Hardware.ComputeEff[graph.ClassMatMul], p.Kernels.GEMM)
 	}

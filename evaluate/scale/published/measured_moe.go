@@ -120,7 +120,8 @@ type MoECheck struct {
 
 // CheckMoE costs each measured part on one GPU of pod p.
 func CheckMoE(ms []MeasuredMoE, p *scale.Pod) []MoECheck {
-	g := scale.OneGPU{Pod: *p}
+	// Timed in bursts on a rested GPU: predicted at the burst clock.
+	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]MoECheck, len(ms))
 	for i, mm := range ms {
 		router, permute, unpermute := g.MoEGlue(mm.spec, mm.Tokens)
@@ -245,7 +246,8 @@ type MoEHostCheck struct {
 
 // CheckMoEHost costs each measured layer on one GPU of pod p.
 func CheckMoEHost(ms []MeasuredMoEHost, p *scale.Pod) []MoEHostCheck {
-	g := scale.OneGPU{Pod: *p}
+	// Timed in bursts on a rested GPU: predicted at the burst clock.
+	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]MoEHostCheck, len(ms))
 	for i, h := range ms {
 		out[i] = MoEHostCheck{Model: h.Model, Mode: h.Mode, Tokens: h.Tokens, LocalExperts: h.LocalExperts, Wall: h.Wall,

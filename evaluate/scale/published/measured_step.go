@@ -227,7 +227,8 @@ func CheckSteps(steps []MeasuredStep, p scale.Pod) ([]StepCheck, error) {
 	for _, r := range MegatronTable() {
 		rows[r.Name] = r
 	}
-	g := scale.OneGPU{Pod: p}
+	// Timed in bursts on a rested GPU: predicted at the burst clock.
+	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]StepCheck, len(steps))
 	for i, s := range steps {
 		row, ok := rows[s.Row]

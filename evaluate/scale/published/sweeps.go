@@ -104,7 +104,7 @@ const (
 	gt64 = "grand-teton:64,attention=flash"
 )
 
-const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA: flash attention): eager rows costed as the ATen ops eager PyTorch issues (stack=torchtitan-0.2), compiled rows as fused kernels (compile=on); placer leaves out the 500 W power limit"
+const torchtitanStack = "torchtitan (FSDP2, eager or torch.compile, torchao Float8, SDPA: flash attention): eager rows costed as the ATen ops eager PyTorch issues (stack=torchtitan-0.2), compiled rows as fused kernels (compile=on); the GPUs held at the 500 W power limit (docs/cluster-scale.md, The pod)"
 
 // torchtitanFSDP8B is table 1 (8 GPUs) or 3 (128): Llama 3.1 8B under
 // FSDP, local batch 2, selective checkpointing, eager, compiled, and
