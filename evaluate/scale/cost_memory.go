@@ -148,6 +148,9 @@ func (c *coster) layerMemory() layerMemory {
 	heads := float64(m.Heads)
 	unit := n * h // s b h
 	attn, mlp, replicated := blockUnits(m, pl.FP8 != "")
+	if pl.FP8 != "" && !pl.titan() && !pl.Run.Eager {
+		attn += projFP8Input(m)
+	}
 	perLayer := (4 + attn + mlp) * unit
 	perDense := perLayer // a dense block's in a model with experts
 	switch {
@@ -400,6 +403,28 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 		}
 	}
 	return attn, mlp, replicated
+}
+
+// projFP8Input is the FP8 copy of the attention's output that
+// Transformer Engine's Linear saves for the output projection's weight
+// gradient, in units of s b h bytes (split over the tensor group like
+// the output): one byte an element, beside the BF16 output flash
+// attention saves for its own backward (blockUnits'). TransformerEngine
+// v2.8 transformer_engine/pytorch/module/linear.py _Linear.forward:
+// under FP8 the input is quantized (input_quantizer, column-wise usage
+// where backward_needs_input), its row-wise data discarded
+// (update_usage(rowwise_usage=False, columnwise_usage=True)) and the
+// quantized tensor saved (saved_inputmat = inputmat; prepare_for_saving).
+// Megatron-Core's attention hands linear_proj the attention's BF16
+// output (TE's DotProductAttention without fp8_dpa), so the cast is a
+// tensor of its own. QKV's and FC1's inputs (LayerNormLinear: ln_out,
+// saved quantized, layernorm_linear.py) and FC2's (blockUnits) are the
+// only copies of theirs.
+func projFP8Input(m *transformer.Spec) float64 {
+	if m.Head > 0 || m.MLA() {
+		return float64(m.Heads) * float64(m.HeadDim()) / float64(m.Hidden)
+	}
+	return 1
 }
 
 // stageMemory is stage s's memory by part on one of its GPUs, bytes, at

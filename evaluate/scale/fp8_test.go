@@ -319,3 +319,36 @@ func TestGradBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestFP8SavedInputs: what a block keeps for its backward under FP8
+// against BF16, a small GPT of two blocks (hidden 1,024, FFN 4,096, 8
+// heads: no head size of its own), one micro-batch of 1,024 tokens on
+// 8 GPUs, so a unit (s b h bytes) is 1,048,576. Transformer Engine saves
+// QKV's and FC1's inputs in FP8 (1 unit less each) and FC2's (2 f/h =
+// 8 units in BF16, 4 in FP8), and under Megatron-Core the
+// output projection's FP8 input beside flash attention's BF16 output (1
+// unit more): 1 + 1 + 4 - 1 = 5 units a block less, 10 units in all.
+// torchtitan's Float8 (torchao's Float8Linear, not Transformer Engine)
+// keeps the count it had: 6 a block less, 12.
+func TestFP8SavedInputs(t *testing.T) {
+	m := mustSpec(t, "gpt:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := int64(1024 * 1024)
+	for _, c := range []struct {
+		plan string
+		less int64
+	}{
+		{"dp=8,mbs=1,distopt=on", 10 * unit},
+		{"dp=8,mbs=1,distopt=on,stack=megatron-bridge-25.11", 10 * unit},
+		{"dp=8,mbs=1,fsdp=on,stack=torchtitan-0.2,compile=on", 12 * unit},
+	} {
+		bf := evalText(t, m, p, c.plan)
+		f8 := evalText(t, m, p, c.plan+",fp8=current")
+		if got := bf.Activations - f8.Activations; got != c.less {
+			t.Errorf("%s: FP8 keeps %d bytes less, want %d", c.plan, got, c.less)
+		}
+	}
+}

@@ -68,6 +68,46 @@ func TestMoELayerMemory(t *testing.T) {
 	}
 }
 
+// TestMoEProbsInActivation: where the stack's Megatron-Core multiplies
+// the routing weights into the experts' activation (core_r0.12.0 on:
+// megatron-core-0.16, Megatron-Bridge's), a block keeps the FP32
+// weights of its 2,048 routed rows (8,192 bytes) in place of FC2's
+// output (4,194,304 bytes); everything else as TestMoELayerMemory's, and
+// the step's time the same to the bit.
+func TestMoEProbsInActivation(t *testing.T) {
+	m := mustSpec(t, smallMoE)
+	p, err := PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := 1024.0 * 1024
+	rest := 32768.0 + 2097152 + 4194304 + 4194304 + 2097152 // scores, input, permuted tokens, FC1's output, FC2's input
+	base := evalText(t, m, p, "dp=8,ep=4,mbs=1,distopt=on")
+	for _, c := range []struct {
+		stack   string
+		weights float64
+	}{
+		{"", 4194304},
+		{"model-zoo-moe-dev", 4194304},
+		{"megatron-core-0.16", 2048 * 4},
+		{"megatron-bridge-25.11", 2048 * 4},
+		{"megatron-bridge-26.06", 2048 * 4},
+	} {
+		text := "dp=8,ep=4,mbs=1,distopt=on"
+		if c.stack != "" {
+			text += ",stack=" + c.stack
+		}
+		r := evalText(t, m, p, text)
+		want := int64(2*(15*unit+rest+c.weights) + 3*unit + 10*unit)
+		if r.Activations != want {
+			t.Errorf("%s: activations %d bytes, want %d", text, r.Activations, want)
+		}
+		if c.stack == "megatron-bridge-25.11" && r.Step != base.Step {
+			t.Errorf("%s: step %g s, default stack's %g s (bridgeH100 is the default's settings)", text, r.Step, base.Step)
+		}
+	}
+}
+
 // TestAllToAll: an all-to-all of 1 GB a GPU inside a node sends 7/8 of
 // it over NVSwitch; over 4 nodes of 8, 7/32 over NVSwitch and 24/32 over
 // the GPU's NIC (47 GB/s), at once.
