@@ -183,58 +183,16 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 				return err
 			}
 		}
-
-		// GEMMs at every precision.
-		for _, p := range Precisions() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			d := dim
-			if p == FP32 || p == FP64 {
-				d = dim / 2 // CUDA-core GEMMs: 4096 is plenty and 8x faster to run
-			}
-			r := GEMMResult{Precision: p, M: d, N: d, K: d}
-			f := func() error { return g.gemm(s, p, d, d, d) }
-			if p == FP32 || p == FP64 {
-				// FP32/FP64 through cublasSgemm/cublasDgemm (until
-				// 2026-11-25 gorgonia.org/cu/blas's, on the default stream;
-				// it links libcublas, so placer calls them itself).
-				f = func() error { return g.sgemmDgemm(s, p, d, d, d) }
-			}
-			t := &eventTimer{s: s, start: tm.start, stop: tm.stop}
-			xs, err := t.samples(reps, f)
-			if err != nil {
-				r.Error = err.Error()
-			} else {
-				r.Seconds = minOf(xs)
-				r.FLOPS = 2 * float64(d) * float64(d) * float64(d) / r.Seconds
-			}
-			rep.GEMM = append(rep.GEMM, r)
-			fmt.Fprintf(errw, "gemm %s %dx%dx%d: %s\n", p, d, d, d, gemmSummary(r))
+		br := &benchRun{ctx: ctx, o: o, errw: errw, rep: rep, inv: inv, nv: nv, gs: gs, g: g, s: s, tm: tm, reps: reps, big: big, dim: dim}
+		if err := br.gemms(); err != nil {
+			return err
 		}
 
 		// Device memory: copy engine and streaming kernel.
-		copyRes := func(kind string, src, dst int, bytes int64, traffic float64, f func() error, small func() error) CopyResult {
-			c := CopyResult{Kind: kind, Src: src, Dst: dst, Bytes: bytes}
-			xs, err := tm.samples(reps, f)
-			if err != nil {
-				c.Error = err.Error()
-				return c
-			}
-			c.Seconds = minOf(xs)
-			c.Bandwidth = traffic / c.Seconds
-			if small != nil {
-				if lat, err := tm.time(100, small); err == nil {
-					c.Latency = lat
-				}
-			}
-			fmt.Fprintf(errw, "%s %s -> %s: %.1f GB/s\n", kind, endpoint(src), endpoint(dst), c.Bandwidth/1e9)
-			return c
-		}
-		rep.Copies = append(rep.Copies, copyRes("d2d", o.GPU, o.GPU, big, 2*float64(big),
+		rep.Copies = append(rep.Copies, br.copyRes("d2d", o.GPU, o.GPU, big, 2*float64(big),
 			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, big, s) },
 			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4, s) }))
-		rep.Copies = append(rep.Copies, copyRes("rw", o.GPU, o.GPU, big, 2*float64(big),
+		rep.Copies = append(rep.Copies, br.copyRes("rw", o.GPU, o.GPU, big, 2*float64(big),
 			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, big/4, big/4, 0, 0) }, nil))
 
 		// Host <-> device through pinned memory.
@@ -242,76 +200,19 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 			rep.Notes = append(rep.Notes, "no pinned host memory: "+err.Error())
 		} else {
 			defer hostFree(host)
-			rep.Copies = append(rep.Copies, copyRes("h2d", -1, o.GPU, big, float64(big),
+			rep.Copies = append(rep.Copies, br.copyRes("h2d", -1, o.GPU, big, float64(big),
 				func() error { return htod(g.a.ptr, host, big, s) },
 				func() error { return htod(g.a.ptr, host, 4, s) }))
-			rep.Copies = append(rep.Copies, copyRes("d2h", o.GPU, -1, big, float64(big),
+			rep.Copies = append(rep.Copies, br.copyRes("d2h", o.GPU, -1, big, float64(big),
 				func() error { return dtoh(host, g.a.ptr, big, s) },
 				func() error { return dtoh(host, g.a.ptr, 4, s) }))
 		}
-
-		// Peer copies between every ordered pair of GPUs.
-		for i, a := range gs {
-			for j, b := range gs {
-				if i == j {
-					continue
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := b.current(); err != nil {
-					return err
-				}
-				if err := b.recv.ensure(big); err != nil {
-					return err
-				}
-				if err := a.current(); err != nil {
-					return err
-				}
-				if err := a.send.ensure(big); err != nil {
-					return err
-				}
-				ps, err := cu.MakeStream(cu.NonBlocking)
-				if err != nil {
-					return err
-				}
-				pt, err := newEventTimer(ps)
-				if err != nil {
-					ps.Destroy()
-					return err
-				}
-				old := tm
-				tm = pt
-				c := copyRes("peer", i, j, big, float64(big),
-					func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, big, ps) },
-					func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, 4, ps) })
-				tm = old
-				pt.close()
-				ps.Destroy()
-				if nv[i] >= 0 && nv[j] >= 0 {
-					c.NVLinks = inv.Topology[nv[i]][nv[j]].NVLinks
-				}
-				rep.Copies = append(rep.Copies, c)
-			}
-		}
-
-		// Launch overhead.
-		if err := g.current(); err != nil {
+		if err := br.peers(); err != nil {
 			return err
 		}
-		nl := 2000
-		if o.Quick {
-			nl = 200
-		}
-		if _, err := tm.time(10, func() error { return g.launchEmpty(s) }); err != nil {
+		if err := br.launch(); err != nil {
 			return err
 		}
-		t0 := time.Now()
-		gpuT, err := tm.time(nl, func() error { return g.launchEmpty(s) })
-		if err != nil {
-			return err
-		}
-		rep.Launch = LaunchResult{GPU: gpuT, Host: time.Since(t0).Seconds() / float64(nl)}
 		if len(gs) == 1 {
 			rep.Notes = append(rep.Notes, "one GPU: no peer copies measured")
 		}
@@ -321,6 +222,152 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 		return nil, err
 	}
 	return rep, nil
+}
+
+// benchRun is one runBench's state on the benchmarked GPU g (of gs, each
+// GPU's NVML index in nv): its stream s and event timer tm, the repeats
+// of each timing and the sizes (big: a copy's bytes; dim: a GEMM's), and
+// the report being filled.
+type benchRun struct {
+	ctx  context.Context
+	o    BenchOptions
+	errw io.Writer
+	rep  *BenchReport
+	inv  *Inventory
+	nv   []int
+	gs   []*gpu
+	g    *gpu
+	s    cu.Stream
+	tm   *eventTimer
+	reps int
+	big  int64
+	dim  int
+}
+
+// gemms times a GEMM at every precision.
+func (br *benchRun) gemms() error {
+	ctx, g, s, tm, rep, reps, dim, errw := br.ctx, br.g, br.s, br.tm, br.rep, br.reps, br.dim, br.errw
+	for _, p := range Precisions() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := dim
+		if p == FP32 || p == FP64 {
+			d = dim / 2 // CUDA-core GEMMs: 4096 is plenty and 8x faster to run
+		}
+		r := GEMMResult{Precision: p, M: d, N: d, K: d}
+		f := func() error { return g.gemm(s, p, d, d, d) }
+		if p == FP32 || p == FP64 {
+			// FP32/FP64 through cublasSgemm/cublasDgemm (until
+			// 2026-11-25 gorgonia.org/cu/blas's, on the default stream;
+			// it links libcublas, so placer calls them itself).
+			f = func() error { return g.sgemmDgemm(s, p, d, d, d) }
+		}
+		t := &eventTimer{s: s, start: tm.start, stop: tm.stop}
+		xs, err := t.samples(reps, f)
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Seconds = minOf(xs)
+			r.FLOPS = 2 * float64(d) * float64(d) * float64(d) / r.Seconds
+		}
+		rep.GEMM = append(rep.GEMM, r)
+		fmt.Fprintf(errw, "gemm %s %dx%dx%d: %s\n", p, d, d, d, gemmSummary(r))
+	}
+	return nil
+}
+
+// copyRes times a copy (f; small, where not nil, a 4-byte one for its
+// latency) of bytes from src to dst moving traffic bytes, with br.tm.
+func (br *benchRun) copyRes(kind string, src, dst int, bytes int64, traffic float64, f func() error, small func() error) CopyResult {
+	tm, reps, errw := br.tm, br.reps, br.errw
+	c := CopyResult{Kind: kind, Src: src, Dst: dst, Bytes: bytes}
+	xs, err := tm.samples(reps, f)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	c.Seconds = minOf(xs)
+	c.Bandwidth = traffic / c.Seconds
+	if small != nil {
+		if lat, err := tm.time(100, small); err == nil {
+			c.Latency = lat
+		}
+	}
+	fmt.Fprintf(errw, "%s %s -> %s: %.1f GB/s\n", kind, endpoint(src), endpoint(dst), c.Bandwidth/1e9)
+	return c
+}
+
+// peers times the copies between every ordered pair of GPUs, each on a
+// stream and timer of its own.
+func (br *benchRun) peers() error {
+	ctx, gs, inv, nv, big, rep := br.ctx, br.gs, br.inv, br.nv, br.big, br.rep
+	for i, a := range gs {
+		for j, b := range gs {
+			if i == j {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := b.current(); err != nil {
+				return err
+			}
+			if err := b.recv.ensure(big); err != nil {
+				return err
+			}
+			if err := a.current(); err != nil {
+				return err
+			}
+			if err := a.send.ensure(big); err != nil {
+				return err
+			}
+			ps, err := cu.MakeStream(cu.NonBlocking)
+			if err != nil {
+				return err
+			}
+			pt, err := newEventTimer(ps)
+			if err != nil {
+				ps.Destroy()
+				return err
+			}
+			old := br.tm
+			br.tm = pt
+			c := br.copyRes("peer", i, j, big, float64(big),
+				func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, big, ps) },
+				func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, 4, ps) })
+			br.tm = old
+			pt.close()
+			ps.Destroy()
+			if nv[i] >= 0 && nv[j] >= 0 {
+				c.NVLinks = inv.Topology[nv[i]][nv[j]].NVLinks
+			}
+			rep.Copies = append(rep.Copies, c)
+		}
+	}
+	return nil
+}
+
+// launch times an empty kernel's launch, on the GPU and on the host.
+func (br *benchRun) launch() error {
+	g, s, tm, rep := br.g, br.s, br.tm, br.rep
+	if err := g.current(); err != nil {
+		return err
+	}
+	nl := 2000
+	if br.o.Quick {
+		nl = 200
+	}
+	if _, err := tm.time(10, func() error { return g.launchEmpty(s) }); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	gpuT, err := tm.time(nl, func() error { return g.launchEmpty(s) })
+	if err != nil {
+		return err
+	}
+	rep.Launch = LaunchResult{GPU: gpuT, Host: time.Since(t0).Seconds() / float64(nl)}
+	return nil
 }
 
 func gemmSummary(r GEMMResult) string {
