@@ -449,50 +449,74 @@ func runCalibrate(ctx context.Context, o CalibrateOptions, errw io.Writer) (Cali
 		}
 		run.Launch = max(gpuT, time.Since(t0).Seconds()/1000)
 
-		precs := []Precision{FP32, FP16}
-		if g.cc[0] >= 8 {
-			precs = append(precs, TF32, BF16)
+		if err := calibrateGEMMs(measure, g, s, gemmSizes); err != nil {
+			return err
 		}
-		for _, p := range precs {
-			for _, d := range gemmSizes {
-				m := int64(d)
-				t := KernelTiming{Class: graph.ClassMatMul, DType: p.DType(), TF32: p == TF32,
-					Name:  fmt.Sprintf("gemm %s %dx%dx%d", p, d, d, d),
-					FLOPs: 2 * float64(m*m*m), Bytes: float64(2*m*m*p.InputSize() + m*m*p.OutputSize())}
-				if err := measure(t, func() error { return g.gemm(s, p, d, d, d) }); err != nil {
-					return err
-				}
-			}
-		}
-		for _, e := range streamSizes {
-			b := float64(8 * e)
-			if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise stream %d", e), FLOPs: 2 * float64(e), Bytes: b},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 1, 0) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassReduction, DType: graph.F32, Name: fmt.Sprintf("reduction %d/1024", e), FLOPs: float64(e), Bytes: float64(4*e + 4*max(e/1024, 1))},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, max(e/1024, 1), 0, 0) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassDataMovement, DType: graph.F32, Name: fmt.Sprintf("memcpy d2d %d", e), Bytes: b},
-				func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4*e, s) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassEmbedding, DType: graph.F32, Name: fmt.Sprintf("gather rows of 128, %d", e), Bytes: b},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 0, 128) }); err != nil {
-				return err
-			}
-		}
-		// FMA-bound elementwise kernels pin the elementwise compute efficiency.
-		for _, iters := range []int{64, 256} {
-			e := int64(1 << 22)
-			if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise fma x%d %d", iters, e), FLOPs: 2 * float64(iters) * float64(e), Bytes: float64(8 * e)},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, iters, 0) }); err != nil {
-				return err
-			}
+		if err := calibrateMemory(measure, g, s, streamSizes); err != nil {
+			return err
 		}
 		run.Notes = append(run.Notes, "convolutions are not measured (no cuDNN): their compute efficiency scales with the matmul fit")
 		return nil
 	})
 	return run, err
+}
+
+// timeKernel times one kernel (run by f) as runCalibrate's measure does:
+// a timing kept, or a note where it failed; an error only for a
+// cancelled context.
+type timeKernel func(t KernelTiming, f func() error) error
+
+// calibrateGEMMs times g's GEMMs of every size in gemmSizes (square) at FP32
+// and FP16, and TF32 and BF16 from compute capability 8.
+func calibrateGEMMs(measure timeKernel, g *gpu, s cu.Stream, gemmSizes []int) error {
+	precs := []Precision{FP32, FP16}
+	if g.cc[0] >= 8 {
+		precs = append(precs, TF32, BF16)
+	}
+	for _, p := range precs {
+		for _, d := range gemmSizes {
+			m := int64(d)
+			t := KernelTiming{Class: graph.ClassMatMul, DType: p.DType(), TF32: p == TF32,
+				Name:  fmt.Sprintf("gemm %s %dx%dx%d", p, d, d, d),
+				FLOPs: 2 * float64(m*m*m), Bytes: float64(2*m*m*p.InputSize() + m*m*p.OutputSize())}
+			if err := measure(t, func() error { return g.gemm(s, p, d, d, d) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// calibrateMemory times g's memory-bound kernels of every size in
+// streamSizes (floats): a streaming elementwise kernel, a reduction, a device copy
+// and a gather; then FMA-bound elementwise kernels.
+func calibrateMemory(measure timeKernel, g *gpu, s cu.Stream, streamSizes []int64) error {
+	for _, e := range streamSizes {
+		b := float64(8 * e)
+		if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise stream %d", e), FLOPs: 2 * float64(e), Bytes: b},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 1, 0) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassReduction, DType: graph.F32, Name: fmt.Sprintf("reduction %d/1024", e), FLOPs: float64(e), Bytes: float64(4*e + 4*max(e/1024, 1))},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, max(e/1024, 1), 0, 0) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassDataMovement, DType: graph.F32, Name: fmt.Sprintf("memcpy d2d %d", e), Bytes: b},
+			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4*e, s) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassEmbedding, DType: graph.F32, Name: fmt.Sprintf("gather rows of 128, %d", e), Bytes: b},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 0, 128) }); err != nil {
+			return err
+		}
+	}
+	// FMA-bound elementwise kernels pin the elementwise compute efficiency.
+	for _, iters := range []int{64, 256} {
+		e := int64(1 << 22)
+		if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise fma x%d %d", iters, e), FLOPs: 2 * float64(iters) * float64(e), Bytes: float64(8 * e)},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, iters, 0) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
