@@ -26,31 +26,8 @@ func GraphTraces(g *graph.Graph, device []int, devices int) ([][]Event, error) {
 // GraphTracesInOrder is GraphTraces with the ops run in order (every op
 // once, each after its predecessors: the order a simulation ran them).
 func GraphTracesInOrder(g *graph.Graph, device []int, devices int, order []int32) ([][]Event, error) {
-	if len(order) != g.NumOps() {
-		return nil, fmt.Errorf("alloc: an order of %d ops for %d", len(order), g.NumOps())
-	}
-	pos := make([]int, g.NumOps())
-	for i := range pos {
-		pos[i] = -1
-	}
-	for k, v := range order {
-		if v < 0 || int(v) >= len(pos) || pos[v] >= 0 {
-			return nil, fmt.Errorf("alloc: op %d twice or out of range in the order", v)
-		}
-		pos[v] = k
-	}
-	for k, v := range order {
-		for _, u := range g.Preds(int(v)) {
-			if pos[u] > k {
-				return nil, fmt.Errorf("alloc: op %d ordered before its predecessor %d", v, u)
-			}
-		}
-	}
-	if len(device) != g.NumOps() {
-		return nil, fmt.Errorf("alloc: %d devices for %d ops", len(device), g.NumOps())
-	}
-	if devices < 1 {
-		return nil, fmt.Errorf("alloc: %d devices", devices)
+	if err := checkOrder(g, device, devices, order); err != nil {
+		return nil, err
 	}
 	traces := make([][]Event, devices)
 	next := make([]int32, devices)
@@ -61,36 +38,14 @@ func GraphTracesInOrder(g *graph.Graph, device []int, devices int, order []int32
 		return id
 	}
 	free := func(dv int, id int32) { traces[dv] = append(traces[dv], Event{Tensor: id, Free: true}) }
-	for i, dv := range device {
-		if dv < 0 || dv >= devices {
-			return nil, fmt.Errorf("alloc: op %d on device %d of %d", i, dv, devices)
-		}
-	}
 	ops := g.Ops()
 	for i := range ops {
 		if b := ops[i].ParamBytes; b > 0 {
 			add(device[i], b)
 		}
 	}
-	// Per tensor and device: its trace id there (-1: none) and the
-	// consumers there yet to run.
-	type held struct {
-		id   int32
-		left int32
-	}
 	tensors := g.Tensors()
-	copies := make([]map[int]*held, len(tensors))
-	for t := range tensors {
-		copies[t] = map[int]*held{}
-		for _, c := range tensors[t].Consumers {
-			h := copies[t][device[c]]
-			if h == nil {
-				h = &held{id: -1}
-				copies[t][device[c]] = h
-			}
-			h.left++
-		}
-	}
+	copies := consumersByDevice(g, device)
 	bytesOf := func(t int32) int64 {
 		if ops[tensors[t].Producer].Alias {
 			return 0
@@ -152,6 +107,69 @@ func GraphTracesInOrder(g *graph.Graph, device []int, devices int, order []int32
 		}
 	}
 	return traces, nil
+}
+
+// checkOrder checks order (every op of g once, each after its
+// predecessors) and device (each op's device, one of devices).
+func checkOrder(g *graph.Graph, device []int, devices int, order []int32) error {
+	if len(order) != g.NumOps() {
+		return fmt.Errorf("alloc: an order of %d ops for %d", len(order), g.NumOps())
+	}
+	pos := make([]int, g.NumOps())
+	for i := range pos {
+		pos[i] = -1
+	}
+	for k, v := range order {
+		if v < 0 || int(v) >= len(pos) || pos[v] >= 0 {
+			return fmt.Errorf("alloc: op %d twice or out of range in the order", v)
+		}
+		pos[v] = k
+	}
+	for k, v := range order {
+		for _, u := range g.Preds(int(v)) {
+			if pos[u] > k {
+				return fmt.Errorf("alloc: op %d ordered before its predecessor %d", v, u)
+			}
+		}
+	}
+	if len(device) != g.NumOps() {
+		return fmt.Errorf("alloc: %d devices for %d ops", len(device), g.NumOps())
+	}
+	if devices < 1 {
+		return fmt.Errorf("alloc: %d devices", devices)
+	}
+	for i, dv := range device {
+		if dv < 0 || dv >= devices {
+			return fmt.Errorf("alloc: op %d on device %d of %d", i, dv, devices)
+		}
+	}
+	return nil
+}
+
+// tensorCopy is a tensor's copy on a device in GraphTracesInOrder: its trace
+// id there (-1: none) and the consumers there yet to run.
+type tensorCopy struct {
+	id   int32
+	left int32
+}
+
+// consumersByDevice is, per tensor of g, its copy on each device that
+// consumes it, with the consumers there, none allocated yet.
+func consumersByDevice(g *graph.Graph, device []int) []map[int]*tensorCopy {
+	tensors := g.Tensors()
+	copies := make([]map[int]*tensorCopy, len(tensors))
+	for t := range tensors {
+		copies[t] = map[int]*tensorCopy{}
+		for _, c := range tensors[t].Consumers {
+			h := copies[t][device[c]]
+			if h == nil {
+				h = &tensorCopy{id: -1}
+				copies[t][device[c]] = h
+			}
+			h.left++
+		}
+	}
+	return copies
 }
 
 // Ordered is order (every op of g once) made topological: each op as

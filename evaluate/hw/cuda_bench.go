@@ -183,58 +183,16 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 				return err
 			}
 		}
-
-		// GEMMs at every precision.
-		for _, p := range Precisions() {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			d := dim
-			if p == FP32 || p == FP64 {
-				d = dim / 2 // CUDA-core GEMMs: 4096 is plenty and 8x faster to run
-			}
-			r := GEMMResult{Precision: p, M: d, N: d, K: d}
-			f := func() error { return g.gemm(s, p, d, d, d) }
-			if p == FP32 || p == FP64 {
-				// FP32/FP64 through cublasSgemm/cublasDgemm (until
-				// 2026-11-25 gorgonia.org/cu/blas's, on the default stream;
-				// it links libcublas, so placer calls them itself).
-				f = func() error { return g.sgemmDgemm(s, p, d, d, d) }
-			}
-			t := &eventTimer{s: s, start: tm.start, stop: tm.stop}
-			xs, err := t.samples(reps, f)
-			if err != nil {
-				r.Error = err.Error()
-			} else {
-				r.Seconds = minOf(xs)
-				r.FLOPS = 2 * float64(d) * float64(d) * float64(d) / r.Seconds
-			}
-			rep.GEMM = append(rep.GEMM, r)
-			fmt.Fprintf(errw, "gemm %s %dx%dx%d: %s\n", p, d, d, d, gemmSummary(r))
+		br := &benchRun{ctx: ctx, o: o, errw: errw, rep: rep, inv: inv, nv: nv, gs: gs, g: g, s: s, tm: tm, reps: reps, big: big, dim: dim}
+		if err := br.gemms(); err != nil {
+			return err
 		}
 
 		// Device memory: copy engine and streaming kernel.
-		copyRes := func(kind string, src, dst int, bytes int64, traffic float64, f func() error, small func() error) CopyResult {
-			c := CopyResult{Kind: kind, Src: src, Dst: dst, Bytes: bytes}
-			xs, err := tm.samples(reps, f)
-			if err != nil {
-				c.Error = err.Error()
-				return c
-			}
-			c.Seconds = minOf(xs)
-			c.Bandwidth = traffic / c.Seconds
-			if small != nil {
-				if lat, err := tm.time(100, small); err == nil {
-					c.Latency = lat
-				}
-			}
-			fmt.Fprintf(errw, "%s %s -> %s: %.1f GB/s\n", kind, endpoint(src), endpoint(dst), c.Bandwidth/1e9)
-			return c
-		}
-		rep.Copies = append(rep.Copies, copyRes("d2d", o.GPU, o.GPU, big, 2*float64(big),
+		rep.Copies = append(rep.Copies, br.copyRes("d2d", o.GPU, o.GPU, big, 2*float64(big),
 			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, big, s) },
 			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4, s) }))
-		rep.Copies = append(rep.Copies, copyRes("rw", o.GPU, o.GPU, big, 2*float64(big),
+		rep.Copies = append(rep.Copies, br.copyRes("rw", o.GPU, o.GPU, big, 2*float64(big),
 			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, big/4, big/4, 0, 0) }, nil))
 
 		// Host <-> device through pinned memory.
@@ -242,76 +200,19 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 			rep.Notes = append(rep.Notes, "no pinned host memory: "+err.Error())
 		} else {
 			defer hostFree(host)
-			rep.Copies = append(rep.Copies, copyRes("h2d", -1, o.GPU, big, float64(big),
+			rep.Copies = append(rep.Copies, br.copyRes("h2d", -1, o.GPU, big, float64(big),
 				func() error { return htod(g.a.ptr, host, big, s) },
 				func() error { return htod(g.a.ptr, host, 4, s) }))
-			rep.Copies = append(rep.Copies, copyRes("d2h", o.GPU, -1, big, float64(big),
+			rep.Copies = append(rep.Copies, br.copyRes("d2h", o.GPU, -1, big, float64(big),
 				func() error { return dtoh(host, g.a.ptr, big, s) },
 				func() error { return dtoh(host, g.a.ptr, 4, s) }))
 		}
-
-		// Peer copies between every ordered pair of GPUs.
-		for i, a := range gs {
-			for j, b := range gs {
-				if i == j {
-					continue
-				}
-				if err := ctx.Err(); err != nil {
-					return err
-				}
-				if err := b.current(); err != nil {
-					return err
-				}
-				if err := b.recv.ensure(big); err != nil {
-					return err
-				}
-				if err := a.current(); err != nil {
-					return err
-				}
-				if err := a.send.ensure(big); err != nil {
-					return err
-				}
-				ps, err := cu.MakeStream(cu.NonBlocking)
-				if err != nil {
-					return err
-				}
-				pt, err := newEventTimer(ps)
-				if err != nil {
-					ps.Destroy()
-					return err
-				}
-				old := tm
-				tm = pt
-				c := copyRes("peer", i, j, big, float64(big),
-					func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, big, ps) },
-					func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, 4, ps) })
-				tm = old
-				pt.close()
-				ps.Destroy()
-				if nv[i] >= 0 && nv[j] >= 0 {
-					c.NVLinks = inv.Topology[nv[i]][nv[j]].NVLinks
-				}
-				rep.Copies = append(rep.Copies, c)
-			}
-		}
-
-		// Launch overhead.
-		if err := g.current(); err != nil {
+		if err := br.peers(); err != nil {
 			return err
 		}
-		nl := 2000
-		if o.Quick {
-			nl = 200
-		}
-		if _, err := tm.time(10, func() error { return g.launchEmpty(s) }); err != nil {
+		if err := br.launch(); err != nil {
 			return err
 		}
-		t0 := time.Now()
-		gpuT, err := tm.time(nl, func() error { return g.launchEmpty(s) })
-		if err != nil {
-			return err
-		}
-		rep.Launch = LaunchResult{GPU: gpuT, Host: time.Since(t0).Seconds() / float64(nl)}
 		if len(gs) == 1 {
 			rep.Notes = append(rep.Notes, "one GPU: no peer copies measured")
 		}
@@ -321,6 +222,152 @@ func runBench(ctx context.Context, o BenchOptions, errw io.Writer) (*BenchReport
 		return nil, err
 	}
 	return rep, nil
+}
+
+// benchRun is one runBench's state on the benchmarked GPU g (of gs, each
+// GPU's NVML index in nv): its stream s and event timer tm, the repeats
+// of each timing and the sizes (big: a copy's bytes; dim: a GEMM's), and
+// the report being filled.
+type benchRun struct {
+	ctx  context.Context
+	o    BenchOptions
+	errw io.Writer
+	rep  *BenchReport
+	inv  *Inventory
+	nv   []int
+	gs   []*gpu
+	g    *gpu
+	s    cu.Stream
+	tm   *eventTimer
+	reps int
+	big  int64
+	dim  int
+}
+
+// gemms times a GEMM at every precision.
+func (br *benchRun) gemms() error {
+	ctx, g, s, tm, rep, reps, dim, errw := br.ctx, br.g, br.s, br.tm, br.rep, br.reps, br.dim, br.errw
+	for _, p := range Precisions() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := dim
+		if p == FP32 || p == FP64 {
+			d = dim / 2 // CUDA-core GEMMs: 4096 is plenty and 8x faster to run
+		}
+		r := GEMMResult{Precision: p, M: d, N: d, K: d}
+		f := func() error { return g.gemm(s, p, d, d, d) }
+		if p == FP32 || p == FP64 {
+			// FP32/FP64 through cublasSgemm/cublasDgemm (until
+			// 2026-11-25 gorgonia.org/cu/blas's, on the default stream;
+			// it links libcublas, so placer calls them itself).
+			f = func() error { return g.sgemmDgemm(s, p, d, d, d) }
+		}
+		t := &eventTimer{s: s, start: tm.start, stop: tm.stop}
+		xs, err := t.samples(reps, f)
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Seconds = minOf(xs)
+			r.FLOPS = 2 * float64(d) * float64(d) * float64(d) / r.Seconds
+		}
+		rep.GEMM = append(rep.GEMM, r)
+		fmt.Fprintf(errw, "gemm %s %dx%dx%d: %s\n", p, d, d, d, gemmSummary(r))
+	}
+	return nil
+}
+
+// copyRes times a copy (f; small, where not nil, a 4-byte one for its
+// latency) of bytes from src to dst moving traffic bytes, with br.tm.
+func (br *benchRun) copyRes(kind string, src, dst int, bytes int64, traffic float64, f func() error, small func() error) CopyResult {
+	tm, reps, errw := br.tm, br.reps, br.errw
+	c := CopyResult{Kind: kind, Src: src, Dst: dst, Bytes: bytes}
+	xs, err := tm.samples(reps, f)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	c.Seconds = minOf(xs)
+	c.Bandwidth = traffic / c.Seconds
+	if small != nil {
+		if lat, err := tm.time(100, small); err == nil {
+			c.Latency = lat
+		}
+	}
+	fmt.Fprintf(errw, "%s %s -> %s: %.1f GB/s\n", kind, endpoint(src), endpoint(dst), c.Bandwidth/1e9)
+	return c
+}
+
+// peers times the copies between every ordered pair of GPUs, each on a
+// stream and timer of its own.
+func (br *benchRun) peers() error {
+	ctx, gs, inv, nv, big, rep := br.ctx, br.gs, br.inv, br.nv, br.big, br.rep
+	for i, a := range gs {
+		for j, b := range gs {
+			if i == j {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := b.current(); err != nil {
+				return err
+			}
+			if err := b.recv.ensure(big); err != nil {
+				return err
+			}
+			if err := a.current(); err != nil {
+				return err
+			}
+			if err := a.send.ensure(big); err != nil {
+				return err
+			}
+			ps, err := cu.MakeStream(cu.NonBlocking)
+			if err != nil {
+				return err
+			}
+			pt, err := newEventTimer(ps)
+			if err != nil {
+				ps.Destroy()
+				return err
+			}
+			old := br.tm
+			br.tm = pt
+			c := br.copyRes("peer", i, j, big, float64(big),
+				func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, big, ps) },
+				func() error { return cu.MemcpyPeerAsync(b.recv.ptr, b.ctx, a.send.ptr, a.ctx, 4, ps) })
+			br.tm = old
+			pt.close()
+			ps.Destroy()
+			if nv[i] >= 0 && nv[j] >= 0 {
+				c.NVLinks = inv.Topology[nv[i]][nv[j]].NVLinks
+			}
+			rep.Copies = append(rep.Copies, c)
+		}
+	}
+	return nil
+}
+
+// launch times an empty kernel's launch, on the GPU and on the host.
+func (br *benchRun) launch() error {
+	g, s, tm, rep := br.g, br.s, br.tm, br.rep
+	if err := g.current(); err != nil {
+		return err
+	}
+	nl := 2000
+	if br.o.Quick {
+		nl = 200
+	}
+	if _, err := tm.time(10, func() error { return g.launchEmpty(s) }); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	gpuT, err := tm.time(nl, func() error { return g.launchEmpty(s) })
+	if err != nil {
+		return err
+	}
+	rep.Launch = LaunchResult{GPU: gpuT, Host: time.Since(t0).Seconds() / float64(nl)}
+	return nil
 }
 
 func gemmSummary(r GEMMResult) string {
@@ -402,50 +449,74 @@ func runCalibrate(ctx context.Context, o CalibrateOptions, errw io.Writer) (Cali
 		}
 		run.Launch = max(gpuT, time.Since(t0).Seconds()/1000)
 
-		precs := []Precision{FP32, FP16}
-		if g.cc[0] >= 8 {
-			precs = append(precs, TF32, BF16)
+		if err := calibrateGEMMs(measure, g, s, gemmSizes); err != nil {
+			return err
 		}
-		for _, p := range precs {
-			for _, d := range gemmSizes {
-				m := int64(d)
-				t := KernelTiming{Class: graph.ClassMatMul, DType: p.DType(), TF32: p == TF32,
-					Name:  fmt.Sprintf("gemm %s %dx%dx%d", p, d, d, d),
-					FLOPs: 2 * float64(m*m*m), Bytes: float64(2*m*m*p.InputSize() + m*m*p.OutputSize())}
-				if err := measure(t, func() error { return g.gemm(s, p, d, d, d) }); err != nil {
-					return err
-				}
-			}
-		}
-		for _, e := range streamSizes {
-			b := float64(8 * e)
-			if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise stream %d", e), FLOPs: 2 * float64(e), Bytes: b},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 1, 0) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassReduction, DType: graph.F32, Name: fmt.Sprintf("reduction %d/1024", e), FLOPs: float64(e), Bytes: float64(4*e + 4*max(e/1024, 1))},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, max(e/1024, 1), 0, 0) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassDataMovement, DType: graph.F32, Name: fmt.Sprintf("memcpy d2d %d", e), Bytes: b},
-				func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4*e, s) }); err != nil {
-				return err
-			}
-			if err := measure(KernelTiming{Class: graph.ClassEmbedding, DType: graph.F32, Name: fmt.Sprintf("gather rows of 128, %d", e), Bytes: b},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 0, 128) }); err != nil {
-				return err
-			}
-		}
-		// FMA-bound elementwise kernels pin the elementwise compute efficiency.
-		for _, iters := range []int{64, 256} {
-			e := int64(1 << 22)
-			if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise fma x%d %d", iters, e), FLOPs: 2 * float64(iters) * float64(e), Bytes: float64(8 * e)},
-				func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, iters, 0) }); err != nil {
-				return err
-			}
+		if err := calibrateMemory(measure, g, s, streamSizes); err != nil {
+			return err
 		}
 		run.Notes = append(run.Notes, "convolutions are not measured (no cuDNN): their compute efficiency scales with the matmul fit")
 		return nil
 	})
 	return run, err
+}
+
+// timeKernel times one kernel (run by f) as runCalibrate's measure does:
+// a timing kept, or a note where it failed; an error only for a
+// cancelled context.
+type timeKernel func(t KernelTiming, f func() error) error
+
+// calibrateGEMMs times g's GEMMs of every size in gemmSizes (square) at FP32
+// and FP16, and TF32 and BF16 from compute capability 8.
+func calibrateGEMMs(measure timeKernel, g *gpu, s cu.Stream, gemmSizes []int) error {
+	precs := []Precision{FP32, FP16}
+	if g.cc[0] >= 8 {
+		precs = append(precs, TF32, BF16)
+	}
+	for _, p := range precs {
+		for _, d := range gemmSizes {
+			m := int64(d)
+			t := KernelTiming{Class: graph.ClassMatMul, DType: p.DType(), TF32: p == TF32,
+				Name:  fmt.Sprintf("gemm %s %dx%dx%d", p, d, d, d),
+				FLOPs: 2 * float64(m*m*m), Bytes: float64(2*m*m*p.InputSize() + m*m*p.OutputSize())}
+			if err := measure(t, func() error { return g.gemm(s, p, d, d, d) }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// calibrateMemory times g's memory-bound kernels of every size in
+// streamSizes (floats): a streaming elementwise kernel, a reduction, a device copy
+// and a gather; then FMA-bound elementwise kernels.
+func calibrateMemory(measure timeKernel, g *gpu, s cu.Stream, streamSizes []int64) error {
+	for _, e := range streamSizes {
+		b := float64(8 * e)
+		if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise stream %d", e), FLOPs: 2 * float64(e), Bytes: b},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 1, 0) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassReduction, DType: graph.F32, Name: fmt.Sprintf("reduction %d/1024", e), FLOPs: float64(e), Bytes: float64(4*e + 4*max(e/1024, 1))},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, max(e/1024, 1), 0, 0) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassDataMovement, DType: graph.F32, Name: fmt.Sprintf("memcpy d2d %d", e), Bytes: b},
+			func() error { return cu.MemcpyDtoDAsync(g.c.ptr, g.a.ptr, 4*e, s) }); err != nil {
+			return err
+		}
+		if err := measure(KernelTiming{Class: graph.ClassEmbedding, DType: graph.F32, Name: fmt.Sprintf("gather rows of 128, %d", e), Bytes: b},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, 0, 128) }); err != nil {
+			return err
+		}
+	}
+	// FMA-bound elementwise kernels pin the elementwise compute efficiency.
+	for _, iters := range []int{64, 256} {
+		e := int64(1 << 22)
+		if err := measure(KernelTiming{Class: graph.ClassElementwise, DType: graph.F32, Name: fmt.Sprintf("elementwise fma x%d %d", iters, e), FLOPs: 2 * float64(iters) * float64(e), Bytes: float64(8 * e)},
+			func() error { return g.launchRW(s, g.a.ptr, g.c.ptr, e, e, iters, 0) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -340,8 +340,21 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 			}
 		}
 	}
+	kernelOf, err := p.addKernels(g, rec, m.TF32(), maxIters)
+	if err != nil {
+		return nil, err
+	}
+	copyTo := p.addCopies(rec)
+	if err := p.addEvents(g, kernelOf, copyTo); err != nil {
+		return nil, err
+	}
+	p.sizeScratch()
+	return p, nil
+}
 
-	// Kernels and the op -> kernel map.
+// addKernels sets the plan's kernels, the simulation's fused groups,
+// each sized (sizeKernel), and returns the op -> kernel map.
+func (p *Plan) addKernels(g *graph.Graph, rec *planRecorder, tf roofline.TF32, maxIters int) ([]int32, error) {
 	kernelOf := make([]int32, g.NumOps())
 	for i := range kernelOf {
 		kernelOf[i] = -1
@@ -359,10 +372,14 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 		}
 	}
 	for k := range p.Kernels {
-		sizeKernel(g, &p.Kernels[k], kernelOf, int32(k), m.TF32(), maxIters)
+		sizeKernel(g, &p.Kernels[k], kernelOf, int32(k), tf, maxIters)
 	}
+	return kernelOf, nil
+}
 
-	// Copies, and the copy that brings tensor t to device dst.
+// addCopies sets the plan's copies, the simulation's transfers, and
+// returns the copy that brings tensor t to device dst, by {t, dst}.
+func (p *Plan) addCopies(rec *planRecorder) map[[2]int]int {
 	p.Copies = make([]Copy, len(rec.copies))
 	copyTo := make(map[[2]int]int, len(rec.copies))
 	for x, span := range rec.copies {
@@ -370,9 +387,12 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 			ModelStart: span.Start, ModelEnd: span.End, Wait: -1, Record: -1}
 		copyTo[[2]int{span.Tensor, span.Dst}] = x
 	}
+	return copyTo
+}
 
-	// Events: a kernel records one when a copy or another device's kernel
-	// waits for it; every copy records one.
+// addEvents sets the plan's events and waits: a kernel records one when
+// a copy or another device's kernel waits for it; every copy records one.
+func (p *Plan) addEvents(g *graph.Graph, kernelOf []int32, copyTo map[[2]int]int) error {
 	event := func(k int) int {
 		if p.Kernels[k].Record < 0 {
 			p.Kernels[k].Record = p.Events
@@ -406,7 +426,7 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 					}
 					x, ok := copyTo[[2]int{int(t), k.Device}]
 					if !ok {
-						return nil, fmt.Errorf("hw: internal error: no transfer of tensor %d to device %d", t, k.Device)
+						return fmt.Errorf("hw: internal error: no transfer of tensor %d to device %d", t, k.Device)
 					}
 					wait(p.Copies[x].Record)
 				}
@@ -419,8 +439,13 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 			}
 		}
 	}
+	return nil
+}
 
-	// Scratch per GPU.
+// sizeScratch sets each GPU's scratch buffers: the largest GEMM operands
+// and memory kernel's bytes of its kernels, the largest copy it sends and
+// receives, and its launches.
+func (p *Plan) sizeScratch() {
 	for k := range p.Kernels {
 		kn := &p.Kernels[k]
 		s := &p.Scratch[p.DeviceGPU[kn.Device]]
@@ -443,7 +468,6 @@ func NewPlan(m *roofline.Model, d decision.Decision, o PlanOptions) (*Plan, erro
 		p.Scratch[p.DeviceGPU[x.Dst]].Recv = max(p.Scratch[p.DeviceGPU[x.Dst]].Recv, x.Bytes)
 		p.Scratch[p.ChannelGPU[x.Channel]].Launches++
 	}
-	return p, nil
 }
 
 func roundUp4(b int64) int64 { return (b + 3) &^ 3 }

@@ -189,6 +189,17 @@ const (
 	emb = graph.ClassEmbedding
 )
 
+// hfMoE is the sizes hfMoEOps costs transformers' eager MoE block with:
+// N tokens of hidden size h, E local experts of FFN size f, top-k, r
+// token copies an expert; the weights and hidden states a bytes an
+// element of dtype at (FP32 where ac: FP32 weights under autocast); the
+// shared experts' FFN fs (0: none).
+type hfMoE struct {
+	N, h, E, k, f, r, a, fs float64
+	at                      graph.DType
+	ac                      bool
+}
+
 func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	R := N * k
@@ -201,8 +212,9 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	if ac {
 		a, at = 4, graph.F32
 	}
-	const b, w = 2.0, 2.0 // BF16; the top-k weights (cast to the BF16 logits' dtype)
-	bt, i64 := graph.BF16, graph.I64
+	x := hfMoE{N: N, h: h, E: E, k: k, f: f, r: r, a: a, at: at, ac: ac, fs: float64(m.SharedExperts) * f}
+	const w = 2.0 // the top-k weights (cast to the BF16 logits' dtype)
+	bt := graph.BF16
 	var l opList
 	add := l.add
 	// Forward: the router.
@@ -212,7 +224,32 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("clone", dmv, graph.F32, 0, N*k*4, N*k*4)
 	add("div_", ew, graph.F32, N*k, N*k*4+N*4, N*k*4)
 	add("_to_copy", dmv, bt, 0, N*k*4, N*k*w)
-	// The experts: the output's zeros, one_hot's mask, the experts hit.
+	l.hfExpertsFwd(x)
+	// Shared experts (Qwen3-MoE and Mixtral have none; a model with them
+	// gets torchtitan's FeedForward's ops, not held to the exporter).
+	fs := x.fs
+	if fs > 0 {
+		l.sharedFwd(N, h, fs)
+		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
+	}
+	// Backward: the loop in reverse, then the router.
+	l.bwd = true
+	if fs > 0 {
+		l.sharedBwd(N, h, fs)
+	}
+	l.hfExpertsBwd(x)
+	l.hfRouterBwd(x)
+	return l.ops
+}
+
+// hfExpertsFwd adds the experts' forward of transformers' MoE block: the
+// output's zeros, one_hot's mask, the experts hit, then each expert's
+// tokens gathered, its MLP and its weighted output added back.
+func (l *opList) hfExpertsFwd(x hfMoE) {
+	N, h, E, k, f, r, a, at, ac := x.N, x.h, x.E, x.k, x.f, x.r, x.a, x.at, x.ac
+	const b, w = 2.0, 2.0 // BF16; the top-k weights (cast to the BF16 logits' dtype)
+	bt, i64 := graph.BF16, graph.I64
+	add := l.add
 	add("zeros_like", dmv, at, 0, N*h*a, N*h*a)
 	add("aminmax", ew, i64, 1, N*k*8, 16)
 	add("zeros", dmv, i64, 0, 0, N*k*(E+1)*8)
@@ -242,18 +279,15 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		}
 		add("index_add_", ew, at, N*h, N*h*a+r*8+r*h*a, N*h*a)
 	}
-	// Shared experts (Qwen3-MoE and Mixtral have none; a model with them
-	// gets torchtitan's FeedForward's ops, not held to the exporter).
-	fs := float64(m.SharedExperts) * f
-	if fs > 0 {
-		l.sharedFwd(N, h, fs)
-		add("add", ew, at, N*h, 2*N*h*a, N*h*a)
-	}
-	// Backward: the loop in reverse, then the router.
-	l.bwd = true
-	if fs > 0 {
-		l.sharedBwd(N, h, fs)
-	}
+}
+
+// hfExpertsBwd adds the experts' backward: the forward's loop in reverse,
+// each expert's weight gradients made the whole parameter's.
+func (l *opList) hfExpertsBwd(x hfMoE) {
+	N, h, E, k, f, r, a, at, ac := x.N, x.h, x.E, x.k, x.f, x.r, x.a, x.at, x.ac
+	const b, w = 2.0, 2.0 // BF16; the top-k weights (cast to the BF16 logits' dtype)
+	bt := graph.BF16
+	add := l.add
 	// wgrad is an expert's weight slice gradient of e elements made the
 	// whole parameter's (select_backward into E x e zeros, cast to FP32
 	// first under autocast), summed with the other experts' (first: none).
@@ -307,7 +341,15 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 			add("add", ew, at, N*h, 2*N*h*a, N*h*a)
 		}
 	}
-	// The top-k weights' cast and renormalisation, topk, softmax.
+}
+
+// hfRouterBwd adds the router's backward: the top-k weights' cast and
+// renormalisation, topk, softmax, the scores' GEMMs, and under autocast
+// the FP32 weight's and input's gradients.
+func (l *opList) hfRouterBwd(x hfMoE) {
+	N, h, E, k, ac := x.N, x.h, x.E, x.k, x.ac
+	const b, w = 2.0, 2.0 // BF16; the top-k weights (cast to the BF16 logits' dtype)
+	add := l.add
 	add("_to_copy", dmv, graph.F32, 0, N*k*w, N*k*4)
 	for range 3 {
 		add("div", ew, graph.F32, N*k, N*k*4+N*4, N*k*4)
@@ -325,7 +367,6 @@ func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		add("copy_", dmv, graph.F32, 0, 2*E*h*4, E*h*4)
 		add("_to_copy", dmv, graph.F32, 0, N*h*b, N*h*4)
 	}
-	return l.ops
 }
 
 // titanRows is the rows torchtitan v0.2.0's grouped GEMMs are given for
@@ -339,6 +380,16 @@ func titanRows(R, E float64) (padded, covered float64) {
 	return padded, covered
 }
 
+// titanMoE is the sizes titanMoEOps costs torchtitan's MoE block with:
+// N tokens of hidden size h, E local experts of FFN size f, top-k; R
+// token copies routed here, X those the local experts receive; P rows
+// their grouped GEMMs are given and C rows the groups cover (titanRows).
+type titanMoE struct{ N, h, E, k, f, R, X, P, C float64 }
+
+// titanMoEOps is the ops of torchtitan v0.2.0's MoE block
+// (torchtitan/models/moe/moe.py): the router, the experts grouped or in
+// a loop (Loop), the shared experts and the combine, forward then
+// backward.
 func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	R := N * k // the copies routed here
@@ -347,6 +398,7 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 		X = s.Copies
 	}
 	P, C := titanRows(X, E)
+	x := titanMoE{N: N, h: h, E: E, k: k, f: f, R: R, X: X, P: P, C: C}
 	const b = 2.0
 	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
 	var l opList
@@ -372,53 +424,9 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	add("floor_divide", ew, i64, R, R*8, R*8)
 	add("gather", emb, bt, 0, R*h*(8+b), R*h*b)
 	if s.Loop {
-		// _run_experts_for_loop: the counts read by the host
-		// (.tolist(): a sync), each expert's w1, w3 and w2 a matmul on
-		// its copies, the outputs concatenated, the (empty) padding rows
-		// appended.
-		r := X / E
-		for range int(E) {
-			add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
-			add("silu", ew, bt, r*f, r*f*b, r*f*b)
-			add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
-			add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
-			add("mm", gmm, bt, 2*r*f*h, r*f*b+h*f*b, r*h*b)
-		}
-		add("cat", dmv, bt, 0, X*h*b, X*h*b)
-		add("new_zeros", dmv, bt, 0, X*h*b, 0)
-		add("cat", dmv, bt, 0, X*h*b, X*h*b)
+		l.titanLoopFwd(x)
 	} else {
-		// generate_permute_indices' arithmetic on the counts, its fill.
-		for _, t := range []string{"cumsum", "sub", "sum", "clamp_min", "add", "sub", "floor_divide", "mul"} {
-			rd := E * 4
-			if t == "sub" && len(l.ops) > 0 && l.ops[len(l.ops)-1].Type == "cumsum" {
-				rd = 2 * E * 4
-			}
-			cl := ew
-			if t == "cumsum" || t == "sum" {
-				cl = red
-			}
-			add(t, cl, f32, E, rd, E*4)
-		}
-		add("_to_copy", dmv, graph.I32, 0, E*4, E*4)
-		add("cumsum", red, i64, E, E*4, E*8)
-		add("sub", ew, i64, E, E*8+E*4, E*8)
-		add("full", dmv, graph.I32, 0, 0, P*4)
-		// The padded permutation (a zero row appended, the rows gathered),
-		// the grouped GEMMs (their FLOPs over the rows the groups cover), the
-		// rows put back and the pad row dropped.
-		add("new_zeros", dmv, bt, 0, X*h*b, h*b)
-		add("cat", dmv, bt, 0, (X+1)*h*b, (X+1)*h*b)
-		add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
-		add("cumsum", red, graph.I32, E, E*4, E*4)
-		up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
-		up()
-		add("silu", ew, bt, P*f, P*f*b, P*f*b)
-		up()
-		add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
-		add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
-		add("new_empty", dmv, bt, 0, P*h*b, (X+1)*h*b).Launches = 0
-		add("index_put_", ew, bt, (X+1)*h, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
+		l.titanGroupedFwd(x)
 	}
 	// The shared experts (or zeros), the scores multiplied in, the
 	// copies scatter-added onto them.
@@ -443,65 +451,10 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	if fs > 0 {
 		l.sharedBwd(N, h, fs)
 	}
-	wlay := func(e float64) {
-		add("new_empty_strided", dmv, bt, 0, e*b, e*b).Launches = 0
-		add("copy_", dmv, bt, 0, 2*e*b, e*b)
-	}
 	if s.Loop {
-		// Each expert's backward (the last first): w2's, the mul's, w3's,
-		// silu's, w1's, its copies' two gradients joined; each weight's
-		// slice gradient written into zeros of all the experts'
-		// (select_backward) and summed with the others'.
-		r := X / E
-		for i := range int(E) {
-			wg := func(e float64) {
-				add("select_backward", ew, bt, E*e, e*b, E*e*b)
-				if i > 0 {
-					add("add", ew, bt, E*e, 2*E*e*b, E*e*b)
-				}
-				if i == int(E)-1 {
-					wlay(E * e)
-				}
-			}
-			add("mm", gmm, bt, 2*r*f*h, r*h*b+r*f*b, h*f*b)
-			add("mm", gmm, bt, 2*r*f*h, r*h*b+h*f*b, r*f*b)
-			wg(h * f)
-			for range 2 {
-				add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
-			}
-			add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
-			add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
-			wg(h * f)
-			add("silu_backward", ew, bt, r*f, 2*r*f*b, r*f*b)
-			add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
-			add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
-			add("add", ew, bt, r*h, 2*r*h*b, r*h*b)
-			wg(h * f)
-		}
-		add("cat", dmv, bt, 0, X*h*b, X*h*b)
-		add("slice_backward", ew, bt, X*h, X*h*b, X*h*b)
+		l.titanLoopBwd(x)
 	} else {
-		add("slice_backward", ew, bt, (X+1)*h, X*h*b, (X+1)*h*b)
-		add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
-		// gmmB is a grouped GEMM's backward of i inputs and o outputs per
-		// expert: the weights' gradient, the input's, the layout.
-		gmmB := func(i, o float64) {
-			add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+P*i*b+E*4, E*i*o*b)
-			add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+E*i*o*b+E*4, P*i*b)
-		}
-		gmmB(f, h)
-		wlay(E * h * f)
-		for range 2 {
-			add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
-		}
-		gmmB(h, f)
-		wlay(E * h * f)
-		add("silu_backward", ew, bt, P*f, 2*P*f*b, P*f*b)
-		gmmB(h, f)
-		add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
-		wlay(E * h * f)
-		add("new_zeros", dmv, bt, 0, P*h*b, (X+1)*h*b)
-		add("index_put", emb, bt, 0, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
+		l.titanGroupedBwd(x)
 	}
 	add("new_zeros", dmv, bt, 0, R*h*b, N*h*b)
 	add("scatter_add", emb, bt, 0, N*h*b+R*h*(8+b), N*h*b)
@@ -526,8 +479,150 @@ func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	if fs > 0 {
 		add("add", ew, bt, N*h, 2*N*h*b, N*h*b)
 	}
-	wlay(E * h)
+	l.weightLayout(E * h)
 	return l.ops
+}
+
+// weightLayout adds the copy of a BF16 weight gradient of e elements
+// into the parameter's layout (new_empty_strided, copy_).
+func (l *opList) weightLayout(e float64) {
+	const b = 2.0
+	bt := graph.BF16
+	l.add("new_empty_strided", dmv, bt, 0, e*b, e*b).Launches = 0
+	l.add("copy_", dmv, bt, 0, 2*e*b, e*b)
+}
+
+// titanLoopFwd adds the experts' forward with use_grouped_mm=False:
+// _run_experts_for_loop: the counts read by the host
+// (.tolist(): a sync), each expert's w1, w3 and w2 a matmul on
+// its copies, the outputs concatenated, the (empty) padding rows
+// appended.
+func (l *opList) titanLoopFwd(x titanMoE) {
+	h, E, f, X := x.h, x.E, x.f, x.X
+	const b = 2.0
+	bt := graph.BF16
+	add := l.add
+	r := X / E
+	for range int(E) {
+		add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
+		add("silu", ew, bt, r*f, r*f*b, r*f*b)
+		add("mm", gmm, bt, 2*r*h*f, r*h*b+f*h*b, r*f*b)
+		add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+		add("mm", gmm, bt, 2*r*f*h, r*f*b+h*f*b, r*h*b)
+	}
+	add("cat", dmv, bt, 0, X*h*b, X*h*b)
+	add("new_zeros", dmv, bt, 0, X*h*b, 0)
+	add("cat", dmv, bt, 0, X*h*b, X*h*b)
+}
+
+// titanGroupedFwd adds the experts' forward with grouped GEMMs:
+// generate_permute_indices' arithmetic on the counts, its fill.
+func (l *opList) titanGroupedFwd(x titanMoE) {
+	h, E, f, X, P, C := x.h, x.E, x.f, x.X, x.P, x.C
+	const b = 2.0
+	bt, f32, i64 := graph.BF16, graph.F32, graph.I64
+	add := l.add
+	for _, t := range []string{"cumsum", "sub", "sum", "clamp_min", "add", "sub", "floor_divide", "mul"} {
+		rd := E * 4
+		if t == "sub" && len(l.ops) > 0 && l.ops[len(l.ops)-1].Type == "cumsum" {
+			rd = 2 * E * 4
+		}
+		cl := ew
+		if t == "cumsum" || t == "sum" {
+			cl = red
+		}
+		add(t, cl, f32, E, rd, E*4)
+	}
+	add("_to_copy", dmv, graph.I32, 0, E*4, E*4)
+	add("cumsum", red, i64, E, E*4, E*8)
+	add("sub", ew, i64, E, E*8+E*4, E*8)
+	add("full", dmv, graph.I32, 0, 0, P*4)
+	// The padded permutation (a zero row appended, the rows gathered),
+	// the grouped GEMMs (their FLOPs over the rows the groups cover), the
+	// rows put back and the pad row dropped.
+	add("new_zeros", dmv, bt, 0, X*h*b, h*b)
+	add("cat", dmv, bt, 0, (X+1)*h*b, (X+1)*h*b)
+	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+	add("cumsum", red, graph.I32, E, E*4, E*4)
+	up := func() { add("_grouped_mm", gmm, bt, 2*C*h*f, P*h*b+E*f*h*b+E*4, P*f*b) }
+	up()
+	add("silu", ew, bt, P*f, P*f*b, P*f*b)
+	up()
+	add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+	add("_grouped_mm", gmm, bt, 2*C*f*h, P*f*b+E*h*f*b+E*4, P*h*b)
+	add("new_empty", dmv, bt, 0, P*h*b, (X+1)*h*b).Launches = 0
+	add("index_put_", ew, bt, (X+1)*h, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
+}
+
+// titanLoopBwd adds the experts' backward with use_grouped_mm=False:
+// Each expert's backward (the last first): w2's, the mul's, w3's,
+// silu's, w1's, its copies' two gradients joined; each weight's
+// slice gradient written into zeros of all the experts'
+// (select_backward) and summed with the others'.
+func (l *opList) titanLoopBwd(x titanMoE) {
+	h, E, f, X := x.h, x.E, x.f, x.X
+	const b = 2.0
+	bt := graph.BF16
+	add := l.add
+	r := X / E
+	for i := range int(E) {
+		wg := func(e float64) {
+			add("select_backward", ew, bt, E*e, e*b, E*e*b)
+			if i > 0 {
+				add("add", ew, bt, E*e, 2*E*e*b, E*e*b)
+			}
+			if i == int(E)-1 {
+				l.weightLayout(E * e)
+			}
+		}
+		add("mm", gmm, bt, 2*r*f*h, r*h*b+r*f*b, h*f*b)
+		add("mm", gmm, bt, 2*r*f*h, r*h*b+h*f*b, r*f*b)
+		wg(h * f)
+		for range 2 {
+			add("mul", ew, bt, r*f, 2*r*f*b, r*f*b)
+		}
+		add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
+		add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
+		wg(h * f)
+		add("silu_backward", ew, bt, r*f, 2*r*f*b, r*f*b)
+		add("mm", gmm, bt, 2*r*h*f, r*f*b+r*h*b, f*h*b)
+		add("mm", gmm, bt, 2*r*h*f, r*f*b+f*h*b, r*h*b)
+		add("add", ew, bt, r*h, 2*r*h*b, r*h*b)
+		wg(h * f)
+	}
+	add("cat", dmv, bt, 0, X*h*b, X*h*b)
+	add("slice_backward", ew, bt, X*h, X*h*b, X*h*b)
+}
+
+// titanGroupedBwd adds the experts' backward with grouped GEMMs: the
+// padded rows' gradient, each grouped GEMM's backward and its weights'
+// layout, the rows put back.
+func (l *opList) titanGroupedBwd(x titanMoE) {
+	h, E, f, X, P, C := x.h, x.E, x.f, x.X, x.P, x.C
+	const b = 2.0
+	bt := graph.BF16
+	add := l.add
+	add("slice_backward", ew, bt, (X+1)*h, X*h*b, (X+1)*h*b)
+	add("index", emb, bt, 0, P*h*b+P*4, P*h*b)
+	// gmmB is a grouped GEMM's backward of i inputs and o outputs per
+	// expert: the weights' gradient, the input's, the layout.
+	gmmB := func(i, o float64) {
+		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+P*i*b+E*4, E*i*o*b)
+		add("_grouped_mm", gmm, bt, 2*C*i*o, P*o*b+E*i*o*b+E*4, P*i*b)
+	}
+	gmmB(f, h)
+	l.weightLayout(E * h * f)
+	for range 2 {
+		add("mul", ew, bt, P*f, 2*P*f*b, P*f*b)
+	}
+	gmmB(h, f)
+	l.weightLayout(E * h * f)
+	add("silu_backward", ew, bt, P*f, 2*P*f*b, P*f*b)
+	gmmB(h, f)
+	add("add", ew, bt, P*h, 2*P*h*b, P*h*b)
+	l.weightLayout(E * h * f)
+	add("new_zeros", dmv, bt, 0, P*h*b, (X+1)*h*b)
+	add("index_put", emb, bt, 0, (X+1)*h*b+P*4+P*h*b, (X+1)*h*b)
 }
 
 // eagerMoESyncs is the host's synchronisations in one forward of an

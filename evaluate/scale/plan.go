@@ -65,18 +65,59 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 		return Plan{}, fmt.Errorf("workload %s: %w", m, err)
 	}
 	written := s // errors name the strategy as written
-	if ts := s.TensorStages; ts != nil && slices.Min(ts) == slices.Max(ts) {
-		// One degree for every stage is tp= (the same plan, written so).
-		s.Tensor, s.TensorStages = ts[0], nil
-		if s.Tensor == 1 {
-			s.Tensor = 0
-		}
-	}
+	s = oneTensorDegree(s)
 	pl := Plan{Strategy: s, T: s.MaxT(), P: s.P(), V: s.V(), C: s.C(), MBS: max(s.MicroBatchSize, 1)}
 	if s.TensorStages != nil {
 		pl.Strategy.TensorStages = slices.Clone(s.TensorStages)
 	}
 	pl.TPs = pl.Strategy.StageT()
+	n := p.GPUs()
+	replica, err := pl.resolveGrid(m, s, p, written)
+	if err != nil {
+		return Plan{}, err
+	}
+	if err := pl.resolveStages(m, s, written); err != nil {
+		return Plan{}, err
+	}
+	pl.D = n / replica
+	if err := pl.resolveReplicas(s, n, replica, written); err != nil {
+		return Plan{}, err
+	}
+	if err := pl.resolveBatch(m, s, written); err != nil {
+		return Plan{}, err
+	}
+	if err := pl.resolveExperts(m, p, written); err != nil {
+		return Plan{}, err
+	}
+	if err := pl.resolveSoftware(m, written); err != nil {
+		return Plan{}, err
+	}
+	if pl.RecomputeModules != 0 {
+		if err := pl.checkModules(m, written); err != nil {
+			return Plan{}, err
+		}
+	}
+	pl.writeBack()
+	return pl, nil
+}
+
+// oneTensorDegree is s with stage-tp of one degree for every stage
+// written as tp= (the same plan, written so).
+func oneTensorDegree(s Strategy) Strategy {
+	if ts := s.TensorStages; ts != nil && slices.Min(ts) == slices.Max(ts) {
+		s.Tensor, s.TensorStages = ts[0], nil
+		if s.Tensor == 1 {
+			s.Tensor = 0
+		}
+	}
+	return s
+}
+
+// resolveGrid checks each stage's tensor-parallel degree against the
+// heads and a node, the context degree against the sequence, and the
+// pipeline against the layers, and that a replica's GPUs (times the
+// context degree) divide the pod's; it returns them.
+func (pl *Plan) resolveGrid(m transformer.Spec, s Strategy, p Pod, written Strategy) (int, error) {
 	n := p.GPUs()
 	tpName := func(i int) string {
 		if pl.Uniform() {
@@ -86,7 +127,7 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	}
 	for i, T := range pl.TPs {
 		if err := tensorFits(m, p, T, tpName(i)); err != nil {
-			return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
+			return 0, fmt.Errorf("strategy %s: %w", written, err)
 		}
 		if pl.Uniform() {
 			break
@@ -96,9 +137,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if C := pl.C; C > 1 {
 		switch {
 		case contextFits(m, C) != nil:
-			return Plan{}, fmt.Errorf("strategy %s: %w", written, contextFits(m, C))
+			return 0, fmt.Errorf("strategy %s: %w", written, contextFits(m, C))
 		case n%(replica*C) != 0:
-			return Plan{}, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.T, C, pl.P, n)
+			return 0, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.T, C, pl.P, n)
 		}
 		replica *= C // the GPUs of one copy of the weights' data-parallel rank
 	}
@@ -106,30 +147,39 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	units := s.EmbeddingLayer || s.LossLayer
 	switch {
 	case pipelineFits(m, pl.P, eu+lu) != nil:
-		return Plan{}, fmt.Errorf("strategy %s: %w", written, pipelineFits(m, pl.P, eu+lu))
+		return 0, fmt.Errorf("strategy %s: %w", written, pipelineFits(m, pl.P, eu+lu))
 	case !units && s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
-		return Plan{}, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
+		return 0, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
 	case n%replica != 0 && pl.Uniform():
-		return Plan{}, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
+		return 0, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
 	case n%replica != 0:
-		return Plan{}, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", written, replica, n)
+		return 0, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", written, replica, n)
 	}
+	return replica, nil
+}
+
+// resolveStages sets the plan's layers per stage (the embedding and the
+// loss counted as layers where s says so) and checks them against the
+// model chunks and the layers recomputed.
+func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) error {
+	eu, _ := s.endUnits()
+	units := s.EmbeddingLayer || s.LossLayer
 	stages, err := s.StageLayers(m.Layers)
 	if err != nil {
-		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
+		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	if u := stages[0] + eu; units && u%pl.V != 0 {
 		// Every stage holds as many units (its layers, the embedding or
 		// the loss), split evenly over its model chunks (Megatron-Core's
 		// rule).
-		return Plan{}, fmt.Errorf("strategy %s: vp=%d does not divide a stage's %d units (its layers, the embedding and the loss counted as layers)", written, pl.V, u)
+		return fmt.Errorf("strategy %s: vp=%d does not divide a stage's %d units (its layers, the embedding and the loss counted as layers)", written, pl.V, u)
 	}
 	for i, l := range stages {
 		if units {
 			break // a chunk may hold the embedding or the loss alone
 		}
 		if l < pl.V {
-			return Plan{}, fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
+			return fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
 		}
 	}
 	pl.Stages = stages
@@ -144,10 +194,16 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 			most = max(most, (l+pl.V-1)/pl.V)
 		}
 		if k > most {
-			return Plan{}, fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", written, k, most)
+			return fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", written, k, most)
 		}
 	}
-	pl.D = n / replica
+	return nil
+}
+
+// resolveReplicas checks the data-parallel degree pl.D the other degrees
+// leave of the pod's n GPUs (replica of them a replica's) against the dp
+// written, and that stage-tp's tensor groups stay inside a node.
+func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written Strategy) error {
 	if s.Replicas > 0 && s.Replicas != pl.D {
 		// A dp written is the plan's: never replaced by what the other
 		// degrees leave (left out, it is that).
@@ -160,7 +216,7 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 		if !pl.Uniform() {
 			factors = []string{fmt.Sprintf("dp=%d", s.Replicas), fmt.Sprintf("the %d GPUs of stage-tp", replica)}
 		}
-		return Plan{}, fmt.Errorf("strategy %s: %w", written, worldMismatch(factors, replica*s.Replicas, n, s.Replicas))
+		return fmt.Errorf("strategy %s: %w", written, worldMismatch(factors, replica*s.Replicas, n, s.Replicas))
 	}
 	if !pl.Uniform() {
 		// Stage i's D tensor groups follow the stages before it: its first
@@ -169,39 +225,41 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 		at := 0
 		for i, T := range pl.TPs {
 			if at%T != 0 {
-				return Plan{}, fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.D)
+				return fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.D)
 			}
 			at += pl.D * T
 		}
 	}
+	return nil
+}
+
+// resolveBatch sets the micro-batches pl.M the batch makes over the
+// replicas and checks them against mb=, the interleaved schedule, and
+// the optimizer's sharding over the replicas.
+func (pl *Plan) resolveBatch(m transformer.Spec, s Strategy, written Strategy) error {
 	if err := batchFits(m, pl.D, pl.MBS); err != nil {
-		return Plan{}, fmt.Errorf("strategy %s: %w", written, err)
+		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	pl.M = m.Batch / (pl.D * pl.MBS)
 	if s.MicroBatches > 0 && s.MicroBatches != pl.M {
-		return Plan{}, fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
+		return fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
 	}
 	if pl.V > 1 && pl.M%pl.P != 0 {
-		return Plan{}, fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
+		return fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
 	}
 	if s.DistOpt && pl.D*pl.C == 1 {
-		return Plan{}, fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
+		return fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
 	if s.FSDP && pl.D*pl.C == 1 {
-		return Plan{}, fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
+		return fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
 	}
-	if err := pl.resolveExperts(m, p, written); err != nil {
-		return Plan{}, err
-	}
-	if err := pl.resolveSoftware(m, written); err != nil {
-		return Plan{}, err
-	}
-	if pl.RecomputeModules != 0 {
-		if err := pl.checkModules(m, written); err != nil {
-			return Plan{}, err
-		}
-	}
-	// The resolved strategy, as it is written back.
+	return nil
+}
+
+// writeBack writes the resolved degrees into the plan's strategy, as it
+// is written back: 1F1B where a pipeline has several micro-batches and no
+// schedule was written.
+func (pl *Plan) writeBack() {
 	if pl.Uniform() {
 		pl.Strategy.Tensor = pl.T
 	}
@@ -216,7 +274,6 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if pl.M > 1 && pl.P > 1 && pl.Strategy.Schedule == "" {
 		pl.Strategy.Schedule = decision.OneFOneB
 	}
-	return pl, nil
 }
 
 // recomputed is how many layers of stage s recompute their forward in the

@@ -223,152 +223,95 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 	if err := m.Check(); err != nil {
 		return Searched{}, err
 	}
-	maxMBS, maxV := sp.MaxMBS, sp.MaxVirtual
-	if maxMBS <= 0 {
-		maxMBS = 8
+	sr := newSearcher(m, p, sp)
+	if err := sr.uniformStages(ctx); err != nil {
+		return sr.out, err
 	}
-	if maxV <= 0 {
-		maxV = 8
+	if err := sr.endStages(ctx); err != nil {
+		return sr.out, err
 	}
-	n := p.GPUs()
-	var out Searched
-	cache := phaseCache{}
-	better := func(r Result) bool {
-		if !out.Found {
-			return true
-		}
-		if r.Step != out.Best.Step {
-			return r.Step < out.Best.Step
-		}
-		return r.Plan.ReplicaGPUs() < out.Best.Plan.ReplicaGPUs()
+	return sr.out, nil
+}
+
+// searcher is one Search's state: the model, pod and space searched,
+// their limits, the phases costed so far, and what it has found.
+type searcher struct {
+	m            transformer.Spec
+	p            Pod
+	sp           Space
+	maxMBS, maxV int
+	recomputes   []searchRecompute
+	cache        phaseCache
+	out          Searched
+}
+
+// newSearcher is Search's state before any plan: the space's limits on
+// micro-batch size and virtual stages (8 each where unset).
+func newSearcher(m transformer.Spec, p Pod, sp Space) *searcher {
+	sr := &searcher{m: m, p: p, sp: sp, maxMBS: sp.MaxMBS, maxV: sp.MaxVirtual, cache: phaseCache{}}
+	if sr.maxMBS <= 0 {
+		sr.maxMBS = 8
 	}
-	// try evaluates s and reports whether it fits.
-	try := func(s Strategy) bool {
-		if sp.Prefilter != nil && !sp.Prefilter(s) {
-			return false
-		}
-		pl, err := Resolve(m, s, p)
-		if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
-			return false
-		}
-		r := evaluateCached(m, pl, &p, cache, false)
-		out.Evaluated++
-		if !r.Fits {
-			return false
-		}
-		if r.Verdict == VerdictTight && !sp.AllowTight {
-			out.Tight++
-			return false
-		}
-		out.Fitting++
-		if better(r) {
-			out.Best, out.Found = r, true
-		}
-		if sp.Top > 0 {
-			out.Top = keepTop(out.Top, r, sp.Top)
-		}
+	if sr.maxV <= 0 {
+		sr.maxV = 8
+	}
+	sr.recomputes = sp.recomputes()
+	return sr
+}
+
+// better reports whether r beats the best plan found so far: a shorter
+// step, then fewer GPUs per model replica; the first found wins a tie.
+func (sr *searcher) better(r Result) bool {
+	if !sr.out.Found {
 		return true
 	}
-	recomputes := sp.recomputes()
-	// plans tries every plan of P stages of tensor-parallel degrees tps
-	// (nil: every stage T) and D replicas over the layer splits given.
-	plans := func(T int, tps []int, P, D, C int, splits []stageSplit) {
-		maxT := T
-		meshes := expertMeshes(m, T, C, D)
-		for _, t := range tps {
-			maxT = max(maxT, t)
-		}
-		var sizes []int
-		for mbs := 1; mbs <= maxMBS; mbs *= 2 {
-			sizes = append(sizes, mbs)
-		}
-		if sp.MBS > 0 {
-			sizes = []int{sp.MBS}
-		}
-		for _, mbs := range sizes {
-			if m.Batch%(D*mbs) != 0 {
-				continue
-			}
-			M := m.Batch / (D * mbs)
-			for _, split := range splits {
-				for _, V := range split.virtual {
-					if V > maxV || (V > 1 && (P == 1 || M%P != 0)) {
-						continue
-					}
-					// Sequence parallelism off, on, and on with its communication
-					// overlapped: the overlap takes SMs from the GEMMs beside it
-					// (Kernels.OverlapSMs), so it is searched, not assumed.
-					for tpc := range 3 {
-						if tpc > 0 && maxT == 1 {
-							continue
-						}
-						// keeps[dist]: the plan without recomputation fits, so
-						// no block recomputation of it can be the fastest (it
-						// only adds forward passes) and, without Top to fill,
-						// fewestRecomputed's search is skipped.
-						for _, em := range meshes {
-							if em.ep > 0 && tpc == 0 && maxT > 1 {
-								continue // Megatron-Core's MoE layers need sequence parallelism with tp
-							}
-							var keeps [3]bool
-							for _, rcm := range recomputes {
-								rc := rcm.rc
-								for di := range 3 {
-									dist := di == 1
-									if di > 0 && D*C == 1 || di == 2 && !sp.FSDP && !sp.For.FSDP {
-										continue
-									}
-									s := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
-										SequenceParallel: tpc > 0, TPOverlap: tpc == 2, Recompute: rc,
-										FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
-										Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
-										RecomputeModules: rcm.mods, EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
-									if em.ep > 1 {
-										s.Experts = em.ep
-									}
-									s.ExpertTensor = em.etp
-									if C > 1 {
-										s.Context = C
-									}
-									if V > 1 {
-										s.Virtual = V
-									}
-									if dist {
-										s.DistOpt = true
-									}
-									s.FSDP = di == 2
-									fits := try(s)
-									if rc == NoRecompute {
-										keeps[di] = fits
-									}
-									if em.ep > 1 && rc != FullRecompute && (P == 1 || V > 1) {
-										// The experts' all-to-alls overlapped with another
-										// micro-batch (one model chunk more in memory).
-										o := s
-										o.EPOverlap = true
-										try(o)
-									}
-									if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
-										if k := fewestRecomputed(m, s, &p, sp.AllowTight); k > 0 {
-											s.RecomputeLayers = k
-											try(s)
-										}
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
+	if r.Step != sr.out.Best.Step {
+		return r.Step < sr.out.Best.Step
 	}
-	tps := tensorDegrees(m, p)
-	for _, T := range tps {
+	return r.Plan.ReplicaGPUs() < sr.out.Best.Plan.ReplicaGPUs()
+}
+
+// try evaluates s, counts it, keeps it if it is the best or among the
+// Top, and reports whether it fits.
+func (sr *searcher) try(s Strategy) bool {
+	sp := sr.sp
+	if sp.Prefilter != nil && !sp.Prefilter(s) {
+		return false
+	}
+	pl, err := Resolve(sr.m, s, sr.p)
+	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
+		return false
+	}
+	r := evaluateCached(sr.m, pl, &sr.p, sr.cache, false)
+	sr.out.Evaluated++
+	if !r.Fits {
+		return false
+	}
+	if r.Verdict == VerdictTight && !sp.AllowTight {
+		sr.out.Tight++
+		return false
+	}
+	sr.out.Fitting++
+	if sr.better(r) {
+		sr.out.Best, sr.out.Found = r, true
+	}
+	if sp.Top > 0 {
+		sr.out.Top = keepTop(sr.out.Top, r, sp.Top)
+	}
+	return true
+}
+
+// uniformStages tries every plan whose stages share one tensor-parallel
+// degree T: every context degree C and pipeline depth P that divide the
+// pod's GPUs with it.
+func (sr *searcher) uniformStages(ctx context.Context) error {
+	m, n := sr.m, sr.p.GPUs()
+	for _, T := range tensorDegrees(m, sr.p) {
 		if n%T != 0 {
 			continue
 		}
 		cs := contextDegrees(m, n/T)
-		if C := sp.Context; C > 0 {
+		if C := sr.sp.Context; C > 0 {
 			cs = nil
 			if (n/T)%C == 0 {
 				cs = []int{C}
@@ -380,30 +323,36 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 					continue
 				}
 				if err := ctx.Err(); err != nil {
-					return out, err
+					return err
 				}
-				plans(T, nil, P, n/(T*C*P), C, sp.splits(m.Layers, P))
+				sr.plans(T, nil, P, n/(T*C*P), C, sr.sp.splits(m.Layers, P))
 			}
 		}
 	}
-	// End stages of their own degree: the first and the last stage's TP
-	// differing from the stages between (which are identical, so one
-	// degree serves them), every combination whose replica's GPUs (their
-	// sum) divide the pod's. (Not with experts: their mesh is modelled
-	// with one degree.)
+	return nil
+}
+
+// endStages tries the end stages of their own degree: the first and the
+// last stage's TP differing from the stages between (which are
+// identical, so one degree serves them), every combination whose
+// replica's GPUs (their sum) divide the pod's. (Not with experts: their
+// mesh is modelled with one degree.)
+func (sr *searcher) endStages(ctx context.Context) error {
+	m, sp, n := sr.m, sr.sp, sr.p.GPUs()
+	tps := tensorDegrees(m, sr.p)
 	for P := 2; P <= m.Layers && !m.MoE() && !sp.For.OneTensor; P++ {
 		for _, mid := range tps {
 			for _, first := range tps {
 				for _, last := range tps {
 					if P == 2 && (mid != first || first == last) || first == mid && last == mid {
-						continue // two stages have no middle; one degree is the loop above's
+						continue // two stages have no middle; one degree is uniformStages'
 					}
 					replica := first + (P-2)*mid + last
 					if n%replica != 0 {
 						continue
 					}
 					if err := ctx.Err(); err != nil {
-						return out, err
+						return err
 					}
 					stages := make([]int, P)
 					for i := range stages {
@@ -414,12 +363,127 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 					if sp.EmbeddingLayer || sp.LossLayer {
 						splits = sp.For.chunked(m.Layers, P, sp.unitSplit(m.Layers, P))
 					}
-					plans(0, stages, P, n/replica, 1, splits)
+					sr.plans(0, stages, P, n/replica, 1, splits)
 				}
 			}
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// plans tries every plan of P stages of tensor-parallel degrees tps
+// (nil: every stage T) and D replicas over the layer splits given: every
+// micro-batch size, split and virtual-stage count, then layouts' variants
+// of each.
+func (sr *searcher) plans(T int, tps []int, P, D, C int, splits []stageSplit) {
+	m, sp := sr.m, sr.sp
+	maxT := T
+	meshes := expertMeshes(m, T, C, D)
+	for _, t := range tps {
+		maxT = max(maxT, t)
+	}
+	var sizes []int
+	for mbs := 1; mbs <= sr.maxMBS; mbs *= 2 {
+		sizes = append(sizes, mbs)
+	}
+	if sp.MBS > 0 {
+		sizes = []int{sp.MBS}
+	}
+	for _, mbs := range sizes {
+		if m.Batch%(D*mbs) != 0 {
+			continue
+		}
+		M := m.Batch / (D * mbs)
+		for _, split := range splits {
+			for _, V := range split.virtual {
+				if V > sr.maxV || (V > 1 && (P == 1 || M%P != 0)) {
+					continue
+				}
+				base := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+					FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
+					Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
+					EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
+				if C > 1 {
+					base.Context = C
+				}
+				if V > 1 {
+					base.Virtual = V
+				}
+				sr.layouts(base, maxT, meshes)
+			}
+		}
+	}
+}
+
+// layouts tries base (its degrees, micro-batch size and split decided)
+// with sequence parallelism off, on, and on with its communication
+// overlapped (the overlap takes SMs from the GEMMs beside it,
+// Kernels.OverlapSMs, so it is searched, not assumed), in each of the
+// experts' meshes.
+func (sr *searcher) layouts(base Strategy, maxT int, meshes []expertMesh) {
+	for tpc := range 3 {
+		if tpc > 0 && maxT == 1 {
+			continue
+		}
+		for _, em := range meshes {
+			if em.ep > 0 && tpc == 0 && maxT > 1 {
+				continue // Megatron-Core's MoE layers need sequence parallelism with tp
+			}
+			s := base
+			s.SequenceParallel, s.TPOverlap = tpc > 0, tpc == 2
+			if em.ep > 1 {
+				s.Experts = em.ep
+			}
+			s.ExpertTensor = em.etp
+			sr.recomputed(s)
+		}
+	}
+}
+
+// recomputed tries s with each recomputation of the space and each
+// optimizer's sharding: none, the distributed optimizer (with D x C > 1)
+// and FSDP (where the space or the target framework asks for it); with
+// experts, their all-to-alls overlapped too; with full recomputation, the
+// fewest layers recomputed that fit.
+func (sr *searcher) recomputed(base Strategy) {
+	sp := sr.sp
+	P, V := base.Pipeline, max(base.Virtual, 1)
+	DC := base.Replicas * max(base.Context, 1)
+	// keeps[dist]: the plan without recomputation fits, so no block
+	// recomputation of it can be the fastest (it only adds forward passes)
+	// and, without Top to fill, fewestRecomputed's search is skipped.
+	var keeps [3]bool
+	for _, rcm := range sr.recomputes {
+		rc := rcm.rc
+		for di := range 3 {
+			if di > 0 && DC == 1 || di == 2 && !sp.FSDP && !sp.For.FSDP {
+				continue
+			}
+			s := base
+			s.Recompute, s.RecomputeModules = rc, rcm.mods
+			if di == 1 {
+				s.DistOpt = true
+			}
+			s.FSDP = di == 2
+			fits := sr.try(s)
+			if rc == NoRecompute {
+				keeps[di] = fits
+			}
+			if s.Experts > 1 && rc != FullRecompute && (P == 1 || V > 1) {
+				// The experts' all-to-alls overlapped with another
+				// micro-batch (one model chunk more in memory).
+				o := s
+				o.EPOverlap = true
+				sr.try(o)
+			}
+			if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
+				if k := fewestRecomputed(sr.m, s, &sr.p, sp.AllowTight); k > 0 {
+					s.RecomputeLayers = k
+					sr.try(s)
+				}
+			}
+		}
+	}
 }
 
 // expertMesh is an expert-parallel and expert-tensor-parallel degree

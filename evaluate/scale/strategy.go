@@ -664,108 +664,8 @@ func ParseStrategy(text string) (Strategy, error) {
 			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
 		}
 		seen[k] = true
-		var err error
-		switch k {
-		case "dp", "replicas":
-			s.Replicas, err = positive(v)
-		case "mb", "micro-batches", "micro_batches":
-			s.MicroBatches, err = positive(v)
-		case "schedule":
-			s.Schedule = decision.Schedule(strings.ToLower(v))
-		case "shard":
-			switch strings.ToLower(v) {
-			case "none", "ddp":
-				s.DistOpt = false
-			case "zero1":
-				s.DistOpt = true
-			case string(decision.FullShard), string(decision.GradShard):
-				return s, fmt.Errorf("strategy %q: shard=%s is an op graph's sharding, not modelled at cluster scale (use distopt=on, ZeRO-1)", text, strings.ToLower(v))
-			default:
-				return s, fmt.Errorf("strategy %q: shard %q: want zero1 or none", text, v)
-			}
-		case "tp", "tensor":
-			s.Tensor, err = positive(v)
-		case "cp", "context", "context-parallel":
-			s.Context, err = positive(v)
-		case "pp", "pipeline":
-			s.Pipeline, err = positive(v)
-		case "vp", "virtual":
-			s.Virtual, err = positive(v)
-		case "mbs", "micro-batch-size", "micro_batch_size":
-			s.MicroBatchSize, err = positive(v)
-		case "sp", "sequence-parallel":
-			s.SequenceParallel, err = onOff(v)
-		case "recompute":
-			if strings.EqualFold(v, "none") {
-				s.Recompute = NoRecompute
-			} else {
-				s.Recompute = Recompute(strings.ToLower(v))
-			}
-		case "tpoverlap", "tp-comm-overlap":
-			s.TPOverlap, err = onOff(v)
-		case "recompute-layers", "recompute_layers":
-			s.RecomputeLayers, err = positive(v)
-		case "first", "first-stage-layers":
-			s.FirstLayers, err = positive(v)
-		case "last", "last-stage-layers":
-			s.LastLayers, err = positive(v)
-		case "stage-tp", "tensor-stages":
-			s.TensorStages, err = degrees(v)
-		case "ep", "expert-parallel":
-			s.Experts, err = positive(v)
-		case "etp", "expert-tensor-parallel":
-			s.ExpertTensor, err = positive(v)
-		case "fsdp":
-			s.FSDP, err = onOff(v)
-		case "epoverlap", "ep-comm-overlap":
-			s.EPOverlap, err = onOff(v)
-		case "embedding-layer", "account-for-embedding-in-pipeline-split":
-			s.EmbeddingLayer, err = onOff(v)
-		case "loss-layer", "account-for-loss-in-pipeline-split":
-			s.LossLayer, err = onOff(v)
-		case "recompute-modules", "recompute_modules":
-			s.RecomputeModules, err = parseRecomputeModules(v)
-		case "imbalance":
-			s.Imbalance, err = strconv.ParseFloat(v, 64)
-			if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
-				err = fmt.Errorf("%q is not a factor from 1 to 64", v)
-			} else if s.Imbalance == 1 {
-				s.Imbalance = 0
-			}
-		case "fp8":
-			switch v = strings.ToLower(v); v {
-			case "none", "off", "bf16":
-				s.FP8 = ""
-			default:
-				s.FP8 = v
-			}
-		case "grads", "grad-dtype":
-			switch strings.ToLower(v) {
-			case "bf16":
-				s.GradBF16 = true
-			case "fp32":
-				s.GradBF16 = false
-			default:
-				err = fmt.Errorf("%q: want bf16 or fp32", v)
-			}
-		case "distopt", "distributed-optimizer":
-			var on bool
-			if on, err = onOff(v); on {
-				if seen["shard"] {
-					return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
-				}
-				s.DistOpt = true
-			}
-		case "bucket":
-			return s, fmt.Errorf("strategy %q: bucket is a key of an op graph's strategy, not of a transformer's plan at cluster scale (its gradients are reduced in one overlapped pass)", text)
-		default:
-			var ok bool
-			if ok, err = s.Software.parse(k, v); !ok {
-				return s, fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
-			}
-		}
-		if err != nil {
-			return s, fmt.Errorf("strategy %q: %s: %v", text, k, err)
+		if err := s.setKey(text, k, v, seen); err != nil {
+			return s, err
 		}
 	}
 	if s.RecomputeModules != 0 {
@@ -789,6 +689,146 @@ func ParseStrategy(text string) (Strategy, error) {
 		return s, fmt.Errorf("strategy %q: %w", text, err)
 	}
 	return s, nil
+}
+
+// setKey sets key k of the strategy text to v (seen: the keys given so
+// far, k among them); its error is one line naming the text and the key.
+func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
+	var err error
+	switch k {
+	case "shard":
+		switch strings.ToLower(v) {
+		case "none", "ddp":
+			s.DistOpt = false
+		case "zero1":
+			s.DistOpt = true
+		case string(decision.FullShard), string(decision.GradShard):
+			return fmt.Errorf("strategy %q: shard=%s is an op graph's sharding, not modelled at cluster scale (use distopt=on, ZeRO-1)", text, strings.ToLower(v))
+		default:
+			return fmt.Errorf("strategy %q: shard %q: want zero1 or none", text, v)
+		}
+	case "distopt", "distributed-optimizer":
+		var on bool
+		if on, err = onOff(v); on {
+			if seen["shard"] {
+				return fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+			}
+			s.DistOpt = true
+		}
+	case "bucket":
+		return fmt.Errorf("strategy %q: bucket is a key of an op graph's strategy, not of a transformer's plan at cluster scale (its gradients are reduced in one overlapped pass)", text)
+	default:
+		var ok bool
+		if ok, err = s.setLayout(k, v); ok {
+			break
+		}
+		if ok, err = s.setOption(k, v); ok {
+			break
+		}
+		if ok, err = s.Software.parse(k, v); !ok {
+			return fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("strategy %q: %s: %v", text, k, err)
+	}
+	return nil
+}
+
+// setLayout sets k to v where k is a key of the plan's layout: a
+// parallel degree, the micro-batching and schedule, a stage's layers; it
+// reports whether k is one.
+func (s *Strategy) setLayout(k, v string) (bool, error) {
+	var err error
+	switch k {
+	case "dp", "replicas":
+		s.Replicas, err = positive(v)
+	case "mb", "micro-batches", "micro_batches":
+		s.MicroBatches, err = positive(v)
+	case "schedule":
+		s.Schedule = decision.Schedule(strings.ToLower(v))
+	case "tp", "tensor":
+		s.Tensor, err = positive(v)
+	case "cp", "context", "context-parallel":
+		s.Context, err = positive(v)
+	case "pp", "pipeline":
+		s.Pipeline, err = positive(v)
+	case "vp", "virtual":
+		s.Virtual, err = positive(v)
+	case "mbs", "micro-batch-size", "micro_batch_size":
+		s.MicroBatchSize, err = positive(v)
+	case "first", "first-stage-layers":
+		s.FirstLayers, err = positive(v)
+	case "last", "last-stage-layers":
+		s.LastLayers, err = positive(v)
+	case "stage-tp", "tensor-stages":
+		s.TensorStages, err = degrees(v)
+	case "ep", "expert-parallel":
+		s.Experts, err = positive(v)
+	case "etp", "expert-tensor-parallel":
+		s.ExpertTensor, err = positive(v)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// setOption sets k to v where k is a key of how the plan runs:
+// sequence parallelism and the overlaps, recomputation, sharding by FSDP,
+// the pipeline's end units, the experts' imbalance, FP8 and the
+// gradients' precision; it reports whether k is one.
+func (s *Strategy) setOption(k, v string) (bool, error) {
+	var err error
+	switch k {
+	case "sp", "sequence-parallel":
+		s.SequenceParallel, err = onOff(v)
+	case "recompute":
+		if strings.EqualFold(v, "none") {
+			s.Recompute = NoRecompute
+		} else {
+			s.Recompute = Recompute(strings.ToLower(v))
+		}
+	case "tpoverlap", "tp-comm-overlap":
+		s.TPOverlap, err = onOff(v)
+	case "recompute-layers", "recompute_layers":
+		s.RecomputeLayers, err = positive(v)
+	case "fsdp":
+		s.FSDP, err = onOff(v)
+	case "epoverlap", "ep-comm-overlap":
+		s.EPOverlap, err = onOff(v)
+	case "embedding-layer", "account-for-embedding-in-pipeline-split":
+		s.EmbeddingLayer, err = onOff(v)
+	case "loss-layer", "account-for-loss-in-pipeline-split":
+		s.LossLayer, err = onOff(v)
+	case "recompute-modules", "recompute_modules":
+		s.RecomputeModules, err = parseRecomputeModules(v)
+	case "imbalance":
+		s.Imbalance, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
+			err = fmt.Errorf("%q is not a factor from 1 to 64", v)
+		} else if s.Imbalance == 1 {
+			s.Imbalance = 0
+		}
+	case "fp8":
+		switch v = strings.ToLower(v); v {
+		case "none", "off", "bf16":
+			s.FP8 = ""
+		default:
+			s.FP8 = v
+		}
+	case "grads", "grad-dtype":
+		switch strings.ToLower(v) {
+		case "bf16":
+			s.GradBF16 = true
+		case "fp32":
+			s.GradBF16 = false
+		default:
+			err = fmt.Errorf("%q: want bf16 or fp32", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
 }
 
 // strategyKeys lists ParseStrategy's keys for its errors.

@@ -267,37 +267,7 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 	for st, k := range order {
 		stages[st] = Stage{Forward: rec.span(k, graph.PhaseForward), Backward: rec.span(k, graph.PhaseBackward)}
 	}
-	// What crosses between stages, per micro-batch: a tensor from stage a
-	// to stage c is passed along every stage between (as the torch-plan
-	// runner does), so it is charged on every boundary it crosses: with
-	// the forward sends when it goes to a later stage, with the backward
-	// sends when it goes to an earlier one (an activation read by an
-	// earlier stage's backward, a gradient). Weights read on another
-	// stage are sent once per step before the first micro-batch, and
-	// gradients to an optimizer on another stage once after the last
-	// (prologue, epilogue: each GPU's sends one after another).
-	var prologue, epilogue float64
-	for a := range devices {
-		var pro, epi float64
-		for c := range devices {
-			sa, sc := stage[a], stage[c]
-			if a == c || sa < 0 || sc < 0 {
-				continue
-			}
-			x := rec.xfer[(a*devices+c)*xKinds:]
-			pro += x[xWeights]
-			epi += x[xGrads]
-			t := x[xForward] + x[xBackward]
-			for cut := min(sa, sc); cut < max(sa, sc); cut++ {
-				if sa < sc {
-					stages[cut].SendForward += t
-				} else {
-					stages[cut].SendBackward += t
-				}
-			}
-		}
-		prologue, epilogue = max(prologue, pro), max(epilogue, epi)
-	}
+	prologue, epilogue := rec.crossings(stage, devices, stages)
 	pr, err := Pipeline(stages, M, s.Sched())
 	if err != nil {
 		return evaluate.Result{}, err
@@ -309,23 +279,9 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		i := (st*M+M-1)*2 + 1
 		lastStart[k], lastEnd[k] = pr.Start[i], pr.Finish[i]
 	}
-	done := make([]float64, devices)
-	bucket := make([]int64, devices)
-	if R > 1 {
-		for i := range grads {
-			k := grads[i].Device
-			frac := 1.0
-			if bw := rec.busy[k][graph.PhaseBackward]; bw > 0 {
-				frac = min(rec.bwdAt[g.Tensor(int(rep.grads[i])).Producer]/bw, 1)
-			}
-			grads[i].Ready = lastStart[k] + frac*(lastEnd[k]-lastStart[k])
-			bucket[k] += grads[i].Bytes
-		}
-		ar, err := DDPAllReduce(e.c, devices, R, grads, s.Bucket())
-		if err != nil {
-			return evaluate.Result{}, err
-		}
-		copy(done, ar.Done)
+	done, bucket, err := e.replicaReduce(rec, g, rep.grads, grads, lastStart, lastEnd, R, s.Bucket())
+	if err != nil {
+		return evaluate.Result{}, err
 	}
 	step := pr.Makespan
 	for k := range devices {
@@ -362,6 +318,70 @@ func (e *Evaluator) pipelined(d decision.Decision, devices, R, M int) (evaluate.
 		}
 	}
 	return out, nil
+}
+
+// crossings adds to stages' sends what crosses between stages per micro-
+// batch, from the transfers rec recorded between devices (stage: each
+// device's stage, -1 none), and returns the prologue and the epilogue. A
+// tensor from stage a to stage c is passed along every stage between (as
+// the torch-plan runner does), so it is charged on every boundary it
+// crosses: with the forward sends when it goes to a later stage, with
+// the backward sends when it goes to an earlier one (an activation read
+// by an earlier stage's backward, a gradient). Weights read on another
+// stage are sent once per step before the first micro-batch, and
+// gradients to an optimizer on another stage once after the last
+// (prologue, epilogue: each GPU's sends one after another).
+func (rec *phaseRec) crossings(stage []int, devices int, stages []Stage) (prologue, epilogue float64) {
+	for a := range devices {
+		var pro, epi float64
+		for c := range devices {
+			sa, sc := stage[a], stage[c]
+			if a == c || sa < 0 || sc < 0 {
+				continue
+			}
+			x := rec.xfer[(a*devices+c)*xKinds:]
+			pro += x[xWeights]
+			epi += x[xGrads]
+			t := x[xForward] + x[xBackward]
+			for cut := min(sa, sc); cut < max(sa, sc); cut++ {
+				if sa < sc {
+					stages[cut].SendForward += t
+				} else {
+					stages[cut].SendBackward += t
+				}
+			}
+		}
+		prologue, epilogue = max(prologue, pro), max(epilogue, epi)
+	}
+	return prologue, epilogue
+}
+
+// replicaReduce is when each device's gradients are all-reduced among
+// the R replicas (none with R = 1) and the bytes of its DDP buckets: a
+// gradient (grads, of tensors tensors) becomes ready in its device's last
+// backward (lastStart to lastEnd) at the share of that backward the
+// simulation produced it, and fills DDP's buckets of bucketSize bytes.
+func (e *Evaluator) replicaReduce(rec *phaseRec, g *graph.Graph, tensors []int32, grads []Gradient, lastStart, lastEnd []float64, R int, bucketSize int64) ([]float64, []int64, error) {
+	devices := len(lastStart)
+	done := make([]float64, devices)
+	bucket := make([]int64, devices)
+	if R > 1 {
+		for i := range grads {
+			k := grads[i].Device
+			frac := 1.0
+			if bw := rec.busy[k][graph.PhaseBackward]; bw > 0 {
+				frac = min(rec.bwdAt[g.Tensor(int(tensors[i])).Producer]/bw, 1)
+			}
+			grads[i].Ready = lastStart[k] + frac*(lastEnd[k]-lastStart[k])
+			bucket[k] += grads[i].Bytes
+		}
+		ar, err := DDPAllReduce(e.c, devices, R, grads, bucketSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		copy(done, ar.Done)
+	}
+	return done, bucket, nil
 }
 
 // accumulated costs M micro-batches run one after another through a

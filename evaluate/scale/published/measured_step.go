@@ -87,63 +87,7 @@ func ReadMeasuredSteps(r io.Reader) ([]MeasuredStep, error) {
 		if l.Attn != s.Attention {
 			return fmt.Errorf("line %d (%s): attention %q, the row's other lines %q", n, l.Name, l.Attn, s.Attention)
 		}
-		get := func(name string, v *float64) (float64, error) {
-			if v == nil {
-				return 0, fmt.Errorf("line %d (%s): no %s", n, l.Name, name)
-			}
-			if !(*v > 0) || math.IsInf(*v, 0) {
-				return 0, fmt.Errorf("line %d (%s): %s %v: want a time above 0", n, l.Name, name, *v)
-			}
-			return *v, nil
-		}
-		pair := func() (float64, error) {
-			if l.Both != nil { // timed together (kernelbench since 2026-11-26)
-				return get("fwd_bwd_seconds", l.Both)
-			}
-			f, err := get("fwd_seconds", l.Fwd)
-			if err != nil {
-				return 0, err
-			}
-			b, err := get("bwd_seconds", l.Bwd)
-			return f + b, err
-		}
-		var err error
-		switch part {
-		case "step":
-			if s.Seconds, err = get("seconds", l.Secs); err != nil {
-				return err
-			}
-			f, err := get("block_fwd_seconds", l.BlockF)
-			if err != nil {
-				return err
-			}
-			b, err := get("block_bwd_seconds", l.BlockB)
-			if err != nil {
-				return err
-			}
-			s.Block = f + b
-			if l.MB <= 0 || l.Layers <= 0 {
-				return fmt.Errorf("line %d (%s): micro_batches %d, layers %d: want each above 0", n, l.Name, l.MB, l.Layers)
-			}
-			s.MicroBatches, s.Layers = l.MB, l.Layers
-		case "output-layer+cross-entropy":
-			if s.Head, err = pair(); err != nil {
-				return err
-			}
-		case "embedding":
-			if s.Embedding, err = pair(); err != nil {
-				return err
-			}
-		case "adam.fused":
-			if s.Adam, err = get("seconds", l.Secs); err != nil {
-				return err
-			}
-			if !(l.Params > 0) || math.IsInf(l.Params, 0) {
-				return fmt.Errorf("line %d (%s): params %v: want a count above 0", n, l.Name, l.Params)
-			}
-			s.AdamParams = l.Params
-		}
-		return nil
+		return s.addPart(n, l, part)
 	})
 	if err != nil {
 		return nil, err
@@ -167,6 +111,70 @@ func ReadMeasuredSteps(r io.Reader) ([]MeasuredStep, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return order[out[i].Row] < order[out[j].Row] })
 	return out, nil
+}
+
+// addPart sets what line n, l, measured of the step's part: the whole
+// step (with its blocks, micro-batches and layers), the output layer
+// with the loss, the embedding, or the fused Adam step (with its
+// parameters); a time must be above 0.
+func (s *MeasuredStep) addPart(n int, l kernelLine, part string) error {
+	get := func(name string, v *float64) (float64, error) {
+		if v == nil {
+			return 0, fmt.Errorf("line %d (%s): no %s", n, l.Name, name)
+		}
+		if !(*v > 0) || math.IsInf(*v, 0) {
+			return 0, fmt.Errorf("line %d (%s): %s %v: want a time above 0", n, l.Name, name, *v)
+		}
+		return *v, nil
+	}
+	pair := func() (float64, error) {
+		if l.Both != nil { // timed together (kernelbench since 2026-11-26)
+			return get("fwd_bwd_seconds", l.Both)
+		}
+		f, err := get("fwd_seconds", l.Fwd)
+		if err != nil {
+			return 0, err
+		}
+		b, err := get("bwd_seconds", l.Bwd)
+		return f + b, err
+	}
+	var err error
+	switch part {
+	case "step":
+		if s.Seconds, err = get("seconds", l.Secs); err != nil {
+			return err
+		}
+		f, err := get("block_fwd_seconds", l.BlockF)
+		if err != nil {
+			return err
+		}
+		b, err := get("block_bwd_seconds", l.BlockB)
+		if err != nil {
+			return err
+		}
+		s.Block = f + b
+		if l.MB <= 0 || l.Layers <= 0 {
+			return fmt.Errorf("line %d (%s): micro_batches %d, layers %d: want each above 0", n, l.Name, l.MB, l.Layers)
+		}
+		s.MicroBatches, s.Layers = l.MB, l.Layers
+	case "output-layer+cross-entropy":
+		if s.Head, err = pair(); err != nil {
+			return err
+		}
+	case "embedding":
+		if s.Embedding, err = pair(); err != nil {
+			return err
+		}
+	case "adam.fused":
+		if s.Adam, err = get("seconds", l.Secs); err != nil {
+			return err
+		}
+		if !(l.Params > 0) || math.IsInf(l.Params, 0) {
+			return fmt.Errorf("line %d (%s): params %v: want a count above 0", n, l.Name, l.Params)
+		}
+		s.AdamParams = l.Params
+	}
+	return nil
 }
 
 // betweenParts are the between section's parts ReadMeasuredSteps reads.
