@@ -74,7 +74,7 @@ test: deps
 	$(MAKE) zoo
 	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
-	$(MAKE) -j2 --output-sync=recurse test-python-venv test-python-debian
+	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
 	$(MAKE) test-slurm
 	$(MAKE) test-profile-cpu
 
@@ -149,7 +149,7 @@ export TORCH_PY
 # a new virtualenv; TORCH_PINS on the same command line keep torch where
 # it is) when $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
 PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
-.PHONY: py-deps venv venv-test test-python test-python-venv test-python-debian test-python-debian-runner zoo bench-runner
+.PHONY: py-deps venv venv-test test-python test-python-venv test-python-venv-tools test-python-venv-package test-python-package-debian test-python-debian test-python-debian-runner zoo bench-runner
 py-deps:
 	@if ! $(PYTHON) -c 'import torch, torchvision, onnx, ensurepip' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
@@ -219,13 +219,27 @@ bench-runner: venv
 # one a file: torch and placer_torch imported once (5 CPU s less of 59).
 test-python: test-python-venv test-python-debian
 
-test-python-venv: build venv-test venv-frameworks
+test-python-venv: test-python-venv-tools test-python-venv-package
+
+# make test runs the Python tests as two groups side by side (make -j2):
+# test-python-venv-tools (the exporter, the runner, the experts, the
+# frameworks' and Megatron's checks: about 205 s on 2 quiet cores) and
+# test-python-package-debian (placer_torch's own tests, then Debian's
+# 1.13: about 170 s), not current torch against Debian's (265 s against
+# 110 s, 2026-11-27).
+test-python-venv-tools: build venv-test venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
-	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
 	$(MAKE) test-frameworks
 	$(MAKE) test-megatron
+
+test-python-venv-package: build venv-test venv-frameworks
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
+
+test-python-package-debian: build venv-test venv-frameworks py-deps
+	$(MAKE) test-python-venv-package
+	$(MAKE) test-python-debian
 
 test-python-debian-runner: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'

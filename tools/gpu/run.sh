@@ -30,8 +30,17 @@
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
 #      under micro-batches 1 to 8 with and without full recomputation.
 #
-# The next lent GPU's short list:
-#   GPU_STEPS=llamasweep,profile-llama1b,profile-megatron-1.7b,profile-qwen3-30b-a3b,profile-llama3-8b-fp8,profile-ops-resnet50,eval-ops-resnet50,shapes make gpu
+# The next lent GPU's short list (the waiting list of 2026-11-27 ran:
+# measurements/2026-11-27-h100): hw bench once more (its benchmark loop was
+# split into named parts since, never run on a GPU), the held blocks
+# again beside nvidia-smi, and the two profiles that stopped at their
+# budget, whole:
+#   GPU_STEPS=hw-bench,sustained,profile-megatron-1.7b,profile-qwen3-30b-a3b GPU_PROFILE_BUDGET=240s make gpu
+# Not yet steps: a memory-bound kernel held for seconds (its power: the
+# power model's MemoryPowerShare is an assumption), idle gaps of several
+# lengths at one share (how long the power controller averages over),
+# placer profile --framework hf on CUDA, Megatron-Core with Transformer
+# Engine's layers (MoE and FP8 grouped GEMMs, the host a layer).
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
