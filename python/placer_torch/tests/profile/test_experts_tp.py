@@ -14,10 +14,10 @@ import unittest
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from placer_torch import free_port
 from placer_torch.profile import layers
+
+from .spawning import spawn_cases
 
 C = {"hidden": 64, "heads": 4, "kv_heads": 4, "ffn": 128, "vocab": 256, "seq": 32,
      "experts": 8, "topk": 2, "expert_ffn": 32, "shared": 1}
@@ -164,13 +164,7 @@ class ExpertsTPTest(unittest.TestCase):
     def spawned(cls):
         if cls.results is None:
             try:
-                ctx = mp.get_context("spawn")
-                q = ctx.Queue()
-                mp.spawn(worker, args=(2, free_port(), q, CASES), nprocs=2)
-                cls.results = {}
-                for _ in range(2 * len(CASES)):
-                    name, rank, out = q.get()
-                    cls.results.setdefault(name, []).append((rank, out))
+                cls.results = spawn_cases(worker, 2, CASES)
             except Exception as e:  # a rank failed: every case's test says so, without another spawn
                 cls.results = e
         if isinstance(cls.results, Exception):

@@ -33,11 +33,11 @@ import warnings
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn.functional as F
 
-from placer_torch import free_port
 from placer_torch.profile import layers
+
+from .spawning import spawn_cases
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", ".."))
 
@@ -203,13 +203,7 @@ class ParallelTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # Two processes run every case in turn (one spawn).
-        ctx = mp.get_context("spawn")
-        q = ctx.Queue()
-        mp.spawn(worker, args=(2, free_port(), q, CASES), nprocs=2)
-        cls.results = {}
-        for _ in range(2 * len(CASES)):
-            name, rank, out = q.get()
-            cls.results.setdefault(name, []).append((rank, out))
+        cls.results = spawn_cases(worker, 2, CASES)
 
     def run_ranks(self, name):
         c, T, sp, etp, ep, _ = CASES[name]

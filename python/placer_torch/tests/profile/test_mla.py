@@ -22,10 +22,10 @@ import unittest
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from placer_torch import free_port
 from placer_torch.profile import layers
+
+from .spawning import spawn_cases
 
 # Small, and every width distinct so that a slice taken along the wrong
 # axis fails: hidden 48, 4 heads of nope width 12 and rope width 4 (query
@@ -136,13 +136,7 @@ class LatentAttentionTest(unittest.TestCase):
     def spawned(cls):
         if cls.results is None:
             try:
-                ctx = mp.get_context("spawn")
-                q = ctx.Queue()
-                mp.spawn(worker, args=(T, free_port(), q, CASES), nprocs=T)
-                cls.results = {}
-                for _ in range(T * len(CASES)):
-                    name, rank, figures = q.get()
-                    cls.results.setdefault(name, []).append((rank, figures))
+                cls.results = spawn_cases(worker, T, CASES)
             except Exception as e:  # a rank failed: every case's test says so, without another spawn
                 cls.results = e
         if isinstance(cls.results, Exception):
