@@ -8,7 +8,18 @@
    B, C, ..., A, B, C, ...), each plan's time the median of its steps;
 4. prints each plan's predicted and measured step, the error, the
    Spearman rank correlation and the median absolute error, and exits 1
-   when Spearman < --min-spearman or the median error > --max-error.
+   when Spearman < --min-spearman, the median ratio error (each plan
+   against its model's first, both predicted and measured) >
+   --max-ratio-error, or the median error > --max-error.
+
+The ratio error is the gate on accuracy: the profile and the runs are
+timed minutes apart, and under make test the other Python group loads the
+second core during one and not the other (CI, 2026-11-27: every plan
+predicted 14-35% slow, median 20.0%, where the same loop on a quiet
+machine gives 6-8%; the ratios' median was 8.9%). A load that falls on the
+whole profile scales every prediction alike and cancels in the ratios. The
+absolute error keeps a wide bound (60%) that a lost term or a wrong unit
+still breaks.
 
 Protocol against this machine's noise: one process a core (4 processes
 of one thread on 2 cores time the kernel's scheduler: a 128 KiB
@@ -92,7 +103,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--steps", type=int, default=2)
     ap.add_argument("--min-spearman", type=float, default=0.8)
-    ap.add_argument("--max-error", type=float, default=0.2)
+    ap.add_argument("--max-error", type=float, default=0.6, help="median |error| allowed (a wrong unit or a lost term)")
+    ap.add_argument("--max-ratio-error", type=float, default=0.2, help="median |error| of each plan's ratio to its model's first")
     ap.add_argument("--plans", default="", help="plans separated by ';' (default: the process count's)")
     a = ap.parse_args()
     if a.procs <= 0:
@@ -160,9 +172,9 @@ def main():
         json.dump(summary, f, indent=1)
     print("Spearman %.3f (%s), median |error| %.1f%% (every plan), median |ratio error| %.1f%%; profile %.1f s, runs %.1f s, total %.1f s"
           % (rho, ", ".join("%s %.3f" % kv for kv in rho_of.items()), 100 * med, 100 * med_ratio, t_prof, t_runs, time.time() - t0))
-    if rho < a.min_spearman or med > a.max_error:
-        print("cpuloop: Spearman of the dense plans %.3f (at least %.2f wanted), median error %.1f%% (at most %.0f%% wanted)"
-              % (rho, a.min_spearman, 100 * med, 100 * a.max_error), file=sys.stderr)
+    if rho < a.min_spearman or med_ratio > a.max_ratio_error or med > a.max_error:
+        print("cpuloop: Spearman of the dense plans %.3f (at least %.2f wanted), median ratio error %.1f%% (at most %.0f%% wanted), median error %.1f%% (at most %.0f%% wanted)"
+              % (rho, a.min_spearman, 100 * med_ratio, 100 * a.max_ratio_error, 100 * med, 100 * a.max_error), file=sys.stderr)
         sys.exit(1)
 
 
