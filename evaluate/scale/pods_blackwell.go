@@ -44,6 +44,13 @@ var blackwellPods = map[string]podPreset{
 	"dgx-b200": {hardware: "b200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
 		kernels: blackwellKernels("b200", 148, carriedHeld(1980, 1000)), power: 1000,
 		source: "DGX B200: 8 x B200 SXM (180 GB, 1,000 W), NVLink 5 NVSwitch, 8 x 400 Gb/s ConnectX-7; kernels modelled"},
+	// DGX B300: 8 x B300 (Blackwell Ultra, 270 GB, 1,100 W) on NVLink 5
+	// NVSwitch, 8 x 800 Gb/s ConnectX-8 (HGX B300's "networking bandwidth
+	// 1.6 TB/s", twice HGX B200's 0.8 TB/s of 8 x 400 Gb/s, both ways: the
+	// table of roofline's hardware_blackwell.go [hgx]).
+	"dgx-b300": {hardware: "b300", perNode: 8, nics: 8, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
+		kernels: blackwellKernels("b300", 160, carriedHeld(1980, 1100)), power: 1100,
+		source: "DGX B300: 8 x B300 (270 GB, 1,100 W), NVLink 5 NVSwitch, 8 x 800 Gb/s ConnectX-8; kernels modelled"},
 	// GB200 NVL72: 72 Blackwell GPUs (186 GB, 1,200 W: the technical
 	// brief's GB200 configuration) and 36 Grace CPUs in one NVLink 5
 	// domain (130 TB/s: 1.8 TB/s a GPU), 18 compute trays of 4 GPUs, each

@@ -15,7 +15,7 @@ import (
 // domain's GPUs, a host's GPUs (4 a compute tray on the NVL72 racks),
 // NICs and their line rate, the power limit, the FP8 peak the cost model
 // prices fp8= at (the hardware's dense FP8: 4,500 TF on B200, 5,000 on
-// GB200's and GB300's GPUs, the H100's 1,978.9 on H200), NVLink's bus
+// GB200's and GB300's GPUs, 4,500 on B300, the H100's 1,978.9 on H200), NVLink's bus
 // bandwidth (NVLink 5's 900 GB/s x 362/450, NCCL's measured share on
 // NVLink 4: 724 GB/s) and a compute-bound kernel's time at the stated
 // limit over its burst (the H100's shape carried: 0.6326 x 1980/1612.5 +
@@ -28,6 +28,7 @@ func TestBlackwellPods(t *testing.T) {
 	}{
 		{"dgx-h200:2", 16, 8, 8, 8, 50e9, 700, 1978.9e12, 362e9, 141e9},
 		{"dgx-b200:4", 32, 8, 8, 8, 50e9, 1000, 4500e12, 724e9, 180e9},
+		{"dgx-b300:1", 8, 8, 8, 8, 100e9, 1100, 4500e12, 724e9, 270e9},
 		{"gb200-nvl72:1", 72, 72, 4, 72, 50e9, 1200, 5000e12, 724e9, 186e9},
 		{"gb300-nvl72:2", 144, 72, 4, 72, 100e9, 1400, 5000e12, 724e9, 279e9},
 	} {
