@@ -71,7 +71,9 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 
 // OfDevice is whether the profile ran on the device named gpu: a CPU
 // profile for "cpu" (or the CPU's own name), a GPU profile whose name
-// holds gpu's ("h100" in "NVIDIA H100 80GB HBM3").
+// holds gpu's ("h100" in "NVIDIA H100 80GB HBM3") but not as a Grace
+// superchip's GPU's ("b200" is not "NVIDIA GB200", whose own name is
+// "gb200": another part, at another power limit and memory).
 func (p *Profile) OfDevice(gpu string) bool {
 	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
 	g := norm(gpu)
@@ -81,7 +83,8 @@ func (p *Profile) OfDevice(gpu string) bool {
 	if p.Device.Kind == "cpu" {
 		return g == "cpu" || g == norm(p.Device.Name)
 	}
-	return strings.Contains(norm(p.Device.Name), g)
+	n := norm(p.Device.Name)
+	return strings.Contains(n, g) && (strings.HasPrefix(g, "g") || !strings.Contains(n, "g"+g))
 }
 
 // Shape is a layer's shard shape as a lookup asks for it.
