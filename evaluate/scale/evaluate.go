@@ -171,6 +171,10 @@ func fp8Code(recipe string) uint8 {
 		return 2
 	case FP8Blockwise:
 		return 3
+	case FP8MX:
+		return 4
+	case FP4NV:
+		return 5
 	}
 	return 0
 }

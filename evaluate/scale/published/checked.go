@@ -46,7 +46,7 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 	add(s.DistOpt, "distopt")
 	add(s.Recompute == scale.SelectiveRecompute, "recompute=selective")
 	add(s.Recompute == scale.FullRecompute, "recompute=full")
-	add(s.FP8 != "", "fp8="+s.FP8)
+	add(s.FP8 != "", scale.PrecisionKey(s.FP8))
 	add(s.GradBF16, "grads=bf16")
 	add(m.MoE(), "experts")
 	add(m.MoE() && s.Experts > 1, "ep")
