@@ -28,7 +28,8 @@ import (
 //     weights stay, their MXFP8 copies beside them.
 //   - NVFP4 (fp4=nvfp4): FP4 E2M1 elements, one FP8 E4M3 scale per 16
 //     elements and an FP32 scale per tensor. NVIDIA's recipe, as the
-//     torchao NVFP4 tracker lists it (pytorch/ao issue 3293, after
+//     torchao NVFP4 training tracker lists it (pytorch/ao, "NVFP4 Training
+//     Tracker", after
 //     NVIDIA's "Pretraining Large Language Models with NVFP4", arXiv
 //     2509.25149): the forward, data-gradient and weight-gradient GEMMs
 //     of the linear layers all in NVFP4 (1x16 activation and gradient
