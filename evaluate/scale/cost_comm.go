@@ -112,7 +112,7 @@ func pipelineSends(m *transformer.Spec, pl *Plan, p *Pod, tokens float64) (first
 // context parallelism is its C x D GPUs of the same weights. FSDP:
 // fsdpExposed; a model with experts: expertsDP.
 func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	switch {
 	case pl.FSDP:
 		return fsdpExposed(m, pl, p, stages)
@@ -145,7 +145,7 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
 func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	var exposed float64
 	if m.MoE() {
 		_, _, edpG := pl.expertGroups(*p)
@@ -177,7 +177,7 @@ func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) floa
 // the distributed optimizer).
 func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 	var exposed float64
-	gb := pl.gradBytes()
+	gb := gradBytes(&pl)
 	_, _, edpG := pl.expertGroups(p)
 	for s, st := range stages {
 		_, dpG := pl.groups(p, s)
@@ -209,7 +209,7 @@ func embeddingAllReduce(m *transformer.Spec, pl *Plan, p *Pod) float64 {
 	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
 		return 0
 	}
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 	t := p.stateCollective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	if pl.shareNode(*p, 0, pl.P-1) {

@@ -21,7 +21,7 @@ import (
 // over the even share: the capacity factor with capacity routing (every
 // expert padded or cut to it: moe_pad_expert_input_to_capacity), else
 // the imbalance.
-func (pl Plan) loadFactor() float64 {
+func loadFactor(pl Plan) float64 {
 	if pl.Run.Capacity > 0 {
 		return pl.Run.Capacity
 	}
@@ -282,7 +282,7 @@ func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
 		}
 		return units * (1 - miss)
 	}
-	lf := pl.loadFactor()
+	lf := loadFactor(*pl)
 	recv = nl * distinct(g) * lf
 	if grp.Nodes > 1 {
 		rdma = nl * distinct(float64(grp.Nodes)) * lf

@@ -52,9 +52,9 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)   // this GPU's sequence shard
-	routed := nl * k                 // the token copies it dispatches
-	recv := routed * pl.loadFactor() // those the most loaded rank receives
+	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
+	routed := nl * k                // the token copies it dispatches
+	recv := routed * loadFactor(pl) // those the most loaded rank receives
 	ETP := float64(pl.ETP)
 	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
 	local := E / float64(pl.EP)
@@ -225,7 +225,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * pl.loadFactor()
+	recv := nl * k * loadFactor(pl)
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)
 	up := cols
@@ -238,7 +238,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	}
 	input = nl * h * bf16
 	weights := recv * h * bf16 // FC2's output, which the unpermutation saves
-	if pl.probsInActivation() {
+	if probsInActivation(&pl) {
 		weights = rows * 4 // the FP32 routing weights the activation saves
 	}
 	a = nl*E*4 + input + in + rows*up*bf16 + mid + weights
@@ -264,7 +264,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 // megatron-core >=0.14.0a0,<0.15.0 and v0.2.0 >=0.15.0a0 in
 // pyproject.toml). placer's default stack and model-zoo-moe-dev (a
 // moe_dev branch of 2025, its commit unnamed) keep the older count.
-func (pl *Plan) probsInActivation() bool {
+func probsInActivation(pl *Plan) bool {
 	st := pl.Software.Stack
 	return st == "megatron-core-0.16" || strings.HasPrefix(st, "megatron-bridge-")
 }

@@ -441,7 +441,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
 func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
-	return c.stageActivationsAt(s, st, lm, c.pl.inflight(s))
+	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
@@ -595,7 +595,7 @@ func titanLossBytes(pl *Plan) float64 {
 // torchtitan runs by default, every chunk of the step is in flight, M
 // micro-batches of the whole stage), with GPipe all M; with the
 // experts' all-to-alls overlapped one model chunk more.
-func (pl *Plan) inflight(s int) float64 {
+func inflight(pl *Plan, s int) float64 {
 	inflight := float64(min(pl.M, pl.P-s))
 	if pl.V > 1 && s == 0 {
 		inflight = min(float64(pl.P)*(1+float64(pl.P-1)/float64(pl.P*pl.V)), float64(pl.M))
@@ -622,7 +622,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	if pl.Run.Eager && !pl.titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
 		return c.eagerState(st)
 	}
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	w = st.params * bf16
 	g = st.params * gb
 	o = st.params * 12
@@ -634,7 +634,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = 2 * st.layers // the blocks' FP8 weights, row- and column-wise
-		if pl.bridgeFP8Params() && !pl.FSDP {
+		if bridgeFP8Params(pl) && !pl.FSDP {
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
 			w -= st.layers * (bf16 - 1)
@@ -707,7 +707,7 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)
-	rd := pl.gradBytes() // the reduce dtype
+	rd := gradBytes(pl) // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
 		layer = st.layers / float64(l)
@@ -735,14 +735,9 @@ func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 // FP8 tensors of one byte, the distributed optimizer keeping the FP32
 // master copy (its 12 bytes); on Hopper the dgrad GEMM reads their
 // transpose, one byte more.
-func (pl *Plan) bridgeFP8Params() bool {
+func bridgeFP8Params(pl *Plan) bool {
 	return pl.FP8 == "current" && strings.HasPrefix(pl.Software.Stack, "megatron-bridge-")
 }
-
-// titan is whether the plan runs on torchtitan (a torchtitan stack):
-// its memory is FSDP2's and its selective recomputation torchtitan's
-// per-op policy.
-func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }
 
 // Reserve is 6 GiB: the share of a GPU's memory placer kept free before
 // the CUDA context, NCCL's buffers and the margin were parts of their

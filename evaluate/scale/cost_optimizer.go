@@ -20,7 +20,7 @@ func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) fl
 		paramsMax = max(paramsMax, st.params)
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {
 		opt /= D

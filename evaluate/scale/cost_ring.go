@@ -5,27 +5,6 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// The context-parallel rings a stack runs (Settings.CPRing).
-const (
-	// CPRingP2P is Transformer Engine's ring of point-to-point sends
-	// (Megatron-Core's default --cp-comm-type p2p: TE
-	// pytorch/attention/dot_product_attention/context_parallel.py,
-	// AttnFuncWithCPAndKVP2P): at each step every rank sends the K and
-	// V it holds to the next rank while it attends to them.
-	CPRingP2P = "p2p"
-	// CPRingAllGather is torch's context_parallel with its all-gather
-	// rotater (torch/distributed/tensor/experimental/_attention.py:
-	// _templated_ring_attention, _AllGatherRotater; torchtitan 9dec370's
-	// default context_parallel_rotate_method "allgather"): every rank's
-	// K and V all-gathered once, issued before the first step and
-	// waited before the second; each step's output merged into an FP32
-	// running output (_SDPAMerger, convert_to_f32); backward, the K and
-	// V gathered again and the FP32 gradients of K and V passed on by an
-	// all-to-all after each step (_templated_ring_attention_backward's
-	// dkv_rotater), accumulated in FP32.
-	CPRingAllGather = "allgather"
-)
-
 // ringMsg is what a GPU's ring moves and merges: kv the bytes of its K
 // and V as the ring exchanges them (BF16; the query heads' count of
 // them where the model repeats its key-value heads before the kernel),

@@ -668,7 +668,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * pl.loadFactor()
+	recv := nl * k * loadFactor(pl)
 	rows := recv * float64(pl.ETP)
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m

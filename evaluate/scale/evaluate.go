@@ -272,7 +272,7 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	lc := c.layerCosts()
 	ph.ef, ph.eb = lc.Embedding(*c)
 	ph.of, ph.ob = lc.Output(*c)
-	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
+	ph.ef, ph.eb, ph.of, ph.ob = expose(h, ph.ef, false), expose(h, ph.eb, true), expose(h, ph.of, false), expose(h, ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
 		ph.df, ph.db = lc.Dense(*c)
@@ -380,7 +380,7 @@ func bubble(m *transformer.Spec, pl *Plan, p *Pod, tokens, busiest, sum float64)
 
 // gradBytes is the bytes of a gradient element: FP32 main gradients, or
 // BF16 with grads=bf16 (Strategy.GradBF16).
-func (pl *Plan) gradBytes() float64 {
+func gradBytes(pl *Plan) float64 {
 	if pl.GradBF16 {
 		return bf16
 	}

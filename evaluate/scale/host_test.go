@@ -23,18 +23,18 @@ func TestHostExpose(t *testing.T) {
 		bwd  bool
 		wait float64
 	}{{false, 0.4e-3 + 200e-6}, {true, 0.8e-3 + 204e-6}} {
-		got := h.expose(ph, c.bwd)
+		got := expose(&h, ph, c.bwd)
 		if !near(got.hostExposed, c.wait) || !near(got.busy, 1e-3+c.wait) || got.tpAll != ph.tpAll {
 			t.Errorf("bwd=%v: busy %g, waited %g; want %g, %g", c.bwd, got.busy, got.hostExposed, 1e-3+c.wait, c.wait)
 		}
 	}
 	// Kernels longer than their issue: only the synchronization waits.
 	long := phase{busy: 5e-3, launches: 100, syncs: 2}
-	if got := h.expose(long, false); !near(got.hostExposed, 2*200e-6) {
+	if got := expose(&h, long, false); !near(got.hostExposed, 2*200e-6) {
 		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.hostExposed)
 	}
 	var none Host
-	if got := none.expose(ph, true); got != ph {
+	if got := expose(&none, ph, true); got != ph {
 		t.Errorf("no host: %+v, want the phase unchanged %+v", got, ph)
 	}
 }

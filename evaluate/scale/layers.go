@@ -47,24 +47,6 @@ type LayerCoster interface {
 	Output(c coster) (fwd, bwd phase)
 }
 
-// The registered layer costs' names.
-const (
-	// LayersFused is Megatron-Core's layers with Transformer Engine's
-	// fused kernels: placer's default stack, the Megatron stacks, and
-	// any stack compiled (compile=on).
-	LayersFused = "fused"
-	// LayersLlamaPy is eager PyTorch running placer_torch/profile/layers.py's
-	// Block: the layers of a plain PyTorch loop (torch-eager) and of
-	// any other stack with compile=off that names no eager layer.
-	LayersLlamaPy = "llama.py"
-	// LayersHF is eager PyTorch running transformers' Llama and Qwen3
-	// MoE layers (hf-eager).
-	LayersHF = "transformers"
-	// LayersTitan is eager PyTorch running torchtitan's layers
-	// (torchtitan-0.2).
-	LayersTitan = "torchtitan"
-)
-
 // layerRegistry is the registered layer costs, in the order registered
 // (a handful: looked up by a scan, which is faster than a map's hash at
 // this size and keeps the order for listing).
@@ -136,7 +118,7 @@ func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 // eager layers (Layers; layers.py's where it names none) where they run
 // eager (compile=off, or an eager stack's default), else the fused
 // kernels'.
-func (st *Settings) layerCoster() LayerCoster {
+func layerCoster(st *Settings) LayerCoster {
 	if !st.Eager {
 		return layerCosters.costers[0]
 	}
@@ -181,7 +163,7 @@ func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 		return fwd, bwd
 	}
 	h := &c.pod.Kernels.Host
-	return h.expose(fwd, false), h.expose(bwd, true)
+	return expose(h, fwd, false), expose(h, bwd, true)
 }
 
 // half is a block half's three phases as a part.
@@ -191,7 +173,7 @@ func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
 // p asks: the stack's (Settings.layerCoster), the profile's
 // measurements in their place where p has a profile (profiledLayers).
 func layersOf(run *Settings, p *Pod) LayerCoster {
-	lc := run.layerCoster()
+	lc := layerCoster(run)
 	if p != nil && p.Profile != nil {
 		return profiledLayers{stack: lc}
 	}
@@ -220,7 +202,7 @@ func (c *coster) layer() (fwd, bwd phase) {
 // block is a transformer block as the plan's stack costs it (no
 // profile): with moe an MoE block, else a dense one.
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	st := c.pl.Run.layerCoster()
+	st := layerCoster(&c.pl.Run)
 	if moe {
 		return st.MoE(*c)
 	}
@@ -229,4 +211,4 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 
 // output is the output layer and its loss as the plan's stack costs it
 // (no profile).
-func (c *coster) output() (fwd, bwd phase) { return c.pl.Run.layerCoster().Output(*c) }
+func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.pl.Run).Output(*c) }

@@ -257,7 +257,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 			k = roofline.ReduceScatter
 		}
 		_, dpG := m.groups(*p, 0)
-		_, s.DP = p.profiledCollective(k, p.stateWire(), dpG, stageParams*m.gradBytes())
+		_, s.DP = p.profiledCollective(k, p.stateWire(), dpG, stageParams*gradBytes(m))
 	}
 	if m.P > 1 {
 		if m.shareNode(*p, 0, 1) {

@@ -280,7 +280,7 @@ func TestInflightInterleaved(t *testing.T) {
 	} {
 		pl := Plan{P: c.p, V: c.v, M: c.m}
 		pl.Schedule = decision.OneFOneB
-		if got := pl.inflight(c.s); math.Abs(got-c.want) > 1e-12 {
+		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("P %d V %d M %d stage %d: %g micro-batches in flight, want %g", c.p, c.v, c.m, c.s, got, c.want)
 		}
 	}

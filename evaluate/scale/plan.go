@@ -598,3 +598,8 @@ func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	}
 	return dense, recomputed
 }
+
+// titan is whether the plan runs on torchtitan (a torchtitan stack):
+// its memory is FSDP2's and its selective recomputation torchtitan's
+// per-op policy.
+func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }

@@ -127,7 +127,7 @@ func (p *Pod) weightBytes() float64 {
 	if p.Profile != nil && p.Profile.DType == "fp32" {
 		return 4
 	}
-	return bf16
+	return 2
 }
 
 var collectiveOp = map[roofline.Collective]string{

@@ -42,7 +42,7 @@ type AllocatorPeak struct {
 // before torchrun; its multinode_trainer.slurm does not, and the
 // benchmark page does not say how its multi-node rows were launched),
 // off elsewhere (PyTorch's default).
-func (pl *Plan) Expandable() bool {
+func Expandable(pl *Plan) bool {
 	switch pl.Software.Expandable {
 	case On:
 		return true
@@ -67,7 +67,7 @@ func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
-	cfg := alloc.Config{Expandable: pl.Expandable(), Device: p.Hardware.Memory,
+	cfg := alloc.Config{Expandable: Expandable(&pl), Device: p.Hardware.Memory,
 		Capacity: p.Hardware.Memory - CUDAContext - ncclBuffers(&pl)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
@@ -176,9 +176,9 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	if pl.FSDP && L > 0 && !(pl.titan() && pl.P > 1) {
 		layer := st.layers / float64(L)
 		gather = layer * bf16
-		grad = layer * pl.gradBytes()
+		grad = layer * gradBytes(pl)
 		if pl.titan() {
-			grad = layer * (bf16 + pl.gradBytes())
+			grad = layer * (bf16 + gradBytes(pl))
 		}
 	}
 	w, g := sm.weights-2*gather, sm.grads-grad
@@ -206,7 +206,7 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	logitPiece := c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4
 
 	U := pl.M * V
-	n := min(max(int(math.Round(pl.inflight(s)*float64(V))), 1), U)
+	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
 	saved := make([][][]int32, U)
 	forward := func(u int) {
 		saved[u] = make([][]int32, lu)

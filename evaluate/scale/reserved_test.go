@@ -98,8 +98,8 @@ func TestExpandableKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pl.Expandable() != c.want {
-			t.Errorf("%s: expandable %v", c.strategy, pl.Expandable())
+		if Expandable(&pl) != c.want {
+			t.Errorf("%s: expandable %v", c.strategy, Expandable(&pl))
 		}
 		back, err := ParseStrategy(s.String())
 		if err != nil || back.Software.Expandable != s.Software.Expandable {

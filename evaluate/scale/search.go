@@ -565,31 +565,6 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
 	return lo
 }
 
-// MinContextSeq and MinContextTokens bound the context-parallel degrees
-// Search tries: none below a sequence of MinContextSeq tokens, and none
-// that leaves a GPU fewer than MinContextTokens of each sequence (the
-// sequence the node's attention rate was measured at, Kernels; below it
-// context parallelism only shrinks the kernels).
-const (
-	MinContextSeq    = 8192
-	MinContextTokens = 4096
-)
-
-// contextDegrees are the context-parallel degrees Search tries on gpus
-// GPUs (those a tensor group leaves): 1, and where the sequence is at
-// least MinContextSeq the powers of two C dividing gpus that split it
-// into 2C equal chunks with at least MinContextTokens tokens a GPU.
-func contextDegrees(m transformer.Spec, gpus int) []int {
-	out := []int{1}
-	if m.Seq < MinContextSeq {
-		return out
-	}
-	for C := 2; gpus%C == 0 && m.Seq%(2*C) == 0 && m.Seq/C >= MinContextTokens; C *= 2 {
-		out = append(out, C)
-	}
-	return out
-}
-
 // tensorDegrees are the tensor-parallel degrees Search tries: the
 // divisors of a node's GPUs that divide the heads and the key/value heads.
 func tensorDegrees(m transformer.Spec, p Pod) []int {

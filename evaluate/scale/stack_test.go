@@ -273,7 +273,7 @@ func TestEagerStacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := s.Software.Settings()
-		if layers := got.layerCoster().Name(); got.Eager != c.eager || got.FP32Weights != c.fp32 || layers != c.layers {
+		if layers := layerCoster(&got).Name(); got.Eager != c.eager || got.FP32Weights != c.fp32 || layers != c.layers {
 			t.Errorf("%s: eager %v fp32 weights %v layer costs %s, want %v %v %s", c.plan, got.Eager, got.FP32Weights, layers, c.eager, c.fp32, c.layers)
 		}
 	}

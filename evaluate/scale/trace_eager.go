@@ -221,7 +221,7 @@ type stepTracer interface {
 // the plan's stack writes one (stepTracer: its own layer costs, never
 // a profile's, which times kernels and holds no tensors).
 func (c *coster) stepTraced(micro int) (memTrace, regimeError, bool) {
-	tr, ok := c.pl.Run.layerCoster().(stepTracer)
+	tr, ok := layerCoster(&c.pl.Run).(stepTracer)
 	if !ok {
 		return memTrace{}, regimeError{}, false
 	}
