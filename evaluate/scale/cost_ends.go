@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -121,7 +122,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 		gather = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 	}
 	keep := *c
-	keep.pl.Recompute = NoRecompute
+	keep.pl.Recompute = plan.NoRecompute
 	bf, bb := keep.block(m.MoE())
 	t := c.run
 	fwd = ef.plus(t(norm)).plus(t(norm)).plus(t(cat)).plus(c.pair(g, before, 2*act)).plus(gather).plus(bf).plus(of)

@@ -1,6 +1,9 @@
 package scale
 
-import "github.com/placer/placer/graph"
+import (
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+)
 
 // unfusedAttention is the core attention of one layer, forward and
 // backward, for one micro-batch on one GPU, as Kernels.UnfusedAttention
@@ -64,7 +67,7 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	if s := c.h.ComputeSlowdown; s > 0 {
 		flops *= s
 	}
-	return r.time(attnCall{flops: flops, elems: a.elems, tail: a.tail, headDim: a.headDim})
+	return r.Time(plan.AttnCall{Flops: flops, Elems: a.elems, Tail: a.tail, HeadDim: a.headDim})
 }
 
 // overlapped is a GEMM's time when a tensor-parallel collective beside it

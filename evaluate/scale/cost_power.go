@@ -1,5 +1,7 @@
 package scale
 
+import "github.com/placer/placer/evaluate/scale/plan"
+
 // balanced is eval's result at the clock the step's compute holds when
 // the pod's power limit binds its average power (HeldClock.Balanced). The
 // step is priced at the burst clock (r0) and at the held clock of compute
@@ -12,7 +14,7 @@ package scale
 // throughout, and at most r1 where the clock's rise moves a kernel from
 // compute- to memory-bound (the roofline's time is convex in s). Memory
 // figures are r1's (the clock moves no byte).
-func balanced(p *Pod, eval func(*Pod) Result) Result {
+func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
 	h, s1 := p.Kernels.Held, p.Hardware.ComputeSlowdown
 	r1 := eval(p)
 	if h == nil || p.PowerLimit <= 0 || s1 <= 1 {
@@ -23,7 +25,7 @@ func balanced(p *Pod, eval func(*Pod) Result) Result {
 	cb := (r1.Compute - r0.Compute) / (s1 - 1)
 	idle := r1.Bubble + r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
 	mem := max(r1.Step-idle-cb*s1, 0)
-	f := h.Balanced(p.PowerLimit, StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, MemoryPowerShare)
+	f := h.Balanced(p.PowerLimit, plan.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, plan.MemoryPowerShare)
 	x := (h.Slowdown(f) - 1) / (s1 - 1)
 	r := r1
 	lerp := func(a, b float64) float64 { return a + x*(b-a) }

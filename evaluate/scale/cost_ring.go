@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -46,7 +47,7 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if c.pl.Run.CPRing == CPRingAllGather {
+	if c.pl.Run.CPRing == plan.CPRingAllGather {
 		ag := c.cpAllGather(float64(C) * msg.kv)
 		merges := c.ringMerges(backward, msg)
 		busy := ringAllGather(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
@@ -148,24 +149,24 @@ func (c *coster) cpSend(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
-	if c.pl.cpCrossesNodes(*c.pod) {
-		bw, lat := c.pod.inter()
+	if c.pl.CPCrossesNodes(*c.pod) {
+		bw, lat := c.pod.Inter()
 		return bytes/bw + lat
 	}
-	bw, lat := c.pod.intra()
+	bw, lat := c.pod.Intra()
 	return bytes/bw + lat
 }
 
 // cpAllGather is an all-gather of bytes in all (every rank's share of
 // them) over the plan's context group: its C ranks stride T, so a node
-// holds PerNode/T of them (Plan.groups). 0 when the layer is costed
+// holds PerNode/T of them (Plan.Groups). 0 when the layer is costed
 // alone.
 func (c *coster) cpAllGather(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
 	in := max(1, min(c.pl.C, c.pod.PerNode/max(1, c.pl.T)))
-	g := Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
+	g := plan.Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
 	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
 	return t
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -524,7 +525,7 @@ var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Bl
 // op list was checked against; in a model with experts, the MoE layers'
 // the same (their attention half and whose experts' block, with its
 // host syncs); "" where the layers are fused (not eager).
-func EagerCosting(m transformer.Spec, pl Plan) string {
+func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 	es, ok := layerCoster(&pl.Run).(eagerStack)
 	if !ok {
 		return ""

@@ -684,7 +684,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 		if o.Class == graph.ClassMatMul {
 			g := c.lgemm(o.FLOPs, o.Read, o.Written)
 			if o.Type == "_grouped_mm" {
-				g.flops /= c.pod.Kernels.groupedEff(L, rows/L, float64(me.Hidden))
+				g.flops /= c.pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
 			}
 			if o.Backward {
 				g = c.back(g)

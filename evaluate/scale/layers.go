@@ -3,6 +3,8 @@ package scale
 import (
 	"fmt"
 	"strings"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // LayerCoster is what a stack's code costs of a training step's layers:
@@ -118,13 +120,13 @@ func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 // eager layers (Layers; layers.py's where it names none) where they run
 // eager (compile=off, or an eager stack's default), else the fused
 // kernels'.
-func layerCoster(st *Settings) LayerCoster {
+func layerCoster(st *plan.Settings) LayerCoster {
 	if !st.Eager {
 		return layerCosters.costers[0]
 	}
 	name := st.Layers
 	if name == "" {
-		name = LayersLlamaPy
+		name = plan.LayersLlamaPy
 	}
 	return layerCosters.lookup(name)
 }
@@ -143,20 +145,20 @@ type part struct{ fwd, bwd, rec phase }
 func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 	af, ab, ar := a.fwd, a.bwd, a.rec
 	mf, mb, mr := f.fwd, f.bwd, f.rec
-	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
+	if g := c.pl.Run.Graphs; g == plan.GraphsDense || g == plan.GraphsFull {
 		// The attention and a dense layer's MLP are replayed from their
 		// graphs; an MoE layer stays eager unless the whole layer is
 		// graphed (capacity routing: resolveSoftware).
 		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
-		if !moe || g == GraphsFull {
+		if !moe || g == plan.GraphsFull {
 			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
 		}
 	}
 	fwd, bwd = af.plus(mf), mb.plus(ab)
 	switch c.pl.Recompute {
-	case SelectiveRecompute:
+	case plan.SelectiveRecompute:
 		bwd = bwd.plus(ar.plus(mr))
-	case FullRecompute:
+	case plan.FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
 	if c.noHost {
@@ -172,7 +174,7 @@ func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
 // layersOf is the layer costs a coster of a plan of settings run on pod
 // p asks: the stack's (Settings.layerCoster), the profile's
 // measurements in their place where p has a profile (profiledLayers).
-func layersOf(run *Settings, p *Pod) LayerCoster {
+func layersOf(run *plan.Settings, p *plan.Pod) LayerCoster {
 	lc := layerCoster(run)
 	if p != nil && p.Profile != nil {
 		return profiledLayers{stack: lc}

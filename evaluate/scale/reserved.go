@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -42,33 +43,33 @@ type AllocatorPeak struct {
 // before torchrun; its multinode_trainer.slurm does not, and the
 // benchmark page does not say how its multi-node rows were launched),
 // off elsewhere (PyTorch's default).
-func Expandable(pl *Plan) bool {
+func Expandable(pl *plan.Plan) bool {
 	switch pl.Software.Expandable {
-	case On:
+	case plan.On:
 		return true
-	case Off:
+	case plan.Off:
 		return false
 	}
-	return pl.titan()
+	return pl.Titan()
 }
 
 // WithAllocator is r, a result of model m on pod p, with its Allocator
 // filled (a replay of each stage's trace: milliseconds a plan, left out
 // of Evaluate, which the searches and the checks of every published row
 // call).
-func WithAllocator(m transformer.Spec, p Pod, r Result) Result {
+func WithAllocator(m transformer.Spec, p plan.Pod, r Result) Result {
 	r.Allocator = allocatorPeak(m, r.Plan, &p)
 	return r
 }
 
 // allocatorPeak runs the allocator on every stage's trace of plan pl
 // and keeps the stage that reserves most.
-func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
+func allocatorPeak(m transformer.Spec, pl plan.Plan, p *plan.Pod) *AllocatorPeak {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
 	cfg := alloc.Config{Expandable: Expandable(&pl), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - CUDAContext - ncclBuffers(&pl)}
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(&pl)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
@@ -173,11 +174,11 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 
 	// FSDP's per-layer gathered weights and unsharded gradient.
 	var gather, grad float64
-	if pl.FSDP && L > 0 && !(pl.titan() && pl.P > 1) {
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
 		layer := st.layers / float64(L)
 		gather = layer * bf16
 		grad = layer * gradBytes(pl)
-		if pl.titan() {
+		if pl.Titan() {
 			grad = layer * (bf16 + gradBytes(pl))
 		}
 	}
@@ -195,7 +196,7 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
 	var buffers float64
-	if pl.P > 1 && pl.titan() {
+	if pl.P > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
 	b.tensors(buffers, hidden)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestSpaceOf: a partial plan as a search space. The run's settings go to
@@ -16,11 +18,11 @@ func TestSpaceOf(t *testing.T) {
 		t.Errorf(`SpaceOf(""): %+v, %v; want the whole space`, sp, err)
 	}
 	sp, err := SpaceOf("fp8=blockwise,grads=bf16,imbalance=1.5,fsdp=on")
-	if err != nil || sp.FP8 != FP8Blockwise || !sp.GradBF16 || sp.Imbalance != 1.5 || !sp.FSDP || sp.Keep == nil {
+	if err != nil || sp.FP8 != plan.FP8Blockwise || !sp.GradBF16 || sp.Imbalance != 1.5 || !sp.FSDP || sp.Keep == nil {
 		t.Errorf("settings: %+v, %v", sp, err)
 	}
 	m := mustSpec(t, strings.Replace(smallMoE, "batch=8", "batch=256", 1))
-	p, err := PodOf("dgx-h100", 32)
+	p, err := plan.PodOf("dgx-h100", 32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,22 +31,22 @@ func TestSpaceOf(t *testing.T) {
 	if err != nil || sp.MaxMBS != 16 || sp.MaxVirtual != 8 {
 		t.Fatalf("SpaceOf(%s): %+v, %v", fixed, sp, err)
 	}
-	s, err := ParseStrategy(fixed)
+	s, err := plan.ParseStrategy(fixed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, s, p)
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !sp.Keep(pl) {
 		t.Errorf("%s: its own plan is not kept", fixed)
 	}
-	for _, change := range []func(*Plan){
-		func(q *Plan) { q.T = 4 }, func(q *Plan) { q.P = 4 }, func(q *Plan) { q.V = 2 }, func(q *Plan) { q.MBS = 8 },
-		func(q *Plan) { q.SequenceParallel = false }, func(q *Plan) { q.TPOverlap = true }, func(q *Plan) { q.DistOpt = false },
-		func(q *Plan) { q.Recompute = FullRecompute }, func(q *Plan) { q.EP = 8 }, func(q *Plan) { q.ETP = 2 },
-		func(q *Plan) { q.EPOverlap = true },
+	for _, change := range []func(*plan.Plan){
+		func(q *plan.Plan) { q.T = 4 }, func(q *plan.Plan) { q.P = 4 }, func(q *plan.Plan) { q.V = 2 }, func(q *plan.Plan) { q.MBS = 8 },
+		func(q *plan.Plan) { q.SequenceParallel = false }, func(q *plan.Plan) { q.TPOverlap = true }, func(q *plan.Plan) { q.DistOpt = false },
+		func(q *plan.Plan) { q.Recompute = plan.FullRecompute }, func(q *plan.Plan) { q.EP = 8 }, func(q *plan.Plan) { q.ETP = 2 },
+		func(q *plan.Plan) { q.EPOverlap = true },
 	} {
 		q := pl
 		change(&q)
@@ -73,7 +75,7 @@ func TestSpaceOf(t *testing.T) {
 		t.Fatalf("search: %+v, %v", got, err)
 	}
 	for _, r := range got.Top {
-		if r.Plan.T != 2 || r.Plan.EP != 4 || r.Plan.FP8 != FP8Current || !r.Plan.GradBF16 {
+		if r.Plan.T != 2 || r.Plan.EP != 4 || r.Plan.FP8 != plan.FP8Current || !r.Plan.GradBF16 {
 			t.Errorf("search kept %s", r.Plan)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // The keys of a plan at cluster scale (scale.Strategy.String's) each
@@ -32,7 +32,7 @@ const titanStack = "torchtitan-0.2"
 
 // unwritten refuses the first key of plan s (as s.String writes it) that
 // target writes no setting for: writes are the keys it does.
-func unwritten(target string, s scale.Strategy, writes []string) error {
+func unwritten(target string, s plan.Strategy, writes []string) error {
 	for _, kv := range strings.Split(s.String(), ",") {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -68,18 +69,18 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, erro
 		if m.MTP > 0 {
 			// Multi-token prediction beside the experts' all-to-all
 			// overlap: one layer, with a pipeline (mtpOverlap).
-			t.Runs = func(pl scale.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
+			t.Runs = func(pl plan.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
 		}
 		return t, nil
 	case "torchtitan":
 		return scale.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
-			Runs: func(pl scale.Plan) bool {
+			Runs: func(pl plan.Plan) bool {
 				_, err := TorchTitanTransformer(m, pl.Strategy, gpus, version)
 				return err == nil
 			}}, nil
 	case "deepspeed":
 		return scale.Target{Name: "deepspeed", OneTensor: true, FSDP: true,
-			Runs: func(pl scale.Plan) bool {
+			Runs: func(pl plan.Plan) bool {
 				_, _, err := DeepSpeedTransformer(m, pl.Strategy, gpus, version, "")
 				return err == nil
 			}}, nil

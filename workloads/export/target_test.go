@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -50,7 +51,7 @@ func TestSearchForMegatron(t *testing.T) {
 	refused := map[string]int{}
 	for i := range 40 {
 		m, gpus := randomModel(r)
-		p, err := scale.PodOf("dgx-h100", gpus)
+		p, err := plan.PodOf("dgx-h100", gpus)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestSearchForTorchTitan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.PodOf("dgx-h100", 1024)
+	p, err := plan.PodOf("dgx-h100", 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestSearchForDeepSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.PodOf("dgx-h100", 64)
+	p, err := plan.PodOf("dgx-h100", 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/internal/atomicfile"
 )
 
@@ -34,7 +34,7 @@ func TestFeatures(t *testing.T) {
 		if c.m == "moe" {
 			m = moe
 		}
-		s, err := scale.ParseStrategy(c.s)
+		s, err := plan.ParseStrategy(c.s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,5 +15,5 @@
 // (Search) on a pod (PodOf, ParsePod), and a part of a step costed on one
 // GPU (OneGPU); nothing here reaches into the cost model.
 //
-// May import: graph/..., evaluate/scale, internal/...
+// May import: graph/..., evaluate/scale, evaluate/scale/plan, internal/...
 package published

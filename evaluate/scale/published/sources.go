@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // The published source sets: each publication whose rows placer is
@@ -101,6 +101,6 @@ func SampleErrorOf(set string, reset []string, measured, in, out []float64, rank
 
 // WithoutSource is pod p without source set set's tuned constants:
 // scale.Pod.WithoutSource over scale.Tuned.
-func WithoutSource(p scale.Pod, set string) (scale.Pod, []string) {
-	return p.WithoutSource(scale.Tuned, set)
+func WithoutSource(p plan.Pod, set string) (plan.Pod, []string) {
+	return p.WithoutSource(plan.Tuned, set)
 }

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestSourceSets: every sweep and every row of report megatron's tables
@@ -26,7 +26,7 @@ func TestSourceSets(t *testing.T) {
 			t.Errorf("row %s: source set %q is not one of SourceSets", r.Name, r.Set)
 		}
 	}
-	for _, c := range scale.Tuned {
+	for _, c := range plan.Tuned {
 		for _, s := range c.Sources {
 			if !IsSourceSet(s) {
 				t.Errorf("%s: source %q is not one of SourceSets", c.Name, s)

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -83,7 +83,7 @@ type Kernels struct {
 
 	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
 	// experts runs against one dense GEMM of the same FLOPs when its
-	// tiles fill the GPU's SMs in whole waves (groupedEff adds what
+	// tiles fill the GPU's SMs in whole waves (GroupedEff adds what
 	// partial waves and ragged tiles lose, from the tile shapes of
 	// PyTorch's grouped GEMM on sm90). 0: the experts' GEMMs as one
 	// dense GEMM.
@@ -100,10 +100,10 @@ type Kernels struct {
 	Held *HeldClock
 }
 
-// withAttention is k with the attention kernel of backend first (the one
+// WithAttention is k with the attention kernel of backend first (the one
 // a layer is costed with): "" and "any" leave k as it is; a backend k has
 // not measured is an error naming those it has.
-func (k Kernels) withAttention(backend string) (Kernels, error) {
+func (k Kernels) WithAttention(backend string) (Kernels, error) {
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
 	}
@@ -118,10 +118,10 @@ func (k Kernels) withAttention(backend string) (Kernels, error) {
 	return k, fmt.Errorf("attention %q: not measured on this GPU (measured: %s)", backend, strings.Join(names, ", "))
 }
 
-// fp8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
+// FP8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
 // ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
 // (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
-func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+func (k Kernels) Fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
 	peaks := k.FP8Peak / bf16Peak
 	or := func(x float64) float64 {
 		if x > 0 {
@@ -135,7 +135,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
-// h100Kernels are an H100 SXM's (DGX H100), from measurements:
+// H100Kernels are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
@@ -214,7 +214,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
 //   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
-//     whole waves of tiles (GroupedGEMM, groupedEff): the median over
+//     whole waves of tiles (GroupedGEMM, GroupedEff): the median over
 //     five MoE presets' local experts of torch._grouped_mm's BF16 time
 //     against one cuBLAS GEMM of the same FLOPs, each divided by its
 //     tiles' use of the 132 SMs (same file; TestH100GroupedMeasured).
@@ -224,9 +224,9 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
-var h100Kernels = Kernels{
+var H100Kernels = Kernels{
 	GEMM:      0.756,
-	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
+	Attention: []*AttentionKernel{&H100CuDNNAttention, &H100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
 	IntraBus:        362e9,
@@ -235,19 +235,19 @@ var h100Kernels = Kernels{
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
-	Held:        &h100Held,
+	Held:        &H100Held,
 }
 
-// h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
+// H100CuDNNAttention and H100FlashAttention are the fits H100Kernels
 // describes (FitAttention on kb-attention.jsonl and longattn.jsonl
 // together, to four figures).
 var (
-	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
+	H100CuDNNAttention = AttentionKernel{Backend: "cudnn",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
 			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
 			Beta: 2.901e-12, T0: 92.10e-6}}
-	h100FlashAttention = AttentionKernel{Backend: "flash",
+	H100FlashAttention = AttentionKernel{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
 			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},
@@ -268,10 +268,10 @@ var a100Kernels = Kernels{
 	UnfusedAttention: true,
 }
 
-// beside is what a data-parallel collective of comm seconds adds to a
+// Beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps: the part of it the window does not hide,
 // or the compute's slowdown while both run, whichever is longer.
-func (p *Pod) beside(comm, window float64) float64 {
+func (p *Pod) Beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
 	}
@@ -281,7 +281,7 @@ func (p *Pod) beside(comm, window float64) float64 {
 	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
 }
 
-// groupedEff is how fast a grouped GEMM over local experts of rows
+// GroupedEff is how fast a grouped GEMM over local experts of rows
 // tokens each (rows x K by K x n, each) runs against one dense GEMM of
 // its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
 // the share of its tiles' work that is the experts', with the tile
@@ -295,7 +295,7 @@ func (p *Pod) beside(comm, window float64) float64 {
 // five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
 // measured ratio is 23% above it (its dense GEMM of 256 rows is itself
 // slow: 0.64 of the BF16 peak).
-func (k Kernels) groupedEff(local, rows, n float64) float64 {
+func (k Kernels) GroupedEff(local, rows, n float64) float64 {
 	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
 		return 1
 	}

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ var podPresets = map[string]podPreset{
 	// Its GPUs at the H100 SXM5's 700 W (NVIDIA H100 Tensor Core GPU
 	// datasheet: max thermal design power up to 700 W; nvidia-smi reads
 	// 700.00 W as the power limit on the H100 SXMs of measurements/).
-	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels, power: 700,
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: H100Kernels, power: 700,
 		source: "DGX H100 user guide: 8 x H100 SXM5 (700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
 	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR. Its GPUs at the
@@ -109,7 +109,7 @@ var podPresets = map[string]podPreset{
 	// model; the HBM2e part's own idle power is not measured, the HBM3
 	// SXM's stands for it); the compute peak is the SXM's (torchtitan
 	// says its peak lies between the SXM's and the NVL's, value unknown),
-	// kernels as measured on the 700 W SXM (h100Kernels). Its memory is
+	// kernels as measured on the 700 W SXM (H100Kernels). Its memory is
 	// what torch.cuda.get_device_properties().total_memory reads on
 	// these GPUs, 95.0 GiB (102.0 GB), not the 96 GB of the page:
 	// torchtitan's memory monitor logs its peak as a share of that
@@ -118,15 +118,15 @@ var podPresets = map[string]podPreset{
 	// 49.66 GiB as 52.28% (pytorch/torchtitan#1287) and 48.87 GiB as
 	// 51.44% (torchtitan/experiments/graph_trainer/.claude/CLAUDE.md,
 	// "8xH100"): 94.99 and 95.00 GiB.
-	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
+	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: H100Kernels,
 		memory: 95 << 30, memBandwidth: 2.4e12, power: 500,
 		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 
-// h800Kernels are h100Kernels with the NVLink bus bandwidth DeepSeek
+// h800Kernels are H100Kernels with the NVLink bus bandwidth DeepSeek
 // states for the H800 (160 GB/s).
 var h800Kernels = func() Kernels {
-	k := h100Kernels
+	k := H100Kernels
 	k.IntraBus = 160e9
 	return k
 }()
@@ -187,7 +187,7 @@ func ParsePod(text string) (Pod, error) {
 				// The fused attention kernel the node's software runs
 				// (torch's SDPA picks flash or cuDNN by version:
 				// Kernels.Attention).
-				if pod.Kernels, err = pod.Kernels.withAttention(v); err != nil {
+				if pod.Kernels, err = pod.Kernels.WithAttention(v); err != nil {
 					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
 				}
 				continue
@@ -247,10 +247,10 @@ func PodOf(name string, gpus int) (Pod, error) {
 // GPUs is the pod's GPU count.
 func (p *Pod) GPUs() int { return p.Nodes * p.PerNode }
 
-// intra is one GPU's bandwidth to the others of its node (bytes/s per
+// Intra is one GPU's bandwidth to the others of its node (bytes/s per
 // direction, through NVSwitch; PCIe without NVLink): NCCL's measured bus
 // bandwidth where the pod has it (Kernels.IntraBus), else the links'.
-func (p *Pod) intra() (bw, latency float64) {
+func (p *Pod) Intra() (bw, latency float64) {
 	h := &p.Hardware
 	if p.Kernels.IntraBus > 0 {
 		return p.Kernels.IntraBus, h.NVLinkLatency
@@ -261,9 +261,9 @@ func (p *Pod) intra() (bw, latency float64) {
 	return h.PCIeBandwidth, h.PCIeLatency
 }
 
-// inter is one GPU's share of its node's NICs when every GPU of the node
+// Inter is one GPU's share of its node's NICs when every GPU of the node
 // communicates at once, as every tensor rank's data-parallel group does.
-func (p *Pod) inter() (bw, latency float64) {
+func (p *Pod) Inter() (bw, latency float64) {
 	return p.nic() * float64(p.NICs) / float64(p.PerNode), p.NICLatency
 }
 
@@ -298,19 +298,19 @@ func (p *Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64
 	return p.collective(k, "", g, bytes)
 }
 
-// stateCollective is Collective of the model's state: the gradients'
+// StateCollective is Collective of the model's state: the gradients'
 // reductions and the weights' gathers. On the pod of an FP32 profile (a
 // CPU's) they move FP32 tensors as they are, which the profile times
 // apart from the activations' collectives (cast to BF16 for the wire
 // and back): profile.WireFP32; elsewhere Collective.
-func (p *Pod) stateCollective(k roofline.Collective, g Group, bytes float64) float64 {
-	t, _ := p.collective(k, p.stateWire(), g, bytes)
+func (p *Pod) StateCollective(k roofline.Collective, g Group, bytes float64) float64 {
+	t, _ := p.collective(k, p.StateWire(), g, bytes)
 	return t
 }
 
-// stateWire is the profile's wire of the state's collectives
-// (stateCollective): profile.WireFP32 on an FP32 profile's pod, else "".
-func (p *Pod) stateWire() string {
+// StateWire is the profile's wire of the state's collectives
+// (StateCollective): profile.WireFP32 on an FP32 profile's pod, else "".
+func (p *Pod) StateWire() string {
 	if p.Profile != nil && p.Profile.DType == "fp32" {
 		return profile.WireFP32
 	}
@@ -322,12 +322,12 @@ func (p *Pod) collective(k roofline.Collective, wire string, g Group, bytes floa
 		return 0, roofline.Ring
 	}
 	if p.Profile != nil {
-		if t, src := p.profiledCollective(k, wire, g, bytes); src != profile.Modelled {
+		if t, src := p.ProfiledCollective(k, wire, g, bytes); src != profile.Modelled {
 			return t, roofline.Ring
 		}
 	}
-	bi, li := p.intra()
-	be, le := p.inter()
+	bi, li := p.Intra()
+	be, le := p.Inter()
 	ring := func(n int, s, bw, lat float64) float64 {
 		if n <= 1 {
 			return 0
@@ -365,17 +365,17 @@ func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 		return 0
 	}
 	if p.Profile != nil {
-		if t, src := p.profiledAllToAll(g, bytes); src != profile.Modelled {
+		if t, src := p.ProfiledAllToAll(g, bytes); src != profile.Modelled {
 			return t
 		}
 	}
 	var in, across float64
 	if g.PerNode > 1 {
-		bi, li := p.intra()
+		bi, li := p.Intra()
 		in = bytes*float64(g.PerNode-1)/n/bi + li
 	}
 	if g.Nodes > 1 {
-		be, le := p.inter()
+		be, le := p.Inter()
 		across = bytes*(n-float64(g.PerNode))/n/be + le
 	}
 	return max(in, across)
@@ -393,7 +393,7 @@ func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 		}
 	}
 	if sameNode {
-		bw, lat := p.intra()
+		bw, lat := p.Intra()
 		return bytes/bw + lat
 	}
 	// One GPU's own NIC: a pipeline's sends do not all cross at once.

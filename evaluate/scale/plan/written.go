@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func ParseWritten(text string) (Written, error) {
 	if err != nil {
 		return Written{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	pairs, err := decision.SplitStrategy(text, StrategyKeys)
 	if err != nil {
 		return Written{}, err
 	}
@@ -135,7 +135,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		// Only context parallelism is left to make up the GPUs: where it
 		// is written, or the rest is not a degree Search tries, the plan
 		// has none.
-		if rest := n / gpus; w.keys["cp"] || n%gpus != 0 || !slices.Contains(contextDegrees(m, rest), rest) {
+		if rest := n / gpus; w.keys["cp"] || n%gpus != 0 || !slices.Contains(ContextDegrees(m, rest), rest) {
 			return bad(worldMismatch(factors, gpus, n, s.R()))
 		}
 	}
@@ -285,11 +285,11 @@ const (
 	MinContextTokens = 4096
 )
 
-// contextDegrees are the context-parallel degrees Search tries on gpus
+// ContextDegrees are the context-parallel degrees Search tries on gpus
 // GPUs (those a tensor group leaves): 1, and where the sequence is at
 // least MinContextSeq the powers of two C dividing gpus that split it
 // into 2C equal chunks with at least MinContextTokens tokens a GPU.
-func contextDegrees(m transformer.Spec, gpus int) []int {
+func ContextDegrees(m transformer.Spec, gpus int) []int {
 	out := []int{1}
 	if m.Seq < MinContextSeq {
 		return out

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -472,7 +472,7 @@ func (st Settings) Short(moe bool) string {
 func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
-	if pl.titan() && pl.TPOverlap {
+	if pl.Titan() && pl.TPOverlap {
 		// torchtitan's async tensor parallelism takes effect only
 		// compiled (its config: "enable_async_tensor_parallel" needs
 		// compile): the layers are compiled, fused.
