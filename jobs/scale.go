@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -224,7 +225,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	if _, err := scaleStrategy(m, p, o.Strat); err != nil {
 		return report.ScaleSearch{}, err
 	}
-	space, err := scale.SpaceOf(o.Strat)
+	space, err := search.SpaceOf(o.Strat)
 	if err != nil {
 		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
 	}
@@ -240,7 +241,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, fail.AsUsage(err)
 	}
 	start := optimize.ProcessCPU()
-	got, err := scale.Search(ctx, m, p, space)
+	got, err := search.Search(ctx, m, p, space)
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
@@ -476,7 +477,7 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}
-	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
+	got, err := search.Search(ctx, pub.Model, p, search.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
 		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, For: target})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err

@@ -11,11 +11,11 @@ import (
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl plan.Plan, p *plan.Pod) bool { return fitsTight(m, pl, p, true) }
+func fits(m transformer.Spec, pl plan.Plan, p *plan.Pod) bool { return FitsTight(m, pl, p, true) }
 
-// fitsTight is fits with a "tight" plan (Result.Verdict) counted as
+// FitsTight is fits with a "tight" plan (Result.Verdict) counted as
 // fitting only where tight says.
-func fitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
+func FitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])

@@ -15,8 +15,8 @@
 // attention's rate, the SMs an overlapped collective takes, NCCL's bus
 // bandwidths), the collectives by the pod's two-level network; each
 // stack's layers by the layer costs registered under its name
-// (LayerCoster). Search enumerates the space of such plans for a model
-// and a pod. OneGPU costs parts of a step on one GPU, their kernels
+// (LayerCoster). The search over such plans for a model and a pod is
+// evaluate/scale/search, a client of EvaluateCached and FitsTight. OneGPU costs parts of a step on one GPU, their kernels
 // alone, as a measurement on one GPU times them. The published tables
 // and sweeps the model is checked against, and the checks, are
 // evaluate/scale/published, a client of this package.

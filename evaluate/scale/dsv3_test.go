@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"context"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -242,24 +241,5 @@ func TestDeepSeekV3(t *testing.T) {
 	s.Recompute, s.RecomputeLayers = plan.NoRecompute, 0
 	if r, err := Evaluate(m, s, p); err != nil || r.Fits {
 		t.Errorf("without recomputation: %v, %v", r, err)
-	}
-}
-
-// BenchmarkSearchDeepSeekV3: the search of DeepSeek-V3 on 2,048 H800s in
-// FP8 (blockwise), the project's budget: at most 10 CPU s.
-//
-//	go test -run xxx -bench SearchDeepSeekV3 -benchtime 1x ./evaluate/scale
-func BenchmarkSearchDeepSeekV3(b *testing.B) {
-	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
-	p, err := plan.PodOf("dgx-h800", 2048)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		got, err := Search(context.Background(), m, p, Space{FP8: plan.FP8Blockwise})
-		if err != nil || !got.Found {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(got.Evaluated), "plans")
 	}
 }

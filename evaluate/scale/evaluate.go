@@ -101,7 +101,7 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := evaluateCached(m, pl, &p, nil, true)
+	r := EvaluateCached(m, pl, &p, nil, true)
 	r.LayerCosting = EagerCosting(m, pl)
 	if p.Profile != nil {
 		mid := pl.P / 2
@@ -176,25 +176,27 @@ func fp8Code(recipe string) uint8 {
 	return 0
 }
 
-// phaseCache keeps the phases of a model on a pod across evaluations
-// (Search's): a plan's layers cost the same for every pipeline depth,
-// replica count and split that shares its degree, micro-batch size,
-// sequence parallelism and recomputation.
-type phaseCache map[costKey]*kitPhases
+// PhaseCache keeps the phases of a model on a pod across evaluations
+// (evaluate/scale/search's: one PhaseCache{} a search): a plan's layers
+// cost the same for every pipeline depth, replica count and split that
+// shares its degree, micro-batch size, sequence parallelism and
+// recomputation.
+type PhaseCache map[costKey]*kitPhases
 
 func evaluate(m transformer.Spec, pl plan.Plan, p plan.Pod) Result {
-	return evaluateCached(m, pl, &p, nil, false)
+	return EvaluateCached(m, pl, &p, nil, false)
 }
 
-// evaluateCached is evaluate with the phases kept in cache (nil: none);
-// hosts says to fill Result.HostStages. Under a power limit the step's
+// EvaluateCached is the evaluation of resolved plan pl (plan.Resolve) of
+// m on p with the phases kept in cache (nil: none); hosts says to fill
+// Result.HostStages. Under a power limit the step's
 // compute is priced at the clock its average power allows (balanced).
-func evaluateCached(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache phaseCache, hosts bool) Result {
+func EvaluateCached(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
 	return balanced(p, func(q *plan.Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
 }
 
-// evaluateAt is evaluateCached at the pod's ComputeSlowdown as it is.
-func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache phaseCache, hosts bool) Result {
+// evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is.
+func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -252,7 +254,7 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache phaseCache,
 
 // phases is the phases of c's kit (stageKit's): cache's for c's
 // costKey, else costed here and kept in cache (nil: none).
-func (c *coster) phases(cache phaseCache) *kitPhases {
+func (c *coster) phases(cache PhaseCache) *kitPhases {
 	pl := &c.pl
 	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,

@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"context"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -60,28 +59,5 @@ func TestFSDPExperts(t *testing.T) {
 	}
 	if c, _ := p.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, dense*2); !nearRel(c, ring(8, dense*2)) {
 		t.Errorf("the pod's all-gather %g s, by hand %g", c, ring(8, dense*2))
-	}
-}
-
-// TestFSDPExpertsQwen3: Megatron-MoE-ModelZoo's FSDP plan of
-// Qwen3-235B-A22B (tp 2, ep 8, expert-DP 32, dp 128, micro-batch 4, full
-// recomputation) on 256 H100s evaluates and fits; the search with
-// fsdp=on tries FSDP with experts.
-func TestFSDPExpertsQwen3(t *testing.T) {
-	m := mustSpec(t, "qwen3-235b-a22b:seq=4096,batch=2048")
-	p, _ := plan.PodOf("dgx-h100", 256)
-	r := evalText(t, m, p, "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full")
-	if !r.Fits || r.Plan.EDP != 32 || !(r.DPExposed > 0) || !(r.Step > r.Compute) {
-		t.Errorf("%s: fits %v, expert-DP %d, exposed %g s, step %g s", r, r.Fits, r.Plan.EDP, r.DPExposed, r.Step)
-	}
-	small := mustSpec(t, smallMoE)
-	p8, _ := plan.PodOf("dgx-h100", 8)
-	sp, err := SpaceOf("fsdp=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Search(context.Background(), small, p8, sp)
-	if err != nil || !got.Found || !got.Best.Plan.FSDP {
-		t.Errorf("search with fsdp=on: %v, found %v, %s", err, got.Found, got.Best.Plan)
 	}
 }

@@ -1,7 +1,6 @@
 package scale
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"strings"
@@ -216,24 +215,6 @@ func TestMoEKnobs(t *testing.T) {
 	m = mustSpec(t, "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128")
 	if l8, l16 := eval("dp=8,fp8=current"), eval("dp=8"); !(l8.LayerForward < 0.8*l16.LayerForward) {
 		t.Errorf("Llama 3 8B's block in FP8 %.6g s, BF16 %.6g s", l8.LayerForward, l16.LayerForward)
-	}
-}
-
-// TestSearchMoE: the search tries the experts' meshes and finds a plan at
-// least as fast as a stated one.
-func TestSearchMoE(t *testing.T) {
-	m := mustSpec(t, smallMoE)
-	p, _ := plan.PodOf("dgx-h100", 8)
-	got, err := Search(context.Background(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatalf("%v, found %v", err, got.Found)
-	}
-	stated, err := Evaluate(m, plan.Strategy{Replicas: 8, Experts: 4, MicroBatchSize: 1}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Best.Step > stated.Step {
-		t.Errorf("search's best %s %.6f s, slower than %s %.6f s", got.Best.Plan, got.Best.Step, stated.Plan, stated.Step)
 	}
 }
 

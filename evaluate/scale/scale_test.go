@@ -3,7 +3,6 @@ package scale
 import (
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -246,10 +245,10 @@ func BenchmarkEvaluateCached462B(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := phaseCache{}
+	cache := PhaseCache{}
 	b.ReportAllocs()
 	for b.Loop() {
-		evaluateCached(row.Model, pl, &p, cache, false)
+		EvaluateCached(row.Model, pl, &p, cache, false)
 	}
 }
 
@@ -279,16 +278,6 @@ func BenchmarkFitsDeepSeekV3(b *testing.B) {
 	}
 }
 
-func BenchmarkSearch462B(b *testing.B) {
-	row := megatronRow462B()
-	p, _ := plan.PodOf(row.Pod, row.GPUs)
-	for b.Loop() {
-		if _, err := Search(b.Context(), row.Model, p, Space{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestPlanString: a resolved plan reads back as the same plan.
 func TestPlanString(t *testing.T) {
 	row := megatronRow462B()
@@ -310,125 +299,6 @@ func TestPlanString(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(pl2, pl) {
 			t.Errorf("%s: %q resolves to %+v, %v; want %+v", text, pl.String(), pl2, err, pl)
 		}
-	}
-}
-
-// TestLlamaSearch: a Llama 3 8B on 8 nodes: the search finds a plan that
-// fits, and grouped-query attention's 8 key/value heads bound TP.
-func TestLlamaSearch(t *testing.T) {
-	m, err := transformer.Parse("llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := plan.PodOf("dgx-h100", 64)
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found || !got.Best.Fits {
-		t.Fatalf("%v, %+v", err, got)
-	}
-	if _, err := Evaluate(m, plan.Strategy{Tensor: 16}, p); err == nil {
-		t.Error("tp=16 over 8 key/value heads: want an error")
-	}
-	if got.Best.MFU <= 0 || got.Best.MFU > 1 {
-		t.Errorf("MFU %v", got.Best.MFU)
-	}
-}
-
-// FuzzEvaluate: any model, pod and strategy text either fails with one
-// line or evaluates to a finite, positive step that a search of the same
-// model and pod does not beat when the plan fits and its stages are a
-// split the search tries.
-func FuzzEvaluate(f *testing.F) {
-	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=2048,vocab=32000,batch=64", "dgx-h100:2", "tp=2,pp=2,vp=2,mbs=2,sp=on,distopt=on")
-	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=1024,vocab=1000,batch=16", "dgx-a100:1", "tp=2,recompute=full")
-	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
-	f.Add("gpt:layers=10,hidden=256,heads=4,seq=64,vocab=5000,batch=8", "dgx-h100:1", "pp=4,first=2,last=2,vp=2,mbs=1")
-	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=1024,vocab=262144,batch=16", "dgx-h100:3", "pp=2,stage-tp=4:8,mbs=4,sp=on")
-	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=16384,vocab=1000,batch=8", "dgx-h100:2", "tp=2,cp=4,pp=2,mbs=1,sp=on,distopt=on")
-	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "cp=8,mbs=1")
-	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
-		m, err := transformer.Parse(model)
-		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
-			return
-		}
-		p, err := plan.ParsePod(pod)
-		if err != nil || p.Nodes > 64 {
-			return
-		}
-		s, err := plan.ParseStrategy(strategy)
-		if err != nil {
-			return
-		}
-		r, err := Evaluate(m, s, p)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error of several lines: %v", err)
-			}
-			return
-		}
-		if !(r.Step > 0) || math.IsInf(r.Step, 0) || r.Memory <= 0 {
-			t.Fatalf("%s %s %s: step %g, memory %d", model, pod, strategy, r.Step, r.Memory)
-		}
-		best, err := Search(t.Context(), m, p, Space{MaxMBS: 1 << 20, MaxVirtual: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Fits && searched(r.Plan, m.Layers) && slices.Contains(plan.ContextDegrees(m, p.GPUs()/r.Plan.T), r.Plan.C) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
-			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
-		}
-	})
-}
-
-// searched reports whether Search tries pl's split of the layers and its
-// virtual stages (any split evaluates; the search tries those near the
-// even share, or with end stages of their own degree near the balancing
-// share) and its degrees (with stage-tp, the middle stages' one).
-func searched(pl plan.Plan, layers int) bool {
-	splits := stageSplits(layers, pl.P)
-	if !pl.Uniform() {
-		// End stages of their own degree, the stages between one.
-		first, last := pl.TPs[0], pl.TPs[pl.P-1]
-		mid := first
-		if pl.P > 2 {
-			mid = pl.TPs[1]
-		}
-		for _, t := range pl.TPs[1 : pl.P-1] {
-			if t != mid {
-				return false
-			}
-		}
-		splits = endSplits(layers, pl.P, first, mid, last)
-	}
-	for _, sp := range splits {
-		if sp.first == pl.FirstLayers && sp.last == pl.LastLayers {
-			for _, v := range sp.virtual {
-				if v == pl.V {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// TestSearchTop: the kept plans are the fastest fitting ones, sorted, the
-// best first.
-func TestSearchTop(t *testing.T) {
-	row := megatronRow70B()
-	p, _ := plan.PodOf(row.Pod, row.GPUs)
-	got, err := Search(t.Context(), row.Model, p, Space{Top: 5})
-	if err != nil || len(got.Top) != 5 {
-		t.Fatalf("%v, %d kept", err, len(got.Top))
-	}
-	if !reflect.DeepEqual(got.Top[0].Plan, got.Best.Plan) {
-		t.Errorf("first kept %s, best %s", got.Top[0], got.Best)
-	}
-	for i := 1; i < len(got.Top); i++ {
-		if got.Top[i].Step < got.Top[i-1].Step || !got.Top[i].Fits {
-			t.Errorf("kept plan %d: %s after %s", i, got.Top[i], got.Top[i-1])
-		}
-	}
-	if top := keepTop([]Result{{Step: 1}, {Step: 3}}, Result{Step: 2}, 2); len(top) != 2 || top[1].Step != 2 {
-		t.Errorf("keepTop: %+v", top)
 	}
 }
 
@@ -549,123 +419,6 @@ func TestOutputPasses(t *testing.T) {
 	}
 	if want := (14*n*V + 2*gemm + 4*act) / 1e12; !near(bwd.busy, want) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
-	}
-}
-
-// TestUnevenStages: first= and last= move layers between the end stages:
-// with a vocabulary large enough that the output layer outweighs a few
-// blocks, 5 layers on the first stage and 3 on the last beat 4 and 4; the
-// busiest stage is, by hand, 5 blocks and the embedding or 3 blocks and
-// the output layer, whichever is longer, M times; and the search finds an
-// uneven split at least as fast.
-func TestUnevenStages(t *testing.T) {
-	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
-	p, _ := plan.PodOf("dgx-h100", 2)
-	// At the burst clock: the clock a step's waits allow under the power
-	// limit moves the step, not what this test adds up (TestBalancedStep).
-	p = p.AtBurst()
-	even, err := Evaluate(m, plan.Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
-	uneven, err := Evaluate(m, s, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(uneven.Step < even.Step) {
-		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
-	}
-	pl, _ := plan.Resolve(m, s, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
-	lf, lb := c.layer()
-	ef, eb := c.embedding()
-	of, ob := c.output()
-	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
-	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
-	if want := 16 * max(first, last); !near(uneven.Compute, want) {
-		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
-	}
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatal(got, err)
-	}
-	if got.Best.Step > uneven.Step {
-		t.Errorf("search: %s, slower than %s", got.Best, uneven)
-	}
-	// Bad splits are one line naming what does not add up.
-	for _, c := range []struct {
-		s    plan.Strategy
-		want string
-	}{
-		{plan.Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
-		{plan.Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
-	} {
-		if _, err := plan.Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.s, err, c.want)
-		}
-	}
-}
-
-// TestBlockRecompute: recompute-layers=k recomputes k layers of each
-// chunk: by hand, each stage's backward is k recomputing layers and the
-// rest keeping theirs, M times the busiest; fewer recomputing layers is
-// faster and takes more memory; and fewestRecomputed is the fewest that
-// fits, as a brute force over k finds it.
-func TestBlockRecompute(t *testing.T) {
-	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
-	p, _ := plan.PodOf("dgx-h100", 2)
-	// At the burst clock: the clock a step's waits allow under the power
-	// limit moves the step, not what this test adds up (TestBalancedStep).
-	p = p.AtBurst()
-	full := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: plan.FullRecompute}
-	block := full
-	block.RecomputeLayers = 1
-	rAll, err := Evaluate(m, full, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rOne, err := Evaluate(m, block, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(rOne.Step < rAll.Step) || !(rOne.Memory > rAll.Memory) {
-		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
-	}
-	pl, _ := plan.Resolve(m, block, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
-	lf, lbFull := c.layer()
-	keep := *c
-	keep.pl.Recompute = plan.NoRecompute
-	_, lbKeep := keep.layer()
-	ef, eb := c.embedding()
-	of, ob := c.output()
-	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
-	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
-	if want := 16 * max(first, last); !near(rOne.Compute, want) {
-		t.Errorf("compute %g s, want %g", rOne.Compute, want)
-	}
-	if _, err := plan.Resolve(m, plan.Strategy{Pipeline: 2, Recompute: plan.FullRecompute, RecomputeLayers: 5}, p); err == nil ||
-		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
-		t.Errorf("5 of 4 layers: %v", err)
-	}
-	// A GPU whose memory lets some but not all layers keep their
-	// activations: the bisection's k is the brute force's.
-	for _, mem := range []int64{rAll.Memory, (rAll.Memory + rOne.Memory) / 2, rOne.Memory} {
-		q := p
-		q.Hardware.Memory = mem + Reserve
-		want := 0
-		for k := 1; k < 4; k++ {
-			s := full
-			s.RecomputeLayers = k
-			if r, _ := Evaluate(m, s, q); r.Fits {
-				want = k
-				break
-			}
-		}
-		if got := fewestRecomputed(m, full, &q, false); got != want {
-			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
-		}
 	}
 }
 
@@ -796,29 +549,6 @@ func TestStageTP(t *testing.T) {
 	}
 }
 
-// TestStageTPSearch: the search's space holds every uniform plan, so it
-// is never slower than the uniform plans' search; and where a heavy
-// output layer and 24 GPUs make uniform plans awkward, it finds a plan of
-// TP 4 and 8 stages faster than every uniform one.
-func TestStageTPSearch(t *testing.T) {
-	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
-	p, _ := plan.PodOf("dgx-h100", 24)
-	all, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !all.Found {
-		t.Fatal(err)
-	}
-	uni, err := Search(t.Context(), m, p, Space{Keep: func(pl plan.Plan) bool { return pl.Uniform() }})
-	if err != nil || !uni.Found {
-		t.Fatal(err)
-	}
-	if all.Best.Plan.Uniform() || !(all.Best.Step < uni.Best.Step) || !slices.Equal(all.Best.Plan.TPs, []int{4, 8}) {
-		t.Errorf("search %s; uniform %s", all.Best, uni.Best)
-	}
-	if uni.Evaluated >= all.Evaluated {
-		t.Errorf("%d plans evaluated, %d uniform", all.Evaluated, uni.Evaluated)
-	}
-}
-
 // TestContextParallel: cp=2 on two GPUs of a 2-layer GPT, by hand. Each
 // GPU holds half of every sequence (n = 32 of a micro-batch's 2 x 32
 // tokens): its block is the GEMMs and elementwise work of n tokens and
@@ -925,36 +655,6 @@ func TestContextErrors(t *testing.T) {
 	}
 }
 
-// TestContextSearch: the degrees Search tries (none below a sequence of
-// 8,192, none leaving a GPU fewer than 4,096 tokens), and a long
-// sequence that fits only with context parallelism.
-func TestContextSearch(t *testing.T) {
-	for _, c := range []struct {
-		seq, gpus int
-		want      []int
-	}{{4096, 1024, []int{1}}, {8192, 1024, []int{1, 2}}, {131072, 2048, []int{1, 2, 4, 8, 16, 32}}, {131072, 8, []int{1, 2, 4, 8}}, {12288, 64, []int{1, 2}}} {
-		m := transformer.GPT(2, 64, 4, c.seq, 128, 8)
-		if got := plan.ContextDegrees(m, c.gpus); !slices.Equal(got, c.want) {
-			t.Errorf("seq %d on %d GPUs: %v, want %v", c.seq, c.gpus, got, c.want)
-		}
-	}
-	m, err := transformer.Parse("llama:layers=4,hidden=4096,heads=32,kv_heads=8,seq=262144,vocab=32000,batch=8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := plan.PodOf("dgx-h100", 8)
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatalf("%v %v", got.Found, err)
-	}
-	if got.Best.Plan.C < 2 {
-		t.Errorf("a 262,144-token sequence on 8 GPUs: %s, want context parallelism", got.Best)
-	}
-	if noCP, _ := Search(t.Context(), m, p, Space{Keep: func(pl plan.Plan) bool { return pl.C == 1 }}); noCP.Found && noCP.Best.Step <= got.Best.Step {
-		t.Errorf("without context parallelism %s, with %s", noCP.Best, got.Best)
-	}
-}
-
 // TestUnfusedAttention: Megatron-LM's 2022 core attention (the A100
 // pod's) computes every score: forward two GEMMs of 2 n s h, the
 // softmax's 5 and dropout's 1 FLOP a score (e = n a s scores), so the
@@ -1047,112 +747,94 @@ func TestKorthikantiTable4(t *testing.T) {
 	}
 }
 
-// TestFitsAsEvaluated: fits, the memory alone, says what a whole
-// evaluation's Fits says, on every plan Search enumerates for models
-// that fit, fit only with recomputation, and do not fit at all.
-func TestFitsAsEvaluated(t *testing.T) {
+// TestUnevenStages: first= and last= move layers between the end stages:
+// with a vocabulary large enough that the output layer outweighs a few
+// blocks, 5 layers on the first stage and 3 on the last beat 4 and 4; the
+// busiest stage is, by hand, 5 blocks and the embedding or 3 blocks and
+// the output layer, whichever is longer, M times (TestSearchUneven: the
+// search finds an uneven split at least as fast).
+func TestUnevenStages(t *testing.T) {
+	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
+	p, _ := plan.PodOf("dgx-h100", 2)
+	// At the burst clock: the clock a step's waits allow under the power
+	// limit moves the step, not what this test adds up (TestBalancedStep).
+	p = p.AtBurst()
+	even, err := Evaluate(m, plan.Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
+	uneven, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(uneven.Step < even.Step) {
+		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
+	}
+	pl, _ := plan.Resolve(m, s, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
+	lf, lb := c.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
+	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(uneven.Compute, want) {
+		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
+	}
+	// Bad splits are one line naming what does not add up.
 	for _, c := range []struct {
-		m    transformer.Spec
-		pod  string
-		gpus int
+		s    plan.Strategy
+		want string
 	}{
-		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16},
-		{transformer.GPT(80, 8192, 64, 32768, 131072, 64), "dgx-h100", 64},
-		{megatronRow70B().Model, "dgx-h100", 768},
+		{plan.Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
+		{plan.Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
 	} {
-		p, err := plan.PodOf(c.pod, c.gpus)
-		if err != nil {
-			t.Fatal(err)
+		if _, err := plan.Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.s, err, c.want)
 		}
-		n, yes := 0, 0
-		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl plan.Plan) bool {
-			n++
-			want := evaluateCached(c.m, pl, &p, nil, false).Fits
-			if got := fits(c.m, pl, &p); got != want {
-				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
-			}
-			if want {
-				yes++
-			}
-			return false
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Errorf("%s: no plans", c.m)
-		}
-		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
 	}
 }
 
-// TestCachedAsEvaluated: every plan Search enumerates, evaluated through
-// one phase cache as Search evaluates them, is its evaluation without
-// one, field for field (the block alone, LayerForward and LayerBackward,
-// kept with the cached phases included): dense models with end stages
-// of their own degree, FSDP and FP8, and DeepSeek-V3's dense and MoE
-// layers with multi-token prediction.
-func TestCachedAsEvaluated(t *testing.T) {
-	for _, c := range []struct {
-		m    transformer.Spec
-		pod  string
-		gpus int
-		sp   Space
-	}{
-		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16, Space{FSDP: true, FP8: plan.FP8Current}},
-		{mustSpec(t, "deepseek-v3:seq=4096,batch=1920"), "dgx-h800", 256, Space{FP8: plan.FP8Blockwise}},
-	} {
-		p, err := plan.PodOf(c.pod, c.gpus)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache := phaseCache{}
-		n, bad := 0, 0
-		c.sp.Keep = func(pl plan.Plan) bool {
-			n++
-			got, want := evaluateCached(c.m, pl, &p, cache, false), evaluateCached(c.m, pl, &p, nil, false)
-			if !reflect.DeepEqual(got, want) && bad < 5 {
-				bad++
-				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)
-			}
-			return false
-		}
-		if _, err := Search(t.Context(), c.m, p, c.sp); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Errorf("%s: no plans", c.m)
-		}
-		t.Logf("%s: %d plans", c.m, n)
-	}
-}
-
-// TestPrefilterKeepsTheBest: a Prefilter that is a necessary condition of
-// Keep skips resolving strategies Keep would refuse, nothing else: the 70B row's
-// reading, with and without it, is the same plan at the same step from
-// the same evaluations.
-func TestPrefilterKeepsTheBest(t *testing.T) {
-	row := megatronRow70B()
-	p, err := plan.PodOf(row.Pod, row.GPUs)
+// TestBlockRecompute: recompute-layers=k recomputes k layers of each
+// chunk: by hand, each stage's backward is k recomputing layers and the
+// rest keeping theirs, M times the busiest; fewer recomputing layers is
+// faster and takes more memory (TestFewestRecomputed: the search's
+// fewest that fits).
+func TestBlockRecompute(t *testing.T) {
+	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
+	p, _ := plan.PodOf("dgx-h100", 2)
+	// At the burst clock: the clock a step's waits allow under the power
+	// limit moves the step, not what this test adds up (TestBalancedStep).
+	p = p.AtBurst()
+	full := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: plan.FullRecompute}
+	block := full
+	block.RecomputeLayers = 1
+	rAll, err := Evaluate(m, full, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := row.Strategy
-	keep := func(pl plan.Plan) bool {
-		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R()
-	}
-	pre := func(s plan.Strategy) bool {
-		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R()
-	}
-	a, err := Search(t.Context(), row.Model, p, Space{Keep: keep})
+	rOne, err := Evaluate(m, block, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Search(t.Context(), row.Model, p, Space{Keep: keep, Prefilter: pre})
-	if err != nil {
-		t.Fatal(err)
+	if !(rOne.Step < rAll.Step) || !(rOne.Memory > rAll.Memory) {
+		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
 	}
-	if !a.Found || a.Best.Plan.String() != b.Best.Plan.String() || a.Best.Step != b.Best.Step || a.Evaluated != b.Evaluated {
-		t.Errorf("with the prefilter %s (%d evaluated), without %s (%d)", b.Best.Plan, b.Evaluated, a.Best.Plan, a.Evaluated)
+	pl, _ := plan.Resolve(m, block, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
+	lf, lbFull := c.layer()
+	keep := *c
+	keep.pl.Recompute = plan.NoRecompute
+	_, lbKeep := keep.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
+	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(rOne.Compute, want) {
+		t.Errorf("compute %g s, want %g", rOne.Compute, want)
+	}
+	if _, err := plan.Resolve(m, plan.Strategy{Pipeline: 2, Recompute: plan.FullRecompute, RecomputeLayers: 5}, p); err == nil ||
+		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
+		t.Errorf("5 of 4 layers: %v", err)
 	}
 }

@@ -9,5 +9,5 @@
 // written as Megatron-LM's arguments or a transformer plan for
 // tools/torchplan. docs/import.md describes the formats.
 //
-// May import: graph/..., decision, evaluate/scale, evaluate/scale/plan, workloads/..., internal/...
+// May import: graph/..., decision, evaluate/scale, evaluate/scale/plan, evaluate/scale/search, workloads/..., internal/...
 package export

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 )
 
 // TestMegatronBridgeRows: every row's stated plan resolves on its pod as
@@ -47,7 +47,7 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8})
+				got, err := search.Search(context.Background(), row.Model, p, search.Space{FP8: row.Strategy.FP8})
 				if err != nil || !got.Found {
 					b.Fatal(err)
 				}
@@ -64,7 +64,7 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 //	go test -run xxx -bench SearchBridgeLargestFor -benchtime 3x ./evaluate/scale
 func BenchmarkSearchBridgeLargestFor(b *testing.B) {
 	rows := MegatronBridge()
-	for _, t := range []scale.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
+	for _, t := range []search.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
 		for _, row := range []Row{rows[2], rows[5]} {
 			b.Run(t.Name+"/"+strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
 				p, err := plan.PodOf(row.Pod, row.GPUs)
@@ -72,7 +72,7 @@ func BenchmarkSearchBridgeLargestFor(b *testing.B) {
 					b.Fatal(err)
 				}
 				for b.Loop() {
-					got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8, For: t})
+					got, err := search.Search(context.Background(), row.Model, p, search.Space{FP8: row.Strategy.FP8, For: t})
 					if err != nil || !got.Found {
 						b.Fatal(err)
 					}

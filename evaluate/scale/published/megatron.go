@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -179,7 +180,7 @@ func MegatronPlan(ctx context.Context, row Row, p plan.Pod) (scale.Result, error
 	if row.VirtualStated {
 		maxV = max(8, want.V())
 	}
-	got, err := scale.Search(ctx, row.Model, p, scale.Space{MaxVirtual: maxV, Keep: func(pl plan.Plan) bool {
+	got, err := search.Search(ctx, row.Model, p, search.Space{MaxVirtual: maxV, Keep: func(pl plan.Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&

@@ -5,6 +5,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -22,7 +23,7 @@ func TestSearchBeatsMegatron(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", row.Name, err)
 		}
-		got, err := scale.Search(t.Context(), row.Model, p, scale.Space{})
+		got, err := search.Search(t.Context(), row.Model, p, search.Space{})
 		if err != nil || !got.Found {
 			t.Fatalf("%s: %v, found %v", row.Name, err, got.Found)
 		}

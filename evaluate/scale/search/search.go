@@ -1,4 +1,4 @@
-package scale
+package search
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -32,11 +33,11 @@ type Space struct {
 	// (a cheaper necessary condition of Keep; nil: none).
 	Prefilter func(plan.Strategy) bool
 	// Top is how many of the fastest fitting plans to keep besides the
-	// best (Searched.Top; 0 = none).
+	// best (Result.Top; 0 = none).
 	Top int
-	// AllowTight keeps the plans whose memory is "tight" (Result.Verdict:
+	// AllowTight keeps the plans whose memory is "tight" (scale.Result.Verdict:
 	// within their regime's measured error of the usable memory); false
-	// sets them aside (Searched.Tight counts them).
+	// sets them aside (Result.Tight counts them).
 	AllowTight bool
 	// Imbalance, FP8 and GradBF16 are every plan's (Strategy's: the
 	// experts' load imbalance, the FP8 recipe, the gradients' precision):
@@ -185,10 +186,10 @@ func (sp Space) unitSplit(layers, P int) []stageSplit {
 	return []stageSplit{{virtual: divisors(units / P), emb: sp.EmbeddingLayer, loss: sp.LossLayer}}
 }
 
-// Searched is what Search found: the fastest plan that fits, how many
+// Result is what Search found: the fastest plan that fits, how many
 // plans it evaluated and how many of them fit.
-type Searched struct {
-	Best      Result
+type Result struct {
+	Best      scale.Result
 	Found     bool
 	Evaluated int
 	Fitting   int
@@ -197,7 +198,7 @@ type Searched struct {
 	Tight int
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
-	Top []Result
+	Top []scale.Result
 }
 
 // Search evaluates every plan of model m on pod p: tensor-parallel degree
@@ -220,9 +221,9 @@ type Searched struct {
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
 // better than the one returned.
-func Search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space) (Searched, error) {
+func Search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space) (Result, error) {
 	if err := m.Check(); err != nil {
-		return Searched{}, err
+		return Result{}, err
 	}
 	sr := newSearcher(m, p, sp)
 	if err := sr.uniformStages(ctx); err != nil {
@@ -242,14 +243,14 @@ type searcher struct {
 	sp           Space
 	maxMBS, maxV int
 	recomputes   []searchRecompute
-	cache        phaseCache
-	out          Searched
+	cache        scale.PhaseCache
+	out          Result
 }
 
 // newSearcher is Search's state before any plan: the space's limits on
 // micro-batch size and virtual stages (8 each where unset).
 func newSearcher(m transformer.Spec, p plan.Pod, sp Space) *searcher {
-	sr := &searcher{m: m, p: p, sp: sp, maxMBS: sp.MaxMBS, maxV: sp.MaxVirtual, cache: phaseCache{}}
+	sr := &searcher{m: m, p: p, sp: sp, maxMBS: sp.MaxMBS, maxV: sp.MaxVirtual, cache: scale.PhaseCache{}}
 	if sr.maxMBS <= 0 {
 		sr.maxMBS = 8
 	}
@@ -262,7 +263,7 @@ func newSearcher(m transformer.Spec, p plan.Pod, sp Space) *searcher {
 
 // better reports whether r beats the best plan found so far: a shorter
 // step, then fewer GPUs per model replica; the first found wins a tie.
-func (sr *searcher) better(r Result) bool {
+func (sr *searcher) better(r scale.Result) bool {
 	if !sr.out.Found {
 		return true
 	}
@@ -283,7 +284,7 @@ func (sr *searcher) try(s plan.Strategy) bool {
 	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
 		return false
 	}
-	r := evaluateCached(sr.m, pl, &sr.p, sr.cache, false)
+	r := scale.EvaluateCached(sr.m, pl, &sr.p, sr.cache, false)
 	sr.out.Evaluated++
 	if !r.Fits {
 		return false
@@ -520,12 +521,12 @@ func expertMeshes(m transformer.Spec, T, C, D int) []expertMesh {
 
 // keepTop inserts r into top, kept sorted by step time (stable: earlier
 // plans first among equals) and at most k long.
-func keepTop(top []Result, r Result, k int) []Result {
+func keepTop(top []scale.Result, r scale.Result, k int) []scale.Result {
 	i := sort.Search(len(top), func(i int) bool { return top[i].Step > r.Step })
 	if i >= k {
 		return top
 	}
-	top = append(top, Result{})
+	top = append(top, scale.Result{})
 	copy(top[i+1:], top[i:])
 	top[i] = r
 	if len(top) > k {
@@ -542,7 +543,7 @@ func keepTop(top []Result, r Result, k int) []Result {
 // fits only where tight (Space.AllowTight).
 func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, tight bool) int {
 	all, err := plan.Resolve(m, s, *p)
-	if err != nil || !fitsTight(m, all, p, tight) {
+	if err != nil || !scale.FitsTight(m, all, p, tight) {
 		return 0
 	}
 	most := 0
@@ -554,7 +555,7 @@ func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, tight bo
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
 		pl, err := plan.Resolve(m, s, *p)
-		if err == nil && fitsTight(m, pl, p, tight) {
+		if err == nil && scale.FitsTight(m, pl, p, tight) {
 			hi = mid
 		} else {
 			lo = mid + 1
