@@ -87,7 +87,7 @@ type PodSpec struct {
 	Profile string
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: none; --memory-margin's default is
-	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a
+	// plan.DefaultMemoryMargin); out of [0, plan.MaxMemoryMargin] a
 	// usage error.
 	MemoryMargin float64
 }

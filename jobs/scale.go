@@ -39,7 +39,7 @@ type ScaleOptions struct {
 	// MemoryMargin is the share of each GPU's memory a plan leaves free
 	// to fit (--memory-margin; 0: none).
 	MemoryMargin float64
-	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
+	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: search.SpaceOf)
 	// PlanFile is eval's plan as a file: a search's -o result (its best
 	// plan) or an eval's -o report, read as export reads it
 	// (exportjob.PlanRule); "" = Strat.
@@ -52,7 +52,7 @@ type ScaleOptions struct {
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
-	// AllowTight keeps the search's "tight" plans (scale.Space.AllowTight;
+	// AllowTight keeps the search's "tight" plans (search.Space.AllowTight;
 	// placer search --allow-tight).
 	AllowTight bool
 }
@@ -165,7 +165,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	} else {
 		// The plan is the command line's (--strategy): one that does not
 		// parse, or does not fit the model and pod, is a usage error. The
-		// keys left out take their defaults (scale.Resolve).
+		// keys left out take their defaults (plan.Resolve).
 		w, err := scaleStrategy(m, p, o.Strat)
 		if err != nil {
 			return report.ScalePlan{}, err
@@ -184,7 +184,7 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 
 // scaleStrategy reads a plan written on the command line (--strategy)
 // for model m on pod p and checks the keys it names against them
-// (scale.Written.Check), whatever the keys it leaves out: placer eval
+// (plan.Written.Check), whatever the keys it leaves out: placer eval
 // and placer search both read their --strategy here, so a key one
 // refuses the other refuses with the same line, a usage error (exit 2),
 // before anything is evaluated or searched.
@@ -214,7 +214,7 @@ var SearchTargets = export.SearchTargets
 const DefaultSearchTarget = export.DefaultSearchTarget
 
 // ScaleSearch finds the fastest plan that fits (placer search --workload
-// gpt:... --cluster ...), keeping what o.Strat names (scale.SpaceOf: the
+// gpt:... --cluster ...), keeping what o.Strat names (search.SpaceOf: the
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
 // Out.
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {

@@ -23,7 +23,7 @@ func Sweeps(ctx context.Context) (report.Sweeps, error) {
 
 // sweepsOf is Sweeps of the given sweeps, each also out of sample: its
 // rows again with the constants of tuned its source set chose reset to
-// their values without it (scale.Pod.WithoutSource).
+// their values without it (plan.Pod.WithoutSource).
 func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
 	var rep report.Sweeps
 	var sumAbs, sumOut, sumPeak float64

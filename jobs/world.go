@@ -73,7 +73,7 @@ func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
 
 // CheckStrategy checks strategy s in world w: an op graph's strategy
 // (decision.ParseStrategy) or a transformer's plan at cluster scale
-// (scale.ParseStrategy), each refusing the other's keys.
+// (plan.ParseStrategy), each refusing the other's keys.
 func CheckStrategy(w inputs.World, s string) error {
 	if w == inputs.ClusterScale {
 		_, err := plan.ParseStrategy(s)

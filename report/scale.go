@@ -42,7 +42,7 @@ type ScalePlan struct {
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
-	// DeviceKind is "cpu" on a CPU profile's pod (scale.Pod.CPU): GPUs
+	// DeviceKind is "cpu" on a CPU profile's pod (plan.Pod.CPU): GPUs
 	// then counts its processes, TFLOPs is per process and there is no
 	// MFU; "" (left out) on a pod of GPUs.
 	DeviceKind string `json:"device_kind,omitempty"`
@@ -219,7 +219,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 // throughputRow is the plan's model FLOP/s per rank: TFLOP/s per GPU
 // and the MFU; on a CPU pod GFLOP/s per process (a CPU's rate in
 // TFLOP/s rounds to 0.0) and no MFU: the profile measured no peak of
-// the CPU to take a fraction of (scale.Pod.CPU).
+// the CPU to take a fraction of (plan.Pod.CPU).
 func throughputRow(p *ScalePlan) [2]string {
 	if p.cpu() {
 		return [2]string{"GFLOP/s per process", fmt.Sprintf("%.1f (no MFU: the profile measured no peak of the CPU)", 1e3*p.TFLOPs)}
@@ -249,7 +249,7 @@ func expertsComm(pl plan.Plan, s *scale.Sources) bool {
 	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
-// verdictWords is the memory line's verdict on r (scale.Result.Verdict):
+// verdictWords is the memory line's verdict on r (search.Result.Verdict):
 // "fits", "is TIGHT against" or "does NOT fit" the usable memory.
 func verdictWords(r *scale.Result) string {
 	switch {
@@ -745,7 +745,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 	return err
 }
 
-// CompactPlan writes a plan at cluster scale (as scale.ParseStrategy
+// CompactPlan writes a plan at cluster scale (as plan.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
 // (cpN the context-parallel degree; the micro-batch size shown when it is not 1; tF:M:L the per-stage
 // tensor-parallel degrees, TP then the largest; z1 the distributed
@@ -906,7 +906,7 @@ type Layers struct {
 	StepsFile string                `json:"steps_file,omitempty"`
 	Steps     []published.StepCheck `json:"steps,omitempty"`
 	// Attention and MoE are the same file's attention cases against the
-	// pod's fit (scale.CheckAttention) and its MoE layers' glue in plain
+	// pod's fit (plan.CheckAttention) and its MoE layers' glue in plain
 	// PyTorch against placer's fused kernels (published.CheckMoE).
 	Attention []plan.AttentionCheck `json:"attention,omitempty"`
 	MoE       []published.MoECheck  `json:"moe,omitempty"`

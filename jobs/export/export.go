@@ -634,7 +634,7 @@ type scalePlanFile struct {
 // PlanFile is the plan a search's or eval's result file holds (a
 // search's best) and what it was made for.
 type PlanFile struct {
-	// Strategy is the plan, resolved (scale.Plan.String).
+	// Strategy is the plan, resolved (plan.Plan.String).
 	Strategy string
 	// For is the framework the search proposed plans for (placer search
 	// --for: megatron, torchtitan, deepspeed, any); "" for an eval's report

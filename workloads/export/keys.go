@@ -8,7 +8,7 @@ import (
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// The keys of a plan at cluster scale (scale.Strategy.String's) each
+// The keys of a plan at cluster scale (plan.Strategy.String's) each
 // target writes a setting for; each writer refuses the others in one
 // line naming the key and the target (unwritten), after its own, more
 // precise refusals. imbalance, the load of the busiest expert-parallel

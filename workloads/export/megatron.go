@@ -17,7 +17,7 @@ import (
 // micro-batch sizes, and every parallel and memory setting of the plan,
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
-// mock data). s must be resolved (evaluate/scale.Resolve: every degree
+// mock data). s must be resolved (evaluate/scale/plan.Resolve: every degree
 // filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,

@@ -7,7 +7,7 @@ import (
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// A plan at cluster scale is costed on a software stack (scale.Software:
+// A plan at cluster scale is costed on a software stack (plan.Software:
 // stack= and the keys beside it), and the file an export writes runs on
 // its framework's: the same plan is another step time on another stack
 // (docs/stacks.md: Llama 3 8B's quick-start plan is 5.92 s a step on

@@ -21,7 +21,7 @@ var SearchTargets = []string{"megatron", "torchtitan", "deepspeed", "any"}
 const DefaultSearchTarget = "megatron"
 
 // SearchTarget is the constraint placer search --for name puts on the
-// plans of model m on gpus GPUs (scale.Space.For): only plans its export
+// plans of model m on gpus GPUs (search.Space.For): only plans its export
 // writes ("" = DefaultSearchTarget; "any": every plan, the splits that
 // count the embedding and the loss as layers with the others, so that
 // its best is at least as fast as every framework's).

@@ -87,7 +87,7 @@ type TransformerStage struct {
 
 // NewTransformerPlan writes model m under strategy s on gpus GPUs as a
 // TransformerPlanFormat plan. s must be resolved (every degree named, as
-// evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
+// evaluate/scale/plan.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as are context parallelism and

@@ -176,7 +176,7 @@ func MegatronPlan(ctx context.Context, row Row, p plan.Pod) (scale.Result, error
 	if etp == 0 {
 		etp = want.T()
 	}
-	maxV := 0 // scale.Search's default, unless the row states more virtual stages
+	maxV := 0 // search.Search's default, unless the row states more virtual stages
 	if row.VirtualStated {
 		maxV = max(8, want.V())
 	}

@@ -9,7 +9,7 @@ import (
 
 // TestSourceSets: every sweep and every row of report megatron's tables
 // names a published source set, and every constant chosen with rows
-// (scale.Tuned) names only source sets there are: a constant cannot be
+// (plan.Tuned) names only source sets there are: a constant cannot be
 // reset for a source that is not one, nor a source escape its reset.
 func TestSourceSets(t *testing.T) {
 	for _, sw := range Sweeps() {
