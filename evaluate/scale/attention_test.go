@@ -118,8 +118,8 @@ func TestH100AttentionMeasured(t *testing.T) {
 		}
 		ms = append(ms, m...)
 	}
-	if plan.H100Kernels.Attention[0] != &plan.H100CuDNNAttention {
-		t.Errorf("the H100's runs attend with %s, want cuDNN's kernel (Transformer Engine's)", plan.H100Kernels.Attention[0].Backend)
+	if h100.Attention[0].Backend != "cudnn" {
+		t.Errorf("the H100's runs attend with %s, want cuDNN's kernel (Transformer Engine's)", h100.Attention[0].Backend)
 	}
 	for _, c := range []struct {
 		k                 *plan.AttentionKernel
@@ -127,8 +127,8 @@ func TestH100AttentionMeasured(t *testing.T) {
 		fwdMean, fwdWorst float64
 		bwdMean, bwdWorst float64
 	}{
-		{&plan.H100CuDNNAttention, 41, 0.030, 0.158, 0.026, 0.113},
-		{&plan.H100FlashAttention, 40, 0.040, 0.148, 0.023, 0.123},
+		{h100.Attention[0], 41, 0.030, 0.158, 0.026, 0.113},
+		{h100.Attention[1], 40, 0.040, 0.148, 0.023, 0.123},
 	} {
 		fit, err := plan.FitAttention(ms, c.k.Backend)
 		if err != nil {
@@ -216,7 +216,7 @@ func TestSlidingWindowCost(t *testing.T) {
 	}
 	const n, heads, d = 4096.0, 8.0, 64.0
 	e := n * heads * 2 * d
-	r := &plan.H100CuDNNAttention.Fwd
+	r := h100.Attention[0].Fwd
 	// The kernel's rate term at the clock the pod's 700 W holds.
 	_, slow := p.HeldClock()
 	call := func(keys float64) plan.AttnCall {

@@ -109,9 +109,9 @@ func TestH100FP8Measured(t *testing.T) {
 		key  string
 		want float64
 	}{
-		{"tensorwise.fast", plan.H100Kernels.FP8Fwd},
-		{"tensorwise", plan.H100Kernels.FP8Bwd},
-		{"blockwise", plan.H100Kernels.FP8Block},
+		{"tensorwise.fast", h100.FP8Fwd},
+		{"tensorwise", h100.FP8Bwd},
+		{"blockwise", h100.FP8Block},
 	} {
 		r := got[c.key]
 		if len(r) != 36 {
@@ -126,7 +126,7 @@ func TestH100FP8Measured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Kernels.FP8Fwd != plan.H100Kernels.FP8Fwd || p.Kernels.FP8Bwd != plan.H100Kernels.FP8Bwd || p.Kernels.FP8Block != plan.H100Kernels.FP8Block {
+	if p.Kernels.FP8Fwd != h100.FP8Fwd || p.Kernels.FP8Bwd != h100.FP8Bwd || p.Kernels.FP8Block != h100.FP8Block {
 		t.Errorf("the pod's FP8 figures %+v are not h100Kernels'", p.Kernels)
 	}
 }
@@ -161,7 +161,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 	if len(ps) != 5 {
 		t.Fatalf("%d MoE presets measured, want 5", len(ps))
 	}
-	unit := plan.Kernels{GroupedGEMM: 1, SMs: plan.H100Kernels.SMs}
+	unit := plan.Kernels{GroupedGEMM: 1, SMs: h100.SMs}
 	var fit []float64
 	for name, p := range ps {
 		if !(p.grouped > 0 && p.dense > 0) {
@@ -169,11 +169,11 @@ func TestH100GroupedMeasured(t *testing.T) {
 		}
 		fit = append(fit, p.dense/p.grouped/unit.GroupedEff(p.local, p.rows, p.n))
 	}
-	if m := median(fit); math.Abs(m-plan.H100Kernels.GroupedGEMM) > 0.0005 {
-		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, plan.H100Kernels.GroupedGEMM)
+	if m := median(fit); math.Abs(m-h100.GroupedGEMM) > 0.0005 {
+		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, h100.GroupedGEMM)
 	}
 	for name, p := range ps {
-		pred, meas := plan.H100Kernels.GroupedEff(p.local, p.rows, p.n), p.dense/p.grouped
+		pred, meas := h100.GroupedEff(p.local, p.rows, p.n), p.dense/p.grouped
 		e := pred/meas - 1
 		limit := 0.06
 		if name == "deepseek-v3" {
@@ -185,7 +185,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 	}
 	// Many tokens an expert fill whole waves: the fitted figure, less
 	// the ragged edge (4,096 rows, 1,536 columns: none).
-	if g := plan.H100Kernels.GroupedEff(16, 4096, 1536); math.Abs(g-plan.H100Kernels.GroupedGEMM*3072/3168) > 1e-12 {
+	if g := h100.GroupedEff(16, 4096, 1536); math.Abs(g-h100.GroupedGEMM*3072/3168) > 1e-12 {
 		t.Errorf("16 experts of 4,096 x 1,536: %v", g)
 	}
 }

@@ -71,7 +71,7 @@ func TestHostMeasured(t *testing.T) {
 			got[l.Name] = *l.Replay
 		}
 	}
-	h := plan.H100Kernels.Host
+	h := h100.Host
 	for _, c := range []struct {
 		name string
 		want float64

@@ -39,11 +39,11 @@ func TestHeldClockByHand(t *testing.T) {
 		{75.5, 0, 1},
 		{0, 0, 1},
 	} {
-		f := plan.H100Held.Clock(c.watts)
+		f := (*h100.Held).Clock(c.watts)
 		if math.Abs(f-c.mhz) > 0.01 {
 			t.Errorf("%g W: %.3f MHz, by hand %.2f", c.watts, f, c.mhz)
 		}
-		if s := plan.H100Held.Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
+		if s := (*h100.Held).Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
 			t.Errorf("%g W: slowdown %.7f, by hand %.6f", c.watts, s, c.slowdown)
 		}
 	}
@@ -282,7 +282,7 @@ func TestH100HeldMeasured(t *testing.T) {
 		top = append(top, peak)
 		for _, r := range runs {
 			if strings.HasSuffix(r.name, ".gemm") {
-				x, y := plan.H100Held.BurstMHz/r.mhz-1, burstTF/r.tflops-1
+				x, y := (*h100.Held).BurstMHz/r.mhz-1, burstTF/r.tflops-1
 				sxy, sxx = sxy+x*y, sxx+x*x
 				gemms++
 				continue
@@ -291,17 +291,17 @@ func TestH100HeldMeasured(t *testing.T) {
 		}
 	}
 	sort.Float64s(top)
-	if top[0] != plan.H100Held.BurstMHz || top[len(top)-1] != plan.H100Held.BurstMHz {
-		t.Errorf("highest SM clock of each log %v, h100Held.BurstMHz %g", top, plan.H100Held.BurstMHz)
+	if top[0] != (*h100.Held).BurstMHz || top[len(top)-1] != (*h100.Held).BurstMHz {
+		t.Errorf("highest SM clock of each log %v, h100Held.BurstMHz %g", top, (*h100.Held).BurstMHz)
 	}
-	if len(blocks) != 8 || median(blocks) != plan.H100Held.HeldMHz {
-		t.Errorf("%d blocks held at a median %g MHz (%v), h100Held.HeldMHz %g", len(blocks), median(blocks), blocks, plan.H100Held.HeldMHz)
+	if len(blocks) != 8 || median(blocks) != (*h100.Held).HeldMHz {
+		t.Errorf("%d blocks held at a median %g MHz (%v), h100Held.HeldMHz %g", len(blocks), median(blocks), blocks, (*h100.Held).HeldMHz)
 	}
-	if len(idle) != 29 || median(idle) != plan.H100Held.IdleW {
-		t.Errorf("%d samples at rest, median %g W; h100Held.IdleW %g", len(idle), median(idle), plan.H100Held.IdleW)
+	if len(idle) != 29 || median(idle) != (*h100.Held).IdleW {
+		t.Errorf("%d samples at rest, median %g W; h100Held.IdleW %g", len(idle), median(idle), (*h100.Held).IdleW)
 	}
-	if s := sxy / sxx; gemms != 3 || math.Abs(s-plan.H100Held.Share) > 0.00005 {
-		t.Errorf("%d held GEMMs give Share %.5f, h100Held.Share %g", gemms, s, plan.H100Held.Share)
+	if s := sxy / sxx; gemms != 3 || math.Abs(s-(*h100.Held).Share) > 0.00005 {
+		t.Errorf("%d held GEMMs give Share %.5f, h100Held.Share %g", gemms, s, (*h100.Held).Share)
 	}
 }
 
@@ -386,7 +386,7 @@ func TestH100HeldBlocks(t *testing.T) {
 //     (P(1,980) = 75.5 + 624.5 x 1.8513 = 1,231.7 W: 531.7 over), so the
 //     burst clock.
 func TestBalancedByHand(t *testing.T) {
-	h := plan.H100Held
+	h := *h100.Held
 	const i = 1.1173670063311705 / 9
 	for _, c := range []struct {
 		name  string
@@ -435,7 +435,7 @@ func TestH100BalancedIdle(t *testing.T) {
 			continue
 		}
 		f0 := base[strings.Split(r.name, ".idle")[0]]
-		h := plan.H100Held
+		h := *h100.Held
 		h.HeldMHz = f0
 		// The idle time follows the busy time (s/(1-s) of it): a fixed
 		// point of Balanced over it.

@@ -135,7 +135,7 @@ func (k Kernels) Fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
-// H100Kernels are an H100 SXM's (DGX H100), from measurements:
+// h100Kernels are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
@@ -224,9 +224,9 @@ func (k Kernels) Fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
-var H100Kernels = Kernels{
+var h100Kernels = Kernels{
 	GEMM:      0.756,
-	Attention: []*AttentionKernel{&H100CuDNNAttention, &H100FlashAttention},
+	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
 	IntraBus:        362e9,
@@ -235,19 +235,19 @@ var H100Kernels = Kernels{
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
-	Held:        &H100Held,
+	Held:        &h100Held,
 }
 
-// H100CuDNNAttention and H100FlashAttention are the fits H100Kernels
+// h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
 // describes (FitAttention on kb-attention.jsonl and longattn.jsonl
 // together, to four figures).
 var (
-	H100CuDNNAttention = AttentionKernel{Backend: "cudnn",
+	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
 			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
 			Beta: 2.901e-12, T0: 92.10e-6}}
-	H100FlashAttention = AttentionKernel{Backend: "flash",
+	h100FlashAttention = AttentionKernel{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
 			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},

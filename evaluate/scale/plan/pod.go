@@ -76,7 +76,7 @@ var podPresets = map[string]podPreset{
 	// Its GPUs at the H100 SXM5's 700 W (NVIDIA H100 Tensor Core GPU
 	// datasheet: max thermal design power up to 700 W; nvidia-smi reads
 	// 700.00 W as the power limit on the H100 SXMs of measurements/).
-	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: H100Kernels, power: 700,
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels, power: 700,
 		source: "DGX H100 user guide: 8 x H100 SXM5 (700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
 	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR. Its GPUs at the
@@ -109,7 +109,7 @@ var podPresets = map[string]podPreset{
 	// model; the HBM2e part's own idle power is not measured, the HBM3
 	// SXM's stands for it); the compute peak is the SXM's (torchtitan
 	// says its peak lies between the SXM's and the NVL's, value unknown),
-	// kernels as measured on the 700 W SXM (H100Kernels). Its memory is
+	// kernels as measured on the 700 W SXM (h100Kernels). Its memory is
 	// what torch.cuda.get_device_properties().total_memory reads on
 	// these GPUs, 95.0 GiB (102.0 GB), not the 96 GB of the page:
 	// torchtitan's memory monitor logs its peak as a share of that
@@ -118,15 +118,15 @@ var podPresets = map[string]podPreset{
 	// 49.66 GiB as 52.28% (pytorch/torchtitan#1287) and 48.87 GiB as
 	// 51.44% (torchtitan/experiments/graph_trainer/.claude/CLAUDE.md,
 	// "8xH100"): 94.99 and 95.00 GiB.
-	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: H100Kernels,
+	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
 		memory: 95 << 30, memBandwidth: 2.4e12, power: 500,
 		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 
-// h800Kernels are H100Kernels with the NVLink bus bandwidth DeepSeek
+// h800Kernels are h100Kernels with the NVLink bus bandwidth DeepSeek
 // states for the H800 (160 GB/s).
 var h800Kernels = func() Kernels {
-	k := H100Kernels
+	k := h100Kernels
 	k.IntraBus = 160e9
 	return k
 }()

@@ -73,7 +73,7 @@ func (h HeldClock) Slowdown(clockMHz float64) float64 {
 	return h.Share*h.BurstMHz/clockMHz + 1 - h.Share
 }
 
-// H100Held is an H100 SXM's (80 GB HBM3, 700 W), every figure but the
+// h100Held is an H100 SXM's (80 GB HBM3, 700 W), every figure but the
 // exponent measured on H100s under held load with nvidia-smi beside them
 // (kernelbench's sustained section: a BF16 GEMM and the Megatron rows'
 // blocks run back to back, one throughput a second; nvidia-smi's SM
@@ -105,7 +105,7 @@ func (h HeldClock) Slowdown(clockMHz float64) float64 {
 // blocks took 1.113-1.190x theirs (314B's burst, 15.8 ms a timing, was
 // itself at the held clock: 0.994), their memory-bound kernels not
 // slowed (TestH100HeldBlocks).
-var H100Held = HeldClock{BurstMHz: 1980, HeldMHz: 1612.5, TDPW: 700, IdleW: 75.5, Exponent: 3, Share: 0.6326}
+var h100Held = HeldClock{BurstMHz: 1980, HeldMHz: 1612.5, TDPW: 700, IdleW: 75.5, Exponent: 3, Share: 0.6326}
 
 // hold prices the pod's compute at the clock its GPUs hold under its
 // power limit (HeldClock): its hardware's ComputeSlowdown, which lengthens
