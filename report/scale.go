@@ -249,7 +249,7 @@ func expertsComm(pl plan.Plan, s *scale.Sources) bool {
 	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
-// verdictWords is the memory line's verdict on r (search.Result.Verdict):
+// verdictWords is the memory line's verdict on r (scale.Result.Verdict):
 // "fits", "is TIGHT against" or "does NOT fit" the usable memory.
 func verdictWords(r *scale.Result) string {
 	switch {

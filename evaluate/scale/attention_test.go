@@ -101,7 +101,7 @@ func TestFitAttentionErrors(t *testing.T) {
 	}
 }
 
-// TestH100AttentionMeasured: H100Kernels' attention kernels are the fits
+// TestH100AttentionMeasured: h100Kernels' attention kernels are the fits
 // of the H100's measured cases (to the four figures they are written
 // with), and each fits its cases within the errors kernels.go states.
 func TestH100AttentionMeasured(t *testing.T) {

@@ -91,7 +91,7 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	c.pl.T = T
 	c.layers = layersOf(&c.pl.Run, p)
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
-		fwd, bwd := p.Kernels.Fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
 		c.fp8, c.fp8b = 1/fwd, 1/bwd
 	}
 	return c

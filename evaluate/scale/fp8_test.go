@@ -69,7 +69,7 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// FP8Speedups is, per FP8 case of kernelbench ("tensorwise.fast",
+// fp8Speedups is, per FP8 case of kernelbench ("tensorwise.fast",
 // "tensorwise", "blockwise", "rowwise"), the BF16 over the FP8 time of
 // each of the Megatron rows' shard GEMMs (the squares left out), paired
 // by shape with the BF16 GEMM of the forward orientation.

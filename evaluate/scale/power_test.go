@@ -16,7 +16,7 @@ import (
 	"github.com/placer/placer/graph"
 )
 
-// TestHeldClockByHand: the power model and the slowdown with H100Held's
+// TestHeldClockByHand: the power model and the slowdown with h100Held's
 // figures (HeldMHz 1,612.5 at TDP 700 W, IdleW 75.5, exponent 3, Share
 // 0.6326, BurstMHz 1,980), worked by hand:
 //   - at 700 W, the measured limit, the measured clock: 1,612.5 MHz, and
@@ -244,15 +244,15 @@ func readRuns(t *testing.T, jsonl, csv string, idle bool) (runs []heldRun, smi [
 	return runs, smi
 }
 
-// heldFiles are the three held-load runs H100Held is measured on.
+// heldFiles are the three held-load runs h100Held is measured on.
 var heldFiles = [][2]string{
 	{"../../measurements/2026-11-26-h100-b/kb-sustained-1.7b.jsonl", "../../measurements/2026-11-26-h100-b/smi-1.7b.csv"},
 	{"../../measurements/2026-11-26-h100-b/kb-sustained-rows.jsonl", "../../measurements/2026-11-26-h100-b/smi-rows.csv"},
 	{"../../../shared/data/h100-sustained/sustained.jsonl", "../../../shared/data/h100-sustained/smi-sustained.csv"},
 }
 
-// TestH100HeldMeasured recomputes H100Held's measured figures from the
-// three held-load runs and nvidia-smi's logs beside them (H100Held says
+// TestH100HeldMeasured recomputes h100Held's measured figures from the
+// three held-load runs and nvidia-smi's logs beside them (h100Held says
 // how): the burst clock, the blocks' held clock, the idle power and the
 // GEMM's clock share; a changed figure or file fails here.
 func TestH100HeldMeasured(t *testing.T) {
@@ -374,7 +374,7 @@ func TestH100HeldBlocks(t *testing.T) {
 
 // TestBalancedByHand: the clock a step's compute holds when the limit
 // binds the step's average power (HeldClock.Balanced), by hand on
-// H100Held (P(f) = 75.5 + 624.5 (f/1,612.5)^3, Slowdown(f) = 0.6326 x
+// h100Held (P(f) = 75.5 + 624.5 (f/1,612.5)^3, Slowdown(f) = 0.6326 x
 // 1980/f + 0.3674):
 //   - compute only: Clock(700) = 1,612.5; Clock(500) = 1,417.80.
 //   - 1 s of compute and idle I: at f* = 1,612.5 (1 + 1/9)^(1/3) =

@@ -121,7 +121,7 @@ func (k Kernels) WithAttention(backend string) (Kernels, error) {
 // FP8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
 // ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
 // (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
-func (k Kernels) Fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
 	peaks := k.FP8Peak / bf16Peak
 	or := func(x float64) float64 {
 		if x > 0 {

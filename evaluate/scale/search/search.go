@@ -35,7 +35,7 @@ type Space struct {
 	// Top is how many of the fastest fitting plans to keep besides the
 	// best (Result.Top; 0 = none).
 	Top int
-	// AllowTight keeps the plans whose memory is "tight" (search.Result.Verdict:
+	// AllowTight keeps the plans whose memory is "tight" (scale.Result.Verdict:
 	// within their regime's measured error of the usable memory); false
 	// sets them aside (Result.Tight counts them).
 	AllowTight bool
