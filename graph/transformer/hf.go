@@ -47,6 +47,7 @@ const (
 	windowEvery  // sliding_window (null: none) in every layer (Mistral, Mixtral)
 	windowQwen   // sliding_window where use_sliding_window, in the layers from max_window_layers on
 	windowLayers // layer_types (full_attention, sliding_attention) and sliding_window (GPT-OSS)
+	windowGemma  // layer_types, or sliding_window_pattern (every its-th layer full, 1-based; transformers' default 6), and sliding_window (Gemma 3)
 )
 
 // hfFamily is what one model_type's config.json means.
@@ -56,6 +57,17 @@ type hfFamily struct {
 	// shared: a shared expert of shared_expert_intermediate_size
 	// (Qwen2-MoE), read as that over moe_intermediate_size shared experts.
 	shared bool
+	// act is the MLP's activation: "" SwiGLU (hidden_act silu), "geglu"
+	// (Gemma's hidden_activation gelu_pytorch_tanh), "relu2" (Nemotron's
+	// hidden_act relu2, no gate).
+	act string
+	// norms is the norms over the hidden state a block has (Spec.Norms;
+	// 0: two).
+	norms int
+	// defaults are the values transformers gives this family's fields
+	// where the file has none (Gemma 3's published configs leave its
+	// vocabulary, head width and pattern to them).
+	defaults map[string]json.RawMessage
 	// ignored are this family's harmless fields besides hfIgnored.
 	ignored []string
 }
@@ -83,6 +95,35 @@ var hfFamilies = map[string]hfFamily{
 	// them (0.01% of its parameters); swiglu_limit clamps the activation.
 	"gpt_oss": {moe: moeGPTOSS, window: windowLayers,
 		ignored: append([]string{"attention_bias", "swiglu_limit", "initial_context_length"}, hfRouterFields...)},
+	// Gemma 3's language model (Gemma Team, arXiv 2503.19786, section
+	// 2; transformers v5.24's models/gemma3): a GeGLU MLP, four RMS norms
+	// a block, query and key RMS norms (their 2 x head_dim scales a layer
+	// left out, as Qwen3's are), local layers of sliding_window between
+	// the global ones, embeddings tied and scaled by sqrt(hidden) (no
+	// cost). query_pre_attn_scalar scales the scores and
+	// rope_local_base_freq is the local layers' rotary base: no shape,
+	// no cost. Its published 4B, 12B and 27B configs are model_type
+	// gemma3, the language model under text_config (hfGemmaWrapper).
+	"gemma3_text": {window: windowGemma, act: "geglu", norms: 4, defaults: hfGemma3Defaults,
+		ignored: []string{"query_pre_attn_scalar", "rope_local_base_freq", "cache_implementation", "hidden_act"}},
+	// Nemotron-4 and Minitron (NVIDIA, arXiv 2402.16819 section 2.1;
+	// transformers v5.24's models/nemotron): a squared-ReLU MLP without a
+	// gate (up_proj, down_proj), rotary positions over
+	// partial_rotary_factor of each head (no cost), layer norms with
+	// zero-centred scales and a shift (LayerNorm1P: 2 x hidden a norm, of
+	// which the shifts, hidden a norm, are left out: 0.003% of
+	// Nemotron-4 15B).
+	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps", "kv_channels"}},
+}
+
+// hfGemma3Defaults are transformers v5.24's Gemma3TextConfig defaults
+// (models/gemma3/configuration_gemma3.py) of the fields Google's
+// published gemma-3-4b/12b/27b configs leave out of their text_config.
+var hfGemma3Defaults = map[string]json.RawMessage{
+	"vocab_size": json.RawMessage("262208"), "head_dim": json.RawMessage("256"),
+	"num_key_value_heads": json.RawMessage("4"), "hidden_activation": json.RawMessage(`"gelu_pytorch_tanh"`),
+	"sliding_window": json.RawMessage("4096"), "sliding_window_pattern": json.RawMessage("6"),
+	"tie_word_embeddings": json.RawMessage("true"),
 }
 
 // hfRouterFields are the routers' training settings: no shape, no cost.
@@ -111,6 +152,7 @@ func HFModelTypes() []string {
 	for k := range hfFamilies {
 		out = append(out, k)
 	}
+	out = append(out, "gemma3") // its text_config, a gemma3_text
 	slices.Sort(out)
 	return out
 }
@@ -196,9 +238,17 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("%s: field \"model_type\" missing (placer reads %s)", r.where, strings.Join(HFModelTypes(), ", "))
 	}
+	if typ == "gemma3" {
+		return r.gemmaWrapper(where)
+	}
 	fam, ok := hfFamilies[typ]
 	if !ok {
-		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)", strings.Join(HFModelTypes(), ", "))
+		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)%s", strings.Join(HFModelTypes(), ", "), hfLater(typ))
+	}
+	for k, v := range fam.defaults {
+		if _, ok := r.raw[k]; !ok {
+			r.raw[k] = v
+		}
 	}
 	m, err := r.spec(typ, fam)
 	if err != nil {
@@ -233,11 +283,10 @@ func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	if act, ok, err := r.str("hidden_act"); err != nil {
+	if err := r.activation(fam, &m); err != nil {
 		return Spec{}, err
-	} else if ok && act != "silu" {
-		return Spec{}, r.fail("hidden_act", "placer models SwiGLU's silu only")
 	}
+	m.Norms = fam.norms
 	if m.Tied, err = r.boolean("tie_word_embeddings"); err != nil {
 		return Spec{}, err
 	}
@@ -269,10 +318,97 @@ func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
 	if err := r.experts(&m, fam); err != nil {
 		return Spec{}, err
 	}
-	if m.Window, m.WindowEvery, err = r.window(fam.window, m.Layers); err != nil {
+	if m.Window, m.WindowEvery, m.GlobalEvery, err = r.window(fam.window, m.Layers); err != nil {
 		return Spec{}, err
 	}
 	return m, nil
+}
+
+// activation reads the MLP's activation as family fam names it.
+func (r *hfReader) activation(fam hfFamily, m *Spec) error {
+	switch fam.act {
+	case "geglu":
+		// Gemma3MLP applies hidden_activation (hidden_act, an older
+		// name, is ignored by it: hfFamilies).
+		if act, _, err := r.str("hidden_activation"); err != nil {
+			return err
+		} else if act != "gelu_pytorch_tanh" && act != "gelu" {
+			return r.fail("hidden_activation", "placer models Gemma's gated GeLU (gelu_pytorch_tanh) only")
+		}
+	case "relu2":
+		if act, ok, err := r.str("hidden_act"); err != nil {
+			return err
+		} else if ok && act != "relu2" {
+			return r.fail("hidden_act", "placer models Nemotron's squared ReLU (relu2) only")
+		}
+		// Minitron's NeMo export writes the head width as kv_channels
+		// beside head_dim (transformers reads head_dim).
+		if kc, err := r.count("kv_channels", false, 1); err != nil {
+			return err
+		} else if d, ok := r.raw["head_dim"]; kc > 0 && (!ok || string(d) != strconv.Itoa(kc)) {
+			return r.fail("kv_channels", "a head width head_dim does not give: transformers reads head_dim")
+		}
+	default:
+		if act, ok, err := r.str("hidden_act"); err != nil {
+			return err
+		} else if ok && act != "silu" {
+			return r.fail("hidden_act", "placer models SwiGLU's silu only")
+		}
+	}
+	m.Act = fam.act
+	return nil
+}
+
+// hfLater names, for a model type placer does not read yet, what it is.
+func hfLater(typ string) string {
+	switch typ {
+	case "nemotron_h", "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
+		return "; its Mamba-2 or linear-attention layers beside attention are a later step"
+	case "gemma", "gemma2":
+		return "; of Gemma, placer reads Gemma 3 (gemma3, gemma3_text)"
+	}
+	return ""
+}
+
+// hfGemmaWrapper are the fields of Gemma 3's multimodal config.json
+// beside its text_config: the SigLIP vision tower and the image tokens,
+// which a text run does not go through (the tower's 0.42B parameters
+// are left out with them), and the file's provenance.
+var hfGemmaWrapper = []string{"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
+	"image_token_index", "image_token_id", "boi_token_id", "eoi_token_id", "initializer_range", "text_config", "tie_word_embeddings"}
+
+// gemmaWrapper reads a model_type gemma3 config.json (Gemma 3 4B, 12B,
+// 27B: Gemma3ForConditionalGeneration) as its language model, its
+// text_config (a gemma3_text config, transformers' defaults where it
+// leaves a field out).
+func (r *hfReader) gemmaWrapper(where string) (Spec, error) {
+	raw, ok := r.get("text_config")
+	if !ok {
+		return Spec{}, fmt.Errorf("%s: field \"text_config\" missing (a gemma3 config.json has its language model there)", r.where)
+	}
+	var text map[string]json.RawMessage
+	if json.Unmarshal(raw, &text) != nil {
+		return Spec{}, r.fail("text_config", "not a JSON object")
+	}
+	if t, ok := text["model_type"]; ok && string(t) != `"gemma3_text"` {
+		return Spec{}, r.fail("text_config", "model_type %s: want gemma3_text", t)
+	}
+	text["model_type"] = json.RawMessage(`"gemma3_text"`)
+	// transformers' Gemma3Config ties the output layer to the text
+	// embedding where tie_word_embeddings is true, its default.
+	if tie, ok := r.raw["tie_word_embeddings"]; ok {
+		if _, inner := text["tie_word_embeddings"]; !inner {
+			text["tie_word_embeddings"] = tie
+		}
+	}
+	for _, k := range hfGemmaWrapper {
+		r.seen[k] = true
+	}
+	if err := r.leftover(hfFamily{}); err != nil {
+		return Spec{}, err
+	}
+	data, _ := json.Marshal(text)
+	return FromHFConfig(data, where+" text_config")
 }
 
 // mla reads DeepSeek's latent attention.
@@ -412,24 +548,42 @@ func (r *hfReader) firstLayers(k string, layers int) (int, error) {
 }
 
 // window reads a sliding window of attention as the family gives it:
-// the window's tokens and, where it is not in every layer, every how
-// many layers from the first (0: every layer).
-func (r *hfReader) window(kind, layers int) (window, every int, err error) {
+// the window's tokens and its layers: every every-th layer from the
+// first (0: every layer), or (global > 0) every layer but every
+// global-th, counted from 1.
+func (r *hfReader) window(kind, layers int) (window, every, global int, err error) {
 	if kind == windowNone {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	size, err := r.count("sliding_window", false, 0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	var sliding []int // the layers with the window
+	sliding, err := r.slidingLayers(kind, layers, size)
+	if err != nil || len(sliding) == 0 {
+		return 0, 0, 0, err
+	}
+	if size == 0 {
+		return 0, 0, 0, fmt.Errorf("%s: field \"sliding_window\" missing (layer_types has sliding_attention layers)", r.where)
+	}
+	every, global, ok := windowPattern(sliding, layers)
+	if !ok {
+		return 0, 0, 0, r.fail("layer_types", "sliding_attention neither in every N-th layer from the first nor in all but every N-th: placer does not model it")
+	}
+	return size, every, global, nil
+}
+
+// slidingLayers is the layers with the window, as the family's
+// layer_types or its older fields give them.
+func (r *hfReader) slidingLayers(kind, layers, size int) ([]int, error) {
+	var sliding []int
 	if raw, ok := r.get("layer_types"); ok {
 		var types []string
 		if json.Unmarshal(raw, &types) != nil {
-			return 0, 0, r.fail("layer_types", "not a list of strings")
+			return nil, r.fail("layer_types", "not a list of strings")
 		}
 		if len(types) != layers {
-			return 0, 0, r.fail("layer_types", "%d entries for num_hidden_layers %d", len(types), layers)
+			return nil, r.fail("layer_types", "%d entries for num_hidden_layers %d", len(types), layers)
 		}
 		for i, t := range types {
 			switch t {
@@ -437,62 +591,111 @@ func (r *hfReader) window(kind, layers int) (window, every int, err error) {
 				sliding = append(sliding, i)
 			case "full_attention":
 			default:
-				return 0, 0, r.fail("layer_types", "layer %d is %q: placer models full_attention and sliding_attention", i, t)
+				return nil, r.fail("layer_types", "layer %d is %q: placer models full_attention and sliding_attention", i, t)
 			}
 		}
-		if kind == windowQwen {
+		switch kind {
+		case windowQwen:
 			// The switches layer_types was written from.
 			r.seen["use_sliding_window"], r.seen["max_window_layers"] = true, true
+		case windowGemma:
+			r.seen["sliding_window_pattern"] = true
 		}
-	} else {
-		switch kind {
-		case windowEvery:
-			if size > 0 {
-				return size, 0, nil
-			}
-			return 0, 0, nil
-		case windowQwen:
-			use, err := r.boolean("use_sliding_window")
-			if err != nil {
-				return 0, 0, err
-			}
-			from, err := r.count("max_window_layers", false, 0)
-			if err != nil {
-				return 0, 0, err
-			}
-			if !use || size == 0 || from >= layers {
-				return 0, 0, nil
-			}
-			if from > 0 {
-				return 0, 0, r.fail("max_window_layers", "the window in the layers from %d on only: placer does not model it", from)
-			}
-			return size, 0, nil
-		case windowLayers:
-			// transformers' default: every other layer from the first.
-			for i := 0; i < layers; i += 2 {
+		return sliding, nil
+	}
+	switch kind {
+	case windowEvery:
+		if size > 0 {
+			return allLayers(layers), nil
+		}
+	case windowQwen:
+		use, err := r.boolean("use_sliding_window")
+		if err != nil {
+			return nil, err
+		}
+		from, err := r.count("max_window_layers", false, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !use || size == 0 || from >= layers {
+			return nil, nil
+		}
+		if from > 0 {
+			return nil, r.fail("max_window_layers", "the window in the layers from %d on only: placer does not model it", from)
+		}
+		return allLayers(layers), nil
+	case windowLayers:
+		// transformers' default: every other layer from the first.
+		for i := 0; i < layers; i += 2 {
+			sliding = append(sliding, i)
+		}
+	case windowGemma:
+		// transformers' Gemma3TextConfig: layer i slides unless
+		// (i+1) % sliding_window_pattern is 0.
+		n, err := r.count("sliding_window_pattern", false, 1)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < layers; i++ {
+			if (i+1)%max(1, n) != 0 {
 				sliding = append(sliding, i)
 			}
 		}
 	}
-	if len(sliding) == 0 {
-		return 0, 0, nil
+	return sliding, nil
+}
+
+// allLayers is 0, 1, ..., layers-1.
+func allLayers(layers int) []int {
+	out := make([]int, layers)
+	for i := range out {
+		out[i] = i
 	}
-	if size == 0 {
-		return 0, 0, fmt.Errorf("%s: field \"sliding_window\" missing (layer_types has sliding_attention layers)", r.where)
-	}
+	return out
+}
+
+// windowPattern is the Spec's layout of the layers sliding (sorted, at
+// least one) of layers: every every-th layer from the first (0: every
+// layer), or every layer but every global-th counted from 1; ok false
+// where it is neither.
+func windowPattern(sliding []int, layers int) (every, global int, ok bool) {
 	every = layers
 	if len(sliding) > 1 {
 		every = sliding[1]
 	}
+	ok = every > 0
 	for i, l := range sliding {
 		if l != i*every || len(sliding) != (layers+every-1)/every {
-			return 0, 0, r.fail("layer_types", "sliding_attention not in every N-th layer from the first: placer does not model it")
+			ok = false
 		}
 	}
-	if every == 1 {
-		every = 0
+	if ok {
+		if every == 1 {
+			every = 0
+		}
+		return every, 0, true
 	}
-	return size, every, nil
+	var full []int
+	for i, j := 0, 0; i < layers; i++ {
+		if j < len(sliding) && sliding[j] == i {
+			j++
+		} else {
+			full = append(full, i)
+		}
+	}
+	if len(full) == 0 {
+		return 0, 0, true
+	}
+	global = full[0] + 1
+	if global < 2 || len(full) != layers/global {
+		return 0, 0, false
+	}
+	for k, l := range full {
+		if l != (k+1)*global-1 {
+			return 0, 0, false
+		}
+	}
+	return 0, global, true
 }
 
 // leftover refuses the first field, in name order, that is neither read
@@ -702,7 +905,7 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	switch typ {
 	case "qwen2", "qwen2_moe":
 		c.QKVBias = true // always, whatever the file says
-	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3":
+	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
 	case "gpt_oss":
 		// Its attention_bias (ignored by the shape: hfFamilies) puts

@@ -15,10 +15,10 @@ import (
 // preset's Spec; what it reads writes back through String as itself.
 func TestHFConfigs(t *testing.T) {
 	for _, c := range []struct {
-		file           string
-		preset         string
-		total, active  float64 // billions, the model card's (active 0: dense, or not published comparably)
-		window, wevery int
+		file                   string
+		preset                 string
+		total, active          float64 // billions, the model card's (active 0: dense, or not published comparably)
+		window, wevery, global int
 	}{
 		{file: "llama3-8b.json", preset: "llama3-8b", total: 8.03},
 		{file: "llama3.1-70b.json", preset: "llama3-70b", total: 70.6},
@@ -33,6 +33,14 @@ func TestHFConfigs(t *testing.T) {
 		{file: "gpt-oss-120b.json", preset: "gpt-oss-120b", total: 116.8, window: 128, wevery: 2},
 		{file: "deepseek-v2.json", total: 236, active: 21},
 		{file: "qwen1.5-moe-a2.7b.json", total: 14.3, active: 2.7},
+		// google/gemma-3-1b-pt's model card: 1B; Gemma 3's report (arXiv
+		// 2503.19786, table 1): 302M embedding + 698M non-embedding.
+		{file: "gemma-3-1b.json", total: 1.0, window: 512, global: 6},
+		// The 12B and 27B language models (the report's table 1: 1,012M +
+		// 10,759M and 1,416M + 25,600M; the cards' 12B and 27B add the
+		// 417M vision encoder placer leaves out).
+		{file: "gemma-3-12b.json", total: 11.771, window: 1024, global: 6},
+		{file: "gemma-3-27b.json", total: 27.016, window: 1024, global: 6},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)
@@ -51,8 +59,8 @@ func TestHFConfigs(t *testing.T) {
 				t.Errorf("%s: %+v, the preset %s is %+v", c.file, m, c.preset, p)
 			}
 		}
-		if m.Window != c.window || m.WindowEvery != c.wevery {
-			t.Errorf("%s: window %d every %d, want %d every %d", c.file, m.Window, m.WindowEvery, c.window, c.wevery)
+		if m.Window != c.window || m.WindowEvery != c.wevery || m.GlobalEvery != c.global {
+			t.Errorf("%s: window %d every %d global every %d, want %d every %d global every %d", c.file, m.Window, m.WindowEvery, m.GlobalEvery, c.window, c.wevery, c.global)
 		}
 		if back, err := Parse(m.String()); err != nil || back != m.Shape() {
 			t.Errorf("%s: %q reads back as %+v, %v", c.file, m.String(), back, err)
@@ -138,7 +146,7 @@ func TestHFRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gpt_oss, llama,`},
+		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, gpt_oss, llama,`},
 		{"no model_type", edit("", map[string]any{"model_type": nil}), `field "model_type" missing`},
 		{"attention biases", edit("", map[string]any{"attention_bias": true}), `field "attention_bias" (true): placer does not model it`},
 		{"MLP biases", edit("", map[string]any{"mlp_bias": true}), `field "mlp_bias" (true): placer does not model it`},

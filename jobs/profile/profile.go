@@ -276,6 +276,11 @@ func profilable(m transformer.Spec) error {
 	switch {
 	case m.MLA() && (c.QKVBias || c.LinearBias):
 		return errors.New("biases with latent attention are not profiled (layers.py's latent projections have none)")
+	case m.Act != "" || m.NormsPerBlock() != 2 || m.GlobalEvery > 0:
+		// Gemma 3's and Nemotron's layers: eval and search cost them from
+		// the pod's kernel rates without a profile.
+		return fmt.Errorf("the %s MLP, %d norms a block and global_every=%d are not profiled (layers.py builds SwiGLU or GeLU MLPs, two norms, windows every N-th layer from the first)",
+			cmpOr(m.Act, "family's"), m.NormsPerBlock(), m.GlobalEvery)
 	case !m.MoE():
 		return nil
 	case c.RouterScore != "" && c.RouterScore != "softmax" && c.RouterScore != "sigmoid":
@@ -610,4 +615,12 @@ func askedCollectives(line []byte) (int, bool) {
 // a layer, the embedding, the loss, the optimizer or a collective.
 func measuredAny(pr *profile.Profile) bool {
 	return len(pr.Layers)+len(pr.Embedding)+len(pr.Loss)+len(pr.Collectives) > 0 || pr.Optimizer != nil
+}
+
+// cmpOr is a, or b where a is "".
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
