@@ -50,6 +50,39 @@ func TestGemma3Counts(t *testing.T) {
 	}
 }
 
+// TestNemotronCounts: Minitron 4B (testdata/hf/minitron-4b.json, the
+// fields of Megatron-Bridge's tests/unit_tests/models/nemotron/
+// test_nemotron_bridge.py) by hand. A block: queries and output 2 x
+// 3,072 x 3,072 = 18,874,368, keys and values 2 x 3,072 x 1,024 =
+// 6,291,456, the squared-ReLU MLP of two 3,072 x 9,216 = 56,623,104 (not
+// three), two norms' scales 6,144: 81,795,072, x 32 = 2,617,442,304; the
+// embedding and the untied output layer 2 x 256,000 x 3,072 =
+// 1,572,864,000, the final norm 3,072: 4,190,309,376 (transformers v5.24
+// counts 4,190,509,056: the 196,608 + 3,072 more are LayerNorm1P's
+// shifts). A token's forward a layer: projections 2 x 25,165,824, MLP 2
+// x 56,623,104, scores over the causal half 4 x 2,048 x 3,072; the
+// logits 2 x 3,072 x 256,000.
+func TestNemotronCounts(t *testing.T) {
+	m, err := ReadHFConfig(filepath.Join("testdata", "hf", "minitron-4b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Act != "relu2" || m.SwiGLU() || m.Config.RotaryPercent != 0.5 || m.Config.NormEps != 1e-5 {
+		t.Errorf("act %q (gated %v), rotary %v, eps %v; want relu2 without a gate, 0.5, 1e-5", m.Act, m.SwiGLU(), m.Config.RotaryPercent, m.Config.NormEps)
+	}
+	if got := m.LayerParams(); got != 81_795_072 {
+		t.Errorf("block: %d parameters, want 81,795,072", got)
+	}
+	if got := m.Params(); got != 4_190_309_376 {
+		t.Errorf("model: %d parameters, want 4,190,309,376", got)
+	}
+	layer := 2*25_165_824 + 2*56_623_104 + 4*2048*3072.0
+	want := 3 * 4096 * (32*layer + 2*3072*256000)
+	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("causal FLOPs %g, want %g", got, want)
+	}
+}
+
 // TestGlobalEvery: the window in every layer but every N-th, by hand,
 // and the layer_types that give it, the other way round or neither.
 func TestGlobalEvery(t *testing.T) {

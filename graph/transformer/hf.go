@@ -113,7 +113,7 @@ var hfFamilies = map[string]hfFamily{
 	// zero-centred scales and a shift (LayerNorm1P: 2 x hidden a norm, of
 	// which the shifts, hidden a norm, are left out: 0.003% of
 	// Nemotron-4 15B).
-	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps", "kv_channels"}},
+	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
 }
 
 // hfGemma3Defaults are transformers v5.24's Gemma3TextConfig defaults
@@ -844,6 +844,10 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	num("attention_dropout", &c.AttentionDropout)
 	num("routed_scaling_factor", &c.RouterScale)
 	num("swiglu_limit", &c.SwiGLULimit)
+	num("partial_rotary_factor", &c.RotaryPercent)
+	if c.NormEps == 0 {
+		num("norm_eps", &c.NormEps) // Nemotron's name of it
+	}
 	num("router_aux_loss_coef", &c.AuxLoss)
 	if c.AuxLoss == 0 {
 		num("aux_loss_alpha", &c.AuxLoss)

@@ -41,6 +41,12 @@ func TestHFConfigs(t *testing.T) {
 		// 417M vision encoder placer leaves out).
 		{file: "gemma-3-12b.json", total: 11.771, window: 1024, global: 6},
 		{file: "gemma-3-27b.json", total: 27.016, window: 1024, global: 6},
+		// Nemotron-4 15B (arXiv 2402.16819, section 2 and table 1: 3.2B
+		// embedding and 12.5B non-embedding parameters), its table's shape
+		// in transformers' NemotronConfig fields (no config.json of it is
+		// published on the hub; transformers v5.24's NemotronConfig
+		// defaults are the same shape).
+		{file: "nemotron-4-15b.json", total: 15.7},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)

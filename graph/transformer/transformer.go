@@ -112,6 +112,9 @@ type ModelConfig struct {
 	// SwiGLULimit clamps the SwiGLU's inputs (GPT-OSS's swiglu_limit;
 	// 0: none).
 	SwiGLULimit float64
+	// RotaryPercent is the share of each head's width that rotary
+	// positions turn (partial_rotary_factor: Nemotron's 0.5; 0: all).
+	RotaryPercent float64
 	// QKVBias: biases on the query, key and value projections (Qwen2's,
 	// always); LinearBias: on every linear layer (GPT-OSS's
 	// attention_bias, its experts' biases too); QKNorm: RMS norms of

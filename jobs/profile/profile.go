@@ -280,7 +280,7 @@ func profilable(m transformer.Spec) error {
 		// Gemma 3's and Nemotron's layers: eval and search cost them from
 		// the pod's kernel rates without a profile.
 		return fmt.Errorf("the %s MLP, %d norms a block and global_every=%d are not profiled (layers.py builds SwiGLU or GeLU MLPs, two norms, windows every N-th layer from the first)",
-			cmpOr(m.Act, "family's"), m.NormsPerBlock(), m.GlobalEvery)
+			cmp.Or(m.Act, "family's"), m.NormsPerBlock(), m.GlobalEvery)
 	case !m.MoE():
 		return nil
 	case c.RouterScore != "" && c.RouterScore != "softmax" && c.RouterScore != "sigmoid":
@@ -615,12 +615,4 @@ func askedCollectives(line []byte) (int, bool) {
 // a layer, the embedding, the loss, the optimizer or a collective.
 func measuredAny(pr *profile.Profile) bool {
 	return len(pr.Layers)+len(pr.Embedding)+len(pr.Loss)+len(pr.Collectives) > 0 || pr.Optimizer != nil
-}
-
-// cmpOr is a, or b where a is "".
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
