@@ -83,6 +83,45 @@ func TestNemotronCounts(t *testing.T) {
 	}
 }
 
+// TestGLMCounts: GLM-4.5-Air (testdata/hf/glm-4.5-air.json) by hand.
+// Attention: queries and output 2 x 4,096 x 12,288 = 100,663,296, keys
+// and values 2 x 4,096 x 1,024 = 8,388,608, two norms 8,192:
+// 109,060,096. An MoE layer: the router 4,096 x 128 = 524,288, 128
+// routed and 1 shared expert of 3 x 4,096 x 1,408 = 17,301,504:
+// 2,341,478,400, x 45 = 105,366,528,000; the first_k_dense_replace = 1
+// dense layer, 109,060,096 + 3 x 4,096 x 10,944 = 243,539,968; the
+// embedding and the output layer 2 x 151,552 x 4,096 and the final norm:
+// 106,851,586,048 (transformers v5.24 counts 659,456 more: the query,
+// key and value biases, 14,336 a layer). A token's forward through an
+// MoE layer: projections 2 x 109,051,904, 9 experts 9 x 2 x 17,301,504,
+// scores over the causal half 4 x 2,048 x 12,288; the MTP module a 2h to
+// h projection 4 x 4,096^2, an MoE layer and the logits.
+func TestGLMCounts(t *testing.T) {
+	m, err := ReadHFConfig(filepath.Join("testdata", "hf", "glm-4.5-air.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := m.Config
+	if m.Experts != 128 || m.SharedExperts != 1 || m.DenseLayers != 1 || m.MTP != 1 || m.TopK != 8 ||
+		c.RouterScore != "sigmoid" || !c.ExpertBias || !c.QKVBias || c.QKNorm || c.RotaryPercent != 0.5 || c.RouterScale != 1 {
+		t.Errorf("read %s %+v", m, c)
+	}
+	if got := m.MoELayerParams(); got != 2_341_478_400 {
+		t.Errorf("MoE layer: %d parameters, want 2,341,478,400", got)
+	}
+	if got := m.Params(); got != 106_851_586_048 {
+		t.Errorf("model: %d parameters, want 106,851,586,048", got)
+	}
+	proj, scores := 2*109_051_904.0, 4*2048*12288.0
+	moe := proj + 9*2*17_301_504 + scores
+	dense := proj + 6*4096*10944 + scores
+	logits := 2 * 4096 * 151552.0
+	want := 3 * 4096 * (45*moe + dense + logits + 4*4096*4096 + moe + logits)
+	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("causal FLOPs %g, want %g", got, want)
+	}
+}
+
 // TestGlobalEvery: the window in every layer but every N-th, by hand,
 // and the layer_types that give it, the other way round or neither.
 func TestGlobalEvery(t *testing.T) {

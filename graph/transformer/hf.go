@@ -113,6 +113,16 @@ var hfFamilies = map[string]hfFamily{
 	// zero-centred scales and a shift (LayerNorm1P: 2 x hidden a norm, of
 	// which the shifts, hidden a norm, are left out: 0.003% of
 	// Nemotron-4 15B).
+	// GLM-4.5 and GLM-4.5-Air (Zhipu AI, arXiv 2508.06471; transformers
+	// v5.24's models/glm4_moe): DeepSeek-V3's experts (n_routed_experts,
+	// n_shared_experts, first_k_dense_replace dense layers first,
+	// num_nextn_predict_layers MTP modules, a sigmoid router with the
+	// expert bias), on grouped-query attention with biases on the query,
+	// key and value projections (attention_bias: (heads + 2 kv) x
+	// head_dim a layer left out, as Qwen2's are: 0.0004% of GLM-4.5),
+	// query and key norms where use_qk_norm, rotary over
+	// partial_rotary_factor of each head (no cost).
+	"glm4_moe": {moe: moeDeepSeek, ignored: append([]string{"attention_bias", "partial_rotary_factor", "use_qk_norm"}, hfDeepSeekFields...)},
 	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
 }
 
@@ -911,6 +921,16 @@ func (r *hfReader) config(typ string, m *Spec) error {
 		c.QKVBias = true // always, whatever the file says
 	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
+	case "glm4_moe":
+		// Glm4MoeTopkRouter: sigmoid scores and e_score_correction_bias,
+		// whatever the file says.
+		c.RouterScore, c.ExpertBias = "sigmoid", true
+		if c.QKVBias, err = r.boolean("attention_bias"); err != nil {
+			return err
+		}
+		if c.QKNorm, err = r.boolean("use_qk_norm"); err != nil {
+			return err
+		}
 	case "gpt_oss":
 		// Its attention_bias (ignored by the shape: hfFamilies) puts
 		// biases on every linear layer, its experts' too.

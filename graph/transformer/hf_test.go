@@ -18,6 +18,7 @@ func TestHFConfigs(t *testing.T) {
 		file                   string
 		preset                 string
 		total, active          float64 // billions, the model card's (active 0: dense, or not published comparably)
+		activeLayers           float64 // billions active in the layers, the embedding and output layer left out (GLM's count)
 		window, wevery, global int
 	}{
 		{file: "llama3-8b.json", preset: "llama3-8b", total: 8.03},
@@ -47,6 +48,12 @@ func TestHFConfigs(t *testing.T) {
 		// published on the hub; transformers v5.24's NemotronConfig
 		// defaults are the same shape).
 		{file: "nemotron-4-15b.json", total: 15.7},
+		// zai-org/GLM-4.5 and GLM-4.5-Air's model cards (and arXiv
+		// 2508.06471, table 1): 355B total, 32B active; 106B, 12B. Their
+		// active counts leave the embedding and the output layer out
+		// (with them: 33.6B and 13.4B), their totals the MTP layer.
+		{file: "glm-4.5.json", total: 355, activeLayers: 32},
+		{file: "glm-4.5-air.json", total: 106, activeLayers: 12},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)
@@ -59,6 +66,9 @@ func TestHFConfigs(t *testing.T) {
 		}
 		if got := float64(m.ActiveParams()) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
 			t.Errorf("%s: %.2fB active, the model card's %.1fB", c.file, got, c.active)
+		}
+		if got := float64(m.ActiveParams()-m.EmbeddingParams()-m.OutputParams()) / 1e9; c.activeLayers > 0 && math.Abs(got/c.activeLayers-1) > 0.02 {
+			t.Errorf("%s: %.2fB active in the layers, the model card's %.1fB", c.file, got, c.activeLayers)
 		}
 		if c.preset != "" {
 			if p, ok := Preset(c.preset); !ok || m.Shape() != p {
@@ -152,7 +162,7 @@ func TestHFRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, gpt_oss, llama,`},
+		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, glm4_moe, gpt_oss, llama,`},
 		{"no model_type", edit("", map[string]any{"model_type": nil}), `field "model_type" missing`},
 		{"attention biases", edit("", map[string]any{"attention_bias": true}), `field "attention_bias" (true): placer does not model it`},
 		{"MLP biases", edit("", map[string]any{"mlp_bias": true}), `field "mlp_bias" (true): placer does not model it`},

@@ -10,7 +10,9 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// TestFamiliesExport: Nemotron is exported to Megatron-LM with its
+// TestFamiliesExport: GLM-4.5-Air is exported to Megatron-LM as
+// DeepSeek-V3's experts on attention with query, key and value biases
+// and half-rotary heads; Nemotron is exported to Megatron-LM with its
 // squared ReLU, LayerNorm1P and half-rotary heads (pretrain_gpt.py's
 // --squared-relu, --apply-layernorm-1p, --rotary-percent: Megatron-
 // Bridge's Nemotron provider sets the same squared_relu activation,
@@ -76,6 +78,29 @@ func TestFamiliesExport(t *testing.T) {
 		if _, err := NewTransformerPlan(m, resolve(m), 8); err == nil || !strings.Contains(err.Error(), "not Gemma's or Nemotron's") {
 			t.Errorf("%s torch plan: %v, want a one-line refusal", m.Config.ModelType, err)
 		}
+	}
+	glm := read("glm-4.5-air.json")
+	s, err := scale.ParseStrategy("tp=1,pp=1,dp=8,ep=8,mbs=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := scale.Resolve(glm, s, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err = MegatronArgs(glm, pl.Strategy, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line = " " + strings.Join(args, " ") + " "
+	for _, want := range []string{" --rotary-percent 0.5 ", " --add-qkv-bias ", " --moe-router-score-function sigmoid ", " --moe-router-enable-expert-bias ",
+		" --moe-shared-expert-intermediate-size 1408 ", " --moe-layer-freq ([0]*1+[1]*45) ", " --mtp-num-layers 1 ", " --num-experts 128 "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("glm-4.5-air: %q not in %s", want, line)
+		}
+	}
+	if strings.Contains(line, "--qk-layernorm") {
+		t.Errorf("glm-4.5-air (use_qk_norm false): --qk-layernorm in %s", line)
 	}
 	local, err := transformer.Parse("llama:layers=12,hidden=1024,heads=8,seq=4096,vocab=1000,batch=64,window=512,global_every=6")
 	if err != nil {

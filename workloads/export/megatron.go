@@ -132,15 +132,12 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		// Nemotron-4's MLP: squared ReLU, no gate, no biases, rotary
 		// positions; its LayerNorm1P is Megatron-Core's LayerNorm with
 		// zero-centred scales (--apply-layernorm-1p), a shape's llama
-		// RMS norms. Rotary over a part of each head: --rotary-percent.
+		// RMS norms.
 		add("--squared-relu", "--disable-bias-linear", "--position-embedding-type", "rope")
 		if m.Config.ModelType == "nemotron" {
 			add("--apply-layernorm-1p")
 		} else {
 			add("--normalization", "RMSNorm")
-		}
-		if r := m.Config.RotaryPercent; r > 0 && r != 1 {
-			add("--rotary-percent", strconv.FormatFloat(r, 'g', -1, 64))
 		}
 	case m.SwiGLU(): // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
 		add("--normalization", "RMSNorm", "--swiglu")
