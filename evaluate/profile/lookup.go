@@ -53,7 +53,7 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 		{"ffn", q.FFN, m.FFN}, {"head_dim", q.HeadDim(), m.HeadDim()}, {"vocab", q.Vocab, m.Vocab},
 		{"experts", q.Experts, m.Experts}, {"topk", q.TopK, m.TopK}, {"expert_ffn", q.ExpertFFN, m.ExpertFFN},
 		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)},
-		{"global_every", q.GlobalEvery, m.GlobalEvery}, {"norms", q.NormsPerBlock(), m.NormsPerBlock()}} {
+		{"global_every", q.GlobalEvery, m.GlobalEvery}, {"chunk", q.Chunk, m.Chunk}, {"norms", q.NormsPerBlock(), m.NormsPerBlock()}} {
 		if f.got != f.run {
 			return fmt.Errorf("profile of another model: %s %d, the workload's %d (profile %s; workload %s)", f.name, f.got, f.run, q, m)
 		}

@@ -47,6 +47,28 @@ func TestGlobalEveryCost(t *testing.T) {
 	}
 }
 
+// TestChunkCost: Llama 4's chunked attention changes a layer's forward
+// by exactly its attention kernel's time at the keys a query meets on
+// average, by hand: 4 layers at 16,384 tokens, 3 in chunks of 8,192 (a
+// query's place in its chunk 8,193 / 2 = 4,096.5 on average), 1 global
+// over the causal half (8,192): (3 x 4,096.5 + 8,192) / 4 = 5,120.375.
+func TestChunkCost(t *testing.T) {
+	full := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=16384,vocab=1000,batch=8")
+	chunked := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=16384,vocab=1000,batch=8,chunk=8192,global_every=4")
+	fFull, _, c := familyLayer(t, full)
+	fChunk, _, _ := familyLayer(t, chunked)
+	const n, heads, d = 16384.0, 8.0, 64.0
+	_, slow := c.pod.HeldClock()
+	call := func(keys float64) attnCall {
+		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: n * heads * 2 * d, tail: n * 2 * d, headDim: 64}
+	}
+	r := &h100CuDNNAttention.Fwd
+	want := r.time(call(5120.375)) - r.time(call(8192))
+	if got := fChunk.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
+		t.Errorf("chunk=8192,global_every=4 changes the forward by %g s, want %g", got, want)
+	}
+}
+
 // TestPostNormsCost: Gemma's four norms a block cost two norms more than
 // two, forward (one kernel each) and backward (twice each), each an RMS
 // norm over this GPU's 4,096 x 512 hidden states: 8 FLOPs an element,

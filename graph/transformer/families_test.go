@@ -122,6 +122,49 @@ func TestGLMCounts(t *testing.T) {
 	}
 }
 
+// TestLlama4Counts: Llama 4 Scout's language model
+// (testdata/hf/llama4-scout.json) by hand. A layer: queries and output 2
+// x 5,120 x 5,120 = 52,428,800, keys and values 2 x 5,120 x 1,024 =
+// 10,485,760, two norms 10,240, the router 5,120 x 16 = 81,920, 16
+// routed experts and the shared one of 3 x 5,120 x 8,192 = 125,829,120:
+// 2,202,101,760, x 48 = 105,700,884,480; the embedding and the untied
+// output layer 2 x 202,048 x 5,120 = 2,068,971,520 and the final norm:
+// 107,769,861,120, transformers v5.24's count of Llama4ForCausalLM on the
+// meta device exactly. Active: the layer without 15 experts, 314,664,960,
+// x 48 + 2,068,976,640 = 17,172,894,720. Chunks of 8,192 in 36 layers: at
+// 16,384 tokens two whole chunks, a query's place in its chunk 8,193 / 2
+// = 4,096.5 on average, the 12 global layers 8,192: 245,778 / 48; at
+// 10,000 tokens a chunk and 1,808 tokens, (8,192 x 8,193 + 1,808 x 1,809)
+// / 20,000 = 3,519.3864; at 4,096 no chunk is cut: the causal half.
+func TestLlama4Counts(t *testing.T) {
+	m, err := ReadHFConfig(filepath.Join("testdata", "hf", "llama4-scout.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Experts != 16 || m.TopK != 1 || m.SharedExperts != 1 || m.ExpertFFN != 8192 || m.FFN != 16384 || m.DenseLayers != 0 ||
+		m.Chunk != 8192 || m.GlobalEvery != 4 || m.Window != 0 || m.Config.RouterScore != "sigmoid" {
+		t.Errorf("read %s", m)
+	}
+	if got := m.MoELayerParams(); got != 2_202_101_760 {
+		t.Errorf("layer: %d parameters, want 2,202,101,760", got)
+	}
+	if got := m.Params(); got != 107_769_861_120 {
+		t.Errorf("model: %d parameters, want 107,769,861,120", got)
+	}
+	if got := m.ActiveParams(); got != 17_172_894_720 {
+		t.Errorf("active: %d parameters, want 17,172,894,720", got)
+	}
+	for _, c := range []struct {
+		seq  int
+		keys float64
+	}{{16384, 245_778.0 / 48}, {10000, (36*3519.3864 + 12*5000) / 48}, {4096, 2048}} {
+		m.Seq = c.seq
+		if got := m.CausalKeys(); math.Abs(got-c.keys) > 1e-9 {
+			t.Errorf("seq %d: %v keys a query, want %v", c.seq, got, c.keys)
+		}
+	}
+}
+
 // TestGlobalEvery: the window in every layer but every N-th, by hand,
 // and the layer_types that give it, the other way round or neither.
 func TestGlobalEvery(t *testing.T) {
@@ -163,6 +206,7 @@ func TestGlobalEvery(t *testing.T) {
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,global_every=2,window_every=2", "one way or the other"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,global_every=1", "global_every=1 leaves no layer"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,norms=3", "norms=3"},
+		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,chunk=16", "chunk=16 and window=8"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,act=swish", `act="swish"`},
 		{"gpt:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,act=relu2", "act=relu2 on a gpt"},
 	} {
@@ -185,6 +229,13 @@ func TestFamilyRefusals(t *testing.T) {
 		{"gemma wrapper of another", `{"model_type": "gemma3", "text_config": {"model_type": "llama"}}`, `field "text_config" ({"model_type":"llama"}): model_type "llama": want gemma3_text`},
 		{"gemma wrapper's unknown field", `{"model_type": "gemma3", "audio_config": {"a": 1}, "text_config": {}}`, `field "audio_config"`},
 		{"gemma 2", `{"model_type": "gemma2"}`, "placer reads Gemma 3 (gemma3, gemma3_text)"},
+		{"llama 4 maverick", `{"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 1, "interleave_moe_layer_step": 2}`,
+			`field "interleave_moe_layer_step" (2): experts in every 2-th layer, dense layers between: placer does not model it yet`},
+		{"llama 4 some moe layers", `{"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 1, "moe_layers": [1, 3]}`,
+			`field "moe_layers" ([1,3]): experts in some of the 4 layers only`},
+		{"llama 4 irregular chunks", `{"model_type": "llama4_text", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "num_local_experts": 8, "num_experts_per_tok": 1, "no_rope_layers": [0, 1, 0, 1]}`,
+			`field "no_rope_layers" ([0,1,0,1]): chunked layers neither`},
+		{"llama 4 wrapper without text", `{"model_type": "llama4", "vision_config": {}}`, `field "text_config" missing (a llama4 config.json`},
 		{"nemotron-h", `{"model_type": "nemotron_h"}`, "its Mamba-2 or linear-attention layers beside attention are a later step"},
 		{"qwen3-next", `{"model_type": "qwen3_next"}`, "a later step"},
 		{"nemotron gated", `{"model_type": "nemotron", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "hidden_act": "silu"}`,

@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ const (
 	moeQwen     // num_experts, num_experts_per_tok, moe_intermediate_size, decoder_sparse_step, mlp_only_layers (and Qwen2-MoE's shared expert)
 	moeDeepSeek // n_routed_experts, n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq, num_nextn_predict_layers
 	moeGPTOSS   // num_local_experts, num_experts_per_tok (experts_per_token); experts of intermediate_size
+	moeLlama4   // num_local_experts and a shared expert of intermediate_size, dense layers of intermediate_size_mlp, interleave_moe_layer_step, moe_layers
 )
 
 // How a family's config.json gives a sliding window of attention.
@@ -48,6 +50,7 @@ const (
 	windowQwen   // sliding_window where use_sliding_window, in the layers from max_window_layers on
 	windowLayers // layer_types (full_attention, sliding_attention) and sliding_window (GPT-OSS)
 	windowGemma  // layer_types, or sliding_window_pattern (every its-th layer full, 1-based; transformers' default 6), and sliding_window (Gemma 3)
+	chunkLlama4  // attention_chunk_size in the layers layer_types (chunked_attention) or no_rope_layers (1) give, or all but every no_rope_layer_interval-th (Llama 4)
 )
 
 // hfFamily is what one model_type's config.json means.
@@ -103,7 +106,7 @@ var hfFamilies = map[string]hfFamily{
 	// cost). query_pre_attn_scalar scales the scores and
 	// rope_local_base_freq is the local layers' rotary base: no shape,
 	// no cost. Its published 4B, 12B and 27B configs are model_type
-	// gemma3, the language model under text_config (hfGemmaWrapper).
+	// gemma3, the language model under text_config (textWrapper).
 	"gemma3_text": {window: windowGemma, act: "geglu", norms: 4, defaults: hfGemma3Defaults,
 		ignored: []string{"query_pre_attn_scalar", "rope_local_base_freq", "cache_implementation", "hidden_act"}},
 	// Nemotron-4 and Minitron (NVIDIA, arXiv 2402.16819 section 2.1;
@@ -123,8 +126,25 @@ var hfFamilies = map[string]hfFamily{
 	// query and key norms where use_qk_norm, rotary over
 	// partial_rotary_factor of each head (no cost).
 	"glm4_moe": {moe: moeDeepSeek, ignored: append([]string{"attention_bias", "partial_rotary_factor", "use_qk_norm"}, hfDeepSeekFields...)},
+	// Llama 4's language model (Meta's Llama-4-Scout-17B-16E and
+	// Maverick model cards; transformers v5.24's models/llama4): experts
+	// with a shared expert of intermediate_size, top-1 routing, chunked
+	// attention (attention_chunk_size) in the layers with rotary
+	// positions and global attention without them (no_rope_layers), a
+	// weightless L2 norm of the queries and keys there (use_qk_norm: no
+	// parameters), the global layers' temperature tuning (attn_scale,
+	// floor_scale, attn_temperature_tuning: elementwise, no cost). Its
+	// published configs are model_type llama4, the language model under
+	// text_config (textWrapper).
+	"llama4_text": {moe: moeLlama4, window: chunkLlama4, defaults: hfLlama4Defaults, ignored: append([]string{"attn_scale", "attn_temperature_tuning",
+		"floor_scale", "for_llm_compressor", "use_qk_norm", "cache_implementation"}, hfRouterFields...)},
 	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
 }
+
+// hfLlama4Defaults are transformers v5.24's Llama4TextConfig defaults
+// (models/llama4/configuration_llama4.py) placer reads where a file
+// leaves them out: chunks of 8,192 tokens.
+var hfLlama4Defaults = map[string]json.RawMessage{"attention_chunk_size": json.RawMessage("8192")}
 
 // hfGemma3Defaults are transformers v5.24's Gemma3TextConfig defaults
 // (models/gemma3/configuration_gemma3.py) of the fields Google's
@@ -162,7 +182,9 @@ func HFModelTypes() []string {
 	for k := range hfFamilies {
 		out = append(out, k)
 	}
-	out = append(out, "gemma3") // its text_config, a gemma3_text
+	for k := range hfWrappers {
+		out = append(out, k) // its text_config
+	}
 	slices.Sort(out)
 	return out
 }
@@ -248,8 +270,8 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("%s: field \"model_type\" missing (placer reads %s)", r.where, strings.Join(HFModelTypes(), ", "))
 	}
-	if typ == "gemma3" {
-		return r.gemmaWrapper(where)
+	if _, ok := hfWrappers[typ]; ok {
+		return r.textWrapper(typ, where)
 	}
 	fam, ok := hfFamilies[typ]
 	if !ok {
@@ -328,6 +350,12 @@ func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
 	if err := r.experts(&m, fam); err != nil {
 		return Spec{}, err
 	}
+	if fam.window == chunkLlama4 {
+		if m.Chunk, m.WindowEvery, m.GlobalEvery, err = r.chunks(m.Layers); err != nil {
+			return Spec{}, err
+		}
+		return m, nil
+	}
 	if m.Window, m.WindowEvery, m.GlobalEvery, err = r.window(fam.window, m.Layers); err != nil {
 		return Spec{}, err
 	}
@@ -380,38 +408,50 @@ func hfLater(typ string) string {
 	return ""
 }
 
-// hfGemmaWrapper are the fields of Gemma 3's multimodal config.json
-// beside its text_config: the SigLIP vision tower and the image tokens,
-// which a text run does not go through (the tower's 0.42B parameters
-// are left out with them), and the file's provenance.
-var hfGemmaWrapper = []string{"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
-	"image_token_index", "image_token_id", "boi_token_id", "eoi_token_id", "initializer_range", "text_config", "tie_word_embeddings"}
+// hfWrappers are the multimodal model types FromHFConfig reads as their
+// language model (text_config, a config.json of the model type named)
+// and the fields beside it: the vision tower and the image tokens, which
+// a text run does not go through (the tower's parameters are left out
+// with them: Gemma 3's SigLIP 0.42B, Llama 4's 0.9B), and the file's
+// provenance.
+var hfWrappers = map[string]struct {
+	text   string
+	fields []string
+}{
+	"gemma3": {"gemma3_text", []string{"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
+		"image_token_index", "image_token_id", "boi_token_id", "eoi_token_id", "initializer_range", "text_config", "tie_word_embeddings"}},
+	"llama4": {"llama4_text", []string{"vision_config", "boi_token_index", "eoi_token_index", "image_token_index",
+		"initializer_range", "text_config", "tie_word_embeddings"}},
+}
 
-// gemmaWrapper reads a model_type gemma3 config.json (Gemma 3 4B, 12B,
-// 27B: Gemma3ForConditionalGeneration) as its language model, its
-// text_config (a gemma3_text config, transformers' defaults where it
-// leaves a field out).
-func (r *hfReader) gemmaWrapper(where string) (Spec, error) {
+// textWrapper reads a multimodal config.json (Gemma 3 4B, 12B, 27B:
+// Gemma3ForConditionalGeneration; Llama 4:
+// Llama4ForConditionalGeneration) as its language model, its text_config
+// (transformers' defaults where it leaves a field out, as the family has
+// them).
+func (r *hfReader) textWrapper(typ, where string) (Spec, error) {
+	w := hfWrappers[typ]
 	raw, ok := r.get("text_config")
 	if !ok {
-		return Spec{}, fmt.Errorf("%s: field \"text_config\" missing (a gemma3 config.json has its language model there)", r.where)
+		return Spec{}, fmt.Errorf("%s: field \"text_config\" missing (a %s config.json has its language model there)", r.where, typ)
 	}
 	var text map[string]json.RawMessage
 	if json.Unmarshal(raw, &text) != nil {
 		return Spec{}, r.fail("text_config", "not a JSON object")
 	}
-	if t, ok := text["model_type"]; ok && string(t) != `"gemma3_text"` {
-		return Spec{}, r.fail("text_config", "model_type %s: want gemma3_text", t)
+	if t, ok := text["model_type"]; ok && string(t) != strconv.Quote(w.text) {
+		return Spec{}, r.fail("text_config", "model_type %s: want %s", t, w.text)
 	}
-	text["model_type"] = json.RawMessage(`"gemma3_text"`)
-	// transformers' Gemma3Config ties the output layer to the text
-	// embedding where tie_word_embeddings is true, its default.
+	text["model_type"] = json.RawMessage(strconv.Quote(w.text))
+	// transformers ties the output layer to the text embedding as the
+	// wrapper's tie_word_embeddings says (Gemma3Config's default true,
+	// Llama4Config's false).
 	if tie, ok := r.raw["tie_word_embeddings"]; ok {
 		if _, inner := text["tie_word_embeddings"]; !inner {
 			text["tie_word_embeddings"] = tie
 		}
 	}
-	for _, k := range hfGemmaWrapper {
+	for _, k := range w.fields {
 		r.seen[k] = true
 	}
 	if err := r.leftover(hfFamily{}); err != nil {
@@ -461,6 +501,10 @@ func (r *hfReader) experts(m *Spec, fam hfFamily) error {
 			return err
 		}
 		m.ExpertFFN = m.FFN
+	case moeLlama4:
+		if err := r.llama4Experts(m); err != nil {
+			return err
+		}
 	case moeQwen:
 		if m.Experts, err = r.count("num_experts", true, 1); err != nil {
 			return err
@@ -534,6 +578,45 @@ func (r *hfReader) experts(m *Spec, fam hfFamily) error {
 	return nil
 }
 
+// llama4Experts reads Llama 4's experts: num_local_experts routed and
+// one shared expert (Llama4TextMoe's shared_expert), all of
+// intermediate_size, in every layer (interleave_moe_layer_step 1; the
+// dense layers between them, of intermediate_size_mlp, Maverick's every
+// other layer, placer does not model yet: its pipeline stages hold a
+// model's dense layers first).
+func (r *hfReader) llama4Experts(m *Spec) error {
+	var err error
+	if m.Experts, err = r.count("num_local_experts", true, 1); err != nil {
+		return err
+	}
+	m.ExpertFFN, m.SharedExperts = m.FFN, 1
+	if f, err := r.count("intermediate_size_mlp", false, 1); err != nil {
+		return err
+	} else if f > 0 {
+		m.FFN = f // the dense layers' width: none here, but exports write it
+	}
+	if step, err := r.count("interleave_moe_layer_step", false, 1); err != nil {
+		return err
+	} else if step > 1 {
+		return r.fail("interleave_moe_layer_step", "experts in every %d-th layer, dense layers between: placer does not model it yet (its stages hold a model's dense layers first)", step)
+	}
+	if raw, ok := r.get("moe_layers"); ok {
+		var idx []float64
+		if json.Unmarshal(raw, &idx) != nil {
+			return r.fail("moe_layers", "not a list of layer indices")
+		}
+		slices.Sort(idx)
+		every := len(idx) == m.Layers
+		for i, v := range idx {
+			every = every && v == float64(i)
+		}
+		if !every {
+			return r.fail("moe_layers", "experts in some of the %d layers only: placer does not model it yet", m.Layers)
+		}
+	}
+	return nil
+}
+
 // firstLayers reads a list of layer indices that must be the first k
 // layers (0, 1, ..., k-1), and gives k.
 func (r *hfReader) firstLayers(k string, layers int) (int, error) {
@@ -581,6 +664,62 @@ func (r *hfReader) window(kind, layers int) (window, every, global int, err erro
 		return 0, 0, 0, r.fail("layer_types", "sliding_attention neither in every N-th layer from the first nor in all but every N-th: placer does not model it")
 	}
 	return size, every, global, nil
+}
+
+// chunks reads Llama 4's chunked attention: attention_chunk_size (null:
+// none) in the layers layer_types names chunked_attention, or else those
+// no_rope_layers marks 1 (rotary positions, Llama4TextConfig's rule), or
+// else every layer but every no_rope_layer_interval-th (default 4).
+func (r *hfReader) chunks(layers int) (chunk, every, global int, err error) {
+	if chunk, err = r.count("attention_chunk_size", false, 1); err != nil || chunk == 0 {
+		r.seen["layer_types"], r.seen["no_rope_layers"], r.seen["no_rope_layer_interval"] = true, true, true
+		return 0, 0, 0, err
+	}
+	var local []int
+	interval, err := r.count("no_rope_layer_interval", false, 1)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if raw, ok := r.get("layer_types"); ok {
+		var types []string
+		if json.Unmarshal(raw, &types) != nil || len(types) != layers {
+			return 0, 0, 0, r.fail("layer_types", "not a list of the %d layers' attention", layers)
+		}
+		for i, t := range types {
+			switch t {
+			case "chunked_attention":
+				local = append(local, i)
+			case "full_attention":
+			default:
+				return 0, 0, 0, r.fail("layer_types", "layer %d is %q: placer models full_attention and chunked_attention", i, t)
+			}
+		}
+		r.seen["no_rope_layers"] = true
+	} else if raw, ok := r.get("no_rope_layers"); ok {
+		var rope []int
+		if json.Unmarshal(raw, &rope) != nil || len(rope) != layers {
+			return 0, 0, 0, r.fail("no_rope_layers", "not a list of the %d layers' 1 (rotary, chunked) or 0", layers)
+		}
+		for i, v := range rope {
+			if v != 0 {
+				local = append(local, i)
+			}
+		}
+	} else {
+		for i := 0; i < layers; i++ {
+			if (i+1)%cmp.Or(interval, 4) != 0 {
+				local = append(local, i)
+			}
+		}
+	}
+	if len(local) == 0 {
+		return 0, 0, 0, nil
+	}
+	every, global, ok := windowPattern(local, layers)
+	if !ok {
+		return 0, 0, 0, r.fail("no_rope_layers", "chunked layers neither every N-th from the first nor all but every N-th: placer does not model it")
+	}
+	return chunk, every, global, nil
 }
 
 // slidingLayers is the layers with the window, as the family's
@@ -921,6 +1060,9 @@ func (r *hfReader) config(typ string, m *Spec) error {
 		c.QKVBias = true // always, whatever the file says
 	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
+	case "llama4_text":
+		// Llama4Router: the top-k logits' sigmoid.
+		c.RouterScore = "sigmoid"
 	case "glm4_moe":
 		// Glm4MoeTopkRouter: sigmoid scores and e_score_correction_bias,
 		// whatever the file says.

@@ -20,6 +20,7 @@ func TestHFConfigs(t *testing.T) {
 		total, active          float64 // billions, the model card's (active 0: dense, or not published comparably)
 		activeLayers           float64 // billions active in the layers, the embedding and output layer left out (GLM's count)
 		window, wevery, global int
+		chunk                  int
 	}{
 		{file: "llama3-8b.json", preset: "llama3-8b", total: 8.03},
 		{file: "llama3.1-70b.json", preset: "llama3-70b", total: 70.6},
@@ -54,6 +55,11 @@ func TestHFConfigs(t *testing.T) {
 		// (with them: 33.6B and 13.4B), their totals the MTP layer.
 		{file: "glm-4.5.json", total: 355, activeLayers: 32},
 		{file: "glm-4.5-air.json", total: 106, activeLayers: 12},
+		// meta-llama/Llama-4-Scout-17B-16E's model card: 109B total, 17B
+		// active; the language model read (107.77B), its vision encoder
+		// and projector left out. Chunks of 8,192 tokens in all but every
+		// fourth layer.
+		{file: "llama4-scout.json", total: 109, active: 17, global: 4, chunk: 8192},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)
@@ -74,6 +80,9 @@ func TestHFConfigs(t *testing.T) {
 			if p, ok := Preset(c.preset); !ok || m.Shape() != p {
 				t.Errorf("%s: %+v, the preset %s is %+v", c.file, m, c.preset, p)
 			}
+		}
+		if m.Chunk != c.chunk {
+			t.Errorf("%s: chunk %d, want %d", c.file, m.Chunk, c.chunk)
 		}
 		if m.Window != c.window || m.WindowEvery != c.wevery || m.GlobalEvery != c.global {
 			t.Errorf("%s: window %d every %d global every %d, want %d every %d global every %d", c.file, m.Window, m.WindowEvery, m.GlobalEvery, c.window, c.wevery, c.global)
@@ -162,7 +171,7 @@ func TestHFRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, glm4_moe, gpt_oss, llama,`},
+		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, glm4_moe, gpt_oss, llama, llama4, llama4_text,`},
 		{"no model_type", edit("", map[string]any{"model_type": nil}), `field "model_type" missing`},
 		{"attention biases", edit("", map[string]any{"attention_bias": true}), `field "attention_bias" (true): placer does not model it`},
 		{"MLP biases", edit("", map[string]any{"mlp_bias": true}), `field "mlp_bias" (true): placer does not model it`},

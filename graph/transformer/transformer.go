@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -64,6 +65,13 @@ type Spec struct {
 	// (Gemma 3: 6, five local layers to one global, the 0-based layers 5,
 	// 11, ...; Megatron-Core's window_attn_skip_freq).
 	GlobalEvery int
+
+	// Chunk is chunked attention, in tokens (0: none), in the layers the
+	// window's layout gives (every layer, or all but every GlobalEvery-th),
+	// in place of a window: the sequence cut into chunks of Chunk tokens
+	// from its start, a query attends to the keys of its own chunk up to
+	// itself (Llama 4: 8,192 in three of every four layers).
+	Chunk int
 
 	// Norms is the RMS norms over the hidden state in a block: 2 (0 reads
 	// as 2), before the attention and before the MLP; or 4 where each
@@ -131,9 +139,10 @@ type ModelConfig struct {
 	NormTopK, ExpertBias       bool
 }
 
-// WindowLayers is how many layers attend through the sliding window.
+// WindowLayers is how many layers attend locally: through the sliding
+// window, or within their chunk (Chunk).
 func (m Spec) WindowLayers() int {
-	if m.Window == 0 {
+	if m.Window == 0 && m.Chunk == 0 {
 		return 0
 	}
 	if m.GlobalEvery > 0 {
@@ -147,18 +156,30 @@ func (m Spec) WindowLayers() int {
 // sequence's queries and the layers: s/2 in a causal layer (the causal
 // half, as the attention kernels and Megatron-LM count it), and in a
 // layer with a window of W < s the mean of min(i, W) over the queries
-// i = 1..s, W - W(W-1)/(2s).
+// i = 1..s, W - W(W-1)/(2s); in a layer of chunks of C < s the mean of
+// a query's place in its chunk, (q C(C+1)/2 + r(r+1)/2) / s for the q
+// whole chunks and the r tokens left of s = qC + r.
 func (m Spec) CausalKeys() float64 {
 	s := float64(m.Seq)
 	full := s / 2
 	w := m.WindowLayers()
-	if w == 0 || m.Window >= m.Seq {
+	local := 0.0
+	switch {
+	case w == 0:
+		return full
+	case m.Chunk > 0 && m.Chunk < m.Seq:
+		C := float64(m.Chunk)
+		q := math.Floor(s / C)
+		r := s - q*C
+		local = (q*C*(C+1)/2 + r*(r+1)/2) / s
+	case m.Window > 0 && m.Window < m.Seq:
+		W := float64(m.Window)
+		local = W - W*(W-1)/(2*s)
+	default:
 		return full
 	}
-	W := float64(m.Window)
-	win := W - W*(W-1)/(2*s)
 	l := float64(m.Layers)
-	return (float64(w)*win + (l-float64(w))*full) / l
+	return (float64(w)*local + (l-float64(w))*full) / l
 }
 
 // GPT is Megatron-LM's GPT of the given shape: FFN 4h, tied embeddings.
@@ -219,7 +240,7 @@ func (m Spec) String() string {
 	}{{"head_dim", m.Head}, {"experts", m.Experts}, {"topk", m.TopK}, {"expert_ffn", m.ExpertFFN},
 		{"shared", m.SharedExperts}, {"dense_layers", m.DenseLayers},
 		{"q_lora", m.QLoRA}, {"kv_lora", m.KVLoRA}, {"rope_dim", m.RopeDim}, {"mtp", m.MTP},
-		{"window", m.Window}, {"window_every", m.WindowEvery}, {"global_every", m.GlobalEvery}, {"norms", m.Norms}} {
+		{"window", m.Window}, {"window_every", m.WindowEvery}, {"global_every", m.GlobalEvery}, {"chunk", m.Chunk}, {"norms", m.Norms}} {
 		if kv.v > 0 {
 			s += "," + kv.k + "=" + strconv.Itoa(kv.v)
 		}
@@ -384,8 +405,10 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 			m.GlobalEvery = n
 		case "norms":
 			m.Norms = n
+		case "chunk":
+			m.Chunk = n
 		default:
-			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, norms, act)", text, k)
+			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act)", text, k)
 		}
 	}
 	if named && (!seen["seq"] || !seen["batch"]) {
@@ -428,12 +451,14 @@ func (m Spec) Check() error {
 	case m.Layers < 1 || m.Hidden < 1 || m.Heads < 1 || m.Seq < 1 || m.Vocab < 1 || m.Batch < 1 || m.FFN < 1:
 		return fmt.Errorf("layers, hidden, heads, ffn, seq, vocab and batch must be at least 1")
 	case m.Head < 0 || m.Experts < 0 || m.TopK < 0 || m.ExpertFFN < 0 || m.SharedExperts < 0 || m.DenseLayers < 0 ||
-		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0 || m.Window < 0 || m.WindowEvery < 0 || m.GlobalEvery < 0 || m.Norms < 0:
-		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every and norms must not be negative")
-	case m.WindowEvery > 0 && m.Window == 0:
+		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0 || m.Window < 0 || m.WindowEvery < 0 || m.GlobalEvery < 0 || m.Chunk < 0 || m.Norms < 0:
+		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk and norms must not be negative")
+	case m.WindowEvery > 0 && m.Window == 0 && m.Chunk == 0:
 		return fmt.Errorf("window_every=%d without window (the sliding window's tokens)", m.WindowEvery)
-	case m.GlobalEvery > 0 && m.Window == 0:
-		return fmt.Errorf("global_every=%d without window (the sliding window's tokens)", m.GlobalEvery)
+	case m.Chunk > 0 && m.Window > 0:
+		return fmt.Errorf("chunk=%d and window=%d: a layer attends within its chunk or through its window, not both", m.Chunk, m.Window)
+	case m.GlobalEvery > 0 && m.Window == 0 && m.Chunk == 0:
+		return fmt.Errorf("global_every=%d without window or chunk (the local layers' tokens)", m.GlobalEvery)
 	case m.GlobalEvery > 0 && m.WindowEvery > 0:
 		return fmt.Errorf("global_every=%d and window_every=%d: the window's layers are given one way or the other", m.GlobalEvery, m.WindowEvery)
 	case m.GlobalEvery == 1:

@@ -10,7 +10,8 @@ import (
 	"github.com/placer/placer/graph/transformer"
 )
 
-// TestFamiliesExport: GLM-4.5-Air is exported to Megatron-LM as
+// TestFamiliesExport: Llama 4's chunked attention, which pretrain_gpt.py
+// has no flag for, is refused in one line; GLM-4.5-Air is exported to Megatron-LM as
 // DeepSeek-V3's experts on attention with query, key and value biases
 // and half-rotary heads; Nemotron is exported to Megatron-LM with its
 // squared ReLU, LayerNorm1P and half-rotary heads (pretrain_gpt.py's
@@ -36,8 +37,8 @@ func TestFamiliesExport(t *testing.T) {
 	}
 	resolve := func(m transformer.Spec) scale.Strategy {
 		plan := "tp=2,pp=1,dp=4,mbs=1"
-		if m.KVHeads == 1 {
-			plan = "tp=1,pp=1,dp=8,mbs=1" // Gemma 3 1B's one key/value head
+		if m.KVHeads == 1 || m.MoE() {
+			plan = "tp=1,pp=1,dp=8,mbs=1" // Gemma 3 1B's one key/value head; Llama 4's experts
 		}
 		s, err := scale.ParseStrategy(plan)
 		if err != nil {
@@ -71,20 +72,28 @@ func TestFamiliesExport(t *testing.T) {
 		!strings.Contains(err.Error(), "pretrain_gpt.py has no flag") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("gemma: %v, want one line refusing act=geglu, norms=4", err)
 	}
-	for _, m := range []transformer.Spec{nemotron, gemma} {
+	scout := read("llama4-scout.json")
+	for _, m := range []transformer.Spec{nemotron, gemma, scout} {
 		if _, err := TorchTitanTransformer(m, resolve(m), 8, "0.2"); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s torchtitan: %v, want a one-line refusal", m.Config.ModelType, err)
 		}
-		if _, err := NewTransformerPlan(m, resolve(m), 8); err == nil || !strings.Contains(err.Error(), "not Gemma's or Nemotron's") {
+		if _, err := NewTransformerPlan(m, resolve(m), 8); err == nil || !strings.Contains(err.Error(), "not Gemma's, Nemotron's or Llama 4's") {
 			t.Errorf("%s torch plan: %v, want a one-line refusal", m.Config.ModelType, err)
 		}
 	}
-	glm := read("glm-4.5-air.json")
-	s, err := scale.ParseStrategy("tp=1,pp=1,dp=8,ep=8,mbs=1")
+	ep, err := scale.ParseStrategy("tp=1,pp=1,dp=8,ep=8,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := scale.Resolve(glm, s, pod)
+	pl, err := scale.Resolve(scout, ep, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := MegatronArgs(scout, pl.Strategy, 8); err == nil || !strings.Contains(err.Error(), "chunk=8192 (Llama 4's chunked attention)") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("llama 4: %v, want one line refusing chunk=8192", err)
+	}
+	glm := read("glm-4.5-air.json")
+	pl, err = scale.Resolve(glm, ep, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -125,6 +125,8 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	add(arg("--seq-length", m.Seq)...)
 	add(arg("--max-position-embeddings", m.Seq)...)
 	switch {
+	case m.Chunk > 0:
+		return nil, ModelError{fmt.Errorf("megatron arguments: chunk=%d (Llama 4's chunked attention): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for it (Megatron-Bridge's Llama 4 provider builds the model)", m.Chunk)}
 	case m.Act == "geglu" || m.NormsPerBlock() > 2:
 		// A ModelError: no plan of this model runs there.
 		return nil, ModelError{fmt.Errorf("megatron arguments: act=%s, norms=%d (Gemma's GeGLU MLP and post-norms): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for them (its --quick-geglu is another activation; Megatron-Bridge's Gemma 3 provider builds the model)", cmp.Or(m.Act, "swiglu"), m.NormsPerBlock())}
