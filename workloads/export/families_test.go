@@ -122,4 +122,17 @@ func TestFamiliesExport(t *testing.T) {
 	if line := strings.Join(args, " "); !strings.Contains(line, "--window-size 511,0 --window-attn-skip-freq 6") {
 		t.Errorf("global_every=6: %s, want --window-size 511,0 --window-attn-skip-freq 6", line)
 	}
+	// By its shape alone, torchtitan 0.2's llama3 flavor would drop the
+	// layout: refused.
+	fsdp, err := scale.ParseStrategy("tp=1,pp=1,dp=8,mbs=1,fsdp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err = scale.Resolve(local, fsdp, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := TorchTitanTransformer(local, pl.Strategy, 8, "0.2"); err == nil || !strings.Contains(err.Error(), "global_every=6") {
+		t.Errorf("torchtitan 0.2, global_every=6 by shape: %v, want a refusal naming it", err)
+	}
 }
