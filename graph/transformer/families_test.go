@@ -206,6 +206,7 @@ func TestGlobalEvery(t *testing.T) {
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,global_every=2,window_every=2", "one way or the other"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,global_every=1", "global_every=1 leaves no layer"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,norms=3", "norms=3"},
+		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,norms=4,experts=4,topk=1", "norms=4 with experts"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,window=8,chunk=16", "chunk=16 and window=8"},
 		{"llama:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,act=swish", `act="swish"`},
 		{"gpt:layers=4,hidden=256,heads=4,seq=64,vocab=10,batch=1,act=relu2", "act=relu2 on a gpt"},

@@ -148,10 +148,12 @@ var hfLlama4Defaults = map[string]json.RawMessage{"attention_chunk_size": json.R
 
 // hfGemma3Defaults are transformers v5.24's Gemma3TextConfig defaults
 // (models/gemma3/configuration_gemma3.py) of the fields Google's
-// published gemma-3-4b/12b/27b configs leave out of their text_config.
+// published gemma-3-4b/12b/27b configs leave out of their text_config
+// (4B's its heads, 8, and key/value heads, 4, too).
 var hfGemma3Defaults = map[string]json.RawMessage{
 	"vocab_size": json.RawMessage("262208"), "head_dim": json.RawMessage("256"),
-	"num_key_value_heads": json.RawMessage("4"), "hidden_activation": json.RawMessage(`"gelu_pytorch_tanh"`),
+	"num_attention_heads": json.RawMessage("8"), "num_key_value_heads": json.RawMessage("4"),
+	"hidden_activation": json.RawMessage(`"gelu_pytorch_tanh"`),
 	"sliding_window": json.RawMessage("4096"), "sliding_window_pattern": json.RawMessage("6"),
 	"tie_word_embeddings": json.RawMessage("true"),
 }

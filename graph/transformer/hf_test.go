@@ -41,6 +41,7 @@ func TestHFConfigs(t *testing.T) {
 		// The 12B and 27B language models (the report's table 1: 1,012M +
 		// 10,759M and 1,416M + 25,600M; the cards' 12B and 27B add the
 		// 417M vision encoder placer leaves out).
+		{file: "gemma-3-4b.json", total: 3.884, window: 1024, global: 6}, // 675M + 3,209M
 		{file: "gemma-3-12b.json", total: 11.771, window: 1024, global: 6},
 		{file: "gemma-3-27b.json", total: 27.016, window: 1024, global: 6},
 		// Nemotron-4 15B (arXiv 2402.16819, section 2 and table 1: 3.2B

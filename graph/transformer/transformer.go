@@ -467,6 +467,8 @@ func (m Spec) Check() error {
 		return fmt.Errorf("norms=%d: a block has 2 norms (before the attention and the MLP) or 4 (their outputs normed too)", m.Norms)
 	case m.Act != "" && m.Act != "geglu" && m.Act != "relu2":
 		return fmt.Errorf("act=%q: placer models geglu and relu2 beside the family's own", m.Act)
+	case m.Norms > 2 && m.Experts > 0:
+		return fmt.Errorf("norms=%d with experts: placer costs the post-norms in dense blocks only", m.Norms)
 	case m.Act != "" && m.Family != "llama":
 		return fmt.Errorf("act=%s on a %s: the llama family's MLP only (rotary positions, RMS norms, no biases)", m.Act, m.Family)
 	case m.Head == 0 && m.Hidden%m.Heads != 0:
