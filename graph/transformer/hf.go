@@ -460,7 +460,7 @@ func (r *hfReader) textWrapper(typ, where string) (Spec, error) {
 		return Spec{}, err
 	}
 	data, _ := json.Marshal(text)
-	return FromHFConfig(data, where+" text_config")
+	return FromHFConfig(data, where+": text_config")
 }
 
 // mla reads DeepSeek's latent attention.
