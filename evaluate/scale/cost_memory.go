@@ -151,7 +151,8 @@ func (c *coster) layerMemory() layerMemory {
 	if pl.FP8 != "" && !pl.titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
-	perLayer := (4 + attn + mlp) * unit
+	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
+	perLayer := (norms + attn + mlp) * unit
 	perDense := perLayer // a dense block's in a model with experts
 	switch {
 	case m.MoE():
@@ -159,12 +160,12 @@ func (c *coster) layerMemory() layerMemory {
 		// Resolve requires it); the experts' on this GPU's tokens
 		// (moeActivations). Its dense blocks before the experts, all of
 		// their activations sequence-parallel likewise.
-		perLayer = (4+attn)*unit/T + c.moeActivations()
+		perLayer = (norms+attn)*unit/T + c.moeActivations()
 		perDense /= T
 	case pl.SequenceParallel:
 		perLayer /= T
 	case pl.T > 1:
-		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
+		perLayer = replicated*unit + (norms+attn+mlp-replicated)*unit/T
 	}
 	if pl.titan() && !m.MoE() {
 		perLayer += c.titanBlockExtra()
@@ -338,7 +339,7 @@ func (c *coster) recomputeSaved(moe bool) float64 {
 		if fp8 {
 			fc1In = 1
 		}
-		if m.SwiGLU() {
+		if m.SwiGLU() || m.Act == "relu2" {
 			mask = 0
 		}
 		saved += split(fc1In, mlp-mask-fc1In)
@@ -382,10 +383,15 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 		attn = 2 + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + 1
 	}
 	mlp = 2 + 4*f/h + 1
-	if m.SwiGLU() {
+	switch {
+	case m.SwiGLU():
 		mlp = 2 + 6*f/h
+	case m.Act == "relu2":
+		mlp = 2 + 4*f/h // Nemotron's squared ReLU: GeLU's, without a dropout mask
 	}
-	replicated = 4.0 + 2 + 2 + 2 + lat // norms' inputs, the two column-parallel inputs, masks, latents
+	// The norms' inputs (2 units each: Gemma's post-norms too), the two
+	// column-parallel inputs, masks, latents.
+	replicated = 2*float64(m.NormsPerBlock()) + 2 + 2 + 2 + lat
 	if fp8 {
 		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
 		// for their weight gradients, one byte an element: QKV's and
