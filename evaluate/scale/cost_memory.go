@@ -524,7 +524,31 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	if pl.P > 1 && pl.titan() {
 		acts += c.titanStageBuffers(s, inflight)
 	}
+	acts += inflight * c.titanFP8Weights(st)
 	return acts, logits
+}
+
+// titanFP8Weights is the float8 weight casts one micro-batch in flight
+// keeps for its backward on one GPU under torchtitan's Float8, bytes:
+// torchao's Float8Linear (pytorch/ao at eab345c, the benchmarks'
+// torchao; float8/float8_linear.py) casts its weight to float8 in the
+// forward and its matmul saves the cast transpose for the backward
+// (manual_float8_matmul_with_args_in_float8:
+// ctx.save_for_backward(input_fp8, weight_fp8_t)), unless
+// force_recompute_fp8_weight_in_bwd, which torchtitan's float8.py at
+// 9dec370 leaves False: one byte a block parameter (every block's
+// linear; the output layer torchtitan leaves out; the blocks' norms and
+// biases, which are not cast, counted too: under 0.2% of a block). Under
+// activation checkpointing, full or per-op, the checkpoint drops it
+// with the block's other saved tensors and the recomputation casts it
+// again (the cast's ops are not in the per-op policy's save list):
+// none held. Not with experts (their weights are not nn.Linear's).
+func (c *coster) titanFP8Weights(st *stageCost) float64 {
+	pl := &c.pl
+	if !pl.titan() || pl.FP8 == "" || pl.Recompute != NoRecompute || c.m.MoE() {
+		return 0
+	}
+	return st.layers
 }
 
 // titanOutputInputs is what torchtitan's last stage keeps for the
@@ -753,8 +777,7 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 // backward_maybe_with_nosync): FSDP2 accumulates the unsharded
 // gradients in the reduce dtype. Without a pipeline one block's BF16
 // gradient and its reduce-dtype copy wait for the reduce-scatter.
-// Float8 keeps no weight copies: torchao's Float8Linear saves the
-// high-precision weight and casts it again in the backward.
+// Float8's weight casts are activations, not state (titanFP8Weights).
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)

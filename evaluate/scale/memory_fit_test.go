@@ -380,3 +380,32 @@ func TestTitanUnitOrder(t *testing.T) {
 		t.Error("Megatron-Core: an order, want none")
 	}
 }
+
+// TestTitanFP8Weights: torchao's Float8Linear (eab345c) saves its
+// weight's float8 transpose for the backward, one byte a block
+// parameter a micro-batch in flight, unless a checkpoint drops it. By
+// hand, a stage of 8e9 block parameters on this GPU: 8e9 bytes without
+// recomputation; none with full or per-op recomputation, without Float8
+// or on another stack.
+func TestTitanFP8Weights(t *testing.T) {
+	m := mustSpec(t, "llama3-70b:seq=8192,batch=8")
+	st := stageCost{params: 9e9, layers: 8e9}
+	for _, c := range []struct {
+		name, stack, fp8 string
+		rec              Recompute
+		want             float64
+	}{
+		{"float8, no recomputation", "torchtitan-0.2", "current", NoRecompute, 8e9},
+		{"float8, full", "torchtitan-0.2", "current", FullRecompute, 0},
+		{"float8, per-op", "torchtitan-0.2", "current", SelectiveRecompute, 0},
+		{"bf16", "torchtitan-0.2", "", NoRecompute, 0},
+		{"megatron-core", "", "current", NoRecompute, 0},
+	} {
+		pl := Plan{T: 1, P: 1, M: 1, Strategy: Strategy{FP8: c.fp8, Recompute: c.rec}}
+		pl.Software.Stack = c.stack
+		co := coster{m: m, pl: pl}
+		if got := co.titanFP8Weights(&st); got != c.want {
+			t.Errorf("%s: %.0f bytes, want %.0f", c.name, got, c.want)
+		}
+	}
+}
