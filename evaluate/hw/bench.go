@@ -127,10 +127,12 @@ func Bench(ctx context.Context, out, errw io.Writer, o BenchOptions) error {
 }
 
 // PresetFor is the hardware preset of a GPU name as NVML or CUDA reports
-// it ("NVIDIA H100 80GB HBM3" -> "h100"), ok=false if none matches.
+// it ("NVIDIA H100 80GB HBM3" -> "h100"), ok=false if none matches. A
+// superchip's GPU before the bare part whose name its own holds ("NVIDIA
+// GB200" -> "gb200", not "b200").
 func PresetFor(gpuName string) (string, bool) {
 	n := strings.ToUpper(gpuName)
-	for _, p := range []string{"H200", "H100", "A100", "V100", "P100"} {
+	for _, p := range []string{"GB300", "GB200", "B300", "B200", "H200", "H100", "A100", "V100", "P100"} {
 		if strings.Contains(n, p) {
 			return strings.ToLower(p), true
 		}

@@ -168,6 +168,7 @@ func TestPresetFor(t *testing.T) {
 	for name, want := range map[string]string{
 		"NVIDIA H100 80GB HBM3": "h100", "NVIDIA H200": "h200", "NVIDIA A100-SXM4-80GB": "a100",
 		"Tesla V100-SXM2-32GB": "v100", "Tesla P100-PCIE-16GB": "p100", "NVIDIA GeForce RTX 4090": "",
+		"NVIDIA B200": "b200", "NVIDIA GB200": "gb200", "NVIDIA B300 SXM6 AC": "b300", "NVIDIA GB300": "gb300",
 	} {
 		if got, _ := PresetFor(name); got != want {
 			t.Errorf("PresetFor(%q) = %q, want %q", name, got, want)

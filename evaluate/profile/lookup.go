@@ -52,13 +52,14 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 	for _, f := range []field{{"hidden", q.Hidden, m.Hidden}, {"heads", q.Heads, m.Heads}, {"kv_heads", q.KVHeads, m.KVHeads},
 		{"ffn", q.FFN, m.FFN}, {"head_dim", q.HeadDim(), m.HeadDim()}, {"vocab", q.Vocab, m.Vocab},
 		{"experts", q.Experts, m.Experts}, {"topk", q.TopK, m.TopK}, {"expert_ffn", q.ExpertFFN, m.ExpertFFN},
-		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)}} {
+		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)},
+		{"global_every", q.GlobalEvery, m.GlobalEvery}, {"chunk", q.Chunk, m.Chunk}, {"norms", q.NormsPerBlock(), m.NormsPerBlock()}} {
 		if f.got != f.run {
 			return fmt.Errorf("profile of another model: %s %d, the workload's %d (profile %s; workload %s)", f.name, f.got, f.run, q, m)
 		}
 	}
-	if q.Family != m.Family {
-		return fmt.Errorf("profile of another model: family %s, the workload's %s", q.Family, m.Family)
+	if q.Family != m.Family || q.Act != m.Act {
+		return fmt.Errorf("profile of another model: family %s%s, the workload's %s%s", q.Family, actName(q), m.Family, actName(m))
 	}
 	if err := checkLatent(q, m); err != nil {
 		return err
@@ -71,7 +72,9 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 
 // OfDevice is whether the profile ran on the device named gpu: a CPU
 // profile for "cpu" (or the CPU's own name), a GPU profile whose name
-// holds gpu's ("h100" in "NVIDIA H100 80GB HBM3").
+// holds gpu's ("h100" in "NVIDIA H100 80GB HBM3") but not as a Grace
+// superchip's GPU's ("b200" is not "NVIDIA GB200", whose own name is
+// "gb200": another part, at another power limit and memory).
 func (p *Profile) OfDevice(gpu string) bool {
 	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, " ", "")) }
 	g := norm(gpu)
@@ -81,7 +84,8 @@ func (p *Profile) OfDevice(gpu string) bool {
 	if p.Device.Kind == "cpu" {
 		return g == "cpu" || g == norm(p.Device.Name)
 	}
-	return strings.Contains(norm(p.Device.Name), g)
+	n := norm(p.Device.Name)
+	return strings.Contains(n, g) && (strings.HasPrefix(g, "g") || !strings.Contains(n, "g"+g))
 }
 
 // Shape is a layer's shard shape as a lookup asks for it.
@@ -325,6 +329,14 @@ func (p *Profile) OptimizerTime(params float64) (float64, Source) {
 		return o.Seconds, Measured
 	}
 	return o.PerParam() * params, Composed
+}
+
+// actName is m's MLP activation where it is not its family's.
+func actName(m transformer.Spec) string {
+	if m.Act == "" {
+		return ""
+	}
+	return " (act=" + m.Act + ")"
 }
 
 // windowEvery is how often m's layers attend through its sliding window

@@ -26,6 +26,13 @@ type Hardware struct {
 	FP16Tensor float64 `json:"fp16_tensor_flops"` // tensor cores, f16 and bf16 inputs
 	FP16       float64 `json:"fp16_flops"`        // without tensor cores (half2 on CUDA cores)
 	INT8Tensor float64 `json:"int8_tensor_ops"`
+	// FP8Tensor and FP4Tensor are the dense FP8 (E4M3/E5M2) and FP4
+	// (NVFP4/MXFP4) tensor-core peaks, FLOP/s; 0: none. No graph dtype
+	// reaches them: the cluster-scale cost model prices an FP8 plan's
+	// GEMMs at FP8Tensor (evaluate/scale, fp8=); FP4 is held for the
+	// precision that will use it.
+	FP8Tensor float64 `json:"fp8_tensor_flops,omitempty"`
+	FP4Tensor float64 `json:"fp4_tensor_flops,omitempty"`
 
 	MemBandwidth float64 `json:"mem_bandwidth"` // device memory, bytes/s
 	Memory       int64   `json:"memory"`        // device memory capacity, bytes
@@ -155,21 +162,25 @@ var presets = map[string]Hardware{
 		Source: "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB); DGX A100 user guide",
 	},
 	// NVIDIA H100 datasheet (SXM5): 34 TF FP64, 67 TF FP32 (66.9), 494.7 TF
-	// TF32, 989.4 TF FP16/BF16 tensor, 1979 TOPS INT8 (dense), 3.35 TB/s
+	// TF32, 989.4 TF FP16/BF16 tensor, 1,978.9 TF FP8 tensor (3,958 with
+	// sparsity), 1979 TOPS INT8 (dense), 3.35 TB/s
 	// HBM3, 80 GB; NVLink 4.0, 18 links of 25 GB/s per direction (900 GB/s
 	// bidirectional) through NVSwitch (DGX H100). PCIe 5.0 x16: ~50 GB/s.
 	"h100": {
 		Name: "h100", FP64: 34 * tera, FP32: 66.9 * tera, FP16: 133.8 * tera, TF32: 494.7 * tera, FP16Tensor: 989.4 * tera, INT8Tensor: 1979 * tera,
+		FP8Tensor:    1978.9 * tera,
 		MemBandwidth: 3350 * giga, Memory: 80 * gib,
 		NVLinkGen: 4, NVLinkBandwidth: 25 * giga, NVLinks: 18, NVLinkLatency: 6e-6,
 		PCIeGen: 5, PCIeBandwidth: 50 * giga, PCIeLatency: 12e-6, Topology: "nvswitch",
 		Source: "NVIDIA H100 Tensor Core GPU datasheet (SXM5); DGX H100 user guide",
 	},
-	// NVIDIA H200 datasheet (SXM): the H100's compute (67 TF FP32, 989 TF
-	// FP16/BF16 tensor), 4.8 TB/s HBM3e, 141 GB; NVLink 4.0, 900 GB/s
-	// bidirectional.
+	// NVIDIA H200 datasheet (SXM): the H100's compute (34 TF FP64, 67 TF
+	// FP32, 989 TF TF32, 1,979 TF FP16/BF16 and 3,958 TF FP8 tensor with
+	// sparsity, half that dense), 4.8 TB/s HBM3e, 141 GB; NVLink 4.0, 900
+	// GB/s bidirectional; max TDP up to 700 W (the DGX H200 pod's limit).
 	"h200": {
 		Name: "h200", FP64: 34 * tera, FP32: 66.9 * tera, FP16: 133.8 * tera, TF32: 494.7 * tera, FP16Tensor: 989.4 * tera, INT8Tensor: 1979 * tera,
+		FP8Tensor:    1978.9 * tera,
 		MemBandwidth: 4800 * giga, Memory: 141 * giga,
 		NVLinkGen: 4, NVLinkBandwidth: 25 * giga, NVLinks: 18, NVLinkLatency: 6e-6,
 		PCIeGen: 5, PCIeBandwidth: 50 * giga, PCIeLatency: 12e-6, Topology: "nvswitch",
@@ -373,7 +384,8 @@ func (h *Hardware) Validate() error {
 	}{
 		{"fp32_flops", h.FP32, true}, {"mem_bandwidth", h.MemBandwidth, true}, {"pcie_bandwidth", h.PCIeBandwidth, true},
 		{"fp64_flops", h.FP64, false}, {"tf32_tensor_flops", h.TF32, false}, {"fp16_tensor_flops", h.FP16Tensor, false},
-		{"fp16_flops", h.FP16, false}, {"int8_tensor_ops", h.INT8Tensor, false}, {"nvlink_bandwidth", h.NVLinkBandwidth, h.NVLinkGen > 0},
+		{"fp16_flops", h.FP16, false}, {"int8_tensor_ops", h.INT8Tensor, false},
+		{"fp8_tensor_flops", h.FP8Tensor, false}, {"fp4_tensor_flops", h.FP4Tensor, false}, {"nvlink_bandwidth", h.NVLinkBandwidth, h.NVLinkGen > 0},
 	} {
 		if err := rate(f.name, f.v, f.required); err != nil {
 			return err

@@ -43,6 +43,10 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
 		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	if m.NormsPerBlock() > 2 {
+		// Gemma's norm of the attention's output before the residual.
+		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+	}
 	if c.fp8 > 0 {
 		casts := c.casts(n*h*sp, n*qd/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)

@@ -152,7 +152,8 @@ func (c *coster) layerMemory() layerMemory {
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
-	perLayer := (4 + attn + mlp) * unit
+	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
+	perLayer := (norms + attn + mlp) * unit
 	perDense := perLayer // a dense block's in a model with experts
 	switch {
 	case m.MoE():
@@ -160,12 +161,12 @@ func (c *coster) layerMemory() layerMemory {
 		// Resolve requires it); the experts' on this GPU's tokens
 		// (moeActivations). Its dense blocks before the experts, all of
 		// their activations sequence-parallel likewise.
-		perLayer = (4+attn)*unit/T + c.moeActivations()
+		perLayer = (norms+attn)*unit/T + c.moeActivations()
 		perDense /= T
 	case pl.SequenceParallel:
 		perLayer /= T
 	case pl.T > 1:
-		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
+		perLayer = replicated*unit + (norms+attn+mlp-replicated)*unit/T
 	}
 	if pl.Titan() && !m.MoE() {
 		perLayer += c.titanBlockExtra()
@@ -339,7 +340,7 @@ func (c *coster) recomputeSaved(moe bool) float64 {
 		if fp8 {
 			fc1In = 1
 		}
-		if m.SwiGLU() {
+		if m.SwiGLU() || m.Act == "relu2" {
 			mask = 0
 		}
 		saved += split(fc1In, mlp-mask-fc1In)
@@ -383,10 +384,15 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 		attn = 2 + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + 1
 	}
 	mlp = 2 + 4*f/h + 1
-	if m.SwiGLU() {
+	switch {
+	case m.SwiGLU():
 		mlp = 2 + 6*f/h
+	case m.Act == "relu2":
+		mlp = 2 + 4*f/h // Nemotron's squared ReLU: GeLU's, without a dropout mask
 	}
-	replicated = 4.0 + 2 + 2 + 2 + lat // norms' inputs, the two column-parallel inputs, masks, latents
+	// The norms' inputs (2 units each: Gemma's post-norms too), the two
+	// column-parallel inputs, masks, latents.
+	replicated = 2*float64(m.NormsPerBlock()) + 2 + 2 + 2 + lat
 	if fp8 {
 		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
 		// for their weight gradients, one byte an element: QKV's and
@@ -480,14 +486,17 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	}
 	if s == pl.P-1 {
 		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		last := inflight
 		if pl.Titan() {
-			logits = n * float64(m.Vocab) / T * titanLossBytes(pl)
-			// The final norm's input (sequence-parallel: norm is
-			// SequenceParallel in apply_tp) and the output layer's
-			// input, which its ColwiseParallel(input_layouts Shard(1))
-			// all-gathers: whole on every GPU (parallelize_llama.py at
-			// 9dec370; the output layer is left out of Float8).
-			acts += inflight * (2*unit*c.sp() + 2*unit)
+			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)
+			// The output layer is the last model chunk's, which runs each
+			// micro-batch's backward right after its forward:
+			// interleaved, the last stage's chunks in flight (inflight)
+			// are all but one its earlier chunks'.
+			if pl.V > 1 {
+				last = min(inflight, 1)
+			}
+			acts += last * c.titanOutputInputs()
 		}
 		if m.MTP > 0 {
 			// Each multi-token-prediction module (mtp), for the
@@ -499,7 +508,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 			if pl.FP8 != "" {
 				proj = 2
 			}
-			acts += float64(m.MTP) * inflight * ((2+2+proj)*unit*c.sp() + mtpBlock)
+			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
 			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
 		}
 	}
@@ -522,7 +531,43 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	if pl.P > 1 && pl.Titan() {
 		acts += c.titanStageBuffers(s, inflight)
 	}
+	acts += inflight * c.titanFP8Weights(st)
 	return acts, logits
+}
+
+// titanFP8Weights is the float8 weight casts one micro-batch in flight
+// keeps for its backward on one GPU under torchtitan's Float8, bytes:
+// torchao's Float8Linear (pytorch/ao at eab345c, the benchmarks'
+// torchao; float8/float8_linear.py) casts its weight to float8 in the
+// forward and its matmul saves the cast transpose for the backward
+// (manual_float8_matmul_with_args_in_float8:
+// ctx.save_for_backward(input_fp8, weight_fp8_t)), unless
+// force_recompute_fp8_weight_in_bwd, which torchtitan's float8.py at
+// 9dec370 leaves False: one byte a block parameter (every block's
+// linear; the output layer torchtitan leaves out; the blocks' norms and
+// biases, which are not cast, counted too: under 0.2% of a block). Under
+// activation checkpointing, full or per-op, the checkpoint drops it
+// with the block's other saved tensors and the recomputation casts it
+// again (the cast's ops are not in the per-op policy's save list):
+// none held. Not with experts (their weights are not nn.Linear's).
+func (c *coster) titanFP8Weights(st *stageCost) float64 {
+	pl := &c.pl
+	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
+		return 0
+	}
+	return st.layers
+}
+
+// titanOutputInputs is what torchtitan's last stage keeps for the
+// output layer's backward, bytes for one micro-batch on one GPU: the
+// final norm's input (sequence-parallel: norm is SequenceParallel in
+// apply_tp) and the output layer's input, which its
+// ColwiseParallel(input_layouts Shard(1)) all-gathers: whole on every
+// GPU (parallelize_llama.py at 9dec370; the output layer is left out of
+// Float8).
+func (c *coster) titanOutputInputs() float64 {
+	unit := c.tokens * float64(c.m.Hidden)
+	return 2*unit*c.sp() + 2*unit
 }
 
 // titanStageBuffers is what torch's PipelineStage allocates for stage s
@@ -530,27 +575,32 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 // bytes on one GPU: its buffers for every micro-batch of the step, made
 // before the first (torch/distributed/pipelining/stage.py
 // _prepare_forward_infra and _prepare_backward_infra, _make_tensor_from_meta
-// for each chunk): the activation each stage but the first receives
-// (those of the micro-batches in flight are their first layer's
-// inputs, counted already) and the gradient each stage but the last
-// receives; and the output of each micro-batch in flight, which
-// forward_one_chunk keeps in its forward cache (fwd_cache) until the
-// micro-batch's backward (no block of the stage saves its last block's
-// output under full checkpointing). Each is one stage boundary's
-// tensor, sequence-parallel where the blocks are (torchtitan's blocks
-// end in a row-parallel reduce-scatter to Shard(1)).
+// for each chunk), for each of the rank's V model chunks (each a
+// PipelineStage of its own): the activation each chunk but the model's
+// first receives (those of the chunks in flight are their first layer's
+// inputs, counted already) and the gradient each chunk but the model's
+// last receives; and the output of each chunk in flight but the last
+// one's, which forward_one_chunk keeps in its forward cache (fwd_cache)
+// until the chunk's backward (no block of the stage saves its last
+// block's output under full checkpointing). The chunks in flight,
+// inflight V, are counted evenly over the rank's chunks. Each is one
+// stage boundary's tensor, sequence-parallel where the blocks are
+// (torchtitan's blocks end in a row-parallel reduce-scatter to
+// Shard(1)).
 func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 	pl := &c.pl
 	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
-	M := float64(pl.M)
-	var b float64
-	if s > 0 {
-		b += max(M-inflight, 0) * boundary
+	M, V := float64(pl.M), float64(max(pl.V, 1))
+	units := inflight * V // model chunks in flight, each 1/V of the stage
+	receiving, sending := V, V
+	if s == 0 {
+		receiving-- // the model's first chunk takes the tokens
 	}
-	if s < pl.P-1 {
-		b += (M + inflight) * boundary
+	if s == pl.P-1 {
+		sending-- // the model's last chunk ends in the loss
 	}
-	return b
+	recv := max(receiving*M-units*receiving/V, 0)
+	return (recv + sending*M + units*sending/V) * boundary
 }
 
 // titanLossBytes is the bytes a logit (one token, one entry of this
@@ -587,19 +637,50 @@ func titanLossBytes(pl *plan.Plan) float64 {
 	return b
 }
 
+// titanOutputChunks is the last stage's outputs, the BF16 logits of one
+// micro-batch each, that torch's pipelining holds beside the one whose
+// backward runs (titanLossBytes' forward cache), at the step's last
+// backward: PipelineStage.forward_one_chunk appends every micro-batch's
+// output to output_chunks (torch/distributed/pipelining/stage.py, torch
+// 2.5 and 2.6: "Prepare for final output merge or reduction"), which
+// the schedule merges when the step ends (schedules.py
+// PipelineScheduleSingle.step and PipelineScheduleMulti.step:
+// _merge_outputs of output_chunks on the last stage) and
+// clear_runtime_states empties at the next step's start; the forward
+// cache lets go of its reference after the backward, output_chunks does
+// not. M - 1 of them under a pipeline, none without.
+func titanOutputChunks(pl *plan.Plan) float64 {
+	if pl.P <= 1 {
+		return 0
+	}
+	return float64(pl.M - 1)
+}
+
 // inflight is the micro-batches whose activations stage s holds at
-// its peak (stageMemory's): with 1F1B P - s of them at most M,
-// interleaved the first stage 1 + (P-1)/(P V) times P at most M (its
-// warm-up's model chunks, (P-1)2 + (V-1)P and the one it runs, each 1/V
-// of the stage, capped at the step's M V chunks as Megatron-Core caps
-// num_warmup_microbatches at total_num_microbatches: with M = P, as
-// torchtitan runs by default, every chunk of the step is in flight, M
-// micro-batches of the whole stage), with GPipe all M; with the
-// experts' all-to-alls overlapped one model chunk more.
+// its peak (stageMemory's): with 1F1B P - s of them at most M;
+// interleaved the warm-up's model chunks and the one it runs, each 1/V
+// of the stage, (P-s-1)2 + (V-1)P + 1 chunks capped at the step's M V
+// (Megatron-Core's schedules.py forward_backward_pipelining_with_interleaving:
+// num_warmup_microbatches = (P - rank - 1) 2 + (V - 1)
+// microbatch_group_size_per_vp_stage, P by default, at most
+// total_num_microbatches; torch's ScheduleInterleaved1F1B the same,
+// warmup_ops = (n_local_stages - 1) microbatches_per_round +
+// 2 (pp_group_size - 1 - rank)): on the first stage 1 + (P-1)/(P V)
+// times P, and with M = P, as torchtitan runs by default, every chunk
+// of the step, M micro-batches of the whole stage; on the last
+// (V-1)P + 1 chunks, not one micro-batch. Past the first stage this is
+// torchtitan's count only: Megatron-Core's stages past the first keep
+// 1F1B's P - s, as before, because with its warm-up the published
+// Qwen3-235B-A22B plan of the model zoo (TP2 EP8 PP32 VPP3, which ran
+// on H100s) is told over memory on its second stage: its MoE
+// activations are over-counted elsewhere, and this count waits for
+// them. With GPipe all M; with the experts' all-to-alls overlapped one
+// model chunk more.
 func inflight(pl *plan.Plan, s int) float64 {
 	inflight := float64(min(pl.M, pl.P-s))
-	if pl.V > 1 && s == 0 {
-		inflight = min(float64(pl.P)*(1+float64(pl.P-1)/float64(pl.P*pl.V)), float64(pl.M))
+	if V := pl.V; V > 1 && (s == 0 || pl.Titan()) {
+		chunks := min((pl.P-s-1)*2+(V-1)*pl.P+1, pl.M*V)
+		inflight = float64(chunks) / float64(V)
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
@@ -703,8 +784,7 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 // backward_maybe_with_nosync): FSDP2 accumulates the unsharded
 // gradients in the reduce dtype. Without a pipeline one block's BF16
 // gradient and its reduce-dtype copy wait for the reduce-scatter.
-// Float8 keeps no weight copies: torchao's Float8Linear saves the
-// high-precision weight and casts it again in the backward.
+// Float8's weight casts are activations, not state (titanFP8Weights).
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)

@@ -260,11 +260,12 @@ func TestEagerState(t *testing.T) {
 	}
 }
 
-// TestInflightInterleaved checks the micro-batches in flight on the first
-// stage, by hand: 1F1B min(M, P - s); interleaved P (1 + (P-1)/(P V)),
-// Megatron-Core's warm-up of (P-1)2 + (V-1)P model chunks and the one
-// it runs, each 1/V of the stage, at most the step's M V chunks (M
-// micro-batches of the whole stage).
+// TestInflightInterleaved checks the micro-batches in flight on a
+// stage, by hand: 1F1B min(M, P - s); interleaved Megatron-Core's (and
+// torch's ScheduleInterleaved1F1B's) warm-up of (P-s-1)2 + (V-1)P model
+// chunks and the one it runs, each 1/V of the stage, at most the step's
+// M V chunks (M micro-batches of the whole stage): on the first stage
+// P (1 + (P-1)/(P V)).
 func TestInflightInterleaved(t *testing.T) {
 	for _, c := range []struct {
 		p, v, m, s int
@@ -278,11 +279,134 @@ func TestInflightInterleaved(t *testing.T) {
 		{8, 2, 10, 0, 10},   // 20 chunks < 23
 		{4, 3, 16, 0, 5},    // (6 + 8 + 1) / 3
 		{4, 3, 4, 0, 4},     // 12 chunks < 15
+		{8, 2, 8, 7, 4.5},   // the last stage: (8 + 1) chunks / 2, not 1
+		{8, 2, 32, 3, 8.5},  // stage 3: (8 + 8 + 1) / 2
+		{4, 3, 16, 3, 3},    // the last stage: (8 + 1) / 3
+		{8, 1, 8, 7, 1},     // 1F1B's last stage: 1
 	} {
 		pl := plan.Plan{P: c.p, V: c.v, M: c.m}
 		pl.Schedule = decision.OneFOneB
+		pl.Software.Stack = "torchtitan-0.2"
 		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("P %d V %d M %d stage %d: %g micro-batches in flight, want %g", c.p, c.v, c.m, c.s, got, c.want)
+		}
+	}
+	// Megatron-Core's stack: the first stage's count alike, the others
+	// 1F1B's P - s (Plan.inflight says why).
+	for _, c := range []struct {
+		s    int
+		want float64
+	}{{0, 11.5}, {3, 5}, {7, 1}} {
+		pl := plan.Plan{P: 8, V: 2, M: 32}
+		pl.Schedule = decision.OneFOneB
+		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Megatron-Core, stage %d: %g micro-batches in flight, want %g", c.s, got, c.want)
+		}
+	}
+}
+
+// TestTitanPipelineBuffers: torch's pipelining as torchtitan runs it, by
+// hand for Llama 3.1 405B (hidden 16,384, vocabulary 128,256) at 8,192
+// tokens a micro-batch, T 8 with sequence parallelism, P 8, M 8: a
+// stage boundary's tensor is 2 x 8,192 x 16,384 / 8 = 33,554,432
+// bytes; the last stage keeps the other 7 micro-batches' BF16 logits
+// (output_chunks) beside the one whose loss runs, 8,192 x 16,032 x 2
+// bytes each; with V 2 each of a rank's two chunks has its buffers.
+func TestTitanPipelineBuffers(t *testing.T) {
+	m := mustSpec(t, "llama3.1-405b:seq=8192,batch=64")
+	const n, boundary = 8192.0, 33554432.0
+	for _, c := range []struct {
+		name     string
+		v, s     int
+		inflight float64
+		want     float64 // boundaries
+	}{
+		// 1F1B: stage 0 receives 8 gradients and keeps 8 outputs; the
+		// last receives 8 activations, 1 of them in flight.
+		{"1f1b first", 1, 0, 8, 8 + 8},
+		{"1f1b last", 1, 7, 1, 8 - 1},
+		{"1f1b middle", 1, 3, 5, (8 - 5) + 8 + 5},
+		// Interleaved: rank 0's second chunk receives activations (8, 16
+		// chunks in flight, 8 of them its), both chunks gradients (16),
+		// both keep outputs (16); the last rank's first chunk receives
+		// and sends, its second receives only: 9 chunks in flight.
+		{"interleaved first", 2, 0, 8, (8 - 8) + 16 + 16},
+		{"interleaved last", 2, 7, 4.5, (16 - 9) + 8 + 4.5},
+	} {
+		pl := plan.Plan{T: 8, P: 8, V: c.v, M: 8, Strategy: plan.Strategy{SequenceParallel: true}}
+		pl.Software.Stack = "torchtitan-0.2"
+		co := coster{m: m, pl: pl, tokens: n}
+		if got := co.titanStageBuffers(c.s, c.inflight); math.Abs(got-c.want*boundary) > 1e-3 {
+			t.Errorf("%s: %.0f bytes of buffers, want %.0f", c.name, got, c.want*boundary)
+		}
+	}
+	pl := plan.Plan{T: 8, P: 8, M: 8}
+	pl.Software.Stack = "torchtitan-0.2"
+	if got := titanOutputChunks(&pl); got != 7 {
+		t.Errorf("P 8 M 8: %g output chunks held, want 7", got)
+	}
+	pl.P = 1
+	if got := titanOutputChunks(&pl); got != 0 {
+		t.Errorf("no pipeline: %g output chunks held, want 0", got)
+	}
+}
+
+// TestTitanUnitOrder: torch's ScheduleInterleaved1F1B's order of units
+// (chunk x M + micro-batch), by hand for P 2, V 2, M 4: the forwards a
+// round of P micro-batches a chunk at a time (c0 0 1, c1 0 1, c0 2 3,
+// c1 2 3), the backwards from the last chunk (c1 0 1, c0 0 1, c1 2 3,
+// c0 2 3); none for 1F1B or another stack.
+func TestTitanUnitOrder(t *testing.T) {
+	pl := plan.Plan{P: 2, V: 2, M: 4}
+	pl.Software.Stack = "torchtitan-0.2"
+	ord := titanUnitOrder(&pl)
+	if ord == nil {
+		t.Fatal("no order for torchtitan's interleaved schedule")
+	}
+	fwd, bwd := []int{0, 1, 4, 5, 2, 3, 6, 7}, []int{4, 5, 0, 1, 6, 7, 2, 3}
+	for k := range 8 {
+		if got := ord(k, false); got != fwd[k] {
+			t.Errorf("forward %d: unit %d, want %d", k, got, fwd[k])
+		}
+		if got := ord(k, true); got != bwd[k] {
+			t.Errorf("backward %d: unit %d, want %d", k, got, bwd[k])
+		}
+	}
+	pl.V = 1
+	if titanUnitOrder(&pl) != nil {
+		t.Error("1F1B: an order, want none")
+	}
+	pl.V, pl.Software.Stack = 2, ""
+	if titanUnitOrder(&pl) != nil {
+		t.Error("Megatron-Core: an order, want none")
+	}
+}
+
+// TestTitanFP8Weights: torchao's Float8Linear (eab345c) saves its
+// weight's float8 transpose for the backward, one byte a block
+// parameter a micro-batch in flight, unless a checkpoint drops it. By
+// hand, a stage of 8e9 block parameters on this GPU: 8e9 bytes without
+// recomputation; none with full or per-op recomputation, without Float8
+// or on another stack.
+func TestTitanFP8Weights(t *testing.T) {
+	m := mustSpec(t, "llama3-70b:seq=8192,batch=8")
+	st := stageCost{params: 9e9, layers: 8e9}
+	for _, c := range []struct {
+		name, stack, fp8 string
+		rec              plan.Recompute
+		want             float64
+	}{
+		{"float8, no recomputation", "torchtitan-0.2", "current", plan.NoRecompute, 8e9},
+		{"float8, full", "torchtitan-0.2", "current", plan.FullRecompute, 0},
+		{"float8, per-op", "torchtitan-0.2", "current", plan.SelectiveRecompute, 0},
+		{"bf16", "torchtitan-0.2", "", plan.NoRecompute, 0},
+		{"megatron-core", "", "current", plan.NoRecompute, 0},
+	} {
+		pl := plan.Plan{T: 1, P: 1, M: 1, Strategy: plan.Strategy{FP8: c.fp8, Recompute: c.rec}}
+		pl.Software.Stack = c.stack
+		co := coster{m: m, pl: pl}
+		if got := co.titanFP8Weights(&st); got != c.want {
+			t.Errorf("%s: %.0f bytes, want %.0f", c.name, got, c.want)
 		}
 	}
 }

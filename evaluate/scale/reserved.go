@@ -103,8 +103,14 @@ type traceBuilder struct {
 }
 
 // tensors allocates total bytes as tensors of piece bytes and one of
-// the remainder (none where total is under a byte).
-func (b *traceBuilder) tensors(total, piece float64) []int32 {
+// the remainder (none where total is under a byte), on the default
+// stream.
+func (b *traceBuilder) tensors(total, piece float64) []int32 { return b.tensorsOn(0, total, piece) }
+
+// tensorsOn is tensors on stream (the caching allocator keeps a pool of
+// blocks for each stream: a block freed returns to its stream's pool,
+// which the others' requests do not reuse).
+func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) []int32 {
 	var ids []int32
 	if piece < 1 {
 		piece = total
@@ -115,10 +121,34 @@ func (b *traceBuilder) tensors(total, piece float64) []int32 {
 			n = total
 		}
 		ids = append(ids, b.next)
-		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Size: int64(n)})
+		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
 		b.next++
 		total -= n
 	}
+	return ids
+}
+
+// allGatherStream is the stream FSDP2 allocates its all-gathers'
+// buffers on (FSDPCommContext's all_gather_copy_in_stream).
+const allGatherStream = 1
+
+// unshard allocates one block's gathered BF16 weights, gather bytes, on
+// the default stream; under FSDP2 (fsdp2) after the all-gather's
+// buffer of as many bytes on its copy-in stream, freed once the
+// weights are copied out of it: torch/distributed/fsdp/_fully_shard
+// (_fsdp_collectives.py foreach_all_gather: all_gather_copy_in makes
+// all_gather_output on all_gather_copy_in_stream, this rank's input a
+// view of it; foreach_all_gather_copy_out copies it into the unsharded
+// parameters, made on the default stream, and wait_for_unshard drops
+// it), so that the copy-in stream's pool keeps a block's worth
+// reserved beside the default stream's.
+func (b *traceBuilder) unshard(gather float64, fsdp2 bool) []int32 {
+	if !fsdp2 {
+		return b.tensors(gather, 0)
+	}
+	out := b.tensorsOn(allGatherStream, gather, 0)
+	ids := b.tensors(gather, 0)
+	b.free(out)
 	return ids
 }
 
@@ -172,8 +202,15 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	V := max(pl.V, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 
-	// FSDP's per-layer gathered weights and unsharded gradient.
-	var gather, grad float64
+	// FSDP's per-layer gathered weights and unsharded gradient; under
+	// torchtitan's pipeline, which keeps every block gathered (state),
+	// each block's all-gather buffer in the step's first forward
+	// (unshard).
+	fsdp2 := pl.FSDP && pl.Titan()
+	var gather, grad, gatherPP float64
+	if fsdp2 && pl.P > 1 && L > 0 {
+		gatherPP = st.layers / float64(L) * bf16
+	}
 	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
 		layer := st.layers / float64(L)
 		gather = layer * bf16
@@ -202,44 +239,76 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	b.tensors(buffers, hidden)
 	transient := acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)
+	if s == pl.P-1 && pl.Titan() && V > 1 {
+		// Interleaved, the output layer's inputs are one micro-batch's
+		// (stageActivationsAt), held while a backward runs.
+		out := c.titanOutputInputs()
+		transient += out
+		perUnit -= out / float64(V)
+	}
 	lu := max(int(math.Round(float64(L)/float64(V))), 1)
 	perUnitLayer := perUnit / float64(lu)
 	logitPiece := c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4
 
 	U := pl.M * V
 	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
+	ord := titanUnitOrder(pl)
+	chunkOf := func(u int) int { return u % V } // the first V units: one of each chunk
+	if ord != nil {
+		chunkOf = func(u int) int { return u / pl.M }
+	}
+	// The last stage's outputs torch's pipelining keeps to the step's
+	// end (titanOutputChunks): one a micro-batch of the last model chunk,
+	// made by its forward; its loss's logits made with its backward and
+	// freed after its first layer.
+	var outputs []int32
+	var chunk float64
+	if s == pl.P-1 && pl.Titan() && pl.P > 1 {
+		chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
+	}
 	saved := make([][][]int32, U)
+	seen := make([]bool, V)
 	forward := func(u int) {
 		saved[u] = make([][]int32, lu)
+		first := !seen[chunkOf(u)]
+		seen[chunkOf(u)] = true
 		var gathered, prefetched []int32
 		for l := range lu {
+			if gatherPP > 0 && first {
+				// The block's all-gather buffer alone: its gathered
+				// weights are the stage's state.
+				b.free(b.tensorsOn(allGatherStream, gatherPP, 0))
+			}
 			if gather > 0 {
 				if prefetched == nil {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 				gathered, prefetched = prefetched, nil
 				if l+1 < lu {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 			}
 			saved[u][l] = b.tensors(perUnitLayer, hidden)
 			b.free(gathered)
 		}
+		if chunk > 0 && chunkOf(u) == V-1 {
+			outputs = append(outputs, b.tensors(chunk, 0)...)
+		}
 	}
 	backward := func(u int) {
 		var logits []int32
-		if s == pl.P-1 {
-			logits = b.tensors(sm.logits, logitPiece)
+		if s == pl.P-1 && (chunk == 0 || chunkOf(u) == V-1) {
+			logits = b.tensors(sm.logits-float64(pl.M)*chunk, logitPiece)
 		}
 		var gathered, prefetched []int32
 		for l := lu - 1; l >= 0; l-- {
 			if gather > 0 {
 				if prefetched == nil {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 				gathered, prefetched = prefetched, nil
 				if l > 0 {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 			}
 			t := b.tensors(transient, hidden)
@@ -254,16 +323,46 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		saved[u] = nil
 	}
+	unit := func(k int, bwd bool) int {
+		if ord == nil {
+			return k
+		}
+		return ord(k, bwd)
+	}
 	f := 0
 	for ; f < n-1; f++ {
-		forward(f)
+		forward(unit(f, false))
 	}
-	for u := range U {
+	for k := range U {
 		if f < U {
-			forward(f)
+			forward(unit(f, false))
 			f++
 		}
-		backward(u)
+		backward(unit(k, true))
 	}
+	b.free(outputs)
 	return b.ev, sm.total()
+}
+
+// titanUnitOrder is the unit (model chunk times M plus micro-batch) of
+// a stage's k-th forward (bwd false) or backward under torch's
+// ScheduleInterleaved1F1B as torchtitan runs it
+// (torch/distributed/pipelining/schedules.py
+// _calculate_single_rank_operations: microbatches_per_round of P
+// micro-batches, the forwards' model chunks in turn a round at a time,
+// the backwards' from the last chunk; forward_stage_index and
+// backward_stage_index): nil, the units in their order, for any other
+// stack or schedule, or where M is not a multiple of P.
+func titanUnitOrder(pl *plan.Plan) func(k int, bwd bool) int {
+	V, P, M := max(pl.V, 1), pl.P, pl.M
+	if !pl.Titan() || V == 1 || M%P != 0 {
+		return nil
+	}
+	return func(k int, bwd bool) int {
+		round, chunk, mb := k/(P*V), (k/P)%V, k%P
+		if bwd {
+			chunk = V - 1 - chunk
+		}
+		return chunk*M + round*P + mb
+	}
 }

@@ -111,3 +111,30 @@ func TestExpandableKey(t *testing.T) {
 		t.Error("expandable-segments=maybe: no error")
 	}
 }
+
+// TestFSDP2AllGatherStream: FSDP2's all-gather buffer is allocated on
+// its copy-in stream, whose pool the default stream's requests do not
+// reuse. By hand, two blocks of 30 MiB gathered one after the other
+// (each freed before the next), no expandable segments: plainly one
+// 30 MiB segment reused; under FSDP2 a second 30 MiB segment for the
+// buffer, reused by the next block's: 60 MiB reserved, and 60 MiB
+// requested at once (the buffer and the copy out of it).
+func TestFSDP2AllGatherStream(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		fsdp2               bool
+		reserved, requested int64
+	}{{false, 30 * mib, 30 * mib}, {true, 60 * mib, 60 * mib}} {
+		var b traceBuilder
+		for range 2 {
+			b.free(b.unshard(30*mib, c.fsdp2))
+		}
+		st, err := alloc.Replay(alloc.Config{}, b.ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.PeakReserved != c.reserved || st.PeakRequested != c.requested {
+			t.Errorf("fsdp2 %v: reserved %d requested %d, want %d and %d", c.fsdp2, st.PeakReserved, st.PeakRequested, c.reserved, c.requested)
+		}
+	}
+}

@@ -397,7 +397,7 @@ func exportTransformer(o Options) ([]byte, error) {
 		if err != nil {
 			return nil, forHint(err)
 		}
-		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.PerNode, args))
+		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.HostGPUs(), args))
 	} else {
 		tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
 		if err != nil {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -123,7 +124,24 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	}
 	add(arg("--seq-length", m.Seq)...)
 	add(arg("--max-position-embeddings", m.Seq)...)
-	if m.SwiGLU() { // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
+	switch {
+	case m.Chunk > 0:
+		return nil, ModelError{fmt.Errorf("megatron arguments: chunk=%d (Llama 4's chunked attention): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for it (Megatron-Bridge's Llama 4 provider builds the model)", m.Chunk)}
+	case m.Act == "geglu" || m.NormsPerBlock() > 2:
+		// A ModelError: no plan of this model runs there.
+		return nil, ModelError{fmt.Errorf("megatron arguments: act=%s, norms=%d (Gemma's GeGLU MLP and post-norms): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for them (its --quick-geglu is another activation; Megatron-Bridge's Gemma 3 provider builds the model)", cmp.Or(m.Act, "swiglu"), m.NormsPerBlock())}
+	case m.Act == "relu2":
+		// Nemotron-4's MLP: squared ReLU, no gate, no biases, rotary
+		// positions; its LayerNorm1P is Megatron-Core's LayerNorm with
+		// zero-centred scales (--apply-layernorm-1p), a shape's llama
+		// RMS norms.
+		add("--squared-relu", "--disable-bias-linear", "--position-embedding-type", "rope")
+		if m.Config.ModelType == "nemotron" {
+			add("--apply-layernorm-1p")
+		} else {
+			add("--normalization", "RMSNorm")
+		}
+	case m.SwiGLU(): // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
 		add("--normalization", "RMSNorm", "--swiglu")
 		if !m.Config.LinearBias {
 			add("--disable-bias-linear")
@@ -154,7 +172,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		// Multi-token prediction: Megatron-LM core_v0.16.1's validate_args
 		// asks rotary (or no) positions of it (tools/frameworks/
 		// megatron_check.py's step of it).
-		if !m.SwiGLU() {
+		if m.Family != "llama" {
 			return nil, ModelError{fmt.Errorf("megatron arguments: mtp=%d on %s's learned positions: Megatron-LM's multi-token prediction needs rotary positions (a llama: workload)", m.MTP, m.Family)}
 		}
 		add(arg("--mtp-num-layers", m.MTP)...)
@@ -166,7 +184,11 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		// (128, 0), 129 keys, for config.json's sliding_window 128, which
 		// transformers and OpenAI's reference model read as 128 keys.)
 		add("--window-size", fmt.Sprintf("%d,0", m.Window-1))
-		if every := m.WindowEvery; every > 1 {
+		if g := m.GlobalEvery; g > 0 {
+			// Every layer but the 1-based layers n with n % g == 0:
+			// window_attn_skip_freq's own meaning.
+			add("--window-attn-skip-freq", strconv.Itoa(g))
+		} else if every := m.WindowEvery; every > 1 {
 			// The window in layers 0, every, 2 x every, ... (0-based);
 			// Megatron-Core's window_attn_skip_freq N windows the 1-based
 			// layers n with n % N != 0, which is that for N = 2 only; else

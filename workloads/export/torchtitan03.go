@@ -125,7 +125,7 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 		{80, 8192, 64, 8, 28672, 128256}:    {"70B", "llama3_70b"},
 		{126, 16384, 128, 8, 53248, 128256}: {"405B", "llama3_405b"},
 	}
-	if m.Family != "llama" || m.Tied || m.Experts > 0 || m.KVLoRA > 0 || m.MTP > 0 || m.Window > 0 || (m.Head != 0 && m.Head != m.Hidden/m.Heads) {
+	if m.Family != "llama" || m.Tied || m.Experts > 0 || m.KVLoRA > 0 || m.MTP > 0 || m.Window > 0 || m.Act != "" || m.Norms > 2 || m.Chunk > 0 || (m.Head != 0 && m.Head != m.Hidden/m.Heads) {
 		return titanFlavor{}, false
 	}
 	f, ok := flavors[shape{m.Layers, m.Hidden, m.Heads, m.KVHeads, m.FFN, m.Vocab}]

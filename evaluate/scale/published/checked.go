@@ -56,6 +56,11 @@ func Features(m transformer.Spec, s plan.Strategy) []string {
 	add(m.MLA(), "mla")
 	add(m.Window > 0, "window")
 	add(m.MTP > 0, "mtp")
+	// Gemma's GeGLU and post-norms and Nemotron's squared ReLU: no
+	// checked row ran them.
+	add(m.Act != "", "act="+m.Act)
+	add(m.NormsPerBlock() > 2, "post-norms")
+	add(m.Chunk > 0, "chunks")
 	// The software settings where they differ from placer's default
 	// stack (the MoE ones on a model with experts): a dispatcher, a
 	// fusion or graphs no checked row ran are unchecked.

@@ -555,3 +555,27 @@ func searched(pl plan.Plan, layers int) bool {
 	}
 	return false
 }
+
+// TestBlackwellEndToEnd: eval and search run on the new pods. Llama 3
+// 70B at TP 8 x DP 9 fits a GB200 NVL72 rack (72 GPUs); the search of
+// Llama 3 8B on four DGX B200s keeps to tensor degrees that divide a
+// node's 8 GPUs and the model's 32 heads and 8 KV heads, and on an NVL72
+// rack to the divisors of 72 that divide Llama 3 70B's 64 and 8: 1, 2, 4
+// and 8.
+func TestBlackwellEndToEnd(t *testing.T) {
+	m := specOf(t, "llama3-70b:seq=4096,batch=36")
+	s, _ := plan.ParseStrategy("tp=8,pp=1,dp=9,sp=on,distopt=on")
+	nvl, _ := plan.ParsePod("gb200-nvl72:1")
+	r, err := scale.Evaluate(m, s, nvl)
+	if err != nil || r.Verdict != "fits" || r.Step <= 0 {
+		t.Errorf("llama3-70b on gb200-nvl72:1: %v (%v)", r, err)
+	}
+	if got := tensorDegrees(m, nvl); !slices.Equal(got, []int{1, 2, 4, 8}) {
+		t.Errorf("tensor degrees on an NVL72 rack: %v, want [1 2 4 8]", got)
+	}
+	b200, _ := plan.ParsePod("dgx-b200:4")
+	res, err := Search(context.Background(), specOf(t, "llama3-8b:seq=8192,batch=256"), b200, Space{})
+	if pl := res.Best.Plan; err != nil || !res.Found || pl.ReplicaGPUs()*pl.D != 32 || 8%pl.T != 0 {
+		t.Errorf("search of llama3-8b on dgx-b200:4: %v (found %v, %v)", res.Best, res.Found, err)
+	}
+}

@@ -122,10 +122,14 @@ def main():
     for name, model, plans, shapes in models:
         work = "llama:" + ",".join("%s=%d" % (k, v) for k, v in model.items())
         prof = os.path.join(a.out, name + ".profile.json")
+        # --force: this run's profile replaces the last run's even where
+        # the budget cut it short (else it would go to FILE.partial and
+        # the plans be predicted from a stale profile); eval --profile
+        # says what falls back to the model.
         t = time.time()
         subprocess.run([a.placer, "profile", "--workload", work, "--device", "cpu", "--procs", str(a.procs),
                         "--threads", str(a.threads), "--cp", "1", *shapes,
-                        "--repeats", "3", "--budget", "60s", "--out", prof], check=True)
+                        "--repeats", "3", "--budget", "60s", "--force", "--out", prof], check=True)
         t_prof += time.time() - t
         for plan in plans:
             out = subprocess.run([a.placer, "eval", "--workload", work, "--profile", prof, "--strategy", plan, "--json"],

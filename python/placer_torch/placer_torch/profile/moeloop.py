@@ -70,9 +70,11 @@ def workload(model):
 
 def profile(placer, name, model, shapes, out, a):
     path = os.path.join(out, name + ".profile.json")
+    # --force: this run's profile replaces the last run's even where the
+    # budget cut it short (else the plans would be predicted from a stale one).
     subprocess.run([placer, "profile", "--workload", workload(model), "--device", "cpu", "--procs", str(a.procs),
                     "--threads", str(a.threads), "--cp", "1", "--mbs", "1", "--recompute", "none", *shapes,
-                    "--repeats", str(a.repeats), "--budget", "120s", "--out", path], check=True)
+                    "--repeats", str(a.repeats), "--budget", "120s", "--force", "--out", path], check=True)
     return path
 
 
