@@ -202,33 +202,7 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	V := max(pl.V, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 
-	// FSDP's per-layer gathered weights and unsharded gradient; under
-	// torchtitan's pipeline, which keeps every block gathered (state),
-	// each block's all-gather buffer in the step's first forward
-	// (unshard).
-	fsdp2 := pl.FSDP && pl.Titan()
-	var gather, grad, gatherPP float64
-	if fsdp2 && pl.P > 1 && L > 0 {
-		gatherPP = st.layers / float64(L) * bf16
-	}
-	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
-		layer := st.layers / float64(L)
-		gather = layer * bf16
-		grad = layer * gradBytes(pl)
-		if pl.Titan() {
-			grad = layer * (bf16 + gradBytes(pl))
-		}
-	}
-	w, g := sm.weights-2*gather, sm.grads-grad
-	perLayer := pl.FSDP || pl.Run.Eager
-	pieces := float64(max(L, 1))
-	if !perLayer {
-		pieces = 1
-	}
-	b.tensors(w, w/pieces)
-	b.tensors(sm.fp8, sm.fp8/pieces)
-	b.tensors(g, g/pieces)
-	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	gather, grad, gatherPP, fsdp2 := c.stateTensors(&b, st, sm, L)
 
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
@@ -323,6 +297,50 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		saved[u] = nil
 	}
+	replay1F1B(U, n, ord, forward, backward)
+	b.free(outputs)
+	return b.ev, sm.total()
+}
+
+// stateTensors puts the stage's state on trace b (weights, FP8 copies,
+// gradients and the optimizer's, a layer's worth a tensor where they are
+// kept per layer) and returns what the per-layer replay allocates of
+// it: FSDP's gathered weights and unsharded gradient a layer; under
+// torchtitan's pipeline, which keeps every block gathered (state), each
+// block's all-gather buffer in the step's first forward (gatherPP);
+// fsdp2, whether the all-gathers run on FSDP2's own stream.
+func (c *coster) stateTensors(b *traceBuilder, st *stageCost, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
+	pl := &c.pl
+	fsdp2 = pl.FSDP && pl.Titan()
+	if fsdp2 && pl.P > 1 && L > 0 {
+		gatherPP = st.layers / float64(L) * bf16
+	}
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
+		layer := st.layers / float64(L)
+		gather = layer * bf16
+		grad = layer * gradBytes(pl)
+		if pl.Titan() {
+			grad = layer * (bf16 + gradBytes(pl))
+		}
+	}
+	w, g := sm.weights-2*gather, sm.grads-grad
+	perLayer := pl.FSDP || pl.Run.Eager
+	pieces := float64(max(L, 1))
+	if !perLayer {
+		pieces = 1
+	}
+	b.tensors(w, w/pieces)
+	b.tensors(sm.fp8, sm.fp8/pieces)
+	b.tensors(g, g/pieces)
+	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	return gather, grad, gatherPP, fsdp2
+}
+
+// replay1F1B runs U units through forward and backward in 1F1B's order
+// with n in flight: n-1 forwards of warm-up, then one forward and one
+// backward in turn, then the cool-down's backwards. ord, where not nil,
+// maps the k-th forward (backward) to its unit; nil: the k-th unit.
+func replay1F1B(U, n int, ord func(k int, bwd bool) int, forward, backward func(u int)) {
 	unit := func(k int, bwd bool) int {
 		if ord == nil {
 			return k
@@ -340,8 +358,6 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		backward(unit(k, true))
 	}
-	b.free(outputs)
-	return b.ev, sm.total()
 }
 
 // titanUnitOrder is the unit (model chunk times M plus micro-batch) of
