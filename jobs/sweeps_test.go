@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -45,7 +45,7 @@ func TestSweepOrder(t *testing.T) {
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps, scale.Tuned)
+	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestSweeps(t *testing.T) {
 			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
 		}
 	}
-	b, err := sweepsOf(context.Background(), swapped, scale.Tuned)
+	b, err := sweepsOf(context.Background(), swapped, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := sweepsOf(context.Background(), published.Sweeps(), scale.Tuned)
+	rep, err := sweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 // so that the list stays the rows placer still misses.
 func TestPublishedPeaks(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps, scale.Tuned)
+	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}

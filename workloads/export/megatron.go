@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -18,7 +18,7 @@ import (
 // micro-batch sizes, and every parallel and memory setting of the plan,
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
-// mock data). s must be resolved (evaluate/scale.Resolve: every degree
+// mock data). s must be resolved (evaluate/scale/plan.Resolve: every degree
 // filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
@@ -61,7 +61,7 @@ import (
 // where it is not in every layer, --window-attn-skip-freq (2, or the
 // layers' pattern). Every flag is one of Megatron-LM core_v0.16.1's
 // (testdata/megatron-lm-core_v0.16.1-args.txt).
-func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func MegatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	if err := megatronRope(m); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func megatronRope(m transformer.Spec) error {
 }
 
 // megatronArgs is MegatronArgs without the rope check.
-func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
 		return nil, err
@@ -236,11 +236,11 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	}
 	add("--bf16")
 	switch s.FP8 {
-	case scale.FP8Current:
+	case plan.FP8Current:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "tensorwise")
-	case scale.FP8Delayed:
+	case plan.FP8Delayed:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
-	case scale.FP8Blockwise:
+	case plan.FP8Blockwise:
 		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
 	}
 	if s.GradBF16 {
@@ -315,13 +315,13 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		return nil, err
 	}
 	switch s.Recompute {
-	case scale.SelectiveRecompute:
+	case plan.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
 		if s.RecomputeModules != 0 {
 			add("--recompute-modules")
 			add(s.RecomputeModules.Names()...)
 		}
-	case scale.FullRecompute:
+	case plan.FullRecompute:
 		if k := s.RecomputeLayers; k > 0 {
 			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))
 		} else {
@@ -344,9 +344,9 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 // recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
 // Megatron-Core runs SequentialMLP, one GEMM pair per local expert) and
 // a capacity factor, padded to capacity as placer costs it.
-func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
+func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	add("--moe-token-dispatcher-type", st.Dispatcher)
-	if st.Dispatcher == scale.DispatcherFlex {
+	if st.Dispatcher == plan.DispatcherFlex {
 		add("--moe-flex-dispatcher-backend", "deepep")
 	}
 	if !st.ExpertLoop {
@@ -377,12 +377,12 @@ func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
 // the config.json's otherwise), and the
 // MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
 // not supported with overlap_moe_expert_parallel_comm").
-func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error {
+func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error {
 	g := s.Software.Settings().Graphs
-	if g == scale.GraphsOff || g == "" {
+	if g == plan.GraphsOff || g == "" {
 		return nil
 	}
-	if s.Recompute == scale.FullRecompute {
+	if s.Recompute == plan.FullRecompute {
 		return fmt.Errorf("megatron arguments: --cuda-graph-impl: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers beside full recomputation only as a full-iteration graph, which placer does not cost", g)
 	}
 	dense := !m.MoE() || m.DenseLayers > 0
@@ -390,7 +390,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if dense {
 		scope = append(scope, "mlp")
 	}
-	if g == scale.GraphsFull && m.MoE() {
+	if g == plan.GraphsFull && m.MoE() {
 		scope = append(scope, "moe")
 	}
 	// The attention dropout the arguments leave Megatron-Core: the
@@ -399,7 +399,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if m.Config.ModelType != "" {
 		dropout = m.Config.AttentionDropout
 	}
-	if dropout > 0 && s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
+	if dropout > 0 && s.Recompute == plan.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
 	if s.EPOverlap && len(scope) > 1 {
@@ -436,7 +436,7 @@ func mtpOverlap(m transformer.Spec, P int) error {
 // MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
 // as far as multi-token prediction goes (mtpOverlap): the search's
 // constraint for Megatron (SearchTarget).
-func MegatronRunsMTP(m transformer.Spec, s scale.Strategy) bool {
+func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
 	return !s.EPOverlap || mtpOverlap(m, s.P()) == nil
 }
 
@@ -484,7 +484,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 // oneTensor is s's tensor-parallel degree where every stage has the same
 // (tp=, or a stage-tp of one degree); a per-stage degree is a one-line
 // error naming who cannot run it and why.
-func oneTensor(s scale.Strategy, who, why string) (int, error) {
+func oneTensor(s plan.Strategy, who, why string) (int, error) {
 	ts := s.TensorStages
 	if ts == nil {
 		return s.T(), nil

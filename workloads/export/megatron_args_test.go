@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -121,15 +121,15 @@ func TestMegatronArgsNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod, err := scale.ParsePod(c.pod)
+		pod, err := plan.ParsePod(c.pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scale.ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}

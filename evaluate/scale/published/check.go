@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -54,7 +54,7 @@ type Traits struct {
 var parallelFeatures = []string{"cp", "ep", "fsdp", "pp", "sp", "tp", "vp"}
 
 // TraitsOf are the traits of plan s of model m on pod p.
-func TraitsOf(m transformer.Spec, s scale.Strategy, p scale.Pod) Traits {
+func TraitsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Traits {
 	t := Traits{Precision: "bf16", Layers: "fused", Family: "dense", GPUs: p.GPUs(), Seq: m.Seq, Parallel: []string{}}
 	if s.Software.Settings().Eager {
 		t.Layers = "eager"
