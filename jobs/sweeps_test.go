@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -45,7 +45,7 @@ func TestSweepOrder(t *testing.T) {
 // prediction the same to the bit (a figure is a test, never an input).
 func TestSweeps(t *testing.T) {
 	sweeps := published.Sweeps()
-	a, err := sweepsOf(context.Background(), sweeps, scale.Tuned)
+	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestSweeps(t *testing.T) {
 			swapped[i].Rows[j].PeakGiB *= 0.71 + 0.01*float64(j)
 		}
 	}
-	b, err := sweepsOf(context.Background(), swapped, scale.Tuned)
+	b, err := sweepsOf(context.Background(), swapped, plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestPublishedRunsFit(t *testing.T) {
 		}
 		return "", false
 	}
-	rep, err := sweepsOf(context.Background(), published.Sweeps(), scale.Tuned)
+	rep, err := sweepsOf(context.Background(), published.Sweeps(), plan.Tuned)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,5 +223,57 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 			t.Errorf("%s on %d GPUs: placer %.1f GB, Megatron-LM's estimate %.1f GB (%+.1f%%)", pub.Name, pub.GPUs,
 				float64(r.MegatronMemory)/1e9, float64(r.MegatronLMEstimate)/1e9, 100*e)
 		}
+	}
+}
+
+// TestPublishedPeaks holds torchtitan's 18 published peaks (reserved,
+// GiB) against placer's simulated reserve: mean |error| at most 5.6%
+// (5.51% on 2026-11-27, 6.15% before torch's pipelining was counted as
+// it holds memory), every row within 8%, but for the rows listed with
+// their bound and why; a listed row that comes within 8% fails the test,
+// so that the list stays the rows placer still misses.
+func TestPublishedPeaks(t *testing.T) {
+	sweeps := published.Sweeps()
+	a, err := sweepsOf(context.Background(), sweeps, plan.Tuned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Under by more than 8%, unexplained (docs/cluster-scale.md):
+	// torchtitan's 1F1B row of table 5 publishes 7.2 GiB more than table
+	// 6's first row at the same tokens a micro-batch and schedule, and
+	// table 6 grows 9.6 GiB from CP 1 to CP 8 where placer's context
+	// buffers grow 2.0 GiB.
+	missed := map[string]float64{
+		"torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s/1F1B":                                               0.16,
+		"torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens/FSDP 2, CP 4, 131072 tokens": 0.09,
+		"torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens/FSDP 1, CP 8, 262144 tokens": 0.16,
+	}
+	var sum float64
+	var n int
+	for _, sw := range a.Sweeps {
+		for _, r := range sw.Rows {
+			if r.PublishedPeakGiB <= 0 {
+				continue
+			}
+			n++
+			e := math.Abs(r.PeakError)
+			sum += e
+			key := sw.Name + "/" + r.Label
+			bound, listed := missed[key]
+			switch {
+			case listed && e <= 0.08:
+				t.Errorf("%s: %+.1f%%, within 8%%: take it off the list", key, 100*r.PeakError)
+			case listed && e > bound:
+				t.Errorf("%s: %+.1f%%, beyond its %.0f%%", key, 100*r.PeakError, 100*bound)
+			case !listed && e > 0.08:
+				t.Errorf("%s: %+.1f%%, beyond 8%%", key, 100*r.PeakError)
+			}
+		}
+	}
+	if n != 18 {
+		t.Fatalf("%d published peaks, want torchtitan's 18", n)
+	}
+	if mean := sum / float64(n); mean > 0.056 {
+		t.Errorf("mean |error| %.2f%% of the published peaks, want at most 5.6%%", 100*mean)
 	}
 }

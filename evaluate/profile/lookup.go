@@ -52,13 +52,14 @@ func (p *Profile) Check(m transformer.Spec, gpu string) error {
 	for _, f := range []field{{"hidden", q.Hidden, m.Hidden}, {"heads", q.Heads, m.Heads}, {"kv_heads", q.KVHeads, m.KVHeads},
 		{"ffn", q.FFN, m.FFN}, {"head_dim", q.HeadDim(), m.HeadDim()}, {"vocab", q.Vocab, m.Vocab},
 		{"experts", q.Experts, m.Experts}, {"topk", q.TopK, m.TopK}, {"expert_ffn", q.ExpertFFN, m.ExpertFFN},
-		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)}} {
+		{"window", q.Window, m.Window}, {"window_every", windowEvery(q), windowEvery(m)},
+		{"global_every", q.GlobalEvery, m.GlobalEvery}, {"chunk", q.Chunk, m.Chunk}, {"norms", q.NormsPerBlock(), m.NormsPerBlock()}} {
 		if f.got != f.run {
 			return fmt.Errorf("profile of another model: %s %d, the workload's %d (profile %s; workload %s)", f.name, f.got, f.run, q, m)
 		}
 	}
-	if q.Family != m.Family {
-		return fmt.Errorf("profile of another model: family %s, the workload's %s", q.Family, m.Family)
+	if q.Family != m.Family || q.Act != m.Act {
+		return fmt.Errorf("profile of another model: family %s%s, the workload's %s%s", q.Family, actName(q), m.Family, actName(m))
 	}
 	if err := checkLatent(q, m); err != nil {
 		return err
@@ -328,6 +329,14 @@ func (p *Profile) OptimizerTime(params float64) (float64, Source) {
 		return o.Seconds, Measured
 	}
 	return o.PerParam() * params, Composed
+}
+
+// actName is m's MLP activation where it is not its family's.
+func actName(m transformer.Spec) string {
+	if m.Act == "" {
+		return ""
+	}
+	return " (act=" + m.Act + ")"
 }
 
 // windowEvery is how often m's layers attend through its sliding window

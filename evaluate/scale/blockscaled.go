@@ -1,8 +1,7 @@
 package scale
 
 import (
-	"fmt"
-	"strings"
+	"github.com/placer/placer/evaluate/scale/plan"
 
 	"github.com/placer/placer/graph"
 )
@@ -46,7 +45,7 @@ import (
 // and the router stay BF16: Megatron-Core applies the recipe to
 // Transformer Engine's linear layers only. Neither exists on a GPU
 // without block-scaled tensor cores (the H100's fourth generation has
-// FP8 with per-tensor scales only): refused there (blockScaledFits).
+// FP8 with per-tensor scales only): refused there (plan.BlockScaled; refused in the plan language).
 //
 // Left out, assumptions: the scale arrays of the activations saved for
 // the backward (under 1/16 of them); the Hadamard transform's own pass
@@ -54,30 +53,12 @@ import (
 // are counted at FP8's byte (an over-count); the tensor-parallel
 // all-gather carries BF16 under both (as blockwise FP8's does: pair).
 
-// blockScaled is whether recipe is one of the block-scaled formats.
-func blockScaled(recipe string) bool { return recipe == FP8MX || recipe == FP4NV }
-
-// blockScaledFits refuses a block-scaled recipe on GPUs without
-// block-scaled tensor cores: those whose hardware has no FP4 tensor
-// rate (fifth-generation tensor cores bring MXFP8, MXFP6, MXFP4 and
-// NVFP4 together).
-func blockScaledFits(s Strategy, p Pod) error {
-	if !blockScaled(s.FP8) || p.Hardware.FP4Tensor > 0 && p.Kernels.FP8Peak > 0 {
-		return nil
-	}
-	key := "fp8"
-	if s.FP8 == FP4NV {
-		key = "fp4"
-	}
-	return fmt.Errorf("%s=%s on %s: its GPUs have no block-scaled (MXFP8/NVFP4) tensor cores (Blackwell has them)", key, s.FP8, p.Hardware.Name)
-}
-
 // blockSpeedup is how many times faster a block-scaled GEMM of recipe
 // runs than the BF16 GEMM of its shape on pod p: its tensor peak over
 // the BF16 peak bf16Peak (at the BF16 GEMMs' efficiency: no Blackwell
 // GEMM was measured here), the same forward and backward.
-func blockSpeedup(recipe string, p *Pod, bf16Peak float64) float64 {
-	if recipe == FP4NV {
+func blockSpeedup(recipe string, p *plan.Pod, bf16Peak float64) float64 {
+	if recipe == plan.FP4NV {
 		return p.Hardware.FP4Tensor / bf16Peak
 	}
 	return p.Kernels.FP8Peak / bf16Peak
@@ -94,7 +75,7 @@ func blockCast(recipe string, e float64) kernel {
 // blockCopyBytes is the bytes an element of a block-scaled weight or
 // input takes in its rowwise and columnwise copies with their scales.
 func blockCopyBytes(recipe string) float64 {
-	if recipe == FP4NV {
+	if recipe == plan.FP4NV {
 		return 2 * (0.5 + 1.0/16)
 	}
 	return 2 * (1 + 1.0/32)
@@ -105,31 +86,8 @@ func blockCopyBytes(recipe string) float64 {
 // column-wise bytes (one each), the block-scaled ones' with their
 // scales (blockCopyBytes).
 func lowPrecisionCopyBytes(recipe string) float64 {
-	if blockScaled(recipe) {
+	if plan.BlockScaled(recipe) {
 		return blockCopyBytes(recipe)
 	}
 	return 2
 }
-
-// parseFP4 reads the fp4 key's value: nvfp4, or none (BF16).
-func parseFP4(v string) (string, error) {
-	switch v = strings.ToLower(v); v {
-	case FP4NV:
-		return FP4NV, nil
-	case "none", "off", "bf16":
-		return "", nil
-	}
-	return "", fmt.Errorf("%q is not an FP4 recipe (nvfp4 or none)", v)
-}
-
-// precisionKey is recipe as a plan's key: fp4=nvfp4, else fp8=recipe.
-func precisionKey(recipe string) string {
-	if recipe == FP4NV {
-		return "fp4=" + recipe
-	}
-	return "fp8=" + recipe
-}
-
-// PrecisionKey is a plan's low-precision recipe (Strategy.FP8) as its
-// key: fp4=nvfp4, else fp8=recipe.
-func PrecisionKey(recipe string) string { return precisionKey(recipe) }

@@ -3,6 +3,8 @@ package scale
 import (
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestBlockScaledParse: fp8=mxfp8 and fp4=nvfp4 are read into
@@ -12,13 +14,13 @@ func TestBlockScaledParse(t *testing.T) {
 	for _, c := range []struct {
 		text, fp8, written, err string
 	}{
-		{"dp=8,fp8=mxfp8", FP8MX, "fp8=mxfp8", ""},
-		{"dp=8,fp4=nvfp4", FP4NV, "fp4=nvfp4", ""},
-		{"dp=8,fp4=NVFP4", FP4NV, "fp4=nvfp4", ""},
+		{"dp=8,fp8=mxfp8", plan.FP8MX, "fp8=mxfp8", ""},
+		{"dp=8,fp4=nvfp4", plan.FP4NV, "fp4=nvfp4", ""},
+		{"dp=8,fp4=NVFP4", plan.FP4NV, "fp4=nvfp4", ""},
 		{"dp=8,fp4=none", "", "", ""},
 		{"dp=8,fp4=mxfp4", "", "", "not an FP4 recipe"},
 	} {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: %v, want an error with %q", c.text, err, c.err)
@@ -48,11 +50,11 @@ func TestBlockScaledRefused(t *testing.T) {
 		{"dgx-b200:1", "dp=8,fp8=mxfp8", ""},
 		{"gb300-nvl72:1,per-node=8", "dp=8,fp4=nvfp4", ""},
 	} {
-		p, err := ParsePod(c.pod)
+		p, err := plan.ParsePod(c.pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, _ := ParseStrategy(c.strategy)
+		s, _ := plan.ParseStrategy(c.strategy)
 		_, err = Evaluate(m, s, p)
 		switch {
 		case c.err == "" && err != nil:
@@ -74,13 +76,13 @@ func TestBlockScaledGEMMs(t *testing.T) {
 		pod, recipe string
 		share       float64 // of the BF16 GEMM's time, forward and backward
 	}{
-		{"dgx-b200:1", FP8MX, 1.0 / 2},
-		{"dgx-b200:1", FP4NV, 1.0 / 4},
-		{"gb300-nvl72:1", FP8MX, 1.0 / 2},
-		{"gb300-nvl72:1", FP4NV, 1.0 / 6},
+		{"dgx-b200:1", plan.FP8MX, 1.0 / 2},
+		{"dgx-b200:1", plan.FP4NV, 1.0 / 4},
+		{"gb300-nvl72:1", plan.FP8MX, 1.0 / 2},
+		{"gb300-nvl72:1", plan.FP4NV, 1.0 / 6},
 	} {
-		p, _ := ParsePod(c.pod)
-		pl := Plan{T: 1, P: 1, D: 8, C: 1, Strategy: Strategy{FP8: c.recipe}}
+		p, _ := plan.ParsePod(c.pod)
+		pl := plan.Plan{T: 1, P: 1, D: 8, C: 1, Strategy: plan.Strategy{FP8: c.recipe}}
 		co := newCoster(m, pl, &p, 1, 8192)
 		if !near(co.fp8, c.share) || !near(co.fp8b, c.share) {
 			t.Errorf("%s %s: %g / %g of the BF16 GEMM, want %g", c.pod, c.recipe, co.fp8, co.fp8b, c.share)
@@ -99,9 +101,9 @@ func TestBlockScaledBytes(t *testing.T) {
 		recipe        string
 		writes, stage float64
 	}{
-		{FP8MX, 2112, 2.0625e9},
-		{FP4NV, 1152, 1.125e9},
-		{FP8Delayed, 0, 2e9},
+		{plan.FP8MX, 2112, 2.0625e9},
+		{plan.FP4NV, 1152, 1.125e9},
+		{plan.FP8Delayed, 0, 2e9},
 	} {
 		if c.writes > 0 {
 			k := blockCast(c.recipe, 1024)
@@ -109,7 +111,7 @@ func TestBlockScaledBytes(t *testing.T) {
 				t.Errorf("%s cast: read %g, wrote %g; want 2048, %g", c.recipe, k.read, k.writes, c.writes)
 			}
 		}
-		co := coster{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: Plan{T: 1, P: 1, D: 8, C: 1, Stages: []int{32}, Strategy: Strategy{FP8: c.recipe, DistOpt: true}}}
+		co := coster{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{T: 1, P: 1, D: 8, C: 1, Stages: []int{32}, Strategy: plan.Strategy{FP8: c.recipe, DistOpt: true}}}
 		st := stageCost{params: 1e9, layers: 1e9}
 		w, fp8, _, _ := co.stageState(0, &st)
 		if w != 2e9 || !near(fp8, c.stage) {
@@ -122,11 +124,11 @@ func TestBlockScaledBytes(t *testing.T) {
 // its NICs: 64 of an NVL72 rack's 72 GPUs and 64 of its 72 NICs, four
 // racks 256 GPUs; more than the node holds is refused.
 func TestPerNode(t *testing.T) {
-	p, err := ParsePod("gb200-nvl72:4,per-node=64")
+	p, err := plan.ParsePod("gb200-nvl72:4,per-node=64")
 	if err != nil || p.GPUs() != 256 || p.PerNode != 64 || p.NICs != 64 || p.HostGPUs() != 4 {
 		t.Errorf("gb200-nvl72:4,per-node=64: %d GPUs, %d a node, %d NICs, %d a host (%v); want 256, 64, 64, 4", p.GPUs(), p.PerNode, p.NICs, p.HostGPUs(), err)
 	}
-	if _, err := ParsePod("dgx-b200:1,per-node=16"); err == nil || !strings.Contains(err.Error(), "at most the node's 8") {
+	if _, err := plan.ParsePod("dgx-b200:1,per-node=16"); err == nil || !strings.Contains(err.Error(), "at most the node's 8") {
 		t.Errorf("per-node=16 on a DGX: %v, want a refusal", err)
 	}
 }

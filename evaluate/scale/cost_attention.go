@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -42,11 +43,15 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
 		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	if m.NormsPerBlock() > 2 {
+		// Gemma's norm of the attention's output before the residual.
+		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+	}
 	if c.fp8 > 0 {
 		casts := c.casts(n*h*sp, n*qd/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	if c.pl.Recomputes().Has(RecomputeCoreAttn) {
+	if c.pl.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
 	}
 	return fwd, bwd, rec
@@ -196,13 +201,13 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
 	if mods := c.pl.Recomputes(); mods != 0 {
-		if mods.Has(RecomputeCoreAttn) {
+		if mods.Has(plan.RecomputeCoreAttn) {
 			rec = fa
 		}
-		if mods.Has(RecomputeMLAUpProj) {
+		if mods.Has(plan.RecomputeMLAUpProj) {
 			rec = rec.plus(up).plus(kvUp).plus(t(rope))
 		}
-		if mods.Has(RecomputeLayerNorm) {
+		if mods.Has(plan.RecomputeLayerNorm) {
 			rec = rec.plus(t(norm)).plus(c.casts(nd * h))
 		}
 	}

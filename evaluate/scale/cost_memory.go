@@ -4,30 +4,31 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl Plan, p *Pod) bool { return fitsTight(m, pl, p, true) }
+func fits(m transformer.Spec, pl plan.Plan, p *plan.Pod) bool { return FitsTight(m, pl, p, true) }
 
-// fitsTight is fits with a "tight" plan (Result.Verdict) counted as
+// FitsTight is fits with a "tight" plan (Result.Verdict) counted as
 // fitting only where tight says.
-func fitsTight(m transformer.Spec, pl Plan, p *Pod, tight bool) bool {
+func FitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
-	return r.Verdict == VerdictFits || tight && r.Verdict == VerdictTight
+	return r.Verdict == plan.VerdictFits || tight && r.Verdict == plan.VerdictTight
 }
 
 // memoryStages is the kits (one coster per tensor-parallel degree) and
 // the stages' weights that memory reads, in kits and stages (buffers
 // of the caller's: a pipeline of up to their capacity stays on its
 // stack).
-func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
+func memoryStages(m transformer.Spec, pl plan.Plan, p *plan.Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
@@ -42,7 +43,7 @@ func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages [
 	for s := range stages {
 		st := &stages[s]
 		*st = stageCost{}
-		st.dense, st.denseRec = pl.denseOn(&m, s)
+		st.dense, st.denseRec = pl.DenseOn(&m, s)
 		st.weigh(&m, &pl, s, lp)
 	}
 	return kits, stages
@@ -91,7 +92,7 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	c := &kits[0].c
 	r.Memory = int64(peak)
 	r.Weights, r.Grads, r.OptState, r.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
-	r.MemoryParts = []MemoryPart{
+	r.MemoryParts = []plan.MemoryPart{
 		{Name: "weights", Bytes: int64(at.weights)},
 		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
 		{Name: "gradients", Bytes: int64(at.grads)},
@@ -99,28 +100,28 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 		{Name: "activations in flight", Bytes: int64(at.acts)},
 		{Name: "logits and loss", Bytes: int64(at.logits)},
 	}
-	finishMemory(r, c, regimeError{})
+	finishMemory(r, c, plan.RegimeError{})
 }
 
 // finishMemory adds to r's memory (Memory and its parts counted) what
 // the allocator does not hold, the GPU's usable memory and the verdict
 // at the regime's measured error e, for plans of coster c.
-func finishMemory(r *Result, c *coster, e regimeError) {
+func finishMemory(r *Result, c *coster, e plan.RegimeError) {
 	var outside int64
 	if !c.pod.CPU() {
 		// A CPU process has neither: its tensors are in the host's
 		// memory, gloo's buffers among them (not counted).
-		ctx, nccl := int64(CUDAContext), ncclBuffers(&c.pl)
+		ctx, nccl := int64(plan.CUDAContext), plan.NCCLBuffers(&c.pl)
 		r.MemoryParts = append(r.MemoryParts,
-			MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
-			MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
+			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
+			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
 		outside = ctx + nccl
 	}
 	r.Capacity = c.pod.Hardware.Memory
-	r.Usable, r.MemoryMargin = c.pod.usable(outside), c.pod.Margin()
-	r.MemoryError, r.MemoryErrorSource = e.frac, e.source
-	r.Verdict = verdict(r.Memory, r.Usable, e.frac)
-	r.Fits = r.Verdict != VerdictOver
+	r.Usable, r.MemoryMargin = c.pod.Usable(outside), c.pod.Margin()
+	r.MemoryError, r.MemoryErrorSource = e.Frac, e.Source
+	r.Verdict = plan.Verdict(r.Memory, r.Usable, e.Frac)
+	r.Fits = r.Verdict != plan.VerdictOver
 }
 
 // stageMem is one GPU's memory of one pipeline stage by part, bytes
@@ -148,10 +149,11 @@ func (c *coster) layerMemory() layerMemory {
 	heads := float64(m.Heads)
 	unit := n * h // s b h
 	attn, mlp, replicated := blockUnits(m, pl.FP8 != "")
-	if pl.FP8 != "" && !pl.titan() && !pl.Run.Eager {
+	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
-	perLayer := (4 + attn + mlp) * unit
+	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
+	perLayer := (norms + attn + mlp) * unit
 	perDense := perLayer // a dense block's in a model with experts
 	switch {
 	case m.MoE():
@@ -159,20 +161,20 @@ func (c *coster) layerMemory() layerMemory {
 		// Resolve requires it); the experts' on this GPU's tokens
 		// (moeActivations). Its dense blocks before the experts, all of
 		// their activations sequence-parallel likewise.
-		perLayer = (4+attn)*unit/T + c.moeActivations()
+		perLayer = (norms+attn)*unit/T + c.moeActivations()
 		perDense /= T
 	case pl.SequenceParallel:
 		perLayer /= T
 	case pl.T > 1:
-		perLayer = replicated*unit + (4+attn+mlp-replicated)*unit/T
+		perLayer = replicated*unit + (norms+attn+mlp-replicated)*unit/T
 	}
-	if pl.titan() && !m.MoE() {
+	if pl.Titan() && !m.MoE() {
 		perLayer += c.titanBlockExtra()
 		perDense = perLayer
 	}
 	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
 	mods := pl.Recomputes()
-	if mods.Has(RecomputeCoreAttn) {
+	if mods.Has(plan.RecomputeCoreAttn) {
 		// The attention output, recomputed.
 		out := 2 * unit / T
 		if m.MLA() {
@@ -180,7 +182,7 @@ func (c *coster) layerMemory() layerMemory {
 		}
 		perLayer -= out
 		perDense -= out
-	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.titan() {
+	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.Titan() {
 		// Unfused attention's softmax output, dropout mask and dropout
 		// output, 5 bytes a score (Korthikanti's 5 a s / h). Not under
 		// torchtitan, whose attention is scaled_dot_product_attention
@@ -189,13 +191,13 @@ func (c *coster) layerMemory() layerMemory {
 		perLayer += 5 * n * heads / T * float64(m.Seq)
 		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
-	if mods&^RecomputeCoreAttn != 0 {
+	if mods&^plan.RecomputeCoreAttn != 0 {
 		// The other modules selective recomputation names.
 		perLayer -= c.recomputeSaved(m.MoE())
 		perDense -= c.recomputeSaved(false)
 	}
 	var recomputing float64
-	if pl.titan() && pl.Recompute == SelectiveRecompute && !m.MoE() {
+	if pl.Titan() && pl.Recompute == plan.SelectiveRecompute && !m.MoE() {
 		// One block's forward recomputed before its backward holds
 		// what the block keeps without recomputation.
 		recomputing = perLayer
@@ -303,42 +305,42 @@ func (c *coster) recomputeSaved(moe bool) float64 {
 		return rep*unit + shard*unit/T
 	}
 	var saved float64
-	if mods.Has(RecomputeLayerNorm) && m.MLA() {
+	if mods.Has(plan.RecomputeLayerNorm) && m.MLA() {
 		in := 2.0
 		if fp8 {
 			in = 1
 		}
 		saved += split(in, 0)
 	}
-	if mods.Has(RecomputeMLAUpProj) && m.MLA() {
+	if mods.Has(plan.RecomputeMLAUpProj) && m.MLA() {
 		d, r, h := float64(m.HeadDim()), float64(m.RopeDim), float64(m.Hidden)
 		saved += split(0, 2*float64(m.Heads)*(2*(d+r)+d)/h)
 	}
 	if moe {
 		a, input, mid, shared := c.moeActivationParts()
-		if mods.Has(RecomputeLayerNorm) {
+		if mods.Has(plan.RecomputeLayerNorm) {
 			saved += input
 		}
 		switch {
-		case mods.Has(RecomputeMoE):
+		case mods.Has(plan.RecomputeMoE):
 			saved += a - input // its checkpoint keeps the input
 		default:
-			if mods.Has(RecomputeMoEAct) {
+			if mods.Has(plan.RecomputeMoEAct) {
 				saved += mid
 			}
-			if mods.Has(RecomputeSharedExperts) {
+			if mods.Has(plan.RecomputeSharedExperts) {
 				saved += shared
 			}
 		}
 		return saved
 	}
-	if mods.Has(RecomputeMLP) {
+	if mods.Has(plan.RecomputeMLP) {
 		_, mlp, _ := blockUnits(m, fp8)
 		fc1In, mask := 2.0, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
 		if fp8 {
 			fc1In = 1
 		}
-		if m.SwiGLU() {
+		if m.SwiGLU() || m.Act == "relu2" {
 			mask = 0
 		}
 		saved += split(fc1In, mlp-mask-fc1In)
@@ -382,10 +384,15 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 		attn = 2 + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + 1
 	}
 	mlp = 2 + 4*f/h + 1
-	if m.SwiGLU() {
+	switch {
+	case m.SwiGLU():
 		mlp = 2 + 6*f/h
+	case m.Act == "relu2":
+		mlp = 2 + 4*f/h // Nemotron's squared ReLU: GeLU's, without a dropout mask
 	}
-	replicated = 4.0 + 2 + 2 + 2 + lat // norms' inputs, the two column-parallel inputs, masks, latents
+	// The norms' inputs (2 units each: Gemma's post-norms too), the two
+	// column-parallel inputs, masks, latents.
+	replicated = 2*float64(m.NormsPerBlock()) + 2 + 2 + 2 + lat
 	if fp8 {
 		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
 		// for their weight gradients, one byte an element: QKV's and
@@ -441,7 +448,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
 func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
-	return c.stageActivationsAt(s, st, lm, c.pl.inflight(s))
+	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
@@ -457,11 +464,11 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	// the stage's dense layers and how many of them recompute.
 	dn := st.dense
 	dense, drec := float64(dn), float64(st.denseRec)
-	if pl.Recompute == FullRecompute {
+	if pl.Recompute == plan.FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one
 		// recomputes.
-		kk := pl.recomputed(s)
+		kk := pl.Recomputed(s)
 		mrec := min(max(kk-drec, 0), perDevice-dense)
 		keep := (perDevice-dense-mrec)*perLayer + (dense-drec)*perDense
 		most := perLayer
@@ -479,14 +486,17 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	}
 	if s == pl.P-1 {
 		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
-		if pl.titan() {
-			logits = n * float64(m.Vocab) / T * titanLossBytes(pl)
-			// The final norm's input (sequence-parallel: norm is
-			// SequenceParallel in apply_tp) and the output layer's
-			// input, which its ColwiseParallel(input_layouts Shard(1))
-			// all-gathers: whole on every GPU (parallelize_llama.py at
-			// 9dec370; the output layer is left out of Float8).
-			acts += inflight * (2*unit*c.sp() + 2*unit)
+		last := inflight
+		if pl.Titan() {
+			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)
+			// The output layer is the last model chunk's, which runs each
+			// micro-batch's backward right after its forward:
+			// interleaved, the last stage's chunks in flight (inflight)
+			// are all but one its earlier chunks'.
+			if pl.V > 1 {
+				last = min(inflight, 1)
+			}
+			acts += last * c.titanOutputInputs()
 		}
 		if m.MTP > 0 {
 			// Each multi-token-prediction module (mtp), for the
@@ -498,12 +508,12 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 			if pl.FP8 != "" {
 				proj = 2
 			}
-			acts += float64(m.MTP) * inflight * ((2+2+proj)*unit*c.sp() + mtpBlock)
+			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
 			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
 		}
 	}
 	switch {
-	case pl.C > 1 && pl.titan():
+	case pl.C > 1 && pl.Titan():
 		// torch's context parallelism as torchtitan runs it
 		// (experimental.context_parallel_rotate_method "allgather", the
 		// default at 9dec370: the key and value shards all-gathered
@@ -518,10 +528,46 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
-	if pl.P > 1 && pl.titan() {
+	if pl.P > 1 && pl.Titan() {
 		acts += c.titanStageBuffers(s, inflight)
 	}
+	acts += inflight * c.titanFP8Weights(st)
 	return acts, logits
+}
+
+// titanFP8Weights is the float8 weight casts one micro-batch in flight
+// keeps for its backward on one GPU under torchtitan's Float8, bytes:
+// torchao's Float8Linear (pytorch/ao at eab345c, the benchmarks'
+// torchao; float8/float8_linear.py) casts its weight to float8 in the
+// forward and its matmul saves the cast transpose for the backward
+// (manual_float8_matmul_with_args_in_float8:
+// ctx.save_for_backward(input_fp8, weight_fp8_t)), unless
+// force_recompute_fp8_weight_in_bwd, which torchtitan's float8.py at
+// 9dec370 leaves False: one byte a block parameter (every block's
+// linear; the output layer torchtitan leaves out; the blocks' norms and
+// biases, which are not cast, counted too: under 0.2% of a block). Under
+// activation checkpointing, full or per-op, the checkpoint drops it
+// with the block's other saved tensors and the recomputation casts it
+// again (the cast's ops are not in the per-op policy's save list):
+// none held. Not with experts (their weights are not nn.Linear's).
+func (c *coster) titanFP8Weights(st *stageCost) float64 {
+	pl := &c.pl
+	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
+		return 0
+	}
+	return st.layers
+}
+
+// titanOutputInputs is what torchtitan's last stage keeps for the
+// output layer's backward, bytes for one micro-batch on one GPU: the
+// final norm's input (sequence-parallel: norm is SequenceParallel in
+// apply_tp) and the output layer's input, which its
+// ColwiseParallel(input_layouts Shard(1)) all-gathers: whole on every
+// GPU (parallelize_llama.py at 9dec370; the output layer is left out of
+// Float8).
+func (c *coster) titanOutputInputs() float64 {
+	unit := c.tokens * float64(c.m.Hidden)
+	return 2*unit*c.sp() + 2*unit
 }
 
 // titanStageBuffers is what torch's PipelineStage allocates for stage s
@@ -529,27 +575,32 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 // bytes on one GPU: its buffers for every micro-batch of the step, made
 // before the first (torch/distributed/pipelining/stage.py
 // _prepare_forward_infra and _prepare_backward_infra, _make_tensor_from_meta
-// for each chunk): the activation each stage but the first receives
-// (those of the micro-batches in flight are their first layer's
-// inputs, counted already) and the gradient each stage but the last
-// receives; and the output of each micro-batch in flight, which
-// forward_one_chunk keeps in its forward cache (fwd_cache) until the
-// micro-batch's backward (no block of the stage saves its last block's
-// output under full checkpointing). Each is one stage boundary's
-// tensor, sequence-parallel where the blocks are (torchtitan's blocks
-// end in a row-parallel reduce-scatter to Shard(1)).
+// for each chunk), for each of the rank's V model chunks (each a
+// PipelineStage of its own): the activation each chunk but the model's
+// first receives (those of the chunks in flight are their first layer's
+// inputs, counted already) and the gradient each chunk but the model's
+// last receives; and the output of each chunk in flight but the last
+// one's, which forward_one_chunk keeps in its forward cache (fwd_cache)
+// until the chunk's backward (no block of the stage saves its last
+// block's output under full checkpointing). The chunks in flight,
+// inflight V, are counted evenly over the rank's chunks. Each is one
+// stage boundary's tensor, sequence-parallel where the blocks are
+// (torchtitan's blocks end in a row-parallel reduce-scatter to
+// Shard(1)).
 func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 	pl := &c.pl
 	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
-	M := float64(pl.M)
-	var b float64
-	if s > 0 {
-		b += max(M-inflight, 0) * boundary
+	M, V := float64(pl.M), float64(max(pl.V, 1))
+	units := inflight * V // model chunks in flight, each 1/V of the stage
+	receiving, sending := V, V
+	if s == 0 {
+		receiving-- // the model's first chunk takes the tokens
 	}
-	if s < pl.P-1 {
-		b += (M + inflight) * boundary
+	if s == pl.P-1 {
+		sending-- // the model's last chunk ends in the loss
 	}
-	return b
+	recv := max(receiving*M-units*receiving/V, 0)
+	return (recv + sending*M + units*sending/V) * boundary
 }
 
 // titanLossBytes is the bytes a logit (one token, one entry of this
@@ -575,7 +626,7 @@ func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 //     output, the BF16 logits, in its forward cache until the
 //     micro-batch's backward has run (stage.py backward_one_chunk): 2
 //     bytes more.
-func titanLossBytes(pl *Plan) float64 {
+func titanLossBytes(pl *plan.Plan) float64 {
 	b := 4.0 + 4 + 4
 	if pl.T > 1 {
 		b = 4 + 4 + 4 + 4
@@ -586,19 +637,50 @@ func titanLossBytes(pl *Plan) float64 {
 	return b
 }
 
+// titanOutputChunks is the last stage's outputs, the BF16 logits of one
+// micro-batch each, that torch's pipelining holds beside the one whose
+// backward runs (titanLossBytes' forward cache), at the step's last
+// backward: PipelineStage.forward_one_chunk appends every micro-batch's
+// output to output_chunks (torch/distributed/pipelining/stage.py, torch
+// 2.5 and 2.6: "Prepare for final output merge or reduction"), which
+// the schedule merges when the step ends (schedules.py
+// PipelineScheduleSingle.step and PipelineScheduleMulti.step:
+// _merge_outputs of output_chunks on the last stage) and
+// clear_runtime_states empties at the next step's start; the forward
+// cache lets go of its reference after the backward, output_chunks does
+// not. M - 1 of them under a pipeline, none without.
+func titanOutputChunks(pl *plan.Plan) float64 {
+	if pl.P <= 1 {
+		return 0
+	}
+	return float64(pl.M - 1)
+}
+
 // inflight is the micro-batches whose activations stage s holds at
-// its peak (stageMemory's): with 1F1B P - s of them at most M,
-// interleaved the first stage 1 + (P-1)/(P V) times P at most M (its
-// warm-up's model chunks, (P-1)2 + (V-1)P and the one it runs, each 1/V
-// of the stage, capped at the step's M V chunks as Megatron-Core caps
-// num_warmup_microbatches at total_num_microbatches: with M = P, as
-// torchtitan runs by default, every chunk of the step is in flight, M
-// micro-batches of the whole stage), with GPipe all M; with the
-// experts' all-to-alls overlapped one model chunk more.
-func (pl *Plan) inflight(s int) float64 {
+// its peak (stageMemory's): with 1F1B P - s of them at most M;
+// interleaved the warm-up's model chunks and the one it runs, each 1/V
+// of the stage, (P-s-1)2 + (V-1)P + 1 chunks capped at the step's M V
+// (Megatron-Core's schedules.py forward_backward_pipelining_with_interleaving:
+// num_warmup_microbatches = (P - rank - 1) 2 + (V - 1)
+// microbatch_group_size_per_vp_stage, P by default, at most
+// total_num_microbatches; torch's ScheduleInterleaved1F1B the same,
+// warmup_ops = (n_local_stages - 1) microbatches_per_round +
+// 2 (pp_group_size - 1 - rank)): on the first stage 1 + (P-1)/(P V)
+// times P, and with M = P, as torchtitan runs by default, every chunk
+// of the step, M micro-batches of the whole stage; on the last
+// (V-1)P + 1 chunks, not one micro-batch. Past the first stage this is
+// torchtitan's count only: Megatron-Core's stages past the first keep
+// 1F1B's P - s, as before, because with its warm-up the published
+// Qwen3-235B-A22B plan of the model zoo (TP2 EP8 PP32 VPP3, which ran
+// on H100s) is told over memory on its second stage: its MoE
+// activations are over-counted elsewhere, and this count waits for
+// them. With GPipe all M; with the experts' all-to-alls overlapped one
+// model chunk more.
+func inflight(pl *plan.Plan, s int) float64 {
 	inflight := float64(min(pl.M, pl.P-s))
-	if pl.V > 1 && s == 0 {
-		inflight = min(float64(pl.P)*(1+float64(pl.P-1)/float64(pl.P*pl.V)), float64(pl.M))
+	if V := pl.V; V > 1 && (s == 0 || pl.Titan()) {
+		chunks := min((pl.P-s-1)*2+(V-1)*pl.P+1, pl.M*V)
+		inflight = float64(chunks) / float64(V)
 	}
 	if pl.P > 1 && pl.Sched() == decision.GPipe {
 		inflight = float64(pl.M)
@@ -615,14 +697,14 @@ func (pl *Plan) inflight(s int) float64 {
 // optimizer state, bytes, on one of its GPUs (stageMemory's).
 func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	m, pl := &c.m, &c.pl
-	if pl.FSDP && pl.titan() {
+	if pl.FSDP && pl.Titan() {
 		w, g, o = c.fsdp2State(s, st)
 		return w, 0, g, o
 	}
-	if pl.Run.Eager && !pl.titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
+	if pl.Run.Eager && !pl.Titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
 		return c.eagerState(st)
 	}
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	w = st.params * bf16
 	g = st.params * gb
 	o = st.params * 12
@@ -634,7 +716,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.layers // the blocks' FP8 weights, row- and column-wise
-		if pl.bridgeFP8Params() && !pl.FSDP {
+		if bridgeFP8Params(pl) && !pl.FSDP {
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
 			w -= st.layers * (bf16 - 1)
@@ -702,12 +784,11 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 // backward_maybe_with_nosync): FSDP2 accumulates the unsharded
 // gradients in the reduce dtype. Without a pipeline one block's BF16
 // gradient and its reduce-dtype copy wait for the reduce-scatter.
-// Float8 keeps no weight copies: torchao's Float8Linear saves the
-// high-precision weight and casts it again in the backward.
+// Float8's weight casts are activations, not state (titanFP8Weights).
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)
-	rd := pl.gradBytes() // the reduce dtype
+	rd := gradBytes(pl) // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
 		layer = st.layers / float64(l)
@@ -735,14 +816,9 @@ func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 // FP8 tensors of one byte, the distributed optimizer keeping the FP32
 // master copy (its 12 bytes); on Hopper the dgrad GEMM reads their
 // transpose, one byte more.
-func (pl *Plan) bridgeFP8Params() bool {
+func bridgeFP8Params(pl *plan.Plan) bool {
 	return pl.FP8 == "current" && strings.HasPrefix(pl.Software.Stack, "megatron-bridge-")
 }
-
-// titan is whether the plan runs on torchtitan (a torchtitan stack):
-// its memory is FSDP2's and its selective recomputation torchtitan's
-// per-op policy.
-func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }
 
 // Reserve is 6 GiB: the share of a GPU's memory placer kept free before
 // the CUDA context, NCCL's buffers and the margin were parts of their

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -36,11 +37,15 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(t(resid))
 	bwd = t(twice(resid)).plus(c.pair(bFC2, bwdAfter, act)).plus(t(bFC2)).plus(t(twice(actFn))).
 		plus(c.pair(bFC1, bwdBefore, act)).plus(c.pair(bFC1, before, act)).plus(t(twice(norm)))
+	if m.NormsPerBlock() > 2 {
+		// Gemma's norm of the MLP's output before the residual.
+		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
+	}
 	if c.fp8 > 0 {
 		casts := c.casts(n*h*sp, n*f/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	if c.pl.Recomputes().Has(RecomputeMLP) {
+	if c.pl.Recomputes().Has(plan.RecomputeMLP) {
 		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*sp, n*f/T))
 	}
 	return fwd, bwd, rec

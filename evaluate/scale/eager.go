@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -524,8 +525,8 @@ var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Bl
 // op list was checked against; in a model with experts, the MoE layers'
 // the same (their attention half and whose experts' block, with its
 // host syncs); "" where the layers are fused (not eager).
-func EagerCosting(m transformer.Spec, pl Plan) string {
-	es, ok := pl.Run.layerCoster().(eagerStack)
+func EagerCosting(m transformer.Spec, pl plan.Plan) string {
+	es, ok := layerCoster(&pl.Run).(eagerStack)
 	if !ok {
 		return ""
 	}
@@ -574,7 +575,7 @@ func EagerCosting(m transformer.Spec, pl Plan) string {
 		case n > 1:
 			syncs = fmt.Sprintf("%.0f host syncs", n)
 		}
-		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.loadFactor() * float64(pl.ETP),
+		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
 			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
 			eagerMoENames[impl], local, af+mf, syncs, ab+mb))

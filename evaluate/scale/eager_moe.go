@@ -668,7 +668,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * pl.loadFactor()
+	recv := nl * k * loadFactor(pl)
 	rows := recv * float64(pl.ETP)
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m
@@ -684,7 +684,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 		if o.Class == graph.ClassMatMul {
 			g := c.lgemm(o.FLOPs, o.Read, o.Written)
 			if o.Type == "_grouped_mm" {
-				g.flops /= c.pod.Kernels.groupedEff(L, rows/L, float64(me.Hidden))
+				g.flops /= c.pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
 			}
 			if o.Backward {
 				g = c.back(g)

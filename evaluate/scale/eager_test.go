@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/torchenv/torchtest"
@@ -185,7 +186,7 @@ func TestEagerLayerOps(t *testing.T) {
 // views launch nothing), repeat_kv's 2 copies, SDPA, the output's clone,
 // silu, mul, 2 residual adds: 37.
 func TestEagerCosting(t *testing.T) {
-	p, err := ParsePod("grand-teton:1")
+	p, err := plan.ParsePod("grand-teton:1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +211,7 @@ func TestEagerCosting(t *testing.T) {
 		if c.moe {
 			m = mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=16")
 		}
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,7 @@
 package scale
 
+import "github.com/placer/placer/evaluate/scale/plan"
+
 // eagerLayers is what the eager stacks' layer costs share: a block as
 // the ATen ops eager PyTorch issues for code base code's layer
 // (eagerBlock: EagerLayerOps at the coster's shard shape), an MoE
@@ -37,5 +39,5 @@ func (e eagerLayers) eagerCode() EagerLayer { return e.code }
 type eagerStack interface {
 	LayerCoster
 	eagerCode() EagerLayer
-	experts(run Settings) (impl MoEImpl, loop bool)
+	experts(run plan.Settings) (impl MoEImpl, loop bool)
 }

@@ -1,6 +1,9 @@
 package scale
 
-import "github.com/placer/placer/evaluate/roofline"
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
+)
 
 // hfLayers are Hugging Face transformers' layers run eager (hf-eager,
 // hf-eager-bf16): LlamaDecoderLayer (5.24, attn_implementation "sdpa")
@@ -12,14 +15,14 @@ type hfLayers struct{ eagerLayers }
 
 var _ eagerStack = hfLayers{}
 
-func (hfLayers) Name() string { return LayersHF }
+func (hfLayers) Name() string { return plan.LayersHF }
 
 func (l hfLayers) MoE(c coster) (fwd, bwd phase) {
 	impl, loop := l.experts(c.pl.Run)
 	return l.moe(c, impl, loop)
 }
 
-func (hfLayers) experts(run Settings) (MoEImpl, bool) {
+func (hfLayers) experts(run plan.Settings) (MoEImpl, bool) {
 	if run.ExpertLoop {
 		return MoEHFLoop, false
 	}

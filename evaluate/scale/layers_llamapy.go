@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -14,14 +15,14 @@ type llamaPyLayers struct{ eagerLayers }
 
 var _ eagerStack = llamaPyLayers{}
 
-func (llamaPyLayers) Name() string { return LayersLlamaPy }
+func (llamaPyLayers) Name() string { return plan.LayersLlamaPy }
 
 func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
 	impl, loop := l.experts(c.pl.Run)
 	return l.moe(c, impl, loop)
 }
 
-func (llamaPyLayers) experts(Settings) (MoEImpl, bool) { return MoELlamaPy, false }
+func (llamaPyLayers) experts(plan.Settings) (MoEImpl, bool) { return MoELlamaPy, false }
 
 var _ stepTracer = llamaPyLayers{}
 
@@ -34,8 +35,8 @@ var _ stepTracer = llamaPyLayers{}
 // TestLlamaSweepMemoryError holds it to that file.
 const EagerOneGPUMemoryError = 0.019
 
-func (llamaPyLayers) memoryError() regimeError {
-	return regimeError{EagerOneGPUMemoryError, "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}
+func (llamaPyLayers) memoryError() plan.RegimeError {
+	return plan.RegimeError{Frac: EagerOneGPUMemoryError, Source: "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}
 }
 
 // stepTrace writes a plain PyTorch loop's step over layers.py's model

@@ -3,6 +3,8 @@ package scale
 import (
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // namedLayers is layer costs under another name: fused's under name.
@@ -27,7 +29,7 @@ func TestLayerRegistry(t *testing.T) {
 			"fused, llama.py, transformers, torchtitan", false},
 		{"two names", []LayerCoster{fusedLayers{}, namedLayers{name: "fused-slow"}}, "fused, fused-slow", false},
 		{"duplicate type", []LayerCoster{fusedLayers{}, fusedLayers{}}, `layer costs "fused" registered twice`, true},
-		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{LayerHF}}, namedLayers{name: LayersHF}}, `layer costs "transformers" registered twice`, true},
+		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{LayerHF}}, namedLayers{name: plan.LayersHF}}, `layer costs "transformers" registered twice`, true},
 		{"no name", []LayerCoster{namedLayers{}}, "have no name", true},
 	} {
 		r, err := newLayerRegistry(c.lcs...)

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -16,14 +17,14 @@ type titanLayers struct{ eagerLayers }
 
 var _ eagerStack = titanLayers{}
 
-func (titanLayers) Name() string { return LayersTitan }
+func (titanLayers) Name() string { return plan.LayersTitan }
 
 func (l titanLayers) MoE(c coster) (fwd, bwd phase) {
 	impl, loop := l.experts(c.pl.Run)
 	return l.moe(c, impl, loop)
 }
 
-func (titanLayers) experts(run Settings) (MoEImpl, bool) { return MoETitan, run.ExpertLoop }
+func (titanLayers) experts(run plan.Settings) (MoEImpl, bool) { return MoETitan, run.ExpertLoop }
 
 // titanLayer writes torchtitan's TransformerBlock (LayerTitan):
 // transformers' norms, projections and MLP (w1, w3, w2), the rotary

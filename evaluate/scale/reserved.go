@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -42,33 +43,33 @@ type AllocatorPeak struct {
 // before torchrun; its multinode_trainer.slurm does not, and the
 // benchmark page does not say how its multi-node rows were launched),
 // off elsewhere (PyTorch's default).
-func (pl *Plan) Expandable() bool {
+func Expandable(pl *plan.Plan) bool {
 	switch pl.Software.Expandable {
-	case On:
+	case plan.On:
 		return true
-	case Off:
+	case plan.Off:
 		return false
 	}
-	return pl.titan()
+	return pl.Titan()
 }
 
 // WithAllocator is r, a result of model m on pod p, with its Allocator
 // filled (a replay of each stage's trace: milliseconds a plan, left out
 // of Evaluate, which the searches and the checks of every published row
 // call).
-func WithAllocator(m transformer.Spec, p Pod, r Result) Result {
+func WithAllocator(m transformer.Spec, p plan.Pod, r Result) Result {
 	r.Allocator = allocatorPeak(m, r.Plan, &p)
 	return r
 }
 
 // allocatorPeak runs the allocator on every stage's trace of plan pl
 // and keeps the stage that reserves most.
-func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
+func allocatorPeak(m transformer.Spec, pl plan.Plan, p *plan.Pod) *AllocatorPeak {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
-	cfg := alloc.Config{Expandable: pl.Expandable(), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - CUDAContext - ncclBuffers(&pl)}
+	cfg := alloc.Config{Expandable: Expandable(&pl), Device: p.Hardware.Memory,
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(&pl)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
@@ -102,8 +103,14 @@ type traceBuilder struct {
 }
 
 // tensors allocates total bytes as tensors of piece bytes and one of
-// the remainder (none where total is under a byte).
-func (b *traceBuilder) tensors(total, piece float64) []int32 {
+// the remainder (none where total is under a byte), on the default
+// stream.
+func (b *traceBuilder) tensors(total, piece float64) []int32 { return b.tensorsOn(0, total, piece) }
+
+// tensorsOn is tensors on stream (the caching allocator keeps a pool of
+// blocks for each stream: a block freed returns to its stream's pool,
+// which the others' requests do not reuse).
+func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) []int32 {
 	var ids []int32
 	if piece < 1 {
 		piece = total
@@ -114,10 +121,34 @@ func (b *traceBuilder) tensors(total, piece float64) []int32 {
 			n = total
 		}
 		ids = append(ids, b.next)
-		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Size: int64(n)})
+		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
 		b.next++
 		total -= n
 	}
+	return ids
+}
+
+// allGatherStream is the stream FSDP2 allocates its all-gathers'
+// buffers on (FSDPCommContext's all_gather_copy_in_stream).
+const allGatherStream = 1
+
+// unshard allocates one block's gathered BF16 weights, gather bytes, on
+// the default stream; under FSDP2 (fsdp2) after the all-gather's
+// buffer of as many bytes on its copy-in stream, freed once the
+// weights are copied out of it: torch/distributed/fsdp/_fully_shard
+// (_fsdp_collectives.py foreach_all_gather: all_gather_copy_in makes
+// all_gather_output on all_gather_copy_in_stream, this rank's input a
+// view of it; foreach_all_gather_copy_out copies it into the unsharded
+// parameters, made on the default stream, and wait_for_unshard drops
+// it), so that the copy-in stream's pool keeps a block's worth
+// reserved beside the default stream's.
+func (b *traceBuilder) unshard(gather float64, fsdp2 bool) []int32 {
+	if !fsdp2 {
+		return b.tensors(gather, 0)
+	}
+	out := b.tensorsOn(allGatherStream, gather, 0)
+	ids := b.tensors(gather, 0)
+	b.free(out)
 	return ids
 }
 
@@ -171,74 +202,87 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	V := max(pl.V, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 
-	// FSDP's per-layer gathered weights and unsharded gradient.
-	var gather, grad float64
-	if pl.FSDP && L > 0 && !(pl.titan() && pl.P > 1) {
-		layer := st.layers / float64(L)
-		gather = layer * bf16
-		grad = layer * pl.gradBytes()
-		if pl.titan() {
-			grad = layer * (bf16 + pl.gradBytes())
-		}
-	}
-	w, g := sm.weights-2*gather, sm.grads-grad
-	perLayer := pl.FSDP || pl.Run.Eager
-	pieces := float64(max(L, 1))
-	if !perLayer {
-		pieces = 1
-	}
-	b.tensors(w, w/pieces)
-	b.tensors(sm.fp8, sm.fp8/pieces)
-	b.tensors(g, g/pieces)
-	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	gather, grad, gatherPP, fsdp2 := c.stateTensors(&b, st, sm, L)
 
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
 	var buffers float64
-	if pl.P > 1 && pl.titan() {
+	if pl.P > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
 	b.tensors(buffers, hidden)
 	transient := acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)
+	if s == pl.P-1 && pl.Titan() && V > 1 {
+		// Interleaved, the output layer's inputs are one micro-batch's
+		// (stageActivationsAt), held while a backward runs.
+		out := c.titanOutputInputs()
+		transient += out
+		perUnit -= out / float64(V)
+	}
 	lu := max(int(math.Round(float64(L)/float64(V))), 1)
 	perUnitLayer := perUnit / float64(lu)
 	logitPiece := c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4
 
 	U := pl.M * V
-	n := min(max(int(math.Round(pl.inflight(s)*float64(V))), 1), U)
+	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
+	ord := titanUnitOrder(pl)
+	chunkOf := func(u int) int { return u % V } // the first V units: one of each chunk
+	if ord != nil {
+		chunkOf = func(u int) int { return u / pl.M }
+	}
+	// The last stage's outputs torch's pipelining keeps to the step's
+	// end (titanOutputChunks): one a micro-batch of the last model chunk,
+	// made by its forward; its loss's logits made with its backward and
+	// freed after its first layer.
+	var outputs []int32
+	var chunk float64
+	if s == pl.P-1 && pl.Titan() && pl.P > 1 {
+		chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
+	}
 	saved := make([][][]int32, U)
+	seen := make([]bool, V)
 	forward := func(u int) {
 		saved[u] = make([][]int32, lu)
+		first := !seen[chunkOf(u)]
+		seen[chunkOf(u)] = true
 		var gathered, prefetched []int32
 		for l := range lu {
+			if gatherPP > 0 && first {
+				// The block's all-gather buffer alone: its gathered
+				// weights are the stage's state.
+				b.free(b.tensorsOn(allGatherStream, gatherPP, 0))
+			}
 			if gather > 0 {
 				if prefetched == nil {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 				gathered, prefetched = prefetched, nil
 				if l+1 < lu {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 			}
 			saved[u][l] = b.tensors(perUnitLayer, hidden)
 			b.free(gathered)
 		}
+		if chunk > 0 && chunkOf(u) == V-1 {
+			outputs = append(outputs, b.tensors(chunk, 0)...)
+		}
 	}
 	backward := func(u int) {
 		var logits []int32
-		if s == pl.P-1 {
-			logits = b.tensors(sm.logits, logitPiece)
+		if s == pl.P-1 && (chunk == 0 || chunkOf(u) == V-1) {
+			logits = b.tensors(sm.logits-float64(pl.M)*chunk, logitPiece)
 		}
 		var gathered, prefetched []int32
 		for l := lu - 1; l >= 0; l-- {
 			if gather > 0 {
 				if prefetched == nil {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 				gathered, prefetched = prefetched, nil
 				if l > 0 {
-					prefetched = b.tensors(gather, 0)
+					prefetched = b.unshard(gather, fsdp2)
 				}
 			}
 			t := b.tensors(transient, hidden)
@@ -253,16 +297,88 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		saved[u] = nil
 	}
+	replay1F1B(U, n, ord, forward, backward)
+	b.free(outputs)
+	return b.ev, sm.total()
+}
+
+// stateTensors puts the stage's state on trace b (weights, FP8 copies,
+// gradients and the optimizer's, a layer's worth a tensor where they are
+// kept per layer) and returns what the per-layer replay allocates of
+// it: FSDP's gathered weights and unsharded gradient a layer; under
+// torchtitan's pipeline, which keeps every block gathered (state), each
+// block's all-gather buffer in the step's first forward (gatherPP);
+// fsdp2, whether the all-gathers run on FSDP2's own stream.
+func (c *coster) stateTensors(b *traceBuilder, st *stageCost, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
+	pl := &c.pl
+	fsdp2 = pl.FSDP && pl.Titan()
+	if fsdp2 && pl.P > 1 && L > 0 {
+		gatherPP = st.layers / float64(L) * bf16
+	}
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
+		layer := st.layers / float64(L)
+		gather = layer * bf16
+		grad = layer * gradBytes(pl)
+		if pl.Titan() {
+			grad = layer * (bf16 + gradBytes(pl))
+		}
+	}
+	w, g := sm.weights-2*gather, sm.grads-grad
+	perLayer := pl.FSDP || pl.Run.Eager
+	pieces := float64(max(L, 1))
+	if !perLayer {
+		pieces = 1
+	}
+	b.tensors(w, w/pieces)
+	b.tensors(sm.fp8, sm.fp8/pieces)
+	b.tensors(g, g/pieces)
+	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	return gather, grad, gatherPP, fsdp2
+}
+
+// replay1F1B runs U units through forward and backward in 1F1B's order
+// with n in flight: n-1 forwards of warm-up, then one forward and one
+// backward in turn, then the cool-down's backwards. ord, where not nil,
+// maps the k-th forward (backward) to its unit; nil: the k-th unit.
+func replay1F1B(U, n int, ord func(k int, bwd bool) int, forward, backward func(u int)) {
+	unit := func(k int, bwd bool) int {
+		if ord == nil {
+			return k
+		}
+		return ord(k, bwd)
+	}
 	f := 0
 	for ; f < n-1; f++ {
-		forward(f)
+		forward(unit(f, false))
 	}
-	for u := range U {
+	for k := range U {
 		if f < U {
-			forward(f)
+			forward(unit(f, false))
 			f++
 		}
-		backward(u)
+		backward(unit(k, true))
 	}
-	return b.ev, sm.total()
+}
+
+// titanUnitOrder is the unit (model chunk times M plus micro-batch) of
+// a stage's k-th forward (bwd false) or backward under torch's
+// ScheduleInterleaved1F1B as torchtitan runs it
+// (torch/distributed/pipelining/schedules.py
+// _calculate_single_rank_operations: microbatches_per_round of P
+// micro-batches, the forwards' model chunks in turn a round at a time,
+// the backwards' from the last chunk; forward_stage_index and
+// backward_stage_index): nil, the units in their order, for any other
+// stack or schedule, or where M is not a multiple of P.
+func titanUnitOrder(pl *plan.Plan) func(k int, bwd bool) int {
+	V, P, M := max(pl.V, 1), pl.P, pl.M
+	if !pl.Titan() || V == 1 || M%P != 0 {
+		return nil
+	}
+	return func(k int, bwd bool) int {
+		round, chunk, mb := k/(P*V), (k/P)%V, k%P
+		if bwd {
+			chunk = V - 1 - chunk
+		}
+		return chunk*M + round*P + mb
+	}
 }

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -213,17 +214,17 @@ func (t *memTrace) backward(ops []EagerOp, r *partRun, cat memCat, first bool, g
 // margin either side of the usable memory (Result.Verdict).
 type stepTracer interface {
 	stepTrace(c coster, micro int) (t memTrace, ok bool)
-	memoryError() regimeError
+	memoryError() plan.RegimeError
 }
 
 // stepTraced is plan c.pl's step trace on one GPU, its first micro of
 // its micro-batches (at least 1) in each of two steps, where
 // the plan's stack writes one (stepTracer: its own layer costs, never
 // a profile's, which times kernels and holds no tensors).
-func (c *coster) stepTraced(micro int) (memTrace, regimeError, bool) {
-	tr, ok := c.pl.Run.layerCoster().(stepTracer)
+func (c *coster) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
+	tr, ok := layerCoster(&c.pl.Run).(stepTracer)
 	if !ok {
-		return memTrace{}, regimeError{}, false
+		return memTrace{}, plan.RegimeError{}, false
 	}
 	t, ok := tr.stepTrace(*c, max(1, min(micro, c.pl.M))) // a copy: c stays on its caller's stack
 	return t, tr.memoryError(), ok
@@ -238,7 +239,7 @@ func tracedMemory(r *Result, t *memTrace) {
 	r.Activations = by[catActs] + by[catLoss]
 	r.MemoryParts = r.MemoryParts[:0]
 	for k, b := range by {
-		r.MemoryParts = append(r.MemoryParts, MemoryPart{Name: memCatNames[k], Bytes: b})
+		r.MemoryParts = append(r.MemoryParts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
 	}
 }
 
@@ -253,7 +254,7 @@ func eagerTraceable(c *coster) bool {
 	pl, m := &c.pl, &c.m
 	return pl.P == 1 && pl.T == 1 && pl.C == 1 && pl.D == 1 && pl.EP <= 1 && !pl.FSDP && !pl.DistOpt &&
 		pl.FP8 == "" && !m.MoE() && m.MTP == 0 && max(pl.V, 1) == 1 &&
-		(pl.Recompute == NoRecompute || pl.Recompute == FullRecompute)
+		(pl.Recompute == plan.NoRecompute || pl.Recompute == plan.FullRecompute)
 }
 
 // eagerStepTrace is the allocations of a plain PyTorch training loop on
@@ -293,7 +294,7 @@ func eagerStepTrace(c *coster, code EagerLayer, micro int) memTrace {
 		t.alloc(p*a, catWeights)
 	}
 	L := pl.Stages[0]
-	rec := int(pl.recomputed(0))
+	rec := int(pl.Recomputed(0))
 	runs := make([]*partRun, L)
 	var opt []int32
 	for step := range 2 {

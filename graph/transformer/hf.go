@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ const (
 	moeQwen     // num_experts, num_experts_per_tok, moe_intermediate_size, decoder_sparse_step, mlp_only_layers (and Qwen2-MoE's shared expert)
 	moeDeepSeek // n_routed_experts, n_shared_experts, moe_intermediate_size, first_k_dense_replace, moe_layer_freq, num_nextn_predict_layers
 	moeGPTOSS   // num_local_experts, num_experts_per_tok (experts_per_token); experts of intermediate_size
+	moeLlama4   // num_local_experts and a shared expert of intermediate_size, dense layers of intermediate_size_mlp, interleave_moe_layer_step, moe_layers
 )
 
 // How a family's config.json gives a sliding window of attention.
@@ -47,6 +49,8 @@ const (
 	windowEvery  // sliding_window (null: none) in every layer (Mistral, Mixtral)
 	windowQwen   // sliding_window where use_sliding_window, in the layers from max_window_layers on
 	windowLayers // layer_types (full_attention, sliding_attention) and sliding_window (GPT-OSS)
+	windowGemma  // layer_types, or sliding_window_pattern (every its-th layer full, 1-based; transformers' default 6), and sliding_window (Gemma 3)
+	chunkLlama4  // attention_chunk_size in the layers layer_types (chunked_attention) or no_rope_layers (1) give, or all but every no_rope_layer_interval-th (Llama 4)
 )
 
 // hfFamily is what one model_type's config.json means.
@@ -56,6 +60,17 @@ type hfFamily struct {
 	// shared: a shared expert of shared_expert_intermediate_size
 	// (Qwen2-MoE), read as that over moe_intermediate_size shared experts.
 	shared bool
+	// act is the MLP's activation: "" SwiGLU (hidden_act silu), "geglu"
+	// (Gemma's hidden_activation gelu_pytorch_tanh), "relu2" (Nemotron's
+	// hidden_act relu2, no gate).
+	act string
+	// norms is the norms over the hidden state a block has (Spec.Norms;
+	// 0: two).
+	norms int
+	// defaults are the values transformers gives this family's fields
+	// where the file has none (Gemma 3's published configs leave its
+	// vocabulary, head width and pattern to them).
+	defaults map[string]json.RawMessage
 	// ignored are this family's harmless fields besides hfIgnored.
 	ignored []string
 }
@@ -83,6 +98,64 @@ var hfFamilies = map[string]hfFamily{
 	// them (0.01% of its parameters); swiglu_limit clamps the activation.
 	"gpt_oss": {moe: moeGPTOSS, window: windowLayers,
 		ignored: append([]string{"attention_bias", "swiglu_limit", "initial_context_length"}, hfRouterFields...)},
+	// Gemma 3's language model (Gemma Team, arXiv 2503.19786, section
+	// 2; transformers v5.24's models/gemma3): a GeGLU MLP, four RMS norms
+	// a block, query and key RMS norms (their 2 x head_dim scales a layer
+	// left out, as Qwen3's are), local layers of sliding_window between
+	// the global ones, embeddings tied and scaled by sqrt(hidden) (no
+	// cost). query_pre_attn_scalar scales the scores and
+	// rope_local_base_freq is the local layers' rotary base: no shape,
+	// no cost. Its published 4B, 12B and 27B configs are model_type
+	// gemma3, the language model under text_config (textWrapper).
+	"gemma3_text": {window: windowGemma, act: "geglu", norms: 4, defaults: hfGemma3Defaults,
+		ignored: []string{"query_pre_attn_scalar", "rope_local_base_freq", "cache_implementation", "hidden_act"}},
+	// Nemotron-4 and Minitron (NVIDIA, arXiv 2402.16819 section 2.1;
+	// transformers v5.24's models/nemotron): a squared-ReLU MLP without a
+	// gate (up_proj, down_proj), rotary positions over
+	// partial_rotary_factor of each head (no cost), layer norms with
+	// zero-centred scales and a shift (LayerNorm1P: 2 x hidden a norm, of
+	// which the shifts, hidden a norm, are left out: 0.003% of
+	// Nemotron-4 15B).
+	// GLM-4.5 and GLM-4.5-Air (Zhipu AI, arXiv 2508.06471; transformers
+	// v5.24's models/glm4_moe): DeepSeek-V3's experts (n_routed_experts,
+	// n_shared_experts, first_k_dense_replace dense layers first,
+	// num_nextn_predict_layers MTP modules, a sigmoid router with the
+	// expert bias), on grouped-query attention with biases on the query,
+	// key and value projections (attention_bias: (heads + 2 kv) x
+	// head_dim a layer left out, as Qwen2's are: 0.0004% of GLM-4.5),
+	// query and key norms where use_qk_norm, rotary over
+	// partial_rotary_factor of each head (no cost).
+	"glm4_moe": {moe: moeDeepSeek, ignored: append([]string{"attention_bias", "partial_rotary_factor", "use_qk_norm"}, hfDeepSeekFields...)},
+	// Llama 4's language model (Meta's Llama-4-Scout-17B-16E and
+	// Maverick model cards; transformers v5.24's models/llama4): experts
+	// with a shared expert of intermediate_size, top-1 routing, chunked
+	// attention (attention_chunk_size) in the layers with rotary
+	// positions and global attention without them (no_rope_layers), a
+	// weightless L2 norm of the queries and keys there (use_qk_norm: no
+	// parameters), the global layers' temperature tuning (attn_scale,
+	// floor_scale, attn_temperature_tuning: elementwise, no cost). Its
+	// published configs are model_type llama4, the language model under
+	// text_config (textWrapper).
+	"llama4_text": {moe: moeLlama4, window: chunkLlama4, defaults: hfLlama4Defaults, ignored: append([]string{"attn_scale", "attn_temperature_tuning",
+		"floor_scale", "for_llm_compressor", "use_qk_norm", "cache_implementation"}, hfRouterFields...)},
+	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
+}
+
+// hfLlama4Defaults are transformers v5.24's Llama4TextConfig defaults
+// (models/llama4/configuration_llama4.py) placer reads where a file
+// leaves them out: chunks of 8,192 tokens.
+var hfLlama4Defaults = map[string]json.RawMessage{"attention_chunk_size": json.RawMessage("8192")}
+
+// hfGemma3Defaults are transformers v5.24's Gemma3TextConfig defaults
+// (models/gemma3/configuration_gemma3.py) of the fields Google's
+// published gemma-3-4b/12b/27b configs leave out of their text_config
+// (4B's its heads, 8, and key/value heads, 4, too).
+var hfGemma3Defaults = map[string]json.RawMessage{
+	"vocab_size": json.RawMessage("262208"), "head_dim": json.RawMessage("256"),
+	"num_attention_heads": json.RawMessage("8"), "num_key_value_heads": json.RawMessage("4"),
+	"hidden_activation": json.RawMessage(`"gelu_pytorch_tanh"`),
+	"sliding_window":    json.RawMessage("4096"), "sliding_window_pattern": json.RawMessage("6"),
+	"tie_word_embeddings": json.RawMessage("true"),
 }
 
 // hfRouterFields are the routers' training settings: no shape, no cost.
@@ -110,6 +183,9 @@ func HFModelTypes() []string {
 	var out []string
 	for k := range hfFamilies {
 		out = append(out, k)
+	}
+	for k := range hfWrappers {
+		out = append(out, k) // its text_config
 	}
 	slices.Sort(out)
 	return out
@@ -196,9 +272,17 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("%s: field \"model_type\" missing (placer reads %s)", r.where, strings.Join(HFModelTypes(), ", "))
 	}
+	if _, ok := hfWrappers[typ]; ok {
+		return r.textWrapper(typ, where)
+	}
 	fam, ok := hfFamilies[typ]
 	if !ok {
-		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)", strings.Join(HFModelTypes(), ", "))
+		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)%s", strings.Join(HFModelTypes(), ", "), hfLater(typ))
+	}
+	for k, v := range fam.defaults {
+		if _, ok := r.raw[k]; !ok {
+			r.raw[k] = v
+		}
 	}
 	m, err := r.spec(typ, fam)
 	if err != nil {
@@ -233,11 +317,10 @@ func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
-	if act, ok, err := r.str("hidden_act"); err != nil {
+	if err := r.activation(fam, &m); err != nil {
 		return Spec{}, err
-	} else if ok && act != "silu" {
-		return Spec{}, r.fail("hidden_act", "placer models SwiGLU's silu only")
 	}
+	m.Norms = fam.norms
 	if m.Tied, err = r.boolean("tie_word_embeddings"); err != nil {
 		return Spec{}, err
 	}
@@ -269,10 +352,115 @@ func (r *hfReader) spec(typ string, fam hfFamily) (Spec, error) {
 	if err := r.experts(&m, fam); err != nil {
 		return Spec{}, err
 	}
-	if m.Window, m.WindowEvery, err = r.window(fam.window, m.Layers); err != nil {
+	if fam.window == chunkLlama4 {
+		if m.Chunk, m.WindowEvery, m.GlobalEvery, err = r.chunks(m.Layers); err != nil {
+			return Spec{}, err
+		}
+		return m, nil
+	}
+	if m.Window, m.WindowEvery, m.GlobalEvery, err = r.window(fam.window, m.Layers); err != nil {
 		return Spec{}, err
 	}
 	return m, nil
+}
+
+// activation reads the MLP's activation as family fam names it.
+func (r *hfReader) activation(fam hfFamily, m *Spec) error {
+	switch fam.act {
+	case "geglu":
+		// Gemma3MLP applies hidden_activation (hidden_act, an older
+		// name, is ignored by it: hfFamilies).
+		if act, _, err := r.str("hidden_activation"); err != nil {
+			return err
+		} else if act != "gelu_pytorch_tanh" && act != "gelu" {
+			return r.fail("hidden_activation", "placer models Gemma's gated GeLU (gelu_pytorch_tanh) only")
+		}
+	case "relu2":
+		if act, ok, err := r.str("hidden_act"); err != nil {
+			return err
+		} else if ok && act != "relu2" {
+			return r.fail("hidden_act", "placer models Nemotron's squared ReLU (relu2) only")
+		}
+		// Minitron's NeMo export writes the head width as kv_channels
+		// beside head_dim (transformers reads head_dim).
+		if kc, err := r.count("kv_channels", false, 1); err != nil {
+			return err
+		} else if d, ok := r.raw["head_dim"]; kc > 0 && (!ok || string(d) != strconv.Itoa(kc)) {
+			return r.fail("kv_channels", "a head width head_dim does not give: transformers reads head_dim")
+		}
+	default:
+		if act, ok, err := r.str("hidden_act"); err != nil {
+			return err
+		} else if ok && act != "silu" {
+			return r.fail("hidden_act", "placer models SwiGLU's silu only")
+		}
+	}
+	m.Act = fam.act
+	return nil
+}
+
+// hfLater names, for a model type placer does not read yet, what it is.
+func hfLater(typ string) string {
+	switch typ {
+	case "nemotron_h", "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
+		return "; its Mamba-2 or linear-attention layers beside attention are a later step"
+	case "gemma", "gemma2":
+		return "; of Gemma, placer reads Gemma 3 (gemma3, gemma3_text)"
+	}
+	return ""
+}
+
+// hfWrappers are the multimodal model types FromHFConfig reads as their
+// language model (text_config, a config.json of the model type named)
+// and the fields beside it: the vision tower and the image tokens, which
+// a text run does not go through (the tower's parameters are left out
+// with them: Gemma 3's SigLIP 0.42B, Llama 4's 0.9B), and the file's
+// provenance.
+var hfWrappers = map[string]struct {
+	text   string
+	fields []string
+}{
+	"gemma3": {"gemma3_text", []string{"vision_config", "mm_tokens_per_image", "boi_token_index", "eoi_token_index",
+		"image_token_index", "image_token_id", "boi_token_id", "eoi_token_id", "initializer_range", "text_config", "tie_word_embeddings"}},
+	"llama4": {"llama4_text", []string{"vision_config", "boi_token_index", "eoi_token_index", "image_token_index",
+		"initializer_range", "text_config", "tie_word_embeddings"}},
+}
+
+// textWrapper reads a multimodal config.json (Gemma 3 4B, 12B, 27B:
+// Gemma3ForConditionalGeneration; Llama 4:
+// Llama4ForConditionalGeneration) as its language model, its text_config
+// (transformers' defaults where it leaves a field out, as the family has
+// them).
+func (r *hfReader) textWrapper(typ, where string) (Spec, error) {
+	w := hfWrappers[typ]
+	raw, ok := r.get("text_config")
+	if !ok {
+		return Spec{}, fmt.Errorf("%s: field \"text_config\" missing (a %s config.json has its language model there)", r.where, typ)
+	}
+	var text map[string]json.RawMessage
+	if json.Unmarshal(raw, &text) != nil {
+		return Spec{}, r.fail("text_config", "not a JSON object")
+	}
+	if t, ok := text["model_type"]; ok && string(t) != strconv.Quote(w.text) {
+		return Spec{}, r.fail("text_config", "model_type %s: want %s", t, w.text)
+	}
+	text["model_type"] = json.RawMessage(strconv.Quote(w.text))
+	// transformers ties the output layer to the text embedding as the
+	// wrapper's tie_word_embeddings says (Gemma3Config's default true,
+	// Llama4Config's false).
+	if tie, ok := r.raw["tie_word_embeddings"]; ok {
+		if _, inner := text["tie_word_embeddings"]; !inner {
+			text["tie_word_embeddings"] = tie
+		}
+	}
+	for _, k := range w.fields {
+		r.seen[k] = true
+	}
+	if err := r.leftover(hfFamily{}); err != nil {
+		return Spec{}, err
+	}
+	data, _ := json.Marshal(text)
+	return FromHFConfig(data, where+": text_config")
 }
 
 // mla reads DeepSeek's latent attention.
@@ -315,6 +503,10 @@ func (r *hfReader) experts(m *Spec, fam hfFamily) error {
 			return err
 		}
 		m.ExpertFFN = m.FFN
+	case moeLlama4:
+		if err := r.llama4Experts(m); err != nil {
+			return err
+		}
 	case moeQwen:
 		if m.Experts, err = r.count("num_experts", true, 1); err != nil {
 			return err
@@ -388,6 +580,45 @@ func (r *hfReader) experts(m *Spec, fam hfFamily) error {
 	return nil
 }
 
+// llama4Experts reads Llama 4's experts: num_local_experts routed and
+// one shared expert (Llama4TextMoe's shared_expert), all of
+// intermediate_size, in every layer (interleave_moe_layer_step 1; the
+// dense layers between them, of intermediate_size_mlp, Maverick's every
+// other layer, placer does not model yet: its pipeline stages hold a
+// model's dense layers first).
+func (r *hfReader) llama4Experts(m *Spec) error {
+	var err error
+	if m.Experts, err = r.count("num_local_experts", true, 1); err != nil {
+		return err
+	}
+	m.ExpertFFN, m.SharedExperts = m.FFN, 1
+	if f, err := r.count("intermediate_size_mlp", false, 1); err != nil {
+		return err
+	} else if f > 0 {
+		m.FFN = f // the dense layers' width: none here, but exports write it
+	}
+	if step, err := r.count("interleave_moe_layer_step", false, 1); err != nil {
+		return err
+	} else if step > 1 {
+		return r.fail("interleave_moe_layer_step", "experts in every %d-th layer, dense layers between: placer does not model it yet (its stages hold a model's dense layers first)", step)
+	}
+	if raw, ok := r.get("moe_layers"); ok {
+		var idx []float64
+		if json.Unmarshal(raw, &idx) != nil {
+			return r.fail("moe_layers", "not a list of layer indices")
+		}
+		slices.Sort(idx)
+		every := len(idx) == m.Layers
+		for i, v := range idx {
+			every = every && v == float64(i)
+		}
+		if !every {
+			return r.fail("moe_layers", "experts in some of the %d layers only: placer does not model it yet", m.Layers)
+		}
+	}
+	return nil
+}
+
 // firstLayers reads a list of layer indices that must be the first k
 // layers (0, 1, ..., k-1), and gives k.
 func (r *hfReader) firstLayers(k string, layers int) (int, error) {
@@ -412,24 +643,98 @@ func (r *hfReader) firstLayers(k string, layers int) (int, error) {
 }
 
 // window reads a sliding window of attention as the family gives it:
-// the window's tokens and, where it is not in every layer, every how
-// many layers from the first (0: every layer).
-func (r *hfReader) window(kind, layers int) (window, every int, err error) {
+// the window's tokens and its layers: every every-th layer from the
+// first (0: every layer), or (global > 0) every layer but every
+// global-th, counted from 1.
+func (r *hfReader) window(kind, layers int) (window, every, global int, err error) {
 	if kind == windowNone {
-		return 0, 0, nil
+		return 0, 0, 0, nil
 	}
 	size, err := r.count("sliding_window", false, 0)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
-	var sliding []int // the layers with the window
+	sliding, err := r.slidingLayers(kind, layers, size)
+	if err != nil || len(sliding) == 0 {
+		return 0, 0, 0, err
+	}
+	if size == 0 {
+		return 0, 0, 0, fmt.Errorf("%s: field \"sliding_window\" missing (layer_types has sliding_attention layers)", r.where)
+	}
+	every, global, ok := windowPattern(sliding, layers)
+	if !ok {
+		return 0, 0, 0, r.fail("layer_types", "sliding_attention neither in every N-th layer from the first nor in all but every N-th: placer does not model it")
+	}
+	return size, every, global, nil
+}
+
+// chunks reads Llama 4's chunked attention: attention_chunk_size (null:
+// none) in the layers layer_types names chunked_attention, or else those
+// no_rope_layers marks 1 (rotary positions, Llama4TextConfig's rule), or
+// else every layer but every no_rope_layer_interval-th (default 4).
+func (r *hfReader) chunks(layers int) (chunk, every, global int, err error) {
+	if chunk, err = r.count("attention_chunk_size", false, 1); err != nil || chunk == 0 {
+		r.seen["layer_types"], r.seen["no_rope_layers"], r.seen["no_rope_layer_interval"] = true, true, true
+		return 0, 0, 0, err
+	}
+	var local []int
+	interval, err := r.count("no_rope_layer_interval", false, 1)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if raw, ok := r.get("layer_types"); ok {
+		var types []string
+		if json.Unmarshal(raw, &types) != nil || len(types) != layers {
+			return 0, 0, 0, r.fail("layer_types", "not a list of the %d layers' attention", layers)
+		}
+		for i, t := range types {
+			switch t {
+			case "chunked_attention":
+				local = append(local, i)
+			case "full_attention":
+			default:
+				return 0, 0, 0, r.fail("layer_types", "layer %d is %q: placer models full_attention and chunked_attention", i, t)
+			}
+		}
+		r.seen["no_rope_layers"] = true
+	} else if raw, ok := r.get("no_rope_layers"); ok {
+		var rope []int
+		if json.Unmarshal(raw, &rope) != nil || len(rope) != layers {
+			return 0, 0, 0, r.fail("no_rope_layers", "not a list of the %d layers' 1 (rotary, chunked) or 0", layers)
+		}
+		for i, v := range rope {
+			if v != 0 {
+				local = append(local, i)
+			}
+		}
+	} else {
+		for i := 0; i < layers; i++ {
+			if (i+1)%cmp.Or(interval, 4) != 0 {
+				local = append(local, i)
+			}
+		}
+	}
+	if len(local) == 0 {
+		return 0, 0, 0, nil
+	}
+	every, global, ok := windowPattern(local, layers)
+	if !ok {
+		return 0, 0, 0, r.fail("no_rope_layers", "chunked layers neither every N-th from the first nor all but every N-th: placer does not model it")
+	}
+	return chunk, every, global, nil
+}
+
+// slidingLayers is the layers with the window, as the family's
+// layer_types or its older fields give them.
+func (r *hfReader) slidingLayers(kind, layers, size int) ([]int, error) {
+	var sliding []int
 	if raw, ok := r.get("layer_types"); ok {
 		var types []string
 		if json.Unmarshal(raw, &types) != nil {
-			return 0, 0, r.fail("layer_types", "not a list of strings")
+			return nil, r.fail("layer_types", "not a list of strings")
 		}
 		if len(types) != layers {
-			return 0, 0, r.fail("layer_types", "%d entries for num_hidden_layers %d", len(types), layers)
+			return nil, r.fail("layer_types", "%d entries for num_hidden_layers %d", len(types), layers)
 		}
 		for i, t := range types {
 			switch t {
@@ -437,62 +742,111 @@ func (r *hfReader) window(kind, layers int) (window, every int, err error) {
 				sliding = append(sliding, i)
 			case "full_attention":
 			default:
-				return 0, 0, r.fail("layer_types", "layer %d is %q: placer models full_attention and sliding_attention", i, t)
+				return nil, r.fail("layer_types", "layer %d is %q: placer models full_attention and sliding_attention", i, t)
 			}
 		}
-		if kind == windowQwen {
+		switch kind {
+		case windowQwen:
 			// The switches layer_types was written from.
 			r.seen["use_sliding_window"], r.seen["max_window_layers"] = true, true
+		case windowGemma:
+			r.seen["sliding_window_pattern"] = true
 		}
-	} else {
-		switch kind {
-		case windowEvery:
-			if size > 0 {
-				return size, 0, nil
-			}
-			return 0, 0, nil
-		case windowQwen:
-			use, err := r.boolean("use_sliding_window")
-			if err != nil {
-				return 0, 0, err
-			}
-			from, err := r.count("max_window_layers", false, 0)
-			if err != nil {
-				return 0, 0, err
-			}
-			if !use || size == 0 || from >= layers {
-				return 0, 0, nil
-			}
-			if from > 0 {
-				return 0, 0, r.fail("max_window_layers", "the window in the layers from %d on only: placer does not model it", from)
-			}
-			return size, 0, nil
-		case windowLayers:
-			// transformers' default: every other layer from the first.
-			for i := 0; i < layers; i += 2 {
+		return sliding, nil
+	}
+	switch kind {
+	case windowEvery:
+		if size > 0 {
+			return allLayers(layers), nil
+		}
+	case windowQwen:
+		use, err := r.boolean("use_sliding_window")
+		if err != nil {
+			return nil, err
+		}
+		from, err := r.count("max_window_layers", false, 0)
+		if err != nil {
+			return nil, err
+		}
+		if !use || size == 0 || from >= layers {
+			return nil, nil
+		}
+		if from > 0 {
+			return nil, r.fail("max_window_layers", "the window in the layers from %d on only: placer does not model it", from)
+		}
+		return allLayers(layers), nil
+	case windowLayers:
+		// transformers' default: every other layer from the first.
+		for i := 0; i < layers; i += 2 {
+			sliding = append(sliding, i)
+		}
+	case windowGemma:
+		// transformers' Gemma3TextConfig: layer i slides unless
+		// (i+1) % sliding_window_pattern is 0.
+		n, err := r.count("sliding_window_pattern", false, 1)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < layers; i++ {
+			if (i+1)%max(1, n) != 0 {
 				sliding = append(sliding, i)
 			}
 		}
 	}
-	if len(sliding) == 0 {
-		return 0, 0, nil
+	return sliding, nil
+}
+
+// allLayers is 0, 1, ..., layers-1.
+func allLayers(layers int) []int {
+	out := make([]int, layers)
+	for i := range out {
+		out[i] = i
 	}
-	if size == 0 {
-		return 0, 0, fmt.Errorf("%s: field \"sliding_window\" missing (layer_types has sliding_attention layers)", r.where)
-	}
+	return out
+}
+
+// windowPattern is the Spec's layout of the layers sliding (sorted, at
+// least one) of layers: every every-th layer from the first (0: every
+// layer), or every layer but every global-th counted from 1; ok false
+// where it is neither.
+func windowPattern(sliding []int, layers int) (every, global int, ok bool) {
 	every = layers
 	if len(sliding) > 1 {
 		every = sliding[1]
 	}
+	ok = every > 0
 	for i, l := range sliding {
 		if l != i*every || len(sliding) != (layers+every-1)/every {
-			return 0, 0, r.fail("layer_types", "sliding_attention not in every N-th layer from the first: placer does not model it")
+			ok = false
 		}
 	}
-	if every == 1 {
-		every = 0
+	if ok {
+		if every == 1 {
+			every = 0
+		}
+		return every, 0, true
 	}
-	return size, every, nil
+	var full []int
+	for i, j := 0, 0; i < layers; i++ {
+		if j < len(sliding) && sliding[j] == i {
+			j++
+		} else {
+			full = append(full, i)
+		}
+	}
+	if len(full) == 0 {
+		return 0, 0, true
+	}
+	global = full[0] + 1
+	if global < 2 || len(full) != layers/global {
+		return 0, 0, false
+	}
+	for k, l := range full {
+		if l != (k+1)*global-1 {
+			return 0, 0, false
+		}
+	}
+	return 0, global, true
 }
 
 // leftover refuses the first field, in name order, that is neither read
@@ -641,6 +995,10 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	num("attention_dropout", &c.AttentionDropout)
 	num("routed_scaling_factor", &c.RouterScale)
 	num("swiglu_limit", &c.SwiGLULimit)
+	num("partial_rotary_factor", &c.RotaryPercent)
+	if c.NormEps == 0 {
+		num("norm_eps", &c.NormEps) // Nemotron's name of it
+	}
 	num("router_aux_loss_coef", &c.AuxLoss)
 	if c.AuxLoss == 0 {
 		num("aux_loss_alpha", &c.AuxLoss)
@@ -702,8 +1060,21 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	switch typ {
 	case "qwen2", "qwen2_moe":
 		c.QKVBias = true // always, whatever the file says
-	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3":
+	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
+	case "llama4_text":
+		// Llama4Router: the top-k logits' sigmoid.
+		c.RouterScore = "sigmoid"
+	case "glm4_moe":
+		// Glm4MoeTopkRouter: sigmoid scores and e_score_correction_bias,
+		// whatever the file says.
+		c.RouterScore, c.ExpertBias = "sigmoid", true
+		if c.QKVBias, err = r.boolean("attention_bias"); err != nil {
+			return err
+		}
+		if c.QKNorm, err = r.boolean("use_qk_norm"); err != nil {
+			return err
+		}
 	case "gpt_oss":
 		// Its attention_bias (ignored by the shape: hfFamilies) puts
 		// biases on every linear layer, its experts' too.

@@ -15,10 +15,12 @@ import (
 // preset's Spec; what it reads writes back through String as itself.
 func TestHFConfigs(t *testing.T) {
 	for _, c := range []struct {
-		file           string
-		preset         string
-		total, active  float64 // billions, the model card's (active 0: dense, or not published comparably)
-		window, wevery int
+		file                   string
+		preset                 string
+		total, active          float64 // billions, the model card's (active 0: dense, or not published comparably)
+		activeLayers           float64 // billions active in the layers, the embedding and output layer left out (GLM's count)
+		window, wevery, global int
+		chunk                  int
 	}{
 		{file: "llama3-8b.json", preset: "llama3-8b", total: 8.03},
 		{file: "llama3.1-70b.json", preset: "llama3-70b", total: 70.6},
@@ -33,6 +35,32 @@ func TestHFConfigs(t *testing.T) {
 		{file: "gpt-oss-120b.json", preset: "gpt-oss-120b", total: 116.8, window: 128, wevery: 2},
 		{file: "deepseek-v2.json", total: 236, active: 21},
 		{file: "qwen1.5-moe-a2.7b.json", total: 14.3, active: 2.7},
+		// google/gemma-3-1b-pt's model card: 1B; Gemma 3's report (arXiv
+		// 2503.19786, table 1): 302M embedding + 698M non-embedding.
+		{file: "gemma-3-1b.json", total: 1.0, window: 512, global: 6},
+		// The 12B and 27B language models (the report's table 1: 1,012M +
+		// 10,759M and 1,416M + 25,600M; the cards' 12B and 27B add the
+		// 417M vision encoder placer leaves out).
+		{file: "gemma-3-4b.json", total: 3.884, window: 1024, global: 6}, // 675M + 3,209M
+		{file: "gemma-3-12b.json", total: 11.771, window: 1024, global: 6},
+		{file: "gemma-3-27b.json", total: 27.016, window: 1024, global: 6},
+		// Nemotron-4 15B (arXiv 2402.16819, section 2 and table 1: 3.2B
+		// embedding and 12.5B non-embedding parameters), its table's shape
+		// in transformers' NemotronConfig fields (no config.json of it is
+		// published on the hub; transformers v5.24's NemotronConfig
+		// defaults are the same shape).
+		{file: "nemotron-4-15b.json", total: 15.7},
+		// zai-org/GLM-4.5 and GLM-4.5-Air's model cards (and arXiv
+		// 2508.06471, table 1): 355B total, 32B active; 106B, 12B. Their
+		// active counts leave the embedding and the output layer out
+		// (with them: 33.6B and 13.4B), their totals the MTP layer.
+		{file: "glm-4.5.json", total: 355, activeLayers: 32},
+		{file: "glm-4.5-air.json", total: 106, activeLayers: 12},
+		// meta-llama/Llama-4-Scout-17B-16E's model card: 109B total, 17B
+		// active; the language model read (107.77B), its vision encoder
+		// and projector left out. Chunks of 8,192 tokens in all but every
+		// fourth layer.
+		{file: "llama4-scout.json", total: 109, active: 17, global: 4, chunk: 8192},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)
@@ -46,13 +74,19 @@ func TestHFConfigs(t *testing.T) {
 		if got := float64(m.ActiveParams()) / 1e9; c.active > 0 && math.Abs(got/c.active-1) > 0.02 {
 			t.Errorf("%s: %.2fB active, the model card's %.1fB", c.file, got, c.active)
 		}
+		if got := float64(m.ActiveParams()-m.EmbeddingParams()-m.OutputParams()) / 1e9; c.activeLayers > 0 && math.Abs(got/c.activeLayers-1) > 0.02 {
+			t.Errorf("%s: %.2fB active in the layers, the model card's %.1fB", c.file, got, c.activeLayers)
+		}
 		if c.preset != "" {
 			if p, ok := Preset(c.preset); !ok || m.Shape() != p {
 				t.Errorf("%s: %+v, the preset %s is %+v", c.file, m, c.preset, p)
 			}
 		}
-		if m.Window != c.window || m.WindowEvery != c.wevery {
-			t.Errorf("%s: window %d every %d, want %d every %d", c.file, m.Window, m.WindowEvery, c.window, c.wevery)
+		if m.Chunk != c.chunk {
+			t.Errorf("%s: chunk %d, want %d", c.file, m.Chunk, c.chunk)
+		}
+		if m.Window != c.window || m.WindowEvery != c.wevery || m.GlobalEvery != c.global {
+			t.Errorf("%s: window %d every %d global every %d, want %d every %d global every %d", c.file, m.Window, m.WindowEvery, m.GlobalEvery, c.window, c.wevery, c.global)
 		}
 		if back, err := Parse(m.String()); err != nil || back != m.Shape() {
 			t.Errorf("%s: %q reads back as %+v, %v", c.file, m.String(), back, err)
@@ -138,7 +172,7 @@ func TestHFRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name, json, want string
 	}{
-		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gpt_oss, llama,`},
+		{"unknown model_type", edit("", map[string]any{"model_type": "bert"}), `field "model_type" ("bert"): placer reads deepseek_v2, deepseek_v3, gemma3, gemma3_text, glm4_moe, gpt_oss, llama, llama4, llama4_text,`},
 		{"no model_type", edit("", map[string]any{"model_type": nil}), `field "model_type" missing`},
 		{"attention biases", edit("", map[string]any{"attention_bias": true}), `field "attention_bias" (true): placer does not model it`},
 		{"MLP biases", edit("", map[string]any{"mlp_bias": true}), `field "mlp_bias" (true): placer does not model it`},

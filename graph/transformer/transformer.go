@@ -2,6 +2,7 @@ package transformer
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -58,6 +59,32 @@ type Spec struct {
 	// other layer; Mistral 7B: 4,096 in every layer).
 	Window, WindowEvery int
 
+	// GlobalEvery places the window the other way round (0: by
+	// WindowEvery): every layer attends through the window but every
+	// GlobalEvery-th, counted from 1, which attends to the whole sequence
+	// (Gemma 3: 6, five local layers to one global, the 0-based layers 5,
+	// 11, ...; Megatron-Core's window_attn_skip_freq).
+	GlobalEvery int
+
+	// Chunk is chunked attention, in tokens (0: none), in the layers the
+	// window's layout gives (every layer, or all but every GlobalEvery-th),
+	// in place of a window: the sequence cut into chunks of Chunk tokens
+	// from its start, a query attends to the keys of its own chunk up to
+	// itself (Llama 4: 8,192 in three of every four layers).
+	Chunk int
+
+	// Norms is the RMS norms over the hidden state in a block: 2 (0 reads
+	// as 2), before the attention and before the MLP; or 4 where each
+	// one's output is normed too before the residual (Gemma 2/3's
+	// post_attention_layernorm and post_feedforward_layernorm).
+	Norms int
+
+	// Act is the MLP's activation where it is not the family's ("": a
+	// llama's SwiGLU, a gpt's GeLU): "geglu", a gated tanh GeLU of three
+	// matrices like SwiGLU's (Gemma's gelu_pytorch_tanh); "relu2", a
+	// squared ReLU without a gate, two matrices (Nemotron-4's).
+	Act string
+
 	// Config is what the model's config.json says beside its shape
 	// (FromHFConfig reads it; the zero value, a model by its shape, leaves
 	// each framework's defaults): settings that change no cost placer
@@ -93,6 +120,9 @@ type ModelConfig struct {
 	// SwiGLULimit clamps the SwiGLU's inputs (GPT-OSS's swiglu_limit;
 	// 0: none).
 	SwiGLULimit float64
+	// RotaryPercent is the share of each head's width that rotary
+	// positions turn (partial_rotary_factor: Nemotron's 0.5; 0: all).
+	RotaryPercent float64
 	// QKVBias: biases on the query, key and value projections (Qwen2's,
 	// always); LinearBias: on every linear layer (GPT-OSS's
 	// attention_bias, its experts' biases too); QKNorm: RMS norms of
@@ -109,10 +139,14 @@ type ModelConfig struct {
 	NormTopK, ExpertBias       bool
 }
 
-// WindowLayers is how many layers attend through the sliding window.
+// WindowLayers is how many layers attend locally: through the sliding
+// window, or within their chunk (Chunk).
 func (m Spec) WindowLayers() int {
-	if m.Window == 0 {
+	if m.Window == 0 && m.Chunk == 0 {
 		return 0
+	}
+	if m.GlobalEvery > 0 {
+		return m.Layers - m.Layers/m.GlobalEvery
 	}
 	every := max(1, m.WindowEvery)
 	return (m.Layers + every - 1) / every
@@ -122,18 +156,30 @@ func (m Spec) WindowLayers() int {
 // sequence's queries and the layers: s/2 in a causal layer (the causal
 // half, as the attention kernels and Megatron-LM count it), and in a
 // layer with a window of W < s the mean of min(i, W) over the queries
-// i = 1..s, W - W(W-1)/(2s).
+// i = 1..s, W - W(W-1)/(2s); in a layer of chunks of C < s the mean of
+// a query's place in its chunk, (q C(C+1)/2 + r(r+1)/2) / s for the q
+// whole chunks and the r tokens left of s = qC + r.
 func (m Spec) CausalKeys() float64 {
 	s := float64(m.Seq)
 	full := s / 2
 	w := m.WindowLayers()
-	if w == 0 || m.Window >= m.Seq {
+	local := 0.0
+	switch {
+	case w == 0:
+		return full
+	case m.Chunk > 0 && m.Chunk < m.Seq:
+		C := float64(m.Chunk)
+		q := math.Floor(s / C)
+		r := s - q*C
+		local = (q*C*(C+1)/2 + r*(r+1)/2) / s
+	case m.Window > 0 && m.Window < m.Seq:
+		W := float64(m.Window)
+		local = W - W*(W-1)/(2*s)
+	default:
 		return full
 	}
-	W := float64(m.Window)
-	win := W - W*(W-1)/(2*s)
 	l := float64(m.Layers)
-	return (float64(w)*win + (l-float64(w))*full) / l
+	return (float64(w)*local + (l-float64(w))*full) / l
 }
 
 // GPT is Megatron-LM's GPT of the given shape: FFN 4h, tied embeddings.
@@ -164,8 +210,12 @@ func (m Spec) MoELayers() int {
 	return m.Layers - m.DenseLayers
 }
 
-// SwiGLU reports whether the MLP is gated (Llama).
-func (m Spec) SwiGLU() bool { return m.Family == "llama" }
+// SwiGLU reports whether the MLP is gated, three matrices (Llama's
+// SwiGLU, Gemma's GeGLU), not two (GPT's GeLU, Nemotron's squared ReLU).
+func (m Spec) SwiGLU() bool { return m.Family == "llama" && m.Act != "relu2" }
+
+// NormsPerBlock is the norms over the hidden state in one block (Norms).
+func (m Spec) NormsPerBlock() int { return max(2, m.Norms) }
 
 // Biases reports whether linear layers carry biases (GPT).
 func (m Spec) Biases() bool { return m.Family != "llama" }
@@ -190,10 +240,13 @@ func (m Spec) String() string {
 	}{{"head_dim", m.Head}, {"experts", m.Experts}, {"topk", m.TopK}, {"expert_ffn", m.ExpertFFN},
 		{"shared", m.SharedExperts}, {"dense_layers", m.DenseLayers},
 		{"q_lora", m.QLoRA}, {"kv_lora", m.KVLoRA}, {"rope_dim", m.RopeDim}, {"mtp", m.MTP},
-		{"window", m.Window}, {"window_every", m.WindowEvery}} {
+		{"window", m.Window}, {"window_every", m.WindowEvery}, {"global_every", m.GlobalEvery}, {"chunk", m.Chunk}, {"norms", m.Norms}} {
 		if kv.v > 0 {
 			s += "," + kv.k + "=" + strconv.Itoa(kv.v)
 		}
+	}
+	if m.Act != "" {
+		s += ",act=" + m.Act
 	}
 	return s
 }
@@ -299,6 +352,10 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 			tied = v
 			continue
 		}
+		if k == "act" {
+			m.Act = v
+			continue
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return Spec{}, fmt.Errorf("workload %q: %q=%q is not a whole number of at least 1", text, k, v)
@@ -344,8 +401,14 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 			m.Window = n
 		case "window_every", "window-every":
 			m.WindowEvery = n
+		case "global_every", "global-every":
+			m.GlobalEvery = n
+		case "norms":
+			m.Norms = n
+		case "chunk":
+			m.Chunk = n
 		default:
-			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every)", text, k)
+			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act)", text, k)
 		}
 	}
 	if named && (!seen["seq"] || !seen["batch"]) {
@@ -388,10 +451,26 @@ func (m Spec) Check() error {
 	case m.Layers < 1 || m.Hidden < 1 || m.Heads < 1 || m.Seq < 1 || m.Vocab < 1 || m.Batch < 1 || m.FFN < 1:
 		return fmt.Errorf("layers, hidden, heads, ffn, seq, vocab and batch must be at least 1")
 	case m.Head < 0 || m.Experts < 0 || m.TopK < 0 || m.ExpertFFN < 0 || m.SharedExperts < 0 || m.DenseLayers < 0 ||
-		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0 || m.Window < 0 || m.WindowEvery < 0:
-		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window and window_every must not be negative")
-	case m.WindowEvery > 0 && m.Window == 0:
+		m.QLoRA < 0 || m.KVLoRA < 0 || m.RopeDim < 0 || m.MTP < 0 || m.Window < 0 || m.WindowEvery < 0 || m.GlobalEvery < 0 || m.Chunk < 0 || m.Norms < 0:
+		return fmt.Errorf("head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk and norms must not be negative")
+	case m.WindowEvery > 0 && m.Window == 0 && m.Chunk == 0:
 		return fmt.Errorf("window_every=%d without window (the sliding window's tokens)", m.WindowEvery)
+	case m.Chunk > 0 && m.Window > 0:
+		return fmt.Errorf("chunk=%d and window=%d: a layer attends within its chunk or through its window, not both", m.Chunk, m.Window)
+	case m.GlobalEvery > 0 && m.Window == 0 && m.Chunk == 0:
+		return fmt.Errorf("global_every=%d without window or chunk (the local layers' tokens)", m.GlobalEvery)
+	case m.GlobalEvery > 0 && m.WindowEvery > 0:
+		return fmt.Errorf("global_every=%d and window_every=%d: the window's layers are given one way or the other", m.GlobalEvery, m.WindowEvery)
+	case m.GlobalEvery == 1:
+		return fmt.Errorf("global_every=1 leaves no layer with the window (leave window out)")
+	case m.Norms != 0 && m.Norms != 2 && m.Norms != 4:
+		return fmt.Errorf("norms=%d: a block has 2 norms (before the attention and the MLP) or 4 (their outputs normed too)", m.Norms)
+	case m.Act != "" && m.Act != "geglu" && m.Act != "relu2":
+		return fmt.Errorf("act=%q: placer models geglu and relu2 beside the family's own", m.Act)
+	case m.Norms > 2 && m.Experts > 0:
+		return fmt.Errorf("norms=%d with experts: placer costs the post-norms in dense blocks only", m.Norms)
+	case m.Act != "" && m.Family != "llama":
+		return fmt.Errorf("act=%s on a %s: the llama family's MLP only (rotary positions, RMS norms, no biases)", m.Act, m.Family)
 	case m.Head == 0 && m.Hidden%m.Heads != 0:
 		return fmt.Errorf("%d heads do not divide hidden %d", m.Heads, m.Hidden)
 	case m.KVHeads < 1 || m.Heads%m.KVHeads != 0:
@@ -452,7 +531,7 @@ func (m Spec) AttentionParams() int64 {
 		p += (heads+2*kv)*d + h // qkv and proj biases
 		p += 2 * 2 * h          // two layer norms: scale and shift
 	} else {
-		p += 2 * h // two RMS norms: scale
+		p += int64(m.NormsPerBlock()) * h // the RMS norms' scales: two, or Gemma's four
 	}
 	return p
 }

@@ -87,6 +87,8 @@ func frameworkBuilds(m transformer.Spec, fw string) string {
 	switch {
 	case m.MLA():
 		return "latent attention is not built (frameworks.py builds Llama-style attention)"
+	case m.Act != "" || m.NormsPerBlock() != 2 || m.Chunk > 0:
+		return "Gemma's GeGLU and post-norms, Nemotron's squared ReLU and Llama 4's chunked attention are not built"
 	case m.Window > 0:
 		return "sliding windows are not built"
 	case c.QKVBias || c.LinearBias:

@@ -276,6 +276,11 @@ func profilable(m transformer.Spec) error {
 	switch {
 	case m.MLA() && (c.QKVBias || c.LinearBias):
 		return errors.New("biases with latent attention are not profiled (layers.py's latent projections have none)")
+	case m.Act != "" || m.NormsPerBlock() != 2 || m.GlobalEvery > 0 || m.Chunk > 0:
+		// Gemma 3's and Nemotron's layers: eval and search cost them from
+		// the pod's kernel rates without a profile.
+		return fmt.Errorf("the %s MLP, %d norms a block, global_every=%d and chunk=%d are not profiled (layers.py builds SwiGLU or GeLU MLPs, two norms, windows every N-th layer from the first)",
+			cmp.Or(m.Act, "family's"), m.NormsPerBlock(), m.GlobalEvery, m.Chunk)
 	case !m.MoE():
 		return nil
 	case c.RouterScore != "" && c.RouterScore != "softmax" && c.RouterScore != "sigmoid":

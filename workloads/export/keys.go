@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// The keys of a plan at cluster scale (scale.Strategy.String's) each
+// The keys of a plan at cluster scale (plan.Strategy.String's) each
 // target writes a setting for; each writer refuses the others in one
 // line naming the key and the target (unwritten), after its own, more
 // precise refusals. imbalance, the load of the busiest expert-parallel
@@ -32,7 +32,7 @@ const titanStack = "torchtitan-0.2"
 
 // unwritten refuses the first key of plan s (as s.String writes it) that
 // target writes no setting for: writes are the keys it does.
-func unwritten(target string, s scale.Strategy, writes []string) error {
+func unwritten(target string, s plan.Strategy, writes []string) error {
 	for _, kv := range strings.Split(s.String(), ",") {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -8,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -17,7 +18,7 @@ import (
 // micro-batch sizes, and every parallel and memory setting of the plan,
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
-// mock data). s must be resolved (evaluate/scale.Resolve: every degree
+// mock data). s must be resolved (evaluate/scale/plan.Resolve: every degree
 // filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
@@ -62,7 +63,7 @@ import (
 // where it is not in every layer, --window-attn-skip-freq (2, or the
 // layers' pattern). Every flag is one of Megatron-LM core_v0.16.1's
 // (testdata/megatron-lm-core_v0.16.1-args.txt).
-func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func MegatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	if err := megatronRope(m); err != nil {
 		return nil, err
 	}
@@ -89,7 +90,7 @@ func megatronRope(m transformer.Spec) error {
 }
 
 // megatronArgs is MegatronArgs without the rope check.
-func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
 		return nil, err
@@ -125,7 +126,24 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	}
 	add(arg("--seq-length", m.Seq)...)
 	add(arg("--max-position-embeddings", m.Seq)...)
-	if m.SwiGLU() { // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
+	switch {
+	case m.Chunk > 0:
+		return nil, ModelError{fmt.Errorf("megatron arguments: chunk=%d (Llama 4's chunked attention): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for it (Megatron-Bridge's Llama 4 provider builds the model)", m.Chunk)}
+	case m.Act == "geglu" || m.NormsPerBlock() > 2:
+		// A ModelError: no plan of this model runs there.
+		return nil, ModelError{fmt.Errorf("megatron arguments: act=%s, norms=%d (Gemma's GeGLU MLP and post-norms): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for them (its --quick-geglu is another activation; Megatron-Bridge's Gemma 3 provider builds the model)", cmp.Or(m.Act, "swiglu"), m.NormsPerBlock())}
+	case m.Act == "relu2":
+		// Nemotron-4's MLP: squared ReLU, no gate, no biases, rotary
+		// positions; its LayerNorm1P is Megatron-Core's LayerNorm with
+		// zero-centred scales (--apply-layernorm-1p), a shape's llama
+		// RMS norms.
+		add("--squared-relu", "--disable-bias-linear", "--position-embedding-type", "rope")
+		if m.Config.ModelType == "nemotron" {
+			add("--apply-layernorm-1p")
+		} else {
+			add("--normalization", "RMSNorm")
+		}
+	case m.SwiGLU(): // placer's llama: RMS norms, SwiGLU, no biases (but GPT-OSS's), rotary positions
 		add("--normalization", "RMSNorm", "--swiglu")
 		if !m.Config.LinearBias {
 			add("--disable-bias-linear")
@@ -156,7 +174,7 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		// Multi-token prediction: Megatron-LM core_v0.16.1's validate_args
 		// asks rotary (or no) positions of it (tools/frameworks/
 		// megatron_check.py's step of it).
-		if !m.SwiGLU() {
+		if m.Family != "llama" {
 			return nil, ModelError{fmt.Errorf("megatron arguments: mtp=%d on %s's learned positions: Megatron-LM's multi-token prediction needs rotary positions (a llama: workload)", m.MTP, m.Family)}
 		}
 		add(arg("--mtp-num-layers", m.MTP)...)
@@ -168,7 +186,11 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		// (128, 0), 129 keys, for config.json's sliding_window 128, which
 		// transformers and OpenAI's reference model read as 128 keys.)
 		add("--window-size", fmt.Sprintf("%d,0", m.Window-1))
-		if every := m.WindowEvery; every > 1 {
+		if g := m.GlobalEvery; g > 0 {
+			// Every layer but the 1-based layers n with n % g == 0:
+			// window_attn_skip_freq's own meaning.
+			add("--window-attn-skip-freq", strconv.Itoa(g))
+		} else if every := m.WindowEvery; every > 1 {
 			// The window in layers 0, every, 2 x every, ... (0-based);
 			// Megatron-Core's window_attn_skip_freq N windows the 1-based
 			// layers n with n % N != 0, which is that for N = 2 only; else
@@ -216,18 +238,18 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	}
 	add("--bf16")
 	switch s.FP8 {
-	case scale.FP8Current:
+	case plan.FP8Current:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "tensorwise")
-	case scale.FP8Delayed:
+	case plan.FP8Delayed:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
-	case scale.FP8Blockwise:
+	case plan.FP8Blockwise:
 		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
-	case scale.FP8MX:
+	case plan.FP8MX:
 		// Megatron-Bridge's bf16_with_mxfp8_mixed: fp8 "e4m3", recipe
 		// "mxfp8" (Megatron-LM's --fp8-recipe choices: tensorwise,
 		// delayed, mxfp8, blockwise).
 		add("--fp8-format", "e4m3", "--fp8-recipe", "mxfp8")
-	case scale.FP4NV:
+	case plan.FP4NV:
 		// Megatron-LM's FP4 arguments (--fp4-format, choices e2m1;
 		// --fp4-recipe, choices nvfp4): Bridge's bf16_with_nvfp4_mixed.
 		add("--fp4-format", "e2m1", "--fp4-recipe", "nvfp4")
@@ -304,13 +326,13 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		return nil, err
 	}
 	switch s.Recompute {
-	case scale.SelectiveRecompute:
+	case plan.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
 		if s.RecomputeModules != 0 {
 			add("--recompute-modules")
 			add(s.RecomputeModules.Names()...)
 		}
-	case scale.FullRecompute:
+	case plan.FullRecompute:
 		if k := s.RecomputeLayers; k > 0 {
 			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))
 		} else {
@@ -333,9 +355,9 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 // recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
 // Megatron-Core runs SequentialMLP, one GEMM pair per local expert) and
 // a capacity factor, padded to capacity as placer costs it.
-func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
+func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	add("--moe-token-dispatcher-type", st.Dispatcher)
-	if st.Dispatcher == scale.DispatcherFlex {
+	if st.Dispatcher == plan.DispatcherFlex {
 		add("--moe-flex-dispatcher-backend", "deepep")
 	}
 	if !st.ExpertLoop {
@@ -366,12 +388,12 @@ func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
 // the config.json's otherwise), and the
 // MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
 // not supported with overlap_moe_expert_parallel_comm").
-func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error {
+func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error {
 	g := s.Software.Settings().Graphs
-	if g == scale.GraphsOff || g == "" {
+	if g == plan.GraphsOff || g == "" {
 		return nil
 	}
-	if s.Recompute == scale.FullRecompute {
+	if s.Recompute == plan.FullRecompute {
 		return fmt.Errorf("megatron arguments: --cuda-graph-impl: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers beside full recomputation only as a full-iteration graph, which placer does not cost", g)
 	}
 	dense := !m.MoE() || m.DenseLayers > 0
@@ -379,7 +401,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if dense {
 		scope = append(scope, "mlp")
 	}
-	if g == scale.GraphsFull && m.MoE() {
+	if g == plan.GraphsFull && m.MoE() {
 		scope = append(scope, "moe")
 	}
 	// The attention dropout the arguments leave Megatron-Core: the
@@ -388,7 +410,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if m.Config.ModelType != "" {
 		dropout = m.Config.AttentionDropout
 	}
-	if dropout > 0 && s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
+	if dropout > 0 && s.Recompute == plan.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
 	if s.EPOverlap && len(scope) > 1 {
@@ -425,7 +447,7 @@ func mtpOverlap(m transformer.Spec, P int) error {
 // MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
 // as far as multi-token prediction goes (mtpOverlap): the search's
 // constraint for Megatron (SearchTarget).
-func MegatronRunsMTP(m transformer.Spec, s scale.Strategy) bool {
+func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
 	return !s.EPOverlap || mtpOverlap(m, s.P()) == nil
 }
 
@@ -473,7 +495,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 // oneTensor is s's tensor-parallel degree where every stage has the same
 // (tp=, or a stage-tp of one degree); a per-stage degree is a one-line
 // error naming who cannot run it and why.
-func oneTensor(s scale.Strategy, who, why string) (int, error) {
+func oneTensor(s plan.Strategy, who, why string) (int, error) {
 	ts := s.TensorStages
 	if ts == nil {
 		return s.T(), nil

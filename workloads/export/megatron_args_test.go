@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -110,6 +110,8 @@ func TestMegatronArgsNames(t *testing.T) {
 		{"llama:layers=8,hidden=64,heads=8,ffn=192,seq=64,vocab=128,batch=16,head_dim=16,q_lora=32,kv_lora=16,rope_dim=8,mtp=1", "dgx-h100:1", "tp=2,pp=2,dp=2,mbs=1,sp=on"},
 		{llama + ",window=32,window_every=2", "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1"},
 		{llama + ",window=32,window_every=3", "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1"},
+		{llama + ",window=32,global_every=4", "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1"},
+		{"hf:../../graph/transformer/testdata/hf/nemotron-4-15b.json:seq=64,batch=16", "dgx-h100:1", "tp=2,pp=1,dp=4,mbs=1,sp=on"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,dispatcher=flex,cuda-graphs=dense"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,routing=capacity:1.25,cuda-graphs=full"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,stack=megatron-core-0.16"},
@@ -121,15 +123,15 @@ func TestMegatronArgsNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod, err := scale.ParsePod(c.pod)
+		pod, err := plan.ParsePod(c.pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scale.ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}

@@ -44,6 +44,11 @@ func megatronModel(m transformer.Spec) []string {
 	if c.QKVBias {
 		add("--add-qkv-bias")
 	}
+	if r := c.RotaryPercent; r > 0 && r != 1 {
+		// Rotary positions over a part of each head (Nemotron's and
+		// GLM-4.5's partial_rotary_factor 0.5).
+		add("--rotary-percent", num(r))
+	}
 	switch {
 	case c.RopeScaling == "llama3":
 		add("--use-rope-scaling", "--rope-scaling-factor", num(c.RopeFactor))

@@ -29,6 +29,10 @@ func titan03Builds(m transformer.Spec) string {
 		return "multi-token prediction is not torchtitan's llama3"
 	case m.Window > 0:
 		return "a sliding window is not torchtitan's llama3"
+	case m.Chunk > 0:
+		return "chunked attention is not torchtitan's llama3"
+	case m.Act != "" || m.NormsPerBlock() > 2:
+		return fmt.Sprintf("act=%s, norms=%d (Gemma's or Nemotron's MLP and norms) are not torchtitan's llama3", m.Act, m.NormsPerBlock())
 	case m.Head != 0 && m.Head != m.Hidden/m.Heads:
 		return fmt.Sprintf("heads of %d (not hidden / heads) are not torchtitan's llama3", m.Head)
 	case m.Hidden%m.Heads != 0 || m.Heads%m.KVHeads != 0:

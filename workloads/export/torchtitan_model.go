@@ -1,6 +1,7 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -35,6 +36,12 @@ type titanArg struct{ field, value string }
 func titanModelArgs(m transformer.Spec, rel frameworkVersion) (model string, args []titanArg, ok bool, err error) {
 	c := m.Config
 	if c.ModelType == "" {
+		if m.Act != "" || m.NormsPerBlock() > 2 || m.Chunk > 0 || m.GlobalEvery > 0 {
+			// A shape's Gemma-, Nemotron- or Llama-4-style layers: no
+			// model args field of torchtitan's llama3 says them.
+			return "", nil, false, fmt.Errorf("export: torchtitan: model args: act=%s, norms=%d, chunk=%d, global_every=%d: torchtitan %s's llama3 has no model args field for them",
+				cmp.Or(m.Act, "swiglu"), m.NormsPerBlock(), m.Chunk, m.GlobalEvery, rel.Checked)
+		}
 		return "", nil, false, nil
 	}
 	num := titanNum

@@ -1,10 +1,11 @@
 package export
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -28,7 +29,7 @@ type TransformerPlan struct {
 	MicroBatches     int               `json:"micro_batches"`
 	Schedule         decision.Schedule `json:"schedule"`
 	SequenceParallel bool              `json:"sequence_parallel"`
-	Recompute        scale.Recompute   `json:"recompute,omitempty"`
+	Recompute        plan.Recompute    `json:"recompute,omitempty"`
 	// RecomputeModules are the modules selective recomputation recomputes
 	// (Megatron-Core's names; absent: the attention core);
 	// RecomputeLayers, with full recomputation, the layers of each stage
@@ -87,7 +88,7 @@ type TransformerStage struct {
 
 // NewTransformerPlan writes model m under strategy s on gpus GPUs as a
 // TransformerPlanFormat plan. s must be resolved (every degree named, as
-// evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
+// evaluate/scale/plan.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as are context parallelism and
@@ -96,7 +97,7 @@ type TransformerStage struct {
 // runs them with data and expert parallelism only (tp=1, pp=1), routed
 // experts only (no shared experts, no multi-head latent attention, no
 // multi-token prediction), so the others are refused.
-func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (TransformerPlan, error) {
+func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (TransformerPlan, error) {
 	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
 	if err != nil {
 		return TransformerPlan{}, err
@@ -115,6 +116,8 @@ func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (Transfo
 		return TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
 	case s.GradBF16:
 		return TransformerPlan{}, fmt.Errorf("torch plan: grads=bf16: tools/torchplan reduces gradients in the parameters' dtype (--to megatron writes --grad-reduce-in-bf16)")
+	case m.Act != "" || m.NormsPerBlock() > 2 || m.GlobalEvery > 0 || m.Chunk > 0:
+		return TransformerPlan{}, fmt.Errorf("torch plan: act=%s, norms=%d, global_every=%d, chunk=%d: tools/torchplan builds GPT and Llama blocks (GeLU or SwiGLU, two norms, no windows or chunks), not Gemma's, Nemotron's or Llama 4's", cmp.Or(m.Act, "the family's"), m.NormsPerBlock(), m.GlobalEvery, m.Chunk)
 	}
 	var ep, etp, edp int
 	if m.MoE() {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -55,13 +55,13 @@ type Traits struct {
 var parallelFeatures = []string{"cp", "ep", "fsdp", "pp", "sp", "tp", "vp"}
 
 // TraitsOf are the traits of plan s of model m on pod p.
-func TraitsOf(m transformer.Spec, s scale.Strategy, p scale.Pod) Traits {
+func TraitsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Traits {
 	t := Traits{Precision: "bf16", Layers: "fused", Family: "dense", GPUs: p.GPUs(), Seq: m.Seq, Parallel: []string{}}
 	if s.Software.Settings().Eager {
 		t.Layers = "eager"
 	}
 	if s.FP8 != "" {
-		t.Precision = scale.PrecisionKey(s.FP8)
+		t.Precision = plan.PrecisionKey(s.FP8)
 	}
 	if m.MoE() {
 		t.Family = "moe"

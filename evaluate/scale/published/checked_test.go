@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/internal/atomicfile"
 )
 
@@ -29,12 +29,19 @@ func TestFeatures(t *testing.T) {
 		{"dense", "cp=2,dp=4,fsdp=on,recompute=full,fp8=current,grads=bf16", []string{"cp", "fp8=current", "fsdp", "grads=bf16", "recompute=full"}},
 		{"moe", "ep=4,dp=8", []string{"ep", "experts"}},
 		{"moe", "tp=2,ep=2,etp=2,dp=4", []string{"ep", "etp", "experts", "tp"}},
+		{"gemma", "dp=8", []string{"act=geglu", "post-norms", "window"}},
+		{"nemotron", "dp=8", []string{"act=relu2"}},
 	} {
 		m := dense
-		if c.m == "moe" {
+		switch c.m {
+		case "moe":
 			m = moe
+		case "gemma":
+			m = mustSpec(t, "llama:layers=12,hidden=1024,heads=16,seq=1024,vocab=1024,batch=64,window=256,global_every=6,norms=4,act=geglu")
+		case "nemotron":
+			m = mustSpec(t, "llama:layers=8,hidden=1024,heads=16,seq=1024,vocab=1024,batch=64,act=relu2")
 		}
-		s, err := scale.ParseStrategy(c.s)
+		s, err := plan.ParseStrategy(c.s)
 		if err != nil {
 			t.Fatal(err)
 		}

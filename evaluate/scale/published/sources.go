@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // The published source sets: each publication whose rows placer is
@@ -13,8 +13,8 @@ import (
 // iteration times; Megatron-Bridge's 25.11 table is one release of its
 // archive). A sweep or a table row names its set (Sweep.Set, Row.Set);
 // a constant chosen with published rows names the sets of those rows
-// (scale.TunedConstant.Sources); a source's out-of-sample error is its
-// rows' with the constants it chose reset (scale.Pod.WithoutSource).
+// (plan.TunedConstant.Sources); a source's out-of-sample error is its
+// rows' with the constants it chose reset (plan.Pod.WithoutSource).
 const (
 	SetMegatronLMH100    = "megatron-lm-h100"
 	SetKorthikanti       = "korthikanti-2022"
@@ -60,7 +60,7 @@ const NoneChosen = "no constant was chosen with this source"
 
 // SampleError is one sweep's or table's error over its rows, in sample
 // (the model as it stands) and out of sample (the constants its own
-// source chose reset: scale.Pod.WithoutSource), with Spearman's rank
+// source chose reset: plan.Pod.WithoutSource), with Spearman's rank
 // correlation of each against the published figures where it has three
 // rows or more.
 type SampleError struct {
@@ -109,7 +109,7 @@ func SampleErrorOf(set string, reset []string, measured, in, out []float64, rank
 }
 
 // WithoutSource is pod p without source set set's tuned constants:
-// scale.Pod.WithoutSource over scale.Tuned.
-func WithoutSource(p scale.Pod, set string) (scale.Pod, []string) {
-	return p.WithoutSource(scale.Tuned, set)
+// plan.Pod.WithoutSource over plan.Tuned.
+func WithoutSource(p plan.Pod, set string) (plan.Pod, []string) {
+	return p.WithoutSource(plan.Tuned, set)
 }

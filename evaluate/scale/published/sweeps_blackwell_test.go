@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -14,7 +15,7 @@ import (
 // NVL72 rack, or 8 a DGX B200) and the precision its label states, in
 // its own source set.
 func TestBridgeBlackwellRows(t *testing.T) {
-	want := map[string]string{"FP8-CS": scale.FP8Current, "FP8": scale.FP8Current, "FP8-MX": scale.FP8MX, "MXFP8": scale.FP8MX, "NVFP4": scale.FP4NV, "BF16": ""}
+	want := map[string]string{"FP8-CS": plan.FP8Current, "FP8": plan.FP8Current, "FP8-MX": plan.FP8MX, "MXFP8": plan.FP8MX, "NVFP4": plan.FP4NV, "BF16": ""}
 	n := 0
 	for _, sw := range bridgeBlackwell() {
 		if sw.Set != SetBridgeBlackwell || !IsSourceSet(sw.Set) {
@@ -26,15 +27,15 @@ func TestBridgeBlackwellRows(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := scale.ParsePod(row.Cluster)
+			p, err := plan.ParsePod(row.Cluster)
 			if err != nil {
 				t.Fatalf("%s: %v", row.Label, err)
 			}
-			s, err := scale.ParseStrategy(row.Strategy)
+			s, err := plan.ParseStrategy(row.Strategy)
 			if err != nil {
 				t.Fatalf("%s: %v", row.Label, err)
 			}
-			pl, err := scale.Resolve(m, s, p)
+			pl, err := plan.Resolve(m, s, p)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, row.Label, err)
 				continue

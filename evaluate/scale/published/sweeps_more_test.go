@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -80,17 +80,17 @@ func TestPublishedSweepsRead(t *testing.T) {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			p, err := scale.ParsePod(r.Cluster)
+			p, err := plan.ParsePod(r.Cluster)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			s, err := scale.ParseStrategy(r.Strategy)
+			s, err := plan.ParseStrategy(r.Strategy)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			pl, err := scale.Resolve(m, s, p)
+			pl, err := plan.Resolve(m, s, p)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue

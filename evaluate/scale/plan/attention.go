@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"encoding/json"
@@ -55,21 +55,21 @@ type AttentionRate struct {
 	Beta, Tail, T0 float64
 }
 
-// attnCall is the shape of one fused attention call as AttentionRate
+// AttnCall is the shape of one fused attention call as AttentionRate
 // takes it: its FLOPs (F), query elements (E), causal row elements (L:
 // 0 for a full block) and query and key head dimension (d).
-type attnCall struct {
-	flops, elems, tail float64
-	headDim            int
+type AttnCall struct {
+	Flops, Elems, Tail float64
+	HeadDim            int
 }
 
-// time is the kernel's time for call a.
-func (r *AttentionRate) time(a attnCall) float64 {
-	return a.flops/r.rate(a.headDim) + r.Beta*a.elems + r.Tail*a.tail + r.T0
+// Time is the kernel's time for call a.
+func (r *AttentionRate) Time(a AttnCall) float64 {
+	return a.Flops/r.Rate(a.HeadDim) + r.Beta*a.Elems + r.Tail*a.Tail + r.T0
 }
 
-// rate is R(d).
-func (r *AttentionRate) rate(d int) float64 {
+// Rate is R(d).
+func (r *AttentionRate) Rate(d int) float64 {
 	n := len(r.HeadDims)
 	i, _ := slices.BinarySearch(r.HeadDims, d)
 	switch {
@@ -100,7 +100,7 @@ type MeasuredAttention struct {
 	Fwd, Bwd          float64
 }
 
-// flops is the case's forward FLOPs (AttentionRate's F): a causal call
+// Flops is the case's forward FLOPs (AttentionRate's F): a causal call
 // the causal half of the scores, a full one all of them.
 func (m MeasuredAttention) flops() float64 {
 	s := float64(m.Seq)
@@ -111,19 +111,19 @@ func (m MeasuredAttention) flops() float64 {
 	return f
 }
 
-// elems is the case's query elements (AttentionRate's E).
+// Elems is the case's query elements (AttentionRate's E).
 func (m MeasuredAttention) elems() float64 {
 	return float64(m.Batch) * float64(m.Heads) * float64(m.Seq) * float64(m.HeadDim+m.VHeadDim)
 }
 
-// call is the case's forward call (mul 1) or backward (mul 2.5: its
+// Call is the case's forward call (mul 1) or backward (mul 2.5: its
 // FLOPs 2.5 times the forward's).
-func (m MeasuredAttention) call(mul float64) attnCall {
+func (m MeasuredAttention) Call(mul float64) AttnCall {
 	var tail float64
 	if m.Causal {
 		tail = float64(m.Seq) * float64(m.HeadDim+m.VHeadDim)
 	}
-	return attnCall{flops: mul * m.flops(), elems: m.elems(), tail: tail, headDim: m.HeadDim}
+	return AttnCall{Flops: mul * m.flops(), Elems: m.elems(), Tail: tail, HeadDim: m.HeadDim}
 }
 
 type attentionLine struct {
@@ -240,10 +240,10 @@ func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(Measured
 		a := mat.NewDense(len(ms), cols, nil)
 		b := mat.NewVecDense(len(ms), nil)
 		for i, m := range ms {
-			t, x := secs(m), m.call(mul)
-			a.Set(i, slices.Index(dims, m.HeadDim), x.flops/t)
+			t, x := secs(m), m.Call(mul)
+			a.Set(i, slices.Index(dims, m.HeadDim), x.Flops/t)
 			c := len(dims)
-			for j, v := range [3]float64{x.elems, x.tail, 1} {
+			for j, v := range [3]float64{x.Elems, x.Tail, 1} {
 				if in[j] {
 					a.Set(i, c, v/t)
 					c++
@@ -287,8 +287,8 @@ func (k *AttentionKernel) Check(ms []MeasuredAttention) (fwd, bwd []float64, err
 		if m.Backend != k.Backend {
 			continue
 		}
-		fwd = append(fwd, k.Fwd.time(m.call(1))/m.Fwd-1)
-		bwd = append(bwd, k.Bwd.time(m.call(2.5))/m.Bwd-1)
+		fwd = append(fwd, k.Fwd.Time(m.Call(1))/m.Fwd-1)
+		bwd = append(bwd, k.Bwd.Time(m.Call(2.5))/m.Bwd-1)
 	}
 	if len(fwd) == 0 {
 		return nil, nil, errors.New("no measured attention with backend " + k.Backend)
@@ -317,7 +317,7 @@ type AttentionCheck struct {
 func CheckAttention(ms []MeasuredAttention, p *Pod) ([]AttentionCheck, error) {
 	out := make([]AttentionCheck, len(ms))
 	for i, m := range ms {
-		k, err := p.Kernels.withAttention(m.Backend)
+		k, err := p.Kernels.WithAttention(m.Backend)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
@@ -326,8 +326,8 @@ func CheckAttention(ms []MeasuredAttention, p *Pod) ([]AttentionCheck, error) {
 		}
 		a := k.Attention[0]
 		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, Batch: m.Batch,
-			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.time(m.call(1)),
-			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.time(m.call(2.5))}
+			FwdMeasured: m.Fwd, FwdPredicted: a.Fwd.Time(m.Call(1)),
+			BwdMeasured: m.Bwd, BwdPredicted: a.Bwd.Time(m.Call(2.5))}
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -30,10 +30,10 @@ const CUDAContext = 723 << 20
 // assumption: NCCL picks its channel count by topology).
 const NCCLBuffersPerGroup = 4 << 20 * 2 * 16
 
-// ncclBuffers is NCCL's buffers on one GPU of plan pl: one set for each
+// NCCLBuffers is NCCL's buffers on one GPU of plan pl: one set for each
 // of its communicators (tensor, context, data, pipeline neighbours,
 // expert and expert-data parallel) of more than one rank.
-func ncclBuffers(pl *Plan) int64 {
+func NCCLBuffers(pl *Plan) int64 {
 	var groups int64
 	for _, n := range []int{pl.T, pl.C, pl.D * pl.C, pl.P, pl.EP, pl.EDP} {
 		if n > 1 {
@@ -85,9 +85,9 @@ func (p *Pod) Margin() float64 {
 // value is the default margin).
 const NoMemoryMargin = -1
 
-// usable is what the allocator may hold on one GPU of p: its memory less
+// Usable is what the allocator may hold on one GPU of p: its memory less
 // outside (the CUDA context and NCCL's buffers) and the margin.
-func (p *Pod) usable(outside int64) int64 {
+func (p *Pod) Usable(outside int64) int64 {
 	c := float64(p.Hardware.Memory)
 	return int64(c*(1-p.Margin())) - outside
 }
@@ -106,10 +106,10 @@ const (
 	VerdictOver = "over"
 )
 
-// verdict is peak bytes against usable with a relative error e of the
+// Verdict is peak bytes against usable with a relative error e of the
 // peak: fits where peak (1 + e) <= usable, over where peak (1 - e) >
 // usable, tight between. With e 0 it is fits or over, peak <= usable.
-func verdict(peak, usable int64, e float64) string {
+func Verdict(peak, usable int64, e float64) string {
 	p, u := float64(peak), float64(usable)
 	switch {
 	case p*(1+e) <= u:
@@ -120,10 +120,10 @@ func verdict(peak, usable int64, e float64) string {
 	return VerdictTight
 }
 
-// regimeError is a memory regime's measured error of the peak (the
+// RegimeError is a memory regime's measured error of the peak (the
 // largest relative error over a measured sweep's plans, allocated and
 // reserved) and where it was measured.
-type regimeError struct {
-	frac   float64
-	source string
+type RegimeError struct {
+	Frac   float64
+	Source string
 }

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -187,7 +187,7 @@ func ParsePod(text string) (Pod, error) {
 				// The fused attention kernel the node's software runs
 				// (torch's SDPA picks flash or cuDNN by version:
 				// Kernels.Attention).
-				if pod.Kernels, err = pod.Kernels.withAttention(v); err != nil {
+				if pod.Kernels, err = pod.Kernels.WithAttention(v); err != nil {
 					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
 				}
 				continue
@@ -251,10 +251,10 @@ func PodOf(name string, gpus int) (Pod, error) {
 // GPUs is the pod's GPU count.
 func (p *Pod) GPUs() int { return p.Nodes * p.PerNode }
 
-// intra is one GPU's bandwidth to the others of its node (bytes/s per
+// Intra is one GPU's bandwidth to the others of its node (bytes/s per
 // direction, through NVSwitch; PCIe without NVLink): NCCL's measured bus
 // bandwidth where the pod has it (Kernels.IntraBus), else the links'.
-func (p *Pod) intra() (bw, latency float64) {
+func (p *Pod) Intra() (bw, latency float64) {
 	h := &p.Hardware
 	if p.Kernels.IntraBus > 0 {
 		return p.Kernels.IntraBus, h.NVLinkLatency
@@ -265,9 +265,9 @@ func (p *Pod) intra() (bw, latency float64) {
 	return h.PCIeBandwidth, h.PCIeLatency
 }
 
-// inter is one GPU's share of its node's NICs when every GPU of the node
+// Inter is one GPU's share of its node's NICs when every GPU of the node
 // communicates at once, as every tensor rank's data-parallel group does.
-func (p *Pod) inter() (bw, latency float64) {
+func (p *Pod) Inter() (bw, latency float64) {
 	return p.nic() * float64(p.NICs) / float64(p.PerNode), p.NICLatency
 }
 
@@ -302,19 +302,19 @@ func (p *Pod) Collective(k roofline.Collective, g Group, bytes float64) (float64
 	return p.collective(k, "", g, bytes)
 }
 
-// stateCollective is Collective of the model's state: the gradients'
+// StateCollective is Collective of the model's state: the gradients'
 // reductions and the weights' gathers. On the pod of an FP32 profile (a
 // CPU's) they move FP32 tensors as they are, which the profile times
 // apart from the activations' collectives (cast to BF16 for the wire
 // and back): profile.WireFP32; elsewhere Collective.
-func (p *Pod) stateCollective(k roofline.Collective, g Group, bytes float64) float64 {
-	t, _ := p.collective(k, p.stateWire(), g, bytes)
+func (p *Pod) StateCollective(k roofline.Collective, g Group, bytes float64) float64 {
+	t, _ := p.collective(k, p.StateWire(), g, bytes)
 	return t
 }
 
-// stateWire is the profile's wire of the state's collectives
-// (stateCollective): profile.WireFP32 on an FP32 profile's pod, else "".
-func (p *Pod) stateWire() string {
+// StateWire is the profile's wire of the state's collectives
+// (StateCollective): profile.WireFP32 on an FP32 profile's pod, else "".
+func (p *Pod) StateWire() string {
 	if p.Profile != nil && p.Profile.DType == "fp32" {
 		return profile.WireFP32
 	}
@@ -326,12 +326,12 @@ func (p *Pod) collective(k roofline.Collective, wire string, g Group, bytes floa
 		return 0, roofline.Ring
 	}
 	if p.Profile != nil {
-		if t, src := p.profiledCollective(k, wire, g, bytes); src != profile.Modelled {
+		if t, src := p.ProfiledCollective(k, wire, g, bytes); src != profile.Modelled {
 			return t, roofline.Ring
 		}
 	}
-	bi, li := p.intra()
-	be, le := p.inter()
+	bi, li := p.Intra()
+	be, le := p.Inter()
 	ring := func(n int, s, bw, lat float64) float64 {
 		if n <= 1 {
 			return 0
@@ -369,17 +369,17 @@ func (p *Pod) AllToAll(g Group, bytes float64) float64 {
 		return 0
 	}
 	if p.Profile != nil {
-		if t, src := p.profiledAllToAll(g, bytes); src != profile.Modelled {
+		if t, src := p.ProfiledAllToAll(g, bytes); src != profile.Modelled {
 			return t
 		}
 	}
 	var in, across float64
 	if g.PerNode > 1 {
-		bi, li := p.intra()
+		bi, li := p.Intra()
 		in = bytes*float64(g.PerNode-1)/n/bi + li
 	}
 	if g.Nodes > 1 {
-		be, le := p.inter()
+		be, le := p.Inter()
 		across = bytes*(n-float64(g.PerNode))/n/be + le
 	}
 	return max(in, across)
@@ -397,7 +397,7 @@ func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 		}
 	}
 	if sameNode {
-		bw, lat := p.intra()
+		bw, lat := p.Intra()
 		return bytes/bw + lat
 	}
 	// One GPU's own NIC: a pipeline's sends do not all cross at once.

@@ -1,4 +1,4 @@
-package scale
+package search
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -20,22 +22,22 @@ type Space struct {
 	// MBS and Context, when above 0, are the micro-batch size and the
 	// context-parallel degree a --strategy keeps (SpaceOf): the only ones
 	// tried, whatever the powers of two up to MaxMBS and the long
-	// sequences contextDegrees keeps to (0: those).
+	// sequences ContextDegrees keeps to (0: those).
 	MBS, Context int
 	// Keep, when not nil, keeps only the plans it returns true for (a
 	// published configuration's stated degrees, with its unstated knobs
 	// searched).
-	Keep func(Plan) bool
+	Keep func(plan.Plan) bool
 	// Prefilter, when not nil, skips a strategy before it is resolved:
 	// it must return false only for strategies whose plans Keep refuses
 	// (a cheaper necessary condition of Keep; nil: none).
-	Prefilter func(Strategy) bool
+	Prefilter func(plan.Strategy) bool
 	// Top is how many of the fastest fitting plans to keep besides the
-	// best (Searched.Top; 0 = none).
+	// best (Result.Top; 0 = none).
 	Top int
-	// AllowTight keeps the plans whose memory is "tight" (Result.Verdict:
+	// AllowTight keeps the plans whose memory is "tight" (scale.Result.Verdict:
 	// within their regime's measured error of the usable memory); false
-	// sets them aside (Searched.Tight counts them).
+	// sets them aside (Result.Tight counts them).
 	AllowTight bool
 	// Imbalance, FP8 and GradBF16 are every plan's (Strategy's: the
 	// experts' load imbalance, the FP8 recipe, the gradients' precision):
@@ -45,13 +47,13 @@ type Space struct {
 	GradBF16  bool
 	// Software is every plan's software stack (Strategy.Software: a
 	// setting of the run, not searched).
-	Software Software
+	Software plan.Software
 	// FSDP adds FSDP (Strategy.FSDP) to the sharding tried beside none
 	// and the distributed optimizer (false: not tried).
 	FSDP bool
 	// RecomputeModules, when set, adds selective recomputation of these
 	// modules (Strategy.RecomputeModules) to the recomputations tried.
-	RecomputeModules RecomputeModules
+	RecomputeModules plan.RecomputeModules
 	// EmbeddingLayer and LossLayer count the embedding and the loss as
 	// layers in every plan's pipeline split (Strategy's): the one split
 	// they give replaces the splits tried, and plans without a pipeline
@@ -94,23 +96,23 @@ type Target struct {
 	FSDP bool
 	// Runs, when not nil, is the framework's exporter's verdict on a
 	// resolved plan, before it is evaluated: true where it writes it.
-	Runs func(Plan) bool
+	Runs func(plan.Plan) bool
 }
 
 // searchRecompute is a recomputation Search tries: the kind, and with
 // selective recomputation its modules (0: the core attention).
 type searchRecompute struct {
-	rc   Recompute
-	mods RecomputeModules
+	rc   plan.Recompute
+	mods plan.RecomputeModules
 }
 
 // recomputes are the recomputations Search tries: none, selective,
 // selective of sp's modules where it names others, and full.
 func (sp Space) recomputes() []searchRecompute {
-	if sp.RecomputeModules != 0 && sp.RecomputeModules != RecomputeCoreAttn {
-		return []searchRecompute{{NoRecompute, 0}, {SelectiveRecompute, 0}, {SelectiveRecompute, sp.RecomputeModules}, {FullRecompute, 0}}
+	if sp.RecomputeModules != 0 && sp.RecomputeModules != plan.RecomputeCoreAttn {
+		return []searchRecompute{{plan.NoRecompute, 0}, {plan.SelectiveRecompute, 0}, {plan.SelectiveRecompute, sp.RecomputeModules}, {plan.FullRecompute, 0}}
 	}
-	return []searchRecompute{{NoRecompute, 0}, {SelectiveRecompute, 0}, {FullRecompute, 0}}
+	return []searchRecompute{{plan.NoRecompute, 0}, {plan.SelectiveRecompute, 0}, {plan.FullRecompute, 0}}
 }
 
 // splits are the layer splits Search tries over P stages: stageSplits',
@@ -143,7 +145,7 @@ func (t Target) chunked(layers, P int, splits []stageSplit) []stageSplit {
 	}
 	out := splits[:0:0]
 	for _, sp := range splits {
-		stages, err := Strategy{Pipeline: P, FirstLayers: sp.first, LastLayers: sp.last,
+		stages, err := plan.Strategy{Pipeline: P, FirstLayers: sp.first, LastLayers: sp.last,
 			EmbeddingLayer: sp.emb, LossLayer: sp.loss}.StageLayers(layers)
 		if err != nil {
 			continue
@@ -184,10 +186,10 @@ func (sp Space) unitSplit(layers, P int) []stageSplit {
 	return []stageSplit{{virtual: divisors(units / P), emb: sp.EmbeddingLayer, loss: sp.LossLayer}}
 }
 
-// Searched is what Search found: the fastest plan that fits, how many
+// Result is what Search found: the fastest plan that fits, how many
 // plans it evaluated and how many of them fit.
-type Searched struct {
-	Best      Result
+type Result struct {
+	Best      scale.Result
 	Found     bool
 	Evaluated int
 	Fitting   int
@@ -196,7 +198,7 @@ type Searched struct {
 	Tight int
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
-	Top []Result
+	Top []scale.Result
 }
 
 // Search evaluates every plan of model m on pod p: tensor-parallel degree
@@ -204,7 +206,7 @@ type Searched struct {
 // whose product divides the layers; the micro-batch size; sequence
 // parallelism (with T > 1); recomputation (none, selective, full); the
 // distributed optimizer (with D > 1, or context parallelism); context
-// parallelism C (contextDegrees: long sequences only); and end stages of their own
+// parallelism C (ContextDegrees: long sequences only); and end stages of their own
 // tensor-parallel degree (stage-tp: the first and/or the last stage's
 // degree differing from the stages between, D x their sum the GPUs, the
 // layer splits centred on the share that balances the stages); in a model
@@ -219,9 +221,9 @@ type Searched struct {
 // order of enumeration). The space is small enough (thousands of plans for
 // the largest models) to be searched exhaustively: no plan of it is
 // better than the one returned.
-func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched, error) {
+func Search(ctx context.Context, m transformer.Spec, p plan.Pod, sp Space) (Result, error) {
 	if err := m.Check(); err != nil {
-		return Searched{}, err
+		return Result{}, err
 	}
 	sr := newSearcher(m, p, sp)
 	if err := sr.uniformStages(ctx); err != nil {
@@ -237,18 +239,18 @@ func Search(ctx context.Context, m transformer.Spec, p Pod, sp Space) (Searched,
 // their limits, the phases costed so far, and what it has found.
 type searcher struct {
 	m            transformer.Spec
-	p            Pod
+	p            plan.Pod
 	sp           Space
 	maxMBS, maxV int
 	recomputes   []searchRecompute
-	cache        phaseCache
-	out          Searched
+	cache        scale.PhaseCache
+	out          Result
 }
 
 // newSearcher is Search's state before any plan: the space's limits on
 // micro-batch size and virtual stages (8 each where unset).
-func newSearcher(m transformer.Spec, p Pod, sp Space) *searcher {
-	sr := &searcher{m: m, p: p, sp: sp, maxMBS: sp.MaxMBS, maxV: sp.MaxVirtual, cache: phaseCache{}}
+func newSearcher(m transformer.Spec, p plan.Pod, sp Space) *searcher {
+	sr := &searcher{m: m, p: p, sp: sp, maxMBS: sp.MaxMBS, maxV: sp.MaxVirtual, cache: scale.PhaseCache{}}
 	if sr.maxMBS <= 0 {
 		sr.maxMBS = 8
 	}
@@ -261,7 +263,7 @@ func newSearcher(m transformer.Spec, p Pod, sp Space) *searcher {
 
 // better reports whether r beats the best plan found so far: a shorter
 // step, then fewer GPUs per model replica; the first found wins a tie.
-func (sr *searcher) better(r Result) bool {
+func (sr *searcher) better(r scale.Result) bool {
 	if !sr.out.Found {
 		return true
 	}
@@ -273,21 +275,21 @@ func (sr *searcher) better(r Result) bool {
 
 // try evaluates s, counts it, keeps it if it is the best or among the
 // Top, and reports whether it fits.
-func (sr *searcher) try(s Strategy) bool {
+func (sr *searcher) try(s plan.Strategy) bool {
 	sp := sr.sp
 	if sp.Prefilter != nil && !sp.Prefilter(s) {
 		return false
 	}
-	pl, err := Resolve(sr.m, s, sr.p)
+	pl, err := plan.Resolve(sr.m, s, sr.p)
 	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
 		return false
 	}
-	r := evaluateCached(sr.m, pl, &sr.p, sr.cache, false)
+	r := scale.EvaluateCached(sr.m, pl, &sr.p, sr.cache, false)
 	sr.out.Evaluated++
 	if !r.Fits {
 		return false
 	}
-	if r.Verdict == VerdictTight && !sp.AllowTight {
+	if r.Verdict == plan.VerdictTight && !sp.AllowTight {
 		sr.out.Tight++
 		return false
 	}
@@ -310,7 +312,7 @@ func (sr *searcher) uniformStages(ctx context.Context) error {
 		if n%T != 0 {
 			continue
 		}
-		cs := contextDegrees(m, n/T)
+		cs := plan.ContextDegrees(m, n/T)
 		if C := sr.sp.Context; C > 0 {
 			cs = nil
 			if (n/T)%C == 0 {
@@ -399,7 +401,7 @@ func (sr *searcher) plans(T int, tps []int, P, D, C int, splits []stageSplit) {
 				if V > sr.maxV || (V > 1 && (P == 1 || M%P != 0)) {
 					continue
 				}
-				base := Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
+				base := plan.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 					FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
 					Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
 					EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
@@ -420,7 +422,7 @@ func (sr *searcher) plans(T int, tps []int, P, D, C int, splits []stageSplit) {
 // overlapped (the overlap takes SMs from the GEMMs beside it,
 // Kernels.OverlapSMs, so it is searched, not assumed), in each of the
 // experts' meshes.
-func (sr *searcher) layouts(base Strategy, maxT int, meshes []expertMesh) {
+func (sr *searcher) layouts(base plan.Strategy, maxT int, meshes []expertMesh) {
 	for tpc := range 3 {
 		if tpc > 0 && maxT == 1 {
 			continue
@@ -445,7 +447,7 @@ func (sr *searcher) layouts(base Strategy, maxT int, meshes []expertMesh) {
 // and FSDP (where the space or the target framework asks for it); with
 // experts, their all-to-alls overlapped too; with full recomputation, the
 // fewest layers recomputed that fit.
-func (sr *searcher) recomputed(base Strategy) {
+func (sr *searcher) recomputed(base plan.Strategy) {
 	sp := sr.sp
 	P, V := base.Pipeline, max(base.Virtual, 1)
 	DC := base.Replicas * max(base.Context, 1)
@@ -466,17 +468,17 @@ func (sr *searcher) recomputed(base Strategy) {
 			}
 			s.FSDP = di == 2
 			fits := sr.try(s)
-			if rc == NoRecompute {
+			if rc == plan.NoRecompute {
 				keeps[di] = fits
 			}
-			if s.Experts > 1 && rc != FullRecompute && (P == 1 || V > 1) {
+			if s.Experts > 1 && rc != plan.FullRecompute && (P == 1 || V > 1) {
 				// The experts' all-to-alls overlapped with another
 				// micro-batch (one model chunk more in memory).
 				o := s
 				o.EPOverlap = true
 				sr.try(o)
 			}
-			if rc == FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
+			if rc == plan.FullRecompute && !(keeps[di] && sp.Top == 0) && (sp.Prefilter == nil || sp.Prefilter(s)) {
 				if k := fewestRecomputed(sr.m, s, &sr.p, sp.AllowTight); k > 0 {
 					s.RecomputeLayers = k
 					sr.try(s)
@@ -519,12 +521,12 @@ func expertMeshes(m transformer.Spec, T, C, D int) []expertMesh {
 
 // keepTop inserts r into top, kept sorted by step time (stable: earlier
 // plans first among equals) and at most k long.
-func keepTop(top []Result, r Result, k int) []Result {
+func keepTop(top []scale.Result, r scale.Result, k int) []scale.Result {
 	i := sort.Search(len(top), func(i int) bool { return top[i].Step > r.Step })
 	if i >= k {
 		return top
 	}
-	top = append(top, Result{})
+	top = append(top, scale.Result{})
 	copy(top[i+1:], top[i:])
 	top[i] = r
 	if len(top) > k {
@@ -539,9 +541,9 @@ func keepTop(top []Result, r Result, k int) []Result {
 // fit at all). Fewer recomputing layers is faster and takes more memory,
 // so the fewest that fits is the fastest: a bisection. A tight plan
 // fits only where tight (Space.AllowTight).
-func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
-	all, err := Resolve(m, s, *p)
-	if err != nil || !fitsTight(m, all, p, tight) {
+func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, tight bool) int {
+	all, err := plan.Resolve(m, s, *p)
+	if err != nil || !scale.FitsTight(m, all, p, tight) {
 		return 0
 	}
 	most := 0
@@ -552,8 +554,8 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
 	for lo < hi {
 		mid := (lo + hi) / 2
 		s.RecomputeLayers = mid
-		pl, err := Resolve(m, s, *p)
-		if err == nil && fitsTight(m, pl, p, tight) {
+		pl, err := plan.Resolve(m, s, *p)
+		if err == nil && scale.FitsTight(m, pl, p, tight) {
 			hi = mid
 		} else {
 			lo = mid + 1
@@ -565,34 +567,9 @@ func fewestRecomputed(m transformer.Spec, s Strategy, p *Pod, tight bool) int {
 	return lo
 }
 
-// MinContextSeq and MinContextTokens bound the context-parallel degrees
-// Search tries: none below a sequence of MinContextSeq tokens, and none
-// that leaves a GPU fewer than MinContextTokens of each sequence (the
-// sequence the node's attention rate was measured at, Kernels; below it
-// context parallelism only shrinks the kernels).
-const (
-	MinContextSeq    = 8192
-	MinContextTokens = 4096
-)
-
-// contextDegrees are the context-parallel degrees Search tries on gpus
-// GPUs (those a tensor group leaves): 1, and where the sequence is at
-// least MinContextSeq the powers of two C dividing gpus that split it
-// into 2C equal chunks with at least MinContextTokens tokens a GPU.
-func contextDegrees(m transformer.Spec, gpus int) []int {
-	out := []int{1}
-	if m.Seq < MinContextSeq {
-		return out
-	}
-	for C := 2; gpus%C == 0 && m.Seq%(2*C) == 0 && m.Seq/C >= MinContextTokens; C *= 2 {
-		out = append(out, C)
-	}
-	return out
-}
-
 // tensorDegrees are the tensor-parallel degrees Search tries: the
 // divisors of a node's GPUs that divide the heads and the key/value heads.
-func tensorDegrees(m transformer.Spec, p Pod) []int {
+func tensorDegrees(m transformer.Spec, p plan.Pod) []int {
 	var out []int
 	for _, T := range divisors(p.PerNode) {
 		if m.Heads%T == 0 && m.KVHeads%T == 0 {
@@ -648,7 +625,7 @@ func splitsAround(layers, P, ef, el int) []stageSplit {
 	seen := map[[2]int]bool{}
 	for first := max(1, ef-2); first <= ef+1; first++ {
 		for last := max(1, el-2); last <= el+1; last++ {
-			s := Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
+			s := plan.Strategy{Pipeline: P, FirstLayers: first, LastLayers: last}
 			st, err := s.StageLayers(layers)
 			if err != nil {
 				continue
@@ -715,84 +692,86 @@ func divisors(n int) []int {
 // layers in every plan's split. "" is the whole space. The errors are
 // ParseStrategy's.
 func SpaceOf(text string) (Space, error) {
-	s, err := ParseStrategy(text)
+	s, err := plan.ParseStrategy(text)
 	if err != nil {
 		return Space{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	pairs, err := decision.SplitStrategy(text, plan.StrategyKeys)
 	if err != nil {
 		return Space{}, err
 	}
 	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software,
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
-	var keep []func(Plan) bool
+	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {
 		switch kv.Key {
 		case "tp", "tensor":
-			keep = append(keep, func(pl Plan) bool { return pl.Uniform() && pl.T == s.T() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.Uniform() && pl.T == s.T() })
 		case "stage-tp", "tensor-stages":
-			keep = append(keep, func(pl Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
+			keep = append(keep, func(pl plan.Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
 		case "cp", "context", "context-parallel":
 			sp.Context = s.C()
-			keep = append(keep, func(pl Plan) bool { return pl.C == s.C() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.C == s.C() })
 		case "pp", "pipeline":
-			keep = append(keep, func(pl Plan) bool { return pl.P == s.P() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.P == s.P() })
 		case "dp", "replicas":
-			keep = append(keep, func(pl Plan) bool { return pl.D == s.R() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.D == s.R() })
 		case "vp", "virtual":
 			sp.MaxVirtual = max(8, s.V())
-			keep = append(keep, func(pl Plan) bool { return pl.V == s.V() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.V == s.V() })
 		case "mbs", "micro-batch-size", "micro_batch_size":
 			sp.MaxMBS, sp.MBS = max(8, s.MicroBatchSize), s.MicroBatchSize
-			keep = append(keep, func(pl Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
 		case "mb", "micro-batches", "micro_batches":
-			keep = append(keep, func(pl Plan) bool { return pl.M == max(s.MicroBatches, 1) })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.M == max(s.MicroBatches, 1) })
 		case "schedule":
 			if s.Schedule != decision.OneFOneB {
 				return Space{}, fmt.Errorf("strategy %q: schedule=%s: the search runs 1F1B, Megatron-Core's schedule (placer eval scores a GPipe plan)", text, s.Schedule)
 			}
 		case "sp", "sequence-parallel":
-			keep = append(keep, func(pl Plan) bool { return pl.SequenceParallel == s.SequenceParallel })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.SequenceParallel == s.SequenceParallel })
 		case "tpoverlap", "tp-comm-overlap":
-			keep = append(keep, func(pl Plan) bool { return pl.TPOverlap == s.TPOverlap })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.TPOverlap == s.TPOverlap })
 		case "distopt", "distributed-optimizer", "shard":
-			keep = append(keep, func(pl Plan) bool { return pl.DistOpt == s.DistOpt })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.DistOpt == s.DistOpt })
 		case "fsdp":
-			keep = append(keep, func(pl Plan) bool { return pl.FSDP == s.FSDP })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.FSDP == s.FSDP })
 		case "recompute":
-			keep = append(keep, func(pl Plan) bool { return pl.Recompute == s.Recompute })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.Recompute == s.Recompute })
 		case "recompute-layers", "recompute_layers":
-			keep = append(keep, func(pl Plan) bool { return pl.RecomputeLayers == s.RecomputeLayers })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.RecomputeLayers == s.RecomputeLayers })
 		case "first", "first-stage-layers":
-			keep = append(keep, func(pl Plan) bool {
+			keep = append(keep, func(pl plan.Plan) bool {
 				if pl.EmbeddingLayer || pl.LossLayer {
 					return pl.Stages[0] == s.FirstLayers // the split the units give, not written back
 				}
 				return pl.FirstLayers == s.FirstLayers
 			})
 		case "last", "last-stage-layers":
-			keep = append(keep, func(pl Plan) bool {
+			keep = append(keep, func(pl plan.Plan) bool {
 				if pl.EmbeddingLayer || pl.LossLayer {
 					return pl.Stages[pl.P-1] == s.LastLayers
 				}
 				return pl.LastLayers == s.LastLayers
 			})
 		case "recompute-modules", "recompute_modules":
-			keep = append(keep, func(pl Plan) bool { return pl.Recompute == s.Recompute && pl.RecomputeModules == s.RecomputeModules })
+			keep = append(keep, func(pl plan.Plan) bool {
+				return pl.Recompute == s.Recompute && pl.RecomputeModules == s.RecomputeModules
+			})
 		case "embedding-layer", "account-for-embedding-in-pipeline-split":
-			keep = append(keep, func(pl Plan) bool { return pl.EmbeddingLayer == s.EmbeddingLayer })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.EmbeddingLayer == s.EmbeddingLayer })
 		case "loss-layer", "account-for-loss-in-pipeline-split":
-			keep = append(keep, func(pl Plan) bool { return pl.LossLayer == s.LossLayer })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.LossLayer == s.LossLayer })
 		case "ep", "expert-parallel":
-			keep = append(keep, func(pl Plan) bool { return pl.EP == s.EP() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.EP == s.EP() })
 		case "etp", "expert-tensor-parallel":
-			keep = append(keep, func(pl Plan) bool { return pl.ETP == s.ExpertTensor })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.ETP == s.ExpertTensor })
 		case "epoverlap", "ep-comm-overlap":
-			keep = append(keep, func(pl Plan) bool { return pl.EPOverlap == s.EPOverlap })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.EPOverlap == s.EPOverlap })
 		}
 	}
 	if len(keep) > 0 {
-		sp.Keep = func(pl Plan) bool {
+		sp.Keep = func(pl plan.Plan) bool {
 			for _, k := range keep {
 				if !k(pl) {
 					return false

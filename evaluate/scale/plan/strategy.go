@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -658,7 +658,7 @@ func (s Strategy) moeString() []string {
 // the zero plan.
 func ParseStrategy(text string) (Strategy, error) {
 	var s Strategy
-	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	pairs, err := decision.SplitStrategy(text, StrategyKeys)
 	if err != nil {
 		return s, err
 	}
@@ -731,7 +731,7 @@ func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
 			break
 		}
 		if ok, err = s.Software.parse(k, v); !ok {
-			return fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, strategyKeys)
+			return fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, StrategyKeys)
 		}
 	}
 	if err != nil {
@@ -838,8 +838,8 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 	return true, err
 }
 
-// strategyKeys lists ParseStrategy's keys for its errors.
-const strategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments"
+// StrategyKeys lists ParseStrategy's keys for its errors.
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -276,10 +276,10 @@ func (pl *Plan) writeBack() {
 	}
 }
 
-// recomputed is how many layers of stage s recompute their forward in the
+// Recomputed is how many layers of stage s recompute their forward in the
 // backward: with full recomputation every one, or RecomputeLayers of each
 // of its V model chunks (block recomputation); none otherwise.
-func (pl Plan) recomputed(s int) float64 {
+func (pl Plan) Recomputed(s int) float64 {
 	if pl.Recompute != FullRecompute {
 		return 0
 	}
@@ -290,7 +290,7 @@ func (pl Plan) recomputed(s int) float64 {
 	return float64(l)
 }
 
-// groups are where stage i's parallel groups sit, with Megatron-LM's
+// Groups are where stage i's parallel groups sit, with Megatron-LM's
 // rank order (tensor fastest, then data, then pipeline: rank = t + T (d +
 // D p)): a tensor group is T consecutive GPUs of one node; a
 // data-parallel group strides T. With a tensor-parallel degree per stage
@@ -302,10 +302,10 @@ func (pl Plan) recomputed(s int) float64 {
 // ranks come between the tensor and the data-parallel ones, as
 // Megatron-Core orders them (tp-cp-dp-pp: rank = t + T (c + C (d + D
 // p))): a context group strides T, inside a node where T x C is at most
-// a node's GPUs (cpCrossesNodes); the C x D GPUs of a stage holding the
+// a node's GPUs (CPCrossesNodes); the C x D GPUs of a stage holding the
 // same weights reduce their gradients together, a group striding T as
 // the data-parallel one does without context parallelism.
-func (pl Plan) groups(p Pod, i int) (tp, dp Group) {
+func (pl Plan) Groups(p Pod, i int) (tp, dp Group) {
 	T := pl.TPs[i]
 	tp = Group{PerNode: T, Nodes: 1}
 	inNode := max(1, p.PerNode/T) // data-parallel ranks per node
@@ -318,15 +318,15 @@ func (pl Plan) groups(p Pod, i int) (tp, dp Group) {
 	return tp, dp
 }
 
-// cpCrossesNodes reports whether a context group's ring crosses nodes:
+// CPCrossesNodes reports whether a context group's ring crosses nodes:
 // its C ranks stride T, so they share a node only when T x C is at most
 // a node's GPUs (Llama 3's TP 8 puts every context peer in another node).
-func (pl Plan) cpCrossesNodes(p Pod) bool { return pl.T*pl.C > p.PerNode }
+func (pl Plan) CPCrossesNodes(p Pod) bool { return pl.T*pl.C > p.PerNode }
 
-// shareNode reports whether a point-to-point transfer between stages i
+// ShareNode reports whether a point-to-point transfer between stages i
 // and j runs inside a node: both stages' blocks of D x T GPUs are
 // smaller than a node (neighbouring stages stride D x C x T).
-func (pl Plan) shareNode(p Pod, i, j int) bool {
+func (pl Plan) ShareNode(p Pod, i, j int) bool {
 	return pl.D*pl.C*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
 }
 
@@ -502,12 +502,12 @@ func (pl *Plan) checkModules(m transformer.Spec, written Strategy) error {
 	return fmt.Errorf("strategy %s: recompute-modules=%s: %s", written, r, why)
 }
 
-// expertGroups are where the experts' groups sit in a pipeline stage, in
+// ExpertGroups are where the experts' groups sit in a pipeline stage, in
 // Megatron-Core's expert rank order (expert-tensor fastest, then expert,
 // then expert-data: rank = e + ETP (x + EP d)): an expert-tensor group
 // is ETP consecutive GPUs, an expert-parallel group EP GPUs striding ETP,
 // an expert-data-parallel group EDP GPUs striding ETP x EP.
-func (pl Plan) expertGroups(p Pod) (etp, ep, edp Group) {
+func (pl Plan) ExpertGroups(p Pod) (etp, ep, edp Group) {
 	stride := func(n, by int) Group {
 		inNode := max(1, p.PerNode/by)
 		if n <= inNode {
@@ -518,14 +518,14 @@ func (pl Plan) expertGroups(p Pod) (etp, ep, edp Group) {
 	return Group{PerNode: pl.ETP, Nodes: 1}, stride(pl.EP, pl.ETP), stride(pl.EDP, pl.ETP*pl.EP)
 }
 
-// chunkLayers is how many layers model chunk v of stage s holds: its
+// ChunkLayers is how many layers model chunk v of stage s holds: its
 // layers split over the V chunks as evenly as they go, the smaller
 // chunks first; with the embedding or the loss counted as layers
 // (EmbeddingLayer, LossLayer) each chunk holds a stage's units over V,
 // the first chunk of the first stage one layer fewer for the embedding
 // and the last chunk of the last stage one fewer for the loss
 // (Megatron-Core's get_num_layers_to_build).
-func (pl *Plan) chunkLayers(s, v int) int {
+func (pl *Plan) ChunkLayers(s, v int) int {
 	l := pl.Stages[s]
 	if pl.EmbeddingLayer || pl.LossLayer {
 		e, lu := pl.endUnits()
@@ -545,11 +545,11 @@ func (pl *Plan) chunkLayers(s, v int) int {
 	return size
 }
 
-// imbalance is the most loaded expert-parallel rank's tokens over the
+// LoadImbalance is the most loaded expert-parallel rank's tokens over the
 // mean (at least 1).
-func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
+func (pl Plan) LoadImbalance() float64 { return max(pl.Imbalance, 1) }
 
-// denseOn is how many of stage s's layers are the dense blocks before
+// DenseOn is how many of stage s's layers are the dense blocks before
 // the experts (a model with experts' first DenseLayers; 0 in a dense
 // model, whose every layer is its one kind), and how many of those
 // recompute their forward in the backward. The layers run in Megatron's
@@ -560,8 +560,8 @@ func (pl Plan) imbalance() float64 { return max(pl.Imbalance, 1) }
 // "Et|(tt|)*30mL" gives stage 0 chunks of 1 and 2 layers); block
 // recomputation recomputes the first RecomputeLayers of each chunk, full
 // recomputation every layer. With the embedding or the loss counted as
-// layers the chunks are chunkLayers'.
-func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
+// layers the chunks are ChunkLayers'.
+func (pl *Plan) DenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	if !m.MoE() || m.DenseLayers == 0 {
 		return 0, 0
 	}
@@ -581,8 +581,8 @@ func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 			}
 			var size int
 			if units {
-				size = pl.chunkLayers(i, v)
-			} else { // chunkLayers', kept in the loop (the search's hot path)
+				size = pl.ChunkLayers(i, v)
+			} else { // ChunkLayers', kept in the loop (the search's hot path)
 				size = l / pl.V
 				if v >= pl.V-l%pl.V {
 					size++
@@ -598,3 +598,8 @@ func (pl *Plan) denseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	}
 	return dense, recomputed
 }
+
+// Titan is whether the plan runs on torchtitan (a torchtitan stack):
+// its memory is FSDP2's and its selective recomputation torchtitan's
+// per-op policy.
+func (pl *Plan) Titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }

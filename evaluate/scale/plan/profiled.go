@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"errors"
@@ -119,27 +119,27 @@ func fp8Peak(pr *profile.Profile, h roofline.Hardware) float64 {
 	return 0
 }
 
-// weightBytes is the bytes of a weight as the pod's ranks gather it:
+// WeightBytes is the bytes of a weight as the pod's ranks gather it:
 // BF16, but FP32 on the pod of an FP32 profile (a CPU's: its runs keep
 // their weights in FP32 and FSDP and the distributed optimizer gather
 // them so).
-func (p *Pod) weightBytes() float64 {
+func (p *Pod) WeightBytes() float64 {
 	if p.Profile != nil && p.Profile.DType == "fp32" {
 		return 4
 	}
-	return bf16
+	return 2
 }
 
 var collectiveOp = map[roofline.Collective]string{
 	roofline.AllReduce: profile.AllReduce, roofline.AllGather: profile.AllGather, roofline.ReduceScatter: profile.ReduceScatter,
 }
 
-// profiledCollective is collective k of bytes over g from the profile:
+// ProfiledCollective is collective k of bytes over g from the profile:
 // its in-node part measured or composed (profile.CollectiveTimeWire:
 // those timed on wire first), and across nodes the pod's links' part
 // (Collective's rings) added: composed. false: the profile has no
 // figure for it.
-func (p *Pod) profiledCollective(k roofline.Collective, wire string, g Group, bytes float64) (float64, profile.Source) {
+func (p *Pod) ProfiledCollective(k roofline.Collective, wire string, g Group, bytes float64) (float64, profile.Source) {
 	op, ok := collectiveOp[k]
 	if !ok || p.Profile == nil {
 		return 0, profile.Modelled
@@ -155,7 +155,7 @@ func (p *Pod) profiledCollective(k roofline.Collective, wire string, g Group, by
 	if g.Nodes <= 1 {
 		return in, src
 	}
-	be, le := p.inter()
+	be, le := p.Inter()
 	n := float64(g.Nodes)
 	across := (n-1)/n*bytes/float64(g.PerNode)/be + (n-1)*le
 	if k == roofline.AllReduce {
@@ -164,9 +164,9 @@ func (p *Pod) profiledCollective(k roofline.Collective, wire string, g Group, by
 	return in + across, profile.Composed
 }
 
-// profiledAllToAll is AllToAll from the profile (its in-node part;
+// ProfiledAllToAll is AllToAll from the profile (its in-node part;
 // across nodes the links' part, as AllToAll takes the longer).
-func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source) {
+func (p *Pod) ProfiledAllToAll(g Group, bytes float64) (float64, profile.Source) {
 	if p.Profile == nil || g.PerNode <= 1 {
 		return 0, profile.Modelled
 	}
@@ -174,7 +174,7 @@ func (p *Pod) profiledAllToAll(g Group, bytes float64) (float64, profile.Source)
 	if src == profile.Modelled || g.Nodes <= 1 {
 		return in, src
 	}
-	be, le := p.inter()
+	be, le := p.Inter()
 	n := float64(g.Size())
 	return max(in, bytes*(n-float64(g.PerNode))/n/be+le), profile.Composed
 }

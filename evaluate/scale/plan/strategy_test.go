@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"slices"
@@ -159,7 +159,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 	}
 	// Every key of this world's: the keys in ParseStrategy's list are
 	// either both worlds' or in planOnly.
-	for _, k := range strings.Split(strategyKeys, ", ") {
+	for _, k := range strings.Split(StrategyKeys, ", ") {
 		if _, ok := planOnly[k]; !ok && !slices.Contains([]string{"dp", "mb", "schedule", "shard"}, k) {
 			t.Errorf("key %s: neither both worlds' nor in planOnly", k)
 		}

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -472,7 +472,7 @@ func (st Settings) Short(moe bool) string {
 func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 	sw := pl.Software
 	pl.Run = sw.Settings()
-	if pl.titan() && pl.TPOverlap {
+	if pl.Titan() && pl.TPOverlap {
 		// torchtitan's async tensor parallelism takes effect only
 		// compiled (its config: "enable_async_tensor_parallel" needs
 		// compile): the layers are compiled, fused.
@@ -572,3 +572,42 @@ func (si StackInfo) String() string {
 	}
 	return fmt.Sprintf("%s: %s, eager: its layers costed as the ATen ops eager PyTorch issues", name, who)
 }
+
+// The context-parallel rings a stack runs (Settings.CPRing).
+const (
+	// CPRingP2P is Transformer Engine's ring of point-to-point sends
+	// (Megatron-Core's default --cp-comm-type p2p: TE
+	// pytorch/attention/dot_product_attention/context_parallel.py,
+	// AttnFuncWithCPAndKVP2P): at each step every rank sends the K and
+	// V it holds to the next rank while it attends to them.
+	CPRingP2P = "p2p"
+	// CPRingAllGather is torch's context_parallel with its all-gather
+	// rotater (torch/distributed/tensor/experimental/_attention.py:
+	// _templated_ring_attention, _AllGatherRotater; torchtitan 9dec370's
+	// default context_parallel_rotate_method "allgather"): every rank's
+	// K and V all-gathered once, issued before the first step and
+	// waited before the second; each step's output merged into an FP32
+	// running output (_SDPAMerger, convert_to_f32); backward, the K and
+	// V gathered again and the FP32 gradients of K and V passed on by an
+	// all-to-all after each step (_templated_ring_attention_backward's
+	// dkv_rotater), accumulated in FP32.
+	CPRingAllGather = "allgather"
+)
+
+// The registered layer costs' names.
+const (
+	// LayersFused is Megatron-Core's layers with Transformer Engine's
+	// fused kernels: placer's default stack, the Megatron stacks, and
+	// any stack compiled (compile=on).
+	LayersFused = "fused"
+	// LayersLlamaPy is eager PyTorch running placer_torch/profile/layers.py's
+	// Block: the layers of a plain PyTorch loop (torch-eager) and of
+	// any other stack with compile=off that names no eager layer.
+	LayersLlamaPy = "llama.py"
+	// LayersHF is eager PyTorch running transformers' Llama and Qwen3
+	// MoE layers (hf-eager).
+	LayersHF = "transformers"
+	// LayersTitan is eager PyTorch running torchtitan's layers
+	// (torchtitan-0.2).
+	LayersTitan = "torchtitan"
+)

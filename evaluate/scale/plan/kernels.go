@@ -1,11 +1,9 @@
-package scale
+package plan
 
 import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/placer/placer/graph"
 )
 
 // Kernels is what a node's kernels and collectives reach inside a
@@ -85,7 +83,7 @@ type Kernels struct {
 
 	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
 	// experts runs against one dense GEMM of the same FLOPs when its
-	// tiles fill the GPU's SMs in whole waves (groupedEff adds what
+	// tiles fill the GPU's SMs in whole waves (GroupedEff adds what
 	// partial waves and ragged tiles lose, from the tile shapes of
 	// PyTorch's grouped GEMM on sm90). 0: the experts' GEMMs as one
 	// dense GEMM.
@@ -102,10 +100,10 @@ type Kernels struct {
 	Held *HeldClock
 }
 
-// withAttention is k with the attention kernel of backend first (the one
+// WithAttention is k with the attention kernel of backend first (the one
 // a layer is costed with): "" and "any" leave k as it is; a backend k has
 // not measured is an error naming those it has.
-func (k Kernels) withAttention(backend string) (Kernels, error) {
+func (k Kernels) WithAttention(backend string) (Kernels, error) {
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
 	}
@@ -120,10 +118,10 @@ func (k Kernels) withAttention(backend string) (Kernels, error) {
 	return k, fmt.Errorf("attention %q: not measured on this GPU (measured: %s)", backend, strings.Join(names, ", "))
 }
 
-// fp8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
+// FP8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
 // ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
 // (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
-func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
 	peaks := k.FP8Peak / bf16Peak
 	or := func(x float64) float64 {
 		if x > 0 {
@@ -216,7 +214,7 @@ func (k Kernels) fp8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     forward ratio ranges 1.63-2.16, the backward's 1.55-2.04, the
 //     blockwise 1.45-1.79;
 //   - grouped expert GEMMs: 0.935 of a dense GEMM of the same FLOPs in
-//     whole waves of tiles (GroupedGEMM, groupedEff): the median over
+//     whole waves of tiles (GroupedGEMM, GroupedEff): the median over
 //     five MoE presets' local experts of torch._grouped_mm's BF16 time
 //     against one cuBLAS GEMM of the same FLOPs, each divided by its
 //     tiles' use of the 132 SMs (same file; TestH100GroupedMeasured).
@@ -270,85 +268,10 @@ var a100Kernels = Kernels{
 	UnfusedAttention: true,
 }
 
-// unfusedAttention is the core attention of one layer, forward and
-// backward, for one micro-batch on one GPU, as Kernels.UnfusedAttention
-// describes it: the kernels' time (no communication). e is the scores
-// this GPU computes: its tokens' queries against the whole sequence's
-// keys, for its heads; every score is computed, the masked ones too.
-func (c *coster) unfusedAttention() (fwd, bwd float64) {
-	m, T := c.m, float64(c.pl.T)
-	n, s := c.tokens, float64(m.Seq)
-	heads, kv, d := float64(m.Heads)/T, float64(m.KVHeads)/T, float64(m.HeadDim())
-	e := n * heads * s
-	q := n * heads * d * bf16 // Q, the output, and their gradients
-	k := s * kv * d * bf16    // K (and V) for the keys this GPU's queries see
-	gemm := 2 * n * s * heads * d
-	t := func(class graph.Class, flops, read, write float64) float64 {
-		return kernel{class: class, flops: flops, read: read, writes: write}.time(c.h)
-	}
-	scoresIn := t(graph.ClassMatMul, gemm, q+k, e*bf16)       // Q K^T
-	softmax := t(graph.ClassReduction, 5*e, e*bf16, e*bf16)   // scale, mask, softmax
-	dropout := t(graph.ClassElementwise, e, e*bf16, e*bf16+e) // dropped probabilities and the mask
-	probsV := t(graph.ClassMatMul, gemm, e*bf16+k, q)         // P V
-	fwd = scoresIn + softmax + dropout + probsV
-	dP := t(graph.ClassMatMul, gemm, q+k, e*bf16)              // dO V^T
-	dV := t(graph.ClassMatMul, gemm, e*bf16+q, k)              // P^T dO
-	dDrop := t(graph.ClassElementwise, e, e*bf16+e, e*bf16)    // through the mask
-	dSoftmax := t(graph.ClassReduction, 3*e, 2*e*bf16, e*bf16) // with the softmax output
-	dQ := t(graph.ClassMatMul, gemm, e*bf16+k, q)              // dS K
-	dK := t(graph.ClassMatMul, gemm, e*bf16+q, k)              // dS^T Q
-	bwd = dP + dV + dDrop + dSoftmax + dQ + dK
-	return fwd, bwd
-}
-
-// fusedAttn is one fused attention call on one GPU: its kernel (FLOPs
-// and bytes, what a pod without a measured attention kernel costs at the
-// matmul class's efficiency), its query elements (batch x heads x tokens
-// x (qk + v head dimensions)), a causal call's last row (tokens x (qk +
-// v head dimensions); 0 for a full block) and its query and key head
-// dimension: the shape AttentionRate takes.
-type fusedAttn struct {
-	k           kernel
-	elems, tail float64
-	headDim     int
-}
-
-// attention is the time of fused attention a, forward or backward: the
-// pod's measured kernel by shape where it has one, else the matmul
-// class's roofline. The measured kernel's rate term (its FLOPs over
-// R(d)) runs at the clock the pod's GPUs hold (power.go): its FLOPs
-// taken Hardware.ComputeSlowdown's times; its per-element and fixed
-// terms as timed.
-func (c *coster) attention(a fusedAttn, backward bool) float64 {
-	if len(c.pod.Kernels.Attention) == 0 {
-		return a.k.time(c.h)
-	}
-	k := c.pod.Kernels.Attention[0]
-	r := &k.Fwd
-	if backward {
-		r = &k.Bwd
-	}
-	flops := a.k.flops
-	if s := c.h.ComputeSlowdown; s > 0 {
-		flops *= s
-	}
-	return r.time(attnCall{flops: flops, elems: a.elems, tail: a.tail, headDim: a.headDim})
-}
-
-// overlapped is a GEMM's time when a tensor-parallel collective beside it
-// takes OverlapSMs of the GPU's SMs.
-func (c *coster) overlapped(gemm float64) float64 {
-	k := c.pod.Kernels
-	if k.SMs <= 0 || k.OverlapSMs <= 0 || k.OverlapSMs >= k.SMs {
-		return gemm
-	}
-	return gemm * float64(k.SMs) / float64(k.SMs-k.OverlapSMs)
-}
-
-// beside is what a data-parallel collective of comm seconds adds to a
+// Beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps: the part of it the window does not hide,
 // or the compute's slowdown while both run, whichever is longer.
-func (p *Pod) beside(comm, window float64) float64 {
+func (p *Pod) Beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
 	}
@@ -358,7 +281,7 @@ func (p *Pod) beside(comm, window float64) float64 {
 	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
 }
 
-// groupedEff is how fast a grouped GEMM over local experts of rows
+// GroupedEff is how fast a grouped GEMM over local experts of rows
 // tokens each (rows x K by K x n, each) runs against one dense GEMM of
 // its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
 // the share of its tiles' work that is the experts', with the tile
@@ -372,7 +295,7 @@ func (p *Pod) beside(comm, window float64) float64 {
 // five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
 // measured ratio is 23% above it (its dense GEMM of 256 rows is itself
 // slow: 0.64 of the BF16 peak).
-func (k Kernels) groupedEff(local, rows, n float64) float64 {
+func (k Kernels) GroupedEff(local, rows, n float64) float64 {
 	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
 		return 1
 	}

@@ -1,4 +1,4 @@
-package scale
+package plan
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func ParseWritten(text string) (Written, error) {
 	if err != nil {
 		return Written{}, err
 	}
-	pairs, err := decision.SplitStrategy(text, strategyKeys)
+	pairs, err := decision.SplitStrategy(text, StrategyKeys)
 	if err != nil {
 		return Written{}, err
 	}
@@ -135,7 +135,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		// Only context parallelism is left to make up the GPUs: where it
 		// is written, or the rest is not a degree Search tries, the plan
 		// has none.
-		if rest := n / gpus; w.keys["cp"] || n%gpus != 0 || !slices.Contains(contextDegrees(m, rest), rest) {
+		if rest := n / gpus; w.keys["cp"] || n%gpus != 0 || !slices.Contains(ContextDegrees(m, rest), rest) {
 			return bad(worldMismatch(factors, gpus, n, s.R()))
 		}
 	}
@@ -273,4 +273,29 @@ func expertsFit(m transformer.Spec, p Pod, ep, etp int) error {
 		return fmt.Errorf("etp=%d does not divide the expert FFN of %d", etp, m.ExpertFFN)
 	}
 	return nil
+}
+
+// MinContextSeq and MinContextTokens bound the context-parallel degrees
+// Search tries: none below a sequence of MinContextSeq tokens, and none
+// that leaves a GPU fewer than MinContextTokens of each sequence (the
+// sequence the node's attention rate was measured at, Kernels; below it
+// context parallelism only shrinks the kernels).
+const (
+	MinContextSeq    = 8192
+	MinContextTokens = 4096
+)
+
+// ContextDegrees are the context-parallel degrees Search tries on gpus
+// GPUs (those a tensor group leaves): 1, and where the sequence is at
+// least MinContextSeq the powers of two C dividing gpus that split it
+// into 2C equal chunks with at least MinContextTokens tokens a GPU.
+func ContextDegrees(m transformer.Spec, gpus int) []int {
+	out := []int{1}
+	if m.Seq < MinContextSeq {
+		return out
+	}
+	for C := 2; gpus%C == 0 && m.Seq%(2*C) == 0 && m.Seq/C >= MinContextTokens; C *= 2 {
+		out = append(out, C)
+	}
+	return out
 }

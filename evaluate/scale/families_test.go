@@ -1,0 +1,115 @@
+package scale
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// familyLayer is model m's one-layer forward and backward on one H100 of
+// dgx-h100 (8 replicas, micro-batch 1, no communication), and its coster.
+func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
+	t.Helper()
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true}
+	fwd, bwd = c.layer()
+	return fwd, bwd, c
+}
+
+// TestGlobalEveryCost: Gemma 3's layout (the window in all but every
+// sixth layer) changes a layer's forward by exactly its attention
+// kernel's time at the keys a query meets on average over the layers,
+// by hand: 6 layers, 5 windowed to 128 keys (126.015625 a query at 4,096
+// tokens), 1 over the causal half (2,048): (5 x 126.015625 + 2,048) / 6.
+func TestGlobalEveryCost(t *testing.T) {
+	full := mustSpec(t, "llama:layers=6,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	win := mustSpec(t, "llama:layers=6,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,window=128,global_every=6")
+	fFull, _, c := familyLayer(t, full)
+	fWin, _, _ := familyLayer(t, win)
+	const n, heads, d = 4096.0, 8.0, 64.0
+	_, slow := c.pod.HeldClock()
+	call := func(keys float64) plan.AttnCall {
+		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
+	}
+	r := &h100.Attention[0].Fwd
+	want := r.Time(call((5*126.015625+2048)/6)) - r.Time(call(2048))
+	if got := fWin.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
+		t.Errorf("global_every=6 changes the forward by %g s, want %g", got, want)
+	}
+}
+
+// TestChunkCost: Llama 4's chunked attention changes a layer's forward
+// by exactly its attention kernel's time at the keys a query meets on
+// average, by hand: 4 layers at 16,384 tokens, 3 in chunks of 8,192 (a
+// query's place in its chunk 8,193 / 2 = 4,096.5 on average), 1 global
+// over the causal half (8,192): (3 x 4,096.5 + 8,192) / 4 = 5,120.375.
+func TestChunkCost(t *testing.T) {
+	full := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=16384,vocab=1000,batch=8")
+	chunked := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=16384,vocab=1000,batch=8,chunk=8192,global_every=4")
+	fFull, _, c := familyLayer(t, full)
+	fChunk, _, _ := familyLayer(t, chunked)
+	const n, heads, d = 16384.0, 8.0, 64.0
+	_, slow := c.pod.HeldClock()
+	call := func(keys float64) plan.AttnCall {
+		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
+	}
+	r := &h100.Attention[0].Fwd
+	want := r.Time(call(5120.375)) - r.Time(call(8192))
+	if got := fChunk.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
+		t.Errorf("chunk=8192,global_every=4 changes the forward by %g s, want %g", got, want)
+	}
+}
+
+// TestPostNormsCost: Gemma's four norms a block cost two norms more than
+// two, forward (one kernel each) and backward (twice each), each an RMS
+// norm over this GPU's 4,096 x 512 hidden states: 8 FLOPs an element,
+// its BF16 input read and its output written (its backward one kernel of
+// twice that). Its activations keep the
+// two norms' inputs more: 2 x 2 bytes of s b h.
+func TestPostNormsCost(t *testing.T) {
+	two := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	four := two
+	four.Norms = 4
+	f2, b2, c := familyLayer(t, two)
+	f4, b4, c4 := familyLayer(t, four)
+	const n, h = 4096.0, 512.0
+	k := kernel{class: graph.ClassReduction, flops: 8 * n * h, read: n * h * 2, writes: n * h * 2}
+	norm, back := c.run(k).busy, c.run(twice(k)).busy
+	if got := f4.busy - f2.busy; math.Abs(got-2*norm) > 1e-15 {
+		t.Errorf("forward: %g s more, want two norms' %g", got, 2*norm)
+	}
+	if got := b4.busy - b2.busy; math.Abs(got-2*back) > 1e-15 {
+		t.Errorf("backward: %g s more, want two norms' backward %g", got, 2*back)
+	}
+	if got, want := c4.layerMemory().perLayer-c.layerMemory().perLayer, 4*n*h; got != want {
+		t.Errorf("activations: %g bytes more, want %g", got, want)
+	}
+}
+
+// TestSquaredReLUUnits: Nemotron's MLP without a gate keeps GeLU's
+// activations without its dropout mask, in units of s b h: its input 2,
+// the activation's input and the second GEMM's 2 f/h each (Korthikanti
+// et al.'s count): hidden 512, ffn 2,048: 2 + 16 = 18 (a SwiGLU's of the
+// same ffn: 2 + 24 = 26).
+func TestSquaredReLUUnits(t *testing.T) {
+	relu2 := mustSpec(t, "llama:layers=2,hidden=512,heads=8,ffn=2048,seq=4096,vocab=1000,batch=8,act=relu2")
+	swiglu := mustSpec(t, "llama:layers=2,hidden=512,heads=8,ffn=2048,seq=4096,vocab=1000,batch=8")
+	for _, c := range []struct {
+		m    transformer.Spec
+		want float64
+	}{{relu2, 18}, {swiglu, 26}} {
+		if _, mlp, _ := blockUnits(&c.m, false); mlp != c.want {
+			t.Errorf("%s: MLP keeps %g units, want %g", c.m, mlp, c.want)
+		}
+	}
+}
