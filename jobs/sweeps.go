@@ -18,7 +18,36 @@ import (
 // predicted in the sweep's unit, and the order within each sweep against
 // the measured one.
 func Sweeps(ctx context.Context) (report.Sweeps, error) {
-	return sweepsOf(ctx, published.Sweeps(), plan.Tuned)
+	rep, err := sweepsOf(ctx, published.Sweeps(), plan.Tuned)
+	if err != nil {
+		return rep, err
+	}
+	rep.Ratios = sweepRatios(published.BlackwellRatios(), plan.Tuned)
+	return rep, nil
+}
+
+// sweepRatios are the ratio checks: each ratio's two rows predicted as
+// their sweeps' rows (sweepRow, in tokens a second per GPU) and their
+// ratio against the published one.
+func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report.SweepRatio {
+	var out []report.SweepRatio
+	for _, r := range rs {
+		n := sweepRow(published.TokensPerGPU, r.Num, r.NumSet, tuned)
+		d := sweepRow(published.TokensPerGPU, r.Den, r.DenSet, tuned)
+		rr := report.SweepRatio{Name: r.Name, Published: r.Num.Measured / r.Den.Measured}
+		switch {
+		case n.Refused != "":
+			rr.Refused = r.Num.Label + ": " + n.Refused
+		case d.Refused != "":
+			rr.Refused = r.Den.Label + ": " + d.Refused
+		default:
+			rr.Predicted = n.Predicted / d.Predicted
+			rr.Error = rr.Predicted/rr.Published - 1
+			rr.Holds = abs(rr.Error) <= published.RatioTolerance
+		}
+		out = append(out, rr)
+	}
+	return out
 }
 
 // sweepsOf is Sweeps of the given sweeps, each also out of sample: its
@@ -67,8 +96,9 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 			if !out.OrderOnly {
 				out.MeanAbsError /= float64(n)
 			}
-			if n >= 3 {
-				rho := spearman(measured, predicted)
+			// Spearman's rho is undefined where either side is all
+			// ties (a sweep whose rows placer predicts alike): none.
+			if rho := spearman(measured, predicted); n >= 3 && !math.IsNaN(rho) {
 				out.Spearman = &rho
 			}
 			var fm, fp int

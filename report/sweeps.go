@@ -35,6 +35,22 @@ type Sweeps struct {
 	ReservedPeaks    int     `json:"reserved_peaks,omitempty"`
 	MeanAbsPeakError float64 `json:"mean_abs_peak_error,omitempty"`
 	MaxAbsPeakError  float64 `json:"max_abs_peak_error,omitempty"`
+	// Ratios are the checks of one system's published throughput over
+	// another's, model and release alike (published.BlackwellRatios).
+	Ratios []SweepRatio `json:"ratios,omitempty"`
+}
+
+// SweepRatio is one system-over-system ratio: published, placer's (its
+// two rows' predictions), the error of placer's on the published one,
+// and whether it holds within the tolerance; Refused where placer
+// cannot write either row.
+type SweepRatio struct {
+	Name      string  `json:"name"`
+	Published float64 `json:"published"`
+	Predicted float64 `json:"predicted,omitempty"`
+	Error     float64 `json:"error,omitempty"`
+	Holds     bool    `json:"holds"`
+	Refused   string  `json:"refused,omitempty"`
 }
 
 // Sweep is one published sweep and placer's reading of it.
@@ -138,7 +154,7 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		if err := TableFit(w, []string{"row", "measured", "predicted", "error", "GiB pub/pred", "placer's reading", "assumed"}, rows, []int{6, 5, 4}); err != nil {
 			return err
 		}
-		rho := "n/a (fewer than 3 rows)"
+		rho := "n/a (fewer than 3 rows, or all alike)"
 		if sw.Spearman != nil {
 			rho = fmt.Sprintf("%.2f", *sw.Spearman)
 		}
@@ -157,6 +173,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 			OutOfSampleLine(sw.Sample, sw.OrderOnly), sw.Stack, sw.Source); err != nil {
 			return err
 		}
+	}
+	if err := writeRatios(w, s.Ratios); err != nil {
+		return err
 	}
 	ordered := ""
 	if s.Ordered > 0 {
@@ -222,4 +241,31 @@ func formatSweep(x float64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.0f", x), ".")
 	}
 	return fmt.Sprintf("%.3g", x)
+}
+
+// writeRatios writes the ratio checks: published, placer's, its error.
+func writeRatios(w io.Writer, rs []SweepRatio) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "System ratios (tokens/s per GPU, same model and release; each row as its sweep reads it)"); err != nil {
+		return err
+	}
+	var rows [][]string
+	held := 0
+	for _, r := range rs {
+		if r.Refused != "" {
+			rows = append(rows, []string{r.Name, fmt.Sprintf("%.3f", r.Published), "refused", wrap(r.Refused, 48)})
+			continue
+		}
+		if r.Holds {
+			held++
+		}
+		rows = append(rows, []string{r.Name, fmt.Sprintf("%.3f", r.Published), fmt.Sprintf("%.3f", r.Predicted), fmt.Sprintf("%+.1f%%", 100*r.Error)})
+	}
+	if err := TableFit(w, []string{"ratio", "published", "placer", "error"}, rows, nil); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d of %d ratios within %s of the published\n\n", held, len(rs), Percent(published.RatioTolerance))
+	return err
 }

@@ -91,7 +91,12 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	c.pl.T = T
 	c.layers = layersOf(&c.pl.Run, p)
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
-		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
+		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, bf16)
+		if plan.BlockScaled(pl.FP8) {
+			fwd = blockSpeedup(pl.FP8, p, bf16)
+			bwd = fwd
+		}
 		c.fp8, c.fp8b = 1/fwd, 1/bwd
 	}
 	return c
@@ -107,7 +112,11 @@ func (c *coster) gemm(flops, read, write float64) kernel {
 // FP8, one byte; its output BF16), else gemm's.
 func (c *coster) lgemm(flops, read, write float64) kernel {
 	if c.fp8 > 0 {
-		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: read / 2, writes: write}
+		in := read / 2
+		if c.pl.FP8 == plan.FP4NV {
+			in = read / 4 // half a byte an element
+		}
+		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: in, writes: write}
 	}
 	return c.gemm(flops, read, write)
 }
@@ -134,9 +143,13 @@ func (c *coster) back(g kernel) kernel {
 // 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
 // costed here, but not Transformer Engine's fused kernels' bytes, so
 // the 5 (current) and 3 (delayed) bytes an element stay assumptions.
+// MXFP8 and NVFP4 cast in one pass to both copies (blockCast).
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
+	}
+	if plan.BlockScaled(c.pl.FP8) {
+		return blockCast(c.pl.FP8, e).time(c.h)
 	}
 	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
 	if c.pl.FP8 == plan.FP8Current {

@@ -715,7 +715,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 		}
 	}
 	if pl.FP8 != "" {
-		fp8 = 2 * st.layers // the blocks' FP8 weights, row- and column-wise
+		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.layers // the blocks' FP8 weights, row- and column-wise
 		if bridgeFP8Params(pl) && !pl.FSDP {
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
@@ -739,7 +739,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 			dense := st.params - st.experts
 			w = dense*bf16/D + st.experts*bf16/E
 			if pl.FP8 != "" {
-				fp8 = 2*(st.layers-st.experts)/D + 2*st.experts/E
+				fp8 = lowPrecisionCopyBytes(pl.FP8) * ((st.layers-st.experts)/D + st.experts/E)
 			}
 			g = dense*gb/D + st.experts*gb/E
 			o = dense*12/D + st.experts*12/E

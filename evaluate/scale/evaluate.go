@@ -172,6 +172,10 @@ func fp8Code(recipe string) uint8 {
 		return 2
 	case plan.FP8Blockwise:
 		return 3
+	case plan.FP8MX:
+		return 4
+	case plan.FP4NV:
+		return 5
 	}
 	return 0
 }

@@ -57,7 +57,7 @@ func DeepSpeedTransformer(m transformer.Spec, s plan.Strategy, gpus int, version
 	case s.Recompute != plan.NoRecompute:
 		return nil, nil, fmt.Errorf("export: deepspeed: activation_checkpointing: recompute=%s: DeepSpeed's activation checkpointing is the model's own call (deepspeed.checkpointing.checkpoint), which placer does not write", s.Recompute)
 	case s.FP8 != "":
-		return nil, nil, fmt.Errorf("export: deepspeed: fp8=%s: DeepSpeed's engine has no FP8 training setting (Transformer Engine's layers are the model's)", s.FP8)
+		return nil, nil, fmt.Errorf("export: deepspeed: %s: DeepSpeed's engine has no FP8 or FP4 training setting (Transformer Engine's layers are the model's)", plan.PrecisionKey(s.FP8))
 	case s.GradBF16:
 		return nil, nil, fmt.Errorf("export: deepspeed: data_types.grad_accum_dtype: grads=bf16 is not written by placer")
 	case s.EPOverlap:

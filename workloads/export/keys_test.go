@@ -42,6 +42,8 @@ var keyPlans = []struct{ workload, plan string }{
 	{keysDense, "dp=16,mbs=1,recompute-modules=mlp"},
 	{keysDense, "dp=16,mbs=1,fp8=current"},
 	{keysDense, "dp=16,mbs=1,fp8=blockwise"},
+	{keysDense, "dp=16,mbs=1,fp8=mxfp8"},
+	{keysDense, "dp=16,mbs=1,fp4=nvfp4"},
 	{keysDense, "dp=16,mbs=1,grads=bf16"},
 	{keysDense, "dp=16,mbs=1,cuda-graphs=dense"},
 	{keysDense, "dp=16,mbs=1,stack=megatron-core-0.16"},
@@ -64,6 +66,10 @@ var keyPlans = []struct{ workload, plan string }{
 // (the pipeline's split as each stage's layers).
 func TestEveryKeyEveryTarget(t *testing.T) {
 	pod, err := plan.ParsePod("dgx-h100:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b200, err := plan.ParsePod("dgx-b200:2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +128,11 @@ func TestEveryKeyEveryTarget(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
-		pl, err := plan.Resolve(m, s, pod)
+		on := pod
+		if s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV {
+			on = b200 // block-scaled formats: refused on H100
+		}
+		pl, err := plan.Resolve(m, s, on)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
@@ -285,7 +295,10 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 		}
 	}
 	if r := flags["--fp8-recipe"]; len(r) > 0 {
-		k["fp8"] = map[string]string{"tensorwise": plan.FP8Current, "delayed": plan.FP8Delayed, "blockwise": plan.FP8Blockwise}[r[0]]
+		k["fp8"] = map[string]string{"tensorwise": plan.FP8Current, "delayed": plan.FP8Delayed, "blockwise": plan.FP8Blockwise, "mxfp8": plan.FP8MX}[r[0]]
+	}
+	if r := flags["--fp4-recipe"]; len(r) > 0 {
+		k["fp4"] = r[0]
 	}
 	if ep := num("--expert-model-parallel-size", 1); ep > 1 {
 		k["ep"] = strconv.Itoa(ep)

@@ -46,6 +46,8 @@ import (
 // --expert-tensor-parallel-size; FP8 as --fp8-format hybrid (E4M3
 // forward, E5M2 backward; e4m3 for blockwise, as DeepSeek-V3 trained)
 // with --fp8-recipe tensorwise (current scaling), delayed or blockwise;
+// fp8=mxfp8 as --fp8-format e4m3 --fp8-recipe mxfp8, fp4=nvfp4 as
+// --fp4-format e2m1 --fp4-recipe nvfp4;
 // Megatron-FSDP as --use-megatron-fsdp with
 // --data-parallel-sharding-strategy optim_grads_params; grads=bf16 as
 // --grad-reduce-in-bf16; epoverlap=on as --overlap-moe-expert-parallel-comm
@@ -242,6 +244,15 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
 	case plan.FP8Blockwise:
 		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
+	case plan.FP8MX:
+		// Megatron-Bridge's bf16_with_mxfp8_mixed: fp8 "e4m3", recipe
+		// "mxfp8" (Megatron-LM's --fp8-recipe choices: tensorwise,
+		// delayed, mxfp8, blockwise).
+		add("--fp8-format", "e4m3", "--fp8-recipe", "mxfp8")
+	case plan.FP4NV:
+		// Megatron-LM's FP4 arguments (--fp4-format, choices e2m1;
+		// --fp4-recipe, choices nvfp4): Bridge's bf16_with_nvfp4_mixed.
+		add("--fp4-format", "e2m1", "--fp4-recipe", "nvfp4")
 	}
 	if s.GradBF16 {
 		add("--grad-reduce-in-bf16")

@@ -88,6 +88,8 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case runs != nil:
 		return nil, runs
+	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
+		return nil, fmt.Errorf("export: torchtitan: model.converters: %s: placer writes no torchtitan MX or NVFP4 converter (its float8 export is tensorwise)", plan.PrecisionKey(s.FP8))
 	case s.FP8 != "" && s.FP8 != plan.FP8Current:
 		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
 	}

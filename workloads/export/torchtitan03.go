@@ -165,6 +165,8 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case runs != nil:
 		return nil, runs
+	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
+		return nil, fmt.Errorf("export: torchtitan: model_spec converters: %s: placer writes no torchtitan MX or NVFP4 converter", plan.PrecisionKey(s.FP8))
 	case s.FP8 != "":
 		// components/quantization/float8.py: Float8LinearConverter.Config
 		// recipe_name is "rowwise" or "rowwise_with_gw_hp"; 0.2's

@@ -386,7 +386,7 @@ func (pl Plan) String() string {
 		s += ",imbalance=" + strconv.FormatFloat(pl.Imbalance, 'g', -1, 64)
 	}
 	if pl.FP8 != "" {
-		s += ",fp8=" + pl.FP8
+		s += "," + precisionKey(pl.FP8)
 	}
 	if pl.FSDP {
 		s += ",fsdp=on"

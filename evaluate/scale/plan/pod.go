@@ -202,7 +202,7 @@ func ParsePod(text string) (Pod, error) {
 			}
 			x, err := strconv.ParseFloat(v, 64)
 			if err != nil || !(x > 0) || math.IsInf(x, 0) {
-				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps; attention=flash or cudnn; power=W or off)", text, kv)
+				return Pod{}, fmt.Errorf("cluster %q: %q is not key=number above 0 (keys nics, nic-gbps, per-node; attention=flash or cudnn; power=W or off)", text, kv)
 			}
 			switch k {
 			case "nics":
@@ -212,8 +212,12 @@ func ParsePod(text string) (Pod, error) {
 				pod.NICs = int(x)
 			case "nic-gbps":
 				pod.NICBandwidth = x * 1e9 / 8
+			case "per-node":
+				if err := pod.usePerNode(x); err != nil {
+					return Pod{}, fmt.Errorf("cluster %q: %w", text, err)
+				}
 			default:
-				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, attention, power)", text, k)
+				return Pod{}, fmt.Errorf("cluster %q: unknown key %q (keys nics, nic-gbps, per-node, attention, power)", text, k)
 			}
 		}
 		pod.Name += "," + opts

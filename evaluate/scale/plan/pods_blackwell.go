@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -139,4 +140,17 @@ func (p *Pod) HostGPUs() int {
 		return n
 	}
 	return p.PerNode
+}
+
+// usePerNode is the per-node=N option of a cluster: N GPUs of each node
+// used (its NVLink domain's first N, with their share of its NICs), as a
+// run on NVL72 racks uses 64 of a rack's 72 or one 8-GPU slice of it.
+func (p *Pod) usePerNode(x float64) error {
+	if x != float64(int(x)) || int(x) > p.PerNode {
+		return fmt.Errorf("per-node=%g: want a whole number of GPUs, at most the node's %d", x, p.PerNode)
+	}
+	n := int(x)
+	p.NICs = max(1, p.NICs*n/p.PerNode)
+	p.PerNode = n
+	return nil
 }

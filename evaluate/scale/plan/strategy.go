@@ -247,6 +247,11 @@ const (
 	FP8Current   = "current"
 	FP8Delayed   = "delayed"
 	FP8Blockwise = "blockwise"
+	// FP8MX and FP4NV are the block-scaled formats of Blackwell's tensor
+	// cores (blockscaled.go): MXFP8 (fp8=mxfp8) and NVFP4, written
+	// fp4=nvfp4 and held in Strategy.FP8 as the blocks' GEMM recipe.
+	FP8MX = "mxfp8"
+	FP4NV = "nvfp4"
 )
 
 // Recompute is activation recomputation (Korthikanti et al., 2022).
@@ -502,9 +507,9 @@ func (s Strategy) Check() error {
 		return err
 	}
 	switch s.FP8 {
-	case "", FP8Current, FP8Delayed, FP8Blockwise:
+	case "", FP8Current, FP8Delayed, FP8Blockwise, FP8MX, FP4NV:
 	default:
-		return strategyError("fp8 %q: want current, delayed or blockwise", s.FP8)
+		return strategyError("fp8 %q: want current, delayed, blockwise or mxfp8 (fp4: nvfp4)", s.FP8)
 	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
@@ -606,7 +611,7 @@ func (s Strategy) moeString() []string {
 		parts = append(parts, "imbalance="+strconv.FormatFloat(s.Imbalance, 'g', -1, 64))
 	}
 	if s.FP8 != "" {
-		parts = append(parts, "fp8="+s.FP8)
+		parts = append(parts, precisionKey(s.FP8))
 	}
 	if s.FSDP {
 		parts = append(parts, "fsdp=on")
@@ -635,8 +640,8 @@ func (s Strategy) moeString() []string {
 // place of tp: stage-tp=4:8:8:4), ep (expert-parallel degree), etp
 // (expert-tensor-parallel degree; left out, tp's), imbalance (the most
 // loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
-// (current, delayed or blockwise: the blocks' GEMMs in FP8; none: BF16)
-// and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
+// (current, delayed, blockwise or mxfp8: the blocks' GEMMs in FP8; none:
+// BF16) or fp4 (nvfp4: in NVFP4; none: BF16) and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
 // and grads (bf16: gradients kept and reduced in BF16; fp32, the
 // default: FP32 main gradients) and epoverlap (on: the experts'
 // all-to-alls overlapped with another micro-batch's computation) and
@@ -816,6 +821,8 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		default:
 			s.FP8 = v
 		}
+	case "fp4":
+		s.FP8, err = parseFP4(v)
 	case "grads", "grad-dtype":
 		switch strings.ToLower(v) {
 		case "bf16":

@@ -248,7 +248,7 @@ func fp8Fits(s Strategy, p Pod) error {
 	if s.FP8 != "" && p.Kernels.FP8Peak <= 0 {
 		return fmt.Errorf("fp8=%s on %s: its GPUs have no FP8 tensor cores", s.FP8, p.Hardware.Name)
 	}
-	return nil
+	return blockScaledFits(s, p)
 }
 
 // expertKeysFit refuses the experts' keys on model m without experts

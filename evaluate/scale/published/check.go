@@ -28,7 +28,8 @@ const MaxScale = 2.0
 
 // Traits are what a published row must share with a plan to check it.
 type Traits struct {
-	// Precision is "bf16", or "fp8=" and the recipe (Strategy.FP8).
+	// Precision is "bf16", or "fp8=" and the recipe (Strategy.FP8), or
+	// "fp4=nvfp4".
 	Precision string `json:"precision"`
 	// Attention is the pod's fused attention kernel (its first measured
 	// one: "cudnn", "flash"), "unfused" (Kernels.UnfusedAttention), or
@@ -60,7 +61,7 @@ func TraitsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Traits {
 		t.Layers = "eager"
 	}
 	if s.FP8 != "" {
-		t.Precision = "fp8=" + s.FP8
+		t.Precision = plan.PrecisionKey(s.FP8)
 	}
 	if m.MoE() {
 		t.Family = "moe"
@@ -211,6 +212,9 @@ func Differences(r CheckedRow, t Traits) []Difference {
 func PrecisionName(p string) string {
 	if recipe, ok := strings.CutPrefix(p, "fp8="); ok {
 		return "FP8 " + recipe
+	}
+	if recipe, ok := strings.CutPrefix(p, "fp4="); ok {
+		return "FP4 " + recipe
 	}
 	return strings.ToUpper(p)
 }

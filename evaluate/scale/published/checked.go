@@ -47,7 +47,7 @@ func Features(m transformer.Spec, s plan.Strategy) []string {
 	add(s.DistOpt, "distopt")
 	add(s.Recompute == plan.SelectiveRecompute, "recompute=selective")
 	add(s.Recompute == plan.FullRecompute, "recompute=full")
-	add(s.FP8 != "", "fp8="+s.FP8)
+	add(s.FP8 != "", plan.PrecisionKey(s.FP8))
 	add(s.GradBF16, "grads=bf16")
 	add(m.MoE(), "experts")
 	add(m.MoE() && s.Experts > 1, "ep")

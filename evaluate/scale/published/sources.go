@@ -24,6 +24,7 @@ const (
 	SetTorchtitanA100    = "torchtitan-a100-2024-04"
 	SetModelZoo          = "megatron-moe-model-zoo"
 	SetMegatronMoEReadme = "megatron-core-moe-readme"
+	SetBridgeBlackwell   = "megatron-bridge-blackwell"
 )
 
 // SourceSet is one published source set: its key and what it cites.
@@ -43,6 +44,7 @@ func SourceSets() []SourceSet {
 		{SetTorchtitanA100, torchtitanA100Source},
 		{SetModelZoo, "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md"},
 		{SetMegatronMoEReadme, "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a"},
+		{SetBridgeBlackwell, bridgeBlackwellSource},
 	}
 }
 
@@ -71,7 +73,8 @@ type SampleError struct {
 	// MeanAbs and OutMeanAbs are the mean |error|, in and out of sample.
 	MeanAbs    float64 `json:"mean_abs_error"`
 	OutMeanAbs float64 `json:"out_of_sample_mean_abs_error"`
-	// Spearman and OutSpearman: null with fewer than three rows.
+	// Spearman and OutSpearman: null with fewer than three rows, or
+	// where the figures or the predictions are all equal.
 	Spearman    *float64 `json:"spearman"`
 	OutSpearman *float64 `json:"out_of_sample_spearman"`
 }
@@ -93,8 +96,14 @@ func SampleErrorOf(set string, reset []string, measured, in, out []float64, rank
 	e.MeanAbs /= float64(e.Rows)
 	e.OutMeanAbs /= float64(e.Rows)
 	if e.Rows >= 3 {
+		// Undefined (NaN) where either side is all ties: left null.
 		a, b := rank(measured, in), rank(measured, out)
-		e.Spearman, e.OutSpearman = &a, &b
+		if !math.IsNaN(a) {
+			e.Spearman = &a
+		}
+		if !math.IsNaN(b) {
+			e.OutSpearman = &b
+		}
 	}
 	return e
 }

@@ -21,6 +21,7 @@ func publishedSweeps() []Sweep {
 	out = append(out, torchtitanA100()...)
 	out = append(out, megatronMoEReadme())
 	out = append(out, bridgeReleases()...)
+	out = append(out, bridgeBlackwell()...)
 	return out
 }
 
