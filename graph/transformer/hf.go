@@ -187,6 +187,7 @@ func HFModelTypes() []string {
 	for k := range hfWrappers {
 		out = append(out, k) // its text_config
 	}
+	out = append(out, "nemotron_h") // hf_hybrid.go
 	slices.Sort(out)
 	return out
 }
@@ -274,6 +275,9 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	}
 	if _, ok := hfWrappers[typ]; ok {
 		return r.textWrapper(typ, where)
+	}
+	if typ == "nemotron_h" {
+		return r.hybrid(typ)
 	}
 	fam, ok := hfFamilies[typ]
 	if !ok {
@@ -402,7 +406,7 @@ func (r *hfReader) activation(fam hfFamily, m *Spec) error {
 // hfLater names, for a model type placer does not read yet, what it is.
 func hfLater(typ string) string {
 	switch typ {
-	case "nemotron_h", "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
+	case "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
 		return "; its Mamba-2 or linear-attention layers beside attention are a later step"
 	case "gemma", "gemma2":
 		return "; of Gemma, placer reads Gemma 3 (gemma3, gemma3_text)"
