@@ -59,7 +59,9 @@ func (s SSM) conv() int64 { return int64(s.Inner()) + 2*int64(s.Groups)*int64(s.
 // each), B and C (Groups x State each) and dt (one a head), as
 // Megatron-Core's MambaMixer.in_proj and transformers' NemotronH
 // Mamba2Mixer.in_proj have it.
-func (s SSM) InProj() int64 { return 2*int64(s.Inner()) + 2*int64(s.Groups)*int64(s.State) + int64(s.Heads) }
+func (s SSM) InProj() int64 {
+	return 2*int64(s.Inner()) + 2*int64(s.Groups)*int64(s.State) + int64(s.Heads)
+}
 
 // MambaParams is one Mamba-2 block: its RMS norm (Hidden), in_proj
 // (Hidden x InProj, no bias), the convolution's weights and biases over
