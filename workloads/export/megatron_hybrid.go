@@ -1,0 +1,44 @@
+package export
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// megatronHybrid is a hybrid model's (transformer.Spec.Pattern:
+// Nemotron-H) Megatron-LM arguments, for pretrain_mamba.py (its
+// MambaModel: megatron/core/models/mamba), each flag one of
+// core_v0.16.1's (testdata/megatron-lm-core_v0.16.1-args.txt): the
+// layers' pattern (--hybrid-override-pattern, M, * and - as placer's),
+// the Mamba-2 mixer's state, head width, groups and heads, the
+// squared-ReLU MLP without biases, RMS norms and attention without
+// positions (Nemotron-H's attention has no rotary embedding:
+// Megatron-Bridge's NemotronHBridge sets position_embedding_type
+// "none"). Megatron-Core's MambaMixer takes its convolution's taps
+// (d_conv 4) and the scan's chunks (chunk_size 128) from no flag: a
+// model of others is refused in one line.
+func megatronHybrid(m transformer.Spec) ([]string, error) {
+	s := m.SSM
+	nm, _, _ := m.Kinds()
+	if nm > 0 && (s.Conv != 4 || s.Chunk != 128) {
+		return nil, ModelError{fmt.Errorf("megatron arguments: ssm_conv=%d, ssm_chunk=%d: Megatron-LM core_v0.16.1's MambaMixer has 4 taps and chunks of 128, no flag for others", s.Conv, s.Chunk)}
+	}
+	a := []string{"--squared-relu", "--disable-bias-linear", "--normalization", "RMSNorm", "--position-embedding-type", "none",
+		"--hybrid-override-pattern", m.Pattern}
+	if nm > 0 {
+		a = append(a, "--mamba-state-dim", strconv.Itoa(s.State), "--mamba-head-dim", strconv.Itoa(s.HeadDim),
+			"--mamba-num-groups", strconv.Itoa(s.Groups), "--mamba-num-heads", strconv.Itoa(s.Heads))
+	}
+	return a, nil
+}
+
+// megatronEntry is the Megatron-LM script that trains m:
+// pretrain_mamba.py for a hybrid, else pretrain_gpt.py.
+func megatronEntry(m transformer.Spec) string {
+	if m.Hybrid() {
+		return "pretrain_mamba.py"
+	}
+	return "pretrain_gpt.py"
+}
