@@ -12,8 +12,8 @@ import (
 // MambaModel: megatron/core/models/mamba), each flag one of
 // core_v0.16.1's (testdata/megatron-lm-core_v0.16.1-args.txt): the
 // layers' pattern (--hybrid-override-pattern, M, * and - as placer's),
-// the Mamba-2 mixer's state, head width, groups and heads, the
-// squared-ReLU MLP without biases, RMS norms and attention without
+// the Mamba-2 mixer's state, head width, groups and heads, the MLP
+// without biases (Nemotron-H's squared ReLU; a shape's SwiGLU), RMS norms and attention without
 // positions (Nemotron-H's attention has no rotary embedding:
 // Megatron-Bridge's NemotronHBridge sets position_embedding_type
 // "none"). Megatron-Core's MambaMixer takes its convolution's taps
@@ -25,7 +25,14 @@ func megatronHybrid(m transformer.Spec) ([]string, error) {
 	if nm > 0 && (s.Conv != 4 || s.Chunk != 128) {
 		return nil, ModelError{fmt.Errorf("megatron arguments: ssm_conv=%d, ssm_chunk=%d: Megatron-LM core_v0.16.1's MambaMixer has 4 taps and chunks of 128, no flag for others", s.Conv, s.Chunk)}
 	}
-	a := []string{"--squared-relu", "--disable-bias-linear", "--normalization", "RMSNorm", "--position-embedding-type", "none",
+	act := "--squared-relu"
+	switch m.Act {
+	case "":
+		act = "--swiglu" // a shape's llama MLP
+	case "geglu":
+		return nil, ModelError{fmt.Errorf("megatron arguments: act=geglu in a hybrid: Megatron-LM core_v0.16.1's pretrain_mamba.py has no flag for Gemma's GeGLU")}
+	}
+	a := []string{act, "--disable-bias-linear", "--normalization", "RMSNorm", "--position-embedding-type", "none",
 		"--hybrid-override-pattern", m.Pattern}
 	if nm > 0 {
 		a = append(a, "--mamba-state-dim", strconv.Itoa(s.State), "--mamba-head-dim", strconv.Itoa(s.HeadDim),
