@@ -446,7 +446,7 @@ func (r *hfReader) textWrapper(typ, where string) (Spec, error) {
 		return Spec{}, r.fail("text_config", "not a JSON object")
 	}
 	if t, ok := text["model_type"]; ok && string(t) != strconv.Quote(w.text) {
-		return Spec{}, r.fail("text_config", "model_type %s: want %s", t, w.text)
+		return Spec{}, r.fail("text_config", "model_type %s: want %s", hfOneLine(string(t)), w.text)
 	}
 	text["model_type"] = json.RawMessage(strconv.Quote(w.text))
 	// transformers ties the output layer to the text embedding as the
