@@ -146,6 +146,9 @@ func (c *coster) layerMemory() layerMemory {
 	if c.m.Hybrid() {
 		return c.hybridMemory() // cost_mamba.go
 	}
+	if c.m.Mixed() {
+		return c.mixerMemory() // cost_gdn.go
+	}
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, h := c.tokens, float64(m.Hidden)

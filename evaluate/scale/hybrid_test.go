@@ -140,7 +140,7 @@ func TestHybridPlans(t *testing.T) {
 		want      string
 	}{
 		{small, "tp=4,pp=1,dp=2,mbs=1", "dgx-h100:1", "tp=4 does not divide the 2 Mamba-2 groups"},
-		{small, "tp=1,pp=1,dp=4,cp=2,mbs=1", "dgx-h100:1", "cp=2 with Mamba-2 layers"},
+		{small, "tp=1,pp=1,dp=4,cp=2,mbs=1", "dgx-h100:1", "cp=2 with Mamba-2 or Gated DeltaNet layers"},
 		{small, "tp=1,pp=1,dp=8,mbs=1,stack=torchtitan-0.2", "dgx-h100:1", "not under an eager or torchtitan stack"},
 	} {
 		s, err := plan.ParseStrategy(c.text)
@@ -155,5 +155,106 @@ func TestHybridPlans(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
+	}
+}
+
+// TestGDNBlockCost: one Gated DeltaNet's kernels by hand on a small
+// Qwen3-Next-like model (hidden 512, 4 key heads and 8 value heads of
+// 64, 4 taps, 4,096 tokens): its input projections' width 2 x 256 + 2 x
+// 512 + 16 = 1,552, the convolution's channels 2 x 256 + 512 = 1,024, the
+// kernel's FLOPs a token 8 x (2 x 64 x (3 x 64 + 2 x 64) + 6 x 64 x 64) =
+// 524,288, its backward twice that and the chunk states recomputed, 2 x
+// 64 x 64 x 8 = 65,536 a token. And the mean of the mixers: GGG* is
+// three quarters of it and a quarter of the gated attention (attnBlock's
+// with the gate's GEMM of 2 x 4,096 x 512 x 512 FLOPs and its product).
+func TestGDNBlockCost(t *testing.T) {
+	m := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,experts=8,topk=2,expert_ffn=256,"+
+		"mixers=GGG*,gdn_k_heads=4,gdn_v_heads=8,gdn_k_dim=64,gdn_v_dim=64,gdn_conv=4")
+	c := hybridCoster(t, m)
+	const n, h, in, conv, vd, vh = 4096.0, 512.0, 1552.0, 1024.0, 512.0, 8.0
+	ks := []kernel{
+		{graph.ClassReduction, 8 * n * h, n * h * 2, n * h * 2},
+		{graph.ClassMatMul, 2 * n * h * in, n*h*2 + h*in*2, n * in * 2},
+		{graph.ClassElementwise, 12 * n * conv, n * conv * 2, n * conv * 2},
+		{graph.ClassMatMul, n * 524_288, n * (conv + 2*vh) * 2, n * vd * 2},
+		{graph.ClassReduction, 10 * n * vd, 2 * n * vd * 2, n * vd * 2},
+		{graph.ClassMatMul, 2 * n * vd * h, n*vd*2 + vd*h*2, n * h * 2},
+		{graph.ClassElementwise, 3 * n * h, 2 * n * h * 2, 1.5 * n * h * 2},
+	}
+	var fwd, bwd float64
+	for i, k := range ks {
+		fwd += c.run(k).busy
+		switch i {
+		case 1, 5:
+			bwd += 2 * c.run(k).busy
+		case 3:
+			bwd += c.run(kernel{graph.ClassMatMul, 2*n*524_288 + n*65_536, n * (2*conv + 2*vh + 2*vd) * 2, n * (conv + 2*vh) * 2}).busy
+		default:
+			bwd += c.run(twice(k)).busy
+		}
+	}
+	gf, gb, _ := c.gdnBlock()
+	if math.Abs(gf.busy/fwd-1) > 1e-12 || math.Abs(gb.busy/bwd-1) > 1e-12 {
+		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.busy, gb.busy, fwd, bwd)
+	}
+	plain := c
+	plain.m.Mixers = ""
+	af, ab, _ := plain.attnBlock()
+	gate := kernel{graph.ClassMatMul, 2 * n * h * h, n*h*2 + h*h*2, n * h * 2}
+	mul := kernel{graph.ClassElementwise, 5 * n * h, 2 * n * h * 2, n * h * 2}
+	af.busy += c.run(gate).busy + c.run(mul).busy
+	ab.busy += 2*c.run(gate).busy + c.run(twice(mul)).busy
+	f, b, _ := c.attnBlock()
+	if want := (3*gf.busy + af.busy) / 4; math.Abs(f.busy/want-1) > 1e-12 {
+		t.Errorf("mixers' forward %g s, want the mean %g", f.busy, want)
+	}
+	if want := (3*gb.busy + ab.busy) / 4; math.Abs(b.busy/want-1) > 1e-12 {
+		t.Errorf("mixers' backward %g s, want the mean %g", b.busy, want)
+	}
+	// What the mixers keep, in units of s b h: the gated attention's 2 +
+	// 2 x 24/8 + 2 + 1 = 11 and the gate's input and product 4, 15; the
+	// Gated DeltaNet's 2 + 2 x 1,552/512 + 2 x 1,024/512 + 8 x 8/512 + 4 x
+	// 512/512 = 16.1875; the mean (3 x 16.1875 + 15)/4.
+	if got, want := mixerUnits(&c.m), (3*16.1875+15)/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("mixers keep %g units, want %g", got, want)
+	}
+}
+
+// TestQwen3NextPlans: Qwen3-Next-80B-A3B evaluates end to end on four
+// DGX H100s, and a tensor degree that does not divide the Gated
+// DeltaNet's heads is refused in one line.
+func TestQwen3NextPlans(t *testing.T) {
+	m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "qwen3-next-80b-a3b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Batch = 128
+	p, err := plan.ParsePod("dgx-h100:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=2,pp=4,dp=4,mbs=1,sp=on,ep=8,etp=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.Step > 0) || math.IsInf(r.Step, 0) || !(r.MFU > 0 && r.MFU < 1) {
+		t.Errorf("step %g s, MFU %g", r.Step, r.MFU)
+	}
+	small := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,experts=8,topk=2,expert_ffn=256,"+
+		"mixers=GGG*,gdn_k_heads=2,gdn_v_heads=8,gdn_k_dim=64,gdn_v_dim=64,gdn_conv=4")
+	s4, err := plan.ParseStrategy("tp=4,pp=1,dp=2,mbs=1,sp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Resolve(small, s4, p1); err == nil || !strings.Contains(err.Error(), "tp=4 does not divide the 2 key and 8 value heads of the Gated DeltaNet") {
+		t.Errorf("tp=4 over 2 key heads: %v", err)
 	}
 }

@@ -238,7 +238,7 @@ func TestFamilyRefusals(t *testing.T) {
 			`field "no_rope_layers" ([0,1,0,1]): chunked layers neither`},
 		{"llama 4 wrapper without text", `{"model_type": "llama4", "vision_config": {}}`, `field "text_config" missing (a llama4 config.json`},
 		{"nemotron-h", `{"model_type": "nemotron_h"}`, `field "num_hidden_layers" missing (a nemotron_h config.json has it)`},
-		{"qwen3-next", `{"model_type": "qwen3_next"}`, "a later step"},
+		{"jamba", `{"model_type": "jamba"}`, "a later step"},
 		{"nemotron gated", `{"model_type": "nemotron", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "hidden_act": "silu"}`,
 			`field "hidden_act" ("silu"): placer models Nemotron's squared ReLU`},
 		{"nemotron kv_channels", `{"model_type": "nemotron", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "intermediate_size": 96, "vocab_size": 100, "kv_channels": 32}`,

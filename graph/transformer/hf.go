@@ -139,6 +139,10 @@ var hfFamilies = map[string]hfFamily{
 	"llama4_text": {moe: moeLlama4, window: chunkLlama4, defaults: hfLlama4Defaults, ignored: append([]string{"attn_scale", "attn_temperature_tuning",
 		"floor_scale", "for_llm_compressor", "use_qk_norm", "cache_implementation"}, hfRouterFields...)},
 	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
+	// Qwen3-Next (hf_hybrid.go, qwen3Next): Qwen2-MoE's experts with a
+	// shared expert, its mixers by layer (layer_types names them, not a
+	// window: a sliding window, use_sliding_window, is refused).
+	"qwen3_next": {moe: moeQwen, shared: true, ignored: append([]string{"partial_rotary_factor"}, hfRouterFields...)},
 }
 
 // hfLlama4Defaults are transformers v5.24's Llama4TextConfig defaults
@@ -292,6 +296,11 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if err != nil {
 		return Spec{}, err
 	}
+	if typ == "qwen3_next" {
+		if err := r.qwen3Next(&m); err != nil {
+			return Spec{}, err
+		}
+	}
 	if err := r.config(typ, &m); err != nil {
 		return Spec{}, err
 	}
@@ -406,7 +415,7 @@ func (r *hfReader) activation(fam hfFamily, m *Spec) error {
 // hfLater names, for a model type placer does not read yet, what it is.
 func hfLater(typ string) string {
 	switch typ {
-	case "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
+	case "jamba", "falcon_h1", "mamba", "mamba2":
 		return "; its Mamba-2 or linear-attention layers beside attention are a later step"
 	case "gemma", "gemma2":
 		return "; of Gemma, placer reads Gemma 3 (gemma3, gemma3_text)"
@@ -1064,7 +1073,7 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	switch typ {
 	case "qwen2", "qwen2_moe":
 		c.QKVBias = true // always, whatever the file says
-	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
+	case "qwen3", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
 	case "llama4_text":
 		// Llama4Router: the top-k logits' sigmoid.

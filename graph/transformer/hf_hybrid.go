@@ -1,6 +1,8 @@
 package transformer
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -150,4 +152,57 @@ func (r *hfReader) hybrid(typ string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%s: %s", r.where, hfOneLine(err.Error()))
 	}
 	return m, nil
+}
+
+// qwen3Next reads Qwen3-Next's mixers (transformers v5.24's
+// Qwen3NextConfig): layer_types (linear_attention, full_attention), or
+// else every full_attention_interval-th layer full (default 4), the
+// others Gated DeltaNet layers of linear_num_key_heads and
+// linear_num_value_heads heads of linear_key_head_dim and
+// linear_value_head_dim, their convolution of linear_conv_kernel_dim
+// taps.
+func (r *hfReader) qwen3Next(m *Spec) error {
+	mixers := make([]byte, m.Layers)
+	if raw, ok := r.get("layer_types"); ok {
+		var types []string
+		if json.Unmarshal(raw, &types) != nil || len(types) != m.Layers {
+			return r.fail("layer_types", "not a list of the %d layers' mixers", m.Layers)
+		}
+		for i, t := range types {
+			switch t {
+			case "linear_attention":
+				mixers[i] = MixerGDN
+			case "full_attention":
+				mixers[i] = MixerAttention
+			default:
+				return r.fail("layer_types", "layer %d is %q: placer models linear_attention and full_attention", i, t)
+			}
+		}
+		r.seen["full_attention_interval"] = true
+	} else {
+		every, err := r.count("full_attention_interval", false, 1)
+		if err != nil {
+			return err
+		}
+		every = cmp.Or(every, 4)
+		for i := range mixers {
+			mixers[i] = MixerGDN
+			if (i+1)%every == 0 {
+				mixers[i] = MixerAttention
+			}
+		}
+	}
+	m.Mixers = string(mixers)
+	var err error
+	need := func(k string, dst *int) {
+		if err == nil {
+			*dst, err = r.count(k, true, 1)
+		}
+	}
+	need("linear_num_key_heads", &m.GDN.KHeads)
+	need("linear_num_value_heads", &m.GDN.VHeads)
+	need("linear_key_head_dim", &m.GDN.KDim)
+	need("linear_value_head_dim", &m.GDN.VDim)
+	need("linear_conv_kernel_dim", &m.GDN.Conv)
+	return err
 }

@@ -69,6 +69,8 @@ func TestHFConfigs(t *testing.T) {
 		{file: "nemotron-h-47b.json", total: 47},
 		{file: "nemotron-h-56b.json", total: 56},
 		{file: "nemotron-nano-9b-v2.json", total: 9},
+		// Qwen/Qwen3-Next-80B-A3B's card: 80B total (3B active: hybrid_test.go).
+		{file: "qwen3-next-80b-a3b.json", total: 80},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)

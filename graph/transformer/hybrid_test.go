@@ -131,3 +131,95 @@ func TestHybridRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestQwen3NextCounts: Qwen3-Next-80B-A3B (testdata/hf/qwen3-next-80b-a3b.json:
+// the config dict of Megatron-Bridge's tests/unit_tests/models/qwen/
+// test_qwen3_next_bridge.py, Qwen/Qwen3-Next-80B-A3B's fields) by hand.
+// 36 Gated DeltaNet layers (every fourth of 48 full attention). A Gated
+// DeltaNet with the block's two norms: in_proj_qkvz 2,048 x (2 x 2,048 +
+// 2 x 4,096) = 25,165,824, in_proj_ba 2,048 x 64 = 131,072, the
+// convolution 8,192 x 4 = 32,768, dt_bias and A_log 64, the gated norm
+// 128, out_proj 4,096 x 2,048 = 8,388,608, norms 4,096: 33,722,560. A
+// gated attention layer: q_proj 2,048 x 16 x 256 x 2 = 16,777,216, keys
+// and values 2 x 2,048 x 512 = 2,097,152, o_proj 8,388,608, norms 4,096:
+// 27,267,072. Experts: the router 2,048 x 512 = 1,048,576, 512 routed and
+// 1 shared SwiGLU of 3 x 2,048 x 512 = 3,145,728: 1,614,807,040 a layer.
+// With the embedding and output layer 2 x 151,936 x 2,048 and the final
+// norm: 79,674,286,848 (transformers v5.24 on the meta device counts
+// 79,674,391,296: the 98,304 + 6,144 more are the shared experts' gates,
+// 2,048 x 1 a layer, left out as Qwen2-MoE's, and the query and key
+// norms, 2 x 256 an attention layer, as Qwen3's). Active: 10 of the 512
+// routed, 502 x 3,145,728 x 48 fewer: 3,874,824,960; in the layers
+// 3,252,493,056, the card's "3B activated" to its one figure. A token's
+// forward: a Gated DeltaNet's projections 2 x 2,048 x 12,352 + 2 x 4,096
+// x 2,048 and its kernel 32 x (2 x 64 x (3 x 128 + 2 x 128) + 6 x 128 x
+// 128) = 5,767,168; a gated attention layer's projections 2 x 2,048 x
+// 5,120 + 2 x 4,096 x 2,048, its gate 2 x 2,048 x 4,096 and its scores
+// over the causal half 4 x 2,048 x 4,096; the experts 11 x 6 x 2,048 x
+// 512; the logits 2 x 2,048 x 151,936.
+func TestQwen3NextCounts(t *testing.T) {
+	m, err := ReadHFConfig(filepath.Join("testdata", "hf", "qwen3-next-80b-a3b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ng, na := m.MixerKinds(); ng != 36 || na != 12 || m.Mixers[3] != MixerAttention || m.Mixers[0] != MixerGDN {
+		t.Errorf("mixers %s: %d Gated DeltaNet, %d attention; want GGG* x 12", m.Mixers, ng, na)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want int64
+	}{
+		{"Gated DeltaNet", m.GDNParams(), 33_722_560},
+		{"gated attention", m.GatedAttentionParams(), 27_267_072},
+		{"model", m.Params(), 79_674_286_848},
+		{"active", m.ActiveParams(), 3_874_824_960},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: %d parameters, want %d", c.name, c.got, c.want)
+		}
+	}
+	if got := float64(m.ActiveParams()-m.EmbeddingParams()-m.OutputParams()) / 1e9; math.Round(got) != 3 {
+		t.Errorf("active in the layers %.2fB, the card's 3B", got)
+	}
+	if got := m.GDNKernelFLOPs(); got != 5_767_168 {
+		t.Errorf("Gated DeltaNet kernel: %v FLOPs a token, want 5,767,168", got)
+	}
+	gdn := 2*2048*12352 + 5_767_168 + 2*4096*2048.0
+	attn := 2*2048*5120 + 2*4096*2048 + 2*2048*4096 + 4*2048*4096.0
+	layer := 36*gdn + 12*attn + 48*11*6*2048*512.0
+	want := 3 * 4096 * (layer + 2*2048*151936)
+	if got := m.CausalFLOPs(); math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("causal FLOPs %g, want %g", got, want)
+	}
+	shape := "llama:layers=4,hidden=64,heads=4,seq=64,vocab=100,batch=1"
+	for _, c := range []struct{ text, want string }{
+		{shape + ",mixers=GGG*,gdn_k_heads=2,gdn_v_heads=4,gdn_k_dim=16,gdn_v_dim=16,gdn_conv=4", "mixers without experts"},
+		{shape + ",experts=4,topk=1,mixers=GG*,gdn_k_heads=2,gdn_v_heads=4,gdn_k_dim=16,gdn_v_dim=16,gdn_conv=4", "mixers=GG* has 3 layers"},
+		{shape + ",experts=4,topk=1,mixers=GGM*,gdn_k_heads=2,gdn_v_heads=4,gdn_k_dim=16,gdn_v_dim=16,gdn_conv=4", "placer models G (Gated DeltaNet) and *"},
+		{shape + ",experts=4,topk=1,mixers=GGG*,gdn_k_heads=3,gdn_v_heads=4,gdn_k_dim=16,gdn_v_dim=16,gdn_conv=4", "gdn_k_heads=3 does not divide"},
+		{shape + ",experts=4,topk=1,mixers=GGG*", "need gdn_k_heads"},
+		{shape + ",gdn_conv=4", "without mixers"},
+	} {
+		if _, err := Parse(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want %q", c.text, err, c.want)
+		}
+	}
+	base := `{"model_type": "qwen3_next", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+		"intermediate_size": 96, "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 1, "moe_intermediate_size": 32,
+		"linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4`
+	for _, c := range []struct{ name, json, want string }{
+		{"layer type", base + `, "layer_types": ["linear_attention", "sliding_attention", "linear_attention", "full_attention"]}`, `layer 1 is "sliding_attention"`},
+		{"layer count", base + `, "layer_types": ["full_attention"]}`, `not a list of the 4 layers' mixers`},
+		{"no gdn width", strings.Replace(base, `"linear_key_head_dim": 16, `, "", 1) + `}`, `field "linear_key_head_dim" missing`},
+		{"dense layers", base + `, "mlp_only_layers": [0]}`, "mixers without experts in every layer"},
+	} {
+		_, err := FromHFConfig([]byte(c.json), "q/config.json")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "q/config.json") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line from q/config.json with %q", c.name, err, c.want)
+		}
+	}
+	small, err := FromHFConfig([]byte(base+`, "full_attention_interval": 2}`), "q/config.json")
+	if err != nil || small.Mixers != "G*G*" {
+		t.Errorf("full_attention_interval 2: mixers %q, %v; want G*G*", small.Mixers, err)
+	}
+}

@@ -73,3 +73,56 @@ func TestHybridExport(t *testing.T) {
 		}
 	}
 }
+
+// TestQwen3NextExport: Qwen3-Next-80B-A3B's Megatron-LM arguments carry
+// its Gated DeltaNet (every fourth layer full attention), the output
+// gate, the shared expert's gate and zero-centred norms (core_v0.16.1's
+// flags); mixers whose attention is not every N-th layer are refused in
+// one line, as are torchtitan and the torch plan.
+func TestQwen3NextExport(t *testing.T) {
+	m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "qwen3-next-80b-a3b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Batch = 128
+	written, err := plan.ParseStrategy("tp=2,pp=4,dp=4,mbs=1,sp=on,ep=8,etp=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := plan.ParsePod("dgx-h100:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, written, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pl.Strategy
+	args, err := MegatronArgs(m, s, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := " " + strings.Join(args, " ") + " "
+	for _, want := range []string{" --experimental-attention-variant gated_delta_net ", " --linear-attention-freq 4 ", " --linear-num-key-heads 16 ",
+		" --linear-num-value-heads 32 ", " --linear-key-head-dim 128 ", " --linear-value-head-dim 128 ", " --linear-conv-kernel-dim 4 ",
+		" --attention-output-gate ", " --moe-shared-expert-gate ", " --apply-layernorm-1p ", " --qk-layernorm ", " --rotary-percent 0.25 ",
+		" --num-experts 512 ", " --moe-router-topk 10 ", " --moe-shared-expert-intermediate-size 512 ", " --kv-channels 256 "} {
+		if !strings.Contains(line, want) {
+			t.Errorf("%q not in %s", want, line)
+		}
+	}
+	odd := m
+	odd.Mixers = "*" + m.Mixers[1:]
+	if _, err := MegatronArgs(odd, s, 32); err == nil || !strings.Contains(err.Error(), "not every N-th layer") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("irregular mixers: %v, want one line", err)
+	}
+	if _, err := TorchTitanTransformer(m, s, 32, "0.2"); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("torchtitan 0.2: %v, want a one-line refusal", err)
+	}
+	if _, err := NewTransformerPlan(m, s, 32); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("torch plan: %v, want a one-line refusal", err)
+	}
+	if titan03Builds(m) == "" {
+		t.Errorf("torchtitan 0.3 builds it")
+	}
+}

@@ -157,6 +157,13 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		add("--position-embedding-type", "rope")
 	}
 	add(megatronModel(m)...)
+	if m.Mixed() {
+		mx, err := megatronMixers(m) // megatron_hybrid.go
+		if err != nil {
+			return nil, err
+		}
+		add(mx...)
+	}
 	if !m.Tied {
 		add("--untie-embeddings-and-output-weights")
 	}

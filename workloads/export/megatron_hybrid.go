@@ -49,3 +49,38 @@ func megatronEntry(m transformer.Spec) string {
 	}
 	return "pretrain_gpt.py"
 }
+
+// megatronMixers is a model of mixers' (transformer.Spec.Mixers:
+// Qwen3-Next) Megatron-LM arguments beside its MoE ones, each flag one of
+// core_v0.16.1's: Megatron-Core's Gated DeltaNet
+// (--experimental-attention-variant gated_delta_net) in all layers but
+// every --linear-attention-freq-th, its heads and widths and its
+// convolution's taps, the attention's output gate, the shared expert's
+// gate (Qwen3-Next's shared_expert_gate), and the zero-centred RMS norm
+// scales Megatron-Bridge's Qwen3-Next provider sets
+// (layernorm_zero_centered_gamma). Mixers whose full-attention layers
+// are not every N-th (counted from 1) have no int form written: refused.
+func megatronMixers(m transformer.Spec) ([]string, error) {
+	ng, na := m.MixerKinds()
+	every := 0
+	if na > 0 {
+		every = m.Layers / na
+	}
+	for i, c := range m.Mixers {
+		if every == 0 || (c == transformer.MixerAttention) != ((i+1)%every == 0) {
+			return nil, ModelError{fmt.Errorf("megatron arguments: mixers=%s: full attention not every N-th layer, which --linear-attention-freq N writes", m.Mixers)}
+		}
+	}
+	g := m.GDN
+	a := []string{"--attention-output-gate", "--apply-layernorm-1p"}
+	if ng > 0 {
+		a = append(a, "--experimental-attention-variant", "gated_delta_net", "--linear-attention-freq", strconv.Itoa(every),
+			"--linear-num-key-heads", strconv.Itoa(g.KHeads), "--linear-num-value-heads", strconv.Itoa(g.VHeads),
+			"--linear-key-head-dim", strconv.Itoa(g.KDim), "--linear-value-head-dim", strconv.Itoa(g.VDim),
+			"--linear-conv-kernel-dim", strconv.Itoa(g.Conv))
+	}
+	if m.SharedExperts > 0 {
+		a = append(a, "--moe-shared-expert-gate")
+	}
+	return a, nil
+}

@@ -14,14 +14,15 @@ import (
 // shards is not costed).
 func (pl *Plan) checkHybrid(m transformer.Spec, written Strategy) error {
 	nm, _, _ := m.Kinds()
-	if !m.Hybrid() || nm == 0 {
+	ng, _ := m.MixerKinds()
+	if !(m.Hybrid() && nm > 0) && !(m.Mixed() && ng > 0) {
 		return nil
 	}
 	switch {
 	case pl.Run.Eager || pl.Titan():
-		return fmt.Errorf("strategy %s: a hybrid model's Mamba-2 layers are costed as Megatron-Core runs them: not under an eager or torchtitan stack", written)
+		return fmt.Errorf("strategy %s: a hybrid model's Mamba-2 or Gated DeltaNet layers are costed as Megatron-Core runs them: not under an eager or torchtitan stack", written)
 	case pl.C > 1:
-		return fmt.Errorf("strategy %s: cp=%d with Mamba-2 layers: placer does not cost a context-parallel scan", written, pl.C)
+		return fmt.Errorf("strategy %s: cp=%d with Mamba-2 or Gated DeltaNet layers: placer does not cost a context-parallel scan", written, pl.C)
 	}
 	return nil
 }
@@ -31,7 +32,10 @@ func (pl *Plan) checkHybrid(m transformer.Spec, written Strategy) error {
 // splits over the tensor group (each rank whole heads and whole groups).
 func ssmFits(m transformer.Spec, T int, name string) error {
 	nm, _, _ := m.Kinds()
+	ng, _ := m.MixerKinds()
 	switch {
+	case ng > 0 && (m.GDN.KHeads%T != 0 || m.GDN.VHeads%T != 0):
+		return fmt.Errorf("%s does not divide the %d key and %d value heads of the Gated DeltaNet", name, m.GDN.KHeads, m.GDN.VHeads)
 	case nm == 0:
 		return nil
 	case m.SSM.Heads%T != 0:
