@@ -79,6 +79,9 @@ func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
 				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
 		}
 	}
+	if titanTraceable(&kits[0].c) {
+		return titanReplay(cfg, stages, kits, pl.TPs)
+	}
 	var best *AllocatorPeak
 	for s := range stages {
 		k := kitIndex(kits, pl.TPs[s])

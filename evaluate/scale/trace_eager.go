@@ -58,11 +58,15 @@ const (
 	catOpt
 	catActs
 	catLoss
+	// catComm is a collective's buffer (FSDP2's all-gather and
+	// reduce-scatter buffers, titanStageTrace's): a part named only
+	// where a trace holds one at its peak.
+	catComm
 	nMemCats
 )
 
 var memCatNames = [nMemCats]string{"weights", "autocast weight copies", "gradients", "optimizer state",
-	"activations in flight", "logits and loss"}
+	"activations in flight", "logits and loss", "collective buffers"}
 
 // memTrace is a step's allocation trace on one GPU, with each tensor's
 // part.
@@ -238,6 +242,9 @@ func tracedMemory(r *Result, t *memTrace) {
 	r.Activations = by[catActs] + by[catLoss]
 	r.MemoryParts = r.MemoryParts[:0]
 	for k, b := range by {
+		if memCat(k) == catComm && b == 0 {
+			continue
+		}
 		r.MemoryParts = append(r.MemoryParts, MemoryPart{Name: memCatNames[k], Bytes: b})
 	}
 }
