@@ -33,12 +33,14 @@ func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 }
 
 // titanTraceable is whether titanStageTrace writes plan c.pl's step:
-// torchtitan over FSDP2 (every published torchtitan row), a dense model
-// without multi-token prediction; other torchtitan plans keep memory's
-// count of parts.
+// torchtitan over FSDP2 (every published torchtitan row) of the model
+// torchtitan 9dec370 writes, a dense Llama (two RMSNorms a block, SwiGLU,
+// standard or grouped-query attention: models/llama/model.py); other
+// torchtitan plans keep memory's count of parts.
 func titanTraceable(c *coster) bool {
 	pl, m := &c.pl, &c.m
-	return pl.titan() && pl.FSDP && !m.MoE() && m.MTP == 0 && pl.EP <= 1
+	return pl.titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
+		m.SwiGLU() && m.NormsPerBlock() == 2
 }
 
 // titanTensor is one tensor a torchtitan block's forward makes, bytes

@@ -159,8 +159,9 @@ func TestTitanStepPeak(t *testing.T) {
 }
 
 // TestTitanTracedOnly: the trace replaces the sum of parts for
-// torchtitan over FSDP2 alone: not for Megatron-Core, torchtitan
-// without FSDP, or a model with experts.
+// torchtitan over FSDP2 of a Llama alone: not for Megatron-Core,
+// torchtitan without FSDP, a GPT (no SwiGLU: not torchtitan's model)
+// or a model with experts.
 func TestTitanTracedOnly(t *testing.T) {
 	for _, c := range []struct {
 		workload, strategy string
@@ -169,6 +170,8 @@ func TestTitanTracedOnly(t *testing.T) {
 		{"llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective,stack=torchtitan-0.2", true},
 		{"llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,recompute=selective", false},
 		{"llama3-8b:seq=8192,batch=16", "tp=8,mbs=2,sp=on,stack=torchtitan-0.2", false},
+		{"gpt:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16", "dp=8,mbs=2,fsdp=on,stack=torchtitan-0.2", false},
+		{"qwen3-30b-a3b:seq=4096,batch=256", "dp=8,mbs=1,fsdp=on,stack=torchtitan-0.2", false},
 	} {
 		m, err := transformer.Parse(c.workload)
 		if err != nil {
