@@ -26,7 +26,7 @@ const (
 // allocOn is alloc on stream.
 func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 	id := t.alloc(bytes, c)
-	if id >= 0 {
+	if id >= 0 && !t.peakOnly {
 		t.ev[len(t.ev)-1].Stream = stream
 	}
 	return id
@@ -202,6 +202,7 @@ type titanStage struct {
 	D             float64 // FSDP2's shards: the data-parallel and context ranks
 	boundary      float64 // a stage boundary's tensor (a block's output)
 	saved, recomp []float64
+	attn          []float64 // titanAttentionBackward's
 }
 
 // titanStageTrace is stage s's allocations and frees in one step of
@@ -225,11 +226,25 @@ type titanStage struct {
 //     (torch._foreach_sqrt), 4 bytes a parameter over C x D; and the
 //     gradients freed (the next step's zero_grad).
 func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
+	return c.titanStageTraceOf(s, st, tracedMicro(&c.pl), false)
+}
+
+// titanStageTraceOf is titanStageTrace writing micro of the plan's
+// micro-batches, its events kept or its peak alone counted (peakOnly).
+func (c *coster) titanStageTraceOf(s int, st *stageCost, micro int, peakOnly bool) memTrace {
+	t := memTrace{peakOnly: peakOnly}
+	c.titanStageInto(&t, s, st, micro)
+	return t
+}
+
+// titanStageInto writes titanStageTraceOf into t, its buffers reused.
+func (c *coster) titanStageInto(t *memTrace, s int, st *stageCost, micro int) {
 	pl := &c.pl
-	g := c.titanStageOf(s, st)
-	var t memTrace
+	g := c.titanStageOf(s, st, t.peakOnly)
+	t.ev, t.cat, t.size = t.ev[:0], t.cat[:0], t.size[:0]
+	t.tot, t.best, t.live, t.by = 0, 0, [nMemCats]int64{}, [nMemCats]int64{}
 	var w titanWalk
-	w.t, w.c, w.g = &t, c, &g
+	w.t, w.c, w.g = t, c, &g
 	for range g.L {
 		t.alloc(g.block*4/g.D, catWeights)
 		t.alloc(g.block*4/g.D, catOpt)
@@ -244,6 +259,16 @@ func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
 		}
 	}
 	rootParams := t.alloc(g.root*bf16, catWeights)
+	// The micro-batches written (tracedMicro), the last stage's logits
+	// of those left out kept in output_chunks from the start.
+	wc := *c
+	wc.pl.M = micro
+	w.c = &wc
+	if s == pl.P-1 && pl.P > 1 {
+		for range pl.M - wc.pl.M {
+			w.outputs = append(w.outputs, t.alloc(c.tokens*float64(c.m.Vocab)/float64(pl.T)*bf16, catLoss))
+		}
+	}
 	w.unsharded = make([]int32, g.L)
 	w.accum = make([]int32, g.L)
 	for i := range w.unsharded {
@@ -258,11 +283,35 @@ func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
 	t.free(t.alloc(params*4/g.D, catOpt)) // foreach AdamW's sqrt of exp_avg_sq
 	t.free(w.grads...)
 	t.free(w.outputs...)
-	return t
 }
 
-// titanStageOf is titanStage of stage s.
-func (c *coster) titanStageOf(s int, st *stageCost) titanStage {
+// tracedMicro is the micro-batches titanStageTrace writes of plan pl's
+// M: after the first micro-batch every later one repeats the second's
+// tensors (the gradient shards, the accumulated gradients, the root's
+// gradients made; the same forwards and backwards in flight), so its
+// peak is reached by then: without a pipeline 2 of them (as
+// eagerStepTrace); under one 3 P, which holds the warm-up's forwards
+// (at most (P-1) 2 + (V-1) P + 1 model chunks, under 2 P V) and a
+// whole steady round between the warm-up and the drain (with 2 P the
+// interleaved first stage peaks lower: TestTitanTracedMicro), a
+// multiple of P as torch's interleaved order needs (titanUnitOrder; M
+// itself where M is not one). The last stage's
+// logits that the micro-batches left out keep in output_chunks are
+// allocated at the step's start (titanStageTrace): held at its last
+// backward, its peak, all the same.
+func tracedMicro(pl *Plan) int {
+	if pl.P == 1 {
+		return min(pl.M, 2)
+	}
+	if pl.M <= 3*pl.P || max(pl.V, 1) > 1 && pl.M%pl.P != 0 {
+		return pl.M
+	}
+	return 3 * pl.P
+}
+
+// titanStageOf is titanStage of stage s (summed: the tensors a block
+// makes one after another as one, for a peak alone).
+func (c *coster) titanStageOf(s int, st *stageCost, summed bool) titanStage {
 	pl, m := &c.pl, &c.m
 	L, V := pl.Stages[s], max(pl.V, 1)
 	g := titanStage{s: s, L: L, V: V, lu: max(int(math.Round(float64(L)/float64(V))), 1),
@@ -276,7 +325,39 @@ func (c *coster) titanStageOf(s int, st *stageCost) titanStage {
 	}
 	ts := c.titanBlockTensors()
 	g.saved, g.recomp = titanSplit(pl, ts)
+	g.attn = c.titanAttentionBackward()
+	if pl.FP8 != "" {
+		// The float8 weight transposes: kept from the forward without
+		// recomputation (titanFP8Weights), else made again by it.
+		if pl.Recompute == NoRecompute {
+			g.saved = append(g.saved, g.block)
+		} else {
+			g.attn = append(g.attn, g.block)
+		}
+	}
+	if summed {
+		// Tensors made one after another and freed together reach the
+		// same peak as their sum.
+		g.saved, g.recomp, g.attn = sumOf(g.saved), sumOf(g.recomp), sumOf(g.attn)
+	}
 	return g
+}
+
+// sumOf is xs as one sum (none where xs are none).
+func sumOf(xs []float64) []float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return []float64{sum(xs)}
+}
+
+// sum is xs' sum.
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 // splitBytes is total as pieces of piece bytes and a remainder.
@@ -312,12 +393,13 @@ type titanWalk struct {
 	// a unit's (micro-batch on a model chunk's) tensors between its
 	// forward and its backward: by block, its input and its saved
 	// tensors; the chunk's output; the loss's saved tensors.
-	units []titanUnit
+	units   []titanUnit
+	scratch []int32 // a block backward's transient tensors
 }
 
 type titanUnit struct {
 	in     []int32
-	saved  [][]int32
+	saved  [][2]int32 // a block's saved tensors: the ids from the first to before the second (made in turn)
 	out    int32
 	loss   []int32
 	logits int32
@@ -332,6 +414,10 @@ func (w *titanWalk) run(s int) {
 	pl, g := &w.c.pl, w.g
 	U := pl.M * g.V
 	w.units = make([]titanUnit, U)
+	ins, saved := make([]int32, U*g.lu), make([][2]int32, U*g.lu)
+	for u := range w.units {
+		w.units[u].in, w.units[u].saved = ins[u*g.lu:(u+1)*g.lu], saved[u*g.lu:(u+1)*g.lu]
+	}
 	w.seen = make([]bool, g.V)
 	done := make([]int, g.V) // backwards run, by model chunk
 	n := min(max(int(math.Round(pl.inflight(s)*float64(g.V))), 1), U)
@@ -398,7 +484,6 @@ func (w *titanWalk) forward(u, ch int) {
 	t, g, pl := w.t, w.g, &w.c.pl
 	w.seen[ch] = true
 	un := &w.units[u]
-	un.in, un.saved = make([]int32, g.lu), make([][]int32, g.lu)
 	in := int32(-1)
 	if g.s == 0 && ch == 0 {
 		in = t.alloc(g.boundary, catActs) // the embedding's output
@@ -406,14 +491,11 @@ func (w *titanWalk) forward(u, ch int) {
 	for l := range g.lu {
 		b := w.block(ch, l)
 		w.unshard(b)
-		var ids []int32
+		first := int32(len(t.cat))
 		for _, bytes := range g.saved {
-			ids = append(ids, t.alloc(bytes, catActs))
+			t.alloc(bytes, catActs)
 		}
-		if pl.FP8 != "" && pl.Recompute == NoRecompute {
-			ids = append(ids, t.alloc(g.block, catActs)) // titanFP8Weights: the float8 weight transposes
-		}
-		un.in[l], un.saved[l] = in, ids
+		un.in[l], un.saved[l] = in, [2]int32{first, int32(len(t.cat))}
 		in = t.alloc(g.boundary, catActs)
 		if pl.P == 1 && b < g.L-1 {
 			w.reshard(b)
@@ -513,21 +595,21 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 		if pl.P == 1 && l > 0 {
 			w.unshard(w.block(ch, l-1)) // FSDP2's backward prefetch of the next block to run
 		}
-		var rec []int32
+		rec := w.scratch[:0]
 		for _, bytes := range g.recomp {
 			rec = append(rec, t.alloc(bytes, catActs))
 		}
-		var tmp []int32
-		for _, bytes := range w.c.titanAttentionBackward() {
-			tmp = append(tmp, t.alloc(bytes, catActs))
+		tmp := len(rec)
+		for _, bytes := range g.attn {
+			rec = append(rec, t.alloc(bytes, catActs))
 		}
-		if pl.FP8 != "" && pl.Recompute != NoRecompute {
-			tmp = append(tmp, t.alloc(g.block, catActs)) // the recomputed float8 weight transposes
-		}
-		t.free(tmp...)
+		t.free(rec[tmp:]...)
 		wg := t.alloc(g.block*bf16, catGrads)
-		t.free(rec...)
-		t.free(un.saved[l]...)
+		t.free(rec[:tmp]...)
+		w.scratch = rec
+		for id := un.saved[l][0]; id < un.saved[l][1]; id++ {
+			t.free(id)
+		}
 		gradIn := t.alloc(g.boundary, catActs)
 		t.free(gradOut, un.in[l])
 		gradOut = gradIn
@@ -537,7 +619,6 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 	if g.s == 0 && ch == 0 && first {
 		w.rootGrads = append(w.rootGrads, t.alloc((g.root-g.out)*w.rootGradBytes(), catGrads))
 	}
-	un.saved, un.in = nil, nil
 }
 
 // postBackward is FSDP2's post-backward of block b with its unsharded
@@ -600,15 +681,16 @@ func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int,
 		return memTrace{}, 0, false
 	}
 	var best memTrace
-	var at int
-	var peak int64 = -1
+	at := -1
+	t := memTrace{peakOnly: true}
 	for s := range stages {
 		c := &kits[kitIndex(kits, tps[s])].c
-		t := c.titanStageTrace(s, &stages[s])
-		if p, _ := t.peak(); p > peak {
-			best, at, peak = t, s, p
+		c.titanStageInto(&t, s, &stages[s], tracedMicro(&c.pl))
+		if at < 0 || t.best > best.best {
+			best.best, best.by, at = t.best, t.by, s
 		}
 	}
+	best.peakOnly = true
 	return best, at, true
 }
 

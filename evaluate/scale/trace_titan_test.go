@@ -62,14 +62,6 @@ func TestTitanBlockTensors(t *testing.T) {
 	}
 }
 
-func sum(xs []float64) float64 {
-	var s float64
-	for _, x := range xs {
-		s += x
-	}
-	return s
-}
-
 // TestTitanAttentionBackward: torch's ring attention backward's
 // buffers, by hand, for 1,024 tokens on the GPU, 4 heads of 64, T 1,
 // C 4: E = 1,024 x 256 = 262,144 elements; the FP32 dq, dk, dv
@@ -133,16 +125,19 @@ func TestTitanStepPeak(t *testing.T) {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, &p, kitBuf[:0], stageBuf[:0])
-	tr, _, ok := titanTraced(stages, kits, pl.TPs)
+	counted, _, ok := titanTraced(stages, kits, pl.TPs)
 	if !ok {
 		t.Fatal("not traced")
 	}
-	peak, by := tr.peak()
-	if peak != 19129728 {
-		t.Errorf("peak %d bytes, want 19,129,728", peak)
-	}
-	if by[catGrads] != 0 {
-		t.Errorf("%d bytes of gradients at the peak, want none", by[catGrads])
+	tr := kits[0].c.titanStageTrace(0, &stages[0])
+	for _, x := range []*memTrace{&counted, &tr} {
+		peak, by := x.peak()
+		if peak != 19129728 {
+			t.Errorf("peak %d bytes (events kept: %v), want 19,129,728", peak, !x.peakOnly)
+		}
+		if by[catGrads] != 0 {
+			t.Errorf("%d bytes of gradients at the peak, want none", by[catGrads])
+		}
 	}
 	var shards int64
 	for _, e := range tr.ev {
@@ -189,6 +184,59 @@ func TestTitanTracedOnly(t *testing.T) {
 		co := newCoster(m, pl, &p, pl.T, 1)
 		if got := titanTraceable(&co); got != c.want {
 			t.Errorf("%s: traced %v, want %v", c.strategy, got, c.want)
+		}
+	}
+}
+
+// TestTitanTracedMicro: the micro-batches the trace writes reach the
+// whole step's peak on every stage, allocated and reserved: 1F1B and
+// interleaved over 4 stages with 32 micro-batches (12 written; with 8
+// the interleaved first stage peaks 2,097,152 bytes lower at 16), and 5
+// without a pipeline (2 written).
+func TestTitanTracedMicro(t *testing.T) {
+	m := mustSpec(t, "llama:layers=8,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=256")
+	p, err := ParsePod("grand-teton:1,attention=flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		strategy string
+		micro    int
+	}{
+		{"pp=4,dp=2,mbs=4,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on", 12},
+		{"pp=4,vp=2,dp=2,mbs=4,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on", 12},
+		{"dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", 2},
+	} {
+		s, err := ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mm := m
+		if s.Pipeline == 0 {
+			mm = mustSpec(t, "llama:layers=8,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=40")
+		}
+		pl, err := Resolve(mm, s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.strategy, err)
+		}
+		if got := tracedMicro(&pl); got != c.micro || pl.M <= got {
+			t.Fatalf("%s: %d of %d micro-batches written, want %d", c.strategy, got, pl.M, c.micro)
+		}
+		var kitBuf [3]stageKit
+		var stageBuf [128]stageCost
+		kits, stages := memoryStages(mm, pl, &p, kitBuf[:0], stageBuf[:0])
+		for st := range stages {
+			co := &kits[kitIndex(kits, pl.TPs[st])].c
+			short, whole := co.titanStageTrace(st, &stages[st]), co.titanStageTraceOf(st, &stages[st], pl.M, false)
+			a, _ := short.peak()
+			b, _ := whole.peak()
+			cfg := alloc.Config{Expandable: true}
+			ra, _ := alloc.Replay(cfg, short.ev)
+			rb, _ := alloc.Replay(cfg, whole.ev)
+			if a != b || ra.PeakReserved != rb.PeakReserved {
+				t.Errorf("%s stage %d: peak %d reserved %d from %d micro-batches, %d and %d from all %d", c.strategy, st,
+					a, ra.PeakReserved, c.micro, b, rb.PeakReserved, pl.M)
+			}
 		}
 	}
 }
