@@ -52,11 +52,21 @@ func titanTraceable(c *coster) bool {
 // wv, w1 and w2 of the seven), and of those whether neither the
 // backward nor the recomputation reads it (unread: the eager policy
 // caches it all the same, MUST_SAVE; torch.compile's partitioner saves
-// only what its backward graph reads).
+// only what its backward graph reads), and whether a compiled block's
+// backward graph saves it (compiled: torch.compile's
+// min_cut_rematerialization_partition, torch/_functorch/partitioners.py,
+// never recomputes a matmul's or the attention's output
+// (is_compute_intensive) nor a tensor that must be materialized in the
+// backward, one that an unfusible op reads (is_materialized_backwards,
+// ban_recompute_materialized_backward on by default): the GEMMs' saved
+// inputs and the attention's are saved as eager saves them; of
+// autograd's tensors only silu's output, which the product's backward
+// alone reads, a pointwise op fused with it, is made again from w1's
+// output).
 type titanTensor struct {
-	name                  string
-	bytes                 float64
-	autograd, sac, unread bool
+	name                            string
+	bytes                           float64
+	autograd, sac, unread, compiled bool
 }
 
 // titanBlockTensors is what one torchtitan TransformerBlock
@@ -105,31 +115,31 @@ func (c *coster) titanBlockTensors() []titanTensor {
 	}
 	sp := pl.T > 1 && pl.SequenceParallel
 	ts := []titanTensor{
-		{"attention norm output", in * n * h, true, false, false},
-		{"wq output", 2 * n * q / T, false, true, false},
-		{"wk output", 2 * n * kv / T, false, false, false},
-		{"wv output", 2 * n * kv / T, false, true, false},
-		{"rotated query", 2 * n * q / T, true, false, false},
-		{"repeated key", 2 * n * q / T, true, false, false},
-		{"repeated value", 2 * n * q / T, true, false, false},
-		{"attention output", 2 * n * q / T, true, true, false},
-		{"attention log-sum-exp", 4 * n * float64(m.Heads) / T, true, true, false},
-		{"wo input", in * n * q / T, true, false, false},
+		{"attention norm output", in * n * h, true, false, false, true},
+		{"wq output", 2 * n * q / T, false, true, false, false},
+		{"wk output", 2 * n * kv / T, false, false, false, false},
+		{"wv output", 2 * n * kv / T, false, true, false, false},
+		{"rotated query", 2 * n * q / T, true, false, false, true},
+		{"repeated key", 2 * n * q / T, true, false, false, true},
+		{"repeated value", 2 * n * q / T, true, false, false, true},
+		{"attention output", 2 * n * q / T, true, true, false, true},
+		{"attention log-sum-exp", 4 * n * float64(m.Heads) / T, true, true, false, true},
+		{"wo input", in * n * q / T, true, false, false, true},
 	}
 	if sp {
-		ts = append(ts, titanTensor{"attention reduce-scatter output", 2 * n * h / T, false, true, false})
+		ts = append(ts, titanTensor{"attention reduce-scatter output", 2 * n * h / T, false, true, false, false})
 	}
 	ts = append(ts,
-		titanTensor{"residual", 2 * n * h * c.sp(), true, false, false},
-		titanTensor{"MLP norm output", in * n * h, true, false, false},
-		titanTensor{"w1 output", 2 * n * f / T, true, true, false},
-		titanTensor{"w3 output", 2 * n * f / T, true, false, false},
-		titanTensor{"silu output", 2 * n * f / T, true, false, false},
-		titanTensor{"w2 input", in * n * f / T, true, false, false},
-		titanTensor{"w2 output", 2 * n * h, false, true, true},
+		titanTensor{"residual", 2 * n * h * c.sp(), true, false, false, true},
+		titanTensor{"MLP norm output", in * n * h, true, false, false, true},
+		titanTensor{"w1 output", 2 * n * f / T, true, true, false, true},
+		titanTensor{"w3 output", 2 * n * f / T, true, false, false, true},
+		titanTensor{"silu output", 2 * n * f / T, true, false, false, false},
+		titanTensor{"w2 input", in * n * f / T, true, false, false, true},
+		titanTensor{"w2 output", 2 * n * h, false, true, true, false},
 	)
 	if sp {
-		ts = append(ts, titanTensor{"MLP reduce-scatter output", 2 * n * h / T, false, true, true})
+		ts = append(ts, titanTensor{"MLP reduce-scatter output", 2 * n * h / T, false, true, true, false})
 	}
 	return ts
 }
@@ -142,22 +152,29 @@ func (c *coster) titanBlockTensors() []titanTensor {
 // (the checkpoint keeps the block's input alone: counted apart), the
 // recomputation making again what autograd saves; under the per-op
 // policy (selective_ac_option "op") those it keeps (compiled, those of
-// them read), the recomputation making the rest of autograd's.
+// them read), the recomputation making the rest of autograd's. Compiled
+// (compile=on: torchtitan's apply_compile wraps each block, its
+// checkpoint inside), the backward graph's saved tensors stand for
+// autograd's.
 func titanSplit(pl *Plan, ts []titanTensor) (saved, recomputed []float64) {
 	for _, t := range ts {
+		needed := t.autograd
+		if !pl.Run.Eager {
+			needed = t.compiled
+		}
 		switch pl.Recompute {
 		case NoRecompute:
-			if t.autograd {
+			if needed {
 				saved = append(saved, t.bytes)
 			}
 		case SelectiveRecompute:
 			if t.sac && (pl.Run.Eager || !t.unread) {
 				saved = append(saved, t.bytes)
-			} else if t.autograd {
+			} else if needed {
 				recomputed = append(recomputed, t.bytes)
 			}
 		default:
-			if t.autograd {
+			if needed {
 				recomputed = append(recomputed, t.bytes)
 			}
 		}
