@@ -8,6 +8,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/report"
 )
 
 // TestSweepOrder: pairs by hand. Tokens a second 10, 20, 30 predicted
@@ -275,5 +276,35 @@ func TestPublishedPeaks(t *testing.T) {
 	}
 	if mean := sum / float64(n); mean > 0.056 {
 		t.Errorf("mean |error| %.2f%% of the published peaks, want at most 5.6%%", 100*mean)
+	}
+}
+
+// TestSweepsByGPU: rows grouped by GPU in first-seen order, refused and
+// order-only rows left out, the means and the over-memory count worked
+// by hand.
+func TestSweepsByGPU(t *testing.T) {
+	sweeps := []report.Sweep{
+		{Rows: []report.SweepRow{
+			{GPU: "h100", Error: 0.10, OutOfSampleError: 0.20, Fits: true},
+			{GPU: "b200", Error: -0.30, OutOfSampleError: -0.30, Fits: false},
+			{GPU: "h100", Error: -0.20, OutOfSampleError: 0.00, Fits: true},
+			{GPU: "h100", Refused: "tp=3 does not divide", Error: 9},
+		}},
+		{OrderOnly: true, Rows: []report.SweepRow{{GPU: "a100", Error: 0.5, Fits: true}}},
+	}
+	got := sweepsByGPU(sweeps)
+	want := []report.SweepGPU{
+		{GPU: "h100", Rows: 2, MeanAbsError: 0.15, OutOfSampleMeanAbsError: 0.10},
+		{GPU: "b200", Rows: 1, MeanAbsError: 0.30, OutOfSampleMeanAbsError: 0.30, Over: 1},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d groups, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.GPU != w.GPU || g.Rows != w.Rows || g.Over != w.Over || math.Abs(g.MeanAbsError-w.MeanAbsError) > 1e-12 ||
+			math.Abs(g.OutOfSampleMeanAbsError-w.OutOfSampleMeanAbsError) > 1e-12 {
+			t.Errorf("group %d: %+v, want %+v", i, g, w)
+		}
 	}
 }
