@@ -67,15 +67,26 @@ build: go-deps
 # runs the Go tests with PLACER_REQUIRE_TORCH=1: a Go test that needs the
 # virtualenv or a package in it fails instead of saying SKIP, so a set-up
 # step missing from make deps cannot pass unseen.
-test: deps
+#
+# The Slurm test (TestSlurm, what make test-slurm runs) runs inside the Go
+# tests (slurm-up first, PLACER_TEST_SLURM=1), not after the Python tests
+# on its own: it took 42 s in a quiet make test (2026-11-27) and uses
+# about 33 CPU s (its own process 16.7, the array's tasks 16.6, measured
+# 2026-11-27), the rest Slurm starting tasks and the test polling squeue;
+# alone, it left more than one of the 2 cores idle on average, beside the
+# other packages' tests the gaps are filled. The Go tests that run
+# the placer binary (cmd/placer's, tools/readme's README samples) run
+# bin/placer, just built (PLACER_TEST_BINARY), instead of linking a
+# binary of their own each (3 CPU s less in each package, measured
+# 2026-11-27).
+test: deps build slurm-up
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(MAKE) cuda-check
 	$(MAKE) zoo
-	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
+	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
-	$(MAKE) test-slurm
 	$(MAKE) test-profile-cpu
 
 # The README's sample outputs made anew from the commands each one's
@@ -105,7 +116,8 @@ slurm-deps:
 # cells as a job array and its table job, checked against one process's
 # table; then an array cancelled half-way and resubmitted, every cell
 # finished once. About a minute. Without PLACER_TEST_SLURM=1 (a plain go
-# test) it is skipped.
+# test) it is skipped. make test runs it within its Go tests (slurm-up,
+# then PLACER_TEST_SLURM=1 go test ./...), not with this target.
 test-slurm: slurm-up
 	PLACER_TEST_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./cmd/placer
 
