@@ -161,9 +161,14 @@ export TORCH_PY
 # a new virtualenv; TORCH_PINS on the same command line keep torch where
 # it is) when $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
 PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
+# py-deps and venv-test look for their modules with importlib.util.find_spec,
+# which finds a module's file without running it (0.02 CPU s), not with an
+# import: importing torch 1.13 took 1.5 CPU s and placer_torch (which
+# imports torch 2.14) 1.9, and make test's sub-makes run these checks ten
+# times (2026-11-27, this project's 2-core machine).
 .PHONY: py-deps venv venv-test test-python test-python-venv test-python-venv-tools test-python-venv-package test-python-package-debian test-python-debian test-python-debian-runner zoo bench-runner
 py-deps:
-	@if ! $(PYTHON) -c 'import torch, torchvision, onnx, ensurepip' 2>/dev/null; then \
+	@if ! $(PYTHON) -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ("torch", "torchvision", "onnx", "ensurepip")))' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		echo "py-deps: the PyTorch exporter's tests (tools/torchexport) need $(PY_DEBS);"; \
 		echo "py-deps: installing them with apt-get --no-install-recommends (once per machine; about 4 minutes)"; \
@@ -193,7 +198,7 @@ venv-test: venv
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q $(PY_TEST_PINS) $(TORCH_PINS) && \
 		echo "$(PY_TEST_PINS)" > $(VENV)/placer-test-pins; \
 	fi
-	@if [ "$$(cd /tmp && $(TORCH_PY) -c 'import placer_torch, os; print(os.path.dirname(os.path.dirname(os.path.realpath(placer_torch.__file__))))' 2>/dev/null)" != "$(realpath python/placer_torch)" ]; then \
+	@if [ "$$(cd /tmp && $(TORCH_PY) -c 'import importlib.util as u, os; print(os.path.dirname(os.path.dirname(os.path.realpath(u.find_spec("placer_torch").origin))))' 2>/dev/null)" != "$(realpath python/placer_torch)" ]; then \
 		echo "venv-test: pip install -e python/placer_torch"; \
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e python/placer_torch; \
 	fi
