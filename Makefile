@@ -236,20 +236,23 @@ bench-runner: venv
 # one a file: torch and placer_torch imported once (5 CPU s less of 59).
 test-python: test-python-venv test-python-debian
 
-test-python-venv: test-python-venv-tools test-python-venv-package
+test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
 
 # make test runs the Python tests as two groups side by side (make -j2):
-# test-python-venv-tools (the exporter, the runner, the experts, the
-# frameworks' and Megatron's checks: about 205 s on 2 quiet cores) and
-# test-python-package-debian (placer_torch's own tests, then Debian's
-# 1.13: about 170 s), not current torch against Debian's (265 s against
-# 110 s, 2026-11-27).
+# test-python-venv-tools (the exporter, the runner, the experts and the
+# frameworks' checks) and test-python-package-debian (placer_torch's own
+# tests, then Debian's 1.13, then Megatron's checks), not current torch
+# against Debian's (265 s against 110 s, 2026-11-27). In a quiet make test
+# of 2026-11-27 (2 cores, the groups side by side) the suites now in the
+# first took 45.6 + 133.5 + 11.4 + 13.8 = 204 s by their own count
+# ("Ran N tests in"), those now in the second 68.2 + 124.2 + 12.3 = 205 s:
+# Megatron's checks (12.3 s) moved from the first group, whose suites
+# took 24 s more than the second's, to the second.
 test-python-venv-tools: build venv-test venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	$(MAKE) test-frameworks
-	$(MAKE) test-megatron
 
 test-python-venv-package: build venv-test venv-frameworks
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
@@ -257,6 +260,7 @@ test-python-venv-package: build venv-test venv-frameworks
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package
 	$(MAKE) test-python-debian
+	$(MAKE) test-megatron
 
 test-python-debian-runner: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
@@ -398,7 +402,8 @@ test-frameworks-03: build venv-frameworks-03
 # Measured on this project's 2-core machine (2026-11-26, others' jobs
 # running, load 7): 2 s to install, 17 MB; test-megatron 30 s, 17 CPU s
 # (every plan of placer report megatron, the docs' examples, every
-# setting); the last step of test-python-venv.
+# setting); the last step of make test's second Python group
+# (test-python-package-debian) and a step of test-python-venv.
 MEGATRON_PINS := megatron-core==0.16.1
 MEGATRON_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/megatron
 .PHONY: venv-megatron test-megatron
