@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -18,7 +20,7 @@ import (
 // eagerOutput), and says how it did (EagerCosting).
 
 // eagerBlock is a dense block under an eager stack (eagerLayers):
-// EagerLayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
+// eager.LayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
 // class's and dtype's roofline rate (Hardware.KernelTime, the op-level
 // model's), one launch each (an allocation none); its GEMMs as the fused
 // model's (lgemm, back: FP8 where the plan says so) with the same
@@ -34,14 +36,14 @@ import (
 // the reduce-scatters' outputs).
 //
 // With noMLP (an MoE layer) the list is the attention half's
-// (EagerShape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
+// (eager.Shape.NoMLP); the experts are eagerMoE's.
+func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
-	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
+	ops := eager.LayerOps(m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
+	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	act := c.tokens * float64(m.Hidden) * bf16
 	T := float64(c.pl.T)
 	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
@@ -50,7 +52,7 @@ func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 	// (w3's half), down; a layer of separate projections (wq, wk, wv,
 	// wo, w1, w3, w2) every other one from the second.
 	share := func(i int) float64 {
-		if code != LayerLlamaPy {
+		if code != eager.LayerLlamaPy {
 			return float64(i % 2)
 		}
 		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
@@ -61,9 +63,9 @@ func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 		switch {
 		case o.Launches == 0:
 			continue
-		case o.attn && o.Backward:
+		case o.Attn && o.Backward:
 			p = fb
-		case o.attn:
+		case o.Attn:
 			p = fa
 		case o.Class == graph.ClassMatMul:
 			g := c.lgemm(o.FLOPs, o.Read, o.Written)
@@ -78,7 +80,7 @@ func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 					r = c.run(rg)
 				}
 			}
-			p = c.pair(g, kinds[o.tp], act)
+			p = c.pair(g, kinds[o.TP], act)
 		default:
 			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
 			p = phase{busy: c.h.KernelTime(&op), launches: 1}
@@ -95,16 +97,16 @@ func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
 
 // eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
 // QKV and output GEMMs of layers.py's, wq, wk, wv and wo elsewhere.
-func eagerAttnGEMMs(l EagerLayer) int {
-	if l == LayerLlamaPy {
+func eagerAttnGEMMs(l eager.Layer) int {
+	if l == eager.LayerLlamaPy {
 		return 2
 	}
 	return 4
 }
 
 // eagerLayerNames are the layers' names in EagerCosting.
-var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Block", LayerHF: "transformers' LlamaDecoderLayer",
-	LayerTitan: "torchtitan's TransformerBlock"}
+var eagerLayerNames = [...]string{eager.LayerLlamaPy: "placer_torch.profile.layers' Block", eager.LayerHF: "transformers' LlamaDecoderLayer",
+	eager.LayerTitan: "torchtitan's TransformerBlock"}
 
 // EagerCosting says how plan pl's layers are costed under an eager
 // stack: whose layer, its precision, the kernels a layer launches
@@ -122,7 +124,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
 	}
-	count := func(ops []EagerOp) (fwd, bwd int) {
+	count := func(ops []eager.Op) (fwd, bwd int) {
 		for _, o := range ops {
 			if o.Backward {
 				bwd += o.Launches
@@ -132,7 +134,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 		}
 		return fwd, bwd
 	}
-	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+	sh := eager.Shape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
 		FP32Weights: pl.Run.FP32Weights, Layer: code}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
@@ -144,25 +146,25 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 	}
 	var parts []string
 	if !m.MoE() || m.DenseLayers > 0 {
-		fwd, bwd := count(EagerLayerOps(m, sh))
+		fwd, bwd := count(eager.LayerOps(m, sh))
 		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
 	}
 	if m.MoE() {
 		sh.NoMLP = true
-		af, ab := count(EagerLayerOps(m, sh))
+		af, ab := count(eager.LayerOps(m, sh))
 		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
 		local := max(1, m.Experts/max(1, pl.EP))
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
 		impl, loop := es.experts(pl.Run)
 		syncs := "no host sync"
-		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
+		switch n := eager.MoESyncs(impl, local, pl.EP, loop); {
 		case n == 1:
 			syncs = "1 host sync"
 		case n > 1:
 			syncs = fmt.Sprintf("%.0f host syncs", n)
 		}
-		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
+		mf, mb := count(eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
 			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
 			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
@@ -173,12 +175,12 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 }
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
-var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	MoETitan: "torchtitan's MoE", MoELlamaPy: "layers.py's Experts (bmm)",
-	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
+var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
+	eager.MoETitan: "torchtitan's MoE", eager.MoELlamaPy: "layers.py's Experts (bmm)",
+	eager.MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
 
 // eagerOutput is the output part of an eager stack running code base
-// code's layers (eagerLayers): the ops of EagerOutputOps (the
+// code's layers (eagerLayers): the ops of eager.OutputOps (the
 // final norm, the output layer, the loss as the stack's code base runs
 // it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
 // layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
@@ -188,11 +190,11 @@ var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock
 // layers' (pair); the loss's collectives (the max's and the sums'
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
-	ops := EagerOutputOps(c.m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+func (c *coster) eagerOutput(code eager.Layer) (fwd, bwd phase) {
+	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
+	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	if c.pl.T <= 1 {
 		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
 	}
@@ -211,7 +213,7 @@ func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 			p = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 		case o.Class == graph.ClassMatMul:
 			g := c.gemm(o.FLOPs, o.Read, o.Written)
-			if k := kinds[o.tp]; k >= 0 {
+			if k := kinds[o.TP]; k >= 0 {
 				p = c.pair(g, k, act)
 			} else {
 				p = c.run(g)
@@ -230,8 +232,8 @@ func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 }
 
 // eagerMoE is moeBlock's experts part under an eager stack
-// (eagerLayers): EagerMoEOps of the stack's block impl (with loop,
-// torchtitan's for-loop over the experts: EagerMoEShape.Loop) on
+// (eagerLayers): eager.MoEOps of the stack's block impl (with loop,
+// torchtitan's for-loop over the experts: eager.MoEShape.Loop) on
 // this GPU's tokens (the sequence shard, as
 // moe's), the local experts receiving the most loaded rank's copies; each
 // op a kernel at its class's roofline rate, one launch each; the GEMMs as
@@ -244,7 +246,7 @@ func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
 // layer's attention half ran before (the per-op policy's count, which
 // the router's mm continues: every second mm recomputed, _grouped_mm
 // not in torchtitan's save list and so recomputed).
-func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
+func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
@@ -253,7 +255,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m
 	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
+	ops := eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
 		FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop})
 	L := float64(local)
 	for _, o := range ops {
@@ -289,7 +291,7 @@ func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec pha
 			fwd, rec = fwd.plus(p), rec.plus(r)
 		}
 	}
-	syncs := eagerMoESyncs(impl, local, pl.EP, loop)
+	syncs := eager.MoESyncs(impl, local, pl.EP, loop)
 	fwd.syncs += syncs
 	rec.syncs += syncs
 	if pl.EP > 1 && !c.noComm {

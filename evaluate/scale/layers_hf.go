@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -21,9 +22,9 @@ func (l hfLayers) MoE(c coster) (fwd, bwd phase) {
 	return l.moe(c, impl, loop)
 }
 
-func (hfLayers) experts(run plan.Settings) (MoEImpl, bool) {
+func (hfLayers) experts(run plan.Settings) (eager.MoEImpl, bool) {
 	if run.ExpertLoop {
-		return MoEHFLoop, false
+		return eager.MoEHFLoop, false
 	}
-	return MoEHFGrouped, false
+	return eager.MoEHFGrouped, false
 }

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -20,7 +21,7 @@ func (l llamaPyLayers) MoE(c coster) (fwd, bwd phase) {
 	return l.moe(c, impl, loop)
 }
 
-func (llamaPyLayers) experts(plan.Settings) (MoEImpl, bool) { return MoELlamaPy, false }
+func (llamaPyLayers) experts(plan.Settings) (eager.MoEImpl, bool) { return eager.MoELlamaPy, false }
 
 var _ stepTracer = llamaPyLayers{}
 

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -22,4 +23,6 @@ func (l titanLayers) MoE(c coster) (fwd, bwd phase) {
 	return l.moe(c, impl, loop)
 }
 
-func (titanLayers) experts(run plan.Settings) (MoEImpl, bool) { return MoETitan, run.ExpertLoop }
+func (titanLayers) experts(run plan.Settings) (eager.MoEImpl, bool) {
+	return eager.MoETitan, run.ExpertLoop
+}

@@ -1,4 +1,4 @@
-package scale
+package eager
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
@@ -16,26 +16,26 @@ func (o *layerOps) llamaPyLayer() {
 	// The QKV GEMM's output is held while SDPA saves the values, a view
 	// of it (as the gate-up GEMM's is while SiLU and the product save
 	// the gate and the up halves, views of it).
-	o.ops[o.linear(h, o.q, true, tpBefore)].keep = keepSaved
+	o.ops[o.linear(h, o.q, true, TPBefore)].Keep = KeepSaved
 	q := o.rotaryHalves(o.nh)
 	k := o.rotaryHalves(o.nkv)
 	o.sdpaCasts(q, k)
 	sdpa := o.attention(o.Ek)
 	if !o.s.NoMLP {
-		o.ops[o.linear(h, 2*f, true, tpBefore)].keep = keepSaved
-		o.add("silu", ew, bt, N*f, N*f*b, N*f*b).keep = keepSaved
-		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b).keep = keepSaved
-		o.linear(f, h, false, tpAfter)
+		o.ops[o.linear(h, 2*f, true, TPBefore)].Keep = KeepSaved
+		o.add("silu", ew, bt, N*f, N*f*b, N*f*b).Keep = KeepSaved
+		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b).Keep = KeepSaved
+		o.linear(f, h, false, TPAfter)
 	}
 	o.closeBlock()
 	if !o.s.NoMLP {
-		o.linearB(f, h, false, tpBwdAfter, tpNone)
+		o.linearB(f, h, false, TPBwdAfter, TPNone)
 		for range 2 {
 			o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
 		}
 		o.add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
 		o.add("cat", dmv, bt, 0, 2*N*f*b, 2*N*f*b)
-		o.linearB(h, 2*f, true, tpBefore, tpBwdBefore)
+		o.linearB(h, 2*f, true, TPBefore, TPBwdBefore)
 	}
 	o.attentionB(sdpa, o.Ek)
 	o.sdpaCastsB()
@@ -45,7 +45,7 @@ func (o *layerOps) llamaPyLayer() {
 	o.clone(o.nkv, o.Ek)
 	o.clone(o.nh, o.Eq)
 	o.add("cat", dmv, bt, 0, (o.Eq+2*o.Ek)*b, (o.Eq+2*o.Ek)*b)
-	o.linearB(h, o.q, true, tpBefore, tpBwdBefore)
+	o.linearB(h, o.q, true, TPBefore, TPBwdBefore)
 	o.normB(true)
 }
 
@@ -67,7 +67,7 @@ func (o *layerOps) rotaryHalves(heads float64) int32 {
 	}
 	o.add("add", ew, at, half, 2*half*a, half*a)
 	o.add("stack", dmv, at, 0, 2*half*a, 2*half*a)
-	o.ops[i].until, o.ops[i+2].until, o.ops[i+3].until = i+2, i+6, i+5
+	o.ops[i].Until, o.ops[i+2].Until, o.ops[i+3].Until = i+2, i+6, i+5
 	return o.last()
 }
 
@@ -102,7 +102,7 @@ func (o *layerOps) rotaryHalvesB(heads float64) {
 func (o *layerOps) llamaPyLoss(Vl float64) {
 	N, h, b, bt, f32, i64, dm := o.N, o.h, o.b, o.bt, graph.F32, graph.I64, dmv
 	add, coll := o.add, o.coll
-	o.linear(h, Vl, true, tpBefore)
+	o.linear(h, Vl, true, TPBefore)
 	add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
 	add("amax", red, f32, N*Vl, N*Vl*4, N*4)
 	coll(roofline.AllReduce, N*4)

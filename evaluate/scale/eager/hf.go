@@ -1,4 +1,4 @@
-package scale
+package eager
 
 import "github.com/placer/placer/evaluate/roofline"
 
@@ -24,11 +24,11 @@ func (o *layerOps) hfLayer() {
 	o.rotateHalfB(o.nh)
 	for _, w := range []float64{o.nkv, o.nkv} {
 		o.clone(w, w*N*d)
-		o.linearB(h, w*d, true, tpNone, tpNone)
+		o.linearB(h, w*d, true, TPNone, TPNone)
 	}
 	o.join(N*h, o.a, o.at)
 	o.clone(o.nh, o.Eq)
-	o.linearB(h, o.nh*d, true, tpBefore, tpBwdBefore)
+	o.linearB(h, o.nh*d, true, TPBefore, TPBwdBefore)
 	o.join(N*h, o.a, o.at)
 	o.normB(true)
 }
@@ -36,9 +36,9 @@ func (o *layerOps) hfLayer() {
 // projections are the q, k and v projections of transformers' and
 // torchtitan's layers, the tensor-parallel gather once, before q.
 func (o *layerOps) projections() {
-	o.linear(o.h, o.nh*o.d, true, tpBefore)
-	o.linear(o.h, o.nkv*o.d, true, tpNone)
-	o.linear(o.h, o.nkv*o.d, true, tpNone)
+	o.linear(o.h, o.nh*o.d, true, TPBefore)
+	o.linear(o.h, o.nkv*o.d, true, TPNone)
+	o.linear(o.h, o.nkv*o.d, true, TPNone)
 }
 
 // splitMLP is transformers' LlamaMLP (and torchtitan's FeedForward):
@@ -48,11 +48,11 @@ func (o *layerOps) splitMLP() {
 		return
 	}
 	h, f, N, b, bt := o.h, o.f, o.N, o.b, o.bt
-	o.linear(h, f, true, tpBefore)
+	o.linear(h, f, true, TPBefore)
 	o.add("silu", ew, bt, N*f, N*f*b, N*f*b)
-	o.linear(h, f, true, tpNone)
+	o.linear(h, f, true, TPNone)
 	o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
-	o.linear(f, h, false, tpAfter)
+	o.linear(f, h, false, TPAfter)
 }
 
 // splitMLPB is splitMLP's backward, the gate's and up's input gradients
@@ -62,13 +62,13 @@ func (o *layerOps) splitMLPB() {
 		return
 	}
 	h, f, N, b, bt := o.h, o.f, o.N, o.b, o.bt
-	o.linearB(f, h, false, tpBwdAfter, tpNone)
+	o.linearB(f, h, false, TPBwdAfter, TPNone)
 	for range 2 {
 		o.add("mul", ew, bt, N*f, 2*N*f*b, N*f*b)
 	}
-	o.linearB(h, f, true, tpNone, tpNone)
+	o.linearB(h, f, true, TPNone, TPNone)
 	o.add("silu_backward", ew, bt, N*f, 2*N*f*b, N*f*b)
-	o.linearB(h, f, true, tpBefore, tpBwdBefore)
+	o.linearB(h, f, true, TPBefore, TPBwdBefore)
 	o.join(N*h, o.a, o.at)
 }
 
@@ -109,7 +109,7 @@ func (o *layerOps) rotateHalfB(heads float64) {
 // T 1 loss on the whole vocabulary (wholeLoss).
 func (o *layerOps) hfLoss(V, Vl float64) {
 	N, b := o.N, o.b
-	o.linear(o.h, Vl, true, tpBefore)
+	o.linear(o.h, Vl, true, TPBefore)
 	o.coll(roofline.AllGather, N*V*b)
 	o.add("cat", dmv, o.bt, 0, N*V*b, N*V*b)
 	lsm := o.wholeLoss(V)

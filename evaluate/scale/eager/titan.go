@@ -1,4 +1,4 @@
-package scale
+package eager
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
@@ -55,10 +55,10 @@ func (o *layerOps) titanLayer() {
 	if rp == 1 {
 		o.clone(o.nkv, Ek) // v's transposed gradient for its view
 	}
-	o.linearB(h, o.nkv*d, true, tpNone, tpNone)
-	o.linearB(h, o.nkv*d, true, tpNone, tpNone)
+	o.linearB(h, o.nkv*d, true, TPNone, TPNone)
+	o.linearB(h, o.nkv*d, true, TPNone, TPNone)
 	o.join(N*h, o.a, o.at)
-	o.linearB(h, o.nh*d, true, tpBefore, tpBwdBefore)
+	o.linearB(h, o.nh*d, true, TPBefore, TPBwdBefore)
 	o.join(N*h, o.a, o.at)
 	o.normB(true)
 }
@@ -98,7 +98,7 @@ func (o *layerOps) titanLoss(Vl float64) {
 		add("clone", dm, f32, 0, bytes, bytes)
 		o.coll(k, bytes)
 	}
-	o.linear(h, Vl, true, tpBefore)
+	o.linear(h, Vl, true, TPBefore)
 	add("_to_copy", dm, f32, 0, N*Vl*b, N*Vl*4)
 	// _log_softmax (its x.to(float32) a no-op on FP32 logits).
 	add("amax", red, f32, N*Vl, N*Vl*4, N*4)
