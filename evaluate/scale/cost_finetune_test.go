@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -164,6 +165,43 @@ func TestFineTuneRefused(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), c.err) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s with %s: %v, want one line with %q", c.model, c.strategy, err, c.err)
+		}
+	}
+}
+
+// TestLoRATensorParallel: with tp=8 and sequence parallelism a block's
+// backward all-gathers four times and reduce-scatters twice
+// (TestTensorParallelComm); frozen, the column-parallel layers' inputs
+// are not gathered again for their weight gradients: two all-gathers
+// and two reduce-scatters. Without sequence parallelism the two
+// all-reduces of the data gradients stay.
+func TestLoRATensorParallel(t *testing.T) {
+	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
+	p.Kernels.Host = plan.Host{}
+	act := 512.0 * 1024 * 2
+	g := plan.Group{PerNode: 8, Nodes: 1}
+	ag, _ := p.Collective(roofline.AllGather, g, act)
+	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
+	ar, _ := p.Collective(roofline.AllReduce, g, act)
+	for _, c := range []struct {
+		text string
+		want float64
+	}{
+		{"tp=8,sp=on,peft=lora", 2*ag + 2*rs},
+		{"tp=8,peft=lora", 2 * ar},
+	} {
+		s, err := plan.ParseStrategy(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := newCoster(m, pl, &p, 8, 512)
+		if _, bwd := lc.layer(); !near(bwd.tpAll, c.want) {
+			t.Errorf("%s: backward's tensor-parallel communication %g s, want %g", c.text, bwd.tpAll, c.want)
 		}
 	}
 }
