@@ -440,7 +440,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 	var sm stageMem
 	sm.acts, sm.logits = c.stageActivations(s, st, lm)
 	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
-	return sm
+	return c.loraMemory(s, st, sm)
 }
 
 // stageActivations is stage s's activations in flight and, on the last
