@@ -7,7 +7,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/fail"
@@ -87,7 +87,7 @@ type PodSpec struct {
 	Profile string
 	// MemoryMargin is the share of each GPU's memory a plan must leave
 	// free to fit (0: none; --memory-margin's default is
-	// scale.DefaultMemoryMargin); out of [0, scale.MaxMemoryMargin] a
+	// plan.DefaultMemoryMargin); out of [0, plan.MaxMemoryMargin] a
 	// usage error.
 	MemoryMargin float64
 }
@@ -97,28 +97,28 @@ type PodSpec struct {
 // (DGX H100 nodes), which must agree when both are given. A mistake in
 // the workload's text, the pod or --gpus is the command line's
 // (fail.Usage, exit 2); one in the workload's config.json is the file's.
-func Transformer(workload string, c PodSpec) (transformer.Spec, scale.Pod, error) {
+func Transformer(workload string, c PodSpec) (transformer.Spec, plan.Pod, error) {
 	m, err := transformer.Parse(workload)
 	if err != nil {
 		if !errors.As(err, new(transformer.ConfigError)) {
 			err = fail.AsUsage(err)
 		}
-		return m, scale.Pod{}, err
+		return m, plan.Pod{}, err
 	}
 	// A profile that cannot be read, or is of another model or device,
 	// is the file's mistake (exit 1).
 	var pr *profile.Profile
 	if c.Profile != "" {
 		if pr, err = profile.ReadFile(c.Profile); err != nil {
-			return m, scale.Pod{}, err
+			return m, plan.Pod{}, err
 		}
 		if pr.Kind != profile.KindLayers {
-			return m, scale.Pod{}, fmt.Errorf("profile %s: an op graph (%s), not a transformer's layers: give it without --workload", c.Profile, pr.Model)
+			return m, plan.Pod{}, fmt.Errorf("profile %s: an op graph (%s), not a transformer's layers: give it without --workload", c.Profile, pr.Model)
 		}
 		if pr.Device.Kind == "cpu" {
 			// A CPU profile prices the cpu pod alone, whose model it is.
-			if err := scale.CheckProfilePod(pr); err != nil {
-				return m, scale.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
+			if err := plan.CheckProfilePod(pr); err != nil {
+				return m, plan.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
 			}
 		}
 	}
@@ -126,19 +126,19 @@ func Transformer(workload string, c PodSpec) (transformer.Spec, scale.Pod, error
 	if err != nil {
 		return m, p, fail.AsUsage(err)
 	}
-	if err := scale.CheckMemoryMargin(c.MemoryMargin); err != nil {
+	if err := plan.CheckMemoryMargin(c.MemoryMargin); err != nil {
 		return m, p, fail.AsUsage(err)
 	}
 	p.MemoryMargin = c.MemoryMargin
 	if c.MemoryMargin == 0 {
-		p.MemoryMargin = scale.NoMemoryMargin
+		p.MemoryMargin = plan.NoMemoryMargin
 	}
 	if pr != nil {
 		if err = pr.Check(m, p.Hardware.Name); err != nil {
-			return m, scale.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
+			return m, plan.Pod{}, fmt.Errorf("profile %s: %w", c.Profile, err)
 		}
 		if p.Profile == nil {
-			p = scale.WithProfile(p, pr)
+			p = plan.WithProfile(p, pr)
 		}
 	}
 	return m, p, nil
@@ -146,26 +146,26 @@ func Transformer(workload string, c PodSpec) (transformer.Spec, scale.Pod, error
 
 // resolvePod is the pod c names for the model m (with profile pr, nil
 // for none: a CPU profile's pod is the cpu pod).
-func resolvePod(m transformer.Spec, c PodSpec, pr *profile.Profile) (scale.Pod, error) {
+func resolvePod(m transformer.Spec, c PodSpec, pr *profile.Profile) (plan.Pod, error) {
 	var err error
-	var p scale.Pod
+	var p plan.Pod
 	switch {
 	case pr != nil && (c.Pod == "cpu" || strings.HasPrefix(c.Pod, "cpu:") || c.Pod == "" && pr.Device.Kind == "cpu"):
 		if pr.Device.Kind != "cpu" {
-			return scale.Pod{}, fmt.Errorf("profile %s: of a %s device (%s), not the cpu pod", c.Profile, pr.Device.Kind, pr.Device.Name)
+			return plan.Pod{}, fmt.Errorf("profile %s: of a %s device (%s), not the cpu pod", c.Profile, pr.Device.Kind, pr.Device.Name)
 		}
 		n := c.GPUs
 		if n == 0 {
 			n = pr.Device.Count
 		}
-		p = scale.ProfilePod(pr, n)
+		p = plan.ProfilePod(pr, n)
 	case c.Pod != "":
-		p, err = scale.ParsePod(c.Pod)
+		p, err = plan.ParsePod(c.Pod)
 		if err == nil && c.GPUs > 0 && c.GPUs != p.GPUs() {
 			err = fmt.Errorf("--gpus %d and --cluster %s (%d GPUs) disagree", c.GPUs, c.Pod, p.GPUs())
 		}
 	case c.GPUs > 0:
-		p, err = scale.PodOf("dgx-h100", c.GPUs)
+		p, err = plan.PodOf("dgx-h100", c.GPUs)
 	default:
 		err = fmt.Errorf("workload %s: name the cluster (--cluster dgx-h100:NODES) or --gpus N", m.Family)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -30,9 +31,9 @@ func TestLeaveOneSourceOut(t *testing.T) {
 		}
 		return sw
 	}
-	gemm := scale.TunedConstant{Name: "GEMM", Value: 0.755, Without: 0.5, Sources: []string{"a"},
-		Set: func(p *scale.Pod, v float64) { p.Hardware.ComputeEff[graph.ClassMatMul] = v }}
-	rep, err := sweepsOf(context.Background(), []published.Sweep{sweep("a"), sweep("b")}, []scale.TunedConstant{gemm})
+	gemm := plan.TunedConstant{Name: "GEMM", Value: 0.755, Without: 0.5, Sources: []string{"a"},
+		Set: func(p *plan.Pod, v float64) { p.Hardware.ComputeEff[graph.ClassMatMul] = v }}
+	rep, err := sweepsOf(context.Background(), []published.Sweep{sweep("a"), sweep("b")}, []plan.TunedConstant{gemm})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,14 +45,14 @@ func TestLeaveOneSourceOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.ParsePod(c)
+	p, err := plan.ParsePod(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.Hardware.ComputeEff[graph.ClassMatMul] = 0.5
 	var measured, in, out []float64
 	for i, r := range a.Rows {
-		s, err := scale.ParseStrategy(plans[i])
+		s, err := plan.ParseStrategy(plans[i])
 		if err != nil {
 			t.Fatal(err)
 		}

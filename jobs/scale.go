@@ -10,7 +10,9 @@ import (
 	"slices"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -37,7 +39,7 @@ type ScaleOptions struct {
 	// MemoryMargin is the share of each GPU's memory a plan leaves free
 	// to fit (--memory-margin; 0: none).
 	MemoryMargin float64
-	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: scale.SpaceOf)
+	Strat        string // the plan, e.g. "tp=8,pp=6,dp=48,mbs=1" (eval); what the search keeps of it (search: search.SpaceOf)
 	// PlanFile is eval's plan as a file: a search's -o result (its best
 	// plan) or an eval's -o report, read as export reads it
 	// (exportjob.PlanRule); "" = Strat.
@@ -50,16 +52,16 @@ type ScaleOptions struct {
 	// For is the framework the search's plans are for (search only:
 	// export.SearchTarget; "" = export.DefaultSearchTarget).
 	For string
-	// AllowTight keeps the search's "tight" plans (scale.Space.AllowTight;
+	// AllowTight keeps the search's "tight" plans (search.Space.AllowTight;
 	// placer search --allow-tight).
 	AllowTight bool
 }
 
-func (o ScaleOptions) inputs() (transformer.Spec, scale.Pod, error) {
+func (o ScaleOptions) inputs() (transformer.Spec, plan.Pod, error) {
 	return inputs.Transformer(o.Workload, inputs.PodSpec{Pod: o.Cluster, GPUs: o.GPUs, Profile: o.Profile, MemoryMargin: o.MemoryMargin})
 }
 
-func scalePlan(m transformer.Spec, p scale.Pod, r scale.Result) report.ScalePlan {
+func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan {
 	if r.HostStages == nil {
 		// A search's plans come without their stages' host (the search
 		// leaves it out): the same plan evaluated alone has it.
@@ -112,7 +114,7 @@ func offRow(m transformer.Spec, e float64, unchecked []string) []string {
 // check is published.CheckPlan of plan s of model m on pod p over the
 // published rows (published.Checked: the committed table, not
 // recomputed), and the error of its regime over the same rows.
-func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check, *published.RegimeError) {
+func check(m transformer.Spec, s plan.Strategy, p plan.Pod) (*published.Check, *published.RegimeError) {
 	rows := published.Checked()
 	t := published.TraitsOf(m, s, p)
 	c := published.CheckPlan(rows, t)
@@ -123,7 +125,7 @@ func check(m transformer.Spec, s scale.Strategy, p scale.Pod) (*published.Check,
 // unchecked is the traits in which plan s of model m on pod p differs
 // from the nearest published row (check: "precision", "scale"): nil
 // where a row checks it.
-func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
+func unchecked(m transformer.Spec, s plan.Strategy, p plan.Pod) []string {
 	c, _ := check(m, s, p)
 	if c.Row == nil {
 		return []string{"no published row"}
@@ -138,18 +140,18 @@ func unchecked(m transformer.Spec, s scale.Strategy, p scale.Pod) []string {
 // ScaleEval predicts one plan's training step (placer eval --workload
 // gpt:... --cluster ... --strategy tp=8,pp=6,...).
 func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
-	plan, err := exportjob.PlanOrPlacement(o.PlanFile, o.Placement)
+	file, err := exportjob.PlanOrPlacement(o.PlanFile, o.Placement)
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
-	if o.PlanFile = plan; plan == "single" {
+	if o.PlanFile = file; file == "single" {
 		o.PlanFile = "" // --placement's default: no file
 	}
 	m, p, err := o.inputs()
 	if err != nil {
 		return report.ScalePlan{}, err
 	}
-	var s scale.Strategy
+	var s plan.Strategy
 	if o.PlanFile != "" {
 		// A plan file's plan, read as export reads it: one reader, so
 		// what export writes of a file is what eval costs of it.
@@ -163,12 +165,12 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 	} else {
 		// The plan is the command line's (--strategy): one that does not
 		// parse, or does not fit the model and pod, is a usage error. The
-		// keys left out take their defaults (scale.Resolve).
+		// keys left out take their defaults (plan.Resolve).
 		w, err := scaleStrategy(m, p, o.Strat)
 		if err != nil {
 			return report.ScalePlan{}, err
 		}
-		if _, err := scale.Resolve(m, w.Strategy, p); err != nil {
+		if _, err := plan.Resolve(m, w.Strategy, p); err != nil {
 			return report.ScalePlan{}, fail.AsUsage(err)
 		}
 		s = w.Strategy
@@ -182,12 +184,12 @@ func ScaleEval(_ context.Context, o ScaleOptions) (report.ScalePlan, error) {
 
 // scaleStrategy reads a plan written on the command line (--strategy)
 // for model m on pod p and checks the keys it names against them
-// (scale.Written.Check), whatever the keys it leaves out: placer eval
+// (plan.Written.Check), whatever the keys it leaves out: placer eval
 // and placer search both read their --strategy here, so a key one
 // refuses the other refuses with the same line, a usage error (exit 2),
 // before anything is evaluated or searched.
-func scaleStrategy(m transformer.Spec, p scale.Pod, text string) (scale.Written, error) {
-	w, err := scale.ParseWritten(text)
+func scaleStrategy(m transformer.Spec, p plan.Pod, text string) (plan.Written, error) {
+	w, err := plan.ParseWritten(text)
 	if err != nil {
 		return w, fail.AsUsage(err)
 	}
@@ -200,8 +202,8 @@ func scaleStrategy(m transformer.Spec, p scale.Pod, text string) (scale.Written,
 // DefaultMemoryMargin and MaxMemoryMargin are --memory-margin's default
 // and largest value (scale's).
 const (
-	DefaultMemoryMargin = scale.DefaultMemoryMargin
-	MaxMemoryMargin     = scale.MaxMemoryMargin
+	DefaultMemoryMargin = plan.DefaultMemoryMargin
+	MaxMemoryMargin     = plan.MaxMemoryMargin
 )
 
 // SearchTargets are the frameworks placer search --for names at cluster
@@ -212,7 +214,7 @@ var SearchTargets = export.SearchTargets
 const DefaultSearchTarget = export.DefaultSearchTarget
 
 // ScaleSearch finds the fastest plan that fits (placer search --workload
-// gpt:... --cluster ...), keeping what o.Strat names (scale.SpaceOf: the
+// gpt:... --cluster ...), keeping what o.Strat names (search.SpaceOf: the
 // run's FP8 recipe, gradients' precision, a degree ...), and writes it to
 // Out.
 func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error) {
@@ -223,7 +225,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	if _, err := scaleStrategy(m, p, o.Strat); err != nil {
 		return report.ScaleSearch{}, err
 	}
-	space, err := scale.SpaceOf(o.Strat)
+	space, err := search.SpaceOf(o.Strat)
 	if err != nil {
 		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
 	}
@@ -239,7 +241,7 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, fail.AsUsage(err)
 	}
 	start := optimize.ProcessCPU()
-	got, err := scale.Search(ctx, m, p, space)
+	got, err := search.Search(ctx, m, p, space)
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
@@ -396,7 +398,7 @@ func megatronSamples(rep report.Megatron) []report.TableSample {
 				measured, in, outs = append(measured, r.PublishedTFLOPs), append(in, r.PredictedTFLOPs), append(outs, r.OutOfSampleTFLOPs)
 			}
 		}
-		_, reset := published.WithoutSource(scale.Pod{}, t.set)
+		_, reset := published.WithoutSource(plan.Pod{}, t.set)
 		out = append(out, report.TableSample{Name: t.name, SampleError: published.SampleErrorOf(t.set, reset, measured, in, outs, spearman)})
 	}
 	return out
@@ -446,7 +448,7 @@ func megatronRow(ctx context.Context, pub published.Row) (report.MegatronRow, er
 // placer's plan.
 func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, scale.Result, scale.Result, scale.Result, error) {
 	var none scale.Result
-	p, err := scale.PodOf(pub.Pod, pub.GPUs)
+	p, err := plan.PodOf(pub.Pod, pub.GPUs)
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}
@@ -475,8 +477,8 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}
-	got, err := scale.Search(ctx, pub.Model, p, scale.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
-		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, For: target})
+	got, err := search.Search(ctx, pub.Model, p, search.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
+		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, FineTune: pub.Strategy.FineTune, For: target})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}
@@ -536,7 +538,7 @@ func bridgeRow(ctx context.Context, pub published.Row) (report.MegatronRow, erro
 }
 
 // PodPresets lists the node presets of --cluster.
-func PodPresets() []string { return scale.PodPresets() }
+func PodPresets() []string { return plan.PodPresets() }
 
 // LayersOptions are placer report layers'.
 type LayersOptions struct {
@@ -560,7 +562,7 @@ func Layers(o LayersOptions) (report.Layers, error) {
 	if cluster == "" {
 		cluster = "dgx-h100"
 	}
-	p, err := scale.ParsePod(cluster)
+	p, err := plan.ParsePod(cluster)
 	if err != nil {
 		return report.Layers{}, fail.Usagef("--cluster: %w", err)
 	}
@@ -596,7 +598,7 @@ func Layers(o LayersOptions) (report.Layers, error) {
 // whole steps (its between section), attention cases, the MoE layer's
 // glue, whole eager MoE layers (moehost); a file with none of them is an
 // error.
-func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
+func kernelBench(rep *report.Layers, name string, p *plan.Pod) error {
 	steps, err := readFile(name, published.ReadMeasuredSteps)
 	if err != nil && !errors.Is(err, published.ErrNoSteps) {
 		return err
@@ -606,12 +608,12 @@ func kernelBench(rep *report.Layers, name string, p *scale.Pod) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	attn, err := readFile(name, scale.ReadAttentionBench)
+	attn, err := readFile(name, plan.ReadAttentionBench)
 	if err != nil {
 		return err
 	}
 	if len(attn) > 0 {
-		if rep.Attention, err = scale.CheckAttention(attn, p); err != nil {
+		if rep.Attention, err = plan.CheckAttention(attn, p); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/fail"
 	exportjob "github.com/placer/placer/jobs/export"
@@ -26,29 +26,29 @@ import (
 // search as it was (no stack key written); a stack or compile setting the
 // framework's file does not run is refused before searching, exit 2.
 func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
-	const plan = "tp=1,pp=1,dp=32,mbs=1,fsdp=on"
+	const best = "tp=1,pp=1,dp=32,mbs=1,fsdp=on"
 	for _, c := range []struct {
 		name, strat, forName string
 		strategy             string // the best plan
-		stack                scale.StackInfo
+		stack                plan.StackInfo
 		step                 string
 		err                  string // a refusal, exit 2
 	}{
-		{name: "megatron", strat: "fsdp=on", forName: "megatron", strategy: plan,
-			stack: scale.StackInfo{Name: "default", Framework: "megatron", Compiled: true}, step: "6.448 s"},
-		{name: "default", strat: "fsdp=on", forName: "", strategy: plan,
-			stack: scale.StackInfo{Name: "default", Framework: "megatron", Compiled: true}, step: "6.448 s"},
-		{name: "torchtitan", strat: "fsdp=on", forName: "torchtitan", strategy: plan + ",stack=torchtitan-0.2,compile=on",
-			stack: scale.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2,compile=on"}, step: "6.448 s"},
-		{name: "torchtitan@0.2", strat: "fsdp=on", forName: "torchtitan@0.2", strategy: plan + ",stack=torchtitan-0.2,compile=on",
-			stack: scale.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2,compile=on"}, step: "6.448 s"},
-		{name: "torchtitan eager", strat: "fsdp=on,compile=off", forName: "torchtitan", strategy: plan + ",stack=torchtitan-0.2,compile=off",
-			stack: scale.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: false, Keys: "stack=torchtitan-0.2,compile=off"}, step: "7.647 s"},
+		{name: "megatron", strat: "fsdp=on", forName: "megatron", strategy: best,
+			stack: plan.StackInfo{Name: "default", Framework: "megatron", Compiled: true}, step: "6.448 s"},
+		{name: "default", strat: "fsdp=on", forName: "", strategy: best,
+			stack: plan.StackInfo{Name: "default", Framework: "megatron", Compiled: true}, step: "6.448 s"},
+		{name: "torchtitan", strat: "fsdp=on", forName: "torchtitan", strategy: best + ",stack=torchtitan-0.2,compile=on",
+			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2,compile=on"}, step: "6.448 s"},
+		{name: "torchtitan@0.2", strat: "fsdp=on", forName: "torchtitan@0.2", strategy: best + ",stack=torchtitan-0.2,compile=on",
+			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2,compile=on"}, step: "6.448 s"},
+		{name: "torchtitan eager", strat: "fsdp=on,compile=off", forName: "torchtitan", strategy: best + ",stack=torchtitan-0.2,compile=off",
+			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: false, Keys: "stack=torchtitan-0.2,compile=off"}, step: "7.647 s"},
 		// torchtitan's stack as written, eager but where async tensor
 		// parallelism compiles the layers (tpoverlap=on): the fastest plan
 		// is such a plan.
 		{name: "torchtitan's stack named", strat: "fsdp=on,stack=torchtitan-0.2", forName: "torchtitan", strategy: "tp=2,pp=1,dp=16,mbs=2,sp=on,tpoverlap=on,fsdp=on,stack=torchtitan-0.2",
-			stack: scale.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2"}, step: "7.028 s"},
+			stack: plan.StackInfo{Name: "torchtitan-0.2", Framework: "torchtitan", Compiled: true, Keys: "stack=torchtitan-0.2"}, step: "7.028 s"},
 		{name: "a Megatron stack for torchtitan", strat: "fsdp=on,stack=megatron-bridge-25.11", forName: "torchtitan",
 			err: "--for torchtitan: stack=megatron-bridge-25.11: torchtitan's file runs stack=torchtitan-0.2"},
 		{name: "torchtitan's stack for megatron", strat: "fsdp=on,stack=torchtitan-0.2", forName: "megatron",

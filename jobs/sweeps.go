@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/report"
@@ -17,13 +18,42 @@ import (
 // predicted in the sweep's unit, and the order within each sweep against
 // the measured one.
 func Sweeps(ctx context.Context) (report.Sweeps, error) {
-	return sweepsOf(ctx, published.Sweeps(), scale.Tuned)
+	rep, err := sweepsOf(ctx, published.Sweeps(), plan.Tuned)
+	if err != nil {
+		return rep, err
+	}
+	rep.Ratios = sweepRatios(published.BlackwellRatios(), plan.Tuned)
+	return rep, nil
+}
+
+// sweepRatios are the ratio checks: each ratio's two rows predicted as
+// their sweeps' rows (sweepRow, in tokens a second per GPU) and their
+// ratio against the published one.
+func sweepRatios(rs []published.SweepRatio, tuned []plan.TunedConstant) []report.SweepRatio {
+	var out []report.SweepRatio
+	for _, r := range rs {
+		n := sweepRow(published.TokensPerGPU, r.Num, r.NumSet, tuned)
+		d := sweepRow(published.TokensPerGPU, r.Den, r.DenSet, tuned)
+		rr := report.SweepRatio{Name: r.Name, Published: r.Num.Measured / r.Den.Measured}
+		switch {
+		case n.Refused != "":
+			rr.Refused = r.Num.Label + ": " + n.Refused
+		case d.Refused != "":
+			rr.Refused = r.Den.Label + ": " + d.Refused
+		default:
+			rr.Predicted = n.Predicted / d.Predicted
+			rr.Error = rr.Predicted/rr.Published - 1
+			rr.Holds = abs(rr.Error) <= published.RatioTolerance
+		}
+		out = append(out, rr)
+	}
+	return out
 }
 
 // sweepsOf is Sweeps of the given sweeps, each also out of sample: its
 // rows again with the constants of tuned its source set chose reset to
-// their values without it (scale.Pod.WithoutSource).
-func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.TunedConstant) (report.Sweeps, error) {
+// their values without it (plan.Pod.WithoutSource).
+func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedConstant) (report.Sweeps, error) {
 	var rep report.Sweeps
 	var sumAbs, sumOut, sumPeak float64
 	for _, sw := range sweeps {
@@ -34,7 +64,7 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.Tuned
 		var measured, predicted, outPredicted []float64
 		var labels []string
 		// What the sweep's source chose: the same for every row.
-		_, reset := scale.Pod{}.WithoutSource(tuned, sw.Set)
+		_, reset := plan.Pod{}.WithoutSource(tuned, sw.Set)
 		for _, row := range sw.Rows {
 			r := sweepRow(sw.Unit, row, sw.Set, tuned)
 			out.Rows = append(out.Rows, r)
@@ -66,8 +96,9 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.Tuned
 			if !out.OrderOnly {
 				out.MeanAbsError /= float64(n)
 			}
-			if n >= 3 {
-				rho := spearman(measured, predicted)
+			// Spearman's rho is undefined where either side is all
+			// ties (a sweep whose rows placer predicts alike): none.
+			if rho := spearman(measured, predicted); n >= 3 && !math.IsNaN(rho) {
 				out.Spearman = &rho
 			}
 			var fm, fp int
@@ -84,10 +115,46 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.Tuned
 	if n := rep.Rows - rep.Ordered; n > 0 {
 		rep.MeanAbsError, rep.OutOfSampleMeanAbsError = sumAbs/float64(n), sumOut/float64(n)
 	}
+	rep.ByGPU = sweepsByGPU(rep.Sweeps)
 	if rep.Peaks > 0 {
 		rep.MeanAbsPeakError = sumPeak / float64(rep.Peaks)
 	}
 	return rep, nil
+}
+
+// sweepsByGPU groups the rows of sweeps with an error (predicted, not
+// order-only) by their GPU, in the order the GPUs first appear.
+func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
+	var out []report.SweepGPU
+	at := map[string]int{}
+	for _, sw := range sweeps {
+		if sw.OrderOnly {
+			continue
+		}
+		for _, r := range sw.Rows {
+			if r.Refused != "" {
+				continue
+			}
+			i, ok := at[r.GPU]
+			if !ok {
+				i = len(out)
+				at[r.GPU] = i
+				out = append(out, report.SweepGPU{GPU: r.GPU})
+			}
+			g := &out[i]
+			g.Rows++
+			g.MeanAbsError += abs(r.Error)
+			g.OutOfSampleMeanAbsError += abs(r.OutOfSampleError)
+			if !r.Fits {
+				g.Over++
+			}
+		}
+	}
+	for i := range out {
+		out[i].MeanAbsError /= float64(out[i].Rows)
+		out[i].OutOfSampleMeanAbsError /= float64(out[i].Rows)
+	}
+	return out
 }
 
 // sweepRow predicts one row: its workload, cluster and strategy read as
@@ -95,10 +162,11 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []scale.Tuned
 // the report), the step converted to the sweep's unit; and again out of
 // sample, on the pod with the constants of tuned its source set chose
 // reset (none: the same prediction).
-func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []scale.TunedConstant) report.SweepRow {
+func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tuned []plan.TunedConstant) report.SweepRow {
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
 		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
 	res, out, m, p, err := evalSweepRow(row, set, tuned)
+	r.GPU = p.Hardware.Name
 	if err != nil {
 		r.Refused = err.Error()
 		return r
@@ -138,14 +206,14 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tune
 // evalSweepRow is row's prediction in sample and out of sample (on its
 // pod without the constants of tuned that set chose), with the
 // allocator's reserve where a peak is published.
-func evalSweepRow(row published.SweepRow, set string, tuned []scale.TunedConstant) (res, out scale.Result, m transformer.Spec, p scale.Pod, err error) {
+func evalSweepRow(row published.SweepRow, set string, tuned []plan.TunedConstant) (res, out scale.Result, m transformer.Spec, p plan.Pod, err error) {
 	if m, err = transformer.Parse(row.Workload); err != nil {
 		return res, out, m, p, err
 	}
-	if p, err = scale.ParsePod(row.Cluster); err != nil {
+	if p, err = plan.ParsePod(row.Cluster); err != nil {
 		return res, out, m, p, err
 	}
-	s, err := scale.ParseStrategy(row.Strategy)
+	s, err := plan.ParseStrategy(row.Strategy)
 	if err != nil {
 		return res, out, m, p, err
 	}

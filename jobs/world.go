@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/inputs"
 	exportjob "github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/report"
@@ -73,10 +73,10 @@ func Eval(ctx context.Context, o EvalOptions) (Answer, error) {
 
 // CheckStrategy checks strategy s in world w: an op graph's strategy
 // (decision.ParseStrategy) or a transformer's plan at cluster scale
-// (scale.ParseStrategy), each refusing the other's keys.
+// (plan.ParseStrategy), each refusing the other's keys.
 func CheckStrategy(w inputs.World, s string) error {
 	if w == inputs.ClusterScale {
-		_, err := scale.ParseStrategy(s)
+		_, err := plan.ParseStrategy(s)
 		return err
 	}
 	_, err := decision.ParseStrategy(s)

@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
 
@@ -25,7 +26,7 @@ type ScalePlan struct {
 	// Stack is the software stack the plan is costed on (its stack= and
 	// compile= keys, or placer's default) and whose run it is: what placer
 	// export checks against the framework it writes for.
-	Stack scale.StackInfo `json:"stack"`
+	Stack plan.StackInfo `json:"stack"`
 	// The prediction: the step, the throughput, where the time and the
 	// memory go.
 	scale.Result
@@ -41,7 +42,7 @@ type ScalePlan struct {
 	// CheckedNote, when set, is why no published row can vouch for the
 	// plan at all (a CPU profile's pod: the rows ran on GPUs).
 	CheckedNote string `json:"checked_note,omitempty"`
-	// DeviceKind is "cpu" on a CPU profile's pod (scale.Pod.CPU): GPUs
+	// DeviceKind is "cpu" on a CPU profile's pod (plan.Pod.CPU): GPUs
 	// then counts its processes, TFLOPs is per process and there is no
 	// MFU; "" (left out) on a pod of GPUs.
 	DeviceKind string `json:"device_kind,omitempty"`
@@ -218,7 +219,7 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 // throughputRow is the plan's model FLOP/s per rank: TFLOP/s per GPU
 // and the MFU; on a CPU pod GFLOP/s per process (a CPU's rate in
 // TFLOP/s rounds to 0.0) and no MFU: the profile measured no peak of
-// the CPU to take a fraction of (scale.Pod.CPU).
+// the CPU to take a fraction of (plan.Pod.CPU).
 func throughputRow(p *ScalePlan) [2]string {
 	if p.cpu() {
 		return [2]string{"GFLOP/s per process", fmt.Sprintf("%.1f (no MFU: the profile measured no peak of the CPU)", 1e3*p.TFLOPs)}
@@ -244,7 +245,7 @@ func regimeNote(p *ScalePlan) string {
 // source of: expert parallelism, or an expert-tensor degree above 1
 // priced from a profile (a dense plan's ETP is its T, its experts'
 // source the zero, modelled: not said).
-func expertsComm(pl scale.Plan, s *scale.Sources) bool {
+func expertsComm(pl plan.Plan, s *scale.Sources) bool {
 	return pl.EP > 1 || pl.ETP > 1 && s.EP != profile.Modelled
 }
 
@@ -252,7 +253,7 @@ func expertsComm(pl scale.Plan, s *scale.Sources) bool {
 // "fits", "is TIGHT against" or "does NOT fit" the usable memory.
 func verdictWords(r *scale.Result) string {
 	switch {
-	case r.Verdict == scale.VerdictTight:
+	case r.Verdict == plan.VerdictTight:
 		return "is TIGHT against"
 	case !r.Fits:
 		return "does NOT fit"
@@ -744,7 +745,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 	return err
 }
 
-// CompactPlan writes a plan at cluster scale (as scale.ParseStrategy
+// CompactPlan writes a plan at cluster scale (as plan.ParseStrategy
 // reads it) short enough for a table column: "8x16x48 v7 b2 sp+o z1 rs"
 // (cpN the context-parallel degree; the micro-batch size shown when it is not 1; tF:M:L the per-stage
 // tensor-parallel degrees, TP then the largest; z1 the distributed
@@ -752,7 +753,7 @@ func writeMegatronRows(w io.Writer, rows []MegatronRow) error {
 // first and last stages' layers where uneven);
 // text it cannot read is returned as it is.
 func CompactPlan(text string) string {
-	s, err := scale.ParseStrategy(text)
+	s, err := plan.ParseStrategy(text)
 	if err != nil {
 		return text
 	}
@@ -791,7 +792,7 @@ func CompactPlan(text string) string {
 	if s.FSDP {
 		parts = append(parts, "fsdp")
 	}
-	if s.Recompute != scale.NoRecompute {
+	if s.Recompute != plan.NoRecompute {
 		rc := "r" + string(s.Recompute)[:1] // rs, rf
 		if s.RecomputeLayers > 0 {
 			rc += strconv.Itoa(s.RecomputeLayers) // rf3: 3 layers a model chunk
@@ -821,7 +822,7 @@ func CompactPlan(text string) string {
 	}
 	if s.FP8 != "" {
 		f := "fp8"
-		if s.FP8 != scale.FP8Current {
+		if s.FP8 != plan.FP8Current {
 			f += "-" + s.FP8
 		}
 		parts = append(parts, f)
@@ -905,10 +906,10 @@ type Layers struct {
 	StepsFile string                `json:"steps_file,omitempty"`
 	Steps     []published.StepCheck `json:"steps,omitempty"`
 	// Attention and MoE are the same file's attention cases against the
-	// pod's fit (scale.CheckAttention) and its MoE layers' glue in plain
+	// pod's fit (plan.CheckAttention) and its MoE layers' glue in plain
 	// PyTorch against placer's fused kernels (published.CheckMoE).
-	Attention []scale.AttentionCheck `json:"attention,omitempty"`
-	MoE       []published.MoECheck   `json:"moe,omitempty"`
+	Attention []plan.AttentionCheck `json:"attention,omitempty"`
+	MoE       []published.MoECheck  `json:"moe,omitempty"`
 	// MoEHost are the same file's whole eager MoE layers: wall time with
 	// the host, the GPU's busy time, and placer's kernels for the layer
 	// (published.CheckMoEHost).

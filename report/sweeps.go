@@ -35,6 +35,38 @@ type Sweeps struct {
 	ReservedPeaks    int     `json:"reserved_peaks,omitempty"`
 	MeanAbsPeakError float64 `json:"mean_abs_peak_error,omitempty"`
 	MaxAbsPeakError  float64 `json:"max_abs_peak_error,omitempty"`
+	// Ratios are the checks of one system's published throughput over
+	// another's, model and release alike (published.BlackwellRatios).
+	Ratios []SweepRatio `json:"ratios,omitempty"`
+	// ByGPU is the same errors over each GPU's rows (in the order the
+	// GPUs first appear): a GPU whose kernels placer measured and one
+	// whose kernels it modelled are not one figure.
+	ByGPU []SweepGPU `json:"by_gpu,omitempty"`
+}
+
+// SweepGPU is the rows of one GPU (its hardware preset's name) among
+// those predicted with an error (not refused, not order-only): how
+// many, their mean |error| in and out of sample, and how many of them
+// placer tells over memory though they ran.
+type SweepGPU struct {
+	GPU                     string  `json:"gpu"`
+	Rows                    int     `json:"rows"`
+	MeanAbsError            float64 `json:"mean_abs_error"`
+	OutOfSampleMeanAbsError float64 `json:"out_of_sample_mean_abs_error"`
+	Over                    int     `json:"over,omitempty"`
+}
+
+// SweepRatio is one system-over-system ratio: published, placer's (its
+// two rows' predictions), the error of placer's on the published one,
+// and whether it holds within the tolerance; Refused where placer
+// cannot write either row.
+type SweepRatio struct {
+	Name      string  `json:"name"`
+	Published float64 `json:"published"`
+	Predicted float64 `json:"predicted,omitempty"`
+	Error     float64 `json:"error,omitempty"`
+	Holds     bool    `json:"holds"`
+	Refused   string  `json:"refused,omitempty"`
 }
 
 // Sweep is one published sweep and placer's reading of it.
@@ -76,9 +108,11 @@ type Sweep struct {
 // its prediction (Predicted and Error, 0 where Refused says why placer
 // cannot write the plan).
 type SweepRow struct {
-	Label     string  `json:"label"`
-	Workload  string  `json:"workload"`
-	Cluster   string  `json:"cluster"`
+	Label    string `json:"label"`
+	Workload string `json:"workload"`
+	Cluster  string `json:"cluster"`
+	// GPU is the hardware preset of the row's pod ("h100", "b200").
+	GPU       string  `json:"gpu,omitempty"`
 	Strategy  string  `json:"strategy"`
 	Note      string  `json:"note,omitempty"`
 	Measured  float64 `json:"measured"`
@@ -138,7 +172,7 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 		if err := TableFit(w, []string{"row", "measured", "predicted", "error", "GiB pub/pred", "placer's reading", "assumed"}, rows, []int{6, 5, 4}); err != nil {
 			return err
 		}
-		rho := "n/a (fewer than 3 rows)"
+		rho := "n/a (fewer than 3 rows, or all alike)"
 		if sw.Spearman != nil {
 			rho = fmt.Sprintf("%.2f", *sw.Spearman)
 		}
@@ -158,6 +192,9 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 			return err
 		}
 	}
+	if err := writeRatios(w, s.Ratios); err != nil {
+		return err
+	}
 	ordered := ""
 	if s.Ordered > 0 {
 		ordered = fmt.Sprintf(" (%d of them ordered only, outside the errors)", s.Ordered)
@@ -165,6 +202,19 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 	if s.Peaks > 0 {
 		if _, err := fmt.Fprintf(w, "memory: %d rows with a published peak (%d reserved, against placer's reserved: its caching allocator simulated; %d allocated, against its allocated), placer's mean |error| %s, largest %s (GiB pub/pred: r = reserved)\n",
 			s.Peaks, s.ReservedPeaks, s.Peaks-s.ReservedPeaks, Percent(s.MeanAbsPeakError), Percent(s.MaxAbsPeakError)); err != nil {
+			return err
+		}
+	}
+	if len(s.ByGPU) > 1 {
+		parts := make([]string, len(s.ByGPU))
+		for i, g := range s.ByGPU {
+			parts[i] = fmt.Sprintf("%s %d rows %s (out of sample %s", g.GPU, g.Rows, Percent(g.MeanAbsError), Percent(g.OutOfSampleMeanAbsError))
+			if g.Over > 0 {
+				parts[i] += fmt.Sprintf(", %d told over memory", g.Over)
+			}
+			parts[i] += ")"
+		}
+		if _, err := fmt.Fprintf(w, "by GPU: %s; kernels measured on the H100 and A100, modelled elsewhere (docs/hardware.md)\n", strings.Join(parts, ", ")); err != nil {
 			return err
 		}
 	}
@@ -222,4 +272,31 @@ func formatSweep(x float64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.0f", x), ".")
 	}
 	return fmt.Sprintf("%.3g", x)
+}
+
+// writeRatios writes the ratio checks: published, placer's, its error.
+func writeRatios(w io.Writer, rs []SweepRatio) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	if _, err := fmt.Fprintln(w, "System ratios (tokens/s per GPU, same model and release; each row as its sweep reads it)"); err != nil {
+		return err
+	}
+	var rows [][]string
+	held := 0
+	for _, r := range rs {
+		if r.Refused != "" {
+			rows = append(rows, []string{r.Name, fmt.Sprintf("%.3f", r.Published), "refused", wrap(r.Refused, 48)})
+			continue
+		}
+		if r.Holds {
+			held++
+		}
+		rows = append(rows, []string{r.Name, fmt.Sprintf("%.3f", r.Published), fmt.Sprintf("%.3f", r.Predicted), fmt.Sprintf("%+.1f%%", 100*r.Error)})
+	}
+	if err := TableFit(w, []string{"ratio", "published", "placer", "error"}, rows, nil); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d of %d ratios within %s of the published\n\n", held, len(rs), Percent(published.RatioTolerance))
+	return err
 }

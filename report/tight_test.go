@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestTightWords: the search's last line says how many tight plans it
@@ -35,9 +36,9 @@ func TestTightWords(t *testing.T) {
 		r    scale.Result
 		want string
 	}{
-		{scale.Result{Verdict: scale.VerdictTight, Fits: true, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "is TIGHT against"},
-		{scale.Result{Verdict: scale.VerdictOver, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "does NOT fit"},
-		{scale.Result{Verdict: scale.VerdictFits, Fits: true}, "fits"},
+		{scale.Result{Verdict: plan.VerdictTight, Fits: true, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "is TIGHT against"},
+		{scale.Result{Verdict: plan.VerdictOver, MemoryError: 0.019, MemoryErrorSource: "a sweep"}, "does NOT fit"},
+		{scale.Result{Verdict: plan.VerdictFits, Fits: true}, "fits"},
 	} {
 		if got := verdictWords(&c.r); got != c.want {
 			t.Errorf("%s: %q, want %q", c.r.Verdict, got, c.want)

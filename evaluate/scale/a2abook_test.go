@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -23,7 +24,7 @@ import (
 // probabilities' all-gather over the expert-tensor pair forward and a
 // reduce-scatter backward, and 2 local experts sort.
 func TestA2ABookkeeping(t *testing.T) {
-	node := Group{PerNode: 8, Nodes: 1}
+	node := plan.Group{PerNode: 8, Nodes: 1}
 	for _, tc := range []struct {
 		name, model, keys        string
 		rows, hidden, recv       float64
@@ -51,12 +52,12 @@ func TestA2ABookkeeping(t *testing.T) {
 			wantF, wantB = sort+restore, sort+restore
 		}
 		if tc.fwdLaunches > 0 {
-			ep := Group{PerNode: c.pl.EP, Nodes: 1}
+			ep := plan.Group{PerNode: c.pl.EP, Nodes: 1}
 			probs := c.pod.AllToAll(ep, tc.recv*4)
 			wantF += probs
 			wantB += probs
 			if tc.etp > 1 {
-				pair := Group{PerNode: tc.etp, Nodes: 1}
+				pair := plan.Group{PerNode: tc.etp, Nodes: 1}
 				ag, _ := c.pod.Collective(roofline.AllGather, pair, tc.rows*4)
 				rs, _ := c.pod.Collective(roofline.ReduceScatter, pair, tc.rows*4)
 				wantF += ag

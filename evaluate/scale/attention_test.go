@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -15,7 +16,7 @@ import (
 // them (1/R linear in d) and outside (the nearest), and the time it
 // gives.
 func TestAttentionRateByHand(t *testing.T) {
-	r := AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{400e12, 600e12, 300e12}, Beta: 2e-12, Tail: 50e-12, T0: 10e-6}
+	r := plan.AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{400e12, 600e12, 300e12}, Beta: 2e-12, Tail: 50e-12, T0: 10e-6}
 	for _, c := range []struct {
 		d    int
 		want float64
@@ -27,7 +28,7 @@ func TestAttentionRateByHand(t *testing.T) {
 		// A quarter of the way from 128 to 256.
 		{160, 1 / (0.75/600e12 + 0.25/300e12)},
 	} {
-		if got := r.rate(c.d); math.Abs(got/c.want-1) > 1e-12 {
+		if got := r.Rate(c.d); math.Abs(got/c.want-1) > 1e-12 {
 			t.Errorf("R(%d) = %g, want %g", c.d, got, c.want)
 		}
 	}
@@ -37,7 +38,7 @@ func TestAttentionRateByHand(t *testing.T) {
 	for _, c := range []struct {
 		tail, want float64
 	}{{0, 2e-3 + 0.2e-3 + 10e-6}, {4096 * 256, 2e-3 + 0.2e-3 + 52.4288e-6 + 10e-6}} {
-		if got := r.time(attnCall{flops: 1.2e12, elems: 1e8, tail: c.tail, headDim: 128}); math.Abs(got/c.want-1) > 1e-12 {
+		if got := r.Time(plan.AttnCall{Flops: 1.2e12, Elems: 1e8, Tail: c.tail, HeadDim: 128}); math.Abs(got/c.want-1) > 1e-12 {
 			t.Errorf("time with a last row of %g: %g, want %g", c.tail, got, c.want)
 		}
 	}
@@ -48,29 +49,29 @@ func TestAttentionRateByHand(t *testing.T) {
 func TestFitAttentionRecovers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	for trial := 0; trial < 20; trial++ {
-		truth := AttentionKernel{Backend: "x"}
-		for _, r := range []*AttentionRate{&truth.Fwd, &truth.Bwd} {
+		truth := plan.AttentionKernel{Backend: "x"}
+		for _, r := range []*plan.AttentionRate{&truth.Fwd, &truth.Bwd} {
 			r.HeadDims = []int{64, 128, 256}
 			for range r.HeadDims {
 				r.Rates = append(r.Rates, (200+500*rng.Float64())*1e12)
 			}
 			r.Beta, r.Tail, r.T0 = 5e-12*rng.Float64(), 50e-12*rng.Float64(), 100e-6*rng.Float64()
 		}
-		var ms []MeasuredAttention
+		var ms []plan.MeasuredAttention
 		for i := 0; i < 15; i++ {
 			d := []int{64, 128, 256}[i%3]
-			m := MeasuredAttention{Name: "c", Backend: "x", Batch: 1 + rng.IntN(8), Heads: 1 + rng.IntN(32),
+			m := plan.MeasuredAttention{Name: "c", Backend: "x", Batch: 1 + rng.IntN(8), Heads: 1 + rng.IntN(32),
 				Seq: 512 << rng.IntN(5), HeadDim: d, VHeadDim: d, Causal: rng.IntN(3) > 0}
-			m.Fwd = truth.Fwd.time(m.call(1))
-			m.Bwd = truth.Bwd.time(m.call(2.5))
+			m.Fwd = truth.Fwd.Time(m.Call(1))
+			m.Bwd = truth.Bwd.Time(m.Call(2.5))
 			ms = append(ms, m)
 		}
-		ms = append(ms, MeasuredAttention{Name: "other", Backend: "y", Batch: 1, Heads: 1, Seq: 1, HeadDim: 1, VHeadDim: 1, Fwd: 1, Bwd: 1})
-		got, err := FitAttention(ms, "x")
+		ms = append(ms, plan.MeasuredAttention{Name: "other", Backend: "y", Batch: 1, Heads: 1, Seq: 1, HeadDim: 1, VHeadDim: 1, Fwd: 1, Bwd: 1})
+		got, err := plan.FitAttention(ms, "x")
 		if err != nil {
 			t.Fatal(err)
 		}
-		for dir, pair := range map[string][2]*AttentionRate{"fwd": {&got.Fwd, &truth.Fwd}, "bwd": {&got.Bwd, &truth.Bwd}} {
+		for dir, pair := range map[string][2]*plan.AttentionRate{"fwd": {&got.Fwd, &truth.Fwd}, "bwd": {&got.Bwd, &truth.Bwd}} {
 			g, w := pair[0], pair[1]
 			for i := range w.Rates {
 				if math.Abs(g.Rates[i]/w.Rates[i]-1) > 1e-6 {
@@ -86,15 +87,15 @@ func TestFitAttentionRecovers(t *testing.T) {
 
 // TestFitAttentionErrors: what cannot be fitted is said.
 func TestFitAttentionErrors(t *testing.T) {
-	one := MeasuredAttention{Backend: "x", Batch: 1, Heads: 1, Seq: 128, HeadDim: 64, VHeadDim: 64, Fwd: 1e-5, Bwd: 2e-5}
+	one := plan.MeasuredAttention{Backend: "x", Batch: 1, Heads: 1, Seq: 128, HeadDim: 64, VHeadDim: 64, Fwd: 1e-5, Bwd: 2e-5}
 	for _, c := range []struct {
-		ms   []MeasuredAttention
+		ms   []plan.MeasuredAttention
 		want string
 	}{
 		{nil, `no measured attention with backend "x"`},
-		{[]MeasuredAttention{one, one}, "want more cases"},
+		{[]plan.MeasuredAttention{one, one}, "want more cases"},
 	} {
-		if _, err := FitAttention(c.ms, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := plan.FitAttention(c.ms, "x"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%d cases: %v, want %q", len(c.ms), err, c.want)
 		}
 	}
@@ -104,36 +105,36 @@ func TestFitAttentionErrors(t *testing.T) {
 // of the H100's measured cases (to the four figures they are written
 // with), and each fits its cases within the errors kernels.go states.
 func TestH100AttentionMeasured(t *testing.T) {
-	var ms []MeasuredAttention
+	var ms []plan.MeasuredAttention
 	for _, name := range []string{"2026-11-26-h100-b/kb-attention.jsonl", "2026-11-27-h100/longattn.jsonl"} {
 		f, err := os.Open(filepath.Join("..", "..", "measurements", filepath.FromSlash(name)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := ReadAttentionBench(f)
+		m, err := plan.ReadAttentionBench(f)
 		f.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		ms = append(ms, m...)
 	}
-	if h100Kernels.Attention[0] != &h100CuDNNAttention {
-		t.Errorf("the H100's runs attend with %s, want cuDNN's kernel (Transformer Engine's)", h100Kernels.Attention[0].Backend)
+	if h100.Attention[0].Backend != "cudnn" {
+		t.Errorf("the H100's runs attend with %s, want cuDNN's kernel (Transformer Engine's)", h100.Attention[0].Backend)
 	}
 	for _, c := range []struct {
-		k                 *AttentionKernel
+		k                 *plan.AttentionKernel
 		cases             int
 		fwdMean, fwdWorst float64
 		bwdMean, bwdWorst float64
 	}{
-		{&h100CuDNNAttention, 41, 0.030, 0.158, 0.026, 0.113},
-		{&h100FlashAttention, 40, 0.040, 0.148, 0.023, 0.123},
+		{h100.Attention[0], 41, 0.030, 0.158, 0.026, 0.113},
+		{h100.Attention[1], 40, 0.040, 0.148, 0.023, 0.123},
 	} {
-		fit, err := FitAttention(ms, c.k.Backend)
+		fit, err := plan.FitAttention(ms, c.k.Backend)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for dir, pair := range map[string][2]*AttentionRate{"fwd": {&fit.Fwd, &c.k.Fwd}, "bwd": {&fit.Bwd, &c.k.Bwd}} {
+		for dir, pair := range map[string][2]*plan.AttentionRate{"fwd": {&fit.Fwd, &c.k.Fwd}, "bwd": {&fit.Bwd, &c.k.Bwd}} {
 			g, w := pair[0], pair[1]
 			if len(g.Rates) != len(w.Rates) {
 				t.Fatalf("%s %s: head dimensions %v, kernels.go %v", c.k.Backend, dir, g.HeadDims, w.HeadDims)
@@ -179,7 +180,7 @@ func FuzzReadAttentionBench(f *testing.F) {
 	f.Add(`{"kind": "attention", "name": "x", "error": "RuntimeError: No available kernel"}`)
 	f.Add(`{"kind": "gemm", "name": "g"}` + "\n\n" + `{"kind": "attention", "backend": "flash", "batch": 0}`)
 	f.Fuzz(func(t *testing.T, text string) {
-		ms, err := ReadAttentionBench(strings.NewReader(text))
+		ms, err := plan.ReadAttentionBench(strings.NewReader(text))
 		if err != nil {
 			return
 		}
@@ -197,7 +198,7 @@ func FuzzReadAttentionBench(f *testing.F) {
 // layer windowed to 128 keys (126.015625 a query on average: CausalKeys),
 // cuDNN's forward fit at head dimension 64.
 func TestSlidingWindowCost(t *testing.T) {
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,23 +206,23 @@ func TestSlidingWindowCost(t *testing.T) {
 	win := full
 	win.Window = 128
 	fwd := func(m transformer.Spec) float64 {
-		pl, err := Resolve(m, Strategy{Replicas: 8, MicroBatchSize: 1}, p)
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 4096, noComm: true}
+		c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096, noComm: true}
 		f, _ := c.layer()
 		return f.busy
 	}
 	const n, heads, d = 4096.0, 8.0, 64.0
 	e := n * heads * 2 * d
-	r := &h100CuDNNAttention.Fwd
+	r := h100.Attention[0].Fwd
 	// The kernel's rate term at the clock the pod's 700 W holds.
 	_, slow := p.HeldClock()
-	call := func(keys float64) attnCall {
-		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: e, tail: n * 2 * d, headDim: 64}
+	call := func(keys float64) plan.AttnCall {
+		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: e, Tail: n * 2 * d, HeadDim: 64}
 	}
-	want := r.time(call(126.015625)) - r.time(call(2048))
+	want := r.Time(call(126.015625)) - r.Time(call(2048))
 	if got := fwd(win) - fwd(full); math.Abs(got-want) > 1e-12 {
 		t.Errorf("the window changes the forward by %g s, want %g", got, want)
 	}

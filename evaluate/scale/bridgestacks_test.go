@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // bridgeTags are the NeMo containers of Megatron-Bridge's performance
@@ -20,7 +22,7 @@ var bridgeTags = map[string]string{
 // graphs, dropless), names its tag in its source, and docs/stacks.md's
 // row for it says the same, column by column.
 func TestBridgeStacks(t *testing.T) {
-	want := Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff}
+	want := plan.Settings{Dispatcher: plan.DispatcherAllToAll, Graphs: plan.GraphsOff}
 	// The table's columns: dispatcher, permute fusion, router fusion,
 	// grouped GEMM, CUDA graphs, routing.
 	wantCols := []string{"alltoall", "on", "on", "on", "off", "dropless"}
@@ -41,7 +43,7 @@ func TestBridgeStacks(t *testing.T) {
 		rows[name] = cells[2:]
 	}
 	n := 0
-	for _, ns := range Stacks {
+	for _, ns := range plan.Stacks {
 		if !strings.HasPrefix(ns.Name, "megatron-bridge-") {
 			continue
 		}

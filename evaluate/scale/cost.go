@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -67,16 +68,16 @@ func (c *coster) run(k kernel) phase { return phase{busy: k.time(c.h), launches:
 // coster holds what every layer of one plan shares.
 type coster struct {
 	m      transformer.Spec
-	pl     Plan
+	pl     plan.Plan
 	h      *roofline.Hardware
-	pod    *Pod // the caller's, as h is its Hardware
-	tpG    Group
+	pod    *plan.Pod // the caller's, as h is its Hardware
+	tpG    plan.Group
 	tokens float64 // tokens per micro-batch on one GPU (its 1/C with context parallelism)
 	noComm bool    // cost the kernels alone, no collectives
 	noHost bool    // and no host: the GPU's time alone (Host.expose)
 	// fp8 and fp8b are what an FP8 GEMM of the blocks takes of the BF16
 	// GEMM's time at its shape, forward and backward, where the blocks'
-	// GEMMs run in FP8 (0: BF16): Kernels.fp8Speedups' inverses.
+	// GEMMs run in FP8 (0: BF16): Kernels.FP8Speedups' inverses.
 	fp8, fp8b float64
 	// layers are the layer costs it asks (layersOf: the plan's stack's,
 	// a profile's where the pod has one).
@@ -85,12 +86,20 @@ type coster struct {
 
 // newCoster is the coster of plan pl's stages of tensor-parallel degree
 // T (its hardware p's: p is the caller's, not copied).
-func newCoster(m transformer.Spec, pl Plan, p *Pod, T int, tokens float64) coster {
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: Group{PerNode: T, Nodes: 1}, tokens: tokens}
+func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: plan.Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	c.layers = layersOf(&c.pl.Run, p)
+	if pl.LoRA() {
+		c.layers = loraLayers{c.layers}
+	}
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
-		fwd, bwd := p.Kernels.fp8Speedups(pl.FP8, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
+		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, bf16)
+		if plan.BlockScaled(pl.FP8) {
+			fwd = blockSpeedup(pl.FP8, p, bf16)
+			bwd = fwd
+		}
 		c.fp8, c.fp8b = 1/fwd, 1/bwd
 	}
 	return c
@@ -106,7 +115,11 @@ func (c *coster) gemm(flops, read, write float64) kernel {
 // FP8, one byte; its output BF16), else gemm's.
 func (c *coster) lgemm(flops, read, write float64) kernel {
 	if c.fp8 > 0 {
-		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: read / 2, writes: write}
+		in := read / 2
+		if c.pl.FP8 == plan.FP4NV {
+			in = read / 4 // half a byte an element
+		}
+		return kernel{class: graph.ClassMatMul, flops: flops * c.fp8, read: in, writes: write}
 	}
 	return c.gemm(flops, read, write)
 }
@@ -133,12 +146,16 @@ func (c *coster) back(g kernel) kernel {
 // 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
 // costed here, but not Transformer Engine's fused kernels' bytes, so
 // the 5 (current) and 3 (delayed) bytes an element stay assumptions.
+// MXFP8 and NVFP4 cast in one pass to both copies (blockCast).
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
 	}
+	if plan.BlockScaled(c.pl.FP8) {
+		return blockCast(c.pl.FP8, e).time(c.h)
+	}
 	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
-	if c.pl.FP8 == FP8Current {
+	if c.pl.FP8 == plan.FP8Current {
 		return one + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
 	}
 	return one
@@ -153,7 +170,7 @@ func (c *coster) casts(es ...float64) phase {
 		return p
 	}
 	per := 1.0
-	if c.pl.FP8 == FP8Current {
+	if c.pl.FP8 == plan.FP8Current {
 		per = 2
 	}
 	for _, e := range es {

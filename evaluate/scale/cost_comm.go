@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -70,7 +71,7 @@ func (c *coster) pair(g kernel, k roofline.Collective, bytes float64) phase {
 // tpBytes is what tensor-parallel collective k of bytes (BF16) carries:
 // half of it for an all-gather under per-tensor FP8 (pair).
 func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
-	if k == roofline.AllGather && (c.pl.FP8 == FP8Current || c.pl.FP8 == FP8Delayed) {
+	if k == roofline.AllGather && (c.pl.FP8 == plan.FP8Current || c.pl.FP8 == plan.FP8Delayed) {
 		return bytes / 2
 	}
 	return bytes
@@ -86,12 +87,12 @@ func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
 // the larger's less, so the transfer is that share's. A receiving group
 // without sp gathers the whole activation over NVSwitch, left out here
 // as for equal degrees.
-func pipelineSends(m *transformer.Spec, pl *Plan, p *Pod, tokens float64) (first float64, same bool, p2ps float64) {
+func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) (first float64, same bool, p2ps float64) {
 	first = -1.0
 	same = true
 	for i := 0; i+1 < pl.P; i++ {
 		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
-		t := p.SendTime(pl.shareNode(*p, i, i+1), bytes)
+		t := p.SendTime(pl.ShareNode(*p, i, i+1), bytes)
 		if first < 0 {
 			first = t
 		}
@@ -111,8 +112,8 @@ func pipelineSends(m *transformer.Spec, pl *Plan, p *Pod, tokens float64) (first
 // group (groups: placed by its tensor-parallel degree), which with
 // context parallelism is its C x D GPUs of the same weights. FSDP:
 // fsdpExposed; a model with experts: expertsDP.
-func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
-	gb := pl.gradBytes()
+func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
+	gb := gradBytes(pl)
 	switch {
 	case pl.FSDP:
 		return fsdpExposed(m, pl, p, stages)
@@ -121,14 +122,14 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 	case pl.D*pl.C > 1:
 		var exposed float64
 		for s, st := range stages {
-			_, dpG := pl.groups(*p, s)
+			_, dpG := pl.Groups(*p, s)
 			if pl.DistOpt {
-				rs := p.stateCollective(roofline.ReduceScatter, dpG, st.params*gb)
-				ag := p.stateCollective(roofline.AllGather, dpG, st.params*p.weightBytes())
-				exposed = max(exposed, p.beside(rs, st.bwd.busy/float64(pl.V))+p.beside(ag, st.fwd.busy/float64(pl.V)))
+				rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
+				ag := p.StateCollective(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
+				exposed = max(exposed, p.Beside(rs, st.bwd.busy/float64(pl.V))+p.Beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
-				ar := p.stateCollective(roofline.AllReduce, dpG, st.params*gb)
-				exposed = max(exposed, p.beside(ar, st.bwd.busy/float64(pl.V)))
+				ar := p.StateCollective(roofline.AllReduce, dpG, st.trained(pl)*gb)
+				exposed = max(exposed, p.Beside(ar, st.bwd.busy/float64(pl.V)))
 			}
 		}
 		return exposed
@@ -144,27 +145,27 @@ func dpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float6
 // expert-data-parallel group and the rest's over the data-parallel one
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
-func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
-	gb := pl.gradBytes()
+func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
+	gb := gradBytes(pl)
 	var exposed float64
 	if m.MoE() {
-		_, _, edpG := pl.expertGroups(*p)
+		_, _, edpG := pl.ExpertGroups(*p)
 		for s, st := range stages {
-			_, dpG := pl.groups(*p, s)
+			_, dpG := pl.Groups(*p, s)
 			dense := st.params - st.experts
-			ag := p.stateCollective(roofline.AllGather, dpG, dense*bf16)
-			agE := p.stateCollective(roofline.AllGather, edpG, st.experts*bf16)
-			rs := p.stateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			rsE := p.stateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
-			exposed = max(exposed, p.beside(ag+agE, st.fwd.busy)+p.beside(ag+agE+rs+rsE, st.bwd.busy))
+			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
+			exposed = max(exposed, p.Beside(ag+agE, st.fwd.busy)+p.Beside(ag+agE+rs+rsE, st.bwd.busy))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
-		_, dpG := pl.groups(*p, s)
-		ag := p.stateCollective(roofline.AllGather, dpG, st.params*p.weightBytes())
-		rs := p.stateCollective(roofline.ReduceScatter, dpG, st.params*gb)
-		exposed = max(exposed, p.beside(ag, st.fwd.busy)+p.beside(ag+rs, st.bwd.busy))
+		_, dpG := pl.Groups(*p, s)
+		ag := p.StateCollective(roofline.AllGather, dpG, st.params*p.WeightBytes())
+		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
+		exposed = max(exposed, p.Beside(ag, st.fwd.busy)+p.Beside(ag+rs, st.bwd.busy))
 	}
 	return float64(pl.M) * exposed
 }
@@ -175,23 +176,23 @@ func fsdpExposed(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) floa
 // the rest over the data-parallel one, one after the other beside the
 // same backward (and the parameters' all-gathers beside the forward with
 // the distributed optimizer).
-func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
+func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	var exposed float64
-	gb := pl.gradBytes()
-	_, _, edpG := pl.expertGroups(p)
+	gb := gradBytes(&pl)
+	_, _, edpG := pl.ExpertGroups(p)
 	for s, st := range stages {
-		_, dpG := pl.groups(p, s)
+		_, dpG := pl.Groups(p, s)
 		dense := st.params - st.experts
 		if pl.DistOpt {
-			rs := p.stateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			ag := p.stateCollective(roofline.AllGather, dpG, dense*bf16)
-			rsE := p.stateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
-			agE := p.stateCollective(roofline.AllGather, edpG, st.experts*bf16)
-			exposed = max(exposed, p.beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.beside(ag+agE, st.fwd.busy/float64(pl.V)))
+			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
+			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			exposed = max(exposed, p.Beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.Beside(ag+agE, st.fwd.busy/float64(pl.V)))
 		} else {
-			ar := p.stateCollective(roofline.AllReduce, dpG, dense*gb)
-			arE := p.stateCollective(roofline.AllReduce, edpG, st.experts*gb)
-			exposed = max(exposed, p.beside(ar+arE, st.bwd.busy/float64(pl.V)))
+			ar := p.StateCollective(roofline.AllReduce, dpG, dense*gb)
+			arE := p.StateCollective(roofline.AllReduce, edpG, st.experts*gb)
+			exposed = max(exposed, p.Beside(ar+arE, st.bwd.busy/float64(pl.V)))
 		}
 	}
 	return exposed
@@ -205,15 +206,15 @@ func expertsDP(pl Plan, p Pod, stages []stageCost) float64 {
 // stage, all-reduced the same way (Megatron-Core's
 // finalize_model_grads, _allreduce_word_embedding_grads). 0 without a
 // second copy or a pipeline.
-func embeddingAllReduce(m *transformer.Spec, pl *Plan, p *Pod) float64 {
+func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64 {
 	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
 		return 0
 	}
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
-	t := p.stateCollective(roofline.AllReduce, Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
-	if pl.shareNode(*p, 0, pl.P-1) {
-		t = p.stateCollective(roofline.AllReduce, Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+	t := p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
+	if pl.ShareNode(*p, 0, pl.P-1) {
+		t = p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	}
 	return t
 }

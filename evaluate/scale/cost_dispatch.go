@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -21,11 +22,11 @@ import (
 // over the even share: the capacity factor with capacity routing (every
 // expert padded or cut to it: moe_pad_expert_input_to_capacity), else
 // the imbalance.
-func (pl Plan) loadFactor() float64 {
+func loadFactor(pl plan.Plan) float64 {
 	if pl.Run.Capacity > 0 {
 		return pl.Run.Capacity
 	}
-	return pl.imbalance()
+	return pl.LoadImbalance()
 }
 
 // dispatchSyncs is the device-to-host synchronizations of one MoE layer's
@@ -48,9 +49,9 @@ func (c *coster) dispatchSyncs() float64 {
 	run := &c.pl.Run
 	n := 1.0
 	switch run.Dispatcher {
-	case DispatcherAllGather:
+	case plan.DispatcherAllGather:
 		n = 2
-	case DispatcherFlex:
+	case plan.DispatcherFlex:
 	default:
 		if run.Capacity > 0 {
 			n = 0
@@ -77,14 +78,14 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 	t := c.run
 	run := &c.pl.Run
 	h, E := float64(c.m.Hidden), float64(c.m.Experts)
-	if src := c.dispatchedTokens(nl); run.Dispatcher == DispatcherAllGather || run.Dispatcher == DispatcherFlex {
+	if src := c.dispatchedTokens(nl); run.Dispatcher == plan.DispatcherAllGather || run.Dispatcher == plan.DispatcherFlex {
 		// The permutation runs over the tokens the dispatcher delivers
 		// (allgather: every token of the group, each rank picking its
 		// experts' rows; flex: DeepEP's received tokens, once per rank,
 		// put in expert order by a local permute: _DeepepManager's
 		// get_permuted_hidden_states_by_experts).
 		read := rows // allgather reads the rows its experts take
-		if run.Dispatcher == DispatcherFlex {
+		if run.Dispatcher == plan.DispatcherFlex {
 			read = src // flex every token it received
 		}
 		permute = kernel{class: graph.ClassDataMovement, read: read * h * bf16, writes: rows * h * bf16}
@@ -109,9 +110,9 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 // the exchange).
 func (c *coster) dispatchedTokens(nl float64) float64 {
 	switch c.pl.Run.Dispatcher {
-	case DispatcherAllGather:
+	case plan.DispatcherAllGather:
 		return nl * float64(c.pl.ETP*c.pl.EP)
-	case DispatcherFlex:
+	case plan.DispatcherFlex:
 		recv, _ := c.deepEPReceived(nl)
 		return recv
 	}
@@ -195,7 +196,7 @@ func (c *coster) dispatchComm(recv, rows, nl float64) phase {
 	pl, p := &c.pl, c.pod
 	h := float64(c.m.Hidden)
 	switch pl.Run.Dispatcher {
-	case DispatcherAllGather:
+	case plan.DispatcherAllGather:
 		grp := tpEPGroup(pl, p)
 		G := nl * float64(grp.Size())
 		ag, _ := p.Collective(roofline.AllGather, grp, G*h*bf16)
@@ -203,11 +204,11 @@ func (c *coster) dispatchComm(recv, rows, nl float64) phase {
 		rs, _ := p.Collective(roofline.ReduceScatter, grp, G*h*bf16)
 		all := ag + agMap + rs
 		return phase{busy: all, epExposed: all, launches: 4}
-	case DispatcherFlex:
+	case plan.DispatcherFlex:
 		all := c.deepEPTime(nl)
 		return phase{busy: all, epExposed: all, launches: 2}
 	}
-	etpG, epG, _ := pl.expertGroups(*p)
+	etpG, epG, _ := pl.ExpertGroups(*p)
 	a2a := p.AllToAll(epG, recv*h*bf16)
 	ag, _ := p.Collective(roofline.AllGather, etpG, rows*h*bf16)
 	rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*h*bf16)
@@ -222,12 +223,12 @@ func (c *coster) dispatchComm(recv, rows, nl float64) phase {
 // tpEPGroup is the expert-tensor x expert-parallel group of pl on pod p
 // (Megatron-Core's tp_ep_group, ETP x EP consecutive GPUs: the experts'
 // mesh is ETP innermost, then EP: expertGroups).
-func tpEPGroup(pl *Plan, p *Pod) Group {
+func tpEPGroup(pl *plan.Plan, p *plan.Pod) plan.Group {
 	g := pl.ETP * pl.EP
 	if g <= p.PerNode {
-		return Group{PerNode: g, Nodes: 1}
+		return plan.Group{PerNode: g, Nodes: 1}
 	}
-	return Group{PerNode: p.PerNode, Nodes: (g + p.PerNode - 1) / p.PerNode}
+	return plan.Group{PerNode: p.PerNode, Nodes: (g + p.PerNode - 1) / p.PerNode}
 }
 
 // DeepEP's normal (training) kernels' measured bottleneck bandwidths
@@ -282,7 +283,7 @@ func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
 		}
 		return units * (1 - miss)
 	}
-	lf := pl.loadFactor()
+	lf := loadFactor(*pl)
 	recv = nl * distinct(g) * lf
 	if grp.Nodes > 1 {
 		rdma = nl * distinct(float64(grp.Nodes)) * lf
@@ -300,7 +301,7 @@ func (c *coster) deepEPTime(nl float64) float64 {
 	pl, p := &c.pl, c.pod
 	h := float64(c.m.Hidden)
 	recv, rdma := c.deepEPReceived(nl)
-	bi, li := p.intra()
+	bi, li := p.Intra()
 	grp := tpEPGroup(pl, p)
 	var t float64
 	for dir := range 2 {
@@ -331,7 +332,7 @@ func (c *coster) deepEPTime(nl float64) float64 {
 // torchtitan's expert parallelism, also an all-to-all, is its own code.
 func (c *coster) megatronAllToAll() bool {
 	d := c.pl.Run.Dispatcher
-	return c.pl.Software.Framework() == FrameworkMegatron && (d == "" || d == DispatcherAllToAll)
+	return c.pl.Software.Framework() == plan.FrameworkMegatron && (d == "" || d == plan.DispatcherAllToAll)
 }
 
 // a2aBookkeeping is what Megatron-Core's alltoall dispatcher runs for one
@@ -379,7 +380,7 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 	if c.noComm || pl.EP*pl.ETP <= 1 {
 		return fwd, bwd
 	}
-	etpG, epG, _ := pl.expertGroups(*p)
+	etpG, epG, _ := pl.ExpertGroups(*p)
 	exch := func(t float64) phase { return phase{busy: t, epExposed: t, launches: 1} }
 	if pl.EP > 1 {
 		a2a := exch(p.AllToAll(epG, recv*4))

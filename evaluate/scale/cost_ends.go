@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -35,7 +36,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// scattering only the tokens' rows would take 0.02.
 	table := float64(c.m.Vocab) / float64(c.pl.T) * float64(c.m.Hidden)
 	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
-		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.gradBytes()), writes: table * c.pl.gradBytes()}.time(c.h),
+		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + gradBytes(&c.pl)), writes: table * gradBytes(&c.pl)}.time(c.h),
 		launches: 3}) // zero, scatter, accumulate
 	return fwd, bwd
 }
@@ -121,7 +122,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 		gather = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 	}
 	keep := *c
-	keep.pl.Recompute = NoRecompute
+	keep.pl.Recompute = plan.NoRecompute
 	bf, bb := keep.block(m.MoE())
 	t := c.run
 	fwd = ef.plus(t(norm)).plus(t(norm)).plus(t(cat)).plus(c.pair(g, before, 2*act)).plus(gather).plus(bf).plus(of)

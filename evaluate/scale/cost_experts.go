@@ -3,6 +3,7 @@ package scale
 import (
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -23,7 +24,7 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 	mf, mb, rec := c.moe()
 	fwd = t(norm).plus(mf).plus(t(resid))
 	bwd = t(twice(resid)).plus(mb).plus(t(twice(norm)))
-	if c.pl.Recomputes().Has(RecomputeLayerNorm) {
+	if c.pl.Recomputes().Has(plan.RecomputeLayerNorm) {
 		rec = rec.plus(t(norm))
 	}
 	return fwd, bwd, rec
@@ -52,9 +53,9 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)   // this GPU's sequence shard
-	routed := nl * k                 // the token copies it dispatches
-	recv := routed * pl.loadFactor() // those the most loaded rank receives
+	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
+	routed := nl * k                // the token copies it dispatches
+	recv := routed * loadFactor(pl) // those the most loaded rank receives
 	ETP := float64(pl.ETP)
 	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
 	local := E / float64(pl.EP)
@@ -73,7 +74,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
 	// its forward shape's for the backward too).
 	grouped := func(g kernel, n float64) kernel {
-		g.flops /= c.pod.Kernels.groupedEff(local, rows/local, n)
+		g.flops /= c.pod.Kernels.GroupedEff(local, rows/local, n)
 		return g
 	}
 	run := pl.Run
@@ -96,7 +97,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(erows*h, erows*cols))
 	mods := c.pl.Recomputes()
-	if mods.Has(RecomputeMoEAct) {
+	if mods.Has(plan.RecomputeMoEAct) {
 		rec = t(actFn).plus(c.casts(erows * cols))
 	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
@@ -115,7 +116,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		sa := ew(6*nl*sh, 2*nl*sh*bf16, nl*sh*bf16)
 		s2 := c.lgemm(2*nl*sh*h, nl*sh*bf16+sh*h*bf16, nl*h*bf16)
 		experts = experts.plus(t(s1)).plus(t(sa)).plus(t(s2))
-		if mods.Has(RecomputeSharedExperts) {
+		if mods.Has(plan.RecomputeSharedExperts) {
 			rec = rec.plus(t(s1)).plus(t(sa)).plus(t(s2))
 		}
 		s1b, s2b := c.back(s1), c.back(s2)
@@ -139,7 +140,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
 	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
 		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
-	if mods.Has(RecomputeMoE) {
+	if mods.Has(plan.RecomputeMoE) {
 		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
 	}
 	return fwd, bwd, rec
@@ -179,13 +180,13 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // get_pp_rank_microbatches), are not paired. The saving is spread over
 // the stage's per-micro-batch phases, the forward's and the backward's
 // in proportion to their exchanges.
-func epOverlap(st *stageCost, pl Plan, p *Pod, s int) {
+func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	fe, be := st.fwd.epExposed, st.bwd.epExposed
 	if fe+be <= 0 || pl.M <= 1 {
 		return
 	}
 	fc, bc := st.fwd.busy-fe, st.bwd.busy-be
-	save := fe + be - (p.beside(fe, bc) + p.beside(be, fc))
+	save := fe + be - (p.Beside(fe, bc) + p.Beside(be, fc))
 	if save <= 0 {
 		return
 	}
@@ -225,7 +226,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * pl.loadFactor()
+	recv := nl * k * loadFactor(pl)
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)
 	up := cols
@@ -238,7 +239,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	}
 	input = nl * h * bf16
 	weights := recv * h * bf16 // FC2's output, which the unpermutation saves
-	if pl.probsInActivation() {
+	if probsInActivation(&pl) {
 		weights = rows * 4 // the FP32 routing weights the activation saves
 	}
 	a = nl*E*4 + input + in + rows*up*bf16 + mid + weights
@@ -264,7 +265,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 // megatron-core >=0.14.0a0,<0.15.0 and v0.2.0 >=0.15.0a0 in
 // pyproject.toml). placer's default stack and model-zoo-moe-dev (a
 // moe_dev branch of 2025, its commit unnamed) keep the older count.
-func (pl *Plan) probsInActivation() bool {
+func probsInActivation(pl *plan.Plan) bool {
 	st := pl.Software.Stack
 	return st == "megatron-core-0.16" || strings.HasPrefix(st, "megatron-bridge-")
 }

@@ -4,30 +4,31 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
 // fits reports whether plan pl fits the GPUs' memory, as
 // evaluateCached's Result.Fits says, computing the memory alone (no
 // kernel or collective times).
-func fits(m transformer.Spec, pl Plan, p *Pod) bool { return fitsTight(m, pl, p, true) }
+func fits(m transformer.Spec, pl plan.Plan, p *plan.Pod) bool { return FitsTight(m, pl, p, true) }
 
-// fitsTight is fits with a "tight" plan (Result.Verdict) counted as
+// FitsTight is fits with a "tight" plan (Result.Verdict) counted as
 // fitting only where tight says.
-func fitsTight(m transformer.Spec, pl Plan, p *Pod, tight bool) bool {
+func FitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
 	var r Result
 	memory(&r, stages, kits, pl.TPs)
-	return r.Verdict == VerdictFits || tight && r.Verdict == VerdictTight
+	return r.Verdict == plan.VerdictFits || tight && r.Verdict == plan.VerdictTight
 }
 
 // memoryStages is the kits (one coster per tensor-parallel degree) and
 // the stages' weights that memory reads, in kits and stages (buffers
 // of the caller's: a pipeline of up to their capacity stays on its
 // stack).
-func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
+func memoryStages(m transformer.Spec, pl plan.Plan, p *plan.Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	for _, T := range pl.TPs {
 		if kitIndex(kits, T) < 0 {
@@ -42,7 +43,7 @@ func memoryStages(m transformer.Spec, pl Plan, p *Pod, kits []stageKit, stages [
 	for s := range stages {
 		st := &stages[s]
 		*st = stageCost{}
-		st.dense, st.denseRec = pl.denseOn(&m, s)
+		st.dense, st.denseRec = pl.DenseOn(&m, s)
 		st.weigh(&m, &pl, s, lp)
 	}
 	return kits, stages
@@ -75,7 +76,7 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	}
 	if t, _, ok := titanTraced(stages, kits, tps); ok {
 		tracedMemory(r, &t)
-		finishMemory(r, &kits[0].c, regimeError{})
+		finishMemory(r, &kits[0].c, plan.RegimeError{})
 		return
 	}
 	// One layer's activations at each kit's degree, shared by its
@@ -97,7 +98,7 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	c := &kits[0].c
 	r.Memory = int64(peak)
 	r.Weights, r.Grads, r.OptState, r.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
-	r.MemoryParts = []MemoryPart{
+	r.MemoryParts = []plan.MemoryPart{
 		{Name: "weights", Bytes: int64(at.weights)},
 		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
 		{Name: "gradients", Bytes: int64(at.grads)},
@@ -105,28 +106,28 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 		{Name: "activations in flight", Bytes: int64(at.acts)},
 		{Name: "logits and loss", Bytes: int64(at.logits)},
 	}
-	finishMemory(r, c, regimeError{})
+	finishMemory(r, c, plan.RegimeError{})
 }
 
 // finishMemory adds to r's memory (Memory and its parts counted) what
 // the allocator does not hold, the GPU's usable memory and the verdict
 // at the regime's measured error e, for plans of coster c.
-func finishMemory(r *Result, c *coster, e regimeError) {
+func finishMemory(r *Result, c *coster, e plan.RegimeError) {
 	var outside int64
 	if !c.pod.CPU() {
 		// A CPU process has neither: its tensors are in the host's
 		// memory, gloo's buffers among them (not counted).
-		ctx, nccl := int64(CUDAContext), ncclBuffers(&c.pl)
+		ctx, nccl := int64(plan.CUDAContext), plan.NCCLBuffers(&c.pl)
 		r.MemoryParts = append(r.MemoryParts,
-			MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
-			MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
+			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
+			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
 		outside = ctx + nccl
 	}
 	r.Capacity = c.pod.Hardware.Memory
-	r.Usable, r.MemoryMargin = c.pod.usable(outside), c.pod.Margin()
-	r.MemoryError, r.MemoryErrorSource = e.frac, e.source
-	r.Verdict = verdict(r.Memory, r.Usable, e.frac)
-	r.Fits = r.Verdict != VerdictOver
+	r.Usable, r.MemoryMargin = c.pod.Usable(outside), c.pod.Margin()
+	r.MemoryError, r.MemoryErrorSource = e.Frac, e.Source
+	r.Verdict = plan.Verdict(r.Memory, r.Usable, e.Frac)
+	r.Fits = r.Verdict != plan.VerdictOver
 }
 
 // stageMem is one GPU's memory of one pipeline stage by part, bytes
@@ -154,7 +155,7 @@ func (c *coster) layerMemory() layerMemory {
 	heads := float64(m.Heads)
 	unit := n * h // s b h
 	attn, mlp, replicated := blockUnits(m, pl.FP8 != "")
-	if pl.FP8 != "" && !pl.titan() && !pl.Run.Eager {
+	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
 	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
@@ -173,13 +174,13 @@ func (c *coster) layerMemory() layerMemory {
 	case pl.T > 1:
 		perLayer = replicated*unit + (norms+attn+mlp-replicated)*unit/T
 	}
-	if pl.titan() && !m.MoE() {
+	if pl.Titan() && !m.MoE() {
 		perLayer += c.titanBlockExtra()
 		perDense = perLayer
 	}
 	mtpBlock := perLayer // the multi-token-prediction module's block: not recomputed
 	mods := pl.Recomputes()
-	if mods.Has(RecomputeCoreAttn) {
+	if mods.Has(plan.RecomputeCoreAttn) {
 		// The attention output, recomputed.
 		out := 2 * unit / T
 		if m.MLA() {
@@ -187,7 +188,7 @@ func (c *coster) layerMemory() layerMemory {
 		}
 		perLayer -= out
 		perDense -= out
-	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.titan() {
+	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.Titan() {
 		// Unfused attention's softmax output, dropout mask and dropout
 		// output, 5 bytes a score (Korthikanti's 5 a s / h). Not under
 		// torchtitan, whose attention is scaled_dot_product_attention
@@ -196,13 +197,13 @@ func (c *coster) layerMemory() layerMemory {
 		perLayer += 5 * n * heads / T * float64(m.Seq)
 		perDense += 5 * n * heads / T * float64(m.Seq)
 	}
-	if mods&^RecomputeCoreAttn != 0 {
+	if mods&^plan.RecomputeCoreAttn != 0 {
 		// The other modules selective recomputation names.
 		perLayer -= c.recomputeSaved(m.MoE())
 		perDense -= c.recomputeSaved(false)
 	}
 	var recomputing float64
-	if pl.titan() && pl.Recompute == SelectiveRecompute && !m.MoE() {
+	if pl.Titan() && pl.Recompute == plan.SelectiveRecompute && !m.MoE() {
 		// One block's forward recomputed before its backward holds
 		// what the block keeps without recomputation.
 		recomputing = perLayer
@@ -310,36 +311,36 @@ func (c *coster) recomputeSaved(moe bool) float64 {
 		return rep*unit + shard*unit/T
 	}
 	var saved float64
-	if mods.Has(RecomputeLayerNorm) && m.MLA() {
+	if mods.Has(plan.RecomputeLayerNorm) && m.MLA() {
 		in := 2.0
 		if fp8 {
 			in = 1
 		}
 		saved += split(in, 0)
 	}
-	if mods.Has(RecomputeMLAUpProj) && m.MLA() {
+	if mods.Has(plan.RecomputeMLAUpProj) && m.MLA() {
 		d, r, h := float64(m.HeadDim()), float64(m.RopeDim), float64(m.Hidden)
 		saved += split(0, 2*float64(m.Heads)*(2*(d+r)+d)/h)
 	}
 	if moe {
 		a, input, mid, shared := c.moeActivationParts()
-		if mods.Has(RecomputeLayerNorm) {
+		if mods.Has(plan.RecomputeLayerNorm) {
 			saved += input
 		}
 		switch {
-		case mods.Has(RecomputeMoE):
+		case mods.Has(plan.RecomputeMoE):
 			saved += a - input // its checkpoint keeps the input
 		default:
-			if mods.Has(RecomputeMoEAct) {
+			if mods.Has(plan.RecomputeMoEAct) {
 				saved += mid
 			}
-			if mods.Has(RecomputeSharedExperts) {
+			if mods.Has(plan.RecomputeSharedExperts) {
 				saved += shared
 			}
 		}
 		return saved
 	}
-	if mods.Has(RecomputeMLP) {
+	if mods.Has(plan.RecomputeMLP) {
 		_, mlp, _ := blockUnits(m, fp8)
 		fc1In, mask := 2.0, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
 		if fp8 {
@@ -445,7 +446,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 	var sm stageMem
 	sm.acts, sm.logits = c.stageActivations(s, st, lm)
 	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
-	return sm
+	return c.loraMemory(s, st, sm)
 }
 
 // stageActivations is stage s's activations in flight and, on the last
@@ -453,7 +454,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
 func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
-	return c.stageActivationsAt(s, st, lm, c.pl.inflight(s))
+	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
@@ -469,11 +470,11 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	// the stage's dense layers and how many of them recompute.
 	dn := st.dense
 	dense, drec := float64(dn), float64(st.denseRec)
-	if pl.Recompute == FullRecompute {
+	if pl.Recompute == plan.FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one
 		// recomputes.
-		kk := pl.recomputed(s)
+		kk := pl.Recomputed(s)
 		mrec := min(max(kk-drec, 0), perDevice-dense)
 		keep := (perDevice-dense-mrec)*perLayer + (dense-drec)*perDense
 		most := perLayer
@@ -492,7 +493,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	if s == pl.P-1 {
 		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
 		last := inflight
-		if pl.titan() {
+		if pl.Titan() {
 			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)
 			// The output layer is the last model chunk's, which runs each
 			// micro-batch's backward right after its forward:
@@ -518,7 +519,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 		}
 	}
 	switch {
-	case pl.C > 1 && pl.titan():
+	case pl.C > 1 && pl.Titan():
 		// torch's context parallelism as torchtitan runs it
 		// (experimental.context_parallel_rotate_method "allgather", the
 		// default at 9dec370: the key and value shards all-gathered
@@ -533,7 +534,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
-	if pl.P > 1 && pl.titan() {
+	if pl.P > 1 && pl.Titan() {
 		acts += c.titanStageBuffers(s, inflight)
 	}
 	acts += inflight * c.titanFP8Weights(st)
@@ -557,7 +558,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 // none held. Not with experts (their weights are not nn.Linear's).
 func (c *coster) titanFP8Weights(st *stageCost) float64 {
 	pl := &c.pl
-	if !pl.titan() || pl.FP8 == "" || pl.Recompute != NoRecompute || c.m.MoE() {
+	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
 		return 0
 	}
 	return st.layers
@@ -631,7 +632,7 @@ func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
 //     output, the BF16 logits, in its forward cache until the
 //     micro-batch's backward has run (stage.py backward_one_chunk): 2
 //     bytes more.
-func titanLossBytes(pl *Plan) float64 {
+func titanLossBytes(pl *plan.Plan) float64 {
 	b := 4.0 + 4 + 4
 	if pl.T > 1 {
 		b = 4 + 4 + 4 + 4
@@ -654,7 +655,7 @@ func titanLossBytes(pl *Plan) float64 {
 // clear_runtime_states empties at the next step's start; the forward
 // cache lets go of its reference after the backward, output_chunks does
 // not. M - 1 of them under a pipeline, none without.
-func titanOutputChunks(pl *Plan) float64 {
+func titanOutputChunks(pl *plan.Plan) float64 {
 	if pl.P <= 1 {
 		return 0
 	}
@@ -681,9 +682,9 @@ func titanOutputChunks(pl *Plan) float64 {
 // activations are over-counted elsewhere, and this count waits for
 // them. With GPipe all M; with the experts' all-to-alls overlapped one
 // model chunk more.
-func (pl *Plan) inflight(s int) float64 {
+func inflight(pl *plan.Plan, s int) float64 {
 	inflight := float64(min(pl.M, pl.P-s))
-	if V := pl.V; V > 1 && (s == 0 || pl.titan()) {
+	if V := pl.V; V > 1 && (s == 0 || pl.Titan()) {
 		chunks := min((pl.P-s-1)*2+(V-1)*pl.P+1, pl.M*V)
 		inflight = float64(chunks) / float64(V)
 	}
@@ -702,14 +703,14 @@ func (pl *Plan) inflight(s int) float64 {
 // optimizer state, bytes, on one of its GPUs (stageMemory's).
 func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	m, pl := &c.m, &c.pl
-	if pl.FSDP && pl.titan() {
+	if pl.FSDP && pl.Titan() {
 		w, g, o = c.fsdp2State(s, st)
 		return w, 0, g, o
 	}
-	if pl.Run.Eager && !pl.titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
+	if pl.Run.Eager && !pl.Titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
 		return c.eagerState(st)
 	}
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	w = st.params * bf16
 	g = st.params * gb
 	o = st.params * 12
@@ -720,8 +721,8 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 		}
 	}
 	if pl.FP8 != "" {
-		fp8 = 2 * st.layers // the blocks' FP8 weights, row- and column-wise
-		if pl.bridgeFP8Params() && !pl.FSDP {
+		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.layers // the blocks' FP8 weights, row- and column-wise
+		if bridgeFP8Params(pl) && !pl.FSDP {
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
 			w -= st.layers * (bf16 - 1)
@@ -744,7 +745,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 			dense := st.params - st.experts
 			w = dense*bf16/D + st.experts*bf16/E
 			if pl.FP8 != "" {
-				fp8 = 2*(st.layers-st.experts)/D + 2*st.experts/E
+				fp8 = lowPrecisionCopyBytes(pl.FP8) * ((st.layers-st.experts)/D + st.experts/E)
 			}
 			g = dense*gb/D + st.experts*gb/E
 			o = dense*12/D + st.experts*12/E
@@ -793,7 +794,7 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)
-	rd := pl.gradBytes() // the reduce dtype
+	rd := gradBytes(pl) // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
 		layer = st.layers / float64(l)
@@ -821,14 +822,9 @@ func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 // FP8 tensors of one byte, the distributed optimizer keeping the FP32
 // master copy (its 12 bytes); on Hopper the dgrad GEMM reads their
 // transpose, one byte more.
-func (pl *Plan) bridgeFP8Params() bool {
+func bridgeFP8Params(pl *plan.Plan) bool {
 	return pl.FP8 == "current" && strings.HasPrefix(pl.Software.Stack, "megatron-bridge-")
 }
-
-// titan is whether the plan runs on torchtitan (a torchtitan stack):
-// its memory is FSDP2's and its selective recomputation torchtitan's
-// per-op policy.
-func (pl *Plan) titan() bool { return strings.HasPrefix(pl.Software.Stack, "torchtitan") }
 
 // Reserve is 6 GiB: the share of a GPU's memory placer kept free before
 // the CUDA context, NCCL's buffers and the margin were parts of their

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -44,7 +45,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		casts := c.casts(n*h*sp, n*f/T)
 		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
 	}
-	if c.pl.Recomputes().Has(RecomputeMLP) {
+	if c.pl.Recomputes().Has(plan.RecomputeMLP) {
 		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*sp, n*f/T))
 	}
 	return fwd, bwd, rec

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -14,13 +15,13 @@ import (
 // BF16 gradients the share's gradient is first cast to an FP32 main
 // gradient (read 2, write 4) and the buffer zeroed is 2 bytes a
 // parameter.
-func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) float64 {
+func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
 	var paramsMax float64
 	for _, st := range stages {
-		paramsMax = max(paramsMax, st.params)
+		paramsMax = max(paramsMax, st.trained(pl))
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	gb := pl.gradBytes()
+	gb := gradBytes(pl)
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {
 		opt /= D
@@ -60,7 +61,7 @@ func optimizerStep(m *transformer.Spec, pl *Plan, p *Pod, stages []stageCost) fl
 			lw = max(lw, st.layers)
 		}
 		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
-		if pl.FP8 == FP8Current {
+		if pl.FP8 == plan.FP8Current {
 			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
 		}
 	}

@@ -2,28 +2,8 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
-)
-
-// The context-parallel rings a stack runs (Settings.CPRing).
-const (
-	// CPRingP2P is Transformer Engine's ring of point-to-point sends
-	// (Megatron-Core's default --cp-comm-type p2p: TE
-	// pytorch/attention/dot_product_attention/context_parallel.py,
-	// AttnFuncWithCPAndKVP2P): at each step every rank sends the K and
-	// V it holds to the next rank while it attends to them.
-	CPRingP2P = "p2p"
-	// CPRingAllGather is torch's context_parallel with its all-gather
-	// rotater (torch/distributed/tensor/experimental/_attention.py:
-	// _templated_ring_attention, _AllGatherRotater; torchtitan 9dec370's
-	// default context_parallel_rotate_method "allgather"): every rank's
-	// K and V all-gathered once, issued before the first step and
-	// waited before the second; each step's output merged into an FP32
-	// running output (_SDPAMerger, convert_to_f32); backward, the K and
-	// V gathered again and the FP32 gradients of K and V passed on by an
-	// all-to-all after each step (_templated_ring_attention_backward's
-	// dkv_rotater), accumulated in FP32.
-	CPRingAllGather = "allgather"
 )
 
 // ringMsg is what a GPU's ring moves and merges: kv the bytes of its K
@@ -67,7 +47,7 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if c.pl.Run.CPRing == CPRingAllGather {
+	if c.pl.Run.CPRing == plan.CPRingAllGather {
 		ag := c.cpAllGather(float64(C) * msg.kv)
 		merges := c.ringMerges(backward, msg)
 		busy := ringAllGather(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
@@ -169,24 +149,24 @@ func (c *coster) cpSend(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
-	if c.pl.cpCrossesNodes(*c.pod) {
-		bw, lat := c.pod.inter()
+	if c.pl.CPCrossesNodes(*c.pod) {
+		bw, lat := c.pod.Inter()
 		return bytes/bw + lat
 	}
-	bw, lat := c.pod.intra()
+	bw, lat := c.pod.Intra()
 	return bytes/bw + lat
 }
 
 // cpAllGather is an all-gather of bytes in all (every rank's share of
 // them) over the plan's context group: its C ranks stride T, so a node
-// holds PerNode/T of them (Plan.groups). 0 when the layer is costed
+// holds PerNode/T of them (Plan.Groups). 0 when the layer is costed
 // alone.
 func (c *coster) cpAllGather(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
 	in := max(1, min(c.pl.C, c.pod.PerNode/max(1, c.pl.T)))
-	g := Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
+	g := plan.Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
 	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
 	return t
 }

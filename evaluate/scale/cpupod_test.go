@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -43,8 +44,8 @@ func TestCPUPodFigures(t *testing.T) {
 		{"tp=1,pp=1,dp=2,mbs=1", 2},
 	} {
 		t.Run(c.plan, func(t *testing.T) {
-			pod := ProfilePod(cpuProfile(t, model, c.procs, layers), c.procs)
-			s, err := ParseStrategy(c.plan)
+			pod := plan.ProfilePod(cpuProfile(t, model, c.procs, layers), c.procs)
+			s, err := plan.ParseStrategy(c.plan)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestCPUPodFigures(t *testing.T) {
 				t.Errorf("capacity %d, usable %d bytes: want the process's 6e9 and 6e9 x 0.94 = 5.64e9", r.Capacity, r.Usable)
 			}
 			for _, name := range []string{"CUDA context", "NCCL buffers"} {
-				if slices.ContainsFunc(r.MemoryParts, func(p MemoryPart) bool { return p.Name == name }) {
+				if slices.ContainsFunc(r.MemoryParts, func(p plan.MemoryPart) bool { return p.Name == name }) {
 					t.Errorf("memory parts %v hold the %s a CPU process has not", r.MemoryParts, name)
 				}
 			}

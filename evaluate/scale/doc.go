@@ -1,22 +1,25 @@
 // Package scale evaluates a plan of a uniform transformer
-// (graph/transformer) on a pod of nodes (Pod): tensor, pipeline and data
-// parallelism with sequence parallelism (a tensor-parallel degree per
-// pipeline stage where stage-tp says so), micro-batches, interleaved and
-// uneven stages, activation recomputation (selective, full, or full on a
-// block of layers) and the distributed optimizer (Strategy, read by
-// ParseStrategy; an op graph's strategy is decision.Strategy),
-// costed per layer, stage and schedule rather than
-// per op of every GPU (DESIGN §12). Data-parallel replicas and the tensor
-// ranks of a layer are identical and are costed once; a stage's identical
-// layers cost one layer times their number; the kernels of a layer are
-// costed by the roofline's hardware (evaluate/roofline) and what the
-// pod's node measures beyond it (Kernels: fused attention's rate, the SMs
-// an overlapped collective takes, NCCL's bus bandwidths), the collectives
-// by the pod's two-level network. Search enumerates the space of such
-// plans for a model and a pod. OneGPU costs parts of a step on one GPU,
-// their kernels alone, as a measurement on one GPU times them. The
-// published tables and sweeps the model is checked against, and the
-// checks, are evaluate/scale/published, a client of this package.
+// (graph/transformer) on a pod of nodes, both written in the plan
+// language of evaluate/scale/plan (plan.Strategy, plan.Pod, resolved
+// by plan.Resolve): tensor, pipeline and data parallelism with sequence
+// parallelism (a tensor-parallel degree per pipeline stage where
+// stage-tp says so), micro-batches, interleaved and uneven stages,
+// activation recomputation (selective, full, or full on a block of
+// layers) and the distributed optimizer, costed per layer, stage and
+// schedule rather than per op of every GPU (DESIGN §12; an op graph's
+// strategy is decision.Strategy). Data-parallel replicas and the tensor
+// ranks of a layer are identical and are costed once; a stage's
+// identical layers cost one layer times their number; the kernels of a
+// layer are costed by the roofline's hardware (evaluate/roofline) and
+// what the pod's node measures beyond it (plan.Kernels: fused
+// attention's rate, the SMs an overlapped collective takes, NCCL's bus
+// bandwidths), the collectives by the pod's two-level network; each
+// stack's layers by the layer costs registered under its name
+// (LayerCoster). The search over such plans for a model and a pod is
+// evaluate/scale/search, a client of EvaluateCached and FitsTight. OneGPU costs parts of a step on one GPU, their kernels
+// alone, as a measurement on one GPU times them. The published tables
+// and sweeps the model is checked against, and the checks, are
+// evaluate/scale/published, a client of this package.
 //
 // May import: graph/..., decision, evaluate/..., internal/...
 package scale

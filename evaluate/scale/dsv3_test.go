@@ -1,9 +1,9 @@
 package scale
 
 import (
-	"context"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -25,10 +25,10 @@ const smallMLA = "llama:layers=2,hidden=64,heads=4,seq=32,vocab=128,batch=4,head
 // the block's parameters.
 func TestMLALayer(t *testing.T) {
 	m := mustSpec(t, smallMLA)
-	p, _ := PodOf("dgx-h100", 1)
+	p, _ := plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = Kernels{} // attention at the matmul class's rate
-	pl, err := Resolve(m, Strategy{}, p)
+	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	pl, err := plan.Resolve(m, plan.Strategy{}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +65,14 @@ func TestMLALayer(t *testing.T) {
 	// Two tensor-parallel ranks split the heads: the up projections and
 	// the output projection halve, the down projections (duplicated,
 	// on the sequence shard with sp) halve with the tokens.
-	p2, _ := PodOf("dgx-h100", 2)
-	p2.Hardware, p2.Kernels = flopHardware(), Kernels{}
-	pl2, err := Resolve(m, Strategy{Tensor: 2, SequenceParallel: true}, p2)
+	p2, _ := plan.PodOf("dgx-h100", 2)
+	p2.Hardware, p2.Kernels = flopHardware(), plan.Kernels{}
+	pl2, err := plan.Resolve(m, plan.Strategy{Tensor: 2, SequenceParallel: true}, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c2 := &coster{m: m, pl: pl2, h: &p2.Hardware, pod: &p2, tokens: n, noComm: true}
-	c2.tpG = Group{PerNode: 2, Nodes: 1}
+	c2.tpG = plan.Group{PerNode: 2, Nodes: 1}
 	f2, _, _ := c2.mlaBlock()
 	f1, _, _ := c.mlaBlock()
 	// Everything halves but the rotary key's share of the rope (n r on
@@ -95,8 +95,8 @@ func TestMLALayer(t *testing.T) {
 // logit.
 func TestDenseMoEStageMix(t *testing.T) {
 	m := mustSpec(t, smallMoE+",dense_layers=1")
-	p, _ := PodOf("dgx-h100", 8)
-	r, err := Evaluate(m, Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
+	p, _ := plan.PodOf("dgx-h100", 8)
+	r, err := Evaluate(m, plan.Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestDenseMoEStageMix(t *testing.T) {
 	// The dense block costs the dense MLP, not the experts: the stage
 	// of one dense and one MoE block is neither two of one nor two of
 	// the other.
-	allMoE, err := Evaluate(mustSpec(t, smallMoE), Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
+	allMoE, err := Evaluate(mustSpec(t, smallMoE), plan.Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,18 +139,18 @@ func TestDenseOn(t *testing.T) {
 	stages := []int{3, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 2}
 	for _, c := range []struct {
 		V, k      int
-		rc        Recompute
+		rc        plan.Recompute
 		want, rec [3]int
 	}{
-		{1, 0, NoRecompute, [3]int{3, 0, 0}, [3]int{}},
-		{2, 0, NoRecompute, [3]int{1, 2, 0}, [3]int{}},
-		{2, 1, FullRecompute, [3]int{1, 2, 0}, [3]int{1, 1, 0}},
-		{1, 0, FullRecompute, [3]int{3, 0, 0}, [3]int{3, 0, 0}},
+		{1, 0, plan.NoRecompute, [3]int{3, 0, 0}, [3]int{}},
+		{2, 0, plan.NoRecompute, [3]int{1, 2, 0}, [3]int{}},
+		{2, 1, plan.FullRecompute, [3]int{1, 2, 0}, [3]int{1, 1, 0}},
+		{1, 0, plan.FullRecompute, [3]int{3, 0, 0}, [3]int{3, 0, 0}},
 	} {
-		pl := Plan{V: c.V, Stages: stages, P: 16}
+		pl := plan.Plan{V: c.V, Stages: stages, P: 16}
 		pl.Recompute, pl.RecomputeLayers = c.rc, c.k
 		for s := range 3 {
-			d, rc := pl.denseOn(&m, s)
+			d, rc := pl.DenseOn(&m, s)
 			if d != c.want[s] || rc != c.rec[s] {
 				t.Errorf("V %d, %s k %d: stage %d has %d dense layers (%d recomputed), want %d (%d)", c.V, c.rc, c.k, s, d, rc, c.want[s], c.rec[s])
 			}
@@ -166,13 +166,13 @@ func TestDenseOn(t *testing.T) {
 func TestMTPLastStage(t *testing.T) {
 	base := mustSpec(t, smallMoE)
 	mtp := mustSpec(t, smallMoE+",mtp=1")
-	p, _ := PodOf("dgx-h100", 8)
-	s := Strategy{Pipeline: 2, Replicas: 4, Experts: 4, DistOpt: true, MicroBatchSize: 1}
-	pb, err := Resolve(base, s, p)
+	p, _ := plan.PodOf("dgx-h100", 8)
+	s := plan.Strategy{Pipeline: 2, Replicas: 4, Experts: 4, DistOpt: true, MicroBatchSize: 1}
+	pb, err := plan.Resolve(base, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pm, err := Resolve(mtp, s, p)
+	pm, err := plan.Resolve(mtp, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,14 +211,14 @@ const deepSeekV3Published = "pp=16,dp=128,ep=64,mbs=1,distopt=on,first=3,last=2,
 // of 15 micro-batches on stage 1 exceed 80 GB in placer's model).
 func TestDeepSeekV3(t *testing.T) {
 	m := mustSpec(t, "deepseek-v3:seq=4096,batch=15360")
-	p, err := PodOf("dgx-h800", 2048)
+	p, err := plan.PodOf("dgx-h800", 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p.Hardware.Name != "h800" || p.Hardware.NVLinks != 8 || p.Kernels.IntraBus != 160e9 {
 		t.Fatalf("dgx-h800: %s, %d NVLinks, %g B/s", p.Hardware.Name, p.Hardware.NVLinks, p.Kernels.IntraBus)
 	}
-	s, err := ParseStrategy(deepSeekV3Published)
+	s, err := plan.ParseStrategy(deepSeekV3Published)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestDeepSeekV3(t *testing.T) {
 	if pl.T != 1 || pl.P != 16 || pl.D != 128 || pl.EP != 64 || pl.EDP != 2 || pl.M != 120 {
 		t.Errorf("%s: EP %d, EDP %d, M %d", pl, pl.EP, pl.EDP, pl.M)
 	}
-	if d, _ := pl.denseOn(&m, 0); d != 3 {
+	if d, _ := pl.DenseOn(&m, 0); d != 3 {
 		t.Errorf("stage 0 holds %d dense layers, want 3", d)
 	}
 	if !r.Fits || r.Step <= 0 || r.EPExposed <= 0 {
@@ -238,27 +238,8 @@ func TestDeepSeekV3(t *testing.T) {
 	}
 	tokens := 15360.0 * 4096 / r.Step / 2048
 	t.Logf("%s: %.0f tokens/s a GPU (published 1,543: %+.1f%%), all-to-alls exposed %.2f s of %.2f", r, tokens, 100*(tokens/1543-1), r.EPExposed, r.Step)
-	s.Recompute, s.RecomputeLayers = NoRecompute, 0
+	s.Recompute, s.RecomputeLayers = plan.NoRecompute, 0
 	if r, err := Evaluate(m, s, p); err != nil || r.Fits {
 		t.Errorf("without recomputation: %v, %v", r, err)
-	}
-}
-
-// BenchmarkSearchDeepSeekV3: the search of DeepSeek-V3 on 2,048 H800s in
-// FP8 (blockwise), the project's budget: at most 10 CPU s.
-//
-//	go test -run xxx -bench SearchDeepSeekV3 -benchtime 1x ./evaluate/scale
-func BenchmarkSearchDeepSeekV3(b *testing.B) {
-	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
-	p, err := PodOf("dgx-h800", 2048)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		got, err := Search(context.Background(), m, p, Space{FP8: FP8Blockwise})
-		if err != nil || !got.Found {
-			b.Fatal(err)
-		}
-		b.ReportMetric(float64(got.Evaluated), "plans")
 	}
 }

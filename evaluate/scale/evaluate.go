@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
 
 // Result is a plan's predicted training step.
 type Result struct {
-	Plan Plan `json:"-"`
+	Plan plan.Plan `json:"-"`
 	// Step is the step's time in seconds; TFLOPs the model TFLOP/s per
 	// GPU (Megatron's count: transformer.ModelFLOPs over the step and
 	// the GPUs) and MFU their fraction of the GPU's dense BF16 peak (0,
@@ -69,9 +70,9 @@ type Result struct {
 	// held outside the allocator (Outside); Capacity is the GPU's
 	// memory and Usable what the allocator may hold of it at the pod's
 	// margin: Fits is Memory <= Usable.
-	MemoryParts []MemoryPart `json:"memory_parts,omitempty"`
-	Capacity    int64        `json:"capacity_bytes,omitempty"`
-	Usable      int64        `json:"usable_bytes,omitempty"`
+	MemoryParts []plan.MemoryPart `json:"memory_parts,omitempty"`
+	Capacity    int64             `json:"capacity_bytes,omitempty"`
+	Usable      int64             `json:"usable_bytes,omitempty"`
 	// MemoryMargin is the share of Capacity kept free (Pod.MemoryMargin).
 	MemoryMargin float64 `json:"memory_margin,omitempty"`
 	// Allocator is what PyTorch's caching allocator reserves for Memory's
@@ -95,12 +96,12 @@ type Result struct {
 
 // Evaluate predicts one training step of model m under strategy s on pod
 // p. The errors are Resolve's.
-func Evaluate(m transformer.Spec, s Strategy, p Pod) (Result, error) {
-	pl, err := Resolve(m, s, p)
+func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		return Result{}, err
 	}
-	r := evaluateCached(m, pl, &p, nil, true)
+	r := EvaluateCached(m, pl, &p, nil, true)
 	r.LayerCosting = EagerCosting(m, pl)
 	if p.Profile != nil {
 		mid := pl.P / 2
@@ -118,8 +119,11 @@ type stageCost struct {
 	// experts are the experts' share of params (0 without experts),
 	// layers the transformer blocks' (FP8 copies are kept of them).
 	experts, layers float64
+	// adapters are LoRA's adapters' share of the stage's parameters on
+	// one GPU, not in params (0 without LoRA: cost_finetune.go).
+	adapters float64
 	// dense and denseRec are the stage's dense layers before the experts
-	// and how many of them recompute (denseOn's, computed once a stage).
+	// and how many of them recompute (DenseOn's, computed once a stage).
 	dense, denseRec int
 }
 
@@ -151,49 +155,55 @@ type kitPhases struct {
 type costKey struct {
 	T, C, MBS int
 	sp, ov    bool
-	rc        Recompute
-	mods      RecomputeModules // selective recomputation's modules
+	rc        plan.Recompute
+	mods      plan.RecomputeModules // selective recomputation's modules
 	blockRec  bool
 	EP, ETP   int
 	imbalance uint64 // its bits (keys of plain words hash fastest)
 	fp8       uint8  // fp8Code's
 	gradBF16  bool   // the embedding's gradient accumulation
-	run       Settings
+	run       plan.Settings
 	slowdown  uint64 // the compute's clock (Hardware.ComputeSlowdown's bits)
 }
 
 // fp8Code numbers the FP8 recipes for costKey (0: BF16).
 func fp8Code(recipe string) uint8 {
 	switch recipe {
-	case FP8Current:
+	case plan.FP8Current:
 		return 1
-	case FP8Delayed:
+	case plan.FP8Delayed:
 		return 2
-	case FP8Blockwise:
+	case plan.FP8Blockwise:
 		return 3
+	case plan.FP8MX:
+		return 4
+	case plan.FP4NV:
+		return 5
 	}
 	return 0
 }
 
-// phaseCache keeps the phases of a model on a pod across evaluations
-// (Search's): a plan's layers cost the same for every pipeline depth,
-// replica count and split that shares its degree, micro-batch size,
-// sequence parallelism and recomputation.
-type phaseCache map[costKey]*kitPhases
+// PhaseCache keeps the phases of a model on a pod across evaluations
+// (evaluate/scale/search's: one PhaseCache{} a search): a plan's layers
+// cost the same for every pipeline depth, replica count and split that
+// shares its degree, micro-batch size, sequence parallelism and
+// recomputation.
+type PhaseCache map[costKey]*kitPhases
 
-func evaluate(m transformer.Spec, pl Plan, p Pod) Result {
-	return evaluateCached(m, pl, &p, nil, false)
+func evaluate(m transformer.Spec, pl plan.Plan, p plan.Pod) Result {
+	return EvaluateCached(m, pl, &p, nil, false)
 }
 
-// evaluateCached is evaluate with the phases kept in cache (nil: none);
-// hosts says to fill Result.HostStages. Under a power limit the step's
+// EvaluateCached is the evaluation of resolved plan pl (plan.Resolve) of
+// m on p with the phases kept in cache (nil: none); hosts says to fill
+// Result.HostStages. Under a power limit the step's
 // compute is priced at the clock its average power allows (balanced).
-func evaluateCached(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts bool) Result {
-	return balanced(p, func(q *Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
+func EvaluateCached(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
+	return balanced(p, func(q *plan.Pod) Result { return evaluateAt(m, pl, q, cache, hosts) })
 }
 
-// evaluateAt is evaluateCached at the pod's ComputeSlowdown as it is.
-func evaluateAt(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts bool) Result {
+// evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is.
+func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
 	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
@@ -237,11 +247,11 @@ func evaluateAt(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts boo
 	r.Optimizer = optimizerStep(&m, &pl, p, stages)
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
-	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
+	r.TFLOPs = stepFLOPs(&m, &pl) / r.Step / gpus / 1e12
 	// A CPU pod has no measured peak to take a fraction of (Pod.CPU):
 	// no MFU.
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 && !p.CPU() {
-		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
+		r.MFU = stepFLOPs(&m, &pl) / r.Step / gpus / peak
 	}
 	memory(&r, stages, kits, pl.TPs)
 	// One block alone: an interior stage's (the middle one's).
@@ -251,9 +261,9 @@ func evaluateAt(m transformer.Spec, pl Plan, p *Pod, cache phaseCache, hosts boo
 
 // phases is the phases of c's kit (stageKit's): cache's for c's
 // costKey, else costed here and kept in cache (nil: none).
-func (c *coster) phases(cache phaseCache) *kitPhases {
+func (c *coster) phases(cache PhaseCache) *kitPhases {
 	pl := &c.pl
-	block := pl.Recompute == FullRecompute && pl.RecomputeLayers > 0
+	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
 	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
 		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
 		slowdown: math.Float64bits(c.h.ComputeSlowdown)}
@@ -265,21 +275,21 @@ func (c *coster) phases(cache phaseCache) *kitPhases {
 	ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
 	if block {
 		keep := *c
-		keep.pl.Recompute = NoRecompute
+		keep.pl.Recompute = plan.NoRecompute
 		_, ph.lbKeep = keep.layer()
 	}
 	h := &c.pod.Kernels.Host
 	lc := c.layerCosts()
 	ph.ef, ph.eb = lc.Embedding(*c)
 	ph.of, ph.ob = lc.Output(*c)
-	ph.ef, ph.eb, ph.of, ph.ob = h.expose(ph.ef, false), h.expose(ph.eb, true), h.expose(ph.of, false), h.expose(ph.ob, true)
+	ph.ef, ph.eb, ph.of, ph.ob = expose(h, ph.ef, false), expose(h, ph.eb, true), expose(h, ph.of, false), expose(h, ph.ob, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
 		ph.df, ph.db = lc.Dense(*c)
 		ph.dbKeep = ph.db
 		if block {
 			keep := *c
-			keep.pl.Recompute = NoRecompute
+			keep.pl.Recompute = plan.NoRecompute
 			_, ph.dbKeep = lc.Dense(keep)
 		}
 	}
@@ -313,14 +323,14 @@ func (k *stageKit) blockAlone() (fwd, bwd float64) {
 // recomputation, the embedding on the first stage, the output layer and
 // the multi-token-prediction modules on the last; and its parameters
 // (weigh). lp is m.LayerParams() (computed once by the caller).
-func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *Plan, s int, lp float64) {
+func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
 	// with its share of the recomputation.
-	st.dense, st.denseRec = pl.denseOn(m, s)
+	st.dense, st.denseRec = pl.DenseOn(m, s)
 	dn := st.dense
 	dense, drec := float64(dn), float64(st.denseRec)
-	kk := pl.recomputed(s)
+	kk := pl.Recomputed(s)
 	mrec := min(max(kk-drec, 0), layers-dense)
 	st.fwd = scalePhase(k.lf, layers-dense)
 	st.bwd = scalePhase(k.lb, mrec).plus(scalePhase(k.lbKeep, layers-dense-mrec))
@@ -370,7 +380,7 @@ func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
 // than the busiest (busiest of sum, busiest's) add their time divided
 // by V (Narayanan et al., SC'21: bubble (P-1)/(V M)), and one
 // point-to-point transfer per boundary each way (pipelineSends).
-func bubble(m *transformer.Spec, pl *Plan, p *Pod, tokens, busiest, sum float64) float64 {
+func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, sum float64) float64 {
 	first, same, p2ps := pipelineSends(m, pl, p, tokens)
 	if same {
 		return (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
@@ -380,7 +390,7 @@ func bubble(m *transformer.Spec, pl *Plan, p *Pod, tokens, busiest, sum float64)
 
 // gradBytes is the bytes of a gradient element: FP32 main gradients, or
 // BF16 with grads=bf16 (Strategy.GradBF16).
-func (pl *Plan) gradBytes() float64 {
+func gradBytes(pl *plan.Plan) float64 {
 	if pl.GradBF16 {
 		return bf16
 	}
@@ -391,8 +401,8 @@ func (pl *Plan) gradBytes() float64 {
 // (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
 // experts included, its dense layers' before the experts, the
 // multi-token-prediction modules' on the last stage; the embedding and
-// output layer not). dn is the stage's dense layers (denseOn's).
-func stageLayerParams(m *transformer.Spec, pl *Plan, s, dn int) (experts, layers float64) {
+// output layer not). dn is the stage's dense layers (DenseOn's).
+func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, layers float64) {
 	l := float64(pl.Stages[s])
 	T := float64(pl.TPs[s])
 	if !m.MoE() {
@@ -432,8 +442,8 @@ func moeDenseParams(m *transformer.Spec, T int) float64 {
 // shards, and the embedding's on the first stage, the output layer's
 // (and a tied embedding's copy) on the last.
 // lp is m.LayerParams() (computed once by the caller).
-func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
-	dn, _ := pl.denseOn(&m, s)
+func stageParams(m transformer.Spec, pl plan.Plan, s int, lp float64) float64 {
+	dn, _ := pl.DenseOn(&m, s)
 	_, layers := stageLayerParams(&m, &pl, s, dn)
 	return stageParamsOf(&m, &pl, s, lp, layers)
 }
@@ -441,7 +451,7 @@ func stageParams(m transformer.Spec, pl Plan, s int, lp float64) float64 {
 // stageParamsOf is stageParams with the stage's blocks' parameters
 // given (stageLayerParams' layers, read in a model with experts or
 // multi-token prediction only).
-func stageParamsOf(m *transformer.Spec, pl *Plan, s int, lp, layers float64) float64 {
+func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64) float64 {
 	T := float64(pl.TPs[s])
 	params := float64(pl.Stages[s]) * (lp / T)
 	if m.MoE() || m.MTP > 0 {
@@ -464,7 +474,7 @@ func stageParamsOf(m *transformer.Spec, pl *Plan, s int, lp, layers float64) flo
 // of the blocks' weights) its experts' and blocks' (stageLayerParams'),
 // from its dense layers st.dense: the blocks' parameters computed once
 // for both.
-func (st *stageCost) weigh(m *transformer.Spec, pl *Plan, s int, lp float64) {
+func (st *stageCost) weigh(m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	split := m.MoE() || pl.FP8 != "" || pl.FSDP || pl.Run.Eager && pl.Run.FP32Weights
 	var experts, layers float64
 	if split || m.MTP > 0 {
@@ -473,6 +483,9 @@ func (st *stageCost) weigh(m *transformer.Spec, pl *Plan, s int, lp float64) {
 	st.params = stageParamsOf(m, pl, s, lp, layers)
 	if split {
 		st.experts, st.layers = experts, layers
+	}
+	if pl.LoRA() {
+		st.adapters = float64(pl.Stages[s]) * loraLayerParams(m, pl.FineTune, pl.TPs[s])
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -12,15 +13,15 @@ import (
 // dgx-h100 (8 replicas, micro-batch 1, no communication), and its coster.
 func familyLayer(t *testing.T, m transformer.Spec) (fwd, bwd phase, c coster) {
 	t.Helper()
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, Strategy{Replicas: 8, MicroBatchSize: 1}, p)
+	pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true}
+	c = coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true}
 	fwd, bwd = c.layer()
 	return fwd, bwd, c
 }
@@ -37,11 +38,11 @@ func TestGlobalEveryCost(t *testing.T) {
 	fWin, _, _ := familyLayer(t, win)
 	const n, heads, d = 4096.0, 8.0, 64.0
 	_, slow := c.pod.HeldClock()
-	call := func(keys float64) attnCall {
-		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: n * heads * 2 * d, tail: n * 2 * d, headDim: 64}
+	call := func(keys float64) plan.AttnCall {
+		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
-	r := &h100CuDNNAttention.Fwd
-	want := r.time(call((5*126.015625+2048)/6)) - r.time(call(2048))
+	r := &h100.Attention[0].Fwd
+	want := r.Time(call((5*126.015625+2048)/6)) - r.Time(call(2048))
 	if got := fWin.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
 		t.Errorf("global_every=6 changes the forward by %g s, want %g", got, want)
 	}
@@ -59,11 +60,11 @@ func TestChunkCost(t *testing.T) {
 	fChunk, _, _ := familyLayer(t, chunked)
 	const n, heads, d = 16384.0, 8.0, 64.0
 	_, slow := c.pod.HeldClock()
-	call := func(keys float64) attnCall {
-		return attnCall{flops: 4 * n * keys * heads * d * slow, elems: n * heads * 2 * d, tail: n * 2 * d, headDim: 64}
+	call := func(keys float64) plan.AttnCall {
+		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
-	r := &h100CuDNNAttention.Fwd
-	want := r.time(call(5120.375)) - r.time(call(8192))
+	r := &h100.Attention[0].Fwd
+	want := r.Time(call(5120.375)) - r.Time(call(8192))
 	if got := fChunk.busy - fFull.busy; math.Abs(got-want) > 1e-12 {
 		t.Errorf("chunk=8192,global_every=4 changes the forward by %g s, want %g", got, want)
 	}

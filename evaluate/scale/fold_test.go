@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // megatronGroups is Megatron-Core's generate_masked_orthogonal_rank_groups
@@ -59,7 +61,7 @@ func megatronGroups(sizes []int, mask []bool) [][]int {
 
 // shapeOf is a rank group's place on nodes of perNode GPUs as placer's
 // Group writes it, and whether every node holds as many of its ranks.
-func shapeOf(ranks []int, perNode int) (Group, bool) {
+func shapeOf(ranks []int, perNode int) (plan.Group, bool) {
 	count := map[int]int{}
 	for _, r := range ranks {
 		count[r/perNode]++
@@ -67,10 +69,10 @@ func shapeOf(ranks []int, perNode int) (Group, bool) {
 	n := count[ranks[0]/perNode]
 	for _, c := range count {
 		if c != n {
-			return Group{}, false
+			return plan.Group{}, false
 		}
 	}
-	return Group{PerNode: n, Nodes: len(count)}, true
+	return plan.Group{PerNode: n, Nodes: len(count)}, true
 }
 
 // TestExpertFolding: MoE Parallel Folding (arXiv 2504.14960) as
@@ -81,7 +83,7 @@ func shapeOf(ranks []int, perNode int) (Group, bool) {
 // ETP x EP x expert-DP mesh. Every group of every fold below, expert
 // parallelism across tensor ranks, expert tensor parallelism other than
 // TP (above it too), with context parallelism, sits on the nodes where
-// placer's groups and expertGroups put it, every node of a group
+// placer's groups and ExpertGroups put it, every node of a group
 // holding as many of its ranks: its all-to-alls and collectives cross
 // the nodes Megatron-Core's do.
 func TestExpertFolding(t *testing.T) {
@@ -100,9 +102,9 @@ func TestExpertFolding(t *testing.T) {
 	} {
 		world := c.T * c.C * c.P * c.D
 		name := fmt.Sprintf("tp=%d,cp=%d,pp=%d,dp=%d,ep=%d,etp=%d", c.T, c.C, c.P, c.D, c.EP, c.ETP)
-		s := Strategy{Tensor: c.T, Context: c.C, Pipeline: c.P, Replicas: c.D, Experts: c.EP, ExpertTensor: c.ETP, SequenceParallel: c.T > 1}
-		p, _ := PodOf("dgx-h100", world)
-		pl, err := Resolve(m, s, p)
+		s := plan.Strategy{Tensor: c.T, Context: c.C, Pipeline: c.P, Replicas: c.D, Experts: c.EP, ExpertTensor: c.ETP, SequenceParallel: c.T > 1}
+		p, _ := plan.PodOf("dgx-h100", world)
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -117,14 +119,14 @@ func TestExpertFolding(t *testing.T) {
 			}
 			return out
 		}
-		tpG, dpG := pl.groups(p, 0)
-		etpG, epG, edpG := pl.expertGroups(p)
+		tpG, dpG := pl.Groups(p, 0)
+		etpG, epG, edpG := pl.ExpertGroups(p)
 		stage := c.T * c.C * c.D
 		for _, g := range []struct {
 			what  string
 			sizes []int
 			dims  string
-			want  Group
+			want  plan.Group
 		}{
 			{"tensor", dense, "tp", tpG},
 			{"data-parallel x context", dense, "cp-dp", dpG},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -108,9 +109,9 @@ func TestH100FP8Measured(t *testing.T) {
 		key  string
 		want float64
 	}{
-		{"tensorwise.fast", h100Kernels.FP8Fwd},
-		{"tensorwise", h100Kernels.FP8Bwd},
-		{"blockwise", h100Kernels.FP8Block},
+		{"tensorwise.fast", h100.FP8Fwd},
+		{"tensorwise", h100.FP8Bwd},
+		{"blockwise", h100.FP8Block},
 	} {
 		r := got[c.key]
 		if len(r) != 36 {
@@ -121,11 +122,11 @@ func TestH100FP8Measured(t *testing.T) {
 			t.Errorf("%s: measured median speedup %.4f, h100Kernels says %v", c.key, m, c.want)
 		}
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Kernels.FP8Fwd != h100Kernels.FP8Fwd || p.Kernels.FP8Bwd != h100Kernels.FP8Bwd || p.Kernels.FP8Block != h100Kernels.FP8Block {
+	if p.Kernels.FP8Fwd != h100.FP8Fwd || p.Kernels.FP8Bwd != h100.FP8Bwd || p.Kernels.FP8Block != h100.FP8Block {
 		t.Errorf("the pod's FP8 figures %+v are not h100Kernels'", p.Kernels)
 	}
 }
@@ -133,7 +134,7 @@ func TestH100FP8Measured(t *testing.T) {
 // TestH100GroupedMeasured: the dgx-h100 pod's grouped-GEMM efficiency is
 // the median, over kernelbench's five MoE presets, of torch._grouped_mm
 // against a dense GEMM of the same FLOPs, each over its tiles' share of
-// the SMs (groupedEff at GroupedGEMM 1), to three decimals; at it the
+// the SMs (GroupedEff at GroupedGEMM 1), to three decimals; at it the
 // presets' measured ratios are predicted within 6%, DeepSeek-V3's
 // (256 tokens on each of 4 local experts, one wave half full) excepted:
 // measured 23% above the prediction, its dense GEMM of 256 rows being
@@ -160,19 +161,19 @@ func TestH100GroupedMeasured(t *testing.T) {
 	if len(ps) != 5 {
 		t.Fatalf("%d MoE presets measured, want 5", len(ps))
 	}
-	unit := Kernels{GroupedGEMM: 1, SMs: h100Kernels.SMs}
+	unit := plan.Kernels{GroupedGEMM: 1, SMs: h100.SMs}
 	var fit []float64
 	for name, p := range ps {
 		if !(p.grouped > 0 && p.dense > 0) {
 			t.Fatalf("%s: grouped %v s, dense %v s", name, p.grouped, p.dense)
 		}
-		fit = append(fit, p.dense/p.grouped/unit.groupedEff(p.local, p.rows, p.n))
+		fit = append(fit, p.dense/p.grouped/unit.GroupedEff(p.local, p.rows, p.n))
 	}
-	if m := median(fit); math.Abs(m-h100Kernels.GroupedGEMM) > 0.0005 {
-		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, h100Kernels.GroupedGEMM)
+	if m := median(fit); math.Abs(m-h100.GroupedGEMM) > 0.0005 {
+		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, h100.GroupedGEMM)
 	}
 	for name, p := range ps {
-		pred, meas := h100Kernels.groupedEff(p.local, p.rows, p.n), p.dense/p.grouped
+		pred, meas := h100.GroupedEff(p.local, p.rows, p.n), p.dense/p.grouped
 		e := pred/meas - 1
 		limit := 0.06
 		if name == "deepseek-v3" {
@@ -184,7 +185,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 	}
 	// Many tokens an expert fill whole waves: the fitted figure, less
 	// the ragged edge (4,096 rows, 1,536 columns: none).
-	if g := h100Kernels.groupedEff(16, 4096, 1536); math.Abs(g-h100Kernels.GroupedGEMM*3072/3168) > 1e-12 {
+	if g := h100.GroupedEff(16, 4096, 1536); math.Abs(g-h100.GroupedGEMM*3072/3168) > 1e-12 {
 		t.Errorf("16 experts of 4,096 x 1,536: %v", g)
 	}
 }
@@ -198,7 +199,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 func TestFP8GEMMByHand(t *testing.T) {
 	// At the kernels' burst clock (power=off): the figures below are the
 	// measured rates' (the held clock's slowdown: TestHeldGEMMByHand).
-	p, err := PodOf("dgx-h100,power=off", 8)
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,12 +214,12 @@ func TestFP8GEMMByHand(t *testing.T) {
 		recipe   string
 		fwd, bwd float64
 	}{
-		{FP8Current, 0.40229e-3, 0.42118e-3},
-		{FP8Delayed, 0.40229e-3, 0.42118e-3},
-		{FP8Blockwise, 0.46667e-3, 0.46667e-3},
+		{plan.FP8Current, 0.40229e-3, 0.42118e-3},
+		{plan.FP8Delayed, 0.40229e-3, 0.42118e-3},
+		{plan.FP8Blockwise, 0.46667e-3, 0.46667e-3},
 		{"", 0.73998e-3, 0.73998e-3},
 	} {
-		pl, err := Resolve(m, Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe}, p)
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +237,7 @@ func TestFP8GEMMByHand(t *testing.T) {
 // Engine gathers the input already cast); a reduce-scatter, and any
 // collective under blockwise FP8 or BF16, carries the two bytes of BF16.
 func TestFP8TPGatherBytes(t *testing.T) {
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,13 +249,13 @@ func TestFP8TPGatherBytes(t *testing.T) {
 		k      roofline.Collective
 		bytes  float64
 	}{
-		{FP8Current, roofline.AllGather, act / 2},
-		{FP8Delayed, roofline.AllGather, act / 2},
-		{FP8Current, roofline.ReduceScatter, act},
-		{FP8Blockwise, roofline.AllGather, act},
+		{plan.FP8Current, roofline.AllGather, act / 2},
+		{plan.FP8Delayed, roofline.AllGather, act / 2},
+		{plan.FP8Current, roofline.ReduceScatter, act},
+		{plan.FP8Blockwise, roofline.AllGather, act},
 		{"", roofline.AllGather, act},
 	} {
-		pl, err := Resolve(m, Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true, MicroBatchSize: 1, FP8: c.recipe}, p)
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true, MicroBatchSize: 1, FP8: c.recipe}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,14 +281,14 @@ func TestGradBF16(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		gpus   int
-		s      Strategy
+		s      plan.Strategy
 		dpLess bool
 	}{
-		{"dp over 8 nodes, distopt", 64, Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1, DistOpt: true}, true},
-		{"dp over 8 nodes, ddp", 64, Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1}, true},
-		{"pipeline, no replicas", 16, Strategy{Tensor: 8, Pipeline: 2, SequenceParallel: true, MicroBatchSize: 1}, false},
+		{"dp over 8 nodes, distopt", 64, plan.Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1, DistOpt: true}, true},
+		{"dp over 8 nodes, ddp", 64, plan.Strategy{Tensor: 8, Replicas: 8, SequenceParallel: true, MicroBatchSize: 1}, true},
+		{"pipeline, no replicas", 16, plan.Strategy{Tensor: 8, Pipeline: 2, SequenceParallel: true, MicroBatchSize: 1}, false},
 	} {
-		p, err := PodOf("dgx-h100", c.gpus)
+		p, err := plan.PodOf("dgx-h100", c.gpus)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +335,7 @@ func TestGradBF16(t *testing.T) {
 // (titanFP8Weights), one byte a block parameter more: 2 x 12,596,224.
 func TestFP8SavedInputs(t *testing.T) {
 	m := mustSpec(t, "gpt:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
 package scale
 
 import (
-	"context"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestFSDPExperts: FSDP in a model with experts (Megatron-FSDP's two
@@ -23,7 +23,7 @@ import (
 // reduce-scattered (twice the bytes) beside the backward.
 func TestFSDPExperts(t *testing.T) {
 	m := mustSpec(t, smallMoE)
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	r := evalText(t, m, p, "dp=8,ep=4,mbs=1,fsdp=on")
 	zero1 := evalText(t, m, p, "dp=8,ep=4,mbs=1,distopt=on")
 	dense, experts, block := 10507264.0, 6291456.0, 7350272.0
@@ -49,38 +49,15 @@ func TestFSDPExperts(t *testing.T) {
 	if st.params != dense+experts || st.experts != experts {
 		t.Fatalf("stage parameters %g, experts %g", st.params, st.experts)
 	}
-	bw, lat := p.intra()
+	bw, lat := p.Intra()
 	ring := func(n, bytes float64) float64 { return (n-1)/n*bytes/bw + (n-1)*lat }
 	ag := ring(8, dense*2) + ring(2, experts*2)
 	rs := ring(8, dense*4) + ring(2, experts*4)
-	want := p.beside(ag, st.fwd.busy) + p.beside(ag+rs, st.bwd.busy)
+	want := p.Beside(ag, st.fwd.busy) + p.Beside(ag+rs, st.bwd.busy)
 	if !nearRel(r.DPExposed, want) {
 		t.Errorf("exposed %g s, want %g", r.DPExposed, want)
 	}
-	if c, _ := p.Collective(roofline.AllGather, Group{PerNode: 8, Nodes: 1}, dense*2); !nearRel(c, ring(8, dense*2)) {
+	if c, _ := p.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, dense*2); !nearRel(c, ring(8, dense*2)) {
 		t.Errorf("the pod's all-gather %g s, by hand %g", c, ring(8, dense*2))
-	}
-}
-
-// TestFSDPExpertsQwen3: Megatron-MoE-ModelZoo's FSDP plan of
-// Qwen3-235B-A22B (tp 2, ep 8, expert-DP 32, dp 128, micro-batch 4, full
-// recomputation) on 256 H100s evaluates and fits; the search with
-// fsdp=on tries FSDP with experts.
-func TestFSDPExpertsQwen3(t *testing.T) {
-	m := mustSpec(t, "qwen3-235b-a22b:seq=4096,batch=2048")
-	p, _ := PodOf("dgx-h100", 256)
-	r := evalText(t, m, p, "tp=2,ep=8,etp=1,dp=128,mbs=4,sp=on,fsdp=on,recompute=full")
-	if !r.Fits || r.Plan.EDP != 32 || !(r.DPExposed > 0) || !(r.Step > r.Compute) {
-		t.Errorf("%s: fits %v, expert-DP %d, exposed %g s, step %g s", r, r.Fits, r.Plan.EDP, r.DPExposed, r.Step)
-	}
-	small := mustSpec(t, smallMoE)
-	p8, _ := PodOf("dgx-h100", 8)
-	sp, err := SpaceOf("fsdp=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := Search(context.Background(), small, p8, sp)
-	if err != nil || !got.Found || !got.Best.Plan.FSDP {
-		t.Errorf("search with fsdp=on: %v, found %v, %s", err, got.Found, got.Best.Plan)
 	}
 }

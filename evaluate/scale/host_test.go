@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestHostExpose: one phase by hand. 1 ms of kernels, 100 launches and a
@@ -17,24 +19,24 @@ import (
 // of issue, 0.8 ms beyond, 186 + 18 us: 1.004 ms. A host that keeps
 // ahead (its zero value) changes nothing, to the bit.
 func TestHostExpose(t *testing.T) {
-	h := Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6}
+	h := plan.Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6}
 	ph := phase{busy: 1e-3, tpAll: 2e-4, launches: 100, syncs: 1}
 	for _, c := range []struct {
 		bwd  bool
 		wait float64
 	}{{false, 0.4e-3 + 200e-6}, {true, 0.8e-3 + 204e-6}} {
-		got := h.expose(ph, c.bwd)
+		got := expose(&h, ph, c.bwd)
 		if !near(got.hostExposed, c.wait) || !near(got.busy, 1e-3+c.wait) || got.tpAll != ph.tpAll {
 			t.Errorf("bwd=%v: busy %g, waited %g; want %g, %g", c.bwd, got.busy, got.hostExposed, 1e-3+c.wait, c.wait)
 		}
 	}
 	// Kernels longer than their issue: only the synchronization waits.
 	long := phase{busy: 5e-3, launches: 100, syncs: 2}
-	if got := h.expose(long, false); !near(got.hostExposed, 2*200e-6) {
+	if got := expose(&h, long, false); !near(got.hostExposed, 2*200e-6) {
 		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.hostExposed)
 	}
-	var none Host
-	if got := none.expose(ph, true); got != ph {
+	var none plan.Host
+	if got := expose(&none, ph, true); got != ph {
 		t.Errorf("no host: %+v, want the phase unchanged %+v", got, ph)
 	}
 }
@@ -69,7 +71,7 @@ func TestHostMeasured(t *testing.T) {
 			got[l.Name] = *l.Replay
 		}
 	}
-	h := h100Kernels.Host
+	h := h100.Host
 	for _, c := range []struct {
 		name string
 		want float64
@@ -86,9 +88,9 @@ func TestHostMeasured(t *testing.T) {
 // Megatron-LM's 177B row at its published plan does not; a slower host
 // never makes a plan faster (random plans of both).
 func TestHostStages(t *testing.T) {
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	small := mustSpec(t, "llama:layers=8,hidden=512,heads=8,seq=512,vocab=32000,batch=64")
-	s, _ := ParseStrategy("tp=1,dp=8,mbs=1")
+	s, _ := plan.ParseStrategy("tp=1,dp=8,mbs=1")
 	r, err := Evaluate(small, s, p)
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +99,7 @@ func TestHostStages(t *testing.T) {
 		t.Errorf("small model: %+v, exposed %g; want host-bound", r.HostStages, r.HostExposed)
 	}
 	big := megatronRow177B() // 177B: tp 8, pp 6 on 2,304 H100s
-	bp, _ := PodOf(big.Pod, big.GPUs)
+	bp, _ := plan.PodOf(big.Pod, big.GPUs)
 	br, err := Evaluate(big.Model, big.Strategy, bp)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestHostStages(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		tp := []int{1, 2, 4, 8}[rng.IntN(4)]
 		mbs := []int{1, 2, 4}[rng.IntN(3)]
-		st := Strategy{Tensor: tp, Replicas: 8 / tp, MicroBatchSize: mbs, SequenceParallel: tp > 1}
+		st := plan.Strategy{Tensor: tp, Replicas: 8 / tp, MicroBatchSize: mbs, SequenceParallel: tp > 1}
 		slow := p
 		slow.Kernels.Host.Issue *= 2
 		slow.Kernels.Host.IssueBwd *= 2

@@ -3,6 +3,10 @@ package scale
 import (
 	"fmt"
 	"strings"
+
+	"github.com/placer/placer/evaluate/scale/eager"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // LayerCoster is what a stack's code costs of a training step's layers:
@@ -46,24 +50,6 @@ type LayerCoster interface {
 	Embedding(c coster) (fwd, bwd phase)
 	Output(c coster) (fwd, bwd phase)
 }
-
-// The registered layer costs' names.
-const (
-	// LayersFused is Megatron-Core's layers with Transformer Engine's
-	// fused kernels: placer's default stack, the Megatron stacks, and
-	// any stack compiled (compile=on).
-	LayersFused = "fused"
-	// LayersLlamaPy is eager PyTorch running placer_torch/profile/layers.py's
-	// Block: the layers of a plain PyTorch loop (torch-eager) and of
-	// any other stack with compile=off that names no eager layer.
-	LayersLlamaPy = "llama.py"
-	// LayersHF is eager PyTorch running transformers' Llama and Qwen3
-	// MoE layers (hf-eager).
-	LayersHF = "transformers"
-	// LayersTitan is eager PyTorch running torchtitan's layers
-	// (torchtitan-0.2).
-	LayersTitan = "torchtitan"
-)
 
 // layerRegistry is the registered layer costs, in the order registered
 // (a handful: looked up by a scan, which is faster than a map's hash at
@@ -119,9 +105,9 @@ func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
 // tests with it).
 var layerCosters = mustLayerRegistry(
 	fusedLayers{},
-	llamaPyLayers{eagerLayers{LayerLlamaPy}},
-	hfLayers{eagerLayers{LayerHF}},
-	titanLayers{eagerLayers{LayerTitan}},
+	llamaPyLayers{eagerLayers{eager.LayerLlamaPy}},
+	hfLayers{eagerLayers{eager.LayerHF}},
+	titanLayers{eagerLayers{eager.LayerTitan}},
 )
 
 func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
@@ -136,13 +122,13 @@ func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 // eager layers (Layers; layers.py's where it names none) where they run
 // eager (compile=off, or an eager stack's default), else the fused
 // kernels'.
-func (st *Settings) layerCoster() LayerCoster {
+func layerCoster(st *plan.Settings) LayerCoster {
 	if !st.Eager {
 		return layerCosters.costers[0]
 	}
 	name := st.Layers
 	if name == "" {
-		name = LayersLlamaPy
+		name = plan.LayersLlamaPy
 	}
 	return layerCosters.lookup(name)
 }
@@ -161,27 +147,27 @@ type part struct{ fwd, bwd, rec phase }
 func (c *coster) join(a, f part, moe bool) (fwd, bwd phase) {
 	af, ab, ar := a.fwd, a.bwd, a.rec
 	mf, mb, mr := f.fwd, f.bwd, f.rec
-	if g := c.pl.Run.Graphs; g == GraphsDense || g == GraphsFull {
+	if g := c.pl.Run.Graphs; g == plan.GraphsDense || g == plan.GraphsFull {
 		// The attention and a dense layer's MLP are replayed from their
 		// graphs; an MoE layer stays eager unless the whole layer is
 		// graphed (capacity routing: resolveSoftware).
 		af, ab, ar = graphed(af), graphed(ab), graphed(ar)
-		if !moe || g == GraphsFull {
+		if !moe || g == plan.GraphsFull {
 			mf, mb, mr = graphed(mf), graphed(mb), graphed(mr)
 		}
 	}
 	fwd, bwd = af.plus(mf), mb.plus(ab)
 	switch c.pl.Recompute {
-	case SelectiveRecompute:
+	case plan.SelectiveRecompute:
 		bwd = bwd.plus(ar.plus(mr))
-	case FullRecompute:
+	case plan.FullRecompute:
 		bwd = bwd.plus(fwd)
 	}
 	if c.noHost {
 		return fwd, bwd
 	}
 	h := &c.pod.Kernels.Host
-	return h.expose(fwd, false), h.expose(bwd, true)
+	return expose(h, fwd, false), expose(h, bwd, true)
 }
 
 // half is a block half's three phases as a part.
@@ -190,8 +176,8 @@ func half(fwd, bwd, rec phase) part { return part{fwd, bwd, rec} }
 // layersOf is the layer costs a coster of a plan of settings run on pod
 // p asks: the stack's (Settings.layerCoster), the profile's
 // measurements in their place where p has a profile (profiledLayers).
-func layersOf(run *Settings, p *Pod) LayerCoster {
-	lc := run.layerCoster()
+func layersOf(run *plan.Settings, p *plan.Pod) LayerCoster {
+	lc := layerCoster(run)
 	if p != nil && p.Profile != nil {
 		return profiledLayers{stack: lc}
 	}
@@ -220,7 +206,7 @@ func (c *coster) layer() (fwd, bwd phase) {
 // block is a transformer block as the plan's stack costs it (no
 // profile): with moe an MoE block, else a dense one.
 func (c *coster) block(moe bool) (fwd, bwd phase) {
-	st := c.pl.Run.layerCoster()
+	st := layerCoster(&c.pl.Run)
 	if moe {
 		return st.MoE(*c)
 	}
@@ -229,4 +215,4 @@ func (c *coster) block(moe bool) (fwd, bwd phase) {
 
 // output is the output layer and its loss as the plan's stack costs it
 // (no profile).
-func (c *coster) output() (fwd, bwd phase) { return c.pl.Run.layerCoster().Output(*c) }
+func (c *coster) output() (fwd, bwd phase) { return layerCoster(&c.pl.Run).Output(*c) }

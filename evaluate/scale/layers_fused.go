@@ -1,5 +1,7 @@
 package scale
 
+import "github.com/placer/placer/evaluate/scale/plan"
+
 // fusedLayers are Megatron-Core's layers as Transformer Engine's fused
 // kernels run them (placer's default stack, the Megatron stacks, and any
 // stack compiled: compile=on): a block's attention half (attnBlock:
@@ -12,7 +14,7 @@ type fusedLayers struct{}
 
 var _ LayerCoster = fusedLayers{}
 
-func (fusedLayers) Name() string { return LayersFused }
+func (fusedLayers) Name() string { return plan.LayersFused }
 
 func (fusedLayers) Dense(c coster) (fwd, bwd phase) {
 	return c.join(half(c.attnBlock()), half(c.mlpBlock()), false)

@@ -3,6 +3,7 @@ package scale
 import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // profiledLayers is a stack's layer costs (stack) with a profile's
@@ -72,7 +73,7 @@ func (p profiledLayers) Output(c coster) (fwd, bwd phase) {
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
 	s := profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		Recompute: c.pl.Recompute == FullRecompute, Selective: c.pl.Recompute == SelectiveRecompute, FP8: c.pl.FP8}
+		Recompute: c.pl.Recompute == plan.FullRecompute, Selective: c.pl.Recompute == plan.SelectiveRecompute, FP8: c.pl.FP8}
 	if c.m.MoE() {
 		s.ETP = c.pl.ETP // a dense plan's ETP is its T: no experts to split
 	}
@@ -103,7 +104,7 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 	// Selective recomputation is the profile's where it recomputes the
 	// attention core alone (the profile's "selective"); other modules
 	// (recompute-modules) are the roofline's.
-	if pr == nil || c.pl.Recompute == SelectiveRecompute && c.pl.Recomputes() != RecomputeCoreAttn || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != GraphsOff {
+	if pr == nil || c.pl.Recompute == plan.SelectiveRecompute && c.pl.Recomputes() != plan.RecomputeCoreAttn || c.pl.Run.Graphs != "" && c.pl.Run.Graphs != plan.GraphsOff {
 		return phase{}, phase{}, false
 	}
 	mf, mb, src := at(c.layerShape())
@@ -179,7 +180,7 @@ func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source
 // group as inPlace asks (tp), the expert-parallel group in one node (the
 // expert-tensor group always is: resolveExperts).
 func (c *coster) expertsInPlace(tp bool) bool {
-	_, epG, _ := c.pl.expertGroups(*c.pod)
+	_, epG, _ := c.pl.ExpertGroups(*c.pod)
 	some := c.pl.T > 1 || c.pl.ETP > 1 || c.pl.EP > 1
 	return some && (c.pl.T == 1 || tp) && (c.pl.EP == 1 || epG.Nodes <= 1)
 }
@@ -211,7 +212,7 @@ type Sources struct {
 
 // sources is where plan pl's figures on p come from (p.Profile's
 // lookups at the shapes the plan costs).
-func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
+func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources {
 	pr := p.Profile
 	s := &Sources{Host: profile.Modelled}
 	if pr.Host != nil {
@@ -235,7 +236,7 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		if m.SequenceParallel {
 			k = roofline.ReduceScatter
 		}
-		_, s.TP = p.profiledCollective(k, "", c.tpG, act)
+		_, s.TP = p.ProfiledCollective(k, "", c.tpG, act)
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.TP = src
@@ -243,8 +244,8 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		}
 	}
 	if c.m.MoE() && (m.EP > 1 || m.ETP > 1) {
-		_, epG, _ := m.expertGroups(*p)
-		_, s.EP = p.profiledAllToAll(epG, c.tokens*float64(c.m.Hidden)*bf16*float64(c.m.TopK))
+		_, epG, _ := m.ExpertGroups(*p)
+		_, s.EP = p.ProfiledAllToAll(epG, c.tokens*float64(c.m.Hidden)*bf16*float64(c.m.TopK))
 		if s.Layers != profile.Modelled {
 			if _, _, src := c.inPlace(pr.LayerInPlace); src != profile.Modelled {
 				s.EP = src
@@ -256,11 +257,11 @@ func sources(m *Plan, c *coster, p *Pod, stageParams float64) *Sources {
 		if m.DistOpt || m.FSDP {
 			k = roofline.ReduceScatter
 		}
-		_, dpG := m.groups(*p, 0)
-		_, s.DP = p.profiledCollective(k, p.stateWire(), dpG, stageParams*m.gradBytes())
+		_, dpG := m.Groups(*p, 0)
+		_, s.DP = p.ProfiledCollective(k, p.StateWire(), dpG, stageParams*gradBytes(m))
 	}
 	if m.P > 1 {
-		if m.shareNode(*p, 0, 1) {
+		if m.ShareNode(*p, 0, 1) {
 			_, s.Pipeline = p.Profile.CollectiveTime(profile.SendRecv, 2, act/float64(m.T))
 		} else {
 			s.Pipeline = profile.Modelled

@@ -1,6 +1,9 @@
 package scale
 
-import "github.com/placer/placer/graph/transformer"
+import (
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
+)
 
 // tableRow is a row of Megatron-LM's weak-scaling table on H100s
 // (README, Megatron-Core r0.8.0, images/model_table.png; the table
@@ -15,13 +18,13 @@ type tableRow struct {
 	Model    transformer.Spec
 	Pod      string
 	GPUs     int
-	Strategy Strategy
+	Strategy plan.Strategy
 }
 
 func megatronRow(name string, heads, hidden, layers, tp, pp, gpus, batch int) tableRow {
 	m := transformer.GPT(layers, hidden, heads, 4096, 131072, batch)
 	m.Tied = false
-	s := Strategy{Tensor: tp, Pipeline: pp, Replicas: gpus / (tp * pp), MicroBatchSize: 1, DistOpt: true}
+	s := plan.Strategy{Tensor: tp, Pipeline: pp, Replicas: gpus / (tp * pp), MicroBatchSize: 1, DistOpt: true}
 	if tp > 1 {
 		s.SequenceParallel, s.TPOverlap = true, true
 	}

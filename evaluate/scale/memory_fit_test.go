@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -15,20 +16,20 @@ import (
 // parallelism sbh(34/t + 5as/(ht)). The 22B model of its table 3: h
 // 6,144, a 64, s 2,048, b 1, t 8: sbh = 12,582,912, 5as/h = 106.67.
 func TestKorthikantiTable2(t *testing.T) {
-	p, err := PodOf("dgx-a100", 8)
+	p, err := plan.PodOf("dgx-a100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mustSpec(t, "gpt:layers=48,hidden=6144,heads=64,seq=2048,vocab=51200,batch=1")
 	for _, c := range []struct {
 		name string
-		s    Strategy
+		s    plan.Strategy
 		want float64 // by hand from the table's formula
 	}{
-		{"tensor parallel", Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1}, 331_350_016},                             // 12,582,912 x 26.333
-		{"+ sequence parallel", Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true}, 221_249_536}, // x 17.583
+		{"tensor parallel", plan.Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1}, 331_350_016},                             // 12,582,912 x 26.333
+		{"+ sequence parallel", plan.Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true}, 221_249_536}, // x 17.583
 	} {
-		pl, err := Resolve(m, c.s, p)
+		pl, err := plan.Resolve(m, c.s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,16 +78,16 @@ func megatronWeightsAndOptimizer(layers, h, heads, kv, ffn, vocab int, swiglu, r
 func TestWeightsBesideMegatron(t *testing.T) {
 	for _, c := range []struct {
 		workload, cluster string
-		s                 Strategy
+		s                 plan.Strategy
 		l, h, a, f, v     int
 	}{
 		{"gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152", "dgx-h100:288",
-			Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, MicroBatchSize: 1, SequenceParallel: true, DistOpt: true}, 96, 12288, 96, 4 * 12288, 131072},
+			plan.Strategy{Tensor: 8, Pipeline: 6, Replicas: 48, MicroBatchSize: 1, SequenceParallel: true, DistOpt: true}, 96, 12288, 96, 4 * 12288, 131072},
 		{"gpt:layers=48,hidden=6144,heads=64,seq=2048,vocab=51200,batch=4", "dgx-a100:1",
-			Strategy{Tensor: 8, Pipeline: 1, Replicas: 1, MicroBatchSize: 1}, 48, 6144, 64, 4 * 6144, 51200},
+			plan.Strategy{Tensor: 8, Pipeline: 1, Replicas: 1, MicroBatchSize: 1}, 48, 6144, 64, 4 * 6144, 51200},
 	} {
 		m := mustSpec(t, c.workload)
-		p, err := ParsePod(c.cluster)
+		p, err := plan.ParsePod(c.cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,18 +110,18 @@ func TestMemoryMargin(t *testing.T) {
 		f  float64
 		ok bool
 	}{{0, true}, {0.06, true}, {0.5, true}, {-0.01, false}, {0.51, false}, {math.NaN(), false}} {
-		if err := CheckMemoryMargin(c.f); (err == nil) != c.ok {
+		if err := plan.CheckMemoryMargin(c.f); (err == nil) != c.ok {
 			t.Errorf("CheckMemoryMargin(%g) = %v", c.f, err)
 		}
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=8")
-	s := Strategy{Replicas: 8, MicroBatchSize: 1}
+	s := plan.Strategy{Replicas: 8, MicroBatchSize: 1}
 	var usable []int64
-	for _, margin := range []float64{NoMemoryMargin, 0, 0.2} {
+	for _, margin := range []float64{plan.NoMemoryMargin, 0, 0.2} {
 		p.MemoryMargin = margin
 		r, err := Evaluate(m, s, p)
 		if err != nil {
@@ -133,14 +134,14 @@ func TestMemoryMargin(t *testing.T) {
 			}
 		}
 		// The context and one data-parallel group's NCCL buffers.
-		if outside != CUDAContext+NCCLBuffersPerGroup {
-			t.Errorf("margin %g: %d bytes outside the allocator, want %d", margin, outside, CUDAContext+NCCLBuffersPerGroup)
+		if outside != plan.CUDAContext+plan.NCCLBuffersPerGroup {
+			t.Errorf("margin %g: %d bytes outside the allocator, want %d", margin, outside, plan.CUDAContext+plan.NCCLBuffersPerGroup)
 		}
 		usable = append(usable, r.Usable)
 	}
 	c := float64(p.Hardware.Memory)
-	outside := int64(CUDAContext + NCCLBuffersPerGroup)
-	for i, f := range []float64{0, DefaultMemoryMargin, 0.2} {
+	outside := int64(plan.CUDAContext + plan.NCCLBuffersPerGroup)
+	for i, f := range []float64{0, plan.DefaultMemoryMargin, 0.2} {
 		if want := int64(c*(1-f)) - outside; usable[i] != want {
 			t.Errorf("margin %g: %d usable, want %d", f, usable[i], want)
 		}
@@ -161,17 +162,17 @@ func TestTitanParts(t *testing.T) {
 	kvWide := 2 * 2 * (64 - 8) * 128 / h // 14 units of s h, over T
 	for _, c := range []struct {
 		name      string
-		pl        Plan
+		pl        plan.Plan
 		loss      float64
 		extra     float64
 		buffersS0 float64 // titanStageBuffers of stage 0 with 1 in flight
 	}{
-		{"fsdp", Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
-		{"tp 8 sp", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
-		{"tp 8 sp fp8", Plan{T: 8, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
+		{"fsdp", plan.Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
+		{"tp 8 sp", plan.Plan{T: 8, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
+		{"tp 8 sp fp8", plan.Plan{T: 8, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
 		// 8 micro-batches: stage 0 receives the gradient of each and
 		// keeps the output of the one in flight, 2 s h / T bytes each.
-		{"tp 8 sp pp 4", Plan{T: 8, P: 4, M: 8, Strategy: Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
+		{"tp 8 sp pp 4", plan.Plan{T: 8, P: 4, M: 8, Strategy: plan.Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
 	} {
 		c.pl.Software.Stack = "torchtitan-0.2"
 		if got := titanLossBytes(&c.pl); got != c.loss {
@@ -197,7 +198,7 @@ func TestTitanParts(t *testing.T) {
 // 12 / 4 = 2.1e9 bytes, weights and gradients 2e9 each (unsharded).
 func TestMoEDistOptShards(t *testing.T) {
 	m := mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=64")
-	pl := Plan{T: 1, P: 1, D: 8, C: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: Strategy{DistOpt: true, GradBF16: true}}
+	pl := plan.Plan{T: 1, P: 1, D: 8, C: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: plan.Strategy{DistOpt: true, GradBF16: true}}
 	co := coster{m: m, pl: pl}
 	st := stageCost{params: 1e9, experts: 6e8, layers: 9e8}
 	w, fp8, g, o := co.stageState(0, &st)
@@ -224,7 +225,7 @@ func TestEagerState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PodOf("dgx-h100", 1)
+	p, err := plan.PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,11 +240,11 @@ func TestEagerState(t *testing.T) {
 		{"torch-eager-bf16", 2, 2, 4, 0},
 		{"", 2, 4, 12, 0}, // Megatron's count, unchanged
 	} {
-		plan := "tp=1,pp=1,dp=1,mbs=1"
+		text := "tp=1,pp=1,dp=1,mbs=1"
 		if c.stack != "" {
-			plan += ",stack=" + c.stack
+			text += ",stack=" + c.stack
 		}
-		s, err := ParseStrategy(plan)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -254,7 +255,7 @@ func TestEagerState(t *testing.T) {
 		w, g, o := c.weights*P+c.l*G, c.g*P, c.o*P
 		if math.Abs(float64(r.Weights)-w) > 2 || math.Abs(float64(r.Grads)-g) > 2 || math.Abs(float64(r.OptState)-o) > 2 {
 			t.Errorf("%s: weights %d, gradients %d, optimizer %d bytes; by hand %.0f, %.0f, %.0f",
-				plan, r.Weights, r.Grads, r.OptState, w, g, o)
+				text, r.Weights, r.Grads, r.OptState, w, g, o)
 		}
 	}
 }
@@ -283,10 +284,10 @@ func TestInflightInterleaved(t *testing.T) {
 		{4, 3, 16, 3, 3},    // the last stage: (8 + 1) / 3
 		{8, 1, 8, 7, 1},     // 1F1B's last stage: 1
 	} {
-		pl := Plan{P: c.p, V: c.v, M: c.m}
+		pl := plan.Plan{P: c.p, V: c.v, M: c.m}
 		pl.Schedule = decision.OneFOneB
 		pl.Software.Stack = "torchtitan-0.2"
-		if got := pl.inflight(c.s); math.Abs(got-c.want) > 1e-12 {
+		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("P %d V %d M %d stage %d: %g micro-batches in flight, want %g", c.p, c.v, c.m, c.s, got, c.want)
 		}
 	}
@@ -296,9 +297,9 @@ func TestInflightInterleaved(t *testing.T) {
 		s    int
 		want float64
 	}{{0, 11.5}, {3, 5}, {7, 1}} {
-		pl := Plan{P: 8, V: 2, M: 32}
+		pl := plan.Plan{P: 8, V: 2, M: 32}
 		pl.Schedule = decision.OneFOneB
-		if got := pl.inflight(c.s); math.Abs(got-c.want) > 1e-12 {
+		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Megatron-Core, stage %d: %g micro-batches in flight, want %g", c.s, got, c.want)
 		}
 	}
@@ -332,14 +333,14 @@ func TestTitanPipelineBuffers(t *testing.T) {
 		{"interleaved first", 2, 0, 8, (8 - 8) + 16 + 16},
 		{"interleaved last", 2, 7, 4.5, (16 - 9) + 8 + 4.5},
 	} {
-		pl := Plan{T: 8, P: 8, V: c.v, M: 8, Strategy: Strategy{SequenceParallel: true}}
+		pl := plan.Plan{T: 8, P: 8, V: c.v, M: 8, Strategy: plan.Strategy{SequenceParallel: true}}
 		pl.Software.Stack = "torchtitan-0.2"
 		co := coster{m: m, pl: pl, tokens: n}
 		if got := co.titanStageBuffers(c.s, c.inflight); math.Abs(got-c.want*boundary) > 1e-3 {
 			t.Errorf("%s: %.0f bytes of buffers, want %.0f", c.name, got, c.want*boundary)
 		}
 	}
-	pl := Plan{T: 8, P: 8, M: 8}
+	pl := plan.Plan{T: 8, P: 8, M: 8}
 	pl.Software.Stack = "torchtitan-0.2"
 	if got := titanOutputChunks(&pl); got != 7 {
 		t.Errorf("P 8 M 8: %g output chunks held, want 7", got)
@@ -356,7 +357,7 @@ func TestTitanPipelineBuffers(t *testing.T) {
 // c1 2 3), the backwards from the last chunk (c1 0 1, c0 0 1, c1 2 3,
 // c0 2 3); none for 1F1B or another stack.
 func TestTitanUnitOrder(t *testing.T) {
-	pl := Plan{P: 2, V: 2, M: 4}
+	pl := plan.Plan{P: 2, V: 2, M: 4}
 	pl.Software.Stack = "torchtitan-0.2"
 	ord := titanUnitOrder(&pl)
 	if ord == nil {
@@ -392,16 +393,16 @@ func TestTitanFP8Weights(t *testing.T) {
 	st := stageCost{params: 9e9, layers: 8e9}
 	for _, c := range []struct {
 		name, stack, fp8 string
-		rec              Recompute
+		rec              plan.Recompute
 		want             float64
 	}{
-		{"float8, no recomputation", "torchtitan-0.2", "current", NoRecompute, 8e9},
-		{"float8, full", "torchtitan-0.2", "current", FullRecompute, 0},
-		{"float8, per-op", "torchtitan-0.2", "current", SelectiveRecompute, 0},
-		{"bf16", "torchtitan-0.2", "", NoRecompute, 0},
-		{"megatron-core", "", "current", NoRecompute, 0},
+		{"float8, no recomputation", "torchtitan-0.2", "current", plan.NoRecompute, 8e9},
+		{"float8, full", "torchtitan-0.2", "current", plan.FullRecompute, 0},
+		{"float8, per-op", "torchtitan-0.2", "current", plan.SelectiveRecompute, 0},
+		{"bf16", "torchtitan-0.2", "", plan.NoRecompute, 0},
+		{"megatron-core", "", "current", plan.NoRecompute, 0},
 	} {
-		pl := Plan{T: 1, P: 1, M: 1, Strategy: Strategy{FP8: c.fp8, Recompute: c.rec}}
+		pl := plan.Plan{T: 1, P: 1, M: 1, Strategy: plan.Strategy{FP8: c.fp8, Recompute: c.rec}}
 		pl.Software.Stack = c.stack
 		co := coster{m: m, pl: pl}
 		if got := co.titanFP8Weights(&st); got != c.want {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -20,7 +21,7 @@ func TestRecomputeModulesParse(t *testing.T) {
 		{"recompute-modules=core_attn+mlp", "recompute=selective,recompute-modules=core_attn+mlp"},
 		{"recompute_modules=shared_experts+moe+mla_up_proj", "recompute=selective,recompute-modules=mla_up_proj+moe+shared_experts"},
 	} {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if err != nil || s.String() != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.text, s, err, c.want)
 		}
@@ -31,14 +32,14 @@ func TestRecomputeModulesParse(t *testing.T) {
 		{"recompute=none,recompute-modules=moe_act", "recompute-modules=moe_act without recompute=selective"},
 		{"ep=4,epoverlap=on,recompute-modules=moe", "epoverlap=on with recompute-modules=moe"},
 	} {
-		_, err := ParseStrategy(c.text)
+		_, err := plan.ParseStrategy(c.text)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
 	}
 	// Against the model: a module its layers have, as Megatron-Core
 	// builds them.
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	moe := mustSpec(t, smallMoE)
 	dense := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
 	for _, c := range []struct {
@@ -52,7 +53,7 @@ func TestRecomputeModulesParse(t *testing.T) {
 		{moe, "ep=4,recompute-modules=mlp", "every block of this model is an MoE block"},
 		{moe, "ep=4,fp8=delayed,recompute-modules=moe_act", "Megatron-Core refuses them with delayed scaling"},
 	} {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -64,9 +65,9 @@ func TestRecomputeModulesParse(t *testing.T) {
 }
 
 // evalText evaluates plan text of model m on pod p.
-func evalText(t *testing.T, m transformer.Spec, p Pod, text string) Result {
+func evalText(t *testing.T, m transformer.Spec, p plan.Pod, text string) Result {
 	t.Helper()
-	s, err := ParseStrategy(text)
+	s, err := plan.ParseStrategy(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +95,8 @@ func nearRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), 
 // reading 2 x 2,048 x 512 x 2 bytes, writing half that), nothing else.
 func TestRecomputeNormAct(t *testing.T) {
 	m := mustSpec(t, smallMoE)
-	p, _ := PodOf("dgx-h100", 8)
-	p.Kernels.Host = Host{} // the GPU's time alone
+	p, _ := plan.PodOf("dgx-h100", 8)
+	p.Kernels.Host = plan.Host{} // the GPU's time alone
 	base := evalText(t, m, p, "dp=8,ep=4,mbs=1")
 	r := evalText(t, m, p, "dp=8,ep=4,mbs=1,recompute-modules=layernorm+moe_act")
 	if got := base.Activations - r.Activations; got != 8388608 {
@@ -135,11 +136,11 @@ func TestRecomputeNormAct(t *testing.T) {
 // block's kernels alone.
 func TestRecomputeMLP(t *testing.T) {
 	m := mustSpec(t, "gpt:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	// At the burst clock: the clock a step's waits allow under the power
 	// limit moves the step, not what this test adds up (TestBalancedStep).
 	p = p.AtBurst()
-	p.Kernels.Host = Host{}
+	p.Kernels.Host = plan.Host{}
 	base := evalText(t, m, p, "tp=2,dp=4,mbs=1")
 	r := evalText(t, m, p, "tp=2,dp=4,mbs=1,recompute-modules=mlp")
 	unit := 1024.0 * 1024
@@ -164,7 +165,7 @@ func TestRecomputeMLP(t *testing.T) {
 // block, and take longer.
 func TestRecomputeMLA(t *testing.T) {
 	m := mustSpec(t, smallMLA)
-	p, _ := PodOf("dgx-h100", 4)
+	p, _ := plan.PodOf("dgx-h100", 4)
 	base := evalText(t, m, p, "dp=4")
 	r := evalText(t, m, p, "dp=4,recompute-modules=mla_up_proj+layernorm")
 	unit := 32.0 * 64

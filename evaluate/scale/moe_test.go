@@ -1,12 +1,12 @@
 package scale
 
 import (
-	"context"
 	"math"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -38,11 +38,11 @@ const smallMoE = "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=8
 // units and 10 bytes a logit (1,024 x 1,024).
 func TestMoELayerMemory(t *testing.T) {
 	m := mustSpec(t, smallMoE)
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Evaluate(m, Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
+	r, err := Evaluate(m, plan.Strategy{Replicas: 8, Experts: 4, DistOpt: true, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestMoELayerMemory(t *testing.T) {
 // the step's time the same to the bit.
 func TestMoEProbsInActivation(t *testing.T) {
 	m := mustSpec(t, smallMoE)
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,22 +112,22 @@ func TestMoEProbsInActivation(t *testing.T) {
 // it over NVSwitch; over 4 nodes of 8, 7/32 over NVSwitch and 24/32 over
 // the GPU's NIC (47 GB/s), at once.
 func TestAllToAll(t *testing.T) {
-	p, err := PodOf("dgx-h100", 32)
+	p, err := plan.PodOf("dgx-h100", 32)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bi, li := p.intra()
-	be, le := p.inter()
+	bi, li := p.Intra()
+	be, le := p.Inter()
 	if be != 47e9 {
 		t.Fatalf("a GPU's share of the NICs: %g B/s, want 47e9", be)
 	}
 	for _, c := range []struct {
-		g    Group
+		g    plan.Group
 		want float64
 	}{
-		{Group{PerNode: 8, Nodes: 1}, 1e9*7/8/bi + li},
-		{Group{PerNode: 8, Nodes: 4}, max(1e9*7/32/bi+li, 1e9*24/32/be+le)},
-		{Group{PerNode: 1, Nodes: 1}, 0},
+		{plan.Group{PerNode: 8, Nodes: 1}, 1e9*7/8/bi + li},
+		{plan.Group{PerNode: 8, Nodes: 4}, max(1e9*7/32/bi+li, 1e9*24/32/be+le)},
+		{plan.Group{PerNode: 1, Nodes: 1}, 0},
 	} {
 		if got := p.AllToAll(c.g, 1e9); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("%+v: %g s, want %g", c.g, got, c.want)
@@ -137,14 +137,14 @@ func TestAllToAll(t *testing.T) {
 
 // TestMoERefusals: each in one line naming what.
 func TestMoERefusals(t *testing.T) {
-	h100, _ := PodOf("dgx-h100", 8)
-	a100, _ := PodOf("dgx-a100", 8)
+	h100, _ := plan.PodOf("dgx-h100", 8)
+	a100, _ := plan.PodOf("dgx-a100", 8)
 	moe := mustSpec(t, smallMoE)
 	dense := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=16")
 	for _, c := range []struct {
 		m    transformer.Spec
 		s    string
-		p    Pod
+		p    plan.Pod
 		want string
 	}{
 		{moe, "ep=3", h100, "ep=3 does not divide the 8 experts"},
@@ -155,7 +155,7 @@ func TestMoERefusals(t *testing.T) {
 		{dense, "fp8=current", a100, "no FP8 tensor cores"},
 		{mustSpec(t, smallMoE+",mtp=1"), "cp=2", h100, "mtp=1 with cp=2"},
 	} {
-		s, err := ParseStrategy(c.s)
+		s, err := plan.ParseStrategy(c.s)
 		if err != nil {
 			t.Fatalf("%s: %v", c.s, err)
 		}
@@ -164,10 +164,10 @@ func TestMoERefusals(t *testing.T) {
 			t.Errorf("%s: %v; want one line with %q", c.s, err, c.want)
 		}
 	}
-	if _, err := ParseStrategy("imbalance=0.5"); err == nil || !strings.Contains(err.Error(), "from 1 to 64") {
+	if _, err := plan.ParseStrategy("imbalance=0.5"); err == nil || !strings.Contains(err.Error(), "from 1 to 64") {
 		t.Errorf("imbalance=0.5: %v", err)
 	}
-	if _, err := ParseStrategy("fp8=e4m3"); err == nil || !strings.Contains(err.Error(), "want current, delayed or blockwise") {
+	if _, err := plan.ParseStrategy("fp8=e4m3"); err == nil || !strings.Contains(err.Error(), "want current, delayed, blockwise or mxfp8 (fp4: nvfp4)") {
 		t.Errorf("fp8=e4m3: %v", err)
 	}
 }
@@ -178,13 +178,13 @@ func TestMoERefusals(t *testing.T) {
 // small to win over the casts); a plan reads back from its String.
 func TestMoEKnobs(t *testing.T) {
 	m := mustSpec(t, smallMoE)
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	// The GPU's side alone: this small layer's kernels take less time
 	// than their host takes to issue them (Host), which would hide what
 	// each knob does to the kernels.
-	p.Kernels.Host = Host{}
+	p.Kernels.Host = plan.Host{}
 	eval := func(text string) Result {
-		s, err := ParseStrategy(text)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +192,7 @@ func TestMoEKnobs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := ParseStrategy(r.Plan.String())
+		back, err := plan.ParseStrategy(r.Plan.String())
 		if err != nil {
 			t.Fatalf("%s: %v", r.Plan, err)
 		}
@@ -218,33 +218,15 @@ func TestMoEKnobs(t *testing.T) {
 	}
 }
 
-// TestSearchMoE: the search tries the experts' meshes and finds a plan at
-// least as fast as a stated one.
-func TestSearchMoE(t *testing.T) {
-	m := mustSpec(t, smallMoE)
-	p, _ := PodOf("dgx-h100", 8)
-	got, err := Search(context.Background(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatalf("%v, found %v", err, got.Found)
-	}
-	stated, err := Evaluate(m, Strategy{Replicas: 8, Experts: 4, MicroBatchSize: 1}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Best.Step > stated.Step {
-		t.Errorf("search's best %s %.6f s, slower than %s %.6f s", got.Best.Plan, got.Best.Step, stated.Plan, stated.Step)
-	}
-}
-
 // BenchmarkEvaluateMoE1024: one plan of Qwen3-235B-A22B on 1,024 H100s
 // (tp 2, pp 8, vp 4, ep 32, FP8).
 func BenchmarkEvaluateMoE1024(b *testing.B) {
 	m := mustSpec(b, "qwen3-235b-a22b:seq=4096,batch=2048")
-	p, err := PodOf("dgx-h100", 1024)
+	p, err := plan.PodOf("dgx-h100", 1024)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := ParseStrategy("tp=2,pp=8,vp=4,ep=32,etp=1,sp=on,distopt=on,first=11,last=11,fp8=current")
+	s, err := plan.ParseStrategy("tp=2,pp=8,vp=4,ep=32,etp=1,sp=on,distopt=on,first=11,last=11,fp8=current")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -262,8 +244,8 @@ func BenchmarkEvaluateMoE1024(b *testing.B) {
 // before its reduce-scatter, Adam's 12 bytes; by hand.
 func TestFSDPMemory(t *testing.T) {
 	m := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=8")
-	p, _ := PodOf("dgx-h100", 8)
-	r, err := Evaluate(m, Strategy{Replicas: 8, FSDP: true, MicroBatchSize: 1}, p)
+	p, _ := plan.PodOf("dgx-h100", 8)
+	r, err := Evaluate(m, plan.Strategy{Replicas: 8, FSDP: true, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,11 +257,11 @@ func TestFSDPMemory(t *testing.T) {
 	if r.DPExposed <= 0 {
 		t.Errorf("FSDP's gathers and reduce-scatters: %g s exposed", r.DPExposed)
 	}
-	if _, err := ParseStrategy("fsdp=on,distopt=on"); err == nil || !strings.Contains(err.Error(), "one or the other") {
+	if _, err := plan.ParseStrategy("fsdp=on,distopt=on"); err == nil || !strings.Contains(err.Error(), "one or the other") {
 		t.Errorf("fsdp=on,distopt=on: %v", err)
 	}
-	one, _ := PodOf("dgx-h100", 1)
-	if _, err := Evaluate(m, Strategy{FSDP: true}, one); err == nil || !strings.Contains(err.Error(), "fsdp with dp=1") {
+	one, _ := plan.PodOf("dgx-h100", 1)
+	if _, err := Evaluate(m, plan.Strategy{FSDP: true}, one); err == nil || !strings.Contains(err.Error(), "fsdp with dp=1") {
 		t.Errorf("fsdp on one GPU: %v", err)
 	}
 }
@@ -293,13 +275,13 @@ func TestFSDPMemory(t *testing.T) {
 // predicts M = 8 (and M = 1 is the plan without the overlap). Memory
 // holds one micro-batch more; Resolve refuses what Megatron-Core does.
 func TestEPOverlap(t *testing.T) {
-	p, err := PodOf("dgx-h100", 16)
+	p, err := plan.PodOf("dgx-h100", 16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eval := func(batch int, on bool) Result {
 		m := mustSpec(t, strings.Replace(smallMoE, "batch=8", "batch="+strconv.Itoa(batch), 1))
-		r, err := Evaluate(m, Strategy{Replicas: 16, MicroBatchSize: 1, DistOpt: true, Experts: 8, EPOverlap: on}, p)
+		r, err := Evaluate(m, plan.Strategy{Replicas: 16, MicroBatchSize: 1, DistOpt: true, Experts: 8, EPOverlap: on}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -333,9 +315,9 @@ func TestEPOverlap(t *testing.T) {
 		{strings.Replace(smallMoE, "batch=8", "batch=128", 1), "pp=2,dp=8,ep=8,epoverlap=on", "epoverlap=on with pp=2 and no virtual stages"},
 		{strings.Replace(smallMoE, "batch=8", "batch=128", 1), "dp=16,ep=8,epoverlap=on,recompute=full", "epoverlap=on with recompute=full"},
 	} {
-		s, err := ParseStrategy(c.strategy)
+		s, err := plan.ParseStrategy(c.strategy)
 		if err == nil {
-			_, err = Resolve(mustSpec(t, c.model), s, p)
+			_, err = plan.Resolve(mustSpec(t, c.model), s, p)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s %s: %v, want one line with %q", c.model, c.strategy, err, c.want)
@@ -354,12 +336,12 @@ func TestEPOverlap(t *testing.T) {
 // forward's (its exchanges are half the micro-batch's). Stage 1 warms up
 // 2 chunks: 1 micro-batch, 7 of 8 pair.
 func TestEPOverlapStage(t *testing.T) {
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	k := p.Kernels.OverlapSlowdown
-	pl := Plan{P: 2, V: 2, M: 8}
+	pl := plan.Plan{P: 2, V: 2, M: 8}
 	for s, paired := range []float64{6, 7} {
 		st := stageCost{fwd: phase{busy: 10, epExposed: 4}, bwd: phase{busy: 20, epExposed: 4}}
 		epOverlap(&st, pl, &p, s)

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -12,7 +13,7 @@ import (
 // against. Times are seconds of the GPU's busy time, forward and
 // backward together.
 type OneGPU struct {
-	Pod Pod
+	Pod plan.Pod
 }
 
 // Block is one transformer block of model m at plan s's shard (its
@@ -23,10 +24,10 @@ type OneGPU struct {
 // GPUs are not those of whole nodes fills them with replicas, each a
 // micro-batch: a block's kernels do not depend on the data-parallel
 // degree.
-func (g OneGPU) Block(m transformer.Spec, s Strategy, attention string) (block, head float64, err error) {
+func (g OneGPU) Block(m transformer.Spec, s plan.Strategy, attention string) (block, head float64, err error) {
 	p := g.Pod
 	st, q := s, onePod(p, s)
-	k, err := p.Kernels.withAttention(attention)
+	k, err := p.Kernels.WithAttention(attention)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -35,11 +36,11 @@ func (g OneGPU) Block(m transformer.Spec, s Strategy, attention string) (block, 
 		st.Replicas = q.GPUs() / (st.MaxT() * st.P() * st.C())
 		m.Batch = st.Replicas * max(st.MicroBatchSize, 1)
 	}
-	pl, err := Resolve(m, st, q)
+	pl, err := plan.Resolve(m, st, q)
 	if err != nil {
 		return 0, 0, err
 	}
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1},
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.T, Nodes: 1},
 		tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.C), noComm: true}
 	f, b := c.layer()
 	of, ob := c.output()
@@ -48,7 +49,7 @@ func (g OneGPU) Block(m transformer.Spec, s Strategy, attention string) (block, 
 
 // onePod is p with as many nodes as plan s's GPUs take (a block's shard
 // is resolved on them; its kernels do not depend on the nodes).
-func onePod(p Pod, s Strategy) Pod {
+func onePod(p plan.Pod, s plan.Strategy) plan.Pod {
 	gpus := s.MaxT() * s.P() * s.R() * s.C()
 	p.Nodes = max(1, (gpus+p.PerNode-1)/p.PerNode)
 	return p
@@ -76,19 +77,19 @@ type StepParts struct {
 func (g OneGPU) Step(m transformer.Spec, tensor, layers int, attention string) (StepParts, error) {
 	m.Batch = 1
 	T := tensor
-	st := Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}
+	st := plan.Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}
 	q := onePod(g.Pod, st)
 	var err error
-	if q.Kernels, err = q.Kernels.withAttention(attention); err != nil {
+	if q.Kernels, err = q.Kernels.WithAttention(attention); err != nil {
 		return StepParts{}, err
 	}
 	st.Replicas = q.GPUs() / T // the node's other GPUs as replicas: the same work on each
 	m.Batch = st.Replicas
-	pl, err := Resolve(m, st, q)
+	pl, err := plan.Resolve(m, st, q)
 	if err != nil {
 		return StepParts{}, err
 	}
-	c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: Group{PerNode: 1, Nodes: 1},
+	c := coster{m: m, pl: pl, h: &q.Hardware, pod: &q, tpG: plan.Group{PerNode: 1, Nodes: 1},
 		tokens: float64(m.Seq), noComm: true}
 	lf, lb := c.layer()
 	of, ob := c.output()
@@ -123,7 +124,7 @@ func (g OneGPU) MoEGlue(m transformer.Spec, tokens int) (router, permute, unperm
 // the grouped expert GEMMs, BF16, no communication (coster.moe).
 func (g OneGPU) MoELayer(m transformer.Spec, localExperts, tokens int) float64 {
 	ep := m.Experts / localExperts
-	pl := Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
+	pl := plan.Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
 	c := newCoster(m, pl, &g.Pod, 1, float64(tokens))
 	c.noComm = true
 	f, b, _ := c.moe()

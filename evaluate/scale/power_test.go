@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -38,11 +39,11 @@ func TestHeldClockByHand(t *testing.T) {
 		{75.5, 0, 1},
 		{0, 0, 1},
 	} {
-		f := h100Held.Clock(c.watts)
+		f := (*h100.Held).Clock(c.watts)
 		if math.Abs(f-c.mhz) > 0.01 {
 			t.Errorf("%g W: %.3f MHz, by hand %.2f", c.watts, f, c.mhz)
 		}
-		if s := h100Held.Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
+		if s := (*h100.Held).Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
 			t.Errorf("%g W: slowdown %.7f, by hand %.6f", c.watts, s, c.slowdown)
 		}
 	}
@@ -68,7 +69,7 @@ func TestPodPower(t *testing.T) {
 		{"grand-teton:1,power=off", 0, 0, 1, 0.756},
 		{"dgx-a100:2", 400, 0, 1, 0},
 	} {
-		p, err := ParsePod(c.cluster)
+		p, err := plan.ParsePod(c.cluster)
 		if err != nil {
 			t.Fatalf("%s: %v", c.cluster, err)
 		}
@@ -84,14 +85,14 @@ func TestPodPower(t *testing.T) {
 		}
 		// At its burst clock every pod is its preset at power=off.
 		b := p.AtBurst()
-		q, _ := ParsePod(c.cluster + ",power=off")
+		q, _ := plan.ParsePod(c.cluster + ",power=off")
 		if b.Hardware != q.Hardware || b.PowerLimit != 0 {
 			t.Errorf("%s at its burst clock: %+v, want %+v", c.cluster, b.Hardware, q.Hardware)
 		}
 	}
 	// The A100 has no held measurement: its limit changes nothing.
-	a, _ := ParsePod("dgx-a100:2")
-	off, _ := ParsePod("dgx-a100:2,power=off")
+	a, _ := plan.ParsePod("dgx-a100:2")
+	off, _ := plan.ParsePod("dgx-a100:2,power=off")
 	if a.Hardware != off.Hardware {
 		t.Errorf("dgx-a100: %+v at 400 W, %+v without a limit", a.Hardware, off.Hardware)
 	}
@@ -100,7 +101,7 @@ func TestPodPower(t *testing.T) {
 		{"dgx-h100:1,power=-5", `power=-5: want the GPUs' power limit in watts above 0, or off`},
 		{"dgx-h100:1,power=50", `power=50: at or below the 75.5 W its GPU draws at rest`},
 	} {
-		if _, err := ParsePod(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := plan.ParsePod(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.text, err, c.want)
 		}
 	}
@@ -113,7 +114,7 @@ func TestPodPower(t *testing.T) {
 // its burst clock; fused attention's rate term the slowdown's times, its
 // per-element and fixed terms as timed.
 func TestHeldGEMMByHand(t *testing.T) {
-	held, _ := PodOf("dgx-h100", 8)
+	held, _ := plan.PodOf("dgx-h100", 8)
 	burst := held.AtBurst()
 	const n, h = 4096.0, 8192.0
 	gemm := kernel{class: graph.ClassMatMul, flops: 2 * n * h * h, read: (n*h + h*h) * bf16, writes: n * h * bf16}
@@ -281,7 +282,7 @@ func TestH100HeldMeasured(t *testing.T) {
 		top = append(top, peak)
 		for _, r := range runs {
 			if strings.HasSuffix(r.name, ".gemm") {
-				x, y := h100Held.BurstMHz/r.mhz-1, burstTF/r.tflops-1
+				x, y := (*h100.Held).BurstMHz/r.mhz-1, burstTF/r.tflops-1
 				sxy, sxx = sxy+x*y, sxx+x*x
 				gemms++
 				continue
@@ -290,17 +291,17 @@ func TestH100HeldMeasured(t *testing.T) {
 		}
 	}
 	sort.Float64s(top)
-	if top[0] != h100Held.BurstMHz || top[len(top)-1] != h100Held.BurstMHz {
-		t.Errorf("highest SM clock of each log %v, h100Held.BurstMHz %g", top, h100Held.BurstMHz)
+	if top[0] != (*h100.Held).BurstMHz || top[len(top)-1] != (*h100.Held).BurstMHz {
+		t.Errorf("highest SM clock of each log %v, h100Held.BurstMHz %g", top, (*h100.Held).BurstMHz)
 	}
-	if len(blocks) != 8 || median(blocks) != h100Held.HeldMHz {
-		t.Errorf("%d blocks held at a median %g MHz (%v), h100Held.HeldMHz %g", len(blocks), median(blocks), blocks, h100Held.HeldMHz)
+	if len(blocks) != 8 || median(blocks) != (*h100.Held).HeldMHz {
+		t.Errorf("%d blocks held at a median %g MHz (%v), h100Held.HeldMHz %g", len(blocks), median(blocks), blocks, (*h100.Held).HeldMHz)
 	}
-	if len(idle) != 29 || median(idle) != h100Held.IdleW {
-		t.Errorf("%d samples at rest, median %g W; h100Held.IdleW %g", len(idle), median(idle), h100Held.IdleW)
+	if len(idle) != 29 || median(idle) != (*h100.Held).IdleW {
+		t.Errorf("%d samples at rest, median %g W; h100Held.IdleW %g", len(idle), median(idle), (*h100.Held).IdleW)
 	}
-	if s := sxy / sxx; gemms != 3 || math.Abs(s-h100Held.Share) > 0.00005 {
-		t.Errorf("%d held GEMMs give Share %.5f, h100Held.Share %g", gemms, s, h100Held.Share)
+	if s := sxy / sxx; gemms != 3 || math.Abs(s-(*h100.Held).Share) > 0.00005 {
+		t.Errorf("%d held GEMMs give Share %.5f, h100Held.Share %g", gemms, s, (*h100.Held).Share)
 	}
 }
 
@@ -329,7 +330,7 @@ func TestH100HeldBlocks(t *testing.T) {
 		}
 		rows[l.Row] = struct{ workload, strategy string }{l.Workload, l.Strategy}
 	}
-	held, _ := ParsePod("dgx-h100")
+	held, _ := plan.ParsePod("dgx-h100")
 	var sum float64
 	n := 0
 	for _, fl := range heldFiles[1:] {
@@ -343,7 +344,7 @@ func TestH100HeldBlocks(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s: not in layerbench-cudnn.jsonl", row)
 			}
-			s, err := ParseStrategy(w.strategy)
+			s, err := plan.ParseStrategy(w.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,21 +386,21 @@ func TestH100HeldBlocks(t *testing.T) {
 //     (P(1,980) = 75.5 + 624.5 x 1.8513 = 1,231.7 W: 531.7 over), so the
 //     burst clock.
 func TestBalancedByHand(t *testing.T) {
-	h := h100Held
+	h := *h100.Held
 	const i = 1.1173670063311705 / 9
 	for _, c := range []struct {
 		name  string
 		limit float64
-		st    StepTime
+		st    plan.StepTime
 		mem   float64
 		want  float64
 	}{
-		{"compute only, 700 W", 700, StepTime{Compute: 1}, 0.5, 1612.5},
-		{"compute only, 500 W", 500, StepTime{Compute: 1}, 0.5, 1417.80},
-		{"idle I", 700, StepTime{Compute: 1, Idle: i}, 0.5, 1670.137},
-		{"memory-bound 2I at half", 700, StepTime{Compute: 1, Memory: 2 * i}, 0.5, 1670.137},
-		{"memory-bound at the limit", 700, StepTime{Compute: 1, Memory: 2 * i}, 1, 1612.5},
-		{"idle as long as compute", 700, StepTime{Compute: 1, Idle: 1}, 0.5, 1980},
+		{"compute only, 700 W", 700, plan.StepTime{Compute: 1}, 0.5, 1612.5},
+		{"compute only, 500 W", 500, plan.StepTime{Compute: 1}, 0.5, 1417.80},
+		{"idle I", 700, plan.StepTime{Compute: 1, Idle: i}, 0.5, 1670.137},
+		{"memory-bound 2I at half", 700, plan.StepTime{Compute: 1, Memory: 2 * i}, 0.5, 1670.137},
+		{"memory-bound at the limit", 700, plan.StepTime{Compute: 1, Memory: 2 * i}, 1, 1612.5},
+		{"idle as long as compute", 700, plan.StepTime{Compute: 1, Idle: 1}, 0.5, 1980},
 	} {
 		if got := h.Balanced(c.limit, c.st, c.mem); math.Abs(got-c.want) > 0.01 {
 			t.Errorf("%s: %.3f MHz, want %.3f", c.name, got, c.want)
@@ -434,13 +435,13 @@ func TestH100BalancedIdle(t *testing.T) {
 			continue
 		}
 		f0 := base[strings.Split(r.name, ".idle")[0]]
-		h := h100Held
+		h := *h100.Held
 		h.HeldMHz = f0
 		// The idle time follows the busy time (s/(1-s) of it): a fixed
 		// point of Balanced over it.
 		mhz := f0
 		for range 50 {
-			mhz = h.Balanced(700, StepTime{Compute: 1, Idle: r.idle / (1 - r.idle) * h.Slowdown(mhz)}, 0.5)
+			mhz = h.Balanced(700, plan.StepTime{Compute: 1, Idle: r.idle / (1 - r.idle) * h.Slowdown(mhz)}, 0.5)
 		}
 		n++
 		t.Logf("%s: idle %.2f, held %.0f MHz at idle 0, predicted %.0f, measured %.0f (%+.1f%%)", r.name, r.idle, f0, mhz, r.mhz, 100*(mhz/r.mhz-1))
@@ -462,8 +463,8 @@ func TestH100BalancedIdle(t *testing.T) {
 // limit the one price as it is.
 func TestBalancedStep(t *testing.T) {
 	const i, s1 = 1.1173670063311705 / 9, 1.144174
-	p, _ := ParsePod("dgx-h100:1")
-	eval := func(q *Pod) Result {
+	p, _ := plan.ParsePod("dgx-h100:1")
+	eval := func(q *plan.Pod) Result {
 		s := max(q.Hardware.ComputeSlowdown, 1)
 		return Result{Compute: s, Bubble: i, Step: s + i, TFLOPs: 100 / (s + i)}
 	}
@@ -474,7 +475,7 @@ func TestBalancedStep(t *testing.T) {
 	if math.Abs(p.Hardware.ComputeSlowdown-s1) > 1e-6 {
 		t.Errorf("the pod's slowdown %v, want %v left as it is", p.Hardware.ComputeSlowdown, s1)
 	}
-	off, _ := ParsePod("dgx-h100:1,power=off")
+	off, _ := plan.ParsePod("dgx-h100:1,power=off")
 	if r := balanced(&off, eval); r.Step != 1+i {
 		t.Errorf("no limit: step %v, want %v", r.Step, 1+i)
 	}

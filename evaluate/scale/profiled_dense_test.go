@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -86,11 +87,11 @@ func TestProfiledDenseFirst(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			pr := cpuProfile(t, dsLike, 1, c.layers)
 			m := pr.Spec()
-			s, err := ParseStrategy(c.strategy)
+			s, err := plan.ParseStrategy(c.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pod := ProfilePod(pr, 1)
+			pod := plan.ProfilePod(pr, 1)
 			r, err := Evaluate(m, s, pod)
 			if err != nil {
 				t.Fatal(err)
@@ -102,7 +103,7 @@ func TestProfiledDenseFirst(t *testing.T) {
 			if want == 0 {
 				// The dense layers the roofline's block on the same pod:
 				// 2 micro-batches x (2 dense + 4 x 9 ms + 1.2 ms).
-				pl, err := Resolve(m, s, pod)
+				pl, err := plan.Resolve(m, s, pod)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -155,11 +156,11 @@ func TestProfiledMLA(t *testing.T) {
 		{"tp=4,pp=1,dp=1,mbs=1,sp=on", profile.Modelled, 0, 0},
 	} {
 		t.Run(c.strategy, func(t *testing.T) {
-			s, err := ParseStrategy(c.strategy)
+			s, err := plan.ParseStrategy(c.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(m, s, ProfilePod(pr, s.T()))
+			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.T()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -187,12 +188,12 @@ func TestProfiledDenseOwnComm(t *testing.T) {
 	dense := profile.Layer{TP: 1, MBS: 1, Seq: 16, Recompute: "none", Forward: 0.001, Backward: 0.002, Block: profile.BlockDense}
 	pr := cpuProfile(t, dsLike, 2, []profile.Layer{moe, dense})
 	m := pr.Spec()
-	s, err := ParseStrategy("tp=1,pp=1,dp=2,ep=2,mbs=1")
+	s, err := plan.ParseStrategy("tp=1,pp=1,dp=2,ep=2,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(pr, 2)
-	pl, err := Resolve(m, s, pod)
+	pod := plan.ProfilePod(pr, 2)
+	pl, err := plan.Resolve(m, s, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -57,7 +58,7 @@ func TestProfiledExpertsTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(pr, 2)
+	pod := plan.ProfilePod(pr, 2)
 	for _, c := range []struct {
 		plan     string
 		src      profile.Source
@@ -85,7 +86,7 @@ func TestProfiledExpertsTP(t *testing.T) {
 		// An imbalance the forced-balance profile did not run.
 		{"tp=2,pp=1,dp=1,mbs=1,sp=on,etp=1,imbalance=1.5", profile.Modelled, 0, 0, 0, false},
 	} {
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +98,7 @@ func TestProfiledExpertsTP(t *testing.T) {
 			t.Errorf("%s: sources %+v, want layers %s", c.plan, r.Sources, c.src)
 			continue
 		}
-		pl, err := Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,22 +146,22 @@ func TestProfiledExpertsETPLacking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(&p, 2)
-	for plan, want := range map[string]profile.Source{
+	pod := plan.ProfilePod(&p, 2)
+	for text, want := range map[string]profile.Source{
 		"tp=2,pp=1,dp=1,mbs=1,sp=on,etp=1": profile.Measured,
 		"tp=2,pp=1,dp=1,mbs=1,sp=on,etp=2": profile.Modelled,
 		"tp=2,pp=1,dp=1,mbs=1,sp=on":       profile.Modelled,
 	} {
-		s, err := ParseStrategy(plan)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r, err := Evaluate(m, s, pod)
 		if err != nil {
-			t.Fatalf("%s: %v", plan, err)
+			t.Fatalf("%s: %v", text, err)
 		}
 		if r.Sources.Layers != want {
-			t.Errorf("%s: layers %s, want %s", plan, r.Sources.Layers, want)
+			t.Errorf("%s: layers %s, want %s", text, r.Sources.Layers, want)
 		}
 	}
 }
@@ -180,12 +181,12 @@ func TestProfiledExpertsAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(&p, 2)
-	s, err := ParseStrategy("tp=2,pp=1,dp=1,mbs=1,sp=on,etp=2")
+	pod := plan.ProfilePod(&p, 2)
+	s, err := plan.ParseStrategy("tp=2,pp=1,dp=1,mbs=1,sp=on,etp=2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, s, pod)
+	pl, err := plan.Resolve(m, s, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

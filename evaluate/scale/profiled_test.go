@@ -7,6 +7,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -44,11 +45,11 @@ func TestProfiledPlans(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.strategy, func(t *testing.T) {
-			s, err := ParseStrategy(c.strategy)
+			s, err := plan.ParseStrategy(c.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(m, s, ProfilePod(pr, s.P()))
+			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.P()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,13 +80,13 @@ func TestNoProfileNoChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	empty := &profile.Profile{}
 	for _, st := range []string{"tp=2,pp=2,dp=2,mbs=1,sp=on", "tp=1,pp=1,dp=8,mbs=2,distopt=on", "tp=2,pp=1,dp=4,mbs=1,recompute=full"} {
-		s, err := ParseStrategy(st)
+		s, err := plan.ParseStrategy(st)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func TestNoProfileNoChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := Evaluate(m, s, WithProfile(p, empty))
+		b, err := Evaluate(m, s, plan.WithProfile(p, empty))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,11 +118,11 @@ func TestCPUCommunicationSerial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
+	s, err := plan.ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(pr, 4)
+	pod := plan.ProfilePod(pr, 4)
 	if !pod.Kernels.Serial {
 		t.Fatal("a CPU profile's pod overlaps communication with compute")
 	}
@@ -129,13 +130,13 @@ func TestCPUCommunicationSerial(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, s, pod)
+	pl, err := plan.Resolve(m, s, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dpG := pl.groups(pod, 0)
+	_, dpG := pl.Groups(pod, 0)
 	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
-	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*pl.gradBytes())
+	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*gradBytes(&pl))
 	if ar <= 0 || math.Abs(r.DPExposed-ar) > 1e-12 {
 		t.Errorf("data-parallel exposed %.9g s, want the whole all-reduce's %.9g", r.DPExposed, ar)
 	}
@@ -161,7 +162,7 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1,fsdp=on")
+	s, err := plan.ParseStrategy("tp=1,pp=1,dp=4,mbs=1,fsdp=on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,18 +173,18 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 	}{{"fp32", 4}, {"bf16", 2}} {
 		p := *pr
 		p.DType = tc.dtype
-		pod := ProfilePod(&p, 4)
+		pod := plan.ProfilePod(&p, 4)
 		r, err := Evaluate(m, s, pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, dpG := pl.groups(pod, 0)
+		_, dpG := pl.Groups(pod, 0)
 		ag, _ := pod.Collective(roofline.AllGather, dpG, params*tc.bytes)
-		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*pl.gradBytes())
+		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*gradBytes(&pl))
 		// Serial: every micro-batch's two gathers and its reduce-scatter exposed whole.
 		want := float64(pl.M) * (2*ag + rs)
 		if math.Abs(r.DPExposed-want) > 1e-9*want {
@@ -215,8 +216,8 @@ func TestProfiledInPlace(t *testing.T) {
 	layer := func(l profile.Layer, overlap bool) (phase, phase, *Sources) {
 		p := *pr
 		p.Layers = append(append([]profile.Layer(nil), pr.Layers...), l)
-		pod := ProfilePod(&p, 4)
-		pl, err := Resolve(m, Strategy{Tensor: 2, Replicas: 2, MicroBatchSize: 1}, pod)
+		pod := plan.ProfilePod(&p, 4)
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 2, Replicas: 2, MicroBatchSize: 1}, pod)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -260,7 +261,7 @@ func TestProfiledExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(pr, 2)
+	pod := plan.ProfilePod(pr, 2)
 	for _, c := range []struct {
 		plan       string
 		layers, ep profile.Source
@@ -270,7 +271,7 @@ func TestProfiledExperts(t *testing.T) {
 		// The layer modelled, the all-to-alls the profile's (composed).
 		{"tp=1,pp=1,dp=2,ep=2,mbs=1,imbalance=1.5", profile.Modelled, profile.Composed},
 	} {
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -284,7 +285,7 @@ func TestProfiledExperts(t *testing.T) {
 	}
 	// At ep 2 the layer is its in-place time, the all-to-alls what that
 	// added to the kernels alone.
-	pl, err := Resolve(m, Strategy{Replicas: 2, Experts: 2, MicroBatchSize: 1}, pod)
+	pl, err := plan.Resolve(m, plan.Strategy{Replicas: 2, Experts: 2, MicroBatchSize: 1}, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +314,7 @@ func TestProfiledSelective(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := ProfilePod(&p, 4)
+	pod := plan.ProfilePod(&p, 4)
 	for _, c := range []struct {
 		plan string
 		want profile.Source
@@ -323,7 +324,7 @@ func TestProfiledSelective(t *testing.T) {
 		{"tp=1,pp=1,dp=4,mbs=1,recompute-modules=core_attn", profile.Measured, 0.0095},
 		{"tp=1,pp=1,dp=4,mbs=1,recompute-modules=mlp", profile.Modelled, 0},
 	} {
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +355,7 @@ func TestCPUStateCollectivesUncast(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
+	s, err := plan.ParseStrategy("tp=1,pp=1,dp=4,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestCPUStateCollectivesUncast(t *testing.T) {
 		p := *pr
 		p.DType = tc.dtype
 		p.Collectives = append(slices.Clone(pr.Collectives), tc.extra...)
-		r, err := Evaluate(m, s, ProfilePod(&p, 4))
+		r, err := Evaluate(m, s, plan.ProfilePod(&p, 4))
 		if err != nil {
 			t.Fatal(err)
 		}

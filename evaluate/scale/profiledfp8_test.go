@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/profile"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -48,11 +49,11 @@ func TestProfiledFP8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod, err := PodOf("dgx-h100", 1)
+	pod, err := plan.PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	with, without := WithProfile(pod, fp8Profile(t, true)), WithProfile(pod, fp8Profile(t, false))
+	with, without := plan.WithProfile(pod, fp8Profile(t, true)), plan.WithProfile(pod, fp8Profile(t, false))
 	ends := 0.0006 + 0.009 // the embedding's and the loss's forward and backward, a micro-batch
 	cases := []struct {
 		strategy string
@@ -75,7 +76,7 @@ func TestProfiledFP8(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.strategy, func(t *testing.T) {
-			s, err := ParseStrategy(c.strategy)
+			s, err := plan.ParseStrategy(c.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestProfiledFP8(t *testing.T) {
 			}
 			// A plan the current entries do not answer is the plan on
 			// the profile without them, to the bit.
-			if s.FP8 != FP8Current {
+			if s.FP8 != plan.FP8Current {
 				ja, _ := json.Marshal(r)
 				jb, _ := json.Marshal(b)
 				if string(ja) != string(jb) {
@@ -131,16 +132,16 @@ func TestProfilePodFP8(t *testing.T) {
 		}
 		return pr
 	}
-	s, err := ParseStrategy("tp=1,pp=1,dp=1,mbs=1,fp8=current")
+	s, err := plan.ParseStrategy("tp=1,pp=1,dp=1,mbs=1,fp8=current")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Evaluate(m, s, ProfilePod(read(plain), 1)); err == nil || !strings.Contains(err.Error(), "no FP8") {
+	if _, err := Evaluate(m, s, plan.ProfilePod(read(plain), 1)); err == nil || !strings.Contains(err.Error(), "no FP8") {
 		t.Errorf("fp8=current on a CPU profile without FP8 layers: %v, want refused (no FP8 tensor cores)", err)
 	}
-	a, b := ProfilePod(read(plain+","+scaled), 1), ProfilePod(read(scaled+","+plain), 1)
-	if a.Hardware.FP32 != b.Hardware.FP32 || a.Hardware.FP32 != ProfilePod(read(plain), 1).Hardware.FP32 {
-		t.Errorf("the pod's rate %v and %v with the FP8 layer after and before, %v without: want one rate, the BF16 layer's", a.Hardware.FP32, b.Hardware.FP32, ProfilePod(read(plain), 1).Hardware.FP32)
+	a, b := plan.ProfilePod(read(plain+","+scaled), 1), plan.ProfilePod(read(scaled+","+plain), 1)
+	if a.Hardware.FP32 != b.Hardware.FP32 || a.Hardware.FP32 != plan.ProfilePod(read(plain), 1).Hardware.FP32 {
+		t.Errorf("the pod's rate %v and %v with the FP8 layer after and before, %v without: want one rate, the BF16 layer's", a.Hardware.FP32, b.Hardware.FP32, plan.ProfilePod(read(plain), 1).Hardware.FP32)
 	}
 	if a.Kernels.FP8Peak != a.Hardware.FP16Tensor || a.Kernels.FP8Peak <= 0 {
 		t.Errorf("FP8 peak %v, want the pod's BF16 rate %v", a.Kernels.FP8Peak, a.Hardware.FP16Tensor)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -42,33 +43,33 @@ type AllocatorPeak struct {
 // before torchrun; its multinode_trainer.slurm does not, and the
 // benchmark page does not say how its multi-node rows were launched),
 // off elsewhere (PyTorch's default).
-func (pl *Plan) Expandable() bool {
+func Expandable(pl *plan.Plan) bool {
 	switch pl.Software.Expandable {
-	case On:
+	case plan.On:
 		return true
-	case Off:
+	case plan.Off:
 		return false
 	}
-	return pl.titan()
+	return pl.Titan()
 }
 
 // WithAllocator is r, a result of model m on pod p, with its Allocator
 // filled (a replay of each stage's trace: milliseconds a plan, left out
 // of Evaluate, which the searches and the checks of every published row
 // call).
-func WithAllocator(m transformer.Spec, p Pod, r Result) Result {
+func WithAllocator(m transformer.Spec, p plan.Pod, r Result) Result {
 	r.Allocator = allocatorPeak(m, r.Plan, &p)
 	return r
 }
 
 // allocatorPeak runs the allocator on every stage's trace of plan pl
 // and keeps the stage that reserves most.
-func allocatorPeak(m transformer.Spec, pl Plan, p *Pod) *AllocatorPeak {
+func allocatorPeak(m transformer.Spec, pl plan.Plan, p *plan.Pod) *AllocatorPeak {
 	var kitBuf [3]stageKit
 	var stageBuf [128]stageCost
 	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
-	cfg := alloc.Config{Expandable: pl.Expandable(), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - CUDAContext - ncclBuffers(&pl)}
+	cfg := alloc.Config{Expandable: Expandable(&pl), Device: p.Hardware.Memory,
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(&pl)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
@@ -204,44 +205,18 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	V := max(pl.V, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 
-	// FSDP's per-layer gathered weights and unsharded gradient; under
-	// torchtitan's pipeline, which keeps every block gathered (state),
-	// each block's all-gather buffer in the step's first forward
-	// (unshard).
-	fsdp2 := pl.FSDP && pl.titan()
-	var gather, grad, gatherPP float64
-	if fsdp2 && pl.P > 1 && L > 0 {
-		gatherPP = st.layers / float64(L) * bf16
-	}
-	if pl.FSDP && L > 0 && !(pl.titan() && pl.P > 1) {
-		layer := st.layers / float64(L)
-		gather = layer * bf16
-		grad = layer * pl.gradBytes()
-		if pl.titan() {
-			grad = layer * (bf16 + pl.gradBytes())
-		}
-	}
-	w, g := sm.weights-2*gather, sm.grads-grad
-	perLayer := pl.FSDP || pl.Run.Eager
-	pieces := float64(max(L, 1))
-	if !perLayer {
-		pieces = 1
-	}
-	b.tensors(w, w/pieces)
-	b.tensors(sm.fp8, sm.fp8/pieces)
-	b.tensors(g, g/pieces)
-	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	gather, grad, gatherPP, fsdp2 := c.stateTensors(&b, st, sm, L)
 
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
 	var buffers float64
-	if pl.P > 1 && pl.titan() {
+	if pl.P > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
 	b.tensors(buffers, hidden)
 	transient := acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)
-	if s == pl.P-1 && pl.titan() && V > 1 {
+	if s == pl.P-1 && pl.Titan() && V > 1 {
 		// Interleaved, the output layer's inputs are one micro-batch's
 		// (stageActivationsAt), held while a backward runs.
 		out := c.titanOutputInputs()
@@ -253,7 +228,7 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	logitPiece := c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4
 
 	U := pl.M * V
-	n := min(max(int(math.Round(pl.inflight(s)*float64(V))), 1), U)
+	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
 	ord := titanUnitOrder(pl)
 	chunkOf := func(u int) int { return u % V } // the first V units: one of each chunk
 	if ord != nil {
@@ -265,7 +240,7 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 	// freed after its first layer.
 	var outputs []int32
 	var chunk float64
-	if s == pl.P-1 && pl.titan() && pl.P > 1 {
+	if s == pl.P-1 && pl.Titan() && pl.P > 1 {
 		chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
 	}
 	saved := make([][][]int32, U)
@@ -325,6 +300,50 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		saved[u] = nil
 	}
+	replay1F1B(U, n, ord, forward, backward)
+	b.free(outputs)
+	return b.ev, sm.total()
+}
+
+// stateTensors puts the stage's state on trace b (weights, FP8 copies,
+// gradients and the optimizer's, a layer's worth a tensor where they are
+// kept per layer) and returns what the per-layer replay allocates of
+// it: FSDP's gathered weights and unsharded gradient a layer; under
+// torchtitan's pipeline, which keeps every block gathered (state), each
+// block's all-gather buffer in the step's first forward (gatherPP);
+// fsdp2, whether the all-gathers run on FSDP2's own stream.
+func (c *coster) stateTensors(b *traceBuilder, st *stageCost, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
+	pl := &c.pl
+	fsdp2 = pl.FSDP && pl.Titan()
+	if fsdp2 && pl.P > 1 && L > 0 {
+		gatherPP = st.layers / float64(L) * bf16
+	}
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
+		layer := st.layers / float64(L)
+		gather = layer * bf16
+		grad = layer * gradBytes(pl)
+		if pl.Titan() {
+			grad = layer * (bf16 + gradBytes(pl))
+		}
+	}
+	w, g := sm.weights-2*gather, sm.grads-grad
+	perLayer := pl.FSDP || pl.Run.Eager
+	pieces := float64(max(L, 1))
+	if !perLayer {
+		pieces = 1
+	}
+	b.tensors(w, w/pieces)
+	b.tensors(sm.fp8, sm.fp8/pieces)
+	b.tensors(g, g/pieces)
+	b.tensors(sm.opt, sm.opt/(3*pieces)) // main weights (or none) and two moments
+	return gather, grad, gatherPP, fsdp2
+}
+
+// replay1F1B runs U units through forward and backward in 1F1B's order
+// with n in flight: n-1 forwards of warm-up, then one forward and one
+// backward in turn, then the cool-down's backwards. ord, where not nil,
+// maps the k-th forward (backward) to its unit; nil: the k-th unit.
+func replay1F1B(U, n int, ord func(k int, bwd bool) int, forward, backward func(u int)) {
 	unit := func(k int, bwd bool) int {
 		if ord == nil {
 			return k
@@ -342,8 +361,6 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		}
 		backward(unit(k, true))
 	}
-	b.free(outputs)
-	return b.ev, sm.total()
 }
 
 // titanUnitOrder is the unit (model chunk times M plus micro-batch) of
@@ -355,9 +372,9 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 // the backwards' from the last chunk; forward_stage_index and
 // backward_stage_index): nil, the units in their order, for any other
 // stack or schedule, or where M is not a multiple of P.
-func titanUnitOrder(pl *Plan) func(k int, bwd bool) int {
+func titanUnitOrder(pl *plan.Plan) func(k int, bwd bool) int {
 	V, P, M := max(pl.V, 1), pl.P, pl.M
-	if !pl.titan() || V == 1 || M%P != 0 {
+	if !pl.Titan() || V == 1 || M%P != 0 {
 		return nil
 	}
 	return func(k int, bwd bool) int {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -35,15 +36,15 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := ParsePod(c.cluster)
+		p, err := plan.ParsePod(c.cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := ParseStrategy(c.strategy)
+		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(m, s, p)
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
@@ -88,25 +89,25 @@ func TestExpandableKey(t *testing.T) {
 		{"dp=8", false},
 		{"dp=8,expandable-segments=on", true},
 	} {
-		s, err := ParseStrategy(c.strategy)
+		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
 		m, _ := transformer.Parse("llama3-8b:seq=2048,batch=8")
-		p, _ := ParsePod("dgx-h100:1")
-		pl, err := Resolve(m, s, p)
+		p, _ := plan.ParsePod("dgx-h100:1")
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pl.Expandable() != c.want {
-			t.Errorf("%s: expandable %v", c.strategy, pl.Expandable())
+		if Expandable(&pl) != c.want {
+			t.Errorf("%s: expandable %v", c.strategy, Expandable(&pl))
 		}
-		back, err := ParseStrategy(s.String())
+		back, err := plan.ParseStrategy(s.String())
 		if err != nil || back.Software.Expandable != s.Software.Expandable {
 			t.Errorf("%s: written %q read back %v (%v)", c.strategy, s.String(), back.Software.Expandable, err)
 		}
 	}
-	if _, err := ParseStrategy("dp=8,expandable-segments=maybe"); err == nil {
+	if _, err := plan.ParseStrategy("dp=8,expandable-segments=maybe"); err == nil {
 		t.Error("expandable-segments=maybe: no error")
 	}
 }

@@ -3,6 +3,8 @@ package scale
 import (
 	"math"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestRingTimelinesByHand: the two rings' timelines of calls a, by hand.
@@ -40,20 +42,20 @@ func TestRingTimelinesByHand(t *testing.T) {
 // the GPU's FLOPs, 2 calls and 2 sends, and the K and V send exposed
 // where it outlasts step 0's call.
 func TestTwoRankRingByHand(t *testing.T) {
-	p, err := PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p = p.AtBurst() // the hand kernel's rates as written, not held
 	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
-	pl, err := Resolve(m, Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1}, p)
+	pl, err := plan.Resolve(m, plan.Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// R 500 TFLOP/s, Beta 1e-12 s an element, Tail 10e-12, T0 10 us;
 	// NVSwitch at 1 GB/s and no latency.
-	hand := AttentionKernel{Backend: "hand", Fwd: AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
-	p.Kernels.Attention = []*AttentionKernel{&hand}
+	hand := plan.AttentionKernel{Backend: "hand", Fwd: plan.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
+	p.Kernels.Attention = []*plan.AttentionKernel{&hand}
 	p.Kernels.IntraBus = 1e9
 	p.Hardware.NVLinkLatency = 0
 	// The GPU's share: 1 TFLOP, 1e8 query elements, a last row of 1e6.
@@ -69,7 +71,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 		{"send exposed", 2e6, 2e-3 + a1, 2e-3 - a0}, // 2 ms send: 0.88 ms exposed
 		{"send exposed, 3 ms", 3e6, 3e-3 + a1, 3e-3 - a0},
 	} {
-		co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+		co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
 		got := co.ringAttention(f, false, ringMsg{kv: c.kv})
 		if math.Abs(got.busy-c.busy) > 1e-12 || math.Abs(got.cpExposed-c.exp) > 1e-12 || got.launches != 4 {
 			t.Errorf("%s: busy %g, exposed %g, %g launches; want %g, %g, 4", c.name, got.busy, got.cpExposed, got.launches, c.busy, c.exp)
@@ -78,7 +80,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 	// Without context parallelism: one causal call of all the FLOPs.
 	one := pl
 	one.C = 1
-	co := coster{m: m, pl: one, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 4096}
+	co := coster{m: m, pl: one, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096}
 	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("one rank: %g, want %g", got, want)
 	}
@@ -87,8 +89,8 @@ func TestTwoRankRingByHand(t *testing.T) {
 	// 0's call, then step 1's, and the FP32 merges (ringMerges) on the
 	// same stream.
 	ag := pl
-	ag.Run.CPRing = CPRingAllGather
-	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	ag.Run.CPRing = plan.CPRingAllGather
+	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
 	msg := ringMsg{kv: 1e6, out: 1e6}
 	got := co.ringAttention(f, false, msg)
 	if want := a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed) > 1e-12 {

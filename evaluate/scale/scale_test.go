@@ -3,11 +3,11 @@ package scale
 import (
 	"math"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -18,28 +18,28 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Max(1
 // NCCL's measured 362 GB/s bus bandwidth on NVSwitch and 6 us, one NIC
 // per GPU at 47 of its 50 GB/s and 10 us.
 func TestCollective(t *testing.T) {
-	p, err := ParsePod("dgx-h100:64")
+	p, err := plan.ParsePod("dgx-h100:64")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
 		k     roofline.Collective
-		g     Group
+		g     plan.Group
 		bytes float64
 		want  float64
 		alg   roofline.Algorithm
 	}{
 		// Inside a node: 7/8 x S / 362 GB/s + 7 latencies.
-		{roofline.ReduceScatter, Group{8, 1}, 1.8e9, 7.0/8*1.8e9/362e9 + 7*6e-6, roofline.Ring},
+		{roofline.ReduceScatter, plan.Group{PerNode: 8, Nodes: 1}, 1.8e9, 7.0/8*1.8e9/362e9 + 7*6e-6, roofline.Ring},
 		// One GPU per node: 3/4 x S / 47 GB/s + 3 latencies.
-		{roofline.AllGather, Group{1, 4}, 1e9, 3.0/4*1e9/47e9 + 3*10e-6, roofline.Ring},
+		{roofline.AllGather, plan.Group{PerNode: 1, Nodes: 4}, 1e9, 3.0/4*1e9/47e9 + 3*10e-6, roofline.Ring},
 		// 8 x 6: twice (the node's ring + the nodes' ring of S/8); the
 		// tree across (2 x 1 GB / 47 GB/s + 6 latencies) is slower.
-		{roofline.AllReduce, Group{8, 6}, 8e9, 2 * (7.0/8*8e9/362e9 + 7*6e-6 + 5.0/6*1e9/47e9 + 5*10e-6), roofline.Ring},
+		{roofline.AllReduce, plan.Group{PerNode: 8, Nodes: 6}, 8e9, 2 * (7.0/8*8e9/362e9 + 7*6e-6 + 5.0/6*1e9/47e9 + 5*10e-6), roofline.Ring},
 		// A small all-reduce over 64 nodes: the tree's 2 ceil(log2 64)
 		// latencies beat the ring's 126.
-		{roofline.AllReduce, Group{1, 64}, 1e3, 2*1e3/47e9 + 12*10e-6, roofline.Tree},
-		{roofline.AllReduce, Group{1, 1}, 1e9, 0, roofline.Ring},
+		{roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 64}, 1e3, 2*1e3/47e9 + 12*10e-6, roofline.Tree},
+		{roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 1}, 1e9, 0, roofline.Ring},
 	}
 	for _, c := range cases {
 		got, alg := p.Collective(c.k, c.g, c.bytes)
@@ -67,16 +67,16 @@ func flopHardware() roofline.Hardware {
 // backward twice the GEMMs and elementwise work and 2.5x the attention.
 func TestLayerFLOPs(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
-	p, _ := ParsePod("dgx-h100:1")
+	p, _ := plan.ParsePod("dgx-h100:1")
 	p.Hardware = flopHardware()
-	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
+	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err == nil {
 		t.Fatalf("8 GPUs of one replica each: want an error on dp=8 x mbs=2 over a batch of 4, got %+v", pl)
 	}
-	p, _ = PodOf("dgx-h100", 1)
+	p, _ = plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = Kernels{} // attention at the matmul class's rate
-	pl, err = Resolve(m, Strategy{MicroBatchSize: 2}, p)
+	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	pl, err = plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLayerFLOPs(t *testing.T) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
 	}
 	// Full recomputation runs the forward again in the backward.
-	c.pl.Recompute = FullRecompute
+	c.pl.Recompute = plan.FullRecompute
 	_, bwdFull := c.layer()
 	if !near(bwdFull.busy, bwd.busy+fwd.busy) {
 		t.Errorf("full recomputation: backward %g s, want %g", bwdFull.busy, bwd.busy+fwd.busy)
@@ -103,15 +103,15 @@ func TestLayerFLOPs(t *testing.T) {
 // it the forward all-reduces twice and so does the backward.
 func TestTensorParallelComm(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
-	p, _ := PodOf("dgx-h100", 8)
-	p.Kernels.Host = Host{} // the GPU's timeline alone: this layer is bound by its host (Host)
+	p, _ := plan.PodOf("dgx-h100", 8)
+	p.Kernels.Host = plan.Host{} // the GPU's timeline alone: this layer is bound by its host (Host)
 	act := 512.0 * 1024 * 2
-	g := Group{8, 1}
+	g := plan.Group{PerNode: 8, Nodes: 1}
 	ag, _ := p.Collective(roofline.AllGather, g, act)
 	rs, _ := p.Collective(roofline.ReduceScatter, g, act)
 	ar, _ := p.Collective(roofline.AllReduce, g, act)
 	for _, sp := range []bool{true, false} {
-		pl, err := Resolve(m, Strategy{Tensor: 8, SequenceParallel: sp}, p)
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 8, SequenceParallel: sp}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,8 +146,8 @@ func TestTensorParallelComm(t *testing.T) {
 // embedding's 3 s b h and the logits' 10 bytes per token and word.
 func TestMemory(t *testing.T) {
 	m := transformer.GPT(4, 64, 4, 32, 128, 8)
-	p, _ := PodOf("dgx-h100", 1)
-	r, err := Evaluate(m, Strategy{MicroBatchSize: 2}, p)
+	p, _ := plan.PodOf("dgx-h100", 1)
+	r, err := Evaluate(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +158,8 @@ func TestMemory(t *testing.T) {
 		t.Errorf("memory %d %d %d %d; want %g %g %g %g", r.Weights, r.Grads, r.OptState, r.Activations, 2*n, 4*n, 12*n, acts)
 	}
 	// The distributed optimizer over 4 replicas: a quarter of the state.
-	p4, _ := PodOf("dgx-h100", 4)
-	r4, err := Evaluate(m, Strategy{MicroBatchSize: 2, Replicas: 4, DistOpt: true}, p4)
+	p4, _ := plan.PodOf("dgx-h100", 4)
+	r4, err := Evaluate(m, plan.Strategy{MicroBatchSize: 2, Replicas: 4, DistOpt: true}, p4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestMemory(t *testing.T) {
 // TestResolveErrors: bad plans are one line naming what is wrong.
 func TestResolveErrors(t *testing.T) {
 	big := megatronRow462B().Model // 462B: 144 heads, 112 layers, batch 3072
-	p, _ := PodOf("dgx-h100", 6144)
+	p, _ := plan.PodOf("dgx-h100", 6144)
 	cases := []struct {
 		text string
 		want string
@@ -186,7 +186,7 @@ func TestResolveErrors(t *testing.T) {
 		{"tp=8,pp=16,vp=7,mbs=8", "interleaved stages need the 8 micro-batches to be a multiple of pp=16"},
 	}
 	for _, c := range cases {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -207,13 +207,13 @@ func TestSymmetry(t *testing.T) {
 	m := transformer.GPT(8, 1024, 16, 1024, 32000, 32)
 	m2 := m
 	m2.Batch = 64
-	p1, _ := PodOf("dgx-h100", 16)
-	p2, _ := PodOf("dgx-h100", 32)
-	a, err := Evaluate(m, Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p1)
+	p1, _ := plan.PodOf("dgx-h100", 16)
+	p2, _ := plan.PodOf("dgx-h100", 32)
+	a, err := Evaluate(m, plan.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Evaluate(m2, Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p2)
+	b, err := Evaluate(m2, plan.Strategy{Tensor: 2, Pipeline: 2, MicroBatchSize: 2}, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestSymmetry(t *testing.T) {
 
 func BenchmarkEvaluate462B(b *testing.B) {
 	row := megatronRow462B()
-	p, _ := PodOf(row.Pod, row.GPUs)
+	p, _ := plan.PodOf(row.Pod, row.GPUs)
 	for b.Loop() {
 		if _, err := Evaluate(row.Model, row.Strategy, p); err != nil {
 			b.Fatal(err)
@@ -240,15 +240,15 @@ func BenchmarkEvaluate462B(b *testing.B) {
 // cached by the first.
 func BenchmarkEvaluateCached462B(b *testing.B) {
 	row := megatronRow462B()
-	p, _ := PodOf(row.Pod, row.GPUs)
-	pl, err := Resolve(row.Model, row.Strategy, p)
+	p, _ := plan.PodOf(row.Pod, row.GPUs)
+	pl, err := plan.Resolve(row.Model, row.Strategy, p)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cache := phaseCache{}
+	cache := PhaseCache{}
 	b.ReportAllocs()
 	for b.Loop() {
-		evaluateCached(row.Model, pl, &p, cache, false)
+		EvaluateCached(row.Model, pl, &p, cache, false)
 	}
 }
 
@@ -258,15 +258,15 @@ func BenchmarkEvaluateCached462B(b *testing.B) {
 // full recomputation Search tries.
 func BenchmarkFitsDeepSeekV3(b *testing.B) {
 	m := mustSpec(b, "deepseek-v3:seq=4096,batch=15360")
-	p, err := PodOf("dgx-h800", 2048)
+	p, err := plan.PodOf("dgx-h800", 2048)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := ParseStrategy(deepSeekV3Published)
+	s, err := plan.ParseStrategy(deepSeekV3Published)
 	if err != nil {
 		b.Fatal(err)
 	}
-	pl, err := Resolve(m, s, p)
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -278,161 +278,32 @@ func BenchmarkFitsDeepSeekV3(b *testing.B) {
 	}
 }
 
-func BenchmarkSearch462B(b *testing.B) {
-	row := megatronRow462B()
-	p, _ := PodOf(row.Pod, row.GPUs)
-	for b.Loop() {
-		if _, err := Search(b.Context(), row.Model, p, Space{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // TestPlanString: a resolved plan reads back as the same plan.
 func TestPlanString(t *testing.T) {
 	row := megatronRow462B()
-	p, _ := PodOf(row.Pod, row.GPUs)
+	p, _ := plan.PodOf(row.Pod, row.GPUs)
 	for _, text := range []string{"tp=8,pp=16,vp=7,mbs=1,sp=on,distopt=on", "tp=4,pp=16,recompute=full,mbs=2", "tp=8,pp=16,schedule=gpipe"} {
-		s, err := ParseStrategy(text)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(row.Model, s, p)
+		pl, err := plan.Resolve(row.Model, s, p)
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		back, err := ParseStrategy(pl.String())
+		back, err := plan.ParseStrategy(pl.String())
 		if err != nil {
 			t.Fatalf("%s: %q: %v", text, pl.String(), err)
 		}
-		pl2, err := Resolve(row.Model, back, p)
+		pl2, err := plan.Resolve(row.Model, back, p)
 		if err != nil || !reflect.DeepEqual(pl2, pl) {
 			t.Errorf("%s: %q resolves to %+v, %v; want %+v", text, pl.String(), pl2, err, pl)
 		}
 	}
 }
 
-// TestLlamaSearch: a Llama 3 8B on 8 nodes: the search finds a plan that
-// fits, and grouped-query attention's 8 key/value heads bound TP.
-func TestLlamaSearch(t *testing.T) {
-	m, err := transformer.Parse("llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=512")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := PodOf("dgx-h100", 64)
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found || !got.Best.Fits {
-		t.Fatalf("%v, %+v", err, got)
-	}
-	if _, err := Evaluate(m, Strategy{Tensor: 16}, p); err == nil {
-		t.Error("tp=16 over 8 key/value heads: want an error")
-	}
-	if got.Best.MFU <= 0 || got.Best.MFU > 1 {
-		t.Errorf("MFU %v", got.Best.MFU)
-	}
-}
-
-// FuzzEvaluate: any model, pod and strategy text either fails with one
-// line or evaluates to a finite, positive step that a search of the same
-// model and pod does not beat when the plan fits and its stages are a
-// split the search tries.
-func FuzzEvaluate(f *testing.F) {
-	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=2048,vocab=32000,batch=64", "dgx-h100:2", "tp=2,pp=2,vp=2,mbs=2,sp=on,distopt=on")
-	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=1024,vocab=1000,batch=16", "dgx-a100:1", "tp=2,recompute=full")
-	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "pp=2,schedule=gpipe,mbs=1")
-	f.Add("gpt:layers=10,hidden=256,heads=4,seq=64,vocab=5000,batch=8", "dgx-h100:1", "pp=4,first=2,last=2,vp=2,mbs=1")
-	f.Add("gpt:layers=8,hidden=1024,heads=16,seq=1024,vocab=262144,batch=16", "dgx-h100:3", "pp=2,stage-tp=4:8,mbs=4,sp=on")
-	f.Add("llama:layers=4,hidden=512,heads=8,kv_heads=2,seq=16384,vocab=1000,batch=8", "dgx-h100:2", "tp=2,cp=4,pp=2,mbs=1,sp=on,distopt=on")
-	f.Add("gpt:layers=2,hidden=64,heads=4,seq=32,vocab=100,batch=8", "dgx-h100:1", "cp=8,mbs=1")
-	f.Fuzz(func(t *testing.T, model, pod, strategy string) {
-		m, err := transformer.Parse(model)
-		if err != nil || m.Layers > 256 || m.Hidden > 1<<16 || m.Batch > 1<<16 {
-			return
-		}
-		p, err := ParsePod(pod)
-		if err != nil || p.Nodes > 64 {
-			return
-		}
-		s, err := ParseStrategy(strategy)
-		if err != nil {
-			return
-		}
-		r, err := Evaluate(m, s, p)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error of several lines: %v", err)
-			}
-			return
-		}
-		if !(r.Step > 0) || math.IsInf(r.Step, 0) || r.Memory <= 0 {
-			t.Fatalf("%s %s %s: step %g, memory %d", model, pod, strategy, r.Step, r.Memory)
-		}
-		best, err := Search(t.Context(), m, p, Space{MaxMBS: 1 << 20, MaxVirtual: 1 << 20})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Fits && searched(r.Plan, m.Layers) && slices.Contains(contextDegrees(m, p.GPUs()/r.Plan.T), r.Plan.C) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
-			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
-		}
-	})
-}
-
-// searched reports whether Search tries pl's split of the layers and its
-// virtual stages (any split evaluates; the search tries those near the
-// even share, or with end stages of their own degree near the balancing
-// share) and its degrees (with stage-tp, the middle stages' one).
-func searched(pl Plan, layers int) bool {
-	splits := stageSplits(layers, pl.P)
-	if !pl.Uniform() {
-		// End stages of their own degree, the stages between one.
-		first, last := pl.TPs[0], pl.TPs[pl.P-1]
-		mid := first
-		if pl.P > 2 {
-			mid = pl.TPs[1]
-		}
-		for _, t := range pl.TPs[1 : pl.P-1] {
-			if t != mid {
-				return false
-			}
-		}
-		splits = endSplits(layers, pl.P, first, mid, last)
-	}
-	for _, sp := range splits {
-		if sp.first == pl.FirstLayers && sp.last == pl.LastLayers {
-			for _, v := range sp.virtual {
-				if v == pl.V {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// TestSearchTop: the kept plans are the fastest fitting ones, sorted, the
-// best first.
-func TestSearchTop(t *testing.T) {
-	row := megatronRow70B()
-	p, _ := PodOf(row.Pod, row.GPUs)
-	got, err := Search(t.Context(), row.Model, p, Space{Top: 5})
-	if err != nil || len(got.Top) != 5 {
-		t.Fatalf("%v, %d kept", err, len(got.Top))
-	}
-	if !reflect.DeepEqual(got.Top[0].Plan, got.Best.Plan) {
-		t.Errorf("first kept %s, best %s", got.Top[0], got.Best)
-	}
-	for i := 1; i < len(got.Top); i++ {
-		if got.Top[i].Step < got.Top[i-1].Step || !got.Top[i].Fits {
-			t.Errorf("kept plan %d: %s after %s", i, got.Top[i], got.Top[i-1])
-		}
-	}
-	if top := keepTop([]Result{{Step: 1}, {Step: 3}}, Result{Step: 2}, 2); len(top) != 2 || top[1].Step != 2 {
-		t.Errorf("keepTop: %+v", top)
-	}
-}
-
 func TestParsePod(t *testing.T) {
-	p, err := ParsePod("dgx-h100:64,nics=4,nic-gbps=200")
+	p, err := plan.ParsePod("dgx-h100:64,nics=4,nic-gbps=200")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +312,7 @@ func TestParsePod(t *testing.T) {
 	}
 	// Four NICs of 25 GB/s (23.5 reached) for 8 GPUs: 11.75 GB/s per GPU
 	// across nodes.
-	if got, _ := p.Collective(roofline.AllGather, Group{1, 2}, 1e9); !near(got, 0.5*1e9/11.75e9+10e-6) {
+	if got, _ := p.Collective(roofline.AllGather, plan.Group{PerNode: 1, Nodes: 2}, 1e9); !near(got, 0.5*1e9/11.75e9+10e-6) {
 		t.Errorf("all-gather across 2 nodes: %g s", got)
 	}
 	for _, c := range []struct{ text, want string }{
@@ -451,11 +322,11 @@ func TestParsePod(t *testing.T) {
 		{"dgx-h100:2,nics=2.5", "whole number of NICs"},
 		{"dgx-h100:2,speed=3", "unknown key"},
 	} {
-		if _, err := ParsePod(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := plan.ParsePod(c.text); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.text, err, c.want)
 		}
 	}
-	if a, _ := ParsePod("dgx-a100"); a.GPUs() != 8 || a.Hardware.Name != "a100" {
+	if a, _ := plan.ParsePod("dgx-a100"); a.GPUs() != 8 || a.Hardware.Name != "a100" {
 		t.Errorf("dgx-a100: %+v", a)
 	}
 }
@@ -469,12 +340,12 @@ func TestParsePod(t *testing.T) {
 // overlap, or the collective's unhidden part.
 func TestKernels(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
-	p, _ := PodOf("dgx-h100", 1)
+	p, _ := plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = Kernels{Attention: []*AttentionKernel{{Backend: "test",
-		Fwd: AttentionRate{HeadDims: []int{8, 32}, Rates: []float64{0.25e12, 1e12}, Beta: 1e-12, T0: 1e-6},
-		Bwd: AttentionRate{HeadDims: []int{16}, Rates: []float64{0.25e12}, T0: 2e-6}}}}
-	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
+	p.Kernels = plan.Kernels{Attention: []*plan.AttentionKernel{{Backend: "test",
+		Fwd: plan.AttentionRate{HeadDims: []int{8, 32}, Rates: []float64{0.25e12, 1e12}, Beta: 1e-12, T0: 1e-6},
+		Bwd: plan.AttentionRate{HeadDims: []int{16}, Rates: []float64{0.25e12}, T0: 2e-6}}}}
+	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -492,17 +363,17 @@ func TestKernels(t *testing.T) {
 	// Overlapped tensor-parallel communication: the GEMM takes 132/116 of
 	// its time, then the longer of it and the collective plus a T-th of
 	// the shorter.
-	p8, _ := PodOf("dgx-h100", 8)
+	p8, _ := plan.PodOf("dgx-h100", 8)
 	p8.Kernels.SMs, p8.Kernels.OverlapSMs = 132, 16
 	big := transformer.GPT(2, 1024, 16, 512, 1024, 8)
-	pl8, err := Resolve(big, Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true}, p8)
+	pl8, err := plan.Resolve(big, plan.Strategy{Tensor: 8, SequenceParallel: true, TPOverlap: true}, p8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c8 := &coster{m: big, pl: pl8, h: &p8.Hardware, pod: &p8, tpG: Group{8, 1}, tokens: 512}
+	c8 := &coster{m: big, pl: pl8, h: &p8.Hardware, pod: &p8, tpG: plan.Group{PerNode: 8, Nodes: 1}, tokens: 512}
 	g := c8.gemm(2*512*1024*384, 512*1024*2, 512*384*2)
 	gt := g.time(&p8.Hardware)
-	ct, _ := p8.Collective(roofline.AllGather, Group{8, 1}, 512*1024*2)
+	ct, _ := p8.Collective(roofline.AllGather, plan.Group{PerNode: 8, Nodes: 1}, 512*1024*2)
 	og := gt * 132 / 116
 	got := c8.gemmComm(g, roofline.AllGather, 512*1024*2)
 	if want := max(og, ct) + min(og, ct)/8; !near(got.busy, want) || !near(got.tpExposed, want-gt) {
@@ -510,14 +381,14 @@ func TestKernels(t *testing.T) {
 	}
 
 	// Beside a data-parallel collective.
-	q := Pod{Kernels: Kernels{OverlapSlowdown: 0.2}}
+	q := plan.Pod{Kernels: plan.Kernels{OverlapSlowdown: 0.2}}
 	for _, c := range []struct{ comm, window, want float64 }{
 		{1, 3, 0.2}, // hidden; the window's compute 20% slower for 1 s
 		{3, 1, 2},   // 2 s not hidden
 		{1.1, 1, 0.2},
 		{0, 1, 0},
 	} {
-		if got := q.beside(c.comm, c.window); !near(got, c.want) {
+		if got := q.Beside(c.comm, c.window); !near(got, c.want) {
 			t.Errorf("beside(%g, %g) = %g, want %g", c.comm, c.window, got, c.want)
 		}
 	}
@@ -529,12 +400,12 @@ func TestKernels(t *testing.T) {
 // bytes a logit, the GEMM twice and the norm twice.
 func TestOutputPasses(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 1000, 4)
-	p, _ := PodOf("dgx-h100", 1)
+	p, _ := plan.PodOf("dgx-h100", 1)
 	hw := flopHardware()
 	hw.FP16Tensor, hw.FP16, hw.FP32 = 1e30, 1e30, 1e30
 	hw.MemBandwidth = 1e12
 	p.Hardware = hw
-	pl, err := Resolve(m, Strategy{MicroBatchSize: 1}, p)
+	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 1}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -551,134 +422,17 @@ func TestOutputPasses(t *testing.T) {
 	}
 }
 
-// TestUnevenStages: first= and last= move layers between the end stages:
-// with a vocabulary large enough that the output layer outweighs a few
-// blocks, 5 layers on the first stage and 3 on the last beat 4 and 4; the
-// busiest stage is, by hand, 5 blocks and the embedding or 3 blocks and
-// the output layer, whichever is longer, M times; and the search finds an
-// uneven split at least as fast.
-func TestUnevenStages(t *testing.T) {
-	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
-	p, _ := PodOf("dgx-h100", 2)
-	// At the burst clock: the clock a step's waits allow under the power
-	// limit moves the step, not what this test adds up (TestBalancedStep).
-	p = p.AtBurst()
-	even, err := Evaluate(m, Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
-	uneven, err := Evaluate(m, s, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(uneven.Step < even.Step) {
-		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
-	}
-	pl, _ := Resolve(m, s, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
-	lf, lb := c.layer()
-	ef, eb := c.embedding()
-	of, ob := c.output()
-	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
-	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
-	if want := 16 * max(first, last); !near(uneven.Compute, want) {
-		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
-	}
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatal(got, err)
-	}
-	if got.Best.Step > uneven.Step {
-		t.Errorf("search: %s, slower than %s", got.Best, uneven)
-	}
-	// Bad splits are one line naming what does not add up.
-	for _, c := range []struct {
-		s    Strategy
-		want string
-	}{
-		{Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
-		{Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
-	} {
-		if _, err := Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.s, err, c.want)
-		}
-	}
-}
-
-// TestBlockRecompute: recompute-layers=k recomputes k layers of each
-// chunk: by hand, each stage's backward is k recomputing layers and the
-// rest keeping theirs, M times the busiest; fewer recomputing layers is
-// faster and takes more memory; and fewestRecomputed is the fewest that
-// fits, as a brute force over k finds it.
-func TestBlockRecompute(t *testing.T) {
-	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
-	p, _ := PodOf("dgx-h100", 2)
-	// At the burst clock: the clock a step's waits allow under the power
-	// limit moves the step, not what this test adds up (TestBalancedStep).
-	p = p.AtBurst()
-	full := Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: FullRecompute}
-	block := full
-	block.RecomputeLayers = 1
-	rAll, err := Evaluate(m, full, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rOne, err := Evaluate(m, block, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(rOne.Step < rAll.Step) || !(rOne.Memory > rAll.Memory) {
-		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
-	}
-	pl, _ := Resolve(m, block, p)
-	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
-	lf, lbFull := c.layer()
-	keep := *c
-	keep.pl.Recompute = NoRecompute
-	_, lbKeep := keep.layer()
-	ef, eb := c.embedding()
-	of, ob := c.output()
-	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
-	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
-	if want := 16 * max(first, last); !near(rOne.Compute, want) {
-		t.Errorf("compute %g s, want %g", rOne.Compute, want)
-	}
-	if _, err := Resolve(m, Strategy{Pipeline: 2, Recompute: FullRecompute, RecomputeLayers: 5}, p); err == nil ||
-		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
-		t.Errorf("5 of 4 layers: %v", err)
-	}
-	// A GPU whose memory lets some but not all layers keep their
-	// activations: the bisection's k is the brute force's.
-	for _, mem := range []int64{rAll.Memory, (rAll.Memory + rOne.Memory) / 2, rOne.Memory} {
-		q := p
-		q.Hardware.Memory = mem + Reserve
-		want := 0
-		for k := 1; k < 4; k++ {
-			s := full
-			s.RecomputeLayers = k
-			if r, _ := Evaluate(m, s, q); r.Fits {
-				want = k
-				break
-			}
-		}
-		if got := fewestRecomputed(m, full, &q, false); got != want {
-			t.Errorf("memory %d: fewest recomputing layers %d, brute force %d", mem, got, want)
-		}
-	}
-}
-
 // TestStageTPUniform: one degree written per stage is tp= of that degree:
 // the same Result to the bit, and the evaluator's per-stage path (a plan
 // that keeps its stage-tp) gives the same numbers.
 func TestStageTPUniform(t *testing.T) {
 	row := megatronRow177B() // 177B: 8 x 6 x 48
-	p, _ := PodOf(row.Pod, row.GPUs)
-	plain, err := ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	p, _ := plan.PodOf(row.Pod, row.GPUs)
+	plain, err := plan.ParseStrategy("tp=8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged, err := ParseStrategy("stage-tp=8:8:8:8:8:8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
+	staged, err := plan.ParseStrategy("stage-tp=8:8:8:8:8:8,pp=6,dp=48,vp=8,mbs=1,sp=on,tpoverlap=on,distopt=on")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -690,7 +444,7 @@ func TestStageTPUniform(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(a, b) {
 		t.Errorf("stage-tp=8:8:8:8:8:8: %+v, %v; tp=8: %+v", b, err, a)
 	}
-	pl, _ := Resolve(row.Model, plain, p)
+	pl, _ := plan.Resolve(row.Model, plain, p)
 	pl.TensorStages = []int{8, 8, 8, 8, 8, 8}
 	c := evaluate(row.Model, pl, p)
 	c.Plan, c.HostStages = a.Plan, a.HostStages // the per-stage host is Evaluate's alone
@@ -705,11 +459,11 @@ func TestStageTPUniform(t *testing.T) {
 // stage by hand; bad per-stage plans are one line each.
 func TestStageTP(t *testing.T) {
 	m := transformer.GPT(4, 64, 8, 32, 128, 8)
-	p, _ := PodOf("dgx-h100", 24)
+	p, _ := plan.PodOf("dgx-h100", 24)
 	p.Hardware = flopHardware()
 	p.Hardware.NVLinkLatency = 0
-	p.Kernels = Kernels{IntraBus: 1e30}
-	s, err := ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
+	p.Kernels = plan.Kernels{IntraBus: 1e30}
+	s, err := plan.ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -765,7 +519,7 @@ func TestStageTP(t *testing.T) {
 
 	// Bad per-stage plans.
 	big := megatronRow462B().Model // 462B: 144 heads, 112 layers, batch 3072
-	p6k, _ := PodOf("dgx-h100", 6144)
+	p6k, _ := plan.PodOf("dgx-h100", 6144)
 	for _, c := range []struct{ text, want string }{
 		{"pp=2,stage-tp=4:8:8", "stage-tp=4:8:8 names 3 stages, pp=2 has 2"},
 		{"pp=2,stage-tp=6:8", "stage 0's tp=6 does not divide the 8 GPUs of a node"},
@@ -774,7 +528,7 @@ func TestStageTP(t *testing.T) {
 		{"pp=16,stage-tp=4:8:8:8:8:8:8:8:8:8:8:8:8:8:8:4", "a replica's 120 GPUs (the sum of stage-tp) do not divide the 6144 GPUs"},
 		{"pp=2,stage-tp=4:8,dp=500", "dp=500 x the 12 GPUs of stage-tp is 6000 GPUs, the cluster has 6144"},
 	} {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if err == nil {
 			_, err = Evaluate(big, s, p6k)
 		}
@@ -782,39 +536,16 @@ func TestStageTP(t *testing.T) {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
 	}
-	if _, err := Evaluate(transformer.GPT(4, 60, 12, 32, 128, 8), Strategy{Pipeline: 2, TensorStages: []int{8, 4}}, p); err == nil ||
+	if _, err := Evaluate(transformer.GPT(4, 60, 12, 32, 128, 8), plan.Strategy{Pipeline: 2, TensorStages: []int{8, 4}}, p); err == nil ||
 		!strings.Contains(err.Error(), "stage 0's tp=8 does not divide the 12 attention heads") {
 		t.Errorf("tp=8 over 12 heads: %v", err)
 	}
 	// 3 replicas of stages of 2 and 4 GPUs: the second stage's groups
 	// would start at GPU 6, across a group of 4's boundary.
-	p3, _ := PodOf("dgx-h100", 24)
-	if _, err := Evaluate(transformer.GPT(6, 64, 8, 32, 128, 12), Strategy{Pipeline: 3, TensorStages: []int{2, 4, 2}}, p3); err == nil ||
+	p3, _ := plan.PodOf("dgx-h100", 24)
+	if _, err := Evaluate(transformer.GPT(6, 64, 8, 32, 128, 12), plan.Strategy{Pipeline: 3, TensorStages: []int{2, 4, 2}}, p3); err == nil ||
 		!strings.Contains(err.Error(), "stage 1's tensor groups of 4 would straddle nodes (its first GPU is number 6") {
 		t.Errorf("straddling groups: %v", err)
-	}
-}
-
-// TestStageTPSearch: the search's space holds every uniform plan, so it
-// is never slower than the uniform plans' search; and where a heavy
-// output layer and 24 GPUs make uniform plans awkward, it finds a plan of
-// TP 4 and 8 stages faster than every uniform one.
-func TestStageTPSearch(t *testing.T) {
-	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
-	p, _ := PodOf("dgx-h100", 24)
-	all, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !all.Found {
-		t.Fatal(err)
-	}
-	uni, err := Search(t.Context(), m, p, Space{Keep: func(pl Plan) bool { return pl.Uniform() }})
-	if err != nil || !uni.Found {
-		t.Fatal(err)
-	}
-	if all.Best.Plan.Uniform() || !(all.Best.Step < uni.Best.Step) || !slices.Equal(all.Best.Plan.TPs, []int{4, 8}) {
-		t.Errorf("search %s; uniform %s", all.Best, uni.Best)
-	}
-	if uni.Evaluated >= all.Evaluated {
-		t.Errorf("%d plans evaluated, %d uniform", all.Evaluated, uni.Evaluated)
 	}
 }
 
@@ -830,11 +561,11 @@ func TestStageTPSearch(t *testing.T) {
 // ranks (dp=1).
 func TestContextParallel(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
-	p, _ := PodOf("dgx-h100", 2)
+	p, _ := plan.PodOf("dgx-h100", 2)
 	p.Hardware = flopHardware()
-	p.Kernels = Kernels{} // attention at the matmul class's rate
-	s := Strategy{Context: 2, MicroBatchSize: 2, DistOpt: true}
-	pl, err := Resolve(m, s, p)
+	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	s := plan.Strategy{Context: 2, MicroBatchSize: 2, DistOpt: true}
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -856,11 +587,11 @@ func TestContextParallel(t *testing.T) {
 	}
 	// The ring: two GPUs of one node, over NVSwitch; on 8-GPU nodes a
 	// context group strides T, so it leaves the node past T x C = 8.
-	p8, _ := ParsePod("dgx-h100:64")
-	if pl.cpCrossesNodes(p) || !(Plan{T: 8, C: 16}).cpCrossesNodes(p8) || (Plan{T: 2, C: 4}).cpCrossesNodes(p8) || !(Plan{T: 2, C: 8}).cpCrossesNodes(p8) {
+	p8, _ := plan.ParsePod("dgx-h100:64")
+	if pl.CPCrossesNodes(p) || !(plan.Plan{T: 8, C: 16}).CPCrossesNodes(p8) || (plan.Plan{T: 2, C: 4}).CPCrossesNodes(p8) || !(plan.Plan{T: 2, C: 8}).CPCrossesNodes(p8) {
 		t.Error("a context group sits in a node where T x C is at most 8")
 	}
-	bw, lat := p.intra()
+	bw, lat := p.Intra()
 	x := n*2*h*bf16/bw + lat
 	a, b := n*sq*h/1e12, 2.5*n*sq*h/1e12 // one block of each direction
 	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n}
@@ -874,7 +605,7 @@ func TestContextParallel(t *testing.T) {
 	// Four ranks (the coster's plan at C = 4, n = 16 tokens a GPU): the
 	// two middle backward steps carry K and V on and a gradient back.
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
-	p8.Hardware, p8.Kernels = flopHardware(), Kernels{}
+	p8.Hardware, p8.Kernels = flopHardware(), plan.Kernels{}
 	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: &p8, tokens: n / 2}
 	c4.pl.C = 4
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
@@ -885,7 +616,7 @@ func TestContextParallel(t *testing.T) {
 	}
 	// Memory, TestMemory's GPT on one GPU against cp=2 on two.
 	m4 := transformer.GPT(4, 64, 4, 32, 128, 8)
-	p2, _ := PodOf("dgx-h100", 2)
+	p2, _ := plan.PodOf("dgx-h100", 2)
 	r, err := Evaluate(m4, s, p2)
 	if err != nil {
 		t.Fatal(err)
@@ -897,7 +628,7 @@ func TestContextParallel(t *testing.T) {
 		t.Errorf("memory %d %d %d %d; want %g %g %g %g", r.Weights, r.Grads, r.OptState, r.Activations, 2*params, 4*params, 12*params/2, acts)
 	}
 	// The gradients reduce over the C x D GPUs of the same weights.
-	if _, dp := pl.groups(p, 0); dp.Size() != 2 {
+	if _, dp := pl.Groups(p, 0); dp.Size() != 2 {
 		t.Errorf("gradient group %+v, want the 2 context ranks", dp)
 	}
 }
@@ -906,14 +637,14 @@ func TestContextParallel(t *testing.T) {
 // one line naming why.
 func TestContextErrors(t *testing.T) {
 	m := transformer.GPT(4, 256, 8, 1000, 1024, 64)
-	p, _ := PodOf("dgx-h100", 16)
+	p, _ := plan.PodOf("dgx-h100", 16)
 	for _, c := range []struct{ text, want string }{
 		{"cp=8", "cp=8: the sequence of 1000 does not split into 2 x cp = 16 equal chunks"},
 		{"tp=8,cp=4", "tp=8 x cp=4 x pp=1 does not divide the 16 GPUs"},
 		{"tp=2,cp=2,dp=2", "tp=2 x cp=2 x pp=1 x dp=2 is 8 GPUs, the cluster has 16"},
 		{"tp=2,cp=2,mbs=3", "the batch of 64 is not divisible by dp=4 x mbs=3"},
 	} {
-		s, err := ParseStrategy(c.text)
+		s, err := plan.ParseStrategy(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -921,36 +652,6 @@ func TestContextErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
 		}
-	}
-}
-
-// TestContextSearch: the degrees Search tries (none below a sequence of
-// 8,192, none leaving a GPU fewer than 4,096 tokens), and a long
-// sequence that fits only with context parallelism.
-func TestContextSearch(t *testing.T) {
-	for _, c := range []struct {
-		seq, gpus int
-		want      []int
-	}{{4096, 1024, []int{1}}, {8192, 1024, []int{1, 2}}, {131072, 2048, []int{1, 2, 4, 8, 16, 32}}, {131072, 8, []int{1, 2, 4, 8}}, {12288, 64, []int{1, 2}}} {
-		m := transformer.GPT(2, 64, 4, c.seq, 128, 8)
-		if got := contextDegrees(m, c.gpus); !slices.Equal(got, c.want) {
-			t.Errorf("seq %d on %d GPUs: %v, want %v", c.seq, c.gpus, got, c.want)
-		}
-	}
-	m, err := transformer.Parse("llama:layers=4,hidden=4096,heads=32,kv_heads=8,seq=262144,vocab=32000,batch=8")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, _ := PodOf("dgx-h100", 8)
-	got, err := Search(t.Context(), m, p, Space{})
-	if err != nil || !got.Found {
-		t.Fatalf("%v %v", got.Found, err)
-	}
-	if got.Best.Plan.C < 2 {
-		t.Errorf("a 262,144-token sequence on 8 GPUs: %s, want context parallelism", got.Best)
-	}
-	if noCP, _ := Search(t.Context(), m, p, Space{Keep: func(pl Plan) bool { return pl.C == 1 }}); noCP.Found && noCP.Best.Step <= got.Best.Step {
-		t.Errorf("without context parallelism %s, with %s", noCP.Best, got.Best)
 	}
 }
 
@@ -964,12 +665,12 @@ func TestContextSearch(t *testing.T) {
 // and dropout output, 5 bytes a score, stay allocated in each layer.
 func TestUnfusedAttention(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 2)
-	p, _ := PodOf("dgx-a100", 1)
+	p, _ := plan.PodOf("dgx-a100", 1)
 	p.Hardware = flopHardware()
 	if !p.Kernels.UnfusedAttention {
 		t.Fatal("dgx-a100: want the unfused attention of Megatron-LM's 2022 runs")
 	}
-	pl, err := Resolve(m, Strategy{MicroBatchSize: 2}, p)
+	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -983,7 +684,7 @@ func TestUnfusedAttention(t *testing.T) {
 	if want := (48*n*h*h + 8*n*s*h + 4*e + 124*n*h) / 1e12; !near(bwd.busy, want) {
 		t.Errorf("backward %g s, want %g", bwd.busy, want)
 	}
-	c.pl.Recompute = SelectiveRecompute
+	c.pl.Recompute = plan.SelectiveRecompute
 	if _, sel := c.layer(); !near(sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12) {
 		t.Errorf("selective recomputation: backward %g s, want %g", sel.busy, bwd.busy+(4*n*s*h+6*e)/1e12)
 	}
@@ -993,7 +694,7 @@ func TestUnfusedAttention(t *testing.T) {
 	fused := p
 	fused.Kernels.UnfusedAttention = false
 	for _, st := range []string{"mbs=2", "mbs=2,recompute=selective"} {
-		s, _ := ParseStrategy(st)
+		s, _ := plan.ParseStrategy(st)
 		ru, err := Evaluate(m, s, p)
 		if err != nil {
 			t.Fatal(err)
@@ -1016,7 +717,7 @@ func TestUnfusedAttention(t *testing.T) {
 // measurement the a100 preset was not fitted to. Within 10% combined.
 func TestKorthikantiTable4(t *testing.T) {
 	m := transformer.GPT(48, 6144, 64, 2048, 51200, 4)
-	p, _ := PodOf("dgx-a100", 8)
+	p, _ := plan.PodOf("dgx-a100", 8)
 	for _, c := range []struct {
 		strategy string
 		fwd, bwd float64 // ms, published
@@ -1027,15 +728,15 @@ func TestKorthikantiTable4(t *testing.T) {
 		{"tp=8,mbs=4,recompute=selective", 7.7, 13.2},
 		{"tp=8,mbs=4,sp=on,recompute=selective", 7.2, 13.1},
 	} {
-		s, err := ParseStrategy(c.strategy)
+		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(m, s, p)
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: Group{PerNode: pl.T, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
+		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.T, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
 		f, b := k.layer()
 		got, want := (f.busy+b.busy)*1e3, c.fwd+c.bwd
 		t.Logf("%-38s forward %.2f ms (published %.1f), backward %.2f ms (%.1f), combined %+.1f%%",
@@ -1046,110 +747,94 @@ func TestKorthikantiTable4(t *testing.T) {
 	}
 }
 
-// TestFitsAsEvaluated: fits, the memory alone, says what a whole
-// evaluation's Fits says, on every plan Search enumerates for models
-// that fit, fit only with recomputation, and do not fit at all.
-func TestFitsAsEvaluated(t *testing.T) {
+// TestUnevenStages: first= and last= move layers between the end stages:
+// with a vocabulary large enough that the output layer outweighs a few
+// blocks, 5 layers on the first stage and 3 on the last beat 4 and 4; the
+// busiest stage is, by hand, 5 blocks and the embedding or 3 blocks and
+// the output layer, whichever is longer, M times (TestSearchUneven: the
+// search finds an uneven split at least as fast).
+func TestUnevenStages(t *testing.T) {
+	m := transformer.GPT(8, 1024, 16, 1024, 262144, 16)
+	p, _ := plan.PodOf("dgx-h100", 2)
+	// At the burst clock: the clock a step's waits allow under the power
+	// limit moves the step, not what this test adds up (TestBalancedStep).
+	p = p.AtBurst()
+	even, err := Evaluate(m, plan.Strategy{Pipeline: 2, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, FirstLayers: 5, LastLayers: 3}
+	uneven, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(uneven.Step < even.Step) {
+		t.Errorf("5 and 3 layers: %g s, not faster than 4 and 4: %g s", uneven.Step, even.Step)
+	}
+	pl, _ := plan.Resolve(m, s, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 1024}
+	lf, lb := c.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 5*(lf.busy+lb.busy) + ef.busy + eb.busy
+	last := 3*(lf.busy+lb.busy) + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(uneven.Compute, want) {
+		t.Errorf("compute %g s, want %g (16 x max(%g, %g))", uneven.Compute, want, first, last)
+	}
+	// Bad splits are one line naming what does not add up.
 	for _, c := range []struct {
-		m    transformer.Spec
-		pod  string
-		gpus int
+		s    plan.Strategy
+		want string
 	}{
-		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16},
-		{transformer.GPT(80, 8192, 64, 32768, 131072, 64), "dgx-h100", 64},
-		{megatronRow70B().Model, "dgx-h100", 768},
+		{plan.Strategy{Pipeline: 2, FirstLayers: 5, LastLayers: 4}, "first=5 + last=4 is not the 8 layers"},
+		{plan.Strategy{Pipeline: 2, Virtual: 2, FirstLayers: 7, LastLayers: 1}, "stage 1 has 1 layers, fewer than vp=2"},
 	} {
-		p, err := PodOf(c.pod, c.gpus)
-		if err != nil {
-			t.Fatal(err)
+		if _, err := plan.Resolve(m, c.s, p); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.s, err, c.want)
 		}
-		n, yes := 0, 0
-		_, err = Search(t.Context(), c.m, p, Space{Keep: func(pl Plan) bool {
-			n++
-			want := evaluateCached(c.m, pl, &p, nil, false).Fits
-			if got := fits(c.m, pl, &p); got != want {
-				t.Errorf("%s: fits %v, evaluated %v", pl, got, want)
-			}
-			if want {
-				yes++
-			}
-			return false
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Errorf("%s: no plans", c.m)
-		}
-		t.Logf("%s: %d plans, %d fit", c.m, n, yes)
 	}
 }
 
-// TestCachedAsEvaluated: every plan Search enumerates, evaluated through
-// one phase cache as Search evaluates them, is its evaluation without
-// one, field for field (the block alone, LayerForward and LayerBackward,
-// kept with the cached phases included): dense models with end stages
-// of their own degree, FSDP and FP8, and DeepSeek-V3's dense and MoE
-// layers with multi-token prediction.
-func TestCachedAsEvaluated(t *testing.T) {
-	for _, c := range []struct {
-		m    transformer.Spec
-		pod  string
-		gpus int
-		sp   Space
-	}{
-		{transformer.GPT(24, 2048, 16, 4096, 131072, 64), "dgx-h100", 16, Space{FSDP: true, FP8: FP8Current}},
-		{mustSpec(t, "deepseek-v3:seq=4096,batch=1920"), "dgx-h800", 256, Space{FP8: FP8Blockwise}},
-	} {
-		p, err := PodOf(c.pod, c.gpus)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cache := phaseCache{}
-		n, bad := 0, 0
-		c.sp.Keep = func(pl Plan) bool {
-			n++
-			got, want := evaluateCached(c.m, pl, &p, cache, false), evaluateCached(c.m, pl, &p, nil, false)
-			if !reflect.DeepEqual(got, want) && bad < 5 {
-				bad++
-				t.Errorf("%s: cached %+v, evaluated %+v", pl, got, want)
-			}
-			return false
-		}
-		if _, err := Search(t.Context(), c.m, p, c.sp); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			t.Errorf("%s: no plans", c.m)
-		}
-		t.Logf("%s: %d plans", c.m, n)
-	}
-}
-
-// TestPrefilterKeepsTheBest: a Prefilter that is a necessary condition of
-// Keep skips resolving strategies Keep would refuse, nothing else: the 70B row's
-// reading, with and without it, is the same plan at the same step from
-// the same evaluations.
-func TestPrefilterKeepsTheBest(t *testing.T) {
-	row := megatronRow70B()
-	p, err := PodOf(row.Pod, row.GPUs)
+// TestBlockRecompute: recompute-layers=k recomputes k layers of each
+// chunk: by hand, each stage's backward is k recomputing layers and the
+// rest keeping theirs, M times the busiest; fewer recomputing layers is
+// faster and takes more memory (TestFewestRecomputed: the search's
+// fewest that fits).
+func TestBlockRecompute(t *testing.T) {
+	m := transformer.GPT(8, 2048, 16, 2048, 32000, 16)
+	p, _ := plan.PodOf("dgx-h100", 2)
+	// At the burst clock: the clock a step's waits allow under the power
+	// limit moves the step, not what this test adds up (TestBalancedStep).
+	p = p.AtBurst()
+	full := plan.Strategy{Pipeline: 2, MicroBatchSize: 1, Recompute: plan.FullRecompute}
+	block := full
+	block.RecomputeLayers = 1
+	rAll, err := Evaluate(m, full, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := row.Strategy
-	keep := func(pl Plan) bool { return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() }
-	pre := func(s Strategy) bool {
-		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R()
-	}
-	a, err := Search(t.Context(), row.Model, p, Space{Keep: keep})
+	rOne, err := Evaluate(m, block, p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Search(t.Context(), row.Model, p, Space{Keep: keep, Prefilter: pre})
-	if err != nil {
-		t.Fatal(err)
+	if !(rOne.Step < rAll.Step) || !(rOne.Memory > rAll.Memory) {
+		t.Errorf("one layer recomputing: %s; every layer: %s", rOne, rAll)
 	}
-	if !a.Found || a.Best.Plan.String() != b.Best.Plan.String() || a.Best.Step != b.Best.Step || a.Evaluated != b.Evaluated {
-		t.Errorf("with the prefilter %s (%d evaluated), without %s (%d)", b.Best.Plan, b.Evaluated, a.Best.Plan, a.Evaluated)
+	pl, _ := plan.Resolve(m, block, p)
+	c := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: 2048}
+	lf, lbFull := c.layer()
+	keep := *c
+	keep.pl.Recompute = plan.NoRecompute
+	_, lbKeep := keep.layer()
+	ef, eb := c.embedding()
+	of, ob := c.output()
+	first := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + ef.busy + eb.busy
+	last := 4*lf.busy + lbFull.busy + 3*lbKeep.busy + of.busy + ob.busy
+	if want := 16 * max(first, last); !near(rOne.Compute, want) {
+		t.Errorf("compute %g s, want %g", rOne.Compute, want)
+	}
+	if _, err := plan.Resolve(m, plan.Strategy{Pipeline: 2, Recompute: plan.FullRecompute, RecomputeLayers: 5}, p); err == nil ||
+		!strings.Contains(err.Error(), "recompute-layers=5 is more than the 4 layers of a model chunk") {
+		t.Errorf("5 of 4 layers: %v", err)
 	}
 }

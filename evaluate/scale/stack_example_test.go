@@ -4,6 +4,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/eager"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // This file is docs/stacks.md's worked example of adding a stack: its
@@ -47,14 +51,14 @@ func (l hookedLayers) held(c coster, p phase) phase {
 // addStack registers stack ns with its layer costs lc for the test: the
 // registration a stack of the package makes with its line in
 // layerCosters and its row in Stacks, undone when the test ends.
-func addStack(t *testing.T, ns NamedStack, lc LayerCoster) {
+func addStack(t *testing.T, ns plan.NamedStack, lc LayerCoster) {
 	t.Helper()
-	stacks, costers := Stacks, layerCosters.costers
+	stacks, costers := plan.Stacks, layerCosters.costers
 	if err := layerCosters.register(lc); err != nil {
 		t.Fatal(err)
 	}
-	Stacks = append(slices.Clip(Stacks), ns)
-	t.Cleanup(func() { Stacks, layerCosters.costers = stacks, costers })
+	plan.Stacks = append(slices.Clip(plan.Stacks), ns)
+	t.Cleanup(func() { plan.Stacks, layerCosters.costers = stacks, costers })
 }
 
 // TestAddedStack: a stack added in one file and one registration is
@@ -66,19 +70,19 @@ func addStack(t *testing.T, ns NamedStack, lc LayerCoster) {
 // above hf-eager-bf16's, every other figure (its kernels alone, its
 // memory) the same; the stack line names it as hf-eager-bf16's is named.
 func TestAddedStack(t *testing.T) {
-	addStack(t, NamedStack{Name: "hf-eager-hooked", Settings: Settings{Dispatcher: DispatcherAllToAll, Graphs: GraphsOff, Eager: true, Layers: "transformers-hooked"},
+	addStack(t, plan.NamedStack{Name: "hf-eager-hooked", Settings: plan.Settings{Dispatcher: plan.DispatcherAllToAll, Graphs: plan.GraphsOff, Eager: true, Layers: "transformers-hooked"},
 		Source: "the test's: hf-eager-bf16 with a forward and backward hook of 1 ms on every block"},
-		hookedLayers{hfLayers: hfLayers{eagerLayers{LayerHF}}, hook: 1e-3})
+		hookedLayers{hfLayers: hfLayers{eagerLayers{eager.LayerHF}}, hook: 1e-3})
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
 	// At the burst clock: the host's waits would also raise the clock
 	// the power limit allows (TestBalancedStep), which is not what this
 	// test adds up.
-	p, err := ParsePod("grand-teton:1,power=off")
+	p, err := plan.ParsePod("grand-teton:1,power=off")
 	if err != nil {
 		t.Fatal(err)
 	}
 	eval := func(strategy string) Result {
-		s, err := ParseStrategy(strategy)
+		s, err := plan.ParseStrategy(strategy)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // stackCoster is the coster of model m (workload text) under strategy
@@ -13,15 +14,15 @@ import (
 func stackCoster(t *testing.T, workload, strategy, pod string) coster {
 	t.Helper()
 	m := mustSpec(t, workload)
-	p, err := ParsePod(pod)
+	p, err := plan.ParsePod(pod)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy(strategy)
+	s, err := plan.ParseStrategy(strategy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, s, p)
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func TestStackAllGatherVolume(t *testing.T) {
 	for _, imb := range []string{"", ",imbalance=2"} {
 		c := stackCoster(t, stackMoE, "dp=8,ep=8,mbs=1,dispatcher=allgather"+imb, "dgx-h100:1")
 		got := c.dispatchComm(0, 0, 4096)
-		grp := Group{PerNode: 8, Nodes: 1}
+		grp := plan.Group{PerNode: 8, Nodes: 1}
 		G := 8.0 * 4096
 		ag, _ := c.pod.Collective(roofline.AllGather, grp, G*2048*2)
 		mp, _ := c.pod.Collective(roofline.AllGather, grp, G*128*3)
@@ -135,14 +136,14 @@ func TestStackDeepEPReceived(t *testing.T) {
 // Megatron-Core keeps the routing weights in place of FC2's output: the
 // same step, less memory.
 func TestStackDefault(t *testing.T) {
-	p, _ := PodOf("dgx-h100", 16)
+	p, _ := plan.PodOf("dgx-h100", 16)
 	for _, c := range []struct{ workload, plan string }{
 		{stackMoE, "pp=2,vp=24,dp=8,mbs=2,ep=8,distopt=on,fp8=current,grads=bf16"},
 		{"qwen3-235b-a22b:seq=4096,batch=64", "tp=2,pp=8,ep=2,etp=1,sp=on,mbs=1,embedding-layer=on,loss-layer=on"},
 		{"llama3-8b:seq=8192,batch=16", "tp=2,dp=8,sp=on,tpoverlap=on"},
 	} {
 		m := mustSpec(t, c.workload)
-		s0, _ := ParseStrategy(c.plan)
+		s0, _ := plan.ParseStrategy(c.plan)
 		r0, err := Evaluate(m, s0, p)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +155,7 @@ func TestStackDefault(t *testing.T) {
 			others = append(others, ",stack=megatron-core-0.16", ",cuda-graphs=off")
 		}
 		for _, o := range others {
-			s, err := ParseStrategy(c.plan + o)
+			s, err := plan.ParseStrategy(c.plan + o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,10 +180,10 @@ func TestStackDefault(t *testing.T) {
 // and the launches drop), and cuda-graphs=dense leaves an MoE layer's
 // experts eager (its syncs stay).
 func TestStackGraphs(t *testing.T) {
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	small := mustSpec(t, "llama:layers=8,hidden=512,heads=8,seq=512,vocab=32000,batch=64")
-	eager, _ := ParseStrategy("dp=8,mbs=1")
-	graphs, _ := ParseStrategy("dp=8,mbs=1,cuda-graphs=dense")
+	eager, _ := plan.ParseStrategy("dp=8,mbs=1")
+	graphs, _ := plan.ParseStrategy("dp=8,mbs=1,cuda-graphs=dense")
 	re, _ := Evaluate(small, eager, p)
 	rg, err := Evaluate(small, graphs, p)
 	if err != nil {
@@ -200,7 +201,7 @@ func TestStackGraphs(t *testing.T) {
 
 // TestStackRefused: each refusal is one line naming what and where.
 func TestStackRefused(t *testing.T) {
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	for _, c := range []struct{ workload, plan, want string }{
 		{stackMoE, "dp=8,ep=8,stack=megatron-bridge-99", `"megatron-bridge-99" is not a named stack (megatron-core-0.16, `},
 		{"llama3-8b:seq=8192,batch=16", "dp=8,dispatcher=flex", "dispatcher, permute-fusion, router-fusion, grouped-gemm or routing on a model without experts"},
@@ -213,7 +214,7 @@ func TestStackRefused(t *testing.T) {
 		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
 	} {
 		m := mustSpec(t, c.workload)
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err == nil {
 			_, err = Evaluate(m, s, p)
 		}
@@ -231,17 +232,17 @@ func TestStackRoundTrip(t *testing.T) {
 		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
 		"dp=8,stack=torchtitan-0.2,compile=on",
 	} {
-		s, err := ParseStrategy(text)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := ParseStrategy(s.String())
+		again, err := plan.ParseStrategy(s.String())
 		if err != nil || !again.Equal(s) || again.Software.Settings() != s.Software.Settings() {
 			t.Errorf("%s: written %q, read back %+v, %v", text, s.String(), again.Software, err)
 		}
 	}
-	s, _ := ParseStrategy("stack=megatron-core-0.16,grouped-gemm=on")
-	if got := s.Software.Settings(); got.Dispatcher != DispatcherAllGather || got.ExpertLoop || !got.UnfusedPermute {
+	s, _ := plan.ParseStrategy("stack=megatron-core-0.16,grouped-gemm=on")
+	if got := s.Software.Settings(); got.Dispatcher != plan.DispatcherAllGather || got.ExpertLoop || !got.UnfusedPermute {
 		t.Errorf("megatron-core-0.16 with grouped-gemm=on: %+v", got)
 	}
 }
@@ -256,24 +257,24 @@ func TestEagerStacks(t *testing.T) {
 		eager, fp32 bool
 		layers      string
 	}{
-		{"dp=8", false, false, LayersFused},
-		{"dp=8,stack=torch-eager", true, true, LayersLlamaPy},
-		{"dp=8,stack=torch-eager-bf16", true, false, LayersLlamaPy},
-		{"dp=8,stack=hf-eager", true, true, LayersHF},
-		{"dp=8,stack=hf-eager-bf16", true, false, LayersHF},
-		{"dp=8,stack=torchtitan-0.2", true, false, LayersTitan},
-		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, LayersFused},
-		{"dp=8,stack=torch-eager,compile=on", false, true, LayersFused},
-		{"dp=8,compile=off", true, false, LayersLlamaPy},
-		{"dp=8,stack=megatron-core-0.16,compile=off", true, false, LayersLlamaPy},
-		{"dp=8,stack=hf-eager,compile=off", true, true, LayersHF},
+		{"dp=8", false, false, plan.LayersFused},
+		{"dp=8,stack=torch-eager", true, true, plan.LayersLlamaPy},
+		{"dp=8,stack=torch-eager-bf16", true, false, plan.LayersLlamaPy},
+		{"dp=8,stack=hf-eager", true, true, plan.LayersHF},
+		{"dp=8,stack=hf-eager-bf16", true, false, plan.LayersHF},
+		{"dp=8,stack=torchtitan-0.2", true, false, plan.LayersTitan},
+		{"dp=8,stack=torchtitan-0.2,compile=on", false, false, plan.LayersFused},
+		{"dp=8,stack=torch-eager,compile=on", false, true, plan.LayersFused},
+		{"dp=8,compile=off", true, false, plan.LayersLlamaPy},
+		{"dp=8,stack=megatron-core-0.16,compile=off", true, false, plan.LayersLlamaPy},
+		{"dp=8,stack=hf-eager,compile=off", true, true, plan.LayersHF},
 	} {
-		s, err := ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := s.Software.Settings()
-		if layers := got.layerCoster().Name(); got.Eager != c.eager || got.FP32Weights != c.fp32 || layers != c.layers {
+		if layers := layerCoster(&got).Name(); got.Eager != c.eager || got.FP32Weights != c.fp32 || layers != c.layers {
 			t.Errorf("%s: eager %v fp32 weights %v layer costs %s, want %v %v %s", c.plan, got.Eager, got.FP32Weights, layers, c.eager, c.fp32, c.layers)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -17,7 +18,7 @@ import (
 // shapes.jsonl: torch._grouped_mm, BF16, the up-and-gate projection
 // [T, h] x [E, h, 2f] and the down projection [T, f] x [E, f, h]), against
 // the dgx-h100 pod's cost of the same kernel: the roofline of its FLOPs
-// over groupedEff (whole waves of tiles at GroupedGEMM, which was set from
+// over GroupedEff (whole waves of tiles at GroupedGEMM, which was set from
 // one point of each preset, 8,192 tokens: TestH100GroupedMeasured) and its
 // bytes, the experts' weights included. What it achieves over the 100
 // points, not a target met: mean |error| 10.3%, the worst -31% (the down
@@ -32,7 +33,7 @@ func TestGroupedByTokensPerExpert(t *testing.T) {
 	defer f.Close()
 	// The kernels were timed in bursts on a rested GPU: predicted at
 	// the same clock.
-	p, _ := PodOf("dgx-h100", 8)
+	p, _ := plan.PodOf("dgx-h100", 8)
 	p = p.AtBurst()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -61,10 +62,10 @@ func TestGroupedByTokensPerExpert(t *testing.T) {
 		switch l.Name {
 		case l.Model + ".fc1.grouped":
 			k = kernel{class: graph.ClassMatMul, flops: 2 * rows * h * 2 * fe, read: rows*h*bf16 + local*h*2*fe*bf16, writes: rows * 2 * fe * bf16}
-			k.flops /= p.Kernels.groupedEff(local, l.TPE, 2*fe)
+			k.flops /= p.Kernels.GroupedEff(local, l.TPE, 2*fe)
 		case l.Model + ".fc2.grouped":
 			k = kernel{class: graph.ClassMatMul, flops: 2 * rows * fe * h, read: rows*fe*bf16 + local*fe*h*bf16, writes: rows * h * bf16}
-			k.flops /= p.Kernels.groupedEff(local, l.TPE, h)
+			k.flops /= p.Kernels.GroupedEff(local, l.TPE, h)
 		default:
 			continue
 		}

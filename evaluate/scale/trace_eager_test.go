@@ -2,13 +2,15 @@ package scale
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -65,7 +67,7 @@ const llamaSweep8B = "../../measurements/2026-11-27-h200/llamasweep-8b8l.jsonl"
 // not enter the allocator's rules). On the H100's sweep the plan that
 // ran out of memory is told "over", and no plan that ran is.
 func TestLlamaSweepMemory(t *testing.T) {
-	p, err := PodOf("dgx-h100", 1)
+	p, err := plan.PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,13 +88,13 @@ func TestLlamaSweepMemory(t *testing.T) {
 			r := evalSweepPlan(t, l, p)
 			if l.OOM {
 				ooms++
-				if r.Verdict != VerdictOver {
+				if r.Verdict != plan.VerdictOver {
 					t.Errorf("%s ran out of memory on the GPU: placer says %q (%.2f GB of %.2f usable)", l.Strategy, r.Verdict,
 						float64(r.Memory)/1e9, float64(r.Usable)/1e9)
 				}
 				continue
 			}
-			if c.verdictsHere && r.Verdict == VerdictOver {
+			if c.verdictsHere && r.Verdict == plan.VerdictOver {
 				t.Errorf("%s ran on the GPU: placer says over (%.2f GB of %.2f usable)", l.Strategy, float64(r.Memory)/1e9, float64(r.Usable)/1e9)
 			}
 			if e := relErr(r.Memory, l.Allocated); math.Abs(e) > 0.08 {
@@ -108,13 +110,13 @@ func TestLlamaSweepMemory(t *testing.T) {
 	}
 }
 
-func evalSweepPlan(t *testing.T, l sweepLine, p Pod) Result {
+func evalSweepPlan(t *testing.T, l sweepLine, p plan.Pod) Result {
 	t.Helper()
 	m, err := transformer.Parse(l.Workload)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy(l.Strategy)
+	s, err := plan.ParseStrategy(l.Strategy)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,17 +138,17 @@ func TestTracePeakTwoMicroBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := PodOf("dgx-h100", 1)
+	p, err := plan.PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range []string{"tp=1,pp=1,dp=1,mbs=2,stack=torch-eager", "tp=1,pp=1,dp=1,mbs=1,recompute=full,stack=torch-eager",
 		"tp=1,pp=1,dp=1,mbs=4,stack=torch-eager-bf16"} {
-		s, err := ParseStrategy(st)
+		s, err := plan.ParseStrategy(st)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(m, s, p)
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,10 +179,10 @@ func TestTracePeakTwoMicroBatches(t *testing.T) {
 // and the backward's recomputation holds them all again (50 MiB).
 func TestTraceByHand(t *testing.T) {
 	const mib = 1 << 20
-	ops := []EagerOp{
-		{Written: 24 * mib, keep: keepSaved},
-		{Written: 16 * mib, until: 3},
-		{Written: 2 * mib, keep: keepCache},
+	ops := []eager.Op{
+		{Written: 24 * mib, Keep: eager.KeepSaved},
+		{Written: 16 * mib, Until: 3},
+		{Written: 2 * mib, Keep: eager.KeepCache},
 		{Written: 8 * mib, Backward: true},
 	}
 	var tr memTrace
@@ -218,7 +220,7 @@ func TestTraceByHand(t *testing.T) {
 // to a tenth of a percent: a change of the trace that moves it fails
 // here until the constant says the new figure.
 func TestLlamaSweepMemoryError(t *testing.T) {
-	p, err := PodOf("dgx-h100", 1)
+	p, err := plan.PodOf("dgx-h100", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,69 +250,11 @@ func TestVerdict(t *testing.T) {
 		e    float64
 		want string
 	}{
-		{90, 0.1, VerdictFits}, {91, 0.1, VerdictTight}, {111, 0.1, VerdictTight}, {112, 0.1, VerdictOver},
-		{100, 0, VerdictFits}, {101, 0, VerdictOver},
+		{90, 0.1, plan.VerdictFits}, {91, 0.1, plan.VerdictTight}, {111, 0.1, plan.VerdictTight}, {112, 0.1, plan.VerdictOver},
+		{100, 0, plan.VerdictFits}, {101, 0, plan.VerdictOver},
 	} {
-		if got := verdict(c.peak, 100, c.e); got != c.want {
+		if got := plan.Verdict(c.peak, 100, c.e); got != c.want {
 			t.Errorf("peak %d, error %g: %q, want %q", c.peak, c.e, got, c.want)
 		}
-	}
-}
-
-// TestSearchSetsTightAside: the measured sweep's model on one H100 under
-// torch-eager at micro-batch 4, with a memory margin that leaves the
-// plan without recomputation 1% over its peak (within the regime's
-// ±1.9%: tight): the search sets it aside and counts it, and with
-// AllowTight keeps it (the fastest, no forward run again) and counts it
-// among the fitting. The recomputing plans' bisection takes a tight
-// plan as fitting only with AllowTight: by default no plan the search
-// returns is tight.
-func TestSearchSetsTightAside(t *testing.T) {
-	m, err := transformer.Parse("llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=2048,vocab=128256,batch=16")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := PodOf("dgx-h100", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ParseStrategy("tp=1,pp=1,dp=1,mbs=4,stack=torch-eager")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := Evaluate(m, s, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outside := float64(r.Capacity - r.Usable - int64(float64(r.Capacity)*r.MemoryMargin))
-	p.MemoryMargin = 1 - (1.01*float64(r.Memory)+outside)/float64(r.Capacity)
-	if r2, _ := Evaluate(m, s, p); r2.Verdict != VerdictTight {
-		t.Fatalf("at margin %.4f: %q, %.2f of %.2f GB; want tight", p.MemoryMargin, r2.Verdict, float64(r2.Memory)/1e9, float64(r2.Usable)/1e9)
-	}
-	sp, err := SpaceOf("mbs=4,stack=torch-eager")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp.Top = 6
-	def, err := Search(context.Background(), m, p, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp.AllowTight = true
-	all, err := Search(context.Background(), m, p, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if def.Tight < 1 {
-		t.Errorf("default: %d tight set aside, want at least 1", def.Tight)
-	}
-	for _, r := range def.Top {
-		if r.Verdict != VerdictFits {
-			t.Errorf("default: %s kept, %q", r.Plan, r.Verdict)
-		}
-	}
-	if all.Tight != 0 || all.Fitting < def.Fitting+def.Tight || all.Best.Verdict != VerdictTight || all.Best.Plan.Recompute != NoRecompute {
-		t.Errorf("allow tight: %d set aside, %d fitting, best %s %q; want 0, at least %d, no recomputation, tight",
-			all.Tight, all.Fitting, all.Best.Plan, all.Best.Verdict, def.Fitting+def.Tight)
 	}
 }

@@ -3,6 +3,8 @@ package scale
 import (
 	"math"
 
+	"github.com/placer/placer/evaluate/scale/plan"
+
 	"github.com/placer/placer/evaluate/alloc"
 )
 
@@ -39,7 +41,7 @@ func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 // torchtitan plans keep memory's count of parts.
 func titanTraceable(c *coster) bool {
 	pl, m := &c.pl, &c.m
-	return pl.titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
+	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
 		m.SwiGLU() && m.NormsPerBlock() == 2
 }
 
@@ -156,18 +158,18 @@ func (c *coster) titanBlockTensors() []titanTensor {
 // (compile=on: torchtitan's apply_compile wraps each block, its
 // checkpoint inside), the backward graph's saved tensors stand for
 // autograd's.
-func titanSplit(pl *Plan, ts []titanTensor) (saved, recomputed []float64) {
+func titanSplit(pl *plan.Plan, ts []titanTensor) (saved, recomputed []float64) {
 	for _, t := range ts {
 		needed := t.autograd
 		if !pl.Run.Eager {
 			needed = t.compiled
 		}
 		switch pl.Recompute {
-		case NoRecompute:
+		case plan.NoRecompute:
 			if needed {
 				saved = append(saved, t.bytes)
 			}
-		case SelectiveRecompute:
+		case plan.SelectiveRecompute:
 			if t.sac && (pl.Run.Eager || !t.unread) {
 				saved = append(saved, t.bytes)
 			} else if needed {
@@ -316,7 +318,7 @@ func (c *coster) titanStageInto(t *memTrace, s int, st *stageCost, micro int) {
 // logits that the micro-batches left out keep in output_chunks are
 // allocated at the step's start (titanStageTrace): held at its last
 // backward, its peak, all the same.
-func tracedMicro(pl *Plan) int {
+func tracedMicro(pl *plan.Plan) int {
 	if pl.P == 1 {
 		return min(pl.M, 2)
 	}
@@ -346,7 +348,7 @@ func (c *coster) titanStageOf(s int, st *stageCost, summed bool) titanStage {
 	if pl.FP8 != "" {
 		// The float8 weight transposes: kept from the forward without
 		// recomputation (titanFP8Weights), else made again by it.
-		if pl.Recompute == NoRecompute {
+		if pl.Recompute == plan.NoRecompute {
 			g.saved = append(g.saved, g.block)
 		} else {
 			g.attn = append(g.attn, g.block)
@@ -437,7 +439,7 @@ func (w *titanWalk) run(s int) {
 	}
 	w.seen = make([]bool, g.V)
 	done := make([]int, g.V) // backwards run, by model chunk
-	n := min(max(int(math.Round(pl.inflight(s)*float64(g.V))), 1), U)
+	n := min(max(int(math.Round(inflight(pl, s)*float64(g.V))), 1), U)
 	ord := titanUnitOrder(pl)
 	chunkOf := func(u int) int { return u % g.V }
 	if ord != nil {
@@ -589,7 +591,7 @@ func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
 // micro-batches (FSDPParam.to_accumulated_grad_if_needed).
 func (w *titanWalk) rootGradBytes() float64 {
 	if w.c.pl.P > 1 {
-		return w.c.pl.gradBytes()
+		return gradBytes(&w.c.pl)
 	}
 	return bf16
 }
@@ -654,7 +656,7 @@ func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
 	t, g, pl := w.t, w.g, &w.c.pl
 	if pl.P > 1 {
 		if w.accum[b] < 0 {
-			w.accum[b] = t.alloc(g.block*pl.gradBytes(), catGrads)
+			w.accum[b] = t.alloc(g.block*gradBytes(pl), catGrads)
 		}
 		t.free(wg)
 		if !last {

@@ -3,6 +3,8 @@ package scale
 import (
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/plan"
+
 	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -39,20 +41,20 @@ func TestTitanBlockTensors(t *testing.T) {
 	m := mustSpec(t, "llama:layers=2,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=8")
 	for _, c := range []struct {
 		name          string
-		rec           Recompute
+		rec           plan.Recompute
 		eager         bool
 		fp8           string
 		saved, recomp float64
 	}{
-		{"none", NoRecompute, true, "", 4726784, 0},
-		{"op eager", SelectiveRecompute, true, "", 2236416, 3932160},
-		{"op compiled", SelectiveRecompute, false, "", 1449984, 3407872},
-		{"full eager", FullRecompute, true, "", 0, 4726784},
-		{"full compiled", FullRecompute, false, "", 0, 4202496},
-		{"none compiled", NoRecompute, false, "", 4202496, 0},
-		{"none fp8", NoRecompute, true, "current", 3809280, 0},
+		{"none", plan.NoRecompute, true, "", 4726784, 0},
+		{"op eager", plan.SelectiveRecompute, true, "", 2236416, 3932160},
+		{"op compiled", plan.SelectiveRecompute, false, "", 1449984, 3407872},
+		{"full eager", plan.FullRecompute, true, "", 0, 4726784},
+		{"full compiled", plan.FullRecompute, false, "", 0, 4202496},
+		{"none compiled", plan.NoRecompute, false, "", 4202496, 0},
+		{"none fp8", plan.NoRecompute, true, "current", 3809280, 0},
 	} {
-		pl := Plan{T: 2, P: 1, M: 1, Strategy: Strategy{SequenceParallel: true, Recompute: c.rec, FP8: c.fp8}}
+		pl := plan.Plan{T: 2, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true, Recompute: c.rec, FP8: c.fp8}}
 		pl.Software.Stack = "torchtitan-0.2"
 		pl.Run.Eager = c.eager
 		co := coster{m: m, pl: pl, tokens: 1024}
@@ -80,7 +82,7 @@ func TestTitanAttentionBackward(t *testing.T) {
 		C    int
 		want float64
 	}{{1, 0}, {4, 16252928}} {
-		co := coster{m: m, pl: Plan{T: 1, C: c.C}, tokens: 1024}
+		co := coster{m: m, pl: plan.Plan{T: 1, C: c.C}, tokens: 1024}
 		if got := sum(co.titanAttentionBackward()); got != c.want {
 			t.Errorf("C %d: %.0f bytes, want %.0f", c.C, got, c.want)
 		}
@@ -114,15 +116,15 @@ func TestTitanStepPeak(t *testing.T) {
 	if got := m.LayerParams(); got != 590336 {
 		t.Fatalf("block parameters %d, want 590,336", got)
 	}
-	p, err := ParsePod("grand-teton:1,attention=flash")
+	p, err := plan.ParsePod("grand-teton:1,attention=flash")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := ParseStrategy("dp=8,mbs=1,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on")
+	s, err := plan.ParseStrategy("dp=8,mbs=1,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := Resolve(m, s, p)
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,12 +178,12 @@ func TestTitanTracedOnly(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, _ := ParsePod("grand-teton:1,attention=flash")
-		s, err := ParseStrategy(c.strategy)
+		p, _ := plan.ParsePod("grand-teton:1,attention=flash")
+		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := Resolve(m, s, p)
+		pl, err := plan.Resolve(m, s, p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
@@ -199,7 +201,7 @@ func TestTitanTracedOnly(t *testing.T) {
 // without a pipeline (2 written).
 func TestTitanTracedMicro(t *testing.T) {
 	m := mustSpec(t, "llama:layers=8,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=256")
-	p, err := ParsePod("grand-teton:1,attention=flash")
+	p, err := plan.ParsePod("grand-teton:1,attention=flash")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestTitanTracedMicro(t *testing.T) {
 		{"pp=4,vp=2,dp=2,mbs=4,fsdp=on,recompute=full,stack=torchtitan-0.2,compile=on", 12},
 		{"dp=8,mbs=1,fsdp=on,recompute=selective,stack=torchtitan-0.2", 2},
 	} {
-		s, err := ParseStrategy(c.strategy)
+		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +221,7 @@ func TestTitanTracedMicro(t *testing.T) {
 		if s.Pipeline == 0 {
 			mm = mustSpec(t, "llama:layers=8,hidden=256,heads=4,kv_heads=2,ffn=512,seq=1024,vocab=1000,batch=40")
 		}
-		pl, err := Resolve(mm, s, p)
+		pl, err := plan.Resolve(mm, s, p)
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}

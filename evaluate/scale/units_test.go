@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // megatronLayers is Megatron-Core's get_num_layers_to_build and
@@ -55,7 +57,7 @@ func TestUnitLayers(t *testing.T) {
 		// A stage of the embedding alone and one of the loss alone.
 		{6, 8, true, true, []int{0, 1, 1, 1, 1, 1, 1, 0}},
 	} {
-		s := Strategy{Pipeline: c.P, EmbeddingLayer: c.e, LossLayer: c.l}
+		s := plan.Strategy{Pipeline: c.P, EmbeddingLayer: c.e, LossLayer: c.l}
 		got, err := s.StageLayers(c.layers)
 		if err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%d layers, %s: %v, %v; want %v", c.layers, s, got, err, c.want)
@@ -64,13 +66,13 @@ func TestUnitLayers(t *testing.T) {
 	// Every chunk of every plan of a model with dense layers first, as
 	// Megatron-Core builds it: the layers' count and which are dense.
 	m := mustSpec(t, "llama:layers=94,hidden=512,heads=8,seq=512,vocab=1024,batch=768,experts=8,topk=2,expert_ffn=256,dense_layers=5")
-	p, _ := PodOf("dgx-h100", 768)
+	p, _ := plan.PodOf("dgx-h100", 768)
 	checked := 0
 	for _, P := range []int{2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 96} {
 		for _, V := range []int{1, 2, 3, 4, 6, 8} {
 			for _, ends := range [][2]bool{{true, true}, {true, false}, {false, true}} {
-				s := Strategy{Pipeline: P, Virtual: V, EmbeddingLayer: ends[0], LossLayer: ends[1], Experts: 8}
-				pl, err := Resolve(m, s, p)
+				s := plan.Strategy{Pipeline: P, Virtual: V, EmbeddingLayer: ends[0], LossLayer: ends[1], Experts: 8}
+				pl, err := plan.Resolve(m, s, p)
 				units := m.Layers
 				if ends[0] {
 					units++
@@ -95,7 +97,7 @@ func TestUnitLayers(t *testing.T) {
 					total, dense := 0, 0
 					for v := range V {
 						off, n := megatronLayers(m.Layers, P, V, ends[0], ends[1], i, v)
-						if got := pl.chunkLayers(i, v); got != n {
+						if got := pl.ChunkLayers(i, v); got != n {
 							t.Errorf("%s: stage %d chunk %d: %d layers, Megatron-Core %d", s, i, v, got, n)
 						}
 						total += n
@@ -104,7 +106,7 @@ func TestUnitLayers(t *testing.T) {
 					if pl.Stages[i] != total {
 						t.Errorf("%s: stage %d: %d layers, Megatron-Core %d", s, i, pl.Stages[i], total)
 					}
-					if d, _ := pl.denseOn(&m, i); d != dense {
+					if d, _ := pl.DenseOn(&m, i); d != dense {
 						t.Errorf("%s: stage %d: %d dense layers, Megatron-Core %d", s, i, d, dense)
 					}
 				}
@@ -124,10 +126,10 @@ func TestUnitLayers(t *testing.T) {
 // layers the same. Errors in one line naming the key.
 func TestUnitLayersQwen3(t *testing.T) {
 	m := mustSpec(t, "qwen3-235b-a22b:seq=4096,batch=2048")
-	p, _ := PodOf("dgx-h100", 256)
+	p, _ := plan.PodOf("dgx-h100", 256)
 	const zoo = "tp=2,pp=32,vp=3,ep=8,etp=1,dp=4,mbs=1,sp=on,distopt=on"
 	eval := func(text string) (Result, error) {
-		s, err := ParseStrategy(text)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			return Result{}, err
 		}
@@ -150,7 +152,7 @@ func TestUnitLayersQwen3(t *testing.T) {
 	if err != nil || back.Step != r.Step || back.Memory != r.Memory {
 		t.Errorf("%s reads back: %v, %g s, %d bytes", r.Plan, err, back.Step, back.Memory)
 	}
-	if r.Plan.chunkLayers(0, 0) != 0 || r.Plan.chunkLayers(31, 2) != 0 || r.Plan.chunkLayers(0, 1) != 1 {
+	if r.Plan.ChunkLayers(0, 0) != 0 || r.Plan.ChunkLayers(31, 2) != 0 || r.Plan.ChunkLayers(0, 1) != 1 {
 		t.Errorf("the first chunk holds the embedding alone, the last the loss alone")
 	}
 	const pp8 = "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,epoverlap=on"
@@ -177,9 +179,9 @@ func TestUnitLayersQwen3(t *testing.T) {
 // alone cost their ends only, and FSDP over them divides by no layer.
 func TestUnitLayersAlone(t *testing.T) {
 	m := mustSpec(t, "gpt:layers=6,hidden=256,heads=8,seq=512,vocab=1024,batch=64")
-	p, _ := PodOf("dgx-h100", 16)
+	p, _ := plan.PodOf("dgx-h100", 16)
 	for _, text := range []string{"pp=8,dp=2,embedding-layer=on,loss-layer=on", "pp=8,dp=2,embedding-layer=on,loss-layer=on,fsdp=on"} {
-		s, _ := ParseStrategy(text)
+		s, _ := plan.ParseStrategy(text)
 		r, err := Evaluate(m, s, p)
 		if err != nil || !(r.Step > 0) || r.Memory <= 0 || r.Plan.Stages[0] != 0 || r.Plan.Stages[7] != 0 {
 			t.Errorf("%s: %v, %g s, %d bytes, stages %v", text, err, r.Step, r.Memory, r.Plan.Stages)

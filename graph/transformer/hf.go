@@ -154,7 +154,7 @@ var hfGemma3Defaults = map[string]json.RawMessage{
 	"vocab_size": json.RawMessage("262208"), "head_dim": json.RawMessage("256"),
 	"num_attention_heads": json.RawMessage("8"), "num_key_value_heads": json.RawMessage("4"),
 	"hidden_activation": json.RawMessage(`"gelu_pytorch_tanh"`),
-	"sliding_window": json.RawMessage("4096"), "sliding_window_pattern": json.RawMessage("6"),
+	"sliding_window":    json.RawMessage("4096"), "sliding_window_pattern": json.RawMessage("6"),
 	"tie_word_embeddings": json.RawMessage("true"),
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/inputs"
@@ -448,13 +449,13 @@ func frameworkFile(format, version string) string {
 }
 
 // stackShort is a stack as export's lines name it.
-func stackShort(si scale.StackInfo) string {
+func stackShort(si plan.StackInfo) string {
 	switch {
 	case si.Name == "default" && si.Compiled:
 		return "placer's default stack"
 	case si.Name == "default":
 		return "placer's default stack, eager"
-	case si.Framework == scale.FrameworkMegatron:
+	case si.Framework == plan.FrameworkMegatron:
 		return si.Name
 	case si.Compiled:
 		return si.Name + " compiled"
@@ -519,7 +520,7 @@ GPUs' memory is refused; --allow-over writes it with a warning.`
 // says of it.
 type ScalePlan struct {
 	// Plan is the plan, resolved.
-	Plan scale.Plan
+	Plan plan.Plan
 	// r is Plan's cost on the stack the framework's file runs.
 	r scale.Result
 	// over says how far Plan is over the GPUs' memory ("": it fits).
@@ -542,7 +543,7 @@ type ScalePlan struct {
 // over says how far it is over. placer eval reads its plan file here too
 // (format "": costed on the stack the file records), so that what export
 // writes of a file is what eval costs of it.
-func (o Options) TransformerPlan(m transformer.Spec, p scale.Pod, format string) (ep ScalePlan, err error) {
+func (o Options) TransformerPlan(m transformer.Spec, p plan.Pod, format string) (ep ScalePlan, err error) {
 	file := ""
 	if o.Placement != "" && o.Placement != "single" {
 		file = o.Placement
@@ -560,14 +561,14 @@ func (o Options) TransformerPlan(m transformer.Spec, p scale.Pod, format string)
 		}
 		text = ep.file.Strategy
 	}
-	s, err := scale.ParseStrategy(text)
+	s, err := plan.ParseStrategy(text)
 	if err != nil {
 		if file != "" {
 			return ep, fmt.Errorf("%s: %w", file, err)
 		}
 		return ep, fail.Usagef("--strategy: %w", err)
 	}
-	pl, err := scale.Resolve(m, s, p)
+	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
 		if file == "" {
 			err = fail.AsUsage(err) // --strategy's plan does not fit this model and pod
@@ -585,7 +586,7 @@ func (o Options) TransformerPlan(m transformer.Spec, p scale.Pod, format string)
 		}
 		ep.given = &given
 		s.Software = sw
-		if pl, err = scale.Resolve(m, s, p); err != nil {
+		if pl, err = plan.Resolve(m, s, p); err != nil {
 			return ep, fmt.Errorf("export: %s: plan %s on %s's stack (%s): %w", format, pl.String(), format, strategyKeysOf(sw), err)
 		}
 	}
@@ -608,8 +609,8 @@ func (o Options) TransformerPlan(m transformer.Spec, p scale.Pod, format string)
 
 // strategyKeysOf is software sw's keys as a strategy writes them
 // ("placer's default stack" for none).
-func strategyKeysOf(sw scale.Software) string {
-	if k := (scale.Plan{Strategy: scale.Strategy{Software: sw}}).Stack().Keys; k != "" {
+func strategyKeysOf(sw plan.Software) string {
+	if k := (plan.Plan{Strategy: plan.Strategy{Software: sw}}).Stack().Keys; k != "" {
 		return k
 	}
 	return "placer's default stack"
@@ -626,14 +627,14 @@ type scalePlanFile struct {
 	// Stack is the stack the plan was costed on (nil in a file written
 	// before placer recorded it: its strategy's stack= and compile= keys
 	// say the same).
-	Stack *scale.StackInfo `json:"stack"`
-	Step  float64          `json:"step_s"`
+	Stack *plan.StackInfo `json:"stack"`
+	Step  float64         `json:"step_s"`
 }
 
 // PlanFile is the plan a search's or eval's result file holds (a
 // search's best) and what it was made for.
 type PlanFile struct {
-	// Strategy is the plan, resolved (scale.Plan.String).
+	// Strategy is the plan, resolved (plan.Plan.String).
 	Strategy string
 	// For is the framework the search proposed plans for (placer search
 	// --for: megatron, torchtitan, deepspeed, any); "" for an eval's report
@@ -642,7 +643,7 @@ type PlanFile struct {
 	// Stack is the software stack the plan was costed on (its strategy's
 	// stack= and compile= keys, or placer's default): whose run, compiled
 	// or eager. Nil in a file written before placer recorded it.
-	Stack *scale.StackInfo
+	Stack *plan.StackInfo
 	// Step is the step time the file gives the plan, in seconds.
 	Step float64
 }
@@ -651,7 +652,7 @@ type PlanFile struct {
 // search's best) with what the file says it was searched for and costed
 // on, refused where the file is not one or was made for another model or
 // cluster than m on p.
-func ReadPlanFile(path string, m transformer.Spec, p scale.Pod) (PlanFile, error) {
+func ReadPlanFile(path string, m transformer.Spec, p plan.Pod) (PlanFile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return PlanFile{}, fmt.Errorf("plan file %s: cannot read it: %s", path, reason(err))

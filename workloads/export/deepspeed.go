@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -36,7 +36,7 @@ import (
 // (DeepSpeed 0.19.8's engine: "Native DeepSpeed MoE is not supported
 // with ZeRO Stage 3"). configName is the configuration's file name, which
 // the module names ("" = ds_config.json).
-func DeepSpeedTransformer(m transformer.Spec, s scale.Strategy, gpus int, version, configName string) (config, moe []byte, err error) {
+func DeepSpeedTransformer(m transformer.Spec, s plan.Strategy, gpus int, version, configName string) (config, moe []byte, err error) {
 	rel, err := checkedRelease("deepspeed", version)
 	if err != nil {
 		return nil, nil, err
@@ -54,10 +54,10 @@ func DeepSpeedTransformer(m transformer.Spec, s scale.Strategy, gpus int, versio
 		return nil, nil, fmt.Errorf("export: deepspeed: dp=%d is not the %d GPUs", D, gpus)
 	case s.MicroBatchSize < 1 || m.Batch%(D*s.MicroBatchSize) != 0:
 		return nil, nil, fmt.Errorf("export: deepspeed: train_micro_batch_size_per_gpu: the batch of %d does not split into %d data-parallel ranks of micro-batches of %d", m.Batch, D, s.MicroBatchSize)
-	case s.Recompute != scale.NoRecompute:
+	case s.Recompute != plan.NoRecompute:
 		return nil, nil, fmt.Errorf("export: deepspeed: activation_checkpointing: recompute=%s: DeepSpeed's activation checkpointing is the model's own call (deepspeed.checkpointing.checkpoint), which placer does not write", s.Recompute)
 	case s.FP8 != "":
-		return nil, nil, fmt.Errorf("export: deepspeed: fp8=%s: DeepSpeed's engine has no FP8 training setting (Transformer Engine's layers are the model's)", s.FP8)
+		return nil, nil, fmt.Errorf("export: deepspeed: %s: DeepSpeed's engine has no FP8 or FP4 training setting (Transformer Engine's layers are the model's)", plan.PrecisionKey(s.FP8))
 	case s.GradBF16:
 		return nil, nil, fmt.Errorf("export: deepspeed: data_types.grad_accum_dtype: grads=bf16 is not written by placer")
 	case s.EPOverlap:
@@ -122,7 +122,7 @@ func DeepSpeedMoEPath(out string) string {
 
 // deepSpeedMoE is the Python module that builds model m's MoE layers
 // under plan s for DeepSpeed release rel.
-func deepSpeedMoE(m transformer.Spec, s scale.Strategy, gpus int, rel frameworkVersion, configName string) []byte {
+func deepSpeedMoE(m transformer.Spec, s plan.Strategy, gpus int, rel frameworkVersion, configName string) []byte {
 	ep := s.EP()
 	var b strings.Builder
 	fmt.Fprintf(&b, `"""DeepSpeed %s mixture of experts of placer's plan of %s

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestDeepSpeedTransformer: a transformer's plan at cluster scale as
@@ -12,14 +12,14 @@ import (
 func TestDeepSpeedTransformer(t *testing.T) {
 	moe := mustParse(t, "llama:layers=4,hidden=32,heads=4,kv_heads=2,ffn=96,seq=64,vocab=64,batch=32,head_dim=16,experts=8,topk=2,expert_ffn=64,dense_layers=1")
 	dense := mustParse(t, "gpt:layers=4,hidden=32,heads=4,seq=64,vocab=64,batch=32")
-	dp := func(d, mbs int) scale.Strategy {
-		return scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: d, MicroBatchSize: mbs, MicroBatches: 32 / (d * mbs)}
+	dp := func(d, mbs int) plan.Strategy {
+		return plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: d, MicroBatchSize: mbs, MicroBatches: 32 / (d * mbs)}
 	}
-	withEP := func(s scale.Strategy, ep int) scale.Strategy { s.Experts = ep; return s }
-	zero1 := func(s scale.Strategy) scale.Strategy { s.DistOpt = true; return s }
+	withEP := func(s plan.Strategy, ep int) plan.Strategy { s.Experts = ep; return s }
+	zero1 := func(s plan.Strategy) plan.Strategy { s.DistOpt = true; return s }
 	cases := []struct {
 		name   string
-		s      scale.Strategy
+		s      plan.Strategy
 		moe    bool
 		config string   // the JSON, on one line
 		module []string // lines of the experts' module
@@ -27,7 +27,7 @@ func TestDeepSpeedTransformer(t *testing.T) {
 	}{
 		// 32 sequences on 8 ranks of micro-batches of 2: 2 accumulated.
 		{"dense, ddp", dp(8, 2), false, `{"train_batch_size":32,"train_micro_batch_size_per_gpu":2,"gradient_accumulation_steps":2,"bf16":{"enabled":true},"zero_optimization":{"stage":0}}`, nil, ""},
-		{"dense, fsdp", func() scale.Strategy { s := dp(8, 1); s.FSDP = true; return s }(), false,
+		{"dense, fsdp", func() plan.Strategy { s := dp(8, 1); s.FSDP = true; return s }(), false,
 			`{"train_batch_size":32,"train_micro_batch_size_per_gpu":1,"gradient_accumulation_steps":4,"bf16":{"enabled":true},"zero_optimization":{"stage":3}}`, nil, ""},
 		// ep 4 of 8 ranks: 2 experts a rank, expert-data-parallel groups of 2.
 		{"experts, zero-1", zero1(withEP(dp(8, 1), 4)), true,
@@ -35,14 +35,14 @@ func TestDeepSpeedTransformer(t *testing.T) {
 			[]string{`CONFIG = "ds.json"`, "WORLD_SIZE = 8", "HIDDEN = 32", "EXPERT_FFN = 64", "NUM_EXPERTS = 8", "TOP_K = 2", "EP_SIZE = 4", "GATED = True",
 				"MOE_LAYERS = list(range(1, 4))", "expert parallelism 4: each rank holds 2 experts", "expert-data-parallel groups of\n2",
 				"MoE(hidden_size=HIDDEN, expert=expert(), num_experts=NUM_EXPERTS, ep_size=EP_SIZE, k=TOP_K, drop_tokens=False)"}, ""},
-		{"tp", scale.Strategy{Tensor: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8, SequenceParallel: true}, false, "", nil, "tp=2: DeepSpeed's engine shards no layer"},
-		{"pp", scale.Strategy{Tensor: 1, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8}, false, "", nil, "deepspeed: pipeline: pp=2"},
-		{"cp", scale.Strategy{Tensor: 1, Context: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8}, false, "", nil, "sequence_parallel_size: cp=2"},
-		{"recompute", func() scale.Strategy { s := dp(8, 1); s.Recompute = scale.SelectiveRecompute; return s }(), false, "", nil, "activation_checkpointing: recompute=selective"},
-		{"fp8", func() scale.Strategy { s := dp(8, 1); s.FP8 = scale.FP8Current; return s }(), false, "", nil, "fp8=current"},
-		{"experts under zero-3", func() scale.Strategy { s := withEP(dp(8, 1), 4); s.FSDP = true; return s }(), true, "", nil,
+		{"tp", plan.Strategy{Tensor: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8, SequenceParallel: true}, false, "", nil, "tp=2: DeepSpeed's engine shards no layer"},
+		{"pp", plan.Strategy{Tensor: 1, Pipeline: 2, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8}, false, "", nil, "deepspeed: pipeline: pp=2"},
+		{"cp", plan.Strategy{Tensor: 1, Context: 2, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 8}, false, "", nil, "sequence_parallel_size: cp=2"},
+		{"recompute", func() plan.Strategy { s := dp(8, 1); s.Recompute = plan.SelectiveRecompute; return s }(), false, "", nil, "activation_checkpointing: recompute=selective"},
+		{"fp8", func() plan.Strategy { s := dp(8, 1); s.FP8 = plan.FP8Current; return s }(), false, "", nil, "fp8=current"},
+		{"experts under zero-3", func() plan.Strategy { s := withEP(dp(8, 1), 4); s.FSDP = true; return s }(), true, "", nil,
 			"Native DeepSpeed MoE is not supported with ZeRO Stage 3"},
-		{"experts overlapped", func() scale.Strategy { s := withEP(dp(8, 1), 4); s.EPOverlap = true; return s }(), true, "", nil, "epoverlap=on"},
+		{"experts overlapped", func() plan.Strategy { s := withEP(dp(8, 1), 4); s.EPOverlap = true; return s }(), true, "", nil, "epoverlap=on"},
 	}
 	for _, c := range cases {
 		m := dense
@@ -76,7 +76,7 @@ func TestDeepSpeedTransformer(t *testing.T) {
 		t.Errorf("DeepSpeedMoEPath = %s", got)
 	}
 	ds := mustParse(t, "deepseek-v3:seq=4096,batch=64")
-	if _, _, err := DeepSpeedTransformer(ds, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 64, MicroBatchSize: 1, MicroBatches: 1, Experts: 64, DistOpt: true}, 64, "", ""); err == nil || !strings.Contains(err.Error(), "shared=1") {
+	if _, _, err := DeepSpeedTransformer(ds, plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 64, MicroBatchSize: 1, MicroBatches: 1, Experts: 64, DistOpt: true}, 64, "", ""); err == nil || !strings.Contains(err.Error(), "shared=1") {
 		t.Errorf("deepseek-v3's shared expert: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -31,20 +31,20 @@ func TestFamiliesExport(t *testing.T) {
 		m.Batch = 64
 		return m
 	}
-	pod, err := scale.ParsePod("dgx-h100:1")
+	pod, err := plan.ParsePod("dgx-h100:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	resolve := func(m transformer.Spec) scale.Strategy {
-		plan := "tp=2,pp=1,dp=4,mbs=1"
+	resolve := func(m transformer.Spec) plan.Strategy {
+		text := "tp=2,pp=1,dp=4,mbs=1"
 		if m.KVHeads == 1 || m.MoE() {
-			plan = "tp=1,pp=1,dp=8,mbs=1" // Gemma 3 1B's one key/value head; Llama 4's experts
+			text = "tp=1,pp=1,dp=8,mbs=1" // Gemma 3 1B's one key/value head; Llama 4's experts
 		}
-		s, err := scale.ParseStrategy(plan)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,11 +81,11 @@ func TestFamiliesExport(t *testing.T) {
 			t.Errorf("%s torch plan: %v, want a one-line refusal", m.Config.ModelType, err)
 		}
 	}
-	ep, err := scale.ParseStrategy("tp=1,pp=1,dp=8,ep=8,mbs=1")
+	ep, err := plan.ParseStrategy("tp=1,pp=1,dp=8,ep=8,mbs=1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err := scale.Resolve(scout, ep, pod)
+	pl, err := plan.Resolve(scout, ep, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestFamiliesExport(t *testing.T) {
 		t.Errorf("llama 4: %v, want one line refusing chunk=8192", err)
 	}
 	glm := read("glm-4.5-air.json")
-	pl, err = scale.Resolve(glm, ep, pod)
+	pl, err = plan.Resolve(glm, ep, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +124,11 @@ func TestFamiliesExport(t *testing.T) {
 	}
 	// By its shape alone, torchtitan 0.2's llama3 flavor would drop the
 	// layout: refused.
-	fsdp, err := scale.ParseStrategy("tp=1,pp=1,dp=8,mbs=1,fsdp=on")
+	fsdp, err := plan.ParseStrategy("tp=1,pp=1,dp=8,mbs=1,fsdp=on")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl, err = scale.Resolve(local, fsdp, pod)
+	pl, err = plan.Resolve(local, fsdp, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// The keys of a plan at cluster scale (scale.Strategy.String's) each
+// The keys of a plan at cluster scale (plan.Strategy.String's) each
 // target writes a setting for; each writer refuses the others in one
 // line naming the key and the target (unwritten), after its own, more
 // precise refusals. imbalance, the load of the busiest expert-parallel
@@ -16,8 +16,9 @@ import (
 // every target refuses it.
 var (
 	megatronKeys = []string{"dp", "mb", "schedule", "shard", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "recompute-modules",
-		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fsdp", "grads",
-		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing"}
+		"recompute-layers", "tpoverlap", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fp8", "fp4", "fsdp", "grads",
+		"epoverlap", "stack", "dispatcher", "permute-fusion", "router-fusion", "grouped-gemm", "cuda-graphs", "routing",
+		"pack", "pack-len"}
 	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
 	// written by writing for torchtitan (titanStack).
 	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",
@@ -32,7 +33,7 @@ const titanStack = "torchtitan-0.2"
 
 // unwritten refuses the first key of plan s (as s.String writes it) that
 // target writes no setting for: writes are the keys it does.
-func unwritten(target string, s scale.Strategy, writes []string) error {
+func unwritten(target string, s plan.Strategy, writes []string) error {
 	for _, kv := range strings.Split(s.String(), ",") {
 		k, v, _ := strings.Cut(kv, "=")
 		switch {

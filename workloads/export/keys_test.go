@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -42,6 +42,8 @@ var keyPlans = []struct{ workload, plan string }{
 	{keysDense, "dp=16,mbs=1,recompute-modules=mlp"},
 	{keysDense, "dp=16,mbs=1,fp8=current"},
 	{keysDense, "dp=16,mbs=1,fp8=blockwise"},
+	{keysDense, "dp=16,mbs=1,fp8=mxfp8"},
+	{keysDense, "dp=16,mbs=1,fp4=nvfp4"},
 	{keysDense, "dp=16,mbs=1,grads=bf16"},
 	{keysDense, "dp=16,mbs=1,cuda-graphs=dense"},
 	{keysDense, "dp=16,mbs=1,stack=megatron-core-0.16"},
@@ -63,23 +65,27 @@ var keyPlans = []struct{ workload, plan string }{
 // settings, not its comments) is the plan placer evaluated, key for key
 // (the pipeline's split as each stage's layers).
 func TestEveryKeyEveryTarget(t *testing.T) {
-	pod, err := scale.ParsePod("dgx-h100:2")
+	pod, err := plan.ParsePod("dgx-h100:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b200, err := plan.ParsePod("dgx-b200:2")
 	if err != nil {
 		t.Fatal(err)
 	}
 	gpus := pod.GPUs()
 	targets := []struct {
 		name, target string
-		write        func(m transformer.Spec, s scale.Strategy) (map[string]string, error)
+		write        func(m transformer.Spec, s plan.Strategy) (map[string]string, error)
 	}{
-		{"megatron", "megatron", func(m transformer.Spec, s scale.Strategy) (map[string]string, error) {
+		{"megatron", "megatron", func(m transformer.Spec, s plan.Strategy) (map[string]string, error) {
 			args, err := MegatronArgs(m, s, gpus)
 			if err != nil {
 				return nil, err
 			}
 			return readMegatron(t, m, args, gpus), nil
 		}},
-		{"torch-plan", "torch plan", func(m transformer.Spec, s scale.Strategy) (map[string]string, error) {
+		{"torch-plan", "torch plan", func(m transformer.Spec, s plan.Strategy) (map[string]string, error) {
 			tp, err := NewTransformerPlan(m, s, gpus)
 			if err != nil {
 				return nil, err
@@ -90,21 +96,21 @@ func TestEveryKeyEveryTarget(t *testing.T) {
 			}
 			return readTorchPlan(t, data), nil
 		}},
-		{"deepspeed", "deepspeed", func(m transformer.Spec, s scale.Strategy) (map[string]string, error) {
+		{"deepspeed", "deepspeed", func(m transformer.Spec, s plan.Strategy) (map[string]string, error) {
 			cfg, moe, err := DeepSpeedTransformer(m, s, gpus, "", "ds.json")
 			if err != nil {
 				return nil, err
 			}
 			return readDeepSpeed(t, m, cfg, moe), nil
 		}},
-		{"torchtitan@0.2", "torchtitan", func(m transformer.Spec, s scale.Strategy) (map[string]string, error) {
+		{"torchtitan@0.2", "torchtitan", func(m transformer.Spec, s plan.Strategy) (map[string]string, error) {
 			out, err := TorchTitanTransformer(m, s, gpus, "0.2")
 			if err != nil {
 				return nil, err
 			}
 			return readTitan02(t, m, string(out)), nil
 		}},
-		{"torchtitan@0.3", "torchtitan", func(m transformer.Spec, s scale.Strategy) (map[string]string, error) {
+		{"torchtitan@0.3", "torchtitan", func(m transformer.Spec, s plan.Strategy) (map[string]string, error) {
 			out, err := TorchTitanTransformer(m, s, gpus, "0.3")
 			if err != nil {
 				return nil, err
@@ -118,11 +124,15 @@ func TestEveryKeyEveryTarget(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scale.ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		on := pod
+		if s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV {
+			on = b200 // block-scaled formats: refused on H100
+		}
+		pl, err := plan.Resolve(m, s, on)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
@@ -158,7 +168,7 @@ func TestEveryKeyEveryTarget(t *testing.T) {
 // keys (Plan.String's), the pipeline split as "stages", the software
 // stack as the settings Megatron-LM writes (torchtitan's own stack is
 // what torchtitan runs: no setting).
-func planKeys(t *testing.T, m transformer.Spec, pl scale.Plan, target string) map[string]string {
+func planKeys(t *testing.T, m transformer.Spec, pl plan.Plan, target string) map[string]string {
 	t.Helper()
 	keys := map[string]string{}
 	for _, kv := range strings.Split(pl.String(), ",") {
@@ -181,7 +191,7 @@ func planKeys(t *testing.T, m transformer.Spec, pl scale.Plan, target string) ma
 }
 
 // softwareKeys are the stack's settings Megatron-LM's arguments carry.
-func softwareKeys(m transformer.Spec, st scale.Settings) map[string]string {
+func softwareKeys(m transformer.Spec, st plan.Settings) map[string]string {
 	keys := map[string]string{}
 	onOff := map[bool]string{true: "on", false: "off"}
 	if m.MoE() {
@@ -191,7 +201,7 @@ func softwareKeys(m transformer.Spec, st scale.Settings) map[string]string {
 			keys["routing"] = "capacity:" + strconv.FormatFloat(st.Capacity, 'g', -1, 64)
 		}
 	}
-	if st.Graphs != "" && st.Graphs != scale.GraphsOff {
+	if st.Graphs != "" && st.Graphs != plan.GraphsOff {
 		keys["cuda-graphs"] = st.Graphs
 	}
 	return keys
@@ -199,15 +209,15 @@ func softwareKeys(m transformer.Spec, st scale.Settings) map[string]string {
 
 // stagesOf is the split a plan of p stages and these keys gives (the
 // readers' way back from a framework's split settings).
-func stagesOf(t *testing.T, m transformer.Spec, plan string) string {
+func stagesOf(t *testing.T, m transformer.Spec, text string) string {
 	t.Helper()
-	s, err := scale.ParseStrategy(plan)
+	s, err := plan.ParseStrategy(text)
 	if err != nil {
-		t.Fatalf("read back %s: %v", plan, err)
+		t.Fatalf("read back %s: %v", text, err)
 	}
 	st, err := s.StageLayers(m.Layers)
 	if err != nil {
-		t.Fatalf("read back %s: %v", plan, err)
+		t.Fatalf("read back %s: %v", text, err)
 	}
 	return joinInts(st)
 }
@@ -285,7 +295,10 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 		}
 	}
 	if r := flags["--fp8-recipe"]; len(r) > 0 {
-		k["fp8"] = map[string]string{"tensorwise": scale.FP8Current, "delayed": scale.FP8Delayed, "blockwise": scale.FP8Blockwise}[r[0]]
+		k["fp8"] = map[string]string{"tensorwise": plan.FP8Current, "delayed": plan.FP8Delayed, "blockwise": plan.FP8Blockwise, "mxfp8": plan.FP8MX}[r[0]]
+	}
+	if r := flags["--fp4-recipe"]; len(r) > 0 {
+		k["fp4"] = r[0]
 	}
 	if ep := num("--expert-model-parallel-size", 1); ep > 1 {
 		k["ep"] = strconv.Itoa(ep)
@@ -302,9 +315,9 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 		k["routing"] = "capacity:" + c[0]
 	}
 	if scope := flags["--cuda-graph-scope"]; len(scope) > 0 {
-		k["cuda-graphs"] = scale.GraphsDense
+		k["cuda-graphs"] = plan.GraphsDense
 		if slices.Contains(scope, "moe") {
-			k["cuda-graphs"] = scale.GraphsFull
+			k["cuda-graphs"] = plan.GraphsFull
 		}
 	}
 	return k
@@ -326,7 +339,7 @@ func readTorchPlan(t *testing.T, data []byte) map[string]string {
 	on(p.SequenceParallel, "sp")
 	on(p.DistributedOpt, "distopt")
 	on(p.FSDP, "fsdp")
-	if p.Recompute != "" && p.Recompute != scale.NoRecompute {
+	if p.Recompute != "" && p.Recompute != plan.NoRecompute {
 		k["recompute"] = string(p.Recompute)
 	}
 	if len(p.RecomputeModules) > 0 {
@@ -418,7 +431,7 @@ func titanKeys(t *testing.T, m transformer.Spec, f map[string]string, parts [][]
 		k["recompute"] = "full"
 	}
 	if f["quantize.linear.float8.recipe_name"] == "tensorwise" {
-		k["fp8"] = scale.FP8Current
+		k["fp8"] = plan.FP8Current
 	}
 	if P > 1 {
 		k["mbs"] = f["parallelism.pipeline_parallel_microbatch_size"]

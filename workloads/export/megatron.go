@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -18,7 +18,7 @@ import (
 // micro-batch sizes, and every parallel and memory setting of the plan,
 // as pretrain_gpt.py reads them. Data, tokenizer, optimizer and logging
 // arguments are the user's (MegatronScript writes a placeholder for
-// mock data). s must be resolved (evaluate/scale.Resolve: every degree
+// mock data). s must be resolved (evaluate/scale/plan.Resolve: every degree
 // filled in) with T x C x P x D = gpus.
 //
 // The flags: --tensor-model-parallel-size, --pipeline-model-parallel-size,
@@ -46,6 +46,8 @@ import (
 // --expert-tensor-parallel-size; FP8 as --fp8-format hybrid (E4M3
 // forward, E5M2 backward; e4m3 for blockwise, as DeepSeek-V3 trained)
 // with --fp8-recipe tensorwise (current scaling), delayed or blockwise;
+// fp8=mxfp8 as --fp8-format e4m3 --fp8-recipe mxfp8, fp4=nvfp4 as
+// --fp4-format e2m1 --fp4-recipe nvfp4;
 // Megatron-FSDP as --use-megatron-fsdp with
 // --data-parallel-sharding-strategy optim_grads_params; grads=bf16 as
 // --grad-reduce-in-bf16; epoverlap=on as --overlap-moe-expert-parallel-comm
@@ -61,7 +63,7 @@ import (
 // where it is not in every layer, --window-attn-skip-freq (2, or the
 // layers' pattern). Every flag is one of Megatron-LM core_v0.16.1's
 // (testdata/megatron-lm-core_v0.16.1-args.txt).
-func MegatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func MegatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	if err := megatronRope(m); err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func megatronRope(m transformer.Spec) error {
 }
 
 // megatronArgs is MegatronArgs without the rope check.
-func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, error) {
+func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, error) {
 	T, err := oneTensor(s, "megatron arguments", "Megatron-LM has one --tensor-model-parallel-size for every stage")
 	if err != nil {
 		return nil, err
@@ -236,12 +238,21 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 	}
 	add("--bf16")
 	switch s.FP8 {
-	case scale.FP8Current:
+	case plan.FP8Current:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "tensorwise")
-	case scale.FP8Delayed:
+	case plan.FP8Delayed:
 		add("--fp8-format", "hybrid", "--fp8-recipe", "delayed")
-	case scale.FP8Blockwise:
+	case plan.FP8Blockwise:
 		add("--fp8-format", "e4m3", "--fp8-recipe", "blockwise")
+	case plan.FP8MX:
+		// Megatron-Bridge's bf16_with_mxfp8_mixed: fp8 "e4m3", recipe
+		// "mxfp8" (Megatron-LM's --fp8-recipe choices: tensorwise,
+		// delayed, mxfp8, blockwise).
+		add("--fp8-format", "e4m3", "--fp8-recipe", "mxfp8")
+	case plan.FP4NV:
+		// Megatron-LM's FP4 arguments (--fp4-format, choices e2m1;
+		// --fp4-recipe, choices nvfp4): Bridge's bf16_with_nvfp4_mixed.
+		add("--fp4-format", "e2m1", "--fp4-recipe", "nvfp4")
 	}
 	if s.GradBF16 {
 		add("--grad-reduce-in-bf16")
@@ -315,18 +326,21 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 		return nil, err
 	}
 	switch s.Recompute {
-	case scale.SelectiveRecompute:
+	case plan.SelectiveRecompute:
 		add("--recompute-granularity", "selective")
 		if s.RecomputeModules != 0 {
 			add("--recompute-modules")
 			add(s.RecomputeModules.Names()...)
 		}
-	case scale.FullRecompute:
+	case plan.FullRecompute:
 		if k := s.RecomputeLayers; k > 0 {
 			add("--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", strconv.Itoa(k))
 		} else {
 			add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
 		}
+	}
+	if err := megatronFineTune(s, add); err != nil {
+		return nil, err
 	}
 	if err := unwritten("megatron", s, megatronKeys); err != nil {
 		return nil, err
@@ -344,9 +358,9 @@ func megatronArgs(m transformer.Spec, s scale.Strategy, gpus int) ([]string, err
 // recipes), grouped expert GEMMs (--moe-grouped-gemm; without it
 // Megatron-Core runs SequentialMLP, one GEMM pair per local expert) and
 // a capacity factor, padded to capacity as placer costs it.
-func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
+func moeStack(m transformer.Spec, st plan.Settings, add func(...string)) {
 	add("--moe-token-dispatcher-type", st.Dispatcher)
-	if st.Dispatcher == scale.DispatcherFlex {
+	if st.Dispatcher == plan.DispatcherFlex {
 		add("--moe-flex-dispatcher-backend", "deepep")
 	}
 	if !st.ExpertLoop {
@@ -377,12 +391,12 @@ func moeStack(m transformer.Spec, st scale.Settings, add func(...string)) {
 // the config.json's otherwise), and the
 // MLP or MoE graphed beside epoverlap ("CUDA graph scope on moe and mlp is
 // not supported with overlap_moe_expert_parallel_comm").
-func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error {
+func cudaGraphs(m transformer.Spec, s plan.Strategy, add func(...string)) error {
 	g := s.Software.Settings().Graphs
-	if g == scale.GraphsOff || g == "" {
+	if g == plan.GraphsOff || g == "" {
 		return nil
 	}
-	if s.Recompute == scale.FullRecompute {
+	if s.Recompute == plan.FullRecompute {
 		return fmt.Errorf("megatron arguments: --cuda-graph-impl: cuda-graphs=%s with recompute=full: Megatron-Core graphs layers beside full recomputation only as a full-iteration graph, which placer does not cost", g)
 	}
 	dense := !m.MoE() || m.DenseLayers > 0
@@ -390,7 +404,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if dense {
 		scope = append(scope, "mlp")
 	}
-	if g == scale.GraphsFull && m.MoE() {
+	if g == plan.GraphsFull && m.MoE() {
 		scope = append(scope, "moe")
 	}
 	// The attention dropout the arguments leave Megatron-Core: the
@@ -399,7 +413,7 @@ func cudaGraphs(m transformer.Spec, s scale.Strategy, add func(...string)) error
 	if m.Config.ModelType != "" {
 		dropout = m.Config.AttentionDropout
 	}
-	if dropout > 0 && s.Recompute == scale.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
+	if dropout > 0 && s.Recompute == plan.SelectiveRecompute && (s.RecomputeModules == 0 || slices.Contains(s.RecomputeModules.Names(), "core_attn")) {
 		return fmt.Errorf("megatron arguments: --cuda-graph-scope attn: cuda-graphs=%s beside recompute=selective of the attention core: Megatron-Core does not graph attention whose core it recomputes at an attention dropout of %g (\"attention dropout is not supported with graphed attention recomputation\"); recompute other modules (recompute-modules=) or leave cuda-graphs off", g, dropout)
 	}
 	if s.EPOverlap && len(scope) > 1 {
@@ -436,7 +450,7 @@ func mtpOverlap(m transformer.Spec, P int) error {
 // MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
 // as far as multi-token prediction goes (mtpOverlap): the search's
 // constraint for Megatron (SearchTarget).
-func MegatronRunsMTP(m transformer.Spec, s scale.Strategy) bool {
+func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
 	return !s.EPOverlap || mtpOverlap(m, s.P()) == nil
 }
 
@@ -484,7 +498,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 // oneTensor is s's tensor-parallel degree where every stage has the same
 // (tp=, or a stage-tp of one degree); a per-stage degree is a one-line
 // error naming who cannot run it and why.
-func oneTensor(s scale.Strategy, who, why string) (int, error) {
+func oneTensor(s plan.Strategy, who, why string) (int, error) {
 	ts := s.TensorStages
 	if ts == nil {
 		return s.T(), nil

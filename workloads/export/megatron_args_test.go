@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -102,6 +102,8 @@ func TestMegatronArgsNames(t *testing.T) {
 		{llama, "dgx-h100:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,recompute-modules=core_attn+mlp,fp8=current"},
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fp8=delayed"},
 		{llama, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,fsdp=on,fp8=blockwise"},
+		{llama, "dgx-b200:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,fp8=mxfp8"},
+		{llama, "dgx-b200:1", "tp=1,pp=2,dp=4,mbs=1,distopt=on,fp4=nvfp4"},
 		{moe, "dgx-h100:1", "tp=2,pp=2,dp=2,vp=2,mbs=1,sp=on,distopt=on,ep=2,etp=1,epoverlap=on"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,recompute-modules=moe_act+layernorm"},
 		{strings.Replace(moe, "topk=2", "topk=1", 1), "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4"},
@@ -121,15 +123,15 @@ func TestMegatronArgsNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod, err := scale.ParsePod(c.pod)
+		pod, err := plan.ParsePod(c.pod)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := scale.ParseStrategy(c.plan)
+		s, err := plan.ParseStrategy(c.plan)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.plan, err)
 		}

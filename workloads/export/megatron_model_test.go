@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -103,7 +103,7 @@ func TestMegatronModelAutoBridge(t *testing.T) {
 	if len(files) != 5 {
 		t.Fatalf("testdata: %d models, want Llama 3 8B, Qwen3 8B and 30B-A3B, DeepSeek-V3, GPT-OSS 120B", len(files))
 	}
-	pod, err := scale.ParsePod("dgx-h100:1")
+	pod, err := plan.ParsePod("dgx-h100:1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,15 +113,15 @@ func TestMegatronModelAutoBridge(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Batch = 64
-		plan := "tp=1,pp=1,dp=8,mbs=1"
+		text := "tp=1,pp=1,dp=8,mbs=1"
 		if m.MoE() {
-			plan += ",ep=8"
+			text += ",ep=8"
 		}
-		s, err := scale.ParseStrategy(plan)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := scale.Resolve(m, s, pod)
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", file, err)
 		}
@@ -150,11 +150,11 @@ func TestMegatronModelAutoBridge(t *testing.T) {
 // Llama 3 8B from its config.json exports --attention-dropout 0 and the
 // same plan is written.
 func TestGraphedAttentionDropout(t *testing.T) {
-	pod, err := scale.ParsePod("dgx-h100:1")
+	pod, err := plan.ParsePod("dgx-h100:1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := scale.ParseStrategy("tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective,cuda-graphs=dense")
+	s, err := plan.ParseStrategy("tp=2,pp=1,dp=4,mbs=1,sp=on,recompute=selective,cuda-graphs=dense")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestGraphedAttentionDropout(t *testing.T) {
 		m       transformer.Spec
 		refused bool
 	}{{"by its shape", shape, true}, {"config.json", hf, false}} {
-		pl, err := scale.Resolve(c.m, s, pod)
+		pl, err := plan.Resolve(c.m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

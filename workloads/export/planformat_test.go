@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -38,7 +38,7 @@ func planExamples(t testing.TB) [][]byte {
 // reads as a transformer plan.
 func TestPlanFormats(t *testing.T) {
 	tp, err := NewTransformerPlan(transformer.GPT(4, 32, 4, 8, 64, 8),
-		scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}, 8)
+		plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}, 8)
 	if err != nil {
 		t.Fatal(err)
 	}

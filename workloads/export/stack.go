@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
-// A plan at cluster scale is costed on a software stack (scale.Software:
+// A plan at cluster scale is costed on a software stack (plan.Software:
 // stack= and the keys beside it), and the file an export writes runs on
 // its framework's: the same plan is another step time on another stack
 // (docs/stacks.md: Llama 3 8B's quick-start plan is 5.92 s a step on
@@ -35,11 +35,11 @@ import (
 //   - deepspeed: placer's default stack too; the model is the user's code
 //     (the export writes DeepSpeed's configuration, and DeepSpeed-MoE's
 //     layers with experts), which placer does not see.
-func FrameworkSoftware(format string) scale.Software {
+func FrameworkSoftware(format string) plan.Software {
 	if format == "torchtitan" {
-		return scale.Software{Stack: titanStack, Compile: scale.On}
+		return plan.Software{Stack: titanStack, Compile: plan.On}
 	}
-	return scale.Software{}
+	return plan.Software{}
 }
 
 // RunsOn reports whether a plan of software sw is costed on a stack
@@ -48,14 +48,14 @@ func FrameworkSoftware(format string) scale.Software {
 // (megatron-core-*, megatron-bridge-*, model-zoo-moe-dev), compile not
 // written, for megatron; placer's default, no stack or compile written,
 // for deepspeed. Any other format (torch-plan, any) takes every stack.
-func RunsOn(format string, sw scale.Software) bool {
+func RunsOn(format string, sw plan.Software) bool {
 	switch format {
 	case "torchtitan":
-		return sw.Framework() == scale.FrameworkTorchTitan
+		return sw.Framework() == plan.FrameworkTorchTitan
 	case "megatron":
-		return sw.Framework() == scale.FrameworkMegatron && sw.Compile == scale.Unset
+		return sw.Framework() == plan.FrameworkMegatron && sw.Compile == plan.Unset
 	case "deepspeed":
-		return sw.Stack == "" && sw.Compile == scale.Unset
+		return sw.Stack == "" && sw.Compile == plan.Unset
 	}
 	return true
 }
@@ -66,7 +66,7 @@ func RunsOn(format string, sw scale.Software) bool {
 // (FrameworkSoftware), with the keys written beside it kept (compile=off
 // for torchtitan: its eager stack). A stack or compile setting the
 // framework does not run is a one-line error.
-func ForSoftware(format string, written scale.Software) (scale.Software, error) {
+func ForSoftware(format string, written plan.Software) (plan.Software, error) {
 	if format == "" || format == "any" {
 		return written, nil
 	}
@@ -74,7 +74,7 @@ func ForSoftware(format string, written scale.Software) (scale.Software, error) 
 	if sw.Stack == "" {
 		fw := FrameworkSoftware(format)
 		sw.Stack = fw.Stack
-		if sw.Compile == scale.Unset {
+		if sw.Compile == plan.Unset {
 			sw.Compile = fw.Compile
 		}
 	}
@@ -88,7 +88,7 @@ func ForSoftware(format string, written scale.Software) (scale.Software, error) 
 // itself where the framework runs it (RunsOn), else the framework's stack
 // and compile setting (FrameworkSoftware) with sw's other keys kept.
 // converted says it changed.
-func AsRunOn(format string, sw scale.Software) (out scale.Software, converted bool) {
+func AsRunOn(format string, sw plan.Software) (out plan.Software, converted bool) {
 	if RunsOn(format, sw) {
 		return sw, false
 	}
@@ -98,15 +98,15 @@ func AsRunOn(format string, sw scale.Software) (out scale.Software, converted bo
 }
 
 // stackKeys is sw's stack and compile keys as written.
-func stackKeys(sw scale.Software) string {
+func stackKeys(sw plan.Software) string {
 	var keys []string
 	if sw.Stack != "" {
 		keys = append(keys, "stack="+sw.Stack)
 	}
 	switch sw.Compile {
-	case scale.On:
+	case plan.On:
 		keys = append(keys, "compile=on")
-	case scale.Off:
+	case plan.Off:
 		keys = append(keys, "compile=off")
 	}
 	if len(keys) == 0 {

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -20,7 +21,7 @@ var SearchTargets = []string{"megatron", "torchtitan", "deepspeed", "any"}
 const DefaultSearchTarget = "megatron"
 
 // SearchTarget is the constraint placer search --for name puts on the
-// plans of model m on gpus GPUs (scale.Space.For): only plans its export
+// plans of model m on gpus GPUs (search.Space.For): only plans its export
 // writes ("" = DefaultSearchTarget; "any": every plan, the splits that
 // count the embedding and the loss as layers with the others, so that
 // its best is at least as fast as every framework's).
@@ -51,10 +52,10 @@ const DefaultSearchTarget = "megatron"
 //     layers of an expert-parallel degree; each plan its exporter
 //     refuses (tensor, context or pipeline parallelism, recomputation,
 //     ...) skipped before it is evaluated.
-func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, error) {
+func SearchTarget(name string, m transformer.Spec, gpus int) (search.Target, error) {
 	format, version, err := SplitFormat(name)
 	if err != nil {
-		return scale.Target{}, fmt.Errorf("--for %s: %w", name, err)
+		return search.Target{}, fmt.Errorf("--for %s: %w", name, err)
 	}
 	switch format {
 	case "":
@@ -62,29 +63,29 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (scale.Target, erro
 	case "any":
 		// Every plan: the union of the frameworks' spaces and placer's
 		// own (stage-tp), so that no target's best is faster.
-		return scale.Target{Name: "any", UnitSplits: true}, nil
+		return search.Target{Name: "any", UnitSplits: true}, nil
 	case "megatron":
-		t := scale.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}
+		t := search.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}
 		if m.MTP > 0 {
 			// Multi-token prediction beside the experts' all-to-all
 			// overlap: one layer, with a pipeline (mtpOverlap).
-			t.Runs = func(pl scale.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
+			t.Runs = func(pl plan.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
 		}
 		return t, nil
 	case "torchtitan":
-		return scale.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
-			Runs: func(pl scale.Plan) bool {
+		return search.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
+			Runs: func(pl plan.Plan) bool {
 				_, err := TorchTitanTransformer(m, pl.Strategy, gpus, version)
 				return err == nil
 			}}, nil
 	case "deepspeed":
-		return scale.Target{Name: "deepspeed", OneTensor: true, FSDP: true,
-			Runs: func(pl scale.Plan) bool {
+		return search.Target{Name: "deepspeed", OneTensor: true, FSDP: true,
+			Runs: func(pl plan.Plan) bool {
 				_, _, err := DeepSpeedTransformer(m, pl.Strategy, gpus, version, "")
 				return err == nil
 			}}, nil
 	case "torch-plan":
-		return scale.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
+		return search.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
 	}
-	return scale.Target{}, fmt.Errorf("--for %s: placer search proposes plans for %s", name, strings.Join(SearchTargets, ", "))
+	return search.Target{}, fmt.Errorf("--for %s: placer search proposes plans for %s", name, strings.Join(SearchTargets, ", "))
 }

@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -50,22 +51,22 @@ func TestSearchForMegatron(t *testing.T) {
 	refused := map[string]int{}
 	for i := range 40 {
 		m, gpus := randomModel(r)
-		p, err := scale.PodOf("dgx-h100", gpus)
+		p, err := plan.PodOf("dgx-h100", gpus)
 		if err != nil {
 			t.Fatal(err)
 		}
-		search := func(name string) scale.Searched {
+		searchFor := func(name string) search.Result {
 			target, err := SearchTarget(name, m, gpus)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 50, For: target})
+			got, err := search.Search(context.Background(), m, p, search.Space{Top: 50, For: target})
 			if err != nil {
 				t.Fatalf("%d: %s on %d GPUs: --for %s: %v", i, m, gpus, name, err)
 			}
 			return got
 		}
-		mega, any := search("megatron"), search("any")
+		mega, any := searchFor("megatron"), searchFor("any")
 		if !mega.Found || !any.Found {
 			t.Errorf("%d: %s on %d GPUs: found: megatron %v, any %v", i, m, gpus, mega.Found, any.Found)
 			continue
@@ -105,7 +106,7 @@ func TestSearchForTorchTitan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.PodOf("dgx-h100", 1024)
+	p, err := plan.PodOf("dgx-h100", 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestSearchForTorchTitan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 20, For: target})
+	got, err := search.Search(context.Background(), m, p, search.Space{Top: 20, For: target})
 	if err != nil || !got.Found {
 		t.Fatalf("--for torchtitan: found %v, %v", got.Found, err)
 	}
@@ -122,7 +123,7 @@ func TestSearchForTorchTitan(t *testing.T) {
 			t.Errorf("--for torchtitan proposed %s: %v", res.Plan, err)
 		}
 	}
-	all, err := scale.Search(context.Background(), m, p, scale.Space{For: scale.Target{Name: "any", UnitSplits: true}})
+	all, err := search.Search(context.Background(), m, p, search.Space{For: search.Target{Name: "any", UnitSplits: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestSearchForDeepSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.PodOf("dgx-h100", 64)
+	p, err := plan.PodOf("dgx-h100", 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestSearchForDeepSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := scale.Search(context.Background(), m, p, scale.Space{Top: 20, For: target})
+	got, err := search.Search(context.Background(), m, p, search.Space{Top: 20, For: target})
 	if err != nil || !got.Found {
 		t.Fatalf("--for deepspeed: found %v, %v", got.Found, err)
 	}
@@ -156,7 +157,7 @@ func TestSearchForDeepSpeed(t *testing.T) {
 			t.Errorf("--for deepspeed proposed %s: %v", res.Plan, err)
 		}
 	}
-	all, err := scale.Search(context.Background(), m, p, scale.Space{For: scale.Target{Name: "any", UnitSplits: true}})
+	all, err := search.Search(context.Background(), m, p, search.Space{For: search.Target{Name: "any", UnitSplits: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -53,7 +53,7 @@ import (
 // borrows (cp <= ep <= dp_shard x cp) or beside tensor parallelism. The
 // model's name and flavor are torchtitan's own: the shape is written as a
 // comment.
-func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, version string) ([]byte, error) {
+func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, version string) ([]byte, error) {
 	rel, err := checkedRelease("torchtitan", version)
 	if err != nil {
 		return nil, err
@@ -82,13 +82,15 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: torchtitan's tensor parallelism shards the norms' sequence (sp=on); the plan has sp=off")
 	case m.Seq%(2*T*C) != 0:
 		return nil, fmt.Errorf("export: torchtitan: training.seq_len: %d is not a multiple of 2 x tp x cp = %d, which torchtitan %s's llama3 asserts", m.Seq, 2*T*C, rel.Version)
-	case s.Recompute == scale.SelectiveRecompute:
+	case s.Recompute == plan.SelectiveRecompute:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute=selective (the attention core) is not torchtitan's selective checkpointing (per layer or per op)")
-	case s.Recompute == scale.FullRecompute && s.RecomputeLayers > 0:
+	case s.Recompute == plan.FullRecompute && s.RecomputeLayers > 0:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint.mode: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case runs != nil:
 		return nil, runs
-	case s.FP8 != "" && s.FP8 != scale.FP8Current:
+	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
+		return nil, fmt.Errorf("export: torchtitan: model.converters: %s: placer writes no torchtitan MX or NVFP4 converter (its float8 export is tensorwise)", plan.PrecisionKey(s.FP8))
+	case s.FP8 != "" && s.FP8 != plan.FP8Current:
 		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
 	}
 	shard := 1
@@ -128,7 +130,7 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	} else {
 		b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n")
 	}
-	if s.FP8 == scale.FP8Current {
+	if s.FP8 == plan.FP8Current {
 		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
 	}
 	// torchtitan 0.2.2's Trainer runs global / (local x data-parallel
@@ -145,7 +147,7 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 	switch {
 	case s.TPOverlap:
 		b.WriteString("\n[compile]\nenable = true  # async tensor parallelism takes effect only compiled\n")
-	case s.Software.Compile == scale.On:
+	case s.Software.Compile == plan.On:
 		b.WriteString("\n[compile]\nenable = true  # compile=on: the layers compiled, as placer costed them\n")
 	}
 	b.WriteString("\n[parallelism]\n")
@@ -180,7 +182,7 @@ func TorchTitanTransformer(m transformer.Spec, s scale.Strategy, gpus int, versi
 		b.WriteString(tomlParts(parts))
 	}
 	mode := "none"
-	if s.Recompute == scale.FullRecompute {
+	if s.Recompute == plan.FullRecompute {
 		mode = "full"
 	}
 	fmt.Fprintf(&b, "\n[activation_checkpoint]\nmode = %q\n", mode)
@@ -225,7 +227,7 @@ func titanLayerParts(stages []int, V int) ([][]string, error) {
 // with fewer micro-batches than stages and its interleaved schedule with
 // micro-batches no multiple of its rounds, Megatron-Core's all-to-all
 // overlap, and gradients reduced in BF16; nil if none.
-func titanRunsErr(s scale.Strategy, P, V, micro int, version string) error {
+func titanRunsErr(s plan.Strategy, P, V, micro int, version string) error {
 	switch {
 	case P > 1 && s.Schedule == decision.GPipe && V > 1:
 		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
@@ -238,5 +240,5 @@ func titanRunsErr(s scale.Strategy, P, V, micro int, version string) error {
 	case s.GradBF16:
 		return fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", version)
 	}
-	return nil
+	return titanFineTuneErr(s, version)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -141,7 +141,7 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 // tensor-parallel ranks (ep dividing dp_shard x cp x tp, etp 1), the
 // last model part ends in lm_head, and every FP8 recipe is refused
 // (0.3.0's float8 recipes are rowwise only).
-func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
+func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
 	T, P, D, C, V := s.T(), s.P(), s.R(), s.C(), s.V()
 	micro := m.Batch / D / s.MicroBatchSize
 	// Trainer.__init__ (trainer.py): the sequence splits over tp with
@@ -159,12 +159,14 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 		return nil, fmt.Errorf("export: torchtitan: parallelism.data_parallel_shard_degree: distopt=on (the distributed optimizer, ZeRO-1) has no torchtitan setting (FSDP2 shards parameters and gradients too): use fsdp=on or distopt=off")
 	case m.Seq%div != 0:
 		return nil, fmt.Errorf("export: torchtitan: training.seq_len: %d is not a multiple of %d (tp with sequence parallelism x 2 cp), which torchtitan %s's trainer asserts", m.Seq, div, rel.Checked)
-	case s.Recompute == scale.SelectiveRecompute:
+	case s.Recompute == plan.SelectiveRecompute:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint: recompute=selective (the attention core) is not torchtitan's selective checkpointing (SelectiveAC: per op)")
-	case s.Recompute == scale.FullRecompute && s.RecomputeLayers > 0:
+	case s.Recompute == plan.FullRecompute && s.RecomputeLayers > 0:
 		return nil, fmt.Errorf("export: torchtitan: activation_checkpoint: recompute-layers=%d (some layers of each chunk) has no torchtitan setting", s.RecomputeLayers)
 	case runs != nil:
 		return nil, runs
+	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
+		return nil, fmt.Errorf("export: torchtitan: model_spec converters: %s: placer writes no torchtitan MX or NVFP4 converter", plan.PrecisionKey(s.FP8))
 	case s.FP8 != "":
 		// components/quantization/float8.py: Float8LinearConverter.Config
 		// recipe_name is "rowwise" or "rowwise_with_gw_hp"; 0.2's
@@ -256,10 +258,10 @@ func titan03Transformer(m transformer.Spec, s scale.Strategy, gpus int, rel fram
 	// compiles does not run another plan than the one costed.
 	// CompileConfig.components is left at its default, the model and the
 	// loss.
-	t.bool("compile.enable", s.TPOverlap || s.Software.Compile == scale.On)
+	t.bool("compile.enable", s.TPOverlap || s.Software.Compile == plan.On)
 	t.bool("compile.enable_async_tensor_parallel", s.TPOverlap)
 	mode := "none"
-	if s.Recompute == scale.FullRecompute {
+	if s.Recompute == plan.FullRecompute {
 		mode = "full"
 	}
 	t.checkpoint(mode)

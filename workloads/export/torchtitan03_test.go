@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -71,7 +71,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 	cases := []struct {
 		name      string
 		m         transformer.Spec
-		s         scale.Strategy
+		s         plan.Strategy
 		gpus      int
 		assign    []string // "" lines: want a refusal, err
 		overrides string
@@ -79,7 +79,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 	}{
 		// FSDP 8: one micro-batch of 4 a step per rank (local), no
 		// pipeline, checkpointing off (the bases' default is SelectiveAC).
-		{name: "fsdp", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true}, gpus: 8, assign: []string{
+		{name: "fsdp", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 4",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 16",
@@ -99,7 +99,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"--compile.no-enable --compile.no-enable_async_tensor_parallel activation-checkpoint:none"},
 		// TP 2 x FSDP 4 with sequence parallelism, async TP (compiled),
 		// full checkpointing.
-		{name: "tp x fsdp", m: llama, s: scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 2, SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: scale.FullRecompute}, gpus: 8, assign: []string{
+		{name: "tp x fsdp", m: llama, s: plan.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 2, SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: plan.FullRecompute}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 2",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 16",
@@ -123,7 +123,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 		// (0.3's name of 0.2's output); a pipeline turns CUDA graphs off
 		// (Trainer.Config refuses both); the local batch is the rank's
 		// step, 32 / 2 = 16, in micro-batches of 2.
-		{name: "pp interleaved", m: llama, s: scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, Virtual: 2, MicroBatchSize: 2, MicroBatches: 8,
+		{name: "pp interleaved", m: llama, s: plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, Virtual: 2, MicroBatchSize: 2, MicroBatches: 8,
 			SequenceParallel: true, FSDP: true, FirstLayers: 2, LastLayers: 6}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 16",
 			"config.training.global_batch_size = 32",
@@ -152,7 +152,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 		// applies fully_shard over dp_replicate x dp_shard, here 2 x 1),
 		// tensor parallelism without sequence parallelism (seq 12: tp 4
 		// need not divide it then).
-		{name: "ddp beside pp, gpipe", m: llama, s: scale.Strategy{Pipeline: 2, Replicas: 2, MicroBatchSize: 4, MicroBatches: 4, Schedule: decision.GPipe}, gpus: 4, assign: []string{
+		{name: "ddp beside pp, gpipe", m: llama, s: plan.Strategy{Pipeline: 2, Replicas: 2, MicroBatchSize: 4, MicroBatches: 4, Schedule: decision.GPipe}, gpus: 4, assign: []string{
 			"config.training.local_batch_size = 16",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 16",
@@ -170,7 +170,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}},
-		{name: "tp without sp", m: short, s: scale.Strategy{Tensor: 4, Replicas: 2, MicroBatchSize: 1, FSDP: true}, gpus: 8, assign: []string{
+		{name: "tp without sp", m: short, s: plan.Strategy{Tensor: 4, Replicas: 2, MicroBatchSize: 1, FSDP: true}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 1",
 			"config.training.global_batch_size = 32",
 			"config.training.seq_len = 12",
@@ -187,7 +187,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.activation_checkpoint = None",
 		}},
 		// The experts borrow dp_shard x tp = 4 x 2 ranks: ep 4 divides it.
-		{name: "experts beside tp", m: moe, s: scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, Experts: 4, ExpertTensor: 1, SequenceParallel: true, FSDP: true}, gpus: 8, assign: []string{
+		{name: "experts beside tp", m: moe, s: plan.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, Experts: 4, ExpertTensor: 1, SequenceParallel: true, FSDP: true}, gpus: 8, assign: []string{
 			"config.training.local_batch_size = 1",
 			"config.training.global_batch_size = 16",
 			"config.training.seq_len = 8",
@@ -203,16 +203,16 @@ func TestTorchTitan03Transformer(t *testing.T) {
 			"config.compile.enable_async_tensor_parallel = False",
 			"config.activation_checkpoint = None",
 		}},
-		{name: "float8", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, FP8: scale.FP8Current}, gpus: 8,
+		{name: "float8", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, FP8: plan.FP8Current}, gpus: 8,
 			err: "export: torchtitan: model_spec converters (Float8LinearConverter.Config.recipe_name): fp8=current has no torchtitan 0.3.0 recipe (its float8 recipes are rowwise and rowwise_with_gw_hp; 0.2's tensorwise is current scaling: --to torchtitan@0.2)"},
-		{name: "float8 blockwise", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, FP8: scale.FP8Blockwise}, gpus: 8, err: "fp8=blockwise has no torchtitan 0.3.0 recipe"},
-		{name: "selective", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, Recompute: scale.SelectiveRecompute}, gpus: 8, err: "export: torchtitan: activation_checkpoint: recompute=selective"},
-		{name: "bf16 grads", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, GradBF16: true}, gpus: 8, err: "training.mixed_precision_reduce: grads=bf16: torchtitan 0.3.0 reduces in float32 only"},
-		{name: "distopt", m: llama, s: scale.Strategy{Replicas: 8, MicroBatchSize: 4, DistOpt: true}, gpus: 8, err: "parallelism.data_parallel_shard_degree: distopt=on"},
-		{name: "seq", m: short, s: scale.Strategy{Tensor: 4, Context: 2, MicroBatchSize: 1, SequenceParallel: true}, gpus: 8, err: "training.seq_len: 12 is not a multiple of 16 (tp with sequence parallelism x 2 cp)"},
-		{name: "1f1b, few micro-batches", m: llama, s: scale.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 8, MicroBatches: 2, FSDP: true}, gpus: 8, err: "parallelism.pipeline_parallel_schedule: 1F1B with 2 micro-batches on 4 stages"},
-		{name: "expert tp", m: moe, s: scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, Experts: 4, SequenceParallel: true, FSDP: true}, gpus: 8, err: "parallelism.expert_parallel_degree: ep=4 with etp=2"},
-		{name: "experts past the ranks", m: moe, s: scale.Strategy{Replicas: 4, Context: 2, MicroBatchSize: 1, Experts: 16, FSDP: true}, gpus: 8, err: "ep=16 does not divide dp_shard x cp x tp = 4 x 2 x 1"},
+		{name: "float8 blockwise", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, FP8: plan.FP8Blockwise}, gpus: 8, err: "fp8=blockwise has no torchtitan 0.3.0 recipe"},
+		{name: "selective", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, Recompute: plan.SelectiveRecompute}, gpus: 8, err: "export: torchtitan: activation_checkpoint: recompute=selective"},
+		{name: "bf16 grads", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, GradBF16: true}, gpus: 8, err: "training.mixed_precision_reduce: grads=bf16: torchtitan 0.3.0 reduces in float32 only"},
+		{name: "distopt", m: llama, s: plan.Strategy{Replicas: 8, MicroBatchSize: 4, DistOpt: true}, gpus: 8, err: "parallelism.data_parallel_shard_degree: distopt=on"},
+		{name: "seq", m: short, s: plan.Strategy{Tensor: 4, Context: 2, MicroBatchSize: 1, SequenceParallel: true}, gpus: 8, err: "training.seq_len: 12 is not a multiple of 16 (tp with sequence parallelism x 2 cp)"},
+		{name: "1f1b, few micro-batches", m: llama, s: plan.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 8, MicroBatches: 2, FSDP: true}, gpus: 8, err: "parallelism.pipeline_parallel_schedule: 1F1B with 2 micro-batches on 4 stages"},
+		{name: "expert tp", m: moe, s: plan.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, Experts: 4, SequenceParallel: true, FSDP: true}, gpus: 8, err: "parallelism.expert_parallel_degree: ep=4 with etp=2"},
+		{name: "experts past the ranks", m: moe, s: plan.Strategy{Replicas: 4, Context: 2, MicroBatchSize: 1, Experts: 16, FSDP: true}, gpus: 8, err: "ep=16 does not divide dp_shard x cp x tp = 4 x 2 x 1"},
 	}
 	for _, c := range cases {
 		got, err := TorchTitanTransformer(c.m, c.s, c.gpus, "0.3")
@@ -256,7 +256,7 @@ func TestTorchTitan03Transformer(t *testing.T) {
 	}
 	// Llama 3 8B's shape is torchtitan's llama3 8B: its config function,
 	// its model without converters.
-	got, err := TorchTitanTransformer(l8b, scale.Strategy{Replicas: 32, Tensor: 2, MicroBatchSize: 1, SequenceParallel: true, FSDP: true}, 64, "")
+	got, err := TorchTitanTransformer(l8b, plan.Strategy{Replicas: 32, Tensor: 2, MicroBatchSize: 1, SequenceParallel: true, FSDP: true}, 64, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +293,7 @@ func TestTitan03Model(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := TorchTitanTransformer(m, scale.Strategy{Replicas: 1, MicroBatchSize: 1}, 1, "0.3")
+		got, err := TorchTitanTransformer(m, plan.Strategy{Replicas: 1, MicroBatchSize: 1}, 1, "0.3")
 		if err != nil {
 			t.Fatalf("%s: %v", c.workload, err)
 		}
@@ -337,7 +337,7 @@ func TestTitanFlavorOf(t *testing.T) {
 // keeping the gathered parameters (fsdp_reshard_after_forward "never").
 func TestTorchTitan03Graph(t *testing.T) {
 	list := map[string]string{"layers": "ModuleList", "layers.0": "Block", "layers.1": "Block", "head": "Linear"}
-	got, err := TorchTitanConfig(plan(16, 2, 2, "1f1b", "fsdp", []string{"layers.0", "layers.0.attn"}, []string{"layers.1", "head"}), "0.3", list)
+	got, err := TorchTitanConfig(handPlan(16, 2, 2, "1f1b", "fsdp", []string{"layers.0", "layers.0.attn"}, []string{"layers.1", "head"}), "0.3", list)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,14 +366,14 @@ func TestTorchTitan03Graph(t *testing.T) {
 		!strings.Contains(string(got), "raise NotImplementedError(") {
 		t.Errorf("header or base_config\n%s", got)
 	}
-	got, err = TorchTitanConfig(plan(16, 4, 1, "gpipe", "zero2", []string{"layers.0", "layers.1", "head"}), "0.3", list)
+	got, err = TorchTitanConfig(handPlan(16, 4, 1, "gpipe", "zero2", []string{"layers.0", "layers.1", "head"}), "0.3", list)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if assign, _ := titan03Parts(t, string(got)); !strings.Contains(strings.Join(assign, "\n"), "config.parallelism.data_parallel_shard_degree = 4\nconfig.parallelism.fsdp_reshard_after_forward = \"never\"\n") {
 		t.Errorf("zero2\n%s", got)
 	}
-	if _, err := TorchTitanConfig(plan(16, 2, 1, "1f1b", "", []string{"layers.0"}, []string{"layers.1", "head"}), "0.3", list); err == nil || !strings.Contains(err.Error(), "1F1B with 1 micro-batches on 2 stages") {
+	if _, err := TorchTitanConfig(handPlan(16, 2, 1, "1f1b", "", []string{"layers.0"}, []string{"layers.1", "head"}), "0.3", list); err == nil || !strings.Contains(err.Error(), "1F1B with 1 micro-batches on 2 stages") {
 		t.Errorf("1f1b, 1 micro-batch: %v", err)
 	}
 }

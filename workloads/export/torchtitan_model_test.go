@@ -1,12 +1,12 @@
 package export
 
 import (
+	"github.com/placer/placer/evaluate/scale/plan"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -108,16 +108,16 @@ func TestTitanModelArgs(t *testing.T) {
 			t.Fatal(err)
 		}
 		m.Seq, m.Batch = 4096, 64
-		plan := "tp=1,pp=1,dp=8,mbs=1,fsdp=on"
+		text := "tp=1,pp=1,dp=8,mbs=1,fsdp=on"
 		if m.MoE() {
-			plan += ",ep=" + itoa(map[bool]int{true: 8, false: 4}[m.Experts%8 == 0])
+			text += ",ep=" + itoa(map[bool]int{true: 8, false: 4}[m.Experts%8 == 0])
 		}
-		s, err := scale.ParseStrategy(plan)
+		s, err := plan.ParseStrategy(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pod, _ := scale.ParsePod("dgx-h100:1")
-		pl, err := scale.Resolve(m, s, pod)
+		pod, _ := plan.ParsePod("dgx-h100:1")
+		pl, err := plan.Resolve(m, s, pod)
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}

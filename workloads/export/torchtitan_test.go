@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -30,13 +30,13 @@ func TestTorchTitanTransformer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, Virtual: 2, MicroBatchSize: 2, MicroBatches: 8,
-		SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: scale.FullRecompute, FirstLayers: 2, LastLayers: 6, FP8: scale.FP8Current}
-	with := func(f func(*scale.Strategy)) scale.Strategy { s := full; f(&s); return s }
+	full := plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, Virtual: 2, MicroBatchSize: 2, MicroBatches: 8,
+		SequenceParallel: true, TPOverlap: true, FSDP: true, Recompute: plan.FullRecompute, FirstLayers: 2, LastLayers: 6, FP8: plan.FP8Current}
+	with := func(f func(*plan.Strategy)) plan.Strategy { s := full; f(&s); return s }
 	cases := []struct {
 		name string
 		m    transformer.Spec
-		s    scale.Strategy
+		s    plan.Strategy
 		gpus int
 		want string
 	}{
@@ -81,7 +81,7 @@ module_fqns_per_model_part = [
 [activation_checkpoint]
 mode = "full"
 `},
-		{"ddp", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4}, 8, `[training]
+		{"ddp", llama, plan.Strategy{Replicas: 8, MicroBatchSize: 4}, 8, `[training]
 local_batch_size = 4
 global_batch_size = 32
 seq_len = 16
@@ -98,7 +98,7 @@ mode = "none"
 `},
 		// compile=on: the plan placer costed as compiled layers, written
 		// compiled.
-		{"compiled", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4, Software: scale.Software{Stack: "torchtitan-0.2", Compile: scale.On}}, 8, `[training]
+		{"compiled", llama, plan.Strategy{Replicas: 8, MicroBatchSize: 4, Software: plan.Software{Stack: "torchtitan-0.2", Compile: plan.On}}, 8, `[training]
 local_batch_size = 4
 global_batch_size = 32
 seq_len = 16
@@ -119,7 +119,7 @@ mode = "none"
 		// With fsdp=on: torchtitan 0.2.2's llama3 runs plain data
 		// parallelism only alone (the dp=2 pipeline without it is refused
 		// below).
-		{"gpipe, even", llama, scale.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 1, MicroBatches: 16, Schedule: decision.GPipe, FSDP: true}, 8, `[training]
+		{"gpipe, even", llama, plan.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 1, MicroBatches: 16, Schedule: decision.GPipe, FSDP: true}, 8, `[training]
 local_batch_size = 16
 global_batch_size = 32
 seq_len = 16
@@ -144,7 +144,7 @@ mode = "none"
 `},
 		// Two micro-batches of 1 a rank without a pipeline: torchtitan
 		// accumulates global / (local x 8) = 2 of local_batch_size 1.
-		{"experts over the shard ranks", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4}, 8, `[training]
+		{"experts over the shard ranks", moe, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4}, 8, `[training]
 local_batch_size = 1
 global_batch_size = 16
 seq_len = 8
@@ -162,25 +162,25 @@ mode = "none"
 `},
 		// torchtitan 0.2.2's mixed_precision_reduce is Literal["float32"]:
 		// "bfloat16" (written before) is not one of its values.
-		{"experts, gradients reduced in bf16", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16: torchtitan 0.2 reduces in float32 only"},
-		{"all-to-alls overlapped", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, EPOverlap: true}, 8, "epoverlap=on"},
-		{"bf16 gradients without fsdp", llama, scale.Strategy{Replicas: 8, MicroBatchSize: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16"},
+		{"experts, gradients reduced in bf16", moe, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16: torchtitan 0.2 reduces in float32 only"},
+		{"all-to-alls overlapped", moe, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Experts: 4, EPOverlap: true}, 8, "epoverlap=on"},
+		{"bf16 gradients without fsdp", llama, plan.Strategy{Replicas: 8, MicroBatchSize: 4, GradBF16: true}, 8, "training.mixed_precision_reduce: grads=bf16"},
 		{"gpus", llama, full, 16, "is not the 16 GPUs"},
-		{"batch", llama, with(func(s *scale.Strategy) { s.MicroBatchSize = 3 }), 8, "training.local_batch_size"},
-		{"distopt", llama, with(func(s *scale.Strategy) { s.FSDP, s.DistOpt = false, true }), 8, "parallelism.data_parallel_shard_degree: distopt=on"},
-		{"sp off", llama, with(func(s *scale.Strategy) { s.SequenceParallel, s.TPOverlap = false, false }), 8, "parallelism.tensor_parallel_degree"},
-		{"selective", llama, with(func(s *scale.Strategy) { s.Recompute = scale.SelectiveRecompute }), 8, "activation_checkpoint.mode: recompute=selective"},
-		{"block", llama, with(func(s *scale.Strategy) { s.RecomputeLayers = 1 }), 8, "activation_checkpoint.mode: recompute-layers=1"},
-		{"gpipe interleaved", llama, with(func(s *scale.Strategy) { s.Schedule = decision.GPipe }), 8, "parallelism.pipeline_parallel_schedule"},
-		{"fp8 delayed", llama, with(func(s *scale.Strategy) { s.FP8 = scale.FP8Delayed }), 8, "quantize.linear.float8.recipe_name: fp8=delayed"},
-		{"uneven chunks", llama, with(func(s *scale.Strategy) { s.FirstLayers, s.LastLayers = 3, 5 }), 8, "stage 0's 3 layers do not split into 2"},
-		{"stage-tp", llama, scale.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true}, 6, "parallelism.tensor_parallel_degree: stage-tp"},
-		{"experts beside tp", moe, scale.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, SequenceParallel: true, FSDP: true, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4 beside tp=2"},
-		{"ddp beside pp", llama, scale.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 1, MicroBatches: 16}, 8, "parallelism.data_parallel_replicate_degree: dp=2 without fsdp=on beside tp=1, cp=1, pp=4"},
-		{"1f1b, few micro-batches", llama, scale.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 8, MicroBatches: 2, FSDP: true}, 8, "1F1B with 2 micro-batches on 4 stages"},
-		{"interleaved rounds", odd, scale.Strategy{Pipeline: 2, Virtual: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 5, FSDP: true}, 4, "5 micro-batches on 2 stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its 2 rounds"},
-		{"seq", short, scale.Strategy{Tensor: 4, Replicas: 2, MicroBatchSize: 1, SequenceParallel: true, FSDP: true}, 8, "training.seq_len: 12 is not a multiple of 2 x tp x cp = 8"},
-		{"experts without shard ranks", moe, scale.Strategy{Replicas: 8, MicroBatchSize: 1, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4: torchtitan's experts borrow"},
+		{"batch", llama, with(func(s *plan.Strategy) { s.MicroBatchSize = 3 }), 8, "training.local_batch_size"},
+		{"distopt", llama, with(func(s *plan.Strategy) { s.FSDP, s.DistOpt = false, true }), 8, "parallelism.data_parallel_shard_degree: distopt=on"},
+		{"sp off", llama, with(func(s *plan.Strategy) { s.SequenceParallel, s.TPOverlap = false, false }), 8, "parallelism.tensor_parallel_degree"},
+		{"selective", llama, with(func(s *plan.Strategy) { s.Recompute = plan.SelectiveRecompute }), 8, "activation_checkpoint.mode: recompute=selective"},
+		{"block", llama, with(func(s *plan.Strategy) { s.RecomputeLayers = 1 }), 8, "activation_checkpoint.mode: recompute-layers=1"},
+		{"gpipe interleaved", llama, with(func(s *plan.Strategy) { s.Schedule = decision.GPipe }), 8, "parallelism.pipeline_parallel_schedule"},
+		{"fp8 delayed", llama, with(func(s *plan.Strategy) { s.FP8 = plan.FP8Delayed }), 8, "quantize.linear.float8.recipe_name: fp8=delayed"},
+		{"uneven chunks", llama, with(func(s *plan.Strategy) { s.FirstLayers, s.LastLayers = 3, 5 }), 8, "stage 0's 3 layers do not split into 2"},
+		{"stage-tp", llama, plan.Strategy{TensorStages: []int{2, 4}, Pipeline: 2, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true}, 6, "parallelism.tensor_parallel_degree: stage-tp"},
+		{"experts beside tp", moe, plan.Strategy{Tensor: 2, Replicas: 4, MicroBatchSize: 1, SequenceParallel: true, FSDP: true, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4 beside tp=2"},
+		{"ddp beside pp", llama, plan.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 1, MicroBatches: 16}, 8, "parallelism.data_parallel_replicate_degree: dp=2 without fsdp=on beside tp=1, cp=1, pp=4"},
+		{"1f1b, few micro-batches", llama, plan.Strategy{Pipeline: 4, Replicas: 2, MicroBatchSize: 8, MicroBatches: 2, FSDP: true}, 8, "1F1B with 2 micro-batches on 4 stages"},
+		{"interleaved rounds", odd, plan.Strategy{Pipeline: 2, Virtual: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 5, FSDP: true}, 4, "5 micro-batches on 2 stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its 2 rounds"},
+		{"seq", short, plan.Strategy{Tensor: 4, Replicas: 2, MicroBatchSize: 1, SequenceParallel: true, FSDP: true}, 8, "training.seq_len: 12 is not a multiple of 2 x tp x cp = 8"},
+		{"experts without shard ranks", moe, plan.Strategy{Replicas: 8, MicroBatchSize: 1, Experts: 4}, 8, "parallelism.expert_parallel_degree: ep=4: torchtitan's experts borrow"},
 	}
 	for _, c := range cases {
 		got, err := TorchTitanTransformer(c.m, c.s, c.gpus, "0.2")

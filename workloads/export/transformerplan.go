@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -29,7 +29,7 @@ type TransformerPlan struct {
 	MicroBatches     int               `json:"micro_batches"`
 	Schedule         decision.Schedule `json:"schedule"`
 	SequenceParallel bool              `json:"sequence_parallel"`
-	Recompute        scale.Recompute   `json:"recompute,omitempty"`
+	Recompute        plan.Recompute    `json:"recompute,omitempty"`
 	// RecomputeModules are the modules selective recomputation recomputes
 	// (Megatron-Core's names; absent: the attention core);
 	// RecomputeLayers, with full recomputation, the layers of each stage
@@ -88,7 +88,7 @@ type TransformerStage struct {
 
 // NewTransformerPlan writes model m under strategy s on gpus GPUs as a
 // TransformerPlanFormat plan. s must be resolved (every degree named, as
-// evaluate/scale.Resolve leaves it: tensor, pipeline, replicas,
+// evaluate/scale/plan.Resolve leaves it: tensor, pipeline, replicas,
 // micro-batch size and micro-batches with T x P x R = gpus and
 // R x mbs x M = the batch). Interleaved virtual stages are not run by
 // tools/torchplan and are refused, as are context parallelism and
@@ -97,7 +97,7 @@ type TransformerStage struct {
 // runs them with data and expert parallelism only (tp=1, pp=1), routed
 // experts only (no shared experts, no multi-head latent attention, no
 // multi-token prediction), so the others are refused.
-func NewTransformerPlan(m transformer.Spec, s scale.Strategy, gpus int) (TransformerPlan, error) {
+func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (TransformerPlan, error) {
 	T, err := oneTensor(s, "torch plan", "tools/torchplan runs one tensor-parallel degree")
 	if err != nil {
 		return TransformerPlan{}, err

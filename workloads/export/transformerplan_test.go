@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/placer/placer/decision"
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
 func TestNewTransformerPlan(t *testing.T) {
 	m := transformer.GPT(4, 32, 4, 8, 64, 8)
-	s := scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}
+	s := plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Schedule: decision.OneFOneB, SequenceParallel: true}
 	tp, err := NewTransformerPlan(m, s, 8)
 	if err != nil {
 		t.Fatal(err)
@@ -38,17 +38,17 @@ func TestNewTransformerPlan(t *testing.T) {
 		t.Errorf("uneven stages %v, want [0 1 2] [3]", got)
 	}
 	for _, c := range []struct {
-		s    scale.Strategy
+		s    plan.Strategy
 		gpus int
 		want string
 	}{
-		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "first=3 + last=3 is not the 4 layers"},
+		{plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, FirstLayers: 3, LastLayers: 3}, 8, "first=3 + last=3 is not the 4 layers"},
 		{s, 16, "is not the 16 GPUs"},
-		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
-		{scale.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
-		{scale.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
-		{scale.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
-		{scale.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
+		{plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 1, MicroBatches: 2}, 8, "is not the batch of 8"},
+		{plan.Strategy{Tensor: 2, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Virtual: 2}, 8, "no interleaving"},
+		{plan.Strategy{Tensor: 1, Pipeline: 8, Replicas: 1, MicroBatchSize: 1, MicroBatches: 8}, 8, "pp=8 does not divide the 4 layers"},
+		{plan.Strategy{Tensor: 2, Context: 2, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 8, "torch plan: cp=2: tools/torchplan does not split sequences"},
+		{plan.Strategy{TensorStages: []int{4, 2}, Pipeline: 2, Replicas: 1, MicroBatchSize: 2, MicroBatches: 4}, 6, "torch plan: stage-tp=4:2: a tensor-parallel degree per stage cannot be exported (tools/torchplan runs one tensor-parallel degree)"},
 	} {
 		if _, err := NewTransformerPlan(m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v on %d GPUs: %v; want %q", c.s, c.gpus, err, c.want)
@@ -64,7 +64,7 @@ func TestNewTransformerPlanExperts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2}
+	s := plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2}
 	tp, err := NewTransformerPlan(m, s, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -82,24 +82,24 @@ func TestNewTransformerPlanExperts(t *testing.T) {
 		t.Errorf("read back %+v, %v", got, err)
 	}
 	// A dense model's plan has no expert fields.
-	dense, _ := NewTransformerPlan(transformer.GPT(2, 16, 2, 8, 64, 8), scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 4)
+	dense, _ := NewTransformerPlan(transformer.GPT(2, 16, 2, 8, 64, 8), plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2}, 4)
 	if data, _ := dense.Encode(); strings.Contains(string(data), "expert") {
 		t.Errorf("dense plan mentions experts:\n%s", data)
 	}
 	shared, _ := transformer.Parse("gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32,shared=1")
 	for _, c := range []struct {
 		m    transformer.Spec
-		s    scale.Strategy
+		s    plan.Strategy
 		gpus int
 		want string
 	}{
-		{m, scale.Strategy{Tensor: 2, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2, SequenceParallel: true}, 4, "tp=2, pp=1, etp=2 with experts"},
-		{m, scale.Strategy{Tensor: 1, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2}, 4, "tp=1, pp=2, etp=1 with experts"},
-		{m, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 4}, 2, "ep=4 does not divide the 4 experts and dp=2"},
+		{m, plan.Strategy{Tensor: 2, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2, SequenceParallel: true}, 4, "tp=2, pp=1, etp=2 with experts"},
+		{m, plan.Strategy{Tensor: 1, Pipeline: 2, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 2}, 4, "tp=1, pp=2, etp=1 with experts"},
+		{m, plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 2, MicroBatchSize: 2, MicroBatches: 2, Experts: 4}, 2, "ep=4 does not divide the 4 experts and dp=2"},
 		{shared, s, 4, "no shared experts"},
 		{transformer.GPT(2, 16, 2, 8, 64, 8), s, 4, "ep=2, etp=0 on a model without experts"},
-		{transformer.GPT(2, 16, 2, 8, 64, 8), scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, GradBF16: true}, 4, "grads=bf16"},
-		{m, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2, EPOverlap: true}, 4, "epoverlap=on"},
+		{transformer.GPT(2, 16, 2, 8, 64, 8), plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, GradBF16: true}, 4, "grads=bf16"},
+		{m, plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 4, MicroBatchSize: 1, MicroBatches: 2, Experts: 2, EPOverlap: true}, 4, "epoverlap=on"},
 	} {
 		if _, err := NewTransformerPlan(c.m, c.s, c.gpus); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v; want %q", c.m, c.s, err, c.want)

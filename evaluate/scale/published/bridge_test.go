@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 )
 
 // TestMegatronBridgeRows: every row's stated plan resolves on its pod as
@@ -16,11 +17,11 @@ func TestMegatronBridgeRows(t *testing.T) {
 		{1, 1, 4, 16, 1, 8, 1, 8}, {1, 1, 2, 8, 24, 8, 1, 32}, {2, 1, 8, 16, 4, 32, 1, 128},
 	}
 	for i, row := range MegatronBridge() {
-		p, err := scale.PodOf(row.Pod, row.GPUs)
+		p, err := plan.PodOf(row.Pod, row.GPUs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := scale.Resolve(row.Model, row.Strategy, p)
+		pl, err := plan.Resolve(row.Model, row.Strategy, p)
 		if err != nil {
 			t.Errorf("%s: %v", row.Name, err)
 			continue
@@ -41,12 +42,12 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 	rows := MegatronBridge()
 	for _, row := range []Row{rows[2], rows[5]} {
 		b.Run(strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
-			p, err := scale.PodOf(row.Pod, row.GPUs)
+			p, err := plan.PodOf(row.Pod, row.GPUs)
 			if err != nil {
 				b.Fatal(err)
 			}
 			for b.Loop() {
-				got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8})
+				got, err := search.Search(context.Background(), row.Model, p, search.Space{FP8: row.Strategy.FP8})
 				if err != nil || !got.Found {
 					b.Fatal(err)
 				}
@@ -63,15 +64,15 @@ func BenchmarkSearchBridgeLargest(b *testing.B) {
 //	go test -run xxx -bench SearchBridgeLargestFor -benchtime 3x ./evaluate/scale
 func BenchmarkSearchBridgeLargestFor(b *testing.B) {
 	rows := MegatronBridge()
-	for _, t := range []scale.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
+	for _, t := range []search.Target{{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}, {Name: "any", UnitSplits: true}} {
 		for _, row := range []Row{rows[2], rows[5]} {
 			b.Run(t.Name+"/"+strings.ReplaceAll(row.Name, " ", "-"), func(b *testing.B) {
-				p, err := scale.PodOf(row.Pod, row.GPUs)
+				p, err := plan.PodOf(row.Pod, row.GPUs)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for b.Loop() {
-					got, err := scale.Search(context.Background(), row.Model, p, scale.Space{FP8: row.Strategy.FP8, For: t})
+					got, err := search.Search(context.Background(), row.Model, p, search.Space{FP8: row.Strategy.FP8, For: t})
 					if err != nil || !got.Found {
 						b.Fatal(err)
 					}
@@ -92,7 +93,7 @@ func TestBridgeRowsStacks(t *testing.T) {
 		dispatcher string
 		capacity   float64
 	}
-	a2a, drop, flex := run{scale.DispatcherAllToAll, 0}, run{scale.DispatcherAllToAll, 1}, run{scale.DispatcherFlex, 0}
+	a2a, drop, flex := run{plan.DispatcherAllToAll, 0}, run{plan.DispatcherAllToAll, 1}, run{plan.DispatcherFlex, 0}
 	wants := map[string]map[string]run{
 		"Llama 3 8B":      {"25.09": a2a, "25.11": a2a},
 		"Llama 3 70B":     {"25.09": a2a, "25.11": a2a, "26.02": a2a, "26.02.01": a2a, "26.04": a2a, "26.04.01": a2a},
@@ -128,7 +129,7 @@ func TestBridgeRowsStacks(t *testing.T) {
 				t.Errorf("%s, %s: release %q not expected", sw.Name, r.Label, rel)
 				continue
 			}
-			s, err := scale.ParseStrategy(r.Strategy)
+			s, err := plan.ParseStrategy(r.Strategy)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
@@ -137,7 +138,7 @@ func TestBridgeRowsStacks(t *testing.T) {
 				t.Errorf("%s, %s: stack %q, want megatron-bridge-%s", sw.Name, r.Label, s.Software.Stack, rel)
 			}
 			st := s.Software.Settings()
-			if st.Dispatcher != w.dispatcher || st.Capacity != w.capacity || st.Graphs != scale.GraphsOff ||
+			if st.Dispatcher != w.dispatcher || st.Capacity != w.capacity || st.Graphs != plan.GraphsOff ||
 				st.UnfusedPermute || st.UnfusedRouter || st.ExpertLoop {
 				t.Errorf("%s, %s: %+v, want dispatcher %s, capacity %g, the rest fused, grouped, no graphs", sw.Name, r.Label, st, w.dispatcher, w.capacity)
 			}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -28,7 +28,8 @@ const MaxScale = 2.0
 
 // Traits are what a published row must share with a plan to check it.
 type Traits struct {
-	// Precision is "bf16", or "fp8=" and the recipe (Strategy.FP8).
+	// Precision is "bf16", or "fp8=" and the recipe (Strategy.FP8), or
+	// "fp4=nvfp4".
 	Precision string `json:"precision"`
 	// Attention is the pod's fused attention kernel (its first measured
 	// one: "cudnn", "flash"), "unfused" (Kernels.UnfusedAttention), or
@@ -54,13 +55,13 @@ type Traits struct {
 var parallelFeatures = []string{"cp", "ep", "fsdp", "pp", "sp", "tp", "vp"}
 
 // TraitsOf are the traits of plan s of model m on pod p.
-func TraitsOf(m transformer.Spec, s scale.Strategy, p scale.Pod) Traits {
+func TraitsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Traits {
 	t := Traits{Precision: "bf16", Layers: "fused", Family: "dense", GPUs: p.GPUs(), Seq: m.Seq, Parallel: []string{}}
 	if s.Software.Settings().Eager {
 		t.Layers = "eager"
 	}
 	if s.FP8 != "" {
-		t.Precision = "fp8=" + s.FP8
+		t.Precision = plan.PrecisionKey(s.FP8)
 	}
 	if m.MoE() {
 		t.Family = "moe"
@@ -211,6 +212,9 @@ func Differences(r CheckedRow, t Traits) []Difference {
 func PrecisionName(p string) string {
 	if recipe, ok := strings.CutPrefix(p, "fp8="); ok {
 		return "FP8 " + recipe
+	}
+	if recipe, ok := strings.CutPrefix(p, "fp4="); ok {
+		return "FP4 " + recipe
 	}
 	return strings.ToUpper(p)
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // plan8B is the quick start's plan as Traits: Llama 3 8B, BF16, FSDP on
@@ -94,11 +94,11 @@ func TestTraitsOf(t *testing.T) {
 			Traits{Precision: "bf16", Attention: "cudnn", Layers: "fused", Family: "moe", Parallel: []string{"ep"}, GPUs: 8, Seq: moe.Seq, GPU: "h100"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := scale.ParsePod(c.pod)
+			p, err := plan.ParsePod(c.pod)
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := scale.ParseStrategy(c.strategy)
+			s, err := plan.ParseStrategy(c.strategy)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -28,7 +29,7 @@ const (
 // Features are the features of plan s of model m, sorted; the
 // parallelisms among them are what a published row must share with it
 // to check it (Traits.Parallel).
-func Features(m transformer.Spec, s scale.Strategy) []string {
+func Features(m transformer.Spec, s plan.Strategy) []string {
 	var f []string
 	add := func(ok bool, name string) {
 		if ok {
@@ -44,9 +45,9 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 	add(s.C() > 1, "cp")
 	add(s.FSDP, "fsdp")
 	add(s.DistOpt, "distopt")
-	add(s.Recompute == scale.SelectiveRecompute, "recompute=selective")
-	add(s.Recompute == scale.FullRecompute, "recompute=full")
-	add(s.FP8 != "", "fp8="+s.FP8)
+	add(s.Recompute == plan.SelectiveRecompute, "recompute=selective")
+	add(s.Recompute == plan.FullRecompute, "recompute=full")
+	add(s.FP8 != "", plan.PrecisionKey(s.FP8))
 	add(s.GradBF16, "grads=bf16")
 	add(m.MoE(), "experts")
 	add(m.MoE() && s.Experts > 1, "ep")
@@ -65,12 +66,12 @@ func Features(m transformer.Spec, s scale.Strategy) []string {
 	// fusion or graphs no checked row ran are unchecked.
 	run := s.Software.Settings()
 	moe := m.MoE()
-	add(moe && run.Dispatcher != scale.DispatcherAllToAll, "dispatcher="+run.Dispatcher)
+	add(moe && run.Dispatcher != plan.DispatcherAllToAll, "dispatcher="+run.Dispatcher)
 	add(moe && run.UnfusedPermute, "permute-fusion=off")
 	add(moe && run.UnfusedRouter, "router-fusion=off")
 	add(moe && run.ExpertLoop, "grouped-gemm=off")
 	add(moe && run.Capacity > 0, "routing=capacity")
-	add(run.Graphs != scale.GraphsOff, "cuda-graphs="+run.Graphs)
+	add(run.Graphs != plan.GraphsOff, "cuda-graphs="+run.Graphs)
 	// An eager stack's layers, dense and MoE, costed from their ATen
 	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
 	// unchecked until a published eager row holds.
@@ -109,7 +110,7 @@ func Checked() []CheckedRow { return checkedRows }
 func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 	var out []CheckedRow
 	round := func(e float64) float64 { return math.Round(e*1e4) / 1e4 }
-	keep := func(source, set string, m transformer.Spec, s scale.Strategy, p scale.Pod, e, eOut float64, fast func(float64) bool) {
+	keep := func(source, set string, m transformer.Spec, s plan.Strategy, p plan.Pod, e, eOut float64, fast func(float64) bool) {
 		out = append(out, CheckedRow{Source: source, Traits: TraitsOf(m, s, p), Error: round(e), Fast: fast(e),
 			Set: set, OutOfSample: round(eOut), OutFast: fast(eOut)})
 	}
@@ -120,7 +121,7 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 		{"Megatron-Bridge 25.11", MegatronBridge()}}
 	for _, t := range tables {
 		for _, row := range t.rows {
-			p, err := scale.PodOf(row.Pod, row.GPUs)
+			p, err := plan.PodOf(row.Pod, row.GPUs)
 			if err != nil {
 				return nil, err
 			}
@@ -172,15 +173,15 @@ func CheckRows(ctx context.Context) ([]CheckedRow, error) {
 // evalSweep is a sweep row as placer eval reads and predicts it, in
 // sample and with the constants its source set chose reset (the same
 // result where it chose none); !ok where placer refuses it.
-func evalSweep(row SweepRow, set string) (m transformer.Spec, p scale.Pod, r, rOut scale.Result, ok bool) {
+func evalSweep(row SweepRow, set string) (m transformer.Spec, p plan.Pod, r, rOut scale.Result, ok bool) {
 	m, err := transformer.Parse(row.Workload)
 	if err != nil {
 		return m, p, r, r, false
 	}
-	if p, err = scale.ParsePod(row.Cluster); err != nil {
+	if p, err = plan.ParsePod(row.Cluster); err != nil {
 		return m, p, r, r, false
 	}
-	s, err := scale.ParseStrategy(row.Strategy)
+	s, err := plan.ParseStrategy(row.Strategy)
 	if err != nil {
 		return m, p, r, r, false
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/internal/atomicfile"
 )
 
@@ -41,7 +41,7 @@ func TestFeatures(t *testing.T) {
 		case "nemotron":
 			m = mustSpec(t, "llama:layers=8,hidden=1024,heads=16,seq=1024,vocab=1024,batch=64,act=relu2")
 		}
-		s, err := scale.ParseStrategy(c.s)
+		s, err := plan.ParseStrategy(c.s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,10 +10,12 @@
 // scale.OneGPU, and which of a plan's features the rows placer predicts
 // within tolerance vouch for (Features, Regime).
 //
-// It is a client of evaluate/scale's exported API: a plan is parsed
-// (ParseStrategy), resolved (Resolve), evaluated (Evaluate) or searched
-// (Search) on a pod (PodOf, ParsePod), and a part of a step costed on one
-// GPU (OneGPU); nothing here reaches into the cost model.
+// It is a client of the exported API of evaluate/scale and the packages
+// beside it: a plan is parsed (plan.ParseStrategy), resolved
+// (plan.Resolve) on a pod (plan.PodOf, plan.ParsePod), evaluated
+// (scale.Evaluate) or searched (search.Search), and a part of a step
+// costed on one GPU (scale.OneGPU); nothing here reaches into the cost
+// model.
 //
-// May import: graph/..., evaluate/scale, internal/...
+// May import: graph/..., evaluate/scale, evaluate/scale/plan, evaluate/scale/search, internal/...
 package published

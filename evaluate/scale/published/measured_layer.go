@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/lines"
@@ -25,7 +26,7 @@ import (
 type MeasuredLayer struct {
 	Name     string
 	Model    transformer.Spec
-	Strategy scale.Strategy
+	Strategy plan.Strategy
 	// Seconds is the block's forward and backward; Head the output
 	// layer's and the cross-entropy's (0: not measured).
 	Seconds, Head float64
@@ -101,7 +102,7 @@ func readMeasured(text string) (MeasuredLayer, error) {
 		if m.Model, err = transformer.Parse(l.Workload); err != nil {
 			return MeasuredLayer{}, err
 		}
-		if m.Strategy, err = scale.ParseStrategy(l.Strat); err != nil {
+		if m.Strategy, err = plan.ParseStrategy(l.Strat); err != nil {
 			return MeasuredLayer{}, err
 		}
 		f, err := positive("measured_forward_ms", l.Fwd)
@@ -124,7 +125,7 @@ func readMeasured(text string) (MeasuredLayer, error) {
 		if err := m.Model.Check(); err != nil {
 			return MeasuredLayer{}, err
 		}
-		m.Strategy = scale.Strategy{Tensor: l.TP, Pipeline: 1, Replicas: 1, MicroBatchSize: l.MBS}
+		m.Strategy = plan.Strategy{Tensor: l.TP, Pipeline: 1, Replicas: 1, MicroBatchSize: l.MBS}
 		if m.Seconds, err = positive("layer_fwd_bwd_ms", l.Layer); err != nil {
 			return MeasuredLayer{}, err
 		}
@@ -166,7 +167,7 @@ type LayerCheck struct {
 // CheckLayers predicts each measured block on one node of pod p (its
 // kernels alone: Result.LayerForward + LayerBackward) and, where
 // measured, the output layer with its cross-entropy.
-func CheckLayers(layers []MeasuredLayer, p scale.Pod) ([]LayerCheck, error) {
+func CheckLayers(layers []MeasuredLayer, p plan.Pod) ([]LayerCheck, error) {
 	// Timed in bursts on a rested GPU: predicted at the burst clock.
 	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]LayerCheck, len(layers))
@@ -199,7 +200,7 @@ type GEMMFit struct {
 // efficiency (each block's time is a GEMM part falling as 1/eff plus a
 // part that does not move): a golden-section search over (0.05, 1]
 // finds it to 1e-7.
-func FitGEMM(layers []MeasuredLayer, p scale.Pod) (GEMMFit, error) {
+func FitGEMM(layers []MeasuredLayer, p plan.Pod) (GEMMFit, error) {
 	if len(layers) == 0 {
 		return GEMMFit{}, errors.New("no measured layers")
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -58,7 +59,7 @@ func TestReadMeasuredLayers(t *testing.T) {
 func FuzzReadMeasuredLayers(f *testing.F) {
 	f.Add([]byte(`{"row": "1.7B", "hidden": 2048, "heads": 16, "tp": 1, "seq": 4096, "mbs": 1, "layer_fwd_bwd_ms": 2.5}`))
 	f.Add([]byte(`{"workload": "gpt:layers=2,hidden=64,heads=4,seq=16,vocab=32,batch=2", "strategy": "tp=2", "measured_forward_ms": 1, "measured_backward_ms": 1}`))
-	p, err := scale.PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -85,18 +86,18 @@ func FuzzReadMeasuredLayers(f *testing.F) {
 // with and without sequence parallelism and recomputation.
 func TestCheckLayersIsEvaluate(t *testing.T) {
 	m := MegatronTable()[1].Model // 7.1B
-	p, err := scale.PodOf("dgx-h100", 96)
+	p, err := plan.PodOf("dgx-h100", 96)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// CheckLayers predicts at the burst clock (its blocks were timed in
 	// bursts): Evaluate at the same.
 	p = p.AtBurst()
-	for _, s := range []scale.Strategy{
+	for _, s := range []plan.Strategy{
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 1},
 		{Tensor: 2, Pipeline: 1, Replicas: 48, MicroBatchSize: 2, SequenceParallel: true},
-		{Tensor: 4, Pipeline: 2, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, Recompute: scale.SelectiveRecompute},
-		{Tensor: 8, Pipeline: 1, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, TPOverlap: true, Recompute: scale.FullRecompute},
+		{Tensor: 4, Pipeline: 2, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, Recompute: plan.SelectiveRecompute},
+		{Tensor: 8, Pipeline: 1, Replicas: 12, MicroBatchSize: 1, SequenceParallel: true, TPOverlap: true, Recompute: plan.FullRecompute},
 	} {
 		r, err := scale.Evaluate(m, s, p)
 		if err != nil {
@@ -117,7 +118,7 @@ func TestCheckLayersIsEvaluate(t *testing.T) {
 // leave-one-out error) about 0; the time scaled by 1.1 gives a lower
 // efficiency.
 func TestFitGEMMRecovers(t *testing.T) {
-	p, err := scale.PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestFitGEMMRecovers(t *testing.T) {
 	var layers []MeasuredLayer
 	for _, row := range MegatronTable()[:5] {
 		tp := row.Strategy.T()
-		l := MeasuredLayer{Name: row.Name, Model: row.Model, Strategy: scale.Strategy{Tensor: tp, Pipeline: 1, Replicas: 8 / tp, MicroBatchSize: 1}}
+		l := MeasuredLayer{Name: row.Name, Model: row.Model, Strategy: plan.Strategy{Tensor: tp, Pipeline: 1, Replicas: 8 / tp, MicroBatchSize: 1}}
 		l.Model.Batch = 8 / tp
 		c, err := CheckLayers([]MeasuredLayer{l}, q)
 		if err != nil {
@@ -183,7 +184,7 @@ func TestH100GEMMMeasured(t *testing.T) {
 		}
 		return layers
 	}
-	p, err := scale.PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}

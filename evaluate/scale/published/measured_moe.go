@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/lines"
 )
@@ -119,7 +120,7 @@ type MoECheck struct {
 }
 
 // CheckMoE costs each measured part on one GPU of pod p.
-func CheckMoE(ms []MeasuredMoE, p *scale.Pod) []MoECheck {
+func CheckMoE(ms []MeasuredMoE, p *plan.Pod) []MoECheck {
 	// Timed in bursts on a rested GPU: predicted at the burst clock.
 	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]MoECheck, len(ms))
@@ -245,7 +246,7 @@ type MoEHostCheck struct {
 }
 
 // CheckMoEHost costs each measured layer on one GPU of pod p.
-func CheckMoEHost(ms []MeasuredMoEHost, p *scale.Pod) []MoEHostCheck {
+func CheckMoEHost(ms []MeasuredMoEHost, p *plan.Pod) []MoEHostCheck {
 	// Timed in bursts on a rested GPU: predicted at the burst clock.
 	g := scale.OneGPU{Pod: p.AtBurst()}
 	out := make([]MoEHostCheck, len(ms))

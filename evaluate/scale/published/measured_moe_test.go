@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -31,7 +31,7 @@ func TestMoEGlueMeasured(t *testing.T) {
 	if len(ms) != 20 {
 		t.Fatalf("%d parts, want 5 presets x 4", len(ms))
 	}
-	p, err := scale.PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestMoEHost(t *testing.T) {
 	if len(ms) != 3 || ms[0].Busy != 0.003 || ms[0].Kernels != 300 || ms[1].Mode != "grouped" || ms[1].Busy != 0 {
 		t.Fatalf("read %+v", ms)
 	}
-	p, err := scale.PodOf("dgx-h100", 8)
+	p, err := plan.PodOf("dgx-h100", 8)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/internal/lines"
 )
 
@@ -230,7 +231,7 @@ type StepCheck struct {
 // gradient, master weight and two moments read, the three written; the
 // BF16 copy and the gradient buffer's zeroing, which kernelbench does
 // not run, left out).
-func CheckSteps(steps []MeasuredStep, p scale.Pod) ([]StepCheck, error) {
+func CheckSteps(steps []MeasuredStep, p plan.Pod) ([]StepCheck, error) {
 	rows := map[string]Row{}
 	for _, r := range MegatronTable() {
 		rows[r.Name] = r

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
 
@@ -66,7 +66,7 @@ func TestReadKernelBench(t *testing.T) {
 func FuzzReadKernelBench(f *testing.F) {
 	f.Add([]byte(kernelbenchLines))
 	f.Add([]byte(`{"kind": "between", "name": "1.7B.step", "seconds": 1, "micro_batches": 1, "layers": 1, "block_fwd_seconds": 1, "block_bwd_seconds": 1}`))
-	p, err := scale.ParsePod("dgx-h100")
+	p, err := plan.ParsePod("dgx-h100")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCheckStepsParts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.ParsePod("dgx-h100")
+	p, err := plan.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestCheckStepsParts(t *testing.T) {
 		row := MegatronTable()[i]
 		T := row.Strategy.Tensor
 		one := MeasuredLayer{Name: row.Name, Model: row.Model,
-			Strategy: scale.Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
+			Strategy: plan.Strategy{Tensor: T, Pipeline: 1, Replicas: 1, MicroBatchSize: 1, SequenceParallel: T > 1}, Seconds: 1}
 		lc, err := CheckLayers([]MeasuredLayer{one}, p)
 		if err != nil {
 			t.Fatal(err)
@@ -157,7 +157,7 @@ func checkH100Step(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := scale.ParsePod("dgx-h100")
+	p, err := plan.ParsePod("dgx-h100")
 	if err != nil {
 		t.Fatal(err)
 	}

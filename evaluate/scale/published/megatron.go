@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -18,7 +20,7 @@ type Row struct {
 	Model    transformer.Spec `json:"-"`
 	Pod      string           `json:"-"` // pod preset
 	GPUs     int              `json:"gpus"`
-	Strategy scale.Strategy
+	Strategy plan.Strategy
 	TFLOPs   float64 `json:"published_tflops"` // per GPU
 	MFU      float64 `json:"published_mfu"`
 	// RecomputeStated: the publication states the recomputation (else
@@ -60,8 +62,8 @@ func megatronGPT(layers, hidden, heads, batch int) transformer.Spec {
 // does not state (the micro-batch size, the virtual stages,
 // recomputation) is left to MegatronPlan; the micro-batch size written
 // here, 1, is only where the search starts.
-func megatronStrategy(tp, pp, dp int) scale.Strategy {
-	s := scale.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
+func megatronStrategy(tp, pp, dp int) plan.Strategy {
+	s := plan.Strategy{Tensor: tp, Pipeline: pp, Replicas: dp, MicroBatchSize: 1, DistOpt: true}
 	if tp > 1 {
 		s.SequenceParallel, s.TPOverlap = true, true
 	}
@@ -126,7 +128,7 @@ func MegatronStrongScaling() []Row {
 // counted from; MegatronPlan's fastest reading is shown beside
 // it. A row run on another stack (row.Megatron false: Llama 3's) has no
 // documented defaults to read it at: its reading is MegatronPlan's.
-func MegatronDefault(ctx context.Context, row Row, p scale.Pod) (scale.Result, error) {
+func MegatronDefault(ctx context.Context, row Row, p plan.Pod) (scale.Result, error) {
 	if !row.Megatron {
 		return MegatronPlan(ctx, row, p)
 	}
@@ -138,11 +140,11 @@ func MegatronDefault(ctx context.Context, row Row, p scale.Pod) (scale.Result, e
 		s.Virtual = 0
 	}
 	if !row.RecomputeStated {
-		s.Recompute, s.RecomputeLayers = scale.NoRecompute, 0
+		s.Recompute, s.RecomputeLayers = plan.NoRecompute, 0
 	}
-	tries := []scale.Strategy{s}
+	tries := []plan.Strategy{s}
 	if !row.RecomputeStated {
-		for _, rc := range []scale.Recompute{scale.SelectiveRecompute, scale.FullRecompute} {
+		for _, rc := range []plan.Recompute{plan.SelectiveRecompute, plan.FullRecompute} {
 			t := s
 			t.Recompute = rc
 			tries = append(tries, t)
@@ -168,24 +170,24 @@ func MegatronDefault(ctx context.Context, row Row, p scale.Pod) (scale.Result, e
 // not (virtual stages; the micro-batch size and recomputation where
 // unstated): the configuration's best reading, so that a plan placer
 // finds is not better only for a knob its authors would have set.
-func MegatronPlan(ctx context.Context, row Row, p scale.Pod) (scale.Result, error) {
+func MegatronPlan(ctx context.Context, row Row, p plan.Pod) (scale.Result, error) {
 	want := row.Strategy
 	etp := want.ExpertTensor // the experts' tensor-parallel degree: tp's unless stated
 	if etp == 0 {
 		etp = want.T()
 	}
-	maxV := 0 // scale.Search's default, unless the row states more virtual stages
+	maxV := 0 // search.Search's default, unless the row states more virtual stages
 	if row.VirtualStated {
 		maxV = max(8, want.V())
 	}
-	got, err := scale.Search(ctx, row.Model, p, scale.Space{MaxVirtual: maxV, Keep: func(pl scale.Plan) bool {
+	got, err := search.Search(ctx, row.Model, p, search.Space{MaxVirtual: maxV, Keep: func(pl plan.Plan) bool {
 		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
 			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
 			pl.GradBF16 == want.GradBF16 && pl.EPOverlap == want.EPOverlap
-	}, Prefilter: func(s scale.Strategy) bool {
+	}, Prefilter: func(s plan.Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
 		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
@@ -213,8 +215,8 @@ func MegatronPlan(ctx context.Context, row Row, p scale.Pod) (scale.Result, erro
 func MegatronA100() []Row {
 	row := func(name string, heads, hidden, layers, pp, gpus, batch int, mfu float64) Row {
 		return Row{Name: name, Set: SetKorthikanti, Model: transformer.GPT(layers, hidden, heads, 2048, 51200, batch), Pod: "dgx-a100", GPUs: gpus,
-			Strategy: scale.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
-				Recompute: scale.SelectiveRecompute},
+			Strategy: plan.Strategy{Tensor: 8, Pipeline: pp, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true,
+				Recompute: plan.SelectiveRecompute},
 			TFLOPs: mfu * 312, MFU: mfu, RecomputeStated: true, MBSStated: true, Megatron: true}
 	}
 	return []Row{
@@ -246,7 +248,7 @@ func Llama3() []Row {
 	}
 	row := func(gpus int, tflops, mfu float64) Row {
 		return Row{Name: "405B", Set: SetLlama3, Model: m, Pod: "dgx-h100", GPUs: gpus,
-			Strategy: scale.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
+			Strategy: plan.Strategy{Tensor: 8, Pipeline: 16, Replicas: gpus / 128, MicroBatchSize: 1,
 				DistOpt: true, FirstLayers: 7, LastLayers: 7},
 			TFLOPs: tflops, MFU: mfu, FreeSP: true}
 	}
@@ -267,7 +269,7 @@ func Llama3LongContext() Row {
 		panic(err) // a constant that parses
 	}
 	return Row{Name: "405B 128K", Set: SetLlama3, Model: m, Pod: "dgx-h100", GPUs: 16384,
-		Strategy: scale.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
+		Strategy: plan.Strategy{Tensor: 8, Context: 16, Pipeline: 16, Replicas: 8, MicroBatchSize: 1,
 			DistOpt: true, FirstLayers: 7, LastLayers: 7},
 		TFLOPs: 380, MFU: 0.38, FreeSP: true}
 }
@@ -345,7 +347,7 @@ func Llama3LongContext() Row {
 // errors are counted on tokens/s, which no FLOP count enters.
 func MegatronBridge() []Row {
 	noRecompute := func(p Row) Row {
-		p.Strategy.Recompute, p.RecomputeStated = scale.NoRecompute, true
+		p.Strategy.Recompute, p.RecomputeStated = plan.NoRecompute, true
 		return p
 	}
 	tpOverlap := func(p Row, on bool) Row {
@@ -360,7 +362,7 @@ func MegatronBridge() []Row {
 		return m
 	}
 	const fp8 = "FP8 current scaling"
-	row := func(name, workload, precision string, gpus int, s scale.Strategy, tokens, tflops float64) Row {
+	row := func(name, workload, precision string, gpus int, s plan.Strategy, tokens, tflops float64) Row {
 		s.Software.Stack = "megatron-bridge-25.11" // the release's settings (Stacks)
 		s.DistOpt = !s.FSDP
 		s.GradBF16 = true
@@ -368,24 +370,24 @@ func MegatronBridge() []Row {
 			s.SequenceParallel, s.TPOverlap = true, true
 		}
 		if precision == fp8 {
-			s.FP8 = scale.FP8Current
+			s.FP8 = plan.FP8Current
 		}
 		return Row{Name: name, Set: SetBridge, Model: spec(workload), Pod: "dgx-h100", GPUs: gpus, Strategy: s, Tokens: tokens, TFLOPs: tflops,
 			MBSStated: true, VirtualStated: true, Megatron: true, FreeSP: s.Tensor > 1, Precision: precision}
 	}
 	return []Row{
 		row("Llama 3 8B", "llama:layers=32,hidden=4096,heads=32,kv_heads=8,ffn=14336,seq=8192,vocab=128256,batch=128", fp8, 8,
-			scale.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
+			plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 14451, 744),
 		row("Llama 3 70B", "llama:layers=80,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=8192,vocab=128256,batch=128", fp8, 64,
-			scale.Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
+			plan.Strategy{Tensor: 4, Pipeline: 8, Virtual: 5, Replicas: 2, MicroBatchSize: 1}, 1602, 719),
 		row("Llama 3.1 405B", "llama:layers=126,hidden=16384,heads=128,kv_heads=8,ffn=53248,seq=8192,vocab=128256,batch=512", fp8, 1024,
-			scale.Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
+			plan.Strategy{Tensor: 8, Pipeline: 8, Context: 2, Virtual: 8, Replicas: 8, MicroBatchSize: 1, FirstLayers: 15, LastLayers: 15}, 292, 737),
 		row("GPT-OSS 120B", "gpt-oss-120b:seq=4096,batch=512", "BF16", 64,
-			scale.Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
+			plan.Strategy{Pipeline: 4, Replicas: 16, MicroBatchSize: 4, Experts: 8}, 5630, 153),
 		noRecompute(row("Qwen3-30B-A3B", "qwen3-30b-a3b:seq=4096,batch=512", fp8, 16,
-			scale.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
+			plan.Strategy{Pipeline: 2, Virtual: 24, Replicas: 8, MicroBatchSize: 2, Experts: 8}, 5275, 121)),
 		tpOverlap(noRecompute(row("Qwen3-235B-A22B", "qwen3-235b-a22b:seq=4096,batch=2048", fp8, 256,
-			scale.Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
+			plan.Strategy{Tensor: 2, Pipeline: 8, Virtual: 4, Replicas: 16, MicroBatchSize: 1, Experts: 32, ExpertTensor: 1,
 				FirstLayers: 11, LastLayers: 11, EPOverlap: true}, 1575, 233)), false),
 	}
 }

@@ -3,7 +3,7 @@ package published
 import (
 	"math"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -21,7 +21,7 @@ import (
 // optimizer, over the data-parallel ranks alone), and Korthikanti et
 // al.'s activations of every layer of the sequence (no context
 // parallelism, no full recomputation, no FP8).
-func MegatronLMEstimate(m transformer.Spec, pl scale.Plan) (weightsAndOptimizer, activations float64) {
+func MegatronLMEstimate(m transformer.Spec, pl plan.Plan) (weightsAndOptimizer, activations float64) {
 	return megatronLMWeights(m, pl), megatronLMActivations(m, pl)
 }
 
@@ -35,7 +35,7 @@ func megatronLMVocab(m transformer.Spec, tp int) float64 {
 }
 
 // megatronLMWeights is compute_weight_and_optimizer_memory.
-func megatronLMWeights(m transformer.Spec, pl scale.Plan) float64 {
+func megatronLMWeights(m transformer.Spec, pl plan.Plan) float64 {
 	H := float64(m.Hidden)
 	heads := float64(m.Heads)
 	gated := 1.0
@@ -92,11 +92,11 @@ func megatronLMWeights(m transformer.Spec, pl scale.Plan) float64 {
 // parallelism with selective recomputation) or
 // compute_activation_memory_without_sp (otherwise), with
 // num_microbatches the plan's micro-batches.
-func megatronLMActivations(m transformer.Spec, pl scale.Plan) float64 {
+func megatronLMActivations(m transformer.Spec, pl plan.Plan) float64 {
 	s, b, H := float64(m.Seq), float64(pl.MBS), float64(m.Hidden)
 	P, T := float64(pl.P), float64(pl.T)
 	V := megatronLMVocab(m, pl.T)
-	withSP := pl.SequenceParallel && pl.Recompute == scale.SelectiveRecompute
+	withSP := pl.SequenceParallel && pl.Recompute == plan.SelectiveRecompute
 	var act float64
 	if withSP {
 		act = s * b * H * (18 + 4*float64(m.FFN)/H)

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -13,7 +15,7 @@ import (
 // fitting plan: no plan it enumerates is faster.
 func TestSearchBeatsMegatron(t *testing.T) {
 	for _, row := range MegatronTable() {
-		p, err := scale.PodOf(row.Pod, row.GPUs)
+		p, err := plan.PodOf(row.Pod, row.GPUs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,7 +23,7 @@ func TestSearchBeatsMegatron(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", row.Name, err)
 		}
-		got, err := scale.Search(t.Context(), row.Model, p, scale.Space{})
+		got, err := search.Search(t.Context(), row.Model, p, search.Space{})
 		if err != nil || !got.Found {
 			t.Fatalf("%s: %v, found %v", row.Name, err, got.Found)
 		}
@@ -38,11 +40,11 @@ func TestSearchBeatsMegatron(t *testing.T) {
 // its reading keeps its degrees and stages.
 func TestLlama3(t *testing.T) {
 	for _, row := range Llama3() {
-		p, err := scale.PodOf(row.Pod, row.GPUs)
+		p, err := plan.PodOf(row.Pod, row.GPUs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pl, err := scale.Resolve(row.Model, row.Strategy, p)
+		pl, err := plan.Resolve(row.Model, row.Strategy, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +69,7 @@ func TestLlama3(t *testing.T) {
 func TestMegatronDefault(t *testing.T) {
 	ctx := t.Context()
 	row := MegatronTable()[0] // 1.7B: TP 1, PP 1, DP 48
-	p, err := scale.PodOf(row.Pod, row.GPUs)
+	p, err := plan.PodOf(row.Pod, row.GPUs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +80,7 @@ func TestMegatronDefault(t *testing.T) {
 	if got, want := r.Plan.String(), "tp=1,pp=1,dp=48,mbs=1,distopt=on"; got != want {
 		t.Errorf("1.7B read at the defaults: %s, want %s", got, want)
 	}
-	want, err := scale.Evaluate(row.Model, scale.Strategy{Tensor: 1, Pipeline: 1, Replicas: 48, MicroBatchSize: 1, DistOpt: true}, p)
+	want, err := scale.Evaluate(row.Model, plan.Strategy{Tensor: 1, Pipeline: 1, Replicas: 48, MicroBatchSize: 1, DistOpt: true}, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,8 +94,8 @@ func TestMegatronDefault(t *testing.T) {
 	// with selective recomputation, 28 GB with full).
 	m := transformer.GPT(80, 8192, 64, 32768, 131072, 64)
 	big := Row{Name: "tight", Model: m, Pod: "dgx-h100", GPUs: 64,
-		Strategy: scale.Strategy{Tensor: 8, Pipeline: 8, Replicas: 1, SequenceParallel: true}, Megatron: true}
-	p, err = scale.PodOf(big.Pod, big.GPUs)
+		Strategy: plan.Strategy{Tensor: 8, Pipeline: 8, Replicas: 1, SequenceParallel: true}, Megatron: true}
+	p, err = plan.PodOf(big.Pod, big.GPUs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +112,13 @@ func TestMegatronDefault(t *testing.T) {
 	if rn.Fits {
 		t.Fatalf("%s fits without recomputation: the case needs a plan that does not", rn.Plan)
 	}
-	if !r.Fits || r.Plan.Recompute != scale.FullRecompute || r.Plan.V > 1 || r.Plan.MBS != 1 {
+	if !r.Fits || r.Plan.Recompute != plan.FullRecompute || r.Plan.V > 1 || r.Plan.MBS != 1 {
 		t.Errorf("does not fit without full recomputation: read as %s (fits %v)", r.Plan, r.Fits)
 	}
 
 	// Llama 3's rows ran on Meta's stack: the fastest reading.
 	l := Llama3()[0]
-	p, err = scale.PodOf(l.Pod, l.GPUs)
+	p, err = plan.PodOf(l.Pod, l.GPUs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +139,7 @@ func TestMegatronDefault(t *testing.T) {
 // without it, to the bit, on published rows that state none.
 func TestContextOneIsNone(t *testing.T) {
 	for _, row := range append(MegatronTable()[:2], Llama3()[0]) {
-		pp, _ := scale.PodOf(row.Pod, row.GPUs)
+		pp, _ := plan.PodOf(row.Pod, row.GPUs)
 		one := row.Strategy
 		one.Context = 1
 		r0, err0 := scale.Evaluate(row.Model, row.Strategy, pp)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // The published source sets: each publication whose rows placer is
@@ -13,8 +13,8 @@ import (
 // iteration times; Megatron-Bridge's 25.11 table is one release of its
 // archive). A sweep or a table row names its set (Sweep.Set, Row.Set);
 // a constant chosen with published rows names the sets of those rows
-// (scale.TunedConstant.Sources); a source's out-of-sample error is its
-// rows' with the constants it chose reset (scale.Pod.WithoutSource).
+// (plan.TunedConstant.Sources); a source's out-of-sample error is its
+// rows' with the constants it chose reset (plan.Pod.WithoutSource).
 const (
 	SetMegatronLMH100    = "megatron-lm-h100"
 	SetKorthikanti       = "korthikanti-2022"
@@ -24,6 +24,8 @@ const (
 	SetTorchtitanA100    = "torchtitan-a100-2024-04"
 	SetModelZoo          = "megatron-moe-model-zoo"
 	SetMegatronMoEReadme = "megatron-core-moe-readme"
+	SetBridgeBlackwell   = "megatron-bridge-blackwell"
+	SetBridgeFineTune    = "megatron-bridge-finetune"
 )
 
 // SourceSet is one published source set: its key and what it cites.
@@ -43,6 +45,8 @@ func SourceSets() []SourceSet {
 		{SetTorchtitanA100, torchtitanA100Source},
 		{SetModelZoo, "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md"},
 		{SetMegatronMoEReadme, "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a"},
+		{SetBridgeBlackwell, bridgeBlackwellSource},
+		{SetBridgeFineTune, bridgeFineTuneSource},
 	}
 }
 
@@ -58,7 +62,7 @@ const NoneChosen = "no constant was chosen with this source"
 
 // SampleError is one sweep's or table's error over its rows, in sample
 // (the model as it stands) and out of sample (the constants its own
-// source chose reset: scale.Pod.WithoutSource), with Spearman's rank
+// source chose reset: plan.Pod.WithoutSource), with Spearman's rank
 // correlation of each against the published figures where it has three
 // rows or more.
 type SampleError struct {
@@ -71,7 +75,8 @@ type SampleError struct {
 	// MeanAbs and OutMeanAbs are the mean |error|, in and out of sample.
 	MeanAbs    float64 `json:"mean_abs_error"`
 	OutMeanAbs float64 `json:"out_of_sample_mean_abs_error"`
-	// Spearman and OutSpearman: null with fewer than three rows.
+	// Spearman and OutSpearman: null with fewer than three rows, or
+	// where the figures or the predictions are all equal.
 	Spearman    *float64 `json:"spearman"`
 	OutSpearman *float64 `json:"out_of_sample_spearman"`
 }
@@ -93,14 +98,20 @@ func SampleErrorOf(set string, reset []string, measured, in, out []float64, rank
 	e.MeanAbs /= float64(e.Rows)
 	e.OutMeanAbs /= float64(e.Rows)
 	if e.Rows >= 3 {
+		// Undefined (NaN) where either side is all ties: left null.
 		a, b := rank(measured, in), rank(measured, out)
-		e.Spearman, e.OutSpearman = &a, &b
+		if !math.IsNaN(a) {
+			e.Spearman = &a
+		}
+		if !math.IsNaN(b) {
+			e.OutSpearman = &b
+		}
 	}
 	return e
 }
 
 // WithoutSource is pod p without source set set's tuned constants:
-// scale.Pod.WithoutSource over scale.Tuned.
-func WithoutSource(p scale.Pod, set string) (scale.Pod, []string) {
-	return p.WithoutSource(scale.Tuned, set)
+// plan.Pod.WithoutSource over plan.Tuned.
+func WithoutSource(p plan.Pod, set string) (plan.Pod, []string) {
+	return p.WithoutSource(plan.Tuned, set)
 }

@@ -4,12 +4,12 @@ import (
 	"math"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 )
 
 // TestSourceSets: every sweep and every row of report megatron's tables
 // names a published source set, and every constant chosen with rows
-// (scale.Tuned) names only source sets there are: a constant cannot be
+// (plan.Tuned) names only source sets there are: a constant cannot be
 // reset for a source that is not one, nor a source escape its reset.
 func TestSourceSets(t *testing.T) {
 	for _, sw := range Sweeps() {
@@ -26,7 +26,7 @@ func TestSourceSets(t *testing.T) {
 			t.Errorf("row %s: source set %q is not one of SourceSets", r.Name, r.Set)
 		}
 	}
-	for _, c := range scale.Tuned {
+	for _, c := range plan.Tuned {
 		for _, s := range c.Sources {
 			if !IsSourceSet(s) {
 				t.Errorf("%s: source %q is not one of SourceSets", c.Name, s)

@@ -21,6 +21,8 @@ func publishedSweeps() []Sweep {
 	out = append(out, torchtitanA100()...)
 	out = append(out, megatronMoEReadme())
 	out = append(out, bridgeReleases()...)
+	out = append(out, bridgeBlackwell()...)
+	out = append(out, bridgeFineTune()...)
 	return out
 }
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -41,10 +41,18 @@ func TestPublishedSweepsRead(t *testing.T) {
 		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B": {64, 6, []int{512, 1280, 1280, 1280, 1280, 1280}, []int{8, 0, 0, 0, 0, 0}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B": {16, 7, []int{512, 512, 1024, 1024, 1024, 1024, 1024},
 			[]int{32, 32, 0, 0, 0, 0, 0}},
+		// Batch 32 over dp=2 x mbs 1 (SFT) and dp=1 (LoRA).
+		"Megatron-Bridge DGX-H100 26.06 fine-tuning: Llama 3 70B SFT":  {32, 1, []int{32}, []int{16}},
+		"Megatron-Bridge DGX-H100 26.06 fine-tuning: Llama 3 70B LoRA": {8, 1, []int{32}, []int{32}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-235B-A22B": {256, 6, []int{2048, 2048, 8192, 8192, 8192, 8192},
 			[]int{128, 128, 0, 0, 0, 0}},
 	}
-	sweeps := publishedSweeps()
+	var sweeps []Sweep // the Blackwell rows: TestBridgeBlackwellRows
+	for _, sw := range publishedSweeps() {
+		if sw.Set != SetBridgeBlackwell {
+			sweeps = append(sweeps, sw)
+		}
+	}
 	if len(sweeps) != len(wants) {
 		t.Errorf("%d published sweeps, want %d", len(sweeps), len(wants))
 	}
@@ -75,17 +83,17 @@ func TestPublishedSweepsRead(t *testing.T) {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			p, err := scale.ParsePod(r.Cluster)
+			p, err := plan.ParsePod(r.Cluster)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			s, err := scale.ParseStrategy(r.Strategy)
+			s, err := plan.ParseStrategy(r.Strategy)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			pl, err := scale.Resolve(m, s, p)
+			pl, err := plan.Resolve(m, s, p)
 			if err != nil {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue

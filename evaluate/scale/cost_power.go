@@ -1,0 +1,40 @@
+package scale
+
+import "github.com/placer/placer/evaluate/scale/plan"
+
+// balanced is eval's result at the clock the step's compute holds when
+// the pod's power limit binds its average power (HeldClock.Balanced). The
+// step is priced at the burst clock (r0) and at the held clock of compute
+// alone (r1, slowdown s1); their difference in Compute over s1 - 1 is the
+// compute-bound kernels' burst time; the bubble, exposed data-parallel,
+// embedding, tensor-, context- and expert-parallel and host waits at r1
+// are idle; the rest of r1's step memory-bound. The step at the balanced
+// clock's slowdown s is taken on the line between r0 and r1 (x = (s -
+// 1)/(s1 - 1)): exact for a kernel on one side of its roofline's ridge
+// throughout, and at most r1 where the clock's rise moves a kernel from
+// compute- to memory-bound (the roofline's time is convex in s). Memory
+// figures are r1's (the clock moves no byte).
+func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
+	h, s1 := p.Kernels.Held, p.Hardware.ComputeSlowdown
+	r1 := eval(p)
+	if h == nil || p.PowerLimit <= 0 || s1 <= 1 {
+		return r1
+	}
+	b := p.AtBurst()
+	r0 := eval(&b)
+	cb := (r1.Compute - r0.Compute) / (s1 - 1)
+	idle := r1.Bubble + r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
+	mem := max(r1.Step-idle-cb*s1, 0)
+	f := h.Balanced(p.PowerLimit, plan.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, plan.MemoryPowerShare)
+	x := (h.Slowdown(f) - 1) / (s1 - 1)
+	r := r1
+	lerp := func(a, b float64) float64 { return a + x*(b-a) }
+	r.Step, r.Compute, r.Bubble = lerp(r0.Step, r1.Step), lerp(r0.Compute, r1.Compute), lerp(r0.Bubble, r1.Bubble)
+	r.DPExposed, r.Embedding, r.Optimizer = lerp(r0.DPExposed, r1.DPExposed), lerp(r0.Embedding, r1.Embedding), lerp(r0.Optimizer, r1.Optimizer)
+	r.TPExposed, r.CPExposed = lerp(r0.TPExposed, r1.TPExposed), lerp(r0.CPExposed, r1.CPExposed)
+	r.EPExposed, r.HostExposed = lerp(r0.EPExposed, r1.EPExposed), lerp(r0.HostExposed, r1.HostExposed)
+	r.LayerForward, r.LayerBackward = lerp(r0.LayerForward, r1.LayerForward), lerp(r0.LayerBackward, r1.LayerBackward)
+	r.TFLOPs *= r1.Step / r.Step
+	r.MFU *= r1.Step / r.Step
+	return r
+}

@@ -1,0 +1,501 @@
+package eager
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Eager PyTorch's Llama layer (docs/stacks.md): the ATen ops a plain
+// PyTorch training step issues for one dense transformer block (RMS
+// norm, rotary embedding, grouped-query SDPA, SwiGLU, no biases), each
+// costed at its class's roofline rate (evaluate/roofline, the op-level
+// model's) and issued by the host one launch each, in place of
+// Transformer Engine's fused kernels (attnBlock, mlpBlock). The list is
+// what the project's exporter (placer_torch.exporter, fake CPU tensors,
+// CUDA's execution settings) records for the layer, op for op:
+// TestEagerOpsMatchExporter holds it there for three layers (Layer:
+// layers.py's, transformers', torchtitan's; torchtitan's with BF16
+// weights only, as FSDP2 runs it).
+//
+// layers.py's layer, for instance: one QKV and one gate-up projection (a GEMM
+// each), RMS norm in the residual stream's dtype
+// (x * rsqrt(mean(x^2) + eps) * weight: pow, mean, add, rsqrt, mul, mul),
+// the rotary embedding on interleaved halves (two slices, four muls, a
+// sub, an add, a stack per Q and K) with FP32 tables under autocast,
+// torch's flash SDPA, silu(gate) * up, residual adds. Under autocast
+// ("autocast BF16 over FP32 weights") the residual stream, the norms and
+// the rotary embedding run in FP32 and every matmul casts its FP32
+// weight (and an FP32 input) to BF16 on every forward, their gradients
+// cast back in the backward; with BF16 weights everything is BF16 and
+// there are no casts. Each weight's gradient is laid out as its
+// parameter by AccumulateGrad (new_empty_strided, an allocation, and a
+// copy_).
+
+// Shape is one GPU's shard of a layer for one micro-batch as eager
+// PyTorch runs it.
+type Shape struct {
+	// T is the tensor-parallel degree (heads/T query heads, max(1,
+	// kv/T) key/value heads, FFN/T of the MLP), SP sequence parallelism
+	// (the residual stream, its norms and adds on Seq/T of the tokens).
+	T  int
+	SP bool
+	// Batch is the micro-batch, Seq the sequence on this GPU (with
+	// context parallelism its share).
+	Batch, Seq int
+	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
+	FP32Weights bool
+	// Layer is whose layer: LayerLlamaPy (placer_torch/profile/layers.py),
+	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
+	// (torchtitan's TransformerBlock).
+	Layer Layer
+	// NoMLP leaves the MLP out (its GEMMs, activation and their
+	// backward; the norm before it and the residual after it stay): an
+	// MoE layer's attention half, its experts MoEOps'.
+	NoMLP bool
+}
+
+// Layer is a Llama layer as one code base writes it.
+type Layer uint8
+
+// The layers LayerOps writes.
+const (
+	// LayerLlamaPy is placer_torch.profile.layers' Block: one QKV and one
+	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
+	// interleaved halves (slices, muls, sub, add, stack).
+	LayerLlamaPy Layer = iota
+	// LayerHF is transformers' LlamaDecoderLayer (modeling_llama.py,
+	// 5.24 in the project's virtualenv): q, k, v, gate and up
+	// projections a GEMM each (their inputs' gradients added), RMS norm
+	// upcast to FP32 and cast back (LlamaRMSNorm: hidden_states.to(float32)
+	// ... weight * hidden_states.to(input_dtype)), rotary by rotate_half
+	// (neg, cat) over [batch, seq, head_dim] tables, SDPA with
+	// enable_gqa (no repeated keys).
+	LayerHF
+	// LayerTitan is torchtitan's Llama at 9dec370
+	// (torchtitan/models/llama/model.py, models/norms.py RMSNorm):
+	// LayerHF's norms and projections (w1, w3 for gate and up), the
+	// rotary embedding as a complex product in FP32 (x.float(),
+	// view_as_complex, a complex mul, view_as_real, type_as), keys and
+	// values repeated to every query head (repeat_kv: expand, reshape)
+	// for SDPA without enable_gqa, [batch, seq, hidden] activations.
+	LayerTitan
+)
+
+// Op is one ATen op of an eager layer as the exporter records it.
+type Op struct {
+	// Type is the ATen op (mm, mul, _to_copy, ...), Class its cost class
+	// (the exporter's _class), DType its output's.
+	Type  string
+	Class graph.Class
+	DType graph.DType
+	// FLOPs, Read and Written as the exporter counts them: one FLOP an
+	// output element for elementwise ops, one an input element for
+	// reductions, 2mnk for a GEMM; the bytes of every input and output.
+	FLOPs, Read, Written float64
+	Backward             bool
+	// Launches is the kernels the host issues for it: 1, or 0 for an
+	// allocation (new_empty, new_empty_strided: no kernel).
+	Launches int
+	// Comm marks a tensor-parallel collective of the loss (Coll of Read
+	// bytes, an all-gather's gathered total): placer's, not in the
+	// exporter's record, costed as placer costs collectives.
+	Comm bool
+	Coll roofline.Collective
+	// TP is the tensor-parallel collective beside a GEMM (TPNone,
+	// TPBefore ... : the roles of the fused stack's attention block),
+	// Attn marks SDPA (the cost model prices it as the fused stack's
+	// flash attention).
+	TP   TPRole
+	Attn bool
+	// Keep and Until are how long its output is held in the step's
+	// allocation trace (the cost model's): KeepNext (a temporary) and
+	// KeepSaved until the op at index until of the same list has run
+	// (0: the next op; a saved tensor the end of its part's backward).
+	Keep  Keep
+	Until int32
+}
+
+// TPRole is the tensor-parallel collective an op's GEMM has beside it.
+type TPRole uint8
+
+const (
+	TPNone      TPRole = iota
+	TPBefore           // the all-gather before a column-parallel GEMM (sp)
+	TPAfter            // the reduce-scatter or all-reduce after a row-parallel one
+	TPBwdAfter         // the backward's mirror of TPAfter (sp: an all-gather)
+	TPBwdBefore        // the backward's mirror of TPBefore (a reduce-scatter or all-reduce)
+)
+
+// LayerOps is the ops of one Llama-style layer of m at shard shape
+// s, forward then backward (no recomputation: eagerBlock adds it).
+func LayerOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, false) }
+
+// OutputOps is the ops of the output part at shard shape s: the
+// final norm (the layer's kind), the output layer (V/T of the
+// vocabulary at tensor degree T) and the cross-entropy of the FP32
+// logits as the layer's code base runs it (layerOps.loss), forward and
+// backward; the loss's collectives among them (Op.Comm).
+func OutputOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, true) }
+
+func eagerOps(m transformer.Spec, s Shape, output bool) []Op {
+	o := newLayerOps(m, s)
+	switch {
+	case output:
+		o.loss()
+	case s.Layer == LayerTitan:
+		o.titanLayer()
+	case s.Layer == LayerHF:
+		o.hfLayer()
+	default:
+		o.llamaPyLayer()
+	}
+	return o.ops
+}
+
+// layerOps writes one eager layer's ATen ops at shard shape s (eagerOps):
+// the parts every code base's Llama layer has (RMS norm, nn.Linear, the
+// residual adds, SDPA, autograd's gradient sums and AccumulateGrad), each
+// code base's own writer (llamaPyLayer, hfLayer, titanLayer: in the file
+// of its layer costs) putting them in its order with its own rotary
+// embedding, projections and MLP.
+type layerOps struct {
+	opList
+	s Shape
+	// The shard: hidden, head dim, query and key/value heads and FFN on
+	// this GPU, the sequence and batch, the GEMMs' tokens N (gathered
+	// with sp) and the residual stream's Ns.
+	h, d, nh, nkv, f, S, B, N, Ns float64
+	// ac: autocast over FP32 weights; a and at the residual stream's
+	// (and weights') element, b and bt BF16's.
+	ac     bool
+	a, b   float64
+	at, bt graph.DType
+	// c and ct are the norm's arithmetic: the residual stream's dtype, FP32
+	// in transformers' and torchtitan's (upcast, with a cast each way
+	// where the stream is BF16: up).
+	c  float64
+	ct graph.DType
+	up bool
+	// V is the vocabulary (the output part's).
+	V float64
+	// cos is one rotary table's bytes ([seq, d/2], FP32 under autocast;
+	// transformers' [batch, seq, d]); Eq and Ek the query's and a key's
+	// elements, lse SDPA's log-sum-exp bytes, q layers.py's QKV width.
+	cos, Eq, Ek, lse, q float64
+}
+
+func newLayerOps(m transformer.Spec, s Shape) *layerOps {
+	T := max(1, s.T)
+	o := &layerOps{s: s, h: float64(m.Hidden), d: float64(m.HeadDim()), nh: float64(m.Heads / T), nkv: float64(max(1, m.KVHeads/T)),
+		f: float64(m.FFN / T), S: float64(s.Seq), B: float64(s.Batch), ac: s.FP32Weights, a: 2, b: 2, at: graph.BF16, bt: graph.BF16}
+	o.N = o.S * o.B
+	o.Ns = o.N
+	o.V = float64(m.Vocab)
+	if s.SP && T > 1 {
+		o.Ns = o.N / float64(T)
+	}
+	if o.ac {
+		o.a, o.at = 4, graph.F32
+	}
+	o.c, o.ct = o.a, o.at
+	o.cos = o.S * o.d / 2 * o.a
+	if s.Layer == LayerHF || s.Layer == LayerTitan {
+		o.c, o.ct, o.up = 4, graph.F32, !o.ac
+		o.cos = o.B * o.S * o.d * o.a
+	}
+	o.Eq, o.Ek = o.N*o.nh*o.d, o.N*o.nkv*o.d
+	o.lse = o.B * o.nh * o.S * 4
+	o.q = (o.nh + 2*o.nkv) * o.d
+	return o
+}
+
+// norm is RMS norm over the residual stream: x * rsqrt(mean(x^2) + eps)
+// * weight.
+func (o *layerOps) norm() {
+	e, Ns, a, c, at, ct := o.Ns*o.h, o.Ns, o.a, o.c, o.at, o.ct
+	if o.up {
+		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
+	}
+	o.add("pow", ew, ct, e, e*c, e*c)
+	o.add("mean", red, ct, e, e*c, Ns*c)
+	o.add("add", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c).Keep = KeepSaved
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c).Keep = KeepSaved
+	if o.up {
+		o.add("_to_copy", dmv, at, 0, e*c, e*a)
+	}
+	y := o.add("mul", ew, at, e, e*a+o.h*a, e*a)
+	if !o.ac {
+		y.Keep = KeepSaved // the GEMM after it saves it (under autocast its BF16 cast)
+	}
+}
+
+// linear is nn.Linear of k inputs and o outputs on N tokens (its input
+// FP32 under autocast where castIn), role the tensor-parallel collective
+// beside its GEMM. It returns the GEMM's index: its output is a
+// temporary unless the caller says what saves it. The GEMM saves its
+// input (the BF16 cast where castIn) and autocast's BF16 copy of the
+// weight, which autocast also caches to the end of its region.
+func (o *layerOps) linear(k, out float64, castIn bool, role TPRole) int32 {
+	N, b := o.N, o.b
+	if o.ac && castIn {
+		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b).Keep = KeepSaved
+	}
+	if o.ac {
+		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b).Keep = KeepCache
+	}
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*k*b+k*out*b, N*out*b).TP = role
+	return o.last()
+}
+
+// clone is the copy a reshape of heads (permuted from [batch, heads,
+// seq, d] to [seq, batch, heads x d]) makes of e elements: none of a
+// single head, whose permuted layout is already a view.
+func (o *layerOps) clone(heads, e float64) {
+	if heads > 1 {
+		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b)
+	}
+}
+
+// cloneSaved is clone whose copy the GEMM after it saves.
+func (o *layerOps) cloneSaved(heads, e float64) {
+	if heads > 1 {
+		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b).Keep = KeepSaved
+	}
+}
+
+// resid is a residual add; keep is how long its sum is held (the
+// next norm saves it; a block's last is the next part's input).
+func (o *layerOps) resid(keep Keep) {
+	e := o.Ns * o.h
+	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a).Keep = keep
+}
+
+// join is autograd's sum of the gradients of a tensor of e elements
+// that several ops read.
+func (o *layerOps) join(e, size float64, dt graph.DType) { o.add("add", ew, dt, e, 2*e*size, e*size) }
+
+// grad is a weight's gradient of e elements (BF16 from its GEMM) made
+// its parameter's: cast to FP32 under autocast, laid out as the
+// parameter (AccumulateGrad).
+//
+// In the allocation trace the parameter's .grad is the
+// new_empty_strided (made on the step's first micro-batch only, as
+// AccumulateGrad makes it where the gradient is None, then added to in
+// place) and copy_ writes into it.
+func (o *layerOps) grad(e float64) {
+	a := o.a
+	if o.ac {
+		c := o.add("_to_copy", dmv, graph.F32, 0, e*o.b, e*4)
+		c.Until = o.last() + 2 // copied into the .grad
+	}
+	g := o.add("new_empty_strided", dmv, o.at, 0, e*a, e*a)
+	g.Launches, g.Keep = 0, KeepGrad
+	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a).Keep = KeepNone
+}
+
+// linearB is linear's backward: the weight's gradient, then the
+// input's (the roles: attnBlock's pairs).
+//
+// It returns the input gradient's GEMM: what feeds the GEMMs' backward
+// is held to it. The weight's gradient is held to its cast (or the copy
+// into the .grad); the input's to the op after linearB.
+func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole TPRole) int32 {
+	N, b := o.N, o.b
+	w := o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+N*k*b, k*out*b)
+	w.TP, w.Until = wRole, o.last()+2
+	if !o.ac {
+		w.Until = o.last() + 3
+	}
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+k*out*b, N*k*b).TP = xRole
+	x := o.last()
+	o.grad(k * out)
+	o.ops[x].Until = o.last() + 1
+	if o.ac && castIn {
+		o.add("_to_copy", dmv, graph.F32, 0, N*k*b, N*k*4)
+	}
+	return x
+}
+
+// residB is a residual add's backward: under autocast the BF16 branch's
+// gradient of an FP32 add.
+func (o *layerOps) residB() {
+	if o.ac {
+		o.add("_to_copy", dmv, o.bt, 0, o.Ns*o.h*4, o.Ns*o.h*o.b)
+	}
+}
+
+// normB is norm's backward (with resid, the residual's gradient added
+// to its input's).
+func (o *layerOps) normB(resid bool) {
+	e, Ns, h, a, c, at, ct := o.Ns*o.h, o.Ns, o.h, o.a, o.c, o.at, o.ct
+	o.add("mul", ew, at, e, 2*e*a, e*a)
+	o.add("mul", ew, at, e, e*a+h*a, e*a)
+	sum := o.add("sum", red, at, e, e*a, h*a)
+	sum.Until = o.last() + 2 // copied into the .grad
+	g := o.add("new_empty_strided", dmv, at, 0, h*a, h*a)
+	g.Launches, g.Keep = 0, KeepGrad
+	o.add("copy_", dmv, at, 0, 2*h*a, h*a).Keep = KeepNone
+	if o.up {
+		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
+	}
+	o.add("mul", ew, ct, e, 2*e*c, e*c)
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c)
+	o.add("sum", red, ct, e, e*c, Ns*c)
+	if resid {
+		o.join(e, a, at) // the residual's gradient
+	}
+	o.add("pow", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("mul", ew, ct, Ns, Ns*c, Ns*c)
+	o.add("mul", ew, ct, Ns, 2*Ns*c, Ns*c)
+	o.add("div", ew, ct, e, e*c, e*c)
+	o.add("pow", ew, ct, e, e*c, e*c)
+	o.add("mul", ew, ct, e, e*c, e*c)
+	o.add("mul", ew, ct, e, 2*e*c, e*c)
+	o.join(e, c, ct) // x's two uses (pow, mul)
+	if o.up {
+		o.add("_to_copy", dmv, at, 0, e*c, e*a)
+	}
+}
+
+// sdpaCasts are autocast's casts of the FP32 rotary outputs for SDPA
+// (none with BF16 weights), q and k the ops that wrote the query and
+// the key: the casts, which SDPA saves, consume them; with BF16 weights
+// SDPA saves them themselves.
+func (o *layerOps) sdpaCasts(q, k int32) {
+	if !o.ac {
+		o.ops[q].Keep, o.ops[k].Keep = KeepSaved, KeepSaved
+		return
+	}
+	o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b).Keep = KeepSaved
+	o.ops[q].Until = o.last()
+	o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b).Keep = KeepSaved
+	o.ops[k].Until = o.last()
+}
+
+// sdpaCastsB are sdpaCasts' backward: the gradients cast back to FP32.
+func (o *layerOps) sdpaCastsB() {
+	if o.ac {
+		o.add("_to_copy", dmv, graph.F32, 0, o.Ek*o.b, o.Ek*4)
+		o.add("_to_copy", dmv, graph.F32, 0, o.Eq*o.b, o.Eq*4)
+	}
+}
+
+// attention is the forward from SDPA to the MLP's norm: SDPA over kvs
+// key (and value) elements, its output's heads laid out, the output
+// projection, the residual add and the norm. It returns SDPA's FLOPs.
+func (o *layerOps) attention(kvs float64) float64 {
+	b := o.b
+	lse := o.add("new_empty", dmv, graph.F32, 0, o.Eq*b, o.lse)
+	lse.Launches, lse.Keep = 0, KeepNone // SDPA's own output below counts it
+	sdpa := o.add("_scaled_dot_product_flash_attention", gmm, o.bt, 4*o.N*o.S/2*o.nh*o.d, (o.Eq+2*kvs)*b, o.Eq*b+o.lse)
+	sdpa.Attn, sdpa.Keep = true, KeepSaved
+	flops := sdpa.FLOPs
+	o.cloneSaved(o.nh, o.Eq)
+	o.linear(o.nh*o.d, o.h, false, TPAfter)
+	o.resid(KeepSaved)
+	o.norm()
+	return flops
+}
+
+// closeBlock is the block's last residual add: an MoE layer's attention
+// half under autocast adds the experts' output into the FP32 hidden
+// states (transformers' experts: an FP32 branch). The backward starts
+// here (residB where the block has its MLP).
+func (o *layerOps) closeBlock() {
+	if o.s.NoMLP && o.ac {
+		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a).Keep = KeepCarry
+	} else {
+		o.resid(KeepCarry)
+	}
+	o.bwd = true
+	if !o.s.NoMLP {
+		o.residB()
+	}
+}
+
+// attentionB is attention's backward from the MLP's norm to SDPA's
+// (sdpa its forward's FLOPs, kvs as attention's).
+func (o *layerOps) attentionB(sdpa, kvs float64) {
+	b := o.b
+	o.normB(true)
+	o.residB()
+	o.linearB(o.nh*o.d, o.h, false, TPBwdAfter, TPNone)
+	sdpaB := o.add("_scaled_dot_product_flash_attention_backward", gmm, o.bt, 2.5*sdpa, (3*o.Eq+2*kvs)*b+o.lse, (o.Eq+2*kvs)*b)
+	sdpaB.Attn = true
+}
+
+// loss writes the output part's ops (OutputOps): the final norm,
+// the output layer's shard of V/T logits, the loss of the FP32 logits,
+// and their backward, as each code base runs it: at T 1 wholeLoss
+// (layers.py's Loss, torchtitan's loss_fn and transformers' alike); at
+// T > 1 layers.py's vocabulary-parallel loss (llamaPyLoss), torchtitan's
+// loss_parallel (titanLoss) or transformers' gathered logits (hfLoss).
+func (o *layerOps) loss() {
+	T := float64(max(1, o.s.T))
+	V, h := o.V, o.h
+	Vl := V / T
+	o.norm()
+	switch {
+	case T == 1:
+		o.linear(h, V, true, TPBefore)
+		lsm := o.wholeLoss(V)
+		o.bwd = true
+		g := o.wholeLossB(V, lsm)
+		o.ops[g].Until = o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
+		o.normB(false)
+		return
+	case o.s.Layer == LayerLlamaPy:
+		o.llamaPyLoss(Vl)
+	case o.s.Layer == LayerTitan:
+		o.titanLoss(Vl)
+	default:
+		o.hfLoss(V, Vl)
+	}
+	o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
+	o.normB(false)
+}
+
+// coll is a tensor-parallel collective of the loss of bytes (an
+// all-gather's gathered total): placer's, costed as placer costs
+// collectives (Op.Comm).
+func (o *layerOps) coll(k roofline.Collective, bytes float64) {
+	op := o.add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
+		dmv, graph.F32, 0, bytes, bytes)
+	op.Comm, op.Coll = true, k
+}
+
+// wholeLoss is the loss of V logits on one GPU, forward:
+// logits.float(), log_softmax, nll_loss; in layers.py's [seq, batch]
+// layout the targets' transposed copy.
+//
+// It returns the log softmax's index. In the allocation trace the FP32
+// logits are held to the log softmax (the BF16 ones to their cast), and
+// its output, which it saves, to its backward (wholeLossB).
+func (o *layerOps) wholeLoss(V float64) int32 {
+	N, b := o.N, o.b
+	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
+	f32 := o.last()
+	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
+		o.add("clone", dmv, graph.I64, 0, N*8, N*8).Keep = KeepSaved // nll_loss saves the targets
+	}
+	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4).Keep = KeepSaved
+	lsm := o.last()
+	o.ops[f32].Until = lsm
+	o.add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
+	return lsm
+}
+
+// wholeLossB is wholeLoss's backward (lsm: the log softmax's index, its
+// saved output freed by its backward). It returns the index of the
+// logits' BF16 gradient, which the output layer's GEMMs read.
+func (o *layerOps) wholeLossB(V float64, lsm int32) int32 {
+	N, b := o.N, o.b
+	o.add("ones_like", dmv, graph.F32, 0, 4, 4)
+	o.add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
+	o.add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
+	o.ops[lsm].Until = o.last()
+	o.add("_to_copy", dmv, o.bt, 0, N*V*4, N*V*b)
+	return o.last()
+}

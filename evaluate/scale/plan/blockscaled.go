@@ -1,0 +1,51 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The block-scaled formats (fp8=mxfp8, fp4=nvfp4) as the plan language
+// reads them: their keys, and their refusal on GPUs without block-scaled
+// tensor cores; what they cost is evaluate/scale's (blockscaled.go).
+
+// BlockScaled is whether recipe is one of the block-scaled formats.
+func BlockScaled(recipe string) bool { return recipe == FP8MX || recipe == FP4NV }
+
+// blockScaledFits refuses a block-scaled recipe on GPUs without
+// block-scaled tensor cores: those whose hardware has no FP4 tensor
+// rate (fifth-generation tensor cores bring MXFP8, MXFP6, MXFP4 and
+// NVFP4 together).
+func blockScaledFits(s Strategy, p Pod) error {
+	if !BlockScaled(s.FP8) || p.Hardware.FP4Tensor > 0 && p.Kernels.FP8Peak > 0 {
+		return nil
+	}
+	key := "fp8"
+	if s.FP8 == FP4NV {
+		key = "fp4"
+	}
+	return fmt.Errorf("%s=%s on %s: its GPUs have no block-scaled (MXFP8/NVFP4) tensor cores (Blackwell has them)", key, s.FP8, p.Hardware.Name)
+}
+
+// parseFP4 reads the fp4 key's value: nvfp4, or none (BF16).
+func parseFP4(v string) (string, error) {
+	switch v = strings.ToLower(v); v {
+	case FP4NV:
+		return FP4NV, nil
+	case "none", "off", "bf16":
+		return "", nil
+	}
+	return "", fmt.Errorf("%q is not an FP4 recipe (nvfp4 or none)", v)
+}
+
+// precisionKey is recipe as a plan's key: fp4=nvfp4, else fp8=recipe.
+func precisionKey(recipe string) string {
+	if recipe == FP4NV {
+		return "fp4=" + recipe
+	}
+	return "fp8=" + recipe
+}
+
+// PrecisionKey is a plan's low-precision recipe (Strategy.FP8) as its
+// key: fp4=nvfp4, else fp8=recipe.
+func PrecisionKey(recipe string) string { return precisionKey(recipe) }

@@ -1,0 +1,888 @@
+package plan
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/decision"
+)
+
+// Strategy is a plan of a uniform transformer at cluster scale
+// (Megatron-LM's parallelism, DESIGN §12): GPUs = Tensor x Context x
+// Pipeline x Replicas, every stage holding its share of identical layers,
+// so the stages are a count, not a placement. The zero value is one GPU's
+// plan with every degree left to Resolve (the data-parallel degree from
+// the GPUs the others leave, the micro-batches from the batch). An op
+// graph's strategy around its placement is Strategy; the two
+// share the data-parallel degree, the micro-batches and the schedule's
+// names, and ParseStrategy refuses the keys only an op graph has.
+type Strategy struct {
+	// Replicas is the data-parallel degree D (0: what the GPUs leave).
+	Replicas int
+	// MicroBatches is M, the micro-batches of each replica's share of
+	// the batch (0: the batch over dp x mbs; Resolve fills it in).
+	MicroBatches int
+	// Schedule orders the micro-batches through the stages ("": 1F1B,
+	// interleaved with virtual stages; Resolve writes it).
+	Schedule decision.Schedule
+	// DistOpt is Megatron-LM's distributed optimizer (ZeRO-1, written
+	// shard=zero1): every replica keeps the whole parameters and
+	// gradients, the gradients are reduce-scattered, each GPU steps 1/D
+	// of the optimizer state, and the updated parameters are all-gathered.
+	DistOpt bool
+	// Tensor is the tensor-parallel degree T (0 = 1): Megatron-LM's
+	// column- then row-parallel split of every attention and MLP block,
+	// and a vocabulary-parallel embedding and output layer, over T GPUs
+	// of one node.
+	Tensor int
+	// SequenceParallel splits what runs between the tensor-parallel
+	// blocks (norms, dropout, residuals) along the sequence over the T
+	// GPUs, turning each all-reduce into a reduce-scatter and an
+	// all-gather (Korthikanti et al., 2022).
+	SequenceParallel bool
+	// Pipeline is the number of pipeline stages P (0 = 1).
+	Pipeline int
+	// Virtual is the number of model chunks per pipeline stage V
+	// (interleaved 1F1B; 0 = 1).
+	Virtual int
+	// MicroBatchSize is the samples per micro-batch (0: 1, Resolve's).
+	MicroBatchSize int
+	// Recompute is what a layer's backward recomputes of its forward.
+	Recompute Recompute
+	// RecomputeLayers, with full recomputation, is how many layers of
+	// each model chunk recompute their forward (Megatron-LM's
+	// --recompute-method block --recompute-num-layers N); the others keep
+	// their activations. 0: every layer (--recompute-method uniform
+	// --recompute-num-layers 1).
+	RecomputeLayers int
+	// TPOverlap overlaps the tensor-parallel all-gathers and
+	// reduce-scatters with the GEMMs beside them (Megatron-Core's
+	// --tp-comm-overlap; it needs sequence parallelism).
+	TPOverlap bool
+	// FirstLayers and LastLayers are the layers of the first and the last
+	// pipeline stage where they differ from the others' share (0: an even
+	// share); the stages between split the rest evenly (Megatron-Core's
+	// later --decoder-first-pipeline-num-layers and
+	// --decoder-last-pipeline-num-layers; Llama 3 405B's 126 layers on 16
+	// stages are first=7, last=7: 7, 8 x 14, 7). StageLayers gives the
+	// split.
+	FirstLayers, LastLayers int
+	// TensorStages, when set, is each pipeline stage's tensor-parallel
+	// degree, P of them, in place of Tensor (which is then 0): stage i
+	// runs on TensorStages[i] x Replicas GPUs, the plan on Replicas x
+	// their sum ("stage-tp=4:8:8:8"). The data-parallel degree is every
+	// stage's. nil: every stage runs Tensor.
+	TensorStages []int
+	// Context is the context-parallel degree C (0 = 1): every sequence
+	// of a micro-batch split over C GPUs, each holding 2 of its 2C
+	// chunks (chunks i and 2C-1-i, so that causal attention's work is
+	// even), the keys and values exchanged around the C GPUs for
+	// attention (Megatron-Core's --context-parallel-size). GPUs = Tensor
+	// x Context x Pipeline x Replicas; the C GPUs hold the same weights,
+	// so gradients are reduced over Context x Replicas.
+	Context int
+	// Experts is the expert-parallel degree EP of a model with experts
+	// (0 = 1): each MoE block's experts split over EP GPUs, the tokens
+	// dispatched to their experts and combined back by all-to-alls
+	// (Megatron-Core's --expert-model-parallel-size).
+	Experts int
+	// ExpertTensor is the expert-tensor-parallel degree ETP (0: the
+	// tensor-parallel degree, Megatron-Core's default for
+	// --expert-tensor-parallel-size): each expert's GEMMs split over ETP
+	// GPUs. The experts have a mesh of their own inside each pipeline
+	// stage's Tensor x Context x Replicas GPUs: ETP x EP x expert-DP,
+	// expert-DP = T x C x D / (ETP x EP) the replicas of an expert's
+	// weights (over which its gradients are reduced).
+	ExpertTensor int
+	// Imbalance is the tokens the most loaded expert-parallel rank
+	// receives over the mean (0 = 1: balanced, as the published
+	// benchmarks force it): its expert GEMMs and all-to-all traffic are
+	// that much larger.
+	Imbalance float64
+	// FSDP shards the weights, gradients and optimizer state over the
+	// data-parallel (and context) ranks, ZeRO-3 as Megatron-FSDP runs it
+	// (--use-megatron-fsdp, optim_grads_params): each stage's weights
+	// all-gathered for every micro-batch's forward and again for its
+	// backward, its gradients reduce-scattered after each backward. In
+	// a model with experts (Megatron-FSDP's two meshes) the experts'
+	// weights are sharded over the expert-data-parallel ranks and the
+	// rest over the data-parallel and context ranks. Not with DistOpt.
+	FSDP bool
+	// FP8 is the FP8 recipe of the transformer blocks' GEMMs
+	// (Transformer Engine's: "current" per-tensor current scaling,
+	// "delayed" per-tensor delayed scaling, "blockwise" 1 x 128 and 128
+	// x 128 blocks); "": BF16.
+	FP8 string
+	// GradBF16 keeps the gradients in BF16 and reduces them over the
+	// data-parallel ranks in BF16 (Megatron-LM's --grad-reduce-in-bf16,
+	// Megatron-Bridge's ddp.grad_reduce_in_fp32=False, torchtitan's
+	// mixed_precision_reduce "bfloat16"); false: FP32 main gradients,
+	// Megatron-LM's rule for BF16 training (arguments.py turns on
+	// --accumulate-allreduce-grads-in-fp32 with --bf16). Halves the
+	// gradient buffer and the data-parallel reduction's bytes.
+	GradBF16 bool
+	// EPOverlap overlaps the experts' all-to-alls of one micro-batch with
+	// the computation of another (Megatron-Core's
+	// --overlap-moe-expert-parallel-comm with --delay-wgrad-compute: the
+	// forward of a micro-batch and the backward of the one before merged
+	// layer by layer, in the steady state of 1F1B). With ep > 1; with
+	// pp > 1 it needs virtual stages; not with full recomputation.
+	EPOverlap bool
+	// EmbeddingLayer and LossLayer count the embedding as one layer of
+	// the first model chunk and the loss (the final norm, the output
+	// layer and the cross-entropy) as one of the last in the pipeline
+	// split (Megatron-Core's account_for_embedding_in_pipeline_split and
+	// account_for_loss_in_pipeline_split, Megatron-LM's
+	// --account-for-embedding-in-pipeline-split and
+	// --account-for-loss-in-pipeline-split): the layers and those units
+	// split evenly over the P x V model chunks, so the first chunk holds
+	// one layer fewer (the embedding alone where a chunk is one unit) and
+	// the last likewise. With pp > 1; not with first= or last= other
+	// than the split they give (StageLayers).
+	EmbeddingLayer, LossLayer bool
+	// RecomputeModules, with selective recomputation, are the modules
+	// each layer recomputes in its backward (Megatron-Core's
+	// --recompute-modules); 0: the core attention alone, Megatron-Core's
+	// default (recompute=selective).
+	RecomputeModules RecomputeModules
+	// FineTune is the plan's fine-tuning (finetune.go): LoRA adapters on
+	// frozen base weights, sequences packed from shorter samples; its
+	// zero value is full training on whole sequences.
+	FineTune
+	// Software is the software stack the plan runs on (stack.go: a
+	// named stack, the token dispatcher, fusions, grouped GEMMs, CUDA
+	// graphs, the routing); its zero value is placer's default stack.
+	Software Software
+}
+
+// RecomputeModules is a set of the modules selective recomputation
+// recomputes (Megatron-Core's recompute_modules,
+// megatron/core/transformer/transformer_config.py), written as their
+// names joined by "+": "layernorm+moe_act".
+type RecomputeModules uint8
+
+// The modules, in Megatron-Core's order. core_attn, mlp, moe and
+// shared_experts are checkpointed (their input kept, their forward run
+// again before their backward); moe_act, layernorm and mla_up_proj
+// discard their output after the forward and recompute it (the input is
+// kept by the modules that read it).
+const (
+	// RecomputeCoreAttn is the core attention (recompute=selective's).
+	RecomputeCoreAttn RecomputeModules = 1 << iota
+	// RecomputeMoEAct is the experts' activation function: its output
+	// (the second grouped GEMM's input) is not kept.
+	RecomputeMoEAct
+	// RecomputeLayerNorm is the norms that are modules of their own in
+	// Megatron-Core's Transformer Engine layers: an MoE block's norm
+	// before its experts and latent attention's input norm (the other
+	// norms are fused into the GEMM after them, TELayerNormColumnParallelLinear,
+	// and not recomputed): their output is not kept.
+	RecomputeLayerNorm
+	// RecomputeMLAUpProj is latent attention's up projections and
+	// rotary embedding: the heads' queries, keys and values are not kept.
+	RecomputeMLAUpProj
+	// RecomputeMLP is the dense MLP of a dense block (its norm fused in).
+	RecomputeMLP
+	// RecomputeMoE is an MoE block's whole MoE layer: router, dispatch,
+	// experts, combine, the shared experts, its all-to-alls again.
+	RecomputeMoE
+	// RecomputeSharedExperts is an MoE block's shared experts.
+	RecomputeSharedExperts
+)
+
+// recomputeNames are the modules' names, in the order of the constants.
+var recomputeNames = [...]string{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"}
+
+// Has reports whether the set holds module x.
+func (r RecomputeModules) Has(x RecomputeModules) bool { return r&x != 0 }
+
+// String writes the set as recompute-modules reads it: the names in
+// Megatron-Core's order joined by "+" ("" for none).
+func (r RecomputeModules) String() string {
+	var parts []string
+	for i, n := range recomputeNames {
+		if r&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// Names are the set's module names, Megatron-Core's spelling, in its
+// order (--recompute-modules' values).
+func (r RecomputeModules) Names() []string {
+	if r == 0 {
+		return nil
+	}
+	return strings.Split(r.String(), "+")
+}
+
+// parseRecomputeModules reads "layernorm+moe_act".
+func parseRecomputeModules(v string) (RecomputeModules, error) {
+	var r RecomputeModules
+	for _, x := range strings.Split(v, "+") {
+		i := slices.Index(recomputeNames[:], strings.ToLower(strings.TrimSpace(x)))
+		if i < 0 {
+			return 0, fmt.Errorf("%q is not a module Megatron-Core recomputes (want %s, joined by +)", x, strings.Join(recomputeNames[:], ", "))
+		}
+		r |= 1 << i
+	}
+	return r, nil
+}
+
+// Recomputes is the set of modules plan s recomputes in each layer's
+// backward with selective recomputation (RecomputeModules, or the core
+// attention alone where none are named); 0 without it.
+func (s Strategy) Recomputes() RecomputeModules {
+	if s.Recompute != SelectiveRecompute {
+		return 0
+	}
+	if s.RecomputeModules == 0 {
+		return RecomputeCoreAttn
+	}
+	return s.RecomputeModules
+}
+
+// The FP8 recipes (Strategy.FP8).
+const (
+	FP8Current   = "current"
+	FP8Delayed   = "delayed"
+	FP8Blockwise = "blockwise"
+	// FP8MX and FP4NV are the block-scaled formats of Blackwell's tensor
+	// cores (blockscaled.go): MXFP8 (fp8=mxfp8) and NVFP4, written
+	// fp4=nvfp4 and held in Strategy.FP8 as the blocks' GEMM recipe.
+	FP8MX = "mxfp8"
+	FP4NV = "nvfp4"
+)
+
+// Recompute is activation recomputation (Korthikanti et al., 2022).
+type Recompute string
+
+// The recomputations.
+const (
+	// NoRecompute keeps every activation the backward needs.
+	NoRecompute Recompute = ""
+	// SelectiveRecompute recomputes the core attention (the softmax and
+	// its dropout) in the backward, keeping the rest.
+	SelectiveRecompute Recompute = "selective"
+	// FullRecompute keeps only each layer's input and runs the layer's
+	// forward again before its backward.
+	FullRecompute Recompute = "full"
+)
+
+// R is the data-parallel degree (at least 1).
+func (s Strategy) R() int { return max(s.Replicas, 1) }
+
+// M is the number of micro-batches (at least 1).
+func (s Strategy) M() int { return max(s.MicroBatches, 1) }
+
+// Sched is the schedule in effect (GPipe when none is named, as
+// Strategy's; Resolve names 1F1B where it applies).
+func (s Strategy) Sched() decision.Schedule {
+	if s.Schedule == "" {
+		return decision.GPipe
+	}
+	return s.Schedule
+}
+
+// T is the tensor-parallel degree (at least 1).
+func (s Strategy) T() int { return max(s.Tensor, 1) }
+
+// P is the number of pipeline stages (at least 1).
+func (s Strategy) P() int { return max(s.Pipeline, 1) }
+
+// V is the number of model chunks per pipeline stage (at least 1).
+func (s Strategy) V() int { return max(s.Virtual, 1) }
+
+// C is the context-parallel degree (at least 1).
+func (s Strategy) C() int { return max(s.Context, 1) }
+
+// EP is the expert-parallel degree (at least 1).
+func (s Strategy) EP() int { return max(s.Experts, 1) }
+
+// StageT is each of the P pipeline stages' tensor-parallel degree:
+// TensorStages where set, else T for every stage.
+func (s Strategy) StageT() []int {
+	if s.TensorStages != nil {
+		return s.TensorStages
+	}
+	out := make([]int, s.P())
+	for i := range out {
+		out[i] = s.T()
+	}
+	return out
+}
+
+// MaxT is the largest tensor-parallel degree of any stage (at least 1).
+func (s Strategy) MaxT() int {
+	t := s.T()
+	for _, x := range s.TensorStages {
+		t = max(t, x)
+	}
+	return t
+}
+
+// Equal reports whether s and o are the same plan (Strategy holds a
+// slice, so == does not compile).
+func (s Strategy) Equal(o Strategy) bool {
+	if !slices.Equal(s.TensorStages, o.TensorStages) {
+		return false
+	}
+	s.TensorStages, o.TensorStages = nil, nil
+	return reflect.DeepEqual(s, o)
+}
+
+// StageLayers is how many of a transformer's layers each of the P
+// pipeline stages holds: layers / P each, or with FirstLayers or
+// LastLayers those on the end stages and the rest split evenly over the
+// stages between; with EmbeddingLayer or LossLayer the layers and those
+// units split evenly over the P stages, the first stage holding one
+// layer fewer for the embedding and the last one fewer for the loss
+// (Megatron-Core's get_num_layers_to_build: 94 layers, both units, pp=8:
+// 11, 12 x 6, 11), FirstLayers and LastLayers, where given, checked
+// against that. The error is one line naming what does not add up.
+func (s Strategy) StageLayers(layers int) ([]int, error) {
+	P := s.P()
+	out := make([]int, P)
+	if s.EmbeddingLayer || s.LossLayer {
+		return s.unitLayers(layers, out)
+	}
+	if s.FirstLayers == 0 && s.LastLayers == 0 {
+		if layers%P != 0 {
+			return nil, fmt.Errorf("pp=%d does not divide the %d layers (first= and last= set the end stages' layers)", P, layers)
+		}
+		for i := range out {
+			out[i] = layers / P
+		}
+		return out, nil
+	}
+	if P == 1 {
+		return nil, fmt.Errorf("first= or last= with one pipeline stage: they set the end stages of a pipeline")
+	}
+	rest, inner := layers, P
+	if s.FirstLayers > 0 {
+		rest, inner = rest-s.FirstLayers, inner-1
+	}
+	if s.LastLayers > 0 {
+		rest, inner = rest-s.LastLayers, inner-1
+	}
+	if inner == 0 && rest != 0 {
+		return nil, fmt.Errorf("first=%d + last=%d is not the %d layers of 2 stages", s.FirstLayers, s.LastLayers, layers)
+	}
+	if inner > 0 && (rest < inner || rest%inner != 0) {
+		return nil, fmt.Errorf("first=%d, last=%d: the other %d layers do not split evenly over the other %d stages (at least one each)", s.FirstLayers, s.LastLayers, rest, inner)
+	}
+	for i := range out {
+		switch {
+		case i == 0 && s.FirstLayers > 0:
+			out[i] = s.FirstLayers
+		case i == P-1 && s.LastLayers > 0:
+			out[i] = s.LastLayers
+		default:
+			out[i] = rest / inner
+		}
+	}
+	return out, nil
+}
+
+// endUnits is how many of the embedding and the loss count as layers
+// of the first and of the last pipeline stage (EmbeddingLayer,
+// LossLayer: 0 or 1 each).
+func (s Strategy) endUnits() (first, last int) {
+	if s.EmbeddingLayer {
+		first = 1
+	}
+	if s.LossLayer {
+		last = 1
+	}
+	return first, last
+}
+
+// unitLayers is StageLayers' split with the embedding or the loss
+// counted as a layer (out: P stages to fill).
+func (s Strategy) unitLayers(layers int, out []int) ([]int, error) {
+	P := len(out)
+	e, l := s.endUnits()
+	if P == 1 {
+		return nil, fmt.Errorf("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
+	}
+	units := layers + e + l
+	if units%P != 0 {
+		ends := "embedding and the loss"
+		if e == 0 {
+			ends = "loss"
+		} else if l == 0 {
+			ends = "embedding"
+		}
+		return nil, fmt.Errorf("%s: the %d layers and the %s are %d units, which do not split evenly over pp=%d (Megatron-Core's account_for_*_in_pipeline_split)", s.unitKeys(), layers, ends, units, P)
+	}
+	for i := range out {
+		out[i] = units / P
+	}
+	out[0] -= e
+	out[P-1] -= l
+	if s.FirstLayers > 0 && s.FirstLayers != out[0] || s.LastLayers > 0 && s.LastLayers != out[P-1] {
+		return nil, fmt.Errorf("first=%d, last=%d with %s: the split puts %d layers on the first stage and %d on the last (Megatron-Core sets them from the layers, not both)", s.FirstLayers, s.LastLayers, s.unitKeys(), out[0], out[P-1])
+	}
+	return out, nil
+}
+
+// unitKeys names the plan's ends counted as layers, as written:
+// "embedding-layer=on", "loss-layer=on" or both.
+func (s Strategy) unitKeys() string {
+	switch {
+	case s.EmbeddingLayer && s.LossLayer:
+		return "embedding-layer=on and loss-layer=on"
+	case s.EmbeddingLayer:
+		return "embedding-layer=on"
+	}
+	return "loss-layer=on"
+}
+
+// strategyError is a plan's field out of range, as a one-line error.
+func strategyError(format string, args ...any) error {
+	return fmt.Errorf("scale: strategy: "+format, args...)
+}
+
+// Check reports the first field out of range, or two that do not go
+// together, as a one-line error. What depends on the model and the pod is
+// Resolve's.
+func (s Strategy) Check() error {
+	switch {
+	case s.Replicas < 0:
+		return strategyError("replicas %d: want at least 1", s.Replicas)
+	case s.MicroBatches < 0:
+		return strategyError("micro_batches %d: want at least 1", s.MicroBatches)
+	case s.Tensor < 0:
+		return strategyError("tensor %d: want at least 1", s.Tensor)
+	case s.Pipeline < 0:
+		return strategyError("pipeline %d: want at least 1", s.Pipeline)
+	case s.Virtual < 0:
+		return strategyError("virtual_stages %d: want at least 1", s.Virtual)
+	case s.MicroBatchSize < 0:
+		return strategyError("micro_batch_size %d: want at least 1", s.MicroBatchSize)
+	case s.FirstLayers < 0 || s.LastLayers < 0:
+		return strategyError("first_stage_layers %d, last_stage_layers %d: want at least 1", s.FirstLayers, s.LastLayers)
+	case s.RecomputeLayers < 0:
+		return strategyError("recompute_layers %d: want at least 1", s.RecomputeLayers)
+	case s.RecomputeLayers > 0 && s.Recompute != FullRecompute:
+		return strategyError("recompute-layers without recompute=full: it counts the layers that recompute their whole forward")
+	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.P() == 1:
+		return strategyError("first= or last= with one pipeline stage: they set the end stages of a pipeline")
+	case s.Virtual > 1 && s.P() == 1:
+		return strategyError("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)
+	case s.TensorStages != nil && s.Tensor > 0:
+		return strategyError("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageTP(s.TensorStages))
+	case s.TensorStages != nil && len(s.TensorStages) != s.P():
+		return strategyError("stage-tp=%s names %d stages, pp=%d has %d", stageTP(s.TensorStages), len(s.TensorStages), s.P(), s.P())
+	case s.Context < 0:
+		return strategyError("context %d: want at least 1", s.Context)
+	case s.Context > 1 && s.TensorStages != nil:
+		return strategyError("cp=%d with stage-tp=%s: context parallelism is modelled with one tensor-parallel degree (use tp=)", s.Context, stageTP(s.TensorStages))
+	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
+		return strategyError("stage-tp=%s: want every degree at least 1", stageTP(s.TensorStages))
+	case s.SequenceParallel && s.MaxT() == 1:
+		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
+	case s.TPOverlap && !s.SequenceParallel:
+		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
+	case s.Experts < 0 || s.ExpertTensor < 0:
+		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
+	case s.FSDP && s.DistOpt:
+		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
+	case s.FSDP && s.Replicas == 1 && s.C() == 1:
+		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
+	case (s.EmbeddingLayer || s.LossLayer) && s.P() == 1:
+		return strategyError("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
+	case s.RecomputeModules != 0 && s.Recompute != SelectiveRecompute:
+		return strategyError("recompute-modules=%s without recompute=selective: the modules are selective recomputation's (Megatron-Core's --recompute-granularity selective)", s.RecomputeModules)
+	case s.RecomputeModules >= 1<<len(recomputeNames):
+		return strategyError("recompute-modules %#x: not a set of Megatron-Core's modules", uint8(s.RecomputeModules))
+	case s.EPOverlap && s.Recomputes().Has(RecomputeMoE):
+		return strategyError("epoverlap=on with recompute-modules=%s: Megatron-Core's all-to-all overlap runs without the moe module's recomputation", s.RecomputeModules)
+	case s.EPOverlap && s.Recompute == FullRecompute:
+		return strategyError("epoverlap=on with recompute=full: Megatron-Core's all-to-all overlap runs without full recomputation")
+	case s.Imbalance != 0 && !(s.Imbalance >= 1 && s.Imbalance <= 64):
+		return strategyError("imbalance %g: want the most loaded rank's tokens over the mean, from 1 to 64", s.Imbalance)
+	}
+	if err := s.Software.check(); err != nil {
+		return err
+	}
+	switch s.FP8 {
+	case "", FP8Current, FP8Delayed, FP8Blockwise, FP8MX, FP4NV:
+	default:
+		return strategyError("fp8 %q: want current, delayed, blockwise or mxfp8 (fp4: nvfp4)", s.FP8)
+	}
+	switch s.Recompute {
+	case NoRecompute, SelectiveRecompute, FullRecompute:
+	default:
+		return strategyError("recompute %q: want none, selective or full", s.Recompute)
+	}
+	switch s.Schedule {
+	case "", decision.GPipe, decision.OneFOneB:
+	default:
+		return strategyError("schedule %q: want gpipe or 1f1b", s.Schedule)
+	}
+	// dp may be left to the GPUs the other degrees leave; Resolve checks
+	// it then. The context ranks hold the same weights as the replicas:
+	// sharding runs over both (dp=1,cp=8,fsdp=on shards over 8).
+	if s.DistOpt && s.Replicas == 1 && s.C() == 1 {
+		return strategyError("shard zero1 with one replica: sharding needs replicas to shard over")
+	}
+	return nil
+}
+
+// String writes s as ParseStrategy reads it, in the order of
+// Strategy's keys, then the plan's: "dp=48,shard=zero1,tp=8,pp=6"
+// (Plan.String writes a resolved plan degrees first); "" for the zero
+// plan.
+func (s Strategy) String() string {
+	var parts []string
+	if s.Replicas > 0 {
+		parts = append(parts, "dp="+strconv.Itoa(s.Replicas))
+	}
+	if s.MicroBatches > 0 {
+		parts = append(parts, "mb="+strconv.Itoa(s.MicroBatches))
+	}
+	if s.Schedule != "" {
+		parts = append(parts, "schedule="+string(s.Schedule))
+	}
+	if s.DistOpt {
+		parts = append(parts, "shard=zero1")
+	}
+	if s.Tensor > 1 {
+		parts = append(parts, "tp="+strconv.Itoa(s.Tensor))
+	}
+	if s.Context > 1 {
+		parts = append(parts, "cp="+strconv.Itoa(s.Context))
+	}
+	if s.Pipeline > 1 {
+		parts = append(parts, "pp="+strconv.Itoa(s.Pipeline))
+	}
+	if s.Virtual > 1 {
+		parts = append(parts, "vp="+strconv.Itoa(s.Virtual))
+	}
+	if s.MicroBatchSize > 0 {
+		parts = append(parts, "mbs="+strconv.Itoa(s.MicroBatchSize))
+	}
+	if s.SequenceParallel {
+		parts = append(parts, "sp=on")
+	}
+	if s.Recompute != NoRecompute {
+		parts = append(parts, "recompute="+string(s.Recompute))
+	}
+	if s.RecomputeModules != 0 {
+		parts = append(parts, "recompute-modules="+s.RecomputeModules.String())
+	}
+	if s.RecomputeLayers > 0 {
+		parts = append(parts, "recompute-layers="+strconv.Itoa(s.RecomputeLayers))
+	}
+	if s.TPOverlap {
+		parts = append(parts, "tpoverlap=on")
+	}
+	if s.FirstLayers > 0 {
+		parts = append(parts, "first="+strconv.Itoa(s.FirstLayers))
+	}
+	if s.LastLayers > 0 {
+		parts = append(parts, "last="+strconv.Itoa(s.LastLayers))
+	}
+	if s.EmbeddingLayer {
+		parts = append(parts, "embedding-layer=on")
+	}
+	if s.LossLayer {
+		parts = append(parts, "loss-layer=on")
+	}
+	if s.TensorStages != nil {
+		parts = append(parts, "stage-tp="+stageTP(s.TensorStages))
+	}
+	parts = append(parts, s.moeString()...)
+	return strings.Join(parts, ",")
+}
+
+// moeString is the expert-parallel and FP8 keys as ParseStrategy reads
+// them.
+func (s Strategy) moeString() []string {
+	var parts []string
+	if s.Experts > 1 {
+		parts = append(parts, "ep="+strconv.Itoa(s.Experts))
+	}
+	if s.ExpertTensor > 0 {
+		parts = append(parts, "etp="+strconv.Itoa(s.ExpertTensor))
+	}
+	if s.Imbalance > 1 {
+		parts = append(parts, "imbalance="+strconv.FormatFloat(s.Imbalance, 'g', -1, 64))
+	}
+	if s.FP8 != "" {
+		parts = append(parts, precisionKey(s.FP8))
+	}
+	if s.FSDP {
+		parts = append(parts, "fsdp=on")
+	}
+	if s.GradBF16 {
+		parts = append(parts, "grads=bf16")
+	}
+	if s.EPOverlap {
+		parts = append(parts, "epoverlap=on")
+	}
+	parts = append(parts, s.FineTune.keys()...)
+	return append(parts, s.Software.keys()...)
+}
+
+// ParseStrategy reads a plan written as comma-separated key=value pairs:
+// tp (tensor-parallel degree), cp (context-parallel degree: each sequence
+// split over cp GPUs), pp (pipeline stages), dp (data-parallel degree;
+// left out, what the GPUs leave), vp (virtual stages per pipeline stage),
+// mbs (micro-batch size), mb (micro-batches, a check: they follow from
+// the batch), schedule (gpipe, 1f1b), sp (sequence parallelism: on or
+// off), tpoverlap (on: tensor-parallel communication overlapped with the
+// GEMMs), recompute (none, selective, full), recompute-layers (with
+// recompute=full: the layers of each model chunk that recompute), distopt
+// (on: the distributed optimizer; also written shard=zero1), first and
+// last (the layers of the first and the last pipeline stage), stage-tp
+// (each pipeline stage's tensor-parallel degree, colon-separated, in
+// place of tp: stage-tp=4:8:8:4), ep (expert-parallel degree), etp
+// (expert-tensor-parallel degree; left out, tp's), imbalance (the most
+// loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
+// (current, delayed, blockwise or mxfp8: the blocks' GEMMs in FP8; none:
+// BF16) or fp4 (nvfp4: in NVFP4; none: BF16) and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
+// and grads (bf16: gradients kept and reduced in BF16; fp32, the
+// default: FP32 main gradients) and epoverlap (on: the experts'
+// all-to-alls overlapped with another micro-batch's computation) and
+// recompute-modules (with selective recomputation, the modules recomputed,
+// Megatron-Core's names joined by +: layernorm+moe_act; alone it means
+// recompute=selective) and embedding-layer and loss-layer (on: the
+// embedding, the loss counted as a layer of the pipeline split) and the
+// software stack's keys (stack.go): stack (a named stack: Stacks),
+// dispatcher (alltoall, allgather or flex), permute-fusion, router-fusion
+// and grouped-gemm (on or off), cuda-graphs (off, dense or full) and
+// routing (dropless or capacity:F), each written over the stack's, and
+// the fine-tuning keys (finetune.go): peft (lora or none), lora-rank,
+// lora-alpha, lora-targets (qkv+proj+fc1+fc2), pack (on: sequences
+// packed from samples) and pack-len (the samples' lengths, 1024 or a
+// mix 512:2048). The
+// keys only an op graph's strategy
+// has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
+// the zero plan.
+func ParseStrategy(text string) (Strategy, error) {
+	var s Strategy
+	pairs, err := decision.SplitStrategy(text, StrategyKeys)
+	if err != nil {
+		return s, err
+	}
+	seen := map[string]bool{}
+	for _, kv := range pairs {
+		k, v := kv.Key, kv.Value
+		if k == "shard" && seen["distopt"] {
+			return s, fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+		}
+		seen[k] = true
+		if err := s.setKey(text, k, v, seen); err != nil {
+			return s, err
+		}
+	}
+	if err := s.FineTune.finish(seen); err != nil {
+		return s, fmt.Errorf("strategy %q: %w", text, err)
+	}
+	if s.RecomputeModules != 0 {
+		// The modules are selective recomputation's: alone they mean it.
+		if !seen["recompute"] {
+			s.Recompute = SelectiveRecompute
+		}
+		if s.RecomputeModules == RecomputeCoreAttn && s.Recompute == SelectiveRecompute {
+			s.RecomputeModules = 0 // recompute=selective's own
+		}
+	}
+	// A degree of 1 is the default's: written back it is left out. Not
+	// dp's and mb's: left out, they are what the GPUs and the batch leave
+	// (Resolve), so dp=1 and mb=1 are kept as written, never replaced.
+	for _, d := range []*int{&s.Tensor, &s.Pipeline, &s.Virtual, &s.Context, &s.Experts} {
+		if *d == 1 {
+			*d = 0
+		}
+	}
+	if err := s.Check(); err != nil {
+		return s, fmt.Errorf("strategy %q: %w", text, err)
+	}
+	return s, nil
+}
+
+// setKey sets key k of the strategy text to v (seen: the keys given so
+// far, k among them); its error is one line naming the text and the key.
+func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
+	var err error
+	switch k {
+	case "shard":
+		switch strings.ToLower(v) {
+		case "none", "ddp":
+			s.DistOpt = false
+		case "zero1":
+			s.DistOpt = true
+		case string(decision.FullShard), string(decision.GradShard):
+			return fmt.Errorf("strategy %q: shard=%s is an op graph's sharding, not modelled at cluster scale (use distopt=on, ZeRO-1)", text, strings.ToLower(v))
+		default:
+			return fmt.Errorf("strategy %q: shard %q: want zero1 or none", text, v)
+		}
+	case "distopt", "distributed-optimizer":
+		var on bool
+		if on, err = onOff(v); on {
+			if seen["shard"] {
+				return fmt.Errorf("strategy %q: distopt and shard both given (distopt=on is shard=zero1)", text)
+			}
+			s.DistOpt = true
+		}
+	case "bucket":
+		return fmt.Errorf("strategy %q: bucket is a key of an op graph's strategy, not of a transformer's plan at cluster scale (its gradients are reduced in one overlapped pass)", text)
+	default:
+		var ok bool
+		if ok, err = s.setLayout(k, v); ok {
+			break
+		}
+		if ok, err = s.setOption(k, v); ok {
+			break
+		}
+		if ok, err = s.FineTune.parse(k, v); ok {
+			break
+		}
+		if ok, err = s.Software.parse(k, v); !ok {
+			return fmt.Errorf("strategy %q: unknown key %q (keys %s)", text, k, StrategyKeys)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("strategy %q: %s: %v", text, k, err)
+	}
+	return nil
+}
+
+// setLayout sets k to v where k is a key of the plan's layout: a
+// parallel degree, the micro-batching and schedule, a stage's layers; it
+// reports whether k is one.
+func (s *Strategy) setLayout(k, v string) (bool, error) {
+	var err error
+	switch k {
+	case "dp", "replicas":
+		s.Replicas, err = positive(v)
+	case "mb", "micro-batches", "micro_batches":
+		s.MicroBatches, err = positive(v)
+	case "schedule":
+		s.Schedule = decision.Schedule(strings.ToLower(v))
+	case "tp", "tensor":
+		s.Tensor, err = positive(v)
+	case "cp", "context", "context-parallel":
+		s.Context, err = positive(v)
+	case "pp", "pipeline":
+		s.Pipeline, err = positive(v)
+	case "vp", "virtual":
+		s.Virtual, err = positive(v)
+	case "mbs", "micro-batch-size", "micro_batch_size":
+		s.MicroBatchSize, err = positive(v)
+	case "first", "first-stage-layers":
+		s.FirstLayers, err = positive(v)
+	case "last", "last-stage-layers":
+		s.LastLayers, err = positive(v)
+	case "stage-tp", "tensor-stages":
+		s.TensorStages, err = degrees(v)
+	case "ep", "expert-parallel":
+		s.Experts, err = positive(v)
+	case "etp", "expert-tensor-parallel":
+		s.ExpertTensor, err = positive(v)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// setOption sets k to v where k is a key of how the plan runs:
+// sequence parallelism and the overlaps, recomputation, sharding by FSDP,
+// the pipeline's end units, the experts' imbalance, FP8 and the
+// gradients' precision; it reports whether k is one.
+func (s *Strategy) setOption(k, v string) (bool, error) {
+	var err error
+	switch k {
+	case "sp", "sequence-parallel":
+		s.SequenceParallel, err = onOff(v)
+	case "recompute":
+		if strings.EqualFold(v, "none") {
+			s.Recompute = NoRecompute
+		} else {
+			s.Recompute = Recompute(strings.ToLower(v))
+		}
+	case "tpoverlap", "tp-comm-overlap":
+		s.TPOverlap, err = onOff(v)
+	case "recompute-layers", "recompute_layers":
+		s.RecomputeLayers, err = positive(v)
+	case "fsdp":
+		s.FSDP, err = onOff(v)
+	case "epoverlap", "ep-comm-overlap":
+		s.EPOverlap, err = onOff(v)
+	case "embedding-layer", "account-for-embedding-in-pipeline-split":
+		s.EmbeddingLayer, err = onOff(v)
+	case "loss-layer", "account-for-loss-in-pipeline-split":
+		s.LossLayer, err = onOff(v)
+	case "recompute-modules", "recompute_modules":
+		s.RecomputeModules, err = parseRecomputeModules(v)
+	case "imbalance":
+		s.Imbalance, err = strconv.ParseFloat(v, 64)
+		if err != nil || !(s.Imbalance >= 1 && s.Imbalance <= 64) {
+			err = fmt.Errorf("%q is not a factor from 1 to 64", v)
+		} else if s.Imbalance == 1 {
+			s.Imbalance = 0
+		}
+	case "fp8":
+		switch v = strings.ToLower(v); v {
+		case "none", "off", "bf16":
+			s.FP8 = ""
+		default:
+			s.FP8 = v
+		}
+	case "fp4":
+		s.FP8, err = parseFP4(v)
+	case "grads", "grad-dtype":
+		switch strings.ToLower(v) {
+		case "bf16":
+			s.GradBF16 = true
+		case "fp32":
+			s.GradBF16 = false
+		default:
+			err = fmt.Errorf("%q: want bf16 or fp32", v)
+		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// StrategyKeys lists ParseStrategy's keys for its errors.
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
+
+// degrees reads "4:8:8:4".
+func degrees(v string) ([]int, error) {
+	var out []int
+	for _, x := range strings.Split(v, ":") {
+		n, err := positive(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func onOff(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "on", "true", "1", "yes":
+		return true, nil
+	case "off", "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not on or off", v)
+}
+
+func positive(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q is not a whole number of at least 1", v)
+	}
+	return n, nil
+}
