@@ -27,17 +27,28 @@ const (
 	catOpt
 	catActs
 	catLoss
+	// catComm is a collective's buffer (FSDP2's all-gather and
+	// reduce-scatter buffers, titanStageTrace's): a part named only
+	// where a trace holds one at its peak.
+	catComm
 	nMemCats
 )
 
 var memCatNames = [nMemCats]string{"weights", "autocast weight copies", "gradients", "optimizer state",
-	"activations in flight", "logits and loss"}
+	"activations in flight", "logits and loss", "collective buffers"}
 
 // memTrace is a step's allocation trace on one GPU, with each tensor's
 // part.
 type memTrace struct {
 	ev  []alloc.Event
 	cat []memCat
+	// peakOnly keeps no events: the peak is counted as the trace is
+	// written (size, the tensors' bytes; live, tot, best, by the
+	// running counts), where the allocator will not replay it.
+	peakOnly  bool
+	size      []int64
+	tot, best int64
+	live, by  [nMemCats]int64
 }
 
 // alloc allocates bytes of part c and returns the tensor's id (-1:
@@ -48,13 +59,28 @@ func (t *memTrace) alloc(bytes float64, c memCat) int32 {
 	}
 	id := int32(len(t.cat))
 	t.cat = append(t.cat, c)
+	if t.peakOnly {
+		b := int64(bytes)
+		t.size = append(t.size, b)
+		t.tot += b
+		t.live[c] += b
+		if t.tot > t.best {
+			t.best, t.by = t.tot, t.live
+		}
+		return id
+	}
 	t.ev = append(t.ev, alloc.Event{Tensor: id, Size: int64(bytes)})
 	return id
 }
 
 func (t *memTrace) free(ids ...int32) {
 	for _, id := range ids {
-		if id >= 0 {
+		switch {
+		case id < 0:
+		case t.peakOnly:
+			t.tot -= t.size[id]
+			t.live[t.cat[id]] -= t.size[id]
+		default:
 			t.ev = append(t.ev, alloc.Event{Tensor: id, Free: true})
 		}
 	}
@@ -63,6 +89,9 @@ func (t *memTrace) free(ids ...int32) {
 // peak is the most bytes the trace's tensors hold at once (the first
 // instant it is reached) and those bytes by part.
 func (t *memTrace) peak() (int64, [nMemCats]int64) {
+	if t.peakOnly {
+		return t.best, t.by
+	}
 	var live, by [nMemCats]int64
 	var tot, best int64
 	size := make([]int64, len(t.cat))
@@ -207,6 +236,9 @@ func tracedMemory(r *Result, t *memTrace) {
 	r.Activations = by[catActs] + by[catLoss]
 	r.MemoryParts = r.MemoryParts[:0]
 	for k, b := range by {
+		if memCat(k) == catComm && b == 0 {
+			continue
+		}
 		r.MemoryParts = append(r.MemoryParts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
 	}
 }
