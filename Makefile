@@ -67,15 +67,26 @@ build: go-deps
 # runs the Go tests with PLACER_REQUIRE_TORCH=1: a Go test that needs the
 # virtualenv or a package in it fails instead of saying SKIP, so a set-up
 # step missing from make deps cannot pass unseen.
-test: deps
+#
+# The Slurm test (TestSlurm, what make test-slurm runs) runs inside the Go
+# tests (slurm-up first, PLACER_TEST_SLURM=1), not after the Python tests
+# on its own: it took 42 s in a quiet make test (2026-11-27) and uses
+# about 33 CPU s (its own process 16.7, the array's tasks 16.6, measured
+# 2026-11-27), the rest Slurm starting tasks and the test polling squeue;
+# alone, it left more than one of the 2 cores idle on average, beside the
+# other packages' tests the gaps are filled. The Go tests that run
+# the placer binary (cmd/placer's, tools/readme's README samples) run
+# bin/placer, just built (PLACER_TEST_BINARY), instead of linking a
+# binary of their own each (3 CPU s less in each package, measured
+# 2026-11-27).
+test: deps build slurm-up
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(MAKE) cuda-check
 	$(MAKE) zoo
-	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
+	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
 	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
-	$(MAKE) test-slurm
 	$(MAKE) test-profile-cpu
 
 # The README's sample outputs made anew from the commands each one's
@@ -105,7 +116,8 @@ slurm-deps:
 # cells as a job array and its table job, checked against one process's
 # table; then an array cancelled half-way and resubmitted, every cell
 # finished once. About a minute. Without PLACER_TEST_SLURM=1 (a plain go
-# test) it is skipped.
+# test) it is skipped. make test runs it within its Go tests (slurm-up,
+# then PLACER_TEST_SLURM=1 go test ./...), not with this target.
 test-slurm: slurm-up
 	PLACER_TEST_SLURM=1 $(GO) test -count=1 -run '^TestSlurm$$' -v ./cmd/placer
 
@@ -149,9 +161,14 @@ export TORCH_PY
 # a new virtualenv; TORCH_PINS on the same command line keep torch where
 # it is) when $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
 PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
+# py-deps and venv-test look for their modules with importlib.util.find_spec,
+# which finds a module's file without running it (0.02 CPU s), not with an
+# import: importing torch 1.13 took 1.5 CPU s and placer_torch (which
+# imports torch 2.14) 1.9, and make test's sub-makes run these checks ten
+# times (2026-11-27, this project's 2-core machine).
 .PHONY: py-deps venv venv-test test-python test-python-venv test-python-venv-tools test-python-venv-package test-python-package-debian test-python-debian test-python-debian-runner zoo bench-runner
 py-deps:
-	@if ! $(PYTHON) -c 'import torch, torchvision, onnx, ensurepip' 2>/dev/null; then \
+	@if ! $(PYTHON) -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ("torch", "torchvision", "onnx", "ensurepip")))' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
 		echo "py-deps: the PyTorch exporter's tests (tools/torchexport) need $(PY_DEBS);"; \
 		echo "py-deps: installing them with apt-get --no-install-recommends (once per machine; about 4 minutes)"; \
@@ -181,7 +198,7 @@ venv-test: venv
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q $(PY_TEST_PINS) $(TORCH_PINS) && \
 		echo "$(PY_TEST_PINS)" > $(VENV)/placer-test-pins; \
 	fi
-	@if [ "$$(cd /tmp && $(TORCH_PY) -c 'import placer_torch, os; print(os.path.dirname(os.path.dirname(os.path.realpath(placer_torch.__file__))))' 2>/dev/null)" != "$(realpath python/placer_torch)" ]; then \
+	@if [ "$$(cd /tmp && $(TORCH_PY) -c 'import importlib.util as u, os; print(os.path.dirname(os.path.dirname(os.path.realpath(u.find_spec("placer_torch").origin))))' 2>/dev/null)" != "$(realpath python/placer_torch)" ]; then \
 		echo "venv-test: pip install -e python/placer_torch"; \
 		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --no-build-isolation -e python/placer_torch; \
 	fi
@@ -219,20 +236,23 @@ bench-runner: venv
 # one a file: torch and placer_torch imported once (5 CPU s less of 59).
 test-python: test-python-venv test-python-debian
 
-test-python-venv: test-python-venv-tools test-python-venv-package
+test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
 
 # make test runs the Python tests as two groups side by side (make -j2):
-# test-python-venv-tools (the exporter, the runner, the experts, the
-# frameworks' and Megatron's checks: about 205 s on 2 quiet cores) and
-# test-python-package-debian (placer_torch's own tests, then Debian's
-# 1.13: about 170 s), not current torch against Debian's (265 s against
-# 110 s, 2026-11-27).
+# test-python-venv-tools (the exporter, the runner, the experts and the
+# frameworks' checks) and test-python-package-debian (placer_torch's own
+# tests, then Debian's 1.13, then Megatron's checks), not current torch
+# against Debian's (265 s against 110 s, 2026-11-27). In a quiet make test
+# of 2026-11-27 (2 cores, the groups side by side) the suites now in the
+# first took 45.6 + 133.5 + 11.4 + 13.8 = 204 s by their own count
+# ("Ran N tests in"), those now in the second 68.2 + 124.2 + 12.3 = 205 s:
+# Megatron's checks (12.3 s) moved from the first group, whose suites
+# took 24 s more than the second's, to the second.
 test-python-venv-tools: build venv-test venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
 	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
 	$(MAKE) test-frameworks
-	$(MAKE) test-megatron
 
 test-python-venv-package: build venv-test venv-frameworks
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
@@ -240,6 +260,7 @@ test-python-venv-package: build venv-test venv-frameworks
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package
 	$(MAKE) test-python-debian
+	$(MAKE) test-megatron
 
 test-python-debian-runner: build py-deps
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
@@ -381,7 +402,8 @@ test-frameworks-03: build venv-frameworks-03
 # Measured on this project's 2-core machine (2026-11-26, others' jobs
 # running, load 7): 2 s to install, 17 MB; test-megatron 30 s, 17 CPU s
 # (every plan of placer report megatron, the docs' examples, every
-# setting); the last step of test-python-venv.
+# setting); the last step of make test's second Python group
+# (test-python-package-debian) and a step of test-python-venv.
 MEGATRON_PINS := megatron-core==0.16.1
 MEGATRON_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/megatron
 .PHONY: venv-megatron test-megatron

@@ -304,6 +304,7 @@ var scaleKeys = []string{
 	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
 	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
 	"expandable-segments", "expandable_segments",
+	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
 }
 
 func positive(v string) (int, error) {

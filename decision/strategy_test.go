@@ -112,6 +112,12 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"routing=dropless", `strategy "routing=dropless": routing is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"expandable-segments=on", `strategy "expandable-segments=on": expandable-segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"expandable_segments=off", `strategy "expandable_segments=off": expandable_segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"peft=lora", `strategy "peft=lora": peft is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"lora-rank=8", `strategy "lora-rank=8": lora-rank is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"lora-alpha=16", `strategy "lora-alpha=16": lora-alpha is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"lora-targets=qkv", `strategy "lora-targets=qkv": lora-targets is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"pack=on", `strategy "pack=on": pack is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"pack-len=1024", `strategy "pack-len=1024": pack-len is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

@@ -478,7 +478,7 @@ func megatronRuns(ctx context.Context, pub published.Row) (report.MegatronRow, s
 		return report.MegatronRow{}, none, none, none, err
 	}
 	got, err := search.Search(ctx, pub.Model, p, search.Space{FP8: pub.Strategy.FP8, GradBF16: pub.Strategy.GradBF16,
-		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, For: target})
+		Imbalance: pub.Strategy.Imbalance, FSDP: pub.Strategy.FSDP, Software: pub.Strategy.Software, FineTune: pub.Strategy.FineTune, For: target})
 	if err != nil {
 		return report.MegatronRow{}, none, none, none, err
 	}

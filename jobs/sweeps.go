@@ -115,10 +115,46 @@ func sweepsOf(ctx context.Context, sweeps []published.Sweep, tuned []plan.TunedC
 	if n := rep.Rows - rep.Ordered; n > 0 {
 		rep.MeanAbsError, rep.OutOfSampleMeanAbsError = sumAbs/float64(n), sumOut/float64(n)
 	}
+	rep.ByGPU = sweepsByGPU(rep.Sweeps)
 	if rep.Peaks > 0 {
 		rep.MeanAbsPeakError = sumPeak / float64(rep.Peaks)
 	}
 	return rep, nil
+}
+
+// sweepsByGPU groups the rows of sweeps with an error (predicted, not
+// order-only) by their GPU, in the order the GPUs first appear.
+func sweepsByGPU(sweeps []report.Sweep) []report.SweepGPU {
+	var out []report.SweepGPU
+	at := map[string]int{}
+	for _, sw := range sweeps {
+		if sw.OrderOnly {
+			continue
+		}
+		for _, r := range sw.Rows {
+			if r.Refused != "" {
+				continue
+			}
+			i, ok := at[r.GPU]
+			if !ok {
+				i = len(out)
+				at[r.GPU] = i
+				out = append(out, report.SweepGPU{GPU: r.GPU})
+			}
+			g := &out[i]
+			g.Rows++
+			g.MeanAbsError += abs(r.Error)
+			g.OutOfSampleMeanAbsError += abs(r.OutOfSampleError)
+			if !r.Fits {
+				g.Over++
+			}
+		}
+	}
+	for i := range out {
+		out[i].MeanAbsError /= float64(out[i].Rows)
+		out[i].OutOfSampleMeanAbsError /= float64(out[i].Rows)
+	}
+	return out
 }
 
 // sweepRow predicts one row: its workload, cluster and strategy read as
@@ -130,6 +166,7 @@ func sweepRow(unit published.SweepUnit, row published.SweepRow, set string, tune
 	r := report.SweepRow{Label: row.Label, Workload: row.Workload, Cluster: row.Cluster, Strategy: row.Strategy, Note: row.Note,
 		Measured: row.Measured, PublishedPeakGiB: row.PeakGiB, PeakReserved: row.PeakReserved}
 	res, out, m, p, err := evalSweepRow(row, set, tuned)
+	r.GPU = p.Hardware.Name
 	if err != nil {
 		r.Refused = err.Error()
 		return r

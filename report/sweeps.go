@@ -38,6 +38,22 @@ type Sweeps struct {
 	// Ratios are the checks of one system's published throughput over
 	// another's, model and release alike (published.BlackwellRatios).
 	Ratios []SweepRatio `json:"ratios,omitempty"`
+	// ByGPU is the same errors over each GPU's rows (in the order the
+	// GPUs first appear): a GPU whose kernels placer measured and one
+	// whose kernels it modelled are not one figure.
+	ByGPU []SweepGPU `json:"by_gpu,omitempty"`
+}
+
+// SweepGPU is the rows of one GPU (its hardware preset's name) among
+// those predicted with an error (not refused, not order-only): how
+// many, their mean |error| in and out of sample, and how many of them
+// placer tells over memory though they ran.
+type SweepGPU struct {
+	GPU                     string  `json:"gpu"`
+	Rows                    int     `json:"rows"`
+	MeanAbsError            float64 `json:"mean_abs_error"`
+	OutOfSampleMeanAbsError float64 `json:"out_of_sample_mean_abs_error"`
+	Over                    int     `json:"over,omitempty"`
 }
 
 // SweepRatio is one system-over-system ratio: published, placer's (its
@@ -92,9 +108,11 @@ type Sweep struct {
 // its prediction (Predicted and Error, 0 where Refused says why placer
 // cannot write the plan).
 type SweepRow struct {
-	Label     string  `json:"label"`
-	Workload  string  `json:"workload"`
-	Cluster   string  `json:"cluster"`
+	Label    string `json:"label"`
+	Workload string `json:"workload"`
+	Cluster  string `json:"cluster"`
+	// GPU is the hardware preset of the row's pod ("h100", "b200").
+	GPU       string  `json:"gpu,omitempty"`
 	Strategy  string  `json:"strategy"`
 	Note      string  `json:"note,omitempty"`
 	Measured  float64 `json:"measured"`
@@ -184,6 +202,19 @@ func WriteSweeps(w io.Writer, s Sweeps) error {
 	if s.Peaks > 0 {
 		if _, err := fmt.Fprintf(w, "memory: %d rows with a published peak (%d reserved, against placer's reserved: its caching allocator simulated; %d allocated, against its allocated), placer's mean |error| %s, largest %s (GiB pub/pred: r = reserved)\n",
 			s.Peaks, s.ReservedPeaks, s.Peaks-s.ReservedPeaks, Percent(s.MeanAbsPeakError), Percent(s.MaxAbsPeakError)); err != nil {
+			return err
+		}
+	}
+	if len(s.ByGPU) > 1 {
+		parts := make([]string, len(s.ByGPU))
+		for i, g := range s.ByGPU {
+			parts[i] = fmt.Sprintf("%s %d rows %s (out of sample %s", g.GPU, g.Rows, Percent(g.MeanAbsError), Percent(g.OutOfSampleMeanAbsError))
+			if g.Over > 0 {
+				parts[i] += fmt.Sprintf(", %d told over memory", g.Over)
+			}
+			parts[i] += ")"
+		}
+		if _, err := fmt.Fprintf(w, "by GPU: %s; kernels measured on the H100 and A100, modelled elsewhere (docs/hardware.md)\n", strings.Join(parts, ", ")); err != nil {
 			return err
 		}
 	}

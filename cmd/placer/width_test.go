@@ -5,23 +5,47 @@ import (
 	"testing"
 
 	"github.com/mattn/go-runewidth"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/report"
 )
 
 // TestEveryReportFits: what each command prints for people is at most
 // report.MaxWidth (120) columns, its tables and the lines around them,
 // and --wide draws the widest ones wider. Each command here runs in well
-// under a second; the long reports print through the same TableFit and
-// line wrapping (report's TestTableFit, TestTableFitBreaksCells), and the
-// README's samples are held by go test ./tools/readme.
+// under a second but report megatron (its searches: 6 CPU s); the long
+// reports print through the same TableFit and line wrapping (report's
+// TestTableFit, TestTableFitBreaksCells), and the README's samples are
+// held by go test ./tools/readme.
 func TestEveryReportFits(t *testing.T) {
+	// report megatron's report computed once and written at both widths
+	// as the command writes it (emit: report.WriteMegatron on the output,
+	// which --wide wraps in report.Wide), not computed once a width;
+	// TestReportMegatronJSON runs the command itself.
+	t.Run("report megatron", func(t *testing.T) {
+		rep, err := jobs.Megatron(t.Context(), jobs.MegatronOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, wide strings.Builder
+		if err := report.WriteMegatron(&out, rep); err != nil {
+			t.Fatal(err)
+		}
+		if w, line := widest(out.String()); w > report.MaxWidth {
+			t.Errorf("%d columns wide: %q", w, line)
+		}
+		if err := report.WriteMegatron(report.Wide{Writer: &wide}, rep); err != nil {
+			t.Fatal(err)
+		}
+		if w, _ := widest(wide.String()); w <= report.MaxWidth {
+			t.Errorf("--wide: %d columns wide, want wider than %d", w, report.MaxWidth)
+		}
+	})
 	qwen := []string{"search", "--workload", "qwen3-30b-a3b:seq=4096,batch=512", "--cluster", "dgx-h100:8", "-q"}
 	gpt := "gpt:layers=96,hidden=12288,heads=96,seq=4096,vocab=131072,batch=1152,tied=false"
 	for _, tc := range []struct {
 		args  []string
 		wider bool // --wide draws it wider than MaxWidth
 	}{
-		{[]string{"report", "megatron"}, true},
 		{[]string{"report", "sweeps"}, true},
 		{[]string{"report", "layers", "--measured", "../../measurements/2026-11-26-h100/layerbench.jsonl",
 			"--kernelbench", "../../measurements/2026-11-26-h100/kernelbench.jsonl"}, false},

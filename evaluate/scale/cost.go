@@ -90,6 +90,9 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: plan.Group{PerNode: T, Nodes: 1}, tokens: tokens}
 	c.pl.T = T
 	c.layers = layersOf(&c.pl.Run, p)
+	if pl.LoRA() {
+		c.layers = loraLayers{c.layers}
+	}
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
 		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, bf16)

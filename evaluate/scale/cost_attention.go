@@ -77,7 +77,7 @@ func (c *coster) coreAttention() (fa, fb phase) {
 	// over the layers (CausalKeys: the layers' costs are one layer's
 	// times their number, so the mean is exact in the sum; a kernel's
 	// time is linear in its FLOPs).
-	attnFlops := 2 * 2 * n * m.CausalKeys() * (heads / T) * d
+	attnFlops := 2 * 2 * n * c.pl.PackedKeys(m) * (heads / T) * d
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: n * qkv * bf16, writes: n * heads / T * d * bf16}
 	attnB := kernel{class: graph.ClassMatMul, flops: 2.5 * attnFlops, read: n * (qkv + 2*heads/T*d) * bf16, writes: n * qkv * bf16}
 	// This GPU's K and V as a context-parallel ring moves them (every
@@ -184,7 +184,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		read: (qk + n*heads*d + n*r) * bf16, writes: 2 * qk * bf16}
 	// Flash attention over the causal half (the window's keys where the
 	// model has one: CausalKeys): Q K^T at Head + RopeDim, P V at Head.
-	attnFlops := 2 * n * m.CausalKeys() * heads * (2*d + r)
+	attnFlops := 2 * n * c.pl.PackedKeys(m) * heads * (2*d + r)
 	qkv := 2*qk + n*heads*d // Q, K, V elements
 	o := n * heads * d      // the output's
 	attn := kernel{class: graph.ClassMatMul, flops: attnFlops, read: qkv * bf16, writes: o * bf16}

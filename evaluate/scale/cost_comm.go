@@ -124,11 +124,11 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
 			if pl.DistOpt {
-				rs := p.StateCollective(roofline.ReduceScatter, dpG, st.params*gb)
-				ag := p.StateCollective(roofline.AllGather, dpG, st.params*p.WeightBytes())
+				rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
+				ag := p.StateCollective(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
 				exposed = max(exposed, p.Beside(rs, st.bwd.busy/float64(pl.V))+p.Beside(ag, st.fwd.busy/float64(pl.V)))
 			} else {
-				ar := p.StateCollective(roofline.AllReduce, dpG, st.params*gb)
+				ar := p.StateCollective(roofline.AllReduce, dpG, st.trained(pl)*gb)
 				exposed = max(exposed, p.Beside(ar, st.bwd.busy/float64(pl.V)))
 			}
 		}
@@ -164,7 +164,7 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
 		ag := p.StateCollective(roofline.AllGather, dpG, st.params*p.WeightBytes())
-		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.params*gb)
+		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 		exposed = max(exposed, p.Beside(ag, st.fwd.busy)+p.Beside(ag+rs, st.bwd.busy))
 	}
 	return float64(pl.M) * exposed

@@ -63,8 +63,9 @@ func memoryStages(m transformer.Spec, pl plan.Plan, p *plan.Pod, kits []stageKit
 // of kits of its tensor-parallel degree, tps[s].
 //
 // Where the plan's stack writes its step tensor by tensor (stepTraced:
-// plain PyTorch on one GPU), the peak is that trace's maximum instead,
-// by part at that instant (tracedMemory).
+// plain PyTorch on one GPU; titanTraced: torchtitan over FSDP2, the
+// stage whose trace peaks highest), the peak is that trace's maximum
+// instead, by part at that instant (tracedMemory).
 func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 	if len(stages) == 1 {
 		if t, e, ok := kits[0].c.stepTraced(2); ok {
@@ -72,6 +73,11 @@ func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
 			finishMemory(r, &kits[0].c, e)
 			return
 		}
+	}
+	if t, _, ok := titanTraced(stages, kits, tps); ok {
+		tracedMemory(r, &t)
+		finishMemory(r, &kits[0].c, plan.RegimeError{})
+		return
 	}
 	// One layer's activations at each kit's degree, shared by its
 	// stages (a plan has at most three kits: kept on the stack).
@@ -446,7 +452,7 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 	var sm stageMem
 	sm.acts, sm.logits = c.stageActivations(s, st, lm)
 	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
-	return sm
+	return c.loraMemory(s, st, sm)
 }
 
 // stageActivations is stage s's activations in flight and, on the last

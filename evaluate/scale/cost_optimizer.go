@@ -18,7 +18,7 @@ import (
 func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
 	var paramsMax float64
 	for _, st := range stages {
-		paramsMax = max(paramsMax, st.params)
+		paramsMax = max(paramsMax, st.trained(pl))
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
 	gb := gradBytes(pl)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/graph/transformer"
 	"github.com/placer/placer/internal/torchenv/torchtest"
 )
@@ -103,7 +105,7 @@ func compareOps(t *testing.T, exp, mine map[opKey]opSum, noFLOPs func(opKey) boo
 	}
 }
 
-// TestEagerMoEOpsMatchExporter holds EagerMoEOps against the exporter's
+// TestEagerMoEOpsMatchExporter holds eager.MoEOps against the exporter's
 // record of the real blocks (placer_torch.profile.eagerops --layer hf-moe:
 // transformers' Qwen3MoeSparseMoeBlock with experts_implementation
 // "eager"; titan-moe: its re-implementation of torchtitan v0.2.0's MoE),
@@ -116,36 +118,36 @@ func compareOps(t *testing.T, exp, mine map[opKey]opSum, noFLOPs func(opKey) boo
 func TestEagerMoEOpsMatchExporter(t *testing.T) {
 	py := torchtest.Python(t, "transformers")
 	cases := []struct {
-		impl                                    MoEImpl
+		impl                                    eager.MoEImpl
 		hidden, experts, topk, effn, seq, batch int
 		bf16                                    bool
 		shared                                  int
 		loop                                    bool // torchtitan's for-loop
 	}{
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0, false},
-		{MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0, false},
-		{MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0, false},
+		{eager.MoEHFLoop, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{eager.MoEHFLoop, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{eager.MoEHFLoop, 96, 8, 3, 48, 16, 1, true, 0, false},
 		// transformers' grouped_mm form (5.24's default).
-		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, true, 0, false},
-		{MoEHFGrouped, 64, 4, 2, 32, 16, 2, false, 0, false},
-		{MoEHFGrouped, 96, 8, 3, 48, 16, 1, true, 0, false},
+		{eager.MoEHFGrouped, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{eager.MoEHFGrouped, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{eager.MoEHFGrouped, 96, 8, 3, 48, 16, 1, true, 0, false},
 		// torchtitan's MoE (BF16 weights as FSDP2 runs it), torch._grouped_mm:
 		// 16 copies an expert (a multiple of 8), 6 (padded to 8), and one
 		// shared expert.
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0, false},
-		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0, false},
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, 1, false},
+		{eager.MoETitan, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{eager.MoETitan, 96, 8, 3, 48, 16, 1, true, 0, false},
+		{eager.MoETitan, 64, 4, 2, 32, 16, 2, true, 1, false},
 		// torchtitan's for-loop experts (use_grouped_mm=False).
-		{MoETitan, 64, 4, 2, 32, 16, 2, true, 0, true},
-		{MoETitan, 96, 8, 3, 48, 16, 1, true, 0, true},
+		{eager.MoETitan, 64, 4, 2, 32, 16, 2, true, 0, true},
+		{eager.MoETitan, 96, 8, 3, 48, 16, 1, true, 0, true},
 		// placer_torch.profile.layers' Experts (its own forced balance),
 		// BF16 and autocast.
-		{MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0, false},
-		{MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0, false},
-		{MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0, false},
+		{eager.MoELlamaPy, 64, 4, 2, 32, 16, 2, true, 0, false},
+		{eager.MoELlamaPy, 64, 4, 2, 32, 16, 2, false, 0, false},
+		{eager.MoELlamaPy, 96, 8, 3, 48, 16, 1, false, 0, false},
 	}
-	layerName := func(impl MoEImpl) string {
-		return [...]string{MoEHFLoop: "hf-moe", MoETitan: "titan-moe", MoELlamaPy: "llama-moe", MoEHFGrouped: "hf-moe-grouped"}[impl]
+	layerName := func(impl eager.MoEImpl) string {
+		return [...]string{eager.MoEHFLoop: "hf-moe", eager.MoETitan: "titan-moe", eager.MoELlamaPy: "llama-moe", eager.MoEHFGrouped: "hf-moe-grouped"}[impl]
 	}
 	var args [][]string
 	for _, tc := range cases {
@@ -157,7 +159,7 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 			"--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--experts", strconv.Itoa(tc.experts),
 			"--topk", strconv.Itoa(tc.topk), "--expert-ffn", strconv.Itoa(tc.effn), "--shared-experts", strconv.Itoa(tc.shared),
 			"--precision", prec}
-		if tc.impl == MoETitan && !tc.loop {
+		if tc.impl == eager.MoETitan && !tc.loop {
 			a = append(a, "--grouped")
 		}
 		args = append(args, a)
@@ -171,7 +173,7 @@ func TestEagerMoEOpsMatchExporter(t *testing.T) {
 			}
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: 1, KVHeads: 1, FFN: tc.effn, Vocab: 1024, Seq: tc.seq, Batch: tc.batch,
 				Family: "llama", Experts: tc.experts, TopK: tc.topk, ExpertFFN: tc.effn, SharedExperts: tc.shared}
-			mine := sumOps(EagerMoEOps(m, EagerMoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl, Loop: tc.loop}))
+			mine := sumOps(eager.MoEOps(m, eager.MoEShape{Tokens: tc.seq * tc.batch, Local: tc.experts, FP32Weights: !tc.bf16, Impl: tc.impl, Loop: tc.loop}))
 			compareOps(t, recorded[i], mine, func(k opKey) bool { return k.typ == "_grouped_mm" })
 		})
 	}
@@ -185,7 +187,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		Experts: 4, TopK: 2, ExpertFFN: 32}
 	cases := []struct {
 		name   string
-		impl   MoEImpl
+		impl   eager.MoEImpl
 		loop   bool
 		tokens int
 		// Forward and backward launches, the forward GEMMs' FLOPs, the
@@ -205,7 +207,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// 64 copies x 64 x 32 = 786,432. select_backward: each of 4
 		// experts writes both whole weights, 4 x (4 x 128 x 64 + 4 x 64 x
 		// 32) x 2 bytes = 196,608.
-		{"hf-loop-32", MoEHFLoop, false, 32, 55, 100, 16384 + 786432, 196608},
+		{"hf-loop-32", eager.MoEHFLoop, false, 32, 55, 100, 16384 + 786432, 196608},
 		// transformers' grouped_mm form, 32 tokens: the router 8, sort,
 		// floor_divide, the copies' and weights' index, the ids' cast,
 		// histc, cumsum, 2 grouped GEMMs with silu and mul, the weights'
@@ -215,7 +217,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// mul, silu_backward, cat, 2 grouped GEMMs and a copy_, the
 		// weights' and the tokens' new_zeros and index_put, the router's
 		// 14. GEMMs as the loop's.
-		{"hf-grouped-32", MoEHFGrouped, false, 32, 24, 34, 16384 + 786432, 0},
+		{"hf-grouped-32", eager.MoEHFGrouped, false, 32, 24, 34, 16384 + 786432, 0},
 		// torchtitan's grouped path, 32 tokens: forward the router 10
 		// (mm, cast, softmax, add of the bias, topk, gather, sum, add,
 		// div, mul), the counts and order 7 (histc x 2, add_, sort,
@@ -224,7 +226,7 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// experts 5 (3 grouped GEMMs, silu, mul), index_put_, the combine
 		// 5 (zeros_like, cast, mul, cast, scatter_add): 44. The grouped
 		// GEMMs cover 16 rows an expert (a multiple of 8): 786,432.
-		{"titan-32", MoETitan, false, 32, 44, 43, 16384 + 786432, 0},
+		{"titan-32", eager.MoETitan, false, 32, 44, 43, 16384 + 786432, 0},
 		// 12 tokens: 6 copies an expert, padded to 8: the grouped GEMMs
 		// cover 32 rows, 3 x 2 x 32 x 64 x 32 = 393,216; the router 2 x
 		// 12 x 64 x 4 = 6,144.
@@ -238,8 +240,8 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// scatter_add, the scores' 14, the router's 2 mm, the input's
 		// add, its copy_: 92. select_backward: 3 weights x 4 experts x
 		// 4 x 64 x 32 x 2 bytes = 196,608.
-		{"titan-loop-32", MoETitan, true, 32, 45, 92, 16384 + 786432, 196608},
-		{"titan-12", MoETitan, false, 12, 44, 43, 6144 + 393216, 0},
+		{"titan-loop-32", eager.MoETitan, true, 32, 45, 92, 16384 + 786432, 196608},
+		{"titan-12", eager.MoETitan, false, 12, 44, 43, 6144 + 393216, 0},
 		// layers.py's Experts, 32 tokens: forward the router 4 (mm, cast,
 		// softmax, topk), the forced routing and order 4 (arange,
 		// remainder, sort, floor_divide), index_select, 2 bmm with silu
@@ -248,13 +250,13 @@ func TestEagerMoEOpsByHand(t *testing.T) {
 		// index_select, 2 bmm and a copy_, mul, mul, silu_backward, cat,
 		// 2 bmm and a copy_, new_zeros, index_add, new_zeros, scatter,
 		// softmax's, cast, 2 mm, the input's add, the router's copy_: 25.
-		{"llama-32", MoELlamaPy, false, 32, 18, 25, 16384 + 786432, 0},
+		{"llama-32", eager.MoELlamaPy, false, 32, 18, 25, 16384 + 786432, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var fwd, bwd int
 			var gemm, sel float64
-			for _, o := range EagerMoEOps(m, EagerMoEShape{Tokens: tc.tokens, Local: 4, Impl: tc.impl, Loop: tc.loop}) {
+			for _, o := range eager.MoEOps(m, eager.MoEShape{Tokens: tc.tokens, Local: 4, Impl: tc.impl, Loop: tc.loop}) {
 				if o.Backward {
 					bwd += o.Launches
 				} else {

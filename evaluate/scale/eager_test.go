@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -26,7 +28,7 @@ type opSum struct {
 	flops, read, written float64
 }
 
-func sumOps(ops []EagerOp) map[opKey]opSum {
+func sumOps(ops []eager.Op) map[opKey]opSum {
 	out := map[opKey]opSum{}
 	for _, o := range ops {
 		if o.Comm { // placer's collectives: not the exporter's
@@ -43,7 +45,7 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 	return out
 }
 
-// TestEagerOpsMatchExporter holds EagerLayerOps against the project's
+// TestEagerOpsMatchExporter holds eager.LayerOps against the project's
 // exporter (placer_torch.exporter on fake CPU tensors, CUDA's execution
 // settings: placer_torch.profile.eagerops) on three real layers:
 // placer_torch.profile.layers' Block at four shard shapes (autocast over
@@ -51,7 +53,7 @@ func sumOps(ops []EagerOp) map[opKey]opSum {
 // sequence parallelism), transformers' LlamaDecoderLayer at three
 // (autocast and BF16) and torchtitan's layer (eagerops.py's
 // _TitanBlock, BF16 as FSDP2 runs it) at three (keys repeated 2x, not,
-// 6x), and the output part (EagerOutputOps: layers.py's Loss at tp 1,
+// 6x), and the output part (eager.OutputOps: layers.py's Loss at tp 1,
 // torchtitan's norm and loss_fn) at three: for every ATen op, class and
 // dtype, in each direction, the same
 // number of ops and to the byte the same FLOPs, bytes read and bytes
@@ -66,36 +68,36 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 	cases := []struct {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
-		layer                                  EagerLayer
-		vocab                                  int // the output part (EagerOutputOps) of this vocabulary
+		layer                                  eager.Layer
+		vocab                                  int // the output part (eager.OutputOps) of this vocabulary
 	}{
-		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 0},
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerLlamaPy, 0},
-		{384, 6, 2, 768, 32, 3, 2, true, false, LayerLlamaPy, 0},
-		{384, 6, 6, 1024, 48, 1, 2, false, true, LayerLlamaPy, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, false, eager.LayerLlamaPy, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, eager.LayerLlamaPy, 0},
+		{384, 6, 2, 768, 32, 3, 2, true, false, eager.LayerLlamaPy, 0},
+		{384, 6, 6, 1024, 48, 1, 2, false, true, eager.LayerLlamaPy, 0},
 		// transformers' LlamaDecoderLayer (tp 1: it has no shards).
-		{256, 4, 2, 512, 64, 2, 1, false, false, LayerHF, 0},
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerHF, 0},
-		{384, 6, 3, 1024, 48, 1, 1, false, true, LayerHF, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, false, eager.LayerHF, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, eager.LayerHF, 0},
+		{384, 6, 3, 1024, 48, 1, 1, false, true, eager.LayerHF, 0},
 		// torchtitan's layer (eagerops.py's _TitanBlock), BF16 weights
 		// as FSDP2 runs it: keys repeated twice, not at all, six times.
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 0},
-		{384, 6, 6, 1024, 48, 1, 1, false, true, LayerTitan, 0},
-		{384, 6, 1, 768, 32, 3, 1, false, true, LayerTitan, 0},
+		{256, 4, 2, 512, 64, 2, 1, false, true, eager.LayerTitan, 0},
+		{384, 6, 6, 1024, 48, 1, 1, false, true, eager.LayerTitan, 0},
+		{384, 6, 1, 768, 32, 3, 1, false, true, eager.LayerTitan, 0},
 		// The output part: layers.py's Loss (tp 1) under autocast and
 		// with BF16 weights; with torchtitan's norm before it.
-		{256, 4, 2, 512, 64, 2, 1, false, false, LayerLlamaPy, 1000},
-		{384, 6, 2, 768, 48, 1, 1, false, true, LayerLlamaPy, 2048},
-		{256, 4, 2, 512, 64, 2, 1, false, true, LayerTitan, 1000},
+		{256, 4, 2, 512, 64, 2, 1, false, false, eager.LayerLlamaPy, 1000},
+		{384, 6, 2, 768, 48, 1, 1, false, true, eager.LayerLlamaPy, 2048},
+		{256, 4, 2, 512, 64, 2, 1, false, true, eager.LayerTitan, 1000},
 		// layers.py's Loss at tp 2 and 4 (its vocabulary-parallel loss on
 		// this rank's shard; the all-reduces are placer's, not recorded).
-		{256, 4, 2, 512, 64, 2, 2, false, true, LayerLlamaPy, 1000},
-		{384, 6, 2, 768, 48, 1, 4, false, false, LayerLlamaPy, 2048},
+		{256, 4, 2, 512, 64, 2, 2, false, true, eager.LayerLlamaPy, 1000},
+		{384, 6, 2, 768, 48, 1, 4, false, false, eager.LayerLlamaPy, 2048},
 	}
 	var names []string
 	var args [][]string
 	for _, tc := range cases {
-		layer := [...]string{LayerLlamaPy: "llama", LayerHF: "hf", LayerTitan: "titan"}[tc.layer]
+		layer := [...]string{eager.LayerLlamaPy: "llama", eager.LayerHF: "hf", eager.LayerTitan: "titan"}[tc.layer]
 		a := []string{"--layer", layer, "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
 			"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
 		if tc.sp {
@@ -119,11 +121,11 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 			}
 			m := transformer.Spec{Layers: 1, Hidden: tc.hidden, Heads: tc.heads, KVHeads: tc.kv, FFN: tc.ffn, Vocab: 1024,
 				Seq: tc.seq, Batch: tc.batch, Family: "llama"}
-			sh := EagerShape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}
-			list := EagerLayerOps(m, sh)
+			sh := eager.Shape{T: tc.tp, SP: tc.sp, Batch: tc.batch, Seq: tc.seq, FP32Weights: !tc.bf16, Layer: tc.layer}
+			list := eager.LayerOps(m, sh)
 			if tc.vocab > 0 {
 				m.Vocab = tc.vocab
-				list = EagerOutputOps(m, sh)
+				list = eager.OutputOps(m, sh)
 			}
 			compareOps(t, recorded[i], sumOps(list), func(k opKey) bool { return strings.HasPrefix(k.typ, "_scaled_dot_product") })
 		})
@@ -154,7 +156,7 @@ func TestEagerLayerOps(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ops := EagerLayerOps(m, EagerShape{T: 1, Batch: 2, Seq: 64, FP32Weights: tc.fp32})
+			ops := eager.LayerOps(m, eager.Shape{T: 1, Batch: 2, Seq: 64, FP32Weights: tc.fp32})
 			var lf, casts int
 			var mmf float64
 			for _, o := range ops {
@@ -245,7 +247,7 @@ func TestEagerLossTP(t *testing.T) {
 	const N, Vl, V, h = 128.0, 256.0, 1024.0, 64.0
 	cases := []struct {
 		name  string
-		layer EagerLayer
+		layer eager.Layer
 		// Forward launches; the bytes the forward's collectives carry
 		// (and how many); the bytes written by its non-GEMM ops of a
 		// logit or more each; the backward's.
@@ -264,26 +266,26 @@ func TestEagerLossTP(t *testing.T) {
 		// cast, the shift, exp, the result, 4 x 128 x 256 x 4 =
 		// 524,288 B; backward zeros_like, exp, add, mul in FP32 and the
 		// cast back, 4 x 131,072 + 65,536 = 589,824 B.
-		{"titan", LayerTitan, 40, 3 * N * 4, 3, 4 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
+		{"titan", eager.LayerTitan, 40, 3 * N * 4, 3, 4 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
 		// layers.py's Loss: the norm 6, the GEMM, 19: 26. The max's, the
 		// exponentials' sum's and the target logit's all-reduces, 1,536
 		// B. Of a logit: the cast, the shift, exp, 3 x 131,072; backward
 		// the gather's zeros, its scatter_add, exp's mul, the join's
 		// add, the cast back: 4 x 131,072 + 65,536.
-		{"layers.py", LayerLlamaPy, 26, 3 * N * 4, 3, 3 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
+		{"layers.py", eager.LayerLlamaPy, 26, 3 * N * 4, 3, 3 * N * Vl * 4, 4*N*Vl*4 + N*Vl*2},
 		// transformers': the norm 8, the GEMM, the logits' all-gather
 		// (128 x 1,024 x 2 = 262,144 B) and cat, the whole loss's 3:
 		// 14. Of a logit: the gather, the cat, the FP32 cast and
 		// log_softmax over the whole vocabulary: 2 x 262,144 + 2 x
 		// 524,288; backward nll_loss_backward, its softmax's and the
 		// cast back: 2 x 524,288 + 262,144.
-		{"hf", LayerHF, 14, N * V * 2, 1, 2*N*V*2 + 2*N*V*4, 2*N*V*4 + N*V*2},
+		{"hf", eager.LayerHF, 14, N * V * 2, 1, 2*N*V*2 + 2*N*V*4, 2*N*V*4 + N*V*2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var fwd, comms int
 			var comm, big, bigBack, gemm float64
-			for _, o := range EagerOutputOps(m, EagerShape{T: 4, Batch: 2, Seq: 64, Layer: tc.layer}) {
+			for _, o := range eager.OutputOps(m, eager.Shape{T: 4, Batch: 2, Seq: 64, Layer: tc.layer}) {
 				switch {
 				case o.Comm && !o.Backward:
 					comm += o.Read

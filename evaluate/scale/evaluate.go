@@ -119,6 +119,9 @@ type stageCost struct {
 	// experts are the experts' share of params (0 without experts),
 	// layers the transformer blocks' (FP8 copies are kept of them).
 	experts, layers float64
+	// adapters are LoRA's adapters' share of the stage's parameters on
+	// one GPU, not in params (0 without LoRA: cost_finetune.go).
+	adapters float64
 	// dense and denseRec are the stage's dense layers before the experts
 	// and how many of them recompute (DenseOn's, computed once a stage).
 	dense, denseRec int
@@ -244,11 +247,11 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	r.Optimizer = optimizerStep(&m, &pl, p, stages)
 	r.Step = r.Compute + r.Bubble + r.DPExposed + r.Embedding + r.Optimizer
 	gpus := float64(p.GPUs())
-	r.TFLOPs = m.ModelFLOPs() / r.Step / gpus / 1e12
+	r.TFLOPs = stepFLOPs(&m, &pl) / r.Step / gpus / 1e12
 	// A CPU pod has no measured peak to take a fraction of (Pod.CPU):
 	// no MFU.
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 && !p.CPU() {
-		r.MFU = m.ModelFLOPs() / r.Step / gpus / peak
+		r.MFU = stepFLOPs(&m, &pl) / r.Step / gpus / peak
 	}
 	memory(&r, stages, kits, pl.TPs)
 	// One block alone: an interior stage's (the middle one's).
@@ -480,6 +483,9 @@ func (st *stageCost) weigh(m *transformer.Spec, pl *plan.Plan, s int, lp float64
 	st.params = stageParamsOf(m, pl, s, lp, layers)
 	if split {
 		st.experts, st.layers = experts, layers
+	}
+	if pl.LoRA() {
+		st.adapters = float64(pl.Stages[s]) * loraLayerParams(m, pl.FineTune, pl.TPs[s])
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -103,9 +105,9 @@ func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
 // tests with it).
 var layerCosters = mustLayerRegistry(
 	fusedLayers{},
-	llamaPyLayers{eagerLayers{LayerLlamaPy}},
-	hfLayers{eagerLayers{LayerHF}},
-	titanLayers{eagerLayers{LayerTitan}},
+	llamaPyLayers{eagerLayers{eager.LayerLlamaPy}},
+	hfLayers{eagerLayers{eager.LayerHF}},
+	titanLayers{eagerLayers{eager.LayerTitan}},
 )
 
 func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -25,11 +27,11 @@ func TestLayerRegistry(t *testing.T) {
 		want    string // the names registered, or the error's words
 		refused bool
 	}{
-		{"in-tree", []LayerCoster{fusedLayers{}, llamaPyLayers{eagerLayers{LayerLlamaPy}}, hfLayers{eagerLayers{LayerHF}}, titanLayers{eagerLayers{LayerTitan}}},
+		{"in-tree", []LayerCoster{fusedLayers{}, llamaPyLayers{eagerLayers{eager.LayerLlamaPy}}, hfLayers{eagerLayers{eager.LayerHF}}, titanLayers{eagerLayers{eager.LayerTitan}}},
 			"fused, llama.py, transformers, torchtitan", false},
 		{"two names", []LayerCoster{fusedLayers{}, namedLayers{name: "fused-slow"}}, "fused, fused-slow", false},
 		{"duplicate type", []LayerCoster{fusedLayers{}, fusedLayers{}}, `layer costs "fused" registered twice`, true},
-		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{LayerHF}}, namedLayers{name: plan.LayersHF}}, `layer costs "transformers" registered twice`, true},
+		{"duplicate name, another type", []LayerCoster{hfLayers{eagerLayers{eager.LayerHF}}, namedLayers{name: plan.LayersHF}}, `layer costs "transformers" registered twice`, true},
 		{"no name", []LayerCoster{namedLayers{}}, "have no name", true},
 	} {
 		r, err := newLayerRegistry(c.lcs...)

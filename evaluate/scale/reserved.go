@@ -80,6 +80,9 @@ func allocatorPeak(m transformer.Spec, pl plan.Plan, p *plan.Pod) *AllocatorPeak
 				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
 		}
 	}
+	if titanTraceable(&kits[0].c) {
+		return titanReplay(cfg, stages, kits, pl.TPs)
+	}
 	var best *AllocatorPeak
 	for s := range stages {
 		k := kitIndex(kits, pl.TPs[s])

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -70,7 +72,7 @@ func addStack(t *testing.T, ns plan.NamedStack, lc LayerCoster) {
 func TestAddedStack(t *testing.T) {
 	addStack(t, plan.NamedStack{Name: "hf-eager-hooked", Settings: plan.Settings{Dispatcher: plan.DispatcherAllToAll, Graphs: plan.GraphsOff, Eager: true, Layers: "transformers-hooked"},
 		Source: "the test's: hf-eager-bf16 with a forward and backward hook of 1 ms on every block"},
-		hookedLayers{hfLayers: hfLayers{eagerLayers{LayerHF}}, hook: 1e-3})
+		hookedLayers{hfLayers: hfLayers{eagerLayers{eager.LayerHF}}, hook: 1e-3})
 	m := mustSpec(t, "llama3-8b:seq=8192,batch=16")
 	// At the burst clock: the host's waits would also raise the clock
 	// the power limit allows (TestBalancedStep), which is not what this

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/alloc"
+	"github.com/placer/placer/evaluate/scale/eager"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -9,44 +10,11 @@ import (
 // The peak instant of an eager stack, tensor by tensor: a training step
 // of plain PyTorch written as the allocations and frees its ops make
 // (eagerStepTrace), from the same op lists the eager stacks cost
-// (EagerLayerOps, EagerOutputOps), each op's output held as long as
-// PyTorch holds it (EagerOp.keep and until: saved for the backward,
+// (eager.LayerOps, eager.OutputOps), each op's output held as long as
+// PyTorch holds it (eager.Op.Keep and until: saved for the backward,
 // cached by autocast, a temporary its consumer frees). The peak is the
 // trace's maximum (memTrace.peak), and the caching allocator replays
 // the same trace (allocatorPeak).
-
-// memKeep is how long an eager op's output is held in the trace.
-type memKeep uint8
-
-const (
-	// keepNext is a temporary, freed once the op at index until (the
-	// next op where until is 0) has run.
-	keepNext memKeep = iota
-	// keepSaved is saved for the backward (autograd's saved tensors, or
-	// the view of it one saves): freed once the backward op at index
-	// until has run, else at the end of its part's backward. Under full
-	// recomputation the checkpoint saves none of them: a temporary in
-	// the forward, saved in the backward's recomputation.
-	keepSaved
-	// keepCache is autocast's BF16 copy of an FP32 weight: cached to the
-	// end of the autocast region (torch.autocast's weight cache, cleared
-	// when the outermost region exits) and saved by its GEMM; under
-	// full recomputation freed at the region's end and made again by
-	// the recomputation.
-	keepCache
-	// keepCarry is the part's output, the next part's input: freed at
-	// the end of the next part's backward (the norm that reads it saves
-	// it; under recomputation the next checkpoint keeps it).
-	keepCarry
-	// keepGrad is a parameter's .grad, made by AccumulateGrad on the
-	// step's first micro-batch (the gradient None after zero_grad with
-	// set_to_none) and added to in place after: held to the next
-	// zero_grad.
-	keepGrad
-	// keepNone allocates nothing: an op writing into another's output
-	// (copy_) or an empty whose bytes its filler counts.
-	keepNone
-)
 
 // memCat is what a traced tensor is part of (Result.MemoryParts at the
 // peak instant).
@@ -59,17 +27,28 @@ const (
 	catOpt
 	catActs
 	catLoss
+	// catComm is a collective's buffer (FSDP2's all-gather and
+	// reduce-scatter buffers, titanStageTrace's): a part named only
+	// where a trace holds one at its peak.
+	catComm
 	nMemCats
 )
 
 var memCatNames = [nMemCats]string{"weights", "autocast weight copies", "gradients", "optimizer state",
-	"activations in flight", "logits and loss"}
+	"activations in flight", "logits and loss", "collective buffers"}
 
 // memTrace is a step's allocation trace on one GPU, with each tensor's
 // part.
 type memTrace struct {
 	ev  []alloc.Event
 	cat []memCat
+	// peakOnly keeps no events: the peak is counted as the trace is
+	// written (size, the tensors' bytes; live, tot, best, by the
+	// running counts), where the allocator will not replay it.
+	peakOnly  bool
+	size      []int64
+	tot, best int64
+	live, by  [nMemCats]int64
 }
 
 // alloc allocates bytes of part c and returns the tensor's id (-1:
@@ -80,13 +59,28 @@ func (t *memTrace) alloc(bytes float64, c memCat) int32 {
 	}
 	id := int32(len(t.cat))
 	t.cat = append(t.cat, c)
+	if t.peakOnly {
+		b := int64(bytes)
+		t.size = append(t.size, b)
+		t.tot += b
+		t.live[c] += b
+		if t.tot > t.best {
+			t.best, t.by = t.tot, t.live
+		}
+		return id
+	}
 	t.ev = append(t.ev, alloc.Event{Tensor: id, Size: int64(bytes)})
 	return id
 }
 
 func (t *memTrace) free(ids ...int32) {
 	for _, id := range ids {
-		if id >= 0 {
+		switch {
+		case id < 0:
+		case t.peakOnly:
+			t.tot -= t.size[id]
+			t.live[t.cat[id]] -= t.size[id]
+		default:
 			t.ev = append(t.ev, alloc.Event{Tensor: id, Free: true})
 		}
 	}
@@ -95,6 +89,9 @@ func (t *memTrace) free(ids ...int32) {
 // peak is the most bytes the trace's tensors hold at once (the first
 // instant it is reached) and those bytes by part.
 func (t *memTrace) peak() (int64, [nMemCats]int64) {
+	if t.peakOnly {
+		return t.best, t.by
+	}
 	var live, by [nMemCats]int64
 	var tot, best int64
 	size := make([]int64, len(t.cat))
@@ -125,8 +122,8 @@ type partRun struct {
 }
 
 // until is the index of the op after which op i's output is freed.
-func until(ops []EagerOp, i int) int {
-	if u := int(ops[i].until); u > 0 {
+func until(ops []eager.Op, i int) int {
+	if u := int(ops[i].Until); u > 0 {
 		return u
 	}
 	return i + 1
@@ -136,7 +133,7 @@ func until(ops []EagerOp, i int) int {
 // input; cat: the part of its activations; rec: checkpointed, its saved
 // tensors dropped and its weight copies left to autocast's cache, cache;
 // recomputing: the backward's recomputation, its output dropped).
-func (t *memTrace) forward(ops []EagerOp, in int32, cat memCat, rec, recomputing bool, cache *[]int32) *partRun {
+func (t *memTrace) forward(ops []eager.Op, in int32, cat memCat, rec, recomputing bool, cache *[]int32) *partRun {
 	r := &partRun{at: make([][]int32, len(ops)+1), in: in, out: -1}
 	later := func(u int, id int32) { r.at[min(u, len(ops))] = append(r.at[min(u, len(ops))], id) }
 	for i := range ops {
@@ -144,21 +141,21 @@ func (t *memTrace) forward(ops []EagerOp, in int32, cat memCat, rec, recomputing
 		if op.Backward {
 			break
 		}
-		if op.keep != keepNone && op.keep != keepGrad {
+		if op.Keep != eager.KeepNone && op.Keep != eager.KeepGrad {
 			c := cat
-			if op.keep == keepCache {
+			if op.Keep == eager.KeepCache {
 				c = catCopies
 			}
 			id := t.alloc(op.Written, c)
 			switch {
-			case op.keep == keepCarry && !recomputing:
+			case op.Keep == eager.KeepCarry && !recomputing:
 				r.out = id
-			case op.keep == keepCache && rec:
+			case op.Keep == eager.KeepCache && rec:
 				*cache = append(*cache, id)
-			case op.keep == keepCache, op.keep == keepSaved && !rec && op.until == 0:
+			case op.Keep == eager.KeepCache, op.Keep == eager.KeepSaved && !rec && op.Until == 0:
 				r.held = append(r.held, id)
-			case op.keep == keepSaved && !rec:
-				later(int(op.until), id)
+			case op.Keep == eager.KeepSaved && !rec:
+				later(int(op.Until), id)
 			default:
 				later(until(ops, i), id)
 			}
@@ -181,14 +178,14 @@ func (t *memTrace) forward(ops []EagerOp, in int32, cat memCat, rec, recomputing
 // held (first: the step's first micro-batch, which makes the .grads,
 // appended to grads; grad the gradient of the part's output, held
 // through it: bytes).
-func (t *memTrace) backward(ops []EagerOp, r *partRun, cat memCat, first bool, grads *[]int32, grad float64) {
+func (t *memTrace) backward(ops []eager.Op, r *partRun, cat memCat, first bool, grads *[]int32, grad float64) {
 	g := t.alloc(grad, cat)
 	for i := range ops {
 		op := &ops[i]
 		if op.Backward {
-			switch op.keep {
-			case keepNone:
-			case keepGrad:
+			switch op.Keep {
+			case eager.KeepNone:
+			case eager.KeepGrad:
 				if first {
 					*grads = append(*grads, t.alloc(op.Written, catGrads))
 				}
@@ -239,6 +236,9 @@ func tracedMemory(r *Result, t *memTrace) {
 	r.Activations = by[catActs] + by[catLoss]
 	r.MemoryParts = r.MemoryParts[:0]
 	for k, b := range by {
+		if memCat(k) == catComm && b == 0 {
+			continue
+		}
 		r.MemoryParts = append(r.MemoryParts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
 	}
 }
@@ -267,8 +267,8 @@ func eagerTraceable(c *coster) bool {
 //   - the parameters, one tensor each (the weights' dtype);
 //   - a micro-batch's forward: the embedding's lookup and its masked
 //     copy (layers.py's vocabulary-parallel embedding: the input of the
-//     first block), each block's ops (EagerLayerOps) and the output
-//     part's (EagerOutputOps), each output held as its op's keep says;
+//     first block), each block's ops (eager.LayerOps) and the output
+//     part's (eager.OutputOps), each output held as its op's keep says;
 //     autocast's cached weight copies that no GEMM saved (the
 //     checkpointed blocks') freed at the end of the region;
 //   - its backward from the loss: the output part's ops, each block's
@@ -279,10 +279,10 @@ func eagerTraceable(c *coster) bool {
 //   - AdamW's two moments of each parameter, made at the first step's
 //     end (torch.optim.AdamW's _init_group: zeros_like each), and
 //     zero_grad freeing the .grads.
-func eagerStepTrace(c *coster, code EagerLayer, micro int) memTrace {
+func eagerStepTrace(c *coster, code eager.Layer, micro int) memTrace {
 	m, pl := &c.m, &c.pl
-	sh := EagerShape{T: 1, Batch: pl.MBS, Seq: m.Seq, FP32Weights: pl.Run.FP32Weights, Layer: code}
-	layer, out := EagerLayerOps(*m, sh), EagerOutputOps(*m, sh)
+	sh := eager.Shape{T: 1, Batch: pl.MBS, Seq: m.Seq, FP32Weights: pl.Run.FP32Weights, Layer: code}
+	layer, out := eager.LayerOps(*m, sh), eager.OutputOps(*m, sh)
 	a := 2.0
 	if pl.Run.FP32Weights {
 		a = 4

@@ -7,6 +7,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/eager"
+
 	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
@@ -177,10 +179,10 @@ func TestTracePeakTwoMicroBatches(t *testing.T) {
 // and the backward's recomputation holds them all again (50 MiB).
 func TestTraceByHand(t *testing.T) {
 	const mib = 1 << 20
-	ops := []EagerOp{
-		{Written: 24 * mib, keep: keepSaved},
-		{Written: 16 * mib, until: 3},
-		{Written: 2 * mib, keep: keepCache},
+	ops := []eager.Op{
+		{Written: 24 * mib, Keep: eager.KeepSaved},
+		{Written: 16 * mib, Until: 3},
+		{Written: 2 * mib, Keep: eager.KeepCache},
 		{Written: 8 * mib, Backward: true},
 	}
 	var tr memTrace

@@ -134,9 +134,14 @@ func TestREADMESamples(t *testing.T) {
 	if len(d.Samples()) == 0 {
 		t.Fatal("the README marks no sample")
 	}
-	bin := filepath.Join(t.TempDir(), "placer")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/placer").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v: %s", err, out)
+	// PLACER_TEST_BINARY (make test: bin/placer, just built from this
+	// checkout) saves linking another binary, as in cmd/placer's tests.
+	bin := os.Getenv("PLACER_TEST_BINARY")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "placer")
+		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/placer").CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v: %s", err, out)
+		}
 	}
 	r, err := NewRunner(bin, root)
 	if err != nil {

@@ -352,6 +352,9 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 			add("--recompute-granularity", "full", "--recompute-method", "uniform", "--recompute-num-layers", "1")
 		}
 	}
+	if err := megatronFineTune(s, add); err != nil {
+		return nil, err
+	}
 	if err := unwritten("megatron", s, megatronKeys); err != nil {
 		return nil, err
 	}

@@ -240,5 +240,5 @@ func titanRunsErr(s plan.Strategy, P, V, micro int, version string) error {
 	case s.GradBF16:
 		return fmt.Errorf("export: torchtitan: training.mixed_precision_reduce: grads=bf16: torchtitan %s reduces in float32 only (the field's one value)", version)
 	}
-	return nil
+	return titanFineTuneErr(s, version)
 }

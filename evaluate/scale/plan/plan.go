@@ -400,6 +400,9 @@ func (pl Plan) String() string {
 	if pl.EPOverlap {
 		s += ",epoverlap=on"
 	}
+	for _, kv := range pl.FineTune.keys() {
+		s += "," + kv
+	}
 	for _, kv := range pl.Software.keys() {
 		s += "," + kv
 	}
@@ -434,6 +437,9 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	if err := mtpFits(m, pl.C); err != nil {
+		return fmt.Errorf("strategy %s: %w", written, err)
+	}
+	if err := FineTuneFits(m, s); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1

@@ -90,7 +90,7 @@ type Settings struct {
 	// moe_pad_expert_input_to_capacity).
 	Capacity float64
 	// Eager is the layers costed as eager PyTorch issues them: their
-	// ATen ops (EagerLayerOps: unfused norms, rotary embedding, SwiGLU,
+	// ATen ops (eager.LayerOps: unfused norms, rotary embedding, SwiGLU,
 	// residual adds, SDPA) each at its class's rate and launched apart,
 	// not Transformer Engine's fused kernels (compile=off);
 	// FP32Weights their precision, autocast BF16 over FP32 weights (its

@@ -148,6 +148,10 @@ type Strategy struct {
 	// --recompute-modules); 0: the core attention alone, Megatron-Core's
 	// default (recompute=selective).
 	RecomputeModules RecomputeModules
+	// FineTune is the plan's fine-tuning (finetune.go): LoRA adapters on
+	// frozen base weights, sequences packed from shorter samples; its
+	// zero value is full training on whole sequences.
+	FineTune
 	// Software is the software stack the plan runs on (stack.go: a
 	// named stack, the token dispatcher, fusions, grouped GEMMs, CUDA
 	// graphs, the routing); its zero value is placer's default stack.
@@ -622,6 +626,7 @@ func (s Strategy) moeString() []string {
 	if s.EPOverlap {
 		parts = append(parts, "epoverlap=on")
 	}
+	parts = append(parts, s.FineTune.keys()...)
 	return append(parts, s.Software.keys()...)
 }
 
@@ -652,7 +657,11 @@ func (s Strategy) moeString() []string {
 // software stack's keys (stack.go): stack (a named stack: Stacks),
 // dispatcher (alltoall, allgather or flex), permute-fusion, router-fusion
 // and grouped-gemm (on or off), cuda-graphs (off, dense or full) and
-// routing (dropless or capacity:F), each written over the stack's. The
+// routing (dropless or capacity:F), each written over the stack's, and
+// the fine-tuning keys (finetune.go): peft (lora or none), lora-rank,
+// lora-alpha, lora-targets (qkv+proj+fc1+fc2), pack (on: sequences
+// packed from samples) and pack-len (the samples' lengths, 1024 or a
+// mix 512:2048). The
 // keys only an op graph's strategy
 // has (bucket; shard=fsdp or zero2) are refused, each in one line. "" is
 // the zero plan.
@@ -672,6 +681,9 @@ func ParseStrategy(text string) (Strategy, error) {
 		if err := s.setKey(text, k, v, seen); err != nil {
 			return s, err
 		}
+	}
+	if err := s.FineTune.finish(seen); err != nil {
+		return s, fmt.Errorf("strategy %q: %w", text, err)
 	}
 	if s.RecomputeModules != 0 {
 		// The modules are selective recomputation's: alone they mean it.
@@ -728,6 +740,9 @@ func (s *Strategy) setKey(text, k, v string, seen map[string]bool) error {
 			break
 		}
 		if ok, err = s.setOption(k, v); ok {
+			break
+		}
+		if ok, err = s.FineTune.parse(k, v); ok {
 			break
 		}
 		if ok, err = s.Software.parse(k, v); !ok {
@@ -839,7 +854,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -25,6 +25,7 @@ const (
 	SetModelZoo          = "megatron-moe-model-zoo"
 	SetMegatronMoEReadme = "megatron-core-moe-readme"
 	SetBridgeBlackwell   = "megatron-bridge-blackwell"
+	SetBridgeFineTune    = "megatron-bridge-finetune"
 )
 
 // SourceSet is one published source set: its key and what it cites.
@@ -45,6 +46,7 @@ func SourceSets() []SourceSet {
 		{SetModelZoo, "yanring/Megatron-MoE-ModelZoo best_practice/Qwen3/readme.md"},
 		{SetMegatronMoEReadme, "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a"},
 		{SetBridgeBlackwell, bridgeBlackwellSource},
+		{SetBridgeFineTune, bridgeFineTuneSource},
 	}
 }
 

@@ -21,7 +21,8 @@ import (
 // but no B300/H100 or B300/B200 check was asked of it; left for a next
 // session); Qwen3-235B-A22B, DeepSeek-V3, Kimi K2 and the Nemotron rows
 // (time; Nemotron's hybrid layers placer cannot write); the 26.06 SFT and
-// LoRA rows of Llama 3 70B (placer has no LoRA and no packed SFT).
+// LoRA rows of Llama 3 70B on Blackwell (their DGX-H100 rows are
+// bridgeFineTune's; the Blackwell ones are left for a next session).
 const bridgeBlackwellSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md at 067f987d (DGX-B200, DGX-GB200, DGX-GB300 pre-training rows, releases 25.09 to 26.06)"
 
 // bridgeBlackwellStack: each row with its release's stack (as the H100

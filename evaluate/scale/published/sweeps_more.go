@@ -22,6 +22,7 @@ func publishedSweeps() []Sweep {
 	out = append(out, megatronMoEReadme())
 	out = append(out, bridgeReleases()...)
 	out = append(out, bridgeBlackwell()...)
+	out = append(out, bridgeFineTune()...)
 	return out
 }
 

@@ -41,6 +41,9 @@ func TestPublishedSweepsRead(t *testing.T) {
 		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B": {64, 6, []int{512, 1280, 1280, 1280, 1280, 1280}, []int{8, 0, 0, 0, 0, 0}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B": {16, 7, []int{512, 512, 1024, 1024, 1024, 1024, 1024},
 			[]int{32, 32, 0, 0, 0, 0, 0}},
+		// Batch 32 over dp=2 x mbs 1 (SFT) and dp=1 (LoRA).
+		"Megatron-Bridge DGX-H100 26.06 fine-tuning: Llama 3 70B SFT":  {32, 1, []int{32}, []int{16}},
+		"Megatron-Bridge DGX-H100 26.06 fine-tuning: Llama 3 70B LoRA": {8, 1, []int{32}, []int{32}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-235B-A22B": {256, 6, []int{2048, 2048, 8192, 8192, 8192, 8192},
 			[]int{128, 128, 0, 0, 0, 0}},
 	}

@@ -45,6 +45,9 @@ type Space struct {
 	Imbalance float64
 	FP8       string
 	GradBF16  bool
+	// FineTune is every plan's fine-tuning (Strategy.FineTune: LoRA,
+	// packing; a setting of the run, not searched).
+	FineTune plan.FineTune
 	// Software is every plan's software stack (Strategy.Software: a
 	// setting of the run, not searched).
 	Software plan.Software
@@ -403,7 +406,7 @@ func (sr *searcher) plans(T int, tps []int, P, D, C int, splits []stageSplit) {
 				}
 				base := plan.Strategy{Tensor: T, Pipeline: P, Replicas: D, MicroBatchSize: mbs,
 					FirstLayers: split.first, LastLayers: split.last, TensorStages: tps,
-					Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16,
+					Imbalance: sp.Imbalance, FP8: sp.FP8, GradBF16: sp.GradBF16, FineTune: sp.FineTune,
 					EmbeddingLayer: split.emb, LossLayer: split.loss, Software: sp.Software}
 				if C > 1 {
 					base.Context = C
@@ -684,7 +687,9 @@ func divisors(n int) []int {
 // recomputation (recompute, recompute-layers), stage layers (first,
 // last) fix the plans Keep lets through (schedule=1f1b is the search's
 // own; gpipe is refused); the run's settings
-// (fp8, grads, imbalance) are every plan's, as Space's fields say, and
+// (fp8, grads, imbalance, the fine-tuning's peft, lora-rank,
+// lora-alpha, lora-targets, pack and pack-len) are every plan's, as
+// Space's fields say, and
 // fsdp=on adds FSDP to the sharding tried (in a model with experts too),
 // recompute-modules adds selective recomputation of those modules to the
 // recomputations tried (and keeps it: the plans recompute them), and
@@ -700,7 +705,7 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software,
+	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software, FineTune: s.FineTune,
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
 	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {

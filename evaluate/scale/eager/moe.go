@@ -1,4 +1,4 @@
-package scale
+package eager
 
 import (
 	"math"
@@ -10,7 +10,7 @@ import (
 // Eager MoE layers (docs/stacks.md): the ATen ops of an MoE block's
 // experts part as eager PyTorch issues them, in place of the fused
 // kernels of moe() (Megatron-Core's grouped GEMMs and fused permutation).
-// EagerMoEOps writes one of two code bases' blocks:
+// MoEOps writes one of two code bases' blocks:
 //
 // MoEHFLoop is transformers' Qwen3MoeSparseMoeBlock (5.24,
 // models/qwen3_moe/modeling_qwen3_moe.py, with experts_implementation
@@ -35,7 +35,7 @@ import (
 // experts (torch._grouped_mm for w1, w3 and w2, after
 // indices_padding_wrapper's permutation: the rows padded to multiples of
 // 8 per expert, index and index_put back; or, use_grouped_mm=False
-// (EagerMoEShape.Loop), a host sync and three matmuls per expert, each
+// (MoEShape.Loop), a host sync and three matmuls per expert, each
 // weight's slice gradient written whole as in transformers' loop), the scores multiplied in after
 // the experts (Qwen3's score_before_experts=False) and scatter_add into
 // the shared experts' output (or zeros).
@@ -69,7 +69,7 @@ import (
 // MoEImpl is whose MoE block an eager stack runs.
 type MoEImpl uint8
 
-// The MoE blocks EagerMoEOps writes.
+// The MoE blocks MoEOps writes.
 const (
 	MoEHFLoop    MoEImpl = iota // transformers' sparse MoE block, a loop over the experts
 	MoETitan                    // torchtitan's MoE, torch._grouped_mm
@@ -77,11 +77,11 @@ const (
 	MoEHFGrouped                // transformers' sparse MoE block with experts_implementation "grouped_mm" (5.24's default)
 )
 
-// EagerMoEShape is one GPU's share of an MoE block for one micro-batch:
+// MoEShape is one GPU's share of an MoE block for one micro-batch:
 // Tokens routed on it, Local experts among which they are balanced
-// (Tokens x TopK / Local each), FP32Weights as EagerShape's, Impl whose
+// (Tokens x TopK / Local each), FP32Weights as Shape's, Impl whose
 // block.
-type EagerMoEShape struct {
+type MoEShape struct {
 	Tokens int
 	// Copies is the token copies the local experts receive (0: Tokens x
 	// TopK, no expert parallelism): with expert parallelism the most
@@ -94,10 +94,10 @@ type EagerMoEShape struct {
 	Loop bool
 }
 
-// EagerMoEOps is the ops of m's MoE block (router, experts, combine; not
+// MoEOps is the ops of m's MoE block (router, experts, combine; not
 // the norm or the residual around it) at shape s, forward then backward,
 // routing balanced.
-func EagerMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+func MoEOps(m transformer.Spec, s MoEShape) []Op {
 	switch s.Impl {
 	case MoETitan:
 		return titanMoEOps(m, s)
@@ -169,12 +169,12 @@ func (l *opList) routerScoresBwd(N, h, E float64) {
 }
 
 type opList struct {
-	ops []EagerOp
+	ops []Op
 	bwd bool
 }
 
-func (l *opList) add(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *EagerOp {
-	l.ops = append(l.ops, EagerOp{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: l.bwd, Launches: 1})
+func (l *opList) add(typ string, cl graph.Class, dt graph.DType, flops, read, written float64) *Op {
+	l.ops = append(l.ops, Op{Type: typ, Class: cl, DType: dt, FLOPs: flops, Read: read, Written: written, Backward: l.bwd, Launches: 1})
 	return &l.ops[len(l.ops)-1]
 }
 
@@ -200,7 +200,7 @@ type hfMoE struct {
 	ac                      bool
 }
 
-func hfMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+func hfMoEOps(m transformer.Spec, s MoEShape) []Op {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	R := N * k
 	if s.Copies > 0 {
@@ -390,7 +390,7 @@ type titanMoE struct{ N, h, E, k, f, R, X, P, C float64 }
 // (torchtitan/models/moe/moe.py): the router, the experts grouped or in
 // a loop (Loop), the shared experts and the combine, forward then
 // backward.
-func titanMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+func titanMoEOps(m transformer.Spec, s MoEShape) []Op {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	R := N * k // the copies routed here
 	X := R     // those the local experts receive
@@ -633,7 +633,7 @@ func (l *opList) titanGroupedBwd(x titanMoE) {
 // .tolist() before all_to_all_single, distributed/expert_parallel.py),
 // its for-loop (loop) one more (the counts' .tolist()); layers.py's forced
 // balance and transformers' grouped_mm none.
-func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
+func MoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
 	n := 0.0
 	switch {
 	case impl == MoEHFLoop:
@@ -649,77 +649,7 @@ func eagerMoESyncs(impl MoEImpl, local, ep int, loop bool) float64 {
 	return n
 }
 
-// eagerMoE is moeBlock's experts part under an eager stack
-// (eagerLayers): EagerMoEOps of the stack's block impl (with loop,
-// torchtitan's for-loop over the experts: EagerMoEShape.Loop) on
-// this GPU's tokens (the sequence shard, as
-// moe's), the local experts receiving the most loaded rank's copies; each
-// op a kernel at its class's roofline rate, one launch each; the GEMMs as
-// the fused model's (lgemm, back), torch._grouped_mm's at the grouped
-// GEMM's efficiency (Kernels.groupedEff); the dispatch's collectives as
-// moe's (dispatchComm) where there is expert parallelism. Host syncs:
-// transformers' loop reads two values per expert hit (the sentinel
-// compare's branch and torch.where's nonzero) and one for the experts
-// hit (eagerMoESyncs). gemms is the forward GEMMs the
-// layer's attention half ran before (the per-op policy's count, which
-// the router's mm continues: every second mm recomputed, _grouped_mm
-// not in torchtitan's save list and so recomputed).
-func (c *coster) eagerMoE(impl MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
-	m, pl := c.m, c.pl
-	k := float64(m.TopK)
-	nl := c.tokens / float64(pl.T)
-	recv := nl * k * loadFactor(pl)
-	rows := recv * float64(pl.ETP)
-	local := max(1, m.Experts/max(1, pl.EP))
-	me := m
-	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-	ops := EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
-		FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop})
-	L := float64(local)
-	for _, o := range ops {
-		if o.Launches == 0 {
-			continue
-		}
-		var p, r phase
-		if o.Class == graph.ClassMatMul {
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
-			if o.Type == "_grouped_mm" {
-				g.flops /= c.pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
-			}
-			if o.Backward {
-				g = c.back(g)
-			}
-			p = c.run(g)
-			if !o.Backward {
-				if o.Type != "mm" || gemms%2 == 1 {
-					r = p
-				}
-				if o.Type == "mm" {
-					gemms++
-				}
-			}
-		} else {
-			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
-			r = p
-		}
-		if o.Backward {
-			bwd = bwd.plus(p)
-		} else {
-			fwd, rec = fwd.plus(p), rec.plus(r)
-		}
-	}
-	syncs := eagerMoESyncs(impl, local, pl.EP, loop)
-	fwd.syncs += syncs
-	rec.syncs += syncs
-	if pl.EP > 1 && !c.noComm {
-		comm := c.dispatchComm(recv, rows, nl)
-		fwd, bwd = fwd.plus(comm), bwd.plus(comm)
-	}
-	return fwd, bwd, rec
-}
-
-func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+func llamaMoEOps(m transformer.Spec, s MoEShape) []Op {
 	N, h, L, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	E := float64(max(1, m.Experts))
 	R := N * k // the copies routed here
@@ -814,7 +744,7 @@ func llamaMoEOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
 	return l.ops
 }
 
-func hfGroupedOps(m transformer.Spec, s EagerMoEShape) []EagerOp {
+func hfGroupedOps(m transformer.Spec, s MoEShape) []Op {
 	N, h, E, k, f := float64(s.Tokens), float64(m.Hidden), float64(max(1, s.Local)), float64(m.TopK), float64(m.ExpertFFN)
 	R := N * k
 	X := R

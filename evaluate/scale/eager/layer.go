@@ -1,12 +1,7 @@
-package scale
+package eager
 
 import (
-	"fmt"
-	"math"
-	"strings"
-
 	"github.com/placer/placer/evaluate/roofline"
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -19,7 +14,7 @@ import (
 // Transformer Engine's fused kernels (attnBlock, mlpBlock). The list is
 // what the project's exporter (placer_torch.exporter, fake CPU tensors,
 // CUDA's execution settings) records for the layer, op for op:
-// TestEagerOpsMatchExporter holds it there for three layers (EagerLayer:
+// TestEagerOpsMatchExporter holds it there for three layers (Layer:
 // layers.py's, transformers', torchtitan's; torchtitan's with BF16
 // weights only, as FSDP2 runs it).
 //
@@ -37,9 +32,9 @@ import (
 // parameter by AccumulateGrad (new_empty_strided, an allocation, and a
 // copy_).
 
-// EagerShape is one GPU's shard of a layer for one micro-batch as eager
+// Shape is one GPU's shard of a layer for one micro-batch as eager
 // PyTorch runs it.
-type EagerShape struct {
+type Shape struct {
 	// T is the tensor-parallel degree (heads/T query heads, max(1,
 	// kv/T) key/value heads, FFN/T of the MLP), SP sequence parallelism
 	// (the residual stream, its norms and adds on Seq/T of the tokens).
@@ -53,22 +48,22 @@ type EagerShape struct {
 	// Layer is whose layer: LayerLlamaPy (placer_torch/profile/layers.py),
 	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
 	// (torchtitan's TransformerBlock).
-	Layer EagerLayer
+	Layer Layer
 	// NoMLP leaves the MLP out (its GEMMs, activation and their
 	// backward; the norm before it and the residual after it stay): an
-	// MoE layer's attention half, its experts EagerMoEOps'.
+	// MoE layer's attention half, its experts MoEOps'.
 	NoMLP bool
 }
 
-// EagerLayer is a Llama layer as one code base writes it.
-type EagerLayer uint8
+// Layer is a Llama layer as one code base writes it.
+type Layer uint8
 
-// The layers EagerLayerOps writes.
+// The layers LayerOps writes.
 const (
 	// LayerLlamaPy is placer_torch.profile.layers' Block: one QKV and one
 	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
 	// interleaved halves (slices, muls, sub, add, stack).
-	LayerLlamaPy EagerLayer = iota
+	LayerLlamaPy Layer = iota
 	// LayerHF is transformers' LlamaDecoderLayer (modeling_llama.py,
 	// 5.24 in the project's virtualenv): q, k, v, gate and up
 	// projections a GEMM each (their inputs' gradients added), RMS norm
@@ -87,8 +82,8 @@ const (
 	LayerTitan
 )
 
-// EagerOp is one ATen op of an eager layer as the exporter records it.
-type EagerOp struct {
+// Op is one ATen op of an eager layer as the exporter records it.
+type Op struct {
 	// Type is the ATen op (mm, mul, _to_copy, ...), Class its cost class
 	// (the exporter's _class), DType its output's.
 	Type  string
@@ -107,42 +102,43 @@ type EagerOp struct {
 	// exporter's record, costed as placer costs collectives.
 	Comm bool
 	Coll roofline.Collective
-	// tp is the tensor-parallel collective beside a GEMM (tpNone,
-	// tpBefore ... : attnBlock's roles), attn marks SDPA (costed as the
-	// fused model's flash attention), rec what torchtitan's per-op
-	// selective checkpointing runs again.
-	tp   tpRole
-	attn bool
-	// keep and until are how long its output is held in the step's
-	// allocation trace (eagerStepTrace): keepNext (a temporary) and
-	// keepSaved until the op at index until of the same list has run
+	// TP is the tensor-parallel collective beside a GEMM (TPNone,
+	// TPBefore ... : the roles of the fused stack's attention block),
+	// Attn marks SDPA (the cost model prices it as the fused stack's
+	// flash attention).
+	TP   TPRole
+	Attn bool
+	// Keep and Until are how long its output is held in the step's
+	// allocation trace (the cost model's): KeepNext (a temporary) and
+	// KeepSaved until the op at index until of the same list has run
 	// (0: the next op; a saved tensor the end of its part's backward).
-	keep  memKeep
-	until int32
+	Keep  Keep
+	Until int32
 }
 
-type tpRole uint8
+// TPRole is the tensor-parallel collective an op's GEMM has beside it.
+type TPRole uint8
 
 const (
-	tpNone      tpRole = iota
-	tpBefore           // the all-gather before a column-parallel GEMM (sp)
-	tpAfter            // the reduce-scatter or all-reduce after a row-parallel one
-	tpBwdAfter         // the backward's mirror of tpAfter (sp: an all-gather)
-	tpBwdBefore        // the backward's mirror of tpBefore (a reduce-scatter or all-reduce)
+	TPNone      TPRole = iota
+	TPBefore           // the all-gather before a column-parallel GEMM (sp)
+	TPAfter            // the reduce-scatter or all-reduce after a row-parallel one
+	TPBwdAfter         // the backward's mirror of TPAfter (sp: an all-gather)
+	TPBwdBefore        // the backward's mirror of TPBefore (a reduce-scatter or all-reduce)
 )
 
-// EagerLayerOps is the ops of one Llama-style layer of m at shard shape
+// LayerOps is the ops of one Llama-style layer of m at shard shape
 // s, forward then backward (no recomputation: eagerBlock adds it).
-func EagerLayerOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, false) }
+func LayerOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, false) }
 
-// EagerOutputOps is the ops of the output part at shard shape s: the
+// OutputOps is the ops of the output part at shard shape s: the
 // final norm (the layer's kind), the output layer (V/T of the
 // vocabulary at tensor degree T) and the cross-entropy of the FP32
 // logits as the layer's code base runs it (layerOps.loss), forward and
-// backward; the loss's collectives among them (EagerOp.Comm).
-func EagerOutputOps(m transformer.Spec, s EagerShape) []EagerOp { return eagerOps(m, s, true) }
+// backward; the loss's collectives among them (Op.Comm).
+func OutputOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, true) }
 
-func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
+func eagerOps(m transformer.Spec, s Shape, output bool) []Op {
 	o := newLayerOps(m, s)
 	switch {
 	case output:
@@ -165,7 +161,7 @@ func eagerOps(m transformer.Spec, s EagerShape, output bool) []EagerOp {
 // embedding, projections and MLP.
 type layerOps struct {
 	opList
-	s EagerShape
+	s Shape
 	// The shard: hidden, head dim, query and key/value heads and FFN on
 	// this GPU, the sequence and batch, the GEMMs' tokens N (gathered
 	// with sp) and the residual stream's Ns.
@@ -189,7 +185,7 @@ type layerOps struct {
 	cos, Eq, Ek, lse, q float64
 }
 
-func newLayerOps(m transformer.Spec, s EagerShape) *layerOps {
+func newLayerOps(m transformer.Spec, s Shape) *layerOps {
 	T := max(1, s.T)
 	o := &layerOps{s: s, h: float64(m.Hidden), d: float64(m.HeadDim()), nh: float64(m.Heads / T), nkv: float64(max(1, m.KVHeads/T)),
 		f: float64(m.FFN / T), S: float64(s.Seq), B: float64(s.Batch), ac: s.FP32Weights, a: 2, b: 2, at: graph.BF16, bt: graph.BF16}
@@ -224,14 +220,14 @@ func (o *layerOps) norm() {
 	o.add("pow", ew, ct, e, e*c, e*c)
 	o.add("mean", red, ct, e, e*c, Ns*c)
 	o.add("add", ew, ct, Ns, Ns*c, Ns*c)
-	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c).keep = keepSaved
-	o.add("mul", ew, ct, e, e*c+Ns*c, e*c).keep = keepSaved
+	o.add("rsqrt", ew, ct, Ns, Ns*c, Ns*c).Keep = KeepSaved
+	o.add("mul", ew, ct, e, e*c+Ns*c, e*c).Keep = KeepSaved
 	if o.up {
 		o.add("_to_copy", dmv, at, 0, e*c, e*a)
 	}
 	y := o.add("mul", ew, at, e, e*a+o.h*a, e*a)
 	if !o.ac {
-		y.keep = keepSaved // the GEMM after it saves it (under autocast its BF16 cast)
+		y.Keep = KeepSaved // the GEMM after it saves it (under autocast its BF16 cast)
 	}
 }
 
@@ -241,15 +237,15 @@ func (o *layerOps) norm() {
 // temporary unless the caller says what saves it. The GEMM saves its
 // input (the BF16 cast where castIn) and autocast's BF16 copy of the
 // weight, which autocast also caches to the end of its region.
-func (o *layerOps) linear(k, out float64, castIn bool, role tpRole) int32 {
+func (o *layerOps) linear(k, out float64, castIn bool, role TPRole) int32 {
 	N, b := o.N, o.b
 	if o.ac && castIn {
-		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b).keep = keepSaved
+		o.add("_to_copy", dmv, o.bt, 0, N*k*4, N*k*b).Keep = KeepSaved
 	}
 	if o.ac {
-		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b).keep = keepCache
+		o.add("_to_copy", dmv, o.bt, 0, k*out*4, k*out*b).Keep = KeepCache
 	}
-	o.add("mm", gmm, o.bt, 2*N*k*out, N*k*b+k*out*b, N*out*b).tp = role
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*k*b+k*out*b, N*out*b).TP = role
 	return o.last()
 }
 
@@ -265,15 +261,15 @@ func (o *layerOps) clone(heads, e float64) {
 // cloneSaved is clone whose copy the GEMM after it saves.
 func (o *layerOps) cloneSaved(heads, e float64) {
 	if heads > 1 {
-		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b).keep = keepSaved
+		o.add("clone", dmv, o.bt, 0, e*o.b, e*o.b).Keep = KeepSaved
 	}
 }
 
 // resid is a residual add; keep is how long its sum is held (the
 // next norm saves it; a block's last is the next part's input).
-func (o *layerOps) resid(keep memKeep) {
+func (o *layerOps) resid(keep Keep) {
 	e := o.Ns * o.h
-	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a).keep = keep
+	o.add("add", ew, o.at, e, e*o.a+e*o.b, e*o.a).Keep = keep
 }
 
 // join is autograd's sum of the gradients of a tensor of e elements
@@ -292,11 +288,11 @@ func (o *layerOps) grad(e float64) {
 	a := o.a
 	if o.ac {
 		c := o.add("_to_copy", dmv, graph.F32, 0, e*o.b, e*4)
-		c.until = o.last() + 2 // copied into the .grad
+		c.Until = o.last() + 2 // copied into the .grad
 	}
 	g := o.add("new_empty_strided", dmv, o.at, 0, e*a, e*a)
-	g.Launches, g.keep = 0, keepGrad
-	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a).keep = keepNone
+	g.Launches, g.Keep = 0, KeepGrad
+	o.add("copy_", dmv, o.at, 0, 2*e*a, e*a).Keep = KeepNone
 }
 
 // linearB is linear's backward: the weight's gradient, then the
@@ -305,17 +301,17 @@ func (o *layerOps) grad(e float64) {
 // It returns the input gradient's GEMM: what feeds the GEMMs' backward
 // is held to it. The weight's gradient is held to its cast (or the copy
 // into the .grad); the input's to the op after linearB.
-func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole tpRole) int32 {
+func (o *layerOps) linearB(k, out float64, castIn bool, wRole, xRole TPRole) int32 {
 	N, b := o.N, o.b
 	w := o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+N*k*b, k*out*b)
-	w.tp, w.until = wRole, o.last()+2
+	w.TP, w.Until = wRole, o.last()+2
 	if !o.ac {
-		w.until = o.last() + 3
+		w.Until = o.last() + 3
 	}
-	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+k*out*b, N*k*b).tp = xRole
+	o.add("mm", gmm, o.bt, 2*N*k*out, N*out*b+k*out*b, N*k*b).TP = xRole
 	x := o.last()
 	o.grad(k * out)
-	o.ops[x].until = o.last() + 1
+	o.ops[x].Until = o.last() + 1
 	if o.ac && castIn {
 		o.add("_to_copy", dmv, graph.F32, 0, N*k*b, N*k*4)
 	}
@@ -337,10 +333,10 @@ func (o *layerOps) normB(resid bool) {
 	o.add("mul", ew, at, e, 2*e*a, e*a)
 	o.add("mul", ew, at, e, e*a+h*a, e*a)
 	sum := o.add("sum", red, at, e, e*a, h*a)
-	sum.until = o.last() + 2 // copied into the .grad
+	sum.Until = o.last() + 2 // copied into the .grad
 	g := o.add("new_empty_strided", dmv, at, 0, h*a, h*a)
-	g.Launches, g.keep = 0, keepGrad
-	o.add("copy_", dmv, at, 0, 2*h*a, h*a).keep = keepNone
+	g.Launches, g.Keep = 0, KeepGrad
+	o.add("copy_", dmv, at, 0, 2*h*a, h*a).Keep = KeepNone
 	if o.up {
 		o.add("_to_copy", dmv, ct, 0, e*a, e*c)
 	}
@@ -369,13 +365,13 @@ func (o *layerOps) normB(resid bool) {
 // SDPA saves them themselves.
 func (o *layerOps) sdpaCasts(q, k int32) {
 	if !o.ac {
-		o.ops[q].keep, o.ops[k].keep = keepSaved, keepSaved
+		o.ops[q].Keep, o.ops[k].Keep = KeepSaved, KeepSaved
 		return
 	}
-	o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b).keep = keepSaved
-	o.ops[q].until = o.last()
-	o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b).keep = keepSaved
-	o.ops[k].until = o.last()
+	o.add("_to_copy", dmv, o.bt, 0, o.Eq*4, o.Eq*o.b).Keep = KeepSaved
+	o.ops[q].Until = o.last()
+	o.add("_to_copy", dmv, o.bt, 0, o.Ek*4, o.Ek*o.b).Keep = KeepSaved
+	o.ops[k].Until = o.last()
 }
 
 // sdpaCastsB are sdpaCasts' backward: the gradients cast back to FP32.
@@ -392,13 +388,13 @@ func (o *layerOps) sdpaCastsB() {
 func (o *layerOps) attention(kvs float64) float64 {
 	b := o.b
 	lse := o.add("new_empty", dmv, graph.F32, 0, o.Eq*b, o.lse)
-	lse.Launches, lse.keep = 0, keepNone // SDPA's own output below counts it
+	lse.Launches, lse.Keep = 0, KeepNone // SDPA's own output below counts it
 	sdpa := o.add("_scaled_dot_product_flash_attention", gmm, o.bt, 4*o.N*o.S/2*o.nh*o.d, (o.Eq+2*kvs)*b, o.Eq*b+o.lse)
-	sdpa.attn, sdpa.keep = true, keepSaved
+	sdpa.Attn, sdpa.Keep = true, KeepSaved
 	flops := sdpa.FLOPs
 	o.cloneSaved(o.nh, o.Eq)
-	o.linear(o.nh*o.d, o.h, false, tpAfter)
-	o.resid(keepSaved)
+	o.linear(o.nh*o.d, o.h, false, TPAfter)
+	o.resid(KeepSaved)
 	o.norm()
 	return flops
 }
@@ -409,9 +405,9 @@ func (o *layerOps) attention(kvs float64) float64 {
 // here (residB where the block has its MLP).
 func (o *layerOps) closeBlock() {
 	if o.s.NoMLP && o.ac {
-		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a).keep = keepCarry
+		o.add("add", ew, o.at, o.Ns*o.h, 2*o.Ns*o.h*o.a, o.Ns*o.h*o.a).Keep = KeepCarry
 	} else {
-		o.resid(keepCarry)
+		o.resid(KeepCarry)
 	}
 	o.bwd = true
 	if !o.s.NoMLP {
@@ -425,224 +421,12 @@ func (o *layerOps) attentionB(sdpa, kvs float64) {
 	b := o.b
 	o.normB(true)
 	o.residB()
-	o.linearB(o.nh*o.d, o.h, false, tpBwdAfter, tpNone)
+	o.linearB(o.nh*o.d, o.h, false, TPBwdAfter, TPNone)
 	sdpaB := o.add("_scaled_dot_product_flash_attention_backward", gmm, o.bt, 2.5*sdpa, (3*o.Eq+2*kvs)*b+o.lse, (o.Eq+2*kvs)*b)
-	sdpaB.attn = true
+	sdpaB.Attn = true
 }
 
-// eagerBlock is a dense block under an eager stack (eagerLayers):
-// EagerLayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
-// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
-// model's), one launch each (an allocation none); its GEMMs as the fused
-// model's (lgemm, back: FP8 where the plan says so) with the same
-// tensor-parallel collectives beside them (pair); SDPA as the fused
-// model's flash attention (coreAttention: the kernel torch's SDPA
-// dispatches to, at the pod's attention rate, context parallelism's ring
-// included). rec is what selective recomputation runs again:
-// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
-// save list), every forward op but SDPA and the GEMMs it saves (of
-// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
-// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
-// gate-up GEMM run again, without their collectives (the policy saves
-// the reduce-scatters' outputs).
-//
-// With noMLP (an MoE layer) the list is the attention half's
-// (EagerShape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(code EagerLayer, noMLP bool) (fwd, bwd, rec phase) {
-	m := c.m
-	ops := EagerLayerOps(m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
-	fa, fb := c.coreAttention()
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
-	act := c.tokens * float64(m.Hidden) * bf16
-	T := float64(c.pl.T)
-	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
-	// share is what of each forward GEMM the per-op policy runs again,
-	// in order: layers.py's QKV (wk's share), output projection, gate-up
-	// (w3's half), down; a layer of separate projections (wq, wk, wv,
-	// wo, w1, w3, w2) every other one from the second.
-	share := func(i int) float64 {
-		if code != LayerLlamaPy {
-			return float64(i % 2)
-		}
-		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
-	}
-	gemms := 0
-	for _, o := range ops {
-		var p, r phase
-		switch {
-		case o.Launches == 0:
-			continue
-		case o.attn && o.Backward:
-			p = fb
-		case o.attn:
-			p = fa
-		case o.Class == graph.ClassMatMul:
-			g := c.lgemm(o.FLOPs, o.Read, o.Written)
-			if o.Backward {
-				g = c.back(g)
-			} else {
-				sh := share(gemms)
-				gemms++
-				if sh > 0 {
-					rg := g
-					rg.flops *= sh
-					r = c.run(rg)
-				}
-			}
-			p = c.pair(g, kinds[o.tp], act)
-		default:
-			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
-			r = p
-		}
-		if o.Backward {
-			bwd = bwd.plus(p)
-		} else {
-			fwd, rec = fwd.plus(p), rec.plus(r)
-		}
-	}
-	return fwd, bwd, rec
-}
-
-// eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
-// QKV and output GEMMs of layers.py's, wq, wk, wv and wo elsewhere.
-func eagerAttnGEMMs(l EagerLayer) int {
-	if l == LayerLlamaPy {
-		return 2
-	}
-	return 4
-}
-
-// eagerLayerNames are the layers' names in EagerCosting.
-var eagerLayerNames = [...]string{LayerLlamaPy: "placer_torch.profile.layers' Block", LayerHF: "transformers' LlamaDecoderLayer",
-	LayerTitan: "torchtitan's TransformerBlock"}
-
-// EagerCosting says how plan pl's layers are costed under an eager
-// stack: whose layer, its precision, the kernels a layer launches
-// forward and backward at its middle stage's shard shape, and what the
-// op list was checked against; in a model with experts, the MoE layers'
-// the same (their attention half and whose experts' block, with its
-// host syncs); "" where the layers are fused (not eager).
-func EagerCosting(m transformer.Spec, pl plan.Plan) string {
-	es, ok := layerCoster(&pl.Run).(eagerStack)
-	if !ok {
-		return ""
-	}
-	code := es.eagerCode()
-	T := pl.T
-	if len(pl.TPs) > 0 {
-		T = pl.TPs[len(pl.TPs)/2]
-	}
-	count := func(ops []EagerOp) (fwd, bwd int) {
-		for _, o := range ops {
-			if o.Backward {
-				bwd += o.Launches
-			} else {
-				fwd += o.Launches
-			}
-		}
-		return fwd, bwd
-	}
-	sh := EagerShape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
-		FP32Weights: pl.Run.FP32Weights, Layer: code}
-	prec := "BF16 weights"
-	if pl.Run.FP32Weights {
-		prec = "autocast BF16 over FP32 weights"
-	}
-	stack := pl.Software.Stack
-	if stack == "" {
-		stack = "compile=off"
-	}
-	var parts []string
-	if !m.MoE() || m.DenseLayers > 0 {
-		fwd, bwd := count(EagerLayerOps(m, sh))
-		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
-	}
-	if m.MoE() {
-		sh.NoMLP = true
-		af, ab := count(EagerLayerOps(m, sh))
-		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
-		local := max(1, m.Experts/max(1, pl.EP))
-		me := m
-		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
-		impl, loop := es.experts(pl.Run)
-		syncs := "no host sync"
-		switch n := eagerMoESyncs(impl, local, pl.EP, loop); {
-		case n == 1:
-			syncs = "1 host sync"
-		case n > 1:
-			syncs = fmt.Sprintf("%.0f host syncs", n)
-		}
-		mf, mb := count(EagerMoEOps(me, EagerMoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
-			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
-		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
-			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
-	}
-	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
-		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
-		stack, eagerLayerNames[code], prec, strings.Join(parts, "; "))
-}
-
-// eagerMoENames are the MoE blocks' names in EagerCosting.
-var eagerMoENames = [...]string{MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
-	MoETitan: "torchtitan's MoE", MoELlamaPy: "layers.py's Experts (bmm)",
-	MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
-
-// eagerOutput is the output part of an eager stack running code base
-// code's layers (eagerLayers): the ops of EagerOutputOps (the
-// final norm, the output layer, the loss as the stack's code base runs
-// it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
-// layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
-// transformers' gathered logits: layerOps.loss), each at its class's
-// roofline rate and one launch (allocations none); the GEMMs as
-// fusedOutput's, with the tensor-parallel collectives beside them as the
-// layers' (pair); the loss's collectives (the max's and the sums'
-// all-reduces, transformers' all-gather of the logits) as placer costs
-// collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput(code EagerLayer) (fwd, bwd phase) {
-	ops := EagerOutputOps(c.m, EagerShape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
-		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	kinds := [...]roofline.Collective{tpNone: -1, tpBefore: before, tpAfter: after, tpBwdAfter: bwdAfter, tpBwdBefore: bwdBefore}
-	if c.pl.T <= 1 {
-		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
-	}
-	act := c.tokens * float64(c.m.Hidden) * bf16
-	for _, o := range ops {
-		if o.Launches == 0 {
-			continue
-		}
-		var p phase
-		switch {
-		case o.Comm:
-			if c.noComm {
-				continue
-			}
-			ct, _ := c.pod.Collective(o.Coll, c.tpG, o.Read)
-			p = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
-		case o.Class == graph.ClassMatMul:
-			g := c.gemm(o.FLOPs, o.Read, o.Written)
-			if k := kinds[o.tp]; k >= 0 {
-				p = c.pair(g, k, act)
-			} else {
-				p = c.run(g)
-			}
-		default:
-			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
-			p = phase{busy: c.h.KernelTime(&op), launches: 1}
-		}
-		if o.Backward {
-			bwd = bwd.plus(p)
-		} else {
-			fwd = fwd.plus(p)
-		}
-	}
-	return fwd, bwd
-}
-
-// loss writes the output part's ops (EagerOutputOps): the final norm,
+// loss writes the output part's ops (OutputOps): the final norm,
 // the output layer's shard of V/T logits, the loss of the FP32 logits,
 // and their backward, as each code base runs it: at T 1 wholeLoss
 // (layers.py's Loss, torchtitan's loss_fn and transformers' alike); at
@@ -655,11 +439,11 @@ func (o *layerOps) loss() {
 	o.norm()
 	switch {
 	case T == 1:
-		o.linear(h, V, true, tpBefore)
+		o.linear(h, V, true, TPBefore)
 		lsm := o.wholeLoss(V)
 		o.bwd = true
 		g := o.wholeLossB(V, lsm)
-		o.ops[g].until = o.linearB(h, Vl, true, tpBefore, tpBwdBefore)
+		o.ops[g].Until = o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
 		o.normB(false)
 		return
 	case o.s.Layer == LayerLlamaPy:
@@ -669,13 +453,13 @@ func (o *layerOps) loss() {
 	default:
 		o.hfLoss(V, Vl)
 	}
-	o.linearB(h, Vl, true, tpBefore, tpBwdBefore)
+	o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
 	o.normB(false)
 }
 
 // coll is a tensor-parallel collective of the loss of bytes (an
 // all-gather's gathered total): placer's, costed as placer costs
-// collectives (EagerOp.Comm).
+// collectives (Op.Comm).
 func (o *layerOps) coll(k roofline.Collective, bytes float64) {
 	op := o.add("all_"+[...]string{roofline.AllReduce: "reduce", roofline.AllGather: "gather", roofline.ReduceScatter: "reduce_scatter"}[k],
 		dmv, graph.F32, 0, bytes, bytes)
@@ -694,11 +478,11 @@ func (o *layerOps) wholeLoss(V float64) int32 {
 	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
 	f32 := o.last()
 	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
-		o.add("clone", dmv, graph.I64, 0, N*8, N*8).keep = keepSaved // nll_loss saves the targets
+		o.add("clone", dmv, graph.I64, 0, N*8, N*8).Keep = KeepSaved // nll_loss saves the targets
 	}
-	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4).keep = keepSaved
+	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4).Keep = KeepSaved
 	lsm := o.last()
-	o.ops[f32].until = lsm
+	o.ops[f32].Until = lsm
 	o.add("nll_loss_forward", red, graph.F32, N*V, N*V*4+N*8, 8)
 	return lsm
 }
@@ -711,7 +495,7 @@ func (o *layerOps) wholeLossB(V float64, lsm int32) int32 {
 	o.add("ones_like", dmv, graph.F32, 0, 4, 4)
 	o.add("nll_loss_backward", red, graph.F32, N*V, 4+N*V*4+N*8+4, N*V*4)
 	o.add("_log_softmax_backward_data", red, graph.F32, 3*N*V, 2*N*V*4, N*V*4)
-	o.ops[lsm].until = o.last()
+	o.ops[lsm].Until = o.last()
 	o.add("_to_copy", dmv, o.bt, 0, N*V*4, N*V*b)
 	return o.last()
 }

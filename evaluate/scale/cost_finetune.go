@@ -1,0 +1,250 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
+// adapters, as layer costs around a stack's (loraLayers), its state in
+// memory (loraMemory) and the parameters it trains (stageCost.trained);
+// packing is the attention's causal keys (Plan.PackedKeys, read by
+// coreAttention).
+//
+// LoRA, per block of a dense model, on one GPU of its tensor group:
+//   - the base's weight-gradient GEMMs are not run (a frozen weight
+//     has no gradient; the data gradient still flows through it): one
+//     of each linear layer's two backward GEMMs, a third of its three,
+//     and with sequence parallelism the column-parallel layers' input
+//     gathered again for them (attnBlock's and mlpBlock's second pair);
+//     the output layer's weight gradient likewise;
+//   - each targeted linear layer of per-GPU width in x out gets its
+//     adapter: A (in x r) then B (r x out), two GEMMs and the add of B's
+//     output to the layer's, forward; the backward runs both GEMMs'
+//     data and weight gradients (twice each GEMM) and the add's
+//     gradient. Under tensor parallelism a column-parallel layer's
+//     (qkv, fc1) A is whole on every GPU and its B split like the
+//     layer's output; a row-parallel layer's (proj, fc2) A is split like
+//     its input and its B whole (Megatron-Bridge's ParallelLinearAdapter,
+//     src/megatron/bridge/peft/utils.py, v0.2 to v0.5). The adapters run
+//     in BF16 under every fp8= recipe.
+//
+// Left out, assumptions: the r-wide all-reduce of a row-parallel
+// adapter's A output and the gathers of a column-parallel one (n x r
+// elements, under 1/100 of the layer's own collectives at r <= 64); the
+// embedding's weight gradient (a scatter-add, memory-bound, left in);
+// the inputs a frozen, untargeted linear layer need not save (kept:
+// every linear layer is a target by default); LoRA's dropout (Bridge's
+// default 0.0 in its recipes' LoRA).
+
+// loraLayers are a stack's layer costs with LoRA: the stack's, less the
+// base's weight gradients, plus the adapters.
+type loraLayers struct{ stack LayerCoster }
+
+func (l loraLayers) Name() string { return l.stack.Name() }
+
+// Dense is the stack's dense block with the weight gradients of its
+// four linear layers gone and the adapters of the targeted ones added
+// (their forward again in the backward under full recomputation).
+func (l loraLayers) Dense(c coster) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Dense(c)
+	af, ab := c.loraAdapters()
+	fwd = fwd.plus(af)
+	bwd = minus(bwd, c.frozenWeightGrads()).plus(ab)
+	if c.pl.Recompute == plan.FullRecompute {
+		bwd = bwd.plus(af)
+	}
+	return fwd, bwd
+}
+
+// MoE is the stack's: LoRA is refused with experts (plan.FineTuneFits).
+func (l loraLayers) MoE(c coster) (fwd, bwd phase) { return l.stack.MoE(c) }
+
+// Embedding is the stack's (its weight gradient left in: above).
+func (l loraLayers) Embedding(c coster) (fwd, bwd phase) { return l.stack.Embedding(c) }
+
+// Output is the stack's output layer less its weight-gradient GEMM.
+func (l loraLayers) Output(c coster) (fwd, bwd phase) {
+	fwd, bwd = l.stack.Output(c)
+	return fwd, minus(bwd, c.run(c.outputWeightGrad()))
+}
+
+// minus is phase a less b (b's kernels taken out of a).
+func minus(a, b phase) phase { return a.plus(scalePhase(b, -1)) }
+
+// loraWidths are the per-GPU input and output widths of a dense
+// block's four linear layers at c's tensor-parallel degree, in
+// plan.LoRATargets' order, and whether each is column-parallel.
+func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
+	return loraWidths(&c.m, float64(c.pl.T))
+}
+
+// loraWidths is coster.loraWidths for model m at tensor-parallel degree T.
+func loraWidths(m *transformer.Spec, T float64) (in, out [4]float64, column [4]bool) {
+	h, d := float64(m.Hidden), float64(m.HeadDim())
+	heads, kv, f := float64(m.Heads), float64(m.KVHeads), float64(m.FFN)
+	qd := h // the attention's width (attnBlock's)
+	if m.Head > 0 {
+		qd = heads * d
+	}
+	fc1 := f
+	if m.SwiGLU() {
+		fc1 = 2 * f
+	}
+	in = [4]float64{h, qd / T, h, f / T}
+	out = [4]float64{(heads + 2*kv) * d / T, h, fc1 / T, h}
+	column = [4]bool{true, false, true, false}
+	return in, out, column
+}
+
+// frozenWeightGrads is the weight-gradient GEMMs of a dense block's
+// four linear layers as attnBlock and mlpBlock cost them, for one
+// micro-batch on one GPU: the column-parallel layers' with their
+// input's gather under sequence parallelism, the row-parallel layers'
+// alone.
+func (c *coster) frozenWeightGrads() phase {
+	n := c.tokens
+	act := n * float64(c.m.Hidden) * bf16
+	in, out, column := c.loraWidths()
+	before, _, _, _ := c.tpKinds()
+	var p phase
+	for i := range in {
+		g := c.back(c.lgemm(2*n*in[i]*out[i], n*in[i]*bf16+in[i]*out[i]*bf16, n*out[i]*bf16))
+		if column[i] {
+			p = p.plus(c.pair(g, before, act))
+		} else {
+			p = p.plus(c.run(g))
+		}
+	}
+	return p
+}
+
+// outputWeightGrad is the output layer's weight-gradient GEMM
+// (fusedOutput's logits GEMM, as many FLOPs and bytes).
+func (c *coster) outputWeightGrad() kernel {
+	T := float64(c.pl.T)
+	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
+	return c.gemm(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
+}
+
+// loraAdapters is the adapters of a dense block's targeted linear
+// layers for one micro-batch on one GPU, forward and backward (their
+// layout under tensor parallelism above).
+func (c *coster) loraAdapters() (fwd, bwd phase) {
+	n, r := c.tokens, float64(c.pl.LoRARank)
+	// A's input and B's output are the layer's own per-GPU widths
+	// (loraWidths): a column-parallel layer's whole input and output
+	// shard, a row-parallel layer's input shard and whole output.
+	in, out, _ := c.loraWidths()
+	for i := range in {
+		if !c.pl.Targets().Has(plan.LoRATargets(1) << i) {
+			continue
+		}
+		a := c.gemm(2*n*in[i]*r, n*in[i]*bf16+in[i]*r*bf16, n*r*bf16)
+		b := c.gemm(2*n*r*out[i], n*r*bf16+r*out[i]*bf16, n*out[i]*bf16)
+		add := kernel{class: graph.ClassElementwise, flops: n * out[i], read: 2 * n * out[i] * bf16, writes: n * out[i] * bf16}
+		fwd = fwd.plus(c.run(a)).plus(c.run(b)).plus(c.run(add))
+		// Each GEMM's data and weight gradient; the add's gradient is
+		// the output's, passed on (no kernel).
+		bwd = bwd.plus(c.run(a)).plus(c.run(a)).plus(c.run(b)).plus(c.run(b))
+	}
+	return fwd, bwd
+}
+
+// loraLayerParams is the adapters' parameters of one block of model m
+// on one GPU at tensor-parallel degree T under fine-tuning f: r x (in + out) for each targeted
+// layer at its per-GPU widths.
+func loraLayerParams(m *transformer.Spec, f plan.FineTune, T int) float64 {
+	in, out, _ := loraWidths(m, float64(T))
+	r := float64(f.LoRARank)
+	var p float64
+	for i := range in {
+		if f.Targets().Has(plan.LoRATargets(1) << i) {
+			p += r * (in[i] + out[i])
+		}
+	}
+	return p
+}
+
+// loraActivations is what one block's adapters keep for their backward
+// for one micro-batch on one GPU, bytes: each A's r-wide output (B's
+// input; A's input is the layer's, kept already).
+func (c *coster) loraActivations() float64 {
+	var k float64
+	in, _, _ := c.loraWidths()
+	for i := range in {
+		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
+			k++
+		}
+	}
+	return k * c.tokens * float64(c.pl.LoRARank) * bf16
+}
+
+// loraMemory is stage s's memory sm (stageMemory's) under LoRA: the
+// base weights as stageState counts them (BF16, or FP8 where fp8
+// params), the adapters' BF16 weights beside them, gradients and
+// optimizer state of the adapters only (gradBytes and Adam's 12 bytes
+// a parameter, sharded as the plan shards them), and the adapters'
+// activations for the micro-batches in flight (recomputed, not kept,
+// under full recomputation). Without LoRA, sm.
+func (c *coster) loraMemory(s int, st *stageCost, sm stageMem) stageMem {
+	if !c.pl.LoRA() {
+		return sm
+	}
+	pl := &c.pl
+	a := st.adapters
+	sm.weights += a * bf16
+	sm.grads, sm.opt = a*gradBytes(pl), a*12
+	if pl.DistOpt || pl.FSDP {
+		sm.opt /= float64(pl.D * pl.C)
+	}
+	if pl.FSDP {
+		sm.grads /= float64(pl.D * pl.C)
+	}
+	if pl.Recompute != plan.FullRecompute {
+		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()
+	}
+	return sm
+}
+
+// trained is the parameters of stage st that get gradients and
+// optimizer state on one GPU: its adapters' under LoRA, else all.
+func (st *stageCost) trained(pl *plan.Plan) float64 {
+	if pl.LoRA() {
+		return st.adapters
+	}
+	return st.params
+}
+
+// stepFLOPs is the FLOPs a step of plan pl runs on model m in
+// Megatron's count (transformer.ModelFLOPs: the matmuls, the scores
+// over the whole sequence's square, a backward twice the forward),
+// fine-tuning's counted as it runs: with packing the scores over each
+// sample's square (the sequence s replaced by sum L^2 / sum L over the
+// mix), with LoRA the frozen linear layers' and the output layer's
+// backward once their forward (the data gradient only) and the
+// adapters' three times theirs. Without either, ModelFLOPs.
+func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
+	full := m.ModelFLOPs()
+	if !pl.LoRA() && !pl.Packed() {
+		return full
+	}
+	tokens := float64(m.Batch) * float64(m.Seq)
+	_, scores := m.AttentionFLOPs(float64(m.Seq))
+	L := float64(m.Layers)
+	linear := full/(3*tokens) - L*scores // a token's forward matmuls but the scores
+	if pl.Packed() {
+		var sq, sum float64
+		for _, l := range pl.PackLens {
+			sq += float64(l) * float64(l)
+			sum += float64(l)
+		}
+		scores *= sq / sum / float64(m.Seq)
+	}
+	if !pl.LoRA() {
+		return 3 * tokens * (linear + L*scores)
+	}
+	adapters := 2 * L * loraLayerParams(m, pl.FineTune, 1)
+	return tokens * (2*linear + 3*L*scores + 3*adapters)
+}

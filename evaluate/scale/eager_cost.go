@@ -1,0 +1,302 @@
+package scale
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/placer/placer/evaluate/scale/eager"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// The cost model's side of the eager stacks: the coster prices the ATen
+// ops each eager code base issues (eager.go's op lists) at the plan's
+// shard shape, kernel by kernel, with the tensor-parallel collectives
+// beside the GEMMs and the host's launches (eagerBlock, eagerMoE,
+// eagerOutput), and says how it did (EagerCosting).
+
+// eagerBlock is a dense block under an eager stack (eagerLayers):
+// eager.LayerOps of code base code's layer at the coster's shard shape, each op a kernel at its
+// class's and dtype's roofline rate (Hardware.KernelTime, the op-level
+// model's), one launch each (an allocation none); its GEMMs as the fused
+// model's (lgemm, back: FP8 where the plan says so) with the same
+// tensor-parallel collectives beside them (pair); SDPA as the fused
+// model's flash attention (coreAttention: the kernel torch's SDPA
+// dispatches to, at the pod's attention rate, context parallelism's ring
+// included). rec is what selective recomputation runs again:
+// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
+// save list), every forward op but SDPA and the GEMMs it saves (of
+// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
+// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
+// gate-up GEMM run again, without their collectives (the policy saves
+// the reduce-scatters' outputs).
+//
+// With noMLP (an MoE layer) the list is the attention half's
+// (eager.Shape.NoMLP); the experts are eagerMoE's.
+func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) {
+	m := c.m
+	ops := eager.LayerOps(m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
+	fa, fb := c.coreAttention()
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
+	act := c.tokens * float64(m.Hidden) * bf16
+	T := float64(c.pl.T)
+	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
+	// share is what of each forward GEMM the per-op policy runs again,
+	// in order: layers.py's QKV (wk's share), output projection, gate-up
+	// (w3's half), down; a layer of separate projections (wq, wk, wv,
+	// wo, w1, w3, w2) every other one from the second.
+	share := func(i int) float64 {
+		if code != eager.LayerLlamaPy {
+			return float64(i % 2)
+		}
+		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
+	}
+	gemms := 0
+	for _, o := range ops {
+		var p, r phase
+		switch {
+		case o.Launches == 0:
+			continue
+		case o.Attn && o.Backward:
+			p = fb
+		case o.Attn:
+			p = fa
+		case o.Class == graph.ClassMatMul:
+			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			if o.Backward {
+				g = c.back(g)
+			} else {
+				sh := share(gemms)
+				gemms++
+				if sh > 0 {
+					rg := g
+					rg.flops *= sh
+					r = c.run(rg)
+				}
+			}
+			p = c.pair(g, kinds[o.TP], act)
+		default:
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			r = p
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd, rec = fwd.plus(p), rec.plus(r)
+		}
+	}
+	return fwd, bwd, rec
+}
+
+// eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
+// QKV and output GEMMs of layers.py's, wq, wk, wv and wo elsewhere.
+func eagerAttnGEMMs(l eager.Layer) int {
+	if l == eager.LayerLlamaPy {
+		return 2
+	}
+	return 4
+}
+
+// eagerLayerNames are the layers' names in EagerCosting.
+var eagerLayerNames = [...]string{eager.LayerLlamaPy: "placer_torch.profile.layers' Block", eager.LayerHF: "transformers' LlamaDecoderLayer",
+	eager.LayerTitan: "torchtitan's TransformerBlock"}
+
+// EagerCosting says how plan pl's layers are costed under an eager
+// stack: whose layer, its precision, the kernels a layer launches
+// forward and backward at its middle stage's shard shape, and what the
+// op list was checked against; in a model with experts, the MoE layers'
+// the same (their attention half and whose experts' block, with its
+// host syncs); "" where the layers are fused (not eager).
+func EagerCosting(m transformer.Spec, pl plan.Plan) string {
+	es, ok := layerCoster(&pl.Run).(eagerStack)
+	if !ok {
+		return ""
+	}
+	code := es.eagerCode()
+	T := pl.T
+	if len(pl.TPs) > 0 {
+		T = pl.TPs[len(pl.TPs)/2]
+	}
+	count := func(ops []eager.Op) (fwd, bwd int) {
+		for _, o := range ops {
+			if o.Backward {
+				bwd += o.Launches
+			} else {
+				fwd += o.Launches
+			}
+		}
+		return fwd, bwd
+	}
+	sh := eager.Shape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+		FP32Weights: pl.Run.FP32Weights, Layer: code}
+	prec := "BF16 weights"
+	if pl.Run.FP32Weights {
+		prec = "autocast BF16 over FP32 weights"
+	}
+	stack := pl.Software.Stack
+	if stack == "" {
+		stack = "compile=off"
+	}
+	var parts []string
+	if !m.MoE() || m.DenseLayers > 0 {
+		fwd, bwd := count(eager.LayerOps(m, sh))
+		parts = append(parts, fmt.Sprintf("%d kernels forward and %d backward a layer", fwd, bwd))
+	}
+	if m.MoE() {
+		sh.NoMLP = true
+		af, ab := count(eager.LayerOps(m, sh))
+		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
+		local := max(1, m.Experts/max(1, pl.EP))
+		me := m
+		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
+		impl, loop := es.experts(pl.Run)
+		syncs := "no host sync"
+		switch n := eager.MoESyncs(impl, local, pl.EP, loop); {
+		case n == 1:
+			syncs = "1 host sync"
+		case n > 1:
+			syncs = fmt.Sprintf("%.0f host syncs", n)
+		}
+		mf, mb := count(eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
+			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
+		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
+			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
+	}
+	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
+		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
+		stack, eagerLayerNames[code], prec, strings.Join(parts, "; "))
+}
+
+// eagerMoENames are the MoE blocks' names in EagerCosting.
+var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMoeBlock (a loop over the experts)",
+	eager.MoETitan: "torchtitan's MoE", eager.MoELlamaPy: "layers.py's Experts (bmm)",
+	eager.MoEHFGrouped: "transformers' Qwen3MoeSparseMoeBlock (grouped_mm, 5.24's default)"}
+
+// eagerOutput is the output part of an eager stack running code base
+// code's layers (eagerLayers): the ops of eager.OutputOps (the
+// final norm, the output layer, the loss as the stack's code base runs
+// it: at T 1 the FP32 logits' log_softmax and nll_loss; at T > 1
+// layers.py's vocabulary-parallel loss, torchtitan's loss_parallel or
+// transformers' gathered logits: layerOps.loss), each at its class's
+// roofline rate and one launch (allocations none); the GEMMs as
+// fusedOutput's, with the tensor-parallel collectives beside them as the
+// layers' (pair); the loss's collectives (the max's and the sums'
+// all-reduces, transformers' all-gather of the logits) as placer costs
+// collectives over the tensor group (Pod.Collective).
+func (c *coster) eagerOutput(code eager.Layer) (fwd, bwd phase) {
+	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
+	if c.pl.T <= 1 {
+		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
+	}
+	act := c.tokens * float64(c.m.Hidden) * bf16
+	for _, o := range ops {
+		if o.Launches == 0 {
+			continue
+		}
+		var p phase
+		switch {
+		case o.Comm:
+			if c.noComm {
+				continue
+			}
+			ct, _ := c.pod.Collective(o.Coll, c.tpG, o.Read)
+			p = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+		case o.Class == graph.ClassMatMul:
+			g := c.gemm(o.FLOPs, o.Read, o.Written)
+			if k := kinds[o.TP]; k >= 0 {
+				p = c.pair(g, k, act)
+			} else {
+				p = c.run(g)
+			}
+		default:
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd = fwd.plus(p)
+		}
+	}
+	return fwd, bwd
+}
+
+// eagerMoE is moeBlock's experts part under an eager stack
+// (eagerLayers): eager.MoEOps of the stack's block impl (with loop,
+// torchtitan's for-loop over the experts: eager.MoEShape.Loop) on
+// this GPU's tokens (the sequence shard, as
+// moe's), the local experts receiving the most loaded rank's copies; each
+// op a kernel at its class's roofline rate, one launch each; the GEMMs as
+// the fused model's (lgemm, back), torch._grouped_mm's at the grouped
+// GEMM's efficiency (Kernels.groupedEff); the dispatch's collectives as
+// moe's (dispatchComm) where there is expert parallelism. Host syncs:
+// transformers' loop reads two values per expert hit (the sentinel
+// compare's branch and torch.where's nonzero) and one for the experts
+// hit (eagerMoESyncs). gemms is the forward GEMMs the
+// layer's attention half ran before (the per-op policy's count, which
+// the router's mm continues: every second mm recomputed, _grouped_mm
+// not in torchtitan's save list and so recomputed).
+func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
+	m, pl := c.m, c.pl
+	k := float64(m.TopK)
+	nl := c.tokens / float64(pl.T)
+	recv := nl * k * loadFactor(pl)
+	rows := recv * float64(pl.ETP)
+	local := max(1, m.Experts/max(1, pl.EP))
+	me := m
+	me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
+	ops := eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: rows, Local: local,
+		FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop})
+	L := float64(local)
+	for _, o := range ops {
+		if o.Launches == 0 {
+			continue
+		}
+		var p, r phase
+		if o.Class == graph.ClassMatMul {
+			g := c.lgemm(o.FLOPs, o.Read, o.Written)
+			if o.Type == "_grouped_mm" {
+				g.flops /= c.pod.Kernels.GroupedEff(L, rows/L, float64(me.Hidden))
+			}
+			if o.Backward {
+				g = c.back(g)
+			}
+			p = c.run(g)
+			if !o.Backward {
+				if o.Type != "mm" || gemms%2 == 1 {
+					r = p
+				}
+				if o.Type == "mm" {
+					gemms++
+				}
+			}
+		} else {
+			op := graph.Op{Class: o.Class, DType: o.DType, FLOPs: o.FLOPs, BytesRead: int64(o.Read), BytesWritten: int64(o.Written)}
+			p = phase{busy: c.h.KernelTime(&op), launches: 1}
+			r = p
+		}
+		if o.Backward {
+			bwd = bwd.plus(p)
+		} else {
+			fwd, rec = fwd.plus(p), rec.plus(r)
+		}
+	}
+	syncs := eager.MoESyncs(impl, local, pl.EP, loop)
+	fwd.syncs += syncs
+	rec.syncs += syncs
+	if pl.EP > 1 && !c.noComm {
+		comm := c.dispatchComm(recv, rows, nl)
+		fwd, bwd = fwd.plus(comm), bwd.plus(comm)
+	}
+	return fwd, bwd, rec
+}

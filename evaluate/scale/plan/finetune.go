@@ -1,0 +1,264 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/placer/placer/graph/transformer"
+)
+
+// Fine-tuning: a plan of a supervised fine-tuning run, where the base
+// model's weights may be frozen (LoRA) and the batch's sequences are
+// packs of shorter samples (sequence packing).
+//
+// LoRA (Hu et al., 2021, arXiv 2106.09685) as Megatron-Bridge runs it
+// (docs/training/peft.md and src/megatron/bridge/peft/lora.py, v0.2 to
+// v0.5): every base weight frozen (no weight gradient, no main
+// gradient, no optimizer state, nothing reduced over the data-parallel
+// ranks for it), and beside each targeted linear layer of width in x out
+// an adapter x A B of two small GEMMs, A: in x r and B: r x out (r the
+// rank), trained in full (a main gradient, Adam's FP32 master and
+// moments). Targets are Megatron-Core's linear modules: linear_qkv,
+// linear_proj, linear_fc1, linear_fc2 (Bridge's LoRA.target_modules,
+// all four by default there and here).
+//
+// Packing (Bridge's packed_sequence_specs; Transformer Engine's THD
+// layout with cu_seqlens): the samples of a micro-batch are concatenated
+// into sequences of the model's length and attention runs within each
+// sample, so a query meets the causal keys of its own sample only. The
+// mix is stated: pack-len=L1:L2:... are the samples' lengths, equally
+// many of each, filling each packed sequence.
+
+// LoRATargets is a set of the linear modules LoRA adapts.
+type LoRATargets uint8
+
+// The targets, in Megatron-Core's order of a block's linear layers.
+const (
+	LoRAQKV LoRATargets = 1 << iota
+	LoRAProj
+	LoRAFC1
+	LoRAFC2
+)
+
+// loraNames are the targets' Megatron-Core names, in the constants'
+// order; loraShort their short spellings.
+var (
+	loraNames = [...]string{"linear_qkv", "linear_proj", "linear_fc1", "linear_fc2"}
+	loraShort = [...]string{"qkv", "proj", "fc1", "fc2"}
+)
+
+// LoRAAll is every target (Bridge's default target_modules).
+const LoRAAll = LoRAQKV | LoRAProj | LoRAFC1 | LoRAFC2
+
+// DefaultLoRARank and DefaultLoRAAlpha are the rank and alpha of
+// peft=lora where lora-rank and lora-alpha are not given: Megatron-
+// Bridge's PEFT guide's example (docs/training/peft.md: dim=16,
+// alpha=32).
+const (
+	DefaultLoRARank  = 16
+	DefaultLoRAAlpha = 32
+)
+
+// Has reports whether the set holds target x.
+func (t LoRATargets) Has(x LoRATargets) bool { return t&x != 0 }
+
+// String writes the set as lora-targets reads it: the short names
+// joined by "+".
+func (t LoRATargets) String() string {
+	var parts []string
+	for i, n := range loraShort {
+		if t&(1<<i) != 0 {
+			parts = append(parts, n)
+		}
+	}
+	return strings.Join(parts, "+")
+}
+
+// Names are the set's Megatron-Core module names (Bridge's
+// target_modules), in order.
+func (t LoRATargets) Names() []string {
+	var out []string
+	for i, n := range loraNames {
+		if t&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// parseLoRATargets reads "qkv+proj" or "linear_qkv+linear_fc2".
+func parseLoRATargets(v string) (LoRATargets, error) {
+	var t LoRATargets
+	for _, x := range strings.Split(v, "+") {
+		x = strings.ToLower(strings.TrimSpace(x))
+		i := slices.Index(loraShort[:], x)
+		if i < 0 {
+			i = slices.Index(loraNames[:], x)
+		}
+		if i < 0 {
+			return 0, fmt.Errorf("%q is not a linear module LoRA adapts (want qkv, proj, fc1, fc2, joined by +)", x)
+		}
+		t |= 1 << i
+	}
+	return t, nil
+}
+
+// FineTune is a plan's fine-tuning: LoRA and sequence packing (the zero
+// value: full training on unpacked sequences).
+type FineTune struct {
+	// LoRARank is LoRA's rank r (0: no LoRA, every weight trained).
+	LoRARank int
+	// LoRAAlpha is LoRA's alpha (the adapter's output scaled by
+	// alpha/r): no cost, written to the exports (0: DefaultLoRAAlpha).
+	LoRAAlpha int
+	// LoRATargets are the linear modules adapted (0: LoRAAll).
+	LoRATargets LoRATargets
+	// PackLens are the lengths of the samples packed into each sequence,
+	// equally many of each (nil: no packing, attention over the whole
+	// sequence).
+	PackLens []int
+}
+
+// LoRA reports whether the plan trains LoRA adapters on a frozen base.
+func (f FineTune) LoRA() bool { return f.LoRARank > 0 }
+
+// Targets is the linear modules LoRA adapts (LoRAAll where none named).
+func (f FineTune) Targets() LoRATargets {
+	if f.LoRATargets == 0 {
+		return LoRAAll
+	}
+	return f.LoRATargets
+}
+
+// Alpha is LoRA's alpha (DefaultLoRAAlpha where none given).
+func (f FineTune) Alpha() int {
+	if f.LoRAAlpha == 0 {
+		return DefaultLoRAAlpha
+	}
+	return f.LoRAAlpha
+}
+
+// Packed reports whether the sequences are packs of samples.
+func (f FineTune) Packed() bool { return len(f.PackLens) > 0 }
+
+// PackedKeys is the causal keys a query of model m meets on average
+// when each sequence is packed with samples of lengths PackLens, equally
+// many of each: each sample of length L is its own causal square, so a
+// sample's queries meet CausalKeys of the model at sequence L, and the
+// mean over the packed tokens weights each sample by its L. Unpacked:
+// m.CausalKeys().
+func (f FineTune) PackedKeys(m transformer.Spec) float64 {
+	if !f.Packed() {
+		return m.CausalKeys()
+	}
+	var keys, tokens float64
+	for _, l := range f.PackLens {
+		s := m
+		s.Seq = min(l, m.Seq)
+		keys += float64(s.Seq) * s.CausalKeys()
+		tokens += float64(s.Seq)
+	}
+	return keys / tokens
+}
+
+// keys writes the fine-tuning keys as ParseStrategy reads them.
+func (f FineTune) keys() []string {
+	var parts []string
+	if f.LoRA() {
+		parts = append(parts, "peft=lora", "lora-rank="+strconv.Itoa(f.LoRARank))
+		if f.LoRAAlpha > 0 {
+			parts = append(parts, "lora-alpha="+strconv.Itoa(f.LoRAAlpha))
+		}
+		if f.LoRATargets != 0 && f.LoRATargets != LoRAAll {
+			parts = append(parts, "lora-targets="+f.LoRATargets.String())
+		}
+	}
+	if f.Packed() {
+		parts = append(parts, "pack=on", "pack-len="+stageTP(f.PackLens))
+	}
+	return parts
+}
+
+// parse sets key k to v where k is a fine-tuning key (peft, lora-rank,
+// lora-alpha, lora-targets, pack, pack-len); it reports whether k is
+// one. peft=lora without lora-rank takes DefaultLoRARank; pack=on needs
+// pack-len (finish checks both once every key is read).
+func (f *FineTune) parse(k, v string) (bool, error) {
+	var err error
+	switch k {
+	case "peft":
+		switch strings.ToLower(v) {
+		case "lora":
+			if f.LoRARank == 0 {
+				f.LoRARank = -1 // set: finish gives it the default rank
+			}
+		case "none", "off":
+			f.LoRARank = 0
+		default:
+			err = fmt.Errorf("%q: want lora or none (DoRA and other adapters are not modelled)", v)
+		}
+	case "lora-rank":
+		f.LoRARank, err = positive(v)
+	case "lora-alpha":
+		f.LoRAAlpha, err = positive(v)
+	case "lora-targets":
+		f.LoRATargets, err = parseLoRATargets(v)
+	case "pack":
+		var on bool
+		if on, err = onOff(v); err == nil && on && f.PackLens == nil {
+			f.PackLens = []int{} // on: finish wants pack-len
+		} else if !on {
+			f.PackLens = nil
+		}
+	case "pack-len":
+		f.PackLens, err = degrees(v)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// finish completes the keys read (seen): peft=lora's default rank, and
+// refuses lora keys without peft=lora and pack=on without pack-len, in
+// one line each.
+func (f *FineTune) finish(seen map[string]bool) error {
+	if f.LoRARank == -1 {
+		f.LoRARank = DefaultLoRARank
+	}
+	lora := seen["lora-rank"] || seen["lora-alpha"] || seen["lora-targets"]
+	if lora && !seen["peft"] {
+		return fmt.Errorf("lora-rank, lora-alpha or lora-targets without peft=lora")
+	}
+	if lora && !f.LoRA() {
+		return fmt.Errorf("lora-rank, lora-alpha or lora-targets with peft=none")
+	}
+	if f.PackLens != nil && len(f.PackLens) == 0 {
+		return fmt.Errorf("pack=on without pack-len: state the packed samples' lengths (pack-len=1024, or a mix 512:2048)")
+	}
+	return nil
+}
+
+// FineTuneFits checks the fine-tuning of strategy s against model m:
+// LoRA is modelled for blocks of a dense MLP and standard attention (no
+// experts, no latent attention), its rank under the model's width, and
+// each packed sample no longer than the model's sequence. The error is
+// one line.
+func FineTuneFits(m transformer.Spec, s Strategy) error {
+	f := s.FineTune
+	switch {
+	case f.LoRA() && m.MoE():
+		return fmt.Errorf("peft=lora with experts: LoRA's costs are modelled for dense blocks only")
+	case f.LoRA() && m.MLA():
+		return fmt.Errorf("peft=lora with latent attention: LoRA's costs are modelled for standard attention only")
+	case f.LoRA() && f.LoRARank >= m.Hidden:
+		return fmt.Errorf("lora-rank=%d: not under the model's hidden size %d", f.LoRARank, m.Hidden)
+	}
+	for _, l := range f.PackLens {
+		if l > m.Seq {
+			return fmt.Errorf("pack-len=%s: a sample of %d tokens is longer than the packed sequence (seq %d)", stageTP(f.PackLens), l, m.Seq)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,731 @@
+package scale
+
+import (
+	"math"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+
+	"github.com/placer/placer/evaluate/alloc"
+)
+
+// The peak instant of a torchtitan step, tensor by tensor: one GPU's
+// allocations and frees in one training step of pytorch/torchtitan at
+// 9dec370 (train.py, torchtitan/parallelisms/parallelize_llama.py and
+// pipeline_llama.py) over torch's FSDP2, tensor, context and pipeline
+// parallelism (torch 2.5 era), written per stage (titanStageTrace). The
+// stage's peak is the trace's maximum (memTrace.peak), and the caching
+// allocator replays the same trace (allocatorPeak): parts that are
+// never live at once are not summed, as memory's count of parts does.
+
+// Streams of the trace's tensors: the caching allocator keeps a pool a
+// stream.
+const (
+	// reduceScatterStream is FSDP2's FSDPCommContext.reduce_scatter_stream,
+	// where foreach_reduce allocates its reduce-scatter input.
+	reduceScatterStream = 2
+)
+
+// allocOn is alloc on stream.
+func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
+	id := t.alloc(bytes, c)
+	if id >= 0 && !t.peakOnly {
+		t.ev[len(t.ev)-1].Stream = stream
+	}
+	return id
+}
+
+// titanTraceable is whether titanStageTrace writes plan c.pl's step:
+// torchtitan over FSDP2 (every published torchtitan row) of the model
+// torchtitan 9dec370 writes, a dense Llama (two RMSNorms a block, SwiGLU,
+// standard or grouped-query attention: models/llama/model.py); other
+// torchtitan plans keep memory's count of parts.
+func titanTraceable(c *coster) bool {
+	pl, m := &c.pl, &c.m
+	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
+		m.SwiGLU() && m.NormsPerBlock() == 2
+}
+
+// titanTensor is one tensor a torchtitan block's forward makes, bytes
+// on one GPU for one micro-batch: whether autograd saves it for the
+// backward without checkpointing (autograd), whether selective per-op
+// checkpointing keeps it (sac: torchtitan 9dec370 parallelize_llama.py
+// _save_list and _get_custom_policy, which saves the outputs of
+// flash attention, of the reduce-scatters and of every other mm: wq,
+// wv, w1 and w2 of the seven), and of those whether neither the
+// backward nor the recomputation reads it (unread: the eager policy
+// caches it all the same, MUST_SAVE; torch.compile's partitioner saves
+// only what its backward graph reads), and whether a compiled block's
+// backward graph saves it (compiled: torch.compile's
+// min_cut_rematerialization_partition, torch/_functorch/partitioners.py,
+// never recomputes a matmul's or the attention's output
+// (is_compute_intensive) nor a tensor that must be materialized in the
+// backward, one that an unfusible op reads (is_materialized_backwards,
+// ban_recompute_materialized_backward on by default): the GEMMs' saved
+// inputs and the attention's are saved as eager saves them; of
+// autograd's tensors only silu's output, which the product's backward
+// alone reads, a pointwise op fused with it, is made again from w1's
+// output).
+type titanTensor struct {
+	name                            string
+	bytes                           float64
+	autograd, sac, unread, compiled bool
+}
+
+// titanBlockTensors is what one torchtitan TransformerBlock
+// (torchtitan/models/llama/model.py at 9dec370) makes in its forward
+// that its backward or its recomputation reads, beyond its input, in
+// its forward's order, on one GPU for one micro-batch of c.tokens
+// tokens, at tensor-parallel degree T (apply_tp: wq, wk, wv, w1, w3
+// ColwiseParallel, wo and w2 RowwiseParallel to Shard(1) under
+// sequence parallelism, the norms SequenceParallel, the attention's and
+// the MLP's inputs all-gathered by
+// PrepareModuleInput(desired_input_layouts Replicate())):
+//   - the attention norm's output, which wq, wk and wv save: whole on
+//     every GPU (gathered), a byte an element under Float8
+//     (Float8Linear's matmul saves its float8 input;
+//     Float8ColwiseParallel casts before the all-gather);
+//   - wq's, wk's and wv's outputs: autograd saves none of them (the
+//     rotary embedding's backward multiplies by the frequencies, which
+//     need no gradient); the policy keeps wq's and wv's;
+//   - scaled_dot_product_attention's saved inputs: the rotated query,
+//     and the key and value after repeat_kv, at every head;
+//   - its output and its log-sum-exp (FP32, a head a token);
+//   - wo's input, the output transposed and made contiguous
+//     (Attention.forward: output.transpose(1, 2).contiguous()), a byte
+//     under Float8;
+//   - under sequence parallelism wo's reduce-scatter output (kept by
+//     the policy; the recomputation adds it to the input for the MLP
+//     norm's);
+//   - the residual, the MLP norm's input (sequence-parallel);
+//   - the MLP norm's output, gathered (w1 and w3 save it), a byte under
+//     Float8;
+//   - w1's output (silu saves it) and w3's, silu's output (the product
+//     saves both factors), and their product, w2's input (a byte under
+//     Float8);
+//   - w2's output before its reduction, whole, and under sequence
+//     parallelism its reduce-scatter's output: kept by the policy,
+//     read by neither the backward nor the recomputation (the residual
+//     add needs no input for its backward).
+func (c *coster) titanBlockTensors() []titanTensor {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
+	q, kv := float64(m.Heads)*float64(m.HeadDim()), float64(m.KVHeads)*float64(m.HeadDim())
+	in := 2.0 // a GEMM's saved input, a byte under Float8
+	if pl.FP8 != "" {
+		in = 1
+	}
+	sp := pl.T > 1 && pl.SequenceParallel
+	ts := []titanTensor{
+		{"attention norm output", in * n * h, true, false, false, true},
+		{"wq output", 2 * n * q / T, false, true, false, false},
+		{"wk output", 2 * n * kv / T, false, false, false, false},
+		{"wv output", 2 * n * kv / T, false, true, false, false},
+		{"rotated query", 2 * n * q / T, true, false, false, true},
+		{"repeated key", 2 * n * q / T, true, false, false, true},
+		{"repeated value", 2 * n * q / T, true, false, false, true},
+		{"attention output", 2 * n * q / T, true, true, false, true},
+		{"attention log-sum-exp", 4 * n * float64(m.Heads) / T, true, true, false, true},
+		{"wo input", in * n * q / T, true, false, false, true},
+	}
+	if sp {
+		ts = append(ts, titanTensor{"attention reduce-scatter output", 2 * n * h / T, false, true, false, false})
+	}
+	ts = append(ts,
+		titanTensor{"residual", 2 * n * h * c.sp(), true, false, false, true},
+		titanTensor{"MLP norm output", in * n * h, true, false, false, true},
+		titanTensor{"w1 output", 2 * n * f / T, true, true, false, true},
+		titanTensor{"w3 output", 2 * n * f / T, true, false, false, true},
+		titanTensor{"silu output", 2 * n * f / T, true, false, false, false},
+		titanTensor{"w2 input", in * n * f / T, true, false, false, true},
+		titanTensor{"w2 output", 2 * n * h, false, true, true, false},
+	)
+	if sp {
+		ts = append(ts, titanTensor{"MLP reduce-scatter output", 2 * n * h / T, false, true, true, false})
+	}
+	return ts
+}
+
+// titanSplit splits a block's tensors (ts) by the plan's
+// checkpointing: kept from the forward to the backward, and made again
+// by the recomputation in the backward (torch.utils.checkpoint,
+// non-reentrant, as ptd_checkpoint_wrapper runs it): without
+// recomputation those autograd saves; under full checkpointing none
+// (the checkpoint keeps the block's input alone: counted apart), the
+// recomputation making again what autograd saves; under the per-op
+// policy (selective_ac_option "op") those it keeps (compiled, those of
+// them read), the recomputation making the rest of autograd's. Compiled
+// (compile=on: torchtitan's apply_compile wraps each block, its
+// checkpoint inside), the backward graph's saved tensors stand for
+// autograd's.
+func titanSplit(pl *plan.Plan, ts []titanTensor) (saved, recomputed []float64) {
+	for _, t := range ts {
+		needed := t.autograd
+		if !pl.Run.Eager {
+			needed = t.compiled
+		}
+		switch pl.Recompute {
+		case plan.NoRecompute:
+			if needed {
+				saved = append(saved, t.bytes)
+			}
+		case plan.SelectiveRecompute:
+			if t.sac && (pl.Run.Eager || !t.unread) {
+				saved = append(saved, t.bytes)
+			} else if needed {
+				recomputed = append(recomputed, t.bytes)
+			}
+		default:
+			if needed {
+				recomputed = append(recomputed, t.bytes)
+			}
+		}
+	}
+	return saved, recomputed
+}
+
+// titanAttentionBackward is what torch's context-parallel attention
+// allocates in one block's attention backward beyond the block's saved
+// and recomputed tensors, bytes on one GPU, with C > 1
+// (torch/distributed/tensor/experimental/_attention.py,
+// _templated_ring_attention_backward, read at pytorch/pytorch 0123248;
+// the rotater all-gathers the keys and values once, as torchtitan's
+// default rotate method "allgather"): the FP32 accumulators of the
+// query's, the key's and the value's gradients (zeros_like(...,
+// dtype=float32), convert_to_f32), every rank's keys and values
+// gathered (BF16, at every head: repeat_kv precedes the attention), the
+// local keys and values concatenated for the exchange, one step's
+// flash-attention gradients (BF16), and the FP32 key and value
+// gradients concatenated and sent on (all-to-all) while the received
+// ones are added to: three of them at once.
+func (c *coster) titanAttentionBackward() []float64 {
+	pl, m := &c.pl, &c.m
+	if pl.C <= 1 {
+		return nil
+	}
+	E := c.tokens * float64(m.Heads) * float64(m.HeadDim()) / float64(pl.T) // this GPU's query (and key) elements
+	return []float64{
+		4 * E, 4 * E, 4 * E, // dq, dk, dv accumulators
+		2 * 2 * E * float64(pl.C), // every rank's keys and values
+		2 * 2 * E,                 // the local keys and values, concatenated
+		2 * E, 2 * E, 2 * E,       // one step's dq, dk, dv
+		4 * 2 * E, 4 * 2 * E, 4 * 2 * E, // dk and dv concatenated: sent, received, the next sent
+	}
+}
+
+// titanStage is what titanStageTrace reads of stage s on one GPU.
+type titanStage struct {
+	s, L, V, lu   int
+	block, root   float64 // parameters on this GPU before FSDP's sharding: one block's, the root's
+	out           float64 // of root, the output layer's and the final norm's (the last stage)
+	D             float64 // FSDP2's shards: the data-parallel and context ranks
+	boundary      float64 // a stage boundary's tensor (a block's output)
+	saved, recomp []float64
+	attn          []float64 // titanAttentionBackward's
+}
+
+// titanStageTrace is stage s's allocations and frees in one step of
+// torchtitan on one of its GPUs (st its parameters), in the order the
+// step makes them:
+//   - the state at the step's start: each block's and the root's FP32
+//     shards and AdamW's two moments (16 bytes a parameter over the
+//     C x D ranks: FSDP2's sharded DTensors, torch.optim.AdamW's state);
+//     no gradient: train.py calls optimizers.zero_grad() (set_to_none)
+//     first; under a pipeline torch's PipelineStage's receive buffers
+//     for every micro-batch (titanStageBuffers with none in flight);
+//   - the root's BF16 parameters, unsharded at its first forward and
+//     resharded after its backward (FSDP2 does not reshard the root
+//     after the forward);
+//   - each micro-batch's forward (titanForward), in the pipeline
+//     schedule's order (Plan.inflight, titanUnitOrder), the loss with it
+//     on the last stage, and its backward (titanBackward);
+//   - at the end, the optimizer: torch.optim.AdamW with foreach (not
+//     fused: torchtitan's optimizer.py), whose _multi_tensor_adamw
+//     makes exp_avg_sq's square root for every parameter at once
+//     (torch._foreach_sqrt), 4 bytes a parameter over C x D; and the
+//     gradients freed (the next step's zero_grad).
+func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
+	return c.titanStageTraceOf(s, st, tracedMicro(&c.pl), false)
+}
+
+// titanStageTraceOf is titanStageTrace writing micro of the plan's
+// micro-batches, its events kept or its peak alone counted (peakOnly).
+func (c *coster) titanStageTraceOf(s int, st *stageCost, micro int, peakOnly bool) memTrace {
+	t := memTrace{peakOnly: peakOnly}
+	c.titanStageInto(&t, s, st, micro)
+	return t
+}
+
+// titanStageInto writes titanStageTraceOf into t, its buffers reused.
+func (c *coster) titanStageInto(t *memTrace, s int, st *stageCost, micro int) {
+	pl := &c.pl
+	g := c.titanStageOf(s, st, t.peakOnly)
+	t.ev, t.cat, t.size = t.ev[:0], t.cat[:0], t.size[:0]
+	t.tot, t.best, t.live, t.by = 0, 0, [nMemCats]int64{}, [nMemCats]int64{}
+	var w titanWalk
+	w.t, w.c, w.g = t, c, &g
+	for range g.L {
+		t.alloc(g.block*4/g.D, catWeights)
+		t.alloc(g.block*4/g.D, catOpt)
+		t.alloc(g.block*4/g.D, catOpt)
+	}
+	t.alloc(g.root*4/g.D, catWeights)
+	t.alloc(g.root*4/g.D, catOpt)
+	t.alloc(g.root*4/g.D, catOpt)
+	if pl.P > 1 {
+		for _, b := range splitBytes(c.titanStageBuffers(s, 0), g.boundary) {
+			t.alloc(b, catActs)
+		}
+	}
+	rootParams := t.alloc(g.root*bf16, catWeights)
+	// The micro-batches written (tracedMicro), the last stage's logits
+	// of those left out kept in output_chunks from the start.
+	wc := *c
+	wc.pl.M = micro
+	w.c = &wc
+	if s == pl.P-1 && pl.P > 1 {
+		for range pl.M - wc.pl.M {
+			w.outputs = append(w.outputs, t.alloc(c.tokens*float64(c.m.Vocab)/float64(pl.T)*bf16, catLoss))
+		}
+	}
+	w.unsharded = make([]int32, g.L)
+	w.accum = make([]int32, g.L)
+	for i := range w.unsharded {
+		w.unsharded[i], w.accum[i] = -1, -1
+	}
+	w.run(s)
+	t.free(rootParams)
+	// The root's post-backward: its gradients reduce-scattered into its
+	// FP32 shards.
+	w.reduceScatter(g.root, true, w.rootGrads...)
+	params := float64(g.L)*g.block + g.root
+	t.free(t.alloc(params*4/g.D, catOpt)) // foreach AdamW's sqrt of exp_avg_sq
+	t.free(w.grads...)
+	t.free(w.outputs...)
+}
+
+// tracedMicro is the micro-batches titanStageTrace writes of plan pl's
+// M: after the first micro-batch every later one repeats the second's
+// tensors (the gradient shards, the accumulated gradients, the root's
+// gradients made; the same forwards and backwards in flight), so its
+// peak is reached by then: without a pipeline 2 of them (as
+// eagerStepTrace); under one 3 P, which holds the warm-up's forwards
+// (at most (P-1) 2 + (V-1) P + 1 model chunks, under 2 P V) and a
+// whole steady round between the warm-up and the drain (with 2 P the
+// interleaved first stage peaks lower: TestTitanTracedMicro), a
+// multiple of P as torch's interleaved order needs (titanUnitOrder; M
+// itself where M is not one). The last stage's
+// logits that the micro-batches left out keep in output_chunks are
+// allocated at the step's start (titanStageTrace): held at its last
+// backward, its peak, all the same.
+func tracedMicro(pl *plan.Plan) int {
+	if pl.P == 1 {
+		return min(pl.M, 2)
+	}
+	if pl.M <= 3*pl.P || max(pl.V, 1) > 1 && pl.M%pl.P != 0 {
+		return pl.M
+	}
+	return 3 * pl.P
+}
+
+// titanStageOf is titanStage of stage s (summed: the tensors a block
+// makes one after another as one, for a peak alone).
+func (c *coster) titanStageOf(s int, st *stageCost, summed bool) titanStage {
+	pl, m := &c.pl, &c.m
+	L, V := pl.Stages[s], max(pl.V, 1)
+	g := titanStage{s: s, L: L, V: V, lu: max(int(math.Round(float64(L)/float64(V))), 1),
+		D: float64(pl.D * pl.C), boundary: 2 * c.tokens * float64(m.Hidden) * c.sp()}
+	if L > 0 {
+		g.block = st.layers / float64(L)
+	}
+	g.root = st.params - st.layers
+	if s == pl.P-1 {
+		g.out = min(float64(m.OutputParams())/float64(pl.T), g.root)
+	}
+	ts := c.titanBlockTensors()
+	g.saved, g.recomp = titanSplit(pl, ts)
+	g.attn = c.titanAttentionBackward()
+	if pl.FP8 != "" {
+		// The float8 weight transposes: kept from the forward without
+		// recomputation (titanFP8Weights), else made again by it.
+		if pl.Recompute == plan.NoRecompute {
+			g.saved = append(g.saved, g.block)
+		} else {
+			g.attn = append(g.attn, g.block)
+		}
+	}
+	if summed {
+		// Tensors made one after another and freed together reach the
+		// same peak as their sum.
+		g.saved, g.recomp, g.attn = sumOf(g.saved), sumOf(g.recomp), sumOf(g.attn)
+	}
+	return g
+}
+
+// sumOf is xs as one sum (none where xs are none).
+func sumOf(xs []float64) []float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return []float64{sum(xs)}
+}
+
+// sum is xs' sum.
+func sum(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// splitBytes is total as pieces of piece bytes and a remainder.
+func splitBytes(total, piece float64) []float64 {
+	var out []float64
+	if piece < 1 {
+		piece = total
+	}
+	for total >= 1 {
+		n := min(total, piece)
+		if total-n < 1 {
+			n = total
+		}
+		out = append(out, n)
+		total -= n
+	}
+	return out
+}
+
+// titanWalk is a stage's trace being written: its blocks' unsharded
+// parameters and accumulated gradients, and what the step holds to its
+// end.
+type titanWalk struct {
+	t         *memTrace
+	c         *coster
+	g         *titanStage
+	unsharded []int32 // each block's BF16 parameters while gathered (-1: resharded)
+	accum     []int32 // under a pipeline, each block's FP32 unsharded gradient accumulated
+	grads     []int32 // the FP32 gradient shards, made by each reduce-scatter
+	rootGrads []int32 // the root's unsharded BF16 gradients
+	outputs   []int32 // the last stage's logits, kept in output_chunks
+	seen      []bool  // the model chunks that have run a forward
+	// a unit's (micro-batch on a model chunk's) tensors between its
+	// forward and its backward: by block, its input and its saved
+	// tensors; the chunk's output; the loss's saved tensors.
+	units   []titanUnit
+	scratch []int32 // a block backward's transient tensors
+}
+
+type titanUnit struct {
+	in     []int32
+	saved  [][2]int32 // a block's saved tensors: the ids from the first to before the second (made in turn)
+	out    int32
+	loss   []int32
+	logits int32
+}
+
+// run writes stage s's micro-batches: as many forwards as the stage
+// holds in flight at its peak (Plan.inflight, times the model chunks),
+// then a forward and a backward in turn, then the last backwards, in
+// torch's interleaved order where titanUnitOrder gives one (the units
+// of allocatorTrace's schedule).
+func (w *titanWalk) run(s int) {
+	pl, g := &w.c.pl, w.g
+	U := pl.M * g.V
+	w.units = make([]titanUnit, U)
+	ins, saved := make([]int32, U*g.lu), make([][2]int32, U*g.lu)
+	for u := range w.units {
+		w.units[u].in, w.units[u].saved = ins[u*g.lu:(u+1)*g.lu], saved[u*g.lu:(u+1)*g.lu]
+	}
+	w.seen = make([]bool, g.V)
+	done := make([]int, g.V) // backwards run, by model chunk
+	n := min(max(int(math.Round(inflight(pl, s)*float64(g.V))), 1), U)
+	ord := titanUnitOrder(pl)
+	chunkOf := func(u int) int { return u % g.V }
+	if ord != nil {
+		chunkOf = func(u int) int { return u / pl.M }
+	}
+	unit := func(k int, bwd bool) int {
+		if ord == nil {
+			return k
+		}
+		return ord(k, bwd)
+	}
+	f := 0
+	for ; f < n-1; f++ {
+		u := unit(f, false)
+		w.forward(u, chunkOf(u))
+	}
+	for k := range U {
+		if f < U {
+			u := unit(f, false)
+			w.forward(u, chunkOf(u))
+			f++
+		}
+		u := unit(k, true)
+		ch := chunkOf(u)
+		done[ch]++
+		w.backward(u, ch, done[ch] == 1, done[ch] == pl.M)
+	}
+}
+
+// block is the stage's index of model chunk ch's l-th block.
+func (w *titanWalk) block(ch, l int) int { return min(ch*w.g.lu+l, w.g.L-1) }
+
+// unshard gathers block b's BF16 parameters where they are not
+// (FSDP2's all-gather: its output on the all-gather stream, copied out
+// into the unsharded parameters on the default stream and dropped;
+// traceBuilder.unshard).
+func (w *titanWalk) unshard(b int) {
+	if w.unsharded[b] >= 0 {
+		return
+	}
+	buf := w.t.allocOn(allGatherStream, w.g.block*bf16, catComm)
+	w.unsharded[b] = w.t.alloc(w.g.block*bf16, catWeights)
+	w.t.free(buf)
+}
+
+// reshard frees block b's unsharded parameters.
+func (w *titanWalk) reshard(b int) {
+	w.t.free(w.unsharded[b])
+	w.unsharded[b] = -1
+}
+
+// forward is unit u's forward on model chunk ch: the embedding's output
+// on the model's first chunk (else the stage's receive buffer, made
+// with the state), each block's parameters gathered, its saved tensors
+// (titanSplit) and its output, the next block's input; without a
+// pipeline each block but the last resharded after it
+// (apply_fsdp: reshard_after_forward = layer_id < len(model.layers) - 1;
+// under a pipeline none is: reshard_after_forward = not pp_enabled); on
+// the model's last chunk the loss (titanLossForward).
+func (w *titanWalk) forward(u, ch int) {
+	t, g, pl := w.t, w.g, &w.c.pl
+	w.seen[ch] = true
+	un := &w.units[u]
+	in := int32(-1)
+	if g.s == 0 && ch == 0 {
+		in = t.alloc(g.boundary, catActs) // the embedding's output
+	}
+	for l := range g.lu {
+		b := w.block(ch, l)
+		w.unshard(b)
+		first := int32(len(t.cat))
+		for _, bytes := range g.saved {
+			t.alloc(bytes, catActs)
+		}
+		un.in[l], un.saved[l] = in, [2]int32{first, int32(len(t.cat))}
+		in = t.alloc(g.boundary, catActs)
+		if pl.P == 1 && b < g.L-1 {
+			w.reshard(b)
+		}
+	}
+	un.out = in
+	if g.s == pl.P-1 && ch == g.V-1 {
+		w.lossForward(un)
+	}
+}
+
+// lossForward is the last chunk's loss in unit un's forward: the final
+// norm's output gathered, the output layer's input (titanOutputInputs:
+// the norm's input is the last block's output), the BF16 logits, their
+// FP32 copy (train.py's loss_fn: cross_entropy of pred.float()) and the
+// log softmax's output, saved for the backward; the copy freed with
+// the loss function's return. Without a pipeline train.py deletes the
+// logits before the backward ("del pred"); under one torch's
+// PipelineStage keeps them in output_chunks to the step's end
+// (titanOutputChunks), computing the loss right after the forward
+// (_maybe_compute_loss).
+func (w *titanWalk) lossForward(un *titanUnit) {
+	t, c := w.t, w.c
+	n, h := c.tokens, float64(c.m.Hidden)
+	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
+	outIn := t.alloc(2*n*h, catActs)
+	un.logits = t.alloc(logit*bf16, catLoss)
+	cp := t.alloc(logit*4, catLoss)
+	lsm := t.alloc(logit*4, catLoss)
+	t.free(cp)
+	if c.pl.P == 1 {
+		t.free(un.logits)
+		un.logits = -1
+	} else {
+		w.outputs = append(w.outputs, un.logits)
+	}
+	un.loss = []int32{outIn, lsm}
+}
+
+// lossBackward is the loss's backward in unit un's and the output
+// layer's and final norm's, returning the gradient of the last block's
+// output: nll_loss_backward's FP32 gradient and log_softmax's (under
+// loss parallelism, torch/distributed/tensor/parallel/loss.py, exp(x)
+// and the sum beside them: titanLossBytes), their BF16 cast (the
+// backward of .float()), the output layer's input gradient and, on the
+// first micro-batch, its weight's gradient (unsharded BF16, the root's:
+// reduce-scattered at the backward's end), then the final norm's.
+func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
+	t, c, g := w.t, w.c, w.g
+	n, h := c.tokens, float64(c.m.Hidden)
+	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
+	nll := t.alloc(logit*4, catLoss)
+	gi := t.alloc(logit*4, catLoss)
+	var par []int32
+	if c.pl.T > 1 {
+		par = []int32{t.alloc(logit*4, catLoss), t.alloc(logit*4, catLoss)}
+	}
+	t.free(nll, un.loss[1])
+	t.free(par...)
+	gb := t.alloc(logit*bf16, catLoss)
+	t.free(gi)
+	gh := t.alloc(2*n*h, catActs)
+	if first {
+		w.rootGrads = append(w.rootGrads, t.alloc(g.out*w.rootGradBytes(), catGrads))
+	}
+	t.free(gb, un.loss[0])
+	gn := t.alloc(g.boundary, catActs)
+	t.free(gh, un.out)
+	return gn
+}
+
+// rootGradBytes is the bytes a root parameter's unsharded gradient
+// takes: BF16, accumulated in the reduce dtype across a pipeline's
+// micro-batches (FSDPParam.to_accumulated_grad_if_needed).
+func (w *titanWalk) rootGradBytes() float64 {
+	if w.c.pl.P > 1 {
+		return gradBytes(&w.c.pl)
+	}
+	return bf16
+}
+
+// backward is unit u's backward on model chunk ch (first: the chunk's
+// first micro-batch's; last: its last, which reduce-scatters the
+// gradients under a pipeline).
+func (w *titanWalk) backward(u, ch int, first, last bool) {
+	t, g, pl := w.t, w.g, &w.c.pl
+	un := &w.units[u]
+	gradOut := int32(-1) // else the stage's gradient receive buffer
+	if g.s == pl.P-1 && ch == g.V-1 {
+		gradOut = w.lossBackward(un, first)
+	} else {
+		t.free(un.out) // the chunk's output, sent and kept in fwd_cache
+	}
+	for l := g.lu - 1; l >= 0; l-- {
+		b := w.block(ch, l)
+		w.unshard(b)
+		if pl.P == 1 && l > 0 {
+			w.unshard(w.block(ch, l-1)) // FSDP2's backward prefetch of the next block to run
+		}
+		rec := w.scratch[:0]
+		for _, bytes := range g.recomp {
+			rec = append(rec, t.alloc(bytes, catActs))
+		}
+		tmp := len(rec)
+		for _, bytes := range g.attn {
+			rec = append(rec, t.alloc(bytes, catActs))
+		}
+		t.free(rec[tmp:]...)
+		wg := t.alloc(g.block*bf16, catGrads)
+		t.free(rec[:tmp]...)
+		w.scratch = rec
+		for id := un.saved[l][0]; id < un.saved[l][1]; id++ {
+			t.free(id)
+		}
+		gradIn := t.alloc(g.boundary, catActs)
+		t.free(gradOut, un.in[l])
+		gradOut = gradIn
+		w.postBackward(b, wg, first, last)
+	}
+	t.free(gradOut) // sent to the previous stage, or the embedding's
+	if g.s == 0 && ch == 0 && first {
+		w.rootGrads = append(w.rootGrads, t.alloc((g.root-g.out)*w.rootGradBytes(), catGrads))
+	}
+}
+
+// postBackward is FSDP2's post-backward of block b with its unsharded
+// BF16 gradient wg (torch/distributed/fsdp/_fully_shard
+// _fsdp_param_group.py post_backward, _fsdp_collectives.py
+// foreach_reduce): without a pipeline, the block resharded and its
+// gradient copied into the reduce-scatter's FP32 input on the
+// reduce-scatter stream, whose output makes the FP32 gradient shard
+// (the .grad on the step's first reduce-scatter), the input kept to the
+// next reduce-scatter (comm_ctx.reduce_scatter_state); under a
+// pipeline, every micro-batch but the last without gradient sync
+// (torch's stage.py backward_maybe_with_nosync): the gradient
+// accumulated unsharded in the reduce dtype, reduce-scattered and the
+// block resharded after the last.
+func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
+	t, g, pl := w.t, w.g, &w.c.pl
+	if pl.P > 1 {
+		if w.accum[b] < 0 {
+			w.accum[b] = t.alloc(g.block*gradBytes(pl), catGrads)
+		}
+		t.free(wg)
+		if !last {
+			return
+		}
+		wg, w.accum[b], first = w.accum[b], -1, true
+	}
+	w.reshard(b)
+	w.reduceScatter(g.block, first, wg)
+}
+
+// reduceScatter is FSDP2's foreach_reduce of params parameters'
+// unsharded gradients gs (torch/distributed/fsdp/_fully_shard/
+// _fsdp_collectives.py, torch 2.5 era): under
+// torch.cuda.stream(reduce_scatter_stream) the FP32 reduce-scatter
+// input, the gradients copied into it and freed, and its output, of
+// which each parameter's FP32 gradient shard is a view (the .grad on
+// the step's first reduce-scatter, added to after: "The RS output is
+// allocated in the RS stream and used in the default stream (for
+// optimizer)"). The shards return to that stream's pool when the next
+// step's zero_grad frees them, so the default stream's tensors never
+// reuse their memory: reserved holds both pools.
+func (w *titanWalk) reduceScatter(params float64, first bool, gs ...int32) {
+	t, g := w.t, w.g
+	rs := t.allocOn(reduceScatterStream, params*4, catComm)
+	t.free(gs...)
+	out := t.allocOn(reduceScatterStream, params*4/g.D, catGrads)
+	if first {
+		w.grads = append(w.grads, out)
+	} else {
+		t.free(out) // added to the .grad
+	}
+	t.free(rs)
+}
+
+// titanTraced is the trace of plan kits[0].c.pl's stage whose peak is
+// highest (its step written by titanStageTrace), where the plan is
+// titanTraceable.
+func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int, bool) {
+	if !titanTraceable(&kits[0].c) {
+		return memTrace{}, 0, false
+	}
+	var best memTrace
+	at := -1
+	t := memTrace{peakOnly: true}
+	for s := range stages {
+		c := &kits[kitIndex(kits, tps[s])].c
+		c.titanStageInto(&t, s, &stages[s], tracedMicro(&c.pl))
+		if at < 0 || t.best > best.best {
+			best.best, best.by, at = t.best, t.by, s
+		}
+	}
+	best.peakOnly = true
+	return best, at, true
+}
+
+// titanReplay is the allocator's peak over every stage's titanStageTrace
+// (allocatorPeak's, for a titanTraceable plan).
+func titanReplay(cfg alloc.Config, stages []stageCost, kits []stageKit, tps []int) *AllocatorPeak {
+	var best *AllocatorPeak
+	for s := range stages {
+		c := &kits[kitIndex(kits, tps[s])].c
+		tr := c.titanStageTrace(s, &stages[s])
+		st, err := alloc.Replay(cfg, tr.ev)
+		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
+			Stage: s, Events: len(tr.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
+		if best == nil || ap.Reserved > best.Reserved {
+			best = ap
+		}
+	}
+	return best
+}
