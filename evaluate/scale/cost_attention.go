@@ -13,6 +13,9 @@ import (
 // the output projection and the residual, the tensor-parallel
 // collectives beside them, and the FP8 casts of the GEMMs' inputs.
 func (c *coster) attnBlock() (fwd, bwd, rec phase) {
+	if c.m.Mixed() {
+		return c.mixerBlock() // cost_gdn.go
+	}
 	if c.m.MLA() {
 		return c.mlaBlock()
 	}

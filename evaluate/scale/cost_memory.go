@@ -149,6 +149,12 @@ type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing f
 // layerMemory is c's layerMemory (stageMemory's), computed once for all
 // the stages of its degree.
 func (c *coster) layerMemory() layerMemory {
+	if c.m.Hybrid() {
+		return c.hybridMemory() // cost_mamba.go
+	}
+	if c.m.Mixed() {
+		return c.mixerMemory() // cost_gdn.go
+	}
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, h := c.tokens, float64(m.Hidden)

@@ -197,6 +197,9 @@ func (c *coster) layerCosts() LayerCoster {
 // micro-batch on one GPU, its recomputation in the backward included: in
 // a model with experts an MoE block.
 func (c *coster) layer() (fwd, bwd phase) {
+	if c.m.Hybrid() {
+		return c.hybridLayer() // cost_mamba.go
+	}
 	if c.m.MoE() {
 		return c.layerCosts().MoE(*c)
 	}
@@ -206,6 +209,9 @@ func (c *coster) layer() (fwd, bwd phase) {
 // block is a transformer block as the plan's stack costs it (no
 // profile): with moe an MoE block, else a dense one.
 func (c *coster) block(moe bool) (fwd, bwd phase) {
+	if c.m.Hybrid() {
+		return c.hybridLayer()
+	}
 	st := layerCoster(&c.pl.Run)
 	if moe {
 		return st.MoE(*c)

@@ -139,6 +139,10 @@ var hfFamilies = map[string]hfFamily{
 	"llama4_text": {moe: moeLlama4, window: chunkLlama4, defaults: hfLlama4Defaults, ignored: append([]string{"attn_scale", "attn_temperature_tuning",
 		"floor_scale", "for_llm_compressor", "use_qk_norm", "cache_implementation"}, hfRouterFields...)},
 	"nemotron": {act: "relu2", ignored: []string{"partial_rotary_factor", "norm_eps"}},
+	// Qwen3-Next (hf_hybrid.go, qwen3Next): Qwen2-MoE's experts with a
+	// shared expert, its mixers by layer (layer_types names them, not a
+	// window: a sliding window, use_sliding_window, is refused).
+	"qwen3_next": {moe: moeQwen, shared: true, ignored: append([]string{"partial_rotary_factor"}, hfRouterFields...)},
 }
 
 // hfLlama4Defaults are transformers v5.24's Llama4TextConfig defaults
@@ -187,6 +191,7 @@ func HFModelTypes() []string {
 	for k := range hfWrappers {
 		out = append(out, k) // its text_config
 	}
+	out = append(out, "nemotron_h") // hf_hybrid.go
 	slices.Sort(out)
 	return out
 }
@@ -275,6 +280,9 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	if _, ok := hfWrappers[typ]; ok {
 		return r.textWrapper(typ, where)
 	}
+	if typ == "nemotron_h" {
+		return r.hybrid(typ)
+	}
 	fam, ok := hfFamilies[typ]
 	if !ok {
 		return Spec{}, r.fail("model_type", "placer reads %s (decoder-only transformers)%s", strings.Join(HFModelTypes(), ", "), hfLater(typ))
@@ -287,6 +295,11 @@ func FromHFConfig(data []byte, where string) (Spec, error) {
 	m, err := r.spec(typ, fam)
 	if err != nil {
 		return Spec{}, err
+	}
+	if typ == "qwen3_next" {
+		if err := r.qwen3Next(&m); err != nil {
+			return Spec{}, err
+		}
 	}
 	if err := r.config(typ, &m); err != nil {
 		return Spec{}, err
@@ -402,7 +415,7 @@ func (r *hfReader) activation(fam hfFamily, m *Spec) error {
 // hfLater names, for a model type placer does not read yet, what it is.
 func hfLater(typ string) string {
 	switch typ {
-	case "nemotron_h", "qwen3_next", "jamba", "falcon_h1", "mamba", "mamba2":
+	case "jamba", "falcon_h1", "mamba", "mamba2":
 		return "; its Mamba-2 or linear-attention layers beside attention are a later step"
 	case "gemma", "gemma2":
 		return "; of Gemma, placer reads Gemma 3 (gemma3, gemma3_text)"
@@ -442,7 +455,7 @@ func (r *hfReader) textWrapper(typ, where string) (Spec, error) {
 		return Spec{}, r.fail("text_config", "not a JSON object")
 	}
 	if t, ok := text["model_type"]; ok && string(t) != strconv.Quote(w.text) {
-		return Spec{}, r.fail("text_config", "model_type %s: want %s", t, w.text)
+		return Spec{}, r.fail("text_config", "model_type %s: want %s", hfOneLine(string(t)), w.text)
 	}
 	text["model_type"] = json.RawMessage(strconv.Quote(w.text))
 	// transformers ties the output layer to the text embedding as the
@@ -1060,7 +1073,7 @@ func (r *hfReader) config(typ string, m *Spec) error {
 	switch typ {
 	case "qwen2", "qwen2_moe":
 		c.QKVBias = true // always, whatever the file says
-	case "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3", "gemma3_text":
+	case "qwen3", "qwen3_moe", "qwen3_next", "deepseek_v2", "deepseek_v3", "gemma3_text":
 		c.QKNorm = true
 	case "llama4_text":
 		// Llama4Router: the top-k logits' sigmoid.

@@ -61,6 +61,16 @@ func TestHFConfigs(t *testing.T) {
 		// and projector left out. Chunks of 8,192 tokens in all but every
 		// fourth layer.
 		{file: "llama4-scout.json", total: 109, active: 17, global: 4, chunk: 8192},
+		// Hybrids (hybrid_test.go counts them by hand). nvidia/
+		// Nemotron-H-8B-Base-8K's card and NVIDIA ADLR's Nemotron-H page
+		// (research.nvidia.com/labs/adlr/nemotronh): 8B, 47B, 56B;
+		// nvidia/NVIDIA-Nemotron-Nano-9B-v2's card: 9B.
+		{file: "nemotron-h-8b.json", total: 8},
+		{file: "nemotron-h-47b.json", total: 47},
+		{file: "nemotron-h-56b.json", total: 56},
+		{file: "nemotron-nano-9b-v2.json", total: 9},
+		// Qwen/Qwen3-Next-80B-A3B's card: 80B total (3B active: hybrid_test.go).
+		{file: "qwen3-next-80b-a3b.json", total: 80},
 	} {
 		path := filepath.Join("testdata", "hf", c.file)
 		m, err := ReadHFConfig(path)

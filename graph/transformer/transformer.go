@@ -85,6 +85,20 @@ type Spec struct {
 	// squared ReLU without a gate, two matrices (Nemotron-4's).
 	Act string
 
+	// Pattern is a hybrid's layers, one character each (hybrid.go:
+	// KindMamba, KindAttention, KindMLP), each layer a block of one
+	// mixer ("": every layer attention and an MLP); SSM is its Mamba-2
+	// layers' shape.
+	Pattern string
+	SSM     SSM
+
+	// Mixers is the layers' token mixers where they differ, one
+	// character each (hybrid_gdn.go: MixerGDN, MixerAttention), each
+	// layer a block of its mixer and its experts ("": attention in every
+	// layer); GDN is its Gated DeltaNet layers' shape.
+	Mixers string
+	GDN    GDN
+
 	// Config is what the model's config.json says beside its shape
 	// (FromHFConfig reads it; the zero value, a model by its shape, leaves
 	// each framework's defaults): settings that change no cost placer
@@ -248,7 +262,7 @@ func (m Spec) String() string {
 	if m.Act != "" {
 		s += ",act=" + m.Act
 	}
-	return s
+	return s + m.hybridString() + m.mixersString()
 }
 
 // defaults is m with KVHeads, FFN and Tied as its family has them.
@@ -356,6 +370,14 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 			m.Act = v
 			continue
 		}
+		if k == "pattern" {
+			m.Pattern = v
+			continue
+		}
+		if k == "mixers" {
+			m.Mixers = v
+			continue
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
 			return Spec{}, fmt.Errorf("workload %q: %q=%q is not a whole number of at least 1", text, k, v)
@@ -408,7 +430,9 @@ func parseKeys(text string, m Spec, named bool, rest string) (Spec, error) {
 		case "chunk":
 			m.Chunk = n
 		default:
-			return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act)", text, k)
+			if !m.hybridKey(k, n) && !m.mixerKey(k, n) {
+				return Spec{}, fmt.Errorf("workload %q: unknown key %q (keys layers, hidden, heads, kv_heads, ffn, seq, vocab, batch, tied, head_dim, experts, topk, expert_ffn, shared, dense_layers, q_lora, kv_lora, rope_dim, mtp, window, window_every, global_every, chunk, norms, act, pattern, ssm_heads, ssm_head_dim, ssm_state, ssm_groups, ssm_conv, ssm_chunk, mixers, gdn_k_heads, gdn_v_heads, gdn_k_dim, gdn_v_dim, gdn_conv)", text, k)
+			}
 		}
 	}
 	if named && (!seen["seq"] || !seen["batch"]) {
@@ -490,13 +514,20 @@ func (m Spec) Check() error {
 	case m.KVLoRA > 0 && m.KVHeads != m.Heads:
 		return fmt.Errorf("kv_lora=%d with kv_heads %d: latent attention has every head's key and value (leave kv_heads out)", m.KVLoRA, m.KVHeads)
 	}
-	return nil
+	if err := m.checkHybrid(); err != nil {
+		return err
+	}
+	return m.checkMixers()
 }
 
 // LayerParams is the parameter count of one transformer block: the
 // dense block's, or in a model with experts the MoE block's (its router
-// and every expert included; MoELayerParams).
+// and every expert included; MoELayerParams); in a hybrid the mean of
+// its layers' (rounded down: Params counts each).
 func (m Spec) LayerParams() int64 {
+	if m.Hybrid() {
+		return m.hybridLayerParams() / int64(m.Layers)
+	}
 	if m.MoE() {
 		return m.MoELayerParams()
 	}
@@ -512,6 +543,11 @@ func (m Spec) DenseLayerParams() int64 {
 // has besides its MLP or experts (the parameters tensor parallelism
 // splits in an MoE block).
 func (m Spec) AttentionParams() int64 {
+	if m.Mixed() {
+		// The mean of the layers' mixers (rounded down: Params counts
+		// each).
+		return m.mixersTotal() / int64(m.Layers)
+	}
 	h, d := int64(m.Hidden), int64(m.HeadDim())
 	heads, kv := int64(m.Heads), int64(m.KVHeads)
 	var p int64
@@ -588,10 +624,17 @@ func (m Spec) OutputParams() int64 {
 // Params is the model's parameter count (the multi-token-prediction
 // modules left out, as DeepSeek-V3's 671B leaves them: MTPParams).
 func (m Spec) Params() int64 {
+	if m.Hybrid() {
+		return m.hybridLayerParams() + m.EmbeddingParams() + m.OutputParams()
+	}
 	if !m.MoE() {
 		return int64(m.Layers)*m.LayerParams() + m.EmbeddingParams() + m.OutputParams()
 	}
-	return int64(m.DenseLayers)*m.DenseLayerParams() + int64(m.MoELayers())*m.MoELayerParams() + m.EmbeddingParams() + m.OutputParams()
+	p := int64(m.DenseLayers)*m.DenseLayerParams() + int64(m.MoELayers())*m.MoELayerParams() + m.EmbeddingParams() + m.OutputParams()
+	if m.Mixed() {
+		p += m.mixersTotal() - int64(m.Layers)*m.AttentionParams() // each layer's mixer, not the mean
+	}
+	return p
 }
 
 // ActiveParams is the parameters one token goes through: Params with
@@ -675,7 +718,7 @@ func (m Spec) moeMatmulFLOPs() float64 {
 func (m Spec) ModelFLOPs() float64 {
 	tokens := float64(m.Batch) * float64(m.Seq)
 	logits := 2 * float64(m.Hidden) * float64(m.Vocab)
-	if !m.MoE() && m.MTP == 0 {
+	if !m.MoE() && m.MTP == 0 && !m.Hybrid() {
 		return 3 * tokens * (float64(m.Layers)*m.layerMatmulFLOPs() + logits)
 	}
 	return 3 * tokens * m.perToken(float64(m.Seq))
@@ -684,10 +727,16 @@ func (m Spec) ModelFLOPs() float64 {
 // perToken is one token's forward matmul FLOPs through the model, its
 // attention scores against s keys.
 func (m Spec) perToken(s float64) float64 {
+	if m.Hybrid() {
+		return m.hybridPerToken(s)
+	}
 	h := float64(m.Hidden)
 	logits := 2 * h * float64(m.Vocab)
 	proj, scores := m.attnMatmulFLOPs(s)
 	attn := proj + scores
+	if m.Mixed() {
+		attn = m.mixerFLOPs(s)
+	}
 	dense := attn + m.mlpMatmulFLOPs(float64(m.FFN))
 	moe := attn + m.moeMatmulFLOPs()
 	f := float64(m.DenseLayers)*dense + float64(m.MoELayers())*moe + logits

@@ -274,6 +274,11 @@ func startMeasurements(ctx context.Context, timeout time.Duration, py string, en
 func profilable(m transformer.Spec) error {
 	c := m.Config
 	switch {
+	case m.Hybrid() || m.Mixed():
+		// Nemotron-H's Mamba-2 blocks, Qwen3-Next's Gated DeltaNets: eval
+		// and search cost them from the
+		// pod's kernel rates (modelled) without a profile.
+		return fmt.Errorf("pattern=%s, mixers=%s: Mamba-2 and Gated DeltaNet layers are not profiled (layers.py builds transformer blocks)", m.Pattern, m.Mixers)
 	case m.MLA() && (c.QKVBias || c.LinearBias):
 		return errors.New("biases with latent attention are not profiled (layers.py's latent projections have none)")
 	case m.Act != "" || m.NormsPerBlock() != 2 || m.GlobalEvery > 0 || m.Chunk > 0:

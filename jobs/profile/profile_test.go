@@ -91,6 +91,9 @@ func TestProfileRefuses(t *testing.T) {
 			"group-limited routing of 3 groups, 1 kept, top 2 of 8 experts"},
 		{transformer.Spec{Family: "llama", Experts: 8, TopK: 4, Config: transformer.ModelConfig{RouterGroups: 4, RouterGroupK: 1}},
 			"the groups do not hold the experts routed to"},
+		// A SwiGLU hybrid by its shape (no act= to refuse it by).
+		{transformer.Spec{Family: "llama", Pattern: "M*-"}, "pattern=M*-, mixers=: Mamba-2 and Gated DeltaNet layers are not profiled"},
+		{transformer.Spec{Family: "llama", Mixers: "G*", Experts: 4, TopK: 1}, "mixers=G*: Mamba-2 and Gated DeltaNet layers are not profiled"},
 	} {
 		err := profilable(c.m)
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n")) {

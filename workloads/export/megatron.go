@@ -132,6 +132,12 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	case m.Act == "geglu" || m.NormsPerBlock() > 2:
 		// A ModelError: no plan of this model runs there.
 		return nil, ModelError{fmt.Errorf("megatron arguments: act=%s, norms=%d (Gemma's GeGLU MLP and post-norms): Megatron-LM core_v0.16.1's pretrain_gpt.py has no flag for them (its --quick-geglu is another activation; Megatron-Bridge's Gemma 3 provider builds the model)", cmp.Or(m.Act, "swiglu"), m.NormsPerBlock())}
+	case m.Hybrid():
+		hy, err := megatronHybrid(m) // megatron_hybrid.go
+		if err != nil {
+			return nil, err
+		}
+		add(hy...)
 	case m.Act == "relu2":
 		// Nemotron-4's MLP: squared ReLU, no gate, no biases, rotary
 		// positions; its LayerNorm1P is Megatron-Core's LayerNorm with
@@ -151,6 +157,13 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		add("--position-embedding-type", "rope")
 	}
 	add(megatronModel(m)...)
+	if m.Mixed() {
+		mx, err := megatronMixers(m) // megatron_hybrid.go
+		if err != nil {
+			return nil, err
+		}
+		add(mx...)
+	}
 	if !m.Tied {
 		add("--untie-embeddings-and-output-weights")
 	}
@@ -479,7 +492,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 	nodes := max(1, gpus/max(perNode, 1))
 	fmt.Fprintf(&b, "# placer: Megatron-LM arguments for %s under %s on %d GPUs\n", m, plan, gpus)
 	fmt.Fprintf(&b, "# source this file, then on each of the %d nodes:\n", nodes)
-	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... pretrain_gpt.py \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus))
+	fmt.Fprintf(&b, "#   torchrun --nnodes %d --nproc-per-node %d ... %s \"${PLACER_ARGS[@]}\" \\\n", nodes, min(perNode, gpus), megatronEntry(m))
 	fmt.Fprintf(&b, "#     --tokenizer-type NullTokenizer --vocab-size %d --mock-data ...   # or your data and tokenizer\n", m.Vocab-1)
 	fmt.Fprintf(&b, "# (NullTokenizer adds its end-of-document token to --vocab-size: %d in all, as placer costed)\n", m.Vocab)
 	b.WriteString("PLACER_ARGS=(\n")

@@ -21,6 +21,8 @@ func titan03Builds(m transformer.Spec) string {
 	switch {
 	case m.Family != "llama":
 		return fmt.Sprintf("torchtitan %s has no %s model", "0.3.0", m.Family)
+	case m.Hybrid() || m.Mixed():
+		return "Mamba-2 or Gated DeltaNet layers (pattern=, mixers=) are not torchtitan's llama3"
 	case m.Experts > 0:
 		return "a mixture of experts is not torchtitan's llama3"
 	case m.KVLoRA > 0:

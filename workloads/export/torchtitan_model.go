@@ -35,6 +35,9 @@ type titanArg struct{ field, value string }
 // error naming the setting and the target.
 func titanModelArgs(m transformer.Spec, rel frameworkVersion) (model string, args []titanArg, ok bool, err error) {
 	c := m.Config
+	if m.Hybrid() || m.Mixed() {
+		return "", nil, false, fmt.Errorf("export: torchtitan: model args: pattern=%s, mixers=%s (Mamba-2 or Gated DeltaNet layers): torchtitan %s has no model of them", m.Pattern, m.Mixers, rel.Checked)
+	}
 	if c.ModelType == "" {
 		if m.Act != "" || m.NormsPerBlock() > 2 || m.Chunk > 0 || m.GlobalEvery > 0 {
 			// A shape's Gemma-, Nemotron- or Llama-4-style layers: no

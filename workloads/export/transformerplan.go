@@ -116,6 +116,8 @@ func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (Transfor
 		return TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
 	case s.GradBF16:
 		return TransformerPlan{}, fmt.Errorf("torch plan: grads=bf16: tools/torchplan reduces gradients in the parameters' dtype (--to megatron writes --grad-reduce-in-bf16)")
+	case m.Hybrid() || m.Mixed():
+		return TransformerPlan{}, fmt.Errorf("torch plan: pattern=%s, mixers=%s: tools/torchplan builds GPT and Llama blocks, not Mamba-2 or Gated DeltaNet layers", m.Pattern, m.Mixers)
 	case m.Act != "" || m.NormsPerBlock() > 2 || m.GlobalEvery > 0 || m.Chunk > 0:
 		return TransformerPlan{}, fmt.Errorf("torch plan: act=%s, norms=%d, global_every=%d, chunk=%d: tools/torchplan builds GPT and Llama blocks (GeLU or SwiGLU, two norms, no windows or chunks), not Gemma's, Nemotron's or Llama 4's", cmp.Or(m.Act, "the family's"), m.NormsPerBlock(), m.GlobalEvery, m.Chunk)
 	}

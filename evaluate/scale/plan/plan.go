@@ -92,6 +92,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := pl.resolveSoftware(m, written); err != nil {
 		return Plan{}, err
 	}
+	if err := pl.checkHybrid(m, written); err != nil {
+		return Plan{}, err
+	}
 	if pl.RecomputeModules != 0 {
 		if err := pl.checkModules(m, written); err != nil {
 			return Plan{}, err

@@ -185,7 +185,7 @@ func tensorFits(m transformer.Spec, p Pod, T int, name string) error {
 	case T > p.PerNode || p.PerNode%T != 0:
 		return fmt.Errorf("%s does not divide the %d GPUs of a node (tensor groups stay inside a node)", name, p.PerNode)
 	}
-	return nil
+	return ssmFits(m, T, name)
 }
 
 // contextFits checks a context-parallel degree C against model m: each

@@ -1,0 +1,149 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// A model whose layers' token mixers differ (transformer.Spec.Mixers:
+// Qwen3-Next) has in each layer one mixer and its experts. The
+// attention half the cost model asks of a block (attnBlock) is the mean
+// of the layers' mixers: a gated attention layer (attnBlock's, with the
+// gate's GEMM and product: attnGate) or a Gated DeltaNet (gdnBlock); the
+// experts are moeBlock's. As for hybridLayer, a stage's layers cost their
+// number times one layer, so the mean is exact over the model and a
+// stage of another mix is costed at it.
+
+// mixerBlock is the mean of m's layers' mixers for one micro-batch on
+// one GPU, forward, backward and what selective recomputation runs
+// again (the attention layers' core attention).
+func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
+	ng, na := c.m.MixerKinds()
+	l := float64(c.m.Layers)
+	add := func(f, b, r phase, k int) {
+		w := float64(k) / l
+		fwd, bwd, rec = fwd.plus(scalePhase(f, w)), bwd.plus(scalePhase(b, w)), rec.plus(scalePhase(r, w))
+	}
+	if na > 0 {
+		plain := *c
+		plain.m.Mixers = ""
+		f, b, r := plain.attnBlock()
+		gf, gb := c.attnGate()
+		add(f.plus(gf), b.plus(gb), r, na)
+	}
+	if ng > 0 {
+		f, b, r := c.gdnBlock()
+		add(f, b, r, ng)
+	}
+	return fwd, bwd, rec
+}
+
+// attnGate is Qwen3-Next's output gate of a gated attention layer
+// (transformers v5.24's Qwen3NextAttention: q_proj's second half, the
+// attention's output times its sigmoid before o_proj; Megatron-Core's
+// attention_output_gate widens linear_qkv likewise): a GEMM of heads x
+// head_dim more columns on the QKV GEMM's input (its gathered input
+// shared: no collective of its own) and the elementwise gate, forward
+// and backward (its two gradients, twice the elementwise traffic).
+func (c *coster) attnGate() (fwd, bwd phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	qd := float64(m.Heads) * float64(m.HeadDim()) / T
+	g := c.lgemm(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
+	gate := kernel{class: graph.ClassElementwise, flops: 5 * n * qd, read: 2 * n * qd * bf16, writes: n * qd * bf16}
+	fwd = c.run(g).plus(c.run(gate))
+	b := c.back(g)
+	bwd = c.run(b).plus(c.run(b)).plus(c.run(twice(gate)))
+	return fwd, bwd
+}
+
+// gdnBlock is one Gated DeltaNet block's mixer half for one micro-batch
+// on one GPU (arXiv 2412.06464; transformers v5.24's
+// Qwen3NextGatedDeltaNet, Megatron-Core's GatedDeltaNet, its heads split
+// over the tensor group): the norm; the input projections to queries,
+// keys, values, the gate z, beta and the decay, column-parallel; the
+// causal depthwise convolution of the queries, keys and values with its
+// SiLU; the chunkwise gated delta rule (transformer.Spec.GDNKernelFLOPs)
+// at the pod's GEMM rate and bytes; the gated RMS norm of its output by
+// SiLU(z); out_proj, row-parallel; the residual; the tensor-parallel
+// collectives beside the two GEMMs as attention's beside QKV and its
+// projection. Modelled, not measured: nothing here timed
+// flash-linear-attention's chunk_gated_delta_rule. Backward: each GEMM's
+// two gradients, the kernel's twice its FLOPs and the chunk states
+// recomputed (2 KDim VDim a value head a token), the elementwise kernels
+// twice. No selective recomputation of it.
+func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	g := m.GDN
+	sp := c.sp()
+	act := n * h * bf16
+	in := float64(g.InProj()) / T
+	conv := float64(g.ConvChannels()) / T
+	vd := float64(g.VHeads*g.VDim) / T
+	vh := float64(g.VHeads) / T
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	cv := kernel{class: graph.ClassElementwise, flops: (2*float64(g.Conv) + 4) * n * conv, read: n * conv * bf16, writes: n * conv * bf16}
+	kf := n * m.GDNKernelFLOPs() / T
+	k := kernel{class: graph.ClassMatMul, flops: kf, read: n * (conv + 2*vh) * bf16, writes: n * vd * bf16}
+	states := 2 * float64(g.KDim*g.VDim) * vh * n
+	kB := kernel{class: graph.ClassMatMul, flops: 2*kf + states, read: n * (2*conv + 2*vh + 2*vd) * bf16, writes: n * (conv + 2*vh) * bf16}
+	gated := kernel{class: graph.ClassReduction, flops: 10 * n * vd, read: 2 * n * vd * bf16, writes: n * vd * bf16}
+	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
+	gOut := c.lgemm(2*n*vd*h, n*vd*bf16+vd*h*bf16, act)
+	bIn, bOut := c.back(gIn), c.back(gOut)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := c.run
+	fwd = t(norm).plus(c.pair(gIn, before, act)).plus(t(cv)).plus(t(k)).plus(t(gated)).plus(c.pair(gOut, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(gated))).plus(t(kB)).plus(t(twice(cv))).
+		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := c.casts(n*h*sp, n*vd)
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd, rec
+}
+
+// mixerUnits is what the layers' mixers keep for their backward on
+// average, in units of s b h bytes before any split (the norms' inputs
+// aside): a gated attention layer's attention (blockUnits') and the
+// gate's input and product, 4 heads head_dim/h; a Gated DeltaNet's
+// input projection's input 2, output 2 InProj/h, the convolution's
+// output 2 ConvChannels/h, beta and the decay in FP32 8 VHeads/h, the
+// kernel's output and the gated norm's 2 VHeads VDim/h each. BF16 counts
+// (with fp8 the GEMM inputs' FP8 copies are not subtracted here).
+func mixerUnits(m *transformer.Spec) float64 {
+	h := float64(m.Hidden)
+	ng, na := m.MixerKinds()
+	plain := *m
+	plain.Mixers = ""
+	attn, _, _ := blockUnits(&plain, false)
+	attn += 4 * float64(m.Heads*m.HeadDim()) / h
+	g := m.GDN
+	gdn := 2 + 2*float64(g.InProj())/h + 2*float64(g.ConvChannels())/h + 8*float64(g.VHeads)/h + 4*float64(g.VHeads*g.VDim)/h
+	return (float64(na)*attn + float64(ng)*gdn) / float64(m.Layers)
+}
+
+// mixerMemory is layerMemory's for a model of mixers (with experts in
+// every layer: transformer.Spec.Check): its two norms' inputs and the
+// mixers' mean, split over the tensor group (sequence-parallel where T >
+// 1, as Resolve asks of experts), and the experts' activations
+// (moeActivations); selective recomputation of the core attention drops
+// the attention layers' outputs.
+func (c *coster) mixerMemory() layerMemory {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	unit := c.tokens * float64(m.Hidden)
+	per := (4+mixerUnits(m))*unit/T + c.moeActivations()
+	_, na := m.MixerKinds()
+	if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
+		per -= float64(na) / float64(m.Layers) * 2 * float64(m.Heads*m.HeadDim()) / float64(m.Hidden) * unit / T
+	}
+	layerInput := 2 * unit
+	if pl.SequenceParallel {
+		layerInput /= T
+	}
+	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
+}

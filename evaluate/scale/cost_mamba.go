@@ -1,0 +1,163 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// A hybrid model (transformer.Spec.Pattern: Nemotron-H) is a stack of
+// single-mixer blocks, each a norm, one mixer and the residual, as
+// Megatron-Core's MambaStack builds it (megatron/core/ssm/mamba_block.py:
+// MambaLayer, a TransformerLayer of self-attention only, or of an MLP
+// only). The cost model's layer is the mean of the pattern's blocks: a
+// stage's layers cost their number times one layer, so the mean is
+// exact over the model; a stage whose layers are not the pattern's mix
+// (a pipeline cut beside its attention layers) is costed at the mean,
+// left out. Attention and MLP blocks are attnBlock's and mlpBlock's
+// alone (each with its own norm and residual); the Mamba-2 block is
+// mambaBlock's.
+
+// hybridLayer is one layer of a hybrid model for one micro-batch on one
+// GPU, forward and backward, recomputation included: the mean over its
+// pattern of Mamba-2, attention and MLP blocks.
+func (c *coster) hybridLayer() (fwd, bwd phase) {
+	nm, na, nf := c.m.Kinds()
+	l := float64(c.m.Layers)
+	var p part
+	add := func(f, b, r phase, k int) {
+		w := float64(k) / l
+		p.fwd, p.bwd, p.rec = p.fwd.plus(scalePhase(f, w)), p.bwd.plus(scalePhase(b, w)), p.rec.plus(scalePhase(r, w))
+	}
+	if nm > 0 {
+		f, b, r := c.mambaBlock()
+		add(f, b, r, nm)
+	}
+	if na > 0 {
+		f, b, r := c.attnBlock()
+		add(f, b, r, na)
+	}
+	if nf > 0 {
+		f, b, r := c.mlpBlock()
+		add(f, b, r, nf)
+	}
+	return c.join(p, part{}, false)
+}
+
+// mambaBlock is one Mamba-2 block for one micro-batch on one GPU (arXiv
+// 2405.21060; Megatron-Core's MambaMixer, megatron/core/ssm/
+// mamba_mixer.py, its heads and groups split over the tensor group):
+// the norm; in_proj, column-parallel, to z, x, B, C and dt; the causal
+// depthwise convolution of x, B and C with its SiLU; the SSD chunked
+// scan (transformer.Spec.SSDFLOPs) with dt's softplus and the skip D x;
+// the gated RMS norm of its output by SiLU(z); out_proj, row-parallel;
+// the residual; the tensor-parallel collectives beside the two GEMMs as
+// attention's beside QKV and its projection. Modelled, not measured:
+// nothing here timed the SSD kernels (mamba_ssm's Triton
+// mamba_chunk_scan_combined), so their FLOPs run at the pod's GEMM
+// rate and bytes, and the convolution and the gated norm at memory
+// bandwidth. Backward: each GEMM's two gradients; the scan's gradients
+// of its four matmul families (twice its FLOPs) and the chunk states
+// recomputed (the chunk-scan backward recomputes them, saving none:
+// 2 State HeadDim Heads a token); the elementwise kernels twice. No
+// selective recomputation of it (rec zero: Megatron-Core's recompute
+// modules name none of the mixer).
+func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
+	m, T := c.m, float64(c.pl.T)
+	n, h := c.tokens, float64(m.Hidden)
+	s := m.SSM
+	sp := c.sp()
+	act := n * h * bf16
+	in := float64(s.InProj()) / T
+	di := float64(s.Inner()) / T
+	xbc := di + 2*float64(s.Groups*s.State)/T // x, B and C: the convolution's channels
+	heads := float64(s.Heads) / T
+	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
+	resid := kernel{class: graph.ClassElementwise, flops: 3 * n * h * sp, read: 2 * act * sp, writes: 1.5 * act * sp}
+	conv := kernel{class: graph.ClassElementwise, flops: (2*float64(s.Conv) + 4) * n * xbc, read: n * xbc * bf16, writes: n * xbc * bf16}
+	ssdFlops := n * m.SSDFLOPs() / T
+	ssd := kernel{class: graph.ClassMatMul, flops: ssdFlops, read: n * (xbc + heads) * bf16, writes: n * di * bf16}
+	states := 2 * float64(s.State*s.HeadDim) * heads * n
+	ssdB := kernel{class: graph.ClassMatMul, flops: 2*ssdFlops + states, read: n * (2*xbc + heads + 2*di) * bf16, writes: n * (xbc + heads) * bf16}
+	gated := kernel{class: graph.ClassReduction, flops: 10 * n * di, read: 2 * n * di * bf16, writes: n * di * bf16}
+	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
+	gOut := c.lgemm(2*n*di*h, n*di*bf16+di*h*bf16, act)
+	bIn, bOut := c.back(gIn), c.back(gOut)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := c.run
+	fwd = t(norm).plus(c.pair(gIn, before, act)).plus(t(conv)).plus(t(ssd)).plus(t(gated)).plus(c.pair(gOut, after, act)).plus(t(resid))
+	bwd = t(twice(resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(gated))).plus(t(ssdB)).plus(t(twice(conv))).
+		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(norm)))
+	if c.fp8 > 0 {
+		casts := c.casts(n*h*sp, n*di)
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd, rec
+}
+
+// mambaUnits is what one Mamba-2 block keeps for its backward, in units
+// of s b h bytes before any split over the tensor group
+// (layerMemory's), as Megatron-Core's MambaMixer and mamba_ssm's kernels
+// save it: the norm's input 2 and in_proj's (the normed input) 2,
+// replicated without sequence parallelism; in_proj's output z, x, B, C,
+// dt (the convolution's input and the gate), 2 InProj/h; the
+// convolution's output x, B, C (the scan's inputs), 2 (d_inner + 2
+// Groups State)/h; dt's softplus and its cumulative decay in FP32, 8
+// Heads/h; the scan's output (the gated norm's input) and the gated
+// norm's output (out_proj's input), 2 d_inner/h each. No key/value cache
+// and no state: the states of the chunks are recomputed in the backward
+// (mambaBlock), and the recurrent state matters at inference only.
+// With fp8 the GEMMs' inputs are kept as their FP8 copies, one byte an
+// element (blockUnits'): in_proj's 1, out_proj's d_inner/h.
+func mambaUnits(m *transformer.Spec, fp8 bool) (units, replicated float64) {
+	h, s := float64(m.Hidden), m.SSM
+	di := float64(s.Inner())
+	units = 2 + 2 + 2*float64(s.InProj())/h + 2*(di+2*float64(s.Groups*s.State))/h + 8*float64(s.Heads)/h + 4*di/h
+	if fp8 {
+		return units - 1 - di/h, 3
+	}
+	return units, 4
+}
+
+// hybridMemory is a hybrid's layerMemory: the mean over its pattern of
+// what a Mamba-2 block (mambaUnits), an attention block and an MLP block
+// (blockUnits' halves, one norm each) keep, split over the tensor group
+// as layerMemory splits a block's (all of it with sequence parallelism;
+// else all but the replicated inputs). Selective recomputation of the
+// core attention drops the attention blocks' outputs, as layerMemory's.
+func (c *coster) hybridMemory() layerMemory {
+	m, pl := &c.m, &c.pl
+	T := float64(pl.T)
+	unit := c.tokens * float64(m.Hidden)
+	nm, na, nf := m.Kinds()
+	l := float64(m.Layers)
+	fp8 := pl.FP8 != ""
+	attn, mlp, _ := blockUnits(m, fp8)
+	mu, mrep := mambaUnits(m, fp8)
+	// blockUnits' replicated is both halves' with two norms: one block
+	// keeps its norm's input (2) and its column-parallel GEMM's input (2,
+	// 1 with fp8) replicated, an attention block its dropout mask (1)
+	// too.
+	arep, frep := 5.0, 4.0
+	if fp8 {
+		arep, frep = 4, 3
+	}
+	split := func(units, rep float64) float64 {
+		switch {
+		case pl.SequenceParallel:
+			return units * unit / T
+		case pl.T > 1:
+			return rep*unit + (units-rep)*unit/T
+		}
+		return units * unit
+	}
+	per := (float64(nm)*split(mu, mrep) + float64(na)*split(2+attn, arep) + float64(nf)*split(2+mlp, frep)) / l
+	if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
+		per -= float64(na) / l * 2 * unit / T
+	}
+	layerInput := 2 * unit
+	if pl.SequenceParallel {
+		layerInput /= T
+	}
+	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
+}

@@ -1,0 +1,260 @@
+package scale
+
+import (
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// hybridShape is a small hybrid: hidden 512, 8 heads, ffn 2,048,
+// squared ReLU, 16 Mamba-2 heads of 64 (d_inner 1,024), state 64, 2
+// groups, 4 taps, chunks of 128, at 4,096 tokens; pattern its layers.
+func hybridShape(t *testing.T, pattern string) transformer.Spec {
+	return mustSpec(t, "llama:layers="+strconv.Itoa(len(pattern))+",hidden=512,heads=8,ffn=2048,seq=4096,vocab=1000,batch=8,act=relu2,pattern="+pattern+
+		",ssm_heads=16,ssm_head_dim=64,ssm_state=64,ssm_groups=2,ssm_conv=4,ssm_chunk=128")
+}
+
+// hybridCoster is hybrid m's coster on one H100 of dgx-h100 (8
+// replicas, micro-batch 1): its kernels alone, no communication, no
+// host.
+func hybridCoster(t *testing.T, m transformer.Spec) coster {
+	t.Helper()
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: float64(m.Seq), noComm: true, noHost: true}
+}
+
+// TestMambaBlockCost: one Mamba-2 block's forward and backward kernels
+// by hand at hybridShape's size (n = 4,096 tokens, h = 512): in_proj's
+// width 2 x 1,024 + 2 x 2 x 64 + 16 = 2,320; the convolution's channels
+// 1,024 + 256 = 1,280; the SSD's FLOPs a token 2 x 128 x 64 x 2 + 2 x
+// 128 x 64 x 16 + 4 x 64 x 64 x 16 = 557,056, its backward twice that
+// and the chunk states recomputed, 2 x 64 x 64 x 16 = 131,072 a token.
+// Each kernel is timed by the pod's roofline (a GEMM's FLOPs at the
+// matmul rate: the SSD's too, modelled).
+func TestMambaBlockCost(t *testing.T) {
+	c := hybridCoster(t, hybridShape(t, "M"))
+	const n, h, in, di, xbc, heads = 4096.0, 512.0, 2320.0, 1024.0, 1280.0, 16.0
+	ks := []kernel{
+		{graph.ClassReduction, 8 * n * h, n * h * 2, n * h * 2},             // norm
+		{graph.ClassMatMul, 2 * n * h * in, n*h*2 + h*in*2, n * in * 2},     // in_proj
+		{graph.ClassElementwise, 12 * n * xbc, n * xbc * 2, n * xbc * 2},    // conv1d and SiLU
+		{graph.ClassMatMul, n * 557_056, n * (xbc + heads) * 2, n * di * 2}, // SSD
+		{graph.ClassReduction, 10 * n * di, 2 * n * di * 2, n * di * 2},     // gated norm
+		{graph.ClassMatMul, 2 * n * di * h, n*di*2 + di*h*2, n * h * 2},     // out_proj
+		{graph.ClassElementwise, 3 * n * h, 2 * n * h * 2, 1.5 * n * h * 2}, // residual
+	}
+	var fwd, bwd float64
+	for i, k := range ks {
+		fwd += c.run(k).busy
+		switch i {
+		case 1, 5: // a GEMM's two gradients
+			bwd += 2 * c.run(k).busy
+		case 3:
+			bwd += c.run(kernel{graph.ClassMatMul, 2*n*557_056 + n*131_072, n * (2*xbc + heads + 2*di) * 2, n * (xbc + heads) * 2}).busy
+		default:
+			bwd += c.run(twice(k)).busy
+		}
+	}
+	f, b, rec := c.mambaBlock()
+	if math.Abs(f.busy/fwd-1) > 1e-12 || math.Abs(b.busy/bwd-1) > 1e-12 {
+		t.Errorf("Mamba-2 block: forward %g s, backward %g s; want %g, %g", f.busy, b.busy, fwd, bwd)
+	}
+	if rec.busy != 0 {
+		t.Errorf("selective recomputation of the mixer: %g s, want none", rec.busy)
+	}
+	if f.launches != 7 || b.launches != 9 {
+		t.Errorf("launches %g forward, %g backward; want 7 and 9", f.launches, b.launches)
+	}
+}
+
+// TestHybridLayerMean: a hybrid's layer is the mean of its blocks: the
+// pattern M*- costs a third of a Mamba-2 block, an attention block and
+// an MLP block, forward and backward; its activations likewise: the
+// Mamba-2 block's units by hand 2 + 2 + 2 x 2,320/512 + 2 x 1,280/512 +
+// 8 x 16/512 + 4 x 1,024/512 = 26.3125, an attention block's (8
+// key/value heads) its norm's input 2, its input 2, Q, K and V 2 x 24/8,
+// its output 2 and mask 1 = 13, the MLP's 2 + 2 + 4 x 2,048/512 = 20, of
+// s b h.
+func TestHybridLayerMean(t *testing.T) {
+	c := hybridCoster(t, hybridShape(t, "M*-"))
+	mf, mb, _ := c.mambaBlock()
+	af, ab, _ := c.attnBlock()
+	ff, fb, _ := c.mlpBlock()
+	f, b := c.layer()
+	if want := (mf.busy + af.busy + ff.busy) / 3; math.Abs(f.busy/want-1) > 1e-12 {
+		t.Errorf("forward %g s, want the mean %g", f.busy, want)
+	}
+	if want := (mb.busy + ab.busy + fb.busy) / 3; math.Abs(b.busy/want-1) > 1e-12 {
+		t.Errorf("backward %g s, want the mean %g", b.busy, want)
+	}
+	if u, _ := mambaUnits(&c.m, false); u != 26.3125 {
+		t.Errorf("Mamba-2 block keeps %g units, want 26.3125", u)
+	}
+	unit := 4096.0 * 512
+	if got, want := c.layerMemory().perLayer, (26.3125+13+20)/3*unit; math.Abs(got/want-1) > 1e-12 {
+		t.Errorf("a layer keeps %g bytes, want %g", got, want)
+	}
+}
+
+// TestHybridPlans: Nemotron-H 8B evaluates end to end on a DGX H100
+// (its step and memory finite and positive, the model's parameters on
+// its GPUs), and the plans placer does not cost are refused in one line.
+func TestHybridPlans(t *testing.T) {
+	m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "nemotron-h-8b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Seq, m.Batch = 8192, 64
+	p, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=2,pp=2,dp=2,mbs=1,sp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.Step > 0) || math.IsInf(r.Step, 0) || !(r.MFU > 0 && r.MFU < 1) {
+		t.Errorf("step %g s, MFU %g", r.Step, r.MFU)
+	}
+	small := hybridShape(t, "M*-M")
+	for _, c := range []struct {
+		m         transformer.Spec
+		text, pod string
+		want      string
+	}{
+		{small, "tp=4,pp=1,dp=2,mbs=1", "dgx-h100:1", "tp=4 does not divide the 2 Mamba-2 groups"},
+		{small, "tp=1,pp=1,dp=4,cp=2,mbs=1", "dgx-h100:1", "cp=2 with Mamba-2 or Gated DeltaNet layers"},
+		{small, "tp=1,pp=1,dp=8,mbs=1,stack=torchtitan-0.2", "dgx-h100:1", "not under an eager or torchtitan stack"},
+	} {
+		s, err := plan.ParseStrategy(c.text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.ParsePod(c.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = plan.Resolve(c.m, s, p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v; want one line with %q", c.text, err, c.want)
+		}
+	}
+}
+
+// TestGDNBlockCost: one Gated DeltaNet's kernels by hand on a small
+// Qwen3-Next-like model (hidden 512, 4 key heads and 8 value heads of
+// 64, 4 taps, 4,096 tokens): its input projections' width 2 x 256 + 2 x
+// 512 + 16 = 1,552, the convolution's channels 2 x 256 + 512 = 1,024, the
+// kernel's FLOPs a token 8 x (2 x 64 x (3 x 64 + 2 x 64) + 6 x 64 x 64) =
+// 524,288, its backward twice that and the chunk states recomputed, 2 x
+// 64 x 64 x 8 = 65,536 a token. And the mean of the mixers: GGG* is
+// three quarters of it and a quarter of the gated attention (attnBlock's
+// with the gate's GEMM of 2 x 4,096 x 512 x 512 FLOPs and its product).
+func TestGDNBlockCost(t *testing.T) {
+	m := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,experts=8,topk=2,expert_ffn=256,"+
+		"mixers=GGG*,gdn_k_heads=4,gdn_v_heads=8,gdn_k_dim=64,gdn_v_dim=64,gdn_conv=4")
+	c := hybridCoster(t, m)
+	const n, h, in, conv, vd, vh = 4096.0, 512.0, 1552.0, 1024.0, 512.0, 8.0
+	ks := []kernel{
+		{graph.ClassReduction, 8 * n * h, n * h * 2, n * h * 2},
+		{graph.ClassMatMul, 2 * n * h * in, n*h*2 + h*in*2, n * in * 2},
+		{graph.ClassElementwise, 12 * n * conv, n * conv * 2, n * conv * 2},
+		{graph.ClassMatMul, n * 524_288, n * (conv + 2*vh) * 2, n * vd * 2},
+		{graph.ClassReduction, 10 * n * vd, 2 * n * vd * 2, n * vd * 2},
+		{graph.ClassMatMul, 2 * n * vd * h, n*vd*2 + vd*h*2, n * h * 2},
+		{graph.ClassElementwise, 3 * n * h, 2 * n * h * 2, 1.5 * n * h * 2},
+	}
+	var fwd, bwd float64
+	for i, k := range ks {
+		fwd += c.run(k).busy
+		switch i {
+		case 1, 5:
+			bwd += 2 * c.run(k).busy
+		case 3:
+			bwd += c.run(kernel{graph.ClassMatMul, 2*n*524_288 + n*65_536, n * (2*conv + 2*vh + 2*vd) * 2, n * (conv + 2*vh) * 2}).busy
+		default:
+			bwd += c.run(twice(k)).busy
+		}
+	}
+	gf, gb, _ := c.gdnBlock()
+	if math.Abs(gf.busy/fwd-1) > 1e-12 || math.Abs(gb.busy/bwd-1) > 1e-12 {
+		t.Errorf("Gated DeltaNet: forward %g s, backward %g s; want %g, %g", gf.busy, gb.busy, fwd, bwd)
+	}
+	plain := c
+	plain.m.Mixers = ""
+	af, ab, _ := plain.attnBlock()
+	gate := kernel{graph.ClassMatMul, 2 * n * h * h, n*h*2 + h*h*2, n * h * 2}
+	mul := kernel{graph.ClassElementwise, 5 * n * h, 2 * n * h * 2, n * h * 2}
+	af.busy += c.run(gate).busy + c.run(mul).busy
+	ab.busy += 2*c.run(gate).busy + c.run(twice(mul)).busy
+	f, b, _ := c.attnBlock()
+	if want := (3*gf.busy + af.busy) / 4; math.Abs(f.busy/want-1) > 1e-12 {
+		t.Errorf("mixers' forward %g s, want the mean %g", f.busy, want)
+	}
+	if want := (3*gb.busy + ab.busy) / 4; math.Abs(b.busy/want-1) > 1e-12 {
+		t.Errorf("mixers' backward %g s, want the mean %g", b.busy, want)
+	}
+	// What the mixers keep, in units of s b h: the gated attention's 2 +
+	// 2 x 24/8 + 2 + 1 = 11 and the gate's input and product 4, 15; the
+	// Gated DeltaNet's 2 + 2 x 1,552/512 + 2 x 1,024/512 + 8 x 8/512 + 4 x
+	// 512/512 = 16.1875; the mean (3 x 16.1875 + 15)/4.
+	if got, want := mixerUnits(&c.m), (3*16.1875+15)/4; math.Abs(got-want) > 1e-12 {
+		t.Errorf("mixers keep %g units, want %g", got, want)
+	}
+}
+
+// TestQwen3NextPlans: Qwen3-Next-80B-A3B evaluates end to end on four
+// DGX H100s, and a tensor degree that does not divide the Gated
+// DeltaNet's heads is refused in one line.
+func TestQwen3NextPlans(t *testing.T) {
+	m, err := transformer.ReadHFConfig(filepath.Join("..", "..", "graph", "transformer", "testdata", "hf", "qwen3-next-80b-a3b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Batch = 128
+	p, err := plan.ParsePod("dgx-h100:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=2,pp=4,dp=4,mbs=1,sp=on,ep=8,etp=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Evaluate(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(r.Step > 0) || math.IsInf(r.Step, 0) || !(r.MFU > 0 && r.MFU < 1) {
+		t.Errorf("step %g s, MFU %g", r.Step, r.MFU)
+	}
+	small := mustSpec(t, "llama:layers=4,hidden=512,heads=8,seq=4096,vocab=1000,batch=8,experts=8,topk=2,expert_ffn=256,"+
+		"mixers=GGG*,gdn_k_heads=2,gdn_v_heads=8,gdn_k_dim=64,gdn_v_dim=64,gdn_conv=4")
+	s4, err := plan.ParseStrategy("tp=4,pp=1,dp=2,mbs=1,sp=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plan.Resolve(small, s4, p1); err == nil || !strings.Contains(err.Error(), "tp=4 does not divide the 2 key and 8 value heads of the Gated DeltaNet") {
+		t.Errorf("tp=4 over 2 key heads: %v", err)
+	}
+}
