@@ -384,7 +384,8 @@ class Megatron(unittest.TestCase):
             want["recompute_method"], want["recompute_num_layers"] = ("block", int(n)) if n else ("uniform", 1)
         if rk == "selective":
             want["recompute_modules"] = k["recompute-modules"].split("+") if "recompute-modules" in k else ["core_attn"]
-        fp8 = {"current": ("hybrid", "tensorwise"), "delayed": ("hybrid", "delayed"), "blockwise": ("e4m3", "blockwise")}
+        fp8 = {"current": ("hybrid", "tensorwise"), "delayed": ("hybrid", "delayed"), "blockwise": ("e4m3", "blockwise"),
+               "mxfp8": ("e4m3", "mxfp8")}
         want["fp8"], recipe = fp8.get(k.get("fp8"), (None, None))
         if "experts" in model:
             x, f = int(model["experts"]), int(model["expert_ffn"])
@@ -423,9 +424,12 @@ class Megatron(unittest.TestCase):
         self.assertEqual(d.use_distributed_optimizer, on("distopt") or on("fsdp"), key)
         self.assertEqual(d.grad_reduce_in_fp32, k.get("grads", "fp32") == "fp32", key)
         self.assertEqual(d.overlap_grad_reduce, D > 1 or on("distopt") or on("fsdp"), key)
+        # Packed sequences (pack-len=, pack=on): Megatron-LM's --sft, its
+        # dataset of packed conversations attending within each one.
+        self.assertEqual(bool(getattr(a, "sft", False)), "pack-len" in k or on("pack"), key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
-                 "stack"} | set(STACK_KEYS)
+                 "stack", "pack", "pack-len"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 
