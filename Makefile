@@ -470,8 +470,9 @@ FIDELITY_FLAGS ?=
 # larger micro-batch) and run (placer_torch.profile.runs, 3 interleaved
 # rounds, medians), and a tiny MoE's three plans beside them; fails
 # under Spearman 0.8 (the dense plans), over 20% median error of each
-# plan's ratio to its model's first (a load that falls on the whole
-# profile cancels in it), or over 60% median error. About 85 s on 2
+# plan's predicted/measured against its model's geometric mean of them (a
+# load that falls on the whole profile cancels in it), or over 60% median
+# error. About 85 s on 2
 # cores; in make test.
 .PHONY: test-profile-cpu
 test-profile-cpu: build
