@@ -91,18 +91,7 @@ func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
 	states := 2 * float64(g.KDim*g.VDim) * vh * n
 	kB := kernel{class: graph.ClassMatMul, flops: 2*kf + states, read: n * (2*conv + 2*vh + 2*vd) * bf16, writes: n * (conv + 2*vh) * bf16}
 	gated := kernel{class: graph.ClassReduction, flops: 10 * n * vd, read: 2 * n * vd * bf16, writes: n * vd * bf16}
-	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
-	gOut := c.lgemm(2*n*vd*h, n*vd*bf16+vd*h*bf16, act)
-	bIn, bOut := c.back(gIn), c.back(gOut)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(norm).plus(c.pair(gIn, before, act)).plus(t(cv)).plus(t(k)).plus(t(gated)).plus(c.pair(gOut, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(gated))).plus(t(kB)).plus(t(twice(cv))).
-		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(norm)))
-	if c.fp8 > 0 {
-		casts := c.casts(n*h*sp, n*vd)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
-	}
+	fwd, bwd = c.recurrentBlock(n, h, in, vd, sp, act, recurrentKernels{norm, cv, k, kB, gated, resid})
 	return fwd, bwd, rec
 }
 

@@ -80,18 +80,7 @@ func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
 	states := 2 * float64(s.State*s.HeadDim) * heads * n
 	ssdB := kernel{class: graph.ClassMatMul, flops: 2*ssdFlops + states, read: n * (2*xbc + heads + 2*di) * bf16, writes: n * (xbc + heads) * bf16}
 	gated := kernel{class: graph.ClassReduction, flops: 10 * n * di, read: 2 * n * di * bf16, writes: n * di * bf16}
-	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
-	gOut := c.lgemm(2*n*di*h, n*di*bf16+di*h*bf16, act)
-	bIn, bOut := c.back(gIn), c.back(gOut)
-	before, after, bwdAfter, bwdBefore := c.tpKinds()
-	t := c.run
-	fwd = t(norm).plus(c.pair(gIn, before, act)).plus(t(conv)).plus(t(ssd)).plus(t(gated)).plus(c.pair(gOut, after, act)).plus(t(resid))
-	bwd = t(twice(resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(gated))).plus(t(ssdB)).plus(t(twice(conv))).
-		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(norm)))
-	if c.fp8 > 0 {
-		casts := c.casts(n*h*sp, n*di)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
-	}
+	fwd, bwd = c.recurrentBlock(n, h, in, di, sp, act, recurrentKernels{norm, conv, ssd, ssdB, gated, resid})
 	return fwd, bwd, rec
 }
 
@@ -160,4 +149,34 @@ func (c *coster) hybridMemory() layerMemory {
 		layerInput /= T
 	}
 	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
+}
+
+// recurrentKernels are the kernels of a recurrent mixer's block (Mamba-2's
+// or Gated DeltaNet's) between its two projections: the norm, the causal
+// convolution, the scan forward and backward, the gated norm and the
+// residual add.
+type recurrentKernels struct{ norm, conv, scan, scanB, gated, resid kernel }
+
+// recurrentBlock is a recurrent mixer's block for n tokens of hidden h:
+// the norm, the input projection to in features (its tensor-parallel
+// collective before it), the convolution, the scan, the gated norm, the
+// output projection from inner features (its collective after), the
+// residual; the backward in reverse, each elementwise kernel twice, the
+// input projection's collective both ways; FP8's casts where the plan
+// runs FP8. act is the bytes of the block's input activation; sp the
+// sequence-parallel share of the tokens.
+func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKernels) (fwd, bwd phase) {
+	gIn := c.lgemm(2*n*h*in, act+h*in*bf16, n*in*bf16)
+	gOut := c.lgemm(2*n*inner*h, n*inner*bf16+inner*h*bf16, act)
+	bIn, bOut := c.back(gIn), c.back(gOut)
+	before, after, bwdAfter, bwdBefore := c.tpKinds()
+	t := c.run
+	fwd = t(k.norm).plus(c.pair(gIn, before, act)).plus(t(k.conv)).plus(t(k.scan)).plus(t(k.gated)).plus(c.pair(gOut, after, act)).plus(t(k.resid))
+	bwd = t(twice(k.resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(k.gated))).plus(t(k.scanB)).plus(t(twice(k.conv))).
+		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(k.norm)))
+	if c.fp8 > 0 {
+		casts := c.casts(n*h*sp, n*inner)
+		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+	}
+	return fwd, bwd
 }
