@@ -96,6 +96,9 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
 		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, bf16)
+		if plan.Rowwise(pl.FP8) {
+			fwd, bwd = p.Kernels.RowwiseSpeedups(pl.FP8, bf16)
+		}
 		if plan.BlockScaled(pl.FP8) {
 			fwd = blockSpeedup(pl.FP8, p, bf16)
 			bwd = fwd
@@ -146,13 +149,18 @@ func (c *coster) back(g kernel) kernel {
 // 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
 // costed here, but not Transformer Engine's fused kernels' bytes, so
 // the 5 (current) and 3 (delayed) bytes an element stay assumptions.
-// MXFP8 and NVFP4 cast in one pass to both copies (blockCast).
+// MXFP8 and NVFP4 cast in one pass to both copies (blockCast); torchao's
+// rowwise recipes along the rows in one pass forward (rowwise.go; their
+// backward's: bwdCasts).
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
 	}
 	if plan.BlockScaled(c.pl.FP8) {
 		return blockCast(c.pl.FP8, e).time(c.h)
+	}
+	if plan.Rowwise(c.pl.FP8) {
+		return rowwiseCast(e).time(c.h)
 	}
 	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
 	if c.pl.FP8 == plan.FP8Current {

@@ -101,7 +101,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		rec = t(actFn).plus(c.casts(erows * cols))
 	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
-		plus(c.casts(erows*h, erows*cols))
+		plus(c.bwdCasts(erows*h, erows*cols))
 	if run.ExpertLoop {
 		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)
@@ -234,7 +234,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 		up = 2 * cols
 	}
 	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
-	if pl.FP8 != "" {
+	if keepsFP8Inputs(pl.FP8) {
 		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
 	}
 	input = nl * h * bf16

@@ -160,7 +160,7 @@ func (c *coster) layerMemory() layerMemory {
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads)
 	unit := n * h // s b h
-	attn, mlp, replicated := blockUnits(m, pl.FP8 != "")
+	attn, mlp, replicated := blockUnits(m, keepsFP8Inputs(pl.FP8))
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
@@ -247,7 +247,7 @@ func (c *coster) titanBlockExtra() float64 {
 	var extra float64
 	if pl.T > 1 && pl.SequenceParallel {
 		in := 2.0 + 2 // the attention's and the MLP's gathered inputs
-		if pl.FP8 != "" {
+		if keepsFP8Inputs(pl.FP8) {
 			in = 1 + 1
 		}
 		extra += in * unit * (1 - 1/T)
@@ -307,7 +307,7 @@ func (c *coster) recomputeSaved(moe bool) float64 {
 	mods := pl.Recomputes()
 	T := float64(pl.T)
 	unit := c.tokens * float64(m.Hidden) // s b h
-	fp8 := pl.FP8 != ""
+	fp8 := keepsFP8Inputs(pl.FP8)
 	// rep units replicated over the tensor group without sequence
 	// parallelism, shard units split over it.
 	split := func(rep, shard float64) float64 {
@@ -517,7 +517,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 			// latter 2 in FP8; sequence-parallel), its block's (kept, not
 			// recomputed), and its own logits as the output layer's.
 			proj := 4.0
-			if pl.FP8 != "" {
+			if keepsFP8Inputs(pl.FP8) {
 				proj = 2
 			}
 			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
@@ -564,7 +564,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 // none held. Not with experts (their weights are not nn.Linear's).
 func (c *coster) titanFP8Weights(st *stageCost) float64 {
 	pl := &c.pl
-	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
+	if !pl.Titan() || !keepsFP8Weights(pl.FP8) || pl.Recompute != plan.NoRecompute || c.m.MoE() {
 		return 0
 	}
 	return st.layers
