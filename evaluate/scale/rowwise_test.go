@@ -17,7 +17,7 @@ import (
 // gradient's inverse speedup and the BF16 weight gradient's (1).
 func TestH100RowwiseMeasured(t *testing.T) {
 	got := fp8Speedups(readKernelbench(t, kernelbenchH100))
-	rw, tw := got["rowwise"], got["tensorwise.fast"]
+	rw, tw := got["rowwise.fast"], got["tensorwise.fast"]
 	if len(rw) != 36 || len(tw) != 36 {
 		t.Fatalf("%d rowwise and %d tensorwise shard GEMMs paired, want 36 each", len(rw), len(tw))
 	}
