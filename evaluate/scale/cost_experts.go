@@ -53,9 +53,9 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)  // this GPU's sequence shard
-	routed := nl * k                // the token copies it dispatches
-	recv := routed * loadFactor(pl) // those the most loaded rank receives
+	nl := c.tokens / float64(pl.T)   // this GPU's sequence shard
+	routed := nl * k                 // the token copies it dispatches
+	recv := routed * pl.LoadFactor() // those the most loaded rank receives
 	ETP := float64(pl.ETP)
 	rows := recv * ETP // its expert GEMMs' rows, gathered over the expert-tensor group
 	local := E / float64(pl.EP)
@@ -226,7 +226,7 @@ func (c *coster) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * loadFactor(pl)
+	recv := nl * k * pl.LoadFactor()
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)
 	up := cols

@@ -716,7 +716,7 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	if pl.Run.Eager && !pl.Titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
 		return c.eagerState(st)
 	}
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	w = st.params * bf16
 	g = st.params * gb
 	o = st.params * 12
@@ -800,7 +800,7 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)
-	rd := gradBytes(pl) // the reduce dtype
+	rd := pl.GradBytes() // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
 		layer = st.layers / float64(l)

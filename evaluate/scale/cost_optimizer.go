@@ -21,7 +21,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		paramsMax = max(paramsMax, st.trained(pl))
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {
 		opt /= D

@@ -388,15 +388,6 @@ func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, su
 	return (sum-busiest)/float64(pl.V) + 2*p2ps
 }
 
-// gradBytes is the bytes of a gradient element: FP32 main gradients, or
-// BF16 with grads=bf16 (Strategy.GradBF16).
-func gradBytes(pl *plan.Plan) float64 {
-	if pl.GradBF16 {
-		return bf16
-	}
-	return 4
-}
-
 // stageLayerParams is stage s's experts' parameters on one of its GPUs
 // (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
 // experts included, its dense layers' before the experts, the
@@ -485,7 +476,7 @@ func (st *stageCost) weigh(m *transformer.Spec, pl *plan.Plan, s int, lp float64
 		st.experts, st.layers = experts, layers
 	}
 	if pl.LoRA() {
-		st.adapters = float64(pl.Stages[s]) * loraLayerParams(m, pl.FineTune, pl.TPs[s])
+		st.adapters = float64(pl.Stages[s]) * pl.FineTune.AdapterParams(m, pl.TPs[s])
 	}
 }
 

@@ -321,9 +321,9 @@ func (c *coster) stateTensors(b *traceBuilder, st *stageCost, sm stageMem, L int
 	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
 		layer := st.layers / float64(L)
 		gather = layer * bf16
-		grad = layer * gradBytes(pl)
+		grad = layer * pl.GradBytes()
 		if pl.Titan() {
-			grad = layer * (bf16 + gradBytes(pl))
+			grad = layer * (bf16 + pl.GradBytes())
 		}
 	}
 	w, g := sm.weights-2*gather, sm.grads-grad

@@ -591,7 +591,7 @@ func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
 // micro-batches (FSDPParam.to_accumulated_grad_if_needed).
 func (w *titanWalk) rootGradBytes() float64 {
 	if w.c.pl.P > 1 {
-		return gradBytes(&w.c.pl)
+		return w.c.pl.GradBytes()
 	}
 	return bf16
 }
@@ -656,7 +656,7 @@ func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
 	t, g, pl := w.t, w.g, &w.c.pl
 	if pl.P > 1 {
 		if w.accum[b] < 0 {
-			w.accum[b] = t.alloc(g.block*gradBytes(pl), catGrads)
+			w.accum[b] = t.alloc(g.block*pl.GradBytes(), catGrads)
 		}
 		t.free(wg)
 		if !last {
