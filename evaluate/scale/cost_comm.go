@@ -152,18 +152,18 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		_, _, edpG := pl.ExpertGroups(*p)
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
-			dense := st.params - st.experts
+			dense := st.Params - st.Experts
 			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
 			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
 			exposed = max(exposed, p.Beside(ag+agE, st.fwd.busy)+p.Beside(ag+agE+rs+rsE, st.bwd.busy))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		ag := p.StateCollective(roofline.AllGather, dpG, st.params*p.WeightBytes())
+		ag := p.StateCollective(roofline.AllGather, dpG, st.Params*p.WeightBytes())
 		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 		exposed = max(exposed, p.Beside(ag, st.fwd.busy)+p.Beside(ag+rs, st.bwd.busy))
 	}
@@ -182,16 +182,16 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	_, _, edpG := pl.ExpertGroups(p)
 	for s, st := range stages {
 		_, dpG := pl.Groups(p, s)
-		dense := st.params - st.experts
+		dense := st.Params - st.Experts
 		if pl.DistOpt {
 			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
 			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
 			exposed = max(exposed, p.Beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.Beside(ag+agE, st.fwd.busy/float64(pl.V)))
 		} else {
 			ar := p.StateCollective(roofline.AllReduce, dpG, dense*gb)
-			arE := p.StateCollective(roofline.AllReduce, edpG, st.experts*gb)
+			arE := p.StateCollective(roofline.AllReduce, edpG, st.Experts*gb)
 			exposed = max(exposed, p.Beside(ar+arE, st.bwd.busy/float64(pl.V)))
 		}
 	}

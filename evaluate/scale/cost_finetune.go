@@ -7,10 +7,10 @@ import (
 )
 
 // Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
-// adapters, as layer costs around a stack's (loraLayers), its state in
-// memory (loraMemory) and the parameters it trains (stageCost.trained);
-// packing is the attention's causal keys (Plan.PackedKeys, read by
-// coreAttention).
+// adapters, as layer costs around a stack's (loraLayers), and the
+// parameters it trains (stageCost.trained; its state in memory is
+// evaluate/scale/memory's loraMemory); packing is the attention's
+// causal keys (Plan.PackedKeys, read by coreAttention).
 //
 // LoRA, per block of a dense model, on one GPU of its tensor group:
 //   - the base's weight-gradient GEMMs are not run (a frozen weight
@@ -134,54 +134,13 @@ func (c *coster) loraAdapters() (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// loraActivations is what one block's adapters keep for their backward
-// for one micro-batch on one GPU, bytes: each A's r-wide output (B's
-// input; A's input is the layer's, kept already).
-func (c *coster) loraActivations() float64 {
-	var k float64
-	in, _, _ := c.loraWidths()
-	for i := range in {
-		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
-			k++
-		}
-	}
-	return k * c.tokens * float64(c.pl.LoRARank) * bf16
-}
-
-// loraMemory is stage s's memory sm (stageMemory's) under LoRA: the
-// base weights as stageState counts them (BF16, or FP8 where fp8
-// params), the adapters' BF16 weights beside them, gradients and
-// optimizer state of the adapters only (Plan.GradBytes and Adam's 12 bytes
-// a parameter, sharded as the plan shards them), and the adapters'
-// activations for the micro-batches in flight (recomputed, not kept,
-// under full recomputation). Without LoRA, sm.
-func (c *coster) loraMemory(s int, st *stageCost, sm stageMem) stageMem {
-	if !c.pl.LoRA() {
-		return sm
-	}
-	pl := &c.pl
-	a := st.adapters
-	sm.weights += a * bf16
-	sm.grads, sm.opt = a*pl.GradBytes(), a*12
-	if pl.DistOpt || pl.FSDP {
-		sm.opt /= float64(pl.D * pl.C)
-	}
-	if pl.FSDP {
-		sm.grads /= float64(pl.D * pl.C)
-	}
-	if pl.Recompute != plan.FullRecompute {
-		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()
-	}
-	return sm
-}
-
 // trained is the parameters of stage st that get gradients and
 // optimizer state on one GPU: its adapters' under LoRA, else all.
 func (st *stageCost) trained(pl *plan.Plan) float64 {
 	if pl.LoRA() {
-		return st.adapters
+		return st.Adapters
 	}
-	return st.params
+	return st.Params
 }
 
 // stepFLOPs is the FLOPs a step of plan pl runs on model m in

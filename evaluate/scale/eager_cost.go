@@ -28,10 +28,10 @@ import (
 // model's flash attention (coreAttention: the kernel torch's SDPA
 // dispatches to, at the pod's attention rate, context parallelism's ring
 // included). rec is what selective recomputation runs again:
-// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
-// save list), every forward op but SDPA and the GEMMs it saves (of
-// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
-// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
+// torchtitan's per-op policy (selective_ac_option "op", the save list
+// of evaluate/scale/memory's titanOpSAC), every forward op but SDPA
+// and the GEMMs it saves (of wq, wk, wv, wo, w1, w3, w2 every other
+// one: wq's, wv's, w1's and w2's outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
 // gate-up GEMM run again, without their collectives (the policy saves
 // the reduce-scatters' outputs).
 //
