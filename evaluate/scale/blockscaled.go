@@ -19,7 +19,7 @@ import (
 //     columnwise copy (blocks along columns, for the weight-gradient
 //     GEMM): the scales cannot be transposed with the data, so both are
 //     kept. Its GEMMs run at a published speedup over BF16, a little
-//     below per-tensor FP8's (plan.BlockScaledSpeedups; the same dense
+//     below per-tensor FP8's (kernels.BlackwellBlockScaled; the same dense
 //     peak, Hardware.FP8Tensor). Megatron-Bridge's
 //     bf16_with_mxfp8_mixed (src/megatron/bridge/training/
 //     mixed_precision.py, v0.4.2): fp8 "e4m3", fp8_recipe "mxfp8",
@@ -39,7 +39,7 @@ import (
 //     "e2m1", fp4_recipe "nvfp4", fp4_param_gather; no BF16 first or last
 //     layers (only nemotron_3_super_bf16_with_nvfp4_mixed keeps some).
 //     Its GEMMs run at a published share of the FP4 tensor peak
-//     (plan.BlockScaledSpeedups; Hardware.FP4Tensor: 4x BF16 on
+//     (kernels.BlackwellBlockScaled; Hardware.FP4Tensor: 4x BF16 on
 //     B200/GB200, 6x on Blackwell Ultra).
 //
 // In both, as under every FP8 recipe here, the attention core (the
@@ -57,11 +57,11 @@ import (
 
 // blockSpeedups is how many times faster a block-scaled GEMM of recipe
 // runs than the BF16 GEMM of its shape on pod p, forward and backward:
-// published kernel benchmarks of a Blackwell GPU's MXFP8 and NVFP4 GEMMs
-// against its BF16 ones, NVFP4's at its share of the FP4 over the BF16
-// peak (plan.BlockScaledSpeedups), at the BF16 GEMMs' efficiency.
+// its kernels' (kernels.Node.BlockScaledSpeedups: on Blackwell, published
+// kernel benchmarks of MXFP8 and NVFP4 GEMMs against BF16 ones), at the
+// BF16 GEMMs' efficiency.
 func blockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
-	return plan.BlockScaledSpeedups(recipe, p.Hardware.FP4Tensor/bf16Peak)
+	return p.Kernels.BlockScaledSpeedups(recipe == plan.FP4NV, bf16Peak, p.Hardware.FP4Tensor)
 }
 
 // blockCast is the quantization of a GEMM input of e BF16 elements

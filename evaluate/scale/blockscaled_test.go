@@ -68,7 +68,7 @@ func TestBlockScaledRefused(t *testing.T) {
 }
 
 // TestBlockScaledGEMMs: a block-scaled GEMM takes the BF16 GEMM's time
-// over its published speedup (plan.BlockScaledSpeedups, Transformer
+// over its published speedup (kernels.BlackwellBlockScaled, Transformer
 // Engine's B300 GEMM times): MXFP8 2.365 / 4.250 = 0.55647 of it forward
 // and 4.797 / 8.852 = 0.54191 backward on every Blackwell part; NVFP4
 // on the B300 1.254 / 4.250 forward and 2.510 / 8.852 backward at an FP4

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/graph"
 )
 
@@ -97,7 +98,7 @@ func TestNVL72GroupsOnNVLink(t *testing.T) {
 
 // TestBlackwellFP8Speedups: an fp8= plan's GEMMs on a Blackwell pod run
 // at Transformer Engine's published B300 per-layer GEMM times' ratios
-// (teGEMMs, pre-quantized): per-tensor FP8 4.250 / 2.158 = 1.9694
+// (kernels' teGEMMs, pre-quantized): per-tensor FP8 4.250 / 2.158 = 1.9694
 // forward, (4.434 + 4.418) / (2.329 + 2.325) = 1.9020 backward; blockwise
 // (MXFP8 on Blackwell) 13.102 / 7.162 = 1.8294 both ways; the same on
 // every Blackwell part (each has twice its BF16 peak in FP8). The H200
@@ -116,15 +117,16 @@ func TestBlackwellFP8Speedups(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fwd, bwd := p.Kernels.FP8Speedups(c.recipe, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
+		fwd, bwd := p.Kernels.FP8Speedups(c.recipe == FP8Blockwise, p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16))
 		if !within(fwd, c.fwd, 1e-4) || !within(bwd, c.bwd, 1e-4) {
 			t.Errorf("%s fp8=%s: %g / %g, want %g / %g", c.pod, c.recipe, fwd, bwd, c.fwd, c.bwd)
 		}
 	}
 }
 
-// TestBlackwellGEMMAndAttention: a Blackwell GEMM at the H100's 0.756 of
-// its BF16 peak times the published B300-over-H200-NVL ratio (teGEMMs:
+// TestBlackwellGEMMAndAttention: a Blackwell pod's GEMMs at the H100's
+// 0.756 of the BF16 peak times the published B300-over-H200-NVL ratio
+// (kernels' teGEMMs:
 // 19.1727e12 FLOPs a layer in (12.758 + 13.102) / 2 = 12.930 ms on a
 // 2,250 TF B300 is 0.65903 of its peak; in (32.014 + 31.909) / 2 =
 // 31.9615 ms on an 835.5 TF H200 NVL 0.71798): 0.756 x 0.91789 =
@@ -155,30 +157,34 @@ func TestBlackwellGEMMAndAttention(t *testing.T) {
 				c.pod, a.Rate(128), a.Beta, a.T0, c.rate, c.beta)
 		}
 	}
-	if h100CuDNNAttention.Fwd.Rates[1] != 663.2e12 || h100CuDNNAttention.Fwd.Beta != 0.5461e-12 {
-		t.Error("blackwellAttention scaled the H100's fit in place")
+	if h := kernels.H100.Attention[0].Fwd; h.Rates[1] != 663.2e12 || h.Beta != 0.5461e-12 {
+		t.Error("the Blackwell attention scaled the H100's fit in place")
 	}
 }
 
-// TestBlockScaledSpeedups: MXFP8 4.250 / 2.365 = 1.7970 forward, 8.852 /
-// 4.797 = 1.8453 backward whatever the FP4 peak; NVFP4 on the B300
-// (FP4 13,125 / 2,250 = 5.8333 times BF16) 4.250 / 1.254 = 3.3892 and
-// 8.852 / 2.510 = 3.5267, on a 4x part (B200) those x 4 / 5.8333: 2.3240
-// and 2.4183.
-func TestBlockScaledSpeedups(t *testing.T) {
+// TestBlackwellBlockScaled: a Blackwell pod's MXFP8 GEMMs at 4.250 /
+// 2.365 = 1.7970 the BF16 GEMM's speed forward and 8.852 / 4.797 = 1.8453
+// backward; its NVFP4 GEMMs at the B300's 4.250 / 1.254 = 3.3892 and
+// 8.852 / 2.510 = 3.5267 times its FP4/BF16 peak ratio over the B300's
+// 13,125 / 2,250 = 5.8333: on B200 (9,000 / 2,250 = 4) 2.3240 and
+// 2.4183, on GB300 (15,000 / 2,500 = 6) 3.4860 and 3.6275.
+func TestBlackwellBlockScaled(t *testing.T) {
 	for _, c := range []struct {
-		recipe   string
-		ratio    float64
-		fwd, bwd float64
+		pod                string
+		mxf, mxb, nvf, nvb float64
 	}{
-		{FP8MX, 4, 1.7970, 1.8453},
-		{FP4NV, 13125.0 / 2250, 3.3892, 3.5267},
-		{FP4NV, 4, 2.3240, 2.4183},
-		{FP8Current, 4, 0, 0},
+		{"dgx-b200", 1.7970, 1.8453, 2.3240, 2.4183},
+		{"gb300-nvl72", 1.7970, 1.8453, 3.4860, 3.6275},
 	} {
-		f, b := BlockScaledSpeedups(c.recipe, c.ratio)
-		if !within(f, c.fwd, 1e-4) || !within(b, c.bwd, 1e-4) {
-			t.Errorf("%s at FP4/BF16 %g: %g / %g, want %g / %g", c.recipe, c.ratio, f, b, c.fwd, c.bwd)
+		p, err := ParsePod(c.pod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := p.Kernels
+		if !within(k.MXFP8Fwd, c.mxf, 1e-4) || !within(k.MXFP8Bwd, c.mxb, 1e-4) ||
+			!within(k.NVFP4Fwd, c.nvf, 1e-4) || !within(k.NVFP4Bwd, c.nvb, 1e-4) {
+			t.Errorf("%s: MXFP8 %g / %g, NVFP4 %g / %g; want %g / %g, %g / %g", c.pod,
+				k.MXFP8Fwd, k.MXFP8Bwd, k.NVFP4Fwd, k.NVFP4Bwd, c.mxf, c.mxb, c.nvf, c.nvb)
 		}
 	}
 }
