@@ -81,6 +81,13 @@ type Node struct {
 	// FP8 GEMM at the BF16 GEMMs' fraction of its own peak).
 	FP8Fwd, FP8Bwd, FP8Block float64
 
+	// MXFP8Fwd, MXFP8Bwd, NVFP4Fwd and NVFP4Bwd are how many times
+	// faster a block-scaled GEMM (fp8=mxfp8, fp4=nvfp4) runs than the
+	// BF16 GEMM of the same shape, forward and backward (data and weight
+	// gradients). 0: the FP8 peak (MXFP8) or the FP4 peak (NVFP4) over
+	// the BF16 peak.
+	MXFP8Fwd, MXFP8Bwd, NVFP4Fwd, NVFP4Bwd float64
+
 	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
 	// experts runs against one dense GEMM of the same FLOPs when its
 	// tiles fill the GPU's SMs in whole waves (GroupedEff adds what
@@ -134,6 +141,22 @@ func (k Node) FP8Speedups(blockwise bool, bf16Peak float64) (fwd, bwd float64) {
 		return or(k.FP8Block), or(k.FP8Block)
 	}
 	return or(k.FP8Fwd), or(k.FP8Bwd)
+}
+
+// BlockScaledSpeedups is how many times faster block-scaled GEMMs run
+// than BF16 ones, forward and backward, on a GPU of BF16, FP8 and FP4
+// tensor peaks bf16Peak, FP8Peak and fp4Peak: NVFP4's (fp4) or MXFP8's
+// (Node.NVFP4Fwd, NVFP4Bwd, MXFP8Fwd, MXFP8Bwd; their zero value the
+// peaks' ratio).
+func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd float64) {
+	f, b, peak := k.MXFP8Fwd, k.MXFP8Bwd, k.FP8Peak
+	if fp4 {
+		f, b, peak = k.NVFP4Fwd, k.NVFP4Bwd, fp4Peak
+	}
+	if f <= 0 || b <= 0 {
+		return peak / bf16Peak, peak / bf16Peak
+	}
+	return f, b
 }
 
 // H100 are an H100 SXM's (DGX H100), from measurements:

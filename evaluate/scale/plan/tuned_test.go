@@ -65,7 +65,7 @@ func TestTunedInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []string{"hardware measurement", "published spec", "first principles", "assumption", "chosen with rows"}
+	kinds := []string{"hardware measurement", "published kernel benchmark", "published spec", "first principles", "assumption", "chosen with rows"}
 	name := regexp.MustCompile("`([^`]+)`")
 	listed := map[string]bool{}
 	rows := 0
