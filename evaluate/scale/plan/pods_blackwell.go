@@ -102,6 +102,11 @@ func blackwellKernels(gpu string, sms int, held *HeldClock) Kernels {
 	k.FP8Peak = h.FP8Tensor
 	k.FP8Fwd, k.FP8Bwd, k.FP8Block = 0, 0, 0
 	k.Held = held
+	// NCCL's channels on NVLink 5 are not derived here (h100Kernels'
+	// CTAs are sm90's): the compute beside a collective takes arXiv
+	// 2507.03114's mean slowdown (A100, H100, MI250, MI210) instead.
+	k.CTAs, k.CTAsAcross = 0, 0
+	k.OverlapSlowdown = 0.189
 	return k
 }
 
