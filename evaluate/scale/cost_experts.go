@@ -189,7 +189,11 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	fw, bw := st.fwdWindow(), st.bwdWindow()
 	fw.Busy, fw.Idle = fw.Busy-fe, fw.Idle-fe // the computation beside the other side's exchanges
 	bw.Busy, bw.Idle = bw.Busy-be, bw.Idle-be
-	save := fe + be - (p.BesideIn(p.ExchangeComm(epG, fe), bw) + p.BesideIn(p.ExchangeComm(epG, be), fw))
+	sms := 0
+	if pl.Run.Dispatcher == plan.DispatcherFlex {
+		sms = deepEPSMs
+	}
+	save := fe + be - (p.BesideIn(p.ExchangeComm(epG, fe, sms), bw) + p.BesideIn(p.ExchangeComm(epG, be, sms), fw))
 	if save <= 0 {
 		return
 	}

@@ -347,16 +347,23 @@ func TestEPOverlapStage(t *testing.T) {
 	// The exchanges of 8 ranks in a node run on NCCL's p2p channels, 24
 	// rounded up to 32 CTAs; every window is SM-bound (fwdSM, bwdSM), so
 	// the computation beside them runs at 100/132 and each side's 4 s
-	// costs 4 x 32/132.
-	k := 32.0 / 132
-	pl := plan.Plan{P: 2, V: 2, M: 8, EP: 8, ETP: 1}
-	for s, paired := range []float64{6, 7} {
-		st := stageCost{fwd: phase{busy: 10, epExposed: 4}, bwd: phase{busy: 20, epExposed: 4}, fwdSM: 6, bwdSM: 16}
-		epOverlap(&st, pl, &p, s)
-		cut := (8 - 8*k) * paired / 8
-		if math.Abs(st.fwd.busy-(10-cut/2)) > 1e-12 || math.Abs(st.bwd.busy-(20-cut/2)) > 1e-12 ||
-			math.Abs(st.fwd.epExposed-(4-cut/2)) > 1e-12 || math.Abs(st.bwd.epExposed-(4-cut/2)) > 1e-12 {
-			t.Errorf("stage %d: %+v %+v, want each side %g shorter (k = %g)", s, st.fwd, st.bwd, cut/2, k)
+	// costs 4 x 32/132. With the flex dispatcher DeepEP's kernels take
+	// Megatron-Core's 20 SMs: 4 x 20/132.
+	for _, d := range []struct {
+		dispatcher string
+		k          float64
+	}{{"", 32.0 / 132}, {plan.DispatcherFlex, 20.0 / 132}} {
+		k := d.k
+		pl := plan.Plan{P: 2, V: 2, M: 8, EP: 8, ETP: 1}
+		pl.Run.Dispatcher = d.dispatcher
+		for s, paired := range []float64{6, 7} {
+			st := stageCost{fwd: phase{busy: 10, epExposed: 4}, bwd: phase{busy: 20, epExposed: 4}, fwdSM: 6, bwdSM: 16}
+			epOverlap(&st, pl, &p, s)
+			cut := (8 - 8*k) * paired / 8
+			if math.Abs(st.fwd.busy-(10-cut/2)) > 1e-12 || math.Abs(st.bwd.busy-(20-cut/2)) > 1e-12 ||
+				math.Abs(st.fwd.epExposed-(4-cut/2)) > 1e-12 || math.Abs(st.bwd.epExposed-(4-cut/2)) > 1e-12 {
+				t.Errorf("%q stage %d: %+v %+v, want each side %g shorter (k = %g)", d.dispatcher, s, st.fwd, st.bwd, cut/2, k)
+			}
 		}
 	}
 }

@@ -110,11 +110,12 @@ func (p *Pod) BesideComm(k roofline.Collective, g Group, bytes, t float64) Comm 
 }
 
 // ExchangeComm is an all-to-all over g running t seconds (the experts'
-// token exchanges) as a Comm: on the p2p channels (CollCTAs), moving
+// token exchanges) as a Comm: on sms SMs where its kernels say how many
+// they take (DeepEP's), else on NCCL's p2p channels (CollCTAs), moving
 // bytes at the rate of g's slowest link (Intra within a node, Inter
 // across nodes) the whole time, each byte sent read from HBM and each
 // received written to it.
-func (p *Pod) ExchangeComm(g Group, t float64) Comm {
+func (p *Pod) ExchangeComm(g Group, t float64, sms int) Comm {
 	if t <= 0 || g.Size() <= 1 {
 		return Comm{}
 	}
@@ -122,7 +123,11 @@ func (p *Pod) ExchangeComm(g Group, t float64) Comm {
 	if g.Nodes > 1 {
 		bw, _ = p.Inter()
 	}
-	return Comm{Time: t, ctaTime: float64(p.Kernels.CollCTAs(g, true)) * t, hbm: 2 * bw * t}
+	ctas := p.Kernels.CollCTAs(g, true)
+	if sms > 0 {
+		ctas = sms
+	}
+	return Comm{Time: t, ctaTime: float64(ctas) * t, hbm: 2 * bw * t}
 }
 
 // StateComm is StateCollective's k of bytes over g as a Comm.
