@@ -4,6 +4,7 @@ import (
 	"math/bits"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/graph"
 )
 
@@ -82,13 +83,13 @@ func moved(k roofline.Collective, n int, bytes float64) float64 {
 }
 
 // CollCTAs is how many CTAs NCCL's kernel of a collective over group g
-// runs with on the pod's GPUs: Kernels.CTAs within a node,
-// Kernels.CTAsAcross across nodes; an all-to-all (p2p: grouped sends
+// runs with on GPUs of kernels k: k.CTAs within a node,
+// k.CTAsAcross across nodes; an all-to-all (p2p: grouped sends
 // and receives) runs on NCCL's p2p channels, the collective channels
 // rounded up to a power of two (NCCL 2.30.7 src/graph/paths.cc,
 // ncclTopoComputeP2pChannels: p2pnChannels = pow2Up(min(nChannels,
 // NCCL_MAX_P2P_NCHANNELS))).
-func (k Kernels) CollCTAs(g Group, p2p bool) int {
+func CollCTAs(k kernels.Node, g Group, p2p bool) int {
 	n := k.CTAs
 	if g.Nodes > 1 {
 		n = k.CTAsAcross
@@ -106,7 +107,7 @@ func (p *Pod) BesideComm(k roofline.Collective, g Group, bytes, t float64) Comm 
 	if t <= 0 || g.Size() <= 1 {
 		return Comm{}
 	}
-	return Comm{Time: t, ctaTime: float64(p.Kernels.CollCTAs(g, false)) * t, hbm: hbmPerByte(k) * moved(k, g.Size(), bytes)}
+	return Comm{Time: t, ctaTime: float64(CollCTAs(p.Kernels, g, false)) * t, hbm: hbmPerByte(k) * moved(k, g.Size(), bytes)}
 }
 
 // ExchangeComm is an all-to-all over g running t seconds (the experts'
@@ -123,7 +124,7 @@ func (p *Pod) ExchangeComm(g Group, t float64, sms int) Comm {
 	if g.Nodes > 1 {
 		bw, _ = p.Inter()
 	}
-	ctas := p.Kernels.CollCTAs(g, true)
+	ctas := CollCTAs(p.Kernels, g, true)
 	if sms > 0 {
 		ctas = sms
 	}

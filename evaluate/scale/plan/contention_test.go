@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 )
 
 // TestBesideIn: collectives beside compute on DGX H100s (132 SMs, HBM
@@ -54,7 +55,7 @@ func TestBesideIn(t *testing.T) {
 		}
 	}
 	// A pod that knows no CTAs charges its flat slowdown (Beside).
-	q := Pod{Kernels: Kernels{OverlapSlowdown: 0.2}}
+	q := Pod{Kernels: kernels.Node{OverlapSlowdown: 0.2}}
 	if got := q.BesideIn(Comm{Time: 1}, Window{Busy: 3, Compute: 3}); math.Abs(got-0.2) > 1e-12 {
 		t.Errorf("flat slowdown: %g, want 0.2", got)
 	}
@@ -63,7 +64,7 @@ func TestBesideIn(t *testing.T) {
 // TestCollCTAs: NCCL's CTAs by where the group lies, and an all-to-all
 // on the p2p channels (24 rounded up to 32; 16 stays 16).
 func TestCollCTAs(t *testing.T) {
-	k := h100Kernels
+	k := kernels.H100
 	for _, c := range []struct {
 		g    Group
 		p2p  bool
@@ -75,7 +76,7 @@ func TestCollCTAs(t *testing.T) {
 		{Group{PerNode: 8, Nodes: 1}, true, 32},
 		{Group{PerNode: 8, Nodes: 4}, true, 16},
 	} {
-		if got := k.CollCTAs(c.g, c.p2p); got != c.want {
+		if got := CollCTAs(k, c.g, c.p2p); got != c.want {
 			t.Errorf("%+v p2p %v: %d CTAs, want %d", c.g, c.p2p, got, c.want)
 		}
 	}
