@@ -125,6 +125,9 @@ type stageCost struct {
 	// dense and denseRec are the stage's dense layers before the experts
 	// and how many of them recompute (DenseOn's, computed once a stage).
 	dense, denseRec int
+	// fwdSM and bwdSM are the SM-bound part of fwd's and bwd's time
+	// (smBound's; 0 where no collective runs beside them: contended).
+	fwdSM, bwdSM float64
 }
 
 // stageKit is what the stages of one tensor-parallel degree share: the
@@ -228,6 +231,9 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	lp := float64(m.LayerParams())
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
+	}
+	if contended(&pl, p) {
+		smBound(&m, &pl, p, cache, tokens, stages)
 	}
 	if pl.EPOverlap {
 		for s := range stages {

@@ -103,6 +103,11 @@ func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node
 	k.FP8Fwd, k.FP8Bwd, k.FP8Block = kernels.BlackwellFP8()
 	k.MXFP8Fwd, k.MXFP8Bwd, k.NVFP4Fwd, k.NVFP4Bwd = kernels.BlackwellBlockScaled(h.FP4Tensor / h.FP16Tensor)
 	k.Held = held
+	// NCCL's channels on NVLink 5 are not derived here (kernels.H100's
+	// CTAs are sm90's): the compute beside a collective takes arXiv
+	// 2507.03114's mean slowdown (A100, H100, MI250, MI210) instead.
+	k.CTAs, k.CTAsAcross = 0, 0
+	k.OverlapSlowdown = 0.189
 	return k
 }
 
