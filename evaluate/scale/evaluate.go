@@ -63,6 +63,9 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
 	}
+	if contended(&pl, p) {
+		smBound(&m, &pl, p, cache, tokens, stages)
+	}
 	if pl.EPOverlap {
 		for s := range stages {
 			epOverlap(&stages[s], pl, p, s)

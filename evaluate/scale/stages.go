@@ -13,6 +13,9 @@ import (
 type stageCost struct {
 	fwd, bwd phase
 	memory.Stage
+	// fwdSM and bwdSM are the SM-bound part of fwd's and bwd's time
+	// (smBound's; 0 where no collective runs beside them: contended).
+	fwdSM, bwdSM float64
 }
 
 // assemble sets stage s's forward and backward per micro-batch from its
