@@ -104,7 +104,7 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 
 // dpExposed is the exposed data-parallel communication of a step.
 // Data-parallel gradients (FP32 main grads, Megatron's default with
-// BF16; BF16 with grads=bf16: gradBytes) reduced over the replicas, overlapped with the last
+// BF16; BF16 with grads=bf16: Plan.GradBytes) reduced over the replicas, overlapped with the last
 // micro-batch's backward (--overlap-grad-reduce); with the
 // distributed optimizer a reduce-scatter, and the updated BF16
 // parameters all-gathered under the next step's first forward
@@ -113,7 +113,7 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 // context parallelism is its C x D GPUs of the same weights. FSDP:
 // fsdpExposed; a model with experts: expertsDP.
 func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	switch {
 	case pl.FSDP:
 		return fsdpExposed(m, pl, p, stages)
@@ -147,22 +147,22 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
 func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	var exposed float64
 	if m.MoE() {
 		_, _, edpG := pl.ExpertGroups(*p)
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
-			dense := st.params - st.experts
-			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.experts*bf16))
-			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.experts*gb))
+			dense := st.Params - st.Experts
+			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
+			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
 			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		ag := p.StateComm(roofline.AllGather, dpG, st.params*p.WeightBytes())
+		ag := p.StateComm(roofline.AllGather, dpG, st.Params*p.WeightBytes())
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 		exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 	}
@@ -177,18 +177,18 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 // the distributed optimizer).
 func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	var exposed float64
-	gb := gradBytes(&pl)
+	gb := pl.GradBytes()
 	_, _, edpG := pl.ExpertGroups(p)
 	for s, st := range stages {
 		_, dpG := pl.Groups(p, s)
-		dense := st.params - st.experts
+		dense := st.Params - st.Experts
 		fwd, bwd := st.fwdWindow().Scale(1/float64(pl.V)), st.bwdWindow().Scale(1/float64(pl.V))
 		if pl.DistOpt {
-			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.experts*gb))
-			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.experts*bf16))
+			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
+			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
 			exposed = max(exposed, p.BesideIn(rs, bwd)+p.BesideIn(ag, fwd))
 		} else {
-			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.experts*gb))
+			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.Experts*gb))
 			exposed = max(exposed, p.BesideIn(ar, bwd))
 		}
 	}
@@ -207,7 +207,7 @@ func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64
 	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
 		return 0
 	}
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 	t := p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	if pl.ShareNode(*p, 0, pl.P-1) {
