@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -96,7 +97,7 @@ func nearRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), 
 func TestRecomputeNormAct(t *testing.T) {
 	m := mustSpec(t, smallMoE)
 	p, _ := plan.PodOf("dgx-h100", 8)
-	p.Kernels.Host = plan.Host{} // the GPU's time alone
+	p.Kernels.Host = kernels.Host{} // the GPU's time alone
 	base := evalText(t, m, p, "dp=8,ep=4,mbs=1")
 	r := evalText(t, m, p, "dp=8,ep=4,mbs=1,recompute-modules=layernorm+moe_act")
 	if got := base.Activations - r.Activations; got != 8388608 {
@@ -114,7 +115,7 @@ func TestRecomputeNormAct(t *testing.T) {
 	// moe frees what moe_act does and all the rest of the layer but its
 	// input; it runs the layer's forward again, all-to-alls included.
 	all := evalText(t, m, p, "dp=8,ep=4,mbs=1,recompute-modules=moe")
-	moeActs := 32768.0 + 4194304 + 4194304 + 2097152 + 4194304 // moeActivations less the input (TestMoELayerMemory)
+	moeActs := 32768.0 + 4194304 + 4194304 + 2097152 + 4194304 // memory's moeActivations less the input (TestMoELayerMemory)
 	if got := base.Activations - all.Activations; got != int64(2*moeActs) || !(all.EPExposed > base.EPExposed) {
 		t.Errorf("moe: freed %d bytes, want %d; all-to-alls %g s, without %g s", got, int64(2*moeActs), all.EPExposed, base.EPExposed)
 	}
@@ -140,7 +141,7 @@ func TestRecomputeMLP(t *testing.T) {
 	// At the burst clock: the clock a step's waits allow under the power
 	// limit moves the step, not what this test adds up (TestBalancedStep).
 	p = p.AtBurst()
-	p.Kernels.Host = plan.Host{}
+	p.Kernels.Host = kernels.Host{}
 	base := evalText(t, m, p, "tp=2,dp=4,mbs=1")
 	r := evalText(t, m, p, "tp=2,dp=4,mbs=1,recompute-modules=mlp")
 	unit := 1024.0 * 1024

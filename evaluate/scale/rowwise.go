@@ -40,9 +40,9 @@ import (
 // in BF16 (ctx.save_for_backward(input_hp, weight_hp_t)) and casts them
 // again in the backward; the forward's row-scaled FP8 input cannot serve
 // the weight gradient's column-scaled GEMM, so a rowwise linear's saved
-// input is its BF16 one (2 bytes an element: keepsFP8Inputs), and no FP8
+// input is its BF16 one (2 bytes an element: plan.KeepsFP8Inputs), and no FP8
 // weight is held between the forward and the backward
-// (keepsFP8Weights). torchtitan's float8 documentation
+// (plan.KeepsFP8Weights). torchtitan's float8 documentation
 // (torchtitan/components/quantization/float8.md at b5bcd76): "for float8
 // with rowwise scaling, all distributed communication is done in high
 // precision": the tensor-parallel all-gathers carry BF16 (tpBytes).
@@ -83,13 +83,3 @@ func (c *coster) bwdCasts(es ...float64) phase {
 	}
 	return c.casts(es...)
 }
-
-// keepsFP8Inputs is whether the GEMMs of recipe keep their inputs for
-// the backward as FP8 copies (one byte an element) rather than BF16:
-// every FP8 recipe but torchao's rowwise ones.
-func keepsFP8Inputs(recipe string) bool { return recipe != "" && !plan.Rowwise(recipe) }
-
-// keepsFP8Weights is whether torchtitan's float8 linears under recipe
-// hold an FP8 weight from the forward to the backward (titanFP8Weights):
-// not under the rowwise recipes.
-func keepsFP8Weights(recipe string) bool { return keepsFP8Inputs(recipe) }

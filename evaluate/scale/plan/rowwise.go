@@ -1,5 +1,7 @@
 package plan
 
+import "github.com/placer/placer/evaluate/scale/kernels"
+
 // torchao's float8 rowwise recipes (fp8=rowwise, fp8=rowwise_with_gw_hp)
 // as the plan language reads them: their keys, their refusal on stacks
 // that do not run torchao, and the speed of their GEMMs; what they cost
@@ -70,8 +72,8 @@ const rowwiseOverTensorwise = 1.8655 / 1.850
 // two backward GEMMs (the same FLOPs) are costed each at the mean of
 // the FP8 data-gradient's time and the BF16 weight-gradient's, one over
 // the mean of their inverse speedups.
-func (k Kernels) RowwiseSpeedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
-	fwd, bwd = k.FP8Speedups(FP8Current, bf16Peak)
+func RowwiseSpeedups(k kernels.Node, recipe string, bf16Peak float64) (fwd, bwd float64) {
+	fwd, bwd = k.FP8Speedups(false, bf16Peak)
 	if k.FP8Fwd > 0 {
 		fwd *= rowwiseOverTensorwise
 	}
@@ -97,3 +99,13 @@ func checkFP8(s Strategy) error {
 	}
 	return rowwiseFits(s)
 }
+
+// KeepsFP8Inputs is whether the GEMMs of recipe keep their inputs for
+// the backward as FP8 copies (one byte an element) rather than BF16:
+// every FP8 recipe but torchao's rowwise ones.
+func KeepsFP8Inputs(recipe string) bool { return recipe != "" && !Rowwise(recipe) }
+
+// KeepsFP8Weights is whether torchtitan's float8 linears under recipe
+// hold an FP8 weight from the forward to the backward (the memory model's titanFP8Weights):
+// not under the rowwise recipes.
+func KeepsFP8Weights(recipe string) bool { return KeepsFP8Inputs(recipe) }

@@ -3,6 +3,8 @@ package plan
 import (
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/scale/kernels"
 )
 
 // TestRowwiseParse: fp8=rowwise and fp8=rowwise_with_gw_hp (also
@@ -45,16 +47,16 @@ func TestRowwiseParse(t *testing.T) {
 // 989.45) and, with the BF16 weight gradient, 2/(1/2 + 1) = 4/3.
 func TestRowwiseSpeedups(t *testing.T) {
 	for _, c := range []struct {
-		k        Kernels
+		k        kernels.Node
 		recipe   string
 		fwd, bwd float64
 	}{
-		{Kernels{FP8Peak: 1978.9e12, FP8Fwd: 2, FP8Bwd: 1.5}, FP8Rowwise, 2.01676, 1.51257},
-		{Kernels{FP8Peak: 1978.9e12, FP8Fwd: 2, FP8Bwd: 1.5}, FP8RowwiseGWHP, 2.01676, 1.20400},
-		{Kernels{FP8Peak: 1978.9e12}, FP8Rowwise, 2, 2},
-		{Kernels{FP8Peak: 1978.9e12}, FP8RowwiseGWHP, 2, 4.0 / 3},
+		{kernels.Node{FP8Peak: 1978.9e12, FP8Fwd: 2, FP8Bwd: 1.5}, FP8Rowwise, 2.01676, 1.51257},
+		{kernels.Node{FP8Peak: 1978.9e12, FP8Fwd: 2, FP8Bwd: 1.5}, FP8RowwiseGWHP, 2.01676, 1.20400},
+		{kernels.Node{FP8Peak: 1978.9e12}, FP8Rowwise, 2, 2},
+		{kernels.Node{FP8Peak: 1978.9e12}, FP8RowwiseGWHP, 2, 4.0 / 3},
 	} {
-		f, b := c.k.RowwiseSpeedups(c.recipe, 989.45e12)
+		f, b := RowwiseSpeedups(c.k, c.recipe, 989.45e12)
 		if abs(f-c.fwd) > 1e-5 || abs(b-c.bwd) > 1e-5 {
 			t.Errorf("%s at %+v: %.5f, %.5f; by hand %.5f, %.5f", c.recipe, c.k, f, b, c.fwd, c.bwd)
 		}

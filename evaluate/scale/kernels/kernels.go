@@ -1,4 +1,4 @@
-package plan
+package kernels
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Kernels is what a node's kernels and collectives reach inside a
+// Node is what a node's kernels and collectives reach inside a
 // training step beyond the roofline's per-class efficiencies
 // (roofline.Hardware.ComputeEff): fused attention's own rate, the SMs an
 // overlapped collective takes from the GEMMs beside it, and the bus
@@ -15,7 +15,7 @@ import (
 // source), none is fitted to a table placer is checked against. The zero
 // value changes nothing: attention at the matmul class's efficiency,
 // overlap for free, collectives at the links' line rate.
-type Kernels struct {
+type Node struct {
 	// GEMM is the fraction of the BF16 tensor peak the node's GEMMs
 	// reach at the shapes of a transformer's shards (the matmul class's
 	// efficiency in the pod's hardware: the block's GEMMs and the output
@@ -23,11 +23,11 @@ type Kernels struct {
 	GEMM float64
 
 	// Attention are the fused attention kernels measured on the node's
-	// GPU, timed by shape (AttentionKernel), the one its runs use first
+	// GPU, timed by shape (Attention), the one its runs use first
 	// (Transformer Engine's on H100: cuDNN's); the others check blocks
 	// measured with them (published.MeasuredLayer.Attention). None: fused
 	// attention at the matmul class's efficiency.
-	Attention []*AttentionKernel
+	Attention []*Attention
 
 	// SMs is the GPU's streaming multiprocessors; OverlapSMs how many of
 	// them a tensor-parallel collective overlapped with a GEMM takes
@@ -35,9 +35,17 @@ type Kernels struct {
 	// runs on the others. 0: none taken.
 	SMs, OverlapSMs int
 
+	// CTAs and CTAsAcross are how many thread blocks (one a channel,
+	// each holding an SM) NCCL's ring kernels run with among a node's
+	// GPUs and across nodes: what a data-parallel, FSDP or expert
+	// collective takes from the compute beside it, with its HBM traffic
+	// (contention.go). 0: OverlapSlowdown instead.
+	CTAs, CTAsAcross int
+
 	// OverlapSlowdown is how much slower compute runs while a
 	// data-parallel collective (NCCL's kernels) runs beside it, as a
-	// fraction (0.189: 18.9% slower). 0: overlap is free.
+	// fraction (0.189: 18.9% slower), on a pod without CTAs. 0: overlap
+	// is free.
 	OverlapSlowdown float64
 	// Serial: communication runs on the same cores as compute (gloo on
 	// a CPU host), so none overlaps it: what beside a compute window is
@@ -81,6 +89,13 @@ type Kernels struct {
 	// FP8 GEMM at the BF16 GEMMs' fraction of its own peak).
 	FP8Fwd, FP8Bwd, FP8Block float64
 
+	// MXFP8Fwd, MXFP8Bwd, NVFP4Fwd and NVFP4Bwd are how many times
+	// faster a block-scaled GEMM (fp8=mxfp8, fp4=nvfp4) runs than the
+	// BF16 GEMM of the same shape, forward and backward (data and weight
+	// gradients). 0: the FP8 peak (MXFP8) or the FP4 peak (NVFP4) over
+	// the BF16 peak.
+	MXFP8Fwd, MXFP8Bwd, NVFP4Fwd, NVFP4Bwd float64
+
 	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
 	// experts runs against one dense GEMM of the same FLOPs when its
 	// tiles fill the GPU's SMs in whole waves (GroupedEff adds what
@@ -103,14 +118,14 @@ type Kernels struct {
 // WithAttention is k with the attention kernel of backend first (the one
 // a layer is costed with): "" and "any" leave k as it is; a backend k has
 // not measured is an error naming those it has.
-func (k Kernels) WithAttention(backend string) (Kernels, error) {
+func (k Node) WithAttention(backend string) (Node, error) {
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
 	}
 	var names []string
 	for i, a := range k.Attention {
 		if a.Backend == backend {
-			k.Attention = append([]*AttentionKernel{a}, append(append([]*AttentionKernel(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
+			k.Attention = append([]*Attention{a}, append(append([]*Attention(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
 			return k, nil
 		}
 		names = append(names, a.Backend)
@@ -118,10 +133,11 @@ func (k Kernels) WithAttention(backend string) (Kernels, error) {
 	return k, fmt.Errorf("attention %q: not measured on this GPU (measured: %s)", backend, strings.Join(names, ", "))
 }
 
-// FP8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
-// ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
-// (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
-func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+// FP8Speedups is how many times faster FP8 GEMMs run than BF16 ones,
+// forward and backward, on a GPU of BF16 tensor peak bf16Peak: with
+// blockwise scales (fp8=blockwise) or per-tensor ones (Node.FP8Fwd,
+// FP8Bwd, FP8Block; their zero value the peaks' ratio).
+func (k Node) FP8Speedups(blockwise bool, bf16Peak float64) (fwd, bwd float64) {
 	peaks := k.FP8Peak / bf16Peak
 	or := func(x float64) float64 {
 		if x > 0 {
@@ -129,13 +145,29 @@ func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 		}
 		return peaks
 	}
-	if recipe == FP8Blockwise {
+	if blockwise {
 		return or(k.FP8Block), or(k.FP8Block)
 	}
 	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
-// h100Kernels are an H100 SXM's (DGX H100), from measurements:
+// BlockScaledSpeedups is how many times faster block-scaled GEMMs run
+// than BF16 ones, forward and backward, on a GPU of BF16, FP8 and FP4
+// tensor peaks bf16Peak, FP8Peak and fp4Peak: NVFP4's (fp4) or MXFP8's
+// (Node.NVFP4Fwd, NVFP4Bwd, MXFP8Fwd, MXFP8Bwd; their zero value the
+// peaks' ratio).
+func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd float64) {
+	f, b, peak := k.MXFP8Fwd, k.MXFP8Bwd, k.FP8Peak
+	if fp4 {
+		f, b, peak = k.NVFP4Fwd, k.NVFP4Bwd, fp4Peak
+	}
+	if f <= 0 || b <= 0 {
+		return peak / bf16Peak, peak / bf16Peak
+	}
+	return f, b
+}
+
+// H100 are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
@@ -185,9 +217,22 @@ func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //   - 132 SMs (the H100 SXM5 datasheet); Transformer Engine's userbuffers
 //     (--tp-comm-overlap) take num_sm = 16 by default (TE v1.8,
 //     module/base.py);
-//   - overlapped compute 18.9% slower on average while a collective runs
-//     beside it, measured on A100, H100, MI250 and MI210 (arXiv
-//     2507.03114);
+//   - NCCL's ring collectives run 24 CTAs among a node's 8 GPUs and 16
+//     across nodes, each an SM the compute beside them loses for the
+//     collective's time (contention.go). Within a node, NCCL 2.30.7's
+//     topology search (src/graph/search.cc, ncclTopoCompute) finds 6
+//     rings at 60 GB/s on sm90 (sm90SpeedArrayIntra's first speed over
+//     18 NVLinks of SM90_NVLINK_BW 20.6 GB/s: 370.8), ncclTopoDupChannels
+//     doubles them to 12 (bwIntra 60 >= 50) and ncclTopoPostset
+//     (src/graph/connect.cc) doubles them again: 24, the 24 blocks an
+//     ncclAllGather launched beside a GEMM on an H100 in an Nsight
+//     trace (NVIDIA developer forums, "Compute-communication overlap
+//     causes severe GEMM performance degradation because of tail
+//     effect", 2025). Across nodes an H100 cluster's NCCL log prints 16
+//     ring channels over 3 nodes of 8 (NVIDIA/nccl#1453). It replaces
+//     the 18.9% average slowdown of compute beside a collective measured
+//     on A100, H100, MI250 and MI210 (arXiv 2507.03114), which the
+//     Blackwell pods still take;
 //   - NCCL ring all-gather and reduce-scatter among 8 GPUs on NVLink 4:
 //     361.4 and 362.9 GB/s bus bandwidth (ml-engineering, network/README:
 //     nccl-tests, 16 GiB);
@@ -224,46 +269,50 @@ func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
-var h100Kernels = Kernels{
+var H100 = Node{
 	GEMM:      0.756,
-	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
+	Attention: []*Attention{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
-	OverlapSlowdown: 0.189,
-	IntraBus:        362e9,
-	NICEff:          47.0 / 50,
-	FP8Peak:         1978.9e12,
-	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
+	CTAs: 24, CTAsAcross: 16,
+	IntraBus: 362e9,
+	NICEff:   47.0 / 50,
+	FP8Peak:  1978.9e12,
+	FP8Fwd:   1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
-	Held:        &h100Held,
+	Held:        &H100Held,
 }
 
-// h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
+// h100CuDNNAttention and h100FlashAttention are the fits H100
 // describes (FitAttention on kb-attention.jsonl and longattn.jsonl
 // together, to four figures).
 var (
-	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
+	h100CuDNNAttention = Attention{Backend: "cudnn",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
 			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
 			Beta: 2.901e-12, T0: 92.10e-6}}
-	h100FlashAttention = AttentionKernel{Backend: "flash",
+	h100FlashAttention = Attention{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
 			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},
 			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
 )
 
-// a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
-// same measured slowdown of overlapped compute and the same share of a
-// NIC's line rate as the H100's (assumed: no A100 figure was found);
+// A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet); NCCL's
+// 24 ring CTAs in a node (NCCL 2.30.7's search on sm80: 12 NVLinks of
+// SM80_NVLINK_BW 20 GB/s, 6 rings at speedArrayIntra's 40 GB/s, doubled
+// by ncclTopoDupChannels and by ncclTopoPostset) and 16 across nodes
+// (the H100's: 8 rings at a 200 Gb/s NIC's 24 GB/s, not doubled below 25
+// GB/s, doubled by ncclTopoPostset); the same share of a NIC's line rate
+// as the H100's (assumed: no A100 figure was found);
 // attention unfused, at the matmul and elementwise classes' efficiencies
 // (the 2022 runs this pod is checked on predate fused attention in
 // Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
 // found).
-var a100Kernels = Kernels{
+var A100 = Node{
 	SMs: 108, OverlapSMs: 16,
-	OverlapSlowdown:  0.189,
+	CTAs: 24, CTAsAcross: 16,
 	NICEff:           47.0 / 50,
 	UnfusedAttention: true,
 }
@@ -271,19 +320,19 @@ var a100Kernels = Kernels{
 // Beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps: the part of it the window does not hide,
 // or the compute's slowdown while both run, whichever is longer.
-func (p *Pod) Beside(comm, window float64) float64 {
+func (k Node) Beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
 	}
-	if p.Kernels.Serial {
+	if k.Serial {
 		return comm // the communication runs on the cores that compute
 	}
-	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
+	return max(comm-window, k.OverlapSlowdown*min(comm, window))
 }
 
 // GroupedEff is how fast a grouped GEMM over local experts of rows
 // tokens each (rows x K by K x n, each) runs against one dense GEMM of
-// its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
+// its FLOPs (1: as fast; Node.GroupedGEMM 0: 1): GroupedGEMM times
 // the share of its tiles' work that is the experts', with the tile
 // PyTorch's grouped GEMM takes on sm90 (aten/src/ATen/native/cuda/
 // GroupMM.cu: 64x128 where an expert's rows or n are at most 128, else
@@ -295,7 +344,7 @@ func (p *Pod) Beside(comm, window float64) float64 {
 // five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
 // measured ratio is 23% above it (its dense GEMM of 256 rows is itself
 // slow: 0.64 of the BF16 peak).
-func (k Kernels) GroupedEff(local, rows, n float64) float64 {
+func (k Node) GroupedEff(local, rows, n float64) float64 {
 	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
 		return 1
 	}

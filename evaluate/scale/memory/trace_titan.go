@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"math"
@@ -14,8 +14,8 @@ import (
 // pipeline_llama.py) over torch's FSDP2, tensor, context and pipeline
 // parallelism (torch 2.5 era), written per stage (titanStageTrace). The
 // stage's peak is the trace's maximum (memTrace.peak), and the caching
-// allocator replays the same trace (allocatorPeak): parts that are
-// never live at once are not summed, as memory's count of parts does.
+// allocator replays the same trace (Step.Allocator): parts that are
+// never live at once are not summed, as Step.Peak's count of parts does.
 
 // Streams of the trace's tensors: the caching allocator keeps a pool a
 // stream.
@@ -38,8 +38,8 @@ func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 // torchtitan over FSDP2 (every published torchtitan row) of the model
 // torchtitan 9dec370 writes, a dense Llama (two RMSNorms a block, SwiGLU,
 // standard or grouped-query attention: models/llama/model.py); other
-// torchtitan plans keep memory's count of parts.
-func titanTraceable(c *coster) bool {
+// torchtitan plans keep Step.Peak's count of parts.
+func titanTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
 	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
 		m.SwiGLU() && m.NormsPerBlock() == 2
@@ -106,13 +106,13 @@ type titanTensor struct {
 //     parallelism its reduce-scatter's output: kept by the policy,
 //     read by neither the backward nor the recomputation (the residual
 //     add needs no input for its backward).
-func (c *coster) titanBlockTensors() []titanTensor {
+func (c *counter) titanBlockTensors() []titanTensor {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	q, kv := float64(m.Heads)*float64(m.HeadDim()), float64(m.KVHeads)*float64(m.HeadDim())
-	in := 2.0 // a GEMM's saved input, a byte under Float8 (BF16 under rowwise: keepsFP8Inputs)
-	if keepsFP8Inputs(pl.FP8) {
+	in := 2.0 // a GEMM's saved input, a byte under Float8 (BF16 under rowwise: plan.KeepsFP8Inputs)
+	if plan.KeepsFP8Inputs(pl.FP8) {
 		in = 1
 	}
 	sp := pl.T > 1 && pl.SequenceParallel
@@ -198,7 +198,7 @@ func titanSplit(pl *plan.Plan, ts []titanTensor) (saved, recomputed []float64) {
 // flash-attention gradients (BF16), and the FP32 key and value
 // gradients concatenated and sent on (all-to-all) while the received
 // ones are added to: three of them at once.
-func (c *coster) titanAttentionBackward() []float64 {
+func (c *counter) titanAttentionBackward() []float64 {
 	pl, m := &c.pl, &c.m
 	if pl.C <= 1 {
 		return nil
@@ -237,27 +237,27 @@ type titanStage struct {
 //     resharded after its backward (FSDP2 does not reshard the root
 //     after the forward);
 //   - each micro-batch's forward (titanForward), in the pipeline
-//     schedule's order (Plan.inflight, titanUnitOrder), the loss with it
+//     schedule's order (inflight, titanUnitOrder), the loss with it
 //     on the last stage, and its backward (titanBackward);
 //   - at the end, the optimizer: torch.optim.AdamW with foreach (not
 //     fused: torchtitan's optimizer.py), whose _multi_tensor_adamw
 //     makes exp_avg_sq's square root for every parameter at once
 //     (torch._foreach_sqrt), 4 bytes a parameter over C x D; and the
 //     gradients freed (the next step's zero_grad).
-func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
+func (c *counter) titanStageTrace(s int, st *Stage) memTrace {
 	return c.titanStageTraceOf(s, st, tracedMicro(&c.pl), false)
 }
 
 // titanStageTraceOf is titanStageTrace writing micro of the plan's
 // micro-batches, its events kept or its peak alone counted (peakOnly).
-func (c *coster) titanStageTraceOf(s int, st *stageCost, micro int, peakOnly bool) memTrace {
+func (c *counter) titanStageTraceOf(s int, st *Stage, micro int, peakOnly bool) memTrace {
 	t := memTrace{peakOnly: peakOnly}
 	c.titanStageInto(&t, s, st, micro)
 	return t
 }
 
 // titanStageInto writes titanStageTraceOf into t, its buffers reused.
-func (c *coster) titanStageInto(t *memTrace, s int, st *stageCost, micro int) {
+func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 	pl := &c.pl
 	g := c.titanStageOf(s, st, t.peakOnly)
 	t.ev, t.cat, t.size = t.ev[:0], t.cat[:0], t.size[:0]
@@ -330,22 +330,22 @@ func tracedMicro(pl *plan.Plan) int {
 
 // titanStageOf is titanStage of stage s (summed: the tensors a block
 // makes one after another as one, for a peak alone).
-func (c *coster) titanStageOf(s int, st *stageCost, summed bool) titanStage {
+func (c *counter) titanStageOf(s int, st *Stage, summed bool) titanStage {
 	pl, m := &c.pl, &c.m
 	L, V := pl.Stages[s], max(pl.V, 1)
 	g := titanStage{s: s, L: L, V: V, lu: max(int(math.Round(float64(L)/float64(V))), 1),
 		D: float64(pl.D * pl.C), boundary: 2 * c.tokens * float64(m.Hidden) * c.sp()}
 	if L > 0 {
-		g.block = st.layers / float64(L)
+		g.block = st.Layers / float64(L)
 	}
-	g.root = st.params - st.layers
+	g.root = st.Params - st.Layers
 	if s == pl.P-1 {
 		g.out = min(float64(m.OutputParams())/float64(pl.T), g.root)
 	}
 	ts := c.titanBlockTensors()
 	g.saved, g.recomp = titanSplit(pl, ts)
 	g.attn = c.titanAttentionBackward()
-	if keepsFP8Weights(pl.FP8) {
+	if plan.KeepsFP8Weights(pl.FP8) {
 		// The float8 weight transposes: kept from the forward without
 		// recomputation (titanFP8Weights), else made again by it.
 		if pl.Recompute == plan.NoRecompute {
@@ -396,314 +396,19 @@ func splitBytes(total, piece float64) []float64 {
 	return out
 }
 
-// titanWalk is a stage's trace being written: its blocks' unsharded
-// parameters and accumulated gradients, and what the step holds to its
-// end.
-type titanWalk struct {
-	t         *memTrace
-	c         *coster
-	g         *titanStage
-	unsharded []int32 // each block's BF16 parameters while gathered (-1: resharded)
-	accum     []int32 // under a pipeline, each block's FP32 unsharded gradient accumulated
-	grads     []int32 // the FP32 gradient shards, made by each reduce-scatter
-	rootGrads []int32 // the root's unsharded BF16 gradients
-	outputs   []int32 // the last stage's logits, kept in output_chunks
-	seen      []bool  // the model chunks that have run a forward
-	// a unit's (micro-batch on a model chunk's) tensors between its
-	// forward and its backward: by block, its input and its saved
-	// tensors; the chunk's output; the loss's saved tensors.
-	units   []titanUnit
-	scratch []int32 // a block backward's transient tensors
-}
-
-type titanUnit struct {
-	in     []int32
-	saved  [][2]int32 // a block's saved tensors: the ids from the first to before the second (made in turn)
-	out    int32
-	loss   []int32
-	logits int32
-}
-
-// run writes stage s's micro-batches: as many forwards as the stage
-// holds in flight at its peak (Plan.inflight, times the model chunks),
-// then a forward and a backward in turn, then the last backwards, in
-// torch's interleaved order where titanUnitOrder gives one (the units
-// of allocatorTrace's schedule).
-func (w *titanWalk) run(s int) {
-	pl, g := &w.c.pl, w.g
-	U := pl.M * g.V
-	w.units = make([]titanUnit, U)
-	ins, saved := make([]int32, U*g.lu), make([][2]int32, U*g.lu)
-	for u := range w.units {
-		w.units[u].in, w.units[u].saved = ins[u*g.lu:(u+1)*g.lu], saved[u*g.lu:(u+1)*g.lu]
-	}
-	w.seen = make([]bool, g.V)
-	done := make([]int, g.V) // backwards run, by model chunk
-	n := min(max(int(math.Round(inflight(pl, s)*float64(g.V))), 1), U)
-	ord := titanUnitOrder(pl)
-	chunkOf := func(u int) int { return u % g.V }
-	if ord != nil {
-		chunkOf = func(u int) int { return u / pl.M }
-	}
-	unit := func(k int, bwd bool) int {
-		if ord == nil {
-			return k
-		}
-		return ord(k, bwd)
-	}
-	f := 0
-	for ; f < n-1; f++ {
-		u := unit(f, false)
-		w.forward(u, chunkOf(u))
-	}
-	for k := range U {
-		if f < U {
-			u := unit(f, false)
-			w.forward(u, chunkOf(u))
-			f++
-		}
-		u := unit(k, true)
-		ch := chunkOf(u)
-		done[ch]++
-		w.backward(u, ch, done[ch] == 1, done[ch] == pl.M)
-	}
-}
-
-// block is the stage's index of model chunk ch's l-th block.
-func (w *titanWalk) block(ch, l int) int { return min(ch*w.g.lu+l, w.g.L-1) }
-
-// unshard gathers block b's BF16 parameters where they are not
-// (FSDP2's all-gather: its output on the all-gather stream, copied out
-// into the unsharded parameters on the default stream and dropped;
-// traceBuilder.unshard).
-func (w *titanWalk) unshard(b int) {
-	if w.unsharded[b] >= 0 {
-		return
-	}
-	buf := w.t.allocOn(allGatherStream, w.g.block*bf16, catComm)
-	w.unsharded[b] = w.t.alloc(w.g.block*bf16, catWeights)
-	w.t.free(buf)
-}
-
-// reshard frees block b's unsharded parameters.
-func (w *titanWalk) reshard(b int) {
-	w.t.free(w.unsharded[b])
-	w.unsharded[b] = -1
-}
-
-// forward is unit u's forward on model chunk ch: the embedding's output
-// on the model's first chunk (else the stage's receive buffer, made
-// with the state), each block's parameters gathered, its saved tensors
-// (titanSplit) and its output, the next block's input; without a
-// pipeline each block but the last resharded after it
-// (apply_fsdp: reshard_after_forward = layer_id < len(model.layers) - 1;
-// under a pipeline none is: reshard_after_forward = not pp_enabled); on
-// the model's last chunk the loss (titanLossForward).
-func (w *titanWalk) forward(u, ch int) {
-	t, g, pl := w.t, w.g, &w.c.pl
-	w.seen[ch] = true
-	un := &w.units[u]
-	in := int32(-1)
-	if g.s == 0 && ch == 0 {
-		in = t.alloc(g.boundary, catActs) // the embedding's output
-	}
-	for l := range g.lu {
-		b := w.block(ch, l)
-		w.unshard(b)
-		first := int32(len(t.cat))
-		for _, bytes := range g.saved {
-			t.alloc(bytes, catActs)
-		}
-		un.in[l], un.saved[l] = in, [2]int32{first, int32(len(t.cat))}
-		in = t.alloc(g.boundary, catActs)
-		if pl.P == 1 && b < g.L-1 {
-			w.reshard(b)
-		}
-	}
-	un.out = in
-	if g.s == pl.P-1 && ch == g.V-1 {
-		w.lossForward(un)
-	}
-}
-
-// lossForward is the last chunk's loss in unit un's forward: the final
-// norm's output gathered, the output layer's input (titanOutputInputs:
-// the norm's input is the last block's output), the BF16 logits, their
-// FP32 copy (train.py's loss_fn: cross_entropy of pred.float()) and the
-// log softmax's output, saved for the backward; the copy freed with
-// the loss function's return. Without a pipeline train.py deletes the
-// logits before the backward ("del pred"); under one torch's
-// PipelineStage keeps them in output_chunks to the step's end
-// (titanOutputChunks), computing the loss right after the forward
-// (_maybe_compute_loss).
-func (w *titanWalk) lossForward(un *titanUnit) {
-	t, c := w.t, w.c
-	n, h := c.tokens, float64(c.m.Hidden)
-	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
-	outIn := t.alloc(2*n*h, catActs)
-	un.logits = t.alloc(logit*bf16, catLoss)
-	cp := t.alloc(logit*4, catLoss)
-	lsm := t.alloc(logit*4, catLoss)
-	t.free(cp)
-	if c.pl.P == 1 {
-		t.free(un.logits)
-		un.logits = -1
-	} else {
-		w.outputs = append(w.outputs, un.logits)
-	}
-	un.loss = []int32{outIn, lsm}
-}
-
-// lossBackward is the loss's backward in unit un's and the output
-// layer's and final norm's, returning the gradient of the last block's
-// output: nll_loss_backward's FP32 gradient and log_softmax's (under
-// loss parallelism, torch/distributed/tensor/parallel/loss.py, exp(x)
-// and the sum beside them: titanLossBytes), their BF16 cast (the
-// backward of .float()), the output layer's input gradient and, on the
-// first micro-batch, its weight's gradient (unsharded BF16, the root's:
-// reduce-scattered at the backward's end), then the final norm's.
-func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
-	t, c, g := w.t, w.c, w.g
-	n, h := c.tokens, float64(c.m.Hidden)
-	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
-	nll := t.alloc(logit*4, catLoss)
-	gi := t.alloc(logit*4, catLoss)
-	var par []int32
-	if c.pl.T > 1 {
-		par = []int32{t.alloc(logit*4, catLoss), t.alloc(logit*4, catLoss)}
-	}
-	t.free(nll, un.loss[1])
-	t.free(par...)
-	gb := t.alloc(logit*bf16, catLoss)
-	t.free(gi)
-	gh := t.alloc(2*n*h, catActs)
-	if first {
-		w.rootGrads = append(w.rootGrads, t.alloc(g.out*w.rootGradBytes(), catGrads))
-	}
-	t.free(gb, un.loss[0])
-	gn := t.alloc(g.boundary, catActs)
-	t.free(gh, un.out)
-	return gn
-}
-
-// rootGradBytes is the bytes a root parameter's unsharded gradient
-// takes: BF16, accumulated in the reduce dtype across a pipeline's
-// micro-batches (FSDPParam.to_accumulated_grad_if_needed).
-func (w *titanWalk) rootGradBytes() float64 {
-	if w.c.pl.P > 1 {
-		return gradBytes(&w.c.pl)
-	}
-	return bf16
-}
-
-// backward is unit u's backward on model chunk ch (first: the chunk's
-// first micro-batch's; last: its last, which reduce-scatters the
-// gradients under a pipeline).
-func (w *titanWalk) backward(u, ch int, first, last bool) {
-	t, g, pl := w.t, w.g, &w.c.pl
-	un := &w.units[u]
-	gradOut := int32(-1) // else the stage's gradient receive buffer
-	if g.s == pl.P-1 && ch == g.V-1 {
-		gradOut = w.lossBackward(un, first)
-	} else {
-		t.free(un.out) // the chunk's output, sent and kept in fwd_cache
-	}
-	for l := g.lu - 1; l >= 0; l-- {
-		b := w.block(ch, l)
-		w.unshard(b)
-		if pl.P == 1 && l > 0 {
-			w.unshard(w.block(ch, l-1)) // FSDP2's backward prefetch of the next block to run
-		}
-		rec := w.scratch[:0]
-		for _, bytes := range g.recomp {
-			rec = append(rec, t.alloc(bytes, catActs))
-		}
-		tmp := len(rec)
-		for _, bytes := range g.attn {
-			rec = append(rec, t.alloc(bytes, catActs))
-		}
-		t.free(rec[tmp:]...)
-		wg := t.alloc(g.block*bf16, catGrads)
-		t.free(rec[:tmp]...)
-		w.scratch = rec
-		for id := un.saved[l][0]; id < un.saved[l][1]; id++ {
-			t.free(id)
-		}
-		gradIn := t.alloc(g.boundary, catActs)
-		t.free(gradOut, un.in[l])
-		gradOut = gradIn
-		w.postBackward(b, wg, first, last)
-	}
-	t.free(gradOut) // sent to the previous stage, or the embedding's
-	if g.s == 0 && ch == 0 && first {
-		w.rootGrads = append(w.rootGrads, t.alloc((g.root-g.out)*w.rootGradBytes(), catGrads))
-	}
-}
-
-// postBackward is FSDP2's post-backward of block b with its unsharded
-// BF16 gradient wg (torch/distributed/fsdp/_fully_shard
-// _fsdp_param_group.py post_backward, _fsdp_collectives.py
-// foreach_reduce): without a pipeline, the block resharded and its
-// gradient copied into the reduce-scatter's FP32 input on the
-// reduce-scatter stream, whose output makes the FP32 gradient shard
-// (the .grad on the step's first reduce-scatter), the input kept to the
-// next reduce-scatter (comm_ctx.reduce_scatter_state); under a
-// pipeline, every micro-batch but the last without gradient sync
-// (torch's stage.py backward_maybe_with_nosync): the gradient
-// accumulated unsharded in the reduce dtype, reduce-scattered and the
-// block resharded after the last.
-func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
-	t, g, pl := w.t, w.g, &w.c.pl
-	if pl.P > 1 {
-		if w.accum[b] < 0 {
-			w.accum[b] = t.alloc(g.block*gradBytes(pl), catGrads)
-		}
-		t.free(wg)
-		if !last {
-			return
-		}
-		wg, w.accum[b], first = w.accum[b], -1, true
-	}
-	w.reshard(b)
-	w.reduceScatter(g.block, first, wg)
-}
-
-// reduceScatter is FSDP2's foreach_reduce of params parameters'
-// unsharded gradients gs (torch/distributed/fsdp/_fully_shard/
-// _fsdp_collectives.py, torch 2.5 era): under
-// torch.cuda.stream(reduce_scatter_stream) the FP32 reduce-scatter
-// input, the gradients copied into it and freed, and its output, of
-// which each parameter's FP32 gradient shard is a view (the .grad on
-// the step's first reduce-scatter, added to after: "The RS output is
-// allocated in the RS stream and used in the default stream (for
-// optimizer)"). The shards return to that stream's pool when the next
-// step's zero_grad frees them, so the default stream's tensors never
-// reuse their memory: reserved holds both pools.
-func (w *titanWalk) reduceScatter(params float64, first bool, gs ...int32) {
-	t, g := w.t, w.g
-	rs := t.allocOn(reduceScatterStream, params*4, catComm)
-	t.free(gs...)
-	out := t.allocOn(reduceScatterStream, params*4/g.D, catGrads)
-	if first {
-		w.grads = append(w.grads, out)
-	} else {
-		t.free(out) // added to the .grad
-	}
-	t.free(rs)
-}
-
-// titanTraced is the trace of plan kits[0].c.pl's stage whose peak is
-// highest (its step written by titanStageTrace), where the plan is
-// titanTraceable.
-func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int, bool) {
-	if !titanTraceable(&kits[0].c) {
+// titanTraced is the trace of plan cs[0].pl's stage whose peak is
+// highest (its step written by titanStageTrace; cs a counter of each
+// stage's degree), where the plan is titanTraceable.
+func titanTraced(stages []Stage, cs []counter) (memTrace, int, bool) {
+	if !titanTraceable(&cs[0]) {
 		return memTrace{}, 0, false
 	}
+	tps := cs[0].pl.TPs
 	var best memTrace
 	at := -1
 	t := memTrace{peakOnly: true}
 	for s := range stages {
-		c := &kits[kitIndex(kits, tps[s])].c
+		c := &cs[counterOf(cs, tps[s])]
 		c.titanStageInto(&t, s, &stages[s], tracedMicro(&c.pl))
 		if at < 0 || t.best > best.best {
 			best.best, best.by, at = t.best, t.by, s
@@ -714,11 +419,12 @@ func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int,
 }
 
 // titanReplay is the allocator's peak over every stage's titanStageTrace
-// (allocatorPeak's, for a titanTraceable plan).
-func titanReplay(cfg alloc.Config, stages []stageCost, kits []stageKit, tps []int) *AllocatorPeak {
+// (Step.Allocator's, for a titanTraceable plan).
+func titanReplay(cfg alloc.Config, stages []Stage, cs []counter) *AllocatorPeak {
+	tps := cs[0].pl.TPs
 	var best *AllocatorPeak
 	for s := range stages {
-		c := &kits[kitIndex(kits, tps[s])].c
+		c := &cs[counterOf(cs, tps[s])]
 		tr := c.titanStageTrace(s, &stages[s])
 		st, err := alloc.Replay(cfg, tr.ev)
 		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
