@@ -96,6 +96,9 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
 		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16)
+		if plan.Rowwise(pl.FP8) {
+			fwd, bwd = plan.RowwiseSpeedups(p.Kernels, pl.FP8, bf16)
+		}
 		if plan.BlockScaled(pl.FP8) {
 			fwd, bwd = blockSpeedups(pl.FP8, p, bf16)
 		}
@@ -146,10 +149,15 @@ func (c *coster) back(g kernel) kernel {
 // costed here, but not Transformer Engine's fused kernels' bytes, so
 // the 5 (current) and 3 (delayed) bytes an element stay assumptions.
 // MXFP8 and NVFP4 cast in one pass to both copies (blockCast), NVFP4
-// after an amax pass of its own (amaxFirst).
+// after an amax pass of its own (amaxFirst); torchao's rowwise recipes
+// along the rows in one pass forward (rowwise.go; their backward's:
+// bwdCasts).
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
+	}
+	if plan.Rowwise(c.pl.FP8) {
+		return rowwiseCast(e).time(c.h)
 	}
 	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}
 	if plan.BlockScaled(c.pl.FP8) {

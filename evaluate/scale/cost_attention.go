@@ -51,8 +51,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
 	}
 	if c.fp8 > 0 {
-		casts := c.casts(n*h*sp, n*qd/T)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*qd/T)), bwd.plus(c.bwdCasts(n*h*sp, n*qd/T))
 	}
 	if c.pl.Recomputes().Has(plan.RecomputeCoreAttn) {
 		rec = fa
@@ -157,7 +156,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 		qb = c.pair(bU, bwdBefore, lat).plus(c.pair(bU, before, lat)).plus(t(twice(red(nd * ql)))).plus(t(bD)).plus(t(bD))
 		if c.fp8 > 0 {
 			qf = qf.plus(c.casts(nd * ql))
-			qb = qb.plus(c.casts(nd * ql))
+			qb = qb.plus(c.bwdCasts(nd * ql))
 		}
 	} else {
 		g := c.lgemm(2*n*h*qw, act+h*qw*bf16, n*qw*bf16)
@@ -200,8 +199,7 @@ func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).plus(t(twice(rope))).
 		plus(kvb).plus(qb).plus(t(twice(norm)))
 	if c.fp8 > 0 {
-		casts := c.casts(nd*h, nd*kl, o)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		fwd, bwd = fwd.plus(c.casts(nd*h, nd*kl, o)), bwd.plus(c.bwdCasts(nd*h, nd*kl, o))
 	}
 	if mods := c.pl.Recomputes(); mods != 0 {
 		if mods.Has(plan.RecomputeCoreAttn) {

@@ -129,8 +129,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	bwd = ob.plus(bb).plus(gather).plus(c.pair(b, bwdBefore, 2*act)).plus(c.pair(b, before, 2*act)).
 		plus(t(twice(cat))).plus(t(twice(norm))).plus(t(twice(norm))).plus(eb)
 	if c.fp8 > 0 {
-		casts := c.casts(2 * n * h * sp)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		fwd, bwd = fwd.plus(c.casts(2*n*h*sp)), bwd.plus(c.bwdCasts(2*n*h*sp))
 	}
 	x := float64(m.MTP)
 	return scalePhase(fwd, x), scalePhase(bwd, x)

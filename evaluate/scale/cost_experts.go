@@ -99,7 +99,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		rec = t(actFn).plus(c.casts(erows * cols))
 	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
-		plus(c.casts(erows*h, erows*cols))
+		plus(c.bwdCasts(erows*h, erows*cols))
 	if run.ExpertLoop {
 		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)

@@ -106,8 +106,7 @@ func (c *coster) recurrentBlock(n, h, in, inner, sp, act float64, k recurrentKer
 	bwd = t(twice(k.resid)).plus(c.pair(bOut, bwdAfter, act)).plus(t(bOut)).plus(t(twice(k.gated))).plus(t(k.scanB)).plus(t(twice(k.conv))).
 		plus(c.pair(bIn, bwdBefore, act)).plus(c.pair(bIn, before, act)).plus(t(twice(k.norm)))
 	if c.fp8 > 0 {
-		casts := c.casts(n*h*sp, n*inner)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*inner)), bwd.plus(c.bwdCasts(n*h*sp, n*inner))
 	}
 	return fwd, bwd
 }

@@ -42,8 +42,7 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
 	}
 	if c.fp8 > 0 {
-		casts := c.casts(n*h*sp, n*f/T)
-		fwd, bwd = fwd.plus(casts), bwd.plus(casts)
+		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*f/T)), bwd.plus(c.bwdCasts(n*h*sp, n*f/T))
 	}
 	if c.pl.Recomputes().Has(plan.RecomputeMLP) {
 		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*sp, n*f/T))

@@ -55,13 +55,15 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		// micro-batch's; Transformer Engine keeps them for the others):
 		// read as BF16, written row- and column-wise (Hopper's FP8 GEMMs
 		// take both layouts), and with current scaling read once more
-		// for their amax.
+		// for their amax; with torchao's rowwise scaling the same (one
+		// cast along the weight's rows, one along its columns after
+		// their amax pass: rowwise.go).
 		var lw float64
 		for _, st := range stages {
 			lw = max(lw, st.Layers)
 		}
 		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
-		if pl.FP8 == plan.FP8Current {
+		if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
 			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
 		}
 	}

@@ -71,7 +71,8 @@ func median(xs []float64) float64 {
 }
 
 // fp8Speedups is, per FP8 case of kernelbench ("tensorwise.fast",
-// "tensorwise", "blockwise", "rowwise"), the BF16 over the FP8 time of
+// "tensorwise", "blockwise", "rowwise.fast", "rowwise": without fast
+// accumulation, measured from 2026-11-27), the BF16 over the FP8 time of
 // each of the Megatron rows' shard GEMMs (the squares left out), paired
 // by shape with the BF16 GEMM of the forward orientation.
 func fp8Speedups(lines []benchLine) map[string][]float64 {
@@ -91,7 +92,8 @@ func fp8Speedups(lines []benchLine) map[string][]float64 {
 			continue
 		}
 		key := l.Recipe
-		if l.FastAccum != nil && *l.FastAccum {
+		// kernelbench's rowwise lines without fast_accum ran with it.
+		if l.FastAccum != nil && *l.FastAccum || l.FastAccum == nil && l.Recipe == "rowwise" {
 			key += ".fast"
 		}
 		out[key] = append(out[key], b/l.Seconds)

@@ -58,6 +58,10 @@ func fp8Code(recipe string) uint8 {
 		return 4
 	case plan.FP4NV:
 		return 5
+	case plan.FP8Rowwise:
+		return 6
+	case plan.FP8RowwiseGWHP:
+		return 7
 	}
 	return 0
 }

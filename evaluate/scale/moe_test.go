@@ -168,7 +168,7 @@ func TestMoERefusals(t *testing.T) {
 	if _, err := plan.ParseStrategy("imbalance=0.5"); err == nil || !strings.Contains(err.Error(), "from 1 to 64") {
 		t.Errorf("imbalance=0.5: %v", err)
 	}
-	if _, err := plan.ParseStrategy("fp8=e4m3"); err == nil || !strings.Contains(err.Error(), "want current, delayed, blockwise or mxfp8 (fp4: nvfp4)") {
+	if _, err := plan.ParseStrategy("fp8=e4m3"); err == nil || !strings.Contains(err.Error(), "want current, delayed, blockwise, mxfp8, rowwise or rowwise_with_gw_hp (fp4: nvfp4)") {
 		t.Errorf("fp8=e4m3: %v", err)
 	}
 }

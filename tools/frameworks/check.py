@@ -139,6 +139,9 @@ def torchtitan_case(case):
     for c in cfg.model.converters:
         if c not in _registry_model_converter_cls:
             raise ValueError("model converter %r is not registered (torchtitan has %s)" % (c, sorted(_registry_model_converter_cls)))
+    if "quantize.linear.float8" in cfg.model.converters:
+        f8 = cfg.quantize.linear.float8
+        facts["float8"] = dict(recipe=f8.recipe_name, filter_fqns=list(f8.filter_fqns))
     p, world = cfg.parallelism, case["world"]
     pp = p.pipeline_parallel_degree
 

@@ -69,6 +69,8 @@ LLAMA_PLANS = {
     "gpipe": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,schedule=gpipe", [16, 16]),
     "context parallel": ("tp=2,cp=2,pp=2,dp=8,mbs=1,sp=on,fsdp=on", [16, 16]),
     "float8, async tp": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,tpoverlap=on,fp8=current", [16, 16]),
+    "float8 rowwise": ("tp=4,pp=2,dp=8,mbs=1,sp=on,fsdp=on,fp8=rowwise,stack=torchtitan-0.2,compile=on", [16, 16]),
+    "float8 rowwise_with_gw_hp": ("dp=64,mbs=1,fsdp=on,fp8=rowwise_with_gw_hp,stack=torchtitan-0.2,compile=on", None),
     "ddp alone": ("dp=64,mbs=2", None),
 }
 # A transformer at cluster scale for DeepSpeed 0.19: name -> (workload,
@@ -238,6 +240,14 @@ class TestExports(unittest.TestCase):
                     self.assertEqual(facts["parts"], len(rank_layers) * V)
                     want = "ScheduleInterleaved1F1B" if V > 1 else ("ScheduleGPipe" if "gpipe" in strategy else "Schedule1F1B")
                     self.assertEqual(facts["schedule"], want)
+                # torchao's recipe as torchtitan read it (fp8=current is
+                # its tensorwise); the rowwise ones leave the output out.
+                recipe = dict(kv.split("=") for kv in strategy.split(",")).get("fp8")
+                want8 = None
+                if recipe:
+                    want8 = dict(recipe="tensorwise" if recipe == "current" else recipe,
+                                 filter_fqns=[] if recipe == "current" else ["output"])
+                self.assertEqual(facts.get("float8"), want8)
         for name, (strategy, words) in LLAMA_REFUSED.items():
             with self.subTest(name):
                 r = placer("export", "--allow-over", "--workload", LLAMA, "--gpus", "64", "--strategy", strategy, "--to", "torchtitan@0.2")

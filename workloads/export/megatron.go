@@ -266,6 +266,8 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		// Megatron-LM's FP4 arguments (--fp4-format, choices e2m1;
 		// --fp4-recipe, choices nvfp4): Bridge's bf16_with_nvfp4_mixed.
 		add("--fp4-format", "e2m1", "--fp4-recipe", "nvfp4")
+	case plan.FP8Rowwise, plan.FP8RowwiseGWHP:
+		return nil, fmt.Errorf("megatron arguments: --fp8-recipe: fp8=%s is torchao's recipe; Megatron-LM's are tensorwise, delayed, mxfp8 and blockwise", s.FP8)
 	}
 	if s.GradBF16 {
 		add("--grad-reduce-in-bf16")

@@ -32,8 +32,10 @@ import (
 //     end stages included), pipeline_parallel_microbatch_size,
 //     context_parallel_degree and expert_parallel_degree;
 //   - [activation_checkpoint] mode "none" or "full";
-//   - FP8 current scaling as the model converter quantize.linear.float8
-//     with [quantize.linear.float8] recipe_name "tensorwise".
+//   - FP8 as the model converter quantize.linear.float8 with
+//     [quantize.linear.float8] recipe_name "tensorwise" (fp8=current),
+//     "rowwise" or "rowwise_with_gw_hp" (the output layer filtered out:
+//     titan02Float8).
 //
 // What torchtitan's configuration cannot say, or torchtitan 0.2.2 does
 // not run, is refused in one line naming the field: the distributed
@@ -90,8 +92,8 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 		return nil, runs
 	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
 		return nil, fmt.Errorf("export: torchtitan: model.converters: %s: placer writes no torchtitan MX or NVFP4 converter (its float8 export is tensorwise)", plan.PrecisionKey(s.FP8))
-	case s.FP8 != "" && s.FP8 != plan.FP8Current:
-		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling) and rowwise", s.FP8)
+	case s.FP8 != "" && titan02Float8(s) == "":
+		return nil, fmt.Errorf("export: torchtitan: quantize.linear.float8.recipe_name: fp8=%s; torchtitan's float8 recipes are tensorwise (current scaling), rowwise and rowwise_with_gw_hp", s.FP8)
 	}
 	shard := 1
 	if s.FSDP {
@@ -130,9 +132,7 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 	} else {
 		b.WriteString("# [model] name and flavor: torchtitan's model of this shape (placer writes none); module FQNs are torchtitan's decoders' (tok_embeddings, layers.N, norm, output)\n")
 	}
-	if s.FP8 == plan.FP8Current {
-		b.WriteString("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = \"tensorwise\"\n")
-	}
+	b.WriteString(titan02Float8(s))
 	// torchtitan 0.2.2's Trainer runs global / (local x data-parallel
 	// degree) forward and backward passes of local_batch_size samples a
 	// step (gradient accumulation, torchtitan/train.py); with a pipeline

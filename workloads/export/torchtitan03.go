@@ -139,8 +139,9 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 // dp_shard) and sp=off (enable_sequence_parallel), its sequence rule is
 // the trainer's (tp with sequence parallelism x 2 cp), experts may borrow
 // tensor-parallel ranks (ep dividing dp_shard x cp x tp, etp 1), the
-// last model part ends in lm_head, and every FP8 recipe is refused
-// (0.3.0's float8 recipes are rowwise only).
+// last model part ends in lm_head, and every FP8 recipe but the rowwise
+// ones is refused (0.3.0's float8 recipes are rowwise only: written as
+// the model's converter, titan03Float8).
 func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
 	T, P, D, C, V := s.T(), s.P(), s.R(), s.C(), s.V()
 	micro := m.Batch / D / s.MicroBatchSize
@@ -167,7 +168,7 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 		return nil, runs
 	case s.FP8 == plan.FP8MX || s.FP8 == plan.FP4NV:
 		return nil, fmt.Errorf("export: torchtitan: model_spec converters: %s: placer writes no torchtitan MX or NVFP4 converter", plan.PrecisionKey(s.FP8))
-	case s.FP8 != "":
+	case s.FP8 != "" && !plan.Rowwise(s.FP8):
 		// components/quantization/float8.py: Float8LinearConverter.Config
 		// recipe_name is "rowwise" or "rowwise_with_gw_hp"; 0.2's
 		// "tensorwise" is gone (emulate=True, for tests, alone keeps it).
@@ -293,16 +294,27 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 	if known {
 		fmt.Fprintf(&b, "from torchtitan.models.llama3 import model_registry\nfrom torchtitan.models.llama3.config_registry import %s\n", f.function)
 	}
+	conv := titan03Float8(s)
+	if conv != "" && (known || why == "") {
+		b.WriteString("from torchtitan.components.quantization import Float8LinearConverter\n")
+	}
 	titan03Overrides(&b, t.overrides())
 	switch {
+	case known && conv != "":
+		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
+		fmt.Fprintf(&b, "    \"\"\"torchtitan's llama3 %s, the plan's shape: config_registry.%s with model_registry(%q)'s model, its linears (lm_head but) torchao's float8 %s.\"\"\"\n", f.flavor, f.function, f.flavor, s.FP8)
+		fmt.Fprintf(&b, "    config = %s()\n    config.model_spec = model_registry(%q, converters=[%s])\n    return config\n", f.function, f.flavor, conv)
 	case known:
 		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
 		fmt.Fprintf(&b, "    \"\"\"torchtitan's llama3 %s, the plan's shape: config_registry.%s with model_registry(%q)'s model (no model converters).\"\"\"\n", f.flavor, f.function, f.flavor)
 		fmt.Fprintf(&b, "    config = %s()\n    config.model_spec = model_registry(%q)\n    return config\n", f.function, f.flavor)
 	case why == "":
-		titan03Model(&b, m)
+		titan03Model(&b, m, conv)
 	default:
 		b.WriteString("\n\ndef base_config() -> Trainer.Config:\n")
+		if conv != "" {
+			why += "; its model_spec built with converters=[" + conv + "] (components/quantization)"
+		}
 		titan03Stub(&b, fmt.Sprintf("%s (%s)", why, m))
 	}
 	titan03Apply(&b, t.assign)

@@ -77,7 +77,8 @@ func titan03Rope(c transformer.ModelConfig) string {
 // trainer settings (config_registry.py) with that model and its loss over
 // the model's vocabulary. The rotary's theta and scaling are
 // torchtitan's llama3 defaults: placer's shape does not carry them.
-func titan03Model(b *strings.Builder, m transformer.Spec) {
+// conv is the model's converter (titan03Float8; "": none).
+func titan03Model(b *strings.Builder, m transformer.Spec, conv string) {
 	embInit, tied := "_EMBEDDING_INIT", "False"
 	if m.Tied {
 		embInit, tied = "_EMBEDDING_SKIP_INIT", "True"
@@ -110,6 +111,10 @@ func titan03Model(b *strings.Builder, m transformer.Spec) {
 	b.WriteString("            attn_backend=\"flex\",\n        ),\n    )\n")
 	if eps != "" {
 		fmt.Fprintf(b, "    for layer in model.layers:  # the config.json's rms_norm_eps\n        layer.attention_norm.eps = layer.ffn_norm.eps = %s\n", eps)
+	}
+	if conv != "" {
+		// As model_registry applies its converters (models/llama3/__init__.py).
+		fmt.Fprintf(b, "    model = %s.build().convert(model)\n", conv)
 	}
 	b.WriteString("    return ModelSpec(name=\"llama3\", flavor=\"placer\", model=model, parallelize_fn=llama3.parallelize_llama, pipelining_fn=pipeline_llm,\n")
 	b.WriteString("                     post_optimizer_build_fn=None, state_dict_adapter=llama3.Llama3StateDictAdapter)\n")

@@ -67,7 +67,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 			// latter 2 in FP8; sequence-parallel), its block's (kept, not
 			// recomputed), and its own logits as the output layer's.
 			proj := 4.0
-			if pl.FP8 != "" {
+			if plan.KeepsFP8Inputs(pl.FP8) {
 				proj = 2
 			}
 			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
@@ -114,7 +114,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 // none held. Not with experts (their weights are not nn.Linear's).
 func (c *counter) titanFP8Weights(st *Stage) float64 {
 	pl := &c.pl
-	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
+	if !pl.Titan() || !plan.KeepsFP8Weights(pl.FP8) || pl.Recompute != plan.NoRecompute || c.m.MoE() {
 		return 0
 	}
 	return st.Layers

@@ -36,7 +36,7 @@ func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 		up = 2 * cols
 	}
 	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
-	if pl.FP8 != "" {
+	if plan.KeepsFP8Inputs(pl.FP8) {
 		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
 	}
 	input = nl * h * bf16

@@ -27,7 +27,7 @@ func (c *counter) layerMemory() layerMemory {
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads)
 	unit := n * h // s b h
-	attn, mlp, replicated := blockUnits(m, pl.FP8 != "")
+	attn, mlp, replicated := blockUnits(m, plan.KeepsFP8Inputs(pl.FP8))
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
 		attn += projFP8Input(m)
 	}
@@ -114,7 +114,7 @@ func (c *counter) titanBlockExtra() float64 {
 	var extra float64
 	if pl.T > 1 && pl.SequenceParallel {
 		in := 2.0 + 2 // the attention's and the MLP's gathered inputs
-		if pl.FP8 != "" {
+		if plan.KeepsFP8Inputs(pl.FP8) {
 			in = 1 + 1
 		}
 		extra += in * unit * (1 - 1/T)
@@ -174,7 +174,7 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 	mods := pl.Recomputes()
 	T := float64(pl.T)
 	unit := c.tokens * float64(m.Hidden) // s b h
-	fp8 := pl.FP8 != ""
+	fp8 := plan.KeepsFP8Inputs(pl.FP8)
 	// rep units replicated over the tensor group without sequence
 	// parallelism, shard units split over it.
 	split := func(rep, shard float64) float64 {

@@ -42,7 +42,7 @@ func (c *counter) hybridMemory() layerMemory {
 	unit := c.tokens * float64(m.Hidden)
 	nm, na, nf := m.Kinds()
 	l := float64(m.Layers)
-	fp8 := pl.FP8 != ""
+	fp8 := plan.KeepsFP8Inputs(pl.FP8)
 	attn, mlp, _ := blockUnits(m, fp8)
 	mu, mrep := mambaUnits(m, fp8)
 	// blockUnits' replicated is both halves' with two norms: one block

@@ -111,8 +111,8 @@ func (c *counter) titanBlockTensors() []titanTensor {
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	q, kv := float64(m.Heads)*float64(m.HeadDim()), float64(m.KVHeads)*float64(m.HeadDim())
-	in := 2.0 // a GEMM's saved input, a byte under Float8
-	if pl.FP8 != "" {
+	in := 2.0 // a GEMM's saved input, a byte under Float8 (BF16 under rowwise: plan.KeepsFP8Inputs)
+	if plan.KeepsFP8Inputs(pl.FP8) {
 		in = 1
 	}
 	sp := pl.T > 1 && pl.SequenceParallel
@@ -345,7 +345,7 @@ func (c *counter) titanStageOf(s int, st *Stage, summed bool) titanStage {
 	ts := c.titanBlockTensors()
 	g.saved, g.recomp = titanSplit(pl, ts)
 	g.attn = c.titanAttentionBackward()
-	if pl.FP8 != "" {
+	if plan.KeepsFP8Weights(pl.FP8) {
 		// The float8 weight transposes: kept from the forward without
 		// recomputation (titanFP8Weights), else made again by it.
 		if pl.Recompute == plan.NoRecompute {

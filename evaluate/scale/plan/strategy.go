@@ -510,10 +510,8 @@ func (s Strategy) Check() error {
 	if err := s.Software.check(); err != nil {
 		return err
 	}
-	switch s.FP8 {
-	case "", FP8Current, FP8Delayed, FP8Blockwise, FP8MX, FP4NV:
-	default:
-		return strategyError("fp8 %q: want current, delayed, blockwise or mxfp8 (fp4: nvfp4)", s.FP8)
+	if err := checkFP8(s); err != nil {
+		return err
 	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
@@ -645,8 +643,9 @@ func (s Strategy) moeString() []string {
 // place of tp: stage-tp=4:8:8:4), ep (expert-parallel degree), etp
 // (expert-tensor-parallel degree; left out, tp's), imbalance (the most
 // loaded expert-parallel rank's tokens over the mean, at least 1) and fp8
-// (current, delayed, blockwise or mxfp8: the blocks' GEMMs in FP8; none:
-// BF16) or fp4 (nvfp4: in NVFP4; none: BF16) and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
+// (current, delayed, blockwise or mxfp8: the blocks' GEMMs in FP8;
+// rowwise or rowwise_with_gw_hp: torchao's rowwise scaling, rowwise.go;
+// none: BF16) or fp4 (nvfp4: in NVFP4; none: BF16) and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
 // and grads (bf16: gradients kept and reduced in BF16; fp32, the
 // default: FP32 main gradients) and epoverlap (on: the experts'
 // all-to-alls overlapped with another micro-batch's computation) and
@@ -834,7 +833,9 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		case "none", "off", "bf16":
 			s.FP8 = ""
 		default:
-			s.FP8 = v
+			// torchao's recipe names are written with underscores;
+			// rowwise-with-gw-hp reads the same.
+			s.FP8 = strings.ReplaceAll(v, "-", "_")
 		}
 	case "fp4":
 		s.FP8, err = parseFP4(v)

@@ -47,6 +47,8 @@ func SourceSets() []SourceSet {
 		{SetMegatronMoEReadme, "NVIDIA/Megatron-LM megatron/core/transformer/moe/README.md at 022bcb5a"},
 		{SetBridgeBlackwell, bridgeBlackwellSource},
 		{SetBridgeFineTune, bridgeFineTuneSource},
+		{SetTorchtitanAsyncTP, torchtitanAsyncTPSource},
+		{SetTorchaoFloat8, torchaoFloat8Source},
 	}
 }
 

@@ -23,6 +23,8 @@ func publishedSweeps() []Sweep {
 	out = append(out, bridgeReleases()...)
 	out = append(out, bridgeBlackwell()...)
 	out = append(out, bridgeFineTune()...)
+	out = append(out, torchtitanAsyncTP()...)
+	out = append(out, torchaoFloat8())
 	return out
 }
 

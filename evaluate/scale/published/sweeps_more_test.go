@@ -46,6 +46,10 @@ func TestPublishedSweepsRead(t *testing.T) {
 		"Megatron-Bridge DGX-H100 26.06 fine-tuning: Llama 3 70B LoRA": {8, 1, []int{32}, []int{32}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-235B-A22B": {256, 6, []int{2048, 2048, 8192, 8192, 8192, 8192},
 			[]int{128, 128, 0, 0, 0, 0}},
+		// Local batch 16 over FSDP 32 and 12 over FSDP 8, one micro-batch.
+		"torchtitan async TP (2025-06): Llama 3 70B": {256, 6, []int{512, 512, 512, 512, 512, 512}, []int{1, 1, 1, 1, 1, 1}},
+		"torchtitan async TP (2025-06): Llama 3 8B":  {64, 6, []int{96, 96, 96, 96, 96, 96}, []int{1, 1, 1, 1, 1, 1}},
+		"torchao float8 (2025-03): Llama 3 8B":       {8, 3, []int{8, 8, 8}, []int{1, 1, 1}},
 	}
 	var sweeps []Sweep // the Blackwell rows: TestBridgeBlackwellRows
 	for _, sw := range publishedSweeps() {

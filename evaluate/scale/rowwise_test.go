@@ -1,0 +1,119 @@
+package scale
+
+import (
+	"math"
+	"testing"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+)
+
+// TestH100RowwiseMeasured: the dgx-h100 pod's rowwise speedups are the
+// measured ones: forward, the median of torch._scaled_mm's rowwise
+// speedup over BF16 at the nine rows' 36 shard GEMMs (kernelbench on an
+// H100 SXM); backward, the per-tensor backward (FP8Bwd) times the median
+// rowwise over the median tensorwise forward speedup; to three decimals.
+// rowwise_with_gw_hp's backward is one over the mean of the FP8 data
+// gradient's inverse speedup and the BF16 weight gradient's (1).
+func TestH100RowwiseMeasured(t *testing.T) {
+	got := fp8Speedups(readKernelbench(t, kernelbenchH100))
+	rw, tw := got["rowwise.fast"], got["tensorwise.fast"]
+	if len(rw) != 36 || len(tw) != 36 {
+		t.Fatalf("%d rowwise and %d tensorwise shard GEMMs paired, want 36 each", len(rw), len(tw))
+	}
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
+	ratio := median(rw) / median(tw)
+	bwd := h100.FP8Bwd * ratio
+	for _, c := range []struct {
+		recipe   string
+		fwd, bwd float64
+	}{
+		{plan.FP8Rowwise, median(rw), bwd},
+		{plan.FP8RowwiseGWHP, median(rw), 2 / (1/bwd + 1)},
+	} {
+		f, b := plan.RowwiseSpeedups(p.Kernels, c.recipe, bf16)
+		if math.Abs(f-c.fwd) > 0.0005 || math.Abs(b-c.bwd) > 0.0005 {
+			t.Errorf("fp8=%s: speedups %.4f forward, %.4f backward; measured %.4f, %.4f", c.recipe, f, b, c.fwd, c.bwd)
+		}
+	}
+}
+
+// TestRowwiseGEMMByHand: the FP8 GEMM of TestFP8GEMMByHand (4,096 tokens
+// by 8,192 by 8,192 on an H100, 0.73498 ms of BF16 work at 0.756 of the
+// BF16 peak, plus the 5 us launch) under the rowwise recipes, by hand:
+// forward at 1.850 x 1.8655/1.850 = 1.8655, 0.39899 ms; backward at
+// 1.766 x 1.8655/1.850 = 1.78080, 0.41773 ms; rowwise_with_gw_hp's
+// backward at 2/(1/1.78080 + 1) = 1.28078, 0.57885 ms.
+func TestRowwiseGEMMByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=8")
+	const n, h = 4096.0, 8192.0
+	for _, c := range []struct {
+		recipe   string
+		fwd, bwd float64
+	}{
+		{plan.FP8Rowwise, 0.39899e-3, 0.41773e-3},
+		{plan.FP8RowwiseGWHP, 0.39899e-3, 0.57885e-3},
+	} {
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 1, n)
+		g := co.lgemm(2*n*h*h, (n*h+h*h)*bf16, n*h*bf16)
+		fwd, bwd := g.time(co.h), co.back(g).time(co.h)
+		if math.Abs(fwd/c.fwd-1) > 1e-4 || math.Abs(bwd/c.bwd-1) > 1e-4 {
+			t.Errorf("fp8=%s: %.5g s forward, %.5g s backward; by hand %.5g, %.5g", c.recipe, fwd, bwd, c.fwd, c.bwd)
+		}
+	}
+}
+
+// TestRowwiseCastsByHand: the casts of one GEMM input of 4,096 x 8,192
+// BF16 elements (e = 33,554,432) on an H100 (3.35 TB/s; elementwise
+// kernels at 0.85 of it, reductions at 0.75; 5 us a launch), by hand:
+//   - a cast along the rows, one pass of 3e bytes (2 read, 1 written):
+//     100,663,296 B / 2.8475 TB/s + 5 us = 40.351 us;
+//   - an amax pass along the columns, 2e bytes read: 67,108,864 B /
+//     2.5125 TB/s + 5 us = 31.710 us;
+//   - rowwise: forward one row cast (40.351 us, one launch); backward the
+//     input's column cast and the output gradient's row and column
+//     casts, three casts and two amax passes: 184.474 us, five launches;
+//   - rowwise_with_gw_hp: the output gradient's row cast each way
+//     (40.351 us, one launch);
+//   - current (per-tensor) scaling, unchanged: a cast and an amax each
+//     way, 72.061 us, two launches.
+func TestRowwiseCastsByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=8")
+	const e = 4096 * 8192.0
+	for _, c := range []struct {
+		recipe           string
+		fwd, bwd         float64
+		fwdLaun, bwdLaun float64
+	}{
+		{plan.FP8Rowwise, 40.351e-6, 184.474e-6, 1, 5},
+		{plan.FP8RowwiseGWHP, 40.351e-6, 40.351e-6, 1, 1},
+		{plan.FP8Current, 72.061e-6, 72.061e-6, 2, 2},
+	} {
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 1, 4096)
+		f, b := co.casts(e), co.bwdCasts(e)
+		if math.Abs(f.busy/c.fwd-1) > 1e-4 || math.Abs(b.busy/c.bwd-1) > 1e-4 || f.launches != c.fwdLaun || b.launches != c.bwdLaun {
+			t.Errorf("fp8=%s: casts %.6g s (%g launches) forward, %.6g s (%g) backward; by hand %.6g (%g), %.6g (%g)",
+				c.recipe, f.busy, f.launches, b.busy, b.launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
+		}
+	}
+}
