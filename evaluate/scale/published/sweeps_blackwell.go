@@ -98,6 +98,20 @@ func bridgeBlackwellRows() []blackwellGroup {
 		return SweepRow{Label: label + fmt.Sprintf(", MBS %d", mbs), Workload: "llama3-70b:seq=8192,batch=256", Cluster: bridgeCluster(sys, 64),
 			Strategy: s + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps}
 	}
+	// 26.02.01's two GB300 rows as their recipe runs them: the table
+	// states MBS 2 and no virtual pipeline (the NVFP4 row no pipeline at
+	// all, FSDP 0), the columns of its FP8 row, which runs Megatron-FSDP
+	// at MBS 2; v0.3.1 scripts/performance/configs/llama/
+	// llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_
+	// FP8_MX_V2 and _NVFP4_V2 set PP 4, VP 5, MBS 1 (as v0.3.0 and v0.4.0
+	// do). Without FSDP or a pipeline the table's NVFP4 mapping cannot hold
+	// the model: 70.6 billion BF16 weights and BF16 gradients alone are
+	// 282 GB, over the GB300's 279.
+	recipe70 := func(r SweepRow, table string) SweepRow {
+		r.Note = "read from its recipe (v0.3.1 LLAMA3_70B_PRETRAIN_CONFIG_GB300_*_V2: PP 4, VP 5, MBS 1), not the table's " + table +
+			", which repeats the FP8 row's Megatron-FSDP columns"
+		return r
+	}
 	// Llama 3.1 405B on 256 GPUs, GBS 1536: 126 layers and the
 	// embedding and loss as layers (as the H100 rows).
 	l405 := func(sys, rel, prec string, tp, pp, cp, vp int, tps float64) SweepRow {
@@ -136,9 +150,9 @@ func bridgeBlackwellRows() []blackwellGroup {
 			l8("B200", "25.11", "FP8-CS", 30624, ""), l8("B200", "25.11", "FP8-MX", 29521, "")}},
 		{"Llama 3 8B, DP 8 on 8 GPUs", "GB300", []SweepRow{l8("GB300", "25.11", "FP8-CS", 37556, ""), l8("GB300", "25.11", "FP8-MX", 36108, "")}},
 		{"Llama 3 70B on 64 GPUs (MXFP8, NVFP4)", "GB300", []SweepRow{
-			l70("GB300", "26.02", "MXFP8", 1, 4, 5, 1, 4596), l70("GB300", "26.02.01", "MXFP8", 1, 4, 1, 2, 4798),
+			l70("GB300", "26.02", "MXFP8", 1, 4, 5, 1, 4596), recipe70(l70("GB300", "26.02.01", "MXFP8", 1, 4, 5, 1, 4798), "PP 4, MBS 2"),
 			l70("GB300", "26.04", "MXFP8", 1, 4, 5, 1, 4742), l70("GB300", "26.04.01", "MXFP8", 1, 4, 5, 1, 4864),
-			l70("GB300", "26.02", "NVFP4", 1, 4, 5, 1, 6798), l70("GB300", "26.02.01", "NVFP4", 1, 1, 1, 2, 7002),
+			l70("GB300", "26.02", "NVFP4", 1, 4, 5, 1, 6798), recipe70(l70("GB300", "26.02.01", "NVFP4", 1, 4, 5, 1, 7002), "PP 1, MBS 2"),
 			l70("GB300", "26.04", "NVFP4", 1, 4, 5, 1, 7397), l70("GB300", "26.04.01", "NVFP4", 1, 4, 5, 1, 7296)}},
 		{"Llama 3 70B on 64 GPUs (MXFP8, NVFP4)", "GB200", []SweepRow{
 			l70("GB200", "26.02", "MXFP8", 2, 4, 5, 1, 3613), l70("GB200", "26.02.01", "MXFP8", 2, 4, 5, 1, 3837),
