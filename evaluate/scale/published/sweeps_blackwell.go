@@ -58,6 +58,18 @@ func bridgeCluster(system string, gpus int) string {
 	return fmt.Sprintf("%s:%d,per-node=64", pod, gpus/64)
 }
 
+// fusedLoss is every Blackwell row's cross-entropy: Transformer
+// Engine's fused kernels (loss-fusion=on). Megatron-Bridge's
+// GPTModelProvider sets cross_entropy_loss_fusion True
+// (src/megatron/bridge/models/gpt_provider.py, v0.1.0rc3 to v0.5.0) and
+// its performance scripts cross_entropy_fusion_impl "te" (v0.1.0rc3
+// scripts/performance/configs/llama3/*.yaml; v0.2.0 utils/helpers.py;
+// v0.3.0 to v0.5.0 utils/overrides.py _set_common_perf_overrides, applied
+// after the recipes: GPT-OSS's own "native" is overridden); the llama3
+// recipes turn it off only for fine-tuning. The DGX-H100 rows ran it
+// too; their stacks do not yet read it (their figures would move).
+const fusedLoss = ",loss-fusion=on"
+
 // precisionKeys are the archive's precisions as plan keys.
 var precisionKeys = map[string]string{"FP8-CS": ",fp8=current", "FP8": ",fp8=current", "FP8-MX": ",fp8=mxfp8", "MXFP8": ",fp8=mxfp8", "NVFP4": ",fp4=nvfp4", "BF16": ""}
 
@@ -84,7 +96,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 	unstated := "25.09's table states no precision: its figure read as FP8-CS and the parenthesised one as FP8-MX, 25.11's layout"
 	l8 := func(sys, rel, prec string, tps float64, note string) SweepRow {
 		return SweepRow{Label: rel + " " + prec + ": DP 8, MBS 2, GBS 128", Workload: "llama3-8b:seq=8192,batch=128", Cluster: bridgeCluster(sys, 8),
-			Strategy: "dp=8,mbs=2,distopt=on,grads=bf16" + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps, Note: note}
+			Strategy: "dp=8,mbs=2,distopt=on,grads=bf16" + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps, Note: note}
 	}
 	// Llama 3 70B: TP t x PP p (x VP v) of 64 GPUs, GBS 256.
 	l70 := func(sys, rel, prec string, tp, pp, vp, mbs int, tps float64) SweepRow {
@@ -96,7 +108,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 		}
 		s += tpKeys(tp, prec)
 		return SweepRow{Label: label + fmt.Sprintf(", MBS %d", mbs), Workload: "llama3-70b:seq=8192,batch=256", Cluster: bridgeCluster(sys, 64),
-			Strategy: s + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps}
+			Strategy: s + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps}
 	}
 	// 26.02.01's two GB300 rows as their recipe runs them: the table
 	// states MBS 2 and no virtual pipeline (the NVFP4 row no pipeline at
@@ -117,7 +129,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 	l405 := func(sys, rel, prec string, tp, pp, cp, vp int, tps float64) SweepRow {
 		s := fmt.Sprintf("tp=%d,cp=%d,pp=%d,vp=%d,dp=%d,mbs=1,distopt=on,grads=bf16,embedding-layer=on,loss-layer=on", tp, cp, pp, vp, 256/(tp*cp*pp)) + tpKeys(tp, prec)
 		return SweepRow{Label: fmt.Sprintf("%s %s: TP%d PP%d CP%d VP%d", rel, prec, tp, pp, cp, vp), Workload: "llama3.1-405b:seq=8192,batch=1536",
-			Cluster: bridgeCluster(sys, 256), Strategy: s + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps}
+			Cluster: bridgeCluster(sys, 256), Strategy: s + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps}
 	}
 	// GPT-OSS 120B, BF16, 64 GPUs, MBS 4, GBS 1280: EP ep, no pipeline;
 	// v0.4.2 gpt_oss_workload_base_configs.py: GB200 and B200
@@ -129,7 +141,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 			keys = ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s BF16: EP%d, MBS 4", rel, ep), Workload: "gpt-oss-120b:seq=4096,batch=1280", Cluster: bridgeCluster(sys, 64),
-			Strategy: fmt.Sprintf("ep=%d,dp=64,mbs=4,distopt=on,grads=bf16", ep) + keys + bridgeStackKey(rel)}.measured(tps)
+			Strategy: fmt.Sprintf("ep=%d,dp=64,mbs=4,distopt=on,grads=bf16", ep) + keys + bridgeStackKey(rel) + fusedLoss}.measured(tps)
 	}
 	// Qwen3-30B-A3B, MXFP8, 8 GPUs, EP 8, GBS 512: HybridEP; CUDA
 	// graphs over attention on B200 (v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_
@@ -141,7 +153,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 			keys += ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
-			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel)}.measured(tps)
+			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss}.measured(tps)
 	}
 	return []blackwellGroup{
 		{"Llama 3 8B, DP 8 on 8 GPUs", "GB200", []SweepRow{l8("GB200", "25.09", "FP8-CS", 31357, unstated), l8("GB200", "25.09", "FP8-MX", 29925, unstated),
