@@ -131,3 +131,16 @@ func learnedReport(p *optimize.Problem, b report.Baselines, l learned, seed uint
 	}
 	return rep, nil
 }
+
+// REGAL's synthetic sets as the REGAL jobs draw them (workloads.SyntheticSet,
+// every family in turn): the training set that brkga-tuned is tuned on and
+// the held-out test set of `placer report regal`. Their seeds are a
+// million apart, so that no test graph shares a seed with a training
+// graph (graph i of a set takes seed splitmix64(seed + i)).
+const (
+	RegalTrainSeed uint64 = 1
+	RegalTestSeed  uint64 = 1_000_001
+	// RegalTest2xSeed seeds the held-out graphs twice the size of the
+	// training graphs (report regal's synthetic-2x:N).
+	RegalTest2xSeed uint64 = 2_000_001
+)

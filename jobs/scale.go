@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 	"github.com/placer/placer/evaluate/scale/search"
@@ -608,12 +609,12 @@ func kernelBench(rep *report.Layers, name string, p *plan.Pod) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	attn, err := readFile(name, plan.ReadAttentionBench)
+	attn, err := readFile(name, kernels.ReadAttentionBench)
 	if err != nil {
 		return err
 	}
 	if len(attn) > 0 {
-		if rep.Attention, err = plan.CheckAttention(attn, p); err != nil {
+		if rep.Attention, err = kernels.CheckAttention(attn, p.Kernels); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}

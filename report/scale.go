@@ -12,6 +12,7 @@ import (
 	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
@@ -908,8 +909,8 @@ type Layers struct {
 	// Attention and MoE are the same file's attention cases against the
 	// pod's fit (plan.CheckAttention) and its MoE layers' glue in plain
 	// PyTorch against placer's fused kernels (published.CheckMoE).
-	Attention []plan.AttentionCheck `json:"attention,omitempty"`
-	MoE       []published.MoECheck  `json:"moe,omitempty"`
+	Attention []kernels.AttentionCheck `json:"attention,omitempty"`
+	MoE       []published.MoECheck     `json:"moe,omitempty"`
 	// MoEHost are the same file's whole eager MoE layers: wall time with
 	// the host, the GPU's busy time, and placer's kernels for the layer
 	// (published.CheckMoEHost).

@@ -18,6 +18,7 @@ import (
 	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/reports"
+	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/methods/gdp/defaultmodel"
 	"github.com/placer/placer/optimize"
@@ -547,14 +548,14 @@ func parseRegalFlags(o *reports.RegalOptions, f regalFlags) error {
 }
 
 // brkgaTuneFlags are the tune-brkga command's flags besides
-// jobs.BRKGATuneOptions' own.
+// tunebrkga.Options' own.
 type brkgaTuneFlags struct {
 	Objectives string // comma-separated objectives
 	Beta       bool   // also try U-shaped Beta(0.5, 0.5) mutant genes
 }
 
 // parseBRKGATuneFlags checks o and fills its objectives and grid from f.
-func parseBRKGATuneFlags(o *jobs.BRKGATuneOptions, f brkgaTuneFlags) error {
+func parseBRKGATuneFlags(o *tunebrkga.Options, f brkgaTuneFlags) error {
 	objs, err := parseObjectiveList(f.Objectives)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/placer/placer/jobs/export"
 	"github.com/placer/placer/jobs/launch"
 	"github.com/placer/placer/jobs/reports"
+	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/gdp"
 	"github.com/placer/placer/methods/regal"
 	"github.com/placer/placer/optimize"
@@ -169,7 +170,7 @@ func TestParseFlagsUsage(t *testing.T) {
 		{"learned no-run", parseLearnedFlags(&reports.LearnedOptions{NoRun: true}, learnedFlags{Budgets: "1m", PlotFormat: "svg"}), "--no-run reports the cells kept in --dir: give --dir"},
 		{"regal budgets", parseRegalFlags(&reports.RegalOptions{Evaluations: 1}, regalFlags{Objectives: "step-time", Budgets: "5000,x"}), `--budgets "5000,x": want positive evaluation counts, e.g. 5000,10000,50000`},
 		{"regal objectives", parseRegalFlags(&reports.RegalOptions{}, regalFlags{Objectives: "speed"}), "--objectives: "},
-		{"tune-brkga graphs", parseBRKGATuneFlags(&jobs.BRKGATuneOptions{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
+		{"tune-brkga graphs", parseBRKGATuneFlags(&tunebrkga.Options{Evaluations: 1}, brkgaTuneFlags{Objectives: "step-time"}), "--train-graphs 0, --evaluations 1: want at least 1"},
 		{"regal train out", parseRegalTrainFlags(&jobs.RegalTrainJob{GraphsDir: "g"}, regalTrainFlags{Set: regalSetFlags{Tasks: "placement"}}), "give --out MODEL (the model file to write)"},
 		{"regal imitate genes", parseRegalImitateFlags(&jobs.RegalImitateJob{Out: "m", Imitation: regal.Imitation{Teachers: 1, TeacherEvaluations: 1, Epochs: 1, LearningRate: 1}},
 			regalImitateFlags{Set: regalSetFlags{Workloads: "trxl2", Tasks: "placement"}, Genes: "placement,fusion"}), `--genes: "fusion" is not a gene group (placement, priority)`},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/jobs"
+	"github.com/placer/placer/jobs/tunebrkga"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/report"
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ import (
 func init() { register(newTuneBRKGACmd) }
 
 type tuneBRKGAOptions struct {
-	jobs.BRKGATuneOptions
+	tunebrkga.Options
 	flags       brkgaTuneFlags
 	JSON, quiet bool
 }
@@ -37,14 +38,14 @@ wins, the default on ties. --out writes the file the brkga-tuned method embeds
   placer tune-brkga --train-graphs 4 --evaluations 5000 --sync-transfers --seed 0 --out methods/brkga/tuned/params.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := parseBRKGATuneFlags(&o.BRKGATuneOptions, o.flags); err != nil {
+			if err := parseBRKGATuneFlags(&o.Options, o.flags); err != nil {
 				return err
 			}
 			o.Command = "placer " + strings.Join(os.Args[1:], " ")
 			if !o.quiet {
 				o.Progress = s.Err
 			}
-			f, err := jobs.BRKGATune(cmd.Context(), o.BRKGATuneOptions)
+			f, err := tunebrkga.Run(cmd.Context(), o.Options)
 			if err != nil {
 				return err
 			}

@@ -216,7 +216,44 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			m.identity = false
 		}
 	}
-	tpos := make([]int32, nt) // graph tensor -> tensor
+	tpos := m.indexTensors(pos)
+	m.indexOps(pos, tpos)
+	m.indexFusePairs()
+	m.predStart, m.preds = m.csr(g.Preds, pos)
+	m.succStart, m.succs = m.csr(g.Succs, pos)
+	m.cinStart, m.cin = m.csr(g.ControlPreds, pos)
+	m.coutStart, m.cout = m.csr(g.ControlSuccs, pos)
+	for i := 0; i < n; i++ {
+		if g.Colocation(i) >= 0 {
+			m.colocOps = append(m.colocOps, int32(i))
+		}
+	}
+	if opts.Host != nil {
+		var err error
+		if m.disp, m.dispTotal, err = opts.Host.dispatchTimes(g, m.orig); err != nil {
+			return nil, err
+		}
+		m.region, m.regions, m.graphLaunch = opts.Host.captured(g, m.orig)
+		m.dispTotal += float64(m.regions) * m.graphLaunch
+	}
+	m.lbNoFusion, m.lbFusion = m.lowerBounds()
+	m.r = modelViews{
+		cost: rawOf(m.cost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), view: rawOf(m.view),
+		in: rawOf(m.in), inStart: rawOf(m.inStart), outStart: rawOf(m.outStart), consStart: rawOf(m.consStart), cons: rawOf(m.cons),
+		fpairs: rawOf(m.fpairs), fpStart: rawOf(m.fpStart),
+		predStart: rawOf(m.predStart), preds: rawOf(m.preds), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
+	}
+	return m, nil
+}
+
+// indexTensors lays out the graph's tensors in the order of their
+// producers (m.orig): each tensor's bytes, whether it is a view, its
+// given transfer time and its consumers (as ops), and each op's first
+// output (outStart). pos maps a graph op to its op; it returns the map
+// from a graph tensor to its tensor.
+func (m *Model) indexTensors(pos []int32) []int32 {
+	g := m.G
+	tpos := make([]int32, m.nt) // graph tensor -> tensor
 	for v, i := range m.orig {
 		for _, t := range g.Outputs(int(i)) {
 			tpos[t] = int32(len(m.tOrig))
@@ -240,6 +277,15 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		}
 		m.outStart[v+1] = int32(len(m.tOrig))
 	}
+	return tpos
+}
+
+// indexOps fills each op's cost, time, flags (fusible as a producer or a
+// consumer, its class, control edges, temporaries), memory, in-degree and
+// input edges, in topological order; pos and tpos map graph ops and
+// tensors to the model's.
+func (m *Model) indexOps(pos, tpos []int32) {
+	g, h := m.G, m.hw
 	for v, i := range m.orig {
 		op := g.Op(int(i))
 		memRate := m.classRate[op.Class]
@@ -283,9 +329,15 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		}
 		m.inStart[v+1] = int32(len(m.in))
 	}
-	m.fpStart = make([]int32, n+1)
+}
+
+// indexFusePairs lists, per op that can fuse as a consumer, its inputs'
+// producers that can fuse as producers (the pairs fusion may merge),
+// sized exactly by a first pass.
+func (m *Model) indexFusePairs() {
+	m.fpStart = make([]int32, m.n+1)
 	pairs := 0
-	for v := range int32(n) {
+	for v := range int32(m.n) {
 		if m.flags[v]&fuseCons != 0 {
 			for _, e := range m.in[m.inStart[v]:m.inStart[v+1]] {
 				if m.flags[e.p]&fuseProd != 0 {
@@ -295,7 +347,7 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		}
 	}
 	m.fpairs = make([]fusePair, 0, pairs)
-	for v := range int32(n) {
+	for v := range int32(m.n) {
 		if m.flags[v]&fuseCons != 0 {
 			for _, e := range m.in[m.inStart[v]:m.inStart[v+1]] {
 				if m.flags[e.p]&fuseProd != 0 {
@@ -305,31 +357,6 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 		}
 		m.fpStart[v+1] = int32(len(m.fpairs))
 	}
-	m.predStart, m.preds = m.csr(g.Preds, pos)
-	m.succStart, m.succs = m.csr(g.Succs, pos)
-	m.cinStart, m.cin = m.csr(g.ControlPreds, pos)
-	m.coutStart, m.cout = m.csr(g.ControlSuccs, pos)
-	for i := 0; i < n; i++ {
-		if g.Colocation(i) >= 0 {
-			m.colocOps = append(m.colocOps, int32(i))
-		}
-	}
-	if opts.Host != nil {
-		var err error
-		if m.disp, m.dispTotal, err = opts.Host.dispatchTimes(g, m.orig); err != nil {
-			return nil, err
-		}
-		m.region, m.regions, m.graphLaunch = opts.Host.captured(g, m.orig)
-		m.dispTotal += float64(m.regions) * m.graphLaunch
-	}
-	m.lbNoFusion, m.lbFusion = m.lowerBounds()
-	m.r = modelViews{
-		cost: rawOf(m.cost), flags: rawOf(m.flags), temp: rawOf(m.temp), tBytes: rawOf(m.tBytes), view: rawOf(m.view),
-		in: rawOf(m.in), inStart: rawOf(m.inStart), outStart: rawOf(m.outStart), consStart: rawOf(m.consStart), cons: rawOf(m.cons),
-		fpairs: rawOf(m.fpairs), fpStart: rawOf(m.fpStart),
-		predStart: rawOf(m.predStart), preds: rawOf(m.preds), cinStart: rawOf(m.cinStart), cin: rawOf(m.cin),
-	}
-	return m, nil
 }
 
 // opDuration is op's unfused duration on hardware h (launch + the

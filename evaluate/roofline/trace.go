@@ -107,7 +107,6 @@ type Span struct {
 // track per distinct Track in order of first appearance.
 func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []Span) error {
 	const devPID, linkPID, extraPID = 1, 2, 3
-	us := func(s float64) float64 { return round3(s * 1e6) }
 	var ev []traceEvent
 	flowID := 0
 	meta := func(pid, tid int, kind, name string) {
@@ -121,27 +120,7 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 	for k := 0; k < m.d; k++ {
 		meta(devPID, k, "thread_name", fmt.Sprintf("GPU %d", k))
 	}
-	channelName := map[int]string{}
-	for s := 0; s < m.d; s++ {
-		for d := 0; d < m.d; d++ {
-			if s == d {
-				continue
-			}
-			ch := int(m.Cluster.Channel[s*m.d+d])
-			if _, ok := channelName[ch]; !ok {
-				if m.Cluster.Topology == "hybrid-cube-mesh" && m.Cluster.LinkKind[s*m.d+d] != fmt.Sprintf("pcie%d", m.Cluster.Hardware.PCIeGen) {
-					channelName[ch] = fmt.Sprintf("GPU %d -> GPU %d (%s)", s, d, m.Cluster.LinkKind[s*m.d+d])
-				} else {
-					channelName[ch] = fmt.Sprintf("GPU %d out (%s)", s, m.Cluster.LinkKind[s*m.d+d])
-				}
-			}
-		}
-	}
-	chans := make([]int, 0, len(channelName))
-	for ch := range channelName {
-		chans = append(chans, ch)
-	}
-	sort.Ints(chans) // map order would make the same run give different bytes
+	chans, channelName := linkChannels(m)
 	for _, ch := range chans {
 		meta(linkPID, ch, "thread_name", channelName[ch])
 	}
@@ -153,7 +132,7 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 		}
 	}
 	for _, k := range tl.Kernels {
-		dur := us(k.End - k.Start)
+		dur := micros(k.End - k.Start)
 		name := g.Op(int(k.Ops[0])).Name
 		args := map[string]any{"type": g.Op(int(k.Ops[0])).Type, "class": g.Op(int(k.Ops[0])).Class.String()}
 		if len(k.Ops) > 1 {
@@ -164,16 +143,16 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 			}
 			args["ops"] = strings.Join(names, ", ")
 		}
-		ev = append(ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", TS: us(k.Start), Dur: &dur, PID: devPID, TID: k.Device, Args: args})
+		ev = append(ev, traceEvent{Name: name, Cat: "kernel", Ph: "X", TS: micros(k.Start), Dur: &dur, PID: devPID, TID: k.Device, Args: args})
 	}
 	for _, x := range tl.Transfers {
-		dur := us(x.End - x.Start)
+		dur := micros(x.End - x.Start)
 		t := g.Tensor(x.Tensor)
 		name := g.Op(t.Producer).Name
 		if t.Name != "" {
 			name = t.Name
 		}
-		ev = append(ev, traceEvent{Name: name, Cat: "transfer", Ph: "X", TS: us(x.Start), Dur: &dur, PID: linkPID, TID: x.Channel,
+		ev = append(ev, traceEvent{Name: name, Cat: "transfer", Ph: "X", TS: micros(x.Start), Dur: &dur, PID: linkPID, TID: x.Channel,
 			Args: map[string]any{"bytes": x.Bytes, "from": x.Src, "to": x.Dst}})
 		// Flow arrows: the producer's kernel to the transfer, the transfer
 		// to each consumer's kernel on the receiving GPU.
@@ -185,37 +164,16 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 		}
 		if k := kernelOf[t.Producer]; k > 0 {
 			pk := tl.Kernels[k-1]
-			flow(devPID, pk.Device, us(pk.Start), linkPID, x.Channel, us(x.Start))
+			flow(devPID, pk.Device, micros(pk.Start), linkPID, x.Channel, micros(x.Start))
 		}
 		for _, c := range t.Consumers {
 			if k := kernelOf[c]; k > 0 && tl.Kernels[k-1].Device == x.Dst {
 				ck := tl.Kernels[k-1]
-				flow(linkPID, x.Channel, us(x.Start), devPID, ck.Device, us(ck.Start))
+				flow(linkPID, x.Channel, micros(x.Start), devPID, ck.Device, micros(ck.Start))
 			}
 		}
 	}
-	// Memory counters: one sample per device and time (the last one the
-	// simulator recorded there), and none that repeats the value before.
-	type memKey struct {
-		dev int
-		t   float64
-	}
-	lastAt := map[memKey]int{}
-	for i, s := range tl.Mem {
-		lastAt[memKey{s.Device, us(s.T)}] = i
-	}
-	prev := map[int]int64{}
-	for i, s := range tl.Mem {
-		if lastAt[memKey{s.Device, us(s.T)}] != i {
-			continue
-		}
-		if b, ok := prev[s.Device]; ok && b == s.Bytes {
-			continue
-		}
-		prev[s.Device] = s.Bytes
-		ev = append(ev, traceEvent{Name: fmt.Sprintf("memory GPU %d", s.Device), Ph: "C", TS: us(s.T), PID: devPID, TID: s.Device,
-			Args: map[string]any{"MiB": round3(float64(s.Bytes) / (1 << 20))}})
-	}
+	ev = append(ev, memoryCounters(tl.Mem, devPID)...)
 	if len(extra) > 0 {
 		meta(extraPID, 0, "process_name", "measured")
 		tracks := map[string]int{}
@@ -226,13 +184,72 @@ func WriteTraceWith(w io.Writer, m *Model, tl *Timeline, title string, extra []S
 				tracks[x.Track] = tid
 				meta(extraPID, tid, "thread_name", x.Track)
 			}
-			dur := us(x.End - x.Start)
-			ev = append(ev, traceEvent{Name: x.Name, Cat: "measured", Ph: "X", TS: us(x.Start), Dur: &dur, PID: extraPID, TID: tid})
+			dur := micros(x.End - x.Start)
+			ev = append(ev, traceEvent{Name: x.Name, Cat: "measured", Ph: "X", TS: micros(x.Start), Dur: &dur, PID: extraPID, TID: tid})
 		}
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(map[string]any{"traceEvents": ev, "displayTimeUnit": "ms"})
 }
+
+// linkChannels are the cluster's link channels, ascending, each named for
+// the trace: a hybrid cube-mesh's NVLink by its two GPUs, any other by its
+// sending GPU and link kind.
+func linkChannels(m *Model) (chans []int, name map[int]string) {
+	name = map[int]string{}
+	for s := 0; s < m.d; s++ {
+		for d := 0; d < m.d; d++ {
+			if s == d {
+				continue
+			}
+			ch := int(m.Cluster.Channel[s*m.d+d])
+			if _, ok := name[ch]; !ok {
+				if m.Cluster.Topology == "hybrid-cube-mesh" && m.Cluster.LinkKind[s*m.d+d] != fmt.Sprintf("pcie%d", m.Cluster.Hardware.PCIeGen) {
+					name[ch] = fmt.Sprintf("GPU %d -> GPU %d (%s)", s, d, m.Cluster.LinkKind[s*m.d+d])
+				} else {
+					name[ch] = fmt.Sprintf("GPU %d out (%s)", s, m.Cluster.LinkKind[s*m.d+d])
+				}
+			}
+		}
+	}
+	chans = make([]int, 0, len(name))
+	for ch := range name {
+		chans = append(chans, ch)
+	}
+	sort.Ints(chans) // map order would make the same run give different bytes
+	return chans, name
+}
+
+// memoryCounters are the trace's memory counter events of samples mem
+// (process pid): one sample per device and time (the last one the
+// simulator recorded there), and none that repeats the value before.
+func memoryCounters(mem []MemSample, pid int) []traceEvent {
+	var ev []traceEvent
+	type memKey struct {
+		dev int
+		t   float64
+	}
+	lastAt := map[memKey]int{}
+	for i, s := range mem {
+		lastAt[memKey{s.Device, micros(s.T)}] = i
+	}
+	prev := map[int]int64{}
+	for i, s := range mem {
+		if lastAt[memKey{s.Device, micros(s.T)}] != i {
+			continue
+		}
+		if b, ok := prev[s.Device]; ok && b == s.Bytes {
+			continue
+		}
+		prev[s.Device] = s.Bytes
+		ev = append(ev, traceEvent{Name: fmt.Sprintf("memory GPU %d", s.Device), Ph: "C", TS: micros(s.T), PID: pid, TID: s.Device,
+			Args: map[string]any{"MiB": round3(float64(s.Bytes) / (1 << 20))}})
+	}
+	return ev
+}
+
+// micros is s seconds in microseconds, to the nanosecond.
+func micros(s float64) float64 { return round3(s * 1e6) }
 
 // Schedule simulates d with a recording simulator and returns the result
 // with its timeline as an evaluate.Schedule: the roofline model as an

@@ -95,7 +95,7 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 	}
 	if pl.FP8 != "" && p.Kernels.FP8Peak > 0 {
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
-		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8, bf16)
+		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16)
 		if plan.BlockScaled(pl.FP8) {
 			fwd = blockSpeedup(pl.FP8, p, bf16)
 			bwd = fwd

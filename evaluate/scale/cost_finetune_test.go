@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -16,7 +17,7 @@ func fineTuneCoster(t *testing.T, m transformer.Spec, text string) coster {
 	t.Helper()
 	p, _ := plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = plan.Kernels{}
+	p.Kernels = kernels.Node{}
 	s, err := plan.ParseStrategy(text)
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestFineTuneRefused(t *testing.T) {
 func TestLoRATensorParallel(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
 	p, _ := plan.PodOf("dgx-h100", 8)
-	p.Kernels.Host = plan.Host{}
+	p.Kernels.Host = kernels.Host{}
 	act := 512.0 * 1024 * 2
 	g := plan.Group{PerNode: 8, Nodes: 1}
 	ag, _ := p.Collective(roofline.AllGather, g, act)

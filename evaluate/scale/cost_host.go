@@ -1,13 +1,13 @@
 package scale
 
-import "github.com/placer/placer/evaluate/scale/plan"
+import "github.com/placer/placer/evaluate/scale/kernels"
 
 // expose is phase ph with its host's wait in busy (and in hostExposed):
 // the launches' issue time beyond the kernels' own, and each
 // synchronization's Sync plus one issue (the GPU idle while the host
 // issues the first kernel after it). bwd says which rate the launches
 // take.
-func expose(h *plan.Host, ph phase, bwd bool) phase {
+func expose(h *kernels.Host, ph phase, bwd bool) phase {
 	rate := h.Issue
 	if bwd {
 		rate = h.IssueBwd
@@ -39,7 +39,7 @@ type StageHost struct {
 }
 
 // stageHosts is each stage's StageHost under host h.
-func stageHosts(stages []stageCost, h *plan.Host) []StageHost {
+func stageHosts(stages []stageCost, h *kernels.Host) []StageHost {
 	out := make([]StageHost, len(stages))
 	for s, st := range stages {
 		gpu := st.fwd.busy - st.fwd.hostExposed + st.bwd.busy - st.bwd.hostExposed

@@ -1,7 +1,7 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/graph"
 )
 
@@ -67,7 +67,7 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	if s := c.h.ComputeSlowdown; s > 0 {
 		flops *= s
 	}
-	return r.Time(plan.AttnCall{Flops: flops, Elems: a.elems, Tail: a.tail, HeadDim: a.headDim})
+	return r.Time(kernels.AttentionCall{Flops: flops, Elems: a.elems, Tail: a.tail, HeadDim: a.headDim})
 }
 
 // overlapped is a GEMM's time when a tensor-parallel collective beside it

@@ -1,6 +1,9 @@
 package scale
 
-import "github.com/placer/placer/evaluate/scale/plan"
+import (
+	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/plan"
+)
 
 // balanced is eval's result at the clock the step's compute holds when
 // the pod's power limit binds its average power (HeldClock.Balanced). The
@@ -25,7 +28,7 @@ func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
 	cb := (r1.Compute - r0.Compute) / (s1 - 1)
 	idle := r1.Bubble + r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
 	mem := max(r1.Step-idle-cb*s1, 0)
-	f := h.Balanced(p.PowerLimit, plan.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, plan.MemoryPowerShare)
+	f := h.Balanced(p.PowerLimit, kernels.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, kernels.MemoryPowerShare)
 	x := (h.Slowdown(f) - 1) / (s1 - 1)
 	r := r1
 	lerp := func(a, b float64) float64 { return a + x*(b-a) }

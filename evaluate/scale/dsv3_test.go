@@ -3,6 +3,7 @@ package scale
 import (
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -27,7 +28,7 @@ func TestMLALayer(t *testing.T) {
 	m := mustSpec(t, smallMLA)
 	p, _ := plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	p.Kernels = kernels.Node{} // attention at the matmul class's rate
 	pl, err := plan.Resolve(m, plan.Strategy{}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func TestMLALayer(t *testing.T) {
 	// the output projection halve, the down projections (duplicated,
 	// on the sequence shard with sp) halve with the tokens.
 	p2, _ := plan.PodOf("dgx-h100", 2)
-	p2.Hardware, p2.Kernels = flopHardware(), plan.Kernels{}
+	p2.Hardware, p2.Kernels = flopHardware(), kernels.Node{}
 	pl2, err := plan.Resolve(m, plan.Strategy{Tensor: 2, SequenceParallel: true}, p2)
 	if err != nil {
 		t.Fatal(err)

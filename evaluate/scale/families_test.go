@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -38,8 +39,8 @@ func TestGlobalEveryCost(t *testing.T) {
 	fWin, _, _ := familyLayer(t, win)
 	const n, heads, d = 4096.0, 8.0, 64.0
 	_, slow := c.pod.HeldClock()
-	call := func(keys float64) plan.AttnCall {
-		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
+	call := func(keys float64) kernels.AttentionCall {
+		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
 	r := &h100.Attention[0].Fwd
 	want := r.Time(call((5*126.015625+2048)/6)) - r.Time(call(2048))
@@ -60,8 +61,8 @@ func TestChunkCost(t *testing.T) {
 	fChunk, _, _ := familyLayer(t, chunked)
 	const n, heads, d = 16384.0, 8.0, 64.0
 	_, slow := c.pod.HeldClock()
-	call := func(keys float64) plan.AttnCall {
-		return plan.AttnCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
+	call := func(keys float64) kernels.AttentionCall {
+		return kernels.AttentionCall{Flops: 4 * n * keys * heads * d * slow, Elems: n * heads * 2 * d, Tail: n * 2 * d, HeadDim: 64}
 	}
 	r := &h100.Attention[0].Fwd
 	want := r.Time(call(5120.375)) - r.Time(call(8192))

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
@@ -119,7 +120,7 @@ func TestH100FP8Measured(t *testing.T) {
 			continue
 		}
 		if m := median(r); math.Abs(m-c.want) > 0.0005 {
-			t.Errorf("%s: measured median speedup %.4f, h100Kernels says %v", c.key, m, c.want)
+			t.Errorf("%s: measured median speedup %.4f, kernels.H100 says %v", c.key, m, c.want)
 		}
 	}
 	p, err := plan.PodOf("dgx-h100", 8)
@@ -127,7 +128,7 @@ func TestH100FP8Measured(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.Kernels.FP8Fwd != h100.FP8Fwd || p.Kernels.FP8Bwd != h100.FP8Bwd || p.Kernels.FP8Block != h100.FP8Block {
-		t.Errorf("the pod's FP8 figures %+v are not h100Kernels'", p.Kernels)
+		t.Errorf("the pod's FP8 figures %+v are not kernels.H100'", p.Kernels)
 	}
 }
 
@@ -161,7 +162,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 	if len(ps) != 5 {
 		t.Fatalf("%d MoE presets measured, want 5", len(ps))
 	}
-	unit := plan.Kernels{GroupedGEMM: 1, SMs: h100.SMs}
+	unit := kernels.Node{GroupedGEMM: 1, SMs: h100.SMs}
 	var fit []float64
 	for name, p := range ps {
 		if !(p.grouped > 0 && p.dense > 0) {
@@ -170,7 +171,7 @@ func TestH100GroupedMeasured(t *testing.T) {
 		fit = append(fit, p.dense/p.grouped/unit.GroupedEff(p.local, p.rows, p.n))
 	}
 	if m := median(fit); math.Abs(m-h100.GroupedGEMM) > 0.0005 {
-		t.Errorf("measured grouped GEMMs give %.4f, h100Kernels.GroupedGEMM is %v", m, h100.GroupedGEMM)
+		t.Errorf("measured grouped GEMMs give %.4f, kernels.H100.GroupedGEMM is %v", m, h100.GroupedGEMM)
 	}
 	for name, p := range ps {
 		pred, meas := h100.GroupedEff(p.local, p.rows, p.n), p.dense/p.grouped

@@ -1,14 +1,10 @@
 package scale
 
 import (
-	"bufio"
-	"encoding/json"
-	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -19,7 +15,7 @@ import (
 // of issue, 0.8 ms beyond, 186 + 18 us: 1.004 ms. A host that keeps
 // ahead (its zero value) changes nothing, to the bit.
 func TestHostExpose(t *testing.T) {
-	h := plan.Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6}
+	h := kernels.Host{Issue: 14e-6, IssueBwd: 18e-6, Sync: 186e-6}
 	ph := phase{busy: 1e-3, tpAll: 2e-4, launches: 100, syncs: 1}
 	for _, c := range []struct {
 		bwd  bool
@@ -35,51 +31,9 @@ func TestHostExpose(t *testing.T) {
 	if got := expose(&h, long, false); !near(got.hostExposed, 2*200e-6) {
 		t.Errorf("GPU-bound: waited %g, want the two syncs' 400 us", got.hostExposed)
 	}
-	var none plan.Host
+	var none kernels.Host
 	if got := expose(&none, ph, true); got != ph {
 		t.Errorf("no host: %+v, want the phase unchanged %+v", got, ph)
-	}
-}
-
-// TestHostMeasured: the dgx-h100 pod's host rates are what kernelbench's
-// host section measured on the lent H100
-// (measurements/2026-11-26-h100-c/host.jsonl), to four figures.
-func TestHostMeasured(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "..", "measurements", "2026-11-26-h100-c", "host.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	got := map[string]float64{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var l struct {
-			Name   string   `json:"name"`
-			Host   *float64 `json:"host_seconds"`
-			Added  *float64 `json:"added_seconds"`
-			Replay *float64 `json:"host_seconds_per_replay"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case l.Host != nil:
-			got[l.Name] = *l.Host
-		case l.Added != nil:
-			got[l.Name] = *l.Added
-		case l.Replay != nil:
-			got[l.Name] = *l.Replay
-		}
-	}
-	h := h100.Host
-	for _, c := range []struct {
-		name string
-		want float64
-	}{{"issue.mul_autograd", h.Issue}, {"issue.backward_node", h.IssueBwd}, {"sync.behind_kernel", h.Sync}, {"graph.add_", h.Replay}} {
-		m, ok := got[c.name]
-		if !ok || math.Abs(m-c.want) > 5e-4*m {
-			t.Errorf("%s: measured %g s, the pod has %g", c.name, m, c.want)
-		}
 	}
 }
 

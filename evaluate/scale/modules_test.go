@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -96,7 +97,7 @@ func nearRel(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(math.Abs(a), 
 func TestRecomputeNormAct(t *testing.T) {
 	m := mustSpec(t, smallMoE)
 	p, _ := plan.PodOf("dgx-h100", 8)
-	p.Kernels.Host = plan.Host{} // the GPU's time alone
+	p.Kernels.Host = kernels.Host{} // the GPU's time alone
 	base := evalText(t, m, p, "dp=8,ep=4,mbs=1")
 	r := evalText(t, m, p, "dp=8,ep=4,mbs=1,recompute-modules=layernorm+moe_act")
 	if got := base.Activations - r.Activations; got != 8388608 {
@@ -140,7 +141,7 @@ func TestRecomputeMLP(t *testing.T) {
 	// At the burst clock: the clock a step's waits allow under the power
 	// limit moves the step, not what this test adds up (TestBalancedStep).
 	p = p.AtBurst()
-	p.Kernels.Host = plan.Host{}
+	p.Kernels.Host = kernels.Host{}
 	base := evalText(t, m, p, "tp=2,dp=4,mbs=1")
 	r := evalText(t, m, p, "tp=2,dp=4,mbs=1,recompute-modules=mlp")
 	unit := 1024.0 * 1024

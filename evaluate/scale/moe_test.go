@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -182,7 +183,7 @@ func TestMoEKnobs(t *testing.T) {
 	// The GPU's side alone: this small layer's kernels take less time
 	// than their host takes to issue them (Host), which would hide what
 	// each knob does to the kernels.
-	p.Kernels.Host = plan.Host{}
+	p.Kernels.Host = kernels.Host{}
 	eval := func(text string) Result {
 		s, err := plan.ParseStrategy(text)
 		if err != nil {

@@ -12,42 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 )
-
-// TestHeldClockByHand: the power model and the slowdown with h100Held's
-// figures (HeldMHz 1,612.5 at TDP 700 W, IdleW 75.5, exponent 3, Share
-// 0.6326, BurstMHz 1,980), worked by hand:
-//   - at 700 W, the measured limit, the measured clock: 1,612.5 MHz, and
-//     a compute-bound kernel 0.6326 x 1980/1612.5 + 0.3674 = 0.6326 x
-//     1.227907 + 0.3674 = 1.144174 times its burst time;
-//   - at 500 W: (500 - 75.5) / (700 - 75.5) = 424.5 / 624.5 = 0.679744,
-//     its cube root 0.879255, so 1,612.5 x 0.879255 = 1,417.80 MHz, and
-//     0.6326 x 1980/1417.80 + 0.3674 = 0.6326 x 1.396530 + 0.3674 =
-//     1.250845;
-//   - at 1,300 W the model's clock, 1,612.5 x (1224.5/624.5)^(1/3) =
-//     2,019 MHz, is above the burst clock: 1,980, no slowdown;
-//   - at or below the idle power there is no clock to hold: 0.
-func TestHeldClockByHand(t *testing.T) {
-	for _, c := range []struct {
-		watts, mhz, slowdown float64
-	}{
-		{700, 1612.5, 1.144174},
-		{500, 1417.80, 1.250845},
-		{1300, 1980, 1},
-		{75.5, 0, 1},
-		{0, 0, 1},
-	} {
-		f := (*h100.Held).Clock(c.watts)
-		if math.Abs(f-c.mhz) > 0.01 {
-			t.Errorf("%g W: %.3f MHz, by hand %.2f", c.watts, f, c.mhz)
-		}
-		if s := (*h100.Held).Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
-			t.Errorf("%g W: slowdown %.7f, by hand %.6f", c.watts, s, c.slowdown)
-		}
-	}
-}
 
 // TestPodPower: each pod's power limit as its source states it, the
 // clock it holds under it and its hardware's compute slowdown (the
@@ -244,15 +212,15 @@ func readRuns(t *testing.T, jsonl, csv string, idle bool) (runs []heldRun, smi [
 	return runs, smi
 }
 
-// heldFiles are the three held-load runs h100Held is measured on.
+// heldFiles are the three held-load runs kernels.H100Held is measured on.
 var heldFiles = [][2]string{
 	{"../../measurements/2026-11-26-h100-b/kb-sustained-1.7b.jsonl", "../../measurements/2026-11-26-h100-b/smi-1.7b.csv"},
 	{"../../measurements/2026-11-26-h100-b/kb-sustained-rows.jsonl", "../../measurements/2026-11-26-h100-b/smi-rows.csv"},
 	{"../../../shared/data/h100-sustained/sustained.jsonl", "../../../shared/data/h100-sustained/smi-sustained.csv"},
 }
 
-// TestH100HeldMeasured recomputes h100Held's measured figures from the
-// three held-load runs and nvidia-smi's logs beside them (h100Held says
+// TestH100HeldMeasured recomputes kernels.H100Held's measured figures from the
+// three held-load runs and nvidia-smi's logs beside them (kernels.H100Held says
 // how): the burst clock, the blocks' held clock, the idle power and the
 // GEMM's clock share; a changed figure or file fails here.
 func TestH100HeldMeasured(t *testing.T) {
@@ -292,16 +260,16 @@ func TestH100HeldMeasured(t *testing.T) {
 	}
 	sort.Float64s(top)
 	if top[0] != (*h100.Held).BurstMHz || top[len(top)-1] != (*h100.Held).BurstMHz {
-		t.Errorf("highest SM clock of each log %v, h100Held.BurstMHz %g", top, (*h100.Held).BurstMHz)
+		t.Errorf("highest SM clock of each log %v, kernels.H100Held.BurstMHz %g", top, (*h100.Held).BurstMHz)
 	}
 	if len(blocks) != 8 || median(blocks) != (*h100.Held).HeldMHz {
-		t.Errorf("%d blocks held at a median %g MHz (%v), h100Held.HeldMHz %g", len(blocks), median(blocks), blocks, (*h100.Held).HeldMHz)
+		t.Errorf("%d blocks held at a median %g MHz (%v), kernels.H100Held.HeldMHz %g", len(blocks), median(blocks), blocks, (*h100.Held).HeldMHz)
 	}
 	if len(idle) != 29 || median(idle) != (*h100.Held).IdleW {
-		t.Errorf("%d samples at rest, median %g W; h100Held.IdleW %g", len(idle), median(idle), (*h100.Held).IdleW)
+		t.Errorf("%d samples at rest, median %g W; kernels.H100Held.IdleW %g", len(idle), median(idle), (*h100.Held).IdleW)
 	}
 	if s := sxy / sxx; gemms != 3 || math.Abs(s-(*h100.Held).Share) > 0.00005 {
-		t.Errorf("%d held GEMMs give Share %.5f, h100Held.Share %g", gemms, s, (*h100.Held).Share)
+		t.Errorf("%d held GEMMs give Share %.5f, kernels.H100Held.Share %g", gemms, s, (*h100.Held).Share)
 	}
 }
 
@@ -372,42 +340,6 @@ func TestH100HeldBlocks(t *testing.T) {
 	}
 }
 
-// TestBalancedByHand: the clock a step's compute holds when the limit
-// binds the step's average power (HeldClock.Balanced), by hand on
-// h100Held (P(f) = 75.5 + 624.5 (f/1,612.5)^3, Slowdown(f) = 0.6326 x
-// 1980/f + 0.3674):
-//   - compute only: Clock(700) = 1,612.5; Clock(500) = 1,417.80.
-//   - 1 s of compute and idle I: at f* = 1,612.5 (1 + 1/9)^(1/3) =
-//     1,670.137 MHz, P(f*) - 700 = 624.5/9 = 69.39 W, C(f*) = 1.117367 s,
-//     so I = C(f*)/9 = 0.124152 s balances it: f*.
-//   - the same slack from memory-bound time at memShare 0.5 (M = 2 I):
-//     f*; at memShare 1 memory-bound time gives none: 1,612.5.
-//   - idle as long as the compute: P(f) - 700 <= 624.5 even at 1,980
-//     (P(1,980) = 75.5 + 624.5 x 1.8513 = 1,231.7 W: 531.7 over), so the
-//     burst clock.
-func TestBalancedByHand(t *testing.T) {
-	h := *h100.Held
-	const i = 1.1173670063311705 / 9
-	for _, c := range []struct {
-		name  string
-		limit float64
-		st    plan.StepTime
-		mem   float64
-		want  float64
-	}{
-		{"compute only, 700 W", 700, plan.StepTime{Compute: 1}, 0.5, 1612.5},
-		{"compute only, 500 W", 500, plan.StepTime{Compute: 1}, 0.5, 1417.80},
-		{"idle I", 700, plan.StepTime{Compute: 1, Idle: i}, 0.5, 1670.137},
-		{"memory-bound 2I at half", 700, plan.StepTime{Compute: 1, Memory: 2 * i}, 0.5, 1670.137},
-		{"memory-bound at the limit", 700, plan.StepTime{Compute: 1, Memory: 2 * i}, 1, 1612.5},
-		{"idle as long as compute", 700, plan.StepTime{Compute: 1, Idle: 1}, 0.5, 1980},
-	} {
-		if got := h.Balanced(c.limit, c.st, c.mem); math.Abs(got-c.want) > 0.01 {
-			t.Errorf("%s: %.3f MHz, want %.3f", c.name, got, c.want)
-		}
-	}
-}
-
 // TestH100BalancedIdle: kernelbench's blocks held with the GPU idle for a
 // share s of the time (../shared/data/h100-sustained: 1.7B and 70B at s
 // 0.1, 0.25, 0.5; idle = s/(1-s) of each batch's busy time) against
@@ -441,7 +373,7 @@ func TestH100BalancedIdle(t *testing.T) {
 		// point of Balanced over it.
 		mhz := f0
 		for range 50 {
-			mhz = h.Balanced(700, plan.StepTime{Compute: 1, Idle: r.idle / (1 - r.idle) * h.Slowdown(mhz)}, 0.5)
+			mhz = h.Balanced(700, kernels.StepTime{Compute: 1, Idle: r.idle / (1 - r.idle) * h.Slowdown(mhz)}, 0.5)
 		}
 		n++
 		t.Logf("%s: idle %.2f, held %.0f MHz at idle 0, predicted %.0f, measured %.0f (%+.1f%%)", r.name, r.idle, f0, mhz, r.mhz, 100*(mhz/r.mhz-1))

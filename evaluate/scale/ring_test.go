@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -54,8 +55,8 @@ func TestTwoRankRingByHand(t *testing.T) {
 	}
 	// R 500 TFLOP/s, Beta 1e-12 s an element, Tail 10e-12, T0 10 us;
 	// NVSwitch at 1 GB/s and no latency.
-	hand := plan.AttentionKernel{Backend: "hand", Fwd: plan.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
-	p.Kernels.Attention = []*plan.AttentionKernel{&hand}
+	hand := kernels.Attention{Backend: "hand", Fwd: kernels.AttentionRate{HeadDims: []int{128}, Rates: []float64{500e12}, Beta: 1e-12, Tail: 10e-12, T0: 10e-6}}
+	p.Kernels.Attention = []*kernels.Attention{&hand}
 	p.Kernels.IntraBus = 1e9
 	p.Hardware.NVLinkLatency = 0
 	// The GPU's share: 1 TFLOP, 1e8 query elements, a last row of 1e6.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -75,7 +76,7 @@ func TestLayerFLOPs(t *testing.T) {
 	}
 	p, _ = plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	p.Kernels = kernels.Node{} // attention at the matmul class's rate
 	pl, err = plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestLayerFLOPs(t *testing.T) {
 func TestTensorParallelComm(t *testing.T) {
 	m := transformer.GPT(2, 1024, 16, 512, 1024, 8)
 	p, _ := plan.PodOf("dgx-h100", 8)
-	p.Kernels.Host = plan.Host{} // the GPU's timeline alone: this layer is bound by its host (Host)
+	p.Kernels.Host = kernels.Host{} // the GPU's timeline alone: this layer is bound by its host (Host)
 	act := 512.0 * 1024 * 2
 	g := plan.Group{PerNode: 8, Nodes: 1}
 	ag, _ := p.Collective(roofline.AllGather, g, act)
@@ -342,9 +343,9 @@ func TestKernels(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
 	p, _ := plan.PodOf("dgx-h100", 1)
 	p.Hardware = flopHardware()
-	p.Kernels = plan.Kernels{Attention: []*plan.AttentionKernel{{Backend: "test",
-		Fwd: plan.AttentionRate{HeadDims: []int{8, 32}, Rates: []float64{0.25e12, 1e12}, Beta: 1e-12, T0: 1e-6},
-		Bwd: plan.AttentionRate{HeadDims: []int{16}, Rates: []float64{0.25e12}, T0: 2e-6}}}}
+	p.Kernels = kernels.Node{Attention: []*kernels.Attention{{Backend: "test",
+		Fwd: kernels.AttentionRate{HeadDims: []int{8, 32}, Rates: []float64{0.25e12, 1e12}, Beta: 1e-12, T0: 1e-6},
+		Bwd: kernels.AttentionRate{HeadDims: []int{16}, Rates: []float64{0.25e12}, T0: 2e-6}}}}
 	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, p)
 	if err != nil {
 		t.Fatal(err)
@@ -381,7 +382,7 @@ func TestKernels(t *testing.T) {
 	}
 
 	// Beside a data-parallel collective.
-	q := plan.Pod{Kernels: plan.Kernels{OverlapSlowdown: 0.2}}
+	q := plan.Pod{Kernels: kernels.Node{OverlapSlowdown: 0.2}}
 	for _, c := range []struct{ comm, window, want float64 }{
 		{1, 3, 0.2}, // hidden; the window's compute 20% slower for 1 s
 		{3, 1, 2},   // 2 s not hidden
@@ -462,7 +463,7 @@ func TestStageTP(t *testing.T) {
 	p, _ := plan.PodOf("dgx-h100", 24)
 	p.Hardware = flopHardware()
 	p.Hardware.NVLinkLatency = 0
-	p.Kernels = plan.Kernels{IntraBus: 1e30}
+	p.Kernels = kernels.Node{IntraBus: 1e30}
 	s, err := plan.ParseStrategy("stage-tp=4:8,pp=2,mbs=1")
 	if err != nil {
 		t.Fatal(err)
@@ -563,7 +564,7 @@ func TestContextParallel(t *testing.T) {
 	m := transformer.GPT(2, 64, 4, 32, 128, 4)
 	p, _ := plan.PodOf("dgx-h100", 2)
 	p.Hardware = flopHardware()
-	p.Kernels = plan.Kernels{} // attention at the matmul class's rate
+	p.Kernels = kernels.Node{} // attention at the matmul class's rate
 	s := plan.Strategy{Context: 2, MicroBatchSize: 2, DistOpt: true}
 	pl, err := plan.Resolve(m, s, p)
 	if err != nil {
@@ -605,7 +606,7 @@ func TestContextParallel(t *testing.T) {
 	// Four ranks (the coster's plan at C = 4, n = 16 tokens a GPU): the
 	// two middle backward steps carry K and V on and a gradient back.
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
-	p8.Hardware, p8.Kernels = flopHardware(), plan.Kernels{}
+	p8.Hardware, p8.Kernels = flopHardware(), kernels.Node{}
 	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: &p8, tokens: n / 2}
 	c4.pl.C = 4
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -17,17 +16,6 @@ import (
 // its func keyword to its closing brace (its doc comment not counted):
 // a longer one is split where a part has a name.
 const maxFuncLines = 120
-
-// pendingLongFuncs are the functions of evaluate/ known to be over
-// maxFuncLines, by file and name, each with the lines it spanned when
-// listed: they live in files another change is editing (the roofline
-// model's power-limit clock) and are split after it lands. The list is
-// to be emptied: a function not listed fails the test, and so does one
-// listed that is no longer over (remove its line).
-var pendingLongFuncs = map[string]int{
-	"evaluate/roofline/model.go NewModel":       158,
-	"evaluate/roofline/trace.go WriteTraceWith": 128,
-}
 
 // longFunc is a function declaration and the lines it spans.
 type longFunc struct {
@@ -120,11 +108,10 @@ func TestLongFuncs(t *testing.T) {
 
 // TestNoLongFunctionsInEvaluate holds every function of evaluate/'s Go
 // files (tests and testdata/ aside; files of every build tag, the cuda
-// build's among them) to maxFuncLines, but for pendingLongFuncs.
+// build's among them) to maxFuncLines.
 func TestNoLongFunctionsInEvaluate(t *testing.T) {
 	root := filepath.Join("..", "..")
 	dir := filepath.Join(root, "evaluate")
-	seen := map[string]bool{}
 	files := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -155,11 +142,6 @@ func TestNoLongFunctionsInEvaluate(t *testing.T) {
 			return err
 		}
 		for _, f := range long {
-			key := rel + " " + f.Name
-			if _, ok := pendingLongFuncs[key]; ok {
-				seen[key] = true
-				continue
-			}
 			t.Errorf("%s: %s spans %d lines, more than %d: split it where a part has a name", rel, f.Name, f.Lines, maxFuncLines)
 		}
 		return nil
@@ -169,15 +151,5 @@ func TestNoLongFunctionsInEvaluate(t *testing.T) {
 	}
 	if files < 50 {
 		t.Errorf("read %d files; the walk of %s missed evaluate/", files, dir)
-	}
-	var stale []string
-	for key := range pendingLongFuncs {
-		if !seen[key] {
-			stale = append(stale, key)
-		}
-	}
-	sort.Strings(stale)
-	for _, key := range stale {
-		t.Errorf("%s: listed in pendingLongFuncs but not over %d lines (or gone): remove its line", key, maxFuncLines)
 	}
 }

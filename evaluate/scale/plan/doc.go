@@ -6,8 +6,8 @@
 // optimizer, FSDP, FP8), the software stack that runs it (Settings,
 // Stacks: Megatron-Core, torchtitan, plain PyTorch, transformers), the
 // pod of nodes it runs on (Pod, ParsePod, PodOf) with what its node
-// measures beyond the roofline (Kernels, AttentionKernel, Host,
-// HeldClock) or what a profile measured (WithProfile, ProfilePod), and
+// measures beyond the roofline (Pod.Kernels, evaluate/scale/kernels' data)
+// or what a profile measured (WithProfile, ProfilePod), and
 // the plan resolved against a model and a pod (Resolve: Plan, its mesh's
 // groups and each stage's layers), with the memory a GPU has for it
 // (Pod.Usable, the margin and the regime's error: memory_fit.go).
@@ -15,5 +15,5 @@
 // published tables and checks (evaluate/scale/published) are its
 // clients.
 //
-// May import: graph/..., decision, evaluate/roofline, evaluate/profile, internal/...
+// May import: graph/..., decision, evaluate/roofline, evaluate/profile, evaluate/scale/kernels, internal/...
 package plan

@@ -9,6 +9,7 @@ import (
 
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/graph"
 )
 
@@ -31,7 +32,7 @@ type Pod struct {
 	NICLatency   float64
 	// Kernels is what the node's kernels and collectives reach beyond
 	// the hardware's per-class efficiencies (the preset's measurements).
-	Kernels Kernels
+	Kernels kernels.Node
 	// Profile, where set (WithProfile), prices what it measured: layers,
 	// collectives inside a node, sends, the optimizer, the host
 	// (profiled.go); nil: the roofline alone.
@@ -53,7 +54,7 @@ type podPreset struct {
 	nics         int
 	nicBandwidth float64
 	nicLatency   float64
-	kernels      Kernels
+	kernels      kernels.Node
 	source       string
 	// gpu and nvlinks, where set, rename the hardware preset's GPU and
 	// change its NVLink count (an export variant of the same die).
@@ -76,14 +77,14 @@ var podPresets = map[string]podPreset{
 	// Its GPUs at the H100 SXM5's 700 W (NVIDIA H100 Tensor Core GPU
 	// datasheet: max thermal design power up to 700 W; nvidia-smi reads
 	// 700.00 W as the power limit on the H100 SXMs of measurements/).
-	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels, power: 700,
+	"dgx-h100": {hardware: "h100", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: kernels.H100, power: 700,
 		source: "DGX H100 user guide: 8 x H100 SXM5 (700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX A100: 8 A100 SXM4 80 GB on NVSwitch (NVLink 3, 600 GB/s per
 	// GPU), 8 ConnectX-6 NICs of 200 Gb/s InfiniBand HDR. Its GPUs at the
 	// A100 SXM4's 400 W (NVIDIA A100 Tensor Core GPU datasheet: max TDP
-	// 400 W); no held-load measurement of an A100 (a100Kernels.Held nil),
+	// 400 W); no held-load measurement of an A100 (kernels.A100.Held nil),
 	// so its kernels stay at their burst rates.
-	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: a100Kernels, power: 400,
+	"dgx-a100": {hardware: "a100", perNode: 8, nics: 8, nicBandwidth: 200e9 / 8, nicLatency: 10e-6, kernels: kernels.A100, power: 400,
 		source: "DGX A100 user guide: 8 x A100 SXM4 80GB (400 W), NVSwitch, 8 x 200 Gb/s ConnectX-6"},
 	// An H800 node as DeepSeek trained DeepSeek-V3 on 2,048 of them: the
 	// H800 SXM5 is the H100 SXM5's die and memory (80 GB HBM3, the same
@@ -109,7 +110,7 @@ var podPresets = map[string]podPreset{
 	// model; the HBM2e part's own idle power is not measured, the HBM3
 	// SXM's stands for it); the compute peak is the SXM's (torchtitan
 	// says its peak lies between the SXM's and the NVL's, value unknown),
-	// kernels as measured on the 700 W SXM (h100Kernels). Its memory is
+	// kernels as measured on the 700 W SXM (kernels.H100). Its memory is
 	// what torch.cuda.get_device_properties().total_memory reads on
 	// these GPUs, 95.0 GiB (102.0 GB), not the 96 GB of the page:
 	// torchtitan's memory monitor logs its peak as a share of that
@@ -118,15 +119,15 @@ var podPresets = map[string]podPreset{
 	// 49.66 GiB as 52.28% (pytorch/torchtitan#1287) and 48.87 GiB as
 	// 51.44% (torchtitan/experiments/graph_trainer/.claude/CLAUDE.md,
 	// "8xH100"): 94.99 and 95.00 GiB.
-	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels,
+	"grand-teton": {hardware: "h100", gpu: "h100-96gb", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: kernels.H100,
 		memory: 95 << 30, memBandwidth: 2.4e12, power: 500,
 		source: "Grand Teton (torchtitan benchmarks, 2024-12): 8 x H100 96 GB HBM2e (2.4 TB/s, 500 W), NVLink, 400 Gb/s RDMA per GPU"},
 }
 
-// h800Kernels are h100Kernels with the NVLink bus bandwidth DeepSeek
+// h800Kernels are kernels.H100 with the NVLink bus bandwidth DeepSeek
 // states for the H800 (160 GB/s).
-var h800Kernels = func() Kernels {
-	k := h100Kernels
+var h800Kernels = func() kernels.Node {
+	k := kernels.H100
 	k.IntraBus = 160e9
 	return k
 }()
@@ -403,3 +404,7 @@ func (p *Pod) SendTime(sameNode bool, bytes float64) float64 {
 	// One GPU's own NIC: a pipeline's sends do not all cross at once.
 	return bytes/p.nic() + p.NICLatency
 }
+
+// Beside is what a data-parallel collective of comm seconds adds to a
+// window of compute it overlaps (Kernels.Beside).
+func (p *Pod) Beside(comm, window float64) float64 { return p.Kernels.Beside(comm, window) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/kernels"
 )
 
 // The H200 and Blackwell pods. A pod's "node" is its NVLink domain: the
@@ -19,7 +20,7 @@ import (
 // Kernels on the Blackwell pods are modelled: nothing here measured a
 // Blackwell GPU (measurements/ holds H100 and H200 runs only). Where no
 // published kernel benchmark was found the H100's measured figure
-// (h100Kernels) stands, said as such beside it; none is fitted to a
+// (kernels.H100) stands, said as such beside it; none is fitted to a
 // published step time. A profile from the user's own GPU (placer
 // profile, --profile) replaces them.
 func init() {
@@ -33,10 +34,10 @@ var blackwellPods = map[string]podPreset{
 	// user guide covers both): 8 x H200 SXM (141 GB HBM3e at 4.8 TB/s;
 	// max TDP up to 700 W, NVIDIA H200 datasheet) on NVSwitch (NVLink 4,
 	// 900 GB/s both ways), 8 x 400 Gb/s ConnectX-7 compute NICs. Kernels:
-	// the H100's measured ones (the same GH100 die; h100Kernels), its
+	// the H100's measured ones (the same GH100 die; kernels.H100), its
 	// held clock too (the H100 SXM's at 700 W; the HBM3e part's own power
 	// at rest is not measured: the HBM3 SXM's stands for it).
-	"dgx-h200": {hardware: "h200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: h100Kernels, power: 700,
+	"dgx-h200": {hardware: "h200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6, kernels: kernels.H100, power: 700,
 		source: "DGX H100/H200 user guide: 8 x H200 SXM (141 GB, 700 W), NVSwitch, 8 x 400 Gb/s ConnectX-7"},
 	// DGX B200: 8 x B200 SXM (180 GB, 1,000 W TGP) on NVLink 5 NVSwitch
 	// (1.8 TB/s a GPU both ways), 8 x ConnectX-7 NDR 400 Gb/s (the MLPerf
@@ -73,7 +74,7 @@ var blackwellPods = map[string]podPreset{
 // blackwellKernels are the modelled kernels of a Blackwell GPU (hardware
 // preset gpu, sms streaming multiprocessors, held its clock under held
 // load):
-//   - GEMMs at the H100's measured 0.756 of the BF16 peak (h100Kernels:
+//   - GEMMs at the H100's measured 0.756 of the BF16 peak (kernels.H100:
 //     no published B200 GEMM efficiency at a transformer shard's shapes
 //     was found);
 //   - fused attention at the GEMMs' efficiency (no measured kernel: the
@@ -86,19 +87,19 @@ var blackwellPods = map[string]podPreset{
 //     GB/s), the NIC at the 47 of 50 GB/s measured on an NDR NIC, the
 //     overlapped compute's 18.9% slowdown (A100/H100/MI250/MI210), the
 //     grouped expert GEMMs' 0.935 (sm90's tile rule, now over sms SMs)
-//     and the host's issue times (h100Host): the H100's, assumed;
+//     and the host's issue times (kernels.H100.Host): the H100's, assumed;
 //   - 16 of sms SMs taken by tensor-parallel overlap (Transformer
 //     Engine's userbuffers default num_sm = 16, as on H100). SMs: 148
 //     on B200 and GB200's GPU (https://hmc-tech.com/gpus/nvidia-b200-vs-
 //     nvidia-b100: "SMs 148"), 160 on Blackwell Ultra
 //     (https://awesomeagents.ai/hardware/nvidia-gb300-nvl72: "160
 //     streaming multiprocessors").
-func blackwellKernels(gpu string, sms int, held *HeldClock) Kernels {
+func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestBlackwellPods)
-	k := h100Kernels
+	k := kernels.H100
 	k.Attention = nil
 	k.SMs = sms
-	k.IntraBus = h.NVLinkBandwidth * float64(h.NVLinks) * h100Kernels.IntraBus / (25e9 * 18)
+	k.IntraBus = h.NVLinkBandwidth * float64(h.NVLinks) * kernels.H100.IntraBus / (25e9 * 18)
 	k.FP8Peak = h.FP8Tensor
 	k.FP8Fwd, k.FP8Bwd, k.FP8Block = 0, 0, 0
 	k.Held = held
@@ -107,7 +108,7 @@ func blackwellKernels(gpu string, sms int, held *HeldClock) Kernels {
 
 // carriedHeld is the held clock of a GPU of burst clock burstMHz at power
 // limit tdpW with nothing of it measured under held load: the H100 SXM's
-// measured shape carried over (h100Held), assumed. It holds the same
+// measured shape carried over (kernels.H100Held), assumed. It holds the same
 // share of its burst clock at its own limit (1,612.5 / 1,980), rests at
 // the same share of it (75.5 / 700 W), and its compute-bound kernels
 // follow the clock by the same share (0.633), so at the pod's stated
@@ -118,10 +119,10 @@ func blackwellKernels(gpu string, sms int, held *HeldClock) Kernels {
 // nvidia-h100-vs-nvidia-h200-sxm-vs-nvidia-gb200); for Blackwell Ultra
 // none was found and the B200's stands (only the ratio enters the
 // slowdown).
-func carriedHeld(burstMHz, tdpW float64) *HeldClock {
-	h := h100Held
+func carriedHeld(burstMHz, tdpW float64) *kernels.HeldClock {
+	h := kernels.H100Held
 	r := burstMHz / h.BurstMHz
-	return &HeldClock{BurstMHz: burstMHz, HeldMHz: h.HeldMHz * r, TDPW: tdpW, IdleW: h.IdleW / h.TDPW * tdpW,
+	return &kernels.HeldClock{BurstMHz: burstMHz, HeldMHz: h.HeldMHz * r, TDPW: tdpW, IdleW: h.IdleW / h.TDPW * tdpW,
 		Exponent: h.Exponent, Share: h.Share}
 }
 

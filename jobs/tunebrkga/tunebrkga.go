@@ -1,4 +1,4 @@
-package jobs
+package tunebrkga
 
 import (
 	"context"
@@ -10,30 +10,18 @@ import (
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/inputs"
 	"github.com/placer/placer/internal/atomicfile"
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/optimize"
 	"github.com/placer/placer/report"
 	"github.com/placer/placer/workloads"
 )
 
-// REGAL's synthetic sets as the REGAL jobs draw them (workloads.SyntheticSet,
-// every family in turn): the training set that brkga-tuned is tuned on and
-// the held-out test set of `placer report regal`. Their seeds are a
-// million apart, so that no test graph shares a seed with a training
-// graph (graph i of a set takes seed splitmix64(seed + i)).
-const (
-	RegalTrainSeed uint64 = 1
-	RegalTestSeed  uint64 = 1_000_001
-	// RegalTest2xSeed seeds the held-out graphs twice the size of the
-	// training graphs (report regal's synthetic-2x:N).
-	RegalTest2xSeed uint64 = 2_000_001
-)
-
-// BRKGATuneOptions are the inputs of `placer tune-brkga` (make brkga-tune).
-type BRKGATuneOptions struct {
+// Options are the inputs of `placer tune-brkga` (make brkga-tune).
+type Options struct {
 	Grid tuned.Grid // zero = tuned.DefaultGrid
 	// Graphs is the number of training graphs (0 = 4), drawn with
-	// RegalTrainSeed from every family in turn.
+	// jobs.RegalTrainSeed from every family in turn.
 	Graphs int
 	// Evaluations per BRKGA run (0 = 5,000, the budget the tuned method
 	// is compared at).
@@ -53,12 +41,12 @@ type BRKGATuneOptions struct {
 	Progress io.Writer
 }
 
-// BRKGATune grid-searches BRKGA's hyperparameters on REGAL's synthetic
+// Run grid-searches BRKGA's hyperparameters on REGAL's synthetic
 // training set, for each objective: every setting runs once per training
 // graph at the same budget and seed, and scores the mean over the graphs
 // of its objective value over default BRKGA's; the lowest score wins (the
 // default, scoring 1, wins ties, so a setting must beat it to be chosen).
-func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
+func Run(ctx context.Context, o Options) (*tuned.File, error) {
 	if len(o.Grid.Population) == 0 {
 		o.Grid = tuned.DefaultGrid
 	}
@@ -80,7 +68,7 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 	if o.Tasks == "" {
 		o.Tasks = "placement,scheduling"
 	}
-	tasks, err := ParseTasks(o.Tasks)
+	tasks, err := jobs.ParseTasks(o.Tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +80,12 @@ func BRKGATune(ctx context.Context, o BRKGATuneOptions) (*tuned.File, error) {
 	if len(settings) == 0 {
 		return nil, fmt.Errorf("tune-brkga: the grid has no valid setting")
 	}
-	gs, err := workloads.SyntheticSet("all", o.Graphs, RegalTrainSeed)
+	gs, err := workloads.SyntheticSet("all", o.Graphs, jobs.RegalTrainSeed)
 	if err != nil {
 		return nil, err
 	}
 	f := &tuned.File{Format: tuned.Format, Version: tuned.Version, Command: o.Command, Grid: o.Grid,
-		Family: "all", Graphs: o.Graphs, Seed: RegalTrainSeed, Devices: o.Cluster.GPUs, Memory: c.Hardware.Memory, Tasks: tasks.String(), Transfers: "async", Evaluations: o.Evaluations,
+		Family: "all", Graphs: o.Graphs, Seed: jobs.RegalTrainSeed, Devices: o.Cluster.GPUs, Memory: c.Hardware.Memory, Tasks: tasks.String(), Transfers: "async", Evaluations: o.Evaluations,
 		RunSeed: o.Seed, Objectives: map[string]tuned.Tuning{}}
 	if o.Sync {
 		f.Transfers = "sync"
@@ -167,7 +155,7 @@ func regalProblem(g *graph.Graph, cs inputs.ClusterSpec, tasks optimize.Tasks, s
 	if err != nil {
 		return nil, err
 	}
-	pp, err := NewSetupOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
+	pp, err := jobs.NewSetupOn(g, c, tasks, roofline.Options{SyncTransfers: sync}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package plan
+package kernels
 
 import (
 	"encoding/json"
@@ -13,10 +13,10 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// AttentionKernel is a fused causal attention kernel's time by shape, one
+// Attention is a fused causal attention kernel's time by shape, one
 // fit per direction, from measurements of the kernel (kernelbench's
 // attention section; FitAttention).
-type AttentionKernel struct {
+type Attention struct {
 	// Backend names the kernel measured: "cudnn" (cuDNN's fused
 	// attention through torch's SDPA, what Transformer Engine runs on
 	// sm90) or "flash" (torch's own flash kernel).
@@ -55,16 +55,16 @@ type AttentionRate struct {
 	Beta, Tail, T0 float64
 }
 
-// AttnCall is the shape of one fused attention call as AttentionRate
+// AttentionCall is the shape of one fused attention call as AttentionRate
 // takes it: its FLOPs (F), query elements (E), causal row elements (L:
 // 0 for a full block) and query and key head dimension (d).
-type AttnCall struct {
+type AttentionCall struct {
 	Flops, Elems, Tail float64
 	HeadDim            int
 }
 
 // Time is the kernel's time for call a.
-func (r *AttentionRate) Time(a AttnCall) float64 {
+func (r *AttentionRate) Time(a AttentionCall) float64 {
 	return a.Flops/r.Rate(a.HeadDim) + r.Beta*a.Elems + r.Tail*a.Tail + r.T0
 }
 
@@ -118,12 +118,12 @@ func (m MeasuredAttention) elems() float64 {
 
 // Call is the case's forward call (mul 1) or backward (mul 2.5: its
 // FLOPs 2.5 times the forward's).
-func (m MeasuredAttention) Call(mul float64) AttnCall {
+func (m MeasuredAttention) Call(mul float64) AttentionCall {
 	var tail float64
 	if m.Causal {
 		tail = float64(m.Seq) * float64(m.HeadDim+m.VHeadDim)
 	}
-	return AttnCall{Flops: mul * m.flops(), Elems: m.elems(), Tail: tail, HeadDim: m.HeadDim}
+	return AttentionCall{Flops: mul * m.flops(), Elems: m.elems(), Tail: tail, HeadDim: m.HeadDim}
 }
 
 type attentionLine struct {
@@ -186,7 +186,7 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 	return out, nil
 }
 
-// FitAttention fits backend's AttentionKernel to the measured cases of
+// FitAttention fits backend's Attention to the measured cases of
 // that backend: per direction, one rate per head dimension measured,
 // Beta, Tail and T0, minimising the sum of squared relative errors (a
 // linear least squares in 1/R, Beta, Tail and T0: each case's equation
@@ -194,7 +194,7 @@ func ReadAttentionBench(r io.Reader) ([]MeasuredAttention, error) {
 // 0 is set to 0 and the rest refitted (a kernel does not get faster as
 // it is given more). A head dimension needs at least one case; the fit
 // needs more cases than unknowns.
-func FitAttention(ms []MeasuredAttention, backend string) (AttentionKernel, error) {
+func FitAttention(ms []MeasuredAttention, backend string) (Attention, error) {
 	var use []MeasuredAttention
 	for _, m := range ms {
 		if m.Backend == backend {
@@ -202,7 +202,7 @@ func FitAttention(ms []MeasuredAttention, backend string) (AttentionKernel, erro
 		}
 	}
 	if len(use) == 0 {
-		return AttentionKernel{}, fmt.Errorf("no measured attention with backend %q", backend)
+		return Attention{}, fmt.Errorf("no measured attention with backend %q", backend)
 	}
 	var dims []int
 	for _, m := range use {
@@ -211,13 +211,13 @@ func FitAttention(ms []MeasuredAttention, backend string) (AttentionKernel, erro
 		}
 	}
 	slices.Sort(dims)
-	k := AttentionKernel{Backend: backend}
+	k := Attention{Backend: backend}
 	var err error
 	if k.Fwd, err = fitRate(use, dims, 1, func(m MeasuredAttention) float64 { return m.Fwd }); err != nil {
-		return AttentionKernel{}, fmt.Errorf("%s forward: %w", backend, err)
+		return Attention{}, fmt.Errorf("%s forward: %w", backend, err)
 	}
 	if k.Bwd, err = fitRate(use, dims, 2.5, func(m MeasuredAttention) float64 { return m.Bwd }); err != nil {
-		return AttentionKernel{}, fmt.Errorf("%s backward: %w", backend, err)
+		return Attention{}, fmt.Errorf("%s backward: %w", backend, err)
 	}
 	return k, nil
 }
@@ -282,7 +282,7 @@ func fitRate(ms []MeasuredAttention, dims []int, mul float64, secs func(Measured
 
 // Check is the kernel's error on each measured case of its backend,
 // predicted/measured - 1, forward and backward.
-func (k *AttentionKernel) Check(ms []MeasuredAttention) (fwd, bwd []float64, err error) {
+func (k *Attention) Check(ms []MeasuredAttention) (fwd, bwd []float64, err error) {
 	for _, m := range ms {
 		if m.Backend != k.Backend {
 			continue
@@ -311,18 +311,18 @@ type AttentionCheck struct {
 	BwdPredicted float64 `json:"bwd_predicted_s"`
 }
 
-// CheckAttention predicts each measured case with pod p's attention
-// kernel of its backend (Kernels.Attention). A backend p has not
+// CheckAttention predicts each measured case with kernels ks' attention
+// kernel of its backend (Node.Attention). A backend ks has not
 // measured is an error naming those it has.
-func CheckAttention(ms []MeasuredAttention, p *Pod) ([]AttentionCheck, error) {
+func CheckAttention(ms []MeasuredAttention, ks Node) ([]AttentionCheck, error) {
 	out := make([]AttentionCheck, len(ms))
 	for i, m := range ms {
-		k, err := p.Kernels.WithAttention(m.Backend)
+		k, err := ks.WithAttention(m.Backend)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", m.Name, err)
 		}
 		if len(k.Attention) == 0 {
-			return nil, fmt.Errorf("%s: the pod has no measured attention kernel", m.Name)
+			return nil, fmt.Errorf("%s: no measured attention kernel", m.Name)
 		}
 		a := k.Attention[0]
 		out[i] = AttentionCheck{Name: m.Name, Backend: m.Backend, Heads: m.Heads, HeadDim: m.HeadDim, Seq: m.Seq, Batch: m.Batch,

@@ -1,4 +1,4 @@
-package plan
+package kernels
 
 // Host is the CPU thread that issues a step's kernels (docs/performance-model.md):
 // each kernel a layer runs is issued by it at a measured rate, and a
@@ -29,7 +29,7 @@ type Host struct {
 	Replay float64
 }
 
-// h100Host is the measured host of h100Kernels: kernelbench's host
+// h100Host is the measured host of H100: kernelbench's host
 // section on the lent H100 of 2026-11-26 (an Intel Xeon, 16 vCPUs;
 // torch 2.11, CUDA 13; measurements/2026-11-26-h100-c/host.jsonl):
 // 14.0 us to issue a multiply recorded for autograd, 17.9 us a backward

@@ -1,4 +1,4 @@
-package plan
+package kernels
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Kernels is what a node's kernels and collectives reach inside a
+// Node is what a node's kernels and collectives reach inside a
 // training step beyond the roofline's per-class efficiencies
 // (roofline.Hardware.ComputeEff): fused attention's own rate, the SMs an
 // overlapped collective takes from the GEMMs beside it, and the bus
@@ -15,7 +15,7 @@ import (
 // source), none is fitted to a table placer is checked against. The zero
 // value changes nothing: attention at the matmul class's efficiency,
 // overlap for free, collectives at the links' line rate.
-type Kernels struct {
+type Node struct {
 	// GEMM is the fraction of the BF16 tensor peak the node's GEMMs
 	// reach at the shapes of a transformer's shards (the matmul class's
 	// efficiency in the pod's hardware: the block's GEMMs and the output
@@ -23,11 +23,11 @@ type Kernels struct {
 	GEMM float64
 
 	// Attention are the fused attention kernels measured on the node's
-	// GPU, timed by shape (AttentionKernel), the one its runs use first
+	// GPU, timed by shape (Attention), the one its runs use first
 	// (Transformer Engine's on H100: cuDNN's); the others check blocks
 	// measured with them (published.MeasuredLayer.Attention). None: fused
 	// attention at the matmul class's efficiency.
-	Attention []*AttentionKernel
+	Attention []*Attention
 
 	// SMs is the GPU's streaming multiprocessors; OverlapSMs how many of
 	// them a tensor-parallel collective overlapped with a GEMM takes
@@ -103,14 +103,14 @@ type Kernels struct {
 // WithAttention is k with the attention kernel of backend first (the one
 // a layer is costed with): "" and "any" leave k as it is; a backend k has
 // not measured is an error naming those it has.
-func (k Kernels) WithAttention(backend string) (Kernels, error) {
+func (k Node) WithAttention(backend string) (Node, error) {
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
 	}
 	var names []string
 	for i, a := range k.Attention {
 		if a.Backend == backend {
-			k.Attention = append([]*AttentionKernel{a}, append(append([]*AttentionKernel(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
+			k.Attention = append([]*Attention{a}, append(append([]*Attention(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
 			return k, nil
 		}
 		names = append(names, a.Backend)
@@ -118,10 +118,11 @@ func (k Kernels) WithAttention(backend string) (Kernels, error) {
 	return k, fmt.Errorf("attention %q: not measured on this GPU (measured: %s)", backend, strings.Join(names, ", "))
 }
 
-// FP8Speedups is how many times faster recipe's FP8 GEMMs run than BF16
-// ones, forward and backward, on a GPU of BF16 tensor peak bf16Peak
-// (Kernels.FP8Fwd, FP8Bwd, FP8Block; their zero value the peaks' ratio).
-func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64) {
+// FP8Speedups is how many times faster FP8 GEMMs run than BF16 ones,
+// forward and backward, on a GPU of BF16 tensor peak bf16Peak: with
+// blockwise scales (fp8=blockwise) or per-tensor ones (Node.FP8Fwd,
+// FP8Bwd, FP8Block; their zero value the peaks' ratio).
+func (k Node) FP8Speedups(blockwise bool, bf16Peak float64) (fwd, bwd float64) {
 	peaks := k.FP8Peak / bf16Peak
 	or := func(x float64) float64 {
 		if x > 0 {
@@ -129,13 +130,13 @@ func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 		}
 		return peaks
 	}
-	if recipe == FP8Blockwise {
+	if blockwise {
 		return or(k.FP8Block), or(k.FP8Block)
 	}
 	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
-// h100Kernels are an H100 SXM's (DGX H100), from measurements:
+// H100 are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
 //     H100 row's tensor-parallel shard, plain PyTorch BF16, micro-batch
@@ -224,9 +225,9 @@ func (k Kernels) FP8Speedups(recipe string, bf16Peak float64) (fwd, bwd float64)
 //     _scaled_grouped_mm (rowwise) was 1.34-1.37x the BF16 grouped GEMM
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
-var h100Kernels = Kernels{
+var H100 = Node{
 	GEMM:      0.756,
-	Attention: []*AttentionKernel{&h100CuDNNAttention, &h100FlashAttention},
+	Attention: []*Attention{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
 	OverlapSlowdown: 0.189,
 	IntraBus:        362e9,
@@ -235,33 +236,33 @@ var h100Kernels = Kernels{
 	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
-	Held:        &h100Held,
+	Held:        &H100Held,
 }
 
-// h100CuDNNAttention and h100FlashAttention are the fits h100Kernels
+// h100CuDNNAttention and h100FlashAttention are the fits H100
 // describes (FitAttention on kb-attention.jsonl and longattn.jsonl
 // together, to four figures).
 var (
-	h100CuDNNAttention = AttentionKernel{Backend: "cudnn",
+	h100CuDNNAttention = Attention{Backend: "cudnn",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{469.7e12, 663.2e12, 666.0e12, 749.2e12},
 			Beta: 0.5461e-12, Tail: 24.99e-12, T0: 11.62e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 192, 256}, Rates: []float64{466.6e12, 566.6e12, 485.2e12, 391.6e12},
 			Beta: 2.901e-12, T0: 92.10e-6}}
-	h100FlashAttention = AttentionKernel{Backend: "flash",
+	h100FlashAttention = Attention{Backend: "flash",
 		Fwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{309.8e12, 355.8e12, 345.6e12},
 			Beta: 0.6800e-12, Tail: 74.60e-12, T0: 26.73e-6},
 		Bwd: AttentionRate{HeadDims: []int{64, 128, 256}, Rates: []float64{295.0e12, 335.0e12, 286.6e12},
 			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
 )
 
-// a100Kernels are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
+// A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
 // same measured slowdown of overlapped compute and the same share of a
 // NIC's line rate as the H100's (assumed: no A100 figure was found);
 // attention unfused, at the matmul and elementwise classes' efficiencies
 // (the 2022 runs this pod is checked on predate fused attention in
 // Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
 // found).
-var a100Kernels = Kernels{
+var A100 = Node{
 	SMs: 108, OverlapSMs: 16,
 	OverlapSlowdown:  0.189,
 	NICEff:           47.0 / 50,
@@ -271,19 +272,19 @@ var a100Kernels = Kernels{
 // Beside is what a data-parallel collective of comm seconds adds to a
 // window of compute it overlaps: the part of it the window does not hide,
 // or the compute's slowdown while both run, whichever is longer.
-func (p *Pod) Beside(comm, window float64) float64 {
+func (k Node) Beside(comm, window float64) float64 {
 	if comm <= 0 {
 		return 0
 	}
-	if p.Kernels.Serial {
+	if k.Serial {
 		return comm // the communication runs on the cores that compute
 	}
-	return max(comm-window, p.Kernels.OverlapSlowdown*min(comm, window))
+	return max(comm-window, k.OverlapSlowdown*min(comm, window))
 }
 
 // GroupedEff is how fast a grouped GEMM over local experts of rows
 // tokens each (rows x K by K x n, each) runs against one dense GEMM of
-// its FLOPs (1: as fast; Kernels.GroupedGEMM 0: 1): GroupedGEMM times
+// its FLOPs (1: as fast; Node.GroupedGEMM 0: 1): GroupedGEMM times
 // the share of its tiles' work that is the experts', with the tile
 // PyTorch's grouped GEMM takes on sm90 (aten/src/ATen/native/cuda/
 // GroupMM.cu: 64x128 where an expert's rows or n are at most 128, else
@@ -295,7 +296,7 @@ func (p *Pod) Beside(comm, window float64) float64 {
 // five points (TestH100GroupedMeasured): four within 6%; DeepSeek-V3's
 // measured ratio is 23% above it (its dense GEMM of 256 rows is itself
 // slow: 0.64 of the BF16 peak).
-func (k Kernels) GroupedEff(local, rows, n float64) float64 {
+func (k Node) GroupedEff(local, rows, n float64) float64 {
 	if k.GroupedGEMM <= 0 || local <= 0 || rows <= 0 || n <= 0 {
 		return 1
 	}

@@ -1,4 +1,4 @@
-package jobs
+package tunebrkga
 
 import (
 	"context"
@@ -6,16 +6,17 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/placer/placer/jobs"
 	"github.com/placer/placer/methods/brkga/tuned"
 	"github.com/placer/placer/optimize"
 )
 
-// TestBRKGATune tunes a two-setting grid on one training graph and reads
+// TestRun tunes a two-setting grid on one training graph and reads
 // the file back through the method's decoder.
-func TestBRKGATune(t *testing.T) {
+func TestRun(t *testing.T) {
 	out := t.TempDir() + "/params.json"
 	grid := tuned.Grid{Population: []int{10, 20}, Elites: []float64{0.2}, Mutants: []float64{0.2}, EliteBias: []float64{0.7}, Beta: [][2]float64{{1, 1}}}
-	f, err := BRKGATune(context.Background(), BRKGATuneOptions{Grid: grid, Graphs: 1, Evaluations: 60, Out: out, Command: "test"})
+	f, err := Run(context.Background(), Options{Grid: grid, Graphs: 1, Evaluations: 60, Out: out, Command: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestBRKGATune(t *testing.T) {
 			t.Errorf("%v: chose %+v, not in the grid", obj, tu.Params)
 		}
 	}
-	if back.Graphs != 1 || back.Evaluations != 60 || back.Seed != RegalTrainSeed || back.WallSeconds <= 0 {
+	if back.Graphs != 1 || back.Evaluations != 60 || back.Seed != jobs.RegalTrainSeed || back.WallSeconds <= 0 {
 		t.Errorf("recipe %+v", back)
 	}
 }

@@ -1,0 +1,75 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+)
+
+// TestHeldClockByHand: the power model and the slowdown with H100Held's
+// figures (HeldMHz 1,612.5 at TDP 700 W, IdleW 75.5, exponent 3, Share
+// 0.6326, BurstMHz 1,980), worked by hand:
+//   - at 700 W, the measured limit, the measured clock: 1,612.5 MHz, and
+//     a compute-bound kernel 0.6326 x 1980/1612.5 + 0.3674 = 0.6326 x
+//     1.227907 + 0.3674 = 1.144174 times its burst time;
+//   - at 500 W: (500 - 75.5) / (700 - 75.5) = 424.5 / 624.5 = 0.679744,
+//     its cube root 0.879255, so 1,612.5 x 0.879255 = 1,417.80 MHz, and
+//     0.6326 x 1980/1417.80 + 0.3674 = 0.6326 x 1.396530 + 0.3674 =
+//     1.250845;
+//   - at 1,300 W the model's clock, 1,612.5 x (1224.5/624.5)^(1/3) =
+//     2,019 MHz, is above the burst clock: 1,980, no slowdown;
+//   - at or below the idle power there is no clock to hold: 0.
+func TestHeldClockByHand(t *testing.T) {
+	for _, c := range []struct {
+		watts, mhz, slowdown float64
+	}{
+		{700, 1612.5, 1.144174},
+		{500, 1417.80, 1.250845},
+		{1300, 1980, 1},
+		{75.5, 0, 1},
+		{0, 0, 1},
+	} {
+		f := H100Held.Clock(c.watts)
+		if math.Abs(f-c.mhz) > 0.01 {
+			t.Errorf("%g W: %.3f MHz, by hand %.2f", c.watts, f, c.mhz)
+		}
+		if s := H100Held.Slowdown(f); math.Abs(s-c.slowdown) > 1e-6 {
+			t.Errorf("%g W: slowdown %.7f, by hand %.6f", c.watts, s, c.slowdown)
+		}
+	}
+}
+
+// TestBalancedByHand: the clock a step's compute holds when the limit
+// binds the step's average power (HeldClock.Balanced), by hand on
+// H100Held (P(f) = 75.5 + 624.5 (f/1,612.5)^3, Slowdown(f) = 0.6326 x
+// 1980/f + 0.3674):
+//   - compute only: Clock(700) = 1,612.5; Clock(500) = 1,417.80.
+//   - 1 s of compute and idle I: at f* = 1,612.5 (1 + 1/9)^(1/3) =
+//     1,670.137 MHz, P(f*) - 700 = 624.5/9 = 69.39 W, C(f*) = 1.117367 s,
+//     so I = C(f*)/9 = 0.124152 s balances it: f*.
+//   - the same slack from memory-bound time at memShare 0.5 (M = 2 I):
+//     f*; at memShare 1 memory-bound time gives none: 1,612.5.
+//   - idle as long as the compute: P(f) - 700 <= 624.5 even at 1,980
+//     (P(1,980) = 75.5 + 624.5 x 1.8513 = 1,231.7 W: 531.7 over), so the
+//     burst clock.
+func TestBalancedByHand(t *testing.T) {
+	h := H100Held
+	const i = 1.1173670063311705 / 9
+	for _, c := range []struct {
+		name  string
+		limit float64
+		st    StepTime
+		mem   float64
+		want  float64
+	}{
+		{"compute only, 700 W", 700, StepTime{Compute: 1}, 0.5, 1612.5},
+		{"compute only, 500 W", 500, StepTime{Compute: 1}, 0.5, 1417.80},
+		{"idle I", 700, StepTime{Compute: 1, Idle: i}, 0.5, 1670.137},
+		{"memory-bound 2I at half", 700, StepTime{Compute: 1, Memory: 2 * i}, 0.5, 1670.137},
+		{"memory-bound at the limit", 700, StepTime{Compute: 1, Memory: 2 * i}, 1, 1612.5},
+		{"idle as long as compute", 700, StepTime{Compute: 1, Idle: 1}, 0.5, 1980},
+	} {
+		if got := h.Balanced(c.limit, c.st, c.mem); math.Abs(got-c.want) > 0.01 {
+			t.Errorf("%s: %.3f MHz, want %.3f", c.name, got, c.want)
+		}
+	}
+}
