@@ -149,7 +149,13 @@ func bridgeBlackwellRows() []blackwellGroup {
 	// moe_preprocess), over the router alone on GB200 and GB300's MXFP8.
 	q30 := func(sys, rel string, mbs int, tps float64) SweepRow {
 		keys := ",dispatcher=flex"
-		if sys == "B200" {
+		switch {
+		case sys == "B200" && rel == "26.02":
+			// v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1: MBS 1,
+			// no flex backend (the all-to-all), graphs over the router
+			// alone; HybridEP and attention graphs from v0.3.1 on.
+			keys = ""
+		case sys == "B200":
 			keys += ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
