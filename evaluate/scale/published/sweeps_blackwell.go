@@ -38,9 +38,12 @@ const bridgeBlackwellSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summ
 // nvfp4); GPT-OSS's recompute_modules layernorm and moe_act on GB200 and
 // B200 and CUDA graphs over attention on GB300; Qwen3-30B-A3B's HybridEP
 // (dispatcher=flex, costed as DeepEP) and CUDA graphs over attention where
-// its GPU's recipe scopes them there (GB200 BF16, B200), else over the
-// router alone (not costed: as on H100).
-const bridgeBlackwellStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 on Blackwell: each row with its release's stack (stack=megatron-bridge-<release>) and its GPU's recipe settings (precision, mapping, TP overlap off under NVFP4, GPT-OSS recompute modules, Qwen3 HybridEP and attention CUDA graphs)"
+// its GPU's recipe scopes them there (B200 from 26.02.01), else over the
+// router alone (not costed: as on H100); every row's fused cross-entropy
+// (fusedLoss). MXFP8's primary weights are MXFP8 in every release and
+// NVFP4's NVFP4 from 26.04.01 (scale's bridgeBlockParams, read from the
+// stack). docs/stacks.md lists each model's reading and what is not read.
+const bridgeBlackwellStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 on Blackwell: each row with its release's stack (stack=megatron-bridge-<release>) and its GPU's recipe settings (precision, mapping, TP overlap off under NVFP4, GPT-OSS recompute modules, Qwen3 HybridEP and attention CUDA graphs, the fused cross-entropy)"
 
 // bridgeSystems are the archive's systems as placer's pods: the cluster
 // of a row of gpus GPUs on each.
