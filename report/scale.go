@@ -13,6 +13,7 @@ import (
 	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/evaluate/scale/published"
 )
@@ -308,7 +309,7 @@ func memoryLine(p *ScalePlan, fits string) string {
 
 // reservedLine is what PyTorch's caching allocator reserves for the
 // memory line's tensors (torch.cuda.max_memory_reserved), simulated.
-func reservedLine(a *scale.AllocatorPeak) string {
+func reservedLine(a *memory.AllocatorPeak) string {
 	exp := "off"
 	if a.Expandable {
 		exp = "on"

@@ -69,25 +69,5 @@ func blockSpeedup(recipe string, p *plan.Pod, bf16Peak float64) float64 {
 // and writing its rowwise and columnwise copies with their block scales:
 // MXFP8 2 x (1 + 1/32) bytes, NVFP4 2 x (1/2 + 1/16).
 func blockCast(recipe string, e float64) kernel {
-	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e * blockCopyBytes(recipe)}
-}
-
-// blockCopyBytes is the bytes an element of a block-scaled weight or
-// input takes in its rowwise and columnwise copies with their scales.
-func blockCopyBytes(recipe string) float64 {
-	if recipe == plan.FP4NV {
-		return 2 * (0.5 + 1.0/16)
-	}
-	return 2 * (1 + 1.0/32)
-}
-
-// lowPrecisionCopyBytes is the bytes a block weight's low-precision
-// copies take per element under recipe: the FP8 recipes' row- and
-// column-wise bytes (one each), the block-scaled ones' with their
-// scales (blockCopyBytes).
-func lowPrecisionCopyBytes(recipe string) float64 {
-	if plan.BlockScaled(recipe) {
-		return blockCopyBytes(recipe)
-	}
-	return 2
+	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e * plan.BlockCopyBytes(recipe)}
 }

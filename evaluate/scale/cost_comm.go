@@ -104,7 +104,7 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 
 // dpExposed is the exposed data-parallel communication of a step.
 // Data-parallel gradients (FP32 main grads, Megatron's default with
-// BF16; BF16 with grads=bf16: gradBytes) reduced over the replicas, overlapped with the last
+// BF16; BF16 with grads=bf16: Plan.GradBytes) reduced over the replicas, overlapped with the last
 // micro-batch's backward (--overlap-grad-reduce); with the
 // distributed optimizer a reduce-scatter, and the updated BF16
 // parameters all-gathered under the next step's first forward
@@ -113,7 +113,7 @@ func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float
 // context parallelism is its C x D GPUs of the same weights. FSDP:
 // fsdpExposed; a model with experts: expertsDP.
 func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	switch {
 	case pl.FSDP:
 		return fsdpExposed(m, pl, p, stages)
@@ -146,24 +146,24 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 // (with context parallelism its C x D GPUs), one after the other beside
 // the same compute.
 func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	var exposed float64
 	if m.MoE() {
 		_, _, edpG := pl.ExpertGroups(*p)
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
-			dense := st.params - st.experts
+			dense := st.Params - st.Experts
 			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
 			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
 			exposed = max(exposed, p.Beside(ag+agE, st.fwd.busy)+p.Beside(ag+agE+rs+rsE, st.bwd.busy))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		ag := p.StateCollective(roofline.AllGather, dpG, st.params*p.WeightBytes())
+		ag := p.StateCollective(roofline.AllGather, dpG, st.Params*p.WeightBytes())
 		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 		exposed = max(exposed, p.Beside(ag, st.fwd.busy)+p.Beside(ag+rs, st.bwd.busy))
 	}
@@ -178,20 +178,20 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 // the distributed optimizer).
 func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	var exposed float64
-	gb := gradBytes(&pl)
+	gb := pl.GradBytes()
 	_, _, edpG := pl.ExpertGroups(p)
 	for s, st := range stages {
 		_, dpG := pl.Groups(p, s)
-		dense := st.params - st.experts
+		dense := st.Params - st.Experts
 		if pl.DistOpt {
 			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
 			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.experts*gb)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.experts*bf16)
+			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
+			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
 			exposed = max(exposed, p.Beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.Beside(ag+agE, st.fwd.busy/float64(pl.V)))
 		} else {
 			ar := p.StateCollective(roofline.AllReduce, dpG, dense*gb)
-			arE := p.StateCollective(roofline.AllReduce, edpG, st.experts*gb)
+			arE := p.StateCollective(roofline.AllReduce, edpG, st.Experts*gb)
 			exposed = max(exposed, p.Beside(ar+arE, st.bwd.busy/float64(pl.V)))
 		}
 	}
@@ -210,7 +210,7 @@ func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64
 	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
 		return 0
 	}
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
 	t := p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	if pl.ShareNode(*p, 0, pl.P-1) {

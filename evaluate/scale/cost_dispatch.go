@@ -18,17 +18,6 @@ import (
 // the unfused permutation and router are counted kernel by kernel, since
 // their launches are what the setting changes.
 
-// loadFactor is the tokens the most loaded expert-parallel rank receives
-// over the even share: the capacity factor with capacity routing (every
-// expert padded or cut to it: moe_pad_expert_input_to_capacity), else
-// the imbalance.
-func loadFactor(pl plan.Plan) float64 {
-	if pl.Run.Capacity > 0 {
-		return pl.Run.Capacity
-	}
-	return pl.LoadImbalance()
-}
-
 // dispatchSyncs is the device-to-host synchronizations of one MoE layer's
 // forward (the backward reuses what they fetched):
 //   - alltoall: one, the tokens per expert for the all-to-all's splits
@@ -283,7 +272,7 @@ func (c *coster) deepEPReceived(nl float64) (recv, rdma float64) {
 		}
 		return units * (1 - miss)
 	}
-	lf := loadFactor(*pl)
+	lf := pl.LoadFactor()
 	recv = nl * distinct(g) * lf
 	if grp.Nodes > 1 {
 		rdma = nl * distinct(float64(grp.Nodes)) * lf

@@ -36,7 +36,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// scattering only the tokens' rows would take 0.02.
 	table := float64(c.m.Vocab) / float64(c.pl.T) * float64(c.m.Hidden)
 	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
-		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + gradBytes(&c.pl)), writes: table * gradBytes(&c.pl)}.time(c.h),
+		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.GradBytes()), writes: table * c.pl.GradBytes()}.time(c.h),
 		launches: 3}) // zero, scatter, accumulate
 	return fwd, bwd
 }

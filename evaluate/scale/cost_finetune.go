@@ -7,10 +7,10 @@ import (
 )
 
 // Fine-tuning's costs (plan/finetune.go): LoRA's frozen base and its
-// adapters, as layer costs around a stack's (loraLayers), its state in
-// memory (loraMemory) and the parameters it trains (stageCost.trained);
-// packing is the attention's causal keys (Plan.PackedKeys, read by
-// coreAttention).
+// adapters, as layer costs around a stack's (loraLayers), and the
+// parameters it trains (stageCost.trained; its state in memory is
+// evaluate/scale/memory's loraMemory); packing is the attention's
+// causal keys (Plan.PackedKeys, read by coreAttention).
 //
 // LoRA, per block of a dense model, on one GPU of its tensor group:
 //   - the base's weight-gradient GEMMs are not run (a frozen weight
@@ -77,25 +77,7 @@ func minus(a, b phase) phase { return a.plus(scalePhase(b, -1)) }
 // block's four linear layers at c's tensor-parallel degree, in
 // plan.LoRATargets' order, and whether each is column-parallel.
 func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
-	return loraWidths(&c.m, float64(c.pl.T))
-}
-
-// loraWidths is coster.loraWidths for model m at tensor-parallel degree T.
-func loraWidths(m *transformer.Spec, T float64) (in, out [4]float64, column [4]bool) {
-	h, d := float64(m.Hidden), float64(m.HeadDim())
-	heads, kv, f := float64(m.Heads), float64(m.KVHeads), float64(m.FFN)
-	qd := h // the attention's width (attnBlock's)
-	if m.Head > 0 {
-		qd = heads * d
-	}
-	fc1 := f
-	if m.SwiGLU() {
-		fc1 = 2 * f
-	}
-	in = [4]float64{h, qd / T, h, f / T}
-	out = [4]float64{(heads + 2*kv) * d / T, h, fc1 / T, h}
-	column = [4]bool{true, false, true, false}
-	return in, out, column
+	return plan.LoRAWidths(&c.m, float64(c.pl.T))
 }
 
 // frozenWeightGrads is the weight-gradient GEMMs of a dense block's
@@ -152,69 +134,13 @@ func (c *coster) loraAdapters() (fwd, bwd phase) {
 	return fwd, bwd
 }
 
-// loraLayerParams is the adapters' parameters of one block of model m
-// on one GPU at tensor-parallel degree T under fine-tuning f: r x (in + out) for each targeted
-// layer at its per-GPU widths.
-func loraLayerParams(m *transformer.Spec, f plan.FineTune, T int) float64 {
-	in, out, _ := loraWidths(m, float64(T))
-	r := float64(f.LoRARank)
-	var p float64
-	for i := range in {
-		if f.Targets().Has(plan.LoRATargets(1) << i) {
-			p += r * (in[i] + out[i])
-		}
-	}
-	return p
-}
-
-// loraActivations is what one block's adapters keep for their backward
-// for one micro-batch on one GPU, bytes: each A's r-wide output (B's
-// input; A's input is the layer's, kept already).
-func (c *coster) loraActivations() float64 {
-	var k float64
-	in, _, _ := c.loraWidths()
-	for i := range in {
-		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
-			k++
-		}
-	}
-	return k * c.tokens * float64(c.pl.LoRARank) * bf16
-}
-
-// loraMemory is stage s's memory sm (stageMemory's) under LoRA: the
-// base weights as stageState counts them (BF16, or FP8 where fp8
-// params), the adapters' BF16 weights beside them, gradients and
-// optimizer state of the adapters only (gradBytes and Adam's 12 bytes
-// a parameter, sharded as the plan shards them), and the adapters'
-// activations for the micro-batches in flight (recomputed, not kept,
-// under full recomputation). Without LoRA, sm.
-func (c *coster) loraMemory(s int, st *stageCost, sm stageMem) stageMem {
-	if !c.pl.LoRA() {
-		return sm
-	}
-	pl := &c.pl
-	a := st.adapters
-	sm.weights += a * bf16
-	sm.grads, sm.opt = a*gradBytes(pl), a*12
-	if pl.DistOpt || pl.FSDP {
-		sm.opt /= float64(pl.D * pl.C)
-	}
-	if pl.FSDP {
-		sm.grads /= float64(pl.D * pl.C)
-	}
-	if pl.Recompute != plan.FullRecompute {
-		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()
-	}
-	return sm
-}
-
 // trained is the parameters of stage st that get gradients and
 // optimizer state on one GPU: its adapters' under LoRA, else all.
 func (st *stageCost) trained(pl *plan.Plan) float64 {
 	if pl.LoRA() {
-		return st.adapters
+		return st.Adapters
 	}
-	return st.params
+	return st.Params
 }
 
 // stepFLOPs is the FLOPs a step of plan pl runs on model m in
@@ -245,6 +171,6 @@ func stepFLOPs(m *transformer.Spec, pl *plan.Plan) float64 {
 	if !pl.LoRA() {
 		return 3 * tokens * (linear + L*scores)
 	}
-	adapters := 2 * L * loraLayerParams(m, pl.FineTune, 1)
+	adapters := 2 * L * pl.FineTune.AdapterParams(m, 1)
 	return tokens * (2*linear + 3*L*scores + 3*adapters)
 }

@@ -64,7 +64,7 @@ func TestLoRALayerFLOPs(t *testing.T) {
 		if want := bb.busy + (-24*n*h*h+4*n*r*c.inOut)/1e12; !near(b.busy, want) {
 			t.Errorf("%s: backward %g s, want %g", c.targets, b.busy, want)
 		}
-		if got := loraLayerParams(&m, lc.pl.FineTune, 1); got != c.adapters {
+		if got := lc.pl.FineTune.AdapterParams(&m, 1); got != c.adapters {
 			t.Errorf("%s: %g adapter parameters a block, want %g", c.targets, got, c.adapters)
 		}
 	}

@@ -1,9 +1,7 @@
 package scale
 
 import (
-	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
-	"github.com/placer/placer/graph/transformer"
 )
 
 // A model whose layers' token mixers differ (transformer.Spec.Mixers:
@@ -93,46 +91,4 @@ func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
 	gated := kernel{class: graph.ClassReduction, flops: 10 * n * vd, read: 2 * n * vd * bf16, writes: n * vd * bf16}
 	fwd, bwd = c.recurrentBlock(n, h, in, vd, sp, act, recurrentKernels{norm, cv, k, kB, gated, resid})
 	return fwd, bwd, rec
-}
-
-// mixerUnits is what the layers' mixers keep for their backward on
-// average, in units of s b h bytes before any split (the norms' inputs
-// aside): a gated attention layer's attention (blockUnits') and the
-// gate's input and product, 4 heads head_dim/h; a Gated DeltaNet's
-// input projection's input 2, output 2 InProj/h, the convolution's
-// output 2 ConvChannels/h, beta and the decay in FP32 8 VHeads/h, the
-// kernel's output and the gated norm's 2 VHeads VDim/h each. BF16 counts
-// (with fp8 the GEMM inputs' FP8 copies are not subtracted here).
-func mixerUnits(m *transformer.Spec) float64 {
-	h := float64(m.Hidden)
-	ng, na := m.MixerKinds()
-	plain := *m
-	plain.Mixers = ""
-	attn, _, _ := blockUnits(&plain, false)
-	attn += 4 * float64(m.Heads*m.HeadDim()) / h
-	g := m.GDN
-	gdn := 2 + 2*float64(g.InProj())/h + 2*float64(g.ConvChannels())/h + 8*float64(g.VHeads)/h + 4*float64(g.VHeads*g.VDim)/h
-	return (float64(na)*attn + float64(ng)*gdn) / float64(m.Layers)
-}
-
-// mixerMemory is layerMemory's for a model of mixers (with experts in
-// every layer: transformer.Spec.Check): its two norms' inputs and the
-// mixers' mean, split over the tensor group (sequence-parallel where T >
-// 1, as Resolve asks of experts), and the experts' activations
-// (moeActivations); selective recomputation of the core attention drops
-// the attention layers' outputs.
-func (c *coster) mixerMemory() layerMemory {
-	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
-	unit := c.tokens * float64(m.Hidden)
-	per := (4+mixerUnits(m))*unit/T + c.moeActivations()
-	_, na := m.MixerKinds()
-	if pl.Recomputes().Has(plan.RecomputeCoreAttn) {
-		per -= float64(na) / float64(m.Layers) * 2 * float64(m.Heads*m.HeadDim()) / float64(m.Hidden) * unit / T
-	}
-	layerInput := 2 * unit
-	if pl.SequenceParallel {
-		layerInput /= T
-	}
-	return layerMemory{perLayer: per, perDense: per, mtpBlock: per, layerInput: layerInput}
 }

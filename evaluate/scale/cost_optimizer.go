@@ -21,7 +21,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		paramsMax = max(paramsMax, st.trained(pl))
 	}
 	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
-	gb := gradBytes(pl)
+	gb := pl.GradBytes()
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {
 		opt /= D
@@ -31,9 +31,9 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		// replicas, the rest over the data-parallel ones.
 		opt = 0
 		for _, st := range stages {
-			o := st.params
+			o := st.Params
 			if pl.DistOpt || pl.FSDP {
-				o = (st.params-st.experts)/D + st.experts/float64(pl.EDP)
+				o = (st.Params-st.Experts)/D + st.Experts/float64(pl.EDP)
 			}
 			opt = max(opt, o)
 		}
@@ -58,7 +58,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		// for their amax.
 		var lw float64
 		for _, st := range stages {
-			lw = max(lw, st.layers)
+			lw = max(lw, st.Layers)
 		}
 		t += kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: 2 * lw}.time(&p.Hardware)
 		if pl.FP8 == plan.FP8Current {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/kernels"
+	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -180,10 +181,10 @@ func TestMTPLastStage(t *testing.T) {
 	lp := float64(base.LayerParams())
 	h := 1024.0
 	module := 2*h*h + 2*h + (4196352 + 8192 + 2*1572864)
-	if got, want := stageParams(mtp, pm, 0, lp), stageParams(base, pb, 0, lp); got != want {
+	if got, want := memory.StageOf(&mtp, &pm, 0, lp).Params, memory.StageOf(&base, &pb, 0, lp).Params; got != want {
 		t.Errorf("first stage: %g parameters with MTP, %g without", got, want)
 	}
-	if got, want := stageParams(mtp, pm, 1, lp), stageParams(base, pb, 1, lp)+module+1024*h; got != want {
+	if got, want := memory.StageOf(&mtp, &pm, 1, lp).Params, memory.StageOf(&base, &pb, 1, lp).Params+module+1024*h; got != want {
 		t.Errorf("last stage: %g parameters with MTP, want %g", got, want)
 	}
 	rb, rm := evaluate(base, pb, p), evaluate(mtp, pm, p)

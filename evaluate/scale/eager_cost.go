@@ -28,10 +28,10 @@ import (
 // model's flash attention (coreAttention: the kernel torch's SDPA
 // dispatches to, at the pod's attention rate, context parallelism's ring
 // included). rec is what selective recomputation runs again:
-// torchtitan's per-op policy (selective_ac_option "op", titanOpSAC's
-// save list), every forward op but SDPA and the GEMMs it saves (of
-// wq, wk, wv, wo, w1, w3, w2 every other one: wq's, wv's, w1's and w2's
-// outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
+// torchtitan's per-op policy (selective_ac_option "op", the save list
+// of evaluate/scale/memory's titanOpSAC), every forward op but SDPA
+// and the GEMMs it saves (of wq, wk, wv, wo, w1, w3, w2 every other
+// one: wq's, wv's, w1's and w2's outputs kept), so wk's share of the QKV GEMM, wo and w3's half of the
 // gate-up GEMM run again, without their collectives (the policy saves
 // the reduce-scatters' outputs).
 //
@@ -164,7 +164,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 		case n > 1:
 			syncs = fmt.Sprintf("%.0f host syncs", n)
 		}
-		mf, mb := count(eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * loadFactor(pl) * float64(pl.ETP),
+		mf, mb := count(eager.MoEOps(me, eager.MoEShape{Tokens: max(1, int(math.Round(nl))), Copies: nl * float64(m.TopK) * pl.LoadFactor() * float64(pl.ETP),
 			Local: local, FP32Weights: pl.Run.FP32Weights, Impl: impl, Loop: loop}))
 		parts = append(parts, fmt.Sprintf("MoE layers eager: the layer's attention half and %s over %d local experts, %d kernels forward (%s) and %d backward an MoE layer",
 			eagerMoENames[impl], local, af+mf, syncs, ab+mb))
@@ -250,7 +250,7 @@ func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, r
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
 	nl := c.tokens / float64(pl.T)
-	recv := nl * k * loadFactor(pl)
+	recv := nl * k * pl.LoadFactor()
 	rows := recv * float64(pl.ETP)
 	local := max(1, m.Experts/max(1, pl.EP))
 	me := m

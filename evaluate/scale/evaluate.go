@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -78,7 +79,7 @@ type Result struct {
 	// Allocator is what PyTorch's caching allocator reserves for Memory's
 	// tensors, simulated on each stage's allocation trace (WithAllocator
 	// fills it; Evaluate and the search do not).
-	Allocator *AllocatorPeak `json:"allocator,omitempty"`
+	Allocator *memory.AllocatorPeak `json:"allocator,omitempty"`
 	// Sources says which figures a profile measured or composed and
 	// which the roofline modelled (nil: no profile, all modelled).
 	Sources *Sources `json:"sources,omitempty"`
@@ -106,25 +107,18 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	if p.Profile != nil {
 		mid := pl.P / 2
 		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
-		r.Sources = sources(&c.pl, &c, &p, stageParams(m, pl, mid, float64(m.LayerParams())))
+		r.Sources = sources(&c.pl, &c, &p, memory.StageOf(&m, &pl, mid, float64(m.LayerParams())).Params)
 	}
 	return r, nil
 }
 
 // stageCost is one pipeline device's forward and backward per
-// micro-batch (all its chunks), and its parameter count.
+// micro-batch (all its chunks), and what it holds (memory.StageOf's:
+// its parameters, its dense layers before the experts and how many of
+// them recompute, computed once a stage).
 type stageCost struct {
 	fwd, bwd phase
-	params   float64
-	// experts are the experts' share of params (0 without experts),
-	// layers the transformer blocks' (FP8 copies are kept of them).
-	experts, layers float64
-	// adapters are LoRA's adapters' share of the stage's parameters on
-	// one GPU, not in params (0 without LoRA: cost_finetune.go).
-	adapters float64
-	// dense and denseRec are the stage's dense layers before the experts
-	// and how many of them recompute (DenseOn's, computed once a stage).
-	dense, denseRec int
+	memory.Stage
 }
 
 // stageKit is what the stages of one tensor-parallel degree share: the
@@ -253,7 +247,7 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	if peak := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16); peak > 0 && !p.CPU() {
 		r.MFU = stepFLOPs(&m, &pl) / r.Step / gpus / peak
 	}
-	memory(&r, stages, kits, pl.TPs)
+	r.setMemory(&m, &pl, p, stages)
 	// One block alone: an interior stage's (the middle one's).
 	r.LayerForward, r.LayerBackward = kits[kitIndex(kits, pl.TPs[pl.P/2])].blockAlone()
 	return r
@@ -322,14 +316,14 @@ func (k *stageKit) blockAlone() (fwd, bwd float64) {
 // layers' and its dense layers', each with its share of the
 // recomputation, the embedding on the first stage, the output layer and
 // the multi-token-prediction modules on the last; and its parameters
-// (weigh). lp is m.LayerParams() (computed once by the caller).
+// (memory.StageOf). lp is m.LayerParams() (computed once by the caller).
 func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
 	// with its share of the recomputation.
-	st.dense, st.denseRec = pl.DenseOn(m, s)
-	dn := st.dense
-	dense, drec := float64(dn), float64(st.denseRec)
+	st.Stage = memory.StageOf(m, pl, s, lp)
+	dn := st.Dense
+	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)
 	mrec := min(max(kk-drec, 0), layers-dense)
 	st.fwd = scalePhase(k.lf, layers-dense)
@@ -338,7 +332,6 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 		st.fwd = st.fwd.plus(scalePhase(k.df, dense))
 		st.bwd = st.bwd.plus(scalePhase(k.db, drec)).plus(scalePhase(k.dbKeep, dense-drec))
 	}
-	st.weigh(m, pl, s, lp)
 	if s == 0 {
 		st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
 	}
@@ -386,107 +379,6 @@ func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, su
 		return (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
 	}
 	return (sum-busiest)/float64(pl.V) + 2*p2ps
-}
-
-// gradBytes is the bytes of a gradient element: FP32 main gradients, or
-// BF16 with grads=bf16 (Strategy.GradBF16).
-func gradBytes(pl *plan.Plan) float64 {
-	if pl.GradBF16 {
-		return bf16
-	}
-	return 4
-}
-
-// stageLayerParams is stage s's experts' parameters on one of its GPUs
-// (its MoE layers' local experts, 1/ETP of each) and its blocks' (the
-// experts included, its dense layers' before the experts, the
-// multi-token-prediction modules' on the last stage; the embedding and
-// output layer not). dn is the stage's dense layers (DenseOn's).
-func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, layers float64) {
-	l := float64(pl.Stages[s])
-	T := float64(pl.TPs[s])
-	if !m.MoE() {
-		layers = l * (float64(m.LayerParams()) / T)
-	} else {
-		dense := float64(dn)
-		experts = (l - dense) * float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
-		layers = experts + (l-dense)*moeDenseParams(m, pl.TPs[s])
-		if dn > 0 {
-			layers += dense * (float64(m.DenseLayerParams()) / T)
-		}
-	}
-	if s == pl.P-1 && m.MTP > 0 {
-		// Each module: the projection of 2h to h (column-parallel), its
-		// two norms, and a block like the last (transformer.MTPParams).
-		h := float64(m.Hidden)
-		x := float64(m.MTP)
-		block := float64(m.DenseLayerParams()) / T
-		if m.MoE() {
-			e := float64(m.Experts/pl.EP) * float64(m.ExpertParams()) / float64(pl.ETP)
-			experts += x * e
-			block = e + moeDenseParams(m, pl.TPs[s])
-		}
-		layers += x * (2*h*h/T + 2*h + block)
-	}
-	return experts, layers
-}
-
-// moeDenseParams is one MoE block's parameters besides its routed
-// experts on one GPU of a tensor group of T: the attention's and the
-// shared experts' shards, the router (replicated over the group).
-func moeDenseParams(m *transformer.Spec, T int) float64 {
-	return float64(m.AttentionParams()+int64(m.SharedExperts)*m.ExpertParams())/float64(T) + float64(m.RouterParams())
-}
-
-// stageParams is stage s's parameters on one of its GPUs: its layers'
-// shards, and the embedding's on the first stage, the output layer's
-// (and a tied embedding's copy) on the last.
-// lp is m.LayerParams() (computed once by the caller).
-func stageParams(m transformer.Spec, pl plan.Plan, s int, lp float64) float64 {
-	dn, _ := pl.DenseOn(&m, s)
-	_, layers := stageLayerParams(&m, &pl, s, dn)
-	return stageParamsOf(&m, &pl, s, lp, layers)
-}
-
-// stageParamsOf is stageParams with the stage's blocks' parameters
-// given (stageLayerParams' layers, read in a model with experts or
-// multi-token prediction only).
-func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64) float64 {
-	T := float64(pl.TPs[s])
-	params := float64(pl.Stages[s]) * (lp / T)
-	if m.MoE() || m.MTP > 0 {
-		params = layers
-	}
-	if s == 0 {
-		params += float64(m.EmbeddingParams()) / T
-	}
-	if s == pl.P-1 {
-		params += float64(m.OutputParams()) / T
-		if (m.Tied || m.MTP > 0) && pl.P > 1 {
-			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
-		}
-	}
-	return params
-}
-
-// weigh sets stage s's parameters (stageParams'), and where the plan
-// needs them apart (a model with experts, FP8, FSDP, autocast's copies
-// of the blocks' weights) its experts' and blocks' (stageLayerParams'),
-// from its dense layers st.dense: the blocks' parameters computed once
-// for both.
-func (st *stageCost) weigh(m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
-	split := m.MoE() || pl.FP8 != "" || pl.FSDP || pl.Run.Eager && pl.Run.FP32Weights
-	var experts, layers float64
-	if split || m.MTP > 0 {
-		experts, layers = stageLayerParams(m, pl, s, st.dense)
-	}
-	st.params = stageParamsOf(m, pl, s, lp, layers)
-	if split {
-		st.experts, st.layers = experts, layers
-	}
-	if pl.LoRA() {
-		st.adapters = float64(pl.Stages[s]) * loraLayerParams(m, pl.FineTune, pl.TPs[s])
-	}
 }
 
 // kitIndex is the index in kits of the kit of tensor-parallel degree T

@@ -46,8 +46,8 @@ func TestFSDPExperts(t *testing.T) {
 	k.kitPhases = k.c.phases(nil)
 	var st stageCost
 	st.assemble(&k, &m, &pl, 0, float64(m.LayerParams()))
-	if st.params != dense+experts || st.experts != experts {
-		t.Fatalf("stage parameters %g, experts %g", st.params, st.experts)
+	if st.Params != dense+experts || st.Experts != experts {
+		t.Fatalf("stage parameters %g, experts %g", st.Params, st.Experts)
 	}
 	bw, lat := p.Intra()
 	ring := func(n, bytes float64) float64 { return (n-1)/n*bytes/bw + (n-1)*lat }

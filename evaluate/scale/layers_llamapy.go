@@ -2,6 +2,7 @@ package scale
 
 import (
 	"github.com/placer/placer/evaluate/scale/eager"
+	"github.com/placer/placer/evaluate/scale/memory"
 	"github.com/placer/placer/evaluate/scale/plan"
 )
 
@@ -34,16 +35,8 @@ var _ stepTracer = llamaPyLayers{}
 // TestLlamaSweepMemoryError holds it to that file.
 const EagerOneGPUMemoryError = 0.019
 
-func (llamaPyLayers) memoryError() plan.RegimeError {
-	return plan.RegimeError{Frac: EagerOneGPUMemoryError, Source: "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}
-}
-
-// stepTrace writes a plain PyTorch loop's step over layers.py's model
-// tensor by tensor (eagerStepTrace) where the plan is one GPU's
-// (eagerTraceable).
-func (l llamaPyLayers) stepTrace(c coster, micro int) (memTrace, bool) {
-	if !eagerTraceable(&c) {
-		return memTrace{}, false
-	}
-	return eagerStepTrace(&c, l.code, micro), true
+// eagerTrace is layers.py's model's code base with the traced peak's
+// measured error (EagerOneGPUMemoryError).
+func (l llamaPyLayers) eagerTrace() memory.EagerTrace {
+	return memory.EagerTrace{Layer: l.code, Error: plan.RegimeError{Frac: EagerOneGPUMemoryError, Source: "plain PyTorch on one GPU, traced: the largest error of measurements/2026-11-27-h100/llamasweep.jsonl's 7 plans that ran"}}
 }

@@ -258,7 +258,7 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 			k = roofline.ReduceScatter
 		}
 		_, dpG := m.Groups(*p, 0)
-		_, s.DP = p.ProfiledCollective(k, p.StateWire(), dpG, stageParams*gradBytes(m))
+		_, s.DP = p.ProfiledCollective(k, p.StateWire(), dpG, stageParams*m.GradBytes())
 	}
 	if m.P > 1 {
 		if m.ShareNode(*p, 0, 1) {

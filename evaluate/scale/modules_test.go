@@ -115,7 +115,7 @@ func TestRecomputeNormAct(t *testing.T) {
 	// moe frees what moe_act does and all the rest of the layer but its
 	// input; it runs the layer's forward again, all-to-alls included.
 	all := evalText(t, m, p, "dp=8,ep=4,mbs=1,recompute-modules=moe")
-	moeActs := 32768.0 + 4194304 + 4194304 + 2097152 + 4194304 // moeActivations less the input (TestMoELayerMemory)
+	moeActs := 32768.0 + 4194304 + 4194304 + 2097152 + 4194304 // memory's moeActivations less the input (TestMoELayerMemory)
 	if got := base.Activations - all.Activations; got != int64(2*moeActs) || !(all.EPExposed > base.EPExposed) {
 		t.Errorf("moe: freed %d bytes, want %d; all-to-alls %g s, without %g s", got, int64(2*moeActs), all.EPExposed, base.EPExposed)
 	}

@@ -136,7 +136,7 @@ func TestCPUCommunicationSerial(t *testing.T) {
 	}
 	_, dpG := pl.Groups(pod, 0)
 	params := 4*float64(m.LayerParams()) + float64(m.EmbeddingParams()) + float64(m.OutputParams())
-	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*gradBytes(&pl))
+	ar, _ := pod.Collective(roofline.AllReduce, dpG, params*pl.GradBytes())
 	if ar <= 0 || math.Abs(r.DPExposed-ar) > 1e-12 {
 		t.Errorf("data-parallel exposed %.9g s, want the whole all-reduce's %.9g", r.DPExposed, ar)
 	}
@@ -184,7 +184,7 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 		}
 		_, dpG := pl.Groups(pod, 0)
 		ag, _ := pod.Collective(roofline.AllGather, dpG, params*tc.bytes)
-		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*gradBytes(&pl))
+		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*pl.GradBytes())
 		// Serial: every micro-batch's two gathers and its reduce-scatter exposed whole.
 		want := float64(pl.M) * (2*ag + rs)
 		if math.Abs(r.DPExposed-want) > 1e-9*want {

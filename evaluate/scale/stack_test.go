@@ -164,9 +164,10 @@ func TestStackDefault(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Megatron-Bridge's FP8 current-scaling runs keep FP8 primary
-			// weights (bridgeFP8Params), and its Megatron-Core applies an
-			// MoE block's routing weights in the experts' activation
-			// (probsInActivation): less memory, the same step.
+			// weights (memory's bridgeFP8Params), and its Megatron-Core
+			// applies an MoE block's routing weights in the experts'
+			// activation (memory's probsInActivation): less memory, the
+			// same step.
 			less := strings.Contains(o, "megatron-bridge") && (strings.Contains(c.plan, "fp8=current") || m.MoE())
 			if math.Float64bits(r.Step) != math.Float64bits(r0.Step) || !less && r.Memory != r0.Memory || less && r.Memory >= r0.Memory {
 				t.Errorf("%s %s%s: step %g, memory %d; without it %g, %d", c.workload, c.plan, o, r.Step, r.Memory, r0.Step, r0.Memory)

@@ -49,3 +49,12 @@ func precisionKey(recipe string) string {
 // PrecisionKey is a plan's low-precision recipe (Strategy.FP8) as its
 // key: fp4=nvfp4, else fp8=recipe.
 func PrecisionKey(recipe string) string { return precisionKey(recipe) }
+
+// BlockCopyBytes is the bytes an element of a block-scaled weight or
+// input takes in its rowwise and columnwise copies with their scales.
+func BlockCopyBytes(recipe string) float64 {
+	if recipe == FP4NV {
+		return 2 * (0.5 + 1.0/16)
+	}
+	return 2 * (1 + 1.0/32)
+}

@@ -558,6 +558,26 @@ func (pl *Plan) ChunkLayers(s, v int) int {
 // mean (at least 1).
 func (pl Plan) LoadImbalance() float64 { return max(pl.Imbalance, 1) }
 
+// LoadFactor is the tokens the most loaded expert-parallel rank receives
+// over the even share: the capacity factor with capacity routing (every
+// expert padded or cut to it: moe_pad_expert_input_to_capacity), else
+// the imbalance.
+func (pl *Plan) LoadFactor() float64 {
+	if pl.Run.Capacity > 0 {
+		return pl.Run.Capacity
+	}
+	return pl.LoadImbalance()
+}
+
+// GradBytes is the bytes of a gradient element: FP32 main gradients, or
+// BF16 with grads=bf16 (Strategy.GradBF16).
+func (pl *Plan) GradBytes() float64 {
+	if pl.GradBF16 {
+		return 2
+	}
+	return 4
+}
+
 // DenseOn is how many of stage s's layers are the dense blocks before
 // the experts (a model with experts' first DenseLayers; 0 in a dense
 // model, whose every layer is its one kind), and how many of those

@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"strings"
@@ -7,128 +7,6 @@ import (
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
-
-// fits reports whether plan pl fits the GPUs' memory, as
-// evaluateCached's Result.Fits says, computing the memory alone (no
-// kernel or collective times).
-func fits(m transformer.Spec, pl plan.Plan, p *plan.Pod) bool { return FitsTight(m, pl, p, true) }
-
-// FitsTight is fits with a "tight" plan (Result.Verdict) counted as
-// fitting only where tight says.
-func FitsTight(m transformer.Spec, pl plan.Plan, p *plan.Pod, tight bool) bool {
-	var kitBuf [3]stageKit
-	var stageBuf [128]stageCost
-	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
-	var r Result
-	memory(&r, stages, kits, pl.TPs)
-	return r.Verdict == plan.VerdictFits || tight && r.Verdict == plan.VerdictTight
-}
-
-// memoryStages is the kits (one coster per tensor-parallel degree) and
-// the stages' weights that memory reads, in kits and stages (buffers
-// of the caller's: a pipeline of up to their capacity stays on its
-// stack).
-func memoryStages(m transformer.Spec, pl plan.Plan, p *plan.Pod, kits []stageKit, stages []stageCost) ([]stageKit, []stageCost) {
-	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
-	for _, T := range pl.TPs {
-		if kitIndex(kits, T) < 0 {
-			kits = append(kits, stageKit{c: newCoster(m, pl, p, T, tokens)})
-		}
-	}
-	if pl.P > cap(stages) {
-		stages = make([]stageCost, 0, pl.P)
-	}
-	stages = stages[:pl.P]
-	lp := float64(m.LayerParams())
-	for s := range stages {
-		st := &stages[s]
-		*st = stageCost{}
-		st.dense, st.denseRec = pl.DenseOn(&m, s)
-		st.weigh(&m, &pl, s, lp)
-	}
-	return kits, stages
-}
-
-// memory is the most loaded GPU's peak, as a sum of named parts
-// (Result.MemoryParts): its weights (BF16 in Megatron-Core; FP32 shards
-// and gathered BF16 layers under torchtitan's FSDP2), its FP8 weight
-// copies, its gradient buffer, its optimizer state (divided over the
-// replicas with the distributed optimizer), the activations of the
-// micro-batches in flight: with 1F1B the first stage holds P of them
-// (interleaved as Megatron-Core's warm-up counts them; all M with
-// GPipe), each L/P layers of activations (Korthikanti et al., 2022, with
-// flash attention: no S x S scores), the last stage's logits and the
-// loss's FP32 copy; beside them, on a GPU, the CUDA context and NCCL's
-// buffers, which the allocator does not count. Stage s is costed by the coster
-// of kits of its tensor-parallel degree, tps[s].
-//
-// Where the plan's stack writes its step tensor by tensor (stepTraced:
-// plain PyTorch on one GPU; titanTraced: torchtitan over FSDP2, the
-// stage whose trace peaks highest), the peak is that trace's maximum
-// instead, by part at that instant (tracedMemory).
-func memory(r *Result, stages []stageCost, kits []stageKit, tps []int) {
-	if len(stages) == 1 {
-		if t, e, ok := kits[0].c.stepTraced(2); ok {
-			tracedMemory(r, &t)
-			finishMemory(r, &kits[0].c, e)
-			return
-		}
-	}
-	if t, _, ok := titanTraced(stages, kits, tps); ok {
-		tracedMemory(r, &t)
-		finishMemory(r, &kits[0].c, plan.RegimeError{})
-		return
-	}
-	// One layer's activations at each kit's degree, shared by its
-	// stages (a plan has at most three kits: kept on the stack).
-	var lmBuf [3]layerMemory
-	lms := lmBuf[:0]
-	for i := range kits {
-		lms = append(lms, kits[i].c.layerMemory())
-	}
-	var peak float64
-	var at stageMem
-	for s := range stages {
-		k := kitIndex(kits, tps[s])
-		sm := kits[k].c.stageMemory(s, &stages[s], &lms[k])
-		if tot := sm.total(); tot > peak {
-			peak, at = tot, sm
-		}
-	}
-	c := &kits[0].c
-	r.Memory = int64(peak)
-	r.Weights, r.Grads, r.OptState, r.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
-	r.MemoryParts = []plan.MemoryPart{
-		{Name: "weights", Bytes: int64(at.weights)},
-		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
-		{Name: "gradients", Bytes: int64(at.grads)},
-		{Name: "optimizer state", Bytes: int64(at.opt)},
-		{Name: "activations in flight", Bytes: int64(at.acts)},
-		{Name: "logits and loss", Bytes: int64(at.logits)},
-	}
-	finishMemory(r, c, plan.RegimeError{})
-}
-
-// finishMemory adds to r's memory (Memory and its parts counted) what
-// the allocator does not hold, the GPU's usable memory and the verdict
-// at the regime's measured error e, for plans of coster c.
-func finishMemory(r *Result, c *coster, e plan.RegimeError) {
-	var outside int64
-	if !c.pod.CPU() {
-		// A CPU process has neither: its tensors are in the host's
-		// memory, gloo's buffers among them (not counted).
-		ctx, nccl := int64(plan.CUDAContext), plan.NCCLBuffers(&c.pl)
-		r.MemoryParts = append(r.MemoryParts,
-			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
-			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
-		outside = ctx + nccl
-	}
-	r.Capacity = c.pod.Hardware.Memory
-	r.Usable, r.MemoryMargin = c.pod.Usable(outside), c.pod.Margin()
-	r.MemoryError, r.MemoryErrorSource = e.Frac, e.Source
-	r.Verdict = plan.Verdict(r.Memory, r.Usable, e.Frac)
-	r.Fits = r.Verdict != plan.VerdictOver
-}
 
 // stageMem is one GPU's memory of one pipeline stage by part, bytes
 // (stageMemory's).
@@ -148,12 +26,12 @@ type layerMemory struct{ perLayer, perDense, mtpBlock, layerInput, recomputing f
 
 // layerMemory is c's layerMemory (stageMemory's), computed once for all
 // the stages of its degree.
-func (c *coster) layerMemory() layerMemory {
+func (c *counter) layerMemory() layerMemory {
 	if c.m.Hybrid() {
-		return c.hybridMemory() // cost_mamba.go
+		return c.hybridMemory() // mixers.go
 	}
 	if c.m.Mixed() {
-		return c.mixerMemory() // cost_gdn.go
+		return c.mixerMemory() // mixers.go
 	}
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
@@ -240,7 +118,7 @@ func (c *coster) layerMemory() layerMemory {
 //     scaled_dot_product_attention saves at every head: Attention.forward
 //     (models/llama/model.py) calls repeat_kv on them before it, a
 //     copy of heads/kv_heads times the projections' outputs.
-func (c *coster) titanBlockExtra() float64 {
+func (c *counter) titanBlockExtra() float64 {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	unit := c.tokens * float64(m.Hidden)
@@ -273,7 +151,7 @@ func (c *coster) titanBlockExtra() float64 {
 // reduction). Float8Linear's matmul is aten.mm too (the policy sees it
 // before torchao's subclass dispatches it), so Float8 counts alike.
 // The rest is recomputed.
-func (c *coster) titanOpSAC() float64 {
+func (c *counter) titanOpSAC() float64 {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	h, f := float64(m.Hidden), float64(m.FFN)
@@ -302,7 +180,7 @@ func (c *coster) titanOpSAC() float64 {
 // counts but the experts' input; moe_act FC2's input (the activation's
 // output); shared_experts the shared experts'. Held while one layer
 // recomputes: not counted (a few of its tensors, not the stage's).
-func (c *coster) recomputeSaved(moe bool) float64 {
+func (c *counter) recomputeSaved(moe bool) float64 {
 	m, pl := &c.m, &c.pl
 	mods := pl.Recomputes()
 	T := float64(pl.T)
@@ -380,9 +258,9 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 	lat := 0.0 // latent attention's latents (replicated over the tensor group without sp)
 	if m.MLA() {
 		// Latent attention, as Megatron-Core's MLASelfAttention keeps it
-		// (mlaBlock): the down projections' input 2; the query's latent
-		// before and after its norm (the norm's input, the up
-		// projection's), 4 QLoRA/h; the keys' and values' latent with the
+		// (evaluate/scale's mlaBlock): the down projections' input 2;
+		// the query's latent before and after its norm (the norm's
+		// input, the up projection's), 4 QLoRA/h; the keys' and values' latent with the
 		// rotary key (the down projection's output, the norm's input) and
 		// the normed latent (the up projection's input), 2 (KVLoRA +
 		// RopeDim)/h + 2 KVLoRA/h; every head's Q and K of Head + RopeDim
@@ -448,7 +326,7 @@ func projFP8Input(m *transformer.Spec) float64 {
 
 // stageMemory is stage s's memory by part on one of its GPUs, bytes, at
 // c's tensor-parallel degree; lm is c's layerMemory.
-func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
+func (c *counter) stageMemory(s int, st *Stage, lm *layerMemory) stageMem {
 	var sm stageMem
 	sm.acts, sm.logits = c.stageActivations(s, st, lm)
 	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
@@ -459,13 +337,13 @@ func (c *coster) stageMemory(s int, st *stageCost, lm *layerMemory) stageMem {
 // stage, its logits and the loss's (the output layer's and the
 // multi-token-prediction modules'), bytes, at c's tensor-parallel
 // degree (stageMemory's); lm is c's layerMemory.
-func (c *coster) stageActivations(s int, st *stageCost, lm *layerMemory) (acts, logits float64) {
+func (c *counter) stageActivations(s int, st *Stage, lm *layerMemory) (acts, logits float64) {
 	return c.stageActivationsAt(s, st, lm, inflight(&c.pl, s))
 }
 
 // stageActivationsAt is stageActivations with inflight micro-batches in
 // flight (the allocator's trace reads what one micro-batch adds).
-func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, inflight float64) (acts, logits float64) {
+func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight float64) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, kv := c.tokens, float64(m.KVHeads)
@@ -474,8 +352,8 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 	perDevice := float64(pl.Stages[s])
 	// A model with experts' dense blocks before them (denseOn's, in st):
 	// the stage's dense layers and how many of them recompute.
-	dn := st.dense
-	dense, drec := float64(dn), float64(st.denseRec)
+	dn := st.Dense
+	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	if pl.Recompute == plan.FullRecompute {
 		// The recomputing layers keep their input; the others (block
 		// recomputation) all they save; one layer's worth while one
@@ -511,7 +389,7 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 			acts += last * c.titanOutputInputs()
 		}
 		if m.MTP > 0 {
-			// Each multi-token-prediction module (mtp), for the
+			// Each multi-token-prediction module, for the
 			// micro-batches in flight on the last stage: the two norms'
 			// inputs and the projection's input (2 + 2 + 4 units, the
 			// latter 2 in FP8; sequence-parallel), its block's (kept, not
@@ -562,12 +440,12 @@ func (c *coster) stageActivationsAt(s int, st *stageCost, lm *layerMemory, infli
 // with the block's other saved tensors and the recomputation casts it
 // again (the cast's ops are not in the per-op policy's save list):
 // none held. Not with experts (their weights are not nn.Linear's).
-func (c *coster) titanFP8Weights(st *stageCost) float64 {
+func (c *counter) titanFP8Weights(st *Stage) float64 {
 	pl := &c.pl
 	if !pl.Titan() || pl.FP8 == "" || pl.Recompute != plan.NoRecompute || c.m.MoE() {
 		return 0
 	}
-	return st.layers
+	return st.Layers
 }
 
 // titanOutputInputs is what torchtitan's last stage keeps for the
@@ -577,7 +455,7 @@ func (c *coster) titanFP8Weights(st *stageCost) float64 {
 // ColwiseParallel(input_layouts Shard(1)) all-gathers: whole on every
 // GPU (parallelize_llama.py at 9dec370; the output layer is left out of
 // Float8).
-func (c *coster) titanOutputInputs() float64 {
+func (c *counter) titanOutputInputs() float64 {
 	unit := c.tokens * float64(c.m.Hidden)
 	return 2*unit*c.sp() + 2*unit
 }
@@ -599,7 +477,7 @@ func (c *coster) titanOutputInputs() float64 {
 // stage boundary's tensor, sequence-parallel where the blocks are
 // (torchtitan's blocks end in a row-parallel reduce-scatter to
 // Shard(1)).
-func (c *coster) titanStageBuffers(s int, inflight float64) float64 {
+func (c *counter) titanStageBuffers(s int, inflight float64) float64 {
 	pl := &c.pl
 	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
 	M, V := float64(pl.M), float64(max(pl.V, 1))
@@ -707,7 +585,7 @@ func inflight(pl *plan.Plan, s int) float64 {
 
 // stageState is stage s's weights, FP8 weight copies, gradients and
 // optimizer state, bytes, on one of its GPUs (stageMemory's).
-func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
+func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	m, pl := &c.m, &c.pl
 	if pl.FSDP && pl.Titan() {
 		w, g, o = c.fsdp2State(s, st)
@@ -716,23 +594,23 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 	if pl.Run.Eager && !pl.Titan() && !pl.FSDP && !pl.DistOpt && pl.FP8 == "" {
 		return c.eagerState(st)
 	}
-	gb := gradBytes(pl)
-	w = st.params * bf16
-	g = st.params * gb
-	o = st.params * 12
+	gb := pl.GradBytes()
+	w = st.Params * bf16
+	g = st.Params * gb
+	o = st.Params * 12
 	if pl.DistOpt {
 		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
 		if m.MoE() {
-			o = (st.params-st.experts)*12/float64(pl.D*pl.C) + st.experts*12/float64(pl.EDP)
+			o = (st.Params-st.Experts)*12/float64(pl.D*pl.C) + st.Experts*12/float64(pl.EDP)
 		}
 	}
 	if pl.FP8 != "" {
-		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.layers // the blocks' FP8 weights, row- and column-wise
+		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.Layers // the blocks' FP8 weights, row- and column-wise
 		if bridgeFP8Params(pl) && !pl.FSDP {
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
-			w -= st.layers * (bf16 - 1)
-			fp8 = st.layers
+			w -= st.Layers * (bf16 - 1)
+			fp8 = st.Layers
 		}
 	}
 	if pl.FSDP {
@@ -744,20 +622,20 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 		D := float64(pl.D * pl.C)
 		var layer float64
 		if l := pl.Stages[s]; l > 0 {
-			layer = st.layers / float64(l)
+			layer = st.Layers / float64(l)
 		}
 		if m.MoE() {
 			E := float64(pl.EDP)
-			dense := st.params - st.experts
-			w = dense*bf16/D + st.experts*bf16/E
+			dense := st.Params - st.Experts
+			w = dense*bf16/D + st.Experts*bf16/E
 			if pl.FP8 != "" {
-				fp8 = lowPrecisionCopyBytes(pl.FP8) * ((st.layers-st.experts)/D + st.experts/E)
+				fp8 = lowPrecisionCopyBytes(pl.FP8) * ((st.Layers-st.Experts)/D + st.Experts/E)
 			}
-			g = dense*gb/D + st.experts*gb/E
-			o = dense*12/D + st.experts*12/E
+			g = dense*gb/D + st.Experts*gb/E
+			o = dense*12/D + st.Experts*12/E
 			return w + 2*layer*bf16, fp8, g + layer*gb, o
 		}
-		w, g, o = w/D+2*layer*bf16, g/D+layer*gb, st.params*12/D
+		w, g, o = w/D+2*layer*bf16, g/D+layer*gb, st.Params*12/D
 		fp8 /= D
 	}
 	return w, fp8, g, o
@@ -774,11 +652,11 @@ func (c *coster) stageState(s int, st *stageCost) (w, fp8, g, o float64) {
 // one micro-batch's, as a step without a pipeline holds one); with BF16
 // weights 2 + 2 + 4. Megatron's count (2 + 4 + 12) is 18 against 18
 // under autocast and 8 with BF16 weights.
-func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
+func (c *counter) eagerState(st *Stage) (w, fp8, g, o float64) {
 	if c.pl.Run.FP32Weights {
-		return st.params*4 + st.layers*bf16, 0, st.params * 4, st.params * 8
+		return st.Params*4 + st.Layers*bf16, 0, st.Params * 4, st.Params * 8
 	}
-	return st.params * bf16, 0, st.params * bf16, st.params * 2 * bf16
+	return st.Params * bf16, 0, st.Params * bf16, st.Params * 2 * bf16
 }
 
 // fsdp2State is stage s's weights, gradients and optimizer state under
@@ -797,23 +675,23 @@ func (c *coster) eagerState(st *stageCost) (w, fp8, g, o float64) {
 // gradients in the reduce dtype. Without a pipeline one block's BF16
 // gradient and its reduce-dtype copy wait for the reduce-scatter.
 // Float8's weight casts are activations, not state (titanFP8Weights).
-func (c *coster) fsdp2State(s int, st *stageCost) (w, g, o float64) {
+func (c *counter) fsdp2State(s int, st *Stage) (w, g, o float64) {
 	pl := &c.pl
 	D := float64(pl.D * pl.C)
-	rd := gradBytes(pl) // the reduce dtype
+	rd := pl.GradBytes() // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
-		layer = st.layers / float64(l)
+		layer = st.Layers / float64(l)
 	}
-	w, g, o = st.params*4/D, st.params*4/D, st.params*8/D
+	w, g, o = st.Params*4/D, st.Params*4/D, st.Params*8/D
 	if pl.P > 1 {
-		return w + st.params*bf16, g + st.params*rd, o
+		return w + st.Params*bf16, g + st.Params*rd, o
 	}
 	// The root (the embedding, the final norm, the output layer) is not
 	// resharded after the forward (FSDP2 sets the root's
 	// reshard_after_forward to False) and its BF16 gradients wait for
 	// the root's reduce-scatter at the end of the backward.
-	root := st.params - st.layers
+	root := st.Params - st.Layers
 	return w + 2*layer*bf16 + root*bf16, g + layer*(bf16+rd) + root*bf16, o
 }
 
@@ -832,8 +710,13 @@ func bridgeFP8Params(pl *plan.Plan) bool {
 	return pl.FP8 == "current" && strings.HasPrefix(pl.Software.Stack, "megatron-bridge-")
 }
 
-// Reserve is 6 GiB: the share of a GPU's memory placer kept free before
-// the CUDA context, NCCL's buffers and the margin were parts of their
-// own (memory, Pod.usable); export's refusal of a plan over memory
-// still states a GPU's memory less it.
-const Reserve = 6 << 30
+// lowPrecisionCopyBytes is the bytes a block weight's low-precision
+// copies take per element under recipe: the FP8 recipes' row- and
+// column-wise bytes (one each), the block-scaled ones' with their
+// scales (plan.BlockCopyBytes).
+func lowPrecisionCopyBytes(recipe string) float64 {
+	if plan.BlockScaled(recipe) {
+		return plan.BlockCopyBytes(recipe)
+	}
+	return 2
+}

@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"github.com/placer/placer/evaluate/alloc"
@@ -14,10 +14,10 @@ import (
 // PyTorch holds it (eager.Op.Keep and until: saved for the backward,
 // cached by autocast, a temporary its consumer frees). The peak is the
 // trace's maximum (memTrace.peak), and the caching allocator replays
-// the same trace (allocatorPeak).
+// the same trace (Step.Allocator).
 
-// memCat is what a traced tensor is part of (Result.MemoryParts at the
-// peak instant).
+// memCat is what a traced tensor is part of (Peak.Parts at the peak
+// instant).
 type memCat uint8
 
 const (
@@ -202,44 +202,31 @@ func (t *memTrace) backward(ops []eager.Op, r *partRun, cat memCat, first bool, 
 	t.free(r.in, g)
 }
 
-// stepTracer is layer costs that write a plan's training step tensor by
-// tensor (eagerStepTrace): the peak instant (memory) and the caching
-// allocator's trace (allocatorPeak) then come from it, where it
-// applies (ok).
-//
-// memoryError is the regime's measured error of the peak: the verdict's
-// margin either side of the usable memory (Result.Verdict).
-type stepTracer interface {
-	stepTrace(c coster, micro int) (t memTrace, ok bool)
-	memoryError() plan.RegimeError
-}
-
 // stepTraced is plan c.pl's step trace on one GPU, its first micro of
-// its micro-batches (at least 1) in each of two steps, where
-// the plan's stack writes one (stepTracer: its own layer costs, never
-// a profile's, which times kernels and holds no tensors).
-func (c *coster) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
-	tr, ok := layerCoster(&c.pl.Run).(stepTracer)
-	if !ok {
+// its micro-batches (at least 1) in each of two steps, where the plan's
+// stack writes one (Step.Eager: a plain PyTorch loop's layers, never a
+// profile's, which times kernels and holds no tensors) and the plan is
+// one GPU's (eagerTraceable), with the measured error of its peak.
+func (c *counter) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
+	if c.eager == nil || !eagerTraceable(c) {
 		return memTrace{}, plan.RegimeError{}, false
 	}
-	t, ok := tr.stepTrace(*c, max(1, min(micro, c.pl.M))) // a copy: c stays on its caller's stack
-	return t, tr.memoryError(), ok
+	return eagerStepTrace(c, c.eager.Layer, max(1, min(micro, c.pl.M))), c.eager.Error, true
 }
 
-// tracedMemory is memory's result from a step's trace t: the peak
-// instant's bytes, by part.
-func tracedMemory(r *Result, t *memTrace) {
+// traced sets pk from a step's trace t: the peak instant's bytes, by
+// part.
+func (pk *Peak) traced(t *memTrace) {
 	peak, by := t.peak()
-	r.Memory = peak
-	r.Weights, r.Grads, r.OptState = by[catWeights]+by[catCopies], by[catGrads], by[catOpt]
-	r.Activations = by[catActs] + by[catLoss]
-	r.MemoryParts = r.MemoryParts[:0]
+	pk.Bytes = peak
+	pk.Weights, pk.Grads, pk.OptState = by[catWeights]+by[catCopies], by[catGrads], by[catOpt]
+	pk.Activations = by[catActs] + by[catLoss]
+	pk.Parts = pk.Parts[:0]
 	for k, b := range by {
 		if memCat(k) == catComm && b == 0 {
 			continue
 		}
-		r.MemoryParts = append(r.MemoryParts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
+		pk.Parts = append(pk.Parts, plan.MemoryPart{Name: memCatNames[k], Bytes: b})
 	}
 }
 
@@ -250,7 +237,7 @@ func tracedMemory(r *Result, t *memTrace) {
 // every block or of the first recompute-layers of them
 // (torch.utils.checkpoint around each; selective recomputation's
 // per-op policy is not traced).
-func eagerTraceable(c *coster) bool {
+func eagerTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
 	return pl.P == 1 && pl.T == 1 && pl.C == 1 && pl.D == 1 && pl.EP <= 1 && !pl.FSDP && !pl.DistOpt &&
 		pl.FP8 == "" && !m.MoE() && m.MTP == 0 && max(pl.V, 1) == 1 &&
@@ -279,7 +266,7 @@ func eagerTraceable(c *coster) bool {
 //   - AdamW's two moments of each parameter, made at the first step's
 //     end (torch.optim.AdamW's _init_group: zeros_like each), and
 //     zero_grad freeing the .grads.
-func eagerStepTrace(c *coster, code eager.Layer, micro int) memTrace {
+func eagerStepTrace(c *counter, code eager.Layer, micro int) memTrace {
 	m, pl := &c.m, &c.pl
 	sh := eager.Shape{T: 1, Batch: pl.MBS, Seq: m.Seq, FP32Weights: pl.Run.FP32Weights, Layer: code}
 	layer, out := eager.LayerOps(*m, sh), eager.OutputOps(*m, sh)

@@ -1,17 +1,16 @@
-package scale
+package memory
 
 import (
 	"math"
 
 	"github.com/placer/placer/evaluate/alloc"
 	"github.com/placer/placer/evaluate/scale/plan"
-	"github.com/placer/placer/graph/transformer"
 )
 
 // AllocatorPeak is what PyTorch's caching allocator reserves on the GPU
 // whose reservation peaks highest (evaluate/alloc's simulator run on
 // each stage's trace, allocatorTrace), beside what that trace's
-// tensors hold. Result.Memory stays the allocated count the fit is
+// tensors hold. Peak's Bytes stay the allocated count the fit is
 // decided on.
 type AllocatorPeak struct {
 	// Reserved is the peak of the segments (or mapped pages) held:
@@ -20,14 +19,14 @@ type AllocatorPeak struct {
 	// Allocated is the trace's peak of blocks in use as the allocator
 	// counts them (max_memory_allocated: requests rounded to 512 bytes,
 	// a block not split counted whole); Requested the peak of the
-	// tensors' own bytes, which is Result.Memory's count of the stage.
+	// tensors' own bytes, which is Peak's count of the stage.
 	Allocated int64 `json:"allocated_bytes"`
 	Requested int64 `json:"requested_bytes"`
 	// Stage is the pipeline stage of that GPU; Events the trace's length.
 	Stage  int `json:"stage"`
 	Events int `json:"events"`
 	// Expandable: the allocator ran with expandable segments
-	// (Plan.Expandable).
+	// (expandable's).
 	Expandable bool `json:"expandable_segments"`
 	// Releases counts the allocations that found the device full and
 	// released the cache before trying again; OutOfMemory that one
@@ -36,14 +35,14 @@ type AllocatorPeak struct {
 	OutOfMemory bool `json:"out_of_memory,omitempty"`
 }
 
-// Expandable is whether plan pl's runs set PYTORCH_CUDA_ALLOC_CONF to
+// expandable is whether plan pl's runs set PYTORCH_CUDA_ALLOC_CONF to
 // expandable_segments:True: the expandable-segments key, else on under
 // torchtitan (its launcher, run_llama_train.sh at pytorch/torchtitan
 // 9dec370, sets PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True"
 // before torchrun; its multinode_trainer.slurm does not, and the
 // benchmark page does not say how its multi-node rows were launched),
 // off elsewhere (PyTorch's default).
-func Expandable(pl *plan.Plan) bool {
+func expandable(pl *plan.Plan) bool {
 	switch pl.Software.Expandable {
 	case plan.On:
 		return true
@@ -53,40 +52,34 @@ func Expandable(pl *plan.Plan) bool {
 	return pl.Titan()
 }
 
-// WithAllocator is r, a result of model m on pod p, with its Allocator
-// filled (a replay of each stage's trace: milliseconds a plan, left out
-// of Evaluate, which the searches and the checks of every published row
-// call).
-func WithAllocator(m transformer.Spec, p plan.Pod, r Result) Result {
-	r.Allocator = allocatorPeak(m, r.Plan, &p)
-	return r
-}
-
-// allocatorPeak runs the allocator on every stage's trace of plan pl
-// and keeps the stage that reserves most.
-func allocatorPeak(m transformer.Spec, pl plan.Plan, p *plan.Pod) *AllocatorPeak {
-	var kitBuf [3]stageKit
-	var stageBuf [128]stageCost
-	kits, stages := memoryStages(m, pl, p, kitBuf[:0], stageBuf[:0])
-	cfg := alloc.Config{Expandable: Expandable(&pl), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(&pl)}
+// Allocator is what PyTorch's caching allocator reserves for the step
+// (milliseconds a plan: the evaluator's callers ask it where they
+// show it): the allocator run on every stage's trace, the stage that
+// reserves most kept.
+func (step *Step) Allocator() *AllocatorPeak {
+	pl, p := &step.Plan, step.Pod
+	var csBuf [3]counter
+	var stageBuf [128]Stage
+	cs, stages := step.counters(csBuf[:0]), step.stages(stageBuf[:0])
+	cfg := alloc.Config{Expandable: expandable(pl), Device: p.Hardware.Memory,
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}
 	if len(stages) == 1 {
-		if t, _, ok := kits[0].c.stepTraced(pl.M); ok {
+		if t, _, ok := cs[0].stepTraced(pl.M); ok {
 			st, err := alloc.Replay(cfg, t.ev)
 			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
 				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
 		}
 	}
-	if titanTraceable(&kits[0].c) {
-		return titanReplay(cfg, stages, kits, pl.TPs)
+	if titanTraceable(&cs[0]) {
+		return titanReplay(cfg, stages, cs)
 	}
 	var best *AllocatorPeak
 	for s := range stages {
-		k := kitIndex(kits, pl.TPs[s])
-		c := &kits[k].c
+		k := counterOf(cs, pl.TPs[s])
+		c := &cs[k]
 		lm := c.layerMemory()
 		tr, _ := c.allocatorTrace(s, &stages[s], &lm)
 		st, err := alloc.Replay(cfg, tr)
@@ -164,7 +157,7 @@ func (b *traceBuilder) free(ids []int32) {
 // allocatorTrace is stage s's allocations and frees in one training
 // step on one of its GPUs, in the order the step makes them, built from
 // the parts stageMemory counts (so that the trace's peak of tensor
-// bytes is that stage's Result.Memory count, total):
+// bytes is that stage's Peak count, total):
 //   - first the state: weights, FP8 copies, gradients and optimizer
 //     state, under Megatron-Core as contiguous buffers (its
 //     DistributedDataParallel's parameter and gradient buffers, the
@@ -176,7 +169,7 @@ func (b *traceBuilder) free(ids []int32) {
 //     flight);
 //   - then the pipeline schedule's forwards and backwards of its units
 //     (a micro-batch on one model chunk): as many forwards as the stage
-//     holds in flight at its peak (Plan.inflight, times the chunks),
+//     holds in flight at its peak (inflight, times the chunks),
 //     then one forward and one backward in turn, then the last
 //     backwards; no pipeline: a forward and its backward per
 //     micro-batch; GPipe: every forward, then every backward;
@@ -197,15 +190,17 @@ func (b *traceBuilder) free(ids []int32) {
 //     their FP32 copy and gradient are held from the backward's start
 //     through its first layer (counted at the peak with the rest, as
 //     stageMemory counts them).
-func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.Event, float64) {
+func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory) ([]alloc.Event, float64) {
 	pl := &c.pl
 	sm := c.stageMemory(s, st, lm)
 	var b traceBuilder
 	L := pl.Stages[s]
 	V := max(pl.V, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
+	r := unitReplay{b: &b, V: V, hidden: hidden, last: s == pl.P-1, logits: sm.logits,
+		logitPiece: c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4}
 
-	gather, grad, gatherPP, fsdp2 := c.stateTensors(&b, st, sm, L)
+	r.gather, r.grad, r.gatherPP, r.fsdp2 = c.stateTensors(&b, st, sm, L)
 
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
@@ -214,95 +209,127 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 		buffers = c.titanStageBuffers(s, 0)
 	}
 	b.tensors(buffers, hidden)
-	transient := acts0 - buffers
+	r.transient = acts0 - buffers
 	perUnit := (acts1 - acts0) / float64(V)
-	if s == pl.P-1 && pl.Titan() && V > 1 {
+	if r.last && pl.Titan() && V > 1 {
 		// Interleaved, the output layer's inputs are one micro-batch's
 		// (stageActivationsAt), held while a backward runs.
 		out := c.titanOutputInputs()
-		transient += out
+		r.transient += out
 		perUnit -= out / float64(V)
 	}
-	lu := max(int(math.Round(float64(L)/float64(V))), 1)
-	perUnitLayer := perUnit / float64(lu)
-	logitPiece := c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4
+	r.lu = max(int(math.Round(float64(L)/float64(V))), 1)
+	r.perUnitLayer = perUnit / float64(r.lu)
 
 	U := pl.M * V
 	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
 	ord := titanUnitOrder(pl)
-	chunkOf := func(u int) int { return u % V } // the first V units: one of each chunk
+	r.chunkOf = func(u int) int { return u % V } // the first V units: one of each chunk
 	if ord != nil {
-		chunkOf = func(u int) int { return u / pl.M }
+		r.chunkOf = func(u int) int { return u / pl.M }
 	}
 	// The last stage's outputs torch's pipelining keeps to the step's
 	// end (titanOutputChunks): one a micro-batch of the last model chunk,
 	// made by its forward; its loss's logits made with its backward and
 	// freed after its first layer.
-	var outputs []int32
-	var chunk float64
-	if s == pl.P-1 && pl.Titan() && pl.P > 1 {
-		chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
+	if r.last && pl.Titan() && pl.P > 1 {
+		r.chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
 	}
-	saved := make([][][]int32, U)
-	seen := make([]bool, V)
-	forward := func(u int) {
-		saved[u] = make([][]int32, lu)
-		first := !seen[chunkOf(u)]
-		seen[chunkOf(u)] = true
-		var gathered, prefetched []int32
-		for l := range lu {
-			if gatherPP > 0 && first {
-				// The block's all-gather buffer alone: its gathered
-				// weights are the stage's state.
-				b.free(b.tensorsOn(allGatherStream, gatherPP, 0))
-			}
-			if gather > 0 {
-				if prefetched == nil {
-					prefetched = b.unshard(gather, fsdp2)
-				}
-				gathered, prefetched = prefetched, nil
-				if l+1 < lu {
-					prefetched = b.unshard(gather, fsdp2)
-				}
-			}
-			saved[u][l] = b.tensors(perUnitLayer, hidden)
-			b.free(gathered)
-		}
-		if chunk > 0 && chunkOf(u) == V-1 {
-			outputs = append(outputs, b.tensors(chunk, 0)...)
-		}
-	}
-	backward := func(u int) {
-		var logits []int32
-		if s == pl.P-1 && (chunk == 0 || chunkOf(u) == V-1) {
-			logits = b.tensors(sm.logits-float64(pl.M)*chunk, logitPiece)
-		}
-		var gathered, prefetched []int32
-		for l := lu - 1; l >= 0; l-- {
-			if gather > 0 {
-				if prefetched == nil {
-					prefetched = b.unshard(gather, fsdp2)
-				}
-				gathered, prefetched = prefetched, nil
-				if l > 0 {
-					prefetched = b.unshard(gather, fsdp2)
-				}
-			}
-			t := b.tensors(transient, hidden)
-			gr := b.tensors(grad, 0)
-			b.free(saved[u][l])
-			b.free(t)
-			b.free(gr)
-			b.free(gathered)
-			if l == lu-1 {
-				b.free(logits)
-			}
-		}
-		saved[u] = nil
-	}
-	replay1F1B(U, n, ord, forward, backward)
-	b.free(outputs)
+	r.logits -= float64(pl.M) * r.chunk
+	r.saved = make([][][]int32, U)
+	r.seen = make([]bool, V)
+	replay1F1B(U, n, ord, r.forward, r.backward)
+	b.free(r.outputs)
 	return b.ev, sm.total()
+}
+
+// unitReplay is allocatorTrace's stage as its units (a micro-batch on
+// one model chunk) run: V model chunks of lu layers each, a layer's
+// saved activations perUnitLayer bytes a unit (tensors of hidden
+// bytes), what only a running backward holds (transient); FSDP's
+// gathered weights (gather), unsharded gradient (grad) and, under
+// torchtitan's pipeline, first-forward all-gather buffer (gatherPP) a
+// layer, on FSDP2's stream (fsdp2); on the last stage (last) the loss's
+// logits (logits bytes in pieces of logitPiece) and the BF16 output a
+// micro-batch torch's pipelining keeps (chunk).
+type unitReplay struct {
+	b                               *traceBuilder
+	V, lu                           int
+	hidden, perUnitLayer, transient float64
+	gather, grad, gatherPP          float64
+	fsdp2, last                     bool
+	logits, logitPiece, chunk       float64
+	chunkOf                         func(u int) int
+	saved                           [][][]int32 // by unit and layer: its saved activations
+	seen                            []bool      // the model chunks that have run a forward
+	outputs                         []int32     // the last stage's outputs, kept to the step's end
+}
+
+// forward is unit u's forward: each layer's saved activations, its
+// weights gathered before it (FSDP: with the next layer's, prefetched)
+// and freed after it.
+func (r *unitReplay) forward(u int) {
+	b := r.b
+	r.saved[u] = make([][]int32, r.lu)
+	first := !r.seen[r.chunkOf(u)]
+	r.seen[r.chunkOf(u)] = true
+	var gathered, prefetched []int32
+	for l := range r.lu {
+		if r.gatherPP > 0 && first {
+			// The block's all-gather buffer alone: its gathered
+			// weights are the stage's state.
+			b.free(b.tensorsOn(allGatherStream, r.gatherPP, 0))
+		}
+		if r.gather > 0 {
+			if prefetched == nil {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+			gathered, prefetched = prefetched, nil
+			if l+1 < r.lu {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+		}
+		r.saved[u][l] = b.tensors(r.perUnitLayer, r.hidden)
+		b.free(gathered)
+	}
+	if r.chunk > 0 && r.chunkOf(u) == r.V-1 {
+		r.outputs = append(r.outputs, b.tensors(r.chunk, 0)...)
+	}
+}
+
+// backward is unit u's backward, layer by layer from the last: the
+// layer's weights gathered (FSDP), what the running backward holds and
+// the layer's unsharded gradient, then the layer's saved activations
+// freed with them; on the last stage the loss's logits held through its
+// first layer.
+func (r *unitReplay) backward(u int) {
+	b := r.b
+	var logits []int32
+	if r.last && (r.chunk == 0 || r.chunkOf(u) == r.V-1) {
+		logits = b.tensors(r.logits, r.logitPiece)
+	}
+	var gathered, prefetched []int32
+	for l := r.lu - 1; l >= 0; l-- {
+		if r.gather > 0 {
+			if prefetched == nil {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+			gathered, prefetched = prefetched, nil
+			if l > 0 {
+				prefetched = b.unshard(r.gather, r.fsdp2)
+			}
+		}
+		t := b.tensors(r.transient, r.hidden)
+		gr := b.tensors(r.grad, 0)
+		b.free(r.saved[u][l])
+		b.free(t)
+		b.free(gr)
+		b.free(gathered)
+		if l == r.lu-1 {
+			b.free(logits)
+		}
+	}
+	r.saved[u] = nil
 }
 
 // stateTensors puts the stage's state on trace b (weights, FP8 copies,
@@ -312,18 +339,18 @@ func (c *coster) allocatorTrace(s int, st *stageCost, lm *layerMemory) ([]alloc.
 // torchtitan's pipeline, which keeps every block gathered (state), each
 // block's all-gather buffer in the step's first forward (gatherPP);
 // fsdp2, whether the all-gathers run on FSDP2's own stream.
-func (c *coster) stateTensors(b *traceBuilder, st *stageCost, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
+func (c *counter) stateTensors(b *traceBuilder, st *Stage, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
 	pl := &c.pl
 	fsdp2 = pl.FSDP && pl.Titan()
 	if fsdp2 && pl.P > 1 && L > 0 {
-		gatherPP = st.layers / float64(L) * bf16
+		gatherPP = st.Layers / float64(L) * bf16
 	}
 	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
-		layer := st.layers / float64(L)
+		layer := st.Layers / float64(L)
 		gather = layer * bf16
-		grad = layer * gradBytes(pl)
+		grad = layer * pl.GradBytes()
 		if pl.Titan() {
-			grad = layer * (bf16 + gradBytes(pl))
+			grad = layer * (bf16 + pl.GradBytes())
 		}
 	}
 	w, g := sm.weights-2*gather, sm.grads-grad

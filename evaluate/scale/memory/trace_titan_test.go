@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"testing"
@@ -57,7 +57,7 @@ func TestTitanBlockTensors(t *testing.T) {
 		pl := plan.Plan{T: 2, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true, Recompute: c.rec, FP8: c.fp8}}
 		pl.Software.Stack = "torchtitan-0.2"
 		pl.Run.Eager = c.eager
-		co := coster{m: m, pl: pl, tokens: 1024}
+		co := counter{m: m, pl: pl, tokens: 1024}
 		saved, recomp := titanSplit(&pl, co.titanBlockTensors())
 		if got := sum(saved); got != c.saved {
 			t.Errorf("%s: keeps %.0f bytes, want %.0f", c.name, got, c.saved)
@@ -82,7 +82,7 @@ func TestTitanAttentionBackward(t *testing.T) {
 		C    int
 		want float64
 	}{{1, 0}, {4, 16252928}} {
-		co := coster{m: m, pl: plan.Plan{T: 1, C: c.C}, tokens: 1024}
+		co := counter{m: m, pl: plan.Plan{T: 1, C: c.C}, tokens: 1024}
 		if got := sum(co.titanAttentionBackward()); got != c.want {
 			t.Errorf("C %d: %.0f bytes, want %.0f", c.C, got, c.want)
 		}
@@ -128,14 +128,12 @@ func TestTitanStepPeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var kitBuf [3]stageKit
-	var stageBuf [128]stageCost
-	kits, stages := memoryStages(m, pl, &p, kitBuf[:0], stageBuf[:0])
-	counted, _, ok := titanTraced(stages, kits, pl.TPs)
+	cs, stages := partsOf(m, pl, &p)
+	counted, _, ok := titanTraced(stages, cs)
 	if !ok {
 		t.Fatal("not traced")
 	}
-	tr := kits[0].c.titanStageTrace(0, &stages[0])
+	tr := cs[0].titanStageTrace(0, &stages[0])
 	for _, x := range []*memTrace{&counted, &tr} {
 		peak, by := x.peak()
 		if peak != 19129728 {
@@ -187,7 +185,7 @@ func TestTitanTracedOnly(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
-		co := newCoster(m, pl, &p, pl.T, 1)
+		co := counterAt(m, pl, &p, pl.T, 1)
 		if got := titanTraceable(&co); got != c.want {
 			t.Errorf("%s: traced %v, want %v", c.strategy, got, c.want)
 		}
@@ -228,11 +226,9 @@ func TestTitanTracedMicro(t *testing.T) {
 		if got := tracedMicro(&pl); got != c.micro || pl.M <= got {
 			t.Fatalf("%s: %d of %d micro-batches written, want %d", c.strategy, got, pl.M, c.micro)
 		}
-		var kitBuf [3]stageKit
-		var stageBuf [128]stageCost
-		kits, stages := memoryStages(mm, pl, &p, kitBuf[:0], stageBuf[:0])
+		cs, stages := partsOf(mm, pl, &p)
 		for st := range stages {
-			co := &kits[kitIndex(kits, pl.TPs[st])].c
+			co := &cs[counterOf(cs, pl.TPs[st])]
 			short, whole := co.titanStageTrace(st, &stages[st]), co.titanStageTraceOf(st, &stages[st], pl.M, false)
 			a, _ := short.peak()
 			b, _ := whole.peak()

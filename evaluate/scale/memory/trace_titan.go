@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"math"
@@ -14,8 +14,8 @@ import (
 // pipeline_llama.py) over torch's FSDP2, tensor, context and pipeline
 // parallelism (torch 2.5 era), written per stage (titanStageTrace). The
 // stage's peak is the trace's maximum (memTrace.peak), and the caching
-// allocator replays the same trace (allocatorPeak): parts that are
-// never live at once are not summed, as memory's count of parts does.
+// allocator replays the same trace (Step.Allocator): parts that are
+// never live at once are not summed, as Step.Peak's count of parts does.
 
 // Streams of the trace's tensors: the caching allocator keeps a pool a
 // stream.
@@ -38,8 +38,8 @@ func (t *memTrace) allocOn(stream int32, bytes float64, c memCat) int32 {
 // torchtitan over FSDP2 (every published torchtitan row) of the model
 // torchtitan 9dec370 writes, a dense Llama (two RMSNorms a block, SwiGLU,
 // standard or grouped-query attention: models/llama/model.py); other
-// torchtitan plans keep memory's count of parts.
-func titanTraceable(c *coster) bool {
+// torchtitan plans keep Step.Peak's count of parts.
+func titanTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
 	return pl.Titan() && pl.FSDP && pl.EP <= 1 && !m.MoE() && m.MTP == 0 && !m.MLA() &&
 		m.SwiGLU() && m.NormsPerBlock() == 2
@@ -106,7 +106,7 @@ type titanTensor struct {
 //     parallelism its reduce-scatter's output: kept by the policy,
 //     read by neither the backward nor the recomputation (the residual
 //     add needs no input for its backward).
-func (c *coster) titanBlockTensors() []titanTensor {
+func (c *counter) titanBlockTensors() []titanTensor {
 	m, pl := &c.m, &c.pl
 	T := float64(pl.T)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
@@ -198,7 +198,7 @@ func titanSplit(pl *plan.Plan, ts []titanTensor) (saved, recomputed []float64) {
 // flash-attention gradients (BF16), and the FP32 key and value
 // gradients concatenated and sent on (all-to-all) while the received
 // ones are added to: three of them at once.
-func (c *coster) titanAttentionBackward() []float64 {
+func (c *counter) titanAttentionBackward() []float64 {
 	pl, m := &c.pl, &c.m
 	if pl.C <= 1 {
 		return nil
@@ -237,27 +237,27 @@ type titanStage struct {
 //     resharded after its backward (FSDP2 does not reshard the root
 //     after the forward);
 //   - each micro-batch's forward (titanForward), in the pipeline
-//     schedule's order (Plan.inflight, titanUnitOrder), the loss with it
+//     schedule's order (inflight, titanUnitOrder), the loss with it
 //     on the last stage, and its backward (titanBackward);
 //   - at the end, the optimizer: torch.optim.AdamW with foreach (not
 //     fused: torchtitan's optimizer.py), whose _multi_tensor_adamw
 //     makes exp_avg_sq's square root for every parameter at once
 //     (torch._foreach_sqrt), 4 bytes a parameter over C x D; and the
 //     gradients freed (the next step's zero_grad).
-func (c *coster) titanStageTrace(s int, st *stageCost) memTrace {
+func (c *counter) titanStageTrace(s int, st *Stage) memTrace {
 	return c.titanStageTraceOf(s, st, tracedMicro(&c.pl), false)
 }
 
 // titanStageTraceOf is titanStageTrace writing micro of the plan's
 // micro-batches, its events kept or its peak alone counted (peakOnly).
-func (c *coster) titanStageTraceOf(s int, st *stageCost, micro int, peakOnly bool) memTrace {
+func (c *counter) titanStageTraceOf(s int, st *Stage, micro int, peakOnly bool) memTrace {
 	t := memTrace{peakOnly: peakOnly}
 	c.titanStageInto(&t, s, st, micro)
 	return t
 }
 
 // titanStageInto writes titanStageTraceOf into t, its buffers reused.
-func (c *coster) titanStageInto(t *memTrace, s int, st *stageCost, micro int) {
+func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 	pl := &c.pl
 	g := c.titanStageOf(s, st, t.peakOnly)
 	t.ev, t.cat, t.size = t.ev[:0], t.cat[:0], t.size[:0]
@@ -330,15 +330,15 @@ func tracedMicro(pl *plan.Plan) int {
 
 // titanStageOf is titanStage of stage s (summed: the tensors a block
 // makes one after another as one, for a peak alone).
-func (c *coster) titanStageOf(s int, st *stageCost, summed bool) titanStage {
+func (c *counter) titanStageOf(s int, st *Stage, summed bool) titanStage {
 	pl, m := &c.pl, &c.m
 	L, V := pl.Stages[s], max(pl.V, 1)
 	g := titanStage{s: s, L: L, V: V, lu: max(int(math.Round(float64(L)/float64(V))), 1),
 		D: float64(pl.D * pl.C), boundary: 2 * c.tokens * float64(m.Hidden) * c.sp()}
 	if L > 0 {
-		g.block = st.layers / float64(L)
+		g.block = st.Layers / float64(L)
 	}
-	g.root = st.params - st.layers
+	g.root = st.Params - st.Layers
 	if s == pl.P-1 {
 		g.out = min(float64(m.OutputParams())/float64(pl.T), g.root)
 	}
@@ -401,7 +401,7 @@ func splitBytes(total, piece float64) []float64 {
 // end.
 type titanWalk struct {
 	t         *memTrace
-	c         *coster
+	c         *counter
 	g         *titanStage
 	unsharded []int32 // each block's BF16 parameters while gathered (-1: resharded)
 	accum     []int32 // under a pipeline, each block's FP32 unsharded gradient accumulated
@@ -425,7 +425,7 @@ type titanUnit struct {
 }
 
 // run writes stage s's micro-batches: as many forwards as the stage
-// holds in flight at its peak (Plan.inflight, times the model chunks),
+// holds in flight at its peak (inflight, times the model chunks),
 // then a forward and a backward in turn, then the last backwards, in
 // torch's interleaved order where titanUnitOrder gives one (the units
 // of allocatorTrace's schedule).
@@ -591,7 +591,7 @@ func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
 // micro-batches (FSDPParam.to_accumulated_grad_if_needed).
 func (w *titanWalk) rootGradBytes() float64 {
 	if w.c.pl.P > 1 {
-		return gradBytes(&w.c.pl)
+		return w.c.pl.GradBytes()
 	}
 	return bf16
 }
@@ -656,7 +656,7 @@ func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
 	t, g, pl := w.t, w.g, &w.c.pl
 	if pl.P > 1 {
 		if w.accum[b] < 0 {
-			w.accum[b] = t.alloc(g.block*gradBytes(pl), catGrads)
+			w.accum[b] = t.alloc(g.block*pl.GradBytes(), catGrads)
 		}
 		t.free(wg)
 		if !last {
@@ -692,18 +692,19 @@ func (w *titanWalk) reduceScatter(params float64, first bool, gs ...int32) {
 	t.free(rs)
 }
 
-// titanTraced is the trace of plan kits[0].c.pl's stage whose peak is
-// highest (its step written by titanStageTrace), where the plan is
-// titanTraceable.
-func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int, bool) {
-	if !titanTraceable(&kits[0].c) {
+// titanTraced is the trace of plan cs[0].pl's stage whose peak is
+// highest (its step written by titanStageTrace; cs a counter of each
+// stage's degree), where the plan is titanTraceable.
+func titanTraced(stages []Stage, cs []counter) (memTrace, int, bool) {
+	if !titanTraceable(&cs[0]) {
 		return memTrace{}, 0, false
 	}
+	tps := cs[0].pl.TPs
 	var best memTrace
 	at := -1
 	t := memTrace{peakOnly: true}
 	for s := range stages {
-		c := &kits[kitIndex(kits, tps[s])].c
+		c := &cs[counterOf(cs, tps[s])]
 		c.titanStageInto(&t, s, &stages[s], tracedMicro(&c.pl))
 		if at < 0 || t.best > best.best {
 			best.best, best.by, at = t.best, t.by, s
@@ -714,11 +715,12 @@ func titanTraced(stages []stageCost, kits []stageKit, tps []int) (memTrace, int,
 }
 
 // titanReplay is the allocator's peak over every stage's titanStageTrace
-// (allocatorPeak's, for a titanTraceable plan).
-func titanReplay(cfg alloc.Config, stages []stageCost, kits []stageKit, tps []int) *AllocatorPeak {
+// (Step.Allocator's, for a titanTraceable plan).
+func titanReplay(cfg alloc.Config, stages []Stage, cs []counter) *AllocatorPeak {
+	tps := cs[0].pl.TPs
 	var best *AllocatorPeak
 	for s := range stages {
-		c := &kits[kitIndex(kits, tps[s])].c
+		c := &cs[counterOf(cs, tps[s])]
 		tr := c.titanStageTrace(s, &stages[s])
 		st, err := alloc.Replay(cfg, tr.ev)
 		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,

@@ -1,4 +1,4 @@
-package scale
+package memory
 
 import (
 	"math"
@@ -48,11 +48,9 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
-		var kitBuf [3]stageKit
-		var stageBuf [128]stageCost
-		kits, stages := memoryStages(m, pl, &p, kitBuf[:0], stageBuf[:0])
+		cs, stages := partsOf(m, pl, &p)
 		for st := range stages {
-			k := &kits[kitIndex(kits, pl.TPs[st])].c
+			k := &cs[counterOf(cs, pl.TPs[st])]
 			lm := k.layerMemory()
 			tr, total := k.allocatorTrace(st, &stages[st], &lm)
 			stats, err := alloc.Replay(alloc.Config{}, tr)
@@ -66,12 +64,9 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 				t.Errorf("%s stage %d: reserved %d allocated %d requested %d", c.strategy, st, stats.PeakReserved, stats.PeakAllocated, stats.PeakRequested)
 			}
 		}
-		r, err := Evaluate(m, s, p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r = WithAllocator(m, p, r); r.Allocator == nil || r.Allocator.Reserved < r.Allocator.Allocated {
-			t.Errorf("%s: allocator %+v", c.strategy, r.Allocator)
+		step := Step{Model: m, Plan: pl, Pod: &p}
+		if a := step.Allocator(); a == nil || a.Reserved < a.Allocated {
+			t.Errorf("%s: allocator %+v", c.strategy, a)
 		}
 	}
 }
@@ -99,8 +94,8 @@ func TestExpandableKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if Expandable(&pl) != c.want {
-			t.Errorf("%s: expandable %v", c.strategy, Expandable(&pl))
+		if expandable(&pl) != c.want {
+			t.Errorf("%s: expandable %v", c.strategy, expandable(&pl))
 		}
 		back, err := plan.ParseStrategy(s.String())
 		if err != nil || back.Software.Expandable != s.Software.Expandable {

@@ -1,0 +1,222 @@
+package memory
+
+import (
+	"github.com/placer/placer/evaluate/scale/eager"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// bf16 is the element size of activations, weights and their gradients
+// in BF16 mixed precision.
+const bf16 = 2
+
+// Step is one training step of a resolved plan (plan.Resolve) as the
+// memory model counts it: model Model under Plan on Pod (the caller's,
+// not copied). Eager, where the plan's stack is a plain PyTorch loop
+// whose step is written tensor by tensor on one GPU (eagerTraceable),
+// is its layers' code base and the measured error of that trace's peak
+// (nil: the stack writes none).
+type Step struct {
+	Model transformer.Spec
+	Plan  plan.Plan
+	Pod   *plan.Pod
+	Eager *EagerTrace
+}
+
+// EagerTrace is a plain PyTorch loop's layers as eagerStepTrace writes
+// them: the eager code base (eager.LayerOps') and the measured error of
+// the traced peak, the verdict's margin either side of the usable
+// memory (Peak.Verdict).
+type EagerTrace struct {
+	Layer eager.Layer
+	Error plan.RegimeError
+}
+
+// Peak is the memory of a step's most loaded GPU, bytes: Bytes in all
+// (the allocator's tensors: weights, gradients, optimizer state,
+// activations in flight) and by kind (Weights with the FP8 and autocast
+// copies, Grads, OptState, Activations with the logits and the loss);
+// Parts by named part, and beside them the parts held outside the
+// allocator (plan.MemoryPart.Outside); Capacity the GPU's memory, Usable
+// what the allocator may hold of it at the pod's Margin; Verdict
+// (plan.VerdictFits, VerdictTight, VerdictOver) Bytes against Usable
+// within Error, the regime's measured error of the peak (0 where none
+// is measured), which ErrorSource names.
+type Peak struct {
+	Bytes                                 int64
+	Weights, Grads, OptState, Activations int64
+	Parts                                 []plan.MemoryPart
+	Capacity, Usable                      int64
+	Margin                                float64
+	Error                                 float64
+	ErrorSource                           string
+	Verdict                               string
+}
+
+// Fits is whether the peak is not over the usable memory (a tight peak
+// fits).
+func (pk *Peak) Fits() bool { return pk.Verdict != plan.VerdictOver }
+
+// counter is what the memory model reads of a plan at one
+// tensor-parallel degree: the model, the plan with that degree T, the
+// pod, the tokens of a micro-batch on one GPU (its 1/C with context
+// parallelism) and the step's eager trace (Step.Eager).
+type counter struct {
+	m      transformer.Spec
+	pl     plan.Plan
+	pod    *plan.Pod
+	tokens float64
+	eager  *EagerTrace
+}
+
+// newCounter is the counter of step's stages of tensor-parallel degree
+// T.
+func newCounter(step *Step, T int) counter {
+	pl := &step.Plan
+	c := counter{m: step.Model, pl: *pl, pod: step.Pod, eager: step.Eager,
+		tokens: float64(pl.MBS) * float64(step.Model.Seq) / float64(pl.C)}
+	c.pl.T = T
+	return c
+}
+
+// counterOf is the index in cs of the counter of tensor-parallel degree
+// T (-1: none), the counters looked at in place.
+func counterOf(cs []counter, T int) int {
+	for i := range cs {
+		if cs[i].pl.T == T {
+			return i
+		}
+	}
+	return -1
+}
+
+// sp is the share of a sequence-split activation on this GPU: 1/T with
+// sequence parallelism, else 1.
+func (c *counter) sp() float64 {
+	if c.pl.SequenceParallel {
+		return 1 / float64(c.pl.T)
+	}
+	return 1
+}
+
+// counters appends to cs a counter for each tensor-parallel degree of
+// the step's stages (cs a buffer of the caller's: a plan has at most
+// three degrees, kept on its stack).
+func (step *Step) counters(cs []counter) []counter {
+	for _, T := range step.Plan.TPs {
+		if counterOf(cs, T) < 0 {
+			cs = append(cs, newCounter(step, T))
+		}
+	}
+	return cs
+}
+
+// stages is every stage's parameters (StageOf's) in stages, a buffer
+// of the caller's (a pipeline of up to its capacity stays on its
+// stack).
+func (step *Step) stages(stages []Stage) []Stage {
+	pl := &step.Plan
+	if pl.P > cap(stages) {
+		stages = make([]Stage, 0, pl.P)
+	}
+	stages = stages[:pl.P]
+	lp := float64(step.Model.LayerParams())
+	for s := range stages {
+		stages[s] = StageOf(&step.Model, pl, s, lp)
+	}
+	return stages
+}
+
+// Fits is whether the step fits the GPUs' memory, as Peak's Verdict
+// says (tight: a "tight" peak counted as fitting), its stages weighed
+// here.
+func (step *Step) Fits(tight bool) bool {
+	var stageBuf [128]Stage
+	pk := step.Peak(step.stages(stageBuf[:0]))
+	return pk.Verdict == plan.VerdictFits || tight && pk.Verdict == plan.VerdictTight
+}
+
+// Peak is the most loaded GPU's peak given each stage's parameters
+// (stages[s], StageOf's), as a sum of named parts: its weights (BF16 in
+// Megatron-Core; FP32 shards and gathered BF16 layers under
+// torchtitan's FSDP2), its FP8 weight copies, its gradient buffer, its
+// optimizer state (divided over the replicas with the distributed
+// optimizer), the activations of the micro-batches in flight: with 1F1B
+// the first stage holds P of them (interleaved as Megatron-Core's
+// warm-up counts them; all M with GPipe), each L/P layers of
+// activations (Korthikanti et al., 2022, with flash attention: no S x S
+// scores), the last stage's logits and the loss's FP32 copy; beside
+// them, on a GPU, the CUDA context and NCCL's buffers, which the
+// allocator does not count. Stage s is counted at its tensor-parallel
+// degree, Plan.TPs[s].
+//
+// Where the plan's stack writes its step tensor by tensor (Eager: plain
+// PyTorch on one GPU; titanTraced: torchtitan over FSDP2, the stage
+// whose trace peaks highest), the peak is that trace's maximum instead,
+// by part at that instant (traced).
+func (step *Step) Peak(stages []Stage) Peak {
+	var pk Peak
+	var csBuf [3]counter
+	cs := step.counters(csBuf[:0])
+	if len(stages) == 1 {
+		if t, e, ok := cs[0].stepTraced(2); ok {
+			pk.traced(&t)
+			pk.finish(&cs[0], e)
+			return pk
+		}
+	}
+	if t, _, ok := titanTraced(stages, cs); ok {
+		pk.traced(&t)
+		pk.finish(&cs[0], plan.RegimeError{})
+		return pk
+	}
+	// One layer's activations at each counter's degree, shared by its
+	// stages (at most three counters: kept on the stack).
+	var lmBuf [3]layerMemory
+	lms := lmBuf[:0]
+	for i := range cs {
+		lms = append(lms, cs[i].layerMemory())
+	}
+	var peak float64
+	var at stageMem
+	tps := step.Plan.TPs
+	for s := range stages {
+		k := counterOf(cs, tps[s])
+		sm := cs[k].stageMemory(s, &stages[s], &lms[k])
+		if tot := sm.total(); tot > peak {
+			peak, at = tot, sm
+		}
+	}
+	pk.Bytes = int64(peak)
+	pk.Weights, pk.Grads, pk.OptState, pk.Activations = int64(at.weights+at.fp8), int64(at.grads), int64(at.opt), int64(at.acts+at.logits)
+	pk.Parts = []plan.MemoryPart{
+		{Name: "weights", Bytes: int64(at.weights)},
+		{Name: "FP8 weight copies", Bytes: int64(at.fp8)},
+		{Name: "gradients", Bytes: int64(at.grads)},
+		{Name: "optimizer state", Bytes: int64(at.opt)},
+		{Name: "activations in flight", Bytes: int64(at.acts)},
+		{Name: "logits and loss", Bytes: int64(at.logits)},
+	}
+	pk.finish(&cs[0], plan.RegimeError{})
+	return pk
+}
+
+// finish adds to pk (Bytes and its parts counted) what the allocator
+// does not hold, the GPU's usable memory and the verdict at the
+// regime's measured error e, for plans of counter c.
+func (pk *Peak) finish(c *counter, e plan.RegimeError) {
+	var outside int64
+	if !c.pod.CPU() {
+		// A CPU process has neither: its tensors are in the host's
+		// memory, gloo's buffers among them (not counted).
+		ctx, nccl := int64(plan.CUDAContext), plan.NCCLBuffers(&c.pl)
+		pk.Parts = append(pk.Parts,
+			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
+			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
+		outside = ctx + nccl
+	}
+	pk.Capacity = c.pod.Hardware.Memory
+	pk.Usable, pk.Margin = c.pod.Usable(outside), c.pod.Margin()
+	pk.Error, pk.ErrorSource = e.Frac, e.Source
+	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)
+}
