@@ -43,3 +43,43 @@ func TestLossFusionTime(t *testing.T) {
 		t.Errorf("launches %g -> %g forward, %g -> %g backward; want 6 and 1 fewer", uf.launches, ff.launches, ub.launches, fb.launches)
 	}
 }
+
+// TestLossFusionMemory: the last stage's loss holds 8,192 tokens x
+// 128,256 logits (Llama 3 8B, MBS 1 at 8,192 tokens, no tensor
+// parallelism) as BF16 logits, their FP32 copy and its gradient, 2 + 4 +
+// 4 bytes a logit = 10,506,731,520 bytes, under Megatron-Core's unfused
+// cross-entropy; 2 bytes a logit, 2,101,346,304, under Transformer
+// Engine's fused one (loss-fusion=on: the gradient written into the
+// logits).
+func TestLossFusionMemory(t *testing.T) {
+	m := mustSpec(t, "llama3-8b:seq=8192,batch=64")
+	p, err := plan.ParsePod("dgx-b200:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		strategy string
+		want     int64
+	}{
+		{"dp=8,mbs=1,distopt=on", 10506731520},
+		{"dp=8,mbs=1,distopt=on,loss-fusion=on", 2101346304},
+	} {
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Evaluate(m, s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.strategy, err)
+		}
+		var got int64 = -1
+		for _, part := range r.MemoryParts {
+			if part.Name == "logits and loss" {
+				got = part.Bytes
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: logits and loss %d bytes, want %d", c.strategy, got, c.want)
+		}
+	}
+}

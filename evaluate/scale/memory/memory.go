@@ -369,13 +369,13 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		}
 		acts = inflight*(kk*layerInput+keep) + most
 	} else {
-		acts = inflight*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
+		acts = inflight*chunkShare(pl, s)*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
 	}
 	if s == 0 {
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.P-1 {
-		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		logits = n * float64(m.Vocab) / T * c.lossBytes()
 		last := inflight
 		if pl.Titan() {
 			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)
@@ -399,7 +399,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 				proj = 2
 			}
 			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
-			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
+			logits += float64(m.MTP) * n * float64(m.Vocab) / T * c.lossBytes()
 		}
 	}
 	switch {
@@ -423,6 +423,21 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	}
 	acts += inflight * c.titanFP8Weights(st)
 	return acts, logits
+}
+
+// lossBytes is what the loss holds a logit on the last stage: the BF16
+// logits, their FP32 copy and its gradient under Megatron-Core's unfused
+// cross-entropy (tensor_parallel/cross_entropy.py: the logits cast to
+// FP32, the softmax kept for the backward); the BF16 logits alone under
+// Transformer Engine's fused one (loss-fusion=on: TransformerEngine v2.12
+// transformer_engine/pytorch/cross_entropy.py CrossEntropyFunction saves
+// its input, into which triton/cross_entropy.py's kernel has written the
+// gradient in place).
+func (c *counter) lossBytes() float64 {
+	if c.pl.Run.FusedLoss {
+		return bf16
+	}
+	return bf16 + 4 + 4
 }
 
 // titanFP8Weights is the float8 weight casts one micro-batch in flight
@@ -583,6 +598,45 @@ func inflight(pl *plan.Plan, s int) float64 {
 	return inflight
 }
 
+// chunkShare is the share of stage s's layer activations in flight
+// that Megatron-Core's interleaved schedule holds where stage 0's model
+// chunks are uneven, against inflight's even count: the embedding counted
+// as a layer of its first chunk (embedding-layer=on), or a first stage
+// whose blocks do not split evenly over V (first=), leaves its first
+// chunk one block fewer (Plan.ChunkLayers: the smaller chunks first), and
+// that chunk runs more micro-batches ahead than the others.
+// Megatron-Core's schedule (core_v0.16.0 pipeline_parallel/schedules.py
+// forward_backward_pipelining_with_interleaving) runs stage 0's
+// forwards in groups of microbatch_group_size_per_vp_stage (P by
+// default) micro-batches a chunk, chunk 0 to V-1, and holds (P - 1) x 2
+// + (V - 1) x P + 1 chunk forwards at the first backward (inflight's
+// count): 2P - 1 of chunk 0 and P of each other. Llama 3.1 405B on PP 16
+// x VP 4 (stage 0: the embedding and 7 blocks, chunks of 1, 2, 2, 2):
+// 31 x 1 + 3 x 16 x 2 = 127 blocks' activations, not 79 / 4 x 7 =
+// 138.25. 1 with even chunks, on the stages past the first (inflight
+// counts them whole), without interleaving, under torchtitan's schedules
+// and with fewer micro-batches than a group. Applied to the layers'
+// activations where they are kept whole (no full recomputation, whose
+// layers keep their input alone).
+func chunkShare(pl *plan.Plan, s int) float64 {
+	if s != 0 || pl.V <= 1 || pl.Titan() || pl.Sched() == decision.GPipe || pl.M < pl.P || pl.Stages[0] <= 0 {
+		return 1
+	}
+	uneven := false
+	for v := 1; v < pl.V; v++ {
+		uneven = uneven || pl.ChunkLayers(0, v) != pl.ChunkLayers(0, 0)
+	}
+	if !uneven {
+		return 1
+	}
+	chunks := min((pl.P-1)*2+(pl.V-1)*pl.P+1, pl.M*pl.V)
+	var held float64
+	for k := range chunks {
+		held += float64(pl.ChunkLayers(0, k%(pl.P*pl.V)/pl.P))
+	}
+	return held / (float64(chunks) / float64(pl.V) * float64(pl.Stages[0]))
+}
+
 // stageState is stage s's weights, FP8 weight copies, gradients and
 // optimizer state, bytes, on one of its GPUs (stageMemory's).
 func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
@@ -606,11 +660,16 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.Layers // the blocks' FP8 weights, row- and column-wise
-		if bridgeFP8Params(pl) && !pl.FSDP {
+		switch {
+		case bridgeFP8Params(pl) && !pl.FSDP:
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
 			w -= st.Layers * (bf16 - 1)
 			fp8 = st.Layers
+		case bridgeBlockParams(pl) && !pl.FSDP:
+			// Block-scaled primary weights: the blocks' weights are
+			// their rowwise and columnwise copies alone.
+			w -= st.Layers * bf16
 		}
 	}
 	if pl.FSDP {
@@ -694,6 +753,44 @@ func (c *counter) fsdp2State(s int, st *Stage) (w, g, o float64) {
 	root := st.Params - st.Layers
 	return w + 2*layer*bf16 + root*bf16, g + layer*(bf16+rd) + root*bf16, o
 }
+
+// bridgeBlockParams is whether plan pl keeps block-scaled primary
+// weights, as Megatron-Bridge's runs do under its MXFP8 recipe in every
+// release and under its NVFP4 recipe from 26.04.01 (fp4ParamStacks): its
+// blocks' weights are Transformer Engine quantized tensors, their
+// rowwise and columnwise copies with their scales (plan.BlockCopyBytes), no
+// BF16 copy; the distributed optimizer keeps the FP32 master (its 12
+// bytes).
+//   - MXFP8: bf16_with_mxfp8_mixed sets fp8_param_gather, which sets
+//     fp8_param (src/megatron/bridge/training/mixed_precision.py,
+//     v0.3.0 to v0.5.0; the post-init asserts
+//     reuse_grad_buf_for_mxfp8_param_ag with it), so Megatron-Core builds
+//     the blocks' linear weights under fp8_model_init with the MXFP8
+//     recipe (NVIDIA/Megatron-LM core_v0.16.0 megatron/core/fp8_utils.py
+//     get_fp8_context, is_init: config.fp8_param): MXFP8Tensor
+//     parameters. With reuse_grad_buf_for_mxfp8_param_ag the distributed
+//     optimizer's parameter buffer is the gradient buffer
+//     (distributed/param_and_grad_buffer.py: "Create a shared buffer for
+//     param AG and grad RS", param_data = shared_buffer, and param.data
+//     not remapped onto it): the BF16 all-gather lands in the gradient
+//     buffer and is copied into the MXFP8 parameters
+//     (param.data.copy_(param_slice)), so no BF16 weight stays.
+//   - NVFP4: bf16_with_nvfp4_mixed sets fp4_param_gather (and with it
+//     fp4_param) from v0.4.2 (26.04.01) on, fp8_param_gather False and
+//     no FP4 parameters before (v0.3.0 to v0.4.0): Megatron-Core
+//     core_v0.17.0 fp4_utils.py get_fp4_context builds the weights under
+//     fp8_model_init with the NVFP4 recipe where config.fp4_param.
+func bridgeBlockParams(pl *plan.Plan) bool {
+	if !strings.HasPrefix(pl.Software.Stack, "megatron-bridge-") {
+		return false
+	}
+	return pl.FP8 == plan.FP8MX || pl.FP8 == plan.FP4NV && fp4ParamStacks[pl.Software.Stack]
+}
+
+// fp4ParamStacks are the Megatron-Bridge stacks whose NVFP4 recipe keeps
+// NVFP4 primary weights: v0.4.2 (26.04.01) and v0.5.0 (26.06)
+// mixed_precision.py bf16_with_nvfp4_mixed, fp4_param_gather = True.
+var fp4ParamStacks = map[string]bool{"megatron-bridge-26.04.01": true, "megatron-bridge-26.06": true}
 
 // bridgeFP8Params is whether plan pl keeps FP8 primary weights, as
 // Megatron-Bridge's FP8 current-scaling runs do: their performance
