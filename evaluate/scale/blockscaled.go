@@ -18,8 +18,9 @@ import (
 //     (blocks along rows, for the forward and data-gradient GEMMs) and a
 //     columnwise copy (blocks along columns, for the weight-gradient
 //     GEMM): the scales cannot be transposed with the data, so both are
-//     kept. It runs at the FP8 tensor peak (the same dense rate as
-//     per-tensor FP8 on Blackwell: Hardware.FP8Tensor). Megatron-Bridge's
+//     kept. Its GEMMs run at a published speedup over BF16, a little
+//     below per-tensor FP8's (kernels.BlackwellBlockScaled; the same dense
+//     peak, Hardware.FP8Tensor). Megatron-Bridge's
 //     bf16_with_mxfp8_mixed (src/megatron/bridge/training/
 //     mixed_precision.py, v0.4.2): fp8 "e4m3", fp8_recipe "mxfp8",
 //     fp8_param_gather with the gradient buffer reused for the MXFP8
@@ -39,8 +40,9 @@ import (
 //     "e2m1", fp4_recipe "nvfp4", fp4_param_gather (from v0.4.2 on:
 //     NVFP4 primary weights, bridgeBlockParams); no BF16 first or last
 //     layers (only nemotron_3_super_bf16_with_nvfp4_mixed keeps some).
-//     Its GEMMs run at the FP4 tensor peak (Hardware.FP4Tensor: 4x BF16
-//     on B200/GB200, 6x on Blackwell Ultra).
+//     Its GEMMs run at a published share of the FP4 tensor peak
+//     (kernels.BlackwellBlockScaled; Hardware.FP4Tensor: 4x BF16 on
+//     B200/GB200, 6x on Blackwell Ultra).
 //
 // In both, as under every FP8 recipe here, the attention core (the
 // fused attention kernel), the norms, the embedding, the output layer
@@ -50,26 +52,36 @@ import (
 // FP8 with per-tensor scales only): refused there (plan.BlockScaled; refused in the plan language).
 //
 // Left out, assumptions: the scale arrays of the activations saved for
-// the backward (under 1/16 of them); the Hadamard transform's own pass
-// (Transformer Engine fuses it with the cast); NVFP4's saved activations
+// the backward (under 1/16 of them); the Hadamard transform's arithmetic
+// (Transformer Engine fuses it with the cast: blockCast); NVFP4's saved activations
 // are counted at FP8's byte (an over-count); the tensor-parallel
 // all-gather carries BF16 under both (as blockwise FP8's does: pair).
 
-// blockSpeedup is how many times faster a block-scaled GEMM of recipe
-// runs than the BF16 GEMM of its shape on pod p: its tensor peak over
-// the BF16 peak bf16Peak (at the BF16 GEMMs' efficiency: no Blackwell
-// GEMM was measured here), the same forward and backward.
-func blockSpeedup(recipe string, p *plan.Pod, bf16Peak float64) float64 {
-	if recipe == plan.FP4NV {
-		return p.Hardware.FP4Tensor / bf16Peak
-	}
-	return p.Kernels.FP8Peak / bf16Peak
+// blockSpeedups is how many times faster a block-scaled GEMM of recipe
+// runs than the BF16 GEMM of its shape on pod p, forward and backward:
+// its kernels' (kernels.Node.BlockScaledSpeedups: on Blackwell, published
+// kernel benchmarks of MXFP8 and NVFP4 GEMMs against BF16 ones), at the
+// BF16 GEMMs' efficiency.
+func blockSpeedups(recipe string, p *plan.Pod, bf16Peak float64) (fwd, bwd float64) {
+	return p.Kernels.BlockScaledSpeedups(recipe == plan.FP4NV, bf16Peak, p.Hardware.FP4Tensor)
 }
 
 // blockCast is the quantization of a GEMM input of e BF16 elements
 // under recipe: one memory-bound pass reading it (2 bytes an element)
 // and writing its rowwise and columnwise copies with their block scales:
-// MXFP8 2 x (1 + 1/32) bytes, NVFP4 2 x (1/2 + 1/16).
+// MXFP8 2 x (1 + 1/32) bytes, NVFP4 2 x (1/2 + 1/16). Transformer Engine
+// v2.18 (transformer_engine/pytorch/csrc/quantizer.cpp, the NVFP4
+// quantizer's quantize): MXFP8's scale is each block's own power of
+// two, no amax first; NVFP4 first reads the tensor for its amax and that
+// of its Hadamard transform (nvte_hadamard_transform_amax: the
+// per-tensor FP32 scales), then one fused kernel
+// (nvte_quantize_with_hadamard_transform) writes the rowwise copy and
+// the columnwise one after the 16x16 random Hadamard transform, with
+// stochastic rounding for gradients (NVFP4BlockScaling in transformer_
+// engine/common/recipe/__init__.py: RHT on inputs' and gradients'
+// columnwise copies, the weight-gradient GEMM's operands; 2D 16x16
+// blocks for weights): the cast's compute hides under its traffic, the
+// amax pass costed by cast (amaxFirst).
 func blockCast(recipe string, e float64) kernel {
 	return kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e * plan.BlockCopyBytes(recipe)}
 }

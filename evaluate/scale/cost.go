@@ -97,8 +97,7 @@ func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens floa
 		bf16 := p.Hardware.PeakFLOPS(graph.ClassMatMul, graph.BF16)
 		fwd, bwd := p.Kernels.FP8Speedups(pl.FP8 == plan.FP8Blockwise, bf16)
 		if plan.BlockScaled(pl.FP8) {
-			fwd = blockSpeedup(pl.FP8, p, bf16)
-			bwd = fwd
+			fwd, bwd = blockSpeedups(pl.FP8, p, bf16)
 		}
 		c.fp8, c.fp8b = 1/fwd, 1/bwd
 	}
@@ -146,31 +145,37 @@ func (c *coster) back(g kernel) kernel {
 // 2.3 TB/s on those bytes at the larger tensors: memory-bound, as
 // costed here, but not Transformer Engine's fused kernels' bytes, so
 // the 5 (current) and 3 (delayed) bytes an element stay assumptions.
-// MXFP8 and NVFP4 cast in one pass to both copies (blockCast).
+// MXFP8 and NVFP4 cast in one pass to both copies (blockCast), NVFP4
+// after an amax pass of its own (amaxFirst).
 func (c *coster) cast(e float64) float64 {
 	if c.fp8 == 0 || e <= 0 {
 		return 0
 	}
+	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}
 	if plan.BlockScaled(c.pl.FP8) {
-		return blockCast(c.pl.FP8, e).time(c.h)
+		one = blockCast(c.pl.FP8, e)
 	}
-	one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
-	if c.pl.FP8 == plan.FP8Current {
-		return one + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
+	if amaxFirst(c.pl.FP8) {
+		return one.time(c.h) + kernel{class: graph.ClassReduction, flops: e, read: 2 * e}.time(c.h)
 	}
-	return one
+	return one.time(c.h)
 }
 
+// amaxFirst is whether recipe reads a tensor for its amax before the
+// pass that casts it: current scaling (its per-tensor scale), and NVFP4
+// (its per-tensor FP32 scale over the blocks' E4M3 ones: blockCast).
+func amaxFirst(recipe string) bool { return recipe == plan.FP8Current || recipe == plan.FP4NV }
+
 // casts is the FP8 quantisations of GEMM inputs of es elements each
-// (cast's), as a phase: one kernel each, two with current scaling (its
-// amax first).
+// (cast's), as a phase: one kernel each, two with current scaling and
+// NVFP4 (their amax first).
 func (c *coster) casts(es ...float64) phase {
 	var p phase
 	if c.fp8 == 0 {
 		return p
 	}
 	per := 1.0
-	if c.pl.FP8 == plan.FP8Current {
+	if amaxFirst(c.pl.FP8) {
 		per = 2
 	}
 	for _, e := range es {

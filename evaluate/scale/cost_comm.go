@@ -19,7 +19,7 @@ func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase 
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
 	if c.pl.TPOverlap {
-		og := c.overlapped(gt)
+		og := c.overlapped(g, k, bytes, ct)
 		busy := max(og, ct) + min(og, ct)/float64(c.pl.T)
 		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.T)}
 	}
@@ -123,13 +123,14 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
+			fwd, bwd := st.fwdWindow().Scale(1/float64(pl.V)), st.bwdWindow().Scale(1/float64(pl.V))
 			if pl.DistOpt {
-				rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
-				ag := p.StateCollective(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
-				exposed = max(exposed, p.Beside(rs, st.bwd.busy/float64(pl.V))+p.Beside(ag, st.fwd.busy/float64(pl.V)))
+				rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
+				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
+				exposed = max(exposed, p.BesideIn(rs, bwd)+p.BesideIn(ag, fwd))
 			} else {
-				ar := p.StateCollective(roofline.AllReduce, dpG, st.trained(pl)*gb)
-				exposed = max(exposed, p.Beside(ar, st.bwd.busy/float64(pl.V)))
+				ar := p.StateComm(roofline.AllReduce, dpG, st.trained(pl)*gb)
+				exposed = max(exposed, p.BesideIn(ar, bwd))
 			}
 		}
 		return exposed
@@ -153,19 +154,17 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
 			dense := st.Params - st.Experts
-			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
-			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
-			exposed = max(exposed, p.Beside(ag+agE, st.fwd.busy)+p.Beside(ag+agE+rs+rsE, st.bwd.busy))
+			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
+			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
+			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 		}
 		return float64(pl.M) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		ag := p.StateCollective(roofline.AllGather, dpG, st.Params*p.WeightBytes())
-		rs := p.StateCollective(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
-		exposed = max(exposed, p.Beside(ag, st.fwd.busy)+p.Beside(ag+rs, st.bwd.busy))
+		ag := p.StateComm(roofline.AllGather, dpG, st.Params*p.WeightBytes())
+		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
+		exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 	}
 	return float64(pl.M) * exposed
 }
@@ -183,16 +182,14 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	for s, st := range stages {
 		_, dpG := pl.Groups(p, s)
 		dense := st.Params - st.Experts
+		fwd, bwd := st.fwdWindow().Scale(1/float64(pl.V)), st.bwdWindow().Scale(1/float64(pl.V))
 		if pl.DistOpt {
-			rs := p.StateCollective(roofline.ReduceScatter, dpG, dense*gb)
-			ag := p.StateCollective(roofline.AllGather, dpG, dense*bf16)
-			rsE := p.StateCollective(roofline.ReduceScatter, edpG, st.Experts*gb)
-			agE := p.StateCollective(roofline.AllGather, edpG, st.Experts*bf16)
-			exposed = max(exposed, p.Beside(rs+rsE, st.bwd.busy/float64(pl.V))+p.Beside(ag+agE, st.fwd.busy/float64(pl.V)))
+			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
+			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
+			exposed = max(exposed, p.BesideIn(rs, bwd)+p.BesideIn(ag, fwd))
 		} else {
-			ar := p.StateCollective(roofline.AllReduce, dpG, dense*gb)
-			arE := p.StateCollective(roofline.AllReduce, edpG, st.Experts*gb)
-			exposed = max(exposed, p.Beside(ar+arE, st.bwd.busy/float64(pl.V)))
+			ar := p.StateComm(roofline.AllReduce, dpG, dense*gb).Plus(p.StateComm(roofline.AllReduce, edpG, st.Experts*gb))
+			exposed = max(exposed, p.BesideIn(ar, bwd))
 		}
 	}
 	return exposed

@@ -169,9 +169,9 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // --overlap-moe-expert-parallel-comm, the forward of one micro-batch and
 // the backward of another merged layer by layer): in a merged pair the
 // forward's exchanges run beside the backward's computation and the
-// backward's beside the forward's (Pod.beside: what does not fit is
-// exposed, and the computation beside them slows by the overlap's
-// charge). Only the steady state's micro-batches pair: without a
+// backward's beside the forward's (Pod.BesideIn: what does not fit is
+// exposed, and the computation beside them slows by the SMs and HBM
+// bandwidth the exchanges take). Only the steady state's micro-batches pair: without a
 // pipeline the first forward and the last backward run alone; in the
 // interleaved schedule stage s's warm-up forwards and cool-down
 // backwards, (P-s-1) x 2 + (V-1) x P model chunks each (Megatron-Core's
@@ -183,8 +183,15 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	if fe+be <= 0 || pl.M <= 1 {
 		return
 	}
-	fc, bc := st.fwd.busy-fe, st.bwd.busy-be
-	save := fe + be - (p.Beside(fe, bc) + p.Beside(be, fc))
+	_, epG, _ := pl.ExpertGroups(*p)
+	fw, bw := st.fwdWindow(), st.bwdWindow()
+	fw.Busy, fw.Idle = fw.Busy-fe, fw.Idle-fe // the computation beside the other side's exchanges
+	bw.Busy, bw.Idle = bw.Busy-be, bw.Idle-be
+	sms := 0
+	if pl.Run.Dispatcher == plan.DispatcherFlex {
+		sms = deepEPSMs
+	}
+	save := fe + be - (p.BesideIn(p.ExchangeComm(epG, fe, sms), bw) + p.BesideIn(p.ExchangeComm(epG, be, sms), fw))
 	if save <= 0 {
 		return
 	}

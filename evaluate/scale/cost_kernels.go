@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/graph"
 )
@@ -70,12 +71,22 @@ func (c *coster) attention(a fusedAttn, backward bool) float64 {
 	return r.Time(kernels.AttentionCall{Flops: flops, Elems: a.elems, Tail: a.tail, HeadDim: a.headDim})
 }
 
-// overlapped is a GEMM's time when a tensor-parallel collective beside it
-// takes OverlapSMs of the GPU's SMs.
-func (c *coster) overlapped(gemm float64) float64 {
-	k := c.pod.Kernels
-	if k.SMs <= 0 || k.OverlapSMs <= 0 || k.OverlapSMs >= k.SMs {
-		return gemm
+// overlapped is GEMM g's time beside tensor-parallel collective k of
+// bytes over the tensor group, taking ct seconds (tpoverlap=on): its
+// time at the SMs the collective leaves it (Transformer Engine's
+// userbuffers take OverlapSMs of them and launch the GEMM on the rest
+// for its whole run: g's time x SMs / (SMs - OverlapSMs)), or, where
+// longer, its bytes at the HBM bandwidth the collective's traffic leaves
+// (plan.Pod.Rates), that traffic spread over the longer of the two.
+func (c *coster) overlapped(g kernel, k roofline.Collective, bytes, ct float64) float64 {
+	kk := c.pod.Kernels
+	gt := g.time(c.h)
+	if kk.SMs <= 0 || kk.OverlapSMs <= 0 || kk.OverlapSMs >= kk.SMs {
+		return gt
 	}
-	return gemm * float64(k.SMs) / float64(k.SMs-k.OverlapSMs)
+	traffic := c.pod.BesideComm(k, c.tpG, bytes, max(ct, gt))
+	_, hbm := traffic.Share()
+	_, mem := c.pod.Rates(0, hbm)
+	memory := kernel{class: g.class, read: g.read, writes: g.writes}.time(c.h) - c.h.Launch
+	return max(gt*float64(kk.SMs)/float64(kk.SMs-kk.OverlapSMs), c.h.Launch+memory/mem)
 }

@@ -15,7 +15,10 @@
 // attention's rate, the SMs an overlapped collective takes, NCCL's bus
 // bandwidths), the collectives by the pod's two-level network; each
 // stack's layers by the layer costs registered under its name
-// (LayerCoster). The search over such plans for a model and a pod is
+// (LayerCoster). A plan's memory (what each stage holds, the most
+// loaded GPU's peak and its verdict, the caching allocator's reserve)
+// is evaluate/scale/memory's, which reads the plan and no time. The
+// search over such plans for a model and a pod is
 // evaluate/scale/search, a client of EvaluateCached and FitsTight. OneGPU costs parts of a step on one GPU, their kernels
 // alone, as a measurement on one GPU times them. The published tables
 // and sweeps the model is checked against, and the checks, are

@@ -53,7 +53,16 @@ func TestFSDPExperts(t *testing.T) {
 	ring := func(n, bytes float64) float64 { return (n-1)/n*bytes/bw + (n-1)*lat }
 	ag := ring(8, dense*2) + ring(2, experts*2)
 	rs := ring(8, dense*4) + ring(2, experts*4)
-	want := p.Beside(ag, st.fwd.busy) + p.Beside(ag+rs, st.bwd.busy)
+	stages := []stageCost{st}
+	smBound(&m, &pl, &p, nil, 1024, stages)
+	st = stages[0]
+	g8, g2 := plan.Group{PerNode: 8, Nodes: 1}, plan.Group{PerNode: 2, Nodes: 1}
+	agC := p.BesideComm(roofline.AllGather, g8, dense*2, ring(8, dense*2)).Plus(p.BesideComm(roofline.AllGather, g2, experts*2, ring(2, experts*2)))
+	rsC := p.BesideComm(roofline.ReduceScatter, g8, dense*4, ring(8, dense*4)).Plus(p.BesideComm(roofline.ReduceScatter, g2, experts*4, ring(2, experts*4)))
+	if agC.Time != ag || agC.Plus(rsC).Time != ag+rs {
+		t.Fatalf("gathers %g s, with the reductions %g; want %g, %g", agC.Time, agC.Plus(rsC).Time, ag, ag+rs)
+	}
+	want := p.BesideIn(agC, st.fwdWindow()) + p.BesideIn(agC.Plus(rsC), st.bwdWindow())
 	if !nearRel(r.DPExposed, want) {
 		t.Errorf("exposed %g s, want %g", r.DPExposed, want)
 	}

@@ -35,9 +35,17 @@ type Node struct {
 	// runs on the others. 0: none taken.
 	SMs, OverlapSMs int
 
+	// CTAs and CTAsAcross are how many thread blocks (one a channel,
+	// each holding an SM) NCCL's ring kernels run with among a node's
+	// GPUs and across nodes: what a data-parallel, FSDP or expert
+	// collective takes from the compute beside it, with its HBM traffic
+	// (contention.go). 0: OverlapSlowdown instead.
+	CTAs, CTAsAcross int
+
 	// OverlapSlowdown is how much slower compute runs while a
 	// data-parallel collective (NCCL's kernels) runs beside it, as a
-	// fraction (0.189: 18.9% slower). 0: overlap is free.
+	// fraction (0.189: 18.9% slower), on a pod without CTAs. 0: overlap
+	// is free.
 	OverlapSlowdown float64
 	// Serial: communication runs on the same cores as compute (gloo on
 	// a CPU host), so none overlaps it: what beside a compute window is
@@ -80,6 +88,13 @@ type Node struct {
 	// GEMMs' orientations too. 0: FP8Peak over the BF16 tensor peak (an
 	// FP8 GEMM at the BF16 GEMMs' fraction of its own peak).
 	FP8Fwd, FP8Bwd, FP8Block float64
+
+	// MXFP8Fwd, MXFP8Bwd, NVFP4Fwd and NVFP4Bwd are how many times
+	// faster a block-scaled GEMM (fp8=mxfp8, fp4=nvfp4) runs than the
+	// BF16 GEMM of the same shape, forward and backward (data and weight
+	// gradients). 0: the FP8 peak (MXFP8) or the FP4 peak (NVFP4) over
+	// the BF16 peak.
+	MXFP8Fwd, MXFP8Bwd, NVFP4Fwd, NVFP4Bwd float64
 
 	// GroupedGEMM is how fast a grouped GEMM over an MoE layer's local
 	// experts runs against one dense GEMM of the same FLOPs when its
@@ -136,6 +151,22 @@ func (k Node) FP8Speedups(blockwise bool, bf16Peak float64) (fwd, bwd float64) {
 	return or(k.FP8Fwd), or(k.FP8Bwd)
 }
 
+// BlockScaledSpeedups is how many times faster block-scaled GEMMs run
+// than BF16 ones, forward and backward, on a GPU of BF16, FP8 and FP4
+// tensor peaks bf16Peak, FP8Peak and fp4Peak: NVFP4's (fp4) or MXFP8's
+// (Node.NVFP4Fwd, NVFP4Bwd, MXFP8Fwd, MXFP8Bwd; their zero value the
+// peaks' ratio).
+func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd float64) {
+	f, b, peak := k.MXFP8Fwd, k.MXFP8Bwd, k.FP8Peak
+	if fp4 {
+		f, b, peak = k.NVFP4Fwd, k.NVFP4Bwd, fp4Peak
+	}
+	if f <= 0 || b <= 0 {
+		return peak / bf16Peak, peak / bf16Peak
+	}
+	return f, b
+}
+
 // H100 are an H100 SXM's (DGX H100), from measurements:
 //   - GEMMs: 0.756 of the BF16 peak (748 TFLOP/s), the efficiency that
 //     makes placer's own nine blocks (tools/layerbench: each Megatron
@@ -186,9 +217,22 @@ func (k Node) FP8Speedups(blockwise bool, bf16Peak float64) (fwd, bwd float64) {
 //   - 132 SMs (the H100 SXM5 datasheet); Transformer Engine's userbuffers
 //     (--tp-comm-overlap) take num_sm = 16 by default (TE v1.8,
 //     module/base.py);
-//   - overlapped compute 18.9% slower on average while a collective runs
-//     beside it, measured on A100, H100, MI250 and MI210 (arXiv
-//     2507.03114);
+//   - NCCL's ring collectives run 24 CTAs among a node's 8 GPUs and 16
+//     across nodes, each an SM the compute beside them loses for the
+//     collective's time (contention.go). Within a node, NCCL 2.30.7's
+//     topology search (src/graph/search.cc, ncclTopoCompute) finds 6
+//     rings at 60 GB/s on sm90 (sm90SpeedArrayIntra's first speed over
+//     18 NVLinks of SM90_NVLINK_BW 20.6 GB/s: 370.8), ncclTopoDupChannels
+//     doubles them to 12 (bwIntra 60 >= 50) and ncclTopoPostset
+//     (src/graph/connect.cc) doubles them again: 24, the 24 blocks an
+//     ncclAllGather launched beside a GEMM on an H100 in an Nsight
+//     trace (NVIDIA developer forums, "Compute-communication overlap
+//     causes severe GEMM performance degradation because of tail
+//     effect", 2025). Across nodes an H100 cluster's NCCL log prints 16
+//     ring channels over 3 nodes of 8 (NVIDIA/nccl#1453). It replaces
+//     the 18.9% average slowdown of compute beside a collective measured
+//     on A100, H100, MI250 and MI210 (arXiv 2507.03114), which the
+//     Blackwell pods still take;
 //   - NCCL ring all-gather and reduce-scatter among 8 GPUs on NVLink 4:
 //     361.4 and 362.9 GB/s bus bandwidth (ml-engineering, network/README:
 //     nccl-tests, 16 GiB);
@@ -229,11 +273,11 @@ var H100 = Node{
 	GEMM:      0.756,
 	Attention: []*Attention{&h100CuDNNAttention, &h100FlashAttention},
 	SMs:       132, OverlapSMs: 16,
-	OverlapSlowdown: 0.189,
-	IntraBus:        362e9,
-	NICEff:          47.0 / 50,
-	FP8Peak:         1978.9e12,
-	FP8Fwd:          1.850, FP8Bwd: 1.766, FP8Block: 1.592,
+	CTAs: 24, CTAsAcross: 16,
+	IntraBus: 362e9,
+	NICEff:   47.0 / 50,
+	FP8Peak:  1978.9e12,
+	FP8Fwd:   1.850, FP8Bwd: 1.766, FP8Block: 1.592,
 	GroupedGEMM: 0.935,
 	Host:        h100Host,
 	Held:        &H100Held,
@@ -255,16 +299,20 @@ var (
 			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
 )
 
-// A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet), the
-// same measured slowdown of overlapped compute and the same share of a
-// NIC's line rate as the H100's (assumed: no A100 figure was found);
+// A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet); NCCL's
+// 24 ring CTAs in a node (NCCL 2.30.7's search on sm80: 12 NVLinks of
+// SM80_NVLINK_BW 20 GB/s, 6 rings at speedArrayIntra's 40 GB/s, doubled
+// by ncclTopoDupChannels and by ncclTopoPostset) and 16 across nodes
+// (the H100's: 8 rings at a 200 Gb/s NIC's 24 GB/s, not doubled below 25
+// GB/s, doubled by ncclTopoPostset); the same share of a NIC's line rate
+// as the H100's (assumed: no A100 figure was found);
 // attention unfused, at the matmul and elementwise classes' efficiencies
 // (the 2022 runs this pod is checked on predate fused attention in
 // Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
 // found).
 var A100 = Node{
 	SMs: 108, OverlapSMs: 16,
-	OverlapSlowdown:  0.189,
+	CTAs: 24, CTAsAcross: 16,
 	NICEff:           47.0 / 50,
 	UnfusedAttention: true,
 }

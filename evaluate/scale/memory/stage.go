@@ -108,3 +108,20 @@ func StageOf(m *transformer.Spec, pl *plan.Plan, s int, lp float64) Stage {
 	}
 	return st
 }
+
+// stageMem is one GPU's memory of one pipeline stage by part, bytes
+// (stageMemory's).
+type stageMem struct{ weights, fp8, grads, opt, acts, logits float64 }
+
+func (sm stageMem) total() float64 {
+	return sm.weights + sm.fp8 + sm.grads + sm.opt + sm.acts + sm.logits
+}
+
+// stageMemory is stage s's memory by part on one of its GPUs, bytes, at
+// c's tensor-parallel degree; lm is c's layerMemory.
+func (c *counter) stageMemory(s int, st *Stage, lm *layerMemory) stageMem {
+	var sm stageMem
+	sm.acts, sm.logits = c.stageActivations(s, st, lm)
+	sm.weights, sm.fp8, sm.grads, sm.opt = c.stageState(s, st)
+	return c.loraMemory(s, st, sm)
+}

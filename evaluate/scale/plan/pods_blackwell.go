@@ -73,15 +73,13 @@ var blackwellPods = map[string]podPreset{
 
 // blackwellKernels are the modelled kernels of a Blackwell GPU (hardware
 // preset gpu, sms streaming multiprocessors, held its clock under held
-// load):
-//   - GEMMs at the H100's measured 0.756 of the BF16 peak (kernels.H100:
-//     no published B200 GEMM efficiency at a transformer shard's shapes
-//     was found);
-//   - fused attention at the GEMMs' efficiency (no measured kernel: the
-//     H100's fits are rates of its own tensor cores, not carried);
-//   - FP8 GEMMs at the hardware's dense FP8 peak over its BF16 peak
-//     (FP8Fwd, FP8Bwd, FP8Block 0: 2x on every Blackwell part; the
-//     H100's measured 1.85x / 1.77x are its cuBLAS's, not carried);
+// load), from published kernel benchmarks (evaluate/scale/kernels'
+// blackwell.go):
+//   - GEMMs at kernels.BlackwellGEMM of the BF16 peak; FP8 GEMMs with
+//     per-tensor and blockwise scales at kernels.BlackwellFP8's speedups,
+//     MXFP8 and NVFP4 ones at kernels.BlackwellBlockScaled's (NVFP4's at
+//     its share of the GPU's FP4 over BF16 peak);
+//   - fused attention: kernels.BlackwellAttention (cuDNN's);
 //   - NVLink 5's bus bandwidth at the share of its line rate NCCL
 //     measured on NVLink 4 (362 of 450 GB/s on DGX H100: 724 of 900
 //     GB/s), the NIC at the 47 of 50 GB/s measured on an NDR NIC, the
@@ -97,12 +95,19 @@ var blackwellPods = map[string]podPreset{
 func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestBlackwellPods)
 	k := kernels.H100
-	k.Attention = nil
+	k.GEMM = kernels.BlackwellGEMM()
+	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(h.FP16Tensor, sms)}
 	k.SMs = sms
 	k.IntraBus = h.NVLinkBandwidth * float64(h.NVLinks) * kernels.H100.IntraBus / (25e9 * 18)
 	k.FP8Peak = h.FP8Tensor
-	k.FP8Fwd, k.FP8Bwd, k.FP8Block = 0, 0, 0
+	k.FP8Fwd, k.FP8Bwd, k.FP8Block = kernels.BlackwellFP8()
+	k.MXFP8Fwd, k.MXFP8Bwd, k.NVFP4Fwd, k.NVFP4Bwd = kernels.BlackwellBlockScaled(h.FP4Tensor / h.FP16Tensor)
 	k.Held = held
+	// NCCL's channels on NVLink 5 are not derived here (kernels.H100's
+	// CTAs are sm90's): the compute beside a collective takes arXiv
+	// 2507.03114's mean slowdown (A100, H100, MI250, MI210) instead.
+	k.CTAs, k.CTAsAcross = 0, 0
+	k.OverlapSlowdown = 0.189
 	return k
 }
 

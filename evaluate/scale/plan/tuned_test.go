@@ -17,7 +17,7 @@ import (
 func TestWithoutSource(t *testing.T) {
 	tuned := []TunedConstant{
 		{Name: "NICEff", Value: 0.94, Without: 1, Sources: []string{"a", "b"}, Set: func(p *Pod, v float64) { p.Kernels.NICEff = v }},
-		{Name: "OverlapSlowdown", Value: 0.189, Without: 0, Sources: []string{"b"}, Set: func(p *Pod, v float64) { p.Kernels.OverlapSlowdown = v }},
+		{Name: "GroupedGEMM", Value: 0.935, Without: 0, Sources: []string{"b"}, Set: func(p *Pod, v float64) { p.Kernels.GroupedGEMM = v }},
 		{Name: "DefaultMemoryMargin", Value: 0.06, Without: 0, Sources: []string{"a"}, Set: Tuned[0].Set},
 	}
 	p, err := ParsePod("dgx-h100:2")
@@ -25,9 +25,9 @@ func TestWithoutSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, reset := p.WithoutSource(tuned, "a")
-	if got.Kernels.NICEff != 1 || got.Kernels.OverlapSlowdown != 0.189 || got.MemoryMargin != NoMemoryMargin || got.Margin() != 0 {
-		t.Errorf("without a: NICEff %g, OverlapSlowdown %g, margin %g (%g); want 1, 0.189, NoMemoryMargin (0)",
-			got.Kernels.NICEff, got.Kernels.OverlapSlowdown, got.MemoryMargin, got.Margin())
+	if got.Kernels.NICEff != 1 || got.Kernels.GroupedGEMM != 0.935 || got.MemoryMargin != NoMemoryMargin || got.Margin() != 0 {
+		t.Errorf("without a: NICEff %g, GroupedGEMM %g, margin %g (%g); want 1, 0.935, NoMemoryMargin (0)",
+			got.Kernels.NICEff, got.Kernels.GroupedGEMM, got.MemoryMargin, got.Margin())
 	}
 	if want := []string{"NICEff 0.94 -> 1", "DefaultMemoryMargin 0.06 -> 0"}; !reflect.DeepEqual(reset, want) {
 		t.Errorf("reset %q, want %q", reset, want)
@@ -65,7 +65,7 @@ func TestTunedInventory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []string{"hardware measurement", "published spec", "first principles", "assumption", "chosen with rows"}
+	kinds := []string{"hardware measurement", "published kernel benchmark", "published spec", "first principles", "assumption", "chosen with rows"}
 	name := regexp.MustCompile("`([^`]+)`")
 	listed := map[string]bool{}
 	rows := 0

@@ -1,0 +1,139 @@
+package scale
+
+import (
+	"math"
+
+	"github.com/placer/placer/evaluate/scale/plan"
+)
+
+// stageKit is what the stages of one tensor-parallel degree share: the
+// coster of that degree (its tensor group, its kernels' shards) and one
+// layer's, the embedding's and the output layer's forward and backward.
+type stageKit struct {
+	c coster
+	*kitPhases
+}
+
+// kitPhases are a stageKit's phases: a layer's forward, its backward
+// (recomputing as the plan says, and keeping its activations), the
+// embedding's and the output layer's; in a model with experts and dense
+// layers before them, a dense layer's (df, db, dbKeep); with
+// multi-token prediction, its modules' (tf, tb: mtp). alone is one
+// block's forward and backward kernels alone (the coster's layer
+// without communication: Result's LayerForward and LayerBackward), set
+// (hasAlone) the first time a plan's middle stage is of the kit's
+// degree.
+type kitPhases struct {
+	lf, lb, lbKeep, ef, eb, of, ob, df, db, dbKeep, tf, tb phase
+	alone                                                  [2]float64
+	hasAlone                                               bool
+}
+
+// costKey is what a stageKit's phases depend on besides the model and
+// the pod.
+type costKey struct {
+	T, C, MBS int
+	sp, ov    bool
+	rc        plan.Recompute
+	mods      plan.RecomputeModules // selective recomputation's modules
+	blockRec  bool
+	EP, ETP   int
+	imbalance uint64 // its bits (keys of plain words hash fastest)
+	fp8       uint8  // fp8Code's
+	gradBF16  bool   // the embedding's gradient accumulation
+	run       plan.Settings
+	slowdown  uint64 // the compute's clock (Hardware.ComputeSlowdown's bits)
+}
+
+// fp8Code numbers the FP8 recipes for costKey (0: BF16).
+func fp8Code(recipe string) uint8 {
+	switch recipe {
+	case plan.FP8Current:
+		return 1
+	case plan.FP8Delayed:
+		return 2
+	case plan.FP8Blockwise:
+		return 3
+	case plan.FP8MX:
+		return 4
+	case plan.FP4NV:
+		return 5
+	}
+	return 0
+}
+
+// PhaseCache keeps the phases of a model on a pod across evaluations
+// (evaluate/scale/search's: one PhaseCache{} a search): a plan's layers
+// cost the same for every pipeline depth, replica count and split that
+// shares its degree, micro-batch size, sequence parallelism and
+// recomputation.
+type PhaseCache map[costKey]*kitPhases
+
+// phases is the phases of c's kit (stageKit's): cache's for c's
+// costKey, else costed here and kept in cache (nil: none).
+func (c *coster) phases(cache PhaseCache) *kitPhases {
+	pl := &c.pl
+	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
+	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
+		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
+		slowdown: math.Float64bits(c.h.ComputeSlowdown)}
+	if ph := cache[key]; ph != nil {
+		return ph
+	}
+	ph := &kitPhases{}
+	ph.lf, ph.lb = c.layer()
+	ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+	if block {
+		keep := *c
+		keep.pl.Recompute = plan.NoRecompute
+		_, ph.lbKeep = keep.layer()
+	}
+	h := &c.pod.Kernels.Host
+	lc := c.layerCosts()
+	ph.ef, ph.eb = lc.Embedding(*c)
+	ph.of, ph.ob = lc.Output(*c)
+	ph.ef, ph.eb, ph.of, ph.ob = expose(h, ph.ef, false), expose(h, ph.eb, true), expose(h, ph.of, false), expose(h, ph.ob, true)
+	if c.m.MoE() && c.m.DenseLayers > 0 {
+		// A model with experts' dense layers before them.
+		ph.df, ph.db = lc.Dense(*c)
+		ph.dbKeep = ph.db
+		if block {
+			keep := *c
+			keep.pl.Recompute = plan.NoRecompute
+			_, ph.dbKeep = lc.Dense(keep)
+		}
+	}
+	if c.m.MTP > 0 {
+		ph.tf, ph.tb = c.mtp(ph.ef, ph.eb, ph.of, ph.ob)
+	}
+	if cache != nil {
+		cache[key] = ph
+	}
+	return ph
+}
+
+// blockAlone is one block's forward and backward kernels alone (the
+// kit's coster's layer without communication: Result's LayerForward and
+// LayerBackward). Without communication a block depends on nothing
+// outside costKey, so the kit's phases keep it for every plan of the
+// cache that shares them.
+func (k *stageKit) blockAlone() (fwd, bwd float64) {
+	if !k.hasAlone {
+		alone := k.c
+		alone.noComm, alone.noHost = true, true
+		f, b := alone.layer()
+		k.alone, k.hasAlone = [2]float64{f.busy, b.busy}, true
+	}
+	return k.alone[0], k.alone[1]
+}
+
+// kitIndex is the index in kits of the kit of tensor-parallel degree T
+// (-1: none), the kits looked at in place (a stageKit is large to copy).
+func kitIndex(kits []stageKit, T int) int {
+	for i := range kits {
+		if kits[i].c.pl.T == T {
+			return i
+		}
+	}
+	return -1
+}

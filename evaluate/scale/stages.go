@@ -1,0 +1,89 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/scale/memory"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// stageCost is one pipeline device's forward and backward per
+// micro-batch (all its chunks), and what it holds (memory.StageOf's:
+// its parameters, its dense layers before the experts and how many of
+// them recompute, computed once a stage).
+type stageCost struct {
+	fwd, bwd phase
+	memory.Stage
+	// fwdSM and bwdSM are the SM-bound part of fwd's and bwd's time
+	// (smBound's; 0 where no collective runs beside them: contended).
+	fwdSM, bwdSM float64
+}
+
+// assemble sets stage s's forward and backward per micro-batch from its
+// kit k's phases (k of the stage's tensor-parallel degree): its MoE
+// layers' and its dense layers', each with its share of the
+// recomputation, the embedding on the first stage, the output layer and
+// the multi-token-prediction modules on the last; and its parameters
+// (memory.StageOf). lp is m.LayerParams() (computed once by the caller).
+func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
+	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
+	// Its dense layers (before the experts) and its MoE ones, each
+	// with its share of the recomputation.
+	st.Stage = memory.StageOf(m, pl, s, lp)
+	dn := st.Dense
+	dense, drec := float64(dn), float64(st.DenseRecomputed)
+	kk := pl.Recomputed(s)
+	mrec := min(max(kk-drec, 0), layers-dense)
+	st.fwd = scalePhase(k.lf, layers-dense)
+	st.bwd = scalePhase(k.lb, mrec).plus(scalePhase(k.lbKeep, layers-dense-mrec))
+	if dn > 0 {
+		st.fwd = st.fwd.plus(scalePhase(k.df, dense))
+		st.bwd = st.bwd.plus(scalePhase(k.db, drec)).plus(scalePhase(k.dbKeep, dense-drec))
+	}
+	if s == 0 {
+		st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
+	}
+	if s == pl.P-1 {
+		st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
+		if m.MTP > 0 {
+			st.fwd, st.bwd = st.fwd.plus(k.tf), st.bwd.plus(k.tb)
+		}
+	}
+}
+
+// busiest sets r's Compute and the tensor-, context- and
+// expert-parallel communication exposed in it from the schedule: M
+// micro-batches through P devices of V chunks each (1F1B, interleaved
+// when V > 1): the most loaded device is busy M times its
+// per-micro-batch time. It returns that device's per-micro-batch time
+// and the sum of every device's (bubble's).
+func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
+	var busiestTP, busiestCP, busiestEP, busiestHost float64
+	for _, st := range stages {
+		t := st.fwd.busy + st.bwd.busy
+		sum += t
+		if t > busiest {
+			busiest, busiestTP, busiestCP = t, st.fwd.tpExposed+st.bwd.tpExposed, st.fwd.cpExposed+st.bwd.cpExposed
+			busiestEP = st.fwd.epExposed + st.bwd.epExposed
+			busiestHost = st.fwd.hostExposed + st.bwd.hostExposed
+		}
+	}
+	M := float64(r.Plan.M)
+	r.Compute = M * busiest
+	r.TPExposed = M * busiestTP
+	r.CPExposed = M * busiestCP
+	r.EPExposed = M * busiestEP
+	r.HostExposed = M * busiestHost
+	return busiest, sum
+}
+
+// bubble is the pipeline's fill and drain (P > 1): the devices other
+// than the busiest (busiest of sum, busiest's) add their time divided
+// by V (Narayanan et al., SC'21: bubble (P-1)/(V M)), and one
+// point-to-point transfer per boundary each way (pipelineSends).
+func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, sum float64) float64 {
+	first, same, p2ps := pipelineSends(m, pl, p, tokens)
+	if same {
+		return (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
+	}
+	return (sum-busiest)/float64(pl.V) + 2*p2ps
+}
