@@ -303,7 +303,7 @@ var scaleKeys = []string{
 	"loss-layer", "account-for-loss-in-pipeline-split",
 	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",
 	"moe-router-fusion", "grouped-gemm", "moe-grouped-gemm", "cuda-graphs", "graphs", "routing",
-	"expandable-segments", "expandable_segments",
+	"expandable-segments", "expandable_segments", "loss-fusion", "cross-entropy-loss-fusion",
 	"peft", "lora-rank", "lora-alpha", "lora-targets", "pack", "pack-len",
 }
 

@@ -112,6 +112,8 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"routing=dropless", `strategy "routing=dropless": routing is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"expandable-segments=on", `strategy "expandable-segments=on": expandable-segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"expandable_segments=off", `strategy "expandable_segments=off": expandable_segments is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"loss-fusion=on", `strategy "loss-fusion=on": loss-fusion is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"cross-entropy-loss-fusion=on", `strategy "cross-entropy-loss-fusion=on": cross-entropy-loss-fusion is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"peft=lora", `strategy "peft=lora": peft is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"lora-rank=8", `strategy "lora-rank=8": lora-rank is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"lora-alpha=16", `strategy "lora-alpha=16": lora-alpha is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},

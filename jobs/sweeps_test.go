@@ -138,10 +138,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math
 // only shrinks.
 func TestPublishedRunsFit(t *testing.T) {
 	// Sweep name prefix | row label: why placer's count is above the GPU.
-	over := map[string]string{
-		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B|25.11: PP4 EP8, MBS 4, GBS 512": "read at MBS 4 with no recomputation (134.7 GB), where its recipe recomputes (megatron.go: recompute_modules " +
-			"layernorm, moe_act) and report megatron's reading of the same row (recompute=full) fits at 76.2 GB: the reading is in question",
-	}
+	over := map[string]string{}
 	key := func(sweep, label string) (string, bool) {
 		for k := range over {
 			name, row, _ := strings.Cut(k, "|")
@@ -163,10 +160,16 @@ func TestPublishedRunsFit(t *testing.T) {
 			}
 			checked++
 			if sw.Sample.Set == published.SetBridgeBlackwell {
-				// Megatron-Bridge's Blackwell rows: 35 of 82 over in
-				// placer's model, not yet explained (MXFP8 and NVFP4
-				// copies, GB300's 279 GB at MBS 8, 64-GPU EP): counted,
-				// and the count may only fall.
+				// Megatron-Bridge's Blackwell rows: 7 of 82 over in
+				// placer's model (35 before MXFP8's and 26.04.01's NVFP4
+				// primary weights, the fused loss and the embedding's
+				// model chunk were read): GB300 Llama 3 70B at TP 1 x PP 4
+				// x VP 5, its four MXFP8 rows at 273.5 GB and its NVFP4
+				// rows of 26.02 to 26.04 (BF16 weights beside their NVFP4
+				// copies) at 291.7 GB, of 261.2 usable (279 less the 6%
+				// margin): 186 GB of activations (23 model chunks of 4
+				// blocks in flight on stage 0). Counted, and the count may
+				// only fall.
 				if !r.Fits {
 					blackwellOver++
 				}
@@ -181,8 +184,9 @@ func TestPublishedRunsFit(t *testing.T) {
 			}
 		}
 	}
-	if blackwellOver > 35 {
-		t.Errorf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model, was 35", blackwellOver)
+	t.Logf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model", blackwellOver)
+	if blackwellOver > 7 {
+		t.Errorf("%d of Megatron-Bridge's Blackwell rows over memory in placer's model, was 7", blackwellOver)
 	}
 	if checked < 60 {
 		t.Errorf("%d published runs checked, want every sweep row (at least 60)", checked)

@@ -24,8 +24,9 @@ import (
 //     bf16_with_mxfp8_mixed (src/megatron/bridge/training/
 //     mixed_precision.py, v0.4.2): fp8 "e4m3", fp8_recipe "mxfp8",
 //     fp8_param_gather with the gradient buffer reused for the MXFP8
-//     parameter all-gather (reuse_grad_buf_for_mxfp8_param_ag): the BF16
-//     weights stay, their MXFP8 copies beside them.
+//     parameter all-gather (reuse_grad_buf_for_mxfp8_param_ag): MXFP8
+//     primary weights, no BF16 copy (evaluate/scale/memory's
+//     bridgeBlockParams).
 //   - NVFP4 (fp4=nvfp4): FP4 E2M1 elements, one FP8 E4M3 scale per 16
 //     elements and an FP32 scale per tensor. NVIDIA's recipe, as the
 //     torchao NVFP4 training tracker lists it (pytorch/ao, "NVFP4 Training
@@ -36,7 +37,8 @@ import (
 //     blocks, 16x16 weight blocks), a random Hadamard transform on the
 //     weight-gradient GEMM's inputs, stochastic rounding on the
 //     gradients. Megatron-Bridge's bf16_with_nvfp4_mixed (v0.4.2): fp4
-//     "e2m1", fp4_recipe "nvfp4", fp4_param_gather; no BF16 first or last
+//     "e2m1", fp4_recipe "nvfp4", fp4_param_gather (from v0.4.2 on:
+//     NVFP4 primary weights, bridgeBlockParams); no BF16 first or last
 //     layers (only nemotron_3_super_bf16_with_nvfp4_mixed keeps some).
 //     Its GEMMs run at a published share of the FP4 tensor peak
 //     (kernels.BlackwellBlockScaled; Hardware.FP4Tensor: 4x BF16 on

@@ -49,7 +49,9 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // the cast to FP32, the max, the subtraction, the exponential, the sum and
 // the division (22 bytes read and 16 written per logit); backward the
 // multiplication by the loss's gradient, in place, and the cast back to
-// BF16 (8 read, 6 written).
+// BF16 (8 read, 6 written). With loss-fusion=on (Settings.FusedLoss)
+// Transformer Engine's fused cross-entropy instead: three passes over the
+// BF16 logits.
 func (c *coster) fusedOutput() (fwd, bwd phase) {
 	T := float64(c.pl.T)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
@@ -67,6 +69,18 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 	ce := pass(graph.ClassElementwise, bf16, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4) +
 		pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassReduction, 4, 0) + pass(graph.ClassElementwise, 4, 4)
 	ceB := pass(graph.ClassElementwise, 4, 4) + pass(graph.ClassElementwise, 4, bf16)
+	ceLaunches, ceBLaunches := 9.0, 2.0
+	if c.pl.Run.FusedLoss {
+		// Transformer Engine's fused cross-entropy (Settings.FusedLoss):
+		// the online softmax reads the BF16 logits, the loss kernel reads
+		// them again and writes their gradient in place; the backward
+		// scales it in place (element_mul_kernel). Its statistics are
+		// all-gathered over the tensor group (three FP32 a token, as the
+		// unfused kernels' all-reduces carry).
+		ce = pass(graph.ClassReduction, bf16, 0) + pass(graph.ClassElementwise, bf16, bf16)
+		ceB = pass(graph.ClassElementwise, bf16, bf16)
+		ceLaunches, ceBLaunches = 3, 1
+	}
 	k := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		k = roofline.AllGather
@@ -81,14 +95,14 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 	// Launches: the norm; ce's six passes and the three small
 	// all-reduces; the backward's two passes, the logits' two GEMMs and
 	// the norm's backward.
-	fwd = phase{busy: norm.time(c.h), launches: 1}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small, launches: 9})
+	fwd = phase{busy: norm.time(c.h), launches: 1}.plus(pair(logits, k)).plus(phase{busy: ce + small, tpAll: small, tpExposed: small, launches: ceLaunches})
 	bk := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		bk = roofline.ReduceScatter
 	} else if c.pl.T > 1 {
 		bk = roofline.AllReduce
 	}
-	bwd = phase{busy: ceB, launches: 2}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h), launches: 1}).plus(phase{busy: 2 * norm.time(c.h), launches: 1})
+	bwd = phase{busy: ceB, launches: ceBLaunches}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h), launches: 1}).plus(phase{busy: 2 * norm.time(c.h), launches: 1})
 	return fwd, bwd
 }
 

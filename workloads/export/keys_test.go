@@ -46,6 +46,7 @@ var keyPlans = []struct{ workload, plan string }{
 	{keysDense, "dp=16,mbs=1,fp4=nvfp4"},
 	{keysDense, "dp=16,mbs=1,grads=bf16"},
 	{keysDense, "dp=16,mbs=1,cuda-graphs=dense"},
+	{keysDense, "dp=16,mbs=1,loss-fusion=on"},
 	{keysDense, "dp=16,mbs=1,stack=megatron-core-0.16"},
 	{keysMoE, "dp=16,mbs=1,ep=4"},
 	{keysMoE, "dp=16,mbs=1,ep=4,distopt=on"},
@@ -313,6 +314,9 @@ func readMegatron(t *testing.T, m transformer.Spec, args []string, gpus int) map
 	}
 	if c := flags["--moe-expert-capacity-factor"]; len(c) > 0 {
 		k["routing"] = "capacity:" + c[0]
+	}
+	if has("--cross-entropy-loss-fusion") && slices.Contains(flags["--cross-entropy-fusion-impl"], "te") {
+		k["loss-fusion"] = "on"
 	}
 	if scope := flags["--cuda-graph-scope"]; len(scope) > 0 {
 		k["cuda-graphs"] = plan.GraphsDense

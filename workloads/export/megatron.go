@@ -340,6 +340,10 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	if err := cudaGraphs(m, s, add); err != nil {
 		return nil, err
 	}
+	if s.Software.Settings().FusedLoss {
+		// loss-fusion=on: Transformer Engine's fused cross-entropy.
+		add("--cross-entropy-loss-fusion", "--cross-entropy-fusion-impl", "te")
+	}
 	switch s.Recompute {
 	case plan.SelectiveRecompute:
 		add("--recompute-granularity", "selective")

@@ -116,6 +116,7 @@ func TestMegatronArgsNames(t *testing.T) {
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,routing=capacity:1.25,cuda-graphs=full"},
 		{moe, "dgx-h100:1", "tp=1,pp=1,dp=8,mbs=1,ep=4,stack=megatron-core-0.16"},
 		{llama, "dgx-h100:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,cuda-graphs=dense"},
+		{llama, "dgx-b200:1", "tp=2,pp=1,dp=4,mbs=1,sp=on,loss-fusion=on"},
 	}
 	written := map[string]bool{}
 	for _, c := range plans {

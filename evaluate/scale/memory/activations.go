@@ -41,13 +41,13 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		}
 		acts = inflight*(kk*layerInput+keep) + most
 	} else {
-		acts = inflight*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
+		acts = inflight*chunkShare(pl, s)*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
 	}
 	if s == 0 {
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.P-1 {
-		logits = n * float64(m.Vocab) / T * (bf16 + 4 + 4) // logits, their FP32 copy and its gradient
+		logits = n * float64(m.Vocab) / T * c.lossBytes()
 		last := inflight
 		if pl.Titan() {
 			logits = n * float64(m.Vocab) / T * (titanLossBytes(pl) + titanOutputChunks(pl)*bf16)
@@ -71,7 +71,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 				proj = 2
 			}
 			acts += float64(m.MTP) * last * ((2+2+proj)*unit*c.sp() + mtpBlock)
-			logits += float64(m.MTP) * n * float64(m.Vocab) / T * (bf16 + 4 + 4)
+			logits += float64(m.MTP) * n * float64(m.Vocab) / T * c.lossBytes()
 		}
 	}
 	switch {
@@ -95,6 +95,21 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	}
 	acts += inflight * c.titanFP8Weights(st)
 	return acts, logits
+}
+
+// lossBytes is what the loss holds a logit on the last stage: the BF16
+// logits, their FP32 copy and its gradient under Megatron-Core's unfused
+// cross-entropy (tensor_parallel/cross_entropy.py: the logits cast to
+// FP32, the softmax kept for the backward); the BF16 logits alone under
+// Transformer Engine's fused one (loss-fusion=on: TransformerEngine v2.12
+// transformer_engine/pytorch/cross_entropy.py CrossEntropyFunction saves
+// its input, into which triton/cross_entropy.py's kernel has written the
+// gradient in place).
+func (c *counter) lossBytes() float64 {
+	if c.pl.Run.FusedLoss {
+		return bf16
+	}
+	return bf16 + 4 + 4
 }
 
 // titanFP8Weights is the float8 weight casts one micro-batch in flight
@@ -253,4 +268,43 @@ func inflight(pl *plan.Plan, s int) float64 {
 		inflight += 1 / float64(pl.V)
 	}
 	return inflight
+}
+
+// chunkShare is the share of stage s's layer activations in flight
+// that Megatron-Core's interleaved schedule holds where stage 0's model
+// chunks are uneven, against inflight's even count: the embedding counted
+// as a layer of its first chunk (embedding-layer=on), or a first stage
+// whose blocks do not split evenly over V (first=), leaves its first
+// chunk one block fewer (Plan.ChunkLayers: the smaller chunks first), and
+// that chunk runs more micro-batches ahead than the others.
+// Megatron-Core's schedule (core_v0.16.0 pipeline_parallel/schedules.py
+// forward_backward_pipelining_with_interleaving) runs stage 0's
+// forwards in groups of microbatch_group_size_per_vp_stage (P by
+// default) micro-batches a chunk, chunk 0 to V-1, and holds (P - 1) x 2
+// + (V - 1) x P + 1 chunk forwards at the first backward (inflight's
+// count): 2P - 1 of chunk 0 and P of each other. Llama 3.1 405B on PP 16
+// x VP 4 (stage 0: the embedding and 7 blocks, chunks of 1, 2, 2, 2):
+// 31 x 1 + 3 x 16 x 2 = 127 blocks' activations, not 79 / 4 x 7 =
+// 138.25. 1 with even chunks, on the stages past the first (inflight
+// counts them whole), without interleaving, under torchtitan's schedules
+// and with fewer micro-batches than a group. Applied to the layers'
+// activations where they are kept whole (no full recomputation, whose
+// layers keep their input alone).
+func chunkShare(pl *plan.Plan, s int) float64 {
+	if s != 0 || pl.V <= 1 || pl.Titan() || pl.Sched() == decision.GPipe || pl.M < pl.P || pl.Stages[0] <= 0 {
+		return 1
+	}
+	uneven := false
+	for v := 1; v < pl.V; v++ {
+		uneven = uneven || pl.ChunkLayers(0, v) != pl.ChunkLayers(0, 0)
+	}
+	if !uneven {
+		return 1
+	}
+	chunks := min((pl.P-1)*2+(pl.V-1)*pl.P+1, pl.M*pl.V)
+	var held float64
+	for k := range chunks {
+		held += float64(pl.ChunkLayers(0, k%(pl.P*pl.V)/pl.P))
+	}
+	return held / (float64(chunks) / float64(pl.V) * float64(pl.Stages[0]))
 }

@@ -29,11 +29,16 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	}
 	if pl.FP8 != "" {
 		fp8 = lowPrecisionCopyBytes(pl.FP8) * st.Layers // the blocks' FP8 weights, row- and column-wise
-		if bridgeFP8Params(pl) && !pl.FSDP {
+		switch {
+		case bridgeFP8Params(pl) && !pl.FSDP:
 			// FP8 primary weights: the blocks' weights are FP8 (one
 			// byte) with their transpose (one byte), no BF16 copy.
 			w -= st.Layers * (bf16 - 1)
 			fp8 = st.Layers
+		case bridgeBlockParams(pl) && !pl.FSDP:
+			// Block-scaled primary weights: the blocks' weights are
+			// their rowwise and columnwise copies alone.
+			w -= st.Layers * bf16
 		}
 	}
 	if pl.FSDP {
@@ -117,6 +122,44 @@ func (c *counter) fsdp2State(s int, st *Stage) (w, g, o float64) {
 	root := st.Params - st.Layers
 	return w + 2*layer*bf16 + root*bf16, g + layer*(bf16+rd) + root*bf16, o
 }
+
+// bridgeBlockParams is whether plan pl keeps block-scaled primary
+// weights, as Megatron-Bridge's runs do under its MXFP8 recipe in every
+// release and under its NVFP4 recipe from 26.04.01 (fp4ParamStacks): its
+// blocks' weights are Transformer Engine quantized tensors, their
+// rowwise and columnwise copies with their scales (plan.BlockCopyBytes), no
+// BF16 copy; the distributed optimizer keeps the FP32 master (its 12
+// bytes).
+//   - MXFP8: bf16_with_mxfp8_mixed sets fp8_param_gather, which sets
+//     fp8_param (src/megatron/bridge/training/mixed_precision.py,
+//     v0.3.0 to v0.5.0; the post-init asserts
+//     reuse_grad_buf_for_mxfp8_param_ag with it), so Megatron-Core builds
+//     the blocks' linear weights under fp8_model_init with the MXFP8
+//     recipe (NVIDIA/Megatron-LM core_v0.16.0 megatron/core/fp8_utils.py
+//     get_fp8_context, is_init: config.fp8_param): MXFP8Tensor
+//     parameters. With reuse_grad_buf_for_mxfp8_param_ag the distributed
+//     optimizer's parameter buffer is the gradient buffer
+//     (distributed/param_and_grad_buffer.py: "Create a shared buffer for
+//     param AG and grad RS", param_data = shared_buffer, and param.data
+//     not remapped onto it): the BF16 all-gather lands in the gradient
+//     buffer and is copied into the MXFP8 parameters
+//     (param.data.copy_(param_slice)), so no BF16 weight stays.
+//   - NVFP4: bf16_with_nvfp4_mixed sets fp4_param_gather (and with it
+//     fp4_param) from v0.4.2 (26.04.01) on, fp8_param_gather False and
+//     no FP4 parameters before (v0.3.0 to v0.4.0): Megatron-Core
+//     core_v0.17.0 fp4_utils.py get_fp4_context builds the weights under
+//     fp8_model_init with the NVFP4 recipe where config.fp4_param.
+func bridgeBlockParams(pl *plan.Plan) bool {
+	if !strings.HasPrefix(pl.Software.Stack, "megatron-bridge-") {
+		return false
+	}
+	return pl.FP8 == plan.FP8MX || pl.FP8 == plan.FP4NV && fp4ParamStacks[pl.Software.Stack]
+}
+
+// fp4ParamStacks are the Megatron-Bridge stacks whose NVFP4 recipe keeps
+// NVFP4 primary weights: v0.4.2 (26.04.01) and v0.5.0 (26.06)
+// mixed_precision.py bf16_with_nvfp4_mixed, fp4_param_gather = True.
+var fp4ParamStacks = map[string]bool{"megatron-bridge-26.04.01": true, "megatron-bridge-26.06": true}
 
 // bridgeFP8Params is whether plan pl keeps FP8 primary weights, as
 // Megatron-Bridge's FP8 current-scaling runs do: their performance

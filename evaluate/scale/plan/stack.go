@@ -41,6 +41,10 @@ type Software struct {
 	// Expandable is PyTorch's caching allocator's expandable_segments
 	// (PYTORCH_CUDA_ALLOC_CONF; Unset: the stack's, Plan.Expandable).
 	Expandable Toggle
+	// LossFusion is Megatron-Core's cross_entropy_loss_fusion with
+	// cross_entropy_fusion_impl "te": Transformer Engine's fused
+	// cross-entropy (Unset: the stack's).
+	LossFusion Toggle
 }
 
 // Toggle is a setting written on, off or left to the stack.
@@ -109,6 +113,13 @@ type Settings struct {
 	// Attention: repeat_kv, then SDPA without enable_gqa), so that a
 	// context-parallel ring exchanges the query heads' count of K and V.
 	RepeatKV bool
+	// FusedLoss is the cross-entropy as Transformer Engine's fused
+	// kernels compute it (loss-fusion=on; TransformerEngine v2.12
+	// transformer_engine/pytorch/cross_entropy.py parallel_cross_entropy,
+	// triton/cross_entropy.py): an online softmax over the BF16 logits,
+	// then a pass that writes the loss and the logits' gradient in place,
+	// the backward a scaling in place; no FP32 copy of the logits.
+	FusedLoss bool
 }
 
 // DefaultSettings are placer's default stack, the model as it was before
@@ -277,6 +288,9 @@ func (sw Software) Settings() Settings {
 		st.Capacity = sw.Capacity
 	}
 	set(sw.Compile, &st.Eager)
+	if sw.LossFusion != Unset {
+		st.FusedLoss = sw.LossFusion == On
+	}
 	return st
 }
 
@@ -313,7 +327,7 @@ func (sw Software) check() error {
 	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
 		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
 	}
-	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable} {
+	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
 		if t > Off {
 			return strategyError("a fusion, grouped-gemm or allocator setting %d: want on or off", t)
 		}
@@ -356,6 +370,8 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		err = toggle(&sw.Compile)
 	case "expandable-segments", "expandable_segments":
 		err = toggle(&sw.Expandable)
+	case "loss-fusion", "cross-entropy-loss-fusion":
+		err = toggle(&sw.LossFusion)
 	case "cuda-graphs", "graphs":
 		sw.Graphs = strings.ToLower(v)
 		if sw.Graphs == "none" {
@@ -395,7 +411,8 @@ func (sw Software) keys() []string {
 	for _, kv := range []struct {
 		k string
 		t Toggle
-	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}, {"expandable-segments", sw.Expandable}} {
+	}{{"permute-fusion", sw.PermuteFusion}, {"router-fusion", sw.RouterFusion}, {"grouped-gemm", sw.GroupedGEMM}, {"compile", sw.Compile}, {"expandable-segments", sw.Expandable},
+		{"loss-fusion", sw.LossFusion}} {
 		if kv.t != Unset {
 			parts = append(parts, kv.k+"="+word[kv.t])
 		}
@@ -415,7 +432,8 @@ func (sw Software) keys() []string {
 // Short is st in a plan's short form where it differs from
 // DefaultSettings (report's tables): "ag" or "flex" for the dispatcher,
 // "pu" unfused permutation, "ru" unfused router, "loop" one GEMM pair
-// per expert, "cg" or "cgfull" CUDA graphs, "capF" capacity routing; ""
+// per expert, "cg" or "cgfull" CUDA graphs, "capF" capacity routing,
+// "lf" the fused cross-entropy; ""
 // for the default. moe says whether the model has experts (the MoE
 // settings are shown only then).
 func (st Settings) Short(moe bool) string {
@@ -451,6 +469,9 @@ func (st Settings) Short(moe bool) string {
 		parts = append(parts, "cg")
 	case GraphsFull:
 		parts = append(parts, "cgfull")
+	}
+	if st.FusedLoss {
+		parts = append(parts, "lf")
 	}
 	return strings.Join(parts, " ")
 }

@@ -655,8 +655,9 @@ func (s Strategy) moeString() []string {
 // embedding, the loss counted as a layer of the pipeline split) and the
 // software stack's keys (stack.go): stack (a named stack: Stacks),
 // dispatcher (alltoall, allgather or flex), permute-fusion, router-fusion
-// and grouped-gemm (on or off), cuda-graphs (off, dense or full) and
-// routing (dropless or capacity:F), each written over the stack's, and
+// and grouped-gemm (on or off), cuda-graphs (off, dense or full),
+// routing (dropless or capacity:F) and loss-fusion (on: Transformer
+// Engine's fused cross-entropy), each written over the stack's, and
 // the fine-tuning keys (finetune.go): peft (lora or none), lora-rank,
 // lora-alpha, lora-targets (qkv+proj+fc1+fc2), pack (on: sequences
 // packed from samples) and pack-len (the samples' lengths, 1024 or a
@@ -855,7 +856,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

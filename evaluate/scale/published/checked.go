@@ -72,6 +72,7 @@ func Features(m transformer.Spec, s plan.Strategy) []string {
 	add(moe && run.ExpertLoop, "grouped-gemm=off")
 	add(moe && run.Capacity > 0, "routing=capacity")
 	add(run.Graphs != plan.GraphsOff, "cuda-graphs="+run.Graphs)
+	add(run.FusedLoss, "loss-fusion=on")
 	// An eager stack's layers, dense and MoE, costed from their ATen
 	// ops (eagerBlock, eagerMoE), and under autocast over FP32 weights:
 	// unchecked until a published eager row holds.

@@ -38,9 +38,12 @@ const bridgeBlackwellSource = "NVIDIA-NeMo/Megatron-Bridge docs/performance-summ
 // nvfp4); GPT-OSS's recompute_modules layernorm and moe_act on GB200 and
 // B200 and CUDA graphs over attention on GB300; Qwen3-30B-A3B's HybridEP
 // (dispatcher=flex, costed as DeepEP) and CUDA graphs over attention where
-// its GPU's recipe scopes them there (GB200 BF16, B200), else over the
-// router alone (not costed: as on H100).
-const bridgeBlackwellStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 on Blackwell: each row with its release's stack (stack=megatron-bridge-<release>) and its GPU's recipe settings (precision, mapping, TP overlap off under NVFP4, GPT-OSS recompute modules, Qwen3 HybridEP and attention CUDA graphs)"
+// its GPU's recipe scopes them there (B200 from 26.02.01), else over the
+// router alone (not costed: as on H100); every row's fused cross-entropy
+// (fusedLoss). MXFP8's primary weights are MXFP8 in every release and
+// NVFP4's NVFP4 from 26.04.01 (scale's bridgeBlockParams, read from the
+// stack). docs/stacks.md lists each model's reading and what is not read.
+const bridgeBlackwellStack = "Megatron-Bridge NeMo containers 25.09 to 26.06 on Blackwell: each row with its release's stack (stack=megatron-bridge-<release>) and its GPU's recipe settings (precision, mapping, TP overlap off under NVFP4, GPT-OSS recompute modules, Qwen3 HybridEP and attention CUDA graphs, the fused cross-entropy)"
 
 // bridgeSystems are the archive's systems as placer's pods: the cluster
 // of a row of gpus GPUs on each.
@@ -57,6 +60,18 @@ func bridgeCluster(system string, gpus int) string {
 	}
 	return fmt.Sprintf("%s:%d,per-node=64", pod, gpus/64)
 }
+
+// fusedLoss is every Blackwell row's cross-entropy: Transformer
+// Engine's fused kernels (loss-fusion=on). Megatron-Bridge's
+// GPTModelProvider sets cross_entropy_loss_fusion True
+// (src/megatron/bridge/models/gpt_provider.py, v0.1.0rc3 to v0.5.0) and
+// its performance scripts cross_entropy_fusion_impl "te" (v0.1.0rc3
+// scripts/performance/configs/llama3/*.yaml; v0.2.0 utils/helpers.py;
+// v0.3.0 to v0.5.0 utils/overrides.py _set_common_perf_overrides, applied
+// after the recipes: GPT-OSS's own "native" is overridden); the llama3
+// recipes turn it off only for fine-tuning. The DGX-H100 rows ran it
+// too; their stacks do not yet read it (their figures would move).
+const fusedLoss = ",loss-fusion=on"
 
 // precisionKeys are the archive's precisions as plan keys.
 var precisionKeys = map[string]string{"FP8-CS": ",fp8=current", "FP8": ",fp8=current", "FP8-MX": ",fp8=mxfp8", "MXFP8": ",fp8=mxfp8", "NVFP4": ",fp4=nvfp4", "BF16": ""}
@@ -84,7 +99,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 	unstated := "25.09's table states no precision: its figure read as FP8-CS and the parenthesised one as FP8-MX, 25.11's layout"
 	l8 := func(sys, rel, prec string, tps float64, note string) SweepRow {
 		return SweepRow{Label: rel + " " + prec + ": DP 8, MBS 2, GBS 128", Workload: "llama3-8b:seq=8192,batch=128", Cluster: bridgeCluster(sys, 8),
-			Strategy: "dp=8,mbs=2,distopt=on,grads=bf16" + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps, Note: note}
+			Strategy: "dp=8,mbs=2,distopt=on,grads=bf16" + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps, Note: note}
 	}
 	// Llama 3 70B: TP t x PP p (x VP v) of 64 GPUs, GBS 256.
 	l70 := func(sys, rel, prec string, tp, pp, vp, mbs int, tps float64) SweepRow {
@@ -96,14 +111,28 @@ func bridgeBlackwellRows() []blackwellGroup {
 		}
 		s += tpKeys(tp, prec)
 		return SweepRow{Label: label + fmt.Sprintf(", MBS %d", mbs), Workload: "llama3-70b:seq=8192,batch=256", Cluster: bridgeCluster(sys, 64),
-			Strategy: s + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps}
+			Strategy: s + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps}
+	}
+	// 26.02.01's two GB300 rows as their recipe runs them: the table
+	// states MBS 2 and no virtual pipeline (the NVFP4 row no pipeline at
+	// all, FSDP 0), the columns of its FP8 row, which runs Megatron-FSDP
+	// at MBS 2; v0.3.1 scripts/performance/configs/llama/
+	// llama3_workload_base_configs.py LLAMA3_70B_PRETRAIN_CONFIG_GB300_
+	// FP8_MX_V2 and _NVFP4_V2 set PP 4, VP 5, MBS 1 (as v0.3.0 and v0.4.0
+	// do). Without FSDP or a pipeline the table's NVFP4 mapping cannot hold
+	// the model: 70.6 billion BF16 weights and BF16 gradients alone are
+	// 282 GB, over the GB300's 279.
+	recipe70 := func(r SweepRow, table string) SweepRow {
+		r.Note = "read from its recipe (v0.3.1 LLAMA3_70B_PRETRAIN_CONFIG_GB300_*_V2: PP 4, VP 5, MBS 1), not the table's " + table +
+			", which repeats the FP8 row's Megatron-FSDP columns"
+		return r
 	}
 	// Llama 3.1 405B on 256 GPUs, GBS 1536: 126 layers and the
 	// embedding and loss as layers (as the H100 rows).
 	l405 := func(sys, rel, prec string, tp, pp, cp, vp int, tps float64) SweepRow {
 		s := fmt.Sprintf("tp=%d,cp=%d,pp=%d,vp=%d,dp=%d,mbs=1,distopt=on,grads=bf16,embedding-layer=on,loss-layer=on", tp, cp, pp, vp, 256/(tp*cp*pp)) + tpKeys(tp, prec)
 		return SweepRow{Label: fmt.Sprintf("%s %s: TP%d PP%d CP%d VP%d", rel, prec, tp, pp, cp, vp), Workload: "llama3.1-405b:seq=8192,batch=1536",
-			Cluster: bridgeCluster(sys, 256), Strategy: s + precisionKeys[prec] + bridgeStackKey(rel), Measured: tps}
+			Cluster: bridgeCluster(sys, 256), Strategy: s + precisionKeys[prec] + bridgeStackKey(rel) + fusedLoss, Measured: tps}
 	}
 	// GPT-OSS 120B, BF16, 64 GPUs, MBS 4, GBS 1280: EP ep, no pipeline;
 	// v0.4.2 gpt_oss_workload_base_configs.py: GB200 and B200
@@ -115,7 +144,7 @@ func bridgeBlackwellRows() []blackwellGroup {
 			keys = ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s BF16: EP%d, MBS 4", rel, ep), Workload: "gpt-oss-120b:seq=4096,batch=1280", Cluster: bridgeCluster(sys, 64),
-			Strategy: fmt.Sprintf("ep=%d,dp=64,mbs=4,distopt=on,grads=bf16", ep) + keys + bridgeStackKey(rel)}.measured(tps)
+			Strategy: fmt.Sprintf("ep=%d,dp=64,mbs=4,distopt=on,grads=bf16", ep) + keys + bridgeStackKey(rel) + fusedLoss}.measured(tps)
 	}
 	// Qwen3-30B-A3B, MXFP8, 8 GPUs, EP 8, GBS 512: HybridEP; CUDA
 	// graphs over attention on B200 (v0.4.2 QWEN3_30B_A3B_PRETRAIN_CONFIG_
@@ -123,11 +152,17 @@ func bridgeBlackwellRows() []blackwellGroup {
 	// moe_preprocess), over the router alone on GB200 and GB300's MXFP8.
 	q30 := func(sys, rel string, mbs int, tps float64) SweepRow {
 		keys := ",dispatcher=flex"
-		if sys == "B200" {
+		switch {
+		case sys == "B200" && rel == "26.02":
+			// v0.3.0 QWEN3_30B_A3B_PRETRAIN_CONFIG_B200_FP8_MX_V1: MBS 1,
+			// no flex backend (the all-to-all), graphs over the router
+			// alone; HybridEP and attention graphs from v0.3.1 on.
+			keys = ""
+		case sys == "B200":
 			keys += ",cuda-graphs=dense"
 		}
 		return SweepRow{Label: fmt.Sprintf("%s MXFP8: EP8, MBS %d", rel, mbs), Workload: "qwen3-30b-a3b:seq=4096,batch=512", Cluster: bridgeCluster(sys, 8),
-			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel)}.measured(tps)
+			Strategy: fmt.Sprintf("ep=8,dp=8,mbs=%d,distopt=on,grads=bf16,fp8=mxfp8", mbs) + keys + bridgeStackKey(rel) + fusedLoss}.measured(tps)
 	}
 	return []blackwellGroup{
 		{"Llama 3 8B, DP 8 on 8 GPUs", "GB200", []SweepRow{l8("GB200", "25.09", "FP8-CS", 31357, unstated), l8("GB200", "25.09", "FP8-MX", 29925, unstated),
@@ -136,9 +171,9 @@ func bridgeBlackwellRows() []blackwellGroup {
 			l8("B200", "25.11", "FP8-CS", 30624, ""), l8("B200", "25.11", "FP8-MX", 29521, "")}},
 		{"Llama 3 8B, DP 8 on 8 GPUs", "GB300", []SweepRow{l8("GB300", "25.11", "FP8-CS", 37556, ""), l8("GB300", "25.11", "FP8-MX", 36108, "")}},
 		{"Llama 3 70B on 64 GPUs (MXFP8, NVFP4)", "GB300", []SweepRow{
-			l70("GB300", "26.02", "MXFP8", 1, 4, 5, 1, 4596), l70("GB300", "26.02.01", "MXFP8", 1, 4, 1, 2, 4798),
+			l70("GB300", "26.02", "MXFP8", 1, 4, 5, 1, 4596), recipe70(l70("GB300", "26.02.01", "MXFP8", 1, 4, 5, 1, 4798), "PP 4, MBS 2"),
 			l70("GB300", "26.04", "MXFP8", 1, 4, 5, 1, 4742), l70("GB300", "26.04.01", "MXFP8", 1, 4, 5, 1, 4864),
-			l70("GB300", "26.02", "NVFP4", 1, 4, 5, 1, 6798), l70("GB300", "26.02.01", "NVFP4", 1, 1, 1, 2, 7002),
+			l70("GB300", "26.02", "NVFP4", 1, 4, 5, 1, 6798), recipe70(l70("GB300", "26.02.01", "NVFP4", 1, 4, 5, 1, 7002), "PP 1, MBS 2"),
 			l70("GB300", "26.04", "NVFP4", 1, 4, 5, 1, 7397), l70("GB300", "26.04.01", "NVFP4", 1, 4, 5, 1, 7296)}},
 		{"Llama 3 70B on 64 GPUs (MXFP8, NVFP4)", "GB200", []SweepRow{
 			l70("GB200", "26.02", "MXFP8", 2, 4, 5, 1, 3613), l70("GB200", "26.02.01", "MXFP8", 2, 4, 5, 1, 3837),

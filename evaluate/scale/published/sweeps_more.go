@@ -257,7 +257,11 @@ func bridgeReleases() []Sweep {
 			l405("25.09", 512, 302, unstated), l405("25.11", 512, 292, ""), l405("26.02", 1536, 311, ""), l405("26.04.01", 1536, 328, ""),
 			l405("26.06", 1536, 326, "")),
 		sweep("GPT-OSS 120B, PP 4 x EP 8 on 64 GPUs (BF16)",
-			oss("25.11", 512, 4, 5630, "the stated GA 2 does not match PP 4: 512 over DP 16 x MBS 4 is 8 micro-batches, run as such"),
+			oss("25.11", 512, 1, 5630, "read at its recipe's MBS 1, not the table's MBS 4: the table's GA 2 does not match PP 4 (512 over DP 16 x MBS 4 "+
+				"is 8 micro-batches) and v0.2.0 scripts/performance/configs/gpt_oss/workload_base_configs.py GPT_OSS_120B_H100_BF16_BASE_CONFIG "+
+				"runs BASE_GPT_OSS_120B_CONFIG's micro_batch_size=1; its recompute_modules [\"layernorm\", \"moe_act\"] recompute nothing in 25.11 "+
+				"(v0.2.0 utils/helpers.py set_recompute_overrides sets the modules, not recompute_granularity \"selective\", which "+
+				"Megatron-Core 0.15's TransformerLayer requires)"),
 			oss("26.02", 1280, 1, 5993, ""), oss("26.02.01", 1280, 1, 5984, ""), oss("26.04", 1280, 1, 5810, ""),
 			oss("26.04.01", 1280, 1, 5824, ""), oss("26.06", 1280, 1, 5860, "docs/performance-summary.md at 63b08b39 (26.06 current); not carried into the archive")),
 		sweep("Qwen3-30B-A3B on 16 GPUs",

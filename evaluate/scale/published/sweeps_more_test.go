@@ -38,7 +38,9 @@ func TestPublishedSweepsRead(t *testing.T) {
 			[]int{64, 64, 0, 0, 0, 0}},
 		"Megatron-Bridge DGX-H100 by release: Llama 3.1 405B": {1024, 5, []int{512, 512, 1536, 1536, 1536}, []int{64, 64, 0, 0, 0}},
 		// 25.11's GA 2 is not what PP 4 runs: 512 / (16 x 4) = 8.
-		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B": {64, 6, []int{512, 1280, 1280, 1280, 1280, 1280}, []int{8, 0, 0, 0, 0, 0}},
+		// GPT-OSS 25.11 at its recipe's MBS 1 (the table's GA 2 cannot
+		// be with PP 4 x MBS 4): 512 over DP 16.
+		"Megatron-Bridge DGX-H100 by release: GPT-OSS 120B": {64, 6, []int{512, 1280, 1280, 1280, 1280, 1280}, []int{32, 0, 0, 0, 0, 0}},
 		"Megatron-Bridge DGX-H100 by release: Qwen3-30B-A3B": {16, 7, []int{512, 512, 1024, 1024, 1024, 1024, 1024},
 			[]int{32, 32, 0, 0, 0, 0, 0}},
 		// Batch 32 over dp=2 x mbs 1 (SFT) and dp=1 (LoRA).
