@@ -25,7 +25,7 @@ func TestExpertsComm(t *testing.T) {
 		{"experts tp 2 etp 2, measured", 2, 2, 1, profile.Measured, true},
 		{"experts tp 2 etp 2, composed", 2, 2, 1, profile.Composed, true},
 	} {
-		pl := plan.Plan{T: c.T, EP: c.EP, ETP: c.ETP}
+		pl := plan.Plan{TP: c.T, EP: c.EP, ETP: c.ETP}
 		if got := expertsComm(pl, &scale.Sources{EP: c.src}); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}

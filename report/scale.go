@@ -200,8 +200,8 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 			name string
 			src  fmt.Stringer
 			on   bool
-		}{{"tensor-parallel", s.TP, p.Plan.T > 1}, {"experts' communication", s.EP, expertsComm(p.Plan, s)},
-			{"data-parallel", s.DP, p.Plan.D*p.Plan.C > 1}, {"pipeline sends", s.Pipeline, p.Plan.P > 1}} {
+		}{{"tensor-parallel", s.TP, p.Plan.TP > 1}, {"experts' communication", s.EP, expertsComm(p.Plan, s)},
+			{"data-parallel", s.DP, p.Plan.DP*p.Plan.CP > 1}, {"pipeline sends", s.Pipeline, p.Plan.PP > 1}} {
 			if c.on {
 				line += fmt.Sprintf(", %s %s", c.name, c.src)
 			}
@@ -759,9 +759,9 @@ func CompactPlan(text string) string {
 	if err != nil {
 		return text
 	}
-	parts := []string{fmt.Sprintf("%dx%dx%d", s.MaxT(), s.P(), s.R())}
-	if s.C() > 1 {
-		parts = append(parts, fmt.Sprintf("cp%d", s.C()))
+	parts := []string{fmt.Sprintf("%dx%dx%d", s.MaxTensor(), s.PipelineDegree(), s.ReplicaCount())}
+	if s.ContextDegree() > 1 {
+		parts = append(parts, fmt.Sprintf("cp%d", s.ContextDegree()))
 	}
 	if ts := s.TensorStages; ts != nil {
 		// tF:M:L (first, middle, last) where the stages between share
@@ -776,8 +776,8 @@ func CompactPlan(text string) string {
 		}
 		parts = append(parts, "t"+strings.Join(t, ":"))
 	}
-	if s.V() > 1 {
-		parts = append(parts, fmt.Sprintf("v%d", s.V()))
+	if s.VirtualStages() > 1 {
+		parts = append(parts, fmt.Sprintf("v%d", s.VirtualStages()))
 	}
 	if s.MicroBatchSize > 1 {
 		parts = append(parts, fmt.Sprintf("b%d", s.MicroBatchSize))
@@ -813,13 +813,13 @@ func CompactPlan(text string) string {
 	if s.LossLayer {
 		parts = append(parts, "loss")
 	}
-	if s.P() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
+	if s.PipelineDegree() > 1 && s.Sched() == decision.GPipe && s.Schedule != "" {
 		parts = append(parts, "gpipe")
 	}
 	if s.Experts > 1 {
 		parts = append(parts, fmt.Sprintf("ep%d", s.Experts))
 	}
-	if s.ExpertTensor > 0 && s.ExpertTensor != s.MaxT() {
+	if s.ExpertTensor > 0 && s.ExpertTensor != s.MaxTensor() {
 		parts = append(parts, fmt.Sprintf("et%d", s.ExpertTensor))
 	}
 	if s.FP8 != "" {

@@ -87,7 +87,7 @@ func TestBlockScaledGEMMs(t *testing.T) {
 		{"gb300-nvl72:1", plan.FP4NV, 0.28686, 0.27568},
 	} {
 		p, _ := plan.ParsePod(c.pod)
-		pl := plan.Plan{T: 1, P: 1, D: 8, C: 1, Strategy: plan.Strategy{FP8: c.recipe}}
+		pl := plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Strategy: plan.Strategy{FP8: c.recipe}}
 		co := newCoster(m, pl, &p, 1, 8192)
 		if math.Abs(co.fp8/c.fwd-1) > 1e-4 || math.Abs(co.fp8b/c.bwd-1) > 1e-4 {
 			t.Errorf("%s %s: %g / %g of the BF16 GEMM, want %g / %g", c.pod, c.recipe, co.fp8, co.fp8b, c.fwd, c.bwd)

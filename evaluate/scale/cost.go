@@ -88,7 +88,7 @@ type coster struct {
 // T (its hardware p's: p is the caller's, not copied).
 func newCoster(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) coster {
 	c := coster{m: m, pl: pl, h: &p.Hardware, pod: p, tpG: plan.Group{PerNode: T, Nodes: 1}, tokens: tokens}
-	c.pl.T = T
+	c.pl.TP = T
 	c.layers = layersOf(&c.pl.Run, p)
 	if pl.LoRA() {
 		c.layers = loraLayers{c.layers}
@@ -199,7 +199,7 @@ func (c *coster) casts(es ...float64) phase {
 // sequence parallelism, else 1.
 func (c *coster) sp() float64 {
 	if c.pl.SequenceParallel {
-		return 1 / float64(c.pl.T)
+		return 1 / float64(c.pl.TP)
 	}
 	return 1
 }

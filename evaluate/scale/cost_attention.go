@@ -19,7 +19,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	if c.m.MLA() {
 		return c.mlaBlock()
 	}
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
 	sp := c.sp()
@@ -64,7 +64,7 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 // parallelism's ring of it, or the unfused kernels where the pod's
 // attention is unfused.
 func (c *coster) coreAttention() (fa, fb phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n := c.tokens
 	d, heads, kv := float64(m.HeadDim()), float64(m.Heads), float64(m.KVHeads)
 	qkv := (heads + 2*kv) * d / T
@@ -87,7 +87,7 @@ func (c *coster) coreAttention() (fa, fb phase) {
 		kvHeads = heads
 	}
 	msg := ringMsg{kv: n * 2 * kvHeads / T * d * bf16, out: n * heads / T * d}
-	if c.pod.Kernels.UnfusedAttention && c.pl.C <= 1 {
+	if c.pod.Kernels.UnfusedAttention && c.pl.CP <= 1 {
 		uf, ub := c.unfusedAttention()
 		fa, fb = phase{busy: uf, launches: 4}, phase{busy: ub, launches: 6} // unfusedAttention's kernels
 	} else {
@@ -128,7 +128,7 @@ func (c *coster) coreAttention() (fa, fb phase) {
 // Megatron-Core's qkv_up_proj_and_rope_apply), the input norm, a module
 // of its own here (layernorm, with its output's FP8 casts).
 func (c *coster) mlaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads) / T
 	d, r := float64(m.HeadDim()), float64(m.RopeDim)

@@ -14,14 +14,14 @@ import (
 // Otherwise the two run one after the other.
 func (c *coster) gemmComm(g kernel, k roofline.Collective, bytes float64) phase {
 	gt := g.time(c.h)
-	if c.pl.T == 1 || c.noComm {
+	if c.pl.TP == 1 || c.noComm {
 		return phase{busy: gt, launches: 1}
 	}
 	ct, _ := c.pod.Collective(k, c.tpG, bytes)
 	if c.pl.TPOverlap {
 		og := c.overlapped(g, k, bytes, ct)
-		busy := max(og, ct) + min(og, ct)/float64(c.pl.T)
-		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.T)}
+		busy := max(og, ct) + min(og, ct)/float64(c.pl.TP)
+		return phase{busy: busy, tpAll: ct, tpExposed: busy - gt, launches: 1 + float64(c.pl.TP)}
 	}
 	return phase{busy: gt + ct, tpAll: ct, tpExposed: ct, launches: 2}
 }
@@ -90,7 +90,7 @@ func (c *coster) tpBytes(k roofline.Collective, bytes float64) float64 {
 func pipelineSends(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens float64) (first float64, same bool, p2ps float64) {
 	first = -1.0
 	same = true
-	for i := 0; i+1 < pl.P; i++ {
+	for i := 0; i+1 < pl.PP; i++ {
 		bytes := tokens * float64(m.Hidden) * bf16 / float64(min(pl.TPs[i], pl.TPs[i+1]))
 		t := p.SendTime(pl.ShareNode(*p, i, i+1), bytes)
 		if first < 0 {
@@ -119,11 +119,11 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 		return fsdpExposed(m, pl, p, stages)
 	case m.MoE():
 		return expertsDP(*pl, *p, stages)
-	case pl.D*pl.C > 1:
+	case pl.DP*pl.CP > 1:
 		var exposed float64
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
-			fwd, bwd := st.fwdWindow().Scale(1/float64(pl.V)), st.bwdWindow().Scale(1/float64(pl.V))
+			fwd, bwd := st.fwdWindow().Scale(1/float64(pl.VP)), st.bwdWindow().Scale(1/float64(pl.VP))
 			if pl.DistOpt {
 				rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 				ag := p.StateComm(roofline.AllGather, dpG, st.trained(pl)*p.WeightBytes())
@@ -158,7 +158,7 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
 			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 		}
-		return float64(pl.M) * exposed
+		return float64(pl.NumMicro) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
@@ -166,7 +166,7 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
 		exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 	}
-	return float64(pl.M) * exposed
+	return float64(pl.NumMicro) * exposed
 }
 
 // expertsDP is the exposed data-parallel communication of a plan of a
@@ -182,7 +182,7 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 	for s, st := range stages {
 		_, dpG := pl.Groups(p, s)
 		dense := st.Params - st.Experts
-		fwd, bwd := st.fwdWindow().Scale(1/float64(pl.V)), st.bwdWindow().Scale(1/float64(pl.V))
+		fwd, bwd := st.fwdWindow().Scale(1/float64(pl.VP)), st.bwdWindow().Scale(1/float64(pl.VP))
 		if pl.DistOpt {
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
 			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
@@ -204,13 +204,13 @@ func expertsDP(pl plan.Plan, p plan.Pod, stages []stageCost) float64 {
 // finalize_model_grads, _allreduce_word_embedding_grads). 0 without a
 // second copy or a pipeline.
 func embeddingAllReduce(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) float64 {
-	if !((m.Tied || m.MTP > 0) && pl.P > 1) {
+	if !((m.Tied || m.MTP > 0) && pl.PP > 1) {
 		return 0
 	}
 	gb := pl.GradBytes()
-	T := float64(min(pl.TPs[0], pl.TPs[pl.P-1]))
+	T := float64(min(pl.TPs[0], pl.TPs[pl.PP-1]))
 	t := p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 1, Nodes: 2}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
-	if pl.ShareNode(*p, 0, pl.P-1) {
+	if pl.ShareNode(*p, 0, pl.PP-1) {
 		t = p.StateCollective(roofline.AllReduce, plan.Group{PerNode: 2, Nodes: 1}, float64(m.Vocab)*float64(m.Hidden)/T*gb)
 	}
 	return t

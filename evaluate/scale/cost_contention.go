@@ -60,7 +60,7 @@ func contended(pl *plan.Plan, p *plan.Pod) bool {
 	if p.Kernels.CTAs <= 0 || p.Kernels.Serial {
 		return false
 	}
-	return pl.D*pl.C > 1 || pl.FSDP || pl.EPOverlap
+	return pl.DP*pl.CP > 1 || pl.FSDP || pl.EPOverlap
 }
 
 // window is phase ph's time as a plan.Window: its SM-bound part sm

@@ -14,7 +14,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	act := c.tokens * float64(c.m.Hidden) * bf16
 	look := kernel{class: graph.ClassEmbedding, read: act, writes: act}
 	fwd = phase{busy: look.time(c.h), launches: 1}
-	if c.pl.T > 1 {
+	if c.pl.TP > 1 {
 		k := roofline.AllReduce
 		if c.pl.SequenceParallel {
 			k = roofline.ReduceScatter
@@ -34,7 +34,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 	// (measurements/2026-11-26-h100/kernelbench.jsonl, 1.7B.embedding):
 	// the backward of a 131,072 x 2,048 table takes 0.93 ms, where
 	// scattering only the tokens' rows would take 0.02.
-	table := float64(c.m.Vocab) / float64(c.pl.T) * float64(c.m.Hidden)
+	table := float64(c.m.Vocab) / float64(c.pl.TP) * float64(c.m.Hidden)
 	bwd = bwd.plus(phase{busy: kernel{class: graph.ClassEmbedding, read: act, writes: table * bf16}.time(c.h) +
 		kernel{class: graph.ClassElementwise, flops: table, read: table * (bf16 + c.pl.GradBytes()), writes: table * c.pl.GradBytes()}.time(c.h),
 		launches: 3}) // zero, scatter, accumulate
@@ -53,7 +53,7 @@ func (c *coster) embedding() (fwd, bwd phase) {
 // Transformer Engine's fused cross-entropy instead: three passes over the
 // BF16 logits.
 func (c *coster) fusedOutput() (fwd, bwd phase) {
-	T := float64(c.pl.T)
+	T := float64(c.pl.TP)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
 	act := n * h * bf16
 	sp := 1.0
@@ -99,7 +99,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 	bk := roofline.Collective(-1)
 	if c.pl.SequenceParallel {
 		bk = roofline.ReduceScatter
-	} else if c.pl.T > 1 {
+	} else if c.pl.TP > 1 {
 		bk = roofline.AllReduce
 	}
 	bwd = phase{busy: ceB, launches: ceBLaunches}.plus(pair(logits, bk)).plus(phase{busy: logits.time(c.h), launches: 1}).plus(phase{busy: 2 * norm.time(c.h), launches: 1})
@@ -122,7 +122,7 @@ func (c *coster) fusedOutput() (fwd, bwd phase) {
 func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	m := c.m
 	n, h := c.tokens, float64(m.Hidden)
-	T := float64(c.pl.T)
+	T := float64(c.pl.TP)
 	sp := c.sp()
 	act := n * h * bf16
 	norm := kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp}
@@ -131,7 +131,7 @@ func (c *coster) mtp(ef, eb, of, ob phase) (fwd, bwd phase) {
 	b := c.back(g)
 	before, _, _, bwdBefore := c.tpKinds()
 	var gather phase
-	if c.pl.T > 1 && !c.noComm {
+	if c.pl.TP > 1 && !c.noComm {
 		ct, _ := c.pod.Collective(roofline.AllGather, c.tpG, act)
 		gather = phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
 	}

@@ -51,7 +51,7 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 func (c *coster) moe() (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)   // this GPU's sequence shard
+	nl := c.tokens / float64(pl.TP)  // this GPU's sequence shard
 	routed := nl * k                 // the token copies it dispatches
 	recv := routed * pl.LoadFactor() // those the most loaded rank receives
 	ETP := float64(pl.ETP)
@@ -180,7 +180,7 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // in proportion to their exchanges.
 func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	fe, be := st.fwd.epExposed, st.bwd.epExposed
-	if fe+be <= 0 || pl.M <= 1 {
+	if fe+be <= 0 || pl.NumMicro <= 1 {
 		return
 	}
 	_, epG, _ := pl.ExpertGroups(*p)
@@ -195,11 +195,11 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	if save <= 0 {
 		return
 	}
-	M := float64(pl.M)
+	M := float64(pl.NumMicro)
 	alone := 1.0 // micro-batches whose forward (and backward) run unpaired
-	if pl.P > 1 {
-		warm := min(pl.M*pl.V, (pl.P-s-1)*2+(pl.V-1)*pl.P)
-		alone = max(1, float64(warm)/float64(pl.V))
+	if pl.PP > 1 {
+		warm := min(pl.NumMicro*pl.VP, (pl.PP-s-1)*2+(pl.VP-1)*pl.PP)
+		alone = max(1, float64(warm)/float64(pl.VP))
 	}
 	cut := save * max(0, M-alone) / M
 	ff := fe / (fe + be)

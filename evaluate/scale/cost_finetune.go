@@ -77,7 +77,7 @@ func minus(a, b phase) phase { return a.plus(scalePhase(b, -1)) }
 // block's four linear layers at c's tensor-parallel degree, in
 // plan.LoRATargets' order, and whether each is column-parallel.
 func (c *coster) loraWidths() (in, out [4]float64, column [4]bool) {
-	return plan.LoRAWidths(&c.m, float64(c.pl.T))
+	return plan.LoRAWidths(&c.m, float64(c.pl.TP))
 }
 
 // frozenWeightGrads is the weight-gradient GEMMs of a dense block's
@@ -105,7 +105,7 @@ func (c *coster) frozenWeightGrads() phase {
 // outputWeightGrad is the output layer's weight-gradient GEMM
 // (fusedOutput's logits GEMM, as many FLOPs and bytes).
 func (c *coster) outputWeightGrad() kernel {
-	T := float64(c.pl.T)
+	T := float64(c.pl.TP)
 	n, h, V := c.tokens, float64(c.m.Hidden), float64(c.m.Vocab)
 	return c.gemm(2*n*h*V/T, n*h*bf16+h*V/T*bf16, n*V/T*bf16)
 }

@@ -45,7 +45,7 @@ func (c *coster) mixerBlock() (fwd, bwd, rec phase) {
 // shared: no collective of its own) and the elementwise gate, forward
 // and backward (its two gradients, twice the elementwise traffic).
 func (c *coster) attnGate() (fwd, bwd phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	qd := float64(m.Heads) * float64(m.HeadDim()) / T
 	g := c.lgemm(2*n*h*qd, n*h*bf16+h*qd*bf16, n*qd*bf16)
@@ -72,7 +72,7 @@ func (c *coster) attnGate() (fwd, bwd phase) {
 // recomputed (2 KDim VDim a value head a token), the elementwise kernels
 // twice. No selective recomputation of it.
 func (c *coster) gdnBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	g := m.GDN
 	sp := c.sp()

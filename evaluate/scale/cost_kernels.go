@@ -12,7 +12,7 @@ import (
 // this GPU computes: its tokens' queries against the whole sequence's
 // keys, for its heads; every score is computed, the masked ones too.
 func (c *coster) unfusedAttention() (fwd, bwd float64) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, s := c.tokens, float64(m.Seq)
 	heads, kv, d := float64(m.Heads)/T, float64(m.KVHeads)/T, float64(m.HeadDim())
 	e := n * heads * s

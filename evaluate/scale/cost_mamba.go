@@ -61,7 +61,7 @@ func (c *coster) hybridLayer() (fwd, bwd phase) {
 // selective recomputation of it (rec zero: Megatron-Core's recompute
 // modules name none of the mixer).
 func (c *coster) mambaBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	s := m.SSM
 	sp := c.sp()

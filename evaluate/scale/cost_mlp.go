@@ -13,7 +13,7 @@ import (
 // mlp module (Megatron-Core's checkpointed MLP, its norm fused into FC1
 // by Transformer Engine) all of it but the residual.
 func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
-	m, T := c.m, float64(c.pl.T)
+	m, T := c.m, float64(c.pl.TP)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	sp := c.sp()
 	act := n * h * bf16

@@ -20,7 +20,7 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 	for _, st := range stages {
 		paramsMax = max(paramsMax, st.trained(pl))
 	}
-	D := float64(pl.D * pl.C) // the GPUs of a stage's weights
+	D := float64(pl.DP * pl.CP) // the GPUs of a stage's weights
 	gb := pl.GradBytes()
 	opt := paramsMax
 	if pl.DistOpt || pl.FSDP {

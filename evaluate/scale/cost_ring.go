@@ -32,7 +32,7 @@ type ringMsg struct{ kv, out float64 }
 // causal tail only in step 0's). The exchanges are ringP2P's or
 // ringAllGather's. Without context parallelism it is the kernel.
 func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
-	C := c.pl.C
+	C := c.pl.CP
 	if C <= 1 {
 		// One fused kernel forward; the backward's main kernel and its
 		// preprocessing (the output's and its gradient's row sums).
@@ -129,7 +129,7 @@ func ringAllGather(a []float64, backward bool, ag, xd float64) float64 {
 // FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
 // bytes an element) and those copied into the buffer sent on (4 + 4).
 func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
-	C := float64(c.pl.C)
+	C := float64(c.pl.CP)
 	pass := func(elems, read, write float64) float64 {
 		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
 	}
@@ -165,8 +165,8 @@ func (c *coster) cpAllGather(bytes float64) float64 {
 	if c.noComm || bytes <= 0 {
 		return 0
 	}
-	in := max(1, min(c.pl.C, c.pod.PerNode/max(1, c.pl.T)))
-	g := plan.Group{PerNode: in, Nodes: (c.pl.C + in - 1) / in}
+	in := max(1, min(c.pl.CP, c.pod.PerNode/max(1, c.pl.TP)))
+	g := plan.Group{PerNode: in, Nodes: (c.pl.CP + in - 1) / in}
 	t, _ := c.pod.Collective(roofline.AllGather, g, bytes)
 	return t
 }

@@ -149,7 +149,7 @@ func TestDenseOn(t *testing.T) {
 		{2, 1, plan.FullRecompute, [3]int{1, 2, 0}, [3]int{1, 1, 0}},
 		{1, 0, plan.FullRecompute, [3]int{3, 0, 0}, [3]int{3, 0, 0}},
 	} {
-		pl := plan.Plan{V: c.V, Stages: stages, P: 16}
+		pl := plan.Plan{VP: c.V, Stages: stages, PP: 16}
 		pl.Recompute, pl.RecomputeLayers = c.rc, c.k
 		for s := range 3 {
 			d, rc := pl.DenseOn(&m, s)
@@ -229,8 +229,8 @@ func TestDeepSeekV3(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl := r.Plan
-	if pl.T != 1 || pl.P != 16 || pl.D != 128 || pl.EP != 64 || pl.EDP != 2 || pl.M != 120 {
-		t.Errorf("%s: EP %d, EDP %d, M %d", pl, pl.EP, pl.EDP, pl.M)
+	if pl.TP != 1 || pl.PP != 16 || pl.DP != 128 || pl.EP != 64 || pl.EDP != 2 || pl.NumMicro != 120 {
+		t.Errorf("%s: EP %d, EDP %d, M %d", pl, pl.EP, pl.EDP, pl.NumMicro)
 	}
 	if d, _ := pl.DenseOn(&m, 0); d != 3 {
 		t.Errorf("stage 0 holds %d dense layers, want 3", d)

@@ -39,14 +39,14 @@ import (
 // (eager.Shape.NoMLP); the experts are eagerMoE's.
 func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
-	ops := eager.LayerOps(m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.C),
+	ops := eager.LayerOps(m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.CP),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
 	fa, fb := c.coreAttention()
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
 	act := c.tokens * float64(m.Hidden) * bf16
-	T := float64(c.pl.T)
-	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.T))
+	T := float64(c.pl.TP)
+	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.TP))
 	// share is what of each forward GEMM the per-op policy runs again,
 	// in order: layers.py's QKV (wk's share), output projection, gate-up
 	// (w3's half), down; a layer of separate projections (wq, wk, wv,
@@ -120,7 +120,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 		return ""
 	}
 	code := es.eagerCode()
-	T := pl.T
+	T := pl.TP
 	if len(pl.TPs) > 0 {
 		T = pl.TPs[len(pl.TPs)/2]
 	}
@@ -134,7 +134,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 		}
 		return fwd, bwd
 	}
-	sh := eager.Shape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.C),
+	sh := eager.Shape{T: T, SP: pl.SequenceParallel, Batch: pl.MBS, Seq: m.Seq / max(1, pl.CP),
 		FP32Weights: pl.Run.FP32Weights, Layer: code}
 	prec := "BF16 weights"
 	if pl.Run.FP32Weights {
@@ -152,7 +152,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 	if m.MoE() {
 		sh.NoMLP = true
 		af, ab := count(eager.LayerOps(m, sh))
-		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.C)) / float64(max(1, T))
+		nl := float64(pl.MBS) * float64(m.Seq) / float64(max(1, pl.CP)) / float64(max(1, T))
 		local := max(1, m.Experts/max(1, pl.EP))
 		me := m
 		me.ExpertFFN = max(1, m.ExpertFFN/max(1, pl.ETP))
@@ -191,11 +191,11 @@ var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMo
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
 func (c *coster) eagerOutput(code eager.Layer) (fwd, bwd phase) {
-	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.T, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.CP),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.tpKinds()
 	kinds := [...]roofline.Collective{eager.TPNone: -1, eager.TPBefore: before, eager.TPAfter: after, eager.TPBwdAfter: bwdAfter, eager.TPBwdBefore: bwdBefore}
-	if c.pl.T <= 1 {
+	if c.pl.TP <= 1 {
 		kinds = [...]roofline.Collective{-1, -1, -1, -1, -1}
 	}
 	act := c.tokens * float64(c.m.Hidden) * bf16
@@ -249,7 +249,7 @@ func (c *coster) eagerOutput(code eager.Layer) (fwd, bwd phase) {
 func (c *coster) eagerMoE(impl eager.MoEImpl, loop bool, gemms int) (fwd, bwd, rec phase) {
 	m, pl := c.m, c.pl
 	k := float64(m.TopK)
-	nl := c.tokens / float64(pl.T)
+	nl := c.tokens / float64(pl.TP)
 	recv := nl * k * pl.LoadFactor()
 	rows := recv * float64(pl.ETP)
 	local := max(1, m.Experts/max(1, pl.EP))

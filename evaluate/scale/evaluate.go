@@ -17,8 +17,8 @@ func Evaluate(m transformer.Spec, s plan.Strategy, p plan.Pod) (Result, error) {
 	r := EvaluateCached(m, pl, &p, nil, true)
 	r.LayerCosting = EagerCosting(m, pl)
 	if p.Profile != nil {
-		mid := pl.P / 2
-		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
+		mid := pl.PP / 2
+		c := newCoster(m, pl, &p, pl.TPs[mid], float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
 		r.Sources = sources(&c.pl, &c, &p, memory.StageOf(&m, &pl, mid, float64(m.LayerParams())).Params)
 	}
 	return r, nil
@@ -38,7 +38,7 @@ func EvaluateCached(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCa
 
 // evaluateAt is EvaluateCached at the pod's ComputeSlowdown as it is.
 func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache, hosts bool) Result {
-	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.C)
+	tokens := float64(pl.MBS) * float64(m.Seq) / float64(pl.CP)
 	// One coster per distinct tensor-parallel degree (one for a uniform
 	// plan, at most three for end stages of their own).
 	// A plan has at most three (the end stages' and the middle's); kept
@@ -55,10 +55,10 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	// A pipeline of up to 128 stages keeps its costs on the stack.
 	var stageBuf [128]stageCost
 	stages := stageBuf[:0]
-	if pl.P > len(stageBuf) {
-		stages = make([]stageCost, 0, pl.P)
+	if pl.PP > len(stageBuf) {
+		stages = make([]stageCost, 0, pl.PP)
 	}
-	stages = stages[:pl.P]
+	stages = stages[:pl.PP]
 	lp := float64(m.LayerParams())
 	for s := range stages {
 		stages[s].assemble(&kits[kitIndex(kits, pl.TPs[s])], &m, &pl, s, lp)
@@ -76,7 +76,7 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 		r.HostStages = stageHosts(stages, &p.Kernels.Host)
 	}
 	busiest, sum := r.busiest(stages)
-	if pl.P > 1 {
+	if pl.PP > 1 {
 		r.Bubble = bubble(&m, &pl, p, tokens, busiest, sum)
 	}
 	r.DPExposed = dpExposed(&m, &pl, p, stages)
@@ -92,6 +92,6 @@ func evaluateAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, cache PhaseCache,
 	}
 	r.setMemory(&m, &pl, p, stages)
 	// One block alone: an interior stage's (the middle one's).
-	r.LayerForward, r.LayerBackward = kits[kitIndex(kits, pl.TPs[pl.P/2])].blockAlone()
+	r.LayerForward, r.LayerBackward = kits[kitIndex(kits, pl.TPs[pl.PP/2])].blockAlone()
 	return r
 }

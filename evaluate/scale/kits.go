@@ -14,19 +14,23 @@ type stageKit struct {
 	*kitPhases
 }
 
-// kitPhases are a stageKit's phases: a layer's forward, its backward
-// (recomputing as the plan says, and keeping its activations), the
-// embedding's and the output layer's; in a model with experts and dense
-// layers before them, a dense layer's (df, db, dbKeep); with
-// multi-token prediction, its modules' (tf, tb: mtp). alone is one
-// block's forward and backward kernels alone (the coster's layer
-// without communication: Result's LayerForward and LayerBackward), set
-// (hasAlone) the first time a plan's middle stage is of the kit's
-// degree.
+// kitPhases are a stageKit's phases, each a forward or a backward of
+// one micro-batch: a layer's (its backward recomputing as the plan says,
+// and layerBwdKeep keeping its activations), the embedding's and the
+// output layer's; in a model with experts and dense layers before them,
+// a dense layer's; with multi-token prediction, its modules' (mtp).
+// alone is one block's forward and backward kernels alone (the coster's
+// layer without communication: Result's LayerForward and
+// LayerBackward), set (hasAlone) the first time a plan's middle stage
+// is of the kit's degree.
 type kitPhases struct {
-	lf, lb, lbKeep, ef, eb, of, ob, df, db, dbKeep, tf, tb phase
-	alone                                                  [2]float64
-	hasAlone                                               bool
+	layerFwd, layerBwd, layerBwdKeep phase
+	embedFwd, embedBwd               phase
+	outputFwd, outputBwd             phase
+	denseFwd, denseBwd, denseBwdKeep phase
+	mtpFwd, mtpBwd                   phase
+	alone                            [2]float64
+	hasAlone                         bool
 }
 
 // costKey is what a stageKit's phases depend on besides the model and
@@ -78,37 +82,37 @@ type PhaseCache map[costKey]*kitPhases
 func (c *coster) phases(cache PhaseCache) *kitPhases {
 	pl := &c.pl
 	block := pl.Recompute == plan.FullRecompute && pl.RecomputeLayers > 0
-	key := costKey{T: pl.T, C: pl.C, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
+	key := costKey{T: pl.TP, C: pl.CP, MBS: pl.MBS, sp: pl.SequenceParallel, ov: pl.TPOverlap, rc: pl.Recompute, mods: pl.RecomputeModules, blockRec: block,
 		EP: pl.EP, ETP: pl.ETP, imbalance: math.Float64bits(pl.Imbalance), fp8: fp8Code(pl.FP8), gradBF16: pl.GradBF16, run: pl.Run,
 		slowdown: math.Float64bits(c.h.ComputeSlowdown)}
 	if ph := cache[key]; ph != nil {
 		return ph
 	}
 	ph := &kitPhases{}
-	ph.lf, ph.lb = c.layer()
-	ph.lbKeep = ph.lb // a layer's backward when it keeps its activations (block recomputation's other layers)
+	ph.layerFwd, ph.layerBwd = c.layer()
+	ph.layerBwdKeep = ph.layerBwd // a layer's backward when it keeps its activations (block recomputation's other layers)
 	if block {
 		keep := *c
 		keep.pl.Recompute = plan.NoRecompute
-		_, ph.lbKeep = keep.layer()
+		_, ph.layerBwdKeep = keep.layer()
 	}
 	h := &c.pod.Kernels.Host
 	lc := c.layerCosts()
-	ph.ef, ph.eb = lc.Embedding(*c)
-	ph.of, ph.ob = lc.Output(*c)
-	ph.ef, ph.eb, ph.of, ph.ob = expose(h, ph.ef, false), expose(h, ph.eb, true), expose(h, ph.of, false), expose(h, ph.ob, true)
+	ph.embedFwd, ph.embedBwd = lc.Embedding(*c)
+	ph.outputFwd, ph.outputBwd = lc.Output(*c)
+	ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd = expose(h, ph.embedFwd, false), expose(h, ph.embedBwd, true), expose(h, ph.outputFwd, false), expose(h, ph.outputBwd, true)
 	if c.m.MoE() && c.m.DenseLayers > 0 {
 		// A model with experts' dense layers before them.
-		ph.df, ph.db = lc.Dense(*c)
-		ph.dbKeep = ph.db
+		ph.denseFwd, ph.denseBwd = lc.Dense(*c)
+		ph.denseBwdKeep = ph.denseBwd
 		if block {
 			keep := *c
 			keep.pl.Recompute = plan.NoRecompute
-			_, ph.dbKeep = lc.Dense(keep)
+			_, ph.denseBwdKeep = lc.Dense(keep)
 		}
 	}
 	if c.m.MTP > 0 {
-		ph.tf, ph.tb = c.mtp(ph.ef, ph.eb, ph.of, ph.ob)
+		ph.mtpFwd, ph.mtpBwd = c.mtp(ph.embedFwd, ph.embedBwd, ph.outputFwd, ph.outputBwd)
 	}
 	if cache != nil {
 		cache[key] = ph
@@ -135,7 +139,7 @@ func (k *stageKit) blockAlone() (fwd, bwd float64) {
 // (-1: none), the kits looked at in place (a stageKit is large to copy).
 func kitIndex(kits []stageKit, T int) int {
 	for i := range kits {
-		if kits[i].c.pl.T == T {
+		if kits[i].c.pl.TP == T {
 			return i
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // two stacks is two lists of kernels, not one list and a fudge factor).
 //
 // Each method costs one micro-batch on one GPU of the plan's tensor
-// group, at the coster's shard shape (c.pl.T, c.pl.SequenceParallel,
+// group, at the coster's shard shape (c.pl.TP, c.pl.SequenceParallel,
 // c.tokens, the experts' EP and ETP), and returns its forward and its
 // backward as phases: the kernels' time (busy), the tensor-, context-
 // and expert-parallel communication (all and exposed), the kernels and

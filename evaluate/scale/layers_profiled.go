@@ -72,7 +72,7 @@ func (p profiledLayers) Output(c coster) (fwd, bwd phase) {
 
 // layerShape is the profile's shape of c's layer.
 func (c *coster) layerShape() profile.Shape {
-	s := profile.Shape{TP: c.pl.T, SP: c.pl.SequenceParallel && c.pl.T > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.C),
+	s := profile.Shape{TP: c.pl.TP, SP: c.pl.SequenceParallel && c.pl.TP > 1, EP: c.pl.EP, MBS: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.CP),
 		Recompute: c.pl.Recompute == plan.FullRecompute, Selective: c.pl.Recompute == plan.SelectiveRecompute, FP8: c.pl.FP8}
 	if c.m.MoE() {
 		s.ETP = c.pl.ETP // a dense plan's ETP is its T: no experts to split
@@ -125,8 +125,8 @@ func (c *coster) profiled(at, inPlace func(profile.Shape) (float64, float64, pro
 		fwd.busy += pf - mf - f1.tpExposed - f1.epExposed
 		bwd.busy += pb - mb - b1.tpExposed - b1.epExposed
 		fc, bc := max(0, pf-mf), max(0, pb-mb)
-		ft, fe := inPlaceShares(fc, f1.tpExposed, f1.epExposed, c.pl.T > 1)
-		bt, be := inPlaceShares(bc, b1.tpExposed, b1.epExposed, c.pl.T > 1)
+		ft, fe := inPlaceShares(fc, f1.tpExposed, f1.epExposed, c.pl.TP > 1)
+		bt, be := inPlaceShares(bc, b1.tpExposed, b1.epExposed, c.pl.TP > 1)
 		fwd.tpExposed, fwd.tpAll, bwd.tpExposed, bwd.tpAll = ft, ft, bt, bt
 		fwd.epExposed, bwd.epExposed = fe, be
 	}
@@ -167,7 +167,7 @@ func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source
 	if f == nil || c.noComm {
 		return 0, 0, profile.Modelled
 	}
-	tp := c.pl.T > 1 && !c.pl.TPOverlap && c.tpG.Nodes <= 1
+	tp := c.pl.TP > 1 && !c.pl.TPOverlap && c.tpG.Nodes <= 1
 	if c.m.MoE() && !c.expertsInPlace(tp) || !c.m.MoE() && !tp {
 		return 0, 0, profile.Modelled
 	}
@@ -181,8 +181,8 @@ func (c *coster) inPlace(f func(profile.Shape) (float64, float64, profile.Source
 // expert-tensor group always is: resolveExperts).
 func (c *coster) expertsInPlace(tp bool) bool {
 	_, epG, _ := c.pl.ExpertGroups(*c.pod)
-	some := c.pl.T > 1 || c.pl.ETP > 1 || c.pl.EP > 1
-	return some && (c.pl.T == 1 || tp) && (c.pl.EP == 1 || epG.Nodes <= 1)
+	some := c.pl.TP > 1 || c.pl.ETP > 1 || c.pl.EP > 1
+	return some && (c.pl.TP == 1 || tp) && (c.pl.EP == 1 || epG.Nodes <= 1)
 }
 
 // blockOf is the plan's block's forward and backward as the roofline
@@ -231,7 +231,7 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 	}
 	s.DenseLayers = denseSource(c)
 	act := c.tokens * float64(c.m.Hidden) * bf16
-	if m.T > 1 {
+	if m.TP > 1 {
 		k := roofline.AllReduce
 		if m.SequenceParallel {
 			k = roofline.ReduceScatter
@@ -252,7 +252,7 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 			}
 		}
 	}
-	if D := m.D * m.C; D > 1 {
+	if D := m.DP * m.CP; D > 1 {
 		k := roofline.AllReduce
 		if m.DistOpt || m.FSDP {
 			k = roofline.ReduceScatter
@@ -260,16 +260,16 @@ func sources(m *plan.Plan, c *coster, p *plan.Pod, stageParams float64) *Sources
 		_, dpG := m.Groups(*p, 0)
 		_, s.DP = p.ProfiledCollective(k, p.StateWire(), dpG, stageParams*m.GradBytes())
 	}
-	if m.P > 1 {
+	if m.PP > 1 {
 		if m.ShareNode(*p, 0, 1) {
-			_, s.Pipeline = p.Profile.CollectiveTime(profile.SendRecv, 2, act/float64(m.T))
+			_, s.Pipeline = p.Profile.CollectiveTime(profile.SendRecv, 2, act/float64(m.TP))
 		} else {
 			s.Pipeline = profile.Modelled
 		}
 	}
 	opt := stageParams
 	if m.DistOpt || m.FSDP {
-		opt /= float64(m.D * m.C)
+		opt /= float64(m.DP * m.CP)
 	}
 	_, s.Optimizer = pr.OptimizerTime(opt)
 	return s

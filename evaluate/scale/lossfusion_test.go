@@ -23,7 +23,7 @@ func TestLossFusionTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := plan.Plan{T: 1, P: 1, D: 8, C: 1, Stages: []int{32}}
+	pl := plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Stages: []int{32}}
 	unfused := newCoster(m, pl, &p, 1, 8192)
 	pl.Run.FusedLoss = true
 	fused := newCoster(m, pl, &p, 1, 8192)

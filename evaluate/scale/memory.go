@@ -24,7 +24,7 @@ type stepTracer interface {
 // no tensors; a step of one stage, the only one it traces).
 func memoryStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod) memory.Step {
 	step := memory.Step{Model: *m, Plan: *pl, Pod: p}
-	if pl.P == 1 {
+	if pl.PP == 1 {
 		if tr, ok := layerCoster(&pl.Run).(stepTracer); ok {
 			e := tr.eagerTrace()
 			step.Eager = &e

@@ -355,7 +355,7 @@ func TestEPOverlapStage(t *testing.T) {
 		k          float64
 	}{{"", 32.0 / 132}, {plan.DispatcherFlex, 20.0 / 132}} {
 		k := d.k
-		pl := plan.Plan{P: 2, V: 2, M: 8, EP: 8, ETP: 1}
+		pl := plan.Plan{PP: 2, VP: 2, NumMicro: 8, EP: 8, ETP: 1}
 		pl.Run.Dispatcher = d.dispatcher
 		for s, paired := range []float64{6, 7} {
 			st := stageCost{fwd: phase{busy: 10, epExposed: 4}, bwd: phase{busy: 20, epExposed: 4}, fwdSM: 6, bwdSM: 16}

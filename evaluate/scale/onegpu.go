@@ -32,16 +32,16 @@ func (g OneGPU) Block(m transformer.Spec, s plan.Strategy, attention string) (bl
 		return 0, 0, err
 	}
 	p.Kernels = k
-	if n := st.MaxT() * st.P() * st.R() * st.C(); n != q.GPUs() {
-		st.Replicas = q.GPUs() / (st.MaxT() * st.P() * st.C())
+	if n := st.MaxTensor() * st.PipelineDegree() * st.ReplicaCount() * st.ContextDegree(); n != q.GPUs() {
+		st.Replicas = q.GPUs() / (st.MaxTensor() * st.PipelineDegree() * st.ContextDegree())
 		m.Batch = st.Replicas * max(st.MicroBatchSize, 1)
 	}
 	pl, err := plan.Resolve(m, st, q)
 	if err != nil {
 		return 0, 0, err
 	}
-	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.T, Nodes: 1},
-		tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.C), noComm: true}
+	c := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.TP, Nodes: 1},
+		tokens: float64(pl.MBS) * float64(m.Seq) / float64(pl.CP), noComm: true}
 	f, b := c.layer()
 	of, ob := c.output()
 	return f.busy + b.busy, of.busy + ob.busy, nil
@@ -50,7 +50,7 @@ func (g OneGPU) Block(m transformer.Spec, s plan.Strategy, attention string) (bl
 // onePod is p with as many nodes as plan s's GPUs take (a block's shard
 // is resolved on them; its kernels do not depend on the nodes).
 func onePod(p plan.Pod, s plan.Strategy) plan.Pod {
-	gpus := s.MaxT() * s.P() * s.R() * s.C()
+	gpus := s.MaxTensor() * s.PipelineDegree() * s.ReplicaCount() * s.ContextDegree()
 	p.Nodes = max(1, (gpus+p.PerNode-1)/p.PerNode)
 	return p
 }
@@ -124,7 +124,7 @@ func (g OneGPU) MoEGlue(m transformer.Spec, tokens int) (router, permute, unperm
 // the grouped expert GEMMs, BF16, no communication (coster.moe).
 func (g OneGPU) MoELayer(m transformer.Spec, localExperts, tokens int) float64 {
 	ep := m.Experts / localExperts
-	pl := plan.Plan{T: 1, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
+	pl := plan.Plan{TP: 1, PP: 1, DP: 1, VP: 1, CP: 1, MBS: 1, NumMicro: 1, EP: ep, ETP: 1, EDP: 1, Stages: []int{m.Layers}, TPs: []int{1}}
 	c := newCoster(m, pl, &g.Pod, 1, float64(tokens))
 	c.noComm = true
 	f, b, _ := c.moe()

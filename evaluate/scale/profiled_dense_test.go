@@ -160,7 +160,7 @@ func TestProfiledMLA(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.T()))
+			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.TensorDegree()))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -103,7 +103,7 @@ func TestProfiledExpertsTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		tokens := float64(pl.MBS) * float64(m.Seq)
-		co := newCoster(m, pl, &pod, pl.T, tokens)
+		co := newCoster(m, pl, &pod, pl.TP, tokens)
 		f, b := co.layer()
 		// The roofline's block on the same pod (its collectives the
 		// profile's where it timed them).

@@ -49,7 +49,7 @@ func TestProfiledPlans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.P()))
+			r, err := Evaluate(m, s, plan.ProfilePod(pr, s.PipelineDegree()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestProfiledPlans(t *testing.T) {
 			if r.Sources == nil || r.Sources.Layers != c.layers || r.Sources.Optimizer != c.optFrom || r.Sources.Host != profile.Measured {
 				t.Fatalf("sources %+v", r.Sources)
 			}
-			if s.P() > 1 && r.Sources.Pipeline != c.pipeline {
+			if s.PipelineDegree() > 1 && r.Sources.Pipeline != c.pipeline {
 				t.Errorf("pipeline %s, want %s", r.Sources.Pipeline, c.pipeline)
 			}
 		})
@@ -186,10 +186,10 @@ func TestCPUWeightsGatheredFP32(t *testing.T) {
 		ag, _ := pod.Collective(roofline.AllGather, dpG, params*tc.bytes)
 		rs, _ := pod.Collective(roofline.ReduceScatter, dpG, params*pl.GradBytes())
 		// Serial: every micro-batch's two gathers and its reduce-scatter exposed whole.
-		want := float64(pl.M) * (2*ag + rs)
+		want := float64(pl.NumMicro) * (2*ag + rs)
 		if math.Abs(r.DPExposed-want) > 1e-9*want {
 			t.Errorf("%s profile: FSDP exposed %.9g s, want %d x (2 gathers of %g bytes a weight + the reduce-scatter) = %.9g",
-				tc.dtype, r.DPExposed, pl.M, tc.bytes, want)
+				tc.dtype, r.DPExposed, pl.NumMicro, tc.bytes, want)
 		}
 	}
 }

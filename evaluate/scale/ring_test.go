@@ -80,7 +80,7 @@ func TestTwoRankRingByHand(t *testing.T) {
 	}
 	// Without context parallelism: one causal call of all the FLOPs.
 	one := pl
-	one.C = 1
+	one.CP = 1
 	co := coster{m: m, pl: one, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 4096}
 	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("one rank: %g, want %g", got, want)

@@ -473,8 +473,8 @@ func TestStageTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	pl := r.Plan
-	if pl.D != 2 || pl.M != 4 || pl.T != 8 || pl.String() != "stage-tp=4:8,pp=2,dp=2,mbs=1" {
-		t.Fatalf("plan %s: D %d, M %d, T %d", pl, pl.D, pl.M, pl.T)
+	if pl.DP != 2 || pl.NumMicro != 4 || pl.TP != 8 || pl.String() != "stage-tp=4:8,pp=2,dp=2,mbs=1" {
+		t.Fatalf("plan %s: D %d, M %d, T %d", pl, pl.DP, pl.NumMicro, pl.TP)
 	}
 	// One block's FLOPs at degree T without sequence parallelism: the
 	// GEMMs and attention split over T, the norms and residuals (22 n h)
@@ -570,8 +570,8 @@ func TestContextParallel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pl.C != 2 || pl.D != 1 || pl.M != 2 || pl.String() != "tp=1,cp=2,pp=1,dp=1,mbs=2,distopt=on" {
-		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.C, pl.D, pl.M)
+	if pl.CP != 2 || pl.DP != 1 || pl.NumMicro != 2 || pl.String() != "tp=1,cp=2,pp=1,dp=1,mbs=2,distopt=on" {
+		t.Fatalf("plan %s: C %d D %d M %d", pl, pl.CP, pl.DP, pl.NumMicro)
 	}
 	n, h, sq := 32.0, 64.0, 32.0
 	alone := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tokens: n, noComm: true}
@@ -589,7 +589,7 @@ func TestContextParallel(t *testing.T) {
 	// The ring: two GPUs of one node, over NVSwitch; on 8-GPU nodes a
 	// context group strides T, so it leaves the node past T x C = 8.
 	p8, _ := plan.ParsePod("dgx-h100:64")
-	if pl.CPCrossesNodes(p) || !(plan.Plan{T: 8, C: 16}).CPCrossesNodes(p8) || (plan.Plan{T: 2, C: 4}).CPCrossesNodes(p8) || !(plan.Plan{T: 2, C: 8}).CPCrossesNodes(p8) {
+	if pl.CPCrossesNodes(p) || !(plan.Plan{TP: 8, CP: 16}).CPCrossesNodes(p8) || (plan.Plan{TP: 2, CP: 4}).CPCrossesNodes(p8) || !(plan.Plan{TP: 2, CP: 8}).CPCrossesNodes(p8) {
 		t.Error("a context group sits in a node where T x C is at most 8")
 	}
 	bw, lat := p.Intra()
@@ -608,7 +608,7 @@ func TestContextParallel(t *testing.T) {
 	// On 8-GPU nodes, so that the group (T x C = 4) stays in one.
 	p8.Hardware, p8.Kernels = flopHardware(), kernels.Node{}
 	c4 := &coster{m: m, pl: pl, h: &p8.Hardware, pod: &p8, tokens: n / 2}
-	c4.pl.C = 4
+	c4.pl.CP = 4
 	x4, x42 := n/2*2*h*bf16/bw+lat, n*2*h*bf16/bw+lat
 	a4 := 2 * n / 2 * sq * h / 4 / 1e12 // 2 n s h over the 4 blocks
 	b4 := 2.5 * a4
@@ -737,7 +737,7 @@ func TestKorthikantiTable4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.T, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
+		k := &coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: pl.TP, Nodes: 1}, tokens: float64(pl.MBS * m.Seq)}
 		f, b := k.layer()
 		got, want := (f.busy+b.busy)*1e3, c.fwd+c.bwd
 		t.Logf("%-38s forward %.2f ms (published %.1f), backward %.2f ms (%.1f), combined %+.1f%%",

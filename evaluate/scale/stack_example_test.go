@@ -94,8 +94,8 @@ func TestAddedStack(t *testing.T) {
 	}
 	base, hooked := eval("dp=8,mbs=2,stack=hf-eager-bf16"), eval("dp=8,mbs=2,stack=hf-eager-hooked")
 	const want = 1 * 32 * 2 * 1e-3 // micro-batches x blocks x directions x hook
-	if m.Layers != 32 || hooked.Plan.M != 1 {
-		t.Fatalf("%d layers, %d micro-batches: the hand count takes 32 and 1", m.Layers, hooked.Plan.M)
+	if m.Layers != 32 || hooked.Plan.NumMicro != 1 {
+		t.Fatalf("%d layers, %d micro-batches: the hand count takes 32 and 1", m.Layers, hooked.Plan.NumMicro)
 	}
 	if got := hooked.Compute - base.Compute; !near(got, want) {
 		t.Errorf("compute %.6f s over hf-eager-bf16's %.6f, want %.6f over", hooked.Compute, base.Compute, want)

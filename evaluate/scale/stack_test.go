@@ -27,7 +27,7 @@ func stackCoster(t *testing.T, workload, strategy, pod string) coster {
 		t.Fatal(err)
 	}
 	pp := p
-	return newCoster(m, pl, &pp, pl.T, float64(pl.MBS)*float64(m.Seq)/float64(pl.C))
+	return newCoster(m, pl, &pp, pl.TP, float64(pl.MBS)*float64(m.Seq)/float64(pl.CP))
 }
 
 const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"

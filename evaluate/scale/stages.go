@@ -33,19 +33,19 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 	dense, drec := float64(dn), float64(st.DenseRecomputed)
 	kk := pl.Recomputed(s)
 	mrec := min(max(kk-drec, 0), layers-dense)
-	st.fwd = scalePhase(k.lf, layers-dense)
-	st.bwd = scalePhase(k.lb, mrec).plus(scalePhase(k.lbKeep, layers-dense-mrec))
+	st.fwd = scalePhase(k.layerFwd, layers-dense)
+	st.bwd = scalePhase(k.layerBwd, mrec).plus(scalePhase(k.layerBwdKeep, layers-dense-mrec))
 	if dn > 0 {
-		st.fwd = st.fwd.plus(scalePhase(k.df, dense))
-		st.bwd = st.bwd.plus(scalePhase(k.db, drec)).plus(scalePhase(k.dbKeep, dense-drec))
+		st.fwd = st.fwd.plus(scalePhase(k.denseFwd, dense))
+		st.bwd = st.bwd.plus(scalePhase(k.denseBwd, drec)).plus(scalePhase(k.denseBwdKeep, dense-drec))
 	}
 	if s == 0 {
-		st.fwd, st.bwd = st.fwd.plus(k.ef), st.bwd.plus(k.eb)
+		st.fwd, st.bwd = st.fwd.plus(k.embedFwd), st.bwd.plus(k.embedBwd)
 	}
-	if s == pl.P-1 {
-		st.fwd, st.bwd = st.fwd.plus(k.of), st.bwd.plus(k.ob)
+	if s == pl.PP-1 {
+		st.fwd, st.bwd = st.fwd.plus(k.outputFwd), st.bwd.plus(k.outputBwd)
 		if m.MTP > 0 {
-			st.fwd, st.bwd = st.fwd.plus(k.tf), st.bwd.plus(k.tb)
+			st.fwd, st.bwd = st.fwd.plus(k.mtpFwd), st.bwd.plus(k.mtpBwd)
 		}
 	}
 }
@@ -67,7 +67,7 @@ func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
 			busiestHost = st.fwd.hostExposed + st.bwd.hostExposed
 		}
 	}
-	M := float64(r.Plan.M)
+	M := float64(r.Plan.NumMicro)
 	r.Compute = M * busiest
 	r.TPExposed = M * busiestTP
 	r.CPExposed = M * busiestCP
@@ -83,7 +83,7 @@ func (r *Result) busiest(stages []stageCost) (busiest, sum float64) {
 func bubble(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, tokens, busiest, sum float64) float64 {
 	first, same, p2ps := pipelineSends(m, pl, p, tokens)
 	if same {
-		return (sum-busiest)/float64(pl.V) + 2*float64(pl.P-1)*first
+		return (sum-busiest)/float64(pl.VP) + 2*float64(pl.PP-1)*first
 	}
-	return (sum-busiest)/float64(pl.V) + 2*p2ps
+	return (sum-busiest)/float64(pl.VP) + 2*p2ps
 }

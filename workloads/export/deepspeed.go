@@ -41,10 +41,10 @@ func DeepSpeedTransformer(m transformer.Spec, s plan.Strategy, gpus int, version
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.TensorStages != nil || s.T() > 1 {
-		return nil, nil, fmt.Errorf("export: deepspeed: tp=%d: DeepSpeed's engine shards no layer of a transformer by its shape over GPUs (Megatron-DeepSpeed's tensor parallelism is Megatron's: --to megatron)", s.MaxT())
+	if s.TensorStages != nil || s.TensorDegree() > 1 {
+		return nil, nil, fmt.Errorf("export: deepspeed: tp=%d: DeepSpeed's engine shards no layer of a transformer by its shape over GPUs (Megatron-DeepSpeed's tensor parallelism is Megatron's: --to megatron)", s.MaxTensor())
 	}
-	D, C, P := s.R(), s.C(), s.P()
+	D, C, P := s.ReplicaCount(), s.ContextDegree(), s.PipelineDegree()
 	switch {
 	case C > 1:
 		return nil, nil, fmt.Errorf("export: deepspeed: sequence_parallel_size: cp=%d: DeepSpeed's sequence parallelism is Ulysses's all-to-all of heads, not the ring of key/value blocks placer costs", C)
@@ -82,8 +82,8 @@ func DeepSpeedTransformer(m transformer.Spec, s plan.Strategy, gpus int, version
 			return nil, nil, fmt.Errorf("export: deepspeed: deepspeed.moe.layer.MoE: shared=%d: DeepSpeed-MoE's use_residual mixes a dense MLP in by a learned coefficient, not a shared expert added", m.SharedExperts)
 		case stage == 3:
 			return nil, nil, fmt.Errorf("export: deepspeed: zero_optimization.stage: fsdp=on (ZeRO-3) with experts: DeepSpeed %s's engine refuses its native MoE under ZeRO-3 (\"Native DeepSpeed MoE is not supported with ZeRO Stage 3\"): distopt=on (ZeRO-1)", rel.Checked)
-		case D%s.EP() != 0:
-			return nil, nil, fmt.Errorf("export: deepspeed: deepspeed.moe.layer.MoE: ep=%d does not divide the %d data-parallel ranks (DeepSpeed's expert groups split the world)", s.EP(), D)
+		case D%s.ExpertDegree() != 0:
+			return nil, nil, fmt.Errorf("export: deepspeed: deepspeed.moe.layer.MoE: ep=%d does not divide the %d data-parallel ranks (DeepSpeed's expert groups split the world)", s.ExpertDegree(), D)
 		}
 	}
 	type zero struct {
@@ -123,7 +123,7 @@ func DeepSpeedMoEPath(out string) string {
 // deepSpeedMoE is the Python module that builds model m's MoE layers
 // under plan s for DeepSpeed release rel.
 func deepSpeedMoE(m transformer.Spec, s plan.Strategy, gpus int, rel frameworkVersion, configName string) []byte {
-	ep := s.EP()
+	ep := s.ExpertDegree()
 	var b strings.Builder
 	fmt.Fprintf(&b, `"""DeepSpeed %s mixture of experts of placer's plan of %s
 under %s on %d GPUs (written by placer export beside its DeepSpeed

@@ -95,14 +95,14 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 	if err != nil {
 		return nil, err
 	}
-	P, D, C := s.P(), s.R(), s.C()
+	P, D, C := s.PipelineDegree(), s.ReplicaCount(), s.ContextDegree()
 	switch {
 	case C > 1 && T*C*P*D != gpus:
 		return nil, fmt.Errorf("megatron arguments: tp=%d x cp=%d x pp=%d x dp=%d is not the %d GPUs", T, C, P, D, gpus)
 	case C == 1 && T*P*D != gpus:
 		return nil, fmt.Errorf("megatron arguments: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, D, gpus)
-	case s.MicroBatchSize < 1 || D*s.MicroBatchSize*s.M() != m.Batch:
-		return nil, fmt.Errorf("megatron arguments: dp=%d x mbs=%d x mb=%d is not the batch of %d", D, s.MicroBatchSize, s.M(), m.Batch)
+	case s.MicroBatchSize < 1 || D*s.MicroBatchSize*s.MicroBatchCount() != m.Batch:
+		return nil, fmt.Errorf("megatron arguments: dp=%d x mbs=%d x mb=%d is not the batch of %d", D, s.MicroBatchSize, s.MicroBatchCount(), m.Batch)
 	case P > 1 && s.Schedule == decision.GPipe:
 		return nil, fmt.Errorf("megatron arguments: schedule=gpipe: Megatron-LM runs 1F1B (interleaved with virtual stages)")
 	}
@@ -236,7 +236,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 			add("--moe-layer-freq", fmt.Sprintf("([0]*%d+[1]*%d)", m.DenseLayers, m.Layers-m.DenseLayers))
 		}
 		moeStack(m, s.Software.Settings(), add)
-		add(arg("--expert-model-parallel-size", s.EP())...)
+		add(arg("--expert-model-parallel-size", s.ExpertDegree())...)
 		etp := T
 		if s.ExpertTensor > 0 {
 			etp = s.ExpertTensor
@@ -293,7 +293,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 			add("--account-for-loss-in-pipeline-split")
 		}
 	default:
-		if V := s.V(); V > 1 {
+		if V := s.VirtualStages(); V > 1 {
 			// Megatron-Core splits an end stage's layers into V equal
 			// model chunks ("number of layers at first stage: 7 must be
 			// divisible by virtual pipeline parallel degree 4",
@@ -314,7 +314,7 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 			add(arg("--decoder-last-pipeline-num-layers", s.LastLayers)...)
 		}
 	}
-	if V := s.V(); V > 1 {
+	if V := s.VirtualStages(); V > 1 {
 		if uneven {
 			add(arg("--num-virtual-stages-per-pipeline-rank", V)...)
 		} else {
@@ -470,7 +470,7 @@ func mtpOverlap(m transformer.Spec, P int) error {
 // as far as multi-token prediction goes (mtpOverlap): the search's
 // constraint for Megatron (SearchTarget).
 func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
-	return !s.EPOverlap || mtpOverlap(m, s.P()) == nil
+	return !s.EPOverlap || mtpOverlap(m, s.PipelineDegree()) == nil
 }
 
 // windowPattern is --window-attn-skip-freq's list of layers layers long,
@@ -520,7 +520,7 @@ func MegatronScript(m transformer.Spec, plan string, gpus, perNode int, args []s
 func oneTensor(s plan.Strategy, who, why string) (int, error) {
 	ts := s.TensorStages
 	if ts == nil {
-		return s.T(), nil
+		return s.TensorDegree(), nil
 	}
 	for _, t := range ts {
 		if t != ts[0] {

@@ -63,7 +63,7 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 	if s.TensorStages != nil {
 		return nil, fmt.Errorf("export: torchtitan: parallelism.tensor_parallel_degree: stage-tp: torchtitan has one tensor-parallel degree")
 	}
-	T, P, D, C, V := s.T(), s.P(), s.R(), s.C(), s.V()
+	T, P, D, C, V := s.TensorDegree(), s.PipelineDegree(), s.ReplicaCount(), s.ContextDegree(), s.VirtualStages()
 	if T*C*P*D != gpus {
 		return nil, fmt.Errorf("export: torchtitan: tp=%d x cp=%d x pp=%d x dp=%d is not the %d GPUs", T, C, P, D, gpus)
 	}
@@ -99,7 +99,7 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 	if s.FSDP {
 		shard = D
 	}
-	if ep := s.EP(); ep > 1 {
+	if ep := s.ExpertDegree(); ep > 1 {
 		switch {
 		case T > 1:
 			return nil, fmt.Errorf("export: torchtitan: parallelism.expert_parallel_degree: ep=%d beside tp=%d: expert tensor parallelism is not written by placer", ep, T)
@@ -161,7 +161,7 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 		b.WriteString("enable_async_tensor_parallel = true\n")
 	}
 	fmt.Fprintf(&b, "context_parallel_degree = %d\n", C)
-	if ep := s.EP(); ep > 1 {
+	if ep := s.ExpertDegree(); ep > 1 {
 		fmt.Fprintf(&b, "expert_parallel_degree = %d\n", ep)
 	}
 	fmt.Fprintf(&b, "pipeline_parallel_degree = %d\n", P)

@@ -143,7 +143,7 @@ func titanFlavorOf(m transformer.Spec) (titanFlavor, bool) {
 // ones is refused (0.3.0's float8 recipes are rowwise only: written as
 // the model's converter, titan03Float8).
 func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frameworkVersion) ([]byte, error) {
-	T, P, D, C, V := s.T(), s.P(), s.R(), s.C(), s.V()
+	T, P, D, C, V := s.TensorDegree(), s.PipelineDegree(), s.ReplicaCount(), s.ContextDegree(), s.VirtualStages()
 	micro := m.Batch / D / s.MicroBatchSize
 	// Trainer.__init__ (trainer.py): the sequence splits over tp with
 	// sequence parallelism and over 2 x cp with context parallelism.
@@ -178,7 +178,7 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 	if s.FSDP {
 		shard, replicate = D, 1
 	}
-	if ep := s.EP(); ep > 1 {
+	if ep := s.ExpertDegree(); ep > 1 {
 		etp := s.ExpertTensor
 		if etp == 0 {
 			etp = T
@@ -230,7 +230,7 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 		t.bool("parallelism.enable_sequence_parallel", s.SequenceParallel)
 	}
 	t.int("parallelism.context_parallel_degree", C)
-	t.int("parallelism.expert_parallel_degree", s.EP())
+	t.int("parallelism.expert_parallel_degree", s.ExpertDegree())
 	t.int("parallelism.pipeline_parallel_degree", P)
 	if P > 1 {
 		sched := "1F1B"

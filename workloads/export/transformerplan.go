@@ -102,16 +102,16 @@ func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (Transfor
 	if err != nil {
 		return TransformerPlan{}, err
 	}
-	P, R := s.P(), s.R()
+	P, R := s.PipelineDegree(), s.ReplicaCount()
 	switch {
-	case s.C() > 1:
-		return TransformerPlan{}, fmt.Errorf("torch plan: cp=%d: tools/torchplan does not split sequences (context parallelism runs in Megatron-LM: --to megatron)", s.C())
+	case s.ContextDegree() > 1:
+		return TransformerPlan{}, fmt.Errorf("torch plan: cp=%d: tools/torchplan does not split sequences (context parallelism runs in Megatron-LM: --to megatron)", s.ContextDegree())
 	case T*P*R != gpus:
 		return TransformerPlan{}, fmt.Errorf("torch plan: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, R, gpus)
-	case s.MicroBatchSize < 1 || R*s.MicroBatchSize*s.M() != m.Batch:
-		return TransformerPlan{}, fmt.Errorf("torch plan: dp=%d x mbs=%d x mb=%d is not the batch of %d", R, s.MicroBatchSize, s.M(), m.Batch)
-	case s.V() > 1:
-		return TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.V())
+	case s.MicroBatchSize < 1 || R*s.MicroBatchSize*s.MicroBatchCount() != m.Batch:
+		return TransformerPlan{}, fmt.Errorf("torch plan: dp=%d x mbs=%d x mb=%d is not the batch of %d", R, s.MicroBatchSize, s.MicroBatchCount(), m.Batch)
+	case s.VirtualStages() > 1:
+		return TransformerPlan{}, fmt.Errorf("torch plan: vp=%d: tools/torchplan runs one model chunk per stage (no interleaving)", s.VirtualStages())
 	case s.EPOverlap:
 		return TransformerPlan{}, fmt.Errorf("torch plan: epoverlap=on: tools/torchplan runs each micro-batch's all-to-alls in turn (--to megatron writes --overlap-moe-expert-parallel-comm)")
 	case s.GradBF16:
@@ -123,7 +123,7 @@ func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (Transfor
 	}
 	var ep, etp, edp int
 	if m.MoE() {
-		ep, etp = s.EP(), T
+		ep, etp = s.ExpertDegree(), T
 		if s.ExpertTensor > 0 {
 			etp = s.ExpertTensor
 		}
@@ -155,7 +155,7 @@ func NewTransformerPlan(m transformer.Spec, s plan.Strategy, gpus int) (Transfor
 		spec.Experts, spec.TopK, spec.ExpertFFN, spec.DenseLayers = m.Experts, m.TopK, m.ExpertFFN, m.DenseLayers
 	}
 	tp := TransformerPlan{Format: TransformerPlanFormat, Version: TransformerPlanVersion, Graph: m.String(), Transformer: spec, GPUs: gpus,
-		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.M(),
+		Tensor: T, Pipeline: P, Replicas: R, MicroBatchSize: s.MicroBatchSize, MicroBatches: s.MicroBatchCount(),
 		Schedule: s.Sched(), SequenceParallel: s.SequenceParallel, Recompute: s.Recompute,
 		DistributedOpt: s.DistOpt, FSDP: s.FSDP, RecomputeLayers: s.RecomputeLayers, ExpertParallel: ep, ExpertTensor: etp, ExpertData: edp}
 	if s.RecomputeModules != 0 {

@@ -17,7 +17,7 @@ func (c *counter) stageActivations(s int, st *Stage, lm *layerMemory) (acts, log
 // flight (the allocator's trace reads what one micro-batch adds).
 func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight float64) (acts, logits float64) {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	n, kv := c.tokens, float64(m.KVHeads)
 	unit := n * float64(m.Hidden) // s b h
 	perLayer, perDense, mtpBlock, layerInput := lm.perLayer, lm.perDense, lm.mtpBlock, lm.layerInput
@@ -46,7 +46,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	if s == 0 {
 		acts += inflight * 3 * unit / T
 	}
-	if s == pl.P-1 {
+	if s == pl.PP-1 {
 		logits = n * float64(m.Vocab) / T * c.lossBytes()
 		last := inflight
 		if pl.Titan() {
@@ -55,7 +55,7 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 			// micro-batch's backward right after its forward:
 			// interleaved, the last stage's chunks in flight (inflight)
 			// are all but one its earlier chunks'.
-			if pl.V > 1 {
+			if pl.VP > 1 {
 				last = min(inflight, 1)
 			}
 			acts += last * c.titanOutputInputs()
@@ -75,22 +75,22 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 		}
 	}
 	switch {
-	case pl.C > 1 && pl.Titan():
+	case pl.CP > 1 && pl.Titan():
 		// torch's context parallelism as torchtitan runs it
 		// (experimental.context_parallel_rotate_method "allgather", the
 		// default at 9dec370: the key and value shards all-gathered
 		// after the first sub-attention): every rank's keys and values
 		// at once while one layer's attention runs, at every head
 		// (repeat_kv precedes the attention: titanBlockExtra).
-		acts += 2 * float64(pl.C) * n * float64(m.Heads) / T * float64(m.HeadDim()) * bf16
-	case pl.C > 1:
+		acts += 2 * float64(pl.CP) * n * float64(m.Heads) / T * float64(m.HeadDim()) * bf16
+	case pl.CP > 1:
 		// The context ring's buffers while one layer's attention runs:
 		// the K and V chunk received and, in the backward, the chunk
 		// sent on and a gradient chunk in flight (three chunks of this
 		// GPU's K and V).
 		acts += 3 * n * 2 * kv / T * float64(m.HeadDim()) * bf16
 	}
-	if pl.P > 1 && pl.Titan() {
+	if pl.PP > 1 && pl.Titan() {
 		acts += c.titanStageBuffers(s, inflight)
 	}
 	acts += inflight * c.titanFP8Weights(st)
@@ -167,13 +167,13 @@ func (c *counter) titanOutputInputs() float64 {
 func (c *counter) titanStageBuffers(s int, inflight float64) float64 {
 	pl := &c.pl
 	boundary := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
-	M, V := float64(pl.M), float64(max(pl.V, 1))
+	M, V := float64(pl.NumMicro), float64(max(pl.VP, 1))
 	units := inflight * V // model chunks in flight, each 1/V of the stage
 	receiving, sending := V, V
 	if s == 0 {
 		receiving-- // the model's first chunk takes the tokens
 	}
-	if s == pl.P-1 {
+	if s == pl.PP-1 {
 		sending-- // the model's last chunk ends in the loss
 	}
 	recv := max(receiving*M-units*receiving/V, 0)
@@ -205,10 +205,10 @@ func (c *counter) titanStageBuffers(s int, inflight float64) float64 {
 //     bytes more.
 func titanLossBytes(pl *plan.Plan) float64 {
 	b := 4.0 + 4 + 4
-	if pl.T > 1 {
+	if pl.TP > 1 {
 		b = 4 + 4 + 4 + 4
 	}
-	if pl.P > 1 {
+	if pl.PP > 1 {
 		b += bf16
 	}
 	return b
@@ -227,10 +227,10 @@ func titanLossBytes(pl *plan.Plan) float64 {
 // cache lets go of its reference after the backward, output_chunks does
 // not. M - 1 of them under a pipeline, none without.
 func titanOutputChunks(pl *plan.Plan) float64 {
-	if pl.P <= 1 {
+	if pl.PP <= 1 {
 		return 0
 	}
-	return float64(pl.M - 1)
+	return float64(pl.NumMicro - 1)
 }
 
 // inflight is the micro-batches whose activations stage s holds at
@@ -254,18 +254,18 @@ func titanOutputChunks(pl *plan.Plan) float64 {
 // them. With GPipe all M; with the experts' all-to-alls overlapped one
 // model chunk more.
 func inflight(pl *plan.Plan, s int) float64 {
-	inflight := float64(min(pl.M, pl.P-s))
-	if V := pl.V; V > 1 && (s == 0 || pl.Titan()) {
-		chunks := min((pl.P-s-1)*2+(V-1)*pl.P+1, pl.M*V)
+	inflight := float64(min(pl.NumMicro, pl.PP-s))
+	if V := pl.VP; V > 1 && (s == 0 || pl.Titan()) {
+		chunks := min((pl.PP-s-1)*2+(V-1)*pl.PP+1, pl.NumMicro*V)
 		inflight = float64(chunks) / float64(V)
 	}
-	if pl.P > 1 && pl.Sched() == decision.GPipe {
-		inflight = float64(pl.M)
+	if pl.PP > 1 && pl.Sched() == decision.GPipe {
+		inflight = float64(pl.NumMicro)
 	}
-	if pl.EPOverlap && pl.M > 1 {
+	if pl.EPOverlap && pl.NumMicro > 1 {
 		// A merged pair runs the next forward before the backward before
 		// it has freed its activations: one model chunk more.
-		inflight += 1 / float64(pl.V)
+		inflight += 1 / float64(pl.VP)
 	}
 	return inflight
 }
@@ -291,20 +291,20 @@ func inflight(pl *plan.Plan, s int) float64 {
 // activations where they are kept whole (no full recomputation, whose
 // layers keep their input alone).
 func chunkShare(pl *plan.Plan, s int) float64 {
-	if s != 0 || pl.V <= 1 || pl.Titan() || pl.Sched() == decision.GPipe || pl.M < pl.P || pl.Stages[0] <= 0 {
+	if s != 0 || pl.VP <= 1 || pl.Titan() || pl.Sched() == decision.GPipe || pl.NumMicro < pl.PP || pl.Stages[0] <= 0 {
 		return 1
 	}
 	uneven := false
-	for v := 1; v < pl.V; v++ {
+	for v := 1; v < pl.VP; v++ {
 		uneven = uneven || pl.ChunkLayers(0, v) != pl.ChunkLayers(0, 0)
 	}
 	if !uneven {
 		return 1
 	}
-	chunks := min((pl.P-1)*2+(pl.V-1)*pl.P+1, pl.M*pl.V)
+	chunks := min((pl.PP-1)*2+(pl.VP-1)*pl.PP+1, pl.NumMicro*pl.VP)
 	var held float64
 	for k := range chunks {
-		held += float64(pl.ChunkLayers(0, k%(pl.P*pl.V)/pl.P))
+		held += float64(pl.ChunkLayers(0, k%(pl.PP*pl.VP)/pl.PP))
 	}
-	return held / (float64(chunks) / float64(pl.V) * float64(pl.Stages[0]))
+	return held / (float64(chunks) / float64(pl.VP) * float64(pl.Stages[0]))
 }

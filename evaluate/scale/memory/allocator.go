@@ -67,7 +67,7 @@ func (step *Step) Allocator() *AllocatorPeak {
 		cfg.Capacity = p.Hardware.Memory
 	}
 	if len(stages) == 1 {
-		if t, _, ok := cs[0].stepTraced(pl.M); ok {
+		if t, _, ok := cs[0].stepTraced(pl.NumMicro); ok {
 			st, err := alloc.Replay(cfg, t.ev)
 			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
 				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
@@ -195,17 +195,17 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory) ([]alloc.Eve
 	sm := c.stageMemory(s, st, lm)
 	var b traceBuilder
 	L := pl.Stages[s]
-	V := max(pl.V, 1)
+	V := max(pl.VP, 1)
 	hidden := 2 * c.tokens * float64(c.m.Hidden) * c.sp()
-	r := unitReplay{b: &b, V: V, hidden: hidden, last: s == pl.P-1, logits: sm.logits,
-		logitPiece: c.tokens * float64(c.m.Vocab) / float64(pl.T) * 4}
+	r := unitReplay{b: &b, V: V, hidden: hidden, last: s == pl.PP-1, logits: sm.logits,
+		logitPiece: c.tokens * float64(c.m.Vocab) / float64(pl.TP) * 4}
 
 	r.gather, r.grad, r.gatherPP, r.fsdp2 = c.stateTensors(&b, st, sm, L)
 
 	acts0, _ := c.stageActivationsAt(s, st, lm, 0)
 	acts1, _ := c.stageActivationsAt(s, st, lm, 1)
 	var buffers float64
-	if pl.P > 1 && pl.Titan() {
+	if pl.PP > 1 && pl.Titan() {
 		buffers = c.titanStageBuffers(s, 0)
 	}
 	b.tensors(buffers, hidden)
@@ -221,21 +221,21 @@ func (c *counter) allocatorTrace(s int, st *Stage, lm *layerMemory) ([]alloc.Eve
 	r.lu = max(int(math.Round(float64(L)/float64(V))), 1)
 	r.perUnitLayer = perUnit / float64(r.lu)
 
-	U := pl.M * V
+	U := pl.NumMicro * V
 	n := min(max(int(math.Round(inflight(pl, s)*float64(V))), 1), U)
 	ord := titanUnitOrder(pl)
 	r.chunkOf = func(u int) int { return u % V } // the first V units: one of each chunk
 	if ord != nil {
-		r.chunkOf = func(u int) int { return u / pl.M }
+		r.chunkOf = func(u int) int { return u / pl.NumMicro }
 	}
 	// The last stage's outputs torch's pipelining keeps to the step's
 	// end (titanOutputChunks): one a micro-batch of the last model chunk,
 	// made by its forward; its loss's logits made with its backward and
 	// freed after its first layer.
-	if r.last && pl.Titan() && pl.P > 1 {
-		r.chunk = c.tokens * float64(c.m.Vocab) / float64(pl.T) * bf16
+	if r.last && pl.Titan() && pl.PP > 1 {
+		r.chunk = c.tokens * float64(c.m.Vocab) / float64(pl.TP) * bf16
 	}
-	r.logits -= float64(pl.M) * r.chunk
+	r.logits -= float64(pl.NumMicro) * r.chunk
 	r.saved = make([][][]int32, U)
 	r.seen = make([]bool, V)
 	replay1F1B(U, n, ord, r.forward, r.backward)
@@ -342,10 +342,10 @@ func (r *unitReplay) backward(u int) {
 func (c *counter) stateTensors(b *traceBuilder, st *Stage, sm stageMem, L int) (gather, grad, gatherPP float64, fsdp2 bool) {
 	pl := &c.pl
 	fsdp2 = pl.FSDP && pl.Titan()
-	if fsdp2 && pl.P > 1 && L > 0 {
+	if fsdp2 && pl.PP > 1 && L > 0 {
 		gatherPP = st.Layers / float64(L) * bf16
 	}
-	if pl.FSDP && L > 0 && !(pl.Titan() && pl.P > 1) {
+	if pl.FSDP && L > 0 && !(pl.Titan() && pl.PP > 1) {
 		layer := st.Layers / float64(L)
 		gather = layer * bf16
 		grad = layer * pl.GradBytes()
@@ -400,7 +400,7 @@ func replay1F1B(U, n int, ord func(k int, bwd bool) int, forward, backward func(
 // backward_stage_index): nil, the units in their order, for any other
 // stack or schedule, or where M is not a multiple of P.
 func titanUnitOrder(pl *plan.Plan) func(k int, bwd bool) int {
-	V, P, M := max(pl.V, 1), pl.P, pl.M
+	V, P, M := max(pl.VP, 1), pl.PP, pl.NumMicro
 	if !pl.Titan() || V == 1 || M%P != 0 {
 		return nil
 	}

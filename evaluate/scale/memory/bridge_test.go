@@ -31,7 +31,7 @@ func TestBridgeBlockParams(t *testing.T) {
 		{"megatron-core-0.16", plan.FP8MX, 2.2e9, 2.0625e9},
 		{"megatron-bridge-26.02", plan.FP8Current, 1.2e9, 1e9},
 	} {
-		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{T: 1, P: 1, D: 8, C: 1, Stages: []int{32},
+		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Stages: []int{32},
 			Strategy: plan.Strategy{FP8: c.recipe, DistOpt: true, Software: plan.Software{Stack: c.stack}}}}
 		st := Stage{Params: 1.1e9, Layers: 1e9}
 		w, copies, _, _ := co.stageState(0, &st)
@@ -60,7 +60,7 @@ func TestBridgeBlockParams(t *testing.T) {
 // interleaving.
 func TestChunkShare(t *testing.T) {
 	pipe := func(P, V, M int, emb bool, stages ...int) plan.Plan {
-		return plan.Plan{T: 4, P: P, V: V, M: M, D: 4, C: 1, Stages: stages, Strategy: plan.Strategy{EmbeddingLayer: emb, LossLayer: emb, Schedule: decision.OneFOneB}}
+		return plan.Plan{TP: 4, PP: P, VP: V, NumMicro: M, DP: 4, CP: 1, Stages: stages, Strategy: plan.Strategy{EmbeddingLayer: emb, LossLayer: emb, Schedule: decision.OneFOneB}}
 	}
 	even := func(P, first, rest, last int) []int {
 		s := []int{first}

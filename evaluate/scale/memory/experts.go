@@ -27,7 +27,7 @@ func (c *counter) moeActivations() float64 {
 func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
-	nl := c.tokens / float64(pl.T)
+	nl := c.tokens / float64(pl.TP)
 	recv := nl * k * pl.LoadFactor()
 	rows := recv * float64(pl.ETP)
 	cols := float64(m.ExpertFFN) / float64(pl.ETP)

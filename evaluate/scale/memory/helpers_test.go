@@ -20,7 +20,7 @@ func mustSpec(t testing.TB, text string) transformer.Spec {
 // degree T with tokens a micro-batch on one GPU.
 func counterAt(m transformer.Spec, pl plan.Plan, p *plan.Pod, T int, tokens float64) counter {
 	c := counter{m: m, pl: pl, pod: p, tokens: tokens}
-	c.pl.T = T
+	c.pl.TP = T
 	return c
 }
 

@@ -23,7 +23,7 @@ func (c *counter) layerMemory() layerMemory {
 		return c.mixerMemory() // mixers.go
 	}
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads)
 	unit := n * h // s b h
@@ -44,7 +44,7 @@ func (c *counter) layerMemory() layerMemory {
 		perDense /= T
 	case pl.SequenceParallel:
 		perLayer /= T
-	case pl.T > 1:
+	case pl.TP > 1:
 		perLayer = replicated*unit + (norms+attn+mlp-replicated)*unit/T
 	}
 	if pl.Titan() && !m.MoE() {
@@ -61,7 +61,7 @@ func (c *counter) layerMemory() layerMemory {
 		}
 		perLayer -= out
 		perDense -= out
-	} else if c.pod.Kernels.UnfusedAttention && pl.C <= 1 && !pl.Titan() {
+	} else if c.pod.Kernels.UnfusedAttention && pl.CP <= 1 && !pl.Titan() {
 		// Unfused attention's softmax output, dropout mask and dropout
 		// output, 5 bytes a score (Korthikanti's 5 a s / h). Not under
 		// torchtitan, whose attention is scaled_dot_product_attention
@@ -109,10 +109,10 @@ func (c *counter) layerMemory() layerMemory {
 //     copy of heads/kv_heads times the projections' outputs.
 func (c *counter) titanBlockExtra() float64 {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden)
 	var extra float64
-	if pl.T > 1 && pl.SequenceParallel {
+	if pl.TP > 1 && pl.SequenceParallel {
 		in := 2.0 + 2 // the attention's and the MLP's gathered inputs
 		if plan.KeepsFP8Inputs(pl.FP8) {
 			in = 1 + 1
@@ -142,14 +142,14 @@ func (c *counter) titanBlockExtra() float64 {
 // The rest is recomputed.
 func (c *counter) titanOpSAC() float64 {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	h, f := float64(m.Hidden), float64(m.FFN)
 	heads, kv, d := float64(m.Heads), float64(m.KVHeads), float64(m.HeadDim())
 	units := 2*c.sp() + // the block's input
 		2*heads*d/h/T + 2*kv*d/h/T + // wq's and wv's outputs
 		2*heads*d/h/T + 4*heads/h/T + // the attention's output and log-sum-exp
 		2*f/h/T + 2 // w1's output, w2's
-	if pl.T > 1 && pl.SequenceParallel {
+	if pl.TP > 1 && pl.SequenceParallel {
 		units += 2 * 2 / T // the two reduce-scatters' outputs
 	}
 	return units * c.tokens * h
@@ -172,7 +172,7 @@ func (c *counter) titanOpSAC() float64 {
 func (c *counter) recomputeSaved(moe bool) float64 {
 	m, pl := &c.m, &c.pl
 	mods := pl.Recomputes()
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden) // s b h
 	fp8 := plan.KeepsFP8Inputs(pl.FP8)
 	// rep units replicated over the tensor group without sequence

@@ -7,7 +7,7 @@ import "github.com/placer/placer/evaluate/scale/plan"
 // input; A's input is the layer's, kept already).
 func (c *counter) loraActivations() float64 {
 	var k float64
-	in, _, _ := plan.LoRAWidths(&c.m, float64(c.pl.T))
+	in, _, _ := plan.LoRAWidths(&c.m, float64(c.pl.TP))
 	for i := range in {
 		if c.pl.Targets().Has(plan.LoRATargets(1) << i) {
 			k++
@@ -32,10 +32,10 @@ func (c *counter) loraMemory(s int, st *Stage, sm stageMem) stageMem {
 	sm.weights += a * bf16
 	sm.grads, sm.opt = a*pl.GradBytes(), a*12
 	if pl.DistOpt || pl.FSDP {
-		sm.opt /= float64(pl.D * pl.C)
+		sm.opt /= float64(pl.DP * pl.CP)
 	}
 	if pl.FSDP {
-		sm.grads /= float64(pl.D * pl.C)
+		sm.grads /= float64(pl.DP * pl.CP)
 	}
 	if pl.Recompute != plan.FullRecompute {
 		sm.acts += inflight(pl, s) * float64(pl.Stages[s]) * c.loraActivations()

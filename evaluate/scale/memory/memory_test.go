@@ -59,12 +59,12 @@ func TestTitanParts(t *testing.T) {
 		extra     float64
 		buffersS0 float64 // titanStageBuffers of stage 0 with 1 in flight
 	}{
-		{"fsdp", plan.Plan{T: 1, P: 1, M: 1}, 12, kvWide * unit, 0},
-		{"tp 8 sp", plan.Plan{T: 8, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
-		{"tp 8 sp fp8", plan.Plan{T: 8, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
+		{"fsdp", plan.Plan{TP: 1, PP: 1, NumMicro: 1}, 12, kvWide * unit, 0},
+		{"tp 8 sp", plan.Plan{TP: 8, PP: 1, NumMicro: 1, Strategy: plan.Strategy{SequenceParallel: true}}, 16, 4*unit*7/8 + kvWide*unit/8, 0},
+		{"tp 8 sp fp8", plan.Plan{TP: 8, PP: 1, NumMicro: 1, Strategy: plan.Strategy{SequenceParallel: true, FP8: "current"}}, 16, 2*unit*7/8 + kvWide*unit/8, 0},
 		// 8 micro-batches: stage 0 receives the gradient of each and
 		// keeps the output of the one in flight, 2 s h / T bytes each.
-		{"tp 8 sp pp 4", plan.Plan{T: 8, P: 4, M: 8, Strategy: plan.Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
+		{"tp 8 sp pp 4", plan.Plan{TP: 8, PP: 4, NumMicro: 8, Strategy: plan.Strategy{SequenceParallel: true}}, 18, 4*unit*7/8 + kvWide*unit/8, (8 + 1) * 2 * unit / 8},
 	} {
 		c.pl.Software.Stack = "torchtitan-0.2"
 		if got := titanLossBytes(&c.pl); got != c.loss {
@@ -90,7 +90,7 @@ func TestTitanParts(t *testing.T) {
 // 12 / 4 = 2.1e9 bytes, weights and gradients 2e9 each (unsharded).
 func TestMoEDistOptShards(t *testing.T) {
 	m := mustSpec(t, "qwen3-30b-a3b:seq=4096,batch=64")
-	pl := plan.Plan{T: 1, P: 1, D: 8, C: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: plan.Strategy{DistOpt: true, GradBF16: true}}
+	pl := plan.Plan{TP: 1, PP: 1, DP: 8, CP: 2, EP: 4, EDP: 4, ETP: 1, Stages: []int{48}, Strategy: plan.Strategy{DistOpt: true, GradBF16: true}}
 	co := counter{m: m, pl: pl}
 	st := Stage{Params: 1e9, Experts: 6e8, Layers: 9e8}
 	w, fp8, g, o := co.stageState(0, &st)
@@ -128,7 +128,7 @@ func TestInflightInterleaved(t *testing.T) {
 		{4, 3, 16, 3, 3},    // the last stage: (8 + 1) / 3
 		{8, 1, 8, 7, 1},     // 1F1B's last stage: 1
 	} {
-		pl := plan.Plan{P: c.p, V: c.v, M: c.m}
+		pl := plan.Plan{PP: c.p, VP: c.v, NumMicro: c.m}
 		pl.Schedule = decision.OneFOneB
 		pl.Software.Stack = "torchtitan-0.2"
 		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
@@ -141,7 +141,7 @@ func TestInflightInterleaved(t *testing.T) {
 		s    int
 		want float64
 	}{{0, 11.5}, {3, 5}, {7, 1}} {
-		pl := plan.Plan{P: 8, V: 2, M: 32}
+		pl := plan.Plan{PP: 8, VP: 2, NumMicro: 32}
 		pl.Schedule = decision.OneFOneB
 		if got := inflight(&pl, c.s); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Megatron-Core, stage %d: %g micro-batches in flight, want %g", c.s, got, c.want)
@@ -177,19 +177,19 @@ func TestTitanPipelineBuffers(t *testing.T) {
 		{"interleaved first", 2, 0, 8, (8 - 8) + 16 + 16},
 		{"interleaved last", 2, 7, 4.5, (16 - 9) + 8 + 4.5},
 	} {
-		pl := plan.Plan{T: 8, P: 8, V: c.v, M: 8, Strategy: plan.Strategy{SequenceParallel: true}}
+		pl := plan.Plan{TP: 8, PP: 8, VP: c.v, NumMicro: 8, Strategy: plan.Strategy{SequenceParallel: true}}
 		pl.Software.Stack = "torchtitan-0.2"
 		co := counter{m: m, pl: pl, tokens: n}
 		if got := co.titanStageBuffers(c.s, c.inflight); math.Abs(got-c.want*boundary) > 1e-3 {
 			t.Errorf("%s: %.0f bytes of buffers, want %.0f", c.name, got, c.want*boundary)
 		}
 	}
-	pl := plan.Plan{T: 8, P: 8, M: 8}
+	pl := plan.Plan{TP: 8, PP: 8, NumMicro: 8}
 	pl.Software.Stack = "torchtitan-0.2"
 	if got := titanOutputChunks(&pl); got != 7 {
 		t.Errorf("P 8 M 8: %g output chunks held, want 7", got)
 	}
-	pl.P = 1
+	pl.PP = 1
 	if got := titanOutputChunks(&pl); got != 0 {
 		t.Errorf("no pipeline: %g output chunks held, want 0", got)
 	}
@@ -201,7 +201,7 @@ func TestTitanPipelineBuffers(t *testing.T) {
 // c1 2 3), the backwards from the last chunk (c1 0 1, c0 0 1, c1 2 3,
 // c0 2 3); none for 1F1B or another stack.
 func TestTitanUnitOrder(t *testing.T) {
-	pl := plan.Plan{P: 2, V: 2, M: 4}
+	pl := plan.Plan{PP: 2, VP: 2, NumMicro: 4}
 	pl.Software.Stack = "torchtitan-0.2"
 	ord := titanUnitOrder(&pl)
 	if ord == nil {
@@ -216,11 +216,11 @@ func TestTitanUnitOrder(t *testing.T) {
 			t.Errorf("backward %d: unit %d, want %d", k, got, bwd[k])
 		}
 	}
-	pl.V = 1
+	pl.VP = 1
 	if titanUnitOrder(&pl) != nil {
 		t.Error("1F1B: an order, want none")
 	}
-	pl.V, pl.Software.Stack = 2, ""
+	pl.VP, pl.Software.Stack = 2, ""
 	if titanUnitOrder(&pl) != nil {
 		t.Error("Megatron-Core: an order, want none")
 	}
@@ -246,7 +246,7 @@ func TestTitanFP8Weights(t *testing.T) {
 		{"bf16", "torchtitan-0.2", "", plan.NoRecompute, 0},
 		{"megatron-core", "", "current", plan.NoRecompute, 0},
 	} {
-		pl := plan.Plan{T: 1, P: 1, M: 1, Strategy: plan.Strategy{FP8: c.fp8, Recompute: c.rec}}
+		pl := plan.Plan{TP: 1, PP: 1, NumMicro: 1, Strategy: plan.Strategy{FP8: c.fp8, Recompute: c.rec}}
 		pl.Software.Stack = c.stack
 		co := counter{m: m, pl: pl}
 		if got := co.titanFP8Weights(&st); got != c.want {
@@ -287,7 +287,7 @@ func TestBlockScaledCopies(t *testing.T) {
 		{plan.FP4NV, 1.125e9},
 		{plan.FP8Delayed, 2e9},
 	} {
-		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{T: 1, P: 1, D: 8, C: 1, Stages: []int{32}, Strategy: plan.Strategy{FP8: c.recipe, DistOpt: true}}}
+		co := counter{m: mustSpec(t, "llama3-8b:seq=4096,batch=8"), pl: plan.Plan{TP: 1, PP: 1, DP: 8, CP: 1, Stages: []int{32}, Strategy: plan.Strategy{FP8: c.recipe, DistOpt: true}}}
 		st := Stage{Params: 1e9, Layers: 1e9}
 		w, fp8, _, _ := co.stageState(0, &st)
 		if w != 2e9 || math.Abs(fp8-c.stage) > 1e-9*c.stage {
@@ -308,7 +308,7 @@ func oneGPU(t *testing.T, m transformer.Spec) counter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return counterAt(m, pl, &p, pl.T, float64(m.Seq))
+	return counterAt(m, pl, &p, pl.TP, float64(m.Seq))
 }
 
 // TestPostNormsActivations: Gemma's four norms a block keep two norms'

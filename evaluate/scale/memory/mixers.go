@@ -38,7 +38,7 @@ func mambaUnits(m *transformer.Spec, fp8 bool) (units, replicated float64) {
 // core attention drops the attention blocks' outputs, as layerMemory's.
 func (c *counter) hybridMemory() layerMemory {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden)
 	nm, na, nf := m.Kinds()
 	l := float64(m.Layers)
@@ -57,7 +57,7 @@ func (c *counter) hybridMemory() layerMemory {
 		switch {
 		case pl.SequenceParallel:
 			return units * unit / T
-		case pl.T > 1:
+		case pl.TP > 1:
 			return rep*unit + (units-rep)*unit/T
 		}
 		return units * unit
@@ -101,7 +101,7 @@ func mixerUnits(m *transformer.Spec) float64 {
 // the attention layers' outputs.
 func (c *counter) mixerMemory() layerMemory {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden)
 	per := (4+mixerUnits(m))*unit/T + c.moeActivations()
 	_, na := m.MixerKinds()

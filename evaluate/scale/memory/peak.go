@@ -74,8 +74,8 @@ type counter struct {
 func newCounter(step *Step, T int) counter {
 	pl := &step.Plan
 	c := counter{m: step.Model, pl: *pl, pod: step.Pod, eager: step.Eager,
-		tokens: float64(pl.MBS) * float64(step.Model.Seq) / float64(pl.C)}
-	c.pl.T = T
+		tokens: float64(pl.MBS) * float64(step.Model.Seq) / float64(pl.CP)}
+	c.pl.TP = T
 	return c
 }
 
@@ -83,7 +83,7 @@ func newCounter(step *Step, T int) counter {
 // T (-1: none), the counters looked at in place.
 func counterOf(cs []counter, T int) int {
 	for i := range cs {
-		if cs[i].pl.T == T {
+		if cs[i].pl.TP == T {
 			return i
 		}
 	}
@@ -94,7 +94,7 @@ func counterOf(cs []counter, T int) int {
 // sequence parallelism, else 1.
 func (c *counter) sp() float64 {
 	if c.pl.SequenceParallel {
-		return 1 / float64(c.pl.T)
+		return 1 / float64(c.pl.TP)
 	}
 	return 1
 }
@@ -116,10 +116,10 @@ func (step *Step) counters(cs []counter) []counter {
 // stack).
 func (step *Step) stages(stages []Stage) []Stage {
 	pl := &step.Plan
-	if pl.P > cap(stages) {
-		stages = make([]Stage, 0, pl.P)
+	if pl.PP > cap(stages) {
+		stages = make([]Stage, 0, pl.PP)
 	}
-	stages = stages[:pl.P]
+	stages = stages[:pl.PP]
 	lp := float64(step.Model.LayerParams())
 	for s := range stages {
 		stages[s] = StageOf(&step.Model, pl, s, lp)

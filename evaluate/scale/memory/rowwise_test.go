@@ -28,7 +28,7 @@ func TestRowwiseKeeps(t *testing.T) {
 		if plan.KeepsFP8Inputs(c.recipe) != c.fp8 || plan.KeepsFP8Weights(c.recipe) != c.fp8 {
 			t.Errorf("fp8=%q: keeps FP8 inputs %v, weights %v; want %v", c.recipe, plan.KeepsFP8Inputs(c.recipe), plan.KeepsFP8Weights(c.recipe), c.fp8)
 		}
-		pl := plan.Plan{T: 1, P: 1, M: 1, Strategy: plan.Strategy{FP8: c.recipe}}
+		pl := plan.Plan{TP: 1, PP: 1, NumMicro: 1, Strategy: plan.Strategy{FP8: c.recipe}}
 		pl.Software.Stack = "torchtitan-0.2"
 		co := counter{m: m, pl: pl, tokens: 8192}
 		if got := co.titanFP8Weights(&st); got != c.weights {

@@ -39,7 +39,7 @@ func stageLayerParams(m *transformer.Spec, pl *plan.Plan, s, dn int) (experts, l
 			layers += dense * (float64(m.DenseLayerParams()) / T)
 		}
 	}
-	if s == pl.P-1 && m.MTP > 0 {
+	if s == pl.PP-1 && m.MTP > 0 {
 		// Each module: the projection of 2h to h (column-parallel), its
 		// two norms, and a block like the last (transformer.MTPParams).
 		h := float64(m.Hidden)
@@ -76,9 +76,9 @@ func stageParamsOf(m *transformer.Spec, pl *plan.Plan, s int, lp, layers float64
 	if s == 0 {
 		params += float64(m.EmbeddingParams()) / T
 	}
-	if s == pl.P-1 {
+	if s == pl.PP-1 {
 		params += float64(m.OutputParams()) / T
-		if (m.Tied || m.MTP > 0) && pl.P > 1 {
+		if (m.Tied || m.MTP > 0) && pl.PP > 1 {
 			params += float64(m.Vocab) * float64(m.Hidden) / T // the output layer's (or MTP's) copy of the embedding
 		}
 	}

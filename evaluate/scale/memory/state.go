@@ -22,9 +22,9 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 	g = st.Params * gb
 	o = st.Params * 12
 	if pl.DistOpt {
-		o /= float64(pl.D * pl.C) // sharded over the data-parallel and context ranks
+		o /= float64(pl.DP * pl.CP) // sharded over the data-parallel and context ranks
 		if m.MoE() {
-			o = (st.Params-st.Experts)*12/float64(pl.D*pl.C) + st.Experts*12/float64(pl.EDP)
+			o = (st.Params-st.Experts)*12/float64(pl.DP*pl.CP) + st.Experts*12/float64(pl.EDP)
 		}
 	}
 	if pl.FP8 != "" {
@@ -47,7 +47,7 @@ func (c *counter) stageState(s int, st *Stage) (w, fp8, g, o float64) {
 		// layers' weights gathered (the one running and the next,
 		// prefetched: Megatron-FSDP's unit is a layer) and one layer's
 		// gradient before its reduce-scatter.
-		D := float64(pl.D * pl.C)
+		D := float64(pl.DP * pl.CP)
 		var layer float64
 		if l := pl.Stages[s]; l > 0 {
 			layer = st.Layers / float64(l)
@@ -105,14 +105,14 @@ func (c *counter) eagerState(st *Stage) (w, fp8, g, o float64) {
 // Float8's weight casts are activations, not state (titanFP8Weights).
 func (c *counter) fsdp2State(s int, st *Stage) (w, g, o float64) {
 	pl := &c.pl
-	D := float64(pl.D * pl.C)
+	D := float64(pl.DP * pl.CP)
 	rd := pl.GradBytes() // the reduce dtype
 	var layer float64
 	if l := pl.Stages[s]; l > 0 {
 		layer = st.Layers / float64(l)
 	}
 	w, g, o = st.Params*4/D, st.Params*4/D, st.Params*8/D
-	if pl.P > 1 {
+	if pl.PP > 1 {
 		return w + st.Params*bf16, g + st.Params*rd, o
 	}
 	// The root (the embedding, the final norm, the output layer) is not

@@ -211,7 +211,7 @@ func (c *counter) stepTraced(micro int) (memTrace, plan.RegimeError, bool) {
 	if c.eager == nil || !eagerTraceable(c) {
 		return memTrace{}, plan.RegimeError{}, false
 	}
-	return eagerStepTrace(c, c.eager.Layer, max(1, min(micro, c.pl.M))), c.eager.Error, true
+	return eagerStepTrace(c, c.eager.Layer, max(1, min(micro, c.pl.NumMicro))), c.eager.Error, true
 }
 
 // traced sets pk from a step's trace t: the peak instant's bytes, by
@@ -239,8 +239,8 @@ func (pk *Peak) traced(t *memTrace) {
 // per-op policy is not traced).
 func eagerTraceable(c *counter) bool {
 	pl, m := &c.pl, &c.m
-	return pl.P == 1 && pl.T == 1 && pl.C == 1 && pl.D == 1 && pl.EP <= 1 && !pl.FSDP && !pl.DistOpt &&
-		pl.FP8 == "" && !m.MoE() && m.MTP == 0 && max(pl.V, 1) == 1 &&
+	return pl.PP == 1 && pl.TP == 1 && pl.CP == 1 && pl.DP == 1 && pl.EP <= 1 && !pl.FSDP && !pl.DistOpt &&
+		pl.FP8 == "" && !m.MoE() && m.MTP == 0 && max(pl.VP, 1) == 1 &&
 		(pl.Recompute == plan.NoRecompute || pl.Recompute == plan.FullRecompute)
 }
 

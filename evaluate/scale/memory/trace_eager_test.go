@@ -35,9 +35,9 @@ func TestTracePeakTwoMicroBatches(t *testing.T) {
 		c := counterAt(m, pl, &p, 1, float64(pl.MBS*m.Seq))
 		c.eager = &EagerTrace{Layer: eager.LayerLlamaPy} // the torch-eager stacks' layers.py
 		two, _, ok := c.stepTraced(2)
-		all, _, ok2 := c.stepTraced(pl.M)
-		if !ok || !ok2 || pl.M <= 2 {
-			t.Fatalf("%s: traced %v %v, %d micro-batches", st, ok, ok2, pl.M)
+		all, _, ok2 := c.stepTraced(pl.NumMicro)
+		if !ok || !ok2 || pl.NumMicro <= 2 {
+			t.Fatalf("%s: traced %v %v, %d micro-batches", st, ok, ok2, pl.NumMicro)
 		}
 		p2, _ := two.peak()
 		pm, _ := all.peak()

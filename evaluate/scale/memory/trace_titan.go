@@ -108,14 +108,14 @@ type titanTensor struct {
 //     add needs no input for its backward).
 func (c *counter) titanBlockTensors() []titanTensor {
 	m, pl := &c.m, &c.pl
-	T := float64(pl.T)
+	T := float64(pl.TP)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
 	q, kv := float64(m.Heads)*float64(m.HeadDim()), float64(m.KVHeads)*float64(m.HeadDim())
 	in := 2.0 // a GEMM's saved input, a byte under Float8 (BF16 under rowwise: plan.KeepsFP8Inputs)
 	if plan.KeepsFP8Inputs(pl.FP8) {
 		in = 1
 	}
-	sp := pl.T > 1 && pl.SequenceParallel
+	sp := pl.TP > 1 && pl.SequenceParallel
 	ts := []titanTensor{
 		{"attention norm output", in * n * h, true, false, false, true},
 		{"wq output", 2 * n * q / T, false, true, false, false},
@@ -200,15 +200,15 @@ func titanSplit(pl *plan.Plan, ts []titanTensor) (saved, recomputed []float64) {
 // ones are added to: three of them at once.
 func (c *counter) titanAttentionBackward() []float64 {
 	pl, m := &c.pl, &c.m
-	if pl.C <= 1 {
+	if pl.CP <= 1 {
 		return nil
 	}
-	E := c.tokens * float64(m.Heads) * float64(m.HeadDim()) / float64(pl.T) // this GPU's query (and key) elements
+	E := c.tokens * float64(m.Heads) * float64(m.HeadDim()) / float64(pl.TP) // this GPU's query (and key) elements
 	return []float64{
 		4 * E, 4 * E, 4 * E, // dq, dk, dv accumulators
-		2 * 2 * E * float64(pl.C), // every rank's keys and values
-		2 * 2 * E,                 // the local keys and values, concatenated
-		2 * E, 2 * E, 2 * E,       // one step's dq, dk, dv
+		2 * 2 * E * float64(pl.CP), // every rank's keys and values
+		2 * 2 * E,                  // the local keys and values, concatenated
+		2 * E, 2 * E, 2 * E,        // one step's dq, dk, dv
 		4 * 2 * E, 4 * 2 * E, 4 * 2 * E, // dk and dv concatenated: sent, received, the next sent
 	}
 }
@@ -272,7 +272,7 @@ func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 	t.alloc(g.root*4/g.D, catWeights)
 	t.alloc(g.root*4/g.D, catOpt)
 	t.alloc(g.root*4/g.D, catOpt)
-	if pl.P > 1 {
+	if pl.PP > 1 {
 		for _, b := range splitBytes(c.titanStageBuffers(s, 0), g.boundary) {
 			t.alloc(b, catActs)
 		}
@@ -281,11 +281,11 @@ func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 	// The micro-batches written (tracedMicro), the last stage's logits
 	// of those left out kept in output_chunks from the start.
 	wc := *c
-	wc.pl.M = micro
+	wc.pl.NumMicro = micro
 	w.c = &wc
-	if s == pl.P-1 && pl.P > 1 {
-		for range pl.M - wc.pl.M {
-			w.outputs = append(w.outputs, t.alloc(c.tokens*float64(c.m.Vocab)/float64(pl.T)*bf16, catLoss))
+	if s == pl.PP-1 && pl.PP > 1 {
+		for range pl.NumMicro - wc.pl.NumMicro {
+			w.outputs = append(w.outputs, t.alloc(c.tokens*float64(c.m.Vocab)/float64(pl.TP)*bf16, catLoss))
 		}
 	}
 	w.unsharded = make([]int32, g.L)
@@ -319,28 +319,28 @@ func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 // allocated at the step's start (titanStageTrace): held at its last
 // backward, its peak, all the same.
 func tracedMicro(pl *plan.Plan) int {
-	if pl.P == 1 {
-		return min(pl.M, 2)
+	if pl.PP == 1 {
+		return min(pl.NumMicro, 2)
 	}
-	if pl.M <= 3*pl.P || max(pl.V, 1) > 1 && pl.M%pl.P != 0 {
-		return pl.M
+	if pl.NumMicro <= 3*pl.PP || max(pl.VP, 1) > 1 && pl.NumMicro%pl.PP != 0 {
+		return pl.NumMicro
 	}
-	return 3 * pl.P
+	return 3 * pl.PP
 }
 
 // titanStageOf is titanStage of stage s (summed: the tensors a block
 // makes one after another as one, for a peak alone).
 func (c *counter) titanStageOf(s int, st *Stage, summed bool) titanStage {
 	pl, m := &c.pl, &c.m
-	L, V := pl.Stages[s], max(pl.V, 1)
+	L, V := pl.Stages[s], max(pl.VP, 1)
 	g := titanStage{s: s, L: L, V: V, lu: max(int(math.Round(float64(L)/float64(V))), 1),
-		D: float64(pl.D * pl.C), boundary: 2 * c.tokens * float64(m.Hidden) * c.sp()}
+		D: float64(pl.DP * pl.CP), boundary: 2 * c.tokens * float64(m.Hidden) * c.sp()}
 	if L > 0 {
 		g.block = st.Layers / float64(L)
 	}
 	g.root = st.Params - st.Layers
-	if s == pl.P-1 {
-		g.out = min(float64(m.OutputParams())/float64(pl.T), g.root)
+	if s == pl.PP-1 {
+		g.out = min(float64(m.OutputParams())/float64(pl.TP), g.root)
 	}
 	ts := c.titanBlockTensors()
 	g.saved, g.recomp = titanSplit(pl, ts)

@@ -54,7 +54,7 @@ func TestTitanBlockTensors(t *testing.T) {
 		{"none compiled", plan.NoRecompute, false, "", 4202496, 0},
 		{"none fp8", plan.NoRecompute, true, "current", 3809280, 0},
 	} {
-		pl := plan.Plan{T: 2, P: 1, M: 1, Strategy: plan.Strategy{SequenceParallel: true, Recompute: c.rec, FP8: c.fp8}}
+		pl := plan.Plan{TP: 2, PP: 1, NumMicro: 1, Strategy: plan.Strategy{SequenceParallel: true, Recompute: c.rec, FP8: c.fp8}}
 		pl.Software.Stack = "torchtitan-0.2"
 		pl.Run.Eager = c.eager
 		co := counter{m: m, pl: pl, tokens: 1024}
@@ -82,7 +82,7 @@ func TestTitanAttentionBackward(t *testing.T) {
 		C    int
 		want float64
 	}{{1, 0}, {4, 16252928}} {
-		co := counter{m: m, pl: plan.Plan{T: 1, C: c.C}, tokens: 1024}
+		co := counter{m: m, pl: plan.Plan{TP: 1, CP: c.C}, tokens: 1024}
 		if got := sum(co.titanAttentionBackward()); got != c.want {
 			t.Errorf("C %d: %.0f bytes, want %.0f", c.C, got, c.want)
 		}
@@ -185,7 +185,7 @@ func TestTitanTracedOnly(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
-		co := counterAt(m, pl, &p, pl.T, 1)
+		co := counterAt(m, pl, &p, pl.TP, 1)
 		if got := titanTraceable(&co); got != c.want {
 			t.Errorf("%s: traced %v, want %v", c.strategy, got, c.want)
 		}
@@ -223,13 +223,13 @@ func TestTitanTracedMicro(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.strategy, err)
 		}
-		if got := tracedMicro(&pl); got != c.micro || pl.M <= got {
-			t.Fatalf("%s: %d of %d micro-batches written, want %d", c.strategy, got, pl.M, c.micro)
+		if got := tracedMicro(&pl); got != c.micro || pl.NumMicro <= got {
+			t.Fatalf("%s: %d of %d micro-batches written, want %d", c.strategy, got, pl.NumMicro, c.micro)
 		}
 		cs, stages := partsOf(mm, pl, &p)
 		for st := range stages {
 			co := &cs[counterOf(cs, pl.TPs[st])]
-			short, whole := co.titanStageTrace(st, &stages[st]), co.titanStageTraceOf(st, &stages[st], pl.M, false)
+			short, whole := co.titanStageTrace(st, &stages[st]), co.titanStageTraceOf(st, &stages[st], pl.NumMicro, false)
 			a, _ := short.peak()
 			b, _ := whole.peak()
 			cfg := alloc.Config{Expandable: true}
@@ -237,7 +237,7 @@ func TestTitanTracedMicro(t *testing.T) {
 			rb, _ := alloc.Replay(cfg, whole.ev)
 			if a != b || ra.PeakReserved != rb.PeakReserved {
 				t.Errorf("%s stage %d: peak %d reserved %d from %d micro-batches, %d and %d from all %d", c.strategy, st,
-					a, ra.PeakReserved, c.micro, b, rb.PeakReserved, pl.M)
+					a, ra.PeakReserved, c.micro, b, rb.PeakReserved, pl.NumMicro)
 			}
 		}
 	}

@@ -37,7 +37,7 @@ type titanUnit struct {
 // of allocatorTrace's schedule).
 func (w *titanWalk) run(s int) {
 	pl, g := &w.c.pl, w.g
-	U := pl.M * g.V
+	U := pl.NumMicro * g.V
 	w.units = make([]titanUnit, U)
 	ins, saved := make([]int32, U*g.lu), make([][2]int32, U*g.lu)
 	for u := range w.units {
@@ -49,7 +49,7 @@ func (w *titanWalk) run(s int) {
 	ord := titanUnitOrder(pl)
 	chunkOf := func(u int) int { return u % g.V }
 	if ord != nil {
-		chunkOf = func(u int) int { return u / pl.M }
+		chunkOf = func(u int) int { return u / pl.NumMicro }
 	}
 	unit := func(k int, bwd bool) int {
 		if ord == nil {
@@ -71,7 +71,7 @@ func (w *titanWalk) run(s int) {
 		u := unit(k, true)
 		ch := chunkOf(u)
 		done[ch]++
-		w.backward(u, ch, done[ch] == 1, done[ch] == pl.M)
+		w.backward(u, ch, done[ch] == 1, done[ch] == pl.NumMicro)
 	}
 }
 
@@ -122,12 +122,12 @@ func (w *titanWalk) forward(u, ch int) {
 		}
 		un.in[l], un.saved[l] = in, [2]int32{first, int32(len(t.cat))}
 		in = t.alloc(g.boundary, catActs)
-		if pl.P == 1 && b < g.L-1 {
+		if pl.PP == 1 && b < g.L-1 {
 			w.reshard(b)
 		}
 	}
 	un.out = in
-	if g.s == pl.P-1 && ch == g.V-1 {
+	if g.s == pl.PP-1 && ch == g.V-1 {
 		w.lossForward(un)
 	}
 }
@@ -145,13 +145,13 @@ func (w *titanWalk) forward(u, ch int) {
 func (w *titanWalk) lossForward(un *titanUnit) {
 	t, c := w.t, w.c
 	n, h := c.tokens, float64(c.m.Hidden)
-	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
+	logit := n * float64(c.m.Vocab) / float64(c.pl.TP)
 	outIn := t.alloc(2*n*h, catActs)
 	un.logits = t.alloc(logit*bf16, catLoss)
 	cp := t.alloc(logit*4, catLoss)
 	lsm := t.alloc(logit*4, catLoss)
 	t.free(cp)
-	if c.pl.P == 1 {
+	if c.pl.PP == 1 {
 		t.free(un.logits)
 		un.logits = -1
 	} else {
@@ -171,11 +171,11 @@ func (w *titanWalk) lossForward(un *titanUnit) {
 func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
 	t, c, g := w.t, w.c, w.g
 	n, h := c.tokens, float64(c.m.Hidden)
-	logit := n * float64(c.m.Vocab) / float64(c.pl.T)
+	logit := n * float64(c.m.Vocab) / float64(c.pl.TP)
 	nll := t.alloc(logit*4, catLoss)
 	gi := t.alloc(logit*4, catLoss)
 	var par []int32
-	if c.pl.T > 1 {
+	if c.pl.TP > 1 {
 		par = []int32{t.alloc(logit*4, catLoss), t.alloc(logit*4, catLoss)}
 	}
 	t.free(nll, un.loss[1])
@@ -196,7 +196,7 @@ func (w *titanWalk) lossBackward(un *titanUnit, first bool) int32 {
 // takes: BF16, accumulated in the reduce dtype across a pipeline's
 // micro-batches (FSDPParam.to_accumulated_grad_if_needed).
 func (w *titanWalk) rootGradBytes() float64 {
-	if w.c.pl.P > 1 {
+	if w.c.pl.PP > 1 {
 		return w.c.pl.GradBytes()
 	}
 	return bf16
@@ -209,7 +209,7 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 	t, g, pl := w.t, w.g, &w.c.pl
 	un := &w.units[u]
 	gradOut := int32(-1) // else the stage's gradient receive buffer
-	if g.s == pl.P-1 && ch == g.V-1 {
+	if g.s == pl.PP-1 && ch == g.V-1 {
 		gradOut = w.lossBackward(un, first)
 	} else {
 		t.free(un.out) // the chunk's output, sent and kept in fwd_cache
@@ -217,7 +217,7 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 	for l := g.lu - 1; l >= 0; l-- {
 		b := w.block(ch, l)
 		w.unshard(b)
-		if pl.P == 1 && l > 0 {
+		if pl.PP == 1 && l > 0 {
 			w.unshard(w.block(ch, l-1)) // FSDP2's backward prefetch of the next block to run
 		}
 		rec := w.scratch[:0]
@@ -260,7 +260,7 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 // block resharded after the last.
 func (w *titanWalk) postBackward(b int, wg int32, first, last bool) {
 	t, g, pl := w.t, w.g, &w.c.pl
-	if pl.P > 1 {
+	if pl.PP > 1 {
 		if w.accum[b] < 0 {
 			w.accum[b] = t.alloc(g.block*pl.GradBytes(), catGrads)
 		}

@@ -21,8 +21,8 @@ func (pl *Plan) checkHybrid(m transformer.Spec, written Strategy) error {
 	switch {
 	case pl.Run.Eager || pl.Titan():
 		return fmt.Errorf("strategy %s: a hybrid model's Mamba-2 or Gated DeltaNet layers are costed as Megatron-Core runs them: not under an eager or torchtitan stack", written)
-	case pl.C > 1:
-		return fmt.Errorf("strategy %s: cp=%d with Mamba-2 or Gated DeltaNet layers: placer does not cost a context-parallel scan", written, pl.C)
+	case pl.CP > 1:
+		return fmt.Errorf("strategy %s: cp=%d with Mamba-2 or Gated DeltaNet layers: placer does not cost a context-parallel scan", written, pl.CP)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ const NCCLBuffersPerGroup = 4 << 20 * 2 * 16
 // expert and expert-data parallel) of more than one rank.
 func NCCLBuffers(pl *Plan) int64 {
 	var groups int64
-	for _, n := range []int{pl.T, pl.C, pl.D * pl.C, pl.P, pl.EP, pl.EDP} {
+	for _, n := range []int{pl.TP, pl.CP, pl.DP * pl.CP, pl.PP, pl.EP, pl.EDP} {
 		if n > 1 {
 			groups++
 		}

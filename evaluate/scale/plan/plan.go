@@ -15,13 +15,16 @@ import (
 // M from the batch).
 type Plan struct {
 	Strategy
-	// T is the tensor-parallel degree: every stage's, or with a
-	// per-stage degree (stage-tp) the largest of TPs.
-	T, P, D, V int // tensor, pipeline, data-parallel degrees; virtual stages
-	// C is the context-parallel degree: each micro-batch's sequences
-	// split over C GPUs of the same weights (1: none).
-	C      int
-	MBS, M int // micro-batch size; micro-batches per replica per step
+	// TP is the tensor-parallel degree: every stage's, or with a
+	// per-stage degree (stage-tp) the largest of TPs; PP the pipeline
+	// stages, DP the data-parallel degree, VP the model chunks per stage.
+	TP, PP, DP, VP int
+	// CP is the context-parallel degree: each micro-batch's sequences
+	// split over CP GPUs of the same weights (1: none).
+	CP int
+	// MBS is the micro-batch size, NumMicro the micro-batches per replica
+	// per step.
+	MBS, NumMicro int
 	// Stages are the layers of each pipeline stage (Strategy's
 	// StageLayers: L/P each unless first= or last= say otherwise).
 	Stages []int
@@ -66,11 +69,11 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	}
 	written := s // errors name the strategy as written
 	s = oneTensorDegree(s)
-	pl := Plan{Strategy: s, T: s.MaxT(), P: s.P(), V: s.V(), C: s.C(), MBS: max(s.MicroBatchSize, 1)}
+	pl := Plan{Strategy: s, TP: s.MaxTensor(), PP: s.PipelineDegree(), VP: s.VirtualStages(), CP: s.ContextDegree(), MBS: max(s.MicroBatchSize, 1)}
 	if s.TensorStages != nil {
 		pl.Strategy.TensorStages = slices.Clone(s.TensorStages)
 	}
-	pl.TPs = pl.Strategy.StageT()
+	pl.TPs = pl.Strategy.StageTensor()
 	n := p.GPUs()
 	replica, err := pl.resolveGrid(m, s, p, written)
 	if err != nil {
@@ -79,7 +82,7 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := pl.resolveStages(m, s, written); err != nil {
 		return Plan{}, err
 	}
-	pl.D = n / replica
+	pl.DP = n / replica
 	if err := pl.resolveReplicas(s, n, replica, written); err != nil {
 		return Plan{}, err
 	}
@@ -137,24 +140,24 @@ func (pl *Plan) resolveGrid(m transformer.Spec, s Strategy, p Pod, written Strat
 		}
 	}
 	replica := pl.ReplicaGPUs()
-	if C := pl.C; C > 1 {
+	if C := pl.CP; C > 1 {
 		switch {
 		case contextFits(m, C) != nil:
 			return 0, fmt.Errorf("strategy %s: %w", written, contextFits(m, C))
 		case n%(replica*C) != 0:
-			return 0, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.T, C, pl.P, n)
+			return 0, fmt.Errorf("strategy %s: tp=%d x cp=%d x pp=%d does not divide the %d GPUs", written, pl.TP, C, pl.PP, n)
 		}
 		replica *= C // the GPUs of one copy of the weights' data-parallel rank
 	}
 	eu, lu := s.endUnits() // the embedding and the loss counted as layers
 	units := s.EmbeddingLayer || s.LossLayer
 	switch {
-	case pipelineFits(m, pl.P, eu+lu) != nil:
-		return 0, fmt.Errorf("strategy %s: %w", written, pipelineFits(m, pl.P, eu+lu))
-	case !units && s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.P*pl.V) != 0:
-		return 0, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.P, pl.V, m.Layers)
+	case pipelineFits(m, pl.PP, eu+lu) != nil:
+		return 0, fmt.Errorf("strategy %s: %w", written, pipelineFits(m, pl.PP, eu+lu))
+	case !units && s.FirstLayers == 0 && s.LastLayers == 0 && m.Layers%(pl.PP*pl.VP) != 0:
+		return 0, fmt.Errorf("strategy %s: pp=%d x vp=%d does not divide the %d layers", written, pl.PP, pl.VP, m.Layers)
 	case n%replica != 0 && pl.Uniform():
-		return 0, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.T, pl.P, n)
+		return 0, fmt.Errorf("strategy %s: tp=%d x pp=%d does not divide the %d GPUs", written, pl.TP, pl.PP, n)
 	case n%replica != 0:
 		return 0, fmt.Errorf("strategy %s: a replica's %d GPUs (the sum of stage-tp) do not divide the %d GPUs", written, replica, n)
 	}
@@ -171,18 +174,18 @@ func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) 
 	if err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
-	if u := stages[0] + eu; units && u%pl.V != 0 {
+	if u := stages[0] + eu; units && u%pl.VP != 0 {
 		// Every stage holds as many units (its layers, the embedding or
 		// the loss), split evenly over its model chunks (Megatron-Core's
 		// rule).
-		return fmt.Errorf("strategy %s: vp=%d does not divide a stage's %d units (its layers, the embedding and the loss counted as layers)", written, pl.V, u)
+		return fmt.Errorf("strategy %s: vp=%d does not divide a stage's %d units (its layers, the embedding and the loss counted as layers)", written, pl.VP, u)
 	}
 	for i, l := range stages {
 		if units {
 			break // a chunk may hold the embedding or the loss alone
 		}
-		if l < pl.V {
-			return fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.V)
+		if l < pl.VP {
+			return fmt.Errorf("strategy %s: stage %d has %d layers, fewer than vp=%d model chunks", written, i, l, pl.VP)
 		}
 	}
 	pl.Stages = stages
@@ -194,7 +197,7 @@ func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) 
 	if k := s.RecomputeLayers; k > 0 {
 		most := 0
 		for _, l := range stages {
-			most = max(most, (l+pl.V-1)/pl.V)
+			most = max(most, (l+pl.VP-1)/pl.VP)
 		}
 		if k > most {
 			return fmt.Errorf("strategy %s: recompute-layers=%d is more than the %d layers of a model chunk", written, k, most)
@@ -203,17 +206,17 @@ func (pl *Plan) resolveStages(m transformer.Spec, s Strategy, written Strategy) 
 	return nil
 }
 
-// resolveReplicas checks the data-parallel degree pl.D the other degrees
+// resolveReplicas checks the data-parallel degree pl.DP the other degrees
 // leave of the pod's n GPUs (replica of them a replica's) against the dp
 // written, and that stage-tp's tensor groups stay inside a node.
 func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written Strategy) error {
-	if s.Replicas > 0 && s.Replicas != pl.D {
+	if s.Replicas > 0 && s.Replicas != pl.DP {
 		// A dp written is the plan's: never replaced by what the other
 		// degrees leave (left out, it is that).
-		factors := []string{fmt.Sprintf("tp=%d", pl.T), fmt.Sprintf("pp=%d", pl.P)}
+		factors := []string{fmt.Sprintf("tp=%d", pl.TP), fmt.Sprintf("pp=%d", pl.PP)}
 		switch {
-		case pl.C > 1:
-			factors = []string{fmt.Sprintf("tp=%d", pl.T), fmt.Sprintf("cp=%d", pl.C), fmt.Sprintf("pp=%d", pl.P)}
+		case pl.CP > 1:
+			factors = []string{fmt.Sprintf("tp=%d", pl.TP), fmt.Sprintf("cp=%d", pl.CP), fmt.Sprintf("pp=%d", pl.PP)}
 		}
 		factors = append(factors, fmt.Sprintf("dp=%d", s.Replicas))
 		if !pl.Uniform() {
@@ -228,32 +231,32 @@ func (pl *Plan) resolveReplicas(s Strategy, n, replica int, written Strategy) er
 		at := 0
 		for i, T := range pl.TPs {
 			if at%T != 0 {
-				return fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.D)
+				return fmt.Errorf("strategy %s: stage %d's tensor groups of %d would straddle nodes (its first GPU is number %d: the stages are laid out in order, dp=%d x the degrees before it)", written, i, T, at, pl.DP)
 			}
-			at += pl.D * T
+			at += pl.DP * T
 		}
 	}
 	return nil
 }
 
-// resolveBatch sets the micro-batches pl.M the batch makes over the
+// resolveBatch sets the micro-batches pl.NumMicro the batch makes over the
 // replicas and checks them against mb=, the interleaved schedule, and
 // the optimizer's sharding over the replicas.
 func (pl *Plan) resolveBatch(m transformer.Spec, s Strategy, written Strategy) error {
-	if err := batchFits(m, pl.D, pl.MBS); err != nil {
+	if err := batchFits(m, pl.DP, pl.MBS); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
-	pl.M = m.Batch / (pl.D * pl.MBS)
-	if s.MicroBatches > 0 && s.MicroBatches != pl.M {
-		return fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.D, pl.MBS, pl.M)
+	pl.NumMicro = m.Batch / (pl.DP * pl.MBS)
+	if s.MicroBatches > 0 && s.MicroBatches != pl.NumMicro {
+		return fmt.Errorf("strategy %s: mb=%d, but the batch of %d over dp=%d x mbs=%d is %d micro-batches", written, s.MicroBatches, m.Batch, pl.DP, pl.MBS, pl.NumMicro)
 	}
-	if pl.V > 1 && pl.M%pl.P != 0 {
-		return fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.M, pl.P)
+	if pl.VP > 1 && pl.NumMicro%pl.PP != 0 {
+		return fmt.Errorf("strategy %s: interleaved stages need the %d micro-batches to be a multiple of pp=%d", written, pl.NumMicro, pl.PP)
 	}
-	if s.DistOpt && pl.D*pl.C == 1 {
+	if s.DistOpt && pl.DP*pl.CP == 1 {
 		return fmt.Errorf("strategy %s: distopt with dp=1: the distributed optimizer shards over data-parallel replicas", written)
 	}
-	if s.FSDP && pl.D*pl.C == 1 {
+	if s.FSDP && pl.DP*pl.CP == 1 {
 		return fmt.Errorf("strategy %s: fsdp with dp=1: FSDP shards over data-parallel replicas", written)
 	}
 	return nil
@@ -264,17 +267,17 @@ func (pl *Plan) resolveBatch(m transformer.Spec, s Strategy, written Strategy) e
 // schedule was written.
 func (pl *Plan) writeBack() {
 	if pl.Uniform() {
-		pl.Strategy.Tensor = pl.T
+		pl.Strategy.Tensor = pl.TP
 	}
-	pl.Strategy.Pipeline, pl.Strategy.Replicas = pl.P, pl.D
-	if pl.C > 1 {
-		pl.Strategy.Context = pl.C
+	pl.Strategy.Pipeline, pl.Strategy.Replicas = pl.PP, pl.DP
+	if pl.CP > 1 {
+		pl.Strategy.Context = pl.CP
 	}
-	pl.Strategy.MicroBatchSize, pl.Strategy.MicroBatches = pl.MBS, pl.M
-	if pl.V > 1 {
-		pl.Strategy.Virtual = pl.V
+	pl.Strategy.MicroBatchSize, pl.Strategy.MicroBatches = pl.MBS, pl.NumMicro
+	if pl.VP > 1 {
+		pl.Strategy.Virtual = pl.VP
 	}
-	if pl.M > 1 && pl.P > 1 && pl.Strategy.Schedule == "" {
+	if pl.NumMicro > 1 && pl.PP > 1 && pl.Strategy.Schedule == "" {
 		pl.Strategy.Schedule = decision.OneFOneB
 	}
 }
@@ -288,7 +291,7 @@ func (pl Plan) Recomputed(s int) float64 {
 	}
 	l := pl.Stages[s]
 	if pl.RecomputeLayers > 0 {
-		l = min(l, pl.RecomputeLayers*pl.V)
+		l = min(l, pl.RecomputeLayers*pl.VP)
 	}
 	return float64(l)
 }
@@ -312,7 +315,7 @@ func (pl Plan) Groups(p Pod, i int) (tp, dp Group) {
 	T := pl.TPs[i]
 	tp = Group{PerNode: T, Nodes: 1}
 	inNode := max(1, p.PerNode/T) // data-parallel ranks per node
-	ranks := pl.D * pl.C
+	ranks := pl.DP * pl.CP
 	if ranks <= inNode {
 		dp = Group{PerNode: ranks, Nodes: 1}
 	} else {
@@ -324,13 +327,13 @@ func (pl Plan) Groups(p Pod, i int) (tp, dp Group) {
 // CPCrossesNodes reports whether a context group's ring crosses nodes:
 // its C ranks stride T, so they share a node only when T x C is at most
 // a node's GPUs (Llama 3's TP 8 puts every context peer in another node).
-func (pl Plan) CPCrossesNodes(p Pod) bool { return pl.T*pl.C > p.PerNode }
+func (pl Plan) CPCrossesNodes(p Pod) bool { return pl.TP*pl.CP > p.PerNode }
 
 // ShareNode reports whether a point-to-point transfer between stages i
 // and j runs inside a node: both stages' blocks of D x T GPUs are
 // smaller than a node (neighbouring stages stride D x C x T).
 func (pl Plan) ShareNode(p Pod, i, j int) bool {
-	return pl.D*pl.C*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
+	return pl.DP*pl.CP*max(pl.TPs[i], pl.TPs[j]) < p.PerNode
 }
 
 // String writes the plan as ParseStrategy reads it, degrees
@@ -338,15 +341,15 @@ func (pl Plan) ShareNode(p Pod, i, j int) bool {
 // parallelism "tp=8,cp=16,pp=16,dp=8,..." (the
 // micro-batches and the 1F1B schedule follow from it).
 func (pl Plan) String() string {
-	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.T, pl.P, pl.D)
+	s := fmt.Sprintf("tp=%d,pp=%d,dp=%d", pl.TP, pl.PP, pl.DP)
 	if !pl.Uniform() {
-		s = fmt.Sprintf("stage-tp=%s,pp=%d,dp=%d", stageTP(pl.TPs), pl.P, pl.D)
+		s = fmt.Sprintf("stage-tp=%s,pp=%d,dp=%d", stageTP(pl.TPs), pl.PP, pl.DP)
 	}
-	if pl.C > 1 {
-		s = fmt.Sprintf("tp=%d,cp=%d,pp=%d,dp=%d", pl.T, pl.C, pl.P, pl.D)
+	if pl.CP > 1 {
+		s = fmt.Sprintf("tp=%d,cp=%d,pp=%d,dp=%d", pl.TP, pl.CP, pl.PP, pl.DP)
 	}
-	if pl.V > 1 {
-		s += fmt.Sprintf(",vp=%d", pl.V)
+	if pl.VP > 1 {
+		s += fmt.Sprintf(",vp=%d", pl.VP)
 	}
 	s += fmt.Sprintf(",mbs=%d", pl.MBS)
 	if pl.SequenceParallel {
@@ -382,7 +385,7 @@ func (pl Plan) String() string {
 	if pl.EP > 1 {
 		s += fmt.Sprintf(",ep=%d", pl.EP)
 	}
-	if pl.ETP != pl.T {
+	if pl.ETP != pl.TP {
 		s += fmt.Sprintf(",etp=%d", pl.ETP)
 	}
 	if pl.Imbalance > 1 {
@@ -406,7 +409,7 @@ func (pl Plan) String() string {
 	for _, kv := range pl.Software.keys() {
 		s += "," + kv
 	}
-	if pl.P > 1 && pl.Sched() == decision.GPipe {
+	if pl.PP > 1 && pl.Sched() == decision.GPipe {
 		s += ",schedule=gpipe"
 	}
 	return s
@@ -436,33 +439,33 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 	if err := fp8Fits(s, p); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
-	if err := mtpFits(m, pl.C); err != nil {
+	if err := mtpFits(m, pl.CP); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
 	if err := FineTuneFits(m, s); err != nil {
 		return fmt.Errorf("strategy %s: %w", written, err)
 	}
-	pl.EP, pl.ETP, pl.EDP = 1, pl.T, 1
+	pl.EP, pl.ETP, pl.EDP = 1, pl.TP, 1
 	if !m.MoE() {
 		return expertKeysFit(m, s, written)
 	}
 	switch {
-	case s.EPOverlap && s.EP() <= 1:
+	case s.EPOverlap && s.ExpertDegree() <= 1:
 		return fmt.Errorf("strategy %s: epoverlap=on without expert parallelism (ep=1): no all-to-all to overlap", written)
-	case s.EPOverlap && pl.P > 1 && pl.V == 1:
-		return fmt.Errorf("strategy %s: epoverlap=on with pp=%d and no virtual stages: Megatron-Core overlaps the all-to-alls on the interleaved schedule only (vp > 1)", written, pl.P)
+	case s.EPOverlap && pl.PP > 1 && pl.VP == 1:
+		return fmt.Errorf("strategy %s: epoverlap=on with pp=%d and no virtual stages: Megatron-Core overlaps the all-to-alls on the interleaved schedule only (vp > 1)", written, pl.PP)
 	}
 	switch {
 	case !pl.Uniform():
 		return fmt.Errorf("strategy %s: stage-tp with experts: the experts' mesh is modelled with one tensor-parallel degree (use tp=)", written)
-	case pl.T > 1 && !pl.SequenceParallel:
-		return fmt.Errorf("strategy %s: tp=%d with experts needs sp=on (Megatron-Core's MoE layers split the tokens over the tensor group)", written, pl.T)
+	case pl.TP > 1 && !pl.SequenceParallel:
+		return fmt.Errorf("strategy %s: tp=%d with experts needs sp=on (Megatron-Core's MoE layers split the tokens over the tensor group)", written, pl.TP)
 	}
-	pl.EP = s.EP()
+	pl.EP = s.ExpertDegree()
 	if s.ExpertTensor > 0 {
 		pl.ETP = s.ExpertTensor
 	}
-	inner := pl.T * pl.C * pl.D
+	inner := pl.TP * pl.CP * pl.DP
 	switch {
 	case expertsFit(m, p, pl.EP, pl.ETP) != nil:
 		return fmt.Errorf("strategy %s: %w", written, expertsFit(m, p, pl.EP, pl.ETP))
@@ -470,7 +473,7 @@ func (pl *Plan) resolveExperts(m transformer.Spec, p Pod, written Strategy) erro
 		return fmt.Errorf("strategy %s: ep=%d x etp=%d does not divide a pipeline stage's %d GPUs (tp x cp x dp, the experts' mesh)", written, pl.EP, pl.ETP, inner)
 	}
 	pl.EDP = inner / (pl.EP * pl.ETP)
-	if s.DistOpt && pl.EDP == 1 && pl.D*pl.C == 1 {
+	if s.DistOpt && pl.EDP == 1 && pl.DP*pl.CP == 1 {
 		return fmt.Errorf("strategy %s: distopt with no replicas of the experts or the rest to shard over", written)
 	}
 	return nil
@@ -538,17 +541,17 @@ func (pl *Plan) ChunkLayers(s, v int) int {
 	l := pl.Stages[s]
 	if pl.EmbeddingLayer || pl.LossLayer {
 		e, lu := pl.endUnits()
-		n := (pl.Stages[0] + e) / pl.V
+		n := (pl.Stages[0] + e) / pl.VP
 		if s == 0 && v == 0 {
 			n -= e
 		}
-		if s == pl.P-1 && v == pl.V-1 {
+		if s == pl.PP-1 && v == pl.VP-1 {
 			n -= lu
 		}
 		return n
 	}
-	size := l / pl.V
-	if v >= pl.V-l%pl.V {
+	size := l / pl.VP
+	if v >= pl.VP-l%pl.VP {
 		size++
 	}
 	return size
@@ -603,7 +606,7 @@ func (pl *Plan) DenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 	}
 	units := pl.EmbeddingLayer || pl.LossLayer
 	start := 0
-	for v := 0; v < pl.V; v++ {
+	for v := 0; v < pl.VP; v++ {
 		for i, l := range pl.Stages {
 			if start >= m.DenseLayers {
 				return dense, recomputed
@@ -612,8 +615,8 @@ func (pl *Plan) DenseOn(m *transformer.Spec, s int) (dense, recomputed int) {
 			if units {
 				size = pl.ChunkLayers(i, v)
 			} else { // ChunkLayers', kept in the loop (the search's hot path)
-				size = l / pl.V
-				if v >= pl.V-l%pl.V {
+				size = l / pl.VP
+				if v >= pl.VP-l%pl.VP {
 					size++
 				}
 			}

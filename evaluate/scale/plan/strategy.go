@@ -273,11 +273,11 @@ const (
 	FullRecompute Recompute = "full"
 )
 
-// R is the data-parallel degree (at least 1).
-func (s Strategy) R() int { return max(s.Replicas, 1) }
+// ReplicaCount is the data-parallel degree (at least 1).
+func (s Strategy) ReplicaCount() int { return max(s.Replicas, 1) }
 
-// M is the number of micro-batches (at least 1).
-func (s Strategy) M() int { return max(s.MicroBatches, 1) }
+// MicroBatchCount is the number of micro-batches (at least 1).
+func (s Strategy) MicroBatchCount() int { return max(s.MicroBatches, 1) }
 
 // Sched is the schedule in effect (GPipe when none is named, as
 // Strategy's; Resolve names 1F1B where it applies).
@@ -288,37 +288,37 @@ func (s Strategy) Sched() decision.Schedule {
 	return s.Schedule
 }
 
-// T is the tensor-parallel degree (at least 1).
-func (s Strategy) T() int { return max(s.Tensor, 1) }
+// TensorDegree is the tensor-parallel degree (at least 1).
+func (s Strategy) TensorDegree() int { return max(s.Tensor, 1) }
 
-// P is the number of pipeline stages (at least 1).
-func (s Strategy) P() int { return max(s.Pipeline, 1) }
+// PipelineDegree is the number of pipeline stages (at least 1).
+func (s Strategy) PipelineDegree() int { return max(s.Pipeline, 1) }
 
-// V is the number of model chunks per pipeline stage (at least 1).
-func (s Strategy) V() int { return max(s.Virtual, 1) }
+// VirtualStages is the number of model chunks per pipeline stage (at least 1).
+func (s Strategy) VirtualStages() int { return max(s.Virtual, 1) }
 
-// C is the context-parallel degree (at least 1).
-func (s Strategy) C() int { return max(s.Context, 1) }
+// ContextDegree is the context-parallel degree (at least 1).
+func (s Strategy) ContextDegree() int { return max(s.Context, 1) }
 
-// EP is the expert-parallel degree (at least 1).
-func (s Strategy) EP() int { return max(s.Experts, 1) }
+// ExpertDegree is the expert-parallel degree (at least 1).
+func (s Strategy) ExpertDegree() int { return max(s.Experts, 1) }
 
-// StageT is each of the P pipeline stages' tensor-parallel degree:
+// StageTensor is each of the P pipeline stages' tensor-parallel degree:
 // TensorStages where set, else T for every stage.
-func (s Strategy) StageT() []int {
+func (s Strategy) StageTensor() []int {
 	if s.TensorStages != nil {
 		return s.TensorStages
 	}
-	out := make([]int, s.P())
+	out := make([]int, s.PipelineDegree())
 	for i := range out {
-		out[i] = s.T()
+		out[i] = s.TensorDegree()
 	}
 	return out
 }
 
-// MaxT is the largest tensor-parallel degree of any stage (at least 1).
-func (s Strategy) MaxT() int {
-	t := s.T()
+// MaxTensor is the largest tensor-parallel degree of any stage (at least 1).
+func (s Strategy) MaxTensor() int {
+	t := s.TensorDegree()
 	for _, x := range s.TensorStages {
 		t = max(t, x)
 	}
@@ -345,7 +345,7 @@ func (s Strategy) Equal(o Strategy) bool {
 // 11, 12 x 6, 11), FirstLayers and LastLayers, where given, checked
 // against that. The error is one line naming what does not add up.
 func (s Strategy) StageLayers(layers int) ([]int, error) {
-	P := s.P()
+	P := s.PipelineDegree()
 	out := make([]int, P)
 	if s.EmbeddingLayer || s.LossLayer {
 		return s.unitLayers(layers, out)
@@ -470,21 +470,21 @@ func (s Strategy) Check() error {
 		return strategyError("recompute_layers %d: want at least 1", s.RecomputeLayers)
 	case s.RecomputeLayers > 0 && s.Recompute != FullRecompute:
 		return strategyError("recompute-layers without recompute=full: it counts the layers that recompute their whole forward")
-	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.P() == 1:
+	case (s.FirstLayers > 0 || s.LastLayers > 0) && s.PipelineDegree() == 1:
 		return strategyError("first= or last= with one pipeline stage: they set the end stages of a pipeline")
-	case s.Virtual > 1 && s.P() == 1:
+	case s.Virtual > 1 && s.PipelineDegree() == 1:
 		return strategyError("vp=%d with one pipeline stage: virtual stages interleave a pipeline", s.Virtual)
 	case s.TensorStages != nil && s.Tensor > 0:
 		return strategyError("tp=%d and stage-tp=%s both given: stage-tp sets every stage's degree", s.Tensor, stageTP(s.TensorStages))
-	case s.TensorStages != nil && len(s.TensorStages) != s.P():
-		return strategyError("stage-tp=%s names %d stages, pp=%d has %d", stageTP(s.TensorStages), len(s.TensorStages), s.P(), s.P())
+	case s.TensorStages != nil && len(s.TensorStages) != s.PipelineDegree():
+		return strategyError("stage-tp=%s names %d stages, pp=%d has %d", stageTP(s.TensorStages), len(s.TensorStages), s.PipelineDegree(), s.PipelineDegree())
 	case s.Context < 0:
 		return strategyError("context %d: want at least 1", s.Context)
 	case s.Context > 1 && s.TensorStages != nil:
 		return strategyError("cp=%d with stage-tp=%s: context parallelism is modelled with one tensor-parallel degree (use tp=)", s.Context, stageTP(s.TensorStages))
 	case s.TensorStages != nil && slices.Min(s.TensorStages) < 1:
 		return strategyError("stage-tp=%s: want every degree at least 1", stageTP(s.TensorStages))
-	case s.SequenceParallel && s.MaxT() == 1:
+	case s.SequenceParallel && s.MaxTensor() == 1:
 		return strategyError("sp=on with tp=1: sequence parallelism splits over the tensor-parallel GPUs")
 	case s.TPOverlap && !s.SequenceParallel:
 		return strategyError("tpoverlap=on without sp=on: tensor-parallel communication overlaps its GEMMs as all-gathers and reduce-scatters")
@@ -492,9 +492,9 @@ func (s Strategy) Check() error {
 		return strategyError("ep %d, etp %d: want at least 1", s.Experts, s.ExpertTensor)
 	case s.FSDP && s.DistOpt:
 		return strategyError("fsdp=on and distopt=on: FSDP shards the optimizer state too (one or the other)")
-	case s.FSDP && s.Replicas == 1 && s.C() == 1:
+	case s.FSDP && s.Replicas == 1 && s.ContextDegree() == 1:
 		return strategyError("fsdp=on with one replica: sharding needs replicas to shard over")
-	case (s.EmbeddingLayer || s.LossLayer) && s.P() == 1:
+	case (s.EmbeddingLayer || s.LossLayer) && s.PipelineDegree() == 1:
 		return strategyError("%s with one pipeline stage: the embedding and the loss count as layers of a pipeline's split", s.unitKeys())
 	case s.RecomputeModules != 0 && s.Recompute != SelectiveRecompute:
 		return strategyError("recompute-modules=%s without recompute=selective: the modules are selective recomputation's (Megatron-Core's --recompute-granularity selective)", s.RecomputeModules)
@@ -526,7 +526,7 @@ func (s Strategy) Check() error {
 	// dp may be left to the GPUs the other degrees leave; Resolve checks
 	// it then. The context ranks hold the same weights as the replicas:
 	// sharding runs over both (dp=1,cp=8,fsdp=on shards over 8).
-	if s.DistOpt && s.Replicas == 1 && s.C() == 1 {
+	if s.DistOpt && s.Replicas == 1 && s.ContextDegree() == 1 {
 		return strategyError("shard zero1 with one replica: sharding needs replicas to shard over")
 	}
 	return nil

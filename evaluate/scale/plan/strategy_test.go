@@ -168,7 +168,7 @@ func TestKeysOfOneWorld(t *testing.T) {
 	for _, text := range []string{"dp=4", "mb=8", "dp=2,mb=4,schedule=1f1b", "dp=2,shard=none"} {
 		op, err1 := decision.ParseStrategy(text)
 		plan, err2 := ParseStrategy(text)
-		if err1 != nil || err2 != nil || op.String() != plan.String() || op.R() != plan.R() || op.M() != plan.M() || op.Sched() != plan.Sched() {
+		if err1 != nil || err2 != nil || op.String() != plan.String() || op.R() != plan.ReplicaCount() || op.M() != plan.MicroBatchCount() || op.Sched() != plan.Sched() {
 			t.Errorf("%s: op graph %q, %v; plan %q, %v", text, op, err1, plan, err2)
 		}
 	}
@@ -177,10 +177,10 @@ func TestKeysOfOneWorld(t *testing.T) {
 // TestStageTensor: a per-stage TP's degrees and its largest.
 func TestStageTensor(t *testing.T) {
 	s := Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 4}}
-	if got := s.StageT(); !slices.Equal(got, []int{2, 8, 4}) || s.MaxT() != 8 {
-		t.Errorf("StageT %v, MaxT %d", got, s.MaxT())
+	if got := s.StageTensor(); !slices.Equal(got, []int{2, 8, 4}) || s.MaxTensor() != 8 {
+		t.Errorf("StageT %v, MaxT %d", got, s.MaxTensor())
 	}
-	if got := (Strategy{Tensor: 4, Pipeline: 3}).StageT(); !slices.Equal(got, []int{4, 4, 4}) {
+	if got := (Strategy{Tensor: 4, Pipeline: 3}).StageTensor(); !slices.Equal(got, []int{4, 4, 4}) {
 		t.Errorf("uniform StageT %v", got)
 	}
 	if s.Equal(Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 8}}) || !s.Equal(Strategy{Pipeline: 3, Replicas: 2, TensorStages: []int{2, 8, 4}}) {

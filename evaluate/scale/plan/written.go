@@ -92,12 +92,12 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 				return bad(err)
 			}
 		}
-	} else if T := s.T(); T > 1 {
+	} else if T := s.TensorDegree(); T > 1 {
 		if err := tensorFits(m, p, T, fmt.Sprintf("tp=%d", T)); err != nil {
 			return bad(err)
 		}
 	}
-	if C := s.C(); C > 1 {
+	if C := s.ContextDegree(); C > 1 {
 		if err := contextFits(m, C); err != nil {
 			return bad(err)
 		}
@@ -107,7 +107,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 	}
 	if w.keys["pp"] {
 		eu, lu := s.endUnits()
-		if err := pipelineFits(m, s.P(), eu+lu); err != nil {
+		if err := pipelineFits(m, s.PipelineDegree(), eu+lu); err != nil {
 			return bad(err)
 		}
 	}
@@ -119,7 +119,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 	for _, d := range []struct {
 		key string
 		n   int
-	}{{"tp", s.T()}, {"cp", s.C()}, {"pp", s.P()}, {"dp", s.R()}} {
+	}{{"tp", s.TensorDegree()}, {"cp", s.ContextDegree()}, {"pp", s.PipelineDegree()}, {"dp", s.ReplicaCount()}} {
 		if w.keys[d.key] && !(stageTP && d.key == "pp") {
 			factors, gpus = append(factors, fmt.Sprintf("%s=%d", d.key, d.n)), gpus*d.n
 		}
@@ -136,7 +136,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		// is written, or the rest is not a degree Search tries, the plan
 		// has none.
 		if rest := n / gpus; w.keys["cp"] || n%gpus != 0 || !slices.Contains(ContextDegrees(m, rest), rest) {
-			return bad(worldMismatch(factors, gpus, n, s.R()))
+			return bad(worldMismatch(factors, gpus, n, s.ReplicaCount()))
 		}
 	}
 	if len(factors) > 0 && n%gpus != 0 {
@@ -147,7 +147,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		return bad(fmt.Errorf("%s %s not divide the %d GPUs", strings.Join(factors, " x "), verb, n))
 	}
 	if w.keys["dp"] {
-		if err := batchFits(m, s.R(), max(s.MicroBatchSize, 1)); err != nil {
+		if err := batchFits(m, s.ReplicaCount(), max(s.MicroBatchSize, 1)); err != nil {
 			return bad(err)
 		}
 	} else if mbs := s.MicroBatchSize; mbs > 0 && m.Batch%mbs != 0 {
@@ -162,7 +162,7 @@ func (w Written) Check(m transformer.Spec, p Pod) error {
 		if w.keys["etp"] {
 			etp = max(s.ExpertTensor, 1)
 		}
-		if err := expertsFit(m, p, s.EP(), etp); err != nil {
+		if err := expertsFit(m, p, s.ExpertDegree(), etp); err != nil {
 			return bad(err)
 		}
 	}

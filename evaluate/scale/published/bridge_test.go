@@ -27,8 +27,8 @@ func TestMegatronBridgeRows(t *testing.T) {
 			continue
 		}
 		w := want[i]
-		if pl.T != w.tp || pl.C != w.cp || pl.P != w.pp || pl.D != w.dp || pl.V != w.vp || pl.EP != w.ep || pl.ETP != w.etp || pl.M != w.M {
-			t.Errorf("%s: %s (EP %d, ETP %d, M %d), want %+v", row.Name, pl, pl.EP, pl.ETP, pl.M, w)
+		if pl.TP != w.tp || pl.CP != w.cp || pl.PP != w.pp || pl.DP != w.dp || pl.VP != w.vp || pl.EP != w.ep || pl.ETP != w.etp || pl.NumMicro != w.M {
+			t.Errorf("%s: %s (EP %d, ETP %d, M %d), want %+v", row.Name, pl, pl.EP, pl.ETP, pl.NumMicro, w)
 		}
 	}
 }

@@ -36,13 +36,13 @@ func Features(m transformer.Spec, s plan.Strategy) []string {
 			f = append(f, name)
 		}
 	}
-	add(s.MaxT() > 1, "tp")
-	add(s.MaxT() > 1 && s.SequenceParallel, "sp")
+	add(s.MaxTensor() > 1, "tp")
+	add(s.MaxTensor() > 1 && s.SequenceParallel, "sp")
 	add(s.TPOverlap, "tpoverlap")
 	add(s.TensorStages != nil, "stage-tp")
-	add(s.P() > 1, "pp")
-	add(s.V() > 1, "vp")
-	add(s.C() > 1, "cp")
+	add(s.PipelineDegree() > 1, "pp")
+	add(s.VirtualStages() > 1, "vp")
+	add(s.ContextDegree() > 1, "cp")
 	add(s.FSDP, "fsdp")
 	add(s.DistOpt, "distopt")
 	add(s.Recompute == plan.SelectiveRecompute, "recompute=selective")

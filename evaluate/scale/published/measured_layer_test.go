@@ -28,13 +28,13 @@ func TestReadMeasuredLayers(t *testing.T) {
 	if len(got) != 3 {
 		t.Fatalf("%d layers, want 3", len(got))
 	}
-	if g := got[0]; g.Name != "1.7B" || g.Model.Hidden != 2048 || g.Model.Heads != 16 || g.Model.Seq != 4096 || g.Strategy.T() != 1 || g.Seconds != 2.5e-3 || g.Head != 18e-3 {
+	if g := got[0]; g.Name != "1.7B" || g.Model.Hidden != 2048 || g.Model.Heads != 16 || g.Model.Seq != 4096 || g.Strategy.TensorDegree() != 1 || g.Seconds != 2.5e-3 || g.Head != 18e-3 {
 		t.Errorf("first: %+v", g)
 	}
-	if g := got[1]; g.Strategy.T() != 8 || g.Strategy.SequenceParallel || g.Head != 0 || g.Seconds != 4e-3 {
+	if g := got[1]; g.Strategy.TensorDegree() != 8 || g.Strategy.SequenceParallel || g.Head != 0 || g.Seconds != 4e-3 {
 		t.Errorf("second: %+v", g)
 	}
-	if g := got[2]; g.Name != "b" || g.Model.Layers != 24 || g.Strategy.T() != 2 || !g.Strategy.SequenceParallel || g.Seconds != 3e-3 {
+	if g := got[2]; g.Name != "b" || g.Model.Layers != 24 || g.Strategy.TensorDegree() != 2 || !g.Strategy.SequenceParallel || g.Seconds != 3e-3 {
 		t.Errorf("third: %+v", g)
 	}
 	for _, c := range []struct{ in, want string }{
@@ -73,7 +73,7 @@ func FuzzReadMeasuredLayers(f *testing.F) {
 				t.Fatalf("%+v: a time not above 0 read", l)
 			}
 			// Shapes a node cannot hold are errors, not panics.
-			if l.Model.Hidden*l.Model.Seq > 1<<26 || l.Strategy.MaxT()*l.Strategy.P()*l.Strategy.R()*l.Strategy.C() > 64 {
+			if l.Model.Hidden*l.Model.Seq > 1<<26 || l.Strategy.MaxTensor()*l.Strategy.PipelineDegree()*l.Strategy.ReplicaCount()*l.Strategy.ContextDegree() > 64 {
 				continue
 			}
 			_, _ = CheckLayers([]MeasuredLayer{l}, p)
@@ -126,7 +126,7 @@ func TestFitGEMMRecovers(t *testing.T) {
 	q.Hardware.ComputeEff[graph.ClassMatMul] = 0.6
 	var layers []MeasuredLayer
 	for _, row := range MegatronTable()[:5] {
-		tp := row.Strategy.T()
+		tp := row.Strategy.TensorDegree()
 		l := MeasuredLayer{Name: row.Name, Model: row.Model, Strategy: plan.Strategy{Tensor: tp, Pipeline: 1, Replicas: 8 / tp, MicroBatchSize: 1}}
 		l.Model.Batch = 8 / tp
 		c, err := CheckLayers([]MeasuredLayer{l}, q)

@@ -174,23 +174,23 @@ func MegatronPlan(ctx context.Context, row Row, p plan.Pod) (scale.Result, error
 	want := row.Strategy
 	etp := want.ExpertTensor // the experts' tensor-parallel degree: tp's unless stated
 	if etp == 0 {
-		etp = want.T()
+		etp = want.TensorDegree()
 	}
 	maxV := 0 // search.Search's default, unless the row states more virtual stages
 	if row.VirtualStated {
-		maxV = max(8, want.V())
+		maxV = max(8, want.VirtualStages())
 	}
 	got, err := search.Search(ctx, row.Model, p, search.Space{MaxVirtual: maxV, Keep: func(pl plan.Plan) bool {
-		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R() && pl.C == want.C() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
+		return pl.Uniform() && pl.TP == want.TensorDegree() && pl.PP == want.PipelineDegree() && pl.DP == want.ReplicaCount() && pl.CP == want.ContextDegree() && (!row.MBSStated || pl.MBS == max(want.MicroBatchSize, 1)) &&
 			(row.FreeSP || pl.SequenceParallel == want.SequenceParallel && pl.TPOverlap == want.TPOverlap) && pl.DistOpt == want.DistOpt && pl.FSDP == want.FSDP &&
 			(!row.RecomputeStated || pl.Recompute == want.Recompute) &&
 			pl.FirstLayers == want.FirstLayers && pl.LastLayers == want.LastLayers &&
-			(!row.VirtualStated || pl.V == want.V()) && pl.EP == want.EP() && (!row.Model.MoE() || pl.ETP == etp) &&
+			(!row.VirtualStated || pl.VP == want.VirtualStages()) && pl.EP == want.ExpertDegree() && (!row.Model.MoE() || pl.ETP == etp) &&
 			pl.GradBF16 == want.GradBF16 && pl.EPOverlap == want.EPOverlap
 	}, Prefilter: func(s plan.Strategy) bool {
 		// What Keep asks of the degrees and the sharding, read off the
 		// strategy before Resolve (which copies them into the plan).
-		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R() && s.C() == want.C() &&
+		return s.TensorStages == nil && s.TensorDegree() == want.TensorDegree() && s.PipelineDegree() == want.PipelineDegree() && s.ReplicaCount() == want.ReplicaCount() && s.ContextDegree() == want.ContextDegree() &&
 			s.DistOpt == want.DistOpt && s.FSDP == want.FSDP && s.FirstLayers == want.FirstLayers && s.LastLayers == want.LastLayers
 	}, FP8: want.FP8, GradBF16: want.GradBF16, Imbalance: want.Imbalance, FSDP: want.FSDP, Software: want.Software})
 	if err != nil {

@@ -65,7 +65,7 @@ func megatronLMWeights(m transformer.Spec, pl plan.Plan) float64 {
 		moeLayers = m.MoELayers()
 	}
 	denseLayers := m.Layers - moeLayers
-	V := megatronLMVocab(m, pl.T)
+	V := megatronLMVocab(m, pl.TP)
 	emb := H * V
 	block := dense*float64(denseLayers) + moe*float64(moeLayers) + norm*H
 	var mtp float64
@@ -76,14 +76,14 @@ func megatronLMWeights(m transformer.Spec, pl plan.Plan) float64 {
 		}
 		mtp *= float64(m.MTP)
 	}
-	P, T := float64(pl.P), float64(pl.T)
+	P, T := float64(pl.PP), float64(pl.TP)
 	shard := (block/P + mtp + emb) / T
-	if !m.Tied && pl.P == 1 {
+	if !m.Tied && pl.PP == 1 {
 		shard += emb / T
 	}
 	per := 18.0
 	if pl.DistOpt {
-		per = 6 + 12/float64(pl.D)
+		per = 6 + 12/float64(pl.DP)
 	}
 	return shard * per
 }
@@ -94,8 +94,8 @@ func megatronLMWeights(m transformer.Spec, pl plan.Plan) float64 {
 // num_microbatches the plan's micro-batches.
 func megatronLMActivations(m transformer.Spec, pl plan.Plan) float64 {
 	s, b, H := float64(m.Seq), float64(pl.MBS), float64(m.Hidden)
-	P, T := float64(pl.P), float64(pl.T)
-	V := megatronLMVocab(m, pl.T)
+	P, T := float64(pl.PP), float64(pl.TP)
+	V := megatronLMVocab(m, pl.TP)
 	withSP := pl.SequenceParallel && pl.Recompute == plan.SelectiveRecompute
 	var act float64
 	if withSP {
@@ -106,18 +106,18 @@ func megatronLMActivations(m transformer.Spec, pl plan.Plan) float64 {
 	act *= float64(m.Layers)
 	act += 8 * s * b * P // the embedding's input, P micro-batches in flight
 	act += s * b * H * P // the embedding's dropout
-	if pl.V > 1 {
-		act *= 1 + (P-1)/(P*float64(pl.V))
-	} else if pl.P > 1 {
-		act *= math.Min(1, float64(pl.M)/P)
+	if pl.VP > 1 {
+		act *= 1 + (P-1)/(P*float64(pl.VP))
+	} else if pl.PP > 1 {
+		act *= math.Min(1, float64(pl.NumMicro)/P)
 	}
 	if withSP {
-		if pl.P == 1 {
+		if pl.PP == 1 {
 			act += s * b * H * 4 * (1 + V/H) // the output layer's input and the loss
 		}
 		return act / T
 	}
-	if pl.P == 1 {
+	if pl.PP == 1 {
 		act += (s*b*V/T + s*b*H) * 2 // the logits and the final norm's output
 	}
 	return act * 1.05 // "buffer for optimizer and miscellaneous temporaries"

@@ -20,7 +20,7 @@ import (
 // all x 1.05: 8,311,502,438.4.
 func TestMegatronLMEstimate(t *testing.T) {
 	m := mustSpec(t, "gpt:layers=48,hidden=6144,heads=64,seq=2048,vocab=51200,batch=4")
-	pl := plan.Plan{T: 8, P: 1, D: 1, V: 1, C: 1, MBS: 1, M: 4}
+	pl := plan.Plan{TP: 8, PP: 1, DP: 1, VP: 1, CP: 1, MBS: 1, NumMicro: 4}
 	w, a := MegatronLMEstimate(m, pl)
 	if w != 49_632_832_512 {
 		t.Errorf("weights and optimizer %.0f, want 49,632,832,512", w)

@@ -55,7 +55,7 @@ func TestLlama3(t *testing.T) {
 		if err != nil || !r.Fits {
 			t.Fatalf("%s: %v", r, err)
 		}
-		if r.Plan.T != 8 || r.Plan.P != 16 || r.Plan.C != row.Strategy.C() || r.Plan.D != row.GPUs/(128*r.Plan.C) || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
+		if r.Plan.TP != 8 || r.Plan.PP != 16 || r.Plan.CP != row.Strategy.ContextDegree() || r.Plan.DP != row.GPUs/(128*r.Plan.CP) || r.Plan.FirstLayers != 7 || r.Plan.LastLayers != 7 {
 			t.Errorf("reading %s", r.Plan)
 		}
 	}
@@ -112,7 +112,7 @@ func TestMegatronDefault(t *testing.T) {
 	if rn.Fits {
 		t.Fatalf("%s fits without recomputation: the case needs a plan that does not", rn.Plan)
 	}
-	if !r.Fits || r.Plan.Recompute != plan.FullRecompute || r.Plan.V > 1 || r.Plan.MBS != 1 {
+	if !r.Fits || r.Plan.Recompute != plan.FullRecompute || r.Plan.VP > 1 || r.Plan.MBS != 1 {
 		t.Errorf("does not fit without full recomputation: read as %s (fits %v)", r.Plan, r.Fits)
 	}
 

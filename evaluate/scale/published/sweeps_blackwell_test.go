@@ -45,7 +45,7 @@ func TestBridgeBlackwellRows(t *testing.T) {
 				gpus = 256
 			}
 			prec := strings.Fields(strings.SplitN(row.Label, ":", 2)[0])[1]
-			if pl.T*pl.C*pl.P*pl.D != gpus || p.GPUs() != gpus || pl.FP8 != want[prec] {
+			if pl.TP*pl.CP*pl.PP*pl.DP != gpus || p.GPUs() != gpus || pl.FP8 != want[prec] {
 				t.Errorf("%s, %s: %s on %d GPUs, want %d GPUs and %q", sw.Name, row.Label, pl, p.GPUs(), gpus, want[prec])
 			}
 		}

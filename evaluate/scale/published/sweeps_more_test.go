@@ -104,14 +104,14 @@ func TestPublishedSweepsRead(t *testing.T) {
 				t.Errorf("%s, %s: %v", sw.Name, r.Label, err)
 				continue
 			}
-			if g := p.GPUs(); g != w.gpus || pl.ReplicaGPUs()*pl.C*pl.D != g {
-				t.Errorf("%s, %s: %d GPUs in the pod, %d x %d x %d in the plan; want %d", sw.Name, r.Label, g, pl.ReplicaGPUs(), pl.C, pl.D, w.gpus)
+			if g := p.GPUs(); g != w.gpus || pl.ReplicaGPUs()*pl.CP*pl.DP != g {
+				t.Errorf("%s, %s: %d GPUs in the pod, %d x %d x %d in the plan; want %d", sw.Name, r.Label, g, pl.ReplicaGPUs(), pl.CP, pl.DP, w.gpus)
 			}
 			if m.Batch != w.batch[i] {
 				t.Errorf("%s, %s: batch %d, want %d", sw.Name, r.Label, m.Batch, w.batch[i])
 			}
-			if w.micro[i] > 0 && pl.M != w.micro[i] {
-				t.Errorf("%s, %s: %d micro-batches, want %d", sw.Name, r.Label, pl.M, w.micro[i])
+			if w.micro[i] > 0 && pl.NumMicro != w.micro[i] {
+				t.Errorf("%s, %s: %d micro-batches, want %d", sw.Name, r.Label, pl.NumMicro, w.micro[i])
 			}
 			if !(r.Measured > 0) {
 				t.Errorf("%s, %s: measured %g", sw.Name, r.Label, r.Measured)

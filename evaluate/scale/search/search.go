@@ -551,7 +551,7 @@ func fewestRecomputed(m transformer.Spec, s plan.Strategy, p *plan.Pod, tight bo
 	}
 	most := 0
 	for _, l := range all.Stages {
-		most = max(most, (l+all.V-1)/all.V)
+		most = max(most, (l+all.VP-1)/all.VP)
 	}
 	lo, hi := 1, most // the answer is in [lo, hi]; hi = most is every layer
 	for lo < hi {
@@ -711,24 +711,24 @@ func SpaceOf(text string) (Space, error) {
 	for _, kv := range pairs {
 		switch kv.Key {
 		case "tp", "tensor":
-			keep = append(keep, func(pl plan.Plan) bool { return pl.Uniform() && pl.T == s.T() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.Uniform() && pl.TP == s.TensorDegree() })
 		case "stage-tp", "tensor-stages":
 			keep = append(keep, func(pl plan.Plan) bool { return slices.Equal(pl.TPs, s.TensorStages) })
 		case "cp", "context", "context-parallel":
-			sp.Context = s.C()
-			keep = append(keep, func(pl plan.Plan) bool { return pl.C == s.C() })
+			sp.Context = s.ContextDegree()
+			keep = append(keep, func(pl plan.Plan) bool { return pl.CP == s.ContextDegree() })
 		case "pp", "pipeline":
-			keep = append(keep, func(pl plan.Plan) bool { return pl.P == s.P() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.PP == s.PipelineDegree() })
 		case "dp", "replicas":
-			keep = append(keep, func(pl plan.Plan) bool { return pl.D == s.R() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.DP == s.ReplicaCount() })
 		case "vp", "virtual":
-			sp.MaxVirtual = max(8, s.V())
-			keep = append(keep, func(pl plan.Plan) bool { return pl.V == s.V() })
+			sp.MaxVirtual = max(8, s.VirtualStages())
+			keep = append(keep, func(pl plan.Plan) bool { return pl.VP == s.VirtualStages() })
 		case "mbs", "micro-batch-size", "micro_batch_size":
 			sp.MaxMBS, sp.MBS = max(8, s.MicroBatchSize), s.MicroBatchSize
 			keep = append(keep, func(pl plan.Plan) bool { return pl.MBS == max(s.MicroBatchSize, 1) })
 		case "mb", "micro-batches", "micro_batches":
-			keep = append(keep, func(pl plan.Plan) bool { return pl.M == max(s.MicroBatches, 1) })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.NumMicro == max(s.MicroBatches, 1) })
 		case "schedule":
 			if s.Schedule != decision.OneFOneB {
 				return Space{}, fmt.Errorf("strategy %q: schedule=%s: the search runs 1F1B, Megatron-Core's schedule (placer eval scores a GPipe plan)", text, s.Schedule)
@@ -755,7 +755,7 @@ func SpaceOf(text string) (Space, error) {
 		case "last", "last-stage-layers":
 			keep = append(keep, func(pl plan.Plan) bool {
 				if pl.EmbeddingLayer || pl.LossLayer {
-					return pl.Stages[pl.P-1] == s.LastLayers
+					return pl.Stages[pl.PP-1] == s.LastLayers
 				}
 				return pl.LastLayers == s.LastLayers
 			})
@@ -768,7 +768,7 @@ func SpaceOf(text string) (Space, error) {
 		case "loss-layer", "account-for-loss-in-pipeline-split":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.LossLayer == s.LossLayer })
 		case "ep", "expert-parallel":
-			keep = append(keep, func(pl plan.Plan) bool { return pl.EP == s.EP() })
+			keep = append(keep, func(pl plan.Plan) bool { return pl.EP == s.ExpertDegree() })
 		case "etp", "expert-tensor-parallel":
 			keep = append(keep, func(pl plan.Plan) bool { return pl.ETP == s.ExpertTensor })
 		case "epoverlap", "ep-comm-overlap":

@@ -48,7 +48,7 @@ func TestSpaceOf(t *testing.T) {
 		t.Errorf("%s: its own plan is not kept", fixed)
 	}
 	for _, change := range []func(*plan.Plan){
-		func(q *plan.Plan) { q.T = 4 }, func(q *plan.Plan) { q.P = 4 }, func(q *plan.Plan) { q.V = 2 }, func(q *plan.Plan) { q.MBS = 8 },
+		func(q *plan.Plan) { q.TP = 4 }, func(q *plan.Plan) { q.PP = 4 }, func(q *plan.Plan) { q.VP = 2 }, func(q *plan.Plan) { q.MBS = 8 },
 		func(q *plan.Plan) { q.SequenceParallel = false }, func(q *plan.Plan) { q.TPOverlap = true }, func(q *plan.Plan) { q.DistOpt = false },
 		func(q *plan.Plan) { q.Recompute = plan.FullRecompute }, func(q *plan.Plan) { q.EP = 8 }, func(q *plan.Plan) { q.ETP = 2 },
 		func(q *plan.Plan) { q.EPOverlap = true },
@@ -80,7 +80,7 @@ func TestSpaceOf(t *testing.T) {
 		t.Fatalf("search: %+v, %v", got, err)
 	}
 	for _, r := range got.Top {
-		if r.Plan.T != 2 || r.Plan.EP != 4 || r.Plan.FP8 != plan.FP8Current || !r.Plan.GradBF16 {
+		if r.Plan.TP != 2 || r.Plan.EP != 4 || r.Plan.FP8 != plan.FP8Current || !r.Plan.GradBF16 {
 			t.Errorf("search kept %s", r.Plan)
 		}
 	}
@@ -303,10 +303,10 @@ func TestContextSearch(t *testing.T) {
 	if err != nil || !got.Found {
 		t.Fatalf("%v %v", got.Found, err)
 	}
-	if got.Best.Plan.C < 2 {
+	if got.Best.Plan.CP < 2 {
 		t.Errorf("a 262,144-token sequence on 8 GPUs: %s, want context parallelism", got.Best)
 	}
-	if noCP, _ := Search(t.Context(), m, p, Space{Keep: func(pl plan.Plan) bool { return pl.C == 1 }}); noCP.Found && noCP.Best.Step <= got.Best.Step {
+	if noCP, _ := Search(t.Context(), m, p, Space{Keep: func(pl plan.Plan) bool { return pl.CP == 1 }}); noCP.Found && noCP.Best.Step <= got.Best.Step {
 		t.Errorf("without context parallelism %s, with %s", noCP.Best, got.Best)
 	}
 }
@@ -403,10 +403,10 @@ func TestPrefilterKeepsTheBest(t *testing.T) {
 	}
 	want := row.Strategy
 	keep := func(pl plan.Plan) bool {
-		return pl.Uniform() && pl.T == want.T() && pl.P == want.P() && pl.D == want.R()
+		return pl.Uniform() && pl.TP == want.TensorDegree() && pl.PP == want.PipelineDegree() && pl.DP == want.ReplicaCount()
 	}
 	pre := func(s plan.Strategy) bool {
-		return s.TensorStages == nil && s.T() == want.T() && s.P() == want.P() && s.R() == want.R()
+		return s.TensorStages == nil && s.TensorDegree() == want.TensorDegree() && s.PipelineDegree() == want.PipelineDegree() && s.ReplicaCount() == want.ReplicaCount()
 	}
 	a, err := Search(t.Context(), row.Model, p, Space{Keep: keep})
 	if err != nil {
@@ -518,7 +518,7 @@ func FuzzEvaluate(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Fits && searched(r.Plan, m.Layers) && slices.Contains(plan.ContextDegrees(m, p.GPUs()/r.Plan.T), r.Plan.C) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
+		if r.Fits && searched(r.Plan, m.Layers) && slices.Contains(plan.ContextDegrees(m, p.GPUs()/r.Plan.TP), r.Plan.CP) && (!best.Found || best.Best.Step > r.Step*(1+1e-12)) {
 			t.Fatalf("%s %s %s: fits at %g s, search found %v %g s", model, pod, strategy, r.Step, best.Found, best.Best.Step)
 		}
 	})
@@ -529,25 +529,25 @@ func FuzzEvaluate(f *testing.F) {
 // even share, or with end stages of their own degree near the balancing
 // share) and its degrees (with stage-tp, the middle stages' one).
 func searched(pl plan.Plan, layers int) bool {
-	splits := stageSplits(layers, pl.P)
+	splits := stageSplits(layers, pl.PP)
 	if !pl.Uniform() {
 		// End stages of their own degree, the stages between one.
-		first, last := pl.TPs[0], pl.TPs[pl.P-1]
+		first, last := pl.TPs[0], pl.TPs[pl.PP-1]
 		mid := first
-		if pl.P > 2 {
+		if pl.PP > 2 {
 			mid = pl.TPs[1]
 		}
-		for _, t := range pl.TPs[1 : pl.P-1] {
+		for _, t := range pl.TPs[1 : pl.PP-1] {
 			if t != mid {
 				return false
 			}
 		}
-		splits = endSplits(layers, pl.P, first, mid, last)
+		splits = endSplits(layers, pl.PP, first, mid, last)
 	}
 	for _, sp := range splits {
 		if sp.first == pl.FirstLayers && sp.last == pl.LastLayers {
 			for _, v := range sp.virtual {
-				if v == pl.V {
+				if v == pl.VP {
 					return true
 				}
 			}
@@ -575,7 +575,7 @@ func TestBlackwellEndToEnd(t *testing.T) {
 	}
 	b200, _ := plan.ParsePod("dgx-b200:4")
 	res, err := Search(context.Background(), specOf(t, "llama3-8b:seq=8192,batch=256"), b200, Space{})
-	if pl := res.Best.Plan; err != nil || !res.Found || pl.ReplicaGPUs()*pl.D != 32 || 8%pl.T != 0 {
+	if pl := res.Best.Plan; err != nil || !res.Found || pl.ReplicaGPUs()*pl.DP != 32 || 8%pl.TP != 0 {
 		t.Errorf("search of llama3-8b on dgx-b200:4: %v (found %v, %v)", res.Best, res.Found, err)
 	}
 }
