@@ -37,7 +37,7 @@ import (
 //
 // With noMLP (an MoE layer) the list is the attention half's
 // (eager.Shape.NoMLP); the experts are eagerMoE's.
-func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) {
+func (c *coster) eagerBlock(code eager.CodeBase, noMLP bool) (fwd, bwd, rec phase) {
 	m := c.m
 	ops := eager.LayerOps(m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: m.Seq / max(1, c.pl.CP),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code, NoMLP: noMLP})
@@ -48,15 +48,11 @@ func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) 
 	T := float64(c.pl.TP)
 	heads, kv := float64(m.Heads)/T, math.Max(1, float64(m.KVHeads/c.pl.TP))
 	// share is what of each forward GEMM the per-op policy runs again,
-	// in order: layers.py's QKV (wk's share), output projection, gate-up
-	// (w3's half), down; a layer of separate projections (wq, wk, wv,
-	// wo, w1, w3, w2) every other one from the second.
-	share := func(i int) float64 {
-		if code != eager.LayerLlamaPy {
-			return float64(i % 2)
-		}
-		return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
-	}
+	// in order (CodeBase.Recomputed): layers.py's QKV (wk's share),
+	// output projection, gate-up (w3's half), down; a layer of separate
+	// projections (wq, wk, wv, wo, w1, w3, w2) every other one from the
+	// second.
+	share := func(i int) float64 { return code.Recomputed(i, heads, kv) }
 	gemms := 0
 	for _, o := range ops {
 		var p, r phase
@@ -94,19 +90,6 @@ func (c *coster) eagerBlock(code eager.Layer, noMLP bool) (fwd, bwd, rec phase) 
 	}
 	return fwd, bwd, rec
 }
-
-// eagerAttnGEMMs is the forward GEMMs of a layer's attention half: the
-// QKV and output GEMMs of layers.py's, wq, wk, wv and wo elsewhere.
-func eagerAttnGEMMs(l eager.Layer) int {
-	if l == eager.LayerLlamaPy {
-		return 2
-	}
-	return 4
-}
-
-// eagerLayerNames are the layers' names in EagerCosting.
-var eagerLayerNames = [...]string{eager.LayerLlamaPy: "placer_torch.profile.layers' Block", eager.LayerHF: "transformers' LlamaDecoderLayer",
-	eager.LayerTitan: "torchtitan's TransformerBlock"}
 
 // EagerCosting says how plan pl's layers are costed under an eager
 // stack: whose layer, its precision, the kernels a layer launches
@@ -171,7 +154,7 @@ func EagerCosting(m transformer.Spec, pl plan.Plan) string {
 	}
 	return fmt.Sprintf("eager ATen ops (%s): %s, %s, %s, each at its class's roofline rate; "+
 		"the op lists held against placer_torch.exporter's record of the layers (TestEagerOpsMatchExporter, TestEagerMoEOpsMatchExporter)",
-		stack, eagerLayerNames[code], prec, strings.Join(parts, "; "))
+		stack, code.Name(), prec, strings.Join(parts, "; "))
 }
 
 // eagerMoENames are the MoE blocks' names in EagerCosting.
@@ -190,7 +173,7 @@ var eagerMoENames = [...]string{eager.MoEHFLoop: "transformers' Qwen3MoeSparseMo
 // layers' (pair); the loss's collectives (the max's and the sums'
 // all-reduces, transformers' all-gather of the logits) as placer costs
 // collectives over the tensor group (Pod.Collective).
-func (c *coster) eagerOutput(code eager.Layer) (fwd, bwd phase) {
+func (c *coster) eagerOutput(code eager.CodeBase) (fwd, bwd phase) {
 	ops := eager.OutputOps(c.m, eager.Shape{T: c.pl.TP, SP: c.pl.SequenceParallel, Batch: c.pl.MBS, Seq: c.m.Seq / max(1, c.pl.CP),
 		FP32Weights: c.pl.Run.FP32Weights, Layer: code})
 	before, after, bwdAfter, bwdBefore := c.tpKinds()

@@ -68,7 +68,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 	cases := []struct {
 		hidden, heads, kv, ffn, seq, batch, tp int
 		sp, bf16                               bool
-		layer                                  eager.Layer
+		layer                                  eager.CodeBase
 		vocab                                  int // the output part (eager.OutputOps) of this vocabulary
 	}{
 		{256, 4, 2, 512, 64, 2, 1, false, false, eager.LayerLlamaPy, 0},
@@ -97,7 +97,7 @@ func TestEagerOpsMatchExporter(t *testing.T) {
 	var names []string
 	var args [][]string
 	for _, tc := range cases {
-		layer := [...]string{eager.LayerLlamaPy: "llama", eager.LayerHF: "hf", eager.LayerTitan: "titan"}[tc.layer]
+		layer := map[eager.CodeBase]string{eager.LayerLlamaPy: "llama", eager.LayerHF: "hf", eager.LayerTitan: "titan"}[tc.layer]
 		a := []string{"--layer", layer, "--vocab", strconv.Itoa(tc.vocab), "--hidden", strconv.Itoa(tc.hidden), "--heads", strconv.Itoa(tc.heads), "--kv-heads", strconv.Itoa(tc.kv),
 			"--ffn", strconv.Itoa(tc.ffn), "--seq", strconv.Itoa(tc.seq), "--batch", strconv.Itoa(tc.batch), "--tp", strconv.Itoa(tc.tp)}
 		if tc.sp {
@@ -247,7 +247,7 @@ func TestEagerLossTP(t *testing.T) {
 	const N, Vl, V, h = 128.0, 256.0, 1024.0, 64.0
 	cases := []struct {
 		name  string
-		layer eager.Layer
+		layer eager.CodeBase
 		// Forward launches; the bytes the forward's collectives carry
 		// (and how many); the bytes written by its non-GEMM ops of a
 		// logit or more each; the backward's.

@@ -100,9 +100,35 @@ func newLayerRegistry(lcs ...LayerCoster) (*layerRegistry, error) {
 	return r, nil
 }
 
+// stackRows is layer costs that bring the named stacks running them: a
+// stack added in one file, its row (plan.NamedStack) beside its layer
+// costs, added to plan.Stacks when they are registered (addStacks).
+type stackRows interface {
+	stacks() []plan.NamedStack
+}
+
+// addStacks adds the named stacks lc brings (stackRows) to plan.Stacks,
+// refusing a stack whose settings do not run lc's layers eager, or a
+// name taken.
+func addStacks(lc LayerCoster) error {
+	sr, ok := lc.(stackRows)
+	if !ok {
+		return nil
+	}
+	for _, ns := range sr.stacks() {
+		if !ns.Settings.Eager || ns.Settings.Layers != lc.Name() {
+			return fmt.Errorf("stack %q brought by layer costs %q runs layers %q (eager %t), not them", ns.Name, lc.Name(), ns.Settings.Layers, ns.Settings.Eager)
+		}
+		if err := plan.AddStack(ns); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // layerCosters are the stacks' layer costs, one registration line each
-// (a duplicate name stops the program at its start, and the package's
-// tests with it).
+// (a duplicate name, of layer costs or of a stack they bring, stops the
+// program at its start, and the package's tests with it).
 var layerCosters = mustLayerRegistry(
 	fusedLayers{},
 	llamaPyLayers{eagerLayers{eager.LayerLlamaPy}},
@@ -112,6 +138,11 @@ var layerCosters = mustLayerRegistry(
 
 func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 	r, err := newLayerRegistry(lcs...)
+	for _, lc := range lcs {
+		if err == nil {
+			err = addStacks(lc)
+		}
+	}
 	if err != nil {
 		panic(err)
 	}

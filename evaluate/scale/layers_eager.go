@@ -13,7 +13,7 @@ import (
 // lookup and its gradient are the same kernels), the output layer and
 // loss as the code base writes them (eagerOutput). Each eager stack
 // embeds it and says whose MoE block it runs (its MoE method).
-type eagerLayers struct{ code eager.Layer }
+type eagerLayers struct{ code eager.CodeBase }
 
 func (e eagerLayers) Dense(c coster) (fwd, bwd phase) {
 	// The whole layer is the attention half's part: the ops are one list.
@@ -25,7 +25,7 @@ func (e eagerLayers) Dense(c coster) (fwd, bwd phase) {
 // the experts as MoE block impl runs them (loop: torchtitan's for-loop
 // over the experts).
 func (e eagerLayers) moe(c coster, impl eager.MoEImpl, loop bool) (fwd, bwd phase) {
-	return c.join(half(c.eagerBlock(e.code, true)), half(c.eagerMoE(impl, loop, eagerAttnGEMMs(e.code))), true)
+	return c.join(half(c.eagerBlock(e.code, true)), half(c.eagerMoE(impl, loop, e.code.Traits().AttnGEMMs)), true)
 }
 
 func (eagerLayers) Embedding(c coster) (fwd, bwd phase) { return c.embedding() }
@@ -34,13 +34,13 @@ func (e eagerLayers) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(e.
 
 // eagerCode is the eager code base the layer costs run (EagerCosting
 // reads it).
-func (e eagerLayers) eagerCode() eager.Layer { return e.code }
+func (e eagerLayers) eagerCode() eager.CodeBase { return e.code }
 
 // eagerStack is layer costs of an eager stack: whose layer's ATen ops
 // and whose MoE block (experts: the block and whether it loops over the
 // experts) under settings run.
 type eagerStack interface {
 	LayerCoster
-	eagerCode() eager.Layer
+	eagerCode() eager.CodeBase
 	experts(run plan.Settings) (impl eager.MoEImpl, loop bool)
 }

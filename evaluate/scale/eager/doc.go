@@ -2,7 +2,9 @@
 // issues for one layer of a Llama-style model, as each eager code base
 // writes the layer: placer_torch.profile.layers' Block (LayerLlamaPy,
 // llamapy.go), transformers' LlamaDecoderLayer (LayerHF, hf.go) and
-// torchtitan's TransformerBlock (LayerTitan, titan.go), their MoE
+// torchtitan's TransformerBlock (LayerTitan, titan.go), each a value of
+// CodeBase (codebase.go: a code base written elsewhere, beside its layer
+// costs, implements it with Writer's parts), their MoE
 // blocks (moe.go) and the output layer with its loss, at one GPU's
 // shard shape (Shape, MoEShape): forward then backward, each op with
 // its class, dtype, FLOPs and bytes as placer_torch.exporter records

@@ -2,6 +2,21 @@ package eager
 
 import "github.com/placer/placer/evaluate/roofline"
 
+// hfCode is transformers' LlamaDecoderLayer as a code base (LayerHF).
+type hfCode struct{}
+
+func (hfCode) Name() string { return "transformers' LlamaDecoderLayer" }
+
+func (hfCode) Traits() Traits { return Traits{FP32Norm: true, BatchTables: true, AttnGEMMs: 4} }
+
+func (hfCode) Layer(w Writer) { w.o.hfLayer() }
+
+func (hfCode) Loss(w Writer, v, vl float64) { w.o.hfLoss(v, vl) }
+
+// Recomputed is the per-op policy on separate projections (q, k, v, o,
+// gate, up, down): every second from the second.
+func (hfCode) Recomputed(i int, _, _ float64) float64 { return float64(i % 2) }
+
 // hfLayer writes transformers' LlamaDecoderLayer (LayerHF): q, k, v,
 // gate, up, down and output projections a GEMM each, RMS norm upcast to
 // FP32, rotary by rotate_half, SDPA with enable_gqa; then autograd's

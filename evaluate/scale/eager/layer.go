@@ -45,41 +45,39 @@ type Shape struct {
 	Batch, Seq int
 	// FP32Weights: autocast BF16 over FP32 weights (else BF16 weights).
 	FP32Weights bool
-	// Layer is whose layer: LayerLlamaPy (placer_torch/profile/layers.py),
-	// LayerHF (transformers' LlamaDecoderLayer) or LayerTitan
-	// (torchtitan's TransformerBlock).
-	Layer Layer
+	// Layer is whose layer: a code base (LayerLlamaPy:
+	// placer_torch/profile/layers.py, LayerHF: transformers'
+	// LlamaDecoderLayer, LayerTitan: torchtitan's TransformerBlock, or
+	// one written elsewhere; nil: LayerLlamaPy).
+	Layer CodeBase
 	// NoMLP leaves the MLP out (its GEMMs, activation and their
 	// backward; the norm before it and the residual after it stay): an
 	// MoE layer's attention half, its experts MoEOps'.
 	NoMLP bool
 }
 
-// Layer is a Llama layer as one code base writes it.
-type Layer uint8
-
-// The layers LayerOps writes.
-const (
-	// LayerLlamaPy is placer_torch.profile.layers' Block: one QKV and one
-	// gate-up GEMM, RMS norm in the residual stream's dtype, rotary on
-	// interleaved halves (slices, muls, sub, add, stack).
-	LayerLlamaPy Layer = iota
-	// LayerHF is transformers' LlamaDecoderLayer (modeling_llama.py,
+// The in-tree code bases (CodeBase; each in the file of its op list).
+var (
+	// LayerLlamaPy is placer_torch.profile.layers' Block (llamapy.go): one
+	// QKV and one gate-up GEMM, RMS norm in the residual stream's dtype,
+	// rotary on interleaved halves (slices, muls, sub, add, stack).
+	LayerLlamaPy CodeBase = llamaPyCode{}
+	// LayerHF is transformers' LlamaDecoderLayer (hf.go; modeling_llama.py,
 	// 5.24 in the project's virtualenv): q, k, v, gate and up
 	// projections a GEMM each (their inputs' gradients added), RMS norm
 	// upcast to FP32 and cast back (LlamaRMSNorm: hidden_states.to(float32)
 	// ... weight * hidden_states.to(input_dtype)), rotary by rotate_half
 	// (neg, cat) over [batch, seq, head_dim] tables, SDPA with
 	// enable_gqa (no repeated keys).
-	LayerHF
-	// LayerTitan is torchtitan's Llama at 9dec370
-	// (torchtitan/models/llama/model.py, models/norms.py RMSNorm):
+	LayerHF CodeBase = hfCode{}
+	// LayerTitan is torchtitan's Llama at 9dec370 (titan.go;
+	// torchtitan/models/llama/model.py, models/norms.py RMSNorm):
 	// LayerHF's norms and projections (w1, w3 for gate and up), the
 	// rotary embedding as a complex product in FP32 (x.float(),
 	// view_as_complex, a complex mul, view_as_real, type_as), keys and
 	// values repeated to every query head (repeat_kv: expand, reshape)
 	// for SDPA without enable_gqa, [batch, seq, hidden] activations.
-	LayerTitan
+	LayerTitan CodeBase = titanCode{}
 )
 
 // Op is one ATen op of an eager layer as the exporter records it.
@@ -139,16 +137,14 @@ func LayerOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, false) }
 func OutputOps(m transformer.Spec, s Shape) []Op { return eagerOps(m, s, true) }
 
 func eagerOps(m transformer.Spec, s Shape, output bool) []Op {
+	if s.Layer == nil {
+		s.Layer = LayerLlamaPy
+	}
 	o := newLayerOps(m, s)
-	switch {
-	case output:
+	if output {
 		o.loss()
-	case s.Layer == LayerTitan:
-		o.titanLayer()
-	case s.Layer == LayerHF:
-		o.hfLayer()
-	default:
-		o.llamaPyLayer()
+	} else {
+		s.Layer.Layer(Writer{o})
 	}
 	return o.ops
 }
@@ -156,9 +152,9 @@ func eagerOps(m transformer.Spec, s Shape, output bool) []Op {
 // layerOps writes one eager layer's ATen ops at shard shape s (eagerOps):
 // the parts every code base's Llama layer has (RMS norm, nn.Linear, the
 // residual adds, SDPA, autograd's gradient sums and AccumulateGrad), each
-// code base's own writer (llamaPyLayer, hfLayer, titanLayer: in the file
-// of its layer costs) putting them in its order with its own rotary
-// embedding, projections and MLP.
+// code base (CodeBase: llamaPyLayer, hfLayer, titanLayer here, each in
+// the file of its op list; others through Writer) putting them in its
+// order with its own rotary embedding, projections and MLP.
 type layerOps struct {
 	opList
 	s Shape
@@ -200,8 +196,11 @@ func newLayerOps(m transformer.Spec, s Shape) *layerOps {
 	}
 	o.c, o.ct = o.a, o.at
 	o.cos = o.S * o.d / 2 * o.a
-	if s.Layer == LayerHF || s.Layer == LayerTitan {
+	t := s.Layer.Traits()
+	if t.FP32Norm {
 		o.c, o.ct, o.up = 4, graph.F32, !o.ac
+	}
+	if t.BatchTables {
 		o.cos = o.B * o.S * o.d * o.a
 	}
 	o.Eq, o.Ek = o.N*o.nh*o.d, o.N*o.nkv*o.d
@@ -430,8 +429,9 @@ func (o *layerOps) attentionB(sdpa, kvs float64) {
 // the output layer's shard of V/T logits, the loss of the FP32 logits,
 // and their backward, as each code base runs it: at T 1 wholeLoss
 // (layers.py's Loss, torchtitan's loss_fn and transformers' alike); at
-// T > 1 layers.py's vocabulary-parallel loss (llamaPyLoss), torchtitan's
-// loss_parallel (titanLoss) or transformers' gathered logits (hfLoss).
+// T > 1 the code base's (CodeBase.Loss: layers.py's vocabulary-parallel
+// loss, llamaPyLoss; torchtitan's loss_parallel, titanLoss;
+// transformers' gathered logits, hfLoss).
 func (o *layerOps) loss() {
 	T := float64(max(1, o.s.T))
 	V, h := o.V, o.h
@@ -446,12 +446,8 @@ func (o *layerOps) loss() {
 		o.ops[g].Until = o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
 		o.normB(false)
 		return
-	case o.s.Layer == LayerLlamaPy:
-		o.llamaPyLoss(Vl)
-	case o.s.Layer == LayerTitan:
-		o.titanLoss(Vl)
 	default:
-		o.hfLoss(V, Vl)
+		o.s.Layer.Loss(Writer{o}, V, Vl)
 	}
 	o.linearB(h, Vl, true, TPBefore, TPBwdBefore)
 	o.normB(false)
@@ -468,7 +464,7 @@ func (o *layerOps) coll(k roofline.Collective, bytes float64) {
 
 // wholeLoss is the loss of V logits on one GPU, forward:
 // logits.float(), log_softmax, nll_loss; in layers.py's [seq, batch]
-// layout the targets' transposed copy.
+// layout (Traits.SeqFirst) the targets' transposed copy.
 //
 // It returns the log softmax's index. In the allocation trace the FP32
 // logits are held to the log softmax (the BF16 ones to their cast), and
@@ -477,7 +473,7 @@ func (o *layerOps) wholeLoss(V float64) int32 {
 	N, b := o.N, o.b
 	o.add("_to_copy", dmv, graph.F32, 0, N*V*b, N*V*4)
 	f32 := o.last()
-	if o.s.Layer == LayerLlamaPy && o.B > 1 { // its targets.t(), reshaped
+	if o.s.Layer.Traits().SeqFirst && o.B > 1 { // its targets.t(), reshaped
 		o.add("clone", dmv, graph.I64, 0, N*8, N*8).Keep = KeepSaved // nll_loss saves the targets
 	}
 	o.add("_log_softmax", red, graph.F32, 5*N*V, N*V*4, N*V*4).Keep = KeepSaved

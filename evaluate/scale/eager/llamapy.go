@@ -5,6 +5,24 @@ import (
 	"github.com/placer/placer/graph"
 )
 
+// llamaPyCode is layers.py's Block as a code base (LayerLlamaPy).
+type llamaPyCode struct{}
+
+func (llamaPyCode) Name() string { return "placer_torch.profile.layers' Block" }
+
+func (llamaPyCode) Traits() Traits { return Traits{SeqFirst: true, AttnGEMMs: 2} }
+
+func (llamaPyCode) Layer(w Writer) { w.o.llamaPyLayer() }
+
+func (llamaPyCode) Loss(w Writer, _, vl float64) { w.o.llamaPyLoss(vl) }
+
+// Recomputed maps torchtitan's per-op policy onto layers.py's fused
+// GEMMs: of the QKV GEMM wk's share, the output projection, of the
+// gate-up GEMM w3's half, not the down projection.
+func (llamaPyCode) Recomputed(i int, heads, kv float64) float64 {
+	return [...]float64{kv / (heads + 2*kv), 1, 0.5, 0}[i]
+}
+
 // llamaPyLayer writes layers.py's Block (LayerLlamaPy): one QKV and one
 // gate-up GEMM, RMS norm in the residual stream's dtype, the rotary
 // embedding on interleaved halves, torch's flash SDPA, silu(gate) * up;

@@ -5,6 +5,23 @@ import (
 	"github.com/placer/placer/graph"
 )
 
+// titanCode is torchtitan's TransformerBlock as a code base
+// (LayerTitan). Its rotary tables are freqs_cis (complexRotary); the
+// [batch, seq, head_dim] size BatchTables gives is unused.
+type titanCode struct{}
+
+func (titanCode) Name() string { return "torchtitan's TransformerBlock" }
+
+func (titanCode) Traits() Traits { return Traits{FP32Norm: true, BatchTables: true, AttnGEMMs: 4} }
+
+func (titanCode) Layer(w Writer) { w.o.titanLayer() }
+
+func (titanCode) Loss(w Writer, _, vl float64) { w.o.titanLoss(vl) }
+
+// Recomputed is the per-op policy on wq, wk, wv, wo, w1, w3, w2: every
+// second from the second.
+func (titanCode) Recomputed(i int, _, _ float64) float64 { return float64(i % 2) }
+
 // titanLayer writes torchtitan's TransformerBlock (LayerTitan):
 // transformers' norms, projections and MLP (w1, w3, w2), the rotary
 // embedding as a complex product in FP32, keys and values repeated to

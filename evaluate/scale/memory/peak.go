@@ -28,7 +28,7 @@ type Step struct {
 // the traced peak, the verdict's margin either side of the usable
 // memory (Peak.Verdict).
 type EagerTrace struct {
-	Layer eager.Layer
+	Layer eager.CodeBase
 	Error plan.RegimeError
 }
 

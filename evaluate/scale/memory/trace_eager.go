@@ -266,7 +266,7 @@ func eagerTraceable(c *counter) bool {
 //   - AdamW's two moments of each parameter, made at the first step's
 //     end (torch.optim.AdamW's _init_group: zeros_like each), and
 //     zero_grad freeing the .grads.
-func eagerStepTrace(c *counter, code eager.Layer, micro int) memTrace {
+func eagerStepTrace(c *counter, code eager.CodeBase, micro int) memTrace {
 	m, pl := &c.m, &c.pl
 	sh := eager.Shape{T: 1, Batch: pl.MBS, Seq: m.Seq, FP32Weights: pl.Run.FP32Weights, Layer: code}
 	layer, out := eager.LayerOps(*m, sh), eager.OutputOps(*m, sh)

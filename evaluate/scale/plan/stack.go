@@ -257,6 +257,21 @@ func LookupStack(name string) (NamedStack, error) {
 	return Stacks[i], nil
 }
 
+// AddStack adds named stack ns to Stacks: a stack whose row is written
+// beside its layer costs (evaluate/scale registers it with them). It
+// refuses an empty name, one not in lower case (stack=NAME is looked up
+// so) and one taken.
+func AddStack(ns NamedStack) error {
+	switch {
+	case ns.Name == "" || ns.Name != strings.ToLower(ns.Name):
+		return fmt.Errorf("stack %q: a stack's name is non-empty and lower case", ns.Name)
+	case slices.ContainsFunc(Stacks, func(s NamedStack) bool { return s.Name == ns.Name }):
+		return fmt.Errorf("stack %q named twice", ns.Name)
+	}
+	Stacks = append(Stacks, ns)
+	return nil
+}
+
 // Settings are sw's settings in effect: its stack's (DefaultSettings
 // without one), each written setting over it. An unknown stack is
 // Check's error; here it reads as the default.
