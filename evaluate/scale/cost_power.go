@@ -9,9 +9,12 @@ import (
 // the pod's power limit binds its average power (HeldClock.Balanced). The
 // step is priced at the burst clock (r0) and at the held clock of compute
 // alone (r1, slowdown s1); their difference in Compute over s1 - 1 is the
-// compute-bound kernels' burst time; the bubble, exposed data-parallel,
+// compute-bound kernels' burst time; the exposed data-parallel,
 // embedding, tensor-, context- and expert-parallel and host waits at r1
-// are idle; the rest of r1's step memory-bound. The step at the balanced
+// are short idle gaps, the pipeline's bubble one long idle stretch (a
+// stage's drain and the next step's fill: HeldClock.Balanced credits of
+// it only what the controller's window holds beside the busy work); the
+// rest of r1's step memory-bound. The step at the balanced
 // clock's slowdown s is taken on the line between r0 and r1 (x = (s -
 // 1)/(s1 - 1)): exact for a kernel on one side of its roofline's ridge
 // throughout, and at most r1 where the clock's rise moves a kernel from
@@ -26,9 +29,10 @@ func balanced(p *plan.Pod, eval func(*plan.Pod) Result) Result {
 	b := p.AtBurst()
 	r0 := eval(&b)
 	cb := (r1.Compute - r0.Compute) / (s1 - 1)
-	idle := r1.Bubble + r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
-	mem := max(r1.Step-idle-cb*s1, 0)
-	f := h.Balanced(p.PowerLimit, kernels.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle}, kernels.MemoryPowerShare)
+	idle := r1.DPExposed + r1.Embedding + r1.TPExposed + r1.CPExposed + r1.EPExposed + r1.HostExposed
+	mem := max(r1.Step-r1.Bubble-idle-cb*s1, 0)
+	t := kernels.StepTime{Compute: max(cb, 0), Memory: mem, Idle: idle, Stretch: r1.Bubble}
+	f := h.Balanced(p.PowerLimit, t, kernels.MemoryPowerShare)
 	x := (h.Slowdown(f) - 1) / (s1 - 1)
 	r := r1
 	lerp := func(a, b float64) float64 { return a + x*(b-a) }

@@ -387,28 +387,107 @@ func TestH100BalancedIdle(t *testing.T) {
 }
 
 // TestBalancedStep: a step of 1 s of compute-bound kernels at the burst
-// clock and a bubble I = 0.124152 s (TestBalancedByHand's f* = 1,670.137
-// MHz, slowdown 1.117367), priced at the burst clock (step 1.124152 s)
-// and at compute alone's 700 W clock (compute 1.144174 s, step 1.268326
-// s), is taken at f*: x = 0.117367/0.144174 = 0.814064 of the way, step
-// I + 1.117367 = 1.241519 s, TFLOP/s in proportion; on a pod without a
-// limit the one price as it is.
+// clock and short idle gaps (exposed host time) I = 0.124152 s
+// (TestBalancedByHand's f* = 1,670.137 MHz, slowdown 1.117367), priced
+// at the burst clock (step 1.124152 s) and at compute alone's 700 W
+// clock (compute 1.144174 s, step 1.268326 s), is taken at f*: x =
+// 0.117367/0.144174 = 0.814064 of the way, step I + 1.117367 = 1.241519
+// s, TFLOP/s in proportion; on a pod without a limit the one price as it
+// is. The same I as a pipeline bubble (one stretch a step, beside 1.144
+// s of busy time: longer than the 0.09 s window) averages with none of
+// it: compute alone's clock, step 1.268326 s.
 func TestBalancedStep(t *testing.T) {
 	const i, s1 = 1.1173670063311705 / 9, 1.144174
 	p, _ := plan.ParsePod("dgx-h100:1")
-	eval := func(q *plan.Pod) Result {
-		s := max(q.Hardware.ComputeSlowdown, 1)
-		return Result{Compute: s, Bubble: i, Step: s + i, TFLOPs: 100 / (s + i)}
-	}
-	r := balanced(&p, eval)
-	if want := i + 1.1173670063311705; math.Abs(r.Step-want) > 1e-5 || math.Abs(r.Compute-1.117367) > 1e-5 || math.Abs(r.TFLOPs-100/want) > 1e-3 {
-		t.Errorf("step %.6f s, compute %.6f s, %.3f TFLOP/s; want %.6f, 1.117367, %.3f", r.Step, r.Compute, r.TFLOPs, want, 100/want)
+	for _, c := range []struct {
+		name       string
+		bubble     bool
+		step, comp float64
+	}{
+		{"short gaps", false, i + 1.1173670063311705, 1.117367},
+		{"a bubble longer than the window", true, i + s1, s1},
+	} {
+		eval := func(q *plan.Pod) Result {
+			s := max(q.Hardware.ComputeSlowdown, 1)
+			if c.bubble {
+				return Result{Compute: s, Bubble: i, Step: s + i, TFLOPs: 100 / (s + i)}
+			}
+			return Result{Compute: s, HostExposed: i, Step: s + i, TFLOPs: 100 / (s + i)}
+		}
+		r := balanced(&p, eval)
+		if math.Abs(r.Step-c.step) > 1e-5 || math.Abs(r.Compute-c.comp) > 1e-5 || math.Abs(r.TFLOPs-100/c.step) > 1e-3 {
+			t.Errorf("%s: step %.6f s, compute %.6f s, %.3f TFLOP/s; want %.6f, %.6f, %.3f", c.name, r.Step, r.Compute, r.TFLOPs, c.step, c.comp, 100/c.step)
+		}
+		off, _ := plan.ParsePod("dgx-h100:1,power=off")
+		if r := balanced(&off, eval); r.Step != 1+i {
+			t.Errorf("%s, no limit: step %v, want %v", c.name, r.Step, 1+i)
+		}
 	}
 	if math.Abs(p.Hardware.ComputeSlowdown-s1) > 1e-6 {
 		t.Errorf("the pod's slowdown %v, want %v left as it is", p.Hardware.ComputeSlowdown, s1)
 	}
-	off, _ := plan.ParsePod("dgx-h100:1,power=off")
-	if r := balanced(&off, eval); r.Step != 1+i {
-		t.Errorf("no limit: step %v, want %v", r.Step, 1+i)
+}
+
+// TestH100WindowBounds recomputes the two bounds kernels.H100Held.WindowS
+// sits between from ../shared/data/h100-sustained, and that it is their
+// geometric mean:
+//   - the lower: the 70B block at idle share 0.5 ran batches of 8 steps
+//     (8 x its median step time from its third second: 32.7 ms busy)
+//     between sleeps as long, and held a clock above the one it held at
+//     no idle (1,912 against 1,590 MHz): a window shorter than the busy
+//     stretch would cap each stretch as the idle-free run was capped;
+//   - the upper: the first nvidia-smi sample with the software power cap
+//     (0x4) after the GPU rested (345 MHz) read P W over its last second,
+//     rest R W the median of the samples at rest before it: (P - R) J
+//     above rest, and a window W averaging the 700 W limit holds (700 -
+//     R) W x W above rest, so W <= (P - R) / (700 - R).
+func TestH100WindowBounds(t *testing.T) {
+	f := heldFiles[2]
+	runs, _ := readRuns(t, f[0], f[1], true)
+	mhz := map[string]float64{}
+	lo := 0.0
+	for _, r := range runs {
+		mhz[r.name] = r.mhz
+		if r.name == "70B.block.idle50" {
+			lo = 8 * r.seconds
+		}
 	}
+	if lo == 0 || mhz["70B.block.idle50"] <= mhz["70B.block"]+100 {
+		t.Fatalf("70B at idle 0.5: busy %.4f s, %.0f MHz against %.0f at no idle", lo, mhz["70B.block.idle50"], mhz["70B.block"])
+	}
+	hi := capAfterRest(t, f[1], 700)
+	w := kernels.H100Held.WindowS
+	t.Logf("window between %.4f and %.4f s, geometric mean %.4f; WindowS %g", lo, hi, math.Sqrt(lo*hi), w)
+	if math.Abs(lo-0.0327) > 0.0005 || math.Abs(hi-0.245) > 0.001 || math.Abs(w-math.Sqrt(lo*hi)) > 0.001 {
+		t.Errorf("window bounds %.4f and %.4f s (documented 0.0327, 0.245), geometric mean %.4f; WindowS %g", lo, hi, math.Sqrt(lo*hi), w)
+	}
+}
+
+// capAfterRest is TestH100WindowBounds's upper bound from an nvidia-smi
+// log with the throttle reasons last: (P - R) / (limitW - R) at the first
+// sample capped (0x4) after samples at rest (345 MHz).
+func capAfterRest(t *testing.T, path string, limitW float64) float64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rest []float64
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n")[1:] {
+		p := strings.Split(line, ", ")
+		reason, err := strconv.ParseUint(strings.TrimPrefix(p[len(p)-1], "0x"), 16, 64)
+		if err != nil || len(p) < 4 {
+			t.Fatalf("%s: %q: want the throttle reasons last", path, line)
+		}
+		w, _ := strconv.ParseFloat(strings.TrimSuffix(p[3], " W"), 64)
+		switch {
+		case strings.HasPrefix(p[1], "345 "):
+			rest = append(rest, w)
+		case reason&4 != 0 && len(rest) > 0:
+			r := median(rest)
+			return (w - r) / (limitW - r)
+		}
+	}
+	t.Fatalf("%s: no capped sample after rest", path)
+	return 0
 }

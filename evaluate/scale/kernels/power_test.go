@@ -73,3 +73,43 @@ func TestBalancedByHand(t *testing.T) {
 		}
 	}
 }
+
+// TestBalancedWindowByHand: the controller's window (H100Held.WindowS
+// 0.09 s) on TestBalancedByHand's numbers (f* = 1,670.137 MHz balances
+// 1 s of compute with an idle I = 0.124152 s; compute at the held clock
+// takes 1.144174 times its burst time):
+//   - a stage whose bubble (Stretch) is longer than the window, beside 1
+//     s of compute: the window that holds the most busy time holds no
+//     idle (busy 1.144 s > 0.09 s), so compute alone's clock, 1,612.5
+//     MHz, where the whole step's average (window unknown) gives the
+//     burst clock, 1,980;
+//   - short gaps (Idle) as long as the compute average with it whatever
+//     the window: 1,980;
+//   - a busy stretch shorter than the window beside a long bubble: with
+//     compute c, the window holds busy 1.144174 c and 0.09 - 1.144174 c
+//     of the bubble; that is I c (f*) at c = 0.09 / (1.144174 +
+//     0.124152) = 0.0709596 s;
+//   - a bubble shorter than what the window leaves: compute 0.01 s (busy
+//     0.0114417 s, the window leaves 0.0785583 s) and a bubble of I x
+//     0.01 = 0.00124152 s, all of it averaged: f*.
+func TestBalancedWindowByHand(t *testing.T) {
+	const i = 1.1173670063311705 / 9
+	unknown := H100Held
+	unknown.WindowS = 0
+	for _, c := range []struct {
+		name string
+		h    HeldClock
+		st   StepTime
+		want float64
+	}{
+		{"bubble longer than the window", H100Held, StepTime{Compute: 1, Stretch: 1}, 1612.5},
+		{"the same, window unknown", unknown, StepTime{Compute: 1, Stretch: 1}, 1980},
+		{"short gaps as long as compute", H100Held, StepTime{Compute: 1, Idle: 1}, 1980},
+		{"busy shorter than the window", H100Held, StepTime{Compute: 0.09 / (1.144174 + i), Stretch: 1}, 1670.137},
+		{"bubble shorter than the window leaves", H100Held, StepTime{Compute: 0.01, Stretch: i * 0.01}, 1670.137},
+	} {
+		if got := c.h.Balanced(700, c.st, 0.5); math.Abs(got-c.want) > 0.01 {
+			t.Errorf("%s: %.3f MHz, want %.3f", c.name, got, c.want)
+		}
+	}
+}

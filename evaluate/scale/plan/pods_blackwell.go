@@ -116,7 +116,8 @@ func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node
 // measured shape carried over (kernels.H100Held), assumed. It holds the same
 // share of its burst clock at its own limit (1,612.5 / 1,980), rests at
 // the same share of it (75.5 / 700 W), and its compute-bound kernels
-// follow the clock by the same share (0.633), so at the pod's stated
+// follow the clock by the same share (0.633), its power controller
+// averages over the same window (0.09 s), so at the pod's stated
 // limit a compute-bound kernel takes the H100's 1.144x its burst time;
 // power=off prices the burst. The burst clocks: B200 1,980 MHz
 // ("Boost Clock 1.98GHz", https://hmc-tech.com/gpus/nvidia-b200-vs-
@@ -128,7 +129,7 @@ func carriedHeld(burstMHz, tdpW float64) *kernels.HeldClock {
 	h := kernels.H100Held
 	r := burstMHz / h.BurstMHz
 	return &kernels.HeldClock{BurstMHz: burstMHz, HeldMHz: h.HeldMHz * r, TDPW: tdpW, IdleW: h.IdleW / h.TDPW * tdpW,
-		Exponent: h.Exponent, Share: h.Share}
+		Exponent: h.Exponent, Share: h.Share, WindowS: h.WindowS}
 }
 
 // hostGPUs is the GPUs of one host (one operating system, one torchrun
