@@ -32,6 +32,19 @@ def groups(rel):
     return None
 
 
+def pytest_ignore_collect(collection_path, config):
+    """With -m naming one group (as make runs them), the test files of other
+    groups are not imported at all: their imports (torch's modules, the
+    other suites' helpers) cost a group time for tests it then deselects.
+    Any other -m expression imports every file and deselects by markers."""
+    want = config.getoption("markexpr")
+    name = os.path.basename(str(collection_path))
+    if want not in {m for _, marks in GROUPS for m in marks} or not (name.startswith("test_") and name.endswith(".py")):
+        return None
+    marks = groups(os.path.relpath(str(collection_path), HERE).replace(os.sep, "/"))
+    return True if marks is not None and want not in marks else None
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by the markers
 def pytest_collection_modifyitems(config, items):
     missing = set()
