@@ -142,25 +142,30 @@ test-slurm: slurm-up
 #   the virtualenv. On this project's machine the install took 4 min 24 s
 #   with recommended packages (apt-get update included);
 #   --no-install-recommends leaves out the GUI and audio libraries they
-#   pull in.
+#   pull in. python3-pytest (7.2.1 on Debian 12) runs the package's tests
+#   there as pytest 9.2.0 runs them in the virtualenv (test-python-debian).
 #
 # make test creates the virtualenv when it is missing (once per machine: 1 to
 # 2.5 minutes here, against CI's 90), so that CI runs the exporter's tests
 # and the zoo on current torch, as the README says it does.
 PYTHON      ?= /usr/bin/python3
-PY_DEBS     := python3-torch python3-torchvision python3-onnx python3-venv
+PY_DEBS     := python3-torch python3-torchvision python3-onnx python3-venv python3-pytest
 TORCH_PINS  := torch==2.14.1 torchvision==0.29.2 onnx==1.23.2 onnxscript==0.7.2
 VENV        ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/torch-venv
 TORCH_PY    := $(VENV)/bin/python
 # The Go code's rule (internal/torchenv) reads $TORCH_PY first: every
 # command make runs (go test, the binary's placer profile) gets this one.
 export TORCH_PY
-# The runner's held-out models (tools/torchplan/test_runner.py): tiny
-# configs of transformers' GPT-2 and BERT and timm's ViT, random weights,
-# nothing downloaded. Installed into the virtualenv beside TORCH_PINS (not
-# a new virtualenv; TORCH_PINS on the same command line keep torch where
-# it is) when $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
-PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
+# The runner's held-out models (python/placer_torch/tests/runner/
+# test_runner.py): tiny configs of transformers' GPT-2 and BERT and timm's
+# ViT, random weights, nothing downloaded; and pytest 9.2.0 (PyPI's newest,
+# 2026-11-27) with what it imports (iniconfig, pluggy, pygments, packaging),
+# which runs the package's tests (python/placer_torch/pyproject.toml).
+# Installed into the virtualenv beside TORCH_PINS (not a new virtualenv;
+# TORCH_PINS on the same command line keep torch where it is) when
+# $(VENV)/placer-test-pins differs: about 15 s, 30 MB.
+PY_TEST_PINS := transformers==5.24.0 timm==1.0.31 pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0 \
+                packaging==26.4
 # py-deps and venv-test look for their modules with importlib.util.find_spec,
 # which finds a module's file without running it (0.02 CPU s), not with an
 # import: importing torch 1.13 took 1.5 CPU s and placer_torch (which
@@ -168,9 +173,9 @@ PY_TEST_PINS := transformers==5.24.0 timm==1.0.31
 # times (2026-11-27, this project's 2-core machine).
 .PHONY: py-deps venv venv-test test-python test-python-venv test-python-venv-tools test-python-venv-package test-python-package-debian test-python-debian test-python-debian-runner zoo bench-runner
 py-deps:
-	@if ! $(PYTHON) -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ("torch", "torchvision", "onnx", "ensurepip")))' 2>/dev/null; then \
+	@if ! $(PYTHON) -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ("torch", "torchvision", "onnx", "ensurepip", "pytest")))' 2>/dev/null; then \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		echo "py-deps: the PyTorch exporter's tests (tools/torchexport) need $(PY_DEBS);"; \
+		echo "py-deps: placer_torch's tests on Debian's torch 1.13 (python/placer_torch/tests) need $(PY_DEBS);"; \
 		echo "py-deps: installing them with apt-get --no-install-recommends (once per machine; about 4 minutes)"; \
 		$$sudo apt-get update -qq && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(PY_DEBS); \
@@ -208,32 +213,35 @@ venv-test: venv
 # processes: runner / hand per strategy, the median of paired repeats
 # (docs/torch-plan.md#overhead; about 40 s).
 bench-runner: venv
-	$(TORCH_PY) tools/torchplan/bench_overhead.py --world 2 --repeats 7 --steps 10
+	PYTHONPATH=$(CURDIR)/python/placer_torch/tests/runner $(TORCH_PY) tools/torchplan/bench_overhead.py --world 2 --repeats 7 --steps 10
 
+# placer_torch's tests (python/placer_torch/tests; docs/torch-plan.md,
+# docs/import.md) run by pytest from python/placer_torch, whose
+# pyproject.toml configures it, one pytest a group: the markers that
+# tests/conftest.py gives each test file by its folder pick a group's
+# tests (cd python/placer_torch && python -m pytest runs them all). PLACER
+# names the placer binary just built.
+#
 # The exporter's invariants, the module-map round trip (placer search ->
 # placer export --to module-map -> placement.apply_module_map) and the ONNX
-# import, against the placer binary just built: on current torch (the
-# virtualenv), then on Debian's 1.13 (about 10 s each); then, on Debian's
-# 1.13, the torch-plan runner (tools/torchplan): a 2-stage x 2-replica plan
-# on 4 CPU processes with gloo against the unsplit model, and the module
-# map's transfer hooks (about 30 s on 2 shared cores); and make fidelity's
-# script (tools/fidelity) on the CPU with two tiny models against the
-# real binary: the plumbing, not the accuracy (about 7 s). The runner
-# without torch.fx (tools/torchplan/test_runner.py, docs/torch-plan.md):
-# on current torch with the held-out GPT-2, BERT (FSDP2) and ViT, every
-# strategy, one launch of 4 gloo processes (about 70 s on 2 shared cores),
-# and on Debian's 1.13 the cases that need neither (about 20 s). First,
-# without torch: no import circles in placer_torch and the tools on it
-# (python/placer_torch/tests/test_imports.py, under a second). The
-# package's own tests (python/placer_torch/tests: the imports and
-# placer profile's measurements, tests/profile) run as one discovery from
-# python/placer_torch (with torchtitan's folder, PLACER_FRAMEWORKS, for
-# placer profile --framework torchtitan's tests: tests/profile/
-# test_frameworks.py, its DTensor case 44 s on 2 loaded cores,
-# 2026-11-27); Debian's 1.13 runs test_imports alone.
-# tools/torchplan's test files but test_runner.py (which
-# test-python-debian-runner runs) run in one python on Debian's 1.13, not
-# one a file: torch and placer_torch imported once (5 CPU s less of 59).
+# import (tests/exporter), the torch-plan runner (tests/runner: a 2-stage
+# x 2-replica plan on 4 CPU processes with gloo against the unsplit model,
+# and the module map's transfer hooks), the transformer and experts
+# runners (tests/transformer, tests/experts) and, first, without torch, no
+# import circles in placer_torch and the tools on it (tests/test_imports.py,
+# under a second) run on Debian's 1.13 (-m debian), in one python; then
+# tools/torchplan's test of heldout.py, and make fidelity's script
+# (tools/fidelity) on the CPU with two tiny models against the real
+# binary: the plumbing, not the accuracy (about 7 s). The runner without
+# torch.fx (tests/runner/test_runner.py, docs/torch-plan.md): on current
+# torch with the held-out GPT-2, BERT (FSDP2) and ViT, every strategy, one
+# launch of 4 gloo processes (about 70 s on 2 shared cores), and on
+# Debian's 1.13 the cases that need neither (-m debian_runner). The
+# package's own tests on current torch (-m package: the imports and placer
+# profile's measurements, tests/profile), with torchtitan's folder,
+# PLACER_FRAMEWORKS, for placer profile --framework torchtitan's tests
+# (tests/profile/test_frameworks.py, its DTensor case 44 s on 2 loaded
+# cores, 2026-11-27).
 test-python: test-python-venv test-python-debian
 
 test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
@@ -247,15 +255,15 @@ test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
 # first took 45.6 + 133.5 + 11.4 + 13.8 = 204 s by their own count
 # ("Ran N tests in"), those now in the second 68.2 + 124.2 + 12.3 = 205 s:
 # Megatron's checks (12.3 s) moved from the first group, whose suites
-# took 24 s more than the second's, to the second.
+# took 24 s more than the second's, to the second. The first group's
+# placer_torch tests are pytest's -m commands, the second's -m package
+# and -m debian (tests/conftest.py's GROUPS).
 test-python-venv-tools: build venv-test venv-frameworks
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
-	PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m unittest discover -v -s tools/torchplan -p 'test_experts.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m pytest -v -rs -m commands
 	$(MAKE) test-frameworks
 
 test-python-venv-package: build venv-test venv-frameworks
-	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tests -t . -p 'test_*.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m pytest -v -rs -m package
 
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package
@@ -263,12 +271,13 @@ test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-megatron
 
 test-python-debian-runner: build py-deps
-	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchplan -p 'test_runner.py'
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -v -rs -m debian_runner
 
+# test_heldout.py builds heldout.py's models, some of them the runner
+# tests' (tiny_models, on PYTHONPATH).
 test-python-debian: build py-deps
-	$(PYTHON) -m unittest discover -v -s python/placer_torch/tests -p 'test_imports.py'
-	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/torchexport -p 'test_*.py'
-	cd tools/torchplan && PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest -v $$(ls test_*.py | sed -n '/^test_runner\.py$$/!s/\.py$$//p')
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -v -rs -m debian
+	cd tools/torchplan && PYTHONPATH=$(CURDIR)/python/placer_torch/tests/runner $(PYTHON) -m unittest -v test_heldout
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/layerbench -p 'test_*.py'
 	$(PYTHON) -m unittest discover -v -s tools/kernelbench -p 'test_*.py'
 	PLACER=$(CURDIR)/$(BIN) $(PYTHON) -m unittest discover -v -s tools/fidelity -p 'test_*.py'
@@ -342,7 +351,7 @@ test-frameworks-run: build venv-test venv-frameworks venv-frameworks-03
 # (2026-11-26, session 7), and CI, which also installs what the caches
 # lack (about 2 minutes more in the last measured landing: 605 s against
 # 485 here), has 10 minutes. test-python-debian already leaves
-# tools/torchplan's test_runner.py (35 s on torch 1.13; test-python-venv
+# the runner's test_runner.py (35 s on torch 1.13; test-python-venv
 # runs it on current torch) to test-python-debian-runner.
 test-frameworks-run-ci: build venv-frameworks
 	PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_run.py' \

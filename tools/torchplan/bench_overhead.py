@@ -17,18 +17,18 @@ the median of the paired ratios (runner / hand).
 
     python3 tools/torchplan/bench_overhead.py [--world 2] [--repeats 7] [--steps 10]
     python3 tools/torchplan/bench_overhead.py --model gpt2 --width 128 --depth 4 --batch 16
+
+The models are the runner tests' (tiny_models): PYTHONPATH names their
+folder, python/placer_torch/tests/runner (make bench-runner sets it).
 """
 
 import argparse
-import os
 import statistics
 import time
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 import tiny_models as TM
 from placer_torch import apply_plan, launch

@@ -30,6 +30,10 @@ never the end of the run. Prints the table; --json writes every cell.
 The models are built here (random weights, no downloads, no dropout), the
 same factory for the export and the runner (`heldout:NAME`): transformers'
 models wrapped to return their logits (the exporter's loss reads a tensor).
+Some are the runner tests' (python/placer_torch/tests/runner/
+tiny_models.py), on the PYTHONPATH this gives its subprocesses; run
+heldout's factories in a python of your own with that folder on PYTHONPATH
+too (make test-python-debian does for test_heldout.py).
 """
 
 import argparse
@@ -302,7 +306,8 @@ class Driver:
         self.work = os.path.abspath(a.work)
         os.makedirs(self.work, exist_ok=True)
         self.env = dict(os.environ)
-        pp = [os.path.join(ROOT, "python", "placer_torch"), HERE, os.path.join(ROOT, "tools", "torchexport")]
+        pp = [os.path.join(ROOT, "python", "placer_torch"), HERE, os.path.join(ROOT, "tools", "torchexport"),
+              os.path.join(ROOT, "python", "placer_torch", "tests", "runner")]  # tiny_models
         self.env["PYTHONPATH"] = os.pathsep.join(pp + [p for p in [os.environ.get("PYTHONPATH")] if p])
         self.cells = []
 

@@ -11,13 +11,14 @@ torch.distributed must be initialised with the plan's R x S ranks
 (rank = replica * S + stage). Tested with torch 2.14.1 and 1.13 (FSDP2
 needs torch 2.4 or later).
 
-The package holds every runner and the exporter; tools/torchplan and
-tools/torchexport are thin command lines on it (docs/torch-plan.md):
+The package holds every runner and the exporter, with their command
+lines (python -m placer_torch.torchplan, python -m placer_torch.torchexport;
+tools/torchplan and tools/torchexport run them from a checkout;
+docs/torch-plan.md):
 
     plan, runner, check   a placer-torch-plan read, run (apply_plan) and
                           checked against the unsplit model
-    torchplan             tools/torchplan/torchplan.py's step once its
-                          flags are parsed
+    torchplan             the torch-plan command: its flags, its step
     transformer, experts  the hand-written tensor/pipeline/data and expert
                           runners of a placer-transformer-plan: a check of
                           placer's arithmetic on CPU, where no real engine
@@ -25,8 +26,7 @@ tools/torchexport are thin command lines on it (docs/torch-plan.md):
                           trainer
     exporter, profiling   a training step as a placer graph
                           (docs/import.md), and its ops' measured times
-    torchexport           tools/torchexport/torchexport.py's export once
-                          its flags are parsed
+    torchexport           the export command: its flags, its export
     placement             apply_module_map: a placer module map on one
                           process
     semantics             the modules whose train-mode result a plan

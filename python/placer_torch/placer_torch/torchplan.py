@@ -1,20 +1,23 @@
-"""The torch-plan command (tools/torchplan/torchplan.py, a thin command
-line on this module: docs/torch-plan.md) once its flags are parsed: run
-a placer torch plan, pipeline stages x data-parallel replicas, with
-torch.distributed.
+"""The torch-plan command (docs/torch-plan.md): run a placer torch plan,
+pipeline stages x data-parallel replicas, with torch.distributed.
 
-run(a) starts the plan's R x S processes on this machine (gloo, or nccl
-with CUDA), builds the model in each from the same seed, places it with
-placer_torch.apply_plan and runs one step of a random batch; --check also
-runs the unsplit model's step and compares the loss and every gradient
-(exit 1 beyond rtol 1e-5, atol 1e-6). A placer-transformer-plan goes to
-placer_torch.transformer, or with experts to placer_torch.experts (the
-command line sends it there before parsing these flags).
-
-    python3 tools/torchplan/torchplan.py --plan plan.json --model transformers:GPT2LMHeadModel \\
+    python3 -m placer_torch.torchplan --plan plan.json --model transformers:GPT2LMHeadModel \\
         --config n_layer=4,n_embd=32,n_head=2,vocab_size=64 --input input_ids=8:int:64 --target 8:int:64 --check
+
+(placer_torch installed, pip install -e python/placer_torch, or
+python/placer_torch on PYTHONPATH); tools/torchplan/torchplan.py is the
+same command from a checkout.
+
+main parses the flags; run(a) starts the plan's R x S processes on this
+machine (gloo, or nccl with CUDA), builds the model in each from the same
+seed, places it with placer_torch.apply_plan and runs one step of a
+random batch; --check also runs the unsplit model's step and compares the
+loss and every gradient (exit 1 beyond rtol 1e-5, atol 1e-6). A
+placer-transformer-plan goes to placer_torch.transformer, or with experts
+to placer_torch.experts, before these flags are parsed.
 """
 
+import argparse
 import json
 import os
 import sys
@@ -25,7 +28,8 @@ import torch.distributed as dist
 
 from .check import check, replica_batch, run_step
 from .loader import LoadError, attribute, import_spec
-from .plan import PLAN_FORMAT, PlanError, load_plan as _load_plan, module_stages  # noqa: F401 (the tests')
+from .plan import PLAN_FORMAT, PlanError, is_experts_plan, is_transformer_plan, load_plan as _load_plan
+from .plan import module_stages  # noqa: F401 (the tests')
 from .runner import Analysis, check_torch, launch, schedule_order, split_batch
 from .semantics import plan_lines
 
@@ -295,8 +299,7 @@ def check_lines(res):
 
 def run(a):
     """The command line's step, its flags parsed (a: an argparse.Namespace of
-    tools/torchplan/torchplan.py's flags) and the plan a module placement.
-    Returns the exit status: a bad plan, model or flag is one line on stderr
+    main's flags) and the plan a module placement. Returns the exit status: a bad plan, model or flag is one line on stderr
     and 1."""
     try:
         if not a.model:
@@ -333,3 +336,67 @@ def run(a):
         print("torchplan: %s" % e, file=sys.stderr)
         return 1
     return 0
+
+
+def transformer_flags(argv, description):
+    """A transformer plan runner's flags: --plan, --check, --seed; the
+    module plan's options are ignored."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
+    ap.add_argument("--check", action="store_true", help="compare loss and gradients with the unsplit model")
+    ap.add_argument("--seed", type=int, default=0)
+    return ap.parse_known_args(argv)[0]
+
+
+def main(argv=None):
+    """The command line: a placer-torch-plan's flags parsed, then run; a
+    placer-transformer-plan goes to placer_torch.transformer, or with
+    experts to placer_torch.experts, with transformer_flags. Returns the
+    exit status."""
+    ap = argparse.ArgumentParser(description="Run one training step of a placer torch plan (docs/torch-plan.md).")
+    ap.add_argument("--plan", required=True, help="the plan (placer export --to torch-plan)")
+    ap.add_argument("--model", help="module:callable that builds the model (torchvision.models:resnet18, "
+                    "transformers:GPT2LMHeadModel, timm:vit_tiny_patch16_224)")
+    ap.add_argument("--config", default="", help="key=value,... passed to the model's builder (or its config class)")
+    ap.add_argument("--input", action="append", default=[],
+                    help="[name=]D1,D2,...[:float|:int:HIGH]: one sample's shape of a forward input (repeat; "
+                         "name=: a keyword argument); default 3,224,224")
+    ap.add_argument("--target", default="", help="the target's spec, as --input (default: --classes labels)")
+    ap.add_argument("--classes", type=int, default=1000, help="classes of the random targets")
+    ap.add_argument("--tokens", default="", help="VOCAB,SEQ: token inputs and targets (language models)")
+    ap.add_argument("--loss", default="cross-entropy", help="cross-entropy, mse or module:callable(output, target)")
+    ap.add_argument("--batch", type=int, default=0, help="global batch (default: the plan's)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--mode", choices=("train", "eval"), default="train")
+    ap.add_argument("--dtype", choices=("float32", "float64"), default="float32",
+                    help="the step's precision: float64 tells a split that is wrong from float32 rounding (a model "
+                         "with random weights whose activations grow through it: the zoo's inception_v3)")
+    ap.add_argument("--check", action="store_true",
+                    help="compare the loss and every gradient with the unsplit model's step (exit 1 beyond rtol "
+                         "1e-5, atol 1e-6)")
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--plan")
+    plan_path = pre.parse_known_args(argv)[0].plan
+    if is_transformer_plan(plan_path):  # a transformer in 3D parallelism
+        with open(plan_path) as f:
+            has_experts = is_experts_plan(json.load(f))
+        if has_experts:  # with experts: data x expert parallel
+            from . import experts
+            a = transformer_flags(argv, "Run one training step of a placer transformer plan with experts "
+                                        "(data x expert parallel; docs/torch-plan.md).")
+            return experts.run(a.plan, a.check, a.seed)
+        from . import transformer
+        a = transformer_flags(argv, "Run one training step of a placer transformer plan "
+                                    "(tensor x pipeline x data parallel GPT; docs/torch-plan.md).")
+        return transformer.run(a.plan, a.check, a.seed)
+    return run(ap.parse_args(argv))
+
+
+
+if __name__ == "__main__":
+    # Run as python -m placer_torch.torchplan: the module's own import, not
+    # this __main__ copy, so that the ranks it spawns unpickle what it
+    # defines (the rank's function, the job) by its name,
+    # placer_torch.torchplan.
+    from placer_torch import torchplan
+    sys.exit(torchplan.main())

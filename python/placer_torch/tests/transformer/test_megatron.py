@@ -1,5 +1,5 @@
 """Tests of the transformer plan runner (placer_torch.transformer, run by
-tools/torchplan/megatron.py; docs/torch-plan.md, "Version 2"): a small GPT
+python -m placer_torch.torchplan; docs/torch-plan.md, "Version 2"): a small GPT
 run with tensor x pipeline x data parallelism on CPU processes (gloo) must
 give the unsplit model's loss and gradients (torch.allclose rtol 1e-5, atol
 1e-6 per element, float64), tied embeddings included.
@@ -16,17 +16,16 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 from placer_torch import torchplan, transformer
 from placer_torch.plan import is_transformer_plan
+
+from ..commands import PLACER, command, env
 
 WORLD = 8
 
@@ -230,7 +229,7 @@ class PlanInputTest(unittest.TestCase):
     def test_format_names(self):
         # placer-transformer-plan version 1, and its old spelling
         # (placer-torch-plan version 2) that placer wrote before, read
-        # alike; nothing else does, and torchplan.py dispatches both.
+        # alike; nothing else does, and torchplan's main dispatches both.
         _, want = transformer.load_megatron_plan(BASE)
         old = dict(copy.deepcopy(BASE), format="placer-torch-plan", version=2)
         self.assertEqual(transformer.load_megatron_plan(old)[1], want)
@@ -274,7 +273,7 @@ class CommandLineTest(unittest.TestCase):
         path = os.path.join(tmp, "gpt.plan.json")
         with open(path, "w") as f:
             json.dump(plan, f)
-        return subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", path] + list(args),
+        return subprocess.run(command("torchplan", "--plan", path, *args), env=env(),
                               capture_output=True, text=True, timeout=300)
 
     def test_check(self):
@@ -287,7 +286,7 @@ class CommandLineTest(unittest.TestCase):
         """The plan `placer export --workload gpt:... --to torch-plan`
         writes is the plan these tests run, and it trains one step on 8
         processes with the unsplit model's loss and gradients."""
-        placer = os.environ.get("PLACER", os.path.join(os.path.dirname(os.path.dirname(HERE)), "bin", "placer"))
+        placer = PLACER
         if not os.path.exists(placer):
             self.skipTest("no placer binary (make build)")
         tmp = tempfile.mkdtemp(prefix="megatron-export-")
@@ -300,8 +299,8 @@ class CommandLineTest(unittest.TestCase):
         with open(path) as f:
             exported = json.load(f)
         self.assertEqual(exported, make_plan())
-        r = subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", path, "--check"],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(command("torchplan", "--plan", path, "--check"), capture_output=True, text=True,
+                           timeout=300, env=env())
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("match the unsplit model", r.stdout)
 

@@ -10,20 +10,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import torch
 
+from placer_torch import exporter, placement, torchexport, zoo  # torchexport: the command line
+
+from . import user_models
+from ..commands import PLACER, ROOT, command, env
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-import torchexport  # the command line
-from placer_torch import zoo
-from placer_torch import exporter, placement
-
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
 DTYPES = {"f32", "f16", "bf16", "f64", "i32", "i64", "i8", "bool"}
 
 
@@ -190,8 +187,8 @@ class ExporterTest(unittest.TestCase):
         for _ in range(2):
             d = tempfile.mkdtemp(dir=self.tmp)
             out = os.path.join(d, "cnn.json")
-            subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py"), "--model", "cnn", "-o", out],
-                           check=True, capture_output=True)
+            subprocess.run(command("torchexport", "--model", "cnn", "-o", out), check=True, capture_output=True,
+                           env=env())
             with open(out, "rb") as f, open(out[:-5] + ".meta.json", "rb") as m:
                 outs.append((f.read(), m.read()))
         self.assertEqual(outs[0][0], outs[1][0])
@@ -563,22 +560,8 @@ class AttentionOptionTest(unittest.TestCase):
         self.assertEqual(meta["attention"], "math")
 
 
-class Branchy(torch.nn.Module):
-    """A branch on a tensor's value in forward."""
-
-    def __init__(self):
-        super().__init__()
-        self.a = torch.nn.Linear(8, 4)
-        self.b = torch.nn.Linear(8, 4)
-
-    def forward(self, x):
-        if x.mean() > 0:  # BRANCH: the line the exporter names
-            return self.a(x)
-        return self.b(x)
-
-
-BRANCH_LINE = "test_torchexport.py:%d" % next(
-    i for i, line in enumerate(open(os.path.abspath(__file__)), 1) if "# BRANCH:" in line and "x.mean()" in line)
+BRANCH_LINE = "user_models.py:%d" % next(
+    i for i, line in enumerate(open(user_models.__file__), 1) if "# BRANCH:" in line and "x.mean()" in line)
 
 
 class Widths(torch.nn.Module):
@@ -608,7 +591,7 @@ class DataDependentTest(unittest.TestCase):
         # The example inputs are ones: the branch takes a, and only a's
         # ops are recorded, on real tensors, with one warning line naming
         # the op and the model's line.
-        g, meta, err = self.export(Branchy)
+        g, meta, err = self.export(user_models.Branchy)
         self.assertFalse(meta["fake"])
         mods = {m["module"] for m in meta["ops"] if m["phase"] == "forward"}
         self.assertIn("a", mods)
@@ -622,15 +605,15 @@ class DataDependentTest(unittest.TestCase):
 
     def test_fail(self):
         with self.assertRaises(exporter.DataDependentError) as c:
-            self.export(Branchy, "fail")
+            self.export(user_models.Branchy, "fail")
         msg = str(c.exception)
         self.assertEqual(len(msg.splitlines()), 1, msg)
         self.assertIn("_local_scalar_dense", msg)
         self.assertIn(BRANCH_LINE, msg)
         e = io.StringIO()
         with contextlib.redirect_stderr(e):
-            code = torchexport.main(["--model", "test_torchexport:Branchy", "--input-shape", "8",
-                                     "--data-dependent", "fail", "-o", os.path.join(tempfile.mkdtemp(), "b.json")])
+            code = torchexport.main(["--model", os.path.join(HERE, "user_models.py") + ":Branchy", "--input-shape",
+                                     "8", "--data-dependent", "fail", "-o", os.path.join(tempfile.mkdtemp(), "b.json")])
         self.assertEqual(code, 1)
         self.assertEqual(len(e.getvalue().strip().splitlines()), 1, e.getvalue())
         self.assertIn(BRANCH_LINE, e.getvalue())
@@ -660,49 +643,19 @@ class DataDependentTest(unittest.TestCase):
         self.assertGreater(len(g["ops"]), 1000)
 
 
-class TinyNet(torch.nn.Module):
-    """A user's model, exported through --model test_torchexport:tiny_net."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc = torch.nn.Linear(12, 5)
-
-    def forward(self, x):
-        return torch.relu(self.fc(x))
-
-
-def tiny_net():
-    return TinyNet()
-
-
-class TwoInputs(torch.nn.Module):
-    """Two inputs, one of them token ids: --input-shape 12 --input-shape 7:int64."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(10, 12)
-        self.fc = torch.nn.Linear(12, 3)
-
-    def forward(self, x, ids):
-        return self.fc(x + self.emb(ids).sum(1))
-
-
-def not_a_module():
-    return 42
-
-
 class CommandLineTest(unittest.TestCase):
-    """torchexport.py's command line: zoo models and the user's own."""
+    """torchexport's command line: zoo models and the user's own
+    (user_models.py)."""
 
     def run_export(self, *args, cwd=HERE, process=False):
-        """Runs torchexport.py's main with args (in a process of its own
+        """Runs torchexport's main with args (in a process of its own
         when process is true, else in this one: each process starts torch
         anew, 2 to 5 s)."""
         d = tempfile.mkdtemp(prefix="torchexport-cli-")
         out = os.path.join(d, "m.json")
         if process:
-            r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py")] + list(args) + ["-o", out],
-                               capture_output=True, text=True, cwd=cwd)
+            r = subprocess.run(command("torchexport", *args) + ["-o", out], capture_output=True, text=True, cwd=cwd,
+                               env=env())
         else:
             o, e = io.StringIO(), io.StringIO()
             old = os.getcwd()
@@ -722,7 +675,7 @@ class CommandLineTest(unittest.TestCase):
         return r, graph, meta
 
     def test_factory(self):
-        r, g, meta = self.run_export("--model", "test_torchexport:tiny_net", "--input-shape", "12", "--batch", "6",
+        r, g, meta = self.run_export("--model", "user_models:tiny_net", "--input-shape", "12", "--batch", "6",
                                      process=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(g["batch"], 6)
@@ -736,14 +689,14 @@ class CommandLineTest(unittest.TestCase):
         self.assertIn("batch 6", r.stdout)
         # The same model as file.py:factory, from another directory, and
         # with the mse loss.
-        r2, g2, _ = self.run_export("--model", os.path.join(HERE, "test_torchexport.py") + ":tiny_net",
+        r2, g2, _ = self.run_export("--model", os.path.join(HERE, "user_models.py") + ":tiny_net",
                                     "--input-shape", "12", "--batch", "6", "--loss", "mse", cwd=ROOT)
         self.assertEqual(r2.returncode, 0, r2.stderr)
         self.assertEqual({o["name"]: o for o in g2["ops"]}["fc/addmm"]["flops"], 2 * 6 * 12 * 5)
         self.assertIn("mse_loss", {o["type"] for o in g2["ops"]})
 
     def test_factory_two_inputs(self):
-        r, g, _ = self.run_export("--model", "test_torchexport:TwoInputs", "--input-shape", "12",
+        r, g, _ = self.run_export("--model", "user_models:TwoInputs", "--input-shape", "12",
                                   "--input-shape", "7:int64", "--batch", "4")
         self.assertEqual(r.returncode, 0, r.stderr)
         ops = {o["name"]: o for o in g["ops"]}
@@ -759,12 +712,12 @@ class CommandLineTest(unittest.TestCase):
 
     def test_bad_input(self):
         for args, want in (
-                (["--model", "test_torchexport:tiny_net"], "needs --input-shape"),
+                (["--model", "user_models:tiny_net"], "needs --input-shape"),
                 (["--model", "no_such_module_x:f", "--input-shape", "3"], "cannot import no_such_module_x"),
-                (["--model", "test_torchexport:nope", "--input-shape", "3"], "has no attribute 'nope'"),
-                (["--model", "test_torchexport:not_a_module", "--input-shape", "3"], "not a torch.nn.Module"),
-                (["--model", "test_torchexport:tiny_net", "--input-shape", "3,x"], "want sizes"),
-                (["--model", "test_torchexport:tiny_net", "--input-shape", "3:int7"], "unknown dtype"),
+                (["--model", "user_models:nope", "--input-shape", "3"], "has no attribute 'nope'"),
+                (["--model", "user_models:not_a_module", "--input-shape", "3"], "not a torch.nn.Module"),
+                (["--model", "user_models:tiny_net", "--input-shape", "3,x"], "want sizes"),
+                (["--model", "user_models:tiny_net", "--input-shape", "3:int7"], "unknown dtype"),
                 (["--model", "resnet5"], "not a zoo model"),
                 (["--model", "mlp", "--input-shape", "3"], "has its own inputs"),
                 (["--model", "nofile.py:f", "--input-shape", "3"], "no such file"),
@@ -791,8 +744,8 @@ class CommandLineTest(unittest.TestCase):
                     (["-o", os.path.join(d, "x.json"), "--profile", "--cost-table", os.path.join(missing, "c.json")],
                      "--cost-table %s: folder %s does not exist" % (os.path.join(missing, "c.json"), missing)),
             ):
-                r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py"), "--model", "mlp"] + args,
-                                   capture_output=True, text=True)
+                r = subprocess.run(command("torchexport", "--model", "mlp", *args), capture_output=True, text=True,
+                                   env=env())
                 self.assertEqual(r.returncode, 2, (args, r.stderr))
                 self.assertEqual(r.stderr, "torchexport: %s\n" % want, args)
                 self.assertFalse(os.path.exists(os.path.join(d, "x.json")), args)

@@ -3,7 +3,7 @@
 mymodel.py in the current directory, with no PYTHONPATH (before, "No
 module named 'mymodel'"), and path/to/mymodel.py:SmallCNN by its path;
 what names nothing is one line. test_forms runs tools/torchplan/
-torchplan.py as a user does, on a one-stage, one-replica plan of the
+torchplan.py by its path as a user does, on a one-stage, one-replica plan of the
 model's top-level modules (one process: gloo on CPU)."""
 
 import json
@@ -13,8 +13,13 @@ import sys
 import tempfile
 import unittest
 
+from ..commands import ROOT
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-TORCHPLAN = os.path.join(HERE, "torchplan.py")
+# The command from a checkout, run by its path as a user does (python -m
+# would put the current directory on the import path itself, whether or
+# not --model's loader does).
+TORCHPLAN = os.path.join(ROOT, "tools", "torchplan", "torchplan.py")
 
 MODEL = '''import torch.nn as nn
 

@@ -1,6 +1,6 @@
 """Tests of the torch-plan runner and the module map's transfer hooks (make
 test-python; docs/torch-plan.md). A tiny GPT-like language model and
-torchvision's ResNet-18 are exported with tools/torchexport, placed by hand
+torchvision's ResNet-18 are exported with placer_torch.exporter, placed by hand
 on 2 devices, turned into 2-stage x 2-replica plans by `placer export --to
 torch-plan`, and run on 4 CPU processes (gloo): the loss and every
 parameter's gradient must equal the unsplit model's step on the whole
@@ -13,42 +13,15 @@ import tempfile
 import unittest
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 
 from placer_torch import exporter, placement, torchplan
 
-PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+from ..commands import PLACER
+from .tiny_models import TinyGPT
+
 VOCAB, SEQ, BATCH = 64, 8, 8
 RTOL, ATOL = 1e-5, 1e-6
-
-
-class TinyGPT(nn.Module):
-    """A 2-layer pre-norm causal transformer LM (torch.nn layers, no
-    dropout), written so that torch.fx traces it: the positions and the
-    mask are buffers of the one sequence length it takes."""
-
-    def __init__(self, vocab=VOCAB, max_len=SEQ, d=16, heads=2, ffn=32, layers=2):
-        super().__init__()
-        self.tok = nn.Embedding(vocab, d)
-        self.pos = nn.Embedding(max_len, d)
-        self.layers = nn.ModuleList(
-            nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, activation="gelu", batch_first=True,
-                                       norm_first=True) for _ in range(layers))
-        self.norm = nn.LayerNorm(d)
-        self.head = nn.Linear(d, vocab)
-        self.register_buffer("positions", torch.arange(max_len).unsqueeze(0), persistent=False)
-        self.register_buffer("mask", torch.triu(torch.full((max_len, max_len), float("-inf")), diagonal=1),
-                             persistent=False)
-
-    def forward(self, ids):
-        h = self.tok(ids) + self.pos(self.positions)
-        for layer in self.layers:
-            h = layer(h, src_mask=self.mask)
-        return self.head(self.norm(h))
 
 
 def lm_loss(out, target):

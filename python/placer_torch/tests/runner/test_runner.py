@@ -32,15 +32,15 @@ import unittest
 import torch
 import torch.nn.functional as F
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-import tiny_models as TM
 from placer_torch import torchplan
 from placer_torch import runner as R
 from placer_torch.check import check
 
+from . import tiny_models as TM
+from ..commands import PLACER, command, env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 WORLD = 4
-PLACER = os.environ.get("PLACER", os.path.join(os.path.dirname(os.path.dirname(HERE)), "bin", "placer"))
 HAS = {"transformers": importlib.util.find_spec("transformers") is not None,
        "timm": importlib.util.find_spec("timm") is not None,
        "torch>=2.4": R._torch_version() >= (2, 4)}
@@ -68,8 +68,7 @@ BERT_L = ["bert.encoder.layer.%d" % i for i in range(2)]
 
 
 def tinygpt():
-    import test_torchplan
-    return test_torchplan.TinyGPT()
+    return TM.TinyGPT()
 
 
 # name -> (needs, model_fn, plan, inputs, kwargs, target, loss_fn); inputs
@@ -500,8 +499,9 @@ def placer_plan(tmp, name, build, inputs, target, loss_fn, stage1, strategy="dp=
     """A 2-stage plan of placer's: the step exported (fake tensors), the
     ops of stage1's modules on device 1, the rest on 0, `placer export
     --to torch-plan --strategy ...`. Returns (plan, the exporter's meta)."""
-    import test_torchplan
     from placer_torch import exporter
+
+    from . import test_torchplan
     graph = os.path.join(tmp, name + ".json")
     e = io.StringIO()
     with contextlib.redirect_stderr(e):
@@ -629,8 +629,7 @@ class TrainModeTest(unittest.TestCase):
 
 class CommandLineTest(unittest.TestCase):
     def cli(self, *args):
-        return subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py")] + list(args), capture_output=True,
-                              text=True, cwd=HERE, env=dict(os.environ, PYTHONPATH=HERE))
+        return subprocess.run(command("torchplan", *args), capture_output=True, text=True, cwd=HERE, env=env(HERE))
 
     def write(self, doc):
         fd, path = tempfile.mkstemp(suffix=".json")
@@ -659,16 +658,16 @@ class CommandLineTest(unittest.TestCase):
         # The timm ResNet-18 hang's pattern (docs/held-out.md) through the
         # command line, under a timeout: a regression fails, not hangs.
         p = self.write(dict(CASES["inplace_residual"][2], batch=8))
-        proc = subprocess.Popen([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", p, "--check",
-                                 "--model", "tiny_models:InPlace", "--input", "8", "--classes", "5"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE,
-                                env=dict(os.environ, PYTHONPATH=HERE), start_new_session=True)
+        proc = subprocess.Popen(command("torchplan", "--plan", p, "--check", "--model", "tiny_models:InPlace", "--input",
+                                        "8", "--classes", "5"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HERE, env=env(HERE),
+                                start_new_session=True)
         try:
             out, err = proc.communicate(timeout=120)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)  # the spawned ranks too
             proc.communicate()
-            self.fail("torchplan.py --check on tiny_models:InPlace at 4 stages: no result in 120 s (a hang)")
+            self.fail("torchplan --check on tiny_models:InPlace at 4 stages: no result in 120 s (a hang)")
         self.assertEqual(proc.returncode, 0, err[-2000:])
         self.assertIn(": ok", out)
 
@@ -705,7 +704,7 @@ class CommandLineTest(unittest.TestCase):
         cases = [
             (plan([["inp", "block"], ["head"]]), looped, "module 'head' (stage 1) is not in Looped"),
             (plan([["tok", "pos", "layers", "norm", "head"], ["layers.0.self_attn.out_proj"]]),
-             ["--model", "test_torchplan:TinyGPT", "--tokens", "64,8"], "stage 1 runs no module call of its own"),
+             ["--model", "tiny_models:TinyGPT", "--tokens", "64,8"], "stage 1 runs no module call of its own"),
             (plan([["inp", "block"], ["block.fc#5", "out"]]), looped, "stage 1 places its call #5"),
             (plan([["inp", "block"], ["out"]]), ["--model", "tiny_models:Looped", "--input", "8", "--target", "3",
                                                   "--loss", "tiny_models:lm_loss"], "the loss lm_loss cannot take"),

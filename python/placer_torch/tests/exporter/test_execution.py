@@ -11,13 +11,9 @@ import unittest
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from placer_torch import exporter, torchexport  # torchexport: the command line
 
-import torchexport  # the command line
-from placer_torch import exporter
-
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+from ..commands import PLACER
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 # torch 2.4 and later run a fused Adam on CPU tensors, which the exporter
 # records on; 1.13 refuses it off CUDA.

@@ -1,6 +1,7 @@
-"""Tiny models for the runner's checks (test_torchplan.py, bench_overhead.py,
-torchplan.py --model tiny_models:NAME): random initialisation from config
-objects, no downloads. No dropout, except in the train-mode models below
+"""Tiny models for the runner's checks (test_runner.py, test_torchplan.py;
+tools/torchplan's bench_overhead.py and heldout.py, with this folder on
+PYTHONPATH; torchplan --model tiny_models:NAME): random initialisation
+from config objects, no downloads. No dropout, except in the train-mode models below
 (resnet18 ... PyRandomDrop: what a plan changes in train mode,
 docs/torch-plan.md)."""
 
@@ -114,6 +115,31 @@ class InPlace(nn.Module):
         y += self.c(shortcut)
         y = self.act2(y)
         return self.out(y)
+
+
+class TinyGPT(nn.Module):
+    """A 2-layer pre-norm causal transformer LM (torch.nn layers, no
+    dropout; test_torchplan.py's), written so that torch.fx traces it: the positions and the
+    mask are buffers of the one sequence length it takes."""
+
+    def __init__(self, vocab=64, max_len=8, d=16, heads=2, ffn=32, layers=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(max_len, d)
+        self.layers = nn.ModuleList(
+            nn.TransformerEncoderLayer(d, heads, ffn, dropout=0.0, activation="gelu", batch_first=True,
+                                       norm_first=True) for _ in range(layers))
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer("positions", torch.arange(max_len).unsqueeze(0), persistent=False)
+        self.register_buffer("mask", torch.triu(torch.full((max_len, max_len), float("-inf")), diagonal=1),
+                             persistent=False)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos(self.positions)
+        for layer in self.layers:
+            h = layer(h, src_mask=self.mask)
+        return self.head(self.norm(h))
 
 
 def mlp(width=64, depth=8, classes=10, inp=32):

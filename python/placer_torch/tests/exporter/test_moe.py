@@ -14,18 +14,18 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 from unittest import mock
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from placer_torch import exporter, torchexport  # torchexport: the command line
 
-import tiny_moe
-import torchexport  # the command line
-from placer_torch import exporter
+from . import tiny_moe
+from ..commands import command, env
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 try:
     import transformers
@@ -63,9 +63,9 @@ class MoETest(unittest.TestCase):
         # one warning line naming the op, no traceback (torch's own log of
         # the meta kernel's failure is silenced too).
         out = os.path.join(tempfile.mkdtemp(prefix="torchexport-moe-"), "mixtral.json")
-        r = subprocess.run([sys.executable, os.path.join(HERE, "torchexport.py"), "--model",
-                            os.path.join(HERE, "tiny_moe.py") + ":mixtral", "--input-shape", "%d:int64" % SEQ,
-                            "--batch", str(BATCH), "-o", out], capture_output=True, text=True)
+        r = subprocess.run(command("torchexport", "--model", os.path.join(HERE, "tiny_moe.py") + ":mixtral",
+                                   "--input-shape", "%d:int64" % SEQ, "--batch", str(BATCH), "-o", out),
+                           capture_output=True, text=True, env=env())
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
         self.assertNotIn("Traceback", r.stderr)
         lines = r.stderr.strip().splitlines()

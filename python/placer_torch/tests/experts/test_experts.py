@@ -1,5 +1,5 @@
 """Tests of the runner of transformer plans with experts
-(placer_torch.experts, run by tools/torchplan/experts.py;
+(placer_torch.experts, run by python -m placer_torch.torchplan;
 docs/torch-plan.md, "Experts"): a small mixture of
 experts (4 experts, top-2) exported by `placer export --strategy ep=2,dp=4
 --to torch-plan` (EP 2 x expert-DP 2 on 4 ranks, the rest data parallel
@@ -17,18 +17,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-
 from placer_torch import experts, torchplan, transformer
 
-PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+from ..commands import PLACER, command, env
+
 WORLD = 4
 WORKLOAD = "gpt:layers=2,hidden=16,heads=2,seq=8,vocab=64,batch=8,experts=4,topk=2,expert_ffn=32"
 
@@ -196,8 +193,8 @@ class ExpertsPlanTest(unittest.TestCase):
             self.assertGreater(float(g.abs().max()), 1000 * experts.ATOL, n)
 
     def test_command_line_check(self):
-        r = subprocess.run([sys.executable, os.path.join(HERE, "torchplan.py"), "--plan", self.path, "--check"],
-                           capture_output=True, text=True, timeout=300)
+        r = subprocess.run(command("torchplan", "--plan", self.path, "--check"), capture_output=True, text=True,
+                           timeout=300, env=env())
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("2 of 4 experts per MoE layer", r.stdout)
         self.assertRegex(r.stdout, r"max abs difference [0-9.e+-]+ .*: ok")

@@ -8,13 +8,9 @@ import subprocess
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from placer_torch import profiling, torchexport  # torchexport: the command line
 
-import torchexport  # the command line
-from placer_torch import profiling
-
-ROOT = os.path.dirname(os.path.dirname(HERE))
-PLACER = os.environ.get("PLACER", os.path.join(ROOT, "bin", "placer"))
+from ..commands import PLACER
 STATE = ("Input", "Parameter", "Buffer", "OptimizerStep")
 
 
