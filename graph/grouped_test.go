@@ -5,8 +5,9 @@ import "testing"
 // TestGroupedFLOPs: a grouped convolution's forward FLOPs, forward and
 // backward, from its weight and activations (RegNetY-1.6GF's first
 // grouped layer: 48 channels, 24 a group, 3x3, stride 2 from 112 to 56 px
-// at batch 32: 2 x 32 x 48 x 56 x 56 x 24 x 9 = 2,080,899,072), and none
-// for a dense or a depthwise one.
+// at batch 32: 2 x 32 x 48 x 56 x 56 x 24 x 9 = 2,080,899,072), also
+// where the weight comes through autocast's cast (a _to_copy of the
+// Parameter), and none for a dense or a depthwise one.
 func TestGroupedFLOPs(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -15,19 +16,29 @@ func TestGroupedFLOPs(t *testing.T) {
 		out      []int64
 		backward bool
 		want     float64
+		cast     bool // the convolution reads the weight through a _to_copy (autocast)
 	}{
-		{"forward", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}}, []int64{32, 48, 56, 56}, false, 2080899072},
-		{"backward", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}, {32, 48, 56, 56}}, []int64{32, 48, 112, 112}, true, 2080899072},
-		{"dense", []int64{64, 64, 3, 3}, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0},
-		{"depthwise", []int64{64, 1, 3, 3}, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0},
-		{"no weight", nil, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0},
+		{"forward", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}}, []int64{32, 48, 56, 56}, false, 2080899072, false},
+		{"backward", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}, {32, 48, 56, 56}}, []int64{32, 48, 112, 112}, true, 2080899072, false},
+		{"dense", []int64{64, 64, 3, 3}, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0, false},
+		{"depthwise", []int64{64, 1, 3, 3}, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0, false},
+		{"no weight", nil, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0, false},
+		{"forward under autocast", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}}, []int64{32, 48, 56, 56}, false, 2080899072, true},
+		{"backward under autocast", []int64{48, 24, 3, 3}, [][]int64{{32, 48, 112, 112}, {32, 48, 56, 56}}, []int64{32, 48, 112, 112}, true, 2080899072, true},
+		{"dense under autocast", []int64{64, 64, 3, 3}, [][]int64{{8, 64, 14, 14}}, []int64{8, 64, 14, 14}, false, 0, true},
 	}
 	for _, c := range cases {
 		b := NewBuilder(c.name)
 		conv := Op{Name: "conv", Type: "convolution", Class: ClassConv, DType: F32, Shape: c.out, FLOPs: 1, Backward: c.backward}
 		var preds []int
 		if c.weight != nil {
-			preds = append(preds, b.AddOp(Op{Name: "w", Type: "Parameter", Class: ClassDataMovement, Shape: c.weight}))
+			w := b.AddOp(Op{Name: "w", Type: "Parameter", Class: ClassDataMovement, Shape: c.weight})
+			if c.cast {
+				cast := b.AddOp(Op{Name: "w/_to_copy", Type: "_to_copy", Class: ClassElementwise, DType: BF16, Shape: c.weight})
+				b.AddTensor(w, 4, cast)
+				w = cast
+			}
+			preds = append(preds, w)
 		}
 		for k, a := range c.acts {
 			preds = append(preds, b.AddOp(Op{Name: "act" + string(rune('0'+k)), Type: "relu", Class: ClassElementwise, Shape: a}))

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -79,15 +80,35 @@ func (g *Graph) rnnSeq(op *Op) int {
 // out_channels / multiplier); 0 otherwise.
 func (g *Graph) depthwiseTaps(i int) int {
 	for _, p := range g.Preds(i) {
-		q := &g.ops[p]
-		if q.Type != "Parameter" || len(q.Shape) != 4 {
-			continue
-		}
-		if s := q.Shape; s[0] > 1 && s[1] == 1 && s[2] > 0 && s[3] > 0 {
+		if s := g.weightShape(int(p)); len(s) == 4 && s[0] > 1 && s[1] == 1 && s[2] > 0 && s[3] > 0 {
 			return int(s[2] * s[3])
 		}
 	}
 	return 0
+}
+
+// weightShape is the shape of op p if p gives a convolution its weight: a
+// Parameter, or autocast's cast of one (torch.autocast casts an FP32
+// weight to BF16 or FP16 before a convolution on its low-precision list:
+// an ATen _to_copy op whose one input is the Parameter, of the
+// Parameter's shape, as placer_torch.exporter records it); nil otherwise.
+func (g *Graph) weightShape(p int) []int64 {
+	q := &g.ops[p]
+	if q.Type == "Parameter" {
+		return q.Shape
+	}
+	if q.Type != "_to_copy" {
+		return nil
+	}
+	in := g.Preds(p)
+	if len(in) != 1 {
+		return nil
+	}
+	w := &g.ops[in[0]]
+	if w.Type != "Parameter" || !slices.Equal(w.Shape, q.Shape) {
+		return nil
+	}
+	return w.Shape
 }
 
 // groupedFLOPs is the forward FLOPs of convolution op i if it is grouped
@@ -105,10 +126,10 @@ func (g *Graph) groupedFLOPs(i int) float64 {
 	var acts [][]int64
 	for _, p := range g.Preds(i) {
 		q := &g.ops[p]
-		switch {
-		case q.Type == "Parameter" && len(q.Shape) == 4:
-			w = q.Shape
-		case q.Type != "Parameter" && len(q.Shape) == 4:
+		switch ws := g.weightShape(int(p)); {
+		case ws != nil && len(ws) == 4:
+			w = ws
+		case ws == nil && len(q.Shape) == 4:
 			acts = append(acts, q.Shape)
 		}
 	}
