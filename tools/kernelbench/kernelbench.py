@@ -1339,7 +1339,7 @@ def conv_flops(n, cin, hw, cout, k, stride, groups):
 
 def sec_conv(args):
     """Each convolution of CONVS forward and forward plus backward (input
-    and weight gradients), in FP32 as PyTorch runs it by default (cuDNN
+    and weight gradients, into fresh .grad tensors), in FP32 as PyTorch runs it by default (cuDNN
     with TF32) and in BF16, NCHW: the achieved rate by shape, where a
     roofline of peak FLOP/s and bandwidth is furthest off (depthwise and
     narrow grouped convolutions are bound by neither)."""
@@ -1361,7 +1361,16 @@ def sec_conv(args):
                 y = c(x)
                 g = torch.randn_like(y)
                 fwd = bench(lambda: c(x))
-                both = bench(lambda: c(x).backward(g))
+
+                def step():
+                    # .grad dropped first: each backward's gradients are
+                    # new tensors, as in a training step, not added into
+                    # the last call's (an accumulation kernel over the
+                    # input's and the weight's bytes that the files of
+                    # 2026-11-26 include in bwd_seconds).
+                    x.grad, c.weight.grad = None, None
+                    c(x).backward(g)
+                both = bench(step)
                 nbytes = (x.numel() + y.numel() + c.weight.numel()) * x.element_size()
                 return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
                         "fwd_tflops": flops / fwd / 1e12, "fwd_gbps": nbytes / fwd / 1e9}
