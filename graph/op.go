@@ -189,6 +189,26 @@ type Op struct {
 	// ungrouped before torchexport's own formula). Build derives it; not
 	// a field of the file.
 	GroupedFLOPs float64
+
+	// DenseConv is a dense convolution's forward shape (one group: its
+	// weight [Cout, Cin, kh, kw] reads all Cin channels of its input), a
+	// convolution op forward or backward; zero: not dense, or not known.
+	// The roofline prices such a convolution by its nearest measured
+	// shape (roofline Hardware.DenseConv). Build derives it; not a field
+	// of the file.
+	DenseConv ConvShape
+}
+
+// ConvShape is a convolution's forward shape: batch, input and output
+// channels, kernel taps (kh x kw) and output pixels (H x W).
+type ConvShape struct {
+	Batch, Cin, Cout, Taps, Pixels int64
+}
+
+// FLOPs is the convolution's forward FLOPs (one group): 2 x batch x
+// output pixels x output channels x input channels x taps.
+func (c ConvShape) FLOPs() float64 {
+	return 2 * float64(c.Batch) * float64(c.Pixels) * float64(c.Cout) * float64(c.Cin) * float64(c.Taps)
 }
 
 // NoBatch is the BatchDim of a tensor without a batch dimension (weights,

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,9 @@ func (g *Graph) deriveKernels() {
 		}
 		if op.Class == ClassConv && op.DepthwiseTaps == 0 && op.GroupedFLOPs == 0 {
 			op.GroupedFLOPs = g.groupedFLOPs(i)
+		}
+		if op.Class == ClassConv && op.DepthwiseTaps == 0 && op.GroupedFLOPs == 0 && op.DenseConv == (ConvShape{}) {
+			op.DenseConv = g.denseConv(i)
 		}
 		if op.Class != ClassMatMul || op.Steps > 0 || !rnnTypes[op.Type] {
 			continue
@@ -79,15 +83,35 @@ func (g *Graph) rnnSeq(op *Op) int {
 // out_channels / multiplier); 0 otherwise.
 func (g *Graph) depthwiseTaps(i int) int {
 	for _, p := range g.Preds(i) {
-		q := &g.ops[p]
-		if q.Type != "Parameter" || len(q.Shape) != 4 {
-			continue
-		}
-		if s := q.Shape; s[0] > 1 && s[1] == 1 && s[2] > 0 && s[3] > 0 {
+		if s := g.weightShape(int(p)); len(s) == 4 && s[0] > 1 && s[1] == 1 && s[2] > 0 && s[3] > 0 {
 			return int(s[2] * s[3])
 		}
 	}
 	return 0
+}
+
+// weightShape is the shape of op p if p gives a convolution its weight: a
+// Parameter, or autocast's cast of one (torch.autocast casts an FP32
+// weight to BF16 or FP16 before a convolution on its low-precision list:
+// an ATen _to_copy op whose one input is the Parameter, of the
+// Parameter's shape, as placer_torch.exporter records it); nil otherwise.
+func (g *Graph) weightShape(p int) []int64 {
+	q := &g.ops[p]
+	if q.Type == "Parameter" {
+		return q.Shape
+	}
+	if q.Type != "_to_copy" {
+		return nil
+	}
+	in := g.Preds(p)
+	if len(in) != 1 {
+		return nil
+	}
+	w := &g.ops[in[0]]
+	if w.Type != "Parameter" || !slices.Equal(w.Shape, q.Shape) {
+		return nil
+	}
+	return w.Shape
 }
 
 // groupedFLOPs is the forward FLOPs of convolution op i if it is grouped
@@ -105,10 +129,10 @@ func (g *Graph) groupedFLOPs(i int) float64 {
 	var acts [][]int64
 	for _, p := range g.Preds(i) {
 		q := &g.ops[p]
-		switch {
-		case q.Type == "Parameter" && len(q.Shape) == 4:
-			w = q.Shape
-		case q.Type != "Parameter" && len(q.Shape) == 4:
+		switch ws := g.weightShape(int(p)); {
+		case ws != nil && len(ws) == 4:
+			w = ws
+		case ws == nil && len(q.Shape) == 4:
 			acts = append(acts, q.Shape)
 		}
 	}
@@ -134,4 +158,51 @@ func (g *Graph) groupedFLOPs(i int) float64 {
 		return 0
 	}
 	return 2 * float64(out) * float64(w[1]*w[2]*w[3])
+}
+
+// denseConv is the forward shape of convolution op i if it is dense (one
+// group), else zero. Its weight is its parameter input (or autocast's
+// cast of it) of shape [Cout, Cin, kh, kw]. Forward: its one 4-D
+// activation input has Cin channels and its output [N, Cout, H, W] is
+// the forward output. Backward (the input's and the weight's gradients):
+// among its 4-D inputs the forward input [N, Cin, ...] and the output's
+// gradient, the smallest of Cout channels, which gives N, H and W.
+func (g *Graph) denseConv(i int) ConvShape {
+	op := &g.ops[i]
+	var w []int64
+	var acts [][]int64
+	for _, p := range g.Preds(i) {
+		q := &g.ops[p]
+		switch ws := g.weightShape(int(p)); {
+		case len(ws) == 4:
+			w = ws
+		case ws == nil && len(q.Shape) == 4:
+			acts = append(acts, q.Shape)
+		}
+	}
+	if w == nil || w[0] <= 0 || w[1] <= 0 || w[2] <= 0 || w[3] <= 0 {
+		return ConvShape{}
+	}
+	numel := func(s []int64) int64 { return s[0] * s[1] * s[2] * s[3] }
+	var out []int64
+	hasIn := false
+	if !op.Backward {
+		if len(acts) != 1 || len(op.Shape) != 4 || op.Shape[1] != w[0] {
+			return ConvShape{}
+		}
+		out, hasIn = op.Shape, acts[0][1] == w[1]
+	} else {
+		for _, a := range acts {
+			if a[1] == w[0] && (out == nil || numel(a) < numel(out)) {
+				out = a
+			}
+		}
+		for _, a := range acts {
+			hasIn = hasIn || (out != nil && a[1] == w[1] && a[0] == out[0] && numel(a) >= numel(out)*w[1]/w[0])
+		}
+	}
+	if out == nil || !hasIn {
+		return ConvShape{}
+	}
+	return ConvShape{Batch: out[0], Cin: w[1], Cout: w[0], Taps: w[2] * w[3], Pixels: out[2] * out[3]}
 }

@@ -44,28 +44,51 @@ func TestDeriveSteps(t *testing.T) {
 }
 
 // TestDepthwiseTaps: a convolution whose weight is [C, 1, kh, kw] (C > 1)
-// is depthwise with kh x kw taps, forward and backward; a grouped or dense
-// one, a single-channel one, or an op of another class is not.
+// is depthwise with kh x kw taps, forward and backward, also where it
+// reads autocast's BF16 cast of the weight (a _to_copy of the Parameter,
+// as the exporter records a convolution under --autocast bf16); a grouped
+// or dense one, a single-channel one, an op of another class, or a cast
+// of something else than a Parameter, or to another shape, is not.
 func TestDepthwiseTaps(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		class  Class
 		weight []int64
+		cast   string // "": the Parameter itself; "w": a _to_copy of it; "act": a _to_copy of an activation; "shape": a _to_copy to another shape
 		want   int
 	}{
-		{"3x3 depthwise", ClassConv, []int64{72, 1, 3, 3}, 9},
-		{"5x5 depthwise", ClassConv, []int64{240, 1, 5, 5}, 25},
-		{"1x7 depthwise", ClassConv, []int64{32, 1, 1, 7}, 7},
-		{"grouped, 2 channels a group", ClassConv, []int64{48, 2, 3, 3}, 0},
-		{"dense", ClassConv, []int64{64, 64, 3, 3}, 0},
-		{"one channel", ClassConv, []int64{1, 1, 3, 3}, 0},
-		{"a matmul's 4-D parameter", ClassMatMul, []int64{72, 1, 3, 3}, 0},
+		{"3x3 depthwise", ClassConv, []int64{72, 1, 3, 3}, "", 9},
+		{"5x5 depthwise", ClassConv, []int64{240, 1, 5, 5}, "", 25},
+		{"1x7 depthwise", ClassConv, []int64{32, 1, 1, 7}, "", 7},
+		{"grouped, 2 channels a group", ClassConv, []int64{48, 2, 3, 3}, "", 0},
+		{"dense", ClassConv, []int64{64, 64, 3, 3}, "", 0},
+		{"one channel", ClassConv, []int64{1, 1, 3, 3}, "", 0},
+		{"a matmul's 4-D parameter", ClassMatMul, []int64{72, 1, 3, 3}, "", 0},
+		{"3x3 depthwise under autocast", ClassConv, []int64{72, 1, 3, 3}, "w", 9},
+		{"5x5 depthwise under autocast", ClassConv, []int64{240, 1, 5, 5}, "w", 25},
+		{"dense under autocast", ClassConv, []int64{64, 64, 3, 3}, "w", 0},
+		{"a cast activation of a weight's shape", ClassConv, []int64{72, 1, 3, 3}, "act", 0},
+		{"a cast to another shape", ClassConv, []int64{72, 1, 3, 3}, "shape", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := NewBuilder("g")
 			conv := b.AddOp(Op{Name: "conv", Type: "convolution", Class: tc.class, DType: F32, Shape: []int64{8, 72, 28, 28}, FLOPs: 1e6})
 			w := b.AddOp(Op{Name: "param:w", Type: "Parameter", Class: ClassDataMovement, DType: F32, Shape: tc.weight, Alias: true})
-			b.AddTensor(w, 64, conv)
+			switch tc.cast {
+			case "":
+				b.AddTensor(w, 64, conv)
+			default:
+				src, shape := w, tc.weight
+				if tc.cast == "act" {
+					src = b.AddOp(Op{Name: "relu", Type: "relu", Class: ClassElementwise, DType: F32, Shape: tc.weight})
+				}
+				if tc.cast == "shape" {
+					shape = []int64{tc.weight[0], 1, tc.weight[2] * tc.weight[3]}
+				}
+				c := b.AddOp(Op{Name: "cast", Type: "_to_copy", Class: ClassElementwise, DType: BF16, Shape: shape})
+				b.AddTensor(src, 64, c)
+				b.AddTensor(c, 32, conv)
+			}
 			g, err := b.Build()
 			if err != nil {
 				t.Fatal(err)

@@ -57,9 +57,10 @@ func TestFidelityH100Roofline(t *testing.T) { fidelityH100(t, true, true, false,
 // model (eval without --host: every kernel from the roofline, back to
 // back) on the four models no one here tuned on (the "strict" figure,
 // docs/history.md, "host-bound steps from first principles"): regnet
-// -38.9% (-52.0% before grouped convolutions by shape), efficientnet
-// -25.5%, mobilenet -54.9%, the LSTM +5.2%; the mean 31.1% (34.4%
-// before). The project's target is 25%; a GPU-only model cannot reach it
+// -38.7% (-52.0% before grouped convolutions by shape, -38.9% before
+// dense ones), efficientnet -25.1% (-25.5%), mobilenet -54.8% (-54.9%),
+// the LSTM +5.2%; the mean 30.9% (34.4% before grouped, 31.1% before
+// dense). The project's target is 25%; a GPU-only model cannot reach it
 // on host-bound steps: the kernels the real runs timed (real_kernel_ms of
 // the fidelity files) are 41%, 53%, 32% and 71% of their steps, so exact
 // kernel times alone would be 59%, 47%, 68% and 29% too fast (a mean of

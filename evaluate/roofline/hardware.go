@@ -72,6 +72,13 @@ type Hardware struct {
 	// cannot write into a preset's rows.)
 	Grouped string `json:"grouped_conv,omitempty"`
 
+	// DenseConv names the dense (one-group) convolutions measured on this
+	// GPU (a key of DenseTables), by precision, direction and shape: a
+	// dense convolution op (graph.Op.DenseConv) of a measured precision
+	// and direction takes DenseTime's nearest measured shape in place of
+	// its FLOPs' roofline. "": none measured, the roofline.
+	DenseConv string `json:"dense_conv,omitempty"`
+
 	// AllowTF32 lets f32 matmuls and convolutions use TF32 tensor cores.
 	AllowTF32 bool `json:"allow_tf32"`
 
@@ -199,6 +206,7 @@ func init() {
 	h.SerialStep, h.SerialStepBwd = h100RNNStep, h100RNNStepBwd
 	h.Depthwise, h.DepthwiseBwd = h100Depthwise, h100DepthwiseBwd
 	h.Grouped = h100GroupedName
+	h.DenseConv = h100DenseName
 	h.KernelFloor = h100KernelFloor
 	presets["h100"] = h
 	h = presets["h200"]
@@ -404,6 +412,9 @@ func (h *Hardware) Validate() error {
 	}
 	if _, ok := GroupedTables[h.Grouped]; h.Grouped != "" && !ok {
 		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", groupedNames()))
+	}
+	if _, ok := DenseTables[h.DenseConv]; h.DenseConv != "" && !ok {
+		return bad("dense_conv", fmt.Sprintf("%q", h.DenseConv), fmt.Sprintf("a measured table (%s) or none", denseNames()))
 	}
 	if h.Memory < 1 || h.Memory > MaxMemory {
 		return bad("memory", h.Memory, fmt.Sprintf("1 to %d bytes", MaxMemory))

@@ -364,8 +364,9 @@ func (m *Model) indexFusePairs() {
 // cores as tf says, and its memory traffic at memRate seconds per byte),
 // or its measured time, and its compute time alone (an op of serial
 // steps at least Steps x the hardware's step latency; a depthwise
-// convolution its elements at the hardware's measured rate; the measured
-// time for a measured op).
+// convolution its elements at the hardware's measured rate; a grouped or
+// dense one its nearest measured shape's; the measured time for a
+// measured op).
 func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compute float64) {
 	if op.HasTime {
 		return op.Time, op.Time
@@ -388,6 +389,11 @@ func opDuration(h *Hardware, op *graph.Op, memRate float64, tf TF32) (dur, compu
 	}
 	if op.GroupedFLOPs > 0 && h.Grouped != "" {
 		if t, ok := GroupedTime(GroupedTables[h.Grouped], groupedPrecision(op, tf), op.Backward, op.GroupedFLOPs); ok {
+			compute = t
+		}
+	}
+	if op.DenseConv != (graph.ConvShape{}) && h.DenseConv != "" {
+		if t, ok := DenseTime(DenseTables[h.DenseConv], groupedPrecision(op, tf), op.Backward, op.DenseConv, op.FLOPs); ok {
 			compute = t
 		}
 	}

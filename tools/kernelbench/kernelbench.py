@@ -1084,6 +1084,29 @@ def sec_host(args):
             return out
         guarded("host", "issue.%s" % name, what=what, ops=n)(g)
 
+    # The same under torch.autocast(bfloat16), as an AMP training step's
+    # forward runs: an op outside autocast's lists passes its Autocast
+    # dispatch key through (the multiply); a convolution on its
+    # low-precision list casts its FP32 input each call (one _to_copy
+    # kernel) and its FP32 weight once per autocast region (torch's
+    # autocast weight cache: the timing loop is one region), then runs in
+    # BF16. Against issue.mul_autograd and issue.conv2d_autograd: what
+    # autocast adds to an op's host time beyond the casts' own issue.
+    xm = torch.randn(1024, device=DEVICE, requires_grad=True)
+    for name, what, op in [
+            ("mul_autograd_autocast", "a multiply recorded for autograd under torch.autocast(bfloat16)",
+             lambda: xm * 1.0001),
+            ("conv2d_autograd_autocast", "nn.Conv2d(16, 16, 3) on 2x16x8x8 FP32 under torch.autocast(bfloat16): "
+             "the input's cast each call, the weight's cached", lambda: conv(img))]:
+        def h(op=op):
+            with torch.autocast(torch.device(DEVICE).type, dtype=torch.bfloat16):
+                host, gpu, w = issue_costs(op, n)
+            out = {"host_seconds": host, "wall_seconds": w}
+            if gpu is not None:
+                out.update(gpu_seconds=gpu)
+            return out
+        guarded("host", "issue.%s" % name, what=what, ops=n)(h)
+
     def conv_backward():
         # n convolutions in a chain, then backward: the engine's host time
         # per convolution's backward node (cuDNN's data and weight
@@ -1316,7 +1339,7 @@ def conv_flops(n, cin, hw, cout, k, stride, groups):
 
 def sec_conv(args):
     """Each convolution of CONVS forward and forward plus backward (input
-    and weight gradients), in FP32 as PyTorch runs it by default (cuDNN
+    and weight gradients, into fresh .grad tensors), in FP32 as PyTorch runs it by default (cuDNN
     with TF32) and in BF16, NCHW: the achieved rate by shape, where a
     roofline of peak FLOP/s and bandwidth is furthest off (depthwise and
     narrow grouped convolutions are bound by neither)."""
@@ -1338,7 +1361,16 @@ def sec_conv(args):
                 y = c(x)
                 g = torch.randn_like(y)
                 fwd = bench(lambda: c(x))
-                both = bench(lambda: c(x).backward(g))
+
+                def step():
+                    # .grad dropped first: each backward's gradients are
+                    # new tensors, as in a training step, not added into
+                    # the last call's (an accumulation kernel over the
+                    # input's and the weight's bytes that the files of
+                    # 2026-11-26 include in bwd_seconds).
+                    x.grad, c.weight.grad = None, None
+                    c(x).backward(g)
+                both = bench(step)
                 nbytes = (x.numel() + y.numel() + c.weight.numel()) * x.element_size()
                 return {"fwd_seconds": fwd, "fwd_bwd_seconds": both, "bwd_seconds": both - fwd,
                         "fwd_tflops": flops / fwd / 1e12, "fwd_gbps": nbytes / fwd / 1e9}

@@ -134,9 +134,10 @@ class QuickRun(unittest.TestCase):
             self.assertNotIn("error", l)
             by.setdefault(l["kind"], []).append(l)
         issue = [l for l in by["host"] if l["name"].startswith("issue.")]
-        # 7, and a module call, a view, a convolution, a batch norm and a
-        # convolution's backward.
-        self.assertEqual(len(issue), 12)
+        # 7, and a module call, a view, a convolution, a batch norm, a
+        # convolution's backward, and a multiply and a convolution under
+        # autocast.
+        self.assertEqual(len(issue), 14)
         self.assertTrue(all(l["host_seconds"] > 0 for l in issue), issue)
         # On a CPU there is no kernel queue: the GPU-only cases say null.
         self.assertIsNone(next(l for l in by["host"] if l["name"] == "graph.add_")["host_seconds"])
