@@ -1,10 +1,12 @@
 package export
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/evaluate/scale/search"
 	"github.com/placer/placer/graph/transformer"
 )
 
@@ -85,6 +87,46 @@ func TestCheckOneMicroBatchSchedule(t *testing.T) {
 			t.Errorf("%s, %s (resolved %s): %v, want none", c.target, c.strategy, pl, err)
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
 			t.Errorf("%s, %s (resolved %s): %v, want %q", c.target, c.strategy, pl, err, c.err)
+		}
+	}
+}
+
+// TestSearchSetsAsideRefused: a search for Megatron-LM keeping LoRA finds
+// no plan, every plan of its space set aside before it is evaluated with
+// the exporter's reason; for any framework it finds one with LoRA.
+func TestSearchSetsAsideRefused(t *testing.T) {
+	m := transformer.GPT(8, 512, 8, 2048, 1024, 16)
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("peft=lora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		target string
+		found  bool
+		why    string
+	}{
+		{"megatron", false, "peft=lora: Megatron-LM core_v0.16.1 has no LoRA flag"},
+		{"any", true, ""},
+	} {
+		target, err := SearchTarget(c.target, m, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := search.Search(context.Background(), m, p, search.Space{FineTune: s.FineTune, For: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case got.Found != c.found:
+			t.Errorf("--for %s: found %v, want %v", c.target, got.Found, c.found)
+		case !c.found && (got.Evaluated != 0 || got.Refused == 0 || !strings.Contains(got.RefusedWhy, c.why)):
+			t.Errorf("--for %s: %d evaluated, %d refused (%q); want 0, some, %q", c.target, got.Evaluated, got.Refused, got.RefusedWhy, c.why)
+		case c.found && (got.Refused != 0 || !got.Best.Plan.LoRA()):
+			t.Errorf("--for %s: %d refused, best %s; want none refused and LoRA kept", c.target, got.Refused, got.Best.Plan)
 		}
 	}
 }

@@ -469,13 +469,6 @@ func mtpOverlap(m transformer.Spec, P int) error {
 	return nil
 }
 
-// MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
-// as far as multi-token prediction goes (mtpOverlap): the search's
-// constraint for Megatron (SearchTarget).
-func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
-	return !s.EPOverlap || mtpOverlap(m, s.PipelineDegree()) == nil
-}
-
 // windowPattern is --window-attn-skip-freq's list of layers layers long,
 // 1 where the window is (every every-th layer from the first), as the
 // Python expression Megatron-LM's moe_freq_type evaluates:
