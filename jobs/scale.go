@@ -223,23 +223,9 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 	if err != nil {
 		return report.ScaleSearch{}, err
 	}
-	if _, err := scaleStrategy(m, p, o.Strat); err != nil {
-		return report.ScaleSearch{}, err
-	}
-	space, err := search.SpaceOf(o.Strat)
+	space, err := o.space(m, p)
 	if err != nil {
-		return report.ScaleSearch{}, fail.Usagef("--strategy: %w", err)
-	}
-	space.Top = 6
-	space.AllowTight = o.AllowTight
-	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
 		return report.ScaleSearch{}, err
-	}
-	// Every plan is costed on the stack its framework's file runs
-	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
-	// default), a stack --strategy names kept where that framework runs it.
-	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
-		return report.ScaleSearch{}, fail.AsUsage(err)
 	}
 	start := optimize.ProcessCPU()
 	got, err := search.Search(ctx, m, p, space)
@@ -247,28 +233,10 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		return report.ScaleSearch{}, err
 	}
 	if !got.Found {
-		kept := ""
-		if o.Strat != "" {
-			kept = " keeping " + o.Strat
-		}
-		runs := ""
-		if space.For.Name != "" {
-			runs = " for " + space.For.Name
-			if space.For.Name != "any" {
-				runs += "; --for any searches every plan"
-			}
-		}
-		rank := "GPU"
-		if p.CPU() {
-			rank = "process"
-		}
-		if got.Tight > 0 {
-			runs += fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", got.Tight)
-		}
-		return report.ScaleSearch{}, fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs)
+		return report.ScaleSearch{}, noPlan(m, p, o.Strat, space.For.Name, got)
 	}
 	rep := report.ScaleSearch{Best: scalePlan(m, p, got.Best), Evaluated: got.Evaluated, Fitting: got.Fitting,
-		Tight: got.Tight, AllowTight: o.AllowTight,
+		Tight: got.Tight, AllowTight: o.AllowTight, Refused: got.Refused, RefusedWhy: got.RefusedWhy,
 		CPU: (optimize.ProcessCPU() - start).Seconds(), Out: o.Out, Kept: o.Strat, For: space.For.Name}
 	steps := []float64{got.Best.Step}
 	for _, r := range got.Top[1:] {
@@ -284,6 +252,63 @@ func ScaleSearch(ctx context.Context, o ScaleOptions) (report.ScaleSearch, error
 		}
 	}
 	return rep, nil
+}
+
+// space is the plans placer search tries for o of model m on pod p: the
+// space o.Strat keeps, the plans --for's framework runs (its export's
+// check on each), on that framework's stack.
+func (o ScaleOptions) space(m transformer.Spec, p plan.Pod) (search.Space, error) {
+	if _, err := scaleStrategy(m, p, o.Strat); err != nil {
+		return search.Space{}, err
+	}
+	space, err := search.SpaceOf(o.Strat)
+	if err != nil {
+		return search.Space{}, fail.Usagef("--strategy: %w", err)
+	}
+	space.Top = 6
+	space.AllowTight = o.AllowTight
+	if space.For, err = export.SearchTarget(o.For, m, p.GPUs()); err != nil {
+		return search.Space{}, err
+	}
+	// Every plan is costed on the stack its framework's file runs
+	// (torchtitan's compiled; Megatron-LM's and DeepSpeed's placer's
+	// default), a stack --strategy names kept where that framework runs it.
+	if space.Software, err = export.ForSoftware(space.For.Name, space.Software); err != nil {
+		return search.Space{}, fail.AsUsage(err)
+	}
+	return space, nil
+}
+
+// noPlan is the one-line error of a search (keeping strat, for framework
+// forName) that found no plan: every plan of the space refused by the
+// framework's export, with the first reason, or none fitting the GPUs'
+// memory, with the plans set aside as tight or refused.
+func noPlan(m transformer.Spec, p plan.Pod, strat, forName string, got search.Result) error {
+	kept := ""
+	if strat != "" {
+		kept = " keeping " + strat
+	}
+	if got.Evaluated == 0 && got.Refused > 0 {
+		return fmt.Errorf("workload %s on %s: no plan%s runs under %s: its export refuses all %d plans of the space (first: %s); --for any searches every plan", m, p.Name, kept, forName, got.Refused, got.RefusedWhy)
+	}
+	runs := ""
+	if forName != "" {
+		runs = " for " + forName
+		if forName != "any" {
+			runs += "; --for any searches every plan"
+		}
+	}
+	rank := "GPU"
+	if p.CPU() {
+		rank = "process"
+	}
+	if got.Tight > 0 {
+		runs += fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", got.Tight)
+	}
+	if got.Refused > 0 {
+		runs += "; " + report.RefusedLine(got.Refused, forName, got.RefusedWhy)
+	}
+	return fmt.Errorf("workload %s on %s: no plan%s fits %s per %s at a %s margin (%d plans tried%s)", m, p.Name, kept, report.GB(p.Hardware.Memory), rank, report.Percent(p.Margin()), got.Evaluated, runs)
 }
 
 // MegatronOptions are placer report megatron's.

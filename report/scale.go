@@ -111,8 +111,13 @@ type ScaleSearch struct {
 	// Tight is the plans set aside as tight (their memory within their
 	// regime's measured error of the usable memory), AllowTight whether
 	// the search kept them instead (placer search --allow-tight).
-	Tight      int     `json:"tight_set_aside"`
-	AllowTight bool    `json:"allow_tight,omitempty"`
+	Tight      int  `json:"tight_set_aside"`
+	AllowTight bool `json:"allow_tight,omitempty"`
+	// Refused is the plans of the space set aside because the --for
+	// framework's export refuses them (workloads/export's Check),
+	// RefusedWhy the first one's reason.
+	Refused    int     `json:"refused_set_aside,omitempty"`
+	RefusedWhy string  `json:"refused_first,omitempty"`
 	CPU        float64 `json:"search_cpu_s"`
 	Out        string  `json:"out,omitempty"`
 	// Kept is what the search kept as given (placer search --strategy;
@@ -437,10 +442,19 @@ func WriteScaleSearch(w io.Writer, s ScaleSearch) error {
 		tight = fmt.Sprintf("; %d tight, set aside: --allow-tight keeps them", s.Tight)
 	}
 	_, err := fmt.Fprintf(w, "searched %d plans%s (%d fit%s) exhaustively in %.2f CPU s%s\n", s.Evaluated, runs, s.Fitting, tight, s.CPU, kept)
+	if err == nil && s.Refused > 0 {
+		_, err = fmt.Fprintf(w, "%s\n", RefusedLine(s.Refused, s.For, s.RefusedWhy))
+	}
 	if err == nil && s.Out != "" {
 		_, err = fmt.Fprintf(w, "result written to %s\n", s.Out)
 	}
 	return err
+}
+
+// RefusedLine says how many plans a search for framework set aside
+// because its export refuses them, and the first one's reason.
+func RefusedLine(n int, framework, why string) string {
+	return fmt.Sprintf("%d plans set aside: %s's export refuses them (first: %s)", n, framework, why)
 }
 
 // GB is bytes in decimal gigabytes, as GPU memory is sold ("80 GB").

@@ -103,7 +103,10 @@ func megatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 		return nil, fmt.Errorf("megatron arguments: tp=%d x pp=%d x dp=%d is not the %d GPUs", T, P, D, gpus)
 	case s.MicroBatchSize < 1 || D*s.MicroBatchSize*s.MicroBatchCount() != m.Batch:
 		return nil, fmt.Errorf("megatron arguments: dp=%d x mbs=%d x mb=%d is not the batch of %d", D, s.MicroBatchSize, s.MicroBatchCount(), m.Batch)
-	case P > 1 && s.Schedule == decision.GPipe:
+	case P > 1 && s.Schedule == decision.GPipe && s.MicroBatchCount() > 1:
+		// With one micro-batch GPipe and 1F1B are the same steps (a
+		// plan's text names schedule=gpipe there: plan.Plan's String):
+		// Megatron-LM's 1F1B runs it.
 		return nil, fmt.Errorf("megatron arguments: schedule=gpipe: Megatron-LM runs 1F1B (interleaved with virtual stages)")
 	}
 	stages, err := s.StageLayers(m.Layers)
@@ -464,13 +467,6 @@ func mtpOverlap(m transformer.Spec, P int) error {
 		return fmt.Errorf("megatron arguments: epoverlap=on with mtp=1 and pp=1: Megatron-Core overlaps the experts' all-to-alls beside multi-token prediction only with a pipeline")
 	}
 	return nil
-}
-
-// MegatronRunsMTP reports whether Megatron-Core runs plan s of model m
-// as far as multi-token prediction goes (mtpOverlap): the search's
-// constraint for Megatron (SearchTarget).
-func MegatronRunsMTP(m transformer.Spec, s plan.Strategy) bool {
-	return !s.EPOverlap || mtpOverlap(m, s.PipelineDegree()) == nil
 }
 
 // windowPattern is --window-attn-skip-freq's list of layers layers long,

@@ -53,7 +53,7 @@ const DefaultSearchTarget = "megatron"
 //     refuses (tensor, context or pipeline parallelism, recomputation,
 //     ...) skipped before it is evaluated.
 func SearchTarget(name string, m transformer.Spec, gpus int) (search.Target, error) {
-	format, version, err := SplitFormat(name)
+	format, _, err := SplitFormat(name)
 	if err != nil {
 		return search.Target{}, fmt.Errorf("--for %s: %w", name, err)
 	}
@@ -64,26 +64,22 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (search.Target, err
 		// Every plan: the union of the frameworks' spaces and placer's
 		// own (stage-tp), so that no target's best is faster.
 		return search.Target{Name: "any", UnitSplits: true}, nil
-	case "megatron":
-		t := search.Target{Name: "megatron", OneTensor: true, EndChunks: true, UnitSplits: true}
-		if m.MTP > 0 {
-			// Multi-token prediction beside the experts' all-to-all
-			// overlap: one layer, with a pipeline (mtpOverlap).
-			t.Runs = func(pl plan.Plan) bool { return MegatronRunsMTP(m, pl.Strategy) }
+	case "megatron", "torchtitan", "deepspeed":
+		t := search.Target{Name: format, OneTensor: true}
+		switch format {
+		case "megatron":
+			t.EndChunks, t.UnitSplits = true, true
+		case "torchtitan":
+			t.LayerChunks, t.FSDP = true, true
+		case "deepspeed":
+			t.FSDP = true
 		}
+		// Every plan the space holds is put to the export's own check
+		// (Check) before it is evaluated: a plan it refuses is set aside
+		// and counted, its reason kept, so that search --for and export
+		// --to never disagree.
+		t.Refuses = func(pl plan.Plan) error { return Check(name, m, pl.Strategy, gpus) }
 		return t, nil
-	case "torchtitan":
-		return search.Target{Name: "torchtitan", OneTensor: true, LayerChunks: true, FSDP: true,
-			Runs: func(pl plan.Plan) bool {
-				_, err := TorchTitanTransformer(m, pl.Strategy, gpus, version)
-				return err == nil
-			}}, nil
-	case "deepspeed":
-		return search.Target{Name: "deepspeed", OneTensor: true, FSDP: true,
-			Runs: func(pl plan.Plan) bool {
-				_, _, err := DeepSpeedTransformer(m, pl.Strategy, gpus, version, "")
-				return err == nil
-			}}, nil
 	case "torch-plan":
 		return search.Target{}, fmt.Errorf("--for %s: the torch plan is tools/torchplan's check of placer's arithmetic, not a framework to search for; placer searches for %s", name, strings.Join(SearchTargets, ", "))
 	}

@@ -170,7 +170,7 @@ func TorchTitanTransformer(m transformer.Spec, s plan.Strategy, gpus int, versio
 		switch {
 		case V > 1:
 			sched = "Interleaved1F1B"
-		case s.Schedule == decision.GPipe:
+		case titanGPipe(s, micro):
 			sched = "GPipe"
 		}
 		fmt.Fprintf(&b, "pipeline_parallel_schedule = %q\n", sched)
@@ -221,6 +221,16 @@ func titanLayerParts(stages []int, V int) ([][]string, error) {
 	return parts, nil
 }
 
+// titanGPipe reports whether plan s of micro micro-batches a step runs
+// GPipe: named so, or naming no schedule with one micro-batch, as the plan
+// reads it (plan.Strategy's Sched: GPipe where none is named; Resolve
+// names 1F1B wherever there are more micro-batches, and with one the two
+// schedules are the same steps). The plan's text then says
+// schedule=gpipe, so that the strategy and its text export alike.
+func titanGPipe(s plan.Strategy, micro int) bool {
+	return s.Schedule == decision.GPipe || (s.Schedule == "" && micro == 1)
+}
+
 // titanRunsErr is what torchtitan's releases alike refuse of plan s (P
 // stages of V virtual stages, micro micro-batches a step; version names
 // the release in the words): GPipe with virtual stages, torch's 1F1B
@@ -229,9 +239,9 @@ func titanLayerParts(stages []int, V int) ([][]string, error) {
 // overlap, and gradients reduced in BF16; nil if none.
 func titanRunsErr(s plan.Strategy, P, V, micro int, version string) error {
 	switch {
-	case P > 1 && s.Schedule == decision.GPipe && V > 1:
+	case P > 1 && titanGPipe(s, micro) && V > 1:
 		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: gpipe with virtual stages")
-	case P > 1 && V == 1 && s.Schedule != decision.GPipe && micro < P:
+	case P > 1 && V == 1 && !titanGPipe(s, micro) && micro < P:
 		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_schedule: 1F1B with %d micro-batches on %d stages: torch's Schedule1F1B, which torchtitan runs, needs at least as many micro-batches as stages", micro, P)
 	case P > 1 && V > 1 && micro%max(1, micro/P) != 0:
 		return fmt.Errorf("export: torchtitan: parallelism.pipeline_parallel_microbatch_size: %d micro-batches on %d stages: torch's ScheduleInterleaved1F1B, which torchtitan runs, needs a multiple of its %d rounds", micro, P, max(1, micro/P))

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/placer/placer/decision"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -237,7 +236,7 @@ func titan03Transformer(m transformer.Spec, s plan.Strategy, gpus int, rel frame
 		switch {
 		case V > 1:
 			sched = "Interleaved1F1B"
-		case s.Schedule == decision.GPipe:
+		case titanGPipe(s, micro):
 			sched = "GPipe"
 		}
 		t.str("parallelism.pipeline_parallel_schedule", sched)

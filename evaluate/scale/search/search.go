@@ -97,9 +97,10 @@ type Target struct {
 	// FSDP adds FSDP to the sharding tried (Space.FSDP), the framework's
 	// data parallelism beside others (torchtitan's).
 	FSDP bool
-	// Runs, when not nil, is the framework's exporter's verdict on a
-	// resolved plan, before it is evaluated: true where it writes it.
-	Runs func(plan.Plan) bool
+	// Refuses, when not nil, is the framework's exporter's verdict on a
+	// resolved plan, before it is evaluated: nil where it writes it, else
+	// why not (Search sets the plan aside and counts it: Result.Refused).
+	Refuses func(plan.Plan) error
 }
 
 // searchRecompute is a recomputation Search tries: the kind, and with
@@ -199,6 +200,12 @@ type Result struct {
 	// Tight is the plans set aside as "tight" (Space.AllowTight false),
 	// not counted in Fitting.
 	Tight int
+	// Refused is how many plans of the space the target framework's
+	// export refuses (Target.Refuses), set aside before they are
+	// evaluated and not counted in Evaluated; RefusedWhy is the first
+	// one's reason.
+	Refused    int
+	RefusedWhy string
 	// Top are the fastest fitting plans, fastest first, Space.Top of them
 	// at most (the best among them).
 	Top []scale.Result
@@ -284,8 +291,17 @@ func (sr *searcher) try(s plan.Strategy) bool {
 		return false
 	}
 	pl, err := plan.Resolve(sr.m, s, sr.p)
-	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) || (sp.For.Runs != nil && !sp.For.Runs(pl)) {
+	if err != nil || (sp.Keep != nil && !sp.Keep(pl)) {
 		return false
+	}
+	if sp.For.Refuses != nil {
+		if why := sp.For.Refuses(pl); why != nil {
+			if sr.out.Refused == 0 {
+				sr.out.RefusedWhy = why.Error()
+			}
+			sr.out.Refused++
+			return false
+		}
 	}
 	r := scale.EvaluateCached(sr.m, pl, &sr.p, sr.cache, false)
 	sr.out.Evaluated++
