@@ -10,7 +10,7 @@ import (
 // TestExportSaysWhatItWrote: export says on standard error, in one line,
 // what it wrote: the file (or standard output), for which framework, and
 // at cluster scale the plan, its step time and the stack it is costed on
-// (GPT-3 175B's plan of docs/cluster-scale.md: 4.739 s, as eval gives it at the clock its 700 W allow; 4.974 s at the clock of compute alone, 4.484 s at the burst clock);
+// (GPT-3 175B's plan of docs/cluster-scale.md: 4.760 s, as eval gives it at the clock its 700 W allow over the controller's window; 4.974 s at the clock of compute alone, 4.484 s at the burst clock);
 // of an op graph, the placement's graph and GPUs. Nothing on standard
 // output with -o.
 func TestExportSaysWhatItWrote(t *testing.T) {
@@ -23,9 +23,9 @@ func TestExportSaysWhatItWrote(t *testing.T) {
 		want string // standard error, OUT for the file
 	}{
 		{"megatron", []string{"--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", plan, "--to", "megatron"}, "gpt.sh",
-			"export: wrote OUT (Megatron-LM's arguments): 4.739 s a step on placer's default stack\n"},
+			"export: wrote OUT (Megatron-LM's arguments): 4.760 s a step on placer's default stack\n"},
 		{"megatron to standard output", []string{"--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", plan, "--to", "megatron"}, "",
-			"export: wrote standard output (Megatron-LM's arguments): 4.739 s a step on placer's default stack\n"},
+			"export: wrote standard output (Megatron-LM's arguments): 4.760 s a step on placer's default stack\n"},
 		{"op graph", []string{"--graph", example, "--placement", "single", "--to", "tf-device-map"}, "mlp.json",
 			"export: wrote OUT (TensorFlow's device map): the placement of mlp (28 ops) on 1 GPU a replica\n"},
 	} {
