@@ -125,17 +125,7 @@ func (g *Graph) weightShape(p int) []int64 {
 // channels.
 func (g *Graph) groupedFLOPs(i int) float64 {
 	op := &g.ops[i]
-	var w []int64
-	var acts [][]int64
-	for _, p := range g.Preds(i) {
-		q := &g.ops[p]
-		switch ws := g.weightShape(int(p)); {
-		case ws != nil && len(ws) == 4:
-			w = ws
-		case ws == nil && len(q.Shape) == 4:
-			acts = append(acts, q.Shape)
-		}
-	}
+	w, acts := g.convOperands(i)
 	if w == nil || w[1] <= 1 || w[2] <= 0 || w[3] <= 0 || len(op.Shape) != 4 {
 		return 0
 	}
@@ -160,6 +150,21 @@ func (g *Graph) groupedFLOPs(i int) float64 {
 	return 2 * float64(out) * float64(w[1]*w[2]*w[3])
 }
 
+// convOperands is convolution op i's 4-D weight (its parameter input,
+// or autocast's cast of it: weightShape) and the shapes of its other
+// 4-D inputs, its activations.
+func (g *Graph) convOperands(i int) (w []int64, acts [][]int64) {
+	for _, p := range g.Preds(i) {
+		switch ws := g.weightShape(int(p)); {
+		case len(ws) == 4:
+			w = ws
+		case ws == nil && len(g.ops[p].Shape) == 4:
+			acts = append(acts, g.ops[p].Shape)
+		}
+	}
+	return w, acts
+}
+
 // denseConv is the forward shape of convolution op i if it is dense (one
 // group), else zero. Its weight is its parameter input (or autocast's
 // cast of it) of shape [Cout, Cin, kh, kw]. Forward: its one 4-D
@@ -169,17 +174,7 @@ func (g *Graph) groupedFLOPs(i int) float64 {
 // gradient, the smallest of Cout channels, which gives N, H and W.
 func (g *Graph) denseConv(i int) ConvShape {
 	op := &g.ops[i]
-	var w []int64
-	var acts [][]int64
-	for _, p := range g.Preds(i) {
-		q := &g.ops[p]
-		switch ws := g.weightShape(int(p)); {
-		case len(ws) == 4:
-			w = ws
-		case ws == nil && len(q.Shape) == 4:
-			acts = append(acts, q.Shape)
-		}
-	}
+	w, acts := g.convOperands(i)
 	if w == nil || w[0] <= 0 || w[1] <= 0 || w[2] <= 0 || w[3] <= 0 {
 		return ConvShape{}
 	}

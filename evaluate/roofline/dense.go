@@ -2,8 +2,6 @@ package roofline
 
 import (
 	"math"
-	"sort"
-	"strings"
 
 	"github.com/placer/placer/graph"
 )
@@ -95,16 +93,6 @@ const h100DenseName = "h100-2026-11-26"
 // DenseTables are the measured dense convolutions by name
 // (Hardware.DenseConv names one).
 var DenseTables = map[string][]DenseConvRow{h100DenseName: h100Dense}
-
-// denseNames lists DenseTables' names, sorted.
-func denseNames() string {
-	var names []string
-	for n := range DenseTables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
 
 // DenseTime is how long a dense spatial convolution (more than one tap)
 // of forward shape s takes in precision prec ("tf32" or "bf16") and the

@@ -3,7 +3,6 @@ package roofline
 import (
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/placer/placer/graph"
 )
@@ -54,16 +53,6 @@ const h100GroupedName = "h100-2026-11-26"
 // GroupedTables are the measured grouped convolutions by name
 // (Hardware.Grouped names one).
 var GroupedTables = map[string][]GroupedConv{h100GroupedName: h100Grouped}
-
-// groupedNames lists GroupedTables' names, sorted.
-func groupedNames() string {
-	var names []string
-	for n := range GroupedTables {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
-}
 
 // GroupedTime is how long a grouped convolution of forward FLOPs flops
 // takes in precision prec ("tf32" or "bf16") and the given direction, by

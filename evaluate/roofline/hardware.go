@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -411,10 +413,10 @@ func (h *Hardware) Validate() error {
 		}
 	}
 	if _, ok := GroupedTables[h.Grouped]; h.Grouped != "" && !ok {
-		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", groupedNames()))
+		return bad("grouped_conv", fmt.Sprintf("%q", h.Grouped), fmt.Sprintf("a measured table (%s) or none", tableNames(GroupedTables)))
 	}
 	if _, ok := DenseTables[h.DenseConv]; h.DenseConv != "" && !ok {
-		return bad("dense_conv", fmt.Sprintf("%q", h.DenseConv), fmt.Sprintf("a measured table (%s) or none", denseNames()))
+		return bad("dense_conv", fmt.Sprintf("%q", h.DenseConv), fmt.Sprintf("a measured table (%s) or none", tableNames(DenseTables)))
 	}
 	if h.Memory < 1 || h.Memory > MaxMemory {
 		return bad("memory", h.Memory, fmt.Sprintf("1 to %d bytes", MaxMemory))
@@ -540,4 +542,10 @@ func ResolveTF32(g *graph.Graph, h *Hardware, override *TF32) TF32 {
 		}
 	}
 	return TF32{MatMul: h.AllowTF32, Conv: h.AllowTF32}
+}
+
+// tableNames lists the names of a preset's measured tables, sorted
+// (for the error naming what a preset may name).
+func tableNames[T any](tables map[string][]T) string {
+	return strings.Join(slices.Sorted(maps.Keys(tables)), ", ")
 }

@@ -108,18 +108,10 @@ func (b *traceBuilder) tensors(total, piece float64) []int32 { return b.tensorsO
 // which the others' requests do not reuse).
 func (b *traceBuilder) tensorsOn(stream int32, total, piece float64) []int32 {
 	var ids []int32
-	if piece < 1 {
-		piece = total
-	}
-	for total >= 1 {
-		n := min(total, piece)
-		if total-n < 1 {
-			n = total
-		}
+	for n := range pieces(total, piece) {
 		ids = append(ids, b.next)
 		b.ev = append(b.ev, alloc.Event{Tensor: b.next, Stream: stream, Size: int64(n)})
 		b.next++
-		total -= n
 	}
 	return ids
 }

@@ -1,7 +1,9 @@
 package memory
 
 import (
+	"iter"
 	"math"
+	"slices"
 
 	"github.com/placer/placer/evaluate/scale/plan"
 
@@ -379,21 +381,29 @@ func sum(xs []float64) float64 {
 	return s
 }
 
-// splitBytes is total as pieces of piece bytes and a remainder.
-func splitBytes(total, piece float64) []float64 {
-	var out []float64
-	if piece < 1 {
-		piece = total
-	}
-	for total >= 1 {
-		n := min(total, piece)
-		if total-n < 1 {
-			n = total
+// splitBytes is total as pieces of piece bytes and a remainder
+// (pieces').
+func splitBytes(total, piece float64) []float64 { return slices.Collect(pieces(total, piece)) }
+
+// pieces yields total bytes as pieces of piece bytes (the whole where
+// piece is below a byte), the last holding the remainder, never one
+// below a byte: a remainder under a byte joins the piece before it.
+func pieces(total, piece float64) iter.Seq[float64] {
+	return func(yield func(float64) bool) {
+		if piece < 1 {
+			piece = total
 		}
-		out = append(out, n)
-		total -= n
+		for total >= 1 {
+			n := min(total, piece)
+			if total-n < 1 {
+				n = total
+			}
+			if !yield(n) {
+				return
+			}
+			total -= n
+		}
 	}
-	return out
 }
 
 // titanTraced is the trace of plan cs[0].pl's stage whose peak is

@@ -51,28 +51,11 @@ func (w *titanWalk) run(s int) {
 	if ord != nil {
 		chunkOf = func(u int) int { return u / pl.NumMicro }
 	}
-	unit := func(k int, bwd bool) int {
-		if ord == nil {
-			return k
-		}
-		return ord(k, bwd)
-	}
-	f := 0
-	for ; f < n-1; f++ {
-		u := unit(f, false)
-		w.forward(u, chunkOf(u))
-	}
-	for k := range U {
-		if f < U {
-			u := unit(f, false)
-			w.forward(u, chunkOf(u))
-			f++
-		}
-		u := unit(k, true)
+	replay1F1B(U, n, ord, func(u int) { w.forward(u, chunkOf(u)) }, func(u int) {
 		ch := chunkOf(u)
 		done[ch]++
 		w.backward(u, ch, done[ch] == 1, done[ch] == pl.NumMicro)
-	}
+	})
 }
 
 // block is the stage's index of model chunk ch's l-th block.
