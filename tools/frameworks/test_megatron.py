@@ -106,6 +106,7 @@ SETTINGS = {
     "fp8-delayed": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=delayed"),
     "fp8-blockwise": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,fp8=blockwise"),
     "grads-bf16": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,distopt=on,grads=bf16"),
+    "loss-fusion": (SMALL_LLAMA, 8, "tp=2,pp=1,dp=4,mbs=1,sp=on,loss-fusion=on"),
     "fsdp": (SMALL_LLAMA, 8, "tp=1,pp=1,dp=8,mbs=1,fsdp=on"),
     "moe-ep": (MOE, 8, "tp=1,pp=1,dp=8,ep=4,mbs=1,distopt=on"),
     "moe-etp": (MOE, 8, "tp=2,pp=1,dp=4,ep=2,etp=1,mbs=1,sp=on"),
@@ -427,9 +428,14 @@ class Megatron(unittest.TestCase):
         # Packed sequences (pack-len=, pack=on): Megatron-LM's --sft, its
         # dataset of packed conversations attending within each one.
         self.assertEqual(bool(getattr(a, "sft", False)), "pack-len" in k or on("pack"), key)
+        # Transformer Engine's fused cross-entropy (loss-fusion=on):
+        # --cross-entropy-loss-fusion --cross-entropy-fusion-impl te.
+        self.assertEqual(bool(getattr(a, "cross_entropy_loss_fusion", False)), on("loss-fusion"), key)
+        if on("loss-fusion"):
+            self.assertEqual(a.cross_entropy_fusion_impl, "te", key)
         known = {"tp", "cp", "pp", "dp", "vp", "ep", "etp", "mbs", "sp", "tpoverlap", "epoverlap", "distopt", "fsdp", "grads",
                  "recompute", "recompute-modules", "recompute-layers", "fp8", "first", "last", "embedding-layer", "loss-layer", "mb",
-                 "stack", "pack", "pack-len"} | set(STACK_KEYS)
+                 "stack", "pack", "pack-len", "loss-fusion"} | set(STACK_KEYS)
         self.assertEqual(set(k) - known, set(), "%s: plan settings this test does not hold against the config" % key)
         self.against_model(key, model, c)
 
