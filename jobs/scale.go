@@ -70,7 +70,7 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 			r = full
 		}
 	}
-	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r}
+	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
 	if pr := p.Profile; pr != nil {
 		sp.ProfileLayer = pr.Software.TimedLayer()
 	}

@@ -58,6 +58,9 @@ type ScalePlan struct {
 	// another framework's layer than placer's own (placer profile
 	// --framework), whose: profile.Software.TimedLayer.
 	ProfileLayer string `json:"profile_layer,omitempty"`
+	// Kernels is where the pod's kernel figures come from
+	// (kernels.Node.Provenance), said where no profile prices the plan.
+	Kernels string `json:"kernels,omitempty"`
 }
 
 // DeviceCPU is ScalePlan.DeviceKind on a CPU profile's pod.
@@ -194,6 +197,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	}
 	if p.LayerCosting != "" {
 		rows = append(rows, [2]string{"layers costed as", p.LayerCosting})
+	}
+	if p.Kernels != "" && p.Sources == nil {
+		rows = append(rows, [2]string{"kernels", p.Kernels})
 	}
 	if s := p.Sources; s != nil {
 		layers := s.Layers.String()

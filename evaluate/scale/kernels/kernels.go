@@ -16,6 +16,11 @@ import (
 // value changes nothing: attention at the matmul class's efficiency,
 // overlap for free, collectives at the links' line rate.
 type Node struct {
+	// Provenance says where the figures come from, as eval prints it
+	// beside a plan priced without a profile: measured on a GPU,
+	// carried from another, or modelled from published benchmarks.
+	Provenance string
+
 	// GEMM is the fraction of the BF16 tensor peak the node's GEMMs
 	// reach at the shapes of a transformer's shards (the matmul class's
 	// efficiency in the pod's hardware: the block's GEMMs and the output
@@ -270,9 +275,10 @@ func (k Node) BlockScaledSpeedups(fp4 bool, bf16Peak, fp4Peak float64) (fwd, bwd
 //     on three presets and 0.43-0.45x on the two Qwen3 ones, a kernel
 //     of its own not taken as TE's.
 var H100 = Node{
-	GEMM:      0.756,
-	Attention: []*Attention{&h100CuDNNAttention, &h100FlashAttention},
-	SMs:       132, OverlapSMs: 16,
+	Provenance: "measured on an H100 SXM (kernelbench, measurements/2026-11-26-h100*)",
+	GEMM:       0.756,
+	Attention:  []*Attention{&h100CuDNNAttention, &h100FlashAttention},
+	SMs:        132, OverlapSMs: 16,
 	CTAs: 24, CTAsAcross: 16,
 	IntraBus: 362e9,
 	NICEff:   47.0 / 50,
@@ -311,7 +317,8 @@ var (
 // Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
 // found).
 var A100 = Node{
-	SMs: 108, OverlapSMs: 16,
+	Provenance: "modelled: the A100's datasheet at the matmul and elementwise classes' efficiencies, unfused attention, the H100's NIC share (no A100 kernel measured)",
+	SMs:        108, OverlapSMs: 16,
 	CTAs: 24, CTAsAcross: 16,
 	NICEff:           47.0 / 50,
 	UnfusedAttention: true,

@@ -95,6 +95,7 @@ var blackwellPods = map[string]podPreset{
 func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestBlackwellPods)
 	k := kernels.H100
+	k.Provenance = "modelled from published kernel benchmarks and the H100's measured ones (docs/hardware.md), not measured on a Blackwell GPU"
 	k.GEMM = kernels.BlackwellGEMM()
 	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(h.FP16Tensor, sms)}
 	k.SMs = sms
