@@ -43,7 +43,12 @@ func (c *counter) stageActivationsAt(s int, st *Stage, lm *layerMemory, inflight
 	} else {
 		acts = inflight*chunkShare(pl, s)*((perDevice-dense)*perLayer+dense*perDense) + lm.recomputing
 	}
-	if s == 0 {
+	if s == 0 && !c.dropoutFree() {
+		// The embedding's output and its dropout's mask (3 units). Without
+		// a hidden dropout (dropoutFree) neither is a tensor of its own:
+		// the embedding's output is the first block's input, which its
+		// norm keeps (layerMemory's norms' inputs; the embedding's
+		// backward reads the token ids alone), and no mask is made.
 		acts += inflight * 3 * unit / T
 	}
 	if s == pl.PP-1 {

@@ -36,8 +36,10 @@ func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 		up = 2 * cols
 	}
 	in, mid := rows*h*bf16, rows*cols*bf16 // the expert GEMMs' inputs
-	if plan.KeepsFP8Inputs(pl.FP8) {
-		in, mid = in/2, mid/2 // kept in FP8 (stageMemory)
+	if b := c.gemmInputBytes(); b != bf16 {
+		// Kept in FP8 (Transformer Engine's GroupedLinear saves each
+		// input's column-wise copy: gemmInputBytes).
+		in, mid = in/bf16*b, mid/bf16*b
 	}
 	input = nl * h * bf16
 	weights := recv * h * bf16 // FC2's output, which the unpermutation saves

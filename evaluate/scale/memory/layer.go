@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"strings"
+
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph/transformer"
 )
@@ -27,9 +29,10 @@ func (c *counter) layerMemory() layerMemory {
 	n, h := c.tokens, float64(m.Hidden)
 	heads := float64(m.Heads)
 	unit := n * h // s b h
-	attn, mlp, replicated := blockUnits(m, plan.KeepsFP8Inputs(pl.FP8))
+	in := c.gemmInputBytes()
+	attn, mlp, replicated := blockUnits(m, in, !c.dropoutFree())
 	if pl.FP8 != "" && !pl.Titan() && !pl.Run.Eager {
-		attn += projFP8Input(m)
+		attn += in * projFP8Input(m)
 	}
 	norms := 2 * float64(m.NormsPerBlock()) // the norms' inputs: two, or Gemma's four
 	perLayer := (norms + attn + mlp) * unit
@@ -174,7 +177,7 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 	mods := pl.Recomputes()
 	T := float64(pl.TP)
 	unit := c.tokens * float64(m.Hidden) // s b h
-	fp8 := plan.KeepsFP8Inputs(pl.FP8)
+	in := c.gemmInputBytes()
 	// rep units replicated over the tensor group without sequence
 	// parallelism, shard units split over it.
 	split := func(rep, shard float64) float64 {
@@ -185,10 +188,6 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 	}
 	var saved float64
 	if mods.Has(plan.RecomputeLayerNorm) && m.MLA() {
-		in := 2.0
-		if fp8 {
-			in = 1
-		}
 		saved += split(in, 0)
 	}
 	if mods.Has(plan.RecomputeMLAUpProj) && m.MLA() {
@@ -214,12 +213,9 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 		return saved
 	}
 	if mods.Has(plan.RecomputeMLP) {
-		_, mlp, _ := blockUnits(m, fp8)
-		fc1In, mask := 2.0, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
-		if fp8 {
-			fc1In = 1
-		}
-		if m.SwiGLU() || m.Act == "relu2" {
+		_, mlp, _ := blockUnits(m, in, !c.dropoutFree())
+		fc1In, mask := in, 1.0 // FC1's input (FP8: one byte), the dropout mask (SwiGLU's block has none)
+		if m.SwiGLU() || m.Act == "relu2" || c.dropoutFree() {
 			mask = 0
 		}
 		saved += split(fc1In, mlp-mask-fc1In)
@@ -230,19 +226,28 @@ func (c *counter) recomputeSaved(moe bool) float64 {
 // blockUnits is what one block keeps for its backward in units of s b h
 // bytes (layerMemory's), before any split over the tensor group: its
 // attention's, its MLP's, and of both what stays replicated over the
-// tensor group without sequence parallelism; fp8 where the blocks'
-// GEMMs run in FP8.
-func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
+// tensor group without sequence parallelism; in the bytes an element of
+// a GEMM's saved input takes (gemmInputBytes': 2 in BF16, 1 in FP8),
+// dropout whether the block has a hidden dropout (dropoutFree).
+func blockUnits(m *transformer.Spec, in float64, dropout bool) (attn, mlp, replicated float64) {
 	h, f := float64(m.Hidden), float64(m.FFN)
 	heads, kv := float64(m.Heads), float64(m.KVHeads)
+	mask := 1.0 // the dropout after the attention's output projection (and a GeLU MLP's)
+	if !dropout {
+		mask = 0
+	}
 	// Per layer, in units of s b h bytes (Korthikanti's 34 for GPT):
 	// layer norm inputs 4, attention: its input 2, Q K V, its output 2,
 	// dropout mask 1; MLP: its input 2, the activation's input and the
 	// second GEMM's input (2 f/h each; SwiGLU 4 f/h and 2 f/h), mask 1.
-	attn = 2 + 2*(heads+2*kv)/heads + 2 + 1
+	// The GEMMs' inputs (QKV's, FC1's, FC2's) in bytes of in: Transformer
+	// Engine keeps their FP8 copies for the weight gradients; the
+	// attention's output stays BF16 (flash attention's backward reads
+	// it).
+	attn = in + 2*(heads+2*kv)/heads + 2 + mask
 	if m.Head > 0 {
 		d := float64(m.HeadDim())
-		attn = 2 + 2*(heads+2*kv)*d/h + 2*heads*d/h + 1
+		attn = in + 2*(heads+2*kv)*d/h + 2*heads*d/h + mask
 	}
 	lat := 0.0 // latent attention's latents (replicated over the tensor group without sp)
 	if m.MLA() {
@@ -256,39 +261,57 @@ func blockUnits(m *transformer.Spec, fp8 bool) (attn, mlp, replicated float64) {
 		// and V of Head as flash attention saves them (the up
 		// projections' outputs are not kept: the rotary embedding and
 		// the concatenation need no input for their backward), the
-		// output 2 heads Head/h, mask 1.
+		// output 2 heads Head/h, mask 1. The down projections' input and
+		// the up projections' normed latents in bytes of in.
 		d, r := float64(m.HeadDim()), float64(m.RopeDim)
 		ql, kl := float64(m.QLoRA), float64(m.KVLoRA)
-		lat = (4*ql + 2*(kl+r) + 2*kl) / h
-		attn = 2 + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + 1
+		lat = (2*ql + in*ql + 2*(kl+r) + in*kl) / h
+		attn = in + lat + 2*heads*(2*(d+r)+d)/h + 2*heads*d/h + mask
 	}
-	mlp = 2 + 4*f/h + 1
+	mlp = in + 2*f/h + in*f/h + mask
 	switch {
 	case m.SwiGLU():
-		mlp = 2 + 6*f/h
+		mlp = in + 4*f/h + in*f/h
 	case m.Act == "relu2":
-		mlp = 2 + 4*f/h // Nemotron's squared ReLU: GeLU's, without a dropout mask
+		mlp = in + 2*f/h + in*f/h // Nemotron's squared ReLU: GeLU's, without a dropout mask
 	}
 	// The norms' inputs (2 units each: Gemma's post-norms too), the two
 	// column-parallel inputs, masks, latents.
-	replicated = 2*float64(m.NormsPerBlock()) + 2 + 2 + 2 + lat
-	if fp8 {
-		// Transformer Engine keeps the FP8 copies of the GEMMs' inputs
-		// for their weight gradients, one byte an element: QKV's and
-		// FC1's inputs (1 unit each, not 2) and FC2's (f/h, not 2 f/h);
-		// the attention's output stays BF16 (flash attention's backward
-		// reads it).
-		attn--
-		mlp -= 1 + f/h
-		replicated -= 2
-		if m.MLA() {
-			// The up projections' normed latents in FP8 too.
-			fp8Lat := (float64(m.QLoRA) + float64(m.KVLoRA)) / h
-			attn -= fp8Lat
-			replicated -= fp8Lat
-		}
-	}
+	replicated = 2*float64(m.NormsPerBlock()) + in + in + 1 + mask + lat
 	return attn, mlp, replicated
+}
+
+// gemmInputBytes is the bytes an element of a GEMM's input takes as the
+// GEMM saves it for its weight gradient under c's plan: 2 in BF16 (and
+// under torchao's rowwise recipes), one under torchtitan's Float8 and on
+// eager stacks, and under Transformer Engine (Megatron-Core's stacks)
+// the recipe's column-wise copy (plan.SavedInputBytes: 1 + 1/32 under
+// MXFP8, 1/2 + 1/16 under NVFP4).
+func (c *counter) gemmInputBytes() float64 {
+	switch {
+	case !plan.KeepsFP8Inputs(c.pl.FP8):
+		return bf16
+	case c.pl.Titan() || c.pl.Run.Eager:
+		return 1
+	}
+	return plan.SavedInputBytes(c.pl.FP8)
+}
+
+// dropoutFree is whether c's blocks run without a hidden dropout, so
+// keep no dropout mask (the attention's after its output projection, the
+// embedding's): Megatron-Bridge's providers of the llama family's models
+// (Llama, Qwen, GPT-OSS, DeepSeek, Mistral) set hidden_dropout = 0.0
+// (NVIDIA-NeMo/Megatron-Bridge v0.3.0 src/megatron/bridge/models/
+// llama/llama_provider.py LlamaModelProvider, qwen/qwen_provider.py,
+// gpt_oss/gpt_oss_provider.py), and at p = 0 dropout returns its input
+// and makes no mask (PyTorch aten/src/ATen/native/Dropout.cpp
+// _dropout_impl: "if (p == 0 || !train ...) return input"; under
+// torch.compile, torch/_decomp/decompositions.py dropout returns
+// input.clone() where p is 0). Megatron-Core's own default is 0.1
+// (TransformerConfig.hidden_dropout), which Bridge's GPTModelProvider
+// keeps: not GPT.
+func (c *counter) dropoutFree() bool {
+	return strings.HasPrefix(c.pl.Software.Stack, "megatron-bridge-") && c.m.Family != "gpt"
 }
 
 // projFP8Input is the FP8 copy of the attention's output that

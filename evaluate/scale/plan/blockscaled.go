@@ -58,3 +58,22 @@ func BlockCopyBytes(recipe string) float64 {
 	}
 	return 2 * (1 + 1.0/32)
 }
+
+// SavedInputBytes is the bytes an element of a GEMM's input takes as
+// Transformer Engine saves it for the weight gradient under recipe: the
+// column-wise copy alone with its scales under the block-scaled recipes
+// (half of BlockCopyBytes: MXFP8 1 + 1/32, NVFP4 1/2 + 1/16), one byte
+// under the FP8 ones. TransformerEngine v2.10
+// transformer_engine/pytorch/module/linear.py _Linear.forward
+// (inputmat.update_usage(rowwise_usage=False, columnwise_usage=True)
+// before saved_inputmat = inputmat), layernorm_linear.py
+// _LayerNormLinear.forward (ln_out.update_usage(rowwise_usage=False)
+// for MXFP8 and where no sequence-parallel gather needs it, before
+// prepare_for_saving(inputmat, ..., ln_out, mu, rsigma)) and
+// grouped_linear.py _GroupedLinear.forward (each input likewise).
+func SavedInputBytes(recipe string) float64 {
+	if BlockScaled(recipe) {
+		return BlockCopyBytes(recipe) / 2
+	}
+	return 1
+}
