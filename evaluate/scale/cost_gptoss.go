@@ -12,9 +12,11 @@ import (
 // without bias_dropout_fusion, and YaRN's rotary embedding. Each is read
 // from the code the published rows ran: Megatron-Bridge v0.2.0 (NeMo
 // 25.11) pins Megatron-LM 0d8e0714 (core_v0.16.0~4), v0.3.0 (26.02)
-// b0cc2706; the functions named below are the same at both.
+// b0cc2706, v0.5.0 (26.06) d0b3b775 (core_v0.18.0~8); the functions
+// named below do the same at each.
 // Megatron-Bridge's GPTOSSProvider (src/megatron/bridge/models/gpt_oss/
-// gpt_oss_provider.py, v0.2.0 to v0.5.0) sets add_bias_linear=True,
+// gpt_oss_provider.py, v0.2.0 to v0.3.1; from v0.4.0 to v0.5.0
+// gpt_oss_bridge.py's provider_bridge) sets add_bias_linear=True,
 // activation_func=quick_gelu, glu_linear_offset=1.0,
 // activation_func_clamp_value=7.0, bias_activation_fusion=True,
 // bias_dropout_fusion=False, position_embedding_type="yarn". The op
