@@ -44,7 +44,8 @@ func (c *coster) runAll(ks ...kernel) phase {
 // the model clamps it (Config.SwiGLULimit: GPT-OSS's swiglu_limit 7.0,
 // Bridge's activation_func_clamp_value). TEGroupedMLP.forward with
 // bias_activation_fusion calls weighted_bias_quick_geglu_impl
-// (megatron/core/fusions/fused_bias_geglu.py), whose activation is one
+// (megatron/core/fusions/fused_bias_geglu.py; so does mlp.py's MLP, which
+// SequentialMLP runs per expert), whose activation is one
 // compiled kernel (jit_fuser is torch.compile: megatron/core/jit.py) but
 // whose clamp runs before it in eager PyTorch: input.chunk(2, -1), the
 // gate half clamp(max=v), the linear half clamp(min=-v, max=v), and
