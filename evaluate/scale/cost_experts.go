@@ -94,9 +94,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(erows*h, erows*cols))
-	// GPT-OSS's clamp before the activation, run again with it under
-	// moe_act (cost_gptoss.go).
-	clampF, clampB := c.gluClamp(erows, cols)
+	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
 	experts = experts.plus(clampF)
 	mods := c.pl.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
@@ -109,8 +107,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		expertsB = scalePhase(expertsB, nexp)
 		rec = scalePhase(rec, nexp)
 	}
-	// The experts' output biases, added after FC2 (cost_gptoss.go).
-	biasF, biasB := c.expertBias(rows, local)
+	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
 	experts, expertsB = experts.plus(biasF), expertsB.plus(biasB)
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
