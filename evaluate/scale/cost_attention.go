@@ -46,6 +46,11 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	fwd = t(norm).plus(c.pair(gQKV, before, act)).plus(fa).plus(c.pair(gProj, after, act)).plus(t(resid))
 	bwd = t(twice(resid)).plus(c.pair(bProj, bwdAfter, act)).plus(t(bProj)).plus(fb).
 		plus(c.pair(bQKV, bwdBefore, act)).plus(c.pair(bQKV, before, act)).plus(t(twice(norm)))
+	// YaRN's unfused rotary embedding and the output projection's bias
+	// outside a fused bias-dropout-add (cost_gptoss.go).
+	ropeF, ropeB := c.yarnRope()
+	biasF, biasB := c.projBias()
+	fwd, bwd = fwd.plus(ropeF).plus(biasF), bwd.plus(ropeB).plus(biasB)
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))

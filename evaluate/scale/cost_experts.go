@@ -94,17 +94,21 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
 	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(erows*h, erows*cols))
+	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
+	experts = experts.plus(clampF)
 	mods := c.pl.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
-		rec = t(actFn).plus(c.casts(erows * cols))
+		rec = t(actFn).plus(c.casts(erows * cols)).plus(clampF)
 	}
 	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
-		plus(c.bwdCasts(erows*h, erows*cols))
+		plus(c.bwdCasts(erows*h, erows*cols)).plus(clampB)
 	if run.ExpertLoop {
 		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)
 		rec = scalePhase(rec, nexp)
 	}
+	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
+	experts, expertsB = experts.plus(biasF), expertsB.plus(biasB)
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {

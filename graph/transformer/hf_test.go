@@ -88,7 +88,7 @@ func TestHFConfigs(t *testing.T) {
 			t.Errorf("%s: %.2fB active in the layers, the model card's %.1fB", c.file, got, c.activeLayers)
 		}
 		if c.preset != "" {
-			if p, ok := Preset(c.preset); !ok || m.Shape() != p {
+			if p, ok := Preset(c.preset); !ok || m.Shape() != p.Shape() {
 				t.Errorf("%s: %+v, the preset %s is %+v", c.file, m, c.preset, p)
 			}
 		}
@@ -371,5 +371,31 @@ func TestHFRopeScaling(t *testing.T) {
 	data, _ = json.Marshal(f)
 	if _, err := FromHFConfig(data, "m/config.json"); err == nil || !strings.Contains(err.Error(), "low_freq_factor") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("low_freq_factor -1: %v, want a line naming low_freq_factor", err)
+	}
+}
+
+// TestPresetCarriesItsConfig: the gpt-oss-120b preset carries the
+// settings its config.json gives that change what Megatron-Core runs
+// (attention_bias true, swiglu_limit 7.0, YaRN's rope_scaling: the
+// file's comment in TestHFRopeScaling), as FromHFConfig reads them.
+func TestPresetCarriesItsConfig(t *testing.T) {
+	m, err := ReadHFConfig(filepath.Join("testdata", "hf", "gpt-oss-120b.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("gpt-oss-120b:seq=4096,batch=512")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pick := func(c ModelConfig) ModelConfig {
+		return ModelConfig{LinearBias: c.LinearBias, SwiGLULimit: c.SwiGLULimit, RopeScaling: c.RopeScaling, RopeFactor: c.RopeFactor,
+			BetaFast: c.BetaFast, BetaSlow: c.BetaSlow, RopeOriginal: c.RopeOriginal}
+	}
+	want := ModelConfig{LinearBias: true, SwiGLULimit: 7, RopeScaling: "yarn", RopeFactor: 32, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096}
+	if got := pick(m.Config); got != want {
+		t.Errorf("config.json: %+v, want %+v", got, want)
+	}
+	if got := pick(p.Config); got != want {
+		t.Errorf("preset: %+v, want %+v", got, want)
 	}
 }

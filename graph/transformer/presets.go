@@ -52,12 +52,20 @@ var presets = map[string]Spec{
 	// of 64, 8 key/value heads, 128 experts of 2,880 (intermediate_size),
 	// 4 per token, vocabulary 201,088, untied; 116.8B parameters (its
 	// model card); a sliding window of 128 tokens in every other layer
-	// from the first (sliding_window, layer_types). Left out: the
-	// attention and expert biases and the attention sinks. The FLOP
-	// counts (ModelFLOPs, CausalFLOPs) keep every layer's attention over
-	// the whole sequence (Megatron-LM's count); the cost takes the window.
+	// from the first (sliding_window, layer_types). The FLOP counts
+	// (ModelFLOPs, CausalFLOPs) keep every layer's attention over the
+	// whole sequence (Megatron-LM's count); the cost takes the window.
+	// Its settings that change what a framework runs (Config, as
+	// FromHFConfig reads them from the same file): biases on every
+	// linear layer (attention_bias true), the GLU's clamp (swiglu_limit
+	// 7.0) and YaRN rotary scaling (rope_scaling: factor 32, beta_fast
+	// 32, beta_slow 1, original_max_position_embeddings 4,096). Left
+	// out: the biases' parameters (0.01%) and the attention sinks (one
+	// scalar a head; Transformer Engine's cuDNN attention takes them in
+	// its kernel, cost_gptoss.go).
 	"gpt-oss-120b": {Family: "llama", Layers: 36, Hidden: 2880, Heads: 64, KVHeads: 8, FFN: 2880, Seq: 4096, Vocab: 201088, Batch: 1,
-		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880, Window: 128, WindowEvery: 2},
+		Head: 64, Experts: 128, TopK: 4, ExpertFFN: 2880, Window: 128, WindowEvery: 2,
+		Config: ModelConfig{LinearBias: true, SwiGLULimit: 7, RopeScaling: "yarn", RopeFactor: 32, BetaFast: 32, BetaSlow: 1, RopeOriginal: 4096}},
 	// mistralai/Mixtral-8x7B-v0.1 config.json: 32 layers, hidden 4,096,
 	// 32 heads, 8 key/value heads, 8 experts of 14,336, 2 per token,
 	// vocabulary 32,000; 46.7B parameters, 12.9B active (Jiang et al.,

@@ -75,7 +75,14 @@ func MegatronArgs(m transformer.Spec, s plan.Strategy, gpus int) ([]string, erro
 // YaRN (--rotary-scaling-factor, --mscale) it can; GPT-OSS's YaRN on
 // plain attention it cannot (core_v0.16.1's --position-embedding-type
 // has no yarn, and its --rope-type is latent attention's), nor any other.
+// A preset's settings (no config.json: ModelType "") are not written
+// (megatronModel writes none for it), so there is nothing to refuse: the
+// gpt-oss-120b preset's YaRN, which only its cost reads, exports as it
+// did before the preset carried it.
 func megatronRope(m transformer.Spec) error {
+	if m.Config.ModelType == "" {
+		return nil
+	}
 	if t := m.Config.RopeTheta; t != math.Trunc(t) {
 		return ModelError{fmt.Errorf("megatron arguments: rope_theta %g (config.json's model_type %s) is not whole: Megatron-LM's --rotary-base takes an int", t, m.Config.ModelType)}
 	}

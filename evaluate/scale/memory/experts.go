@@ -22,8 +22,9 @@ func (c *counter) moeActivations() float64 {
 
 // moeActivationParts is moeActivations' total and three of its parts,
 // bytes: the block's input (the norm's output the router and the shared
-// experts read), FC2's input (the activation's output) and the shared
-// experts' activations.
+// experts read), what moe_act frees (FC2's input, the activation's
+// output, and a clamped model's clamped copy) and the shared experts'
+// activations.
 func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 	m, pl := c.m, c.pl
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
@@ -47,6 +48,19 @@ func (c *counter) moeActivationParts() (a, input, mid, shared float64) {
 		weights = rows * 4 // the FP32 routing weights the activation saves
 	}
 	a = nl*E*4 + input + in + rows*up*bf16 + mid + weights
+	if m.Config.SwiGLULimit > 0 && pl.Software.Framework() == plan.FrameworkMegatron {
+		// GPT-OSS's clamp before the fused activation
+		// (fused_bias_geglu.py weighted_bias_quick_geglu_impl, which
+		// TEGroupedMLP and SequentialMLP's MLP call): the clamps'
+		// backward keeps FC1's output and the activation's function its
+		// clamped copy (torch.cat of the clamped halves, saved by
+		// WeightedQuickGeGLUFunction), a second rows x up in BF16. Under
+		// moe_act the checkpoint keeps FC1's output alone: freed with
+		// FC2's input (mid).
+		clamped := rows * up * bf16
+		a += clamped
+		mid += clamped
+	}
 	if sh := float64(m.SharedExperts) * float64(m.ExpertFFN); sh > 0 {
 		shared = nl * sh * (2 + 1) * bf16
 		a += shared
