@@ -292,6 +292,18 @@ def plan_keys(plan):
     return dict(kv.split("=", 1) for kv in plan.split(","))
 
 
+# BIASED_PRESETS are the llama-family presets with biases on their linear
+# layers (graph/transformer/presets.go: gpt-oss-120b carries
+# attention_bias and the experts' biases of openai/gpt-oss-120b's
+# config.json), which the export's header spec does not print.
+BIASED_PRESETS = ("gpt-oss-120b",)
+
+
+def biased_preset(workload):
+    """Whether workload names a llama-family preset with linear biases."""
+    return workload.partition(":")[0] in BIASED_PRESETS
+
+
 def header_model(text):
     """The model and GPUs the export's header names (presets resolved)."""
     m = re.match(r"# placer: Megatron-LM arguments for (\S+) under (\S+) on (\d+) GPUs", text)
@@ -347,10 +359,10 @@ class Megatron(unittest.TestCase):
                 return None
             self.fail("%s: Megatron-Core refuses placer's export of %s on %s: %s" % (key, plan, cluster or gpus, e))
         self.assertNotIn(key, KNOWN, "%s: accepted now: drop it from KNOWN" % key)
-        self.against_plan(key, out, plan, r)
+        self.against_plan(key, out, plan, r, workload)
         return r
 
-    def against_plan(self, key, out, plan, r):
+    def against_plan(self, key, out, plan, r, workload=""):
         import torch
 
         c, d, a = r["config"], r["ddp"], r["args"]
@@ -372,7 +384,7 @@ class Megatron(unittest.TestCase):
             "kv_channels": int(model.get("head_dim", int(model["hidden"]) // int(model["heads"]))),
             "ffn_hidden_size": int(model.get("ffn", 4 * int(model["hidden"]))),
             "gated_linear_unit": family == "llama", "normalization": "RMSNorm" if family == "llama" else "LayerNorm",
-            "add_bias_linear": family != "llama", "bf16": True,
+            "add_bias_linear": family != "llama" or biased_preset(workload), "bf16": True,
             "pipeline_dtype": torch.bfloat16,
         }
         st = stack_settings(k)
