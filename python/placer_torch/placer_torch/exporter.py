@@ -524,9 +524,36 @@ class _Autocast(TorchFunctionMode):
             return type(v)(self.cast(y, dtype) for y in v)
         return v
 
+    def cross_entropy(self, args, kwargs):
+        """F.cross_entropy of low-precision logits against class indices,
+        as CUDA's autocast runs it, or None where it does not apply.
+        cross_entropy_loss is on none of autocast's lists: its composite
+        calls log_softmax(self, class_dim, self.scalar_type()) (torch
+        2.14.1 aten/src/ATen/native/LossNLL.cpp, cross_entropy_loss_symint),
+        whose explicit dtype autocast's fp32_set_opt_dtype keeps (the
+        logits' low dtype), then nll_loss, on the float32 list: the cast to
+        float32 comes between the two. With probabilities as targets or
+        label smoothing (other composites), None: the input is cast first
+        (_AC_FP32)."""
+        names = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
+        a = dict(zip(names, args))
+        a.update(kwargs)
+        x, target = a.get("input"), a.get("target")
+        if (not _low(x) or not isinstance(target, torch.Tensor) or target.is_floating_point()
+                or a.get("label_smoothing", 0.0) or a.get("size_average") is not None or a.get("reduce") is not None):
+            return None
+        lp = torch.log_softmax(x, 0 if x.dim() == 1 else 1, dtype=x.dtype)
+        w = a.get("weight")
+        return torch.nn.functional.nll_loss(lp.float(), target, weight=None if w is None else self.cast(w, torch.float32),
+                                            ignore_index=a.get("ignore_index", -100), reduction=a.get("reduction", "mean"))
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", "")
+        if name == "cross_entropy":
+            out = self.cross_entropy(args, kwargs)
+            if out is not None:
+                return out
         to = None
         if name in _AC_LOW:
             to = self.dtype

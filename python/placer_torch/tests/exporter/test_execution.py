@@ -231,8 +231,9 @@ class AutocastTest(unittest.TestCase):
             self.assertIn(o["dtype"], ("f32", "bf16", "i64"), o["name"])
 
     def test_fp32_list(self):
-        # cross-entropy is on autocast's float32 list: the bf16 logits are
-        # cast to f32 and log_softmax and the loss run in f32; layer_norm
+        # cross-entropy's log_softmax keeps the logits' dtype (its composite
+        # passes it explicitly), then nll_loss, on the float32 list, casts
+        # the log-probabilities to f32; layer_norm is on the float32 list
         # too; a weight used twice is cast once.
         class Tied(torch.nn.Module):
             def __init__(self):
@@ -249,7 +250,7 @@ class AutocastTest(unittest.TestCase):
         by = {}
         for o in fwd:
             by.setdefault(o["type"], []).append(o["dtype"])
-        self.assertEqual(by["_log_softmax"], ["f32"])
+        self.assertEqual(by["_log_softmax"], ["f16"])
         self.assertEqual(by["nll_loss_forward"], ["f32"])
         self.assertEqual(by["native_layer_norm"], ["f32"])
         self.assertEqual(by.get("mm", []) + by.get("addmm", []), ["f16", "f16"])
@@ -310,6 +311,24 @@ class AutocastTest(unittest.TestCase):
         bwd = phase(g, meta, "backward")
         self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in bwd if o["type"] == "_to_copy"),
                          sorted([([2, 8, 4, 4], 1024, 512), ([8, 4, 3, 3], 576, 1152)]))
+
+    def test_cross_entropy(self):
+        # Linear(8 -> 4) on a batch of 2 under bf16 autocast, loss
+        # cross-entropy against class indices. As CUDA's autocast runs it
+        # (torch 2.14.1 LossNLL.cpp, cross_entropy_loss_symint: log_softmax
+        # with the logits' own dtype, then nll_loss on the float32 list),
+        # by hand: log_softmax bf16 [2, 4] reads 16, writes 16; the cast to
+        # f32 reads 16, writes 32; nll_loss in f32. Backward: nll_loss's
+        # f32 gradient [2, 4] cast back to bf16 (32 -> 16) before
+        # log_softmax's backward in bf16.
+        g, meta = export(lambda: torch.nn.Linear(8, 4), (2, 8), loss="cross-entropy", execution={"autocast": "bf16"},
+                         opt=torch.optim.SGD)
+        fwd = [o for o in phase(g, meta, "forward") if o["type"] in ("_log_softmax", "_to_copy", "nll_loss_forward")]
+        self.assertEqual([(o["type"], o["dtype"], o.get("bytes_read"), o.get("bytes_written")) for o in fwd[-3:]],
+                         [("_log_softmax", "bf16", 16, 16), ("_to_copy", "f32", 16, 32), ("nll_loss_forward", "f32", 48, 8)])
+        bwd = [(o["type"], o["dtype"]) for o in phase(g, meta, "backward")]
+        i = bwd.index(("_log_softmax_backward_data", "bf16"))
+        self.assertEqual(bwd[i - 1], ("_to_copy", "bf16"))
 
     @unittest.skipUnless(TORCH2, "torch 1.13's autocast lists are older")
     def test_fp32_list_2_14(self):
