@@ -308,9 +308,14 @@ class AutocastTest(unittest.TestCase):
                          sorted([([2, 4, 4, 4], 512, 256), ([8, 4, 3, 3], 1152, 576), ([2, 8, 4, 4], 512, 1024)]))
         by = {o["type"]: o["dtype"] for o in fwd}
         self.assertEqual((by["convolution"], by["native_batch_norm"], by["relu"]), ("bf16", "bf16", "bf16"))
+        # torch 1.13's CPU batch norm returns its weight's and bias's
+        # gradients in the bf16 input's dtype, which autograd casts to
+        # their f32 (16 -> 32 bytes each): two casts more there, as the
+        # recording's CPU kernels run them.
+        bn = [] if TORCH2 else [([8], 16, 32), ([8], 16, 32)]
         bwd = phase(g, meta, "backward")
         self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in bwd if o["type"] == "_to_copy"),
-                         sorted([([2, 8, 4, 4], 1024, 512), ([8, 4, 3, 3], 576, 1152)]))
+                         sorted([([2, 8, 4, 4], 1024, 512), ([8, 4, 3, 3], 576, 1152)] + bn))
 
     def test_cross_entropy(self):
         # Linear(8 -> 4) on a batch of 2 under bf16 autocast, loss
