@@ -40,3 +40,28 @@ func TestWriteCheckedStages(t *testing.T) {
 		t.Errorf("one GPU printed stages:\n%s", buf.String())
 	}
 }
+
+// TestWriteCheckedCasts: a step under autocast says its casts in one
+// line (the two-layer MLP of opcheck's TestCasts: 11 casts, 2736 bytes,
+// 11 us of 113 us of GPU work, 11 x 14.04 us of host issue); a step
+// without autocast says nothing of casts.
+func TestWriteCheckedCasts(t *testing.T) {
+	r := opcheck.Report{Hardware: "h100", Casts: &opcheck.Casts{DType: "bf16", Forward: 6, Backward: 5, Bytes: 2736,
+		GPU: 11e-6, Share: 11.0 / 113, Issue: 11 * 14.04e-6}}
+	var buf bytes.Buffer
+	if err := WriteChecked(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "autocast bf16: 11 casts (6 forward, 5 backward) move 2.7 KiB: 11.0 us of GPU work (9.7%), 154.4 us of host issue\n"
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("no %q in\n%s", want, buf.String())
+	}
+	buf.Reset()
+	r.Casts = nil
+	if err := WriteChecked(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "autocast") {
+		t.Errorf("a step without autocast printed casts:\n%s", buf.String())
+	}
+}

@@ -304,6 +304,10 @@ func WriteChecked(w io.Writer, c opcheck.Report) error {
 			fmt.Fprintf(w, "%d smaller kinds left out (--json lists them)\n", n)
 		}
 	}
+	if x := c.Casts; x != nil {
+		fmt.Fprintf(w, "autocast %s: %d casts (%d forward, %d backward) move %s: %s of GPU work (%s), %s of host issue\n",
+			x.DType, x.Forward+x.Backward, x.Forward, x.Backward, Bytes(x.Bytes), Seconds(x.GPU), Percent(x.Share), Seconds(x.Issue))
+	}
 	if len(c.Stages) > 1 {
 		var rows [][]string
 		for _, st := range c.Stages {

@@ -29,6 +29,9 @@ type Report struct {
 	Issue     float64 `json:"host_issue_s"`
 	GPU       float64 `json:"gpu_s"`
 	HostBound bool    `json:"host_bound"`
+	// Casts are autocast's casts among the graph's kernels (nil: the
+	// graph does not run under autocast).
+	Casts *Casts `json:"autocast_casts,omitempty"`
 	// Stages are the same per GPU of a decision that places the graph on
 	// more than one (AddStages; nil for one GPU): each GPU's host thread
 	// issues that GPU's kernels, so a stage is host-bound on its own.
@@ -109,6 +112,7 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 	}
 	r.GPU = total
 	r.HostBound = eager(g) && r.Issue > r.GPU
+	r.Casts = castsOf(g, times, issue, total)
 	small := 0.0
 	for k, c := range by {
 		if total > 0 {

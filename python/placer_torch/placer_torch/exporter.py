@@ -452,7 +452,14 @@ class _ModuleGradFns(TorchFunctionMode):
 # Autocast's op lists for CUDA, as torch.amp's documentation gives them
 # ("Autocast Op Reference": CUDA ops that can autocast to float16, to
 # float32, and that promote to the widest input type), by the name of the
-# Python function or Tensor method the model calls. The exporter records
+# Python function or Tensor method the model calls, checked against the
+# lists themselves in torch 2.14.1's aten/src/ATen/autocast_mode.h
+# (AT_FORALL_LOWER_PRECISION_FP, AT_FORALL_FP32,
+# AT_FORALL_FP32_SET_OPT_DTYPE, AT_FORALL_PROMOTE; the header the venv's
+# torch ships): there rms_norm, logsumexp and the upsampling kernels
+# (F.interpolate's modes but "area", an adaptive average pool) run in
+# float32, linalg_vecdot in the low dtype, and linalg's vector and matrix
+# norms take dtype float32. The exporter records
 # on CPU (fake) tensors, where torch.autocast would apply the CPU's lists
 # (or none: CUDA's autocast needs a GPU), so _Autocast applies CUDA's
 # itself, above the dispatcher: the casts are ATen _to_copy ops that
@@ -461,7 +468,7 @@ _AC_LOW = {
     "__matmul__", "__rmatmul__", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "chain_matmul", "multi_dot",
     "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "conv_tbc",
     "gru_cell", "linear", "lstm_cell", "matmul", "mm", "mv", "prelu", "rnn_tanh_cell", "rnn_relu_cell",
-    "scaled_dot_product_attention", "einsum",
+    "scaled_dot_product_attention", "einsum", "linalg_vecdot",
 }
 _AC_FP32 = {
     "__pow__", "__rdiv__", "__rpow__", "__rtruediv__", "acos", "asin", "binary_cross_entropy_with_logits", "cosh",
@@ -469,10 +476,17 @@ _AC_FP32 = {
     "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss", "layer_norm", "log", "log10", "log1p", "log2",
     "margin_ranking_loss", "mse_loss", "multilabel_margin_loss", "multi_margin_loss", "nll_loss", "norm", "normalize",
     "pdist", "poisson_nll_loss", "pow", "reciprocal", "rsqrt", "sinh", "smooth_l1_loss", "soft_margin_loss",
-    "softplus", "renorm", "tan", "triplet_margin_loss", "huber_loss",
+    "softplus", "renorm", "tan", "triplet_margin_loss", "huber_loss", "rms_norm", "logsumexp", "frobenius_norm",
+    "nuclear_norm",
 }
+# float32 where they upsample (upsample_nearest*, _upsample_nearest_exact*,
+# upsample_linear1d, upsample_bilinear2d, upsample_bicubic2d,
+# upsample_trilinear3d and the antialiased ones are on the float32 list);
+# mode "area" is adaptive_avg_pool, on no list.
+_AC_UPSAMPLE = {"interpolate", "upsample", "upsample_nearest", "upsample_bilinear"}
 # float32 by their dtype argument (the input is not cast first).
-_AC_FP32_DTYPE = {"softmax", "log_softmax", "softmin", "sum", "prod", "cumsum", "cumprod"}
+_AC_FP32_DTYPE = {"softmax", "log_softmax", "softmin", "sum", "prod", "cumsum", "cumprod", "linalg_vector_norm",
+                  "linalg_matrix_norm"}
 _AC_PROMOTE = {"addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sample", "index_put", "scatter_add",
                "tensordot"}
 AUTOCAST = {"off": None, "bf16": torch.bfloat16, "f16": torch.float16}
@@ -510,13 +524,42 @@ class _Autocast(TorchFunctionMode):
             return type(v)(self.cast(y, dtype) for y in v)
         return v
 
+    def cross_entropy(self, args, kwargs):
+        """F.cross_entropy of low-precision logits against class indices,
+        as CUDA's autocast runs it, or None where it does not apply.
+        cross_entropy_loss is on none of autocast's lists: its composite
+        calls log_softmax(self, class_dim, self.scalar_type()) (torch
+        2.14.1 aten/src/ATen/native/LossNLL.cpp, cross_entropy_loss_symint),
+        whose explicit dtype autocast's fp32_set_opt_dtype keeps (the
+        logits' low dtype), then nll_loss, on the float32 list: the cast to
+        float32 comes between the two. With probabilities as targets or
+        label smoothing (other composites), None: the input is cast first
+        (_AC_FP32)."""
+        names = ("input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing")
+        a = dict(zip(names, args))
+        a.update(kwargs)
+        x, target = a.get("input"), a.get("target")
+        if (not _low(x) or not isinstance(target, torch.Tensor) or target.is_floating_point()
+                or a.get("label_smoothing", 0.0) or a.get("size_average") is not None or a.get("reduce") is not None):
+            return None
+        lp = torch.log_softmax(x, 0 if x.dim() == 1 else 1, dtype=x.dtype)
+        w = a.get("weight")
+        return torch.nn.functional.nll_loss(lp.float(), target, weight=None if w is None else self.cast(w, torch.float32),
+                                            ignore_index=a.get("ignore_index", -100), reduction=a.get("reduction", "mean"))
+
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", "")
+        if name == "cross_entropy":
+            out = self.cross_entropy(args, kwargs)
+            if out is not None:
+                return out
         to = None
         if name in _AC_LOW:
             to = self.dtype
         elif name in _AC_FP32:
+            to = torch.float32
+        elif name in _AC_UPSAMPLE and kwargs.get("mode", args[3] if len(args) > 3 else "nearest") != "area":
             to = torch.float32
         elif name in _AC_PROMOTE:
             ts = [t for t in _tensors((args, kwargs)) if t.is_floating_point()]

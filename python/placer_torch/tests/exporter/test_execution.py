@@ -231,8 +231,9 @@ class AutocastTest(unittest.TestCase):
             self.assertIn(o["dtype"], ("f32", "bf16", "i64"), o["name"])
 
     def test_fp32_list(self):
-        # cross-entropy is on autocast's float32 list: the bf16 logits are
-        # cast to f32 and log_softmax and the loss run in f32; layer_norm
+        # cross-entropy's log_softmax keeps the logits' dtype (its composite
+        # passes it explicitly), then nll_loss, on the float32 list, casts
+        # the log-probabilities to f32; layer_norm is on the float32 list
         # too; a weight used twice is cast once.
         class Tied(torch.nn.Module):
             def __init__(self):
@@ -249,12 +250,128 @@ class AutocastTest(unittest.TestCase):
         by = {}
         for o in fwd:
             by.setdefault(o["type"], []).append(o["dtype"])
-        self.assertEqual(by["_log_softmax"], ["f32"])
+        self.assertEqual(by["_log_softmax"], ["f16"])
         self.assertEqual(by["nll_loss_forward"], ["f32"])
         self.assertEqual(by["native_layer_norm"], ["f32"])
         self.assertEqual(by.get("mm", []) + by.get("addmm", []), ["f16", "f16"])
         w_casts = [o for o in fwd if o["type"] == "_to_copy" and o["shape"] == [8, 8]]
         self.assertEqual(len(w_casts), 1)  # cached, as under autocast
+
+    def test_two_layer_mlp(self):
+        # Linear(8 -> 16), ReLU, Linear(16 -> 4) on a batch of 2 under bf16
+        # autocast, loss output.float().sum(). The casts autocast issues,
+        # by hand (4 bytes an f32 element, 2 a bf16 one), each one kernel:
+        #   forward: input [2, 8] reads 64, writes 32; weight 1 [16, 8]
+        #   512 -> 256; bias 1 [16] 64 -> 32; the ReLU's output is bf16
+        #   already, so the second linear casts only its weight [4, 16]
+        #   256 -> 128 and bias [4] 16 -> 8; the loss's .float() of
+        #   [2, 4] 16 -> 32. Six casts, 928 bytes read, 488 written.
+        #   backward: the loss's gradient back to bf16 [2, 4] 32 -> 16;
+        #   the weights' and biases' gradients to f32: [4, 16] 128 -> 256,
+        #   [4] 8 -> 16, [16, 8] 256 -> 512, [16] 32 -> 64 (the input
+        #   needs no gradient). Five casts, 456 read, 864 written.
+        mlp = lambda: torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+        g, meta = export(mlp, (2, 8), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        fwd = [o for o in phase(g, meta, "forward") if o["type"] == "_to_copy"]
+        self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in fwd),
+                         sorted([([2, 8], 64, 32), ([16, 8], 512, 256), ([16], 64, 32), ([4, 16], 256, 128),
+                                 ([4], 16, 8), ([2, 4], 16, 32)]))
+        self.assertEqual((sum(o["bytes_read"] for o in fwd), sum(o["bytes_written"] for o in fwd)), (928, 488))
+        bwd = [o for o in phase(g, meta, "backward") if o["type"] == "_to_copy"]
+        self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in bwd),
+                         sorted([([2, 4], 32, 16), ([4, 16], 128, 256), ([4], 8, 16), ([16, 8], 256, 512),
+                                 ([16], 32, 64)]))
+        self.assertEqual((sum(o["bytes_read"] for o in bwd), sum(o["bytes_written"] for o in bwd)), (456, 864))
+
+    def test_conv_bn_relu(self):
+        # Conv2d(4 -> 8, 3x3, padding 1, no bias), BatchNorm2d(8), ReLU on
+        # [2, 4, 4, 4] under bf16 autocast, loss output.float().sum().
+        # The convolution casts its input (128 elements: 512 -> 256 bytes)
+        # and weight (8x4x3x3 = 288: 1152 -> 576); batch norm is on none of
+        # autocast's lists: it runs on the bf16 activations with its f32
+        # weight, uncast, and so does the ReLU; the loss's .float() of [2,
+        # 8, 4, 4] (256 elements) 512 -> 1024. Backward: that gradient back
+        # to bf16 (1024 -> 512) and the convolution weight's to f32 (576 ->
+        # 1152); batch norm's weight and bias get f32 gradients uncast.
+        class CBR(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 8, 3, padding=1, bias=False)
+                self.bn = torch.nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return torch.relu(self.bn(self.conv(x)))
+
+        g, meta = export(CBR, (2, 4, 4, 4), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        fwd = phase(g, meta, "forward")
+        self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in fwd if o["type"] == "_to_copy"),
+                         sorted([([2, 4, 4, 4], 512, 256), ([8, 4, 3, 3], 1152, 576), ([2, 8, 4, 4], 512, 1024)]))
+        by = {o["type"]: o["dtype"] for o in fwd}
+        self.assertEqual((by["convolution"], by["native_batch_norm"], by["relu"]), ("bf16", "bf16", "bf16"))
+        # torch 1.13's CPU batch norm returns its weight's and bias's
+        # gradients in the bf16 input's dtype, which autograd casts to
+        # their f32 (16 -> 32 bytes each): two casts more there, as the
+        # recording's CPU kernels run them.
+        bn = [] if TORCH2 else [([8], 16, 32), ([8], 16, 32)]
+        bwd = phase(g, meta, "backward")
+        self.assertEqual(sorted((o["shape"], o["bytes_read"], o["bytes_written"]) for o in bwd if o["type"] == "_to_copy"),
+                         sorted([([2, 8, 4, 4], 1024, 512), ([8, 4, 3, 3], 576, 1152)] + bn))
+
+    def test_cross_entropy(self):
+        # Linear(8 -> 4) on a batch of 2 under bf16 autocast, loss
+        # cross-entropy against class indices. As CUDA's autocast runs it
+        # (torch 2.14.1 LossNLL.cpp, cross_entropy_loss_symint: log_softmax
+        # with the logits' own dtype, then nll_loss on the float32 list),
+        # by hand: log_softmax bf16 [2, 4] reads 16, writes 16; the cast to
+        # f32 reads 16, writes 32; nll_loss in f32. Backward: nll_loss's
+        # f32 gradient [2, 4] cast back to bf16 (32 -> 16) before
+        # log_softmax's backward in bf16.
+        g, meta = export(lambda: torch.nn.Linear(8, 4), (2, 8), loss="cross-entropy", execution={"autocast": "bf16"},
+                         opt=torch.optim.SGD)
+        fwd = [o for o in phase(g, meta, "forward") if o["type"] in ("_log_softmax", "_to_copy", "nll_loss_forward")]
+        self.assertEqual([(o["type"], o["dtype"], o.get("bytes_read"), o.get("bytes_written")) for o in fwd[-3:]],
+                         [("_log_softmax", "bf16", 16, 16), ("_to_copy", "f32", 16, 32), ("nll_loss_forward", "f32", 48, 8)])
+        bwd = [(o["type"], o["dtype"]) for o in phase(g, meta, "backward")]
+        i = bwd.index(("_log_softmax_backward_data", "bf16"))
+        self.assertEqual(bwd[i - 1], ("_to_copy", "bf16"))
+
+    @unittest.skipUnless(TORCH2, "torch 1.13's autocast lists are older")
+    def test_fp32_list_2_14(self):
+        # On torch 2.14.1's float32 list (autocast_mode.h AT_FORALL_FP32):
+        # the upsampling kernels (F.interpolate but mode "area", an
+        # adaptive average pool on no list) and logsumexp: their bf16
+        # input is cast to f32 and they run in f32.
+        class Up(torch.nn.Module):
+            def __init__(self, mode):
+                super().__init__()
+                self.conv = torch.nn.Conv2d(4, 4, 1)
+                self.mode = mode
+
+            def forward(self, x):
+                y = self.conv(x)
+                if self.mode == "area":
+                    return torch.nn.functional.interpolate(y, size=(2, 2), mode="area")
+                return torch.nn.functional.interpolate(y, scale_factor=2, mode=self.mode)
+
+        for mode, typ, dt in (("nearest", "upsample_nearest2d", "f32"), ("bilinear", "upsample_bilinear2d", "f32"),
+                              ("area", "_adaptive_avg_pool2d", "bf16")):
+            with self.subTest(mode=mode):
+                g, meta = export(lambda: Up(mode), (1, 4, 4, 4), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+                self.assertEqual([o["dtype"] for o in phase(g, meta, "forward") if o["type"] == typ], [dt])
+
+        class LSE(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                return torch.logsumexp(self.lin(x), dim=1)
+
+        g, meta = export(LSE, (2, 8), execution={"autocast": "bf16"}, opt=torch.optim.SGD)
+        fwd = phase(g, meta, "forward")
+        self.assertEqual([o["dtype"] for o in fwd if o["type"] == "logsumexp"], ["f32"])
+        i = [o["type"] for o in fwd].index("logsumexp")
+        self.assertEqual((fwd[i - 1]["type"], fwd[i - 1]["dtype"], fwd[i - 1]["shape"]), ("_to_copy", "f32", [2, 8]))
 
     def test_multihead_attention(self):
         # nn.MultiheadAttention computes its projections inside a Python
