@@ -100,6 +100,8 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	}
 	expertsB := tg(fc1b).plus(tg(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2b)).
 		plus(c.bwdCasts(erows*h, erows*cols))
+	experts.calls += c.splitCastCalls(local)
+	expertsB.calls += c.splitCastCalls(local)
 	if run.ExpertLoop {
 		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)
@@ -241,6 +243,29 @@ func (c *coster) teGroupedCalls(local float64) float64 {
 		return 0
 	}
 	return local
+}
+
+// splitCastCalls is the calls Transformer Engine's grouped GEMM adds to
+// the FP8 casts of its two inputs in one direction (casts' launches, one
+// or two each: the forward's FC1 and FC2 inputs, the backward's two
+// output gradients): GroupedLinear quantizes each expert's rows apart
+// (v2.8 module/grouped_linear.py tex.split_quantize; csrc/extensions/
+// cast.cpp multi_tensor_quantize_impl: one fused kernel for every split
+// only under delayed scaling, else each quantizer's quantize in a loop;
+// the same in v2.18, whose grouped quantize and cuBLASLt grouped GEMM
+// run only with NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1, and whose
+// split_quantize fuses NVFP4's), so local - 1 more per input. 0 in BF16,
+// under delayed scaling and NVFP4, and off Transformer Engine's grouped
+// GEMM (teGroupedCalls).
+func (c *coster) splitCastCalls(local float64) float64 {
+	if c.fp8 == 0 || c.pl.FP8 == plan.FP8Delayed || c.pl.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
+		return 0
+	}
+	per := 1.0
+	if amaxFirst(c.pl.FP8) {
+		per = 2
+	}
+	return 2 * (local - 1) * per
 }
 
 // moeTail is what the host issues after the dispatcher's

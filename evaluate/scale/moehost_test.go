@@ -84,7 +84,15 @@ func TestHostExposeTail(t *testing.T) {
 //     as Megatron-Core's unfused one, three syncs more): the all-to-all's
 //     half (1), the experts (3), the unfused unpermute (8) and the other
 //     half (1), no bookkeeping, no calls: 13;
-//   - capacity routing: no synchronization, no tail.
+//   - capacity routing: no synchronization, no tail;
+//   - fp8=current: each grouped GEMM's input cast (amax and cast, 2
+//     launches) per expert (split_quantize), 2 x 15 x 2 = 60 calls more
+//     each way: 92 forward, 124 backward; the tail's experts 3 + 4
+//     launches: 13 launches, 92 calls;
+//   - fp8=blockwise: one kernel a cast, 30 calls more: 62 and 94; 3 + 2
+//     launches: 11;
+//   - fp8=delayed: one fused cast of every split: no calls more, 11
+//     launches.
 func TestMoEHostTail(t *testing.T) {
 	for _, c := range []struct {
 		keys                    string
@@ -97,6 +105,9 @@ func TestMoEHostTail(t *testing.T) {
 		{"dispatcher=allgather", 7, 32, 32, 64, 2},
 		{"stack=torchtitan-0.2,compile=on", 13, 0, 0, 0, 4},
 		{"routing=capacity:1", 0, 0, 32, 64, 0},
+		{"fp8=current", 13, 92, 92, 124, 1},
+		{"fp8=blockwise", 11, 62, 62, 94, 1},
+		{"fp8=delayed", 11, 32, 32, 64, 1},
 	} {
 		k := "dp=8,ep=8,mbs=1"
 		if c.keys != "" {
