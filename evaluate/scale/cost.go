@@ -27,24 +27,42 @@ func (k kernel) time(h *roofline.Hardware) float64 {
 // one direction for one micro-batch on one GPU: its kernels' time and
 // its tensor-parallel communication's, exposed and in all, and the
 // context-parallel exchange's exposed time; the kernels the host issues
-// for it (launches: each costed kernel and collective one), the
-// device-to-host synchronizations it waits on (syncs), the CUDA graphs
+// for it (launches: each costed kernel and collective one; calls: the
+// kernels a library launches in a loop of its own, without Python or
+// autograd between them, as Transformer Engine's grouped GEMMs do), the
+// device-to-host synchronizations it waits on (syncs) and what follows
+// the last of them from an empty queue (tail: syncTail), the CUDA graphs
 // it replays in place of launching their kernels (replays: graphed), and
 // the time the GPU waits on its host (hostExposed, in busy: Host.expose).
 type phase struct {
 	busy, tpAll, tpExposed, cpExposed, epExposed float64
 	launches, syncs, hostExposed                 float64
-	replays                                      float64
+	replays, calls                               float64
+	tail                                         syncTail
+}
+
+// syncTail is the part of a phase the host issues after a
+// device-to-host synchronization, which it waited on until the GPU had
+// run everything queued before it: its launches and calls, their GPU
+// time (busy), and stall, how long the GPU sat idle while the host
+// issued them one by one from the empty queue beyond the one issue
+// expose charges each synchronization (drain).
+type syncTail struct{ launches, calls, busy, stall float64 }
+
+func (a syncTail) plus(b syncTail) syncTail {
+	return syncTail{a.launches + b.launches, a.calls + b.calls, a.busy + b.busy, a.stall + b.stall}
 }
 
 func (a phase) plus(b phase) phase {
 	return phase{a.busy + b.busy, a.tpAll + b.tpAll, a.tpExposed + b.tpExposed, a.cpExposed + b.cpExposed, a.epExposed + b.epExposed,
-		a.launches + b.launches, a.syncs + b.syncs, a.hostExposed + b.hostExposed, a.replays + b.replays}
+		a.launches + b.launches, a.syncs + b.syncs, a.hostExposed + b.hostExposed, a.replays + b.replays, a.calls + b.calls,
+		a.tail.plus(b.tail)}
 }
 
 func scalePhase(a phase, k float64) phase {
 	return phase{a.busy * k, a.tpAll * k, a.tpExposed * k, a.cpExposed * k, a.epExposed * k,
-		a.launches * k, a.syncs * k, a.hostExposed * k, a.replays * k}
+		a.launches * k, a.syncs * k, a.hostExposed * k, a.replays * k, a.calls * k,
+		syncTail{a.tail.launches * k, a.tail.calls * k, a.tail.busy * k, a.tail.stall * k}}
 }
 
 // graphed is phase a captured in one CUDA graph and replayed: its
@@ -55,10 +73,10 @@ func scalePhase(a phase, k float64) phase {
 // such phases eager (resolveSoftware refuses the plans that would graph
 // them).
 func graphed(a phase) phase {
-	if a.launches == 0 {
+	if a.launches == 0 && a.calls == 0 {
 		return a
 	}
-	a.launches, a.replays = 0, 1
+	a.launches, a.calls, a.replays, a.tail = 0, 0, 1, syncTail{}
 	return a
 }
 

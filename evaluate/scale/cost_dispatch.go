@@ -380,10 +380,20 @@ func (c *coster) a2aBookkeeping(recv, rows, local float64) (fwd, bwd phase) {
 		rs, _ := p.Collective(roofline.ReduceScatter, etpG, rows*4)
 		fwd, bwd = fwd.plus(exch(ag)), bwd.plus(exch(rs))
 	}
-	if pl.Run.Capacity == 0 {
-		grp := tpEPGroup(pl, p)
-		ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.m.Experts)*8)
-		fwd = fwd.plus(exch(ag))
+	return fwd.plus(c.a2aCounts()), bwd
+}
+
+// a2aCounts is the dropless alltoall dispatcher's all-gather of each
+// GPU's tokens per expert over the expert-tensor x expert-parallel group
+// before its synchronization (a2aBookkeeping's last item), forward: a
+// launch on the layer's path; nothing with capacity routing, without
+// the dispatcher, or without expert groups.
+func (c *coster) a2aCounts() phase {
+	pl, p := &c.pl, c.pod
+	if !c.megatronAllToAll() || c.noComm || pl.EP*pl.ETP <= 1 || pl.Run.Capacity != 0 {
+		return phase{}
 	}
-	return fwd, bwd
+	grp := tpEPGroup(pl, p)
+	ag, _ := p.Collective(roofline.AllGather, grp, float64(grp.Size()*c.m.Experts)*8)
+	return phase{busy: ag, epExposed: ag, launches: 1}
 }

@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
 	"github.com/placer/placer/graph/transformer"
@@ -68,13 +69,8 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
 	}
 	router, scores, permute, unpermute := moeGlue(m, nl)
-	// The local experts' GEMMs grouped: each at the grouped GEMM's
-	// efficiency against a dense GEMM of its FLOPs (Kernels.groupedEff,
-	// its forward shape's for the backward too).
-	grouped := func(g kernel, n float64) kernel {
-		g.flops /= c.pod.Kernels.GroupedEff(local, rows/local, n)
-		return g
-	}
+	// The local experts' GEMMs grouped (groupedGEMM).
+	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
 	run := pl.Run
 	// With grouped-gemm=off (SequentialMLP) each local expert runs its
 	// own FC1, activation and FC2 on its rows/local tokens, each GEMM a
@@ -93,15 +89,21 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	}
 	fc2 := grouped(c.lgemm(2*erows*cols*h, erows*cols*bf16+gw*cols*h*bf16, erows*h*bf16), h)
 	fc1b, fc2b := c.back(fc1), c.back(fc2)
-	experts := t(fc1).plus(t(actFn)).plus(t(fc2)).plus(c.casts(erows*h, erows*cols))
+	// Transformer Engine's grouped GEMM launches one GEMM an expert from
+	// its own loop: each forward GEMM and each of the backward's data and
+	// weight gradients, local calls (teGroupedCalls).
+	tg := func(k kernel) phase { return phase{busy: k.time(c.h), launches: 1, calls: c.teGroupedCalls(local)} }
+	experts := tg(fc1).plus(t(actFn)).plus(tg(fc2)).plus(c.casts(erows*h, erows*cols))
 	clampF, clampB := c.gluClamp(erows, cols) // GPT-OSS's clamp, again under moe_act (cost_gptoss.go)
 	experts = experts.plus(clampF)
 	mods := c.pl.Recomputes()
 	if mods.Has(plan.RecomputeMoEAct) {
 		rec = t(actFn).plus(c.casts(erows * cols)).plus(clampF)
 	}
-	expertsB := t(fc1b).plus(t(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(t(fc2b)).plus(t(fc2b)).
+	expertsB := tg(fc1b).plus(tg(fc1b)).plus(t(actFn)).plus(t(actFn)).plus(tg(fc2b)).plus(tg(fc2b)).
 		plus(c.bwdCasts(erows*h, erows*cols)).plus(clampB)
+	experts.calls += c.splitCastCalls(local)
+	expertsB.calls += c.splitCastCalls(local)
 	if run.ExpertLoop {
 		experts = scalePhase(experts, nexp).plus(t(expertLoopCat(rows, h)))
 		expertsB = scalePhase(expertsB, nexp)
@@ -109,6 +111,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	}
 	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
 	experts, expertsB = experts.plus(biasF), expertsB.plus(biasB)
+	dispatched := experts // the routed experts alone, before the shared ones join them
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh
 		if m.SwiGLU() {
@@ -140,6 +143,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	// forward (the backward reuses the splits), a synchronization
 	// (dispatchSyncs: none with capacity routing on the all-to-all).
 	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
+	fwd.tail = c.moeTail(g, comm, bf, dispatched)
 	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
 		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
 	if mods.Has(plan.RecomputeMoE) {
@@ -211,4 +215,106 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	st.fwd.epExposed -= cut * ff
 	st.bwd.busy -= cut * (1 - ff)
 	st.bwd.epExposed -= cut * (1 - ff)
+}
+
+// groupedGEMM is g, a grouped GEMM over local experts of rows rows in
+// all by n, at the grouped GEMM's efficiency against a dense GEMM of its
+// FLOPs (Kernels.GroupedEff, its forward shape's for the backward too);
+// Transformer Engine's (a Megatron stack's, teGroupedCalls) runs one GEMM
+// an expert over four streams (Kernels.GroupedLoopEff).
+func (c *coster) groupedGEMM(g kernel, local, rows, n float64) kernel {
+	if c.teGroupedCalls(local) > 0 {
+		g.flops /= c.pod.Kernels.GroupedLoopEff(local, rows/local, n, kernels.TEStreams)
+		return g
+	}
+	g.flops /= c.pod.Kernels.GroupedEff(local, rows/local, n)
+	return g
+}
+
+// teGroupedCalls is the GEMMs Transformer Engine's grouped GEMM launches
+// from its own loop for one grouped GEMM over local experts: one each
+// (Megatron-Core core_v0.16.0 experts.py TEGroupedMLP, whose linear_fc1
+// and linear_fc2 are TE's GroupedLinear with m_splits the tokens per
+// expert; Transformer Engine v2.8 general_grouped_gemm ->
+// nvte_multi_tensor_gemm, which without NVTE_USE_CUTLASS_GROUPED_GEMM
+// runs multi_stream_cublas_gemm: a cuBLAS GEMM per expert over four
+// compute streams), on a Megatron stack with grouped-gemm on. 0
+// elsewhere: torch._grouped_mm (torchtitan) is one launch, and
+// SequentialMLP's loop (grouped-gemm=off) counts each expert's GEMMs as
+// launches of their own.
+func (c *coster) teGroupedCalls(local float64) float64 {
+	if c.pl.Software.Framework() != plan.FrameworkMegatron || c.pl.Run.ExpertLoop {
+		return 0
+	}
+	return local
+}
+
+// splitCastCalls is the calls Transformer Engine's grouped GEMM adds to
+// the FP8 casts of its two inputs in one direction (casts' launches, one
+// or two each: the forward's FC1 and FC2 inputs, the backward's two
+// output gradients): GroupedLinear quantizes each expert's rows apart
+// (v2.8 module/grouped_linear.py tex.split_quantize; csrc/extensions/
+// cast.cpp multi_tensor_quantize_impl: one fused kernel for every split
+// only under delayed scaling, else each quantizer's quantize in a loop;
+// the same in v2.18, whose grouped quantize and cuBLASLt grouped GEMM
+// run only with NVTE_GROUPED_LINEAR_USE_FUSED_GROUPED_GEMM=1, and whose
+// split_quantize fuses NVFP4's), so local - 1 more per input. 0 in BF16,
+// under delayed scaling and NVFP4, and off Transformer Engine's grouped
+// GEMM (teGroupedCalls).
+func (c *coster) splitCastCalls(local float64) float64 {
+	if c.fp8 == 0 || c.pl.FP8 == plan.FP8Delayed || c.pl.FP8 == plan.FP4NV || c.teGroupedCalls(local) == 0 {
+		return 0
+	}
+	per := 1.0
+	if amaxFirst(c.pl.FP8) {
+		per = 2
+	}
+	return 2 * (local - 1) * per
+}
+
+// moeTail is what the host issues after the dispatcher's
+// synchronization in one MoE layer's forward, in Megatron-Core
+// core_v0.16.0's order (moe_layer.py MoELayer.forward: the shared
+// experts and the router before the dispatch), with the GPU's queue
+// empty but for what was issued just before it (drain):
+//   - alltoall (token_dispatcher.py MoEAlltoAllTokenDispatcher): the
+//     synchronization at "before_ep_alltoall" (the counts copied at
+//     "before_permutation_1", so the fused permute of dispatch_preprocess
+//     is issued before the host waits: ahead), then the tokens' and
+//     probabilities' all-to-alls (and the expert-tensor gathers), the
+//     sort into local-expert order, the experts, the restore, the
+//     combine and the unpermute;
+//   - allgather: the synchronizations in dispatch_postprocess, after the
+//     gathers: the permutation, the experts, the unpermutation and the
+//     reduce-scatter;
+//   - flex: DeepEP's dispatch waits for its received count before its
+//     kernel: the dispatch, the permutation, the experts, the
+//     unpermutation and the combine.
+//
+// The token exchanges are split half before the experts, half after
+// (dispatch and combine), the bookkeeping likewise (sort and restore,
+// each with its exchange) less the counts' all-gather, which precedes
+// the synchronization. No tail without a synchronization (capacity
+// routing) or without a host (noHost). The unfused permutation's own
+// synchronizations (dispatchSyncs) are charged as before: one issue
+// each, no tail of their own.
+func (c *coster) moeTail(g moeGluePhases, comm, bf, routed phase) syncTail {
+	h := &c.pod.Kernels.Host
+	if c.noHost || c.dispatchSyncs() == 0 || (h.Issue <= 0 && h.Launch <= 0) {
+		return syncTail{}
+	}
+	half, bhalf := scalePhase(comm, 0.5), bf
+	if counts := c.a2aCounts(); counts.launches > 0 && bf.launches >= counts.launches {
+		bhalf.launches -= counts.launches
+		bhalf.busy -= counts.busy
+		bhalf.epExposed -= counts.epExposed
+	}
+	bhalf = scalePhase(bhalf, 0.5)
+	switch c.pl.Run.Dispatcher {
+	case plan.DispatcherAllGather:
+		return drain(h, 0, g.permute, routed, g.unpermute, half)
+	case plan.DispatcherFlex:
+		return drain(h, 0, half, g.permute, routed, g.unpermute, half)
+	}
+	return drain(h, g.permute.busy, half, bhalf, routed, bhalf, half, g.unpermute)
 }

@@ -3,10 +3,13 @@ package scale
 import "github.com/placer/placer/evaluate/scale/kernels"
 
 // expose is phase ph with its host's wait in busy (and in hostExposed):
-// the launches' issue time beyond the kernels' own, and each
-// synchronization's Sync plus one issue (the GPU idle while the host
-// issues the first kernel after it). bwd says which rate the launches
-// take.
+// the launches' issue time beyond the kernels' own over the part of the
+// phase before its synchronization's tail (the host keeps ahead where the
+// kernels are longer than their issue), each synchronization's Sync plus
+// one issue (the GPU idle while the host issues the first kernel after
+// it), and the tail's stall (drain: the GPU idle while the host issues
+// what follows the synchronization from an empty queue). bwd says which
+// rate the launches take.
 func expose(h *kernels.Host, ph phase, bwd bool) phase {
 	rate := h.Issue
 	if bwd {
@@ -15,10 +18,50 @@ func expose(h *kernels.Host, ph phase, bwd bool) phase {
 	if rate <= 0 && h.Sync <= 0 {
 		return ph
 	}
-	wait := max(0, ph.launches*rate+ph.replays*h.Replay-ph.busy) + ph.syncs*(h.Sync+rate)
+	tl := ph.tail
+	before := (ph.launches-tl.launches)*rate + (ph.calls-tl.calls)*h.Launch + ph.replays*h.Replay
+	wait := max(0, before-(ph.busy-tl.busy)) + ph.syncs*(h.Sync+rate) + tl.stall
 	ph.busy += wait
 	ph.hostExposed += wait
 	return ph
+}
+
+// drain is the tail of steps a host issues, in order, after a
+// device-to-host synchronization (forward: Host.Issue a launch,
+// Host.Launch a call), with ahead seconds of kernels it queued before
+// the synchronization still to run (issued before it, not waited on).
+// Each step's launches and calls are issued one by one (a fraction of
+// one last), each followed by its share of the step's GPU time; a
+// kernel starts when it is issued and the one before it is done. stall is the GPU's idle time
+// over the tail beyond the first issue (which expose charges each
+// synchronization): the host's issue where the kernels are shorter than
+// it. Zero with no host (its zero value).
+func drain(h *kernels.Host, ahead float64, steps ...phase) syncTail {
+	var tl syncTail
+	host, gpu, idle := 0.0, ahead, 0.0
+	for _, st := range steps {
+		tl.launches += st.launches
+		tl.calls += st.calls
+		tl.busy += st.busy
+		n := st.launches + st.calls
+		if n <= 0 {
+			gpu += st.busy
+			continue
+		}
+		issue := (st.launches*h.Issue + st.calls*h.Launch) / n
+		run := st.busy / n
+		for i := 0.0; i < n; i++ {
+			part := min(1, n-i) // a half launch: half a split collective
+			host += issue * part
+			if host > gpu {
+				idle += host - gpu
+				gpu = host
+			}
+			gpu += run * part
+		}
+	}
+	tl.stall = max(0, idle-h.Issue)
+	return tl
 }
 
 // StageHost is one pipeline device's host against its GPU for one
@@ -43,12 +86,12 @@ func stageHosts(stages []stageCost, h *kernels.Host) []StageHost {
 	out := make([]StageHost, len(stages))
 	for s, st := range stages {
 		gpu := st.fwd.busy - st.fwd.hostExposed + st.bwd.busy - st.bwd.hostExposed
-		replays := (st.fwd.replays + st.bwd.replays) * h.Replay
-		issue := st.fwd.launches*h.Issue + st.bwd.launches*h.IssueBwd + replays +
+		loops := (st.fwd.replays+st.bwd.replays)*h.Replay + (st.fwd.calls+st.bwd.calls)*h.Launch
+		issue := st.fwd.launches*h.Issue + st.bwd.launches*h.IssueBwd + loops +
 			st.fwd.syncs*(h.Sync+h.Issue) + st.bwd.syncs*(h.Sync+h.IssueBwd)
 		out[s] = StageHost{Stage: s, GPU: gpu, Issue: issue, Exposed: st.fwd.hostExposed + st.bwd.hostExposed,
-			Launches: st.fwd.launches + st.bwd.launches, Syncs: st.fwd.syncs + st.bwd.syncs,
-			Bound: st.fwd.launches*h.Issue+st.bwd.launches*h.IssueBwd+replays > gpu}
+			Launches: st.fwd.launches + st.bwd.launches + st.fwd.calls + st.bwd.calls, Syncs: st.fwd.syncs + st.bwd.syncs,
+			Bound: st.fwd.launches*h.Issue+st.bwd.launches*h.IssueBwd+loops > gpu}
 	}
 	return out
 }

@@ -419,6 +419,57 @@ def sec_grouped(args):
             return {"seconds": s, "tflops": flops / s / 1e12}
         guarded("grouped", "%s.bf16.loop" % name, **base)(loop)
 
+        def loop_streams():
+            # Transformer Engine's grouped GEMM as v2.8 runs it without
+            # NVTE_USE_CUTLASS_GROUPED_GEMM (common/gemm/cublaslt_gemm.cu
+            # multi_stream_cublas_gemm): the main stream's event waited on
+            # by four compute streams, GEMM i on stream i % 4, the main
+            # stream waiting on each stream's event. seconds: the GEMMs'
+            # GPU time, queued behind a busy GPU (CUDA events), so the
+            # host's issue is hidden (bench's head start is not: its .loop
+            # above is host-bound at few rows an expert); host_seconds: the
+            # host's time to issue them from Python (an upper bound on TE's
+            # C++ loop), per GEMM. On a CPU one stream, the same loop.
+            ws = [torch.randn(h, ffn, device=DEVICE, dtype=torch.bfloat16) for _ in range(local)]
+            xs = list(a.split(per))
+            cuda = torch.device(DEVICE).type == "cuda"
+            streams = [torch.cuda.Stream() for _ in range(min(4, local))] if cuda else []
+
+            def issue():
+                if not streams:
+                    return [torch.mm(x, w) for x, w in zip(xs, ws)]
+                main = torch.cuda.current_stream()
+                start = main.record_event()
+                for st in streams:
+                    st.wait_event(start)
+                out = []
+                for i, (x, w) in enumerate(zip(xs, ws)):
+                    with torch.cuda.stream(streams[i % len(streams)]):
+                        out.append(torch.mm(x, w))
+                for st in streams:
+                    main.wait_event(st.record_event())
+                return out
+            gpu, host = [], []
+            for i in range(WARMUP + RUNS):
+                if cuda:
+                    torch.cuda.synchronize()
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    _gpu_busy(30000000)
+                    e0.record()
+                t0 = time.perf_counter()
+                issue()
+                t1 = time.perf_counter()
+                if cuda:
+                    e1.record()
+                    torch.cuda.synchronize()
+                if i >= WARMUP:
+                    host.append((t1 - t0) / local)
+                    gpu.append(e0.elapsed_time(e1) / 1e3 if cuda else t1 - t0)
+            s = statistics.median(gpu)
+            return {"seconds": s, "host_seconds": statistics.median(host), "streams": max(1, len(streams)),
+                    "tflops": flops / s / 1e12}
+        guarded("grouped", "%s.bf16.loop-streams" % name, **base)(loop_streams)
+
         def dense():
             b = torch.randn(h, ffn * local, device=DEVICE, dtype=torch.bfloat16)
             x = a[:per]

@@ -27,6 +27,16 @@ type Host struct {
 	// graphed part of a layer costs its host in place of its kernels'
 	// launches (cuda-graphs=).
 	Replay float64
+	// Launch is the host's time to issue one kernel with neither
+	// autograd's recording nor an allocation (issue.add_: an in-place
+	// add), seconds: what each GEMM of Transformer Engine's grouped GEMM
+	// costs its host, launched one by one in a C++ loop
+	// (transformer_engine/common/gemm/cublaslt_gemm.cu v2.8,
+	// multi_stream_cublas_gemm: cublasLt's descriptors, heuristic query
+	// and launch per GEMM; that loop itself not measured, the nearest
+	// measured launch taken for it). 0: such calls cost their host
+	// nothing.
+	Launch float64
 }
 
 // h100Host is the measured host of H100: kernelbench's host
@@ -38,5 +48,7 @@ type Host struct {
 // (moehost-kernels.jsonl, the same commands a few minutes later): the
 // host is the noisiest figure of a pod. A CUDA graph of 500 in-place adds
 // replayed in 30.8 us of host time (graph.add_, the same file; 5.3 us on
-// the second machine): Replay.
-var h100Host = Host{Issue: 14.04e-6, IssueBwd: 17.86e-6, Sync: 185.9e-6, Replay: 30.82e-6}
+// the second machine): Replay. An in-place add without autograd issued
+// in 10.61 us (issue.add_, the same file; 6.99 us on the second
+// machine): Launch.
+var h100Host = Host{Issue: 14.04e-6, IssueBwd: 17.86e-6, Sync: 185.9e-6, Replay: 30.82e-6, Launch: 10.61e-6}

@@ -358,12 +358,53 @@ func (k Node) GroupedEff(local, rows, n float64) float64 {
 	if k.SMs <= 0 {
 		return k.GroupedGEMM
 	}
-	tm, tn := 128.0, 256.0
-	if rows <= 128 || n <= 128 {
-		tm, tn = 64, 128
-	}
+	tm, tn := groupedTile(rows, n)
 	sms := float64(k.SMs)
 	tiles := local * math.Ceil(rows/tm) * math.Ceil(n/tn)
 	waves := math.Ceil(tiles / sms)
 	return k.GroupedGEMM * local * rows * n / (waves * sms * tm * tn)
+}
+
+// groupedTile is the tile GroupedEff takes for an expert's rows x n
+// output (PyTorch's grouped GEMM on sm90, GroupMM.cu).
+func groupedTile(rows, n float64) (tm, tn float64) {
+	if rows <= 128 || n <= 128 {
+		return 64, 128
+	}
+	return 128, 256
+}
+
+// TEStreams is how many compute streams Transformer Engine's grouped
+// GEMM spreads its experts' GEMMs over (transformer_engine/common/util/
+// multi_stream.cpp v2.8, get_num_compute_streams: 4).
+const TEStreams = 4
+
+// GroupedLoopEff is GroupedEff for Transformer Engine's grouped GEMM as
+// Megatron-Core runs it (core_v0.16.0 TEGroupedMLP, TE v2.8
+// GroupedLinear): without NVTE_USE_CUTLASS_GROUPED_GEMM it is no grouped
+// kernel but one cuBLAS GEMM an expert, GEMM i on compute stream i mod
+// streams (transformer_engine/common/gemm/cublaslt_gemm.cu
+// multi_stream_cublas_gemm). At most streams experts' GEMMs run at once
+// and each takes at least one wave of its tiles, so the waves are
+// GroupedEff's (every tile in SM-wide waves) or ceil(local / streams),
+// whichever is more: 16 experts of 512 tokens by 1,536 (Qwen3-30B-A3B's
+// FC1 at 1,024 tokens a GPU, EP 8) make 24 tiles each, 384 in all,
+// three waves of 132 SMs as one grouped kernel but four rounds of four
+// GEMMs here; at 4,096 rows an expert the tiles fill the SMs either way.
+// The tile is GroupedEff's (cuBLAS's own choice by its heuristics not
+// read) and GroupedGEMM the grouped kernel's measured ratio: neither
+// measured for TE's loop.
+func (k Node) GroupedLoopEff(local, rows, n float64, streams int) float64 {
+	eff := k.GroupedEff(local, rows, n)
+	if k.GroupedGEMM <= 0 || k.SMs <= 0 || local <= 0 || rows <= 0 || n <= 0 || streams <= 0 {
+		return eff
+	}
+	tm, tn := groupedTile(rows, n)
+	sms := float64(k.SMs)
+	waves := math.Ceil(local * math.Ceil(rows/tm) * math.Ceil(n/tn) / sms)
+	rounds := math.Ceil(local / float64(streams))
+	if rounds <= waves {
+		return eff
+	}
+	return k.GroupedGEMM * local * rows * n / (rounds * sms * tm * tn)
 }
