@@ -143,7 +143,8 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 // backward, the gradients reduce-scattered (FP32) beside the backward;
 // on FSDP2 each all-gather after its copy-in and each reduce-scatter
 // before its share of the gradient's accumulation, on the same side
-// streams (fsdp2SideCopies).
+// streams (fsdp2SideCopies), and what it gathers, how often, as
+// torchtitan reshards (fsdp2Gathers).
 // In a model with experts (Megatron-FSDP's two meshes) the experts'
 // weights are gathered and their gradients reduce-scattered over the
 // expert-data-parallel group and the rest's over the data-parallel one
@@ -166,12 +167,18 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		gather, reduce := fsdp2SideCopies(pl, p, fsdp2Shard(m, &stages[s], dpG.Size(), 1))
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, st.Params*p.WeightBytes()))
+		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
+		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
+		gather, reduce := fsdp2SideCopies(pl, p, shard)
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, fwd*p.WeightBytes()))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
-		exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
+		if bwd > 0 {
+			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, bwd*p.WeightBytes())).Plus(rs)
+		}
+		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}
-	return float64(pl.NumMicro) * exposed
+	return exposed
 }
 
 // expertsDP is the exposed data-parallel communication of a plan of a

@@ -55,6 +55,31 @@ func fsdp2(pl *plan.Plan) bool {
 	return pl.FSDP && pl.Software.Framework() == plan.FrameworkTorchTitan
 }
 
+// fsdp2Gathers is the parameters of stage s's GPU gathered beside its
+// forward and again beside its backward, and how many times a step FSDP
+// gathers and reduces them. Megatron-FSDP's (not FSDP2): all of them
+// each way, every micro-batch. FSDP2 under torchtitan without a
+// pipeline: every micro-batch all of them forward, and backward the
+// blocks but the last: torchtitan's apply_fsdp does not reshard the
+// last block after the forward (reshard_after_forward = int(layer_id) <
+// len(model.layers) - 1, parallelize_llama.py at 9dec370 and v0.2.0)
+// and FSDP2 never reshards the root's (FSDPState._lazy_init: "For the
+// root, do not reshard after forward ...", post_forward_mesh_info =
+// None; torch/distributed/fsdp/_fully_shard/_fsdp_state.py at
+// 010ae4a). With a pipeline (reshard_after_forward False, and
+// torch.distributed.pipelining's backward_maybe_with_nosync): once a
+// step, forward only.
+func fsdp2Gathers(pl *plan.Plan, st *stageCost, s int) (fwd, bwd, times float64) {
+	switch {
+	case !fsdp2(pl):
+		return st.Params, st.Params, float64(pl.NumMicro)
+	case pl.PP > 1:
+		return st.Params, 0, 1
+	}
+	l := float64(pl.Stages[s])
+	return st.Params, st.Layers * (l - 1) / l, float64(pl.NumMicro)
+}
+
 // fsdp2Groups is how many FSDP groups stage s holds: one a transformer
 // block, and the root's (the embedding, the final norm and the output)
 // on the first and the last stage.
@@ -81,10 +106,18 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 	u := st.Params // the stage's parameters on this GPU, gathered
 	wb, gb := p.WeightBytes(), pl.GradBytes()
 	groups := fsdp2Groups(pl, s)
-	out := kernel{class: graph.ClassElementwise, read: wb * u, writes: wb * u}.time(&p.Hardware)
+	_, again, _ := fsdp2Gathers(pl, st, s)
+	copyOut := func(n float64) float64 {
+		return kernel{class: graph.ClassElementwise, read: wb * n, writes: wb * n}.time(&p.Hardware)
+	}
+	out := copyOut(u)
 	in := kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(&p.Hardware)
 	fwd := phase{busy: out, launches: groups}
-	bwd := phase{busy: out + in, launches: 2 * groups}
+	bwd := phase{busy: in, launches: groups}
+	if again > 0 {
+		// The blocks but the last gathered again: a group each.
+		bwd = phase{busy: copyOut(again) + in, launches: groups + float64(pl.Stages[s]-1)}
+	}
 	if pl.PP > 1 && pl.NumMicro > 1 {
 		fwd, bwd = fsdp2PipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
 	}

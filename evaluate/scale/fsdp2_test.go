@@ -15,9 +15,11 @@ import (
 //     element): 4e9 B / 2.8475 TB/s + 5 us = 1.409741 ms;
 //   - the reduce-scatter's copy-in (chunk_cat, 2 read and 4 written):
 //     6e9 B / 2.8475 TB/s + 5 us = 2.112112 ms;
-//   - without a pipeline (2 layers and the root: 3 groups) the forward
-//     one copy-out (3 launches), the backward a copy-out and the copy-in
-//     (3.521853 ms, 6 launches);
+//   - without a pipeline (2 layers of 0.8e9 parameters together, and the
+//     root: 3 groups) the forward one copy-out (3 launches), the backward
+//     the copy-out of the first block alone (gathered again: 0.4e9, 1.6e9
+//     B, 0.566896 ms, 1 launch) and the copy-in (3 launches): 2.679008
+//     ms, 4 launches;
 //   - with 2 stages and 4 micro-batches (the first stage's 1 layer and
 //     the root: 2 groups) a step gathers once: forward a quarter of the
 //     copy-out, 0.352435 ms (0.5 launches); backward a quarter of the
@@ -40,7 +42,7 @@ func TestFSDP2CopiesByHand(t *testing.T) {
 		fwd, bwd         float64
 		fwdLaun, bwdLaun float64
 	}{
-		{"no pipeline", plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, Software: titan}, 1.409741e-3, 3.521853e-3, 3, 6},
+		{"no pipeline", plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true, Software: titan}, 1.409741e-3, 2.679008e-3, 3, 4},
 		{"pipeline, 4 micro-batches", plan.Strategy{Replicas: 4, Pipeline: 2, MicroBatchSize: 2, FSDP: true, Software: titan}, 0.352435e-3, 3.869288e-3, 0.5, 2.5},
 		{"megatron fsdp", plan.Strategy{Replicas: 8, MicroBatchSize: 4, FSDP: true}, 0, 0, 0, 0},
 	} {
@@ -49,7 +51,7 @@ func TestFSDP2CopiesByHand(t *testing.T) {
 			t.Fatalf("%s: %v", c.name, err)
 		}
 		var st stageCost
-		st.Params = 1e9
+		st.Params, st.Layers = 1e9, 0.8e9
 		fsdp2Copies(&st, &pl, &p, 0)
 		if !close5(st.fwd.busy, c.fwd) || !close5(st.bwd.busy, c.bwd) || st.fwd.launches != c.fwdLaun || st.bwd.launches != c.bwdLaun {
 			t.Errorf("%s: %.7g s (%g launches) forward, %.7g s (%g) backward; by hand %.7g (%g), %.7g (%g)",
@@ -105,4 +107,40 @@ func close5(got, want float64) bool {
 		return got == 0
 	}
 	return math.Abs(got/want-1) < 1e-5
+}
+
+// TestFSDP2Gathers: what a stage of 1e9 parameters, 0.8e9 of them in
+// its blocks, gathers forward and backward and how often a step, by
+// hand: Megatron-FSDP (the default stack) all of it each way, 8 times
+// with 8 micro-batches; torchtitan's FSDP2 without a pipeline, 4 blocks:
+// forward all of it, backward 3 blocks (0.6e9; not the last, not the
+// root), 8 times; with 2 stages (the first's 2 blocks) all of it
+// forward, nothing backward, once a step.
+func TestFSDP2Gathers(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=4,hidden=1024,heads=8,kv_heads=8,ffn=4096,seq=1024,vocab=32000,batch=64")
+	titan := plan.Software{Stack: "torchtitan-0.2"}
+	for _, c := range []struct {
+		name            string
+		s               plan.Strategy
+		fwd, bwd, times float64
+	}{
+		{"megatron fsdp", plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true}, 1e9, 1e9, 8},
+		{"fsdp2", plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, Software: titan}, 1e9, 0.6e9, 8},
+		{"fsdp2, pipeline", plan.Strategy{Replicas: 4, Pipeline: 2, MicroBatchSize: 1, FSDP: true, Software: titan}, 1e9, 0, 1},
+	} {
+		pl, err := plan.Resolve(m, c.s, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var st stageCost
+		st.Params, st.Layers = 1e9, 0.8e9
+		f, b, n := fsdp2Gathers(&pl, &st, 0)
+		if !close5(f, c.fwd) || !close5(b, c.bwd) || n != c.times {
+			t.Errorf("%s: %g forward, %g backward, %g times a step; by hand %g, %g, %g", c.name, f, b, n, c.fwd, c.bwd, c.times)
+		}
+	}
 }
