@@ -140,7 +140,11 @@ func dpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCo
 
 // fsdpExposed is dpExposed's with FSDP: every micro-batch, the stage's
 // weights all-gathered beside its forward and again beside its
-// backward, the gradients reduce-scattered (FP32) beside the backward.
+// backward, the gradients reduce-scattered (FP32) beside the backward;
+// on FSDP2 each all-gather after its copy-in and each reduce-scatter
+// before its share of the gradient's accumulation, on the same side
+// streams (fsdp2SideCopies), and what it gathers, how often, as
+// torchtitan reshards (fsdp2Gathers).
 // In a model with experts (Megatron-FSDP's two meshes) the experts'
 // weights are gathered and their gradients reduce-scattered over the
 // expert-data-parallel group and the rest's over the data-parallel one
@@ -154,19 +158,27 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
 			dense := st.Params - st.Experts
-			ag := p.StateComm(roofline.AllGather, dpG, dense*bf16).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
-			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb))
+			gather, reduce := fsdp2SideCopies(pl, p, fsdp2Shard(m, &stages[s], dpG.Size(), edpG.Size()))
+			ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, dense*bf16)).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
+			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb)).Plus(reduce)
 			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
 		}
 		return float64(pl.NumMicro) * exposed
 	}
 	for s, st := range stages {
 		_, dpG := pl.Groups(*p, s)
-		ag := p.StateComm(roofline.AllGather, dpG, st.Params*p.WeightBytes())
-		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb)
-		exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
+		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
+		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
+		gather, reduce := fsdp2SideCopies(pl, p, shard)
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, fwd*p.WeightBytes()))
+		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
+		if bwd > 0 {
+			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, bwd*p.WeightBytes())).Plus(rs)
+		}
+		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}
-	return float64(pl.NumMicro) * exposed
+	return exposed
 }
 
 // expertsDP is the exposed data-parallel communication of a plan of a

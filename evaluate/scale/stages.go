@@ -23,7 +23,8 @@ type stageCost struct {
 // layers' and its dense layers', each with its share of the
 // recomputation, the embedding on the first stage, the output layer and
 // the multi-token-prediction modules on the last; and its parameters
-// (memory.StageOf). lp is m.LayerParams() (computed once by the caller).
+// (memory.StageOf); on FSDP2 its copies on the compute stream
+// (fsdp2Copies). lp is m.LayerParams() (computed once by the caller).
 func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s int, lp float64) {
 	layers := float64(pl.Stages[s]) // on this pipeline device, over its V chunks
 	// Its dense layers (before the experts) and its MoE ones, each
@@ -48,6 +49,7 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 			st.fwd, st.bwd = st.fwd.plus(k.mtpFwd), st.bwd.plus(k.mtpBwd)
 		}
 	}
+	fsdp2Copies(st, pl, k.c.pod, s)
 }
 
 // busiest sets r's Compute and the tensor-, context- and

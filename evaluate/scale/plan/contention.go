@@ -176,3 +176,15 @@ func (p *Pod) BesideIn(c Comm, w Window) float64 {
 	r := w.Busy / (w.Compute/sm + w.Memory()/mem + w.Idle)
 	return max(c.Time-w.Busy, c.Time*(1-r))
 }
+
+// CopyComm is a memory-bound kernel on a side stream taking t seconds and
+// reading and writing bytes of HBM as a Comm (FSDP2's copies beside the
+// compute stream): its traffic taken from the compute beside it, its
+// thread blocks left out (a copy's CTAs finish in microseconds and
+// release their SMs to the compute's waiting ones).
+func CopyComm(t, bytes float64) Comm {
+	if t <= 0 {
+		return Comm{}
+	}
+	return Comm{Time: t, hbm: bytes}
+}

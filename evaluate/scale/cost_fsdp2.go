@@ -1,0 +1,182 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+	"github.com/placer/placer/graph/transformer"
+)
+
+// torch's FSDP2 (fully_shard), as torchtitan runs it, copies every
+// parameter and gradient of a step besides gathering and reducing them:
+// memory-bound kernels placer's layers leave out. From
+// torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py (pytorch
+// 010ae4a; torch/distributed/_composable/fsdp/ before 2.6, the same
+// functions): per FSDP group (each transformer block, and the root's
+// embedding, norm and output),
+//   - the all-gather's copy-in (foreach_all_gather, on the
+//     all_gather_copy_in_stream): _get_param_all_gather_inputs copies
+//     the FP32 sharded parameters into one flat buffer of the parameter
+//     dtype (torch._foreach_copy_, the cast to BF16: 4 bytes read and 2
+//     written an element of the shard), and all_gather_copy_in copies
+//     that into the all-gather's input (torch._foreach_copy_: 2 read, 2
+//     written);
+//   - the copy-out (foreach_all_gather_copy_out, on the compute stream
+//     after it waits for the all-gather's event): split_with_sizes_copy
+//     of the gathered buffer into each unsharded parameter (2 bytes read
+//     and 2 written an element of the unsharded parameters);
+//   - the reduce-scatter's copy-in (foreach_reduce, on the compute stream
+//     before reduce_scatter_stream.wait_stream(current_stream)):
+//     foreach_reduce_scatter_copy_in's torch._chunk_cat of the BF16
+//     unsharded gradients into the reduce dtype's input (2 bytes read,
+//     the reduce dtype's written: FP32, torchtitan's
+//     mixed_precision_reduce default, 4: the cast is this copy's);
+//   - after the reduce-scatter, on its stream: no division (NCCL's AVG
+//     for FP32 and BF16: _get_gradient_divide_factors) and no cast (the
+//     reduce dtype is the FP32 parameters'); a micro-batch after the
+//     first adds its sharded gradient to the one held
+//     (sharded_param.grad._local_tensor += new_sharded_grad: 2 reduce
+//     dtype elements read, 1 written an element of the shard).
+//
+// torchtitan's apply_fsdp (torchtitan/models/llama3/infra/parallelize.py
+// at v0.2.0) reshards after the forward without a pipeline, so the
+// backward gathers again (the second all-gather's copies): each
+// micro-batch two all-gathers and a reduce-scatter. With a pipeline
+// (reshard_after_forward False) torch.distributed.pipelining's
+// backward_maybe_with_nosync keeps the parameters gathered and the
+// gradients unsharded until the last micro-batch's backward: one
+// all-gather and one reduce-scatter a step, and FSDP2 accumulating the
+// micro-batches' BF16 gradients unsharded in the reduce dtype on the
+// compute stream (fsdp2PipelineCopies).
+
+// fsdp2 is whether plan pl runs torch's FSDP2: FSDP on a torchtitan
+// stack (Megatron's FSDP is Megatron-FSDP, whose buffers are its own).
+func fsdp2(pl *plan.Plan) bool {
+	return pl.FSDP && pl.Software.Framework() == plan.FrameworkTorchTitan
+}
+
+// fsdp2Gathers is the parameters of stage s's GPU gathered beside its
+// forward and again beside its backward, and how many times a step FSDP
+// gathers and reduces them. Megatron-FSDP's (not FSDP2): all of them
+// each way, every micro-batch. FSDP2 under torchtitan without a
+// pipeline: every micro-batch all of them forward, and backward the
+// blocks but the last: torchtitan's apply_fsdp does not reshard the
+// last block after the forward (reshard_after_forward = int(layer_id) <
+// len(model.layers) - 1, parallelize_llama.py at 9dec370 and v0.2.0)
+// and FSDP2 never reshards the root's (FSDPState._lazy_init: "For the
+// root, do not reshard after forward ...", post_forward_mesh_info =
+// None; torch/distributed/fsdp/_fully_shard/_fsdp_state.py at
+// 010ae4a). With a pipeline (reshard_after_forward False, and
+// torch.distributed.pipelining's backward_maybe_with_nosync): once a
+// step, forward only.
+func fsdp2Gathers(pl *plan.Plan, st *stageCost, s int) (fwd, bwd, times float64) {
+	switch {
+	case !fsdp2(pl):
+		return st.Params, st.Params, float64(pl.NumMicro)
+	case pl.PP > 1:
+		return st.Params, 0, 1
+	}
+	l := float64(pl.Stages[s])
+	return st.Params, st.Layers * (l - 1) / l, float64(pl.NumMicro)
+}
+
+// fsdp2Groups is how many FSDP groups stage s holds: one a transformer
+// block, and the root's (the embedding, the final norm and the output)
+// on the first and the last stage.
+func fsdp2Groups(pl *plan.Plan, s int) float64 {
+	g := float64(pl.Stages[s])
+	if s == 0 || s == pl.PP-1 {
+		g++
+	}
+	return g
+}
+
+// fsdp2Copies adds to stage s's forward and backward per micro-batch the
+// copies FSDP2 runs on the compute stream: the copy-out of each
+// all-gather and the reduce-scatter's copy-in (and with a pipeline the
+// unsharded gradients' accumulation), each a memory-bound kernel at the
+// pod's bandwidth, one launch a group. Without a pipeline every
+// micro-batch gathers in the forward and again in the backward and
+// reduces in it; with one, a step gathers and reduces once and
+// accumulates the unsharded gradients between (fsdp2PipelineCopies).
+func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
+	if !fsdp2(pl) {
+		return
+	}
+	u := st.Params // the stage's parameters on this GPU, gathered
+	wb, gb := p.WeightBytes(), pl.GradBytes()
+	groups := fsdp2Groups(pl, s)
+	_, again, _ := fsdp2Gathers(pl, st, s)
+	copyOut := func(n float64) float64 {
+		return kernel{class: graph.ClassElementwise, read: wb * n, writes: wb * n}.time(&p.Hardware)
+	}
+	out := copyOut(u)
+	in := kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(&p.Hardware)
+	fwd := phase{busy: out, launches: groups}
+	bwd := phase{busy: in, launches: groups}
+	if again > 0 {
+		// The blocks but the last gathered again: a group each.
+		bwd = phase{busy: copyOut(again) + in, launches: groups + float64(pl.Stages[s]-1)}
+	}
+	if pl.PP > 1 && pl.NumMicro > 1 {
+		fwd, bwd = fsdp2PipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
+	}
+	st.fwd, st.bwd = st.fwd.plus(fwd), st.bwd.plus(bwd)
+}
+
+// fsdp2PipelineCopies is a micro-batch's share of FSDP2's copies on the
+// compute stream under a pipeline of m micro-batches (m > 1), for u
+// parameters in groups FSDP groups, wb bytes a parameter and gb a
+// gradient in the reduce dtype, out the copy-out's time: the forward
+// 1/m of one copy-out; the backward 1/m of FSDPParamGroup.post_backward's
+// copies in a step (torch/distributed/fsdp/_fully_shard/
+// _fsdp_param_group.py and _fsdp_param.py at 010ae4a): the first
+// micro-batch's BF16 gradients cast to the reduce dtype
+// (to_accumulated_grad_if_needed: wb read, gb written; none where the
+// two are one), each later one's added to them
+// (accumulate_unsharded_grad_if_needed: gb + wb read, gb written), and
+// the last's reduce-scatter copy-in from the accumulated gradients (gb
+// read, gb written); one launch a group each.
+func fsdp2PipelineCopies(out, u, wb, gb, groups, m float64, h *roofline.Hardware) (fwd, bwd phase) {
+	var first, n float64
+	if gb != wb {
+		first, n = kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(h), 1
+	}
+	acc := kernel{class: graph.ClassElementwise, read: (gb + wb) * u, writes: gb * u}.time(h)
+	cat := kernel{class: graph.ClassElementwise, read: gb * u, writes: gb * u}.time(h)
+	fwd = phase{busy: out / m, launches: groups / m}
+	bwd = phase{busy: (first + (m-1)*acc + cat) / m, launches: groups * (n + m) / m}
+	return fwd, bwd
+}
+
+// fsdp2SideCopies is what FSDP2 copies beside the compute of stage st on
+// its side streams, as Comms: before each all-gather its copy-in
+// (gather), and after a micro-batch's reduce-scatter its share of the
+// sharded gradient's accumulation (reduce: (M-1)/M of one, the first
+// micro-batch's gradient kept as reduced). shard is the parameters of
+// the stage one GPU holds sharded. Zero Comms for a plan not on FSDP2.
+func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard float64) (gather, reduce plan.Comm) {
+	if !fsdp2(pl) {
+		return plan.Comm{}, plan.Comm{}
+	}
+	const master = 4 // torchtitan's sharded parameters: FP32
+	wb, gb := p.WeightBytes(), pl.GradBytes()
+	in := kernel{class: graph.ClassElementwise, read: (master + wb) * shard, writes: 2 * wb * shard}
+	gather = plan.CopyComm(in.time(&p.Hardware), in.read+in.writes)
+	if m := float64(pl.NumMicro); m > 1 && pl.PP == 1 {
+		acc := kernel{class: graph.ClassElementwise, read: 2 * gb * shard, writes: gb * shard}
+		k := (m - 1) / m
+		reduce = plan.CopyComm(k*acc.time(&p.Hardware), k*(acc.read+acc.writes))
+	}
+	return gather, reduce
+}
+
+// fsdp2Shard is the parameters of stage st one GPU holds sharded: the
+// dense ones over the data-parallel group dp, the experts' over the
+// expert-data-parallel group edp.
+func fsdp2Shard(m *transformer.Spec, st *stageCost, dp, edp int) float64 {
+	if !m.MoE() {
+		return st.Params / float64(dp)
+	}
+	return (st.Params-st.Experts)/float64(dp) + st.Experts/float64(edp)
+}
