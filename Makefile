@@ -427,6 +427,34 @@ venv-megatron: venv
 test-megatron: build venv-megatron
 	PLACER=$(CURDIR)/$(BIN) PLACER_MEGATRON=$(MEGATRON_DIR) PYTHONPATH=$(MEGATRON_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_megatron.py'
 
+# Megatron-Bridge 0.5.0's own override machinery and configuration
+# classes reading placer's --to megatron-bridge exports
+# (tools/frameworks/bridge_check.py says what of Bridge runs and what
+# does not, and test_bridge.py; docs/frameworks.md): BRIDGE_PINS
+# installed with --no-deps (and --ignore-requires-python: Bridge 0.5.0
+# asks Python 3.12, the virtualenv's is 3.11) into BRIDGE_DIR once per
+# machine, again when $(BRIDGE_DIR)/placer-pins differs: Bridge with the
+# megatron-core of its release (0.18.0, which has the megatron.training
+# config classes Bridge's ConfigContainer extends), OmegaConf and Hydra
+# (its overrides), and what its dataset configs import (datasets and
+# its pyarrow, pandas, dill, multiprocess, xxhash, dateutil). No
+# Transformer Engine. Measured on this project's 2-core machine
+# (2026-11-27, others' jobs running): 20 s to install, 302 MB.
+BRIDGE_PINS := megatron-bridge==0.5.0 megatron-core==0.18.0 omegaconf==2.3.0 hydra-core==1.3.2 antlr4-python3-runtime==4.9.3 \
+	datasets==5.2.0 pyarrow==26.0.1 pandas==3.1.1 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 python-dateutil==4.0.0
+BRIDGE_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/bridge
+.PHONY: venv-bridge test-bridge
+venv-bridge: venv
+	@if [ "$$(cat $(BRIDGE_DIR)/placer-pins 2>/dev/null)" != "$(BRIDGE_PINS)" ]; then \
+		echo "venv-bridge: installing megatron-bridge 0.5.0 and what its config modules import into $(BRIDGE_DIR)"; \
+		rm -rf $(BRIDGE_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --ignore-requires-python --target $(BRIDGE_DIR) $(BRIDGE_PINS) && \
+		echo "$(BRIDGE_PINS)" > $(BRIDGE_DIR)/placer-pins; \
+	fi
+
+test-bridge: build venv-bridge
+	PLACER=$(CURDIR)/$(BIN) PLACER_BRIDGE=$(BRIDGE_DIR) PYTHONPATH=$(BRIDGE_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_bridge.py'
+
 # One transformer block's per-GPU shard for each row of Megatron-LM's table
 # timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's
 # prediction of it (layer_forward_s, layer_backward_s): one JSON object per
