@@ -67,11 +67,16 @@ def setUpModule():
     global bc
     if not BRIDGE:
         raise unittest.SkipTest("PLACER_BRIDGE is not set (make test-bridge sets it)")
-    sys.path.insert(0, BRIDGE)
     import bridge_check
 
     bc = bridge_check
     bc.load(BRIDGE)
+
+
+def tearDownModule():
+    # What finalize() ran without (bridge_check.TE_ONLY), said so.
+    if bc and bc.FINALIZED_WITHOUT:
+        print(f"\nfinalize() ran with {', '.join(sorted(bc.FINALIZED_WITHOUT))} off on a copy (Transformer Engine is absent)", file=sys.stderr)
 
 
 def export(workload, gpus, strategy):
