@@ -148,10 +148,6 @@ func readBridge(t *testing.T, overrides []string) map[string]string {
 // checked so that the test cannot pass on an empty set.
 func TestBridgeWrittenAndReadBack(t *testing.T) {
 	dense, moe := bridgeModels(t)
-	recipes := map[string]string{}
-	for k, v := range bridgeMixedPrecision {
-		recipes[v] = k
-	}
 	accepted := 0
 	for _, m := range []transformer.Spec{dense, moe} {
 		for _, s := range bridgeGrid(m, 16) {
@@ -164,56 +160,68 @@ func TestBridgeWrittenAndReadBack(t *testing.T) {
 				continue
 			}
 			accepted++
-			kv := readBridge(t, o)
-			num := func(k string) int {
-				n, err := strconv.Atoi(kv[k])
-				if err != nil {
-					t.Fatalf("%s: %s=%q is not a number", s, k, kv[k])
-				}
-				return n
-			}
-			vp := 1
-			if kv["model.virtual_pipeline_model_parallel_size"] != "null" {
-				vp = num("model.virtual_pipeline_model_parallel_size")
-			}
-			tp, pp, cp := num("model.tensor_model_parallel_size"), num("model.pipeline_model_parallel_size"), num("model.context_parallel_size")
-			mbs, gbs := num("train.micro_batch_size"), num("train.global_batch_size")
-			dp := 16 / (tp * pp * cp)
-			checks := []struct {
-				what      string
-				got, want any
-			}{
-				{"tp", tp, s.TensorDegree()}, {"pp", pp, s.PipelineDegree()}, {"vp", vp, s.VirtualStages()}, {"cp", cp, s.ContextDegree()},
-				{"dp", dp, s.ReplicaCount()}, {"micro-batches", gbs / (dp * mbs), s.MicroBatchCount()},
-				{"sp", kv["model.sequence_parallel"] == "true", s.SequenceParallel},
-				{"distopt", kv["ddp.use_distributed_optimizer"] == "true", s.DistOpt || s.FSDP},
-				{"fsdp", kv["ddp.use_megatron_fsdp"] == "true", s.FSDP},
-				{"fp8", recipes[kv["mixed_precision"]], s.FP8},
-				{"recompute", kv["model.recompute_granularity"], map[plan.Recompute]string{plan.SelectiveRecompute: "selective", plan.FullRecompute: "full"}[s.Recompute]},
-				{"lora", kv["peft.dim"], map[bool]string{true: strconv.Itoa(s.LoRARank)}[s.LoRA()]},
-				{"lora targets", kv["peft.target_modules"], map[bool]string{true: "[" + strings.Join(s.Targets().Names(), ",") + "]"}[s.LoRA()]},
-				{"packed", kv["dataset.packed_sequence_specs.packed_sequence_size"], map[bool]string{true: strconv.Itoa(m.Seq)}[s.Packed()]},
-			}
-			if kv["model.recompute_granularity"] == "null" {
-				checks[10].got = ""
-			}
-			if m.MoE() {
-				checks = append(checks, struct {
-					what      string
-					got, want any
-				}{"ep", num("model.expert_model_parallel_size"), s.ExpertDegree()})
-			}
-			for _, c := range checks {
-				if c.got != c.want {
-					t.Errorf("%s: %s read back %v, the plan has %v", s, c.what, c.got, c.want)
-				}
-			}
+			bridgeReadBack(t, m, s, 16, o)
 		}
 	}
 	// 216 plans, 166 accepted on 2026-11-27: 50 refused, rowwise FP8 (26),
 	// grads=bf16 (18) and mbs=2 at dp=16 on a batch of 16 (6).
 	if accepted < 150 {
 		t.Fatalf("only %d plans of the grid accepted: the grid no longer covers the export", accepted)
+	}
+}
+
+// bridgeReadBack holds overrides o, read back as Bridge would hold them,
+// against plan s of model m on gpus GPUs: the degrees, batch,
+// recomputation, sharding, recipe, experts and fine-tuning.
+func bridgeReadBack(t *testing.T, m transformer.Spec, s plan.Strategy, gpus int, o []string) {
+	t.Helper()
+	recipes := map[string]string{}
+	for k, v := range bridgeMixedPrecision {
+		recipes[v] = k
+	}
+	kv := readBridge(t, o)
+	num := func(k string) int {
+		n, err := strconv.Atoi(kv[k])
+		if err != nil {
+			t.Fatalf("%s: %s=%q is not a number", s, k, kv[k])
+		}
+		return n
+	}
+	vp := 1
+	if kv["model.virtual_pipeline_model_parallel_size"] != "null" {
+		vp = num("model.virtual_pipeline_model_parallel_size")
+	}
+	tp, pp, cp := num("model.tensor_model_parallel_size"), num("model.pipeline_model_parallel_size"), num("model.context_parallel_size")
+	mbs, gbs := num("train.micro_batch_size"), num("train.global_batch_size")
+	dp := gpus / (tp * pp * cp)
+	checks := []struct {
+		what      string
+		got, want any
+	}{
+		{"tp", tp, s.TensorDegree()}, {"pp", pp, s.PipelineDegree()}, {"vp", vp, s.VirtualStages()}, {"cp", cp, s.ContextDegree()},
+		{"dp", dp, s.ReplicaCount()}, {"micro-batches", gbs / (dp * mbs), s.MicroBatchCount()},
+		{"sp", kv["model.sequence_parallel"] == "true", s.SequenceParallel},
+		{"distopt", kv["ddp.use_distributed_optimizer"] == "true", s.DistOpt || s.FSDP},
+		{"fsdp", kv["ddp.use_megatron_fsdp"] == "true", s.FSDP},
+		{"fp8", recipes[kv["mixed_precision"]], s.FP8},
+		{"recompute", kv["model.recompute_granularity"], map[plan.Recompute]string{plan.SelectiveRecompute: "selective", plan.FullRecompute: "full"}[s.Recompute]},
+		{"lora", kv["peft.dim"], map[bool]string{true: strconv.Itoa(s.LoRARank)}[s.LoRA()]},
+		{"lora targets", kv["peft.target_modules"], map[bool]string{true: "[" + strings.Join(s.Targets().Names(), ",") + "]"}[s.LoRA()]},
+		{"packed", kv["dataset.packed_sequence_specs.packed_sequence_size"], map[bool]string{true: strconv.Itoa(m.Seq)}[s.Packed()]},
+	}
+	if kv["model.recompute_granularity"] == "null" {
+		checks[10].got = ""
+	}
+	if m.MoE() {
+		checks = append(checks, struct {
+			what      string
+			got, want any
+		}{"ep", num("model.expert_model_parallel_size"), s.ExpertDegree()})
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s: %s read back %v, the plan has %v", s, c.what, c.got, c.want)
+		}
 	}
 }
 
@@ -249,4 +257,43 @@ func bridgeGrid(m transformer.Spec, gpus int) []plan.Strategy {
 		}
 	}
 	return out
+}
+
+// FuzzBridgeOverrides: any plan of the small models on 16 GPUs drawn from
+// the fuzzer's numbers either is refused by export.Check and by the
+// writer alike, in one line, or is written and read back as the plan.
+func FuzzBridgeOverrides(f *testing.F) {
+	f.Add(uint8(1), uint8(1), uint8(1), uint8(0), uint8(0), uint8(0), false)
+	f.Add(uint8(2), uint8(2), uint8(2), uint8(1), uint8(2), uint8(3), true)
+	f.Add(uint8(4), uint8(1), uint8(1), uint8(5), uint8(1), uint8(4), false)
+	f.Fuzz(func(t *testing.T, tp, pp, vp, bits, fp8, ft uint8, experts bool) {
+		dense, moe := bridgeModels(t)
+		m := dense
+		if experts {
+			m = moe
+		}
+		T, P, V := 1<<(tp%3), 1<<(pp%2), 1<<(vp%2)
+		C := 1 << (bits >> 6 % 2)
+		D := 16 / (T * P * C)
+		mbs := 1 << (bits >> 4 % 2)
+		s := plan.Strategy{Tensor: T, Pipeline: P, Virtual: V, Context: C, Replicas: D, MicroBatchSize: mbs, MicroBatches: max(m.Batch/(D*mbs), 1),
+			Recompute:        []plan.Recompute{plan.NoRecompute, plan.SelectiveRecompute, plan.FullRecompute}[bits%3],
+			SequenceParallel: bits&8 != 0 && T > 1, DistOpt: bits&4 != 0, GradBF16: bits == 255,
+			FP8:      []string{"", plan.FP8Current, plan.FP8Delayed, plan.FP8Blockwise, plan.FP8MX, plan.FP4NV, plan.FP8Rowwise}[fp8%7],
+			FineTune: []plan.FineTune{{}, {LoRARank: 4}, {LoRARank: 2, LoRATargets: plan.LoRAFC1}, {PackLens: []int{8}}, {LoRARank: 4, PackLens: []int{4, 16}}}[ft%5]}
+		if experts {
+			s.Experts, s.ExpertTensor = 2, 1
+			s.EPOverlap = bits&2 != 0
+		}
+		err := Check("megatron-bridge", m, s, 16)
+		o, werr := BridgeOverrides(m, s, 16)
+		switch {
+		case (err == nil) != (werr == nil):
+			t.Fatalf("%s: Check says %v, BridgeOverrides %v", s, err, werr)
+		case err != nil && strings.Contains(err.Error(), "\n"):
+			t.Fatalf("%s: refusal of more than one line: %q", s, err)
+		case err == nil:
+			bridgeReadBack(t, m, s, 16, o)
+		}
+	})
 }
