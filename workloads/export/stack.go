@@ -121,7 +121,8 @@ func frameworkStackLine(format string) string {
 	case "torchtitan":
 		return "torchtitan's file runs stack=torchtitan-0.2 (compiled; eager with compile=off), no other framework's stack"
 	case "megatron", "megatron-bridge":
-		return format + "'s file runs placer's default stack or stack=megatron-core-0.16, megatron-bridge-*, model-zoo-moe-dev, with no compile= (its layers are Transformer Engine's)"
+		who := map[string]string{"megatron": "Megatron-LM", "megatron-bridge": "Megatron-Bridge"}[format]
+		return who + "'s file runs placer's default stack or stack=megatron-core-0.16, megatron-bridge-*, model-zoo-moe-dev, with no compile= (its layers are Transformer Engine's)"
 	case "deepspeed":
 		return "DeepSpeed's file is costed on placer's default stack: no stack= or compile="
 	}
