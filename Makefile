@@ -17,7 +17,7 @@ all: build
 # Debian's torch 1.13 for the exporter's old-torch tests (py-deps); the
 # virtualenv of current PyTorch (venv) with the held-out models'
 # transformers and timm (venv-test); the frameworks that read placer's
-# exports (venv-frameworks, venv-megatron); CUDA 11.8's and 13's headers
+# exports (venv-frameworks, venv-megatron, venv-bridge); CUDA 11.8's and 13's headers
 # for the cuda build's check (cuda-dev, cuda13-dev); Slurm's packages
 # (slurm-deps; make test starts the daemons). Each step says what and why
 # before it installs, and does nothing when it is already there. A fresh
@@ -33,7 +33,7 @@ all: build
 # make VENV=DIR reaches them too. CI (.ci/run) points XDG_CACHE_HOME at an
 # empty folder of its own, so that nothing installed by hand on the
 # machine can stand in for a step missing here.
-deps: go-deps py-deps venv venv-test venv-frameworks venv-megatron cuda-dev cuda13-dev slurm-deps
+deps: go-deps py-deps venv venv-test venv-frameworks venv-megatron venv-bridge cuda-dev cuda13-dev slurm-deps
 
 go-deps:
 	$(GO) mod download
@@ -258,9 +258,10 @@ test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
 # took 24 s more than the second's, to the second. The first group's
 # placer_torch tests are pytest's -m commands, the second's -m package
 # and -m debian (tests/conftest.py's GROUPS).
-test-python-venv-tools: build venv-test venv-frameworks
+test-python-venv-tools: build venv-test venv-frameworks venv-bridge
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) $(TORCH_PY) -m pytest -v -rs -m commands
 	$(MAKE) test-frameworks
+	$(MAKE) test-bridge
 
 test-python-venv-package: build venv-test venv-frameworks
 	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m pytest -v -rs -m package
@@ -426,6 +427,36 @@ venv-megatron: venv
 
 test-megatron: build venv-megatron
 	PLACER=$(CURDIR)/$(BIN) PLACER_MEGATRON=$(MEGATRON_DIR) PYTHONPATH=$(MEGATRON_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_megatron.py'
+
+# Megatron-Bridge 0.5.0's own override machinery and configuration
+# classes reading placer's --to megatron-bridge exports
+# (tools/frameworks/bridge_check.py says what of Bridge runs and what
+# does not, and test_bridge.py; docs/frameworks.md): BRIDGE_PINS
+# installed with --no-deps (and --ignore-requires-python: Bridge 0.5.0
+# asks Python 3.12, the virtualenv's is 3.11) into BRIDGE_DIR once per
+# machine, again when $(BRIDGE_DIR)/placer-pins differs: Bridge with the
+# megatron-core of its release (0.18.0, which has the megatron.training
+# config classes Bridge's ConfigContainer extends), OmegaConf and Hydra
+# (its overrides), and what its dataset configs import (datasets and
+# its pyarrow, pandas, dill, multiprocess, xxhash, dateutil). No
+# Transformer Engine. Measured on this project's 2-core machine
+# (2026-11-27, others' jobs running): 20 s to install, 302 MB;
+# test-bridge 18 to 31 s (its "Ran 3 tests in"), the last step of make
+# test's first Python group (test-python-venv-tools).
+BRIDGE_PINS := megatron-bridge==0.5.0 megatron-core==0.18.0 omegaconf==2.3.0 hydra-core==1.3.2 antlr4-python3-runtime==4.9.3 \
+	datasets==5.2.0 pyarrow==26.0.1 pandas==3.1.1 dill==0.4.1 multiprocess==0.70.19 xxhash==4.1.0 python-dateutil==4.0.0
+BRIDGE_DIR  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/placer/bridge
+.PHONY: venv-bridge test-bridge
+venv-bridge: venv
+	@if [ "$$(cat $(BRIDGE_DIR)/placer-pins 2>/dev/null)" != "$(BRIDGE_PINS)" ]; then \
+		echo "venv-bridge: installing megatron-bridge 0.5.0 and what its config modules import into $(BRIDGE_DIR)"; \
+		rm -rf $(BRIDGE_DIR) && \
+		$(TORCH_PY) -m pip install --disable-pip-version-check -q --no-deps --ignore-requires-python --target $(BRIDGE_DIR) $(BRIDGE_PINS) && \
+		echo "$(BRIDGE_PINS)" > $(BRIDGE_DIR)/placer-pins; \
+	fi
+
+test-bridge: build venv-bridge
+	PLACER=$(CURDIR)/$(BIN) PLACER_BRIDGE=$(BRIDGE_DIR) PYTHONPATH=$(BRIDGE_DIR) $(TORCH_PY) -m unittest discover -v -s tools/frameworks -p 'test_bridge.py'
 
 # One transformer block's per-GPU shard for each row of Megatron-LM's table
 # timed on a GPU (BF16, CUDA events, median of 20 runs) against placer's

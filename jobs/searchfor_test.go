@@ -147,6 +147,7 @@ func TestSearchForLoRA(t *testing.T) {
 		target, err string
 	}{
 		{"megatron", "no plan keeping peft=lora runs under megatron: its export refuses all"},
+		{"megatron-bridge", ""},
 		{"any", ""},
 	} {
 		rep, err := ScaleSearch(context.Background(), ScaleOptions{Workload: workload, Cluster: "dgx-h100:4", Strat: "peft=lora", For: c.target})

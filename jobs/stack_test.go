@@ -55,6 +55,8 @@ func TestSearchForCostsOnTheFrameworksStack(t *testing.T) {
 			err: "--for torchtitan: stack=megatron-bridge-25.11: torchtitan's file runs stack=torchtitan-0.2"},
 		{name: "torchtitan's stack for megatron", strat: "fsdp=on,stack=torchtitan-0.2", forName: "megatron",
 			err: "--for megatron: stack=torchtitan-0.2: Megatron-LM's file runs placer's default stack"},
+		{name: "torchtitan's stack for megatron-bridge", strat: "fsdp=on,stack=torchtitan-0.2", forName: "megatron-bridge",
+			err: "--for megatron-bridge: stack=torchtitan-0.2: Megatron-Bridge's file runs placer's default stack"},
 		{name: "eager for megatron", strat: "fsdp=on,compile=off", forName: "megatron",
 			err: "--for megatron: compile=off: Megatron-LM's file runs"},
 		{name: "a stack for deepspeed", strat: "fsdp=on,stack=torchtitan-0.2", forName: "deepspeed",

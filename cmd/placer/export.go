@@ -14,7 +14,7 @@ func newExportCmd(s *streams) *cobra.Command {
 	o := &export.Options{}
 	cmd := &cobra.Command{
 		Use:   "export (--graph FILE | --workload NAME | --profile FILE) [--gpus N | --cluster PRESET:NODES] [--placement FILE] --to FORMAT",
-		Short: "Write a plan for Megatron-LM, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
+		Short: "Write a plan for Megatron-LM, Megatron-Bridge, torchtitan, DeepSpeed, a torch plan, a module map, TensorFlow or msr-fiddle",
 		Long: `Convert a placement (a decision or result file, single, round-robin, or an
 msr-fiddle expert-placement file) into what a framework reads:
 
@@ -50,6 +50,13 @@ msr-fiddle expert-placement file) into what a framework reads:
   megatron       for a transformer at cluster scale (--workload gpt:... or llama:...
                  with --strategy): Megatron-LM's arguments for pretrain_gpt.py, a
                  bash array to source (docs/cluster-scale.md)
+  megatron-bridge for a transformer at cluster scale: Megatron-Bridge 0.5.0's
+                 ConfigContainer overrides (key=value, Hydra's grammar) for
+                 scripts/training/run_recipe.py, a bash array to source: the
+                 shape, degrees, batch, recomputation, mixed-precision recipe,
+                 experts' stack, CUDA graphs, LoRA (+peft.*) and packing;
+                 refused in one line naming what Bridge has no key for
+                 (docs/frameworks.md)
 
 docs/import.md describes each format and tools/torchexport/placement.py applies
 a module map to an nn.Module. A placement file is a decision file, a
@@ -121,7 +128,7 @@ stages (docs/torch-plan.md, "Train mode under a plan").`,
 	intBoth(f, "gpus", 0, gpusUsage, &g.Cluster.GPUs, &sc.Pod.GPUs)
 	f.StringVar(&o.Placement, "placement", "single", "single, round-robin, a decision/result FILE (an eval -o report too), or an msr-fiddle expert FILE")
 	f.StringVar(&o.To, "to", "", "output format: "+strings.Join(export.Formats, ", ")+" (torchtitan@0.2, deepspeed@0.19: the release)")
-	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's or megatron's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
+	f.StringVar(&o.Strategy, "strategy", "", "torch-plan's, torchtitan's, deepspeed's, megatron's or megatron-bridge's strategy, e.g. dp=2,mb=4,schedule=1f1b or tp=8,pp=6,dp=48,sp=on (default: the placement file's); as in eval, the placement is one replica's, on GPUs / replicas GPUs")
 	stringBoth(f, "profile", "", "an ops profile `FILE` (placer profile --model) in place of --graph: its graph, and its meta for module-map and torch-plan", &g.Cluster.Profile, &sc.Pod.Profile)
 	_ = f.SetAnnotation("profile", inputAnnotation, []string{"read"}) // read, not written
 	f.StringVarP(&o.Out, "out", "o", "", "write to `FILE` (default: standard output)")

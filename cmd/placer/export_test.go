@@ -26,6 +26,8 @@ func TestExportSaysWhatItWrote(t *testing.T) {
 			"export: wrote OUT (Megatron-LM's arguments): 4.760 s a step on placer's default stack\n"},
 		{"megatron to standard output", []string{"--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", plan, "--to", "megatron"}, "",
 			"export: wrote standard output (Megatron-LM's arguments): 4.760 s a step on placer's default stack\n"},
+		{"megatron-bridge", []string{"--workload", gpt175, "--cluster", "dgx-h100:288", "--strategy", plan, "--to", "megatron-bridge"}, "gpt-bridge.sh",
+			"export: wrote OUT (Megatron-Bridge 0.5.0's overrides): 4.760 s a step on placer's default stack\n"},
 		{"op graph", []string{"--graph", example, "--placement", "single", "--to", "tf-device-map"}, "mlp.json",
 			"export: wrote OUT (TensorFlow's device map): the placement of mlp (28 ops) on 1 GPU a replica\n"},
 	} {

@@ -92,8 +92,8 @@ func checkExport(o *export.Options) error {
 		if err := jobs.CheckStrategy(o.World, o.Strategy); err != nil {
 			return fail.Usagef("--strategy: %v", err)
 		}
-		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron"}, to) {
-			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed and megatron")
+		if !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed", "megatron", "megatron-bridge"}, to) {
+			return fail.Usagef("--strategy is for --to torch-plan, torchtitan, deepspeed, megatron and megatron-bridge")
 		}
 	}
 	if o.OpGraph.Stages != 0 && !slices.Contains([]string{"torch-plan", "torchtitan", "deepspeed"}, to) {

@@ -28,16 +28,16 @@ import (
 )
 
 // Formats lists the placement formats `placer export` writes.
-var Formats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron"}
+var Formats = []string{"tf-device-map", "costgraph", "msr-fiddle", "module-map", "torch-plan", "torchtitan", "deepspeed", "decision", "megatron", "megatron-bridge"}
 
 // FormatsOf lists the formats of Formats that a workload of
 // world w exports to: a transformer at cluster scale's plan goes to the
 // frameworks that run one; an op graph's placement to every other.
 func FormatsOf(w inputs.World) []string {
 	if w == inputs.ClusterScale {
-		return []string{"torch-plan", "torchtitan", "deepspeed", "megatron"}
+		return []string{"torch-plan", "torchtitan", "deepspeed", "megatron", "megatron-bridge"}
 	}
-	return slices.DeleteFunc(slices.Clone(Formats), func(f string) bool { return f == "megatron" })
+	return slices.DeleteFunc(slices.Clone(Formats), func(f string) bool { return f == "megatron" || f == "megatron-bridge" })
 }
 
 // Options are the inputs of `placer export` in either world: the
@@ -358,8 +358,8 @@ func exportTransformer(o Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format != "torch-plan" && format != "megatron" && format != "torchtitan" && format != "deepspeed" {
-		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to torchtitan or --to deepspeed", o.Scale.Workload)
+	if format != "torch-plan" && format != "megatron" && format != "megatron-bridge" && format != "torchtitan" && format != "deepspeed" {
+		return nil, fmt.Errorf("export: a transformer by its shape (%s) exports only --to torch-plan, --to megatron, --to megatron-bridge, --to torchtitan or --to deepspeed", o.Scale.Workload)
 	}
 	m, p, err := inputs.Transformer(o.Scale.Workload, o.Scale.Pod)
 	if err != nil {
@@ -398,6 +398,12 @@ func exportTransformer(o Options) ([]byte, error) {
 			return nil, forHint(err)
 		}
 		out = []byte(export.MegatronScript(m, pl.String(), p.GPUs(), p.HostGPUs(), args))
+	} else if format == "megatron-bridge" {
+		ov, err := export.BridgeOverrides(m, pl.Strategy, p.GPUs())
+		if err != nil {
+			return nil, forHint(err)
+		}
+		out = []byte(export.BridgeScript(m, pl.String(), pl.Strategy, p.GPUs(), p.HostGPUs(), ov))
 	} else {
 		tp, err := export.NewTransformerPlan(m, pl.Strategy, p.GPUs())
 		if err != nil {
@@ -442,6 +448,8 @@ func frameworkFile(format, version string) string {
 		return "torchtitan " + version + "'s config module"
 	case format == "megatron":
 		return "Megatron-LM's arguments"
+	case format == "megatron-bridge":
+		return "Megatron-Bridge " + export.BridgeRelease + "'s overrides"
 	case format == "deepspeed":
 		return "DeepSpeed " + version + "'s configuration"
 	}

@@ -27,6 +27,8 @@ func Check(target string, m transformer.Spec, s plan.Strategy, gpus int) error {
 		return nil
 	case "megatron":
 		_, err = MegatronArgs(m, s, gpus)
+	case "megatron-bridge":
+		_, err = BridgeOverrides(m, s, gpus)
 	case "torchtitan":
 		_, err = TorchTitanTransformer(m, s, gpus, version)
 	case "deepspeed":

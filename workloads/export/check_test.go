@@ -20,13 +20,15 @@ func TestCheck(t *testing.T) {
 	}{
 		{"megatron", "tp=2,pp=2,dp=2,mbs=1,sp=on", ""},
 		{"megatron", "tp=2,pp=2,dp=2,mbs=1,sp=on,peft=lora", "no LoRA flag"},
+		{"megatron-bridge", "tp=2,pp=2,dp=2,mbs=1,sp=on,peft=lora", ""},
+		{"megatron-bridge", "tp=2,pp=2,dp=2,mbs=1,sp=on,grads=bf16", "megatron-bridge overrides: grads=bf16"},
 		{"torchtitan", "dp=8,mbs=2,fsdp=on", ""},
 		{"torchtitan", "dp=8,mbs=2,fsdp=on,peft=lora", "torchtitan 0.3.0 has no LoRA setting"},
 		{"torchtitan@0.2", "dp=8,mbs=2,fsdp=on,peft=lora", "torchtitan 0.2 has no LoRA setting"},
 		{"deepspeed", "dp=8,mbs=2", ""},
 		{"deepspeed", "tp=2,dp=4,mbs=2", "deepspeed"},
 		{"any", "tp=2,pp=2,dp=2,mbs=1,peft=lora", ""},
-		{"nemo", "dp=8,mbs=2", "--to nemo: a transformer at cluster scale exports to megatron, torchtitan, deepspeed and torch-plan"},
+		{"nemo", "dp=8,mbs=2", "--to nemo: a transformer at cluster scale exports to megatron, megatron-bridge, torchtitan, deepspeed and torch-plan"},
 	} {
 		s, err := plan.ParseStrategy(c.strategy)
 		if err != nil {

@@ -52,7 +52,7 @@ func RunsOn(format string, sw plan.Software) bool {
 	switch format {
 	case "torchtitan":
 		return sw.Framework() == plan.FrameworkTorchTitan
-	case "megatron":
+	case "megatron", "megatron-bridge":
 		return sw.Framework() == plan.FrameworkMegatron && sw.Compile == plan.Unset
 	case "deepspeed":
 		return sw.Stack == "" && sw.Compile == plan.Unset
@@ -120,8 +120,9 @@ func frameworkStackLine(format string) string {
 	switch format {
 	case "torchtitan":
 		return "torchtitan's file runs stack=torchtitan-0.2 (compiled; eager with compile=off), no other framework's stack"
-	case "megatron":
-		return "Megatron-LM's file runs placer's default stack or stack=megatron-core-0.16, megatron-bridge-*, model-zoo-moe-dev, with no compile= (its layers are Transformer Engine's)"
+	case "megatron", "megatron-bridge":
+		who := map[string]string{"megatron": "Megatron-LM", "megatron-bridge": "Megatron-Bridge"}[format]
+		return who + "'s file runs placer's default stack or stack=megatron-core-0.16, megatron-bridge-*, model-zoo-moe-dev, with no compile= (its layers are Transformer Engine's)"
 	case "deepspeed":
 		return "DeepSpeed's file is costed on placer's default stack: no stack= or compile="
 	}

@@ -11,7 +11,7 @@ import (
 
 // SearchTargets are the frameworks placer search --for names at cluster
 // scale, the default first, and "any" (every plan).
-var SearchTargets = []string{"megatron", "torchtitan", "deepspeed", "any"}
+var SearchTargets = []string{"megatron", "megatron-bridge", "torchtitan", "deepspeed", "any"}
 
 // DefaultSearchTarget is --for's default: Megatron-LM, whose settings
 // (the distributed optimizer, tensor-parallel overlap, selective
@@ -39,6 +39,10 @@ const DefaultSearchTarget = "megatron"
 //     pipeline and without full recomputation, interleaving with
 //     micro-batches a multiple of the stages); with multi-token
 //     prediction, epoverlap only with one MTP layer and a pipeline.
+//   - megatron-bridge (BridgeOverrides): Megatron-LM's space, Bridge
+//     running Megatron-Core, less what its overrides cannot write
+//     (grads=bf16, which Bridge's mixed-precision recipes set) and with
+//     LoRA, which Bridge runs.
 //   - torchtitan (TorchTitanTransformer, the release --for names, 0.3 by
 //     default as for --to, or @0.2): one degree, every
 //     stage's layers a multiple of the virtual stages
@@ -64,10 +68,10 @@ func SearchTarget(name string, m transformer.Spec, gpus int) (search.Target, err
 		// Every plan: the union of the frameworks' spaces and placer's
 		// own (stage-tp), so that no target's best is faster.
 		return search.Target{Name: "any", UnitSplits: true}, nil
-	case "megatron", "torchtitan", "deepspeed":
+	case "megatron", "megatron-bridge", "torchtitan", "deepspeed":
 		t := search.Target{Name: format, OneTensor: true}
 		switch format {
-		case "megatron":
+		case "megatron", "megatron-bridge":
 			t.EndChunks, t.UnitSplits = true, true
 		case "torchtitan":
 			t.LayerChunks, t.FSDP = true, true

@@ -177,13 +177,14 @@ func TestSearchTarget(t *testing.T) {
 	}{
 		{"", "megatron", ""},
 		{"Megatron", "megatron", ""},
+		{"megatron-bridge", "megatron-bridge", ""},
 		{"torchtitan@0.2", "torchtitan", ""},
 		{"any", "any", ""},
 		{"deepspeed@0.19", "deepspeed", ""},
 		{"torch-plan", "", "not a framework to search for"},
 		{"torchtitan@0.3", "torchtitan", ""},
 		{"torchtitan@0.1", "", "torchtitan@0.1"},
-		{"nemo", "", "--for nemo: placer search proposes plans for megatron, torchtitan, deepspeed, any"},
+		{"nemo", "", "--for nemo: placer search proposes plans for megatron, megatron-bridge, torchtitan, deepspeed, any"},
 	} {
 		got, err := SearchTarget(c.name, m, 8)
 		switch {
