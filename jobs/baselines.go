@@ -56,6 +56,10 @@ type BaselinesOptions struct {
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration
+	// HostByGraph gives a graph that records an eager PyTorch run (its
+	// execution settings) the host model when Host is nil: the CLI's
+	// default where --host is not given.
+	HostByGraph bool
 	// Start is local-search's and sa's start ("" = each one's default;
 	// "anchored" = the anchored searches: methods.Options.Start).
 	Start string
@@ -84,7 +88,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 	if err != nil {
 		return report.Baselines{}, err
 	}
-	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
+	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend, o.HostByGraph)
 	if err != nil {
 		return b, err
 	}
@@ -95,7 +99,7 @@ func Baselines(ctx context.Context, o BaselinesOptions) (report.Baselines, error
 		names = anchored.Realizable(p, DefaultBaselines)
 	}
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
-	b.Host = hostNote(o.Host, o.Dispatch)
+	b.Host = setupHostNote(pp, o.Dispatch)
 	b.Budget, b.TimeLimit, b.CPULimit, b.Seed = o.Budget, o.Time.Seconds(), o.CPU.Seconds(), o.Seed
 	// The budget a user names is the one that binds: --time or --cpu
 	// alone leaves the evaluations unbounded; none at all is each

@@ -51,6 +51,10 @@ type GraphEvalOptions struct {
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration
+	// HostByGraph gives a graph that records an eager PyTorch run (its
+	// execution settings) the host model when Host is nil: the CLI's
+	// default where --host is not given (the report's Host says so).
+	HostByGraph bool
 	// TF32 is the --tf32 flag: which f32 matmuls and convolutions run on
 	// TF32 tensor cores ("" or "graph": the graph's recorded settings, else
 	// the hardware's; on, off, matmul, conv; roofline.ParseTF32).
@@ -93,7 +97,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 	if inputs.IsMSRFiddleExpert(o.Placement) {
 		o.Graph.Expert, o.Placement = o.Placement, "expert"
 	}
-	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend)
+	p, err := newSetupWith(o.Graph, o.Cluster, optimize.AllTasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host, TF32: tf32}, o.Backend, o.HostByGraph)
 	if err != nil {
 		return report.Eval{}, err
 	}
@@ -194,6 +198,7 @@ func EvalGraph(ctx context.Context, o GraphEvalOptions) (report.Eval, error) {
 		e.Transfers = "sync"
 	}
 	e.Execution = execNote(g, &c.Hardware, tf32)
+	e.Host = setupHostNote(p, o.Dispatch)
 	// The allocator's reserve, where the cost model times the decision op
 	// by op (the roofline) and it runs as given (one replica, no torch
 	// plan re-ordering it).

@@ -5,7 +5,36 @@ import (
 	"time"
 
 	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
 )
+
+// eagerHost says whether graph g records that it was exported from an
+// eager PyTorch run on a GPU: execution settings (torchexport --device,
+// --optimizer-impl, --autocast, ...) neither for a CPU nor under CUDA
+// graphs or torch.compile. Such a step is issued op by op by one Python
+// thread (the dispatcher, autograd's bookkeeping and a kernel launch per
+// op: roofline.MeasuredIssue), which the GPU alone leaves out; eval,
+// search and baselines model that host for it unless --host=false. A
+// graph without the record (placer's built-in workloads, msr-fiddle,
+// ONNX, cost graphs) does not say how it runs and keeps the GPU alone.
+func eagerHost(g *graph.Graph) bool {
+	e := g.Execution()
+	return e != nil && e.Device != "cpu" && e.Compile == "" && !e.CUDAGraphs
+}
+
+// HostByGraphNote is what a report adds to the host model's note where
+// the graph's record turned it on (eagerHost).
+const HostByGraphNote = "by default: the graph records an eager PyTorch run (its execution settings); --host=false for the GPU alone"
+
+// setupHostNote is hostNote of p's host model (dispatch as hostNote's),
+// with HostByGraphNote where the graph's record turned it on.
+func setupHostNote(p *Setup, dispatch time.Duration) string {
+	s := hostNote(p.opts.Host, dispatch)
+	if p.hostByGraph {
+		s += "; " + HostByGraphNote
+	}
+	return s
+}
 
 // hostNote is what a report's header says of the host model h (nil:
 // none, ""), made from dispatch, the CPU time of every op's dispatch (0:

@@ -75,6 +75,9 @@ type Setup struct {
 	// realizer realizes the decisions of a graph from PyTorch (its meta
 	// file beside it); nil for the others (realize).
 	realizer *export.Realizer
+	// hostByGraph says that opts.Host is the host model the graph got by
+	// default (eagerHost), not one the caller asked for.
+	hostByGraph bool
 }
 
 // cluster is the cluster the problem's decisions are costed on.
@@ -143,11 +146,13 @@ func (pp *Setup) QuickReference(ctx context.Context, seed uint64) (string, *opti
 // the evaluator with backend (nil = Roofline), and fills the problem's
 // expert placement (nil for a graph that has none).
 func NewSetup(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, error) {
-	return newSetupWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
+	return newSetupWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend, false)
 }
 
-// newSetupWith is NewSetup with the cost model's options.
-func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, error) {
+// newSetupWith is NewSetup with the cost model's options. hostByGraph
+// gives a graph that records an eager PyTorch run the host model where
+// opts has none (eagerHost: the CLI's default when --host is not given).
+func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend, hostByGraph bool) (*Setup, error) {
 	if w := inputs.WorldOf(gs.Workload); w != inputs.OpGraph {
 		return nil, fail.Usagef("workload %s is %s: placer eval, search and export plan it (docs/cluster-scale.md); this command places an op graph's ops", gs.Workload, w)
 	}
@@ -155,10 +160,15 @@ func newSetupWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tas
 	if err != nil {
 		return nil, err
 	}
+	byGraph := hostByGraph && opts.Host == nil && eagerHost(r.Graph)
+	if byGraph {
+		opts.Host = HostModel(true, 0)
+	}
 	p, err := setupOf(r, tasks, opts, backend)
 	if err != nil {
 		return nil, err
 	}
+	p.hostByGraph = byGraph
 	rz, err := torchRealizer(gs, r.Graph, r.Profile, r.ProfilePath)
 	if err != nil {
 		p.Close()
@@ -259,12 +269,13 @@ func setupOf(in inputs.GraphOnCluster, tasks optimize.Tasks, opts roofline.Optio
 
 // newComparison sets up the problem and the report's header.
 func newComparison(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, sync bool, backend Backend) (*Setup, report.Baselines, error) {
-	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend)
+	return newComparisonWith(gs, cs, tasks, roofline.Options{SyncTransfers: sync}, backend, false)
 }
 
-// newComparisonWith is newComparison with the cost model's options.
-func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend) (*Setup, report.Baselines, error) {
-	p, err := newSetupWith(gs, cs, tasks, opts, backend)
+// newComparisonWith is newComparison with the cost model's options
+// (hostByGraph as newSetupWith's).
+func newComparisonWith(gs inputs.GraphSpec, cs inputs.ClusterSpec, tasks optimize.Tasks, opts roofline.Options, backend Backend, hostByGraph bool) (*Setup, report.Baselines, error) {
+	p, err := newSetupWith(gs, cs, tasks, opts, backend, hostByGraph)
 	if err != nil {
 		return nil, report.Baselines{}, err
 	}

@@ -59,6 +59,10 @@ type GraphSearchOptions struct {
 	Host     *roofline.Host
 	HostOn   bool
 	Dispatch time.Duration
+	// HostByGraph gives a graph that records an eager PyTorch run (its
+	// execution settings) the host model when Host is nil: the CLI's
+	// default where --host is not given.
+	HostByGraph bool
 	// Objective is what the search and the baselines minimise (zero =
 	// step time).
 	Objective optimize.Objective
@@ -135,7 +139,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 		return SearchReport{}, err
 	}
 	method := cmp.Or(o.Method, anchored.DefaultMethod)
-	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend)
+	pp, b, err := newComparisonWith(o.Graph, o.Cluster, tasks, roofline.Options{SyncTransfers: o.Sync, Host: o.Host}, o.Backend, o.HostByGraph)
 	if err != nil {
 		return SearchReport{}, err
 	}
@@ -149,7 +153,7 @@ func SearchGraph(ctx context.Context, o GraphSearchOptions) (SearchReport, error
 	}
 	p := pp.Problem
 	p.Objective, b.Objective = o.Objective, o.Objective.String()
-	b.Host = hostNote(o.Host, o.Dispatch)
+	b.Host = setupHostNote(pp, o.Dispatch)
 	setBase(p)
 	s := &anchored.Search{Method: method, References: o.Methods, ReferenceBudget: o.Budget, Resize: pp.resize,
 		Options: methods.Options{Policy: o.Policy, PPO: o.PPO, Samples: o.Samples, Warmup: o.Warmup}}

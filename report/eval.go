@@ -33,6 +33,10 @@ type Eval struct {
 	// Execution says how the step is costed where the graph records how
 	// it runs (torchexport's settings) or --tf32 says so ("" otherwise).
 	Execution string `json:"execution,omitempty"`
+	// Host says that the evaluation modelled each GPU's host thread
+	// dispatching its kernels, at what issue times and, where the graph's
+	// record turned it on, why; "" = no host model.
+	Host string `json:"host,omitempty"`
 	// Objective ("step-time" or "peak-memory") and the decision's value
 	// of it (seconds or bytes); Feasible says whether the decision is
 	// valid under it.
@@ -177,6 +181,9 @@ func WriteEval(w io.Writer, e Eval) error {
 	}
 	if e.Execution != "" {
 		fmt.Fprintf(w, "run as: %s\n", e.Execution)
+	}
+	if e.Host != "" {
+		fmt.Fprintf(w, "host model on: %s\n", e.Host)
 	}
 	WriteOpCosts(w, e.Costs)
 	obj := ObjectiveValue(e.Objective, e.ObjectiveValue)

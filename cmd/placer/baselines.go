@@ -44,6 +44,7 @@ Methods: ` + strings.Join(methods.Methods(), ", "),
   placer baselines --graph g.json --gpus 4 --tasks fusion --methods tf-default,sa --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.flags.HostSet = cmd.Flags().Changed("host")
 			if err := parseBaselinesFlags(&o.BaselinesOptions, o.flags); err != nil {
 				return err
 			}

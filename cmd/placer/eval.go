@@ -59,6 +59,7 @@ strategy): eval --placement and export --placement read that file back.
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.OpGraph.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
+			o.OpGraph.HostByGraph = !cmd.Flags().Changed("host")
 			var err error
 			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
 				return err
@@ -91,7 +92,7 @@ strategy): eval --placement and export --placement read that file back.
 		f.StringVar(&g.Schedule, "schedule", "", "fifo (TensorFlow's default), or a decision/result FILE with priorities (default: the --placement file's, else fifo)")
 		f.StringVar(&g.Fusion, "fusion", "", "none, default (XLA-like, topological), or a decision/result FILE with fusion priorities (default: the --placement file's, else none)")
 		f.BoolVar(&g.Sync, "sync-transfers", false, "REGAL's model: a transfer blocks its sender and receiver")
-		f.BoolVar(&g.HostOn, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU (docs/performance-model.md, The host; busy % is then the GPU's share of the step)")
+		f.BoolVar(&g.HostOn, "host", false, "model each GPU's host thread dispatching its kernels in order, running ahead of the GPU (docs/performance-model.md, The host; busy % is then the GPU's share of the step); "+hostDefaultUsage)
 		f.DurationVar(&g.Dispatch, "dispatch", 0, "with --host: the CPU time to dispatch one op, for every op (default: measured per class)")
 		f.StringVar(&g.TF32, "tf32", "graph", "which f32 matmuls and convolutions run on TF32 tensor cores: graph (the graph's recorded PyTorch settings, torchexport --tf32-matmul/--tf32-cudnn; else the hardware's allow_tf32), on, off, matmul or conv (docs/performance-model.md)")
 		addObjectiveFlag(cmd, &g.Objective)

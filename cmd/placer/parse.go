@@ -118,6 +118,7 @@ func evaluation(host bool, dispatch time.Duration, measure bool, repeats int) (*
 type baselinesFlags struct {
 	Measure bool
 	Repeats int
+	HostSet bool // --host was given (on or off)
 }
 
 // parseBaselinesFlags checks o and fills its Backend from f.
@@ -141,6 +142,9 @@ func parseBaselinesFlags(o *jobs.BaselinesOptions, f baselinesFlags) error {
 	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
 	}
+	// Without --host a graph's record decides (jobs' HostByGraph); the
+	// GPUs of --measure run their own host.
+	o.HostByGraph = !f.HostSet && !f.Measure
 	if o.Tasks != "" {
 		if t, err := optimize.ParseTasks(o.Tasks); err != nil || t == (optimize.Tasks{}) {
 			return fail.Usagef("--tasks %q: want a comma-separated list of placement, scheduling, fusion", o.Tasks)
@@ -156,6 +160,7 @@ type searchFlags struct {
 	Train   trainFlags
 	Measure bool
 	Repeats int
+	HostSet bool // --host was given (on or off)
 }
 
 // parseSearchFlags checks so, in the world chooseWorld decided
@@ -195,6 +200,9 @@ func parseSearchFlags(so *jobs.SearchOptions, f searchFlags) error {
 	if o.Host, o.Backend, err = evaluation(o.HostOn, o.Dispatch, f.Measure, f.Repeats); err != nil {
 		return err
 	}
+	// Without --host a graph's record decides (jobs' HostByGraph); the
+	// GPUs of --measure run their own host.
+	o.HostByGraph = !f.HostSet && !f.Measure
 	o.Policy, o.PPO, err = f.Train.Parse()
 	return err
 }

@@ -96,6 +96,7 @@ refused (docs/stacks.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o.OpGraph.Cluster.HardwareSet = cmd.Flags().Changed("hardware")
+			o.flags.HostSet = cmd.Flags().Changed("host")
 			var err error
 			if o.World, err = chooseWorld(cmd, o.OpGraph.Graph.Workload); err != nil {
 				return err

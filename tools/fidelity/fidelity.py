@@ -263,7 +263,9 @@ def predict(placer, graph, hardware, host=True):
     """placer eval's step time (ms), peak memory (GiB) and GPU-busy share
     (busy time over step time) for graph on one GPU of hardware, or an
     error line."""
-    args = ["eval", "--graph", graph, "--hardware", hardware, "--json"] + (["--host"] if host else [])
+    # --host=false, not no flag: eval models the host by default for a
+    # graph that records an eager PyTorch run, as these exports do.
+    args = ["eval", "--graph", graph, "--hardware", hardware, "--json", "--host" if host else "--host=false"]
     out, err = run_placer(placer, args)
     if err:
         return None, err

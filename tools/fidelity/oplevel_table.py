@@ -1,7 +1,10 @@
 """The op-level fidelity table: every committed fidelity row of the lent
 H100s and H200s (measurements/*/fidelity-MODEL.json, real_ms) against
-`placer eval --graph G --hardware HW --gpus 1` without and with --host,
-by one or two placer binaries (before and after a change), on the row's
+`placer eval --graph G --hardware HW --gpus 1` as a user runs it
+("default", no --host flag: the host model is on for a graph that
+records an eager PyTorch run, as these do), with --host=false (the GPU
+alone: "strict" in earlier tables) and with --host, by one or two placer
+binaries (before and after a change), on the row's
 graph without its measured times (time_s and dispatch_s taken out, as
 tools/fidelity's roofline column and jobs' TestFidelityH100Roofline take
 them out).
@@ -70,8 +73,12 @@ def zoo_graph(python, model, batch, zoo_dir):
     return out
 
 
-def step_ms(placer, graph, hw, host):
-    cmd = [placer, "eval", "--graph", graph, "--hardware", hw, "--gpus", "1", "--json"] + (["--host"] if host else [])
+# The columns: eval's flags for each ("default": none, what a user gets).
+MODES = (("default", []), ("--host=false", ["--host=false"]), ("--host", ["--host"]))
+
+
+def step_ms(placer, graph, hw, flags):
+    cmd = [placer, "eval", "--graph", graph, "--hardware", hw, "--gpus", "1", "--json"] + flags
     r = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(r.stdout)["step_time_s"] * 1e3
 
@@ -104,13 +111,13 @@ def main(argv=None):
             hw = "h200" if "h200" in run else "h100"
             rows.append(("unnamed" if run == UNNAMED else "zoo", run.replace("2026-11-26-", ""), short, batch, hw,
                          r["real_ms"], stripped))
-    names = ["strict", "--host"] if len(args.placer) == 1 else [
-        "strict before", "strict after", "--host before", "--host after"]
+    names = [m for m, _ in MODES] if len(args.placer) == 1 else [
+        "%s %s" % (m, w) for m, _ in MODES for w in ("before", "after")]
     print("| set | run | model, batch | hw | real ms | " + " | ".join(names) + " |")
     print("|---|---|---|---|---|" + "---|" * len(names))
     acc = {}
     for s, run, model, batch, hw, real, graph in rows:
-        errs = [100 * (step_ms(b, graph, hw, host) / real - 1) for host in (False, True) for b in args.placer]
+        errs = [100 * (step_ms(b, graph, hw, flags) / real - 1) for _, flags in MODES for b in args.placer]
         for n, e in zip(names, errs):
             acc.setdefault((s, n), []).append(abs(e))
         print("| %s | %s | %s %d | %s | %.2f | %s |" % (s, run, model, batch, hw, real,

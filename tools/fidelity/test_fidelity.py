@@ -378,6 +378,24 @@ class OplevelTableTest(unittest.TestCase):
             with open(os.path.join(d, "r.meta.json")) as f:
                 self.assertNotIn("profile", json.load(f))
 
+    def test_default_column_is_what_a_user_gets(self):
+        # The columns are eval with no --host flag, --host=false and
+        # --host: on a graph that records an eager PyTorch run (ResNet-50
+        # at 8, exported with --device cuda) the default is the host
+        # model's step, and the GPU alone's is shorter (its 17.8 ms of
+        # kernels wait on the host's issue of every op).
+        import oplevel_table as ot
+        placer = os.environ.get("PLACER", "")
+        if not os.path.exists(placer):
+            self.skipTest("no placer binary (PLACER=%r)" % placer)
+        self.assertEqual([m for m, _ in ot.MODES], ["default", "--host=false", "--host"])
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "r.json")
+            ot.strip(ot.committed_graph("resnet50", 8), out)
+            default, gpu, host = (ot.step_ms(placer, out, "h100", flags) for _, flags in ot.MODES)
+        self.assertEqual(default, host)
+        self.assertLess(gpu, host)
+
 
 if __name__ == "__main__":
     unittest.main()
