@@ -859,6 +859,9 @@ func TestA100FlashAttention(t *testing.T) {
 	if flash.Kernels.UnfusedAttention {
 		t.Fatal("dgx-a100,attention=flash: attention still unfused")
 	}
+	if p := flash.Kernels.Provenance; strings.Contains(p, "unfused") || !strings.Contains(p, "FlashAttention-2") {
+		t.Errorf("dgx-a100,attention=flash: kernels %q, want FlashAttention-2's, not unfused attention", p)
+	}
 	one, _ := plan.PodOf("dgx-a100", 1)
 	one.Kernels = flash.Kernels
 	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, one)

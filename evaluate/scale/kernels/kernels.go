@@ -133,6 +133,9 @@ func (k Node) WithAttention(backend string) (Node, error) {
 	for i, a := range k.Attention {
 		if a.Backend == backend {
 			k.Attention = append([]*Attention{a}, append(append([]*Attention(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
+			if k.UnfusedAttention && a.Provenance != "" {
+				k.Provenance = a.Provenance
+			}
 			k.UnfusedAttention = false
 			return k, nil
 		}
@@ -322,11 +325,13 @@ var (
 // launch terms: the kernel's best rate, so that attention is if anything
 // costed fast (the figures' smaller rates, at short sequences and head
 // dimension 64, are printed only in the figures). torch's SDPA runs this
-// kernel on sm80 for BF16 at head dimension 128 (torch 2.2+
-// sdp_utils.cpp: flash first in the priority order).
+// kernel on sm80 for BF16 at head dimension 128: flash first in its
+// default order (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
+// priority_order; the tag torchtitan ran in April 2024 not checked here).
 var a100FlashAttention = Attention{Backend: "flash",
-	Fwd: AttentionRate{HeadDims: []int{128}, Rates: []float64{0.73 * 312e12}},
-	Bwd: AttentionRate{HeadDims: []int{128}, Rates: []float64{0.63 * 312e12}}}
+	Fwd:        AttentionRate{HeadDims: []int{128}, Rates: []float64{0.73 * 312e12}},
+	Bwd:        AttentionRate{HeadDims: []int{128}, Rates: []float64{0.63 * 312e12}},
+	Provenance: "modelled: the A100's datasheet at the matmul and elementwise classes' efficiencies, FlashAttention-2 at its published best A100 rates (arXiv 2307.08691), the H100's NIC share (no A100 kernel measured)"}
 
 // A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet); NCCL's
 // 24 ring CTAs in a node (NCCL 2.30.7's search on sm80: 12 NVLinks of
