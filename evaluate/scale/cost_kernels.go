@@ -50,13 +50,15 @@ type fusedAttn struct {
 }
 
 // attention is the time of fused attention a, forward or backward: the
-// pod's measured kernel by shape where it has one, else the matmul
-// class's roofline. The measured kernel's rate term (its FLOPs over
-// R(d)) runs at the clock the pod's GPUs hold (power.go): its FLOPs
-// taken Hardware.ComputeSlowdown's times; its per-element and fixed
-// terms as timed.
+// pod's measured kernel by shape where it has one and its attention is
+// fused, else the matmul class's roofline (a context-parallel ring on a
+// pod whose attention is unfused: no kernel was selected for it). The
+// measured kernel's rate term (its FLOPs over R(d)) runs at the clock
+// the pod's GPUs hold (power.go): its FLOPs taken
+// Hardware.ComputeSlowdown's times; its per-element and fixed terms as
+// timed.
 func (c *coster) attention(a fusedAttn, backward bool) float64 {
-	if len(c.pod.Kernels.Attention) == 0 {
+	if len(c.pod.Kernels.Attention) == 0 || c.pod.Kernels.UnfusedAttention {
 		return a.k.time(c.h)
 	}
 	k := c.pod.Kernels.Attention[0]

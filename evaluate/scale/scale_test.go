@@ -839,3 +839,76 @@ func TestBlockRecompute(t *testing.T) {
 		t.Errorf("5 of 4 layers: %v", err)
 	}
 }
+
+// TestA100FlashAttention: dgx-a100 with attention=flash runs one fused
+// call each way at FlashAttention-2's published best A100 rates (73% and
+// 63% of 312 TFLOP/s: 227.76 and 196.56 TFLOP/s), and keeps no S x S
+// scores. By hand, Llama 2 13B's shape at micro-batch 2 (n = 8,192
+// tokens, 40 heads of 128, sequence 4,096): the causal half's forward
+// FLOPs 2 n s a d = 343,597,383,680, 1.508594 ms forward and 2.5 times
+// the FLOPs at the backward rate, 4.370134 ms. Without the option the
+// pod is what it was: unfused, its core attention unfusedAttention's,
+// and the same step as the node without the FlashAttention-2 kernel at
+// all, with context parallelism too (its ring at the roofline).
+func TestA100FlashAttention(t *testing.T) {
+	m := transformer.GPT(2, 5120, 40, 4096, 32000, 2)
+	flash, err := plan.ParsePod("dgx-a100:1,attention=flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flash.Kernels.UnfusedAttention {
+		t.Fatal("dgx-a100,attention=flash: attention still unfused")
+	}
+	if p := flash.Kernels.Provenance; strings.Contains(p, "unfused") || !strings.Contains(p, "FlashAttention-2") {
+		t.Errorf("dgx-a100,attention=flash: kernels %q, want FlashAttention-2's, not unfused attention", p)
+	}
+	one, _ := plan.PodOf("dgx-a100", 1)
+	one.Kernels = flash.Kernels
+	pl, err := plan.Resolve(m, plan.Strategy{MicroBatchSize: 2}, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &coster{m: m, pl: pl, h: &one.Hardware, pod: &one, tokens: 2 * 4096}
+	fa, fb := c.coreAttention()
+	for _, x := range []struct {
+		dir       string
+		got, want float64
+	}{{"forward", fa.busy, 1.508594062521953e-3}, {"backward", fb.busy, 4.370133593813594e-3}} {
+		if math.Abs(x.got/x.want-1) > 1e-9 {
+			t.Errorf("flash %s %g s, want %g", x.dir, x.got, x.want)
+		}
+	}
+
+	plain, _ := plan.ParsePod("dgx-a100:1")
+	if !plain.Kernels.UnfusedAttention {
+		t.Fatal("dgx-a100: want the unfused attention of Megatron-LM's 2022 runs")
+	}
+	unf, _ := plan.PodOf("dgx-a100", 1)
+	pc := &coster{m: m, pl: pl, h: &unf.Hardware, pod: &unf, tokens: 2 * 4096}
+	uf, ub := pc.unfusedAttention()
+	if fa, fb := pc.coreAttention(); fa.busy != uf || fb.busy != ub {
+		t.Errorf("dgx-a100: core attention %g/%g s, want the unfused %g/%g", fa.busy, fb.busy, uf, ub)
+	}
+	bare := plain
+	bare.Kernels.Attention = nil
+	m.Batch = 16 // a micro-batch of 2 on each of the node's 8 GPUs
+	for _, st := range []string{"mbs=2", "mbs=2,recompute=selective", "cp=2,mbs=1"} {
+		s, _ := plan.ParseStrategy(st)
+		rp, err := Evaluate(m, s, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, _ := Evaluate(m, s, bare)
+		if rp.Step != rb.Step || rp.Activations != rb.Activations {
+			t.Errorf("%s: dgx-a100 %g s, %d bytes; without the flash kernel %g s, %d bytes", st, rp.Step, rp.Activations, rb.Step, rb.Activations)
+		}
+		rf, _ := Evaluate(m, s, flash)
+		if st == "mbs=2" {
+			// 5 bytes a score kept by the unfused kernels in each of 2
+			// layers: n a s = 8,192 x 40 x 4,096 scores.
+			if got, want := rp.Activations-rf.Activations, int64(2*5*8192*40*4096); got != want {
+				t.Errorf("%s: unfused keeps %d bytes more than flash, want %d", st, got, want)
+			}
+		}
+	}
+}

@@ -22,6 +22,10 @@ type Attention struct {
 	// sm90) or "flash" (torch's own flash kernel).
 	Backend  string
 	Fwd, Bwd AttentionRate
+	// Provenance, where set, is the node's Provenance once this kernel
+	// replaces its unfused attention (WithAttention): where the node's
+	// figures come from, this kernel's included.
+	Provenance string
 }
 
 // AttentionRate is one direction of a fused attention kernel:

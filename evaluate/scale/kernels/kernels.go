@@ -121,8 +121,10 @@ type Node struct {
 }
 
 // WithAttention is k with the attention kernel of backend first (the one
-// a layer is costed with): "" and "any" leave k as it is; a backend k has
-// not measured is an error naming those it has.
+// a layer is costed with) and its attention fused (UnfusedAttention off:
+// the software the option names runs that kernel); "" and "any" leave k
+// as it is; a backend k has not measured is an error naming those it
+// has.
 func (k Node) WithAttention(backend string) (Node, error) {
 	if backend == "" || backend == "any" || len(k.Attention) == 0 {
 		return k, nil
@@ -131,6 +133,10 @@ func (k Node) WithAttention(backend string) (Node, error) {
 	for i, a := range k.Attention {
 		if a.Backend == backend {
 			k.Attention = append([]*Attention{a}, append(append([]*Attention(nil), k.Attention[:i]...), k.Attention[i+1:]...)...)
+			if k.UnfusedAttention && a.Provenance != "" {
+				k.Provenance = a.Provenance
+			}
+			k.UnfusedAttention = false
 			return k, nil
 		}
 		names = append(names, a.Backend)
@@ -305,6 +311,28 @@ var (
 			Beta: 7.650e-12, Tail: 91.90e-12, T0: 70.48e-6}}
 )
 
+// a100FlashAttention is FlashAttention-2 on an A100 SXM4 80GB at its
+// published best, not a fit by shape: Dao, "FlashAttention-2: Faster
+// Attention with Better Parallelism and Work Partitioning" (arXiv
+// 2307.08691v1, 2023), section 1: "reaching up to 73% of the theoretical
+// max throughput in the forward pass, and up to 63% of the theoretical
+// max throughput in the backward pass" of the A100's 312 TFLOP/s
+// (section 4.1: A100 80GB SXM4, causal or not, head dimension 64 or 128;
+// its benchmark counts a causal call's FLOPs as half the full call's and
+// the backward as 2.5 times the forward, as AttentionRate does:
+// benchmarks/benchmark_flash_attention.py, flops). 227.8 and 196.6
+// TFLOP/s for every head dimension and shape, no per-element, tail or
+// launch terms: the kernel's best rate, so that attention is if anything
+// costed fast (the figures' smaller rates, at short sequences and head
+// dimension 64, are printed only in the figures). torch's SDPA runs this
+// kernel on sm80 for BF16 at head dimension 128: flash first in its
+// default order (aten/src/ATen/native/transformers/cuda/sdp_utils.cpp,
+// priority_order; the tag torchtitan ran in April 2024 not checked here).
+var a100FlashAttention = Attention{Backend: "flash",
+	Fwd:        AttentionRate{HeadDims: []int{128}, Rates: []float64{0.73 * 312e12}},
+	Bwd:        AttentionRate{HeadDims: []int{128}, Rates: []float64{0.63 * 312e12}},
+	Provenance: "modelled: the A100's datasheet at the matmul and elementwise classes' efficiencies, FlashAttention-2 at its published best A100 rates (arXiv 2307.08691), the H100's NIC share (no A100 kernel measured)"}
+
 // A100 are an A100 SXM4's (DGX A100): 108 SMs (datasheet); NCCL's
 // 24 ring CTAs in a node (NCCL 2.30.7's search on sm80: 12 NVLinks of
 // SM80_NVLINK_BW 20 GB/s, 6 rings at speedArrayIntra's 40 GB/s, doubled
@@ -312,16 +340,18 @@ var (
 // (the H100's: 8 rings at a 200 Gb/s NIC's 24 GB/s, not doubled below 25
 // GB/s, doubled by ncclTopoPostset); the same share of a NIC's line rate
 // as the H100's (assumed: no A100 figure was found);
-// attention unfused, at the matmul and elementwise classes' efficiencies
-// (the 2022 runs this pod is checked on predate fused attention in
-// Megatron-LM) and NVLink 3 at its line rate (no published bus bandwidth
-// found).
+// attention unfused by default, at the matmul and elementwise classes'
+// efficiencies (the 2022 runs this pod is checked on predate fused
+// attention in Megatron-LM), FlashAttention-2 at its published best with
+// attention=flash (WithAttention), and NVLink 3 at its line rate (no
+// published bus bandwidth found).
 var A100 = Node{
 	Provenance: "modelled: the A100's datasheet at the matmul and elementwise classes' efficiencies, unfused attention, the H100's NIC share (no A100 kernel measured)",
 	SMs:        108, OverlapSMs: 16,
 	CTAs: 24, CTAsAcross: 16,
 	NICEff:           47.0 / 50,
 	UnfusedAttention: true,
+	Attention:        []*Attention{&a100FlashAttention},
 }
 
 // Beside is what a data-parallel collective of comm seconds adds to a

@@ -72,10 +72,10 @@ func TraitsOf(m transformer.Spec, s plan.Strategy, p plan.Pod) Traits {
 		}
 	}
 	switch k := p.Kernels; {
-	case len(k.Attention) > 0:
-		t.Attention = k.Attention[0].Backend
 	case k.UnfusedAttention:
 		t.Attention = "unfused"
+	case len(k.Attention) > 0:
+		t.Attention = k.Attention[0].Backend
 	default:
 		t.Attention = "roofline"
 	}

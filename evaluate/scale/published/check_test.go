@@ -90,6 +90,8 @@ func TestTraitsOf(t *testing.T) {
 			Traits{Precision: "fp8=current", Attention: "flash", Layers: "eager", Family: "dense", Parallel: []string{"sp", "tp"}, GPUs: 8, Seq: 8192, GPU: "h100"}},
 		{"A100, unfused", "dgx-a100:2", false, "pp=2,dp=8",
 			Traits{Precision: "bf16", Attention: "unfused", Layers: "fused", Family: "dense", Parallel: []string{"pp"}, GPUs: 16, Seq: 8192, GPU: "a100"}},
+		{"A100, FlashAttention-2", "dgx-a100:2,attention=flash", false, "pp=2,dp=8",
+			Traits{Precision: "bf16", Attention: "flash", Layers: "fused", Family: "dense", Parallel: []string{"pp"}, GPUs: 16, Seq: 8192, GPU: "a100"}},
 		{"experts", "dgx-h100:1", true, "ep=4,dp=8",
 			Traits{Precision: "bf16", Attention: "cudnn", Layers: "fused", Family: "moe", Parallel: []string{"ep"}, GPUs: 8, Seq: moe.Seq, GPU: "h100"}},
 	} {

@@ -92,18 +92,21 @@ func korthikantiRecompute() []Sweep {
 // second matmul's), read as recompute=selective as the H100 tables'
 // rows read it; "no" is no checkpointing. Every row is read with
 // stack=torchtitan-0.2 as the H100 tables' are: FSDP2's memory and
-// SDPA's (no S x S scores kept, whatever kernels time the attention on
-// dgx-a100); for a dense model the stack changes no time (docs/stacks.md).
+// SDPA's (no S x S scores kept); for a dense model the stack changes no
+// time (docs/stacks.md).
 const torchtitanA100Source = "pytorch/torchtitan docs/performance.md at 1ea476e9f (2024-04-24)"
 
 // torchtitanA100Stack: the A100 hosts are not described beyond 64 A100s
-// of 80 GB; dgx-a100 stands for them. Its kernels cost the unfused
-// attention Megatron-LM ran in 2022, where torchtitan called SDPA (flash
-// attention): placer has no fused-attention measurement on A100.
-const torchtitanA100Stack = "torchtitan of April 2024 (FSDP2, eager, SDPA); placer's dgx-a100 costs unfused attention (no fused-attention measurement on A100) and stands for hosts the page does not describe"
+// of 80 GB; dgx-a100 stands for them. torchtitan called SDPA
+// (models/llama/model.py at 1ea476e9f: F.scaled_dot_product_attention,
+// is_causal=True), which on sm80 in BF16 at head dimension 128 runs
+// torch's FlashAttention-2 kernel: the pod is read with attention=flash,
+// FlashAttention-2 at its published best rate (kernels.A100), not the
+// unfused attention dgx-a100 costs for Megatron-LM's 2022 rows.
+const torchtitanA100Stack = "torchtitan of April 2024 (FSDP2, eager, SDPA); placer reads dgx-a100 with attention=flash (FlashAttention-2 at the paper's best A100 rates) and stands for hosts the page does not describe"
 
 func torchtitanA100() []Sweep {
-	const c = "dgx-a100:8"
+	const c = "dgx-a100:8,attention=flash"
 	// meta-llama/Llama-2-13b-hf and Llama-2-70b-hf config.json (and
 	// torchtitan's llama2_configs of 1ea476e9f, whose FFN rule gives the
 	// same widths): 13B 40 layers, hidden 5,120, 40 heads, FFN 13,824; 70B
