@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -145,4 +146,40 @@ func mustParse(t *testing.T, w string) transformer.Spec {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// Where each framework's package is put on PYTHONPATH: megatron-core's
+// folder from $PLACER_MEGATRON, else megatron beside the virtualenv
+// (make venv-megatron's pip --target); torchtitan's from
+// $PLACER_FRAMEWORKS, else frameworks; none for hf (in the
+// virtualenv); none where the folder is not there.
+func TestProfileFrameworkPath(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	named := t.TempDir()
+	beside := filepath.Join(cache, "placer", "megatron")
+	for _, c := range []struct {
+		fw, megatron, frameworks string // the variables
+		mkdir                    string
+		want                     string
+	}{
+		{"megatron", named, "", "", named},
+		{"megatron", "", named, beside, beside},
+		{"megatron", "", "", "", beside}, // made by the row above
+		{"megatron", filepath.Join(named, "absent"), "", "", ""},
+		{"torchtitan", named, "", "", ""}, // frameworks not beside it
+		{"torchtitan", "", named, "", named},
+		{"hf", named, named, "", ""},
+	} {
+		t.Setenv("PLACER_MEGATRON", c.megatron)
+		t.Setenv("PLACER_FRAMEWORKS", c.frameworks)
+		if c.mkdir != "" {
+			if err := os.MkdirAll(c.mkdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := frameworkPath(c.fw); got != c.want {
+			t.Errorf("%s with PLACER_MEGATRON=%q PLACER_FRAMEWORKS=%q: %q, want %q", c.fw, c.megatron, c.frameworks, got, c.want)
+		}
+	}
 }
