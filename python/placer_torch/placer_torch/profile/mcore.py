@@ -45,6 +45,7 @@ LOCAL, TE = "megatron-core local spec", "TE spec"
 # norm and its own kernels: the profile's software.layer says which
 # spec ran, so the warnings are kept off the progress lines.
 warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*not installed", category=UserWarning)
+warnings.filterwarnings("ignore", message="full scope is deprecated", category=UserWarning)  # 0.16.1's own default
 
 _GROUPS = {}
 
@@ -113,7 +114,8 @@ def one_rank_group():
     if not dist.is_initialized():
         # A single process: Megatron-Core's layers ask their groups for
         # their size and rank.
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+        dist.init_process_group("nccl" if torch.cuda.is_initialized() else "gloo", store=dist.HashStore(), rank=0,
+                                world_size=1)
     r = dist.get_rank()
     if r not in _GROUPS:
         _GROUPS[r] = dist.new_group([r], use_local_synchronization=True)
@@ -202,7 +204,10 @@ def layer(c, shard, ep=1, ep_group=None, etp=1, etp_group=None, layer=0):
     from megatron.core.transformer.spec_utils import build_module
     if ep != 1 or etp != 1:
         raise ValueError("--framework megatron: expert degrees above 1 are not built")
-    cuda = torch.cuda.is_available()
+    # CUDA where the profile runs on it (measure.py has set its device
+    # and made tensors there before any layer), else the CPU's path,
+    # even on a host with a GPU (--device cpu).
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     if not have_te():
         no_te_shims()
     if not cuda:
