@@ -125,7 +125,10 @@ def one_rank_group():
 def groups(shard):
     """The ProcessGroupCollection the layer runs over: the shard's
     tensor-parallel group (None: none), every other degree this process
-    alone."""
+    alone: at expert and expert-tensor degree 1 that includes tp_ep,
+    the expert-tensor x expert group (parallel_state.py
+    get_expert_tensor_and_model_parallel_group), whatever the tensor
+    degree."""
     from megatron.core import parallel_state
     from megatron.core.process_groups_config import ProcessGroupCollection
     one = one_rank_group()
@@ -134,7 +137,7 @@ def groups(shard):
         # are passed here instead: a profile times several degrees).
         parallel_state._set_global_memory_buffer()
     tp = shard.group if shard is not None and shard.T > 1 else one
-    return ProcessGroupCollection(tp=tp, cp=one, pp=one, tp_cp=tp, ep=one, expt_tp=one, tp_ep=tp, expt_dp=one,
+    return ProcessGroupCollection(tp=tp, cp=one, pp=one, tp_cp=tp, ep=one, expt_tp=one, tp_ep=one, expt_dp=one,
                                   dp=one, dp_cp=one, tp_dp_cp=tp)
 
 
