@@ -243,7 +243,7 @@ bench-runner: venv
 # (tests/profile/test_frameworks.py, its DTensor case 44 s on 2 loaded
 # cores, 2026-11-27), and megatron-core's folder, PLACER_MEGATRON, for
 # --framework megatron's (its three cases 72 s, 37 CPU s, on 2 cores at
-# load 8, 2026-11-27).
+# load 8; 29 s, 28 CPU s, at load 3; 2026-11-27).
 test-python: test-python-venv test-python-debian
 
 test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
