@@ -241,7 +241,9 @@ bench-runner: venv
 # profile's measurements, tests/profile), with torchtitan's folder,
 # PLACER_FRAMEWORKS, for placer profile --framework torchtitan's tests
 # (tests/profile/test_frameworks.py, its DTensor case 44 s on 2 loaded
-# cores, 2026-11-27).
+# cores, 2026-11-27), and megatron-core's folder, PLACER_MEGATRON, for
+# --framework megatron's (its three cases 72 s, 37 CPU s, on 2 cores at
+# load 8; 29 s, 28 CPU s, at load 3; 2026-11-27).
 test-python: test-python-venv test-python-debian
 
 test-python-venv: test-python-venv-tools test-python-venv-package test-megatron
@@ -263,8 +265,8 @@ test-python-venv-tools: build venv-test venv-frameworks venv-bridge
 	$(MAKE) test-frameworks
 	$(MAKE) test-bridge
 
-test-python-venv-package: build venv-test venv-frameworks
-	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) $(TORCH_PY) -m pytest -v -rs -m package
+test-python-venv-package: build venv-test venv-frameworks venv-megatron
+	cd python/placer_torch && PLACER=$(CURDIR)/$(BIN) PLACER_FRAMEWORKS=$(FRAMEWORKS_DIR) PLACER_MEGATRON=$(MEGATRON_DIR) $(TORCH_PY) -m pytest -v -rs -m package
 
 test-python-package-debian: build venv-test venv-frameworks py-deps
 	$(MAKE) test-python-venv-package

@@ -35,10 +35,12 @@ parallelism, micro-batch, the sequence of a context rank, recomputation),
 the embedding and the loss, one AdamW step, the collectives over the
 processes present (NCCL on GPUs, gloo on a CPU) and the host's issue of a
 kernel, and writes the layers profile that eval and search at cluster scale
-read with --profile. --framework hf or torchtitan times the layer that
-framework builds instead (transformers' decoder layer; torchtitan's Llama 3
-block, tensor-parallel through torch's DTensor with torchtitan's plan), at
-the same shard shapes; the embedding and the loss stay placer's own. The
+read with --profile. --framework hf, torchtitan or megatron times the layer
+that framework builds instead (transformers' decoder layer; torchtitan's
+Llama 3 block, tensor-parallel through torch's DTensor with torchtitan's
+plan; Megatron-Core's TransformerLayer, from Transformer Engine's spec
+where it imports, else Megatron-Core's local spec, tensor-parallel over its
+own groups), at the same shard shapes; the embedding and the loss stay placer's own. The
 profile says whose layer it timed (software.framework, framework_version,
 layer) and eval prints it.
 
@@ -60,7 +62,8 @@ replaces FILE).`,
   placer eval --workload llama:... --cluster dgx-h100:1 --strategy tp=2,dp=4 --profile llama1b.profile.json
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --device cpu --procs 2 --mbs 1,2 --cp 1 --recompute none --budget 2m --out tiny.profile.json
   placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework torchtitan --device cpu --procs 2 --tp 1,2 --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-titan.profile.json
-  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework hf --device cpu --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-hf.profile.json`,
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework hf --device cpu --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-hf.profile.json
+  placer profile --workload llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=16 --framework megatron --device cpu --procs 2 --tp 1,2 --mbs 1 --cp 1 --recompute none --budget 2m --out tiny-mcore.profile.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := profile.Run(cmd.Context(), *o, s.Err)
@@ -97,7 +100,7 @@ replaces FILE).`,
 	f.IntSliceVar(&o.CP, "cp", nil, "context-parallel degrees: the sequence over each (default 1,2)")
 	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full, selective (the attention core; default all three)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed loops per shape (their median)")
-	f.StringVar(&o.Framework, "framework", "", "with --workload: time the layer this framework builds in place of placer's own: hf (transformers' LlamaDecoderLayer, Qwen3DecoderLayer, MixtralDecoderLayer or Qwen3MoeDecoderLayer; tp 1), torchtitan (torchtitan's Llama 3 TransformerBlock; tp above 1 by DTensor with torchtitan's plan) or megatron (refused: not built yet)")
+	f.StringVar(&o.Framework, "framework", "", "with --workload: time the layer this framework builds in place of placer's own: hf (transformers' LlamaDecoderLayer, Qwen3DecoderLayer, MixtralDecoderLayer or Qwen3MoeDecoderLayer; tp 1), torchtitan (torchtitan's Llama 3 TransformerBlock; tp above 1 by DTensor with torchtitan's plan) or megatron (Megatron-Core's TransformerLayer from its TE spec where transformer_engine imports, else its local spec; tp above 1 over its groups, expert degree 1)")
 	f.StringSliceVar(&o.FP8, "fp8", nil, "with --workload: FP8 `RECIPE`s (current, delayed, blockwise) each layer shape is timed under too, as eval's fp8= prices them: Transformer Engine's where it runs, else torchao's tensorwise scaling (current only)")
 	return cmd
 }

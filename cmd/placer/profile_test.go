@@ -163,17 +163,23 @@ func TestEvalIncompleteProfile(t *testing.T) {
 	}
 }
 
-// A --framework placer does not know, and megatron's (not built), are
-// refused in one line, exit 2, before anything runs (no python started:
-// --python names none).
+// A --framework placer does not know, and what megatron's layer does
+// not build (FP8, expert degrees above 1), are refused in one line,
+// exit 2, before anything runs (no python started: --python names none).
 func TestProfileFrameworkFlag(t *testing.T) {
 	const w = "llama:layers=2,hidden=64,heads=2,ffn=128,seq=64,vocab=256,batch=4"
-	for _, c := range []struct{ fw, want string }{
-		{"bogus", `placer: --framework "bogus": want hf, torchtitan or megatron`},
-		{"megatron", "placer: --framework megatron: not profiled:"},
+	for _, c := range []struct {
+		fw   string
+		more []string
+		want string
+	}{
+		{"bogus", nil, `placer: --framework "bogus": want hf, torchtitan or megatron`},
+		{"megatron", []string{"--fp8", "current"}, "placer: --framework megatron with --fp8: not profiled"},
+		{"megatron", []string{"--workload", w + ",experts=4,topk=2,expert_ffn=64", "--ep", "2"}, "placer: --framework megatron --ep 2: Megatron-Core's MoE layer is timed at expert degree 1 only"},
 	} {
 		dir := t.TempDir()
-		r := runBinary(t, dir, time.Minute, nil, "profile", "--workload", w, "--framework", c.fw, "--python", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "x.json"))
+		args := append([]string{"profile", "--workload", w, "--framework", c.fw, "--python", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "x.json")}, c.more...)
+		r := runBinary(t, dir, time.Minute, nil, args...)
 		if r.code != 2 || !strings.HasPrefix(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
 			t.Errorf("--framework %s: exit %d, stderr %q; want 2 and one line %q", c.fw, r.code, r.stderr, c.want)
 		}

@@ -15,23 +15,13 @@ import (
 // (placer_torch/profile/frameworks.py; "" is the project's own).
 var Frameworks = []string{"hf", "torchtitan", "megatron"}
 
-// megatronRefusal is why --framework megatron is refused: megatron-core
-// 0.16.1's layer with its local spec (no Transformer Engine) allocates
-// its attention's scores on CUDA whatever the tensors' device
-// (megatron/core/utils.py, GlobalMemoryBuffer.get_tensor:
-// device=torch.cuda.current_device(), called by
-// transformer/dot_product_attention.py's forward; so do
-// rotary_pos_embedding.py's RotaryEmbedding.get_emb), so it cannot run
-// on a CPU; its GPU path (Transformer Engine's spec) is not built: no
-// GPU was lent to test it.
-const megatronRefusal = "--framework megatron: not profiled: megatron-core 0.16.1's layer allocates its attention's buffer on CUDA (megatron/core/utils.py GlobalMemoryBuffer.get_tensor), so it cannot run on a CPU, and its GPU path (Transformer Engine's spec) is not built yet; hf and torchtitan run here"
-
 // checkFramework refuses a --framework placer does not know, and what
 // the named framework's layer does not build (frameworks.py), each in
 // one line naming the flag; it fills in the defaults the framework
 // takes: tensor and expert degree 1 for hf (transformers' tensor
-// parallelism shards a whole pretrained model, not a layer), no
-// selective recomputation (neither framework's layer checkpoints its
+// parallelism shards a whole pretrained model, not a layer), expert
+// degree 1 for megatron (mcore.py builds its experts on one rank), no
+// selective recomputation (no framework's layer here checkpoints its
 // attention core alone).
 func checkFramework(m transformer.Spec, o *Options) error {
 	fw := o.Framework
@@ -40,8 +30,6 @@ func checkFramework(m transformer.Spec, o *Options) error {
 		return nil
 	case !slices.Contains(Frameworks, fw):
 		return fail.Usagef("--framework %q: want hf, torchtitan or megatron (left out: placer's own layer)", fw)
-	case fw == "megatron":
-		return fail.Usagef("%s", megatronRefusal)
 	case len(o.FP8) > 0:
 		return fail.Usagef("--framework %s with --fp8: not profiled (placer_torch/profile/fp8.py converts placer's own layer's linears)", fw)
 	case slices.Contains(o.Recompute, "selective"):
@@ -53,13 +41,16 @@ func checkFramework(m transformer.Spec, o *Options) error {
 	if o.Recompute == nil {
 		o.Recompute = []string{"none", "full"}
 	}
-	if fw != "hf" {
+	if fw == "torchtitan" {
 		return nil
 	}
 	for _, l := range []struct {
 		flag string
 		v    *[]int
 	}{{"--tp", &o.TP}, {"--ep", &o.EP}, {"--etp", &o.ETP}} {
+		if fw == "megatron" && l.flag == "--tp" {
+			continue // Megatron-Core's linears over the tensor group
+		}
 		if *l.v == nil {
 			if l.flag != "--tp" && !m.MoE() {
 				continue // checkProfileOptions refuses --ep and --etp without experts
@@ -68,7 +59,10 @@ func checkFramework(m transformer.Spec, o *Options) error {
 			continue
 		}
 		for _, x := range *l.v {
-			if x != 1 {
+			switch {
+			case x != 1 && fw == "megatron":
+				return fail.Usagef("--framework megatron %s %d: Megatron-Core's MoE layer is timed at expert degree 1 only (its experts over expert groups are not built)", l.flag, x)
+			case x != 1:
 				return fail.Usagef("--framework hf %s %d: transformers' layer is timed at degree 1 only (its tensor parallelism, from_pretrained's tp_plan, shards a whole model, not one layer)", l.flag, x)
 			}
 		}
@@ -107,18 +101,26 @@ func frameworkBuilds(m transformer.Spec, fw string) string {
 	return ""
 }
 
+// frameworkFolders is, for a framework installed beside the virtualenv,
+// the variable naming its folder and the folder's default name.
+var frameworkFolders = map[string][2]string{"torchtitan": {"PLACER_FRAMEWORKS", "frameworks"}, "megatron": {"PLACER_MEGATRON", "megatron"}}
+
 // frameworkPath is the folder to put on PYTHONPATH for fw's package
 // where it is not in the virtualenv: torchtitan's, which make
 // venv-frameworks installs with pip --target ($PLACER_FRAMEWORKS, else
 // ${XDG_CACHE_HOME:-~/.cache}/placer/frameworks beside the
-// virtualenv); "" for others, or where the folder is not there.
+// virtualenv); megatron-core's, which make venv-megatron installs the
+// same way ($PLACER_MEGATRON, else .../placer/megatron); "" for
+// others, or where the folder is not there.
 func frameworkPath(fw string) string {
-	if fw != "torchtitan" {
+	where, ok := frameworkFolders[fw]
+	if !ok {
 		return ""
 	}
-	dir := os.Getenv("PLACER_FRAMEWORKS")
+	env, folder := where[0], where[1]
+	dir := os.Getenv(env)
 	if v := torchenv.DefaultVenv(); dir == "" && v != "" {
-		dir = filepath.Join(filepath.Dir(v), "frameworks")
+		dir = filepath.Join(filepath.Dir(v), folder)
 	}
 	if dir == "" {
 		return ""

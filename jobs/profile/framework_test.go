@@ -3,6 +3,7 @@ package profile
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +17,8 @@ import (
 
 const tinyLlama = "llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=64,vocab=256,batch=4"
 
+const moeLlama = "llama:layers=2,hidden=64,heads=2,ffn=128,seq=64,vocab=256,batch=4,experts=4,topk=2,expert_ffn=64"
+
 // --framework refuses, before anything runs, in one line naming the
 // flag (a command-line error: exit 2), what it does not know and what
 // the named framework's layer does not build.
@@ -27,7 +30,10 @@ func TestProfileFrameworkRefuses(t *testing.T) {
 	}{
 		{Options{Workload: tinyLlama, Framework: "bogus"}, `--framework "bogus": want hf, torchtitan or megatron`},
 		{Options{Workload: tinyLlama, Framework: "HF"}, `--framework "HF": want hf, torchtitan or megatron`},
-		{Options{Workload: tinyLlama, Framework: "megatron"}, "--framework megatron: not profiled: megatron-core 0.16.1's layer allocates its attention's buffer on CUDA"},
+		{Options{Workload: moeLlama, Framework: "megatron", EP: []int{1, 2}}, "--framework megatron --ep 2: Megatron-Core's MoE layer is timed at expert degree 1 only"},
+		{Options{Workload: moeLlama, Framework: "megatron", ETP: []int{2}}, "--framework megatron --etp 2:"},
+		{Options{Workload: tinyLlama, Framework: "megatron", FP8: []string{"current"}}, "--framework megatron with --fp8: not profiled"},
+		{Options{Workload: tinyLlama, Framework: "megatron", Recompute: []string{"selective"}}, "--framework megatron --recompute selective: not profiled"},
 		{Options{Workload: tinyLlama, Framework: "hf", TP: []int{1, 2}}, "--framework hf --tp 2: transformers' layer is timed at degree 1 only"},
 		{Options{Workload: moe, Framework: "hf", EP: []int{2}}, "--framework hf --ep 2:"},
 		{Options{Workload: tinyLlama, Framework: "torchtitan", FP8: []string{"current"}}, "--framework torchtitan with --fp8: not profiled"},
@@ -75,7 +81,8 @@ func TestProfileFrameworkBuilds(t *testing.T) {
 
 // The defaults a framework takes: hf times tensor degree 1 (and expert
 // degree 1 with experts) and no selective recomputation; torchtitan
-// the usual tensor degrees, no selective recomputation; none (placer's
+// the usual tensor degrees, no selective recomputation; megatron the
+// usual tensor degrees and expert degree 1; none (placer's
 // own layer) leaves the defaults to checkProfileOptions.
 func TestProfileFrameworkDefaults(t *testing.T) {
 	for _, c := range []struct {
@@ -90,6 +97,10 @@ func TestProfileFrameworkDefaults(t *testing.T) {
 		{tinyLlama, "torchtitan", nil, nil, nil, []int{1, 2}, nil, []string{"none", "full"}},
 		{tinyLlama, "torchtitan", []int{2}, nil, []string{"full"}, []int{2}, nil, []string{"full"}},
 		{tinyLlama, "", nil, nil, nil, []int{1, 2}, nil, []string{"none", "full", "selective"}},
+		// megatron: the usual tensor degrees (over its groups), expert
+		// degree 1, no selective recomputation.
+		{tinyLlama, "megatron", nil, nil, nil, []int{1, 2}, nil, []string{"none", "full"}},
+		{moeLlama, "megatron", []int{2}, nil, nil, []int{2}, []int{1}, []string{"none", "full"}},
 	} {
 		m := mustParse(t, c.workload)
 		o := Options{Framework: c.fw, TP: c.tp, EP: c.ep, Recompute: c.recompute}
@@ -135,4 +146,40 @@ func mustParse(t *testing.T, w string) transformer.Spec {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// Where each framework's package is put on PYTHONPATH: megatron-core's
+// folder from $PLACER_MEGATRON, else megatron beside the virtualenv
+// (make venv-megatron's pip --target); torchtitan's from
+// $PLACER_FRAMEWORKS, else frameworks; none for hf (in the
+// virtualenv); none where the folder is not there.
+func TestProfileFrameworkPath(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	named := t.TempDir()
+	beside := filepath.Join(cache, "placer", "megatron")
+	for _, c := range []struct {
+		fw, megatron, frameworks string // the variables
+		mkdir                    string
+		want                     string
+	}{
+		{"megatron", named, "", "", named},
+		{"megatron", "", named, beside, beside},
+		{"megatron", "", "", "", beside}, // made by the row above
+		{"megatron", filepath.Join(named, "absent"), "", "", ""},
+		{"torchtitan", named, "", "", ""}, // frameworks not beside it
+		{"torchtitan", "", named, "", named},
+		{"hf", named, named, "", ""},
+	} {
+		t.Setenv("PLACER_MEGATRON", c.megatron)
+		t.Setenv("PLACER_FRAMEWORKS", c.frameworks)
+		if c.mkdir != "" {
+			if err := os.MkdirAll(c.mkdir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := frameworkPath(c.fw); got != c.want {
+			t.Errorf("%s with PLACER_MEGATRON=%q PLACER_FRAMEWORKS=%q: %q, want %q", c.fw, c.megatron, c.frameworks, got, c.want)
+		}
+	}
 }

@@ -39,8 +39,8 @@
 # Not yet steps: a memory-bound kernel held for seconds (its power: the
 # power model's MemoryPowerShare is an assumption), idle gaps of several
 # lengths at one share (how long the power controller averages over),
-# placer profile --framework hf on CUDA, Megatron-Core with Transformer
-# Engine's layers (MoE and FP8 grouped GEMMs, the host a layer).
+# placer profile --framework hf on CUDA, Megatron-Core's layers under FP8
+# (MoE and FP8 grouped GEMMs, the host a layer).
 #
 # The GPU host has no Go: build bin/placer and bin/placer-cuda here (make
 # build; make test's cuda-check builds bin/placer-cuda) and carry bin/.
@@ -262,6 +262,26 @@ fi
 step profile-llama3-8b-fp8 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	$F8 --tp 1 --mbs 1 --cp 1 --recompute none --fp8 current \
 	--out "$OUT/llama3-8b-fp8.profile.json"
+# The layer Megatron-Core builds (placer profile --framework megatron,
+# docs/profile.md "Another framework's layer"): its TE spec where the
+# host's torch imports transformer_engine, else its local spec (the
+# profile's software.layer says which), at Llama 3.2 1B's layer (tp 1,
+# the GPU's one group) and Qwen3-30B-A3B's MoE layer (ep 1: its 128
+# experts on the one GPU), beside profile-llama1b's and
+# profile-qwen3-30b-a3b's own layer. megatron-core 0.16.1's folder (make
+# venv-megatron) is PLACER_MEGATRON, else megatron beside the host's
+# virtualenv; without it the step fails in one line.
+if [ "$QUICK" = 1 ]; then
+	MC="llama:layers=1,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2"
+	MQ="llama:layers=1,hidden=64,heads=2,ffn=128,seq=32,vocab=256,batch=2,experts=4,topk=2,expert_ffn=64"
+else
+	MC="llama:layers=16,hidden=2048,heads=32,kv_heads=8,ffn=8192,seq=2048,vocab=128256,batch=64"
+	MQ="hf:graph/transformer/testdata/hf/qwen3-30b-a3b.json:seq=4096,batch=512"
+fi
+step profile-llama1b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB --framework megatron \
+	--workload "$MC" --tp 1 --mbs 1,2 --cp 1 --recompute none,full --out "$OUT/llama1b.mcore.profile.json"
+step profile-qwen3-30b-a3b-mcore 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB --framework megatron \
+	--workload "$MQ" --tp 1 --mbs 1 --cp 1 --recompute none --out "$OUT/qwen3-30b-a3b.mcore.profile.json"
 
 # 5b. placer profile --model (docs/profile.md, Op graphs): the zoo's
 # ResNet-50 at batch 32 in BF16 autocast, each op of its step timed on the

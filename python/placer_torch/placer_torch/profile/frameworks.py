@@ -38,7 +38,7 @@ import importlib.metadata
 import torch
 from torch import nn
 
-FRAMEWORKS = ("hf", "torchtitan")
+FRAMEWORKS = ("hf", "torchtitan", "megatron")
 
 
 def version(dist):
@@ -68,7 +68,26 @@ def plan(name, c):
                                 "installs torchtitan 0.2.2, PLACER_FRAMEWORKS names its folder)" % e)
         return ({"framework": "torchtitan", "framework_version": version("torchtitan"),
                  "layer": TransformerBlock.__module__ + "." + TransformerBlock.__qualname__}, titan_layer, None)
-    return None, None, "--framework %r: want hf or torchtitan" % name
+    if name == "megatron":
+        try:
+            from . import mcore
+            from megatron.core.transformer.transformer_layer import TransformerLayer
+        except ImportError as e:
+            return None, None, ("--framework megatron: megatron-core does not import here (%s; make venv-megatron "
+                                "installs megatron-core 0.16.1, PLACER_MEGATRON names its folder)" % e)
+        return ({"framework": "megatron-core", "framework_version": version("megatron-core"),
+                 "layer": "%s.%s (%s)" % (TransformerLayer.__module__, TransformerLayer.__qualname__, mcore.spec_name())},
+                mcore.layer, None)
+    return None, None, "--framework %r: want hf, torchtitan or megatron" % name
+
+
+def refuses(name, shape):
+    """Why framework name's layer at shape (a request's layer shape) is
+    not built here, else None (the profile leaves the shape out)."""
+    if name == "megatron":
+        from . import mcore
+        return mcore.refuses(shape)
+    return None
 
 
 # transformers

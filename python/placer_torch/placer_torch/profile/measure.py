@@ -435,6 +435,11 @@ def time_kinds(kinds, req, dev, timer, deadline, parts, lead, everyone, world, t
                 if lead:
                     say("budget spent: %s shapes from %d of %d on left out" % (kind, i + 1, len(shapes)))
                 return False
+            why = frameworks.refuses(req.get("framework"), shape) if kind == "layer" else None
+            if why:
+                if lead:
+                    say("%s %d/%d %s: left out: %s" % (kind, i + 1, len(shapes), shape, why))
+                continue
             g = tp_groups.get(shape["tp"])
             xd = (shape.get("etp", 1), shape.get("ep", 1)) if kind == "layer" else (1, 1)
             eg, xg = xp_groups.get(xd, (None, None))
