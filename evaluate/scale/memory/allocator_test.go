@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/placer/placer/evaluate/alloc"
@@ -131,5 +132,119 @@ func TestFSDP2AllGatherStream(t *testing.T) {
 		if st.PeakReserved != c.reserved || st.PeakRequested != c.requested {
 			t.Errorf("fsdp2 %v: reserved %d requested %d, want %d and %d", c.fsdp2, st.PeakReserved, st.PeakRequested, c.reserved, c.requested)
 		}
+	}
+}
+
+// TestJudgeShortcut: on random plans of every stack (reservedPlans'
+// models and pods, random degrees, micro-batches and recomputation),
+// the caching allocator's simulated reservation is never more than
+// ReservedBound over the tensors' count, so that judge's shortcut
+// (replaying only where the count is within the bound of the usable
+// memory) gives the verdict the replay on every plan gives.
+func TestJudgeShortcut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 69))
+	recompute := []plan.Recompute{plan.NoRecompute, plan.SelectiveRecompute, plan.FullRecompute}
+	checked, worst := 0, 0.0
+	for checked < 60 {
+		c := reservedPlans[rng.IntN(len(reservedPlans))]
+		s, err := plan.ParseStrategy(c.strategy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.MicroBatchSize = 1 << rng.IntN(3)
+		s.Recompute = recompute[rng.IntN(3)]
+		m := mustSpec(t, c.workload)
+		p, err := plan.ParsePod(c.cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := plan.Resolve(m, s, p)
+		if err != nil {
+			continue // a draw the plan cannot take (the batch, the degrees)
+		}
+		step := Step{Model: m, Plan: pl, Pod: &p}
+		var buf [128]Stage
+		short, full := step.allocated(step.stages(buf[:0])), step.allocated(step.stages(buf[:0]))
+		step.judgeAt(&short, false)
+		step.judgeAt(&full, true)
+		ratio := float64(full.Reserved)/float64(full.Bytes) - 1
+		worst = max(worst, ratio)
+		if ratio > ReservedBound || short.Verdict != full.Verdict {
+			t.Errorf("%s %s mbs %d: reserved %d of %d counted (+%.1f%%, bound %.0f%%); verdict %s, replayed %s",
+				c.workload, c.strategy, s.MicroBatchSize, full.Reserved, full.Bytes, 100*ratio, 100*ReservedBound, short.Verdict, full.Verdict)
+		}
+		checked++
+	}
+	t.Logf("%d plans, reservation at most %.1f%% over the count", checked, 100*worst)
+}
+
+// TestSettleOnReserved: the verdict weighs the allocator's reservation,
+// not the tensors' count, worked by hand: 100 GB counted, 110 GB
+// reserved. At 105 GB usable (between the two) it is over with no
+// error; with a 5% error tight (110 x 0.95 = 104.5 <= 105 < 110 x 1.05);
+// at 120 GB fits (110 x 1.05 = 115.5). A reservation below the count
+// (none can be: the count is Bytes) is the count; a replay out of memory
+// is just over, whatever it reserved before.
+func TestSettleOnReserved(t *testing.T) {
+	const GB = 1_000_000_000
+	for _, c := range []struct {
+		reserved, usable int64
+		e                float64
+		oom              bool
+		want             string
+		wantReserved     int64
+	}{
+		{110 * GB, 105 * GB, 0, false, plan.VerdictOver, 110 * GB},
+		{110 * GB, 105 * GB, 0.05, false, plan.VerdictTight, 110 * GB},
+		{110 * GB, 120 * GB, 0.05, false, plan.VerdictFits, 110 * GB},
+		{110 * GB, 100 * GB, 0, false, plan.VerdictOver, 110 * GB},
+		{90 * GB, 100 * GB, 0, false, plan.VerdictFits, 100 * GB},
+		{90 * GB, 120 * GB, 0, true, plan.VerdictOver, 120*GB + 1},
+	} {
+		pk := Peak{Bytes: 100 * GB, Usable: c.usable, Error: c.e}
+		pk.settle(&AllocatorPeak{Reserved: c.reserved, OutOfMemory: c.oom})
+		if pk.Verdict != c.want || pk.Reserved != c.wantReserved {
+			t.Errorf("reserved %d of usable %d (error %g, out of memory %v): %s at %d, want %s at %d",
+				c.reserved, c.usable, c.e, c.oom, pk.Verdict, pk.Reserved, c.want, c.wantReserved)
+		}
+	}
+}
+
+// TestVerdictBetweenCountAndReserved: a Megatron-Core plan of Llama 3 8B
+// on one H100 node whose simulated reservation is above its count: with
+// a margin that leaves the allocator a usable memory halfway between
+// the two, the count would fit and judge's verdict is over; at the
+// default margin it fits. The margin does not change the
+// allocator's replay (the device's memory does), so the reservation is
+// the same at both.
+func TestVerdictBetweenCountAndReserved(t *testing.T) {
+	m := mustSpec(t, "llama3-8b:seq=8192,batch=64")
+	p, err := plan.ParsePod("dgx-h100:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plan.ParseStrategy("tp=2,pp=2,dp=2,mbs=2,sp=on,distopt=on")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := plan.Resolve(m, s, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := Step{Model: m, Plan: pl, Pod: &p}
+	var buf [128]Stage
+	pk := step.allocated(step.stages(buf[:0]))
+	step.judge(&pk)
+	ap := step.Allocator()
+	if pk.Verdict != plan.VerdictFits || ap.Reserved <= pk.Bytes {
+		t.Fatalf("at no margin: %s, reserved %d of %d counted; want fits, reserved above the count", pk.Verdict, ap.Reserved, pk.Bytes)
+	}
+	outside := int64(plan.CUDAContext) + plan.NCCLBuffers(&pl)
+	mid := (pk.Bytes + ap.Reserved) / 2
+	p.MemoryMargin = 1 - float64(mid+outside)/float64(p.Hardware.Memory)
+	got := step.allocated(step.stages(buf[:0]))
+	step.judge(&got)
+	if got.Usable <= got.Bytes || got.Usable >= ap.Reserved || got.Verdict != plan.VerdictOver || got.Reserved != ap.Reserved {
+		t.Errorf("usable %d between count %d and reserved %d: %s judged at %d, want over at the reservation", got.Usable, got.Bytes, ap.Reserved, got.Verdict, got.Reserved)
 	}
 }

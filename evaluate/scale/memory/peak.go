@@ -38,12 +38,15 @@ type EagerTrace struct {
 // copies, Grads, OptState, Activations with the logits and the loss);
 // Parts by named part, and beside them the parts held outside the
 // allocator (plan.MemoryPart.Outside); Capacity the GPU's memory, Usable
-// what the allocator may hold of it at the pod's Margin; Verdict
-// (plan.VerdictFits, VerdictTight, VerdictOver) Bytes against Usable
-// within Error, the regime's measured error of the peak (0 where none
-// is measured), which ErrorSource names.
+// what the allocator may hold of it at the pod's Margin (the CUDA
+// context and NCCL's buffers taken off); Reserved what PyTorch's caching
+// allocator would reserve (Step.Allocator's simulation, never below
+// Bytes; Bytes itself where the simulation was not needed: judge);
+// Verdict (plan.VerdictFits, VerdictTight, VerdictOver) Reserved against
+// Usable within Error, the regime's measured error of the peak (0 where
+// none is measured), which ErrorSource names.
 type Peak struct {
-	Bytes                                 int64
+	Bytes, Reserved                       int64
 	Weights, Grads, OptState, Activations int64
 	Parts                                 []plan.MemoryPart
 	Capacity, Usable                      int64
@@ -154,7 +157,17 @@ func (step *Step) Fits(tight bool) bool {
 // PyTorch on one GPU; titanTraced: torchtitan over FSDP2, the stage
 // whose trace peaks highest), the peak is that trace's maximum instead,
 // by part at that instant (traced).
+//
+// The verdict is on Bytes, the tensors' count, at the pod's margin;
+// judge would weigh the caching allocator's simulated reservation
+// instead (not yet called here: its replays, even with judge's
+// shortcut, cost the search too much; docs/cluster-scale.md, Memory).
 func (step *Step) Peak(stages []Stage) Peak {
+	return step.allocated(stages)
+}
+
+// allocated is Peak with its verdict on Bytes, the tensors' count.
+func (step *Step) allocated(stages []Stage) Peak {
 	var pk Peak
 	var csBuf [3]counter
 	cs := step.counters(csBuf[:0])
@@ -218,5 +231,52 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 	pk.Capacity = c.pod.Hardware.Memory
 	pk.Usable, pk.Margin = c.pod.Usable(outside), c.pod.Margin()
 	pk.Error, pk.ErrorSource = e.Frac, e.Source
+	pk.Reserved = pk.Bytes
 	pk.Verdict = plan.Verdict(pk.Bytes, pk.Usable, e.Frac)
+}
+
+// ReservedBound is the most by which PyTorch's caching allocator's
+// simulated reservation exceeds the tensors' count (Peak's Bytes) on
+// any plan, as a share of that count: a bound, held by
+// TestJudgeShortcut on random plans of every stack (at most 30% over
+// there), not a fitted figure: it decides only which plans are
+// replayed, never a verdict.
+const ReservedBound = 0.5
+
+// judge sets pk's verdict on what the caching allocator would reserve
+// (Step.Allocator: each stage's trace replayed) rather than on the
+// tensors' count, Reserved never below Bytes. The replay costs
+// milliseconds a plan, and the search judges thousands, so it runs only
+// where it could change the verdict: a count already over stays over
+// (the reservation is at least the count), and one whose count with
+// ReservedBound added fits, fits. A replay that runs out of the device
+// (alloc.Replay's error) is over the usable memory by an unknown
+// amount: it is judged as just over. A CPU process has no caching
+// allocator: its count is its verdict.
+func (step *Step) judge(pk *Peak) { step.judgeAt(pk, false) }
+
+// judgeAt is judge, the allocator replayed on every plan where always
+// (TestJudgeShortcut compares the two).
+func (step *Step) judgeAt(pk *Peak, always bool) {
+	if step.Pod.CPU() {
+		return
+	}
+	if !always && pk.Verdict == plan.VerdictOver {
+		return
+	}
+	if !always && float64(pk.Bytes)*(1+ReservedBound)*(1+pk.Error) <= float64(pk.Usable) {
+		return
+	}
+	pk.settle(step.Allocator())
+}
+
+// settle sets pk's Reserved and Verdict from the allocator's replay ap:
+// its reservation, never below the count; a replay that ran out of the
+// device as just over the usable memory.
+func (pk *Peak) settle(ap *AllocatorPeak) {
+	pk.Reserved = max(ap.Reserved, pk.Bytes)
+	if ap.OutOfMemory {
+		pk.Reserved = max(pk.Reserved, pk.Usable+1)
+	}
+	pk.Verdict = plan.Verdict(pk.Reserved, pk.Usable, pk.Error)
 }
