@@ -63,4 +63,4 @@ func weakScaling(heads, hidden, layers, tp, pp, gpus, batch int) weakRow {
 
 // row70B and row462B are the table's 70B and 462B rows.
 func row70B() weakRow  { return weakScaling(64, 8192, 84, 8, 2, 768, 384) }
-func row462B() weakRow { return weakScaling(112, 18432, 144, 8, 16, 6144, 3072) }
+func row462B() weakRow { return weakScaling(144, 18432, 112, 8, 16, 6144, 3072) }
