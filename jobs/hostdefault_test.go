@@ -2,40 +2,12 @@ package jobs
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/inputs"
 )
-
-// mlpWithExecution writes the MLP example with execution object e (nil:
-// none) into dir and returns its path.
-func mlpWithExecution(t *testing.T, dir, name string, e map[string]any) string {
-	t.Helper()
-	data, err := os.ReadFile("../examples/mlp.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g map[string]any
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
-	if e != nil {
-		g["execution"] = e
-	}
-	if data, err = json.Marshal(g); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name+".json")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // TestHostByGraph: where the CLI leaves --host out (HostByGraph), a graph
 // that records an eager PyTorch run on a GPU gets the host model and the
@@ -47,7 +19,6 @@ func mlpWithExecution(t *testing.T, dir, name string, e map[string]any) string {
 // 0.30 ms its kernels take on one H100: the step with the host is at
 // least 0.393 ms, the GPU's alone below it.
 func TestHostByGraph(t *testing.T) {
-	dir := t.TempDir()
 	hostFloor := 28 * roofline.MeasuredIssue
 	eager := map[string]any{"version": 1, "device": "cuda", "optimizer_impl": "for-loop"}
 	for _, c := range []struct {
@@ -69,7 +40,7 @@ func TestHostByGraph(t *testing.T) {
 		{"torch.compile", map[string]any{"version": 1, "device": "cuda", "compile": "default"}, true, false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			path := mlpWithExecution(t, dir, strings.ReplaceAll(c.name, " ", "_"), c.exec)
+			path := mlpWith(t, "f16", c.exec) // the example as it is: every op f16
 			o := GraphEvalOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "h100"}, Placement: "single", HostByGraph: c.byGraph}
 			if c.explicit {
 				o.Host = HostModel(true, 0)
@@ -97,7 +68,7 @@ func TestHostByGraph(t *testing.T) {
 // TestHostByGraph) and its header says why; with --host=false it does
 // not.
 func TestBaselinesHostByGraph(t *testing.T) {
-	path := mlpWithExecution(t, t.TempDir(), "eager", map[string]any{"version": 1, "device": "cuda"})
+	path := mlpWith(t, "f16", map[string]any{"version": 1, "device": "cuda"})
 	for _, byGraph := range []bool{true, false} {
 		b, err := Baselines(context.Background(), BaselinesOptions{Graph: inputs.GraphSpec{Path: path}, Cluster: inputs.ClusterSpec{Hardware: "h100", GPUs: 1},
 			Methods: []string{"single"}, HostByGraph: byGraph})
