@@ -149,7 +149,11 @@ func Check(g *graph.Graph, m *roofline.Model, hw string, refs []Reference) Repor
 		}
 	}
 	if r.HostBound {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("host-bound at this batch: issuing its kernels takes %s against %s of GPU work (eval --host models the host)", ms(r.Issue), ms(r.GPU)))
+		how := "eval --host models the host"
+		if m.DispatchTimes() != nil {
+			how = "the step's time is the host's: placer models it; --host=false for the GPU alone"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("host-bound at this batch: issuing its kernels takes %s against %s of GPU work (%s)", ms(r.Issue), ms(r.GPU), how))
 	}
 	return r
 }

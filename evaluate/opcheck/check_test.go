@@ -37,6 +37,12 @@ func three(t *testing.T, scale float64, exec *graph.Execution) *graph.Graph {
 
 func modelOf(t *testing.T, g *graph.Graph, hw string) *roofline.Model {
 	t.Helper()
+	return modelWith(t, g, hw, roofline.Options{})
+}
+
+// modelWith is modelOf with opts (a Host: the host modelled).
+func modelWith(t *testing.T, g *graph.Graph, hw string, opts roofline.Options) *roofline.Model {
+	t.Helper()
 	h, err := roofline.Preset(hw)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +51,7 @@ func modelOf(t *testing.T, g *graph.Graph, hw string) *roofline.Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := roofline.NewModel(g, c, roofline.Options{})
+	m, err := roofline.NewModel(g, c, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +76,8 @@ func TestCheck(t *testing.T) {
 		steps     int
 		checked   float64
 		hostBound bool
-		warnings  []string // a part of each warning, in order
+		host      *roofline.Host // the host modelled (eval's default for eager graphs)
+		warnings  []string       // a part of each warning, in order
 	}{
 		// GPU time 4.2: the matmul 3/4.2 checked (a and b), the
 		// convolution 1/4.2 = 23.8% in bf16 no H100 step has, the add
@@ -82,7 +89,12 @@ func TestCheck(t *testing.T) {
 		// convolution forward launches 2: roofline.Launches) of 4.57 us,
 		// 46.69 us, against 4.2 us of kernels.
 		{name: "host-bound", scale: 1e-6, exec: &graph.Execution{Device: "cuda"}, hw: "h100", steps: 2, checked: 3 / 4.2, hostBound: true,
-			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.047 ms against 0.004 ms"}},
+			warnings: []string{"conv bf16", "each under 5%", "host-bound at this batch: issuing its kernels takes 0.047 ms against 0.004 ms of GPU work (eval --host models the host)"}},
+		// The same with the host modelled at the same issue and launch
+		// times: the warning says the step's time is already the host's.
+		{name: "host-bound, modelled", scale: 1e-6, exec: &graph.Execution{Device: "cuda"}, hw: "h100", steps: 2, checked: 3 / 4.2, hostBound: true,
+			host:     &roofline.Host{Issue: [3]float64{14.04e-6, 14.04e-6, 14.04e-6}, Launch: 4.57e-6},
+			warnings: []string{"conv bf16", "each under 5%", "takes 0.047 ms against 0.004 ms of GPU work (the step's time is the host's: placer models it; --host=false for the GPU alone)"}},
 		// Under CUDA graphs the eager issue cost does not apply.
 		{name: "graphs", scale: 1e-6, exec: &graph.Execution{Device: "cuda", CUDAGraphs: true}, hw: "h100", steps: 2, checked: 3 / 4.2,
 			warnings: []string{"conv bf16", "each under 5%"}},
@@ -94,7 +106,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, c := range cases {
 		g := three(t, c.scale, c.exec)
-		r := Check(g, modelOf(t, g, c.hw), c.hw, testRefs)
+		r := Check(g, modelWith(t, g, c.hw, roofline.Options{Host: c.host}), c.hw, testRefs)
 		if r.Steps != c.steps || math.Abs(r.Checked-c.checked) > 1e-9 || r.HostBound != c.hostBound {
 			t.Errorf("%s: steps %d, checked %.4f, host-bound %v; want %d, %.4f, %v", c.name, r.Steps, r.Checked, r.HostBound, c.steps, c.checked, c.hostBound)
 		}
