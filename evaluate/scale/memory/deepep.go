@@ -16,7 +16,10 @@ import (
 // get_rdma_buffer_size_hint), for hidden_bytes = hidden x max(element
 // size, 2) (get_hidden_bytes: 2 a BF16 or FP8 token). DeepEP is read at
 // deepseek-ai/DeepEP v1.2.1 (deep_ep/buffer.py, csrc/config.hpp,
-// csrc/deep_ep.cpp Buffer::Buffer, csrc/kernels/configs.cuh). None of
+// csrc/deep_ep.cpp Buffer::Buffer, csrc/kernels/configs.cuh), whose
+// configs, size hints and allocations are those of the hybrid-ep
+// branch's eb9cee7 that Megatron-Core core_r0.16.0's CI image builds
+// (docker/Dockerfile.ci.dev; Buffer's use_fabric off by default). None of
 // it is the caching allocator's: the NVLink buffer and a 32 MiB
 // workspace are cudaMalloc'd directly (Buffer::Buffer), the RDMA buffer
 // taken from NVSHMEM's symmetric heap (internode::alloc), which maps
