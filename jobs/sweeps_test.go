@@ -234,9 +234,10 @@ func TestBesideMegatronLMEstimate(t *testing.T) {
 // TestPublishedPeaks holds the 21 published peaks (reserved, GiB:
 // torchtitan's 18 and torchao's float8 README's 3, torchtitan's memory
 // monitor both) against placer's simulated reserve of its step's trace
-// (evaluate/scale's titanStageTrace): mean |error| at most 3.9% (3.80%
-// over torchtitan's 18 on 2026-11-27, 3.74% over the 21 with torchao's,
-// each of them within 3.6%; 5.51% with the sum of parts, 6.15% before torch's
+// (evaluate/scale's titanStageTrace): mean |error| at most 3.6% (3.55%
+// over the 21 with torchao's once what torch 2.6.0's PipelineStage keeps
+// to the step's end is counted, 3.74% before; 3.80% over torchtitan's
+// 18 on 2026-11-27; 5.51% with the sum of parts, 6.15% before torch's
 // pipelining was counted as it holds memory), every row within 8%, but
 // for the rows listed with their bound and why; a listed row that comes
 // within 8% fails the test, so that the list stays the rows placer
@@ -249,12 +250,14 @@ func TestPublishedPeaks(t *testing.T) {
 	}
 	// Under by more than 8%, unexplained (docs/cluster-scale.md):
 	// torchtitan's 1F1B row of table 5 publishes 7.2 GiB more than table
-	// 6's first row at the same tokens a micro-batch and schedule
-	// (placer: -14.3% against -6.1%), and table 6 grows 9.6 GiB from CP
-	// 1 to CP 8 where placer's trace grows 2.9 GiB (-13.3% at CP 8).
+	// 6's first row at the same tokens a micro-batch, micro-batches and
+	// stages (torchtitan 9dec370 generate_split_points: 15, 16 x 6, 15
+	// for both) (placer: -13.1% against -4.8%), and table 6 grows 9.6 GiB
+	// from CP 1 to CP 8 where placer's trace grows 2.3 GiB (-12.9% at CP
+	// 8).
 	missed := map[string]float64{
-		"torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s/1F1B":                                               0.145,
-		"torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens/FSDP 1, CP 8, 262144 tokens": 0.135,
+		"torchtitan table 5: Llama 3.1 405B, FSDP 8 x TP 8 x PP 8 on 512 H100s/1F1B":                                               0.135,
+		"torchtitan table 6: Llama 3.1 405B, FSDP x CP x TP 8 x PP 8 on 512 H100s, 32K to 262K tokens/FSDP 1, CP 8, 262144 tokens": 0.132,
 	}
 	var sum float64
 	var n int
@@ -281,8 +284,8 @@ func TestPublishedPeaks(t *testing.T) {
 	if n != 21 {
 		t.Fatalf("%d published peaks, want 21: torchtitan's 18 and torchao's float8 README's 3", n)
 	}
-	if mean := sum / float64(n); mean > 0.039 {
-		t.Errorf("mean |error| %.2f%% of the published peaks, want at most 3.9%%", 100*mean)
+	if mean := sum / float64(n); mean > 0.036 {
+		t.Errorf("mean |error| %.2f%% of the published peaks, want at most 3.6%%", 100*mean)
 	}
 }
 

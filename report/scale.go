@@ -295,8 +295,8 @@ func memoryLine(p *ScalePlan, fits string) string {
 		return fmt.Sprintf("%s, %s: weights %s, gradients %s, optimizer %s, activations %s",
 			GB(r.Memory), fits, GB(r.Weights), GB(r.Grads), GB(r.OptState), GB(r.Activations))
 	}
-	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, the CUDA context and NCCL's buffers kept free; %s to spare%s)",
-		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory), errorWords(r))
+	line := fmt.Sprintf("%s allocated, %s the %s usable of %s (a %s margin, %s kept free; %s to spare%s)",
+		GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), keptFree(r.MemoryParts), GB(r.Usable-r.Memory), errorWords(r))
 	if p.cpu() {
 		line = fmt.Sprintf("%s in tensors, %s the %s usable of the process's %s share of host memory (a %s margin kept free; gloo's buffers and the process's own memory not counted; %s to spare)",
 			GB(r.Memory), fits, GB(r.Usable), GB(r.Capacity), Percent(r.MemoryMargin), GB(r.Usable-r.Memory))
@@ -316,6 +316,22 @@ func memoryLine(p *ScalePlan, fits string) string {
 		line += fmt.Sprintf("%s%s %s", sep, name, GB(pt.Bytes))
 	}
 	return line
+}
+
+// keptFree names what the usable memory leaves out beside the margin:
+// the CUDA context and NCCL's buffers, and any other part held outside
+// the allocator (DeepEP's buffers under the flex dispatcher).
+func keptFree(parts []plan.MemoryPart) string {
+	var more []string
+	for _, pt := range parts {
+		if pt.Outside && pt.Bytes > 0 && pt.Name != "CUDA context" && pt.Name != "NCCL buffers" {
+			more = append(more, pt.Name)
+		}
+	}
+	if len(more) == 0 {
+		return "the CUDA context and NCCL's buffers"
+	}
+	return "the CUDA context, NCCL's buffers and " + strings.Join(more, ", ")
 }
 
 // reservedLine is what PyTorch's caching allocator reserves for the

@@ -62,7 +62,7 @@ func (step *Step) Allocator() *AllocatorPeak {
 	var stageBuf [128]Stage
 	cs, stages := step.counters(csBuf[:0]), step.stages(stageBuf[:0])
 	cfg := alloc.Config{Expandable: expandable(pl), Device: p.Hardware.Memory,
-		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl)}
+		Capacity: p.Hardware.Memory - plan.CUDAContext - plan.NCCLBuffers(pl) - DeepEPBuffers(pl, &step.Model)}
 	if cfg.Capacity <= 0 {
 		cfg.Capacity = p.Hardware.Memory
 	}

@@ -215,8 +215,10 @@ func (step *Step) allocated(stages []Stage) Peak {
 }
 
 // finish adds to pk (Bytes and its parts counted) what the allocator
-// does not hold, the GPU's usable memory and the verdict at the
-// regime's measured error e, for plans of counter c.
+// does not hold (the CUDA context, NCCL's buffers, DeepEP's buffers
+// under the flex dispatcher: DeepEPBuffers), the GPU's usable memory
+// and the verdict at the regime's measured error e, for plans of
+// counter c.
 func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 	var outside int64
 	if !c.pod.CPU() {
@@ -227,6 +229,10 @@ func (pk *Peak) finish(c *counter, e plan.RegimeError) {
 			plan.MemoryPart{Name: "CUDA context", Bytes: ctx, Outside: true},
 			plan.MemoryPart{Name: "NCCL buffers", Bytes: nccl, Outside: true})
 		outside = ctx + nccl
+		if dv := DeepEPBuffers(&c.pl, &c.m); dv > 0 {
+			pk.Parts = append(pk.Parts, plan.MemoryPart{Name: "DeepEP buffers", Bytes: dv, Outside: true})
+			outside += dv
+		}
 	}
 	pk.Capacity = c.pod.Hardware.Memory
 	pk.Usable, pk.Margin = c.pod.Usable(outside), c.pod.Margin()

@@ -240,7 +240,10 @@ type titanStage struct {
 //     after the forward);
 //   - each micro-batch's forward (titanForward), in the pipeline
 //     schedule's order (inflight, titanUnitOrder), the loss with it
-//     on the last stage, and its backward (titanBackward);
+//     on the last stage, and its backward (titanBackward); under a
+//     pipeline what PipelineStage keeps of each to the step's end, its
+//     output and its input's gradient (titanKept), and on the last
+//     stage the outputs merged when the schedule's step returns;
 //   - at the end, the optimizer: torch.optim.AdamW with foreach (not
 //     fused: torchtitan's optimizer.py), whose _multi_tensor_adamw
 //     makes exp_avg_sq's square root for every parameter at once
@@ -290,6 +293,7 @@ func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 			w.outputs = append(w.outputs, t.alloc(c.tokens*float64(c.m.Vocab)/float64(pl.TP)*bf16, catLoss))
 		}
 	}
+	w.leftOut = pl.NumMicro - wc.pl.NumMicro
 	w.unsharded = make([]int32, g.L)
 	w.accum = make([]int32, g.L)
 	for i := range w.unsharded {
@@ -300,10 +304,17 @@ func (c *counter) titanStageInto(t *memTrace, s int, st *Stage, micro int) {
 	// The root's post-backward: its gradients reduce-scattered into its
 	// FP32 shards.
 	w.reduceScatter(g.root, true, w.rootGrads...)
+	if s == pl.PP-1 && pl.PP > 1 {
+		// The schedule's step returns the last stage's outputs merged
+		// (torch 2.6.0 schedules.py step: _merge_outputs, merge_chunks'
+		// torch.cat of output_chunks), which train.py drops.
+		t.free(t.alloc(float64(pl.NumMicro)*c.tokens*float64(c.m.Vocab)/float64(pl.TP)*bf16, catLoss))
+	}
 	params := float64(g.L)*g.block + g.root
 	t.free(t.alloc(params*4/g.D, catOpt)) // foreach AdamW's sqrt of exp_avg_sq
 	t.free(w.grads...)
 	t.free(w.outputs...)
+	t.free(w.kept...)
 }
 
 // tracedMicro is the micro-batches titanStageTrace writes of plan pl's

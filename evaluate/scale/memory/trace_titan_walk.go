@@ -14,7 +14,14 @@ type titanWalk struct {
 	grads     []int32 // the FP32 gradient shards, made by each reduce-scatter
 	rootGrads []int32 // the root's unsharded BF16 gradients
 	outputs   []int32 // the last stage's logits, kept in output_chunks
-	seen      []bool  // the model chunks that have run a forward
+	// kept to the step's end under a pipeline (titanKept): each
+	// chunk's output in output_chunks, each received input's gradient
+	// as its receive buffer's .grad
+	kept []int32
+	// leftOut is the micro-batches of the step the trace does not write
+	// (tracedMicro), whose kept tensors the first backward allocates
+	leftOut int
+	seen    []bool // the model chunks that have run a forward
 	// a unit's (micro-batch on a model chunk's) tensors between its
 	// forward and its backward: by block, its input and its saved
 	// tensors; the chunk's output; the loss's saved tensors.
@@ -51,11 +58,55 @@ func (w *titanWalk) run(s int) {
 	if ord != nil {
 		chunkOf = func(u int) int { return u / pl.NumMicro }
 	}
+	first := true
 	replay1F1B(U, n, ord, func(u int) { w.forward(u, chunkOf(u)) }, func(u int) {
+		if first {
+			w.keepLeftOut()
+			first = false
+		}
 		ch := chunkOf(u)
 		done[ch]++
 		w.backward(u, ch, done[ch] == 1, done[ch] == pl.NumMicro)
 	})
+}
+
+// titanKept is what torch's PipelineStage keeps of a finished unit
+// (micro-batch on model chunk ch of stage s) to the step's end, read at
+// torch 2.6.0 (the release cut from main a week before the benchmarks'
+// 1963fc8; torch/distributed/pipelining/stage.py): forward_one_chunk
+// appends every stage's output to output_chunks ("Prepare for final
+// output merge or reduction"; get_fwd_send_ops sends from it), which
+// only the next step's clear_runtime_states empties; and
+// stage_backward's torch.autograd.backward accumulates the gradient of a
+// received input into its receive buffer's .grad, which
+// clear_runtime_states alone sets to None. Each a stage boundary's
+// tensor: the output of every chunk but the model's last (whose logits
+// lossForward keeps), the gradient of every chunk's input but the
+// model's first's (the embedding's output, a tensor of the step's own).
+func (w *titanWalk) titanKept(ch int) (out, grad bool) {
+	pl, g := &w.c.pl, w.g
+	return pl.PP > 1 && !(g.s == pl.PP-1 && ch == g.V-1), pl.PP > 1 && !(g.s == 0 && ch == 0)
+}
+
+// keepLeftOut allocates, at the first backward, what the micro-batches
+// the trace leaves out (leftOut) keep to the step's end (titanKept):
+// in a 1F1B steady state each backward is taken with the same
+// micro-batches in flight, and the kept tensors of those finished
+// before it grow by one unit's a backward, so the step's highest
+// steady-state instant, its last, holds them all; here the trace's own
+// last holds the same, and no earlier instant of the trace more.
+func (w *titanWalk) keepLeftOut() {
+	for range w.leftOut {
+		for ch := range w.g.V {
+			out, grad := w.titanKept(ch)
+			if out {
+				w.kept = append(w.kept, w.t.alloc(w.g.boundary, catActs))
+			}
+			if grad {
+				w.kept = append(w.kept, w.t.alloc(w.g.boundary, catActs))
+			}
+		}
+	}
 }
 
 // block is the stage's index of model chunk ch's l-th block.
@@ -194,8 +245,10 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 	gradOut := int32(-1) // else the stage's gradient receive buffer
 	if g.s == pl.PP-1 && ch == g.V-1 {
 		gradOut = w.lossBackward(un, first)
+	} else if out, _ := w.titanKept(ch); out {
+		w.kept = append(w.kept, un.out) // kept in output_chunks (titanKept)
 	} else {
-		t.free(un.out) // the chunk's output, sent and kept in fwd_cache
+		t.free(un.out)
 	}
 	for l := g.lu - 1; l >= 0; l-- {
 		b := w.block(ch, l)
@@ -223,7 +276,13 @@ func (w *titanWalk) backward(u, ch int, first, last bool) {
 		gradOut = gradIn
 		w.postBackward(b, wg, first, last)
 	}
-	t.free(gradOut) // sent to the previous stage, or the embedding's
+	if _, grad := w.titanKept(ch); grad {
+		// Sent to the previous stage and kept as the receive buffer's
+		// .grad (titanKept).
+		w.kept = append(w.kept, gradOut)
+	} else {
+		t.free(gradOut) // the embedding's
+	}
 	if g.s == 0 && ch == 0 && first {
 		w.rootGrads = append(w.rootGrads, t.alloc((g.root-g.out)*w.rootGradBytes(), catGrads))
 	}
