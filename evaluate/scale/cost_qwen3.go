@@ -1,6 +1,8 @@
 package scale
 
 import (
+	"math"
+
 	"github.com/placer/placer/evaluate/roofline"
 	"github.com/placer/placer/evaluate/scale/plan"
 	"github.com/placer/placer/graph"
@@ -128,4 +130,48 @@ func (c *coster) tpCPReduce(b float64) phase {
 	}
 	ct, _ := c.pod.Collective(roofline.AllReduce, grp, b)
 	return phase{busy: ct, tpAll: ct, tpExposed: ct, launches: 1}
+}
+
+// quantPadding is TEGroupedMLP's padding of each local expert's rows to
+// the quantized GEMM's alignment (megatron/core/transformer/moe/
+// experts.py: under fp8 or fp4, forward calls quantization_padding on
+// the permuted tokens and on their probabilities, and
+// quantization_unpadding on the output; Transformer Engine v2.14
+// pytorch/module/fp8_padding.py Fp8Padding: 16 rows, 32 under MXFP8,
+// returning its input untouched only when every expert's count is
+// already aligned, which the random routing of a benchmark leaves to
+// chance, so it is counted as run), where the router does not pad the
+// counts itself (moe_router_padding_for_quantization, which no Qwen3
+// benchmark recipe of Megatron-Bridge v0.2.0 to v0.5.0 sets and placer
+// does not model). Each is one fused_multi_row_padding or _unpadding
+// kernel over rows x h BF16 (the probabilities: rows, BF16, the
+// router's dtype with moe_router_dtype unset), read once and written
+// once (the few padded rows left out); the backward of each is the
+// other's kernel on the gradient: 3 kernels each way. None in BF16, with
+// SequentialMLP (grouped-gemm=off), off Megatron's layers, and where
+// capacity routing pads every expert to an aligned count
+// (apply_router_token_dropping with pad_to_capacity: each source rank's
+// get_capacity(nl x TopK, E, factor) = ceil(nl x TopK / E x factor)
+// rows an expert, EP x ETP of them gathered: 25.09's token-dropping
+// rows at 4,096 or 8,192 tokens give 256 or 512, aligned).
+func (c *coster) quantPadding(rows, nl float64) (fwd, bwd phase) {
+	if c.fp8 == 0 || !c.megatronLayers() || c.pl.Run.ExpertLoop {
+		return fwd, bwd
+	}
+	if f := c.pl.Run.Capacity; f > 0 {
+		align := 16.0
+		if c.pl.FP8 == plan.FP8MX {
+			align = 32
+		}
+		per := math.Ceil(nl*float64(c.m.TopK)/float64(c.m.Experts)*f) * float64(c.pl.EP*c.pl.ETP)
+		if math.Mod(per, align) == 0 {
+			return fwd, bwd
+		}
+	}
+	x := rows * float64(c.m.Hidden) * bf16
+	pad := kernel{class: graph.ClassDataMovement, read: x, writes: x}
+	probs := kernel{class: graph.ClassDataMovement, read: rows * bf16, writes: rows * bf16}
+	fwd = c.runAll(pad, probs, pad)
+	bwd = c.runAll(pad, pad, probs)
+	return fwd, bwd
 }

@@ -111,3 +111,36 @@ func TestAuxLoss(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantPadding: TEGroupedMLP's FP8 padding by hand. Qwen3-30B-A3B at
+// EP 16: 4,096 tokens x 8 = 32,768 rows received, x 2,048 x 2 bytes =
+// 134,217,728 bytes the tokens' padding and the output's unpadding each
+// read and write, the probabilities' padding 65,536: 3 launches forward,
+// the same 3 backward. None in BF16, with SequentialMLP
+// (grouped-gemm=off), or on torchtitan's layer; none with capacity
+// routing at factor 1 (4,096 x 8 / 128 = 256 rows an expert from each of
+// 16 ranks: 4,096, aligned); at factor 1.01 on one rank ceil(258.56) =
+// 259 rows an expert, not aligned: padded.
+func TestQuantPadding(t *testing.T) {
+	const x, p = 134217728.0, 65536.0
+	pads := [][4]float64{{mov, 0, x, x}, {mov, 0, p, p}, {mov, 0, x, x}}
+	for _, tc := range []struct {
+		name, keys string
+		fwd        [][4]float64
+	}{
+		{"FP8 current scaling", q30Plan, pads},
+		{"BF16", "ep=16,dp=16,mbs=1,distopt=on,stack=megatron-bridge-26.04,dispatcher=flex", nil},
+		{"SequentialMLP", q30Plan + ",grouped-gemm=off", nil},
+		{"torchtitan", "ep=16,dp=16,mbs=1,fp8=current,stack=torchtitan-0.2", nil},
+		{"capacity 1, aligned", q30Plan + ",routing=capacity:1", nil},
+		{"capacity 1.01 on one rank", "dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,routing=capacity:1.01", pads},
+	} {
+		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
+		f, b := c.quantPadding(32768, 4096)
+		w, l := kernelsTime(c, tc.fwd)
+		if !near(f.busy, w) || !near(b.busy, w) || f.launches != l || b.launches != l {
+			t.Errorf("%s: forward %g s in %g launches, backward %g in %g; want %g in %g each way",
+				tc.name, f.busy, f.launches, b.busy, b.launches, w, l)
+		}
+	}
+}
