@@ -12,6 +12,7 @@ import (
 // and Qwen3-235B-A22B on 25.11 (TP 2 with sequence parallelism: 64 and 4
 // heads over 2, the router's 2,048 tokens a GPU).
 const (
+	q30A2A   = "ep=16,dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04"
 	q30Plan  = "ep=16,dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,dispatcher=flex"
 	q235     = "qwen3-235b-a22b:seq=4096,batch=2048"
 	q235Plan = "tp=2,pp=8,vp=4,ep=32,etp=1,dp=16,mbs=1,sp=on,distopt=on,embedding-layer=on,loss-layer=on,grads=bf16,fp8=current,stack=megatron-bridge-25.11"
@@ -113,11 +114,12 @@ func TestAuxLoss(t *testing.T) {
 }
 
 // TestQuantPadding: TEGroupedMLP's FP8 padding by hand. Qwen3-30B-A3B at
-// EP 16: 4,096 tokens x 8 = 32,768 rows received, x 2,048 x 2 bytes =
+// EP 16 on the all-to-all dispatcher: 4,096 tokens x 8 = 32,768 rows received, x 2,048 x 2 bytes =
 // 134,217,728 bytes the tokens' padding and the output's unpadding each
 // read and write, the probabilities' padding 65,536: 3 launches forward,
 // the same 3 backward. None in BF16, with SequentialMLP
-// (grouped-gemm=off), or on torchtitan's layer; none with capacity
+// (grouped-gemm=off), on torchtitan's layer, or with the flex dispatcher
+// (HybridEP's dispatch pads the counts); none with capacity
 // routing at factor 1 (4,096 x 8 / 128 = 256 rows an expert from each of
 // 16 ranks: 4,096, aligned); at factor 1.01 on one rank ceil(258.56) =
 // 259 rows an expert, not aligned: padded.
@@ -128,11 +130,12 @@ func TestQuantPadding(t *testing.T) {
 		name, keys string
 		fwd        [][4]float64
 	}{
-		{"FP8 current scaling", q30Plan, pads},
-		{"BF16", "ep=16,dp=16,mbs=1,distopt=on,stack=megatron-bridge-26.04,dispatcher=flex", nil},
-		{"SequentialMLP", q30Plan + ",grouped-gemm=off", nil},
+		{"FP8 current scaling", q30A2A, pads},
+		{"HybridEP pads in its dispatch (flex)", q30Plan, nil},
+		{"BF16", "ep=16,dp=16,mbs=1,distopt=on,stack=megatron-bridge-26.04", nil},
+		{"SequentialMLP", q30A2A + ",grouped-gemm=off", nil},
 		{"torchtitan", "ep=16,dp=16,mbs=1,fp8=current,stack=torchtitan-0.2", nil},
-		{"capacity 1, aligned", q30Plan + ",routing=capacity:1", nil},
+		{"capacity 1, aligned", q30A2A + ",routing=capacity:1", nil},
 		{"capacity 1.01 on one rank", "dp=16,mbs=1,distopt=on,grads=bf16,fp8=current,stack=megatron-bridge-26.04,routing=capacity:1.01", pads},
 	} {
 		c := stackCoster(t, stackMoE, tc.keys, "dgx-h100:2")
