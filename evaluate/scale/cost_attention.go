@@ -51,6 +51,9 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 	ropeF, ropeB := c.yarnRope()
 	biasF, biasB := c.projBias()
 	fwd, bwd = fwd.plus(ropeF).plus(biasF), bwd.plus(ropeB).plus(biasB)
+	// Qwen3's query and key norms (cost_qwen3.go).
+	qkF, qkB := c.qkNorm()
+	fwd, bwd = fwd.plus(qkF), bwd.plus(qkB)
 	if m.NormsPerBlock() > 2 {
 		// Gemma's norm of the attention's output before the residual.
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))

@@ -62,7 +62,8 @@ type moeGluePhases struct {
 // tokens to rows expert rows, forward and backward: the default's fused
 // kernels (moeGlue's: scores, permute, unpermute), with the permutation
 // over the tokens the dispatcher hands the experts (dispatchedTokens),
-// and unfused where the stack says so (unfusedRouter, unfusedPermute).
+// and unfused where the stack says so (unfusedRouter, unfusedPermute);
+// the scores with the router's load-balancing loss (auxLoss).
 func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float64) moeGluePhases {
 	t := c.run
 	run := &c.pl.Run
@@ -88,6 +89,9 @@ func (c *coster) glue(router, scores, permute, unpermute kernel, rows, nl float6
 	if run.UnfusedPermute {
 		c.unfusedPermute(&g, permute, unpermute, rows, nl, h, E)
 	}
+	// The router's load-balancing loss beside its top-k (cost_qwen3.go).
+	auxF, auxB := c.auxLoss(nl)
+	g.scores, g.scoresB = g.scores.plus(auxF), g.scoresB.plus(auxB)
 	return g
 }
 

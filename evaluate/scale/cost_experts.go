@@ -110,7 +110,8 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		rec = scalePhase(rec, nexp)
 	}
 	biasF, biasB := c.expertBias(rows, local) // the experts' FC2 biases (cost_gptoss.go)
-	experts, expertsB = experts.plus(biasF), expertsB.plus(biasB)
+	padF, padB := c.quantPadding(rows, nl)    // FP8's padding to the GEMM's alignment (cost_qwen3.go)
+	experts, expertsB = experts.plus(biasF).plus(padF), expertsB.plus(biasB).plus(padB)
 	dispatched := experts // the routed experts alone, before the shared ones join them
 	if sh := float64(m.SharedExperts) * fe; sh > 0 {
 		sup := sh

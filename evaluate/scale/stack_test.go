@@ -48,7 +48,9 @@ const stackMoE = "qwen3-30b-a3b:seq=4096,batch=512"
 //     local expert and its restore, the probabilities' all-to-all and the
 //     counts' all-gather, 4 launches forward, 3 backward; capacity routing
 //     without the gather (-1 forward); allgather and flex run none of it
-//     (-4 and -3 on their own counts).
+//     (-4 and -3 on their own counts);
+//   - capacity routing does not force balance: no random logits (the
+//     clone and normal_ of auxLoss, -2 forward).
 func TestStackLaunchesAndSyncs(t *testing.T) {
 	base := "dp=8,ep=8,mbs=1"
 	c0 := stackCoster(t, stackMoE, base, "dgx-h100:1")
@@ -61,8 +63,8 @@ func TestStackLaunchesAndSyncs(t *testing.T) {
 		{"grouped-gemm=off", 3*15 + 1, 6 * 15, 1},
 		{"router-fusion=off", 5, 3, 1},
 		{"permute-fusion=off", 17, 9, 4},
-		{"routing=capacity:1", -1, 0, 0},
-		{"permute-fusion=off,routing=capacity:1", 17 - 1, 9, 0},
+		{"routing=capacity:1", -1 - 2, 0, 0},
+		{"permute-fusion=off,routing=capacity:1", 17 - 1 - 2, 9, 0},
 		{"dispatcher=allgather", 2 - 4, 2 - 3, 2},
 		{"dispatcher=flex", -4, -3, 1},
 	} {

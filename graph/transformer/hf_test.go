@@ -399,3 +399,29 @@ func TestPresetCarriesItsConfig(t *testing.T) {
 		t.Errorf("preset: %+v, want %+v", got, want)
 	}
 }
+
+// TestQwen3PresetsCarryTheirConfig: the Qwen3-MoE presets set what their
+// config.json sets beyond the shape and the exported settings: the query
+// and key norms, softmax scores, the balancing loss's 0.001 and
+// norm_topk_prob; the model type, rotary base and norm epsilon stay
+// unset (a preset exports no model settings).
+func TestQwen3PresetsCarryTheirConfig(t *testing.T) {
+	for _, name := range []string{"qwen3-30b-a3b", "qwen3-235b-a22b"} {
+		m, err := ReadHFConfig(filepath.Join("testdata", "hf", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Parse(name + ":seq=4096,batch=512")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := m.Config
+		want.ModelType, want.RopeTheta, want.NormEps = "", 0, 0
+		if p.Config != want {
+			t.Errorf("%s: preset %+v, want %+v", name, p.Config, want)
+		}
+		if !want.QKNorm || want.AuxLoss != 0.001 {
+			t.Errorf("%s: config.json read as %+v, want QK norms and a loss of 0.001", name, m.Config)
+		}
+	}
+}

@@ -10,6 +10,14 @@ import (
 // preset's seq=4096, batch=1 are placeholders Preset returns; Parse
 // refuses a preset without both: "qwen3-30b-a3b:seq=4096,batch=512"). What a preset leaves out is
 // listed beside it.
+// qwen3MoE is what Qwen3-MoE's config.json sets beyond the shape, as
+// FromHFConfig reads it (model_type qwen3_moe: the queries' and keys' RMS
+// norms; router_aux_loss_coef 0.001; norm_topk_prob true; softmax
+// scores), less the model type, rotary base and norm epsilon, which a
+// preset does not export (Qwen/Qwen3-30B-A3B and Qwen3-235B-A22B
+// config.json, testdata/hf).
+var qwen3MoE = ModelConfig{QKNorm: true, RouterScore: "softmax", AuxLoss: 0.001, NormTopK: true}
+
 var presets = map[string]Spec{
 	// meta-llama/Meta-Llama-3-8B config.json: 32 layers, hidden 4,096, 32
 	// heads, 8 key/value heads, intermediate 14,336, vocabulary 128,256,
@@ -40,14 +48,15 @@ var presets = map[string]Spec{
 	// Qwen/Qwen3-30B-A3B config.json: 48 layers, hidden 2,048, 32 heads
 	// of 128 (head_dim), 4 key/value heads, 128 experts of 768, 8 per
 	// token, vocabulary 151,936, untied; 30.5B parameters, 3.3B active
-	// (its model card). Its QK norms are left out (2 x 128 a layer).
+	// (its model card). Its QK norms' weights (2 x 128 a layer) are left
+	// out of the counts; their kernels are costed (qwen3MoE's QKNorm).
 	"qwen3-30b-a3b": {Family: "llama", Layers: 48, Hidden: 2048, Heads: 32, KVHeads: 4, FFN: 6144, Seq: 4096, Vocab: 151936, Batch: 1,
-		Head: 128, Experts: 128, TopK: 8, ExpertFFN: 768},
+		Head: 128, Experts: 128, TopK: 8, ExpertFFN: 768, Config: qwen3MoE},
 	// Qwen/Qwen3-235B-A22B config.json: 94 layers, hidden 4,096, 64
 	// heads of 128, 4 key/value heads, 128 experts of 1,536, 8 per token,
 	// vocabulary 151,936; 235B parameters, 22B active.
 	"qwen3-235b-a22b": {Family: "llama", Layers: 94, Hidden: 4096, Heads: 64, KVHeads: 4, FFN: 12288, Seq: 4096, Vocab: 151936, Batch: 1,
-		Head: 128, Experts: 128, TopK: 8, ExpertFFN: 1536},
+		Head: 128, Experts: 128, TopK: 8, ExpertFFN: 1536, Config: qwen3MoE},
 	// openai/gpt-oss-120b config.json: 36 layers, hidden 2,880, 64 heads
 	// of 64, 8 key/value heads, 128 experts of 2,880 (intermediate_size),
 	// 4 per token, vocabulary 201,088, untied; 116.8B parameters (its
