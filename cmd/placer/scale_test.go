@@ -148,7 +148,7 @@ func TestExportMegatron(t *testing.T) {
 // TestReportMegatronJSON: one object per row with the fields the issue
 // names.
 func TestReportMegatronJSON(t *testing.T) {
-	r := runBinary(t, t.TempDir(), time.Minute, nil, "report", "megatron", "--json")
+	r := runBinary(t, t.TempDir(), 3*time.Minute, nil, "report", "megatron", "--json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
