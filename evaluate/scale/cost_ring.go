@@ -29,8 +29,10 @@ type ringMsg struct{ kv, out float64 }
 //     step, all its queries each time: the ring is costed at its calls.
 //
 // Each call is priced by the measured kernel at its own shape (the
-// causal tail only in step 0's). The exchanges are ringP2P's or
-// ringAllGather's. Without context parallelism it is the kernel.
+// causal tail only in step 0's). The exchanges are ringP2P's, or torch's
+// all-gather ring's: ringAllGather's run eager, ringAllGatherTraced's
+// compiled (compile=on: Settings.Eager false). Without context
+// parallelism it is the kernel.
 func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 	C := c.pl.CP
 	if C <= 1 {
@@ -50,7 +52,11 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 	if c.pl.Run.CPRing == plan.CPRingAllGather {
 		ag := c.cpAllGather(float64(C) * msg.kv)
 		merges := c.ringMerges(backward, msg)
-		busy := ringAllGather(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
+		ring := ringAllGather
+		if !c.pl.Run.Eager {
+			ring = ringAllGatherTraced
+		}
+		busy := ring(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
 		launches := 2*float64(C) + 1 // the calls, the merges, the all-gather
 		if backward {
 			launches += float64(C) // the gradients' all-to-alls
@@ -116,6 +122,29 @@ func ringAllGather(a []float64, backward bool, ag, xd float64) float64 {
 	}
 	if backward {
 		t += xd
+	}
+	return t
+}
+
+// ringAllGatherTraced is ringAllGather as torch.compile runs it: the
+// ring traced into the compiled block (torchtitan 9dec370
+// parallelisms/parallelize_llama.py apply_compile: each TransformerBlock
+// compiled with fullgraph=True, the context-parallel SDPA inside it), so
+// that every functional collective is waited where it is issued (torch
+// torch/distributed/_functional_collectives.py _maybe_wrap_tensor: while
+// tracing, wait_tensor at once, no AsyncCollectiveTensor waited at first
+// use) and Inductor keeps that order (torch/_inductor/config.py
+// reorder_for_compute_comm_overlap False by default; torchtitan sets only
+// _micro_pipeline_tp). The all-gather (ag seconds) runs before step 0's
+// call and each FP32 dK, dV all-to-all (xd, one a step, backward) after
+// its call, none beside a call: every exchange is exposed whole.
+func ringAllGatherTraced(a []float64, backward bool, ag, xd float64) float64 {
+	t := ag
+	for _, ai := range a {
+		t += ai
+		if backward {
+			t += xd
+		}
 	}
 	return t
 }

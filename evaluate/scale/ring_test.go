@@ -31,6 +31,10 @@ func TestRingTimelinesByHand(t *testing.T) {
 		// the last after the last call.
 		{"allgather bwd", ringAllGather([]float64{3, 2, 2}, true, 1, 1), 3 + 2 + 2 + 1},
 		{"allgather bwd, sends exposed", ringAllGather([]float64{3, 2, 2}, true, 1, 3), 3 + 3 + 3 + 3},
+		// compiled: the gather, then each call and (backward) its
+		// gradient's send, one after the other.
+		{"allgather traced fwd", ringAllGatherTraced([]float64{3, 2, 2}, false, 1, 9), 1 + 3 + 2 + 2},
+		{"allgather traced bwd", ringAllGatherTraced([]float64{3, 2, 2}, true, 1, 0.5), 1 + 3 + 0.5 + 2 + 0.5 + 2 + 0.5},
 	} {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s: %g, want %g", c.name, c.got, c.want)
@@ -85,12 +89,12 @@ func TestTwoRankRingByHand(t *testing.T) {
 	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("one rank: %g, want %g", got, want)
 	}
-	// torch's all-gather ring: the gather of both ranks' K and V (2 MB
-	// over 2 GPUs: a ring's (n-1)/n of it at 1 GB/s, 1 ms) beside step
-	// 0's call, then step 1's, and the FP32 merges (ringMerges) on the
-	// same stream.
+	// torch's all-gather ring run eager: the gather of both ranks' K and
+	// V (2 MB over 2 GPUs: a ring's (n-1)/n of it at 1 GB/s, 1 ms) beside
+	// step 0's call, then step 1's, and the FP32 merges (ringMerges) on
+	// the same stream.
 	ag := pl
-	ag.Run.CPRing = plan.CPRingAllGather
+	ag.Run.CPRing, ag.Run.Eager = plan.CPRingAllGather, true
 	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
 	msg := ringMsg{kv: 1e6, out: 1e6}
 	got := co.ringAttention(f, false, msg)
@@ -101,5 +105,22 @@ func TestTwoRankRingByHand(t *testing.T) {
 	got = co.ringAttention(f, false, msg)
 	if want := 2.5e-3 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-(2.5e-3-a0)) > 1e-12 {
 		t.Errorf("all-gather ring, gather exposed: busy %g, exposed %g; want %g, %g", got.busy, got.cpExposed, want, 2.5e-3-a0)
+	}
+	// Compiled (Eager false): the gather waited where it is issued, before
+	// step 0's call: 1 ms exposed whole beside calls of 1.12 ms. Backward
+	// the gather again and each step's FP32 dK, dV (2 x 1 MB to the next
+	// rank at 1 GB/s: 2 ms) after its call, all exposed: 1 + 2 x 2 ms.
+	ag.Run.Eager = false
+	co.pl = ag
+	msg.kv = 1e6
+	got = co.ringAttention(f, false, msg)
+	if want := 1e-3 + a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-1e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring: busy %g, exposed %g; want %g, 1e-3", got.busy, got.cpExposed, want)
+	}
+	b := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	hand.Bwd = hand.Fwd
+	got = co.ringAttention(b, true, msg)
+	if want := 1e-3 + a0 + a1 + 2*2e-3 + co.ringMerges(true, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-5e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring backward: busy %g, exposed %g; want %g, 5e-3", got.busy, got.cpExposed, want)
 	}
 }
