@@ -30,9 +30,9 @@ type ringMsg struct{ kv, out float64 }
 //
 // Each call is priced by the measured kernel at its own shape (the
 // causal tail only in step 0's). The exchanges are ringP2P's, or torch's
-// all-gather ring's: ringAllGather's run eager, ringAllGatherTraced's
-// compiled (compile=on: Settings.Eager false). Without context
-// parallelism it is the kernel.
+// ring's (torchRing: ringAllGather's or ringAllToAll's run eager,
+// ringTraced's compiled, compile=on: Settings.Eager false). Without
+// context parallelism it is the kernel.
 func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 	C := c.pl.CP
 	if C <= 1 {
@@ -49,19 +49,8 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if c.pl.Run.CPRing == plan.CPRingAllGather {
-		ag := c.cpAllGather(float64(C) * msg.kv)
-		merges := c.ringMerges(backward, msg)
-		ring := ringAllGather
-		if !c.pl.Run.Eager {
-			ring = ringAllGatherTraced
-		}
-		busy := ring(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
-		launches := 2*float64(C) + 1 // the calls, the merges, the all-gather
-		if backward {
-			launches += float64(C) // the gradients' all-to-alls
-		}
-		return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
+	if r := c.pl.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
+		return c.torchRing(steps, backward, msg, compute)
 	}
 	busy := ringP2P(steps, backward, c.cpSend(msg.kv), c.cpSend(2*msg.kv))
 	// C calls and a send and a receive between each two (twice that
@@ -71,6 +60,37 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		sends *= 2
 	}
 	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+}
+
+// torchRing is torch's ring of calls steps (compute seconds in all) with
+// its all-gather or all-to-all rotater (Settings.CPRing), eager or
+// compiled, and its FP32 merges on the compute stream (ringMerges).
+func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute float64) phase {
+	C := float64(len(steps))
+	merges := c.ringMerges(backward, msg)
+	x, xd := c.cpSend(msg.kv), c.cpSend(2*msg.kv) // K and V (BF16) to the next rank; dK and dV (FP32)
+	var busy, launches float64
+	if c.pl.Run.CPRing == plan.CPRingAllGather {
+		ag := c.cpAllGather(C * msg.kv)
+		if c.pl.Run.Eager {
+			busy = ringAllGather(steps, backward, ag, xd)
+		} else {
+			busy = ringTraced(steps, backward, ag, 0, xd)
+		}
+		launches = 2*C + 1 // the calls, the merges, the all-gather
+	} else {
+		if c.pl.Run.Eager {
+			busy = ringAllToAll(steps, backward, x, xd)
+		} else {
+			busy = ringTraced(steps, backward, 0, x, xd)
+		}
+		launches = 2*C + C - 1 // the calls, the merges, the K and V all-to-alls
+	}
+	if backward {
+		launches += C // the gradients' all-to-alls
+	}
+	busy += merges
+	return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
 }
 
 // ringP2P is Transformer Engine's p2p ring of calls a (seconds each, in
@@ -126,20 +146,51 @@ func ringAllGather(a []float64, backward bool, ag, xd float64) float64 {
 	return t
 }
 
-// ringAllGatherTraced is ringAllGather as torch.compile runs it: the
-// ring traced into the compiled block (torchtitan 9dec370
+// ringAllToAll is torch's all-to-all ring of calls a run eager: before
+// each call but the last the rank's K and V go to the next rank (x
+// seconds), waited before the next call, so each step is the longer of
+// its call and its send, the last call alone. Backward the K and V go
+// round the same way and after each call the rank's FP32 dK and dV (xd)
+// go to the next rank, waited after the next call; both rotaters share
+// the context group's one NCCL stream, so a middle step's call runs
+// beside the gradient sent after the step before and the K and V sent
+// before it (x + xd), the last step's beside the gradient only, and the
+// last gradient is exposed whole.
+func ringAllToAll(a []float64, backward bool, x, xd float64) float64 {
+	C := len(a)
+	var t float64
+	for i, ai := range a {
+		var comm float64
+		if i < C-1 {
+			comm = x
+		}
+		if backward && i > 0 {
+			comm += xd
+		}
+		t += max(ai, comm)
+	}
+	if backward {
+		t += xd
+	}
+	return t
+}
+
+// ringTraced is torch's ring as torch.compile runs it: the ring traced
+// into the compiled block (torchtitan 9dec370
 // parallelisms/parallelize_llama.py apply_compile: each TransformerBlock
 // compiled with fullgraph=True, the context-parallel SDPA inside it), so
 // that every functional collective is waited where it is issued (torch
 // torch/distributed/_functional_collectives.py _maybe_wrap_tensor: while
 // tracing, wait_tensor at once, no AsyncCollectiveTensor waited at first
-// use) and Inductor keeps that order (torch/_inductor/config.py
-// reorder_for_compute_comm_overlap False by default; torchtitan sets only
-// _micro_pipeline_tp). The all-gather (ag seconds) runs before step 0's
-// call and each FP32 dK, dV all-to-all (xd, one a step, backward) after
-// its call, none beside a call: every exchange is exposed whole.
-func ringAllGatherTraced(a []float64, backward bool, ag, xd float64) float64 {
-	t := ag
+// use; the same in every version read, 2.2 on) and Inductor keeps that
+// order (torch/_inductor/config.py reorder_for_compute_comm_overlap False
+// by default; torchtitan 9dec370 sets only _micro_pipeline_tp). Nothing
+// runs beside a call: the all-gather before step 0 (ag seconds; 0 for the
+// all-to-all rotater), each K and V send before the call it feeds (x a
+// step after the first; 0 for the all-gather rotater) and, backward,
+// each FP32 dK, dV send after its call (xd) are all exposed whole.
+func ringTraced(a []float64, backward bool, ag, x, xd float64) float64 {
+	t := ag + float64(len(a)-1)*x
 	for _, ai := range a {
 		t += ai
 		if backward {

@@ -33,8 +33,18 @@ func TestRingTimelinesByHand(t *testing.T) {
 		{"allgather bwd, sends exposed", ringAllGather([]float64{3, 2, 2}, true, 1, 3), 3 + 3 + 3 + 3},
 		// compiled: the gather, then each call and (backward) its
 		// gradient's send, one after the other.
-		{"allgather traced fwd", ringAllGatherTraced([]float64{3, 2, 2}, false, 1, 9), 1 + 3 + 2 + 2},
-		{"allgather traced bwd", ringAllGatherTraced([]float64{3, 2, 2}, true, 1, 0.5), 1 + 3 + 0.5 + 2 + 0.5 + 2 + 0.5},
+		{"allgather traced fwd", ringTraced([]float64{3, 2, 2}, false, 1, 0, 9), 1 + 3 + 2 + 2},
+		// torch's all-to-all ring eager: forward as the p2p ring; backward
+		// step 0 beside its K, V send (1), step 1 beside that send and
+		// step 0's FP32 gradient (1 + 2), step 2 beside step 1's
+		// gradient (2), the last gradient (2) after it.
+		{"alltoall fwd", ringAllToAll([]float64{3, 2, 2}, false, 1, 2), 3 + 2 + 2},
+		{"alltoall fwd, send exposed", ringAllToAll([]float64{3, 2, 2}, false, 2.5, 5), 3 + 2.5 + 2},
+		{"alltoall bwd", ringAllToAll([]float64{3, 2, 2}, true, 1, 2), 3 + 3 + 2 + 2},
+		{"alltoall bwd, sends exposed", ringAllToAll([]float64{3, 2, 2}, true, 1, 2.5), 3 + 3.5 + 2.5 + 2.5},
+		// compiled: two K, V sends, three calls, three gradients.
+		{"alltoall traced bwd", ringTraced([]float64{3, 2, 2}, true, 0, 1, 0.5), 2*1 + 3 + 2 + 2 + 3*0.5},
+		{"allgather traced bwd", ringTraced([]float64{3, 2, 2}, true, 1, 0, 0.5), 1 + 3 + 0.5 + 2 + 0.5 + 2 + 0.5},
 	} {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s: %g, want %g", c.name, c.got, c.want)
