@@ -48,3 +48,29 @@ func TestLayerRegistry(t *testing.T) {
 		t.Errorf("layerCosters: %q, want %q", got, want)
 	}
 }
+
+// TestTitanCompiledOutput: torchtitan compiled (compile=on) compiles its
+// TransformerBlocks only, so a plan's blocks are the fused kernels' and
+// its output layer and loss torchtitan's eager ones (eagerOutput of
+// LayerTitan), with loss_parallel at tp=4 as without tensor parallelism;
+// before, the whole model was costed as Megatron-Core's fused layers.
+func TestTitanCompiledOutput(t *testing.T) {
+	for _, strategy := range []string{"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on", "tp=4,dp=2,sp=on,stack=torchtitan-0.2,compile=on"} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
+		lc := layerCoster(&c.pl.Run)
+		if _, ok := lc.(titanCompiled); !ok {
+			t.Fatalf("%s: layer costs %T, want titanCompiled", strategy, lc)
+		}
+		gotF, gotB := lc.Output(c)
+		wantF, wantB := c.eagerOutput(eager.LayerTitan)
+		megF, _ := c.fusedOutput()
+		if gotF != wantF || gotB != wantB || gotF == megF {
+			t.Errorf("%s: output %+v, %+v; want torchtitan's eager %+v, %+v (not Megatron-Core's %+v)", strategy, gotF, gotB, wantF, wantB, megF)
+		}
+		dF, dB := lc.Dense(c)
+		fF, fB := fusedLayers{}.Dense(c)
+		if dF != fF || dB != fB {
+			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' %+v, %+v", strategy, dF, dB, fF, fB)
+		}
+	}
+}

@@ -26,3 +26,15 @@ func (l titanLayers) MoE(c coster) (fwd, bwd phase) {
 func (titanLayers) experts(run plan.Settings) (eager.MoEImpl, bool) {
 	return eager.MoETitan, run.ExpertLoop
 }
+
+// titanCompiled is torchtitan's model compiled (compile=on): torch.compile
+// wraps each TransformerBlock alone (9dec370
+// parallelisms/parallelize_llama.py apply_compile: torch.compile of every
+// child of model.layers, fullgraph=True), so the blocks are costed as
+// fused kernels (fusedLayers) while the final norm, the output layer and
+// the loss run eager as torchtitan writes them (train.py loss_fn:
+// cross_entropy of pred.flatten(0, 1).float(), an FP32 copy of the
+// logits; loss_parallel at T > 1): eagerOutput of its code.
+type titanCompiled struct{ fusedLayers }
+
+func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(eager.LayerTitan) }

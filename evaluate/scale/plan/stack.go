@@ -630,6 +630,9 @@ func (si StackInfo) String() string {
 	switch {
 	case si.Framework == FrameworkMegatron && si.Compiled:
 		return name + ": Megatron-Core, Transformer Engine's fused kernels"
+	case si.Framework == FrameworkTorchTitan && si.Compiled:
+		// torchtitan compiles each TransformerBlock alone.
+		return name + " compiled: torchtitan's blocks under torch.compile costed as fused kernels, its output layer and loss as the ATen ops eager PyTorch issues"
 	case si.Compiled:
 		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
 	case si.Name == "default":
