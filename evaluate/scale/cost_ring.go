@@ -68,6 +68,10 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute float64) phase {
 	C := float64(len(steps))
 	merges := c.ringMerges(backward, msg)
+	var eagerLaunches float64
+	if c.pl.Run.Eager {
+		merges, eagerLaunches = c.ringMergesEager(backward, msg)
+	}
 	x, xd := c.cpSend(msg.kv), c.cpSend(2*msg.kv) // K and V (BF16) to the next rank; dK and dV (FP32)
 	var busy, launches float64
 	if c.pl.Run.CPRing == plan.CPRingAllGather {
@@ -88,6 +92,9 @@ func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute 
 	}
 	if backward {
 		launches += C // the gradients' all-to-alls
+	}
+	if c.pl.Run.Eager {
+		launches += eagerLaunches - C // the merges op by op, not one a step
 	}
 	busy += merges
 	return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
@@ -201,10 +208,13 @@ func ringTraced(a []float64, backward bool, ag, x, xd float64) float64 {
 }
 
 // ringMerges is the memory-bound work torch's ring runs on its one
-// stream besides the calls (convert_to_f32): forward, each step's output
+// stream besides the calls (convert_to_f32), compiled (Inductor fuses each
+// step's ops into one pass; the per-step K, V concatenations the
+// all-gather rotater never sends are dead code there; run eager:
+// ringMergesEager): forward, each step's output
 // cast to FP32 and merged into the running FP32 output (reading both,
 // writing it: 4 + 2 + 4 bytes an element, one fused pass counted a
-// step, fewer bytes than its eager sigmoid, subtract and multiply) and
+// step) and
 // the result cast back (4 + 2); backward, each step's dQ added into an
 // FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
 // bytes an element) and those copied into the buffer sent on (4 + 4).
@@ -218,6 +228,57 @@ func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
 	}
 	kv := msg.kv / bf16
 	return C * (pass(msg.out, 6, 4) + pass(kv, 6, 4) + pass(kv, 4, 4))
+}
+
+// ringMergesEager is ringMerges as torch's ring runs eager (compile=off),
+// each op its own kernel (torch/distributed/tensor/experimental/_attention.py:
+// _templated_ring_attention with _SDPAMerger, and
+// _templated_ring_attention_backward), on rank C-1, whose steps all take
+// every query (i <= rank: no partial update of half the output), and the
+// launches. Per element of the output (E, msg.out) or of the rank's K and
+// V (K, msg.kv in BF16), bytes read + written:
+//   - forward: each step's output cast to FP32 (2 + 4); from step 1 the
+//     merge out - sigmoid(block_lse - lse) * (out - block_out): the
+//     difference (4 + 4 + 4), the product with the per-row sigmoid (4 +
+//     4), the subtraction (4 + 4 + 4), and the LSE's four ops over a
+//     row's one value (their bytes left out, their launches counted);
+//     before each call but the last torch.cat of K and V for the rotater
+//     (2 + 2, run though the all-gather rotater sends only the first);
+//     the result cast back (4 + 2);
+//   - backward: the FP32 dQ, dK, dV zeroed (4); each step's dQ added into
+//     the FP32 dQ (4 + 2 + 4); step 0's dK, dV into the FP32 ones (4 + 2 +
+//     4), a later step's into the first half of the FP32 gradient received
+//     (_partial_update: 4 + 2 + 4 on half, then torch.cat of the halves, 4 +
+//     4 on the whole); the FP32 dK, dV concatenated for the send (4 + 4);
+//     the K, V concatenation before each call but the last (2 + 2); dQ and
+//     the last dK, dV cast back (4 + 2).
+func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches float64) {
+	C := float64(c.pl.CP)
+	E, K := msg.out, msg.kv/bf16
+	pass := func(n, elems, read, write float64) {
+		busy += n * kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		launches += n
+	}
+	if !backward {
+		pass(C, E, 2, 4)
+		pass(C-1, E, 8, 4)
+		pass(C-1, E, 4, 4)
+		pass(C-1, E, 8, 4)
+		launches += 4 * (C - 1) // the LSE's difference, sigmoid, logsigmoid, subtraction
+		pass(C-1, K, 2, 2)
+		pass(1, E, 4, 2)
+		return busy, launches
+	}
+	pass(1, E+K, 0, 4)
+	pass(C, E, 6, 4)
+	pass(1, K, 6, 4)
+	pass(C-1, K/2, 6, 4)
+	pass(C-1, K, 4, 4)
+	pass(C, K, 4, 4)
+	pass(C-1, K, 2, 2)
+	pass(1, E, 4, 2)
+	pass(1, K, 4, 2)
+	return busy, launches
 }
 
 // cpSend is one step of a context group's ring: every GPU sends bytes
