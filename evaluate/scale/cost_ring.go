@@ -29,8 +29,10 @@ type ringMsg struct{ kv, out float64 }
 //     step, all its queries each time: the ring is costed at its calls.
 //
 // Each call is priced by the measured kernel at its own shape (the
-// causal tail only in step 0's). The exchanges are ringP2P's or
-// ringAllGather's. Without context parallelism it is the kernel.
+// causal tail only in step 0's). The exchanges are ringP2P's, or torch's
+// ring's (torchRing: ringAllGather's or ringAllToAll's run eager,
+// ringTraced's compiled, compile=on: Settings.Eager false). Without
+// context parallelism it is the kernel.
 func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 	C := c.pl.CP
 	if C <= 1 {
@@ -47,15 +49,8 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		steps[i] = full
 	}
 	compute := steps[0] + float64(C-1)*full
-	if c.pl.Run.CPRing == plan.CPRingAllGather {
-		ag := c.cpAllGather(float64(C) * msg.kv)
-		merges := c.ringMerges(backward, msg)
-		busy := ringAllGather(steps, backward, ag, c.cpSend(2*msg.kv)) + merges
-		launches := 2*float64(C) + 1 // the calls, the merges, the all-gather
-		if backward {
-			launches += float64(C) // the gradients' all-to-alls
-		}
-		return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
+	if r := c.pl.Run.CPRing; r == plan.CPRingAllGather || r == plan.CPRingAllToAll {
+		return c.torchRing(steps, backward, msg, compute)
 	}
 	busy := ringP2P(steps, backward, c.cpSend(msg.kv), c.cpSend(2*msg.kv))
 	// C calls and a send and a receive between each two (twice that
@@ -65,6 +60,44 @@ func (c *coster) ringAttention(f fusedAttn, backward bool, msg ringMsg) phase {
 		sends *= 2
 	}
 	return phase{busy: busy, cpExposed: busy - compute, launches: float64(C) + sends}
+}
+
+// torchRing is torch's ring of calls steps (compute seconds in all) with
+// its all-gather or all-to-all rotater (Settings.CPRing), eager or
+// compiled, and its FP32 merges on the compute stream (ringMerges).
+func (c *coster) torchRing(steps []float64, backward bool, msg ringMsg, compute float64) phase {
+	C := float64(len(steps))
+	merges := c.ringMerges(backward, msg)
+	var eagerLaunches float64
+	if c.pl.Run.Eager {
+		merges, eagerLaunches = c.ringMergesEager(backward, msg)
+	}
+	x, xd := c.cpSend(msg.kv), c.cpSend(2*msg.kv) // K and V (BF16) to the next rank; dK and dV (FP32)
+	var busy, launches float64
+	if c.pl.Run.CPRing == plan.CPRingAllGather {
+		ag := c.cpAllGather(C * msg.kv)
+		if c.pl.Run.Eager {
+			busy = ringAllGather(steps, backward, ag, xd)
+		} else {
+			busy = ringTraced(steps, backward, ag, 0, xd)
+		}
+		launches = 2*C + 1 // the calls, the merges, the all-gather
+	} else {
+		if c.pl.Run.Eager {
+			busy = ringAllToAll(steps, backward, x, xd)
+		} else {
+			busy = ringTraced(steps, backward, 0, x, xd)
+		}
+		launches = 2*C + C - 1 // the calls, the merges, the K and V all-to-alls
+	}
+	if backward {
+		launches += C // the gradients' all-to-alls
+	}
+	if c.pl.Run.Eager {
+		launches += eagerLaunches - C // the merges op by op, not one a step
+	}
+	busy += merges
+	return phase{busy: busy, cpExposed: busy - compute - merges, launches: launches}
 }
 
 // ringP2P is Transformer Engine's p2p ring of calls a (seconds each, in
@@ -120,11 +153,68 @@ func ringAllGather(a []float64, backward bool, ag, xd float64) float64 {
 	return t
 }
 
+// ringAllToAll is torch's all-to-all ring of calls a run eager: before
+// each call but the last the rank's K and V go to the next rank (x
+// seconds), waited before the next call, so each step is the longer of
+// its call and its send, the last call alone. Backward the K and V go
+// round the same way and after each call the rank's FP32 dK and dV (xd)
+// go to the next rank, waited after the next call; both rotaters share
+// the context group's one NCCL stream, so a middle step's call runs
+// beside the gradient sent after the step before and the K and V sent
+// before it (x + xd), the last step's beside the gradient only, and the
+// last gradient is exposed whole.
+func ringAllToAll(a []float64, backward bool, x, xd float64) float64 {
+	C := len(a)
+	var t float64
+	for i, ai := range a {
+		var comm float64
+		if i < C-1 {
+			comm = x
+		}
+		if backward && i > 0 {
+			comm += xd
+		}
+		t += max(ai, comm)
+	}
+	if backward {
+		t += xd
+	}
+	return t
+}
+
+// ringTraced is torch's ring as torch.compile runs it: the ring traced
+// into the compiled block (torchtitan 9dec370
+// parallelisms/parallelize_llama.py apply_compile: each TransformerBlock
+// compiled with fullgraph=True, the context-parallel SDPA inside it), so
+// that every functional collective is waited where it is issued (torch
+// torch/distributed/_functional_collectives.py _maybe_wrap_tensor: while
+// tracing, wait_tensor at once, no AsyncCollectiveTensor waited at first
+// use; the same in every version read, 2.2 on) and Inductor keeps that
+// order (torch/_inductor/config.py reorder_for_compute_comm_overlap False
+// by default; torchtitan 9dec370 sets only _micro_pipeline_tp). Nothing
+// runs beside a call: the all-gather before step 0 (ag seconds; 0 for the
+// all-to-all rotater), each K and V send before the call it feeds (x a
+// step after the first; 0 for the all-gather rotater) and, backward,
+// each FP32 dK, dV send after its call (xd) are all exposed whole.
+func ringTraced(a []float64, backward bool, ag, x, xd float64) float64 {
+	t := ag + float64(len(a)-1)*x
+	for _, ai := range a {
+		t += ai
+		if backward {
+			t += xd
+		}
+	}
+	return t
+}
+
 // ringMerges is the memory-bound work torch's ring runs on its one
-// stream besides the calls (convert_to_f32): forward, each step's output
+// stream besides the calls (convert_to_f32), compiled (Inductor fuses each
+// step's ops into one pass; the per-step K, V concatenations the
+// all-gather rotater never sends are dead code there; run eager:
+// ringMergesEager): forward, each step's output
 // cast to FP32 and merged into the running FP32 output (reading both,
 // writing it: 4 + 2 + 4 bytes an element, one fused pass counted a
-// step, fewer bytes than its eager sigmoid, subtract and multiply) and
+// step) and
 // the result cast back (4 + 2); backward, each step's dQ added into an
 // FP32 dQ and its dK, dV into the FP32 gradients received (4 + 2 + 4
 // bytes an element) and those copied into the buffer sent on (4 + 4).
@@ -138,6 +228,57 @@ func (c *coster) ringMerges(backward bool, msg ringMsg) float64 {
 	}
 	kv := msg.kv / bf16
 	return C * (pass(msg.out, 6, 4) + pass(kv, 6, 4) + pass(kv, 4, 4))
+}
+
+// ringMergesEager is ringMerges as torch's ring runs eager (compile=off),
+// each op its own kernel (torch/distributed/tensor/experimental/_attention.py:
+// _templated_ring_attention with _SDPAMerger, and
+// _templated_ring_attention_backward), on rank C-1, whose steps all take
+// every query (i <= rank: no partial update of half the output), and the
+// launches. Per element of the output (E, msg.out) or of the rank's K and
+// V (K, msg.kv in BF16), bytes read + written:
+//   - forward: each step's output cast to FP32 (2 + 4); from step 1 the
+//     merge out - sigmoid(block_lse - lse) * (out - block_out): the
+//     difference (4 + 4 + 4), the product with the per-row sigmoid (4 +
+//     4), the subtraction (4 + 4 + 4), and the LSE's four ops over a
+//     row's one value (their bytes left out, their launches counted);
+//     before each call but the last torch.cat of K and V for the rotater
+//     (2 + 2, run though the all-gather rotater sends only the first);
+//     the result cast back (4 + 2);
+//   - backward: the FP32 dQ, dK, dV zeroed (4); each step's dQ added into
+//     the FP32 dQ (4 + 2 + 4); step 0's dK, dV into the FP32 ones (4 + 2 +
+//     4), a later step's into the first half of the FP32 gradient received
+//     (_partial_update: 4 + 2 + 4 on half, then torch.cat of the halves, 4 +
+//     4 on the whole); the FP32 dK, dV concatenated for the send (4 + 4);
+//     the K, V concatenation before each call but the last (2 + 2); dQ and
+//     the last dK, dV cast back (4 + 2).
+func (c *coster) ringMergesEager(backward bool, msg ringMsg) (busy, launches float64) {
+	C := float64(c.pl.CP)
+	E, K := msg.out, msg.kv/bf16
+	pass := func(n, elems, read, write float64) {
+		busy += n * kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(c.h)
+		launches += n
+	}
+	if !backward {
+		pass(C, E, 2, 4)
+		pass(C-1, E, 8, 4)
+		pass(C-1, E, 4, 4)
+		pass(C-1, E, 8, 4)
+		launches += 4 * (C - 1) // the LSE's difference, sigmoid, logsigmoid, subtraction
+		pass(C-1, K, 2, 2)
+		pass(1, E, 4, 2)
+		return busy, launches
+	}
+	pass(1, E+K, 0, 4)
+	pass(C, E, 6, 4)
+	pass(1, K, 6, 4)
+	pass(C-1, K/2, 6, 4)
+	pass(C-1, K, 4, 4)
+	pass(C, K, 4, 4)
+	pass(C-1, K, 2, 2)
+	pass(1, E, 4, 2)
+	pass(1, K, 4, 2)
+	return busy, launches
 }
 
 // cpSend is one step of a context group's ring: every GPU sends bytes

@@ -155,6 +155,9 @@ func mustLayerRegistry(lcs ...LayerCoster) *layerRegistry {
 // kernels'.
 func layerCoster(st *plan.Settings) LayerCoster {
 	if !st.Eager {
+		if st.Layers == plan.LayersTitan {
+			return titanCompiled{}
+		}
 		return layerCosters.costers[0]
 	}
 	name := st.Layers

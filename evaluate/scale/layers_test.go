@@ -1,8 +1,12 @@
 package scale
 
 import (
+	"math"
 	"strings"
 	"testing"
+
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/graph"
 
 	"github.com/placer/placer/evaluate/scale/eager"
 
@@ -46,5 +50,79 @@ func TestLayerRegistry(t *testing.T) {
 	}
 	if got, want := layerCosters.names(), "fused, llama.py, transformers, torchtitan"; got != want {
 		t.Errorf("layerCosters: %q, want %q", got, want)
+	}
+}
+
+// TestTitanCompiledOutput: torchtitan compiled (compile=on) compiles its
+// TransformerBlocks only, so a plan's blocks are the fused kernels' and
+// its output layer and loss torchtitan's eager ones (eagerOutput of
+// LayerTitan), with loss_parallel at tp=4 as without tensor parallelism;
+// before, the whole model was costed as Megatron-Core's fused layers.
+func TestTitanCompiledOutput(t *testing.T) {
+	for _, strategy := range []string{"dp=8,fsdp=on,stack=torchtitan-0.2,compile=on", "tp=4,dp=2,sp=on,stack=torchtitan-0.2,compile=on"} {
+		c := stackCoster(t, "llama3-8b:seq=8192,batch=16", strategy, "grand-teton:1,attention=flash")
+		lc := layerCoster(&c.pl.Run)
+		if _, ok := lc.(titanCompiled); !ok {
+			t.Fatalf("%s: layer costs %T, want titanCompiled", strategy, lc)
+		}
+		gotF, gotB := lc.Output(c)
+		wantF, wantB := c.eagerOutput(eager.LayerTitan)
+		megF, _ := c.fusedOutput()
+		if gotF != wantF || gotB != wantB || gotF == megF {
+			t.Errorf("%s: output %+v, %+v; want torchtitan's eager %+v, %+v (not Megatron-Core's %+v)", strategy, gotF, gotB, wantF, wantB, megF)
+		}
+		dF, dB := lc.Dense(c)
+		fF, fB := fusedLayers{}.Dense(c)
+		if dF != fF || dB != fB {
+			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' %+v, %+v", strategy, dF, dB, fF, fB)
+		}
+	}
+}
+
+// TestTitanSACCompiled: torchtitan's per-op selective checkpointing in a
+// compiled block recomputes wk, wo and w3 (every second mm), the norms and
+// SwiGLU's product, not SDPA (saved), by hand on Llama 3 8B, BF16, 16,384
+// tokens a GPU (hidden 4,096, 8 key-value heads of 128: wk 1,024 wide; FFN
+// 14,336): wk 2 x 16,384 x 4,096 x 1,024 FLOPs, wo 2 x 16,384 x 4,096 x
+// 4,096, w3 2 x 16,384 x 4,096 x 14,336. With tp=2 and sp=on wo's
+// reduce-scatter is saved and wo is not run again, the rest at half width
+// on the norms' sequence shard. The backward with recompute=selective is
+// the one with recompute=none plus these; Megatron-Core's selective
+// recomputation (the core attention) is what it was before.
+func TestTitanSACCompiled(t *testing.T) {
+	const n, h, kw, f = 16384.0, 4096.0, 1024.0, 14336.0
+	for _, c := range []struct {
+		strategy string
+		T        float64
+		wo       bool
+	}{
+		{"dp=8,mbs=2,fsdp=on,stack=torchtitan-0.2,compile=on", 1, true},
+		{"tp=2,dp=4,mbs=2,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on", 2, false},
+	} {
+		sel := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy+",recompute=selective", "grand-teton:1,attention=flash")
+		none := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy, "grand-teton:1,attention=flash")
+		sp := 1 / c.T
+		act := n * h * 2
+		norm := sel.run(kernel{class: graph.ClassReduction, flops: 8 * n * h * sp, read: act * sp, writes: act * sp})
+		attn := norm.plus(sel.run(sel.gemm(2*n*h*kw/c.T, act+h*kw/c.T*2, n*kw/c.T*2)))
+		if c.wo {
+			attn = attn.plus(sel.pair(sel.gemm(2*n*h*h, n*h*2+h*h*2, act), roofline.AllReduce, act))
+		}
+		mlp := norm.plus(sel.run(sel.gemm(2*n*h*f/c.T, act+h*f/c.T*2, n*f/c.T*2))).
+			plus(sel.run(kernel{class: graph.ClassElementwise, flops: 6 * n * f / c.T, read: 2 * n * f / c.T * 2, writes: n * f / c.T * 2}))
+		gotA, gotM := sel.titanSAC()
+		if math.Abs(gotA.busy-attn.busy) > 1e-12 || math.Abs(gotM.busy-mlp.busy) > 1e-12 || gotA.launches != attn.launches || gotM.launches != mlp.launches {
+			t.Errorf("%s: recomputed %+v, %+v; want %+v, %+v", c.strategy, gotA, gotM, attn, mlp)
+		}
+		_, bSel := layerCoster(&sel.pl.Run).Dense(sel)
+		_, bNone := layerCoster(&none.pl.Run).Dense(none)
+		if want := bNone.busy + attn.busy + mlp.busy; math.Abs(bSel.busy-want) > 1e-9 {
+			t.Errorf("%s: backward %g, want %g (recompute=none's %g and the recomputed ops)", c.strategy, bSel.busy, want, bNone.busy)
+		}
+	}
+	// Megatron-Core's stack recomputes the core attention.
+	meg := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,recompute=selective", "grand-teton:1,attention=flash")
+	if _, _, rec := meg.attnBlock(); rec.busy == 0 {
+		t.Error("the default stack's selective recomputation is empty; want the core attention")
 	}
 }

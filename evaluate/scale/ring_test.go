@@ -6,6 +6,7 @@ import (
 
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
 )
 
 // TestRingTimelinesByHand: the two rings' timelines of calls a, by hand.
@@ -31,6 +32,20 @@ func TestRingTimelinesByHand(t *testing.T) {
 		// the last after the last call.
 		{"allgather bwd", ringAllGather([]float64{3, 2, 2}, true, 1, 1), 3 + 2 + 2 + 1},
 		{"allgather bwd, sends exposed", ringAllGather([]float64{3, 2, 2}, true, 1, 3), 3 + 3 + 3 + 3},
+		// compiled: the gather, then each call and (backward) its
+		// gradient's send, one after the other.
+		{"allgather traced fwd", ringTraced([]float64{3, 2, 2}, false, 1, 0, 9), 1 + 3 + 2 + 2},
+		// torch's all-to-all ring eager: forward as the p2p ring; backward
+		// step 0 beside its K, V send (1), step 1 beside that send and
+		// step 0's FP32 gradient (1 + 2), step 2 beside step 1's
+		// gradient (2), the last gradient (2) after it.
+		{"alltoall fwd", ringAllToAll([]float64{3, 2, 2}, false, 1, 2), 3 + 2 + 2},
+		{"alltoall fwd, send exposed", ringAllToAll([]float64{3, 2, 2}, false, 2.5, 5), 3 + 2.5 + 2},
+		{"alltoall bwd", ringAllToAll([]float64{3, 2, 2}, true, 1, 2), 3 + 3 + 2 + 2},
+		{"alltoall bwd, sends exposed", ringAllToAll([]float64{3, 2, 2}, true, 1, 2.5), 3 + 3.5 + 2.5 + 2.5},
+		// compiled: two K, V sends, three calls, three gradients.
+		{"alltoall traced bwd", ringTraced([]float64{3, 2, 2}, true, 0, 1, 0.5), 2*1 + 3 + 2 + 2 + 3*0.5},
+		{"allgather traced bwd", ringTraced([]float64{3, 2, 2}, true, 1, 0, 0.5), 1 + 3 + 0.5 + 2 + 0.5 + 2 + 0.5},
 	} {
 		if math.Abs(c.got-c.want) > 1e-12 {
 			t.Errorf("%s: %g, want %g", c.name, c.got, c.want)
@@ -85,21 +100,83 @@ func TestTwoRankRingByHand(t *testing.T) {
 	if got, want := co.ringAttention(f, false, ringMsg{kv: 1e6}).busy, 1e12/500e12+1e-12*1e8+10e-12*1e6+10e-6; math.Abs(got-want) > 1e-12 {
 		t.Errorf("one rank: %g, want %g", got, want)
 	}
-	// torch's all-gather ring: the gather of both ranks' K and V (2 MB
-	// over 2 GPUs: a ring's (n-1)/n of it at 1 GB/s, 1 ms) beside step
-	// 0's call, then step 1's, and the FP32 merges (ringMerges) on the
-	// same stream.
+	// torch's all-gather ring run eager: the gather of both ranks' K and
+	// V (2 MB over 2 GPUs: a ring's (n-1)/n of it at 1 GB/s, 1 ms) beside
+	// step 0's call, then step 1's, and the FP32 merges (ringMerges) on
+	// the same stream.
 	ag := pl
-	ag.Run.CPRing = plan.CPRingAllGather
+	ag.Run.CPRing, ag.Run.Eager = plan.CPRingAllGather, true
 	co = coster{m: m, pl: ag, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
 	msg := ringMsg{kv: 1e6, out: 1e6}
 	got := co.ringAttention(f, false, msg)
-	if want := a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed) > 1e-12 {
+	eagerMerges, _ := co.ringMergesEager(false, msg)
+	if want := a0 + a1 + eagerMerges; math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed) > 1e-12 {
 		t.Errorf("all-gather ring: busy %g, exposed %g; want %g, 0", got.busy, got.cpExposed, want)
 	}
 	msg.kv = 2.5e6 // a 2.5 ms gather: 1.38 ms exposed
 	got = co.ringAttention(f, false, msg)
-	if want := 2.5e-3 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-(2.5e-3-a0)) > 1e-12 {
+	eagerMerges, _ = co.ringMergesEager(false, msg)
+	if want := 2.5e-3 + a1 + eagerMerges; math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-(2.5e-3-a0)) > 1e-12 {
 		t.Errorf("all-gather ring, gather exposed: busy %g, exposed %g; want %g, %g", got.busy, got.cpExposed, want, 2.5e-3-a0)
+	}
+	// Compiled (Eager false): the gather waited where it is issued, before
+	// step 0's call: 1 ms exposed whole beside calls of 1.12 ms. Backward
+	// the gather again and each step's FP32 dK, dV (2 x 1 MB to the next
+	// rank at 1 GB/s: 2 ms) after its call, all exposed: 1 + 2 x 2 ms.
+	ag.Run.Eager = false
+	co.pl = ag
+	msg.kv = 1e6
+	got = co.ringAttention(f, false, msg)
+	if want := 1e-3 + a0 + a1 + co.ringMerges(false, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-1e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring: busy %g, exposed %g; want %g, 1e-3", got.busy, got.cpExposed, want)
+	}
+	b := fusedAttn{k: kernel{flops: 1e12}, elems: 1e8, tail: 1e6, headDim: 128}
+	hand.Bwd = hand.Fwd
+	got = co.ringAttention(b, true, msg)
+	if want := 1e-3 + a0 + a1 + 2*2e-3 + co.ringMerges(true, msg); math.Abs(got.busy-want) > 1e-12 || math.Abs(got.cpExposed-5e-3) > 1e-12 {
+		t.Errorf("compiled all-gather ring backward: busy %g, exposed %g; want %g, 5e-3", got.busy, got.cpExposed, want)
+	}
+}
+
+// TestRingMergesEagerByHand: torch's ring run eager on 2 ranks, its merges
+// op by op as _attention.py issues them on rank 1 (both steps all
+// queries), listed here by hand for an output of E = 1e6 elements and K
+// and V of 2e6 (4 MB in BF16), with the launches:
+//   - forward: two casts of the step's output to FP32 (2 + 4 bytes an
+//     element), step 1's difference (8 + 4), product (4 + 4) and
+//     subtraction (8 + 4), its LSE's four small ops, step 0's K, V
+//     concatenation (2 + 2 of K), the cast back (4 + 2): 11 launches;
+//   - backward: the FP32 dQ, dK, dV zeroed (4 of E + K), two dQ adds (6 +
+//     4), step 0's dK, dV add (6 + 4 of K), step 1's into half (6 + 4 of
+//     K/2) and the halves' cat (4 + 4), two send concatenations (4 + 4),
+//     step 0's K, V concatenation (2 + 2), dQ's and dK, dV's casts back (4
+//   - 2): 11 launches.
+func TestRingMergesEagerByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=512,heads=8,seq=4096,vocab=1000,batch=8")
+	pl, err := plan.Resolve(m, plan.Strategy{Context: 2, Replicas: 4, MicroBatchSize: 1}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl.Run.CPRing, pl.Run.Eager = plan.CPRingAllGather, true
+	co := coster{m: m, pl: pl, h: &p.Hardware, pod: &p, tpG: plan.Group{PerNode: 1, Nodes: 1}, tokens: 2048}
+	const E, K = 1e6, 2e6
+	k := func(elems, read, write float64) float64 {
+		return kernel{class: graph.ClassElementwise, flops: elems, read: elems * read, writes: elems * write}.time(&p.Hardware)
+	}
+	fwd := 2*k(E, 2, 4) + k(E, 8, 4) + k(E, 4, 4) + k(E, 8, 4) + k(K, 2, 2) + k(E, 4, 2)
+	bwd := k(E+K, 0, 4) + 2*k(E, 6, 4) + k(K, 6, 4) + k(K/2, 6, 4) + k(K, 4, 4) + 2*k(K, 4, 4) + k(K, 2, 2) + k(E, 4, 2) + k(K, 4, 2)
+	msg := ringMsg{kv: K * bf16, out: E}
+	for _, c := range []struct {
+		backward       bool
+		busy, launches float64
+	}{{false, fwd, 11}, {true, bwd, 11}} {
+		busy, launches := co.ringMergesEager(c.backward, msg)
+		if math.Abs(busy-c.busy) > 1e-15 || launches != c.launches {
+			t.Errorf("backward %t: %g s, %g launches; want %g, %g", c.backward, busy, launches, c.busy, c.launches)
+		}
 	}
 }

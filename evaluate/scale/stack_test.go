@@ -217,6 +217,8 @@ func TestStackRefused(t *testing.T) {
 		{stackMoE, "dp=8,ep=8,routing=capacity:0", "want capacity:F"},
 		{stackMoE, "dp=8,ep=8,permute-fusion=maybe", `"maybe" is not on or off`},
 		{"llama3-8b:seq=8192,batch=16", "tp=8,sp=on,tpoverlap=on,stack=torchtitan-0.2,compile=off", "tpoverlap=on with compile=off"},
+		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,cp-rotate=alltoall", "cp-rotate=alltoall: the stack runs Transformer Engine's context-parallel ring"},
+		{"llama3-8b:seq=8192,batch=16", "dp=4,cp=2,stack=torchtitan-0.2,cp-rotate=ring", `"ring": want allgather or alltoall`},
 	} {
 		m := mustSpec(t, c.workload)
 		s, err := plan.ParseStrategy(c.plan)
@@ -236,6 +238,7 @@ func TestStackRoundTrip(t *testing.T) {
 		"dp=8,ep=8,stack=megatron-core-0.16,dispatcher=flex,grouped-gemm=on",
 		"dp=8,ep=8,permute-fusion=off,router-fusion=off,cuda-graphs=dense,routing=capacity:1.25",
 		"dp=8,stack=torchtitan-0.2,compile=on",
+		"dp=4,cp=2,stack=torchtitan-0.2,compile=on,cp-rotate=alltoall",
 	} {
 		s, err := plan.ParseStrategy(text)
 		if err != nil {

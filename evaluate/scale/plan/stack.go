@@ -45,6 +45,11 @@ type Software struct {
 	// cross_entropy_fusion_impl "te": Transformer Engine's fused
 	// cross-entropy (Unset: the stack's).
 	LossFusion Toggle
+	// CPRotate is the rotater of torch's context_parallel
+	// (CPRingAllGather or CPRingAllToAll: torchtitan's
+	// --experimental.context_parallel_rotate_method; "": the stack's).
+	// Only a stack that runs torch's ring takes it.
+	CPRotate string
 }
 
 // Toggle is a setting written on, off or left to the stack.
@@ -303,6 +308,9 @@ func (sw Software) Settings() Settings {
 		st.Capacity = sw.Capacity
 	}
 	set(sw.Compile, &st.Eager)
+	if sw.CPRotate != "" {
+		st.CPRing = sw.CPRotate
+	}
 	if sw.LossFusion != Unset {
 		st.FusedLoss = sw.LossFusion == On
 	}
@@ -341,6 +349,11 @@ func (sw Software) check() error {
 		return strategyError("capacity %g without routing=capacity", sw.Capacity)
 	case sw.Routing != "" && sw.Routing != RoutingDropless && sw.Routing != RoutingCapacity:
 		return strategyError("routing %q: want dropless or capacity:F", sw.Routing)
+	}
+	switch sw.CPRotate {
+	case "", CPRingAllGather, CPRingAllToAll:
+	default:
+		return strategyError("cp-rotate %q: want allgather or alltoall", sw.CPRotate)
 	}
 	for _, t := range []Toggle{sw.PermuteFusion, sw.RouterFusion, sw.GroupedGEMM, sw.Compile, sw.Expandable, sw.LossFusion} {
 		if t > Off {
@@ -383,6 +396,11 @@ func (sw *Software) parse(k, v string) (ok bool, err error) {
 		err = toggle(&sw.GroupedGEMM)
 	case "compile":
 		err = toggle(&sw.Compile)
+	case "cp-rotate", "context-parallel-rotate-method":
+		sw.CPRotate = strings.ToLower(v)
+		if sw.CPRotate != CPRingAllGather && sw.CPRotate != CPRingAllToAll {
+			return true, fmt.Errorf("%q: want allgather or alltoall", v)
+		}
 	case "expandable-segments", "expandable_segments":
 		err = toggle(&sw.Expandable)
 	case "loss-fusion", "cross-entropy-loss-fusion":
@@ -434,6 +452,9 @@ func (sw Software) keys() []string {
 	}
 	if sw.Graphs != "" {
 		parts = append(parts, "cuda-graphs="+sw.Graphs)
+	}
+	if sw.CPRotate != "" {
+		parts = append(parts, "cp-rotate="+sw.CPRotate)
 	}
 	switch sw.Routing {
 	case RoutingDropless:
@@ -516,6 +537,14 @@ func (pl *Plan) resolveSoftware(m transformer.Spec, written Strategy) error {
 			return fmt.Errorf("strategy %s: tpoverlap=on with compile=off: torchtitan's async tensor parallelism runs only compiled", written)
 		}
 		pl.Run.Eager = false
+	}
+	if base := sw; sw.CPRotate != "" {
+		// The rotater is torch's: a stack that runs Transformer Engine's
+		// ring has none to choose.
+		base.CPRotate = ""
+		if r := base.Settings().CPRing; r != CPRingAllGather && r != CPRingAllToAll {
+			return fmt.Errorf("strategy %s: cp-rotate=%s: the stack runs Transformer Engine's context-parallel ring, not torch's context_parallel (stack=torchtitan-0.2 runs it)", written, sw.CPRotate)
+		}
 	}
 	if !m.MoE() {
 		if sw.moeKeys() {
@@ -601,6 +630,9 @@ func (si StackInfo) String() string {
 	switch {
 	case si.Framework == FrameworkMegatron && si.Compiled:
 		return name + ": Megatron-Core, Transformer Engine's fused kernels"
+	case si.Framework == FrameworkTorchTitan && si.Compiled:
+		// torchtitan compiles each TransformerBlock alone.
+		return name + " compiled: torchtitan's blocks under torch.compile costed as fused kernels, its output layer and loss as the ATen ops eager PyTorch issues"
 	case si.Compiled:
 		return fmt.Sprintf("%s compiled: %s under torch.compile, its layers costed as fused kernels", name, who)
 	case si.Name == "default":
@@ -628,6 +660,15 @@ const (
 	// all-to-all after each step (_templated_ring_attention_backward's
 	// dkv_rotater), accumulated in FP32.
 	CPRingAllGather = "allgather"
+	// CPRingAllToAll is torch's context_parallel with its all-to-all
+	// rotater (the same file: _AllToAllRotater; torchtitan's
+	// --experimental.context_parallel_rotate_method "alltoall"): at each
+	// step but the last every rank's K and V go to the next rank by
+	// permute_tensor (an all_to_all_single with one peer), issued before
+	// the step's call and waited before the next; the rest as
+	// CPRingAllGather (its merges, the FP32 gradients of K and V passed on
+	// by an all-to-all after each step).
+	CPRingAllToAll = "alltoall"
 )
 
 // The registered layer costs' names.
