@@ -231,6 +231,41 @@ class FakeTE:
         return contextlib.nullcontext()
 
 
+class RefusalTest(unittest.TestCase):
+    """What plan still refuses, each in one line: a recipe the device
+    lacks, a device with no FP8, experts under a TE without
+    GroupedLinear."""
+
+    def test_refusals(self):
+        cpu, cuda = torch.device("cpu"), torch.device("cuda", 0)
+        no_grouped = type("OldTE", (), {"Linear": FakeTE.Linear})  # a TE without GroupedLinear
+        te = {"transformer_engine": type("M", (), {"__version__": "1.0"})}
+        cases = [
+            # (recipes, device, model, the TE plan sees, the torch FP8 check's reason, the refusal)
+            (["delayed"], cpu, OSS, None, "", "--fp8 delayed: measured only through Transformer Engine's DelayedScaling"),
+            (["current", "blockwise"], cpu, QWEN2, None, "", "--fp8 blockwise: measured only through Transformer Engine's Float8BlockScaling"),
+            (["current"], cpu, OSS, None, "torch 2.0 has no float8 dtypes or torch._scaled_mm",
+             "--fp8: this device has no FP8: torch 2.0 has no float8 dtypes"),
+            (["current"], cuda, OSS, no_grouped, "", "--fp8 with experts: this Transformer Engine has no GroupedLinear"),
+            (["current"], cuda, QWEN2, no_grouped, "", ""),
+            (["current"], cpu, OSS, None, "", ""),
+        ]
+        for recipes, dev, model, fake, torch_why, want in cases:
+            with self.subTest(recipes=recipes, dev=dev.type, experts=bool(model.get("experts")), te=fake is not None), \
+                    mock.patch.object(fp8, "te_module", lambda f=fake: (f, "" if f else "no GPU")), \
+                    mock.patch.object(fp8, "te_refusal", lambda te, r: ""), \
+                    mock.patch.object(fp8, "torch_fp8", lambda d, w=torch_why: w), \
+                    mock.patch.dict("sys.modules", te):
+                _, maker, err = fp8.plan(recipes, dev, model)
+                if not want:
+                    self.assertEqual(err, "")
+                    self.assertIsNotNone(maker)
+                    continue
+                self.assertTrue(err.startswith(want), err)
+                self.assertNotIn("\n", err)
+                self.assertIsNone(maker)
+
+
 class TEPathTest(unittest.TestCase):
     def test_te_block_with_experts_and_biases(self):
         FakeTE.splits = []
