@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/placer/placer/evaluate/profile"
 	"github.com/placer/placer/evaluate/scale"
 	"github.com/placer/placer/evaluate/scale/kernels"
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -73,6 +74,9 @@ func scalePlan(m transformer.Spec, p plan.Pod, r scale.Result) report.ScalePlan 
 	sp := report.ScalePlan{Model: m.String(), Cluster: p.Name, GPUs: p.GPUs(), Strategy: r.Plan.String(), Stack: r.Plan.Stack(), Result: r, Kernels: p.Kernels.Provenance}
 	if pr := p.Profile; pr != nil {
 		sp.ProfileLayer = pr.Software.TimedLayer()
+		if r.Plan.FP8 != "" && r.Sources != nil && r.Sources.Layers != profile.Modelled {
+			sp.ProfileFP8 = pr.Software.FP8 // the layers measured under the plan's recipe
+		}
 	}
 	if pr := p.Profile; pr != nil && !pr.Complete {
 		sp.ProfileMissing = pr.Missing()

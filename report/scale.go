@@ -58,6 +58,11 @@ type ScalePlan struct {
 	// another framework's layer than placer's own (placer profile
 	// --framework), whose: profile.Software.TimedLayer.
 	ProfileLayer string `json:"profile_layer,omitempty"`
+	// ProfileFP8 is, where the plan's layers under its FP8 recipe come
+	// from the profile (measured or composed), what ran them there:
+	// profile.Software.FP8 ("transformer-engine 2.9 (experts:
+	// GroupedLinear)", "torchao-style (...)"). "": none.
+	ProfileFP8 string `json:"profile_fp8,omitempty"`
 	// Kernels is where the pod's kernel figures come from
 	// (kernels.Node.Provenance), said where no profile prices the plan.
 	Kernels string `json:"kernels,omitempty"`
@@ -221,6 +226,9 @@ func WriteScalePlan(w io.Writer, p ScalePlan) error {
 	}
 	if p.ProfileLayer != "" {
 		rows = append(rows, [2]string{"profile's layer", p.ProfileLayer + ", not placer's own"})
+	}
+	if p.ProfileFP8 != "" {
+		rows = append(rows, [2]string{"profile's FP8 layers", "fp8=" + p.Plan.FP8 + " as " + p.ProfileFP8 + " ran them"})
 	}
 	if len(p.ProfileMissing) > 0 {
 		rows = append(rows, [2]string{"profile", "incomplete, not measured: " + strings.Join(p.ProfileMissing, ", ") +

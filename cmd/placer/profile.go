@@ -101,6 +101,6 @@ replaces FILE).`,
 	f.StringSliceVar(&o.Recompute, "recompute", nil, "recomputation settings to time: none, full, selective (the attention core; default all three)")
 	f.IntVar(&o.Repeats, "repeats", 5, "timed loops per shape (their median)")
 	f.StringVar(&o.Framework, "framework", "", "with --workload: time the layer this framework builds in place of placer's own: hf (transformers' LlamaDecoderLayer, Qwen3DecoderLayer, MixtralDecoderLayer or Qwen3MoeDecoderLayer; tp 1), torchtitan (torchtitan's Llama 3 TransformerBlock; tp above 1 by DTensor with torchtitan's plan) or megatron (Megatron-Core's TransformerLayer from its TE spec where transformer_engine imports, else its local spec; tp above 1 over its groups, expert degree 1)")
-	f.StringSliceVar(&o.FP8, "fp8", nil, "with --workload: FP8 `RECIPE`s (current, delayed, blockwise) each layer shape is timed under too, as eval's fp8= prices them: Transformer Engine's where it runs, else torchao's tensorwise scaling (current only)")
+	f.StringSliceVar(&o.FP8, "fp8", nil, "with --workload: FP8 `RECIPE`s (current, delayed, blockwise) each layer shape is timed under too, as eval's fp8= prices them: Transformer Engine's where it runs, else torchao's tensorwise scaling (current only); every linear but the router's, biases as the recipe adds them, and the experts' GEMMs (TE's GroupedLinear, else torchao's FP8 grouped GEMM)")
 	return cmd
 }

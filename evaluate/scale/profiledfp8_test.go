@@ -154,3 +154,66 @@ func TestProfilePodFP8(t *testing.T) {
 		t.Errorf("layers %s, forward %v: want the measured current layer's 0.4 s", r.Sources.Layers, r.LayerForward)
 	}
 }
+
+// TestProfiledFP8Experts: a model with experts (and biases: the profile
+// of fp8.py's converted layer says nothing of them beyond its times)
+// priced from the layers measured under its plan's recipe at the plan's
+// expert-parallel degree: ep 1 takes the current layer of 3 + 6 ms (its
+// BF16 one 5 + 10 ms), ep 2 has only a BF16 layer and so the roofline's
+// under fp8=current, and delayed, never measured, the roofline's too.
+// On one GPU nothing is communicated: the compute is the measured
+// layers' and ends' times, by hand.
+func TestProfiledFP8Experts(t *testing.T) {
+	const model = "llama:layers=4,hidden=256,heads=4,kv_heads=2,ffn=512,seq=256,vocab=1024,batch=2,experts=4,topk=2,expert_ffn=128"
+	data := `{"format":"placer-profile","version":2,"kind":"layers","complete":true,
+"device":{"kind":"cuda","name":"NVIDIA H100 80GB HBM3","count":1,"memory_bytes":85000000000},
+"software":{"torch":"2.14.1","backend":"nccl","framework":"pytorch","fp8":"torchao-style (experts: torch._scaled_grouped_mm)"},
+"model":"` + model + `","dtype":"bf16",
+"layers":[{"tp":1,"mbs":1,"seq":256,"forward_s":0.005,"backward_s":0.010},
+ {"tp":1,"mbs":1,"seq":256,"fp8":"current","forward_s":0.003,"backward_s":0.006},
+ {"tp":1,"ep":2,"mbs":1,"seq":256,"forward_s":0.004,"backward_s":0.008}],
+"embedding":[{"tp":1,"mbs":1,"seq":256,"forward_s":0.0002,"backward_s":0.0004}],
+"loss":[{"tp":1,"mbs":1,"seq":256,"forward_s":0.003,"backward_s":0.006}],
+"host":{"issue_s":3e-6,"issue_backward_s":4e-6}}`
+	pr, err := profile.Decode([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := transformer.Parse(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := 0.0006 + 0.009
+	for _, c := range []struct {
+		strategy string
+		gpus     int
+		compute  float64 // 0: not checked (the roofline's layers)
+		layers   profile.Source
+	}{
+		{"tp=1,pp=1,dp=1,mbs=1", 1, 2 * (4*0.015 + ends), profile.Measured},
+		{"tp=1,pp=1,dp=1,mbs=1,fp8=current", 1, 2 * (4*0.009 + ends), profile.Measured},
+		{"tp=1,pp=1,dp=1,mbs=1,fp8=delayed", 1, 0, profile.Modelled},
+		{"tp=1,pp=1,dp=2,ep=2,mbs=1,fp8=current", 2, 0, profile.Modelled},
+	} {
+		t.Run(c.strategy, func(t *testing.T) {
+			pod, err := plan.PodOf("dgx-h100", c.gpus)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := plan.ParseStrategy(c.strategy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Evaluate(m, s, plan.WithProfile(pod, pr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Sources == nil || r.Sources.Layers != c.layers {
+				t.Fatalf("sources %+v: want layers %s", r.Sources, c.layers)
+			}
+			if c.compute > 0 && math.Abs(r.Compute-c.compute) > 1e-12 {
+				t.Errorf("compute %.9g, want %.9g", r.Compute, c.compute)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package profile
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"maps"
@@ -245,8 +246,8 @@ func TestProfileShapesExperts(t *testing.T) {
 	same("tp 4", got, []shape{{TP: 4, SP: true, MBS: 1, Seq: 256, Recompute: "none"}, {TP: 4, SP: true, MBS: 1, Seq: 16, Recompute: "none"}})
 }
 
-// TestProfileFP8Options: --fp8 takes placer's recipes once each, not
-// with experts nor with --model; measure.py's refusal line is the error
+// TestProfileFP8Options: --fp8 takes placer's recipes once each, with
+// experts and biases too, not with --model; measure.py's refusal line is the error
 // (one line, exit 2), any other line none.
 func TestProfileFP8Options(t *testing.T) {
 	dense, err := transformer.Parse("llama:layers=2,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2")
@@ -259,6 +260,8 @@ func TestProfileFP8Options(t *testing.T) {
 	}
 	biased := dense
 	biased.Config.QKVBias = true
+	biasedMoE := moe
+	biasedMoE.Config.LinearBias = true
 	for _, c := range []struct {
 		m       transformer.Spec
 		recipes []string
@@ -268,11 +271,17 @@ func TestProfileFP8Options(t *testing.T) {
 		{dense, []string{"current", "delayed", "blockwise"}, ""},
 		{dense, []string{"mxfp8"}, `--fp8 "mxfp8": want current, delayed or blockwise`},
 		{dense, []string{"current", "current"}, "--fp8 current: named twice"},
-		{moe, []string{"current"}, "--fp8 with experts: not profiled yet"},
-		{biased, []string{"current"}, "--fp8 with biases: not profiled yet"},
+		// Experts and biases: fp8.py converts them (the device refuses
+		// what it cannot run: measure.py's refusal line, below).
+		{moe, []string{"current"}, ""},
+		{biased, []string{"current", "delayed", "blockwise"}, ""},
+		{biasedMoE, []string{"current"}, ""},
+		{biasedMoE, []string{"mxfp8"}, `--fp8 "mxfp8": want current, delayed or blockwise`},
+		{biasedMoE, []string{"blockwise", "blockwise"}, "--fp8 blockwise: named twice"},
 		{biased, nil, ""},
 	} {
-		err := checkFP8(c.m, c.recipes)
+		o := Options{FP8: c.recipes}
+		err := checkProfileOptions(c.m, &o)
 		if c.want == "" {
 			if err != nil {
 				t.Errorf("%v: %v", c.recipes, err)
@@ -287,8 +296,15 @@ func TestProfileFP8Options(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "--fp8 is --workload's") {
 		t.Errorf("--fp8 with --model: %v", err)
 	}
-	if got := refusal([]byte(`{"kind": "refused", "error": "--fp8: this device has no FP8: torch 2.1 has no float8 dtypes"}`)); got != "--fp8: this device has no FP8: torch 2.1 has no float8 dtypes" {
-		t.Errorf("refusal %q", got)
+	for _, why := range []string{
+		"--fp8: this device has no FP8: torch 2.1 has no float8 dtypes",
+		"--fp8 with experts: this Transformer Engine has no GroupedLinear (Megatron-Core's TEGroupedMLP runs the experts' FP8 GEMMs through it)",
+		"--fp8 delayed: measured only through Transformer Engine's DelayedScaling, not available here (no GPU); without it the profile runs torchao's tensorwise scaling: --fp8 current",
+	} {
+		line, _ := json.Marshal(map[string]string{"kind": "refused", "error": why})
+		if got := refusal(line); got != why {
+			t.Errorf("refusal %q, want %q", got, why)
+		}
 	}
 	for _, line := range []string{`{"kind": "layer", "tp": 1}`, `not json`, `{"kind": "meta"}`} {
 		if got := refusal([]byte(line)); got != "" {

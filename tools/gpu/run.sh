@@ -24,7 +24,9 @@
 #   5. placer profile of a Llama 3.2 1B layer, Megatron's 1.7B row's,
 #      Qwen3-30B-A3B's experts and Llama 3 8B's layer in BF16 and under
 #      FP8 current scaling (profile-llama1b, profile-megatron-1.7b,
-#      profile-qwen3-30b-a3b, profile-llama3-8b-fp8: docs/profile.md);
+#      profile-qwen3-30b-a3b, profile-llama3-8b-fp8: docs/profile.md),
+#      Qwen3-30B-A3B's experts and Qwen2-7B's biased layer under FP8
+#      (profile-qwen3-30b-a3b-fp8, profile-qwen2-7b-fp8);
 #   5b. placer profile --model resnet50 (BF16, op by op) and eval
 #      --profile of it (profile-ops-resnet50, eval-ops-resnet50);
 #   6. llamasweep: a plain-PyTorch Llama 3.2 1B's step and peak memory
@@ -262,6 +264,43 @@ fi
 step profile-llama3-8b-fp8 150 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $PB \
 	$F8 --tp 1 --mbs 1 --cp 1 --recompute none --fp8 current \
 	--out "$OUT/llama3-8b-fp8.profile.json"
+# FP8 profiles of layers with experts and with biases (placer_torch/
+# profile/fp8.py: every linear but the router's in FP8, the experts'
+# GEMMs through Transformer Engine's GroupedLinear where the host's torch
+# imports TE, else torchao's FP8 grouped GEMM through
+# torch._scaled_grouped_mm; the profile's software.fp8 says which), each
+# in BF16 and under --fp8 current at one shard, then eval of the shard's
+# plan on the profile (its "profile's FP8 layers" row; no GPU time):
+# Qwen3-30B-A3B's MoE layer at ep 8 (16 of its 128 experts, top 8, 2,048
+# token copies an expert at sequence 4096) and Qwen2-7B's layer (query,
+# key and value biases) at tp 1, sequence 4096. Each: about 15 s to start
+# and import torch (and TE), a few for the embedding, loss and optimizer,
+# then 2 layer shapes of a few seconds: about 40 s, under a --budget of
+# 60 s and a limit of 90 s (an estimate: no GPU has run them yet). Alone:
+#   GPU_STEPS=profile-qwen3-30b-a3b-fp8,eval-qwen3-30b-a3b-fp8,profile-qwen2-7b-fp8,eval-qwen2-7b-fp8 make gpu
+if [ "$QUICK" = 1 ]; then
+	FQ="hf:tools/gpu/qwen2-moe-tiny.json:seq=32,batch=2"
+	FB="hf:tools/gpu/qwen2-moe-tiny.json:seq=32,batch=2"
+	FE="--ep 1 --repeats 1"
+	FS="--gpus 1 --strategy tp=1,pp=1,dp=1,mbs=1,fp8=current"
+	FPB=20s
+else
+	FQ="hf:graph/transformer/testdata/hf/qwen3-30b-a3b.json:seq=4096,batch=512"
+	FB="hf:graph/transformer/testdata/hf/qwen2-7b.json:seq=4096,batch=128"
+	FE="--ep 8"
+	FS="--gpus 8 --strategy tp=1,pp=1,dp=8,ep=8,mbs=1,fp8=current"
+	FPB=60s
+fi
+step profile-qwen3-30b-a3b-fp8 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $FPB \
+	--workload "$FQ" --tp 1 $FE --mbs 1 --cp 1 --recompute none --fp8 current \
+	--out "$OUT/qwen3-30b-a3b-fp8.profile.json"
+step eval-qwen3-30b-a3b-fp8 30 sh -c "\"$BIN\" eval --workload \"$FQ\" --profile \"$OUT/qwen3-30b-a3b-fp8.profile.json\" \
+	$FS > \"$OUT/qwen3-30b-a3b-fp8.eval.txt\""
+step profile-qwen2-7b-fp8 90 env TORCH_PY="$PY" "$BIN" profile --device "$DEVICE" --budget $FPB \
+	--workload "$FB" --tp 1 --mbs 1 --cp 1 --recompute none --fp8 current \
+	--out "$OUT/qwen2-7b-fp8.profile.json"
+step eval-qwen2-7b-fp8 30 sh -c "\"$BIN\" eval --workload \"$FB\" --profile \"$OUT/qwen2-7b-fp8.profile.json\" \
+	--gpus 1 --strategy tp=1,pp=1,dp=1,mbs=1,fp8=current > \"$OUT/qwen2-7b-fp8.eval.txt\""
 # The layer Megatron-Core builds (placer profile --framework megatron,
 # docs/profile.md "Another framework's layer"): its TE spec where the
 # host's torch imports transformer_engine, else its local spec (the

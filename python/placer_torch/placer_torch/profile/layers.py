@@ -150,6 +150,7 @@ class Experts(nn.Module):
         self.w1_bias = nn.Parameter(torch.zeros(self.local, 1, 2 * fe)) if lb else None
         self.w2_bias = nn.Parameter(torch.zeros(self.local, 1, h)) if lb else None
         self.shared_bias = nn.Parameter(torch.zeros(h)) if lb and sh else None
+        self.fp8_fc = None  # the experts' GEMMs under an FP8 recipe (fc)
         setup_routing(self, c)
 
     def forward(self, x):
@@ -176,11 +177,8 @@ class Experts(nn.Module):
         else:
             xs = perm.view(self.local, self.ep * per, h)
         xs = self.etp_forward(xs)
-        if self.w1_bias is None:
-            g, u = torch.bmm(xs, self.w1).chunk(2, -1)
-        else:
-            g, u = torch.baddbmm(self.w1_bias, xs, self.w1).chunk(2, -1)
-        ys = self.etp_back(torch.bmm(F.silu(g) * u, self.w2))
+        g, u = self.fc(1, xs).chunk(2, -1)
+        ys = self.etp_back(self.fc(2, F.silu(g) * u))
         if self.w2_bias is not None:
             ys = ys + self.w2_bias
         if self.group is not None and self.ep > 1:
@@ -197,6 +195,19 @@ class Experts(nn.Module):
                 z = z + self.shared_bias
             y = y + z.reshape(-1, h)
         return y.view(S, B, h)
+
+    def fc(self, i, xs):
+        """The local experts' FC1 (i 1, its bias added) or FC2 (i 2, its
+        bias added after etp_back) over xs [local expert, copies, in]:
+        batched GEMMs, or fp8_fc's where an FP8 recipe set it
+        (placer_torch.profile.fp8)."""
+        if self.fp8_fc is not None:
+            return self.fp8_fc(i, xs)
+        if i == 2:
+            return torch.bmm(xs, self.w2)
+        if self.w1_bias is None:
+            return torch.bmm(xs, self.w1)
+        return torch.baddbmm(self.w1_bias, xs, self.w1)
 
     def etp_forward(self, xs):
         """[local expert, copies, h] -> the same with the copies of the

@@ -502,7 +502,7 @@ def fp8_makers(req, dev):
     recipes = req.get("fp8") or []
     if not recipes:
         return []
-    _, maker, err = fp8.plan(recipes, dev)
+    _, maker, err = fp8.plan(recipes, dev, req["model"])
     if err:
         raise SystemExit(err)
     return [(r, maker(r)) for r in recipes]
@@ -598,7 +598,7 @@ def main():
     if req.get("fp8"):
         # What runs the FP8 recipes, or one line saying why they cannot
         # run here (placer profile exits 2 with it).
-        framework, _, err = fp8.plan(req["fp8"], torch.device("cuda", 0) if cuda else torch.device("cpu"))
+        framework, _, err = fp8.plan(req["fp8"], torch.device("cuda", 0) if cuda else torch.device("cpu"), req["model"])
         if err:
             emit({"kind": "refused", "error": err})
             sys.exit(2)

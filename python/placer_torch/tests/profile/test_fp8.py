@@ -1,5 +1,7 @@
 """fp8.py's torchao-style FP8 linear (current, tensorwise scaling) on the
-CPU, and placer profile --fp8 current through bin/placer (PLACER, else
+CPU, and placer profile --fp8 current through bin/placer (a Qwen2-MoE
+layer with biases and experts; --fp8 blockwise refused for a dense
+Llama's) (PLACER, else
 the repository's bin/placer). Run by make test-python-venv.
 
 The bounds: a value rounded to a format of m mantissa bits is off by at
@@ -127,13 +129,27 @@ def placer_bin():
 class ProfileCLITest(unittest.TestCase):
     W = "llama:layers=1,hidden=64,heads=2,kv_heads=2,ffn=128,seq=32,vocab=256,batch=2"
 
+    # A Qwen2-MoE layer in small: query, key and value biases, 4 experts,
+    # top 2, a shared expert (the workload's biases come from its
+    # config): the dense path's attention linears, biases and experts in
+    # one profile (one run of a few seconds: make test's CPU loop).
+    QWEN2_MOE = {"architectures": ["Qwen2MoeForCausalLM"], "model_type": "qwen2_moe", "hidden_act": "silu",
+                 "hidden_size": 64, "intermediate_size": 128, "moe_intermediate_size": 32,
+                 "shared_expert_intermediate_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2,
+                 "num_experts": 4, "num_experts_per_tok": 2, "num_hidden_layers": 1, "vocab_size": 256,
+                 "decoder_sparse_step": 1, "norm_topk_prob": False, "rms_norm_eps": 1e-6, "rope_theta": 1e6,
+                 "tie_word_embeddings": False, "use_sliding_window": False, "max_position_embeddings": 64}
+
     def test_profile_fp8_current(self):
         placer = placer_bin()
         self.assertTrue(os.path.exists(placer), "build placer first (make build), or set PLACER")
         env = dict(os.environ, TORCH_PY=sys.executable)
         with tempfile.TemporaryDirectory() as d:
-            out = os.path.join(d, "p.json")
-            r = subprocess.run([placer, "profile", "--workload", self.W, "--device", "cpu", "--tp", "1", "--mbs", "1",
+            cfg, out = os.path.join(d, "qwen2-moe.json"), os.path.join(d, "p.json")
+            with open(cfg, "w") as f:
+                json.dump(self.QWEN2_MOE, f)
+            w = "hf:%s:seq=32,batch=2" % cfg
+            r = subprocess.run([placer, "profile", "--workload", w, "--device", "cpu", "--tp", "1", "--ep", "1", "--mbs", "1",
                                 "--cp", "1", "--recompute", "none", "--repeats", "1", "--fp8", "current", "--out", out],
                                capture_output=True, text=True, env=env, timeout=300)
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -141,16 +157,20 @@ class ProfileCLITest(unittest.TestCase):
                 p = json.load(f)
             self.assertTrue(p["complete"])
             self.assertTrue(p["software"]["fp8"].startswith("torchao-style"), p["software"])
+            self.assertIn("experts: one torch._scaled_mm per expert", p["software"]["fp8"])
             self.assertEqual(sorted(x.get("fp8", "") for x in p["layers"]), ["", "current"])
             for x in p["layers"]:
                 self.assertGreater(x["forward_s"], 0)
             self.assertNotIn("fp8", json.dumps(p["embedding"]) + json.dumps(p["loss"]))
-            # eval prices fp8=current from the current layer, delayed by the roofline.
+            # eval prices fp8=current from the current layer (and says what
+            # ran it), delayed by the roofline.
             for fp, src in (("current", "measured"), ("delayed", "modelled")):
-                e = subprocess.run([placer, "eval", "--workload", self.W, "--profile", out, "--gpus", "1",
+                e = subprocess.run([placer, "eval", "--workload", w, "--profile", out, "--gpus", "1",
                                     "--strategy", "tp=1,pp=1,dp=1,mbs=1,fp8=" + fp, "--json"], capture_output=True, text=True)
                 self.assertEqual(e.returncode, 0, e.stderr)
-                self.assertEqual(json.loads(e.stdout)["sources"]["layers"], src, fp)
+                got = json.loads(e.stdout)
+                self.assertEqual(got["sources"]["layers"], src, fp)
+                self.assertEqual(got.get("profile_fp8", ""), p["software"]["fp8"] if fp == "current" else "", fp)
 
     def test_refused(self):
         placer = placer_bin()
