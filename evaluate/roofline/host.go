@@ -94,6 +94,56 @@ type Host struct {
 	// DefaultGraphLaunch and DefaultCompiledLaunch.
 	GraphLaunch    float64
 	CompiledLaunch float64
+
+	// QueueDepth is how many launches a device's stream holds before its
+	// host thread waits (launchQueue): 0 takes MeasuredQueueDepth; a
+	// negative depth lifts the bound (a host that runs ahead without end,
+	// as before the queue was modelled).
+	QueueDepth int
+}
+
+// MeasuredQueueDepth is how many kernel launches a CUDA stream holds
+// pending before the next launch blocks the host until a kernel ends:
+// about 1,000, measured by a user launching 10,000 kernels of 190 us each
+// on one stream (the first ~1,000 launches took 4-5 us each, every later
+// one about one kernel's time, 190 us; three streams held ~1,000 each),
+// and not lifted by cudaLimitDevRuntimePendingLaunchCount (NVIDIA
+// developer forums, "CUDA stream are blocked when launching lots of
+// kernels (>1000)", topic 68937, 2018; Stack Overflow question 53970187).
+// NVIDIA documents no size. It bounds how far eager PyTorch's host runs
+// ahead of a GPU-bound backward, so that an update of many small kernels
+// (the for-loop optimizers: several a parameter) behind more than a
+// queue's worth of them waits for its host again.
+const MeasuredQueueDepth = 1000
+
+// queueDepth is h's launch queue depth (QueueDepth, MeasuredQueueDepth
+// for 0), or 0 for none.
+func (h *Host) queueDepth() int {
+	switch {
+	case h.QueueDepth < 0:
+		return 0
+	case h.QueueDepth == 0:
+		return MeasuredQueueDepth
+	}
+	return h.QueueDepth
+}
+
+// launchSlots returns how many launches each op (the Model's numbering;
+// orig: op -> graph op) puts on its stream's queue when eager PyTorch
+// dispatches it (Launches; none for an op a CUDA graph replays or that
+// torch.compile's code launches, whose launches the queue bound leaves
+// out).
+func (h *Host) launchSlots(g *graph.Graph, orig []int32) []int8 {
+	e := g.Execution()
+	capt, _, _ := h.captured(g, orig)
+	slots := make([]int8, len(orig))
+	for v, i := range orig {
+		if (capt != nil && capt[v] >= 0) || compiled(e, int(i)) {
+			continue
+		}
+		slots[v] = int8(min(Launches(g, int(i)), 127))
+	}
+	return slots
 }
 
 // DefaultGraphLaunch and DefaultCompiledLaunch are assumptions, not
