@@ -212,6 +212,23 @@ func compiled(e *graph.Execution, i int) bool {
 // ran (docs/performance-model.md, "The host").
 const MeasuredIssue = 14.04e-6
 
+// MeasuredIssueBwd is the time eager PyTorch's autograd engine takes to
+// run one node of a backward on a GPU, its dispatch and kernel launch
+// included, in seconds: a chain of 500 multiplies by a constant, each
+// node of whose backward launches one multiply, run backward with the GPU
+// kept busy ahead (kernelbench --only host, issue.backward_node: the
+// backward call's host time over 500) on the same lent H100 machine as
+// MeasuredIssue (measurements/2026-11-26-h100-c/host.jsonl: 17.86 us;
+// 16.25 us on the second H100 machine, host-moehost.jsonl; 15.99 and
+// 15.71 us on the H200 machine, 2026-11-26-h200-b/host.jsonl and
+// host-after.jsonl). The engine's thread pops each node from its ready
+// queue, calls it and accumulates its outputs' gradients in C++, without
+// Python; on each of these machines that took 1.1 to 1.7 times a Python
+// op's issue. evaluate/scale/kernels's Host.IssueBwd is the same figure.
+// A backward ATen op of the graph is charged one node's time: the graph
+// records the ops, not the nodes (an addmm's node runs two mm and a sum).
+const MeasuredIssueBwd = 17.86e-6
+
 // DefaultDispatch is the dispatch time of one op of each class (by
 // graph.Class): PyTorch 2.14.1's CPU time per op on tiny CPU tensors
 // (tools/torchexport/dispatch.py: an op called from Python, one thread,
