@@ -46,12 +46,14 @@ func hostNote(h *roofline.Host, dispatch time.Duration) string {
 	case dispatch > 0:
 		return fmt.Sprintf("host dispatch %v per op", dispatch)
 	}
-	return fmt.Sprintf("host issue %v per op, %v per further launch (measured on a lent H100's host)", time.Duration(roofline.MeasuredIssue*1e9), time.Duration(roofline.MeasuredLaunch*1e12)/1000)
+	return fmt.Sprintf("host issue %v per op (%v a backward one), %v per further launch (measured on a lent H100's host)",
+		time.Duration(roofline.MeasuredIssue*1e9), time.Duration(roofline.MeasuredIssueBwd*1e9), time.Duration(roofline.MeasuredLaunch*1e12)/1000)
 }
 
 // HostModel is the host-side model of HostOn and Dispatch, the --host and
 // --dispatch flags (nil: none): with dispatch above 0 every op takes it,
-// else roofline.MeasuredIssue, and roofline.MeasuredLaunch for each
+// else roofline.MeasuredIssue (roofline.MeasuredIssueBwd for a backward
+// op), and roofline.MeasuredLaunch for each
 // launch of an op beyond its first (roofline.Launches; the graph's
 // profiled dispatch times are not used: torch.profiler's own cost of
 // recording each op is in them).
@@ -62,7 +64,7 @@ func HostModel(on bool, dispatch time.Duration) *roofline.Host {
 	}
 	h := &roofline.Host{IgnoreProfile: true}
 	for ph := range h.Issue {
-		h.Issue[ph] = roofline.MeasuredIssue
+		h.Issue[ph] = roofline.EagerIssueOf(graph.Phase(ph))
 	}
 	h.Launch = roofline.MeasuredLaunch
 	if dispatch > 0 {

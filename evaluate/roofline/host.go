@@ -94,6 +94,56 @@ type Host struct {
 	// DefaultGraphLaunch and DefaultCompiledLaunch.
 	GraphLaunch    float64
 	CompiledLaunch float64
+
+	// QueueDepth is how many launches a device's stream holds before its
+	// host thread waits (launchQueue): 0 takes MeasuredQueueDepth; a
+	// negative depth lifts the bound (a host that runs ahead without end,
+	// as before the queue was modelled).
+	QueueDepth int
+}
+
+// MeasuredQueueDepth is how many kernel launches a CUDA stream holds
+// pending before the next launch blocks the host until a kernel ends:
+// about 1,000, measured by a user launching 10,000 kernels of 190 us each
+// on one stream (the first ~1,000 launches took 4-5 us each, every later
+// one about one kernel's time, 190 us; three streams held ~1,000 each),
+// and not lifted by cudaLimitDevRuntimePendingLaunchCount (NVIDIA
+// developer forums, "CUDA stream are blocked when launching lots of
+// kernels (>1000)", topic 68937, 2018; Stack Overflow question 53970187).
+// NVIDIA documents no size. It bounds how far eager PyTorch's host runs
+// ahead of a GPU-bound backward, so that an update of many small kernels
+// (the for-loop optimizers: several a parameter) behind more than a
+// queue's worth of them waits for its host again.
+const MeasuredQueueDepth = 1000
+
+// queueDepth is h's launch queue depth (QueueDepth, MeasuredQueueDepth
+// for 0), or 0 for none.
+func (h *Host) queueDepth() int {
+	switch {
+	case h.QueueDepth < 0:
+		return 0
+	case h.QueueDepth == 0:
+		return MeasuredQueueDepth
+	}
+	return h.QueueDepth
+}
+
+// launchSlots returns how many launches each op (the Model's numbering;
+// orig: op -> graph op) puts on its stream's queue when eager PyTorch
+// dispatches it (Launches; none for an op a CUDA graph replays or that
+// torch.compile's code launches, whose launches the queue bound leaves
+// out).
+func (h *Host) launchSlots(g *graph.Graph, orig []int32) []int8 {
+	e := g.Execution()
+	capt, _, _ := h.captured(g, orig)
+	slots := make([]int8, len(orig))
+	for v, i := range orig {
+		if (capt != nil && capt[v] >= 0) || compiled(e, int(i)) {
+			continue
+		}
+		slots[v] = int8(min(Launches(g, int(i)), 127))
+	}
+	return slots
 }
 
 // DefaultGraphLaunch and DefaultCompiledLaunch are assumptions, not
@@ -161,6 +211,23 @@ func compiled(e *graph.Execution, i int) bool {
 // waits on its host half the time, they predict it twice as slow as it
 // ran (docs/performance-model.md, "The host").
 const MeasuredIssue = 14.04e-6
+
+// MeasuredIssueBwd is the time eager PyTorch's autograd engine takes to
+// run one node of a backward on a GPU, its dispatch and kernel launch
+// included, in seconds: a chain of 500 multiplies by a constant, each
+// node of whose backward launches one multiply, run backward with the GPU
+// kept busy ahead (kernelbench --only host, issue.backward_node: the
+// backward call's host time over 500) on the same lent H100 machine as
+// MeasuredIssue (measurements/2026-11-26-h100-c/host.jsonl: 17.86 us;
+// 16.25 us on the second H100 machine, host-moehost.jsonl; 15.99 and
+// 15.71 us on the H200 machine, 2026-11-26-h200-b/host.jsonl and
+// host-after.jsonl). The engine's thread pops each node from its ready
+// queue, calls it and accumulates its outputs' gradients in C++, without
+// Python; on each of these machines that took 1.1 to 1.7 times a Python
+// op's issue. evaluate/scale/kernels's Host.IssueBwd is the same figure.
+// A backward ATen op of the graph is charged one node's time: the graph
+// records the ops, not the nodes (an addmm's node runs two mm and a sum).
+const MeasuredIssueBwd = 17.86e-6
 
 // DefaultDispatch is the dispatch time of one op of each class (by
 // graph.Class): PyTorch 2.14.1's CPU time per op on tiny CPU tensors

@@ -368,3 +368,48 @@ func TestHostUnmatchedProfiledOps(t *testing.T) {
 		}
 	}
 }
+
+// TestLaunchQueue: a 1 ms kernel then five tiny ones (1 ns), each op
+// dispatched in 20 us, on one stream whose queue holds depth launches.
+// Unbounded (or at the measured depth of 1,000) the host has dispatched
+// all six by 120 us and the tiny kernels follow the long one at once:
+// 20 us + 1 ms + 5 ns. At depth 2, kernel 2's launch waits for kernel
+// 0's end (1,020 us) and is dispatched at 1,040 us; kernel 3 waits for
+// kernel 1's end (1,020.001 us), so the host, free at 1,040, dispatches
+// it at 1,060; kernels 4 and 5 at 1,080 and 1,100: 1,100 us + 1 ns, the
+// host's again.
+func TestLaunchQueue(t *testing.T) {
+	b := graph.NewBuilder("queue")
+	prev := -1
+	for i := range 6 {
+		flops := 1e3
+		if i == 0 {
+			flops = 1e9
+		}
+		op := b.AddOp(graph.Op{Name: fmt.Sprintf("op%d", i), Type: "add", Class: graph.ClassElementwise, FLOPs: flops})
+		if prev >= 0 {
+			b.AddTensor(prev, 4, op)
+		}
+		prev = op
+	}
+	g, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testCluster(1, 1, 0, false)
+	dec := decision.Decision{Device: make([]int, 6)}
+	for _, tc := range []struct {
+		depth int
+		want  float64
+	}{
+		{-1, 20e-6 + 1e-3 + 5e-9},
+		{0, 20e-6 + 1e-3 + 5e-9},
+		{2, 1100e-6 + 1e-9},
+	} {
+		h := withDispatch(graph.ClassElementwise, 20e-6)
+		h.QueueDepth = tc.depth
+		if _, got := run(t, mustModel(t, g, c, Options{Host: h}), dec); !near(got, tc.want) {
+			t.Errorf("queue depth %d: step %v, want %v", tc.depth, got, tc.want)
+		}
+	}
+}

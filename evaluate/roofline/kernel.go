@@ -379,7 +379,11 @@ func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) f
 	s.busy[dv] += dur
 	s.rs[dv].running = u
 	if s.hostT != nil {
-		h := s.hostT[dv] + s.m.disp[u]
+		h := s.hostT[dv]
+		if s.queue != nil {
+			h = max(h, s.queueWait(dv, u))
+		}
+		h += s.m.disp[u]
 		if s.launched != nil {
 			// The first kernel of a captured region on this device waits
 			// for the region's graph launch; the rest were launched with it.
@@ -391,7 +395,40 @@ func (s *Simulator) charge(dv, u int32, dur float64, alloc int64, now float64) f
 		s.hostT[dv] = h
 		now = max(now, h)
 	}
-	return now + dur
+	end := now + dur
+	if s.queue != nil {
+		s.launchQueue(dv, u, end)
+	}
+	return end
+}
+
+// launchQueue holds device dv's stream queue: kernel u, ending at end,
+// takes its launches' places in it. Its dispatch (charge's host time)
+// waited for none; a kernel whose launches find the queue full has its
+// host wait, before its dispatch, until the kernel of the launch a
+// queue's depth earlier has ended (MeasuredQueueDepth): queueWait.
+func (s *Simulator) launchQueue(dv, u int32, end float64) {
+	n := int64(s.m.slots[u])
+	d := int64(s.m.queueDepth)
+	base := int64(dv) * d
+	for j := s.queued[dv]; j < s.queued[dv]+n; j++ {
+		s.queue[base+j%d] = end
+	}
+	s.queued[dv] += n
+}
+
+// queueWait is when device dv's host may dispatch kernel u, whose
+// launches go on the queue next: at once (0) while the queue has room,
+// else when the kernel of the launch a queue's depth before u's last one
+// ends.
+func (s *Simulator) queueWait(dv, u int32) float64 {
+	n := int64(s.m.slots[u])
+	d := int64(s.m.queueDepth)
+	last := s.queued[dv] + n - 1
+	if n == 0 || last < d {
+		return 0
+	}
+	return s.queue[int64(dv)*d+last%d]
 }
 
 // kernelStart is when the kernel that device dv took at now (charge)

@@ -95,13 +95,25 @@ func Launches(g *graph.Graph, i int) int {
 }
 
 // EagerIssue is the host's time to issue graph op i in eager PyTorch at
-// the measured costs: MeasuredIssue for its dispatch and first launch,
-// MeasuredLaunch for each further one (Launches), none for the graph's
-// state. What eval --host charges each op (jobs.HostModel), and what
-// opcheck sums to say whether a step is host-bound without --host.
+// the measured costs: MeasuredIssue for its dispatch and first launch
+// (MeasuredIssueBwd for a backward op: EagerIssueOf), MeasuredLaunch for
+// each further one (Launches), none for the graph's state. What eval
+// --host charges each op (jobs.HostModel), and what opcheck sums to say
+// whether a step is host-bound without --host.
 func EagerIssue(g *graph.Graph, i int) float64 {
-	if isStateOp(g.Op(i)) {
+	op := g.Op(i)
+	if isStateOp(op) {
 		return 0
 	}
-	return MeasuredIssue + float64(Launches(g, i)-1)*MeasuredLaunch
+	return EagerIssueOf(op.Phase()) + float64(Launches(g, i)-1)*MeasuredLaunch
+}
+
+// EagerIssueOf is the measured issue of one op of phase ph, its dispatch
+// and first launch: MeasuredIssueBwd for the backward's (autograd's
+// engine), MeasuredIssue for the forward's and the update's (Python).
+func EagerIssueOf(ph graph.Phase) float64 {
+	if ph == graph.PhaseBackward {
+		return MeasuredIssueBwd
+	}
+	return MeasuredIssue
 }

@@ -106,6 +106,10 @@ type Model struct {
 	region      []int8
 	regions     int
 	graphLaunch float64
+	// With a host model: each op's launches on its stream's queue
+	// (Host.launchSlots) and the queue's depth (0: unbounded).
+	slots      []int8
+	queueDepth int
 
 	tf32 TF32 // which f32 ops run on TF32 tensor cores (ResolveTF32)
 
@@ -234,6 +238,9 @@ func NewModel(g *graph.Graph, c *Cluster, opts Options) (*Model, error) {
 			return nil, err
 		}
 		m.region, m.regions, m.graphLaunch = opts.Host.captured(g, m.orig)
+		if m.queueDepth = opts.Host.queueDepth(); m.queueDepth > 0 {
+			m.slots = opts.Host.launchSlots(g, m.orig)
+		}
 		m.dispTotal += float64(m.regions) * m.graphLaunch
 	}
 	m.lbNoFusion, m.lbFusion = m.lowerBounds()

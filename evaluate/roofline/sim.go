@@ -78,9 +78,14 @@ type Simulator struct {
 	// launched[dv*regions+r]: device dv's host has launched captured
 	// region r's CUDA graph (host.go); nil when nothing is captured
 	launched []bool
-	lastRec  []int64
-	members  []int32 // scratch for the recorder
-	res      evaluate.Result
+	// queue[dv*depth+j%depth]: when the kernel of device dv's j-th launch
+	// ends, for the last depth launches (launchQueue); queued[dv]: the
+	// device's launches so far. Nil without a bounded queue.
+	queue   []float64
+	queued  []int64
+	lastRec []int64
+	members []int32 // scratch for the recorder
+	res     evaluate.Result
 
 	r simViews // raw views of the per-op and per-tensor buffers above
 
@@ -150,6 +155,9 @@ func NewSimulator(m *Model, rec Recorder) *Simulator {
 	}
 	if m.regions > 0 {
 		s.launched = make([]bool, d*m.regions)
+	}
+	if m.slots != nil {
+		s.queue, s.queued = make([]float64, d*m.queueDepth), make([]int64, d)
 	}
 	s.r = simViews{
 		ops: rawOf(s.ops), units: rawOf(s.units[:cap(s.units)]), fs: rawOf(s.fs), uslot: rawOf(s.uslot),
@@ -231,6 +239,8 @@ func (s *Simulator) reset(fifoDev, fifoCh bool) {
 	}
 	clear(s.hostT)
 	clear(s.launched)
+	clear(s.queue)
+	clear(s.queued)
 	s.dirty, s.xs, s.units = s.dirty[:0], s.xs[:0], s.units[:0]
 	s.evHead, s.evN = 0, 0
 	s.nIn, s.nOut = 0, 0
