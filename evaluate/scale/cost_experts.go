@@ -50,7 +50,56 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 // again), else the experts' activation function with its output's FP8
 // casts (moe_act) and the shared experts (shared_experts).
 func (c *coster) moe() (fwd, bwd, rec phase) {
+	w := c.expertWork()
+	experts, expertsB, rec, dispatched := w.fwd, w.bwd, w.rec, w.routed
+	recv, rows, local, nl := w.recv, w.rows, w.local, w.nl
+	mods := c.pl.Recomputes()
+	t := c.run
+	router, scores, permute, unpermute := moeGlue(c.m, nl)
+	var comm phase
+	if !c.noComm {
+		comm = c.dispatchComm(recv, rows, nl)
+	}
+	// The glue as the stack runs it: the router's top-k fused or not,
+	// the permutation fused, unfused, or (allgather, flex) over the
+	// tokens that dispatcher hands the experts (glue).
+	g := c.glue(router, scores, permute, unpermute, rows, nl)
+	// Megatron-Core's alltoall dispatcher's sort by local expert and its
+	// small exchanges beside the tokens' (a2aBookkeeping).
+	bf, bb := c.a2aBookkeeping(recv, rows, local)
+	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
+	// splits on the host: the tokens per expert copied to it once a
+	// forward (the backward reuses the splits), a synchronization
+	// (dispatchSyncs: none with capacity routing on the all-to-all).
+	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
+	fwd.tail = c.moeTail(g, comm, bf, dispatched)
+	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
+		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
+	if mods.Has(plan.RecomputeMoE) {
+		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
+	}
+	return fwd, bwd, rec
+}
+
+// moeWork is one MoE block's experts for one micro-batch on one GPU
+// (expertWork): fwd and bwd, the local experts' work with the shared
+// experts'; routed, the forward's routed experts alone; rec, what the
+// forward's selective recomputation runs again of them (moe_act,
+// shared_experts); recv, the token copies the most loaded rank receives;
+// rows, its expert GEMMs' rows; local, its experts; nl, its tokens.
+type moeWork struct {
+	fwd, bwd, rec, routed phase
+	recv, rows, local, nl float64
+}
+
+// expertWork is moe's experts: the routed experts' grouped GEMMs, their
+// activation, casts, biases and padding, and the shared experts, forward
+// and backward, without the router, the permutation or the exchanges
+// (Megatron-Core's combined 1F1B schedule runs them as its "mlp" node:
+// epOverlap).
+func (c *coster) expertWork() moeWork {
 	m, pl := c.m, c.pl
+	var rec phase
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.TP)  // this GPU's sequence shard
 	routed := nl * k                 // the token copies it dispatches
@@ -68,7 +117,6 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	ew := func(flops, read, write float64) kernel {
 		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
 	}
-	router, scores, permute, unpermute := moeGlue(m, nl)
 	// The local experts' GEMMs grouped (groupedGEMM).
 	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
 	run := pl.Run
@@ -128,29 +176,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		s1b, s2b := c.back(s1), c.back(s2)
 		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
 	}
-	var comm phase
-	if !c.noComm {
-		comm = c.dispatchComm(recv, rows, nl)
-	}
-	// The glue as the stack runs it: the router's top-k fused or not,
-	// the permutation fused, unfused, or (allgather, flex) over the
-	// tokens that dispatcher hands the experts (glue).
-	g := c.glue(router, scores, permute, unpermute, rows, nl)
-	// Megatron-Core's alltoall dispatcher's sort by local expert and its
-	// small exchanges beside the tokens' (a2aBookkeeping).
-	bf, bb := c.a2aBookkeeping(recv, rows, local)
-	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
-	// splits on the host: the tokens per expert copied to it once a
-	// forward (the backward reuses the splits), a synchronization
-	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
-	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
-		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
-	if mods.Has(plan.RecomputeMoE) {
-		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
-	}
-	return fwd, bwd, rec
+	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
 }
 
 // moeGlue is what an MoE block runs around its experts for nl tokens on
