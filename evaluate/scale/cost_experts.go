@@ -50,7 +50,56 @@ func (c *coster) moeBlock() (fwd, bwd, rec phase) {
 // again), else the experts' activation function with its output's FP8
 // casts (moe_act) and the shared experts (shared_experts).
 func (c *coster) moe() (fwd, bwd, rec phase) {
+	w := c.expertWork()
+	experts, expertsB, rec, dispatched := w.fwd, w.bwd, w.rec, w.routed
+	recv, rows, local, nl := w.recv, w.rows, w.local, w.nl
+	mods := c.pl.Recomputes()
+	t := c.run
+	router, scores, permute, unpermute := moeGlue(c.m, nl)
+	var comm phase
+	if !c.noComm {
+		comm = c.dispatchComm(recv, rows, nl)
+	}
+	// The glue as the stack runs it: the router's top-k fused or not,
+	// the permutation fused, unfused, or (allgather, flex) over the
+	// tokens that dispatcher hands the experts (glue).
+	g := c.glue(router, scores, permute, unpermute, rows, nl)
+	// Megatron-Core's alltoall dispatcher's sort by local expert and its
+	// small exchanges beside the tokens' (a2aBookkeeping).
+	bf, bb := c.a2aBookkeeping(recv, rows, local)
+	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
+	// splits on the host: the tokens per expert copied to it once a
+	// forward (the backward reuses the splits), a synchronization
+	// (dispatchSyncs: none with capacity routing on the all-to-all).
+	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
+	fwd.tail = c.moeTail(g, comm, bf, dispatched)
+	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
+		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
+	if mods.Has(plan.RecomputeMoE) {
+		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
+	}
+	return fwd, bwd, rec
+}
+
+// moeWork is one MoE block's experts for one micro-batch on one GPU
+// (expertWork): fwd and bwd, the local experts' work with the shared
+// experts'; routed, the forward's routed experts alone; rec, what the
+// forward's selective recomputation runs again of them (moe_act,
+// shared_experts); recv, the token copies the most loaded rank receives;
+// rows, its expert GEMMs' rows; local, its experts; nl, its tokens.
+type moeWork struct {
+	fwd, bwd, rec, routed phase
+	recv, rows, local, nl float64
+}
+
+// expertWork is moe's experts: the routed experts' grouped GEMMs, their
+// activation, casts, biases and padding, and the shared experts, forward
+// and backward, without the router, the permutation or the exchanges
+// (Megatron-Core's combined 1F1B schedule runs them as its "mlp" node:
+// epOverlap).
+func (c *coster) expertWork() moeWork {
 	m, pl := c.m, c.pl
+	var rec phase
 	h, E, k := float64(m.Hidden), float64(m.Experts), float64(m.TopK)
 	nl := c.tokens / float64(pl.TP)  // this GPU's sequence shard
 	routed := nl * k                 // the token copies it dispatches
@@ -68,7 +117,6 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 	ew := func(flops, read, write float64) kernel {
 		return kernel{class: graph.ClassElementwise, flops: flops, read: read, writes: write}
 	}
-	router, scores, permute, unpermute := moeGlue(m, nl)
 	// The local experts' GEMMs grouped (groupedGEMM).
 	grouped := func(g kernel, n float64) kernel { return c.groupedGEMM(g, local, rows, n) }
 	run := pl.Run
@@ -128,29 +176,7 @@ func (c *coster) moe() (fwd, bwd, rec phase) {
 		s1b, s2b := c.back(s1), c.back(s2)
 		expertsB = expertsB.plus(t(s1b)).plus(t(s1b)).plus(t(sa)).plus(t(sa)).plus(t(s2b)).plus(t(s2b))
 	}
-	var comm phase
-	if !c.noComm {
-		comm = c.dispatchComm(recv, rows, nl)
-	}
-	// The glue as the stack runs it: the router's top-k fused or not,
-	// the permutation fused, unfused, or (allgather, flex) over the
-	// tokens that dispatcher hands the experts (glue).
-	g := c.glue(router, scores, permute, unpermute, rows, nl)
-	// Megatron-Core's alltoall dispatcher's sort by local expert and its
-	// small exchanges beside the tokens' (a2aBookkeeping).
-	bf, bb := c.a2aBookkeeping(recv, rows, local)
-	// The dropless dispatcher sizes its all-to-all and the grouped GEMMs'
-	// splits on the host: the tokens per expert copied to it once a
-	// forward (the backward reuses the splits), a synchronization
-	// (dispatchSyncs: none with capacity routing on the all-to-all).
-	fwd = t(router).plus(g.scores).plus(g.permute).plus(experts).plus(g.unpermute).plus(comm).plus(bf).plus(phase{syncs: c.dispatchSyncs()})
-	fwd.tail = c.moeTail(g, comm, bf, dispatched)
-	bwd = g.unpermuteB.plus(expertsB).plus(g.permuteB).plus(g.scoresB).
-		plus(t(router)).plus(t(router)).plus(comm).plus(bb)
-	if mods.Has(plan.RecomputeMoE) {
-		rec = fwd // the whole layer checkpointed: moe_act's and shared_experts' within it
-	}
-	return fwd, bwd, rec
+	return moeWork{fwd: experts, bwd: expertsB, rec: rec, routed: dispatched, recv: recv, rows: rows, local: local, nl: nl}
 }
 
 // moeGlue is what an MoE block runs around its experts for nl tokens on
@@ -176,31 +202,46 @@ func moeGlue(m transformer.Spec, nl float64) (router, scores, permute, unpermute
 // epOverlap is stage s's forward and backward with the experts'
 // all-to-alls overlapped (epoverlap=on: Megatron-Core's
 // --overlap-moe-expert-parallel-comm, the forward of one micro-batch and
-// the backward of another merged layer by layer): in a merged pair the
-// forward's exchanges run beside the backward's computation and the
-// backward's beside the forward's (Pod.BesideIn: what does not fit is
-// exposed, and the computation beside them slows by the SMs and HBM
-// bandwidth the exchanges take). Only the steady state's micro-batches pair: without a
-// pipeline the first forward and the last backward run alone; in the
-// interleaved schedule stage s's warm-up forwards and cool-down
-// backwards, (P-s-1) x 2 + (V-1) x P model chunks each (Megatron-Core's
-// get_pp_rank_microbatches), are not paired. The saving is spread over
-// the stage's per-micro-batch phases, the forward's and the backward's
-// in proportion to their exchanges.
+// the backward of another merged layer by layer). Each exchange runs
+// beside one node of the other pass only, as
+// TransformerLayerSchedulePlan.run schedules a forward layer with a
+// backward one (megatron/core/models/common/model_chunk_schedule_plan.py
+// at d7288711, the Megatron-LM commit Megatron-Bridge v0.4.0 pins):
+//
+//	comm_stream: combine_bwd | dispatch_fwd->dispatch_bwd  | combine_fwd
+//	comp_stream: attn_fwd    | mlp_bwd->mlp_bwd_dw->mlp_fwd| attn_bwd
+//
+// and mlp_fwd waits for dispatch_fwd, dispatch_bwd for mlp_bwd's data
+// gradient (pairSaving). What does not fit beside its node is exposed,
+// and the computation beside an exchange slows by the SMs and HBM
+// bandwidth it takes (Pod.BesideIn). Only the steady state's
+// micro-batches pair: without a pipeline the first forward and the last
+// backward run alone; in the interleaved schedule stage s's warm-up
+// forwards and cool-down backwards, (P-s-1) x 2 + (V-1) x P model chunks
+// each (Megatron-Core's get_pp_rank_microbatches), are not paired. The
+// saving is spread over the stage's per-micro-batch phases, the
+// forward's and the backward's in proportion to their exchanges. A stage
+// whose layers' parts are unknown (no experts' work: a hybrid model's)
+// pairs its whole forward with its whole backward instead.
 func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	fe, be := st.fwd.epExposed, st.bwd.epExposed
 	if fe+be <= 0 || pl.NumMicro <= 1 {
 		return
 	}
 	_, epG, _ := pl.ExpertGroups(*p)
-	fw, bw := st.fwdWindow(), st.bwdWindow()
-	fw.Busy, fw.Idle = fw.Busy-fe, fw.Idle-fe // the computation beside the other side's exchanges
-	bw.Busy, bw.Idle = bw.Busy-be, bw.Idle-be
 	sms := 0
 	if pl.Run.Dispatcher == plan.DispatcherFlex {
 		sms = deepEPSMs
 	}
-	save := fe + be - (p.BesideIn(p.ExchangeComm(epG, fe, sms), bw) + p.BesideIn(p.ExchangeComm(epG, be, sms), fw))
+	fw, bw := st.fwdWindow(), st.bwdWindow()
+	var save float64
+	if st.moeLayers > 0 {
+		save = st.moeLayers * st.ep.pairSaving(p, epG, sms, smShare(fw), smShare(bw))
+	} else {
+		fw.Busy, fw.Idle = fw.Busy-fe, fw.Idle-fe // the computation beside the other side's exchanges
+		bw.Busy, bw.Idle = bw.Busy-be, bw.Idle-be
+		save = fe + be - (p.BesideIn(p.ExchangeComm(epG, fe, sms), bw) + p.BesideIn(p.ExchangeComm(epG, be, sms), fw))
+	}
 	if save <= 0 {
 		return
 	}
@@ -216,6 +257,45 @@ func epOverlap(st *stageCost, pl plan.Plan, p *plan.Pod, s int) {
 	st.fwd.epExposed -= cut * ff
 	st.bwd.busy -= cut * (1 - ff)
 	st.bwd.epExposed -= cut * (1 - ff)
+}
+
+// smShare is the SM-bound share of window w's computation (what is
+// neither idle nor HBM-bound).
+func smShare(w plan.Window) float64 {
+	if c := w.Busy - w.Idle; c > 0 {
+		return min(1, w.Compute/c)
+	}
+	return 0
+}
+
+// epParts is one MoE layer's forward and backward for a micro-batch as
+// Megatron-Core's combined 1F1B schedule splits them, seconds: attn,
+// what the compute stream runs but the experts (attention, norms, the
+// router, the permutation: the "attn" node); mlp, the experts, routed
+// and shared (the "mlp" node, expertWork); comm, the exchanges on the
+// layer's path (dispatchComm's and a2aBookkeeping's), half of them the
+// dispatch and half the combine.
+type epParts struct{ attnF, mlpF, commF, attnB, mlpB, commB float64 }
+
+// pairSaving is what one forward layer of e paired with one backward
+// layer of e saves against running them one after the other (epOverlap):
+// the combine's backward beside the forward's attention, the dispatch's
+// forward beside the experts' data gradient (half the backward's
+// experts: the data and weight gradients are GEMMs of equal FLOPs), the
+// dispatch's backward beside the weight gradient and the forward's
+// experts, the combine's forward beside the backward's attention; each
+// exchange over group g with sms SMs (0: NCCL's), beside computation
+// whose SM-bound share is sf forward and sb backward (Pod.BesideIn).
+func (e epParts) pairSaving(p *plan.Pod, g plan.Group, sms int, sf, sb float64) float64 {
+	beside := func(comm, fwd, bwd float64) float64 {
+		w := plan.Window{Busy: fwd + bwd, Compute: fwd*sf + bwd*sb}
+		return p.BesideIn(p.ExchangeComm(g, comm, sms), w)
+	}
+	exposed := beside(e.commB/2, max(0, e.attnF), 0) +
+		beside(e.commF/2, 0, e.mlpB/2) +
+		beside(e.commB/2, e.mlpF, e.mlpB/2) +
+		beside(e.commF/2, 0, max(0, e.attnB))
+	return e.commF + e.commB - exposed
 }
 
 // groupedGEMM is g, a grouped GEMM over local experts of rows rows in

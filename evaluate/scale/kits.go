@@ -29,8 +29,11 @@ type kitPhases struct {
 	outputFwd, outputBwd             phase
 	denseFwd, denseBwd, denseBwdKeep phase
 	mtpFwd, mtpBwd                   phase
-	alone                            [2]float64
-	hasAlone                         bool
+	// mlp is one MoE layer's experts, forward and backward, seconds
+	// (expertWork's: epOverlap's "mlp" node; 0 without experts).
+	mlp      [2]float64
+	alone    [2]float64
+	hasAlone bool
 }
 
 // costKey is what a stageKit's phases depend on besides the model and
@@ -90,6 +93,10 @@ func (c *coster) phases(cache PhaseCache) *kitPhases {
 	}
 	ph := &kitPhases{}
 	ph.layerFwd, ph.layerBwd = c.layer()
+	if c.m.MoE() && !c.m.Hybrid() {
+		w := c.expertWork()
+		ph.mlp = [2]float64{w.fwd.busy, w.bwd.busy}
+	}
 	ph.layerBwdKeep = ph.layerBwd // a layer's backward when it keeps its activations (block recomputation's other layers)
 	if block {
 		keep := *c

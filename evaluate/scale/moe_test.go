@@ -371,3 +371,56 @@ func TestEPOverlapStage(t *testing.T) {
 		}
 	}
 }
+
+// TestEPOverlapPairs: epOverlap pairing each exchange with one node of
+// the other pass (TransformerLayerSchedulePlan.run), worked by hand. A
+// layer's forward runs attention attnF, experts mlpF and 4 of exchanges
+// (dispatch 2, combine 2); its backward attention attnB, experts mlpB
+// and 4. In a node of 8 (NCCL's 32 CTAs of 132 SMs, every window
+// SM-bound) an exchange of 2 beside longer computation costs 2k, k =
+// 32/132; beside shorter, what sticks out.
+//   - attention 3 and 8, experts 3 and 8: the combine's backward beside
+//     the forward's attention (3), the dispatch's forward beside the
+//     experts' data gradient (4), the dispatch's backward beside their
+//     weight gradient and the forward's experts (4 + 3), the combine's
+//     forward beside the backward's attention (8): all fit, 8 - 8k saved.
+//   - forward attention 0.5, experts 5.5: the combine's backward sticks
+//     out of the attention by 1.5 (more than 2k = 0.48): 8 - 1.5 - 6k.
+//   - backward attention 1, experts 15: the combine's forward sticks out
+//     by 1: 8 - 1 - 6k.
+//
+// On a stage of 2 such layers (the second case), forward busy 2 x 10
+// with 8 exposed, backward 2 x 20 with 8, pp 2 x vp 2, 8 micro-batches,
+// stage 0 (6 of 8 pair: TestEPOverlapStage): each side is 2 x (6.5 - 6k)
+// x 6/8 / 2 shorter. Pairing the whole forward with the whole backward
+// instead hid all of it (16 - 16k).
+func TestEPOverlapPairs(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := plan.Plan{PP: 2, VP: 2, NumMicro: 8, EP: 8, ETP: 1}
+	_, g, _ := pl.ExpertGroups(p)
+	k := 32.0 / 132
+	for _, c := range []struct {
+		name string
+		e    epParts
+		want float64
+	}{
+		{"all fit", epParts{attnF: 3, mlpF: 3, commF: 4, attnB: 8, mlpB: 8, commB: 4}, 8 - 8*k},
+		{"short forward attention", epParts{attnF: 0.5, mlpF: 5.5, commF: 4, attnB: 8, mlpB: 8, commB: 4}, 8 - 1.5 - 6*k},
+		{"short backward attention", epParts{attnF: 3, mlpF: 3, commF: 4, attnB: 1, mlpB: 15, commB: 4}, 8 - 1 - 6*k},
+	} {
+		if got := c.e.pairSaving(&p, g, 0, 1, 1); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s: a pair saves %g, want %g", c.name, got, c.want)
+		}
+	}
+	st := stageCost{fwd: phase{busy: 20, epExposed: 8}, bwd: phase{busy: 40, epExposed: 8}, fwdSM: 12, bwdSM: 32,
+		ep: epParts{attnF: 0.5, mlpF: 5.5, commF: 4, attnB: 8, mlpB: 8, commB: 4}, moeLayers: 2}
+	epOverlap(&st, pl, &p, 0)
+	half := 2 * (6.5 - 6*k) * 6 / 8 / 2
+	if math.Abs(st.fwd.busy-(20-half)) > 1e-12 || math.Abs(st.bwd.busy-(40-half)) > 1e-12 ||
+		math.Abs(st.fwd.epExposed-(8-half)) > 1e-12 || math.Abs(st.bwd.epExposed-(8-half)) > 1e-12 {
+		t.Errorf("stage: %+v %+v, want each side %g shorter", st.fwd, st.bwd, half)
+	}
+}

@@ -16,6 +16,10 @@ type stageCost struct {
 	// fwdSM and bwdSM are the SM-bound part of fwd's and bwd's time
 	// (smBound's; 0 where no collective runs beside them: contended).
 	fwdSM, bwdSM float64
+	// ep is one of its MoE layers' parts as epOverlap pairs them, and
+	// moeLayers how many it runs a micro-batch (0: no parts known).
+	ep        epParts
+	moeLayers float64
 }
 
 // assemble sets stage s's forward and backward per micro-batch from its
@@ -50,6 +54,15 @@ func (st *stageCost) assemble(k *stageKit, m *transformer.Spec, pl *plan.Plan, s
 		}
 	}
 	fsdp2Copies(st, pl, k.c.pod, s)
+	if n := layers - dense; n > 0 && k.mlp[0] > 0 {
+		// A backward's mean over the layers recomputed and those kept.
+		b := scalePhase(k.layerBwd, mrec/n).plus(scalePhase(k.layerBwdKeep, (n-mrec)/n))
+		st.moeLayers = n
+		st.ep = epParts{
+			attnF: k.layerFwd.busy - k.layerFwd.epExposed - k.mlp[0], mlpF: k.mlp[0], commF: k.layerFwd.epExposed,
+			attnB: b.busy - b.epExposed - k.mlp[1], mlpB: k.mlp[1], commB: b.epExposed,
+		}
+	}
 }
 
 // busiest sets r's Compute and the tensor-, context- and
