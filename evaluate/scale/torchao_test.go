@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/roofline"
@@ -99,6 +100,10 @@ func TestFP8GatherByHand(t *testing.T) {
 	}
 	if g0, _ := fsdp2SideCopies(&off, &p, 1.25e8, 1e8, 14); !close5(g0.Time, 0.443982e-3) {
 		t.Errorf("copy-in without the float8 all-gather: %.7g s; by hand 0.443982 ms (TestFSDP2SideCopiesByHand)", g0.Time)
+	}
+	moe := mustSpec(t, "llama:layers=2,hidden=1024,heads=8,seq=1024,vocab=1024,batch=32,experts=8,topk=2,expert_ffn=512")
+	if _, err := plan.Resolve(moe, s, p); err == nil || !strings.Contains(err.Error(), "fp8gather=on with") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("fp8gather=on on a model with experts: %v; want a one-line refusal", err)
 	}
 	_, dpG := pl.Groups(p, 0)
 	ar := p.StateCollective(roofline.AllReduce, dpG, 4*14)
