@@ -83,3 +83,54 @@ func (c *coster) bwdCasts(es ...float64) phase {
 	}
 	return c.casts(es...)
 }
+
+// torchtitan's tensor parallelism under a rowwise recipe runs the plain
+// ColwiseParallel and RowwiseParallel styles (torchtitan/models/llama3/
+// parallelize_llama.py at 820504e, parallelize_llama:
+// enable_float8_tensorwise_tp is off for "rowwise" and
+// "rowwise_with_gw_hp"; "all-gather happens in high precision"), so a
+// column-parallel linear's Float8Linear casts the input after its BF16
+// all-gather: n x h elements, not the sequence shard n x h / T that
+// Float8ColwiseParallel casts under tensorwise. wq, wk and wv (and w1 and
+// w3) cast the same input with the same recipe: one cast, AOTAutograd
+// merging the identical nodes before it partitions the graph
+// (torch/_functorch/config.py at 00a1abb: cse = True). A row-parallel
+// linear's output gradient arrives gathered (the reduce-scatter's
+// backward, or the all-reduce's): n x h. So the backward casts the output
+// gradients of the GEMMs, each at its own width, not at its input's.
+
+// rowwiseInput is the share of a block's n x h activation that the
+// first GEMMs' input cast covers: all of it under a rowwise recipe (cast
+// after the BF16 all-gather), else the sequence share (c.sp).
+func (c *coster) rowwiseInput() float64 {
+	if plan.Rowwise(c.pl.FP8) {
+		return 1
+	}
+	return c.sp()
+}
+
+// rowwiseBwd is the backward's casts under a rowwise recipe of linears
+// whose distinct inputs have ins elements and whose outputs' gradients
+// outs: each input along its columns for the weight gradient (a column
+// amax and a cast pass), each output gradient along its rows for the
+// input gradient and along its columns for the weight gradient;
+// rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
+func (c *coster) rowwiseBwd(ins, outs []float64) phase {
+	var p phase
+	full := c.pl.FP8 == plan.FP8Rowwise
+	for _, g := range outs {
+		p.busy += rowwiseCast(g).time(c.h)
+		p.launches++
+		if full {
+			p.busy += columnAmax(g).time(c.h) + rowwiseCast(g).time(c.h)
+			p.launches += 2
+		}
+	}
+	for _, e := range ins {
+		if full {
+			p.busy += columnAmax(e).time(c.h) + rowwiseCast(e).time(c.h)
+			p.launches += 2
+		}
+	}
+	return p
+}
