@@ -83,6 +83,9 @@ func TestFP8GatherByHand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if back, err := plan.ParseStrategy(pl.String()); err != nil || !back.FP8Gather {
+		t.Errorf("the plan writes %q, which reads fp8gather %v, %v", pl.String(), back.FP8Gather, err)
+	}
 	off := pl
 	off.FP8Gather = false
 	if got, bf := gatheredBytes(&pl, &p, 1e9, 0.8e9), gatheredBytes(&off, &p, 1e9, 0.8e9); got != 1.2e9 || bf != 2e9 {

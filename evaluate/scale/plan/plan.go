@@ -400,6 +400,9 @@ func (pl Plan) String() string {
 	if pl.FSDP {
 		s += ",fsdp=on"
 	}
+	if pl.FP8Gather {
+		s += ",fp8gather=on"
+	}
 	if pl.GradBF16 {
 		s += ",grads=bf16"
 	}
