@@ -81,7 +81,38 @@ func (c *coster) bwdCasts(es ...float64) phase {
 	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
 		return c.rowwiseCasts(true, es...)
 	}
+	if c.fp8 > 0 && c.pl.FP8 == plan.FP8Current && c.pl.Software.Framework() == plan.FrameworkTorchTitan {
+		return c.torchaoTensorwiseBwd(es...)
+	}
 	return c.casts(es...)
+}
+
+// torchaoTensorwiseBwd is the backward's casts of GEMM inputs of es
+// elements each under torchao's tensorwise recipe: casts' (the output
+// gradient's amax and cast, the gradient counted at the input's
+// elements), and the layouts torch._scaled_mm asks of the weight
+// gradient's GEMM, grad_output_fp8.t() @ input_fp8, whose first operand
+// must be row-major and second column-major (torchao/float8/
+// float8_ops.py preprocess_addmm at eab345c, 890e0ac8 and 6243040:
+// a_data.contiguous(), b_data.t().contiguous().t()): the output
+// gradient's float8 written a second time, transposed, by its cast's
+// pass (1 byte an element more), and the input's float8 copied
+// column-major (1 read, 1 written, a kernel). torchao from 890e0ac8 on
+// casts the BF16 input again instead of copying a saved float8 one
+// (matmul_with_hp_or_float8_args saves input_hp): 5 bytes where this
+// counts 2, left out as the stack does not say which torchao runs.
+func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
+	p := c.casts(es...)
+	for _, e := range es {
+		if e <= 0 {
+			continue
+		}
+		two := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: 2 * e}.time(c.h)
+		one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
+		p.busy += two - one + kernel{class: graph.ClassElementwise, read: e, writes: e}.time(c.h)
+		p.launches++
+	}
+	return p
 }
 
 // torchtitan's tensor parallelism under a rowwise recipe runs the plain

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -87,8 +88,13 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 //     casts, three casts and two amax passes: 184.474 us, five launches;
 //   - rowwise_with_gw_hp: the output gradient's row cast each way
 //     (40.351 us, one launch);
-//   - current (per-tensor) scaling, unchanged: a cast and an amax each
-//     way, 72.061 us, two launches.
+//   - current (per-tensor) scaling on Megatron's stack (Transformer
+//     Engine): a cast and an amax each way, 72.061 us, two launches;
+//   - torchao's tensorwise (torchtitan's fp8=current): forward the same;
+//     backward also the output gradient's transposed float8 (33,554,432
+//     B more written: 11.784 us) and the input's float8 copied
+//     column-major (67,108,864 B: 23.568 us + 5 us): 112.413 us, three
+//     launches.
 func TestRowwiseCastsByHand(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100,power=off", 8)
 	if err != nil {
@@ -103,9 +109,14 @@ func TestRowwiseCastsByHand(t *testing.T) {
 	}{
 		{plan.FP8Rowwise, 40.351e-6, 184.474e-6, 1, 5},
 		{plan.FP8RowwiseGWHP, 40.351e-6, 40.351e-6, 1, 1},
-		{plan.FP8Current, 72.061e-6, 72.061e-6, 2, 2},
+		{plan.FP8Current, 72.061e-6, 112.413e-6, 2, 3},
+		{"te " + plan.FP8Current, 72.061e-6, 72.061e-6, 2, 2},
 	} {
-		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		sw := plan.Software{Stack: "torchtitan-0.2"}
+		if recipe, ok := strings.CutPrefix(c.recipe, "te "); ok {
+			c.recipe, sw = recipe, plan.Software{}
+		}
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: sw}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
