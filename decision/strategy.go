@@ -298,7 +298,7 @@ var scaleKeys = []string{
 	"mbs", "micro-batch-size", "micro_batch_size", "sp", "sequence-parallel", "recompute",
 	"tpoverlap", "tp-comm-overlap", "recompute-layers", "recompute_layers",
 	"first", "first-stage-layers", "last", "last-stage-layers", "stage-tp", "tensor-stages",
-	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
+	"distopt", "distributed-optimizer", "ep", "expert-parallel", "etp", "expert-tensor-parallel", "imbalance", "fp8", "fsdp", "fp8gather", "grads", "grad-dtype", "epoverlap", "ep-comm-overlap",
 	"recompute-modules", "recompute_modules", "embedding-layer", "account-for-embedding-in-pipeline-split",
 	"loss-layer", "account-for-loss-in-pipeline-split",
 	"stack", "dispatcher", "moe-token-dispatcher-type", "permute-fusion", "moe-permute-fusion", "router-fusion",

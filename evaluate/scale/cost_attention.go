@@ -58,7 +58,11 @@ func (c *coster) attnBlock() (fwd, bwd, rec phase) {
 		// Gemma's norm of the attention's output before the residual.
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
 	}
-	if c.fp8 > 0 {
+	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+		// wq, wk and wv's input and wo's; their outputs' gradients
+		// (rowwise.go).
+		fwd, bwd = fwd.plus(c.casts(n*h, n*qd/T)), bwd.plus(c.rowwiseBwd([]float64{n * h, n * qd / T}, []float64{n * qkv, n * h}))
+	} else if c.fp8 > 0 {
 		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*qd/T)), bwd.plus(c.bwdCasts(n*h*sp, n*qd/T))
 	}
 	if c.pl.Recomputes().Has(plan.RecomputeCoreAttn) {

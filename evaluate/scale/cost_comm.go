@@ -158,7 +158,9 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		for s, st := range stages {
 			_, dpG := pl.Groups(*p, s)
 			dense := st.Params - st.Experts
-			gather, reduce := fsdp2SideCopies(pl, p, fsdp2Shard(m, &stages[s], dpG.Size(), edpG.Size()))
+			// Its gathers in BF16: the float8 all-gather's linears are
+			// the dense blocks' (torchao's Float8Linear), not the experts'.
+			gather, reduce := fsdp2SideCopies(pl, p, fsdp2Shard(m, &stages[s], dpG.Size(), edpG.Size()), 0, 0)
 			ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, dense*bf16)).Plus(p.StateComm(roofline.AllGather, edpG, st.Experts*bf16))
 			rs := p.StateComm(roofline.ReduceScatter, dpG, dense*gb).Plus(p.StateComm(roofline.ReduceScatter, edpG, st.Experts*gb)).Plus(reduce)
 			exposed = max(exposed, p.BesideIn(ag, st.fwdWindow())+p.BesideIn(ag.Plus(rs), st.bwdWindow()))
@@ -169,12 +171,15 @@ func fsdpExposed(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stage
 		_, dpG := pl.Groups(*p, s)
 		fwd, bwd, times := fsdp2Gathers(pl, &stages[s], s)
 		shard := fsdp2Shard(m, &stages[s], dpG.Size(), 1)
-		gather, reduce := fsdp2SideCopies(pl, p, shard)
-		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, fwd*p.WeightBytes()))
+		lin, linears := st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s])
+		gather, reduce := fsdp2SideCopies(pl, p, shard, lin, linears)
+		ag := gather.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, fwd, st.Layers)))
 		rs := p.StateComm(roofline.ReduceScatter, dpG, st.trained(pl)*gb).Plus(reduce)
 		if bwd > 0 {
-			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd)
-			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, bwd*p.WeightBytes())).Plus(rs)
+			// The blocks but the last gathered again: their linears.
+			k := bwd / st.Layers
+			again, _ := fsdp2SideCopies(pl, p, shard*bwd/fwd, k*lin, k*linears)
+			rs = again.Plus(p.StateComm(roofline.AllGather, dpG, gatheredBytes(pl, p, bwd, bwd))).Plus(rs)
 		}
 		exposed = max(exposed, times*(p.BesideIn(ag, st.fwdWindow())+p.BesideIn(rs, st.bwdWindow())))
 	}

@@ -107,16 +107,17 @@ func fsdp2Copies(st *stageCost, pl *plan.Plan, p *plan.Pod, s int) {
 	wb, gb := p.WeightBytes(), pl.GradBytes()
 	groups := fsdp2Groups(pl, s)
 	_, again, _ := fsdp2Gathers(pl, st, s)
-	copyOut := func(n float64) float64 {
-		return kernel{class: graph.ClassElementwise, read: wb * n, writes: wb * n}.time(&p.Hardware)
+	copyOut := func(n, lin float64) float64 {
+		b := gatheredBytes(pl, p, n, lin)
+		return kernel{class: graph.ClassElementwise, read: b, writes: b}.time(&p.Hardware)
 	}
-	out := copyOut(u)
+	out := copyOut(u, st.Layers)
 	in := kernel{class: graph.ClassElementwise, read: wb * u, writes: gb * u}.time(&p.Hardware)
 	fwd := phase{busy: out, launches: groups}
 	bwd := phase{busy: in, launches: groups}
 	if again > 0 {
 		// The blocks but the last gathered again: a group each.
-		bwd = phase{busy: copyOut(again) + in, launches: groups + float64(pl.Stages[s]-1)}
+		bwd = phase{busy: copyOut(again, again) + in, launches: groups + float64(pl.Stages[s]-1)}
 	}
 	if pl.PP > 1 && pl.NumMicro > 1 {
 		fwd, bwd = fsdp2PipelineCopies(out, u, wb, gb, groups, float64(pl.NumMicro), &p.Hardware)
@@ -154,15 +155,22 @@ func fsdp2PipelineCopies(out, u, wb, gb, groups, m float64, h *roofline.Hardware
 // (gather), and after a micro-batch's reduce-scatter its share of the
 // sharded gradient's accumulation (reduce: (M-1)/M of one, the first
 // micro-batch's gradient kept as reduced). shard is the parameters of
-// the stage one GPU holds sharded. Zero Comms for a plan not on FSDP2.
-func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard float64) (gather, reduce plan.Comm) {
+// the stage one GPU holds sharded; lin of them are the blocks' linear
+// weights, in linears linears, which fp8gather=on casts to float8 before
+// the gather instead (fp8GatherCopyIn; 0 without it). Zero Comms for a
+// plan not on FSDP2.
+func fsdp2SideCopies(pl *plan.Plan, p *plan.Pod, shard, lin, linears float64) (gather, reduce plan.Comm) {
 	if !fsdp2(pl) {
 		return plan.Comm{}, plan.Comm{}
 	}
 	const master = 4 // torchtitan's sharded parameters: FP32
 	wb, gb := p.WeightBytes(), pl.GradBytes()
-	in := kernel{class: graph.ClassElementwise, read: (master + wb) * shard, writes: 2 * wb * shard}
-	gather = plan.CopyComm(in.time(&p.Hardware), in.read+in.writes)
+	if !pl.FP8Gather {
+		lin, linears = 0, 0
+	}
+	r, w, launches := fp8GatherCopyIn(lin, linears)
+	in := kernel{class: graph.ClassElementwise, read: (master+wb)*(shard-lin) + r, writes: 2*wb*(shard-lin) + w}
+	gather = plan.CopyComm(in.time(&p.Hardware)+launches*kernel{class: graph.ClassElementwise}.time(&p.Hardware), in.read+in.writes)
 	if m := float64(pl.NumMicro); m > 1 && pl.PP == 1 {
 		acc := kernel{class: graph.ClassElementwise, read: 2 * gb * shard, writes: gb * shard}
 		k := (m - 1) / m

@@ -41,11 +41,15 @@ func (c *coster) mlpBlock() (fwd, bwd, rec phase) {
 		// Gemma's norm of the MLP's output before the residual.
 		fwd, bwd = fwd.plus(t(norm)), bwd.plus(t(twice(norm)))
 	}
-	if c.fp8 > 0 {
+	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
+		// w1 and w3's input and w2's; their outputs' gradients
+		// (rowwise.go).
+		fwd, bwd = fwd.plus(c.casts(n*h, n*f/T)), bwd.plus(c.rowwiseBwd([]float64{n * h, n * f / T}, []float64{n * fcols, n * h}))
+	} else if c.fp8 > 0 {
 		fwd, bwd = fwd.plus(c.casts(n*h*sp, n*f/T)), bwd.plus(c.bwdCasts(n*h*sp, n*f/T))
 	}
 	if c.pl.Recomputes().Has(plan.RecomputeMLP) {
-		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*sp, n*f/T))
+		rec = t(norm).plus(c.pair(gFC1, before, act)).plus(t(actFn)).plus(c.pair(gFC2, after, act)).plus(c.casts(n*h*c.rowwiseInput(), n*f/T))
 	}
 	return fwd, bwd, rec
 }

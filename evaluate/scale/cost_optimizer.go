@@ -50,6 +50,10 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 			t = mt
 		}
 	}
+	if torchao(pl) {
+		// torchao casts them every micro-batch (cost_torchao.go).
+		return t + torchaoSteps(m, pl, p, stages)
+	}
 	if pl.FP8 != "" {
 		// The blocks' weights cast to FP8 once a step (the first
 		// micro-batch's; Transformer Engine keeps them for the others):
@@ -66,6 +70,23 @@ func optimizerStep(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []sta
 		if pl.FP8 == plan.FP8Current || plan.Rowwise(pl.FP8) {
 			t += kernel{class: graph.ClassReduction, flops: lw, read: 2 * lw}.time(&p.Hardware)
 		}
+	}
+	return t
+}
+
+// torchaoSteps is what torchao's float8 adds to a step of plan pl on its
+// busiest stage: the weights' casts every micro-batch
+// (torchaoWeightCasts) and, with fp8gather=on, the scales computed once
+// a step over the stage's shards (fp8GatherScales).
+func torchaoSteps(m *transformer.Spec, pl *plan.Plan, p *plan.Pod, stages []stageCost) float64 {
+	var t float64
+	for s, st := range stages {
+		c := torchaoWeightCasts(pl, &p.Hardware, st.Layers)
+		if pl.FP8Gather && !m.MoE() {
+			_, dpG := pl.Groups(*p, s)
+			c += fp8GatherScales(p, dpG, st.Layers/float64(dpG.Size()), titanLinears*float64(pl.Stages[s]))
+		}
+		t = max(t, c)
 	}
 	return t
 }

@@ -91,7 +91,7 @@ func TestFSDP2SideCopiesByHand(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		g, r := fsdp2SideCopies(&pl, &p, 1.25e8)
+		g, r := fsdp2SideCopies(&pl, &p, 1.25e8, 0, 0)
 		_, gh := g.Share()
 		_, rh := r.Share()
 		if !close5(g.Time, c.gather) || !close5(r.Time, c.reduce) || !close5(gh*g.Time, c.gatherB) || !close5(rh*r.Time, c.reduceB) {

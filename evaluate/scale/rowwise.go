@@ -81,5 +81,87 @@ func (c *coster) bwdCasts(es ...float64) phase {
 	if c.fp8 > 0 && plan.Rowwise(c.pl.FP8) {
 		return c.rowwiseCasts(true, es...)
 	}
+	if c.fp8 > 0 && c.pl.FP8 == plan.FP8Current && c.pl.Software.Framework() == plan.FrameworkTorchTitan {
+		return c.torchaoTensorwiseBwd(es...)
+	}
 	return c.casts(es...)
+}
+
+// torchaoTensorwiseBwd is the backward's casts of GEMM inputs of es
+// elements each under torchao's tensorwise recipe: casts' (the output
+// gradient's amax and cast, the gradient counted at the input's
+// elements), and the layouts torch._scaled_mm asks of the weight
+// gradient's GEMM, grad_output_fp8.t() @ input_fp8, whose first operand
+// must be row-major and second column-major (torchao/float8/
+// float8_ops.py preprocess_addmm at eab345c, 890e0ac8 and 6243040:
+// a_data.contiguous(), b_data.t().contiguous().t()): the output
+// gradient's float8 written a second time, transposed, by its cast's
+// pass (1 byte an element more), and the input's float8 copied
+// column-major (1 read, 1 written, a kernel). torchao from 890e0ac8 on
+// casts the BF16 input again instead of copying a saved float8 one
+// (matmul_with_hp_or_float8_args saves input_hp): 5 bytes where this
+// counts 2, left out as the stack does not say which torchao runs.
+func (c *coster) torchaoTensorwiseBwd(es ...float64) phase {
+	p := c.casts(es...)
+	for _, e := range es {
+		if e <= 0 {
+			continue
+		}
+		two := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: 2 * e}.time(c.h)
+		one := kernel{class: graph.ClassElementwise, flops: e, read: 2 * e, writes: e}.time(c.h)
+		p.busy += two - one + kernel{class: graph.ClassElementwise, read: e, writes: e}.time(c.h)
+		p.launches++
+	}
+	return p
+}
+
+// torchtitan's tensor parallelism under a rowwise recipe runs the plain
+// ColwiseParallel and RowwiseParallel styles (torchtitan/models/llama3/
+// parallelize_llama.py at 820504e, parallelize_llama:
+// enable_float8_tensorwise_tp is off for "rowwise" and
+// "rowwise_with_gw_hp"; "all-gather happens in high precision"), so a
+// column-parallel linear's Float8Linear casts the input after its BF16
+// all-gather: n x h elements, not the sequence shard n x h / T that
+// Float8ColwiseParallel casts under tensorwise. wq, wk and wv (and w1 and
+// w3) cast the same input with the same recipe: one cast, AOTAutograd
+// merging the identical nodes before it partitions the graph
+// (torch/_functorch/config.py at 00a1abb: cse = True). A row-parallel
+// linear's output gradient arrives gathered (the reduce-scatter's
+// backward, or the all-reduce's): n x h. So the backward casts the output
+// gradients of the GEMMs, each at its own width, not at its input's.
+
+// rowwiseInput is the share of a block's n x h activation that the
+// first GEMMs' input cast covers: all of it under a rowwise recipe (cast
+// after the BF16 all-gather), else the sequence share (c.sp).
+func (c *coster) rowwiseInput() float64 {
+	if plan.Rowwise(c.pl.FP8) {
+		return 1
+	}
+	return c.sp()
+}
+
+// rowwiseBwd is the backward's casts under a rowwise recipe of linears
+// whose distinct inputs have ins elements and whose outputs' gradients
+// outs: each input along its columns for the weight gradient (a column
+// amax and a cast pass), each output gradient along its rows for the
+// input gradient and along its columns for the weight gradient;
+// rowwise_with_gw_hp's weight gradient is BF16: the rows alone.
+func (c *coster) rowwiseBwd(ins, outs []float64) phase {
+	var p phase
+	full := c.pl.FP8 == plan.FP8Rowwise
+	for _, g := range outs {
+		p.busy += rowwiseCast(g).time(c.h)
+		p.launches++
+		if full {
+			p.busy += columnAmax(g).time(c.h) + rowwiseCast(g).time(c.h)
+			p.launches += 2
+		}
+	}
+	for _, e := range ins {
+		if full {
+			p.busy += columnAmax(e).time(c.h) + rowwiseCast(e).time(c.h)
+			p.launches += 2
+		}
+	}
+	return p
 }

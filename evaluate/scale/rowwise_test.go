@@ -2,6 +2,7 @@ package scale
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/placer/placer/evaluate/scale/plan"
@@ -87,8 +88,13 @@ func TestRowwiseGEMMByHand(t *testing.T) {
 //     casts, three casts and two amax passes: 184.474 us, five launches;
 //   - rowwise_with_gw_hp: the output gradient's row cast each way
 //     (40.351 us, one launch);
-//   - current (per-tensor) scaling, unchanged: a cast and an amax each
-//     way, 72.061 us, two launches.
+//   - current (per-tensor) scaling on Megatron's stack (Transformer
+//     Engine): a cast and an amax each way, 72.061 us, two launches;
+//   - torchao's tensorwise (torchtitan's fp8=current): forward the same;
+//     backward also the output gradient's transposed float8 (33,554,432
+//     B more written: 11.784 us) and the input's float8 copied
+//     column-major (67,108,864 B: 23.568 us + 5 us): 112.413 us, three
+//     launches.
 func TestRowwiseCastsByHand(t *testing.T) {
 	p, err := plan.PodOf("dgx-h100,power=off", 8)
 	if err != nil {
@@ -103,9 +109,14 @@ func TestRowwiseCastsByHand(t *testing.T) {
 	}{
 		{plan.FP8Rowwise, 40.351e-6, 184.474e-6, 1, 5},
 		{plan.FP8RowwiseGWHP, 40.351e-6, 40.351e-6, 1, 1},
-		{plan.FP8Current, 72.061e-6, 72.061e-6, 2, 2},
+		{plan.FP8Current, 72.061e-6, 112.413e-6, 2, 3},
+		{"te " + plan.FP8Current, 72.061e-6, 72.061e-6, 2, 2},
 	} {
-		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		sw := plan.Software{Stack: "torchtitan-0.2"}
+		if recipe, ok := strings.CutPrefix(c.recipe, "te "); ok {
+			c.recipe, sw = recipe, plan.Software{}
+		}
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: sw}, p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,6 +125,59 @@ func TestRowwiseCastsByHand(t *testing.T) {
 		if math.Abs(f.busy/c.fwd-1) > 1e-4 || math.Abs(b.busy/c.bwd-1) > 1e-4 || f.launches != c.fwdLaun || b.launches != c.bwdLaun {
 			t.Errorf("fp8=%s: casts %.6g s (%g launches) forward, %.6g s (%g) backward; by hand %.6g (%g), %.6g (%g)",
 				c.recipe, f.busy, f.launches, b.busy, b.launches, c.fwd, c.fwdLaun, c.bwd, c.bwdLaun)
+		}
+	}
+}
+
+// TestRowwiseBwdByHand: the backward's casts of a linear under the
+// rowwise recipes counted at its own input (e = 4,096 x 8,192) and its
+// own output gradient (g = e/8, a column-parallel GEMM's shard of 1,024
+// columns), on an H100 as TestRowwiseCastsByHand's, by hand:
+//   - rowwise: g's row cast (12,582,912 B: 9.419 us), column amax
+//     (8,388,608 B at 2.5125 TB/s: 8.339 us) and column cast (9.419 us);
+//     e's column amax (31.710 us) and cast (40.351 us): 99.238 us, five
+//     launches. Counted at e for both (the rule before), 184.474 us;
+//   - rowwise_with_gw_hp: g's row cast alone, 9.419 us, one launch;
+//   - the input a column-parallel GEMM casts under tensor parallelism
+//     (tp=8, sp=on): all of its n x h rowwise (cast after the BF16
+//     all-gather), 1/8 of it under current scaling (before the float8
+//     all-gather).
+func TestRowwiseBwdByHand(t *testing.T) {
+	p, err := plan.PodOf("dgx-h100,power=off", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustSpec(t, "llama:layers=2,hidden=8192,heads=64,kv_heads=8,ffn=28672,seq=4096,vocab=128256,batch=8")
+	const e = 4096 * 8192.0
+	for _, c := range []struct {
+		recipe string
+		bwd    float64
+		laun   float64
+	}{
+		{plan.FP8Rowwise, 99.238e-6, 5},
+		{plan.FP8RowwiseGWHP, 9.419e-6, 1},
+	} {
+		pl, err := plan.Resolve(m, plan.Strategy{Replicas: 8, MicroBatchSize: 1, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 1, 4096)
+		b := co.rowwiseBwd([]float64{e}, []float64{e / 8})
+		if math.Abs(b.busy/c.bwd-1) > 1e-4 || b.launches != c.laun {
+			t.Errorf("fp8=%s: %.6g s (%g launches); by hand %.6g (%g)", c.recipe, b.busy, b.launches, c.bwd, c.laun)
+		}
+	}
+	for _, c := range []struct {
+		recipe string
+		want   float64
+	}{{plan.FP8Rowwise, 1}, {plan.FP8RowwiseGWHP, 1}, {plan.FP8Current, 0.125}} {
+		pl, err := plan.Resolve(m, plan.Strategy{Tensor: 8, Replicas: 1, MicroBatchSize: 1, SequenceParallel: true, FP8: c.recipe, Software: plan.Software{Stack: "torchtitan-0.2"}}, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		co := newCoster(m, pl, &p, 8, 4096)
+		if got := co.rowwiseInput(); got != c.want {
+			t.Errorf("fp8=%s, tp=8, sp=on: the first GEMMs cast %g of the input; want %g", c.recipe, got, c.want)
 		}
 	}
 }

@@ -22,7 +22,7 @@ var (
 	// torchtitan's own stack (stack=torchtitan-0.2) is what it runs:
 	// written by writing for torchtitan (titanStack).
 	torchtitanKeys = []string{"dp", "mb", "schedule", "tp", "cp", "pp", "vp", "mbs", "sp", "recompute", "tpoverlap",
-		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "stack", "compile"}
+		"first", "last", "embedding-layer", "loss-layer", "ep", "etp", "fp8", "fsdp", "fp8gather", "stack", "compile"}
 	deepspeedKeys = []string{"dp", "mb", "schedule", "shard", "mbs", "ep", "etp", "fsdp"}
 	torchPlanKeys = []string{"dp", "mb", "schedule", "shard", "tp", "pp", "mbs", "sp", "recompute", "recompute-modules",
 		"recompute-layers", "first", "last", "embedding-layer", "loss-layer", "stage-tp", "ep", "etp", "fsdp"}

@@ -29,13 +29,22 @@ func titanFloat8Recipe(r string) (name string, ok bool) {
 // Float8Linear: "tensorwise", "rowwise" or "rowwise_with_gw_hp"). Under
 // the rowwise recipes the output layer is filtered out (filter_fqns
 // ["output"]), as placer costs it (BF16) and as torchtitan's own float8
-// configurations filter it.
+// configurations filter it. With fp8gather=on, torchao's float8
+// all-gather: enable_fsdp_float8_all_gather and
+// precompute_float8_dynamic_scale_for_fsdp, and no recipe_name, which
+// torchtitan refuses beside them (components/quantization/float8.py at
+// v0.2.0, Float8LinearConverter.__init__: its default config is
+// tensorwise).
 func titan02Float8(s plan.Strategy) string {
 	name, ok := titanFloat8Recipe(s.FP8)
 	if !ok {
 		return ""
 	}
-	out := fmt.Sprintf("\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\nrecipe_name = %q\n", name)
+	const head = "\n[model]\nconverters = [\"quantize.linear.float8\"]\n\n[quantize.linear.float8]\n"
+	if s.FP8Gather {
+		return head + "enable_fsdp_float8_all_gather = true\nprecompute_float8_dynamic_scale_for_fsdp = true\n"
+	}
+	out := head + fmt.Sprintf("recipe_name = %q\n", name)
 	if plan.Rowwise(s.FP8) {
 		out += "filter_fqns = [\"output\"]\n"
 	}

@@ -28,6 +28,8 @@ func TestTitanRowwiseExport(t *testing.T) {
 	rowwise := plan.Strategy{Replicas: 8, MicroBatchSize: 1, FSDP: true, FP8: plan.FP8Rowwise, Software: plan.Software{Stack: "torchtitan-0.2", Compile: plan.On}}
 	gwhp := rowwise
 	gwhp.FP8, gwhp.Software.Compile = plan.FP8RowwiseGWHP, plan.Off
+	gather := rowwise
+	gather.FP8, gather.FP8Gather = plan.FP8Current, true
 	for _, c := range []struct {
 		name, version string
 		m             transformer.Spec
@@ -37,6 +39,7 @@ func TestTitanRowwiseExport(t *testing.T) {
 	}{
 		{"0.2 rowwise", "0.2", tiny, rowwise, []string{"[model]", `converters = ["quantize.linear.float8"]`, "", "[quantize.linear.float8]", `recipe_name = "rowwise"`, `filter_fqns = ["output"]`}, ""},
 		{"0.2 rowwise_with_gw_hp", "0.2", tiny, gwhp, []string{"[quantize.linear.float8]", `recipe_name = "rowwise_with_gw_hp"`, `filter_fqns = ["output"]`}, ""},
+		{"0.2 tensorwise, float8 all-gather", "0.2", tiny, gather, []string{"[quantize.linear.float8]", "enable_fsdp_float8_all_gather = true", "precompute_float8_dynamic_scale_for_fsdp = true"}, ""},
 		{"0.3 rowwise, llama3 8B", "0.3", l8b, rowwise, []string{
 			"from torchtitan.components.quantization import Float8LinearConverter",
 			`    config.model_spec = model_registry("8B", converters=[Float8LinearConverter.Config(recipe_name="rowwise", filter_fqns=["lm_head"], model_compile_enabled=True)])`}, ""},
@@ -56,6 +59,9 @@ func TestTitanRowwiseExport(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s: %v", c.name, err)
 			continue
+		}
+		if c.s.FP8Gather && strings.Contains(string(got), "recipe_name") {
+			t.Errorf("%s: recipe_name beside enable_fsdp_float8_all_gather, which torchtitan 0.2 refuses:\n%s", c.name, got)
 		}
 		if !linesInOrder(string(got), c.want) {
 			t.Errorf("%s: want the lines\n%s\nin this order in\n%s", c.name, strings.Join(c.want, "\n"), got)

@@ -67,6 +67,9 @@ func Resolve(m transformer.Spec, s Strategy, p Pod) (Plan, error) {
 	if err := m.Check(); err != nil {
 		return Plan{}, fmt.Errorf("workload %s: %w", m, err)
 	}
+	if s.FP8Gather && (m.MoE() || m.Hybrid()) {
+		return Plan{}, strategyError("fp8gather=on with %s: placer costs torchao's float8 all-gather for the dense Llama blocks' seven linears only", m)
+	}
 	written := s // errors name the strategy as written
 	s = oneTensorDegree(s)
 	pl := Plan{Strategy: s, TP: s.MaxTensor(), PP: s.PipelineDegree(), VP: s.VirtualStages(), CP: s.ContextDegree(), MBS: max(s.MicroBatchSize, 1)}
@@ -396,6 +399,9 @@ func (pl Plan) String() string {
 	}
 	if pl.FSDP {
 		s += ",fsdp=on"
+	}
+	if pl.FP8Gather {
+		s += ",fp8gather=on"
 	}
 	if pl.GradBF16 {
 		s += ",grads=bf16"

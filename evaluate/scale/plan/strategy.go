@@ -116,6 +116,12 @@ type Strategy struct {
 	// "delayed" per-tensor delayed scaling, "blockwise" 1 x 128 and 128
 	// x 128 blocks); "": BF16.
 	FP8 string
+	// FP8Gather gathers the blocks' linear weights under FSDP in float8,
+	// cast on the shard before the all-gather (torchao's
+	// enable_fsdp_float8_all_gather with
+	// precompute_float8_dynamic_scale_for_fsdp: float8gather.go); only
+	// with fp8=current and fsdp=on on a torchtitan stack.
+	FP8Gather bool
 	// GradBF16 keeps the gradients in BF16 and reduces them over the
 	// data-parallel ranks in BF16 (Megatron-LM's --grad-reduce-in-bf16,
 	// Megatron-Bridge's ddp.grad_reduce_in_fp32=False, torchtitan's
@@ -513,6 +519,9 @@ func (s Strategy) Check() error {
 	if err := checkFP8(s); err != nil {
 		return err
 	}
+	if err := fp8GatherFits(s); err != nil {
+		return err
+	}
 	switch s.Recompute {
 	case NoRecompute, SelectiveRecompute, FullRecompute:
 	default:
@@ -618,6 +627,9 @@ func (s Strategy) moeString() []string {
 	if s.FSDP {
 		parts = append(parts, "fsdp=on")
 	}
+	if s.FP8Gather {
+		parts = append(parts, "fp8gather=on")
+	}
 	if s.GradBF16 {
 		parts = append(parts, "grads=bf16")
 	}
@@ -646,6 +658,8 @@ func (s Strategy) moeString() []string {
 // (current, delayed, blockwise or mxfp8: the blocks' GEMMs in FP8;
 // rowwise or rowwise_with_gw_hp: torchao's rowwise scaling, rowwise.go;
 // none: BF16) or fp4 (nvfp4: in NVFP4; none: BF16) and fsdp (on: weights, gradients and optimizer state sharded, ZeRO-3)
+// and fp8gather (on: with fp8=current and fsdp=on on a torchtitan stack,
+// FSDP's all-gathers in float8, torchao's; float8gather.go)
 // and grads (bf16: gradients kept and reduced in BF16; fp32, the
 // default: FP32 main gradients) and epoverlap (on: the experts'
 // all-to-alls overlapped with another micro-batch's computation) and
@@ -814,6 +828,8 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 		s.RecomputeLayers, err = positive(v)
 	case "fsdp":
 		s.FSDP, err = onOff(v)
+	case "fp8gather":
+		s.FP8Gather, err = onOff(v)
 	case "epoverlap", "ep-comm-overlap":
 		s.EPOverlap, err = onOff(v)
 	case "embedding-layer", "account-for-embedding-in-pipeline-split":
@@ -856,7 +872,7 @@ func (s *Strategy) setOption(k, v string) (bool, error) {
 }
 
 // StrategyKeys lists ParseStrategy's keys for its errors.
-const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
+const StrategyKeys = "tp, cp, pp, dp, vp, mbs, mb, schedule, sp, tpoverlap, recompute, recompute-modules, recompute-layers, distopt, shard, first, last, embedding-layer, loss-layer, stage-tp, ep, etp, imbalance, fp8, fsdp, fp8gather, grads, epoverlap, stack, dispatcher, permute-fusion, router-fusion, grouped-gemm, cuda-graphs, routing, expandable-segments, loss-fusion, peft, lora-rank, lora-alpha, lora-targets, pack, pack-len"
 
 // degrees reads "4:8:8:4".
 func degrees(v string) ([]int, error) {

@@ -45,6 +45,10 @@ type Space struct {
 	Imbalance float64
 	FP8       string
 	GradBF16  bool
+	// FP8Gather is every FSDP plan's float8 all-gather
+	// (Strategy.FP8Gather: a setting of the run; the plans without FSDP
+	// run without it).
+	FP8Gather bool
 	// FineTune is every plan's fine-tuning (Strategy.FineTune: LoRA,
 	// packing; a setting of the run, not searched).
 	FineTune plan.FineTune
@@ -486,6 +490,7 @@ func (sr *searcher) recomputed(base plan.Strategy) {
 				s.DistOpt = true
 			}
 			s.FSDP = di == 2
+			s.FP8Gather = sp.FP8Gather && s.FSDP
 			fits := sr.try(s)
 			if rc == plan.NoRecompute {
 				keeps[di] = fits
@@ -721,7 +726,7 @@ func SpaceOf(text string) (Space, error) {
 	if err != nil {
 		return Space{}, err
 	}
-	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software, FineTune: s.FineTune,
+	sp := Space{FP8: s.FP8, GradBF16: s.GradBF16, FP8Gather: s.FP8Gather, Imbalance: s.Imbalance, FSDP: s.FSDP, Software: s.Software, FineTune: s.FineTune,
 		RecomputeModules: s.RecomputeModules, EmbeddingLayer: s.EmbeddingLayer, LossLayer: s.LossLayer}
 	var keep []func(plan.Plan) bool
 	for _, kv := range pairs {

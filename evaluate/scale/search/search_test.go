@@ -26,6 +26,9 @@ func TestSpaceOf(t *testing.T) {
 	if err != nil || sp.FP8 != plan.FP8Blockwise || !sp.GradBF16 || sp.Imbalance != 1.5 || !sp.FSDP || sp.Keep == nil {
 		t.Errorf("settings: %+v, %v", sp, err)
 	}
+	if sp, err := SpaceOf("fp8=current,fsdp=on,fp8gather=on,stack=torchtitan-0.2"); err != nil || !sp.FP8Gather {
+		t.Errorf("fp8gather=on: %+v, %v; want it kept", sp, err)
+	}
 	m := specOf(t, strings.Replace(smallMoESpec, "batch=8", "batch=256", 1))
 	p, err := plan.PodOf("dgx-h100", 32)
 	if err != nil {

@@ -1,0 +1,117 @@
+package scale
+
+import (
+	"github.com/placer/placer/evaluate/roofline"
+	"github.com/placer/placer/evaluate/scale/plan"
+	"github.com/placer/placer/graph"
+)
+
+// torchao's float8 training as torchtitan runs it (the torchtitan stacks'
+// fp8=current, fp8=rowwise and fp8=rowwise_with_gw_hp), what it does to
+// the blocks' weights, from pytorch/ao torchao/float8/float8_linear.py at
+// eab345c (2024-12, torchtitan's December 2024 tables), 890e0ac8
+// (2025-02, torchao's float8 README rows of 2025-03) and 6243040
+// (2025-06, the async TP rows), which agree on all of it:
+//
+//   - torchao caches no float8 weight across micro-batches, unlike
+//     Transformer Engine (optimizerStep's once a step): every forward of
+//     every Float8Linear casts its weight again. Tensorwise
+//     (Float8Linear.forward without axiswise scaling): _get_weight_scale's
+//     tensor_to_scale, an amax over the whole weight (2 bytes read an
+//     element), then _cast_weight_to_float8_t (2 read, 1 written; the
+//     amax must end before the first scaled element, so under
+//     torch.compile these stay two kernels). The float8 weight is saved
+//     for the backward, where the input gradient's torch._scaled_mm
+//     takes it as its second operand, which must be column-major
+//     (float8_ops.py's float8_mm: b_data.t().contiguous().t()): a
+//     transposed copy (1 read, 1 written).
+//   - Rowwise (matmul_with_hp_or_float8_args, which saves weight_hp_t
+//     in BF16): forward a cast with one scale per row of the weight
+//     along its reduction dimension (each row's amax and cast in one
+//     pass: rowwiseCast, 2 read and 1 written); backward the weight cast
+//     again along its other axis for the input gradient (axiswise_dim
+//     -1 of weight_t: a column amax pass and a cast pass, 2 + 2 read and
+//     1 written; rowwise_with_gw_hp's cast_config_weight_for_grad_input
+//     is tensorwise: an amax and a cast, the same bytes).
+//   - With the float8 all-gather (fp8gather=on, plan/float8gather.go)
+//     the weight reaches the forward as float8 (tensor_already_casted_to_fp8:
+//     no cast) and the backward transposes it as above; the cast is the
+//     shard's, before the gather (fsdp2SideCopies), with the scales
+//     computed once a step by precompute_float8_dynamic_scale_for_fsdp
+//     (fp8GatherScales).
+//
+// The casts run on the compute stream inside the compiled blocks; they
+// are charged here per step (NumMicro times a micro-batch's), beside the
+// optimizer's step, which under a pipeline leaves out their share of the
+// bubble.
+
+// titanLinears is the float8 linears of a torchtitan Llama block:
+// Attention's wq, wk, wv and wo and FeedForward's w1, w2 and w3
+// (torchtitan/models/llama3/model.py at v0.2.0).
+const titanLinears = 7
+
+// torchao is whether plan pl's FP8 recipe is torchao's: FP8 on a
+// torchtitan stack.
+func torchao(pl *plan.Plan) bool {
+	return pl.FP8 != "" && pl.Software.Framework() == plan.FrameworkTorchTitan
+}
+
+// torchaoWeightCasts is the time a step of plan pl casts the float8
+// weights of a stage whose blocks hold lw parameters on this GPU, as
+// torchao does (above): per micro-batch, tensorwise an amax and a cast
+// forward (none with fp8gather=on) and a transposed copy backward;
+// rowwise a row cast forward and a column amax and cast backward.
+func torchaoWeightCasts(pl *plan.Plan, h *roofline.Hardware, lw float64) float64 {
+	var t float64
+	switch {
+	case plan.Rowwise(pl.FP8):
+		t = rowwiseCast(lw).time(h) + columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+	default:
+		if !pl.FP8Gather {
+			t = columnAmax(lw).time(h) + kernel{class: graph.ClassElementwise, flops: lw, read: 2 * lw, writes: lw}.time(h)
+		}
+		t += kernel{class: graph.ClassElementwise, read: lw, writes: lw}.time(h)
+	}
+	return float64(pl.NumMicro) * t
+}
+
+// gatheredBytes is the bytes FSDP gathers, and copies out, for n
+// parameters of which lin are the blocks' linear weights: the pod's
+// weight bytes each, or with fp8gather=on one byte each of lin
+// (torchao's float8 all-gather).
+func gatheredBytes(pl *plan.Plan, p *plan.Pod, n, lin float64) float64 {
+	if !pl.FP8Gather {
+		return p.WeightBytes() * n
+	}
+	return p.WeightBytes()*(n-lin) + lin
+}
+
+// fp8GatherCopyIn is the HBM bytes (read, written) of the float8
+// all-gather's copy-in for lin sharded linear weights, and its kernels'
+// launches for the groups' linears (linears): torchao's
+// WeightWithDynamicFloat8CastTensor.fsdp_pre_all_gather (fsdp_utils.py at
+// 890e0ac8) casts the FP32 shard with the precomputed scale
+// (hp_tensor_and_scale_to_float8: _ToFloat8ConstrFunc's tensor * scale,
+// then to_fp8_saturated's clamp and .to(float8): three eager kernels,
+// FSDP2's hooks being outside the compiled blocks: 4 + 4 + 4 read, 4 + 4
+// + 1 written an element), which FSDP2 takes as the all-gather's input
+// without its BF16 cast (FSDPParam.all_gather_inputs: a parameter with
+// fsdp_pre_all_gather is not cast to param_dtype; pytorch 010ae4a) and
+// all_gather_copy_in copies (1 read, 1 written).
+func fp8GatherCopyIn(lin, linears float64) (read, written, launches float64) {
+	return 13 * lin, 10 * lin, 3 * linears
+}
+
+// fp8GatherScales is a step's precompute_float8_dynamic_scale_for_fsdp
+// (fsdp_utils.py at 890e0ac8) for lin sharded linear weights in linears
+// linears, over the data-parallel group g: torch._foreach_norm(weights,
+// ord=inf) over the FP32 shards (4 bytes read an element), the amaxes
+// stacked and clamped (one all-reduce of 4 bytes a linear: "it will
+// issue a single all-reduce"), then the scales' float64 division and
+// casts (four small kernels).
+func fp8GatherScales(p *plan.Pod, g plan.Group, lin, linears float64) float64 {
+	h := &p.Hardware
+	t := kernel{class: graph.ClassReduction, flops: lin, read: 4 * lin}.time(h)
+	t += 5 * kernel{class: graph.ClassElementwise}.time(h) // stack, clamp, to(float64), division, to(float32)
+	return t + p.StateCollective(roofline.AllReduce, g, 4*linears)
+}
