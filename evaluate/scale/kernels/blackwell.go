@@ -108,31 +108,55 @@ func BlackwellFP8() (fwd, bwd, block float64) {
 }
 
 // BlackwellAttention is cuDNN's fused attention (what Transformer Engine
-// runs on sm100 for Megatron-Core) on a Blackwell GPU of BF16 peak bf16
-// and sms SMs, modelled from the H100's measured fit (h100CuDNNAttention)
-// and published B200 figures: FlashAttention-4 (Zadouri et al., arXiv
-// 2603.05451, BF16 on B200) reaches at best 1,613 TFLOP/s, "up to 1.3x"
-// cuDNN 9.13's, so cuDNN reaches at least 1,613 / 1.3 = 1,240.8 TFLOP/s
-// at that shape, 1.871 times the H100 fit's 663.2 at head dimension 128:
-// the rates at every head dimension, forward and backward (no published
-// B200 backward figure was found: the forward's ratio stands), taken
-// 1.871 times, and by bf16 over the B200's 2,250 TF on the other parts.
-// Its per-element terms (Beta, Tail: the softmax's exponentials and the
-// shared-memory traffic, whose units per SM Blackwell did not grow, as
-// the FlashAttention-4 authors state) spread over sms SMs instead of the
-// H100's 132; its fixed T0 as measured.
-func BlackwellAttention(bf16 float64, sms int) *Attention {
-	r := 1613e12 / 1.3 / h100CuDNNAttention.Fwd.Rate(128) * bf16 / b300BF16Peak
+// runs on sm100 for Megatron-Core) on a Blackwell GPU of BF16 peak bf16,
+// sms SMs and exp exponentials a second (ExpRate), modelled from the
+// H100's measured fit (h100CuDNNAttention) and published B200 figures.
+//
+// The anchor: FlashAttention-4 (Zadouri et al., arXiv 2603.05451, BF16
+// on B200) reaches at best 1,613 TFLOP/s, "up to 1.3x" cuDNN 9.13's, so
+// cuDNN reaches at least 1,613 / 1.3 = 1,240.8 TFLOP/s at head dimension
+// 128 on a B200, 1.871 times the H100 fit's 663.2 (no published B200
+// backward figure was found: the forward's ratio stands at 128).
+//
+// By head dimension and GPU: the H100's measured time per score at head
+// dimensions 64 and 128 splits into a tensor part and an exponential part
+// (expSplit); on Blackwell the tensor part runs at bf16, the exponential
+// part at exp (MUFU.EX2: FlashAttention-4's premise, the tensor cores
+// doubled per SM and clock, the exponential unit not; Blackwell Ultra
+// doubles the exponentials), one factor per direction taking the B200
+// (2,250 TF, 4.395e12 exponentials a second) to the anchor at 128 (the
+// kernel's overlap on Blackwell, which this does not model further). At
+// head dimension 64 the exponentials weigh twice as much against the
+// GEMMs as at 128: a B200's forward reaches 783.6 TFLOP/s there, not the
+// H100's ratio's 878.8; a GB300's doubled exponentials give it 1,379
+// where a GB200 has 870.6. Above 128 the H100's rate by head dimension
+// is carried at the GPU's own ratio at 128 (the exponentials fewer per
+// FLOP). Its per-element terms (Beta, Tail: the softmax's rescaling and
+// the shared-memory traffic, whose units per SM Blackwell did not grow,
+// as the FlashAttention-4 authors state) spread over sms SMs instead of
+// the H100's 132; its fixed T0 as measured.
+func BlackwellAttention(bf16 float64, sms int, exp float64) *Attention {
+	anchor := 1613e12 / 1.3 / h100CuDNNAttention.Fwd.Rate(128) // the B200's over the H100's at 128
+	b200Exp := ExpRate(b300BF16Peak, MUFUBlackwell, TensorPerClockBlackwell)
 	e := 132 / float64(sms)
-	k := h100CuDNNAttention
-	scale := func(a AttentionRate) AttentionRate {
+	scale := func(a AttentionRate, mul float64) AttentionRate {
+		ta, tb := expSplit(a, mul, h100Peak, h100Exp)
+		perScore := func(d int, peak, x float64) float64 { return ta*mul*4*float64(d)/peak + tb/x }
+		s := mul * 4 * 128 / (anchor * a.Rate(128)) / perScore(128, b300BF16Peak, b200Exp)
+		at128 := mul * 4 * 128 / (s * perScore(128, bf16, exp))
+		h128 := a.Rate(128)
 		a.Rates = append([]float64(nil), a.Rates...)
-		for i := range a.Rates {
-			a.Rates[i] *= r
+		for i, d := range a.HeadDims {
+			if d <= 128 {
+				a.Rates[i] = mul * 4 * float64(d) / (s * perScore(d, bf16, exp))
+			} else {
+				a.Rates[i] *= at128 / h128
+			}
 		}
 		a.Beta, a.Tail = a.Beta*e, a.Tail*e
 		return a
 	}
-	k.Fwd, k.Bwd = scale(k.Fwd), scale(k.Bwd)
+	k := h100CuDNNAttention
+	k.Fwd, k.Bwd = scale(k.Fwd, 1), scale(k.Bwd, 2.5)
 	return &k
 }

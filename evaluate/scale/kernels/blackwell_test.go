@@ -34,7 +34,7 @@ func TestBlockScaledSpeedups(t *testing.T) {
 // dimension 128 times 1,240.77 / 663.2 = 1.87088: 1,060.04 TFLOP/s; its
 // Beta 2.901e-12 x 132 / 148 = 2.58738e-12 s; T0 the H100's 92.10 us.
 func TestBlackwellAttentionBackward(t *testing.T) {
-	b := BlackwellAttention(2250e12, 148).Bwd
+	b := BlackwellAttention(2250e12, 148, ExpRate(2250e12, MUFUBlackwell, TensorPerClockBlackwell)).Bwd
 	if math.Abs(b.Rate(128)/1060.04e12-1) > 1e-5 || math.Abs(b.Beta/2.58738e-12-1) > 1e-5 || b.T0 != 92.10e-6 {
 		t.Errorf("backward: %g FLOP/s at d 128, Beta %g, T0 %g; want 1060.04e12, 2.58738e-12, 92.10e-6", b.Rate(128), b.Beta, b.T0)
 	}

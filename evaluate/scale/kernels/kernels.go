@@ -34,6 +34,12 @@ type Node struct {
 	// attention at the matmul class's efficiency.
 	Attention []*Attention
 
+	// ExpRate is the GPU's exponentials a second (MUFU.EX2 over its SMs:
+	// ExpRate, sfu.go). A measured attention kernel's rates include its
+	// exponentials; a modelled one (BlackwellAttention) is priced with
+	// this. 0: not stated.
+	ExpRate float64
+
 	// SMs is the GPU's streaming multiprocessors; OverlapSMs how many of
 	// them a tensor-parallel collective overlapped with a GEMM takes
 	// (tpoverlap=on: Transformer Engine's userbuffers), so that the GEMM
@@ -284,6 +290,7 @@ var H100 = Node{
 	Provenance: "measured on an H100 SXM (kernelbench, measurements/2026-11-26-h100*)",
 	GEMM:       0.756,
 	Attention:  []*Attention{&h100CuDNNAttention, &h100FlashAttention},
+	ExpRate:    h100Exp, // its measured attention includes the exponentials
 	SMs:        132, OverlapSMs: 16,
 	CTAs: 24, CTAsAcross: 16,
 	IntraBus: 362e9,
@@ -347,7 +354,12 @@ var a100FlashAttention = Attention{Backend: "flash",
 // published bus bandwidth found).
 var A100 = Node{
 	Provenance: "modelled: the A100's datasheet at the matmul and elementwise classes' efficiencies, unfused attention, the H100's NIC share (no A100 kernel measured)",
-	SMs:        108, OverlapSMs: 16,
+	// 108 x 16 MUFU.EX2 a clock at 1,410 MHz, 2.436e12 a second (312
+	// TF over 108 SMs at 1,410 MHz: 2,048 BF16 FLOPs a clock an SM): a
+	// head dimension 64 forward's 256 FLOPs a score bind at 624 TFLOP/s,
+	// far above FlashAttention-2's published 227.8, which includes them.
+	ExpRate: ExpRate(312e12, MUFUHopper, 2048),
+	SMs:     108, OverlapSMs: 16,
 	CTAs: 24, CTAsAcross: 16,
 	NICEff:           47.0 / 50,
 	UnfusedAttention: true,

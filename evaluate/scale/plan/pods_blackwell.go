@@ -44,14 +44,14 @@ var blackwellPods = map[string]podPreset{
 	// B200 node of roofline's hardware_blackwell.go: "8x ConnectX-7 IB
 	// NDR 400Gb/s", "B200 TGP 1000W").
 	"dgx-b200": {hardware: "b200", perNode: 8, nics: 8, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("b200", 148, carriedHeld(1980, 1000)), power: 1000,
+		kernels: blackwellKernels("b200", 148, kernels.MUFUBlackwell, carriedHeld(1980, 1000)), power: 1000,
 		source: "DGX B200: 8 x B200 SXM (180 GB, 1,000 W), NVLink 5 NVSwitch, 8 x 400 Gb/s ConnectX-7; kernels modelled"},
 	// DGX B300: 8 x B300 (Blackwell Ultra, 270 GB, 1,100 W) on NVLink 5
 	// NVSwitch, 8 x 800 Gb/s ConnectX-8 (HGX B300's "networking bandwidth
 	// 1.6 TB/s", twice HGX B200's 0.8 TB/s of 8 x 400 Gb/s, both ways: the
 	// table of roofline's hardware_blackwell.go [hgx]).
 	"dgx-b300": {hardware: "b300", perNode: 8, nics: 8, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("b300", 160, carriedHeld(1980, 1100)), power: 1100,
+		kernels: blackwellKernels("b300", 160, kernels.MUFUBlackwellUltra, carriedHeld(1980, 1100)), power: 1100,
 		source: "DGX B300: 8 x B300 (270 GB, 1,100 W), NVLink 5 NVSwitch, 8 x 800 Gb/s ConnectX-8; kernels modelled"},
 	// GB200 NVL72: 72 Blackwell GPUs (186 GB, 1,200 W: the technical
 	// brief's GB200 configuration) and 36 Grace CPUs in one NVLink 5
@@ -59,7 +59,7 @@ var blackwellPods = map[string]podPreset{
 	// tray with 4 ConnectX-7 400 Gb/s NICs (the MLPerf GB200 NVL72's "for
 	// each 4-GPU node: 4x ... BlueField-3 [ConnectX-7 Lx]"): 72 a domain.
 	"gb200-nvl72": {hardware: "gb200", perNode: 72, nics: 72, nicBandwidth: 400e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb200", 148, carriedHeld(2112, 1200)), power: 1200,
+		kernels: blackwellKernels("gb200", 148, kernels.MUFUBlackwell, carriedHeld(2112, 1200)), power: 1200,
 		source: "GB200 NVL72: 72 x Blackwell (186 GB, 1,200 W) in one NVLink 5 domain, 72 x 400 Gb/s ConnectX-7; kernels modelled"},
 	// GB300 NVL72: 72 Blackwell Ultra GPUs (279 GB, 1,400 W) in one
 	// NVLink 5 domain, a ConnectX-8 SuperNIC of 800 Gb/s per GPU ("72
@@ -67,7 +67,7 @@ var blackwellPods = map[string]podPreset{
 	// "each GPU has ConnectX-8 SuperNIC at 800 Gb/s", vendordeep.com's
 	// copy of NVIDIA's GB300 announcement).
 	"gb300-nvl72": {hardware: "gb300", perNode: 72, nics: 72, nicBandwidth: 800e9 / 8, nicLatency: 10e-6,
-		kernels: blackwellKernels("gb300", 160, carriedHeld(1980, 1400)), power: 1400,
+		kernels: blackwellKernels("gb300", 160, kernels.MUFUBlackwellUltra, carriedHeld(1980, 1400)), power: 1400,
 		source: "GB300 NVL72: 72 x Blackwell Ultra (279 GB, 1,400 W) in one NVLink 5 domain, 72 x 800 Gb/s ConnectX-8; kernels modelled"},
 }
 
@@ -79,7 +79,10 @@ var blackwellPods = map[string]podPreset{
 //     per-tensor and blockwise scales at kernels.BlackwellFP8's speedups,
 //     MXFP8 and NVFP4 ones at kernels.BlackwellBlockScaled's (NVFP4's at
 //     its share of the GPU's FP4 over BF16 peak);
-//   - fused attention: kernels.BlackwellAttention (cuDNN's);
+//   - fused attention: kernels.BlackwellAttention (cuDNN's), its
+//     exponentials at mufu MUFU.EX2 results a clock an SM (16 on B200
+//     and GB200, 32 on Blackwell Ultra: kernels.MUFUBlackwellUltra) at
+//     the clock the BF16 peak implies (kernels.ExpRate);
 //   - NVLink 5's bus bandwidth at the share of its line rate NCCL
 //     measured on NVLink 4 (362 of 450 GB/s on DGX H100: 724 of 900
 //     GB/s), the NIC at the 47 of 50 GB/s measured on an NDR NIC, the
@@ -92,12 +95,13 @@ var blackwellPods = map[string]podPreset{
 //     nvidia-b100: "SMs 148"), 160 on Blackwell Ultra
 //     (https://awesomeagents.ai/hardware/nvidia-gb300-nvl72: "160
 //     streaming multiprocessors").
-func blackwellKernels(gpu string, sms int, held *kernels.HeldClock) kernels.Node {
+func blackwellKernels(gpu string, sms, mufu int, held *kernels.HeldClock) kernels.Node {
 	h, _ := roofline.Preset(gpu) // this file's own names (TestBlackwellPods)
 	k := kernels.H100
 	k.Provenance = "modelled from published kernel benchmarks and the H100's measured ones (docs/hardware.md), not measured on a Blackwell GPU"
 	k.GEMM = kernels.BlackwellGEMM()
-	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(h.FP16Tensor, sms)}
+	k.ExpRate = kernels.ExpRate(h.FP16Tensor, mufu, kernels.TensorPerClockBlackwell)
+	k.Attention = []*kernels.Attention{kernels.BlackwellAttention(h.FP16Tensor, sms, k.ExpRate)}
 	k.SMs = sms
 	k.IntraBus = h.NVLinkBandwidth * float64(h.NVLinks) * kernels.H100.IntraBus / (25e9 * 18)
 	k.FP8Peak = h.FP8Tensor

@@ -132,7 +132,9 @@ func TestBlackwellFP8Speedups(t *testing.T) {
 // 31.9615 ms on an 835.5 TF H200 NVL 0.71798): 0.756 x 0.91789 =
 // 0.69393. cuDNN's attention at head dimension 128 forward: 1,613 / 1.3
 // = 1,240.8 TFLOP/s on B200 (2,250 TF), 2,500 / 2,250 of it on GB200 =
-// 1,378.6; its Beta the H100's 0.5461e-12 s x 132 / 148 SMs =
+// 1,378.6 (the same exponentials per tensor FLOP); on GB300, whose
+// Blackwell Ultra doubles the exponentials (32 MUFU.EX2 a clock an SM:
+// 9.7656e12 a second), 1,946.6 (kernels' TestAttentionByGPU); its Beta the H100's 0.5461e-12 s x 132 / 148 SMs =
 // 0.48706e-12, x 132 / 160 on GB300 = 0.45053e-12; T0 the H100's 11.62 us.
 func TestBlackwellGEMMAndAttention(t *testing.T) {
 	for _, c := range []struct {
@@ -141,7 +143,7 @@ func TestBlackwellGEMMAndAttention(t *testing.T) {
 	}{
 		{"dgx-b200", 0.69393, 1240.8e12, 0.48706e-12},
 		{"gb200-nvl72", 0.69393, 1378.6e12, 0.48706e-12},
-		{"gb300-nvl72", 0.69393, 1378.6e12, 0.45053e-12},
+		{"gb300-nvl72", 0.69393, 1946.6e12, 0.45053e-12},
 	} {
 		p, err := ParsePod(c.pod)
 		if err != nil {
