@@ -144,26 +144,3 @@ func TestExportMegatron(t *testing.T) {
 		t.Errorf("a failed export wrote %s", bad)
 	}
 }
-
-// TestReportMegatronJSON: one object per row with the fields the issue
-// names.
-func TestReportMegatronJSON(t *testing.T) {
-	r := runBinary(t, t.TempDir(), 3*time.Minute, nil, "report", "megatron", "--json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	var rep struct {
-		Rows []map[string]any `json:"rows"`
-	}
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Rows) != 9 {
-		t.Fatalf("%d rows, want 9", len(rep.Rows))
-	}
-	for _, k := range []string{"model", "gpus", "published_tflops", "predicted_tflops", "placer_tflops", "placer_plan", "search_cpu_s"} {
-		if _, ok := rep.Rows[0][k]; !ok {
-			t.Errorf("row has no %q: %v", k, rep.Rows[0])
-		}
-	}
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -17,14 +18,33 @@ import (
 // TestTableFit, TestTableFitBreaksCells), and the README's samples are
 // held by go test ./tools/readme.
 func TestEveryReportFits(t *testing.T) {
-	// report megatron's report computed once and written at both widths
-	// as the command writes it (emit: report.WriteMegatron on the output,
-	// which --wide wraps in report.Wide), not computed once a width;
-	// TestReportMegatronJSON runs the command itself.
+	// report megatron's report computed once (its searches are most of
+	// this package's CPU time) and written as the command writes it
+	// (emit): at both widths (report.WriteMegatron on the output, which
+	// --wide wraps in report.Wide) and as --json (report.JSON), one
+	// object per row with the fields the issue names.
 	t.Run("report megatron", func(t *testing.T) {
 		rep, err := jobs.Megatron(t.Context(), jobs.MegatronOptions{})
 		if err != nil {
 			t.Fatal(err)
+		}
+		var js strings.Builder
+		if err := report.JSON(&js, rep); err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Rows []map[string]any `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(js.String()), &got); err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Rows) != 9 {
+			t.Fatalf("--json: %d rows, want 9", len(got.Rows))
+		}
+		for _, k := range []string{"model", "gpus", "published_tflops", "predicted_tflops", "placer_tflops", "placer_plan", "search_cpu_s"} {
+			if _, ok := got.Rows[0][k]; !ok {
+				t.Errorf("--json: row has no %q: %v", k, got.Rows[0])
+			}
 		}
 		var out, wide strings.Builder
 		if err := report.WriteMegatron(&out, rep); err != nil {
