@@ -43,12 +43,70 @@ func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(ea
 // Dense is a compiled block (fusedLayers') whose selective recomputation
 // is torchtitan's per-op policy as the compiled graph runs it
 // (titanSAC), not Megatron-Core's core attention.
+//
+// Its rotary embedding and repeat_kv are what Inductor leaves of them
+// (titanRotary), which Transformer Engine's fused blocks do not run.
 func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a, f := half(c.attnBlock()), half(c.mlpBlock())
+	rf, rb, rr := c.titanRotary()
+	a.fwd, a.bwd = a.fwd.plus(c.runAll(rf...)), a.bwd.plus(c.runAll(rb...))
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
+		a.rec = a.rec.plus(c.runAll(rr...))
 	}
 	return c.join(a, f, false)
+}
+
+// titanRotary is the kernels of torchtitan's rotary embedding and
+// repeat_kv in a compiled block, forward, backward and what its per-op
+// selective checkpointing recomputes (all of the forward's: none of
+// these ops is in its save list, and SDPA's backward reads their
+// outputs). torchtitan's apply_rotary_emb (9dec370
+// torchtitan/models/llama/model.py) is
+// view_as_real(view_as_complex(x.float().reshape(..., -1, 2)) *
+// freqs_cis).flatten(3).type_as(x) for Q and K; Inductor does not
+// generate code for complex tensors (torch/_inductor/lowering.py,
+// unsupported_input_tensor: a complex input or output makes
+// fallback_node_due_to_unsupported_type run the node as its ATen kernel;
+// make_fallback(aten.view_as_complex, require_contiguous); the same from
+// torch 2.1 to the 2.14.1 installed here, so at the December 2024
+// nightly torchtitan's rows ran). So each of Q and K runs three kernels:
+// a Triton kernel writing x.float() contiguous (mm is an extern cuBLAS
+// kernel, so no epilogue takes it), ATen's complex mul (6 FLOPs a
+// complex pair, freqs_cis read once), a Triton kernel casting back to
+// BF16. repeat_kv (expand, reshape: a copy before SDPA, which runs
+// without enable_gqa) is a pointwise copy that Inductor fuses with K's
+// cast and that V runs alone. The backward mirrors it: repeat_kv's sums
+// (K's fused with the cast of its gradient to FP32, V's alone), each
+// gradient cast to FP32, multiplied by conj(freqs_cis) (the conjugate
+// resolved once: ATen's clone of the table; the joint graph's CSE
+// shares it between Q and K) and cast back.
+func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
+	m, T := c.m, float64(c.pl.TP)
+	d := float64(m.HeadDim())
+	eq := c.tokens * float64(m.Heads) / T * d // Q's elements
+	ek := c.tokens * float64(m.KVHeads) / T * d
+	freqs := float64(m.Seq) / float64(max(1, c.pl.CP)) * d / 2 * 8 // complex64 freqs_cis
+	ew := func(cl graph.Class, x, read, write float64) kernel {
+		return kernel{class: cl, flops: x, read: read, writes: write}
+	}
+	el := graph.ClassElementwise
+	up := func(e float64) kernel { return ew(el, e, e*bf16, e*4) }
+	mul := func(e float64) kernel { return ew(el, 3*e, e*4+freqs, e*4) }
+	down := func(e float64) kernel { return ew(el, e, e*4, e*bf16) }
+	rep := m.Heads / max(1, m.KVHeads)
+	kDown, kUp := down(ek), up(ek)
+	var vs []kernel
+	if rep > 1 {
+		kDown = ew(el, eq, ek*4, eq*bf16)
+		kUp = ew(graph.ClassReduction, eq, eq*bf16, ek*4)
+		fwdV := ew(el, eq, ek*bf16, eq*bf16)
+		vs = []kernel{fwdV}
+		bwd = append(bwd, ew(graph.ClassReduction, eq, eq*bf16, ek*bf16))
+	}
+	fwd = append([]kernel{up(eq), mul(eq), down(eq), up(ek), mul(ek), kDown}, vs...)
+	bwd = append(bwd, kUp, ew(el, 0, freqs, freqs), mul(ek), down(ek), up(eq), mul(eq), down(eq))
+	return fwd, bwd, fwd
 }
 
 // titanSAC is what torchtitan's per-op selective checkpointing recomputes
@@ -66,8 +124,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 // backward: with sp=on its reduce-scatter is saved and wo is not run
 // again), w3's output and SwiGLU's product (w2's weight gradient), the
 // FP8 casts of the recomputed GEMMs' inputs (their amax saved: abs and
-// max). The rotary embedding of K is left out as the fused blocks leave
-// it out. Without SwiGLU no third mm of the MLP is recomputed.
+// max). The rotary embeddings and repeat_kv recomputed are
+// titanRotary's. Without SwiGLU no third mm of the MLP is recomputed.
 func (c *coster) titanSAC() (attn, mlp phase) {
 	m, T := c.m, float64(c.pl.TP)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
