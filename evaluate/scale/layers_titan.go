@@ -45,11 +45,18 @@ func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(ea
 // (titanSAC), not Megatron-Core's core attention.
 //
 // Its rotary embedding and repeat_kv are what Inductor leaves of them
-// (titanRotary), which Transformer Engine's fused blocks do not run.
+// (titanRotary), which Transformer Engine's fused blocks do not run; its
+// residual adds and norms are Inductor's fusions of them
+// (titanResidualNorms).
 func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a, f := half(c.attnBlock()), half(c.mlpBlock())
 	rf, rb, rr := c.titanRotary()
 	a.fwd, a.bwd = a.fwd.plus(c.runAll(rf...)), a.bwd.plus(c.runAll(rb...))
+	// The residual adds and norms as Inductor fuses them, in place of the
+	// fused blocks' (each a run of kernels: launches and busy time only).
+	tf, tb, ff, fb := c.titanResidualNorms()
+	a.fwd = a.fwd.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(ff...), -1))
+	a.bwd = a.bwd.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(fb...), -1))
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
 		a.rec = a.rec.plus(c.runAll(rr...))
@@ -148,3 +155,58 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 	}
 	return attn, mlp
 }
+
+// titanResidualNorms is a compiled block's residual adds and RMS norms as
+// Inductor fuses them (titan, forward and backward) and what the fused
+// blocks (attnBlock, mlpBlock) charge for them (fused): the caller
+// swaps the one for the other. torchtitan's block (9dec370
+// torchtitan/models/llama/model.py TransformerBlock.forward) is
+// h = x + attention(attention_norm(x)); out = h + feed_forward(ffn_norm(h)),
+// its RMSNorm (torchtitan/models/norms.py, norm_type "rmsnorm" in its
+// train_configs) x.float() * rsqrt(mean(x^2) + eps), cast back, times
+// the weight. Between the extern GEMMs Inductor fuses each run of
+// pointwise ops into the reduction that reads them: forward
+// attention_norm alone (the block's input comes from outside the graph),
+// the attention's residual add with ffn_norm (one kernel reading x and
+// the projection's output, writing h and the normed h), the MLP's
+// residual add alone (the next block is another graph). Backward an
+// add's gradient is its output's (no kernel); each norm's input gradient
+// is one row reduction that also adds the residual's gradient (reading
+// the gradient, the norm's input and the residual's gradient, writing
+// one), its weight's gradient a reduction over the tokens, which
+// Inductor splits in two kernels where the hidden size is under 64 a
+// multiprocessor (torch/_inductor/ir.py Reduction.num_splits: no split
+// when numel_hint >= num_sm * 2 * 32; the same test since torch 2.1;
+// 8,448 on an H100 SXM's 132 SMs, h100SMs, which every torchtitan
+// row ran on), its second kernel's FP32 partials
+// negligible beside the activations (both read the gradient and the
+// input).
+func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) {
+	m := c.m
+	if m.Mixed() || m.MLA() || m.NormsPerBlock() > 2 {
+		return nil, nil, nil, nil
+	}
+	n, h, sp := c.tokens, float64(m.Hidden), c.sp()
+	act := n * h * bf16 * sp
+	rd, el := graph.ClassReduction, graph.ClassElementwise
+	norm := kernel{class: rd, flops: 8 * n * h * sp, read: act, writes: act}
+	resid := kernel{class: el, flops: 3 * n * h * sp, read: 2 * act, writes: 1.5 * act}
+	fusedF = []kernel{norm, resid, norm, resid}
+	fusedB = []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+	add := kernel{class: el, flops: n * h * sp, read: 2 * act, writes: act}
+	addNorm := kernel{class: rd, flops: 9 * n * h * sp, read: 2 * act, writes: 2 * act}
+	titanF = []kernel{norm, addNorm, add}
+	dx := kernel{class: rd, flops: 10 * n * h * sp, read: 3 * act, writes: act}
+	dw := []kernel{{class: rd, flops: 2 * n * h * sp, read: 2 * act}}
+	if h < h100SMs*64 {
+		dw = append(dw, kernel{class: rd, flops: 0})
+	}
+	for range 2 {
+		titanB = append(append(titanB, dx), dw...)
+	}
+	return titanF, titanB, fusedF, fusedB
+}
+
+// h100SMs is an H100 SXM5's streaming multiprocessors (NVIDIA H100 Tensor
+// Core GPU Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
+const h100SMs = 132
