@@ -121,6 +121,9 @@ func TestParseStrategyRefusesScale(t *testing.T) {
 		{"pack=on", `strategy "pack=on": pack is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"pack-len=1024", `strategy "pack-len=1024": pack-len is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"fp8gather=on", `strategy "fp8gather=on": fp8gather is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"compile=on", `strategy "compile=on": compile is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"cp-rotate=alltoall", `strategy "cp-rotate=alltoall": cp-rotate is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
+		{"context-parallel-rotate-method=alltoall", `strategy "context-parallel-rotate-method=alltoall": context-parallel-rotate-method is a key of a transformer's plan at cluster scale, not of an op graph's strategy`},
 		{"dp=2,shard=zero1", `strategy "dp=2,shard=zero1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 		{"dp=2,shard=ZeRO1", `strategy "dp=2,shard=ZeRO1": shard=zero1 (the distributed optimizer) is of a transformer's plan at cluster scale, not of an op graph's strategy (shard fsdp, zero2 or none)`},
 	}

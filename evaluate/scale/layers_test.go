@@ -2,6 +2,7 @@ package scale
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -54,8 +55,9 @@ func TestLayerRegistry(t *testing.T) {
 }
 
 // TestTitanCompiledOutput: torchtitan compiled (compile=on) compiles its
-// TransformerBlocks only, so a plan's blocks are the fused kernels' and
-// its output layer and loss torchtitan's eager ones (eagerOutput of
+// TransformerBlocks only, so a plan's blocks are the fused kernels' (with
+// the rotary embedding's that Inductor leaves, titanRotary, and its fused
+// residual adds and norms, titanResidualNorms) and its output layer and loss torchtitan's eager ones (eagerOutput of
 // LayerTitan), with loss_parallel at tp=4 as without tensor parallelism;
 // before, the whole model was costed as Megatron-Core's fused layers.
 func TestTitanCompiledOutput(t *testing.T) {
@@ -73,8 +75,13 @@ func TestTitanCompiledOutput(t *testing.T) {
 		}
 		dF, dB := lc.Dense(c)
 		fF, fB := fusedLayers{}.Dense(c)
-		if dF != fF || dB != fB {
-			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' %+v, %+v", strategy, dF, dB, fF, fB)
+		rf, rb, _ := c.titanRotary()
+		fF, fB = fF.plus(c.runAll(rf...)), fB.plus(c.runAll(rb...))
+		tf, tb, nf, nb := c.titanResidualNorms()
+		fF = fF.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(nf...), -1))
+		fB = fB.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(nb...), -1))
+		if math.Abs(dF.busy-fF.busy) > 1e-12 || math.Abs(dB.busy-fB.busy) > 1e-12 || dF.launches != fF.launches || dB.launches != fB.launches {
+			t.Errorf("%s: blocks %+v, %+v; want the fused kernels' and the rotary's %+v, %+v", strategy, dF, dB, fF, fB)
 		}
 	}
 }
@@ -116,6 +123,8 @@ func TestTitanSACCompiled(t *testing.T) {
 		}
 		_, bSel := layerCoster(&sel.pl.Run).Dense(sel)
 		_, bNone := layerCoster(&none.pl.Run).Dense(none)
+		_, _, rr := sel.titanRotary()
+		attn = attn.plus(sel.runAll(rr...))
 		if want := bNone.busy + attn.busy + mlp.busy; math.Abs(bSel.busy-want) > 1e-9 {
 			t.Errorf("%s: backward %g, want %g (recompute=none's %g and the recomputed ops)", c.strategy, bSel.busy, want, bNone.busy)
 		}
@@ -124,5 +133,94 @@ func TestTitanSACCompiled(t *testing.T) {
 	meg := stackCoster(t, "llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,recompute=selective", "grand-teton:1,attention=flash")
 	if _, _, rec := meg.attnBlock(); rec.busy == 0 {
 		t.Error("the default stack's selective recomputation is empty; want the core attention")
+	}
+}
+
+// TestTitanRotaryByHand lists the kernels Inductor leaves of torchtitan's
+// complex rotary embedding and repeat_kv, Llama 3 8B (32 query heads, 8
+// key/value heads of 128) at 16,384 tokens a micro-batch (2 x 8,192):
+// Q's 67,108,864 elements, K's and V's 16,777,216, freqs_cis 8,192 x 64
+// complex64 = 4,194,304 bytes; at tp=2 each half.
+func TestTitanRotaryByHand(t *testing.T) {
+	const fr = 4194304.0
+	ew, red := graph.ClassElementwise, graph.ClassReduction
+	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{class: cl, flops: x, read: r, writes: w} }
+	for _, c := range []struct {
+		strategy string
+		q, kv    float64
+	}{
+		{"dp=8,mbs=2,fsdp=on,stack=torchtitan-0.2,compile=on", 67108864, 16777216},
+		{"tp=2,dp=4,mbs=2,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on", 33554432, 8388608},
+	} {
+		q, kv := c.q, c.kv
+		wantF := []kernel{
+			k(ew, q, 2*q, 4*q), k(ew, 3*q, 4*q+fr, 4*q), k(ew, q, 4*q, 2*q), // Q: float, complex mul, type_as
+			k(ew, kv, 2*kv, 4*kv), k(ew, 3*kv, 4*kv+fr, 4*kv), k(ew, q, 4*kv, 2*q), // K: its type_as fused with repeat_kv
+			k(ew, q, 2*kv, 2*q), // V's repeat_kv
+		}
+		wantB := []kernel{
+			k(red, q, 2*q, 2*kv), // V's repeats summed
+			k(red, q, 2*q, 4*kv), // K's summed, cast to FP32
+			k(ew, 0, fr, fr),     // conj(freqs_cis) resolved
+			k(ew, 3*kv, 4*kv+fr, 4*kv), k(ew, kv, 4*kv, 2*kv),
+			k(ew, q, 2*q, 4*q), k(ew, 3*q, 4*q+fr, 4*q), k(ew, q, 4*q, 2*q),
+		}
+		cs := stackCoster(t, "llama3-8b:seq=8192,batch=16", c.strategy, "grand-teton:1,attention=flash")
+		f, b, r := cs.titanRotary()
+		if !reflect.DeepEqual(f, wantF) || !reflect.DeepEqual(b, wantB) || !reflect.DeepEqual(r, wantF) {
+			t.Errorf("%s:\nforward %v\nwant    %v\nbackward %v\nwant     %v\nrecomputed %v", c.strategy, f, wantF, b, wantB, r)
+		}
+		// The compiled block runs them; Megatron-Core's fused block does
+		// not. With titanResidualNorms' swap: forward 7 + 3 - 4, backward
+		// 8 + 2 x 3 - 4 (hidden 4,096 < 8,448: split weight gradients).
+		fc, bc := layerCoster(&cs.pl.Run).Dense(cs)
+		a, m := half(cs.attnBlock()), half(cs.mlpBlock())
+		fw, bw := cs.join(a, m, false)
+		if d, w := fc.launches-fw.launches, 6.0; d != w {
+			t.Errorf("%s: forward launches %g more than the fused block's, want %g", c.strategy, d, w)
+		}
+		if d, w := bc.launches-bw.launches, 10.0; d != w {
+			t.Errorf("%s: backward launches %g more than the fused block's, want %g", c.strategy, d, w)
+		}
+	}
+}
+
+// TestTitanResidualNormsByHand lists a compiled torchtitan block's
+// residual adds and RMS norms as Inductor fuses them, and the fused
+// blocks' that they replace, by hand: Llama 3 8B (hidden 4,096) at 16,384
+// tokens, one activation 16,384 x 4,096 x 2 = 134,217,728 bytes; at tp=2
+// sp=on on half the tokens; Llama 3.1 405B (hidden 16,384, at or above
+// 8,448) has one weight-gradient kernel a norm, not two.
+func TestTitanResidualNormsByHand(t *testing.T) {
+	rd, ew := graph.ClassReduction, graph.ClassElementwise
+	k := func(cl graph.Class, x, r, w float64) kernel { return kernel{class: cl, flops: x, read: r, writes: w} }
+	for _, c := range []struct {
+		workload, strategy string
+		nh, a              float64 // tokens x hidden on the GPU, one activation's bytes
+		split              bool
+	}{
+		{"llama3-8b:seq=8192,batch=16", "dp=8,mbs=2,fsdp=on,stack=torchtitan-0.2,compile=on", 67108864, 134217728, true},
+		{"llama3-8b:seq=8192,batch=16", "tp=2,dp=4,mbs=2,sp=on,fsdp=on,stack=torchtitan-0.2,compile=on", 33554432, 67108864, true},
+		{"llama3.1-405b:seq=8192,batch=16", "tp=8,pp=2,dp=1,mbs=1,sp=on,stack=torchtitan-0.2,compile=on", 8192 * 16384 / 8, 8192 * 16384 / 8 * 2, false},
+	} {
+		nh, a := c.nh, c.a
+		norm, resid := k(rd, 8*nh, a, a), k(ew, 3*nh, 2*a, 1.5*a)
+		wantTF := []kernel{norm, k(rd, 9*nh, 2*a, 2*a), k(ew, nh, 2*a, a)}
+		dx, dw := k(rd, 10*nh, 3*a, a), []kernel{k(rd, 2*nh, 2*a, 0)}
+		if c.split {
+			dw = append(dw, k(rd, 0, 0, 0))
+		}
+		wantTB := append(append(append([]kernel{dx}, dw...), dx), dw...)
+		wantFF := []kernel{norm, resid, norm, resid}
+		wantFB := []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+		cluster := "grand-teton:1,attention=flash"
+		if !c.split {
+			cluster = "grand-teton:2,attention=flash"
+		}
+		cs := stackCoster(t, c.workload, c.strategy, cluster)
+		tf, tb, ff, fb := cs.titanResidualNorms()
+		if !reflect.DeepEqual(tf, wantTF) || !reflect.DeepEqual(tb, wantTB) || !reflect.DeepEqual(ff, wantFF) || !reflect.DeepEqual(fb, wantFB) {
+			t.Errorf("%s %s:\n%v\n%v\n%v\n%v\nwant\n%v\n%v\n%v\n%v", c.workload, c.strategy, tf, tb, ff, fb, wantTF, wantTB, wantFF, wantFB)
+		}
 	}
 }

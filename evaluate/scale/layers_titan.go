@@ -43,12 +43,77 @@ func (titanCompiled) Output(c coster) (fwd, bwd phase) { return c.eagerOutput(ea
 // Dense is a compiled block (fusedLayers') whose selective recomputation
 // is torchtitan's per-op policy as the compiled graph runs it
 // (titanSAC), not Megatron-Core's core attention.
+//
+// Its rotary embedding and repeat_kv are what Inductor leaves of them
+// (titanRotary), which Transformer Engine's fused blocks do not run; its
+// residual adds and norms are Inductor's fusions of them
+// (titanResidualNorms).
 func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 	a, f := half(c.attnBlock()), half(c.mlpBlock())
+	rf, rb, rr := c.titanRotary()
+	a.fwd, a.bwd = a.fwd.plus(c.runAll(rf...)), a.bwd.plus(c.runAll(rb...))
+	// The residual adds and norms as Inductor fuses them, in place of the
+	// fused blocks' (each a run of kernels: launches and busy time only).
+	tf, tb, ff, fb := c.titanResidualNorms()
+	a.fwd = a.fwd.plus(c.runAll(tf...)).plus(scalePhase(c.runAll(ff...), -1))
+	a.bwd = a.bwd.plus(c.runAll(tb...)).plus(scalePhase(c.runAll(fb...), -1))
 	if c.pl.Recompute == plan.SelectiveRecompute {
 		a.rec, f.rec = c.titanSAC()
+		a.rec = a.rec.plus(c.runAll(rr...))
 	}
 	return c.join(a, f, false)
+}
+
+// titanRotary is the kernels of torchtitan's rotary embedding and
+// repeat_kv in a compiled block, forward, backward and what its per-op
+// selective checkpointing recomputes (all of the forward's: none of
+// these ops is in its save list, and SDPA's backward reads their
+// outputs). torchtitan's apply_rotary_emb (9dec370
+// torchtitan/models/llama/model.py) is
+// view_as_real(view_as_complex(x.float().reshape(..., -1, 2)) *
+// freqs_cis).flatten(3).type_as(x) for Q and K; Inductor does not
+// generate code for complex tensors (torch/_inductor/lowering.py,
+// unsupported_input_tensor: a complex input or output makes
+// fallback_node_due_to_unsupported_type run the node as its ATen kernel;
+// make_fallback(aten.view_as_complex, require_contiguous); the same from
+// torch 2.1 to the 2.14.1 installed here, so at the December 2024
+// nightly torchtitan's rows ran). So each of Q and K runs three kernels:
+// a Triton kernel writing x.float() contiguous (mm is an extern cuBLAS
+// kernel, so no epilogue takes it), ATen's complex mul (6 FLOPs a
+// complex pair, freqs_cis read once), a Triton kernel casting back to
+// BF16. repeat_kv (expand, reshape: a copy before SDPA, which runs
+// without enable_gqa) is a pointwise copy that Inductor fuses with K's
+// cast and that V runs alone. The backward mirrors it: repeat_kv's sums
+// (K's fused with the cast of its gradient to FP32, V's alone), each
+// gradient cast to FP32, multiplied by conj(freqs_cis) (the conjugate
+// resolved once: ATen's clone of the table; the joint graph's CSE
+// shares it between Q and K) and cast back.
+func (c *coster) titanRotary() (fwd, bwd, rec []kernel) {
+	m, T := c.m, float64(c.pl.TP)
+	d := float64(m.HeadDim())
+	eq := c.tokens * float64(m.Heads) / T * d // Q's elements
+	ek := c.tokens * float64(m.KVHeads) / T * d
+	freqs := float64(m.Seq) / float64(max(1, c.pl.CP)) * d / 2 * 8 // complex64 freqs_cis
+	ew := func(cl graph.Class, x, read, write float64) kernel {
+		return kernel{class: cl, flops: x, read: read, writes: write}
+	}
+	el := graph.ClassElementwise
+	up := func(e float64) kernel { return ew(el, e, e*bf16, e*4) }
+	mul := func(e float64) kernel { return ew(el, 3*e, e*4+freqs, e*4) }
+	down := func(e float64) kernel { return ew(el, e, e*4, e*bf16) }
+	rep := m.Heads / max(1, m.KVHeads)
+	kDown, kUp := down(ek), up(ek)
+	var vs []kernel
+	if rep > 1 {
+		kDown = ew(el, eq, ek*4, eq*bf16)
+		kUp = ew(graph.ClassReduction, eq, eq*bf16, ek*4)
+		fwdV := ew(el, eq, ek*bf16, eq*bf16)
+		vs = []kernel{fwdV}
+		bwd = append(bwd, ew(graph.ClassReduction, eq, eq*bf16, ek*bf16))
+	}
+	fwd = append([]kernel{up(eq), mul(eq), down(eq), up(ek), mul(ek), kDown}, vs...)
+	bwd = append(bwd, kUp, ew(el, 0, freqs, freqs), mul(ek), down(ek), up(eq), mul(eq), down(eq))
+	return fwd, bwd, fwd
 }
 
 // titanSAC is what torchtitan's per-op selective checkpointing recomputes
@@ -66,8 +131,8 @@ func (titanCompiled) Dense(c coster) (fwd, bwd phase) {
 // backward: with sp=on its reduce-scatter is saved and wo is not run
 // again), w3's output and SwiGLU's product (w2's weight gradient), the
 // FP8 casts of the recomputed GEMMs' inputs (their amax saved: abs and
-// max). The rotary embedding of K is left out as the fused blocks leave
-// it out. Without SwiGLU no third mm of the MLP is recomputed.
+// max). The rotary embeddings and repeat_kv recomputed are
+// titanRotary's. Without SwiGLU no third mm of the MLP is recomputed.
 func (c *coster) titanSAC() (attn, mlp phase) {
 	m, T := c.m, float64(c.pl.TP)
 	n, h, f := c.tokens, float64(m.Hidden), float64(m.FFN)
@@ -90,3 +155,58 @@ func (c *coster) titanSAC() (attn, mlp phase) {
 	}
 	return attn, mlp
 }
+
+// titanResidualNorms is a compiled block's residual adds and RMS norms as
+// Inductor fuses them (titan, forward and backward) and what the fused
+// blocks (attnBlock, mlpBlock) charge for them (fused): the caller
+// swaps the one for the other. torchtitan's block (9dec370
+// torchtitan/models/llama/model.py TransformerBlock.forward) is
+// h = x + attention(attention_norm(x)); out = h + feed_forward(ffn_norm(h)),
+// its RMSNorm (torchtitan/models/norms.py, norm_type "rmsnorm" in its
+// train_configs) x.float() * rsqrt(mean(x^2) + eps), cast back, times
+// the weight. Between the extern GEMMs Inductor fuses each run of
+// pointwise ops into the reduction that reads them: forward
+// attention_norm alone (the block's input comes from outside the graph),
+// the attention's residual add with ffn_norm (one kernel reading x and
+// the projection's output, writing h and the normed h), the MLP's
+// residual add alone (the next block is another graph). Backward an
+// add's gradient is its output's (no kernel); each norm's input gradient
+// is one row reduction that also adds the residual's gradient (reading
+// the gradient, the norm's input and the residual's gradient, writing
+// one), its weight's gradient a reduction over the tokens, which
+// Inductor splits in two kernels where the hidden size is under 64 a
+// multiprocessor (torch/_inductor/ir.py Reduction.num_splits: no split
+// when numel_hint >= num_sm * 2 * 32; the same test since torch 2.1;
+// 8,448 on an H100 SXM's 132 SMs, h100SMs, which every torchtitan
+// row ran on), its second kernel's FP32 partials
+// negligible beside the activations (both read the gradient and the
+// input).
+func (c *coster) titanResidualNorms() (titanF, titanB, fusedF, fusedB []kernel) {
+	m := c.m
+	if m.Mixed() || m.MLA() || m.NormsPerBlock() > 2 {
+		return nil, nil, nil, nil
+	}
+	n, h, sp := c.tokens, float64(m.Hidden), c.sp()
+	act := n * h * bf16 * sp
+	rd, el := graph.ClassReduction, graph.ClassElementwise
+	norm := kernel{class: rd, flops: 8 * n * h * sp, read: act, writes: act}
+	resid := kernel{class: el, flops: 3 * n * h * sp, read: 2 * act, writes: 1.5 * act}
+	fusedF = []kernel{norm, resid, norm, resid}
+	fusedB = []kernel{twice(resid), twice(norm), twice(resid), twice(norm)}
+	add := kernel{class: el, flops: n * h * sp, read: 2 * act, writes: act}
+	addNorm := kernel{class: rd, flops: 9 * n * h * sp, read: 2 * act, writes: 2 * act}
+	titanF = []kernel{norm, addNorm, add}
+	dx := kernel{class: rd, flops: 10 * n * h * sp, read: 3 * act, writes: act}
+	dw := []kernel{{class: rd, flops: 2 * n * h * sp, read: 2 * act}}
+	if h < h100SMs*64 {
+		dw = append(dw, kernel{class: rd, flops: 0})
+	}
+	for range 2 {
+		titanB = append(append(titanB, dx), dw...)
+	}
+	return titanF, titanB, fusedF, fusedB
+}
+
+// h100SMs is an H100 SXM5's streaming multiprocessors (NVIDIA H100 Tensor
+// Core GPU Architecture whitepaper, 2022: 132 SMs on the SXM5 part).
+const h100SMs = 132
