@@ -80,14 +80,22 @@ build: go-deps
 # binary of their own each (3 CPU s less in each package, measured
 # 2026-11-27).
 test: deps build slurm-up
+	$(MAKE) -j2 --output-sync=recurse test-static zoo
+	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
+	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
+	$(MAKE) test-profile-cpu
+
+# What make test checks before the Go tests, beside the zoo's exports
+# (make -j2: the exports are one Python process each, 44 CPU s in all on
+# a fresh clone, and vet, gofmt, cuda-check and the simulator's simcheck
+# build about 25 CPU s; one after the other they left a core idle for
+# about a minute, 2026-11-27).
+.PHONY: test-static
+test-static: build
 	$(GO) vet $(PKGS)
 	@test -z "$$(gofmt -l .)" || (echo "gofmt needed:"; gofmt -l .; exit 1)
 	$(MAKE) cuda-check
-	$(MAKE) zoo
-	bash -o pipefail -c 'PLACER_CUDA_CHECKED=1 PLACER_REQUIRE_TORCH=1 PLACER_TEST_SLURM=1 PLACER_TEST_BINARY=$(CURDIR)/$(BIN) $(GO) test -count=1 -timeout 9m -json $(PKGS) | $(GO) run ./tools/testsummary'
 	$(GO) test -count=1 -tags simcheck ./evaluate/roofline
-	$(MAKE) -j2 --output-sync=recurse test-python-venv-tools test-python-package-debian
-	$(MAKE) test-profile-cpu
 
 # The README's sample outputs made anew from the commands each one's
 # marker names (tools/readme: <!-- readme: COMMAND | options --> above a
