@@ -10,8 +10,7 @@ import (
 // AllocatorPeak is what PyTorch's caching allocator reserves on the GPU
 // whose reservation peaks highest (evaluate/alloc's simulator run on
 // each stage's trace, allocatorTrace), beside what that trace's
-// tensors hold. Peak's Bytes stay the allocated count the fit is
-// decided on.
+// tensors hold. Peak's verdict weighs its Reserved (Step.Judge).
 type AllocatorPeak struct {
 	// Reserved is the peak of the segments (or mapped pages) held:
 	// torch.cuda.max_memory_reserved.
@@ -30,9 +29,11 @@ type AllocatorPeak struct {
 	Expandable bool `json:"expandable_segments"`
 	// Releases counts the allocations that found the device full and
 	// released the cache before trying again; OutOfMemory that one
-	// failed even so (Reserved is then the figure before it).
-	Releases    int  `json:"cache_releases,omitempty"`
-	OutOfMemory bool `json:"out_of_memory,omitempty"`
+	// failed even so (Reserved is then the figure before it, Needed what
+	// the device would have had to hold at that instant: alloc.Stats').
+	Releases    int   `json:"cache_releases,omitempty"`
+	OutOfMemory bool  `json:"out_of_memory,omitempty"`
+	Needed      int64 `json:"needed_bytes,omitempty"`
 }
 
 // expandable is whether plan pl's runs set PYTORCH_CUDA_ALLOC_CONF to
@@ -55,7 +56,7 @@ func expandable(pl *plan.Plan) bool {
 // Allocator is what PyTorch's caching allocator reserves for the step
 // (milliseconds a plan: the evaluator's callers ask it where they
 // show it): the allocator run on every stage's trace, the stage that
-// reserves most kept.
+// reserves (needs) most kept.
 func (step *Step) Allocator() *AllocatorPeak {
 	pl, p := &step.Plan, step.Pod
 	var csBuf [3]counter
@@ -70,7 +71,7 @@ func (step *Step) Allocator() *AllocatorPeak {
 		if t, _, ok := cs[0].stepTraced(pl.NumMicro); ok {
 			st, err := alloc.Replay(cfg, t.ev)
 			return &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
-				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
+				Events: len(t.ev), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
 		}
 	}
 	if titanTraceable(&cs[0]) {
@@ -84,13 +85,19 @@ func (step *Step) Allocator() *AllocatorPeak {
 		tr, _ := c.allocatorTrace(s, &stages[s], &lm)
 		st, err := alloc.Replay(cfg, tr)
 		ap := &AllocatorPeak{Reserved: st.PeakReserved, Allocated: st.PeakAllocated, Requested: st.PeakRequested,
-			Stage: s, Events: len(tr), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil}
-		if best == nil || ap.Reserved > best.Reserved {
+			Stage: s, Events: len(tr), Expandable: cfg.Expandable, Releases: st.Retries, OutOfMemory: err != nil, Needed: st.Needed}
+		if best == nil || ap.needs() > best.needs() {
 			best = ap
 		}
 	}
 	return best
 }
+
+// needs is what ap's stage asks of the device: its reservation, or
+// where its replay ran out of the device what it needed then (more than
+// the device: above any stage that did not), so that the stage kept is
+// one that ran out where any did.
+func (ap *AllocatorPeak) needs() int64 { return max(ap.Reserved, ap.Needed) }
 
 // traceBuilder writes an allocation trace.
 type traceBuilder struct {
