@@ -53,7 +53,7 @@ func TestAllocatorTraceMatchesMemory(t *testing.T) {
 		for st := range stages {
 			k := &cs[counterOf(cs, pl.TPs[st])]
 			lm := k.layerMemory()
-			tr, total := k.allocatorTrace(st, &stages[st], &lm)
+			tr, total := k.allocatorTrace(st, &stages[st], &lm, nil)
 			stats, err := alloc.Replay(alloc.Config{}, tr)
 			if err != nil {
 				t.Fatalf("%s stage %d: %v", c.strategy, st, err)
